@@ -1,0 +1,53 @@
+"""Verity's analysis tools: plain typed functions, registered explicitly by group.
+
+    from analysis_tools import list_tools, run_tool
+    result = run_tool("compare_two_groups", df, value_column="extra", group_column="group")
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import core, data, plot, stats
+from .base import ToolContext, ToolError, ToolResult, tagged_text
+from .registry import Registry, Tool, make_tool
+
+REGISTRY = Registry([
+    # core: always visible
+    make_tool(core.list_datasets, "core"),
+    make_tool(core.preview_data, "core"),
+    make_tool(core.profile_dataset, "core"),
+    # data
+    make_tool(data.value_counts, "data"),
+    # stats
+    make_tool(stats.describe_columns, "stats"),
+    make_tool(stats.compare_two_groups, "stats"),
+    make_tool(stats.compare_groups, "stats"),
+    make_tool(stats.correlation_analysis, "stats"),
+    make_tool(stats.linear_regression, "stats"),
+    # plot
+    make_tool(plot.plot_histogram, "plot"),
+    make_tool(plot.plot_bar, "plot"),
+    make_tool(plot.plot_scatter, "plot"),
+])
+
+
+def list_tools(group: str | None = None) -> list[Tool]:
+    """All analysis tools, or those of one group."""
+    return [t for t in REGISTRY if group is None or t.group == group]
+
+
+def run_tool(name: str, data: Any = None, *, ctx: ToolContext | None = None, language: str = "en",
+             figures_dir: str | Path | None = None, **arguments: Any) -> ToolResult:
+    """Run one tool on a DataFrame (or a dict of DataFrames). Never raises for user errors."""
+    if ctx is None:
+        ctx = ToolContext(language=language, figures_dir=Path(figures_dir) if figures_dir else None)
+        if data is not None and not isinstance(data, dict):
+            ctx.datasets = {"data": data}
+            ctx.dataset_name = "data"
+    return REGISTRY.run(name, data, ctx, **arguments)
+
+
+__all__ = ["REGISTRY", "Registry", "Tool", "ToolContext", "ToolError", "ToolResult", "list_tools",
+           "make_tool", "run_tool", "tagged_text"]

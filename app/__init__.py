@@ -1,0 +1,1 @@
+"""Verity: the web app, the CLI and the agent harness."""

@@ -1,0 +1,184 @@
+"""SQLAlchemy models: the state that must survive compaction, restarts and crashes.
+
+Identifiers are short random hex strings (safe in URLs and file names). JSON columns hold
+lists and dicts that are read whole and never queried into.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def new_id() -> str:
+    return secrets.token_hex(8)
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class Workspace(Base):
+    __tablename__ = "workspaces"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(200))
+    owner: Mapped[str | None] = mapped_column(String(200), default=None)
+    rules: Mapped[str] = mapped_column(Text, default="")  # the workspace rules file (like AGENTS.md)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    datasets: Mapped[list["Dataset"]] = relationship(back_populates="workspace", order_by="Dataset.created_at")
+    runs: Mapped[list["Run"]] = relationship(back_populates="workspace", order_by="Run.created_at")
+
+
+class Dataset(Base):
+    """One version of an uploaded table. Cleaning makes a new version; the original file stays."""
+
+    __tablename__ = "datasets"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))  # how tools and the model refer to it
+    file_name: Mapped[str] = mapped_column(String(500))
+    format: Mapped[str] = mapped_column(String(20))
+    sheet: Mapped[str | None] = mapped_column(String(200), default=None)
+    original_path: Mapped[str] = mapped_column(Text)
+    working_path: Mapped[str] = mapped_column(Text)  # Parquet
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    parent_id: Mapped[str | None] = mapped_column(String(32), default=None)
+    step: Mapped[str | None] = mapped_column(Text, default=None)  # what made this version
+    active: Mapped[bool] = mapped_column(default=True)
+    rows: Mapped[int] = mapped_column(Integer, default=0)
+    info: Mapped[dict[str, Any]] = mapped_column(default=dict)  # `verity inspect --json` shape
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    workspace: Mapped[Workspace] = relationship(back_populates="datasets")
+
+
+class Run(Base):
+    """One turn: a user message and everything the agent did to answer it."""
+
+    __tablename__ = "runs"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
+    question: Mapped[str] = mapped_column(Text)
+    language: Mapped[str] = mapped_column(String(8), default="en")
+    status: Mapped[str] = mapped_column(String(20), default="queued")  # queued|running|waiting|done|failed|interrupted
+    intent: Mapped[str | None] = mapped_column(String(20), default=None)
+    answer: Mapped[str | None] = mapped_column(Text, default=None)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+    model_kind: Mapped[str] = mapped_column(String(40), default="builtin")
+    model_name: Mapped[str] = mapped_column(String(200), default="builtin")
+    state: Mapped[dict[str, Any]] = mapped_column(default=dict)  # budgets, rounds: what a resume needs
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    workspace: Mapped[Workspace] = relationship(back_populates="runs")
+
+
+class Message(Base):
+    """The conversation in OpenAI chat format, in order, per workspace."""
+
+    __tablename__ = "messages"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
+    run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"), index=True, default=None)
+    role: Mapped[str] = mapped_column(String(20))
+    content: Mapped[str | None] = mapped_column(Text, default=None)
+    tool_calls: Mapped[list[Any] | None] = mapped_column(default=None)
+    tool_call_id: Mapped[str | None] = mapped_column(String(100), default=None)
+    name: Mapped[str | None] = mapped_column(String(100), default=None)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ToolCall(Base):
+    __tablename__ = "tool_calls"
+    id: Mapped[str] = mapped_column(String(100), primary_key=True)  # the model's tool_call id
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    tool: Mapped[str] = mapped_column(String(100))
+    arguments: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    ok: Mapped[bool] = mapped_column(default=True)
+    duration_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    result_text: Mapped[str] = mapped_column(Text, default="")
+    metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    figures: Mapped[list[Any]] = mapped_column(default=list)  # [{"path", "caption"}]
+    interpretation: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Event(Base):
+    """Progress events streamed to the page (SSE); the integer id is the stream cursor."""
+
+    __tablename__ = "events"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(40))
+    data: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Evidence(Base):
+    __tablename__ = "evidence"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    claim: Mapped[str] = mapped_column(Text)
+    method: Mapped[str] = mapped_column(Text, default="")
+    result_summary: Mapped[str] = mapped_column(Text, default="")
+    metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    sample_size: Mapped[int | None] = mapped_column(Integer, default=None)
+    confidence: Mapped[str] = mapped_column(String(10), default="medium")
+    limitations: Mapped[list[Any]] = mapped_column(default=list)
+    tool_call_ids: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Task(Base):
+    __tablename__ = "tasks"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
+    run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"), index=True, default=None)
+    subject: Mapped[str] = mapped_column(Text)
+    description: Mapped[str] = mapped_column(Text, default="")
+    expected_output: Mapped[str] = mapped_column(Text, default="")
+    required_capability: Mapped[str] = mapped_column(Text, default="")
+    evidence_requirements: Mapped[str] = mapped_column(Text, default="")
+    blocked_by: Mapped[list[Any]] = mapped_column(default=list)
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    completed_by: Mapped[str | None] = mapped_column(String(20), default=None)  # "evidence" | "model"
+    evidence_id: Mapped[str | None] = mapped_column(String(32), default=None)
+    result_summary: Mapped[str | None] = mapped_column(Text, default=None)
+    confidence: Mapped[str | None] = mapped_column(String(10), default=None)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class Question(Base):
+    """A clarification question; the run waits until it is answered."""
+
+    __tablename__ = "questions"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(10), default="single")  # single|multi|text
+    question: Mapped[str] = mapped_column(Text)
+    options: Mapped[list[Any]] = mapped_column(default=list)  # [{"label", "description"}]
+    reason: Mapped[str] = mapped_column(Text, default="")
+    topic: Mapped[str | None] = mapped_column(String(100), default=None)  # e.g. "metric": never ask twice
+    answer: Mapped[Any | None] = mapped_column(JSON, default=None)
+    tool_call_id: Mapped[str | None] = mapped_column(String(100), default=None)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    answered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+
+
+class Report(Base):
+    __tablename__ = "reports"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    content: Mapped[dict[str, Any]] = mapped_column(default=dict)  # report.json
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -257,7 +257,7 @@ def _coerce(name: str, value: Any, prop: dict[str, Any]) -> Any:
 
 
 def is_column_argument(name: str) -> bool:
-    return name == "columns" or name.endswith("_column") or name.endswith("_columns")
+    return name in ("column", "columns") or name.endswith("_column") or name.endswith("_columns")
 
 
 def check_columns(tool: Tool, df: pd.DataFrame, kwargs: dict[str, Any]) -> None:

@@ -36,9 +36,6 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(
         4, description="Retries of a model request on timeouts, 429 and 5xx, with backoff."
     )
-    llm_retry_base_s: float = Field(
-        1.0, description="First backoff delay between model retries; doubles each retry."
-    )
     llm_temperature: float | None = Field(
         None, description="Sampling temperature; unset means the provider's default is used."
     )

@@ -88,7 +88,7 @@ class Message(Base):
     run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"), index=True, default=None)
     role: Mapped[str] = mapped_column(String(20))
     content: Mapped[str | None] = mapped_column(Text, default=None)
-    tool_calls: Mapped[list[Any] | None] = mapped_column(default=None)
+    tool_calls: Mapped[list[Any] | None] = mapped_column(JSON(none_as_null=True), default=None)
     tool_call_id: Mapped[str | None] = mapped_column(String(100), default=None)
     name: Mapped[str | None] = mapped_column(String(100), default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -96,15 +96,16 @@ class Message(Base):
 
 class ToolCall(Base):
     __tablename__ = "tool_calls"
-    id: Mapped[str] = mapped_column(String(100), primary_key=True)  # the model's tool_call id
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    # The model's tool_call id is unique only within a run (providers reuse "call_0").
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), primary_key=True)
+    id: Mapped[str] = mapped_column(String(100), primary_key=True)
     tool: Mapped[str] = mapped_column(String(100))
     arguments: Mapped[dict[str, Any]] = mapped_column(default=dict)
     ok: Mapped[bool] = mapped_column(default=True)
     duration_ms: Mapped[float] = mapped_column(Float, default=0.0)
     result_text: Mapped[str] = mapped_column(Text, default="")
     metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    error: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), default=None)
     figures: Mapped[list[Any]] = mapped_column(default=list)  # [{"path", "caption"}]
     interpretation: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -169,7 +170,7 @@ class Question(Base):
     options: Mapped[list[Any]] = mapped_column(default=list)  # [{"label", "description"}]
     reason: Mapped[str] = mapped_column(Text, default="")
     topic: Mapped[str | None] = mapped_column(String(100), default=None)  # e.g. "metric": never ask twice
-    answer: Mapped[Any | None] = mapped_column(JSON, default=None)
+    answer: Mapped[Any | None] = mapped_column(JSON(none_as_null=True), default=None)
     tool_call_id: Mapped[str | None] = mapped_column(String(100), default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     answered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)

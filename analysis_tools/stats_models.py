@@ -1,0 +1,446 @@
+"""Regression models: ordinary least squares with diagnostics (NIST StRD accurate)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from .base import ToolContext, ToolError, ToolResult, tagged_text
+from .common import (check_n, clean_metrics, coerce_numeric, column_kind, dropped_note, effect_label,
+                     fmt_num, fmt_p, label, numeric_columns, p_sentence, require_numeric, significance_word)
+
+# Extended precision (80-bit on x86-64) keeps ~3 more digits on ill-conditioned designs (Filip);
+# above this many n*p^2 operations the LAPACK float64 path is used instead.
+_LONGDOUBLE_WORK = 5e6
+_MAX_LEVELS = 50
+
+
+@dataclass
+class OLSFit:
+    coef: np.ndarray          # float64, intercept first when fitted
+    se: np.ndarray
+    resid: np.ndarray
+    rss: float
+    tss: float
+    df_resid: int
+    df_model: int
+    vif: np.ndarray | None    # per feature (not intercept)
+    precision: str
+
+
+def ols_fit(X: np.ndarray, y: np.ndarray, intercept: bool = True, names: list[str] | None = None) -> OLSFit:
+    """Least squares on centred, norm-scaled columns via Householder QR (long double when affordable)."""
+    n, p = X.shape
+    dtype = np.longdouble if n * max(p, 1) ** 2 <= _LONGDOUBLE_WORK else np.float64
+    Xl, yl = X.astype(dtype), y.astype(dtype)
+    mean_x = _mean(Xl) if intercept else np.zeros(p, dtype=dtype)
+    mean_y = _mean(yl) if intercept else dtype(0)
+    Xc = Xl - mean_x
+    scale = np.sqrt(np.sum(Xc * Xc, axis=0))
+    if np.any(scale == 0):
+        bad = [names[i] if names else str(i) for i in np.flatnonzero(scale == 0)]
+        raise ValueError(f"constant:{bad}")
+    Xs = Xc / scale
+    yc = yl - mean_y
+    R, qty = _qr(Xs, yc)
+    diag = np.abs(np.diag(R))
+    tol = max(n, p) * np.finfo(dtype).eps * 10 * diag.max()
+    if np.any(diag <= tol):
+        bad = [names[i] if names else str(i) for i in np.flatnonzero(diag <= tol)]
+        raise ValueError(f"collinear:{bad}")
+    b = _back_solve(R, qty[:p])
+    # one step of iterative refinement with extended-precision residuals
+    r = yc - Xs @ b
+    b = b + _back_solve(R, _forward_solve(R.T, Xs.T @ r))  # corrected semi-normal equations
+    slopes = b / scale
+    const = mean_y - np.sum(mean_x * slopes) if intercept else None
+    resid = yl - Xl @ slopes - (const if intercept else 0)
+    rss = np.sum(resid * resid)
+    tss = np.sum((yl - mean_y) ** 2) if intercept else np.sum(yl * yl)
+    k = p + (1 if intercept else 0)
+    df_resid = n - k
+    sigma2 = rss / df_resid if df_resid > 0 else dtype(np.nan)
+    Rinv = _back_solve(R, np.eye(p, dtype=dtype))           # (Xs'Xs)^-1 = Rinv Rinv'
+    se_slopes = np.sqrt(sigma2 * np.sum(Rinv * Rinv, axis=1)) / scale
+    coef, se = slopes, se_slopes
+    if intercept:
+        w = (mean_x / scale) @ Rinv                           # m' D^-1 R^-1
+        se_const = np.sqrt(sigma2 * (dtype(1) / n + np.sum(w * w)))
+        coef = np.concatenate([[const], slopes])
+        se = np.concatenate([[se_const], se_slopes])
+    vif = np.sum(Rinv * Rinv, axis=1).astype(float) if intercept and p > 1 else None
+    return OLSFit(coef.astype(float), se.astype(float), resid.astype(float), float(rss), float(tss),
+                  int(df_resid), int(p), vif, "long double" if dtype is np.longdouble else "float64")
+
+
+def _mean(a: np.ndarray) -> np.ndarray:
+    m = np.mean(a, axis=0)
+    return m + np.mean(a - m, axis=0)  # second pass removes the rounding of the first
+
+
+def _qr(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """R and Q'b of A (n x p, n >= p)."""
+    if A.dtype == np.float64:
+        Q, R = np.linalg.qr(A, mode="reduced")
+        return R, Q.T @ b
+    R = A.copy()
+    qtb = b.copy()
+    n, p = R.shape
+    for k in range(p):
+        x = R[k:, k]
+        normx = np.sqrt(np.sum(x * x))
+        if normx == 0:
+            continue
+        alpha = -normx if x[0] >= 0 else normx
+        v = x.copy()
+        v[0] -= alpha
+        beta = 2 / np.sum(v * v)
+        R[k:, k:] -= np.outer(v, beta * (v @ R[k:, k:]))
+        qtb[k:] -= v * (beta * (v @ qtb[k:]))
+        R[k + 1:, k] = 0
+    return np.triu(R[:p, :p]), qtb
+
+
+def _back_solve(R: np.ndarray, B: np.ndarray) -> np.ndarray:
+    p = R.shape[0]
+    X = np.array(B, dtype=R.dtype, copy=True)
+    for i in range(p - 1, -1, -1):
+        X[i] = (X[i] - R[i, i + 1:] @ X[i + 1:]) / R[i, i]
+    return X
+
+
+def _forward_solve(L: np.ndarray, B: np.ndarray) -> np.ndarray:
+    p = L.shape[0]
+    X = np.array(B, dtype=L.dtype, copy=True)
+    for i in range(p):
+        X[i] = (X[i] - L[i, :i] @ X[:i]) / L[i, i]
+    return X
+
+
+# ---------------------------------------------------------------- the tool
+
+def linear_regression(data: pd.DataFrame, target_column: str, feature_columns: list[str],
+                      intercept: bool = True, alpha: float = 0.05, ctx: ToolContext | None = None) -> ToolResult:
+    """Fit an ordinary least squares linear regression (how a numeric target changes with features), with diagnostics.
+
+    Reports coefficients with standard errors and p-values, R-squared, the overall F test,
+    residual standard error, Durbin-Watson, Breusch-Pagan heteroscedasticity and VIF.
+    Categorical features are one-hot encoded (first level is the reference).
+
+    Args:
+        target_column: The numeric column to explain or predict (e.g. sales).
+        feature_columns: One or more columns used as explanatory variables; text columns become dummy variables.
+        intercept: Whether to fit an intercept (constant term); keep true unless the line must pass through zero.
+        alpha: Significance level for the coefficient tests.
+    """
+    ctx = ctx or ToolContext()
+    features = [f for f in dict.fromkeys(feature_columns) if f != target_column]
+    if not features:
+        raise ToolError("invalid_arguments", ctx.t("Give at least one feature column different from the target.",
+                                                    "请至少给出一个不同于目标列的特征列。"),
+                        hint=ctx.t(f"Candidates: {numeric_columns(data)[:10]}", f"候选列：{numeric_columns(data)[:10]}"))
+    y_all = require_numeric(data, target_column, ctx)
+    design, terms, notes = _design(data, features, target_column, ctx)
+    frame = pd.concat([y_all.rename("__y__"), design], axis=1)
+    complete = frame.dropna()
+    dropped = len(frame) - len(complete)
+    n = len(complete)
+    k = len(terms) + (1 if intercept else 0)
+    check_n(n, k + 1, ctx.t("this regression", "这个回归"), ctx)
+    X = complete[terms].to_numpy(dtype=float)
+    y = complete["__y__"].to_numpy(dtype=float)
+    try:
+        fit = ols_fit(X, y, intercept, terms)
+    except ValueError as exc:
+        kind, _, bad = str(exc).partition(":")
+        raise ToolError(
+            "collinear_features" if kind == "collinear" else "constant_column",
+            ctx.t(f"Feature(s) {bad} are constant or an exact combination of other features, so their effect cannot be separated.",
+                  f"特征 {bad} 是常数或与其他特征完全共线，无法分离它们的影响。"),
+            hint=ctx.t("Remove one of the redundant features and retry.", "请去掉冗余特征后重试。"),
+        ) from None
+    return _regression_result(fit, terms, complete, target_column, intercept, alpha, dropped, notes, ctx)
+
+
+def _design(data: pd.DataFrame, features: list[str], target: str, ctx: ToolContext) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """Numeric columns as they are; categorical ones as dummies (drop first)."""
+    parts, terms, notes = [], [], []
+    for col in features:
+        series = data[col]
+        kind = column_kind(series)
+        values = coerce_numeric(series)[0] if kind in ("number", "integer", "boolean") else series
+        numeric_ok = kind in ("number", "integer", "boolean") and (series.notna().sum() == 0 or
+                                                                      values.notna().sum() / series.notna().sum() >= 0.9)
+        if kind == "boolean" and not pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+            numeric_ok = False
+        if numeric_ok:
+            parts.append(values.rename(col))
+            terms.append(col)
+            continue
+        if kind in ("datetime", "identifier", "text") or series.nunique() > _MAX_LEVELS:
+            raise ToolError(
+                "wrong_column_type",
+                ctx.t(f"Feature {col!r} ({kind}) cannot be used in a regression directly.",
+                      f"特征 {col!r}（{kind}）不能直接用于回归。"),
+                hint=ctx.t(f"Use numeric or categorical features, e.g. {[c for c in numeric_columns(data) if c != target][:10]}.",
+                           f"请使用数值或分类特征，例如 {[c for c in numeric_columns(data) if c != target][:10]}。"),
+                column=col,
+            )
+        labels = series.map({v: label(v) for v in series.dropna().unique()})
+        levels = sorted(labels.dropna().unique(), key=str)
+        if len(levels) < 2:
+            raise ToolError("constant_column", ctx.t(f"Feature {col!r} has only one value.", f"特征 {col!r} 只有一个取值。"),
+                            hint=ctx.t("Remove it and retry.", "请去掉它后重试。"))
+        for level in levels[1:]:
+            name = f"{col}={level}"
+            dummy = (labels == level).astype(float).where(labels.notna())
+            parts.append(dummy.rename(name))
+            terms.append(name)
+        notes.append(ctx.t(f"{col} is categorical: each level is compared with {levels[0]!r}.",
+                           f"{col} 是分类变量：各水平都与 {levels[0]!r} 比较。"))
+    return pd.concat(parts, axis=1), terms, notes
+
+
+def _regression_result(fit: OLSFit, terms: list[str], complete: pd.DataFrame, target: str, intercept: bool,
+                       alpha: float, dropped: int, notes: list[str], ctx: ToolContext) -> ToolResult:
+    n = len(complete)
+    names = (["const"] if intercept else []) + terms
+    df_r = fit.df_resid
+    tvals = fit.coef / np.where(fit.se > 0, fit.se, np.nan)
+    pvals = 2 * sps.t.sf(np.abs(tvals), df_r)
+    r2 = 1 - fit.rss / fit.tss if fit.tss > 0 else float("nan")
+    adj = 1 - (1 - r2) * (n - (1 if intercept else 0)) / df_r
+    rse = math.sqrt(fit.rss / df_r)
+    ess = fit.tss - fit.rss
+    f_stat = (ess / fit.df_model) / (fit.rss / df_r) if fit.rss > 0 else float("inf")
+    f_p = float(sps.f.sf(f_stat, fit.df_model, df_r)) if math.isfinite(f_stat) else 0.0
+    dw = float(np.sum(np.diff(fit.resid) ** 2) / fit.rss) if fit.rss > 0 else float("nan")
+    bp_p = _breusch_pagan(fit.resid, complete[terms].to_numpy(dtype=float))
+
+    metrics: dict = {"method": "ols", "n": n, "r_squared": r2, "adj_r_squared": adj, "residual_std_error": rse,
+                     "f_statistic": f_stat, "p_value": f_p, "df_model": fit.df_model, "df_resid": df_r,
+                     "durbin_watson": dw, "breusch_pagan_p": bp_p, "effect_size": r2}
+    for i, name in enumerate(names):
+        metrics[f"coef.{name}"] = fit.coef[i]
+        metrics[f"se.{name}"] = fit.se[i]
+        metrics[f"t.{name}"] = tvals[i]
+        metrics[f"p_value.{name}"] = pvals[i]
+    if fit.vif is not None:
+        for name, v in zip(terms, fit.vif):
+            metrics[f"vif.{name}"] = v
+    table = pd.DataFrame({"term": names, "coef": fit.coef, "se": fit.se, "t": tvals, "p_value": pvals})
+
+    rows = [f"{nm:<24} {fmt_num(c, 6):>14} {fmt_num(s, 4):>12} {fmt_num(t, 4):>9} {fmt_p(p):>12}"
+            for nm, c, s, t, p in zip(names, fit.coef, fit.se, tvals, pvals)]
+    coef_block = "\n".join([f"{'term':<24} {'coef':>14} {'se':>12} {'t':>9} {'p':>12}", *rows])
+    profile = ctx.t(f"n = {n} complete rows; target {target}; {len(terms)} term(s).",
+                    f"n = {n} 行完整数据；目标 {target}；{len(terms)} 个项。")
+    if dropped:
+        profile += " " + dropped_note(dropped, ctx)
+
+    limitations = [ctx.t("Regression shows association, not cause and effect.", "回归只说明关联，不说明因果。")]
+    assumptions = [
+        ctx.t(f"Residual independence: Durbin-Watson = {fmt_num(dw, 3)} (about 2 is fine).",
+              f"残差独立性：Durbin-Watson = {fmt_num(dw, 3)}（接近 2 为好）。"),
+        ctx.t(f"Constant variance: Breusch-Pagan {fmt_p(bp_p)}.", f"方差齐性：Breusch-Pagan {fmt_p(bp_p)}。")
+        if bp_p == bp_p else ctx.t("Constant variance: not testable here.", "方差齐性：此处无法检验。"),
+    ]
+    if bp_p == bp_p and bp_p < alpha:
+        limitations.append(ctx.t("Residual spread changes with the features (heteroscedasticity): standard errors and p-values may be off.",
+                                 "残差波动随特征变化（异方差）：标准误和 p 值可能不准。"))
+    if dw == dw and (dw < 1.5 or dw > 2.5):
+        limitations.append(ctx.t("Residuals look autocorrelated (Durbin-Watson far from 2); rows may not be independent.",
+                                 "残差存在自相关（Durbin-Watson 偏离 2），各行可能不独立。"))
+    if fit.vif is not None:
+        high = [t for t, v in zip(terms, fit.vif) if v > 10]
+        assumptions.append(ctx.t("VIF: " + ", ".join(f"{t} {fmt_num(v, 3)}" for t, v in zip(terms, fit.vif)),
+                                 "方差膨胀因子 VIF：" + "，".join(f"{t} {fmt_num(v, 3)}" for t, v in zip(terms, fit.vif))))
+        if high:
+            limitations.append(ctx.t(f"Strong multicollinearity (VIF > 10) for {high}: individual coefficients are unstable.",
+                                     f"{high} 存在严重多重共线性（VIF > 10），单个系数不稳定。"))
+    if n < 10 * max(len(terms), 1):
+        limitations.append(ctx.t("Few rows per feature; estimates may not generalise.", "每个特征对应的数据行较少，结论可能难以推广。"))
+
+    insights = []
+    for i, name in enumerate(names):
+        if name == "const":
+            continue
+        direction = ctx.t("higher" if fit.coef[i] > 0 else "lower", "增加" if fit.coef[i] > 0 else "减少")
+        sig = pvals[i] < alpha
+        insights.append(ctx.t(
+            f"{name}: each one-unit increase goes with {fmt_num(abs(fit.coef[i]))} {direction} {target}, other terms held fixed ({fmt_p(pvals[i])}{'' if sig else ', not significant'}).",
+            f"{name}：每增加 1 个单位，{target} 平均{direction} {fmt_num(abs(fit.coef[i]))}（其他项不变，{fmt_p(pvals[i])}{'' if sig else '，不显著'}）。"))
+    insights.extend(notes)
+    insights.append(ctx.t(f"The model explains {r2 * 100:.1f}% of the variation in {target} (R² = {fmt_num(r2, 4)}, adjusted {fmt_num(adj, 4)}).",
+                          f"模型解释了 {target} {r2 * 100:.1f}% 的变化（R² = {fmt_num(r2, 4)}，调整后 {fmt_num(adj, 4)}）。"))
+
+    strongest = max((i for i, nm in enumerate(names) if nm != "const"), key=lambda i: abs(tvals[i]) if tvals[i] == tvals[i] else -1)
+    interpretation = ctx.t(
+        f"{r2 * 100:.0f}% of the ups and downs in {target} line up with {', '.join(terms)}; "
+        f"for {names[strongest]}, {p_sentence(pvals[strongest], alpha, ctx, 'effect')}",
+        f"{target} 的变化中约 {r2 * 100:.0f}% 可以由 {'、'.join(terms)} 解释；就 {names[strongest]} 而言，"
+        f"{p_sentence(pvals[strongest], alpha, ctx, 'effect')}")
+    if dropped:
+        interpretation += " " + dropped_note(dropped, ctx)
+    method = ctx.t(f"Ordinary least squares{'' if intercept else ' without intercept'} "
+                   f"(QR on centred, scaled columns in {fit.precision}).",
+                   f"普通最小二乘回归{'' if intercept else '（无截距）'}（中心化、标准化后 QR 分解，{fit.precision} 精度）。")
+    conclusion = ctx.t(f"F({fit.df_model}, {df_r}) = {fmt_num(f_stat, 5)}, {fmt_p(f_p)}; residual standard error {fmt_num(rse, 5)}.",
+                       f"F({fit.df_model}, {df_r}) = {fmt_num(f_stat, 5)}，{fmt_p(f_p)}；残差标准误 {fmt_num(rse, 5)}。")
+    text = tagged_text(data_profile=profile, method=method, coefficients=coef_block, assumptions=assumptions,
+                       insights=insights, conclusion=conclusion, interpretation=interpretation)
+    return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation, method=method,
+                      sample_size=n, limitations=limitations, table=table,
+                      payload={"terms": names, "dropped_rows": dropped, "effect_size_label": effect_label(r2, "eta2", ctx)})
+
+
+def _breusch_pagan(resid: np.ndarray, X: np.ndarray) -> float:
+    try:
+        from statsmodels.stats.diagnostic import het_breuschpagan
+        exog = np.column_stack([np.ones(len(X)), X])
+        if np.allclose(resid, 0) or len(resid) <= exog.shape[1] + 1:
+            return float("nan")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return float(het_breuschpagan(resid, exog)[1])
+    except Exception:  # noqa: BLE001 - a diagnostic must not sink the fit
+        return float("nan")
+
+
+# ---------------------------------------------------------------- correlation
+
+def correlation_analysis(data: pd.DataFrame, columns: list[str] | None = None, x_column: str | None = None,
+                         y_column: str | None = None, method: Literal["pearson", "spearman", "kendall"] = "pearson",
+                         alpha: float = 0.05, ctx: ToolContext | None = None) -> ToolResult:
+    """Measure how strongly numeric columns move together (Pearson, Spearman or Kendall correlation with p-values).
+
+    Give x_column and y_column for one pair (with a 95% confidence interval for Pearson), or a list of
+    columns for a correlation matrix. Correlation is not causation.
+
+    Args:
+        columns: Columns for a correlation matrix; omit (and omit x/y) to use every numeric column.
+        x_column: First column of a single pair.
+        y_column: Second column of a single pair.
+        method: pearson (linear), spearman (rank, robust to outliers) or kendall (rank, small samples).
+        alpha: Significance level for the p-values.
+    """
+    ctx = ctx or ToolContext()
+    if x_column or y_column:
+        if not (x_column and y_column):
+            raise ToolError("invalid_arguments", ctx.t("Give both x_column and y_column.", "请同时给出 x_column 和 y_column。"),
+                            hint=ctx.t("Or pass columns=[...] for a matrix.", "或用 columns=[...] 计算相关矩阵。"))
+        chosen = [x_column, y_column]
+    else:
+        chosen = list(dict.fromkeys(columns)) if columns else numeric_columns(data)[:30]
+    if len(chosen) < 2 or len(set(chosen)) < 2:
+        raise ToolError("insufficient_data", ctx.t("Correlation needs at least two different numeric columns.",
+                                                    "相关分析至少需要两个不同的数值列。"),
+                        hint=ctx.t(f"Numeric columns: {numeric_columns(data)[:15]}", f"数值列：{numeric_columns(data)[:15]}"))
+    values = pd.DataFrame({c: require_numeric(data, c, ctx) for c in chosen})
+    pairs = []
+    for i in range(len(chosen)):
+        for j in range(i + 1, len(chosen)):
+            pairs.append(_pair(values[chosen[i]], values[chosen[j]], chosen[i], chosen[j], method, ctx))
+    if len(chosen) == 2:
+        return _pair_result(pairs[0], method, alpha, len(data), ctx)
+    return _matrix_result(pairs, chosen, method, alpha, len(data), ctx)
+
+
+def _pair(x: pd.Series, y: pd.Series, a: str, b: str, method: str, ctx: ToolContext) -> dict:
+    keep = x.notna() & y.notna()
+    xv, yv = x[keep].to_numpy(dtype=float), y[keep].to_numpy(dtype=float)
+    n = len(xv)
+    check_n(n, 3, f"{a} ~ {b}", ctx)
+    if np.ptp(xv) == 0 or np.ptp(yv) == 0:
+        return {"a": a, "b": b, "r": float("nan"), "p_value": float("nan"), "n": n, "dropped": int((~keep).sum()), "constant": True}
+    fn = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kendalltau}[method]
+    res = fn(xv, yv)
+    r, p = float(res[0]), float(res[1])
+    out = {"a": a, "b": b, "r": r, "p_value": p, "n": n, "dropped": int((~keep).sum())}
+    if method == "pearson" and n > 3 and abs(r) < 1:
+        z, half = math.atanh(r), sps.norm.ppf(0.975) / math.sqrt(n - 3)
+        out.update(ci_low=math.tanh(z - half), ci_high=math.tanh(z + half))
+    return out
+
+
+def _strength(r: float, ctx: ToolContext) -> str:
+    a = abs(r)
+    words = ctx.t("very weak|weak|moderate|strong|very strong", "极弱|弱|中等|强|极强").split("|")
+    return words[sum(a >= c for c in (0.2, 0.4, 0.6, 0.8))]
+
+
+def _pair_result(q: dict, method: str, alpha: float, n_rows: int, ctx: ToolContext) -> ToolResult:
+    a, b, r, p, n = q["a"], q["b"], q["r"], q["p_value"], q["n"]
+    if q.get("constant"):
+        raise ToolError("insufficient_data", ctx.t(f"{a} or {b} does not vary, so correlation is undefined.",
+                                                    f"{a} 或 {b} 没有变化，无法计算相关。"),
+                        hint=ctx.t("Pick columns that vary.", "请选择有变化的列。"))
+    direction = ctx.t("rise together" if r > 0 else "move in opposite directions", "同向变化" if r > 0 else "反向变化")
+    metrics = {"r": r, "p_value": p, "n": n, "effect_size": r, "method": method, "alpha": alpha,
+               f"r.{a}~{b}": r, f"p_value.{a}~{b}": p}
+    ci = ""
+    if "ci_low" in q:
+        metrics.update(ci_low=q["ci_low"], ci_high=q["ci_high"])
+        ci = ctx.t(f", 95% CI {fmt_num(q['ci_low'], 3)} to {fmt_num(q['ci_high'], 3)}", f"，95% 置信区间 {fmt_num(q['ci_low'], 3)} 至 {fmt_num(q['ci_high'], 3)}")
+    causation = ctx.t("Correlation is not causation: a third factor may drive both.", "相关不等于因果：可能有第三个因素同时影响二者。")
+    interpretation = ctx.t(
+        f"{a} and {b} tend to {direction} ({_strength(r, ctx)}, r = {fmt_num(r, 3)}); this {'is unlikely' if p < alpha else 'could well be'} "
+        f"a chance pattern ({fmt_p(p)}). {causation}",
+        f"{a} 与 {b} 倾向于{direction}（{_strength(r, ctx)}相关，r = {fmt_num(r, 3)}）；这{'不太可能' if p < alpha else '很可能'}只是偶然（{fmt_p(p)}）。{causation}")
+    if q["dropped"]:
+        interpretation += " " + dropped_note(q["dropped"], ctx)
+    method_text = {"pearson": ctx.t("Pearson correlation (linear relationship).", "Pearson 相关（线性关系）。"),
+                   "spearman": ctx.t("Spearman rank correlation (monotonic relationship, robust to outliers).", "Spearman 秩相关（单调关系，对异常值稳健）。"),
+                   "kendall": ctx.t("Kendall rank correlation (tau-b).", "Kendall 秩相关（tau-b）。")}[method]
+    conclusion = ctx.t(f"r = {fmt_num(r, 4)}{ci}, {fmt_p(p)}, n = {n} — {significance_word(p, alpha, ctx)}.",
+                       f"r = {fmt_num(r, 4)}{ci}，{fmt_p(p)}，n = {n} —— {significance_word(p, alpha, ctx)}。")
+    limitations = [causation]
+    if method == "pearson":
+        limitations.append(ctx.t("Pearson only captures straight-line relationships and is sensitive to outliers.",
+                                 "Pearson 只反映直线关系，且对异常值敏感。"))
+    text = tagged_text(data_profile=ctx.t(f"{a} vs {b}: {n} complete pairs.", f"{a} 与 {b}：{n} 对完整数据。"),
+                       method=method_text, insights=[ctx.t(f"{_strength(r, ctx).capitalize()} {'positive' if r > 0 else 'negative'} relationship.",
+                                                           f"{_strength(r, ctx)}{'正' if r > 0 else '负'}相关。")],
+                       conclusion=conclusion, interpretation=interpretation)
+    return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation, method=method_text,
+                      sample_size=n, limitations=limitations, payload={"pairs": [q]})
+
+
+def _matrix_result(pairs: list[dict], cols: list[str], method: str, alpha: float, n_rows: int, ctx: ToolContext) -> ToolResult:
+    matrix = pd.DataFrame(np.eye(len(cols)), index=cols, columns=cols)
+    metrics: dict = {"method": method, "alpha": alpha, "n": n_rows, "n_pairs": len(pairs)}
+    for q in pairs:
+        matrix.loc[q["a"], q["b"]] = matrix.loc[q["b"], q["a"]] = q["r"]
+        metrics[f"r.{q['a']}~{q['b']}"] = q["r"]
+        metrics[f"p_value.{q['a']}~{q['b']}"] = q["p_value"]
+    ranked = sorted((q for q in pairs if q["r"] == q["r"]), key=lambda q: -abs(q["r"]))
+    causation = ctx.t("Correlation is not causation: a third factor may drive both.", "相关不等于因果：可能有第三个因素同时影响二者。")
+    insights = [ctx.t(f"{q['a']} ~ {q['b']}: r = {fmt_num(q['r'], 3)} ({_strength(q['r'], ctx)}, {fmt_p(q['p_value'])}, n = {q['n']})",
+                      f"{q['a']} ~ {q['b']}：r = {fmt_num(q['r'], 3)}（{_strength(q['r'], ctx)}，{fmt_p(q['p_value'])}，n = {q['n']}）")
+                for q in ranked[:8]]
+    grid = matrix.map(lambda v: fmt_num(v, 3)).to_string()
+    if ranked:
+        s = ranked[0]
+        metrics.update(r=s["r"], p_value=s["p_value"], strongest_pair=f"{s['a']}~{s['b']}")
+        interpretation = ctx.t(f"The strongest link is between {s['a']} and {s['b']} (r = {fmt_num(s['r'], 3)}, {fmt_p(s['p_value'])}). {causation}",
+                               f"关联最强的是 {s['a']} 与 {s['b']}（r = {fmt_num(s['r'], 3)}，{fmt_p(s['p_value'])}）。{causation}")
+    else:
+        interpretation = ctx.t("No correlation could be computed (columns do not vary).", "无法计算相关（列没有变化）。")
+    n_sig = sum(q["p_value"] < alpha for q in ranked)
+    text = tagged_text(data_profile=grid, method=ctx.t(f"{method.capitalize()} correlation matrix, pairwise complete rows.",
+                                                       f"{method} 相关矩阵，按列对使用完整数据。"),
+                       insights=insights,
+                       conclusion=ctx.t(f"{n_sig} of {len(pairs)} pairs are significant at alpha = {alpha} (not adjusted for multiple testing).",
+                                        f"{len(pairs)} 对中有 {n_sig} 对在 alpha = {alpha} 下显著（未做多重比较校正）。"),
+                       interpretation=interpretation)
+    return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation,
+                      method=f"{method} correlation matrix", sample_size=n_rows, table=matrix,
+                      limitations=[causation, ctx.t("Many pairs tested at once: some may look significant by chance.",
+                                                    "同时检验很多对，部分可能偶然显著。")],
+                      payload={"pairs": pairs})

@@ -1,0 +1,134 @@
+"""What the built-in analyst decides to compute: the standard analyses that fit the column types
+and the question's keywords (zh/en). Pure functions over dataset summaries, easy to test."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+NUMERIC = ("number", "integer")
+GROUPING = ("category", "boolean")
+METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
+                "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
+
+KEYWORDS = {
+    "compare": ("differ", "difference", "compare", "comparison", " vs", "versus", "between", "by ", "across",
+                "higher", "lower", "差异", "区别", "比较", "对比", "不同", "之间", "各", "哪个"),
+    "correlate": ("correlat", "relationship", "related", "relate", "associat", "link", "impact", "affect",
+                  "相关", "关系", "关联", "影响"),
+    "regress": ("predict", "driver", "drive", "factor", "explain", "regression", "model",
+                "预测", "驱动", "因素", "回归", "解释"),
+    "distribution": ("distribution", "spread", "typical", "average", "mean", "median", "summary", "overview",
+                     "分布", "平均", "中位", "概况", "总体", "描述"),
+}
+# Words a question may use for a column named in the other language.
+SYNONYMS = {
+    "revenue": ("收入", "营收", "营业额", "销售额"), "sales": ("销售", "销量", "销售额"), "region": ("地区", "区域", "大区"),
+    "channel": ("渠道",), "category": ("品类", "类别"), "price": ("价格", "单价"), "units": ("数量", "件数"),
+    "discount": ("折扣",), "date": ("日期", "时间"), "city": ("城市",), "gender": ("性别",), "age": ("年龄",),
+    "satisfaction": ("满意度", "满意"), "customer": ("客户", "顾客"), "store": ("门店", "店铺"),
+    "营业额": ("revenue", "sales"), "门店": ("store", "shop"), "广告费用": ("advertising", "ads", "ad spend"),
+    "订单数": ("orders",), "月份": ("month",), "退货率": ("return rate", "returns"), "员工数": ("staff", "employees"),
+    "客单价": ("basket", "average order"),
+}
+GREETING = re.compile(r"^\s*(hi|hello|hey|thanks|thank you|你好|您好|谢谢|嗨)[\s!！。.,，]*$", re.I)
+
+
+@dataclass
+class Step:
+    """One planned tool call and the task it serves."""
+
+    tool: str
+    arguments: dict[str, Any]
+    task: str | None = None  # subject of the task it completes (None: supporting step)
+    evidence: bool = True
+
+
+@dataclass
+class Plan:
+    metric: str | None
+    dimension: str | None
+    steps: list[Step] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def wants(question: str, kind: str) -> bool:
+    text = f" {question.lower()} "
+    return any(word in text for word in KEYWORDS[kind])
+
+
+def mentioned_columns(question: str, columns: list[dict[str, Any]]) -> list[str]:
+    """Columns named in the question, longest names first (so 'Unit Price' beats 'Price')."""
+    text = question.lower()
+    found = []
+    for col in sorted(columns, key=lambda c: -len(c["name"])):
+        name = col["name"].lower()
+        if name and name in text and not any(name in f.lower() for f in found):
+            found.append(col["name"])
+    for col in columns:  # then names the question uses in the other language
+        words = [w for key, values in SYNONYMS.items() if key in col["name"].lower() for w in values]
+        if col["name"] not in found and any(w in text for w in words):
+            found.append(col["name"])
+    return found
+
+
+def choose_metric(columns: list[dict[str, Any]], named: list[str]) -> str | None:
+    numeric = [c["name"] for c in columns if c["type"] in NUMERIC and not c.get("pii")]
+    for name in named:
+        if name in numeric:
+            return name
+    for hint in METRIC_HINTS:
+        for name in numeric:
+            if hint in name.lower():
+                return name
+    return numeric[0] if numeric else None
+
+
+def choose_dimension(columns: list[dict[str, Any]], named: list[str]) -> str | None:
+    groupable = [c for c in columns if c["type"] in GROUPING and 2 <= (c.get("levels") or 0) <= 30
+                 and not c.get("pii")]
+    for name in named:
+        if any(c["name"] == name for c in groupable):
+            return name
+    few = [c for c in groupable if c.get("levels", 0) <= 12]
+    return (few or groupable or [{"name": None}])[0]["name"]
+
+
+def other_numeric(columns: list[dict[str, Any]], metric: str | None, limit: int = 6) -> list[str]:
+    return [c["name"] for c in columns if c["type"] in NUMERIC and c["name"] != metric and not c.get("pii")][:limit]
+
+
+def plan_analysis(question: str, dataset: dict[str, Any], zh: bool) -> Plan:
+    """Profile, then the analyses that fit the columns and the question."""
+    columns = dataset["columns"]
+    named = mentioned_columns(question, columns)
+    metric, dimension = choose_metric(columns, named), choose_dimension(columns, named)
+    plan = Plan(metric, dimension, [Step("profile_dataset", {}, evidence=False)])
+    if metric is None:
+        plan.notes.append("没有数值列，只能做描述。" if zh else "No numeric column: only a description is possible.")
+        if dimension:
+            plan.steps.append(Step("value_counts", {"column": dimension}, _t(zh, f"{dimension} breakdown", f"{dimension}分布")))
+            plan.steps.append(Step("plot_bar", {"x_column": dimension}, evidence=False))
+        return plan
+    plan.steps.append(Step("describe_columns", {"columns": [metric]}, _t(zh, f"Describe {metric}", f"描述{metric}")))
+    plan.steps.append(Step("plot_histogram", {"value_column": metric}, evidence=False))
+    if dimension and (wants(question, "compare") or not (wants(question, "correlate") or wants(question, "regress"))):
+        levels = next(c.get("levels", 0) for c in columns if c["name"] == dimension)
+        tool = "compare_two_groups" if levels == 2 else "compare_groups"
+        subject = _t(zh, f"Compare {metric} across {dimension}", f"比较不同{dimension}的{metric}")
+        plan.steps.append(Step(tool, {"value_column": metric, "group_column": dimension}, subject))
+        plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "mean"}, evidence=False))
+    others = [n for n in named if n != metric and n in other_numeric(columns, metric, 50)] or other_numeric(columns, metric)
+    if others:
+        subject = _t(zh, f"Relationship of {metric} with other numbers", f"{metric}与其他数值的关系")
+        plan.steps.append(Step("correlation_analysis", {"columns": [metric, *others]}, subject))
+        plan.steps.append(Step("plot_scatter", {"x_column": others[0], "y_column": metric}, evidence=False))
+        if wants(question, "regress"):
+            subject = _t(zh, f"What explains {metric}", f"哪些因素解释{metric}")
+            plan.steps.append(Step("linear_regression", {"target_column": metric, "feature_columns": others[:5]}, subject))
+    return plan
+
+
+def _t(zh: bool, en: str, zh_text: str) -> str:
+    return zh_text if zh else en

@@ -1,0 +1,124 @@
+"""Evidence: every conclusion is tied to the tool calls that computed it.
+
+Recording evidence downgrades over-confident claims and completes the tasks it satisfies, so
+the model does not have to remember task_update (SPEC §8).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from sqlalchemy.orm import Session
+
+from analysis_tools import ToolContext, ToolError, ToolResult
+from app.agent.tasks import run_tasks, task_dict
+from app.db.models import Evidence, Task, ToolCall, utcnow
+
+_WORD = re.compile(r"[a-z0-9]{3,}|[\u4e00-\u9fff]")
+_STOP = {"the", "and", "for", "with", "does", "whether", "data", "between", "from", "that", "this", "are", "was"}
+
+
+def evidence_dict(item: Evidence) -> dict[str, Any]:
+    return {"id": item.id, "claim": item.claim, "method": item.method, "result_summary": item.result_summary,
+            "metrics": dict(item.metrics or {}), "sample_size": item.sample_size, "confidence": item.confidence,
+            "limitations": list(item.limitations or []), "tool_call_ids": list(item.tool_call_ids or [])}
+
+
+def downgrade_confidence(confidence: str, sample_size: int | None, metrics: dict[str, Any],
+                         limitations: list[str]) -> tuple[str, list[str]]:
+    """'high' needs n >= 30, a significant result (when there is a p-value) and stated limitations."""
+    reasons = []
+    if confidence == "high":
+        if sample_size is not None and sample_size < 30:
+            reasons.append("sample size below 30")
+        p = metrics.get("p_value")
+        if isinstance(p, (int, float)) and p >= 0.05:
+            reasons.append("result not statistically significant")
+        if not limitations:
+            reasons.append("no limitation stated")
+    return ("medium" if reasons else confidence), reasons
+
+
+def _words(text: str) -> set[str]:
+    """Comparable words: lower-case, stop words dropped, Latin words cut to a 5-letter stem
+    ("describe"/"descriptive", "compare"/"comparison") and tool names split into their parts."""
+    words = set()
+    for word in _WORD.findall(text.lower().replace("_", " ")):
+        if word not in _STOP:
+            words.add(word[:5] if word.isascii() else word)
+    return words
+
+
+def matching_tasks(tasks: list[Task], evidence_text: str) -> list[Task]:
+    """Active tasks whose subject/expected output/capability/requirements the evidence covers."""
+    found = _words(evidence_text)
+    matched = []
+    for task in tasks:
+        if task.status in ("completed", "deleted"):
+            continue
+        wanted = _words(" ".join([task.subject, task.expected_output, task.required_capability,
+                                  task.evidence_requirements]))
+        if wanted and len(wanted & found) / len(wanted) >= 0.5:
+            matched.append(task)
+    return matched
+
+
+def record_evidence(claim: str, method: str, tool_call_ids: list[str], result_summary: str = "",
+                    metrics: dict | None = None, sample_size: int | None = None,
+                    limitations: list[str] | None = None,
+                    confidence: Literal["high", "medium", "low"] = "medium",
+                    ctx: ToolContext = None) -> ToolResult:
+    """Record a conclusion with the tool calls that back it. Every claim in the answer needs evidence.
+
+    Args:
+        claim: The conclusion in plain language, with its key numbers.
+        method: The method that produced it (e.g. "Welch t-test").
+        tool_call_ids: Ids of the tool calls whose outputs support the claim.
+        result_summary: The result in one or two sentences.
+        metrics: Key numbers (name -> value) copied from the tool outputs.
+        sample_size: Number of rows or observations behind the result.
+        limitations: What could make the conclusion wrong or narrower.
+        confidence: high, medium or low.
+    """
+    session: Session = ctx.extras["session"]
+    run_id = ctx.extras["run_id"]
+    calls = [session.get(ToolCall, (run_id, cid)) for cid in tool_call_ids]
+    unknown = [cid for cid, call in zip(tool_call_ids, calls) if call is None]
+    if not tool_call_ids or unknown:
+        raise ToolError("invalid_evidence", f"Evidence must cite tool calls of this run; unknown ids: {unknown}.",
+                        hint="Pass the ids of the tool calls whose results support the claim.")
+    metrics = dict(metrics or {})
+    if not metrics:  # fall back to the numbers the cited tools computed
+        for call in calls:
+            metrics.update({k: v for k, v in (call.metrics or {}).items() if k != "duration_ms"})
+    limitations = list(limitations or [])
+    level, reasons = downgrade_confidence(confidence, sample_size, metrics, limitations)
+    item = Evidence(workspace_id=ctx.extras["workspace_id"], run_id=run_id, claim=claim, method=method,
+                    result_summary=result_summary, metrics=metrics, sample_size=sample_size, confidence=level,
+                    limitations=limitations, tool_call_ids=list(tool_call_ids))
+    session.add(item)
+    session.flush()
+    completed = complete_tasks(session, run_id, item)
+    ctx.extras["emit"]("evidence", evidence_dict(item))
+    for task in completed:
+        ctx.extras["emit"]("task", task_dict(task))
+    lines = [f"[evidence] recorded {item.id} (confidence {level})"]
+    if reasons:
+        lines.append(f"confidence lowered from high: {', '.join(reasons)}")
+    if completed:
+        lines.append("completed tasks: " + ", ".join(t.id for t in completed))
+    return ToolResult(text="\n".join(lines), metrics={"evidence_id": item.id, "confidence": level},
+                      payload={"evidence": evidence_dict(item)})
+
+
+def complete_tasks(session: Session, run_id: str, item: Evidence) -> list[Task]:
+    # The cited tools count as part of the evidence: a task that needs "compare_groups" is
+    # satisfied by evidence computed by compare_groups.
+    tools = [call.tool for cid in item.tool_call_ids if (call := session.get(ToolCall, (run_id, cid)))]
+    text = " ".join([item.claim, item.result_summary, item.method, *map(str, item.metrics), *tools])
+    done = matching_tasks(run_tasks(session, run_id), text)
+    for task in done:
+        task.status, task.completed_by, task.evidence_id = "completed", "evidence", item.id
+        task.result_summary, task.confidence, task.updated_at = item.result_summary or item.claim, item.confidence, utcnow()
+    return done

@@ -1,0 +1,93 @@
+"""The agent loop. It is short on purpose: every mechanism is a named function beside it."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from analysis_tools import ToolError, ToolResult
+from app.agent.budget import TurnBudget
+from app.agent.model import ChatModel, ModelReply, ToolCallRequest
+from app.agent.protocol import heal_protocol
+from app.agent.recorder import RunRecorder
+from app.agent.toolbox import Toolbox, tool_message_content
+
+
+class Interrupted(Exception):
+    """The user stopped the run."""
+
+
+@dataclass
+class Turn:
+    messages: list[dict[str, Any]]
+    model: ChatModel
+    toolbox: Toolbox
+    recorder: RunRecorder
+    budget: TurnBudget
+    stop_event: threading.Event = field(default_factory=threading.Event)
+    figure_url: Callable[[str], str] = str
+
+
+def run_turn(turn: Turn) -> str:
+    """Ask the model, run the tools it calls, repeat until it answers; return the answer."""
+    try:
+        while True:
+            heal(turn)
+            check_interrupt(turn)
+            if note := turn.budget.start_round():
+                append(turn, {"role": "user", "content": note})
+            reply = call_model(turn)
+            append(turn, reply.as_message())
+            if not reply.tool_calls or turn.budget.spent:
+                return reply.content or ""
+            for call in reply.tool_calls:
+                check_interrupt(turn)
+                append(turn, {"role": "tool", "tool_call_id": call.id, "content": run_call(turn, call)})
+    finally:
+        heal(turn)
+
+
+def heal(turn: Turn) -> None:
+    repairs = heal_protocol(turn.messages)
+    if repairs:
+        turn.recorder.emit("protocol_repaired", {"repairs": repairs})
+
+
+def check_interrupt(turn: Turn) -> None:
+    if turn.stop_event.is_set():
+        raise Interrupted()
+
+
+def append(turn: Turn, message: dict[str, Any]) -> None:
+    turn.messages.append(message)
+    turn.recorder.add_message(message)
+
+
+def call_model(turn: Turn) -> ModelReply:
+    """One model request; with the budget spent no tools are offered, forcing an answer."""
+    tools = [] if turn.budget.spent else turn.toolbox.schemas()
+    turn.recorder.emit("model_call", {"round": turn.budget.rounds, "tools": len(tools)})
+    reply = turn.model.complete(turn.messages, tools)
+    turn.recorder.emit("model_reply", {"round": turn.budget.rounds, "tool_calls": [c.name for c in reply.tool_calls],
+                                       "finish_reason": reply.finish_reason, "usage": reply.usage})
+    return reply
+
+
+def run_call(turn: Turn, call: ToolCallRequest) -> str:
+    """Execute one tool call within budget; persist it; return what the model sees."""
+    turn.recorder.emit("tool_started", {"id": call.id, "tool": call.name, "arguments": call.arguments})
+    if turn.budget.allow_tool_call():
+        result = turn.toolbox.execute(call)
+    else:
+        result = ToolResult.failure(ToolError("budget_exhausted", "The tool-call budget of this turn is spent.",
+                                              hint="Answer with the evidence you have.", retryable=False).as_dict())
+    content = tool_message_content(result)
+    figures = [{"path": f.path, "caption": f.caption} for f in result.figure_records()]
+    turn.recorder.record_tool_call(call.id, call.name, call.arguments, result, content, figures)
+    turn.recorder.emit("tool_finished", {
+        "id": call.id, "tool": call.name, "ok": result.ok, "interpretation": result.interpretation,
+        "error": result.error, "duration_ms": result.metrics.get("duration_ms"),
+        "figures": [{"url": turn.figure_url(f["path"]), "caption": f["caption"]} for f in figures],
+    })
+    return content

@@ -1,0 +1,116 @@
+"""Tasks: the plan the user sees. They live in the database, so they survive compaction and
+restarts. Tool functions here are registered in the `core` group (harness_tools.py)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from analysis_tools import ToolContext, ToolError, ToolResult
+from app.db.models import Task, utcnow
+
+STATUSES = ("pending", "in_progress", "completed", "deleted")
+
+
+def task_dict(task: Task) -> dict:
+    return {"id": task.id, "subject": task.subject, "status": task.status, "completed_by": task.completed_by,
+            "blocked_by": list(task.blocked_by or []), "expected_output": task.expected_output,
+            "evidence_id": task.evidence_id, "result_summary": task.result_summary, "confidence": task.confidence}
+
+
+def _session(ctx: ToolContext) -> Session:
+    return ctx.extras["session"]
+
+
+def run_tasks(session: Session, run_id: str) -> list[Task]:
+    return list(session.scalars(select(Task).where(Task.run_id == run_id, Task.status != "deleted")
+                                .order_by(Task.created_at)))
+
+
+def _find(ctx: ToolContext, task_id: str) -> Task:
+    task = _session(ctx).get(Task, task_id)
+    if task is None or task.workspace_id != ctx.extras["workspace_id"]:
+        ids = [t.id for t in run_tasks(_session(ctx), ctx.extras["run_id"])]
+        raise ToolError("task_not_found", f"No task with id {task_id!r}.", hint=f"Existing task ids: {ids}")
+    return task
+
+
+def _tasks_text(tasks: list[Task]) -> str:
+    return "\n".join(f"- {t.id} [{t.status}] {t.subject}" + (f" (blocked by {t.blocked_by})" if t.blocked_by else "")
+                     for t in tasks) or "(no tasks)"
+
+
+def task_create(subject: str, description: str = "", expected_output: str = "", required_capability: str = "",
+                evidence_requirements: str = "", blocked_by: list[str] | None = None,
+                ctx: ToolContext = None) -> ToolResult:
+    """Add a step to the analysis plan the user sees. Evidence that matches the task completes it.
+
+    Args:
+        subject: Short title of the step, in the user's language.
+        description: What the step does.
+        expected_output: What the step should establish (e.g. "whether revenue differs by region").
+        required_capability: The kind of method needed (e.g. "group comparison", "regression").
+        evidence_requirements: What evidence would complete the step.
+        blocked_by: Ids of tasks that must be completed before this one can start.
+    """
+    session = _session(ctx)
+    for dep in blocked_by or []:
+        _find(ctx, dep)
+    task = Task(workspace_id=ctx.extras["workspace_id"], run_id=ctx.extras["run_id"], subject=subject,
+                description=description, expected_output=expected_output, required_capability=required_capability,
+                evidence_requirements=evidence_requirements, blocked_by=list(blocked_by or []))
+    session.add(task)
+    session.flush()
+    ctx.extras["emit"]("task", task_dict(task))
+    return ToolResult(text=f"[task] created {task.id}: {subject}", metrics={"task_id": task.id},
+                      payload={"task": task_dict(task)})
+
+
+def task_update(task_id: str, status: Literal["pending", "in_progress", "completed", "deleted"] | None = None,
+                subject: str | None = None, result_summary: str | None = None,
+                ctx: ToolContext = None) -> ToolResult:
+    """Change a task's status or subject. A task blocked by unfinished tasks cannot start.
+
+    Args:
+        task_id: The task's id.
+        status: New status: pending, in_progress, completed or deleted.
+        subject: New title.
+        result_summary: What was found, when completing.
+    """
+    task = _find(ctx, task_id)
+    if status in ("in_progress", "completed"):
+        session = _session(ctx)
+        open_deps = [d for d in task.blocked_by or [] if (dep := session.get(Task, d)) and dep.status != "completed"]
+        if open_deps:
+            raise ToolError("task_blocked", f"Task {task_id} is blocked by unfinished tasks {open_deps}.",
+                            hint="Complete the blocking tasks first.")
+    if status:
+        task.status = status
+        if status == "completed" and not task.completed_by:
+            task.completed_by = "model"
+    if subject:
+        task.subject = subject
+    if result_summary:
+        task.result_summary = result_summary
+    task.updated_at = utcnow()
+    ctx.extras["emit"]("task", task_dict(task))
+    return ToolResult(text=f"[task] {task.id} is {task.status}: {task.subject}", payload={"task": task_dict(task)})
+
+
+def task_get(task_id: str, ctx: ToolContext = None) -> ToolResult:
+    """Show one task with its details.
+
+    Args:
+        task_id: The task's id.
+    """
+    task = _find(ctx, task_id)
+    return ToolResult(text="[task]\n" + "\n".join(f"{k}: {v}" for k, v in task_dict(task).items()),
+                      payload={"task": task_dict(task)})
+
+
+def task_list(ctx: ToolContext = None) -> ToolResult:
+    """List the tasks of the current analysis plan with their status."""
+    tasks = run_tasks(_session(ctx), ctx.extras["run_id"])
+    return ToolResult(text="[tasks]\n" + _tasks_text(tasks), payload={"tasks": [task_dict(t) for t in tasks]})

@@ -1,0 +1,105 @@
+"""The tools one run can use: the analysis catalog plus the harness tools, the run's datasets,
+and the execution of one model tool call into a tool message."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pandas as pd
+
+from analysis_tools import REGISTRY as ANALYSIS_REGISTRY
+from analysis_tools import Registry, ToolContext, ToolError, ToolResult, make_tool
+from analysis_tools.registry import suggest
+from app.agent import evidence, tasks
+from app.agent.model import ToolCallRequest
+
+HARNESS_REGISTRY = Registry([
+    make_tool(tasks.task_create, "core", read_only=False),
+    make_tool(tasks.task_update, "core", read_only=False),
+    make_tool(tasks.task_get, "core"),
+    make_tool(tasks.task_list, "core"),
+    make_tool(evidence.record_evidence, "core", read_only=False),
+])
+FULL_REGISTRY = ANALYSIS_REGISTRY.extend(HARNESS_REGISTRY)
+
+
+@dataclass
+class DatasetCatalog:
+    """The workspace's datasets by name, loaded on first use."""
+
+    loaders: dict[str, Callable[[], pd.DataFrame]] = field(default_factory=dict)
+    active: str | None = None
+    _cache: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    def names(self) -> list[str]:
+        return list(self.loaders)
+
+    def get(self, name: str | None) -> pd.DataFrame:
+        name = name or self.active
+        if name not in self.loaders:
+            raise ToolError("dataset_not_found", f"There is no dataset named {name!r}.",
+                            hint="Use list_datasets to see the datasets.", did_you_mean=suggest(str(name), self.names()),
+                            available=self.names())
+        if name not in self._cache:
+            self._cache[name] = self.loaders[name]()
+        return self._cache[name]
+
+    def all(self) -> dict[str, pd.DataFrame]:
+        return {name: self.get(name) for name in self.loaders}
+
+
+class Toolbox:
+    def __init__(self, catalog: DatasetCatalog, context: ToolContext, registry: Registry = FULL_REGISTRY,
+                 groups: set[str] | None = None):
+        self.catalog = catalog
+        self.context = context
+        self.registry = registry
+        self.groups = groups or {"core", "data", "stats", "ml", "timeseries", "plot"}
+
+    def exposed(self) -> list[str]:
+        return [t.name for t in self.registry if t.group in self.groups]
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [t.schema() for t in self.registry if t.group in self.groups]
+
+    def execute(self, call: ToolCallRequest) -> ToolResult:
+        """Run one tool call; every failure becomes a structured error result."""
+        tool = self.registry.get(call.name)
+        if call.argument_error:
+            return ToolResult.failure(ToolError("invalid_arguments", call.argument_error,
+                                                hint="Re-emit the call with arguments as one JSON object.").as_dict())
+        if tool is not None and tool.group not in self.groups:
+            return ToolResult.failure(ToolError("tool_not_exposed", f"{call.name} is not available in this turn.",
+                                                hint="Use tool_search to expose it.", retryable=False).as_dict())
+        ctx = ToolContext(language=self.context.language, figures_dir=self.context.figures_dir,
+                          call_id=call.id, extras=self.context.extras)
+        data = None
+        try:
+            if tool is not None and tool.needs_data:
+                if tool.multi_data:
+                    data = self.catalog.all()
+                else:
+                    data = self.catalog.get(call.arguments.get("dataset"))
+                    ctx.dataset_name = call.arguments.get("dataset") or self.catalog.active
+            if tool is not None and tool.name == "list_datasets":
+                ctx.datasets = self.catalog.all()
+        except ToolError as err:
+            return ToolResult.failure(err.as_dict())
+        return self.registry.run(call.name, data, ctx, **call.arguments)
+
+
+def tool_message_content(result: ToolResult) -> str:
+    """What the model sees of a tool result: tagged text, the plain reading, numbers, charts."""
+    if not result.ok:
+        return json.dumps(result.error, ensure_ascii=False, default=str)
+    parts = [result.text]
+    if result.interpretation:
+        parts.append(f"[interpretation]\n{result.interpretation}")
+    metrics = {k: v for k, v in result.metrics.items() if k != "duration_ms"}
+    if metrics:
+        parts.append("[metrics]\n" + json.dumps(metrics, ensure_ascii=False, default=str))
+    if result.figures:
+        parts.append("[figures]\n" + "\n".join(f"- {f.path}: {f.caption}" for f in result.figure_records()))
+    return "\n\n".join(p for p in parts if p)

@@ -1,0 +1,112 @@
+"""The `verity` command: serve, inspect, analyze (CONTRACT.md "Command line")."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from app.config import Settings, get_settings
+
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_WAITING = 0, 1, 2, 3
+DEFAULT_QUESTION = {"en": "Give me an overview of this data and its main patterns.",
+                    "zh": "请概括这份数据的主要情况和规律。"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return EXIT_INTERNAL
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from app.cli_inspect import add_inspect_parser
+
+    parser = argparse.ArgumentParser(prog="verity", description="Verity: evidence-backed analysis of spreadsheets.")
+    sub = parser.add_subparsers(dest="command")
+    serve = sub.add_parser("serve", help="run the web app")
+    serve.add_argument("--host", default=None)
+    serve.add_argument("--port", type=int, default=None)
+    serve.set_defaults(func=serve_command)
+    add_inspect_parser(sub)
+    analyze = sub.add_parser("analyze", help="run the agent on files and write the report")
+    analyze.add_argument("files", nargs="+", type=Path)
+    analyze.add_argument("--question", default=None)
+    analyze.add_argument("--sheet", default=None)
+    analyze.add_argument("--answer", action="append", default=[], metavar="QUESTION_ID=VALUE")
+    analyze.add_argument("--lang", choices=("zh", "en"), default=None)
+    analyze.add_argument("--out", type=Path, default=Path("verity-report"))
+    analyze.add_argument("--no-input", action="store_true", help="never prompt; exit 3 when questions are open")
+    analyze.set_defaults(func=analyze_command)
+    return parser
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    settings = get_settings()
+    host, port = args.host or settings.host, args.port or settings.port
+    print(f"Verity on http://{host}:{port}  (model: {settings.llm_model})", flush=True)
+    uvicorn.run("app.main:create_app", factory=True, host=host, port=port, log_level="info")
+    return EXIT_OK
+
+
+def analyze_command(args: argparse.Namespace) -> int:
+    from app.agent.prompts import detect_language
+    from app.db.models import Run
+    from app.db.session import open_database
+    from app.ingest.errors import IngestError
+    from app.reports.render import write_report_files
+    from app.reports.script import dataset_sources
+    from app.runs import RunService
+    from app.workspaces import active_datasets, add_dataset, create_workspace
+
+    settings = get_settings()
+    logging.basicConfig(level=logging.WARNING)
+    language = args.lang or (detect_language(args.question, settings.lang) if args.question else settings.lang)
+    question = args.question or DEFAULT_QUESTION[language]
+    db = open_database(settings)
+    service = RunService(db, settings)
+    try:
+        with db.session() as session:
+            workspace = create_workspace(session, f"CLI: {args.files[0].name}")
+            for path in args.files:
+                if not path.exists():
+                    raise IngestError("empty_file", f"File not found: {path}", "Check the path.")
+                add_dataset(session, settings, workspace, path, path.name, args.sheet)
+            run_id = service.create(session, workspace, question, language).id
+    except IngestError as err:
+        print(f"error: {err.category}: {err.message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    service.execute(run_id)
+    with db.session() as session:
+        run = session.get(Run, run_id)
+        if run.status != "done":
+            print(f"error: run_{run.status}: {run.error or run.status}", file=sys.stderr)
+            return EXIT_INTERNAL
+        report = run_report(session, run_id)
+        datasets = dataset_sources(active_datasets(session, run.workspace_id))
+    written = write_report_files(report, args.out, datasets=datasets)
+    print(report["answer"])
+    names = sorted(p.name for p in written.values() if isinstance(p, Path))
+    print(f"\nReport written to {args.out}/ ({', '.join(names)})")
+    return EXIT_OK
+
+
+def run_report(session, run_id: str) -> dict:
+    from sqlalchemy import select
+
+    from app.db.models import Report
+
+    return session.scalars(select(Report).where(Report.run_id == run_id).order_by(Report.created_at.desc())).first().content
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""`verity inspect FILE [--sheet NAME] [--rows N] [--json]`: what Verity reads from a file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from app.ingest.errors import IngestError
+from app.ingest.pipeline import inspect_file
+
+TYPE_BADGES = {
+    "number": "[number]", "integer": "[integer]", "datetime": "[date/time]", "category": "[category]",
+    "text": "[text]", "boolean": "[yes/no]", "identifier": "[id]",
+}
+
+
+def add_inspect_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("inspect", help="Show what Verity reads from a file, without analysing it.")
+    parser.add_argument("file", help="spreadsheet or CSV file")
+    parser.add_argument("--sheet", default=None, help="sheet to read (default: the largest table)")
+    parser.add_argument("--rows", type=int, default=None, help="preview rows (default 20)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (the external contract)")
+    parser.set_defaults(func=inspect_command)
+    return parser
+
+
+def inspect_command(args) -> int:
+    rows = args.rows if getattr(args, "rows", None) is not None else _default_rows()
+    try:
+        result = inspect_file(args.file, sheet=getattr(args, "sheet", None), rows=rows)
+    except IngestError as exc:
+        print(f"error: {exc.category}: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        return 2
+    if getattr(args, "json", False):
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        print(render_summary(result))
+    return 0
+
+
+def _default_rows() -> int:
+    from app.config import get_settings
+
+    return get_settings().preview_rows
+
+
+def render_summary(result: dict) -> str:
+    lines = [f"{result['file']} ({result['format']})"]
+    if len(result["sheets"]) > 1:
+        lines.append("Sheets:")
+        for sheet in result["sheets"]:
+            mark = "*" if sheet["name"] == result["selected_sheet"] else " "
+            lines.append(f"  {mark} {sheet['name']}: {sheet['rows']} rows x {sheet['columns']} columns")
+    header = f"header on row {result['header_row']}" if result["header_row"] else "no header row found"
+    lines.append(f"Sheet '{result['selected_sheet']}': {result['rows']} rows, {header}")
+    lines.append("Columns:")
+    width = max((len(c["name"]) for c in result["columns"]), default=0)
+    for col in result["columns"]:
+        extra = [f"{col['missing']} missing"] if col["missing"] else []
+        if col["pii"]:
+            extra.append(f"personal data ({col['pii']}), masked")
+        lines.append(f"  {col['name']:<{width}}  {TYPE_BADGES.get(col['type'], col['type']):<12} {', '.join(extra)}".rstrip())
+    if result["cleaning"]:
+        lines.append("Cleaning:")
+        lines += [f"  {c['column']}: {c['action']} ({c['count']} cells)" for c in result["cleaning"]]
+    if result["warnings"]:
+        lines.append("Warnings:")
+        lines += [f"  ! {w}" for w in result["warnings"]]
+    if result["preview"]:
+        lines.append(f"First {len(result['preview'])} rows:")
+        lines += _table([c["name"] for c in result["columns"]], result["preview"])
+    return "\n".join(lines)
+
+
+def _table(names: list[str], rows: list[dict], max_width: int = 18) -> list[str]:
+    def cell(value) -> str:
+        text = "" if value is None else str(value)
+        return text if len(text) <= max_width else text[: max_width - 1] + "…"
+
+    cells = [[cell(n) for n in names]] + [[cell(r.get(n)) for n in names] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(names))]
+    out = ["  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
+    out.insert(1, "  " + "  ".join("-" * w for w in widths))
+    return out

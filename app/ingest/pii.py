@@ -1,0 +1,171 @@
+"""Personal data and prompt-injection detection for uploaded tables (SPEC §6, §7).
+
+Personal data is found by value pattern (ID-card checksum, mobile numbers, e-mail, Luhn card
+numbers) and by column name. Masked copies go to previews and the model; analysis keeps real values.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+KINDS = ("id_card", "phone", "email", "bank_card", "name", "address")
+
+_ID_CARD = re.compile(r"^\d{17}[\dXx]$")
+_MOBILE = re.compile(r"^(?:\+?86[\s-]?)?(1[3-9]\d{9})$")
+_EMAIL = re.compile(r"^[\w.+\-]+@[\w\-]+(\.[\w\-]+)+$")
+_CARD = re.compile(r"^\d{13,19}$")
+_ID_WEIGHTS = [7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2]
+_ID_CHECK = "10X98765432"
+
+# Column names that mean personal data; checked on the lowered, whitespace-collapsed name.
+_NAME_RULES = [
+    ("id_card", re.compile(r"身份证|id\s*card|identity\s*(card|number)|national\s*id|证件号")),
+    ("bank_card", re.compile(r"银行卡|bank\s*card|card\s*(number|no)|卡号|account\s*number|账号")),
+    ("phone", re.compile(r"phone|mobile|telephone|^tel$|电话|手机|联系方式")),
+    ("email", re.compile(r"e-?mail|邮箱|电子邮件")),
+    ("address", re.compile(r"address|地址|住址")),
+    ("name", re.compile(r"^((customer|client|patient|employee|contact|full|first|last|given|family)\s*)?name$"
+                        r"|^surname$|姓名|^名字$|联系人|客户名$")),
+]
+VALUE_SHARE = 0.6  # share of sampled values that must match before a column is called personal
+
+INJECTION = re.compile(
+    r"ignore\s+(all\s+)?(the\s+)?(previous|prior|above|earlier)\s+(instructions|rules|prompts?)"
+    r"|disregard\s+(all\s+)?(previous|prior|above)\s+\w+"
+    r"|you\s+are\s+now\b|system\s+prompt|new\s+instructions\s*:"
+    r"|忽略(以上|之前|上面|前面|上述)?(所有|全部)?的?(规则|指令|指示|要求|提示)"
+    r"|无视(以上|之前|上述)|你现在是|系统提示词",
+    re.I,
+)
+
+
+def id_card_valid(text: str) -> bool:
+    if not _ID_CARD.match(text):
+        return False
+    total = sum(int(d) * w for d, w in zip(text[:17], _ID_WEIGHTS))
+    return _ID_CHECK[total % 11] == text[17].upper()
+
+
+def luhn_valid(text: str) -> bool:
+    if not _CARD.match(text):
+        return False
+    total = 0
+    for i, ch in enumerate(reversed(text)):
+        d = int(ch)
+        if i % 2 == 1:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def value_kind(text: str) -> str | None:
+    text = text.strip().replace(" ", "") if "@" not in text else text.strip()
+    if id_card_valid(text):
+        return "id_card"
+    if _MOBILE.match(text):
+        return "phone"
+    if _EMAIL.match(text):
+        return "email"
+    if luhn_valid(text):
+        return "bank_card"
+    return None
+
+
+def name_kind(column: str) -> str | None:
+    lowered = " ".join(str(column).lower().split())
+    for kind, pattern in _NAME_RULES:
+        if pattern.search(lowered):
+            return kind
+    return None
+
+
+def detect_pii(df: pd.DataFrame, sample: int = 500) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for column in df.columns:
+        kind = _kind_by_values(df[column], sample) or name_kind(column)
+        if kind:
+            found[column] = kind
+    return found
+
+
+def _kind_by_values(col: pd.Series, sample: int) -> str | None:
+    if pd.api.types.is_float_dtype(col) or pd.api.types.is_bool_dtype(col) or pd.api.types.is_datetime64_any_dtype(col):
+        return None  # personal numbers are stored as text; floats would have lost digits anyway
+    values = col.dropna().head(sample).astype(str)
+    if values.empty:
+        return None
+    kinds = values.map(value_kind)
+    top = kinds.value_counts()
+    if top.empty:
+        return None
+    kind, count = top.index[0], int(top.iloc[0])
+    return kind if count >= VALUE_SHARE * len(values) else None
+
+
+def mask_value(value, kind: str):
+    """Mask one value so a person can still tell values apart but cannot read them."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    text = str(value)
+    if kind == "phone":
+        digits = re.sub(r"\D", "", text)
+        return digits[:3] + "****" + digits[-4:] if len(digits) >= 7 else "*" * len(text)
+    if kind == "email" and "@" in text:
+        local, domain = text.split("@", 1)
+        return f"{local[:1]}***@{domain}"
+    if kind == "id_card":
+        return text[:3] + "*" * max(0, len(text) - 7) + text[-4:] if len(text) > 7 else "*" * len(text)
+    if kind == "bank_card":
+        return text[:4] + "*" * max(0, len(text) - 8) + text[-4:] if len(text) > 8 else "*" * len(text)
+    if kind == "name":
+        return _mask_name(text)
+    if kind == "address":
+        return text[:3] + "****" if len(text) > 3 else "****"
+    return "****"
+
+
+def _mask_name(text: str) -> str:
+    if any("\u4e00" <= c <= "\u9fff" for c in text):
+        return text[:1] + "*" * max(1, len(text) - 1)  # 张三 -> 张*
+    return " ".join(word[:1] + "***" for word in text.split()) or "***"
+
+
+def mask_frame(df: pd.DataFrame, pii_map: dict[str, str]) -> pd.DataFrame:
+    masked = df.copy()
+    for column, kind in pii_map.items():
+        if column in masked.columns:
+            masked[column] = masked[column].map(lambda v, k=kind: mask_value(v, k)).astype(object)
+    return masked
+
+
+def detect_injection(df: pd.DataFrame, max_warnings: int = 10) -> list[str]:
+    """Warn about column names or cells that read like instructions to the AI; they stay data."""
+    warnings: list[str] = []
+    for column in df.columns:
+        if INJECTION.search(str(column)):
+            warnings.append(
+                f"column name '{_short(column)}' reads like an instruction to the AI; it is treated as data only"
+            )
+    hits = 0
+    for column in df.columns:
+        col = df[column]
+        if not (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)):
+            continue
+        for idx, value in col.dropna().items():
+            if isinstance(value, str) and INJECTION.search(value):
+                hits += 1
+                if hits <= max_warnings:
+                    warnings.append(
+                        f"column '{_short(column)}', row {idx + 1}: the text '{_short(value)}' reads like an "
+                        "instruction to the AI; it is treated as data only"
+                    )
+    if hits > max_warnings:
+        warnings.append(f"{hits - max_warnings} more cells read like instructions to the AI")
+    return warnings
+
+
+def _short(text, limit: int = 60) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,137 @@
+"""Reading CSV, TSV and plain-text tables: encoding detection, delimiter sniffing, ragged rows.
+
+The result is a raw grid of strings (None for empty cells), just like a spreadsheet sheet, so
+header detection and typing treat text files and workbooks the same way.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from app.config import Settings
+from app.ingest.errors import IngestError
+from app.ingest.raw import RawBook, RawSheet
+
+
+def read_text(path: Path, fmt: str, settings: Settings) -> RawBook:
+    raw = path.read_bytes()
+    text, encoding = decode_bytes(raw)
+    if not text.strip():
+        raise IngestError("empty_file", "The file contains no data.", "Check that the upload finished.")
+    delimiter = "\t" if fmt == "tsv" else sniff_delimiter(text)
+    rows = _parse_rows(text, delimiter, settings)
+    width = max((len(r) for r in rows), default=0)
+    grid = pd.DataFrame([r + [None] * (width - len(r)) for r in rows], dtype=object)
+    grid = grid.map(_clean_text_cell) if width else grid
+    warnings = []
+    if encoding not in ("utf-8", "ascii"):
+        warnings.append(f"the file was read with the {encoding} text encoding")
+    return RawBook(fmt, [RawSheet(path.stem, grid)], warnings)
+
+
+def _clean_text_cell(value):
+    if value is None:
+        return None
+    value = value.strip()
+    return value or None
+
+
+def decode_bytes(raw: bytes) -> tuple[str, str]:
+    """Decode text by BOM, then UTF-8, then GB18030 for Chinese, then charset-normalizer."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        return _decode(raw[3:], "utf-8"), "utf-8-sig"
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return _decode(raw, "utf-16"), "utf-16"
+    if len(raw) >= 4 and raw[1:4:2] == b"\x00\x00" and raw[0:4:2] != b"\x00\x00":
+        return _decode(raw, "utf-16-le"), "utf-16-le"  # UTF-16 without BOM: ASCII high bytes are 0
+    try:
+        return raw.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = raw.decode("gb18030")
+        if _mostly_cjk(text):
+            return text, "gb18030"
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(raw[: 1 << 20]).best()
+    if best is not None:
+        try:
+            return raw.decode(best.encoding), best.encoding
+        except (UnicodeDecodeError, LookupError):
+            pass
+    raise IngestError(
+        "encoding_error", "The text encoding of this file could not be recognised.",
+        "Save it from Excel as 'CSV UTF-8 (Comma delimited)' and upload again.",
+    )
+
+
+def _decode(raw: bytes, encoding: str) -> str:
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise IngestError(
+            "encoding_error", f"The file claims to be {encoding} text but contains invalid bytes.",
+            "Save it from Excel as 'CSV UTF-8 (Comma delimited)' and upload again.",
+        ) from exc
+
+
+def _mostly_cjk(text: str) -> bool:
+    non_ascii = [c for c in text if ord(c) > 127]
+    if not non_ascii:
+        return True
+    cjk = sum(1 for c in non_ascii if "\u3000" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef")
+    return cjk / len(non_ascii) >= 0.9
+
+
+def sniff_delimiter(text: str) -> str:
+    """Pick the delimiter that splits the first lines into the most consistent number of fields."""
+    lines = [ln for ln in text.splitlines()[:100] if ln.strip()][:50]
+    sample = "\n".join(lines)
+    try:
+        sniffed = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except csv.Error:
+        sniffed = None
+    best, best_score = ",", 0.0
+    for delim in [",", ";", "\t", "|"]:
+        counts = [len(r) for r in csv.reader(io.StringIO(sample), delimiter=delim)]
+        if not counts:
+            continue
+        mode = max(set(counts), key=counts.count)
+        if mode < 2:
+            continue
+        score = counts.count(mode) / len(counts) + (0.01 * mode) + (0.05 if delim == sniffed else 0)
+        if score > best_score:
+            best, best_score = delim, score
+    return best
+
+
+def _parse_rows(text: str, delimiter: str, settings: Settings) -> list[list[str]]:
+    csv.field_size_limit(16 * 1024 * 1024)
+    rows = []
+    try:
+        for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
+            rows.append(row)
+            if len(rows) > settings.max_rows + 1000:
+                raise IngestError(
+                    "too_large", f"The file has more than {settings.max_rows} rows.",
+                    "Split the file or filter it to the rows you need.",
+                )
+            if len(row) > settings.max_columns:
+                raise IngestError(
+                    "too_large", f"The file has more than {settings.max_columns} columns.",
+                    "Remove the columns you do not need.",
+                )
+    except csv.Error as exc:
+        raise IngestError(
+            "corrupt_file", "The text file could not be split into rows and columns.",
+            "Check the file in a text editor or re-export it from Excel as CSV.",
+        ) from exc
+    return rows
+

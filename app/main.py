@@ -1,0 +1,164 @@
+"""The web application: routers, templates, static files, lifespan and plain-language errors.
+
+Run it with `verity serve`, or `uvicorn app.main:create_app --factory`.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.config import REPO_ROOT, Settings, get_settings
+from app.db.session import open_database
+from app.runs import RunService, default_model
+from app.web import api, chat, files, reports, workspaces
+from app.web.deps import ApiError, resolve_lang
+from app.web.i18n import t
+
+log = logging.getLogger(__name__)
+
+TEMPLATES_DIR = REPO_ROOT / "templates"
+STATIC_DIR = REPO_ROOT / "static"
+ROUTERS = (workspaces.router, files.router, chat.router, reports.router, api.router)
+
+
+def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(application: FastAPI) -> AsyncIterator[None]:
+        db = open_database(settings)
+        service = RunService(db, settings, model_factory or default_model)
+        recovered = service.recover()
+        if recovered:
+            log.info("marked %d unfinished runs as interrupted", recovered)
+        application.state.db, application.state.runs = db, service
+        try:
+            yield
+        finally:
+            service.shutdown()
+            db.engine.dispose()
+
+    application = FastAPI(title="Verity", lifespan=lifespan, docs_url="/api/docs", redoc_url=None,
+                          openapi_url="/api/openapi.json")
+    application.state.settings = settings
+    application.state.templates = make_templates()
+    application.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    for router in ROUTERS:
+        application.include_router(router)
+    install_error_handlers(application)
+    application.add_middleware(UploadLimit, max_bytes=settings.max_upload_mb * 1024 * 1024 + 1024 * 1024)
+    return application
+
+
+# `uvicorn.run("app.main:app", factory=True)` works as well as `app.main:create_app`.
+app = create_app
+
+
+def make_templates() -> Jinja2Templates:
+    templates = Jinja2Templates(directory=TEMPLATES_DIR)
+    templates.env.globals["t"] = t
+    templates.env.filters["num"] = format_number
+    return templates
+
+
+def format_number(value: Any) -> str:
+    """Metrics for people: 4 significant digits, small p-values as '< 0.001'."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "" if value is None else str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if value != value:  # NaN
+        return "—"
+    if 0 < abs(value) < 0.001:
+        return "< 0.001" if value > 0 else f"{value:.2e}"
+    return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
+
+
+# --- errors: a non-expert never sees a traceback --------------------------------------------
+def is_api(request: Request) -> bool:
+    return request.url.path.startswith("/api/") or request.url.path == "/healthz"
+
+
+CATEGORY_BY_STATUS = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 409: "conflict",
+                      413: "too_large", 415: "unsupported_format", 422: "invalid_request"}
+
+
+def error_page(request: Request, status_code: int, message_key: str, detail: str = "") -> Response:
+    settings: Settings = request.app.state.settings
+    lang = resolve_lang(request, settings)
+    context = {"lang": lang, "status_code": status_code, "message": t(message_key, lang), "detail": detail}
+    return request.app.state.templates.TemplateResponse(request, "error.html", context, status_code=status_code)
+
+
+def api_error(status_code: int, category: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"category": category, "message": message}}, status_code=status_code)
+
+
+async def on_api_error(request: Request, exc: ApiError) -> Response:
+    if is_api(request):
+        return exc.response()
+    return error_page(request, exc.status_code, "error_bad_request", exc.message)
+
+
+async def on_http_error(request: Request, exc: StarletteHTTPException) -> Response:
+    if is_api(request):
+        category = CATEGORY_BY_STATUS.get(exc.status_code, "http_error")
+        return api_error(exc.status_code, category, str(exc.detail))
+    key = "error_not_found" if exc.status_code == 404 else "error_bad_request"
+    return error_page(request, exc.status_code, key)
+
+
+async def on_validation_error(request: Request, exc: RequestValidationError) -> Response:
+    problems = "; ".join(f"{'.'.join(map(str, e.get('loc', ())))}: {e.get('msg')}" for e in exc.errors())
+    if is_api(request):
+        return api_error(400, "invalid_request", problems or "invalid request")
+    return error_page(request, 400, "error_bad_request")
+
+
+async def on_unexpected_error(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    if is_api(request):
+        return api_error(500, "internal_error", "Verity hit an unexpected problem; please try again.")
+    return error_page(request, 500, "error_internal")
+
+
+class UploadLimit:
+    """Refuses a request body that declares itself too large before any of it is read (the
+    upload views also count the bytes while streaming, for bodies without a Content-Length)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] in ("POST", "PUT"):
+            declared = dict(scope["headers"]).get(b"content-length", b"")
+            if declared.isdigit() and int(declared) > self.max_bytes:
+                await self.refuse(Request(scope))(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def refuse(self, request: Request) -> Response:
+        settings: Settings = request.app.state.settings
+        message = f"The file is larger than {settings.max_upload_mb} MB."
+        if is_api(request):
+            return JSONResponse({"error": {"category": "too_large", "message": message,
+                                           "hint": "Split the file, or remove sheets and columns you do not need."}},
+                                status_code=413, headers={"Connection": "close"})
+        return error_page(request, 413, "error_too_large", message)
+
+
+def install_error_handlers(application: FastAPI) -> None:
+    application.add_exception_handler(ApiError, on_api_error)
+    application.add_exception_handler(StarletteHTTPException, on_http_error)
+    application.add_exception_handler(RequestValidationError, on_validation_error)
+    application.add_exception_handler(Exception, on_unexpected_error)

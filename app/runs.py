@@ -1,0 +1,155 @@
+"""Runs execute in background threads, never in the request; their progress is in the database.
+
+`RunService.start` records the run and returns at once; a worker thread runs the agent turn and
+commits messages, tool calls and events as they happen. The page follows along through the
+events table (server-sent events), so a run survives the page being closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from analysis_tools import ToolContext
+from app.agent.budget import TurnBudget
+from app.agent.builtin import BuiltinAnalyst
+from app.agent.loop import Interrupted, Turn, run_turn
+from app.agent.model import ChatModel, ModelError, OpenAICompatibleModel
+from app.agent.prompts import detect_language, system_prompt
+from app.agent.recorder import RunRecorder
+from app.agent.toolbox import DatasetCatalog, Toolbox
+from app.config import Settings
+from app.db.models import Message, Report, Run, Workspace, utcnow
+from app.db.session import Database
+from app.reports.builder import build_report
+from app.workspaces import active_datasets, dataset_summary, load_frame
+
+log = logging.getLogger(__name__)
+FINAL_STATUSES = ("done", "failed", "interrupted")
+
+ModelFactory = Callable[[Settings, list[dict[str, Any]], str], ChatModel]
+
+
+def default_model(settings: Settings, datasets: list[dict[str, Any]], language: str) -> ChatModel:
+    if settings.use_builtin:
+        return BuiltinAnalyst(datasets, language)
+    return OpenAICompatibleModel(settings)
+
+
+class RunService:
+    def __init__(self, db: Database, settings: Settings, model_factory: ModelFactory = default_model):
+        self.db = db
+        self.settings = settings
+        self.model_factory = model_factory
+        self.executor = ThreadPoolExecutor(max_workers=settings.run_workers, thread_name_prefix="verity-run")
+        self._stops: dict[str, threading.Event] = {}
+
+    # --- commands ------------------------------------------------------------------------
+    def create(self, session: Session, workspace: Workspace, text: str, language: str | None = None) -> Run:
+        language = language or detect_language(text, self.settings.lang)
+        kind = "builtin" if self.settings.use_builtin else "openai-compatible"
+        run = Run(workspace_id=workspace.id, question=text, language=language, model_kind=kind,
+                  model_name=self.settings.llm_model or "builtin")
+        session.add(run)
+        session.flush()
+        return run
+
+    def submit(self, run_id: str) -> Future:
+        self._stops[run_id] = threading.Event()
+        return self.executor.submit(self.execute, run_id)
+
+    def interrupt(self, run_id: str) -> None:
+        if run_id in self._stops:
+            self._stops[run_id].set()
+
+    def shutdown(self) -> None:
+        for stop in self._stops.values():
+            stop.set()
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+    def recover(self) -> int:
+        """After a restart, runs that were in flight are marked interrupted (their history is
+        healed when they are continued)."""
+        with self.db.session() as session:
+            stale = list(session.scalars(select(Run).where(Run.status.in_(("queued", "running")))))
+            for run in stale:
+                run.status, run.finished_at = "interrupted", utcnow()
+            return len(stale)
+
+    # --- the worker ------------------------------------------------------------------------
+    def execute(self, run_id: str) -> None:
+        with self.db.session() as session:
+            run = session.get(Run, run_id)
+            recorder = RunRecorder(session, run.workspace_id, run.id)
+            run.status = "running"
+            recorder.emit("run_started", {"question": run.question, "language": run.language})
+            try:
+                turn = self.prepare_turn(session, run, recorder)
+                run.answer = run_turn(turn)
+                run.status = "done"
+            except Interrupted:
+                run.status = "interrupted"
+                run.answer = _partial_answer(run.language)
+            except ModelError as exc:
+                run.status, run.error = "failed", str(exc)
+            except Exception as exc:  # a harness bug: log it, tell the user plainly
+                log.exception("run %s failed", run_id)
+                session.rollback()
+                run.status = "failed"
+                run.error = ("分析意外中断，请重试。" if run.language == "zh" else
+                             "The analysis stopped unexpectedly. Please try again.") + f" ({type(exc).__name__})"
+            self.finish(session, run, recorder)
+        self._stops.pop(run_id, None)
+
+    def prepare_turn(self, session: Session, run: Run, recorder: RunRecorder) -> Turn:
+        workspace = session.get(Workspace, run.workspace_id)
+        datasets = active_datasets(session, workspace.id)
+        catalog = DatasetCatalog({d.name: partial(load_frame, d) for d in datasets},
+                                 active=datasets[-1].name if datasets else None)
+        summaries = [dataset_summary(d, catalog.get(d.name)) for d in datasets]
+        figures_dir = self.settings.workspace_dir(workspace.id) / "figures"
+        context = ToolContext(language=run.language, figures_dir=figures_dir, extras={
+            "session": session, "workspace_id": workspace.id, "run_id": run.id, "emit": recorder.emit})
+        messages = [{"role": "system", "content": system_prompt(summaries, run.language, workspace.rules)}]
+        messages += earlier_exchanges(session, workspace.id, run.id)
+        user = {"role": "user", "content": run.question}
+        messages.append(user)
+        recorder.add_message(user)
+        budget = TurnBudget(self.settings.tool_budget_analysis, self.settings.max_rounds,
+                            self.settings.turn_wall_time_s)
+        return Turn(messages, self.model_factory(self.settings, summaries, run.language), Toolbox(catalog, context),
+                    recorder, budget, self._stops.setdefault(run.id, threading.Event()),
+                    figure_url=partial(figure_url, workspace.id))
+
+    def finish(self, session: Session, run: Run, recorder: RunRecorder) -> None:
+        run.finished_at = utcnow()
+        if run.status == "done":
+            report = build_report(session, run)
+            session.add(Report(workspace_id=run.workspace_id, run_id=run.id, content=report))
+            recorder.emit("answer", {"answer": run.answer, "unverified_numbers": report.get("unverified_numbers", [])})
+        recorder.emit("run_finished", {"status": run.status, "error": run.error})
+
+
+def earlier_exchanges(session: Session, workspace_id: str, run_id: str) -> list[dict[str, Any]]:
+    """Earlier questions and final answers of the workspace (tool traffic stays on disk)."""
+    rows = session.scalars(select(Message).where(Message.workspace_id == workspace_id, Message.run_id != run_id,
+                                                 Message.role.in_(("user", "assistant")), Message.tool_calls.is_(None))
+                           .order_by(Message.id))
+    return [{"role": m.role, "content": m.content or ""} for m in rows
+            if m.content and not m.content.startswith("[harness]")]
+
+
+def figure_url(workspace_id: str, path: str) -> str:
+    return f"/workspaces/{workspace_id}/figures/{Path(path).name}"
+
+
+def _partial_answer(language: str) -> str:
+    return ("分析已被中断。以下是中断前记录的证据。" if language == "zh"
+            else "The analysis was interrupted. The evidence recorded before the stop is listed below.")

@@ -1,0 +1,1 @@
+"""The web app: one router module per feature, shared dependencies in `deps.py`."""

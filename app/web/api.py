@@ -1,0 +1,169 @@
+"""The JSON API of CONTRACT.md (the pages use the same services) and the progress event stream."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from functools import partial
+from typing import Annotated, Any, AsyncIterator
+
+import anyio
+from fastapi import APIRouter, File, Form, Header, Request, UploadFile
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, Field
+from sqlalchemy import select
+
+from app.agent.evidence import evidence_dict
+from app.db.models import Event, Evidence, Question, Run, utcnow
+from app.db.session import Database
+from app.ingest.errors import IngestError
+from app.web.chat import open_question
+from app.web.deps import ApiError, DbSessionDep, RunDep, RunServiceDep, SettingsDep, WorkspaceDep
+from app.web.files import error_status, ingest_upload
+from app.workspaces import create_workspace
+
+router = APIRouter(tags=["api"])
+
+FINAL = ("done", "failed", "interrupted")
+EVENT_BATCH = 200
+
+
+class WorkspaceIn(BaseModel):
+    name: str = Field("", max_length=200)
+
+
+class MessageIn(BaseModel):
+    text: str = Field(..., max_length=20_000)
+
+
+class AnswerIn(BaseModel):
+    question_id: str
+    answer: str | list[str]
+
+
+@router.get("/healthz")
+def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.post("/api/workspaces", status_code=201)
+def api_create_workspace(body: WorkspaceIn, session: DbSessionDep) -> dict[str, str]:
+    workspace = create_workspace(session, body.name)
+    return {"id": workspace.id, "name": workspace.name}
+
+
+@router.post("/api/workspaces/{ws}/files", status_code=201)
+def api_upload(workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
+               file: Annotated[UploadFile, File()], sheet: Annotated[str | None, Form()] = None) -> Any:
+    try:
+        dataset, table = ingest_upload(session, settings, workspace, file, sheet)
+    except IngestError as error:
+        raise ApiError(error_status(error), error.category, error.message, error.hint) from error
+    body = {**table.info, "preview": table.preview(settings.preview_rows), "id": dataset.id, "name": dataset.name}
+    return {"dataset": body}
+
+
+@router.post("/api/workspaces/{ws}/messages", status_code=202)
+def api_message(body: MessageIn, workspace: WorkspaceDep, session: DbSessionDep,
+                runs: RunServiceDep) -> dict[str, str]:
+    if not body.text.strip():
+        raise ApiError(400, "invalid_request", "The message is empty.", "Write a question about your data.")
+    run = runs.create(session, workspace, body.text.strip())
+    session.commit()  # the worker thread reads the run in its own session
+    runs.submit(run.id)
+    return {"run_id": run.id}
+
+
+@router.get("/api/runs/{run_id}")
+def api_run(run: RunDep, session: DbSessionDep) -> dict[str, Any]:
+    question = open_question(session, run.id)
+    evidence = session.scalars(select(Evidence).where(Evidence.run_id == run.id).order_by(Evidence.created_at))
+    return {
+        "id": run.id, "status": run.status, "question": question_dict(question) if question else None,
+        "answer": run.answer, "evidence": [evidence_dict(e) for e in evidence], "error": run.error,
+        "language": run.language,
+    }
+
+
+def question_dict(question: Question) -> dict[str, Any]:
+    return {"id": question.id, "kind": question.kind, "question": question.question,
+            "options": list(question.options or [])}
+
+
+@router.post("/api/runs/{run_id}/answers", status_code=202)
+def api_answer(body: AnswerIn, run: RunDep, session: DbSessionDep) -> dict[str, str]:
+    question = session.get(Question, body.question_id)
+    if question is None or question.run_id != run.id:
+        raise ApiError(404, "not_found", "This run has no such question.", "Use the id from GET /api/runs/{run}.")
+    if question.kind != "multi" and isinstance(body.answer, list):
+        body.answer = ", ".join(body.answer)
+    question.answer, question.answered_at = body.answer, utcnow()
+    return {"status": "accepted", "question_id": question.id}
+
+
+@router.post("/api/runs/{run_id}/interrupt", status_code=202)
+def api_interrupt(run: RunDep, runs: RunServiceDep) -> dict[str, str]:
+    runs.interrupt(run.id)
+    return {"status": "interrupting" if run.status not in FINAL else run.status, "run_id": run.id}
+
+
+# --- server-sent events ----------------------------------------------------------------------
+@router.get("/api/runs/{run_id}/events")
+async def api_events(request: Request, run_id: str, settings: SettingsDep, after: int | None = None,
+                     last_event_id: Annotated[str | None, Header()] = None) -> Any:
+    db: Database = request.app.state.db
+    if await anyio.to_thread.run_sync(partial(run_status, db, run_id)) is None:
+        return JSONResponse({"error": {"category": "not_found", "message": "run not found"}}, status_code=404)
+    cursor = int(last_event_id) if (last_event_id or "").isdigit() else (after or 0)
+    stream = event_stream(db, run_id, cursor, settings.sse_poll_interval_s, settings.sse_heartbeat_s)
+    return StreamingResponse(stream, media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def run_status(db: Database, run_id: str) -> str | None:
+    with db.session() as session:
+        run = session.get(Run, run_id)
+        return run.status if run else None
+
+
+def read_events(db: Database, run_id: str, cursor: int) -> tuple[list[tuple[int, str, dict]], str | None]:
+    """New events after the cursor and the run's status, from one fresh session (one snapshot)."""
+    with db.session() as session:
+        rows = session.scalars(select(Event).where(Event.run_id == run_id, Event.id > cursor)
+                               .order_by(Event.id).limit(EVENT_BATCH))
+        events = [(e.id, e.kind, dict(e.data or {})) for e in rows]
+        run = session.get(Run, run_id)
+        return events, (run.status if run else None)
+
+
+def sse_message(event_id: int, kind: str, data: dict[str, Any]) -> str:
+    payload = json.dumps(data, ensure_ascii=False, default=str)
+    lines = "".join(f"data: {line}\n" for line in payload.splitlines() or [""])
+    return f"id: {event_id}\nevent: {kind}\n{lines}\n"
+
+
+async def event_stream(db: Database, run_id: str, cursor: int, poll_s: float,
+                       heartbeat_s: float) -> AsyncIterator[str]:
+    """Poll the events table; close after `run_finished`. A run that ended without one (a server
+    restart) gets a synthetic `run_finished` once its final status has been seen twice in a row."""
+    yield "retry: 3000\n: connected\n\n"
+    last_sent, quiet_final = time.monotonic(), 0
+    while True:
+        events, status = await anyio.to_thread.run_sync(partial(read_events, db, run_id, cursor))
+        for event_id, kind, data in events:
+            cursor = event_id
+            yield sse_message(event_id, kind, data)
+            if kind == "run_finished":
+                return
+        if events:
+            last_sent, quiet_final = time.monotonic(), 0
+            continue
+        quiet_final = quiet_final + 1 if status in FINAL or status is None else 0
+        if quiet_final >= 2:
+            yield sse_message(cursor, "run_finished", {"status": status or "failed", "synthetic": True})
+            return
+        if time.monotonic() - last_sent >= heartbeat_s:
+            yield ": keep-alive\n\n"
+            last_sent = time.monotonic()
+        await asyncio.sleep(poll_s)

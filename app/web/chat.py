@@ -1,0 +1,146 @@
+"""Asking a question from the page, and the run view (full page or the `_run.html` fragment)."""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import datetime, timezone
+from typing import Annotated, Any
+
+import markdown
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse, Response
+from markupsafe import Markup
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.agent.evidence import evidence_dict
+from app.agent.tasks import task_dict
+from app.db.models import Event, Evidence, Question, Report, Run, Task, Workspace
+from app.reports.builder import HARNESS_TOOLS, is_harness_tool
+from app.web.deps import DbSessionDep, PageDep, RunDep, RunServiceDep, SettingsDep, WorkspaceDep, wants_partial
+from app.web.i18n import t
+
+router = APIRouter(tags=["pages"])
+
+ACTIVE = ("queued", "running", "waiting")
+DOWNLOADS = (("HTML", "html"), ("Markdown", "md"), ("JSON", "json"), ("PDF", "pdf"), ("Word", "docx"))
+
+
+@router.post("/workspaces/{ws}/ask", name="ask")
+def ask(request: Request, workspace: WorkspaceDep, session: DbSessionDep, runs: RunServiceDep,
+        text: Annotated[str, Form(max_length=4000)] = "") -> Response:
+    target = request.url_for("workspace_page", ws=workspace.id)
+    if not text.strip():
+        return RedirectResponse(target, status_code=303)
+    run = runs.create(session, workspace, text.strip())
+    session.commit()  # the worker thread reads the run in its own session
+    runs.submit(run.id)
+    return RedirectResponse(f"{target}?run={run.id}#run", status_code=303)
+
+
+@router.get("/runs/{run_id}", name="run_page")
+def run_page(request: Request, run: RunDep, session: DbSessionDep, settings: SettingsDep,
+             page: PageDep) -> Response:
+    if wants_partial(request):
+        return page.render("_run.html", {"current": run_context(session, run, page.lang)})
+    from app.web.workspaces import workspace_context  # the two views share the page
+
+    workspace = session.get(Workspace, run.workspace_id)
+    return page.render("workspace.html", workspace_context(session, settings, workspace, page.lang, run.id))
+
+
+# --- gathering what the run panel shows -----------------------------------------------------
+def run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
+    events = list(session.scalars(select(Event).where(Event.run_id == run.id).order_by(Event.id)))
+    steps = steps_from_events(events)
+    report = session.scalars(select(Report).where(Report.run_id == run.id)
+                             .order_by(Report.created_at.desc())).first()
+    unverified = list((report.content or {}).get("unverified_numbers", [])) if report else []
+    return {
+        "run": run,
+        "active": run.status in ACTIVE,
+        "steps": steps,
+        "quiet_tools": sorted(HARNESS_TOOLS),
+        "figures": [f for step in steps for f in step["figures"]],
+        "tasks": [task_dict(t) for t in session.scalars(select(Task).where(Task.run_id == run.id)
+                                                         .order_by(Task.created_at)) if t.status != "deleted"],
+        "evidence": [evidence_dict(e) for e in session.scalars(select(Evidence).where(Evidence.run_id == run.id)
+                                                                .order_by(Evidence.created_at))],
+        "question": open_question(session, run.id),
+        "answer_html": answer_html(run.answer, unverified, t("unverified", lang)) if run.answer else None,
+        "unverified": unverified,
+        "has_report": report is not None,
+        "downloads": DOWNLOADS,
+        "last_event_id": events[-1].id if events else 0,
+        "elapsed_s": elapsed_seconds(run),
+    }
+
+
+def open_question(session: Session, run_id: str) -> Question | None:
+    return session.scalars(select(Question).where(Question.run_id == run_id, Question.answer.is_(None))
+                           .order_by(Question.created_at.desc())).first()
+
+
+def steps_from_events(events: list[Event]) -> list[dict[str, Any]]:
+    """Analysis steps in order: started ones run until their `tool_finished` arrives. Harness
+    tools (tasks, evidence) are left out: the plan and the evidence cards show what they did."""
+    steps: dict[str, dict[str, Any]] = {}
+    for event in events:
+        data = event.data or {}
+        if is_harness_tool(str(data.get("tool", ""))):
+            continue
+        key = str(data.get("id") or event.id)
+        if event.kind == "tool_started":
+            steps[key] = {"id": key, "tool": data.get("tool", ""), "running": True, "ok": None,
+                          "interpretation": "", "error": None, "figures": []}
+        elif event.kind == "tool_finished":
+            step = steps.setdefault(key, {"id": key, "tool": data.get("tool", "")})
+            step.update(running=False, ok=bool(data.get("ok")), interpretation=data.get("interpretation") or "",
+                        error=error_text(data.get("error")), figures=list(data.get("figures") or []))
+    return list(steps.values())
+
+
+def error_text(error: Any) -> str | None:
+    if not error:
+        return None
+    if isinstance(error, dict):
+        return " ".join(str(error.get(k)) for k in ("message", "hint") if error.get(k)) or str(error)
+    return str(error)
+
+
+def elapsed_seconds(run: Run) -> int:
+    start, end = _aware(run.created_at), _aware(run.finished_at) or datetime.now(timezone.utc)
+    return max(0, int((end - start).total_seconds())) if start else 0
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    # SQLite hands back naive datetimes; they were written in UTC.
+    if moment is not None and moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment
+
+
+# --- the answer: model text is escaped before markdown, so it can never inject HTML ---------
+def answer_html(text: str, unverified: list[str] | None = None, note: str = "") -> Markup:
+    source = html.escape(text, quote=False)
+    mark = f'<mark class="unverified" title="{html.escape(note)}">{{}}</mark>'
+    for number in sorted({str(n) for n in unverified or [] if str(n).strip()}, key=len, reverse=True):
+        pattern = rf"(?<![\w.]){re.escape(html.escape(number, quote=False))}(?![\w]|\.\d)"
+        source = re.sub(pattern, lambda m: mark.format(m.group(0)), source)
+    rendered = markdown.markdown(source, extensions=["tables", "sane_lists"], output_format="html")
+    return Markup(safe_urls(rendered))
+
+
+_URL_ATTR = re.compile(r'(href|src)="([^"]*)"')
+
+
+def safe_urls(rendered: str) -> str:
+    """Markdown links may only go to web pages or this site; images only to this site."""
+    def check(match: re.Match) -> str:
+        attr, url = match.group(1), html.unescape(match.group(2)).strip().lower()
+        allowed = url.startswith("/") and not url.startswith("//")
+        if attr == "href":
+            allowed = allowed or url.startswith(("http://", "https://", "#"))
+        return match.group(0) if allowed else f'{attr}="#"'
+    return _URL_ATTR.sub(check, rendered)

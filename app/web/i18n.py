@@ -1,0 +1,130 @@
+"""UI strings in English and Chinese. Answers and reports are translated by the agent, not here."""
+
+from __future__ import annotations
+
+LANGS = ("en", "zh")
+
+STRINGS: dict[str, dict[str, str]] = {
+    # navigation and layout
+    "app_tagline": {"en": "Ask your spreadsheet a question. Every number comes with its evidence.",
+                    "zh": "向你的表格提问。每个数字都有证据支撑。"},
+    "nav_home": {"en": "Workspaces", "zh": "工作区"},
+    "language": {"en": "Language", "zh": "语言"},
+    # index
+    "workspaces": {"en": "Your workspaces", "zh": "你的工作区"},
+    "no_workspaces": {"en": "No workspace yet. Create one to start.", "zh": "还没有工作区，先创建一个吧。"},
+    "create_workspace": {"en": "Create a workspace", "zh": "创建工作区"},
+    "workspace_name": {"en": "Name", "zh": "名称"},
+    "workspace_placeholder": {"en": "e.g. Q3 sales review", "zh": "例如：第三季度销售复盘"},
+    "create": {"en": "Create", "zh": "创建"},
+    "created": {"en": "Created", "zh": "创建于"},
+    "open": {"en": "Open", "zh": "打开"},
+    # datasets
+    "data": {"en": "Data", "zh": "数据"},
+    "no_datasets": {"en": "No file yet. Upload a spreadsheet (.xlsx, .xls, .ods, .csv, .tsv).",
+                    "zh": "还没有文件。请上传表格（.xlsx、.xls、.ods、.csv、.tsv）。"},
+    "upload": {"en": "Upload", "zh": "上传"},
+    "upload_file": {"en": "Add a file", "zh": "添加文件"},
+    "sheet_optional": {"en": "Sheet (optional)", "zh": "工作表（可选）"},
+    "upload_failed": {"en": "This file could not be read.", "zh": "无法读取这个文件。"},
+    "rows": {"en": "rows", "zh": "行"},
+    "columns": {"en": "columns", "zh": "列"},
+    "sheet": {"en": "Sheet", "zh": "工作表"},
+    "header_row": {"en": "Column names found in row {row}", "zh": "列名位于第 {row} 行"},
+    "missing": {"en": "missing", "zh": "缺失"},
+    "masked": {"en": "Personal data masked", "zh": "已隐去个人信息"},
+    "cleaning": {"en": "What was cleaned", "zh": "做了哪些清理"},
+    "warnings": {"en": "Warnings", "zh": "注意"},
+    "first_rows": {"en": "First rows", "zh": "前几行"},
+    "type_number": {"en": "number", "zh": "数值"},
+    "type_integer": {"en": "integer", "zh": "整数"},
+    "type_datetime": {"en": "date/time", "zh": "日期时间"},
+    "type_category": {"en": "category", "zh": "类别"},
+    "type_text": {"en": "text", "zh": "文本"},
+    "type_boolean": {"en": "yes/no", "zh": "是/否"},
+    "type_identifier": {"en": "identifier", "zh": "编号"},
+    # asking
+    "ask": {"en": "Ask a question", "zh": "提一个问题"},
+    "ask_placeholder": {"en": "e.g. Does revenue differ by region?", "zh": "例如：不同地区的收入有差异吗？"},
+    "ask_button": {"en": "Ask", "zh": "提问"},
+    "suggested": {"en": "Suggested questions", "zh": "推荐问题"},
+    "upload_first": {"en": "Upload a file first, then ask.", "zh": "请先上传文件，再提问。"},
+    "earlier_runs": {"en": "Earlier questions", "zh": "之前的问题"},
+    # run panel
+    "status_queued": {"en": "Waiting to start…", "zh": "等待开始…"},
+    "status_running": {"en": "Working…", "zh": "分析中…"},
+    "status_waiting": {"en": "Waiting for your answer", "zh": "等待你的回答"},
+    "status_done": {"en": "Done", "zh": "完成"},
+    "status_failed": {"en": "Failed", "zh": "失败"},
+    "status_interrupted": {"en": "Stopped", "zh": "已停止"},
+    "elapsed": {"en": "elapsed", "zh": "已用时"},
+    "stop": {"en": "Stop", "zh": "停止"},
+    "plan": {"en": "Plan", "zh": "计划"},
+    "steps": {"en": "Steps", "zh": "步骤"},
+    "running_tool": {"en": "Running {tool}…", "zh": "正在运行 {tool}…"},
+    "no_steps": {"en": "No step yet.", "zh": "还没有步骤。"},
+    "answer": {"en": "Answer", "zh": "结论"},
+    "evidence": {"en": "Evidence", "zh": "证据"},
+    "method": {"en": "Method", "zh": "方法"},
+    "sample_size": {"en": "Sample size", "zh": "样本量"},
+    "limitations": {"en": "Limitations", "zh": "局限"},
+    "numbers": {"en": "Numbers", "zh": "数字"},
+    "confidence_high": {"en": "high confidence", "zh": "高可信度"},
+    "confidence_medium": {"en": "medium confidence", "zh": "中等可信度"},
+    "confidence_low": {"en": "low confidence", "zh": "低可信度"},
+    "unverified": {"en": "This number is not backed by recorded evidence.",
+                   "zh": "这个数字没有记录在案的证据支持。"},
+    "unverified_note": {"en": "Numbers marked like this are not backed by evidence.",
+                        "zh": "这样标记的数字没有证据支持。"},
+    "open_question": {"en": "The analyst needs your answer", "zh": "需要你的回答"},
+    "send_answer": {"en": "Send", "zh": "发送"},
+    "downloads": {"en": "Download the report", "zh": "下载报告"},
+    "analysis_script": {"en": "analysis script", "zh": "分析脚本"},
+    "view_run": {"en": "View", "zh": "查看"},
+    "run_error": {"en": "The analysis did not finish.", "zh": "分析没有完成。"},
+    # errors
+    "error_title": {"en": "Something went wrong", "zh": "出了点问题"},
+    "error_not_found": {"en": "We could not find that page.", "zh": "找不到这个页面。"},
+    "error_internal": {"en": "Verity hit an unexpected problem. Your data is safe; please try again.",
+                       "zh": "Verity 遇到了意外问题。你的数据是安全的，请重试。"},
+    "error_bad_request": {"en": "The request could not be understood.", "zh": "无法理解这个请求。"},
+    "error_too_large": {"en": "This file is too large to upload.", "zh": "文件太大，无法上传。"},
+    "back_home": {"en": "Back to your workspaces", "zh": "返回工作区"},
+}
+
+
+def t(key: str, lang: str = "en", **values: object) -> str:
+    """The UI string `key` in `lang` (English when missing), with `{name}` placeholders filled."""
+    entry = STRINGS.get(key)
+    if entry is None:
+        return key
+    text = entry.get(lang) or entry["en"]
+    return text.format(**values) if values else text
+
+
+def normalize_lang(value: str | None) -> str | None:
+    """'zh-CN', 'zh_TW', 'ZH' → 'zh'; 'en-GB' → 'en'; anything else → None."""
+    if not value:
+        return None
+    head = value.strip().lower().replace("_", "-").split("-")[0]
+    return head if head in LANGS else None
+
+
+def from_accept_language(header: str | None) -> str | None:
+    """The first supported language of an Accept-Language header, by quality."""
+    if not header:
+        return None
+    ranked = []
+    for i, part in enumerate(header.split(",")):
+        tag, _, params = part.strip().partition(";")
+        quality = 1.0
+        if params.strip().startswith("q="):
+            try:
+                quality = float(params.strip()[2:])
+            except ValueError:
+                quality = 0.0
+        ranked.append((-quality, i, tag))
+    for _, _, tag in sorted(ranked):
+        if lang := normalize_lang(tag):
+            return lang
+    return None

@@ -1,0 +1,83 @@
+"""Workspaces and their datasets: the services the web pages, the API and the CLI share."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.config import Settings
+from app.db.models import Dataset, Workspace, new_id
+from app.ingest.pipeline import LoadedTable, load_table, read_working_copy, save_working_copy
+
+
+def create_workspace(session: Session, name: str, owner: str | None = None) -> Workspace:
+    workspace = Workspace(name=name.strip() or "Untitled", owner=owner)
+    session.add(workspace)
+    session.flush()
+    return workspace
+
+
+def list_workspaces(session: Session, owner: str | None = None) -> list[Workspace]:
+    query = select(Workspace).order_by(Workspace.created_at.desc())
+    if owner is not None:
+        query = query.where(Workspace.owner == owner)
+    return list(session.scalars(query))
+
+
+def active_datasets(session: Session, workspace_id: str) -> list[Dataset]:
+    return list(session.scalars(select(Dataset).where(Dataset.workspace_id == workspace_id, Dataset.active)
+                                .order_by(Dataset.created_at)))
+
+
+def dataset_name(file_name: str, taken: set[str]) -> str:
+    """A short identifier-like name the model can type: 'retail_sales', 'retail_sales_2'."""
+    stem = re.sub(r"[^\w]+", "_", Path(file_name).stem, flags=re.UNICODE).strip("_").lower() or "data"
+    name, n = stem, 1
+    while name in taken:
+        n += 1
+        name = f"{stem}_{n}"
+    return name
+
+
+def add_dataset(session: Session, settings: Settings, workspace: Workspace, source: Path, file_name: str,
+                sheet: str | None = None) -> tuple[Dataset, LoadedTable]:
+    """Keep the original byte-for-byte, read it, and store the working copy as Parquet.
+
+    Raises IngestError for bad input; nothing is saved in that case.
+    """
+    table = load_table(source, sheet=sheet, settings=settings)
+    folder = settings.workspace_dir(workspace.id) / "files" / new_id()
+    folder.mkdir(parents=True, exist_ok=True)
+    original = folder / Path(file_name).name
+    shutil.copyfile(source, original)
+    working = folder / "working_v1.parquet"
+    save_working_copy(table.frame, working)
+    taken = {d.name for d in active_datasets(session, workspace.id)}
+    dataset = Dataset(workspace_id=workspace.id, name=dataset_name(file_name, taken), file_name=Path(file_name).name,
+                      format=table.info["format"], sheet=table.info.get("selected_sheet"), original_path=str(original),
+                      working_path=str(working), rows=int(table.info["rows"]), info=table.info, step="uploaded")
+    session.add(dataset)
+    session.flush()
+    return dataset, table
+
+
+def load_frame(dataset: Dataset) -> pd.DataFrame:
+    return read_working_copy(Path(dataset.working_path))
+
+
+def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict:
+    """What the system prompt and the built-in analyst know of a dataset before any tool runs.
+    With the frame, categorical columns also get their number of levels."""
+    columns = []
+    for c in dataset.info.get("columns", []):
+        column = {"name": c["name"], "type": c["type"], "missing": c.get("missing", 0), "pii": c.get("pii")}
+        if frame is not None and c["type"] in ("category", "boolean", "text") and c["name"] in frame.columns:
+            column["levels"] = int(frame[c["name"]].nunique(dropna=True))
+        columns.append(column)
+    return {"name": dataset.name, "file": dataset.file_name, "sheet": dataset.sheet, "rows": dataset.rows,
+            "columns": columns}

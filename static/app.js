@@ -1,0 +1,204 @@
+// Verity: progressive enhancement of the run panel. Without JS a refresh shows the run state.
+// Data from events is written with textContent only; the one HTML swap is a server-rendered partial.
+(function () {
+  "use strict";
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function fmtNumber(value) {
+    if (typeof value !== "number") return value === null || value === undefined ? "" : String(value);
+    if (Number.isInteger(value)) return value.toLocaleString();
+    if (value !== 0 && Math.abs(value) < 0.001) return value > 0 ? "< 0.001" : value.toExponential(2);
+    return Number(value.toPrecision(4)).toLocaleString();
+  }
+
+  function formatSeconds(seconds) {
+    seconds = Math.max(0, Math.floor(seconds));
+    var m = Math.floor(seconds / 60), s = seconds % 60;
+    return m ? m + " min " + s + " s" : s + " s";
+  }
+
+  function RunPanel(panel) {
+    this.panel = panel;
+    this.i18n = JSON.parse(panel.getAttribute("data-i18n") || "{}");
+    this.started = Date.now() - Number(panel.getAttribute("data-elapsed") || 0) * 1000;
+    this.quiet = JSON.parse(panel.getAttribute("data-quiet-tools") || "[]");
+    this.stepStarted = {};
+    this.swapped = false;
+  }
+
+  RunPanel.prototype.start = function () {
+    var self = this, panel = this.panel;
+    var url = panel.getAttribute("data-events-url") + "?after=" + (panel.getAttribute("data-after") || "0");
+    this.source = new EventSource(url);
+    ["tool_started", "tool_finished", "task", "evidence", "answer", "run_finished"].forEach(function (kind) {
+      self.source.addEventListener(kind, function (message) {
+        var data = {};
+        try { data = JSON.parse(message.data); } catch (err) { return; }
+        self[kind](data);
+      });
+    });
+    this.timer = window.setInterval(function () { self.tick(); }, 1000);
+    var stop = panel.querySelector("[data-interrupt]");
+    if (stop) {
+      stop.hidden = false;
+      stop.addEventListener("click", function () {
+        stop.disabled = true;
+        fetch(panel.getAttribute("data-interrupt-url"), { method: "POST" });
+      });
+    }
+  };
+
+  RunPanel.prototype.tick = function () {
+    var label = this.panel.querySelector("[data-elapsed-label]");
+    if (label) label.textContent = formatSeconds((Date.now() - this.started) / 1000);
+    var now = Date.now(), started = this.stepStarted;
+    this.panel.querySelectorAll(".step.running [data-step-elapsed]").forEach(function (node) {
+      var since = started[node.getAttribute("data-step-elapsed")];
+      if (since) node.textContent = " (" + formatSeconds((now - since) / 1000) + ")";
+    });
+  };
+
+  RunPanel.prototype.stepNode = function (id) {
+    return this.panel.querySelector('[data-step-id="' + CSS.escape(String(id)) + '"]');
+  };
+
+  RunPanel.prototype.tool_started = function (data) {
+    var list = this.panel.querySelector("[data-steps]");
+    if (!list || this.stepNode(data.id) || this.isQuiet(data.tool)) return;
+    var item = el("li", "step running");
+    item.setAttribute("data-step-id", data.id);
+    var icon = el("span", "step-icon");
+    icon.appendChild(el("span", "spinner"));
+    item.appendChild(icon);
+    item.appendChild(el("span", "step-tool", (this.i18n.running || "Running {tool}…").replace("{tool}", data.tool)));
+    var elapsed = el("span", "muted small");
+    elapsed.setAttribute("data-step-elapsed", data.id);
+    item.appendChild(elapsed);
+    this.stepStarted[data.id] = Date.now();
+    list.appendChild(item);
+  };
+
+  // Planning and evidence tools show up as the plan and the evidence cards, not as steps.
+  RunPanel.prototype.isQuiet = function (tool) {
+    return this.quiet.indexOf(tool) >= 0 || String(tool).indexOf("task_") === 0;
+  };
+
+  RunPanel.prototype.tool_finished = function (data) {
+    if (this.isQuiet(data.tool)) return;
+    var item = this.stepNode(data.id);
+    if (!item) { this.tool_started(data); item = this.stepNode(data.id); }
+    if (!item) return;
+    item.className = "step " + (data.ok ? "ok" : "failed");
+    item.textContent = "";
+    item.appendChild(el("span", "step-icon", data.ok ? "✓" : "✗"));
+    item.appendChild(el("span", "step-tool", data.tool));
+    if (data.interpretation) item.appendChild(el("p", "step-text", data.interpretation));
+    var error = data.error && (data.error.message || data.error.error);
+    if (!data.ok && error) item.appendChild(el("p", "step-text error", error));
+    (data.figures || []).forEach(function (fig) {
+      if (!fig.url || fig.url.charAt(0) !== "/") return;
+      var figure = el("figure"), img = el("img");
+      img.src = fig.url; img.alt = fig.caption || ""; img.loading = "lazy";
+      figure.appendChild(img);
+      figure.appendChild(el("figcaption", null, fig.caption || ""));
+      item.appendChild(figure);
+    });
+  };
+
+  RunPanel.prototype.task = function (data) {
+    var list = this.panel.querySelector("[data-tasks]");
+    if (!list) return;
+    var item = list.querySelector('[data-task-id="' + CSS.escape(String(data.id)) + '"]');
+    if (data.status === "deleted") { if (item) item.remove(); return; }
+    if (!item) {
+      item = el("li");
+      item.setAttribute("data-task-id", data.id);
+      list.appendChild(item);
+    }
+    item.className = "task task-" + data.status;
+    item.textContent = data.subject;
+  };
+
+  RunPanel.prototype.evidence = function (data) {
+    var list = this.panel.querySelector("[data-evidence]");
+    if (!list || list.querySelector('[data-evidence-id="' + CSS.escape(String(data.id)) + '"]')) return;
+    var t = this.i18n, card = el("article", "evidence-card");
+    card.setAttribute("data-evidence-id", data.id);
+    var claim = el("p", "claim");
+    claim.appendChild(el("span", "badge confidence-" + data.confidence, t[data.confidence] || data.confidence));
+    claim.appendChild(document.createTextNode(" " + data.claim));
+    card.appendChild(claim);
+    var details = el("details");
+    details.appendChild(el("summary", null, (t.method || "Method") + ": " + (data.method || "")));
+    if (data.result_summary) details.appendChild(el("p", null, data.result_summary));
+    if (data.sample_size !== null && data.sample_size !== undefined) {
+      details.appendChild(el("p", null, (t.sample_size || "Sample size") + ": " + fmtNumber(data.sample_size)));
+    }
+    var table = el("table", "metrics"), body = el("tbody");
+    Object.keys(data.metrics || {}).forEach(function (key) {
+      var row = el("tr");
+      row.appendChild(el("th", null, key));
+      row.appendChild(el("td", null, fmtNumber(data.metrics[key])));
+      body.appendChild(row);
+    });
+    table.appendChild(body);
+    details.appendChild(table);
+    if ((data.limitations || []).length) {
+      details.appendChild(el("p", null, t.limitations || "Limitations"));
+      var ul = el("ul");
+      data.limitations.forEach(function (text) { ul.appendChild(el("li", null, text)); });
+      details.appendChild(ul);
+    }
+    card.appendChild(details);
+    list.appendChild(card);
+  };
+
+  RunPanel.prototype.answer = function () { this.swap(); };
+
+  RunPanel.prototype.run_finished = function () {
+    this.finish();
+    this.swap();
+  };
+
+  RunPanel.prototype.finish = function () {
+    if (this.source) this.source.close();
+    if (this.timer) window.clearInterval(this.timer);
+  };
+
+  // The answer and the final state come from the server-rendered `_run.html` partial, so the
+  // markdown rendering and escaping live in one place.
+  RunPanel.prototype.swap = function () {
+    var self = this;
+    fetch(this.panel.getAttribute("data-partial-url"), { headers: { "X-Requested-With": "fetch" } })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (html) {
+        if (!html || !self.panel.isConnected) return;
+        var holder = document.createElement("div");
+        holder.innerHTML = html;  // server-rendered partial, escaped by Jinja
+        var fresh = holder.querySelector("[data-run-id]");
+        if (!fresh) return;
+        self.panel.replaceWith(fresh);
+        self.panel = fresh;
+        if (fresh.getAttribute("data-active") !== "true") self.finish();
+      });
+  };
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-run-id]").forEach(function (panel) {
+      if (panel.getAttribute("data-active") === "true" && window.EventSource) {
+        new RunPanel(panel).start();
+      }
+    });
+    document.querySelectorAll("form").forEach(function (form) {
+      form.addEventListener("submit", function () {
+        form.querySelectorAll("button[type=submit]").forEach(function (b) { b.disabled = true; });
+      });
+    });
+  });
+})();

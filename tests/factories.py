@@ -1,0 +1,39 @@
+"""Factories for tests: a database, a workspace with real uploaded data, a run service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.config import Settings
+from app.db.session import Database, open_database
+from app.runs import RunService
+from app.workspaces import add_dataset, create_workspace
+
+REPO = Path(__file__).resolve().parents[1]
+REFERENCE = REPO.parent / "shared" / "reference"
+SAMPLES = REPO / "data" / "samples"
+
+
+def make_settings(tmp_path: Path, **overrides) -> Settings:
+    return Settings(_env_file=None, data_dir=tmp_path / "runtime", **{"llm_model": "builtin", **overrides})
+
+
+def workspace_with(db: Database, settings: Settings, path: Path, name: str = "test") -> str:
+    with db.session() as session:
+        workspace = create_workspace(session, name)
+        add_dataset(session, settings, workspace, path, path.name)
+        return workspace.id
+
+
+def start_run(service: RunService, workspace_id: str, question: str) -> str:
+    from app.db.models import Workspace
+
+    with service.db.session() as session:
+        return service.create(session, session.get(Workspace, workspace_id), question).id
+
+
+def setup(tmp_path: Path, data: Path, model_factory=None, **overrides):
+    settings = make_settings(tmp_path, **overrides)
+    db = open_database(settings)
+    service = RunService(db, settings, model_factory) if model_factory else RunService(db, settings)
+    return settings, db, service, workspace_with(db, settings, data)

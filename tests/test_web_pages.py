@@ -1,0 +1,143 @@
+"""The web app without a full analysis: API basics, pages, upload errors, languages, error pages."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.ingest.errors import CATEGORIES
+from app.main import create_app
+from tests.test_web import new_workspace, read_stream, upload
+
+
+def test_healthz(client):
+    assert client.get("/healthz").json() == {"status": "ok"}
+
+
+def test_create_workspace_by_api_and_page(client):
+    response = client.post("/api/workspaces", json={"name": "Clinic visits"})
+    assert response.status_code == 201 and response.json()["name"] == "Clinic visits"
+    page = client.post("/workspaces", data={"name": "Shop"}, follow_redirects=False)
+    assert page.status_code == 303 and page.headers["location"].startswith("http")
+    shown = client.get(page.headers["location"])
+    assert shown.status_code == 200 and "Shop" in shown.text
+    listing = client.get("/").text
+    assert "Clinic visits" in listing and "Shop" in listing
+
+
+def test_unknown_things_are_json_404s_on_the_api_and_pages_elsewhere(client):
+    for url in ("/api/runs/nope", "/api/workspaces/nope/report.json"):
+        response = client.get(url)
+        assert response.status_code == 404 and response.json()["error"]["category"] == "not_found"
+    page = client.get("/workspaces/nope")
+    assert page.status_code == 404 and "<html" in page.text and "Traceback" not in page.text
+    ws = new_workspace(client)
+    no_report = client.get(f"/api/workspaces/{ws}/report.html")
+    assert no_report.status_code == 404 and no_report.json()["error"]["category"] == "no_report"
+    bad_body = client.post(f"/api/workspaces/{ws}/messages", json={})
+    assert bad_body.status_code == 400 and bad_body.json()["error"]["category"] == "invalid_request"
+
+
+def test_upload_errors_have_categories(client):
+    ws = new_workspace(client)
+    empty = upload(client, ws, "empty.csv", b"")
+    assert empty.status_code == 400 and empty.json()["error"]["category"] == "empty_file"
+    assert empty.json()["error"]["message"]
+    exe = upload(client, ws, "setup.exe", b"MZ\x90\x00" + b"\x00" * 200)
+    assert exe.status_code == 415 and exe.json()["error"]["category"] == "unsupported_format"
+    png = upload(client, ws, "sales.xlsx", b"\x89PNG\r\n\x1a\n" + b"\x00" * 500)
+    assert png.status_code in (400, 415) and png.json()["error"]["category"] in CATEGORIES
+    assert list((client.app.state.settings.data_dir).glob("upload-*")) == []  # temp files removed
+
+
+def test_upload_limit_is_enforced_while_streaming(tmp_path):
+    settings = Settings(_env_file=None, data_dir=tmp_path, llm_model="builtin", max_upload_mb=0)
+    with TestClient(create_app(settings)) as client:
+        ws = new_workspace(client)
+        response = upload(client, ws, "data.csv", b"a,b\n1,2\n")
+        assert response.status_code == 413 and response.json()["error"]["category"] == "too_large"
+        declared = upload(client, ws, "big.csv", b"a,b\n" + b"1,2\n" * 400_000)  # refused before reading
+        assert declared.status_code == 413 and declared.json()["error"]["category"] == "too_large"
+        page = client.post(f"/workspaces/{ws}/upload", files={"file": ("big.csv", b"1,2\n" * 400_000)})
+        assert page.status_code == 413 and "<html" in page.text
+
+
+def test_page_upload_shows_a_preview_or_a_friendly_error(client):
+    ws = new_workspace(client)
+    csv = "Region,Revenue\n" + "".join(f"{r},{i * 10.5}\n" for i, r in enumerate(["East", "West"] * 15))
+    done = client.post(f"/workspaces/{ws}/upload", files={"file": ("sales.csv", csv.encode())},
+                       follow_redirects=False)
+    assert done.status_code == 303
+    page = client.get(f"/workspaces/{ws}").text
+    assert "sales.csv" in page and "badge type-category" in page and "Does Revenue differ by Region?" in page
+    fragment = client.post(f"/workspaces/{ws}/upload?partial=1", files={"file": ("more.csv", csv.encode())})
+    assert fragment.status_code == 200 and "<html" not in fragment.text and "badge type-" in fragment.text
+    failed = client.post(f"/workspaces/{ws}/upload", files={"file": ("empty.csv", b"")})
+    assert failed.status_code == 400 and "role=\"alert\"" in failed.text and "empty_file" in failed.text
+
+
+def test_asking_from_the_page_redirects_to_the_live_run(client):
+    ws = new_workspace(client)
+    client.post(f"/workspaces/{ws}/upload", files={"file": ("s.csv", b"Region,Revenue\nEast,1\nWest,2\n")})
+    response = client.post(f"/workspaces/{ws}/ask", data={"text": "hello"}, follow_redirects=False)
+    assert response.status_code == 303 and "?run=" in response.headers["location"]
+    run_id = response.headers["location"].split("?run=")[1].split("#")[0]
+    read_stream(client, run_id)  # let the run end before the app shuts down
+    page = client.get(response.headers["location"]).text
+    assert f'data-run-id="{run_id}"' in page and "hello" in page
+
+
+def test_language_follows_query_cookie_and_browser(client):
+    chinese = client.get("/?lang=zh")
+    assert "创建工作区" in chinese.text and chinese.cookies.get("lang") == "zh"
+    assert "创建工作区" in client.get("/").text  # remembered in the cookie
+    client.cookies.clear()
+    assert "Create a workspace" in client.get("/").text
+    assert "创建工作区" in client.get("/", headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"}).text
+    assert "Create a workspace" in client.get("/", headers={"Accept-Language": "en-US,en"}).text
+
+
+def test_unexpected_errors_are_plain(settings, monkeypatch):
+    import app.web.api as api
+    import app.web.workspaces as pages
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(pages, "list_workspaces", broken)
+    monkeypatch.setattr(api, "create_workspace", broken)
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+        page = client.get("/?lang=zh")
+        assert page.status_code == 500 and "Verity 遇到了意外问题" in page.text and "boom" not in page.text
+        response = client.post("/api/workspaces", json={"name": "x"})
+        assert response.status_code == 500 and response.json()["error"]["category"] == "internal_error"
+
+
+def test_default_app_builds():
+    import app.main
+
+    application = create_app()
+    assert app.main.app is create_app
+    assert application.url_path_for("figure", ws="w1", name="a.png") == "/workspaces/w1/figures/a.png"
+    assert application.url_path_for("report_file", ws="w1", fmt="pdf") == "/api/workspaces/w1/report.pdf"
+    assert application.url_path_for("api_events", run_id="r1") == "/api/runs/r1/events"
+
+
+def test_suggested_questions_from_column_types():
+    from app.web.suggest import suggest_questions
+
+    columns = [{"name": "Revenue", "type": "number"}, {"name": "Region", "type": "category"},
+               {"name": "Date", "type": "datetime"}, {"name": "Phone", "type": "text", "pii": "phone"}]
+    english = suggest_questions([columns], "en")
+    assert english[0] == "Does Revenue differ by Region?" and "How does Revenue change over time?" in english
+    assert suggest_questions([columns], "zh")[0] == "Revenue在不同Region之间有差异吗？"
+    assert suggest_questions([], "en") == []
+    assert not any("Phone" in q for q in english)
+
+
+def test_answers_are_escaped_before_markdown():
+    from app.web.chat import answer_html
+
+    rendered = str(answer_html("**Yes** <script>x()</script> [a](javascript:x()) mean 12.5", ["12.5"]))
+    assert "<strong>Yes</strong>" in rendered and "<script>" not in rendered
+    assert "javascript:" not in rendered and '<mark class="unverified"' in rendered

@@ -167,6 +167,14 @@ def style_legend(ax: Axes, title: str | None = None, **kwargs) -> None:
         legend.get_title().set_color(TEXT)
 
 
+def pad_value_limits(ax: Axes, values: list[float], axis: str) -> None:
+    """Leave room beyond the bars for their value labels (both signs)."""
+    low, high = min(0.0, min(values)), max(0.0, max(values))
+    span = (high - low) or 1.0
+    limits = (low - 0.12 * span if low < 0 else 0.0, high + 0.12 * span if high > 0 else 0.0)
+    (ax.set_xlim if axis == "x" else ax.set_ylim)(*limits)
+
+
 def save(fig: Figure, path: str | Path, dpi: int = DPI) -> Path:
     """Write the figure as PNG and release it."""
     path = Path(path)
@@ -265,6 +273,11 @@ def fmt_num(value: float) -> str:
     return f"{value:.3g}"
 
 
+def short_label(label: str, limit: int = 60) -> str:
+    """A category name short enough for model-facing text."""
+    return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
 def slug(text: str, limit: int = 40) -> str:
     """An ASCII file-name fragment; non-ASCII names get a short stable hash."""
     ascii_part = re.sub(r"[^A-Za-z0-9]+", "_", str(text)).strip("_")[:limit]
@@ -297,8 +310,30 @@ def fold_categories(labels: pd.Series, keep: Iterable, other: str, zh: bool = Fa
     return labels.map(lambda v: category_label(v, zh) if v in keep_set else other).astype(object)
 
 
-def palette(n: int) -> list[str]:
-    return [PALETTE[i % len(PALETTE)] for i in range(n)]
+def palette(n: int, muted_last: bool = False) -> list[str]:
+    """n series colours; `muted_last` greys out the final one (the folded "Other" bucket)."""
+    colors = [PALETTE[i % len(PALETTE)] for i in range(n)]
+    if muted_last and colors:
+        colors[-1] = MUTED
+    return colors
+
+
+def group_labels(data: pd.DataFrame, group_column: str, index: pd.Index, max_groups: int,
+                 zh: bool) -> tuple[pd.Series, list[str], int]:
+    """Group labels for the rows in `index`: the largest groups, the rest folded into Other.
+    Missing groups are dropped. Returns (labels, ordered group names, number folded)."""
+    groups = data.loc[index, group_column]
+    groups = groups[groups.notna()]
+    keep, rest = top_categories(groups.value_counts(), max_groups)
+    other = other_label(len(rest), zh)
+    labels = fold_categories(groups, keep, other, zh)
+    order = [category_label(k, zh) for k in keep] + ([other] if rest else [])
+    return labels, order, len(rest)
+
+
+def unique_index(data: pd.DataFrame) -> pd.DataFrame:
+    """Row-aligned work needs unique row labels; a renumbered view when they repeat (no mutation)."""
+    return data if data.index.is_unique else data.reset_index(drop=True)
 
 
 def is_numeric(series: pd.Series) -> bool:

@@ -271,3 +271,10 @@ def label(value: Any) -> str:
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
     return str(value)
+
+
+def two_pass_mean(a: np.ndarray, axis: int = 0):
+    """Column means (or the mean of a vector) accurate to the last digits (NIST StRD):
+    the second pass removes the rounding of the first."""
+    m = np.mean(a, axis=axis)
+    return m + np.mean(a - m, axis=axis)

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from . import charts
-from .base import ToolContext, ToolError, ToolResult, tagged_text
+from .base import ToolContext, ToolResult
+from .plot_common import chart_result, folded_groups_note, no_data_error, require_numeric_column
 
 SCATTER_SAMPLE = 5000
 MAX_HIST_GROUPS = 6
@@ -24,63 +25,6 @@ _AGG_NAMES = {
     "median": ("Median", "中位数"),
     "count": ("Count", "数量"),
 }
-
-
-# ----------------------------------------------------------------------------- helpers
-
-def _require_numeric(data: pd.DataFrame, column: str, ctx: ToolContext, other_tool: str) -> pd.Series:
-    """The column as finite floats, or a structured wrong_column_type error."""
-    series = data[column]
-    if not charts.is_numeric(series):
-        kind = str(series.dtype)
-        if charts.mostly_numeric_text(series):
-            hint = ctx.t(
-                f"'{column}' holds numbers stored as text; convert it with convert_types first.",
-                f"“{column}”中的数字是以文本形式存储的，请先用 convert_types 转换为数值。",
-            )
-        else:
-            hint = ctx.t(
-                f"Pick a numeric column, or use {other_tool} to chart the categories of '{column}'.",
-                f"请选择数值列，或用 {other_tool} 绘制“{column}”的类别。",
-            )
-        raise ToolError(
-            "wrong_column_type",
-            ctx.t(f"Column '{column}' is not numeric (type {kind}).", f"列“{column}”不是数值类型（{kind}）。"),
-            hint=hint, column=column, dtype=kind,
-        )
-    return charts.numeric_values(series)
-
-
-def _short(label: str, limit: int = 60) -> str:
-    """A category name short enough for model-facing text."""
-    return label if len(label) <= limit else label[: limit - 1] + "…"
-
-
-def _no_data(column: str, ctx: ToolContext) -> ToolError:
-    return ToolError(
-        "insufficient_data",
-        ctx.t(f"Column '{column}' has no usable values to plot.", f"列“{column}”没有可绘制的有效值。"),
-        hint=ctx.t("Check for missing values or filter less strictly.", "请检查缺失值，或放宽筛选条件。"),
-    )
-
-
-def _unique_index(data: pd.DataFrame) -> pd.DataFrame:
-    """Row-aligned work needs unique row labels; a renumbered view when they repeat (no mutation)."""
-    return data if data.index.is_unique else data.reset_index(drop=True)
-
-
-def _group_labels(data: pd.DataFrame, group_column: str, index: pd.Index, max_groups: int,
-                  ctx: ToolContext) -> tuple[pd.Series, list[str], int]:
-    """Group labels for the rows in `index`: the largest groups, the rest folded into Other.
-    Missing groups are dropped. Returns (labels, ordered group names, number folded)."""
-    groups = data.loc[index, group_column]
-    groups = groups[groups.notna()]
-    counts = groups.value_counts()
-    keep, rest = charts.top_categories(counts, max_groups)
-    other = charts.other_label(len(rest), ctx.zh)
-    labels = charts.fold_categories(groups, keep, other, ctx.zh)
-    order = [charts.category_label(k, ctx.zh) for k in keep] + ([other] if rest else [])
-    return labels, order, len(rest)
 
 
 # ----------------------------------------------------------------------------- histogram
@@ -96,10 +40,10 @@ def plot_histogram(data: pd.DataFrame, value_column: str, bins: int = 30, group_
         title: Chart title; a descriptive one is made when omitted.
     """
     ctx = ctx or ToolContext()
-    data = _unique_index(data)
-    values = _require_numeric(data, value_column, ctx, "plot_bar")
+    data = charts.unique_index(data)
+    values = require_numeric_column(data, value_column, ctx, "plot_bar")
     if values.empty:
-        raise _no_data(value_column, ctx)
+        raise no_data_error(value_column, ctx)
     bins = int(min(max(bins, 1), 200))
     n = int(len(values))
     n_missing = int(len(data) - n)
@@ -112,11 +56,9 @@ def plot_histogram(data: pd.DataFrame, value_column: str, bins: int = 30, group_
     limitations: list[str] = []
     n_groups = 0
     if group_column:
-        labels, order, n_folded = _group_labels(data, group_column, values.index, MAX_HIST_GROUPS, ctx)
+        labels, order, n_folded = charts.group_labels(data, group_column, values.index, MAX_HIST_GROUPS, ctx.zh)
         n_groups = len(order)
-        colors = charts.palette(len(order))
-        if n_folded:
-            colors[-1] = charts.MUTED
+        colors = charts.palette(len(order), muted_last=bool(n_folded))
         for rank, (name, color) in enumerate(zip(order, colors)):
             group_values = values.loc[labels.index[labels == name]].to_numpy()
             label = charts.wrap_label(name, 20, 1) + f" (n={len(group_values):,})"
@@ -132,8 +74,7 @@ def plot_histogram(data: pd.DataFrame, value_column: str, bins: int = 30, group_
             limitations.append(ctx.t(f"{dropped} rows with a missing '{group_column}' are not shown.",
                                      f"有 {dropped} 行的“{group_column}”缺失，未绘制。"))
         if n_folded:
-            limitations.append(ctx.t(f"{n_folded} smaller groups are combined as Other.",
-                                     f"较小的 {n_folded} 个组合并为“其他”。"))
+            limitations.append(folded_groups_note(n_folded, ctx))
     else:
         ax.hist(values.to_numpy(), bins=edges, color=charts.ACCENT, edgecolor="white", linewidth=0.6)
         ax.axvline(median, color=charts.ACCENT_DARK, linestyle="--", linewidth=1.4,
@@ -181,12 +122,7 @@ def plot_histogram(data: pd.DataFrame, value_column: str, bins: int = 30, group_
                "skewness": round(skew, 4)}
     if group_column:
         metrics["n_groups"] = n_groups
-    return ToolResult(
-        metrics=metrics, figures=[str(path)], captions=[caption],
-        text=tagged_text(chart=f"{caption}\n{ctx.t('file', '文件')}: {path}", insights=insights,
-                         limitations=limitations),
-        method="histogram", sample_size=n, limitations=limitations,
-    )
+    return chart_result(ctx, path, caption, insights, limitations, metrics, "histogram", n)
 
 
 # ----------------------------------------------------------------------------- bar
@@ -204,13 +140,13 @@ def plot_bar(data: pd.DataFrame, x_column: str, y_column: str | None = None,
         title: Chart title; a descriptive one is made when omitted.
     """
     ctx = ctx or ToolContext()
-    data = _unique_index(data)
+    data = charts.unique_index(data)
     if y_column is None:
         agg = "count"
     top = int(min(max(top, 1), 50))
     x = data[x_column]
     if y_column is not None and agg != "count":
-        y = _require_numeric(data, y_column, ctx, "plot_bar without y_column (counts)")
+        y = require_numeric_column(data, y_column, ctx, "plot_bar without y_column (counts)")
         frame = pd.DataFrame({"x": x.loc[y.index], "y": y})
     elif y_column is not None:
         keep = data[y_column].notna()
@@ -220,7 +156,7 @@ def plot_bar(data: pd.DataFrame, x_column: str, y_column: str | None = None,
     n_missing_x = int(frame["x"].isna().sum())
     frame = frame[frame["x"].notna()]
     if frame.empty:
-        raise _no_data(y_column or x_column, ctx)
+        raise no_data_error(y_column or x_column, ctx)
 
     func = {"mean": "mean", "sum": "sum", "median": "median", "count": "size"}[agg]
     grouped = frame.groupby("x", sort=False, observed=True)["y"]
@@ -261,7 +197,7 @@ def plot_bar(data: pd.DataFrame, x_column: str, y_column: str | None = None,
         ax.set_yticks(positions, wrapped)
         ax.invert_yaxis()  # largest at the top
         ax.bar_label(bars, labels=value_labels, padding=3, fontsize=charts.ANNOT_SIZE, color=charts.TEXT)
-        _pad_limits(ax, values, "x")
+        charts.pad_value_limits(ax, values, "x")
         charts.set_labels(ax, title or default_title, y_label, x_column,
                           ylabel_width=max(12, int(height * 6)))
     else:
@@ -270,7 +206,7 @@ def plot_bar(data: pd.DataFrame, x_column: str, y_column: str | None = None,
         bars = ax.bar(positions, values, color=colors, width=0.68)
         ax.set_xticks(positions, wrapped)
         ax.bar_label(bars, labels=value_labels, padding=3, fontsize=charts.ANNOT_SIZE, color=charts.TEXT)
-        _pad_limits(ax, values, "y")
+        charts.pad_value_limits(ax, values, "y")
         charts.set_labels(ax, title or default_title, x_column, y_label)
 
     stem = f"bar_{charts.slug(x_column)}" + (f"_{charts.slug(y_column)}" if y_column else "")
@@ -280,7 +216,7 @@ def plot_bar(data: pd.DataFrame, x_column: str, y_column: str | None = None,
     n_categories = int(len(full))
     best, worst = full.idxmax(), full.idxmin()
     best_label, worst_label = charts.category_label(best, ctx.zh), charts.category_label(worst, ctx.zh)
-    best_short, worst_short = _short(best_label), _short(worst_label)
+    best_short, worst_short = charts.short_label(best_label), charts.short_label(worst_label)
     what_en = "number of rows" if agg == "count" else f"{agg_en.lower()} {y_column}"
     what_zh = "行数" if agg == "count" else f"{y_column}{agg_zh}"
     folded_en = f", with the other {len(rest)} combined as Other" if rest else ""
@@ -299,8 +235,8 @@ def plot_bar(data: pd.DataFrame, x_column: str, y_column: str | None = None,
     ]
     if agg in ("count", "sum") and full.sum() > 0:
         share = float(shown.iloc[0] / full.sum()) if len(shown) else 0.0
-        insights.append(ctx.t(f"{_short(labels[0])} accounts for {share:.1%} of the total.",
-                              f"{_short(labels[0])} 占总量的 {share:.1%}。"))
+        insights.append(ctx.t(f"{charts.short_label(labels[0])} accounts for {share:.1%} of the total.",
+                              f"{charts.short_label(labels[0])} 占总量的 {share:.1%}。"))
     if agg in ("mean", "median"):
         small = int((sizes < 5).sum())
         if small:
@@ -321,21 +257,8 @@ def plot_bar(data: pd.DataFrame, x_column: str, y_column: str | None = None,
     }
     if other_value is not None:
         metrics["other_value"] = other_value
-    return ToolResult(
-        metrics=metrics, figures=[str(path)], captions=[caption],
-        text=tagged_text(chart=f"{caption}\n{ctx.t('file', '文件')}: {path}", insights=insights,
-                         limitations=limitations),
-        method=f"bar chart ({agg})", sample_size=n, limitations=limitations,
-        table=pd.DataFrame({x_column: labels, "count" if agg == "count" else f"{agg}_{y_column}": values}),
-    )
-
-
-def _pad_limits(ax, values: list[float], axis: str) -> None:
-    """Leave room beyond the bars for their value labels (both signs)."""
-    low, high = min(0.0, min(values)), max(0.0, max(values))
-    span = (high - low) or 1.0
-    limits = (low - 0.12 * span if low < 0 else 0.0, high + 0.12 * span if high > 0 else 0.0)
-    (ax.set_xlim if axis == "x" else ax.set_ylim)(*limits)
+    table = pd.DataFrame({x_column: labels, "count" if agg == "count" else f"{agg}_{y_column}": values})
+    return chart_result(ctx, path, caption, insights, limitations, metrics, f"bar chart ({agg})", n, table)
 
 
 # ----------------------------------------------------------------------------- scatter
@@ -352,12 +275,12 @@ def plot_scatter(data: pd.DataFrame, x_column: str, y_column: str, group_column:
         title: Chart title; a descriptive one is made when omitted.
     """
     ctx = ctx or ToolContext()
-    data = _unique_index(data)
-    xs = _require_numeric(data, x_column, ctx, "plot_bar")
-    ys = _require_numeric(data, y_column, ctx, "plot_bar")
+    data = charts.unique_index(data)
+    xs = require_numeric_column(data, x_column, ctx, "plot_bar")
+    ys = require_numeric_column(data, y_column, ctx, "plot_bar")
     index = xs.index.intersection(ys.index)
     if len(index) == 0:
-        raise _no_data(f"{x_column}, {y_column}", ctx)
+        raise no_data_error(f"{x_column}, {y_column}", ctx)
     x_all, y_all = xs.loc[index], ys.loc[index]
     n = int(len(index))
     n_dropped = int(len(data) - n)
@@ -377,17 +300,14 @@ def plot_scatter(data: pd.DataFrame, x_column: str, y_column: str, group_column:
     alpha = 0.8 if len(plot_index) <= 500 else 0.5
     limitations: list[str] = []
     if group_column:
-        labels, order, n_folded = _group_labels(data, group_column, plot_index, MAX_SCATTER_GROUPS, ctx)
-        colors = charts.palette(len(order))
-        if n_folded:
-            colors[-1] = charts.MUTED
+        labels, order, n_folded = charts.group_labels(data, group_column, plot_index, MAX_SCATTER_GROUPS, ctx.zh)
+        colors = charts.palette(len(order), muted_last=bool(n_folded))
         for name, color in zip(order, colors):
             idx = labels.index[labels == name]
             ax.scatter(x_all.loc[idx], y_all.loc[idx], s=size, color=color, alpha=alpha, linewidths=0,
                        label=charts.wrap_label(name, 24, 1))
         if n_folded:
-            limitations.append(ctx.t(f"{n_folded} smaller groups are combined as Other.",
-                                     f"较小的 {n_folded} 个组合并为“其他”。"))
+            limitations.append(folded_groups_note(n_folded, ctx))
     else:
         ax.scatter(x_all.loc[plot_index], y_all.loc[plot_index], s=size, color=charts.ACCENT, alpha=alpha,
                    linewidths=0)
@@ -438,10 +358,5 @@ def plot_scatter(data: pd.DataFrame, x_column: str, y_column: str, group_column:
     if n_dropped:
         limitations.append(ctx.t(f"{n_dropped} rows with a missing value in either column are not shown.",
                                  f"有 {n_dropped} 行在任一列中缺失，未绘制。"))
-    return ToolResult(
-        metrics=metrics, figures=[str(path)], captions=[caption],
-        text=tagged_text(chart=f"{caption}\n{ctx.t('file', '文件')}: {path}", insights=insights,
-                         limitations=limitations),
-        method="scatter plot" + (" with OLS trendline" if trendline and fit else ""), sample_size=n,
-        limitations=limitations,
-    )
+    method = "scatter plot" + (" with OLS trendline" if trendline and fit else "")
+    return chart_result(ctx, path, caption, insights, limitations, metrics, method, n)

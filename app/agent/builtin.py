@@ -112,27 +112,44 @@ class BuiltinAnalyst:
                 "Hello! Tell me what you want to learn from your data, e.g. \"Does revenue differ by region?\"")
 
     def _answer(self, question: str, plan: Plan, calls: dict, results: dict) -> str:
+        """Conclusions first: the finding that answers the question, then the supporting ones."""
         findings, failures = [], []
-        for step in plan.steps:
-            if not step.task:
-                continue
+        for step in sorted((s for s in plan.steps if s.task), key=lambda s: ANSWER_ORDER.get(s.tool, 9)):
             _, result = _find_result(step.tool, step.arguments, calls, results)
             if result and result.get("ok") and (result["interpretation"] or result["conclusion"]):
-                findings.append(result["interpretation"] or result["conclusion"])
+                findings.append(_finding(step.tool, result, self.zh))
             elif result:
                 failures.append(step.task)
-        lines = ["## 结论" if self.zh else "## Findings", ""]
-        lines += [f"- {f}" for f in findings] or [
-            "- 现有数据无法得出可靠结论。" if self.zh else "- No reliable conclusion could be drawn from this data."]
+        if not findings:
+            findings = ["现有数据无法得出可靠结论。" if self.zh else "No reliable conclusion could be drawn from this data."]
+        lines = ["## 结论" if self.zh else "## Answer", "", f"**{findings[0]}**", ""]
+        if len(findings) > 1:
+            lines += ["### 其他发现" if self.zh else "### Supporting findings", ""]
+            lines += [f"- {f}" for f in findings[1:]] + [""]
         if failures:
-            lines += ["", ("以下分析未能完成：" if self.zh else "These analyses could not be completed: ") + "; ".join(failures)]
-        lines += ["", "## 说明" if self.zh else "## Caveats", ""]
+            lines += [("以下分析未能完成：" if self.zh else "These analyses could not be completed: ") + "; ".join(failures), ""]
+        lines += ["### 注意" if self.zh else "### Caveats", ""]
         lines += [f"- {n}" for n in plan.notes]
         lines.append("- 相关不代表因果；结论基于上传的数据，不一定适用于其他时期或人群。" if self.zh else
                      "- Correlation is not causation; conclusions hold for the uploaded data and may not carry over "
                      "to other periods or people.")
         lines += ["", HONESTY["zh" if self.zh else "en"]]
         return "\n".join(lines)
+
+
+ANSWER_ORDER = {"compare_groups": 0, "compare_two_groups": 0, "linear_regression": 1, "correlation_analysis": 2,
+                "describe_columns": 3, "value_counts": 4}
+
+
+def _finding(tool: str, result: dict[str, Any], zh: bool) -> str:
+    """The tool's plain-language reading, with group averages for comparisons."""
+    text = result["interpretation"] or result["conclusion"]
+    means = {k.split(".", 1)[1]: v for k, v in result["metrics"].items()
+             if k.startswith("mean.") and isinstance(v, (int, float))}
+    if tool in ("compare_groups", "compare_two_groups") and means:
+        listed = ("，" if zh else ", ").join(f"{g} {_fmt(v)}" for g, v in sorted(means.items(), key=lambda kv: -kv[1]))
+        text += f"（各组平均值：{listed}）" if zh else f" (averages: {listed})"
+    return text
 
 
 def _current_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,0 +1,203 @@
+"""report.json as a Word document (python-docx, imported only when a document is written)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from app.reports.i18n import label, labels
+from app.reports.report_parts import (CONFIDENCE_COLOURS, evidence_facts, evidence_numbers, figure_caption,
+                                      figure_file, figure_numbers_by_evidence, meta_items, metric_rows,
+                                      report_language, task_rows, tool_call_rows)
+from app.reports.text_blocks import inline_runs, markdown_blocks
+
+_STYLES_WITH_CJK = ("Normal", "Title", "Heading 1", "Heading 2", "Heading 3", "List Bullet", "List Number")
+_MUTED = "5B6475"
+_CAVEAT = "B26A00"
+
+
+def to_docx(report: dict[str, Any], path: str | Path, base_dir: str | Path | None = None) -> Path:
+    _require_python_docx()
+    lang = report_language(report)
+    L = labels(lang)
+    numbers = evidence_numbers(report)
+    doc = _new_document()
+    _add_header(doc, report, L, lang)
+    doc.add_heading(L["answer"], level=1)
+    _add_markdown(doc, report.get("answer", ""))
+    _add_caveats(doc, report, L)
+    _add_evidence(doc, report, L, lang, numbers)
+    _add_figures(doc, report, L, numbers, Path(base_dir) if base_dir is not None else Path(path).parent)
+    _add_how(doc, report, L, lang)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc.save(str(path))
+    return path
+
+
+def _require_python_docx() -> None:
+    try:
+        import docx  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise RuntimeError("Word export needs the python-docx package (pip install python-docx).") from exc
+
+
+def _new_document():
+    from docx import Document
+    from docx.oxml.ns import qn
+    from docx.shared import Pt
+
+    doc = Document()
+    for style_name in _STYLES_WITH_CJK:
+        try:
+            style = doc.styles[style_name]
+        except KeyError:
+            continue
+        rpr = style.element.get_or_add_rPr()
+        fonts = rpr.find(qn("w:rFonts"))
+        if fonts is None:
+            fonts = rpr.makeelement(qn("w:rFonts"), {})
+            rpr.append(fonts)
+        fonts.set(qn("w:eastAsia"), "SimHei")  # Chinese text; Word falls back when it is not installed
+    doc.styles["Normal"].font.size = Pt(10.5)
+    return doc
+
+
+def _coloured(run, hex_colour: str):
+    from docx.shared import RGBColor
+
+    run.font.color.rgb = RGBColor.from_string(hex_colour.upper())
+    return run
+
+
+def _add_runs(paragraph, text: str) -> None:
+    for style, chunk in inline_runs(text):
+        run = paragraph.add_run(chunk)
+        run.bold = style == "b"
+        run.italic = style == "i"
+        if style == "code":
+            run.font.name = "Consolas"
+
+
+def _add_labelled(doc, key: str, value: str) -> None:
+    """A paragraph 'key: value' with the key in bold."""
+    p = doc.add_paragraph()
+    p.add_run(f"{key}: ").bold = True
+    p.add_run(value)
+
+
+def _add_table(doc, rows: list[list[str]], header: bool = True) -> None:
+    if not rows:
+        return
+    width = max(len(r) for r in rows)
+    table = doc.add_table(rows=len(rows), cols=width)
+    table.style = "Table Grid"
+    for r, row in enumerate(rows):
+        for c in range(width):
+            cell = table.cell(r, c)
+            cell.text = ""
+            _add_runs(cell.paragraphs[0], row[c] if c < len(row) else "")
+            if header and r == 0:
+                for run in cell.paragraphs[0].runs:
+                    run.bold = True
+    doc.add_paragraph()
+
+
+def _add_markdown(doc, text: str) -> None:
+    from docx.shared import Inches
+
+    for kind, value in markdown_blocks(text):
+        if kind == "heading":
+            doc.add_heading(value[1], level=min(value[0] + 1, 4))
+        elif kind == "bullet":
+            _add_runs(doc.add_paragraph(style="List Bullet"), value)
+        elif kind == "numbered":
+            _add_runs(doc.add_paragraph(), f"{value[0]}. {value[1]}")
+        elif kind == "table":
+            _add_table(doc, value)
+        elif kind == "code":
+            doc.add_paragraph().add_run(value).font.name = "Consolas"
+        elif kind == "quote":
+            p = doc.add_paragraph()
+            _add_runs(p, value)
+            p.paragraph_format.left_indent = Inches(0.3)
+        else:
+            _add_runs(doc.add_paragraph(), value)
+
+
+def _add_header(doc, report: dict[str, Any], L: dict[str, str], lang: str) -> None:
+    from docx.shared import Pt
+
+    doc.add_heading(L["title"], level=0)
+    _add_labelled(doc, L["question"], report.get("question", ""))
+    small = _coloured(doc.add_paragraph().add_run(" · ".join(meta_items(report, L, lang))), _MUTED)
+    small.font.size = Pt(9)
+
+
+def _add_caveats(doc, report: dict[str, Any], L: dict[str, str]) -> None:
+    if report.get("unverified_numbers"):
+        doc.add_heading(L["unverified_title"], level=2)
+        p = doc.add_paragraph(L["unverified_text"] + " ")
+        _coloured(p.add_run(", ".join(report["unverified_numbers"])), _CAVEAT).bold = True
+    if report.get("warnings"):
+        doc.add_heading(L["warnings"], level=2)
+        for w in report["warnings"]:
+            doc.add_paragraph(w, style="List Bullet")
+
+
+def _add_evidence(doc, report: dict[str, Any], L: dict[str, str], lang: str, numbers: dict[str, int]) -> None:
+    doc.add_heading(L["evidence"], level=1)
+    if not report.get("evidence"):
+        doc.add_paragraph(L["no_evidence"])
+    figures_by_evidence = figure_numbers_by_evidence(report.get("figures", []))
+    for item in report.get("evidence", []):
+        doc.add_heading(f"E{numbers[item['id']]}. {item.get('claim', '')}", level=2)
+        conf = item.get("confidence", "medium")
+        p = doc.add_paragraph()
+        p.add_run(f"{L['confidence']}: ").bold = True
+        colour = CONFIDENCE_COLOURS.get(conf, CONFIDENCE_COLOURS["medium"]).lstrip("#")
+        _coloured(p.add_run(label(conf, lang)), colour).bold = True
+        for key, value in evidence_facts(item, L, figures_by_evidence.get(item["id"], [])):
+            _add_labelled(doc, key, str(value))
+        if item.get("metrics"):
+            _add_table(doc, metric_rows(item, L))
+
+
+def _add_figures(doc, report: dict[str, Any], L: dict[str, str], numbers: dict[str, int], base: Path) -> None:
+    from docx.enum.text import WD_ALIGN_PARAGRAPH
+    from docx.shared import Inches
+
+    if not report.get("figures"):
+        return
+    doc.add_heading(L["figures"], level=1)
+    for n, figure in enumerate(report["figures"], start=1):
+        file = figure_file(figure.get("path", ""), base)
+        if file is not None:
+            try:
+                doc.add_picture(str(file), width=Inches(6))
+                doc.paragraphs[-1].alignment = WD_ALIGN_PARAGRAPH.CENTER
+            except Exception:  # an unreadable image must not lose the report
+                doc.add_paragraph(str(figure.get("path")))
+        cap = doc.add_paragraph()
+        cap.add_run(figure_caption(figure, n, L, numbers)).italic = True
+        cap.alignment = WD_ALIGN_PARAGRAPH.CENTER
+
+
+def _add_how(doc, report: dict[str, Any], L: dict[str, str], lang: str) -> None:
+    doc.add_heading(L["how"], level=1)
+    if report.get("method_notes"):
+        _add_labelled(doc, L["methods_used"], "; ".join(report["method_notes"]))
+    if report.get("tools_used"):
+        _add_labelled(doc, L["tools_used"], ", ".join(report["tools_used"]))
+    doc.add_heading(L["plan"], level=2)
+    if report.get("tasks"):
+        _add_table(doc, task_rows(report, L, lang))
+    else:
+        doc.add_paragraph(L["no_plan"])
+    if report.get("tool_calls"):
+        doc.add_heading(L["tool_calls"], level=2)
+        _add_table(doc, tool_call_rows(report, L))
+    if report.get("limitations"):
+        doc.add_heading(L["all_limitations"], level=1)
+        for x in report["limitations"]:
+            doc.add_paragraph(x, style="List Bullet")

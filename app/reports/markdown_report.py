@@ -1,0 +1,110 @@
+"""report.json as Markdown: the portable, diff-friendly rendering."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.reports.i18n import label, labels
+from app.reports.report_parts import (args_text, evidence_numbers, figure_numbers_by_evidence, format_value,
+                                      meta_items, report_language, supports_suffix, task_status)
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    lang = report_language(report)
+    L = labels(lang)
+    numbers = evidence_numbers(report)
+    out = _header(report, L, lang)
+    out += _caveats(report, L)
+    out += _evidence(report, L, lang, numbers)
+    out += _figures(report, L, numbers)
+    out += _how(report, L, lang)
+    if report.get("limitations"):
+        out += [f"## {L['all_limitations']}", ""] + [f"- {x}" for x in report["limitations"]] + [""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _md_cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _header(report: dict[str, Any], L: dict[str, str], lang: str) -> list[str]:
+    meta = meta_items(report, L, lang, dataset_prefix=f"{L['datasets']}: ")
+    return [f"# {L['title']}", "", f"**{L['question']}:** {report.get('question', '')}", "",
+            f"_{' · '.join(meta)}_", "", f"## {L['answer']}", "", (report.get("answer") or "").strip(), ""]
+
+
+def _caveats(report: dict[str, Any], L: dict[str, str]) -> list[str]:
+    out: list[str] = []
+    if report.get("unverified_numbers"):
+        out += [f"> **{L['unverified_title']}:** {L['unverified_text']}",
+                "> " + ", ".join(f"`{n}`" for n in report["unverified_numbers"]), ""]
+    if report.get("warnings"):
+        out += [f"## {L['warnings']}", ""] + [f"- {w}" for w in report["warnings"]] + [""]
+    return out
+
+
+def _evidence(report: dict[str, Any], L: dict[str, str], lang: str, numbers: dict[str, int]) -> list[str]:
+    out = [f"## {L['evidence']}", ""]
+    if not report.get("evidence"):
+        out += [L["no_evidence"], ""]
+    figures_by_evidence = figure_numbers_by_evidence(report.get("figures", []))
+    for item in report.get("evidence", []):
+        out += _evidence_item(item, L, lang, numbers, figures_by_evidence.get(item["id"], []))
+    return out
+
+
+def _evidence_item(item: dict[str, Any], L: dict[str, str], lang: str, numbers: dict[str, int],
+                   figure_numbers: list[int]) -> list[str]:
+    out = [f"### E{numbers[item['id']]}. {item.get('claim', '')}", "",
+           f"- **{L['confidence']}:** {label(item.get('confidence', 'medium'), lang)}",
+           f"- **{L['method']}:** {item.get('method', '')}"]
+    if item.get("result_summary"):
+        out.append(f"- **{L['result']}:** {item['result_summary']}")
+    if item.get("sample_size") is not None:
+        out.append(f"- **{L['sample_size']}:** {item['sample_size']}")
+    if item.get("limitations"):
+        out.append(f"- **{L['limitations']}:** " + "; ".join(item["limitations"]))
+    out.append(f"- **{L['based_on']}:** " + ", ".join(f"`{c}`" for c in item.get("tool_call_ids", [])))
+    if figure_numbers:
+        out.append(f"- **{L['figures']}:** " + ", ".join(f"{L['figure']} {n}" for n in figure_numbers))
+    out.append("")
+    if item.get("metrics"):
+        out += [f"| {L['metric']} | {L['value']} |", "|---|---|"]
+        out += [f"| {_md_cell(k)} | {_md_cell(format_value(v))} |" for k, v in item["metrics"].items()]
+        out.append("")
+    return out
+
+
+def _figures(report: dict[str, Any], L: dict[str, str], numbers: dict[str, int]) -> list[str]:
+    if not report.get("figures"):
+        return []
+    out = [f"## {L['figures']}", ""]
+    for n, figure in enumerate(report["figures"], start=1):
+        caption = figure.get("caption") or ""
+        out += [f"![{L['figure']} {n}: {caption}]({figure.get('path', '')})", "",
+                f"*{L['figure']} {n}. {caption}*" + supports_suffix(figure, L, numbers), ""]
+    return out
+
+
+def _how(report: dict[str, Any], L: dict[str, str], lang: str) -> list[str]:
+    out = [f"## {L['how']}", ""]
+    if report.get("method_notes"):
+        out += [f"**{L['methods_used']}:** " + "; ".join(report["method_notes"]), ""]
+    if report.get("tools_used"):
+        out += [f"**{L['tools_used']}:** " + ", ".join(f"`{t}`" for t in report["tools_used"]), ""]
+    out += [f"### {L['plan']}", ""]
+    if report.get("tasks"):
+        for task in report["tasks"]:
+            mark = "x" if task.get("status") == "completed" else " "
+            out.append(f"- [{mark}] {task.get('subject', '')} — {task_status(task, lang)}")
+    else:
+        out.append(L["no_plan"])
+    out.append("")
+    if report.get("tool_calls"):
+        out += [f"### {L['tool_calls']}", "",
+                f"| {L['id']} | {L['tool']} | {L['arguments']} | {L['status']} | {L['duration']} |", "|---|---|---|---|---|"]
+        for call in report["tool_calls"]:
+            out.append(f"| `{call['id']}` | {call['tool']} | {_md_cell(args_text(call.get('arguments', {})))} | "
+                       f"{L['ok'] if call.get('ok') else L['failed']} | {format_value(call.get('duration_ms'))} |")
+        out.append("")
+    return out

@@ -1,0 +1,134 @@
+"""Pieces of a report that every rendering (Markdown, HTML, Word, PDF) words the same way.
+
+Keeping them here means the four formats cannot drift apart on what a fact, caption or table row says.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from app.reports.i18n import label
+
+CONFIDENCE_COLOURS = {"high": "#1e7b3a", "medium": "#b26a00", "low": "#b3261e"}
+
+
+def report_language(report: dict[str, Any]) -> str:
+    return report.get("language") if report.get("language") in ("zh", "en") else "en"
+
+
+def format_value(value: Any) -> str:
+    """Numbers as a reader wants them: 4 significant digits for floats, separators for ints."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "—"
+        if value == int(value) and abs(value) < 1e15:
+            return format_value(int(value))
+        if abs(value) >= 1e5 or abs(value) < 1e-3:
+            return f"{value:.3g}"
+        return f"{value:.4g}"
+    if value is None:
+        return "—"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def args_text(arguments: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in (arguments or {}).items())
+
+
+def figure_file(path: str, base_dir: Path | None) -> Path | None:
+    """The figure's image on disk (relative paths resolved against base_dir), or None when it is gone."""
+    if not path:
+        return None
+    candidate = Path(path)
+    if not candidate.is_absolute() and base_dir is not None:
+        candidate = Path(base_dir) / candidate
+    return candidate if candidate.is_file() else None
+
+
+def evidence_numbers(report: dict[str, Any]) -> dict[str, int]:
+    return {item["id"]: n for n, item in enumerate(report.get("evidence", []), start=1)}
+
+
+def figure_numbers_by_evidence(figures: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """Evidence id -> the 1-based numbers of the figures that support it."""
+    numbers: dict[str, list[int]] = {}
+    for n, figure in enumerate(figures, start=1):
+        if figure.get("evidence_id"):
+            numbers.setdefault(figure["evidence_id"], []).append(n)
+    return numbers
+
+
+def task_status(task: dict[str, Any], language: str) -> str:
+    text = label(task.get("status") or "pending", language)
+    if task.get("status") == "completed" and task.get("completed_by") in ("evidence", "model"):
+        text += f" ({label('completed_by_' + task['completed_by'], language)})"
+    return text
+
+
+def model_text(report: dict[str, Any], language: str) -> str:
+    model = report.get("model") or {}
+    if model.get("kind") == "builtin":
+        return label("builtin", language)
+    return f"{model.get('name', '')} ({model.get('kind', '')})"
+
+
+def meta_items(report: dict[str, Any], L: dict[str, str], language: str, dataset_prefix: str = "") -> list[str]:
+    """Model, generation time and datasets: the small print under the question."""
+    meta = [f"{L['model']}: {model_text(report, language)}"]
+    if report.get("created_at"):
+        meta.append(f"{L['generated']}: {report['created_at']}")
+    for dataset in report.get("datasets", []):
+        sheet = f" [{dataset['sheet']}]" if dataset.get("sheet") else ""
+        meta.append(f"{dataset_prefix}{dataset.get('file')}{sheet}, {dataset.get('rows')} {L['rows_unit']}")
+    return meta
+
+
+def evidence_facts(item: dict[str, Any], L: dict[str, str], figure_numbers: list[int]) -> list[tuple[str, str]]:
+    """(label, text) lines describing one evidence item, as Word and PDF list them."""
+    facts = [(L["method"], item.get("method") or "—")]
+    if item.get("result_summary"):
+        facts.append((L["result"], item["result_summary"]))
+    facts.append((L["sample_size"], format_value(item.get("sample_size"))))
+    if item.get("limitations"):
+        facts.append((L["limitations"], "; ".join(item["limitations"])))
+    facts.append((L["based_on"], ", ".join(item.get("tool_call_ids", []))))
+    if figure_numbers:
+        facts.append((L["figures"], ", ".join(f"{L['figure']} {n}" for n in figure_numbers)))
+    return facts
+
+
+def metric_rows(item: dict[str, Any], L: dict[str, str]) -> list[list[str]]:
+    return [[L["metric"], L["value"]]] + [[str(k), format_value(v)] for k, v in item["metrics"].items()]
+
+
+def supports_suffix(figure: dict[str, Any], L: dict[str, str], numbers: dict[str, int]) -> str:
+    """' — Supports E2' when the figure backs an evidence item, else ''."""
+    if figure.get("evidence_id") in numbers:
+        return f" — {L['supports']} E{numbers[figure['evidence_id']]}"
+    return ""
+
+
+def figure_caption(figure: dict[str, Any], n: int, L: dict[str, str], numbers: dict[str, int]) -> str:
+    return f"{L['figure']} {n}. {figure.get('caption', '')}" + supports_suffix(figure, L, numbers)
+
+
+def task_rows(report: dict[str, Any], L: dict[str, str], language: str) -> list[list[str]]:
+    """The plan as a table (header first)."""
+    return [["#", L["task"], L["status"]]] + [[str(n), t.get("subject", ""), task_status(t, language)]
+                                             for n, t in enumerate(report["tasks"], start=1)]
+
+
+def tool_call_rows(report: dict[str, Any], L: dict[str, str]) -> list[list[str]]:
+    """The tool calls as a table (header first)."""
+    return [[L["id"], L["tool"], L["arguments"], L["status"], L["duration"]]] + [
+        [c["id"], c.get("tool", ""), args_text(c.get("arguments", {})), L["ok"] if c.get("ok") else L["failed"],
+         format_value(c.get("duration_ms"))] for c in report["tool_calls"]]

@@ -94,18 +94,20 @@ class RunService:
                 turn = self.prepare_turn(session, run, recorder)
                 run.answer = run_turn(turn)
                 run.status = "done"
+                self.finish(session, run, recorder)
             except Interrupted:
-                run.status = "interrupted"
-                run.answer = _partial_answer(run.language)
+                run.status, run.answer = "interrupted", _partial_answer(run.language)
+                self.finish(session, run, recorder)
             except ModelError as exc:
                 run.status, run.error = "failed", str(exc)
+                self.finish(session, run, recorder)
             except Exception as exc:  # a harness bug: log it, tell the user plainly
                 log.exception("run %s failed", run_id)
                 session.rollback()
                 run.status = "failed"
                 run.error = ("分析意外中断，请重试。" if run.language == "zh" else
                              "The analysis stopped unexpectedly. Please try again.") + f" ({type(exc).__name__})"
-            self.finish(session, run, recorder)
+                self.finish(session, run, recorder)
         self._stops.pop(run_id, None)
 
     def prepare_turn(self, session: Session, run: Run, recorder: RunRecorder) -> Turn:

@@ -116,3 +116,43 @@ def test_unrepairable_arguments_become_a_tool_error(tmp_path):
     model = ScriptedModel([ModelReply(None, [bad]), ModelReply("ok")])
     run_with(tmp_path, model)
     assert json.loads(model.requests[1]["messages"][-1]["content"])["error"] == "invalid_arguments"
+
+
+def test_a_crash_inside_the_turn_fails_the_run_plainly(tmp_path):
+    class Broken:
+        kind = name = "broken"
+
+        def complete(self, messages, tools):
+            raise RuntimeError("boom")
+
+    db, run_id = run_with(tmp_path, Broken())
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        assert run.status == "failed" and "unexpectedly" in run.error and "boom" not in run.error
+        last = s.scalars(select(Event).where(Event.run_id == run_id).order_by(Event.id.desc())).first()
+        assert last.kind == "run_finished" and last.data["status"] == "failed"
+
+
+def test_interrupt_stops_the_run_and_keeps_history_valid(tmp_path):
+    from app.agent.protocol import heal_protocol
+
+    settings, db, service, ws = setup(tmp_path, PLANT, lambda *_: model)
+
+    class Stopper:
+        kind = name = "stopper"
+
+        def complete(self, messages, tools):
+            service.interrupt(run_id)  # the user presses Stop while tools are pending
+            return ModelReply(None, [call("describe_columns", "c1", columns=["weight"])])
+
+    model = Stopper()
+    run_id = start_run(service, ws, "describe weight")
+    service._stops[run_id] = __import__("threading").Event()
+    service.execute(run_id)
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        assert run.status == "interrupted"
+        history = [{"role": m.role, "content": m.content, "tool_calls": m.tool_calls, "tool_call_id": m.tool_call_id}
+                   for m in s.scalars(select(Message).where(Message.run_id == run_id).order_by(Message.id))]
+    history = [{k: v for k, v in m.items() if v is not None} for m in history]
+    assert heal_protocol(history) == []  # the stored history is already valid

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import select
 import subprocess
 import sys
 from datetime import datetime
@@ -337,18 +338,29 @@ def test_cli_inspect(samples, tmp_path, capsys):
 
 # --- corpus smoke test ---------------------------------------------------------------------------
 
-_SMOKE = """
-import json, resource, sys
+_WORKER = """
+import json, resource, signal, sys
 limit = 2 * 1024 ** 3  # a crafted file must not be able to take the machine's memory
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 from app.ingest.errors import IngestError
 from app.ingest.pipeline import inspect_file
-try:
-    result = inspect_file(sys.argv[1], rows=5)
-    json.dumps(result, allow_nan=False)
-    print(json.dumps({"ok": True, "rows": result["rows"]}))
-except IngestError as exc:
-    print(json.dumps({"ok": False, "category": exc.category}))
+
+def timed_out(*_):
+    raise TimeoutError()
+
+signal.signal(signal.SIGALRM, timed_out)
+for line in sys.stdin:
+    signal.alarm(60)
+    try:
+        result = inspect_file(line.strip(), rows=5)
+        json.dumps(result, allow_nan=False)
+        outcome = {"ok": True, "rows": result["rows"]}
+    except IngestError as exc:
+        outcome = {"ok": False, "category": exc.category}
+    except TimeoutError:
+        outcome = {"ok": False, "category": "timeout"}
+    signal.alarm(0)
+    print(json.dumps(outcome), flush=True)
 """
 
 
@@ -359,26 +371,39 @@ def _corpus_files():
                   if p.is_file() and not p.name.upper().startswith(("README", "LICENSE")))
 
 
-def _run_smoke(path: Path) -> tuple[int, str, str]:
-    try:
-        proc = subprocess.run([sys.executable, "-c", _SMOKE, str(path)], cwd=REPO,
-                              capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        return -1, "", "timed out after 60 s"
-    return proc.returncode, proc.stdout, proc.stderr
-
-
 @pytest.fixture(scope="module")
 def corpus_outcomes() -> dict[Path, tuple[int, str, str]]:
-    # One subprocess per file (isolates crashes, hangs and memory), several at a time for speed.
-    from concurrent.futures import ThreadPoolExecutor
-
-    files = _corpus_files()
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        return dict(zip(files, pool.map(_run_smoke, files)))
+    """Every corpus file through one long-lived worker (imports once); a file that crashes the
+    worker is recorded as a crash and a fresh worker takes the rest."""
+    outcomes: dict[Path, tuple[int, str, str]] = {}
+    worker = None
+    for path in _corpus_files():
+        if worker is None:
+            worker = subprocess.Popen([sys.executable, "-c", _WORKER], cwd=REPO, text=True,
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        worker.stdin.write(f"{path}\n")
+        worker.stdin.flush()
+        # The alarm cannot interrupt native code, so the parent also stops waiting after 90 s.
+        if not select.select([worker.stdout], [], [], 90)[0]:
+            worker.kill()
+            worker.wait()
+            outcomes[path], worker = (-1, "", "hung for more than 90 s"), None
+            continue
+        line = worker.stdout.readline()
+        if line:
+            outcomes[path] = (0, line, "")
+            continue
+        worker.wait(timeout=30)
+        outcomes[path] = (worker.returncode or -1, "", worker.stderr.read())
+        worker = None
+    if worker is not None:
+        worker.stdin.close()
+        worker.wait(timeout=30)
+    return outcomes
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not available")
 @pytest.mark.parametrize("path", _corpus_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_corpus_file_loads_or_fails_cleanly(path, corpus_outcomes):

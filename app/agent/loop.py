@@ -49,8 +49,13 @@ def run_turn(turn: Turn) -> str:
 
 
 def heal(turn: Turn) -> None:
+    """Repair the history, and persist the synthetic tool results so the stored history is valid too."""
+    before = {id(m) for m in turn.messages}
     repairs = heal_protocol(turn.messages)
     if repairs:
+        for message in turn.messages:
+            if id(message) not in before and message["role"] == "tool":
+                turn.recorder.add_message(message)
         turn.recorder.emit("protocol_repaired", {"repairs": repairs})
 
 

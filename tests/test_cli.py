@@ -1,0 +1,84 @@
+"""`verity analyze` and `verity inspect` as a user runs them (a subprocess, real files)."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.factories import SAMPLES
+
+SALES = SAMPLES / "retail_sales.xlsx"
+
+
+def verity(*args, tmp_path, check=False):
+    env = {**os.environ, "VERITY_DATA_DIR": str(tmp_path / "runtime"), "VERITY_LLM_MODEL": "builtin"}
+    env.pop("VERITY_LLM_API_KEY", None)
+    env.pop("OPENAI_API_KEY", None)
+    return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=600, check=check)
+
+
+@pytest.fixture(scope="module")
+def english_report(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("analyze-en")
+    out = tmp_path / "report"
+    done = verity("analyze", SALES, "--question", "Does revenue differ by region?", "--out", out, tmp_path=tmp_path)
+    return done, out
+
+
+def test_analyze_writes_the_contract_report(english_report):
+    done, out = english_report
+    assert done.returncode == 0, done.stderr
+    for name in ("report.html", "report.md", "report.json", "report.pdf", "report.docx", "analysis.py"):
+        assert (out / name).stat().st_size > 0, name
+    report = json.loads((out / "report.json").read_text())
+    assert report["language"] == "en" and report["model"] == {"kind": "builtin", "name": "builtin"}
+    assert len(report["evidence"]) >= 3
+    for item in report["evidence"]:
+        assert item["method"] and item["metrics"] and item["sample_size"] == 1200
+        assert item["tool_call_ids"] and item["confidence"] in ("high", "medium", "low")
+    anova = next(e for e in report["evidence"] if "f_statistic" in e["metrics"])
+    assert anova["metrics"]["p_value"] < 0.001
+    assert report["figures"] and all((out / f["path"]).exists() and f["caption"] for f in report["figures"])
+    assert "Region" in report["answer"] and "East" in report["answer"]
+    assert report["datasets"][0]["rows"] == 1200
+    assert all(t["status"] == "completed" for t in report["tasks"])
+
+
+def test_html_report_is_self_contained(english_report):
+    html = (english_report[1] / "report.html").read_text()
+    assert "data:image/png;base64," in html and 'src="http' not in html and 'src="/' not in html
+
+
+def test_chinese_question_gets_a_chinese_report(tmp_path):
+    out = tmp_path / "report"
+    done = verity("analyze", SALES, "--question", "不同地区的收入有差异吗？", "--out", out, tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["language"] == "zh"
+    assert len(re.findall(r"[\u4e00-\u9fff]", report["answer"])) > 30
+    assert "内置分析器" in report["answer"]
+
+
+def test_bad_input_exits_2_with_a_category(tmp_path):
+    fake = tmp_path / "photo.xlsx"
+    fake.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 100)
+    done = verity("analyze", fake, "--question", "x", "--out", tmp_path / "r", tmp_path=tmp_path)
+    assert done.returncode == 2
+    assert re.match(r"error: (unsupported_format|corrupt_file): ", done.stderr)
+    assert "Traceback" not in done.stderr
+
+
+def test_inspect_json_follows_the_contract(tmp_path):
+    done = verity("inspect", SALES, "--json", "--rows", "5", tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    info = json.loads(done.stdout)
+    assert {"file", "format", "sheets", "selected_sheet", "header_row", "rows", "columns", "cleaning", "warnings",
+            "preview"} <= set(info)
+    assert info["header_row"] == 3 and info["rows"] == 1200 and len(info["preview"]) == 5
+    types = {c["name"]: c["type"] for c in info["columns"]}
+    assert types["Revenue"] == "number" and types["Date"] == "datetime" and types["Region"] == "category"
+    assert re.match(r"\d{4}-\d{2}-\d{2}", info["preview"][0]["Date"])

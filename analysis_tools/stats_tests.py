@@ -58,9 +58,14 @@ def describe_columns(data: pd.DataFrame, columns: list[str] | None = None, ctx: 
         for r in rows]
     n = len(data)
     first = rows[0]
+    # Lead with the typical value and the range a shop owner recognises; mention the others by count.
     interpretation = ctx.t(
-        f"Summary of {len(rows)} column(s); e.g. {first['column']} averages {fmt_num(first.get('mean'))} with a typical value (median) of {fmt_num(first.get('median'))}.",
-        f"共汇总 {len(rows)} 列；例如 {first['column']} 的平均值为 {fmt_num(first.get('mean'))}，典型值（中位数）为 {fmt_num(first.get('median'))}。")
+        f"{first['column']} averages {fmt_num(first.get('mean'))}; the typical (median) value is "
+        f"{fmt_num(first.get('median'))}, ranging from {fmt_num(first.get('min'))} to {fmt_num(first.get('max'))}.",
+        f"{first['column']} 的平均值为 {fmt_num(first.get('mean'))}，中位数（典型值）为 {fmt_num(first.get('median'))}，"
+        f"范围从 {fmt_num(first.get('min'))} 到 {fmt_num(first.get('max'))}。")
+    if len(rows) > 1:
+        interpretation += ctx.t(f" ({len(rows) - 1} more column(s) in the table.)", f"（表中另有 {len(rows) - 1} 列。）")
     metrics["n"] = n
     text = tagged_text(data_profile="\n".join(lines), method=ctx.t("Descriptive statistics (sample std, ddof=1; adjusted skewness); missing values ignored per column.",
                                                                    "描述统计（样本标准差 ddof=1，校正偏度）；各列分别忽略缺失值。"),

@@ -22,7 +22,7 @@ from app.db.session import open_database
 from app.runs import RunService, default_model
 from app.web import api, chat, files, reports, workspaces
 from app.web.deps import ApiError, resolve_lang
-from app.web.i18n import t
+from app.web.i18n import t, tool_label, tool_labels
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,8 @@ app = create_app
 def make_templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=TEMPLATES_DIR)
     templates.env.globals["t"] = t
+    templates.env.globals["tool_label"] = tool_label
+    templates.env.globals["tool_labels"] = tool_labels
     templates.env.filters["num"] = format_number
     return templates
 

@@ -28,6 +28,7 @@
     this.i18n = JSON.parse(panel.getAttribute("data-i18n") || "{}");
     this.started = Date.now() - Number(panel.getAttribute("data-elapsed") || 0) * 1000;
     this.quiet = JSON.parse(panel.getAttribute("data-quiet-tools") || "[]");
+    this.labels = JSON.parse(panel.getAttribute("data-tool-labels") || "{}");
     this.stepStarted = {};
     this.swapped = false;
   }
@@ -76,12 +77,16 @@
     var icon = el("span", "step-icon");
     icon.appendChild(el("span", "spinner"));
     item.appendChild(icon);
-    item.appendChild(el("span", "step-tool", (this.i18n.running || "Running {tool}…").replace("{tool}", data.tool)));
+    item.appendChild(el("span", "step-tool", (this.i18n.running || "Running {tool}…").replace("{tool}", this.label(data.tool))));
     var elapsed = el("span", "muted small");
     elapsed.setAttribute("data-step-elapsed", data.id);
     item.appendChild(elapsed);
     this.stepStarted[data.id] = Date.now();
     list.appendChild(item);
+  };
+
+  RunPanel.prototype.label = function (tool) {
+    return this.labels[tool] || String(tool).replace(/_/g, " ");
   };
 
   // Planning and evidence tools show up as the plan and the evidence cards, not as steps.
@@ -97,7 +102,7 @@
     item.className = "step " + (data.ok ? "ok" : "failed");
     item.textContent = "";
     item.appendChild(el("span", "step-icon", data.ok ? "✓" : "✗"));
-    item.appendChild(el("span", "step-tool", data.tool));
+    item.appendChild(el("span", "step-tool", this.label(data.tool)));
     if (data.interpretation) item.appendChild(el("p", "step-text", data.interpretation));
     var error = data.error && (data.error.message || data.error.error);
     if (!data.ok && error) item.appendChild(el("p", "step-text error", error));

@@ -122,7 +122,7 @@ class BuiltinAnalyst:
                 failures.append(step.task)
         if not findings:
             findings = ["现有数据无法得出可靠结论。" if self.zh else "No reliable conclusion could be drawn from this data."]
-        lines = ["## 结论" if self.zh else "## Answer", "", f"**{findings[0]}**", ""]
+        lines = [f"**{findings[0]}**", ""]
         if len(findings) > 1:
             lines += ["### 其他发现" if self.zh else "### Supporting findings", ""]
             lines += [f"- {f}" for f in findings[1:]] + [""]

@@ -131,3 +131,31 @@ def from_accept_language(header: str | None) -> str | None:
         if lang := normalize_lang(tag):
             return lang
     return None
+
+
+# What each step is called on the page: a non-expert reads "Comparing groups", not compare_groups.
+TOOL_LABELS: dict[str, dict[str, str]] = {
+    "list_datasets": {"en": "Listing the data", "zh": "列出数据"},
+    "preview_data": {"en": "Looking at the first rows", "zh": "查看前几行"},
+    "profile_dataset": {"en": "Profiling the data", "zh": "概览数据"},
+    "value_counts": {"en": "Counting values", "zh": "统计取值"},
+    "describe_columns": {"en": "Describing the numbers", "zh": "描述数值"},
+    "compare_two_groups": {"en": "Comparing two groups", "zh": "比较两组"},
+    "compare_groups": {"en": "Comparing groups", "zh": "比较多组"},
+    "correlation_analysis": {"en": "Checking relationships", "zh": "检查相关关系"},
+    "linear_regression": {"en": "Fitting a regression", "zh": "回归分析"},
+    "plot_histogram": {"en": "Drawing a histogram", "zh": "绘制直方图"},
+    "plot_bar": {"en": "Drawing a bar chart", "zh": "绘制柱状图"},
+    "plot_scatter": {"en": "Drawing a scatter plot", "zh": "绘制散点图"},
+    "record_evidence": {"en": "Recording evidence", "zh": "记录证据"},
+}
+
+
+def tool_label(name: str, lang: str) -> str:
+    """The step's name for people; unknown tools fall back to their name with spaces."""
+    labels = TOOL_LABELS.get(name)
+    return labels[lang if lang in LANGS else "en"] if labels else name.replace("_", " ")
+
+
+def tool_labels(lang: str) -> dict[str, str]:
+    return {name: tool_label(name, lang) for name in TOOL_LABELS}

@@ -7,7 +7,7 @@ import logging
 import sys
 from pathlib import Path
 
-from app.config import Settings, get_settings
+from app.config import get_settings
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_WAITING = 0, 1, 2, 3
 DEFAULT_QUESTION = {"en": "Give me an overview of this data and its main patterns.",

@@ -12,8 +12,7 @@ import pytest
 
 from app.config import Settings
 
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO / "data" / "samples"
+from tests.factories import REPO, SAMPLES  # noqa: F401 (fixtures below use them)
 
 
 class InternetBlocked(OSError):

@@ -113,9 +113,12 @@ class Console:
 
     def __init__(self, page) -> None:
         self.errors: list[str] = []
-        page.on("console", lambda msg: self.errors.append(f"console.{msg.type}: {msg.text} {msg.location}")
-                if msg.type == "error" else None)
+        page.on("console", self.on_console)
         page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
+
+    def on_console(self, msg) -> None:
+        if msg.type == "error":
+            self.errors.append(f"console.{msg.type}: {msg.text} {msg.location}")
 
 
 @pytest.fixture

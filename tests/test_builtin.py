@@ -7,7 +7,7 @@ from sqlalchemy import select
 from app.agent.builtin import BuiltinAnalyst, parse_tool_message
 from app.agent.builtin_plan import mentioned_columns, plan_analysis
 from app.db.models import Evidence, Run, Task
-from tests.factories import REFERENCE, SAMPLES, setup, start_run
+from tests.factories import REFERENCE, setup, start_run
 
 SALES = {"name": "sales", "columns": [
     {"name": "Date", "type": "datetime"}, {"name": "Order ID", "type": "identifier"},

@@ -7,25 +7,18 @@ only after raw HTML in it is neutralised, and links are rebuilt with safe target
 from __future__ import annotations
 
 import base64
-import html
-import re
 from pathlib import Path
 from typing import Any
 
-import markdown as md
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
 from app.reports.i18n import label, labels
+from app.reports.safe_markdown import render_markdown
 from app.reports.report_parts import (CONFIDENCE_COLOURS, args_text, evidence_numbers, figure_file,
                                       figure_numbers_by_evidence, format_value, model_text, report_language,
                                       task_status)
 
-_SAFE_HREF = re.compile(r"^(https?:|mailto:|#)", re.IGNORECASE)
-_A_TAG = re.compile(r"<a\s[^>]*?href=\"([^\"]*)\"[^>]*>", re.IGNORECASE)
-_IMG_TAG = re.compile(r"<img\s[^>]*?>", re.IGNORECASE)
-_HEADING_TAG = re.compile(r"<(/?)h([1-6])>")
-_ALT = re.compile(r"alt=\"([^\"]*)\"", re.IGNORECASE)
 
 _ENV = Environment(loader=PackageLoader("app.reports", "templates"), autoescape=True, trim_blocks=True,
                    lstrip_blocks=True)
@@ -34,25 +27,8 @@ _MIME_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
 
 
 def answer_html(text: str) -> Markup:
-    """Model markdown to HTML with no raw HTML, no scripts, no remote images, safe links only."""
-    neutralised = (text or "").replace("<", "&lt;")
-    rendered = md.markdown(neutralised, extensions=["tables", "sane_lists", "fenced_code"], output_format="html")
-    rendered = _HEADING_TAG.sub(lambda m: f"<{m.group(1)}h{max(3, min(int(m.group(2)) + 1, 6))}>", rendered)  # under h2
-    rendered = _A_TAG.sub(_safe_link, rendered)
-    rendered = _IMG_TAG.sub(_image_alt, rendered)
-    return Markup(rendered)
-
-
-def _safe_link(match: re.Match) -> str:
-    href = html.unescape(match.group(1)).strip()
-    if _SAFE_HREF.match(href):
-        return f'<a href="{html.escape(href, quote=True)}" rel="noopener noreferrer">'
-    return "<a>"
-
-
-def _image_alt(match: re.Match) -> str:  # a self-contained page loads nothing: keep the alt text
-    alt = _ALT.search(match.group(0))
-    return f"<span class=\"img-alt\">[{alt.group(1) if alt else ''}]</span>"
+    """The answer under the report's own h2 sections; a self-contained page loads no images."""
+    return render_markdown(text, images="alt", heading_floor=3)
 
 
 def _data_uri(path: Path) -> str:

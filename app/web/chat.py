@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import html
-import re
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
-import markdown
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from markupsafe import Markup
@@ -18,6 +15,7 @@ from app.agent.evidence import evidence_dict
 from app.agent.tasks import task_dict
 from app.db.models import Event, Evidence, Question, Report, Run, Task, Workspace
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool
+from app.reports.safe_markdown import render_markdown
 from app.web.deps import DbSessionDep, PageDep, RunDep, RunServiceDep, SettingsDep, WorkspaceDep, wants_partial
 from app.web.i18n import t
 
@@ -123,24 +121,4 @@ def _aware(moment: datetime | None) -> datetime | None:
 
 # --- the answer: model text is escaped before markdown, so it can never inject HTML ---------
 def answer_html(text: str, unverified: list[str] | None = None, note: str = "") -> Markup:
-    source = html.escape(text, quote=False)
-    mark = f'<mark class="unverified" title="{html.escape(note)}">{{}}</mark>'
-    for number in sorted({str(n) for n in unverified or [] if str(n).strip()}, key=len, reverse=True):
-        pattern = rf"(?<![\w.]){re.escape(html.escape(number, quote=False))}(?![\w]|\.\d)"
-        source = re.sub(pattern, lambda m: mark.format(m.group(0)), source)
-    rendered = markdown.markdown(source, extensions=["tables", "sane_lists"], output_format="html")
-    return Markup(safe_urls(rendered))
-
-
-_URL_ATTR = re.compile(r'(href|src)="([^"]*)"')
-
-
-def safe_urls(rendered: str) -> str:
-    """Markdown links may only go to web pages or this site; images only to this site."""
-    def check(match: re.Match) -> str:
-        attr, url = match.group(1), html.unescape(match.group(2)).strip().lower()
-        allowed = url.startswith("/") and not url.startswith("//")
-        if attr == "href":
-            allowed = allowed or url.startswith(("http://", "https://", "#"))
-        return match.group(0) if allowed else f'{attr}="#"'
-    return _URL_ATTR.sub(check, rendered)
+    return render_markdown(text, images="local", mark=unverified or [], mark_title=note)

@@ -14,6 +14,16 @@ REFERENCE = REPO.parent / "shared" / "reference"
 SAMPLES = REPO / "data" / "samples"
 
 
+def reference(relative: str) -> Path:
+    """A file of ../shared/reference; the test is skipped where shared/ is not beside the repo."""
+    import pytest
+
+    path = REFERENCE / relative
+    if not path.exists():
+        pytest.skip(f"shared reference data not available: {relative}")
+    return path
+
+
 def make_settings(tmp_path: Path, **overrides) -> Settings:
     return Settings(_env_file=None, data_dir=tmp_path / "runtime", **{"llm_model": "builtin", **overrides})
 

@@ -7,14 +7,14 @@ from sqlalchemy import select
 
 from app.agent.model import ModelReply, OpenAICompatibleModel, parse_arguments
 from app.db.models import Event, Evidence, Message, Run, ToolCall
-from tests.factories import REFERENCE, setup, start_run
+from tests.factories import reference, setup, start_run
 from tests.fakes import FakeOpenAIServer, ScriptedModel, call, completion
 
-PLANT = REFERENCE / "rdatasets" / "PlantGrowth.csv"
+PLANT = "rdatasets/PlantGrowth.csv"
 
 
 def run_with(tmp_path, model, question="Does weight differ by group?", **overrides):
-    settings, db, service, ws = setup(tmp_path, PLANT, lambda *_: model, **overrides)
+    settings, db, service, ws = setup(tmp_path, reference(PLANT), lambda *_: model, **overrides)
     run_id = start_run(service, ws, question)
     service.execute(run_id)
     return db, run_id
@@ -82,7 +82,7 @@ def test_loop_against_fake_openai_server(tmp_path):
     ]
     with FakeOpenAIServer(script) as server:
         settings_overrides = dict(llm_model="fake-model", llm_base_url=server.base_url, llm_api_key="k")
-        settings, db, service, ws = setup(tmp_path, PLANT, lambda s, *_: OpenAICompatibleModel(s), **settings_overrides)
+        settings, db, service, ws = setup(tmp_path, reference(PLANT), lambda s, *_: OpenAICompatibleModel(s), **settings_overrides)
         run_id = start_run(service, ws, "What is the average weight?")
         service.execute(run_id)
     assert len(server.requests) == 4
@@ -136,7 +136,7 @@ def test_a_crash_inside_the_turn_fails_the_run_plainly(tmp_path):
 def test_interrupt_stops_the_run_and_keeps_history_valid(tmp_path):
     from app.agent.protocol import heal_protocol
 
-    settings, db, service, ws = setup(tmp_path, PLANT, lambda *_: model)
+    settings, db, service, ws = setup(tmp_path, reference(PLANT), lambda *_: model)
 
     class Stopper:
         kind = name = "stopper"

@@ -7,7 +7,7 @@ from sqlalchemy import select
 from app.agent.builtin import BuiltinAnalyst, parse_tool_message
 from app.agent.builtin_plan import mentioned_columns, plan_analysis
 from app.db.models import Evidence, Run, Task
-from tests.factories import REFERENCE, setup, start_run
+from tests.factories import reference, setup, start_run
 
 SALES = {"name": "sales", "columns": [
     {"name": "Date", "type": "datetime"}, {"name": "Order ID", "type": "identifier"},
@@ -61,7 +61,7 @@ def test_greeting_costs_one_call_and_no_tools():
 
 
 def test_builtin_analysis_end_to_end(tmp_path):
-    settings, db, service, ws = setup(tmp_path, REFERENCE / "rdatasets" / "PlantGrowth.csv")
+    settings, db, service, ws = setup(tmp_path, reference("rdatasets/PlantGrowth.csv"))
     run_id = start_run(service, ws, "Does weight differ by group?")
     service.execute(run_id)
     with db.session() as s:

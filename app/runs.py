@@ -24,12 +24,13 @@ from app.agent.loop import Interrupted, Turn, run_turn
 from app.agent.model import ChatModel, ModelError, OpenAICompatibleModel
 from app.agent.prompts import detect_language, system_prompt
 from app.agent.recorder import RunRecorder
-from app.agent.toolbox import DatasetCatalog, Toolbox
+from app.agent.privacy import PiiMasker
+from app.agent.toolbox import NEW_TABLE_TOOLS, DatasetCatalog, Toolbox
 from app.config import Settings
 from app.db.models import Message, Report, Run, Workspace, utcnow
 from app.db.session import Database
 from app.reports.builder import build_report
-from app.workspaces import active_datasets, dataset_summary, load_frame
+from app.workspaces import active_datasets, add_version, dataset_summary, load_frame
 
 log = logging.getLogger(__name__)
 FINAL_STATUSES = ("done", "failed", "interrupted")
@@ -118,7 +119,13 @@ class RunService:
         summaries = [dataset_summary(d, catalog.get(d.name)) for d in datasets]
         figures_dir = self.settings.workspace_dir(workspace.id) / "figures"
         context = ToolContext(language=run.language, figures_dir=figures_dir, extras={
-            "session": session, "workspace_id": workspace.id, "run_id": run.id, "emit": recorder.emit})
+            "session": session, "settings": self.settings, "workspace_id": workspace.id, "run_id": run.id,
+            "emit": recorder.emit})
+        masker = PiiMasker.from_frames(
+            {d.name: {c["name"]: c["pii"] for c in d.info.get("columns", []) if c.get("pii")} for d in datasets},
+            {d.name: catalog.get(d.name) for d in datasets})
+        toolbox = Toolbox(catalog, context, mask=masker.mask,
+                          store_table=partial(self.store_table, session, recorder, workspace.id))
         messages = [{"role": "system", "content": system_prompt(summaries, run.language, workspace.rules)}]
         messages += earlier_exchanges(session, workspace.id, run.id)
         user = {"role": "user", "content": run.question}
@@ -126,9 +133,21 @@ class RunService:
         recorder.add_message(user)
         budget = TurnBudget(self.settings.tool_budget_analysis, self.settings.max_rounds,
                             self.settings.turn_wall_time_s)
-        return Turn(messages, self.model_factory(self.settings, summaries, run.language), Toolbox(catalog, context),
+        return Turn(messages, self.model_factory(self.settings, summaries, run.language), toolbox,
                     recorder, budget, self._stops.setdefault(run.id, threading.Event()),
                     figure_url=partial(figure_url, workspace.id))
+
+    def store_table(self, session: Session, recorder: RunRecorder, workspace_id: str, source: str | None,
+                    tool: str, frame, step: str) -> str:
+        """Keep a data tool's output as a new version of its dataset, or as a new derived dataset."""
+        parent = next((d for d in active_datasets(session, workspace_id) if d.name == source), None)
+        if parent is None:
+            raise ValueError(f"no active dataset {source!r} to derive from")
+        new_name = f"{parent.name}_{NEW_TABLE_TOOLS[tool]}" if tool in NEW_TABLE_TOOLS else None
+        stored = add_version(session, self.settings, parent, frame, step, new_name)
+        recorder.emit("dataset_version", {"name": stored.name, "version": stored.version, "step": step,
+                                          "rows": stored.rows})
+        return stored.name
 
     def finish(self, session: Session, run: Run, recorder: RunRecorder) -> None:
         run.finished_at = utcnow()

@@ -81,3 +81,52 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
         columns.append(column)
     return {"name": dataset.name, "file": dataset.file_name, "sheet": dataset.sheet, "rows": dataset.rows,
             "columns": columns}
+
+
+def describe_columns_of(frame: pd.DataFrame) -> list[dict]:
+    """Column entries (inspect --json shape) for a table made by a tool rather than read from a file."""
+    from analysis_tools.common import column_kind
+
+    return [{"name": str(c), "type": column_kind(frame[c]), "missing": int(frame[c].isna().sum()), "pii": None}
+            for c in frame.columns]
+
+
+def add_version(session: Session, settings: Settings, source: Dataset, frame: pd.DataFrame, step: str,
+                new_name: str | None = None) -> Dataset:
+    """Store a tool's output as a new dataset version (or, with `new_name`, a new derived dataset).
+
+    Nothing is overwritten: the previous version stays on disk and in the database, inactive, so
+    the user can go back (`activate_version`).
+    """
+    folder = Path(source.working_path).parent
+    version = source.version + 1 if new_name is None else 1
+    working = folder / (f"working_v{version}.parquet" if new_name is None else f"{new_name}_{new_id()}.parquet")
+    save_working_copy(frame, working)
+    pii_columns = {c["name"]: c["pii"] for c in source.info.get("columns", []) if c.get("pii")}
+    columns = [{**c, "pii": pii_columns.get(c["name"])} for c in describe_columns_of(frame)]
+    info = {**source.info, "rows": len(frame), "columns": columns, "cleaning": [], "warnings": []}
+    if new_name is None:
+        source.active = False
+    else:
+        new_name = dataset_name(new_name, {d.name for d in active_datasets(session, source.workspace_id)})
+    dataset = Dataset(workspace_id=source.workspace_id, name=new_name or source.name, file_name=source.file_name,
+                      format=source.format, sheet=source.sheet, original_path=source.original_path,
+                      working_path=str(working), version=version, parent_id=source.id, step=step,
+                      rows=len(frame), info=info)
+    session.add(dataset)
+    session.flush()
+    return dataset
+
+
+def dataset_versions(session: Session, dataset: Dataset) -> list[Dataset]:
+    """Every version of a dataset's lineage, oldest first."""
+    return list(session.scalars(select(Dataset).where(Dataset.workspace_id == dataset.workspace_id,
+                                                      Dataset.name == dataset.name,
+                                                      Dataset.original_path == dataset.original_path)
+                                .order_by(Dataset.version)))
+
+
+def activate_version(session: Session, dataset: Dataset) -> None:
+    """Make one version current (e.g. back to the original upload); the others stay, inactive."""
+    for other in dataset_versions(session, dataset):
+        other.active = other.id == dataset.id

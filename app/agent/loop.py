@@ -87,8 +87,9 @@ def run_call(turn: Turn, call: ToolCallRequest) -> str:
     else:
         result = ToolResult.failure(ToolError("budget_exhausted", "The tool-call budget of this turn is spent.",
                                               hint="Answer with the evidence you have.", retryable=False).as_dict())
-    content = tool_message_content(result)
-    figures = [{"path": f.path, "caption": f.caption} for f in result.figure_records()]
+    content = turn.toolbox.mask(tool_message_content(result))
+    result.interpretation = turn.toolbox.mask(result.interpretation)
+    figures = [{"path": f.path, "caption": turn.toolbox.mask(f.caption)} for f in result.figure_records()]
     turn.recorder.record_tool_call(call.id, call.name, call.arguments, result, content, figures)
     turn.recorder.emit("tool_finished", {
         "id": call.id, "tool": call.name, "ok": result.ok, "interpretation": result.interpretation,

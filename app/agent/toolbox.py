@@ -25,6 +25,11 @@ HARNESS_REGISTRY = Registry([
 FULL_REGISTRY = ANALYSIS_REGISTRY.extend(HARNESS_REGISTRY)
 
 
+# Tools whose output table is a new, differently shaped table rather than a new version of the
+# dataset they read (the harness gives it its own name).
+NEW_TABLE_TOOLS = {"group_aggregate": "summary", "pivot_table": "pivot", "merge_datasets": "merged"}
+
+
 @dataclass
 class DatasetCatalog:
     """The workspace's datasets by name, loaded on first use."""
@@ -32,6 +37,12 @@ class DatasetCatalog:
     loaders: dict[str, Callable[[], pd.DataFrame]] = field(default_factory=dict)
     active: str | None = None
     _cache: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    def put(self, name: str, frame: pd.DataFrame) -> None:
+        """Register a table a tool produced; it becomes the active dataset."""
+        self.loaders[name] = lambda: frame
+        self._cache[name] = frame
+        self.active = name
 
     def names(self) -> list[str]:
         return list(self.loaders)
@@ -52,11 +63,14 @@ class DatasetCatalog:
 
 class Toolbox:
     def __init__(self, catalog: DatasetCatalog, context: ToolContext, registry: Registry = FULL_REGISTRY,
-                 groups: set[str] | None = None):
+                 groups: set[str] | None = None, mask: Callable[[str], str] = str,
+                 store_table: Callable[[str, str, pd.DataFrame, str], str] | None = None):
         self.catalog = catalog
         self.context = context
         self.registry = registry
         self.groups = groups or {"core", "data", "stats", "ml", "timeseries", "plot"}
+        self.mask = mask  # personal data never reaches the model
+        self.store_table = store_table  # (source, tool, frame, step) -> stored dataset name
 
     def exposed(self) -> list[str]:
         return [t.name for t in self.registry if t.group in self.groups]
@@ -87,7 +101,19 @@ class Toolbox:
                 ctx.datasets = self.catalog.all()
         except ToolError as err:
             return ToolResult.failure(err.as_dict())
-        return self.registry.run(call.name, data, ctx, **call.arguments)
+        result = self.registry.run(call.name, data, ctx, **call.arguments)
+        if result.ok and result.table is not None and tool is not None and tool.group == "data":
+            self.keep_table(tool.name, ctx.dataset_name or self.catalog.active, result)
+        return result
+
+    def keep_table(self, tool: str, source: str | None, result: ToolResult) -> None:
+        """A data tool's output becomes a new dataset version (logged, reversible) that later
+        tools read by default."""
+        step = result.payload.get("step") or tool
+        name = self.store_table(source, tool, result.table, step) if self.store_table else (source or tool)
+        self.catalog.put(name, result.table)
+        result.payload["dataset_name"] = name
+        result.text += f"\n\n[dataset]\nThe result is stored as dataset '{name}' (now the active dataset)."
 
 
 def tool_message_content(result: ToolResult) -> str:

@@ -138,13 +138,13 @@ class RunService:
                     figure_url=partial(figure_url, workspace.id))
 
     def store_table(self, session: Session, recorder: RunRecorder, workspace_id: str, source: str | None,
-                    tool: str, frame, step: str) -> str:
+                    tool: str, frame, step: str, info: dict | None = None) -> str:
         """Keep a data tool's output as a new version of its dataset, or as a new derived dataset."""
         parent = next((d for d in active_datasets(session, workspace_id) if d.name == source), None)
         if parent is None:
             raise ValueError(f"no active dataset {source!r} to derive from")
         new_name = f"{parent.name}_{NEW_TABLE_TOOLS[tool]}" if tool in NEW_TABLE_TOOLS else None
-        stored = add_version(session, self.settings, parent, frame, step, new_name)
+        stored = add_version(session, self.settings, parent, frame, step, new_name, info)
         recorder.emit("dataset_version", {"name": stored.name, "version": stored.version, "step": step,
                                           "rows": stored.rows})
         return stored.name

@@ -92,7 +92,7 @@ def describe_columns_of(frame: pd.DataFrame) -> list[dict]:
 
 
 def add_version(session: Session, settings: Settings, source: Dataset, frame: pd.DataFrame, step: str,
-                new_name: str | None = None) -> Dataset:
+                new_name: str | None = None, info: dict | None = None) -> Dataset:
     """Store a tool's output as a new dataset version (or, with `new_name`, a new derived dataset).
 
     Nothing is overwritten: the previous version stays on disk and in the database, inactive, so
@@ -104,13 +104,14 @@ def add_version(session: Session, settings: Settings, source: Dataset, frame: pd
     save_working_copy(frame, working)
     pii_columns = {c["name"]: c["pii"] for c in source.info.get("columns", []) if c.get("pii")}
     columns = [{**c, "pii": pii_columns.get(c["name"])} for c in describe_columns_of(frame)]
-    info = {**source.info, "rows": len(frame), "columns": columns, "cleaning": [], "warnings": []}
+    info = info or {**source.info, "rows": len(frame), "columns": columns, "cleaning": [], "warnings": []}
     if new_name is None:
         source.active = False
     else:
         new_name = dataset_name(new_name, {d.name for d in active_datasets(session, source.workspace_id)})
     dataset = Dataset(workspace_id=source.workspace_id, name=new_name or source.name, file_name=source.file_name,
-                      format=source.format, sheet=source.sheet, original_path=source.original_path,
+                      format=source.format, sheet=info.get("selected_sheet", source.sheet),
+                      original_path=source.original_path,
                       working_path=str(working), version=version, parent_id=source.id, step=step,
                       rows=len(frame), info=info)
     session.add(dataset)
@@ -130,3 +131,10 @@ def activate_version(session: Session, dataset: Dataset) -> None:
     """Make one version current (e.g. back to the original upload); the others stay, inactive."""
     for other in dataset_versions(session, dataset):
         other.active = other.id == dataset.id
+
+
+def switch_sheet(session: Session, settings: Settings, dataset: Dataset, sheet: str) -> Dataset:
+    """Re-read the kept original with another sheet, as a new version of the dataset.
+    Raises IngestError (e.g. no_table_found for an unknown sheet)."""
+    table = load_table(Path(dataset.original_path), sheet=sheet, settings=settings)
+    return add_version(session, settings, dataset, table.frame, f"selected sheet {sheet!r}", info=table.info)

@@ -12,7 +12,7 @@ import pandas as pd
 from analysis_tools import REGISTRY as ANALYSIS_REGISTRY
 from analysis_tools import Registry, ToolContext, ToolError, ToolResult, make_tool
 from analysis_tools.registry import suggest
-from app.agent import evidence, tasks
+from app.agent import evidence, sheets, tasks
 from app.agent.model import ToolCallRequest
 
 HARNESS_REGISTRY = Registry([
@@ -21,6 +21,7 @@ HARNESS_REGISTRY = Registry([
     make_tool(tasks.task_get, "core"),
     make_tool(tasks.task_list, "core"),
     make_tool(evidence.record_evidence, "core", read_only=False),
+    make_tool(sheets.select_sheet, "data", read_only=False),
 ])
 FULL_REGISTRY = ANALYSIS_REGISTRY.extend(HARNESS_REGISTRY)
 
@@ -64,13 +65,13 @@ class DatasetCatalog:
 class Toolbox:
     def __init__(self, catalog: DatasetCatalog, context: ToolContext, registry: Registry = FULL_REGISTRY,
                  groups: set[str] | None = None, mask: Callable[[str], str] = str,
-                 store_table: Callable[[str, str, pd.DataFrame, str], str] | None = None):
+                 store_table: Callable[..., str] | None = None):
         self.catalog = catalog
         self.context = context
         self.registry = registry
         self.groups = groups or {"core", "data", "stats", "ml", "timeseries", "plot"}
         self.mask = mask  # personal data never reaches the model
-        self.store_table = store_table  # (source, tool, frame, step) -> stored dataset name
+        self.store_table = store_table  # (source, tool, frame, step, info) -> stored dataset name
 
     def exposed(self) -> list[str]:
         return [t.name for t in self.registry if t.group in self.groups]
@@ -88,7 +89,8 @@ class Toolbox:
             return ToolResult.failure(ToolError("tool_not_exposed", f"{call.name} is not available in this turn.",
                                                 hint="Use tool_search to expose it.", retryable=False).as_dict())
         ctx = ToolContext(language=self.context.language, figures_dir=self.context.figures_dir,
-                          call_id=call.id, extras=self.context.extras)
+                          call_id=call.id, extras=self.context.extras,
+                          dataset_name=call.arguments.get("dataset") or self.catalog.active)
         data = None
         try:
             if tool is not None and tool.needs_data:
@@ -96,7 +98,6 @@ class Toolbox:
                     data = self.catalog.all()
                 else:
                     data = self.catalog.get(call.arguments.get("dataset"))
-                    ctx.dataset_name = call.arguments.get("dataset") or self.catalog.active
             if tool is not None and tool.name == "list_datasets":
                 ctx.datasets = self.catalog.all()
         except ToolError as err:
@@ -110,7 +111,8 @@ class Toolbox:
         """A data tool's output becomes a new dataset version (logged, reversible) that later
         tools read by default."""
         step = result.payload.get("step") or tool
-        name = self.store_table(source, tool, result.table, step) if self.store_table else (source or tool)
+        info = result.payload.get("info")
+        name = self.store_table(source, tool, result.table, step, info) if self.store_table else (source or tool)
         self.catalog.put(name, result.table)
         result.payload["dataset_name"] = name
         result.text += f"\n\n[dataset]\nThe result is stored as dataset '{name}' (now the active dataset)."

@@ -14,6 +14,7 @@ from app.config import Settings
 from app.db.models import Dataset, Run, Workspace
 from app.ingest.pipeline import LoadedTable
 from app.web.chat import run_context
+from app.web.datasets import version_entries
 from app.web.deps import DbSessionDep, PageDep, SettingsDep, WorkspaceDep
 from app.web.suggest import suggest_questions
 from app.workspaces import active_datasets, create_workspace, list_workspaces, load_frame
@@ -49,7 +50,8 @@ def workspace_context(session: Session, settings: Settings, workspace: Workspace
     selected = next((r for r in runs if r.id == selected_run_id), runs[0] if runs else None)
     return {
         "workspace": workspace,
-        "datasets": [dataset_view(d, settings.preview_rows) for d in datasets],
+        "datasets": [{**dataset_view(d, settings.preview_rows), "versions": version_entries(session, d)}
+                     for d in datasets],
         "suggestions": suggest_questions([d.info.get("columns", []) for d in datasets], lang),
         "runs": runs,
         "current": run_context(session, selected, lang) if selected else None,
@@ -64,7 +66,8 @@ def dataset_view(dataset: Dataset, rows: int, preview: list[dict] | None = None)
     if preview is None:
         preview = read_preview(dataset, rows)
     return {
-        "id": dataset.id, "name": dataset.name, "file": dataset.file_name, "sheet": dataset.sheet,
+        "id": dataset.id, "workspace_id": dataset.workspace_id, "name": dataset.name, "file": dataset.file_name,
+        "sheet": dataset.sheet,
         "rows": dataset.rows, "info": info, "columns": columns, "preview": preview,
         "masked": [c for c in columns if c.get("pii")],
     }

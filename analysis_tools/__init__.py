@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from . import core, data, plot, stats
+from . import data_derive, data_merge, data_quality, data_transform, plot_more
+from . import ml, timeseries
 from .base import ToolContext, ToolError, ToolResult, tagged_text
 from .registry import Registry, Tool, make_tool
 
@@ -20,16 +22,52 @@ REGISTRY = Registry([
     make_tool(core.profile_dataset, "core"),
     # data
     make_tool(data.value_counts, "data"),
+    make_tool(data_quality.clean_data, "data"),
+    make_tool(data_transform.convert_types, "data"),
+    make_tool(data_transform.filter_rows, "data"),
+    make_tool(data_derive.derive_column, "data"),
+    make_tool(data_merge.group_aggregate, "data"),
+    make_tool(data_merge.pivot_table, "data"),
+    make_tool(data_merge.merge_datasets, "data"),
+    make_tool(data_quality.detect_data_quality, "data"),
     # stats
     make_tool(stats.describe_columns, "stats"),
     make_tool(stats.compare_two_groups, "stats"),
     make_tool(stats.compare_groups, "stats"),
     make_tool(stats.correlation_analysis, "stats"),
     make_tool(stats.linear_regression, "stats"),
+    make_tool(stats.normality_test, "stats"),
+    make_tool(stats.paired_test, "stats"),
+    make_tool(stats.two_way_anova, "stats"),
+    make_tool(stats.chi_square_test, "stats"),
+    make_tool(stats.logistic_regression, "stats"),
+    make_tool(stats.proportion_test, "stats"),
+    make_tool(stats.outlier_detection, "stats"),
+    make_tool(stats.confidence_interval, "stats"),
+    make_tool(stats.curve_fit, "stats"),
+    # ml
+    make_tool(ml.train_regression_model, "ml"),
+    make_tool(ml.train_classifier, "ml"),
+    make_tool(ml.feature_importance, "ml"),
+    make_tool(ml.cluster_segments, "ml"),
+    make_tool(ml.pca_analysis, "ml"),
+    make_tool(ml.anomaly_detection, "ml"),
+    # timeseries
+    make_tool(timeseries.time_series_trend, "timeseries"),
+    make_tool(timeseries.seasonal_decompose, "timeseries"),
+    make_tool(timeseries.forecast, "timeseries"),
+    make_tool(timeseries.compare_periods, "timeseries"),
+    make_tool(timeseries.cohort_retention, "timeseries"),
+    make_tool(timeseries.funnel_analysis, "timeseries"),
+    make_tool(timeseries.contribution_decomposition, "timeseries"),
     # plot
     make_tool(plot.plot_histogram, "plot"),
     make_tool(plot.plot_bar, "plot"),
     make_tool(plot.plot_scatter, "plot"),
+    make_tool(plot_more.plot_line, "plot"),
+    make_tool(plot_more.plot_box, "plot"),
+    make_tool(plot_more.plot_heatmap, "plot"),
+    make_tool(plot_more.plot_pie, "plot"),
 ])
 
 

@@ -10,6 +10,13 @@ from .stats_anova import compare_groups, one_way_anova, welch_anova
 from .stats_correlation import correlation_analysis
 from .stats_models import linear_regression, ols_fit
 from .stats_tests import compare_two_groups, describe_columns
+from .stats_categorical import chi_square_test, proportion_test
+from .stats_design import paired_test, two_way_anova
+from .stats_fit import curve_fit
+from .stats_logistic import logistic_regression
+from .stats_more import confidence_interval, normality_test, outlier_detection
 
 __all__ = ["compare_groups", "compare_two_groups", "correlation_analysis", "describe_columns", "linear_regression",
-           "ols_fit", "one_way_anova", "welch_anova"]
+           "ols_fit", "one_way_anova", "welch_anova", "chi_square_test", "proportion_test", "paired_test",
+           "two_way_anova", "curve_fit", "logistic_regression", "confidence_interval", "normality_test",
+           "outlier_detection"]

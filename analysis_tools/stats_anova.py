@@ -72,6 +72,7 @@ def compare_groups(data: pd.DataFrame, value_column: str, group_column: str,
         raise ToolError("insufficient_data", ctx.t(f"Group(s) {small_groups[:10]} have fewer than 2 values.",
                                                     f"分组 {small_groups[:10]} 的数据少于 2 个。"),
                         hint=ctx.t("Filter those groups out or merge them.", "请过滤或合并这些分组。"))
+    parts, offset, precision_note = guard_precision(parts, ctx)
     checks = check_assumptions(parts, alpha)
     levene_p, non_normal = checks.levene_p, checks.non_normal
     chosen = method
@@ -90,7 +91,7 @@ def compare_groups(data: pd.DataFrame, value_column: str, group_column: str,
                      "r_squared": classic["r_squared"], "effect_size": classic["r_squared"], "effect_size_name": "eta_squared",
                      "levene_p": levene_p, "alpha": alpha, "method": chosen}
     for g, x in parts.items():
-        metrics[f"mean.{g}"] = accurate_mean(x)
+        metrics[f"mean.{g}"] = accurate_mean(x) + offset
         metrics[f"n.{g}"] = len(x)
     checks.add_metrics(metrics)
     if chosen == "kruskal":
@@ -113,6 +114,13 @@ def compare_groups(data: pd.DataFrame, value_column: str, group_column: str,
     posthoc, pair_lines = _posthoc(parts, chosen, alpha, ctx) if p < alpha and k <= 15 else ([], [])
     assumptions = checks.lines(ctx, ctx.t("Normality not testable.", "无法检验正态性。"))
     limitations = [ctx.t("Shows whether group averages differ, not why.", "只说明各组均值是否不同，不说明原因。")]
+    if precision_note:
+        assumptions.append(precision_note)
+        limitations.append(ctx.t("The values have more significant digits than float64 (and spreadsheets such as Excel) store "
+                                 "exactly; after a spreadsheet only about 4 digits of F and R² are reliable.",
+                                 "数值的有效数字多于 float64（以及 Excel 等电子表格）能精确存储的位数；经过电子表格后 F 与 R² 只有约 4 位可靠。"))
+        metrics["precision_warning"] = 1
+        metrics["offset"] = offset
     if chosen == "anova" and levene_p == levene_p and levene_p < alpha:
         limitations.append(ctx.t("Variances differ between groups; Welch ANOVA would be safer.", "各组方差不等，Welch 方差分析更稳妥。"))
     if chosen != "kruskal" and non_normal and min(len(x) for x in parts.values()) < SMALL_GROUP:
@@ -142,6 +150,43 @@ def compare_groups(data: pd.DataFrame, value_column: str, group_column: str,
                       sample_size=n, limitations=limitations,
                       table=pd.DataFrame(posthoc) if posthoc else None,
                       payload={"posthoc": posthoc, "dropped_rows": dropped, "effect_size": eff, "significant": p < alpha})
+
+
+_MAGNITUDE_RATIO = 1e8      # |mean| / sd above this: the data's digits exceed what float64 keeps for the spread
+_DECIMAL_MAX_ROWS = 200_000
+
+
+def guard_precision(parts: dict[str, np.ndarray], ctx: ToolContext) -> tuple[dict[str, np.ndarray], float, str]:
+    """Shift data whose magnitude dwarfs its spread (NIST SmLs07-09: 1000000000000.4 ...) to deviations
+    from a round offset, and say so.
+
+    float64 holds ~15.9 significant digits; 1000000000000.4 already uses 14 of them, so the deviations
+    that ANOVA works on keep only ~3 digits. The shortest decimal that round-trips a float (its repr) is
+    the number as it was written in the file; subtracting the offset in decimal arithmetic recovers
+    the deviations exactly when the values were written with <= 15 significant digits, and equals plain
+    float subtraction otherwise (so it never loses anything). Above `_DECIMAL_MAX_ROWS` rows the
+    (exact, Sterbenz) float subtraction is used."""
+    allv = np.concatenate(list(parts.values()))
+    sd = float(np.std(allv))
+    centre = float(accurate_mean(allv))
+    if sd == 0 or abs(centre) / sd <= _MAGNITUDE_RATIO:
+        return parts, 0.0, ""
+    offset = float(np.round(np.median(allv)))
+    if len(allv) <= _DECIMAL_MAX_ROWS:
+        from decimal import Decimal
+        base = Decimal(repr(offset))
+        shifted = {g: np.array([float(Decimal(repr(float(v))) - base) for v in x]) for g, x in parts.items()}
+        how = ctx.t("deviations recovered from each value's shortest decimal form", "偏差按每个值的最短十进制形式精确还原")
+    else:
+        shifted = {g: x - offset for g, x in parts.items()}
+        how = ctx.t("deviations computed in float64", "偏差在 float64 中计算")
+    digits = int(math.log10(abs(centre) / sd)) + 1
+    note = ctx.t(f"The values are huge relative to their spread (|mean| / sd = {fmt_num(abs(centre) / sd, 3)}: about {digits} constant "
+                 f"leading digits), beyond float64's precision for the differences; the analysis used deviations from "
+                 f"{fmt_num(offset, 16)} ({how}).",
+                 f"数值相对其波动极大（|均值| / 标准差 = {fmt_num(abs(centre) / sd, 3)}：约 {digits} 位相同的前导数字），"
+                 f"超出 float64 区分差异的精度；分析使用相对 {fmt_num(offset, 16)} 的偏差（{how}）。")
+    return shifted, offset, note
 
 
 def _posthoc(parts: dict[str, np.ndarray], chosen: str, alpha: float, ctx: ToolContext) -> tuple[list[dict], list[str]]:

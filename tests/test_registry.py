@@ -31,7 +31,7 @@ def test_required_list_matches_signature(tool):
                 if n not in ("data", "ctx") and p.default is inspect.Parameter.empty]
     assert tool.parameters["required"] == expected
     assert "data" not in tool.parameters["properties"] and "ctx" not in tool.parameters["properties"]
-    if "data" in sig.parameters:
+    if "data" in sig.parameters and not tool.multi_data:
         assert "dataset" in tool.parameters["properties"]
     schema = tool.schema()
     assert schema["type"] == "function" and schema["function"]["name"] == tool.name

@@ -53,8 +53,13 @@ def render_summary(result: dict) -> str:
         lines.append("Sheets:")
         for sheet in result["sheets"]:
             mark = "*" if sheet["name"] == result["selected_sheet"] else " "
-            lines.append(f"  {mark} {sheet['name']}: {sheet['rows']} rows x {sheet['columns']} columns")
-    header = f"header on row {result['header_row']}" if result["header_row"] else "no header row found"
+            hidden = " (hidden)" if sheet.get("hidden") else ""
+            lines.append(f"  {mark} {sheet['name']}{hidden}: {sheet['rows']} rows x {sheet['columns']} columns")
+    rows = result.get("header_rows") or []
+    if len(rows) > 1:
+        header = f"header on rows {rows[0]}-{rows[-1]}"
+    else:
+        header = f"header on row {result['header_row']}" if result["header_row"] else "no header row found"
     lines.append(f"Sheet '{result['selected_sheet']}': {result['rows']} rows, {header}")
     lines.append("Columns:")
     width = max((len(c["name"]) for c in result["columns"]), default=0)
@@ -65,7 +70,8 @@ def render_summary(result: dict) -> str:
         lines.append(f"  {col['name']:<{width}}  {TYPE_BADGES.get(col['type'], col['type']):<12} {', '.join(extra)}".rstrip())
     if result["cleaning"]:
         lines.append("Cleaning:")
-        lines += [f"  {c['column']}: {c['action']} ({c['count']} cells)" for c in result["cleaning"]]
+        lines += [f"  {c.get('message') or c['column'] + ': ' + c['action'] + ' (' + str(c['count']) + ' cells)'}"
+                  for c in result["cleaning"]]
     if result["warnings"]:
         lines.append("Warnings:")
         lines += [f"  ! {w}" for w in result["warnings"]]

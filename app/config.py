@@ -42,6 +42,15 @@ class Settings(BaseSettings):
     llm_max_output_tokens: int | None = Field(
         None, description="max_tokens sent with each request; unset sends nothing."
     )
+    llm_length_retry_tokens: int = Field(
+        4096, description="Base output budget of the finish_reason=length ladder when "
+        "llm_max_output_tokens is unset: an empty reply cut off by length is asked again with 2x "
+        "and then 4x the base (of llm_max_output_tokens when set)."
+    )
+    llm_stream: bool = Field(
+        False, description="Stream model replies (stream=True) so the final answer appears on the "
+        "page while it is written; needs a provider that supports streaming."
+    )
 
     # --- storage ---------------------------------------------------------------------------
     data_dir: Path = Field(
@@ -51,6 +60,10 @@ class Settings(BaseSettings):
     )
     database_url: str | None = Field(
         None, description="SQLAlchemy URL; defaults to SQLite file verity.db in data_dir."
+    )
+    sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
+        "NORMAL", description="SQLite durability in WAL mode: NORMAL survives a crash of the server "
+        "process without an fsync per commit; FULL also survives a power loss, at several ms per commit."
     )
     lang: Literal["zh", "en"] = Field(
         "en", description="Default language of answers and reports (the UI follows the browser)."
@@ -74,6 +87,21 @@ class Settings(BaseSettings):
     max_rows: int = Field(5_000_000, description="Most rows read from one sheet or CSV.")
     max_columns: int = Field(2_000, description="Most columns read from one sheet or CSV.")
     preview_rows: int = Field(20, description="Rows shown in previews and `inspect`.")
+    max_cells: int = Field(
+        30_000_000, description="Most cells (rows x columns) read from one sheet or CSV."
+    )
+    max_uncompressed_mb: int = Field(
+        1_500, description="Largest total unpacked size of a zip-based workbook (xlsx/xlsm/xlsb/ods), "
+        "in megabytes, checked from the zip directory before parsing (zip bombs)."
+    )
+    max_compression_ratio: float = Field(
+        200.0, description="Largest unpacked/packed size ratio of one part (over 8 MB) of a zip-based "
+        "workbook; higher ratios are refused as zip bombs."
+    )
+    parse_timeout_s: float = Field(
+        120.0, description="Wall-time limit of reading one file; a slower parse is stopped and reported "
+        "as too_large (bounded call: app.ingest.pipeline.load_table_bounded)."
+    )
 
     # --- agent budgets (SPEC §2, §5) -------------------------------------------------------
     context_threshold_tokens: int = Field(
@@ -88,7 +116,30 @@ class Settings(BaseSettings):
         300, description="Hard stop: model rounds per turn before the turn is wrapped up."
     )
     turn_wall_time_s: float = Field(
-        1800.0, description="Wall-time cap of one turn, in seconds."
+        1800.0, description="Wall-time cap of one analysis turn, in seconds."
+    )
+    turn_wall_time_interactive_s: float = Field(
+        600.0, description="Wall-time cap of one chat/consult/followup/data_prep turn, in seconds."
+    )
+    turn_wall_time_deep_s: float = Field(
+        3600.0, description="Wall-time cap of one deep turn (full report, modelling), in seconds."
+    )
+    python_budget_interactive: int = Field(
+        3, description="run_python calls allowed per chat/consult/followup/data_prep turn."
+    )
+    python_budget_analysis: int = Field(8, description="run_python calls allowed per analysis turn.")
+    python_budget_deep: int = Field(15, description="run_python calls allowed per deep turn.")
+    ban_after_failures: int = Field(
+        2, description="An identical tool call (same tool, same arguments) that failed this many "
+        "times is refused for the rest of the turn."
+    )
+    converge_after_errors: int = Field(
+        3, description="Consecutive failed tool calls after which the model is told to stop "
+        "exploring; twice as many end the tool phase of the turn."
+    )
+    intent_model_fallback: bool = Field(
+        True, description="Ask the language model to classify a message when no intent rule "
+        "decides (one small request without tools); the built-in analyst never needs it."
     )
 
     # --- context cascade (SPEC §4) ---------------------------------------------------------
@@ -100,6 +151,38 @@ class Settings(BaseSettings):
     )
     tool_result_preview_chars: int = Field(
         2_000, description="Size of the preview left in context for persisted tool output."
+    )
+    context_keep_tool_results: int = Field(
+        8, description="Micro-compaction keeps this many newest tool results whole; older ones "
+        "become compact previews (full text on disk)."
+    )
+    context_keep_messages: int = Field(
+        10, description="A context summary keeps this many newest messages whole."
+    )
+
+    # --- run_python sandbox (SPEC §7) ------------------------------------------------------
+    sandbox_mode: Literal["auto", "bwrap", "unshare", "unsafe", "off"] = Field(
+        "auto",
+        description="Isolation of run_python: auto (bubblewrap, else unshare namespaces, else "
+        "refuse), bwrap, unshare, unsafe (no isolation: trusted single-user machines only) or off.",
+    )
+    sandbox_cpu_s: int = Field(60, description="CPU-time limit of one run_python call, in seconds.")
+    sandbox_wall_s: float = Field(120.0, description="Wall-time limit of one run_python call, in seconds.")
+    sandbox_memory_mb: int = Field(
+        2048, description="Memory one run_python call may add to the warm interpreter, in megabytes."
+    )
+    sandbox_max_procs: int = Field(
+        64, description="Most processes and threads the sandbox user may run at once."
+    )
+    sandbox_max_files: int = Field(256, description="Most open files of one run_python call.")
+    sandbox_max_output_chars: int = Field(
+        8_000, description="stdout/stderr kept in the tool result; the full copy stays in scratch."
+    )
+    sandbox_max_file_mb: int = Field(
+        64, description="Largest file (output, saved table, figure) one run_python call may write, in MB."
+    )
+    sandbox_idle_s: float = Field(
+        600.0, description="A workspace's warm sandbox process is closed after this many idle seconds."
     )
 
     @model_validator(mode="after")

@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.config import REPO_ROOT, Settings, get_settings
 from app.db.session import open_database
 from app.runs import RunService, default_model
-from app.web import api, chat, datasets, files, reports, workspaces
+from app.web import api, chat, context, datasets, files, reports, rules, traces, workspaces
 from app.web.deps import ApiError, resolve_lang
 from app.web.i18n import t, tool_label, tool_labels
 
@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 
 TEMPLATES_DIR = REPO_ROOT / "templates"
 STATIC_DIR = REPO_ROOT / "static"
-ROUTERS = (workspaces.router, files.router, datasets.router, chat.router, reports.router, api.router)
+ROUTERS = (workspaces.router, files.router, datasets.router, chat.router, reports.router, api.router,
+           context.router, rules.router, traces.router)
 
 
 def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:

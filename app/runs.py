@@ -18,12 +18,17 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from analysis_tools import ToolContext
-from app.agent.budget import TurnBudget
+from app.agent.budget import budget_for
 from app.agent.builtin import BuiltinAnalyst
+from app.agent.context import workspace_sources
+from app.agent.compaction import ContextWindow
+from app.agent.conversation import with_workspace_summary
+from app.agent.intent import apply_intent, classify_run
 from app.agent.loop import Interrupted, Turn, run_turn
 from app.agent.model import ChatModel, ModelError, OpenAICompatibleModel
 from app.agent.prompts import detect_language, system_prompt
 from app.agent.recorder import RunRecorder
+from app.agent.tracing import trace_dir
 from app.agent.privacy import PiiMasker
 from app.agent.toolbox import NEW_TABLE_TOOLS, DatasetCatalog, Toolbox
 from app.config import Settings
@@ -88,7 +93,7 @@ class RunService:
     def execute(self, run_id: str) -> None:
         with self.db.session() as session:
             run = session.get(Run, run_id)
-            recorder = RunRecorder(session, run.workspace_id, run.id)
+            recorder = RunRecorder(session, run.workspace_id, run.id, trace_dir(self.settings, run.workspace_id, run.id))
             run.status = "running"
             recorder.emit("run_started", {"question": run.question, "language": run.language})
             try:
@@ -118,24 +123,28 @@ class RunService:
                                  active=datasets[-1].name if datasets else None)
         summaries = [dataset_summary(d, catalog.get(d.name)) for d in datasets]
         figures_dir = self.settings.workspace_dir(workspace.id) / "figures"
+        window = ContextWindow.from_settings(self.settings, workspace.id)
         context = ToolContext(language=run.language, figures_dir=figures_dir, extras={
             "session": session, "settings": self.settings, "workspace_id": workspace.id, "run_id": run.id,
-            "emit": recorder.emit})
+            "emit": recorder.emit, "context_window": window})
         masker = PiiMasker.from_frames(
             {d.name: {c["name"]: c["pii"] for c in d.info.get("columns", []) if c.get("pii")} for d in datasets},
             {d.name: catalog.get(d.name) for d in datasets})
-        toolbox = Toolbox(catalog, context, mask=masker.mask,
+        model = self.model_factory(self.settings, summaries, run.language)
+        earlier = earlier_exchanges(session, workspace.id, run.id)
+        intent = classify_run(run, model, self.settings, recorder, has_history=bool(earlier))  # intent.py
+        toolbox = Toolbox(catalog, context, mask=masker.mask, groups=set(intent.groups), pruned=set(intent.pruned),
                           store_table=partial(self.store_table, session, recorder, workspace.id))
-        messages = [{"role": "system", "content": system_prompt(summaries, run.language, workspace.rules)}]
-        messages += earlier_exchanges(session, workspace.id, run.id)
+        messages = [{"role": "system", "content": system_prompt(summaries, run.language, workspace.rules,
+                                                                **workspace_sources(session, workspace.id, datasets))}]
+        apply_intent(messages, intent)  # the intent's guidance + the user's restrictions (user tier)
+        messages += with_workspace_summary(session, workspace.id, earlier)
         user = {"role": "user", "content": run.question}
         messages.append(user)
         recorder.add_message(user)
-        budget = TurnBudget(self.settings.tool_budget_analysis, self.settings.max_rounds,
-                            self.settings.turn_wall_time_s)
-        return Turn(messages, self.model_factory(self.settings, summaries, run.language), toolbox,
-                    recorder, budget, self._stops.setdefault(run.id, threading.Event()),
-                    figure_url=partial(figure_url, workspace.id))
+        return Turn(messages, model, toolbox, recorder, budget_for(intent, self.settings),
+                    self._stops.setdefault(run.id, threading.Event()),
+                    figure_url=partial(figure_url, workspace.id), context=window, intent=intent)
 
     def store_table(self, session: Session, recorder: RunRecorder, workspace_id: str, source: str | None,
                     tool: str, frame, step: str, info: dict | None = None) -> str:

@@ -37,7 +37,7 @@
     var self = this, panel = this.panel;
     var url = panel.getAttribute("data-events-url") + "?after=" + (panel.getAttribute("data-after") || "0");
     this.source = new EventSource(url);
-    ["tool_started", "tool_finished", "task", "evidence", "answer", "run_finished"].forEach(function (kind) {
+    ["tool_started", "tool_finished", "task", "evidence", "answer_delta", "answer", "run_finished"].forEach(function (kind) {
       self.source.addEventListener(kind, function (message) {
         var data = {};
         try { data = JSON.parse(message.data); } catch (err) { return; }
@@ -162,6 +162,22 @@
     }
     card.appendChild(details);
     list.appendChild(card);
+  };
+
+  // A streamed answer grows live as plain text; the final `answer` event swaps in the rendered one.
+  RunPanel.prototype.answer_delta = function (data) {
+    var live = this.panel.querySelector("[data-live-answer]");
+    if (!live) {
+      var section = el("section", "answer live");
+      live = el("div", "answer-body");
+      live.setAttribute("data-live-answer", "");
+      live.style.whiteSpace = "pre-wrap";
+      section.appendChild(live);
+      var body = this.panel.querySelector(".run-body");
+      this.panel.insertBefore(section, body || null);
+    }
+    if (data.reset) { live.textContent = ""; return; }
+    live.textContent += data.text || "";
   };
 
   RunPanel.prototype.answer = function () { this.swap(); };

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import threading
+import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -48,6 +50,35 @@ def completion(content: str | None = None, tool_calls: list[dict[str, Any]] | No
             "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
 
 
+@dataclass
+class Slow:
+    """A scripted item the fake server sends only after `seconds` (to exercise timeouts)."""
+    seconds: float
+    item: Any
+
+
+def stream_chunks(payload: dict[str, Any], piece: int = 7) -> list[dict[str, Any]]:
+    """A completion body cut into chat.completion.chunk objects, as providers stream them."""
+    choice = payload["choices"][0]
+    message = choice["message"]
+
+    def chunk(delta, finish=None):
+        return {"id": payload["id"], "object": "chat.completion.chunk", "created": 0, "model": payload["model"],
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    content = message.get("content") or ""
+    chunks += [chunk({"content": content[i:i + piece]}) for i in range(0, len(content), piece)]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        args = call["function"]["arguments"]
+        chunks.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                             "function": {"name": call["function"]["name"], "arguments": ""}}]}))
+        chunks += [chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i:i + piece]}}]})
+                   for i in range(0, len(args), piece)]
+    chunks.append(chunk({}, choice["finish_reason"]))
+    return chunks
+
+
 class FakeOpenAIServer:
     """Serves scripted responses at /v1/chat/completions on a loopback port.
 
@@ -65,13 +96,32 @@ class FakeOpenAIServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append(body)
                 item = server.script.pop(0) if server.script else completion("(script exhausted)")
+                if isinstance(item, Slow):  # answer after the client's timeout
+                    time.sleep(item.seconds)
+                    item = item.item
                 status, payload = item if isinstance(item, tuple) else (200, item)
+                if body.get("stream") and status == 200:
+                    return self.stream(payload)
                 data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    if status != 200:
+                        self.send_header("retry-after-ms", "10")  # keep retry tests fast
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+
+            def stream(self, payload):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
-                self.wfile.write(data)
+                for chunk in stream_chunks(payload):
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
 
             def log_message(self, *args):
                 pass

@@ -113,9 +113,10 @@ def test_unrepairable_arguments_become_a_tool_error(tmp_path):
     from app.agent.model import ToolCallRequest
 
     bad = ToolCallRequest("c1", "describe_columns", {}, "not json", argument_error="tool arguments are not a JSON object")
-    model = ScriptedModel([ModelReply(None, [bad]), ModelReply("ok")])
+    model = ScriptedModel([ModelReply(None, [bad]), ModelReply(None, [bad]), ModelReply("ok")])
     run_with(tmp_path, model)
-    assert json.loads(model.requests[1]["messages"][-1]["content"])["error"] == "invalid_arguments"
+    assert model.requests[1]["messages"][-1]["content"].startswith("[harness] Re-emit")  # asked once to re-emit
+    assert json.loads(model.requests[2]["messages"][-1]["content"])["error"] == "invalid_arguments"
 
 
 def test_a_crash_inside_the_turn_fails_the_run_plainly(tmp_path):

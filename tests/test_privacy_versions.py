@@ -89,3 +89,13 @@ def test_summary_tables_become_new_datasets(tmp_path):
         assert derived.name == "people_summary" and derived.version == 1 and derived.parent_id == source.id
         assert {d.name for d in active_datasets(session, ws)} == {"people", "people_summary"}
         assert [c["type"] for c in derived.info["columns"]] == ["category", "number"]
+
+
+def test_result_tables_of_read_only_data_tools_are_not_versions(tmp_path):
+    model = ScriptedModel([ModelReply(None, [call("value_counts", "c1", column="Region")]),
+                           ModelReply(None, [call("describe_columns", "c2", columns=["Amount"])]), ModelReply("ok")])
+    settings, db, service, ws = setup(tmp_path, people_csv(tmp_path), lambda *_: model)
+    service.execute(start_run(service, ws, "how many per region?"))
+    assert '"error"' not in model.requests[2]["messages"][-1]["content"]  # Amount is still there
+    with db.session() as session:
+        assert [d.version for d in active_datasets(session, ws)] == [1]

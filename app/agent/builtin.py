@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from app.agent.builtin_plan import GREETING, Plan, plan_analysis
+from app.agent.intent import is_small_talk
 from app.agent.model import ModelReply, ToolCallRequest
 
 HONESTY = {"en": "_Built-in analyst (no language model): standard analyses chosen from the column types "
@@ -58,7 +59,7 @@ class BuiltinAnalyst:
         question = turn[0]["content"] if turn else ""
         calls = {c["id"]: c for m in turn if m["role"] == "assistant" for c in m.get("tool_calls") or []}
         results = {m["tool_call_id"]: parse_tool_message(m.get("content") or "") for m in turn if m["role"] == "tool"}
-        if GREETING.match(question) or not self.datasets:
+        if GREETING.match(question) or is_small_talk(question) or not self.datasets:
             return ModelReply(self._small_talk(question))
         plan = plan_analysis(question, self.datasets[-1], self.zh)
         offered = {t["function"]["name"] for t in tools}

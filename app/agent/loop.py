@@ -6,9 +6,11 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from analysis_tools import ToolError, ToolResult
-from app.agent.budget import TurnBudget
+from app.agent.budget import TurnBudget, final_answer, gated_call
+from app.agent.compaction import ContextWindow, compact, shelve_output, token_budget
+from app.agent.context_budget import budget_table
 from app.agent.model import ChatModel, ModelReply, ToolCallRequest
+from app.agent.model_recovery import request_reply
 from app.agent.protocol import heal_protocol
 from app.agent.recorder import RunRecorder
 from app.agent.toolbox import Toolbox, tool_message_content
@@ -27,6 +29,8 @@ class Turn:
     budget: TurnBudget
     stop_event: threading.Event = field(default_factory=threading.Event)
     figure_url: Callable[[str], str] = str
+    context: ContextWindow | None = None  # the context cascade (compaction.py)
+    intent: Any = None  # the turn's Intent (intent.py): budgets, groups, restrictions
 
 
 def run_turn(turn: Turn) -> str:
@@ -37,10 +41,11 @@ def run_turn(turn: Turn) -> str:
             check_interrupt(turn)
             if note := turn.budget.start_round():
                 append(turn, {"role": "user", "content": note})
+            compact(turn)
             reply = call_model(turn)
             append(turn, reply.as_message())
             if not reply.tool_calls or turn.budget.spent:
-                return reply.content or ""
+                return final_answer(turn, reply.content)
             for call in reply.tool_calls:
                 check_interrupt(turn)
                 append(turn, {"role": "tool", "tool_call_id": call.id, "content": run_call(turn, call)})
@@ -72,8 +77,9 @@ def append(turn: Turn, message: dict[str, Any]) -> None:
 def call_model(turn: Turn) -> ModelReply:
     """One model request; with the budget spent no tools are offered, forcing an answer."""
     tools = [] if turn.budget.spent else turn.toolbox.schemas()
-    turn.recorder.emit("model_call", {"round": turn.budget.rounds, "tools": len(tools)})
-    reply = turn.model.complete(turn.messages, tools)
+    turn.recorder.emit("model_call", {"round": turn.budget.rounds, "tools": len(tools),
+                                      "context": budget_table(turn.messages, tools, token_budget(turn))})
+    reply = request_reply(turn, tools)  # traced; re-emit once on malformed arguments (model_recovery)
     turn.recorder.emit("model_reply", {"round": turn.budget.rounds, "tool_calls": [c.name for c in reply.tool_calls],
                                        "finish_reason": reply.finish_reason, "usage": reply.usage})
     return reply
@@ -82,11 +88,7 @@ def call_model(turn: Turn) -> ModelReply:
 def run_call(turn: Turn, call: ToolCallRequest) -> str:
     """Execute one tool call within budget; persist it; return what the model sees."""
     turn.recorder.emit("tool_started", {"id": call.id, "tool": call.name, "arguments": call.arguments})
-    if turn.budget.allow_tool_call():
-        result = turn.toolbox.execute(call)
-    else:
-        result = ToolResult.failure(ToolError("budget_exhausted", "The tool-call budget of this turn is spent.",
-                                              hint="Answer with the evidence you have.", retryable=False).as_dict())
+    result = gated_call(turn.budget, turn.toolbox.execute, call)  # budget.py: bans, caps; refusals never run
     content = turn.toolbox.mask(tool_message_content(result))
     result.interpretation = turn.toolbox.mask(result.interpretation)
     figures = [{"path": f.path, "caption": turn.toolbox.mask(f.caption)} for f in result.figure_records()]
@@ -96,4 +98,4 @@ def run_call(turn: Turn, call: ToolCallRequest) -> str:
         "error": result.error, "duration_ms": result.metrics.get("duration_ms"),
         "figures": [{"url": turn.figure_url(f["path"]), "caption": f["caption"]} for f in figures],
     })
-    return content
+    return shelve_output(turn.context, call.id, call.name, content)  # level 1: full text to disk first

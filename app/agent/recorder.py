@@ -6,6 +6,7 @@ crash loses at most the step in flight (which protocol healing then closes).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -14,15 +15,22 @@ from analysis_tools import ToolResult
 from app.db.models import Event, Message, ToolCall
 
 
+# Trace-only events that nothing on the page waits for: they are committed with the next write
+# (the assistant message follows at once), which saves a commit each (bench/harness_overhead.py).
+LAZY_EVENTS = frozenset({"span", "model_call", "model_reply"})
+
+
 class RunRecorder:
-    def __init__(self, session: Session, workspace_id: str, run_id: str):
+    def __init__(self, session: Session, workspace_id: str, run_id: str, trace_dir: Path | None = None):
         self.session = session
         self.workspace_id = workspace_id
         self.run_id = run_id
+        self.trace_dir = trace_dir  # where model-call requests are kept for the trace (tracing.py)
 
-    def emit(self, kind: str, data: dict[str, Any] | None = None) -> None:
+    def emit(self, kind: str, data: dict[str, Any] | None = None, commit: bool | None = None) -> None:
         self.session.add(Event(run_id=self.run_id, kind=kind, data=data or {}))
-        self.session.commit()
+        if commit if commit is not None else kind not in LAZY_EVENTS:
+            self.session.commit()
 
     def add_message(self, message: dict[str, Any]) -> None:
         self.session.add(Message(
@@ -39,5 +47,4 @@ class RunRecorder:
             duration_ms=float(result.metrics.get("duration_ms", 0.0) or 0.0), result_text=content,
             metrics={k: v for k, v in result.metrics.items()}, error=result.error, figures=figures,
             interpretation=result.interpretation,
-        ))
-        self.session.commit()
+        ))  # committed with the `tool_finished` event that follows at once (one commit, not two)

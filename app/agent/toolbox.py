@@ -12,8 +12,10 @@ import pandas as pd
 from analysis_tools import REGISTRY as ANALYSIS_REGISTRY
 from analysis_tools import Registry, ToolContext, ToolError, ToolResult, make_tool
 from analysis_tools.registry import suggest
-from app.agent import evidence, sheets, tasks
+from app.agent import context_tools, evidence, sheets, tasks
 from app.agent.model import ToolCallRequest
+from app.agent.python_tool import run_python
+from app.agent.exposure import ALL_GROUPS, Exposure, refusal, tool_search
 
 HARNESS_REGISTRY = Registry([
     make_tool(tasks.task_create, "core", read_only=False),
@@ -22,6 +24,10 @@ HARNESS_REGISTRY = Registry([
     make_tool(tasks.task_list, "core"),
     make_tool(evidence.record_evidence, "core", read_only=False),
     make_tool(sheets.select_sheet, "data", read_only=False),
+    make_tool(context_tools.read_tool_output, "core", keywords=["read", "full output", "truncated", "transcript", "读取", "完整输出"]),
+    make_tool(context_tools.compact_context, "core", keywords=["compact", "context", "summarise", "压缩", "上下文"]),
+    make_tool(run_python, "core", keywords=["python", "code", "custom", "script", "pandas"]),
+    make_tool(tool_search, "core", keywords=["find", "search", "tool", "查找", "工具"]),
 ])
 FULL_REGISTRY = ANALYSIS_REGISTRY.extend(HARNESS_REGISTRY)
 
@@ -65,19 +71,26 @@ class DatasetCatalog:
 class Toolbox:
     def __init__(self, catalog: DatasetCatalog, context: ToolContext, registry: Registry = FULL_REGISTRY,
                  groups: set[str] | None = None, mask: Callable[[str], str] = str,
-                 store_table: Callable[..., str] | None = None):
+                 store_table: Callable[..., str] | None = None, pruned: set[str] | None = None):
         self.catalog = catalog
         self.context = context
         self.registry = registry
-        self.groups = groups or {"core", "data", "stats", "ml", "timeseries", "plot"}
+        # lazy exposure (exposure.py): core + the intent's groups, widened by use and tool_search
+        self.exposure = Exposure(registry, ALL_GROUPS if groups is None else groups, pruned or ())
+        context.extras["exposure"] = self.exposure
         self.mask = mask  # personal data never reaches the model
         self.store_table = store_table  # (source, tool, frame, step, info) -> stored dataset name
 
+    @property
+    def groups(self) -> set[str]:
+        return self.exposure.groups()
+
     def exposed(self) -> list[str]:
-        return [t.name for t in self.registry if t.group in self.groups]
+        return [t.name for t in self.exposure.tools()]
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [t.schema() for t in self.registry if t.group in self.groups]
+        """The tools of one model request (call once per request: searched groups appear now)."""
+        return [t.schema() for t in self.exposure.next_request()]
 
     def execute(self, call: ToolCallRequest) -> ToolResult:
         """Run one tool call; every failure becomes a structured error result."""
@@ -85,9 +98,9 @@ class Toolbox:
         if call.argument_error:
             return ToolResult.failure(ToolError("invalid_arguments", call.argument_error,
                                                 hint="Re-emit the call with arguments as one JSON object.").as_dict())
-        if tool is not None and tool.group not in self.groups:
-            return ToolResult.failure(ToolError("tool_not_exposed", f"{call.name} is not available in this turn.",
-                                                hint="Use tool_search to expose it.", retryable=False).as_dict())
+        if tool is not None and not self.exposure.is_offered(call.name):
+            return refusal(call.name, self.exposure, known=True)  # never executed
+        self.exposure.note_call(call.name)
         ctx = ToolContext(language=self.context.language, figures_dir=self.context.figures_dir,
                           call_id=call.id, extras=self.context.extras,
                           dataset_name=call.arguments.get("dataset") or self.catalog.active)
@@ -103,7 +116,10 @@ class Toolbox:
         except ToolError as err:
             return ToolResult.failure(err.as_dict())
         result = self.registry.run(call.name, data, ctx, **call.arguments)
-        if result.ok and result.table is not None and tool is not None and tool.group == "data":
+        # Only transformations (they describe their `step`) make a new version; result tables of
+        # read-only tools such as value_counts or detect_data_quality are not datasets.
+        if result.ok and result.table is not None and result.payload.get("step") and tool is not None \
+                and tool.group == "data":
             self.keep_table(tool.name, ctx.dataset_name or self.catalog.active, result)
         return result
 

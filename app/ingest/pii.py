@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 
 KINDS = ("id_card", "phone", "email", "bank_card", "name", "address")
@@ -153,17 +154,38 @@ def detect_injection(df: pd.DataFrame, max_warnings: int = 10) -> list[str]:
         col = df[column]
         if not (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)):
             continue
-        for idx, value in col.dropna().items():
-            if isinstance(value, str) and INJECTION.search(value):
-                hits += 1
-                if hits <= max_warnings:
-                    warnings.append(
-                        f"column '{_short(column)}', row {idx + 1}: the text '{_short(value)}' reads like an "
-                        "instruction to the AI; it is treated as data only"
-                    )
+        # Vectorised: the pattern runs once per distinct text (RE2 through Arrow), not per cell.
+        codes, uniques = pd.factorize(col)
+        if len(uniques) == 0:
+            continue
+        texts = (pd.Series(uniques) if pd.api.types.is_string_dtype(col) and col.dtype != object else
+                 pd.Series([v if isinstance(v, str) else "" for v in np.asarray(uniques, dtype=object)], dtype="str"))
+        flagged = _regex_hits(texts)
+        if not flagged.any():
+            continue
+        rows = np.flatnonzero((codes >= 0) & flagged[np.where(codes >= 0, codes, 0)])
+        for idx in rows:
+            hits += 1
+            if hits <= max_warnings:
+                value = col.iat[idx]
+                warnings.append(
+                    f"column '{_short(column)}', row {idx + 1}: the text '{_short(value)}' reads like an "
+                    "instruction to the AI; it is treated as data only"
+                )
     if hits > max_warnings:
         warnings.append(f"{hits - max_warnings} more cells read like instructions to the AI")
     return warnings
+
+
+def _regex_hits(texts: pd.Series) -> np.ndarray:
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        hit = pc.match_substring_regex(pa.array(texts.array), "(?i)" + INJECTION.pattern)
+        return np.asarray(hit.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+    except Exception:  # noqa: BLE001 - a pattern RE2 cannot take: Python's re on the distinct texts
+        return np.fromiter((bool(INJECTION.search(t)) for t in texts), dtype=bool, count=len(texts))
 
 
 def _short(text, limit: int = 60) -> str:

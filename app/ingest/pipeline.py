@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 import math
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -19,8 +21,9 @@ import pandas as pd
 from app.config import Settings, get_settings
 from app.ingest.errors import IngestError
 from app.ingest.pii import detect_injection, detect_pii, mask_frame
-from app.ingest.readers import RawSheet, read_book
-from app.ingest.table import TableLayout, detect_layout
+from app.ingest.raw import RawSheet
+from app.ingest.readers import read_book
+from app.ingest.table import HEAD_ROWS, TableLayout, detect_layout, extract_table
 from app.ingest.types import infer_and_convert
 
 
@@ -42,9 +45,177 @@ class LoadedTable:
 def load_table(path: str | Path, sheet: str | None = None, settings: Settings | None = None) -> LoadedTable:
     path = Path(path)
     settings = settings or get_settings()
+    deadline = time.monotonic() + settings.parse_timeout_s
     book = read_book(path, settings)
-    layouts = [(raw, detect_layout(raw.grid)) for raw in book.sheets]
+    layouts = [(raw, _layout(raw)) for raw in book.sheets]
     raw, layout = _select_sheet(layouts, sheet, path)
+    _check_limits(raw, layout, settings)
+    if raw.load_merges is not None and getattr(raw, "_merges_cache", None) is None:
+        # A big sheet: its merged ranges sit after the cell data, so scan for them (zlib, which
+        # releases the GIL) while calamine parses the rows; redo the layout if they change it.
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(_merges, raw)
+            body = _body(raw, layout)
+            merges = pending.result()
+        if merges:
+            better = detect_layout(raw.head, merges, raw.n_rows, raw.complete)
+            better.n_rows_estimate = layout.n_rows_estimate
+            if better.data_start != layout.data_start:
+                body = _body(raw, better)
+            layouts = [(r, better if r is raw else lay) for r, lay in layouts]
+            layout = better
+    else:
+        merges = _merges(raw)
+        body = _body(raw, layout)
+    _check_deadline(deadline, settings)
+    extracted = extract_table(body, layout, merges)
+    del body
+    frame, types, cleaning = infer_and_convert(extracted.frame, date1904=book.date1904)
+    _check_deadline(deadline, settings)
+    layout.n_rows_estimate, layout.exact = len(frame), True
+    return _assemble(path, book, layouts, raw, layout, frame, types, extracted.cleaning + cleaning,
+                     extracted.warnings)
+
+
+def preview_table(path: str | Path, sheet: str | None = None, rows: int = 20,
+                  settings: Settings | None = None) -> dict:
+    """The inspect-json of the first `rows` data rows, read without parsing the whole sheet.
+
+    For .xlsx/.xlsm only the first rows of the sheet XML are streamed (a 500k-row workbook answers
+    in milliseconds); other formats are small enough that a full read is used. Types and cleaning
+    are inferred from these rows only, so they can differ from the full read: the answer carries
+    `"partial": true` and `rows` is the sheet's row count from its dimension (an estimate that may
+    include totals or notes rows). The web shows this first and replaces it by `inspect_file`."""
+    path = Path(path)
+    settings = settings or get_settings()
+    head_rows = max(HEAD_ROWS, rows + 40)
+    book = read_book(path, settings, head_rows=head_rows)
+    layouts = [(raw, _layout(raw)) for raw in book.sheets]
+    raw, layout = _select_sheet(layouts, sheet, path)
+    if raw.load_merges is None or raw.complete:
+        table = load_table(path, sheet=raw.name, settings=settings)
+        return {**table.info, "preview": table.preview(rows), "partial": False}
+    _check_limits(raw, layout, settings)
+    # Merged ranges are written after all the cells, so finding them means inflating the whole
+    # sheet (~0.5 s per 100k rows); a preview of a big sheet does without (its header names then
+    # come from the blank-cell rule) and the full read has them.
+    big = raw.n_rows * max(1, raw.n_cols) > 400_000
+    merges = [] if big else _merges(raw)
+    if merges:
+        layout = detect_layout(raw.head, merges, raw.n_rows, raw.complete)
+    body = raw.head.iloc[layout.data_start:].reset_index(drop=True)
+    extracted = extract_table(body, layout, merges)
+    frame = extracted.frame.head(rows)
+    frame, types, cleaning = infer_and_convert(frame, date1904=book.date1904)
+    layout.n_rows_estimate = max(len(frame), raw.n_rows - layout.data_start)
+    table = _assemble(path, book, layouts, raw, layout, frame, types, extracted.cleaning + cleaning,
+                      extracted.warnings)
+    info = {**table.info, "rows": layout.n_rows_estimate}
+    return {**info, "preview": table.preview(rows), "partial": True}
+
+
+def load_table_bounded(path: str | Path, sheet: str | None = None, settings: Settings | None = None,
+                       memory_mb: int = 4096) -> LoadedTable:
+    """`load_table` in a child process with a hard wall-time limit (`parse_timeout_s`) and an
+    address-space limit (`memory_mb`): a file that makes the native reader spin or allocate without
+    end costs one killed child, never the server. The result comes back pickled through a pipe.
+    Falls back to an in-process call where fork is unavailable."""
+    import multiprocessing as mp
+
+    settings = settings or get_settings()
+    try:
+        ctx = mp.get_context("fork")
+    except ValueError:
+        return load_table(path, sheet=sheet, settings=settings)
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_bounded_child, args=(send, str(path), sheet, settings, memory_mb), daemon=True)
+    child.start()
+    send.close()
+    try:
+        if not receive.poll(settings.parse_timeout_s):
+            raise IngestError(
+                "too_large", f"Reading this file took longer than {settings.parse_timeout_s:g} seconds.",
+                "Split the file or remove the sheets, rows and columns you do not need.",
+            )
+        try:
+            kind, payload = receive.recv()
+        except EOFError:
+            raise IngestError(
+                "too_large", "Reading this file needed more memory than Verity allows for one upload.",
+                "Split the file or remove the sheets, rows and columns you do not need.",
+            ) from None
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join(5)
+        receive.close()
+    if kind == "error":
+        raise IngestError(*payload)
+    return payload
+
+
+def _bounded_child(send, path: str, sheet, settings: Settings, memory_mb: int) -> None:
+    import resource
+
+    limit = memory_mb * 1024 * 1024
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError):
+        pass
+    try:
+        send.send(("ok", load_table(path, sheet=sheet, settings=settings)))
+    except IngestError as exc:
+        send.send(("error", (exc.category, exc.message, exc.hint)))
+    except MemoryError:
+        send.send(("error", ("too_large", "Reading this file needed more memory than Verity allows.",
+                             "Split the file or remove the sheets, rows and columns you do not need.")))
+    except BaseException:  # noqa: BLE001 - anything else in a damaged file is a damaged file
+        send.send(("error", ("corrupt_file", "The file is damaged or uses a structure Verity cannot read.",
+                             "Open it in Excel or LibreOffice and save it again.")))
+    finally:
+        send.close()
+
+
+def inspect_file(path: str | Path, sheet: str | None = None, rows: int = 20, settings: Settings | None = None) -> dict:
+    table = load_table(path, sheet=sheet, settings=settings)
+    return {**table.info, "preview": table.preview(rows)}
+
+
+def _layout(raw: RawSheet) -> TableLayout:
+    if raw.too_large:
+        return TableLayout([], 0, list(range(raw.n_cols)), [], raw.n_rows, False)
+    merges = None
+    if raw.load_merges is not None and raw.complete:
+        merges = _merges(raw)  # the whole sheet is in the head: its merged ranges cost nothing
+    layout = detect_layout(raw.head, merges, raw.n_rows, raw.complete)
+    if not raw.complete:
+        layout.n_rows_estimate = max(layout.n_rows_estimate, raw.n_rows - layout.data_start)
+    return layout
+
+
+def _merges(raw: RawSheet) -> list:
+    if raw.load_merges is None:
+        return []
+    cached = getattr(raw, "_merges_cache", None)
+    if cached is None:
+        try:
+            cached = raw.load_merges()
+        except Exception:  # noqa: BLE001 - merged cells are a nicety; the table reads without them
+            cached = []
+        raw._merges_cache = cached
+    return cached
+
+
+def _body(raw: RawSheet, layout: TableLayout) -> pd.DataFrame:
+    if raw.complete or raw.load_body is None:
+        body = raw.head.iloc[layout.data_start:]
+        if raw.load_body is None or raw.head.empty:
+            return body.reset_index(drop=True)
+    body = raw.load_body(layout.data_start, None)
+    return body
+
+
+def _check_limits(raw: RawSheet, layout: TableLayout, settings: Settings) -> None:
     if raw.too_large:
         raise IngestError("too_large", f"The {raw.too_large}.", "Split the data or remove unused rows and columns.")
     if layout.n_rows > settings.max_rows or layout.n_cols > settings.max_columns:
@@ -55,16 +226,29 @@ def load_table(path: str | Path, sheet: str | None = None, settings: Settings | 
             "Split the data or remove unused rows and columns.",
         )
 
-    frame = _extract(raw, layout)
-    frame, types, cleaning = infer_and_convert(frame)
+
+def _check_deadline(deadline: float, settings: Settings) -> None:
+    if time.monotonic() > deadline:
+        raise IngestError(
+            "too_large", f"Reading this file took longer than {settings.parse_timeout_s:g} seconds.",
+            "Split the file or remove the sheets, rows and columns you do not need.",
+        )
+
+
+def _assemble(path, book, layouts, raw, layout, frame, types, cleaning, warnings) -> LoadedTable:
     pii = detect_pii(frame)
-    warnings = list(book.warnings) + layout.warnings + detect_injection(frame)
+    warnings = list(book.warnings) + list(layout.warnings) + list(warnings) + detect_injection(frame)
+    if raw.hidden:
+        warnings.insert(0, f"sheet '{raw.name}' is hidden in the workbook")
     info = {
         "file": path.name,
         "format": book.format,
-        "sheets": [{"name": r.name, "rows": lay.n_rows, "columns": lay.n_cols} for r, lay in layouts],
+        "sheets": [{"name": r.name, "rows": (layout.n_rows if r is raw else lay.n_rows), "columns":
+                    (len(frame.columns) if r is raw else lay.n_cols), "hidden": bool(r.hidden)}
+                   for r, lay in layouts],
         "selected_sheet": raw.name,
         "header_row": layout.header_row,
+        "header_rows": [r + 1 for r in layout.header_rows],
         "rows": int(len(frame)),
         "columns": [
             {"name": name, "type": types[name], "missing": int(frame[name].isna().sum()), "pii": pii.get(name)}
@@ -76,17 +260,12 @@ def load_table(path: str | Path, sheet: str | None = None, settings: Settings | 
     return LoadedTable(frame=frame, info=info, pii=pii)
 
 
-def inspect_file(path: str | Path, sheet: str | None = None, rows: int = 20, settings: Settings | None = None) -> dict:
-    table = load_table(path, sheet=sheet, settings=settings)
-    return {**table.info, "preview": table.preview(rows)}
-
-
 def _select_sheet(layouts: list[tuple[RawSheet, TableLayout]], sheet: str | None, path: Path):
     names = [raw.name for raw, _ in layouts]
     if sheet is not None:
         for raw, layout in layouts:
             if raw.name == sheet:
-                if layout.n_cols == 0 or layout.n_rows == 0:
+                if not raw.too_large and (layout.n_cols == 0 or layout.n_rows == 0):
                     raise _no_table(f"The sheet '{sheet}' has no table with data rows.", names)
                 return raw, layout
         raise _no_table(f"There is no sheet named '{sheet}' in {path.name}.", names)
@@ -94,26 +273,14 @@ def _select_sheet(layouts: list[tuple[RawSheet, TableLayout]], sheet: str | None
     candidates = [(r, lay) for r, lay in layouts if (lay.n_rows and lay.n_cols) or r.too_large]
     if not candidates:
         raise _no_table(f"No table with data was found in {path.name}.", names)
+    # The largest table, hidden or not (a hidden sheet often holds the data behind a report); the
+    # sheet list says which sheets are hidden and a warning says so when a hidden one is chosen.
     return max(candidates, key=lambda rl: (bool(rl[0].too_large), rl[1].n_rows * rl[1].n_cols))
 
 
 def _no_table(message: str, names: list[str]) -> IngestError:
     listed = ", ".join(f"'{n}'" for n in names) or "none"
     return IngestError("no_table_found", message, f"Sheets in this file: {listed}.")
-
-
-def _extract(raw: RawSheet, layout: TableLayout) -> pd.DataFrame:
-    """The table's cells: natively typed when the reader can re-read the rows, else the text grid."""
-    first, last = layout.row_idx[0], layout.row_idx[-1]
-    typed = raw.load_typed(first, last - first + 1) if raw.load_typed else None
-    if typed is not None:
-        rows = [i - first for i in layout.row_idx]
-        part = typed.iloc[rows, layout.col_idx]
-    else:
-        part = raw.grid.iloc[layout.row_idx, layout.col_idx]
-    part = part.reset_index(drop=True)
-    part.columns = layout.names
-    return part
 
 
 def json_safe(value):

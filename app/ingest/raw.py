@@ -1,4 +1,4 @@
-"""The raw shape every reader returns: sheets as grids of strings, before any interpretation."""
+"""The raw shape every reader returns: sheets as a head grid plus a loader for the data rows."""
 
 from __future__ import annotations
 
@@ -11,9 +11,18 @@ import pandas as pd
 @dataclass
 class RawSheet:
     name: str
-    grid: pd.DataFrame
-    # (first grid row, number of rows) -> frame of the same width with native cell types, or None.
-    load_typed: Callable[[int, int], pd.DataFrame | None] | None = None
+    # The first rows of the sheet: index = 0-based sheet row, columns = sheet column positions;
+    # native cell values (str, float, datetime, bool) or None.
+    head: pd.DataFrame
+    n_rows: int = 0               # rows in the sheet (from its dimension; may be an estimate)
+    n_cols: int = 0
+    complete: bool = True         # the head holds every row of the sheet
+    hidden: bool = False
+    # (first 0-based sheet row, number of rows or None for all) -> frame with natively typed
+    # columns labelled by sheet column position, index 0 = the first row asked for.
+    load_body: Callable[[int, int | None], pd.DataFrame] | None = None
+    # merged ranges as 0-based inclusive (r0, c0, r1, c1) in the same coordinates; None: unknown
+    load_merges: Callable[[], list[tuple[int, int, int, int]]] | None = None
     too_large: str | None = None  # why this sheet exceeds the limits; raised only if it is chosen
 
 
@@ -22,3 +31,4 @@ class RawBook:
     format: str
     sheets: list[RawSheet]
     warnings: list[str] = field(default_factory=list)
+    date1904: bool = False

@@ -13,11 +13,13 @@ import re
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from app.config import Settings
 from app.ingest.errors import IngestError
 from app.ingest.raw import RawBook, RawSheet
+from app.ingest.table import HEAD_ROWS
 from app.ingest.textfiles import read_text
 
 EXCEL_EXTS = {".xlsx", ".xlsm", ".xlsb", ".xls", ".ods"}
@@ -40,13 +42,15 @@ FOREIGN_MAGIC = {
 for _logger in ("fastexcel", "calamine"):
     logging.getLogger(_logger).setLevel(logging.ERROR)
 
+# Parts smaller than this are never refused for their ratio (tiny repetitive XML compresses well).
+RATIO_FLOOR_BYTES = 8 * 1024 * 1024
 PLAIN_NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$")
 
 
 # --- format sniffing ------------------------------------------------------------------------
 
 
-def sniff_format(path: Path) -> str:
+def sniff_format(path: Path, settings: Settings | None = None) -> str:
     """Return the real format key from magic bytes, the extension only breaking ties."""
     ext = path.suffix.lower()
     if ext not in EXCEL_EXTS | TEXT_EXTS:
@@ -69,7 +73,7 @@ def sniff_format(path: Path) -> str:
     if head.startswith(OLE_MAGIC):
         return _sniff_ole(path, ext)
     if head.startswith(ZIP_MAGIC):
-        return _sniff_zip(path, ext)
+        return _sniff_zip(path, ext, settings)
     if ext in EXCEL_EXTS and not _looks_like_text(path):
         raise IngestError(
             "corrupt_file",
@@ -89,15 +93,18 @@ def _sniff_ole(path: Path, ext: str) -> str:
     return "xls"  # a legacy workbook, whatever its extension says
 
 
-def _sniff_zip(path: Path, ext: str) -> str:
+def _sniff_zip(path: Path, ext: str, settings: Settings | None = None) -> str:
     try:
         with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
             names = {n.replace("\\", "/").lstrip("/") for n in zf.namelist()}
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
         raise IngestError(
             "corrupt_file", "The file is damaged: it could not be opened as a workbook.",
             "Open it in Excel or LibreOffice and save it again.",
         ) from exc
+    if settings is not None:
+        check_zip_limits(infos, settings)
     if "xl/workbook.bin" in names:
         return "xlsb"
     if "content.xml" in names and "mimetype" in names:
@@ -109,6 +116,29 @@ def _sniff_zip(path: Path, ext: str) -> str:
         "unsupported_format", "This file is a zip archive, not a spreadsheet.",
         f"Unzip it and upload the spreadsheet inside ({SUPPORTED}).",
     )
+
+
+def check_zip_limits(infos: list[zipfile.ZipInfo], settings: Settings) -> None:
+    """Zip bombs: the central directory says how big every part becomes once decompressed, so a
+    crafted workbook is refused before any reader inflates a byte of it."""
+    total = sum(max(0, i.file_size) for i in infos)
+    if total > settings.max_uncompressed_mb * 1024 * 1024:
+        raise IngestError(
+            "too_large",
+            f"The workbook unpacks to {total / 1048576:,.0f} MB; the limit is {settings.max_uncompressed_mb} MB.",
+            "Delete unused sheets, rows and columns, or split the workbook.",
+        )
+    for info in infos:
+        ratio = info.file_size / max(1, info.compress_size)
+        if info.file_size > RATIO_FLOOR_BYTES and ratio > settings.max_compression_ratio:
+            raise IngestError(
+                "too_large",
+                f"Part '{info.filename}' of the workbook expands {ratio:,.0f} times when unpacked (the limit "
+                f"is {settings.max_compression_ratio:g}); files like this are used to exhaust memory.",
+                "If the file is genuine, open it in Excel, delete unused rows and columns, and save again.",
+            )
+    if len(infos) > 10_000:
+        raise IngestError("too_large", f"The workbook holds {len(infos):,} parts.", "Save it again from Excel.")
 
 
 def _looks_like_text(path: Path) -> bool:
@@ -126,7 +156,8 @@ def _encrypted() -> IngestError:
 # --- entry point ----------------------------------------------------------------------------
 
 
-def read_book(path: Path, settings: Settings) -> RawBook:
+def read_book(path: Path, settings: Settings, head_rows: int = HEAD_ROWS) -> RawBook:
+    """Sheets with their first rows and a loader for the rest: nothing big is parsed yet."""
     if not path.is_file():
         raise IngestError("corrupt_file", f"The file '{path.name}' could not be found.", "")
     size = path.stat().st_size
@@ -137,10 +168,10 @@ def read_book(path: Path, settings: Settings) -> RawBook:
             "too_large", f"The file is {size / 1048576:.0f} MB; the limit is {settings.max_upload_mb} MB.",
             "Split the file or remove columns and rows you do not need.",
         )
-    fmt = sniff_format(path)
+    fmt = sniff_format(path, settings)
     if fmt in {"csv", "tsv", "txt"}:
-        return read_text(path, fmt, settings)
-    return read_excel(path, fmt, settings)
+        return read_text(path, fmt, settings, head_rows)
+    return read_excel(path, fmt, settings, head_rows)
 
 
 # --- Excel and OpenDocument -----------------------------------------------------------------
@@ -150,7 +181,7 @@ def _wrap_excel_error(exc: BaseException) -> IngestError:
     text = str(exc)
     if "password" in text.lower() or "encrypt" in text.lower():
         return _encrypted()
-    if "limit exceeded" in text.lower():
+    if "limit exceeded" in text.lower() or "too large" in text.lower():
         return IngestError(
             "too_large", "The workbook declares more cells than Verity can safely read.",
             "Open it in Excel, delete unused rows and columns, and save again.",
@@ -167,19 +198,40 @@ def _guard(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise
+    except IngestError:
+        raise
     except BaseException as exc:  # noqa: BLE001 - pyo3 PanicException derives from BaseException
         raise _wrap_excel_error(exc) from None
 
 
-def read_excel(path: Path, fmt: str, settings: Settings) -> RawBook:
+def _cells_limit(name: str, rows: int, cols: int, settings: Settings) -> str | None:
+    if rows > settings.max_rows + 1000 or cols > settings.max_columns:
+        return (f"sheet '{name}' has {rows:,} rows and {cols:,} columns; the limits are "
+                f"{settings.max_rows:,} rows and {settings.max_columns:,} columns")
+    if rows * cols > settings.max_cells:
+        return (f"sheet '{name}' has {rows:,} rows x {cols:,} columns = {rows * cols:,} cells; the limit is "
+                f"{settings.max_cells:,} cells")
+    return None
+
+
+def read_excel(path: Path, fmt: str, settings: Settings, head_rows: int = HEAD_ROWS) -> RawBook:
     import fastexcel
 
     reader = _guard(fastexcel.read_excel, str(path))
     names = _guard(lambda: list(reader.sheet_names))
+    if fmt in ("xlsx", "xlsm"):
+        try:
+            book = _read_xlsx_streaming(path, fmt, reader, names, settings, head_rows)
+            if book is not None:
+                return book
+        except IngestError:
+            raise
+        except Exception:  # noqa: BLE001 - anything unusual: calamine reads it the slow way
+            pass
     sheets, warnings = [], []
     for name in names:
         try:
-            sheets.append(_read_sheet(reader, name, settings))
+            sheets.append(_read_sheet(reader, name, settings, head_rows))
         except IngestError as exc:
             if exc.category == "encrypted_file":
                 raise
@@ -193,67 +245,149 @@ def read_excel(path: Path, fmt: str, settings: Settings) -> RawBook:
     return RawBook(fmt, sheets, warnings)
 
 
-def _read_sheet(reader, name: str, settings: Settings) -> RawSheet:
-    # skip_rows=0 keeps leading blank rows, so grid row i is sheet row i + 1.
-    sheet = _guard(
-        reader.load_sheet, name, header_row=None, skip_rows=0, dtypes="string",
-        whitespace_as_null=True, n_rows=settings.max_rows + 1000,
-    )
-    too_large = None
-    if sheet.total_height > settings.max_rows + 1000 or sheet.width > settings.max_columns:
-        too_large = (
-            f"sheet '{name}' has {sheet.total_height} rows and {sheet.width} columns; the limits are "
-            f"{settings.max_rows} rows and {settings.max_columns} columns"
-        )
-        grid = pd.DataFrame()
-    else:
-        grid = _to_object_grid(_guard(sheet.to_pandas))
+def _read_sheet(reader, name: str, settings: Settings, head_rows: int) -> RawSheet:
+    """Any format calamine reads: the head as text (one parse), typed data rows on demand."""
+    sheet = _guard(reader.load_sheet, name, header_row=None, skip_rows=0, dtypes="string",
+                   whitespace_as_null=True, n_rows=head_rows)
+    total, width = sheet.total_height, sheet.width
+    hidden = str(getattr(sheet, "visible", "visible")).lower() != "visible"
+    too_large = _cells_limit(name, total, width, settings)
+    head = pd.DataFrame() if too_large else _to_object_grid(_guard(sheet.to_pandas))
 
-    def load_typed(first: int, n: int) -> pd.DataFrame | None:
-        return _load_typed(reader, name, first, n, grid.shape[1])
+    def load_body(first: int, n: int | None) -> pd.DataFrame:
+        return _load_typed(reader, name, first, n)
 
-    return RawSheet(name, grid, load_typed, too_large)
+    return RawSheet(name, head, total, width, complete=total <= head_rows, hidden=hidden,
+                    load_body=load_body, too_large=too_large)
 
 
 def _to_object_grid(df: pd.DataFrame) -> pd.DataFrame:
     df = df.astype(object)
     df.columns = range(df.shape[1])
+    df.index = range(len(df))
     return df.where(df.notna(), None)
 
 
-def _load_typed(reader, name: str, first: int, n: int, width: int) -> pd.DataFrame | None:
-    """Re-read data rows with native types; None when fastexcel cannot (mixed dates, cell errors)."""
+def _read_xlsx_streaming(path: Path, fmt: str, reader, names: list[str], settings: Settings,
+                         head_rows: int) -> RawBook | None:
+    """xlsx/xlsm: heads, visibility and merged ranges straight from the package (xlsxstream)."""
+    from app.ingest.xlsxstream import XlsxBook
+
+    zf = zipfile.ZipFile(path)
+    book = XlsxBook(zf)
+    if [s.name for s in book.sheets] != names:
+        zf.close()
+        return None
+    sheets = []
+    for entry in book.sheets:
+        head = book.head(entry, head_rows)
+        grid = _head_grid(head.rows, head_rows)
+        if head.complete:
+            n_rows = len(grid)
+            n_cols = grid.shape[1]
+        else:
+            # The declared dimension can be missing or a lie (A1:XFD1048576 over a few cells); a
+            # stored cell takes at least ~12 bytes of XML, which bounds what can really be there.
+            max_cells = max(1, entry.xml_size // 12)
+            n_cols = max(1, grid.shape[1])
+            n_rows = max(len(grid), max_cells // n_cols)
+            if head.dimension:
+                dim_rows, dim_cols = head.dimension[2] + 1, head.dimension[3] + 1
+                if dim_rows * dim_cols <= max_cells:
+                    n_rows, n_cols = dim_rows, max(dim_cols, grid.shape[1])
+                else:
+                    n_rows = min(dim_rows, n_rows)
+        too_large = _cells_limit(entry.name, n_rows, n_cols, settings)
+        state = {"offset": None}
+
+        def load_body(first: int, n: int | None, _name=entry.name, _grid=grid, _dim=head.dimension,
+                      _state=state) -> pd.DataFrame:
+            df = _load_typed(reader, _name, first, n)
+            if _state["offset"] is None:
+                _state["offset"] = _column_offset(df, _grid, first, _dim)
+            df.columns = [c + _state["offset"] for c in range(df.shape[1])]
+            return df
+
+        def load_merges(_entry=entry) -> list:
+            return book.merges(_entry)
+
+        sheets.append(RawSheet(entry.name, grid, n_rows, n_cols, complete=head.complete, hidden=entry.hidden,
+                               load_body=load_body, load_merges=load_merges, too_large=too_large))
+    return RawBook(fmt, sheets, [], date1904=book.date1904)
+
+
+def _head_grid(rows: dict[int, dict[int, object]], head_rows: int) -> pd.DataFrame:
+    if not rows:
+        return pd.DataFrame()
+    height = min(head_rows, max(rows) + 1)
+    width = max(max(cells) for cells in rows.values()) + 1 if rows else 0
+    data = [[None] * width for _ in range(height)]
+    for r, cells in rows.items():
+        if r < height:
+            for c, v in cells.items():
+                if isinstance(v, str):
+                    v = v.strip() or None
+                data[r][c] = v
+    return pd.DataFrame(data, dtype=object)
+
+
+def _column_offset(df: pd.DataFrame, grid: pd.DataFrame, first: int, dimension) -> int:
+    """calamine's frame starts at the first used column; the streamed head counts from column A.
+    Find the shift by matching which cells are filled in the rows both have."""
+    filled_cols = [c for c in grid.columns if grid[c].notna().any()]
+    max_shift = min(filled_cols) if filled_cols else 0
+    candidates = list(dict.fromkeys(([dimension[1]] if dimension else []) + list(range(max_shift + 1))))
+    rows = [r for r in range(first, min(len(grid), first + len(df), first + 12))]
+    if not rows:
+        return candidates[0] if candidates else 0
+    body_present = df.iloc[[r - first for r in rows]].notna().to_numpy()
+    best, best_score = candidates[0], -1.0
+    for off in candidates:
+        head_present = np.zeros_like(body_present)
+        for j in range(df.shape[1]):
+            if j + off < grid.shape[1]:
+                head_present[:, j] = grid.iloc[rows, j + off].notna().to_numpy()
+        extra = grid.iloc[rows, : off].notna().to_numpy().sum() if off else 0
+        score = (head_present == body_present).mean() - extra
+        if score > best_score:
+            best, best_score = off, score
+    return best
+
+
+def _load_typed(reader, name: str, first: int, n: int | None) -> pd.DataFrame:
+    """Data rows with native types (one calamine parse). Mixed columns come back as text, and
+    fastexcel writes their numbers with 9 decimals; those columns are re-read as floats to keep
+    full precision (a second parse, only when such a value exists)."""
+    import fastexcel
+
+    kw = dict(header_row=None, skip_rows=first, n_rows=n, schema_sample_rows=None, whitespace_as_null=True)
     try:
-        kw = dict(header_row=None, skip_rows=first, n_rows=n, schema_sample_rows=None)
         df = reader.load_sheet(name, **kw).to_pandas()
-        if df.shape != (n, width):
-            return None
-        df.columns = range(width)
-        text_cols = [i for i in range(width) if not _is_native(df[i])]
-        if text_cols:
-            # Mixed columns fall back to strings with ~9 significant digits; recover full precision.
-            as_float = reader.load_sheet(name, dtypes={i: "float" for i in text_cols}, **kw).to_pandas()
-            as_float.columns = range(width)
-            for i in text_cols:
-                df[i] = _restore_precision(df[i], as_float[i])
-        return df
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise
-    except BaseException:  # noqa: BLE001 - includes Rust panics
-        return None
+    except BaseException:  # noqa: BLE001 - type combinations calamine cannot unify, Rust panics
+        df = _guard(lambda: reader.load_sheet(name, dtypes="string", **kw).to_pandas())
+    df.columns = range(df.shape[1])
+    shortened = []
+    for i in df.columns:
+        col = df[i]
+        if pd.api.types.is_string_dtype(col) and col.dtype != object:
+            if col.str.contains(_NINE_DECIMALS, regex=True, na=False).any():
+                shortened.append(i)
+    if shortened:
+        try:
+            floats = reader.load_sheet(name, dtypes={i: "float" for i in shortened}, use_columns=shortened,
+                                       **kw).to_pandas()
+            floats.columns = shortened
+            for i in shortened:
+                is_num = df[i].str.fullmatch(PLAIN_NUMBER.pattern.strip("^$"), na=False) & floats[i].notna()
+                df[i] = df[i].where(~is_num, floats[i].map(repr, na_action="ignore"))
+        except (KeyboardInterrupt, SystemExit, MemoryError):
+            raise
+        except BaseException:  # noqa: BLE001
+            pass
+    _ = fastexcel
+    return df
 
 
-def _is_native(col: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(col) or pd.api.types.is_datetime64_any_dtype(col)
-
-
-def _restore_precision(text: pd.Series, floats: pd.Series) -> pd.Series:
-    # Only decimals can have been shortened; text cells such as "007" must stay as typed.
-    out = text.astype(object).where(text.notna(), None)
-    for idx, value in text.items():
-        if not (isinstance(value, str) and PLAIN_NUMBER.match(value.strip()) and pd.notna(floats[idx])):
-            continue
-        shown, full = float(value), float(floats[idx])
-        if any(c in value for c in ".eE") and abs(shown - full) <= 1e-8 * max(1.0, abs(full)):
-            out[idx] = repr(full)
-    return out
+_NINE_DECIMALS = r"^-?\d*\.\d{9}$"

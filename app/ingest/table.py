@@ -1,7 +1,17 @@
-"""Find the table inside a raw sheet grid: the header row, the data rows, the real columns.
+"""Find the table inside a sheet: the header row(s), the data rows, the real columns.
 
-Spreadsheets made by people carry titles, blank spacer rows, notes and totals around the data;
-this module decides which rows and columns are the table so the analysis sees only the data.
+Spreadsheets made by people carry titles, blank spacer rows, group headers over two rows, merged
+cells, notes and totals around the data; this module decides which rows and columns are the table.
+
+It works in two steps so a big sheet is never scanned cell by cell in Python:
+
+1. `detect_layout(head, merges)` looks only at the first rows of the sheet (`HEAD_ROWS`): the
+   header row below any title/notes rows, a second header row (a group row such as "2024" merged
+   over "Revenue | Cost" gives "2024 / Revenue", "2024 / Cost"), merged header cells filled, and
+   unique, readable names.
+2. `extract_table(body, layout)` takes the data rows (read with native types) and, vectorised,
+   drops blank rows and columns, fills vertically merged cells, and removes totals/subtotals rows
+   (合计/小计/总计/Total/Subtotal) and the notes under the table, reporting each in a warning.
 """
 
 from __future__ import annotations
@@ -9,109 +19,235 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
+HEAD_ROWS = 64
+HEADER_SCAN_ROWS = 30
 # Values that read as numbers or dates are data, not column labels.
 _NUMBERISH = re.compile(r"^[\s(+\-−]*[¥$€£]?\s*[\d.,]+\s*%?\)?$")
 _DATEISH = re.compile(r"^\d{4}([-/.年]\d{1,2})([-/.月]\d{1,2}日?)?([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
-_TOTAL = re.compile(r"^\s*(grand\s+)?(total|totals|sum|合计|总计|小计|總計|合計)\s*[:：]?\s*$", re.I)
 _YEAR = re.compile(r"^(19|20)\d{2}(\.0)?$")
-HEADER_SCAN_ROWS = 30
+# A totals/subtotals label: "Total", "Grand total", "Subtotal", "合计", "华东小计", "总计：" ...
+TOTAL_PATTERN = (r"^\s*(?:(?:grand|sub)[\s\-]?)?(?:total|totals|sum)\b.{0,20}$"
+                 r"|^.{0,12}(?:合计|总计|小计|總計|合計|小計|共计|汇总)\s*[:：]?.{0,12}$")
+_TOTAL = re.compile(TOTAL_PATTERN, re.I)
+_NOTE_START = re.compile(r"^\s*(注|备注|说明|附注|数据来源|来源|资料来源|制表|填表|审核|单位[:：]|note|notes|source|"
+                         r"prepared|\*|※|\(\d\)|（\d）|\d[.、)]\s)", re.I)
+MAX_MERGES = 20_000
 
 
 @dataclass
 class TableLayout:
-    header_idx: int | None      # grid row of the column names; None when the sheet has no header
-    row_idx: list[int]          # grid rows that hold data (blank rows and totals excluded)
-    col_idx: list[int]          # grid columns that are part of the table
+    header_rows: list[int]      # 0-based sheet rows holding the column names (empty: no header)
+    data_start: int             # 0-based sheet row of the first data row
+    col_idx: list[int]          # sheet columns (positions in the grid) that are part of the table
     names: list[str]            # unique, non-empty column names, one per col_idx
+    n_rows_estimate: int = 0    # data rows (exact when the whole sheet was seen)
+    exact: bool = False
     warnings: list[str] = field(default_factory=list)
 
     @property
+    def header_idx(self) -> int | None:
+        return self.header_rows[0] if self.header_rows else None
+
+    @property
     def header_row(self) -> int | None:
-        """1-based sheet row number of the header, as the contract reports it."""
-        return None if self.header_idx is None else self.header_idx + 1
+        """1-based sheet row number where the column names start, as the contract reports it."""
+        return None if not self.header_rows else self.header_rows[0] + 1
 
     @property
     def n_rows(self) -> int:
-        return len(self.row_idx)
+        return self.n_rows_estimate
 
     @property
     def n_cols(self) -> int:
         return len(self.col_idx)
 
 
-def _blank(value) -> bool:
-    return value is None or (not isinstance(value, str) and pd.isna(value))
+def cell_text(value) -> str | None:
+    """A cell as the text a person sees; None for empty."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        return text or None
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    if hasattr(value, "isoformat"):
+        text = value.isoformat(sep=" ") if hasattr(value, "hour") else value.isoformat()
+        return text[:-9] if text.endswith(" 00:00:00") else text
+    return str(value)
 
 
-def _is_label(value) -> bool:
-    if _blank(value):
-        return False
-    text = str(value).strip()
+def _is_label(text: str | None) -> bool:
     return bool(text) and not _NUMBERISH.match(text) and not _DATEISH.match(text)
 
 
 def _label_count(cells: list) -> int:
     """Labels in a row; a run of distinct years (a wide 'Year, 2000, 2001, ...' header) counts too."""
     labels = sum(_is_label(v) for v in cells)
-    years = [str(v).strip() for v in cells if not _blank(v) and _YEAR.match(str(v).strip())]
+    years = [v for v in cells if v and _YEAR.match(v)]
     if len(years) >= 2 and len(set(years)) == len(years):
         labels += len(years)
     return labels
 
 
-def detect_layout(grid: pd.DataFrame) -> TableLayout:
-    if grid.empty:
-        return TableLayout(None, [], [], [])
-    filled = grid.map(lambda v: not _blank(v)).to_numpy(dtype=bool)
-    nonblank_rows = [i for i in range(len(grid)) if filled[i].any()]
-    col_idx = [j for j in range(grid.shape[1]) if filled[:, j].any()]
-    if not nonblank_rows or not col_idx:
-        return TableLayout(None, [], [], [])
-
-    header_idx = _find_header(grid, filled, nonblank_rows)
-    start = nonblank_rows[0] if header_idx is None else header_idx + 1
-    row_idx = [i for i in nonblank_rows if i >= start]
-    # Columns that are blank in both header and data do not exist; titles above the header don't count.
-    used = [j for j in col_idx if filled[row_idx, j].any() or (header_idx is not None and filled[header_idx, j])]
-    warnings: list[str] = []
-    row_idx = _drop_totals_row(grid, row_idx, used, warnings)
-    names = make_unique_names(
-        [grid.iat[header_idx, j] if header_idx is not None else None for j in used],
-        positions=used,
-        default_prefix="Unnamed" if header_idx is not None else "Column",
-    )
-    return TableLayout(header_idx, row_idx, used, names, warnings)
+# --- step 1: layout from the first rows ----------------------------------------------------------
 
 
-def _find_header(grid: pd.DataFrame, filled, nonblank_rows: list[int]) -> int | None:
+def detect_layout(head: pd.DataFrame, merges: list[tuple[int, int, int, int]] | None = None,
+                  total_rows: int | None = None, complete: bool = True) -> TableLayout:
+    """`head`: the first sheet rows (index = 0-based sheet row, columns = sheet column positions)."""
+    if head.empty:
+        return TableLayout([], 0, [], [], 0, True)
+    text = head.map(cell_text).astype(object)
+    filled = text.notna().to_numpy()
+    text = text.where(filled, None)
+    rows = list(head.index)
+    nonblank = [rows[i] for i in range(len(rows)) if filled[i].any()]
+    if not nonblank:
+        return TableLayout([], 0, [], [], 0, complete)
+    values = text.to_numpy(dtype=object)
+    pos = {r: i for i, r in enumerate(rows)}
+    t = {r: values[pos[r]].tolist() for r in nonblank[: HEADER_SCAN_ROWS + 50]}
+    width = {r: sum(v is not None for v in cells) for r, cells in t.items()}
+    merges = merges or []
+
+    header = _find_header(t, width, nonblank)
+    header_rows: list[int] = []
+    if header is not None:
+        header_rows = [header]
+        up = _group_row_above(t, width, header, merges, head.columns)
+        if up is not None:
+            header_rows = [up, header]
+        else:
+            down = _second_header_row(t, width, header, nonblank, merges, head.columns)
+            if down is not None:
+                header_rows = [header, down]
+    data_start = header_rows[-1] + 1 if header_rows else nonblank[0]
+
+    col_pos = {c: j for j, c in enumerate(head.columns)}
+    data_rows = [i for i, r in enumerate(rows) if r >= data_start]
+    used = [c for c in head.columns
+            if filled[data_rows, col_pos[c]].any() or any(t[r][col_pos[c]] for r in header_rows)]
+    names = header_names(t, header_rows, used, col_pos, merges)
+    n_rows = sum(1 for r in nonblank if r >= data_start)
+    return TableLayout(header_rows, data_start, used, names, n_rows, complete)
+
+
+def _find_header(t: dict, width: dict, nonblank: list[int]) -> int | None:
     """The first row that is mostly labels, about as wide as the rows below it, and followed by data."""
-    scan = nonblank_rows[:HEADER_SCAN_ROWS]
-    widths = {i: int(filled[i].sum()) for i in nonblank_rows[: HEADER_SCAN_ROWS + 50]}
-    for pos, i in enumerate(scan):
-        below = [widths[k] for k in nonblank_rows[pos + 1 : pos + 21] if k in widths]
-        typical = sorted(below)[len(below) // 2] if below else widths[i]
-        labels = _label_count(list(grid.iloc[i]))
+    scan = nonblank[:HEADER_SCAN_ROWS]
+    for pos, r in enumerate(scan):
+        below = [width[k] for k in nonblank[pos + 1: pos + 21] if k in width]
+        typical = sorted(below)[len(below) // 2] if below else width[r]
+        labels = _label_count(t[r])
         # A title row has one cell over a wide table; a header covers most of the data's width.
-        if widths[i] >= max(1, 0.6 * typical) and labels >= 0.7 * widths[i]:
-            if widths[i] == 1 and typical > 1:
+        if width[r] >= max(1, 0.6 * typical) and labels >= 0.7 * width[r]:
+            if width[r] == 1 and typical > 1:
                 continue
-            return i
-        if labels < 0.5 * widths[i] and widths[i] >= 0.6 * typical:
+            return r
+        if labels < 0.5 * width[r] and width[r] >= 0.6 * typical:
             break  # reached data without seeing a header: the sheet has none
     return None
 
 
-def _drop_totals_row(grid: pd.DataFrame, row_idx: list[int], cols: list[int], warnings: list[str]) -> list[int]:
-    if len(row_idx) < 3:
-        return row_idx
-    last = row_idx[-1]
-    first_cell = next((grid.iat[last, j] for j in cols if not _blank(grid.iat[last, j])), None)
-    if first_cell is not None and _TOTAL.match(str(first_cell)):
-        warnings.append(f"row {last + 1} looks like a totals row and was excluded")
-        return row_idx[:-1]
-    return row_idx
+def _spans(merges, row: int) -> list[tuple[int, int, int, int]]:
+    return [m for m in merges if m[0] <= row <= m[2] and m[3] > m[1]]
+
+
+def _group_row_above(t, width, header, merges, columns) -> int | None:
+    """A sparser row of labels right above the header, spread over it by merged cells ("2024" over
+    "Revenue | Cost"): the upper half of a two-row header."""
+    up = header - 1
+    if up not in t or width[up] < 2 or width[up] >= width[header]:
+        return None
+    if _label_count(t[up]) < width[up]:
+        return None
+    # Each group label sits over the header: above a column name, or spread over some by a merge.
+    cols = list(columns)
+    over = 0
+    for j, v in enumerate(t[up]):
+        if not v:
+            continue
+        c = cols[j]
+        span = next((m for m in merges if m[0] == up and m[1] == c), None)
+        covered = range(j, j + 1) if span is None else [cols.index(x) for x in range(span[1], span[3] + 1) if x in cols]
+        vertical = any(m[0] == up and m[1] == c and m[2] >= header for m in merges)
+        if vertical or any(t[header][k] for k in covered):
+            over += 1
+    if over < max(2, 0.75 * width[up]):
+        return None
+    if _spans(merges, up):
+        return up
+    if merges:
+        return None  # merge information is known and says this row spans nothing
+    return up if _blank_right_of_labels(t[up], t[header]) else None
+
+
+def _second_header_row(t, width, header, nonblank, merges, columns) -> int | None:
+    """A row of labels right below the header that the header groups (the lower half)."""
+    low = header + 1
+    if low not in t or width[low] < 2 or low == nonblank[-1]:
+        return None
+    if _label_count(t[low]) < 0.8 * width[low]:
+        return None
+    grouped = bool(_spans(merges, header)) or (not merges and _blank_right_of_labels(t[header], t[low]))
+    if not grouped:
+        return None
+    # Labels are not repeated below in their column; category values are.
+    below = [r for r in nonblank if r > low][:20]
+    repeats = sum(1 for j, v in enumerate(t[low]) if v and any(t[r][j] == v for r in below if r in t))
+    return low if repeats <= 0.3 * width[low] else None
+
+
+def _blank_right_of_labels(upper: list, lower: list) -> bool:
+    """Each label in `upper` is followed by blank cells that have a label below them."""
+    found = False
+    for j, v in enumerate(upper):
+        if v and j + 1 < len(upper) and upper[j + 1] is None and lower[j + 1]:
+            found = True
+    return found
+
+
+def header_names(t: dict, header_rows: list[int], used: list, col_pos: dict, merges) -> list[str]:
+    if not header_rows:
+        return make_unique_names([None] * len(used), positions=list(used), default_prefix="Column")
+    grid = {r: list(t[r]) for r in header_rows}
+    # Merged header cells: the value of the top-left cell covers the whole range.
+    for (r0, c0, r1, c1) in merges[:MAX_MERGES]:
+        if r0 in grid and c0 in col_pos:
+            value = grid[r0][col_pos[c0]]
+            for r in range(r0, r1 + 1):
+                if r not in grid:
+                    continue
+                for c in range(c0, c1 + 1):
+                    j = col_pos.get(c)
+                    if j is not None and grid[r][j] is None and (r == r0 or len(header_rows) > 1):
+                        grid[r][j] = value if r == r0 else None
+    if len(header_rows) > 1 and not merges:
+        # No merge information (xls, ods, csv): a group label covers the blank cells to its right.
+        upper, lower = grid[header_rows[0]], grid[header_rows[-1]]
+        last = None
+        for j in range(len(upper)):
+            if upper[j] is not None:
+                last = upper[j]
+            elif last is not None and lower[j] is not None:
+                upper[j] = last
+            else:
+                last = None
+    raw = []
+    for c in used:
+        parts = []
+        for r in header_rows:
+            v = grid[r][col_pos[c]]
+            if v and (not parts or parts[-1] != v):
+                parts.append(v)
+        raw.append(" / ".join(parts) if parts else None)
+    return make_unique_names(raw, positions=list(used), default_prefix="Unnamed")
 
 
 def make_unique_names(raw: list, positions: list[int] | None = None, default_prefix: str = "Unnamed") -> list[str]:
@@ -120,9 +256,8 @@ def make_unique_names(raw: list, positions: list[int] | None = None, default_pre
     names: list[str] = []
     seen: set[str] = set()
     for value, pos in zip(raw, positions):
-        name = "" if _blank(value) else " ".join(str(value).split())
-        if name.endswith(".0") and name[:-2].isdigit():
-            name = name[:-2]  # a year typed as a number, e.g. 2024.0
+        name = cell_text(value) or ""
+        name = " ".join(name.split())
         name = name or f"{default_prefix} {pos + 1}"
         candidate, k = name, 2
         while candidate in seen:
@@ -130,3 +265,175 @@ def make_unique_names(raw: list, positions: list[int] | None = None, default_pre
         seen.add(candidate)
         names.append(candidate)
     return names
+
+
+# --- step 2: the data rows, vectorised -----------------------------------------------------------
+
+
+@dataclass
+class Extracted:
+    frame: pd.DataFrame
+    sheet_rows: np.ndarray          # 1-based sheet row of each frame row
+    warnings: list[str]
+    cleaning: list[dict]
+
+
+def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extracted:
+    """`body`: the sheet rows from `layout.data_start` on (index 0 = that row), columns = sheet
+    column positions. Returns the table with blank rows, totals and notes removed."""
+    warnings: list[str] = []
+    cleaning: list[dict] = []
+    body = body.reset_index(drop=True)
+    present = _present(body)
+    # Columns: those the header names plus any that only have data further down.
+    extra = [c for c in body.columns if c not in set(layout.col_idx) and present[c].any()]
+    cols = sorted(set(layout.col_idx) | set(extra))
+    names = dict(zip(layout.col_idx, layout.names))
+    if extra:
+        taken = set(layout.names)
+        for c in extra:
+            name, k = f"Unnamed {c + 1}", 2
+            while name in taken:
+                name, k = f"Unnamed {c + 1}_{k}", k + 1
+            taken.add(name)
+            names[c] = name
+    body = body.reindex(columns=cols)
+    present = present.reindex(columns=cols, fill_value=False)
+
+    if merges:
+        filled = _fill_vertical_merges(body, present, layout.data_start, merges)
+        for c, n in filled.items():
+            cleaning.append({"column": names[c], "action": "filled merged cells", "count": n,
+                             "message": f"{names[c]}: {n:,} cells of merged ranges filled with the merged value"})
+        if filled:
+            present = _present(body)
+
+    keep = present.any(axis=1).to_numpy().copy()
+    blank = ~keep
+    sheet_rows = np.arange(len(body)) + layout.data_start + 1
+
+    totals = _totals_mask(body, cols[:3]) & keep
+    if totals.any():
+        idx = np.flatnonzero(totals)
+        labels = _first_text(body.iloc[idx], cols[:3])
+        for i, label in list(zip(idx, labels))[:5]:
+            warnings.append(f"row {sheet_rows[i]} looks like a totals row ('{label}') and was excluded")
+        if len(idx) > 5:
+            warnings.append(f"{len(idx) - 5} more totals/subtotals rows were excluded")
+        keep &= ~totals
+
+    notes = _trailing_notes(body, present, keep, len(cols))
+    if notes:
+        first_note = notes[0]
+        label = _first_text(body.iloc[[first_note]], cols)[0]
+        span = (f"row {sheet_rows[first_note]}" if len(notes) == 1
+                else f"rows {sheet_rows[notes[0]]}–{sheet_rows[notes[-1]]}")
+        warnings.append(f"{span} look{'s' if len(notes) == 1 else ''} like notes below the table "
+                        f"('{_short(label)}') and {'was' if len(notes) == 1 else 'were'} excluded")
+        keep[notes] = False
+
+    if keep.any():
+        last = int(np.flatnonzero(keep)[-1])
+        inner_blank = int(blank[: last + 1].sum())
+        if inner_blank:
+            warnings.insert(0, f"{inner_blank} blank rows inside the table were skipped" if inner_blank > 1
+                            else "1 blank row inside the table was skipped")
+    frame = body.loc[keep].reset_index(drop=True)
+    frame.columns = [names[c] for c in cols]
+    return Extracted(frame, sheet_rows[keep], warnings, cleaning)
+
+
+def _present(body: pd.DataFrame) -> pd.DataFrame:
+    out = body.notna()
+    for c in body.columns:
+        col = body[c]
+        if col.dtype == object or pd.api.types.is_string_dtype(col):
+            s = col.astype("str") if col.dtype == object else col
+            out[c] = out[c] & s.str.strip().ne("").fillna(False).astype(bool)
+    return out
+
+
+def _totals_mask(body: pd.DataFrame, label_cols: list) -> np.ndarray:
+    mask = np.zeros(len(body), dtype=bool)
+    for c in label_cols:
+        col = body[c]
+        if not (col.dtype == object or pd.api.types.is_string_dtype(col)):
+            continue
+        s = col.astype("str") if col.dtype == object else col
+        codes, uniques = pd.factorize(s)
+        if len(uniques) == 0:
+            continue
+        hit = rx(pd.Series(uniques, dtype="str").str.strip(), "(?i)" + TOTAL_PATTERN)
+        mask |= (codes >= 0) & hit[np.where(codes >= 0, codes, 0)]
+    return mask
+
+
+def rx(values: pd.Series, pattern: str) -> np.ndarray:
+    from app.ingest.types import rx as _rx
+
+    return _rx(values, pattern)
+
+
+def _first_text(rows: pd.DataFrame, cols: list) -> list[str]:
+    out = []
+    for _, row in rows.iterrows():
+        out.append(next((cell_text(row[c]) for c in cols if cell_text(row[c])), ""))
+    return out
+
+
+def _trailing_notes(body: pd.DataFrame, present: pd.DataFrame, keep: np.ndarray, n_cols: int) -> list[int]:
+    """Rows at the bottom that hold a sentence or two, not data: '注：…', 'Source: …'."""
+    if n_cols < 2:
+        return []
+    kept = np.flatnonzero(keep)
+    if len(kept) < 2:
+        return []
+    pres = present.to_numpy()
+    notes: list[int] = []
+    for pos in range(len(kept) - 1, max(-1, len(kept) - 30), -1):
+        i = kept[pos]
+        filled = np.flatnonzero(pres[i])
+        if len(filled) > max(1, n_cols // 3):
+            break
+        values = [body.iat[i, j] for j in filled]
+        if not all(isinstance(v, str) for v in values):
+            break
+        text = " ".join(v.strip() for v in values)
+        prev = kept[pos - 1] if pos > 0 else -1
+        gap = prev >= 0 and i - prev > 1
+        if not (_NOTE_START.match(text) or (len(filled) == 1 and (gap or len(text) >= 25))):
+            break
+        notes.append(i)
+    if len(notes) >= len(kept) - 1:
+        return []  # the whole table would go: these are data after all
+    return sorted(notes)
+
+
+def _fill_vertical_merges(body: pd.DataFrame, present: pd.DataFrame, data_start: int, merges) -> dict:
+    """Cells inside a merged range that spans rows of the data take the range's value ("华东"
+    merged over four rows belongs to all four)."""
+    counts: dict = {}
+    n = len(body)
+    cols = set(body.columns)
+    for (r0, c0, r1, c1) in merges[:MAX_MERGES]:
+        if r1 <= r0 or r0 < data_start:
+            continue
+        top, bottom = r0 - data_start, min(r1 - data_start, n - 1)
+        if top >= n:
+            continue
+        for c in range(c0, c1 + 1):
+            if c not in cols or not present.at[top, c]:
+                continue
+            value = body.at[top, c]
+            for r in range(top + 1, bottom + 1):
+                if not present.at[r, c]:
+                    if body[c].dtype != object and not isinstance(value, (int, float)):
+                        body[c] = body[c].astype(object)
+                    body.at[r, c] = value
+                    counts[c] = counts.get(c, 0) + 1
+    return counts
+
+
+def _short(text, limit: int = 50) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

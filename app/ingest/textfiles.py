@@ -17,27 +17,37 @@ from app.ingest.errors import IngestError
 from app.ingest.raw import RawBook, RawSheet
 
 
-def read_text(path: Path, fmt: str, settings: Settings) -> RawBook:
+def read_text(path: Path, fmt: str, settings: Settings, head_rows: int = 64) -> RawBook:
     raw = path.read_bytes()
     text, encoding = decode_bytes(raw)
     if not text.strip():
         raise IngestError("empty_file", "The file contains no data.", "Check that the upload finished.")
     delimiter = "\t" if fmt == "tsv" else sniff_delimiter(text)
     rows = _parse_rows(text, delimiter, settings)
+    del text
     width = max((len(r) for r in rows), default=0)
-    grid = pd.DataFrame([r + [None] * (width - len(r)) for r in rows], dtype=object)
-    grid = grid.map(_clean_text_cell) if width else grid
+    if len(rows) * width > settings.max_cells:
+        raise IngestError(
+            "too_large", f"The file has {len(rows):,} rows x {width:,} columns; the limit is {settings.max_cells:,} cells.",
+            "Split the file or remove the columns you do not need.",
+        )
+    grid = pd.DataFrame(rows, dtype=object) if rows else pd.DataFrame()
+    del rows
+    for c in grid.columns:  # strip, and empty text is an empty cell (vectorised per column)
+        col = grid[c].astype("str").str.strip()
+        grid[c] = col.where(col.ne("") & col.notna(), None).astype(object)
     warnings = []
     if encoding not in ("utf-8", "ascii"):
         warnings.append(f"the file was read with the {encoding} text encoding")
-    return RawBook(fmt, [RawSheet(path.stem, grid)], warnings)
+    head = grid.iloc[:head_rows].copy()
+    head = head.where(head.notna(), None)
 
+    def load_body(first: int, n: int | None) -> pd.DataFrame:
+        part = grid.iloc[first: None if n is None else first + n].reset_index(drop=True)
+        return part
 
-def _clean_text_cell(value):
-    if value is None:
-        return None
-    value = value.strip()
-    return value or None
+    sheet = RawSheet(path.stem, head, len(grid), width, complete=len(grid) <= head_rows, load_body=load_body)
+    return RawBook(fmt, [sheet], warnings)
 
 
 def decode_bytes(raw: bytes) -> tuple[str, str]:

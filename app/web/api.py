@@ -130,7 +130,8 @@ def run_status(db: Database, run_id: str) -> str | None:
 def read_events(db: Database, run_id: str, cursor: int) -> tuple[list[tuple[int, str, dict]], str | None]:
     """New events after the cursor and the run's status, from one fresh session (one snapshot)."""
     with db.session() as session:
-        rows = session.scalars(select(Event).where(Event.run_id == run_id, Event.id > cursor)
+        # trace spans stay out of the page's stream (GET /api/runs/{run}/trace serves them)
+        rows = session.scalars(select(Event).where(Event.run_id == run_id, Event.id > cursor, Event.kind != "span")
                                .order_by(Event.id).limit(EVENT_BATCH))
         events = [(e.id, e.kind, dict(e.data or {})) for e in rows]
         run = session.get(Run, run_id)

@@ -1,0 +1,70 @@
+"""Harness tools of the context cascade (core group): read back what was persisted, and ask for
+compaction (SPEC §4 level 4)."""
+
+from __future__ import annotations
+
+from analysis_tools import ToolContext, ToolError, ToolResult
+from app.agent.compaction import ContextWindow
+from app.agent.outputs import OutputStore
+
+MAX_READ = 12_000
+
+
+def _window(ctx: ToolContext) -> ContextWindow | None:
+    return (ctx.extras or {}).get("context_window") if ctx else None
+
+
+def _store(ctx: ToolContext) -> OutputStore:
+    window = _window(ctx)
+    if window is not None:
+        return window.store
+    extras = (ctx.extras or {}) if ctx else {}
+    if "settings" in extras and "workspace_id" in extras:
+        return OutputStore(extras["settings"].workspace_dir(extras["workspace_id"]))
+    raise ToolError("not_available", "Persisted outputs are not available in this session.", retryable=False)
+
+
+def read_tool_output(id: str, offset: int = 0, length: int = 4000, ctx: ToolContext = None) -> ToolResult:
+    """Read back a tool output or a transcript that was saved to disk to keep the context small.
+
+    Use it when a result says it was truncated, persisted or compacted and you need the part that is
+    not shown. Nothing is ever lost: every tool output is saved under its tool_call_id.
+
+    Args:
+        id: The id shown in the reference, e.g. read_tool_output(id="call_3"), or a transcript id
+            such as "transcript_20250101T120000_000000".
+        offset: First character to read (0 = the beginning).
+        length: How many characters to read (at most 12000).
+    """
+    store = _store(ctx)
+    text = store.read(id)
+    if text is None:
+        raise ToolError("output_not_found", f"No persisted output with id {id!r}.",
+                        hint="Use the id from the reference in the truncated result.",
+                        available=store.ids()[-20:])
+    offset = max(int(offset or 0), 0)
+    length = min(max(int(length or 0), 1), MAX_READ)
+    part = text[offset: offset + length]
+    end = offset + len(part)
+    more = (f'\n[more] {len(text) - end:,} characters follow: read_tool_output(id="{id}", offset={end})'
+            if end < len(text) else "\n[end of output]")
+    header = f"[output {id}: characters {offset:,}–{end:,} of {len(text):,}]\n"
+    return ToolResult(text=header + part + more, metrics={"offset": offset, "returned": len(part),
+                                                          "total_chars": len(text)})
+
+
+def compact_context(reason: str = "", ctx: ToolContext = None) -> ToolResult:
+    """Compact the conversation before the next step: early history is summarised (keeping every
+    conclusion and number) and saved in full to a transcript you can read back.
+
+    Call it when the context is long and the early steps are no longer needed word for word.
+
+    Args:
+        reason: Why you compact now (shown in the trace).
+    """
+    window = _window(ctx)
+    if window is None:
+        raise ToolError("not_available", "Context compaction is not available in this session.", retryable=False)
+    window.request(reason or "model")
+    return ToolResult(text="[compaction]\nThe conversation will be compacted before your next step. "
+                           "Full transcripts stay readable with read_tool_output.")

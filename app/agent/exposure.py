@@ -1,0 +1,194 @@
+"""Lazy tool exposure (SPEC §3): which tools the model sees in each request.
+
+Visibility is a capability boundary: a tool not offered in the request cannot be called. Per turn
+the groups start at `core` + the intent's groups; a group whose tool is called stays; `tool_search`
+finds tools by name, description and keywords (zh and en synonyms) and leases their groups from
+the next request on; while data is being prepared, `stats` and `ml` are pruned.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from analysis_tools import Registry, Tool, ToolContext, ToolError, ToolResult
+from analysis_tools.registry import GROUPS as ALL_GROUPS
+
+SEARCH_LEASE_REQUESTS = 3  # a searched group stays this many requests unless one of its tools is used
+
+# Words a non-expert uses (zh and en) → words found in tool names and descriptions.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "相关": ("correlation",), "关联": ("correlation", "association"), "关系": ("correlation", "relationship"),
+    "预测": ("forecast", "predict", "regression", "train"), "预报": ("forecast",),
+    "差异": ("compare", "difference"), "比较": ("compare",), "对比": ("compare", "periods"), "区别": ("compare",),
+    "不同": ("compare",), "趋势": ("trend", "time series"), "回归": ("regression",), "逻辑回归": ("logistic",),
+    "聚类": ("cluster", "segment"), "分群": ("cluster", "segment"), "细分": ("segment", "cluster"),
+    "清洗": ("clean",), "清理": ("clean",), "透视": ("pivot",), "分布": ("histogram", "distribution", "describe"),
+    "直方图": ("histogram",), "散点": ("scatter",), "柱状": ("bar",), "条形": ("bar",), "折线": ("line",),
+    "箱线": ("box",), "热力": ("heatmap",), "饼图": ("pie",), "画图": ("plot",), "图表": ("plot",), "可视化": ("plot",),
+    "正态": ("normality",), "异常": ("outlier", "anomaly"), "离群": ("outlier",), "置信区间": ("confidence interval",),
+    "卡方": ("chi square", "chi_square"), "比例": ("proportion",), "方差分析": ("anova", "compare_groups"),
+    "t检验": ("t-test", "compare_two_groups"), "配对": ("paired",), "拟合": ("curve fit", "curve_fit"),
+    "合并": ("merge",), "连接": ("merge", "join"), "筛选": ("filter",), "过滤": ("filter",), "分组": ("group",),
+    "汇总": ("aggregate", "group"), "聚合": ("aggregate",), "转换": ("convert",), "类型": ("types",),
+    "新列": ("derive",), "计算列": ("derive",), "派生": ("derive",), "计数": ("value counts",), "频数": ("value counts",),
+    "质量": ("quality",), "缺失": ("missing", "quality"), "季节": ("seasonal",), "留存": ("retention", "cohort"),
+    "漏斗": ("funnel",), "贡献": ("contribution",), "重要性": ("importance",), "主成分": ("pca",), "降维": ("pca",),
+    "分类": ("classifier",), "描述": ("describe",), "任务": ("task",), "证据": ("evidence",), "工作表": ("sheet",),
+    "代码": ("python",), "预览": ("preview",), "概况": ("profile",),
+    "correlate": ("correlation",), "relationship": ("correlation",), "association": ("correlation",),
+    "difference": ("compare",), "differ": ("compare",), "versus": ("compare",), "vs": ("compare",),
+    "prediction": ("forecast", "regression"), "predict": ("forecast", "regression", "train"),
+    "segment": ("cluster",), "segmentation": ("cluster",), "clustering": ("cluster",), "tidy": ("clean",),
+    "anomaly": ("outlier", "anomaly"), "outliers": ("outlier",), "chart": ("plot",), "graph": ("plot",),
+    "visualize": ("plot",), "visualise": ("plot",), "ttest": ("t-test", "compare_two_groups"), "join": ("merge",),
+    "seasonality": ("seasonal",), "churn": ("retention",), "drivers": ("importance", "regression"),
+}
+_STOP = {"a", "an", "the", "of", "for", "to", "and", "or", "in", "on", "with", "by", "tool", "tools", "data", "my",
+         "is", "are", "next", "this", "that", "how", "what", "which", "do", "does", "can", "want", "need", "find"}
+
+
+class Exposure:
+    """The groups a turn exposes, and exactly which tool names the last request offered."""
+
+    def __init__(self, registry: Registry, groups: Iterable[str], pruned: Iterable[str] = ()):
+        self.registry = registry
+        self.reset(groups, pruned)
+
+    def reset(self, groups: Iterable[str], pruned: Iterable[str] = ()) -> None:
+        """A new turn: back to core + the intent's groups."""
+        self.pruned = set(pruned)
+        self.base = set(groups) - self.pruned
+        self.used: set[str] = set()
+        self.leased: dict[str, int] = {}
+        self.pending: set[str] = set()
+        self.offered: set[str] | None = None  # None until the first request is assembled
+        self.requests = 0
+
+    def groups(self) -> set[str]:
+        return (self.base | self.used | set(self.leased)) - self.pruned
+
+    def tools(self) -> list[Tool]:
+        active = self.groups()
+        return [t for t in self.registry if t.group in active]
+
+    def next_request(self) -> list[Tool]:
+        """Assemble one request's tools: searched groups become visible, unused leases age out."""
+        self.requests += 1
+        for group in list(self.leased):
+            self.leased[group] -= 1
+            if self.leased[group] <= 0 or group in self.used:
+                del self.leased[group]
+        for group in self.pending - self.groups():
+            self.leased[group] = SEARCH_LEASE_REQUESTS
+        self.pending.clear()
+        tools = self.tools()
+        self.offered = {t.name for t in tools}
+        return tools
+
+    def is_offered(self, name: str) -> bool:
+        """Was the tool in the request the model answered? (Before any request: in the groups.)"""
+        if self.offered is not None:
+            return name in self.offered
+        tool = self.registry.get(name)
+        return tool is not None and tool.group in self.groups()
+
+    def note_call(self, name: str) -> None:
+        """Calling a tool of a group keeps the group for the rest of the turn."""
+        tool = self.registry.get(name)
+        if tool is not None and tool.group in self.groups():
+            self.used.add(tool.group)
+
+    def request_groups(self, groups: Iterable[str]) -> tuple[list[str], list[str]]:
+        """Expose groups from the next request; returns (newly exposed, refused because pruned)."""
+        wanted = set(groups) - {"core"}
+        refused = sorted(wanted & self.pruned)
+        new = sorted(wanted - self.pruned - self.groups())
+        self.pending.update(new)
+        for group in wanted - self.pruned:
+            if group in self.leased:
+                self.leased[group] = SEARCH_LEASE_REQUESTS
+        return new, refused
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"groups": sorted(self.groups()), "used": sorted(self.used), "leased": dict(self.leased),
+                "pending": sorted(self.pending), "pruned": sorted(self.pruned), "requests": self.requests}
+
+
+def refusal(name: str, exposure: Exposure | None, known: bool) -> ToolResult:
+    """The structured error for a call to a tool the request did not offer; it is never executed."""
+    if not known:
+        return ToolResult.failure(ToolError("unknown_tool", f"There is no tool named {name!r}.",
+                                            hint="Use tool_search to find a tool.", retryable=False).as_dict())
+    tool = exposure.registry.get(name) if exposure else None
+    group = tool.group if tool else None
+    if exposure and group in exposure.pruned:
+        hint = f"The {group} tools are not available in this turn (data preparation). Finish the preparation and answer."
+    elif exposure and group in exposure.pending:
+        hint = "tool_search exposed it; it can be called from the next request."
+    else:
+        hint = "Use tool_search to expose it, then call it in the next request."
+    return ToolResult.failure(ToolError("tool_not_exposed", f"{name} is not available in this request.",
+                                        hint=hint, retryable=False, group=group).as_dict())
+
+
+# --- tool_search ----------------------------------------------------------------------------------
+def search_terms(query: str) -> list[str]:
+    """Words of the query plus their zh/en synonyms, lower-case."""
+    text = (query or "").lower()
+    terms = [w for w in re.findall(r"[a-z0-9_\-]+", text) if w not in _STOP and len(w) > 1]
+    for key, values in SYNONYMS.items():
+        if key in text:
+            terms.extend(values)
+    terms.extend(t.rstrip("s") for t in list(terms) if len(t) > 4 and t.endswith("s"))
+    return list(dict.fromkeys(terms))
+
+
+def rank_tools(registry: Iterable[Tool], query: str, limit: int = 8) -> list[Tool]:
+    """Tools ranked by how well name, keywords and description match the query."""
+    terms = search_terms(query)
+    scored = []
+    for tool in registry:
+        if tool.name == "tool_search":
+            continue
+        name = tool.name.lower()
+        spaced = name.replace("_", " ")
+        body = " ".join([tool.description.lower(), " ".join(tool.keywords).lower()])
+        score = sum(4 if term in name or term in spaced else 1 if term in body else 0 for term in terms)
+        if score:
+            scored.append((-score, tool.name, tool))
+    return [tool for _, _, tool in sorted(scored, key=lambda s: s[:2])[:limit]]
+
+
+def tool_search(query: str, limit: int = 8, ctx: ToolContext = None) -> ToolResult:
+    """Find analysis tools by what they do (English or Chinese words, e.g. "correlation", "相关",
+    "forecast", "聚类"). The groups of the tools found become callable from the next request.
+
+    Args:
+        query: What you want to do, in a few words.
+        limit: Most tools to return.
+    """
+    exposure: Exposure | None = (ctx.extras.get("exposure") if ctx else None)
+    if exposure is None:
+        raise ToolError("no_exposure", "tool_search is not available outside a turn.", retryable=False)
+    found = rank_tools(exposure.registry, query, max(1, min(int(limit), 20)))
+    if not found:
+        return ToolResult(text=f"[tools]\nNo tool matched {query!r}. Groups: {', '.join(ALL_GROUPS)}. "
+                               "Try other words, or run_python when no tool fits.",
+                          payload={"tools": [], "exposed_groups": []})
+    new, refused = exposure.request_groups({t.group for t in found})
+    lines = [f"- {t.name} ({t.group}): {t.summary}" + (" [not available in this turn]" if t.group in refused else "")
+             for t in found]
+    note = [f"Groups exposed from the next request: {', '.join(new)}." if new else
+            "These tools are already available." if not refused else ""]
+    if refused:
+        note.append(f"Not available while the data is being prepared: {', '.join(refused)}.")
+    return ToolResult(text="[tools]\n" + "\n".join(lines) + "\n\n[exposure]\n" + " ".join(n for n in note if n),
+                      payload={"tools": [t.name for t in found], "exposed_groups": new, "refused_groups": refused})
+
+
+def schema_chars(tools: Iterable[Tool]) -> int:
+    """Size of the tool schemas as sent (JSON characters), for measuring lazy exposure."""
+    import json
+
+    return sum(len(json.dumps(t.schema(), ensure_ascii=False)) for t in tools)

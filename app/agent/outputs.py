@@ -1,0 +1,86 @@
+"""Where the context cascade puts what it takes out of the context (SPEC §4): nothing is lost.
+
+    <workspace>/tool_outputs/{id}.txt                 every tool output, in full, as produced
+    <workspace>/transcripts/transcript_{stamp}.jsonl   the whole conversation before a summary
+
+Both are read back with `read_tool_output` (an id is a tool-call id or a transcript name).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def safe_id(raw: str) -> str:
+    """A tool-call id as a file name (ids come from the model: never trust them as paths)."""
+    cleaned = _UNSAFE.sub("_", str(raw or "output")).strip("._") or "output"
+    return cleaned[:120]
+
+
+class OutputStore:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.outputs = self.root / "tool_outputs"
+        self.transcripts = self.root / "transcripts"
+
+    def save_output(self, call_id: str, text: str) -> str:
+        """Write a tool output in full; return its id. The same text under the same id is written
+        once; a different text (a call id reused by another run) gets a numbered id."""
+        self.outputs.mkdir(parents=True, exist_ok=True)
+        base = safe_id(call_id)
+        candidate, n = base, 1
+        while True:
+            path = self.outputs / f"{candidate}.txt"
+            if not path.exists():
+                _write_atomic(path, text)
+                return candidate
+            if _read_exact(path) == text:
+                return candidate
+            n += 1
+            candidate = f"{base}_{n}"
+
+    def save_transcript(self, messages: list[dict[str, Any]]) -> str:
+        """Write the whole conversation as JSON lines; return its id (transcript_{timestamp})."""
+        self.transcripts.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S_%f")
+        name = f"transcript_{stamp}"
+        body = "".join(json.dumps(m, ensure_ascii=False, default=str) + "\n" for m in messages)
+        _write_atomic(self.transcripts / f"{name}.jsonl", body)
+        return name
+
+    def path_of(self, output_id: str) -> Path | None:
+        name = safe_id(output_id)
+        for path in (self.outputs / f"{name}.txt", self.transcripts / f"{name}.jsonl",
+                     self.transcripts / f"{name.removesuffix('.jsonl')}.jsonl"):
+            if path.is_file():
+                return path
+        return None
+
+    def read(self, output_id: str) -> str | None:
+        path = self.path_of(output_id)
+        return _read_exact(path) if path else None
+
+    def ids(self) -> list[str]:
+        found = [p.stem for p in sorted(self.outputs.glob("*.txt"))] if self.outputs.is_dir() else []
+        if self.transcripts.is_dir():
+            found += [p.stem for p in sorted(self.transcripts.glob("*.jsonl"))]
+        return found
+
+
+# newline="" both ways: the text comes back byte for byte (no \r\n translation).
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "w", encoding="utf-8", errors="surrogatepass", newline="") as handle:
+        handle.write(text)
+    tmp.replace(path)
+
+
+def _read_exact(path: Path) -> str:
+    with open(path, encoding="utf-8", errors="surrogatepass", newline="") as handle:
+        return handle.read()

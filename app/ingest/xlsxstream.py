@@ -1,0 +1,320 @@
+"""A small streaming reader for the parts of an .xlsx/.xlsm package that calamine does not give cheaply.
+
+calamine (through fastexcel) parses a whole sheet on every `load_sheet` call, even with `n_rows`,
+so a 500k-row workbook costs seconds before the first row is known. This module reads only what is
+needed, straight from the zip:
+
+- the sheet list with each sheet's visibility (`state="hidden"`), the 1904 date flag and which cell
+  styles are dates (workbook.xml, styles.xml: small parts);
+- the first N rows of a sheet, by streaming the sheet XML with an incremental parser and stopping
+  there; the shared strings they use are streamed only up to the highest index needed;
+- merged ranges (`<mergeCell ref="A1:C1"/>`, written after the cell data), by streaming the
+  decompressed sheet through zlib in 1 MB chunks and searching bytes, without building any XML tree.
+
+Formulas are read as their cached values (`<v>`), the values Excel last computed. Anything this
+module cannot understand raises, and the caller falls back to fastexcel.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import zipfile
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from xml.etree import ElementTree as ET
+
+_CELL_REF = re.compile(r"^([A-Z]{1,3})(\d+)$")
+_MERGE = re.compile(rb'<(?:\w+:)?mergeCell\s+ref="([A-Z]{1,3})(\d+)(?::([A-Z]{1,3})(\d+))?"')
+_DIMENSION = re.compile(rb'<(?:\w+:)?dimension\s+ref="([A-Z]{1,3})(\d+)(?::([A-Z]{1,3})(\d+))?"')
+# Built-in number formats that are dates or times (ECMA-376 18.8.30, plus the CJK locale ids).
+_DATE_FMT_IDS = set(range(14, 23)) | set(range(27, 37)) | set(range(45, 48)) | set(range(50, 59)) | set(range(71, 82))
+CHUNK = 1 << 20
+
+
+def local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def col_index(letters: str) -> int:
+    n = 0
+    for ch in letters:
+        n = n * 26 + (ord(ch) - 64)
+    return n - 1
+
+
+def _is_date_format(code: str) -> bool:
+    code = re.sub(r'"[^"]*"|\\.|_.|\*.', "", code)
+    code = re.sub(r"\[(?!h\]|hh\]|m\]|mm\]|s\]|ss\])[^\]]*\]", "", code, flags=re.I)
+    return bool(re.search(r"[ydhs]|m", code.lower())) and "general" not in code.lower()
+
+
+@dataclass
+class SheetEntry:
+    name: str
+    part: str
+    hidden: bool
+    xml_size: int
+
+
+@dataclass
+class HeadRows:
+    rows: dict[int, dict[int, object]]     # 0-based sheet row -> {0-based column: value}
+    complete: bool                          # True when the sheet has no rows beyond those read
+    dimension: tuple[int, int, int, int] | None = None  # (r0, c0, r1, c1), 0-based inclusive
+    uses_shared: set[int] = field(default_factory=set)
+
+
+class XlsxBook:
+    def __init__(self, zf: zipfile.ZipFile) -> None:
+        self.zf = zf
+        self.names = {n.replace("\\", "/").lstrip("/"): n for n in zf.namelist()}
+        self.workbook_part = self._workbook_part()
+        root = ET.fromstring(self._read(self.workbook_part))
+        rels = self._rels(self.workbook_part)
+        self.date1904 = False
+        self.sheets: list[SheetEntry] = []
+        for el in root.iter():
+            tag = local(el.tag)
+            if tag == "workbookPr":
+                self.date1904 = el.get("date1904", "false").lower() in ("1", "true")
+            elif tag == "sheet":
+                rid = next((v for k, v in el.attrib.items() if local(k) == "id"), None)
+                part = rels.get(rid or "")
+                if part and part in self.names:
+                    state = (el.get("state") or "visible").lower()
+                    size = self.zf.getinfo(self.names[part]).file_size
+                    self.sheets.append(SheetEntry(el.get("name", ""), part, state != "visible", size))
+        self.date_styles = self._date_styles(rels)
+        self._shared: list[str] = []
+        self._shared_iter = None
+        self._shared_part = next((p for p in rels.values() if p.lower().endswith("sharedstrings.xml")), None)
+
+    # --- package plumbing --------------------------------------------------------------------
+
+    def _read(self, part: str) -> bytes:
+        return self.zf.read(self.names[part])
+
+    def _workbook_part(self) -> str:
+        if "_rels/.rels" in self.names:
+            for el in ET.fromstring(self._read("_rels/.rels")).iter():
+                if local(el.tag) == "Relationship" and el.get("Type", "").endswith("/officeDocument"):
+                    target = el.get("Target", "").lstrip("/")
+                    if target in self.names:
+                        return target
+        for candidate in ("xl/workbook.xml", "workbook.xml"):
+            if candidate in self.names:
+                return candidate
+        raise ValueError("no workbook part")
+
+    def _rels(self, part: str) -> dict[str, str]:
+        base = posixpath.dirname(part)
+        rels_part = posixpath.join(base, "_rels", posixpath.basename(part) + ".rels")
+        out: dict[str, str] = {}
+        if rels_part not in self.names:
+            return out
+        for el in ET.fromstring(self._read(rels_part)).iter():
+            if local(el.tag) != "Relationship":
+                continue
+            target = el.get("Target", "")
+            path = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(base, target))
+            out[el.get("Id", "")] = path
+        return out
+
+    def _date_styles(self, rels: dict[str, str]) -> set[int]:
+        part = next((p for p in rels.values() if p.lower().endswith("styles.xml")), None)
+        if not part or part not in self.names:
+            return set()
+        root = ET.fromstring(self._read(part))
+        custom = {}
+        xfs: list[int] = []
+        for el in root.iter():
+            tag = local(el.tag)
+            if tag == "numFmt":
+                custom[int(el.get("numFmtId", "-1"))] = el.get("formatCode", "")
+            elif tag == "cellXfs":
+                xfs = [int(x.get("numFmtId", "0")) for x in el if local(x.tag) == "xf"]
+        dates = set()
+        for i, fmt_id in enumerate(xfs):
+            if fmt_id in custom:
+                if _is_date_format(custom[fmt_id]):
+                    dates.add(i)
+            elif fmt_id in _DATE_FMT_IDS:
+                dates.add(i)
+        return dates
+
+    # --- cells -------------------------------------------------------------------------------
+
+    def serial_to_datetime(self, serial: float) -> datetime:
+        if self.date1904:
+            base = datetime(1904, 1, 1)
+        else:
+            base = datetime(1899, 12, 31) if serial < 60 else datetime(1899, 12, 30)
+        return base + timedelta(microseconds=round(serial * 86_400_000_000 / 1000) * 1000)
+
+    def head(self, sheet: SheetEntry, n_rows: int) -> HeadRows:
+        """The first n_rows sheet rows (cached formula values, shared strings resolved)."""
+        parser = ET.XMLPullParser(events=("end",))
+        rows: dict[int, dict[int, object]] = {}
+        dimension = None
+        next_row, next_col = 0, 0
+        complete = True
+        cells: dict[int, object] = {}
+        stop = False
+        with self.zf.open(self.names[sheet.part]) as fh:
+            first = True
+            while not stop:
+                chunk = fh.read(64 * 1024)
+                if not chunk:
+                    break
+                if first:
+                    m = _DIMENSION.search(chunk)
+                    if m:
+                        c0, r0 = col_index(m.group(1).decode()), int(m.group(2)) - 1
+                        c1 = col_index(m.group(3).decode()) if m.group(3) else c0
+                        r1 = int(m.group(4)) - 1 if m.group(4) else r0
+                        dimension = (r0, c0, r1, c1)
+                    first = False
+                parser.feed(chunk)
+                for _event, el in parser.read_events():
+                    tag = local(el.tag)
+                    if tag == "c":
+                        ref = el.get("r")
+                        m = _CELL_REF.match(ref) if ref else None
+                        col = col_index(m.group(1)) if m else next_col
+                        next_col = col + 1
+                        value = self._cell_value(el)
+                        if value is not None and value != "":
+                            cells[col] = value
+                        el.clear()
+                    elif tag == "row":
+                        r_attr = el.get("r")
+                        row = int(r_attr) - 1 if r_attr and r_attr.isdigit() else next_row
+                        next_row, next_col = row + 1, 0
+                        if row >= n_rows:
+                            complete = False
+                            stop = True
+                            break
+                        if cells:
+                            rows[row] = cells
+                        cells = {}
+                        el.clear()
+                    elif tag == "sheetData":
+                        stop = True
+                        break
+        self._resolve_shared(rows)
+        return HeadRows(rows, complete, dimension)
+
+    def _cell_value(self, el):
+        t = el.get("t", "n")
+        v = None
+        inline = None
+        for child in el:
+            tag = local(child.tag)
+            if tag == "v":
+                v = child.text
+            elif tag == "is":
+                inline = _rich_text(child)
+        if t == "inlineStr":
+            return inline if inline is not None else v
+        if v is None:
+            return None
+        if t == "s":
+            return _Shared(int(v))
+        if t in ("str", "d"):
+            return v
+        if t == "b":
+            return v.strip() in ("1", "true")
+        if t == "e":
+            return None
+        try:
+            number = float(v)
+        except ValueError:
+            return v
+        style = el.get("s")
+        if style is not None and style.isdigit() and int(style) in self.date_styles:
+            try:
+                return self.serial_to_datetime(number)
+            except (OverflowError, ValueError):
+                return number
+        return number
+
+    def _resolve_shared(self, rows: dict[int, dict[int, object]]) -> None:
+        needed = [v.index for cells in rows.values() for v in cells.values() if isinstance(v, _Shared)]
+        if not needed:
+            return
+        strings = self.shared_strings(max(needed))
+        for cells in rows.values():
+            for col, v in list(cells.items()):
+                if isinstance(v, _Shared):
+                    text = strings[v.index] if v.index < len(strings) else None
+                    if text is None or text == "":
+                        del cells[col]
+                    else:
+                        cells[col] = text
+
+    def shared_strings(self, up_to: int) -> list[str]:
+        """Shared strings 0..up_to, streamed: a workbook with millions of strings is not read whole."""
+        if self._shared_part is None or self._shared_part not in self.names:
+            return self._shared
+        if self._shared_iter is None:
+            self._shared_iter = self._iter_shared()
+        for text in self._shared_iter:
+            self._shared.append(text)
+            if len(self._shared) > up_to:
+                break
+        return self._shared
+
+    def _iter_shared(self):
+        parser = ET.XMLPullParser(events=("end",))
+        with self.zf.open(self.names[self._shared_part]) as fh:
+            while True:
+                chunk = fh.read(64 * 1024)
+                if not chunk:
+                    break
+                parser.feed(chunk)
+                for _event, el in parser.read_events():
+                    if local(el.tag) == "si":
+                        yield _rich_text(el)
+                        el.clear()
+
+    def merges(self, sheet: SheetEntry, limit: int = 100_000) -> list[tuple[int, int, int, int]]:
+        """Merged ranges as 0-based inclusive (r0, c0, r1, c1), found by a byte search of the
+        decompressed sheet (zlib speed, constant memory); no XML tree is built."""
+        out: list[tuple[int, int, int, int]] = []
+        tail = b""
+        with self.zf.open(self.names[sheet.part]) as fh:
+            if hasattr(fh, "_expected_crc"):
+                fh._expected_crc = None  # a search, not an extraction: skip the CRC pass (~25% of the time)
+            while len(out) < limit:
+                chunk = fh.read(CHUNK)
+                if not chunk:
+                    break
+                data = tail + chunk
+                if b"mergeCell" in data:
+                    for m in _MERGE.finditer(data):
+                        c0, r0 = col_index(m.group(1).decode()), int(m.group(2)) - 1
+                        c1 = col_index(m.group(3).decode()) if m.group(3) else c0
+                        r1 = int(m.group(4)) - 1 if m.group(4) else r0
+                        out.append((r0, c0, r1, c1))
+                tail = data[-200:]  # a tag cut by the chunk boundary is matched next time (deduplicated)
+        return list(dict.fromkeys(out))[:limit]
+
+
+class _Shared:
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _rich_text(el) -> str:
+    """Text of an <si>/<is> element: plain <t> or rich-text runs <r><t>; phonetic <rPh> skipped."""
+    parts = []
+    for child in el:
+        tag = local(child.tag)
+        if tag == "t":
+            parts.append(child.text or "")
+        elif tag == "r":
+            parts.extend(x.text or "" for x in child if local(x.tag) == "t")
+    return "".join(parts)

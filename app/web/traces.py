@@ -1,0 +1,45 @@
+"""The trace of a run (SPEC §10, §12): every model call with the exact request the model saw, and
+every tool call with its arguments, sizes, duration and errors. A page and a JSON API."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+
+from app.agent.tracing import INLINE_LIMIT, build_trace, load_payload, trace_dir
+from app.db.models import Event
+from app.web.deps import ApiError, DbSessionDep, PageDep, RunDep, SettingsDep
+
+router = APIRouter(tags=["traces"])
+
+
+@router.get("/runs/{run_id}/trace", name="trace_page")
+def trace_page(run: RunDep, session: DbSessionDep, settings: SettingsDep, page: PageDep) -> Response:
+    trace = build_trace(session, run, trace_dir(settings, run.workspace_id, run.id))
+    for item in trace["items"]:
+        item["json"] = {key: pretty(item.get(key)) for key in ("request", "response", "arguments", "data",
+                                                               "budget_table") if item.get(key) is not None}
+    return page.render("trace.html", {"run": run, "trace": trace})
+
+
+@router.get("/api/runs/{run_id}/trace")
+def api_trace(run: RunDep, session: DbSessionDep, settings: SettingsDep) -> dict[str, Any]:
+    return build_trace(session, run, trace_dir(settings, run.workspace_id, run.id))
+
+
+@router.get("/api/runs/{run_id}/trace/{span_id}", name="api_span")
+def api_span(run_id: str, span_id: str, run: RunDep, session: DbSessionDep, settings: SettingsDep) -> dict[str, Any]:
+    """One model span with its full request and response (the page links here for large ones)."""
+    for event in session.query(Event).filter(Event.run_id == run.id, Event.kind == "span"):
+        if (event.data or {}).get("span_id") == span_id:
+            return {**event.data, **load_payload(event.data, trace_dir(settings, run.workspace_id, run.id))}
+    raise ApiError(404, "not_found", "This run has no such span.", "Use a span_id from GET /api/runs/{run}/trace.")
+
+
+def pretty(value: Any) -> str | None:
+    """Indented JSON for the page; None (a link instead) when it is too large to show inline."""
+    text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    return text if len(text) <= INLINE_LIMIT else None

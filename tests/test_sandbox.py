@@ -1,0 +1,251 @@
+"""run_python in the sandbox: real code, artefacts, output capture, structured errors, clean calls.
+
+One warm parent per workspace is reused by every test here and in test_sandbox_escape.py (the
+pool is process-wide and the environment below is built once per session).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis_tools import ToolContext, ToolResult
+from app.agent.toolbox import HARNESS_REGISTRY
+from app.config import Settings
+from sandbox import detect_isolation, get_pool
+from sandbox import host as sandbox_host
+
+pytestmark = pytest.mark.timeout(120)
+
+WS_A, WS_B = "wsaaaaaaaaaaaaaaaaa", "wsbbbbbbbbbbbbbbbbb"
+# The suite runs against what `auto` finds; VERITY_TEST_SANDBOX_MODE=unshare checks the fallback.
+MODE = os.environ.get("VERITY_TEST_SANDBOX_MODE", "auto")
+SALES = pd.DataFrame({
+    "region": ["north", "south", "east", "west"] * 25,
+    "revenue": [float(i % 7 + 1) * 10 for i in range(100)],
+    "units": list(range(100)),
+})
+
+
+@dataclass
+class SandboxEnv:
+    settings: Settings
+    data_dir: Path
+    sales_path: Path
+    other_secret: Path
+    db_path: Path
+    figures_dir: Path
+
+    def ctx(self, workspace_id: str = WS_A, call_id: str = "call", settings: Settings | None = None,
+            datasets: dict | None = None) -> ToolContext:
+        paths = {"sales": self.sales_path} if datasets is None else datasets
+        return ToolContext(figures_dir=self.figures_dir, call_id=call_id, extras={
+            "workspace_id": workspace_id, "settings": settings or self.settings, "dataset_paths": paths})
+
+    def run(self, code: str, **kwargs) -> ToolResult:
+        return HARNESS_REGISTRY.run("run_python", None, self.ctx(**kwargs), code=code)
+
+
+_ENV: SandboxEnv | None = None
+
+
+def make_env(tmp_path_factory: pytest.TempPathFactory) -> SandboxEnv:
+    """Two workspaces (A with a dataset, B with a secret), an app database; built once."""
+    global _ENV
+    if _ENV is not None:
+        return _ENV
+    base = tmp_path_factory.mktemp("sandbox")
+    data_dir = base / "runtime"
+    settings = Settings(_env_file=None, data_dir=data_dir, llm_model="builtin", sandbox_mode=MODE, sandbox_cpu_s=3,
+                        sandbox_wall_s=6.0, sandbox_memory_mb=400, sandbox_max_procs=32, sandbox_max_files=64,
+                        sandbox_max_output_chars=2_000, sandbox_max_file_mb=4, sandbox_idle_s=600.0)
+    folder = settings.workspace_dir(WS_A) / "files" / "d1"
+    folder.mkdir(parents=True)
+    sales_path = folder / "working_v1.parquet"
+    SALES.to_parquet(sales_path)
+    (folder / "sales.csv").write_text(SALES.to_csv(index=False))
+    other = settings.workspace_dir(WS_B) / "files" / "d2"
+    other.mkdir(parents=True)
+    SALES.to_parquet(other / "working_v1.parquet")
+    secret = other / "secret.txt"
+    secret.write_text("TOP-SECRET-OF-WORKSPACE-B")
+    db_path = data_dir / "verity.db"
+    with sqlite3.connect(db_path) as db:
+        db.execute("create table secrets (value text)")
+        db.execute("insert into secrets values ('SECRET-IN-THE-APP-DATABASE')")
+    _ENV = SandboxEnv(settings, data_dir, sales_path, secret, db_path, base / "figures")
+    return _ENV
+
+
+@pytest.fixture(scope="session")
+def isolation():
+    found = detect_isolation(MODE)
+    if not found.available:
+        pytest.skip(f"no sandbox here: {found.reason}")
+    return found
+
+
+@pytest.fixture
+def env(tmp_path_factory, isolation) -> SandboxEnv:
+    return make_env(tmp_path_factory)
+
+
+def stdout_of(result: ToolResult) -> str:
+    assert result.ok, result.error
+    return result.text.split("[stdout]", 1)[1] if "[stdout]" in result.text else ""
+
+
+# ----------------------------------------------------------------------------- real code
+def test_groupby_on_a_dataset_says_which_isolation(env, isolation):
+    result = env.run("print(sales.groupby('region')['revenue'].sum().to_dict())\n"
+                     "print(datasets['sales'].shape)")
+    assert result.ok, result.error
+    expected = SALES.groupby("region")["revenue"].sum().to_dict()
+    assert str(expected) in result.text and "(100, 3)" in result.text
+    assert f"[sandbox] isolation: {isolation.kind} (no network" in result.text
+    assert isolation.kind in ("bwrap", "unshare")
+    assert result.payload["isolation"] == isolation.kind
+
+
+def test_figures_come_back_as_artefacts(env):
+    result = env.run("fig, ax = plt.subplots()\n"
+                     "ax.bar(sales.region.unique(), sales.groupby('region').revenue.sum())\n"
+                     "ax.set_title('Revenue by region')\n"
+                     "save_figure(fig, 'by_region')\n"
+                     "plt.figure(); plt.plot([1, 2, 3]); plt.savefig('line.png')", call_id="fig")
+    assert result.ok, result.error
+    assert len(result.figures) == 2
+    for path in result.figures:
+        assert Path(path).parent == env.figures_dir and Path(path).read_bytes()[:4] == b"\x89PNG"
+    assert "Revenue by region" in result.captions
+
+
+def test_open_figures_are_kept_without_savefig(env):
+    result = env.run("plt.plot(sales.units, sales.revenue)\nplt.show()")
+    assert result.ok and len(result.figures) == 1
+
+
+def test_tables_come_back_as_artefacts(env):
+    result = env.run("summary = sales.groupby('region').agg(total=('revenue', 'sum'), n=('units', 'size'))\n"
+                     "save_table(summary, 'by_region')\n"
+                     "result = {'regions': len(summary), 'total': float(summary.total.sum())}")
+    assert result.ok, result.error
+    table = result.payload["tables"][0]
+    saved = pd.read_parquet(table["parquet"])
+    assert list(saved.columns) == ["region", "total", "n"] and len(saved) == 4
+    assert Path(table["csv"]).is_file()
+    assert "[table by_region] 4 rows x 3 columns" in result.text
+    assert result.metrics["regions"] == 4 and result.metrics["total"] == pytest.approx(SALES.revenue.sum())
+
+
+def test_stdout_is_truncated_and_the_full_copy_kept(env):
+    result = env.run("for i in range(20000):\n    print('line', i)")
+    assert result.ok, result.error
+    assert "output truncated" in result.text and "line 0\n" in result.text and "line 19999" in result.text
+    assert len(result.text) < 4_000
+    full = Path(result.payload["stdout_path"]).read_text()
+    assert result.payload["stdout_truncated"] and full.count("\n") == 20000
+
+
+def test_errors_name_the_line_and_the_columns(env):
+    result = env.run("total = 0\nfor r in ['x']:\n    total += sales['revnue'].sum()\n")
+    assert not result.ok
+    error = result.error
+    assert error["error"] == "python_error" and error["message"] == "KeyError: 'revnue'"
+    assert error["line"] == 3 and error["code_line"] == "total += sales['revnue'].sum()"
+    assert error["did_you_mean"] == ["revenue"] and "revenue" in error["hint"] and "units" in error["hint"]
+    assert "where" in error and error["retryable"] is True
+
+
+def test_syntax_and_name_errors(env):
+    syntax = env.run("x = (1,\ny = 2")
+    assert syntax.error["error"] == "python_error" and syntax.error["line"] in (1, 2)
+    name = env.run("print(slaes.shape)")
+    assert name.error["line"] == 1 and "sales" in name.error["did_you_mean"]
+
+
+def test_each_call_starts_clean(env):
+    first = env.run("leak = 42\nsales['revenue'] = 0\npd.LEAK = 1\nopen('/tmp/leftover', 'w').write('x')\n"
+                    "import json\nprint('set')")
+    assert first.ok, first.error
+    second = env.run("import os\nprint('leak' in globals(), hasattr(pd, 'LEAK'), 'json' in globals(), "
+                     "os.path.exists('/tmp/leftover'), sales.revenue.sum())")
+    assert f"False False False False {SALES.revenue.sum()}" in stdout_of(second)
+
+
+def test_the_warm_parent_has_no_threads_and_serves_one_workspace(env):
+    env.run("print(1)")
+    env.run("print(1)", workspace_id=WS_B, datasets={})
+    pool = get_pool()
+    a, b = pool.parents[WS_A], pool.parents[WS_B]
+    assert a is not b and a.proc.pid != b.proc.pid
+    assert a.hello["threads"] == 1 and a.hello["zygote_threads"] == 1 and a.hello["seccomp"] == "on", a.hello
+    if os.geteuid() == 0:
+        assert a.hello["uid"] != b.hello["uid"] and 0 not in (a.hello["uid"], b.hello["uid"])
+    # the other workspace's sandbox does not see workspace A's data
+    listing = env.run("import os\nprint(sorted(os.listdir('/data')))", workspace_id=WS_B, datasets={})
+    assert "['d2']" in stdout_of(listing)
+
+
+def test_a_warm_call_is_fast(env):
+    env.run("print(1)")
+    result = env.run("print(sales.revenue.mean())")
+    assert result.payload["warm"] and result.metrics["sandbox_ms"] < 2_000
+
+
+def test_off_and_missing_isolation_are_refused(env, monkeypatch):
+    off = env.run("print(1)", settings=env.settings.model_copy(update={"sandbox_mode": "off"}))
+    assert off.error["error"] == "sandbox_unavailable"
+    missing = sandbox_host.Isolation("bwrap", False, "not installed")
+    monkeypatch.setattr(sandbox_host, "probe", lambda kind: missing if kind != "off" else sandbox_host.Isolation(
+        "none", False, "off"))
+    refused = env.run("print(1)", settings=env.settings.model_copy(update={"sandbox_mode": "auto"}))
+    assert refused.error["error"] == "sandbox_unavailable" and "unsafe" in refused.error["message"]
+
+
+@pytest.mark.slow
+def test_unshare_fallback_isolates_too(env):
+    if not sandbox_host.probe("unshare").available:
+        pytest.skip("unshare namespaces are not available here")
+    settings = env.settings.model_copy(update={"sandbox_mode": "unshare"})
+    code = ("import os, socket\nprint(os.path.exists('/etc/shadow'), os.path.exists(%r), sorted(os.listdir('/data')))\n"
+            "try:\n    socket.socket()\nexcept OSError as e:\n    print('socket', e.errno)\n"
+            "print(sales.shape)" % str(env.db_path))
+    result = env.run(code, settings=settings, workspace_id="wsunshare")
+    # the unshare workspace has its own (empty) data folder: the dataset is not under it
+    assert result.error["error"] == "sandbox_unavailable"
+    folder = env.settings.workspace_dir("wsunshare") / "files" / "d9"
+    folder.mkdir(parents=True, exist_ok=True)
+    SALES.to_parquet(folder / "working_v1.parquet")
+    result = env.run(code, settings=settings, workspace_id="wsunshare", datasets={"sales": folder / "working_v1.parquet"})
+    assert result.ok, result.error
+    assert "[sandbox] isolation: unshare" in result.text
+    assert "False False ['d9']" in result.text and "socket 13" in result.text and "(100, 3)" in result.text
+    get_pool().close("wsunshare")
+
+
+def test_datasets_come_from_the_workspace_in_the_session(env, tmp_path):
+    """The harness path: extras carry the session and the workspace id (and the settings)."""
+    from app.db.session import open_database
+    from tests.factories import make_settings, workspace_with
+
+    settings = make_settings(tmp_path, sandbox_mode=MODE)
+    db = open_database(settings)
+    source = tmp_path / "Retail Sales.csv"
+    SALES.to_csv(source, index=False)
+    workspace_id = workspace_with(db, settings, source)
+    try:
+        with db.session() as session:
+            ctx = ToolContext(figures_dir=tmp_path / "figures", call_id="h1", extras={
+                "session": session, "workspace_id": workspace_id, "settings": settings})
+            result = HARNESS_REGISTRY.run("run_python", None, ctx,
+                                          code="print(sorted(datasets), retail_sales.revenue.sum())")
+        assert result.ok, result.error
+        assert f"['retail_sales'] {int(SALES.revenue.sum())}" in result.text
+    finally:
+        get_pool().close(workspace_id)

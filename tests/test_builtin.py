@@ -74,3 +74,12 @@ def test_builtin_analysis_end_to_end(tmp_path):
         tasks = list(s.scalars(select(Task).where(Task.run_id == run_id)))
         assert tasks and all(t.status == "completed" and t.completed_by == "evidence" for t in tasks)
         assert "Built-in analyst" in run.answer and re.search(r"weight", run.answer, re.I)
+
+
+def test_trend_questions_get_a_trend_analysis():
+    plan = plan_analysis("How does Revenue change over time?", SALES, zh=False)
+    step = next(s for s in plan.steps if s.tool == "time_series_trend")
+    assert step.arguments == {"date_column": "Date", "value_column": "Revenue"} and step.task
+    assert "compare_groups" not in tools_in(plan)  # the question is about time, not regions
+    zh_plan = plan_analysis("预测下个月的Revenue", SALES, zh=True)
+    assert "forecast" in tools_in(zh_plan)

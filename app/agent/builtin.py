@@ -138,7 +138,7 @@ class BuiltinAnalyst:
         return "\n".join(lines)
 
 
-ANSWER_ORDER = {"compare_groups": 0, "compare_two_groups": 0, "linear_regression": 1, "correlation_analysis": 2,
+ANSWER_ORDER = {"time_series_trend": 0, "forecast": 0, "compare_groups": 0, "compare_two_groups": 0, "linear_regression": 1, "correlation_analysis": 2,
                 "describe_columns": 3, "value_counts": 4}
 
 

@@ -19,6 +19,9 @@ KEYWORDS = {
                   "相关", "关系", "关联", "影响"),
     "regress": ("predict", "driver", "drive", "factor", "explain", "regression", "model",
                 "预测", "驱动", "因素", "回归", "解释"),
+    "trend": ("trend", "over time", "change over", "changed over", "monthly", "by month", "per month", "growth",
+              "趋势", "随时间", "变化", "每月", "按月", "增长", "走势"),
+    "forecast": ("forecast", "predict next", "next month", "next quarter", "future", "预测", "下个月", "未来", "明年"),
     "distribution": ("distribution", "spread", "typical", "average", "mean", "median", "summary", "overview",
                      "分布", "平均", "中位", "概况", "总体", "描述"),
 }
@@ -113,7 +116,9 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool) -> Plan:
         return plan
     plan.steps.append(Step("describe_columns", {"columns": [metric]}, _t(zh, f"Describe {metric}", f"描述{metric}")))
     plan.steps.append(Step("plot_histogram", {"value_column": metric}, evidence=False))
-    if dimension and (wants(question, "compare") or not (wants(question, "correlate") or wants(question, "regress"))):
+    over_time = add_time_steps(plan, question, columns, metric, zh)
+    specific = wants(question, "correlate") or wants(question, "regress") or over_time
+    if dimension and (wants(question, "compare") or not specific):
         levels = next(c.get("levels", 0) for c in columns if c["name"] == dimension)
         tool = "compare_two_groups" if levels == 2 else "compare_groups"
         subject = _t(zh, f"Compare {metric} across {dimension}", f"比较不同{dimension}的{metric}")
@@ -128,6 +133,20 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool) -> Plan:
             subject = _t(zh, f"What explains {metric}", f"哪些因素解释{metric}")
             plan.steps.append(Step("linear_regression", {"target_column": metric, "feature_columns": others[:5]}, subject))
     return plan
+
+
+def add_time_steps(plan: Plan, question: str, columns: list[dict[str, Any]], metric: str, zh: bool) -> bool:
+    """Trend (and forecast) steps when the question is about time and there is a date column."""
+    date = next((c["name"] for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
+    if date is None or not (wants(question, "trend") or wants(question, "forecast")):
+        return False
+    subject = _t(zh, f"How {metric} changes over time", f"{metric}随时间的变化")
+    plan.steps.append(Step("time_series_trend", {"date_column": date, "value_column": metric}, subject))
+    plan.steps.append(Step("plot_line", {"x_column": date, "y_column": metric}, evidence=False))
+    if wants(question, "forecast"):
+        subject = _t(zh, f"Forecast {metric}", f"预测{metric}")
+        plan.steps.append(Step("forecast", {"date_column": date, "value_column": metric}, subject))
+    return True
 
 
 def _t(zh: bool, en: str, zh_text: str) -> str:

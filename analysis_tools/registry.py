@@ -42,16 +42,46 @@ class Tool:
     read_only: bool = True
     keywords: list[str] = field(default_factory=list)
 
+    _compact: tuple[int, dict[str, Any]] | None = field(default=None, init=False, repr=False, compare=False)
+
     def schema(self) -> dict[str, Any]:
-        """The OpenAI function-calling schema of this tool."""
+        """The OpenAI function-calling schema of this tool, with its parameters compacted (see
+        `compact_parameters`; `self.parameters` itself is what validation uses). The compact
+        parameters are built once, so every schema of the tool holds the same dict."""
+        if self._compact is None or self._compact[0] != id(self.parameters):
+            self._compact = (id(self.parameters), compact_parameters(self.parameters))
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": self.description, "parameters": self._compact[1]},
         }
 
     @property
     def summary(self) -> str:
         return self.description.split("\n", 1)[0]
+
+
+DATASET_DESCRIPTION = "Dataset name; defaults to the active dataset."
+_COMPACT_DESCRIPTIONS = {  # texts many tools repeat -> fewer words, same meaning
+    DATASET_DESCRIPTION: "Dataset name (default: the active one).",
+    "Significance level, usually 0.05.": "Significance level.",  # the default says 0.05
+    "Chart title; a descriptive one is made when omitted.": "Chart title (default: made from the data).",
+}
+
+
+def compact_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The parameters as sent to the model, without what carries no information: empty-string
+    defaults, an empty `required` list; the `dataset` argument every data tool repeats is
+    described in fewer words. Every argument keeps its description."""
+    properties = {}
+    for name, prop in parameters.get("properties", {}).items():
+        prop = {k: v for k, v in prop.items() if not (k == "default" and v in ("", None))}
+        if prop.get("description") in _COMPACT_DESCRIPTIONS:
+            prop["description"] = _COMPACT_DESCRIPTIONS[prop["description"]]
+        properties[name] = prop
+    compact = {**parameters, "properties": properties}
+    if not compact.get("required"):
+        compact.pop("required", None)
+    return compact
 
 
 def make_tool(func: Callable[..., ToolResult], group: str, *, read_only: bool = True,
@@ -81,7 +111,7 @@ def make_tool(func: Callable[..., ToolResult], group: str, *, read_only: bool = 
     multi_data = needs_data and get_origin(hints.get("data")) is dict
     if needs_data and not multi_data:
         properties = {
-            "dataset": {"type": "string", "description": "Dataset name; defaults to the active dataset."},
+            "dataset": {"type": "string", "description": DATASET_DESCRIPTION},
             **properties,
         }
     parameters = {"type": "object", "properties": properties, "required": required}

@@ -1,13 +1,16 @@
-"""Lazy tool exposure: per-turn groups, expansion by use, tool_search (zh/en), phase pruning, refusal
-of unexposed tools, and the size of the schemas sent compared with the full catalog."""
+"""Lazy tool exposure: per-turn starters (core + the common tools of the intent's groups), called
+tools that stay, groups kept by use that decay, tool_search (zh/en) leasing the tools it found,
+phase pruning, refusal of unexposed tools, and the size of the schemas sent compared with the full
+catalog."""
 
 import json
 
 import pytest
 
 from analysis_tools import Registry, ToolContext, ToolResult, make_tool
-from app.agent.exposure import SEARCH_LEASE_REQUESTS, Exposure, rank_tools, schema_chars, search_terms
-from app.agent.intent import classify
+from app.agent.exposure import (SEARCH_LEASE_REQUESTS, USE_KEEP_REQUESTS, Exposure, rank_tools, schema_chars,
+                                search_terms)
+from app.agent.intent import STARTERS, classify
 from app.agent.model import OpenAICompatibleModel
 from app.agent.toolbox import FULL_REGISTRY, DatasetCatalog, Toolbox
 from app.db.models import Run, ToolCall
@@ -54,17 +57,43 @@ def group_names(*groups: str, registry: Registry = REGISTRY) -> set[str]:
     return {t.name for t in registry if t.group in groups}
 
 
-# --- per-turn groups ----------------------------------------------------------------------------
-def test_each_intent_starts_with_core_and_its_groups():
+# --- per-turn starters -------------------------------------------------------------------------
+def starters(*groups: str, registry: Registry = REGISTRY) -> set[str]:
+    """core whole + the starter tools of the other groups."""
+    return group_names("core", registry=registry) | {t.name for t in registry
+                                                     if t.group in groups and t.name in STARTERS.get(t.group, ())}
+
+
+def test_each_intent_starts_with_core_and_the_starters_of_its_groups():
     assert toolbox_for("你好").schemas() == []  # a greeting is offered no tools at all
     assert names(toolbox_for("What is a p-value?").schemas()) == group_names("core")
+    # a turn about one group (data preparation) sees it whole
     assert names(toolbox_for("clean the data").schemas()) == group_names("core", "data")
-    assert names(toolbox_for("Does revenue differ by region?").schemas()) == group_names("core", "data", "stats", "plot")
-    assert names(toolbox_for("不同地区的收入有差异吗？").schemas()) == group_names("core", "stats", "plot")
-    assert names(toolbox_for("sales trend over time").schemas()) == group_names("core", "stats", "timeseries", "plot")
-    assert names(toolbox_for("why is that?", has_history=True).schemas()) == group_names("core", "stats", "plot")
-    assert names(toolbox_for("a full report please").schemas()) == {t.name for t in REGISTRY}
+    assert names(toolbox_for("Does revenue differ by region?").schemas()) == starters("data", "stats", "plot")
+    assert names(toolbox_for("不同地区的收入有差异吗？").schemas()) == starters("stats", "plot")
+    assert names(toolbox_for("sales trend over time").schemas()) == starters("stats", "timeseries", "plot")
+    assert names(toolbox_for("why is that?", has_history=True).schemas()) == starters("stats", "plot")
+    assert names(toolbox_for("a full report please").schemas()) == starters("data", "stats", "ml", "timeseries", "plot")
     assert "tool_search" in names(toolbox_for("clean the data").schemas())
+    # the first request is narrow: an analysis turn does not see the rarer tools of its groups
+    analysis = names(toolbox_for("不同地区的收入有差异吗？").schemas())
+    assert {"curve_fit", "paired_test", "plot_pie", "plot_heatmap"}.isdisjoint(analysis)
+
+
+def test_the_builtin_analysts_tools_are_offered_in_analysis_turns():
+    plan_tools = {"describe_columns", "compare_groups", "compare_two_groups", "correlation_analysis",
+                  "linear_regression", "plot_histogram", "plot_bar", "plot_scatter", "profile_dataset",
+                  "task_create", "record_evidence"}
+    for question in ("Does weight differ by group?", "不同地区的收入有差异吗？", "what explains revenue?"):
+        assert plan_tools <= names(toolbox_for(question, registry=FULL_REGISTRY).schemas()), question
+    assert "value_counts" in names(toolbox_for("how many orders per region?", registry=FULL_REGISTRY).schemas())
+    trend = names(toolbox_for("sales trend over time", registry=FULL_REGISTRY).schemas())
+    assert {"time_series_trend", "plot_line"} <= trend
+
+
+def test_a_toolbox_without_an_intent_exposes_everything():
+    box = Toolbox(DatasetCatalog(), ToolContext(), registry=REGISTRY)
+    assert names(box.schemas()) == {t.name for t in REGISTRY}
 
 
 def test_calls_to_unexposed_tools_are_refused_and_never_executed():
@@ -76,6 +105,11 @@ def test_calls_to_unexposed_tools_are_refused_and_never_executed():
         assert not result.ok and result.error["error"] == "tool_not_exposed" and result.error["retryable"] is False
     assert EXECUTED == []
     assert box.execute(call("no_such_tool", "x")).error["error"] == "unknown_tool"
+    # a tool of an exposed group that is not among the starters is refused too
+    analysis = toolbox_for("不同地区的收入有差异吗？")
+    analysis.schemas()
+    refused = analysis.execute(call("paired_test", "p1"))
+    assert refused.error["error"] == "tool_not_exposed" and "tool_search" in refused.error["hint"]
 
 
 def test_a_greeting_turn_refuses_every_tool():
@@ -97,28 +131,62 @@ def test_tool_search_understands_zh_and_en(query, expected):
     assert any(expected in name for name in found), (query, search_terms(query), found)
 
 
-def test_tool_search_exposes_groups_from_the_next_request():
+def test_tool_search_exposes_the_tools_it_found_from_the_next_request():
     EXECUTED.clear()
     box = toolbox_for("Does revenue differ by region?")
     first = names(box.schemas())
     assert "probe_forecast" not in first
     result = box.execute(call("tool_search", "s1", query="预测", limit=20))
-    assert result.ok and "probe_forecast (timeseries)" in result.text and "timeseries" in result.payload["exposed_groups"]
+    assert result.ok and "probe_forecast (timeseries)" in result.text and "probe_forecast" in result.payload["exposed_tools"]
+    assert "timeseries" in result.payload["exposed_groups"]
     # the same round: not offered in the request the model answered, so refused
-    assert box.execute(call("probe_forecast", "f1")).error["error"] == "tool_not_exposed" and EXECUTED == []
+    refused = box.execute(call("probe_forecast", "f1"))
+    assert refused.error["error"] == "tool_not_exposed" and "next request" in refused.error["hint"] and EXECUTED == []
     second = names(box.schemas())
-    assert "probe_forecast" in second and group_names("timeseries") <= second
+    assert "probe_forecast" in second
+    assert "probe_trend" not in second  # the tools found, not their whole group
     assert box.execute(call("probe_forecast", "f2")).ok and EXECUTED == ["probe_forecast"]
-    for _ in range(SEARCH_LEASE_REQUESTS + 2):  # used, so the group stays for the rest of the turn
+    for _ in range(SEARCH_LEASE_REQUESTS + USE_KEEP_REQUESTS + 2):  # called, so it stays for the rest of the turn
         assert "probe_forecast" in names(box.schemas())
 
 
-def test_a_searched_group_that_is_not_used_is_withdrawn_again():
+def test_a_searched_tool_that_is_not_used_is_withdrawn_again():
     box = toolbox_for("Does revenue differ by region?")
     box.schemas()
     box.execute(call("tool_search", "s1", query="cluster segments"))
     seen = [("probe_cluster_segments" in names(box.schemas())) for _ in range(SEARCH_LEASE_REQUESTS + 1)]
     assert seen == [True] * SEARCH_LEASE_REQUESTS + [False]
+
+
+def test_searching_again_renews_the_lease():
+    box = toolbox_for("Does revenue differ by region?")
+    box.schemas()
+    box.execute(call("tool_search", "s1", query="cluster segments"))
+    box.schemas(), box.schemas()
+    again = box.execute(call("tool_search", "s2", query="cluster segments"))
+    assert again.payload["exposed_tools"] == [] and "already available" in again.text
+    seen = [("probe_cluster_segments" in names(box.schemas())) for _ in range(SEARCH_LEASE_REQUESTS + 1)]
+    assert seen == [True] * SEARCH_LEASE_REQUESTS + [False]
+
+
+def test_a_group_kept_by_use_decays_but_called_tools_stay():
+    box = Toolbox(DatasetCatalog(), ToolContext(), registry=FULL_REGISTRY, groups={"core", "stats", "plot"})
+    box.schemas()
+    box.execute(call("tool_search", "s1", query="feature_importance"))
+    assert "feature_importance" in names(box.schemas())
+    box.execute(call("feature_importance", "f1"))  # no data: fails, but it was called
+    ml_starters = {t.name for t in FULL_REGISTRY if t.group == "ml" and t.name in STARTERS["ml"]}
+    history = [names(box.schemas()) for _ in range(USE_KEEP_REQUESTS + 2)]
+    # the ml starters stay while ml is in use, then decay; the tool called stays for the turn
+    assert all(ml_starters <= h for h in history[:USE_KEEP_REQUESTS])
+    assert (ml_starters - {"feature_importance"}).isdisjoint(history[-1])
+    assert all("feature_importance" in h for h in history)
+    # using the group again keeps it again
+    box.execute(call("tool_search", "s2", query="cluster_segments"))
+    box.schemas()
+    box.execute(call("cluster_segments", "c1"))
+    assert ml_starters <= names(box.schemas())
+    assert box.exposure.snapshot()["kept"] and json.dumps(box.exposure.snapshot())
 
 
 def test_phase_pruning_keeps_stats_and_ml_out_while_preparing_data():
@@ -138,8 +206,24 @@ def test_phase_pruning_keeps_stats_and_ml_out_while_preparing_data():
 def test_exposure_snapshot_is_json():
     exposure = Exposure(REGISTRY, {"core", "stats"})
     exposure.next_request()
-    exposure.request_groups({"plot"})
-    assert json.loads(json.dumps(exposure.snapshot()))["pending"] == ["plot"]
+    exposure.request_tools({"plot_pie"})
+    snapshot = json.loads(json.dumps(exposure.snapshot()))
+    assert snapshot["pending"] == ["plot_pie"] and exposure.pending == {"plot"}
+    assert "plot_pie" in {t.name for t in exposure.upcoming()}
+    assert "plot_pie" in {t.name for t in exposure.next_request()}
+
+
+def test_schemas_are_compact_but_every_argument_is_described():
+    for tool in FULL_REGISTRY:
+        parameters = tool.schema()["function"]["parameters"]
+        assert parameters is tool.schema()["function"]["parameters"]  # built once (trace encoder reuse)
+        assert set(parameters["properties"]) == set(tool.parameters["properties"])
+        assert parameters.get("required", []) == tool.parameters["required"]
+        for name, prop in parameters["properties"].items():
+            assert prop.get("description"), (tool.name, name)
+            assert prop.get("default", 0) not in ("", None), (tool.name, name)
+    # validation still reads the full parameters
+    assert FULL_REGISTRY.get("task_create").parameters["properties"]["description"]["default"] == ""
 
 
 # --- the measure: schema characters per request ----------------------------------------------------
@@ -157,8 +241,8 @@ def test_lazy_exposure_sends_a_fraction_of_the_catalog(capsys):
         print(f"\nschema characters per first request (full catalog {full}, {len(REGISTRY)} tools):")
         for label, size in sizes.items():
             print(f"  {label:14} {size:7} ({size / full:.0%})")
-    assert sizes["chat"] == 0 and sizes["consult"] < 0.3 * full and sizes["data_prep"] < 0.6 * full
-    assert sizes["analysis"] < 0.7 * full and sizes["deep:model"] < full and sizes["deep:report"] == full
+    assert sizes["chat"] == 0 and sizes["consult"] < 0.2 * full and sizes["data_prep"] < 0.4 * full
+    assert sizes["analysis"] < 0.4 * full and sizes["deep:model"] < 0.5 * full and sizes["deep:report"] < 0.6 * full
 
 
 # --- end to end through the real openai client --------------------------------------------------
@@ -174,12 +258,11 @@ def test_first_analysis_request_offers_only_core_and_intent_groups(tmp_path):
         service.execute(run_id)
     assert len(server.requests) == 3
     first = {t["function"]["name"] for t in server.requests[0]["tools"]}
-    assert first == group_names("core", "data", "stats", "plot", registry=FULL_REGISTRY)
+    assert first == starters("data", "stats", "plot", registry=FULL_REGISTRY)
     assert not first & group_names("ml", "timeseries", registry=FULL_REGISTRY)
     with db.session() as s:
         assert s.get(Run, run_id).intent == "analysis"
         refused = s.get(ToolCall, (run_id, "a2"))
         assert not refused.ok and refused.error["error"] in ("tool_not_exposed", "unknown_tool")
     second = {t["function"]["name"] for t in server.requests[1]["tools"]}
-    if group_names("timeseries", registry=FULL_REGISTRY):  # once the catalog has time-series tools
-        assert group_names("timeseries", registry=FULL_REGISTRY) <= second
+    assert "time_series_trend" in second and "train_regression_model" not in second

@@ -199,8 +199,7 @@ def upcoming_tools(toolbox) -> list[dict[str, Any]]:
     exposure = getattr(toolbox, "exposure", None)
     if exposure is None:
         return toolbox.schemas()
-    groups = set(exposure.groups()) | set(getattr(exposure, "pending", ()))
-    return [t.schema() for t in toolbox.registry if t.group in groups]
+    return [t.schema() for t in exposure.upcoming()]
 
 
 def _head_length(messages: list[dict[str, Any]]) -> int:

@@ -1,9 +1,15 @@
 """Lazy tool exposure (SPEC §3): which tools the model sees in each request.
 
-Visibility is a capability boundary: a tool not offered in the request cannot be called. Per turn
-the groups start at `core` + the intent's groups; a group whose tool is called stays; `tool_search`
-finds tools by name, description and keywords (zh and en synonyms) and leases their groups from
-the next request on; while data is being prepared, `stats` and `ml` are pruned.
+Visibility is a capability boundary: a tool not offered in the request cannot be called. Exposure
+is per tool. Per turn it starts at every `core` tool plus the most common tools of each of the
+intent's groups (`intent.STARTERS`; a turn about one group, data preparation, sees that group
+whole). A tool called in the turn stays exposed for the rest of the turn. Calling a tool of a group
+outside the turn's groups keeps that group's starters while it is in use: they decay after
+`USE_KEEP_REQUESTS` requests without a call of the group, and come back through use or
+tool_search. `tool_search` finds tools by name, description and keywords (zh and en synonyms) and
+leases exactly the tools it found (not their groups) from the next request on, for
+`SEARCH_LEASE_REQUESTS` requests unless used. While data is being prepared, `stats` and `ml` are
+pruned. The first request is narrow; the exposure widens with what the analysis uses.
 """
 
 from __future__ import annotations
@@ -13,8 +19,10 @@ from typing import Any, Iterable
 
 from analysis_tools import Registry, Tool, ToolContext, ToolError, ToolResult
 from analysis_tools.registry import GROUPS as ALL_GROUPS
+from app.agent.intent import STARTERS, starter_tools
 
-SEARCH_LEASE_REQUESTS = 3  # a searched group stays this many requests unless one of its tools is used
+SEARCH_LEASE_REQUESTS = 3  # a searched tool stays this many requests unless it is called
+USE_KEEP_REQUESTS = 4  # a group kept by use stays this many requests after its last call
 
 # Words a non-expert uses (zh and en) → words found in tool names and descriptions.
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -49,70 +57,115 @@ _STOP = {"a", "an", "the", "of", "for", "to", "and", "or", "in", "on", "with", "
 
 
 class Exposure:
-    """The groups a turn exposes, and exactly which tool names the last request offered."""
+    """The tools a turn exposes, and exactly which tool names the last request offered."""
 
     def __init__(self, registry: Registry, groups: Iterable[str], pruned: Iterable[str] = ()):
         self.registry = registry
         self.reset(groups, pruned)
 
     def reset(self, groups: Iterable[str], pruned: Iterable[str] = ()) -> None:
-        """A new turn: back to core + the intent's groups."""
+        """A new turn: back to core + the starters of the intent's groups."""
         self.pruned = set(pruned)
+        everything = groups is ALL_GROUPS  # a Toolbox built without an intent (tests, tools) sees it all
         self.base = set(groups) - self.pruned
-        self.used: set[str] = set()
-        self.leased: dict[str, int] = {}
-        self.pending: set[str] = set()
+        self.starters = ({t.name for t in self.registry} if everything else
+                         starter_tools(self.registry, self.base))
+        self.called: set[str] = set()  # tools called in this turn: exposed for the rest of it
+        self.kept: dict[str, int] = {}  # group kept by use -> the request whose answer last used it
+        self.leased: dict[str, int] = {}  # tool found by tool_search -> requests left
+        self.pending_tools: set[str] = set()  # found in this round, exposed from the next request
         self.offered: set[str] | None = None  # None until the first request is assembled
         self.requests = 0
 
-    def groups(self) -> set[str]:
-        return (self.base | self.used | set(self.leased)) - self.pruned
+    # --- what is exposed ----------------------------------------------------------------------
+    def _kept_live(self, at: int) -> set[str]:
+        return {g for g, last in self.kept.items() if at - last <= USE_KEEP_REQUESTS}
+
+    def names(self) -> set[str]:
+        """Tool names exposed now (before pruning)."""
+        return self.starters | self.called | set(self.leased) | self._kept_tools(self._kept_live(self.requests))
+
+    def _kept_tools(self, groups: set[str]) -> set[str]:
+        """The starters of groups kept by use."""
+        return {t.name for t in self.registry if t.group in groups and t.name in STARTERS.get(t.group, ())}
 
     def tools(self) -> list[Tool]:
-        active = self.groups()
-        return [t for t in self.registry if t.group in active]
+        names = self.names()
+        return [t for t in self.registry if t.name in names and t.group not in self.pruned]
+
+    def groups(self) -> set[str]:
+        """The groups with at least one exposed tool (the intent's groups included)."""
+        return (self.base | {t.group for t in self.tools()}) - self.pruned
+
+    @property
+    def pending(self) -> set[str]:
+        """Groups of the tools tool_search found in this round (exposed from the next request)."""
+        return {t.group for t in self.registry if t.name in self.pending_tools}
 
     def next_request(self) -> list[Tool]:
-        """Assemble one request's tools: searched groups become visible, unused leases age out."""
+        """Assemble one request's tools: searched tools become visible, unused leases and groups
+        kept by use age out."""
         self.requests += 1
-        for group in list(self.leased):
-            self.leased[group] -= 1
-            if self.leased[group] <= 0 or group in self.used:
-                del self.leased[group]
-        for group in self.pending - self.groups():
-            self.leased[group] = SEARCH_LEASE_REQUESTS
-        self.pending.clear()
+        for name in list(self.leased):
+            self.leased[name] -= 1
+            if self.leased[name] <= 0 or name in self.called:
+                del self.leased[name]
+        for group in [g for g, last in self.kept.items() if self.requests - last > USE_KEEP_REQUESTS]:
+            del self.kept[group]
+        for name in self.pending_tools:
+            self.leased[name] = SEARCH_LEASE_REQUESTS
+        self.pending_tools.clear()
         tools = self.tools()
         self.offered = {t.name for t in tools}
         return tools
 
+    def upcoming(self) -> list[Tool]:
+        """The tools the next request will offer, without assembling it (nothing ages)."""
+        at = self.requests + 1
+        leased = {n for n, left in self.leased.items() if left > 1 and n not in self.called} | self.pending_tools
+        names = self.starters | self.called | leased | self._kept_tools(self._kept_live(at))
+        return [t for t in self.registry if t.name in names and t.group not in self.pruned]
+
     def is_offered(self, name: str) -> bool:
-        """Was the tool in the request the model answered? (Before any request: in the groups.)"""
+        """Was the tool in the request the model answered? (Before any request: exposed now.)"""
         if self.offered is not None:
             return name in self.offered
         tool = self.registry.get(name)
-        return tool is not None and tool.group in self.groups()
+        return tool is not None and tool.group not in self.pruned and name in self.names()
 
     def note_call(self, name: str) -> None:
-        """Calling a tool of a group keeps the group for the rest of the turn."""
+        """A called tool stays for the rest of the turn; a group outside the turn's groups is kept
+        (its starters) while its tools are in use."""
         tool = self.registry.get(name)
-        if tool is not None and tool.group in self.groups():
-            self.used.add(tool.group)
+        if tool is None or not self.is_offered(name):
+            return
+        self.called.add(name)
+        self.leased.pop(name, None)
+        if tool.group not in self.base and tool.group in STARTERS:
+            self.kept[tool.group] = self.requests
+
+    def request_tools(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
+        """Expose tools from the next request; returns (newly exposed, refused because pruned)."""
+        wanted = {n for n in names if n in self.registry}
+        refused = sorted(n for n in wanted if self.registry.get(n).group in self.pruned)
+        exposed = self.names()
+        leasing = sorted(wanted - set(refused) - self.starters - self.called)
+        self.pending_tools.update(leasing)  # a lease found again is renewed
+        return [n for n in leasing if n not in exposed], refused
 
     def request_groups(self, groups: Iterable[str]) -> tuple[list[str], list[str]]:
-        """Expose groups from the next request; returns (newly exposed, refused because pruned)."""
+        """Expose the starters of groups from the next request; returns (groups newly exposed,
+        groups refused because pruned)."""
         wanted = set(groups) - {"core"}
-        refused = sorted(wanted & self.pruned)
-        new = sorted(wanted - self.pruned - self.groups())
-        self.pending.update(new)
-        for group in wanted - self.pruned:
-            if group in self.leased:
-                self.leased[group] = SEARCH_LEASE_REQUESTS
-        return new, refused
+        names = {t.name for t in self.registry if t.group in wanted and t.name in STARTERS.get(t.group, ())}
+        new, _ = self.request_tools(names)
+        new_groups = sorted({self.registry.get(n).group for n in new})
+        return new_groups, sorted(wanted & self.pruned)
 
     def snapshot(self) -> dict[str, Any]:
-        return {"groups": sorted(self.groups()), "used": sorted(self.used), "leased": dict(self.leased),
-                "pending": sorted(self.pending), "pruned": sorted(self.pruned), "requests": self.requests}
+        return {"groups": sorted(self.groups()), "tools": len(self.tools()), "called": sorted(self.called),
+                "kept": dict(self.kept), "leased": dict(self.leased), "pending": sorted(self.pending_tools),
+                "pruned": sorted(self.pruned), "requests": self.requests}
 
 
 def refusal(name: str, exposure: Exposure | None, known: bool) -> ToolResult:
@@ -124,7 +177,7 @@ def refusal(name: str, exposure: Exposure | None, known: bool) -> ToolResult:
     group = tool.group if tool else None
     if exposure and group in exposure.pruned:
         hint = f"The {group} tools are not available in this turn (data preparation). Finish the preparation and answer."
-    elif exposure and group in exposure.pending:
+    elif exposure and name in exposure.pending_tools:
         hint = "tool_search exposed it; it can be called from the next request."
     else:
         hint = "Use tool_search to expose it, then call it in the next request."
@@ -162,7 +215,7 @@ def rank_tools(registry: Iterable[Tool], query: str, limit: int = 8) -> list[Too
 
 def tool_search(query: str, limit: int = 8, ctx: ToolContext = None) -> ToolResult:
     """Find analysis tools by what they do (English or Chinese words, e.g. "correlation", "相关",
-    "forecast", "聚类"). The groups of the tools found become callable from the next request.
+    "forecast", "聚类"). The tools found become callable from the next request.
 
     Args:
         query: What you want to do, in a few words.
@@ -175,16 +228,19 @@ def tool_search(query: str, limit: int = 8, ctx: ToolContext = None) -> ToolResu
     if not found:
         return ToolResult(text=f"[tools]\nNo tool matched {query!r}. Groups: {', '.join(ALL_GROUPS)}. "
                                "Try other words, or run_python when no tool fits.",
-                          payload={"tools": [], "exposed_groups": []})
-    new, refused = exposure.request_groups({t.group for t in found})
-    lines = [f"- {t.name} ({t.group}): {t.summary}" + (" [not available in this turn]" if t.group in refused else "")
+                          payload={"tools": [], "exposed_tools": [], "exposed_groups": []})
+    new, refused = exposure.request_tools(t.name for t in found)
+    refused_groups = sorted({exposure.registry.get(n).group for n in refused})
+    lines = [f"- {t.name} ({t.group}): {t.summary}" + (" [not available in this turn]" if t.name in refused else "")
              for t in found]
-    note = [f"Groups exposed from the next request: {', '.join(new)}." if new else
+    note = [f"Callable from the next request: {', '.join(new)}." if new else
             "These tools are already available." if not refused else ""]
     if refused:
-        note.append(f"Not available while the data is being prepared: {', '.join(refused)}.")
+        note.append(f"Not available while the data is being prepared: {', '.join(refused_groups)}.")
     return ToolResult(text="[tools]\n" + "\n".join(lines) + "\n\n[exposure]\n" + " ".join(n for n in note if n),
-                      payload={"tools": [t.name for t in found], "exposed_groups": new, "refused_groups": refused})
+                      payload={"tools": [t.name for t in found], "exposed_tools": new,
+                               "exposed_groups": sorted({exposure.registry.get(n).group for n in new}),
+                               "refused_groups": refused_groups})
 
 
 def schema_chars(tools: Iterable[Tool]) -> int:

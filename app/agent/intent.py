@@ -28,6 +28,30 @@ GROUPS = {
     "deep": ("core", "data", "stats", "plot"),  # + ml / timeseries by the words used; a full report gets all
 }
 PRUNED = {"data_prep": ("stats", "ml")}  # phase pruning: no statistics while the data is prepared
+# Lazy exposure is per tool (exposure.py): a turn starts with every `core` tool plus the most common
+# tools of each of its groups; the others come by tool_search (or stay once called). A turn about a
+# single group besides core (data preparation) starts with that group whole.
+STARTERS: dict[str, tuple[str, ...]] = {
+    "data": ("value_counts", "filter_rows", "group_aggregate", "pivot_table", "clean_data"),
+    "stats": ("describe_columns", "compare_two_groups", "compare_groups", "correlation_analysis",
+              "linear_regression", "chi_square_test"),
+    "plot": ("plot_bar", "plot_histogram", "plot_scatter", "plot_line"),
+    "timeseries": ("time_series_trend", "forecast"),
+    "ml": ("train_regression_model", "train_classifier", "feature_importance", "cluster_segments"),
+}
+WHOLE_GROUPS = ("core",)  # always exposed whole
+
+
+def starter_tools(registry, groups) -> set[str]:
+    """The tool names a turn with these groups starts with (see STARTERS)."""
+    groups = set(groups)
+    whole = groups & set(WHOLE_GROUPS)
+    if len(groups - whole) == 1:
+        whole = groups
+    return {t.name for t in registry
+            if t.group in whole or (t.group in groups and t.name in STARTERS.get(t.group, ()))}
+
+
 
 GUIDANCE = {
     "chat": "This message is small talk: reply briefly and warmly, and say what you can do with their data.",

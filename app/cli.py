@@ -68,6 +68,14 @@ def analyze_command(args: argparse.Namespace) -> int:
     from app.runs import RunService
     from app.workspaces import active_datasets, add_dataset, create_workspace
 
+    from app.cli_questions import parse_answers, settle
+
+    try:
+        answers = parse_answers(args.answer)
+    except ValueError as err:
+        print(f"error: invalid_answer: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    interactive = sys.stdin.isatty() and not args.no_input
     settings = get_settings()
     logging.basicConfig(level=logging.WARNING)
     language = args.lang or (detect_language(args.question, settings.lang) if args.question else settings.lang)
@@ -85,7 +93,9 @@ def analyze_command(args: argparse.Namespace) -> int:
     except IngestError as err:
         print(f"error: {err.category}: {err.message}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    service.execute(run_id)
+    waiting = settle(service, run_id, answers, interactive, args.out)  # cli_questions.py: prompt, or exit 3
+    if waiting is not None:
+        return waiting
     with db.session() as session:
         run = session.get(Run, run_id)
         if run.status != "done":

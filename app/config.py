@@ -87,6 +87,11 @@ class Settings(BaseSettings):
     max_rows: int = Field(5_000_000, description="Most rows read from one sheet or CSV.")
     max_columns: int = Field(2_000, description="Most columns read from one sheet or CSV.")
     preview_rows: int = Field(20, description="Rows shown in previews and `inspect`.")
+    background_ingest_mb: float = Field(
+        10.0, description="Uploaded workbooks (.xlsx/.xlsm) larger than this, in megabytes, are shown "
+        "at once from a streamed preview of their first rows and read fully in a background thread; "
+        "they are analysed once ready. Smaller files are read during the upload."
+    )
     max_cells: int = Field(
         30_000_000, description="Most cells (rows x columns) read from one sheet or CSV."
     )

@@ -24,6 +24,7 @@ from app.agent.context import workspace_sources
 from app.agent.compaction import ContextWindow
 from app.agent.conversation import with_workspace_summary
 from app.agent.intent import apply_intent, classify_run
+from app.agent.clarify import Paused, mark_waiting, turn_opening
 from app.agent.loop import Interrupted, Turn, run_turn
 from app.agent.model import ChatModel, ModelError, OpenAICompatibleModel
 from app.agent.prompts import detect_language, system_prompt
@@ -101,6 +102,8 @@ class RunService:
                 run.answer = run_turn(turn)
                 run.status = "done"
                 self.finish(session, run, recorder)
+            except Paused as pause:  # waits for the user's answer; resumed by resume_after_answer (clarify.py)
+                mark_waiting(run, recorder, turn, pause.args[0] if pause.args else None)
             except Interrupted:
                 run.status, run.answer = "interrupted", _partial_answer(run.language)
                 self.finish(session, run, recorder)
@@ -139,9 +142,7 @@ class RunService:
                                                                 **workspace_sources(session, workspace.id, datasets))}]
         apply_intent(messages, intent)  # the intent's guidance + the user's restrictions (user tier)
         messages += with_workspace_summary(session, workspace.id, earlier)
-        user = {"role": "user", "content": run.question}
-        messages.append(user)
-        recorder.add_message(user)
+        messages += turn_opening(session, run, recorder)  # clarify.py: the question, or the paused turn + answer
         return Turn(messages, model, toolbox, recorder, budget_for(intent, self.settings),
                     self._stops.setdefault(run.id, threading.Event()),
                     figure_url=partial(figure_url, workspace.id), context=window, intent=intent)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from sqlalchemy import select
@@ -12,7 +14,18 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.db.models import Dataset, Workspace, new_id
+from app.ingest.errors import IngestError
 from app.ingest.pipeline import LoadedTable, load_table, read_working_copy, save_working_copy
+
+if TYPE_CHECKING:
+    from app.db.session import Database
+
+log = logging.getLogger(__name__)
+
+# A dataset's loading state lives in `Dataset.info["status"]` (no schema change): a big upload is
+# stored at once with a preview of its first rows ("loading") and read fully in the background
+# ("ready", or "failed" with `info["error"]`). Datasets without a status are ready.
+READY, LOADING, FAILED = "ready", "loading", "failed"
 
 
 def create_workspace(session: Session, name: str, owner: str | None = None) -> Workspace:
@@ -29,9 +42,25 @@ def list_workspaces(session: Session, owner: str | None = None) -> list[Workspac
     return list(session.scalars(query))
 
 
-def active_datasets(session: Session, workspace_id: str) -> list[Dataset]:
+def dataset_status(dataset: Dataset) -> str:
+    return (dataset.info or {}).get("status") or READY
+
+
+def listed_datasets(session: Session, workspace_id: str) -> list[Dataset]:
+    """Every current dataset of the workspace, whatever its loading state (what the page lists)."""
     return list(session.scalars(select(Dataset).where(Dataset.workspace_id == workspace_id, Dataset.active)
                                 .order_by(Dataset.created_at)))
+
+
+def active_datasets(session: Session, workspace_id: str) -> list[Dataset]:
+    """The current datasets that can be analysed: fully read (a big upload still being read in the
+    background, or one whose read failed, is left out until it is ready)."""
+    return [d for d in listed_datasets(session, workspace_id) if dataset_status(d) == READY]
+
+
+def loading_datasets(session: Session, workspace_id: str) -> list[Dataset]:
+    """The current datasets that are not ready: still being read, or failed (shown with the error)."""
+    return [d for d in listed_datasets(session, workspace_id) if dataset_status(d) != READY]
 
 
 def dataset_name(file_name: str, taken: set[str]) -> str:
@@ -51,19 +80,80 @@ def add_dataset(session: Session, settings: Settings, workspace: Workspace, sour
     Raises IngestError for bad input; nothing is saved in that case.
     """
     table = load_table(source, sheet=sheet, settings=settings)
-    folder = settings.workspace_dir(workspace.id) / "files" / new_id()
-    folder.mkdir(parents=True, exist_ok=True)
-    original = folder / Path(file_name).name
-    shutil.copyfile(source, original)
-    working = folder / "working_v1.parquet"
+    original = keep_original(settings, workspace, source, file_name)
+    working = original.parent / "working_v1.parquet"
     save_working_copy(table.frame, working)
-    taken = {d.name for d in active_datasets(session, workspace.id)}
+    taken = {d.name for d in listed_datasets(session, workspace.id)}
     dataset = Dataset(workspace_id=workspace.id, name=dataset_name(file_name, taken), file_name=Path(file_name).name,
                       format=table.info["format"], sheet=table.info.get("selected_sheet"), original_path=str(original),
                       working_path=str(working), rows=int(table.info["rows"]), info=table.info, step="uploaded")
     session.add(dataset)
     session.flush()
     return dataset, table
+
+
+def keep_original(settings: Settings, workspace: Workspace, source: Path, file_name: str) -> Path:
+    """Copy the upload byte-for-byte into a new folder of the workspace; the working copies go beside it."""
+    folder = settings.workspace_dir(workspace.id) / "files" / new_id()
+    folder.mkdir(parents=True, exist_ok=True)
+    original = folder / Path(file_name).name
+    shutil.copyfile(source, original)
+    return original
+
+
+def add_loading_dataset(session: Session, settings: Settings, workspace: Workspace, source: Path,
+                        file_name: str, sheet: str | None, preview: dict, loader: dict | None = None) -> Dataset:
+    """Keep the original and store a dataset from a preview of its first rows (`preview_table`),
+    status "loading"; `finish_loading` reads the whole file later. It is not analysed until ready."""
+    original = keep_original(settings, workspace, source, file_name)
+    taken = {d.name for d in listed_datasets(session, workspace.id)}
+    info = {**preview, "status": LOADING, "requested_sheet": sheet, "loader": loader or {}}
+    dataset = Dataset(workspace_id=workspace.id, name=dataset_name(file_name, taken), file_name=Path(file_name).name,
+                      format=str(preview.get("format") or Path(file_name).suffix.lstrip(".") or "?")[:20],
+                      sheet=preview.get("selected_sheet"), original_path=str(original), working_path="",
+                      rows=int(preview.get("rows") or 0), info=info, step="uploaded")
+    session.add(dataset)
+    session.flush()
+    return dataset
+
+
+def finish_loading(db: "Database", settings: Settings, dataset_id: str) -> str | None:
+    """The background half of a big upload: read the kept original fully, write the Parquet working
+    copy and mark the dataset ready (or failed, with the error category and message). Runs in a
+    worker thread with its own database session. Returns the final status (None: nothing to do)."""
+    with db.session() as session:
+        dataset = session.get(Dataset, dataset_id)
+        if dataset is None or dataset_status(dataset) != LOADING:
+            return None
+        original, sheet = Path(dataset.original_path), (dataset.info or {}).get("requested_sheet")
+    table, working, error = None, original.parent / "working_v1.parquet", None
+    try:
+        table = load_table(original, sheet=sheet, settings=settings)
+        save_working_copy(table.frame, working)
+    except IngestError as exc:
+        error = exc.as_dict()
+    except MemoryError:
+        error = {"category": "too_large", "message": "Reading this file needed more memory than Verity allows.",
+                 "hint": "Split the file or remove the sheets, rows and columns you do not need."}
+    except Exception:  # noqa: BLE001 - a damaged file must end as a plain error, never a stuck upload
+        log.exception("background read of dataset %s failed", dataset_id)
+        error = {"category": "corrupt_file", "message": "The file is damaged or uses a structure Verity cannot read.",
+                 "hint": "Open it in Excel or LibreOffice and save it again."}
+    with db.session() as session:
+        dataset = session.get(Dataset, dataset_id)
+        if dataset is None:
+            return None
+        if error is None:
+            dataset.info = {**table.info, "status": READY}  # a new dict: the JSON column sees the change
+            dataset.rows = int(table.info["rows"])
+            dataset.sheet = table.info.get("selected_sheet")
+            dataset.format = table.info.get("format", dataset.format)
+            dataset.working_path = str(working)
+        else:
+            info = {k: v for k, v in (dataset.info or {}).items() if k != "loader"}
+            dataset.info = {**info, "status": FAILED, "error": error}
+            working.unlink(missing_ok=True)
+        return dataset_status(dataset)
 
 
 def load_frame(dataset: Dataset) -> pd.DataFrame:
@@ -98,7 +188,7 @@ def add_version(session: Session, settings: Settings, source: Dataset, frame: pd
     Nothing is overwritten: the previous version stays on disk and in the database, inactive, so
     the user can go back (`activate_version`).
     """
-    folder = Path(source.working_path).parent
+    folder = Path(source.working_path or source.original_path).parent
     version = source.version + 1 if new_name is None else 1
     working = folder / (f"working_v{version}.parquet" if new_name is None else f"{new_name}_{new_id()}.parquet")
     save_working_copy(frame, working)
@@ -108,7 +198,7 @@ def add_version(session: Session, settings: Settings, source: Dataset, frame: pd
     if new_name is None:
         source.active = False
     else:
-        new_name = dataset_name(new_name, {d.name for d in active_datasets(session, source.workspace_id)})
+        new_name = dataset_name(new_name, {d.name for d in listed_datasets(session, source.workspace_id)})
     dataset = Dataset(workspace_id=source.workspace_id, name=new_name or source.name, file_name=source.file_name,
                       format=source.format, sheet=info.get("selected_sheet", source.sheet),
                       original_path=source.original_path,

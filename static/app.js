@@ -37,7 +37,7 @@
     var self = this, panel = this.panel;
     var url = panel.getAttribute("data-events-url") + "?after=" + (panel.getAttribute("data-after") || "0");
     this.source = new EventSource(url);
-    ["tool_started", "tool_finished", "task", "evidence", "answer_delta", "answer", "run_finished"].forEach(function (kind) {
+    ["tool_started", "tool_finished", "task", "evidence", "answer_delta", "answer", "question", "run_finished"].forEach(function (kind) {
       self.source.addEventListener(kind, function (message) {
         var data = {};
         try { data = JSON.parse(message.data); } catch (err) { return; }
@@ -182,6 +182,9 @@
 
   RunPanel.prototype.answer = function () { this.swap(); };
 
+  // The run waits for an answer: the server-rendered partial brings the question form.
+  RunPanel.prototype.question = function () { this.swap(); };
+
   RunPanel.prototype.run_finished = function () {
     this.finish();
     this.swap();
@@ -210,7 +213,41 @@
       });
   };
 
+  // A big upload is shown from its first rows while the server reads the rest: poll the dataset
+  // until it is no longer "loading", then swap in the server-rendered preview card.
+  function watchDataset(card) {
+    var delay = 1000, statusUrl = card.getAttribute("data-status-url");
+    function poll() {
+      if (!card.isConnected) return;
+      fetch(statusUrl, { headers: { "Accept": "application/json" } })
+        .then(function (response) { return response.ok ? response.json() : null; })
+        .then(function (body) {
+          var status = body && body.dataset && body.dataset.status;
+          if (status && status !== "loading") return swapDataset(card);
+          delay = Math.min(delay * 1.5, 10000);
+          window.setTimeout(poll, delay);
+        })
+        .catch(function () { delay = Math.min(delay * 2, 30000); window.setTimeout(poll, delay); });
+    }
+    window.setTimeout(poll, delay);
+  }
+
+  function swapDataset(card) {
+    return fetch(card.getAttribute("data-partial-url"), { headers: { "X-Requested-With": "fetch" } })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (html) {
+        if (!html || !card.isConnected) return;
+        var holder = document.createElement("div");
+        holder.innerHTML = html;  // server-rendered partial, escaped by Jinja
+        var fresh = holder.querySelector("[data-dataset-id]");
+        if (!fresh) return;
+        card.replaceWith(fresh);
+        if (fresh.hasAttribute("data-dataset-loading")) watchDataset(fresh);
+      });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-dataset-loading]").forEach(watchDataset);
     document.querySelectorAll("[data-run-id]").forEach(function (panel) {
       if (panel.getAttribute("data-active") === "true" && window.EventSource) {
         new RunPanel(panel).start();

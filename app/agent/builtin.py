@@ -13,7 +13,9 @@ import json
 import re
 from typing import Any
 
+from app.agent.analysis_plan import plan_arguments
 from app.agent.builtin_plan import GREETING, Plan, plan_analysis
+from app.agent.clarify import confirmed_definitions
 from app.agent.intent import is_small_talk
 from app.agent.model import ModelReply, ToolCallRequest
 
@@ -22,8 +24,12 @@ HONESTY = {"en": "_Built-in analyst (no language model): standard analyses chose
            "zh": "_内置分析器（未使用大语言模型）：根据列类型和问题中的关键词选择标准分析。_"}
 
 
+_CUT = re.compile(r"\n\[truncated\][^\n]*\s*$|\n*\[\w+\]…(?=\s*(?:\n\[truncated\]|$))")
+
+
 def parse_tool_message(content: str) -> dict[str, Any]:
     """Read back what a tool returned: ok, method, interpretation, metrics, figures."""
+    content = _CUT.sub("", content)  # a shelved output's harness trailer is not part of the result
     if content.lstrip().startswith("{"):
         try:
             return {"ok": False, "error": json.loads(content)}
@@ -61,12 +67,14 @@ class BuiltinAnalyst:
         results = {m["tool_call_id"]: parse_tool_message(m.get("content") or "") for m in turn if m["role"] == "tool"}
         if GREETING.match(question) or is_small_talk(question) or not self.datasets:
             return ModelReply(self._small_talk(question))
-        plan = plan_analysis(question, self.datasets[-1], self.zh)
+        plan = plan_analysis(question, self.datasets[-1], self.zh, confirmed_definitions(messages))  # clarify.py
         offered = {t["function"]["name"] for t in tools}
         called = {c["function"]["name"] for c in calls.values()}
         if offered and "task_create" not in called and "profile_dataset" not in called:
             tasks = [("task_create", {"subject": s.task, "expected_output": s.task, "required_capability": s.tool})
                      for s in plan.steps if s.task and "task_create" in offered]
+            if tasks and "record_analysis_plan" in offered:  # the plan first, as a model would (SPEC §8)
+                tasks.insert(0, ("record_analysis_plan", plan_arguments(question, plan, self.zh)))
             if tasks:
                 return self._reply(tasks)
         if offered and "profile_dataset" not in called:

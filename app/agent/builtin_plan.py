@@ -102,11 +102,12 @@ def other_numeric(columns: list[dict[str, Any]], metric: str | None, limit: int 
     return [c["name"] for c in columns if c["type"] in NUMERIC and c["name"] != metric and not c.get("pii")][:limit]
 
 
-def plan_analysis(question: str, dataset: dict[str, Any], zh: bool) -> Plan:
-    """Profile, then the analyses that fit the columns and the question."""
-    columns = dataset["columns"]
+def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[str, str] | None = None) -> Plan:
+    """Profile, then the analyses that fit the columns and the question (and the user's confirmed
+    definitions: the chosen metric, the goal, columns that are labels — see `apply_confirmed`)."""
+    question, columns, chosen = apply_confirmed(question, dataset["columns"], confirmed or {})
     named = mentioned_columns(question, columns)
-    metric, dimension = choose_metric(columns, named), choose_dimension(columns, named)
+    metric, dimension = chosen or choose_metric(columns, named), choose_dimension(columns, named)
     plan = Plan(metric, dimension, [Step("profile_dataset", {}, evidence=False)])
     if metric is None:
         plan.notes.append("没有数值列，只能做描述。" if zh else "No numeric column: only a description is possible.")
@@ -133,6 +134,24 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool) -> Plan:
             subject = _t(zh, f"What explains {metric}", f"哪些因素解释{metric}")
             plan.steps.append(Step("linear_regression", {"target_column": metric, "feature_columns": others[:5]}, subject))
     return plan
+
+
+def apply_confirmed(question: str, columns: list[dict[str, Any]],
+                    confirmed: dict[str, str]) -> tuple[str, list[dict[str, Any]], str | None]:
+    """What clarification settled (clarify.py, gates.py): the metric the user chose, the goal they
+    picked for this question (its words join the question) and numeric columns they called labels."""
+    from app.agent.gates import question_key
+
+    labels = {topic.split(".", 1)[1] for topic, answer in confirmed.items()
+              if topic.startswith("field.") and re.match(r"an identifier|标识", answer, re.I)}
+    columns = [{**c, "type": "identifier"} if c["name"] in labels else c for c in columns]
+    numeric = {c["name"] for c in columns if c["type"] in NUMERIC}
+    goal = confirmed.get(f"goal.{question_key(question)}")
+    if goal:
+        question = f"{question} ({goal})"
+    chosen = next((answer for topic, answer in confirmed.items() if topic.startswith("metric") and answer in numeric
+                   and (topic == "metric" or topic.split(".", 1)[-1] in question.lower())), None)
+    return question, columns, chosen
 
 
 def add_time_steps(plan: Plan, question: str, columns: list[dict[str, Any]], metric: str, zh: bool) -> bool:

@@ -226,7 +226,9 @@ def workspace_sources(session: Any, workspace_id: str, datasets: Iterable[Any]) 
 
     answered = session.scalars(select(Question).where(Question.workspace_id == workspace_id,
                                                       Question.answer.is_not(None)).order_by(Question.created_at))
-    definitions = tuple(f"{q.question} → {_answer_text(q.answer)}" for q in answered)
+    from app.agent.clarify import definition_text  # "[topic] question → answer"
+
+    definitions = tuple(definition_text(q) for q in answered)
     return {"definitions": definitions,
             "dataset_warnings": {d.name: list((d.info or {}).get("warnings") or []) for d in datasets}}
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from app.agent.budget import TurnBudget, final_answer, gated_call
+from app.agent.clarify import awaiting_answer, hold_for_gates, pause_if_asked
 from app.agent.compaction import ContextWindow, compact, shelve_output, token_budget
 from app.agent.context_budget import budget_table
 from app.agent.model import ChatModel, ModelReply, ToolCallRequest
@@ -14,6 +15,7 @@ from app.agent.model_recovery import request_reply
 from app.agent.protocol import heal_protocol
 from app.agent.recorder import RunRecorder
 from app.agent.toolbox import Toolbox, tool_message_content
+from app.agent.verification import between_rounds, check_answer
 
 
 class Interrupted(Exception):
@@ -39,18 +41,25 @@ def run_turn(turn: Turn) -> str:
         while True:
             heal(turn)
             check_interrupt(turn)
+            hold_for_gates(turn)  # clarify.py: a hard gate asks the user before any analysis tool runs
             if note := turn.budget.start_round():
+                append(turn, {"role": "user", "content": note})
+            for note in between_rounds(turn):  # verification.py: claim checks (gated), stale-task reminder
                 append(turn, {"role": "user", "content": note})
             compact(turn)
             reply = call_model(turn)
             append(turn, reply.as_message())
             if not reply.tool_calls or turn.budget.spent:
-                return final_answer(turn, reply.content)
+                return check_answer(turn, final_answer(turn, reply.content))  # verification.py: final check
             for call in reply.tool_calls:
                 check_interrupt(turn)
-                append(turn, {"role": "tool", "tool_call_id": call.id, "content": run_call(turn, call)})
+                content = run_call(turn, call)
+                if not awaiting_answer(turn, call):  # ask_user_question's result is the answer, written on resume
+                    append(turn, {"role": "tool", "tool_call_id": call.id, "content": content})
+            pause_if_asked(turn)  # clarify.py: the run waits for the user (RunService persists the pause)
     finally:
-        heal(turn)
+        if not awaiting_answer(turn):
+            heal(turn)
 
 
 def heal(turn: Turn) -> None:

@@ -114,3 +114,27 @@ def task_list(ctx: ToolContext = None) -> ToolResult:
     """List the tasks of the current analysis plan with their status."""
     tasks = run_tasks(_session(ctx), ctx.extras["run_id"])
     return ToolResult(text="[tasks]\n" + _tasks_text(tasks), payload={"tasks": [task_dict(t) for t in tasks]})
+
+
+# --- the stale-task reminder (SPEC §8) ---------------------------------------------------------
+STALE_ROUNDS = 3
+STALE_REMINDER = ("[harness] Reminder: no task of the plan was updated for {n} rounds. Open tasks:\n{tasks}\n"
+                  "Record evidence for what you found (it completes matching tasks), update or delete tasks that "
+                  "no longer apply, or answer.")
+
+
+def stale_task_reminder(session: Session, run_id: str, rounds: int, state: dict, stale_after: int = STALE_ROUNDS) -> str | None:
+    """A reminder when tasks are open and none was updated for `stale_after` rounds.
+
+    `state` (kept in `Run.state["task_watch"]`) holds the tasks' last seen fingerprint and the round it
+    changed; a reminder restarts the count, so it comes back only after another quiet stretch."""
+    tasks = run_tasks(session, run_id)
+    open_tasks = [t for t in tasks if t.status not in ("completed", "deleted")]
+    fingerprint = "|".join(f"{t.id}:{t.status}:{t.updated_at}" for t in tasks)
+    if fingerprint != state.get("fingerprint"):
+        state.update(fingerprint=fingerprint, since=rounds)
+        return None
+    if not open_tasks or rounds - state.get("since", rounds) < stale_after:
+        return None
+    state["since"] = rounds
+    return STALE_REMINDER.format(n=stale_after, tasks=_tasks_text(open_tasks))

@@ -12,7 +12,7 @@ import pandas as pd
 from analysis_tools import REGISTRY as ANALYSIS_REGISTRY
 from analysis_tools import Registry, ToolContext, ToolError, ToolResult, make_tool
 from analysis_tools.registry import suggest
-from app.agent import context_tools, evidence, sheets, tasks
+from app.agent import analysis_plan, clarify, context_tools, evidence, sheets, tasks
 from app.agent.model import ToolCallRequest
 from app.agent.python_tool import run_python
 from app.agent.exposure import ALL_GROUPS, Exposure, refusal, tool_search
@@ -23,6 +23,10 @@ HARNESS_REGISTRY = Registry([
     make_tool(tasks.task_get, "core"),
     make_tool(tasks.task_list, "core"),
     make_tool(evidence.record_evidence, "core", read_only=False),
+    make_tool(analysis_plan.record_analysis_plan, "core", read_only=False,
+              keywords=["plan", "goal", "metric", "method", "计划", "目标", "指标"]),
+    make_tool(clarify.ask_user_question, "core", read_only=False,
+              keywords=["ask", "question", "clarify", "user", "confirm", "询问", "确认", "澄清"]),
     make_tool(sheets.select_sheet, "data", read_only=False),
     make_tool(context_tools.read_tool_output, "core", keywords=["read", "full output", "truncated", "transcript", "读取", "完整输出"]),
     make_tool(context_tools.compact_context, "core", keywords=["compact", "context", "summarise", "压缩", "上下文"]),
@@ -82,6 +86,11 @@ class Toolbox:
         self.store_table = store_table  # (source, tool, frame, step, info) -> stored dataset name
 
     @property
+    def pause_requested(self) -> dict[str, Any] | None:
+        """Set by ask_user_question: the loop stops after this round and the run waits (clarify.py)."""
+        return self.context.extras.get("pause")
+
+    @property
     def groups(self) -> set[str]:
         return self.exposure.groups()
 
@@ -100,6 +109,8 @@ class Toolbox:
                                                 hint="Re-emit the call with arguments as one JSON object.").as_dict())
         if tool is not None and not self.exposure.is_offered(call.name):
             return refusal(call.name, self.exposure, known=True)  # never executed
+        if self.pause_requested:  # a question is open: nothing else runs until it is answered (clarify.py)
+            return clarify.held_back(call.name)
         self.exposure.note_call(call.name)
         ctx = ToolContext(language=self.context.language, figures_dir=self.context.figures_dir,
                           call_id=call.id, extras=self.context.extras,

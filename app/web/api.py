@@ -9,19 +9,20 @@ from functools import partial
 from typing import Annotated, Any, AsyncIterator
 
 import anyio
-from fastapi import APIRouter, File, Form, Header, Request, UploadFile
+from fastapi import APIRouter, File, Form, Header, HTTPException, Request, UploadFile
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
+from app.agent.clarify import answer_question, resume_after_answer
 from app.agent.evidence import evidence_dict
-from app.db.models import Event, Evidence, Question, Run, utcnow
+from app.db.models import Dataset, Event, Evidence, Question, Run
 from app.db.session import Database
 from app.ingest.errors import IngestError
 from app.web.chat import open_question
 from app.web.deps import ApiError, DbSessionDep, RunDep, RunServiceDep, SettingsDep, WorkspaceDep
-from app.web.files import error_status, ingest_upload
-from app.workspaces import create_workspace
+from app.web.files import error_status, ingest_upload, resume_if_stale, start_background_load
+from app.workspaces import READY, create_workspace, dataset_status
 
 router = APIRouter(tags=["api"])
 
@@ -54,14 +55,42 @@ def api_create_workspace(body: WorkspaceIn, session: DbSessionDep) -> dict[str, 
 
 
 @router.post("/api/workspaces/{ws}/files", status_code=201)
-def api_upload(workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
+def api_upload(request: Request, workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
                file: Annotated[UploadFile, File()], sheet: Annotated[str | None, Form()] = None) -> Any:
+    """201 with the dataset. A big workbook answers at once from its first rows ("status":
+    "loading", "partial": true); poll GET /api/workspaces/{ws}/datasets/{id} until "ready"."""
     try:
         dataset, table = ingest_upload(session, settings, workspace, file, sheet)
     except IngestError as error:
         raise ApiError(error_status(error), error.category, error.message, error.hint) from error
-    body = {**table.info, "preview": table.preview(settings.preview_rows), "id": dataset.id, "name": dataset.name}
+    if table is None:
+        session.commit()  # the worker thread reads the dataset in its own session
+        start_background_load(request.app, dataset.id)
+        return {"dataset": dataset_body(dataset, settings.preview_rows)}
+    body = {**table.info, "preview": table.preview(settings.preview_rows), "id": dataset.id, "name": dataset.name,
+            "status": READY}
     return {"dataset": body}
+
+
+@router.get("/api/workspaces/{ws}/datasets/{dataset_id}")
+def api_dataset(request: Request, workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep,
+                settings: SettingsDep) -> dict[str, Any]:
+    """One dataset as inspect --json plus "id", "name", "version", "status" (loading|ready|failed)
+    and, when failed, "error": {"category", "message", "hint"}."""
+    dataset = session.get(Dataset, dataset_id)
+    if dataset is None or dataset.workspace_id != workspace.id:
+        raise HTTPException(404, "dataset not found")
+    resume_if_stale(request.app, session, dataset)
+    return {"dataset": dataset_body(dataset, settings.preview_rows)}
+
+
+def dataset_body(dataset: Dataset, rows: int) -> dict[str, Any]:
+    from app.web.workspaces import dataset_view
+
+    view = dataset_view(dataset, rows)
+    info = {k: v for k, v in (dataset.info or {}).items() if k not in ("loader", "requested_sheet")}
+    return {**info, "preview": view["preview"], "id": dataset.id, "name": dataset.name,
+            "version": dataset.version, "status": dataset_status(dataset), "rows": dataset.rows}
 
 
 @router.post("/api/workspaces/{ws}/messages", status_code=202)
@@ -92,14 +121,15 @@ def question_dict(question: Question) -> dict[str, Any]:
 
 
 @router.post("/api/runs/{run_id}/answers", status_code=202)
-def api_answer(body: AnswerIn, run: RunDep, session: DbSessionDep) -> dict[str, str]:
+def api_answer(body: AnswerIn, run: RunDep, session: DbSessionDep, runs: RunServiceDep) -> dict[str, str]:
     question = session.get(Question, body.question_id)
     if question is None or question.run_id != run.id:
         raise ApiError(404, "not_found", "This run has no such question.", "Use the id from GET /api/runs/{run}.")
     if question.kind != "multi" and isinstance(body.answer, list):
         body.answer = ", ".join(body.answer)
-    question.answer, question.answered_at = body.answer, utcnow()
-    return {"status": "accepted", "question_id": question.id}
+    answer_question(session, question, body.answer)  # a confirmed definition of the workspace from now on
+    resumed = resume_after_answer(session, runs, run)  # clarify.py: the waiting run continues
+    return {"status": "resumed" if resumed else "accepted", "question_id": question.id}
 
 
 @router.post("/api/runs/{run_id}/interrupt", status_code=202)

@@ -11,6 +11,7 @@ from markupsafe import Markup
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.agent.clarify import answer_question, resume_after_answer
 from app.agent.evidence import evidence_dict
 from app.agent.tasks import task_dict
 from app.db.models import Event, Evidence, Question, Report, Run, Task, Workspace
@@ -34,6 +35,20 @@ def ask(request: Request, workspace: WorkspaceDep, session: DbSessionDep, runs: 
     run = runs.create(session, workspace, text.strip())
     session.commit()  # the worker thread reads the run in its own session
     runs.submit(run.id)
+    return RedirectResponse(f"{target}?run={run.id}#run", status_code=303)
+
+
+@router.post("/runs/{run_id}/answer", name="answer_question")
+def answer(request: Request, run: RunDep, session: DbSessionDep, runs: RunServiceDep,
+           question_id: Annotated[str, Form(max_length=100)] = "",
+           answer: Annotated[list[str], Form()] = []) -> Response:  # noqa: B006 (FastAPI form default)
+    """The run panel's question form: store the answer (a confirmed definition), resume the run."""
+    question = session.get(Question, question_id)
+    values = [a.strip() for a in answer if a and a.strip()]
+    if question is not None and question.run_id == run.id and question.answer is None and values:
+        answer_question(session, question, values if question.kind == "multi" else values[0])
+        resume_after_answer(session, runs, run)  # clarify.py
+    target = request.url_for("workspace_page", ws=run.workspace_id)
     return RedirectResponse(f"{target}?run={run.id}#run", status_code=303)
 
 

@@ -2,28 +2,42 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import shutil
 import tempfile
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Iterator
 
-from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile
+from fastapi import APIRouter, FastAPI, File, Form, HTTPException, Request, UploadFile
 from fastapi.responses import FileResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.db.models import Dataset, Workspace
 from app.ingest.errors import IngestError
-from app.ingest.pipeline import LoadedTable
+from app.ingest.pipeline import LoadedTable, preview_table
 from app.web.deps import DbSessionDep, PageDep, SettingsDep, WorkspaceDep, wants_partial
-from app.workspaces import add_dataset
+from app.workspaces import LOADING, add_dataset, add_loading_dataset, dataset_status, finish_loading
 
+log = logging.getLogger(__name__)
 router = APIRouter(tags=["pages"])
 
 CHUNK = 1024 * 1024
 STATUS_BY_CATEGORY = {"too_large": 413, "unsupported_format": 415}
+# Formats whose first rows are streamed without parsing the sheet (`preview_table`); others are
+# read whole by the preview itself, so a background read would only read them twice.
+STREAMED_PREVIEW = (".xlsx", ".xlsm")
+# This process, as recorded in a loading dataset: a load recorded by a process that is gone (a
+# restart) is started again when the dataset is looked at (`resume_if_stale`).
+PROCESS = {"pid": os.getpid(), "boot": uuid.uuid4().hex}
+_pending: set[str] = set()
+_pending_lock = threading.Lock()
 
 
 # --- the upload service the page and the API share -------------------------------------------
@@ -58,10 +72,100 @@ def saved_upload(upload: UploadFile, settings: Settings) -> Iterator[Path]:
 
 
 def ingest_upload(session: Session, settings: Settings, workspace: Workspace, upload: UploadFile,
-                  sheet: str | None) -> tuple[Dataset, LoadedTable]:
-    """Read an uploaded file into the workspace. Raises IngestError for bad input."""
+                  sheet: str | None) -> tuple[Dataset, LoadedTable | None]:
+    """Read an uploaded file into the workspace. Raises IngestError for bad input.
+
+    A workbook larger than `background_ingest_mb` is only previewed here (its first rows, streamed):
+    the dataset is stored with status "loading" and no table (None) is returned; the caller starts
+    `start_background_load` once the dataset is committed. Smaller files are read here, "ready"."""
+    name = safe_file_name(upload.filename)
     with saved_upload(upload, settings) as path:
-        return add_dataset(session, settings, workspace, path, safe_file_name(upload.filename), sheet or None)
+        preview = quick_preview(path, sheet or None, settings) if wants_background(path, settings) else None
+        if preview is not None:
+            return add_loading_dataset(session, settings, workspace, path, name, sheet or None, preview,
+                                       loader=dict(PROCESS)), None
+        return add_dataset(session, settings, workspace, path, name, sheet or None)
+
+
+def quick_preview(path: Path, sheet: str | None, settings: Settings) -> dict | None:
+    """The streamed preview of a big workbook; None (read it whole, here) when the streaming
+    reader trips over something unexpected. Raises IngestError for bad input."""
+    try:
+        return preview_table(path, sheet=sheet, rows=settings.preview_rows, settings=settings)
+    except IngestError:
+        raise
+    except Exception:  # noqa: BLE001 - the full read gives the plain-language error
+        log.warning("streamed preview of %s failed; reading it whole", path.name, exc_info=True)
+        return None
+
+
+def wants_background(path: Path, settings: Settings) -> bool:
+    return (path.suffix.lower() in STREAMED_PREVIEW
+            and path.stat().st_size > settings.background_ingest_mb * 1024 * 1024)
+
+
+# --- the background read of big uploads ---------------------------------------------------------
+def ingest_executor(app: FastAPI) -> ThreadPoolExecutor:
+    """One worker thread per app for full reads (one big workbook in memory at a time); a plain
+    thread, never a fork of the multi-threaded server."""
+    with _pending_lock:
+        executor = getattr(app.state, "ingest_executor", None)
+        if executor is None:
+            executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verity-ingest")
+            app.state.ingest_executor = executor
+        return executor
+
+
+def start_background_load(app: FastAPI, dataset_id: str) -> None:
+    """Queue the full read of a committed "loading" dataset (at most once per process)."""
+    with _pending_lock:
+        if dataset_id in _pending:
+            return
+        _pending.add(dataset_id)
+    try:
+        ingest_executor(app).submit(_background_load, app.state.db, app.state.settings, dataset_id)
+    except RuntimeError:  # the executor is shut down: the app is stopping; a restart resumes it
+        with _pending_lock:
+            _pending.discard(dataset_id)
+
+
+def _background_load(db, settings: Settings, dataset_id: str) -> None:
+    try:
+        finish_loading(db, settings, dataset_id)
+    except Exception:  # noqa: BLE001 - e.g. the database went away; a restart resumes the load
+        log.exception("background read of dataset %s could not be recorded", dataset_id)
+    finally:
+        with _pending_lock:
+            _pending.discard(dataset_id)
+
+
+def resume_if_stale(app: FastAPI, session: Session, dataset: Dataset) -> None:
+    """A dataset left "loading" by a process that is gone (a server restart) is read again; the
+    original is kept, so nothing is lost. Another live server process's load is left alone."""
+    if dataset_status(dataset) != LOADING:
+        return
+    with _pending_lock:
+        if dataset.id in _pending:
+            return
+    loader = (dataset.info or {}).get("loader") or {}
+    ours = loader.get("boot") == PROCESS["boot"] or loader.get("pid") == PROCESS["pid"]
+    if not ours and process_alive(loader.get("pid")):
+        return
+    dataset.info = {**dataset.info, "loader": dict(PROCESS)}
+    session.commit()  # the worker thread reads the dataset in its own session
+    start_background_load(app, dataset.id)
+
+
+def process_alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def error_status(error: IngestError) -> int:
@@ -80,8 +184,11 @@ def upload_page(request: Request, workspace: WorkspaceDep, session: DbSessionDep
     except IngestError as error:
         context = workspace_context(session, settings, workspace, page.lang, upload_error=error.as_dict())
         return page.render("workspace.html", context, status_code=error_status(error))
+    if table is None:
+        session.commit()  # the worker thread reads the dataset in its own session
+        start_background_load(request.app, dataset.id)
     if wants_partial(request):
-        view = dataset_view(dataset, settings.preview_rows, table.preview(settings.preview_rows))
+        view = dataset_view(dataset, settings.preview_rows, table.preview(settings.preview_rows) if table else None)
         return page.render("_dataset_preview.html", {"dataset": view})
     return RedirectResponse(request.url_for("workspace_page", ws=workspace.id), status_code=303)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -17,7 +17,9 @@ from app.web.chat import run_context
 from app.web.datasets import version_entries
 from app.web.deps import DbSessionDep, PageDep, SettingsDep, WorkspaceDep
 from app.web.suggest import suggest_questions
-from app.workspaces import active_datasets, create_workspace, list_workspaces, load_frame
+from app.web.files import resume_if_stale
+from app.workspaces import (FAILED, LOADING, READY, create_workspace, dataset_status, list_workspaces,
+                            listed_datasets, load_frame)
 
 router = APIRouter(tags=["pages"])
 
@@ -35,23 +37,47 @@ def create_workspace_page(request: Request, session: DbSessionDep,
 
 
 @router.get("/workspaces/{ws}", name="workspace_page")
-def workspace_page(workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep, page: PageDep,
-                   run: str | None = None) -> Response:
+def workspace_page(request: Request, workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
+                   page: PageDep, run: str | None = None) -> Response:
+    for dataset in listed_datasets(session, workspace.id):
+        resume_if_stale(request.app, session, dataset)
     context = workspace_context(session, settings, workspace, page.lang, selected_run_id=run)
     return page.render("workspace.html", context)
+
+
+@router.get("/workspaces/{ws}/datasets/{dataset_id}/preview", name="dataset_partial")
+def dataset_partial(workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep, settings: SettingsDep,
+                    page: PageDep) -> Response:
+    """The preview card of one dataset (app.js swaps it in once a background read is done)."""
+    dataset = session.get(Dataset, dataset_id)
+    if dataset is None or dataset.workspace_id != workspace.id:
+        raise HTTPException(404, "dataset not found")
+    return page.render("_dataset_preview.html", {"dataset": full_view(session, settings, dataset)})
+
+
+@router.post("/workspaces/{ws}/datasets/{dataset_id}/dismiss", name="dismiss_dataset")
+def dismiss_dataset(request: Request, workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep) -> Response:
+    """Take a file whose background read failed off the page (its original stays on disk)."""
+    dataset = session.get(Dataset, dataset_id)
+    if dataset is None or dataset.workspace_id != workspace.id:
+        raise HTTPException(404, "dataset not found")
+    if dataset_status(dataset) == FAILED:
+        dataset.active = False
+    return RedirectResponse(request.url_for("workspace_page", ws=workspace.id), status_code=303)
 
 
 def workspace_context(session: Session, settings: Settings, workspace: Workspace, lang: str,
                       selected_run_id: str | None = None, **extra: Any) -> dict[str, Any]:
     """Everything the workspace page shows: data previews, suggestions, runs, the open run."""
-    datasets = active_datasets(session, workspace.id)
+    listed = listed_datasets(session, workspace.id)
+    datasets = [d for d in listed if dataset_status(d) == READY]
     runs = list(session.scalars(select(Run).where(Run.workspace_id == workspace.id)
                                 .order_by(Run.created_at.desc())))
     selected = next((r for r in runs if r.id == selected_run_id), runs[0] if runs else None)
     return {
         "workspace": workspace,
-        "datasets": [{**dataset_view(d, settings.preview_rows), "versions": version_entries(session, d)}
-                     for d in datasets],
+        "datasets": [full_view(session, settings, d) for d in listed],
+        "loading": [d.file_name for d in listed if dataset_status(d) == LOADING],
         "suggestions": suggest_questions([d.info.get("columns", []) for d in datasets], lang),
         "runs": runs,
         "current": run_context(session, selected, lang) if selected else None,
@@ -59,23 +85,31 @@ def workspace_context(session: Session, settings: Settings, workspace: Workspace
     }
 
 
+def full_view(session: Session, settings: Settings, dataset: Dataset) -> dict[str, Any]:
+    versions = version_entries(session, dataset) if dataset_status(dataset) == READY else []
+    return {**dataset_view(dataset, settings.preview_rows), "versions": versions}
+
+
 def dataset_view(dataset: Dataset, rows: int, preview: list[dict] | None = None) -> dict[str, Any]:
-    """A dataset as the preview partial shows it (the first rows are read back, masked)."""
+    """A dataset as the preview partial shows it (the first rows are read back, masked). A dataset
+    still being read shows the preview of its first rows kept in its info (already masked)."""
     info = dataset.info or {}
     columns = info.get("columns", [])
+    status = dataset_status(dataset)
     if preview is None:
-        preview = read_preview(dataset, rows)
+        preview = read_preview(dataset, rows) if status == READY else list(info.get("preview") or [])[:rows]
     return {
         "id": dataset.id, "workspace_id": dataset.workspace_id, "name": dataset.name, "file": dataset.file_name,
         "sheet": dataset.sheet,
         "rows": dataset.rows, "info": info, "columns": columns, "preview": preview,
         "masked": [c for c in columns if c.get("pii")],
+        "status": status, "error": info.get("error") if status == FAILED else None,
     }
 
 
 def read_preview(dataset: Dataset, rows: int) -> list[dict]:
     pii = {c["name"]: c["pii"] for c in (dataset.info or {}).get("columns", []) if c.get("pii")}
-    if not Path(dataset.working_path).exists():
+    if not dataset.working_path or not Path(dataset.working_path).exists():
         return []
     table = LoadedTable(frame=load_frame(dataset).head(rows), info=dataset.info, pii=pii)
     return table.preview(rows)

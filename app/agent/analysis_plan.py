@@ -1,0 +1,76 @@
+"""The analysis plan (SPEC §8): what the run sets out to establish, recorded before the analyses.
+
+`record_analysis_plan` is a harness tool (core group). The plan is kept in `Run.state["plan"]`
+(it survives compaction and restarts), emitted as an `analysis_plan` event for the page, and shown
+in the report's "how this was analysed". Verification reads it to state the primary hypothesis.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from analysis_tools import ToolContext, ToolError, ToolResult
+from app.db.models import Run
+
+QUESTION_TYPES = ("description", "comparison", "relationship", "trend", "forecast", "attribution", "retention",
+                  "funnel", "segmentation", "prediction", "data_quality", "other")
+
+
+def _texts(items: list[str] | str | None) -> list[str]:
+    if isinstance(items, str):
+        items = [items]
+    return [str(x).strip() for x in items or [] if str(x).strip()]
+
+
+def run_plan(session: Any, run_id: str) -> dict[str, Any] | None:
+    run = session.get(Run, run_id)
+    return (run.state or {}).get("plan") if run is not None else None
+
+
+def record_analysis_plan(goal: str, question_type: Literal[QUESTION_TYPES] = "other",  # type: ignore[valid-type]
+                         metrics: list[str] | None = None, dimensions: list[str] | None = None,
+                         method_plan: list[str] | None = None, limitations: list[str] | None = None,
+                         ctx: ToolContext = None) -> ToolResult:
+    """Record the analysis plan before analysing: the goal, the metrics and dimensions, the methods.
+
+    Args:
+        goal: What the analysis must establish, in the user's words (e.g. "whether revenue differs by region").
+        question_type: description, comparison, relationship, trend, forecast, attribution, retention, funnel,
+            segmentation, prediction, data_quality or other.
+        metrics: The measured columns (e.g. ["revenue"]).
+        dimensions: The columns that split or group them (e.g. ["region"]).
+        method_plan: The methods, in order (e.g. ["describe revenue", "compare regions (ANOVA or Kruskal-Wallis)"]).
+        limitations: What the plan cannot establish (e.g. "observational data: no cause and effect").
+    """
+    if not str(goal or "").strip():
+        raise ToolError("invalid_plan", "The plan needs a goal.", hint="State what the analysis must establish.")
+    session = ctx.extras["session"]
+    run = session.get(Run, ctx.extras["run_id"])
+    plan = {"goal": str(goal).strip(), "question_type": question_type if question_type in QUESTION_TYPES else "other",
+            "metrics": _texts(metrics), "dimensions": _texts(dimensions), "method_plan": _texts(method_plan),
+            "limitations": _texts(limitations)}
+    if run is not None:
+        run.state = {**(run.state or {}), "plan": plan}  # a new dict: the JSON column sees the change
+    ctx.extras["emit"]("analysis_plan", plan)
+    lines = [f"[plan] recorded: {plan['goal']} ({plan['question_type']})"]
+    if not plan["limitations"]:
+        lines.append("note: no limitation stated; say what this plan cannot establish.")
+    return ToolResult(text="\n".join(lines), payload={"plan": plan})
+
+
+# --- the built-in analyst's plan -----------------------------------------------------------------
+_TYPE_BY_TOOL = {"compare_groups": "comparison", "compare_two_groups": "comparison", "time_series_trend": "trend",
+                 "forecast": "forecast", "linear_regression": "relationship", "correlation_analysis": "relationship",
+                 "value_counts": "description", "describe_columns": "description"}
+_TYPE_ORDER = ("forecast", "trend", "comparison", "relationship", "description")
+
+
+def plan_arguments(question: str, plan: Any, zh: bool) -> dict[str, Any]:
+    """record_analysis_plan arguments for the built-in analyst's plan (builtin_plan.Plan)."""
+    kinds = {_TYPE_BY_TOOL.get(s.tool) for s in plan.steps if s.task}
+    question_type = next((k for k in _TYPE_ORDER if k in kinds), "description")
+    limitation = "观察数据：不能证明因果关系" if zh else "Observational data: cannot establish cause and effect"
+    return {"goal": question.strip() or ("描述数据" if zh else "Describe the data"), "question_type": question_type,
+            "metrics": [plan.metric] if plan.metric else [], "dimensions": [plan.dimension] if plan.dimension else [],
+            "method_plan": [f"{s.task} ({s.tool})" for s in plan.steps if s.task],
+            "limitations": [limitation, *plan.notes]}

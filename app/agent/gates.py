@@ -1,0 +1,441 @@
+"""The hard clarification gates of SPEC §9: when the harness must ask before any analysis runs.
+
+Pure functions over the question, the dataset summaries (`dataset_summary` shape) and the
+topics already answered in the workspace. `check_gates` returns the first gate that fires, or
+None. A gate never asks what a tool can compute (ranges, counts, missing values are computed, not
+asked) and never asks twice: every gate has a `topic`, and an answered topic never fires again.
+
+Gates, in order: scope (a new file), metric, goal, time window, field semantics, high-risk
+method, data quality.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+NUMERIC = ("number", "integer")
+GATED_INTENTS = ("analysis", "deep")
+
+
+@dataclass
+class Gate:
+    topic: str
+    question: str
+    options: list[dict[str, str]] = field(default_factory=list)
+    reason: str = ""
+    kind: str = "single"
+
+    def as_arguments(self) -> dict[str, Any]:
+        """The ask_user_question arguments the harness calls with."""
+        return {"question": self.question, "kind": self.kind, "options": self.options, "reason": self.reason,
+                "topic": self.topic}
+
+
+@dataclass
+class GateInput:
+    question: str
+    datasets: list[dict[str, Any]]
+    answered: dict[str, Any] = field(default_factory=dict)  # topic -> answer (the workspace's)
+    intent: str | None = "analysis"
+    language: str = "en"
+    new_files: list[dict[str, Any]] = field(default_factory=list)  # datasets added since the last analysis
+
+    @property
+    def zh(self) -> bool:
+        return self.language == "zh"
+
+
+def _t(zh: bool, en: str, zh_text: str) -> str:
+    return zh_text if zh else en
+
+
+def _option(label: str, description: str) -> dict[str, str]:
+    return {"label": label, "description": description}
+
+
+def question_key(text: str) -> str:
+    """A short stable key of a question (gate topics that belong to one question)."""
+    norm = " ".join(re.sub(r"[^\w\u4e00-\u9fff]+", " ", text.lower()).split())
+    return hashlib.sha1(norm.encode()).hexdigest()[:8]
+
+
+# --- words -----------------------------------------------------------------------------------
+def _norm(text: str) -> str:
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    return " ".join(re.sub(r"[^\w\u4e00-\u9fff]+|_", " ", text.lower()).split())
+
+
+def _tokens(text: str) -> set[str]:
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in _norm(text).split()}
+
+
+def _has_word(words: Iterable[str], text: str) -> bool:
+    norm, tokens = _norm(text), _tokens(text)
+    for word in words:
+        if word.isascii():
+            if (" " in word and word in norm) or word in tokens:
+                return True
+        elif word in text:
+            return True
+    return False
+
+
+# A family of metric columns: the words that refer to it; `generic` words name the family, not a
+# specific column (a column called just "revenue" is not named exactly when "revenue_net" exists).
+FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
+    "revenue": {"words": ("revenue", "sale", "gmv", "turnover", "income", "amount", "takings", "收入", "营收",
+                          "营业额", "销售额", "金额", "流水", "成交额", "gmv"),
+                "generic": ("revenue", "sale", "turnover", "income", "amount", "takings", "收入", "营收", "营业额",
+                            "销售额", "金额", "流水", "成交额")},
+    "orders": {"words": ("order", "订单", "单量"), "generic": ("order", "count", "订单", "单量")},
+    "users": {"words": ("user", "customer", "member", "buyer", "用户", "客户", "会员", "买家"),
+              "generic": ("user", "customer", "member", "buyer", "count", "用户", "客户", "会员", "买家")},
+}
+HINTS = {"net": ("after discounts, refunds or returns", "扣除折扣、退款或退货后"),
+         "gross": ("before any deductions", "未扣除任何费用前"),
+         "gmv": ("gross merchandise value: every order placed, before cancellations and refunds",
+                 "成交总额：所有下单金额，未扣除取消和退款"),
+         "tax": ("tax-related", "与税有关"), "active": ("only active ones", "仅活跃的"),
+         "new": ("only new ones", "仅新增的")}
+
+GOAL_CUES = {
+    "trend": r"trend|over time|change|growth|grow|monthly|weekly|by month|per month|趋势|变化|增长|走势|按月|每月",
+    "compare": r"differ|compar|\bvs\b|versus|between|\bby\b|across|higher|lower|best|worst|most|least|rank|top|"
+               r"which|差异|区别|比较|对比|不同|之间|哪个|哪些|最高|最低|排名",
+    "attribution": r"driv|explain|factor|why|impact|affect|influenc|attribut|contribut|caus|predict|"
+                   r"驱动|因素|原因|为什么|影响|归因|贡献|导致|预测",
+    "retention": r"retention|retain|churn|come back|return(?:ing)? customer|cohort|留存|流失|复购|回访",
+    "funnel": r"funnel|conversion|convert|drop.?off|漏斗|转化",
+    "overview": r"overview|summar|describe|distribution|typical|average|mean|median|how (?:is|are|did|does) .+ "
+                r"(?:doing|performing|going)|how many|how much|what is|what's|total|correlat|relat|associat|"
+                r"forecast|概况|总体|描述|分布|平均|多少|总共|总计|相关|关系|表现|怎么样|如何",
+}
+VAGUE = re.compile(r"^\s*(?:please\s+|can you\s+|could you\s+)?(?:analy[sz]e|analysis of|look (?:at|into)|"
+                   r"dig into|check(?: out)?|investigate|explore|study|examine|tell me about|what about|"
+                   r"请?(?:帮我)?(?:分析|看看|看一下|研究|查看|了解一下))", re.I)
+
+PERIOD_COMPARE = re.compile(
+    r"year[- ]over[- ]year|\byoy\b|month[- ]over[- ]month|\bmom\b|week[- ]over[- ]week|quarter[- ]over[- ]quarter|"
+    r"(?:compar\w*|vs\.?|versus|than|against|relative) (?:to |with )?(?:the )?(?:last|previous|prior|same)\b|"
+    r"(?:last|previous|prior) (?:year|month|quarter|week|period)\b.*\b(?:vs|versus|compar\w*|than)|"
+    r"before and after|同比|环比|比上|较上|相比上|与上|和上|跟上|比去年|较去年|与去年|和去年|前后对比|上期", re.I)
+EXPLICIT_PERIOD = re.compile(
+    r"\b(?:19|20)\d{2}\b|\bq[1-4]\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\d{4}-\d{1,2}|"
+    r"\d{1,2}月|第?[一二三四1-4]季度|\blast \d+ (?:days|weeks|months)\b|最近\d+天", re.I)
+
+METHODS: dict[str, tuple[str, tuple[str, str], tuple[str, str]]] = {
+    # kind -> (pattern, (en what, zh what), (en risk, zh risk))
+    "causal": (r"\bcaus\w*|because of|effect of|导致|因果|造成|引起",
+               ("a cause-and-effect conclusion", "因果结论"),
+               ("Your data is observational: it can show that things move together, not that one causes the "
+                "other.", "这是观察数据：只能说明两者一起变化，不能证明谁导致谁。")),
+    "forecast": (r"forecast\w*|predict\w* (?:the )?(?:next|future|coming)|next (?:month|quarter|year|week)|"
+                 r"\bfuture\b|预测|预估|未来|下个月|明年",
+                 ("a forecast", "预测"),
+                 ("A forecast assumes the past pattern continues; it comes with a range, not a promise.",
+                  "预测假设过去的规律会延续；结果是一个区间，不是保证。")),
+    "experiment": (r"a/b|\bab test|experiment|treatment|control group|实验|对照组|ab测试|a/b测试",
+                   ("an experiment evaluation", "实验效果评估"),
+                   ("This treats the groups as a fair experiment (random assignment, same period).",
+                    "这要求分组是公平的实验（随机分配、同一时期）。")),
+    "attribution": (r"attribut\w*|归因|contribution of each|which channel (?:drove|brought)",
+                    ("an attribution", "归因分析"),
+                    ("Attribution splits credit by a rule; different rules give different answers.",
+                     "归因按某种规则分配功劳，规则不同，结果不同。")),
+    "retention": (r"retention|retain|churn|cohort|留存|流失|复购",
+                  ("a retention analysis", "留存分析"),
+                  ("Retention depends on the window: who counts as 'came back' within how many days.",
+                   "留存取决于时间窗口：多少天内回来才算留存。")),
+}
+INFERENTIAL = ("compare", "trend", "attribution", "retention", "funnel")
+ID_LIKE = re.compile(r"(?:^|[\s_\-])(?:id|code|no|num|zip|postcode|postal|sku|ean|upc)$|^(?:id|no)[\s_\-]|"
+                     r"编号|代码|代号|工号|邮编|号码|单号|序号", re.I)
+
+
+# --- the gates -------------------------------------------------------------------------------
+def check_gates(inp: GateInput) -> Gate | None:
+    """The first gate that fires and whose topic was never answered, or None."""
+    if inp.intent not in GATED_INTENTS and inp.intent is not None or not inp.datasets:
+        return None
+    for gate in (scope_gate, metric_gate, goal_gate, window_gate, field_gate, method_gate, quality_gate):
+        found = gate(inp)
+        if found is not None and found.topic not in inp.answered:
+            return found
+    return None
+
+
+def goals(question: str) -> set[str]:
+    return {goal for goal, pattern in GOAL_CUES.items() if re.search(pattern, question, re.I)}
+
+
+def _columns(inp: GateInput) -> list[dict[str, Any]]:
+    return inp.datasets[-1].get("columns", [])
+
+
+def metric_candidates(columns: list[dict[str, Any]], family: str) -> list[dict[str, Any]]:
+    words = FAMILIES[family]["words"]
+    return [c for c in columns if c["type"] in NUMERIC and not c.get("pii") and not ID_LIKE.search(c["name"])
+            and _has_word(words, c["name"])]
+
+
+def named_exactly(question: str, candidates: list[dict[str, Any]], family: str) -> list[str]:
+    """Candidates the question names precisely: all the words of the column name appear, and the
+    name says more than the family's generic word (a column called "revenue" beside "revenue_net")."""
+    q_tokens = _tokens(question)
+    named = [c["name"] for c in candidates
+             if (_tokens(c["name"]) <= q_tokens if c["name"].isascii() else c["name"] in question)]
+    named = [n for n in named if not any(n != m and _tokens(n) < _tokens(m) for m in named)]
+    generic = set(FAMILIES[family]["generic"])
+    return [n for n in named if (_tokens(n) - generic) or not n.isascii() and n not in generic]
+
+
+def referenced_families(question: str) -> list[str]:
+    return [f for f, spec in FAMILIES.items() if _has_word(spec["words"], question)]
+
+
+def resolved_metric(inp: GateInput) -> str | None:
+    """The metric column the question means, when it is settled (named, confirmed or the only one)."""
+    columns = _columns(inp)
+    numeric = [c["name"] for c in columns if c["type"] in NUMERIC]
+    for topic, answer in inp.answered.items():
+        if topic.startswith("metric") and isinstance(answer, str) and answer in numeric:
+            return answer
+    for c in sorted(columns, key=lambda c: -len(c["name"])):
+        if c["name"] in numeric and _norm(c["name"]) and _norm(c["name"]) in _norm(inp.question):
+            return c["name"]
+    for family in referenced_families(inp.question):
+        candidates = metric_candidates(columns, family)
+        if len(candidates) == 1:
+            return candidates[0]["name"]
+    return None
+
+
+def metric_gate(inp: GateInput) -> Gate | None:
+    columns, q = _columns(inp), inp.question
+    families = referenced_families(q)
+    if not families:  # no metric word at all: ambiguous only when the question needs one number
+        named_numeric = [c for c in columns if c["type"] in NUMERIC and _norm(c["name"]) in _norm(q)]
+        wanted = goals(q)
+        if named_numeric or not (wanted & set(INFERENTIAL)) or "overview" in wanted:
+            return None
+        families = list(FAMILIES)
+    for family in families:
+        candidates = metric_candidates(columns, family)
+        if len(candidates) < 2 or named_exactly(q, candidates, family):
+            continue
+        names = [c["name"] for c in candidates][:6]
+        word = family if family != "revenue" else _t(inp.zh, "revenue", "收入")
+        return Gate(
+            topic="metric" if family == "revenue" else f"metric.{family}",
+            question=_t(inp.zh, f"Which column should I use for “{word}”? Your data has several that could mean it.",
+                        f"“{word}”应该用哪一列？数据中有几列都可能表示它。"),
+            options=[_option(c["name"], _column_note(c, inp)) for c in candidates[:6]],
+            reason=_t(inp.zh, f"Several columns could be the metric ({', '.join(names)}); the answer depends on "
+                              "which one is meant.",
+                      f"有几列都可能是要分析的指标（{'、'.join(names)}），结论取决于用哪一列。"))
+    return None
+
+
+def _column_note(column: dict[str, Any], inp: GateInput) -> str:
+    words = _tokens(column["name"])
+    hint = next((HINTS[w][1 if inp.zh else 0] for w in HINTS if w in words), "")
+    rows = inp.datasets[-1].get("rows") or 0
+    missing = column.get("missing") or 0
+    kind = _t(inp.zh, "whole numbers" if column["type"] == "integer" else "numbers",
+              "整数" if column["type"] == "integer" else "数值")
+    base = _t(inp.zh, f"{kind}; {missing} of {rows} rows missing", f"{kind}；{rows} 行中缺失 {missing} 行")
+    return f"{hint}; {base}" if hint else base
+
+
+def goal_gate(inp: GateInput) -> Gate | None:
+    q = inp.question
+    if inp.intent == "deep" or not VAGUE.search(q) or goals(q):
+        return None
+    columns = _columns(inp)
+    has_date = any(c["type"] == "datetime" for c in columns)
+    has_groups = any(c["type"] in ("category", "boolean") for c in columns)
+    options = []
+    if has_date:
+        options.append(_option(_t(inp.zh, "Trend over time", "随时间的趋势"),
+                               _t(inp.zh, "How it changed month by month", "按月看它如何变化")))
+    if has_groups:
+        options.append(_option(_t(inp.zh, "Compare groups", "比较各组差异"),
+                               _t(inp.zh, "Which group (region, channel, ...) is higher or lower",
+                                  "哪个组（地区、渠道等）更高或更低")))
+    options.append(_option(_t(inp.zh, "What drives it", "驱动因素"),
+                           _t(inp.zh, "Which other numbers move with it (attribution)", "哪些其他数值与它一起变化（归因）")))
+    options.append(_option(_t(inp.zh, "Retention", "留存"),
+                           _t(inp.zh, "Whether customers come back over time", "客户是否随时间回来")))
+    options.append(_option(_t(inp.zh, "Funnel", "漏斗"),
+                           _t(inp.zh, "How many get from one step to the next", "每一步有多少人进入下一步")))
+    options.append(_option(_t(inp.zh, "Overview", "概况"),
+                           _t(inp.zh, "Describe the main patterns, no specific goal", "描述主要情况，不针对特定目标")))
+    return Gate(topic=f"goal.{question_key(q)}",
+                question=_t(inp.zh, "What do you want to find out?", "你想了解哪方面？"), options=options[:6],
+                reason=_t(inp.zh, "The question does not say whether you want a trend, a comparison, drivers, "
+                                  "retention or a funnel; each needs a different analysis.",
+                          "问题没有说明要看趋势、对比、驱动因素、留存还是漏斗，它们需要不同的分析。"))
+
+
+def window_gate(inp: GateInput) -> Gate | None:
+    q = inp.question
+    if not PERIOD_COMPARE.search(q) or EXPLICIT_PERIOD.search(q):
+        return None
+    if not any(c["type"] == "datetime" for ds in inp.datasets for c in ds.get("columns", [])):
+        return None
+    zh = inp.zh
+    return Gate(
+        topic=f"window.{question_key(q)}",
+        question=_t(zh, "Which periods should I compare?", "要比较哪两个时间段？"),
+        options=[
+            _option(_t(zh, "Last full month vs the month before", "上一个完整月 vs 再前一个月"),
+                    _t(zh, "Whole calendar months; the unfinished current month is left out",
+                       "完整的自然月；不含尚未结束的本月")),
+            _option(_t(zh, "Last 30 days vs the 30 days before", "最近30天 vs 之前30天"),
+                    _t(zh, "Two windows of equal length ending on the last date in the data",
+                       "两个等长窗口，截止到数据中的最后日期")),
+            _option(_t(zh, "Last full quarter vs the quarter before", "上一个完整季度 vs 再前一个季度"),
+                    _t(zh, "Whole calendar quarters", "完整的自然季度")),
+            _option(_t(zh, "This year so far vs the same period last year", "今年至今 vs 去年同期"),
+                    _t(zh, "Year over year, same days of the year", "同比：一年中相同的日期")),
+        ],
+        reason=_t(zh, "The question compares periods but does not say which; totals over unequal periods mislead.",
+                  "问题要比较时间段，但没有说明是哪两个；长度不同的时段直接比总额会误导。"))
+
+
+def field_gate(inp: GateInput) -> Gate | None:
+    q, columns = inp.question, _columns(inp)
+    risky = [c for c in columns if c["type"] in NUMERIC and not c.get("pii") and ID_LIKE.search(c["name"])]
+    if not risky:
+        return None
+    wanted = goals(q)
+    sweeping = not resolved_metric(inp) or bool(wanted & {"attribution", "overview"})
+    for column in risky:
+        if f"field.{column['name']}" in inp.answered:
+            continue
+        if _norm(column["name"]) in _norm(q) or sweeping:
+            name, zh = column["name"], inp.zh
+            return Gate(
+                topic=f"field.{name}",
+                question=_t(zh, f"Column “{name}” holds numbers. Is it a label (an ID or code) or a quantity?",
+                            f"“{name}”列是数字。它是标签（编号/代码）还是数量？"),
+                options=[_option(_t(zh, "An identifier (a label)", "标识（标签）"),
+                                 _t(zh, "Like a store number or postcode: never add up or average it; use it to group "
+                                        "or count", "像门店编号或邮编：不能相加或求平均，只用来分组或计数")),
+                         _option(_t(zh, "A quantity", "数量"),
+                                 _t(zh, "A real amount that can be added up or averaged", "真实的数量，可以相加或求平均"))],
+                reason=_t(zh, "Treating a code as a number (or the reverse) changes every result that uses it.",
+                          "把代码当成数值（或反过来）会改变所有用到它的结果。"))
+    return None
+
+
+def method_gate(inp: GateInput) -> Gate | None:
+    from app.agent.intent import find_restrictions  # negated phrases ("不要做因果") are restrictions, not methods
+
+    _, text = find_restrictions(inp.question)
+    zh = inp.zh
+    for kind, (pattern, what, risk) in METHODS.items():
+        if not re.search(pattern, text, re.I):
+            continue
+        if kind == "retention":
+            return Gate(topic="method.retention",
+                        question=_t(zh, "Within how many days does a customer have to come back to count as retained?",
+                                    "客户在多少天内回来才算留存？"),
+                        options=[_option(_t(zh, f"{d} days", f"{d}天"),
+                                         _t(zh, f"Came back within {d} days of the first purchase",
+                                            f"首次购买后{d}天内再次购买")) for d in (7, 30, 90)],
+                        reason=risk[1 if zh else 0])
+        label = what[1 if zh else 0]
+        return Gate(
+            topic=f"method.{kind}",
+            question=_t(zh, f"This needs {label}. {risk[0]} Go ahead?", f"这需要做{label}。{risk[1]}要继续吗？"),
+            options=[_option(_t(zh, "Go ahead", "继续"),
+                             _t(zh, f"Do {label}, with its assumptions and limits stated in the report",
+                                f"做{label}，并在报告中写明假设和局限")),
+                     _option(_t(zh, "Describe only", "只做描述"),
+                             _t(zh, "Describe what the data shows, without that kind of conclusion",
+                                "只描述数据显示的情况，不下这类结论"))],
+            reason=_t(zh, f"{label[0].upper() + label[1:]} is a high-risk method; it needs your confirmation.",
+                      f"{label}是高风险方法，需要你确认。"))
+    return None
+
+
+def quality_gate(inp: GateInput) -> Gate | None:
+    ds, zh = inp.datasets[-1], inp.zh
+    rows = ds.get("rows") or 0
+    wanted = goals(inp.question) & set(INFERENTIAL)
+    metric = resolved_metric(inp)
+    stop = _option(_t(zh, "Stop here", "先停下"), _t(zh, "I will fix or add data first", "我先修正或补充数据"))
+    if metric:
+        column = next(c for c in _columns(inp) if c["name"] == metric)
+        missing = column.get("missing") or 0
+        share = missing / rows if rows else 1.0
+        if missing >= rows:
+            return Gate(topic=f"quality.{metric}",
+                        question=_t(zh, f"Column “{metric}” is empty. How should I go on?", f"“{metric}”列是空的。怎么继续？"),
+                        options=[_option(_t(zh, "Describe the rest of the table", "描述表格其他部分"),
+                                         _t(zh, f"Leave “{metric}” out", f"不使用“{metric}”")), stop],
+                        reason=_t(zh, "The metric has no values at all.", "该指标完全没有数值。"))
+        if share > 0.5:
+            pct = round(share * 100)
+            return Gate(topic=f"quality.{metric}",
+                        question=_t(zh, f"“{metric}” is missing in {pct}% of rows. How should I treat the gaps?",
+                                    f"“{metric}”有 {pct}% 的行缺失。缺失值怎么处理？"),
+                        options=[_option(_t(zh, "Use only rows with a value", "只用有数值的行"),
+                                         _t(zh, f"{rows - missing} rows; results describe those rows only",
+                                            f"{rows - missing} 行；结论只代表这些行")),
+                                 _option(_t(zh, "Treat missing as zero", "缺失按 0 处理"),
+                                         _t(zh, "Only right when a blank really means none", "只有空白确实表示“没有”时才正确")),
+                                 stop],
+                        reason=_t(zh, "More than half of the metric is missing; the result depends on how gaps "
+                                      "are treated.", "指标一半以上缺失，结论取决于缺失值的处理方式。"))
+    if wanted and 0 < rows < 10:
+        return Gate(topic=f"quality.rows.{ds.get('name')}",
+                    question=_t(zh, f"The table has only {rows} rows. Comparisons and trends on so few rows are very "
+                                    "uncertain. Go on?", f"表格只有 {rows} 行，这么少的数据做对比或趋势非常不可靠。要继续吗？"),
+                    options=[_option(_t(zh, "Go on, describe with caution", "继续，谨慎描述"),
+                                     _t(zh, "Numbers are shown, no firm conclusions", "给出数字，不下确定结论")), stop],
+                    reason=_t(zh, "Tiny sample (fewer than 10 rows).", "样本太小（少于 10 行）。"))
+    if wanted and len(inp.datasets) > 1:
+        grains = {ds.get("grain") for ds in inp.datasets if ds.get("grain")}
+        if len(grains) > 1 and _mentions_several(inp):
+            return Gate(topic="quality.grain",
+                        question=_t(zh, "Your files are at different levels of detail (" + ", ".join(sorted(grains)) +
+                                    "). How should I combine them?", "文件的粒度不同（" + "、".join(sorted(grains)) +
+                                    "）。怎么合并？"),
+                        options=[_option(_t(zh, "Roll up to the coarser level", "汇总到较粗的粒度"),
+                                         _t(zh, "Sum the detailed file up before comparing", "先把细粒度的文件汇总再比较")),
+                                 _option(_t(zh, "Analyse each file separately", "分别分析"),
+                                         _t(zh, "No combining", "不合并")), stop],
+                        reason=_t(zh, "Grain mismatch between files.", "文件之间粒度不一致。"))
+    return None
+
+
+def _mentions_several(inp: GateInput) -> bool:
+    return sum(1 for ds in inp.datasets if any(_norm(c["name"]) in _norm(inp.question) for c in ds.get("columns", [])
+                                                  if len(c["name"]) > 2)) > 1
+
+
+def scope_gate(inp: GateInput) -> Gate | None:
+    if not inp.new_files or len(inp.datasets) < 2:
+        return None
+    new = inp.new_files[-1]
+    named = [ds for ds in inp.datasets if _norm(str(ds.get("name"))) in _norm(inp.question)
+             or _norm(str(ds.get("file") or "")) in _norm(inp.question)]
+    if named:
+        return None
+    earlier = [ds["name"] for ds in inp.datasets if ds["name"] != new["name"]]
+    zh, name = inp.zh, new["name"]
+    return Gate(topic=f"scope.{name}",
+                question=_t(zh, f"A new file “{name}” was added. Which data should this analysis use?",
+                            f"新增了文件“{name}”。这次分析用哪些数据？"),
+                options=[_option(_t(zh, f"Only the new file ({name})", f"只用新文件（{name}）"),
+                                 _t(zh, "Analyse the new file on its own", "只分析新文件")),
+                         _option(_t(zh, "Only the earlier data", "只用之前的数据"),
+                                 ", ".join(earlier[:4])),
+                         _option(_t(zh, "Both together", "两者一起"),
+                                 _t(zh, "Combine or compare the files", "合并或对比这些文件"))],
+                reason=_t(zh, "A new file changes what the analysis covers.", "新文件会改变分析的范围。"))

@@ -1,0 +1,389 @@
+"""Claim verification after tool rounds, the hypothesis set and the synthesis policy (SPEC §8).
+
+After each round of tool calls, when gated (analysis/deep intent, new evidence since the last
+check), every new evidence item is checked against the tool calls it cites:
+- numbers: each number in the claim, summary and metrics must be found in the cited outputs, at the
+  precision written (the shared matcher of `app.numbers`: rounding, %, separators, 万/亿, k/M);
+- wording against the method run: causal words from observational methods, a test that was not run,
+  "significant"/"显著" when every p-value is >= alpha (zh and en, with negation and hedges).
+The results update the hypothesis set (primary, alternatives, baseline) and the synthesis policy
+(recommendations allowed or suppressed, wording direct or hedged); both are kept in `Run.state`,
+emitted as a `verification` event and injected into the next round as a harness block.
+When the model answers, `check_answer` lists the answer's unbacked numbers and, when verification
+failed, adds a limitation paragraph in the user's language and removes recommendations.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.agent.tasks import stale_task_reminder
+from app.db.models import Evidence, Run, ToolCall
+from app.numbers import unverified_numbers
+
+GATED_TIERS = ("analysis", "deep")
+ALPHA = 0.05
+
+# --- wording ---------------------------------------------------------------------------------------
+_CLAUSE = re.compile(r"[.;:!?。；：！？,，\n]+(?:\s|$)|[。；：！？，\n]")
+CAUSAL = re.compile(r"\bcaus(?:e|es|ed|ing|al|ally|ation)\b|\blead(?:s|ing)? to\b|\bled to\b|\bdriv(?:e|es|en|ing)\b|"
+                    r"\bbecause of\b|\bresult(?:s|ed)? in\b|导致|造成|引起|使得|致使", re.IGNORECASE)
+# Hedges and negations that make a causal word not a causal claim ("may drive", "is not causation",
+# "could be caused by chance", "不能说明导致", "偶然造成").
+CAUSAL_HEDGE = re.compile(r"\b(?:not|no|never|cannot|can't|without|may|might|could|possibly|whether|if|unclear|"
+                          r"neither|nor|chance|randomly)\b|n't\b|不|没|无|未|非|可能|或许|是否|偶然|随机", re.IGNORECASE)
+EXPERIMENT = re.compile(r"randomi[sz]ed|\bexperiment|\ba/b\b|\bRCT\b|随机对照|随机分组|实验", re.IGNORECASE)
+
+SIGNIFICANT = re.compile(r"(?<![A-Za-z-])(?:statistically\s+)?significan(?:t|tly|ce)\b|显著", re.IGNORECASE)
+NOT_A_CLAIM = re.compile(r"significance level|level of significance|显著性水平|显著水平", re.IGNORECASE)
+NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor|non|lacks?|fail(?:s|ed)? to)\b|n't\b|"
+                      r"不|没|无|未|非|否", re.IGNORECASE)
+ZH_NOT_NEGATIONS = re.compile(r"不同|不仅|不少|不断|不管|无论|非常|未来|并且")
+
+TESTS: dict[str, str] = {
+    "t-test": r"\bt[- ]?tests?\b|\bstudent'?s t\b|\bwelch'?s? t\b|(?<![A-Za-z])t\s*检验",
+    "Mann-Whitney U test": r"mann[- –]?whitney|wilcoxon rank[- ]sum|\bu[- ]test\b|曼[-–]?惠特尼|秩和检验",
+    "Wilcoxon signed-rank test": r"wilcoxon signed|符号秩",
+    "ANOVA": r"\banova\b|analysis of variance|方差分析",
+    "Kruskal-Wallis test": r"kruskal|克鲁斯卡尔",
+    "chi-square test": r"chi[- ]?squared?|χ2|χ²|卡方",
+    "Fisher's exact test": r"fisher'?s? exact|费舍尔精确",
+    "Pearson correlation": r"\bpearson|皮尔逊",
+    "Spearman correlation": r"\bspearman|斯皮尔曼",
+    "Kendall's tau": r"\bkendall|肯德尔",
+    "logistic regression": r"logistic regression|逻辑回归",
+}
+TEST_NEGATION = re.compile(r"\b(?:not|no|instead of|rather than|than|without|unlike|alternative to)\b|n't\b|"
+                           r"不是|而非|并非|不用|而不是|代替|替代", re.IGNORECASE)
+_SECTION = re.compile(r"^\[method\]\n(.*?)(?=^\[\w+\]\n|\Z)", re.S | re.M)
+
+
+def clauses(text: str) -> list[str]:
+    return [c for c in _CLAUSE.split(text or "") if c.strip()]
+
+
+def _before(clause: str, start: int, width: int = 48) -> str:
+    return ZH_NOT_NEGATIONS.sub("", clause[max(0, start - width):start])
+
+
+def causal_claims(text: str) -> list[str]:
+    """Causal words used as claims (not negated, not hedged)."""
+    found = []
+    for clause in clauses(text):
+        for match in CAUSAL.finditer(clause):
+            if not CAUSAL_HEDGE.search(_before(clause, match.start())):
+                found.append(match.group(0))
+    return found
+
+
+def significance_claims(text: str) -> list[str]:
+    """'significant'/'显著' asserted (not "not significant", "不显著", "没有显著", "significance level")."""
+    found = []
+    for clause in clauses(text):
+        if NOT_A_CLAIM.search(clause):
+            clause = NOT_A_CLAIM.sub(" ", clause)
+        for match in SIGNIFICANT.finditer(clause):
+            width = 10 if match.group(0) == "显著" else 40
+            if not NEGATION.search(_before(clause, match.start(), width)):
+                found.append(match.group(0))
+    return found
+
+
+def named_tests(text: str) -> list[str]:
+    """The statistical tests the text says were used (negated mentions such as "instead of a t-test" left out)."""
+    named = []
+    for name, pattern in TESTS.items():
+        for clause in clauses(text):
+            match = re.search(pattern, clause, re.IGNORECASE)
+            if match and not TEST_NEGATION.search(_before(clause, match.start(), 24)):
+                named.append(name)
+                break
+    return named
+
+
+def method_text(call: ToolCall) -> str:
+    """What a tool call actually ran: its tool, its method argument, its [method] section."""
+    parts = [call.tool.replace("_", " "), str((call.arguments or {}).get("method") or "")]
+    parts += [str(v) for k, v in (call.metrics or {}).items() if k in ("method", "test") and isinstance(v, str)]
+    parts += [m.group(1) for m in _SECTION.finditer(call.result_text or "")]
+    return " ".join(parts)
+
+
+def p_values(calls: Iterable[ToolCall]) -> list[float]:
+    out = []
+    for call in calls:
+        for key, value in (call.metrics or {}).items():
+            if (key == "p_value" or key.endswith(".p_value") or key.startswith("p_value.")) \
+                    and isinstance(value, (int, float)) and not isinstance(value, bool):
+                out.append(float(value))
+    return out
+
+
+# --- one claim ----------------------------------------------------------------------------------------
+def verify_evidence(item: Evidence, calls: list[ToolCall]) -> dict[str, Any]:
+    """Check one evidence item against the tool calls it cites; issues are plain-language strings."""
+    issues: list[dict[str, str]] = []
+    wording = " ".join([item.claim or "", item.result_summary or ""])
+    metric_text = " ".join(repr(float(v)) for v in (item.metrics or {}).values()
+                           if isinstance(v, (int, float)) and not isinstance(v, bool))
+    texts = [c.result_text or "" for c in calls] + [c.interpretation or "" for c in calls]
+    values = [c.metrics or {} for c in calls] + [c.arguments or {} for c in calls]
+    ids = [c.id for c in calls] + [item.id]
+    for number in unverified_numbers(f"{wording}\n{metric_text}", texts, values, ignore_strings=ids):
+        issues.append({"kind": "number", "detail": f"{number} is not in the outputs of {', '.join(ids[:-1])}"})
+    run_methods = " ".join(method_text(c) for c in calls)
+    observational = not EXPERIMENT.search(run_methods + " " + (item.method or ""))
+    if observational and (words := causal_claims(wording)):
+        issues.append({"kind": "causal", "detail": f"causal wording ({', '.join(sorted(set(words)))}) from "
+                       f"{', '.join(sorted({c.tool for c in calls}))} on observational data: it shows association only"})
+    for test in named_tests(" ".join([wording, item.method or ""])):
+        if not re.search(TESTS[test], run_methods, re.IGNORECASE):
+            ran = "; ".join(m.strip() for c in calls for m in _SECTION.findall(c.result_text or "")) or \
+                ", ".join(c.tool for c in calls)
+            issues.append({"kind": "test_name", "detail": f"names a {test}, but the cited calls ran: {ran.strip()}"})
+    ps = p_values(calls)
+    alpha = min((float(a) for c in calls if isinstance(a := (c.arguments or {}).get("alpha"), (int, float))),
+                default=ALPHA)
+    if ps and min(ps) >= alpha and significance_claims(wording):
+        issues.append({"kind": "significance", "detail": f"says significant, but p = {min(ps):.3g} (>= {alpha:g})"})
+    return {"evidence_id": item.id, "claim": item.claim, "status": "failed" if issues else "passed",
+            "issues": issues, "tool_call_ids": [c.id for c in calls], "confidence": item.confidence,
+            "sample_size": item.sample_size, "p_value": min(ps) if ps else None, "alpha": alpha}
+
+
+def _resolved(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A failed claim counts as corrected when a later claim citing one of its tool calls passed."""
+    out = []
+    for i, result in enumerate(results):
+        if result["status"] == "failed" and any(
+                later["status"] == "passed" and set(later["tool_call_ids"]) & set(result["tool_call_ids"])
+                for later in results[i + 1:]):
+            result = {**result, "status": "corrected"}
+        out.append(result)
+    return out
+
+
+# --- hypotheses and policy ----------------------------------------------------------------------------
+_H = {
+    "baseline": {"en": "No real difference or relationship: what the data shows could be chance.",
+                 "zh": "没有真实的差异或关系：数据中看到的可能只是偶然。"},
+    "confounding": {"en": "Another factor (time, mix, channel, who is in each group) explains the pattern.",
+                    "zh": "其他因素（时间、构成、渠道、各组人群）解释了这一现象。"},
+    "definition": {"en": "A different definition of the metric would give a different answer.",
+                   "zh": "换一种指标口径会得到不同的结论。"},
+}
+
+
+def hypothesis_set(results: list[dict[str, Any]], plan: dict[str, Any] | None, question: str,
+                   language: str) -> dict[str, Any]:
+    """Primary, alternatives and baseline, each supported / inconclusive / unsupported."""
+    lang = "zh" if language == "zh" else "en"
+    passed = [r for r in results if r["status"] == "passed"]
+    failed = [r for r in results if r["status"] == "failed"]
+    tested = [r for r in passed if r["p_value"] is not None]
+    significant = [r for r in tested if r["p_value"] < r["alpha"]]
+    if significant:
+        primary = "supported"
+    elif tested:
+        primary = "unsupported"
+    elif passed and not failed and (plan or {}).get("question_type") in (None, "description", "other", "data_quality"):
+        primary = "supported"
+    else:
+        primary = "inconclusive"
+    baseline = {"supported": "unsupported", "unsupported": "supported"}.get(primary, "inconclusive")
+    if primary == "supported" and not tested:
+        baseline = "inconclusive"  # a description does not test chance
+    statement = (plan or {}).get("goal") or question
+    hypotheses = [{"id": "H1", "role": "primary", "statement": statement, "status": primary,
+                   "evidence_ids": [r["evidence_id"] for r in (significant or tested or passed)]},
+                  {"id": "H2", "role": "alternative", "statement": _H["confounding"][lang], "status": "inconclusive",
+                   "evidence_ids": []}]
+    if len((plan or {}).get("metrics") or []) > 1:
+        hypotheses.append({"id": f"H{len(hypotheses) + 1}", "role": "alternative",
+                           "statement": _H["definition"][lang], "status": "inconclusive", "evidence_ids": []})
+    hypotheses.append({"id": f"H{len(hypotheses) + 1}", "role": "baseline", "statement": _H["baseline"][lang],
+                       "status": baseline, "evidence_ids": [r["evidence_id"] for r in tested]})
+    return {"primary": hypotheses[0], "alternatives": [h for h in hypotheses if h["role"] == "alternative"],
+            "baseline": hypotheses[-1], "all": hypotheses}
+
+
+def synthesis_policy(results: list[dict[str, Any]], hypotheses: dict[str, Any]) -> dict[str, Any]:
+    """How the answer may be written, given what verification found."""
+    failed = [r for r in results if r["status"] == "failed"]
+    passed = [r for r in results if r["status"] == "passed"]
+    sizes = [r["sample_size"] for r in passed if isinstance(r["sample_size"], int)]
+    thin = not passed or all(r["confidence"] == "low" for r in passed) or (bool(sizes) and max(sizes) < 30)
+    hedged = bool(failed) or thin or hypotheses["primary"]["status"] != "supported" or \
+        any(r["confidence"] != "high" for r in passed)
+    rules = []
+    if failed:
+        rules.append("Verification failed for some claims: correct them (record evidence that cites the right tool "
+                     "calls, with numbers copied from the outputs and wording that matches the method run) or leave "
+                     "them out; state the limitation plainly.")
+    if thin:
+        rules.append("The evidence is thin: do not give recommendations; say what more data or analysis is needed.")
+    elif failed:
+        rules.append("Do not give recommendations while claims are unverified.")
+    if hedged:
+        rules.append("Use hedged wording (\"suggests\", \"is associated with\"); no causal language; call a result "
+                     "significant only when p < alpha.")
+    if hypotheses["primary"]["status"] == "unsupported":
+        rules.append("The primary hypothesis is not supported: say so plainly (no clear difference/relationship).")
+    return {"verification": "failed" if failed else ("passed" if results else "not_run"),
+            "recommendations": "suppressed" if failed or thin else "allowed",
+            "wording": "hedged" if hedged else "direct", "evidence_thin": thin, "rules": rules}
+
+
+# --- the harness hooks ----------------------------------------------------------------------------------
+def _gated(turn: Any) -> bool:
+    intent = getattr(turn, "intent", None)
+    return intent is None or getattr(intent, "tier", "analysis") in GATED_TIERS
+
+
+def _extras(turn: Any) -> dict[str, Any]:
+    return turn.toolbox.context.extras
+
+
+def verify_run(session: Session, run: Run, emit, final: bool = False) -> dict[str, Any] | None:
+    """Check the evidence recorded since the last check; update and persist hypotheses and policy.
+    Returns the verification state, or None when there was nothing new to check."""
+    state = dict(run.state or {})
+    verification = dict(state.get("verification") or {"results": []})
+    checked = {r["evidence_id"] for r in verification["results"]}
+    items = list(session.scalars(select(Evidence).where(Evidence.run_id == run.id).order_by(Evidence.created_at)))
+    new = [e for e in items if e.id not in checked]
+    if not new and not final:
+        return None
+    results = [dict(r) for r in verification["results"]]
+    for item in new:
+        calls = [c for cid in item.tool_call_ids or [] if (c := session.get(ToolCall, (run.id, cid)))]
+        results.append(verify_evidence(item, calls))
+    results = _resolved([{**r, "status": "failed" if r["status"] == "corrected" else r["status"]} for r in results])
+    hypotheses = hypothesis_set(results, state.get("plan"), run.question, run.language)
+    policy = synthesis_policy(results, hypotheses)
+    verification = {"results": results, "status": policy["verification"],
+                    "checks": int(verification.get("checks", 0)) + (1 if new else 0)}
+    run.state = {**state, "verification": verification, "hypotheses": hypotheses, "synthesis_policy": policy}
+    emit("verification", {"final": final, "checked": [e.id for e in new], "status": policy["verification"],
+                          "results": [r for r in results if r["evidence_id"] in {e.id for e in new}],
+                          "hypotheses": hypotheses["all"], "policy": policy})
+    return run.state
+
+
+def verification_block(state: dict[str, Any]) -> str:
+    """The harness block for the next round: what failed, the hypotheses, the synthesis policy."""
+    results, policy = state["verification"]["results"], state["synthesis_policy"]
+    lines = []
+    for r in results:
+        if r["status"] == "failed":
+            lines.append(f"- evidence {r['evidence_id']} FAILED: " + "; ".join(i["detail"] for i in r["issues"]))
+    passed = sum(r["status"] == "passed" for r in results)
+    lines.append(f"- {passed} claim(s) passed, {len(results) - passed} failed or corrected.")
+    lines.append("Hypotheses:")
+    lines += [f"- {h['id']} {h['role']} [{h['status']}]: {h['statement']}" for h in state["hypotheses"]["all"]]
+    lines.append(f"Synthesis policy: recommendations {policy['recommendations']}, wording {policy['wording']}.")
+    lines += [f"- {rule}" for rule in policy["rules"]]
+    body = "\n".join(lines)
+    return (f"[harness] Verification of the recorded claims against the tool outputs they cite.\n"
+            f'<context source="harness-verification" tier="system">\n{body}\n</context>')
+
+
+def between_rounds(turn: Any) -> list[str]:
+    """Harness notes due before the next model request: claim verification (gated) and the
+    stale-task reminder. State lives in Run.state, so it survives a resume."""
+    extras = _extras(turn)
+    session, run = extras.get("session"), None
+    if session is not None and extras.get("run_id"):
+        run = session.get(Run, extras["run_id"])
+    if run is None:
+        return []
+    notes = []
+    if _gated(turn) and (state := verify_run(session, run, turn.recorder.emit)) is not None:
+        notes.append(verification_block(state))
+    watch = dict((run.state or {}).get("task_watch") or {})
+    reminder = stale_task_reminder(session, run.id, turn.budget.rounds, watch)
+    run.state = {**(run.state or {}), "task_watch": watch}
+    if reminder:
+        turn.recorder.emit("task_reminder", {"round": turn.budget.rounds})
+        notes.append(reminder)
+    return notes
+
+
+# --- the final answer ----------------------------------------------------------------------------------
+_RECOMMENDATION_HEAD = re.compile(
+    r"^\s*(?:#{1,6}\s*|\*\*|__)?\s*(?:\d+[.)]\s*)?(?:recommendations?|recommended actions?|next steps?|suggestions?|"
+    r"what (?:to|you should) do|action items?|actions?|建议|行动建议|改进建议|下一步|后续行动)\s*(?:\*\*|__)?\s*[:：]?\s*(?:\*\*|__)?\s*$",
+    re.IGNORECASE)
+_RECOMMENDATION_LINE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:we |i )?(?:recommend|suggest|you should|"
+                                  r"consider |建议|推荐|应当|应该)", re.IGNORECASE)
+_HEADING = re.compile(r"^\s*(#{1,6})\s")
+LIMITATION = {
+    "en": "**Limitation:** some statements in this answer could not be verified against the analysis results "
+          "(numbers or wording that the computations do not back; they are marked). Treat the conclusions as "
+          "provisional. Recommendations were left out for this reason.",
+    "zh": "**局限：** 本回答中有部分表述（数字或措辞）无法与分析结果核对一致（已标出），结论仅供参考；因此未给出建议。",
+}
+THIN_NOTE = {"en": "_Recommendations were left out: the evidence is too thin to act on._",
+             "zh": "_证据不足，因此未给出建议。_"}
+
+
+def strip_recommendations(answer: str) -> tuple[str, bool]:
+    """Remove recommendation sections (a heading and what follows it) and recommendation lines."""
+    out, skipping, level, removed = [], False, 0, False
+    for line in answer.split("\n"):
+        heading = _HEADING.match(line)
+        if skipping:
+            if heading and len(heading.group(1)) <= level or (not heading and level == 0 and line.strip()
+                                                              and not re.match(r"^\s*([-*+]|\d+[.)])\s", line)):
+                skipping = False
+            else:
+                continue
+        if _RECOMMENDATION_HEAD.match(line):
+            skipping, removed = True, True
+            level = len(heading.group(1)) if heading else 0
+            continue
+        if _RECOMMENDATION_LINE.match(line):
+            removed = True
+            continue
+        out.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip(), removed
+
+
+def check_answer(turn: Any, answer: str) -> str:
+    """The final-answer check: the last verification, unbacked numbers, and — when verification
+    failed — a visible limitation and no recommendations. Returns the answer to store."""
+    from app.reports.builder import run_backing  # the report's own backing, so both agree
+
+    extras = _extras(turn)
+    session = extras.get("session")
+    run = session.get(Run, extras["run_id"]) if session is not None and extras.get("run_id") else None
+    if run is None or not (answer or "").strip():
+        return answer
+    gated = _gated(turn)
+    if gated:
+        verify_run(session, run, turn.recorder.emit, final=False)
+    texts, values, ids = run_backing(session, run)
+    unbacked = unverified_numbers(answer, texts, values, ignore_strings=ids)
+    state = dict(run.state or {})
+    policy = state.get("synthesis_policy") or {}
+    failed = policy.get("verification") == "failed" or bool(unbacked)
+    lang = "zh" if run.language == "zh" else "en"
+    removed = False
+    if failed or (gated and policy.get("recommendations") == "suppressed" and state.get("verification")):
+        answer, removed = strip_recommendations(answer)
+    if failed:
+        answer = f"{answer}\n\n{LIMITATION[lang]}"
+    elif removed:
+        answer = f"{answer}\n\n{THIN_NOTE[lang]}"
+    final = {"unverified_numbers": unbacked, "failed": failed, "recommendations_removed": removed,
+             "limitation_added": failed}
+    verification = {**(state.get("verification") or {"results": []}), "final": final}
+    if failed:
+        verification["status"] = "failed"
+    run.state = {**state, "verification": verification}
+    turn.recorder.emit("verification", {"final": True, "status": verification.get("status", "not_run"), **final})
+    return answer

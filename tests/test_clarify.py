@@ -1,0 +1,310 @@
+"""Clarification (SPEC §9): ask_user_question, the hard gates, confirmed definitions, the CLI."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from sqlalchemy import select
+
+from app.agent.clarify import answer_question, confirmed_definitions, normalise_answer
+from app.agent.gates import GateInput, check_gates
+from app.agent.model import ModelReply
+from app.db.models import Event, Message, Question, Run, ToolCall
+from tests.factories import SAMPLES, setup, start_run
+from tests.fakes import ScriptedModel, call
+
+RNG = np.random.default_rng(7)
+N = 60
+
+
+def shop_frame(n: int = N) -> pd.DataFrame:
+    return pd.DataFrame({
+        "date": pd.date_range("2024-01-01", periods=n, freq="D"),
+        "region": RNG.choice(["East", "West", "North"], n),
+        "revenue": RNG.normal(100, 10, n).round(2),
+        "revenue_net": RNG.normal(90, 10, n).round(2),
+        "gmv": RNG.normal(120, 10, n).round(2),
+    })
+
+
+def cols(*spec):
+    return [{"name": name, "type": kind, "missing": missing, "pii": None} for name, kind, missing in spec]
+
+
+SHOP = {"name": "shop", "file": "shop.xlsx", "rows": 60, "columns": cols(
+    ("date", "datetime", 0), ("region", "category", 0), ("revenue", "number", 0),
+    ("revenue_net", "number", 0), ("gmv", "number", 0))}
+RETAIL = {"name": "retail_sales", "file": "retail_sales.xlsx", "rows": 1200, "columns": cols(
+    ("Date", "datetime", 0), ("Order ID", "identifier", 0), ("Region", "category", 0), ("Channel", "category", 0),
+    ("Units", "integer", 0), ("Unit Price", "number", 0), ("Revenue", "number", 0), ("Discount", "number", 0))}
+
+
+def gate(question, dataset=SHOP, **kw):
+    return check_gates(GateInput(question=question, datasets=[dataset], **kw))
+
+
+# --- each gate fires on a crafted dataset/question, and not when the question is clear -------
+def test_metric_gate_fires_on_several_revenue_columns():
+    found = gate("how is revenue doing?")
+    assert found.topic == "metric" and found.kind == "single"
+    assert [o["label"] for o in found.options] == ["revenue", "revenue_net", "gmv"]
+    assert all(o["description"] for o in found.options)
+    assert "gross merchandise" in found.options[2]["description"]
+
+
+@pytest.mark.parametrize("question", ["how is revenue_net doing?", "How is net revenue doing?", "How is gmv doing?",
+                                      "Does revenue_net differ by region?"])
+def test_metric_gate_does_not_fire_when_the_metric_is_named(question):
+    assert gate(question) is None
+
+
+def test_metric_gate_in_chinese_and_not_on_the_retail_sample():
+    assert gate("收入表现怎么样？", language="zh").question.startswith("“收入”应该用哪一列")
+    assert gate("Does revenue differ by region?", RETAIL) is None
+    assert gate("不同地区的收入有差异吗？", RETAIL, language="zh") is None
+
+
+def test_goal_gate_fires_without_a_cue():
+    found = gate("Analyse revenue_net")
+    assert found.topic.startswith("goal.") and len(found.options) >= 4
+    labels = [o["label"] for o in found.options]
+    assert "Trend over time" in labels and "Compare groups" in labels and "Retention" in labels
+    assert gate("Does revenue_net differ by region?") is None
+    assert gate("分析一下revenue_net", language="zh").question == "你想了解哪方面？"
+
+
+def test_time_window_gate():
+    found = gate("Is revenue_net up compared to last month?")
+    assert found.topic.startswith("window.") and len(found.options) == 4
+    assert gate("Compare revenue_net in January 2024 with February 2024") is None
+    assert gate("revenue_net 环比怎么样？", language="zh").topic.startswith("window.")
+
+
+def test_field_semantics_gate_for_a_numeric_looking_id():
+    data = {"name": "stores", "rows": 200, "columns": cols(("store_id", "integer", 0), ("region", "category", 0),
+                                                             ("sales", "number", 0))}
+    found = gate("What drives sales?", data)
+    assert found.topic == "field.store_id" and "label" in found.question
+    assert gate("What drives sales?", data, answered={"field.store_id": "An identifier (a label)"}) is None
+    assert gate("Does sales differ by region?", data) is None  # the code plays no part in that answer
+
+
+def test_high_risk_methods_are_confirmed():
+    assert gate("Forecast revenue_net for next month").topic == "method.forecast"
+    assert gate("Did the discount cause higher revenue_net?").topic == "method.causal"
+    assert gate("Evaluate the A/B test on revenue_net").topic == "method.experiment"
+    retention = gate("What is the 30-day retention of customers by region?")
+    assert retention.topic == "method.retention" and [o["label"] for o in retention.options] == ["7 days", "30 days", "90 days"]
+    assert gate("不要做因果，只做描述：各地区的revenue_net有差异吗？", language="zh") is None  # negated: a restriction
+
+
+def test_data_quality_gates():
+    holes = {**SHOP, "columns": cols(("region", "category", 0), ("revenue", "number", 45))}
+    found = gate("Does revenue differ by region?", holes)
+    assert found.topic == "quality.revenue" and "75%" in found.question
+    empty = {**SHOP, "columns": cols(("region", "category", 0), ("revenue", "number", 60))}
+    assert "empty" in gate("Does revenue differ by region?", empty).question
+    tiny = {**SHOP, "rows": 6, "columns": cols(("region", "category", 0), ("revenue", "number", 0))}
+    assert gate("Does revenue differ by region?", tiny).topic.startswith("quality.rows")
+    assert gate("Summarise the remarks", tiny) is None
+
+
+def test_scope_gate_for_a_new_file():
+    other = {"name": "returns", "file": "returns.csv", "rows": 50, "columns": cols(("refund", "number", 0))}
+    found = check_gates(GateInput("Does revenue_net differ by region?", [SHOP, other],
+                                  new_files=[{"name": "returns", "file": "returns.csv"}]))
+    assert found.topic == "scope.returns" and len(found.options) == 3
+    assert check_gates(GateInput("Does revenue_net differ by region?", [SHOP, other])) is None
+
+
+def test_no_gate_for_chat_or_answered_topics():
+    assert gate("how is revenue doing?", intent="chat") is None
+    assert gate("how is revenue doing?", answered={"metric": "gmv"}) is None
+
+
+# --- the harness pauses, stores, resumes ------------------------------------------------------
+@pytest.fixture
+def shop(tmp_path):
+    path = tmp_path / "shop.csv"
+    shop_frame().to_csv(path, index=False)
+    return path
+
+
+def test_gate_pauses_the_builtin_and_the_answer_is_used(tmp_path, shop):
+    settings, db, service, ws = setup(tmp_path, shop)
+    run_id = start_run(service, ws, "how is revenue doing?")
+    service.execute(run_id)
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        assert run.status == "waiting" and run.state["waiting"]["call_id"] == "gate-metric"
+        assert not s.scalars(select(ToolCall).where(ToolCall.run_id == run_id, ToolCall.tool != "ask_user_question")).all()
+        question = s.scalars(select(Question).where(Question.run_id == run_id)).one()
+        assert question.topic == "metric" and question.tool_call_id == "gate-metric"
+        assert "question" in [e.kind for e in s.scalars(select(Event).where(Event.run_id == run_id))]
+        answer_question(s, question, "2")  # option numbers become labels
+        assert question.answer == "revenue_net"
+    service.execute(run_id)
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        assert run.status == "done" and "revenue_net" in run.answer
+        tools = {c.tool: c.arguments for c in s.scalars(select(ToolCall).where(ToolCall.run_id == run_id))}
+        assert tools["describe_columns"]["columns"] == ["revenue_net"]
+        result = s.scalars(select(Message).where(Message.run_id == run_id, Message.tool_call_id == "gate-metric")).one()
+        assert result.content.startswith("[answer]\nrevenue_net")
+    # a later turn of the workspace: never asked again, the definition is injected and reused
+    again = start_run(service, ws, "Is revenue higher in the East?")
+    service.execute(again)
+    with db.session() as s:
+        assert s.get(Run, again).status == "done"
+        assert s.scalars(select(Question).where(Question.run_id == again)).all() == []
+        assert "revenue_net" in s.get(Run, again).answer
+
+
+def test_model_question_pauses_then_resumes_with_the_answer_as_tool_result(tmp_path, shop):
+    ask = call("ask_user_question", "q1", question="Which regions matter?", kind="multi", reason="scope",
+               options=[{"label": "East", "description": "eastern stores"}, {"label": "West", "description": "west"},
+                        {"label": "North", "description": "north"}])
+    model = ScriptedModel([ModelReply(None, [ask, call("describe_columns", "c1", columns=["gmv"])]),
+                           ModelReply("Done: East and West.")])
+    settings, db, service, ws = setup(tmp_path, shop, lambda *_: model)
+    run_id = start_run(service, ws, "Does gmv differ by region?")
+    service.execute(run_id)
+    with db.session() as s:
+        assert s.get(Run, run_id).status == "waiting"
+        held = s.get(ToolCall, (run_id, "c1"))
+        assert not held.ok and held.error["error"] == "waiting_for_user"  # analysis held back
+        question = s.scalars(select(Question).where(Question.run_id == run_id)).one()
+        assert question.kind == "multi" and question.tool_call_id == "q1"
+        answer_question(s, question, ["East", "west"])
+        assert question.answer == ["East", "West"]
+    service.execute(run_id)
+    last = model.requests[-1]["messages"]
+    answer = next(m for m in last if m.get("tool_call_id") == "q1")
+    assert answer["content"].startswith("[answer]\nEast, West")
+    assert confirmed_definitions(last)[question.topic] == "East, West"  # the user tier, in the system prompt
+    assert '<context source="user-confirmed" tier="user">' in last[0]["content"]
+    with db.session() as s:
+        assert s.get(Run, run_id).status == "done"
+
+
+def test_ask_user_question_validates_and_never_asks_twice(tmp_path, shop):
+    bad = call("ask_user_question", "b1", question="Which?", kind="single", options=[{"label": "only one",
+                                                                                        "description": "x"}])
+    nodesc = call("ask_user_question", "b2", question="Which?", kind="single",
+                  options=[{"label": "a"}, {"label": "b", "description": "y"}])
+    first = call("ask_user_question", "a1", question="Which currency?", kind="text", topic="currency")
+    model = ScriptedModel([ModelReply(None, [bad, nodesc]), ModelReply(None, [first]), ModelReply("ok")])
+    settings, db, service, ws = setup(tmp_path, shop, lambda *_: model)
+    run_id = start_run(service, ws, "Does gmv differ by region?")
+    service.execute(run_id)
+    with db.session() as s:
+        assert s.get(ToolCall, (run_id, "b1")).error["error"] == "invalid_question"
+        assert "description" in s.get(ToolCall, (run_id, "b2")).error["message"]
+        answer_question(s, s.scalars(select(Question).where(Question.run_id == run_id)).one(), "EUR")
+    service.execute(run_id)
+    model.replies = [ModelReply(None, [call("ask_user_question", "a2", question="What currency is it?", kind="text",
+                                            topic="currency")]), ModelReply("ok")]
+    second = start_run(service, ws, "Does gmv differ by region in EUR?")
+    service.execute(second)
+    with db.session() as s:
+        assert s.get(Run, second).status == "done"
+        assert s.scalars(select(Question).where(Question.run_id == second)).all() == []
+        assert "EUR" in s.get(ToolCall, (second, "a2")).result_text
+
+
+def test_normalise_answer():
+    q = Question(kind="single", question="?", options=[{"label": "revenue", "description": ""},
+                                                       {"label": "gmv", "description": ""}])
+    assert normalise_answer(q, "2") == "gmv" and normalise_answer(q, "GMV") == "gmv"
+    assert normalise_answer(q, "something else") == "something else"
+    q.kind = "multi"
+    assert normalise_answer(q, "1, gmv") == ["revenue", "gmv"]
+
+
+# --- the page ---------------------------------------------------------------------------------
+def test_page_shows_the_form_and_the_answer_resumes_the_run(client, tmp_path):
+    path = tmp_path / "shop.csv"
+    shop_frame().to_csv(path, index=False)
+    ws = client.post("/api/workspaces", json={"name": "clarify"}).json()["id"]
+    with path.open("rb") as fh:
+        assert client.post(f"/api/workspaces/{ws}/files", files={"file": ("shop.csv", fh, "text/csv")}).status_code == 201
+    run_id = client.post(f"/api/workspaces/{ws}/messages", json={"text": "how is revenue doing?"}).json()["run_id"]
+    body = wait_for(client, run_id, ("waiting",))
+    assert body["question"]["kind"] == "single" and len(body["question"]["options"]) == 3
+    page = client.get(f"/runs/{run_id}?partial=1", headers={"X-Requested-With": "fetch"}).text
+    assert f'/runs/{run_id}/answer"' in page and page.count('type="radio"') == 3
+    assert "gross merchandise value" in page
+    posted = client.post(f"/runs/{run_id}/answer", data={"question_id": body["question"]["id"], "answer": "gmv"},
+                         follow_redirects=False)
+    assert posted.status_code == 303 and f"run={run_id}" in posted.headers["location"]
+    done = wait_for(client, run_id, ("done", "failed"))
+    assert done["status"] == "done" and done["question"] is None and "gmv" in done["answer"]
+
+
+def wait_for(client, run_id, statuses, timeout=120):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        body = client.get(f"/api/runs/{run_id}").json()
+        if body["status"] in statuses:
+            return body
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} never reached {statuses}: {body}")
+
+
+# --- the command line -------------------------------------------------------------------------
+def verity(*args, tmp_path):
+    env = {**os.environ, "VERITY_DATA_DIR": str(tmp_path / "runtime"), "VERITY_LLM_MODEL": "builtin"}
+    env.pop("VERITY_LLM_API_KEY", None)
+    env.pop("OPENAI_API_KEY", None)
+    return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=600, stdin=subprocess.DEVNULL)
+
+
+def test_cli_exits_3_with_questions_json_and_resumes_with_answer(tmp_path):
+    book = tmp_path / "shop.xlsx"
+    shop_frame(80).to_excel(book, index=False)
+    out = tmp_path / "report"
+    done = verity("analyze", book, "--question", "how is revenue doing?", "--out", out, tmp_path=tmp_path)
+    assert done.returncode == 3, done.stderr
+    questions = json.loads((out / "questions.json").read_text())
+    assert questions[0]["id"] == "metric" and questions[0]["kind"] == "single"
+    assert {o["label"] for o in questions[0]["options"]} == {"revenue", "revenue_net", "gmv"}
+    assert all(set(o) == {"label", "description"} for o in questions[0]["options"])
+    assert not (out / "report.json").exists()
+    again = verity("analyze", book, "--question", "how is revenue doing?", "--out", out,
+                   "--answer", "metric=revenue_net", tmp_path=tmp_path)
+    assert again.returncode == 0, again.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert "revenue_net" in report["answer"] and report["evidence"]
+    assert not (out / "questions.json").exists()
+
+
+def test_cli_prompts_in_a_terminal(tmp_path, monkeypatch):
+    from app.cli_questions import settle
+    from tests.factories import setup as make
+
+    path = tmp_path / "shop.csv"
+    shop_frame().to_csv(path, index=False)
+    settings, db, service, ws = make(tmp_path, path)
+    run_id = start_run(service, ws, "how is revenue doing?")
+    asked = []
+    code = settle(service, run_id, {}, True, tmp_path / "out", read=lambda prompt: asked.append(prompt) or "3")
+    assert code is None and asked
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        assert run.status == "done" and "gmv" in run.answer
+
+
+def test_retail_sample_needs_no_question(tmp_path):
+    settings, db, service, ws = setup(tmp_path, SAMPLES / "retail_sales.xlsx")
+    run_id = start_run(service, ws, "Does revenue differ by region?")
+    service.execute(run_id)
+    with db.session() as s:
+        assert s.get(Run, run_id).status == "done"
+        assert s.scalars(select(Question)).all() == []

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from analysis_tools.common import is_identifier_name
+from app.ingest.table import cell_text
 
 MISSING_MARKERS = {"", "—", "——", "–", "-", "--", "---", "n/a", "na", "n.a.", "null", "none", "nan", "#n/a",
                    "#null!", "#value!", "#div/0!", "#ref!", "无", "缺失", "空", "/", "?", "？", "不详", "暂无", "未知"}
@@ -115,14 +116,8 @@ def _native_if_uniform(col: pd.Series) -> pd.Series:
 
 
 def _cell_text(value) -> str:
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    if hasattr(value, "isoformat"):
-        text = value.isoformat(sep=" ") if hasattr(value, "hour") else value.isoformat()
-        return text[:-9] if text.endswith(" 00:00:00") else text
-    return str(value)
+    """A non-missing cell of a mixed column as text (strings kept exactly as typed)."""
+    return value if isinstance(value, str) else cell_text(value)
 
 
 def _datetime(col: pd.Series) -> pd.Series:

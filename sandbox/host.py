@@ -236,7 +236,9 @@ def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list
             command += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         else:
             command += ["--unshare-user", "--uid", "65534", "--gid", "65534", "--disable-userns", "--cap-drop", "ALL"]
-        made: set[str] = set()
+        # /tmp first: binds of an interpreter or virtualenv that lives under /tmp go on top of it.
+        command += ["--perms", "1777", "--size", str(spec.tmp_size_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+        made: set[str] = {"/tmp"}
         for _source, dest in read_only + [(str(spec.scratch_root), INSIDE_SCRATCH)]:
             command += _parents(dest, made)
         for source, dest in read_only:
@@ -244,7 +246,6 @@ def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list
         for target, link in links:
             command += ["--symlink", target, link]
         command += ["--bind", str(spec.scratch_root), INSIDE_SCRATCH,
-                    "--perms", "1777", "--size", str(spec.tmp_size_mb * 1024 * 1024), "--tmpfs", "/tmp",
                     "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/", "--chdir", "/",
                     "--clearenv"]
         for key, value in env.items():

@@ -51,6 +51,10 @@ def enter(spec: dict) -> None:
     root = spec["root"]
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
+    # /tmp first: binds of an interpreter or virtualenv that lives under /tmp go on top of it.
+    os.makedirs(root + "/tmp", exist_ok=True)
+    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+           f"mode=1777,size={int(spec.get('tmp_size_mb', 256))}m")
     for source, dest, read_only in spec["binds"]:
         _bind(root, source, dest, bool(read_only))
     for target, link in spec.get("symlinks", []):
@@ -59,9 +63,6 @@ def enter(spec: dict) -> None:
         _bind(root, f"/dev/{name}", f"/dev/{name}", False, device=True)
     os.makedirs(root + "/proc", exist_ok=True)
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    os.makedirs(root + "/tmp", exist_ok=True)
-    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
-           f"mode=1777,size={int(spec.get('tmp_size_mb', 256))}m")
     os.chdir(root)
     _check(_libc.syscall(SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
     _check(_libc.umount2(b".", MNT_DETACH), "umount old root")

@@ -139,6 +139,7 @@ class RunService:
         toolbox = Toolbox(catalog, context, mask=masker.mask, groups=set(intent.groups), pruned=set(intent.pruned),
                           store_table=partial(self.store_table, session, recorder, workspace.id))
         messages = [{"role": "system", "content": system_prompt(summaries, run.language, workspace.rules,
+                                                                sections=intent.prompt_sections,
                                                                 **workspace_sources(session, workspace.id, datasets))}]
         apply_intent(messages, intent)  # the intent's guidance + the user's restrictions (user tier)
         messages += with_workspace_summary(session, workspace.id, earlier)

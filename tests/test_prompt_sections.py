@@ -1,0 +1,27 @@
+"""The intent chooses the system prompt's sections: a greeting carries no data or evidence rules."""
+
+from app.agent.model import ModelReply
+from tests.factories import SAMPLES, setup, start_run
+from tests.fakes import ScriptedModel
+
+
+def first_system_prompt(tmp_path, question):
+    model = ScriptedModel([ModelReply("ok")])
+    settings, db, service, ws = setup(tmp_path, SAMPLES / "retail_sales.xlsx", lambda *_: model)
+    service.execute(start_run(service, ws, question))
+    return model.requests[0]["messages"][0]["content"], model.requests[0]["tools"]
+
+
+def test_a_greeting_gets_a_short_prompt_and_no_tools(tmp_path):
+    prompt, tools = first_system_prompt(tmp_path, "你好")
+    assert tools == []
+    assert 'source="workspace-datasets"' not in prompt and "record_evidence" not in prompt
+    assert "Chinese" in prompt
+
+
+def test_an_analysis_gets_data_planning_and_evidence_rules(tmp_path):
+    prompt, tools = first_system_prompt(tmp_path, "Does revenue differ by region?")
+    assert 'source="workspace-datasets"' in prompt and "Revenue (number" in prompt
+    assert "record_evidence" in prompt and "task_create" in prompt
+    assert "Priority of instructions" in prompt or "priority" in prompt.lower()
+    assert tools

@@ -170,6 +170,8 @@ def test_an_undecided_message_costs_one_classification_request_first(tmp_path):
     with db.session() as s:
         run = s.get(Run, run_id)
         assert run.intent == "consult" and run.state["intent"]["source"] == "model"
+        spans = [e.data for e in s.scalars(select(Event).where(Event.run_id == run_id, Event.kind == "span"))]
+    assert [d.get("purpose") for d in spans][:1] == ["intent"]  # the classification is in the trace too
 
 
 def test_restrictions_reach_the_model_as_a_user_tier_block(tmp_path):

@@ -22,6 +22,7 @@ from app.agent import summary
 from app.agent.outputs import OutputStore
 from app.agent.previews import COMPACTED, PERSISTED, compact_preview, reference_of, shorten
 from app.agent.tokens import count_messages
+from app.agent.tracing import TracedModel
 
 log = logging.getLogger(__name__)
 DEFAULT_TOKEN_RATIO = 0.7  # the analysis ratio, until the turn's intent says otherwise
@@ -179,7 +180,8 @@ def compact(turn) -> list[dict[str, Any]]:
     tools = upcoming_tools(turn.toolbox)
     before = count_messages(turn.messages, tools)
     if reason or before > budget:
-        event = summarize_history(turn.messages, window, turn.model, reason or "over_budget")
+        event = summarize_history(turn.messages, window, TracedModel(turn.model, turn.recorder, "summary"),
+                                  reason or "over_budget")
         if event:
             done.append(event)
         for keep in (2, 0):  # the newest messages alone can still be too big: compact them too

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from app.agent.model import ChatModel, ModelError, parse_arguments
+from app.agent.tracing import TracedModel
 
 KINDS = ("chat", "consult", "data_prep", "analysis", "deep", "followup")
 TIER = {"chat": "interactive", "consult": "interactive", "data_prep": "interactive", "followup": "interactive",
@@ -390,7 +391,8 @@ def intent_event(intent: Intent) -> dict[str, Any]:
 
 def classify_run(run: Any, model: ChatModel | None, settings: Any, recorder: Any, has_history: bool) -> Intent:
     """Classify a run's question, record it on the run (`Run.intent`, `Run.state`) and in the trace."""
-    intent = classify(run.question or "", settings, model=model, has_history=has_history,
+    traced = TracedModel(model, recorder, "intent") if model is not None else None
+    intent = classify(run.question or "", settings, model=traced, has_history=has_history,
                       use_model=getattr(settings, "intent_model_fallback", True))
     run.intent = intent.kind
     run.state = {**(run.state or {}), "intent": intent.as_dict()}

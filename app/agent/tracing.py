@@ -238,3 +238,15 @@ def tool_span(call: ToolCall, at: Any) -> dict[str, Any]:
 
 def _iso(moment: Any) -> str | None:
     return moment.isoformat() if moment is not None else None
+
+
+class TracedModel:
+    """A ChatModel whose every request becomes a trace span: for the harness's own requests
+    (intent fallback, context summaries) outside the loop's reply path."""
+
+    def __init__(self, model: Any, recorder: "RunRecorder", purpose: str):
+        self.model, self.recorder, self.purpose = model, recorder, purpose
+        self.kind, self.name = getattr(model, "kind", ""), getattr(model, "name", "")
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
+        return traced_call(self.recorder, self.model, messages, tools, purpose=self.purpose)

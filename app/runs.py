@@ -143,8 +143,9 @@ class RunService:
                                                                 **workspace_sources(session, workspace.id, datasets))}]
         apply_intent(messages, intent)  # the intent's guidance + the user's restrictions (user tier)
         messages += with_workspace_summary(session, workspace.id, earlier)
+        paused_budget = (run.state or {}).get("waiting", {}).get("budget")  # read before turn_opening clears it
         messages += turn_opening(session, run, recorder)  # clarify.py: the question, or the paused turn + answer
-        return Turn(messages, model, toolbox, recorder, budget_for(intent, self.settings),
+        return Turn(messages, model, toolbox, recorder, budget_for(intent, self.settings).restore(paused_budget),
                     self._stops.setdefault(run.id, threading.Event()),
                     figure_url=partial(figure_url, workspace.id), context=window, intent=intent)
 

@@ -236,3 +236,16 @@ def test_the_final_budget_state_is_in_the_trace(tmp_path):
     with db.session() as s:
         [event] = s.scalars(select(Event).where(Event.run_id == run_id, Event.kind == "budget"))
     assert event.data["tool_calls"] == 1 and event.data["rounds"] == 2 and event.data["max_tool_calls"] == 130
+
+
+def test_a_resumed_turn_keeps_its_spent_budget():
+    from app.agent.budget import TurnBudget, call_key
+
+    first = TurnBudget(max_tool_calls=10, max_rounds=300, wall_time_s=60)
+    first.tool_calls, first.rounds, first.python_calls = 7, 3, 2
+    key = call_key("describe_columns", {"columns": ["x"]})
+    first.failures[key] = 2
+    resumed = TurnBudget(max_tool_calls=10, max_rounds=300, wall_time_s=60).restore(first.snapshot())
+    assert (resumed.tool_calls, resumed.rounds, resumed.python_calls) == (7, 3, 2)
+    assert resumed.failures[key] >= resumed.ban_after_failures  # still banned after the pause
+    assert TurnBudget(10, 300, 60).restore(None).tool_calls == 0

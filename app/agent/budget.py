@@ -135,6 +135,17 @@ class TurnBudget:
         if self.error_streak >= 2 * self.converge_after_errors and not self.stopped:
             self.stopped = f"{self.error_streak} tool calls failed in a row"
 
+    def restore(self, snapshot: dict[str, Any] | None) -> "TurnBudget":
+        """Continue a paused turn where it stopped: counts, the error streak and banned calls carry
+        over (a question to the user must not refill the budget). Wall time starts afresh."""
+        if snapshot:
+            self.rounds = int(snapshot.get("rounds", 0))
+            self.tool_calls = int(snapshot.get("tool_calls", 0))
+            self.python_calls = int(snapshot.get("python_calls", 0))
+            self.error_streak = int(snapshot.get("error_streak", 0))
+            self.failures.update({key: self.ban_after_failures for key in snapshot.get("banned", [])})
+        return self
+
     def snapshot(self) -> dict[str, Any]:
         return {"rounds": self.rounds, "tool_calls": self.tool_calls, "max_tool_calls": self.max_tool_calls,
                 "python_calls": self.python_calls, "max_python_calls": self.max_python_calls,

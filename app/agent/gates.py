@@ -14,7 +14,10 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
+
+from app.agent.gate_words import (EXPLICIT_PERIOD, FAMILIES, GOAL_CUES, HINTS, ID_LIKE, INFERENTIAL, METHODS,
+                                   PERIOD_COMPARE, VAGUE, has_word, normalise, word_set)
 
 NUMERIC = ("number", "integer")
 GATED_INTENTS = ("analysis", "deep")
@@ -62,99 +65,6 @@ def question_key(text: str) -> str:
     return hashlib.sha1(norm.encode()).hexdigest()[:8]
 
 
-# --- words -----------------------------------------------------------------------------------
-def _norm(text: str) -> str:
-    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
-    return " ".join(re.sub(r"[^\w\u4e00-\u9fff]+|_", " ", text.lower()).split())
-
-
-def _tokens(text: str) -> set[str]:
-    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in _norm(text).split()}
-
-
-def _has_word(words: Iterable[str], text: str) -> bool:
-    norm, tokens = _norm(text), _tokens(text)
-    for word in words:
-        if word.isascii():
-            if (" " in word and word in norm) or word in tokens:
-                return True
-        elif word in text:
-            return True
-    return False
-
-
-# A family of metric columns: the words that refer to it; `generic` words name the family, not a
-# specific column (a column called just "revenue" is not named exactly when "revenue_net" exists).
-FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
-    "revenue": {"words": ("revenue", "sale", "gmv", "turnover", "income", "amount", "takings", "收入", "营收",
-                          "营业额", "销售额", "金额", "流水", "成交额", "gmv"),
-                "generic": ("revenue", "sale", "turnover", "income", "amount", "takings", "收入", "营收", "营业额",
-                            "销售额", "金额", "流水", "成交额")},
-    "orders": {"words": ("order", "订单", "单量"), "generic": ("order", "count", "订单", "单量")},
-    "users": {"words": ("user", "customer", "member", "buyer", "用户", "客户", "会员", "买家"),
-              "generic": ("user", "customer", "member", "buyer", "count", "用户", "客户", "会员", "买家")},
-}
-HINTS = {"net": ("after discounts, refunds or returns", "扣除折扣、退款或退货后"),
-         "gross": ("before any deductions", "未扣除任何费用前"),
-         "gmv": ("gross merchandise value: every order placed, before cancellations and refunds",
-                 "成交总额：所有下单金额，未扣除取消和退款"),
-         "tax": ("tax-related", "与税有关"), "active": ("only active ones", "仅活跃的"),
-         "new": ("only new ones", "仅新增的")}
-
-GOAL_CUES = {
-    "trend": r"trend|over time|change|growth|grow|monthly|weekly|by month|per month|趋势|变化|增长|走势|按月|每月",
-    "compare": r"differ|compar|\bvs\b|versus|between|\bby\b|across|higher|lower|best|worst|most|least|rank|top|"
-               r"which|差异|区别|比较|对比|不同|之间|哪个|哪些|最高|最低|排名",
-    "attribution": r"driv|explain|factor|why|impact|affect|influenc|attribut|contribut|caus|predict|"
-                   r"驱动|因素|原因|为什么|影响|归因|贡献|导致|预测",
-    "retention": r"retention|retain|churn|come back|return(?:ing)? customer|cohort|留存|流失|复购|回访",
-    "funnel": r"funnel|conversion|convert|drop.?off|漏斗|转化",
-    "overview": r"overview|summar|describe|distribution|typical|average|mean|median|how (?:is|are|did|does) .+ "
-                r"(?:doing|performing|going)|how many|how much|what is|what's|total|correlat|relat|associat|"
-                r"forecast|概况|总体|描述|分布|平均|多少|总共|总计|相关|关系|表现|怎么样|如何",
-}
-VAGUE = re.compile(r"^\s*(?:please\s+|can you\s+|could you\s+)?(?:analy[sz]e|analysis of|look (?:at|into)|"
-                   r"dig into|check(?: out)?|investigate|explore|study|examine|tell me about|what about|"
-                   r"请?(?:帮我)?(?:分析|看看|看一下|研究|查看|了解一下))", re.I)
-
-PERIOD_COMPARE = re.compile(
-    r"year[- ]over[- ]year|\byoy\b|month[- ]over[- ]month|\bmom\b|week[- ]over[- ]week|quarter[- ]over[- ]quarter|"
-    r"(?:compar\w*|vs\.?|versus|than|against|relative) (?:to |with )?(?:the )?(?:last|previous|prior|same)\b|"
-    r"(?:last|previous|prior) (?:year|month|quarter|week|period)\b.*\b(?:vs|versus|compar\w*|than)|"
-    r"before and after|同比|环比|比上|较上|相比上|与上|和上|跟上|比去年|较去年|与去年|和去年|前后对比|上期", re.I)
-EXPLICIT_PERIOD = re.compile(
-    r"\b(?:19|20)\d{2}\b|\bq[1-4]\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\d{4}-\d{1,2}|"
-    r"\d{1,2}月|第?[一二三四1-4]季度|\blast \d+ (?:days|weeks|months)\b|最近\d+天", re.I)
-
-METHODS: dict[str, tuple[str, tuple[str, str], tuple[str, str]]] = {
-    # kind -> (pattern, (en what, zh what), (en risk, zh risk))
-    "causal": (r"\bcaus\w*|because of|effect of|导致|因果|造成|引起",
-               ("a cause-and-effect conclusion", "因果结论"),
-               ("Your data is observational: it can show that things move together, not that one causes the "
-                "other.", "这是观察数据：只能说明两者一起变化，不能证明谁导致谁。")),
-    "forecast": (r"forecast\w*|predict\w* (?:the )?(?:next|future|coming)|next (?:month|quarter|year|week)|"
-                 r"\bfuture\b|预测|预估|未来|下个月|明年",
-                 ("a forecast", "预测"),
-                 ("A forecast assumes the past pattern continues; it comes with a range, not a promise.",
-                  "预测假设过去的规律会延续；结果是一个区间，不是保证。")),
-    "experiment": (r"a/b|\bab test|experiment|treatment|control group|实验|对照组|ab测试|a/b测试",
-                   ("an experiment evaluation", "实验效果评估"),
-                   ("This treats the groups as a fair experiment (random assignment, same period).",
-                    "这要求分组是公平的实验（随机分配、同一时期）。")),
-    "attribution": (r"attribut\w*|归因|contribution of each|which channel (?:drove|brought)",
-                    ("an attribution", "归因分析"),
-                    ("Attribution splits credit by a rule; different rules give different answers.",
-                     "归因按某种规则分配功劳，规则不同，结果不同。")),
-    "retention": (r"retention|retain|churn|cohort|留存|流失|复购",
-                  ("a retention analysis", "留存分析"),
-                  ("Retention depends on the window: who counts as 'came back' within how many days.",
-                   "留存取决于时间窗口：多少天内回来才算留存。")),
-}
-INFERENTIAL = ("compare", "trend", "attribution", "retention", "funnel")
-ID_LIKE = re.compile(r"(?:^|[\s_\-])(?:id|code|no|num|zip|postcode|postal|sku|ean|upc)$|^(?:id|no)[\s_\-]|"
-                     r"编号|代码|代号|工号|邮编|号码|单号|序号", re.I)
-
-
 # --- the gates -------------------------------------------------------------------------------
 def check_gates(inp: GateInput) -> Gate | None:
     """The first gate that fires and whose topic was never answered, or None."""
@@ -178,22 +88,22 @@ def _columns(inp: GateInput) -> list[dict[str, Any]]:
 def metric_candidates(columns: list[dict[str, Any]], family: str) -> list[dict[str, Any]]:
     words = FAMILIES[family]["words"]
     return [c for c in columns if c["type"] in NUMERIC and not c.get("pii") and not ID_LIKE.search(c["name"])
-            and _has_word(words, c["name"])]
+            and has_word(words, c["name"])]
 
 
 def named_exactly(question: str, candidates: list[dict[str, Any]], family: str) -> list[str]:
     """Candidates the question names precisely: all the words of the column name appear, and the
     name says more than the family's generic word (a column called "revenue" beside "revenue_net")."""
-    q_tokens = _tokens(question)
+    q_tokens = word_set(question)
     named = [c["name"] for c in candidates
-             if (_tokens(c["name"]) <= q_tokens if c["name"].isascii() else c["name"] in question)]
-    named = [n for n in named if not any(n != m and _tokens(n) < _tokens(m) for m in named)]
+             if (word_set(c["name"]) <= q_tokens if c["name"].isascii() else c["name"] in question)]
+    named = [n for n in named if not any(n != m and word_set(n) < word_set(m) for m in named)]
     generic = set(FAMILIES[family]["generic"])
-    return [n for n in named if (_tokens(n) - generic) or not n.isascii() and n not in generic]
+    return [n for n in named if (word_set(n) - generic) or not n.isascii() and n not in generic]
 
 
 def referenced_families(question: str) -> list[str]:
-    return [f for f, spec in FAMILIES.items() if _has_word(spec["words"], question)]
+    return [f for f, spec in FAMILIES.items() if has_word(spec["words"], question)]
 
 
 def resolved_metric(inp: GateInput) -> str | None:
@@ -204,7 +114,7 @@ def resolved_metric(inp: GateInput) -> str | None:
         if topic.startswith("metric") and isinstance(answer, str) and answer in numeric:
             return answer
     for c in sorted(columns, key=lambda c: -len(c["name"])):
-        if c["name"] in numeric and _norm(c["name"]) and _norm(c["name"]) in _norm(inp.question):
+        if c["name"] in numeric and normalise(c["name"]) and normalise(c["name"]) in normalise(inp.question):
             return c["name"]
     for family in referenced_families(inp.question):
         candidates = metric_candidates(columns, family)
@@ -217,7 +127,7 @@ def metric_gate(inp: GateInput) -> Gate | None:
     columns, q = _columns(inp), inp.question
     families = referenced_families(q)
     if not families:  # no metric word at all: ambiguous only when the question needs one number
-        named_numeric = [c for c in columns if c["type"] in NUMERIC and _norm(c["name"]) in _norm(q)]
+        named_numeric = [c for c in columns if c["type"] in NUMERIC and normalise(c["name"]) in normalise(q)]
         wanted = goals(q)
         if named_numeric or not (wanted & set(INFERENTIAL)) or "overview" in wanted:
             return None
@@ -240,7 +150,7 @@ def metric_gate(inp: GateInput) -> Gate | None:
 
 
 def _column_note(column: dict[str, Any], inp: GateInput) -> str:
-    words = _tokens(column["name"])
+    words = word_set(column["name"])
     hint = next((HINTS[w][1 if inp.zh else 0] for w in HINTS if w in words), "")
     rows = inp.datasets[-1].get("rows") or 0
     missing = column.get("missing") or 0
@@ -316,7 +226,7 @@ def field_gate(inp: GateInput) -> Gate | None:
     for column in risky:
         if f"field.{column['name']}" in inp.answered:
             continue
-        if _norm(column["name"]) in _norm(q) or sweeping:
+        if normalise(column["name"]) in normalise(q) or sweeping:
             name, zh = column["name"], inp.zh
             return Gate(
                 topic=f"field.{name}",
@@ -415,7 +325,7 @@ def quality_gate(inp: GateInput) -> Gate | None:
 
 
 def _mentions_several(inp: GateInput) -> bool:
-    return sum(1 for ds in inp.datasets if any(_norm(c["name"]) in _norm(inp.question) for c in ds.get("columns", [])
+    return sum(1 for ds in inp.datasets if any(normalise(c["name"]) in normalise(inp.question) for c in ds.get("columns", [])
                                                   if len(c["name"]) > 2)) > 1
 
 
@@ -423,8 +333,8 @@ def scope_gate(inp: GateInput) -> Gate | None:
     if not inp.new_files or len(inp.datasets) < 2:
         return None
     new = inp.new_files[-1]
-    named = [ds for ds in inp.datasets if _norm(str(ds.get("name"))) in _norm(inp.question)
-             or _norm(str(ds.get("file") or "")) in _norm(inp.question)]
+    named = [ds for ds in inp.datasets if normalise(str(ds.get("name"))) in normalise(inp.question)
+             or normalise(str(ds.get("file") or "")) in normalise(inp.question)]
     if named:
         return None
     earlier = [ds["name"] for ds in inp.datasets if ds["name"] != new["name"]]

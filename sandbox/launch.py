@@ -1,0 +1,167 @@
+"""Building the command that starts one warm parent: the bwrap or `unshare` argv, the read-only
+mounts (interpreter, shared libraries, the package, the data) and the clean environment.
+
+Standard library only; no web or agent imports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import sysconfig
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: sandbox.host imports this module
+    from sandbox.host import Isolation
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+INSIDE_PACKAGE_ROOT = "/opt/verity"
+INSIDE_DATA = "/data"
+INSIDE_SCRATCH = "/scratch"
+SANDBOX_UID_BASE = 200_000  # per-workspace users when the host runs as root
+SANDBOX_UID_SPAN = 100_000
+
+
+def sandbox_uid(workspace_id: str) -> int:
+    return SANDBOX_UID_BASE + zlib.crc32(workspace_id.encode()) % SANDBOX_UID_SPAN
+
+
+def _python_paths() -> tuple[str, list[str], list[str]]:
+    """The interpreter, the folders it needs (read-only) and its library path."""
+    executable = os.path.realpath(sys.executable)
+    paths = sysconfig.get_paths()
+    folders = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)}
+    library = [os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if paths.get(k)]
+    site = [os.path.realpath(paths[k]) for k in ("purelib", "platlib") if paths.get(k)]
+    dynload = os.path.join(os.path.realpath(paths["platstdlib"]), "lib-dynload") if paths.get("platstdlib") else None
+    if dynload and os.path.isdir(dynload):
+        library.append(dynload)
+    for item in [os.path.dirname(executable)] + library + site:
+        if not any(item == f or item.startswith(f + os.sep) for f in folders):
+            folders.add(item)
+    # A system interpreter lives under /usr: bind its own files, never all of /usr/bin.
+    folders = {f for f in folders if f not in ("/usr", "/", "/usr/local")} or set()
+    return executable, sorted(folders), list(dict.fromkeys(site))
+
+
+def _system_binds() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Shared libraries the interpreter links against (read-only) and the /lib symlinks."""
+    binds, links = [], []
+    for folder in ("/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32", "/usr/share/zoneinfo"):
+        if os.path.isdir(folder):
+            binds.append((folder, folder))
+    for top in ("/lib", "/lib64", "/lib32", "/libx32"):
+        if os.path.islink(top):
+            links.append((os.readlink(top), top))
+        elif os.path.isdir(top):
+            binds.append((top, top))
+    return binds, links
+
+
+THREAD_ENV = {
+    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
+    "VECLIB_MAXIMUM_THREADS": "1", "BLIS_NUM_THREADS": "1", "ARROW_DEFAULT_MEMORY_POOL": "system",
+    "JE_ARROW_MALLOC_CONF": "background_thread:false", "MPLBACKEND": "Agg",
+}
+
+
+def sandbox_env(home: str) -> dict[str, str]:
+    """The whole environment of the sandbox: no VERITY_*, OPENAI_* or any other host variable."""
+    return {"PATH": "/nonexistent", "HOME": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
+            "MPLCONFIGDIR": "/tmp/.matplotlib", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+            "PYTHONIOENCODING": "utf-8", **THREAD_ENV}
+
+
+@dataclass
+class LaunchSpec:
+    workspace_id: str
+    data_root: Path
+    scratch_root: Path
+    mode: str = "auto"
+    tmp_size_mb: int = 256
+
+    def key(self) -> tuple:
+        return (self.workspace_id, str(self.data_root), str(self.scratch_root), self.mode)
+
+
+def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list[str], dict[str, str], dict]:
+    """The command line, environment and worker spec that start one warm parent."""
+    executable, python_dirs, site = _python_paths()
+    root = os.geteuid() == 0
+    worker: dict[str, Any] = {"fd": fd, "seccomp": isolation.kind in ("bwrap", "unshare"),
+                              "pidns": isolation.kind in ("bwrap", "unshare")}
+    if isolation.kind == "unsafe":
+        worker["scratch"] = str(spec.scratch_root)
+        package_root = str(PACKAGE_DIR.parent)
+        env = sandbox_env(str(spec.scratch_root))
+        env["MPLCONFIGDIR"] = str(spec.scratch_root / ".matplotlib")
+        return _python_command(executable, [package_root], site, worker), env, worker
+    worker["scratch"] = INSIDE_SCRATCH
+    if root:
+        worker["uid"] = worker["gid"] = sandbox_uid(spec.workspace_id)
+    env = sandbox_env(INSIDE_SCRATCH)
+    system, links = _system_binds()
+    read_only = system + [(d, d) for d in python_dirs] + [(str(PACKAGE_DIR), f"{INSIDE_PACKAGE_ROOT}/sandbox"),
+                                                          (str(spec.data_root), INSIDE_DATA)]
+    if isolation.kind == "bwrap":
+        command = [isolation.binary, "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid",
+                   "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        if root:  # privileged bwrap; the worker drops to its own uid before importing anything
+            command += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        else:
+            command += ["--unshare-user", "--uid", "65534", "--gid", "65534", "--disable-userns", "--cap-drop", "ALL"]
+        # /tmp first: binds of an interpreter or virtualenv that lives under /tmp go on top of it.
+        command += ["--perms", "1777", "--size", str(spec.tmp_size_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+        made: set[str] = {"/tmp"}
+        for _source, dest in read_only + [(str(spec.scratch_root), INSIDE_SCRATCH)]:
+            command += _parents(dest, made)
+        for source, dest in read_only:
+            command += ["--ro-bind", source, dest]
+        for target, link in links:
+            command += ["--symlink", target, link]
+        command += ["--bind", str(spec.scratch_root), INSIDE_SCRATCH,
+                    "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/", "--chdir", "/",
+                    "--clearenv"]
+        for key, value in env.items():
+            command += ["--setenv", key, value]
+        command += _python_command(executable, [INSIDE_PACKAGE_ROOT], site, worker)
+        return command, env, worker
+    # unshare: namespaces from util-linux, the filesystem view built by sandbox.nsroot
+    new_root = tempfile.mkdtemp(prefix="verity-nsroot-")
+    os.chmod(new_root, 0o755)
+    worker["nsroot"] = {"root": new_root, "tmp_size_mb": spec.tmp_size_mb, "chdir": "/",
+                        "binds": [[s, d, True] for s, d in read_only] + [[str(spec.scratch_root), INSIDE_SCRATCH, False]],
+                        "symlinks": [[t, link] for t, link in links]}
+    command = [isolation.binary, "--net", "--pid", "--mount", "--ipc", "--uts", "--fork", "--kill-child"]
+    if not root:
+        command += ["--user", "--map-root-user"]
+    command += _python_command(executable, [str(PACKAGE_DIR.parent), INSIDE_PACKAGE_ROOT], site, worker)
+    return command, env, worker
+
+
+def _parents(dest: str, made: set[str]) -> list[str]:
+    """bwrap copies the mode of the host's parent folders (/root is 0700): create them 0755."""
+    args = []
+    parts = Path(dest).parent.parts[1:]
+    current = ""
+    for part in parts:
+        current += "/" + part
+        if current not in made:
+            made.add(current)
+            args += ["--perms", "0755", "--dir", current]
+    return args
+
+
+def _python_command(executable: str, package_roots: list[str], site: list[str], worker: dict) -> list[str]:
+    # -I: no user site, no PYTHON* variables; -S: no .pth files (e.g. editable installs of the app);
+    # the package roots and site-packages are put on the path explicitly. In unshare mode the
+    # package is imported from its host path before the new root exists, from /opt/verity after.
+    boot = ("import sys; sys.path[:0] = %r; sys.path += %r; from sandbox import worker; worker.main(sys.argv[1])"
+            % (package_roots, site))
+    return [executable, "-I", "-S", "-B", "-c", boot, json.dumps(worker)]
+

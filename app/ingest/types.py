@@ -115,6 +115,16 @@ def _native_if_uniform(col: pd.Series) -> pd.Series:
     return col.map(_cell_text, na_action="ignore")
 
 
+def _leftover(stripped, occ, unparsed, action: str, noun: str) -> list["Step"]:
+    """The values a mostly-numeric (or mostly-date) column could not read: logged, never dropped silently."""
+    index = np.flatnonzero(unparsed)
+    count = int(occ[index].sum())
+    if not count:
+        return []
+    examples = ", ".join(f"'{stripped[i]}'" for i in index[:3])
+    return [Step(action, count, f"{count:,} values that are not {noun} read as missing ({examples})")]
+
+
 def _cell_text(value) -> str:
     """A non-missing cell of a mixed column as text (strings kept exactly as typed)."""
     return value if isinstance(value, str) else cell_text(value)
@@ -194,13 +204,7 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
     parsed = _parse_numbers(stripped, occ, keep, n_present)
     if parsed is not None:
         numbers, num_steps, ok = parsed
-        leftover_idx = np.flatnonzero(keep & ~ok)
-        leftover = int(occ[leftover_idx].sum())
-        extra = []
-        if leftover:
-            examples = ", ".join(f"'{stripped[i]}'" for i in leftover_idx[:3])
-            extra = [Step("non-numeric values read as missing", leftover,
-                          f"{leftover:,} values that are not numbers read as missing ({examples})")]
+        extra = _leftover(stripped, occ, keep & ~ok, "non-numeric values read as missing", "numbers")
         num = numbers[safe]
         num[gone] = np.nan
         return _numeric_result(pd.Series(num, dtype="float64"), id_named, steps + num_steps + extra)
@@ -208,13 +212,7 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
     parsed_dates = _parse_dates(stripped, occ, keep, n_present)
     if parsed_dates is not None:
         dates, date_steps, ok = parsed_dates
-        leftover_idx = np.flatnonzero(keep & ~ok)
-        leftover = int(occ[leftover_idx].sum())
-        extra = []
-        if leftover:
-            examples = ", ".join(f"'{stripped[i]}'" for i in leftover_idx[:3])
-            extra = [Step("values that are not dates read as missing", leftover,
-                          f"{leftover:,} values that are not dates read as missing ({examples})")]
+        extra = _leftover(stripped, occ, keep & ~ok, "values that are not dates read as missing", "dates")
         arr = dates[safe]
         arr[gone] = np.datetime64("NaT")
         return pd.Series(arr, dtype="datetime64[ns]"), "datetime", steps + date_steps + extra

@@ -47,3 +47,16 @@ def setup(tmp_path: Path, data: Path, model_factory=None, **overrides):
     db = open_database(settings)
     service = RunService(db, settings, model_factory) if model_factory else RunService(db, settings)
     return settings, db, service, workspace_with(db, settings, data)
+
+
+def wait_for_run(client, run_id: str, statuses, timeout: float = 120) -> dict:
+    """Poll GET /api/runs/{run} until the run reaches one of `statuses` (background runs)."""
+    import time
+
+    deadline, body = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        body = client.get(f"/api/runs/{run_id}").json()
+        if body["status"] in statuses:
+            return body
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} never reached {statuses}: {body}")

@@ -14,7 +14,7 @@ from app.agent.clarify import answer_question, confirmed_definitions, normalise_
 from app.agent.gates import GateInput, check_gates
 from app.agent.model import ModelReply
 from app.db.models import Event, Message, Question, Run, ToolCall
-from tests.factories import SAMPLES, setup, start_run
+from tests.factories import SAMPLES, setup, start_run, wait_for_run
 from tests.fakes import ScriptedModel, call
 
 RNG = np.random.default_rng(7)
@@ -233,7 +233,7 @@ def test_page_shows_the_form_and_the_answer_resumes_the_run(client, tmp_path):
     with path.open("rb") as fh:
         assert client.post(f"/api/workspaces/{ws}/files", files={"file": ("shop.csv", fh, "text/csv")}).status_code == 201
     run_id = client.post(f"/api/workspaces/{ws}/messages", json={"text": "how is revenue doing?"}).json()["run_id"]
-    body = wait_for(client, run_id, ("waiting",))
+    body = wait_for_run(client, run_id, ("waiting",))
     assert body["question"]["kind"] == "single" and len(body["question"]["options"]) == 3
     page = client.get(f"/runs/{run_id}?partial=1", headers={"X-Requested-With": "fetch"}).text
     assert f'/runs/{run_id}/answer"' in page and page.count('type="radio"') == 3
@@ -241,20 +241,10 @@ def test_page_shows_the_form_and_the_answer_resumes_the_run(client, tmp_path):
     posted = client.post(f"/runs/{run_id}/answer", data={"question_id": body["question"]["id"], "answer": "gmv"},
                          follow_redirects=False)
     assert posted.status_code == 303 and f"run={run_id}" in posted.headers["location"]
-    done = wait_for(client, run_id, ("done", "failed"))
+    done = wait_for_run(client, run_id, ("done", "failed"))
     assert done["status"] == "done" and done["question"] is None and "gmv" in done["answer"]
 
 
-def wait_for(client, run_id, statuses, timeout=120):
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        body = client.get(f"/api/runs/{run_id}").json()
-        if body["status"] in statuses:
-            return body
-        time.sleep(0.2)
-    raise AssertionError(f"run {run_id} never reached {statuses}: {body}")
 
 
 # --- the command line -------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from app.agent.clarify import answer_question, resume_after_answer
 from app.db.models import Message, Question, Run
 from app.db.session import open_database
 from app.runs import RunService
-from tests.factories import make_settings, setup, start_run
+from tests.factories import make_settings, setup, start_run, wait_for_run
 
 
 def shop_csv(tmp_path):
@@ -73,22 +73,14 @@ def test_answer_after_restart_through_the_api(tmp_path):
         with path.open("rb") as fh:
             first.post(f"/api/workspaces/{ws}/files", files={"file": ("shop.csv", fh, "text/csv")})
         run_id = first.post(f"/api/workspaces/{ws}/messages", json={"text": "how is revenue doing?"}).json()["run_id"]
-        body = poll(first, run_id, ("waiting",))
+        body = wait_for_run(first, run_id, ("waiting",))
     with TestClient(create_app(settings)) as second:  # a new app: recover() ran at start-up
         body = second.get(f"/api/runs/{run_id}").json()
         assert body["status"] == "waiting" and body["question"]["options"][1]["label"] == "revenue_net"
         answered = second.post(f"/api/runs/{run_id}/answers",
                                json={"question_id": body["question"]["id"], "answer": "revenue_net"})
         assert answered.status_code == 202 and answered.json()["status"] == "resumed"
-        done = poll(second, run_id, ("done", "failed"))
+        done = wait_for_run(second, run_id, ("done", "failed"))
         assert done["status"] == "done" and "revenue_net" in done["answer"] and done["evidence"]
 
 
-def poll(client, run_id, statuses, timeout=90):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        body = client.get(f"/api/runs/{run_id}").json()
-        if body["status"] in statuses:
-            return body
-        time.sleep(0.2)
-    raise AssertionError(body)

@@ -129,7 +129,7 @@ class RunService:
         window = ContextWindow.from_settings(self.settings, workspace.id)
         context = ToolContext(language=run.language, figures_dir=figures_dir, extras={
             "session": session, "settings": self.settings, "workspace_id": workspace.id, "run_id": run.id,
-            "emit": recorder.emit, "context_window": window})
+            "emit": recorder.emit, "context_window": window, "summaries": summaries})
         masker = PiiMasker.from_frames(
             {d.name: {c["name"]: c["pii"] for c in d.info.get("columns", []) if c.get("pii")} for d in datasets},
             {d.name: catalog.get(d.name) for d in datasets})

@@ -139,7 +139,9 @@ def gate_input(turn: Any) -> GateInput:
     workspace_id, run_id = extras["workspace_id"], extras["run_id"]
     run = session.get(Run, run_id)
     datasets = active_datasets(session, workspace_id)
-    summaries = [dataset_summary(d, _frame(turn, d.name)) for d in datasets]
+    summaries = extras.get("summaries")  # computed once by RunService.prepare_turn
+    if summaries is None:
+        summaries = [dataset_summary(d, _frame(turn, d.name)) for d in datasets]
     return GateInput(question=run.question or "", datasets=summaries, answered=answered_topics(session, workspace_id),
                      intent=getattr(turn.intent, "kind", None), language=run.language,
                      new_files=new_files(session, run, datasets))

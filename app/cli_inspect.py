@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from app.ingest.bounded import load_table_bounded
 from app.ingest.errors import IngestError
 from app.ingest.pipeline import inspect_file
 
@@ -28,7 +29,7 @@ def add_inspect_parser(subparsers) -> argparse.ArgumentParser:
 def inspect_command(args) -> int:
     rows = args.rows if getattr(args, "rows", None) is not None else _default_rows()
     try:
-        result = inspect_file(args.file, sheet=getattr(args, "sheet", None), rows=rows)
+        result = inspect_file(args.file, sheet=getattr(args, "sheet", None), rows=rows, loader=load_table_bounded)
     except IngestError as exc:
         print(f"error: {exc.category}: {exc.message}", file=sys.stderr)
         if exc.hint:

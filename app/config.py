@@ -104,8 +104,13 @@ class Settings(BaseSettings):
         "workbook; higher ratios are refused as zip bombs."
     )
     parse_timeout_s: float = Field(
-        120.0, description="Wall-time limit of reading one file; a slower parse is stopped and reported "
-        "as too_large (bounded call: app.ingest.pipeline.load_table_bounded)."
+        120.0, description="Wall-time limit of reading one file, in seconds. Uploads, sheet switches and "
+        "the CLI read in a child process (app.ingest.bounded) that is stopped at this limit; the file "
+        "is reported as too_large."
+    )
+    parse_memory_mb: int = Field(
+        6_144, description="Memory, in megabytes, that reading one file may add to the reading child "
+        "process (an address-space limit); a file that needs more is reported as too_large."
     )
 
     # --- agent budgets (SPEC §2, §5) -------------------------------------------------------

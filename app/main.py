@@ -6,6 +6,7 @@ Run it with `verity serve`, or `uvicorn app.main:create_app --factory`.
 from __future__ import annotations
 
 import logging
+import threading
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
@@ -19,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.config import REPO_ROOT, Settings, get_settings
 from app.db.session import open_database
+from app.ingest.readserver import start_read_server
 from app.runs import RunService, default_model
 from app.web import api, chat, context, datasets, files, reports, rules, traces, workspaces
 from app.web.deps import ApiError, resolve_lang
@@ -43,6 +45,8 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
         if recovered:
             log.info("marked %d unfinished runs as interrupted", recovered)
         application.state.db, application.state.runs = db, service
+        # Uploads are read in children of the read server (app.ingest.bounded); start it now, aside.
+        threading.Thread(target=start_read_server, name="verity-read-server-start", daemon=True).start()
         try:
             yield
         finally:

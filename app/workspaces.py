@@ -15,7 +15,8 @@ from sqlalchemy.orm import Session
 from app.config import Settings
 from app.db.models import Dataset, Workspace, new_id
 from app.ingest.errors import IngestError
-from app.ingest.pipeline import LoadedTable, load_table, read_working_copy, save_working_copy
+from app.ingest.bounded import load_table_bounded
+from app.ingest.pipeline import LoadedTable, read_working_copy, save_working_copy
 
 if TYPE_CHECKING:
     from app.db.session import Database
@@ -79,7 +80,7 @@ def add_dataset(session: Session, settings: Settings, workspace: Workspace, sour
 
     Raises IngestError for bad input; nothing is saved in that case.
     """
-    table = load_table(source, sheet=sheet, settings=settings)
+    table = load_table_bounded(source, sheet=sheet, settings=settings)
     original = keep_original(settings, workspace, source, file_name)
     working = original.parent / "working_v1.parquet"
     save_working_copy(table.frame, working)
@@ -128,7 +129,7 @@ def finish_loading(db: "Database", settings: Settings, dataset_id: str) -> str |
         original, sheet = Path(dataset.original_path), (dataset.info or {}).get("requested_sheet")
     table, working, error = None, original.parent / "working_v1.parquet", None
     try:
-        table = load_table(original, sheet=sheet, settings=settings)
+        table = load_table_bounded(original, sheet=sheet, settings=settings)
         save_working_copy(table.frame, working)
     except IngestError as exc:
         error = exc.as_dict()
@@ -226,5 +227,5 @@ def activate_version(session: Session, dataset: Dataset) -> None:
 def switch_sheet(session: Session, settings: Settings, dataset: Dataset, sheet: str) -> Dataset:
     """Re-read the kept original with another sheet, as a new version of the dataset.
     Raises IngestError (e.g. no_table_found for an unknown sheet)."""
-    table = load_table(Path(dataset.original_path), sheet=sheet, settings=settings)
+    table = load_table_bounded(Path(dataset.original_path), sheet=sheet, settings=settings)
     return add_version(session, settings, dataset, table.frame, f"selected sheet {sheet!r}", info=table.info)

@@ -2,11 +2,14 @@
 
     python bench/ingest.py                 # 10k, 100k and 500k rows x 20 columns
     python bench/ingest.py --rows 10000    # one size only
+    python bench/ingest.py --repeat 5      # runs per measurement (default 3; the median is shown)
 
 Workbooks are written once with xlsxwriter (constant-memory mode) and cached under
 /tmp/verity-bench. Every measurement runs in a fresh subprocess so its peak memory (ru_maxrss, the
 whole process: Python, pandas, Arrow buffers and the Rust reader) is its own; times are wall-clock
-seconds of the read call only (imports excluded). pandas+openpyxl is skipped at 500k rows: it takes
+seconds of the read call only (imports excluded). Each measurement is repeated (`--repeat`) and the
+median is shown, because one run on a shared virtual machine can be 30% off either way; the
+ratios are medians over medians, measured in the same run. pandas+openpyxl is skipped at 500k rows: it takes
 minutes and several GB there. Needs `pip install xlsxwriter python-calamine`.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -83,6 +87,9 @@ kind, path = sys.argv[1], sys.argv[2]
 if kind == "verity":
     from app.ingest.pipeline import load_table
     fn = lambda: load_table(path).frame
+elif kind == "bounded":  # what an upload does: the same read in a forked child with limits
+    from app.ingest.bounded import load_table_bounded
+    fn = lambda: load_table_bounded(path).frame
 elif kind == "preview":
     from app.ingest.pipeline import preview_table
     fn = lambda: preview_table(path, rows=20)
@@ -96,12 +103,26 @@ t = time.perf_counter()
 out = fn()
 seconds = time.perf_counter() - t
 rows = len(out) if hasattr(out, "__len__") and not isinstance(out, dict) else len(out.get("preview", []))
-print(json.dumps({{"seconds": seconds, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+print(json.dumps({{"seconds": seconds, "rss_mb": peak / 1024,
                   "rows": rows}}))
 """
 
 
-def measure(kind: str, path: Path, timeout: float = 1800) -> dict | None:
+def measure(kind: str, path: Path, repeat: int = 1, timeout: float = 1800) -> dict | None:
+    """The median time (and the largest peak memory) of `repeat` fresh processes."""
+    runs = []
+    for _ in range(repeat):
+        one = _measure_once(kind, path, timeout)
+        if one is None:
+            return None
+        runs.append(one)
+    return {"seconds": statistics.median(r["seconds"] for r in runs),
+            "rss_mb": max(r["rss_mb"] for r in runs), "rows": runs[0]["rows"],
+            "all": [round(r["seconds"], 2) for r in runs]}
+
+
+def _measure_once(kind: str, path: Path, timeout: float) -> dict | None:
     code = _CHILD.format(repo=str(REPO))
     try:
         proc = subprocess.run([sys.executable, "-c", code, kind, str(path)], capture_output=True, text=True,
@@ -123,6 +144,7 @@ def baseline_rss() -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, action="append", help="row counts (default 10k, 100k, 500k)")
+    ap.add_argument("--repeat", type=int, default=3, help="fresh-process runs per measurement (median shown)")
     args = ap.parse_args(argv)
     sizes = args.rows or SIZES
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; files cached in {CACHE}")
@@ -137,9 +159,9 @@ def main(argv=None) -> int:
         if time.perf_counter() - t > 1:
             print(f"(built {path.name}: {path.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - t:.0f} s)")
         results = {
-            "verity load_table": measure("verity", path),
-            "pandas+calamine": measure("calamine", path),
-            "pandas+openpyxl": measure("openpyxl", path) if rows <= OPENPYXL_MAX_ROWS else None,
+            "verity load_table": measure("verity", path, args.repeat),
+            "pandas+calamine": measure("calamine", path, args.repeat),
+            "pandas+openpyxl": measure("openpyxl", path, args.repeat) if rows <= OPENPYXL_MAX_ROWS else None,
         }
         opx, cal = results["pandas+openpyxl"], results["pandas+calamine"]
         for name, res in results.items():
@@ -149,8 +171,13 @@ def main(argv=None) -> int:
                 continue
             r_opx = f"{opx['seconds'] / res['seconds']:.1f}x" if opx else "-"
             r_cal = f"{cal['seconds'] / res['seconds']:.1f}x" if cal else "-"
-            print(f"{rows:>8} {name:<18} {res['seconds']:>8.2f} {res['rss_mb']:>8.0f} {r_opx:>12} {r_cal:>12}")
-        prev = measure("preview", path)
+            print(f"{rows:>8} {name:<18} {res['seconds']:>8.2f} {res['rss_mb']:>8.0f} {r_opx:>12} {r_cal:>12}"
+                  f"   runs: {', '.join(f'{x:.2f}' for x in res['all'])}")
+        child = measure("bounded", path, args.repeat)
+        if child:
+            print(f"{rows:>8} {'verity in a child':<18} {child['seconds']:>8.2f} {child['rss_mb']:>8.0f} "
+                  f"{'(fork + copy back)':>25}   runs: {', '.join(f'{x:.2f}' for x in child['all'])}")
+        prev = measure("preview", path, args.repeat)
         if prev:
             print(f"{rows:>8} {'verity preview':<18} {prev['seconds']:>8.2f} {prev['rss_mb']:>8.0f} "
                   f"{'(first 20 rows)':>25}")

@@ -269,19 +269,3 @@ def test_cell_limit(tmp_path):
     with pytest.raises(IngestError) as err:
         load_table(path, settings=Settings(max_cells=50))
     assert err.value.category == "too_large"
-
-
-def test_bounded_load_returns_the_table_and_enforces_the_time_limit(monkeypatch):
-    from app.ingest import pipeline
-
-    table = pipeline.load_table_bounded(XLSX)
-    assert table.info["rows"] == 6 and table.frame["数量"].tolist()[0] == 120
-
-    def slow(*_a, **_k):
-        time.sleep(30)
-
-    monkeypatch.setattr(pipeline, "load_table", slow)
-    start = time.perf_counter()
-    with pytest.raises(IngestError) as err:
-        pipeline.load_table_bounded(XLSX, settings=Settings(parse_timeout_s=1))
-    assert err.value.category == "too_large" and time.perf_counter() - start < 10

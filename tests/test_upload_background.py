@@ -1,7 +1,7 @@
 """Big uploads: the preview of the first rows at once, the full read in a background thread.
 
 A tiny `background_ingest_mb` sends a small generated workbook through the background path; a gate
-around `load_table` holds the full read so the "loading" state can be looked at deterministically.
+around `load_table_bounded` holds the full read so the "loading" state can be looked at deterministically.
 """
 
 from __future__ import annotations
@@ -60,14 +60,14 @@ def workbook(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    """Holds every full read (`app.workspaces.load_table`) until the test sets it."""
-    event, real = threading.Event(), workspaces.load_table
+    """Holds every full read (`app.workspaces.load_table_bounded`) until the test sets it."""
+    event, real = threading.Event(), workspaces.load_table_bounded
 
     def gated(*args, **kwargs):
         event.wait(30)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(workspaces, "load_table", gated)
+    monkeypatch.setattr(workspaces, "load_table_bounded", gated)
     yield event
     event.set()
 

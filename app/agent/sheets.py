@@ -6,7 +6,7 @@ from pathlib import Path
 
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.ingest.errors import IngestError
-from app.ingest.pipeline import load_table
+from app.ingest.bounded import load_table_bounded
 from app.workspaces import active_datasets
 
 
@@ -24,7 +24,7 @@ def select_sheet(sheet: str, dataset: str | None = None, ctx: ToolContext = None
         raise ToolError("dataset_not_found", f"There is no dataset named {dataset!r}.", available=list(datasets))
     sheets = [s["name"] for s in source.info.get("sheets", [])]
     try:
-        table = load_table(Path(source.original_path), sheet=sheet, settings=settings)
+        table = load_table_bounded(Path(source.original_path), sheet=sheet, settings=settings)
     except IngestError as err:
         raise ToolError(err.category, err.message, hint=f"Sheets in this file: {sheets}", available=sheets) from None
     info = table.info

@@ -25,5 +25,8 @@ class IngestError(Exception):
         self.message = message
         self.hint = hint
 
+    def __reduce__(self):  # picklable, so a reading child process can hand it back as it is
+        return (IngestError, (self.category, self.message, self.hint))
+
     def as_dict(self) -> dict:
         return {"category": self.category, "message": self.message, "hint": self.hint}

@@ -11,6 +11,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from app.ingest.textvalues import regex_hits, text_array
+
 KINDS = ("id_card", "phone", "email", "bank_card", "name", "address")
 
 _ID_CARD = re.compile(r"^\d{17}[\dXx]$")
@@ -94,6 +96,8 @@ def detect_pii(df: pd.DataFrame, sample: int = 500) -> dict[str, str]:
 def _kind_by_values(col: pd.Series, sample: int) -> str | None:
     if pd.api.types.is_float_dtype(col) or pd.api.types.is_bool_dtype(col) or pd.api.types.is_datetime64_any_dtype(col):
         return None  # personal numbers are stored as text; floats would have lost digits anyway
+    if pd.api.types.is_integer_dtype(col) and not (col.abs() >= 10**10).any():
+        return None  # quantities: phone, ID and card numbers all have 11 digits or more
     values = col.dropna().head(sample).astype(str)
     if values.empty:
         return None
@@ -154,16 +158,7 @@ def detect_injection(df: pd.DataFrame, max_warnings: int = 10) -> list[str]:
         col = df[column]
         if not (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)):
             continue
-        # Vectorised: the pattern runs once per distinct text (RE2 through Arrow), not per cell.
-        codes, uniques = pd.factorize(col)
-        if len(uniques) == 0:
-            continue
-        texts = (pd.Series(uniques) if pd.api.types.is_string_dtype(col) and col.dtype != object else
-                 pd.Series([v if isinstance(v, str) else "" for v in np.asarray(uniques, dtype=object)], dtype="str"))
-        flagged = _regex_hits(texts)
-        if not flagged.any():
-            continue
-        rows = np.flatnonzero((codes >= 0) & flagged[np.where(codes >= 0, codes, 0)])
+        rows = np.flatnonzero(_regex_hits(col))
         for idx in rows:
             hits += 1
             if hits <= max_warnings:
@@ -177,15 +172,13 @@ def detect_injection(df: pd.DataFrame, max_warnings: int = 10) -> list[str]:
     return warnings
 
 
-def _regex_hits(texts: pd.Series) -> np.ndarray:
+def _regex_hits(col: pd.Series) -> np.ndarray:
+    """Cells that read like instructions (RE2 through Arrow, in C++; Python's re if RE2 refuses)."""
+    texts = text_array(col)
     try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        hit = pc.match_substring_regex(pa.array(texts.array), "(?i)" + INJECTION.pattern)
-        return np.asarray(hit.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
-    except Exception:  # noqa: BLE001 - a pattern RE2 cannot take: Python's re on the distinct texts
-        return np.fromiter((bool(INJECTION.search(t)) for t in texts), dtype=bool, count=len(texts))
+        return regex_hits(texts, "(?i)" + INJECTION.pattern)
+    except Exception:  # noqa: BLE001 - a pattern RE2 cannot take
+        return np.fromiter((bool(v and INJECTION.search(v)) for v in texts.to_pylist()), dtype=bool, count=len(texts))
 
 
 def _short(text, limit: int = 60) -> str:

@@ -78,14 +78,15 @@ def load_table(path: str | Path, sheet: str | None = None, settings: Settings | 
 
 
 def preview_table(path: str | Path, sheet: str | None = None, rows: int = 20,
-                  settings: Settings | None = None) -> dict:
+                  settings: Settings | None = None, loader=None) -> dict:
     """The inspect-json of the first `rows` data rows, read without parsing the whole sheet.
 
     For .xlsx/.xlsm only the first rows of the sheet XML are streamed (a 500k-row workbook answers
     in milliseconds); other formats are small enough that a full read is used. Types and cleaning
     are inferred from these rows only, so they can differ from the full read: the answer carries
     `"partial": true` and `rows` is the sheet's row count from its dimension (an estimate that may
-    include totals or notes rows). The web shows this first and replaces it by `inspect_file`."""
+    include totals or notes rows). The web shows this first and replaces it by `inspect_file`.
+    A sheet that is read whole is read by `loader` (default `load_table`)."""
     path = Path(path)
     settings = settings or get_settings()
     head_rows = max(HEAD_ROWS, rows + 40)
@@ -93,7 +94,7 @@ def preview_table(path: str | Path, sheet: str | None = None, rows: int = 20,
     layouts = [(raw, _layout(raw)) for raw in book.sheets]
     raw, layout = _select_sheet(layouts, sheet, path)
     if raw.load_merges is None or raw.complete:
-        table = load_table(path, sheet=raw.name, settings=settings)
+        table = (loader or load_table)(path, sheet=raw.name, settings=settings)
         return {**table.info, "preview": table.preview(rows), "partial": False}
     _check_limits(raw, layout, settings)
     # Merged ranges are written after all the cells, so finding them means inflating the whole
@@ -114,70 +115,11 @@ def preview_table(path: str | Path, sheet: str | None = None, rows: int = 20,
     return {**info, "preview": table.preview(rows), "partial": True}
 
 
-def load_table_bounded(path: str | Path, sheet: str | None = None, settings: Settings | None = None,
-                       memory_mb: int = 4096) -> LoadedTable:
-    """`load_table` in a child process with a hard wall-time limit (`parse_timeout_s`) and an
-    address-space limit (`memory_mb`): a file that makes the native reader spin or allocate without
-    end costs one killed child, never the server. The result comes back pickled through a pipe.
-    Falls back to an in-process call where fork is unavailable."""
-    import multiprocessing as mp
-
-    settings = settings or get_settings()
-    try:
-        ctx = mp.get_context("fork")
-    except ValueError:
-        return load_table(path, sheet=sheet, settings=settings)
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_bounded_child, args=(send, str(path), sheet, settings, memory_mb), daemon=True)
-    child.start()
-    send.close()
-    try:
-        if not receive.poll(settings.parse_timeout_s):
-            raise IngestError(
-                "too_large", f"Reading this file took longer than {settings.parse_timeout_s:g} seconds.",
-                "Split the file or remove the sheets, rows and columns you do not need.",
-            )
-        try:
-            kind, payload = receive.recv()
-        except EOFError:
-            raise IngestError(
-                "too_large", "Reading this file needed more memory than Verity allows for one upload.",
-                "Split the file or remove the sheets, rows and columns you do not need.",
-            ) from None
-    finally:
-        if child.is_alive():
-            child.kill()
-        child.join(5)
-        receive.close()
-    if kind == "error":
-        raise IngestError(*payload)
-    return payload
-
-
-def _bounded_child(send, path: str, sheet, settings: Settings, memory_mb: int) -> None:
-    import resource
-
-    limit = memory_mb * 1024 * 1024
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (ValueError, OSError):
-        pass
-    try:
-        send.send(("ok", load_table(path, sheet=sheet, settings=settings)))
-    except IngestError as exc:
-        send.send(("error", (exc.category, exc.message, exc.hint)))
-    except MemoryError:
-        send.send(("error", ("too_large", "Reading this file needed more memory than Verity allows.",
-                             "Split the file or remove the sheets, rows and columns you do not need.")))
-    except BaseException:  # noqa: BLE001 - anything else in a damaged file is a damaged file
-        send.send(("error", ("corrupt_file", "The file is damaged or uses a structure Verity cannot read.",
-                             "Open it in Excel or LibreOffice and save it again.")))
-    finally:
-        send.close()
-
-
-def inspect_file(path: str | Path, sheet: str | None = None, rows: int = 20, settings: Settings | None = None) -> dict:
-    table = load_table(path, sheet=sheet, settings=settings)
+def inspect_file(path: str | Path, sheet: str | None = None, rows: int = 20, settings: Settings | None = None,
+                 loader=None) -> dict:
+    """The contract's `inspect --json`; `loader` reads the table (default `load_table`; the CLI
+    passes `bounded.load_table_bounded`)."""
+    table = (loader or load_table)(path, sheet=sheet, settings=settings)
     return {**table.info, "preview": table.preview(rows)}
 
 

@@ -21,6 +21,7 @@ from app.ingest.errors import IngestError
 from app.ingest.raw import RawBook, RawSheet
 from app.ingest.table import HEAD_ROWS
 from app.ingest.textfiles import read_text
+from app.ingest.textvalues import regex_hits, text_array
 
 EXCEL_EXTS = {".xlsx", ".xlsm", ".xlsb", ".xls", ".ods"}
 TEXT_EXTS = {".csv", ".tsv", ".txt"}
@@ -360,19 +361,21 @@ def _load_typed(reader, name: str, first: int, n: int | None) -> pd.DataFrame:
     full precision (a second parse, only when such a value exists)."""
     import fastexcel
 
-    kw = dict(header_row=None, skip_rows=first, n_rows=n, schema_sample_rows=None, whitespace_as_null=True)
+    # eager: one Arrow record batch straight from the reader, without the lazy sheet object in between
+    kw = dict(header_row=None, skip_rows=first, n_rows=n, schema_sample_rows=None, whitespace_as_null=True,
+              eager=True)
     try:
-        df = reader.load_sheet(name, **kw).to_pandas()
+        df = reader.load_sheet(name, **kw).to_pandas(split_blocks=True)  # no copy into 2-D blocks
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise
     except BaseException:  # noqa: BLE001 - type combinations calamine cannot unify, Rust panics
-        df = _guard(lambda: reader.load_sheet(name, dtypes="string", **kw).to_pandas())
+        df = _guard(lambda: reader.load_sheet(name, dtypes="string", **kw).to_pandas(split_blocks=True))
     df.columns = range(df.shape[1])
     shortened = []
     for i in df.columns:
         col = df[i]
         if pd.api.types.is_string_dtype(col) and col.dtype != object:
-            if col.str.contains(_NINE_DECIMALS, regex=True, na=False).any():
+            if regex_hits(text_array(col), _NINE_DECIMALS).any():
                 shortened.append(i)
     if shortened:
         try:

@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
+
+from app.ingest.textvalues import regex_hits, text_array
 
 HEAD_ROWS = 64
 HEADER_SCAN_ROWS = 30
@@ -297,8 +300,9 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
                 name, k = f"Unnamed {c + 1}_{k}", k + 1
             taken.add(name)
             names[c] = name
-    body = body.reindex(columns=cols)
-    present = present.reindex(columns=cols, fill_value=False)
+    if cols != list(body.columns):
+        body = body.reindex(columns=cols)
+        present = present.reindex(columns=cols, fill_value=False)
 
     if merges:
         filled = _fill_vertical_merges(body, present, layout.data_start, merges)
@@ -338,18 +342,20 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
         if inner_blank:
             warnings.insert(0, f"{inner_blank} blank rows inside the table were skipped" if inner_blank > 1
                             else "1 blank row inside the table was skipped")
-    frame = body.loc[keep].reset_index(drop=True)
+    frame = (body if keep.all() else body.loc[keep]).reset_index(drop=True)
     frame.columns = [names[c] for c in cols]
     return Extracted(frame, sheet_rows[keep], warnings, cleaning)
 
 
 def _present(body: pd.DataFrame) -> pd.DataFrame:
+    """Which cells hold something: not missing, and text that is not only spaces."""
     out = body.notna()
     for c in body.columns:
         col = body[c]
         if col.dtype == object or pd.api.types.is_string_dtype(col):
-            s = col.astype("str") if col.dtype == object else col
-            out[c] = out[c] & s.str.strip().ne("").fillna(False).astype(bool)
+            texts = text_array(col)
+            blank = pc.or_(pc.equal(pc.utf8_length(texts), 0), pc.utf8_is_space(texts))
+            out[c] = out[c].to_numpy() & ~blank.fill_null(True).to_numpy(zero_copy_only=False)
     return out
 
 
@@ -357,21 +363,9 @@ def _totals_mask(body: pd.DataFrame, label_cols: list) -> np.ndarray:
     mask = np.zeros(len(body), dtype=bool)
     for c in label_cols:
         col = body[c]
-        if not (col.dtype == object or pd.api.types.is_string_dtype(col)):
-            continue
-        s = col.astype("str") if col.dtype == object else col
-        codes, uniques = pd.factorize(s)
-        if len(uniques) == 0:
-            continue
-        hit = rx(pd.Series(uniques, dtype="str").str.strip(), "(?i)" + TOTAL_PATTERN)
-        mask |= (codes >= 0) & hit[np.where(codes >= 0, codes, 0)]
+        if col.dtype == object or pd.api.types.is_string_dtype(col):
+            mask |= regex_hits(pc.utf8_trim_whitespace(text_array(col)), "(?i)" + TOTAL_PATTERN)
     return mask
-
-
-def rx(values: pd.Series, pattern: str) -> np.ndarray:
-    from app.ingest.types import rx as _rx
-
-    return _rx(values, pattern)
 
 
 def _first_text(rows: pd.DataFrame, cols: list) -> list[str]:

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.db.models import Dataset, Workspace
+from app.ingest.bounded import load_table_bounded
 from app.ingest.errors import IngestError
 from app.ingest.pipeline import LoadedTable, preview_table
 from app.web.deps import DbSessionDep, PageDep, SettingsDep, WorkspaceDep, wants_partial
@@ -91,7 +92,8 @@ def quick_preview(path: Path, sheet: str | None, settings: Settings) -> dict | N
     """The streamed preview of a big workbook; None (read it whole, here) when the streaming
     reader trips over something unexpected. Raises IngestError for bad input."""
     try:
-        return preview_table(path, sheet=sheet, rows=settings.preview_rows, settings=settings)
+        return preview_table(path, sheet=sheet, rows=settings.preview_rows, settings=settings,
+                             loader=load_table_bounded)
     except IngestError:
         raise
     except Exception:  # noqa: BLE001 - the full read gives the plain-language error

@@ -1,0 +1,285 @@
+"""Read numbers and dates out of the distinct texts of a column, logging what each reading took.
+
+`Distinct` holds a text column's distinct values as Arrow strings (trimmed, with how often each
+occurs), so the common cases run in Arrow's C++ kernels once per distinct value: plain numbers
+are a regular expression and a cast, "1,234.50" one more, ISO dates one strptime. Only what is
+left ("¥56", "12%", "(300)", "１２３", "3.5万", "2024年1月5日") meets the Python expressions below,
+and a sample of it first decides whether the column can be numeric or dated at all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+PARSE_SHARE = 0.95  # share of non-missing values that must parse before a column changes type
+SAMPLE = 200        # distinct values tried before a whole column is attempted
+_FULLWIDTH = str.maketrans("０１２３４５６７８９，．％－＋（）￥：／　", "0123456789,.%-+()¥:/ ")
+_NUM = re.compile(
+    r"^(?P<open>[(（])?\s*(?P<sign1>[+\-−])?\s*(?P<cur>[¥$€£]|RMB|CNY|USD|US\$|HK\$)?\s*(?P<sign2>[+\-−])?\s*"
+    r"(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:[eE](?P<exp>[+\-]?\d+))?\s*"
+    r"(?P<unit>万亿|亿|万|千|百万|千万|[kKmMbB]|bn)?\s*(?P<pct>%|‰)?\s*(?P<cur2>元|块|美元|RMB|CNY|USD)?\s*"
+    r"(?P<close>[)）])?$"
+)
+UNITS = {"万亿": 1e12, "亿": 1e8, "千万": 1e7, "百万": 1e6, "万": 1e4, "千": 1e3,
+         "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "b": 1e9, "B": 1e9, "bn": 1e9}
+_TIME = r"(?:[ T]+(?P<H>\d{1,2})[:：](?P<Mi>\d{2})(?:[:：](?P<S>\d{2})(?:\.\d+)?)?)?"
+DATE_STYLES = [  # (label shown to the user, pattern with named groups y, m, d)
+    ("2024-01-05", re.compile(r"^(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})" + _TIME + r"$")),
+    ("2024/1/5", re.compile(r"^(?P<y>\d{4})/(?P<m>\d{1,2})/(?P<d>\d{1,2})" + _TIME + r"$")),
+    ("2024.1.5", re.compile(r"^(?P<y>\d{4})\.(?P<m>\d{1,2})\.(?P<d>\d{1,2})" + _TIME + r"$")),
+    ("2024年1月5日", re.compile(r"^(?P<y>\d{4})\s*年\s*(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号]?" + _TIME + r"$")),
+    ("05.01.2024", re.compile(r"^(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{4})" + _TIME + r"$")),
+    ("01/05/2024", re.compile(r"^(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4})" + _TIME + r"$")),
+    ("2024-01", re.compile(r"^(?P<y>\d{4})[-/](?P<m>\d{1,2})$")),
+    ("2024年1月", re.compile(r"^(?P<y>\d{4})\s*年\s*(?P<m>\d{1,2})\s*月$")),
+]
+PLAIN_NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+THOUSANDS = r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$"
+ISO_DATE = r"^\d{4}-\d{1,2}-\d{1,2}$"
+_FLAGS = ("thousands", "currency", "percent", "paren", "unit", "fullwidth")
+
+
+@dataclass
+class Step:
+    action: str
+    count: int
+    message: str
+
+
+class Distinct:
+    """A text column's distinct values: `codes` maps each row to one (-1 for missing), `occ` says
+    how often each occurs, `text` is each value trimmed (ideographic spaces read as spaces)."""
+
+    def __init__(self, codes: np.ndarray, raw: pa.Array):
+        self.codes = codes
+        self.raw = raw
+        self.occ = np.bincount(codes[codes >= 0], minlength=len(raw)).astype(np.int64)
+        self.text = pc.utf8_trim_whitespace(pc.replace_substring(raw, "\u3000", " "))
+        self.keep = np.ones(len(raw), dtype=bool)  # False: a missing marker
+
+    @classmethod
+    def of(cls, col: pd.Series) -> "Distinct":
+        codes, uniques = pd.factorize(col, use_na_sentinel=True)
+        if uniques.dtype == object:
+            raw = pa.array([str(v) for v in np.asarray(uniques, dtype=object)], type=pa.large_string())
+        else:
+            raw = pa.array(uniques.array)
+        return cls(np.asarray(codes), raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    @cached_property
+    def values(self) -> np.ndarray:
+        """The trimmed texts as Python strings, for the few steps that need Python."""
+        return self.text.to_numpy(zero_copy_only=False)
+
+    @cached_property
+    def lowered(self) -> pa.Array:
+        return pc.utf8_lower(self.text)
+
+    def weight(self, mask_or_index) -> int:
+        return int(self.occ[mask_or_index].sum())
+
+    def match(self, pattern: str, where: np.ndarray | None = None) -> np.ndarray:
+        """Which distinct values match (RE2, in C++); only those in `where` are tried."""
+        if where is None or where.all():
+            return regex_hits(self.text, pattern)
+        hit = np.zeros(len(self), dtype=bool)
+        idx = np.flatnonzero(where)
+        if len(idx):
+            hit[idx] = regex_hits(self.text.take(pa.array(idx)), pattern)
+        return hit
+
+    def expand(self, per_value: np.ndarray, missing) -> np.ndarray:
+        """One entry per row from one per distinct value; missing rows and markers get `missing`."""
+        safe = np.where(self.codes >= 0, self.codes, 0)
+        out = per_value[safe] if len(per_value) else np.full(len(self.codes), missing, dtype=per_value.dtype)
+        out[(self.codes < 0) | ~self.keep[safe]] = missing
+        return out
+
+    def expand_text(self) -> pd.Series:
+        """The trimmed text of every row (Arrow take), markers and missing cells as NA."""
+        safe = np.where(self.codes >= 0, self.codes, 0)
+        gone = (self.codes < 0) | ~self.keep[safe]
+        return pd.Series(self.text.take(pa.array(safe, mask=gone)), dtype="str")
+
+
+def text_array(col: pd.Series) -> pa.Array:
+    """A text (or mixed) column as an Arrow string array, without a copy when it already is one;
+    cells of a mixed column that are not text become their str()."""
+    if col.dtype == object or not pd.api.types.is_string_dtype(col):
+        col = col.astype("str")
+    return pa.array(col.array)
+
+
+def regex_hits(texts: pa.Array, pattern: str) -> np.ndarray:
+    """Which cells match (RE2, in C++); missing cells never do."""
+    return np.asarray(pc.match_substring_regex(texts, pattern).fill_null(False).to_numpy(zero_copy_only=False),
+                      dtype=bool)
+
+
+def to_float(texts: pa.Array) -> np.ndarray:
+    """Arrow's cast (the same values Python's float() reads), pandas' parser where it refuses."""
+    try:
+        return pc.cast(texts, pa.float64()).to_numpy(zero_copy_only=False).astype("float64", copy=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return pd.to_numeric(pd.Series(texts.to_pylist(), dtype=object), errors="coerce").to_numpy("float64")
+
+
+def number_of(text: str):
+    """(value, flags, unit) for one distinct text, or None when it is not a number."""
+    normal = text.translate(_FULLWIDTH)
+    compact = re.sub(r"[\s\u00a0]+", "", normal)
+    m = _NUM.match(compact)
+    if not m or (m.group("open") is None) != (m.group("close") is None):
+        return None
+    # Decimal arithmetic, so "7.25%" is 0.0725 and "0.00015万" is 1.5, not 1.4999999999999998.
+    value = Decimal(m.group("num").replace(",", ""))
+    if m.group("exp"):
+        value = value.scaleb(int(m.group("exp")))
+    unit = m.group("unit")
+    if unit:
+        value *= Decimal(int(UNITS[unit]))
+    pct = m.group("pct")
+    if pct:
+        value /= 100 if pct == "%" else 1000
+    value = float(value)
+    paren = m.group("open") is not None
+    if paren or m.group("sign1") in ("-", "−") or m.group("sign2") in ("-", "−"):
+        value = -abs(value)
+    if not np.isfinite(value):
+        return None
+    flags = ("," in m.group("num"), bool(m.group("cur") or m.group("cur2")), bool(pct), paren, bool(unit),
+             normal != text)
+    return value, flags, unit
+
+
+def _rest_can_reach(d: Distinct, ok: np.ndarray, reads, need: float) -> tuple[bool, np.ndarray]:
+    """Whether the values not read yet could still lift the column to `need`, judged by trying
+    `reads` on a sample of them; also returns those values' positions."""
+    rest = np.flatnonzero(d.keep & ~ok)
+    sample = rest[:SAMPLE]
+    hit_w = sum(int(d.occ[i]) for i in sample if reads(d.values[i]) is not None)
+    return d.weight(ok) + hit_w + d.weight(rest) - d.weight(sample) >= need, rest
+
+
+def _mostly_unreadable(d: Distinct, reads, also: str | None = None) -> bool:
+    """A sample of the distinct values decides cheaply that a column cannot be numeric (or dated)."""
+    present = np.flatnonzero(d.keep)
+    if len(present) <= 2 * SAMPLE:
+        return False
+    sample = present[:SAMPLE]
+    quick = d.match(also, where=np.isin(np.arange(len(d)), sample)) if also else np.zeros(len(d), dtype=bool)
+    hits = sum(1 for i in sample if quick[i] or reads(d.values[i]) is not None)
+    return hits < 0.5 * len(sample)
+
+
+def parse_numbers(d: Distinct, n_present: int):
+    """(numbers per distinct value, steps, which parsed), or None when fewer than PARSE_SHARE of
+    the values are numbers."""
+    need = PARSE_SHARE * n_present
+    if _mostly_unreadable(d, number_of, also=PLAIN_NUMBER):
+        return None
+    values = np.full(len(d), np.nan)
+    counts = dict.fromkeys(_FLAGS, 0)
+    plain = d.match(PLAIN_NUMBER, where=d.keep)
+    if plain.any():
+        values[plain] = to_float(d.text.filter(pa.array(plain)))
+    ok = np.isfinite(values) & d.keep
+    commas = d.match(THOUSANDS, where=d.keep & ~ok)  # "1,234.50", the commonest case, in C++ too
+    if commas.any():
+        values[commas] = to_float(pc.replace_substring(d.text.filter(pa.array(commas)), ",", ""))
+        ok |= commas & np.isfinite(values)
+        counts["thousands"] += d.weight(ok & commas)
+    reachable, rest = _rest_can_reach(d, ok, number_of, need)
+    if not reachable:
+        return None
+    units: list[str] = []
+    for i in rest:
+        got = number_of(d.values[i])
+        if got is None:
+            continue
+        values[i], flags, unit = got
+        ok[i] = True
+        for name, flag in zip(_FLAGS, flags):
+            if flag:
+                counts[name] += int(d.occ[i])
+        if unit and unit not in units:
+            units.append(unit)
+    if d.weight(ok) < need:
+        return None
+    values[~ok] = np.nan
+    c = counts
+    steps = [
+        Step("parsed thousands separators", c["thousands"], f"{c['thousands']:,} values parsed from text with thousands separators"),
+        Step("removed currency symbols", c["currency"], f"{c['currency']:,} currency signs removed"),
+        Step("converted percentages to fractions", c["percent"], f"{c['percent']:,} percentages converted to fractions (12% → 0.12)"),
+        Step("read parentheses as negative numbers", c["paren"], f"{c['paren']:,} numbers in parentheses read as negative"),
+        Step("expanded number units", c["unit"], f"{c['unit']:,} values with units ({'/'.join(units)}) multiplied out"),
+        Step("converted full-width digits", c["fullwidth"], f"{c['fullwidth']:,} values written with full-width characters (１２３) converted"),
+    ]
+    return values, steps, ok
+
+
+def date_of(text: str):
+    normal = text.translate(_FULLWIDTH)
+    for label, pattern in DATE_STYLES:
+        m = pattern.match(normal)
+        if not m:
+            continue
+        g = m.groupdict()
+        try:
+            stamp = np.datetime64(datetime(int(g["y"]), int(g["m"]), int(g.get("d") or 1), int(g.get("H") or 0),
+                                           int(g.get("Mi") or 0), int(g.get("S") or 0)), "ns")
+        except (ValueError, OverflowError):
+            return None
+        return stamp, label
+    return None
+
+
+def parse_dates(d: Distinct, n_present: int):
+    """(dates per distinct value, steps, which parsed), or None when fewer than PARSE_SHARE parse."""
+    need = PARSE_SHARE * n_present
+    if _mostly_unreadable(d, date_of):
+        return None
+    out = np.full(len(d), np.datetime64("NaT"), dtype="datetime64[ns]")
+    iso = d.match(ISO_DATE, where=d.keep)
+    if iso.any():
+        stamps = pd.to_datetime(pd.Series(d.values[iso], dtype=object), format="%Y-%m-%d", errors="coerce")
+        out[iso] = stamps.to_numpy(dtype="datetime64[ns]")
+    ok = ~np.isnat(out) & d.keep
+    used: list[str] = ["2024-01-05"] if ok.any() else []
+    reachable, rest = _rest_can_reach(d, ok, date_of, need)
+    if not reachable:
+        return None
+    for i in rest:
+        got = date_of(d.values[i])
+        if got is not None:
+            out[i], label = got
+            ok[i] = True
+            if label not in used:
+                used.append(label)
+    n = d.weight(ok)
+    if n < need:
+        return None
+    return out, [Step("parsed dates written as text", n, f"{n:,} dates written as text parsed ({', '.join(used)})")], ok
+
+
+def leftover(d: Distinct, unparsed: np.ndarray, action: str, noun: str) -> list[Step]:
+    """The values a mostly-numeric (or mostly-date) column could not read: logged, never dropped silently."""
+    index = np.flatnonzero(unparsed)
+    count = d.weight(index)
+    if not count:
+        return []
+    examples = ", ".join(f"'{d.values[i]}'" for i in index[:3])
+    return [Step(action, count, f"{count:,} values that are not {noun} read as missing ({examples})")]

@@ -23,7 +23,8 @@ from app.ingest.errors import IngestError
 from app.ingest.pii import detect_injection, detect_pii, mask_frame
 from app.ingest.raw import RawSheet
 from app.ingest.readers import read_book
-from app.ingest.table import HEAD_ROWS, TableLayout, detect_layout, extract_table
+from app.ingest.extract import extract_table
+from app.ingest.table import HEAD_ROWS, TableLayout, detect_layout
 from app.ingest.types import infer_and_convert
 
 

@@ -1,0 +1,183 @@
+"""Step 2 of finding the table (table.py has step 1, the layout): the data rows, vectorised.
+
+Blank rows and columns are dropped, vertically merged cells filled, and totals/subtotals rows
+(合计/小计/总计/Total/Subtotal) and the notes under the table removed, each reported in a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow.compute as pc
+
+from app.ingest.table import MAX_MERGES, TableLayout, cell_text
+from app.ingest.textvalues import regex_hits, text_array
+
+# A totals/subtotals label: "Total", "Grand total", "Subtotal", "合计", "华东小计", "总计：" ...
+TOTAL_PATTERN = (r"^\s*(?:(?:grand|sub)[\s\-]?)?(?:total|totals|sum)\b.{0,20}$"
+                 r"|^.{0,12}(?:合计|总计|小计|總計|合計|小計|共计|汇总)\s*[:：]?.{0,12}$")
+_NOTE_START = re.compile(r"^\s*(注|备注|说明|附注|数据来源|来源|资料来源|制表|填表|审核|单位[:：]|note|notes|source|"
+                         r"prepared|\*|※|\(\d\)|（\d）|\d[.、)]\s)", re.I)
+
+
+@dataclass
+class Extracted:
+    frame: pd.DataFrame
+    sheet_rows: np.ndarray          # 1-based sheet row of each frame row
+    warnings: list[str]
+    cleaning: list[dict]
+
+
+def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extracted:
+    """`body`: the sheet rows from `layout.data_start` on (index 0 = that row), columns = sheet
+    column positions. Returns the table with blank rows, totals and notes removed."""
+    warnings: list[str] = []
+    cleaning: list[dict] = []
+    body = body.reset_index(drop=True)
+    present = _present(body)
+    # Columns: those the header names plus any that only have data further down.
+    extra = [c for c in body.columns if c not in set(layout.col_idx) and present[c].any()]
+    cols = sorted(set(layout.col_idx) | set(extra))
+    names = dict(zip(layout.col_idx, layout.names))
+    if extra:
+        taken = set(layout.names)
+        for c in extra:
+            name, k = f"Unnamed {c + 1}", 2
+            while name in taken:
+                name, k = f"Unnamed {c + 1}_{k}", k + 1
+            taken.add(name)
+            names[c] = name
+    if cols != list(body.columns):
+        body = body.reindex(columns=cols)
+        present = present.reindex(columns=cols, fill_value=False)
+
+    if merges:
+        filled = _fill_vertical_merges(body, present, layout.data_start, merges)
+        for c, n in filled.items():
+            cleaning.append({"column": names[c], "action": "filled merged cells", "count": n,
+                             "message": f"{names[c]}: {n:,} cells of merged ranges filled with the merged value"})
+        if filled:
+            present = _present(body)
+
+    keep = present.any(axis=1).to_numpy().copy()
+    blank = ~keep
+    sheet_rows = np.arange(len(body)) + layout.data_start + 1
+
+    totals = _totals_mask(body, cols[:3]) & keep
+    if totals.any():
+        idx = np.flatnonzero(totals)
+        labels = _first_text(body.iloc[idx], cols[:3])
+        for i, label in list(zip(idx, labels))[:5]:
+            warnings.append(f"row {sheet_rows[i]} looks like a totals row ('{label}') and was excluded")
+        if len(idx) > 5:
+            warnings.append(f"{len(idx) - 5} more totals/subtotals rows were excluded")
+        keep &= ~totals
+
+    notes = _trailing_notes(body, present, keep, len(cols))
+    if notes:
+        first_note = notes[0]
+        label = _first_text(body.iloc[[first_note]], cols)[0]
+        span = (f"row {sheet_rows[first_note]}" if len(notes) == 1
+                else f"rows {sheet_rows[notes[0]]}–{sheet_rows[notes[-1]]}")
+        warnings.append(f"{span} look{'s' if len(notes) == 1 else ''} like notes below the table "
+                        f"('{_short(label)}') and {'was' if len(notes) == 1 else 'were'} excluded")
+        keep[notes] = False
+
+    if keep.any():
+        last = int(np.flatnonzero(keep)[-1])
+        inner_blank = int(blank[: last + 1].sum())
+        if inner_blank:
+            warnings.insert(0, f"{inner_blank} blank rows inside the table were skipped" if inner_blank > 1
+                            else "1 blank row inside the table was skipped")
+    frame = (body if keep.all() else body.loc[keep]).reset_index(drop=True)
+    frame.columns = [names[c] for c in cols]
+    return Extracted(frame, sheet_rows[keep], warnings, cleaning)
+
+
+def _present(body: pd.DataFrame) -> pd.DataFrame:
+    """Which cells hold something: not missing, and text that is not only spaces."""
+    out = body.notna()
+    for c in body.columns:
+        col = body[c]
+        if col.dtype == object or pd.api.types.is_string_dtype(col):
+            texts = text_array(col)
+            blank = pc.or_(pc.equal(pc.utf8_length(texts), 0), pc.utf8_is_space(texts))
+            out[c] = out[c].to_numpy() & ~blank.fill_null(True).to_numpy(zero_copy_only=False)
+    return out
+
+
+def _totals_mask(body: pd.DataFrame, label_cols: list) -> np.ndarray:
+    mask = np.zeros(len(body), dtype=bool)
+    for c in label_cols:
+        col = body[c]
+        if col.dtype == object or pd.api.types.is_string_dtype(col):
+            mask |= regex_hits(pc.utf8_trim_whitespace(text_array(col)), "(?i)" + TOTAL_PATTERN)
+    return mask
+
+
+def _first_text(rows: pd.DataFrame, cols: list) -> list[str]:
+    out = []
+    for _, row in rows.iterrows():
+        out.append(next((cell_text(row[c]) for c in cols if cell_text(row[c])), ""))
+    return out
+
+
+def _trailing_notes(body: pd.DataFrame, present: pd.DataFrame, keep: np.ndarray, n_cols: int) -> list[int]:
+    """Rows at the bottom that hold a sentence or two, not data: '注：…', 'Source: …'."""
+    if n_cols < 2:
+        return []
+    kept = np.flatnonzero(keep)
+    if len(kept) < 2:
+        return []
+    pres = present.to_numpy()
+    notes: list[int] = []
+    for pos in range(len(kept) - 1, max(-1, len(kept) - 30), -1):
+        i = kept[pos]
+        filled = np.flatnonzero(pres[i])
+        if len(filled) > max(1, n_cols // 3):
+            break
+        values = [body.iat[i, j] for j in filled]
+        if not all(isinstance(v, str) for v in values):
+            break
+        text = " ".join(v.strip() for v in values)
+        prev = kept[pos - 1] if pos > 0 else -1
+        gap = prev >= 0 and i - prev > 1
+        if not (_NOTE_START.match(text) or (len(filled) == 1 and (gap or len(text) >= 25))):
+            break
+        notes.append(i)
+    if len(notes) >= len(kept) - 1:
+        return []  # the whole table would go: these are data after all
+    return sorted(notes)
+
+
+def _fill_vertical_merges(body: pd.DataFrame, present: pd.DataFrame, data_start: int, merges) -> dict:
+    """Cells inside a merged range that spans rows of the data take the range's value ("华东"
+    merged over four rows belongs to all four)."""
+    counts: dict = {}
+    n = len(body)
+    cols = set(body.columns)
+    for (r0, c0, r1, c1) in merges[:MAX_MERGES]:
+        if r1 <= r0 or r0 < data_start:
+            continue
+        top, bottom = r0 - data_start, min(r1 - data_start, n - 1)
+        if top >= n:
+            continue
+        for c in range(c0, c1 + 1):
+            if c not in cols or not present.at[top, c]:
+                continue
+            value = body.at[top, c]
+            for r in range(top + 1, bottom + 1):
+                if not present.at[r, c]:
+                    if body[c].dtype != object and not isinstance(value, (int, float)):
+                        body[c] = body[c].astype(object)
+                    body.at[r, c] = value
+                    counts[c] = counts.get(c, 0) + 1
+    return counts
+
+
+def _short(text, limit: int = 50) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -3,7 +3,8 @@
 A crafted or damaged file can make a native reader spin or allocate without end; inside a child
 that costs one killed process, never the server or the CLI, and the user gets a `too_large`
 error instead of a hang. A read is a *job*: a folder holding `request.pkl` (file, sheet and the
-limits); the child writes `result.pkl` (the table, or the IngestError) there and exits.
+limits); the child writes `result.pkl` (the table's description, or the IngestError) and
+`frame.arrow` (the table, an Arrow file the parent memory-maps) there and exits.
 
 Who forks the child:
 - a process with one thread (the CLI) forks itself: cheapest, everything is already imported;
@@ -27,6 +28,9 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
 
 from app.config import Settings, get_settings
 from app.ingest import pipeline
@@ -118,7 +122,8 @@ def read_job(job: Path) -> int:
         return SETUP_FAILED
     limit_memory(settings.parse_memory_mb)
     try:
-        outcome = ("ok", pipeline.load_table(path, sheet=sheet, settings=settings))
+        table = pipeline.load_table(path, sheet=sheet, settings=settings)
+        outcome = ("ok", (table.info, table.pii, _write_frame(table.frame, job)))
     except IngestError as exc:
         outcome = ("error", exc)
     except MemoryError:
@@ -133,6 +138,25 @@ def read_job(job: Path) -> int:
         partial.write_bytes(pickle.dumps(("error", _out_of_memory())))
     partial.rename(job / "result.pkl")
     return 0
+
+
+def _write_frame(frame: pd.DataFrame, job: Path) -> pd.DataFrame | None:
+    """The table as an Arrow IPC file the parent maps without copying (None: written there);
+    a frame Arrow cannot hold goes back pickled instead (returned)."""
+    try:
+        arrow = pa.Table.from_pandas(frame, preserve_index=False)
+        with pa.OSFile(str(job / "frame.arrow"), "wb") as sink, pa.ipc.new_file(sink, arrow.schema) as writer:
+            writer.write_table(arrow)
+        return None
+    except (pa.ArrowException, TypeError, ValueError):
+        return frame
+
+
+def _read_frame(job: Path) -> pd.DataFrame:
+    # Memory-mapped: the columns point into the file's pages, which stay valid after the job
+    # folder is removed (the mapping keeps the file alive).
+    arrow = pa.ipc.open_file(pa.memory_map(str(job / "frame.arrow"))).read_all()
+    return arrow.to_pandas(split_blocks=True)
 
 
 def limit_memory(extra_mb: int) -> None:
@@ -160,7 +184,8 @@ def _outcome(job: Path, status: str, code: int, settings: Settings) -> LoadedTab
         kind, payload = pickle.loads(result.read_bytes())
         if kind == "error":
             raise payload
-        return payload
+        info, pii, frame = payload
+        return LoadedTable(frame=_read_frame(job) if frame is None else frame, info=info, pii=pii)
     if code == SETUP_FAILED:
         raise NoChild("the reading child could not start")
     if code in (-signal.SIGSEGV, -signal.SIGBUS, -signal.SIGILL):

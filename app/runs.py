@@ -72,9 +72,26 @@ class RunService:
         self._stops[run_id] = threading.Event()
         return self.executor.submit(self.execute, run_id)
 
-    def interrupt(self, run_id: str) -> None:
-        if run_id in self._stops:
-            self._stops[run_id].set()
+    def interrupt(self, run_id: str) -> str:
+        """Stop a run. A queued or running one stops at its next step and ends "interrupted" with
+        the evidence recorded so far; a run waiting for an answer ends so at once (its open
+        questions stay open, and an answer given later is still kept as a confirmed definition).
+        Returns the status the run is in or heading to."""
+        stop = self._stops.get(run_id)
+        if stop is not None:
+            stop.set()
+            return "interrupting"
+        with self.db.session() as session:
+            run = session.get(Run, run_id)
+            if run is None:
+                return "not_found"
+            if run.status == "waiting":
+                recorder = RunRecorder(session, run.workspace_id, run.id,
+                                       trace_dir(self.settings, run.workspace_id, run.id))
+                run.status, run.answer = "interrupted", _partial_answer(run.language)
+                run.state = {k: v for k, v in (run.state or {}).items() if k != "waiting"}
+                self.finish(session, run, recorder)
+            return run.status
 
     def shutdown(self) -> None:
         for stop in self._stops.values():

@@ -246,6 +246,26 @@ def test_page_shows_the_form_and_the_answer_resumes_the_run(client, tmp_path):
 
 
 
+def test_stopping_a_run_that_waits_for_an_answer_ends_it_at_once(client, tmp_path):
+    path = tmp_path / "shop.csv"
+    shop_frame().to_csv(path, index=False)
+    ws = client.post("/api/workspaces", json={"name": "clarify"}).json()["id"]
+    with path.open("rb") as fh:
+        assert client.post(f"/api/workspaces/{ws}/files", files={"file": ("shop.csv", fh, "text/csv")}).status_code == 201
+    run_id = client.post(f"/api/workspaces/{ws}/messages", json={"text": "how is revenue doing?"}).json()["run_id"]
+    question = wait_for_run(client, run_id, ("waiting",))["question"]
+    stopped = client.post(f"/api/runs/{run_id}/interrupt")
+    assert stopped.status_code == 202 and stopped.json()["status"] == "interrupted"
+    body = client.get(f"/api/runs/{run_id}").json()
+    assert body["status"] == "interrupted" and "interrupted" in body["answer"]
+    events = [line for line in client.get(f"/api/runs/{run_id}/events").text.splitlines() if line.startswith("event:")]
+    assert events[-1] == "event: run_finished"
+    # an answer given afterwards is kept as a definition but does not restart the stopped run
+    late = client.post(f"/api/runs/{run_id}/answers", json={"question_id": question["id"], "answer": "gmv"})
+    assert late.status_code == 202 and late.json()["status"] == "accepted"
+    assert client.get(f"/api/runs/{run_id}").json()["status"] == "interrupted"
+    assert client.post(f"/api/runs/{run_id}/interrupt").json()["status"] == "interrupted"
+
 
 # --- the command line -------------------------------------------------------------------------
 def verity(*args, tmp_path):

@@ -134,8 +134,7 @@ def api_answer(body: AnswerIn, run: RunDep, session: DbSessionDep, runs: RunServ
 
 @router.post("/api/runs/{run_id}/interrupt", status_code=202)
 def api_interrupt(run: RunDep, runs: RunServiceDep) -> dict[str, str]:
-    runs.interrupt(run.id)
-    return {"status": "interrupting" if run.status not in FINAL else run.status, "run_id": run.id}
+    return {"status": runs.interrupt(run.id), "run_id": run.id}
 
 
 # --- server-sent events ----------------------------------------------------------------------

@@ -160,3 +160,20 @@ def test_record_analysis_plan_is_stored_emitted_and_reported(tmp_path):
     assert report["analysis_plan"]["method_plan"] == ["ANOVA across the three groups"]
     page = to_html(report)
     assert 'id="analysis-plan"' in page and "Whether weight differs by treatment" in page and "30 plants only" in page
+    # the Markdown, Word and PDF reports carry the plan and the checks too
+    from docx import Document
+    from pypdf import PdfReader
+
+    from app.reports.docx_report import to_docx
+    from app.reports.markdown_report import to_markdown
+    from app.reports.pdf_report import to_pdf
+
+    markdown = to_markdown(report)
+    assert "### Analysis plan" in markdown and "**Planned methods:** 1. ANOVA across the three groups" in markdown
+    assert "**What the plan cannot establish:** 30 plants only" in markdown
+    word = "\n".join(p.text for p in Document(str(to_docx(report, tmp_path / "r.docx"))).paragraphs)
+    assert "Analysis plan" in word and "Whether weight differs by treatment" in word
+    pdf = "\n".join(page.extract_text() for page in PdfReader(str(to_pdf(report, tmp_path / "r.pdf"))).pages)
+    assert "Analysis plan" in pdf and "30 plants only" in pdf
+    if report["verification"]["status"] in ("passed", "failed"):
+        assert "### Checks of the conclusions" in markdown and "Checks of the conclusions" in word

@@ -8,7 +8,8 @@ from typing import Any
 from app.reports.i18n import label, labels
 from app.reports.report_parts import (CONFIDENCE_COLOURS, evidence_facts, evidence_numbers, figure_caption,
                                       figure_file, figure_numbers_by_evidence, meta_items, metric_rows,
-                                      report_language, task_rows, tool_call_rows)
+                                      plan_facts, report_language, task_rows, tool_call_rows,
+                                      verification_summary)
 from app.reports.text_blocks import inline_runs, markdown_blocks
 
 _STYLES_WITH_CJK = ("Normal", "Title", "Heading 1", "Heading 2", "Heading 3", "List Bullet", "List Number")
@@ -185,6 +186,17 @@ def _add_figures(doc, report: dict[str, Any], L: dict[str, str], numbers: dict[s
 
 def _add_how(doc, report: dict[str, Any], L: dict[str, str], lang: str) -> None:
     doc.add_heading(L["how"], level=1)
+    facts = plan_facts(report, L)
+    if facts:
+        doc.add_heading(L["analysis_plan"], level=2)
+        for key, value in facts:
+            _add_labelled(doc, key, value)
+    checks = verification_summary(report, L)
+    if checks:
+        doc.add_heading(L["verification"], level=2)
+        doc.add_paragraph(checks[0])
+        if checks[1]:
+            _add_table(doc, checks[1])
     if report.get("method_notes"):
         _add_labelled(doc, L["methods_used"], "; ".join(report["method_notes"]))
     if report.get("tools_used"):

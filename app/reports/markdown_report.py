@@ -6,7 +6,8 @@ from typing import Any
 
 from app.reports.i18n import label, labels
 from app.reports.report_parts import (args_text, evidence_numbers, figure_numbers_by_evidence, format_value,
-                                      meta_items, report_language, supports_suffix, task_status)
+                                      meta_items, plan_facts, report_language, supports_suffix, task_status,
+                                      verification_summary)
 
 
 def to_markdown(report: dict[str, Any]) -> str:
@@ -88,6 +89,16 @@ def _figures(report: dict[str, Any], L: dict[str, str], numbers: dict[str, int])
 
 def _how(report: dict[str, Any], L: dict[str, str], lang: str) -> list[str]:
     out = [f"## {L['how']}", ""]
+    facts = plan_facts(report, L)
+    if facts:
+        out += [f"### {L['analysis_plan']}", ""] + [f"- **{k}:** {v}" for k, v in facts] + [""]
+    checks = verification_summary(report, L)
+    if checks:
+        text, rows = checks
+        out += [f"### {L['verification']}", "", text, ""]
+        if rows:
+            out += ["| " + " | ".join(rows[0]) + " |", "|---|---|---|"]
+            out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows[1:]] + [""]
     if report.get("method_notes"):
         out += [f"**{L['methods_used']}:** " + "; ".join(report["method_notes"]), ""]
     if report.get("tools_used"):

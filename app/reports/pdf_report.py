@@ -10,7 +10,8 @@ from app.reports.i18n import label, labels
 from app.reports.pdf_fonts import pdf_fallback, pdf_font, pdf_inline
 from app.reports.report_parts import (CONFIDENCE_COLOURS, evidence_facts, evidence_numbers, figure_caption,
                                       figure_file, figure_numbers_by_evidence, meta_items, metric_rows,
-                                      report_language, task_rows, tool_call_rows)
+                                      plan_facts, report_language, task_rows, tool_call_rows,
+                                      verification_summary)
 from app.reports.text_blocks import markdown_blocks
 
 _MUTED = "#5b6475"
@@ -192,6 +193,17 @@ def _add_figures(story: _Story, report: dict[str, Any], L: dict[str, str], numbe
 
 def _add_how(story: _Story, report: dict[str, Any], L: dict[str, str], lang: str) -> None:
     story.para(L["how"], story.h[1])
+    facts = plan_facts(report, L)
+    if facts:
+        story.para(L["analysis_plan"], story.h[2])
+        for key, value in facts:
+            story.labelled(key, value)
+    checks = verification_summary(report, L)
+    if checks:
+        story.para(L["verification"], story.h[2])
+        story.para(checks[0])
+        if checks[1]:
+            story.table(checks[1], [story.width * 0.6, story.width * 0.2, story.width * 0.2])
     if report.get("method_notes"):
         story.labelled(L["methods_used"], "; ".join(report["method_notes"]))
     if report.get("tools_used"):

@@ -132,3 +132,32 @@ def tool_call_rows(report: dict[str, Any], L: dict[str, str]) -> list[list[str]]
     return [[L["id"], L["tool"], L["arguments"], L["status"], L["duration"]]] + [
         [c["id"], c.get("tool", ""), args_text(c.get("arguments", {})), L["ok"] if c.get("ok") else L["failed"],
          format_value(c.get("duration_ms"))] for c in report["tool_calls"]]
+
+
+def plan_facts(report: dict[str, Any], L: dict[str, str]) -> list[tuple[str, str]]:
+    """The recorded analysis plan as (label, text) pairs; empty when none was recorded."""
+    plan = report.get("analysis_plan") or {}
+    if not plan:
+        return []
+    facts = [(L["goal"], str(plan.get("goal") or "")), (L["question_type"], str(plan.get("question_type") or ""))]
+    for key, name in (("metrics", "plan_metrics"), ("dimensions", "plan_dimensions")):
+        if plan.get(key):
+            facts.append((L[name], ", ".join(map(str, plan[key]))))
+    if plan.get("method_plan"):
+        facts.append((L["method_plan"], "; ".join(f"{n}. {m}" for n, m in enumerate(plan["method_plan"], start=1))))
+    if plan.get("limitations"):
+        facts.append((L["plan_limitations"], "; ".join(map(str, plan["limitations"]))))
+    return facts
+
+
+def verification_summary(report: dict[str, Any], L: dict[str, str]) -> tuple[str, list[list[str]]] | None:
+    """What the claim checks found, and the hypotheses as a table (header first); None when the
+    checks did not run."""
+    check = report.get("verification") or {}
+    if check.get("status") not in ("passed", "failed"):
+        return None
+    text = L["verification_failed"] if check["status"] == "failed" else L["verification_passed"]
+    rows = [[L["hypotheses"], "", L["status"]]] + [
+        [str(h.get("statement") or ""), L.get(h.get("role"), h.get("role") or ""), L.get(h.get("status"), h.get("status") or "")]
+        for h in check.get("hypotheses") or []]
+    return text, rows if len(rows) > 1 else []

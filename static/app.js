@@ -37,7 +37,8 @@
     var self = this, panel = this.panel;
     var url = panel.getAttribute("data-events-url") + "?after=" + (panel.getAttribute("data-after") || "0");
     this.source = new EventSource(url);
-    ["tool_started", "tool_finished", "task", "evidence", "answer_delta", "answer", "question", "run_finished"].forEach(function (kind) {
+    ["tool_started", "tool_finished", "task", "evidence", "analysis_plan", "verification", "answer_delta", "answer",
+     "question", "run_finished"].forEach(function (kind) {
       self.source.addEventListener(kind, function (message) {
         var data = {};
         try { data = JSON.parse(message.data); } catch (err) { return; }
@@ -162,6 +163,36 @@
     }
     card.appendChild(details);
     list.appendChild(card);
+  };
+
+  RunPanel.prototype.analysis_plan = function (data) {
+    var box = this.panel.querySelector("[data-analysis-plan]");
+    if (!box) return;
+    box.textContent = "";
+    box.appendChild(el("dt", null, this.i18n.plan_goal || "Goal"));
+    box.appendChild(el("dd", null, data.goal || ""));
+    if ((data.method_plan || []).length) {
+      box.appendChild(el("dt", null, this.i18n.plan_methods || "Planned methods"));
+      box.appendChild(el("dd", null, data.method_plan.join("; ")));
+    }
+  };
+
+  // Each claim checked against the analyses it cites gets a mark on its evidence card.
+  RunPanel.prototype.verification = function (data) {
+    var self = this;
+    (data.results || []).forEach(function (result) {
+      if (result.status !== "passed" && result.status !== "failed") return;
+      var card = self.panel.querySelector('[data-evidence-id="' + CSS.escape(String(result.evidence_id)) + '"]');
+      if (!card) return;
+      var old = card.querySelector("[data-check]");
+      if (old) old.remove();
+      card.classList.remove("check-passed", "check-failed");
+      card.classList.add("check-" + result.status);
+      var mark = el("span", "badge check check-" + result.status, self.i18n["check_" + result.status] || result.status);
+      mark.setAttribute("data-check", "");
+      var claim = card.querySelector(".claim");
+      if (claim) { claim.appendChild(document.createTextNode(" ")); claim.appendChild(mark); }
+    });
   };
 
   // A streamed answer grows live as plain text; the final `answer` event swaps in the rendered one.

@@ -191,7 +191,9 @@ def test_upload_ask_and_follow_the_run_live(page, tmp_path: Path) -> None:
     assert panel.locator("[data-steps] li.step.running").count() == 0
     cards = panel.locator("[data-evidence] article.evidence-card")
     assert cards.count() >= 1, "no evidence card"
-    expect(cards.first.locator(".claim .badge")).to_have_text(re.compile(r"(high|medium|low) confidence"))
+    expect(cards.first.locator(".claim .badge[class*='confidence-']")).to_have_text(
+        re.compile(r"(high|medium|low) confidence"))
+    expect(cards.first.locator(".claim [data-check]")).to_have_text("checked")  # checked against its analysis
 
     # charts: every <img> in the run panel loads (they are lazy, so bring each into view)
     images = panel.locator("img")

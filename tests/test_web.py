@@ -176,6 +176,16 @@ def test_run_partial_is_a_fragment(flow):
     assert "<html" in flow["client"].get(f"/runs/{flow['run_id']}").text
 
 
+def test_run_panel_shows_the_plan_and_which_claims_were_checked(flow):
+    kinds = [kind for _, kind, _ in flow["events"]]
+    assert "analysis_plan" in kinds and "verification" in kinds  # the live panel gets both
+    page = flow["client"].get(f"/runs/{flow['run_id']}?partial=1").text
+    plan = page.split("data-analysis-plan>", 1)[1].split("</dl>", 1)[0]
+    assert "<dt>Goal</dt>" in plan and "Planned methods" in plan
+    assert page.count('data-check>checked</span>') == page.count('class="evidence-card') >= 1
+    assert "Every claim was checked against the analyses it cites." in page
+
+
 def test_figures_are_served_and_traversal_refused(flow):
     client, ws = flow["client"], flow["ws"]
     urls = [f["url"] for _, kind, data in flow["events"] if kind == "tool_finished" for f in data["figures"]]

@@ -70,8 +70,13 @@ def run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
     report = session.scalars(select(Report).where(Report.run_id == run.id)
                              .order_by(Report.created_at.desc())).first()
     unverified = list((report.content or {}).get("unverified_numbers", [])) if report else []
+    state = run.state or {}
+    verification = state.get("verification") or {}
     return {
         "run": run,
+        "analysis_plan": state.get("plan"),
+        "checks": {r["evidence_id"]: r["status"] for r in verification.get("results", []) if r.get("evidence_id")},
+        "checks_status": verification.get("status"),
         "active": run.status in ACTIVE,
         "steps": steps,
         "quiet_tools": sorted(HARNESS_TOOLS),

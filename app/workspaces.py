@@ -170,8 +170,31 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
         if frame is not None and c["type"] in ("category", "boolean", "text") and c["name"] in frame.columns:
             column["levels"] = int(frame[c["name"]].nunique(dropna=True))
         columns.append(column)
-    return {"name": dataset.name, "file": dataset.file_name, "sheet": dataset.sheet, "rows": dataset.rows,
-            "columns": columns}
+    summary = {"name": dataset.name, "file": dataset.file_name, "sheet": dataset.sheet, "rows": dataset.rows,
+               "columns": columns}
+    dates = [c["name"] for c in columns if c["type"] == "datetime"]
+    if frame is not None and dates and (grain := time_grain(frame[dates[0]])):
+        summary["grain"] = grain
+    return summary
+
+
+# Typical spacing of distinct dates, in days, and the name of that level of detail.
+GRAINS = ((0.9, 1.1, "daily"), (6.5, 7.5, "weekly"), (27.5, 31.5, "monthly"), (89, 93, "quarterly"),
+          (364, 367, "yearly"))
+
+
+def time_grain(dates: pd.Series) -> str | None:
+    """The level of detail of a table over time: "daily", "weekly", "monthly", "quarterly" or
+    "yearly" from the typical gap between its distinct dates, with " (several rows per date)"
+    when a date repeats (transactions rather than one row per period). None when irregular."""
+    distinct = pd.Series(pd.to_datetime(dates, errors="coerce").dropna().unique()).sort_values()
+    if len(distinct) < 3:
+        return None
+    gap = distinct.diff().dt.total_seconds().median() / 86400
+    name = next((label for low, high, label in GRAINS if low <= gap <= high), None)
+    if name is None:
+        return None
+    return f"{name} (several rows per date)" if dates.notna().sum() > 1.5 * len(distinct) else name
 
 
 def describe_columns_of(frame: pd.DataFrame) -> list[dict]:

@@ -113,6 +113,24 @@ def test_data_quality_gates():
     assert gate("Summarise the remarks", tiny) is None
 
 
+def test_grain_gate_when_tables_at_different_levels_of_detail_are_combined():
+    from app.db.models import Dataset
+    from app.workspaces import dataset_summary
+
+    orders = shop_frame(90)
+    targets = pd.DataFrame({"month": pd.date_range("2024-01-01", periods=12, freq="MS"),
+                            "target": np.arange(3000, 4200, 100)})
+    summaries = []
+    for name, frame in (("orders", orders), ("targets", targets)):
+        info = {"columns": [{"name": c, "type": "datetime" if c in ("date", "month") else "number", "missing": 0}
+                            for c in frame.columns]}
+        summaries.append(dataset_summary(Dataset(name=name, file_name=f"{name}.csv", rows=len(frame), info=info), frame))
+    assert [s["grain"] for s in summaries] == ["daily", "monthly"]
+    found = check_gates(GateInput("Is revenue above target by region?", summaries))
+    assert found.topic == "quality.grain" and "daily, monthly" in found.question
+    assert check_gates(GateInput("Does revenue differ by region?", summaries)) is None  # one table only
+
+
 def test_scope_gate_for_a_new_file():
     other = {"name": "returns", "file": "returns.csv", "rows": 50, "columns": cols(("refund", "number", 0))}
     found = check_gates(GateInput("Does revenue_net differ by region?", [SHOP, other],

@@ -87,7 +87,8 @@ def data_block(datasets: list[dict[str, Any]]) -> str:
     for ds in datasets:
         cols = ", ".join(f"{c['name']} ({c['type']}" + (f", {c['levels']} levels" if c.get("levels") else "") + ")"
                          for c in ds.get("columns", []))
-        lines.append(f"- {ds['name']}: {ds.get('rows', '?')} rows; columns: {cols}")
+        grain = f", {ds['grain']}" if ds.get("grain") else ""  # the level of detail over time
+        lines.append(f"- {ds['name']}: {ds.get('rows', '?')} rows{grain}; columns: {cols}")
     body = "\n".join(lines) or "(no datasets uploaded yet)"
     flagged = [note for ds in datasets if (note := injection_note(ds["name"], ds.get("warnings") or []))]
     return wrap("workspace-datasets", "data", "\n".join([body, *flagged]))

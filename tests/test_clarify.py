@@ -244,13 +244,18 @@ def test_normalise_answer():
 
 
 # --- the page ---------------------------------------------------------------------------------
-def test_page_shows_the_form_and_the_answer_resumes_the_run(client, tmp_path):
+def ask_about_the_shop(client, tmp_path) -> str:
+    """Upload the shop table and ask a question that needs the metric gate; the run's id."""
     path = tmp_path / "shop.csv"
     shop_frame().to_csv(path, index=False)
     ws = client.post("/api/workspaces", json={"name": "clarify"}).json()["id"]
     with path.open("rb") as fh:
         assert client.post(f"/api/workspaces/{ws}/files", files={"file": ("shop.csv", fh, "text/csv")}).status_code == 201
-    run_id = client.post(f"/api/workspaces/{ws}/messages", json={"text": "how is revenue doing?"}).json()["run_id"]
+    return client.post(f"/api/workspaces/{ws}/messages", json={"text": "how is revenue doing?"}).json()["run_id"]
+
+
+def test_page_shows_the_form_and_the_answer_resumes_the_run(client, tmp_path):
+    run_id = ask_about_the_shop(client, tmp_path)
     body = wait_for_run(client, run_id, ("waiting",))
     assert body["question"]["kind"] == "single" and len(body["question"]["options"]) == 3
     page = client.get(f"/runs/{run_id}?partial=1", headers={"X-Requested-With": "fetch"}).text
@@ -263,14 +268,8 @@ def test_page_shows_the_form_and_the_answer_resumes_the_run(client, tmp_path):
     assert done["status"] == "done" and done["question"] is None and "gmv" in done["answer"]
 
 
-
 def test_stopping_a_run_that_waits_for_an_answer_ends_it_at_once(client, tmp_path):
-    path = tmp_path / "shop.csv"
-    shop_frame().to_csv(path, index=False)
-    ws = client.post("/api/workspaces", json={"name": "clarify"}).json()["id"]
-    with path.open("rb") as fh:
-        assert client.post(f"/api/workspaces/{ws}/files", files={"file": ("shop.csv", fh, "text/csv")}).status_code == 201
-    run_id = client.post(f"/api/workspaces/{ws}/messages", json={"text": "how is revenue doing?"}).json()["run_id"]
+    run_id = ask_about_the_shop(client, tmp_path)
     question = wait_for_run(client, run_id, ("waiting",))["question"]
     stopped = client.post(f"/api/runs/{run_id}/interrupt")
     assert stopped.status_code == 202 and stopped.json()["status"] == "interrupted"

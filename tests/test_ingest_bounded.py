@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from app.config import Settings
-from app.ingest.bounded import load_table_bounded
+from app.ingest.bounded import load_table_bounded, preview_table_bounded
 from app.ingest.errors import IngestError
 from app.ingest.pipeline import load_table
 
@@ -117,3 +117,22 @@ def test_the_read_server_runs_reads_side_by_side(slow_csv):
     slow.join(60)
     assert results["quick"] == 6 and quick_took < 2
     assert results["slow"] in ("too_large", 300_000)  # stopped at 2 s, or done within them
+
+
+def test_the_streamed_preview_of_a_big_workbook_is_read_in_a_child_too(tmp_path):
+    xlsxwriter = pytest.importorskip("xlsxwriter")
+    path = tmp_path / "big.xlsx"
+    book = xlsxwriter.Workbook(str(path), {"constant_memory": True})
+    sheet = book.add_worksheet("Data")
+    sheet.write_row(0, 0, ["ID", "Amount"])
+    for i in range(50_000):
+        sheet.write_row(i + 1, 0, [f"A{i:06d}", i * 2.5])
+    book.close()
+    out = in_thread(preview_table_bounded, path, rows=3)
+    assert out["partial"] is True and out["rows"] == 50_000
+    assert [r["Amount"] for r in out["preview"]] == [0.0, 2.5, 5.0]
+    renamed = tmp_path / "scan.xlsx"
+    renamed.write_bytes(b"%PDF-1.7\n" + b"\0" * 64)
+    with pytest.raises(IngestError) as err:
+        in_thread(preview_table_bounded, renamed)
+    assert err.value.category == "unsupported_format" and "PDF" in err.value.message

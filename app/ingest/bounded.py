@@ -4,7 +4,9 @@ A crafted or damaged file can make a native reader spin or allocate without end;
 that costs one killed process, never the server or the CLI, and the user gets a `too_large`
 error instead of a hang. A read is a *job*: a folder holding `request.pkl` (file, sheet and the
 limits); the child writes `result.pkl` (the table's description, or the IngestError) and
-`frame.arrow` (the table, an Arrow file the parent memory-maps) there and exits.
+`frame.arrow` (the table, an Arrow file the parent memory-maps) there and exits. A job reads a
+whole table (`load_table_bounded`) or the streamed preview of a big workbook
+(`preview_table_bounded`).
 
 Who forks the child:
 - a process with one thread (the CLI) forks itself: cheapest, everything is already imported;
@@ -50,26 +52,48 @@ def load_table_bounded(path: str | Path, sheet: str | None = None, settings: Set
     """`load_table` in a child process: at most `parse_timeout_s` seconds and `parse_memory_mb`
     megabytes of memory beyond what the child starts with. Raises IngestError as `load_table`
     does, and `too_large` when a limit is hit."""
+    return _bounded("table", path, sheet, settings)
+
+
+def preview_table_bounded(path: str | Path, sheet: str | None = None, rows: int = 20,
+                          settings: Settings | None = None) -> dict | None:
+    """`preview_table` (the streamed first rows of a big workbook) in a child process, with the
+    same limits: the web server parses nothing of an uploaded file itself. None when the
+    streaming reader cannot preview this file (read it whole instead)."""
+    return _bounded("preview", path, sheet, settings, rows=rows)
+
+
+def _bounded(kind: str, path: str | Path, sheet: str | None, settings: Settings | None, **options):
     settings = settings or get_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     job = Path(tempfile.mkdtemp(prefix="read-", dir=settings.data_dir))
     try:
         # The child needs the limits, not the model's API key: that never touches the disk.
-        request = (str(Path(path).resolve()), sheet, settings.model_copy(update={"llm_api_key": None}))
+        request = (kind, str(Path(path).resolve()), sheet, settings.model_copy(update={"llm_api_key": None}), options)
         (job / "request.pkl").write_bytes(pickle.dumps(request))
         try:
             status, code = run_job(job, settings.parse_timeout_s)
-            return _outcome(job, status, code, settings)
+            return _outcome(kind, job, status, code, settings)
         except NoChild as exc:
             log.warning("reading %s in-process: %s", Path(path).name, exc)
-            return pipeline.load_table(path, sheet=sheet, settings=settings)
+            return _READERS[kind](path, sheet, settings, None, **options)
     finally:
         shutil.rmtree(job, ignore_errors=True)
+
+
+def import_readers() -> None:
+    """Import what reading imports lazily, before forking: a child under its memory limit may not
+    be able to map a shared library any more, and a forked child should not pay for imports."""
+    import charset_normalizer  # noqa: F401
+    import fastexcel  # noqa: F401
+
+    import app.ingest.xlsxstream  # noqa: F401
 
 
 def run_job(job: Path, timeout: float) -> tuple[str, int]:
     """Fork a child for the job, here or in the read server; ("exit", code) or ("timeout", -9)."""
     if threading.active_count() == 1 and hasattr(os, "fork"):
+        import_readers()
         pid = os.fork()
         if pid == 0:  # ---- child
             code = SETUP_FAILED
@@ -117,13 +141,13 @@ def pidfd(pid: int) -> int | None:
 def read_job(job: Path) -> int:
     """In the forked child: apply the memory limit, read the file, write the outcome; the exit code."""
     try:
-        path, sheet, settings = pickle.loads((job / "request.pkl").read_bytes())
+        kind, path, sheet, settings, options = pickle.loads((job / "request.pkl").read_bytes())
+        reader = _READERS[kind]
     except Exception:  # noqa: BLE001 - a job folder this code did not write
         return SETUP_FAILED
     limit_memory(settings.parse_memory_mb)
     try:
-        table = pipeline.load_table(path, sheet=sheet, settings=settings)
-        outcome = ("ok", (table.info, table.pii, _write_frame(table.frame, job)))
+        outcome = ("ok", reader(path, sheet, settings, job, **options))
     except IngestError as exc:
         outcome = ("error", exc)
     except MemoryError:
@@ -138,6 +162,30 @@ def read_job(job: Path) -> int:
         partial.write_bytes(pickle.dumps(("error", _out_of_memory())))
     partial.rename(job / "result.pkl")
     return 0
+
+
+def _read_table(path, sheet, settings: Settings, job: Path | None):
+    """In the child (job set): the table's description, its frame written beside it. In-process
+    (job None, no child available): the LoadedTable itself."""
+    table = pipeline.load_table(path, sheet=sheet, settings=settings)
+    if job is None:
+        return table
+    return table.info, table.pii, _write_frame(table.frame, job)
+
+
+def _read_preview(path, sheet, settings: Settings, job: Path | None, rows: int = 20) -> dict | None:
+    """The preview, or None when the streaming reader trips over something unusual in a file
+    that is not bad input: the caller then reads the file whole, which decides."""
+    try:
+        return pipeline.preview_table(path, sheet=sheet, rows=rows, settings=settings)
+    except (IngestError, MemoryError):
+        raise
+    except Exception:  # noqa: BLE001
+        log.warning("streamed preview of %s failed; it will be read whole", Path(path).name, exc_info=True)
+        return None
+
+
+_READERS = {"table": _read_table, "preview": _read_preview}
 
 
 def _write_frame(frame: pd.DataFrame, job: Path) -> pd.DataFrame | None:
@@ -175,15 +223,17 @@ def limit_memory(extra_mb: int) -> None:
         pass
 
 
-def _outcome(job: Path, status: str, code: int, settings: Settings) -> LoadedTable:
+def _outcome(kind: str, job: Path, status: str, code: int, settings: Settings):
     if status == "timeout":
         raise IngestError("too_large", f"Reading this file took longer than {settings.parse_timeout_s:g} seconds.",
                           _HINT)
     result = job / "result.pkl"
     if result.exists():
-        kind, payload = pickle.loads(result.read_bytes())
-        if kind == "error":
+        outcome_kind, payload = pickle.loads(result.read_bytes())
+        if outcome_kind == "error":
             raise payload
+        if kind != "table":
+            return payload
         info, pii, frame = payload
         return LoadedTable(frame=_read_frame(job) if frame is None else frame, info=info, pii=pii)
     if code == SETUP_FAILED:

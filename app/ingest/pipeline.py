@@ -79,15 +79,14 @@ def load_table(path: str | Path, sheet: str | None = None, settings: Settings | 
 
 
 def preview_table(path: str | Path, sheet: str | None = None, rows: int = 20,
-                  settings: Settings | None = None, loader=None) -> dict:
+                  settings: Settings | None = None) -> dict:
     """The inspect-json of the first `rows` data rows, read without parsing the whole sheet.
 
     For .xlsx/.xlsm only the first rows of the sheet XML are streamed (a 500k-row workbook answers
     in milliseconds); other formats are small enough that a full read is used. Types and cleaning
     are inferred from these rows only, so they can differ from the full read: the answer carries
     `"partial": true` and `rows` is the sheet's row count from its dimension (an estimate that may
-    include totals or notes rows). The web shows this first and replaces it by `inspect_file`.
-    A sheet that is read whole is read by `loader` (default `load_table`)."""
+    include totals or notes rows). The web shows this first and replaces it by `inspect_file`."""
     path = Path(path)
     settings = settings or get_settings()
     head_rows = max(HEAD_ROWS, rows + 40)
@@ -95,7 +94,7 @@ def preview_table(path: str | Path, sheet: str | None = None, rows: int = 20,
     layouts = [(raw, _layout(raw)) for raw in book.sheets]
     raw, layout = _select_sheet(layouts, sheet, path)
     if raw.load_merges is None or raw.complete:
-        table = (loader or load_table)(path, sheet=raw.name, settings=settings)
+        table = load_table(path, sheet=raw.name, settings=settings)
         return {**table.info, "preview": table.preview(rows), "partial": False}
     _check_limits(raw, layout, settings)
     # Merged ranges are written after all the cells, so finding them means inflating the whole

@@ -114,7 +114,9 @@ def start_read_server() -> None:
 def serve(requests: int, answers) -> None:
     """Fork a child per request line read from the file descriptor `requests`; write the answers
     to `answers` (a binary file)."""
-    from app.ingest.bounded import SETUP_FAILED, pidfd, read_job  # the readers, imported once, before any fork
+    from app.ingest.bounded import SETUP_FAILED, import_readers, pidfd, read_job
+
+    import_readers()  # once, before any fork
 
     selector = selectors.DefaultSelector()
     selector.register(requests, selectors.EVENT_READ, None)

@@ -20,9 +20,9 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.db.models import Dataset, Workspace
-from app.ingest.bounded import load_table_bounded
+from app.ingest.bounded import preview_table_bounded
 from app.ingest.errors import IngestError
-from app.ingest.pipeline import LoadedTable, preview_table
+from app.ingest.pipeline import LoadedTable
 from app.web.deps import DbSessionDep, PageDep, SettingsDep, WorkspaceDep, wants_partial
 from app.workspaces import LOADING, add_dataset, add_loading_dataset, dataset_status, finish_loading
 
@@ -92,8 +92,7 @@ def quick_preview(path: Path, sheet: str | None, settings: Settings) -> dict | N
     """The streamed preview of a big workbook; None (read it whole, here) when the streaming
     reader trips over something unexpected. Raises IngestError for bad input."""
     try:
-        return preview_table(path, sheet=sheet, rows=settings.preview_rows, settings=settings,
-                             loader=load_table_bounded)
+        return preview_table_bounded(path, sheet=sheet, rows=settings.preview_rows, settings=settings)
     except IngestError:
         raise
     except Exception:  # noqa: BLE001 - the full read gives the plain-language error

@@ -97,26 +97,25 @@ def test_the_cli_reads_in_a_forked_child_with_the_same_limits(slow_csv, tmp_path
 
 
 def test_the_read_server_runs_reads_side_by_side(slow_csv):
-    """A slow read stopped at its deadline does not hold up a quick one started meanwhile."""
+    """A slow read does not hold up a quick one started meanwhile: the quick one finishes first."""
     results: dict = {}
+    finished: list[str] = []
 
     def read(name, path, settings):
         try:
             results[name] = load_table_bounded(path, settings=settings).info["rows"]
         except IngestError as exc:
             results[name] = exc.category
+        finished.append(name)
 
-    slow = threading.Thread(target=read, args=("slow", slow_csv, Settings(parse_timeout_s=2)))
+    slow = threading.Thread(target=read, args=("slow", slow_csv, Settings(parse_timeout_s=20)))
     quick = threading.Thread(target=read, args=("quick", XLSX, Settings()))
     slow.start()
-    time.sleep(0.1)
-    start = time.perf_counter()
+    time.sleep(0.2)
     quick.start()
     quick.join(60)
-    quick_took = time.perf_counter() - start
     slow.join(60)
-    assert results["quick"] == 6 and quick_took < 2
-    assert results["slow"] in ("too_large", 300_000)  # stopped at 2 s, or done within them
+    assert results == {"quick": 6, "slow": 300_000} and finished == ["quick", "slow"]
 
 
 def test_the_streamed_preview_of_a_big_workbook_is_read_in_a_child_too(tmp_path):

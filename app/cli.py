@@ -1,4 +1,4 @@
-"""The `verity` command: serve, inspect, analyze (CONTRACT.md "Command line")."""
+"""The `verity` command: serve, inspect, analyze (CONTRACT.md "Command line") and eval (SPEC §13)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from app.cli_inspect import add_inspect_parser
+    from app.evaluation.cli import add_eval_parser
 
     parser = argparse.ArgumentParser(prog="verity", description="Verity: evidence-backed analysis of spreadsheets.")
     sub = parser.add_subparsers(dest="command")
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("--out", type=Path, default=Path("verity-report"))
     analyze.add_argument("--no-input", action="store_true", help="never prompt; exit 3 when questions are open")
     analyze.set_defaults(func=analyze_command)
+    add_eval_parser(sub)  # app/evaluation/cli.py
     return parser
 
 
@@ -77,7 +79,7 @@ def analyze_command(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     interactive = sys.stdin.isatty() and not args.no_input
     settings = get_settings()
-    logging.basicConfig(level=logging.WARNING)
+    log_file = configure_logging(settings.data_dir)
     language = args.lang or (detect_language(args.question, settings.lang) if args.question else settings.lang)
     question = args.question or DEFAULT_QUESTION[language]
     db = open_database(settings)
@@ -100,6 +102,7 @@ def analyze_command(args: argparse.Namespace) -> int:
         run = session.get(Run, run_id)
         if run.status != "done":
             print(f"error: run_{run.status}: {run.error or run.status}", file=sys.stderr)
+            print(f"details: {log_file}", file=sys.stderr)
             return EXIT_INTERNAL
         report = run_report(session, run_id)
         datasets = dataset_sources(active_datasets(session, run.workspace_id))
@@ -108,6 +111,33 @@ def analyze_command(args: argparse.Namespace) -> int:
     names = sorted(p.name for p in written.values() if isinstance(p, Path))
     print(f"\nReport written to {args.out}/ ({', '.join(names)})")
     return EXIT_OK
+
+
+class _Plain(logging.Formatter):
+    """Warnings on the terminal as one plain line each: tracebacks go to the log file only."""
+
+    def formatException(self, ei) -> str:  # noqa: N802 - logging's name
+        return ""
+
+    def formatStack(self, stack_info: str) -> str:  # noqa: N802
+        return ""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return super().format(logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None,
+                                                     "stack_info": None}))
+
+
+def configure_logging(data_dir: Path) -> Path:
+    """Warnings to stderr in plain words; everything with tracebacks to DATA_DIR/verity.log."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log_file = data_dir / "verity.log"
+    terminal = logging.StreamHandler()
+    terminal.setLevel(logging.WARNING)
+    terminal.setFormatter(_Plain("%(levelname)s: %(message)s"))
+    detailed = logging.FileHandler(log_file, encoding="utf-8")
+    detailed.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[terminal, detailed], force=True)
+    return log_file
 
 
 def run_report(session, run_id: str) -> dict:

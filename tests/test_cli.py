@@ -1,6 +1,7 @@
 """`verity analyze` and `verity inspect` as a user runs them (a subprocess, real files)."""
 
 import json
+import logging
 import os
 import re
 import subprocess
@@ -70,6 +71,29 @@ def test_bad_input_exits_2_with_a_category(tmp_path):
     assert done.returncode == 2
     assert re.match(r"error: (unsupported_format|corrupt_file): ", done.stderr)
     assert "Traceback" not in done.stderr
+
+
+def test_a_harness_failure_is_one_plain_line_and_the_details_go_to_the_log(tmp_path, monkeypatch, capsys):
+    from app import cli
+    from app.runs import RunService
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("a bug in the harness")
+
+    monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv("VERITY_LLM_MODEL", "builtin")
+    monkeypatch.setattr(RunService, "prepare_turn", broken)
+    monkeypatch.setattr(logging.root, "handlers", list(logging.root.handlers))  # the CLI replaces them
+    code = cli.main(["analyze", str(SALES), "--question", "Does revenue differ by region?", "--no-input",
+                     "--out", str(tmp_path / "report")])
+    for handler in logging.root.handlers:
+        handler.close()
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert "error: run_failed: The analysis stopped unexpectedly" in err
+    log_file = tmp_path / "runtime" / "verity.log"
+    assert f"details: {log_file}" in err
+    assert "Traceback" in log_file.read_text() and "a bug in the harness" in log_file.read_text()
 
 
 def test_inspect_json_follows_the_contract(tmp_path):

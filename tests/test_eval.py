@@ -1,0 +1,222 @@
+"""`verity eval` (SPEC §13): the task set runs with the built-in analyst, every expected fact is
+found, the metrics are real, and the baseline comparison catches regressions."""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from scipy import stats
+from sqlalchemy import select
+
+from app.db.models import Report
+from app.db.session import open_database
+from app.evaluation import facts
+from app.evaluation.compare import DEFAULT_BASELINE, compare, load_baseline, save_baseline, table, totals
+from app.evaluation.runner import run_tasks
+from app.evaluation.tasks import DEFAULT_TASKS, EvalTask, TaskFileError, load_tasks
+from tests.factories import REPO, SAMPLES, make_settings
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+    """The whole task set, once, in-process (about 15 s)."""
+    settings = make_settings(tmp_path_factory.mktemp("eval"))
+    return settings, run_tasks(load_tasks(), settings)
+
+
+def by_id(results):
+    return {r["id"]: r for r in results}
+
+
+def task_facts(task_id):
+    return next(t for t in load_tasks() if t.id == task_id).facts
+
+
+def expected(task_id, metric):
+    return next(f for f in task_facts(task_id) if f.get("metric") == metric)
+
+
+# --- the full task set -----------------------------------------------------------------------
+def test_the_task_set_covers_the_kinds_of_question():
+    tasks = load_tasks()
+    assert 8 <= len(tasks) <= 10
+    tools = {f["tool"] for t in tasks for f in t.facts if "tool" in f}
+    assert {"compare_groups", "compare_two_groups", "correlation_analysis", "linear_regression",
+            "time_series_trend", "forecast", "describe_columns"} <= tools
+    assert any(t.language == "zh" or any(f.get("language") == "zh" for f in t.facts) for t in tasks)
+    assert any(t.answers for t in tasks)
+    assert all((REPO / name).is_file() for t in tasks for name in t.files)
+
+
+def test_every_expected_fact_is_found_by_the_builtin_analyst(full_run):
+    _, results = full_run
+    assert [r["id"] for r in results] == [t.id for t in load_tasks()]
+    for r in results:
+        assert r["status"] == "done", (r["id"], r["reason"])
+        assert r["facts_found"] == r["facts_total"] and not r["missed"], (r["id"], r["missed"])
+
+
+def test_metrics_are_present_and_sane(full_run):
+    _, results = full_run
+    for r in results:
+        assert r["model"] == "builtin:builtin" and r["run_id"]
+        assert 0 < r["tool_ok"] <= r["tool_calls"] and r["tool_success_rate"] == 1.0
+        assert r["steps"] >= 3 and r["model_calls"] == r["steps"]  # one model call per round, no retries
+        assert r["retries"] == 0 and r["budget_overruns"] == 0 and r["budget_warnings"] == 0
+        assert r["evidence"] >= 2 and r["unverified_numbers"] == 0
+        assert 0 < r["wall_s"] < 60
+    total = totals(results)
+    assert total["tasks"] == total["done"] == len(results)
+    assert total["facts_found"] == total["facts_total"] == sum(r["facts_total"] for r in results)
+    assert total["tool_calls"] == sum(r["tool_calls"] for r in results) and total["tool_success_rate"] == 1.0
+    assert by_id(results)["operations_forecast_zh"]["intent"] == "deep"  # a forecast gets the deep budget
+
+
+def test_a_numeric_fact_matches_an_independent_computation(full_run):
+    """The Welch ANOVA F of revenue by region, recomputed with statsmodels from the workbook, is
+    what the run recorded as evidence and what the task set expects."""
+    from statsmodels.stats.oneway import anova_oneway
+
+    sales = pd.read_excel(SAMPLES / "retail_sales.xlsx", header=2, engine="openpyxl")
+    groups = [g["Revenue"].to_numpy() for _, g in sales.groupby("Region")]
+    f_welch = anova_oneway(groups, use_var="unequal").statistic
+    settings, results = full_run
+    db = open_database(settings)
+    with db.session() as session:
+        report = session.scalars(select(Report).where(
+            Report.run_id == by_id(results)["retail_region_compare"]["run_id"])).one().content
+    recorded = next(e["metrics"]["f_statistic"] for e in report["evidence"] if "f_statistic" in e["metrics"])
+    assert recorded == pytest.approx(f_welch, rel=1e-9)
+    assert expected("retail_region_compare", "f_statistic")["value"] == pytest.approx(f_welch, rel=1e-4)
+    assert expected("retail_region_compare", "mean.East")["value"] == pytest.approx(
+        sales.loc[sales["Region"] == "East", "Revenue"].mean(), rel=1e-4)
+
+
+def test_the_other_expected_numbers_are_independently_right():
+    sales = pd.read_excel(SAMPLES / "retail_sales.xlsx", header=2, engine="openpyxl")
+    r = stats.pearsonr(sales["Revenue"], sales["Discount"])
+    assert expected("retail_discount_correlation", "r")["value"] == pytest.approx(r.statistic, abs=1e-4)
+    assert r.pvalue > 0.05
+    means = sales.groupby("Customer Type")["Revenue"].mean()
+    assert expected("retail_customer_type", "mean_difference")["value"] == pytest.approx(
+        means["New"] - means["Returning"], rel=1e-4)
+    ops = pd.read_excel(SAMPLES / "monthly_operations.xlsx", engine="openpyxl")
+    assert expected("operations_ads_correlation_zh", "r")["value"] == pytest.approx(
+        stats.pearsonr(ops["广告费用"], ops["营业额"]).statistic, rel=1e-3)
+    survey = pd.read_excel(SAMPLES / "customer_survey.xlsx", engine="openpyxl")
+    assert expected("survey_age_describe", "Age.mean")["value"] == pytest.approx(survey["Age"].mean())
+    assert expected("survey_age_describe", "Age.median")["value"] == pytest.approx(survey["Age"].median())
+    assert expected("survey_satisfaction_gender", "n")["value"] == survey["Satisfaction"].notna().sum()
+
+
+# --- the baseline ----------------------------------------------------------------------------
+def test_no_regression_against_the_committed_baseline(full_run):
+    _, results = full_run
+    baseline = load_baseline(DEFAULT_BASELINE)
+    assert baseline["model"] == "builtin:builtin"
+    assert set(baseline["tasks"]) == {t.id for t in load_tasks()}
+    assert compare(results, baseline) == {"regressions": [], "notes": []}
+
+
+def test_a_stricter_baseline_is_a_regression(full_run):
+    _, results = full_run
+    baseline = load_baseline(DEFAULT_BASELINE)
+    stricter = copy.deepcopy(baseline)
+    stricter["tasks"]["retail_region_compare"]["facts_found"] += 1  # one more fact than the run finds now
+    n = by_id(results)["retail_region_compare"]["facts_found"]
+    assert compare(results, stricter)["regressions"] == [
+        f"retail_region_compare: facts found {n}/{n}, baseline {n + 1}"]
+
+    worse = [dict(r) for r in results]
+    worse[0].update(status="waiting", tool_success_rate=0.5)
+    worse[1].update(tool_success_rate=0.97)  # within the tolerance: noise, not a regression
+    worse[2].update(unverified_numbers=2)
+    regressions = compare(worse, baseline)["regressions"]
+    assert regressions == [f"{worse[0]['id']}: tool success rate 50%, baseline 100%",
+                           f"{worse[0]['id']}: status waiting, baseline done",
+                           f"{worse[2]['id']}: ungrounded numbers 2, baseline 0"]
+    assert compare(results, {"tasks": {}})["notes"][0].endswith("new task, not in the baseline")
+
+
+def test_save_baseline_leaves_out_wall_times_and_keeps_other_tasks(full_run, tmp_path):
+    _, results = full_run
+    path = tmp_path / "baseline.json"
+    save_baseline(path, results, "builtin:builtin")
+    saved = json.loads(path.read_text())
+    assert set(saved["tasks"]) == {r["id"] for r in results}
+    assert all("wall_s" not in entry and "run_id" not in entry for entry in saved["tasks"].values())
+    changed = dict(results[0], facts_found=0)
+    save_baseline(path, [changed], "builtin:builtin")  # a subset (--only) updates its own entries only
+    again = json.loads(path.read_text())["tasks"]
+    assert again[results[0]["id"]]["facts_found"] == 0 and set(again) == set(saved["tasks"])
+    text = table(results, totals(results))
+    assert text.splitlines()[0].split()[:3] == ["task", "status", "facts"] and "TOTAL" in text
+
+
+# --- facts, task files, failures -------------------------------------------------------------
+def test_a_metric_fact_only_counts_evidence_from_its_tool():
+    calls = [{"id": "a", "tool": "compare_groups", "ok": True}, {"id": "b", "tool": "correlation_analysis", "ok": True}]
+    report = {"answer": "East is highest", "language": "en", "evidence": [
+        {"metrics": {"p_value": 0.4}, "tool_call_ids": ["a"]}, {"metrics": {"p_value": 1e-9}, "tool_call_ids": ["b"]}]}
+    fact = {"metric": "p_value", "below": 0.05}
+    assert facts.check(fact, report, calls)
+    assert not facts.check({**fact, "from_tool": "compare_groups"}, report, calls)
+    assert facts.check({"answer_contains_any": ["nope", "east"]}, report, calls)
+    assert not facts.check({"evidence_min": 3}, report, calls)
+    assert not facts.check({"tool": "forecast"}, report, calls)
+    assert not facts.check({"metric": "p_value", "value": 0.4}, None, calls)  # no report: the run did not finish
+
+
+def test_bad_task_files_are_refused_plainly(tmp_path):
+    with pytest.raises(TaskFileError, match="unknown task id"):
+        load_tasks(DEFAULT_TASKS, ["no_such_task"])
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps({"tasks": [{"id": "t", "files": ["x.xlsx"], "question": "q?",
+                                           "facts": [{"metric": "p_value"}]}]}))
+    with pytest.raises(TaskFileError, match="exactly one of value"):
+        load_tasks(path)
+    path.write_text("{not json")
+    with pytest.raises(TaskFileError, match="cannot read"):
+        load_tasks(path)
+
+
+def test_a_task_left_waiting_fails_with_its_reason_and_a_missing_file_too(tmp_path):
+    forecast = next(t for t in load_tasks() if t.id == "operations_forecast_zh")
+    unanswered = EvalTask("no_answers", forecast.files, forecast.question, forecast.facts)
+    missing = EvalTask("missing", ["data/samples/no_such_file.xlsx"], "Any trend?", [{"tool": "forecast"}])
+    waiting, lost = run_tasks([unanswered, missing], make_settings(tmp_path))
+    assert waiting["status"] == "waiting" and waiting["reason"] == "waiting for answers: method.forecast"
+    assert waiting["facts_found"] < waiting["facts_total"] and "tool forecast succeeded" in waiting["missed"]
+    assert lost["status"] == "failed" and "File not found" in lost["reason"] and lost["tool_calls"] == 0
+    assert compare([waiting], load_baseline(DEFAULT_BASELINE))["notes"] == ["no_answers: new task, not in the baseline"]
+
+
+# --- the command -----------------------------------------------------------------------------
+def verity_eval(*args, tmp_path):
+    env = {**os.environ, "VERITY_DATA_DIR": str(tmp_path / "runtime"), "VERITY_LLM_MODEL": "builtin"}
+    env.pop("VERITY_LLM_API_KEY", None)
+    env.pop("OPENAI_API_KEY", None)
+    return subprocess.run([sys.executable, "-m", "app.cli", "eval", *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=300, cwd=REPO)
+
+
+def test_cli_eval_json_for_one_task(tmp_path):
+    done = verity_eval("--only", "retail_discount_correlation", "--json", tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["ok"] and out["model"] == "builtin:builtin"
+    assert [t["id"] for t in out["tasks"]] == ["retail_discount_correlation"]
+    assert out["tasks"][0]["facts_found"] == out["tasks"][0]["facts_total"] == 4
+    assert out["totals"]["tasks"] == 1 and out["baseline"]["regressions"] == []
+    assert not (tmp_path / "runtime").exists()  # the eval's runs live in a folder of their own
+
+
+def test_cli_eval_unknown_task_exits_2(tmp_path):
+    done = verity_eval("--only", "no_such_task", tmp_path=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: unknown task id(s): no_such_task") and "Traceback" not in done.stderr
+    assert done.stdout == ""

@@ -241,6 +241,30 @@ def dataset_versions(session: Session, dataset: Dataset) -> list[Dataset]:
                                 .order_by(Dataset.version)))
 
 
+def upload_family(session: Session, dataset: Dataset) -> list[Dataset]:
+    """Every dataset that came from the same uploaded file: its versions and the tables tools
+    derived from it (they share the original and its folder)."""
+    return list(session.scalars(select(Dataset).where(Dataset.workspace_id == dataset.workspace_id,
+                                                      Dataset.original_path == dataset.original_path)
+                                .order_by(Dataset.created_at)))
+
+
+def remove_upload(session: Session, settings: Settings, dataset: Dataset) -> list[str]:
+    """Delete an uploaded file from its workspace: every dataset made from it and its folder on
+    disk (the original and all working copies). Callers ask the user to confirm first (SPEC §7).
+    Reports already written keep their own copy of the results. Returns the names removed."""
+    family = upload_family(session, dataset)
+    names = sorted({d.name for d in family})
+    folder = Path(dataset.original_path).parent.resolve()
+    files_root = (settings.workspace_dir(dataset.workspace_id) / "files").resolve()
+    for member in family:
+        session.delete(member)
+    session.flush()
+    if folder.is_relative_to(files_root) and folder != files_root:  # never anything outside the workspace
+        shutil.rmtree(folder, ignore_errors=True)
+    return names
+
+
 def activate_version(session: Session, dataset: Dataset) -> None:
     """Make one version current (e.g. back to the original upload); the others stay, inactive."""
     for other in dataset_versions(session, dataset):

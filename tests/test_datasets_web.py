@@ -1,4 +1,6 @@
-"""Switching sheets and going back to earlier versions, from the page, the API and the agent."""
+"""Switching sheets, going back to earlier versions and removing a file, from the page, the API and the agent."""
+
+from pathlib import Path
 
 from sqlalchemy import select
 
@@ -36,6 +38,36 @@ def test_switch_sheet_from_the_page(client):
     done = client.post(f"/workspaces/{ws}/datasets/{dataset['id']}/sheet", data={"sheet": "Notes"},
                        follow_redirects=True)
     assert done.status_code == 200 and "Go back to this version" in done.text
+
+
+def test_removing_a_file_needs_a_confirmation_and_takes_every_version(client, settings):
+    ws, dataset = upload(client, "Remove")
+    client.post(f"/api/workspaces/{ws}/datasets/{dataset['id']}/sheet", json={"sheet": "Notes"})
+    with client.app.state.db.session() as session:
+        folder = Path(session.get(Dataset, dataset["id"]).original_path).parent
+    assert len(list(folder.iterdir())) == 3  # the original and two working copies
+    asked = client.delete(f"/api/workspaces/{ws}/datasets/{dataset['id']}")
+    assert asked.status_code == 409 and asked.json()["error"]["category"] == "confirmation_required"
+    assert folder.exists()
+    # the page asks first, and says what will go
+    page = client.post(f"/workspaces/{ws}/datasets/{dataset['id']}/remove")
+    assert page.status_code == 200 and "Remove retail_sales.xlsx from this workspace?" in page.text
+    assert 'name="confirm" value="yes"' in page.text and "retail_sales" in page.text and folder.exists()
+    done = client.delete(f"/api/workspaces/{ws}/datasets/{dataset['id']}?confirm=true")
+    assert done.status_code == 200 and done.json() == {"removed": ["retail_sales"]}
+    assert not folder.exists()
+    with client.app.state.db.session() as session:
+        assert not session.scalars(select(Dataset).where(Dataset.workspace_id == ws)).all()
+    assert "retail_sales.xlsx" not in client.get(f"/workspaces/{ws}").text
+    assert client.delete(f"/api/workspaces/{ws}/datasets/{dataset['id']}?confirm=true").status_code == 404
+
+
+def test_removing_from_the_page_after_confirming(client):
+    ws, dataset = upload(client, "Remove page")
+    removed = client.post(f"/workspaces/{ws}/datasets/{dataset['id']}/remove", data={"confirm": "yes"},
+                          follow_redirects=False)
+    assert removed.status_code == 303
+    assert client.get(f"/api/workspaces/{ws}/datasets/{dataset['id']}").status_code == 404
 
 
 def test_the_agent_can_select_a_sheet(tmp_path):

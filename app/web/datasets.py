@@ -1,5 +1,6 @@
-"""Dataset actions: read another sheet of the kept original, and go back to an earlier version.
-Page forms and the JSON API share the same services (app.workspaces)."""
+"""Dataset actions: read another sheet of the kept original, go back to an earlier version, and
+remove an uploaded file (after an explicit confirmation, SPEC §7). Page forms and the JSON API
+share the same services (app.workspaces)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,16 @@ from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
-from app.db.models import Dataset, Workspace
+from sqlalchemy import select
+
+from app.db.models import Dataset, Run, Workspace
 from app.ingest.errors import IngestError
 from app.web.deps import ApiError, DbSessionDep, PageDep, SettingsDep, WorkspaceDep
 from app.web.files import error_status
-from app.workspaces import activate_version, dataset_versions, switch_sheet
+from app.web.i18n import t
+from app.workspaces import activate_version, dataset_versions, remove_upload, switch_sheet, upload_family
+
+BUSY = ("queued", "running")  # runs that read the workspace's datasets right now
 
 router = APIRouter(tags=["datasets"])
 
@@ -35,7 +41,25 @@ def version_entries(session: Session, dataset: Dataset) -> list[dict[str, Any]]:
              "sheet": v.sheet} for v in dataset_versions(session, dataset)]
 
 
+def analysis_running(session: Session, workspace: Workspace) -> bool:
+    return session.scalars(select(Run.id).where(Run.workspace_id == workspace.id, Run.status.in_(BUSY))).first() is not None
+
+
 # --- pages ----------------------------------------------------------------------------------
+@router.post("/workspaces/{ws}/datasets/{dataset_id}/remove", name="remove_dataset")
+def remove_dataset_page(request: Request, workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep,
+                        settings: SettingsDep, page: PageDep, confirm: Annotated[str, Form()] = "") -> Response:
+    """The first post shows what would go and asks; only the confirming post removes."""
+    dataset = workspace_dataset(session, workspace, dataset_id)
+    busy = analysis_running(session, workspace)
+    if confirm != "yes" or busy:
+        names = ", ".join(sorted({d.name for d in upload_family(session, dataset)}))
+        return page.render("dataset_remove.html", {"workspace": workspace, "dataset": dataset, "names": names,
+                                                   "busy": busy}, status_code=409 if busy else 200)
+    remove_upload(session, settings, dataset)
+    return RedirectResponse(request.url_for("workspace_page", ws=workspace.id), status_code=303)
+
+
 @router.post("/workspaces/{ws}/datasets/{dataset_id}/sheet", name="switch_sheet")
 def switch_sheet_page(request: Request, workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep,
                       settings: SettingsDep, page: PageDep, sheet: Annotated[str, Form()]) -> Response:
@@ -77,3 +101,17 @@ def api_activate(workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep
     dataset = workspace_dataset(session, workspace, dataset_id)
     activate_version(session, dataset)
     return {"versions": version_entries(session, dataset)}
+
+
+@router.delete("/api/workspaces/{ws}/datasets/{dataset_id}")
+def api_remove(workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep, settings: SettingsDep,
+               confirm: bool = False) -> dict[str, Any]:
+    """Remove an uploaded file and everything made from it; needs `?confirm=true`."""
+    dataset = workspace_dataset(session, workspace, dataset_id)
+    if not confirm:
+        names = sorted({d.name for d in upload_family(session, dataset)})
+        raise ApiError(409, "confirmation_required", t("remove_question", "en", file=dataset.file_name),
+                       hint=f"This removes {', '.join(names)} for good; repeat with ?confirm=true.")
+    if analysis_running(session, workspace):
+        raise ApiError(409, "busy", t("remove_busy", "en"))
+    return {"removed": remove_upload(session, settings, dataset)}

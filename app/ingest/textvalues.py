@@ -44,7 +44,7 @@ DATE_STYLES = [  # (label shown to the user, pattern with named groups y, m, d)
 ]
 PLAIN_NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
 THOUSANDS = r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$"
-ISO_DATE = r"^\d{4}-\d{1,2}-\d{1,2}$"
+ISO_DATE = r"^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$"  # with or without a time
 _FLAGS = ("thousands", "currency", "percent", "paren", "unit", "fullwidth")
 
 
@@ -126,6 +126,19 @@ def regex_hits(texts: pa.Array, pattern: str) -> np.ndarray:
     """Which cells match (RE2, in C++); missing cells never do."""
     return np.asarray(pc.match_substring_regex(texts, pattern).fill_null(False).to_numpy(zero_copy_only=False),
                       dtype=bool)
+
+
+def plain_numbers(col: pd.Series) -> np.ndarray | None:
+    """A text column holding only plain numbers ("12", "-3.5", "1e6", as in most CSV files) read
+    in one cast, without the per-distinct-value path; None when anything else is in it (missing
+    markers, separators, units, or zero-padded codes such as "007", which must stay text)."""
+    texts = pc.utf8_trim_whitespace(text_array(col))
+    present = texts.drop_null()
+    if len(present) == 0 or not pc.all(pc.match_substring_regex(present, PLAIN_NUMBER)).as_py():
+        return None
+    if pc.any(pc.match_substring_regex(present, r"^[+-]?0\d")).as_py():
+        return None
+    return to_float(texts)
 
 
 def to_float(texts: pa.Array) -> np.ndarray:
@@ -254,8 +267,10 @@ def parse_dates(d: Distinct, n_present: int):
         return None
     out = np.full(len(d), np.datetime64("NaT"), dtype="datetime64[ns]")
     iso = d.match(ISO_DATE, where=d.keep)
-    if iso.any():
-        stamps = pd.to_datetime(pd.Series(d.values[iso], dtype=object), format="%Y-%m-%d", errors="coerce")
+    if iso.any():  # pandas' ISO-8601 parser, vectorised; what it cannot read meets date_of below
+        stamps = pd.to_datetime(pd.Series(d.text.filter(pa.array(iso)), dtype="str"), format="ISO8601",
+                                errors="coerce")
+        stamps = stamps.where(stamps.dt.year.between(1678, 2261))  # what datetime64[ns] can hold
         out[iso] = stamps.to_numpy(dtype="datetime64[ns]")
     ok = ~np.isnat(out) & d.keep
     used: list[str] = ["2024-01-05"] if ok.any() else []

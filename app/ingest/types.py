@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from analysis_tools.common import is_identifier_name
 from app.ingest.table import cell_text
-from app.ingest.textvalues import Distinct, Step, leftover, parse_dates, parse_numbers
+from app.ingest.textvalues import Distinct, Step, leftover, parse_dates, parse_numbers, plain_numbers
 
 MISSING_MARKERS = ("", "—", "——", "–", "-", "--", "---", "n/a", "na", "n.a.", "null", "none", "nan", "#n/a",
                    "#null!", "#value!", "#div/0!", "#ref!", "无", "缺失", "空", "/", "?", "？", "不详", "暂无", "未知")
@@ -127,6 +127,8 @@ def _excel_serials(num: pd.Series, date1904: bool) -> pd.Series | None:
 
 
 def _convert_text(name: str, col: pd.Series, id_named: bool):
+    if not id_named and col.dtype != object and (numbers := plain_numbers(col)) is not None:
+        return _numeric_result(pd.Series(numbers, dtype="float64"), id_named, [])
     d = Distinct.of(col)
     if len(d) == 0:
         return _as_text(pd.Series([None] * len(col), dtype=object)), "text", []

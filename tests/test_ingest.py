@@ -140,6 +140,24 @@ def test_csv_utf8_bom_and_semicolon(tmp_path):
     assert ("Ratio", "converted percentages to fractions") in actions
 
 
+def test_csv_quoted_values_across_lines_ragged_rows_and_numbers_as_text(tmp_path):
+    from app.config import Settings as S
+    from app.ingest.textfiles import read_text
+
+    text = ('Orders\n\nid,note,amount,code\n1,"first line\nsecond, with comma",10,007\n'
+            '2,plain,20.5,012\n3,"a, b",1e3,013\n')
+    table = load_table(_write_csv(tmp_path / "multi.csv", text, "utf-8"))
+    assert table.info["header_row"] == 3 and table.frame["id"].tolist() == ["1", "2", "3"]  # an ID stays text
+    assert table.frame["note"].tolist() == ["first line\nsecond, with comma", "plain", "a, b"]
+    assert table.frame["amount"].tolist() == [10.0, 20.5, 1000.0]
+    assert col_types(table)["code"] == "identifier" and table.frame["code"].tolist() == ["007", "012", "013"]
+    # a quoted value spanning lines can hide fields from the C parser's column count: the csv
+    # module then reads the file, with the same cells
+    hidden = _write_csv(tmp_path / "hidden.csv", 'a,b\n1,"x\ny",2,3,4\n', "utf-8")
+    grid = read_text(hidden, "csv", S()).sheets[0].load_body(0, None)
+    assert grid.shape == (2, 5) and grid.iloc[1].tolist() == ["1", "x\ny", "2", "3", "4"]
+
+
 def test_tsv(tmp_path):
     table = load_table(_write_csv(tmp_path / "t.tsv", "a\tb\n1\tx\n2\ty\n", "utf-8"))
     assert table.info["format"] == "tsv"

@@ -4,7 +4,8 @@
     python bench/ingest.py --rows 10000    # one size only
     python bench/ingest.py --repeat 5      # runs per measurement (default 3; the median is shown)
 
-Workbooks are written once with xlsxwriter (constant-memory mode) and cached under
+Workbooks are written once with xlsxwriter (constant-memory mode), and each also as CSV (read by
+Verity and, for scale, by pandas.read_csv's C parser, which does no cleaning), cached under
 /tmp/verity-bench. Every measurement runs in a fresh subprocess so its peak memory (ru_maxrss, the
 whole process: Python, pandas, Arrow buffers and the Rust reader) is its own; times are wall-clock
 seconds of the read call only (imports excluded). Each measurement is repeated (`--repeat`) and the
@@ -78,6 +79,18 @@ def build(rows: int) -> Path:
     return path
 
 
+def build_csv(workbook: Path) -> Path:
+    """The same sheet saved as CSV (title and blank row included), for the CSV rows of the table."""
+    path = workbook.with_suffix(".csv")
+    if not path.exists():
+        import fastexcel
+
+        frame = fastexcel.read_excel(str(workbook)).load_sheet(0, header_row=None).to_pandas()
+        frame.to_csv(path.with_suffix(".tmp"), index=False, header=False)
+        path.with_suffix(".tmp").rename(path)
+    return path
+
+
 # --- measurements (each in its own process) ---------------------------------------------------
 
 _CHILD = r"""
@@ -96,6 +109,9 @@ elif kind == "preview":
 elif kind in ("openpyxl", "calamine"):
     import pandas as pd
     fn = lambda: pd.read_excel(path, engine=kind, header=2)
+elif kind == "read_csv":  # the C parser alone: no header search, no types beyond numbers, no cleaning
+    import pandas as pd
+    fn = lambda: pd.read_csv(path, header=2)
 else:
     raise SystemExit(kind)
 import fastexcel, pyarrow.compute, python_calamine, openpyxl  # imports are not part of a read
@@ -177,6 +193,12 @@ def main(argv=None) -> int:
         if child:
             print(f"{rows:>8} {'verity in a child':<18} {child['seconds']:>8.2f} {child['rss_mb']:>8.0f} "
                   f"{'(fork + copy back)':>25}   runs: {', '.join(f'{x:.2f}' for x in child['all'])}")
+        csv_path = build_csv(path)
+        for label, kind in (("verity csv", "verity"), ("pandas read_csv", "read_csv")):
+            res = measure(kind, csv_path, args.repeat)
+            if res:
+                print(f"{rows:>8} {label:<18} {res['seconds']:>8.2f} {res['rss_mb']:>8.0f} "
+                      f"{'(same table as CSV)':>25}   runs: {', '.join(f'{x:.2f}' for x in res['all'])}")
         prev = measure("preview", path, args.repeat)
         if prev:
             print(f"{rows:>8} {'verity preview':<18} {prev['seconds']:>8.2f} {prev['rss_mb']:>8.0f} "

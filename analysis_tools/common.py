@@ -226,10 +226,11 @@ def p_sentence(p: float, alpha: float, ctx: ToolContext, what: str = "difference
     """A plain-language sentence on what the p-value means."""
     ptxt = fmt_p(p)
     what_zh = {"difference": "差异", "relationship": "关联", "effect": "影响"}.get(what, what)
+    article = "an" if what[:1].lower() in "aeiou" else "a"
     if p < alpha:
-        return ctx.t(f"a {what} this large would rarely happen by chance ({ptxt}).",
+        return ctx.t(f"{article} {what} this large would rarely happen by chance ({ptxt}).",
                      f"这么大的{what_zh}很少会只是偶然造成的（{ptxt}）。")
-    return ctx.t(f"a {what} like this could easily happen by chance ({ptxt}), so it is not convincing evidence.",
+    return ctx.t(f"{article} {what} like this could easily happen by chance ({ptxt}), so it is not convincing evidence.",
                  f"这样的{what_zh}完全可能只是偶然（{ptxt}），不能作为可靠证据。")
 
 

@@ -4,7 +4,9 @@ It runs when no language model is configured. It sees exactly what a model sees 
 and the tool results) and answers with tool calls, so every analysis goes through the same
 registry, budgets, evidence and reports as with a real model. It is honest about what it is.
 
-A turn has four rounds: plan (tasks + profile), analyses, evidence, answer.
+A turn has five rounds: a look at the data (profile), plan (tasks), analyses, evidence, answer.
+The plan is made after the profile because the question may name what only the data shows: the
+values of a category ("new and returning customers") and how long the dates run (builtin_reading).
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ import json
 import re
 from typing import Any
 
+from analysis_tools.common import fmt_num, fmt_p
 from app.agent.analysis_plan import plan_arguments
-from app.agent.builtin_plan import GREETING, Plan, plan_analysis
+from app.agent.builtin_plan import GREETING, Plan, Step, plan_analysis
+from app.agent.builtin_reading import read_profile
 from app.agent.clarify import confirmed_definitions
 from app.agent.intent import is_small_talk
 from app.agent.model import ModelReply, ToolCallRequest
@@ -55,6 +59,7 @@ class BuiltinAnalyst:
         self.datasets = datasets
         self.language = language
         self._counter = 0
+        self._outputs: dict[str, str] = {}  # tool outputs by call id, as first seen this turn
 
     @property
     def zh(self) -> bool:
@@ -64,26 +69,47 @@ class BuiltinAnalyst:
         turn = _current_turn(messages)
         question = turn[0]["content"] if turn else ""
         calls = {c["id"]: c for m in turn if m["role"] == "assistant" for c in m.get("tool_calls") or []}
-        results = {m["tool_call_id"]: parse_tool_message(m.get("content") or "") for m in turn if m["role"] == "tool"}
+        outputs = self._first_seen(turn)
+        results = {call_id: parse_tool_message(content) for call_id, content in outputs.items()}
         if GREETING.match(question) or is_small_talk(question) or not self.datasets:
             return ModelReply(self._small_talk(question))
-        plan = plan_analysis(question, self.datasets[-1], self.zh, confirmed_definitions(messages))  # clarify.py
         offered = {t["function"]["name"] for t in tools}
         called = {c["function"]["name"] for c in calls.values()}
-        if offered and "task_create" not in called and "profile_dataset" not in called:
+        if "profile_dataset" in offered and "profile_dataset" not in called and "task_create" not in called:
+            return self._reply([("profile_dataset", {})])  # look at the data before planning, as an analyst would
+        plan = plan_analysis(question, read_profile(self.datasets[-1], _profile_of(calls, outputs)), self.zh,
+                             confirmed_definitions(messages))  # clarify.py
+        return self._next_round(question, plan, offered, calls, results)
+
+    def _next_round(self, question: str, plan: Plan, offered: set[str], calls: dict, results: dict) -> ModelReply:
+        """Tasks (with the plan), then the analyses, then evidence, then the answer."""
+        called = {c["function"]["name"] for c in calls.values()}
+        analyses = [s for s in plan.steps if s.tool in offered and s.tool != "profile_dataset"]
+        analysed = any(_find_result(s.tool, s.arguments, calls, results)[0] for s in analyses)
+        if offered and "task_create" not in called and not analysed:
             tasks = [("task_create", {"subject": s.task, "expected_output": s.task, "required_capability": s.tool})
                      for s in plan.steps if s.task and "task_create" in offered]
             if tasks and "record_analysis_plan" in offered:  # the plan first, as a model would (SPEC §8)
                 tasks.insert(0, ("record_analysis_plan", plan_arguments(question, plan, self.zh)))
             if tasks:
                 return self._reply(tasks)
-        if offered and "profile_dataset" not in called:
-            return self._reply([(s.tool, s.arguments) for s in plan.steps if s.tool in offered])
+        if analyses and not analysed:
+            return self._reply([(s.tool, s.arguments) for s in analyses])
         if offered and "record_evidence" in offered and "record_evidence" not in called:
             evidence = self._evidence_calls(plan, calls, results)
             if evidence:
                 return self._reply(evidence)
         return ModelReply(self._answer(question, plan, calls, results))
+
+    def _first_seen(self, turn: list[dict[str, Any]]) -> dict[str, str]:
+        """This turn's tool outputs by call id, as first seen. Later rounds see older results as
+        compact previews (compaction.py), but the plan must be the same in every round (the profile
+        feeds it) and the evidence and the answer need the whole readings, as a model remembers them."""
+        ids = [m["tool_call_id"] for m in turn if m["role"] == "tool"]
+        for m in turn:
+            if m["role"] == "tool":
+                self._outputs.setdefault(m["tool_call_id"], m.get("content") or "")
+        return {call_id: self._outputs[call_id] for call_id in ids}
 
     # --- rounds ------------------------------------------------------------------------------
     def _reply(self, calls: list[tuple[str, dict[str, Any]]]) -> ModelReply:
@@ -104,7 +130,7 @@ class BuiltinAnalyst:
             metrics = {k: v for k, v in result["metrics"].items() if isinstance(v, (int, float, str))}
             n = metrics.get("n") or metrics.get("n_rows")
             out.append(("record_evidence", {
-                "claim": result["interpretation"] or result["conclusion"] or step.task,
+                "claim": _reading(step, result, self.zh) or step.task,
                 "method": result["method"] or step.tool, "tool_call_ids": [call_id],
                 "result_summary": _summary(metrics), "metrics": metrics,
                 "sample_size": int(n) if isinstance(n, (int, float)) else None,
@@ -126,7 +152,7 @@ class BuiltinAnalyst:
         for step in sorted((s for s in plan.steps if s.task), key=lambda s: ANSWER_ORDER.get(s.tool, 9)):
             _, result = _find_result(step.tool, step.arguments, calls, results)
             if result and result.get("ok") and (result["interpretation"] or result["conclusion"]):
-                findings.append(_finding(step.tool, result, self.zh))
+                findings.append(_finding(step, result, self.zh))
             elif result:
                 failures.append(step.task)
         if not findings:
@@ -150,15 +176,57 @@ ANSWER_ORDER = {"time_series_trend": 0, "forecast": 0, "compare_groups": 0, "com
                 "describe_columns": 3, "value_counts": 4}
 
 
-def _finding(tool: str, result: dict[str, Any], zh: bool) -> str:
-    """The tool's plain-language reading, with group averages for comparisons."""
-    text = result["interpretation"] or result["conclusion"]
+def _finding(step: Step, result: dict[str, Any], zh: bool) -> str:
+    """The step's plain-language reading, with group averages for comparisons."""
+    text = _reading(step, result, zh)
     means = {k.split(".", 1)[1]: v for k, v in result["metrics"].items()
              if k.startswith("mean.") and isinstance(v, (int, float))}
-    if tool in ("compare_groups", "compare_two_groups") and means:
-        listed = ("，" if zh else ", ").join(f"{g} {_fmt(v)}" for g, v in sorted(means.items(), key=lambda kv: -kv[1]))
+    if step.tool in ("compare_groups", "compare_two_groups") and means:
+        ranked = sorted(means.items(), key=lambda kv: -kv[1])
+        listed = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in ranked)  # 862,332, not 8.623e+05
         text += f"（各组平均值：{listed}）" if zh else f" (averages: {listed})"
     return text
+
+
+def _reading(step: Step, result: dict[str, Any], zh: bool) -> str:
+    """What a result says: the tool's own interpretation, except for a regression, whose headline
+    is rebuilt so it names the target and says how its strongest predictor moves it."""
+    if step.tool == "linear_regression":
+        headline = regression_headline(step.arguments["target_column"], result["metrics"], zh)
+        if headline:
+            return headline
+    return result["interpretation"] or result["conclusion"]
+
+
+def regression_headline(target: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'86% of the variation in Revenue lines up with Units, Unit Price, Discount (R² = 0.8649,
+    p < 0.001). Its strongest predictor is Unit Price: each one-unit increase goes with 4.426 higher
+    Revenue, other predictors held fixed (p < 0.001).' The strongest predictor is the one with the
+    largest |t|, as the tool picks it. None when the metrics lack the coefficients."""
+    terms = [k[5:] for k in metrics if k.startswith("coef.") and k != "coef.const"]
+    t_values = {term: abs(metrics.get(f"t.{term}") or 0.0) for term in terms}
+    if not terms or "r_squared" not in metrics or "p_value" not in metrics:
+        return None
+    best = max(terms, key=lambda term: t_values[term])
+    r2, coef, p_best = metrics["r_squared"], metrics[f"coef.{best}"], metrics.get(f"p_value.{best}", float("nan"))
+    fit = f"R² = {fmt_num(r2, 4)}{'，' if zh else ', '}{fmt_p(metrics['p_value'])}"
+    weak = not p_best < 0.05
+    column, _, level = best.partition("=")  # a category enters as dummies: "Region=East" vs the first level
+    if zh:
+        step = f"{column}为{level}时（相对基准水平）" if level else "每增加 1 个单位"
+        return (f"{target} 的变化中约 {r2 * 100:.0f}% 可以由 {'、'.join(terms)} 解释（{fit}）。最强的预测因素是 {best}："
+                f"{step}，{target} 平均{'增加' if coef > 0 else '减少'} {fmt_num(abs(coef))}"
+                f"（其他因素不变，{fmt_p(p_best)}{'，不显著' if weak else ''}）。")
+    step = f"rows where {column} is {level} (against its first level) have" if level else "each one-unit increase goes with"
+    return (f"{r2 * 100:.0f}% of the variation in {target} lines up with {', '.join(terms)} ({fit}). "
+            f"Its strongest predictor is {best}: {step} {fmt_num(abs(coef))} "
+            f"{'higher' if coef > 0 else 'lower'} {target}, other predictors held fixed "
+            f"({fmt_p(p_best)}{', not significant' if weak else ''}).")
+
+
+def _profile_of(calls: dict, outputs: dict[str, str]) -> str | None:
+    """The output of this turn's profile_dataset call, if it ran."""
+    return next((outputs[i] for i, c in calls.items() if c["function"]["name"] == "profile_dataset" and i in outputs), None)
 
 
 def _current_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

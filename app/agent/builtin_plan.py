@@ -7,8 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-NUMERIC = ("number", "integer")
-GROUPING = ("category", "boolean")
+from app.agent.builtin_reading import (GROUPING, NUMERIC, column_spans, forecast_arguments, forecast_request,
+                                       named_values, regression_roles)
+
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
 
@@ -17,7 +18,7 @@ KEYWORDS = {
                 "higher", "lower", "差异", "区别", "比较", "对比", "不同", "之间", "各", "哪个"),
     "correlate": ("correlat", "relationship", "related", "relate", "associat", "link", "impact", "affect",
                   "相关", "关系", "关联", "影响"),
-    "regress": ("predict", "driver", "drive", "factor", "explain", "regression", "model",
+    "regress": ("predict", "driver", "drive", "factor", "explain", "regress", "model",
                 "预测", "驱动", "因素", "回归", "解释"),
     "trend": ("trend", "over time", "change over", "changed over", "monthly", "by month", "per month", "growth",
               "趋势", "随时间", "变化", "每月", "按月", "增长", "走势"),
@@ -88,12 +89,16 @@ def choose_metric(columns: list[dict[str, Any]], named: list[str]) -> str | None
     return numeric[0] if numeric else None
 
 
-def choose_dimension(columns: list[dict[str, Any]], named: list[str]) -> str | None:
+def choose_dimension(columns: list[dict[str, Any]], named: list[str], implied: str | None = None) -> str | None:
+    """A grouping column the question names, else the one whose values it names ("new and returning
+    customers" → Customer Type), else the first with few levels."""
     groupable = [c for c in columns if c["type"] in GROUPING and 2 <= (c.get("levels") or 0) <= 30
                  and not c.get("pii")]
     for name in named:
         if any(c["name"] == name for c in groupable):
             return name
+    if implied:
+        return implied
     few = [c for c in groupable if c.get("levels", 0) <= 12]
     return (few or groupable or [{"name": None}])[0]["name"]
 
@@ -104,10 +109,15 @@ def other_numeric(columns: list[dict[str, Any]], metric: str | None, limit: int 
 
 def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[str, str] | None = None) -> Plan:
     """Profile, then the analyses that fit the columns and the question (and the user's confirmed
-    definitions: the chosen metric, the goal, columns that are labels — see `apply_confirmed`)."""
+    definitions: the chosen metric, the goal, columns that are labels — see `apply_confirmed`).
+    Column summaries may carry the values and date spans the profile showed (read_profile)."""
     question, columns, chosen = apply_confirmed(question, dataset["columns"], confirmed or {})
-    named = mentioned_columns(question, columns)
-    metric, dimension = chosen or choose_metric(columns, named), choose_dimension(columns, named)
+    named, spans = mentioned_columns(question, columns), column_spans(question, columns, SYNONYMS)
+    roles = regression_roles(question, columns, spans)
+    implied, values = named_values(question, columns, spans)
+    # The metric the question asks about ("what drives revenue") beats the longest column it names.
+    metric = chosen or roles.target or choose_metric(columns, named)
+    dimension = choose_dimension(columns, named, implied)
     plan = Plan(metric, dimension, [Step("profile_dataset", {}, evidence=False)])
     if metric is None:
         plan.notes.append("没有数值列，只能做描述。" if zh else "No numeric column: only a description is possible.")
@@ -117,23 +127,39 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
         return plan
     plan.steps.append(Step("describe_columns", {"columns": [metric]}, _t(zh, f"Describe {metric}", f"描述{metric}")))
     plan.steps.append(Step("plot_histogram", {"value_column": metric}, evidence=False))
-    over_time = add_time_steps(plan, question, columns, metric, zh)
+    over_time = add_time_steps(plan, question, dataset.get("grain"), columns, metric, zh)
     specific = wants(question, "correlate") or wants(question, "regress") or over_time
     if dimension and (wants(question, "compare") or not specific):
-        levels = next(c.get("levels", 0) for c in columns if c["name"] == dimension)
-        tool = "compare_two_groups" if levels == 2 else "compare_groups"
-        subject = _t(zh, f"Compare {metric} across {dimension}", f"比较不同{dimension}的{metric}")
-        plan.steps.append(Step(tool, {"value_column": metric, "group_column": dimension}, subject))
-        plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "mean"}, evidence=False))
-    others = [n for n in named if n != metric and n in other_numeric(columns, metric, 50)] or other_numeric(columns, metric)
+        add_compare_steps(plan, columns, metric, dimension, values if dimension == implied else [], zh)
+    numeric = other_numeric(columns, metric, 50)
+    chosen_predictors = [n for n in roles.predictors if roles.target == metric]
+    others = ([n for n in chosen_predictors if n in numeric] or [n for n in named if n != metric and n in numeric]
+              or other_numeric(columns, metric))
     if others:
         subject = _t(zh, f"Relationship of {metric} with other numbers", f"{metric}与其他数值的关系")
         plan.steps.append(Step("correlation_analysis", {"columns": [metric, *others]}, subject))
         plan.steps.append(Step("plot_scatter", {"x_column": others[0], "y_column": metric}, evidence=False))
-        if wants(question, "regress"):
-            subject = _t(zh, f"What explains {metric}", f"哪些因素解释{metric}")
-            plan.steps.append(Step("linear_regression", {"target_column": metric, "feature_columns": others[:5]}, subject))
+    features = chosen_predictors or others  # the predictors the question names, else the other numbers
+    if features and wants(question, "regress"):
+        subject = _t(zh, f"What explains {metric}", f"哪些因素解释{metric}")
+        plan.steps.append(Step("linear_regression", {"target_column": metric, "feature_columns": features[:5]}, subject))
     return plan
+
+
+def add_compare_steps(plan: Plan, columns: list[dict[str, Any]], metric: str, dimension: str, values: list[str],
+                      zh: bool) -> None:
+    """Compare the metric across the dimension's groups; when the question names exactly two of
+    its values (and the column has more), just those two."""
+    levels = next(c.get("levels", 0) for c in columns if c["name"] == dimension)
+    arguments = {"value_column": metric, "group_column": dimension}
+    if len(values) == 2 and levels > 2:
+        arguments["groups"] = values
+        subject = _t(zh, f"Compare {metric}: {values[0]} vs {values[1]}", f"比较{values[0]}与{values[1]}的{metric}")
+    else:
+        subject = _t(zh, f"Compare {metric} across {dimension}", f"比较不同{dimension}的{metric}")
+    tool = "compare_two_groups" if levels == 2 or "groups" in arguments else "compare_groups"
+    plan.steps.append(Step(tool, arguments, subject))
+    plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "mean"}, evidence=False))
 
 
 def apply_confirmed(question: str, columns: list[dict[str, Any]],
@@ -154,9 +180,13 @@ def apply_confirmed(question: str, columns: list[dict[str, Any]],
     return question, columns, chosen
 
 
-def add_time_steps(plan: Plan, question: str, columns: list[dict[str, Any]], metric: str, zh: bool) -> bool:
-    """Trend (and forecast) steps when the question is about time and there is a date column."""
-    date = next((c["name"] for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
+def add_time_steps(plan: Plan, question: str, grain: str | None, columns: list[dict[str, Any]], metric: str,
+                   zh: bool) -> bool:
+    """Trend (and forecast) steps when the question is about time and there is a date column. The
+    forecast goes as far ahead as the question asks ("the next three months"); the tool's default
+    (one seasonal cycle) when it does not say."""
+    column = next((c for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
+    date = column["name"] if column else None
     if date is None or not (wants(question, "trend") or wants(question, "forecast")):
         return False
     subject = _t(zh, f"How {metric} changes over time", f"{metric}随时间的变化")
@@ -164,7 +194,10 @@ def add_time_steps(plan: Plan, question: str, columns: list[dict[str, Any]], met
     plan.steps.append(Step("plot_line", {"x_column": date, "y_column": metric}, evidence=False))
     if wants(question, "forecast"):
         subject = _t(zh, f"Forecast {metric}", f"预测{metric}")
-        plan.steps.append(Step("forecast", {"date_column": date, "value_column": metric}, subject))
+        arguments = {"date_column": date, "value_column": metric}
+        if request := forecast_request(question):
+            arguments.update(forecast_arguments(request, grain, column.get("span_days")))
+        plan.steps.append(Step("forecast", arguments, subject))
     return True
 
 

@@ -1,0 +1,232 @@
+"""How the built-in analyst reads a question beyond its keywords (zh/en), and what it reads back
+from the data profile. Pure functions, easy to test:
+
+- which column a regression explains ("what drives X", "影响X的因素") and which columns are its
+  predictors ("on A, B and C", "用A和B来…");
+- which category values the question names ("new and returning customers" → Customer Type);
+- how far ahead a forecast should go ("the next three months", "未来3个月") and at which period;
+- the level values and date span of the columns, read from profile_dataset's output (what a model
+  sees too: the summaries only count levels).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+NUMERIC = ("number", "integer")
+GROUPING = ("category", "boolean")
+
+# --- columns named in the question, with their positions ------------------------------------------
+Span = tuple[int, int, str]  # start, end, column name
+
+
+def column_spans(question: str, columns: list[dict[str, Any]], synonyms: dict[str, tuple[str, ...]]) -> list[Span]:
+    """Where each column is named, in question order. Longest names claim their text first, so
+    'Unit Price' is not also read as 'Price'; then the words a question uses in the other language."""
+    text, spans = question.lower(), []
+    for col in sorted(columns, key=lambda c: -len(c["name"])):
+        _claim(text, col["name"].lower(), col["name"], spans)
+    for col in columns:
+        for key, words in synonyms.items():
+            if key in col["name"].lower():
+                for word in words:
+                    _claim(text, word.lower(), col["name"], spans)
+    return sorted(spans)
+
+
+def _claim(text: str, needle: str, name: str, spans: list[Span]) -> None:
+    for match in re.finditer(re.escape(needle), text) if needle else ():
+        if not any(s < match.end() and match.start() < e for s, e, _ in spans):
+            spans.append((match.start(), match.end(), name))
+
+
+# --- regression roles: the target and its predictors ----------------------------------------------
+# A cue before the target ("what drives X") or after it ("X depends on"), per language. A few
+# filler words may sit between a cue and the column ("drives the monthly revenue", "预测未来3个月的营业额").
+_BEFORE_EN = re.compile(
+    r"\b(?:drives?|driving|drivers?\s+(?:of|for|behind)|explain(?:s|ing)?|explanation\s+(?:of|for)|"
+    r"predict(?:s|ing)?|prediction\s+(?:of|for)|forecast(?:s|ing)?|affect(?:s|ing)?|influenc(?:e|es|ing)|"
+    r"determin(?:e|es|ing)|(?:effect|impact|influence)s?\s+(?:of\s+[^?.!;]*?\s+)?on|"
+    r"factors?\s+(?:of|for|behind|affecting|driving)|"
+    r"regress(?:ion)?(?:\s+of)?|model(?:l?ing)?)"
+    r"(?:\s+(?!(?:on|with|using|from|and|or|by|vs|versus|than)\b)[a-z'-]+){0,3}\s+$")
+_AFTER_EN = re.compile(r"^\s+(?:depends?\s+on|(?:is\s+|are\s+)?(?:driven|explained|affected|influenced|determined)\s+by|"
+                       r"drivers?\b|factors?\b)")
+_BEFORE_ZH = re.compile(r"(?:预测|解释|影响|驱动|决定|推动|带动|回归)[^，,。？?！!；;、和与及]{0,8}$")
+_AFTER_ZH = re.compile(r"^\s*(?:的)?(?:主要)?(?:受|取决于|由什么|由哪些|影响因素|驱动因素|决定因素)")
+_AROUND_ZH = (re.compile(r"对\s*$"), re.compile(r"^\s*的?(?:影响|作用|贡献)"))  # "广告费用对营业额的影响"
+# Words that introduce the predictors: "on A and B", "with", "using", "from"; "用A和B来…", "根据", "基于".
+_PREDICTOR_CUE = re.compile(r"\b(?:on|with|using|from|via)\b|用|根据|基于|通过")
+
+
+@dataclass
+class Roles:
+    """What a regression question asks: the column to explain and the columns to explain it by."""
+
+    target: str | None = None
+    predictors: list[str] = field(default_factory=list)
+
+
+def regression_roles(question: str, columns: list[dict[str, Any]], spans: list[Span]) -> Roles:
+    """The target is the numeric column a cue points at; the predictors are the columns named after
+    a predictor cue (numbers, and categories a regression can turn into dummies)."""
+    text = question.lower()
+    kinds = {c["name"]: c for c in columns if not c.get("pii")}
+    numeric = [s for s in spans if kinds.get(s[2], {}).get("type") in NUMERIC]
+    target = next((name for start, end, name in numeric if _is_target(text, start, end)), None)
+    if target is None:
+        return Roles()
+    cue = next((m.start() for m in _PREDICTOR_CUE.finditer(text)
+                if not any(s <= m.start() < e for s, e, _ in spans)), None)
+    predictors = [name for start, _, name in spans if name != target and cue is not None and start > cue
+                  and (kinds.get(name, {}).get("type") in NUMERIC or _groupable(kinds.get(name)))]
+    return Roles(target, list(dict.fromkeys(predictors)))
+
+
+def _is_target(text: str, start: int, end: int) -> bool:
+    before, after = text[:start], text[end:]
+    return bool(_BEFORE_EN.search(before) or _BEFORE_ZH.search(before) or _AFTER_EN.match(after)
+                or _AFTER_ZH.match(after) or (_AROUND_ZH[0].search(before) and _AROUND_ZH[1].match(after)))
+
+
+def _groupable(column: dict[str, Any] | None) -> bool:
+    return bool(column) and column["type"] in GROUPING and 2 <= (column.get("levels") or 0) <= 30
+
+
+# --- category values named in the question ----------------------------------------------------------
+# Level values that are everyday words in questions would pick a column by accident.
+_COMMON = {"a", "an", "the", "and", "or", "no", "not", "yes", "in", "on", "at", "by", "of", "to", "for", "is",
+           "are", "all", "any", "other", "others", "none", "total", "na", "n/a", "unknown", "true", "false"}
+
+
+def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]) -> tuple[str | None, list[str]]:
+    """The grouping column whose level values the question mentions (case-insensitive), and those
+    values in question order. Text that names a column is not read as a value. The column with the
+    most values mentioned wins; (None, []) when no value is mentioned."""
+    text = _blank(question.lower(), spans)
+    best: tuple[str | None, list[str]] = (None, [])
+    for col in columns:
+        if not _groupable(col) or col.get("pii"):
+            continue
+        hits = sorted((pos, value) for value in col.get("values") or [] if (pos := _find_value(text, value)) >= 0)
+        if len(hits) > len(best[1]):
+            best = (col["name"], [value for _, value in hits])
+    return best
+
+
+def _blank(text: str, spans: list[Span]) -> str:
+    for start, end, _ in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _find_value(text: str, value: str) -> int:
+    word = str(value).strip().lower()
+    if len(word) < 2 or word in _COMMON:
+        return -1
+    if word.isascii():  # whole words, plurals too: "returning customers", "stores"
+        match = re.search(rf"(?<![\w-]){re.escape(word)}(?:s|es)?(?![\w-])", text)
+        return match.start() if match else -1
+    return text.find(word)
+
+
+# --- the forecast horizon ----------------------------------------------------------------------------
+UNITS = {"day": "D", "week": "W", "month": "M", "quarter": "Q", "year": "Y",
+         "天": "D", "日": "D", "周": "W", "星期": "W", "礼拜": "W", "月": "M", "季度": "Q", "季": "Q", "年": "Y"}
+ORDER = "DWMQY"
+DAYS = {"D": 1.0, "W": 7.0, "M": 30.4375, "Q": 91.3125, "Y": 365.25}
+GRAINS = {"daily": "D", "weekly": "W", "monthly": "M", "quarterly": "Q", "yearly": "Y"}
+_EN_NUMBERS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
+_EN_NUMBERS.update({"a": 1, "an": 1})
+_N_EN = r"(\d+|" + "|".join(_EN_NUMBERS) + r")"
+_UNIT_EN = r"(day|week|month|quarter|year)s?"
+_HORIZON_EN = (re.compile(rf"\b(?:next|coming|following|upcoming)\s+(?:{_N_EN}\s+)?{_UNIT_EN}\b"),
+               re.compile(rf"\b{_N_EN}[\s-]+{_UNIT_EN}\s+(?:ahead|out|forward|forecast|into the future)\b"),
+               re.compile(rf"\bforecast(?:ing)?\s+(?:for\s+)?(?:the\s+)?{_N_EN}\s+{_UNIT_EN}\b"))
+_HORIZON_ZH = re.compile(r"(?:未来|接下来|之后|今后|往后|(?<![一以如])下)\s*(\d+|[一二两三四五六七八九十]+)?\s*个?\s*(天|日|周|星期|礼拜|月|季度|季|年)")
+# Common phrases without a number: next year, half a year.
+_HORIZON_WORDS = {"明年": (1, "Y"), "半年": (6, "M"), "half a year": (6, "M"), "half year": (6, "M")}
+MIN_PERIODS = 10  # the forecast tool needs 8 periods; two spare for partial first and last periods
+
+
+def forecast_request(question: str) -> tuple[int, str] | None:
+    """How far ahead the question asks: (number, period D/W/M/Q/Y), or None when it does not say."""
+    text = question.lower()
+    for pattern in _HORIZON_EN:
+        if match := pattern.search(text):
+            return _en_number(match.group(1)), UNITS[match.group(2)]
+    if match := _HORIZON_ZH.search(text):
+        n = _zh_number(match.group(1)) if match.group(1) else 1
+        return (n, UNITS[match.group(2)]) if n else None
+    return next((found for word, found in _HORIZON_WORDS.items() if word in text), None)
+
+
+def _en_number(word: str | None) -> int:
+    if not word:
+        return 1
+    return int(word) if word.isdigit() else _EN_NUMBERS[word]
+
+
+def _zh_number(word: str) -> int | None:
+    """Digits, or Chinese numerals up to 99 (三, 十二, 二十四); 两 is two."""
+    if word.isdigit():
+        return int(word)
+    digits = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
+    if "十" not in word:
+        return digits.get(word) if len(word) == 1 else None
+    tens, _, ones = word.partition("十")
+    if (tens and tens not in digits) or (ones and ones not in digits):
+        return None
+    return (digits[tens] if tens else 1) * 10 + (digits[ones] if ones else 0)
+
+
+def forecast_arguments(request: tuple[int, str], grain: str | None, span_days: float | None) -> dict[str, Any]:
+    """The forecast tool's horizon (and freq when it differs from the data's own period). The asked
+    period is used when the data are at least that fine and long enough for it (a forecast needs
+    ~10 periods of history); else the next finer one, down to the data's own period, with the
+    horizon converted ("next quarter" on one year of daily rows → 3 months)."""
+    n, unit = request
+    own = GRAINS.get((grain or "").split(" ")[0])
+    finest = ORDER.index(own) if own else 0
+    freq = own or "D"
+    for candidate in reversed(ORDER[finest:ORDER.index(unit) + 1]):
+        if span_days is None or span_days / DAYS[candidate] >= MIN_PERIODS:
+            freq = candidate
+            break
+    # enough periods to cover what was asked (6 weeks → 2 months), without the calendar's slack
+    # turning 3 months into 14 weeks
+    horizon = max(1, math.ceil(n * DAYS[unit] / DAYS[freq] - 0.2))
+    return {"horizon": horizon} if freq == own else {"horizon": horizon, "freq": freq}
+
+
+# --- what the data profile shows ---------------------------------------------------------------------
+_PROFILE_LINE = re.compile(r"^(?P<name>.+?) \[(?P<kind>[\w-]+), [\w-]+\] missing \d+, unique \d+(?P<rest>.*)$", re.M)
+_TOP = re.compile(r"(.+?) \(\d+\)(?:, |$)")
+
+
+def read_profile(dataset: dict[str, Any], profile: str | None) -> dict[str, Any]:
+    """The dataset summary with what profile_dataset showed: each category column's values (its most
+    frequent ones) and each date column's span in days. Unchanged without a profile."""
+    if not profile:
+        return dataset
+    seen = {m["name"]: m["rest"] for m in _PROFILE_LINE.finditer(profile)}
+    return {**dataset, "columns": [_with_profile(c, seen[c["name"]]) if c["name"] in seen else c
+                                   for c in dataset["columns"]]}
+
+
+def _with_profile(column: dict[str, Any], rest: str) -> dict[str, Any]:
+    """One profile line's tail: '; top East (305), West (288)' or '; 2024-01-01 00:00:00 → 2024-12-31 …'."""
+    if "; top " in rest:
+        return {**column, "values": _TOP.findall(rest.split("; top ", 1)[1])}
+    if " → " in rest and column["type"] == "datetime":
+        start, _, end = rest.lstrip("; ").partition(" → ")
+        try:
+            span = datetime.fromisoformat(end.strip()) - datetime.fromisoformat(start.strip())
+        except (ValueError, TypeError):  # a date format the profile may print differently
+            return column
+        return {**column, "span_days": span.days}
+    return column

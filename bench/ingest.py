@@ -189,20 +189,15 @@ def main(argv=None) -> int:
             r_cal = f"{cal['seconds'] / res['seconds']:.1f}x" if cal else "-"
             print(f"{rows:>8} {name:<18} {res['seconds']:>8.2f} {res['rss_mb']:>8.0f} {r_opx:>12} {r_cal:>12}"
                   f"   runs: {', '.join(f'{x:.2f}' for x in res['all'])}")
-        child = measure("bounded", path, args.repeat)
-        if child:
-            print(f"{rows:>8} {'verity in a child':<18} {child['seconds']:>8.2f} {child['rss_mb']:>8.0f} "
-                  f"{'(fork + copy back)':>25}   runs: {', '.join(f'{x:.2f}' for x in child['all'])}")
         csv_path = build_csv(path)
-        for label, kind in (("verity csv", "verity"), ("pandas read_csv", "read_csv")):
-            res = measure(kind, csv_path, args.repeat)
+        for label, kind, file, note in (("verity in a child", "bounded", path, "(fork + copy back)"),
+                                        ("verity csv", "verity", csv_path, "(same table as CSV)"),
+                                        ("pandas read_csv", "read_csv", csv_path, "(same table as CSV)"),
+                                        ("verity preview", "preview", path, "(first 20 rows)")):
+            res = measure(kind, file, args.repeat)
             if res:
-                print(f"{rows:>8} {label:<18} {res['seconds']:>8.2f} {res['rss_mb']:>8.0f} "
-                      f"{'(same table as CSV)':>25}   runs: {', '.join(f'{x:.2f}' for x in res['all'])}")
-        prev = measure("preview", path, args.repeat)
-        if prev:
-            print(f"{rows:>8} {'verity preview':<18} {prev['seconds']:>8.2f} {prev['rss_mb']:>8.0f} "
-                  f"{'(first 20 rows)':>25}")
+                print(f"{rows:>8} {label:<18} {res['seconds']:>8.2f} {res['rss_mb']:>8.0f} {note:>25}"
+                      f"   runs: {', '.join(f'{x:.2f}' for x in res['all'])}")
         print()
     print("ratios: how many times faster Verity's full load (type inference and cleaning included) is")
     return 0

@@ -132,9 +132,13 @@ def plain_numbers(col: pd.Series) -> np.ndarray | None:
     """A text column holding only plain numbers ("12", "-3.5", "1e6", as in most CSV files) read
     in one cast, without the per-distinct-value path; None when anything else is in it (missing
     markers, separators, units, or zero-padded codes such as "007", which must stay text)."""
-    texts = pc.utf8_trim_whitespace(text_array(col))
+    raw = text_array(col)
+    head = pc.utf8_trim_whitespace(raw.drop_null().slice(0, SAMPLE))  # most text columns end here
+    if len(head) == 0 or not pc.all(pc.match_substring_regex(head, PLAIN_NUMBER)).as_py():
+        return None
+    texts = pc.utf8_trim_whitespace(raw)
     present = texts.drop_null()
-    if len(present) == 0 or not pc.all(pc.match_substring_regex(present, PLAIN_NUMBER)).as_py():
+    if not pc.all(pc.match_substring_regex(present, PLAIN_NUMBER)).as_py():
         return None
     if pc.any(pc.match_substring_regex(present, r"^[+-]?0\d")).as_py():
         return None
@@ -192,7 +196,9 @@ def _mostly_unreadable(d: Distinct, reads, also: str | None = None) -> bool:
     if len(present) <= 2 * SAMPLE:
         return False
     sample = present[:SAMPLE]
-    quick = d.match(also, where=np.isin(np.arange(len(d)), sample)) if also else np.zeros(len(d), dtype=bool)
+    in_sample = np.zeros(len(d), dtype=bool)
+    in_sample[sample] = True
+    quick = d.match(also, where=in_sample) if also else np.zeros(len(d), dtype=bool)
     hits = sum(1 for i in sample if quick[i] or reads(d.values[i]) is not None)
     return hits < 0.5 * len(sample)
 

@@ -135,3 +135,14 @@ def test_the_streamed_preview_of_a_big_workbook_is_read_in_a_child_too(tmp_path)
     with pytest.raises(IngestError) as err:
         in_thread(preview_table_bounded, renamed)
     assert err.value.category == "unsupported_format" and "PDF" in err.value.message
+
+
+def test_a_read_server_that_died_is_started_again():
+    from app.ingest.readserver import read_server
+
+    assert in_thread(load_table_bounded, XLSX).info["rows"] == 6
+    first = read_server()
+    first.process.kill()
+    first.process.wait(10)
+    assert in_thread(load_table_bounded, XLSX).info["rows"] == 6  # a new server answers
+    assert read_server() is not first and read_server().alive()

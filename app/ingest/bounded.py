@@ -104,7 +104,11 @@ def run_job(job: Path, timeout: float) -> tuple[str, int]:
         return wait_child(pid, timeout)
     from app.ingest.readserver import read_server
 
-    return read_server().run(job, timeout)
+    try:
+        server = read_server()
+    except OSError as exc:  # the interpreter could not be started again (resources, permissions)
+        raise NoChild(f"the read server could not start ({exc})") from None
+    return server.run(job, timeout)
 
 
 def wait_child(pid: int, timeout: float) -> tuple[str, int]:

@@ -39,10 +39,11 @@ class ReadServer:
                                         stdout=subprocess.PIPE, env=env, close_fds=True)
         self._lock = threading.Lock()
         self._waiting: dict[str, queue.Queue] = {}
+        self._closed = False  # the server's answers ended: it stopped
         threading.Thread(target=self._answers, name="verity-read-server", daemon=True).start()
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return self.process.poll() is None and not self._closed
 
     def run(self, job: Path, timeout: float) -> tuple[str, int]:
         """Have the server fork a child for `job`; ("exit", code) or ("timeout", -9)."""
@@ -52,6 +53,8 @@ class ReadServer:
         answer: queue.Queue = queue.Queue(1)
         line = json.dumps({"id": ident, "job": str(job), "timeout": timeout}) + "\n"
         with self._lock:
+            if self._closed:
+                raise NoChild("the read server stopped")
             self._waiting[ident] = answer
             try:
                 self.process.stdin.write(line.encode())
@@ -82,6 +85,7 @@ class ReadServer:
             if waiting is not None:
                 waiting.put(reply)
         with self._lock:  # the server stopped: nobody waits for an answer that will not come
+            self._closed = True
             for waiting in self._waiting.values():
                 waiting.put(None)
 

@@ -180,6 +180,16 @@ def test_identifiers_stay_text():
     assert kind == "identifier" and series.tolist() == ["13812345678", "13987654321"]
 
 
+def test_many_order_numbers_are_kept_as_they_are_and_markers_still_logged():
+    codes = pd.Series([f"ORD-{i:05d}" for i in range(200)], dtype="str")
+    series, kind, steps = convert_column("Order ID", codes)
+    assert kind == "identifier" and series is not None and series.tolist() == codes.tolist() and steps == []
+    messy = pd.Series([f" ORD-{i:05d}" for i in range(200)] + ["N/A"], dtype="str")
+    series, kind, steps = convert_column("Order ID", messy)
+    assert kind == "identifier" and series.iloc[0] == "ORD-00000" and pd.isna(series.iloc[200])
+    assert [s.message for s in steps] == ["1 'N/A' read as missing"]
+
+
 def test_vectorised_inference_is_fast_on_a_big_column():
     n = 300_000
     col = pd.Series([f"{i % 5000:,}.5" if i % 3 else f"¥{i % 700}" for i in range(n)], dtype="str")

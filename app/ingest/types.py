@@ -23,7 +23,8 @@ import pyarrow.compute as pc
 
 from analysis_tools.common import is_identifier_name
 from app.ingest.table import cell_text
-from app.ingest.textvalues import Distinct, Step, leftover, parse_dates, parse_numbers, plain_numbers
+from app.ingest.textvalues import (Distinct, Step, leftover, parse_dates, parse_numbers, plain_numbers,
+                                   text_array)
 
 MISSING_MARKERS = ("", "—", "——", "–", "-", "--", "---", "n/a", "na", "n.a.", "null", "none", "nan", "#n/a",
                    "#null!", "#value!", "#div/0!", "#ref!", "无", "缺失", "空", "/", "?", "？", "不详", "暂无", "未知")
@@ -129,6 +130,8 @@ def _excel_serials(num: pd.Series, date1904: bool) -> pd.Series | None:
 def _convert_text(name: str, col: pd.Series, id_named: bool):
     if not id_named and col.dtype != object and (numbers := plain_numbers(col)) is not None:
         return _numeric_result(pd.Series(numbers, dtype="float64"), id_named, [])
+    if id_named and col.dtype != object and _clean_identifiers(col):
+        return col, "identifier", []
     d = Distinct.of(col)
     if len(d) == 0:
         return _as_text(pd.Series([None] * len(col), dtype=object)), "text", []
@@ -179,6 +182,17 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
     if n_unique <= CATEGORY_MAX_UNIQUE and n_unique <= max(2, 0.5 * n_present) and present_text.str.len().max() <= 60:
         return result, "category", steps
     return result, "text", steps
+
+
+def _clean_identifiers(col: pd.Series) -> bool:
+    """An ID-named column with many distinct values (the rule `_looks_like_identifier` applies)
+    and nothing to clean: no missing markers, no spaces to trim. Checked on the whole column in
+    Arrow, without factorising 100k order numbers only to keep them as they are."""
+    texts = text_array(col)
+    if pc.count_distinct(texts.slice(0, 1000)).as_py() <= CATEGORY_MAX_UNIQUE / 2:
+        return False
+    trimmed = pc.utf8_trim_whitespace(pc.replace_substring(texts, "\u3000", " "))
+    return trimmed.equals(texts) and not pc.any(pc.is_in(pc.utf8_lower(texts), value_set=_MARKERS)).as_py()
 
 
 def rx(values: pd.Series, pattern: str) -> np.ndarray:

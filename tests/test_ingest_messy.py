@@ -190,6 +190,15 @@ def test_many_order_numbers_are_kept_as_they_are_and_markers_still_logged():
     assert [s.message for s in steps] == ["1 'N/A' read as missing"]
 
 
+def test_numbers_with_thousands_separators_read_in_one_cast_and_logged():
+    series, kind, steps = convert_column("Revenue", pd.Series(["1,234.5", "2,000", "17", None, " 3,000,000 "],
+                                                              dtype="str"))
+    assert kind == "number" and series.tolist()[:3] == [1234.5, 2000.0, 17.0] and series.iloc[4] == 3e6
+    assert [(s.action, s.count) for s in steps] == [("parsed thousands separators", 3)]
+    # zero-padded codes leave the fast path: the general rules keep them as text
+    assert convert_column("zip", pd.Series(["01234", "02345", "03456"], dtype="str"))[1] == "identifier"
+
+
 def test_vectorised_inference_is_fast_on_a_big_column():
     n = 300_000
     col = pd.Series([f"{i % 5000:,}.5" if i % 3 else f"¥{i % 700}" for i in range(n)], dtype="str")

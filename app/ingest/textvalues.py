@@ -44,6 +44,7 @@ DATE_STYLES = [  # (label shown to the user, pattern with named groups y, m, d)
 ]
 PLAIN_NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
 THOUSANDS = r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$"
+SIMPLE_NUMBER = f"(?:{PLAIN_NUMBER})|(?:{THOUSANDS})"
 ISO_DATE = r"^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$"  # with or without a time
 _FLAGS = ("thousands", "currency", "percent", "paren", "unit", "fullwidth")
 
@@ -128,21 +129,25 @@ def regex_hits(texts: pa.Array, pattern: str) -> np.ndarray:
                       dtype=bool)
 
 
-def plain_numbers(col: pd.Series) -> np.ndarray | None:
-    """A text column holding only plain numbers ("12", "-3.5", "1e6", as in most CSV files) read
-    in one cast, without the per-distinct-value path; None when anything else is in it (missing
-    markers, separators, units, or zero-padded codes such as "007", which must stay text)."""
+def plain_numbers(col: pd.Series) -> tuple[np.ndarray, int] | None:
+    """A text column holding only plain numbers ("12", "-3.5", "1e6") or numbers with thousands
+    separators ("1,234.50"), as in most CSV files and exports, read in one cast without the
+    per-distinct-value path: (values, how many had separators). None when anything else is in it
+    (missing markers, currency, units, or zero-padded codes such as "007", which stay text)."""
     raw = text_array(col)
     head = pc.utf8_trim_whitespace(raw.drop_null().slice(0, SAMPLE))  # most text columns end here
-    if len(head) == 0 or not pc.all(pc.match_substring_regex(head, PLAIN_NUMBER)).as_py():
+    if len(head) == 0 or not pc.all(pc.match_substring_regex(head, SIMPLE_NUMBER)).as_py():
         return None
     texts = pc.utf8_trim_whitespace(raw)
     present = texts.drop_null()
-    if not pc.all(pc.match_substring_regex(present, PLAIN_NUMBER)).as_py():
+    if not pc.all(pc.match_substring_regex(present, SIMPLE_NUMBER)).as_py():
         return None
     if pc.any(pc.match_substring_regex(present, r"^[+-]?0\d")).as_py():
         return None
-    return to_float(texts)
+    separated = int(pc.sum(pc.match_substring(present, ",")).as_py() or 0)
+    if separated:
+        texts = pc.replace_substring(texts, ",", "")
+    return to_float(texts), separated
 
 
 def to_float(texts: pa.Array) -> np.ndarray:

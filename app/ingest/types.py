@@ -128,8 +128,11 @@ def _excel_serials(num: pd.Series, date1904: bool) -> pd.Series | None:
 
 
 def _convert_text(name: str, col: pd.Series, id_named: bool):
-    if not id_named and col.dtype != object and (numbers := plain_numbers(col)) is not None:
-        return _numeric_result(pd.Series(numbers, dtype="float64"), id_named, [])
+    if not id_named and col.dtype != object and (simple := plain_numbers(col)) is not None:
+        numbers, separated = simple
+        steps = [Step("parsed thousands separators", separated,
+                      f"{separated:,} values parsed from text with thousands separators")] if separated else []
+        return _numeric_result(pd.Series(numbers, dtype="float64"), id_named, steps)
     if id_named and col.dtype != object and _clean_identifiers(col):
         return col, "identifier", []
     d = Distinct.of(col)

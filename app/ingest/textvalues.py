@@ -150,6 +150,21 @@ def plain_numbers(col: pd.Series) -> tuple[np.ndarray, int] | None:
     return to_float(texts), separated
 
 
+def padded_codes(col: pd.Series) -> bool:
+    """Codes written with leading zeros ("007", "013722"): all digits, all one length (2 or more),
+    some starting with 0. Read as numbers they would lose the padding, so they stay as they are
+    (the rule `types._looks_like_identifier` applies to distinct values), checked in Arrow."""
+    raw = text_array(col)
+    head = raw.drop_null().slice(0, SAMPLE)
+    if len(head) < 2 or not pc.all(pc.match_substring_regex(head, r"^\d+$")).as_py():
+        return False
+    present = raw.drop_null()
+    if not pc.all(pc.match_substring_regex(present, r"^\d+$")).as_py():
+        return False
+    shortest, longest = pc.min_max(pc.utf8_length(present)).values()
+    return shortest.as_py() == longest.as_py() >= 2 and pc.any(pc.starts_with(present, "0")).as_py()
+
+
 def to_float(texts: pa.Array) -> np.ndarray:
     """Arrow's cast (the same values Python's float() reads), pandas' parser where it refuses."""
     try:

@@ -23,8 +23,8 @@ import pyarrow.compute as pc
 
 from analysis_tools.common import is_identifier_name
 from app.ingest.table import cell_text
-from app.ingest.textvalues import (Distinct, Step, leftover, parse_dates, parse_numbers, plain_numbers,
-                                   text_array)
+from app.ingest.textvalues import (Distinct, Step, leftover, padded_codes, parse_dates, parse_numbers,
+                                   plain_numbers, text_array)
 
 MISSING_MARKERS = ("", "—", "——", "–", "-", "--", "---", "n/a", "na", "n.a.", "null", "none", "nan", "#n/a",
                    "#null!", "#value!", "#div/0!", "#ref!", "无", "缺失", "空", "/", "?", "？", "不详", "暂无", "未知")
@@ -133,7 +133,7 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
         steps = [Step("parsed thousands separators", separated,
                       f"{separated:,} values parsed from text with thousands separators")] if separated else []
         return _numeric_result(pd.Series(numbers, dtype="float64"), id_named, steps)
-    if id_named and col.dtype != object and _clean_identifiers(col):
+    if col.dtype != object and (_clean_identifiers(col) if id_named else padded_codes(col)):
         return col, "identifier", []
     d = Distinct.of(col)
     if len(d) == 0:

@@ -129,22 +129,27 @@ def regex_hits(texts: pa.Array, pattern: str) -> np.ndarray:
                       dtype=bool)
 
 
+def _sample(texts: pa.Array) -> pa.Array:
+    """Up to SAMPLE present values from the top of a column (copies a few hundred, never all)."""
+    return texts.slice(0, 4 * SAMPLE).drop_null().slice(0, SAMPLE)
+
+
 def plain_numbers(col: pd.Series) -> tuple[np.ndarray, int] | None:
     """A text column holding only plain numbers ("12", "-3.5", "1e6") or numbers with thousands
     separators ("1,234.50"), as in most CSV files and exports, read in one cast without the
     per-distinct-value path: (values, how many had separators). None when anything else is in it
-    (missing markers, currency, units, or zero-padded codes such as "007", which stay text)."""
+    (missing markers, currency, units, or zero-padded codes such as "007", which stay text).
+    The whole-column checks are Arrow aggregates, which skip missing cells."""
     raw = text_array(col)
-    head = pc.utf8_trim_whitespace(raw.drop_null().slice(0, SAMPLE))  # most text columns end here
+    head = pc.utf8_trim_whitespace(_sample(raw))  # most text columns end here
     if len(head) == 0 or not pc.all(pc.match_substring_regex(head, SIMPLE_NUMBER)).as_py():
         return None
     texts = pc.utf8_trim_whitespace(raw)
-    present = texts.drop_null()
-    if not pc.all(pc.match_substring_regex(present, SIMPLE_NUMBER)).as_py():
+    if not pc.all(pc.match_substring_regex(texts, SIMPLE_NUMBER)).as_py():
         return None
-    if pc.any(pc.match_substring_regex(present, r"^[+-]?0\d")).as_py():
+    if pc.any(pc.match_substring_regex(texts, r"^[+-]?0\d")).as_py():
         return None
-    separated = int(pc.sum(pc.match_substring(present, ",")).as_py() or 0)
+    separated = int(pc.sum(pc.match_substring(texts, ",")).as_py() or 0)
     if separated:
         texts = pc.replace_substring(texts, ",", "")
     return to_float(texts), separated
@@ -155,14 +160,13 @@ def padded_codes(col: pd.Series) -> bool:
     some starting with 0. Read as numbers they would lose the padding, so they stay as they are
     (the rule `types._looks_like_identifier` applies to distinct values), checked in Arrow."""
     raw = text_array(col)
-    head = raw.drop_null().slice(0, SAMPLE)
+    head = _sample(raw)
     if len(head) < 2 or not pc.all(pc.match_substring_regex(head, r"^\d+$")).as_py():
         return False
-    present = raw.drop_null()
-    if not pc.all(pc.match_substring_regex(present, r"^\d+$")).as_py():
+    if not pc.all(pc.match_substring_regex(raw, r"^\d+$")).as_py():
         return False
-    shortest, longest = pc.min_max(pc.utf8_length(present)).values()
-    return shortest.as_py() == longest.as_py() >= 2 and pc.any(pc.starts_with(present, "0")).as_py()
+    shortest, longest = pc.min_max(pc.utf8_length(raw)).values()
+    return shortest.as_py() == longest.as_py() >= 2 and pc.any(pc.starts_with(raw, "0")).as_py()
 
 
 def to_float(texts: pa.Array) -> np.ndarray:

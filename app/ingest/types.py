@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from analysis_tools.common import is_identifier_name
 from app.ingest.table import cell_text
 from app.ingest.textvalues import (Distinct, Step, leftover, padded_codes, parse_dates, parse_numbers,
-                                   plain_numbers, text_array)
+                                   plain_numbers, regex_hits, text_array)
 
 MISSING_MARKERS = ("", "—", "——", "–", "-", "--", "---", "n/a", "na", "n.a.", "null", "none", "nan", "#n/a",
                    "#null!", "#value!", "#div/0!", "#ref!", "无", "缺失", "空", "/", "?", "？", "不详", "暂无", "未知")
@@ -198,28 +198,21 @@ def _clean_identifiers(col: pd.Series) -> bool:
     return trimmed.equals(texts) and not pc.any(pc.is_in(pc.utf8_lower(texts), value_set=_MARKERS)).as_py()
 
 
-def rx(values: pd.Series, pattern: str) -> np.ndarray:
-    """Regex match of each value (RE2 through Arrow: C++ speed); missing values never match."""
-    arr = pa.array(values.tolist() if values.dtype == object else values.array, type=pa.large_string()) \
-        if values.dtype == object else pa.array(values.array)
-    hit = pc.match_substring_regex(arr, pattern)
-    return np.asarray(hit.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
-
-
 def _looks_like_identifier(texts: pd.Series, weights: np.ndarray, id_named: bool) -> bool:
     """`texts` are the distinct present values (weights: how often each occurs)."""
     if id_named and len(texts) > CATEGORY_MAX_UNIQUE / 2:
         return True
-    digits = rx(texts, r"^\d+$")
+    arrow = text_array(texts)
+    digits = regex_hits(arrow, r"^\d+$")
     if id_named and not digits.all():
         return True  # codes such as "ORD-00017" or "A12"
     if digits.all() and weights.sum() > 1:
         lengths = texts.str.len()
-        if rx(texts, r"^0\d").any() and lengths.nunique() == 1:
+        if regex_hits(arrow, r"^0\d").any() and lengths.nunique() == 1:
             return True  # zero-padded codes: numbers would lose the padding
         if (lengths >= 12).all():
             return True  # ID/card numbers overflow floats
-    phone = rx(texts, _PHONE.pattern)
+    phone = regex_hits(arrow, _PHONE.pattern)
     return bool(weights[phone].sum() >= 0.9 * weights.sum())
 
 

@@ -40,6 +40,8 @@ from app.workspaces import active_datasets, add_version, dataset_summary, load_f
 
 log = logging.getLogger(__name__)
 FINAL_STATUSES = ("done", "failed", "interrupted")
+ACTIVE_STATUSES = ("queued", "running", "waiting")  # not final yet (waiting: for an answer)
+BUSY_STATUSES = ("queued", "running")  # reading the workspace's data right now
 
 ModelFactory = Callable[[Settings, list[dict[str, Any]], str], ChatModel]
 

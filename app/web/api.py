@@ -19,6 +19,7 @@ from app.agent.evidence import evidence_dict
 from app.db.models import Dataset, Event, Evidence, Question, Run
 from app.db.session import Database
 from app.ingest.errors import IngestError
+from app.runs import FINAL_STATUSES
 from app.web.chat import open_question
 from app.web.deps import ApiError, DbSessionDep, RunDep, RunServiceDep, SettingsDep, WorkspaceDep
 from app.web.files import error_status, ingest_upload, resume_if_stale, start_background_load
@@ -26,7 +27,7 @@ from app.workspaces import READY, create_workspace, dataset_status
 
 router = APIRouter(tags=["api"])
 
-FINAL = ("done", "failed", "interrupted")
+FINAL = FINAL_STATUSES
 EVENT_BATCH = 200
 
 

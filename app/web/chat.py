@@ -17,12 +17,13 @@ from app.agent.tasks import task_dict
 from app.db.models import Event, Evidence, Question, Report, Run, Task, Workspace
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool
 from app.reports.safe_markdown import render_markdown
+from app.runs import ACTIVE_STATUSES
 from app.web.deps import DbSessionDep, PageDep, RunDep, RunServiceDep, SettingsDep, WorkspaceDep, wants_partial
 from app.web.i18n import t
 
 router = APIRouter(tags=["pages"])
 
-ACTIVE = ("queued", "running", "waiting")
+ACTIVE = ACTIVE_STATUSES
 DOWNLOADS = (("HTML", "html"), ("Markdown", "md"), ("JSON", "json"), ("PDF", "pdf"), ("Word", "docx"))
 
 

@@ -11,11 +11,11 @@ from app.agent.compaction import request_compaction
 from app.agent.conversation import compact_workspace
 from app.agent.outputs import OutputStore
 from app.db.models import Run
-from app.runs import earlier_exchanges
+from app.runs import ACTIVE_STATUSES, earlier_exchanges
 from app.web.deps import DbSessionDep, SettingsDep, WorkspaceDep
 
 router = APIRouter(tags=["pages"])
-ACTIVE = ("queued", "running", "waiting")
+ACTIVE = ACTIVE_STATUSES
 
 
 @router.post("/workspaces/{ws}/compact", name="compact_workspace")

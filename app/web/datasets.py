@@ -15,12 +15,13 @@ from sqlalchemy import select
 
 from app.db.models import Dataset, Run, Workspace
 from app.ingest.errors import IngestError
+from app.runs import BUSY_STATUSES
 from app.web.deps import ApiError, DbSessionDep, PageDep, SettingsDep, WorkspaceDep
 from app.web.files import error_status
 from app.web.i18n import t
 from app.workspaces import activate_version, dataset_versions, remove_upload, switch_sheet, upload_family
 
-BUSY = ("queued", "running")  # runs that read the workspace's datasets right now
+BUSY = BUSY_STATUSES
 
 router = APIRouter(tags=["datasets"])
 

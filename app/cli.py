@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -28,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from app.cli_inspect import add_inspect_parser
+    from app.cli_users import add_users_parser
     from app.evaluation.cli import add_eval_parser
 
     parser = argparse.ArgumentParser(prog="verity", description="Verity: evidence-backed analysis of spreadsheets.")
@@ -47,15 +49,24 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("--no-input", action="store_true", help="never prompt; exit 3 when questions are open")
     analyze.set_defaults(func=analyze_command)
     add_eval_parser(sub)  # app/evaluation/cli.py
+    add_users_parser(sub)  # app/cli_users.py
     return parser
 
 
 def serve_command(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from app.users import auth_required
+
     settings = get_settings()
     host, port = args.host or settings.host, args.port or settings.port
-    print(f"Verity on http://{host}:{port}  (model: {settings.llm_model})", flush=True)
+    # The app (built by uvicorn's factory in this process) reads the bind address from the settings:
+    # sign-in is required unless it is loopback (SPEC §7).
+    os.environ["VERITY_HOST"], os.environ["VERITY_PORT"] = host, str(port)
+    get_settings.cache_clear()
+    settings = get_settings()
+    access = "sign-in required" if auth_required(settings) else "local use, no sign-in"
+    print(f"Verity on http://{host}:{port}  (model: {settings.llm_model}; {access})", flush=True)
     uvicorn.run("app.main:create_app", factory=True, host=host, port=port, log_level="info")
     return EXIT_OK
 

@@ -72,6 +72,16 @@ class Settings(BaseSettings):
     # --- web -------------------------------------------------------------------------------
     host: str = Field("127.0.0.1", description="Address `verity serve` binds to.")
     port: int = Field(8000, description="Port `verity serve` listens on.")
+    auth: Literal["auto", "on", "off"] = Field(
+        "auto", description="Sign-in (multi-user mode, SPEC §7): auto asks for it when the server is bound "
+        "to an address other than loopback; on always asks; off never does (one trusted user). Set `on` "
+        "when running uvicorn yourself behind a proxy."
+    )
+    signup: Literal["open", "closed"] = Field(
+        "open", description="Who may create an account on the sign-up page: anyone (open), or only the "
+        "first user (closed; later accounts are added with `verity users add`)."
+    )
+    session_days: int = Field(30, description="Days a browser stays signed in.")
     run_workers: int = Field(
         2, description="Background threads that execute runs in the server process."
     )

@@ -9,10 +9,11 @@ import logging
 import threading
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
+from urllib.parse import urlencode
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -22,15 +23,15 @@ from app.config import REPO_ROOT, Settings, get_settings
 from app.db.session import open_database
 from app.ingest.readserver import start_read_server
 from app.runs import RunService, default_model
-from app.web import api, chat, context, datasets, files, reports, rules, traces, workspaces
-from app.web.deps import ApiError, resolve_lang
+from app.web import api, auth, chat, context, datasets, files, reports, rules, traces, workspaces
+from app.web.deps import ApiError, NotSignedIn, authorize, resolve_lang
 from app.web.i18n import t, tool_label, tool_labels
 
 log = logging.getLogger(__name__)
 
 TEMPLATES_DIR = REPO_ROOT / "templates"
 STATIC_DIR = REPO_ROOT / "static"
-ROUTERS = (workspaces.router, files.router, datasets.router, chat.router, reports.router, api.router,
+ROUTERS = (auth.router, workspaces.router, files.router, datasets.router, chat.router, reports.router, api.router,
            context.router, rules.router, traces.router)
 
 
@@ -53,8 +54,10 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
             service.shutdown()
             db.engine.dispose()
 
+    # `authorize` runs before every route: sign-in where required, and ownership of the workspace
+    # or run named in the path (SPEC §7).
     application = FastAPI(title="Verity", lifespan=lifespan, docs_url="/api/docs", redoc_url=None,
-                          openapi_url="/api/openapi.json")
+                          openapi_url="/api/openapi.json", dependencies=[Depends(authorize)])
     application.state.settings = settings
     application.state.templates = make_templates()
     application.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
@@ -117,6 +120,18 @@ async def on_api_error(request: Request, exc: ApiError) -> Response:
     return error_page(request, exc.status_code, "error_bad_request", exc.message)
 
 
+async def on_not_signed_in(request: Request, exc: NotSignedIn) -> Response:
+    if is_api(request):
+        message = ("This API token is not valid (revoked or mistyped)." if exc.bad_token
+                   else "Sign in first: this server is shared, so each request must say who is asking.")
+        return JSONResponse({"error": {"category": "unauthorized", "message": message,
+                                       "hint": "Send 'Authorization: Bearer <token>'; create a token on the "
+                                               "account page or with POST /api/auth/token."}},
+                            status_code=401, headers={"WWW-Authenticate": "Bearer"})
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse("/login?" + urlencode({"next": target}), status_code=303)
+
+
 async def on_http_error(request: Request, exc: StarletteHTTPException) -> Response:
     if is_api(request):
         category = CATEGORY_BY_STATUS.get(exc.status_code, "http_error")
@@ -166,6 +181,7 @@ class UploadLimit:
 
 def install_error_handlers(application: FastAPI) -> None:
     application.add_exception_handler(ApiError, on_api_error)
+    application.add_exception_handler(NotSignedIn, on_not_signed_in)
     application.add_exception_handler(StarletteHTTPException, on_http_error)
     application.add_exception_handler(RequestValidationError, on_validation_error)
     application.add_exception_handler(Exception, on_unexpected_error)

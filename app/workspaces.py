@@ -36,11 +36,10 @@ def create_workspace(session: Session, name: str, owner: str | None = None) -> W
     return workspace
 
 
-def list_workspaces(session: Session, owner: str | None = None) -> list[Workspace]:
-    query = select(Workspace).order_by(Workspace.created_at.desc())
-    if owner is not None:
-        query = query.where(Workspace.owner == owner)
-    return list(session.scalars(query))
+def list_workspaces(session: Session, owner: str | None) -> list[Workspace]:
+    """The workspaces of one user (owner None: those of the local single-user mode)."""
+    mine = Workspace.owner.is_(None) if owner is None else Workspace.owner == owner
+    return list(session.scalars(select(Workspace).where(mine).order_by(Workspace.created_at.desc())))
 
 
 def dataset_status(dataset: Dataset) -> str:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import secrets
 import socket
 from pathlib import Path
 from typing import Iterator
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from app.config import Settings
 
@@ -74,3 +76,21 @@ def sample_path(name: str) -> Path:
 @pytest.fixture
 def retail_sales() -> Path:
     return sample_path("retail_sales.xlsx")
+
+
+PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+@pytest.fixture
+def postgres_url():
+    try:
+        admin = create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
+        with admin.connect() as connection:
+            name = f"verity_test_{secrets.token_hex(4)}"
+            connection.execute(text(f"CREATE DATABASE {name}"))
+    except Exception as exc:  # no server on this machine
+        pytest.skip(f"PostgreSQL not reachable: {type(exc).__name__}")
+    yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    with admin.connect() as connection:
+        connection.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+    admin.dispose()

@@ -60,11 +60,13 @@ new MutationObserver(function (mutations) {
 
 
 @pytest.fixture
-def live_server(tmp_path: Path) -> Iterator[str]:
-    """The real app under uvicorn in a background thread, on a free loopback port."""
+def live_server(tmp_path: Path, request) -> Iterator[str]:
+    """The real app under uvicorn in a background thread, on a free loopback port (settings can be
+    changed by indirect parametrization)."""
     import uvicorn
 
-    settings = Settings(_env_file=None, data_dir=tmp_path / "runtime", llm_model="builtin")
+    overrides = getattr(request, "param", {})
+    settings = Settings(_env_file=None, data_dir=tmp_path / "runtime", llm_model="builtin", **overrides)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -236,3 +238,45 @@ def test_chinese_ui(page, tmp_path: Path) -> None:
         "placeholder", t("ask_placeholder", "zh"))
     page.screenshot(path=str(tmp_path / "zh-workspace.png"), full_page=True)
     assert page.console.errors == [], page.console.errors
+
+
+@pytest.mark.parametrize("live_server", [{"auth": "on"}], indirect=True)
+def test_shared_server_asks_to_sign_in_and_keeps_work_private(page, browser, live_server) -> None:
+    expect = playwright_api.expect
+    page.goto("/")
+    expect(page).to_have_url(re.compile(r"/login\?next=%2F$"))
+    page.get_by_role("link", name=t("auth_no_account", "en")).click()
+    page.get_by_label(t("auth_name", "en")).fill("Ada")
+    page.get_by_label(t("auth_email", "en")).fill("ada@example.com")
+    page.get_by_label(t("auth_password", "en")).fill("long enough")
+    page.get_by_role("button", name=t("auth_signup", "en")).click()
+    expect(page.locator(".user-menu")).to_contain_text("Ada")
+    page.get_by_label(t("workspace_name", "en")).fill("Ada's numbers")
+    page.get_by_role("button", name=t("create", "en")).click()
+    expect(page).to_have_url(re.compile(r"/workspaces/\w+$"))
+    private_url = page.url
+
+    # Someone else, in another browser session, signs up and cannot see or open it.
+    other = browser.new_context(base_url=live_server, locale="zh-CN")
+    try:
+        bob = other.new_page()
+        bob.goto("/signup")
+        bob.get_by_label(t("auth_email", "zh")).fill("bob@example.com")
+        bob.get_by_label(t("auth_password", "zh")).fill("long enough")
+        bob.get_by_role("button", name=t("auth_signup", "zh")).click()
+        expect(bob.locator(".user-menu")).to_be_visible()
+        expect(bob.get_by_text("Ada's numbers")).to_have_count(0)
+        response = bob.goto(private_url)
+        assert response is not None and response.status == 404
+    finally:
+        other.close()
+
+    # Signing out ends the session; the workspace is back after signing in again.
+    page.get_by_role("button", name=t("auth_logout", "en")).click()
+    expect(page).to_have_url(re.compile(r"/login$"))
+    page.goto(private_url)
+    page.get_by_label(t("auth_email", "en")).fill("ada@example.com")
+    page.get_by_label(t("auth_password", "en")).fill("long enough")
+    page.get_by_role("button", name=t("auth_login", "en")).click()
+    expect(page).to_have_url(private_url)
+    assert page.console.errors == []

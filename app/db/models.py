@@ -26,11 +26,37 @@ class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
 
 
+class User(Base):
+    """Someone who signs in (multi-user mode). A local single-user setup needs none."""
+
+    __tablename__ = "users"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    email: Mapped[str] = mapped_column(String(320), unique=True)  # stored lower-cased: the login name
+    name: Mapped[str] = mapped_column(String(200), default="")
+    password_hash: Mapped[str] = mapped_column(String(300))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class AuthToken(Base):
+    """A browser session or an API token. Only a hash of the secret is stored."""
+
+    __tablename__ = "auth_tokens"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(10))  # "session" | "api"
+    name: Mapped[str] = mapped_column(String(200), default="")
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+
+
 class Workspace(Base):
     __tablename__ = "workspaces"
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     name: Mapped[str] = mapped_column(String(200))
-    owner: Mapped[str | None] = mapped_column(String(200), default=None)
+    # The owning user's id; None for the local single-user mode (SPEC §7: no one else can read it).
+    owner: Mapped[str | None] = mapped_column(String(200), default=None, index=True)
     rules: Mapped[str] = mapped_column(Text, default="")  # the workspace rules file (like AGENTS.md)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     datasets: Mapped[list["Dataset"]] = relationship(back_populates="workspace", order_by="Dataset.created_at")

@@ -21,7 +21,8 @@ from app.db.session import Database
 from app.ingest.errors import IngestError
 from app.runs import FINAL_STATUSES
 from app.web.chat import open_question
-from app.web.deps import ApiError, DbSessionDep, RunDep, RunServiceDep, SettingsDep, WorkspaceDep
+from app.web.deps import (ApiError, CurrentUserDep, DbSessionDep, RunDep, RunServiceDep, SettingsDep, WorkspaceDep,
+                          owner_of)
 from app.web.files import error_status, ingest_upload, resume_if_stale, start_background_load
 from app.workspaces import READY, create_workspace, dataset_status
 
@@ -50,8 +51,8 @@ def healthz() -> dict[str, str]:
 
 
 @router.post("/api/workspaces", status_code=201)
-def api_create_workspace(body: WorkspaceIn, session: DbSessionDep) -> dict[str, str]:
-    workspace = create_workspace(session, body.name)
+def api_create_workspace(body: WorkspaceIn, session: DbSessionDep, user: CurrentUserDep) -> dict[str, str]:
+    workspace = create_workspace(session, body.name, owner=owner_of(user))
     return {"id": workspace.id, "name": workspace.name}
 
 

@@ -11,8 +11,9 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.db.models import Run, Workspace
+from app.db.models import Dataset, Run, User, Workspace
 from app.runs import RunService
+from app.users import API, SESSION, Account, auth_required, user_for_secret
 from app.web.i18n import from_accept_language, normalize_lang
 
 LANG_COOKIE = "lang"
@@ -75,15 +76,77 @@ def get_lang(request: Request, settings: SettingsDep) -> str:
 LangDep = Annotated[str, Depends(get_lang)]
 
 
+# --- who is asking, and what they may see (SPEC §7) --------------------------------------------
+SESSION_COOKIE = "verity_session"
+# Reachable without signing in: the health check and the ways to sign in.
+PUBLIC_PATHS = frozenset({"/healthz", "/login", "/signup", "/api/auth/token"})
+
+
+class NotSignedIn(Exception):
+    """The request needs a signed-in user (main.py answers 401 to the API, a redirect to pages)."""
+
+    def __init__(self, bad_token: bool = False):
+        super().__init__("bad token" if bad_token else "not signed in")
+        self.bad_token = bad_token
+
+
+def signed_in_user(request: Request, session: Session) -> User | None:
+    """The user of the bearer token or the session cookie. A bearer token that is not valid is an
+    error even where signing in is optional: a script should not silently act as nobody."""
+    header = request.headers.get("authorization", "")
+    if header[:7].lower() == "bearer ":
+        user = user_for_secret(session, header[7:].strip(), kind=API)
+        if user is None:
+            raise NotSignedIn(bad_token=True)
+        return user
+    return user_for_secret(session, request.cookies.get(SESSION_COOKIE), kind=SESSION)
+
+
+def authorize(request: Request, session: DbSessionDep, settings: SettingsDep) -> None:
+    """Runs before every route (an app-wide dependency), so no route can forget it: finds the user,
+    refuses anonymous requests in multi-user mode, and answers 404 for a workspace or run in the
+    path that belongs to someone else (404, not 403: others' ids are not confirmed to exist)."""
+    user = signed_in_user(request, session)
+    request.state.user = Account.of(user) if user else None
+    if user is None and auth_required(settings) and request.url.path not in PUBLIC_PATHS:
+        raise NotSignedIn()
+    owner = user.id if user else None
+    params = request.path_params
+    if "ws" in params:
+        workspace = session.get(Workspace, params["ws"])
+        if workspace is None or workspace.owner != owner:
+            raise HTTPException(404, "workspace not found")
+        if "dataset_id" in params:
+            dataset = session.get(Dataset, params["dataset_id"])
+            if dataset is None or dataset.workspace_id != workspace.id:
+                raise HTTPException(404, "dataset not found")
+    if "run_id" in params:
+        run = session.get(Run, params["run_id"])
+        if run is None or run.workspace.owner != owner:
+            raise HTTPException(404, "run not found")
+
+
+def get_current_user(request: Request) -> Account | None:
+    return getattr(request.state, "user", None)
+
+
+CurrentUserDep = Annotated[Account | None, Depends(get_current_user)]
+
+
+def owner_of(user: Account | None) -> str | None:
+    """What `Workspace.owner` holds for this user (None: the local single-user mode)."""
+    return user.id if user else None
+
+
 def get_workspace(ws: str, session: DbSessionDep) -> Workspace:
-    workspace = session.get(Workspace, ws)
+    workspace = session.get(Workspace, ws)  # ownership was checked by `authorize`
     if workspace is None:
         raise HTTPException(404, "workspace not found")
     return workspace
 
 
 def get_run(run_id: str, session: DbSessionDep) -> Run:
-    run = session.get(Run, run_id)
+    run = session.get(Run, run_id)  # ownership was checked by `authorize`
     if run is None:
         raise HTTPException(404, "run not found")
     return run

@@ -15,7 +15,7 @@ from app.db.models import Dataset, Run, Workspace
 from app.ingest.pipeline import LoadedTable
 from app.web.chat import run_context
 from app.web.datasets import version_entries
-from app.web.deps import DbSessionDep, PageDep, SettingsDep, WorkspaceDep
+from app.web.deps import CurrentUserDep, DbSessionDep, PageDep, SettingsDep, WorkspaceDep, owner_of
 from app.web.suggest import suggest_questions
 from app.web.files import resume_if_stale
 from app.workspaces import (FAILED, LOADING, READY, create_workspace, dataset_status, list_workspaces,
@@ -25,14 +25,14 @@ router = APIRouter(tags=["pages"])
 
 
 @router.get("/", name="index")
-def index(session: DbSessionDep, page: PageDep) -> Response:
-    return page.render("index.html", {"workspaces": list_workspaces(session)})
+def index(session: DbSessionDep, page: PageDep, user: CurrentUserDep) -> Response:
+    return page.render("index.html", {"workspaces": list_workspaces(session, owner_of(user))})
 
 
 @router.post("/workspaces", name="create_workspace_page")
-def create_workspace_page(request: Request, session: DbSessionDep,
+def create_workspace_page(request: Request, session: DbSessionDep, user: CurrentUserDep,
                           name: Annotated[str, Form(max_length=200)] = "") -> Response:
-    workspace = create_workspace(session, name)
+    workspace = create_workspace(session, name, owner=owner_of(user))
     return RedirectResponse(request.url_for("workspace_page", ws=workspace.id), status_code=303)
 
 

@@ -1,0 +1,141 @@
+"""Signing in and out, signing up, and API tokens (multi-user mode, SPEC §7).
+
+Pages: /login, /signup, /logout, /account. API: POST /api/auth/token trades an e-mail address and
+password for an API token (`Authorization: Bearer vt_...`), for scripts without a browser.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse, Response
+from pydantic import BaseModel, Field
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.config import Settings
+from app.db.models import User
+from app.users import (API, SESSION, Account, AccountError, api_tokens, auth_required, check_password, create_user,
+                       issue_token, revoke_api_token, revoke_secret)
+from app.web.deps import (SESSION_COOKIE, ApiError, CurrentUserDep, DbSessionDep, NotSignedIn, PageDep,
+                          SettingsDep)
+from app.web.i18n import t
+
+router = APIRouter(tags=["accounts"])
+
+
+class TokenIn(BaseModel):
+    email: str = Field(..., max_length=320)
+    password: str = Field(..., max_length=1000)
+    name: str = Field("", max_length=200)
+
+
+def safe_next(target: str | None) -> str:
+    """Only a path on this site: `next=//evil.example` must not send a user elsewhere."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/"
+
+
+def signup_allowed(session: Session, settings: Settings) -> bool:
+    return settings.signup == "open" or not session.scalar(select(func.count()).select_from(User))
+
+
+def signed_in(request: Request, session: Session, settings: Settings, user: User, target: str) -> Response:
+    _, secret = issue_token(session, user.id, SESSION, lifetime=timedelta(days=settings.session_days))
+    response = RedirectResponse(safe_next(target), status_code=303)
+    response.set_cookie(SESSION_COOKIE, secret, max_age=settings.session_days * 86_400, httponly=True,
+                        samesite="lax", secure=request.url.scheme == "https")
+    return response
+
+
+@router.get("/login", name="login")
+def login_page(session: DbSessionDep, settings: SettingsDep, page: PageDep, next: str = "/") -> Response:
+    return page.render("login.html", {"mode": "login", "next": safe_next(next),
+                                      "can_signup": signup_allowed(session, settings)})
+
+
+@router.post("/login", name="login_submit")
+def login_submit(request: Request, session: DbSessionDep, settings: SettingsDep, page: PageDep,
+                 email: Annotated[str, Form(max_length=320)], password: Annotated[str, Form(max_length=1000)],
+                 next: Annotated[str, Form()] = "/") -> Response:
+    try:
+        user = check_password(session, email, password)
+    except AccountError as exc:
+        return page.render("login.html", {"mode": "login", "next": safe_next(next), "email": email,
+                                          "error": t(exc.key, page.lang),
+                                          "can_signup": signup_allowed(session, settings)}, status_code=400)
+    return signed_in(request, session, settings, user, next)
+
+
+@router.get("/signup", name="signup")
+def signup_page(session: DbSessionDep, settings: SettingsDep, page: PageDep, next: str = "/") -> Response:
+    if not signup_allowed(session, settings):
+        return page.render("login.html", {"mode": "login", "next": safe_next(next), "can_signup": False,
+                                          "error": t("auth_signup_closed", page.lang)}, status_code=403)
+    return page.render("login.html", {"mode": "signup", "next": safe_next(next), "can_signup": True})
+
+
+@router.post("/signup", name="signup_submit")
+def signup_submit(request: Request, session: DbSessionDep, settings: SettingsDep, page: PageDep,
+                  email: Annotated[str, Form(max_length=320)], password: Annotated[str, Form(max_length=1000)],
+                  name: Annotated[str, Form(max_length=200)] = "", next: Annotated[str, Form()] = "/") -> Response:
+    if not signup_allowed(session, settings):
+        return page.render("login.html", {"mode": "login", "next": safe_next(next), "can_signup": False,
+                                          "error": t("auth_signup_closed", page.lang)}, status_code=403)
+    try:
+        user = create_user(session, email, password, name)
+    except AccountError as exc:
+        return page.render("login.html", {"mode": "signup", "next": safe_next(next), "email": email,
+                                          "name": name, "error": t(exc.key, page.lang), "can_signup": True},
+                           status_code=400)
+    return signed_in(request, session, settings, user, next)
+
+
+@router.post("/logout", name="logout")
+def logout(request: Request, session: DbSessionDep, settings: SettingsDep) -> Response:
+    revoke_secret(session, request.cookies.get(SESSION_COOKIE))
+    response = RedirectResponse("/login" if auth_required(settings) else "/", status_code=303)
+    response.delete_cookie(SESSION_COOKIE)
+    return response
+
+
+@router.get("/account", name="account")
+def account_page(session: DbSessionDep, page: PageDep, user: CurrentUserDep) -> Response:
+    if user is None:
+        raise NotSignedIn()
+    return page.render("account.html", account_context(session, user))
+
+
+@router.post("/account/tokens", name="create_api_token")
+def create_api_token(session: DbSessionDep, page: PageDep, user: CurrentUserDep,
+                     name: Annotated[str, Form(max_length=200)] = "") -> Response:
+    if user is None:
+        raise NotSignedIn()
+    _, secret = issue_token(session, user.id, API, name=name or "API token")
+    # The secret is shown this once: only its hash is kept.
+    return page.render("account.html", {**account_context(session, user), "new_token": secret}, status_code=201)
+
+
+@router.post("/account/tokens/{token_id}/revoke", name="revoke_api_token")
+def revoke_token(token_id: str, session: DbSessionDep, user: CurrentUserDep) -> Response:
+    if user is None:
+        raise NotSignedIn()
+    revoke_api_token(session, user.id, token_id)
+    return RedirectResponse("/account", status_code=303)
+
+
+def account_context(session: Session, user: Account) -> dict[str, Any]:
+    return {"user": user, "tokens": api_tokens(session, user.id)}
+
+
+@router.post("/api/auth/token", status_code=201)
+def api_token(body: TokenIn, session: DbSessionDep) -> dict[str, str]:
+    try:
+        user = check_password(session, body.email, body.password)
+    except AccountError as exc:
+        raise ApiError(401, "unauthorized", str(exc), "Check the e-mail address and the password.") from exc
+    token, secret = issue_token(session, user.id, API, name=body.name or "API token")
+    return {"token": secret, "id": token.id, "user": user.email}

@@ -184,3 +184,28 @@ def test_cli_adds_users_and_claims_local_workspaces(tmp_path, monkeypatch, capsy
         db.engine.dispose()
     finally:
         get_settings.cache_clear()
+
+
+def test_password_guessing_is_throttled_per_address(shared):
+    sign_up(shared, "ada@example.com")
+    shared.post("/logout")
+    for _ in range(5):
+        assert shared.post("/login", data={"email": "ada@example.com", "password": "guess guess"}).status_code == 400
+    blocked = shared.post("/login", data={"email": "ada@example.com", "password": "long enough"})
+    assert blocked.status_code == 429 and "Too many" in blocked.text  # even the right password waits
+    api = shared.post("/api/auth/token", json={"email": "ada@example.com", "password": "long enough"})
+    assert api.status_code == 429 and api.json()["error"]["category"] == "rate_limited"
+    # Another address is not affected.
+    sign_up(shared, "bob@example.com")
+
+
+def test_throttle_forgets_old_failures():
+    from app.web.auth import LoginThrottle
+
+    guard = LoginThrottle(limit=2, window_s=0.2)
+    guard.failed("a@x.io", "1.2.3.4")
+    guard.failed("A@x.io ", "1.2.3.4")
+    assert guard.wait_s("a@x.io", "1.2.3.4") > 0 and guard.wait_s("a@x.io", "5.6.7.8") == 0
+    import time
+    time.sleep(0.25)
+    assert guard.wait_s("a@x.io", "1.2.3.4") == 0

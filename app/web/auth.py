@@ -6,6 +6,9 @@ password for an API token (`Authorization: Bearer vt_...`), for scripts without 
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import defaultdict, deque
 from datetime import timedelta
 from typing import Annotated, Any
 
@@ -30,6 +33,57 @@ class TokenIn(BaseModel):
     email: str = Field(..., max_length=320)
     password: str = Field(..., max_length=1000)
     name: str = Field("", max_length=200)
+
+
+class LoginThrottle:
+    """Slows password guessing: after `limit` failures for one address from one client within
+    `window_s`, further attempts are refused until the oldest failure ages out. In memory, per
+    server process (a restart forgets; several processes each count their own)."""
+
+    def __init__(self, limit: int = 5, window_s: float = 900.0):
+        self.limit, self.window_s = limit, window_s
+        self._failures: dict[tuple[str, str], deque[float]] = defaultdict(deque)
+        self._lock = threading.Lock()
+
+    def wait_s(self, email: str, client: str) -> float:
+        """Seconds until another attempt is allowed (0: allowed now)."""
+        with self._lock:
+            failures = self._recent((email.strip().lower(), client))
+            return 0.0 if len(failures) < self.limit else failures[0] + self.window_s - time.monotonic()
+
+    def failed(self, email: str, client: str) -> None:
+        with self._lock:
+            self._recent((email.strip().lower(), client)).append(time.monotonic())
+
+    def _recent(self, key: tuple[str, str]) -> deque[float]:
+        failures = self._failures[key]
+        while failures and failures[0] <= time.monotonic() - self.window_s:
+            failures.popleft()
+        return failures
+
+
+def throttle(request: Request) -> LoginThrottle:
+    state = request.app.state
+    if getattr(state, "login_throttle", None) is None:
+        state.login_throttle = LoginThrottle()
+    return state.login_throttle
+
+
+def client_of(request: Request) -> str:
+    return request.client.host if request.client else "?"
+
+
+def verify_login(request: Request, session: Session, email: str, password: str) -> User:
+    """check_password behind the throttle; AccountError("auth_throttled") while it holds."""
+    guard, client = throttle(request), client_of(request)
+    wait = guard.wait_s(email, client)
+    if wait > 0:
+        raise AccountError("auth_throttled", f"Too many failed sign-ins; try again in {max(1, round(wait / 60))} min.")
+    try:
+        return check_password(session, email, password)
+    except AccountError:
+        guard.failed(email, client)
+        raise
 
 
 def safe_next(target: str | None) -> str:
@@ -62,11 +116,12 @@ def login_submit(request: Request, session: DbSessionDep, settings: SettingsDep,
                  email: Annotated[str, Form(max_length=320)], password: Annotated[str, Form(max_length=1000)],
                  next: Annotated[str, Form()] = "/") -> Response:
     try:
-        user = check_password(session, email, password)
+        user = verify_login(request, session, email, password)
     except AccountError as exc:
         return page.render("login.html", {"mode": "login", "next": safe_next(next), "email": email,
                                           "error": t(exc.key, page.lang),
-                                          "can_signup": signup_allowed(session, settings)}, status_code=400)
+                                          "can_signup": signup_allowed(session, settings)},
+                           status_code=429 if exc.key == "auth_throttled" else 400)
     return signed_in(request, session, settings, user, next)
 
 
@@ -132,10 +187,12 @@ def account_context(session: Session, user: Account) -> dict[str, Any]:
 
 
 @router.post("/api/auth/token", status_code=201)
-def api_token(body: TokenIn, session: DbSessionDep) -> dict[str, str]:
+def api_token(request: Request, body: TokenIn, session: DbSessionDep) -> dict[str, str]:
     try:
-        user = check_password(session, body.email, body.password)
+        user = verify_login(request, session, body.email, body.password)
     except AccountError as exc:
+        if exc.key == "auth_throttled":
+            raise ApiError(429, "rate_limited", str(exc), "Wait, then check the e-mail address and the password.") from exc
         raise ApiError(401, "unauthorized", str(exc), "Check the e-mail address and the password.") from exc
     token, secret = issue_token(session, user.id, API, name=body.name or "API token")
     return {"token": secret, "id": token.id, "user": user.email}

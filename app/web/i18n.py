@@ -22,6 +22,8 @@ STRINGS: dict[str, dict[str, str]] = {
     "auth_have_account": {"en": "Already have an account? Sign in", "zh": "已有账号？去登录"},
     "auth_no_account": {"en": "No account yet? Create one", "zh": "还没有账号？注册一个"},
     "auth_failed": {"en": "The e-mail address or the password is wrong.", "zh": "邮箱或密码不正确。"},
+    "auth_throttled": {"en": "Too many failed sign-ins. Wait a few minutes, then try again.",
+                       "zh": "登录失败次数过多，请等几分钟再试。"},
     "auth_bad_email": {"en": "Enter an e-mail address such as name@example.com.",
                        "zh": "请输入有效的邮箱地址，例如 name@example.com。"},
     "auth_short_password": {"en": "Use a password of at least 8 characters.", "zh": "密码至少需要 8 个字符。"},

@@ -163,6 +163,13 @@ class Settings(BaseSettings):
     )
 
     # --- context cascade (SPEC §4) ---------------------------------------------------------
+    knowledge_budget_chars: int = Field(
+        3_000, description="Most characters of workspace knowledge (notes, reference documents) injected "
+        "into one turn; when there is more, the passages most relevant to the question are chosen."
+    )
+    knowledge_max_chars: int = Field(
+        200_000, description="Longest note or reference document a workspace keeps, in characters."
+    )
     tool_result_truncate_chars: int = Field(
         3_000, description="Tool results longer than this are saved to disk and truncated."
     )

@@ -53,8 +53,11 @@ def analysed_workspace(client: TestClient, headers: dict, data_path) -> dict[str
         assert wait_for_run(client, run, {"done"})["status"] == "done"
     finally:
         client.headers.pop("Authorization")
+    note = client.post(f"/api/workspaces/{ws}/knowledge", json={"title": "Glossary", "text": "Revenue is net of VAT."},
+                       headers=headers)
+    assert note.status_code == 201, note.text
     return {"ws": ws, "run_id": run, "dataset_id": upload.json()["dataset"]["id"], "fmt": "json",
-            "span_id": "0", "name": "figure.png"}
+            "span_id": "0", "name": "figure.png", "entry_id": note.json()["id"]}
 
 
 def owned_routes(app) -> list[tuple[str, str]]:
@@ -72,7 +75,7 @@ def test_no_one_else_can_read_or_change_a_workspace(shared_app, retail_sales):
     ada, bob = account(shared_app, "ada@example.com"), account(shared_app, "bob@example.com")
     ids = analysed_workspace(shared_app, ada, retail_sales)
     routes = owned_routes(shared_app.app)
-    assert len(routes) >= 29  # pages and API: workspaces, datasets, runs, events, reports, traces, figures
+    assert len(routes) >= 34  # pages and API: workspaces, datasets, runs, events, reports, traces, figures
     for method, path in routes:
         url = fill(path, ids)
         response = shared_app.request(method, url, headers=bob, json={}, follow_redirects=False)
@@ -82,7 +85,7 @@ def test_no_one_else_can_read_or_change_a_workspace(shared_app, retail_sales):
     # The owner still has everything, so the 404s above came from ownership, not from wrong ids.
     for url in (f"/api/runs/{ids['run_id']}", f"/api/workspaces/{ids['ws']}/report.json",
                 f"/api/workspaces/{ids['ws']}/datasets/{ids['dataset_id']}", f"/api/runs/{ids['run_id']}/trace",
-                f"/workspaces/{ids['ws']}", f"/runs/{ids['run_id']}"):
+                f"/workspaces/{ids['ws']}", f"/runs/{ids['run_id']}", f"/api/workspaces/{ids['ws']}/knowledge"):
         assert shared_app.get(url, headers=ada).status_code == 200, url
     report = shared_app.get(f"/api/workspaces/{ids['ws']}/report.json", headers=ada).json()
     assert report["question"] == QUESTION and report["evidence"]

@@ -218,12 +218,16 @@ def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def workspace_sources(session: Any, workspace_id: str, datasets: Iterable[Any]) -> dict[str, Any]:
+def workspace_sources(session: Any, workspace_id: str, datasets: Iterable[Any], question: str = "",
+                      knowledge_chars: int = 3_000) -> dict[str, Any]:
     """What a turn injects besides rules and dataset summaries: the user's confirmed definitions
-    (answered clarification questions) and the upload warnings of each active dataset."""
+    (answered clarification questions), the workspace knowledge relevant to the question (at most
+    `knowledge_chars`) and the upload warnings of each active dataset."""
     from sqlalchemy import select
 
+    from app.agent.retrieval import relevant_knowledge
     from app.db.models import Question
+    from app.knowledge import entries
 
     answered = session.scalars(select(Question).where(Question.workspace_id == workspace_id,
                                                       Question.answer.is_not(None)).order_by(Question.created_at))
@@ -231,6 +235,7 @@ def workspace_sources(session: Any, workspace_id: str, datasets: Iterable[Any]) 
 
     definitions = tuple(definition_text(q) for q in answered)
     return {"definitions": definitions,
+            "knowledge": relevant_knowledge(entries(session, workspace_id), question, knowledge_chars),
             "dataset_warnings": {d.name: list((d.info or {}).get("warnings") or []) for d in datasets}}
 
 

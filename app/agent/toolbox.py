@@ -30,6 +30,8 @@ HARNESS_REGISTRY = Registry([
     make_tool(sheets.select_sheet, "data", read_only=False),
     make_tool(context_tools.read_tool_output, "core", keywords=["read", "full output", "truncated", "transcript", "读取", "完整输出"]),
     make_tool(context_tools.compact_context, "core", keywords=["compact", "context", "summarise", "压缩", "上下文"]),
+    make_tool(context_tools.search_knowledge, "core",
+              keywords=["knowledge", "definition", "glossary", "reference", "notes", "口径", "定义", "参考", "资料"]),
     make_tool(run_python, "core", keywords=["python", "code", "custom", "script", "pandas"]),
     make_tool(tool_search, "core", keywords=["find", "search", "tool", "查找", "工具"]),
 ])

@@ -209,3 +209,16 @@ class Report(Base):
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
     content: Mapped[dict[str, Any]] = mapped_column(default=dict)  # report.json
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class KnowledgeEntry(Base):
+    """Reference material of a workspace (a note, or the text of an uploaded document): retrieved
+    by relevance each turn and injected at the knowledge tier (reference only, SPEC §6)."""
+
+    __tablename__ = "knowledge"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
+    title: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(500), default="note")  # "note" or the uploaded file's name
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

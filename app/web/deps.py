@@ -11,7 +11,7 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.db.models import Dataset, Run, User, Workspace
+from app.db.models import Dataset, KnowledgeEntry, Run, User, Workspace
 from app.runs import RunService
 from app.users import API, SESSION, Account, auth_required, user_for_secret
 from app.web.i18n import from_accept_language, normalize_lang
@@ -116,10 +116,11 @@ def authorize(request: Request, session: DbSessionDep, settings: SettingsDep) ->
         workspace = session.get(Workspace, params["ws"])
         if workspace is None or workspace.owner != owner:
             raise HTTPException(404, "workspace not found")
-        if "dataset_id" in params:
-            dataset = session.get(Dataset, params["dataset_id"])
-            if dataset is None or dataset.workspace_id != workspace.id:
-                raise HTTPException(404, "dataset not found")
+        for param, model in (("dataset_id", Dataset), ("entry_id", KnowledgeEntry)):
+            if param in params:
+                row = session.get(model, params[param])
+                if row is None or row.workspace_id != workspace.id:
+                    raise HTTPException(404, f"{model.__tablename__} entry not found")
     if "run_id" in params:
         run = session.get(Run, params["run_id"])
         if run is None or run.workspace.owner != owner:

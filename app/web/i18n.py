@@ -150,6 +150,21 @@ STRINGS: dict[str, dict[str, str]] = {
     "analysis_script": {"en": "analysis script", "zh": "分析脚本"},
     "view_run": {"en": "View", "zh": "查看"},
     "run_error": {"en": "The analysis did not finish.", "zh": "分析没有完成。"},
+    # workspace knowledge
+    "knowledge_title": {"en": "Reference notes", "zh": "参考资料"},
+    "knowledge_help": {"en": "Background the analyst may consult: how your company counts things, what happened "
+                             "when, a glossary. Only the parts that fit the question are used, as reference: "
+                             "they never override your rules.",
+                       "zh": "分析时可参考的背景资料：公司的统计口径、发生过的事件、术语表等。每次只取与问题相关的部分，"
+                             "仅作参考，不会覆盖你的规则。"},
+    "knowledge_note_title": {"en": "Title (optional)", "zh": "标题（可选）"},
+    "knowledge_note_text": {"en": "Note", "zh": "笔记"},
+    "knowledge_file": {"en": "…or a document (.txt, .md, .docx)", "zh": "……或上传文档（.txt、.md、.docx）"},
+    "knowledge_add": {"en": "Add", "zh": "添加"},
+    "knowledge_saved": {"en": "Added; it is consulted from the next question.", "zh": "已添加，从下一个问题起参考。"},
+    "knowledge_none": {"en": "No reference notes yet.", "zh": "还没有参考资料。"},
+    "knowledge_remove": {"en": "Remove", "zh": "删除"},
+    "knowledge_chars": {"en": "characters", "zh": "字"},
     # workspace rules file and traces
     "rules_title": {"en": "Workspace rules", "zh": "工作区规则"},
     "rules_help": {"en": "Definitions and preferences the analyst follows in every question of this workspace "

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from app.config import Settings
 from app.db.models import Dataset, Run, Workspace
 from app.ingest.pipeline import LoadedTable
+from app.knowledge import entries
 from app.web.chat import run_context
 from app.web.datasets import version_entries
 from app.web.deps import CurrentUserDep, DbSessionDep, PageDep, SettingsDep, WorkspaceDep, owner_of
@@ -81,6 +82,7 @@ def workspace_context(session: Session, settings: Settings, workspace: Workspace
         "suggestions": suggest_questions([d.info.get("columns", []) for d in datasets], lang),
         "runs": runs,
         "current": run_context(session, selected, lang) if selected else None,
+        "knowledge": entries(session, workspace.id),
         **extra,
     }
 

@@ -1,0 +1,100 @@
+"""Workspace knowledge: reference notes and documents (a glossary, how the company counts revenue,
+what a campaign was). Each turn retrieves the passages relevant to the question
+(app/agent/retrieval.py) and injects them at the knowledge tier: reference only, weaker than the
+user's definitions and the workspace rules (SPEC §6).
+
+Documents are kept as text: .txt/.md (any common encoding) and .docx (paragraphs and tables).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.db.models import KnowledgeEntry
+
+DOCUMENT_SUFFIXES = (".txt", ".md", ".markdown", ".docx")
+MAX_TITLE = 200
+
+
+class KnowledgeError(ValueError):
+    """A note or document that cannot be kept: `category` as in the contract's errors, with a hint."""
+
+    def __init__(self, category: str, message: str, hint: str = ""):
+        super().__init__(message)
+        self.category, self.message, self.hint = category, message, hint
+
+
+def entries(session: Session, workspace_id: str) -> list[KnowledgeEntry]:
+    query = select(KnowledgeEntry).where(KnowledgeEntry.workspace_id == workspace_id).order_by(KnowledgeEntry.created_at)
+    return list(session.scalars(query))
+
+
+def add_entry(session: Session, workspace_id: str, title: str, text: str, source: str = "note",
+              max_chars: int = 200_000) -> KnowledgeEntry:
+    text = "\n".join(line.rstrip() for line in (text or "").replace("\r\n", "\n").strip().splitlines())
+    if not text:
+        raise KnowledgeError("empty_file", "There is no text to keep.", "Write the note, or choose a document with text in it.")
+    if len(text) > max_chars:
+        raise KnowledgeError("too_large", f"The text is longer than {max_chars:,} characters.",
+                             "Keep the parts the analysis needs (definitions, rules, context).")
+    title = " ".join((title or "").split())[:MAX_TITLE] or _first_line(text)
+    entry = KnowledgeEntry(workspace_id=workspace_id, title=title, source=source[:500], text=text)
+    session.add(entry)
+    session.flush()
+    return entry
+
+
+def document_text(path: Path, file_name: str) -> str:
+    """The text of an uploaded reference document."""
+    suffix = Path(file_name).suffix.lower()
+    if suffix not in DOCUMENT_SUFFIXES:
+        raise KnowledgeError("unsupported_format", f"'{file_name}' is not a document Verity can read as text.",
+                             "Use .txt, .md or .docx (save a PDF as Word or text first).")
+    if suffix == ".docx":
+        return _docx_text(path)
+    from app.ingest.errors import IngestError
+    from app.ingest.textfiles import decode_bytes  # BOMs, UTF-8, GB18030, then charset-normalizer
+
+    raw = path.read_bytes()
+    try:
+        text = decode_bytes(raw)[0]
+    except IngestError as exc:
+        raise KnowledgeError("encoding_error", exc.message, "Save it as UTF-8 text and add it again.") from exc
+    if "\x00" in text[:4096]:
+        raise KnowledgeError("unsupported_format", f"'{file_name}' is not a text file.", "Use .txt, .md or .docx.")
+    return text
+
+
+def _docx_text(path: Path) -> str:
+    import zipfile
+
+    from docx import Document
+    from docx.opc.exceptions import PackageNotFoundError
+
+    from app.config import get_settings
+    from app.ingest.errors import IngestError
+    from app.ingest.readers import check_zip_limits
+
+    try:
+        with zipfile.ZipFile(path) as package:
+            check_zip_limits(package.infolist(), get_settings())  # zip bombs, before python-docx inflates
+        document = Document(str(path))
+    except IngestError as exc:
+        raise KnowledgeError(exc.category, exc.message, exc.hint) from exc
+    except (zipfile.BadZipFile, PackageNotFoundError, KeyError, ValueError) as exc:
+        raise KnowledgeError("corrupt_file", "This Word document could not be opened (damaged, or protected "
+                             "with a password).", "Open it in Word or LibreOffice and save it again as .docx.") from exc
+    parts = [p.text for p in document.paragraphs]
+    for table in document.tables:
+        for row in table.rows:
+            parts.append(" | ".join(cell.text.strip() for cell in row.cells))
+        parts.append("")
+    return "\n".join(parts)
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0].strip("# ").strip()
+    return line[:80] + ("…" if len(line) > 80 else "")

@@ -1,0 +1,105 @@
+"""Workspace knowledge on the page and in the API: add a note or a reference document, list,
+remove (app/knowledge.py keeps them; app/agent/retrieval.py picks what a turn sees)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, Form, Request, UploadFile
+from fastapi.responses import RedirectResponse, Response
+from pydantic import BaseModel, Field
+
+from app.db.models import KnowledgeEntry
+from app.knowledge import KnowledgeError, add_entry, document_text, entries
+from app.web.deps import ApiError, DbSessionDep, PageDep, SettingsDep, WorkspaceDep
+from app.web.files import safe_file_name
+
+router = APIRouter(tags=["knowledge"])
+MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
+MAX_NOTE_CHARS = 200_000
+
+
+class NoteIn(BaseModel):
+    title: str = Field("", max_length=200)
+    text: str = Field(..., max_length=MAX_NOTE_CHARS)
+
+
+def entry_dict(entry: KnowledgeEntry) -> dict[str, Any]:
+    return {"id": entry.id, "title": entry.title, "source": entry.source, "chars": len(entry.text),
+            "created_at": entry.created_at.isoformat()}
+
+
+def read_document(upload: UploadFile) -> tuple[str, str]:
+    """(file name, text) of an uploaded reference document."""
+    name = safe_file_name(upload.filename)
+    data = upload.file.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise KnowledgeError("too_large", f"The document is larger than {MAX_DOCUMENT_BYTES // 2**20} MB.",
+                             "Keep the parts the analysis needs.")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_bytes(data)
+        return name, document_text(path, name)
+
+
+def keep(session, settings, workspace_id: str, title: str, text: str | None, upload: UploadFile | None) -> KnowledgeEntry:
+    if upload is not None and upload.filename:
+        name, document = read_document(upload)
+        return add_entry(session, workspace_id, title or Path(name).stem, document, source=name,
+                         max_chars=settings.knowledge_max_chars)
+    return add_entry(session, workspace_id, title, text or "", max_chars=settings.knowledge_max_chars)
+
+
+@router.post("/workspaces/{ws}/knowledge", name="add_knowledge")
+def add_knowledge_page(request: Request, workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
+                       page: PageDep, title: Annotated[str, Form(max_length=200)] = "",
+                       text: Annotated[str, Form(max_length=MAX_NOTE_CHARS)] = "",
+                       file: Annotated[UploadFile | None, File()] = None) -> Response:
+    target = request.url_for("workspace_page", ws=workspace.id)
+    try:
+        keep(session, settings, workspace.id, title, text, file)
+    except KnowledgeError as exc:
+        from app.web.workspaces import workspace_context
+
+        context = workspace_context(session, settings, workspace, page.lang,
+                                    knowledge_error={"message": exc.message, "hint": exc.hint})
+        return page.render("workspace.html", context, status_code=400)
+    return RedirectResponse(f"{target}?knowledge=saved#knowledge", status_code=303)
+
+
+@router.post("/workspaces/{ws}/knowledge/{entry_id}/remove", name="remove_knowledge")
+def remove_knowledge_page(request: Request, workspace: WorkspaceDep, entry_id: str, session: DbSessionDep) -> Response:
+    session.delete(session.get(KnowledgeEntry, entry_id))  # `authorize` checked it is this workspace's
+    return RedirectResponse(f"{request.url_for('workspace_page', ws=workspace.id)}#knowledge", status_code=303)
+
+
+@router.get("/api/workspaces/{ws}/knowledge")
+def api_list_knowledge(workspace: WorkspaceDep, session: DbSessionDep) -> dict[str, Any]:
+    return {"knowledge": [entry_dict(e) for e in entries(session, workspace.id)]}
+
+
+@router.post("/api/workspaces/{ws}/knowledge", status_code=201)
+def api_add_note(body: NoteIn, workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep) -> dict[str, Any]:
+    try:
+        return entry_dict(keep(session, settings, workspace.id, body.title, body.text, None))
+    except KnowledgeError as exc:
+        raise ApiError(400, exc.category, exc.message, exc.hint) from exc
+
+
+@router.post("/api/workspaces/{ws}/knowledge/files", status_code=201)
+def api_add_document(workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
+                     file: Annotated[UploadFile, File()], title: Annotated[str, Form(max_length=200)] = "") -> Any:
+    try:
+        return entry_dict(keep(session, settings, workspace.id, title, None, file))
+    except KnowledgeError as exc:
+        status = {"too_large": 413, "unsupported_format": 415}.get(exc.category, 400)
+        raise ApiError(status, exc.category, exc.message, exc.hint) from exc
+
+
+@router.delete("/api/workspaces/{ws}/knowledge/{entry_id}")
+def api_remove_knowledge(workspace: WorkspaceDep, entry_id: str, session: DbSessionDep) -> dict[str, Any]:
+    entry = session.get(KnowledgeEntry, entry_id)
+    session.delete(entry)
+    return {"removed": entry_dict(entry)}

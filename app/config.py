@@ -167,6 +167,10 @@ class Settings(BaseSettings):
         3_000, description="Most characters of workspace knowledge (notes, reference documents) injected "
         "into one turn; when there is more, the passages most relevant to the question are chosen."
     )
+    memory_budget_chars: int = Field(
+        1_500, description="Most characters of earlier runs' findings (the memory tier) injected into one "
+        "turn, newest first; 0 turns memory off."
+    )
     knowledge_max_chars: int = Field(
         200_000, description="Longest note or reference document a workspace keeps, in characters."
     )

@@ -157,8 +157,8 @@ class RunService:
         intent = classify_run(run, model, self.settings, recorder, has_history=bool(earlier))  # intent.py
         toolbox = Toolbox(catalog, context, mask=masker.mask, groups=set(intent.groups), pruned=set(intent.pruned),
                           store_table=partial(self.store_table, session, recorder, workspace.id))
-        sources = workspace_sources(session, workspace.id, datasets, run.question,
-                                    self.settings.knowledge_budget_chars)  # definitions, knowledge, warnings
+        sources = workspace_sources(session, workspace.id, datasets, run.question, self.settings.knowledge_budget_chars,
+                                    run.id, self.settings.memory_budget_chars)  # definitions, knowledge, memory
         messages = [{"role": "system", "content": system_prompt(summaries, run.language, workspace.rules,
                                                                 sections=intent.prompt_sections, **sources)}]
         apply_intent(messages, intent)  # the intent's guidance + the user's restrictions (user tier)

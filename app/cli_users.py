@@ -78,12 +78,21 @@ def _list(session, _args) -> int:
     return EXIT_OK
 
 
-def _token(session, args) -> int:
-    from app.users import API, find_user, issue_token
+def _account(session, email: str):
+    """The user with this address, or None after saying so on stderr."""
+    from app.users import find_user
 
-    user = find_user(session, args.email)
+    user = find_user(session, email)
     if user is None:
-        print(f"error: no account {args.email}", file=sys.stderr)
+        print(f"error: no account {email}", file=sys.stderr)
+    return user
+
+
+def _token(session, args) -> int:
+    from app.users import API, issue_token
+
+    user = _account(session, args.email)
+    if user is None:
         return EXIT_BAD_INPUT
     _, secret = issue_token(session, user.id, API, name=args.name)
     print(secret)
@@ -92,11 +101,9 @@ def _token(session, args) -> int:
 
 def _remove(session, args) -> int:
     from app.db.models import AuthToken
-    from app.users import find_user
 
-    user = find_user(session, args.email)
+    user = _account(session, args.email)
     if user is None:
-        print(f"error: no account {args.email}", file=sys.stderr)
         return EXIT_BAD_INPUT
     for token in session.scalars(select(AuthToken).where(AuthToken.user_id == user.id)):
         session.delete(token)

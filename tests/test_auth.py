@@ -209,3 +209,24 @@ def test_throttle_forgets_old_failures():
     import time
     time.sleep(0.25)
     assert guard.wait_s("a@x.io", "1.2.3.4") == 0
+
+
+def test_cli_tokens_and_removal_need_an_existing_account(tmp_path, monkeypatch, capsys):
+    from app.config import get_settings
+
+    monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path))
+    get_settings.cache_clear()
+    try:
+        assert cli_main(["users", "token", "nobody@example.com"]) == 2
+        assert cli_main(["users", "remove", "nobody@example.com"]) == 2
+        assert capsys.readouterr().err.count("no account nobody@example.com") == 2
+        monkeypatch.setattr("sys.stdin", __import__("io").StringIO("long enough\n"))
+        assert cli_main(["users", "add", "ada@example.com", "--password-stdin"]) == 0
+        assert cli_main(["users", "token", "ada@example.com"]) == 0
+        assert cli_main(["users", "remove", "ada@example.com"]) == 0
+        db = open_database(get_settings())
+        with db.session() as session:
+            assert session.query(AuthToken).count() == 0
+        db.engine.dispose()
+    finally:
+        get_settings.cache_clear()

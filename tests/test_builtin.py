@@ -7,10 +7,14 @@ import pandas as pd
 import pytest
 from sqlalchemy import select
 
+from analysis_tools.common import fmt_num
 from analysis_tools.core import profile_dataset
-from app.agent.builtin import BuiltinAnalyst, parse_tool_message
-from app.agent.builtin_plan import SYNONYMS, mentioned_columns, plan_analysis
-from app.agent.builtin_reading import column_spans, forecast_arguments, forecast_request, named_values, read_profile
+from analysis_tools.data import value_counts
+from analysis_tools.timeseries_forecast import forecast
+from app.agent.builtin import BuiltinAnalyst, forecast_headline, parse_tool_message
+from app.agent.builtin_plan import SYNONYMS, asks_for, mentioned_columns, plan_analysis
+from app.agent.builtin_reading import (asks_ahead, column_spans, forecast_arguments, forecast_request, named_values,
+                                       read_profile, read_values, value_lookups)
 from app.agent.toolbox import tool_message_content
 from app.db.models import Evidence, Run, Task, ToolCall
 from app.evaluation.runner import settle
@@ -215,15 +219,24 @@ def test_the_horizon_goes_to_the_forecast_at_a_period_the_data_can_carry():
 
 
 # --- the three questions, end to end on the demo workbook ------------------------------------------
-def analyse(tmp_path, question, answers=None):
-    """A real built-in run on retail_sales.xlsx (gate questions answered as `verity eval` does)."""
-    settings, db, service, ws = setup(tmp_path, SAMPLES / "retail_sales.xlsx")
+class Calls(dict):
+    """A run's tool calls by tool name (the last of each), with every call as `every`."""
+
+    def __init__(self, every):
+        super().__init__((c.tool, c) for c in every)
+        self.every = every
+
+
+def analyse(tmp_path, question, answers=None, file="retail_sales.xlsx"):
+    """A real built-in run on a demo workbook (gate questions answered as `verity eval` does)."""
+    settings, db, service, ws = setup(tmp_path, SAMPLES / file)
     run_id = start_run(service, ws, question)
     settle(service, run_id, answers or {})
     with db.session() as s:
         run = s.get(Run, run_id)
         assert run.status == "done", run.error
-        calls = {c.tool: c for c in s.scalars(select(ToolCall).where(ToolCall.run_id == run_id))}
+        calls = Calls(list(s.scalars(select(ToolCall).where(ToolCall.run_id == run_id)
+                                     .order_by(ToolCall.created_at))))
         evidence = list(s.scalars(select(Evidence).where(Evidence.run_id == run_id)))
         s.expunge_all()
         return run, calls, evidence
@@ -284,3 +297,142 @@ def test_eval_expectations_for_these_questions_are_independently_right():
     forecast = facts["operations_forecast_zh"]
     assert forecast["last_actual"]["value"] == pytest.approx(monthly.iloc[-1], rel=1e-9)
     assert forecast["horizon"]["value"] == 3 and forecast_request("预测未来三个月的营业额") == (3, "M")
+
+
+# --- forecast or regression: "预测"/"predict" is both words (builtin_plan.asks_for) -------------------
+NO_DATES = {"name": "ops", "columns": [c for c in OPS["columns"] if c["type"] != "datetime"]}
+
+
+@pytest.mark.parametrize("question, dataset, forecasts, regresses", [
+    ("预测未来3个月的营业额", OPS, True, False),  # the future: a forecast only
+    ("营业额的趋势如何？预测未来三个月的营业额。", OPS, True, False),
+    ("Predict revenue for the next 3 months", RETAIL, True, False),
+    ("What will revenue be over the next 10 days?", RETAIL, True, False),  # a horizon without "forecast"
+    ("预测下周的营业额", OPS, True, False),
+    ("预测未来3个月的营业额，哪些因素在驱动它？", OPS, True, True),  # ... and its drivers
+    ("What drives revenue, and what will it be next quarter?", RETAIL, True, True),
+    ("Forecast revenue for next month using units and discount", RETAIL, True, True),  # predictors named
+    ("哪些因素能预测营业额？", OPS, False, True),  # no future: factors make it a regression
+    ("用广告费用和订单数来预测营业额", OPS, False, True),  # predictors named
+    ("Build a model to predict revenue", RETAIL, False, True),
+    ("预测营业额", OPS, True, False),  # "predict" alone on dated data: a forecast
+    ("预测营业额", NO_DATES, False, True),  # ... and a regression when there are no dates
+    ("活动之后一周的营业额有变化吗？", OPS, False, False),  # "之后一周" is after an event, not ahead
+])
+def test_forecast_questions_run_a_regression_only_when_they_ask_for_drivers(question, dataset, forecasts, regresses):
+    tools = tools_in(plan_analysis(question, dataset, zh=not question.isascii()))
+    assert ("forecast" in tools, "linear_regression" in tools) == (forecasts, regresses)
+
+
+def test_the_future_is_a_horizon_ahead_or_a_future_word():
+    assert asks_ahead("over the next 10 days") and asks_ahead("3 months ahead") and asks_ahead("下周销量")
+    assert asks_ahead("未来三个月") and not asks_ahead("活动之后一周") and not asks_ahead("the following month")
+    assert not asks_ahead("过去半年的营业额") and not asks_ahead("预测营业额")
+    assert asks_for("Forecast revenue", True, False).forecast  # "forecast" is a future word on its own
+    assert asks_for("预测营业额", False, False) == asks_for("predict revenue", False, False)
+
+
+# --- forecast answers lead with the forecast -----------------------------------------------------------
+@functools.cache
+def ops_forecast(horizon):
+    """What the analyst reads of a real forecast of monthly 营业额 (monthly_operations.xlsx)."""
+    ops = pd.read_excel(SAMPLES / "monthly_operations.xlsx", engine="openpyxl")
+    result = forecast(ops, "月份", "营业额", horizon=horizon, plot=False)
+    return parse_tool_message(tool_message_content(result))["metrics"]
+
+
+def test_the_forecast_headline_lists_each_period_with_its_interval():
+    metrics = ops_forecast(3)
+    months = ["2025-01", "2025-02", "2025-03"]
+    assert [k for k in metrics if k.startswith("forecast.")] == [f"forecast.{m}" for m in months]
+    zh = forecast_headline("营业额", metrics, zh=True)
+    assert zh.startswith("营业额 未来 3 个月的预测：2025-01 约 ")
+    for month in months:
+        low, value, high = (metrics[f"{k}.{month}"] for k in ("lower", "forecast", "upper"))
+        assert low < value < high
+        assert f"{month} 约 {fmt_num(value)}（95% 区间 {fmt_num(low)} 至 {fmt_num(high)}）" in zh
+    assert f"合计约 {fmt_num(metrics['forecast_total'])}" in zh and f"平均误差为 {metrics['backtest_mape']:.1f}%" in zh
+    en = forecast_headline("Revenue", metrics, zh=False)
+    assert en.startswith(f"Forecast of Revenue for the next 3 months: 2025-01 about {fmt_num(metrics['forecast.2025-01'])} "
+                         f"(95% interval {fmt_num(metrics['lower.2025-01'])} to {fmt_num(metrics['upper.2025-01'])})")
+    long = forecast_headline("营业额", ops_forecast(12), zh=True)  # twelve months: the first three and the last
+    assert "2025-03 约" in long and "2025-04" not in long and "…，2025-12 约" in long
+    assert forecast_headline("营业额", {"horizon": 3}, zh=True) is None  # no forecast values seen: the tool's reading
+
+
+def test_a_forecast_question_is_answered_with_the_forecast_then_the_trend(tmp_path):
+    run, calls, evidence = analyse(tmp_path, "营业额的趋势如何？预测未来三个月的营业额。", {"method.forecast": ["继续"]},
+                                   file="monthly_operations.xlsx")
+    assert "linear_regression" not in calls  # "预测" with a horizon and no factors asked: no regression
+    metrics = calls["forecast"].metrics
+    ops = pd.read_excel(SAMPLES / "monthly_operations.xlsx", engine="openpyxl")
+    assert metrics["last_actual"] == pytest.approx(ops.groupby(ops["月份"].dt.to_period("M"))["营业额"].sum().iloc[-1])
+    headline, supporting = run.answer.split("\n")[0], run.answer.split("### 其他发现", 1)[1]
+    assert headline == f"**{forecast_headline('营业额', metrics, zh=True)}**"
+    assert f"2025-02 约 {fmt_num(metrics['forecast.2025-02'])}（95% 区间" in headline
+    trend = next(e.claim for e in evidence if e.metrics.get("trend") == "increasing")
+    assert trend.split("；")[0] in supporting.split("\n- ")[1]  # the trend is the first supporting finding
+
+
+def test_an_english_forecast_question_leads_with_the_forecast_and_runs_no_regression(tmp_path):
+    run, calls, evidence = analyse(tmp_path, "Predict revenue for the next 6 weeks", {"method.forecast": ["Go ahead"]})
+    assert "linear_regression" not in calls and calls["forecast"].arguments["horizon"] == 6
+    first = calls["forecast"].metrics["forecast.2024-12-30"]
+    headline = run.answer.split("\n")[0]
+    assert fmt_num(first) in headline and "next 6 weeks" in headline and "trend" not in headline
+
+
+# --- category values beyond the profile's top five (value lookups) --------------------------------------
+@functools.cache
+def survey_frame():
+    return pd.read_excel(SAMPLES / "customer_survey.xlsx", engine="openpyxl")
+
+
+def survey_seen(lookups=True):
+    """The survey summary as the analyst reads it: after profile_dataset and, when asked, its value lookups."""
+    frame = survey_frame()
+    columns = [{"name": "Respondent ID", "type": "identifier"}, {"name": "Age", "type": "integer"},
+               {"name": "Gender", "type": "category", "levels": 3}, {"name": "Age Group", "type": "category", "levels": 6},
+               {"name": "City", "type": "category", "levels": 6}, {"name": "Satisfaction", "type": "number"},
+               {"name": "Comment", "type": "text", "levels": 268}]
+    seen = read_profile({"name": "survey", "columns": columns}, tool_message_content(profile_dataset(frame)))
+    if not lookups:
+        return seen
+    counts = {a["column"]: parse_tool_message(tool_message_content(value_counts(frame, **a)))["metrics"]
+              for a in value_lookups(seen)}
+    return read_values(seen, counts)
+
+
+def test_columns_with_more_values_than_the_profile_lists_are_looked_up():
+    assert value_lookups(survey_seen(lookups=False)) == [{"column": "Age Group", "top": 50},
+                                                         {"column": "City", "top": 50}]
+    assert value_lookups(RETAIL) == []  # every category there has at most five levels: the profile shows them all
+    wide = {"columns": [{"name": "Store", "type": "category", "levels": 60},  # too many to list
+                        {"name": "Name", "type": "category", "levels": 9, "pii": "name"}]}
+    assert value_lookups(wide) == []
+    cities = {c["name"]: c for c in survey_seen()["columns"]}["City"]["values"]
+    assert sorted(cities) == sorted(survey_frame()["City"].unique())  # all six, not the profile's five
+
+
+def test_a_value_outside_the_profiles_top_five_is_named():
+    question = "Is satisfaction higher in Chengdu than in Beijing?"
+    assert survey_frame()["City"].value_counts().index[-1] == "Chengdu"  # the least common city: not in the top five
+    for seen, expected in ((survey_seen(lookups=False), ("City", ["Beijing"])),  # the profile alone
+                           (survey_seen(), ("City", ["Chengdu", "Beijing"]))):
+        columns = seen["columns"]
+        assert named_values(question, columns, column_spans(question, columns, SYNONYMS)) == expected
+    assert step(plan_analysis(question, survey_seen(), zh=False), "compare_two_groups").arguments == {
+        "value_column": "Satisfaction", "group_column": "City", "groups": ["Chengdu", "Beijing"]}
+
+
+def test_the_analyst_looks_up_the_values_before_it_plans(tmp_path):
+    run, calls, evidence = analyse(tmp_path, "Is satisfaction higher in Chengdu than in Beijing?",
+                                   file="customer_survey.xlsx")
+    lookups = [c.arguments for c in calls.every if c.tool == "value_counts"]
+    assert sorted(lookups, key=str) == [{"column": "Age Group", "top": 50}, {"column": "City", "top": 50}]
+    assert calls["compare_two_groups"].arguments["groups"] == ["Chengdu", "Beijing"]
+    frame = survey_frame()
+    means = frame.groupby("City")["Satisfaction"].mean()
+    recorded = next(e.metrics for e in evidence if "mean_difference" in e.metrics)
+    assert recorded["mean_difference"] == pytest.approx(means["Chengdu"] - means["Beijing"], rel=1e-9)
+    assert "Chengdu" in run.answer.split("\n")[0]

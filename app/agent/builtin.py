@@ -7,6 +7,8 @@ registry, budgets, evidence and reports as with a real model. It is honest about
 A turn has five rounds: a look at the data (profile), plan (tasks), analyses, evidence, answer.
 The plan is made after the profile because the question may name what only the data shows: the
 values of a category ("new and returning customers") and how long the dates run (builtin_reading).
+A category with more values than the profile lists is counted too (value_counts, found by
+tool_search when the turn does not offer it: one more round), so any of its values can be named.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import re
 from typing import Any
 
 from analysis_tools.common import fmt_num, fmt_p
+from analysis_tools.ts_common import FREQ_WORDS
 from app.agent.analysis_plan import plan_arguments
 from app.agent.builtin_plan import GREETING, Plan, Step, plan_analysis
-from app.agent.builtin_reading import read_profile
+from app.agent.builtin_reading import read_profile, read_values, value_lookups
 from app.agent.clarify import confirmed_definitions
 from app.agent.intent import is_small_talk
 from app.agent.model import ModelReply, ToolCallRequest
@@ -74,12 +77,29 @@ class BuiltinAnalyst:
         if GREETING.match(question) or is_small_talk(question) or not self.datasets:
             return ModelReply(self._small_talk(question))
         offered = {t["function"]["name"] for t in tools}
-        called = {c["function"]["name"] for c in calls.values()}
-        if "profile_dataset" in offered and "profile_dataset" not in called and "task_create" not in called:
-            return self._reply([("profile_dataset", {})])  # look at the data before planning, as an analyst would
-        plan = plan_analysis(question, read_profile(self.datasets[-1], _profile_of(calls, outputs)), self.zh,
-                             confirmed_definitions(messages))  # clarify.py
+        if looks := self._looks(offered, calls):
+            return self._reply(looks)  # look at the data before planning, as an analyst would
+        dataset = self.datasets[-1]
+        seen = read_values(read_profile(dataset, _profile_of(calls, outputs)), _lookups_of(dataset, calls, results))
+        plan = plan_analysis(question, seen, self.zh, confirmed_definitions(messages))  # clarify.py
         return self._next_round(question, plan, offered, calls, results)
+
+    def _looks(self, offered: set[str], calls: dict) -> list[tuple[str, dict[str, Any]]]:
+        """Before the plan (no task yet): the profile, and the value counts of the categories it lists
+        only in part; when value_counts is not offered, a tool_search for it first (once)."""
+        called = {c["function"]["name"] for c in calls.values()}
+        if "task_create" in called:
+            return []
+        looks: list[tuple[str, dict[str, Any]]] = []
+        if "profile_dataset" in offered and "profile_dataset" not in called:
+            looks.append(("profile_dataset", {}))
+        missing = [arguments for arguments in value_lookups(self.datasets[-1])
+                   if _find_result("value_counts", arguments, calls, {})[0] is None]
+        if missing and "value_counts" in offered:
+            looks += [("value_counts", arguments) for arguments in missing]
+        elif missing and "tool_search" in offered and "tool_search" not in called:
+            looks.append(("tool_search", {"query": "value_counts", "limit": 1}))
+        return looks
 
     def _next_round(self, question: str, plan: Plan, offered: set[str], calls: dict, results: dict) -> ModelReply:
         """Tasks (with the plan), then the analyses, then evidence, then the answer."""
@@ -172,8 +192,10 @@ class BuiltinAnalyst:
         return "\n".join(lines)
 
 
-ANSWER_ORDER = {"time_series_trend": 0, "forecast": 0, "compare_groups": 0, "compare_two_groups": 0, "linear_regression": 1, "correlation_analysis": 2,
-                "describe_columns": 3, "value_counts": 4}
+# The finding that answers the question leads. A forecast step is planned only for a forecast
+# question, and then the forecast is the answer and the trend its support.
+ANSWER_ORDER = {"forecast": 0, "time_series_trend": 1, "compare_groups": 1, "compare_two_groups": 1,
+                "linear_regression": 2, "correlation_analysis": 3, "describe_columns": 4, "value_counts": 5}
 
 
 def _finding(step: Step, result: dict[str, Any], zh: bool) -> str:
@@ -190,12 +212,60 @@ def _finding(step: Step, result: dict[str, Any], zh: bool) -> str:
 
 def _reading(step: Step, result: dict[str, Any], zh: bool) -> str:
     """What a result says: the tool's own interpretation, except for a regression, whose headline
-    is rebuilt so it names the target and says how its strongest predictor moves it."""
+    is rebuilt so it names the target and says how its strongest predictor moves it, and a forecast,
+    whose headline gives every forecast period with its interval (the tool's names only the ends)."""
+    headline = None
     if step.tool == "linear_regression":
         headline = regression_headline(step.arguments["target_column"], result["metrics"], zh)
-        if headline:
-            return headline
-    return result["interpretation"] or result["conclusion"]
+    elif step.tool == "forecast":
+        headline = forecast_headline(step.arguments["value_column"], result["metrics"], zh)
+    return headline or result["interpretation"] or result["conclusion"]
+
+
+FORECAST_LISTED = 6  # periods listed one by one; a longer forecast shows its first three and its last
+
+
+def forecast_headline(metric: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'Forecast of Revenue for the next 3 months: 2025-01 about 2,251,578 (95% interval 1,980,447 to
+    2,559,829), 2025-02 …; about 7,391,592 in total. When this method forecast the last 3 stretches of
+    known history, it was off by 6.2% on average (MAE 166,296).' From the forecast tool's metrics
+    (forecast./lower./upper. per period, horizon, freq); None when they are missing."""
+    labels = [k.split(".", 1)[1] for k in metrics if k.startswith("forecast.")]
+    if not labels or "horizon" not in metrics or metrics.get("freq") not in FREQ_WORDS:
+        return None
+    h, (unit_en, unit_zh) = int(metrics["horizon"]), FREQ_WORDS[metrics["freq"]]
+    level = f"{metrics.get('interval_level', 0.95) * 100:.0f}%"
+    shown = labels if len(labels) <= FORECAST_LISTED else [*labels[:3], None, labels[-1]]
+    periods = [_forecast_period(label, metrics, level, zh) if label else "…" for label in shown]
+    if zh:
+        span = f"未来 {h} {'个' if unit_zh in ('月', '季度') else ''}{unit_zh}"
+        total = f"；合计约 {fmt_num(metrics['forecast_total'])}" if h > 1 and "forecast_total" in metrics else ""
+        return f"{metric} {span}的预测：{'，'.join(periods)}{total}。{_backtest(metrics, zh)}"
+    span = f"the next {h} {unit_en}s" if h > 1 else f"the next {unit_en}"
+    total = f"; about {fmt_num(metrics['forecast_total'])} in total" if h > 1 and "forecast_total" in metrics else ""
+    return f"Forecast of {metric} for {span}: {', '.join(periods)}{total}. {_backtest(metrics, zh)}"
+
+
+def _forecast_period(label: str, metrics: dict[str, Any], level: str, zh: bool) -> str:
+    value, low, high = (metrics.get(f"{k}.{label}") for k in ("forecast", "lower", "upper"))
+    bounded = all(isinstance(v, (int, float)) and v == v for v in (low, high))  # v == v: not NaN
+    if zh:
+        interval = f"（{level} 区间 {fmt_num(low)} 至 {fmt_num(high)}）" if bounded else ""
+        return f"{label} 约 {fmt_num(value)}{interval}"
+    interval = f" ({level} interval {fmt_num(low)} to {fmt_num(high)})" if bounded else ""
+    return f"{label} about {fmt_num(value)}{interval}"
+
+
+def _backtest(metrics: dict[str, Any], zh: bool) -> str:
+    """How far off the method was on known history, as the forecast tool says it."""
+    mape, mae, folds = metrics.get("backtest_mape"), metrics.get("backtest_mae"), metrics.get("backtest_folds")
+    if not (isinstance(mape, (int, float)) and mape == mape and folds):
+        return "历史数据太少，无法回测预测准确度；请仅作粗略参考。" if zh else \
+            "There was too little history to backtest the forecast; treat it as rough."
+    if zh:
+        return f"用该方法预测最近 {folds} 段已知历史时，平均误差为 {mape:.1f}%（MAE {fmt_num(mae)}）。"
+    return (f"When this method forecast the last {folds} stretches of known history, it was off by {mape:.1f}% "
+            f"on average (MAE {fmt_num(mae)}).")
 
 
 def regression_headline(target: str, metrics: dict[str, Any], zh: bool) -> str | None:
@@ -227,6 +297,17 @@ def regression_headline(target: str, metrics: dict[str, Any], zh: bool) -> str |
 def _profile_of(calls: dict, outputs: dict[str, str]) -> str | None:
     """The output of this turn's profile_dataset call, if it ran."""
     return next((outputs[i] for i, c in calls.items() if c["function"]["name"] == "profile_dataset" and i in outputs), None)
+
+
+def _lookups_of(dataset: dict[str, Any], calls: dict, results: dict) -> dict[str, dict[str, Any]]:
+    """The metrics of this turn's value lookups (see _looks) by column, those that worked. Only the
+    lookups: a value_counts the plan itself runs must not change the plan that made it."""
+    found = {}
+    for arguments in value_lookups(dataset):
+        _, result = _find_result("value_counts", arguments, calls, results)
+        if result and result.get("ok"):
+            found[arguments["column"]] = result["metrics"]
+    return found
 
 
 def _current_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

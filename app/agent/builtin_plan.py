@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.agent.builtin_reading import (GROUPING, NUMERIC, column_spans, forecast_arguments, forecast_request,
-                                       named_values, regression_roles)
+from app.agent.builtin_reading import (GROUPING, NUMERIC, asks_ahead, column_spans, forecast_arguments,
+                                       forecast_request, named_values, regression_roles)
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
@@ -18,11 +18,19 @@ KEYWORDS = {
                 "higher", "lower", "差异", "区别", "比较", "对比", "不同", "之间", "各", "哪个"),
     "correlate": ("correlat", "relationship", "related", "relate", "associat", "link", "impact", "affect",
                   "相关", "关系", "关联", "影响"),
-    "regress": ("predict", "driver", "drive", "factor", "explain", "regress", "model",
-                "预测", "驱动", "因素", "回归", "解释"),
+    "regress": ("driver", "drive", "factor", "explain", "regress", "model", "驱动", "因素", "回归", "解释"),
+    # "predict"/"预测" alone is either: a regression ("predict revenue from units") or a forecast
+    # ("预测营业额"); see `asks_for`.
+    "predict": ("predict", "预测"),
     "trend": ("trend", "over time", "change over", "changed over", "monthly", "by month", "per month", "growth",
               "趋势", "随时间", "变化", "每月", "按月", "增长", "走势"),
-    "forecast": ("forecast", "predict next", "next month", "next quarter", "future", "预测", "下个月", "未来", "明年"),
+    # The future: a horizon ahead ("next 6 weeks", "下周": asks_ahead) or one of these words.
+    "forecast": ("forecast", "future", "next month", "next quarter", "next year", "next week", "upcoming",
+                 "未来", "下个月", "下月", "下个季度", "下季度", "明年", "今后", "接下来", "预报"),
+    # What makes a question about the future also ask for a regression: its drivers or factors.
+    # ("determine"/"决定" are left out: "determine next month's revenue" asks for a forecast.)
+    "drivers": ("driver", "drive", "factor", "explain", "regress", "affect", "influenc", "depend", "why",
+                "驱动", "因素", "解释", "回归", "影响", "取决", "原因", "为什么"),
     "distribution": ("distribution", "spread", "typical", "average", "mean", "median", "summary", "overview",
                      "分布", "平均", "中位", "概况", "总体", "描述"),
 }
@@ -60,6 +68,31 @@ class Plan:
 def wants(question: str, kind: str) -> bool:
     text = f" {question.lower()} "
     return any(word in text for word in KEYWORDS[kind])
+
+
+@dataclass(frozen=True)
+class Asks:
+    """Whether a question asks for a forecast, a regression, or both."""
+
+    forecast: bool
+    regression: bool
+
+
+def asks_for(question: str, has_date: bool, predictors_named: bool) -> Asks:
+    """Forecast or regression, as the question's words decide. "预测"/"predict" is both a forecasting
+    and a modelling word, so:
+    - a question about the future (a horizon, 未来/明年/next month/forecast ...) is a forecast; it is
+      also a regression only when it asks for drivers or factors, or names predictors ("with A and B");
+    - otherwise "predict" alone is a forecast when the data have dates and the question neither asks
+      for factors nor names predictors ("预测营业额"), else a regression ("哪些因素能预测营业额",
+      "用广告费用来预测营业额"); the other modelling words (drivers, explain, regress) are a regression."""
+    future = wants(question, "forecast") or asks_ahead(question)
+    drivers = wants(question, "drivers") or predictors_named
+    if future:
+        return Asks(forecast=True, regression=drivers)
+    forecast = wants(question, "predict") and has_date and not drivers and not wants(question, "regress")
+    regression = wants(question, "regress") or (wants(question, "predict") and not forecast)
+    return Asks(forecast=forecast, regression=regression)
 
 
 def mentioned_columns(question: str, columns: list[dict[str, Any]]) -> list[str]:
@@ -114,6 +147,8 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     question, columns, chosen = apply_confirmed(question, dataset["columns"], confirmed or {})
     named, spans = mentioned_columns(question, columns), column_spans(question, columns, SYNONYMS)
     roles = regression_roles(question, columns, spans)
+    dated = any(c["type"] == "datetime" and not c.get("pii") for c in columns)
+    asks = asks_for(question, dated, bool(roles.predictors))
     implied, values = named_values(question, columns, spans)
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
     metric = chosen or roles.target or choose_metric(columns, named)
@@ -127,8 +162,8 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
         return plan
     plan.steps.append(Step("describe_columns", {"columns": [metric]}, _t(zh, f"Describe {metric}", f"描述{metric}")))
     plan.steps.append(Step("plot_histogram", {"value_column": metric}, evidence=False))
-    over_time = add_time_steps(plan, question, dataset.get("grain"), columns, metric, zh)
-    specific = wants(question, "correlate") or wants(question, "regress") or over_time
+    over_time = add_time_steps(plan, question, asks.forecast, dataset.get("grain"), columns, metric, zh)
+    specific = wants(question, "correlate") or asks.regression or over_time
     if dimension and (wants(question, "compare") or not specific):
         add_compare_steps(plan, columns, metric, dimension, values if dimension == implied else [], zh)
     numeric = other_numeric(columns, metric, 50)
@@ -140,7 +175,7 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
         plan.steps.append(Step("correlation_analysis", {"columns": [metric, *others]}, subject))
         plan.steps.append(Step("plot_scatter", {"x_column": others[0], "y_column": metric}, evidence=False))
     features = chosen_predictors or others  # the predictors the question names, else the other numbers
-    if features and wants(question, "regress"):
+    if features and asks.regression:
         subject = _t(zh, f"What explains {metric}", f"哪些因素解释{metric}")
         plan.steps.append(Step("linear_regression", {"target_column": metric, "feature_columns": features[:5]}, subject))
     return plan
@@ -180,19 +215,19 @@ def apply_confirmed(question: str, columns: list[dict[str, Any]],
     return question, columns, chosen
 
 
-def add_time_steps(plan: Plan, question: str, grain: str | None, columns: list[dict[str, Any]], metric: str,
-                   zh: bool) -> bool:
-    """Trend (and forecast) steps when the question is about time and there is a date column. The
-    forecast goes as far ahead as the question asks ("the next three months"); the tool's default
-    (one seasonal cycle) when it does not say."""
+def add_time_steps(plan: Plan, question: str, forecast: bool, grain: str | None, columns: list[dict[str, Any]],
+                   metric: str, zh: bool) -> bool:
+    """Trend (and forecast, when `asks_for` says so) steps when the question is about time and there
+    is a date column. The forecast goes as far ahead as the question asks ("the next three months");
+    the tool's default (one seasonal cycle) when it does not say."""
     column = next((c for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
     date = column["name"] if column else None
-    if date is None or not (wants(question, "trend") or wants(question, "forecast")):
+    if date is None or not (wants(question, "trend") or forecast):
         return False
     subject = _t(zh, f"How {metric} changes over time", f"{metric}随时间的变化")
     plan.steps.append(Step("time_series_trend", {"date_column": date, "value_column": metric}, subject))
     plan.steps.append(Step("plot_line", {"x_column": date, "y_column": metric}, evidence=False))
-    if wants(question, "forecast"):
+    if forecast:
         subject = _t(zh, f"Forecast {metric}", f"预测{metric}")
         arguments = {"date_column": date, "value_column": metric}
         if request := forecast_request(question):

@@ -6,7 +6,8 @@ from the data profile. Pure functions, easy to test:
 - which category values the question names ("new and returning customers" → Customer Type);
 - how far ahead a forecast should go ("the next three months", "未来3个月") and at which period;
 - the level values and date span of the columns, read from profile_dataset's output (what a model
-  sees too: the summaries only count levels).
+  sees too: the summaries only count levels), and every value of the grouping columns the profile
+  lists only in part, read from the value_counts lookups the analyst makes for them (`value_lookups`).
 """
 
 from __future__ import annotations
@@ -93,8 +94,8 @@ def _is_target(text: str, start: int, end: int) -> bool:
                 or _AFTER_ZH.match(after) or (_AROUND_ZH[0].search(before) and _AROUND_ZH[1].match(after)))
 
 
-def _groupable(column: dict[str, Any] | None) -> bool:
-    return bool(column) and column["type"] in GROUPING and 2 <= (column.get("levels") or 0) <= 30
+def _groupable(column: dict[str, Any] | None, most: int = 30) -> bool:
+    return bool(column) and column["type"] in GROUPING and 2 <= (column.get("levels") or 0) <= most
 
 
 # --- category values named in the question ----------------------------------------------------------
@@ -106,11 +107,12 @@ _COMMON = {"a", "an", "the", "and", "or", "no", "not", "yes", "in", "on", "at", 
 def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]) -> tuple[str | None, list[str]]:
     """The grouping column whose level values the question mentions (case-insensitive), and those
     values in question order. Text that names a column is not read as a value. The column with the
-    most values mentioned wins; (None, []) when no value is mentioned."""
+    most values mentioned wins; (None, []) when no value is mentioned. Columns of up to LOOKUP_LEVELS
+    levels count: naming two cities of forty asks to compare those two."""
     text = _blank(question.lower(), spans)
     best: tuple[str | None, list[str]] = (None, [])
     for col in columns:
-        if not _groupable(col) or col.get("pii"):
+        if not _groupable(col, LOOKUP_LEVELS) or col.get("pii"):
             continue
         hits = sorted((pos, value) for value in col.get("values") or [] if (pos := _find_value(text, value)) >= 0)
         if len(hits) > len(best[1]):
@@ -165,6 +167,19 @@ def forecast_request(question: str) -> tuple[int, str] | None:
     return next((found for word, found in _HORIZON_WORDS.items() if word in text), None)
 
 
+# A horizon after "following"/"之后" is read as such once a forecast is asked for, but does not by
+# itself put a question in the future ("活动之后一周的销量", "the following month"); nor do the bare
+# phrases ("过去半年" is the past half year).
+_AFTER = re.compile(r"following\b|之后")
+
+
+def asks_ahead(question: str) -> bool:
+    """Whether the question names a horizon ahead: "the next 10 days", "3 months ahead", "下周", "未来3个月"."""
+    text = question.lower()
+    return any(not _AFTER.match(match.group(0)) for pattern in (*_HORIZON_EN, _HORIZON_ZH)
+               for match in pattern.finditer(text))
+
+
 def _en_number(word: str | None) -> int:
     if not word:
         return 1
@@ -203,7 +218,7 @@ def forecast_arguments(request: tuple[int, str], grain: str | None, span_days: f
     return {"horizon": horizon} if freq == own else {"horizon": horizon, "freq": freq}
 
 
-# --- what the data profile shows ---------------------------------------------------------------------
+# --- what the data profile shows, and the values looked up beyond it --------------------------------
 _PROFILE_LINE = re.compile(r"^(?P<name>.+?) \[(?P<kind>[\w-]+), [\w-]+\] missing \d+, unique \d+(?P<rest>.*)$", re.M)
 _TOP = re.compile(r"(.+?) \(\d+\)(?:, |$)")
 
@@ -230,3 +245,28 @@ def _with_profile(column: dict[str, Any], rest: str) -> dict[str, Any]:
             return column
         return {**column, "span_days": span.days}
     return column
+
+
+PROFILE_TOP = 5  # values profile_dataset lists per column (analysis_tools/core.py _TOP)
+LOOKUP_LEVELS = 50  # a column with more levels is too long to list, and hardly named value by value
+MAX_LOOKUPS = 8  # value_counts calls at most before planning
+
+
+def value_lookups(dataset: dict[str, Any]) -> list[dict[str, Any]]:
+    """value_counts arguments for the grouping columns whose values the profile cannot all show (more
+    than PROFILE_TOP levels, at most LOOKUP_LEVELS), fewest levels first: looked up before planning so
+    a question may name any value ("Chengdu" as the 6th city). The values stay with the built-in
+    analyst; the profile a language model reads keeps its short lists."""
+    columns = [c for c in dataset.get("columns", []) if c["type"] in GROUPING and not c.get("pii")
+               and PROFILE_TOP < (c.get("levels") or 0) <= LOOKUP_LEVELS]
+    fewest_first = sorted(columns, key=lambda c: c["levels"])[:MAX_LOOKUPS]
+    return [{"column": c["name"], "top": LOOKUP_LEVELS} for c in fewest_first]
+
+
+def read_values(dataset: dict[str, Any], counts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The dataset summary with each looked-up column's values, from its value_counts metrics
+    ("count.<value>", most frequent first); they replace the profile's shorter list."""
+    values = {column: [k.split(".", 1)[1] for k in metrics if k.startswith("count.")]
+              for column, metrics in counts.items()}
+    return {**dataset, "columns": [{**c, "values": values[c["name"]]} if values.get(c["name"]) else c
+                                   for c in dataset["columns"]]}

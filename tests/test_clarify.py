@@ -95,6 +95,10 @@ def test_field_semantics_gate_for_a_numeric_looking_id():
 
 def test_high_risk_methods_are_confirmed():
     assert gate("Forecast revenue_net for next month").topic == "method.forecast"
+    assert gate("预测revenue_net", language="zh").topic == "method.forecast"
+    assert gate("预测未来3个月revenue_net的驱动因素", language="zh").topic == "method.forecast"
+    assert gate("哪些因素能预测revenue_net？", language="zh") is None  # drivers, not the future
+    assert gate("Which factors predict revenue_net?") is None
     assert gate("Did the discount cause higher revenue_net?").topic == "method.causal"
     assert gate("Evaluate the A/B test on revenue_net").topic == "method.experiment"
     retention = gate("What is the 30-day retention of customers by region?")

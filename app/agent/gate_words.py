@@ -93,6 +93,11 @@ METHODS: dict[str, tuple[str, tuple[str, str], tuple[str, str]]] = {
                   ("Retention depends on the window: who counts as 'came back' within how many days.",
                    "留存取决于时间窗口：多少天内回来才算留存。")),
 }
+# A bare "预测"/"predict" is a forecast unless the question asks what drives or explains something
+# and names no future ("哪些因素能预测营业额" is a model of drivers, "预测营业额" a forecast).
+DRIVER_WORDS = r"driv|factor|explain|why|affect|influenc|depend|驱动|因素|原因|为什么|影响|取决|解释"
+FUTURE_WORDS = (r"forecast\w*|next (?:month|quarter|year|week)|\bfuture\b|upcoming|\bahead\b|"
+                r"未来|下个?月|下个?季度|下周|明年|今后|接下来|预报")
 INFERENTIAL = ("compare", "trend", "attribution", "retention", "funnel")
 ID_LIKE = re.compile(r"(?:^|[\s_\-])(?:id|code|no|num|zip|postcode|postal|sku|ean|upc)$|^(?:id|no)[\s_\-]|"
                      r"编号|代码|代号|工号|邮编|号码|单号|序号", re.I)

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.agent.gate_words import (EXPLICIT_PERIOD, FAMILIES, GOAL_CUES, HINTS, ID_LIKE, INFERENTIAL, METHODS,
-                                   PERIOD_COMPARE, VAGUE, has_word, normalise, word_set)
+from app.agent.gate_words import (DRIVER_WORDS, EXPLICIT_PERIOD, FAMILIES, FUTURE_WORDS, GOAL_CUES, HINTS, ID_LIKE,
+                                   INFERENTIAL, METHODS, PERIOD_COMPARE, VAGUE, has_word, normalise, word_set)
 
 NUMERIC = ("number", "integer")
 GATED_INTENTS = ("analysis", "deep")
@@ -250,6 +250,8 @@ def method_gate(inp: GateInput) -> Gate | None:
     for kind, (pattern, what, risk) in METHODS.items():
         if not re.search(pattern, text, re.I):
             continue
+        if kind == "forecast" and re.search(DRIVER_WORDS, text, re.I) and not re.search(FUTURE_WORDS, text, re.I):
+            continue  # "which factors predict revenue": drivers, not the future
         if kind == "retention":
             return Gate(topic="method.retention",
                         question=_t(zh, "Within how many days does a customer have to come back to count as retained?",

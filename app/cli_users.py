@@ -1,4 +1,4 @@
-"""`verity users add|list|token|remove`: accounts for multi-user mode, from the server's shell.
+"""`verity users add|list|token|password|remove`: accounts for multi-user mode, from the server's shell.
 
 The sign-up page covers the usual case; these commands are for a closed sign-up
 (`VERITY_SIGNUP=closed`), for scripts, and for moving the workspaces of local single-user use
@@ -29,6 +29,9 @@ def add_users_parser(subparsers) -> argparse.ArgumentParser:
     token = sub.add_parser("token", help="create an API token and print it (shown once)")
     token.add_argument("email")
     token.add_argument("--name", default="command line")
+    password = sub.add_parser("password", help="set a new password (signs the account out everywhere)")
+    password.add_argument("email")
+    password.add_argument("--password-stdin", action="store_true", help="read the password from stdin (scripts)")
     remove = sub.add_parser("remove", help="delete an account and its sign-ins (its workspaces stay on disk)")
     remove.add_argument("email")
     parser.set_defaults(func=users_command)
@@ -112,4 +115,19 @@ def _remove(session, args) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"add": _add, "list": _list, "token": _token, "remove": _remove}
+def _password(session, args) -> int:
+    from app.users import AccountError, set_password
+
+    user = _account(session, args.email)
+    if user is None:
+        return EXIT_BAD_INPUT
+    try:
+        set_password(session, user, sys.stdin.readline().rstrip("\n") if args.password_stdin else _ask_password())
+    except AccountError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"new password set for {user.email}; its browsers are signed out")
+    return EXIT_OK
+
+
+COMMANDS = {"add": _add, "list": _list, "token": _token, "password": _password, "remove": _remove}

@@ -118,6 +118,17 @@ def check_password(session: Session, email: str, password: str) -> User:
     return user
 
 
+def set_password(session: Session, user: User, password: str, keep_token_id: str | None = None) -> None:
+    """A new password signs out every other browser and keeps API tokens (scripts keep working;
+    revoke them on the account page if they leaked too)."""
+    if len(password) < MIN_PASSWORD:
+        raise AccountError("auth_short_password", f"Use a password of at least {MIN_PASSWORD} characters.")
+    user.password_hash = hash_password(password)
+    for token in session.scalars(select(AuthToken).where(AuthToken.user_id == user.id, AuthToken.kind == SESSION)):
+        if token.id != keep_token_id:
+            session.delete(token)
+
+
 def claim_local_workspaces(session: Session, user_id: str) -> int:
     """Give the workspaces of the local single-user mode (no owner) to a user."""
     workspaces = list(session.scalars(select(Workspace).where(Workspace.owner.is_(None))))
@@ -159,11 +170,14 @@ def user_for_secret(session: Session, secret: str | None, kind: str | None = Non
     return session.get(User, token.user_id)
 
 
+def token_for_secret(session: Session, secret: str | None) -> AuthToken | None:
+    return session.scalar(select(AuthToken).where(AuthToken.token_hash == _digest(secret))) if secret else None
+
+
 def revoke_secret(session: Session, secret: str | None) -> None:
-    if secret:
-        token = session.scalar(select(AuthToken).where(AuthToken.token_hash == _digest(secret)))
-        if token is not None:
-            session.delete(token)
+    token = token_for_secret(session, secret)
+    if token is not None:
+        session.delete(token)
 
 
 def api_tokens(session: Session, user_id: str) -> list[AuthToken]:

@@ -223,6 +223,12 @@ def test_cli_tokens_and_removal_need_an_existing_account(tmp_path, monkeypatch, 
         monkeypatch.setattr("sys.stdin", __import__("io").StringIO("long enough\n"))
         assert cli_main(["users", "add", "ada@example.com", "--password-stdin"]) == 0
         assert cli_main(["users", "token", "ada@example.com"]) == 0
+        monkeypatch.setattr("sys.stdin", __import__("io").StringIO("another password\n"))
+        assert cli_main(["users", "password", "ada@example.com", "--password-stdin"]) == 0
+        db = open_database(get_settings())
+        with db.session() as session:
+            assert check_password(session, "ada@example.com", "another password")
+        db.engine.dispose()
         assert cli_main(["users", "remove", "ada@example.com"]) == 0
         db = open_database(get_settings())
         with db.session() as session:
@@ -230,3 +236,20 @@ def test_cli_tokens_and_removal_need_an_existing_account(tmp_path, monkeypatch, 
         db.engine.dispose()
     finally:
         get_settings.cache_clear()
+
+
+def test_changing_the_password_signs_out_other_browsers(shared):
+    sign_up(shared, "ada@example.com")
+    other = TestClient(shared.app)
+    other.post("/login", data={"email": "ada@example.com", "password": "long enough"}, follow_redirects=False)
+    assert other.get("/", follow_redirects=False).status_code == 200
+    wrong = shared.post("/account/password", data={"current": "not it at all", "new": "brand new secret"})
+    assert wrong.status_code == 400 and "wrong" in wrong.text
+    short = shared.post("/account/password", data={"current": "long enough", "new": "short"})
+    assert short.status_code == 400 and "at least 8" in short.text
+    done = shared.post("/account/password", data={"current": "long enough", "new": "brand new secret"})
+    assert done.status_code == 200 and "Password changed" in done.text
+    assert shared.get("/", follow_redirects=False).status_code == 200  # this browser stays signed in
+    assert other.get("/", follow_redirects=False).status_code == 303  # the other one is signed out
+    assert other.post("/login", data={"email": "ada@example.com", "password": "brand new secret"},
+                      follow_redirects=False).status_code == 303

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from app.config import Settings
 from app.db.models import User
 from app.users import (API, SESSION, Account, AccountError, api_tokens, auth_required, check_password, create_user,
-                       issue_token, revoke_api_token, revoke_secret)
+                       issue_token, revoke_api_token, revoke_secret, set_password, token_for_secret)
 from app.web.deps import (SESSION_COOKIE, ApiError, CurrentUserDep, DbSessionDep, NotSignedIn, PageDep,
                           SettingsDep)
 from app.web.i18n import t
@@ -172,6 +172,21 @@ def create_api_token(session: DbSessionDep, page: PageDep, user: CurrentUserDep,
     _, secret = issue_token(session, user.id, API, name=name or "API token")
     # The secret is shown this once: only its hash is kept.
     return page.render("account.html", {**account_context(session, user), "new_token": secret}, status_code=201)
+
+
+@router.post("/account/password", name="change_password")
+def change_password(request: Request, session: DbSessionDep, page: PageDep, user: CurrentUserDep,
+                    current: Annotated[str, Form(max_length=1000)], new: Annotated[str, Form(max_length=1000)]) -> Response:
+    if user is None:
+        raise NotSignedIn()
+    try:
+        account = verify_login(request, session, user.email, current)
+        this_browser = token_for_secret(session, request.cookies.get(SESSION_COOKIE))
+        set_password(session, account, new, keep_token_id=this_browser.id if this_browser else None)
+    except AccountError as exc:
+        return page.render("account.html", {**account_context(session, user), "password_error": t(exc.key, page.lang)},
+                           status_code=400)
+    return page.render("account.html", {**account_context(session, user), "password_changed": True})
 
 
 @router.post("/account/tokens/{token_id}/revoke", name="revoke_api_token")

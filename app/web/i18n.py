@@ -32,6 +32,11 @@ STRINGS: dict[str, dict[str, str]] = {
     "auth_signup_closed": {"en": "New accounts are created by the administrator (`verity users add`).",
                            "zh": "新账号由管理员创建（`verity users add`）。"},
     "auth_account": {"en": "Your account", "zh": "你的账号"},
+    "auth_change_password": {"en": "Change password", "zh": "修改密码"},
+    "auth_current_password": {"en": "Current password", "zh": "当前密码"},
+    "auth_new_password": {"en": "New password (at least 8 characters)", "zh": "新密码（至少 8 个字符）"},
+    "auth_password_changed": {"en": "Password changed. Other browsers were signed out.",
+                              "zh": "密码已修改，其他浏览器已退出登录。"},
     "auth_tokens": {"en": "API tokens", "zh": "API 令牌"},
     "auth_tokens_help": {"en": "Scripts use a token instead of your password: send the header "
                                "'Authorization: Bearer <token>'. Revoke a token you no longer use.",

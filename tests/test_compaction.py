@@ -12,7 +12,9 @@ from app.agent import summary
 from app.agent.budget import TurnBudget
 from app.agent.compaction import (ContextWindow, compact, find_safe_boundary, micro_compact, shelve_output,
                                   summarize_history, token_budget)
-from app.agent.context_budget import Block, budget_table, trim_blocks
+from app.agent.context import Item, without_block
+from app.agent.context_budget import budget_table
+from app.agent.prompts import system_prompt
 from app.agent.context_tools import compact_context, read_tool_output
 from app.agent.loop import Turn, run_turn
 from app.agent.model import ModelReply
@@ -297,14 +299,46 @@ def test_budget_table_splits_the_request_into_parts(window):
     assert table["total"] == count_messages(messages, tools) and table["budget"] == 70_000
 
 
-def test_trimming_drops_memory_and_knowledge_before_evidence_on_conflict():
-    blocks = [Block("user", "Revenue means net revenue."), Block("memory", "m " * 300),
-              Block("knowledge", "k " * 300), Block("evidence", "e " * 300)]
-    budget = blocks[0].tokens + blocks[3].tokens + 10
-    assert [b.tier for b in trim_blocks(blocks, budget, conflict=True)] == ["user", "evidence"]
-    assert [b.tier for b in trim_blocks(blocks, budget, conflict=False)][0:2] == ["user", "knowledge"]
-    assert [b.tier for b in trim_blocks(blocks, 1, conflict=True)] == ["user"]  # user tier is never dropped
-    assert trim_blocks(blocks, 10**6) == blocks
+def guided_history(conflict: bool) -> list[dict]:
+    """long_history with a system prompt that carries knowledge and memory blocks (and a conflict)."""
+    knowledge = Item("Finance policy", "knowledge", "Refunds are excluded from revenue. " + "k " * 400)
+    memory = Item("2026-11-01 · revenue by region", "memory",
+                  ("Revenue included refunds. " if conflict else "Revenue was flat. ") + "m " * 400)
+    prompt = system_prompt([], "en", knowledge=(knowledge,), memory=(memory,))
+    assert ('source="conflict-check"' in prompt) is conflict
+    return [{"role": "system", "content": prompt}, *long_history()[1:]]
+
+
+@pytest.mark.parametrize("conflict", [False, True])
+def test_over_budget_trimming_is_conflict_aware(window, conflict):
+    """Without a conflict old tool results are summarised first and the guidance stays when that
+    is enough; with one, memory and knowledge go first and the evidence is kept whole."""
+    turn = make_turn(window, messages=guided_history(conflict))
+    window.threshold_tokens = 10**6
+    compact(turn)  # level 2 first: the budget below is measured against what is left after it
+    results = [m["content"] for m in turn.messages if m["role"] == "tool"]
+    system_tokens = count_messages(turn.messages[:1])
+    # A budget that the summary alone can meet, or dropping memory and knowledge alone.
+    window.threshold_tokens = int((count_messages(turn.messages) - system_tokens // 2) / 0.7)
+    done = compact(turn)
+    prompt = turn.messages[0]["content"]
+    dropped = [e["dropped"] for e in done if e["level"] == "trim"]
+    if conflict:
+        assert dropped[:1] == ["memory"] and 'tier="memory"' not in prompt
+        assert not any(e["level"] == 3 for e in done)  # the evidence needed to settle it was kept
+        assert [m["content"] for m in turn.messages if m["role"] == "tool"] == results
+    else:
+        assert any(e["level"] == 3 for e in done) and dropped == []
+        assert 'tier="memory"' in prompt and 'tier="knowledge"' in prompt
+    assert 'tier="data"' in prompt  # the data schema is never trimmed
+    sizes = next(e for e in done if e["level"] == "tokens")
+    assert sizes["after"] <= sizes["budget"]
+
+
+def test_without_block_removes_one_tier_only():
+    prompt = system_prompt([], "en", knowledge=(Item("a", "knowledge", "K"),), memory=(Item("b", "memory", "M"),))
+    assert 'tier="memory"' not in without_block(prompt, "memory") and 'tier="knowledge"' in without_block(prompt, "memory")
+    assert without_block(prompt, "user") == prompt
 
 
 # --- nothing is lost -------------------------------------------------------------------------

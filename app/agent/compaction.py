@@ -9,7 +9,11 @@ lose data. Everything that leaves the context is on disk first (outputs.py) and 
                              history summarised, the newest 10 messages kept whole
   level 4  request_compaction the `compact_context` tool and the page's button ask for level 3
 
-`compact(turn)` runs levels 2 and 3 once per round, before the model call.
+`compact(turn)` runs levels 2 and 3 once per round, before the model call. Over budget it also
+trims the injected guidance, conflict-aware (SPEC §4, §6; context.trim_order): normally old tool
+results are summarised first and the memory, then the knowledge block of the system prompt go
+only if that was not enough; when knowledge and memory disagree they go first, and the evidence
+that can settle the disagreement is kept. Both stay in the database and come back next turn.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.agent import summary
+from app.agent.context import CONFLICT_SOURCE, trim_order, without_block
 from app.agent.outputs import OutputStore
 from app.agent.previews import COMPACTED, PERSISTED, compact_preview, reference_of, shorten
 from app.agent.tokens import count_messages
@@ -180,19 +185,43 @@ def compact(turn) -> list[dict[str, Any]]:
     tools = upcoming_tools(turn.toolbox)
     before = count_messages(turn.messages, tools)
     if reason or before > budget:
-        event = summarize_history(turn.messages, window, TracedModel(turn.model, turn.recorder, "summary"),
-                                  reason or "over_budget")
-        if event:
-            done.append(event)
-        for keep in (2, 0):  # the newest messages alone can still be too big: compact them too
-            if count_messages(turn.messages, tools) <= budget:
-                break
-            micro_compact(turn.messages, window, keep=keep)
+        conflict = CONFLICT_SOURCE in str(turn.messages[0].get("content") or "") if turn.messages else False
+        for step in trim_order(conflict):
+            if step == "old_tool_results":
+                if reason or count_messages(turn.messages, tools) > budget:
+                    done += _summarise(turn, window, tools, budget, reason)
+            elif count_messages(turn.messages, tools) > budget and _drop_guidance(turn.messages, step):
+                done.append({"level": "trim", "dropped": step, "conflict": conflict})
         after = count_messages(turn.messages, tools)
         done.append({"level": "tokens", "before": before, "after": after, "budget": budget})
     for event in done:
         turn.recorder.emit("context_compacted", event)
     return done
+
+
+def _summarise(turn, window: ContextWindow, tools: list[dict[str, Any]], budget: int,
+               reason: str | None) -> list[dict[str, Any]]:
+    """Level 3, then compaction of the newest results too when they alone are still too big."""
+    done = []
+    if event := summarize_history(turn.messages, window, TracedModel(turn.model, turn.recorder, "summary"),
+                                  reason or "over_budget"):
+        done.append(event)
+    for keep in (2, 0):
+        if count_messages(turn.messages, tools) <= budget:
+            break
+        micro_compact(turn.messages, window, keep=keep)
+    return done
+
+
+def _drop_guidance(messages: list[dict[str, Any]], tier: str) -> bool:
+    """Take the memory or knowledge block out of the system prompt (for the rest of this turn)."""
+    if not messages or messages[0].get("role") != "system":
+        return False
+    trimmed = without_block(messages[0]["content"], tier)
+    if trimmed == messages[0]["content"]:
+        return False
+    messages[0] = {**messages[0], "content": trimmed}
+    return True
 
 
 def upcoming_tools(toolbox) -> list[dict[str, Any]]:

@@ -156,6 +156,14 @@ def find_conflicts(items: Iterable[Item]) -> list[Conflict]:
     return conflicts
 
 
+CONFLICT_SOURCE = 'source="conflict-check"'
+
+
+def without_block(prompt: str, tier: str) -> str:
+    """The prompt without its block of `tier` (knowledge or memory), for trimming."""
+    return re.sub(rf'\n*<context source="{tier}" tier="{tier}">\n.*?\n</context>', "", prompt, count=1, flags=re.S)
+
+
 def conflict_block(conflicts: list[Conflict]) -> str:
     """The explicit to-do the model must settle before it concludes."""
     if not conflicts:
@@ -165,12 +173,12 @@ def conflict_block(conflicts: list[Conflict]) -> str:
             + "\nDecide which applies (higher tier wins; the data decides facts, e.g. periods of unequal "
               "length are compared by daily average, not totals), say in the answer which one you used and "
               "why, and ask the user when it cannot be settled.")
-    return f'<context source="conflict-check" tier="harness">\n{_defuse(body)}\n</context>'
+    return f'<context {CONFLICT_SOURCE} tier="harness">\n{_defuse(body)}\n</context>'
 
 
 # Which blocks trimming may drop, first to last (never: system rules, user, project rules, data
 # schema). Without a conflict old evidence goes first; with one, the conflicting sources go first
-# and the evidence that can settle it is kept. Engineer B's trimming hook reads this.
+# and the evidence that can settle it is kept. compaction.compact follows it.
 TRIM_DEFAULT = ("old_tool_results", "memory", "knowledge")
 TRIM_ON_CONFLICT = ("memory", "knowledge", "old_tool_results")
 

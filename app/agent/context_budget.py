@@ -1,13 +1,12 @@
-"""The budget table of one model call (recorded in the `model_call` event for the trace) and
-conflict-aware trimming of injected blocks (SPEC §4, §6)."""
+"""The budget table of one model call (recorded in the `model_call` event for the trace). The
+conflict-aware trimming of injected blocks is in compaction.compact (order: context.trim_order)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from app.agent.summary import ACK, is_summary
-from app.agent.tokens import REPLY_PRIMING, count_message, count_tokens, count_tools
+from app.agent.tokens import REPLY_PRIMING, count_message, count_tools
 
 PARTS = ("system", "tools", "task", "summaries", "history", "steps")
 
@@ -43,38 +42,3 @@ def _part_of(messages: list[dict[str, Any]], i: int, task: int) -> str:
     if i == task:
         return "task"
     return "history" if i < task else "steps"
-
-
-# --- conflict-aware trimming -----------------------------------------------------------------
-@dataclass
-class Block:
-    """An injected context block: its trust tier decides what is trimmed first."""
-
-    tier: str  # user | project-rules | knowledge | memory | evidence | data
-    text: str
-    source: str = ""
-
-    @property
-    def tokens(self) -> int:
-        return count_tokens(self.text)
-
-
-NEVER_DROPPED = ("user", "project-rules")
-# Normally the least trusted tier goes first. When knowledge and memory conflict, they are the
-# unreliable part and the evidence computed from the data is what settles it: they go first.
-DROP_ORDER = ("data", "evidence", "memory", "knowledge")
-DROP_ORDER_ON_CONFLICT = ("memory", "knowledge", "data", "evidence")
-
-
-def trim_blocks(blocks: list[Block], budget_tokens: int, conflict: bool = False) -> list[Block]:
-    """Drop whole blocks until the rest fits the budget; order kept. Within a tier the oldest
-    (earliest) block goes first. User requirements and project rules are never dropped."""
-    kept = list(blocks)
-    total = sum(b.tokens for b in kept)
-    for tier in DROP_ORDER_ON_CONFLICT if conflict else DROP_ORDER:
-        for block in [b for b in kept if b.tier == tier]:
-            if total <= budget_tokens:
-                return kept
-            kept.remove(block)
-            total -= block.tokens
-    return kept

@@ -38,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None)
     serve.add_argument("--port", type=int, default=None)
     serve.set_defaults(func=serve_command)
+    worker = sub.add_parser("worker", help="execute queued runs in this process (run_executor=worker)")
+    worker.add_argument("--once", action="store_true", help="exit when no queued run is left")
+    worker.set_defaults(func=worker_command)
     add_inspect_parser(sub)
     analyze = sub.add_parser("analyze", help="run the agent on files and write the report")
     analyze.add_argument("files", nargs="+", type=Path)
@@ -68,6 +71,24 @@ def serve_command(args: argparse.Namespace) -> int:
     access = "sign-in required" if auth_required(settings) else "local use, no sign-in"
     print(f"Verity on http://{host}:{port}  (model: {settings.llm_model}; {access})", flush=True)
     uvicorn.run("app.main:create_app", factory=True, host=host, port=port, log_level="info")
+    return EXIT_OK
+
+
+def worker_command(args: argparse.Namespace) -> int:
+    import signal
+
+    from app.worker import Worker
+
+    configure_logging(get_settings().data_dir)
+    worker = Worker(get_settings())
+    signal.signal(signal.SIGTERM, lambda *_: worker.stop.set())  # `docker stop`: finish the current step
+    print(f"Verity worker {worker.name}: {worker.settings.run_workers} run(s) at a time", flush=True)
+    try:
+        ran = worker.run_forever(once=args.once)
+    except KeyboardInterrupt:
+        worker.stop.set()
+        return EXIT_OK
+    print(f"Verity worker {worker.name}: {ran} run(s) executed", flush=True)
     return EXIT_OK
 
 

@@ -83,7 +83,21 @@ class Settings(BaseSettings):
     )
     session_days: int = Field(30, description="Days a browser stays signed in.")
     run_workers: int = Field(
-        2, description="Background threads that execute runs in the server process."
+        2, description="Threads that execute runs at once, in the server process (run_executor=threads) "
+        "or in each `verity worker` process."
+    )
+    run_executor: Literal["threads", "worker"] = Field(
+        "threads", description="Where runs execute: threads of the web server, or separate `verity worker` "
+        "processes that take queued runs from the database (multi-user deployments: the web server stays "
+        "responsive, workers can be restarted or added, a run is stopped through the database)."
+    )
+    worker_poll_s: float = Field(1.0, description="How often an idle worker looks for queued runs, in seconds.")
+    worker_heartbeat_s: float = Field(
+        5.0, description="How often a worker marks its runs as alive and checks for stop requests, in seconds."
+    )
+    worker_stale_s: float = Field(
+        60.0, description="A running run whose worker has not marked it alive for this long is taken to have "
+        "lost its worker and is marked interrupted (it can be continued)."
     )
     sse_poll_interval_s: float = Field(
         0.25, description="How often the event stream checks for new progress events."

@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from analysis_tools import ToolContext
@@ -70,7 +70,11 @@ class RunService:
         session.flush()
         return run
 
-    def submit(self, run_id: str) -> Future:
+    def submit(self, run_id: str) -> Future | None:
+        """Start a queued run: in a thread here, or (run_executor=worker) leave it in the database
+        for a `verity worker` process to take (app/worker.py)."""
+        if self.settings.run_executor == "worker":
+            return None
         self._stops[run_id] = threading.Event()
         return self.executor.submit(self.execute, run_id)
 
@@ -87,6 +91,8 @@ class RunService:
             run = session.get(Run, run_id)
             if run is None:
                 return "not_found"
+            if self.settings.run_executor == "worker" and run.status in BUSY_STATUSES:
+                return stop_in_worker(session, run)
             if run.status == "waiting":
                 recorder = RunRecorder(session, run.workspace_id, run.id,
                                        trace_dir(self.settings, run.workspace_id, run.id))
@@ -102,7 +108,9 @@ class RunService:
 
     def recover(self) -> int:
         """After a restart, runs that were in flight are marked interrupted (their history is
-        healed when they are continued)."""
+        healed when they are continued). With worker processes, runs are theirs to recover."""
+        if self.settings.run_executor == "worker":
+            return 0
         with self.db.session() as session:
             stale = list(session.scalars(select(Run).where(Run.status.in_(("queued", "running")))))
             for run in stale:
@@ -188,6 +196,18 @@ class RunService:
             session.add(Report(workspace_id=run.workspace_id, run_id=run.id, content=report))
             recorder.emit("answer", {"answer": run.answer, "unverified_numbers": report.get("unverified_numbers", [])})
         recorder.emit("run_finished", {"status": run.status, "error": run.error})
+
+
+def stop_in_worker(session: Session, run: Run) -> str:
+    """Interrupt a run of the worker processes: a queued run no worker has taken ends at once (a
+    conditional update, the same race a worker's claim runs); a taken one gets a stop request that
+    its worker sees at its next heartbeat."""
+    ended = session.execute(update(Run).where(Run.id == run.id, Run.status == "queued")
+                            .values(status="interrupted", finished_at=utcnow())).rowcount
+    if ended:
+        return "interrupted"
+    session.execute(update(Run).where(Run.id == run.id).values(stop_requested=True))
+    return "interrupting"
 
 
 def earlier_exchanges(session: Session, workspace_id: str, run_id: str) -> list[dict[str, Any]]:

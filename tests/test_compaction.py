@@ -491,3 +491,28 @@ def test_the_compact_button_summarises_the_workspace_conversation(tmp_path):
         assert any(i.startswith("transcript_") for i in transcripts)
         again = client.post(f"/workspaces/{ws}/compact", follow_redirects=False)
         assert "compacted=0" in again.headers["location"]
+
+
+def test_outputs_written_at_once_by_many_runs_are_all_kept(tmp_path):
+    """Runs of one workspace execute side by side and reuse call ids ("call_0"): every text is kept."""
+    import threading as _threading
+
+    from app.agent.outputs import OutputStore
+
+    store, ids, errors = OutputStore(tmp_path), {}, []
+
+    def write(i: int) -> None:
+        try:
+            ids[i] = store.save_output("call_0", f"output of run {i % 4}")
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [_threading.Thread(target=write, args=(i,)) for i in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert {store.read(ids[i]) for i in range(16)} == {f"output of run {k}" for k in range(4)}
+    assert all(store.read(ids[i]) == f"output of run {i % 4}" for i in range(16))
+    assert len(store.ids()) == 4 and not list((tmp_path / "tool_outputs").glob(".*.tmp"))

@@ -9,7 +9,9 @@ Both are read back with `read_tool_output` (an id is a tool-call id or a transcr
 from __future__ import annotations
 
 import json
+import os
 import re
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -37,10 +39,7 @@ class OutputStore:
         candidate, n = base, 1
         while True:
             path = self.outputs / f"{candidate}.txt"
-            if not path.exists():
-                _write_atomic(path, text)
-                return candidate
-            if _read_exact(path) == text:
+            if _create_once(path, text) or _read_exact(path) == text:
                 return candidate
             n += 1
             candidate = f"{base}_{n}"
@@ -73,12 +72,31 @@ class OutputStore:
         return found
 
 
-# newline="" both ways: the text comes back byte for byte (no \r\n translation).
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
+# newline="" both ways: the text comes back byte for byte (no \r\n translation). Temporary names
+# are unique per process and thread: runs of one workspace write side by side (several worker
+# threads or processes), and tool-call ids repeat across runs.
+def _write_temp(path: Path, text: str) -> Path:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(tmp, "w", encoding="utf-8", errors="surrogatepass", newline="") as handle:
         handle.write(text)
-    tmp.replace(path)
+    return tmp
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    _write_temp(path, text).replace(path)
+
+
+def _create_once(path: Path, text: str) -> bool:
+    """Write `text` at `path` unless a file is there already. A hard link either creates the name
+    or fails, so of two writers racing for one name exactly one wins, with its whole text."""
+    tmp = _write_temp(path, text)
+    try:
+        os.link(tmp, path)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _read_exact(path: Path) -> str:

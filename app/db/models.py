@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import false as sa_false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -102,6 +103,11 @@ class Run(Base):
     state: Mapped[dict[str, Any]] = mapped_column(default=dict)  # budgets, rounds: what a resume needs
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    # Worker processes (app/worker.py): who runs it, its last sign of life, and a stop request from
+    # the web process. Separate columns, so no process overwrites what another one writes.
+    worker: Mapped[str | None] = mapped_column(String(200), default=None)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    stop_requested: Mapped[bool] = mapped_column(default=False, server_default=sa_false())
     workspace: Mapped[Workspace] = relationship(back_populates="runs")
 
 

@@ -280,3 +280,30 @@ def test_shared_server_asks_to_sign_in_and_keeps_work_private(page, browser, liv
     page.get_by_role("button", name=t("auth_login", "en")).click()
     expect(page).to_have_url(private_url)
     assert page.console.errors == []
+
+
+def test_reference_notes_on_the_workspace_page(page, tmp_path: Path) -> None:
+    expect = playwright_api.expect
+    page.goto("/")
+    page.get_by_label(t("workspace_name", "en")).fill("Notes")
+    page.get_by_role("button", name=t("create", "en")).click()
+    notes = page.locator("#knowledge")
+    notes.locator("summary").click()
+    expect(notes.get_by_text(t("knowledge_none", "en"))).to_be_visible()
+    notes.get_by_label(t("knowledge_note_title", "en")).fill("Glossary")
+    notes.get_by_label(t("knowledge_note_text", "en")).fill("AOV: average order value.")
+    notes.get_by_role("button", name=t("knowledge_add", "en")).click()
+    expect(page.get_by_role("status")).to_contain_text(t("knowledge_saved", "en"))
+    expect(page.locator(".knowledge-list")).to_contain_text("Glossary")
+
+    document = tmp_path / "policy.md"
+    document.write_text("# Policy\n\nRevenue is counted net of VAT.", encoding="utf-8")
+    notes = page.locator("#knowledge")
+    notes.get_by_label(t("knowledge_file", "en")).set_input_files(str(document))
+    notes.get_by_role("button", name=t("knowledge_add", "en")).click()
+    expect(page.locator(".knowledge-list li")).to_have_count(2)
+    expect(page.locator(".knowledge-list")).to_contain_text("policy.md")
+
+    page.locator(".knowledge-list li", has_text="Glossary").get_by_role("button", name=t("knowledge_remove", "en")).click()
+    expect(page.locator(".knowledge-list li")).to_have_count(1)
+    assert page.console.errors == []

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from analysis_tools import ToolContext
 from app.agent.budget import budget_for
 from app.agent.builtin import BuiltinAnalyst
-from app.agent.context import workspace_sources
+from app.agent.context import guidance_record, workspace_sources
 from app.agent.compaction import ContextWindow
 from app.agent.conversation import with_workspace_summary
 from app.agent.intent import apply_intent, classify_run
@@ -169,6 +169,7 @@ class RunService:
                                     run.id, self.settings.memory_budget_chars)  # definitions, knowledge, memory
         messages = [{"role": "system", "content": system_prompt(summaries, run.language, workspace.rules,
                                                                 sections=intent.prompt_sections, **sources)}]
+        run.state = {**(run.state or {}), "guidance": guidance_record(workspace.rules, sources)}  # for the report
         apply_intent(messages, intent)  # the intent's guidance + the user's restrictions (user tier)
         messages += with_workspace_summary(session, workspace.id, earlier)
         paused_budget = (run.state or {}).get("waiting", {}).get("budget")  # read before turn_opening clears it

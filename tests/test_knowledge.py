@@ -174,3 +174,36 @@ def test_the_model_can_search_the_knowledge(tmp_path):
     assert "reference only" in first and "room 7 " in first and RETURNS_RULE not in first
     second = next(m for m in model.requests[2]["messages"] if m.get("tool_call_id") == "k2")["content"]
     assert "No reference passage matches 'zebra'" in second
+
+
+def test_the_report_says_what_the_analysis_was_told(tmp_path, retail_sales):
+    """Rules, reference notes and earlier findings the turn saw are listed in every report format."""
+    from docx import Document
+    from pypdf import PdfReader
+
+    from app.db.models import Report
+    from app.reports.docx_report import to_docx
+    from app.reports.html_report import to_html
+    from app.reports.markdown_report import to_markdown
+    from app.reports.pdf_report import to_pdf
+
+    settings, db, service, ws = setup(tmp_path, retail_sales)
+    with db.session() as s:
+        s.get(Workspace, ws).rules = "- Report revenue in thousands."
+        add_entry(s, ws, "Finance policy", "Revenue is counted net of refunds.")
+    service.execute(start_run(service, ws, "Does revenue differ by region?"))
+    second = start_run(service, ws, "Does revenue differ by channel?")
+    service.execute(second)
+    with db.session() as s:
+        report = s.query(Report).filter_by(run_id=second).one().content
+    guidance = report["guidance"]
+    assert guidance["rules"] == ["Report revenue in thousands."]
+    assert guidance["knowledge"] == [{"source": "Finance policy", "text": "Revenue is counted net of refunds."}]
+    assert guidance["memory"] and "Does revenue differ by region?" in guidance["memory"][0]["source"]
+    texts = {"html": to_html(report), "md": to_markdown(report),
+             "docx": "\n".join(p.text for p in Document(str(to_docx(report, tmp_path / "r.docx"))).paragraphs),
+             "pdf": "\n".join(p.extract_text() for p in PdfReader(str(to_pdf(report, tmp_path / "r.pdf"))).pages)}
+    for kind, text in texts.items():
+        assert "What the analysis was told" in text, kind
+        assert "Report revenue in thousands." in text and "net of refunds" in text, kind
+        assert "Earlier finding" in text, kind

@@ -251,5 +251,14 @@ def workspace_sources(session: Any, workspace_id: str, datasets: Iterable[Any], 
             "dataset_warnings": {d.name: list((d.info or {}).get("warnings") or []) for d in datasets}}
 
 
+def guidance_record(rules: str, sources: dict[str, Any]) -> dict[str, Any]:
+    """What a turn was told besides the data (kept in Run.state["guidance"] for the report): the
+    workspace rules, the user's confirmed definitions, the knowledge passages and the memories."""
+    items = lambda key: [{"source": i.source, "text": i.text} for i in sources.get(key) or ()]  # noqa: E731
+    return {"rules": [line.strip("-* ").strip() for line in (rules or "").splitlines() if line.strip("-* #").strip()],
+            "definitions": list(sources.get("definitions") or ()), "knowledge": items("knowledge"),
+            "memory": items("memory")}
+
+
 def _answer_text(answer: Any) -> str:
     return ", ".join(map(str, answer)) if isinstance(answer, list) else str(answer)

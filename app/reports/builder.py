@@ -244,6 +244,8 @@ def build_report(session: Session, run: Run) -> dict[str, Any]:
         "tools_used": _distinct([c.tool for c in analysis_calls]),
         "limitations": _distinct([lim for e in evidence for lim in e["limitations"]]),
         "analysis_plan": state.get("plan"),
+        # What the analysis was told besides the data: rules, confirmed definitions, reference notes, memories.
+        "guidance": state.get("guidance") or {"rules": [], "definitions": [], "knowledge": [], "memory": []},
         "verification": verification_summary(state),
     }
     return plain(report)

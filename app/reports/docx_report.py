@@ -7,8 +7,8 @@ from typing import Any
 
 from app.reports.i18n import label, labels
 from app.reports.report_parts import (CONFIDENCE_COLOURS, evidence_facts, evidence_numbers, figure_caption,
-                                      figure_file, figure_numbers_by_evidence, meta_items, metric_rows,
-                                      plan_facts, report_language, task_rows, tool_call_rows,
+                                      figure_file, figure_numbers_by_evidence, guidance_facts, meta_items,
+                                      metric_rows, plan_facts, report_language, task_rows, tool_call_rows,
                                       verification_summary)
 from app.reports.text_blocks import inline_runs, markdown_blocks
 
@@ -190,6 +190,12 @@ def _add_how(doc, report: dict[str, Any], L: dict[str, str], lang: str) -> None:
     if facts:
         doc.add_heading(L["analysis_plan"], level=2)
         for key, value in facts:
+            _add_labelled(doc, key, value)
+    guidance = guidance_facts(report, L)
+    if guidance:
+        doc.add_heading(L["guidance"], level=2)
+        doc.add_paragraph(L["guidance_note"])
+        for key, value in guidance:
             _add_labelled(doc, key, value)
     checks = verification_summary(report, L)
     if checks:

@@ -6,8 +6,8 @@ from typing import Any
 
 from app.reports.i18n import label, labels
 from app.reports.report_parts import (args_text, evidence_numbers, figure_numbers_by_evidence, format_value,
-                                      meta_items, plan_facts, report_language, supports_suffix, task_status,
-                                      verification_summary)
+                                      guidance_facts, meta_items, plan_facts, report_language, supports_suffix,
+                                      task_status, verification_summary)
 
 
 def to_markdown(report: dict[str, Any]) -> str:
@@ -92,6 +92,9 @@ def _how(report: dict[str, Any], L: dict[str, str], lang: str) -> list[str]:
     facts = plan_facts(report, L)
     if facts:
         out += [f"### {L['analysis_plan']}", ""] + [f"- **{k}:** {v}" for k, v in facts] + [""]
+    guidance = guidance_facts(report, L)
+    if guidance:
+        out += [f"### {L['guidance']}", "", L["guidance_note"], ""] + [f"- **{k}:** {v}" for k, v in guidance] + [""]
     checks = verification_summary(report, L)
     if checks:
         text, rows = checks

@@ -9,8 +9,8 @@ from typing import Any
 from app.reports.i18n import label, labels
 from app.reports.pdf_fonts import pdf_fallback, pdf_font, pdf_inline
 from app.reports.report_parts import (CONFIDENCE_COLOURS, evidence_facts, evidence_numbers, figure_caption,
-                                      figure_file, figure_numbers_by_evidence, meta_items, metric_rows,
-                                      plan_facts, report_language, task_rows, tool_call_rows,
+                                      figure_file, figure_numbers_by_evidence, guidance_facts, meta_items,
+                                      metric_rows, plan_facts, report_language, task_rows, tool_call_rows,
                                       verification_summary)
 from app.reports.text_blocks import markdown_blocks
 
@@ -197,6 +197,12 @@ def _add_how(story: _Story, report: dict[str, Any], L: dict[str, str], lang: str
     if facts:
         story.para(L["analysis_plan"], story.h[2])
         for key, value in facts:
+            story.labelled(key, value)
+    guidance = guidance_facts(report, L)
+    if guidance:
+        story.para(L["guidance"], story.h[2])
+        story.para(L["guidance_note"])
+        for key, value in guidance:
             story.labelled(key, value)
     checks = verification_summary(report, L)
     if checks:

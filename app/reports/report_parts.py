@@ -161,3 +161,14 @@ def verification_summary(report: dict[str, Any], L: dict[str, str]) -> tuple[str
         [str(h.get("statement") or ""), L.get(h.get("role"), h.get("role") or ""), L.get(h.get("status"), h.get("status") or "")]
         for h in check.get("hypotheses") or []]
     return text, rows if len(rows) > 1 else []
+
+
+def guidance_facts(report: dict[str, Any], L: dict[str, str]) -> list[tuple[str, str]]:
+    """What the analysis was told besides the data, as (label, text) pairs: each workspace rule,
+    confirmed definition, reference passage and earlier finding; empty when there was none."""
+    guidance = report.get("guidance") or {}
+    facts = [(L["guidance_rule"], rule) for rule in guidance.get("rules") or []]
+    facts += [(L["guidance_definition"], d) for d in guidance.get("definitions") or []]
+    for key, label in (("knowledge", "guidance_knowledge"), ("memory", "guidance_memory")):
+        facts += [(f"{L[label]} ({item.get('source', '')})", str(item.get("text") or "")) for item in guidance.get(key) or []]
+    return facts

@@ -86,6 +86,10 @@ class Settings(BaseSettings):
         2, description="Threads that execute runs at once, in the server process (run_executor=threads) "
         "or in each `verity worker` process."
     )
+    max_active_runs_per_user: int = Field(
+        3, description="Most runs one signed-in user may have queued or running at once (multi-user mode; "
+        "0: no limit). More are refused with 429 too_many_runs until one finishes."
+    )
     run_executor: Literal["threads", "worker"] = Field(
         "threads", description="Where runs execute: threads of the web server, or separate `verity worker` "
         "processes that take queued runs from the database (multi-user deployments: the web server stays "

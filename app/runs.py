@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from analysis_tools import ToolContext
@@ -52,6 +52,14 @@ def default_model(settings: Settings, datasets: list[dict[str, Any]], language: 
     return OpenAICompatibleModel(settings)
 
 
+class TooManyRuns(Exception):
+    """A user already has `max_active_runs_per_user` runs queued or running."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"{limit} analyses of yours are already running or waiting to start.")
+        self.limit = limit
+
+
 class RunService:
     def __init__(self, db: Database, settings: Settings, model_factory: ModelFactory = default_model):
         self.db = db
@@ -62,6 +70,7 @@ class RunService:
 
     # --- commands ------------------------------------------------------------------------
     def create(self, session: Session, workspace: Workspace, text: str, language: str | None = None) -> Run:
+        self.check_quota(session, workspace)
         language = language or detect_language(text, self.settings.lang)
         kind = "builtin" if self.settings.use_builtin else "openai-compatible"
         run = Run(workspace_id=workspace.id, question=text, language=language, model_kind=kind,
@@ -69,6 +78,17 @@ class RunService:
         session.add(run)
         session.flush()
         return run
+
+    def check_quota(self, session: Session, workspace: Workspace) -> None:
+        """In multi-user mode one user's queue must not starve the others: a signed-in user has at
+        most `max_active_runs_per_user` runs queued or running (waiting for an answer does not count)."""
+        limit = self.settings.max_active_runs_per_user
+        if workspace.owner is None or limit <= 0:
+            return
+        active = session.scalar(select(func.count()).select_from(Run).join(Workspace, Run.workspace_id == Workspace.id)
+                                .where(Workspace.owner == workspace.owner, Run.status.in_(BUSY_STATUSES)))
+        if active >= limit:
+            raise TooManyRuns(limit)
 
     def submit(self, run_id: str) -> Future | None:
         """Start a queued run: in a thread here, or (run_executor=worker) leave it in the database

@@ -132,3 +132,20 @@ def test_local_mode_keeps_signed_in_and_anonymous_work_apart(client, retail_sale
     client.post("/logout")
     assert client.get(f"/workspaces/{local}").status_code == 200
     assert client.get(f"/workspaces/{mine}").status_code == 404
+
+
+def test_one_users_queue_does_not_starve_the_others(tmp_path, retail_sales):
+    """Runs wait in the queue (worker mode, no worker yet): each user may have three at a time."""
+    settings = Settings(_env_file=None, data_dir=tmp_path, llm_model="builtin", host="0.0.0.0", run_executor="worker")
+    with TestClient(create_app(settings)) as client:
+        ada, bob = account(client, "ada@example.com"), account(client, "bob@example.com")
+        ws = client.post("/api/workspaces", json={"name": "a"}, headers=ada).json()["id"]
+        runs = [client.post(f"/api/workspaces/{ws}/messages", json={"text": f"q{i}"}, headers=ada) for i in range(4)]
+        assert [r.status_code for r in runs] == [202, 202, 202, 429]
+        assert runs[3].json()["error"]["category"] == "too_many_runs" and "3 analyses" in runs[3].json()["error"]["message"]
+        page = client.post(f"/workspaces/{ws}/ask", data={"text": "one more"}, headers={**ada, "accept-language": "zh"})
+        assert page.status_code == 429 and "3 个分析" in page.text and "one more" in page.text
+        other = client.post("/api/workspaces", json={"name": "b"}, headers=bob).json()["id"]
+        assert client.post(f"/api/workspaces/{other}/messages", json={"text": "q"}, headers=bob).status_code == 202
+        client.post(f"/api/runs/{runs[0].json()['run_id']}/interrupt", headers=ada)
+        assert client.post(f"/api/workspaces/{ws}/messages", json={"text": "q4"}, headers=ada).status_code == 202

@@ -19,7 +19,7 @@ from app.agent.evidence import evidence_dict
 from app.db.models import Dataset, Event, Evidence, Question, Run
 from app.db.session import Database
 from app.ingest.errors import IngestError
-from app.runs import FINAL_STATUSES
+from app.runs import FINAL_STATUSES, TooManyRuns
 from app.web.chat import open_question
 from app.web.deps import (ApiError, CurrentUserDep, DbSessionDep, RunDep, RunServiceDep, SettingsDep, WorkspaceDep,
                           owner_of)
@@ -100,7 +100,10 @@ def api_message(body: MessageIn, workspace: WorkspaceDep, session: DbSessionDep,
                 runs: RunServiceDep) -> dict[str, str]:
     if not body.text.strip():
         raise ApiError(400, "invalid_request", "The message is empty.", "Write a question about your data.")
-    run = runs.create(session, workspace, body.text.strip())
+    try:
+        run = runs.create(session, workspace, body.text.strip())
+    except TooManyRuns as exc:
+        raise ApiError(429, "too_many_runs", str(exc), "Wait for one of them to finish, or stop one.") from exc
     session.commit()  # the worker thread reads the run in its own session
     runs.submit(run.id)
     return {"run_id": run.id}

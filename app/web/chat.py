@@ -17,7 +17,7 @@ from app.agent.tasks import task_dict
 from app.db.models import Event, Evidence, Question, Report, Run, Task, Workspace
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool
 from app.reports.safe_markdown import render_markdown
-from app.runs import ACTIVE_STATUSES
+from app.runs import ACTIVE_STATUSES, TooManyRuns
 from app.web.deps import DbSessionDep, PageDep, RunDep, RunServiceDep, SettingsDep, WorkspaceDep, wants_partial
 from app.web.i18n import t
 
@@ -28,12 +28,19 @@ DOWNLOADS = (("HTML", "html"), ("Markdown", "md"), ("JSON", "json"), ("PDF", "pd
 
 
 @router.post("/workspaces/{ws}/ask", name="ask")
-def ask(request: Request, workspace: WorkspaceDep, session: DbSessionDep, runs: RunServiceDep,
-        text: Annotated[str, Form(max_length=4000)] = "") -> Response:
+def ask(request: Request, workspace: WorkspaceDep, session: DbSessionDep, runs: RunServiceDep, settings: SettingsDep,
+        page: PageDep, text: Annotated[str, Form(max_length=4000)] = "") -> Response:
     target = request.url_for("workspace_page", ws=workspace.id)
     if not text.strip():
         return RedirectResponse(target, status_code=303)
-    run = runs.create(session, workspace, text.strip())
+    try:
+        run = runs.create(session, workspace, text.strip())
+    except TooManyRuns as exc:
+        from app.web.workspaces import workspace_context
+
+        context = workspace_context(session, settings, workspace, page.lang,
+                                    ask_error=t("too_many_runs", page.lang, n=exc.limit), asked=text)
+        return page.render("workspace.html", context, status_code=429)
     session.commit()  # the worker thread reads the run in its own session
     runs.submit(run.id)
     return RedirectResponse(f"{target}?run={run.id}#run", status_code=303)

@@ -155,6 +155,9 @@ STRINGS: dict[str, dict[str, str]] = {
     "analysis_script": {"en": "analysis script", "zh": "分析脚本"},
     "view_run": {"en": "View", "zh": "查看"},
     "run_error": {"en": "The analysis did not finish.", "zh": "分析没有完成。"},
+    "too_many_runs": {"en": "{n} of your analyses are already running or waiting to start. Ask again when one "
+                            "has finished (or stop one).",
+                      "zh": "你已有 {n} 个分析正在进行或排队。请等其中一个完成（或停止一个）后再提问。"},
     # workspace knowledge
     "knowledge_title": {"en": "Reference notes", "zh": "参考资料"},
     "knowledge_help": {"en": "Background the analyst may consult: how your company counts things, what happened "

@@ -353,3 +353,18 @@ def test_cli_inspect(samples, tmp_path, capsys):
     (tmp_path / "x.png").write_bytes(b"\x89PNG")
     assert _cli(["inspect", str(tmp_path / "x.png")]) == 2
     assert capsys.readouterr().err.startswith("error: unsupported_format: ")
+
+
+def test_numbers_in_a_mixed_column_keep_full_precision(tmp_path):
+    """fastexcel writes the numbers of a text-and-number column with 9 decimals; they are read
+    again as floats, so 3.14159265358979 does not become 3.141592654."""
+    wb = Workbook()
+    ws = wb.active
+    ws.append(["item", "reading", "short"])
+    values = [3.14159265358979, "n/a", 2.718281828459045, 0.1, "pending", 12345.678901234]
+    for i, value in enumerate(values):
+        ws.append([f"i{i}", value, "x" if i == 1 else 1.5])
+    path = tmp_path / "mixed.xlsx"
+    wb.save(path)
+    readings = load_table(path).frame["reading"].tolist()  # text: "pending" is not a number
+    assert [readings[i] for i in (0, 2, 3, 5)] == ["3.14159265358979", "2.718281828459045", "0.1", "12345.678901234"]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
 
 from app.config import Settings
 from app.ingest.errors import IngestError
@@ -375,7 +376,9 @@ def _load_typed(reader, name: str, first: int, n: int | None) -> pd.DataFrame:
     for i in df.columns:
         col = df[i]
         if pd.api.types.is_string_dtype(col) and col.dtype != object:
-            if regex_hits(text_array(col), _NINE_DECIMALS).any():
+            texts = text_array(col)
+            # ".123456789" is the shortest such text: most text columns are ruled out by their length
+            if (pc.max(pc.utf8_length(texts)).as_py() or 0) >= 10 and regex_hits(texts, _NINE_DECIMALS).any():
                 shortened.append(i)
     if shortened:
         try:

@@ -264,6 +264,31 @@ def remove_upload(session: Session, settings: Settings, dataset: Dataset) -> lis
     return names
 
 
+def delete_workspace(session: Session, settings: Settings, workspace: Workspace) -> dict[str, int]:
+    """Delete a workspace for good: its rows in every table and its folder (uploads, working
+    copies, tool outputs, transcripts, figures, traces). Callers ask the user to confirm first and
+    refuse while a run is busy (SPEC §7). Returns how many rows of each kind went."""
+    from sqlalchemy import delete
+
+    from app.db.models import Event, Evidence, KnowledgeEntry, Message, Question, Report, Run, Task, ToolCall
+
+    runs = select(Run.id).where(Run.workspace_id == workspace.id)
+    counts = {}
+    for model in (Event, ToolCall):  # rows that know their run only
+        counts[model.__tablename__] = session.execute(delete(model).where(model.run_id.in_(runs))).rowcount
+    for model in (Message, Evidence, Task, Question, Report, KnowledgeEntry, Dataset, Run):
+        counts[model.__tablename__] = session.execute(delete(model).where(model.workspace_id == workspace.id)).rowcount
+    session.delete(workspace)
+    session.flush()
+    folder = settings.workspace_dir(workspace.id).resolve()
+    if folder.parent == (settings.data_dir / "workspaces").resolve():  # never anything else
+        shutil.rmtree(folder, ignore_errors=True)
+    from sandbox import get_pool
+
+    get_pool(settings.sandbox_idle_s).close(workspace.id)  # its warm run_python process, if one is up
+    return counts
+
+
 def activate_version(session: Session, dataset: Dataset) -> None:
     """Make one version current (e.g. back to the original upload); the others stay, inactive."""
     for other in dataset_versions(session, dataset):

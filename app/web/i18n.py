@@ -86,6 +86,18 @@ STRINGS: dict[str, dict[str, str]] = {
                         "zh": "这是前几行。仍在读取文件的其余部分…… 读取完成后会自动更新；在此之前提出的问题不会使用这个文件。"},
     "dataset_failed": {"en": "Reading the whole file failed.", "zh": "读取整个文件失败。"},
     "dataset_dismiss": {"en": "Remove from the list", "zh": "从列表中移除"},
+    "delete_ws": {"en": "Delete this workspace…", "zh": "删除此工作区…"},
+    "delete_ws_title": {"en": "Delete a workspace", "zh": "删除工作区"},
+    "delete_ws_question": {"en": "Delete the workspace “{name}”?", "zh": "要删除工作区“{name}”吗？"},
+    "delete_ws_detail": {"en": "This deletes, for good, its {files} uploaded file(s) with every version, its {runs} "
+                               "analyses with their reports, charts and traces, its rules and its reference notes. "
+                               "Reports you downloaded stay yours.",
+                         "zh": "这会永久删除其中的 {files} 个上传文件（含所有版本）、{runs} 次分析及其报告、图表和追踪记录、"
+                               "工作区规则和参考资料。已下载的报告不受影响。"},
+    "delete_ws_confirm": {"en": "Yes, delete it all", "zh": "确认全部删除"},
+    "delete_ws_busy": {"en": "An analysis or a file read is running in this workspace; delete it when it has "
+                             "finished (or stop the analysis).",
+                       "zh": "此工作区有分析或文件读取正在进行；请等它完成（或停止分析）后再删除。"},
     "remove_dataset": {"en": "Remove this file…", "zh": "删除此文件…"},
     "remove_title": {"en": "Remove a file", "zh": "删除文件"},
     "remove_question": {"en": "Remove {file} from this workspace?", "zh": "要从此工作区删除 {file} 吗？"},

@@ -15,12 +15,14 @@ from app.db.models import Dataset, Run, Workspace
 from app.ingest.pipeline import LoadedTable
 from app.knowledge import entries
 from app.web.chat import run_context
-from app.web.datasets import version_entries
-from app.web.deps import CurrentUserDep, DbSessionDep, PageDep, SettingsDep, WorkspaceDep, owner_of
+from app.web.datasets import analysis_running, version_entries
+from app.web.deps import (ApiError, CurrentUserDep, DbSessionDep, PageDep, SettingsDep, WorkspaceDep,
+                          owner_of)
+from app.web.i18n import t
 from app.web.suggest import suggest_questions
 from app.web.files import resume_if_stale
-from app.workspaces import (FAILED, LOADING, READY, create_workspace, dataset_status, list_workspaces,
-                            listed_datasets, load_frame)
+from app.workspaces import (FAILED, LOADING, READY, create_workspace, dataset_status, delete_workspace,
+                            list_workspaces, listed_datasets, load_frame)
 
 router = APIRouter(tags=["pages"])
 
@@ -44,6 +46,38 @@ def workspace_page(request: Request, workspace: WorkspaceDep, session: DbSession
         resume_if_stale(request.app, session, dataset)
     context = workspace_context(session, settings, workspace, page.lang, selected_run_id=run)
     return page.render("workspace.html", context)
+
+
+def workspace_busy(session: Session, workspace: Workspace) -> bool:
+    """An analysis or a background file read is working on the workspace's files right now."""
+    return analysis_running(session, workspace) or any(
+        dataset_status(d) == LOADING for d in listed_datasets(session, workspace.id))
+
+
+@router.post("/workspaces/{ws}/delete", name="delete_workspace")
+def delete_workspace_page(request: Request, workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
+                          page: PageDep, confirm: Annotated[str, Form()] = "") -> Response:
+    """The first post says what would go and asks; only the confirming post deletes (SPEC §7)."""
+    busy = workspace_busy(session, workspace)
+    if confirm != "yes" or busy:
+        counts = {"files": len({d.original_path for d in listed_datasets(session, workspace.id)}),
+                  "runs": len(session.scalars(select(Run.id).where(Run.workspace_id == workspace.id)).all())}
+        return page.render("workspace_delete.html", {"workspace": workspace, "busy": busy, **counts},
+                           status_code=409 if busy else 200)
+    delete_workspace(session, settings, workspace)
+    return RedirectResponse(request.url_for("index"), status_code=303)
+
+
+@router.delete("/api/workspaces/{ws}")
+def api_delete_workspace(workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
+                         confirm: bool = False) -> dict[str, Any]:
+    """Delete a workspace and everything in it; needs `?confirm=true`."""
+    if not confirm:
+        raise ApiError(409, "confirmation_required", t("delete_ws_question", "en", name=workspace.name),
+                       hint="This deletes its files, analyses and reports for good; repeat with ?confirm=true.")
+    if workspace_busy(session, workspace):
+        raise ApiError(409, "busy", t("delete_ws_busy", "en"))
+    return {"deleted": workspace.id, "rows": delete_workspace(session, settings, workspace)}
 
 
 @router.get("/workspaces/{ws}/datasets/{dataset_id}/preview", name="dataset_partial")

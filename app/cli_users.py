@@ -32,8 +32,10 @@ def add_users_parser(subparsers) -> argparse.ArgumentParser:
     password = sub.add_parser("password", help="set a new password (signs the account out everywhere)")
     password.add_argument("email")
     password.add_argument("--password-stdin", action="store_true", help="read the password from stdin (scripts)")
-    remove = sub.add_parser("remove", help="delete an account and its sign-ins (its workspaces stay on disk)")
+    remove = sub.add_parser("remove", help="delete an account and its sign-ins")
     remove.add_argument("email")
+    remove.add_argument("--delete-workspaces", action="store_true",
+                        help="also delete every workspace it owns, files included (else they stay, unreachable)")
     parser.set_defaults(func=users_command)
     return parser
 
@@ -103,15 +105,15 @@ def _token(session, args) -> int:
 
 
 def _remove(session, args) -> int:
-    from app.db.models import AuthToken
+    from app.config import get_settings
+    from app.users import delete_account
 
     user = _account(session, args.email)
     if user is None:
         return EXIT_BAD_INPUT
-    for token in session.scalars(select(AuthToken).where(AuthToken.user_id == user.id)):
-        session.delete(token)
-    session.delete(user)
-    print(f"removed {args.email}; its workspaces stay, owned by nobody who can sign in")
+    deleted = delete_account(session, get_settings(), user, with_workspaces=args.delete_workspaces)
+    print(f"removed {args.email}" + (f" and {deleted} workspace(s)" if args.delete_workspaces else
+                                     "; its workspaces stay, owned by nobody who can sign in"))
     return EXIT_OK
 
 

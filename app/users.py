@@ -129,6 +129,21 @@ def set_password(session: Session, user: User, password: str, keep_token_id: str
             session.delete(token)
 
 
+def delete_account(session: Session, settings: Settings, user: User, with_workspaces: bool = True) -> int:
+    """Delete a user, their sign-ins and (by default) every workspace they own, files included.
+    Returns how many workspaces went. Callers check that none is busy and ask first."""
+    from app.workspaces import delete_workspace
+
+    owned = list(session.scalars(select(Workspace).where(Workspace.owner == user.id))) if with_workspaces else []
+    for workspace in owned:
+        delete_workspace(session, settings, workspace)
+    for token in session.scalars(select(AuthToken).where(AuthToken.user_id == user.id)):
+        session.delete(token)
+    session.delete(user)
+    session.flush()
+    return len(owned)
+
+
 def claim_local_workspaces(session: Session, user_id: str) -> int:
     """Give the workspaces of the local single-user mode (no owner) to a user."""
     workspaces = list(session.scalars(select(Workspace).where(Workspace.owner.is_(None))))

@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from app.cli import main as cli_main
 from app.config import Settings
-from app.db.models import AuthToken
+from app.db.models import AuthToken, Workspace
 from app.db.session import open_database
 from app.main import create_app
 from app.users import (API, SESSION, AccountError, auth_required, check_password, create_user, hash_password,
@@ -229,7 +229,8 @@ def test_cli_tokens_and_removal_need_an_existing_account(tmp_path, monkeypatch, 
         with db.session() as session:
             assert check_password(session, "ada@example.com", "another password")
         db.engine.dispose()
-        assert cli_main(["users", "remove", "ada@example.com"]) == 0
+        assert cli_main(["users", "remove", "ada@example.com", "--delete-workspaces"]) == 0
+        assert "and 0 workspace(s)" in capsys.readouterr().out
         db = open_database(get_settings())
         with db.session() as session:
             assert session.query(AuthToken).count() == 0
@@ -253,3 +254,22 @@ def test_changing_the_password_signs_out_other_browsers(shared):
     assert other.get("/", follow_redirects=False).status_code == 303  # the other one is signed out
     assert other.post("/login", data={"email": "ada@example.com", "password": "brand new secret"},
                       follow_redirects=False).status_code == 303
+
+
+def test_deleting_an_account_deletes_its_workspaces_only(shared, tmp_path):
+    sign_up(shared, "bob@example.com")
+    bobs = shared.post("/api/workspaces", json={"name": "bob's"}).json()["id"]
+    shared.post("/logout")
+    sign_up(shared, "ada@example.com")
+    adas = shared.post("/api/workspaces", json={"name": "ada's"}).json()["id"]
+    shared.post(f"/api/workspaces/{adas}/knowledge", json={"text": "a note"})
+    wrong = shared.post("/account/delete", data={"password": "not my password"})
+    assert wrong.status_code == 400 and "wrong" in wrong.text
+    gone = shared.post("/account/delete", data={"password": "long enough"}, follow_redirects=False)
+    assert gone.status_code == 303 and gone.headers["location"] == "/login"
+    refused = shared.post("/login", data={"email": "ada@example.com", "password": "long enough"})
+    assert refused.status_code == 400  # the account is gone
+    shared.post("/login", data={"email": "bob@example.com", "password": "long enough"})
+    assert shared.get(f"/workspaces/{bobs}").status_code == 200
+    with shared.app.state.db.session() as session:
+        assert session.get(Workspace, adas) is None and session.get(Workspace, bobs) is not None

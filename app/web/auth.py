@@ -19,9 +19,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.db.models import User
+from app.db.models import User, Workspace
 from app.users import (API, SESSION, Account, AccountError, api_tokens, auth_required, check_password, create_user,
-                       issue_token, revoke_api_token, revoke_secret, set_password, token_for_secret)
+                       delete_account, issue_token, revoke_api_token, revoke_secret, set_password, token_for_secret)
 from app.web.deps import (SESSION_COOKIE, ApiError, CurrentUserDep, DbSessionDep, NotSignedIn, PageDep,
                           SettingsDep)
 from app.web.i18n import t
@@ -187,6 +187,29 @@ def change_password(request: Request, session: DbSessionDep, page: PageDep, user
         return page.render("account.html", {**account_context(session, user), "password_error": t(exc.key, page.lang)},
                            status_code=400)
     return page.render("account.html", {**account_context(session, user), "password_changed": True})
+
+
+@router.post("/account/delete", name="delete_account")
+def delete_account_page(request: Request, session: DbSessionDep, settings: SettingsDep, page: PageDep,
+                        user: CurrentUserDep, password: Annotated[str, Form(max_length=1000)]) -> Response:
+    """Delete the account and all its workspaces: confirmed by the password (SPEC §7)."""
+    from app.web.workspaces import workspace_busy
+
+    if user is None:
+        raise NotSignedIn()
+    try:
+        account = verify_login(request, session, user.email, password)
+    except AccountError as exc:
+        return page.render("account.html", {**account_context(session, user), "delete_error": t(exc.key, page.lang)},
+                           status_code=400)
+    owned = session.scalars(select(Workspace).where(Workspace.owner == user.id))
+    if any(workspace_busy(session, w) for w in owned):
+        return page.render("account.html", {**account_context(session, user),
+                                            "delete_error": t("delete_ws_busy", page.lang)}, status_code=409)
+    delete_account(session, settings, account)
+    response = RedirectResponse("/login" if auth_required(settings) else "/", status_code=303)
+    response.delete_cookie(SESSION_COOKIE)
+    return response
 
 
 @router.post("/account/tokens/{token_id}/revoke", name="revoke_api_token")

@@ -37,6 +37,11 @@ STRINGS: dict[str, dict[str, str]] = {
     "auth_new_password": {"en": "New password (at least 8 characters)", "zh": "新密码（至少 8 个字符）"},
     "auth_password_changed": {"en": "Password changed. Other browsers were signed out.",
                               "zh": "密码已修改，其他浏览器已退出登录。"},
+    "auth_delete_account": {"en": "Delete my account", "zh": "注销账号"},
+    "auth_delete_account_help": {"en": "This deletes your account and, for good, every workspace you own: uploaded "
+                                       "files, analyses, reports and notes.",
+                                 "zh": "这会注销你的账号，并永久删除你拥有的所有工作区：上传的文件、分析、报告和参考资料。"},
+    "auth_delete_account_password": {"en": "Your password, to confirm", "zh": "输入密码以确认"},
     "auth_tokens": {"en": "API tokens", "zh": "API 令牌"},
     "auth_tokens_help": {"en": "Scripts use a token instead of your password: send the header "
                                "'Authorization: Bearer <token>'. Revoke a token you no longer use.",

@@ -263,6 +263,8 @@ def test_deleting_an_account_deletes_its_workspaces_only(shared, tmp_path):
     sign_up(shared, "ada@example.com")
     adas = shared.post("/api/workspaces", json={"name": "ada's"}).json()["id"]
     shared.post(f"/api/workspaces/{adas}/knowledge", json={"text": "a note"})
+    page = shared.get("/account")
+    assert "<title>Verity — Your account</title>" in page.text and page.text.count('id="delete-account"') == 1
     wrong = shared.post("/account/delete", data={"password": "not my password"})
     assert wrong.status_code == 400 and "wrong" in wrong.text
     gone = shared.post("/account/delete", data={"password": "long enough"}, follow_redirects=False)

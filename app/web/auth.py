@@ -152,6 +152,11 @@ def signup_submit(request: Request, session: DbSessionDep, settings: SettingsDep
 @router.post("/logout", name="logout")
 def logout(request: Request, session: DbSessionDep, settings: SettingsDep) -> Response:
     revoke_secret(session, request.cookies.get(SESSION_COOKIE))
+    return signed_out(settings)
+
+
+def signed_out(settings: Settings) -> Response:
+    """Where a browser goes once its session is gone: the sign-in page, or home in local mode."""
     response = RedirectResponse("/login" if auth_required(settings) else "/", status_code=303)
     response.delete_cookie(SESSION_COOKIE)
     return response
@@ -207,9 +212,7 @@ def delete_account_page(request: Request, session: DbSessionDep, settings: Setti
         return page.render("account.html", {**account_context(session, user),
                                             "delete_error": t("delete_ws_busy", page.lang)}, status_code=409)
     delete_account(session, settings, account)
-    response = RedirectResponse("/login" if auth_required(settings) else "/", status_code=303)
-    response.delete_cookie(SESSION_COOKIE)
-    return response
+    return signed_out(settings)
 
 
 @router.post("/account/tokens/{token_id}/revoke", name="revoke_api_token")

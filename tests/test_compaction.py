@@ -516,3 +516,18 @@ def test_outputs_written_at_once_by_many_runs_are_all_kept(tmp_path):
     assert {store.read(ids[i]) for i in range(16)} == {f"output of run {k}" for k in range(4)}
     assert all(store.read(ids[i]) == f"output of run {i % 4}" for i in range(16))
     assert len(store.ids()) == 4 and not list((tmp_path / "tool_outputs").glob(".*.tmp"))
+
+
+def test_outputs_are_kept_where_hard_links_are_not_supported(tmp_path, monkeypatch):
+    import os as _os
+
+    from app.agent.outputs import OutputStore
+
+    def no_links(*_args):
+        raise PermissionError("hard links not supported")
+
+    monkeypatch.setattr(_os, "link", no_links)
+    store = OutputStore(tmp_path)
+    first, same, other = (store.save_output("call_0", text) for text in ("a", "a", "b"))
+    assert (first, same, other) == ("call_0", "call_0", "call_0_2")
+    assert store.read("call_0") == "a" and store.read("call_0_2") == "b"

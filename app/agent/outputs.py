@@ -95,8 +95,19 @@ def _create_once(path: Path, text: str) -> bool:
         return True
     except FileExistsError:
         return False
+    except OSError:  # a file system without hard links: an exclusive create is atomic too
+        return _create_exclusive(path, text)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _create_exclusive(path: Path, text: str) -> bool:
+    try:
+        with open(path, "x", encoding="utf-8", errors="surrogatepass", newline="") as handle:
+            handle.write(text)
+        return True
+    except FileExistsError:
+        return False
 
 
 def _read_exact(path: Path) -> str:

@@ -6,7 +6,7 @@ with a conditional update (`queued` → `running` where it is still queued), so 
 take the same run, on SQLite or PostgreSQL, without a broker. While a run executes, its worker
 marks it alive (`heartbeat_at`) and looks for a stop request from the web (`stop_requested`).
 A run whose worker went silent for `worker_stale_s` is marked interrupted, as after a crash,
-and can be continued. Progress reaches the page as always: through the events table.
+and can be continued: every worker looks for such runs when it starts and every half of that time. Progress reaches the page as always: through the events table.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from datetime import timedelta
 
 from sqlalchemy import select, update
@@ -92,9 +93,15 @@ class Worker:
 
     # --- staying in touch ------------------------------------------------------------------
     def _heartbeat(self) -> None:
+        """Beat; and now and then look for runs another worker left behind when it died."""
+        last_sweep = time.monotonic()
         while not self.stop.wait(self.settings.worker_heartbeat_s):
             try:
                 self.beat()
+                if time.monotonic() - last_sweep >= self.settings.worker_stale_s / 2:
+                    last_sweep = time.monotonic()
+                    if recovered := self.recover_stale():
+                        log.warning("worker %s: %d run(s) of a silent worker marked interrupted", self.name, recovered)
             except Exception:  # noqa: BLE001 - a database hiccup must not kill the runs
                 log.exception("worker %s: heartbeat failed", self.name)
 

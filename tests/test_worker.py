@@ -134,3 +134,26 @@ def test_a_run_whose_worker_died_is_recovered(settings):
     with worker.db.session() as session:
         assert session.get(Run, dead.id).status == "interrupted" and session.get(Run, alive.id).status == "running"
     worker.db.engine.dispose()
+
+
+def test_a_running_worker_sweeps_up_after_a_dead_one(settings):
+    """The sweep runs in the heartbeat too, not only at start: a worker that stays up notices."""
+    worker = Worker(settings.model_copy(update={"worker_stale_s": 0.4}))
+    ws = workspace_with(worker.db, settings, reference(PLANT))
+    thread = threading.Thread(target=worker.run_forever)
+    thread.start()
+    try:
+        with worker.db.session() as session:
+            dead = Run(workspace_id=ws, question="q", status="running", worker="gone", heartbeat_at=utcnow())
+            session.add(dead)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with worker.db.session() as session:
+                if session.get(Run, dead.id).status == "interrupted":
+                    break
+            time.sleep(0.1)
+        with worker.db.session() as session:
+            assert session.get(Run, dead.id).status == "interrupted"
+    finally:
+        worker.stop.set()
+        thread.join(timeout=30)

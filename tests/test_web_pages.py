@@ -7,6 +7,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.ingest.errors import CATEGORIES
 from app.main import create_app
+from app.web.i18n import t
 from tests.test_web import new_workspace, read_stream, upload
 
 
@@ -74,6 +75,11 @@ def test_page_upload_shows_a_preview_or_a_friendly_error(client):
     assert fragment.status_code == 200 and "<html" not in fragment.text and "badge type-" in fragment.text
     failed = client.post(f"/workspaces/{ws}/upload", files={"file": ("empty.csv", b"")})
     assert failed.status_code == 400 and "role=\"alert\"" in failed.text and "empty_file" in failed.text
+    # a Chinese page explains the error in Chinese first; the reader's precise message follows
+    encrypted = client.post(f"/workspaces/{ws}/upload", headers={"accept-language": "zh-CN"},
+                            files={"file": ("locked.xlsx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 4096)})
+    assert encrypted.status_code in (400, 415) and "无法读取这个文件" in encrypted.text
+    assert any(f"{t('file_error_' + c, 'zh')}" in encrypted.text for c in ("encrypted_file", "corrupt_file", "unsupported_format"))
 
 
 def test_asking_from_the_page_redirects_to_the_live_run(client):
@@ -141,3 +147,12 @@ def test_answers_are_escaped_before_markdown():
     rendered = str(answer_html("**Yes** <script>x()</script> [a](javascript:x()) mean 12.5", ["12.5"]))
     assert "<strong>Yes</strong>" in rendered and "<script>" not in rendered
     assert "javascript:" not in rendered and '<mark class="unverified"' in rendered
+
+
+def test_every_file_error_category_is_explained_in_both_languages():
+    from app.knowledge import KnowledgeError  # noqa: F401 - its categories are the same contract categories
+    from app.web.i18n import STRINGS
+
+    for category in CATEGORIES:
+        entry = STRINGS[f"file_error_{category}"]
+        assert entry["en"] and entry["zh"] and entry["en"] != entry["zh"]

@@ -64,7 +64,8 @@ def add_knowledge_page(request: Request, workspace: WorkspaceDep, session: DbSes
         from app.web.workspaces import workspace_context
 
         context = workspace_context(session, settings, workspace, page.lang,
-                                    knowledge_error={"message": exc.message, "hint": exc.hint})
+                                    knowledge_error={"category": exc.category, "message": exc.message,
+                                                     "hint": exc.hint})
         return page.render("workspace.html", context, status_code=400)
     return RedirectResponse(f"{target}?knowledge=saved#knowledge", status_code=303)
 

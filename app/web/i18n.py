@@ -71,21 +71,30 @@ STRINGS: dict[str, dict[str, str]] = {
     "sheet_optional": {"en": "Sheet (optional)", "zh": "工作表（可选）"},
     # file errors by category (CONTRACT.md's categories), shown before the reader's own message,
     # which names sizes, limits and sheets (in English)
-    "file_error_unsupported_format": {"en": "Verity cannot read this kind of file. Upload data as .xlsx, .xls, .ods, .csv or .tsv, and reference notes as .txt, .md or .docx.",
-        "zh": "无法读取这种文件格式。数据请上传 .xlsx、.xls、.ods、.csv 或 .tsv，"
-                                                    "参考资料请上传 .txt、.md 或 .docx。"},
-    "file_error_corrupt_file": {"en": "The file is damaged or incomplete. Open it in Excel, WPS or Word, save a new copy and upload that.",
+    "file_error_unsupported_format": {
+        "en": "Verity cannot read this kind of file. Upload data as .xlsx, .xls, .ods, .csv or .tsv, "
+              "and reference notes as .txt, .md or .docx.",
+        "zh": "无法读取这种文件格式。数据请上传 .xlsx、.xls、.ods、.csv 或 .tsv，参考资料请上传 .txt、.md 或 .docx。"},
+    "file_error_corrupt_file": {
+        "en": "The file is damaged or incomplete. Open it in Excel, WPS or Word, save a new copy and upload that.",
         "zh": "文件已损坏或不完整。请用 Excel、WPS 或 Word 打开后重新另存一份再上传。"},
-    "file_error_encrypted_file": {"en": "The file is protected with a password. Remove the password in Excel (File → Info → Protect Workbook), save, and upload again.",
-        "zh": "文件设置了打开密码。请在 Excel 中取消密码（文件 → 信息 → 保护工作簿）"
-                                              "后另存，再上传。"},
-    "file_error_empty_file": {"en": "The file is empty: there is nothing to read.",
+    "file_error_encrypted_file": {
+        "en": "The file is protected with a password. Remove the password in Excel (File → Info → Protect "
+              "Workbook), save, and upload again.",
+        "zh": "文件设置了打开密码。请在 Excel 中取消密码（文件 → 信息 → 保护工作簿）后另存，再上传。"},
+    "file_error_empty_file": {
+        "en": "The file is empty: there is nothing to read.",
         "zh": "文件是空的，没有可读取的内容。"},
-    "file_error_too_large": {"en": "The file is larger than Verity reads. Delete sheets, rows or columns you do not need, or split it into several files.",
+    "file_error_too_large": {
+        "en": "The file is larger than Verity reads. Delete sheets, rows or columns you do not need, or split "
+              "it into several files.",
         "zh": "文件太大，超出了可读取的限制。请删除不需要的工作表、行或列，或拆成几个文件。"},
-    "file_error_no_table_found": {"en": "No table was found in the file. Check that a sheet has a header row with data rows below it.",
+    "file_error_no_table_found": {
+        "en": "No table was found in the file. Check that a sheet has a header row with data rows below it.",
         "zh": "文件中没有找到数据表格。请确认工作表里有一行表头和下面的数据行。"},
-    "file_error_encoding_error": {"en": "The text encoding of the file was not recognised. In Excel, save it as “CSV UTF-8 (Comma delimited)” and upload again.",
+    "file_error_encoding_error": {
+        "en": "The text encoding of the file was not recognised. In Excel, save it as “CSV UTF-8 (Comma "
+              "delimited)” and upload again.",
         "zh": "无法识别文件的文字编码。请在 Excel 中另存为“CSV UTF-8（逗号分隔）”再上传。"},
     "upload_failed": {"en": "This file could not be read.", "zh": "无法读取这个文件。"},
     "rows": {"en": "rows", "zh": "行"},

@@ -3,7 +3,8 @@ what a campaign was). Each turn retrieves the passages relevant to the question
 (app/agent/retrieval.py) and injects them at the knowledge tier: reference only, weaker than the
 user's definitions and the workspace rules (SPEC §6).
 
-Documents are kept as text: .txt/.md (any common encoding) and .docx (paragraphs and tables).
+Documents are kept as text: .txt/.md (any common encoding), .docx (paragraphs and tables) and
+.pdf (its text layer; a scanned PDF has none and is refused with a hint).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from sqlalchemy.orm import Session
 
 from app.db.models import KnowledgeEntry
 
-DOCUMENT_SUFFIXES = (".txt", ".md", ".markdown", ".docx")
+DOCUMENT_SUFFIXES = (".txt", ".md", ".markdown", ".docx", ".pdf")
+MAX_PDF_PAGES = 300  # a reference note, not a library: bounds the time a hostile PDF can take
 MAX_TITLE = 200
 
 
@@ -52,9 +54,11 @@ def document_text(path: Path, file_name: str) -> str:
     suffix = Path(file_name).suffix.lower()
     if suffix not in DOCUMENT_SUFFIXES:
         raise KnowledgeError("unsupported_format", f"'{file_name}' is not a document Verity can read as text.",
-                             "Use .txt, .md or .docx (save a PDF as Word or text first).")
+                             "Use .txt, .md, .docx or .pdf.")
     if suffix == ".docx":
         return _docx_text(path)
+    if suffix == ".pdf":
+        return _pdf_text(path, file_name)
     from app.ingest.errors import IngestError
     from app.ingest.textfiles import decode_bytes  # BOMs, UTF-8, GB18030, then charset-normalizer
 
@@ -93,6 +97,28 @@ def _docx_text(path: Path) -> str:
             parts.append(" | ".join(cell.text.strip() for cell in row.cells))
         parts.append("")
     return "\n".join(parts)
+
+
+def _pdf_text(path: Path, file_name: str) -> str:
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted:
+            raise KnowledgeError("encrypted_file", f"'{file_name}' is protected with a password.",
+                                 "Save a copy without the password and add that.")
+        pages = reader.pages[:MAX_PDF_PAGES]
+        text = "\n\n".join((page.extract_text() or "").strip() for page in pages)
+    except KnowledgeError:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        raise KnowledgeError("corrupt_file", f"'{file_name}' could not be read as a PDF.",
+                             "Open it and save or print it again as PDF, or save it as Word.") from exc
+    if not text.strip():
+        raise KnowledgeError("empty_file", f"'{file_name}' has no text layer (a scan or images only).",
+                             "Use a PDF with selectable text, or type the key points as a note.")
+    return text
 
 
 def _first_line(text: str) -> str:

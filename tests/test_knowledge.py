@@ -80,13 +80,41 @@ def test_documents_are_read_as_text(tmp_path):
     text = document_text(path, path.name)
     assert "ordered in the last 90 days" in text and "Churn | No order for 180 days" in text
 
-    for name, content, category in [("a.pdf", b"%PDF-1.4", "unsupported_format"),
+    for name, content, category in [("a.key", b"keynote", "unsupported_format"),
+                                    ("a.pdf", b"%PDF-1.4 truncated", "corrupt_file"),
                                     ("b.docx", b"not a zip", "corrupt_file"),
                                     ("c.txt", b"\x00\x01\x02binary", "unsupported_format")]:
         bad = tmp_path / name
         bad.write_bytes(content)
         with pytest.raises(KnowledgeError) as caught:
             document_text(bad, name)
+        assert caught.value.category == category and caught.value.hint
+
+
+def test_pdf_documents_are_read_from_their_text_layer(tmp_path):
+    from pypdf import PdfReader, PdfWriter
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "policy.pdf"
+    pdf = canvas.Canvas(str(path))
+    pdf.drawString(72, 720, "Revenue is counted net of refunds.")
+    pdf.showPage()
+    pdf.drawString(72, 720, "Active customers ordered within 90 days.")
+    pdf.save()
+    text = document_text(path, path.name)
+    assert "Revenue is counted net of refunds." in text and "ordered within 90 days" in text
+
+    locked = tmp_path / "locked.pdf"
+    writer = PdfWriter(clone_from=PdfReader(str(path)))
+    writer.encrypt("secret")
+    writer.write(str(locked))
+    scan = tmp_path / "scan.pdf"
+    blank = canvas.Canvas(str(scan))
+    blank.rect(72, 72, 200, 200, fill=1)  # a picture, no text
+    blank.save()
+    for bad, category in ((locked, "encrypted_file"), (scan, "empty_file")):
+        with pytest.raises(KnowledgeError) as caught:
+            document_text(bad, bad.name)
         assert caught.value.category == category and caught.value.hint
 
 
@@ -135,7 +163,7 @@ def test_knowledge_api_and_page(client, tmp_path):
     doc = client.post(f"/api/workspaces/{ws}/knowledge/files",
                       files={"file": ("policy.md", "# Policy\n\nRevenue is net of VAT.".encode())})
     assert doc.status_code == 201 and doc.json()["title"] == "policy" and doc.json()["source"] == "policy.md"
-    pdf = client.post(f"/api/workspaces/{ws}/knowledge/files", files={"file": ("x.pdf", b"%PDF-1.4")})
+    pdf = client.post(f"/api/workspaces/{ws}/knowledge/files", files={"file": ("x.pages", b"PK\x03\x04")})
     assert pdf.status_code == 415 and pdf.json()["error"]["category"] == "unsupported_format"
     empty = client.post(f"/api/workspaces/{ws}/knowledge", json={"text": "  "})
     assert empty.status_code == 400 and empty.json()["error"]["category"] == "empty_file"
@@ -149,7 +177,7 @@ def test_knowledge_api_and_page(client, tmp_path):
     assert added.status_code == 303 and "knowledge=saved" in added.headers["location"]
     refused = client.post(f"/workspaces/{ws}/knowledge", files={"file": ("scan.pdf", io.BytesIO(b"%PDF"))},
                           data={"title": ""})
-    assert refused.status_code == 400 and "Word or text" in refused.text
+    assert refused.status_code == 400 and "could not be read as a PDF" in refused.text
 
     removed = client.delete(f"/api/workspaces/{ws}/knowledge/{note.json()['id']}")
     assert removed.status_code == 200 and removed.json()["removed"]["title"] == "Glossary"

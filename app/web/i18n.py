@@ -73,8 +73,8 @@ STRINGS: dict[str, dict[str, str]] = {
     # which names sizes, limits and sheets (in English)
     "file_error_unsupported_format": {
         "en": "Verity cannot read this kind of file. Upload data as .xlsx, .xls, .ods, .csv or .tsv, "
-              "and reference notes as .txt, .md or .docx.",
-        "zh": "无法读取这种文件格式。数据请上传 .xlsx、.xls、.ods、.csv 或 .tsv，参考资料请上传 .txt、.md 或 .docx。"},
+              "and reference notes as .txt, .md, .docx or .pdf.",
+        "zh": "无法读取这种文件格式。数据请上传 .xlsx、.xls、.ods、.csv 或 .tsv，参考资料请上传 .txt、.md、.docx 或 .pdf。"},
     "file_error_corrupt_file": {
         "en": "The file is damaged or incomplete. Open it in Excel, WPS or Word, save a new copy and upload that.",
         "zh": "文件已损坏或不完整。请用 Excel、WPS 或 Word 打开后重新另存一份再上传。"},
@@ -211,7 +211,7 @@ STRINGS: dict[str, dict[str, str]] = {
                              "仅作参考，不会覆盖你的规则。"},
     "knowledge_note_title": {"en": "Title (optional)", "zh": "标题（可选）"},
     "knowledge_note_text": {"en": "Note", "zh": "笔记"},
-    "knowledge_file": {"en": "…or a document (.txt, .md, .docx)", "zh": "……或上传文档（.txt、.md、.docx）"},
+    "knowledge_file": {"en": "…or a document (.txt, .md, .docx, .pdf)", "zh": "……或上传文档（.txt、.md、.docx、.pdf）"},
     "knowledge_add": {"en": "Add", "zh": "添加"},
     "knowledge_saved": {"en": "Added; it is consulted from the next question.", "zh": "已添加，从下一个问题起参考。"},
     "knowledge_none": {"en": "No reference notes yet.", "zh": "还没有参考资料。"},

@@ -162,19 +162,36 @@ def load_frame(dataset: Dataset) -> pd.DataFrame:
 
 def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict:
     """What the system prompt and the built-in analyst know of a dataset before any tool runs.
-    With the frame, categorical columns also get their number of levels."""
+    With the frame, categorical columns also get their number of levels and the table its time
+    grain. Both are kept in the dataset's info the first time (a version never changes), so
+    later turns do not count them again."""
+    info = dataset.info or {}
+    learned = frame is not None and ("grain" not in info or any(
+        c["type"] in LEVELLED and "levels" not in c for c in info.get("columns", [])))
     columns = []
-    for c in dataset.info.get("columns", []):
+    for c in info.get("columns", []):
         column = {"name": c["name"], "type": c["type"], "missing": c.get("missing", 0), "pii": c.get("pii")}
-        if frame is not None and c["type"] in ("category", "boolean", "text") and c["name"] in frame.columns:
-            column["levels"] = int(frame[c["name"]].nunique(dropna=True))
+        levels = c.get("levels")
+        if levels is None and learned and c["type"] in LEVELLED and c["name"] in frame.columns:
+            levels = int(frame[c["name"]].nunique(dropna=True))
+        if levels is not None:
+            column["levels"] = levels
         columns.append(column)
+    grain = info.get("grain")
+    if learned and "grain" not in info:
+        dates = [c["name"] for c in columns if c["type"] == "datetime" and c["name"] in frame.columns]
+        grain = time_grain(frame[dates[0]]) if dates else None
+    if learned:  # a new dict: the JSON column sees the change
+        dataset.info = {**info, "grain": grain, "columns": [
+            {**c, **({"levels": k["levels"]} if "levels" in k else {})} for c, k in zip(info.get("columns", []), columns)]}
     summary = {"name": dataset.name, "file": dataset.file_name, "sheet": dataset.sheet, "rows": dataset.rows,
                "columns": columns}
-    dates = [c["name"] for c in columns if c["type"] == "datetime"]
-    if frame is not None and dates and (grain := time_grain(frame[dates[0]])):
+    if grain:
         summary["grain"] = grain
     return summary
+
+
+LEVELLED = ("category", "boolean", "text")  # column types whose number of distinct values is told
 
 
 # Typical spacing of distinct dates, in days, and the name of that level of detail.

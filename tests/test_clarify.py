@@ -339,3 +339,21 @@ def test_retail_sample_needs_no_question(tmp_path):
     with db.session() as s:
         assert s.get(Run, run_id).status == "done"
         assert s.scalars(select(Question)).all() == []
+
+
+def test_levels_and_grain_are_counted_once_per_dataset_version(tmp_path):
+    """dataset_summary keeps what it counted in the dataset's info: a later turn needs no frame."""
+    from app.db.models import Dataset
+    from app.workspaces import dataset_summary
+
+    frame = shop_frame()
+    info = {"columns": [{"name": c, "type": t, "missing": 0, "pii": None}
+                        for c, t in (("date", "datetime"), ("region", "category"), ("revenue", "number"))]}
+    dataset = Dataset(name="shop", file_name="shop.csv", rows=len(frame), info=info)
+    first = dataset_summary(dataset, frame)
+    assert first["grain"] == "daily" and first["columns"][1]["levels"] == 3
+    assert dataset.info["grain"] == "daily" and dataset.info["columns"][1]["levels"] == 3
+    assert "levels" not in dataset.info["columns"][2]  # numbers are not counted
+    assert dataset_summary(dataset) == first  # no frame: from the info
+    frame.loc[:, "region"] = "changed"  # the cache is what is used, not the frame
+    assert dataset_summary(dataset, frame)["columns"][1]["levels"] == 3

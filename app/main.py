@@ -23,7 +23,8 @@ from app.config import REPO_ROOT, Settings, get_settings
 from app.db.session import open_database
 from app.ingest.readserver import start_read_server
 from app.runs import RunService, default_model
-from app.web import api, auth, chat, context, datasets, files, knowledge, reports, rules, traces, workspaces
+from app.web import (api, auth, chat, context, datasets, files, knowledge, reports, rules, shares, traces,
+                     workspaces)
 from app.web.deps import ApiError, NotSignedIn, authorize, resolve_lang
 from app.web.i18n import t, tool_label, tool_labels
 
@@ -32,7 +33,7 @@ log = logging.getLogger(__name__)
 TEMPLATES_DIR = REPO_ROOT / "templates"
 STATIC_DIR = REPO_ROOT / "static"
 ROUTERS = (auth.router, workspaces.router, files.router, datasets.router, chat.router, reports.router, api.router,
-           context.router, rules.router, knowledge.router, traces.router)
+           context.router, rules.router, knowledge.router, shares.router, traces.router)
 
 
 def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:

@@ -287,13 +287,14 @@ def delete_workspace(session: Session, settings: Settings, workspace: Workspace)
     refuse while a run is busy (SPEC §7). Returns how many rows of each kind went."""
     from sqlalchemy import delete
 
-    from app.db.models import Event, Evidence, KnowledgeEntry, Message, Question, Report, Run, Task, ToolCall
+    from app.db.models import (Event, Evidence, KnowledgeEntry, Message, Question, Report, ReportShare, Run, Task,
+                               ToolCall)
 
     runs = select(Run.id).where(Run.workspace_id == workspace.id)
     counts = {}
     for model in (Event, ToolCall):  # rows that know their run only
         counts[model.__tablename__] = session.execute(delete(model).where(model.run_id.in_(runs))).rowcount
-    for model in (Message, Evidence, Task, Question, Report, KnowledgeEntry, Dataset, Run):
+    for model in (Message, Evidence, Task, Question, ReportShare, Report, KnowledgeEntry, Dataset, Run):
         counts[model.__tablename__] = session.execute(delete(model).where(model.workspace_id == workspace.id)).rowcount
     session.delete(workspace)
     session.flush()

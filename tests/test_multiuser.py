@@ -56,8 +56,10 @@ def analysed_workspace(client: TestClient, headers: dict, data_path) -> dict[str
     note = client.post(f"/api/workspaces/{ws}/knowledge", json={"title": "Glossary", "text": "Revenue is net of VAT."},
                        headers=headers)
     assert note.status_code == 201, note.text
+    share = client.post(f"/api/runs/{run}/shares?confirm=true", headers=headers)
+    assert share.status_code == 201, share.text
     return {"ws": ws, "run_id": run, "dataset_id": upload.json()["dataset"]["id"], "fmt": "json",
-            "span_id": "0", "name": "figure.png", "entry_id": note.json()["id"]}
+            "span_id": "0", "name": "figure.png", "entry_id": note.json()["id"], "share_id": share.json()["id"]}
 
 
 def owned_routes(app) -> list[tuple[str, str]]:
@@ -75,7 +77,7 @@ def test_no_one_else_can_read_or_change_a_workspace(shared_app, retail_sales):
     ada, bob = account(shared_app, "ada@example.com"), account(shared_app, "bob@example.com")
     ids = analysed_workspace(shared_app, ada, retail_sales)
     routes = owned_routes(shared_app.app)
-    assert len(routes) >= 34  # pages and API: workspaces, datasets, runs, events, reports, traces, figures
+    assert len(routes) >= 44  # pages and API: workspaces, datasets, runs, events, reports, traces, figures
     for method, path in routes:
         url = fill(path, ids)
         response = shared_app.request(method, url, headers=bob, json={}, follow_redirects=False)

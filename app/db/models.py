@@ -228,3 +228,16 @@ class KnowledgeEntry(Base):
     source: Mapped[str] = mapped_column(String(500), default="note")  # "note" or the uploaded file's name
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ReportShare(Base):
+    """A read-only link to one run's report for people without an account (SPEC §7: sharing
+    outside the workspace is confirmed first). Only a hash of the link's secret is kept."""
+
+    __tablename__ = "report_shares"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    views: Mapped[int] = mapped_column(Integer, default=0)

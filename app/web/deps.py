@@ -11,7 +11,7 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.db.models import Dataset, KnowledgeEntry, Run, User, Workspace
+from app.db.models import Dataset, KnowledgeEntry, ReportShare, Run, User, Workspace
 from app.runs import RunService
 from app.users import API, SESSION, Account, auth_required, user_for_secret
 from app.web.i18n import from_accept_language, normalize_lang
@@ -78,8 +78,10 @@ LangDep = Annotated[str, Depends(get_lang)]
 
 # --- who is asking, and what they may see (SPEC §7) --------------------------------------------
 SESSION_COOKIE = "verity_session"
-# Reachable without signing in: the health check and the ways to sign in.
+# Reachable without signing in: the health check, the ways to sign in, and shared report links
+# (their secret is the permission; app/web/shares.py).
 PUBLIC_PATHS = frozenset({"/healthz", "/login", "/signup", "/api/auth/token"})
+PUBLIC_PREFIXES = ("/shared/",)
 
 
 class NotSignedIn(Exception):
@@ -108,7 +110,8 @@ def authorize(request: Request, session: DbSessionDep, settings: SettingsDep) ->
     path that belongs to someone else (404, not 403: others' ids are not confirmed to exist)."""
     user = signed_in_user(request, session)
     request.state.user = Account.of(user) if user else None
-    if user is None and auth_required(settings) and request.url.path not in PUBLIC_PATHS:
+    path = request.url.path
+    if user is None and auth_required(settings) and path not in PUBLIC_PATHS and not path.startswith(PUBLIC_PREFIXES):
         raise NotSignedIn()
     owner = user.id if user else None
     params = request.path_params
@@ -125,6 +128,10 @@ def authorize(request: Request, session: DbSessionDep, settings: SettingsDep) ->
         run = session.get(Run, params["run_id"])
         if run is None or run.workspace.owner != owner:
             raise HTTPException(404, "run not found")
+        if "share_id" in params:
+            share = session.get(ReportShare, params["share_id"])
+            if share is None or share.run_id != run.id:
+                raise HTTPException(404, "share not found")
 
 
 def get_current_user(request: Request) -> Account | None:

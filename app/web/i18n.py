@@ -202,6 +202,21 @@ STRINGS: dict[str, dict[str, str]] = {
     "too_many_runs": {"en": "{n} of your analyses are already running or waiting to start. Ask again when one "
                             "has finished (or stop one).",
                       "zh": "你已有 {n} 个分析正在进行或排队。请等其中一个完成（或停止一个）后再提问。"},
+    # read-only report links
+    "share_link": {"en": "Share a read-only link…", "zh": "分享只读链接…"},
+    "share_title": {"en": "Share this report", "zh": "分享这份报告"},
+    "share_what": {"en": "Anyone who has the link can read this report without signing in: the question, the "
+                         "answer, the evidence and the charts, with personal data masked as in the report. They "
+                         "cannot see your files, your other analyses or anything else in the workspace.",
+                   "zh": "任何拿到链接的人无需登录即可阅读这份报告：问题、结论、证据和图表（个人数据按报告中的方式遮盖）。"
+                         "他们看不到你的文件、其他分析或工作区中的其他内容。"},
+    "share_confirm": {"en": "Create the link", "zh": "创建链接"},
+    "share_created": {"en": "Copy the link now: it is shown only once. Revoke it here when it is no longer needed.",
+                      "zh": "请立即复制链接：它只显示这一次。不再需要时，可在此撤销。"},
+    "share_existing": {"en": "Links to this report", "zh": "这份报告的链接"},
+    "share_views": {"en": "views", "zh": "次查看"},
+    "share_revoke": {"en": "Revoke", "zh": "撤销"},
+    "back_to_run": {"en": "Back to the analysis", "zh": "返回分析"},
     # workspace knowledge
     "knowledge_title": {"en": "Reference notes", "zh": "参考资料"},
     "knowledge_help": {"en": "Background the analyst may consult: how your company counts things, what happened "

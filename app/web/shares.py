@@ -1,0 +1,115 @@
+"""Read-only links to one run's report, for people without an account (SPEC §7: sharing outside
+the workspace needs explicit confirmation).
+
+The link's secret is shown once and only its SHA-256 is kept, like API tokens. `GET /shared/{secret}`
+is the one page `authorize` lets through without signing in; it serves the self-contained HTML
+report, not the workspace: no data, no other runs, no way in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi.responses import RedirectResponse, Response
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.db.models import Report, ReportShare, Run
+from app.reports import render
+from app.web.deps import ApiError, DbSessionDep, PageDep, RunDep
+
+router = APIRouter(tags=["shares"])
+SHARED_PREFIX = "/shared/"
+# The shared page is a report, not an app page: no indexing, no referrer, no caching by proxies.
+SHARED_HEADERS = {"X-Robots-Tag": "noindex, nofollow", "Referrer-Policy": "no-referrer",
+                  "Cache-Control": "private, no-store"}
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def run_report(session: Session, run: Run) -> Report:
+    report = session.scalars(select(Report).where(Report.run_id == run.id).order_by(Report.created_at.desc())).first()
+    if report is None:
+        raise ApiError(404, "no_report", "This analysis has no report yet.", "Share it once it has finished.")
+    return report
+
+
+def create_share(session: Session, run: Run) -> tuple[ReportShare, str]:
+    run_report(session, run)  # nothing to share before there is a report
+    secret = secrets.token_urlsafe(24)
+    share = ReportShare(workspace_id=run.workspace_id, run_id=run.id, token_hash=_digest(secret))
+    session.add(share)
+    session.flush()
+    return share, secret
+
+
+def shares_of(session: Session, run: Run) -> list[ReportShare]:
+    return list(session.scalars(select(ReportShare).where(ReportShare.run_id == run.id)
+                                .order_by(ReportShare.created_at)))
+
+
+def share_link(request: Request, secret: str) -> str:
+    return str(request.base_url).rstrip("/") + SHARED_PREFIX + secret
+
+
+def share_dict(share: ReportShare) -> dict[str, Any]:
+    return {"id": share.id, "run_id": share.run_id, "created_at": share.created_at.isoformat(), "views": share.views}
+
+
+# --- pages ----------------------------------------------------------------------------------
+@router.post("/runs/{run_id}/share", name="share_report")
+def share_page(request: Request, run: RunDep, session: DbSessionDep, page: PageDep,
+               confirm: Annotated[str, Form()] = "") -> Response:
+    """The first post says what becomes visible to anyone with the link; the confirming one makes it."""
+    context: dict[str, Any] = {"run": run, "shares": shares_of(session, run)}
+    if confirm == "yes":
+        share, secret = create_share(session, run)
+        context.update(link=share_link(request, secret), shares=shares_of(session, run))
+    else:
+        run_report(session, run)
+    return page.render("share.html", context, status_code=201 if confirm == "yes" else 200)
+
+
+@router.post("/runs/{run_id}/shares/{share_id}/revoke", name="revoke_share")
+def revoke_share_page(request: Request, run: RunDep, share_id: str, session: DbSessionDep) -> Response:
+    session.delete(session.get(ReportShare, share_id))  # `authorize` checked it is this run's
+    return RedirectResponse(f"{request.url_for('workspace_page', ws=run.workspace_id)}?run={run.id}#run",
+                            status_code=303)
+
+
+@router.get(SHARED_PREFIX + "{secret}", name="shared_report")
+def shared_report(secret: str, session: DbSessionDep) -> Response:
+    share = session.scalar(select(ReportShare).where(ReportShare.token_hash == _digest(secret[:200])))
+    if share is None:
+        raise HTTPException(404, "This link does not exist or was revoked.")
+    share.views += 1
+    report = run_report(session, session.get(Run, share.run_id))
+    return Response(render.to_html(report.content).encode("utf-8"), media_type="text/html; charset=utf-8",
+                    headers=SHARED_HEADERS)
+
+
+# --- JSON API -------------------------------------------------------------------------------
+@router.get("/api/runs/{run_id}/shares")
+def api_shares(run: RunDep, session: DbSessionDep) -> dict[str, Any]:
+    return {"shares": [share_dict(s) for s in shares_of(session, run)]}
+
+
+@router.post("/api/runs/{run_id}/shares", status_code=201)
+def api_share(request: Request, run: RunDep, session: DbSessionDep, confirm: bool = False) -> dict[str, Any]:
+    if not confirm:
+        raise ApiError(409, "confirmation_required", "Anyone with the link will be able to read this report.",
+                       "Repeat with ?confirm=true to create the link.")
+    share, secret = create_share(session, run)
+    return {**share_dict(share), "url": share_link(request, secret)}
+
+
+@router.delete("/api/runs/{run_id}/shares/{share_id}")
+def api_revoke_share(run: RunDep, share_id: str, session: DbSessionDep) -> dict[str, Any]:
+    share = session.get(ReportShare, share_id)
+    session.delete(share)
+    return {"revoked": share_dict(share)}

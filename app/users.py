@@ -153,7 +153,8 @@ def claim_local_workspaces(session: Session, user_id: str) -> int:
 
 
 # --- tokens ----------------------------------------------------------------------------------
-def _digest(secret: str) -> str:
+def secret_digest(secret: str) -> str:
+    """What is stored of a secret (session, API token, share link): its SHA-256, never the secret."""
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
@@ -161,7 +162,7 @@ def issue_token(session: Session, user_id: str, kind: str, name: str = "",
                 lifetime: timedelta | None = None) -> tuple[AuthToken, str]:
     """A new session or API token; the secret is returned once and never stored."""
     secret = (API_TOKEN_PREFIX if kind == API else "") + secrets.token_urlsafe(32)
-    token = AuthToken(user_id=user_id, kind=kind, name=name.strip()[:200], token_hash=_digest(secret),
+    token = AuthToken(user_id=user_id, kind=kind, name=name.strip()[:200], token_hash=secret_digest(secret),
                       expires_at=utcnow() + lifetime if lifetime else None)
     session.add(token)
     session.flush()
@@ -172,7 +173,7 @@ def user_for_secret(session: Session, secret: str | None, kind: str | None = Non
     """The user a cookie or bearer secret belongs to, if it is valid and not expired."""
     if not secret or len(secret) > 200:
         return None
-    token = session.scalar(select(AuthToken).where(AuthToken.token_hash == _digest(secret)))
+    token = session.scalar(select(AuthToken).where(AuthToken.token_hash == secret_digest(secret)))
     if token is None or (kind is not None and token.kind != kind):
         return None
     now = utcnow()
@@ -186,7 +187,7 @@ def user_for_secret(session: Session, secret: str | None, kind: str | None = Non
 
 
 def token_for_secret(session: Session, secret: str | None) -> AuthToken | None:
-    return session.scalar(select(AuthToken).where(AuthToken.token_hash == _digest(secret))) if secret else None
+    return session.scalar(select(AuthToken).where(AuthToken.token_hash == secret_digest(secret))) if secret else None
 
 
 def revoke_secret(session: Session, secret: str | None) -> None:

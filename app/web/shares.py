@@ -8,7 +8,6 @@ report, not the workspace: no data, no other runs, no way in.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from typing import Annotated, Any
 
@@ -19,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from app.db.models import Report, ReportShare, Run
 from app.reports import render
+from app.users import secret_digest
 from app.web.deps import ApiError, DbSessionDep, PageDep, RunDep
 
 router = APIRouter(tags=["shares"])
@@ -26,10 +26,6 @@ SHARED_PREFIX = "/shared/"
 # The shared page is a report, not an app page: no indexing, no referrer, no caching by proxies.
 SHARED_HEADERS = {"X-Robots-Tag": "noindex, nofollow", "Referrer-Policy": "no-referrer",
                   "Cache-Control": "private, no-store"}
-
-
-def _digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 def run_report(session: Session, run: Run) -> Report:
@@ -42,7 +38,7 @@ def run_report(session: Session, run: Run) -> Report:
 def create_share(session: Session, run: Run) -> tuple[ReportShare, str]:
     run_report(session, run)  # nothing to share before there is a report
     secret = secrets.token_urlsafe(24)
-    share = ReportShare(workspace_id=run.workspace_id, run_id=run.id, token_hash=_digest(secret))
+    share = ReportShare(workspace_id=run.workspace_id, run_id=run.id, token_hash=secret_digest(secret))
     session.add(share)
     session.flush()
     return share, secret
@@ -84,7 +80,7 @@ def revoke_share_page(request: Request, run: RunDep, share_id: str, session: DbS
 
 @router.get(SHARED_PREFIX + "{secret}", name="shared_report")
 def shared_report(secret: str, session: DbSessionDep) -> Response:
-    share = session.scalar(select(ReportShare).where(ReportShare.token_hash == _digest(secret[:200])))
+    share = session.scalar(select(ReportShare).where(ReportShare.token_hash == secret_digest(secret[:200])))
     if share is None:
         raise HTTPException(404, "This link does not exist or was revoked.")
     share.views += 1

@@ -214,8 +214,25 @@ def test_upload_ask_and_follow_the_run_live(page, tmp_path: Path) -> None:
     assert response.status == 200, response.status
     assert "data:image/png;base64" in response.text()
 
+
     page.locator("#run").scroll_into_view_if_needed()
     page.screenshot(path=str(tmp_path / "run-finished.png"), full_page=True)
+    assert page.console.errors == [], page.console.errors
+
+    # share a read-only link: asked first, then the link opens for someone with no session
+    with page.expect_navigation():
+        panel.get_by_role("button", name=t("share_link", "en")).click()
+    expect(page.locator("section.share")).to_contain_text(t("share_what", "en"))
+    with page.expect_navigation():
+        page.get_by_role("button", name=t("share_confirm", "en")).click()
+    link = page.locator("code.new-token").inner_text()
+    stranger = page.context.browser.new_context()
+    try:
+        shared = stranger.new_page()
+        assert shared.goto(link).status == 200
+        expect(shared.locator("body")).to_contain_text("Does revenue differ by region?")
+    finally:
+        stranger.close()
     assert page.console.errors == [], page.console.errors
 
 

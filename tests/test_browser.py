@@ -214,7 +214,6 @@ def test_upload_ask_and_follow_the_run_live(page, tmp_path: Path) -> None:
     assert response.status == 200, response.status
     assert "data:image/png;base64" in response.text()
 
-
     page.locator("#run").scroll_into_view_if_needed()
     page.screenshot(path=str(tmp_path / "run-finished.png"), full_page=True)
     assert page.console.errors == [], page.console.errors

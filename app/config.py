@@ -225,13 +225,33 @@ class Settings(BaseSettings):
     )
     sandbox_max_files: int = Field(256, description="Most open files of one run_python call.")
     sandbox_max_output_chars: int = Field(
-        8_000, description="stdout/stderr kept in the tool result; the full copy stays in scratch."
+        50_000, description="Most characters of a run_python call's stdout (and of its stderr) kept in the "
+        "tool result, the head and the tail; the context cascade then shows the model a preview and keeps "
+        "the whole result readable with read_tool_output."
     )
     sandbox_max_file_mb: int = Field(
         64, description="Largest file (output, saved table, figure) one run_python call may write, in MB."
     )
     sandbox_idle_s: float = Field(
         600.0, description="A workspace's warm sandbox process is closed after this many idle seconds."
+    )
+    sandbox_scratch_mb: int = Field(
+        256, description="Writable space of a workspace's sandbox, in MB, in memory: the current folder of a "
+        "run_python call and /tmp hold at most this much each (both are emptied after every call); code "
+        "that writes more gets a clear error."
+    )
+    sandbox_keep_mb: int = Field(
+        256, description="Disk space, in MB, a workspace keeps for the saved tables and figures of past "
+        "run_python calls (outside the sandbox); the oldest calls' folders are removed first."
+    )
+    sandbox_max_warm: int = Field(
+        8, description="Most warm sandboxes (one per recently used workspace) kept at once by one server "
+        "process; the least recently used is closed when another workspace needs one, and a call waits "
+        "(up to its wall-time limit) while all are busy."
+    )
+    sandbox_warm_memory_mb: int = Field(
+        2_048, description="Memory (PSS), in MB, all warm sandboxes of one server process may use together; "
+        "above it the least recently used idle ones are closed."
     )
 
     @model_validator(mode="after")

@@ -2,19 +2,39 @@
 operating-system sandbox (bubblewrap, else `unshare` namespaces, else refused unless unsafe mode
 is explicitly on), forking one clean child per call.
 
+What holds, and why (each point has an attack in tests/test_sandbox_escape.py, in both modes):
+- a call's code runs as the workspace's *call user*, its parent as the *parent user* (root host):
+  it cannot signal, trace or write to the parent, the zygote or init (`caps`);
+- nothing outlives a call: the parent kills every other process of the sandbox's pid namespace
+  when the call returns, and says how many there were;
+- the writable places (/scratch, /tmp) are size-limited file systems in memory, emptied after
+  every call; the host reaches them only through descriptors opened with O_NOFOLLOW, so a symlink
+  planted by a call is never followed (`results`, `procs`);
+- every reply is matched to its call: a crashed parent is reported as a crash, never as output;
+- at most `max_warm` sandboxes and `memory_mb` of memory stay warm (`pool`).
+
 - `host`: limits, isolation detection, and the public names of the host side (re-exported from
-  `launch`: the bwrap/unshare command and mounts; `pool`: the warm parents, `SandboxPool`;
-  `results`: `RunOutcome` and the checks on the files the sandbox reports).
+  `launch`: the bwrap/unshare command and mounts; `pool`: `SandboxPool`; `warm`: one sandbox,
+  `WarmParent`; `results`: `RunOutcome`, copying outputs out and emptying the scratch; `procs`:
+  the sandbox's root folder and memory, from /proc).
 - `worker`: runs inside the sandbox (standard library at import; the analysis stack in `preload`):
   the fork loop; `worker_parent` (one call), `worker_child` (limits, capture, artefacts) and
-  `worker_errors` (error texts and hints).
+  `worker_errors` (error texts and hints); `caps` (users and capabilities).
 - `seccomp`, `nsroot`, `protocol`: the filter, the unshare filesystem view, the message framing.
 
 Standard library only at import time; no web or agent imports.
 """
 
-from sandbox.host import (Isolation, LaunchSpec, Limits, RunOutcome, SandboxPool, SandboxUnavailable,
-                          detect_isolation, get_pool)
+from sandbox.host import (
+                          Isolation,
+                          LaunchSpec,
+                          Limits,
+                          RunOutcome,
+                          SandboxPool,
+                          SandboxUnavailable,
+                          detect_isolation,
+                          get_pool,
+)
 
 __all__ = ["Isolation", "LaunchSpec", "Limits", "RunOutcome", "SandboxPool", "SandboxUnavailable",
            "detect_isolation", "get_pool"]

@@ -4,9 +4,10 @@ the launch and pool machinery.
 - `detect_isolation(mode)` says which isolation can be in force here: bubblewrap, `unshare`
   namespaces, or (only when explicitly asked) none at all ("unsafe").
 - `sandbox.launch` builds the command line (bwrap/unshare argv, mounts, environment).
-- `sandbox.pool`: `WarmParent` (one sandboxed worker process) and `SandboxPool`, which reuses a
-  workspace's warm parent (never another workspace's), recycles it after trouble, reaps idle ones.
-- `sandbox.results`: what a call produced (`RunOutcome`), with the sandbox's file names checked.
+- `sandbox.warm`: `WarmParent` (one sandboxed worker process); `sandbox.pool`: `SandboxPool`, which
+  reuses a workspace's warm parent (never another workspace's), recycles it after trouble, and
+  bounds how many stay warm and their memory.
+- `sandbox.results`: what a call produced (`RunOutcome`), copied out of the sandbox by descriptor.
 
 Detection lives here, not in its own module: `detect_isolation` looks `probe` up in this module,
 so replacing `sandbox.host.probe` (as the tests do) changes what every caller sees.
@@ -21,7 +22,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 MODES = ("auto", "bwrap", "unshare", "unsafe", "off")
 
@@ -35,11 +36,12 @@ class Limits:
     max_files: int = 256
     max_output_chars: int = 20_000
     file_mb: int = 64
+    scratch_mb: int = 256  # the size of the sandbox's /scratch and /tmp (fixed when it starts: LaunchSpec)
 
     def describe(self) -> str:
         return (f"cpu {self.cpu_s} s, wall {self.wall_s:g} s, memory {self.memory_mb} MB, "
                 f"{self.max_procs} processes, {self.max_files} open files, output {self.max_output_chars} chars, "
-                f"files {self.file_mb} MB")
+                f"files {self.file_mb} MB, writable space {self.scratch_mb} MB")
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class Isolation:
     def features(self) -> list[str]:
         if self.kind in ("bwrap", "unshare"):
             return ["no network", "own pid/mount/ipc/uts namespaces", "read-only data", "no host files",
-                    "clean environment", "seccomp"]
+                    "clean environment", "nothing outlives a call", "seccomp"]
         if self.kind == "unsafe":
             return ["NO isolation (unsafe mode)"]
         return []
@@ -79,7 +81,7 @@ def bwrap_binary() -> str | None:
     return shutil.which("bwrap") or ("/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None)
 
 
-@lru_cache(maxsize=None)
+@cache
 def probe(kind: str) -> Isolation:
     """Can this kind of isolation run here? (cached: it costs a process start)."""
     root = os.geteuid() == 0
@@ -128,13 +130,24 @@ def detect_isolation(mode: str = "auto") -> Isolation:
 
 # Re-exported so `from sandbox.host import ...` keeps working for every name it had. The pool is
 # imported last: it needs the detection above, and this module must be complete by then.
-from sandbox.launch import (INSIDE_DATA, INSIDE_PACKAGE_ROOT, INSIDE_SCRATCH, PACKAGE_DIR,  # noqa: E402
-                            SANDBOX_UID_BASE, SANDBOX_UID_SPAN, THREAD_ENV, LaunchSpec, build_command,
-                            sandbox_env, sandbox_uid)
-from sandbox.results import RunOutcome  # noqa: E402
-from sandbox.pool import KEEP_CALLS, SandboxPool, WarmParent, get_pool  # noqa: E402
+from sandbox.launch import (
+    INSIDE_DATA,
+    INSIDE_PACKAGE_ROOT,
+    INSIDE_SCRATCH,
+    PACKAGE_DIR,
+    SANDBOX_UID_BASE,
+    SANDBOX_UID_SPAN,
+    THREAD_ENV,
+    LaunchSpec,
+    build_command,
+    call_uid,
+    sandbox_env,
+    sandbox_uid,
+)
+from sandbox.pool import KEEP_CALLS, SandboxPool, WarmParent, get_pool
+from sandbox.results import RunOutcome
 
 __all__ = ["INSIDE_DATA", "INSIDE_PACKAGE_ROOT", "INSIDE_SCRATCH", "KEEP_CALLS", "MODES", "PACKAGE_DIR",
            "SANDBOX_UID_BASE", "SANDBOX_UID_SPAN", "THREAD_ENV", "Isolation", "LaunchSpec", "Limits", "RunOutcome",
-           "SandboxPool", "SandboxUnavailable", "WarmParent", "build_command", "bwrap_binary", "detect_isolation",
-           "get_pool", "probe", "sandbox_env", "sandbox_uid"]
+           "SandboxPool", "SandboxUnavailable", "WarmParent", "build_command", "bwrap_binary", "call_uid",
+           "detect_isolation", "get_pool", "probe", "sandbox_env", "sandbox_uid"]

@@ -24,11 +24,18 @@ INSIDE_PACKAGE_ROOT = "/opt/verity"
 INSIDE_DATA = "/data"
 INSIDE_SCRATCH = "/scratch"
 SANDBOX_UID_BASE = 200_000  # per-workspace users when the host runs as root
-SANDBOX_UID_SPAN = 100_000
+SANDBOX_UID_SPAN = 100_000  # parent users 200000-299999, call users 300000-399999
 
 
 def sandbox_uid(workspace_id: str) -> int:
+    """The workspace's parent user: the warm parent (zygote and server) runs as this user."""
     return SANDBOX_UID_BASE + zlib.crc32(workspace_id.encode()) % SANDBOX_UID_SPAN
+
+
+def call_uid(workspace_id: str) -> int:
+    """The workspace's call user: the code of every call runs as this user, which cannot signal,
+    trace or write to the parent user's processes."""
+    return sandbox_uid(workspace_id) + SANDBOX_UID_SPAN
 
 
 def _python_paths() -> tuple[str, list[str], list[str]]:
@@ -73,20 +80,24 @@ THREAD_ENV = {
 def sandbox_env(home: str) -> dict[str, str]:
     """The whole environment of the sandbox: no VERITY_*, OPENAI_* or any other host variable."""
     return {"PATH": "/nonexistent", "HOME": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
-            "MPLCONFIGDIR": "/tmp/.matplotlib", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+            "MPLCONFIGDIR": f"{home}/.matplotlib", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
             "PYTHONIOENCODING": "utf-8", **THREAD_ENV}
 
 
 @dataclass
 class LaunchSpec:
+    """One workspace's sandbox: its data (mounted read-only), the host folder where the outputs of
+    past calls are kept (never mounted: the sandbox writes only to its own in-memory /scratch and
+    /tmp, `scratch_mb` each) and the isolation mode."""
+
     workspace_id: str
     data_root: Path
     scratch_root: Path
     mode: str = "auto"
-    tmp_size_mb: int = 256
+    scratch_mb: int = 256
 
     def key(self) -> tuple:
-        return (self.workspace_id, str(self.data_root), str(self.scratch_root), self.mode)
+        return (self.workspace_id, str(self.data_root), str(self.scratch_root), self.mode, self.scratch_mb)
 
 
 def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list[str], dict[str, str], dict]:
@@ -96,46 +107,54 @@ def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list
     worker: dict[str, Any] = {"fd": fd, "seccomp": isolation.kind in ("bwrap", "unshare"),
                               "pidns": isolation.kind in ("bwrap", "unshare")}
     if isolation.kind == "unsafe":
-        worker["scratch"] = str(spec.scratch_root)
+        live = spec.scratch_root / "live"  # no isolation: the calls write to a host folder
+        worker["scratch"] = str(live)
         package_root = str(PACKAGE_DIR.parent)
-        env = sandbox_env(str(spec.scratch_root))
-        env["MPLCONFIGDIR"] = str(spec.scratch_root / ".matplotlib")
+        env = sandbox_env(str(live))
         return _python_command(executable, [package_root], site, worker), env, worker
     worker["scratch"] = INSIDE_SCRATCH
-    if root:
+    if root:  # the parent and each call's code run as two different unprivileged users
         worker["uid"] = worker["gid"] = sandbox_uid(spec.workspace_id)
+        worker["call_uid"] = worker["call_gid"] = call_uid(spec.workspace_id)
     env = sandbox_env(INSIDE_SCRATCH)
+    size = str(spec.scratch_mb * 1024 * 1024)
     system, links = _system_binds()
     read_only = system + [(d, d) for d in python_dirs] + [(str(PACKAGE_DIR), f"{INSIDE_PACKAGE_ROOT}/sandbox"),
                                                           (str(spec.data_root), INSIDE_DATA)]
     if isolation.kind == "bwrap":
         command = [isolation.binary, "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid",
                    "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-        if root:  # privileged bwrap; the worker drops to its own uid before importing anything
-            command += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        if root:  # privileged bwrap; the worker drops to its own users before importing anything
+            # (CAP_CHOWN to make the scratch folders, CAP_SETPCAP to empty the bounding set; the
+            # worker keeps only CAP_SETUID, CAP_SETGID and CAP_KILL: sandbox.caps)
+            caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_SETPCAP")
+            command += ["--cap-drop", "ALL"] + [arg for cap in caps for arg in ("--cap-add", cap)]
         else:
             command += ["--unshare-user", "--uid", "65534", "--gid", "65534", "--disable-userns", "--cap-drop", "ALL"]
         # /tmp first: binds of an interpreter or virtualenv that lives under /tmp go on top of it.
-        command += ["--perms", "1777", "--size", str(spec.tmp_size_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+        # /scratch and /tmp are size-limited file systems in memory: a call cannot fill a disk.
+        command += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
         made: set[str] = {"/tmp"}
-        for _source, dest in read_only + [(str(spec.scratch_root), INSIDE_SCRATCH)]:
+        for _source, dest in read_only:
             command += _parents(dest, made)
         for source, dest in read_only:
             command += ["--ro-bind", source, dest]
         for target, link in links:
             command += ["--symlink", target, link]
-        command += ["--bind", str(spec.scratch_root), INSIDE_SCRATCH,
+        command += ["--perms", "0755", "--size", size, "--tmpfs", INSIDE_SCRATCH,
                     "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/", "--chdir", "/",
                     "--clearenv"]
         for key, value in env.items():
             command += ["--setenv", key, value]
         command += _python_command(executable, [INSIDE_PACKAGE_ROOT], site, worker)
         return command, env, worker
-    # unshare: namespaces from util-linux, the filesystem view built by sandbox.nsroot
+    # unshare: namespaces from util-linux, the filesystem view built by sandbox.nsroot. The empty
+    # folder the new root is mounted on is removed by the host once the sandbox is up.
     new_root = tempfile.mkdtemp(prefix="verity-nsroot-")
     os.chmod(new_root, 0o755)
-    worker["nsroot"] = {"root": new_root, "tmp_size_mb": spec.tmp_size_mb, "chdir": "/",
-                        "binds": [[s, d, True] for s, d in read_only] + [[str(spec.scratch_root), INSIDE_SCRATCH, False]],
+    worker["nsroot"] = {"root": new_root, "chdir": "/",
+                        "tmpfs": [["/tmp", spec.scratch_mb, "1777"], [INSIDE_SCRATCH, spec.scratch_mb, "0755"]],
+                        "binds": [[s, d, True] for s, d in read_only],
                         "symlinks": [[t, link] for t, link in links]}
     command = [isolation.binary, "--net", "--pid", "--mount", "--ipc", "--uts", "--fork", "--kill-child"]
     if not root:

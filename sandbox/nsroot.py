@@ -27,7 +27,7 @@ def _check(result: int, what: str) -> None:
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
+    enc = lambda s: s.encode() if s is not None else None
     _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
            f"mount {source} on {target}")
 
@@ -45,16 +45,17 @@ def _bind(root: str, source: str, dest: str, read_only: bool, device: bool = Fal
 
 
 def enter(spec: dict) -> None:
-    """spec: {"root": empty host dir, "binds": [[src, dest, read_only], ...], "tmp_size_mb": n,
-    "symlinks": [[target, link], ...], "chdir": path}."""
+    """spec: {"root": empty host dir, "binds": [[src, dest, read_only], ...],
+    "tmpfs": [[dest, size_mb, mode], ...], "symlinks": [[target, link], ...], "chdir": path}."""
     os.umask(0o022)
     root = spec["root"]
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
-    # /tmp first: binds of an interpreter or virtualenv that lives under /tmp go on top of it.
-    os.makedirs(root + "/tmp", exist_ok=True)
-    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
-           f"mode=1777,size={int(spec.get('tmp_size_mb', 256))}m")
+    # The writable places (/tmp, /scratch) first, size-limited and in memory: binds of an
+    # interpreter or virtualenv that lives under /tmp go on top of them.
+    for dest, size_mb, mode in spec.get("tmpfs", []):
+        os.makedirs(root + dest, exist_ok=True)
+        _mount("tmpfs", root + dest, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode},size={int(size_mb)}m")
     for source, dest, read_only in spec["binds"]:
         _bind(root, source, dest, bool(read_only))
     for target, link in spec.get("symlinks", []):

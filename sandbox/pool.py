@@ -1,6 +1,7 @@
-"""The warm parents: one sandboxed worker process per workspace (`WarmParent`) and the pool that
-hands them out (`SandboxPool`), enforcing the wall-time limit as a backstop, recycling a parent
-after a crash or a limit breach, and reaping idle ones.
+"""The pool of warm parents (`SandboxPool`; one `sandbox.warm.WarmParent` per workspace, never
+shared between workspaces): it recycles a parent after a crash or a limit breach and bounds what
+stays warm: at most `max_warm` sandboxes and `memory_mb` of memory (PSS) in all, the least
+recently used closed first, idle ones closed after `idle_s`.
 
 Standard library only; no web or agent imports.
 """
@@ -9,174 +10,111 @@ from __future__ import annotations
 
 import atexit
 import logging
-import os
 import re
-import signal
-import socket
-import subprocess
 import threading
 import time
 import uuid
 from dataclasses import asdict
 from pathlib import Path
 
-from sandbox import protocol
 from sandbox.host import Isolation, Limits, SandboxUnavailable, detect_isolation
-from sandbox.launch import INSIDE_DATA, LaunchSpec, build_command, sandbox_uid
-from sandbox.results import RunOutcome, _artefact, _crashed, _host_stream, _prune_calls
+from sandbox.launch import INSIDE_DATA, LaunchSpec
+from sandbox.results import RunOutcome, _crashed, prune_kept
+from sandbox.warm import WarmParent
 
 log = logging.getLogger("sandbox.host")  # the logger name the host module always used
-KEEP_CALLS = 200  # call folders kept in a workspace's scratch (full outputs, saved tables)
-
-
-class WarmParent:
-    """One sandboxed worker process for one workspace."""
-
-    def __init__(self, spec: LaunchSpec, isolation: Isolation):
-        self.spec = spec
-        self.isolation = isolation
-        self.hello: dict | None = None
-        self.started_at = time.monotonic()
-        self.last_used = time.monotonic()
-        self.calls = 0
-        self.recycles = 0
-        self.seccomp = "off"
-        self.lock = threading.Lock()
-        self.proc: subprocess.Popen | None = None
-        self.sock: socket.socket | None = None
-        self._nsroot: str | None = None
-        self._start()
-
-    def _start(self) -> None:
-        scratch = self.spec.scratch_root
-        scratch.mkdir(parents=True, exist_ok=True)
-        self.spec.data_root.mkdir(parents=True, exist_ok=True)
-        if scratch.is_symlink() or not scratch.is_dir():
-            raise SandboxUnavailable(f"the scratch folder {scratch} is not a plain folder")
-        if os.geteuid() == 0 and self.isolation.kind != "unsafe":
-            # Only the scratch root itself: never follow anything the sandbox created inside it.
-            uid = sandbox_uid(self.spec.workspace_id)
-            os.lchown(scratch, uid, uid)
-            os.chmod(scratch, 0o700, follow_symlinks=False)
-        ours, theirs = socket.socketpair()
-        command, env, worker = build_command(self.spec, self.isolation, theirs.fileno())
-        self._nsroot = (worker.get("nsroot") or {}).get("root")
-        log_path = self._log_path()
-        log_file = open(log_path, "ab" if not log_path.exists() or log_path.stat().st_size < 1 << 20 else "wb")
-        try:
-            self.proc = subprocess.Popen(command, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
-                                         stdout=log_file, stderr=log_file, env=env, start_new_session=True,
-                                         cwd=str(scratch))
-        finally:
-            theirs.close()
-            log_file.close()
-        self.sock = ours
-
-    def wait_ready(self, timeout: float = 90.0) -> dict:
-        if self.hello is None:
-            self.sock.settimeout(timeout)
-            try:
-                hello = protocol.recv(self.sock)
-            except (protocol.ChannelClosed, OSError) as exc:
-                self.close()
-                raise SandboxUnavailable(f"the sandbox did not start ({exc}); see {self._log_path()}") from None
-            if hello.get("error"):
-                self.close()
-                raise SandboxUnavailable(f"the sandbox did not start: {hello['error']}")
-            self.hello = hello
-            self.seccomp = str(hello.get("seccomp", "off"))
-            if hello.get("threads", 1) != 1:
-                log.warning("sandbox parent has %s threads before forking: %s", hello["threads"],
-                            hello.get("thread_names"))
-        return self.hello
-
-    def _log_path(self) -> Path:
-        return self.spec.scratch_root.parent / f".sandbox-{self.spec.workspace_id[:40]}.log"
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def call(self, request: dict, wall_s: float) -> dict:
-        """Send one run request; the worker enforces the wall time itself, this is the backstop."""
-        with self.lock:
-            self.wait_ready()  # under the lock: one reader of the channel at a time
-            self.last_used = time.monotonic()
-            self.calls += 1
-            try:
-                self.sock.settimeout(wall_s + 15.0)
-                protocol.send(self.sock, request)
-                reply = protocol.recv(self.sock)
-            except (socket.timeout, TimeoutError):
-                self.close()
-                return {"ok": False, "recycle": True, "error": {
-                    "error": "limit_exceeded", "limit": "wall", "retryable": False,
-                    "message": f"The code ran longer than the wall-time limit of {wall_s:g} s; the sandbox was "
-                               "stopped.", "hint": "Make the computation smaller or sample the rows."}}
-            except (protocol.ChannelClosed, OSError) as exc:
-                self.close()
-                return {"ok": False, "recycle": True, "error": {
-                    "error": "python_error", "retryable": True,
-                    "message": f"The sandbox process stopped unexpectedly ({type(exc).__name__}).",
-                    "hint": "Run the code again; it starts in a fresh sandbox."}}
-            self.last_used = time.monotonic()
-            if reply.get("recycled"):  # the zygote forks a fresh parent; it says hello first
-                self.hello = None
-                self.recycles += 1
-            return reply
-
-    def close(self) -> None:
-        if self.sock is not None:
-            try:
-                self.sock.close()
-            except OSError:
-                pass
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-        if self._nsroot:
-            try:
-                os.rmdir(self._nsroot)
-            except OSError:
-                pass
+KEEP_CALLS = 200  # call folders of kept outputs (saved tables, figures) per workspace
 
 
 class SandboxPool:
     """Warm parents by workspace id: never shared between workspaces, recycled after trouble,
-    closed when idle."""
+    bounded in number and memory (least recently used closed first), closed when idle."""
 
-    def __init__(self, idle_s: float = 600.0):
+    def __init__(self, idle_s: float = 600.0, max_warm: int = 8, memory_mb: int = 4096, keep_mb: int = 256):
         self.idle_s = idle_s
+        self.max_warm = max_warm
+        self.memory_mb = memory_mb
+        self.keep_mb = keep_mb
         self.parents: dict[str, WarmParent] = {}
-        self.lock = threading.Lock()
+        self.lock = threading.Condition()
+        self.evicted = 0
         self._reaper: threading.Thread | None = None
         self._stop = threading.Event()
 
-    def _parent(self, spec: LaunchSpec, isolation: Isolation) -> tuple[WarmParent, bool]:
+    def configure(self, idle_s: float | None = None, max_warm: int | None = None, memory_mb: int | None = None,
+                  keep_mb: int | None = None) -> None:
         with self.lock:
-            parent = self.parents.get(spec.workspace_id)
-            if parent is not None and (parent.spec.key() != spec.key() or not parent.alive
-                                       or parent.isolation.kind != isolation.kind):
-                parent.close()
-                parent = None
-            warm = parent is not None and parent.hello is not None
-            if parent is None:
-                parent = WarmParent(spec, isolation)
-                self.parents[spec.workspace_id] = parent
-            self._ensure_reaper()
-            return parent, warm
+            for name, value in (("idle_s", idle_s), ("max_warm", max_warm), ("memory_mb", memory_mb),
+                                ("keep_mb", keep_mb)):
+                if value is not None:
+                    setattr(self, name, value)
+
+    def _parent(self, spec: LaunchSpec, isolation: Isolation, wait_s: float) -> tuple[WarmParent, bool]:
+        """The workspace's parent (started if needed), reserved for one call (`in_use`)."""
+        closing: list[WarmParent] = []
+        deadline = time.monotonic() + wait_s
+        try:
+            with self.lock:
+                while True:
+                    parent = self.parents.get(spec.workspace_id)
+                    if parent is not None and (parent.spec.key() != spec.key() or not parent.alive
+                                               or parent.isolation.kind != isolation.kind) and not parent.in_use:
+                        closing.append(self.parents.pop(spec.workspace_id))
+                        parent = None
+                    if parent is not None:
+                        break
+                    closing += self._evict(len(self.parents) + 1 - max(1, self.max_warm))
+                    if len(self.parents) < max(1, self.max_warm):
+                        parent = WarmParent(spec, isolation)
+                        self.parents[spec.workspace_id] = parent
+                        break
+                    left = deadline - time.monotonic()
+                    if left <= 0:  # every warm sandbox is running a call right now
+                        raise SandboxUnavailable(
+                            f"all {self.max_warm} sandboxes are busy running other code (sandbox_max_warm); "
+                            "try again in a moment")
+                    self.lock.wait(min(left, 1.0))
+                warm = parent.hello is not None
+                parent.in_use += 1
+                self._ensure_reaper()
+                return parent, warm
+        finally:
+            for old in closing:
+                old.close()
+
+    def _evict(self, count: int, memory_kb: int | None = None) -> list[WarmParent]:
+        """Take the least recently used idle parents out of the pool (under the lock): `count` of
+        them, or as many as it takes to bring the memory under `memory_kb`."""
+        idle = sorted((p for p in self.parents.values() if not p.in_use), key=lambda p: p.last_used)
+        chosen = []
+        total = sum(p.memory_kb for p in self.parents.values()) if memory_kb is not None else 0
+        for parent in idle:
+            if memory_kb is not None:
+                if total <= memory_kb:
+                    break
+                total -= parent.memory_kb
+            elif len(chosen) >= count:
+                break
+            chosen.append(parent)
+        for parent in chosen:
+            self.parents.pop(parent.spec.workspace_id, None)
+            self.evicted += 1
+        return chosen
+
+    def _release(self, parent: WarmParent) -> None:
+        with self.lock:
+            parent.in_use -= 1
+            self.lock.notify_all()
 
     def prewarm(self, spec: LaunchSpec, isolation: Isolation | None = None) -> None:
         """Start the workspace's parent now (it imports in the background)."""
         isolation = isolation or detect_isolation(spec.mode)
         if isolation.available:
-            self._parent(spec, isolation)
+            try:
+                parent, _ = self._parent(spec, isolation, wait_s=0.0)
+            except SandboxUnavailable:
+                return
+            self._release(parent)
 
     def run(self, spec: LaunchSpec, code: str, datasets: dict[str, Path], limits: Limits,
             call_id: str | None = None) -> RunOutcome:
@@ -199,79 +137,97 @@ class SandboxPool:
         request = {"op": "run", "call_id": call_id, "code": code, "datasets": inside,
                    "limits": {k: v for k, v in asdict(limits).items()}}
         for attempt in range(2):
-            parent, warm = self._parent(spec, isolation)
+            parent, warm = self._parent(spec, isolation, wait_s=limits.wall_s)
             try:
-                reply = parent.call(request, limits.wall_s)
+                reply, figures, tables, kept = parent.call(request, limits)
             except SandboxUnavailable:  # it did not start: try a new sandbox once
-                with self.lock:
-                    if self.parents.get(spec.workspace_id) is parent:
-                        self.parents.pop(spec.workspace_id)
+                self._forget(spec, parent)
                 if attempt:
                     raise
                 continue
+            finally:
+                self._release(parent)
             break
-        error = reply.get("error")
         # After a crash or a limit breach the parent process is replaced: by the zygote inside the
         # sandbox (fast, reply["recycled"]) or, when the sandbox itself failed, by a new sandbox.
-        if reply.get("recycle") or (not reply.get("recycled") and _crashed(reply)):
-            with self.lock:
-                if self.parents.get(spec.workspace_id) is parent:
-                    self.parents.pop(spec.workspace_id)
+        if reply.get("recycle") or (not reply.get("recycled") and not reply.get("parent_crashed")
+                                    and _crashed(reply)):
+            self._forget(spec, parent)
             parent.close()
             self.prewarm(spec, isolation)  # the next call finds a fresh, warm parent
-        _prune_calls(spec.scratch_root / "calls", keep=KEEP_CALLS)
-        # Everything in the reply came from inside the sandbox: file names are checked to be plain
-        # regular files directly in this call's folder (no "..", no symlinks out of scratch).
-        call_dir = spec.scratch_root.resolve() / "calls" / call_id
-        figures = [{"path": str(p), "caption": str(f.get("caption", ""))[:300]} for f in reply.get("figures") or []
-                   if (p := _artefact(call_dir, f.get("file")))]
-        tables = []
-        for table in reply.get("tables") or []:
-            parquet, csv = _artefact(call_dir, table.get("parquet")), _artefact(call_dir, table.get("csv"))
-            if parquet:
-                tables.append({**table, "parquet": str(parquet), "csv": str(csv) if csv else None})
+        prune_kept(spec.scratch_root / "calls", KEEP_CALLS, self.keep_mb * 1024 * 1024)
+        stream = lambda s: {"text": "", "truncated": False, **{k: v for k, v in (s or {}).items()
+                                                               if k in ("text", "truncated", "bytes")}}
         return RunOutcome(
-            ok=bool(reply.get("ok")), isolation=isolation.kind, error=error,
-            stdout=_host_stream(reply.get("stdout"), call_dir), stderr=_host_stream(reply.get("stderr"), call_dir),
-            figures=figures, tables=tables,
-            result=reply.get("result"), call_dir=call_dir, duration_ms=float(reply.get("duration_ms") or 0.0),
-            warm=warm, datasets=reply.get("datasets") or {}, seccomp=parent.seccomp)
+            ok=bool(reply.get("ok")), isolation=isolation.kind, error=reply.get("error"),
+            stdout=stream(reply.get("stdout")), stderr=stream(reply.get("stderr")), figures=figures, tables=tables,
+            result=reply.get("result"), call_dir=kept, duration_ms=float(reply.get("duration_ms") or 0.0),
+            warm=warm, datasets=reply.get("datasets") or {}, seccomp=parent.seccomp,
+            stopped_processes=int(reply.get("stopped_processes") or 0))
+
+    def _forget(self, spec: LaunchSpec, parent: WarmParent) -> None:
+        with self.lock:
+            if self.parents.get(spec.workspace_id) is parent:
+                self.parents.pop(spec.workspace_id)
+            self.lock.notify_all()
+
+    def stats(self) -> dict:
+        """How many sandboxes are warm and their memory (PSS, MB), measured now."""
+        with self.lock:
+            parents = list(self.parents.values())
+        memory = sum(p.measure() for p in parents)
+        return {"warm": len(parents), "memory_mb": round(memory / 1024, 1), "evicted": self.evicted,
+                "max_warm": self.max_warm, "memory_budget_mb": self.memory_mb}
+
+    def enforce_memory(self) -> None:
+        """Close the least recently used idle sandboxes while the warm ones use more than memory_mb."""
+        with self.lock:
+            parents = list(self.parents.values())
+        for parent in parents:
+            parent.measure()
+        with self.lock:
+            closing = self._evict(0, memory_kb=self.memory_mb * 1024)
+        for parent in closing:
+            parent.close()
 
     def close(self, workspace_id: str | None = None) -> None:
         with self.lock:
             ids = [workspace_id] if workspace_id else list(self.parents)
             parents = [self.parents.pop(i) for i in ids if i in self.parents]
+            self.lock.notify_all()
         for parent in parents:
             parent.close()
 
     def _ensure_reaper(self) -> None:
         if self._reaper is None or not self._reaper.is_alive():
-            self._reaper = threading.Thread(target=self._reap_idle, name="sandbox-reaper", daemon=True)
+            self._reaper = threading.Thread(target=self._reap, name="sandbox-reaper", daemon=True)
             self._reaper.start()
 
-    def _reap_idle(self) -> None:
-        while not self._stop.wait(max(1.0, min(30.0, self.idle_s / 4))):
+    def _reap(self) -> None:
+        while not self._stop.wait(max(0.5, min(2.0, self.idle_s / 4))):
             now = time.monotonic()
             with self.lock:
-                idle = [k for k, p in self.parents.items()
-                        if now - p.last_used > self.idle_s and not p.lock.locked()]
+                idle = [k for k, p in self.parents.items() if now - p.last_used > self.idle_s and not p.in_use]
                 parents = [self.parents.pop(k) for k in idle]
             for parent in parents:
                 parent.close()
-
+            try:
+                self.enforce_memory()
+            except Exception:
+                log.exception("measuring the sandboxes' memory failed")
 
 
 _POOL: SandboxPool | None = None
 _POOL_LOCK = threading.Lock()
 
 
-def get_pool(idle_s: float = 600.0) -> SandboxPool:
-    """The process-wide pool (one warm parent per workspace)."""
+def get_pool(idle_s: float | None = None, max_warm: int | None = None, memory_mb: int | None = None,
+             keep_mb: int | None = None) -> SandboxPool:
+    """The process-wide pool (one warm parent per workspace); the arguments update its limits."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = SandboxPool(idle_s)
+            _POOL = SandboxPool()
             atexit.register(_POOL.close)
-        else:
-            _POOL.idle_s = idle_s
+        _POOL.configure(idle_s, max_warm, memory_mb, keep_mb)
         return _POOL

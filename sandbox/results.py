@@ -1,5 +1,10 @@
-"""What one call produced, as the host sees it: every file name the sandbox reports is checked to
-be a plain file directly in the call's folder before it becomes a host path.
+"""What one call produced, as the host sees it, and the host's only ways into the sandbox's files.
+
+The sandbox writes to its own in-memory /scratch; after each call the host copies the outputs it
+keeps (figures, saved tables) into a host folder the sandbox never sees, then empties the call's
+folder and /tmp. Every step works from directory descriptors opened with O_NOFOLLOW: a name the
+sandbox could have replaced by a symlink (even atomically, with renameat2 RENAME_EXCHANGE) is
+never followed, so no host file outside the sandbox can be read, written or deleted through it.
 
 Standard library only; no web or agent imports.
 """
@@ -13,24 +18,28 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # O_NONBLOCK: a FIFO never blocks
+
 
 @dataclass
 class RunOutcome:
-    """What one run_python call produced, with host paths for every artefact."""
+    """What one run_python call produced, with host paths (in a host-owned folder) for every artefact."""
 
     ok: bool
     isolation: str
     error: dict | None = None
-    stdout: dict = field(default_factory=dict)
+    stdout: dict = field(default_factory=dict)          # {"text", "truncated", "bytes"}
     stderr: dict = field(default_factory=dict)
     figures: list[dict] = field(default_factory=list)   # {"path": host path, "caption": ...}
     tables: list[dict] = field(default_factory=list)    # {"name", "parquet", "csv", "rows", "columns", "preview"}
     result: Any = None
-    call_dir: Path | None = None
+    call_dir: Path | None = None                        # the host folder holding the kept copies
     duration_ms: float = 0.0
     warm: bool = False
     datasets: dict = field(default_factory=dict)
     seccomp: str = "off"
+    stopped_processes: int = 0                          # background processes the call left running
 
     def as_dict(self) -> dict:
         data = asdict(self)
@@ -43,50 +52,146 @@ def _crashed(reply: dict) -> bool:
     return reply.get("exit_status") not in (0, None)
 
 
-def _prune_calls(folder: Path, keep: int) -> None:
-    """Scratch is cleaned: only the newest `keep` call folders (outputs, tables) are kept."""
+def plain_name(name: Any) -> bool:
+    return (isinstance(name, str) and 0 < len(name) <= 255 and "/" not in name and "\\" not in name
+            and "\0" not in name and name not in (".", ".."))
+
+
+def open_dir(name: str | Path, dir_fd: int | None = None) -> int:
+    """A directory descriptor; never through a symlink (ELOOP/ENOTDIR instead)."""
+    return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+
+
+def copy_out(dir_fd: int, name: Any, target: Path, max_bytes: int) -> Path | None:
+    """Copy one regular file named `name` directly in `dir_fd` to the host path `target`, if it is
+    at most `max_bytes`; anything else (a symlink, a FIFO, a device, a folder, a bigger file) is
+    skipped."""
+    if not plain_name(name):
+        return None
     try:
-        if folder.is_symlink() or not folder.is_dir():
-            return
-        entries = []
-        for entry in os.scandir(folder):
-            try:
-                entries.append((entry.stat(follow_symlinks=False).st_mtime, entry))
-            except OSError:
-                pass
+        fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
     except OSError:
-        return
-    if len(entries) <= keep:
-        return
-    entries.sort(key=lambda item: item[0])
-    for _, entry in entries[: len(entries) - keep]:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+            return None
+        with open(fd, "rb", closefd=False) as source, open(target, "xb") as sink:
+            left = max_bytes
+            while left > 0 and (chunk := source.read(min(left, 1 << 20))):
+                sink.write(chunk)
+                left -= len(chunk)
+        return target
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def wipe(dir_fd: int) -> None:
+    """Remove everything inside the directory `dir_fd`, never following a symlink (shutil.rmtree
+    with dir_fd walks by descriptors and refuses a name swapped for a symlink)."""
+    for name in os.listdir(dir_fd):
         try:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)  # never follows symlinks inside
+            if stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+                shutil.rmtree(name, dir_fd=dir_fd, ignore_errors=True)
             else:
-                os.unlink(entry.path)
+                os.unlink(name, dir_fd=dir_fd)
         except OSError:
             pass
 
 
-def _artefact(call_dir: Path, name: Any) -> Path | None:
-    """A file the sandbox reports, only when it is a regular file directly in the call folder and
-    no part of its path below the (host-made) scratch root is a symlink the sandbox planted."""
-    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name in (".", "..") or "\0" in name:
-        return None
-    path = call_dir / name
+def collect(scratch_fd: int, call_id: str, reply: dict, target: Path, max_file_bytes: int) -> tuple[list, list]:
+    """Copy the figures and tables the reply names out of the call's folder into `target`."""
+    figures: list[dict] = []
+    tables: list[dict] = []
+    if not (reply.get("figures") or reply.get("tables")):
+        return figures, tables
     try:
-        if os.path.realpath(path) != str(path) or not stat.S_ISREG(os.lstat(path).st_mode):
-            return None
+        calls = open_dir("calls", scratch_fd)
     except OSError:
-        return None
-    return path
+        return figures, tables
+    try:
+        call = open_dir(call_id, calls)
+    except OSError:  # replaced by something that is not a folder: nothing is read from it
+        os.close(calls)
+        return figures, tables
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        for figure in reply.get("figures") or []:
+            path = copy_out(call, figure.get("file"), target / str(figure.get("file")), max_file_bytes)
+            if path:
+                figures.append({"path": str(path), "caption": str(figure.get("caption", ""))[:300]})
+        for table in reply.get("tables") or []:
+            parquet = copy_out(call, table.get("parquet"), target / str(table.get("parquet")), max_file_bytes)
+            csv = copy_out(call, table.get("csv"), target / str(table.get("csv")), max_file_bytes)
+            if parquet:
+                tables.append({**table, "parquet": str(parquet), "csv": str(csv) if csv else None})
+    finally:
+        os.close(call)
+        os.close(calls)
+    return figures, tables
 
 
-def _host_stream(stream: dict | None, call_dir: Path) -> dict:
-    stream = dict(stream or {})
-    stream.setdefault("text", "")
-    stream["truncated"] = bool(stream.get("truncated"))
-    path = _artefact(call_dir, stream.get("file"))
-    stream["path"] = str(path) if path else None
-    return stream
+def empty_scratch(scratch_fd: int, tmp_fd: int | None) -> None:
+    """After a call: its folder (and any other in calls/) and /tmp are emptied."""
+    try:
+        calls = open_dir("calls", scratch_fd)
+    except OSError:
+        calls = None
+    for fd in (calls, tmp_fd):
+        if fd is not None:
+            wipe(fd)
+    if calls is not None:
+        os.close(calls)
+
+
+def prune_kept(folder: Path, keep: int, max_bytes: int) -> None:
+    """The host keeps the newest calls' outputs: at most `keep` call folders and `max_bytes` in
+    all, the oldest removed first (the newest always stays)."""
+    try:
+        top = open_dir(folder)
+    except OSError:
+        return
+    try:
+        entries = []
+        for name in os.listdir(top):
+            try:
+                info = os.stat(name, dir_fd=top, follow_symlinks=False)
+                entries.append((info.st_mtime, name, _size(top, name, info)))
+            except OSError:
+                pass
+        entries.sort(reverse=True)
+        total = 0
+        for index, (_, name, size) in enumerate(entries):
+            total += size
+            if index == 0 or (index < keep and total <= max_bytes):
+                continue
+            try:
+                if stat.S_ISDIR(os.stat(name, dir_fd=top, follow_symlinks=False).st_mode):
+                    shutil.rmtree(name, dir_fd=top, ignore_errors=True)
+                else:
+                    os.unlink(name, dir_fd=top)
+            except OSError:
+                pass
+    finally:
+        os.close(top)
+
+
+def _size(top: int, name: str, info: os.stat_result) -> int:
+    if not stat.S_ISDIR(info.st_mode):
+        return info.st_size
+    total = 0
+    try:
+        fd = open_dir(name, top)
+    except OSError:
+        return 0
+    try:
+        for child in os.listdir(fd):
+            try:
+                total += os.stat(child, dir_fd=fd, follow_symlinks=False).st_size
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+    return total

@@ -18,9 +18,9 @@ import socket
 import sys
 import time
 
-from sandbox import protocol, seccomp
+from sandbox import caps, protocol, seccomp
 from sandbox.worker_child import MODULES
-from sandbox.worker_parent import Parent
+from sandbox.worker_parent import Parent, stop_leftovers
 
 # The fork loop lives here; the parent's call handling in `worker_parent`, the child's execution
 # (limits, capture, artefacts) in `worker_child`, error texts and hints in `worker_errors`. Every
@@ -34,37 +34,45 @@ THREAD_ENV = {
 
 
 # ----------------------------------------------------------------------------- start-up
-def drop_privileges(uid: int | None, gid: int | None) -> None:
-    """Become the workspace's unprivileged user (when started as root: bwrap without a user
-    namespace or unshare). Afterwards the process has no capabilities at all."""
-    if uid is None or os.geteuid() != 0:
+def prepare_scratch(spec: dict) -> None:
+    """The writable folders, made while the zygote may still be root: the calls' folder belongs to
+    the call user, matplotlib's cache to the parent user (a call cannot change either's files)."""
+    scratch = spec["scratch"]
+    calls, cache = os.path.join(scratch, "calls"), os.path.join(scratch, ".matplotlib")
+    for folder in (calls, cache):
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    if spec.get("call_uid") is not None and os.geteuid() == 0:
+        os.chown(calls, spec["call_uid"], spec["call_gid"])
+        os.chown(cache, spec["uid"], spec["gid"])
+
+
+def drop_privileges(spec: dict) -> None:
+    """Become the workspace's parent user (when started as root: bwrap without a user namespace,
+    or unshare), keeping only what starting calls as the call user takes (sandbox.caps)."""
+    if spec.get("uid") is None or os.geteuid() != 0:
         return
-    os.setgroups([])
-    os.setresgid(gid, gid, gid)
-    os.setresuid(uid, uid, uid)
-    if os.geteuid() == 0 or os.getuid() == 0:
-        raise SystemExit("could not drop privileges")
+    caps.become_parent_user(spec["uid"], spec["gid"])
 
 
 def preload() -> float:
     """Import the analysis stack once; returns the seconds it took."""
     started = time.monotonic()
     os.environ.update(THREAD_ENV)
+    import matplotlib
     import numpy as np
     import pandas as pd
     import pyarrow.parquet  # noqa: F401
     import scipy
     import scipy.stats
+    import sklearn
+    import sklearn.cluster
+    import sklearn.ensemble
+    import sklearn.linear_model
+    import sklearn.metrics
+    import sklearn.model_selection
+    import sklearn.preprocessing
     import statsmodels.api as sm
     import statsmodels.formula.api as smf
-    import sklearn
-    import sklearn.cluster  # noqa: F401
-    import sklearn.ensemble  # noqa: F401
-    import sklearn.linear_model  # noqa: F401
-    import sklearn.metrics  # noqa: F401
-    import sklearn.model_selection  # noqa: F401
-    import sklearn.preprocessing  # noqa: F401
-    import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -78,9 +86,8 @@ def preload() -> float:
 def _register_cjk_font(matplotlib) -> None:
     """Chinese labels render: the Noto Sans CJK font shipped by `mplfonts`, as a fallback family."""
     try:
-        from matplotlib import font_manager
-
         import mplfonts  # type: ignore[import-not-found]
+        from matplotlib import font_manager
 
         folder = os.path.join(os.path.dirname(mplfonts.__file__), "fonts")
         for filename in ("NotoSansCJKsc-Regular.otf", "SourceHanSansSC-Regular.otf", "SimHei.ttf"):
@@ -92,16 +99,6 @@ def _register_cjk_font(matplotlib) -> None:
                 matplotlib.rcParams["axes.unicode_minus"] = False
                 return
     except Exception:  # noqa: BLE001 - fonts are cosmetic
-        pass
-
-
-def _not_dumpable() -> None:
-    """No process of the same user (a call's child) may ptrace or write /proc/<parent>/mem."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-    except Exception:  # noqa: BLE001
         pass
 
 
@@ -124,37 +121,44 @@ def main(spec_json: str) -> None:
     """Start-up, then the zygote loop: fork a parent, wait for it, fork a fresh one when it asks
     to be recycled (after a crash or a limit breach) or dies; stop when the host has gone."""
     spec = json.loads(spec_json)
-    if spec.get("nsroot"):
-        from sandbox import nsroot
-
-        nsroot.enter(spec["nsroot"])
-    drop_privileges(spec.get("uid"), spec.get("gid"))
-    os.umask(0o077)
-    os.chdir(spec["scratch"])
     sock = socket.socket(fileno=spec["fd"])
     try:
+        if spec.get("nsroot"):
+            from sandbox import nsroot
+
+            nsroot.enter(spec["nsroot"])
+        prepare_scratch(spec)
+        drop_privileges(spec)
+        os.umask(0o077)
+        os.chdir(spec["scratch"])
         import_s = preload()
         seccomp_status = seccomp.install() if spec.get("seccomp") else "off"
-        _not_dumpable()
-    except Exception as exc:  # noqa: BLE001 - tell the host why start-up failed
+        caps.not_dumpable()
+    except BaseException as exc:
         protocol.send(sock, {"op": "hello", "error": f"{type(exc).__name__}: {exc}"})
         raise
-    info = {"op": "hello", "uid": os.getuid(), "import_s": round(import_s, 3), "seccomp": seccomp_status,
-            "python": sys.version.split()[0], "zygote_pid": os.getpid(), "zygote_threads": len(thread_names())}
+    info = {"op": "hello", "uid": os.getuid(), "call_uid": spec.get("call_uid"), "import_s": round(import_s, 3),
+            "seccomp": seccomp_status, "python": sys.version.split()[0], "zygote_pid": os.getpid(),
+            "zygote_threads": len(thread_names())}
     respawns: list[float] = []
-    generation = 0
+    generation, previous = 0, None
     while True:
         generation += 1
         pid = os.fork()
         if pid == 0:
             code = 0
             try:
-                code = serve(spec, sock, {**info, "generation": generation})
+                code = serve(spec, sock, {**info, "generation": generation, "previous": previous})
             finally:
                 os._exit(code)
         status = _wait_for(pid)
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
             break  # the host closed the channel
+        # A recycle after a limit breach, or the parent died (a crash): either way nothing of the
+        # last call may survive into the next parent's first call.
+        recycled = os.WIFEXITED(status) and os.WEXITSTATUS(status) == RECYCLE_EXIT
+        stopped = stop_leftovers({1, os.getpid()}) if spec.get("pidns") else 0
+        previous = {"recycled": recycled, "status": status, "stopped_processes": stopped}
         now = time.monotonic()
         respawns = [t for t in respawns if now - t < 60] + [now]
         if len(respawns) > MAX_RESPAWNS_PER_MINUTE:
@@ -197,6 +201,9 @@ def serve(spec: dict, sock: socket.socket, info: dict) -> int:
             reply = {"op": "pong", "threads": len(thread_names())}
         else:
             return 0
+        # The host matches every reply to its request: a message that is not this answer (a new
+        # parent's hello after a crash) is never taken for the call's output.
+        reply.update(call_id=request.get("call_id"), seq=request.get("seq"))
         recycle = (reply.get("error") or {}).get("error") == "limit_exceeded" or reply.get("exit_status") not in (0,)
         reply["recycled"] = bool(recycle)
         try:

@@ -16,7 +16,13 @@ import resource
 import signal
 import sys
 
-from sandbox.worker_errors import CODE_FILE, _close, _output_limit, describe_error
+from sandbox.worker_errors import (
+    CODE_FILE,
+    _close,
+    _output_limit,
+    _scratch_limit,
+    describe_error,
+)
 
 MAX_ARTEFACTS = 20
 MAX_RESULT_CHARS = 20_000
@@ -180,7 +186,7 @@ class ChildRun:
         with pd.option_context("display.max_columns", 20, "display.width", 160):
             preview = frame.head(10).to_string(max_colwidth=40)
         self.tables.append({"name": stem, "parquet": os.path.basename(parquet), "csv": os.path.basename(csv),
-                            "rows": int(len(frame)), "columns": [str(c) for c in frame.columns][:100],
+                            "rows": len(frame), "columns": [str(c) for c in frame.columns][:100],
                             "preview": preview[:3000]})
         return os.path.basename(parquet)
 
@@ -206,6 +212,8 @@ class ChildRun:
         except BaseException as exc:  # noqa: BLE001
             if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
                 error = _output_limit(self.limits)
+            elif isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+                error = _scratch_limit(self.limits)
             elif (isinstance(exc, OSError) and exc.errno == errno.EAGAIN) or "can't start new thread" in str(exc):
                 error = self._process_error(exc)
             else:
@@ -216,6 +224,8 @@ class ChildRun:
             except OSError as exc:
                 if exc.errno == errno.EFBIG and error is None:
                     error = _output_limit(self.limits)
+                elif exc.errno == errno.ENOSPC and error is None:
+                    error = _scratch_limit(self.limits)
             except MemoryError:
                 pass
         if error is None and exit_code not in (None, 0):
@@ -277,7 +287,8 @@ def _figure_title(fig) -> str:
 
 
 def _read_output(path: str, limits: dict) -> dict:
-    """The head (and tail) of one captured stream; the full copy stays in the call folder."""
+    """The head (and tail) of one captured stream, at most `max_output_chars` characters: what the
+    tool result carries (the context cascade keeps long results whole on the host's disk)."""
     limit = int(limits["max_output_chars"])
     try:
         size = os.path.getsize(path)
@@ -293,7 +304,8 @@ def _read_output(path: str, limits: dict) -> dict:
             head = handle.read(int(limit * 0.8) * 4).decode("utf-8", errors="replace")[: int(limit * 0.8)]
             handle.seek(max(0, size - int(limit * 0.2) * 4))
             tail = handle.read().decode("utf-8", errors="replace")[-int(limit * 0.2):]
-    marker = f"\n... [output truncated: {size} bytes in total; the full copy is kept] ...\n"
+    marker = (f"\n... [output truncated: {size:,} bytes in total; the first {len(head):,} and the last "
+              f"{len(tail):,} characters are shown] ...\n")
     return {"text": head + marker + tail, "truncated": True, "bytes": size, "file": os.path.basename(path)}
 
 

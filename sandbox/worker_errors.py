@@ -36,6 +36,14 @@ def _death(status: int, limits: dict) -> dict:
             "retryable": False}
 
 
+def _scratch_limit(limits: dict) -> dict:
+    return {"error": "limit_exceeded", "limit": "scratch",
+            "message": f"The code filled the sandbox's writable space ({limits.get('scratch_mb', '?')} MB for the "
+                       "current folder, as much for /tmp); the write failed.",
+            "hint": "Write less: save summaries or samples instead of whole datasets, and fewer files.",
+            "retryable": False}
+
+
 def _output_limit(limits: dict) -> dict:
     return {"error": "limit_exceeded", "limit": "output",
             "message": f"The code wrote more than the file-size limit of {limits['file_mb']} MB.",

@@ -1,7 +1,9 @@
-"""The warm parent's call handling, inside the sandbox: fork one child per request, read its one
-result message within the wall time, kill what it left behind and describe how it ended.
+"""The warm parent's call handling, inside the sandbox: fork one child per request (it becomes
+the call user when the host is root), read its one result message within the wall time, stop
+every process the call left behind and describe how it ended.
 
-Standard library only.
+The call's folder and /tmp are emptied by the host after it has copied the outputs it keeps
+(sandbox.results): the parent never opens a file the call wrote. Standard library only.
 """
 
 from __future__ import annotations
@@ -9,12 +11,13 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import time
 import traceback
 
+from sandbox import caps
+from sandbox.protocol import MAX_MESSAGE
 from sandbox.worker_child import _SAFE_NAME, run_child
 from sandbox.worker_errors import _death
 
@@ -25,12 +28,10 @@ class Parent:
         self.sock = sock
         self.scratch = spec["scratch"]
         self.pidns = bool(spec.get("pidns"))
-        self.tmp_keep = set(os.listdir("/tmp")) if self.pidns else None
 
     def run(self, request: dict) -> dict:
         call_id = _SAFE_NAME.sub("_", str(request.get("call_id") or "call"))[:80]
         call_dir = os.path.join(self.scratch, "calls", call_id)
-        os.makedirs(call_dir, exist_ok=True)
         limits = request["limits"]
         wall_s = float(limits["wall_s"])
         read_fd, write_fd = os.pipe()
@@ -41,6 +42,9 @@ class Parent:
             try:
                 os.close(read_fd)
                 self.sock.close()
+                if self.spec.get("call_uid") is not None:
+                    caps.become_call_user(self.spec["call_uid"], self.spec["call_gid"])
+                os.makedirs(call_dir, mode=0o700, exist_ok=True)
                 code = run_child(write_fd, call_dir, call_id, request)
             except BaseException:  # noqa: BLE001 - never return into the parent's loop
                 code = 71
@@ -69,6 +73,9 @@ class Parent:
             buffer += chunk
             if expected is None and len(buffer) >= 8:
                 expected = 8 + int.from_bytes(buffer[:8], "big")
+                if expected > MAX_MESSAGE:  # not a message the child's own code would write
+                    expected = None
+                    break
         os.close(read_fd)
         if timed_out:
             _kill(pid)
@@ -78,7 +85,7 @@ class Parent:
         except OSError:
             pass
         elapsed = time.monotonic() - started
-        self.cleanup()
+        stopped = self.cleanup()
         reply = _decode(bytes(buffer[8:expected])) if expected and len(buffer) >= expected else None
         if timed_out:
             reply = {"ok": False, "error": {"error": "limit_exceeded", "limit": "wall",
@@ -88,41 +95,52 @@ class Parent:
                                                     "or avoid waiting (sleep, input).", "retryable": False}}
         elif reply is None:
             reply = {"ok": False, "error": _death(status, limits)}
-        reply.update(op="result", call_id=call_id, call_dir=os.path.relpath(call_dir, self.scratch),
-                     duration_ms=round(elapsed * 1000, 1), exit_status=status)
+        reply.update(op="result", call_id=call_id, duration_ms=round(elapsed * 1000, 1), exit_status=status,
+                     stopped_processes=stopped)
         return reply
 
-    def cleanup(self) -> None:
-        """Nothing the call started outlives it, and /tmp starts empty for the next call."""
+    def cleanup(self) -> int:
+        """Nothing the call started outlives it; returns how many processes were still running."""
         if self.pidns:
-            # In our own pid namespace every process but init, the zygote and this parent is a
-            # leftover of the call (a fork bomb refills: repeat until none is left).
-            keep = {1, os.getpid(), os.getppid()}
-            for _ in range(100):
-                others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
-                if not others:
-                    break
-                for pid in others:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-                _reap()
-                time.sleep(0.005)
-            _reap()
-            for name in os.listdir("/tmp"):
-                if name in (self.tmp_keep or ()):
-                    continue
-                path = os.path.join("/tmp", name)
-                try:
-                    if os.path.isdir(path) and not os.path.islink(path):
-                        shutil.rmtree(path, ignore_errors=True)
-                    else:
-                        os.unlink(path)
-                except OSError:
-                    pass
-        else:
-            _reap()
+            # In the sandbox's own pid namespace every process but init, the zygote and this
+            # parent is a leftover of the call, whatever process group or session it made.
+            return stop_leftovers({1, os.getpid(), os.getppid()})
+        _reap()
+        return 0
+
+
+def stop_leftovers(keep: set[int]) -> int:
+    """Kill every process of this pid namespace outside `keep` (CAP_KILL when the calls run as
+    another user); a fork bomb refills, so repeat until none is left. Returns how many were
+    running (not zombies) in the first round."""
+    found = -1
+    for _ in range(200):
+        others = [pid for pid in _pids() if pid not in keep]
+        if found < 0:
+            found = sum(1 for pid in others if _running(pid))
+        if not others:
+            break
+        for pid in others:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _reap()
+        time.sleep(0.002)
+    _reap()
+    return max(found, 0)
+
+
+def _pids() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
 
 
 def _kill(pid: int) -> None:

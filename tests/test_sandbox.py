@@ -1,7 +1,7 @@
 """run_python in the sandbox: real code, artefacts, output capture, structured errors, clean calls.
 
 One warm parent per workspace is reused by every test here and in test_sandbox_escape.py (the
-pool is process-wide and the environment below is built once per session).
+pool is process-wide and the environment below is built once per session and isolation mode).
 """
 
 from __future__ import annotations
@@ -40,36 +40,42 @@ class SandboxEnv:
     other_secret: Path
     db_path: Path
     figures_dir: Path
+    ws_a: str = WS_A
+    ws_b: str = WS_B
 
-    def ctx(self, workspace_id: str = WS_A, call_id: str = "call", settings: Settings | None = None,
+    def ctx(self, workspace_id: str | None = None, call_id: str = "call", settings: Settings | None = None,
             datasets: dict | None = None) -> ToolContext:
         paths = {"sales": self.sales_path} if datasets is None else datasets
         return ToolContext(figures_dir=self.figures_dir, call_id=call_id, extras={
-            "workspace_id": workspace_id, "settings": settings or self.settings, "dataset_paths": paths})
+            "workspace_id": workspace_id or self.ws_a, "settings": settings or self.settings,
+            "dataset_paths": paths})
 
     def run(self, code: str, **kwargs) -> ToolResult:
         return HARNESS_REGISTRY.run("run_python", None, self.ctx(**kwargs), code=code)
 
 
-_ENV: SandboxEnv | None = None
+_ENVS: dict[str, SandboxEnv] = {}
 
 
-def make_env(tmp_path_factory: pytest.TempPathFactory) -> SandboxEnv:
-    """Two workspaces (A with a dataset, B with a secret), an app database; built once."""
-    global _ENV
-    if _ENV is not None:
-        return _ENV
-    base = tmp_path_factory.mktemp("sandbox")
+def make_env(tmp_path_factory: pytest.TempPathFactory, mode: str = MODE) -> SandboxEnv:
+    """Two workspaces (A with a dataset, B with a secret), an app database; built once per mode
+    (each mode has its own workspaces, so both keep a warm sandbox)."""
+    if mode in _ENVS:
+        return _ENVS[mode]
+    base = tmp_path_factory.mktemp(f"sandbox-{mode}")
     data_dir = base / "runtime"
-    settings = Settings(_env_file=None, data_dir=data_dir, llm_model="builtin", sandbox_mode=MODE, sandbox_cpu_s=3,
+    settings = Settings(_env_file=None, data_dir=data_dir, llm_model="builtin", sandbox_mode=mode, sandbox_cpu_s=3,
                         sandbox_wall_s=6.0, sandbox_memory_mb=400, sandbox_max_procs=32, sandbox_max_files=64,
-                        sandbox_max_output_chars=2_000, sandbox_max_file_mb=4, sandbox_idle_s=600.0)
-    folder = settings.workspace_dir(WS_A) / "files" / "d1"
+                        sandbox_max_output_chars=2_000, sandbox_max_file_mb=4, sandbox_idle_s=600.0,
+                        sandbox_scratch_mb=64)
+    suffix = "" if mode == MODE else mode[:3]
+    ws_a, ws_b = WS_A[: len(WS_A) - len(suffix)] + suffix, WS_B[: len(WS_B) - len(suffix)] + suffix
+    folder = settings.workspace_dir(ws_a) / "files" / "d1"
     folder.mkdir(parents=True)
     sales_path = folder / "working_v1.parquet"
     SALES.to_parquet(sales_path)
     (folder / "sales.csv").write_text(SALES.to_csv(index=False))
-    other = settings.workspace_dir(WS_B) / "files" / "d2"
+    other = settings.workspace_dir(ws_b) / "files" / "d2"
     other.mkdir(parents=True)
     SALES.to_parquet(other / "working_v1.parquet")
     secret = other / "secret.txt"
@@ -78,8 +84,8 @@ def make_env(tmp_path_factory: pytest.TempPathFactory) -> SandboxEnv:
     with sqlite3.connect(db_path) as db:
         db.execute("create table secrets (value text)")
         db.execute("insert into secrets values ('SECRET-IN-THE-APP-DATABASE')")
-    _ENV = SandboxEnv(settings, data_dir, sales_path, secret, db_path, base / "figures")
-    return _ENV
+    _ENVS[mode] = SandboxEnv(settings, data_dir, sales_path, secret, db_path, base / "figures", ws_a, ws_b)
+    return _ENVS[mode]
 
 
 @pytest.fixture(scope="session")
@@ -143,13 +149,13 @@ def test_tables_come_back_as_artefacts(env):
     assert result.metrics["regions"] == 4 and result.metrics["total"] == pytest.approx(SALES.revenue.sum())
 
 
-def test_stdout_is_truncated_and_the_full_copy_kept(env):
-    result = env.run("for i in range(20000):\n    print('line', i)")
+def test_long_stdout_keeps_head_and_tail_and_names_no_host_path(env):
+    result = env.run("for i in range(20000):\n    print('line', i)\nsave_table(sales.head(3), 'few')")
     assert result.ok, result.error
     assert "output truncated" in result.text and "line 0\n" in result.text and "line 19999" in result.text
-    assert len(result.text) < 4_000
-    full = Path(result.payload["stdout_path"]).read_text()
-    assert result.payload["stdout_truncated"] and full.count("\n") == 20000
+    assert len(result.text) < 4_000 and result.payload["stdout_truncated"]
+    # what the model reads names no folder of the server (the context cascade keeps long results)
+    assert str(env.data_dir) not in result.text and "(saved as few.parquet)" in result.text
 
 
 def test_errors_name_the_line_and_the_columns(env):
@@ -180,15 +186,16 @@ def test_each_call_starts_clean(env):
 
 def test_the_warm_parent_has_no_threads_and_serves_one_workspace(env):
     env.run("print(1)")
-    env.run("print(1)", workspace_id=WS_B, datasets={})
+    env.run("print(1)", workspace_id=env.ws_b, datasets={})
     pool = get_pool()
-    a, b = pool.parents[WS_A], pool.parents[WS_B]
+    a, b = pool.parents[env.ws_a], pool.parents[env.ws_b]
     assert a is not b and a.proc.pid != b.proc.pid
     assert a.hello["threads"] == 1 and a.hello["zygote_threads"] == 1 and a.hello["seccomp"] == "on", a.hello
-    if os.geteuid() == 0:
-        assert a.hello["uid"] != b.hello["uid"] and 0 not in (a.hello["uid"], b.hello["uid"])
+    if os.geteuid() == 0:  # per workspace: a parent user, and another user for the calls' code
+        uids = {a.hello["uid"], a.hello["call_uid"], b.hello["uid"], b.hello["call_uid"]}
+        assert len(uids) == 4 and 0 not in uids
     # the other workspace's sandbox does not see workspace A's data
-    listing = env.run("import os\nprint(sorted(os.listdir('/data')))", workspace_id=WS_B, datasets={})
+    listing = env.run("import os\nprint(sorted(os.listdir('/data')))", workspace_id=env.ws_b, datasets={})
     assert "['d2']" in stdout_of(listing)
 
 
@@ -226,6 +233,9 @@ def test_unshare_fallback_isolates_too(env):
     assert result.ok, result.error
     assert "[sandbox] isolation: unshare" in result.text
     assert "False False ['d9']" in result.text and "socket 13" in result.text and "(100, 3)" in result.text
+    # the empty host folder the new root was mounted on is gone once the sandbox is up
+    parent = get_pool().parents["wsunshare"]
+    assert parent.nsroot_path and not os.path.exists(parent.nsroot_path)
     get_pool().close("wsunshare")
 
 

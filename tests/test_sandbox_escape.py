@@ -1,5 +1,6 @@
 """The escape suite: every attempt is blocked or harmless, for a stated reason, and the next call
-still works. Runs against the isolation `auto` finds here (bubblewrap when installed)."""
+still works. Every test runs under both isolations, bubblewrap and the `unshare` fallback (a mode
+that is not available here is skipped, with its reason)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import os
 import socket
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
-from sandbox import get_pool
-from tests.test_sandbox import SALES, WS_A, isolation, make_env  # noqa: F401 (fixture)
+from sandbox import detect_isolation, get_pool
+from tests.test_sandbox import MODE, SALES, make_env
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -24,9 +26,18 @@ def close_sandboxes_afterwards():
     get_pool().close()  # the warm parents are not left running for the rest of the test session
 
 
+@pytest.fixture(scope="module", params=["bwrap", "unshare"])
+def mode(request):
+    found = detect_isolation(request.param)
+    if not found.available:
+        pytest.skip(f"{request.param} is not available here: {found.reason}")
+    return request.param
+
+
 @pytest.fixture
-def env(tmp_path_factory, isolation):  # noqa: F811
-    return make_env(tmp_path_factory)
+def env(tmp_path_factory, mode):
+    # the suite's own environment for `auto` is reused when `auto` is this mode (one sandbox less)
+    return make_env(tmp_path_factory, MODE if detect_isolation(MODE).kind == mode else mode)
 
 
 def probe(env, code: str, **kwargs) -> dict:
@@ -38,9 +49,11 @@ def probe(env, code: str, **kwargs) -> dict:
 
 
 def _uid_of(pid: str) -> int | None:
+    """The real uid (from status: /proc/<pid> itself belongs to root when a process is not dumpable)."""
     try:
-        return os.stat(f"/proc/{pid}").st_uid
-    except OSError:
+        with open(f"/proc/{pid}/status") as handle:
+            return next(int(line.split()[1]) for line in handle if line.startswith("Uid:"))
+    except (OSError, StopIteration, ValueError):
         return None
 
 
@@ -89,12 +102,12 @@ print(json.dumps({{
 def test_the_environment_secrets_do_not_reach_the_sandbox(env, monkeypatch):
     monkeypatch.setenv("VERITY_LLM_API_KEY", "sk-fake-verity-secret")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-openai-secret")
-    get_pool().close(WS_A)  # the next parent starts while the secrets are in the host environment
+    get_pool().close(env.ws_a)  # the next parent starts while the secrets are in the host environment
     if os.geteuid() == 0:  # closing a sandbox leaves no process of its user behind
         from sandbox.host import sandbox_uid
 
         for _ in range(100):  # the sandbox's processes die with bwrap (PR_SET_PDEATHSIG)
-            left = [p for p in os.listdir("/proc") if p.isdigit() and _uid_of(p) == sandbox_uid(WS_A)]
+            left = [p for p in os.listdir("/proc") if p.isdigit() and _uid_of(p) == sandbox_uid(env.ws_a)]
             if not left:
                 break
             time.sleep(0.05)
@@ -237,14 +250,14 @@ def test_an_infinite_loop_hits_the_cpu_then_the_wall_limit(env):
 
 def test_huge_output_hits_the_output_limit_and_the_parent_is_recycled(env):
     still_works(env)
-    before = get_pool().parents[WS_A]
+    before = get_pool().parents[env.ws_a]
     generation, pid = before.hello["generation"], before.hello["pid"]
     result = env.run("while True:\n    print('x' * 1000)")
     # Reason: RLIMIT_FSIZE on the captured stdout (EFBIG); the head is kept.
     assert result.error["error"] == "limit_exceeded" and result.error["limit"] == "output", result.error
     assert "xxxxxxxx" in result.error["stdout"]
     still_works(env)
-    after = get_pool().parents[WS_A]
+    after = get_pool().parents[env.ws_a]
     # the same sandbox, but a fresh parent forked by the zygote
     assert after is before and after.hello["generation"] > generation and after.hello["pid"] != pid
 
@@ -315,4 +328,217 @@ print(json.dumps({
     # open) and the parent is not dumpable, so /proc/<parent>/mem is out of reach.
     assert len(found["fds"]) <= 5, found
     assert found["parent_mem"] == "PermissionError:EACCES"
+    still_works(env)
+
+
+# ----------------------------------------------------------------------------- the warm parent
+KILL_EVERYTHING = TRY + '''
+import signal
+me, parent = os.getpid(), os.getppid()
+others = sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != me)
+def pidfd_kill():
+    fd = os.pidfd_open(parent)
+    signal.pidfd_send_signal(fd, signal.SIGKILL)
+found = {"parent": attempt(lambda: os.kill(parent, signal.SIGKILL)),
+         "others": {str(p): attempt(lambda p=p: os.kill(p, signal.SIGKILL)) for p in others},
+         # (a group outside the pid namespace reads as 0, and killpg(0) would be this call's own)
+         "group": attempt(lambda: os.getpgid(parent) and os.killpg(os.getpgid(parent), signal.SIGKILL)),
+         "pidfd": attempt(pidfd_kill),
+         "everyone": attempt(lambda: os.kill(-1, signal.SIGKILL))}
+print(json.dumps(found))
+'''
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the parent and the calls run as two users only when the host is root")
+def test_a_call_cannot_signal_its_parent_or_any_sandbox_process(env):
+    still_works(env)
+    before = dict(get_pool().parents[env.ws_a].hello)
+    found = probe(env, KILL_EVERYTHING)
+    # Reason: the call runs as the workspace's call user; the parent, the zygote and the sandbox's
+    # init belong to other users, and the kernel refuses signals across users (no CAP_KILL left).
+    assert found["parent"] == "PermissionError:EPERM", found
+    assert set(found["others"].values()) == {"PermissionError:EPERM"}, found
+    assert found["pidfd"] == "PermissionError:EPERM", found
+    # kill(-1) (and killpg of group 1, which is the same call) reports success when every target
+    # refused: what counts is that the parent, the zygote and init are all still there.
+    assert found["group"] in ("ALLOWED: None", "ALLOWED: 0", "PermissionError:EPERM"), found
+    assert found["everyone"] in ("ALLOWED: None", "ProcessLookupError:ESRCH"), found
+    after = get_pool().parents[env.ws_a].hello
+    assert (after["pid"], after["generation"]) == (before["pid"], before["generation"])  # the same parent
+    still_works(env)
+
+
+def _host_pids_of(uid: int) -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and _uid_of(p) == uid]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="finds the parent by its user")
+def test_a_parent_that_dies_during_a_call_is_reported_as_a_crash_never_as_output(env):
+    """The host matches replies to calls: the new parent's hello is not this call's output, and
+    the orphaned call is stopped before the new parent serves."""
+    import threading
+
+    from sandbox.host import call_uid, sandbox_uid
+
+    still_works(env)
+    outcome: dict = {}
+    code = ("import time\nopen('/tmp/started', 'w').close()\ntime.sleep(4)\n"
+            "open('/scratch/calls/survived', 'w').close()\nprint('FINISHED')")
+    thread = threading.Thread(target=lambda: outcome.update(result=env.run(code)))
+    thread.start()
+    parent_uid, child_uid = sandbox_uid(env.ws_a), call_uid(env.ws_a)
+    for _ in range(200):  # the call's child is running: the parent is the parent user's process above it
+        children = _host_pids_of(child_uid)
+        if children:
+            break
+        time.sleep(0.02)
+    assert children, "the call did not start"
+    parents = {int(Path(f"/proc/{c}/stat").read_text().rsplit(")", 1)[1].split()[1]) for c in children}
+    parents = [p for p in parents if _uid_of(str(p)) == parent_uid]
+    assert len(parents) == 1
+    os.kill(parents[0], 9)  # what a crash of the warm parent looks like (a call cannot do this)
+    thread.join(60)
+    result = outcome["result"]
+    assert not result.ok and result.error["error"] == "sandbox_error", result.error
+    assert "stopped while running this code" in result.error["message"] and "FINISHED" not in result.text
+    time.sleep(0.5)
+    assert _host_pids_of(child_uid) == []  # the orphaned call was stopped by the zygote
+    check = probe(env, "import os, json, time\ntime.sleep(0.2)\n"
+                       "print(json.dumps({'survived': os.path.exists('/scratch/calls/survived')}))")
+    assert check == {"survived": False}
+    still_works(env)
+
+
+# ----------------------------------------------------------------------------- scratch
+SWAP = TRY + '''
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+RENAME_EXCHANGE, AT_FDCWD = 2, -100
+def exchange(a, b):
+    if libc.renameat2(AT_FDCWD, a.encode(), AT_FDCWD, b.encode(), RENAME_EXCHANGE) != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    return "swapped"
+here = os.getcwd()
+plt.plot([1, 2, 3]); save_figure(name="bait")
+save_table(datasets["sales"].head(2), "bait")
+found = {
+    "link_in_scratch": attempt(lambda: os.symlink(VICTIM, "/scratch/evil")),
+    "swap_scratch": attempt(lambda: exchange("/scratch/calls", "/scratch/.matplotlib")),
+    "rename_scratch": attempt(lambda: os.rename("/scratch/calls", "/scratch/gone")),
+    "link_in_calls": attempt(lambda: os.symlink(VICTIM, "/scratch/calls/evil")),
+    "swap_call_folder": attempt(lambda: exchange(here, "/scratch/calls/evil")),
+    "link_in_tmp": attempt(lambda: os.symlink(VICTIM, "/tmp/evil")),
+    "victim_visible": os.path.exists(VICTIM),
+}
+result = found  # (stdout is read back by its path, which now leads nowhere)
+'''
+
+
+def test_scratch_swapped_for_a_symlink_never_leads_the_host_outside(env, tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    for i in range(1000):
+        (victim / f"f{i}.txt").write_text("precious")
+    (victim / "bait.png").write_bytes(b"NOT A FIGURE")
+    for attempt_no in range(8):
+        result = env.run(f"VICTIM = {str(victim)!r}\n" + SWAP, call_id=f"swap{attempt_no}")
+        assert result.ok, result.error
+        found = result.payload["result"]
+        # Reason: /scratch itself belongs to root (the call cannot rename or add entries there);
+        # the call's own folder can be swapped for a link, but the host opens every folder below
+        # the sandbox's root with O_NOFOLLOW and never follows it: the bait is not collected.
+        assert found["link_in_scratch"] == "PermissionError:EACCES", found
+        assert found["swap_scratch"] == "PermissionError:EACCES" and found["rename_scratch"] == "PermissionError:EACCES"
+        assert found["swap_call_folder"] == "ALLOWED: 'swapped'" and found["victim_visible"] is False, found
+        assert result.ok and result.figures == [] and result.payload["tables"] == [], result.text
+    assert len(list(victim.iterdir())) == 1001 and (victim / "f999.txt").read_text() == "precious"
+    assert (victim / "bait.png").read_bytes() == b"NOT A FIGURE"
+    clean = probe(env, "import os, json\nprint(json.dumps({'calls': os.listdir('/scratch/calls'), "
+                       "'tmp': os.listdir('/tmp')}))")
+    assert clean["tmp"] == [] and len(clean["calls"]) == 1  # emptied after each call: only this call's folder
+    still_works(env)
+
+
+# ----------------------------------------------------------------------------- nothing outlives a call
+LINGER = '''
+import os, subprocess, sys, time
+# a session leader with its own process group, and a double-forked daemon
+subprocess.Popen([sys.executable, "-c", "import time\\nwhile True:\\n    open('/tmp/alive-1', 'w').close()\\n"
+                  "    time.sleep(0.05)"], start_new_session=True)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        while True:
+            open("/tmp/alive-2", "w").close()
+            time.sleep(0.05)
+    os._exit(0)
+time.sleep(0.3)
+print("started", sorted(f for f in os.listdir("/tmp") if f.startswith("alive")))
+'''
+
+
+def test_background_processes_are_stopped_and_the_model_is_told(env):
+    result = env.run(LINGER)
+    # Reason: the call runs in the sandbox's pid namespace; when it returns, the parent kills every
+    # process there but init, the zygote and itself, whatever process group or session it made.
+    assert result.ok, result.error
+    assert "started ['alive-1', 'alive-2']" in result.text
+    assert "left 2 background processes running; they were stopped when the call ended" in result.text
+    assert result.payload["stopped_processes"] == 2
+    found = probe(env, "import os, json, time\ntime.sleep(0.3)\n"
+                       "print(json.dumps({'procs': [p for p in os.listdir('/proc') if p.isdigit()], "
+                       "'tmp': os.listdir('/tmp')}))")
+    assert len(found["procs"]) <= 4 and found["tmp"] == []  # init, zygote, parent, this call; nothing written
+    still_works(env)
+
+
+# ----------------------------------------------------------------------------- disk
+def test_filling_the_disk_stops_at_the_writable_space_limit(env):
+    settings = env.settings.model_copy(update={"sandbox_scratch_mb": 16})
+    host_free = os.statvfs(env.data_dir).f_bavail * os.statvfs(env.data_dir).f_frsize
+    fill = env.run("i = 0\nwhile True:\n    open(f'part{i}', 'wb').write(b'x' * (2 * 1024 * 1024))\n    i += 1",
+                   settings=settings, workspace_id="wsfill" + env.ws_a[-3:], datasets={})
+    # Reason: /scratch is a 16 MB file system in memory (ENOSPC), whatever the number of files.
+    assert fill.error["error"] == "limit_exceeded" and fill.error["limit"] == "scratch", fill.error
+    tmp = env.run("i = 0\nwhile True:\n    open(f'/tmp/p{i}', 'wb').write(b'x' * (1024 * 1024))\n    i += 1",
+                  settings=settings, workspace_id="wsfill" + env.ws_a[-3:], datasets={})
+    assert tmp.error["error"] == "limit_exceeded" and tmp.error["limit"] == "scratch", tmp.error
+    after = env.run("import os\nprint(sorted(os.listdir('.')), os.listdir('/tmp'), os.listdir('/scratch/calls'))",
+                    settings=settings, workspace_id="wsfill" + env.ws_a[-3:], datasets={})
+    # both emptied after the call: the next one works, with only its own captured output
+    assert "['stderr.txt', 'stdout.txt'] [] ['call_" in after.text, after.text
+    # the host's disk did not take the writes (a margin for everything else on this machine)
+    assert os.statvfs(env.data_dir).f_bavail * os.statvfs(env.data_dir).f_frsize > host_free - 12 * 1024 * 1024
+    get_pool().close("wsfill" + env.ws_a[-3:])
+
+
+# ----------------------------------------------------------------------------- many workspaces
+@pytest.mark.slow
+def test_many_workspaces_keep_a_bounded_number_of_warm_sandboxes(env):
+    from sandbox.host import sandbox_uid
+
+    settings = env.settings.model_copy(update={"sandbox_max_warm": 2})
+    names = [f"wsmany{i}{env.ws_a[-3:]}" for i in range(4)]
+    for name in names:
+        result = env.run("print('ok')", settings=settings, workspace_id=name, datasets={})
+        assert result.ok, result.error
+    pool = get_pool()
+    # Reason: an LRU cap on warm sandboxes; a new workspace closes the least recently used one.
+    assert len(pool.parents) <= 2 and names[-1] in pool.parents and names[0] not in pool.parents
+    alive = {name for name in names if _host_pids_of(sandbox_uid(name))}
+    assert alive <= set(pool.parents) and names[0] not in alive
+    # and a memory budget: above it the least recently used idle sandboxes are closed
+    stats = pool.stats()
+    assert stats["warm"] == len(pool.parents) and stats["memory_mb"] > 10
+    pool.configure(memory_mb=1)
+    try:
+        pool.enforce_memory()
+        assert pool.parents == {} and pool.stats()["memory_mb"] == 0
+    finally:
+        pool.configure(max_warm=8, memory_mb=4096)
+    for _ in range(100):
+        if not any(_host_pids_of(sandbox_uid(name)) for name in names):
+            break
+        time.sleep(0.05)
+    assert not any(_host_pids_of(sandbox_uid(name)) for name in names)
     still_works(env)

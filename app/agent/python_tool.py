@@ -12,6 +12,7 @@ the datasets either as `dataset_paths` ({name: working-copy path}) or from `sess
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 from analysis_tools import ToolContext, ToolError, ToolResult
 from sandbox import LaunchSpec, Limits, SandboxUnavailable, detect_isolation, get_pool
 
+log = logging.getLogger(__name__)
 MAX_TABLE_PREVIEW = 1_500
 
 
@@ -32,8 +34,9 @@ def run_python(code: str, ctx: ToolContext = None) -> ToolResult:
     plt.savefig("name.png")) and result tables with `save_table(df, "name")`; set a JSON-able
     `result` variable for key numbers. Each call starts from a clean interpreter (nothing is kept
     between calls); the datasets are read-only copies; only the current folder is writable. No
-    network and nothing can be installed. Limits: CPU time, wall time, memory, processes and output
-    size; long output is truncated (the full copy is kept).
+    network and nothing can be installed. Limits: CPU time, wall time, memory, processes, writable
+    space and output size; a long output comes back as a preview, readable in full with
+    read_tool_output. Background processes are stopped when the call ends.
 
     Args:
         code: Python source to run. Errors come back with the line of your code and a hint.
@@ -50,17 +53,20 @@ def run_python(code: str, ctx: ToolContext = None) -> ToolResult:
                         isolation=isolation.kind,
                         hint="Use the analysis tools instead; an administrator can install bubblewrap.")
     workspace = Path(settings.workspace_dir(workspace_id))
-    spec = LaunchSpec(workspace_id, workspace / "files", workspace / "scratch", mode=settings.sandbox_mode)
+    spec = LaunchSpec(workspace_id, workspace / "files", workspace / "scratch", mode=settings.sandbox_mode,
+                      scratch_mb=settings.sandbox_scratch_mb)
     limits = Limits(cpu_s=settings.sandbox_cpu_s, wall_s=settings.sandbox_wall_s,
                     memory_mb=settings.sandbox_memory_mb, max_procs=settings.sandbox_max_procs,
                     max_files=settings.sandbox_max_files, max_output_chars=settings.sandbox_max_output_chars,
-                    file_mb=settings.sandbox_max_file_mb)
+                    file_mb=settings.sandbox_max_file_mb, scratch_mb=settings.sandbox_scratch_mb)
+    pool = get_pool(settings.sandbox_idle_s, settings.sandbox_max_warm, settings.sandbox_warm_memory_mb,
+                    settings.sandbox_keep_mb)
     try:
-        outcome = get_pool(settings.sandbox_idle_s).run(spec, code, _dataset_paths(ctx, workspace_id), limits,
-                                                        call_id=_call_id(ctx))
+        outcome = pool.run(spec, code, _dataset_paths(ctx, workspace_id), limits, call_id=_call_id(ctx))
     except SandboxUnavailable as exc:
-        raise ToolError("sandbox_unavailable", f"Python cannot run here: {exc}", retryable=False,
-                        isolation=isolation.kind, hint="Use the analysis tools instead.") from None
+        log.warning("run_python in workspace %s: %s", workspace_id, exc)
+        raise ToolError("sandbox_unavailable", f"Python cannot run here: {_no_host_paths(str(exc), settings)}",
+                        retryable=False, isolation=isolation.kind, hint="Use the analysis tools instead.") from None
     features = [f for f in isolation.features if f != "seccomp"] + (["seccomp"] if outcome.seccomp == "on" else [])
     banner = (f"[sandbox] isolation: {outcome.isolation} ({', '.join(features)}; "
               f"limits: {limits.describe()})")
@@ -72,28 +78,43 @@ def run_python(code: str, ctx: ToolContext = None) -> ToolResult:
             error["stdout"] = outcome.stdout["text"][-2_000:]
         if outcome.stderr.get("text") and error.get("error") != "python_error":
             error["stderr"] = outcome.stderr["text"][-1_000:]
+        if outcome.stopped_processes:
+            error["background_processes"] = _stopped_note(outcome.stopped_processes)
         result = ToolResult.failure(error)
         result.text = banner + "\n" + result.text
         return result
     return _success(outcome, banner, ctx)
 
 
+def _stopped_note(count: int) -> str:
+    return (f"The code left {count} background process{'es' if count != 1 else ''} running; "
+            f"{'they were' if count != 1 else 'it was'} stopped when the call ended (nothing outlives a call: "
+            "finish the work inside the call).")
+
+
+def _no_host_paths(text: str, settings) -> str:
+    """The model never sees where the server keeps its files."""
+    for root in {str(Path(settings.data_dir).resolve()), str(settings.data_dir)}:
+        text = text.replace(root, "<data>")
+    return text
+
+
 def _success(outcome, banner: str, ctx: ToolContext) -> ToolResult:
     parts = [banner]
     stdout, stderr = outcome.stdout, outcome.stderr
     if stdout.get("text"):
-        note = f"  (truncated; full output: {stdout['path']})" if stdout.get("truncated") else ""
-        parts.append(f"[stdout]{note}\n{stdout['text'].rstrip()}")
+        parts.append(f"[stdout]\n{stdout['text'].rstrip()}")
     if stderr.get("text"):
-        note = f"  (truncated; full output: {stderr['path']})" if stderr.get("truncated") else ""
-        parts.append(f"[stderr]{note}\n{stderr['text'].rstrip()[-2_000:]}")
+        parts.append(f"[stderr]\n{stderr['text'].rstrip()[-2_000:]}")
+    if outcome.stopped_processes:
+        parts.append("[sandbox] " + _stopped_note(outcome.stopped_processes))
     if outcome.result is not None:
         import json
 
         parts.append("[result]\n" + json.dumps(outcome.result, ensure_ascii=False, default=str)[:4_000])
     for table in outcome.tables:
         parts.append(f"[table {table['name']}] {table['rows']} rows x {len(table['columns'])} columns "
-                     f"(saved: {table['parquet']})\n{table['preview'][:MAX_TABLE_PREVIEW]}")
+                     f"(saved as {Path(table['parquet']).name})\n{table['preview'][:MAX_TABLE_PREVIEW]}")
     figures, captions = [], []
     for figure in outcome.figures:
         source = Path(figure["path"])
@@ -112,8 +133,8 @@ def _success(outcome, banner: str, ctx: ToolContext) -> ToolResult:
                         and len(str(v)) < 200})
     return ToolResult(text="\n\n".join(parts), figures=figures, captions=captions, metrics=metrics,
                       method="Python code (sandboxed)",
-                      payload={"isolation": outcome.isolation, "call_dir": str(outcome.call_dir),
-                               "stdout_path": stdout.get("path"), "stdout_truncated": bool(stdout.get("truncated")),
+                      payload={"isolation": outcome.isolation, "stdout_truncated": bool(stdout.get("truncated")),
+                               "stopped_processes": outcome.stopped_processes,
                                "tables": outcome.tables, "result": outcome.result, "warm": outcome.warm,
                                "figures": [dict(f, copied_to=t) for f, t in zip(outcome.figures, figures)]})
 

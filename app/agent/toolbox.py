@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
@@ -158,5 +159,7 @@ def tool_message_content(result: ToolResult) -> str:
     if metrics:
         parts.append("[metrics]\n" + json.dumps(metrics, ensure_ascii=False, default=str))
     if result.figures:
-        parts.append("[figures]\n" + "\n".join(f"- {f.path}: {f.caption}" for f in result.figure_records()))
+        # The workspace-relative name, never the server's path (the model has no use for it).
+        parts.append("[figures]\n" + "\n".join(f"- figures/{Path(f.path).name}: {f.caption}"
+                                                for f in result.figure_records()))
     return "\n\n".join(p for p in parts if p)

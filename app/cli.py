@@ -137,8 +137,9 @@ def analyze_command(args: argparse.Namespace) -> int:
         return waiting
     with db.session() as session:
         run = session.get(Run, run_id)
-        if run.status != "done":
-            print(f"error: run_{run.status}: {run.error or run.status}", file=sys.stderr)
+        if run is None or run.status != "done":
+            status, error = (run.status, run.error) if run else ("missing", "the run's record is gone")
+            print(f"error: run_{status}: {error or status}", file=sys.stderr)
             print(f"details: {log_file}", file=sys.stderr)
             return EXIT_INTERNAL
         report = run_report(session, run_id)

@@ -75,6 +75,7 @@ def _fail_needed_skip(report) -> None:
     if not (IN_CI and report.skipped):
         return
     reason = str(report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr)
+    reason = reason.removeprefix("Skipped: ")
     if any(word in reason.lower() for word in NEEDED_IN_CI):
         report.outcome = "failed"
         report.longrepr = f"CI=true: this test must run here, but it skipped: {reason}"

@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     worker = sub.add_parser("worker", help="execute queued runs in this process (run_executor=worker)")
     worker.add_argument("--once", action="store_true", help="exit when no queued run is left")
     worker.set_defaults(func=worker_command)
+    migrate = sub.add_parser("migrate", help="bring the database schema to the newest migration, then exit")
+    migrate.set_defaults(func=migrate_command)
     add_inspect_parser(sub)
     analyze = sub.add_parser("analyze", help="run the agent on files and write the report")
     analyze.add_argument("files", nargs="+", type=Path)
@@ -74,6 +76,7 @@ def serve_command(args: argparse.Namespace) -> int:
     settings = get_settings()
     access = "sign-in required" if auth_required(settings) else "local use, no sign-in"
     print(f"Verity on http://{host}:{port}  (model: {settings.llm_model}; {access})", flush=True)
+    print(sandbox_status(settings), flush=True)
     uvicorn.run("app.main:create_app", factory=True, host=host, port=port, log_level="info")
     return EXIT_OK
 
@@ -88,6 +91,7 @@ def worker_command(args: argparse.Namespace) -> int:
     worker = Worker(get_settings())
     signal.signal(signal.SIGTERM, lambda *_: worker.stop.set())  # `docker stop`: finish the current step
     print(f"Verity worker {worker.name}: {worker.settings.run_workers} run(s) at a time", flush=True)
+    print(sandbox_status(worker.settings), flush=True)
     try:
         ran = worker.run_forever(once=args.once)
     except KeyboardInterrupt:
@@ -95,6 +99,35 @@ def worker_command(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"Verity worker {worker.name}: {ran} run(s) executed", flush=True)
     return EXIT_OK
+
+
+def migrate_command(args: argparse.Namespace) -> int:
+    """The deployment's prestart step (docker-compose.yml): migrate once before the app and the
+    workers start. They migrate at start too, but then find nothing to do; on PostgreSQL an
+    advisory lock keeps processes that start together from migrating at the same time."""
+    from app.config import get_settings
+    from app.db.session import open_database
+
+    db = open_database(get_settings())
+    db.engine.dispose()
+    print("database schema is up to date", flush=True)
+    return EXIT_OK
+
+
+def sandbox_status(settings) -> str:
+    """One plain line on whether run_python (the analyst's own Python code) can run here, and
+    what to do when it cannot: the other analyses work either way."""
+    from sandbox import detect_isolation
+
+    isolation = detect_isolation(settings.sandbox_mode)
+    if isolation.available:
+        return f"run_python: sandboxed ({isolation.kind})" if isolation.kind != "unsafe" else \
+            "run_python: WITHOUT isolation (sandbox_mode=unsafe): only on a trusted single-user machine"
+    if settings.sandbox_mode == "off":
+        return "run_python: switched off (VERITY_SANDBOX_MODE=off); the other analyses work"
+    return ("run_python cannot be offered here, so the analyst works without its own Python code "
+            f"(the other analyses work). Why: {isolation.reason}. In Docker, the container needs user "
+            "namespaces and mounts: see the README, Deployment.")
 
 
 def analyze_command(args: argparse.Namespace) -> int:

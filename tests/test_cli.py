@@ -145,3 +145,29 @@ def test_the_tool_registry_is_built_on_first_use():
     assert has_any(modules, ("scipy", "matplotlib", "analysis_tools.stats")) == []
     modules = loaded_after("from analysis_tools import REGISTRY\nassert REGISTRY.get('compare_groups')")
     assert {"scipy", "analysis_tools.stats", "analysis_tools.plot"} <= modules
+
+
+# ---------------------------------------------------------------- deployment (issue #17)
+
+def test_migrate_brings_an_empty_database_to_the_newest_schema(tmp_path):
+    done = verity("migrate", tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "schema is up to date" in done.stdout
+    import sqlite3
+
+    tables = {r[0] for r in sqlite3.connect(tmp_path / "runtime" / "verity.db").execute(
+        "SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"alembic_version", "workspaces", "runs", "events"} <= tables
+
+
+def test_start_says_plainly_when_run_python_cannot_be_offered(monkeypatch, settings):
+    import sandbox.host
+    from app.cli import sandbox_status
+
+    monkeypatch.setattr(sandbox.host, "probe", lambda kind: sandbox.host.Isolation(
+        kind, False, "setting up uid map: Permission denied"))
+    line = sandbox_status(settings)
+    assert line.startswith("run_python cannot be offered here") and "Permission denied" in line
+    assert "README" in line and "Traceback" not in line
+    monkeypatch.setattr(sandbox.host, "probe", lambda kind: sandbox.host.Isolation(kind, True, ""))
+    assert sandbox_status(settings) == "run_python: sandboxed (bwrap)"

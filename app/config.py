@@ -128,8 +128,10 @@ class Settings(BaseSettings):
         "in megabytes, checked from the zip directory before parsing (zip bombs)."
     )
     max_compression_ratio: float = Field(
-        200.0, description="Largest unpacked/packed size ratio of one part (over 8 MB) of a zip-based "
-        "workbook; higher ratios are refused as zip bombs."
+        200.0, description="Unpacked/packed size ratio of one part (over 8 MB) of a zip-based workbook above "
+        "which its parse cost is checked before reading: it is inflated once, as a stream, and refused as a "
+        "zip bomb when it holds more than 4 XML elements per cell of max_cells (a ratio alone is not refused: "
+        "long repeated text packs well)."
     )
     parse_timeout_s: float = Field(
         120.0, description="Wall-time limit of reading one file, in seconds. Uploads, sheet switches and "
@@ -139,6 +141,11 @@ class Settings(BaseSettings):
     parse_memory_mb: int = Field(
         6_144, description="Memory, in megabytes, that reading one file may add to the reading child "
         "process (an address-space limit); a file that needs more is reported as too_large."
+    )
+    parse_total_memory_mb: int = Field(
+        12_288, description="Memory, in megabytes, all file reads running at once may use together: at most "
+        "parse_total_memory_mb // parse_memory_mb files (at least one) are read at the same time by the "
+        "processes that share this data folder; the others wait for their turn (a waiting upload says so)."
     )
 
     # --- agent budgets (SPEC §2, §5) -------------------------------------------------------

@@ -84,7 +84,7 @@ def _docx_text(path: Path) -> str:
 
     try:
         with zipfile.ZipFile(path) as package:
-            check_zip_limits(package.infolist(), get_settings())  # zip bombs, before python-docx inflates
+            check_zip_limits(package, get_settings())  # zip bombs, before python-docx inflates
         document = Document(str(path))
     except IngestError as exc:
         raise KnowledgeError(exc.category, exc.message, exc.hint) from exc

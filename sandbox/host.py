@@ -130,7 +130,7 @@ def detect_isolation(mode: str = "auto") -> Isolation:
 
 # Re-exported so `from sandbox.host import ...` keeps working for every name it had. The pool is
 # imported last: it needs the detection above, and this module must be complete by then.
-from sandbox.launch import (
+from sandbox.launch import (  # noqa: E402
     INSIDE_DATA,
     INSIDE_PACKAGE_ROOT,
     INSIDE_SCRATCH,
@@ -144,8 +144,8 @@ from sandbox.launch import (
     sandbox_env,
     sandbox_uid,
 )
-from sandbox.pool import KEEP_CALLS, SandboxPool, WarmParent, get_pool
-from sandbox.results import RunOutcome
+from sandbox.pool import KEEP_CALLS, SandboxPool, WarmParent, get_pool  # noqa: E402
+from sandbox.results import RunOutcome  # noqa: E402
 
 __all__ = ["INSIDE_DATA", "INSIDE_PACKAGE_ROOT", "INSIDE_SCRATCH", "KEEP_CALLS", "MODES", "PACKAGE_DIR",
            "SANDBOX_UID_BASE", "SANDBOX_UID_SPAN", "THREAD_ENV", "Isolation", "LaunchSpec", "Limits", "RunOutcome",

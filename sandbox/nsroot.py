@@ -27,7 +27,7 @@ def _check(result: int, what: str) -> None:
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = lambda s: s.encode() if s is not None else None
+    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
     _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
            f"mount {source} on {target}")
 

@@ -86,7 +86,7 @@ class SandboxPool:
         """Take the least recently used idle parents out of the pool (under the lock): `count` of
         them, or as many as it takes to bring the memory under `memory_kb`."""
         idle = sorted((p for p in self.parents.values() if not p.in_use), key=lambda p: p.last_used)
-        chosen = []
+        chosen: list[WarmParent] = []
         total = sum(p.memory_kb for p in self.parents.values()) if memory_kb is not None else 0
         for parent in idle:
             if memory_kb is not None:
@@ -156,11 +156,9 @@ class SandboxPool:
             parent.close()
             self.prewarm(spec, isolation)  # the next call finds a fresh, warm parent
         prune_kept(spec.scratch_root / "calls", KEEP_CALLS, self.keep_mb * 1024 * 1024)
-        stream = lambda s: {"text": "", "truncated": False, **{k: v for k, v in (s or {}).items()
-                                                               if k in ("text", "truncated", "bytes")}}
         return RunOutcome(
             ok=bool(reply.get("ok")), isolation=isolation.kind, error=reply.get("error"),
-            stdout=stream(reply.get("stdout")), stderr=stream(reply.get("stderr")), figures=figures, tables=tables,
+            stdout=_stream(reply.get("stdout")), stderr=_stream(reply.get("stderr")), figures=figures, tables=tables,
             result=reply.get("result"), call_dir=kept, duration_ms=float(reply.get("duration_ms") or 0.0),
             warm=warm, datasets=reply.get("datasets") or {}, seccomp=parent.seccomp,
             stopped_processes=int(reply.get("stopped_processes") or 0))
@@ -215,6 +213,12 @@ class SandboxPool:
                 self.enforce_memory()
             except Exception:
                 log.exception("measuring the sandboxes' memory failed")
+
+
+def _stream(stream: dict | None) -> dict:
+    """A captured stream as the sandbox reported it: its text (head and tail) and its size."""
+    kept = {k: v for k, v in (stream or {}).items() if k in ("text", "truncated", "bytes")}
+    return {"text": "", "truncated": False, **kept}
 
 
 _POOL: SandboxPool | None = None

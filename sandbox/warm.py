@@ -46,16 +46,14 @@ class WarmParent:
         self.memory_at = 0.0
         self.seccomp = "off"
         self.lock = threading.Lock()
-        self.proc: subprocess.Popen | None = None
-        self.sock: socket.socket | None = None
         self.scratch_fd: int | None = None  # the sandbox's /scratch, opened once, never by path again
         self.tmp_fd: int | None = None
         self._seq = 0
         self._nsroot: str | None = None
         self.nsroot_path: str | None = None  # unshare: the empty host folder the root was mounted on
-        self._start()
+        self.proc, self.sock = self._start()
 
-    def _start(self) -> None:
+    def _start(self) -> tuple[subprocess.Popen, socket.socket]:
         self.spec.scratch_root.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.spec.data_root.mkdir(parents=True, exist_ok=True)
         ours, theirs = socket.socketpair()
@@ -64,30 +62,32 @@ class WarmParent:
         log_path = self._log_path()
         log_file = open(log_path, "ab" if not log_path.exists() or log_path.stat().st_size < 1 << 20 else "wb")
         try:
-            self.proc = subprocess.Popen(command, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
-                                         stdout=log_file, stderr=log_file, env=env, start_new_session=True,
-                                         cwd="/")
+            proc = subprocess.Popen(command, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                                    stdout=log_file, stderr=log_file, env=env, start_new_session=True, cwd="/")
         except BaseException:
             self._remove_nsroot()
+            ours.close()
             raise
         finally:
             theirs.close()
             log_file.close()
-        self.sock = ours
+        return proc, ours
 
     def wait_ready(self, timeout: float = 90.0) -> dict:
-        if self.hello is None:
-            self.sock.settimeout(timeout)
-            try:
-                hello = protocol.recv(self.sock)
-            except (protocol.ChannelClosed, OSError) as exc:
-                self.close()
-                raise SandboxUnavailable(f"the sandbox did not start ({exc}); see {self._log_path()}") from None
-            if hello.get("error") or hello.get("op") != "hello":
-                self.close()
-                raise SandboxUnavailable(f"the sandbox did not start: {hello.get('error') or hello}")
-            self._ready(hello)
-        return self.hello
+        """The parent's hello (the first message of a new parent), read once."""
+        if self.hello is not None:
+            return self.hello
+        self.sock.settimeout(timeout)
+        try:
+            hello = protocol.recv(self.sock)
+        except (protocol.ChannelClosed, OSError) as exc:
+            self.close()
+            raise SandboxUnavailable(f"the sandbox did not start ({exc}); see {self._log_path()}") from None
+        if hello.get("error") or hello.get("op") != "hello":
+            self.close()
+            raise SandboxUnavailable(f"the sandbox did not start: {hello.get('error') or hello}")
+        self._ready(hello)
+        return hello
 
     def _ready(self, hello: dict) -> None:
         self.hello = hello
@@ -119,7 +119,7 @@ class WarmParent:
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        return self.proc.poll() is None
 
     def call(self, request: dict, limits: Limits) -> tuple[dict, list, list, Path]:
         """Run one request; the worker enforces the wall time itself, this is the backstop. Returns
@@ -180,18 +180,17 @@ class WarmParent:
 
     def measure(self) -> int:
         """The sandbox's memory: the PSS of all its processes, in kB (cached for a few seconds)."""
-        if self.proc is not None and time.monotonic() - self.memory_at > 3.0:
+        if time.monotonic() - self.memory_at > 3.0:
             self.memory_kb = tree_pss_kb(self.proc.pid) if self.alive else 0
             self.memory_at = time.monotonic()
         return self.memory_kb
 
     def close(self) -> None:
-        if self.sock is not None:
-            try:
-                self.sock.close()
-            except OSError:
-                pass
-        if self.proc is not None and self.proc.poll() is None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except OSError:

@@ -146,3 +146,101 @@ def test_a_read_server_that_died_is_started_again():
     first.process.wait(10)
     assert in_thread(load_table_bounded, XLSX).info["rows"] == 6  # a new server answers
     assert read_server() is not first and read_server().alive()
+
+
+# --- how many reads run at once ------------------------------------------------------------------
+
+
+def test_reads_wait_for_a_free_slot_and_say_so(tmp_path):
+    """A queue with a total memory budget: one slot when the budget holds one read; a read that
+    must wait tells whoever started it (zh and en), and runs as soon as the slot is free."""
+    from app.ingest.parse_slots import on_wait, parse_slot, slots
+
+    settings = Settings(_env_file=None, data_dir=tmp_path / "runtime", parse_memory_mb=1024,
+                        parse_total_memory_mb=1500)
+    assert slots(settings) == 1 and slots(settings.model_copy(update={"parse_total_memory_mb": 4096})) == 4
+    told: list = []
+    finished: list = []
+
+    def read():
+        with on_wait(told.append):
+            finished.append((load_table_bounded(XLSX, settings=settings).info["rows"], time.monotonic()))
+
+    with parse_slot(settings):  # another upload is being read
+        reader = threading.Thread(target=read)
+        reader.start()
+        time.sleep(1.0)
+        released = time.monotonic()
+        assert finished == [] and told and told[0]["slots"] == 1
+        assert "Waiting for its turn" in told[0]["en"] and "正在排队" in told[0]["zh"]
+    reader.join(120)
+    assert finished and finished[0][0] == 6 and finished[0][1] >= released
+    assert told[-1] is None  # its turn came: the waiting note is withdrawn
+
+
+def test_a_slot_held_by_another_process_counts_and_is_freed_when_it_dies(tmp_path):
+    from app.ingest.parse_slots import parse_slot
+
+    settings = Settings(_env_file=None, data_dir=tmp_path / "runtime", parse_memory_mb=1024,
+                        parse_total_memory_mb=1024)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\nfrom app.config import Settings\nfrom app.ingest.parse_slots import parse_slot\n"
+        f"s = Settings(_env_file=None, data_dir={str(tmp_path / 'runtime')!r}, parse_memory_mb=1024, "
+        "parse_total_memory_mb=1024)\nwith parse_slot(s):\n    print('held', flush=True)\n    time.sleep(600)")],
+        cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        got: list = []
+
+        def take():
+            with parse_slot(settings) as number:
+                got.append(number)
+
+        waiter = threading.Thread(target=take)
+        waiter.start()
+        time.sleep(0.5)
+        assert got == []  # the other process's read holds the only slot
+        holder.kill()  # a crash frees it
+        waiter.join(30)
+        assert got == [0]
+    finally:
+        holder.kill()
+        holder.wait(10)
+
+
+# --- zip bombs: decompressed size and parse cost, not the compression ratio alone -----------------
+
+
+def test_a_genuine_workbook_of_32k_character_cells_is_read(tmp_path):
+    import zipfile
+
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["id", "note", "amount"])
+    for i in range(320):  # Excel's longest cell is 32,767 characters
+        sheet.append([i, f"note {i}: " + ("lorem ipsum dolor sit amet " * 1200)[:32_000], i * 1.5])
+    path = tmp_path / "long_notes.xlsx"
+    book.save(path)
+    settings = Settings(_env_file=None)
+    with zipfile.ZipFile(path) as package:  # the part packs like a bomb would ...
+        part = max(package.infolist(), key=lambda i: i.file_size)
+        assert part.file_size > 8 * 1024 * 1024 and part.file_size / part.compress_size > settings.max_compression_ratio
+    table = in_thread(load_table_bounded, path, settings=settings)  # ... but it is a few hundred cells
+    assert table.info["rows"] == 320 and len(table.frame["note"].iloc[7]) == 32_008
+    assert table.frame["amount"].sum() == pytest.approx(sum(i * 1.5 for i in range(320)))
+
+
+def test_a_bomb_of_empty_cells_is_refused_for_its_parse_cost(tmp_path):
+    import zipfile
+
+    path = tmp_path / "bomb.xlsx"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as package:
+        package.writestr("[Content_Types].xml", "<Types/>")
+        package.writestr("xl/workbook.xml", "<workbook/>")
+        package.writestr("xl/worksheets/sheet1.xml", b"<c/>" * (16 * 1024 * 1024))  # 64 MB, packs ~1000x
+    start = time.perf_counter()
+    with pytest.raises(IngestError) as err:
+        load_table(path, settings=Settings(_env_file=None, max_cells=1_000_000))
+    assert err.value.category == "too_large" and "more than 4,000,000 XML elements" in err.value.message
+    assert time.perf_counter() - start < 30  # counted while inflating, stopped at the limit

@@ -2,7 +2,8 @@
 
 A crafted or damaged file can make a native reader spin or allocate without end; inside a child
 that costs one killed process, never the server or the CLI, and the user gets a `too_large`
-error instead of a hang. A read is a *job*: a folder holding `request.pkl` (file, sheet and the
+error instead of a hang. How many reads run at once is bounded too (app.ingest.parse_slots): a
+read waits for a slot, so several big uploads together stay within `parse_total_memory_mb`. A read is a *job*: a folder holding `request.pkl` (file, sheet and the
 limits); the child writes `result.pkl` (the table's description, or the IngestError) and
 `frame.arrow` (the table, an Arrow file the parent memory-maps) there and exits. A job reads a
 whole table (`load_table_bounded`) or the streamed preview of a big workbook
@@ -37,6 +38,7 @@ import pyarrow as pa
 from app.config import Settings, get_settings
 from app.ingest import pipeline
 from app.ingest.errors import IngestError
+from app.ingest.parse_slots import parse_slot
 from app.ingest.pipeline import LoadedTable
 
 log = logging.getLogger(__name__)
@@ -71,12 +73,13 @@ def _bounded(kind: str, path: str | Path, sheet: str | None, settings: Settings 
         # The child needs the limits, not the model's API key: that never touches the disk.
         request = (kind, str(Path(path).resolve()), sheet, settings.model_copy(update={"llm_api_key": None}), options)
         (job / "request.pkl").write_bytes(pickle.dumps(request))
-        try:
-            status, code = run_job(job, settings.parse_timeout_s)
-            return _outcome(kind, job, status, code, settings)
-        except NoChild as exc:
-            log.warning("reading %s in-process: %s", Path(path).name, exc)
-            return _READERS[kind](path, sheet, settings, None, **options)
+        with parse_slot(settings):  # a queue: the reads at once stay within parse_total_memory_mb
+            try:
+                status, code = run_job(job, settings.parse_timeout_s)
+                return _outcome(kind, job, status, code, settings)
+            except NoChild as exc:
+                log.warning("reading %s in-process: %s", Path(path).name, exc)
+                return _READERS[kind](path, sheet, settings, None, **options)
     finally:
         shutil.rmtree(job, ignore_errors=True)
 

@@ -46,6 +46,8 @@ for _logger in ("fastexcel", "calamine"):
 
 # Parts smaller than this are never refused for their ratio (tiny repetitive XML compresses well).
 RATIO_FLOOR_BYTES = 8 * 1024 * 1024
+# The parse cost of a suspicious part, in XML tags: a cell with a value is <c><v>..</v></c>.
+ELEMENTS_PER_CELL = 4
 PLAIN_NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$")
 
 
@@ -98,15 +100,14 @@ def _sniff_ole(path: Path, ext: str) -> str:
 def _sniff_zip(path: Path, ext: str, settings: Settings | None = None) -> str:
     try:
         with zipfile.ZipFile(path) as zf:
-            infos = zf.infolist()
             names = {n.replace("\\", "/").lstrip("/") for n in zf.namelist()}
+            if settings is not None:
+                check_zip_limits(zf, settings)
     except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
         raise IngestError(
             "corrupt_file", "The file is damaged: it could not be opened as a workbook.",
             "Open it in Excel or LibreOffice and save it again.",
         ) from exc
-    if settings is not None:
-        check_zip_limits(infos, settings)
     if "xl/workbook.bin" in names:
         return "xlsb"
     if "content.xml" in names and "mimetype" in names:
@@ -120,9 +121,15 @@ def _sniff_zip(path: Path, ext: str, settings: Settings | None = None) -> str:
     )
 
 
-def check_zip_limits(infos: list[zipfile.ZipInfo], settings: Settings) -> None:
+def check_zip_limits(package: zipfile.ZipFile | list[zipfile.ZipInfo], settings: Settings) -> None:
     """Zip bombs: the central directory says how big every part becomes once decompressed, so a
-    crafted workbook is refused before any reader inflates a byte of it."""
+    workbook that unpacks beyond `max_uncompressed_mb` is refused before any reader inflates a byte
+    of it. A high compression ratio alone is no proof: text cells of 32k repeated characters pack
+    several hundred times and are genuine. A part that packs suspiciously well (over 8 MB, ratio
+    above `max_compression_ratio`) is inflated once, in a stream, and its parse cost counted: more
+    XML elements than four per allowed cell (`max_cells`) is refused; fewer is read as usual, by a
+    reader that has its own time and memory limits (app.ingest.bounded)."""
+    infos = package.infolist() if isinstance(package, zipfile.ZipFile) else list(package)
     total = sum(max(0, i.file_size) for i in infos)
     if total > settings.max_uncompressed_mb * 1024 * 1024:
         raise IngestError(
@@ -130,17 +137,40 @@ def check_zip_limits(infos: list[zipfile.ZipInfo], settings: Settings) -> None:
             f"The workbook unpacks to {total / 1048576:,.0f} MB; the limit is {settings.max_uncompressed_mb} MB.",
             "Delete unused sheets, rows and columns, or split the workbook.",
         )
-    for info in infos:
-        ratio = info.file_size / max(1, info.compress_size)
-        if info.file_size > RATIO_FLOOR_BYTES and ratio > settings.max_compression_ratio:
-            raise IngestError(
-                "too_large",
-                f"Part '{info.filename}' of the workbook expands {ratio:,.0f} times when unpacked (the limit "
-                f"is {settings.max_compression_ratio:g}); files like this are used to exhaust memory.",
-                "If the file is genuine, open it in Excel, delete unused rows and columns, and save again.",
-            )
     if len(infos) > 10_000:
         raise IngestError("too_large", f"The workbook holds {len(infos):,} parts.", "Save it again from Excel.")
+    for info in infos:
+        ratio = info.file_size / max(1, info.compress_size)
+        if info.file_size <= RATIO_FLOOR_BYTES or ratio <= settings.max_compression_ratio:
+            continue
+        limit = ELEMENTS_PER_CELL * settings.max_cells
+        if not isinstance(package, zipfile.ZipFile):  # only the directory: the ratio is all there is
+            elements = limit + 1
+        else:
+            elements = _xml_elements(package, info, limit)
+        if elements > limit:
+            raise IngestError(
+                "too_large",
+                f"Part '{info.filename}' of the workbook expands {ratio:,.0f} times when unpacked, into more "
+                f"than {limit:,} XML elements (the limit is {ELEMENTS_PER_CELL} per cell of {settings.max_cells:,} "
+                "cells); files like this are used to exhaust memory.",
+                "If the file is genuine, open it in Excel, delete unused rows and columns, and save again.",
+            )
+
+
+def _xml_elements(package: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> int:
+    """The number of XML tags in one part, inflated in 1 MB chunks (memory stays flat); counting
+    stops above `limit`. A part that cannot be inflated counts as over the limit."""
+    count = 0
+    try:
+        with package.open(info) as stream:
+            while chunk := stream.read(1 << 20):
+                count += chunk.count(b"<")
+                if count > limit:
+                    break
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError):
+        return limit + 1
+    return count
 
 
 def _looks_like_text(path: Path) -> bool:

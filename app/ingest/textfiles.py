@@ -96,9 +96,12 @@ def _mostly_cjk(text: str) -> bool:
     return cjk / len(non_ascii) >= 0.9
 
 
+SNIFF_CHARS = 64 * 1024  # a bounded sample: one line of a file can be the whole file
+
+
 def sniff_delimiter(text: str) -> str:
     """Pick the delimiter that splits the first lines into the most consistent number of fields."""
-    lines = [ln for ln in text.splitlines()[:100] if ln.strip()][:50]
+    lines = [ln for ln in text[:SNIFF_CHARS].splitlines()[:100] if ln.strip()][:50]
     sample = "\n".join(lines)
     try:
         sniffed = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter

@@ -22,6 +22,7 @@ from app.config import Settings
 from app.db.models import Dataset, Workspace
 from app.ingest.bounded import preview_table_bounded
 from app.ingest.errors import IngestError
+from app.ingest.parse_slots import on_wait
 from app.ingest.pipeline import LoadedTable
 from app.web.deps import DbSessionDep, PageDep, SettingsDep, WorkspaceDep, wants_partial
 from app.workspaces import LOADING, add_dataset, add_loading_dataset, dataset_status, finish_loading
@@ -132,12 +133,23 @@ def start_background_load(app: FastAPI, dataset_id: str) -> None:
 
 def _background_load(db, settings: Settings, dataset_id: str) -> None:
     try:
-        finish_loading(db, settings, dataset_id)
+        with on_wait(lambda message: note_waiting(db, dataset_id, message)):  # its turn in the read queue
+            finish_loading(db, settings, dataset_id)
     except Exception:  # noqa: BLE001 - e.g. the database went away; a restart resumes the load
         log.exception("background read of dataset %s could not be recorded", dataset_id)
     finally:
         with _pending_lock:
             _pending.discard(dataset_id)
+
+
+def note_waiting(db, dataset_id: str, message: dict | None) -> None:
+    """A loading dataset says while it waits for its turn to be read ("waiting", zh and en)."""
+    with db.session() as session:
+        dataset = session.get(Dataset, dataset_id)
+        if dataset is not None and dataset_status(dataset) == LOADING:
+            info = {k: v for k, v in (dataset.info or {}).items() if k != "waiting"}
+            dataset.info = {**info, **({"waiting": message} if message else {})}
+            session.commit()
 
 
 def resume_if_stale(app: FastAPI, session: Session, dataset: Dataset) -> None:

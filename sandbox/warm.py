@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -145,6 +146,7 @@ class WarmParent:
     def _exchange(self, request: dict, wall_s: float) -> dict:
         deadline = time.monotonic() + wall_s + 15.0
         try:
+            self._drain()
             protocol.send(self.sock, request)
             while True:
                 self.sock.settimeout(max(0.1, deadline - time.monotonic()))
@@ -177,6 +179,20 @@ class WarmParent:
             self.hello = None
             self.recycles += 1
         return reply
+
+    def _drain(self) -> None:
+        """A parent that died between calls (killed from outside, out of memory) has been replaced
+        by the zygote, whose new parent said hello: read that now, so it is not taken for a crash
+        of the call about to be sent."""
+        while select.select([self.sock], [], [], 0)[0]:
+            self.sock.settimeout(5.0)
+            message = protocol.recv(self.sock)
+            if message.get("op") == "hello":
+                log.warning("sandbox parent of %s was replaced between calls: %s", self.spec.workspace_id,
+                            message.get("previous"))
+                self._ready(message)
+            else:
+                log.warning("sandbox of %s sent an unexpected message: %.200s", self.spec.workspace_id, message)
 
     def measure(self) -> int:
         """The sandbox's memory: the PSS of all its processes, in kB (cached for a few seconds)."""

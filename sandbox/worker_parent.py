@@ -57,25 +57,7 @@ class Parent:
         os.close(write_fd)
         # The child sends one length-prefixed message; processes the code forked may keep the
         # pipe open, so the parent stops reading at the end of the message, not at EOF.
-        buffer, timed_out, expected = bytearray(), False, None
-        deadline = started + wall_s
-        while expected is None or len(buffer) < expected:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = True
-                break
-            ready, _, _ = select.select([read_fd], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(read_fd, 1 << 16)
-            if not chunk:
-                break
-            buffer += chunk
-            if expected is None and len(buffer) >= 8:
-                expected = 8 + int.from_bytes(buffer[:8], "big")
-                if expected > MAX_MESSAGE:  # not a message the child's own code would write
-                    expected = None
-                    break
+        buffer, expected, timed_out = _read_reply(read_fd, pid, started + wall_s)
         os.close(read_fd)
         if timed_out:
             _kill(pid)
@@ -141,6 +123,40 @@ def _running(pid: int) -> bool:
             return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
     except (OSError, IndexError):
         return False
+
+
+def _read_reply(read_fd: int, pid: int, deadline: float) -> tuple[bytearray, int | None, bool]:
+    """The child's one length-prefixed message: (bytes, expected length, timed out). Processes the
+    code forked may keep the pipe open, so reading stops at the end of the message, or when the
+    child has exited and nothing more is in the pipe (it blocks in write while its message does
+    not fit, so it cannot exit before the message is read)."""
+    buffer, expected = bytearray(), None
+    try:
+        exited = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        exited = None
+    watched = [read_fd] + ([exited] if exited is not None else [])
+    try:
+        while expected is None or len(buffer) < expected:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return buffer, expected, True
+            ready, _, _ = select.select(watched, [], [], left)
+            if read_fd in ready:
+                chunk = os.read(read_fd, 1 << 16)
+                if not chunk:
+                    break
+                buffer += chunk
+                if expected is None and len(buffer) >= 8:
+                    expected = 8 + int.from_bytes(buffer[:8], "big")
+                    if expected > MAX_MESSAGE:  # not a message the child's own code would write
+                        return buffer, None, False
+            elif exited is not None and exited in ready:
+                break  # the child is gone and the pipe holds nothing more
+    finally:
+        if exited is not None:
+            os.close(exited)
+    return buffer, expected, False
 
 
 def _kill(pid: int) -> None:

@@ -14,9 +14,10 @@ from sqlalchemy import select
 
 from app.agent.model import ModelReply
 from app.db.models import Run, ToolCall
-from sandbox import detect_isolation, get_pool
+from sandbox import get_pool
 from tests.factories import reference, setup, start_run
 from tests.fakes import ScriptedModel, call
+from tests.test_sandbox_escape import require_mode
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
@@ -38,8 +39,7 @@ for i in range(1500):
 
 @pytest.mark.parametrize("mode", ["bwrap", "unshare"])
 def test_a_hostile_run_python_call_through_the_agent_loop(tmp_path, mode):
-    if not detect_isolation(mode).available:
-        pytest.skip(f"{mode} is not available here")
+    require_mode(mode)
     model = ScriptedModel([
         ModelReply(None, [call("run_python", "py1", code=ATTACK)]),
         ModelReply(None, [call("read_tool_output", "rd1", id="py1", offset=0, length=12000)]),

@@ -18,6 +18,7 @@ from app.config import Settings
 from app.ingest.bounded import load_table_bounded, preview_table_bounded
 from app.ingest.errors import IngestError
 from app.ingest.pipeline import load_table
+from tests.test_upload_background import bg_client, gate, models_seen, workbook  # noqa: F401 (fixtures)
 
 REPO = Path(__file__).resolve().parents[1]
 XLSX = REPO / "data" / "samples" / "messy" / "sales_messy.xlsx"
@@ -244,3 +245,27 @@ def test_a_bomb_of_empty_cells_is_refused_for_its_parse_cost(tmp_path):
         load_table(path, settings=Settings(_env_file=None, max_cells=1_000_000))
     assert err.value.category == "too_large" and "more than 4,000,000 XML elements" in err.value.message
     assert time.perf_counter() - start < 30  # counted while inflating, stopped at the limit
+
+
+def test_a_big_upload_waiting_for_its_turn_says_so_through_the_api(bg_client, gate, workbook):  # noqa: F811
+    """The background read of a big upload waits for a read slot like any read; meanwhile the
+    dataset (loading) carries the waiting note, in zh and en; it is gone once the read is done."""
+    from app.ingest.parse_slots import parse_slot
+    from tests.test_upload_background import new_workspace, upload, wait_for
+
+    client = bg_client
+    settings = client.app.state.settings
+    ws = new_workspace(client)
+    response = upload(client, ws, workbook)  # its preview took a slot, and gave it back
+    assert response.status_code == 201 and response.json()["dataset"]["status"] == "loading"
+    dataset_id = response.json()["dataset"]["id"]
+    with parse_slot(settings), parse_slot(settings):  # two other files are being read: every slot is taken
+        gate.set()  # the background read may start now: it waits for a slot
+        deadline, body = time.monotonic() + 30, {}
+        while time.monotonic() < deadline and "waiting" not in body:
+            body = client.get(f"/api/workspaces/{ws}/datasets/{dataset_id}").json()["dataset"]
+            time.sleep(0.05)
+        assert body["status"] == "loading" and body["waiting"]["slots"] == 2
+        assert "Waiting for its turn" in body["waiting"]["en"] and "正在排队" in body["waiting"]["zh"]
+    done = wait_for(client, ws, dataset_id, limit_s=60)
+    assert done["status"] == "ready" and "waiting" not in done and done["rows"] == 1500

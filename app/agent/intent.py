@@ -54,6 +54,8 @@ def starter_tools(registry, groups) -> set[str]:
 
 
 
+SINGLE_GUIDANCE = ("This asks for one figure: compute it with the matching tool (or run_python), record evidence "
+                   "citing that call, and answer in a sentence or two with the number. No plan or tasks are needed.")
 GUIDANCE = {
     "chat": "This message is small talk: reply briefly and warmly, and say what you can do with their data.",
     "consult": "This is a question about methods: answer it in plain language with a short example. "
@@ -139,12 +141,26 @@ FOLLOWUP_STRONG = (
     r"\bwhat does (?:that|this|it) mean\b|\bsame (?:thing )?for\b|\bredo\b|\bagain\b",
 )
 FOLLOWUP_WEAK = (r"^\s*(?:这个|那个|这|那|它|这些|那些)", r"^\s*(?:it|that|this|those|these|and)\b")
+# "a report" as the thing asked for ("write a report", "an analysis report"), not the verb ("report the mean")
+REPORT_REQUEST = (r"\b(?:write|produce|generate|prepare|create|make|draft|build|give me|i need|want)\s+(?:me\s+)?(?:a|an|the)?\s*"
+                  r"(?:\w+\s+){0,2}?report\b|\b(?:analysis|analytical|summary|written)\s+report\b|\breport on\b")
+# One figure asked for: "what is the mean age?", "report the Shapiro-Wilk p-value", "求平均年龄".
+SINGLE_STATISTIC = (
+    (r"^\s*(?:(?:so|ok|okay|please|and)\W+)?(?:what(?:'s| is| are| was| were)|report|compute|calculate|find|give me|tell me|"
+    r"show me|how (?:many|much)|estimate|determine|get)\b[^?.;\n]{0,120}?\b(?:mean|average|median|mode|std|standard deviation|"
+    r"variance|skew\w*|kurtosis|correlation(?: coefficient)?|coefficient|slope|intercept|r[- ]?squared|r²|r2|p[- ]?value|"
+    r"proportion|percentage|percent|share|rate|count|number of|total|sum|maximum|minimum|max|min|iqr|interquartile|"
+    r"quartiles?|percentiles?|quantiles?|range|statistic|odds ratio|confidence interval|outliers?|ratio)\b"),
+    (r"(?:是多少|多少|计算|求|报告|给出|算一下).{0,30}?(?:平均|均值|中位数|标准差|方差|偏度|峰度|相关系数|斜率|截距|比例|占比|"
+    r"总数|数量|最大|最小|四分位|百分位|p值|P值)|(?:平均|均值|中位数|标准差|方差|偏度|峰度|相关系数|斜率|截距|比例|占比|"
+    r"总数|最大值|最小值|四分位|百分位|p值|P值).{0,12}?(?:是多少|多少|为多少|是几)"))
+MULTI_STEP = r"\bthen\b|\bafter that\b|\bfor each\b|\bstep\b|然后|接着|再分别|每一个"
 DEEP = (r"全面|完整(?:的)?(?:报告|分析)|分析报告|深入分析|深度分析|系统(?:地|的|性)?分析|综合分析|全方位|建模|建立模型|模型|预测|预估|预报|"
         r"聚类|分群|机器学习",
         r"\bcomprehensive\b|\bfull (?:report|analysis)\b|\bcomplete (?:report|analysis)\b|\bin[- ]depth\b|\bdeep[- ]dive\b|"
         r"\bthorough\b|\bmodel\w*\b|\bforecast\w*\b|\bpredict\w*\b|\bmachine learning\b|\bcluster\w*\b|\bsegment\w*\b|"
-        r"\breport\b")
-REPORT_WORDS = r"全面|完整|报告|comprehensive|full report|complete|report|in[- ]depth|thorough"
+        + REPORT_REQUEST)
+REPORT_WORDS = r"全面|完整|分析报告|写.{0,4}报告|一份.{0,4}报告|出.{0,2}报告|comprehensive|full report|complete|in[- ]depth|thorough|" + REPORT_REQUEST
 DATA_PREP = (r"预览|看看数据|看一下数据|看下数据|查看数据|数据长什么样|清洗|清理|转换|转成|筛选|过滤|去重|重复|缺失值|空值|填充|格式|"
              r"重命名|改名|合并|拼接|透视|整理|工作表|拆分|类型|删除|删掉|排序",
              r"\bpreview\b|\bshow (?:me )?(?:the )?(?:data|rows|first|table)\b|\blook at the data\b|\bclean\w*\b|\btidy\b|"
@@ -181,6 +197,7 @@ class Intent:
     prompt_sections: list[str] = field(default_factory=list)
     pruned: list[str] = field(default_factory=list)
     source: str = "rule"  # rule | model | default
+    scope: str = "full"  # full | single (one figure asked for: lighter guidance, no planning section)
 
     @property
     def tier(self) -> str:
@@ -198,6 +215,7 @@ class Decision:
     reason: str
     ambiguity: str | None = None
     extra_groups: tuple[str, ...] = ()
+    scope: str = "full"
 
 
 # --- rules --------------------------------------------------------------------------------------
@@ -239,6 +257,13 @@ def _any(patterns: str | tuple[str, ...], text: str) -> str | None:
     return None
 
 
+def is_single_statistic(text: str) -> str | None:
+    """The phrase that asks for one figure, when the message is short and asks for nothing more."""
+    if len(text or "") > 240 or _any(MULTI_STEP, text) or (text or "").count("?") + (text or "").count("？") > 1:
+        return None
+    return _any(SINGLE_STATISTIC, text)
+
+
 def deep_groups(text: str) -> tuple[str, ...]:
     """A full report gets every group; modelling and forecasting get what they name."""
     if _any(REPORT_WORDS, text):
@@ -262,6 +287,9 @@ def decide(text: str, has_history: bool = False) -> Decision:
         return Decision("followup", f"refers to earlier results ({followup!r})",
                         f"also a deep word ({deep!r})" if deep else None, extra)
     ambiguity = f"refers to earlier results ({followup!r}) but there are none" if followup else None
+    if (single := is_single_statistic(text)) and not _any(REPORT_WORDS, text):
+        groups = extra + (("data",) if _any(GROUPING_WORDS, text) else ())  # ml/timeseries tools: tool_search
+        return Decision("analysis", f"one statistic asked for ({single!r})", ambiguity, groups, scope="single")
     if deep:
         return Decision("deep", f"report/deep word {deep!r}", ambiguity, extra + deep_groups(text))
     analysis, prep = _any(ANALYSIS, text), _any(DATA_PREP, text)
@@ -337,20 +365,23 @@ def classify(text: str, settings: Any = None, *, model: ChatModel | None = None,
         kind, source = "analysis", "default"
         ambiguity = f"{reason}; treated as an analysis question"
     return build_intent(kind, reason, settings, restrictions=restrictions, ambiguity=ambiguity,
-                        extra_groups=decision.extra_groups, source=source)
+                        extra_groups=decision.extra_groups, source=source,
+                        scope=decision.scope if kind == decision.kind else "full")
 
 
 def build_intent(kind: str, reason: str, settings: Any = None, *, restrictions: list[str] | None = None,
-                 ambiguity: str | None = None, extra_groups: tuple[str, ...] = (), source: str = "rule") -> Intent:
+                 ambiguity: str | None = None, extra_groups: tuple[str, ...] = (), source: str = "rule",
+                 scope: str = "full") -> Intent:
     restrictions = list(restrictions or [])
     tier = TIER[kind]
     pruned = set(PRUNED.get(kind, ()))
     for restriction in restrictions:
         pruned.update(RESTRICTION_PRUNES.get(restriction, ()))
     groups = [g for g in ALL_GROUPS if (g in GROUPS[kind] or (GROUPS[kind] and g in extra_groups)) and g not in pruned]
-    sections = list(SECTIONS[kind]) + [f"intent:{kind}"] + (["restrictions"] if restrictions else [])
+    sections = [s for s in SECTIONS[kind] if not (scope == "single" and s == "planning")]
+    sections += [f"intent:{kind}"] + (["restrictions"] if restrictions else [])
     return Intent(kind, reason, restrictions, ambiguity, TOKEN_RATIO[tier], _setting(settings, "tool_budget", tier),
-                  _setting(settings, "python_budget", tier), groups, sections, sorted(pruned), source)
+                  _setting(settings, "python_budget", tier), groups, sections, sorted(pruned), source, scope)
 
 
 DEFAULT_BUDGETS = {"tool_budget": {"interactive": 50, "analysis": 130, "deep": 200},
@@ -372,7 +403,8 @@ def restriction_block(intent: Intent) -> str:
 
 
 def intent_block(intent: Intent) -> str:
-    return f'<context source="harness-intent" tier="system">\n{GUIDANCE[intent.kind]}\n</context>'
+    guidance = SINGLE_GUIDANCE if intent.scope == "single" else GUIDANCE[intent.kind]
+    return f'<context source="harness-intent" tier="system">\n{guidance}\n</context>'
 
 
 def apply_intent(messages: list[dict[str, Any]], intent: Intent) -> None:

@@ -23,6 +23,8 @@ HARNESS_REGISTRY = Registry([
     make_tool(tasks.task_get, "core"),
     make_tool(tasks.task_list, "core"),
     make_tool(evidence.record_evidence, "core", read_only=False),
+    make_tool(evidence.retract_evidence, "core", read_only=False,
+              keywords=["retract", "withdraw", "supersede", "wrong", "撤回", "更正"]),
     make_tool(analysis_plan.record_analysis_plan, "core", read_only=False,
               keywords=["plan", "goal", "metric", "method", "计划", "目标", "指标"]),
     make_tool(clarify.ask_user_question, "core", read_only=False,

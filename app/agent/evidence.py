@@ -80,15 +80,15 @@ def record_evidence(claim: str, method: str, tool_call_ids: list[str], result_su
     """Record a conclusion with the tool calls that back it. Every claim in the answer needs evidence.
 
     Args:
-        claim: The conclusion in plain language, with its key numbers.
-        method: The method that produced it (e.g. "Welch t-test").
-        tool_call_ids: Ids of the tool calls whose outputs support the claim.
-        result_summary: The result in one or two sentences.
-        metrics: Key numbers (name -> value) copied from the tool outputs.
-        sample_size: Number of rows or observations behind the result.
-        limitations: What could make the conclusion wrong or narrower.
+        claim: The conclusion in plain words, with its key numbers.
+        method: The method run (e.g. "Welch t-test").
+        tool_call_ids: Ids of the calls that computed it.
+        result_summary: The result in a sentence or two.
+        metrics: Key numbers copied from the outputs (name -> value).
+        sample_size: Rows or observations behind it.
+        limitations: What could make it wrong or narrower.
         confidence: high, medium or low.
-        supersedes: Earlier evidence this corrects (evidence ids, or the ids of the record_evidence calls).
+        supersedes: Evidence this corrects (evidence ids, or the ids of the record_evidence calls that made it).
     """
     session: Session = ctx.extras["session"]
     run_id = ctx.extras["run_id"]

@@ -33,24 +33,70 @@ PRUNED = {"data_prep": ("stats", "ml")}  # phase pruning: no statistics while th
 # tools of each of its groups; the others come by tool_search (or stay once called). A turn about a
 # single group besides core (data preparation) starts with that group whole.
 STARTERS: dict[str, tuple[str, ...]] = {
-    "data": ("value_counts", "filter_rows", "group_aggregate", "pivot_table", "clean_data"),
+    "data": ("value_counts",),  # group_aggregate, filter_rows, derive_column, pivot_table: by words (WORD_TOOLS)
     "stats": ("describe_columns", "compare_two_groups", "compare_groups", "correlation_analysis",
-              "linear_regression", "chi_square_test"),
-    "plot": ("plot_bar", "plot_histogram", "plot_scatter", "plot_line"),
+              "linear_regression"),
+    "plot": ("plot_bar", "plot_histogram", "plot_scatter"),
     "timeseries": ("time_series_trend", "forecast"),
     "ml": ("train_regression_model", "train_classifier", "feature_importance", "cluster_segments"),
 }
 WHOLE_GROUPS = ("core",)  # always exposed whole
+# A one-statistic question starts narrower: the tool for the figure comes from its words (below).
+SINGLE_STARTERS: dict[str, tuple[str, ...]] = {"stats": ("describe_columns",), "data": ("value_counts", "group_aggregate")}
+# Tools the question's own words call for, whatever the intent's groups (unless pruned).
+WORD_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"shapiro|normal(?:ity|ly)?\b|gaussian|bell[- ]shaped|jarque|anderson|kolmogorov|正态", ("normality_test",)),
+    (r"\biqr\b|interquartile|outliers?|extreme values?|anomal\w*|z[- ]?scores?|异常值|离群|极端值",
+     ("outlier_detection",)),
+    (r"new column|derived? column|\bratios?\b|\bper (?:capita|person|head|unit)\b|\bdivided by\b|\bcompute a column|"
+     r"新列|新增一列|计算列|派生|比率|比值", ("derive_column",)),
+    (r"\bfilter\w*|\bonly (?:the )?rows?\b|\bsubset\b|\bexclud\w*|\bwhere\b|筛选|过滤|只看|排除", ("filter_rows",)),
+    (r"confidence interval|\bci\b|margin of error|置信区间", ("confidence_interval",)),
+    (r"\bpaired\b|before and after|before/after|pre[- ]?post|配对|前后", ("paired_test",)),
+    (r"\bproportion test|\bconversion rate|\bshare of\b|\bproportions? (?:differ|between)|比例检验|转化率",
+     ("proportion_test",)),
+    (r"two[- ]way anova|interaction|双因素|交互", ("two_way_anova",)),
+    (r"t[- ]?tests?\b|mann[- ]?whitney|two groups|\bmen and women\b|\bmale and female\b|两组|t检验",
+     ("compare_two_groups",)),
+    (r"anova|kruskal|differ\w* (?:by|across|between)|compar\w* (?:across|by)|方差分析|各组", ("compare_groups",)),
+    (r"correlat\w*|pearson|spearman|kendall|relationship between|associated with|相关", ("correlation_analysis",)),
+    (r"regress\w*|slope|intercept|r[- ]?squared|r²|linear model|trend line|回归|斜率", ("linear_regression",)),
+    (r"logistic|odds ratio|逻辑回归", ("logistic_regression",)),
+    (r"chi[- ]?squared?|contingency|crosstab|independen\w*|卡方|列联", ("chi_square_test",)),
+    (r"curve fit|exponential fit|power law|nonlinear|非线性|曲线拟合", ("curve_fit",)),
+    (r"\bhistogram|\bdistribution\b|直方图|分布图", ("plot_histogram",)),
+    (r"scatter|散点", ("plot_scatter",)),
+    (r"box ?plot|箱线", ("plot_box",)),
+    (r"bar chart|bar plot|柱状|条形", ("plot_bar",)),
+    (r"line chart|over time|\btrend|monthly|weekly|daily|yearly|per (?:month|week|day|year)|折线|趋势|按月|每月",
+     ("plot_line",)),
+    (r"how many|\bcounts?\b|frequenc\w*|\bmost common\b|计数|频数|多少个", ("value_counts",)),
+    (r"(?:total|sum|average|mean|median|count|number)\w*(?: \w+){0,3} (?:by|per|for each) \w+|group(?:ed)? by|"
+     r"aggregat\w*|summar\w* by|按.{0,6}(?:汇总|统计|求和|平均)|每个.{0,6}(?:总|平均)", ("group_aggregate",)),
+    (r"\bpivot|cross[- ]tab|透视", ("pivot_table",)),
+    (r"missing|duplicate|clean|缺失|重复|清洗", ("clean_data", "detect_data_quality")),
+    (r"skew\w*|kurtosis|偏度|峰度|\bmean\b|average|median|standard deviation|\bstd\b|variance|平均|均值|中位数|标准差",
+     ("describe_columns",)),
+)
 
 
-def starter_tools(registry, groups) -> set[str]:
-    """The tool names a turn with these groups starts with (see STARTERS)."""
+def word_tools(text: str) -> set[str]:
+    """The tools the question names by what they do ("Shapiro-Wilk" → normality_test)."""
+    return {name for pattern, names in WORD_TOOLS if re.search(pattern, text or "", re.IGNORECASE) for name in names}
+
+
+def starter_tools(registry, groups, question: str = "", scope: str = "full") -> set[str]:
+    """The tool names a turn with these groups starts with (see STARTERS), plus the tools the
+    question's words call for; a one-statistic question starts with SINGLE_STARTERS only."""
     groups = set(groups)
     whole = groups & set(WHOLE_GROUPS)
     if len(groups - whole) == 1:
         whole = groups
+    starters = SINGLE_STARTERS if scope == "single" else STARTERS
+    named = word_tools(question) if question else set()
     return {t.name for t in registry
-            if t.group in whole or (t.group in groups and t.name in STARTERS.get(t.group, ()))}
+            if t.group in whole or (t.group in groups and t.name in starters.get(t.group, ()))
+            or (t.name in named and (t.group in groups or not groups <= set(WHOLE_GROUPS)))}
 
 
 

@@ -49,7 +49,22 @@ OUTPUTS_AFTER = 8  # as many tool results as micro-compaction keeps whole (setti
 
 # Tools whose output table is a new, differently shaped table rather than a new version of the
 # dataset they read (the harness gives it its own name).
-NEW_TABLE_TOOLS = {"group_aggregate": "summary", "pivot_table": "pivot", "merge_datasets": "merged"}
+NEW_TABLE_TOOLS = {"group_aggregate": "summary", "pivot_table": "pivot", "merge_datasets": "merged",
+                   "filter_rows": "filtered", "derive_column": "derived"}
+
+
+def table_name(source: str, tool: str, output: str = "") -> str | None:
+    """The name a data tool's output table is stored under, or None for a new version of `source`:
+    the name the model asked for (`output`), else `<source>_<suffix>` for tools that make another
+    table (a filtered subset, a summary), so the original stays reachable under its own name. A
+    table already derived that way (`sales_filtered` filtered again) gets a new version instead."""
+    output = (output or "").strip()
+    if output:
+        return None if output == source else output
+    suffix = NEW_TABLE_TOOLS.get(tool)
+    if suffix is None or source.endswith(f"_{suffix}"):
+        return None
+    return f"{source}_{suffix}"
 
 
 @dataclass
@@ -161,10 +176,13 @@ class Toolbox:
         tools read by default."""
         step = result.payload.get("step") or tool
         info = result.payload.get("info")
-        name = self.store_table(source, tool, result.table, step, info) if self.store_table else (source or tool)
+        wanted = table_name(source or tool, tool, str(result.payload.get("output") or ""))
+        name = (self.store_table(source, tool, result.table, step, info, wanted) if self.store_table
+                else (wanted or source or tool))
         self.catalog.put(name, result.table)
         result.payload["dataset_name"] = name
-        result.text += f"\n\n[dataset]\nThe result is stored as dataset '{name}' (now the active dataset)."
+        kept = f"; '{source}' is unchanged and still available" if source and name != source else ""
+        result.text += f"\n\n[dataset]\nThe result is stored as dataset '{name}' (now the active dataset){kept}."
 
 
 def tool_message_content(result: ToolResult) -> str:

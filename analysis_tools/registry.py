@@ -88,11 +88,17 @@ _SENTENCE_END = re.compile(r"(?<=[.!?。；;])\s+|(?<=[.!?])$|\n\s*\n")
 
 
 def first_sentence(text: str, limit: int) -> str:
-    """The first sentence of a text, cut at a word boundary (with "…") when longer than `limit`."""
+    """The first sentence of a text; when longer than `limit`, cut at its last clause boundary that
+    fits (", ", " (", ": "), else at a word boundary with "…" (never mid-word)."""
     text = " ".join((text or "").split("\n\n", 1)[0].split())
-    first = _SENTENCE_END.split(text, maxsplit=1)[0].strip()
+    first = _SENTENCE_END.split(text, maxsplit=1)[0].strip().rstrip(";；,")
     if len(first) <= limit:
         return first
+    head = first[:limit]
+    clause = max((i for i in (head.rfind(", "), head.rfind(" ("), head.rfind(": "), head.rfind(" — "))
+                  if head[:i].count("(") == head[:i].count(")")), default=-1)  # not inside parentheses
+    if clause >= 15:
+        return head[:clause].rstrip(" ,;:(")
     cut = first[: limit - 1]
     cut = cut[: cut.rfind(" ")] if " " in cut else cut
     return cut.rstrip(" ,;:(") + "…"
@@ -100,23 +106,22 @@ def first_sentence(text: str, limit: int) -> str:
 
 # The argument vocabulary every tool shares (CONTRACT.md): explained once, in the system prompt
 # (`vocabulary_note`), not again in each schema.
-VOCABULARY = {
-    "dataset": "default: the active dataset",
-    "value_column": "the measured numeric column",
-    "group_column": "the column that splits it into groups",
-    "columns": "column names",
-    "x_column": "x of a pair", "y_column": "y of a pair",
-    "target_column": "what a model explains", "feature_columns": "its inputs",
-    "date_column": "the date column",
-    "alpha": "significance level",
-    "title": "chart title",
-}
+VOCABULARY_NOTES = (  # (argument names, what they mean), explained once in the system prompt
+    (("dataset",), "default: the active one"),
+    (("value_column",), "the measured numeric column"),
+    (("group_column",), "the column splitting it into groups"),
+    (("x_column", "y_column"), "a pair"),
+    (("target_column", "feature_columns"), "what a model explains, and its inputs"),
+    (("alpha",), "significance level"),
+    (("columns", "date_column", "title"), ""),
+)
+VOCABULARY = {name: meaning for names, meaning in VOCABULARY_NOTES for name in names}
 
 
 def vocabulary_note() -> str:
     """One line for the system prompt: what the shared argument names mean."""
-    return ("- Tool arguments mean the same everywhere: "
-            + "; ".join(f"{name}: {meaning}" for name, meaning in VOCABULARY.items())
+    parts = [f"{'/'.join(names)} = {meaning}" if meaning else ", ".join(names) for names, meaning in VOCABULARY_NOTES]
+    return ("- Tool arguments mean the same in every tool: " + "; ".join(parts)
             + ". tool_search shows a tool's full description.")
 
 

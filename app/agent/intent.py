@@ -74,7 +74,9 @@ WORD_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"(?:total|sum|average|mean|median|count|number)\w*(?: \w+){0,3} (?:by|per|for each) \w+|group(?:ed)? by|"
      r"aggregat\w*|summar\w* by|按.{0,6}(?:汇总|统计|求和|平均)|每个.{0,6}(?:总|平均)", ("group_aggregate",)),
     (r"\bpivot|cross[- ]tab|透视", ("pivot_table",)),
-    (r"missing|duplicate|clean|缺失|重复|清洗", ("clean_data", "detect_data_quality")),
+    (r"missing|blank|缺失|空值", ("describe_columns",)),
+    (r"duplicate|data quality|重复|质量", ("detect_data_quality",)),
+    (r"\bclean\w*|\btidy\b|清洗|清理", ("clean_data",)),
     (r"skew\w*|kurtosis|偏度|峰度|\bmean\b|average|median|standard deviation|\bstd\b|variance|平均|均值|中位数|标准差",
      ("describe_columns",)),
 )
@@ -196,7 +198,7 @@ SINGLE_STATISTIC = (
     r"show me|how (?:many|much)|estimate|determine|get)\b[^?.;\n]{0,120}?\b(?:mean|average|median|mode|std|standard deviation|"
     r"variance|skew\w*|kurtosis|correlation(?: coefficient)?|coefficient|slope|intercept|r[- ]?squared|r²|r2|p[- ]?value|"
     r"proportion|percentage|percent|share|rate|count|number of|total|sum|maximum|minimum|max|min|iqr|interquartile|"
-    r"quartiles?|percentiles?|quantiles?|range|statistic|odds ratio|confidence interval|outliers?|ratio)\b"),
+    r"quartiles?|percentiles?|quantiles?|range|statistic|odds ratio|confidence interval|outliers?|ratio|missing)\b"),
     (r"(?:是多少|多少|计算|求|报告|给出|算一下).{0,30}?(?:平均|均值|中位数|标准差|方差|偏度|峰度|相关系数|斜率|截距|比例|占比|"
     r"总数|数量|最大|最小|四分位|百分位|p值|P值)|(?:平均|均值|中位数|标准差|方差|偏度|峰度|相关系数|斜率|截距|比例|占比|"
     r"总数|最大值|最小值|四分位|百分位|p值|P值).{0,12}?(?:是多少|多少|为多少|是几)"))
@@ -222,7 +224,7 @@ ANALYSIS = (r"分析|比较|对比|差异|区别|不同|相关|关系|关联|影
             r"\btop\b|\brank\w*|\bgrow\w*|\bincreas\w*|\bdecreas\w*|\bdeclin\w*|\bchang\w*|\bwhy\b|\bdriv\w*|"
             r"\bfactors?\b|\boutliers?\b|\bcharts?\b|\bplot\w*\b|\bgraph\w*|\bvisuali\w*|\bbreakdown\b|\bby \w+|\bwho\b")
 GROUPING_WORDS = (r"各|每|按|分组|排名|排行|最多|最少|最高|最低|占比|汇总|合计|总计|计数|频数|筛选|只看|前\d+|top|\bper\b|\bby \w+|"
-                  r"\beach\b|\bcounts?\b|\brank\w*|\bmost\b|\bleast\b|\bshare\b|\btotals?\b|\bonly\b|\bwhere\b|\bwho\b")
+                  r"\beach\b(?! other)|\bcounts?\b|\brank\w*|\bmost\b|\bleast\b|\bshare\b|\btotals?\b|\bonly\b|\bwhere\b|\bwho\b")
 ML_WORDS = r"建模|模型|预测|预估|聚类|分群|细分|机器学习|分类器|\bmodel\w*|\bpredict\w*|\bcluster\w*|\bsegment\w*|" \
            r"\bmachine learning\b|\bclassif\w*|\bimportance\b|\bpca\b"
 FORECAST_WORDS = r"预测|预报|预估|未来|下个月|明年|\bforecast\w*|\bpredict\w*|\bnext (?:month|quarter|year|week)\b|\bfuture\b"

@@ -84,7 +84,8 @@ DATASET_DESCRIPTION = "Dataset name; defaults to the active dataset."
 
 BRIEF_CHARS = 120  # a tool's description in every request: its first sentence, at most this long
 ARGUMENT_CHARS = 50  # an argument's description in every request (the full text: tool_search)
-_SENTENCE_END = re.compile(r"(?<=[.!?。；;])\s+|(?<=[.!?])$|\n\s*\n")
+# a sentence ends at . ! ? ; (not after "e.g.", "i.e.", "etc.", "vs.")
+_SENTENCE_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)(?<=[.!?。；;])\s+|(?<=[.!?])$|\n\s*\n")
 
 
 def first_sentence(text: str, limit: int) -> str:

@@ -249,7 +249,7 @@ def test_schemas_are_compact_and_say_what_the_shared_vocabulary_does_not():
         whole = " ".join(tool.description.split())
         shown = function["description"].removesuffix("…")
         if not tool.short:  # a written short description, or the first sentence cut at a word boundary
-            assert whole.startswith(shown) and whole[len(shown):][:1] in ("", " ", ".", ","), tool.name
+            assert whole.startswith(shown) and not whole[len(shown):][:1].isalnum(), tool.name  # never mid-word
         for name, prop in parameters["properties"].items():
             described = prop.get("description") or ""
             if name in VOCABULARY or (prop.get("enum") and not described):

@@ -67,3 +67,13 @@ def test_no_limitation_downgrade_for_a_plain_description():
     level, reasons = downgrade_confidence("high", 32, {"p_value": 0.001}, [], "Welch t-test")
     assert level == "medium" and reasons == ["no limitation stated"]
     assert downgrade_confidence("high", 32, {}, [], "linear regression")[0] == "medium"
+
+
+def test_one_correlation_coefficient_asked_for_gets_no_hypotheses(tmp_path):
+    state, _ = run_on(tmp_path, "mtcars.csv", [
+        ModelReply(None, [call("correlation_analysis", "c1", columns=["mpg", "wt"])]),
+        ModelReply(None, [call("record_evidence", "c2", claim="Pearson r = -0.868 between mpg and wt",
+                               tool_call_ids=["c1"], method="Pearson correlation", sample_size=32)]),
+        ModelReply("r = -0.868."),
+    ], "What is the Pearson correlation between mpg and wt?")
+    assert state["intent"]["scope"] == "single" and state["hypotheses"]["all"] == []

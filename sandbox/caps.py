@@ -8,7 +8,9 @@ the process that serves the workspace.
 - a call's child becomes the workspace's *call user* and drops every capability.
 
 The kernel allows a signal only between processes of the same user (or with CAP_KILL), so the
-call user can reach its own processes and nothing else. Standard library + ctypes only.
+call user can reach its own processes and nothing else. In a user namespace (unprivileged host)
+there is one uid only: each call gets a pid namespace of its own instead (worker_parent), and
+drops every capability (`drop_all`). Standard library + ctypes only.
 """
 
 from __future__ import annotations
@@ -90,6 +92,12 @@ def become_call_user(uid: int, gid: int) -> None:
     set_caps(())
     if os.getuid() != uid or os.geteuid() != uid:
         raise SystemExit("could not become the call user")
+
+
+def drop_all() -> None:
+    """No capability left (a call in a user namespace, where the parent held CAP_SYS_ADMIN)."""
+    drop_bounding_except(())
+    set_caps(())
 
 
 def not_dumpable() -> None:

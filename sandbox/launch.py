@@ -95,15 +95,23 @@ class LaunchSpec:
     scratch_root: Path
     mode: str = "auto"
     scratch_mb: int = 256
+    # In a user namespace (how an unprivileged host runs it; None: when the host is not root). There
+    # one uid is all there is, so each call gets its own pid namespace instead of its own user.
+    user_namespace: bool | None = None
 
     def key(self) -> tuple:
-        return (self.workspace_id, str(self.data_root), str(self.scratch_root), self.mode, self.scratch_mb)
+        return (self.workspace_id, str(self.data_root), str(self.scratch_root), self.mode, self.scratch_mb,
+                self.in_user_namespace)
+
+    @property
+    def in_user_namespace(self) -> bool:
+        return os.geteuid() != 0 if self.user_namespace is None else self.user_namespace
 
 
 def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list[str], dict[str, str], dict]:
     """The command line, environment and worker spec that start one warm parent."""
     executable, python_dirs, site = _python_paths()
-    root = os.geteuid() == 0
+    root = not spec.in_user_namespace  # privileged: two users per workspace; else a pid namespace per call
     worker: dict[str, Any] = {"fd": fd, "seccomp": isolation.kind in ("bwrap", "unshare"),
                               "pidns": isolation.kind in ("bwrap", "unshare")}
     if isolation.kind == "unsafe":
@@ -116,6 +124,8 @@ def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list
     if root:  # the parent and each call's code run as two different unprivileged users
         worker["uid"] = worker["gid"] = sandbox_uid(spec.workspace_id)
         worker["call_uid"] = worker["call_gid"] = call_uid(spec.workspace_id)
+    else:  # one uid: each call in a pid namespace of its own, where the parent does not exist
+        worker["call_pidns"] = True
     env = sandbox_env(INSIDE_SCRATCH)
     size = str(spec.scratch_mb * 1024 * 1024)
     system, links = _system_binds()
@@ -129,8 +139,9 @@ def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list
             # worker keeps only CAP_SETUID, CAP_SETGID and CAP_KILL: sandbox.caps)
             caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_SETPCAP")
             command += ["--cap-drop", "ALL"] + [arg for cap in caps for arg in ("--cap-add", cap)]
-        else:
-            command += ["--unshare-user", "--uid", "65534", "--gid", "65534", "--disable-userns", "--cap-drop", "ALL"]
+        else:  # CAP_SYS_ADMIN of the sandbox's own user namespace, for the calls' pid namespaces
+            command += ["--unshare-user", "--uid", "65534", "--gid", "65534", "--disable-userns", "--cap-drop", "ALL",
+                        "--cap-add", "CAP_SYS_ADMIN"]
         # /tmp first: binds of an interpreter or virtualenv that lives under /tmp go on top of it.
         # /scratch and /tmp are size-limited file systems in memory: a call cannot fill a disk.
         command += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]

@@ -1,6 +1,7 @@
 """The warm parent's call handling, inside the sandbox: fork one child per request (it becomes
-the call user when the host is root), read its one result message within the wall time, stop
-every process the call left behind and describe how it ended.
+the call user when the host is root; in a user namespace it gets a pid namespace of its own), read
+its one result message within the wall time, stop every process the call left behind and
+describe how it ended.
 
 The call's folder and /tmp are emptied by the host after it has copied the outputs it keeps
 (sandbox.results): the parent never opens a file the call wrote. Standard library only.
@@ -8,6 +9,7 @@ The call's folder and /tmp are emptied by the host after it has copied the outpu
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import select
@@ -16,10 +18,12 @@ import socket
 import time
 import traceback
 
-from sandbox import caps
+from sandbox import caps, seccomp
 from sandbox.protocol import MAX_MESSAGE
 from sandbox.worker_child import _SAFE_NAME, run_child
 from sandbox.worker_errors import _death
+
+CLONE_NEWPID = 0x20000000
 
 
 class Parent:
@@ -42,10 +46,14 @@ class Parent:
             try:
                 os.close(read_fd)
                 self.sock.close()
-                if self.spec.get("call_uid") is not None:
+                if self.spec.get("call_pidns"):
+                    enter_call_namespace(write_fd, bool(self.spec.get("seccomp")))
+                elif self.spec.get("call_uid") is not None:
                     caps.become_call_user(self.spec["call_uid"], self.spec["call_gid"])
                 os.makedirs(call_dir, mode=0o700, exist_ok=True)
                 code = run_child(write_fd, call_dir, call_id, request)
+                if code == 0 and self.spec.get("call_pidns"):
+                    _await_end()  # the parent counts what the call left running, then ends it
             except BaseException:  # noqa: BLE001 - never return into the parent's loop
                 code = 71
                 try:
@@ -59,16 +67,20 @@ class Parent:
         # pipe open, so the parent stops reading at the end of the message, not at EOF.
         buffer, expected, timed_out = _read_reply(read_fd, pid, started + wall_s)
         os.close(read_fd)
+        complete = expected is not None and len(buffer) >= expected
+        ended_by_us = end_call_namespace() if self.spec.get("call_pidns") and complete else 0
         if timed_out:
             _kill(pid)
         status = _wait(pid, 5.0)
+        if ended_by_us and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
+            status = 0  # the call had sent its whole result: the kill was ours
         try:  # whatever the call forked and left behind in its process group
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
         elapsed = time.monotonic() - started
-        stopped = self.cleanup()
-        reply = _decode(bytes(buffer[8:expected])) if expected and len(buffer) >= expected else None
+        stopped = max(self.cleanup(), ended_by_us - 1)
+        reply = _decode(bytes(buffer[8:expected])) if complete else None
         if timed_out:
             reply = {"ok": False, "error": {"error": "limit_exceeded", "limit": "wall",
                                             "message": f"The code ran longer than the wall-time limit of {wall_s:g} s "
@@ -89,6 +101,72 @@ class Parent:
             return stop_leftovers({1, os.getpid(), os.getppid()})
         _reap()
         return 0
+
+
+def enter_call_namespace(write_fd: int, with_seccomp: bool) -> None:
+    """A pid namespace of the call's own (user namespace: one uid for all): the call's process is
+    its init, where the parent, the zygote and init of the sandbox do not exist (no pid of theirs
+    can be named, signalled or traced), and when it ends the kernel kills what it left. This
+    process stays outside, waits and ends as the call did; only the call returns from here, with
+    no capability left and the seccomp filter installed."""
+    if _libc().unshare(CLONE_NEWPID) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWPID)")
+    runner = os.fork()
+    if runner == 0:
+        caps.drop_all()
+        if with_seccomp and seccomp.install() != "on":
+            raise SystemExit("the seccomp filter could not be installed")
+        return
+    os.close(write_fd)
+    _, status = os.waitpid(runner, 0)
+    if os.WIFSIGNALED(status):  # end the same way, so the parent reads the same death
+        sig = os.WTERMSIG(status)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 70)
+
+
+def _await_end() -> None:
+    """The call's init, its result sent: wait to be ended by the parent (SIGKILL from outside the
+    namespace is the one signal that reaches it), so that the parent still sees what it left."""
+    while True:
+        signal.pause()
+
+
+def end_call_namespace() -> int:
+    """Count the processes still running in the call's pid namespace, its init included, and end
+    the init: the kernel then kills everything else there. Returns the count (0: it had ended)."""
+    init, running = None, 0
+    for pid in _pids():
+        inner = _nspid(pid)
+        if len(inner) < 2:
+            continue  # a process of the sandbox itself
+        if inner[-1] == 1:
+            init = pid
+        if _running(pid):
+            running += 1
+    if init is not None:
+        try:
+            os.kill(init, signal.SIGKILL)
+        except OSError:
+            pass
+    return running if init is not None else 0
+
+
+def _nspid(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("NSpid:"):
+                    return [int(p) for p in line.split()[1:]]
+    except (OSError, ValueError):
+        pass
+    return []
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def stop_leftovers(keep: set[int]) -> int:

@@ -3,8 +3,10 @@ operating-system sandbox (bubblewrap, else `unshare` namespaces, else refused un
 is explicitly on), forking one clean child per call.
 
 What holds, and why (each point has an attack in tests/test_sandbox_escape.py, in both modes):
-- a call's code runs as the workspace's *call user*, its parent as the *parent user* (root host):
-  it cannot signal, trace or write to the parent, the zygote or init (`caps`);
+- a call cannot signal, trace or write to the parent, the zygote or init: with a root host its code
+  runs as the workspace's *call user*, the parent as the *parent user* (`caps`); without root (one
+  uid in a user namespace) each call is init of a pid namespace of its own, where they do not exist
+  (`worker_parent.enter_call_namespace`);
 - nothing outlives a call: the parent kills every other process of the sandbox's pid namespace
   when the call returns, and says how many there were;
 - the writable places (/scratch, /tmp) are size-limited file systems in memory, emptied after

@@ -103,6 +103,15 @@ class Settings(BaseSettings):
         60.0, description="A running run whose worker has not marked it alive for this long is taken to have "
         "lost its worker and is marked interrupted (it can be continued)."
     )
+    trusted_origins: str = Field(
+        "", description="Comma-separated origins (e.g. https://verity.example.com) whose pages may post to "
+        "this server besides its own, for a proxy that rewrites the Host header. Other cross-site posts "
+        "(forms, cookie-authenticated API calls) are refused with 403 cross_site_request."
+    )
+    api_docs: bool = Field(
+        True, description="Serve the API documentation at /api/docs and /api/openapi.json; with sign-in "
+        "required, only signed-in users see it."
+    )
     sse_poll_interval_s: float = Field(
         0.25, description="How often the event stream checks for new progress events."
     )

@@ -20,12 +20,13 @@ from app.db.models import Report, ReportShare, Run
 from app.reports import render
 from app.users import secret_digest
 from app.web.deps import ApiError, DbSessionDep, PageDep, RunDep
+from app.web.security import REPORT_CSP
 
 router = APIRouter(tags=["shares"])
 SHARED_PREFIX = "/shared/"
 # The shared page is a report, not an app page: no indexing, no referrer, no caching by proxies.
 SHARED_HEADERS = {"X-Robots-Tag": "noindex, nofollow", "Referrer-Policy": "no-referrer",
-                  "Cache-Control": "private, no-store"}
+                  "Cache-Control": "private, no-store", "Content-Security-Policy": REPORT_CSP}
 
 
 def run_report(session: Session, run: Run) -> Report:

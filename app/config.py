@@ -82,6 +82,29 @@ class Settings(BaseSettings):
         "first user (closed; later accounts are added with `verity users add`)."
     )
     session_days: int = Field(30, description="Days a browser stays signed in.")
+    login_max_failures: int = Field(
+        5, description="Failed sign-ins for one account from one client address within login_window_s after "
+        "which further tries from there wait (429)."
+    )
+    login_max_failures_account: int = Field(
+        20, description="Failed sign-ins for one account from all addresses together within login_window_s "
+        "after which that account's sign-in waits (guessing from many addresses)."
+    )
+    login_max_failures_client: int = Field(
+        20, description="Failed sign-ins from one client address for any accounts within login_window_s after "
+        "which that address waits (trying many accounts)."
+    )
+    login_window_s: float = Field(900.0, description="The window of the sign-in failure counts, in seconds.")
+    proxy_headers: bool = Field(
+        False, description="Verity runs behind a reverse proxy: take the client address from X-Forwarded-For "
+        "and the scheme (https: Secure session cookies) from X-Forwarded-Proto, but only from the addresses "
+        "in forwarded_allow_ips. Off: the headers are ignored, so no client can pick its own address. "
+        "Passed to uvicorn by `verity serve`."
+    )
+    forwarded_allow_ips: str = Field(
+        "127.0.0.1", description="Comma-separated addresses or networks of the trusted proxies (or *) whose "
+        "X-Forwarded-* headers are believed when proxy_headers is on."
+    )
     run_workers: int = Field(
         2, description="Threads that execute runs at once, in the server process (run_executor=threads) "
         "or in each `verity worker` process."

@@ -95,6 +95,14 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
 app = create_app
 
 
+def server_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's options from the settings (`verity serve`). uvicorn's own default believes
+    X-Forwarded-For from 127.0.0.1, so any local client could pick its address and dodge the
+    sign-in throttle; here the headers count only when a proxy is configured."""
+    return {"proxy_headers": settings.proxy_headers, "forwarded_allow_ips": settings.forwarded_allow_ips,
+            "server_header": False}
+
+
 def make_templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=TEMPLATES_DIR)
     templates.env.globals["t"] = t

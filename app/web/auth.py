@@ -20,10 +20,31 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.db.models import User, Workspace
-from app.users import (API, SESSION, Account, AccountError, api_tokens, auth_required, check_password, create_user,
-                       delete_account, issue_token, revoke_api_token, revoke_secret, set_password, token_for_secret)
-from app.web.deps import (SESSION_COOKIE, ApiError, CurrentUserDep, DbSessionDep, NotSignedIn, PageDep,
-                          SettingsDep)
+from app.users import (
+    API,
+    SESSION,
+    Account,
+    AccountError,
+    api_tokens,
+    auth_required,
+    check_password,
+    create_user,
+    delete_account,
+    issue_token,
+    revoke_api_token,
+    revoke_secret,
+    set_password,
+    token_for_secret,
+)
+from app.web.deps import (
+    SESSION_COOKIE,
+    ApiError,
+    CurrentUserDep,
+    DbSessionDep,
+    NotSignedIn,
+    PageDep,
+    SettingsDep,
+)
 from app.web.i18n import t
 
 router = APIRouter(tags=["accounts"])
@@ -50,7 +71,7 @@ class LoginThrottle:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "LoginThrottle":
+    def from_settings(cls, settings: Settings) -> LoginThrottle:
         return cls(settings.login_max_failures, settings.login_window_s, settings.login_max_failures_account,
                    settings.login_max_failures_client)
 

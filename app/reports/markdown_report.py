@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from app.reports.i18n import label, labels
-from app.reports.safe_markdown import neutralize_markdown
 from app.reports.report_parts import (args_text, evidence_numbers, figure_numbers_by_evidence, format_value,
                                       guidance_facts, meta_items, plan_facts, report_language, supports_suffix,
                                       task_status, verification_summary)
+from app.reports.safe_markdown import neutralize_markdown
 
 
 def to_markdown(report: dict[str, Any]) -> str:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Iterable, Literal
+from collections.abc import Iterable
+from typing import Literal
 from urllib.parse import unquote
 
 import nh3

@@ -65,6 +65,19 @@ class Settings(BaseSettings):
         "NORMAL", description="SQLite durability in WAL mode: NORMAL survives a crash of the server "
         "process without an fsync per commit; FULL also survives a power loss, at several ms per commit."
     )
+    sqlite_busy_timeout_s: float = Field(
+        30.0, description="How long a SQLite write waits for the database's one write lock (busy timeout), "
+        "in seconds, before the commit is retried (db_retry_s)."
+    )
+    db_pool_size: int = Field(
+        0, description="Database connections each process keeps; 0 sizes the pool to the threads that may "
+        "hold one at once (the web server's 40 request threads + run_workers + 4), so requests never wait "
+        "for a connection. PostgreSQL's max_connections must cover every process's pool."
+    )
+    db_retry_s: float = Field(
+        30.0, description="How long a commit that failed because SQLite was busy or the database connection "
+        "was lost is retried (rolled back and written again on a fresh connection), in seconds."
+    )
     lang: Literal["zh", "en"] = Field(
         "en", description="Default language of answers and reports (the UI follows the browser)."
     )

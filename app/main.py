@@ -41,7 +41,7 @@ from app.web import (
     workspaces,
 )
 from app.web.deps import ApiError, NotSignedIn, authorize, resolve_lang
-from app.web.faults import fault_of
+from app.faults import fault_of
 from app.web.i18n import t, tool_label, tool_labels
 from app.web.security import CrossSiteGuard, SecurityHeaders
 from app.web.text_input import check_text_input
@@ -231,7 +231,7 @@ API_FAULT_MESSAGES = {
 
 
 async def on_machine_fault(request: Request, exc: Exception) -> Response:
-    """A full disk, a lost database connection, a value no database can hold (app/web/faults.py):
+    """A full disk, a lost database connection, a value no database can hold (app/faults.py):
     a plain error with a category; anything else goes on to the internal-error handler."""
     fault = fault_of(exc)
     if fault is None:

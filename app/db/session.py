@@ -11,8 +11,20 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.db.retry import RetryingSession
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+# Threads of the web server that may each hold a database session at once: the request threads
+# (anyio's default limit for sync views and dependencies, and the event streams' reads).
+SERVER_THREADS = 40
+
+
+def pool_size(settings: Settings) -> int:
+    """Connections kept: one per thread that may hold a session at once (request threads, run
+    threads, the background reader, the heartbeat), so no request waits for a connection."""
+    return settings.db_pool_size or SERVER_THREADS + settings.run_workers + 4
 
 
 class Database:
@@ -21,13 +33,19 @@ class Database:
     def __init__(self, settings: Settings):
         self.settings = settings
         url = settings.sqlalchemy_url
+        pool = {"pool_size": pool_size(settings), "max_overflow": 10, "pool_timeout": 60}
         if url.startswith("sqlite"):
             settings.data_dir.mkdir(parents=True, exist_ok=True)
-            self.engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+            # `timeout` is SQLite's busy timeout: a writer waits that long for the one write lock.
+            self.engine = create_engine(url, connect_args={"check_same_thread": False,
+                                                           "timeout": settings.sqlite_busy_timeout_s}, **pool)
             event.listen(self.engine, "connect", partial(_sqlite_pragmas, synchronous=settings.sqlite_synchronous))
         else:
-            self.engine = create_engine(url, pool_pre_ping=True)
-        self.sessionmaker = sessionmaker(self.engine, expire_on_commit=False)
+            # pre_ping: a connection the server dropped (a restart, pg_terminate_backend) is replaced
+            # when it is taken from the pool, instead of failing the next statement.
+            self.engine = create_engine(url, pool_pre_ping=True, **pool)
+        self.sessionmaker = sessionmaker(self.engine, class_=RetryingSession, expire_on_commit=False,
+                                         info={"retry_s": settings.db_retry_s})
 
     def migrate(self) -> None:
         """Bring the schema to the newest migration (idempotent)."""

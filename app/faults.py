@@ -1,6 +1,7 @@
 """Faults of the machine, not of Verity, told plainly: a full disk, a database that went away, text
 or numbers the database cannot store. Each becomes an error with a category (API) or a page in the
-user's language, never a traceback or `internal_error`. The runs use `fault_of` too (app/runs.py).
+user's language (the web app's handlers, app/main.py), never a traceback or `internal_error`; runs
+and datasets use `fault_of` too (app/runs.py, app/workspaces.py).
 """
 
 from __future__ import annotations

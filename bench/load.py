@@ -54,10 +54,10 @@ def start(mode: str, workers: int, database_url: str | None) -> tuple[str, list[
     if mode == "worker":
         processes += [subprocess.Popen([sys.executable, "-m", "app.cli", "worker"], **quiet) for _ in range(workers)]
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 300  # a loaded machine starts slowly
     while time.monotonic() < deadline:
         try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+            if httpx.get(f"{base}/healthz", timeout=10).status_code == 200:
                 return base, processes, data
         except httpx.HTTPError:
             time.sleep(0.2)

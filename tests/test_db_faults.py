@@ -116,3 +116,40 @@ def test_a_run_survives_or_is_interrupted_when_postgres_drops_it(tmp_path, postg
         assert session.get(Run, follow_up).status == "done"
     service.shutdown()
     db.engine.dispose()
+
+
+def test_waiting_writers_never_starve_the_one_that_holds_the_lock(tmp_path):
+    """Many requests write at once while the server has few threads: each view commits in its own
+    thread, so the writer holding SQLite's lock never needs a thread that a waiting writer holds."""
+    import anyio
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+
+    settings = make_settings(tmp_path, sqlite_busy_timeout_s=3, db_retry_s=0)
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+        async def few_threads() -> None:
+            anyio.to_thread.current_default_thread_limiter().total_tokens = 3
+
+        client.portal.call(few_threads)
+        statuses: list[int] = []
+        lock = threading.Lock()
+
+        def create(n: int) -> None:
+            status = client.post("/api/workspaces", json={"name": f"w{n}"}).status_code
+            with lock:
+                statuses.append(status)
+
+        crowd = [threading.Thread(target=create, args=(n,)) for n in range(24)]
+        for thread in crowd:
+            thread.start()
+        for thread in crowd:
+            thread.join()
+    assert statuses == [201] * 24
+
+
+def test_every_router_commits_in_the_view_thread():
+    from app.main import ROUTERS
+    from app.web.deps import CommittingRoute
+
+    assert all(router.route_class is CommittingRoute for router in ROUTERS)

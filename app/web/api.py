@@ -31,16 +31,8 @@ from app.db.session import Database
 from app.ingest.errors import IngestError
 from app.runs import FINAL_STATUSES, TooManyRuns
 from app.web.chat import open_question
-from app.web.deps import (
-    ApiError,
-    CurrentUserDep,
-    DbSessionDep,
-    RunDep,
-    RunServiceDep,
-    SettingsDep,
-    WorkspaceDep,
-    owner_of,
-)
+from app.web.deps import (ApiError, CommittingRoute, CurrentUserDep, DbSessionDep, RunDep, RunServiceDep, SettingsDep,
+                          WorkspaceDep, owner_of)
 from app.web.files import (
     error_status,
     ingest_upload,
@@ -49,7 +41,7 @@ from app.web.files import (
 )
 from app.workspaces import READY, create_workspace, dataset_status
 
-router = APIRouter(tags=["api"])
+router = APIRouter(tags=["api"], route_class=CommittingRoute)
 
 FINAL = FINAL_STATUSES
 EVENT_BATCH = 200

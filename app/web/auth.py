@@ -22,11 +22,11 @@ from app.config import Settings
 from app.db.models import User, Workspace
 from app.users import (API, SESSION, Account, AccountError, api_tokens, auth_required, check_password, create_user,
                        delete_account, issue_token, revoke_api_token, revoke_secret, set_password, token_for_secret)
-from app.web.deps import (SESSION_COOKIE, ApiError, CurrentUserDep, DbSessionDep, NotSignedIn, PageDep,
+from app.web.deps import (SESSION_COOKIE, ApiError, CommittingRoute, CurrentUserDep, DbSessionDep, NotSignedIn, PageDep,
                           SettingsDep)
 from app.web.i18n import t
 
-router = APIRouter(tags=["accounts"])
+router = APIRouter(tags=["accounts"], route_class=CommittingRoute)
 
 
 class TokenIn(BaseModel):

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from app.db.models import Dataset, Run, Workspace
 from app.ingest.errors import IngestError
 from app.runs import BUSY_STATUSES
-from app.web.deps import ApiError, DbSessionDep, PageDep, SettingsDep, WorkspaceDep
+from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, SettingsDep, WorkspaceDep
 from app.web.files import error_status
 from app.web.i18n import t
 from app.workspaces import (activate_version, dataset_versions, rebuild_from_original, remove_upload, switch_sheet,
@@ -24,7 +24,7 @@ from app.workspaces import (activate_version, dataset_versions, rebuild_from_ori
 
 BUSY = BUSY_STATUSES
 
-router = APIRouter(tags=["datasets"])
+router = APIRouter(tags=["datasets"], route_class=CommittingRoute)
 
 
 class SheetIn(BaseModel):

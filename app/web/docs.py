@@ -17,7 +17,9 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 
-router = APIRouter(include_in_schema=False)
+from app.web.deps import CommittingRoute
+
+router = APIRouter(include_in_schema=False, route_class=CommittingRoute)
 
 OPENAPI_URL = "/api/openapi.json"
 SWAGGER_CDN = "https://cdn.jsdelivr.net"

@@ -14,11 +14,11 @@ from sqlalchemy.orm import Session
 from app.config import Settings
 from app.db.models import Dataset, Report
 from app.reports import render
-from app.web.deps import ApiError, DbSessionDep, SettingsDep, WorkspaceDep
+from app.web.deps import ApiError, CommittingRoute, DbSessionDep, SettingsDep, WorkspaceDep
 from app.web.security import REPORT_CSP
 from app.workspaces import active_datasets
 
-router = APIRouter(tags=["reports"])
+router = APIRouter(tags=["reports"], route_class=CommittingRoute)
 
 MEDIA_TYPES = {
     "html": "text/html; charset=utf-8",

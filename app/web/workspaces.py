@@ -15,7 +15,7 @@ from app.ingest.pipeline import LoadedTable
 from app.knowledge import entries
 from app.web.chat import run_context
 from app.web.datasets import analysis_running, version_entries
-from app.web.deps import (ApiError, CurrentUserDep, DbSessionDep, PageDep, SettingsDep, WorkspaceDep,
+from app.web.deps import (ApiError, CommittingRoute, CurrentUserDep, DbSessionDep, PageDep, SettingsDep, WorkspaceDep,
                           owner_of)
 from app.web.i18n import t
 from app.web.suggest import suggest_questions
@@ -23,7 +23,7 @@ from app.web.files import resume_if_stale
 from app.workspaces import (DAMAGED, FAILED, LOADING, READY, create_workspace, dataset_status, delete_workspace,
                             list_workspaces, listed_datasets, readable_frame)
 
-router = APIRouter(tags=["pages"])
+router = APIRouter(tags=["pages"], route_class=CommittingRoute)
 
 
 @router.get("/", name="index")

@@ -11,12 +11,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from app.ingest.identifiers import is_identifier_name
+
 from .base import ToolContext, ToolError
 
-_ID_NAME = re.compile(
-    r"(^|[\s_\-./#(])(id|uuid|guid|code|sku)($|[\s_\-./)])|(^|[_\s.-])(key|no|number)$"
-    r"|^(rownames|index|row_?id|unnamed: ?0)$|编号|代码|单号|工号|学号|序号|订单号|身份证", re.I)
-_ID_CAMEL = re.compile(r"[a-z](Id|ID)$")
 _TRUE_FALSE = {"true", "false", "yes", "no", "y", "n", "t", "f", "是", "否", "对", "错"}
 _NUMBER_JUNK = re.compile(r"[,\s¥$€£%，]")
 
@@ -61,11 +59,6 @@ def column_kind(series: pd.Series) -> str:
     if unique <= max(20, 0.05 * n) or (unique / n < 0.5 and mean_len <= 30):
         return "category"
     return "text"
-
-
-def is_identifier_name(name: Any) -> bool:
-    """Names that say "this column identifies rows" (order_id, Order ID, 编号, rownames ...)."""
-    return bool(_ID_NAME.search(str(name or "")) or _ID_CAMEL.search(str(name or "")))
 
 
 def _looks_like_identifier(name: Any, s: pd.Series) -> bool:

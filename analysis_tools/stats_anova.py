@@ -210,7 +210,7 @@ def _posthoc(parts: dict[str, np.ndarray], chosen: str, alpha: float, ctx: ToolC
         from statsmodels.stats.multicomp import pairwise_tukeyhsd
         endog = np.concatenate([parts[g] for g in names])
         codes = np.repeat(np.arange(len(names)), [len(parts[g]) for g in names])
-        res = pairwise_tukeyhsd(endog, codes, alpha=0.05)
+        res = pairwise_tukeyhsd(endog, codes, alpha=alpha)  # the intervals are (1 - alpha) family-wise
         for row, (i, j) in enumerate((i, j) for i in range(len(names)) for j in range(i + 1, len(names))):
             # statsmodels reports mean(j) - mean(i); flip to group_a - group_b
             pairs.append({"group_a": names[i], "group_b": names[j], "difference": float(-res.meandiffs[row]),

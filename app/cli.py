@@ -1,4 +1,9 @@
-"""The `verity` command: serve, inspect, analyze (CONTRACT.md "Command line") and eval (SPEC §13)."""
+"""The `verity` command: serve, inspect, analyze (CONTRACT.md "Command line") and eval (SPEC §13).
+
+Building the parser imports nothing beyond the standard library: each command imports what it
+needs when it runs, so `verity --help` answers in a tenth of a second and `verity inspect` does
+not load the web app, the database or the analysis tools (bench/startup.py measures both).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,6 @@ import logging
 import os
 import sys
 from pathlib import Path
-
-from app.config import get_settings
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_WAITING = 0, 1, 2, 3
 DEFAULT_QUESTION = {"en": "Give me an overview of this data and its main patterns.",
@@ -41,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     worker = sub.add_parser("worker", help="execute queued runs in this process (run_executor=worker)")
     worker.add_argument("--once", action="store_true", help="exit when no queued run is left")
     worker.set_defaults(func=worker_command)
+    migrate = sub.add_parser("migrate", help="bring the database schema to the newest migration, then exit")
+    migrate.set_defaults(func=migrate_command)
     add_inspect_parser(sub)
     analyze = sub.add_parser("analyze", help="run the agent on files and write the report")
     analyze.add_argument("files", nargs="+", type=Path)
@@ -59,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
 def serve_command(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from app.config import get_settings
     from app.users import auth_required
 
     settings = get_settings()
@@ -70,6 +76,7 @@ def serve_command(args: argparse.Namespace) -> int:
     settings = get_settings()
     access = "sign-in required" if auth_required(settings) else "local use, no sign-in"
     print(f"Verity on http://{host}:{port}  (model: {settings.llm_model}; {access})", flush=True)
+    print(sandbox_status(settings), flush=True)
     from app.main import server_options
 
     uvicorn.run("app.main:create_app", factory=True, host=host, port=port, log_level="info",
@@ -80,12 +87,14 @@ def serve_command(args: argparse.Namespace) -> int:
 def worker_command(args: argparse.Namespace) -> int:
     import signal
 
+    from app.config import get_settings
     from app.worker import Worker
 
     configure_logging(get_settings().data_dir)
     worker = Worker(get_settings())
     signal.signal(signal.SIGTERM, lambda *_: worker.stop.set())  # `docker stop`: finish the current step
     print(f"Verity worker {worker.name}: {worker.settings.run_workers} run(s) at a time", flush=True)
+    print(sandbox_status(worker.settings), flush=True)
     try:
         ran = worker.run_forever(once=args.once)
     except KeyboardInterrupt:
@@ -95,8 +104,39 @@ def worker_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def migrate_command(args: argparse.Namespace) -> int:
+    """The deployment's prestart step (docker-compose.yml): migrate once before the app and the
+    workers start. They migrate at start too, but then find nothing to do; on PostgreSQL an
+    advisory lock keeps processes that start together from migrating at the same time."""
+    from app.config import get_settings
+    from app.db.session import open_database
+
+    db = open_database(get_settings())
+    db.engine.dispose()
+    print("database schema is up to date", flush=True)
+    return EXIT_OK
+
+
+def sandbox_status(settings) -> str:
+    """One plain line on whether run_python (the analyst's own Python code) can run here, and
+    what to do when it cannot: the other analyses work either way."""
+    from sandbox import detect_isolation
+
+    isolation = detect_isolation(settings.sandbox_mode)
+    if isolation.available:
+        return f"run_python: sandboxed ({isolation.kind})" if isolation.kind != "unsafe" else \
+            "run_python: WITHOUT isolation (sandbox_mode=unsafe): only on a trusted single-user machine"
+    if settings.sandbox_mode == "off":
+        return "run_python: switched off (VERITY_SANDBOX_MODE=off); the other analyses work"
+    return ("run_python cannot be offered here, so the analyst works without its own Python code "
+            f"(the other analyses work). Why: {isolation.reason}. In Docker, the container needs user "
+            "namespaces and mounts: see the README, Deployment.")
+
+
 def analyze_command(args: argparse.Namespace) -> int:
     from app.agent.prompts import detect_language
+    from app.cli_questions import parse_answers, settle
+    from app.config import get_settings
     from app.db.models import Run
     from app.db.session import open_database
     from app.ingest.errors import IngestError
@@ -104,8 +144,6 @@ def analyze_command(args: argparse.Namespace) -> int:
     from app.reports.script import dataset_sources
     from app.runs import RunService
     from app.workspaces import active_datasets, add_dataset, create_workspace
-
-    from app.cli_questions import parse_answers, settle
 
     try:
         answers = parse_answers(args.answer)
@@ -135,8 +173,9 @@ def analyze_command(args: argparse.Namespace) -> int:
         return waiting
     with db.session() as session:
         run = session.get(Run, run_id)
-        if run.status != "done":
-            print(f"error: run_{run.status}: {run.error or run.status}", file=sys.stderr)
+        if run is None or run.status != "done":
+            status, error = (run.status, run.error) if run else ("missing", "the run's record is gone")
+            print(f"error: run_{status}: {error or status}", file=sys.stderr)
             print(f"details: {log_file}", file=sys.stderr)
             return EXIT_INTERNAL
         report = run_report(session, run_id)
@@ -180,7 +219,11 @@ def run_report(session, run_id: str) -> dict:
 
     from app.db.models import Report
 
-    return session.scalars(select(Report).where(Report.run_id == run_id).order_by(Report.created_at.desc())).first().content
+    latest = select(Report).where(Report.run_id == run_id).order_by(Report.created_at.desc())
+    report = session.scalars(latest).first()
+    if report is None:  # a finished run always writes its report; say so plainly if it did not
+        raise RuntimeError(f"run {run_id} finished without a report")
+    return report.content
 
 
 if __name__ == "__main__":

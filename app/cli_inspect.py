@@ -6,10 +6,6 @@ import argparse
 import json
 import sys
 
-from app.ingest.bounded import load_table_bounded
-from app.ingest.errors import IngestError
-from app.ingest.pipeline import inspect_file
-
 TYPE_BADGES = {
     "number": "[number]", "integer": "[integer]", "datetime": "[date/time]", "category": "[category]",
     "text": "[text]", "boolean": "[yes/no]", "identifier": "[id]",
@@ -27,6 +23,11 @@ def add_inspect_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def inspect_command(args) -> int:
+    # Imported here, not at the top: `verity --help` and the other commands do not read files.
+    from app.ingest.bounded import load_table_bounded
+    from app.ingest.errors import IngestError
+    from app.ingest.pipeline import inspect_file
+
     rows = args.rows if getattr(args, "rows", None) is not None else _default_rows()
     try:
         result = inspect_file(args.file, sheet=getattr(args, "sheet", None), rows=rows, loader=load_table_bounded)
@@ -68,7 +69,8 @@ def render_summary(result: dict) -> str:
         extra = [f"{col['missing']} missing"] if col["missing"] else []
         if col["pii"]:
             extra.append(f"personal data ({col['pii']}), masked")
-        lines.append(f"  {col['name']:<{width}}  {TYPE_BADGES.get(col['type'], col['type']):<12} {', '.join(extra)}".rstrip())
+        badge = TYPE_BADGES.get(col["type"], col["type"])
+        lines.append(f"  {col['name']:<{width}}  {badge:<12} {', '.join(extra)}".rstrip())
     if result["cleaning"]:
         lines.append("Cleaning:")
         lines += [f"  {c.get('message') or c['column'] + ': ' + c['action'] + ' (' + str(c['count']) + ' cells)'}"

@@ -11,8 +11,6 @@ import argparse
 import getpass
 import sys
 
-from sqlalchemy import select
-
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
 
@@ -75,6 +73,8 @@ def _ask_password() -> str:
 
 
 def _list(session, _args) -> int:
+    from sqlalchemy import select
+
     from app.db.models import User, Workspace
 
     for user in session.scalars(select(User).order_by(User.created_at)):

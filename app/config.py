@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from app.paths import REPO_ROOT  # noqa: F401 - re-exported: app.config.REPO_ROOT
 
 
 class Settings(BaseSettings):

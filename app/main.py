@@ -21,9 +21,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.config import REPO_ROOT, Settings, get_settings
+from app.config import Settings, get_settings
 from app.db.session import open_database
 from app.ingest.readserver import start_read_server
+from app.paths import asset_dir
 from app.runs import RunService, default_model
 from app.web import (
     api,
@@ -48,8 +49,8 @@ from app.web.text_input import check_text_input
 
 log = logging.getLogger(__name__)
 
-TEMPLATES_DIR = REPO_ROOT / "templates"
-STATIC_DIR = REPO_ROOT / "static"
+TEMPLATES_DIR = asset_dir("templates")  # in the package of a wheel, else the checkout's
+STATIC_DIR = asset_dir("static")
 ROUTERS = (auth.router, workspaces.router, files.router, datasets.router, chat.router, reports.router, api.router,
            context.router, rules.router, knowledge.router, shares.router, traces.router, docs.router)
 

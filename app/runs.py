@@ -88,7 +88,7 @@ class RunService:
         if workspace.owner is None or limit <= 0:
             return
         active = session.scalar(select(func.count()).select_from(Run).join(Workspace, Run.workspace_id == Workspace.id)
-                                .where(Workspace.owner == workspace.owner, Run.status.in_(BUSY_STATUSES)))
+                                .where(Workspace.owner == workspace.owner, Run.status.in_(BUSY_STATUSES))) or 0
         if active >= limit:
             raise TooManyRuns(limit)
 
@@ -154,6 +154,9 @@ class RunService:
     def _execute(self, run_id: str) -> None:
         with self.db.session() as session:
             run = session.get(Run, run_id)
+            if run is None:  # deleted (with its workspace) before a thread took it: nothing to run or record
+                log.warning("run %s no longer exists; not started", run_id)
+                return
             language = run.language
             recorder = RunRecorder(session, run.workspace_id, run.id, trace_dir(self.settings, run.workspace_id, run.id))
             run.status = "running"
@@ -209,6 +212,8 @@ class RunService:
 
     def prepare_turn(self, session: Session, run: Run, recorder: RunRecorder) -> Turn:
         workspace = session.get(Workspace, run.workspace_id)
+        if workspace is None:  # cannot happen while the run row exists (runs go first); say so if it does
+            raise LookupError(f"workspace {run.workspace_id} of run {run.id} no longer exists")
         datasets = active_datasets(session, workspace.id)
         frames = {d.id: readable_frame(d) for d in datasets}  # a damaged working copy is marked and left out
         if damaged := [d.name for d in datasets if frames[d.id] is None]:

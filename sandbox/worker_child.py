@@ -297,6 +297,18 @@ def _read_output(path: str, limits: dict) -> dict:
     return {"text": head + marker + tail, "truncated": True, "bytes": size, "file": os.path.basename(path)}
 
 
+def _array_head(array, limit: int = 1000):
+    """At most `limit` elements of an array as (nested) lists, cut *before* converting: tolist() of
+    a big array builds one Python object per element (gigabytes for 10^8 numbers) only for most of
+    them to be thrown away. A 1-D array keeps its first `limit` values; a wider one its first rows,
+    each cut to `limit` along the other axes."""
+    if array.ndim == 0:
+        return array.item()
+    inner = array[(slice(None),) + (slice(0, limit),) * (array.ndim - 1)]
+    per_row = max(1, inner[:1].size)
+    return inner[: max(1, limit // per_row)].tolist()
+
+
 def _jsonable(value, depth: int = 0):
     """The `result` variable as JSON: numbers, strings, lists and dicts; frames become records."""
     if value is None:
@@ -311,7 +323,7 @@ def _jsonable(value, depth: int = 0):
         elif isinstance(value, np.generic):
             value = value.item()
         elif isinstance(value, np.ndarray):
-            value = value.tolist()[:1000]
+            value = _array_head(value)
         text = json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)
     except (TypeError, ValueError):
         text = json.dumps(repr(value)[:MAX_RESULT_CHARS], ensure_ascii=False)

@@ -1,4 +1,9 @@
-"""Shared fixtures: settings in a temp data dir, the app client, no internet, sample files."""
+"""Shared fixtures: settings in a temp data dir, the app client, no internet, sample files.
+
+In CI (`CI=true`) nothing the CI machine is meant to have may skip quietly: a run without
+../shared (reference values, corpus), PostgreSQL, the committed samples or Chromium stops at the
+start with what is missing, and a test that would skip for one of them fails instead.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +11,24 @@ import ipaddress
 import os
 import secrets
 import socket
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from sqlalchemy import create_engine, text
 
 from app.config import Settings
+from tests.factories import REFERENCE, REPO, SAMPLES  # noqa: F401 (fixtures below use them)
 
-from tests.factories import REPO, SAMPLES  # noqa: F401 (fixtures below use them)
+if TYPE_CHECKING:
+    from fastapi.testclient import TestClient
+
+IN_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+SHARED = REFERENCE.parent
+# Words in the skip reasons of tests that need what CI has (the skips are spread over the test
+# modules; their reasons name the resource). In CI such a skip is a failure.
+NEEDED_IN_CI = ("reference data", "corpus", "shared", "postgresql", "sample", "chromium", "playwright")
 
 
 class InternetBlocked(OSError):
@@ -31,6 +45,51 @@ def _is_local(address) -> bool:
         return ipaddress.ip_address(host.split("%")[0]).is_loopback
     except ValueError:
         return False
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not IN_CI:
+        return
+    missing = [f"{SHARED / name} (the shared reference data)" for name in ("reference", "corpus")
+               if not (SHARED / name).is_dir()]
+    if (reason := _postgres_unreachable()) is not None:
+        missing.append(f"PostgreSQL at {PG_ADMIN} ({reason})")
+    if missing:
+        pytest.exit("CI=true, but the tests need what is missing here:\n  " + "\n  ".join(missing)
+                    + "\nOutside CI these tests are skipped; in CI they must run.", returncode=3)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    outcome = yield
+    _fail_needed_skip(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _fail_needed_skip(outcome.get_result())  # a module that skips itself at import
+
+
+def _fail_needed_skip(report) -> None:
+    if not (IN_CI and report.skipped):
+        return
+    reason = str(report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr)
+    reason = reason.removeprefix("Skipped: ")
+    if any(word in reason.lower() for word in NEEDED_IN_CI):
+        report.outcome = "failed"
+        report.longrepr = f"CI=true: this test must run here, but it skipped: {reason}"
+
+
+def _postgres_unreachable() -> str | None:
+    try:
+        engine = create_engine(PG_ADMIN)
+        with engine.connect():
+            pass
+        engine.dispose()
+    except Exception as exc:  # noqa: BLE001 - any failure to connect is the answer
+        return type(exc).__name__
+    return None
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +114,7 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-def client(settings: Settings) -> Iterator["TestClient"]:
+def client(settings: Settings) -> Iterator[TestClient]:
     from fastapi.testclient import TestClient
 
     from app.main import create_app
@@ -88,7 +147,7 @@ def postgres_url():
         with admin.connect() as connection:
             name = f"verity_test_{secrets.token_hex(4)}"
             connection.execute(text(f"CREATE DATABASE {name}"))
-    except Exception as exc:  # no server on this machine
+    except Exception as exc:  # noqa: BLE001 - no server on this machine (in CI the skip fails the test)
         pytest.skip(f"PostgreSQL not reachable: {type(exc).__name__}")
     yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
     with admin.connect() as connection:

@@ -106,3 +106,68 @@ def test_inspect_json_follows_the_contract(tmp_path):
     types = {c["name"]: c["type"] for c in info["columns"]}
     assert types["Revenue"] == "number" and types["Date"] == "datetime" and types["Region"] == "category"
     assert re.match(r"\d{4}-\d{2}-\d{2}", info["preview"][0]["Date"])
+
+
+# ---------------------------------------------------------------- start-up cost (issue #17)
+# What a command imports decides how long it takes to start (bench/startup.py has the times):
+# these fail when an import edge brings the heavy stacks back.
+
+HEAVY = ("pandas", "numpy", "pydantic", "sqlalchemy", "fastapi", "scipy", "matplotlib", "statsmodels", "sklearn",
+         "openai", "analysis_tools")
+TOOL_STACKS = ("scipy", "matplotlib", "statsmodels", "sklearn", "sqlalchemy", "fastapi", "openai", "app.agent",
+               "app.web", "app.db", "analysis_tools.stats", "analysis_tools.plot")
+
+
+def loaded_after(code: str) -> set[str]:
+    """The top-level packages (and app/analysis_tools modules) a fresh interpreter holds after `code`."""
+    probe = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=300)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def has_any(modules: set[str], names) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+
+
+def test_help_loads_nothing_heavy():
+    modules = loaded_after("from app.cli import build_parser\nbuild_parser().format_help()")
+    assert has_any(modules, HEAVY) == []
+
+
+def test_reading_a_file_does_not_load_the_tools_or_the_web_app(tmp_path):
+    modules = loaded_after(f"from app.cli import main\nmain(['inspect', {str(SALES)!r}, '--json'])")
+    assert "app.ingest.pipeline" in modules and "pandas" in modules
+    assert has_any(modules, TOOL_STACKS) == []
+
+
+def test_the_tool_registry_is_built_on_first_use():
+    modules = loaded_after("import analysis_tools\nfrom analysis_tools import ToolContext, ToolResult")
+    assert has_any(modules, ("scipy", "matplotlib", "analysis_tools.stats")) == []
+    modules = loaded_after("from analysis_tools import REGISTRY\nassert REGISTRY.get('compare_groups')")
+    assert {"scipy", "analysis_tools.stats", "analysis_tools.plot"} <= modules
+
+
+# ---------------------------------------------------------------- deployment (issue #17)
+
+def test_migrate_brings_an_empty_database_to_the_newest_schema(tmp_path):
+    done = verity("migrate", tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "schema is up to date" in done.stdout
+    import sqlite3
+
+    tables = {r[0] for r in sqlite3.connect(tmp_path / "runtime" / "verity.db").execute(
+        "SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"alembic_version", "workspaces", "runs", "events"} <= tables
+
+
+def test_start_says_plainly_when_run_python_cannot_be_offered(monkeypatch, settings):
+    import sandbox.host
+    from app.cli import sandbox_status
+
+    monkeypatch.setattr(sandbox.host, "probe", lambda kind: sandbox.host.Isolation(
+        kind, False, "setting up uid map: Permission denied"))
+    line = sandbox_status(settings)
+    assert line.startswith("run_python cannot be offered here") and "Permission denied" in line
+    assert "README" in line and "Traceback" not in line
+    monkeypatch.setattr(sandbox.host, "probe", lambda kind: sandbox.host.Isolation(kind, True, ""))
+    assert sandbox_status(settings) == "run_python: sandboxed (bwrap)"

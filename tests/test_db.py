@@ -33,3 +33,23 @@ def test_postgres_migration_and_round_trip(tmp_path, postgres_url):
         run = session.query(Run).one()
         assert run.state == {"rounds": 2} and run.workspace.name == "销售分析"
     db.engine.dispose()
+
+
+def test_processes_starting_together_migrate_postgres_once(tmp_path, postgres_url):
+    """App, workers and `verity migrate` may start at the same moment against an empty database:
+    the advisory lock lets one migrate while the others wait, so none fails on a half-made schema."""
+    import subprocess
+    import sys
+
+    from tests.factories import REPO
+
+    code = ("from app.config import Settings; from app.db.session import open_database; "
+            f"open_database(Settings(_env_file=None, data_dir={str(tmp_path)!r}, database_url={postgres_url!r}))")
+    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], errors
+    db = open_database(make_settings(tmp_path, database_url=postgres_url))
+    with db.engine.connect() as connection:
+        assert not compare_metadata(MigrationContext.configure(connection), Base.metadata)
+    db.engine.dispose()

@@ -249,3 +249,28 @@ def test_datasets_come_from_the_workspace_in_the_session(env, tmp_path):
         assert f"['retail_sales'] {int(SALES.revenue.sum())}" in result.text
     finally:
         get_pool().close(workspace_id)
+
+
+def test_a_big_array_result_is_cut_before_it_is_converted():
+    """`result = big_array` keeps the first 1000 values; converting all of them first (tolist of
+    the whole array) cost one Python object per element and could exhaust the child's memory."""
+    import tracemalloc
+
+    import numpy as np
+
+    from sandbox import worker_child
+
+    worker_child.MODULES.update(pd=pd, np=np)
+    assert worker_child._jsonable(np.arange(5)) == [0, 1, 2, 3, 4]
+    assert worker_child._jsonable(np.array(7)) == 7
+    wide = worker_child._jsonable(np.zeros((3000, 4)))
+    assert len(wide) == 250 and len(wide[0]) == 4  # whole rows, at most 1000 values
+    big = np.arange(5_000_000)
+    tracemalloc.start()
+    try:
+        head = worker_child._jsonable(big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert head == list(range(1000))
+    assert peak < 5_000_000  # converting the whole array first: ~180 MB of Python ints

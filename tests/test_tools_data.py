@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from analysis_tools import list_tools, run_tool
+from tests.checks import assert_error
 
 REF = Path(__file__).resolve().parents[2] / "shared" / "reference"
 RDATA = REF / "rdatasets"
@@ -36,12 +37,6 @@ def assert_step(result, before: int | None = None, after: int | None = None) -> 
         assert len(result.table) == after and f"→ {after:,}" in result.payload["step"]
     if before is not None:
         assert f"{before:,}" in result.payload["step"]
-
-
-def assert_error(result, category: str) -> dict:
-    assert not result.ok and result.error["error"] == category, result.error
-    assert result.error["message"] and result.error["hint"]
-    return result.error
 
 
 @pytest.fixture

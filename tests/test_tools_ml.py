@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from analysis_tools import list_tools, run_tool
+from tests.checks import assert_error
 
 REF = Path(__file__).resolve().parents[2] / "shared" / "reference"
 RDATA = REF / "rdatasets"
@@ -30,13 +31,6 @@ def assert_clean(result) -> None:
     for tag in ("[method]", "[conclusion]", "[interpretation]"):
         assert tag in result.text, tag
     assert result.interpretation and result.method and result.sample_size
-
-
-def assert_error(result, category: str) -> dict:
-    assert not result.ok
-    assert result.error["error"] == category, result.error
-    assert result.error["message"] and "hint" in result.error
-    return result.error
 
 
 def test_ml_group_is_registered_with_documented_arguments():

@@ -134,6 +134,25 @@ def test_anova_matches_r_plantgrowth(plants):
     assert_clean_metrics(m)
 
 
+def test_tukey_intervals_follow_the_users_alpha(plants):
+    # R: TukeyHSD(aov(weight ~ group, PlantGrowth)): trt2-trt1 95% interval 0.1737839 .. 1.5562161.
+    # At alpha = 0.10 the family-wise interval is the 90% one (scipy's tukey_hsd, computed apart).
+    from scipy import stats
+    def trt1_vs_trt2(alpha):
+        r = run_tool("compare_groups", plants, value_column="weight", group_column="group", method="anova",
+                     alpha=alpha)
+        return {(q["group_a"], q["group_b"]): q for q in r.payload["posthoc"]}[("trt1", "trt2")]
+
+    at_05 = trt1_vs_trt2(0.05)  # group_a - group_b = trt1 - trt2: R's interval, negated
+    assert (at_05["ci_low"], at_05["ci_high"]) == (pytest.approx(-1.5562161, abs=1e-6), pytest.approx(-0.1737839, abs=1e-6))
+    groups = [plants.loc[plants["group"] == g, "weight"] for g in ("ctrl", "trt1", "trt2")]
+    ci90 = stats.tukey_hsd(*groups).confidence_interval(confidence_level=0.90)
+    at_10 = trt1_vs_trt2(0.10)
+    assert at_10["ci_low"] == pytest.approx(ci90.low[1, 2], abs=1e-6)
+    assert at_10["ci_high"] == pytest.approx(ci90.high[1, 2], abs=1e-6)
+    assert at_10["ci_high"] - at_10["ci_low"] < at_05["ci_high"] - at_05["ci_low"]
+
+
 def test_welch_anova_and_kruskal_match_references(plants):
     from scipy import stats
     r = run_tool("compare_groups", plants, value_column="weight", group_column="group", method="welch_anova")

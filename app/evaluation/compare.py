@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from app.config import REPO_ROOT
+from app.paths import REPO_ROOT
 
 DEFAULT_BASELINE = REPO_ROOT / "data" / "eval" / "baseline.json"
 RATE_TOLERANCE = 0.05

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.config import REPO_ROOT
+from app.paths import REPO_ROOT
 from app.evaluation.facts import FactError, validate_fact
 
 DEFAULT_TASKS = REPO_ROOT / "data" / "eval" / "tasks.json"

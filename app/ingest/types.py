@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analysis_tools.common import is_identifier_name
+from app.ingest.identifiers import is_identifier_name
 from app.ingest.table import cell_text
 from app.ingest.textvalues import (Distinct, Step, leftover, padded_codes, parse_dates, parse_numbers,
                                    plain_numbers, regex_hits, text_array)

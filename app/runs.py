@@ -204,7 +204,7 @@ class RunService:
                     run.error = fault_message(fault, run.language)
                     self.finish(session, run, recorder)
                     return
-            except Exception as exc:  # noqa: BLE001 - still down: try again until db_retry_s, then leave it
+            except Exception as exc:  # still down: try again until db_retry_s, then leave it
                 if fault_of(exc) is None or time.monotonic() > deadline:
                     log.exception("run %s: could not record its end; a restart marks it interrupted", run_id)
                     return

@@ -136,7 +136,7 @@ def body_fields(schema: dict, operation: dict) -> tuple[str | None, dict[str, di
 
 def variants(properties: dict[str, dict]) -> list[dict]:
     """One body per (field, bad value); the other fields get plain values."""
-    plain = {name: "x" for name in properties}
+    plain = dict.fromkeys(properties, "x")
     bodies = []
     for name, spec in properties.items():
         if spec.get("format") == "binary":

@@ -5,7 +5,6 @@ workspace (it is marked damaged and rebuilt from the kept original), and a full 
 from __future__ import annotations
 
 import errno
-
 import os
 import shutil
 import subprocess

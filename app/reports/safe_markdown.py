@@ -33,7 +33,7 @@ ALLOWED_ATTRIBUTES = {"a": {"href"}, "img": {"src", "alt"}, "span": {"class"}, "
 
 def _parser(html_blocks: bool) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": html_blocks}).enable(["table", "strikethrough"])
-    md.validateLink = lambda url: True  # judged below (`safe_link`), so unsafe ones can be told apart
+    md.validateLink = lambda url: True  # type: ignore[method-assign]  # judged below (`safe_link`)
     return md
 
 
@@ -49,8 +49,9 @@ def render_markdown(text: str, *, images: Literal["alt", "local"] = "alt", headi
     for token in tokens:
         if token.type in ("heading_open", "heading_close") and heading_floor:
             token.tag = f"h{max(heading_floor, min(int(token.tag[1]) + 1, 6))}"
-        for index, child in enumerate(token.children or []):
-            _make_safe(token.children, index, child, images)
+        children = token.children or []
+        for index, child in enumerate(children):
+            _make_safe(children, index, child, images)
         if numbers and token.children:
             token.children = [piece for child in token.children for piece in _marked(child, numbers, mark_title)]
     rendered = _RENDER.renderer.render(tokens, _RENDER.options, {})

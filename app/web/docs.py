@@ -41,7 +41,7 @@ def openapi_schema(request: Request) -> dict[str, Any]:
 def swagger_ui(request: Request) -> HTMLResponse:
     docs_enabled(request)
     page = get_swagger_ui_html(openapi_url=OPENAPI_URL, title=f"{request.app.title} — API")
-    hashes = " ".join(f"'sha256-{script_hash(s)}'" for s in _INLINE_SCRIPT.findall(page.body.decode()))
+    hashes = " ".join(f"'sha256-{script_hash(s)}'" for s in _INLINE_SCRIPT.findall(bytes(page.body).decode()))
     page.headers["Content-Security-Policy"] = (
         f"default-src 'none'; script-src {SWAGGER_CDN} {hashes}; style-src {SWAGGER_CDN} 'unsafe-inline'; "
         "img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; form-action 'none'; "

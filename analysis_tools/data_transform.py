@@ -207,12 +207,13 @@ _OP_ALIASES = {"=": "==", "eq": "==", "ne": "!=", "<>": "!=", "gt": ">", "ge": "
 
 
 def filter_rows(data: pd.DataFrame, conditions: list[dict], match: Literal["all", "any"] = "all",
-                ctx: ToolContext | None = None) -> ToolResult:
-    """Keep the rows that meet conditions, in a new version of the table (e.g. Region == East and Date between two days); rows where the column is missing never match except with is_missing.
+                output: str = "", ctx: ToolContext | None = None) -> ToolResult:
+    """Keep the rows that meet conditions, as a new dataset (the original stays as it is) (e.g. Region == East and Date between two days); rows where the column is missing never match except with is_missing.
 
     Args:
         conditions: A list of objects {"column": ..., "op": ..., "value": ...}; op is one of ==, !=, >, >=, <, <=, in, not_in (value: a list), contains (text), between (value: [low, high], both included; a date end includes that whole day), is_missing, not_missing (no value). Date columns are compared as dates ("2024-03" means the whole month).
         match: all (every condition must hold) or any (at least one).
+        output: Name of the new dataset (default: the dataset's name + "_filtered").
     """
     ctx = ctx or ToolContext()
     require_rows(data, ctx)
@@ -246,7 +247,8 @@ def filter_rows(data: pd.DataFrame, conditions: list[dict], match: Literal["all"
     insights = [] if kept >= 30 else [ctx.t("Few rows remain; results on this subset will be uncertain.", "剩余行数很少，基于此子集的结果不确定性较大。")]
     return step_result(ctx, table, step, metrics=metrics, profile=profile, insights=insights, interpretation=interpretation,
                        method=ctx.t(f"Row filter ({match} conditions).", f"按条件筛选行（{'全部满足' if match == 'all' else '满足任一'}）。"),
-                       limitations=[ctx.t("Rows with a missing value in a filtered column are excluded.", "被筛选列缺失的行不会保留。")])
+                       limitations=[ctx.t("Rows with a missing value in a filtered column are excluded.", "被筛选列缺失的行不会保留。")],
+                       extra={"output": str(output or "").strip()})
 
 
 def _read_condition(cond: Any, data: pd.DataFrame, ctx: ToolContext) -> tuple[str, str, Any]:

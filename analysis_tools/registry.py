@@ -41,6 +41,7 @@ class Tool:
     multi_data: bool = False
     read_only: bool = True
     keywords: list[str] = field(default_factory=list)
+    short: str = ""  # the description sent with every request, when the first sentence is not enough
 
     _compact: tuple[int, dict[str, Any]] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -52,31 +53,109 @@ class Tool:
             self._compact = (id(self.parameters), compact_parameters(self.parameters))
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self._compact[1]},
+            "function": {"name": self.name, "description": self.brief, "parameters": self._compact[1]},
         }
 
     @property
     def summary(self) -> str:
         return self.description.split("\n", 1)[0]
 
+    @property
+    def brief(self) -> str:
+        """The description as sent with every request: its first sentence, whole words only (the
+        rest, with every argument's full text, comes on demand from tool_search: `details`)."""
+        return self.short or first_sentence(self.description, BRIEF_CHARS)
+
+    def details(self) -> str:
+        """The full description and every argument's full text (what tool_search shows)."""
+        lines = [f"{self.name} ({self.group}): {' '.join(self.description.split())}"]
+        required = set(self.parameters.get("required", []))
+        for name, prop in self.parameters.get("properties", {}).items():
+            kind = prop.get("type", "")
+            extra = f" one of {prop['enum']}" if prop.get("enum") else ""
+            default = f" (default {prop['default']!r})" if prop.get("default") not in (None, "") else ""
+            need = " required" if name in required else ""
+            lines.append(f"  - {name}: {kind}{extra}{need}{default}. {prop.get('description', '')}".rstrip())
+        return "\n".join(lines)
+
 
 DATASET_DESCRIPTION = "Dataset name; defaults to the active dataset."
-_COMPACT_DESCRIPTIONS = {  # texts many tools repeat -> fewer words, same meaning
-    DATASET_DESCRIPTION: "Dataset name (default: the active one).",
-    "Significance level, usually 0.05.": "Significance level.",  # the default says 0.05
-    "Chart title; a descriptive one is made when omitted.": "Chart title (default: made from the data).",
-}
+
+
+BRIEF_CHARS = 120  # a tool's description in every request: its first sentence, at most this long
+ARGUMENT_CHARS = 50  # an argument's description in every request (the full text: tool_search)
+# a sentence ends at . ! ? ; (not after "e.g.", "i.e.", "etc.", "vs.")
+_SENTENCE_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)(?<=[.!?。；;])\s+|(?<=[.!?])$|\n\s*\n")
+
+
+def first_sentence(text: str, limit: int) -> str:
+    """The first sentence of a text; when longer than `limit`, cut at its last clause boundary that
+    fits (", ", " (", ": "), else at a word boundary with "…" (never mid-word)."""
+    text = " ".join((text or "").split("\n\n", 1)[0].split())
+    first = _SENTENCE_END.split(text, maxsplit=1)[0].strip().rstrip(";；,")
+    if len(first) <= limit:
+        return first
+    head = first[:limit]
+    clause = max((i for i in (head.rfind(", "), head.rfind(" ("), head.rfind(": "), head.rfind(" — "))
+                  if head[:i].count("(") == head[:i].count(")")), default=-1)  # not inside parentheses
+    if clause >= 15:
+        return head[:clause].rstrip(" ,;:(")
+    cut = first[: limit - 1]
+    cut = cut[: cut.rfind(" ")] if " " in cut else cut
+    return cut.rstrip(" ,;:(") + "…"
+
+
+# The argument vocabulary every tool shares (CONTRACT.md): explained once, in the system prompt
+# (`vocabulary_note`), not again in each schema.
+VOCABULARY_NOTES = (  # (argument names, what they mean), explained once in the system prompt
+    (("dataset",), "default: the active one"),
+    (("value_column",), "the measured numeric column"),
+    (("group_column",), "the column splitting it into groups"),
+    (("x_column", "y_column"), "a pair"),
+    (("target_column", "feature_columns"), "what a model explains, and its inputs"),
+    (("alpha",), "significance level"),
+    (("columns", "date_column", "title"), ""),
+)
+VOCABULARY = {name: meaning for names, meaning in VOCABULARY_NOTES for name in names}
+
+
+def vocabulary_note() -> str:
+    """One line for the system prompt: what the shared argument names mean."""
+    parts = [f"{'/'.join(names)} = {meaning}" if meaning else ", ".join(names) for names, meaning in VOCABULARY_NOTES]
+    return ("- Tool arguments mean the same in every tool: " + "; ".join(parts)
+            + ". tool_search shows a tool's full description.")
+
+
+def _argument_text(name: str, prop: dict[str, Any]) -> str:
+    """An argument's description as sent: none for the shared vocabulary or when it only lists the
+    enum; else its first clause, without examples or asides."""
+    text = prop.get("description") or ""
+    if name in VOCABULARY:
+        return ""
+    if prop.get("enum"):
+        rest = text
+        for value in prop["enum"]:
+            rest = rest.replace(str(value), "")
+        if len(re.sub(r"[\W_]|\b(?:or|and|the|one|of)\b", "", rest)) < 12:
+            return ""
+    if "{" in text:  # a format ({"column": ..., "op": ...}) is kept whole: the call fails without it
+        return first_sentence(text, BRIEF_CHARS * 2)
+    text = re.split(r"\s*\((?:e\.g\.|for example|default)", text, maxsplit=1)[0]  # examples: tool_search
+    return first_sentence(re.split(r";\s+", text, maxsplit=1)[0], ARGUMENT_CHARS)
 
 
 def compact_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
     """The parameters as sent to the model, without what carries no information: empty-string
-    defaults, an empty `required` list; the `dataset` argument every data tool repeats is
-    described in fewer words. Every argument keeps its description."""
+    defaults, an empty `required` list, descriptions that only repeat the enum; each argument's
+    description is its first clause (the `dataset` argument every data tool repeats in fewer
+    words). The full texts are `Tool.details()`, which tool_search shows."""
     properties = {}
     for name, prop in parameters.get("properties", {}).items():
         prop = {k: v for k, v in prop.items() if not (k == "default" and v in ("", None))}
-        if prop.get("description") in _COMPACT_DESCRIPTIONS:
-            prop["description"] = _COMPACT_DESCRIPTIONS[prop["description"]]
+        if prop.get("description"):
+            prop["description"] = _argument_text(name, prop)
+            if not prop["description"]:
+                del prop["description"]
         properties[name] = prop
     compact = {**parameters, "properties": properties}
     if not compact.get("required"):
@@ -85,7 +164,7 @@ def compact_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
 
 
 def make_tool(func: Callable[..., ToolResult], group: str, *, read_only: bool = True,
-              keywords: list[str] | None = None) -> Tool:
+              keywords: list[str] | None = None, brief: str = "") -> Tool:
     """Build a Tool from a typed function. Raises at import time on a malformed tool (a bug)."""
     if group not in GROUPS:
         raise ValueError(f"unknown tool group {group!r}")
@@ -116,7 +195,7 @@ def make_tool(func: Callable[..., ToolResult], group: str, *, read_only: bool = 
         }
     parameters = {"type": "object", "properties": properties, "required": required}
     return Tool(func.__name__, group, func, description, parameters, needs_data, multi_data,
-                read_only, keywords or [])
+                read_only, keywords or [], brief)
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:

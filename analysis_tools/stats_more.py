@@ -65,6 +65,7 @@ def normality_test(data: pd.DataFrame, value_column: str, alpha: float = 0.05,
     stat, p = float(res.statistic), float(res.pvalue)
     normal = p >= alpha
     metrics = {"statistic": stat, "p_value": p, "n": n, "method": method, "skewness": skew, "excess_kurtosis": kurt,
+               "skewness_definition": "adjusted Fisher-Pearson G1",
                "mean": float(np.mean(x)), "median": float(np.median(x)), "std": float(np.std(x, ddof=1)),
                "normal": int(normal), "alpha": alpha, "dagostino_p": dag_p}
     shape = _shape_words(skew, kurt, ctx)
@@ -83,9 +84,10 @@ def normality_test(data: pd.DataFrame, value_column: str, alpha: float = 0.05,
     if n < 20:
         limitations.append(ctx.t("Few rows: the test can easily miss non-normality.", "行数较少：检验可能发现不了非正态。"))
     profile = ctx.t(f"{value_column}: n = {n}, mean {fmt_num(metrics['mean'])}, median {fmt_num(metrics['median'])}, "
-                    f"skewness {fmt_num(skew, 3)}, excess kurtosis {fmt_num(kurt, 3)}.",
+                    f"skewness {fmt_num(skew, 3)} (adjusted Fisher-Pearson G1, as Excel SKEW), "
+                    f"excess kurtosis {fmt_num(kurt, 3)} (G2).",
                     f"{value_column}：n = {n}，均值 {fmt_num(metrics['mean'])}，中位数 {fmt_num(metrics['median'])}，"
-                    f"偏度 {fmt_num(skew, 3)}，超额峰度 {fmt_num(kurt, 3)}。")
+                    f"偏度 {fmt_num(skew, 3)}（校正的 Fisher-Pearson G1，同 Excel SKEW），超额峰度 {fmt_num(kurt, 3)}（G2）。")
     if dropped:
         profile += " " + dropped_note(dropped, ctx)
     stat_name = "W" if method == "shapiro" else "K²"
@@ -112,23 +114,30 @@ def _shape_words(skew: float, kurt: float, ctx: ToolContext) -> str:
 
 # ---------------------------------------------------------------- outliers
 
-def outlier_detection(data: pd.DataFrame, value_column: str, method: Literal["iqr", "mad"] = "iqr",
-                      threshold: float | None = None, ctx: ToolContext | None = None) -> ToolResult:
-    """Find unusually large or small values in a numeric column (IQR fences or robust z-score / MAD), with the count, share and examples.
+def outlier_detection(data: pd.DataFrame, value_column: str, method: Literal["iqr", "mad", "zscore"] = "iqr",
+                      threshold: float | None = None, label_column: str | None = None, max_rows: int = 20,
+                      ctx: ToolContext | None = None) -> ToolResult:
+    """Find unusually large or small values in a numeric column (IQR fences, robust z-score / MAD, or the classic z-score), with the count, share and the flagged rows.
 
     Args:
         value_column: The numeric column to scan (e.g. order amount).
-        method: iqr (Tukey fences: below Q1 - k*IQR or above Q3 + k*IQR) or mad (robust z-score from the median absolute deviation); both are always reported, this picks the headline.
-        threshold: k for iqr (default 1.5; 3 = extreme only) or the robust-z cut-off for mad (default 3.5).
+        method: iqr (Tukey fences: below Q1 - k*IQR or above Q3 + k*IQR), mad (robust z-score from the median absolute deviation) or zscore (classic: |x - mean| / sample std); all are always counted, this picks the headline and the rows listed.
+        threshold: k for iqr (default 1.5; 3 = extreme only), the robust-z cut-off for mad (default 3.5) or the |z| cut-off for zscore (default 3).
+        label_column: A column that names each row (e.g. Name, Order ID), shown with the flagged rows.
+        max_rows: How many flagged rows to list, most extreme first (1-200).
     """
     ctx = ctx or ToolContext()
     values = require_numeric(data, value_column, ctx)
     x, dropped = numeric_values(data, value_column, ctx, 4, ctx.t("outlier detection", "异常值检测"), values)
     k = threshold if threshold is not None and method == "iqr" else 1.5
     zcut = threshold if threshold is not None and method == "mad" else 3.5
-    if k <= 0 or zcut <= 0:
+    classic_cut = threshold if threshold is not None and method == "zscore" else 3.0
+    if k <= 0 or zcut <= 0 or classic_cut <= 0:
         raise ToolError("invalid_arguments", ctx.t("threshold must be positive.", "threshold 必须为正数。"),
-                        hint=ctx.t("Use e.g. 1.5 or 3 for iqr, 3.5 for mad.", "例如 iqr 用 1.5 或 3，mad 用 3.5。"))
+                        hint=ctx.t("Use e.g. 1.5 or 3 for iqr, 3.5 for mad, 3 for zscore.", "例如 iqr 用 1.5 或 3，mad 用 3.5，zscore 用 3。"))
+    if label_column is not None and label_column not in data.columns:
+        raise ToolError("column_not_found", ctx.t(f"Column {label_column!r} does not exist.", f"列 {label_column!r} 不存在。"),
+                        column=label_column, hint=ctx.t("Pass a column that names the rows.", "请给出能标识行的列。"))
     q1, median, q3 = np.percentile(x, [25, 50, 75])
     iqr = q3 - q1
     low, high = q1 - k * iqr, q3 + k * iqr
@@ -139,22 +148,33 @@ def outlier_detection(data: pd.DataFrame, value_column: str, method: Literal["iq
     z_all = (values.to_numpy(dtype=float) - median) / scale
     iqr_mask = (values < low) | (values > high)
     mad_mask = pd.Series(np.abs(z_all) > zcut, index=values.index) & values.notna()
-    mask = iqr_mask if method == "iqr" else mad_mask
+    mean, sd = float(np.mean(x)), float(np.std(x, ddof=1))
+    z_classic = (values - mean) / sd if sd > 0 else values * 0.0
+    classic_mask = (z_classic.abs() > classic_cut) & values.notna()
+    mask = {"iqr": iqr_mask, "mad": mad_mask, "zscore": classic_mask}[method]
     n = len(x)
     count = int(mask.sum())
     flagged = values[mask]
-    order = (flagged - median).abs().sort_values(ascending=False).index[:10]
-    examples = [{"row": label(i), "value": float(values[i]), "robust_z": float(z_all[values.index.get_loc(i)])} for i in order]
+    limit = max(1, min(int(max_rows), 200))
+    order = (flagged - median).abs().sort_values(ascending=False).index[:max(limit, 10)]
+    examples = [{"row": label(i), "value": float(values[i]), "robust_z": float(z_all[values.index.get_loc(i)]),
+                 "z": float(z_classic[i]),
+                 **({"label": str(data.at[i, label_column])} if label_column is not None else {})} for i in order]
     metrics = {"n": n, "method": method, "n_outliers": count, "share": count / n, "n_high": int((mask & (values > median)).sum()),
                "n_low": int((mask & (values < median)).sum()), "q1": q1, "median": median, "q3": q3, "iqr": iqr,
-               "lower_fence": low, "upper_fence": high, "mad": mad, "n_outliers.iqr": int(iqr_mask.sum()),
-               "n_outliers.mad": int(mad_mask.sum()), "threshold": k if method == "iqr" else zcut}
+               "lower_fence": low, "upper_fence": high, "mad": mad, "mean": mean, "std": sd,
+               "n_outliers.iqr": int(iqr_mask.sum()), "n_outliers.mad": int(mad_mask.sum()),
+               "n_outliers.zscore": int(classic_mask.sum()),
+               "threshold": {"iqr": k, "mad": zcut, "zscore": classic_cut}[method]}
     for i, ex in enumerate(examples[:5], 1):
         metrics[f"example_{i}"] = ex["value"]
-    rule = (ctx.t(f"IQR fences: below {fmt_num(low)} or above {fmt_num(high)} (Q1 - {k}·IQR, Q3 + {k}·IQR).",
-                  f"IQR 界限：低于 {fmt_num(low)} 或高于 {fmt_num(high)}（Q1 - {k}·IQR，Q3 + {k}·IQR）。") if method == "iqr" else
-            ctx.t(f"Robust z-score |z| > {zcut} with z = 0.6745·(x - median)/MAD (MAD = {fmt_num(mad)}).",
-                  f"稳健 z 分数 |z| > {zcut}，z = 0.6745·(x - 中位数)/MAD（MAD = {fmt_num(mad)}）。"))
+    rule = {"iqr": ctx.t(f"IQR fences: below {fmt_num(low)} or above {fmt_num(high)} (Q1 - {k}·IQR, Q3 + {k}·IQR).",
+                         f"IQR 界限：低于 {fmt_num(low)} 或高于 {fmt_num(high)}（Q1 - {k}·IQR，Q3 + {k}·IQR）。"),
+            "mad": ctx.t(f"Robust z-score |z| > {zcut} with z = 0.6745·(x - median)/MAD (MAD = {fmt_num(mad)}).",
+                         f"稳健 z 分数 |z| > {zcut}，z = 0.6745·(x - 中位数)/MAD（MAD = {fmt_num(mad)}）。"),
+            "zscore": ctx.t(f"Classic z-score |z| > {classic_cut} with z = (x - mean)/sd (mean {fmt_num(mean)}, sample sd "
+                            f"{fmt_num(sd)}, ddof=1).",
+                            f"经典 z 分数 |z| > {classic_cut}，z = (x - 均值)/标准差（均值 {fmt_num(mean)}，样本标准差 {fmt_num(sd)}，ddof=1）。")}[method]
     if count:
         shown = ", ".join(fmt_num(e["value"]) for e in examples[:5])
         interpretation = ctx.t(f"{count} of {n} values of {value_column} ({count / n:.1%}) are unusually far from the typical value "
@@ -166,22 +186,38 @@ def outlier_detection(data: pd.DataFrame, value_column: str, method: Literal["iq
                                f"{value_column} 中没有异常值：所有值都在正常范围内。")
     if dropped:
         interpretation += " " + dropped_note(dropped, ctx)
-    other = "mad" if method == "iqr" else "iqr"
+    others = [m for m in ("iqr", "mad", "zscore") if m != method]
     insights = [ctx.t(f"{metrics['n_high']} high and {metrics['n_low']} low outliers.", f"偏高 {metrics['n_high']} 个，偏低 {metrics['n_low']} 个。"),
-                ctx.t(f"The {other} rule flags {metrics['n_outliers.' + other]} values.", f"{other} 规则标记了 {metrics['n_outliers.' + other]} 个值。")]
+                ctx.t("Other rules: " + ", ".join(f"{m} flags {metrics['n_outliers.' + m]}" for m in others) + ".",
+                      "其他规则：" + "，".join(f"{m} 标记 {metrics['n_outliers.' + m]} 个" for m in others) + "。")]
     limitations = [ctx.t("An outlier is only unusual, not necessarily wrong; never delete values just because they are flagged.",
                          "异常值只是“不寻常”，不一定是错误；不要仅因被标记就删除。")]
     if abs(shape_stats(x)[0]) > 1:
         limitations.append(ctx.t("The data are strongly skewed, so the long tail produces many flags; consider a log scale.",
                                  "数据明显偏斜，长尾会产生很多标记；可考虑对数尺度。"))
+    listed = _flagged_rows(examples[:limit], label_column, value_column, count, ctx)
     text = tagged_text(data_profile=ctx.t(f"{value_column}: n = {n}, Q1 {fmt_num(q1)}, median {fmt_num(median)}, Q3 {fmt_num(q3)}.",
                                           f"{value_column}：n = {n}，Q1 {fmt_num(q1)}，中位数 {fmt_num(median)}，Q3 {fmt_num(q3)}。"),
-                       method=rule, insights=insights,
+                       method=rule, insights=insights, flagged_rows=listed,
                        conclusion=ctx.t(f"{count} outliers ({count / n:.1%}).", f"异常值 {count} 个（{count / n:.1%}）。"),
                        interpretation=interpretation)
     return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation, method=rule, sample_size=n,
                       limitations=limitations, table=pd.DataFrame(examples) if examples else None,
                       payload={"examples": examples, "outlier_rows": [label(i) for i in flagged.index[:1000]], "dropped_rows": dropped})
+
+
+def _flagged_rows(examples: list[dict], label_column: str | None, value_column: str, count: int,
+                  ctx: ToolContext) -> str:
+    """The flagged rows, most extreme first: row, label, value, classic and robust z."""
+    if not examples:
+        return ""
+    head = f"{'row':>6}  " + (f"{str(label_column)[:28]:<28}  " if label_column else "") + \
+        f"{str(value_column)[:14]:>14} {'z':>7} {'robust_z':>9}"
+    lines = [head] + [f"{e['row']!s:>6}  " + (f"{e.get('label', '')[:28]:<28}  " if label_column else "")
+                      + f"{fmt_num(e['value']):>14} {fmt_num(e['z'], 3):>7} {fmt_num(e['robust_z'], 3):>9}" for e in examples]
+    if count > len(examples):
+        lines.append(ctx.t(f"... {count - len(examples)} more (max_rows to list more).", f"……另有 {count - len(examples)} 行（可调大 max_rows）。"))
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- confidence intervals

@@ -19,17 +19,31 @@ from .stats_groups import SMALL_GROUP, accurate_mean, check_assumptions, split_g
 
 # ---------------------------------------------------------------- describe
 
-def describe_columns(data: pd.DataFrame, columns: list[str] | None = None, ctx: ToolContext | None = None) -> ToolResult:
-    """Summary statistics of numeric columns: count, missing, mean, std, min, quartiles, max and skewness.
+MAX_TEXT_COLUMNS = 20  # text columns summarised when describe_columns is asked for everything
+SKEW_DEFINITIONS = {  # which skewness describe_columns reports, by ddof (the same convention as the std)
+    1: ("adjusted Fisher-Pearson G1 (bias-corrected, as Excel SKEW and SPSS)", "校正的 Fisher-Pearson 偏度 G1（与 Excel SKEW、SPSS 相同）"),
+    0: ("population Fisher-Pearson g1 (third standardised moment, as Excel SKEW.P)", "总体 Fisher-Pearson 偏度 g1（三阶标准矩，与 Excel SKEW.P 相同）"),
+}
+
+
+def describe_columns(data: pd.DataFrame, columns: list[str] | None = None, ddof: Literal[0, 1] = 1,
+                     ctx: ToolContext | None = None) -> ToolResult:
+    """Summary statistics of numeric columns: count, missing, mean, std, min, quartiles, max and skewness; text columns get their count, missing values and most common value.
 
     Args:
-        columns: Columns to describe; omit to describe every numeric column.
+        columns: Columns to describe; omit to describe every numeric column (and count the missing values of the others).
+        ddof: 1 = sample std and adjusted skewness G1 (default); 0 = population std and skewness g1.
     """
     ctx = ctx or ToolContext()
-    chosen = list(dict.fromkeys(columns)) if columns else numeric_columns(data)
+    ddof = 0 if int(ddof) == 0 else 1
+    numeric = set(numeric_columns(data))
+    chosen = list(dict.fromkeys(columns)) if columns else [c for c in data.columns if c in numeric]
     if not chosen:
         raise ToolError("wrong_column_type", ctx.t("The dataset has no numeric columns.", "数据集中没有数值列。"),
                         hint=ctx.t("Use value_counts for categorical columns.", "分类列请用 value_counts。"))
+    others = [c for c in chosen if c not in numeric and not _mostly_numbers(data[c])]
+    text_columns = others if columns else [c for c in data.columns if c not in numeric][:MAX_TEXT_COLUMNS]
+    chosen = [c for c in chosen if c not in others]
     rows, metrics, insights = [], {}, []
     for col in chosen:
         values = require_numeric(data, col, ctx)
@@ -37,9 +51,9 @@ def describe_columns(data: pd.DataFrame, columns: list[str] | None = None, ctx: 
         row = {"column": col, "n": len(clean), "missing": int(values.isna().sum())}
         if len(clean):
             q1, med, q3 = np.percentile(clean, [25, 50, 75])
-            row.update(mean=clean.mean(), std=clean.std(ddof=1) if len(clean) > 1 else float("nan"),
+            row.update(mean=clean.mean(), std=clean.std(ddof=ddof) if len(clean) > ddof else float("nan"),
                        min=clean.min(), q1=q1, median=med, q3=q3, max=clean.max(),
-                       skew=float(sps.skew(clean, bias=False)) if len(clean) > 2 and clean.std() > 0 else float("nan"))
+                       skew=float(sps.skew(clean, bias=ddof == 0)) if len(clean) > 2 and clean.std() > 0 else float("nan"))
         rows.append(row)
         for key, value in row.items():
             if key != "column":
@@ -50,29 +64,64 @@ def describe_columns(data: pd.DataFrame, columns: list[str] | None = None, ctx: 
                                   f"{col} 分布明显偏斜（偏度 {fmt_num(skew, 3)}），中位数（{fmt_num(row['median'])}）比均值（{fmt_num(row['mean'])}）更能代表典型值。"))
         if row["missing"]:
             insights.append(ctx.t(f"{col} has {row['missing']} missing values.", f"{col} 有 {row['missing']} 个缺失值。"))
+    texts = [_text_summary(data[c], c, metrics) for c in text_columns]
     table = pd.DataFrame(rows)
     header = f"{'column':<20} {'n':>7} {'miss':>6} {'mean':>11} {'std':>11} {'min':>11} {'median':>11} {'max':>11} {'skew':>7}"
     lines = [header] + [
         f"{str(r['column'])[:20]:<20} {r['n']:>7} {r['missing']:>6} {fmt_num(r.get('mean')):>11} {fmt_num(r.get('std')):>11} "
         f"{fmt_num(r.get('min')):>11} {fmt_num(r.get('median')):>11} {fmt_num(r.get('max')):>11} {fmt_num(r.get('skew'), 3):>7}"
-        for r in rows]
+        for r in rows] if rows else []
+    if texts:
+        lines += [ctx.t("text columns (n, missing, distinct, most common):", "文本列（n、缺失、不同值、最常见）："), *texts]
     n = len(data)
+    metrics["n"] = n
+    metrics["ddof"] = ddof
+    skew_name = SKEW_DEFINITIONS[ddof][1 if ctx.zh else 0]
+    metrics["skew_definition"] = SKEW_DEFINITIONS[ddof][0]
+    interpretation = _describe_reading(rows, texts, text_columns, metrics, ctx)
+    method = ctx.t(f"Descriptive statistics ({'sample' if ddof else 'population'} std, ddof={ddof}; skewness: {skew_name}); "
+                   "missing values ignored per column.",
+                   f"描述统计（{'样本' if ddof else '总体'}标准差 ddof={ddof}；偏度：{skew_name}）；各列分别忽略缺失值。")
+    text = tagged_text(data_profile="\n".join(lines), method=method, insights=insights, interpretation=interpretation)
+    return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation,
+                      method="descriptive statistics", sample_size=n, table=table,
+                      limitations=[ctx.t("Descriptions only; no test of differences.", "仅为描述，不检验差异。")])
+
+
+def _mostly_numbers(series: pd.Series) -> bool:
+    """A column stored as text that holds numbers ("1,200") is described as numbers."""
+    present = series.dropna()
+    return bool(len(present)) and pd.to_numeric(present.astype(str).str.replace(",", ""), errors="coerce").notna().mean() >= 0.9
+
+
+def _text_summary(series: pd.Series, column: str, metrics: dict) -> str:
+    """One line for a text column: count, missing (blank text counts as missing), distinct, most common."""
+    text = series.astype("string").str.strip()
+    missing = int((text.isna() | (text == "")).sum())
+    present = text[text.notna() & (text != "")]
+    top = present.value_counts().head(1)
+    metrics.update({f"{column}.n": int(len(present)), f"{column}.missing": missing,
+                    f"{column}.distinct": int(present.nunique())})
+    common = f", {top.index[0]!s:.30} ×{int(top.iloc[0])}" if len(top) else ""
+    return f"- {column}: {len(present)}, {missing} missing, {present.nunique()} distinct{common}"
+
+
+def _describe_reading(rows: list[dict], texts: list[str], text_columns: list, metrics: dict, ctx: ToolContext) -> str:
+    """Lead with the typical value and the range a shop owner recognises; mention the others by count."""
+    if not rows:
+        first = text_columns[0]
+        return ctx.t(f"{first} has {metrics[f'{first}.missing']} missing values and {metrics[f'{first}.distinct']} distinct values.",
+                     f"{first} 有 {metrics[f'{first}.missing']} 个缺失值、{metrics[f'{first}.distinct']} 个不同取值。")
     first = rows[0]
-    # Lead with the typical value and the range a shop owner recognises; mention the others by count.
-    interpretation = ctx.t(
+    reading = ctx.t(
         f"{first['column']} averages {fmt_num(first.get('mean'))}; the typical (median) value is "
         f"{fmt_num(first.get('median'))}, ranging from {fmt_num(first.get('min'))} to {fmt_num(first.get('max'))}.",
         f"{first['column']} 的平均值为 {fmt_num(first.get('mean'))}，中位数（典型值）为 {fmt_num(first.get('median'))}，"
         f"范围从 {fmt_num(first.get('min'))} 到 {fmt_num(first.get('max'))}。")
-    if len(rows) > 1:
-        interpretation += ctx.t(f" ({len(rows) - 1} more column(s) in the table.)", f"（表中另有 {len(rows) - 1} 列。）")
-    metrics["n"] = n
-    text = tagged_text(data_profile="\n".join(lines), method=ctx.t("Descriptive statistics (sample std, ddof=1; adjusted skewness); missing values ignored per column.",
-                                                                   "描述统计（样本标准差 ddof=1，校正偏度）；各列分别忽略缺失值。"),
-                       insights=insights, interpretation=interpretation)
-    return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation,
-                      method="descriptive statistics", sample_size=n, table=table,
-                      limitations=[ctx.t("Descriptions only; no test of differences.", "仅为描述，不检验差异。")])
+    more = len(rows) - 1 + len(texts)
+    if more:
+        reading += ctx.t(f" ({more} more column(s) in the table.)", f"（表中另有 {more} 列。）")
+    return reading
 
 
 # ---------------------------------------------------------------- two groups

@@ -22,8 +22,10 @@ _NUMBER = re.compile(
 _TRAILING_WORD = re.compile(r"[A-Za-z0-9_.]*")
 _LIST_ITEM = re.compile(r"^\s*(?:#{1,6}\s*)?(?:[-*+]\s+)?[(（]?\d{1,3}[.)、）:](?=\s|$|[^\d])", re.MULTILINE)
 _DATE_PATTERNS = [
-    re.compile(r"(?<!\d)(?:19|20)\d{2}(?:-\d{1,2}(?:-\d{1,2})?|/\d{1,2}(?:/\d{1,2})?|\.\d{1,2}\.\d{1,2})"
+    # a date is never the start of a year range: "2011-2014" is not "2011-20" and 14
+    re.compile(r"(?<!\d)(?:19|20)\d{2}(?:-\d{1,2}(?:-\d{1,2})?|/\d{1,2}(?:/\d{1,2})?|\.\d{1,2}\.\d{1,2})(?!\d)"
                r"(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?"),
+    re.compile(r"(?<!\d)(?:19|20)\d{2}\s*[-–—~至到]\s*(?:(?:19|20)\d{2}|\d{2})(?![\d.])"),  # "2011–14"
     re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b"),
     re.compile(r"\d{4}\s*年(?:\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?)?"),
     re.compile(r"\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?"),
@@ -39,15 +41,37 @@ _SCALE_WORD = re.compile(r"^(?:\s*(thousand|million|billion|trillion)\b|(k|K|M|b
 _SCALES = {"thousand": 3, "k": 3, "K": 3, "million": 6, "M": 6, "billion": 9, "bn": 9, "B": 9, "trillion": 12}
 _CITATION = re.compile(r"[\[【]\d{1,3}[\]】]")
 _CONVENTIONAL_THRESHOLDS = {Decimal("0.1"), Decimal("0.05"), Decimal("0.01"), Decimal("0.001"), Decimal("0.0001")}
+# "2.3 × 10^-31", "2.3×10⁻³¹", "2.3 x 10^(-31)", "10^-5": one number, not 2.3, 10 and 31
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_SCIENTIFIC = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:(?P<mantissa>\d+(?:\.\d+)?)\s*[×xX*·⋅]\s*)?10\s*"
+    r"(?:(?:\^|\*\*)\s*\(?\s*(?P<exp>[-−–+]?\s*\d+)\s*\)?|(?P<sup>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))")
+# Degrees of freedom in statistics notation: "F(1,156)" is df 1 and 156, not 1,156.
+_DF_COMMA = re.compile(r"((?<![A-Za-z])(?:F|t|H|U|W|z|df|χ²|χ2|X²|X2|chi²|chi2|chi-squared?)\s*\(\s*\d+(?:\.\d+)?)\s*,"
+                       r"(?=\s*\d)", re.IGNORECASE)
+# A bound, not a value: "p < 0.0001", "|r| ≥ 0.5"; the label names the quantity it bounds.
+_BOUND = re.compile(r"(?P<label>\|?[A-Za-zα-ωΑ-Ω²_]+(?:[-_ ]?(?:value|adj|adjusted))?\|?)?\s*(?P<op><=|>=|≤|≥|<|>|＜|＞)\s*$")
+_APPROXIMATE = re.compile(r"(?:\babout|\bapproximately|\bapprox\.?|\baround|\broughly|\bnearly|\balmost|\bsome|"
+                          r"\bcirca|\bca\.|~|≈|∼|约|大约|大概|近|将近|接近)\s*$", re.IGNORECASE)
+_APPROXIMATE_AFTER = re.compile(r"^\s*(?:左右|上下|or so\b)")
+_P_LABEL = re.compile(r"^(?:p|p[-_ ]?values?|pvalues?|p[-_ ]?adj(?:usted)?|adjusted p)$", re.IGNORECASE)
+_QUANTITY_KEYS = {  # bound label -> how metric keys name that quantity
+    "r": re.compile(r"^(?:r|r\..+|correlation|pearson_r|spearman_rho|rho)$"),
+    "r²": re.compile(r"^(?:r_squared|r2|adj_r_squared|rsquared|rsquared_adj)$"),
+}
+_P_IN_TEXT = re.compile(r"\bp(?:[-_ ]?val(?:ue)?)?\s*(?P<op>=|:|<|≤|<=)\s*(?P<num>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)",
+                        re.IGNORECASE)
 
 
 class Written:
     """A number as written in the answer: its value, the precision written, and its scale."""
 
-    __slots__ = ("text", "value", "decimals", "percent", "scale", "tolerance")
+    __slots__ = ("text", "value", "decimals", "percent", "scale", "tolerance", "bound")
 
-    def __init__(self, text: str, digits: str, unit: str, multiplier: Decimal | None = None):
+    def __init__(self, text: str, digits: str, unit: str, multiplier: Decimal | None = None,
+                 approximate: bool = False):
         self.text = text
+        self.bound: tuple[str, str] | None = None  # (comparator, label) when the number is a bound
         clean = digits.replace(",", "")
         self.value = Decimal(clean)
         unit = unit.strip()
@@ -62,8 +86,11 @@ class Written:
             unit_step = Decimal(1).scaleb(-self.decimals)
             if self.decimals == 0 and not self.percent:
                 zeros = len(mantissa) - len(mantissa.rstrip("0"))
-                if zeros >= 3 and mantissa.strip("0"):  # "12,000": written to the thousand
+                if (zeros >= 3 or approximate) and zeros and mantissa.strip("0"):  # "12,000", "about 150"
                     unit_step = Decimal(10) ** zeros
+            elif self.decimals == 0 and approximate:  # "about 40%"
+                zeros = len(mantissa) - len(mantissa.rstrip("0"))
+                unit_step = Decimal(10) ** zeros
         self.tolerance = unit_step / 2 * self.scale
 
     def candidates(self) -> list[Decimal]:
@@ -83,7 +110,7 @@ class Written:
         for value in backing:
             v = Decimal(repr(abs(value)))
             for target, tol in targets:
-                if abs(v - target) <= tol * Decimal("1.000001") + Decimal("1e-12"):
+                if abs(v - target) <= tol * Decimal("1.000001") + abs(target) * Decimal("1e-12"):
                     return True
         return False
 
@@ -97,6 +124,28 @@ def _numbers_in(text: str) -> list[tuple[re.Match, str]]:
     return found
 
 
+def _scientific_value(match: re.Match) -> str:
+    """The e-notation of a "2.3 × 10^-31" match ("2.3e-31")."""
+    exponent = match.group("exp") if match.group("exp") is not None else match.group("sup").translate(_SUPERSCRIPT)
+    exponent = re.sub(r"\s", "", exponent).replace("−", "-").replace("–", "-")
+    return f"{match.group('mantissa') or '1'}e{exponent}"
+
+
+def _scientific_numbers(text: str) -> tuple[str, list[tuple[str, str, int]]]:
+    """The text with "m × 10^e" blanked, and each one as (shown, e-notation, offset)."""
+    found = []
+    for match in _SCIENTIFIC.finditer(text):
+        if match.group("mantissa") is None and match.group("exp") is None and match.group("sup") is None:
+            continue
+        found.append((match.group(0), _scientific_value(match), match.start()))
+    return _blank(text, _SCIENTIFIC), found
+
+
+def _split_degrees_of_freedom(text: str) -> str:
+    """ "F(1,156)" -> "F(1 156)": two numbers, same offsets."""
+    return _DF_COMMA.sub(lambda m: m.group(0)[:-1] + " ", text)
+
+
 def backing_values(texts: Iterable[str], values: Iterable[Any]) -> list[float]:
     """Every number in tool outputs and evidence, with percentages also as fractions."""
     out: list[float] = []
@@ -106,6 +155,11 @@ def backing_values(texts: Iterable[str], values: Iterable[Any]) -> list[float]:
         if not text:
             continue
         text = str(text)
+        if "10" in text:
+            text, scientific = _scientific_numbers(text)
+            out += [float(value) for _shown, value, _at in scientific]
+        if "(" in text:
+            text = _split_degrees_of_freedom(text)
         for match, _tail in _numbers_in(text):
             try:
                 number = float(match.group("num").replace(",", ""))
@@ -163,7 +217,13 @@ def answer_numbers(answer: str, ignore_strings: Iterable[str] = ()) -> list[Writ
         text = _blank(text, pattern)
     text = _blank(text, _LIST_ITEM)
     text = _blank(text, _CITATION)
+    text = _split_degrees_of_freedom(text)
+    text, scientific = _scientific_numbers(text)
     numbers = []
+    for shown, value, at in scientific:
+        written = Written(shown, value, "")
+        written.bound = _bound(text[max(0, at - 24):at])
+        numbers.append(written)
     for match, tail in _numbers_in(text):
         if tail and re.search(r"\d", tail):  # part of an identifier such as 3fa9c2 or 12b_4
             continue
@@ -176,10 +236,12 @@ def answer_numbers(answer: str, ignore_strings: Iterable[str] = ()) -> list[Writ
         elif not unit and (word := _SCALE_WORD.match(after)):  # "1.2 million", "3.4k"
             multiplier = Decimal(10) ** _SCALES[word.group(1) or word.group(2)]
             shown = shown + word.group(0)
+        approximate = bool(_APPROXIMATE.search(before) or _APPROXIMATE_AFTER.match(after))
         try:
-            written = Written(shown, digits, unit, multiplier)
+            written = Written(shown, digits, unit, multiplier, approximate)
         except (InvalidOperation, ValueError):
             continue
+        written.bound = _bound(before)
         if unit.strip() == "" and multiplier is None and "." not in digits and "e" not in digits.lower():
             whole = written.value
             if whole <= 10:  # small counts: "two groups", "3 regions"
@@ -194,10 +256,80 @@ def answer_numbers(answer: str, ignore_strings: Iterable[str] = ()) -> list[Writ
     return numbers
 
 
+def _bound(before: str) -> tuple[str, str] | None:
+    """(comparator, label) when the text before a number ends in a comparator ("p <", "|r| ≥")."""
+    match = _BOUND.search(before)
+    if not match:
+        return None
+    op = {"<=": "≤", ">=": "≥", "＜": "<", "＞": ">"}.get(match.group("op"), match.group("op"))
+    return op, (match.group("label") or "").strip()
+
+
+def _quantity(label: str) -> str | None:
+    """Which quantity a bound's label names: p, r (|r| too) or r²; None when unknown."""
+    clean = label.strip("|").strip().lower().replace("^2", "²")
+    if _P_LABEL.match(clean):
+        return "p"
+    if clean in ("r", "rho", "ρ"):
+        return "r"
+    if clean in ("r²", "r2", "r-squared", "r_squared", "rsquared"):
+        return "r²"
+    return None
+
+
+def quantities(texts: Iterable[str], values: Iterable[Any]) -> dict[str, list[float]]:
+    """The values of named quantities in the backing (metric keys and "p = ..." in text), for bounds:
+    "p" (exact p-values), "p<" (upper bounds a tool printed, "p < 0.001"), "r", "r²"."""
+    found: dict[str, list[float]] = {"p": [], "p<": [], "r": [], "r²": []}
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                key = str(key).lower()
+                if isinstance(item, (int, float)) and not isinstance(item, bool) and math.isfinite(item):
+                    if "p_value" in key or "pvalue" in key or key in ("p", "p_adj") or key.endswith("_p"):
+                        found["p"].append(float(item))
+                    for name, pattern in _QUANTITY_KEYS.items():
+                        if pattern.match(key):
+                            found[name].append(float(item))
+                else:
+                    walk(item)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                walk(item)
+
+    for value in values:
+        walk(value)
+    for text in texts:
+        for match in _P_IN_TEXT.finditer(str(text or "")):
+            number = float(match.group("num"))
+            found["p" if match.group("op") in "=:" else "p<"].append(number)
+    return found
+
+
+def bound_holds(written: Written, known: dict[str, list[float]]) -> bool:
+    """A bound is backed when a value of the quantity it names satisfies it ("p < 0.0001" when
+    p = 3e-17); a printed upper bound backs any looser one ("p < 0.01" from "p < 0.001")."""
+    op, label = written.bound or ("", "")
+    name = _quantity(label)
+    if name is None:
+        return False
+    limit = float(written.value * written.scale)
+    values = [abs(v) for v in known.get(name, [])] if label.startswith("|") else known.get(name, [])
+    test = {"<": lambda v: v < limit, "≤": lambda v: v <= limit, ">": lambda v: v > limit,
+            "≥": lambda v: v >= limit}[op]
+    if any(test(v) for v in values):
+        return True
+    return name == "p" and op in ("<", "≤") and any(v <= limit for v in known.get("p<", []))
+
+
 def unverified_numbers(answer: str, texts: Iterable[str], values: Iterable[Any],
                        ignore_strings: Iterable[str] = ()) -> list[str]:
-    """Numbers in the answer found in none of the texts/values, as written, without repeats."""
+    """Numbers in the answer found in none of the texts/values, as written, without repeats.
+    A bound ("p < 0.0001") is also backed when the quantity it names satisfies it."""
+    texts, values = list(texts), list(values)
     backing = backing_values(texts, values)
+    known: dict[str, list[float]] | None = None
     seen: set[str] = set()
     missing = []
     for written in answer_numbers(answer, ignore_strings):
@@ -205,6 +337,11 @@ def unverified_numbers(answer: str, texts: Iterable[str], values: Iterable[Any],
         if key in seen:
             continue
         seen.add(key)
-        if not written.matches(backing):
-            missing.append(key)
+        if written.matches(backing):
+            continue
+        if written.bound is not None:
+            known = known if known is not None else quantities(texts, values)
+            if bound_holds(written, known):
+                continue
+        missing.append(key)
     return missing

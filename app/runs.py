@@ -32,7 +32,7 @@ from app.agent.prompts import detect_language, system_prompt
 from app.agent.recorder import RunRecorder
 from app.agent.tracing import trace_dir
 from app.agent.privacy import PiiMasker
-from app.agent.toolbox import NEW_TABLE_TOOLS, DatasetCatalog, Toolbox
+from app.agent.toolbox import DatasetCatalog, Toolbox, situations, table_name
 from app.config import Settings
 from app.db.models import Message, Report, Run, Workspace, utcnow
 from app.db.session import Database
@@ -234,9 +234,14 @@ class RunService:
         earlier = earlier_exchanges(session, workspace.id, run.id)
         intent = classify_run(run, model, self.settings, recorder, has_history=bool(earlier))  # intent.py
         toolbox = Toolbox(catalog, context, mask=masker.mask, groups=set(intent.groups), pruned=set(intent.pruned),
-                          store_table=partial(self.store_table, session, recorder, workspace.id))
+                          store_table=partial(self.store_table, session, recorder, workspace.id),
+                          question=run.question or "", scope=intent.scope)  # exposure.py: starters by words
         sources = workspace_sources(session, workspace.id, datasets, run.question, self.settings.knowledge_budget_chars,
                                     run.id, self.settings.memory_budget_chars)  # definitions, knowledge, memory
+        for situation in situations(session, run.id, sources.get("knowledge")):  # e.g. search_knowledge
+            toolbox.exposure.enable(situation)
+        toolbox.exposure.added |= toolbox.exposure.pending_tools  # from the first request on
+        toolbox.exposure.pending_tools.clear()
         messages = [{"role": "system", "content": system_prompt(summaries, run.language, workspace.rules,
                                                                 sections=intent.prompt_sections, **sources)}]
         run.state = {**(run.state or {}), "guidance": guidance_record(workspace.rules, sources)}  # for the report
@@ -249,12 +254,14 @@ class RunService:
                     figure_url=partial(figure_url, workspace.id), context=window, intent=intent)
 
     def store_table(self, session: Session, recorder: RunRecorder, workspace_id: str, source: str | None,
-                    tool: str, frame, step: str, info: dict | None = None) -> str:
-        """Keep a data tool's output as a new version of its dataset, or as a new derived dataset."""
+                    tool: str, frame, step: str, info: dict | None = None, new_name: str | None = "") -> str:
+        """Keep a data tool's output as a new version of its dataset, or as a new derived dataset
+        (`new_name`; toolbox.table_name decides: None for a version, "" to decide here)."""
         parent = next((d for d in active_datasets(session, workspace_id) if d.name == source), None)
         if parent is None:
             raise ValueError(f"no active dataset {source!r} to derive from")
-        new_name = f"{parent.name}_{NEW_TABLE_TOOLS[tool]}" if tool in NEW_TABLE_TOOLS else None
+        if new_name == "":
+            new_name = table_name(parent.name, tool)
         stored = add_version(session, self.settings, parent, frame, step, new_name, info)
         recorder.emit("dataset_version", {"name": stored.name, "version": stored.version, "step": step,
                                           "rows": stored.rows})

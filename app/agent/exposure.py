@@ -2,14 +2,17 @@
 
 Visibility is a capability boundary: a tool not offered in the request cannot be called. Exposure
 is per tool. Per turn it starts at every `core` tool plus the most common tools of each of the
-intent's groups (`intent.STARTERS`; a turn about one group, data preparation, sees that group
-whole). A tool called in the turn stays exposed for the rest of the turn. Calling a tool of a group
-outside the turn's groups keeps that group's starters while it is in use: they decay after
-`USE_KEEP_REQUESTS` requests without a call of the group, and come back through use or
-tool_search. `tool_search` finds tools by name, description and keywords (zh and en synonyms) and
-leases exactly the tools it found (not their groups) from the next request on, for
-`SEARCH_LEASE_REQUESTS` requests unless used. While data is being prepared, `stats` and `ml` are
-pruned. The first request is narrow; the exposure widens with what the analysis uses.
+intent's groups (`intent.STARTERS`; a one-statistic question starts narrower) and the tools the
+question's own words call for ("Shapiro-Wilk" → normality_test; `intent.word_tools`); a turn about
+one group, data preparation, sees that group whole. `tool_search` finds tools by name, description
+and keywords (zh and en synonyms) and exposes exactly the tools it found from the next request;
+calling a tool of a group outside the turn's groups adds that group's starters. While data is being
+prepared, `stats` and `ml` are pruned.
+
+Within a turn exposure only grows, and in a fixed order: a tool once offered stays, and new ones
+are appended after those already offered. The system prompt and the tools list are thus a prefix
+that stays byte-identical from request to request (or grows at its end), so a provider's prompt
+cache keeps hitting.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from analysis_tools import Registry, Tool, ToolContext, ToolError, ToolResult
 from analysis_tools.registry import GROUPS as ALL_GROUPS
 from app.agent.intent import STARTERS, starter_tools
 
-SEARCH_LEASE_REQUESTS = 3  # a searched tool stays this many requests unless it is called
-USE_KEEP_REQUESTS = 4  # a group kept by use stays this many requests after its last call
+# Harness tools that can do nothing until something exists: offered from the request after it does.
+SITUATIONAL = {"task_update": "tasks", "task_get": "tasks", "task_list": "tasks", "retract_evidence": "evidence",
+               "search_knowledge": "knowledge", "read_tool_output": "outputs", "compact_context": "outputs"}
+ENABLES = {"task_create": "tasks", "record_evidence": "evidence"}  # a successful call makes the situation
 
 # Words a non-expert uses (zh and en) → words found in tool names and descriptions.
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -57,41 +62,53 @@ _STOP = {"a", "an", "the", "of", "for", "to", "and", "or", "in", "on", "with", "
 
 
 class Exposure:
-    """The tools a turn exposes, and exactly which tool names the last request offered."""
+    """The tools a turn exposes, in the order they were first offered, and exactly which tool names
+    the last request offered."""
 
-    def __init__(self, registry: Registry, groups: Iterable[str], pruned: Iterable[str] = ()):
+    def __init__(self, registry: Registry, groups: Iterable[str], pruned: Iterable[str] = (),
+                 question: str = "", scope: str = "full"):
         self.registry = registry
-        self.reset(groups, pruned)
+        self.reset(groups, pruned, question, scope)
 
-    def reset(self, groups: Iterable[str], pruned: Iterable[str] = ()) -> None:
-        """A new turn: back to core + the starters of the intent's groups."""
+    def reset(self, groups: Iterable[str], pruned: Iterable[str] = (), question: str = "",
+              scope: str = "full") -> None:
+        """A new turn: back to core + the starters of the intent's groups + the question's tools."""
         self.pruned = set(pruned)
         everything = groups is ALL_GROUPS  # a Toolbox built without an intent (tests, tools) sees it all
         self.base = set(groups) - self.pruned
         self.starters = ({t.name for t in self.registry} if everything else
-                         starter_tools(self.registry, self.base))
-        self.called: set[str] = set()  # tools called in this turn: exposed for the rest of it
-        self.kept: dict[str, int] = {}  # group kept by use -> the request whose answer last used it
-        self.leased: dict[str, int] = {}  # tool found by tool_search -> requests left
+                         starter_tools(self.registry, self.base, question, scope) - set(SITUATIONAL))
+        self.situations: set[str] = set()
+        self.called: set[str] = set()  # tools called in this turn
+        self.added: set[str] = set()  # found by tool_search or kept by use: exposed for the rest of the turn
         self.pending_tools: set[str] = set()  # found in this round, exposed from the next request
+        self.order: list[str] = []  # names in the order they were first offered (append-only)
         self.offered: set[str] | None = None  # None until the first request is assembled
         self.requests = 0
 
     # --- what is exposed ----------------------------------------------------------------------
-    def _kept_live(self, at: int) -> set[str]:
-        return {g for g, last in self.kept.items() if at - last <= USE_KEEP_REQUESTS}
-
     def names(self) -> set[str]:
         """Tool names exposed now (before pruning)."""
-        return self.starters | self.called | set(self.leased) | self._kept_tools(self._kept_live(self.requests))
+        return self.starters | self.called | self.added
 
-    def _kept_tools(self, groups: set[str]) -> set[str]:
-        """The starters of groups kept by use."""
-        return {t.name for t in self.registry if t.group in groups and t.name in STARTERS.get(t.group, ())}
+    def enable(self, situation: str) -> None:
+        """Something now exists (a task, evidence, knowledge): its tools join from the next request."""
+        if situation in self.situations:
+            return
+        self.situations.add(situation)
+        if not self.base <= {"core"} or "core" in self.base:  # a greeting turn stays without tools
+            self.pending_tools |= {n for n, s in SITUATIONAL.items() if s == situation and n in self.registry
+                                   and self.registry.get(n).group in self.base} - self.names()
+
+    def _ordered(self, names: set[str]) -> list[Tool]:
+        """Those offered before first, in their order; new ones after them, in catalog order."""
+        allowed = {n for n in names if (t := self.registry.get(n)) is not None and t.group not in self.pruned}
+        known = [n for n in self.order if n in allowed]
+        new = [t.name for t in self.registry if t.name in allowed and t.name not in set(known)]
+        return [self.registry.get(n) for n in known + new]
 
     def tools(self) -> list[Tool]:
-        names = self.names()
-        return [t for t in self.registry if t.name in names and t.group not in self.pruned]
+        return self._ordered(self.names())
 
     def groups(self) -> set[str]:
         """The groups with at least one exposed tool (the intent's groups included)."""
@@ -103,28 +120,18 @@ class Exposure:
         return {t.group for t in self.registry if t.name in self.pending_tools}
 
     def next_request(self) -> list[Tool]:
-        """Assemble one request's tools: searched tools become visible, unused leases and groups
-        kept by use age out."""
+        """Assemble one request's tools: what tool_search found joins, after what was offered before."""
         self.requests += 1
-        for name in list(self.leased):
-            self.leased[name] -= 1
-            if self.leased[name] <= 0 or name in self.called:
-                del self.leased[name]
-        for group in [g for g, last in self.kept.items() if self.requests - last > USE_KEEP_REQUESTS]:
-            del self.kept[group]
-        for name in self.pending_tools:
-            self.leased[name] = SEARCH_LEASE_REQUESTS
+        self.added |= self.pending_tools
         self.pending_tools.clear()
         tools = self.tools()
-        self.offered = {t.name for t in tools}
+        self.order = [t.name for t in tools]
+        self.offered = set(self.order)
         return tools
 
     def upcoming(self) -> list[Tool]:
-        """The tools the next request will offer, without assembling it (nothing ages)."""
-        at = self.requests + 1
-        leased = {n for n, left in self.leased.items() if left > 1 and n not in self.called} | self.pending_tools
-        names = self.starters | self.called | leased | self._kept_tools(self._kept_live(at))
-        return [t for t in self.registry if t.name in names and t.group not in self.pruned]
+        """The tools the next request will offer, without assembling it."""
+        return self._ordered(self.names() | self.pending_tools)
 
     def is_offered(self, name: str) -> bool:
         """Was the tool in the request the model answered? (Before any request: exposed now.)"""
@@ -134,24 +141,24 @@ class Exposure:
         return tool is not None and tool.group not in self.pruned and name in self.names()
 
     def note_call(self, name: str) -> None:
-        """A called tool stays for the rest of the turn; a group outside the turn's groups is kept
-        (its starters) while its tools are in use."""
+        """A called tool stays for the rest of the turn; calling a tool of a group outside the turn's
+        groups brings that group's starters from the next request."""
         tool = self.registry.get(name)
         if tool is None or not self.is_offered(name):
             return
         self.called.add(name)
-        self.leased.pop(name, None)
         if tool.group not in self.base and tool.group in STARTERS:
-            self.kept[tool.group] = self.requests
+            self.pending_tools |= {t.name for t in self.registry
+                                   if t.group == tool.group and t.name in STARTERS[tool.group]} - self.names()
 
     def request_tools(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
         """Expose tools from the next request; returns (newly exposed, refused because pruned)."""
         wanted = {n for n in names if n in self.registry}
         refused = sorted(n for n in wanted if self.registry.get(n).group in self.pruned)
         exposed = self.names()
-        leasing = sorted(wanted - set(refused) - self.starters - self.called)
-        self.pending_tools.update(leasing)  # a lease found again is renewed
-        return [n for n in leasing if n not in exposed], refused
+        new = sorted(wanted - set(refused) - exposed)
+        self.pending_tools.update(new)
+        return new, refused
 
     def request_groups(self, groups: Iterable[str]) -> tuple[list[str], list[str]]:
         """Expose the starters of groups from the next request; returns (groups newly exposed,
@@ -164,7 +171,7 @@ class Exposure:
 
     def snapshot(self) -> dict[str, Any]:
         return {"groups": sorted(self.groups()), "tools": len(self.tools()), "called": sorted(self.called),
-                "kept": dict(self.kept), "leased": dict(self.leased), "pending": sorted(self.pending_tools),
+                "added": sorted(self.added), "pending": sorted(self.pending_tools),
                 "pruned": sorted(self.pruned), "requests": self.requests}
 
 
@@ -213,9 +220,12 @@ def rank_tools(registry: Iterable[Tool], query: str, limit: int = 8) -> list[Too
     return [tool for _, _, tool in sorted(scored, key=lambda s: s[:2])[:limit]]
 
 
+DETAILED_MATCHES = 3  # tool_search shows the full description and arguments of its best matches
+
+
 def tool_search(query: str, limit: int = 8, ctx: ToolContext = None) -> ToolResult:
-    """Find analysis tools by what they do (English or Chinese words, e.g. "correlation", "相关",
-    "forecast", "聚类"). The tools found become callable from the next request.
+    """Find tools by what they do, in English or Chinese (e.g. "correlation", "相关"), with their full
+    descriptions and arguments. The tools found become callable from the next request.
 
     Args:
         query: What you want to do, in a few words.
@@ -231,8 +241,9 @@ def tool_search(query: str, limit: int = 8, ctx: ToolContext = None) -> ToolResu
                           payload={"tools": [], "exposed_tools": [], "exposed_groups": []})
     new, refused = exposure.request_tools(t.name for t in found)
     refused_groups = sorted({exposure.registry.get(n).group for n in refused})
-    lines = [f"- {t.name} ({t.group}): {t.summary}" + (" [not available in this turn]" if t.name in refused else "")
-             for t in found]
+    # details on demand: the best matches with their full description and arguments (schemas are brief)
+    lines = [("- " + t.details() if i < DETAILED_MATCHES else f"- {t.name} ({t.group}): {t.summary}")
+             + (" [not available in this turn]" if t.name in refused else "") for i, t in enumerate(found)]
     note = [f"Callable from the next request: {', '.join(new)}." if new else
             "These tools are already available." if not refused else ""]
     if refused:

@@ -33,27 +33,77 @@ PRUNED = {"data_prep": ("stats", "ml")}  # phase pruning: no statistics while th
 # tools of each of its groups; the others come by tool_search (or stay once called). A turn about a
 # single group besides core (data preparation) starts with that group whole.
 STARTERS: dict[str, tuple[str, ...]] = {
-    "data": ("value_counts", "filter_rows", "group_aggregate", "pivot_table", "clean_data"),
+    "data": ("value_counts",),  # group_aggregate, filter_rows, derive_column, pivot_table: by words (WORD_TOOLS)
     "stats": ("describe_columns", "compare_two_groups", "compare_groups", "correlation_analysis",
-              "linear_regression", "chi_square_test"),
-    "plot": ("plot_bar", "plot_histogram", "plot_scatter", "plot_line"),
+              "linear_regression"),
+    "plot": ("plot_bar", "plot_histogram", "plot_scatter"),
     "timeseries": ("time_series_trend", "forecast"),
     "ml": ("train_regression_model", "train_classifier", "feature_importance", "cluster_segments"),
 }
 WHOLE_GROUPS = ("core",)  # always exposed whole
+# A one-statistic question starts narrower: the tool for the figure comes from its words (below).
+SINGLE_STARTERS: dict[str, tuple[str, ...]] = {"stats": ("describe_columns",), "data": ("value_counts", "group_aggregate")}
+# Tools the question's own words call for, whatever the intent's groups (unless pruned).
+WORD_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"shapiro|normal(?:ity|ly)?\b|gaussian|bell[- ]shaped|jarque|anderson|kolmogorov|正态", ("normality_test",)),
+    (r"\biqr\b|interquartile|outliers?|extreme values?|anomal\w*|z[- ]?scores?|异常值|离群|极端值",
+     ("outlier_detection",)),
+    (r"new column|derived? column|\bratios?\b|\bper (?:capita|person|head|unit)\b|\bdivided by\b|\bcompute a column|"
+     r"新列|新增一列|计算列|派生|比率|比值", ("derive_column",)),
+    (r"\bfilter\w*|\bonly (?:the )?rows?\b|\bsubset\b|\bexclud\w*|\bwhere\b|筛选|过滤|只看|排除", ("filter_rows",)),
+    (r"confidence interval|\bci\b|margin of error|置信区间", ("confidence_interval",)),
+    (r"\bpaired\b|before and after|before/after|pre[- ]?post|配对|前后", ("paired_test",)),
+    (r"\bproportion test|\bconversion rate|\bshare of\b|\bproportions? (?:differ|between)|比例检验|转化率",
+     ("proportion_test",)),
+    (r"two[- ]way anova|interaction|双因素|交互", ("two_way_anova",)),
+    (r"t[- ]?tests?\b|mann[- ]?whitney|two groups|\bmen and women\b|\bmale and female\b|两组|t检验",
+     ("compare_two_groups",)),
+    (r"anova|kruskal|differ\w* (?:by|across|between)|compar\w* (?:across|by)|方差分析|各组", ("compare_groups",)),
+    (r"correlat\w*|pearson|spearman|kendall|relationship between|associated with|相关", ("correlation_analysis",)),
+    (r"regress\w*|slope|intercept|r[- ]?squared|r²|linear model|trend line|回归|斜率", ("linear_regression",)),
+    (r"logistic|odds ratio|逻辑回归", ("logistic_regression",)),
+    (r"chi[- ]?squared?|contingency|crosstab|independen\w*|卡方|列联", ("chi_square_test",)),
+    (r"curve fit|exponential fit|power law|nonlinear|非线性|曲线拟合", ("curve_fit",)),
+    (r"\bhistogram|\bdistribution\b|直方图|分布图", ("plot_histogram",)),
+    (r"scatter|散点", ("plot_scatter",)),
+    (r"box ?plot|箱线", ("plot_box",)),
+    (r"bar chart|bar plot|柱状|条形", ("plot_bar",)),
+    (r"line chart|over time|\btrend|monthly|weekly|daily|yearly|per (?:month|week|day|year)|折线|趋势|按月|每月",
+     ("plot_line",)),
+    (r"how many|\bcounts?\b|frequenc\w*|\bmost common\b|计数|频数|多少个", ("value_counts",)),
+    (r"(?:total|sum|average|mean|median|count|number)\w*(?: \w+){0,3} (?:by|per|for each) \w+|group(?:ed)? by|"
+     r"aggregat\w*|summar\w* by|按.{0,6}(?:汇总|统计|求和|平均)|每个.{0,6}(?:总|平均)", ("group_aggregate",)),
+    (r"\bpivot|cross[- ]tab|透视", ("pivot_table",)),
+    (r"missing|blank|缺失|空值", ("describe_columns",)),
+    (r"duplicate|data quality|重复|质量", ("detect_data_quality",)),
+    (r"\bclean\w*|\btidy\b|清洗|清理", ("clean_data",)),
+    (r"skew\w*|kurtosis|偏度|峰度|\bmean\b|average|median|standard deviation|\bstd\b|variance|平均|均值|中位数|标准差",
+     ("describe_columns",)),
+)
 
 
-def starter_tools(registry, groups) -> set[str]:
-    """The tool names a turn with these groups starts with (see STARTERS)."""
+def word_tools(text: str) -> set[str]:
+    """The tools the question names by what they do ("Shapiro-Wilk" → normality_test)."""
+    return {name for pattern, names in WORD_TOOLS if re.search(pattern, text or "", re.IGNORECASE) for name in names}
+
+
+def starter_tools(registry, groups, question: str = "", scope: str = "full") -> set[str]:
+    """The tool names a turn with these groups starts with (see STARTERS), plus the tools the
+    question's words call for; a one-statistic question starts with SINGLE_STARTERS only."""
     groups = set(groups)
     whole = groups & set(WHOLE_GROUPS)
     if len(groups - whole) == 1:
         whole = groups
+    starters = SINGLE_STARTERS if scope == "single" else STARTERS
+    named = word_tools(question) if question else set()
     return {t.name for t in registry
-            if t.group in whole or (t.group in groups and t.name in STARTERS.get(t.group, ()))}
+            if t.group in whole or (t.group in groups and t.name in starters.get(t.group, ()))
+            or (t.name in named and (t.group in groups or not groups <= set(WHOLE_GROUPS)))}
 
 
 
+SINGLE_GUIDANCE = ("This asks for one figure: compute it with the matching tool (or run_python), record evidence "
+                   "citing that call, and answer in a sentence or two with the number. No plan or tasks are needed.")
 GUIDANCE = {
     "chat": "This message is small talk: reply briefly and warmly, and say what you can do with their data.",
     "consult": "This is a question about methods: answer it in plain language with a short example. "
@@ -139,12 +189,26 @@ FOLLOWUP_STRONG = (
     r"\bwhat does (?:that|this|it) mean\b|\bsame (?:thing )?for\b|\bredo\b|\bagain\b",
 )
 FOLLOWUP_WEAK = (r"^\s*(?:这个|那个|这|那|它|这些|那些)", r"^\s*(?:it|that|this|those|these|and)\b")
+# "a report" as the thing asked for ("write a report", "an analysis report"), not the verb ("report the mean")
+REPORT_REQUEST = (r"\b(?:write|produce|generate|prepare|create|make|draft|build|give me|i need|want)\s+(?:me\s+)?(?:a|an|the)?\s*"
+                  r"(?:\w+\s+){0,2}?report\b|\b(?:analysis|analytical|summary|written)\s+report\b|\breport on\b")
+# One figure asked for: "what is the mean age?", "report the Shapiro-Wilk p-value", "求平均年龄".
+SINGLE_STATISTIC = (
+    (r"^\s*(?:(?:so|ok|okay|please|and)\W+)?(?:what(?:'s| is| are| was| were)|report|compute|calculate|find|give me|tell me|"
+    r"show me|how (?:many|much)|estimate|determine|get)\b[^?.;\n]{0,120}?\b(?:mean|average|median|mode|std|standard deviation|"
+    r"variance|skew\w*|kurtosis|correlation(?: coefficient)?|coefficient|slope|intercept|r[- ]?squared|r²|r2|p[- ]?value|"
+    r"proportion|percentage|percent|share|rate|count|number of|total|sum|maximum|minimum|max|min|iqr|interquartile|"
+    r"quartiles?|percentiles?|quantiles?|range|statistic|odds ratio|confidence interval|outliers?|ratio|missing)\b"),
+    (r"(?:是多少|多少|计算|求|报告|给出|算一下).{0,30}?(?:平均|均值|中位数|标准差|方差|偏度|峰度|相关系数|斜率|截距|比例|占比|"
+    r"总数|数量|最大|最小|四分位|百分位|p值|P值)|(?:平均|均值|中位数|标准差|方差|偏度|峰度|相关系数|斜率|截距|比例|占比|"
+    r"总数|最大值|最小值|四分位|百分位|p值|P值).{0,12}?(?:是多少|多少|为多少|是几)"))
+MULTI_STEP = r"\bthen\b|\bafter that\b|\bfor each\b|\bstep\b|然后|接着|再分别|每一个"
 DEEP = (r"全面|完整(?:的)?(?:报告|分析)|分析报告|深入分析|深度分析|系统(?:地|的|性)?分析|综合分析|全方位|建模|建立模型|模型|预测|预估|预报|"
         r"聚类|分群|机器学习",
         r"\bcomprehensive\b|\bfull (?:report|analysis)\b|\bcomplete (?:report|analysis)\b|\bin[- ]depth\b|\bdeep[- ]dive\b|"
         r"\bthorough\b|\bmodel\w*\b|\bforecast\w*\b|\bpredict\w*\b|\bmachine learning\b|\bcluster\w*\b|\bsegment\w*\b|"
-        r"\breport\b")
-REPORT_WORDS = r"全面|完整|报告|comprehensive|full report|complete|report|in[- ]depth|thorough"
+        + REPORT_REQUEST)
+REPORT_WORDS = r"全面|完整|分析报告|写.{0,4}报告|一份.{0,4}报告|出.{0,2}报告|comprehensive|full report|complete|in[- ]depth|thorough|" + REPORT_REQUEST
 DATA_PREP = (r"预览|看看数据|看一下数据|看下数据|查看数据|数据长什么样|清洗|清理|转换|转成|筛选|过滤|去重|重复|缺失值|空值|填充|格式|"
              r"重命名|改名|合并|拼接|透视|整理|工作表|拆分|类型|删除|删掉|排序",
              r"\bpreview\b|\bshow (?:me )?(?:the )?(?:data|rows|first|table)\b|\blook at the data\b|\bclean\w*\b|\btidy\b|"
@@ -160,7 +224,7 @@ ANALYSIS = (r"分析|比较|对比|差异|区别|不同|相关|关系|关联|影
             r"\btop\b|\brank\w*|\bgrow\w*|\bincreas\w*|\bdecreas\w*|\bdeclin\w*|\bchang\w*|\bwhy\b|\bdriv\w*|"
             r"\bfactors?\b|\boutliers?\b|\bcharts?\b|\bplot\w*\b|\bgraph\w*|\bvisuali\w*|\bbreakdown\b|\bby \w+|\bwho\b")
 GROUPING_WORDS = (r"各|每|按|分组|排名|排行|最多|最少|最高|最低|占比|汇总|合计|总计|计数|频数|筛选|只看|前\d+|top|\bper\b|\bby \w+|"
-                  r"\beach\b|\bcounts?\b|\brank\w*|\bmost\b|\bleast\b|\bshare\b|\btotals?\b|\bonly\b|\bwhere\b|\bwho\b")
+                  r"\beach\b(?! other)|\bcounts?\b|\brank\w*|\bmost\b|\bleast\b|\bshare\b|\btotals?\b|\bonly\b|\bwhere\b|\bwho\b")
 ML_WORDS = r"建模|模型|预测|预估|聚类|分群|细分|机器学习|分类器|\bmodel\w*|\bpredict\w*|\bcluster\w*|\bsegment\w*|" \
            r"\bmachine learning\b|\bclassif\w*|\bimportance\b|\bpca\b"
 FORECAST_WORDS = r"预测|预报|预估|未来|下个月|明年|\bforecast\w*|\bpredict\w*|\bnext (?:month|quarter|year|week)\b|\bfuture\b"
@@ -181,6 +245,7 @@ class Intent:
     prompt_sections: list[str] = field(default_factory=list)
     pruned: list[str] = field(default_factory=list)
     source: str = "rule"  # rule | model | default
+    scope: str = "full"  # full | single (one figure asked for: lighter guidance, no planning section)
 
     @property
     def tier(self) -> str:
@@ -198,6 +263,7 @@ class Decision:
     reason: str
     ambiguity: str | None = None
     extra_groups: tuple[str, ...] = ()
+    scope: str = "full"
 
 
 # --- rules --------------------------------------------------------------------------------------
@@ -239,6 +305,13 @@ def _any(patterns: str | tuple[str, ...], text: str) -> str | None:
     return None
 
 
+def is_single_statistic(text: str) -> str | None:
+    """The phrase that asks for one figure, when the message is short and asks for nothing more."""
+    if len(text or "") > 240 or _any(MULTI_STEP, text) or (text or "").count("?") + (text or "").count("？") > 1:
+        return None
+    return _any(SINGLE_STATISTIC, text)
+
+
 def deep_groups(text: str) -> tuple[str, ...]:
     """A full report gets every group; modelling and forecasting get what they name."""
     if _any(REPORT_WORDS, text):
@@ -262,6 +335,9 @@ def decide(text: str, has_history: bool = False) -> Decision:
         return Decision("followup", f"refers to earlier results ({followup!r})",
                         f"also a deep word ({deep!r})" if deep else None, extra)
     ambiguity = f"refers to earlier results ({followup!r}) but there are none" if followup else None
+    if (single := is_single_statistic(text)) and not _any(REPORT_WORDS, text):
+        groups = extra + (("data",) if _any(GROUPING_WORDS, text) else ())  # ml/timeseries tools: tool_search
+        return Decision("analysis", f"one statistic asked for ({single!r})", ambiguity, groups, scope="single")
     if deep:
         return Decision("deep", f"report/deep word {deep!r}", ambiguity, extra + deep_groups(text))
     analysis, prep = _any(ANALYSIS, text), _any(DATA_PREP, text)
@@ -337,20 +413,23 @@ def classify(text: str, settings: Any = None, *, model: ChatModel | None = None,
         kind, source = "analysis", "default"
         ambiguity = f"{reason}; treated as an analysis question"
     return build_intent(kind, reason, settings, restrictions=restrictions, ambiguity=ambiguity,
-                        extra_groups=decision.extra_groups, source=source)
+                        extra_groups=decision.extra_groups, source=source,
+                        scope=decision.scope if kind == decision.kind else "full")
 
 
 def build_intent(kind: str, reason: str, settings: Any = None, *, restrictions: list[str] | None = None,
-                 ambiguity: str | None = None, extra_groups: tuple[str, ...] = (), source: str = "rule") -> Intent:
+                 ambiguity: str | None = None, extra_groups: tuple[str, ...] = (), source: str = "rule",
+                 scope: str = "full") -> Intent:
     restrictions = list(restrictions or [])
     tier = TIER[kind]
     pruned = set(PRUNED.get(kind, ()))
     for restriction in restrictions:
         pruned.update(RESTRICTION_PRUNES.get(restriction, ()))
     groups = [g for g in ALL_GROUPS if (g in GROUPS[kind] or (GROUPS[kind] and g in extra_groups)) and g not in pruned]
-    sections = list(SECTIONS[kind]) + [f"intent:{kind}"] + (["restrictions"] if restrictions else [])
+    sections = [s for s in SECTIONS[kind] if not (scope == "single" and s == "planning")]
+    sections += [f"intent:{kind}"] + (["restrictions"] if restrictions else [])
     return Intent(kind, reason, restrictions, ambiguity, TOKEN_RATIO[tier], _setting(settings, "tool_budget", tier),
-                  _setting(settings, "python_budget", tier), groups, sections, sorted(pruned), source)
+                  _setting(settings, "python_budget", tier), groups, sections, sorted(pruned), source, scope)
 
 
 DEFAULT_BUDGETS = {"tool_budget": {"interactive": 50, "analysis": 130, "deep": 200},
@@ -372,7 +451,8 @@ def restriction_block(intent: Intent) -> str:
 
 
 def intent_block(intent: Intent) -> str:
-    return f'<context source="harness-intent" tier="system">\n{GUIDANCE[intent.kind]}\n</context>'
+    guidance = SINGLE_GUIDANCE if intent.scope == "single" else GUIDANCE[intent.kind]
+    return f'<context source="harness-intent" tier="system">\n{guidance}\n</context>'
 
 
 def apply_intent(messages: list[dict[str, Any]], intent: Intent) -> None:

@@ -27,6 +27,8 @@ def earlier_findings(session: Session, workspace_id: str, run_id: str | None, da
     data_changed = max((_aware(d.created_at) for d in datasets), default=None)
     items, used = [], 0
     for evidence, run in rows:
+        if _withdrawn_or_failed(run, evidence.id):  # a claim the run took back (or that failed) is no finding
+            continue
         text = finding_text(evidence, stale=data_changed is not None and data_changed > _aware(run.created_at))
         if used + len(text) > budget_chars:
             break
@@ -35,6 +37,13 @@ def earlier_findings(session: Session, workspace_id: str, run_id: str | None, da
         items.append(Item(f"{_aware(run.created_at):%Y-%m-%d} · {question[:60]}{'…' if len(question) > 60 else ''}",
                           "memory", text))
     return tuple(reversed(items))
+
+
+def _withdrawn_or_failed(run: Run, evidence_id: str) -> bool:
+    verification = (run.state or {}).get("verification") or {}
+    statuses = {r.get("evidence_id"): r.get("status") for r in verification.get("results", [])}
+    return evidence_id in (verification.get("withdrawn") or {}) or statuses.get(evidence_id) in (
+        "failed", "superseded", "retracted")
 
 
 def finding_text(evidence: Evidence, stale: bool) -> str:

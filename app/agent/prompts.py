@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from analysis_tools.registry import vocabulary_note
 from app.agent.context import PRIORITY, Sources, injected_blocks
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -14,13 +15,13 @@ ROLE = "You are Verity, a careful data analyst working for someone who is not an
 # a greeting needs the role and the language; an analysis needs planning and evidence rules too.
 SECTION_TEXT = {
     "planning": "- Plan with task_create when the question needs several steps.",
-    "evidence": "- Answer questions about the data with the tools; compute every number with a tool, never invent one.\n"
+    "evidence": "- Compute every number with a tool, never invent one.\n"
                 "- After each finding, call record_evidence citing the tool_call_ids that produced it.\n"
                 "- Choose methods whose assumptions hold; say what you did when they do not.\n"
                 "- Correlation is not causation: never claim a cause from a correlation.",
 }
-ANSWER_STYLE = ("- Final answer: conclusions first, in plain language, each with its key number, then caveats.\n"
-                "  No jargon without a plain explanation. No tracebacks, no raw JSON.")
+ANSWER_STYLE = ("- Final answer: conclusions first, in plain words, each with its key number, then caveats; "
+                "explain any jargon; no tracebacks or raw JSON.")
 DATA_SOURCE = 'source="workspace-datasets"'
 ALL_SECTIONS = ("role", "priority", "language", "rules", "datasets", "planning", "evidence", "report")
 
@@ -39,6 +40,8 @@ def system_prompt(datasets: list[dict[str, Any]], language: str, rules: str = ""
     `sections` (from the intent) leaves out what the turn does not need."""
     wanted = set(sections or ALL_SECTIONS)
     lines = [ROLE] + [SECTION_TEXT[k] for k in ("planning", "evidence") if k in wanted] + [ANSWER_STYLE]
+    if "datasets" in wanted:  # a turn that works on data has tools: their shared argument names, once
+        lines.append(vocabulary_note())
     parts = ["\n".join(lines)]
     if "priority" in wanted:
         parts.append(PRIORITY)

@@ -48,12 +48,12 @@ def task_create(subject: str, description: str = "", expected_output: str = "", 
     """Add a step to the analysis plan the user sees. Evidence that matches the task completes it.
 
     Args:
-        subject: Short title of the step, in the user's language.
+        subject: Short title, in the user's language.
         description: What the step does.
-        expected_output: What the step should establish (e.g. "whether revenue differs by region").
-        required_capability: The kind of method needed (e.g. "group comparison", "regression").
-        evidence_requirements: What evidence would complete the step.
-        blocked_by: Ids of tasks that must be completed before this one can start.
+        expected_output: What it should establish (e.g. "whether revenue differs by region").
+        required_capability: Kind of method (e.g. "group comparison", "regression").
+        evidence_requirements: Evidence that completes it.
+        blocked_by: Ids of tasks that must finish first.
     """
     session = _session(ctx)
     for dep in blocked_by or []:

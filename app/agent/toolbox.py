@@ -15,14 +15,21 @@ from analysis_tools.registry import suggest
 from app.agent import analysis_plan, clarify, context_tools, evidence, sheets, tasks
 from app.agent.model import ToolCallRequest
 from app.agent.python_tool import run_python
-from app.agent.exposure import ALL_GROUPS, Exposure, refusal, tool_search
+from app.agent.exposure import ALL_GROUPS, ENABLES, Exposure, refusal, tool_search
 
+# run_python's description in every request: whole sentences that say what the code can use
+# (the full text, with the limits, comes from tool_search).
+RUN_PYTHON_BRIEF = ("Run Python code in a sandbox when no tool fits. Each dataset is a pandas DataFrame variable "
+                    "(also datasets[name]); pd, np, stats (scipy.stats), sm, smf, sklearn and plt are ready. "
+                    "print() what you need; set `result` to a dict of key numbers.")
 HARNESS_REGISTRY = Registry([
     make_tool(tasks.task_create, "core", read_only=False),
     make_tool(tasks.task_update, "core", read_only=False),
     make_tool(tasks.task_get, "core"),
     make_tool(tasks.task_list, "core"),
     make_tool(evidence.record_evidence, "core", read_only=False),
+    make_tool(evidence.retract_evidence, "core", read_only=False,
+              keywords=["retract", "withdraw", "supersede", "wrong", "撤回", "更正"]),
     make_tool(analysis_plan.record_analysis_plan, "core", read_only=False,
               keywords=["plan", "goal", "metric", "method", "计划", "目标", "指标"]),
     make_tool(clarify.ask_user_question, "core", read_only=False,
@@ -32,15 +39,32 @@ HARNESS_REGISTRY = Registry([
     make_tool(context_tools.compact_context, "core", keywords=["compact", "context", "summarise", "压缩", "上下文"]),
     make_tool(context_tools.search_knowledge, "core",
               keywords=["knowledge", "definition", "glossary", "reference", "notes", "口径", "定义", "参考", "资料"]),
-    make_tool(run_python, "core", keywords=["python", "code", "custom", "script", "pandas"]),
+    make_tool(run_python, "core", keywords=["python", "code", "custom", "script", "pandas"], brief=RUN_PYTHON_BRIEF),
     make_tool(tool_search, "core", keywords=["find", "search", "tool", "查找", "工具"]),
 ])
 FULL_REGISTRY = ANALYSIS_REGISTRY.extend(HARNESS_REGISTRY)
 
 
+OUTPUTS_AFTER = 8  # as many tool results as micro-compaction keeps whole (settings.keep_tool_results)
+
 # Tools whose output table is a new, differently shaped table rather than a new version of the
 # dataset they read (the harness gives it its own name).
-NEW_TABLE_TOOLS = {"group_aggregate": "summary", "pivot_table": "pivot", "merge_datasets": "merged"}
+NEW_TABLE_TOOLS = {"group_aggregate": "summary", "pivot_table": "pivot", "merge_datasets": "merged",
+                   "filter_rows": "filtered", "derive_column": "derived"}
+
+
+def table_name(source: str, tool: str, output: str = "") -> str | None:
+    """The name a data tool's output table is stored under, or None for a new version of `source`:
+    the name the model asked for (`output`), else `<source>_<suffix>` for tools that make another
+    table (a filtered subset, a summary), so the original stays reachable under its own name. A
+    table already derived that way (`sales_filtered` filtered again) gets a new version instead."""
+    output = (output or "").strip()
+    if output:
+        return None if output == source else output
+    suffix = NEW_TABLE_TOOLS.get(tool)
+    if suffix is None or source.endswith(f"_{suffix}"):
+        return None
+    return f"{source}_{suffix}"
 
 
 @dataclass
@@ -77,14 +101,16 @@ class DatasetCatalog:
 class Toolbox:
     def __init__(self, catalog: DatasetCatalog, context: ToolContext, registry: Registry = FULL_REGISTRY,
                  groups: set[str] | None = None, mask: Callable[[str], str] = str,
-                 store_table: Callable[..., str] | None = None, pruned: set[str] | None = None):
+                 store_table: Callable[..., str] | None = None, pruned: set[str] | None = None,
+                 question: str = "", scope: str = "full"):
         self.catalog = catalog
         self.context = context
         self.registry = registry
         # lazy exposure (exposure.py): core + the intent's groups, widened by use and tool_search
-        self.exposure = Exposure(registry, ALL_GROUPS if groups is None else groups, pruned or ())
+        self.exposure = Exposure(registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope)
         context.extras["exposure"] = self.exposure
         self.mask = mask  # personal data never reaches the model
+        self.results = 0  # tool results this turn (micro-compaction starts past `OUTPUTS_AFTER`)
         self.store_table = store_table  # (source, tool, frame, step, info) -> stored dataset name
 
     @property
@@ -129,6 +155,11 @@ class Toolbox:
         except ToolError as err:
             return ToolResult.failure(err.as_dict())
         result = self.registry.run(call.name, data, ctx, **call.arguments)
+        if result.ok and call.name in ENABLES:  # the first task or evidence brings the tools that act on it
+            self.exposure.enable(ENABLES[call.name])
+        self.results += 1
+        if self.results >= OUTPUTS_AFTER or len(result.text or "") > self._truncate_chars():
+            self.exposure.enable("outputs")  # outputs are shelved or compacted: read_tool_output, compact_context
         # Only transformations (they describe their `step`) make a new version; result tables of
         # read-only tools such as value_counts or detect_data_quality are not datasets.
         if result.ok and result.table is not None and result.payload.get("step") and tool is not None \
@@ -136,15 +167,22 @@ class Toolbox:
             self.keep_table(tool.name, ctx.dataset_name or self.catalog.active, result)
         return result
 
+    def _truncate_chars(self) -> int:
+        window = self.context.extras.get("context_window")
+        return int(getattr(window, "truncate_chars", 3_000) or 3_000)
+
     def keep_table(self, tool: str, source: str | None, result: ToolResult) -> None:
         """A data tool's output becomes a new dataset version (logged, reversible) that later
         tools read by default."""
         step = result.payload.get("step") or tool
         info = result.payload.get("info")
-        name = self.store_table(source, tool, result.table, step, info) if self.store_table else (source or tool)
+        wanted = table_name(source or tool, tool, str(result.payload.get("output") or ""))
+        name = (self.store_table(source, tool, result.table, step, info, wanted) if self.store_table
+                else (wanted or source or tool))
         self.catalog.put(name, result.table)
         result.payload["dataset_name"] = name
-        result.text += f"\n\n[dataset]\nThe result is stored as dataset '{name}' (now the active dataset)."
+        kept = f"; '{source}' is unchanged and still available" if source and name != source else ""
+        result.text += f"\n\n[dataset]\nThe result is stored as dataset '{name}' (now the active dataset){kept}."
 
 
 def tool_message_content(result: ToolResult) -> str:
@@ -152,7 +190,7 @@ def tool_message_content(result: ToolResult) -> str:
     if not result.ok:
         return json.dumps(result.error, ensure_ascii=False, default=str)
     parts = [result.text]
-    if result.interpretation:
+    if result.interpretation and "[interpretation]" not in (result.text or ""):  # once, not twice
         parts.append(f"[interpretation]\n{result.interpretation}")
     metrics = {k: v for k, v in result.metrics.items() if k != "duration_ms"}
     if metrics:
@@ -160,3 +198,18 @@ def tool_message_content(result: ToolResult) -> str:
     if result.figures:
         parts.append("[figures]\n" + "\n".join(f"- {f.path}: {f.caption}" for f in result.figure_records()))
     return "\n\n".join(p for p in parts if p)
+
+
+def situations(session: Any, run_id: str, knowledge: Any) -> set[str]:
+    """What already exists when a turn starts (a resumed run's tasks and evidence, the workspace's
+    reference notes), so their situational tools are offered from the first request."""
+    from sqlalchemy import select
+
+    from app.db.models import Evidence, Task
+
+    found = {"knowledge"} if knowledge else set()
+    if session.scalar(select(Task.id).where(Task.run_id == run_id).limit(1)):
+        found.add("tasks")
+    if session.scalar(select(Evidence.id).where(Evidence.run_id == run_id).limit(1)):
+        found.add("evidence")
+    return found

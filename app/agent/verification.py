@@ -57,6 +57,22 @@ TESTS: dict[str, str] = {
     "Kendall's tau": r"\bkendall|肯德尔",
     "logistic regression": r"logistic regression|逻辑回归",
 }
+# What a cited call ran, as library calls in run_python code name it (scipy, statsmodels, pandas).
+RAN_IN_CODE: dict[str, str] = {
+    "t-test": r"ttest_(?:ind|rel|1samp)|\bttest\b|t_test\(",
+    "Mann-Whitney U test": r"mannwhitneyu|ranksums",
+    "Wilcoxon signed-rank test": r"\bwilcoxon\(",
+    "ANOVA": r"f_oneway|anova_lm|AnovaRM|anova_oneway|pairwise_tukeyhsd",
+    "chi-square test": r"chi2_contingency|chisquare\(",
+    "Fisher's exact test": r"fisher_exact",
+    "Pearson correlation": r"pearsonr|\.corr\(\s*\)|\.corr\(\s*method\s*=\s*['\"]pearson|corrcoef|\.corrwith\(",
+    "Spearman correlation": r"spearmanr|method\s*=\s*['\"]spearman",
+    "Kendall's tau": r"kendalltau|method\s*=\s*['\"]kendall",
+    "logistic regression": r"\bLogit\b|\blogit\(|LogisticRegression",
+}
+# "Pearson" that is not a correlation: Pearson's skewness, his chi-squared test, Pearson residuals.
+NOT_PEARSON_CORRELATION = re.compile(r"\bpearson(?:'s|’s|s)?\s+(?:\w+\s+){0,3}?(?:skew|mode|median|chi|χ|residual|"
+                                     r"kurtosis|type|distribution|coefficient of (?:skew|variation))", re.IGNORECASE)
 TEST_NEGATION = re.compile(r"\b(?:not|no|instead of|rather than|than|without|unlike|alternative to)\b|n't\b|"
                            r"不是|而非|并非|不用|而不是|代替|替代", re.IGNORECASE)
 _SECTION = re.compile(r"^\[method\]\n(.*?)(?=^\[\w+\]\n|\Z)", re.S | re.M)
@@ -94,10 +110,13 @@ def significance_claims(text: str) -> list[str]:
 
 
 def named_tests(text: str) -> list[str]:
-    """The statistical tests the text says were used (negated mentions such as "instead of a t-test" left out)."""
+    """The statistical tests the text says were used (negated mentions such as "instead of a t-test" left out;
+    "Pearson's skewness" or "Pearson's chi-squared test" is not a Pearson correlation)."""
     named = []
     for name, pattern in TESTS.items():
         for clause in clauses(text):
+            if name == "Pearson correlation":
+                clause = NOT_PEARSON_CORRELATION.sub(" ", clause)
             match = re.search(pattern, clause, re.IGNORECASE)
             if match and not TEST_NEGATION.search(_before(clause, match.start(), 24)):
                 named.append(name)
@@ -106,11 +125,21 @@ def named_tests(text: str) -> list[str]:
 
 
 def method_text(call: ToolCall) -> str:
-    """What a tool call actually ran: its tool, its method argument, its [method] section."""
-    parts = [call.tool.replace("_", " "), str((call.arguments or {}).get("method") or "")]
+    """What a tool call actually ran: its tool, its method argument, its [method] section; for
+    run_python, the code itself (stats.pearsonr is a Pearson correlation)."""
+    arguments = call.arguments or {}
+    parts = [call.tool.replace("_", " "), str(arguments.get("method") or "")]
     parts += [str(v) for k, v in (call.metrics or {}).items() if k in ("method", "test") and isinstance(v, str)]
     parts += [m.group(1) for m in _SECTION.finditer(call.result_text or "")]
+    if call.tool == "run_python":
+        parts.append(str(arguments.get("code") or ""))
     return " ".join(parts)
+
+
+def was_run(test: str, run_methods: str) -> bool:
+    """Did the cited calls run this test (by name, or by the library call in run_python code)?"""
+    return bool(re.search(TESTS[test], NOT_PEARSON_CORRELATION.sub(" ", run_methods), re.IGNORECASE)
+                or (test in RAN_IN_CODE and re.search(RAN_IN_CODE[test], run_methods)))
 
 
 def p_values(calls: Iterable[ToolCall]) -> list[float]:
@@ -124,13 +153,16 @@ def p_values(calls: Iterable[ToolCall]) -> list[float]:
 
 
 # --- one claim ----------------------------------------------------------------------------------------
-def verify_evidence(item: Evidence, calls: list[ToolCall]) -> dict[str, Any]:
-    """Check one evidence item against the tool calls it cites; issues are plain-language strings."""
+def verify_evidence(item: Evidence, calls: list[ToolCall], question: str = "") -> dict[str, Any]:
+    """Check one evidence item against the tool calls it cites; issues are plain-language strings.
+    Numbers the user gave (the question) or the method states (a threshold, a split) are backed
+    too, as are the cited calls' arguments (run_python's code included)."""
     issues: list[dict[str, str]] = []
     wording = " ".join([item.claim or "", item.result_summary or ""])
     metric_text = " ".join(repr(float(v)) for v in (item.metrics or {}).values()
                            if isinstance(v, (int, float)) and not isinstance(v, bool))
     texts = [c.result_text or "" for c in calls] + [c.interpretation or "" for c in calls]
+    texts += [question or "", item.method or ""]
     values = [c.metrics or {} for c in calls] + [c.arguments or {} for c in calls]
     ids = [c.id for c in calls] + [item.id]
     for number in unverified_numbers(f"{wording}\n{metric_text}", texts, values, ignore_strings=ids):
@@ -141,7 +173,7 @@ def verify_evidence(item: Evidence, calls: list[ToolCall]) -> dict[str, Any]:
         issues.append({"kind": "causal", "detail": f"causal wording ({', '.join(sorted(set(words)))}) from "
                        f"{', '.join(sorted({c.tool for c in calls}))} on observational data: it shows association only"})
     for test in named_tests(" ".join([wording, item.method or ""])):
-        if not re.search(TESTS[test], run_methods, re.IGNORECASE):
+        if not was_run(test, run_methods):
             ran = "; ".join(m.strip() for c in calls for m in _SECTION.findall(c.result_text or "")) or \
                 ", ".join(c.tool for c in calls)
             issues.append({"kind": "test_name", "detail": f"names a {test}, but the cited calls ran: {ran.strip()}"})
@@ -155,19 +187,64 @@ def verify_evidence(item: Evidence, calls: list[ToolCall]) -> dict[str, Any]:
             "sample_size": item.sample_size, "p_value": min(ps) if ps else None, "alpha": alpha}
 
 
-def _resolved(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A failed claim counts as corrected when a later claim citing one of its tool calls passed."""
+def _resolved(results: list[dict[str, Any]], withdrawn: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each result's status from its own check: a claim the model superseded or retracted
+    (`withdrawn`) no longer counts; a failed claim counts as corrected when a later claim citing one
+    of its tool calls passed."""
+    results = [{**r, "check": _check(r)} for r in results]
     out = []
     for i, result in enumerate(results):
-        if result["status"] == "failed" and any(
-                later["status"] == "passed" and set(later["tool_call_ids"]) & set(result["tool_call_ids"])
-                for later in results[i + 1:]):
-            result = {**result, "status": "corrected"}
-        out.append(result)
+        status = result["check"]
+        if result["evidence_id"] in withdrawn:
+            status = "superseded" if withdrawn[result["evidence_id"]].get("by") else "retracted"
+        elif status == "failed" and any(
+                later["check"] == "passed" and later["evidence_id"] not in withdrawn
+                and set(later["tool_call_ids"]) & set(result["tool_call_ids"]) for later in results[i + 1:]):
+            status = "corrected"
+        out.append({**result, "status": status})
     return out
 
 
+def _check(result: dict[str, Any]) -> str:
+    """What the check itself found (passed or failed), whatever happened to the claim later."""
+    return result.get("check") or ("passed" if result["status"] == "passed" else "failed")
+
+
+def withdrawn_evidence(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Evidence the model superseded or retracted in this run: id -> {"by": new id or None, "reason"}."""
+    return dict((state.get("verification") or {}).get("withdrawn") or {})
+
+
 # --- hypotheses and policy ----------------------------------------------------------------------------
+# Hypotheses (primary, alternatives, chance) belong to questions about a difference, a relationship
+# or a driver; "what is the mean age?" has none.
+HYPOTHESIS_TYPES = ("comparison", "relationship", "attribution")
+RELATIONAL = re.compile(
+    r"\bcompar\w*|\bdiffer\w*|\bversus\b|\bvs\.?\b|\bbetween\b|\bcorrelat\w*|\brelat\w*|\bassociat\w*|"
+    r"\baffect\w*|\bimpact\w*|\beffects? of\b|\bdriv\w*|\bfactors?\b|\binfluenc\w*|\bdepend\w*|\bwhy\b|"
+    r"\bhigher\b|\blower\b|\bmore than\b|\bless than\b|比较|对比|差异|区别|不同|相关|关系|关联|影响|驱动|因素|原因|为什么|高于|低于",
+    re.IGNORECASE)
+
+
+def needs_hypotheses(plan: dict[str, Any] | None, question: str, scope: str = "full") -> bool:
+    """Only a question about a difference, a relationship or a driver has hypotheses; one figure
+    asked for ("what is the correlation between X and Y?") has none."""
+    if scope == "single":
+        return False
+    kind = (plan or {}).get("question_type")
+    if kind and kind not in ("other",):
+        return kind in HYPOTHESIS_TYPES
+    return bool(RELATIONAL.search(question or ""))
+
+
+def restatement(text: str, limit: int = 120) -> str:
+    """H1 in a few words: the first sentence of the goal or question, cut at a word boundary."""
+    first = re.split(r"(?<=[.?!。？！])\s+|\n", " ".join((text or "").split(" ")).strip())[0].strip()
+    if len(first) <= limit:
+        return first
+    cut = first[:limit].rsplit(" ", 1)[0] if " " in first[:limit] else first[:limit]
+    return cut.rstrip(",;:，；：") + "…"
+
 _H = {
     "baseline": {"en": "No real difference or relationship: what the data shows could be chance.",
                  "zh": "没有真实的差异或关系：数据中看到的可能只是偶然。"},
@@ -179,8 +256,10 @@ _H = {
 
 
 def hypothesis_set(results: list[dict[str, Any]], plan: dict[str, Any] | None, question: str,
-                   language: str) -> dict[str, Any]:
+                   language: str, scope: str = "full") -> dict[str, Any]:
     """Primary, alternatives and baseline, each supported / inconclusive / unsupported."""
+    if not needs_hypotheses(plan, question, scope):
+        return {"primary": None, "alternatives": [], "baseline": None, "all": []}
     lang = "zh" if language == "zh" else "en"
     passed = [r for r in results if r["status"] == "passed"]
     failed = [r for r in results if r["status"] == "failed"]
@@ -197,7 +276,7 @@ def hypothesis_set(results: list[dict[str, Any]], plan: dict[str, Any] | None, q
     baseline = {"supported": "unsupported", "unsupported": "supported"}.get(primary, "inconclusive")
     if primary == "supported" and not tested:
         baseline = "inconclusive"  # a description does not test chance
-    statement = (plan or {}).get("goal") or question
+    statement = restatement((plan or {}).get("goal") or question)
     hypotheses = [{"id": "H1", "role": "primary", "statement": statement, "status": primary,
                    "evidence_ids": [r["evidence_id"] for r in (significant or tested or passed)]},
                   {"id": "H2", "role": "alternative", "statement": _H["confounding"][lang], "status": "inconclusive",
@@ -217,7 +296,8 @@ def synthesis_policy(results: list[dict[str, Any]], hypotheses: dict[str, Any]) 
     passed = [r for r in results if r["status"] == "passed"]
     sizes = [r["sample_size"] for r in passed if isinstance(r["sample_size"], int)]
     thin = not passed or all(r["confidence"] == "low" for r in passed) or (bool(sizes) and max(sizes) < 30)
-    hedged = bool(failed) or thin or hypotheses["primary"]["status"] != "supported" or \
+    primary = (hypotheses.get("primary") or {}).get("status")
+    hedged = bool(failed) or thin or primary not in (None, "supported") or \
         any(r["confidence"] != "high" for r in passed)
     rules = []
     if failed:
@@ -231,7 +311,7 @@ def synthesis_policy(results: list[dict[str, Any]], hypotheses: dict[str, Any]) 
     if hedged:
         rules.append("Use hedged wording (\"suggests\", \"is associated with\"); no causal language; call a result "
                      "significant only when p < alpha.")
-    if hypotheses["primary"]["status"] == "unsupported":
+    if primary == "unsupported":
         rules.append("The primary hypothesis is not supported: say so plainly (no clear difference/relationship).")
     return {"verification": "failed" if failed else ("passed" if results else "not_run"),
             "recommendations": "suppressed" if failed or thin else "allowed",
@@ -256,17 +336,20 @@ def verify_run(session: Session, run: Run, emit, final: bool = False) -> dict[st
     checked = {r["evidence_id"] for r in verification["results"]}
     items = list(session.scalars(select(Evidence).where(Evidence.run_id == run.id).order_by(Evidence.created_at)))
     new = [e for e in items if e.id not in checked]
-    if not new and not final:
+    withdrawn = withdrawn_evidence(state)
+    if not new and not final and sorted(withdrawn) == verification.get("applied_withdrawals", []):
         return None
     results = [dict(r) for r in verification["results"]]
     for item in new:
         calls = [c for cid in item.tool_call_ids or [] if (c := session.get(ToolCall, (run.id, cid)))]
-        results.append(verify_evidence(item, calls))
-    results = _resolved([{**r, "status": "failed" if r["status"] == "corrected" else r["status"]} for r in results])
-    hypotheses = hypothesis_set(results, state.get("plan"), run.question, run.language)
+        results.append(verify_evidence(item, calls, run.question or ""))
+    results = _resolved(results, withdrawn)
+    hypotheses = hypothesis_set(results, state.get("plan"), run.question, run.language,
+                                (state.get("intent") or {}).get("scope", "full"))
     policy = synthesis_policy(results, hypotheses)
-    verification = {"results": results, "status": policy["verification"],
-                    "checks": int(verification.get("checks", 0)) + (1 if new else 0)}
+    verification = {**verification, "results": results, "status": policy["verification"],
+                    "checks": int(verification.get("checks", 0)) + (1 if new else 0),
+                    "applied_withdrawals": sorted(withdrawn)}
     run.state = {**state, "verification": verification, "hypotheses": hypotheses, "synthesis_policy": policy}
     emit("verification", {"final": final, "checked": [e.id for e in new], "status": policy["verification"],
                           "results": [r for r in results if r["evidence_id"] in {e.id for e in new}],
@@ -278,13 +361,18 @@ def verification_block(state: dict[str, Any]) -> str:
     """The harness block for the next round: what failed, the hypotheses, the synthesis policy."""
     results, policy = state["verification"]["results"], state["synthesis_policy"]
     lines = []
-    for r in results:
-        if r["status"] == "failed":
-            lines.append(f"- evidence {r['evidence_id']} FAILED: " + "; ".join(i["detail"] for i in r["issues"]))
+    failed = [r for r in results if r["status"] == "failed"]
+    for r in failed:
+        lines.append(f"- evidence {r['evidence_id']} FAILED: " + "; ".join(i["detail"] for i in r["issues"]))
     passed = sum(r["status"] == "passed" for r in results)
-    lines.append(f"- {passed} claim(s) passed, {len(results) - passed} failed or corrected.")
-    lines.append("Hypotheses:")
-    lines += [f"- {h['id']} {h['role']} [{h['status']}]: {h['statement']}" for h in state["hypotheses"]["all"]]
+    lines.append(f"- {passed} claim(s) passed, {len(failed)} failed, {len(results) - passed - len(failed)} "
+                 "corrected or withdrawn.")
+    if failed:
+        lines.append("- Fix a failed claim with record_evidence(..., supersedes=[its id]) or withdraw it with "
+                     "retract_evidence; either way it stops counting against the answer.")
+    if state["hypotheses"]["all"]:
+        lines.append("Hypotheses:")
+        lines += [f"- {h['id']} {h['role']} [{h['status']}]: {h['statement']}" for h in state["hypotheses"]["all"]]
     lines.append(f"Synthesis policy: recommendations {policy['recommendations']}, wording {policy['wording']}.")
     lines += [f"- {rule}" for rule in policy["rules"]]
     body = "\n".join(lines)
@@ -321,14 +409,47 @@ _RECOMMENDATION_HEAD = re.compile(
 _RECOMMENDATION_LINE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:we |i )?(?:recommend|suggest|you should|"
                                   r"consider |建议|推荐|应当|应该)", re.IGNORECASE)
 _HEADING = re.compile(r"^\s*(#{1,6})\s")
-LIMITATION = {
-    "en": "**Limitation:** some statements in this answer could not be verified against the analysis results "
-          "(numbers or wording that the computations do not back; they are marked). Treat the conclusions as "
-          "provisional. Recommendations were left out for this reason.",
-    "zh": "**局限：** 本回答中有部分表述（数字或措辞）无法与分析结果核对一致（已标出），结论仅供参考；因此未给出建议。",
+NOTES = {  # the final answer's note: each sentence only when it is true
+    "numbers": {"en": "**Limitation:** {numbers} could not be found in the analysis results (marked ⚠ in the text); "
+                      "treat {them} as provisional.",
+                "zh": "**局限：** {numbers} 在分析结果中找不到（文中以 ⚠ 标出），仅供参考。"},
+    "claims": {"en": "**Limitation:** {n} recorded finding(s) did not match the analyses they cite ({kinds}); treat "
+                     "those conclusions as provisional.",
+               "zh": "**局限：** 有 {n} 条记录的结论与其引用的分析不一致（{kinds}），相关结论仅供参考。"},
+    "removed": {"en": "Recommendations were left out for this reason.", "zh": "因此未给出建议。"},
 }
+ISSUE_KINDS = {"number": {"en": "a number not in the outputs", "zh": "数字与输出不符"},
+               "causal": {"en": "cause-and-effect wording", "zh": "因果措辞"},
+               "test_name": {"en": "a method that was not run", "zh": "未实际使用的方法"},
+               "significance": {"en": "'significant' without significance", "zh": "不显著却称显著"}}
+MARK = "⚠"
 THIN_NOTE = {"en": "_Recommendations were left out: the evidence is too thin to act on._",
              "zh": "_证据不足，因此未给出建议。_"}
+
+
+def mark_numbers(answer: str, numbers: list[str]) -> str:
+    """Put ⚠ after each occurrence of the unverified numbers (whole numbers only: 400, not 4000)."""
+    for number in sorted(set(numbers), key=len, reverse=True):
+        pattern = rf"(?<![\w.]){re.escape(number)}(?![\w]|[.,]\d)(?!\s?{MARK})"
+        answer = re.sub(pattern, lambda m: f"{m.group(0)} {MARK}", answer)
+    return answer
+
+
+def final_note(unbacked: list[str], failed: list[dict[str, Any]], removed: bool, lang: str) -> str:
+    """Say exactly what happened: which numbers are unverified (and marked), how many claims failed
+    and why, and that recommendations were left out only when they were."""
+    parts = []
+    if unbacked:
+        sep = "、" if lang == "zh" else ", "
+        them = "it" if len(unbacked) == 1 else "them"
+        parts.append(NOTES["numbers"][lang].format(numbers=sep.join(unbacked), them=them))
+    if failed:
+        kinds = list(dict.fromkeys(i["kind"] for r in failed for i in r["issues"]))
+        text = ("、" if lang == "zh" else "; ").join(ISSUE_KINDS.get(k, {}).get(lang, k) for k in kinds)
+        parts.append(NOTES["claims"][lang].format(n=len(failed), kinds=text))
+    if removed and parts:
+        parts.append(NOTES["removed"][lang])
+    return " ".join(parts)
 
 
 def strip_recommendations(answer: str) -> tuple[str, bool]:
@@ -354,8 +475,9 @@ def strip_recommendations(answer: str) -> tuple[str, bool]:
 
 
 def check_answer(turn: Any, answer: str) -> str:
-    """The final-answer check: the last verification, unbacked numbers, and — when verification
-    failed — a visible limitation and no recommendations. Returns the answer to store."""
+    """The final-answer check: the last verification, unbacked numbers (listed and marked ⚠), and —
+    when verification failed — a note that says what failed and no recommendations. Returns the
+    answer to store."""
     from app.reports.builder import run_backing  # the report's own backing, so both agree
 
     extras = _extras(turn)
@@ -370,13 +492,15 @@ def check_answer(turn: Any, answer: str) -> str:
     unbacked = unverified_numbers(answer, texts, values, ignore_strings=ids)
     state = dict(run.state or {})
     policy = state.get("synthesis_policy") or {}
-    failed = policy.get("verification") == "failed" or bool(unbacked)
+    failed_claims = [r for r in (state.get("verification") or {}).get("results", []) if r["status"] == "failed"]
+    failed = bool(failed_claims) or bool(unbacked)
     lang = "zh" if run.language == "zh" else "en"
     removed = False
     if failed or (gated and policy.get("recommendations") == "suppressed" and state.get("verification")):
         answer, removed = strip_recommendations(answer)
-    if failed:
-        answer = f"{answer}\n\n{LIMITATION[lang]}"
+    answer = mark_numbers(answer, unbacked)
+    if note := final_note(unbacked, failed_claims, removed, lang):
+        answer = f"{answer}\n\n{note}"
     elif removed:
         answer = f"{answer}\n\n{THIN_NOTE[lang]}"
     final = {"unverified_numbers": unbacked, "failed": failed, "recommendations_removed": removed,

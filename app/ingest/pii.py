@@ -29,9 +29,24 @@ _NAME_RULES = [
     ("phone", re.compile(r"phone|mobile|telephone|^tel$|电话|手机|联系方式")),
     ("email", re.compile(r"e-?mail|邮箱|电子邮件")),
     ("address", re.compile(r"address|地址|住址")),
-    ("name", re.compile(r"^((customer|client|patient|employee|contact|full|first|last|given|family)\s*)?name$"
-                        r"|^surname$|姓名|^名字$|联系人|客户名$")),
+    ("name", re.compile(r"^(customer|client|patient|employee|contact|full|first|last|given|family|passenger|"
+                        r"person|student|member|user)[\s_]*name$|^surname$|姓名|联系人|客户名$")),
 ]
+# A column called just "name" (or 名字/名称) may hold storms, products or cities: it is personal data
+# only when its values look like people's names. A column with any other name needs stronger
+# evidence: a title (Mr., Mrs., Dr.) or the "Surname, Given" form, as in passenger lists.
+_GENERIC_NAME_COLUMN = re.compile(r"^(?:name|names|who|person|名字|名称|人名)$")
+_TITLE = re.compile(r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Miss|Mstr|Master|Dr|Rev|Prof|Mme|Mlle|Sir|Lady|Dame|Lord|Col|Capt|Major|"
+                    r"Don|Dona|Countess|Jonkheer|Messrs)\.?(?![A-Za-z])")
+_WORD = r"[A-Z][a-z'’\-]+|[A-Z]\.?|(?:van|von|de|der|den|da|du|di|le|la|del|bin|al)"
+_SURNAME_FIRST = re.compile(rf"^[A-Z][A-Za-z'’\-]+(?: [A-Z][A-Za-z'’\-]+)?, (?:{_WORD})(?: (?:{_WORD}|\(.*\)|\".*\"))*$")
+_GIVEN_SURNAME = re.compile(rf"^(?:{_WORD})(?: (?:{_WORD})){{1,3}}$")
+_ZH_NAME = re.compile(r"^[\u4e00-\u9fff]{2,4}$")
+# The most common Chinese surnames (over 85% of people); a 2-4 character value starting with one.
+_ZH_SURNAMES = set("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏"
+                   "韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤")
+NAME_SHARE = 0.6  # share of sampled values that must look like people's names
+NAME_DISTINCT = 0.5  # people rarely repeat in a list of people; a storm or product name repeats per row
 VALUE_SHARE = 0.6  # share of sampled values that must match before a column is called personal
 
 INJECTION = re.compile(
@@ -87,10 +102,40 @@ def name_kind(column: str) -> str | None:
 def detect_pii(df: pd.DataFrame, sample: int = 500) -> dict[str, str]:
     found: dict[str, str] = {}
     for column in df.columns:
-        kind = _kind_by_values(df[column], sample) or name_kind(column)
+        kind = _kind_by_values(df[column], sample) or name_kind(column) or _person_names(column, df[column], sample)
         if kind:
             found[column] = kind
     return found
+
+
+def looks_like_person_name(text: str, strong_only: bool = False) -> bool:
+    """A value that reads as a person's name: with a title ("Braund, Mr. Owen Harris"), in the
+    "Surname, Given" form, or (unless `strong_only`) two to four capitalised words ("Ada Lovelace")
+    or a Chinese name (a common surname and one to three more characters)."""
+    text = " ".join(str(text).split())
+    if not text or any(ch.isdigit() for ch in text) or len(text) > 80:
+        return False
+    if _TITLE.search(text) and re.search(r"[A-Za-z]{2}", _TITLE.sub("", text)) or _SURNAME_FIRST.match(text):
+        return True
+    if strong_only:
+        return False
+    return bool(_GIVEN_SURNAME.match(text)) or bool(_ZH_NAME.match(text) and text[0] in _ZH_SURNAMES)
+
+
+def _person_names(column, col: pd.Series, sample: int) -> str | None:
+    """"name" when the values are people's names, by evidence: a generic name column needs most
+    values to look like names and to be mostly distinct; any other text column needs the strong
+    forms (a title, "Surname, Given")."""
+    if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_datetime64_any_dtype(col) or pd.api.types.is_bool_dtype(col):
+        return None
+    values = col.dropna().astype(str).str.strip()
+    values = values[values != ""].head(sample)
+    if len(values) < 2:
+        return None
+    generic = bool(_GENERIC_NAME_COLUMN.match(" ".join(str(column).lower().split())))
+    share = values.map(lambda v: looks_like_person_name(v, strong_only=not generic)).mean()
+    distinct = values.nunique() / len(values)
+    return "name" if share >= NAME_SHARE and distinct >= NAME_DISTINCT else None
 
 
 def _kind_by_values(col: pd.Series, sample: int) -> str | None:

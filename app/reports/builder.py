@@ -164,7 +164,9 @@ def _backing(calls: list[ToolCall], evidence: list[dict[str, Any]], tasks: list[
     """What may back a number in the answer: tool outputs, evidence, dataset facts; and the ids to ignore."""
     texts = [call.result_text or "" for call in calls] + [call.interpretation or "" for call in calls]
     texts += [e["claim"] for e in evidence] + [e["result_summary"] for e in evidence]
+    texts += [run.question or ""] + [e["method"] for e in evidence]  # numbers the user or the method gave
     values: list[Any] = [call.metrics or {} for call in calls] + [e["metrics"] for e in evidence]
+    values += [call.arguments or {} for call in calls]  # thresholds, splits, run_python's code
     values += [e["sample_size"] for e in evidence] + _dataset_backing(datasets)
     ids = [e["id"] for e in evidence] + [c.id for c in calls] + [t.id for t in tasks] + [d.id for d in datasets]
     ids += [run.id, run.workspace_id]

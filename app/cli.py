@@ -77,7 +77,10 @@ def serve_command(args: argparse.Namespace) -> int:
     access = "sign-in required" if auth_required(settings) else "local use, no sign-in"
     print(f"Verity on http://{host}:{port}  (model: {settings.llm_model}; {access})", flush=True)
     print(sandbox_status(settings), flush=True)
-    uvicorn.run("app.main:create_app", factory=True, host=host, port=port, log_level="info")
+    from app.main import server_options
+
+    uvicorn.run("app.main:create_app", factory=True, host=host, port=port, log_level="info",
+                **server_options(settings))
     return EXIT_OK
 
 

@@ -65,6 +65,19 @@ class Settings(BaseSettings):
         "NORMAL", description="SQLite durability in WAL mode: NORMAL survives a crash of the server "
         "process without an fsync per commit; FULL also survives a power loss, at several ms per commit."
     )
+    sqlite_busy_timeout_s: float = Field(
+        30.0, description="How long a SQLite write waits for the database's one write lock (busy timeout), "
+        "in seconds, before the commit is retried (db_retry_s)."
+    )
+    db_pool_size: int = Field(
+        0, description="Database connections each process keeps; 0 sizes the pool to the threads that may "
+        "hold one at once (the web server's 40 request threads + run_workers + 4), so requests never wait "
+        "for a connection. PostgreSQL's max_connections must cover every process's pool."
+    )
+    db_retry_s: float = Field(
+        30.0, description="How long a commit that failed because SQLite was busy or the database connection "
+        "was lost is retried (rolled back and written again on a fresh connection), in seconds."
+    )
     lang: Literal["zh", "en"] = Field(
         "en", description="Default language of answers and reports (the UI follows the browser)."
     )
@@ -82,6 +95,29 @@ class Settings(BaseSettings):
         "first user (closed; later accounts are added with `verity users add`)."
     )
     session_days: int = Field(30, description="Days a browser stays signed in.")
+    login_max_failures: int = Field(
+        5, description="Failed sign-ins for one account from one client address within login_window_s after "
+        "which further tries from there wait (429)."
+    )
+    login_max_failures_account: int = Field(
+        20, description="Failed sign-ins for one account from all addresses together within login_window_s "
+        "after which that account's sign-in waits (guessing from many addresses)."
+    )
+    login_max_failures_client: int = Field(
+        20, description="Failed sign-ins from one client address for any accounts within login_window_s after "
+        "which that address waits (trying many accounts)."
+    )
+    login_window_s: float = Field(900.0, description="The window of the sign-in failure counts, in seconds.")
+    proxy_headers: bool = Field(
+        False, description="Verity runs behind a reverse proxy: take the client address from X-Forwarded-For "
+        "and the scheme (https: Secure session cookies) from X-Forwarded-Proto, but only from the addresses "
+        "in forwarded_allow_ips. Off: the headers are ignored, so no client can pick its own address. "
+        "Passed to uvicorn by `verity serve`."
+    )
+    forwarded_allow_ips: str = Field(
+        "127.0.0.1", description="Comma-separated addresses or networks of the trusted proxies (or *) whose "
+        "X-Forwarded-* headers are believed when proxy_headers is on."
+    )
     run_workers: int = Field(
         2, description="Threads that execute runs at once, in the server process (run_executor=threads) "
         "or in each `verity worker` process."
@@ -102,6 +138,15 @@ class Settings(BaseSettings):
     worker_stale_s: float = Field(
         60.0, description="A running run whose worker has not marked it alive for this long is taken to have "
         "lost its worker and is marked interrupted (it can be continued)."
+    )
+    trusted_origins: str = Field(
+        "", description="Comma-separated origins (e.g. https://verity.example.com) whose pages may post to "
+        "this server besides its own, for a proxy that rewrites the Host header. Other cross-site posts "
+        "(forms, cookie-authenticated API calls) are refused with 403 cross_site_request."
+    )
+    api_docs: bool = Field(
+        True, description="Serve the API documentation at /api/docs and /api/openapi.json; with sign-in "
+        "required, only signed-in users see it."
     )
     sse_poll_interval_s: float = Field(
         0.25, description="How often the event stream checks for new progress events."

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import Depends, FastAPI, Request
@@ -16,6 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -24,17 +26,33 @@ from app.db.session import open_database
 from app.ingest.readserver import start_read_server
 from app.paths import asset_dir
 from app.runs import RunService, default_model
-from app.web import (api, auth, chat, context, datasets, files, knowledge, reports, rules, shares, traces,
-                     workspaces)
+from app.web import (
+    api,
+    auth,
+    chat,
+    context,
+    datasets,
+    docs,
+    files,
+    knowledge,
+    reports,
+    rules,
+    shares,
+    traces,
+    workspaces,
+)
 from app.web.deps import ApiError, NotSignedIn, authorize, resolve_lang
+from app.faults import fault_of
 from app.web.i18n import t, tool_label, tool_labels
+from app.web.security import CrossSiteGuard, SecurityHeaders
+from app.web.text_input import check_text_input
 
 log = logging.getLogger(__name__)
 
 TEMPLATES_DIR = asset_dir("templates")  # in the package of a wheel, else the checkout's
 STATIC_DIR = asset_dir("static")
 ROUTERS = (auth.router, workspaces.router, files.router, datasets.router, chat.router, reports.router, api.router,
-           context.router, rules.router, knowledge.router, shares.router, traces.router)
+           context.router, rules.router, knowledge.router, shares.router, traces.router, docs.router)
 
 
 def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
@@ -56,10 +74,11 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
             service.shutdown()
             db.engine.dispose()
 
-    # `authorize` runs before every route: sign-in where required, and ownership of the workspace
-    # or run named in the path (SPEC §7).
-    application = FastAPI(title="Verity", lifespan=lifespan, docs_url="/api/docs", redoc_url=None,
-                          openapi_url="/api/openapi.json", dependencies=[Depends(authorize)])
+    # Before every route: text no database can store is refused (text_input.py), then `authorize`
+    # checks sign-in where required and ownership of the workspace or run named in the path (SPEC §7).
+    # The API docs are routes of app/web/docs.py (behind `authorize`), not FastAPI's public ones.
+    application = FastAPI(title="Verity", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+                          dependencies=[Depends(check_text_input), Depends(authorize)])
     application.state.settings = settings
     application.state.templates = make_templates()
     application.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
@@ -67,11 +86,22 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
         application.include_router(router)
     install_error_handlers(application)
     application.add_middleware(UploadLimit, max_bytes=settings.max_upload_mb * 1024 * 1024 + 1024 * 1024)
+    trusted = tuple(o.strip() for o in settings.trusted_origins.split(",") if o.strip())
+    application.add_middleware(CrossSiteGuard, refuse=cross_site_refusal, trusted_origins=trusted)
+    application.add_middleware(SecurityHeaders)  # outermost: refusals get the headers too
     return application
 
 
 # `uvicorn.run("app.main:app", factory=True)` works as well as `app.main:create_app`.
 app = create_app
+
+
+def server_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's options from the settings (`verity serve`). uvicorn's own default believes
+    X-Forwarded-For from 127.0.0.1, so any local client could pick its address and dodge the
+    sign-in throttle; here the headers count only when a proxy is configured."""
+    return {"proxy_headers": settings.proxy_headers, "forwarded_allow_ips": settings.forwarded_allow_ips,
+            "server_header": False}
 
 
 def make_templates() -> Jinja2Templates:
@@ -156,6 +186,17 @@ async def on_unexpected_error(request: Request, exc: Exception) -> Response:
     return error_page(request, 500, "error_internal")
 
 
+def cross_site_refusal(request: Request, reason: str) -> Response:
+    log.warning("refused a cross-site %s %s (%s)", request.method, request.url.path, reason)
+    if is_api(request):
+        return JSONResponse({"error": {"category": "cross_site_request",
+                                       "message": "Another site tried to send this request in your name; it was refused.",
+                                       "hint": "Use Verity's own pages, or send an API token "
+                                               "('Authorization: Bearer <token>') from a script."}},
+                            status_code=403)
+    return error_page(request, 403, "error_cross_site")
+
+
 class UploadLimit:
     """Refuses a request body that declares itself too large before any of it is read (the
     upload views also count the bytes while streaming, for bodies without a Content-Length)."""
@@ -181,7 +222,35 @@ class UploadLimit:
         return error_page(request, 413, "error_too_large", message)
 
 
+API_FAULT_MESSAGES = {
+    "disk_full": (("The disk of the Verity server is full, so nothing new could be saved. What was saved "
+                   "before is safe."), "Ask the administrator to free some space, then try again."),
+    "database_unavailable": ("Verity's database did not answer. Nothing was lost.", "Try again in a moment."),
+    "invalid_request": (("The request contains a value that cannot be stored (a character or a number out "
+                         "of range)."), "Check the text and numbers you sent, then try again."),
+}
+
+
+async def on_machine_fault(request: Request, exc: Exception) -> Response:
+    """A full disk, a lost database connection, a value no database can hold (app/faults.py):
+    a plain error with a category; anything else goes on to the internal-error handler."""
+    fault = fault_of(exc)
+    if fault is None:
+        raise exc
+    log.warning("%s on %s %s: %s", fault.category, request.method, request.url.path, exc)
+    if is_api(request):
+        message, hint = API_FAULT_MESSAGES[fault.category]
+        lang = resolve_lang(request, request.app.state.settings)
+        if lang == "zh":
+            message, hint = t(fault.message_key, "zh"), ""
+        return JSONResponse({"error": {"category": fault.category, "message": message, "hint": hint}},
+                            status_code=fault.status)
+    return error_page(request, fault.status, fault.message_key)
+
+
 def install_error_handlers(application: FastAPI) -> None:
+    for kind in (OSError, SQLAlchemyError, UnicodeEncodeError, OverflowError):
+        application.add_exception_handler(kind, on_machine_fault)
     application.add_exception_handler(ApiError, on_api_error)
     application.add_exception_handler(NotSignedIn, on_not_signed_in)
     application.add_exception_handler(StarletteHTTPException, on_http_error)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -35,8 +36,9 @@ from app.agent.toolbox import DatasetCatalog, Toolbox, situations, table_name
 from app.config import Settings
 from app.db.models import Message, Report, Run, Workspace, utcnow
 from app.db.session import Database
+from app.faults import DISK_FULL, Fault, fault_of
 from app.reports.builder import build_report
-from app.workspaces import active_datasets, add_version, dataset_summary, load_frame
+from app.workspaces import active_datasets, add_version, dataset_summary, readable_frame
 
 log = logging.getLogger(__name__)
 FINAL_STATUSES = ("done", "failed", "interrupted")
@@ -139,12 +141,23 @@ class RunService:
 
     # --- the worker ------------------------------------------------------------------------
     def execute(self, run_id: str) -> None:
+        try:
+            self._execute(run_id)
+        except Exception as exc:  # the database itself failed (it is how the run's outcome is recorded)
+            if fault_of(exc) is None:
+                raise
+            log.warning("run %s: the database failed (%s); recording the run as interrupted", run_id, exc)
+            self.end_after_fault(run_id, fault_of(exc))
+        finally:
+            self._stops.pop(run_id, None)
+
+    def _execute(self, run_id: str) -> None:
         with self.db.session() as session:
             run = session.get(Run, run_id)
             if run is None:  # deleted (with its workspace) before a thread took it: nothing to run or record
                 log.warning("run %s no longer exists; not started", run_id)
-                self._stops.pop(run_id, None)
                 return
+            language = run.language
             recorder = RunRecorder(session, run.workspace_id, run.id, trace_dir(self.settings, run.workspace_id, run.id))
             run.status = "running"
             recorder.emit("run_started", {"question": run.question, "language": run.language})
@@ -161,21 +174,52 @@ class RunService:
             except ModelError as exc:
                 run.status, run.error = "failed", str(exc)
                 self.finish(session, run, recorder)
-            except Exception as exc:  # a harness bug: log it, tell the user plainly
-                log.exception("run %s failed", run_id)
+            except Exception as exc:
                 session.rollback()
+                if fault_of(exc) is not None:  # the machine, not Verity: a full disk, a lost database
+                    raise
+                log.exception("run %s failed", run_id)  # a harness bug: log it, tell the user plainly
                 run.status = "failed"
-                run.error = ("分析意外中断，请重试。" if run.language == "zh" else
+                run.error = ("分析意外中断，请重试。" if language == "zh" else
                              "The analysis stopped unexpectedly. Please try again.") + f" ({type(exc).__name__})"
                 self.finish(session, run, recorder)
-        self._stops.pop(run_id, None)
+
+    def end_after_fault(self, run_id: str, fault: Fault | None) -> None:
+        """Record how a run ended when the machine failed under it, on a fresh connection (retried
+        while the database comes back). A lost database connection leaves the run interrupted: what
+        it recorded is kept, and asking again in the workspace carries on from there. A full disk
+        fails it with a plain message."""
+        deadline = time.monotonic() + self.settings.db_retry_s
+        while True:
+            try:
+                with self.db.session() as session:
+                    run = session.get(Run, run_id)
+                    if run is None or run.status in FINAL_STATUSES:
+                        return
+                    recorder = RunRecorder(session, run.workspace_id, run.id,
+                                           trace_dir(self.settings, run.workspace_id, run.id))
+                    run.state = {k: v for k, v in (run.state or {}).items() if k != "waiting"}
+                    run.status = "failed" if fault is DISK_FULL else "interrupted"
+                    run.answer = None if fault is DISK_FULL else _partial_answer(run.language)
+                    run.error = fault_message(fault, run.language)
+                    self.finish(session, run, recorder)
+                    return
+            except Exception as exc:  # still down: try again until db_retry_s, then leave it
+                if fault_of(exc) is None or time.monotonic() > deadline:
+                    log.exception("run %s: could not record its end; a restart marks it interrupted", run_id)
+                    return
+                time.sleep(1.0)
 
     def prepare_turn(self, session: Session, run: Run, recorder: RunRecorder) -> Turn:
         workspace = session.get(Workspace, run.workspace_id)
         if workspace is None:  # cannot happen while the run row exists (runs go first); say so if it does
             raise LookupError(f"workspace {run.workspace_id} of run {run.id} no longer exists")
         datasets = active_datasets(session, workspace.id)
-        catalog = DatasetCatalog({d.name: partial(load_frame, d) for d in datasets},
+        frames = {d.id: readable_frame(d) for d in datasets}  # a damaged working copy is marked and left out
+        if damaged := [d.name for d in datasets if frames[d.id] is None]:
+            recorder.emit("datasets_damaged", {"names": damaged})
+        datasets = [d for d in datasets if frames[d.id] is not None]
+        catalog = DatasetCatalog({d.name: partial(frames.get, d.id) for d in datasets},
                                  active=datasets[-1].name if datasets else None)
         summaries = [dataset_summary(d, catalog.get(d.name)) for d in datasets]
         figures_dir = self.settings.workspace_dir(workspace.id) / "figures"
@@ -255,6 +299,13 @@ def earlier_exchanges(session: Session, workspace_id: str, run_id: str) -> list[
 
 def figure_url(workspace_id: str, path: str) -> str:
     return f"/workspaces/{workspace_id}/figures/{Path(path).name}"
+
+
+def fault_message(fault: Fault | None, language: str) -> str:
+    """Why the run stopped, in the run's language (app/faults.py names the faults)."""
+    from app.web.i18n import t
+
+    return t(fault.message_key if fault else "error_database_unavailable", language)
 
 
 def _partial_answer(language: str) -> str:

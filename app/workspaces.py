@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
+from pyarrow.lib import ArrowException
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -17,6 +18,7 @@ from app.db.models import Dataset, Workspace, new_id
 from app.ingest.errors import IngestError
 from app.ingest.bounded import load_table_bounded
 from app.ingest.pipeline import LoadedTable, read_working_copy, save_working_copy
+from app.faults import fault_of
 
 if TYPE_CHECKING:
     from app.db.session import Database
@@ -25,8 +27,18 @@ log = logging.getLogger(__name__)
 
 # A dataset's loading state lives in `Dataset.info["status"]` (no schema change): a big upload is
 # stored at once with a preview of its first rows ("loading") and read fully in the background
-# ("ready", or "failed" with `info["error"]`). Datasets without a status are ready.
-READY, LOADING, FAILED = "ready", "loading", "failed"
+# ("ready", or "failed" with `info["error"]`). Datasets without a status are ready. A working copy
+# found unreadable later (a damaged disk, a half-written file) is "damaged": it is left out of
+# analyses until it is rebuilt from the kept original (`rebuild_from_original`).
+READY, LOADING, FAILED, DAMAGED = "ready", "loading", "failed", "damaged"
+
+
+class DamagedWorkingCopy(Exception):
+    """A dataset's Parquet working copy cannot be read; the uploaded original is kept intact."""
+
+    def __init__(self, dataset: Dataset, cause: BaseException):
+        super().__init__(f"the working copy of {dataset.name} cannot be read: {type(cause).__name__}: {cause}")
+        self.dataset = dataset
 
 
 def create_workspace(session: Session, name: str, owner: str | None = None) -> Workspace:
@@ -82,7 +94,11 @@ def add_dataset(session: Session, settings: Settings, workspace: Workspace, sour
     table = load_table_bounded(source, sheet=sheet, settings=settings)
     original = keep_original(settings, workspace, source, file_name)
     working = original.parent / "working_v1.parquet"
-    save_working_copy(table.frame, working)
+    try:
+        save_working_copy(table.frame, working)
+    except BaseException:  # e.g. the disk is full: leave no half-stored upload behind
+        shutil.rmtree(original.parent, ignore_errors=True)
+        raise
     taken = {d.name for d in listed_datasets(session, workspace.id)}
     dataset = Dataset(workspace_id=workspace.id, name=dataset_name(file_name, taken), file_name=Path(file_name).name,
                       format=table.info["format"], sheet=table.info.get("selected_sheet"), original_path=str(original),
@@ -97,7 +113,11 @@ def keep_original(settings: Settings, workspace: Workspace, source: Path, file_n
     folder = settings.workspace_dir(workspace.id) / "files" / new_id()
     folder.mkdir(parents=True, exist_ok=True)
     original = folder / Path(file_name).name
-    shutil.copyfile(source, original)
+    try:
+        shutil.copyfile(source, original)
+    except BaseException:  # e.g. the disk is full: no half-copied original is left behind
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     return original
 
 
@@ -157,7 +177,44 @@ def finish_loading(db: "Database", settings: Settings, dataset_id: str) -> str |
 
 
 def load_frame(dataset: Dataset) -> pd.DataFrame:
-    return read_working_copy(Path(dataset.working_path))
+    """The dataset's working copy. Raises DamagedWorkingCopy when it cannot be read."""
+    try:
+        return read_working_copy(Path(dataset.working_path))
+    except (OSError, ValueError, ArrowException) as exc:
+        if fault_of(exc) is not None:  # not the file: the machine (a full disk...)
+            raise
+        raise DamagedWorkingCopy(dataset, exc) from exc
+
+
+def mark_damaged(dataset: Dataset) -> None:
+    """Record that the working copy is unreadable (committed with the caller's session): the
+    dataset leaves the analyses and its card offers to rebuild it from the kept original."""
+    if dataset_status(dataset) == DAMAGED:
+        return
+    log.warning("dataset %s (%s): working copy %s is damaged", dataset.id, dataset.name, dataset.working_path)
+    dataset.info = {**(dataset.info or {}), "status": DAMAGED, "error": {
+        "category": "damaged_file",
+        "message": "The working copy Verity made of this file is damaged and cannot be read. The file you "
+                   "uploaded is kept unchanged.",
+        "hint": "Rebuild the table from the original upload; steps applied to it afterwards need to be done again."}}
+
+
+def readable_frame(dataset: Dataset) -> pd.DataFrame | None:
+    """The working copy, or None after marking the dataset damaged."""
+    try:
+        return load_frame(dataset)
+    except DamagedWorkingCopy:
+        mark_damaged(dataset)
+        return None
+
+
+def rebuild_from_original(session: Session, settings: Settings, dataset: Dataset) -> Dataset:
+    """Read the kept original again (same sheet) into a new working copy, as a new current version
+    of the dataset. The damaged version stays on record, inactive. Raises IngestError when the
+    original itself cannot be read."""
+    table = load_table_bounded(Path(dataset.original_path), sheet=dataset.sheet, settings=settings)
+    return add_version(session, settings, dataset, table.frame, "rebuilt from the original upload",
+                       info={**table.info, "status": READY})
 
 
 def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict:

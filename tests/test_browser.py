@@ -14,8 +14,8 @@ import socket
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -101,13 +101,23 @@ def live_server(tmp_path: Path, request) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator["playwright_api.Browser"]:
+def browser() -> Iterator[playwright_api.Browser]:
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             yield browser
         finally:
             browser.close()
+
+
+def wait_until(page, expression: str, timeout_ms: float) -> None:
+    """`page.wait_for_function` evaluates its predicate with eval, which the pages' Content-Security-
+    Policy forbids; `page.evaluate` does not go through the page's policy, so poll with it."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{expression} did not become true within {timeout_ms / 1000:.0f} s")
+        page.wait_for_timeout(50)
 
 
 class Console:
@@ -175,7 +185,7 @@ def test_upload_ask_and_follow_the_run_live(page, tmp_path: Path) -> None:
         "the run had already finished when its page loaded, so nothing was followed live"
 
     # live: steps appear one by one while the run works, then the answer replaces the panel
-    page.wait_for_function("window.__liveSteps.length > 0", timeout=RUN_TIMEOUT_MS)
+    wait_until(page, "window.__liveSteps.length > 0", RUN_TIMEOUT_MS)
     live = page.evaluate("window.__liveSteps")
     assert all(step["status"] in ("queued", "running") for step in live[:1]), live
     expect(panel.locator(".status-badge")).to_have_text("Done", timeout=RUN_TIMEOUT_MS)

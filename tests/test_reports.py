@@ -177,7 +177,8 @@ def test_zh_labels(tmp_path):
 def test_markdown_has_evidence(seeded):
     report, _ = seeded
     text = to_markdown(report)
-    assert CLAIM in text and "Welch t-test" in text and "relative_difference" in text
+    assert CLAIM.replace("<", "&lt;") in text and "Welch t-test" in text and "relative_difference" in text
+    assert "<script" not in text and "javascript:" not in text  # neutralised in the text itself
     assert "987.6" in text.split("## Evidence")[0]  # the caveat comes before the evidence
 
 

@@ -224,8 +224,8 @@ DETAILED_MATCHES = 3  # tool_search shows the full description and arguments of 
 
 
 def tool_search(query: str, limit: int = 8, ctx: ToolContext = None) -> ToolResult:
-    """Find analysis tools by what they do (English or Chinese words, e.g. "correlation", "相关",
-    "forecast", "聚类"). The tools found become callable from the next request.
+    """Find tools by what they do, in English or Chinese (e.g. "correlation", "相关"), with their full
+    descriptions and arguments. The tools found become callable from the next request.
 
     Args:
         query: What you want to do, in a few words.

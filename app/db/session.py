@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -11,9 +12,21 @@ from sqlalchemy import create_engine, event, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.db.retry import RetryingSession
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 MIGRATION_LOCK_KEY = 0x76657269  # "veri": the PostgreSQL advisory lock that serialises migrations
+
+
+# Threads of the web server that may each hold a database session at once: the request threads
+# (anyio's default limit for sync views and dependencies, and the event streams' reads).
+SERVER_THREADS = 40
+
+
+def pool_size(settings: Settings) -> int:
+    """Connections kept: one per thread that may hold a session at once (request threads, run
+    threads, the background reader, the heartbeat), so no request waits for a connection."""
+    return settings.db_pool_size or SERVER_THREADS + settings.run_workers + 4
 
 
 class Database:
@@ -22,13 +35,20 @@ class Database:
     def __init__(self, settings: Settings):
         self.settings = settings
         url = settings.sqlalchemy_url
+        pool = {"pool_size": pool_size(settings), "max_overflow": 10, "pool_timeout": 60}
         if url.startswith("sqlite"):
             settings.data_dir.mkdir(parents=True, exist_ok=True)
-            self.engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+            # `timeout` is SQLite's busy timeout: a writer waits that long for the one write lock.
+            self.engine = create_engine(url, connect_args={"check_same_thread": False,
+                                                           "timeout": settings.sqlite_busy_timeout_s}, **pool)
             event.listen(self.engine, "connect", partial(_sqlite_pragmas, synchronous=settings.sqlite_synchronous))
+            WriteGate(settings.sqlite_busy_timeout_s).install(self.engine)
         else:
-            self.engine = create_engine(url, pool_pre_ping=True)
-        self.sessionmaker = sessionmaker(self.engine, expire_on_commit=False)
+            # pre_ping: a connection the server dropped (a restart, pg_terminate_backend) is replaced
+            # when it is taken from the pool, instead of failing the next statement.
+            self.engine = create_engine(url, pool_pre_ping=True, **pool)
+        self.sessionmaker = sessionmaker(self.engine, class_=RetryingSession, expire_on_commit=False,
+                                         info={"retry_s": settings.db_retry_s})
 
     def migrate(self) -> None:
         """Bring the schema to the newest migration (idempotent)."""
@@ -56,6 +76,36 @@ class Database:
             raise
         finally:
             session.close()
+
+
+class WriteGate:
+    """SQLite has one writer at a time. Writers of this process queue on a lock here and start
+    the moment the previous one commits, instead of polling the file lock in SQLite's busy handler
+    (which backs off to 100 ms sleeps: with 50 users and 40 request threads, waits piled up past the
+    busy timeout). Other processes (`verity worker`) still meet at SQLite's lock. A writer that waits
+    longer than the busy timeout goes ahead anyway (SQLite then decides), so nothing waits forever."""
+
+    WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+
+    def __init__(self, timeout_s: float):
+        self.lock, self.timeout_s = threading.Lock(), timeout_s
+
+    def install(self, engine) -> None:
+        event.listen(engine, "before_cursor_execute", self.before_statement)
+        event.listen(engine, "commit", self.release)
+        event.listen(engine, "rollback", self.release)
+        event.listen(engine.pool, "checkin", lambda _dbapi, record: self.release_info(record.info))
+
+    def before_statement(self, connection, _cursor, statement: str, *_args) -> None:
+        if "write_gate" not in connection.info and statement.lstrip()[:7].upper().startswith(self.WRITES):
+            connection.info["write_gate"] = self.lock.acquire(timeout=self.timeout_s)
+
+    def release(self, connection) -> None:
+        self.release_info(connection.info)
+
+    def release_info(self, info: dict) -> None:
+        if info.pop("write_gate", False):
+            self.lock.release()
 
 
 def _sqlite_pragmas(dbapi_connection, _record, synchronous: str = "NORMAL") -> None:

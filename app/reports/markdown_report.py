@@ -8,9 +8,13 @@ from app.reports.i18n import label, labels
 from app.reports.report_parts import (args_text, evidence_numbers, figure_numbers_by_evidence, format_value,
                                       guidance_facts, meta_items, plan_facts, report_language, supports_suffix,
                                       task_status, verification_summary)
+from app.reports.safe_markdown import neutralize_markdown
 
 
 def to_markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown text. Answers, claims and captions come from the model and the data, so
+    raw HTML and dangerous link targets are neutralised in the text itself (a viewer that renders
+    HTML shows them as text)."""
     lang = report_language(report)
     L = labels(lang)
     numbers = evidence_numbers(report)
@@ -21,7 +25,7 @@ def to_markdown(report: dict[str, Any]) -> str:
     out += _how(report, L, lang)
     if report.get("limitations"):
         out += [f"## {L['all_limitations']}", ""] + [f"- {x}" for x in report["limitations"]] + [""]
-    return "\n".join(out).rstrip() + "\n"
+    return neutralize_markdown("\n".join(out).rstrip()) + "\n"
 
 
 def _md_cell(text: Any) -> str:

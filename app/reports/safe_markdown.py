@@ -1,62 +1,167 @@
-"""Model-written markdown as HTML that can never inject markup: raw HTML is escaped before the
-conversion, links keep safe targets only, and images are either dropped to their alt text (a
-self-contained report loads nothing) or allowed from this site only (the live page)."""
+"""Model-written Markdown, safe wherever it goes.
+
+As HTML (`render_markdown`): markdown-it-py with raw HTML turned off (a `<script>` in the text is
+shown as text), links kept only to safe targets, images either dropped to their alt text (a
+self-contained report loads nothing) or allowed from this site only (the live page); then nh3
+cleans the result against an allowlist, so nothing outside it can pass even if a rule above missed.
+
+As Markdown text (`neutralize_markdown`, for report.md): raw HTML is escaped and dangerous link
+targets are replaced, so a Markdown viewer that renders HTML shows it as text; markdown-it-py then
+checks that no HTML and no unsafe link is left.
+"""
 
 from __future__ import annotations
 
 import html
 import re
-from typing import Iterable, Literal
+from collections.abc import Iterable
+from typing import Literal
+from urllib.parse import unquote
 
-import markdown
+import nh3
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from markupsafe import Markup
 
-_A_TAG = re.compile(r"<a\s[^>]*?href=\"([^\"]*)\"[^>]*>", re.IGNORECASE)
-_IMG_TAG = re.compile(r"<img\s[^>]*?>", re.IGNORECASE)
-_IMG_SRC = re.compile(r"src=\"([^\"]*)\"", re.IGNORECASE)
-_ALT = re.compile(r"alt=\"([^\"]*)\"", re.IGNORECASE)
-_HEADING_TAG = re.compile(r"<(/?)h([1-6])>")
-_WEB_LINK = re.compile(r"^(https?:|mailto:|#)", re.IGNORECASE)
+SAFE_SCHEMES = ("http:", "https:", "mailto:")
+ALLOWED_TAGS = {"p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code", "pre",
+                "blockquote", "ul", "ol", "li", "table", "thead", "tbody", "tr", "th", "td", "a", "img", "span",
+                "mark"}
+ALLOWED_ATTRIBUTES = {"a": {"href"}, "img": {"src", "alt"}, "span": {"class"}, "mark": {"class", "title"},
+                      "ol": {"start"}, "code": {"class"}}
+
+
+def _parser(html_blocks: bool) -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": html_blocks}).enable(["table", "strikethrough"])
+    md.validateLink = lambda url: True  # type: ignore[method-assign]  # judged below (`safe_link`)
+    return md
+
+
+_RENDER = _parser(html_blocks=False)
+_CHECK = _parser(html_blocks=True)
 
 
 def render_markdown(text: str, *, images: Literal["alt", "local"] = "alt", heading_floor: int | None = None,
                     mark: Iterable[str] = (), mark_title: str = "") -> Markup:
     """Convert; `mark` lists numbers to highlight (e.g. unverified ones)."""
-    source = html.escape(text or "", quote=False)
-    source = _mark_numbers(source, mark, mark_title)
-    rendered = markdown.markdown(source, extensions=["tables", "sane_lists", "fenced_code"], output_format="html")
-    if heading_floor:
-        rendered = _HEADING_TAG.sub(lambda m: f"<{m.group(1)}h{max(heading_floor, min(int(m.group(2)) + 1, 6))}>",
-                                    rendered)
-    rendered = _A_TAG.sub(_safe_link, rendered)
-    rendered = _IMG_TAG.sub(_image_alt if images == "alt" else _local_image, rendered)
-    return Markup(rendered)
+    tokens = _RENDER.parse(text or "")
+    numbers = sorted({str(n) for n in mark if str(n).strip()}, key=len, reverse=True)
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close") and heading_floor:
+            token.tag = f"h{max(heading_floor, min(int(token.tag[1]) + 1, 6))}"
+        children = token.children or []
+        for index, child in enumerate(children):
+            _make_safe(children, index, child, images)
+        if numbers and token.children:
+            token.children = [piece for child in token.children for piece in _marked(child, numbers, mark_title)]
+    rendered = _RENDER.renderer.render(tokens, _RENDER.options, {})
+    return Markup(nh3.clean(rendered, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES,
+                            url_schemes={s.rstrip(":") for s in SAFE_SCHEMES}, link_rel="noopener noreferrer"))
 
 
-def _mark_numbers(source: str, numbers: Iterable[str], title: str) -> str:
-    tag = f'<mark class="unverified" title="{html.escape(title)}">{{}}</mark>'
-    for number in sorted({str(n) for n in numbers if str(n).strip()}, key=len, reverse=True):
-        pattern = rf"(?<![\w.]){re.escape(html.escape(number, quote=False))}(?![\w]|\.\d)"
-        source = re.sub(pattern, lambda m: tag.format(m.group(0)), source)
-    return source
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.\-]*:")
+
+
+def safe_link(url: str) -> bool:
+    """http(s) or mailto, or a reference without a scheme (a fragment, a path on this site, a file
+    beside the report) that does not leave for another host (`//host`)."""
+    target = re.sub(r"[\x00-\x20\x7f]", "", html.unescape(unquote(url or ""))).lower()
+    if _SCHEME.match(target):
+        return target.startswith(SAFE_SCHEMES)
+    return not target.startswith(("//", "\\", "/\\")) and "\\" not in target
 
 
 def _is_local(url: str) -> bool:
-    return url.startswith("/") and not url.startswith("//")
+    return url.startswith("/") and not url.startswith("//") and "\\" not in url
 
 
-def _safe_link(match: re.Match) -> str:
-    href = html.unescape(match.group(1)).strip()
-    if _WEB_LINK.match(href) or _is_local(href):
-        return f'<a href="{html.escape(href, quote=True)}" rel="noopener noreferrer">'
-    return "<a>"
+def _make_safe(children: list[Token], index: int, token: Token, images: str) -> None:
+    if token.type == "link_open" and not safe_link(str(token.attrGet("href") or "")):
+        token.attrs.pop("href", None)
+    elif token.type == "image":
+        src = str(token.attrGet("src") or "")
+        if images == "alt" or not (_is_local(src) and safe_link(src)):
+            alt = Token("html_inline", "", 0, content=f'<span class="img-alt">[{html.escape(token.content)}]</span>')
+            children[index] = alt
 
 
-def _image_alt(match: re.Match) -> str:
-    alt = _ALT.search(match.group(0))
-    return f"<span class=\"img-alt\">[{alt.group(1) if alt else ''}]</span>"
+def _marked(token: Token, numbers: list[str], title: str) -> list[Token]:
+    """A text token split so each listed number sits in a <mark> (code is left alone)."""
+    if token.type != "text" or not token.content:
+        return [token]
+    pattern = re.compile("|".join(rf"(?<![\w.]){re.escape(n)}(?![\w]|\.\d)" for n in numbers))
+    pieces, last = [], 0
+    for match in pattern.finditer(token.content):
+        pieces.append(_text(token.content[last:match.start()]))
+        pieces.append(Token("html_inline", "", 0, content=f'<mark class="unverified" title="{html.escape(title)}">'
+                                                          f"{html.escape(match.group(0))}</mark>"))
+        last = match.end()
+    if not pieces:
+        return [token]
+    return [*pieces, _text(token.content[last:])]
 
 
-def _local_image(match: re.Match) -> str:
-    src = _IMG_SRC.search(match.group(0))
-    return match.group(0) if src and _is_local(html.unescape(src.group(1)).strip()) else _image_alt(match)
+def _text(content: str) -> Token:
+    return Token("text", "", 0, content=content)
+
+
+# --- the .md text itself ----------------------------------------------------------------------
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+_AUTOLINK = re.compile(r"<(?:https?://|mailto:)[^\s<>]*>", re.IGNORECASE)
+_INLINE_TARGET = re.compile(r"(\]\(\s*)(<[^>]*>|(?:[^\s()]|\([^\s()]*\))+)")  # one level of (balanced) parens
+_REFERENCE = re.compile(r"^(\s{0,3}\[[^\]]+\]:\s*)(<[^>]*>|\S+)", re.MULTILINE)
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def neutralize_markdown(text: str) -> str:
+    """Markdown text with raw HTML escaped (`<script>` → `&lt;script>`) and dangerous link targets
+    (`javascript:`, `data:`, ...) replaced by `#`, outside code blocks and code spans. Ordinary
+    Markdown, `p < 0.05`, web links and `<https://...>` autolinks are left as they are."""
+    out, fence = [], None
+    for line in (text or "").split("\n"):
+        opened = _FENCE.match(line)
+        if fence is None and opened:
+            fence = opened.group(1)[0]
+        elif fence is not None:
+            if opened and opened.group(1)[0] == fence:
+                fence = None
+        else:
+            line = _neutralize_line(line)
+        out.append(line)
+    result = "\n".join(out)
+    return result if markdown_is_safe(result) else _escape_everything(result)
+
+
+def _neutralize_line(line: str) -> str:
+    parts = re.split(r"(`+[^`]*`+)", line)  # code spans stay as written: they render as text
+    for n in range(0, len(parts), 2):
+        part = _REFERENCE.sub(_safe_target, _INLINE_TARGET.sub(_safe_target, parts[n]))
+        keep = {m.start() for m in _AUTOLINK.finditer(part)}
+        parts[n] = "".join("&lt;" if c == "<" and i not in keep and _TAG_START.match(part, i) else c
+                           for i, c in enumerate(part))
+    return "".join(parts)
+
+
+def _safe_target(match: re.Match) -> str:
+    target = match.group(2).strip("<>")
+    return match.group(0) if safe_link(target) or not target else match.group(1) + "#"
+
+
+def markdown_is_safe(text: str) -> bool:
+    """No raw HTML and no link or image to an unsafe target, as a Markdown renderer with HTML on sees it."""
+    for token in _CHECK.parse(text):
+        if token.type == "html_block":
+            return False
+        for child in token.children or []:
+            if child.type == "html_inline":
+                return False
+            if child.type in ("link_open", "image"):
+                target = str(child.attrGet("href") or child.attrGet("src") or "")
+                if not safe_link(target):
+                    return False
+    return True
+
+
+def _escape_everything(text: str) -> str:
+    """The last resort for text the rules above could not make safe: every `<` and `[` escaped."""
+    return text.replace("<", "&lt;").replace("[", "\\[")

@@ -5,11 +5,21 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import AsyncIterator
 from functools import partial
-from typing import Annotated, Any, AsyncIterator
+from typing import Annotated, Any
 
 import anyio
-from fastapi import APIRouter, File, Form, Header, HTTPException, Request, UploadFile
+from fastapi import (
+    APIRouter,
+    File,
+    Form,
+    Header,
+    HTTPException,
+    Query,
+    Request,
+    UploadFile,
+)
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import select
@@ -21,15 +31,21 @@ from app.db.session import Database
 from app.ingest.errors import IngestError
 from app.runs import FINAL_STATUSES, TooManyRuns
 from app.web.chat import open_question
-from app.web.deps import (ApiError, CurrentUserDep, DbSessionDep, RunDep, RunServiceDep, SettingsDep, WorkspaceDep,
-                          owner_of)
-from app.web.files import error_status, ingest_upload, resume_if_stale, start_background_load
+from app.web.deps import (ApiError, CommittingRoute, CurrentUserDep, DbSessionDep, RunDep, RunServiceDep, SettingsDep,
+                          WorkspaceDep, owner_of)
+from app.web.files import (
+    error_status,
+    ingest_upload,
+    resume_if_stale,
+    start_background_load,
+)
 from app.workspaces import READY, create_workspace, dataset_status
 
-router = APIRouter(tags=["api"])
+router = APIRouter(tags=["api"], route_class=CommittingRoute)
 
 FINAL = FINAL_STATUSES
 EVENT_BATCH = 200
+MAX_EVENT_ID = 2**63 - 1  # event ids are BIGINT-sized: a larger cursor is not an event of anything
 
 
 class WorkspaceIn(BaseModel):
@@ -144,15 +160,29 @@ def api_interrupt(run: RunDep, runs: RunServiceDep) -> dict[str, str]:
 
 # --- server-sent events ----------------------------------------------------------------------
 @router.get("/api/runs/{run_id}/events")
-async def api_events(request: Request, run_id: str, settings: SettingsDep, after: int | None = None,
-                     last_event_id: Annotated[str | None, Header()] = None) -> Any:
+async def api_events(request: Request, run_id: str, settings: SettingsDep,
+                     after: Annotated[int | None, Query(ge=0, le=MAX_EVENT_ID)] = None,
+                     last_event_id: Annotated[str | None, Header(max_length=40)] = None) -> Any:
+    """Progress events after `after` (or the `Last-Event-ID` a reconnecting browser sends)."""
     db: Database = request.app.state.db
     if await anyio.to_thread.run_sync(partial(run_status, db, run_id)) is None:
         return JSONResponse({"error": {"category": "not_found", "message": "run not found"}}, status_code=404)
-    cursor = int(last_event_id) if (last_event_id or "").isdigit() else (after or 0)
+    cursor = event_cursor(last_event_id, after)
     stream = event_stream(db, run_id, cursor, settings.sse_poll_interval_s, settings.sse_heartbeat_s)
     return StreamingResponse(stream, media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def event_cursor(last_event_id: str | None, after: int | None) -> int:
+    """Where the stream starts. An event id is a 64-bit database integer: anything else is refused
+    (a 30-digit number would overflow the query, a 5,000-digit one int() itself)."""
+    if last_event_id is None or not last_event_id.strip():
+        return after or 0
+    value = last_event_id.strip()
+    if not (value.isascii() and value.isdigit() and len(value) <= 19 and int(value) <= MAX_EVENT_ID):
+        raise ApiError(400, "invalid_request", "Last-Event-ID must be the id of an event of this run.",
+                       "Reconnect without the header to receive the run's events from the start.")
+    return int(value)
 
 
 def run_status(db: Database, run_id: str) -> str | None:

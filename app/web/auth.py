@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import defaultdict, deque
+from collections import deque
 from datetime import timedelta
 from typing import Annotated, Any
 
@@ -22,11 +22,11 @@ from app.config import Settings
 from app.db.models import User, Workspace
 from app.users import (API, SESSION, Account, AccountError, api_tokens, auth_required, check_password, create_user,
                        delete_account, issue_token, revoke_api_token, revoke_secret, set_password, token_for_secret)
-from app.web.deps import (SESSION_COOKIE, ApiError, CurrentUserDep, DbSessionDep, NotSignedIn, PageDep,
+from app.web.deps import (SESSION_COOKIE, ApiError, CommittingRoute, CurrentUserDep, DbSessionDep, NotSignedIn, PageDep,
                           SettingsDep)
 from app.web.i18n import t
 
-router = APIRouter(tags=["accounts"])
+router = APIRouter(tags=["accounts"], route_class=CommittingRoute)
 
 
 class TokenIn(BaseModel):
@@ -36,40 +36,63 @@ class TokenIn(BaseModel):
 
 
 class LoginThrottle:
-    """Slows password guessing: after `limit` failures for one address from one client within
-    `window_s`, further attempts are refused until the oldest failure ages out. In memory, per
-    server process (a restart forgets; several processes each count their own)."""
+    """Slows password guessing. Failed sign-ins are counted three ways within `window_s`: for one
+    account from one client (`limit`), for one account from anywhere (`per_account`: guessing from
+    many addresses), and from one client for any account (`per_client`: trying many accounts). While
+    any count is full, further attempts are refused until its oldest failure ages out. In memory,
+    per server process (a restart forgets; several processes each count their own). The client is
+    the peer address, or X-Forwarded-For only from a trusted proxy (`proxy_headers`)."""
 
-    def __init__(self, limit: int = 5, window_s: float = 900.0):
-        self.limit, self.window_s = limit, window_s
-        self._failures: dict[tuple[str, str], deque[float]] = defaultdict(deque)
+    def __init__(self, limit: int = 5, window_s: float = 900.0, per_account: int = 20, per_client: int = 20):
+        self.window_s = window_s
+        self.limits = {"pair": limit, "account": per_account, "client": per_client}
+        self._failures: dict[tuple[str, ...], deque[float]] = {}
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LoginThrottle:
+        return cls(settings.login_max_failures, settings.login_window_s, settings.login_max_failures_account,
+                   settings.login_max_failures_client)
+
+    def keys(self, email: str, client: str) -> dict[str, tuple[str, ...]]:
+        account = email.strip().lower()
+        return {"pair": ("pair", account, client), "account": ("account", account), "client": ("client", client)}
 
     def wait_s(self, email: str, client: str) -> float:
         """Seconds until another attempt is allowed (0: allowed now)."""
         with self._lock:
-            failures = self._recent((email.strip().lower(), client))
-            return 0.0 if len(failures) < self.limit else failures[0] + self.window_s - time.monotonic()
+            waits = [0.0]
+            for kind, key in self.keys(email, client).items():
+                failures = self._recent(key)
+                if self.limits[kind] > 0 and len(failures) >= self.limits[kind]:
+                    waits.append(failures[-self.limits[kind]] + self.window_s - time.monotonic())
+            return max(waits)
 
     def failed(self, email: str, client: str) -> None:
         with self._lock:
-            self._recent((email.strip().lower(), client)).append(time.monotonic())
+            now = time.monotonic()
+            for key in self.keys(email, client).values():
+                self._failures.setdefault(key, deque()).append(now)
 
-    def _recent(self, key: tuple[str, str]) -> deque[float]:
-        failures = self._failures[key]
+    def _recent(self, key: tuple[str, ...]) -> deque[float]:
+        failures = self._failures.get(key, deque())
         while failures and failures[0] <= time.monotonic() - self.window_s:
             failures.popleft()
+        if not failures:  # forget quiet keys, so the table stays as small as the recent failures
+            self._failures.pop(key, None)
         return failures
 
 
 def throttle(request: Request) -> LoginThrottle:
     state = request.app.state
     if getattr(state, "login_throttle", None) is None:
-        state.login_throttle = LoginThrottle()
+        state.login_throttle = LoginThrottle.from_settings(state.settings)
     return state.login_throttle
 
 
 def client_of(request: Request) -> str:
+    """The peer address; uvicorn replaces it with X-Forwarded-For only when the peer is a trusted
+    proxy (`proxy_headers`, `forwarded_allow_ips`; app/main.py `server_options`)."""
     return request.client.host if request.client else "?"
 
 

@@ -18,10 +18,19 @@ from app.db.models import Event, Evidence, Question, Report, Run, Task, Workspac
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool
 from app.reports.safe_markdown import render_markdown
 from app.runs import ACTIVE_STATUSES, TooManyRuns
-from app.web.deps import DbSessionDep, PageDep, RunDep, RunServiceDep, SettingsDep, WorkspaceDep, wants_partial
+from app.web.deps import (
+    CommittingRoute,
+    DbSessionDep,
+    PageDep,
+    RunDep,
+    RunServiceDep,
+    SettingsDep,
+    WorkspaceDep,
+    wants_partial,
+)
 from app.web.i18n import t
 
-router = APIRouter(tags=["pages"])
+router = APIRouter(tags=["pages"], route_class=CommittingRoute)
 
 ACTIVE = ACTIVE_STATUSES
 DOWNLOADS = (("HTML", "html"), ("Markdown", "md"), ("JSON", "json"), ("PDF", "pdf"), ("Word", "docx"))

@@ -12,9 +12,9 @@ from app.agent.conversation import compact_workspace
 from app.agent.outputs import OutputStore
 from app.db.models import Run
 from app.runs import ACTIVE_STATUSES, earlier_exchanges
-from app.web.deps import DbSessionDep, SettingsDep, WorkspaceDep
+from app.web.deps import CommittingRoute, DbSessionDep, SettingsDep, WorkspaceDep
 
-router = APIRouter(tags=["pages"])
+router = APIRouter(tags=["pages"], route_class=CommittingRoute)
 ACTIVE = ACTIVE_STATUSES
 
 

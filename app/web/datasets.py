@@ -16,14 +16,15 @@ from sqlalchemy import select
 from app.db.models import Dataset, Run, Workspace
 from app.ingest.errors import IngestError
 from app.runs import BUSY_STATUSES
-from app.web.deps import ApiError, DbSessionDep, PageDep, SettingsDep, WorkspaceDep
+from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, SettingsDep, WorkspaceDep
 from app.web.files import error_status
 from app.web.i18n import t
-from app.workspaces import activate_version, dataset_versions, remove_upload, switch_sheet, upload_family
+from app.workspaces import (activate_version, dataset_versions, rebuild_from_original, remove_upload, switch_sheet,
+                            upload_family)
 
 BUSY = BUSY_STATUSES
 
-router = APIRouter(tags=["datasets"])
+router = APIRouter(tags=["datasets"], route_class=CommittingRoute)
 
 
 class SheetIn(BaseModel):
@@ -81,7 +82,34 @@ def activate_version_page(request: Request, workspace: WorkspaceDep, dataset_id:
     return RedirectResponse(request.url_for("workspace_page", ws=workspace.id), status_code=303)
 
 
+@router.post("/workspaces/{ws}/datasets/{dataset_id}/rebuild", name="rebuild_dataset")
+def rebuild_dataset_page(request: Request, workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep,
+                         settings: SettingsDep, page: PageDep) -> Response:
+    """A damaged working copy made again from the kept original (a new version of the dataset)."""
+    from app.web.workspaces import workspace_context
+
+    try:
+        rebuild_from_original(session, settings, workspace_dataset(session, workspace, dataset_id))
+    except IngestError as error:
+        context = workspace_context(session, settings, workspace, page.lang, upload_error=error.as_dict())
+        return page.render("workspace.html", context, status_code=error_status(error))
+    return RedirectResponse(request.url_for("workspace_page", ws=workspace.id), status_code=303)
+
+
 # --- JSON API -------------------------------------------------------------------------------
+@router.post("/api/workspaces/{ws}/datasets/{dataset_id}/rebuild", status_code=201)
+def api_rebuild(workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep,
+                settings: SettingsDep) -> dict[str, Any]:
+    """Make a damaged dataset's working copy again from the kept original: 201 with the new version."""
+    from app.web.api import dataset_body
+
+    try:
+        dataset = rebuild_from_original(session, settings, workspace_dataset(session, workspace, dataset_id))
+    except IngestError as error:
+        raise ApiError(error_status(error), error.category, error.message, hint=error.hint) from None
+    return {"dataset": dataset_body(dataset, settings.preview_rows)}
+
+
 @router.get("/api/workspaces/{ws}/datasets/{dataset_id}/versions")
 def api_versions(workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep) -> dict[str, Any]:
     return {"versions": version_entries(session, workspace_dataset(session, workspace, dataset_id))}

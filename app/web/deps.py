@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, Iterator
+from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.orm import Session
 
@@ -43,6 +47,30 @@ def get_db_session(request: Request) -> Iterator[Session]:
     so a redirect or a background run never reads uncommitted state)."""
     with request.app.state.db.session() as session:
         yield session
+
+
+class CommittingRoute(APIRoute):
+    """Every route of the app: a view that runs in a worker thread commits its session in that same
+    thread when it returns. Otherwise the commit would wait for the response's validation, which
+    needs another thread of the server's pool: with every thread held by a request waiting for the
+    one SQLite writer, the writer could never commit (requests failed with "database is locked")."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any):
+        if not inspect.iscoroutinefunction(endpoint):
+            endpoint = committing(endpoint)
+        super().__init__(path, endpoint, **kwargs)
+
+
+def committing(view: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(view)  # FastAPI reads the view's own signature through __wrapped__
+    def run(*args: Any, **kwargs: Any) -> Any:
+        result = view(*args, **kwargs)
+        for value in kwargs.values():
+            if isinstance(value, Session):
+                value.commit()
+        return result
+
+    return run
 
 
 def get_run_service(request: Request) -> RunService:

@@ -24,11 +24,11 @@ from app.ingest.bounded import preview_table_bounded
 from app.ingest.errors import IngestError
 from app.ingest.parse_slots import on_wait
 from app.ingest.pipeline import LoadedTable
-from app.web.deps import DbSessionDep, PageDep, SettingsDep, WorkspaceDep, wants_partial
+from app.web.deps import CommittingRoute, DbSessionDep, PageDep, SettingsDep, WorkspaceDep, wants_partial
 from app.workspaces import LOADING, add_dataset, add_loading_dataset, dataset_status, finish_loading
 
 log = logging.getLogger(__name__)
-router = APIRouter(tags=["pages"])
+router = APIRouter(tags=["pages"], route_class=CommittingRoute)
 
 CHUNK = 1024 * 1024
 STATUS_BY_CATEGORY = {"too_large": 413, "unsupported_format": 415}

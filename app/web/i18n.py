@@ -267,6 +267,21 @@ STRINGS: dict[str, dict[str, str]] = {
                        "zh": "Verity 遇到了意外问题。你的数据是安全的，请重试。"},
     "error_bad_request": {"en": "The request could not be understood.", "zh": "无法理解这个请求。"},
     "error_too_large": {"en": "This file is too large to upload.", "zh": "文件太大，无法上传。"},
+    "dataset_damaged": {"en": "Verity's working copy of this file is damaged, so it is left out of analyses. The file "
+                              "you uploaded is kept unchanged.",
+                        "zh": "Verity 为这个文件保存的工作副本已损坏，暂不参与分析；你上传的原始文件完好无损。"},
+    "dataset_rebuild": {"en": "Rebuild it from the original file", "zh": "用原始文件重新生成"},
+    "error_disk_full": {"en": "The disk of the Verity server is full, so nothing new could be saved. What was "
+                              "saved before is safe. Ask the administrator to free some space, then try again.",
+                        "zh": "Verity 服务器的磁盘已满，新的内容无法保存；之前保存的内容都还在。请让管理员清理出一些空间后再试。"},
+    "error_database_unavailable": {"en": "Verity's database did not answer. Nothing was lost; try again in a moment.",
+                                   "zh": "Verity 的数据库暂时没有响应，没有丢失任何内容，请稍后再试。"},
+    "error_bad_value": {"en": "The request contains a value that cannot be stored (a character or a number out of "
+                              "range). Check what you entered and try again.",
+                        "zh": "请求中有无法保存的内容（特殊字符或超出范围的数字），请检查输入后再试。"},
+    "error_cross_site": {"en": "This form was sent from another site, so Verity refused it. Nothing was changed. "
+                               "Open Verity's own page and try again.",
+                         "zh": "这个表单来自其他网站，Verity 已拒绝，没有任何改动。请在 Verity 自己的页面上重试。"},
     "back_home": {"en": "Back to your workspaces", "zh": "返回工作区"},
 }
 

@@ -13,10 +13,10 @@ from pydantic import BaseModel, Field
 
 from app.db.models import KnowledgeEntry
 from app.knowledge import KnowledgeError, add_entry, document_text, entries
-from app.web.deps import ApiError, DbSessionDep, PageDep, SettingsDep, WorkspaceDep
+from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, SettingsDep, WorkspaceDep
 from app.web.files import safe_file_name
 
-router = APIRouter(tags=["knowledge"])
+router = APIRouter(tags=["knowledge"], route_class=CommittingRoute)
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 MAX_NOTE_CHARS = 200_000
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, Response
@@ -14,10 +14,11 @@ from sqlalchemy.orm import Session
 from app.config import Settings
 from app.db.models import Dataset, Report
 from app.reports import render
-from app.web.deps import ApiError, DbSessionDep, SettingsDep, WorkspaceDep
+from app.web.deps import ApiError, CommittingRoute, DbSessionDep, SettingsDep, WorkspaceDep
+from app.web.security import REPORT_CSP
 from app.workspaces import active_datasets
 
-router = APIRouter(tags=["reports"])
+router = APIRouter(tags=["reports"], route_class=CommittingRoute)
 
 MEDIA_TYPES = {
     "html": "text/html; charset=utf-8",
@@ -46,7 +47,10 @@ def attachment(filename: str) -> dict[str, str]:
 
 
 def text_response(text: str, fmt: str, filename: str) -> Response:
-    return Response(text.encode("utf-8"), media_type=MEDIA_TYPES[fmt], headers=attachment(filename))
+    headers = attachment(filename)
+    if fmt == "html":  # the self-contained report: its own inline styles, no script (app/web/security.py)
+        headers["Content-Security-Policy"] = REPORT_CSP
+    return Response(text.encode("utf-8"), media_type=MEDIA_TYPES[fmt], headers=headers)
 
 
 def binary_file(report: Report, fmt: str, settings: Settings) -> Path:

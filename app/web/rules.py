@@ -10,9 +10,9 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, Field
 
-from app.web.deps import DbSessionDep, WorkspaceDep
+from app.web.deps import CommittingRoute, DbSessionDep, WorkspaceDep
 
-router = APIRouter(tags=["rules"])
+router = APIRouter(tags=["rules"], route_class=CommittingRoute)
 MAX_RULES_CHARS = 20_000
 
 

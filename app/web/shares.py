@@ -19,13 +19,14 @@ from sqlalchemy.orm import Session
 from app.db.models import Report, ReportShare, Run
 from app.reports import render
 from app.users import secret_digest
-from app.web.deps import ApiError, DbSessionDep, PageDep, RunDep
+from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, RunDep
+from app.web.security import REPORT_CSP
 
-router = APIRouter(tags=["shares"])
+router = APIRouter(tags=["shares"], route_class=CommittingRoute)
 SHARED_PREFIX = "/shared/"
 # The shared page is a report, not an app page: no indexing, no referrer, no caching by proxies.
 SHARED_HEADERS = {"X-Robots-Tag": "noindex, nofollow", "Referrer-Policy": "no-referrer",
-                  "Cache-Control": "private, no-store"}
+                  "Cache-Control": "private, no-store", "Content-Security-Policy": REPORT_CSP}
 
 
 def run_report(session: Session, run: Run) -> Report:

@@ -11,9 +11,9 @@ from fastapi.responses import Response
 
 from app.agent.tracing import INLINE_LIMIT, build_trace, load_payload, trace_dir
 from app.db.models import Event
-from app.web.deps import ApiError, DbSessionDep, PageDep, RunDep, SettingsDep
+from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, RunDep, SettingsDep
 
-router = APIRouter(tags=["traces"])
+router = APIRouter(tags=["traces"], route_class=CommittingRoute)
 
 
 @router.get("/runs/{run_id}/trace", name="trace_page")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, HTTPException, Request
@@ -16,15 +15,15 @@ from app.ingest.pipeline import LoadedTable
 from app.knowledge import entries
 from app.web.chat import run_context
 from app.web.datasets import analysis_running, version_entries
-from app.web.deps import (ApiError, CurrentUserDep, DbSessionDep, PageDep, SettingsDep, WorkspaceDep,
+from app.web.deps import (ApiError, CommittingRoute, CurrentUserDep, DbSessionDep, PageDep, SettingsDep, WorkspaceDep,
                           owner_of)
 from app.web.i18n import t
 from app.web.suggest import suggest_questions
 from app.web.files import resume_if_stale
-from app.workspaces import (FAILED, LOADING, READY, create_workspace, dataset_status, delete_workspace,
-                            list_workspaces, listed_datasets, load_frame)
+from app.workspaces import (DAMAGED, FAILED, LOADING, READY, create_workspace, dataset_status, delete_workspace,
+                            list_workspaces, listed_datasets, readable_frame)
 
-router = APIRouter(tags=["pages"])
+router = APIRouter(tags=["pages"], route_class=CommittingRoute)
 
 
 @router.get("/", name="index")
@@ -129,23 +128,28 @@ def full_view(session: Session, settings: Settings, dataset: Dataset) -> dict[st
 def dataset_view(dataset: Dataset, rows: int, preview: list[dict] | None = None) -> dict[str, Any]:
     """A dataset as the preview partial shows it (the first rows are read back, masked). A dataset
     still being read shows the preview of its first rows kept in its info (already masked)."""
-    info = dataset.info or {}
+    if preview is None and dataset_status(dataset) == READY:
+        preview = read_preview(dataset, rows)
+    elif preview is None:
+        preview = list((dataset.info or {}).get("preview") or [])[:rows]
+    info = dataset.info or {}  # reading the preview may have found the working copy damaged
     columns = info.get("columns", [])
     status = dataset_status(dataset)
-    if preview is None:
-        preview = read_preview(dataset, rows) if status == READY else list(info.get("preview") or [])[:rows]
     return {
         "id": dataset.id, "workspace_id": dataset.workspace_id, "name": dataset.name, "file": dataset.file_name,
         "sheet": dataset.sheet,
-        "rows": dataset.rows, "info": info, "columns": columns, "preview": preview,
+        "rows": dataset.rows, "info": info, "columns": columns, "preview": preview if status != DAMAGED else [],
         "masked": [c for c in columns if c.get("pii")],
-        "status": status, "error": info.get("error") if status == FAILED else None,
+        "status": status, "error": info.get("error") if status in (FAILED, DAMAGED) else None,
     }
 
 
 def read_preview(dataset: Dataset, rows: int) -> list[dict]:
+    """The first rows of the working copy, masked ([] when it is missing or damaged: then marked)."""
     pii = {c["name"]: c["pii"] for c in (dataset.info or {}).get("columns", []) if c.get("pii")}
-    if not dataset.working_path or not Path(dataset.working_path).exists():
+    if not dataset.working_path:
         return []
-    table = LoadedTable(frame=load_frame(dataset).head(rows), info=dataset.info, pii=pii)
-    return table.preview(rows)
+    frame = readable_frame(dataset)
+    if frame is None:
+        return []
+    return LoadedTable(frame=frame.head(rows), info=dataset.info, pii=pii).preview(rows)

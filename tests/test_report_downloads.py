@@ -1,0 +1,89 @@
+"""Reports downloaded from the web app carry their charts in every format, also when the server's data
+dir is relative to its working directory (the default, `data/runtime`): PDF and Word embed the figures,
+the Markdown comes as a zip with figures/ beside report.md."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """One builtin run on the retail sample, served with a relative data dir (as `verity serve` does)."""
+    from tests.conftest import sample_path
+    from tests.test_web import ask, new_workspace, upload
+
+    path = sample_path("retail_sales.xlsx")
+    home = tmp_path_factory.mktemp("server-cwd")
+    before = Path.cwd()
+    os.chdir(home)
+    try:
+        settings = Settings(_env_file=None, data_dir=Path("data/runtime"), llm_model="builtin",
+                            sse_poll_interval_s=0.05, sse_heartbeat_s=1.0)
+        with TestClient(create_app(settings)) as client:
+            ws = new_workspace(client)
+            assert upload(client, ws, path.name, path.read_bytes()).status_code == 201
+            run_id, _ = ask(client, ws, "How does revenue develop over time by month?")
+            figures = client.get(f"/api/workspaces/{ws}/report.json").json()["figures"]
+            assert figures and not Path(figures[0]["path"]).is_absolute()  # the case that used to break
+            yield {"client": client, "ws": ws, "run_id": run_id, "figures": len(figures), "home": home}
+    finally:
+        os.chdir(before)
+
+
+def download(finished: dict[str, Any], fmt: str) -> bytes:
+    response = finished["client"].get(f"/api/workspaces/{finished['ws']}/report.{fmt}?run={finished['run_id']}")
+    assert response.status_code == 200, response.text
+    return response.content
+
+
+def test_pdf_from_the_web_app_embeds_every_figure(finished):
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(download(finished, "pdf")))
+    images = sum(len(page.images) for page in reader.pages)
+    assert images == finished["figures"]
+
+
+def test_docx_from_the_web_app_embeds_every_figure(finished):
+    import docx
+
+    document = docx.Document(io.BytesIO(download(finished, "docx")))
+    assert len(document.inline_shapes) == finished["figures"]
+
+
+def test_markdown_bundle_carries_the_figures_it_links(finished):
+    bundle = zipfile.ZipFile(io.BytesIO(download(finished, "zip")))
+    names = set(bundle.namelist())
+    markdown = bundle.read("report/report.md").decode("utf-8")
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", markdown)
+    assert len(links) == finished["figures"]
+    for link in links:
+        assert link.startswith("figures/") and f"report/{link}" in names
+        assert bundle.read(f"report/{link}").startswith(b"\x89PNG")
+    assert "data/runtime" not in markdown
+    assert "data/runtime" not in download(finished, "md").decode("utf-8")
+
+
+def test_html_from_the_web_app_inlines_the_figures(finished):
+    page = download(finished, "html").decode("utf-8")
+    assert page.count('src="data:image/png;base64,') == finished["figures"]
+
+
+def test_run_panel_offers_the_bundle(finished):
+    page = finished["client"].get(f"/workspaces/{finished['ws']}?run={finished['run_id']}").text
+    assert f"/api/workspaces/{finished['ws']}/report.zip?run={finished['run_id']}" in page

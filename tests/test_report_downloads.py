@@ -87,3 +87,48 @@ def test_html_from_the_web_app_inlines_the_figures(finished):
 def test_run_panel_offers_the_bundle(finished):
     page = finished["client"].get(f"/workspaces/{finished['ws']}?run={finished['run_id']}").text
     assert f"/api/workspaces/{finished['ws']}/report.zip?run={finished['run_id']}" in page
+
+
+def test_downloaded_analysis_py_reproduces_every_number_from_another_folder(finished, tmp_path):
+    """Downloaded beside a copy of the data file, the script runs from any folder, re-computes the report's
+    numbers and prints ✓ for each one; the report from the web app claims no reproduction it did not see."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.conftest import sample_path
+
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    (folder / "analysis.py").write_bytes(finished["client"].get(
+        f"/api/workspaces/{finished['ws']}/analysis.py?run={finished['run_id']}").content)
+    shutil.copyfile(sample_path("retail_sales.xlsx"), folder / "retail_sales.xlsx")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(repo), "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run([sys.executable, str(folder / "analysis.py")], cwd=elsewhere, env=env, capture_output=True,
+                          text=True, encoding="utf-8", timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert str(folder / "retail_sales.xlsx") in done.stdout  # found beside the script, not at the server's path
+    report = json.loads(download(finished, "json"))
+    expected = sum(1 for item in report["evidence"] for v in item["metrics"].values()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool))
+    assert done.stdout.count("  ✓  E") == expected > 10 and "  ✗  " not in done.stdout
+    assert f"all {expected} numbers match" in done.stdout
+    assert "reproduction" not in report and "Reproduced by" not in download(finished, "md").decode("utf-8")
+
+
+def test_analysis_py_says_how_to_install_what_it_needs(finished, tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "analysis.py"
+    script.write_bytes(finished["client"].get(f"/api/workspaces/{finished['ws']}/analysis.py").content)
+    # -S: no site-packages, as on a machine where Verity is not installed
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-I", "-S", str(script)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "pip install -e ." in done.stderr and "venv" in done.stderr

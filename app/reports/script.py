@@ -181,7 +181,7 @@ def to_analysis_script(report: dict[str, Any], datasets: list[dict[str, Any]]) -
     sources = [{"name": str(d.get("name") or d.get("file") or f"data_{i}"), "file": str(d.get("file") or ""),
                 "sheet": d.get("sheet"), "original_path": str(d.get("original_path") or d.get("file") or "")}
                for i, d in enumerate(datasets, start=1)]
-    language = report.get("language") if report.get("language") in ("zh", "en") else "en"
+    language = "zh" if report.get("language") == "zh" else "en"
     usage = " ".join(s["file"] or s["name"] for s in sources)
     text = _TEXT[language]
     header = f'''#!/usr/bin/env python3

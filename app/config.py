@@ -74,6 +74,12 @@ class Settings(BaseSettings):
         "hold one at once (the web server's 40 request threads + run_workers + 4), so requests never wait "
         "for a connection. PostgreSQL's max_connections must cover every process's pool."
     )
+    db_processes: int = Field(
+        3, description="PostgreSQL only: how many Verity processes share the server (the app and its "
+        "`verity worker`s). Each process keeps at most (max_connections - reserved) / db_processes "
+        "connections, so 50 users wait briefly for a connection instead of being refused with "
+        "'too many clients'."
+    )
     db_retry_s: float = Field(
         30.0, description="How long a commit that failed because SQLite was busy or the database connection "
         "was lost is retried (rolled back and written again on a fresh connection), in seconds."

@@ -33,7 +33,8 @@ from app.web.i18n import t
 router = APIRouter(tags=["pages"], route_class=CommittingRoute)
 
 ACTIVE = ACTIVE_STATUSES
-DOWNLOADS = (("HTML", "html"), ("Markdown", "md"), ("JSON", "json"), ("PDF", "pdf"), ("Word", "docx"))
+# Markdown comes as a zip with its figures/ beside it: a lone .md file's images would not open elsewhere.
+DOWNLOADS = (("HTML", "html"), ("PDF", "pdf"), ("Word", "docx"), ("Markdown (.zip)", "zip"), ("JSON", "json"))
 
 
 @router.post("/workspaces/{ws}/ask", name="ask")

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from app.db.models import Report, ReportShare, Run
 from app.reports import render
 from app.users import secret_digest
-from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, RunDep, SettingsDep
+from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, RunDep
 from app.web.security import REPORT_CSP
 
 router = APIRouter(tags=["shares"], route_class=CommittingRoute)

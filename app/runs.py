@@ -235,7 +235,8 @@ class RunService:
         intent = classify_run(run, model, self.settings, recorder, has_history=bool(earlier))  # intent.py
         toolbox = Toolbox(catalog, context, mask=masker.mask, groups=set(intent.groups), pruned=set(intent.pruned),
                           store_table=partial(self.store_table, session, recorder, workspace.id),
-                          question=run.question or "", scope=intent.scope)  # exposure.py: starters by words
+                          question=run.question or "", scope=intent.scope,  # exposure.py: starters by words
+                          focus=getattr(model, "kind", "") != "builtin")  # the built-in analyst plans them all
         sources = workspace_sources(session, workspace.id, datasets, run.question, self.settings.knowledge_budget_chars,
                                     run.id, self.settings.memory_budget_chars)  # definitions, knowledge, memory
         for situation in situations(session, run.id, sources.get("knowledge")):  # e.g. search_knowledge

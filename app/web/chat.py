@@ -33,7 +33,8 @@ from app.web.i18n import t
 router = APIRouter(tags=["pages"], route_class=CommittingRoute)
 
 ACTIVE = ACTIVE_STATUSES
-DOWNLOADS = (("HTML", "html"), ("Markdown", "md"), ("JSON", "json"), ("PDF", "pdf"), ("Word", "docx"))
+# Markdown comes as a zip with its figures/ beside it: a lone .md file's images would not open elsewhere.
+DOWNLOADS = (("HTML", "html"), ("PDF", "pdf"), ("Word", "docx"), ("Markdown (.zip)", "zip"), ("JSON", "json"))
 
 
 @router.post("/workspaces/{ws}/ask", name="ask")
@@ -105,7 +106,8 @@ def run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
         "question": open_question(session, run.id),
         "answer_html": answer_html(run.answer, unverified, t("unverified", lang)) if run.answer else None,
         "unverified": unverified,
-        "has_report": report is not None,
+        # a run that had no data to read has nothing to download or share
+        "has_report": report is not None and bool((report.content or {}).get("datasets")),
         "downloads": DOWNLOADS,
         "last_event_id": events[-1].id if events else 0,
         "elapsed_s": elapsed_seconds(run),

@@ -91,6 +91,11 @@ class Settings(BaseSettings):
     # --- web -------------------------------------------------------------------------------
     host: str = Field("127.0.0.1", description="Address `verity serve` binds to.")
     port: int = Field(8000, description="Port `verity serve` listens on.")
+    public_url: str | None = Field(
+        None, description="The address other people use to reach this Verity, e.g. https://verity.example.com "
+        "(behind a proxy, or http://192.168.1.20:8000 on a local network); share links are built from it. "
+        "Unset: from the address the browser used, and the share page warns when that only works on this computer."
+    )
     auth: Literal["auto", "on", "off"] = Field(
         "auto", description="Sign-in (multi-user mode, SPEC §7): auto asks for it when the server is bound "
         "to an address other than loopback; on always asks; off never does (one trusted user). Set `on` "

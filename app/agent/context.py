@@ -259,6 +259,3 @@ def guidance_record(rules: str, sources: dict[str, Any]) -> dict[str, Any]:
             "definitions": list(sources.get("definitions") or ()), "knowledge": items("knowledge"),
             "memory": items("memory")}
 
-
-def _answer_text(answer: Any) -> str:
-    return ", ".join(map(str, answer)) if isinstance(answer, list) else str(answer)

@@ -106,7 +106,8 @@ def run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
         "question": open_question(session, run.id),
         "answer_html": answer_html(run.answer, unverified, t("unverified", lang)) if run.answer else None,
         "unverified": unverified,
-        "has_report": report is not None,
+        # a run that had no data to read has nothing to download or share
+        "has_report": report is not None and bool((report.content or {}).get("datasets")),
         "downloads": DOWNLOADS,
         "last_event_id": events[-1].id if events else 0,
         "elapsed_s": elapsed_seconds(run),

@@ -213,6 +213,21 @@ STRINGS: dict[str, dict[str, str]] = {
     "share_confirm": {"en": "Create the link", "zh": "创建链接"},
     "share_created": {"en": "Copy the link now: it is shown only once. Revoke it here when it is no longer needed.",
                       "zh": "请立即复制链接：它只显示这一次。不再需要时，可在此撤销。"},
+    "share_loopback_link": {"en": "This link points at this computer (localhost), so only this computer can open it. "
+                                  "To share with others, start Verity with --host 0.0.0.0 and set VERITY_PUBLIC_URL to "
+                                  "the address they use (see the README, Sharing).",
+                            "zh": "这个链接指向本机（localhost），只有这台电脑能打开。要分享给别人，请用 --host 0.0.0.0 "
+                                  "启动 Verity，并把 VERITY_PUBLIC_URL 设为别人访问的地址（见 README 的“分享”一节）。"},
+    "share_loopback_server": {"en": "Verity listens on this computer only (loopback), so others cannot open the link "
+                                    "unless a proxy forwards to it. Start it with --host 0.0.0.0, or set "
+                                    "VERITY_PUBLIC_URL to the proxy's address.",
+                              "zh": "Verity 只在本机（回环地址）上监听，除非有代理转发，别人打不开这个链接。请用 --host 0.0.0.0 "
+                                    "启动，或把 VERITY_PUBLIC_URL 设为代理的地址。"},
+    "skip_to_content": {"en": "Skip to the main content", "zh": "跳到主要内容"},
+    "ask_enter_hint": {"en": "Enter sends the question; Shift+Enter starts a new line.",
+                       "zh": "按 Enter 发送问题；按 Shift+Enter 换行。"},
+    "copy": {"en": "Copy", "zh": "复制"},
+    "copied": {"en": "Copied", "zh": "已复制"},
     "share_existing": {"en": "Links to this report", "zh": "这份报告的链接"},
     "share_views": {"en": "views", "zh": "次查看"},
     "share_revoke": {"en": "Revoke", "zh": "撤销"},

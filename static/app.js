@@ -324,6 +324,8 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
+    var replaced = document.querySelector("[data-replace-url]");
+    if (replaced && window.history.replaceState) window.history.replaceState(null, "", replaced.getAttribute("data-replace-url"));
     document.querySelectorAll("textarea[data-enter-sends]").forEach(enterSends);
     document.querySelectorAll("button[data-copy]").forEach(copyButton);
     document.querySelectorAll("[data-dataset-loading]").forEach(watchDataset);

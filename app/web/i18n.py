@@ -96,6 +96,17 @@ STRINGS: dict[str, dict[str, str]] = {
         "en": "The text encoding of the file was not recognised. In Excel, save it as “CSV UTF-8 (Comma "
               "delimited)” and upload again.",
         "zh": "无法识别文件的文字编码。请在 Excel 中另存为“CSV UTF-8（逗号分隔）”再上传。"},
+    # the headline of a file error: the file and what is wrong with it
+    "file_error_head_unsupported_format": {"en": "{file} is not a kind of file Verity reads",
+                                           "zh": "Verity 不能读取 {file} 这种格式的文件"},
+    "file_error_head_corrupt_file": {"en": "{file} is damaged or incomplete", "zh": "{file} 已损坏或不完整"},
+    "file_error_head_encrypted_file": {"en": "{file} is protected with a password", "zh": "{file} 设置了打开密码"},
+    "file_error_head_empty_file": {"en": "{file} is empty", "zh": "{file} 是空的"},
+    "file_error_head_too_large": {"en": "{file} is more than Verity reads at once", "zh": "{file} 超出了一次能读取的限制"},
+    "file_error_head_no_table_found": {"en": "No table was found in {file}", "zh": "在 {file} 中没有找到数据表格"},
+    "file_error_head_encoding_error": {"en": "The text encoding of {file} was not recognised",
+                                       "zh": "无法识别 {file} 的文字编码"},
+    "this_file": {"en": "This file", "zh": "这个文件"},
     "upload_failed": {"en": "This file could not be read.", "zh": "无法读取这个文件。"},
     "rows": {"en": "rows", "zh": "行"},
     "columns": {"en": "columns", "zh": "列"},

@@ -15,6 +15,7 @@ import re
 import resource
 import signal
 import sys
+from typing import Any
 
 from sandbox.worker_errors import (
     CODE_FILE,
@@ -92,7 +93,7 @@ def numpy_friendly(frame):
     numpy, scipy, statsmodels and sklearn all take ("Cannot interpret 'BooleanDtype' as a data
     type" otherwise). Yes/no and whole numbers stay bool / int64 when complete; with gaps they are
     float64 (True = 1.0, missing = NaN), text is object. The stored dataset is not changed."""
-    pd = MODULES["pd"]
+    pd: Any = MODULES["pd"]
     columns = {}
     for column in frame.columns:
         series = frame[column]

@@ -21,18 +21,19 @@ from sqlalchemy.orm import Session
 from analysis_tools import ToolContext
 from app.agent.budget import budget_for
 from app.agent.builtin import BuiltinAnalyst
-from app.agent.context import guidance_record, workspace_sources
+from app.agent.clarify import Paused, mark_waiting, turn_opening
 from app.agent.compaction import ContextWindow
 from app.agent.conversation import with_workspace_summary
 from app.agent.intent import apply_intent, classify_run
-from app.agent.clarify import Paused, mark_waiting, turn_opening
-from app.agent.loop import Interrupted, Turn, run_turn
+from app.agent.loop import run_turn
 from app.agent.model import ChatModel, ModelError, OpenAICompatibleModel
+from app.agent.privacy import PiiMasker
 from app.agent.prompts import detect_language, system_prompt
 from app.agent.recorder import RunRecorder
-from app.agent.tracing import trace_dir
-from app.agent.privacy import PiiMasker
+from app.agent.sources import guidance_record, workspace_sources
 from app.agent.toolbox import DatasetCatalog, Toolbox, situations, table_name
+from app.agent.tracing import trace_dir
+from app.agent.turn import Interrupted, Turn
 from app.config import Settings
 from app.db.models import Message, Report, Run, Workspace, utcnow
 from app.db.session import Database

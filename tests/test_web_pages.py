@@ -182,3 +182,31 @@ def test_file_error_headlines_name_the_file_and_cause_in_both_languages(client):
                         else t(f"file_error_head_{category}", "zh", file="q3.xlsx"))
             assert headline == expected, (category, lang, html)
             assert category not in html and "There is no sheet named" in html
+
+
+def test_a_question_is_answered_in_its_own_words_language_not_its_column_names(client):
+    """A suggestion on the English page that names Chinese columns is an English question (its
+    clarification and answer are English); Chinese words make it Chinese; column names alone follow the page."""
+    from app.db.models import Run
+
+    ws = new_workspace(client)
+    csv = "地区,收入\n" + "".join(f"{r},{i * 10.5}\n" for i, r in enumerate(["东", "西"] * 15))
+    client.post(f"/workspaces/{ws}/upload", files={"file": ("sales.csv", csv.encode())})
+
+    def asked(text: str, lang: str) -> str:
+        done = client.post(f"/workspaces/{ws}/ask?lang={lang}", data={"text": text}, follow_redirects=False)
+        run_id = done.headers["location"].split("?run=")[1].split("#")[0]
+        with client.app.state.db.session() as session:
+            return session.get(Run, run_id).language
+
+    assert asked("Does 收入 differ by 地区?", "en") == "en"
+    assert asked("收入在不同地区之间有差异吗？", "en") == "zh"
+    assert asked("收入 地区", "en") == "en" and asked("收入 地区", "zh") == "zh"
+
+
+def test_earlier_questions_show_the_answer_words_without_markdown():
+    from app.reports.safe_markdown import markdown_snippet
+
+    answer = "**Revenue differs** by region (p < 0.001).\n\n### Supporting findings\n\n- East is _highest_."
+    assert markdown_snippet(answer) == "Revenue differs by region (p < 0.001). Supporting findings East is highest."
+    assert markdown_snippet("word " * 100, 30).endswith(" …") and len(markdown_snippet("word " * 100, 30)) <= 32

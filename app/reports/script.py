@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from app.reports.builder import is_harness_tool
+from app.translations import CATALOG
 
 
 def dataset_sources(datasets: Iterable[Any]) -> list[dict[str, Any]]:
@@ -152,16 +153,9 @@ if __name__ == "__main__":
     sys.exit(main())
 '''
 
-_TEXT = {
-    "en": {"compare": "The report's numbers, re-computed (✓ same, ✗ different)",
-           "not_recomputed": "not computed by a re-run call", "report": "report", "rerun": "re-run",
-           "passed": "✓ Reproduced: all {matched} numbers match the report.",
-           "failed": "✗ Not reproduced: {matched} of {total} numbers match; {failures} tool calls failed."},
-    "zh": {"compare": "报告中的数字，重新计算（✓ 一致，✗ 不一致）",
-           "not_recomputed": "没有重新运行的调用计算这个数", "report": "报告", "rerun": "重算",
-           "passed": "✓ 已复现：全部 {matched} 个数字与报告一致。",
-           "failed": "✗ 未能复现：{total} 个数字中 {matched} 个一致；{failures} 个工具调用失败。"},
-}
+# What analysis.py prints around the comparison, from the catalog's `script.` entries
+_TEXT = {lang: {k.removeprefix("script."): v[lang] for k, v in CATALOG.items() if k.startswith("script.")}
+         for lang in ("en", "zh")}
 
 
 def report_numbers(report: dict[str, Any]) -> list[tuple[str, list[str], str, float]]:

@@ -40,10 +40,12 @@ def _build_registry() -> Registry:
         data_derive,
         data_merge,
         data_quality,
+        data_rank,
         data_transform,
         ml,
-        plot,
-        plot_more,
+        plot_comparison,
+        plot_distribution,
+        plot_relationship,
         stats,
         timeseries,
     )
@@ -60,6 +62,7 @@ def _build_registry() -> Registry:
         make_tool(data_transform.filter_rows, "data"),
         make_tool(data_derive.derive_column, "data"),
         make_tool(data_merge.group_aggregate, "data"),
+        make_tool(data_rank.rank_values, "data"),
         make_tool(data_merge.pivot_table, "data"),
         make_tool(data_merge.merge_datasets, "data"),
         make_tool(data_quality.detect_data_quality, "data"),
@@ -94,13 +97,13 @@ def _build_registry() -> Registry:
         make_tool(timeseries.funnel_analysis, "timeseries"),
         make_tool(timeseries.contribution_decomposition, "timeseries"),
         # plot
-        make_tool(plot.plot_histogram, "plot"),
-        make_tool(plot.plot_bar, "plot"),
-        make_tool(plot.plot_scatter, "plot"),
-        make_tool(plot_more.plot_line, "plot"),
-        make_tool(plot_more.plot_box, "plot"),
-        make_tool(plot_more.plot_heatmap, "plot"),
-        make_tool(plot_more.plot_pie, "plot"),
+        make_tool(plot_distribution.plot_histogram, "plot"),
+        make_tool(plot_comparison.plot_bar, "plot"),
+        make_tool(plot_relationship.plot_scatter, "plot"),
+        make_tool(plot_relationship.plot_line, "plot"),
+        make_tool(plot_distribution.plot_box, "plot"),
+        make_tool(plot_comparison.plot_heatmap, "plot"),
+        make_tool(plot_comparison.plot_pie, "plot"),
     ])
 
 

@@ -102,16 +102,6 @@ def numeric_columns(df: pd.DataFrame) -> list[str]:
     return [str(c) for c in df.columns if column_kind(df[c]) in ("number", "integer")]
 
 
-def categorical_columns(df: pd.DataFrame, max_levels: int = 50) -> list[str]:
-    out = []
-    for c in df.columns:
-        kind = column_kind(df[c])
-        if kind in ("category", "boolean") or (kind == "integer" and df[c].nunique() <= 10):
-            if df[c].nunique() <= max_levels:
-                out.append(str(c))
-    return out
-
-
 # ---------------------------------------------------------------- numeric coercion
 
 def coerce_numeric(series: pd.Series) -> tuple[pd.Series, int]:

@@ -265,9 +265,6 @@ class Registry:
     def names(self) -> list[str]:
         return list(self._tools)
 
-    def in_groups(self, groups: set[str] | list[str]) -> list[Tool]:
-        return [t for t in self._tools.values() if t.group in set(groups)]
-
     def run(self, name: str, data: Any = None, ctx: ToolContext | None = None, **arguments: Any) -> ToolResult:
         """Validate and call a tool. Never raises for user errors or tool bugs."""
         ctx = ctx or ToolContext()

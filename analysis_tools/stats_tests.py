@@ -126,6 +126,21 @@ def _describe_reading(rows: list[dict], texts: list[str], text_columns: list, me
 
 # ---------------------------------------------------------------- two groups
 
+
+def size_insight(higher: str, significant: bool, effect: float, kind: str, ctx: ToolContext) -> str:
+    """What the difference means, worded by its effect size (Cohen's conventions, `effect_label`),
+    not by the p-value alone: with many rows a negligible difference is significant too."""
+    size = effect_label(effect, kind, ctx)
+    if not significant:
+        return ctx.t(f"{higher} has the higher average, but the difference is within what chance produces.",
+                     f"{higher} 组平均值更高，但这一差异在偶然波动范围内。")
+    if size in (ctx.t("negligible", "可忽略"), ctx.t("small", "小")):
+        return ctx.t(f"{higher} has the higher average; the difference is unlikely to be chance, but its effect size "
+                     f"is {size}: judge whether a gap this size matters in practice before acting on it.",
+                     f"{higher} 组平均值更高；差异不太可能是偶然，但效应量{size}：先判断这么大的差距在实际中是否重要，再据此行动。")
+    return ctx.t(f"{higher} has the higher average; the difference is unlikely to be chance and its effect size is {size}.",
+                 f"{higher} 组平均值更高；差异不太可能是偶然，效应量{size}。")
+
 def compare_two_groups(data: pd.DataFrame, value_column: str, group_column: str,
                        method: Literal["auto", "welch", "student", "mannwhitney"] = "auto", alpha: float = 0.05,
                        groups: list[str] | None = None, ctx: ToolContext | None = None) -> ToolResult:
@@ -232,8 +247,7 @@ def compare_two_groups(data: pd.DataFrame, value_column: str, group_column: str,
                        f"Mean difference {fmt_num(diff)} (95% CI {fmt_num(ci_low)} to {fmt_num(ci_high)}); {effect_text}.",
                        f"{stat_line}，{fmt_p(p)} —— 在 alpha = {alpha} 下{significance_word(p, alpha, ctx)}。"
                        f"均值差 {fmt_num(diff)}（95% 置信区间 {fmt_num(ci_low)} 至 {fmt_num(ci_high)}）；{effect_text}。")
-    insights = [ctx.t(f"{higher} has the higher average; the difference is {'large enough to act on' if sig else 'within what chance produces'}.",
-                      f"{higher} 组平均值更高；这一差异{'足以作为决策依据' if sig else '在偶然波动范围内'}。")]
+    insights = [size_insight(higher, sig, metrics["effect_size"], "r" if chosen == "mannwhitney" else "d", ctx)]
     text = tagged_text(data_profile=profile, method=method_text, assumptions=assumptions, insights=insights,
                        conclusion=conclusion, interpretation=interpretation)
     return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation, method=method_text,

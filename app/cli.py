@@ -141,6 +141,7 @@ def analyze_command(args: argparse.Namespace) -> int:
     from app.db.session import open_database
     from app.ingest.errors import IngestError
     from app.reports.render import write_report_files
+    from app.reports.reproduce import run_analysis_script
     from app.reports.script import dataset_sources
     from app.runs import RunService
     from app.workspaces import active_datasets, add_dataset, create_workspace
@@ -181,9 +182,16 @@ def analyze_command(args: argparse.Namespace) -> int:
         report = run_report(session, run_id)
         datasets = dataset_sources(active_datasets(session, run.workspace_id))
     written = write_report_files(report, args.out, datasets=datasets)
+    reproduction = run_analysis_script(written["analysis"])  # the report claims it only when this ran
+    if reproduction is not None:
+        report["reproduction"] = reproduction
+        written = write_report_files(report, args.out, datasets=datasets)
     print(report["answer"])
     names = sorted(p.name for p in written.values() if isinstance(p, Path))
     print(f"\nReport written to {args.out}/ ({', '.join(names)})")
+    if reproduction is not None:
+        print(f"analysis.py: {reproduction['matched']} numbers re-computed, {reproduction['differing']} differ "
+              f"({reproduction['status']}; see analysis_output.txt)")
     return EXIT_OK
 
 

@@ -74,6 +74,12 @@ class Settings(BaseSettings):
         "hold one at once (the web server's 40 request threads + run_workers + 4), so requests never wait "
         "for a connection. PostgreSQL's max_connections must cover every process's pool."
     )
+    db_processes: int = Field(
+        3, description="PostgreSQL only: how many Verity processes share the server (the app and its "
+        "`verity worker`s). Each process keeps at most (max_connections - reserved) / db_processes "
+        "connections, so 50 users wait briefly for a connection instead of being refused with "
+        "'too many clients'."
+    )
     db_retry_s: float = Field(
         30.0, description="How long a commit that failed because SQLite was busy or the database connection "
         "was lost is retried (rolled back and written again on a fresh connection), in seconds."
@@ -85,6 +91,11 @@ class Settings(BaseSettings):
     # --- web -------------------------------------------------------------------------------
     host: str = Field("127.0.0.1", description="Address `verity serve` binds to.")
     port: int = Field(8000, description="Port `verity serve` listens on.")
+    public_url: str | None = Field(
+        None, description="The address other people use to reach this Verity, e.g. https://verity.example.com "
+        "(behind a proxy, or http://192.168.1.20:8000 on a local network); share links are built from it. "
+        "Unset: from the address the browser used, and the share page warns when that only works on this computer."
+    )
     auth: Literal["auto", "on", "off"] = Field(
         "auto", description="Sign-in (multi-user mode, SPEC §7): auto asks for it when the server is bound "
         "to an address other than loopback; on always asks; off never does (one trusted user). Set `on` "

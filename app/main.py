@@ -26,6 +26,7 @@ from app.db.session import open_database
 from app.ingest.readserver import start_read_server
 from app.paths import asset_dir
 from app.runs import RunService, default_model
+from app.reports.safe_markdown import markdown_snippet
 from app.web import (
     api,
     auth,
@@ -110,6 +111,7 @@ def make_templates() -> Jinja2Templates:
     templates.env.globals["tool_label"] = tool_label
     templates.env.globals["tool_labels"] = tool_labels
     templates.env.filters["num"] = format_number
+    templates.env.filters["markdown_snippet"] = markdown_snippet
     return templates
 
 

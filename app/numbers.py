@@ -36,7 +36,19 @@ _URL = re.compile(r"https?://\S+|\]\([^)]*\)")
 _CODE_FENCE = re.compile(r"```.*?```", re.DOTALL)
 _COMPARATOR = re.compile(r"(?:[<>≤≥=]|α|alpha|significance level|显著性水平)\s*$", re.IGNORECASE)
 _CONFIDENCE_LEVEL = re.compile(r"^\s*(?:CI\b|C\.I\.|confidence|credible|prediction interval|置信|可信)", re.IGNORECASE)
-_POINTS = re.compile(r"^\s*(?:个百分点|percentage points?\b|pp\b|pts?\b)", re.IGNORECASE)
+# Written as a percentage without "%": "3.2 percentage points", "a 12.3 percentage-point gap", "16.5 points",
+# "45 percent"; matched as a percentage (×100 of a fraction in the evidence) like "45%".
+_POINT_WORDS = r"(?:个百分点|百分点|percentage[- ]points?\b|percent\b|per cent\b|points?\b|pp\b|pts?\b)"
+_POINTS = re.compile(r"^\s*-?\s*" + _POINT_WORDS, re.IGNORECASE)
+# The lower end of a range whose upper end carries the unit: "8.1 to 16.5 points", "8.1–16.5 pp".
+_RANGE_TO_POINTS = re.compile(r"^\s*(?:to|and|–|—|-|~|至|到)\s*-?\d+(?:\.\d+)?\s*(?:%|-?\s*" + _POINT_WORDS + ")",
+                              re.IGNORECASE)
+# A rate's base: "4.2 mpg per 1000 lb" is 0.0042 mpg per lb (or a coefficient per 1000 lb): the number
+# divided by the base is backed too. The base itself ("1000") is a unit, not a finding.
+_PER_BASE = re.compile(r"^[^\d\n]{0,30}?\bper\s+(?P<base>\d{1,3}(?:,\d{3})+|\d+)(?:\s*(?P<word>thousand|million))?"
+                       r"\s*[A-Za-z\u4e00-\u9fff$€£]", re.IGNORECASE)
+_PER_BEFORE = re.compile(r"\bper\s*$", re.IGNORECASE)
+_PER_AFTER = re.compile(r"^\s*(?:thousand\s+|million\s+)?[A-Za-z\u4e00-\u9fff$€£]")
 _SCALE_WORD = re.compile(r"^(?:\s*(thousand|million|billion|trillion)\b|(k|K|M|bn|B)\b)")
 _SCALES = {"thousand": 3, "k": 3, "K": 3, "million": 6, "M": 6, "billion": 9, "bn": 9, "B": 9, "trillion": 12}
 _CITATION = re.compile(r"[\[【]\d{1,3}[\]】]")
@@ -66,12 +78,13 @@ _P_IN_TEXT = re.compile(r"\bp(?:[-_ ]?val(?:ue)?)?\s*(?P<op>=|:|<|≤|<=)\s*(?P<
 class Written:
     """A number as written in the answer: its value, the precision written, and its scale."""
 
-    __slots__ = ("text", "value", "decimals", "percent", "scale", "tolerance", "bound")
+    __slots__ = ("text", "value", "decimals", "percent", "scale", "tolerance", "bound", "per")
 
     def __init__(self, text: str, digits: str, unit: str, multiplier: Decimal | None = None,
                  approximate: bool = False):
         self.text = text
         self.bound: tuple[str, str] | None = None  # (comparator, label) when the number is a bound
+        self.per: Decimal | None = None  # the base of a rate ("per 1000 lb"): value / per is backed too
         clean = digits.replace(",", "")
         self.value = Decimal(clean)
         unit = unit.strip()
@@ -107,6 +120,8 @@ class Written:
             per = Decimal(1000) if self.text.rstrip().endswith("‰") else Decimal(100)
             tolerances.append(self.tolerance / per)
         targets = list(zip(self.candidates(), tolerances))
+        if self.per:  # "4.2 per 1000 lb" stands for 0.0042 per lb as well
+            targets += [(target / self.per, tol / self.per) for target, tol in list(targets)]
         for value in backing:
             v = Decimal(repr(abs(value)))
             for target, tol in targets:
@@ -229,10 +244,14 @@ def answer_numbers(answer: str, ignore_strings: Iterable[str] = ()) -> list[Writ
             continue
         digits, unit = match.group("num"), match.group("unit") or ""
         before = text[max(0, match.start() - 24):match.start()]
-        after = text[match.end():match.end() + 24]
+        after = text[match.end():match.end() + 48]
+        if _PER_BEFORE.search(before) and _PER_AFTER.match(after):
+            continue  # the base of a rate ("per 1000 lb"): a unit, not a finding
         shown, multiplier = match.group(0), None
         if not unit and (points := _POINTS.match(after)):  # "3.2 percentage points" is a percentage
-            unit, shown = "%", shown + points.group(0)
+            unit, shown = "%", shown + points.group(0).rstrip()
+        elif not unit and _RANGE_TO_POINTS.match(after):  # "8.1 to 16.5 points": both ends are percentages
+            unit = "%"
         elif not unit and (word := _SCALE_WORD.match(after)):  # "1.2 million", "3.4k"
             multiplier = Decimal(10) ** _SCALES[word.group(1) or word.group(2)]
             shown = shown + word.group(0)
@@ -242,6 +261,9 @@ def answer_numbers(answer: str, ignore_strings: Iterable[str] = ()) -> list[Writ
         except (InvalidOperation, ValueError):
             continue
         written.bound = _bound(before)
+        if per := _PER_BASE.match(after):
+            base = Decimal(per.group("base").replace(",", "")) * Decimal(10) ** _SCALES.get(per.group("word") or "", 0)
+            written.per = base if base > 1 else None
         if unit.strip() == "" and multiplier is None and "." not in digits and "e" not in digits.lower():
             whole = written.value
             if whole <= 10:  # small counts: "two groups", "3 regions"

@@ -21,18 +21,19 @@ from sqlalchemy.orm import Session
 from analysis_tools import ToolContext
 from app.agent.budget import budget_for
 from app.agent.builtin import BuiltinAnalyst
-from app.agent.context import guidance_record, workspace_sources
+from app.agent.clarify import Paused, mark_waiting, turn_opening
 from app.agent.compaction import ContextWindow
 from app.agent.conversation import with_workspace_summary
 from app.agent.intent import apply_intent, classify_run
-from app.agent.clarify import Paused, mark_waiting, turn_opening
-from app.agent.loop import Interrupted, Turn, run_turn
+from app.agent.loop import run_turn
 from app.agent.model import ChatModel, ModelError, OpenAICompatibleModel
+from app.agent.privacy import PiiMasker
 from app.agent.prompts import detect_language, system_prompt
 from app.agent.recorder import RunRecorder
-from app.agent.tracing import trace_dir
-from app.agent.privacy import PiiMasker
+from app.agent.sources import guidance_record, workspace_sources
 from app.agent.toolbox import DatasetCatalog, Toolbox, situations, table_name
+from app.agent.tracing import trace_dir
+from app.agent.turn import Interrupted, Turn
 from app.config import Settings
 from app.db.models import Message, Report, Run, Workspace, utcnow
 from app.db.session import Database
@@ -235,7 +236,8 @@ class RunService:
         intent = classify_run(run, model, self.settings, recorder, has_history=bool(earlier))  # intent.py
         toolbox = Toolbox(catalog, context, mask=masker.mask, groups=set(intent.groups), pruned=set(intent.pruned),
                           store_table=partial(self.store_table, session, recorder, workspace.id),
-                          question=run.question or "", scope=intent.scope)  # exposure.py: starters by words
+                          question=run.question or "", scope=intent.scope,  # exposure.py: starters by words
+                          focus=getattr(model, "kind", "") != "builtin")  # the built-in analyst plans them all
         sources = workspace_sources(session, workspace.id, datasets, run.question, self.settings.knowledge_budget_chars,
                                     run.id, self.settings.memory_budget_chars)  # definitions, knowledge, memory
         for situation in situations(session, run.id, sources.get("knowledge")):  # e.g. search_knowledge

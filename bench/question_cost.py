@@ -54,6 +54,7 @@ class Question:
 def questions() -> list[Question]:
     iris, mtcars = REFERENCE / "iris.csv", REFERENCE / "mtcars.csv"
     titanic, air = REFERENCE / "carData_TitanicSurvival.csv", REFERENCE / "airquality.csv"
+    boston, birthwt, mpg = REFERENCE / "MASS_Boston.csv", REFERENCE / "MASS_birthwt.csv", REFERENCE / "ggplot2_mpg.csv"
     return [
         Question("single", iris, "What is the mean sepal length?",
                  [("c1", "describe_columns", {"columns": ["Sepal.Length"]})],
@@ -98,6 +99,32 @@ def questions() -> list[Question]:
                  "See the evidence: revenue by region and by channel.",
                  [("Revenue by region (see the test)", ["c1"], "group comparison"),
                   ("Revenue by channel (see the test)", ["c2"], "group comparison")]),
+        # harder, as real users ask: longer questions over wider tables (the first request grows with both)
+        Question("multi", boston, "Which neighbourhood factors are most strongly associated with the median home "
+                 "value (medv)? I care about rooms, crime, the pupil-teacher ratio and the lower-status share; how "
+                 "much does one extra room add once the others are held fixed?",
+                 [("c1", "correlation_analysis", {"columns": ["medv", "rm", "crim", "ptratio", "lstat"]}),
+                  ("c2", "linear_regression", {"target_column": "medv",
+                                               "feature_columns": ["rm", "crim", "ptratio", "lstat"]}),
+                  ("c3", "plot_scatter", {"x_column": "rm", "y_column": "medv"})],
+                 "Rooms and the lower-status share matter most; see the evidence for the coefficients.",
+                 [("medv correlates with rm and lstat (see the test)", ["c1"], "Pearson correlation"),
+                  ("Holding the others fixed, rooms add value (see the model)", ["c2"], "linear regression (OLS)")]),
+        Question("multi", birthwt, "Do babies of mothers who smoked during pregnancy weigh less at birth? Give the "
+                 "difference in grams with a 95% confidence interval, and say whether it is big enough to matter.",
+                 [("c1", "compare_two_groups", {"value_column": "bwt", "group_column": "smoke"}),
+                  ("c2", "plot_box", {"value_column": "bwt", "group_column": "smoke"})],
+                 "Yes: babies of smokers weigh less (see the evidence for the difference and its interval).",
+                 [("Babies of smokers weigh less (see the test)", ["c1"], "Welch t-test")]),
+        Question("multi", mpg, "Is highway mileage (hwy) different for front-wheel, rear-wheel and 4-wheel drive "
+                 "cars (drv), and does the gap remain once engine size (displ) is taken into account?",
+                 [("c1", "compare_groups", {"value_column": "hwy", "group_column": "drv"}),
+                  ("c2", "linear_regression", {"target_column": "hwy", "feature_columns": ["displ", "drv"]}),
+                  ("c3", "plot_box", {"value_column": "hwy", "group_column": "drv"})],
+                 "Highway mileage differs by drive type, and part of it is engine size (see the evidence).",
+                 [("hwy differs by drv (see the test)", ["c1"], "one-way ANOVA"),
+                  ("With engine size held fixed, drive type still matters (see the model)", ["c2"],
+                   "linear regression (OLS)")]),
     ]
 
 

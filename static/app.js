@@ -84,6 +84,13 @@
     item.appendChild(elapsed);
     this.stepStarted[data.id] = Date.now();
     list.appendChild(item);
+    this.announce(item.querySelector(".step-tool").textContent);
+  };
+
+  // Progress in words for screen readers (the live region sits outside the panel, which is swapped).
+  RunPanel.prototype.announce = function (text) {
+    var region = document.querySelector("[data-announcer]");
+    if (region && text) region.textContent = text;
   };
 
   RunPanel.prototype.label = function (tool) {
@@ -240,6 +247,8 @@
         if (!fresh) return;
         self.panel.replaceWith(fresh);
         self.panel = fresh;
+        var status = fresh.querySelector(".run-status .status-badge");
+        if (status) self.announce(status.textContent.trim());
         if (fresh.getAttribute("data-active") !== "true") self.finish();
       });
   };
@@ -277,7 +286,48 @@
       });
   }
 
+  // Enter sends the question, Shift+Enter makes a new line; Enter that confirms an input method's
+  // composition (Chinese, Japanese) only ends the composition.
+  function enterSends(textarea) {
+    textarea.addEventListener("keydown", function (event) {
+      if (event.key !== "Enter" || event.shiftKey || event.isComposing || event.keyCode === 229) return;
+      if (!textarea.value.trim()) return;
+      event.preventDefault();
+      var form = textarea.form;
+      if (form.requestSubmit) form.requestSubmit(); else form.submit();
+    });
+  }
+
+  function copyButton(button) {
+    var target = document.getElementById(button.getAttribute("data-copy"));
+    var status = button.parentNode.querySelector("[data-copy-status]");
+    if (!target) return;
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var text = target.textContent.trim();
+      var done = function () { if (status) status.textContent = button.getAttribute("data-copied") || "Copied"; };
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(text).then(done, function () { selectText(target); });
+      } else {
+        selectText(target);
+        try { if (document.execCommand("copy")) done(); } catch (err) { /* the text stays selected */ }
+      }
+    });
+  }
+
+  function selectText(node) {
+    var range = document.createRange();
+    range.selectNodeContents(node);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    var replaced = document.querySelector("[data-replace-url]");
+    if (replaced && window.history.replaceState) window.history.replaceState(null, "", replaced.getAttribute("data-replace-url"));
+    document.querySelectorAll("textarea[data-enter-sends]").forEach(enterSends);
+    document.querySelectorAll("button[data-copy]").forEach(copyButton);
     document.querySelectorAll("[data-dataset-loading]").forEach(watchDataset);
     document.querySelectorAll("[data-run-id]").forEach(function (panel) {
       if (panel.getAttribute("data-active") === "true" && window.EventSource) {

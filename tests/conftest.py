@@ -93,6 +93,17 @@ def _postgres_unreachable() -> str | None:
 
 
 @pytest.fixture(autouse=True)
+def fresh_settings() -> Iterator[None]:
+    """The process-wide settings are read from the environment once and cached; a test that sets
+    VERITY_* variables must not find the values an earlier test's app cached."""
+    from app.config import get_settings
+
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+@pytest.fixture(autouse=True)
 def no_internet(monkeypatch: pytest.MonkeyPatch) -> None:
     real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
 

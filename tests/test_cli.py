@@ -49,6 +49,18 @@ def test_analyze_writes_the_contract_report(english_report):
     assert all(t["status"] == "completed" for t in report["tasks"])
 
 
+def test_analyze_runs_analysis_py_before_saying_it_reproduced(english_report):
+    """The report says "Reproduced by analysis.py" because the script ran and every number matched."""
+    done, out = english_report
+    report = json.loads((out / "report.json").read_text())
+    check = report["reproduction"]
+    assert check["status"] == "passed" and check["differing"] == 0 and check["matched"] >= 20
+    transcript = (out / "analysis_output.txt").read_text(encoding="utf-8")
+    assert transcript.count("  ✓  E") == check["matched"] and "  ✗  " not in transcript
+    assert "Reproduced by analysis.py" in (out / "report.md").read_text(encoding="utf-8")
+    assert 'id="reproduction"' in (out / "report.html").read_text(encoding="utf-8")
+
+
 def test_html_report_is_self_contained(english_report):
     html = (english_report[1] / "report.html").read_text()
     assert "data:image/png;base64," in html and 'src="http' not in html and 'src="/' not in html

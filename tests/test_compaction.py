@@ -16,7 +16,8 @@ from app.agent.context import Item, without_block
 from app.agent.context_budget import budget_table
 from app.agent.prompts import system_prompt
 from app.agent.context_tools import compact_context, read_tool_output
-from app.agent.loop import Turn, run_turn
+from app.agent.loop import run_turn
+from app.agent.turn import Turn
 from app.agent.model import ModelReply
 from app.agent.outputs import OutputStore
 from app.agent.previews import compact_preview, conclusion_lines, shorten

@@ -74,6 +74,20 @@ def test_the_pool_holds_a_connection_per_server_thread(tmp_path):
     assert open_database(settings).engine.pool.size() == pool_size(settings)
 
 
+def test_a_postgres_pool_fits_the_servers_connections(tmp_path, postgres_url):
+    # 50 users on 40 request threads: past max_connections the server refuses ("too many
+    # clients"); each of db_processes processes keeps within its share and threads wait instead.
+    settings = make_settings(tmp_path, database_url=postgres_url, db_processes=3)
+    db = open_database(settings)
+    with db.engine.connect() as connection:
+        total = int(connection.execute(text("SHOW max_connections")).scalar_one())
+        reserved = int(connection.execute(text("SHOW superuser_reserved_connections")).scalar_one())
+    pool = db.engine.pool
+    assert pool.size() + pool._max_overflow <= (total - reserved) // 3  # type: ignore[attr-defined]
+    assert pool.size() >= 4
+    db.engine.dispose()
+
+
 class KillsTheDatabase:
     """A model that, while 'thinking', has the database drop every connection of Verity."""
 

@@ -23,7 +23,9 @@ from tests.factories import REPO, SAMPLES, make_settings
 
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory):
-    """The whole task set, once, in-process (about 15 s)."""
+    """The whole question set, once, in-process (a few minutes: every test using it is slow)."""
+    if not (REPO / "../shared/reference/rdatasets").is_dir():
+        pytest.skip("shared reference data not available (the question set reads the public R datasets)")
     settings = make_settings(tmp_path_factory.mktemp("eval"))
     return settings, run_tasks(load_tasks(), settings)
 
@@ -42,40 +44,52 @@ def expected(task_id, metric):
 
 # --- the full task set -----------------------------------------------------------------------
 def test_the_task_set_covers_the_kinds_of_question():
+    """At least 40 questions, half in Chinese, over the public R datasets and the samples, with
+    every kind of question a non-expert asks (issue 14)."""
     tasks = load_tasks()
-    assert 8 <= len(tasks) <= 10
-    tools = {f["tool"] for t in tasks for f in t.facts if "tool" in f}
-    assert {"compare_groups", "compare_two_groups", "correlation_analysis", "linear_regression",
-            "time_series_trend", "forecast", "describe_columns"} <= tools
-    assert any(t.language == "zh" or any(f.get("language") == "zh" for f in t.facts) for t in tasks)
-    assert any(t.answers for t in tasks)
-    assert all((REPO / name).is_file() for t in tasks for name in t.files)
+    assert len(tasks) >= 40
+    assert sum(t.language == "zh" for t in tasks) >= len(tasks) / 2
+    named = {f["tool"] for t in tasks for f in t.facts if "tool" in f}
+    named |= {name for t in tasks for f in t.facts if "uses" in f for name in f["uses"]}
+    assert {"compare_groups", "compare_two_groups", "correlation_analysis", "linear_regression", "paired_test",
+            "chi_square_test", "group_aggregate", "time_series_trend", "forecast", "describe_columns",
+            "filter_rows"} <= named
+    assert any(t.before for t in tasks) and any(t.rules for t in tasks) and any(t.answers for t in tasks)
+    assert any(len(t.files) > 1 for t in tasks)  # a workspace of several files: the question picks one
+    assert any("version_rows" in f for t in tasks for f in t.facts)  # data tasks: a new version
+    assert all(t.source for t in tasks)  # every expected value says where it comes from
+    files = {name for t in tasks for name in t.files}
+    assert sum("rdatasets" in name for name in files) >= 15 and sum("samples" in name for name in files) >= 3
 
 
-def test_every_expected_fact_is_found_by_the_builtin_analyst(full_run):
+@pytest.mark.slow
+def test_the_whole_set_runs_and_is_scored(full_run):
     _, results = full_run
     assert [r["id"] for r in results] == [t.id for t in load_tasks()]
     for r in results:
-        assert r["status"] == "done", (r["id"], r["reason"])
-        assert r["facts_found"] == r["facts_total"] and not r["missed"], (r["id"], r["missed"])
+        assert r["status"] in ("done", "waiting"), (r["id"], r["reason"])
+        assert r["fully_right"] == (r["facts_found"] == r["facts_total"] and not r["missed"])
+    total = totals(results)
+    assert total["fully_right"] == sum(r["fully_right"] for r in results)
+    assert total["fully_right_share"] == round(total["fully_right"] / len(results), 4)
 
 
+@pytest.mark.slow
 def test_metrics_are_present_and_sane(full_run):
     _, results = full_run
     for r in results:
         assert r["model"] == "builtin:builtin" and r["run_id"]
-        assert 0 < r["tool_ok"] <= r["tool_calls"] and r["tool_success_rate"] == 1.0
-        assert r["steps"] >= 3 and r["model_calls"] == r["steps"]  # one model call per round, no retries
-        assert r["retries"] == 0 and r["budget_overruns"] == 0 and r["budget_warnings"] == 0
-        assert r["evidence"] >= 2 and r["unverified_numbers"] == 0
-        assert 0 < r["wall_s"] < 60
+        assert 0 < r["tool_ok"] <= r["tool_calls"]
+        assert r["retries"] == 0 and r["budget_overruns"] == 0
+        assert 0 < r["wall_s"] < 120
     total = totals(results)
-    assert total["tasks"] == total["done"] == len(results)
-    assert total["facts_found"] == total["facts_total"] == sum(r["facts_total"] for r in results)
-    assert total["tool_calls"] == sum(r["tool_calls"] for r in results) and total["tool_success_rate"] == 1.0
+    assert total["tasks"] == len(results)
+    assert total["facts_found"] <= total["facts_total"] == sum(r["facts_total"] for r in results)
+    assert total["tool_calls"] == sum(r["tool_calls"] for r in results)
     assert by_id(results)["operations_forecast_zh"]["intent"] == "deep"  # a forecast gets the deep budget
 
 
+@pytest.mark.slow
 def test_a_numeric_fact_matches_an_independent_computation(full_run):
     """The Welch ANOVA F of revenue by region, recomputed with statsmodels from the workbook, is
     what the run recorded as evidence and what the task set expects."""
@@ -114,6 +128,7 @@ def test_the_other_expected_numbers_are_independently_right():
 
 
 # --- the baseline ----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_no_regression_against_the_committed_baseline(full_run):
     _, results = full_run
     baseline = load_baseline(DEFAULT_BASELINE)
@@ -122,14 +137,15 @@ def test_no_regression_against_the_committed_baseline(full_run):
     assert compare(results, baseline) == {"regressions": [], "notes": []}
 
 
+@pytest.mark.slow
 def test_a_stricter_baseline_is_a_regression(full_run):
     _, results = full_run
     baseline = load_baseline(DEFAULT_BASELINE)
     stricter = copy.deepcopy(baseline)
     stricter["tasks"]["retail_region_compare"]["facts_found"] += 1  # one more fact than the run finds now
-    n = by_id(results)["retail_region_compare"]["facts_found"]
+    n, of = by_id(results)["retail_region_compare"]["facts_found"], by_id(results)["retail_region_compare"]["facts_total"]
     assert compare(results, stricter)["regressions"] == [
-        f"retail_region_compare: facts found {n}/{n}, baseline {n + 1}"]
+        f"retail_region_compare: facts found {n}/{of}, baseline {n + 1}"]
 
     worse = [dict(r) for r in results]
     worse[0].update(status="waiting", tool_success_rate=0.5)
@@ -142,6 +158,7 @@ def test_a_stricter_baseline_is_a_regression(full_run):
     assert compare(results, {"tasks": {}})["notes"][0].endswith("new task, not in the baseline")
 
 
+@pytest.mark.slow
 def test_save_baseline_leaves_out_wall_times_and_keeps_other_tasks(full_run, tmp_path):
     _, results = full_run
     path = tmp_path / "baseline.json"
@@ -154,7 +171,7 @@ def test_save_baseline_leaves_out_wall_times_and_keeps_other_tasks(full_run, tmp
     again = json.loads(path.read_text())["tasks"]
     assert again[results[0]["id"]]["facts_found"] == 0 and set(again) == set(saved["tasks"])
     text = table(results, totals(results))
-    assert text.splitlines()[0].split()[:3] == ["task", "status", "facts"] and "TOTAL" in text
+    assert text.splitlines()[0].split()[:4] == ["task", "status", "right", "facts"] and "TOTAL" in text
 
 
 # --- facts, task files, failures -------------------------------------------------------------

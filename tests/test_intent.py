@@ -193,7 +193,7 @@ def test_the_builtin_answers_a_greeting_without_tools(tmp_path):
 
 
 def test_starter_tools_are_real_tools_of_their_groups():
-    from app.agent.intent import STARTERS, starter_tools
+    from app.agent.intent import LEAN_STARTERS, STARTERS, starter_tools
     from app.agent.toolbox import FULL_REGISTRY
 
     for group, names in STARTERS.items():
@@ -201,7 +201,8 @@ def test_starter_tools_are_real_tools_of_their_groups():
             assert FULL_REGISTRY.get(name) is not None and FULL_REGISTRY.get(name).group == group, name
     core = {t.name for t in FULL_REGISTRY if t.group == "core"}
     analysis = starter_tools(FULL_REGISTRY, classify("不同地区的收入有差异吗？").groups)
-    assert core <= analysis and set(STARTERS["stats"]) <= analysis and set(STARTERS["plot"]) <= analysis
+    assert core <= analysis and set(LEAN_STARTERS["stats"]) <= analysis and set(STARTERS["plot"]) <= analysis
+    assert set(STARTERS["stats"]) <= starter_tools(FULL_REGISTRY, classify("不同地区的收入有差异吗？").groups, focus=False)
     prep = starter_tools(FULL_REGISTRY, classify("clean the data").groups)  # one group: whole
     assert prep == core | {t.name for t in FULL_REGISTRY if t.group == "data"}
     assert starter_tools(FULL_REGISTRY, classify("你好").groups) == set()

@@ -254,6 +254,26 @@ def test_analysis_script_runs(seeded, tmp_path, monkeypatch, capsys):
     namespace = {"__name__": "analysis", "__file__": str(script)}
     exec(compile(script.read_text(encoding="utf-8"), str(script), "exec"), namespace)
     monkeypatch.chdir(tmp_path)
-    assert namespace["main"](["analysis.py"]) == 0
+    assert namespace["main"](["analysis.py"]) == 1  # the seeded report's p-value was made up, not computed
     out = capsys.readouterr().out
     assert "=== call_1: compare_two_groups" in out and "1 of 1 tool calls re-run" in out
+    assert "  ✗  E1 p_value: report 0.004, re-run" in out and "✗ Not reproduced" in out
+
+
+def test_pdf_and_docx_show_no_markdown_underscores(tmp_path):
+    """`_emphasis_` is set in italics in Word and PDF; snake_case metric names keep their underscores."""
+    import docx
+    from pypdf import PdfReader
+
+    report = {"question": "q", "language": "en", "tasks": [], "tool_calls": [], "figures": [],
+              "answer": "**Revenue differs.**\n\n_Built-in analyst (no language model): standard analyses._\n\n"
+                        "p_value stays, and so does \\_escaped\\_.",
+              "evidence": []}
+    pdf_text = "\n".join(page.extract_text() for page in PdfReader(to_pdf(report, tmp_path / "r.pdf")).pages)
+    word = docx.Document(str(to_docx(report, tmp_path / "r.docx")))
+    word_text = "\n".join(p.text for p in word.paragraphs)
+    for text in (pdf_text, word_text):
+        assert "Built-in analyst" in text and "_Built" not in text and "analyses._" not in text
+        assert "p_value stays" in text and "**" not in text and "\\_" not in text
+    italic = [r.text for p in word.paragraphs for r in p.runs if r.italic]
+    assert any(t.startswith("Built-in analyst") for t in italic)

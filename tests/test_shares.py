@@ -3,6 +3,7 @@ shows the report to someone without an account, and nothing else; it can be revo
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.config import Settings
@@ -29,7 +30,7 @@ def test_a_shared_link_shows_the_report_to_anyone_until_it_is_revoked(tmp_path, 
         assert asked.status_code == 200 and "without signing in" in asked.text and "/shared/" not in asked.text
         made = client.post(f"/runs/{run}/share", data={"confirm": "yes"})
         assert made.status_code == 201
-        link = made.text.split('<code class="new-token">')[1].split("</code>")[0]
+        link = made.text.split('<code class="new-token" id="share-link">')[1].split("</code>")[0]
         assert "/shared/" in link
         unconfirmed = client.post(f"/api/runs/{run}/shares")
         assert unconfirmed.status_code == 409 and unconfirmed.json()["error"]["category"] == "confirmation_required"
@@ -64,3 +65,34 @@ def test_nothing_to_share_before_the_report(client):
         session.query(Report).filter_by(run_id=run).delete()
     missing = client.post(f"/api/runs/{run}/shares?confirm=true")
     assert missing.status_code == 404 and missing.json()["error"]["category"] == "no_report"
+
+
+@pytest.mark.slow
+def test_share_links_use_the_public_url_and_warn_when_only_this_computer_can_open_them(tmp_path, retail_sales):
+    """VERITY_PUBLIC_URL is the address others use; without it, a link to localhost says that nobody
+    else can open it. The copy button is a plain button the static script wires up (no inline script)."""
+    import re
+
+    def shared(settings: Settings, base_url: str) -> str:
+        with TestClient(create_app(settings), base_url=base_url) as client:
+            ws = client.post("/api/workspaces", json={"name": "q3"}).json()["id"]
+            with open(retail_sales, "rb") as handle:
+                client.post(f"/api/workspaces/{ws}/files", files={"file": ("sales.xlsx", handle)})
+            run = client.post(f"/api/workspaces/{ws}/messages", json={"text": QUESTION}).json()["run_id"]
+            assert wait_for_run(client, run, {"done"})["status"] == "done"
+            api = client.post(f"/api/runs/{run}/shares?confirm=true").json()["url"]
+            page = client.post(f"/runs/{run}/share", data={"confirm": "yes"}).text
+            link = re.search(r'<code class="new-token" id="share-link">([^<]+)</code>', page).group(1)
+            assert link.rsplit("/", 1)[0] == api.rsplit("/", 1)[0]
+            return page
+
+    public = shared(Settings(_env_file=None, data_dir=tmp_path / "a", llm_model="builtin",
+                             public_url="https://verity.example.org/"), "http://127.0.0.1:8000")
+    assert '<code class="new-token" id="share-link">https://verity.example.org/shared/' in public
+    assert "data-reach-warning" not in public
+    assert re.search(r'<button type="button" data-copy="share-link"[^>]*>Copy</button>', public)
+    assert "<script>" not in public and " onclick=" not in public
+
+    local = shared(Settings(_env_file=None, data_dir=tmp_path / "b", llm_model="builtin"), "http://127.0.0.1:8000")
+    assert '<code class="new-token" id="share-link">http://127.0.0.1:8000/shared/' in local
+    assert "data-reach-warning" in local and "only this computer can open it" in local and "VERITY_PUBLIC_URL" in local

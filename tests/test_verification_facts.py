@@ -194,3 +194,35 @@ def test_a_superseded_claim_is_not_remembered_by_later_runs(tmp_path):
         assert s.get(RunRow, run_id).status == "done"
         remembered = [item.text for item in earlier_findings(s, ws, None, [])]
     assert any("119.26" in text for text in remembered) and not any("F = 200" in text for text in remembered)
+
+
+def test_percentage_points_and_their_interval_are_the_evidence_times_100(tmp_path):
+    """proportion_test reports the difference as a fraction (0.5365, CI 0.4881 to 0.5848); the answer
+    says it in percentage points, as a reader wants it."""
+    claim = ("Women survived far more often than men: a 53.6 percentage-point difference "
+             "(95% CI 48.8 to 58.5 points; 72.7% vs 19.1%)")
+    state, report, _ = run_on(tmp_path, "carData_TitanicSurvival.csv", [
+        ModelReply(None, [call("proportion_test", "c1", value_column="survived", group_column="sex")]),
+        ModelReply(None, [evidence(claim, ["c1"], "two-proportion z-test", sample_size=1309)]),
+        ModelReply("Women survived far more often: 72.7% vs 19.1%, a 53.6 percentage-point gap "
+                   "(95% CI 48.8–58.5 pp)."),
+    ], "Did the share of survivors differ between women and men?")
+    assert statuses(state) == [("passed", [])]
+    assert report["unverified_numbers"] == []
+
+
+def test_a_slope_rescaled_per_1000_units_is_backed(tmp_path):
+    """The coefficient is per lb (-0.00534); "5.34 mpg per 1000 lb" is the same number, and 1000 is the
+    rate's base, not a finding. A wrong rescale still fails."""
+    state, report, _ = run_on(tmp_path, "mtcars.csv", [
+        ModelReply(None, [call("derive_column", "d1", new_column_name="wt_lb", expression="wt * 1000")]),
+        ModelReply(None, [call("linear_regression", "c1", target_column="mpg", feature_columns=["wt_lb"])]),
+        ModelReply(None, [evidence("Heavier cars use more fuel: mpg falls by 5.34 mpg per 1000 lb (R² = 0.753)",
+                                   ["c1"], "linear regression (OLS)", sample_size=32)]),
+        ModelReply(None, [call("record_evidence", "ev2", claim="mpg falls by 7.1 mpg per 1,000 lb",
+                               method="linear regression (OLS)", tool_call_ids=["c1"])]),
+        ModelReply("mpg falls by about 5.3 mpg per 1000 lb of weight (R² = 0.753)."),
+    ], "By how much does mpg fall with weight? Add a column with the weight in lb (wt * 1000).")
+    assert [s for s, _ in statuses(state)] == ["passed", "failed"]
+    assert "7.1" in statuses(state)[1][1][0]
+    assert report["unverified_numbers"] == []

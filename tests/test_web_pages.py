@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from fastapi.testclient import TestClient
 
 from app.config import Settings
@@ -74,11 +76,18 @@ def test_page_upload_shows_a_preview_or_a_friendly_error(client):
     fragment = client.post(f"/workspaces/{ws}/upload?partial=1", files={"file": ("more.csv", csv.encode())})
     assert fragment.status_code == 200 and "<html" not in fragment.text and "badge type-" in fragment.text
     failed = client.post(f"/workspaces/{ws}/upload", files={"file": ("empty.csv", b"")})
-    assert failed.status_code == 400 and "role=\"alert\"" in failed.text and "empty_file" in failed.text
-    # a Chinese page explains the error in Chinese first; the reader's precise message follows
+    assert failed.status_code == 400 and "role=\"alert\"" in failed.text
+    headline = re.search(r"data-error-headline><strong>([^<]*)</strong>", failed.text).group(1)
+    assert headline.startswith("empty.csv: ")  # the file and the reader's own words for what is wrong
+    assert "empty_file" not in failed.text  # no internal codes
+    assert f'data-replace-url="/workspaces/{ws}"' in failed.text  # the address bar returns to the workspace
+    # a Chinese page names the file and the problem in Chinese first; the reader's precise message follows
     encrypted = client.post(f"/workspaces/{ws}/upload", headers={"accept-language": "zh-CN"},
                             files={"file": ("locked.xlsx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 4096)})
-    assert encrypted.status_code in (400, 415) and "无法读取这个文件" in encrypted.text
+    assert encrypted.status_code in (400, 415)
+    headline = re.search(r"data-error-headline><strong>([^<]*)</strong>", encrypted.text).group(1)
+    assert headline in [t("file_error_head_" + c, "zh", file="locked.xlsx")
+                        for c in ("encrypted_file", "corrupt_file", "unsupported_format")]
     assert any(f"{t('file_error_' + c, 'zh')}" in encrypted.text for c in ("encrypted_file", "corrupt_file", "unsupported_format"))
 
 
@@ -156,3 +165,48 @@ def test_every_file_error_category_is_explained_in_both_languages():
     for category in CATEGORIES:
         entry = STRINGS[f"file_error_{category}"]
         assert entry["en"] and entry["zh"] and entry["en"] != entry["zh"]
+        head = STRINGS[f"file_error_head_{category}"]
+        assert "{file}" in head["en"] and "{file}" in head["zh"] and head["en"] != head["zh"]
+
+
+def test_file_error_headlines_name_the_file_and_cause_in_both_languages(client):
+    """Each category's error box, as the page renders it: the file and what is wrong first, no code."""
+    templates = client.app.state.templates
+    for category in CATEGORIES:
+        error = {"category": category, "message": "There is no sheet named 'Sales'.", "hint": "Pick a sheet.",
+                 "file": "q3.xlsx"}
+        for lang in ("en", "zh"):
+            html = templates.get_template("_error_detail.html").render(error=error, lang=lang, t=t)
+            headline = re.search(r"data-error-headline><strong>([^<]*)</strong>", html).group(1)
+            expected = ("q3.xlsx: There is no sheet named &#39;Sales&#39;." if lang == "en"
+                        else t(f"file_error_head_{category}", "zh", file="q3.xlsx"))
+            assert headline == expected, (category, lang, html)
+            assert category not in html and "There is no sheet named" in html
+
+
+def test_a_question_is_answered_in_its_own_words_language_not_its_column_names(client):
+    """A suggestion on the English page that names Chinese columns is an English question (its
+    clarification and answer are English); Chinese words make it Chinese; column names alone follow the page."""
+    from app.db.models import Run
+
+    ws = new_workspace(client)
+    csv = "地区,收入\n" + "".join(f"{r},{i * 10.5}\n" for i, r in enumerate(["东", "西"] * 15))
+    client.post(f"/workspaces/{ws}/upload", files={"file": ("sales.csv", csv.encode())})
+
+    def asked(text: str, lang: str) -> str:
+        done = client.post(f"/workspaces/{ws}/ask?lang={lang}", data={"text": text}, follow_redirects=False)
+        run_id = done.headers["location"].split("?run=")[1].split("#")[0]
+        with client.app.state.db.session() as session:
+            return session.get(Run, run_id).language
+
+    assert asked("Does 收入 differ by 地区?", "en") == "en"
+    assert asked("收入在不同地区之间有差异吗？", "en") == "zh"
+    assert asked("收入 地区", "en") == "en" and asked("收入 地区", "zh") == "zh"
+
+
+def test_earlier_questions_show_the_answer_words_without_markdown():
+    from app.reports.safe_markdown import markdown_snippet
+
+    answer = "**Revenue differs** by region (p < 0.001).\n\n### Supporting findings\n\n- East is _highest_."
+    assert markdown_snippet(answer) == "Revenue differs by region (p < 0.001). Supporting findings East is highest."
+    assert markdown_snippet("word " * 100, 30).endswith(" …") and len(markdown_snippet("word " * 100, 30)) <= 32

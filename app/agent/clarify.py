@@ -18,7 +18,6 @@ How a run waits and comes back:
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Literal
 
@@ -26,7 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from analysis_tools import ToolContext, ToolError, ToolResult
-from app.agent.gates import GateInput, check_gates, question_key
+from app.agent.gates import GateInput, question_key
 from app.db.models import Message, Question, Run, utcnow
 from app.workspaces import active_datasets, dataset_summary
 
@@ -174,29 +173,6 @@ def _aware(moment):
     from datetime import timezone
 
     return moment.replace(tzinfo=timezone.utc) if moment is not None and moment.tzinfo is None else moment
-
-
-def hold_for_gates(turn: Any) -> None:
-    """Before the turn's first analysis: when a hard gate fires, the harness asks through
-    ask_user_question itself and the run pauses (no analysis tool has run)."""
-    extras = getattr(getattr(turn.toolbox, "context", None), "extras", None)
-    if not extras or extras.get("gates_checked") or "session" not in extras or "run_id" not in extras:
-        return
-    extras["gates_checked"] = True
-    gate = check_gates(gate_input(turn))
-    if gate is None:
-        return
-    from app.agent.loop import append, run_call
-    from app.agent.model import ModelReply, ToolCallRequest
-
-    arguments = gate.as_arguments()
-    call = ToolCallRequest(f"gate-{gate.topic}"[:100], ASK, arguments, json.dumps(arguments, ensure_ascii=False))
-    turn.recorder.emit("gate", {"topic": gate.topic, "reason": gate.reason})
-    append(turn, ModelReply(None, [call], "tool_calls").as_message())
-    content = run_call(turn, call)
-    if not awaiting_answer(turn, call):  # the topic was answered meanwhile: go on with the answer
-        append(turn, {"role": "tool", "tool_call_id": call.id, "content": content})
-    pause_if_asked(turn)
 
 
 def awaiting_answer(turn: Any, call: Any = None) -> bool:

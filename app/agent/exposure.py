@@ -66,8 +66,9 @@ class Exposure:
     the last request offered."""
 
     def __init__(self, registry: Registry, groups: Iterable[str], pruned: Iterable[str] = (),
-                 question: str = "", scope: str = "full"):
+                 question: str = "", scope: str = "full", focus: bool = True):
         self.registry = registry
+        self.focus = focus  # starters narrowed to the tests the question names (off for the built-in analyst)
         self.reset(groups, pruned, question, scope)
 
     def reset(self, groups: Iterable[str], pruned: Iterable[str] = (), question: str = "",
@@ -77,7 +78,7 @@ class Exposure:
         everything = groups is ALL_GROUPS  # a Toolbox built without an intent (tests, tools) sees it all
         self.base = set(groups) - self.pruned
         self.starters = ({t.name for t in self.registry} if everything else
-                         starter_tools(self.registry, self.base, question, scope) - set(SITUATIONAL))
+                         starter_tools(self.registry, self.base, question, scope, self.focus) - set(SITUATIONAL))
         self.situations: set[str] = set()
         self.called: set[str] = set()  # tools called in this turn
         self.added: set[str] = set()  # found by tool_search or kept by use: exposed for the rest of the turn

@@ -48,7 +48,9 @@ WORD_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"shapiro|normal(?:ity|ly)?\b|gaussian|bell[- ]shaped|jarque|anderson|kolmogorov|正态", ("normality_test",)),
     (r"\biqr\b|interquartile|outliers?|extreme values?|anomal\w*|z[- ]?scores?|异常值|离群|极端值",
      ("outlier_detection",)),
-    (r"new column|derived? column|\bratios?\b|\bper (?:capita|person|head|unit)\b|\bdivided by\b|\bcompute a column|"
+    # "ratio" asked for ("the ratio of X to Y", "compute a ratio"), not a column's name ("the pupil-teacher ratio")
+    (r"new column|derived? column|\bratios? (?:of|between)\b|\b(?:compute|calculate|add|create|make|derive)\w* (?:a |an |the )?"
+     r"(?:new )?(?:column|ratio|share)\b|\bas a ratio\b|\bper (?:capita|person|head|unit)\b|\bdivided by\b|"
      r"新列|新增一列|计算列|派生|比率|比值", ("derive_column",)),
     (r"\bfilter\w*|\bonly (?:the )?rows?\b|\bsubset\b|\bexclud\w*|\bwhere\b|筛选|过滤|只看|排除", ("filter_rows",)),
     (r"confidence interval|\bci\b|margin of error|置信区间", ("confidence_interval",)),
@@ -61,6 +63,8 @@ WORD_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"anova|kruskal|differ\w* (?:by|across|between)|compar\w* (?:across|by)|方差分析|各组", ("compare_groups",)),
     (r"correlat\w*|pearson|spearman|kendall|relationship between|associated with|相关", ("correlation_analysis",)),
     (r"regress\w*|slope|intercept|r[- ]?squared|r²|linear model|trend line|回归|斜率", ("linear_regression",)),
+    (r"\bdriv(?:e|es|ers?|ing)\b|\bwhat (?:affects|influences|explains)\b|\bfactors?\b|\bpredictors?\b|"
+     r"影响因素|驱动|哪些因素", ("correlation_analysis", "linear_regression")),
     (r"logistic|odds ratio|逻辑回归", ("logistic_regression",)),
     (r"chi[- ]?squared?|contingency|crosstab|independen\w*|卡方|列联", ("chi_square_test",)),
     (r"curve fit|exponential fit|power law|nonlinear|非线性|曲线拟合", ("curve_fit",)),
@@ -87,14 +91,46 @@ def word_tools(text: str) -> set[str]:
     return {name for pattern, names in WORD_TOOLS if re.search(pattern, text or "", re.IGNORECASE) for name in names}
 
 
-def starter_tools(registry, groups, question: str = "", scope: str = "full") -> set[str]:
+# A question whose words name its tests starts with those (and describe_columns) instead of every
+# common test, and with the chart that goes with them instead of every common chart: the first
+# request stays small (issue 15: <= 12,000 characters with schemas). The rest: tool_search.
+COMPANION_CHARTS = {"compare_groups": "plot_box", "compare_two_groups": "plot_box", "paired_test": "plot_box",
+                    "two_way_anova": "plot_box", "outlier_detection": "plot_box", "normality_test": "plot_histogram",
+                    "correlation_analysis": "plot_scatter", "linear_regression": "plot_scatter",
+                    "curve_fit": "plot_scatter", "logistic_regression": "plot_scatter", "chi_square_test": "plot_bar",
+                    "proportion_test": "plot_bar", "confidence_interval": "plot_histogram"}
+
+
+# compare_groups takes two groups too; compare_two_groups comes by its words ("t-test", "two groups")
+LEAN_STARTERS = {**STARTERS, "stats": tuple(n for n in STARTERS["stats"] if n != "compare_two_groups")}
+
+
+def focused_starters(registry, question: str) -> dict[str, tuple[str, ...]] | None:
+    """STARTERS narrowed to what the question's words name, or None when they name no test."""
+    named = word_tools(question)
+    tests = {n for n in named if n != "describe_columns" and (t := registry.get(n)) is not None and t.group == "stats"}
+    if not tests:
+        return None
+    charts = {n for n in named if (t := registry.get(n)) is not None and t.group == "plot"}
+    charts = charts or {COMPANION_CHARTS.get(n, "plot_bar") for n in tests}
+    return {**STARTERS, "stats": ("describe_columns", *sorted(tests)), "plot": tuple(sorted(charts))}
+
+
+def starter_tools(registry, groups, question: str = "", scope: str = "full", focus: bool = True) -> set[str]:
     """The tool names a turn with these groups starts with (see STARTERS), plus the tools the
-    question's words call for; a one-statistic question starts with SINGLE_STARTERS only."""
+    question's words call for; a one-statistic question starts with SINGLE_STARTERS only, a
+    question that names its tests with `focused_starters` (unless `focus` is off: the built-in
+    analyst plans every standard analysis and chart, and prompt size costs it nothing)."""
     groups = set(groups)
     whole = groups & set(WHOLE_GROUPS)
     if len(groups - whole) == 1:
         whole = groups
-    starters = SINGLE_STARTERS if scope == "single" else STARTERS
+    if scope == "single":
+        starters = SINGLE_STARTERS
+    elif focus:
+        starters = (focused_starters(registry, question) if question else None) or LEAN_STARTERS
+    else:
+        starters = STARTERS
     named = word_tools(question) if question else set()
     return {t.name for t in registry
             if t.group in whole or (t.group in groups and t.name in starters.get(t.group, ()))

@@ -2,37 +2,21 @@
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
-from typing import Any, Callable
+import json
+from typing import Any
 
-from app.agent.budget import TurnBudget, final_answer, gated_call
-from app.agent.clarify import awaiting_answer, hold_for_gates, pause_if_asked
-from app.agent.compaction import ContextWindow, compact, shelve_output, token_budget
+from app.agent.budget import final_answer, gated_call
+from app.agent.clarify import ASK, awaiting_answer, gate_input, pause_if_asked
+from app.agent.compaction import compact, shelve_output, token_budget
 from app.agent.context_budget import budget_table
-from app.agent.model import ChatModel, ModelReply, ToolCallRequest
-from app.agent.model_recovery import request_reply
+from app.agent.gates import check_gates
+from app.agent.model import ModelReply, ToolCallRequest
+from app.agent.model_recovery import malformed_calls, reemit_note
 from app.agent.protocol import heal_protocol
-from app.agent.recorder import RunRecorder
-from app.agent.toolbox import Toolbox, tool_message_content
+from app.agent.toolbox import tool_message_content
+from app.agent.tracing import traced_complete
+from app.agent.turn import Interrupted, Turn, append
 from app.agent.verification import between_rounds, check_answer
-
-
-class Interrupted(Exception):
-    """The user stopped the run."""
-
-
-@dataclass
-class Turn:
-    messages: list[dict[str, Any]]
-    model: ChatModel
-    toolbox: Toolbox
-    recorder: RunRecorder
-    budget: TurnBudget
-    stop_event: threading.Event = field(default_factory=threading.Event)
-    figure_url: Callable[[str], str] = str
-    context: ContextWindow | None = None  # the context cascade (compaction.py)
-    intent: Any = None  # the turn's Intent (intent.py): budgets, groups, restrictions
 
 
 def run_turn(turn: Turn) -> str:
@@ -41,7 +25,7 @@ def run_turn(turn: Turn) -> str:
         while True:
             heal(turn)
             check_interrupt(turn)
-            hold_for_gates(turn)  # clarify.py: a hard gate asks the user before any analysis tool runs
+            hold_for_gates(turn)  # below: a hard gate asks the user before any analysis tool runs
             if note := turn.budget.start_round():
                 append(turn, {"role": "user", "content": note})
             for note in between_rounds(turn):  # verification.py: claim checks (gated), stale-task reminder
@@ -78,20 +62,27 @@ def check_interrupt(turn: Turn) -> None:
         raise Interrupted()
 
 
-def append(turn: Turn, message: dict[str, Any]) -> None:
-    turn.messages.append(message)
-    turn.recorder.add_message(message)
-
-
 def call_model(turn: Turn) -> ModelReply:
     """One model request; with the budget spent no tools are offered, forcing an answer."""
     tools = [] if turn.budget.spent else turn.toolbox.schemas()
     turn.recorder.emit("model_call", {"round": turn.budget.rounds, "tools": len(tools),
                                       "context": budget_table(turn.messages, tools, token_budget(turn))})
-    reply = request_reply(turn, tools)  # traced; re-emit once on malformed arguments (model_recovery)
+    reply = request_reply(turn, tools)  # traced; re-emit once on malformed arguments (below)
     turn.recorder.emit("model_reply", {"round": turn.budget.rounds, "tool_calls": [c.name for c in reply.tool_calls],
                                        "finish_reason": reply.finish_reason, "usage": reply.usage})
     return reply
+
+
+def request_reply(turn: Turn, tools: list[dict[str, Any]]) -> ModelReply:
+    """One model reply for the loop: traced, streamed when configured, and with one re-emit request
+    when tool arguments could not be repaired. The note is not kept in the history (the trace
+    keeps it); a second malformed reply goes on and becomes a structured tool error."""
+    reply = traced_complete(turn, turn.messages, tools)
+    bad = malformed_calls(reply)
+    if not bad:
+        return reply
+    turn.recorder.emit("arguments_reemit", {"tools": [c.name for c in bad], "errors": [c.argument_error for c in bad]})
+    return traced_complete(turn, turn.messages + [reemit_note(bad)], tools, purpose="reemit")
 
 
 def run_call(turn: Turn, call: ToolCallRequest) -> str:
@@ -108,3 +99,23 @@ def run_call(turn: Turn, call: ToolCallRequest) -> str:
         "figures": [{"url": turn.figure_url(f["path"]), "caption": f["caption"]} for f in figures],
     })
     return shelve_output(turn.context, call.id, call.name, content)  # level 1: full text to disk first
+
+
+def hold_for_gates(turn: Turn) -> None:
+    """Before the turn's first analysis: when a hard gate fires, the harness asks through
+    ask_user_question itself and the run pauses (no analysis tool has run)."""
+    extras = getattr(getattr(turn.toolbox, "context", None), "extras", None)
+    if not extras or extras.get("gates_checked") or "session" not in extras or "run_id" not in extras:
+        return
+    extras["gates_checked"] = True
+    gate = check_gates(gate_input(turn))
+    if gate is None:
+        return
+    arguments = gate.as_arguments()
+    call = ToolCallRequest(f"gate-{gate.topic}"[:100], ASK, arguments, json.dumps(arguments, ensure_ascii=False))
+    turn.recorder.emit("gate", {"topic": gate.topic, "reason": gate.reason})
+    append(turn, ModelReply(None, [call], "tool_calls").as_message())
+    content = run_call(turn, call)
+    if not awaiting_answer(turn, call):  # the topic was answered meanwhile: go on with the answer
+        append(turn, {"role": "tool", "tool_call_id": call.id, "content": content})
+    pause_if_asked(turn)

@@ -19,7 +19,6 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 if TYPE_CHECKING:
-    from app.agent.loop import Turn
     from app.agent.model import ModelReply, ToolCallRequest
     from app.config import Settings
 
@@ -142,17 +141,3 @@ def reemit_note(calls: list["ToolCallRequest"]) -> dict[str, Any]:
         f"{REEMIT_PREFIX} your last reply. The arguments of these tool calls could not be parsed:\n"
         + "\n".join(lines)
         + "\nSend the tool call(s) again with the arguments as one valid JSON object each.")}
-
-
-def request_reply(turn: "Turn", tools: list[dict[str, Any]]) -> "ModelReply":
-    """One model reply for the loop: traced, streamed when configured, and with one re-emit request
-    when tool arguments could not be repaired. The note is not kept in the history (the trace
-    keeps it); a second malformed reply goes on and becomes a structured tool error."""
-    from app.agent.tracing import traced_complete
-
-    reply = traced_complete(turn, turn.messages, tools)
-    bad = malformed_calls(reply)
-    if not bad:
-        return reply
-    turn.recorder.emit("arguments_reemit", {"tools": [c.name for c in bad], "errors": [c.argument_error for c in bad]})
-    return traced_complete(turn, turn.messages + [reemit_note(bad)], tools, purpose="reemit")

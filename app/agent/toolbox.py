@@ -103,12 +103,13 @@ class Toolbox:
     def __init__(self, catalog: DatasetCatalog, context: ToolContext, registry: Registry = FULL_REGISTRY,
                  groups: set[str] | None = None, mask: Callable[[str], str] = str,
                  store_table: Callable[..., str] | None = None, pruned: set[str] | None = None,
-                 question: str = "", scope: str = "full"):
+                 question: str = "", scope: str = "full", focus: bool = True):
         self.catalog = catalog
         self.context = context
         self.registry = registry
         # lazy exposure (exposure.py): core + the intent's groups, widened by use and tool_search
-        self.exposure = Exposure(registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope)
+        self.exposure = Exposure(registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope,
+                                 focus)
         context.extras["exposure"] = self.exposure
         self.mask = mask  # personal data never reaches the model
         self.results = 0  # tool results this turn (micro-compaction starts past `OUTPUTS_AFTER`)

@@ -24,8 +24,8 @@ from app.agent.model_recovery import DeltaBuffer
 from app.db.models import Event, Run, ToolCall
 
 if TYPE_CHECKING:
-    from app.agent.loop import Turn
     from app.agent.recorder import RunRecorder
+    from app.agent.turn import Turn
     from app.config import Settings
 
 SPAN = "span"

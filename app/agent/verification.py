@@ -22,11 +22,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.agent.tasks import stale_task_reminder
-from app.db.models import Evidence, Run, ToolCall
+from app.db.models import Evidence, Question, Run, ToolCall
 from app.numbers import unverified_numbers
 
 GATED_TIERS = ("analysis", "deep")
 ALPHA = 0.05
+SMALL_SAMPLE = 30  # below it a null result is thin evidence (SPEC §8's n < 30)
+TINY_SAMPLE = 10  # below it any result is
 
 # --- wording ---------------------------------------------------------------------------------------
 _CLAUSE = re.compile(r"[.;:!?。；：！？,，\n]+(?:\s|$)|[。；：！？，\n]")
@@ -36,7 +38,11 @@ CAUSAL = re.compile(r"\bcaus(?:e|es|ed|ing|al|ally|ation)\b|\blead(?:s|ing)? to\
 # "could be caused by chance", "不能说明导致", "偶然造成").
 CAUSAL_HEDGE = re.compile(r"\b(?:not|no|never|cannot|can't|without|may|might|could|possibly|whether|if|unclear|"
                           r"neither|nor|chance|randomly)\b|n't\b|不|没|无|未|非|可能|或许|是否|偶然|随机", re.IGNORECASE)
-EXPERIMENT = re.compile(r"randomi[sz]ed|\bexperiment|\ba/b\b|\bRCT\b|随机对照|随机分组|实验", re.IGNORECASE)
+EXPERIMENT = re.compile(r"randomi[sz]ed|\brandom(?:ly)? assign\w*|\bassigned (?:at )?random\w*|\bexperiment|\ba/b\b|"
+                        r"\bRCT\b|随机对照|随机分组|随机分配|实验", re.IGNORECASE)
+# A clarification answered yes ("Go ahead" to the experiment gate, "Yes" to "were they randomly assigned?")
+AFFIRMATIVE = re.compile(r"^\s*(?:yes|yep|yeah|go ahead|correct|right|true|confirm\w*|indeed|it was|they were|"
+                         r"是|对|没错|继续|确认|确定)", re.IGNORECASE)
 
 SIGNIFICANT = re.compile(r"(?<![A-Za-z-])(?:statistically\s+)?significan(?:t|tly|ce)\b|显著", re.IGNORECASE)
 NOT_A_CLAIM = re.compile(r"significance level|level of significance|显著性水平|显著水平", re.IGNORECASE)
@@ -152,8 +158,31 @@ def p_values(calls: Iterable[ToolCall]) -> list[float]:
     return out
 
 
+def _says_experiment(text: str) -> bool:
+    """The text calls the data a randomised experiment (not "not randomised", "non-randomised")."""
+    return any(not NEGATION.search(text[max(0, m.start() - 20):m.start()]) for m in EXPERIMENT.finditer(text or ""))
+
+
+def confirmed_experiment(session: Session, run: Run) -> bool:
+    """Did the user confirm, in a clarification of this workspace, that the data come from a
+    randomised experiment? The experiment gate answered "Go ahead", a question about random
+    assignment answered yes, or an answer that says so itself ("it was an A/B test"). Then a
+    causal reading is the user's confirmed premise (user tier), not the model's leap."""
+    rows = session.scalars(select(Question).where(Question.workspace_id == run.workspace_id,
+                                                  Question.answer.is_not(None)))
+    for row in rows:
+        answer = ", ".join(map(str, row.answer)) if isinstance(row.answer, list) else str(row.answer)
+        if _says_experiment(answer):
+            return True
+        asked = row.topic == "method.experiment" or _says_experiment(row.question or "")
+        if asked and AFFIRMATIVE.search(answer) and not NEGATION.search(answer):
+            return True
+    return False
+
+
 # --- one claim ----------------------------------------------------------------------------------------
-def verify_evidence(item: Evidence, calls: list[ToolCall], question: str = "") -> dict[str, Any]:
+def verify_evidence(item: Evidence, calls: list[ToolCall], question: str = "",
+                    experiment: bool = False) -> dict[str, Any]:
     """Check one evidence item against the tool calls it cites; issues are plain-language strings.
     Numbers the user gave (the question) or the method states (a threshold, a split) are backed
     too, as are the cited calls' arguments (run_python's code included)."""
@@ -168,7 +197,8 @@ def verify_evidence(item: Evidence, calls: list[ToolCall], question: str = "") -
     for number in unverified_numbers(f"{wording}\n{metric_text}", texts, values, ignore_strings=ids):
         issues.append({"kind": "number", "detail": f"{number} is not in the outputs of {', '.join(ids[:-1])}"})
     run_methods = " ".join(method_text(c) for c in calls)
-    observational = not EXPERIMENT.search(run_methods + " " + (item.method or ""))
+    # observational unless the method says experiment or the user confirmed one (`confirmed_experiment`)
+    observational = not experiment and not EXPERIMENT.search(run_methods + " " + (item.method or ""))
     if observational and (words := causal_claims(wording)):
         issues.append({"kind": "causal", "detail": f"causal wording ({', '.join(sorted(set(words)))}) from "
                        f"{', '.join(sorted({c.tool for c in calls}))} on observational data: it shows association only"})
@@ -290,12 +320,22 @@ def hypothesis_set(results: list[dict[str, Any]], plan: dict[str, Any] | None, q
             "baseline": hypotheses[-1], "all": hypotheses}
 
 
-def synthesis_policy(results: list[dict[str, Any]], hypotheses: dict[str, Any]) -> dict[str, Any]:
-    """How the answer may be written, given what verification found."""
+def synthesis_policy(results: list[dict[str, Any]], hypotheses: dict[str, Any],
+                     experiment: bool = False) -> dict[str, Any]:
+    """How the answer may be written, given what verification found (and whether the user confirmed
+    a randomised experiment: then a causal reading of the tested difference is allowed)."""
     failed = [r for r in results if r["status"] == "failed"]
     passed = [r for r in results if r["status"] == "passed"]
     sizes = [r["sample_size"] for r in passed if isinstance(r["sample_size"], int)]
-    thin = not passed or all(r["confidence"] == "low" for r in passed) or (bool(sizes) and max(sizes) < 30)
+    tested = [r for r in passed if r["p_value"] is not None]
+    # Thin is about the evidence, not the bookkeeping: nothing checked out, the model itself rated it
+    # low, a handful of rows, or a small sample whose tests all came out null. A significant test on
+    # 20 rows, or a mean of 15 values, is backed (the automatic "high" -> "medium" downgrade for
+    # n < 30 already hedges the wording).
+    small, null = bool(sizes) and max(sizes) < SMALL_SAMPLE, bool(tested) and all(
+        r["p_value"] >= r["alpha"] for r in tested)
+    thin = (not passed or all(r["confidence"] == "low" for r in passed) or (bool(sizes) and max(sizes) < TINY_SAMPLE)
+            or (small and null))
     primary = (hypotheses.get("primary") or {}).get("status")
     hedged = bool(failed) or thin or primary not in (None, "supported") or \
         any(r["confidence"] != "high" for r in passed)
@@ -309,7 +349,9 @@ def synthesis_policy(results: list[dict[str, Any]], hypotheses: dict[str, Any]) 
     elif failed:
         rules.append("Do not give recommendations while claims are unverified.")
     if hedged:
-        rules.append("Use hedged wording (\"suggests\", \"is associated with\"); no causal language; call a result "
+        causal = ("causal language only for the randomised comparison the user confirmed" if experiment
+                  else "no causal language")
+        rules.append(f"Use hedged wording (\"suggests\", \"is associated with\"); {causal}; call a result "
                      "significant only when p < alpha.")
     if primary == "unsupported":
         rules.append("The primary hypothesis is not supported: say so plainly (no clear difference/relationship).")
@@ -340,14 +382,15 @@ def verify_run(session: Session, run: Run, emit, final: bool = False) -> dict[st
     if not new and not final and sorted(withdrawn) == verification.get("applied_withdrawals", []):
         return None
     results = [dict(r) for r in verification["results"]]
+    experiment = confirmed_experiment(session, run) if new else bool(verification.get("experiment"))
     for item in new:
         calls = [c for cid in item.tool_call_ids or [] if (c := session.get(ToolCall, (run.id, cid)))]
-        results.append(verify_evidence(item, calls, run.question or ""))
+        results.append(verify_evidence(item, calls, run.question or "", experiment))
     results = _resolved(results, withdrawn)
     hypotheses = hypothesis_set(results, state.get("plan"), run.question, run.language,
                                 (state.get("intent") or {}).get("scope", "full"))
-    policy = synthesis_policy(results, hypotheses)
-    verification = {**verification, "results": results, "status": policy["verification"],
+    policy = synthesis_policy(results, hypotheses, experiment)
+    verification = {**verification, "results": results, "status": policy["verification"], "experiment": experiment,
                     "checks": int(verification.get("checks", 0)) + (1 if new else 0),
                     "applied_withdrawals": sorted(withdrawn)}
     run.state = {**state, "verification": verification, "hypotheses": hypotheses, "synthesis_policy": policy}

@@ -8,7 +8,8 @@ from functools import partial
 from pathlib import Path
 from typing import Iterator
 
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
@@ -29,6 +30,17 @@ def pool_size(settings: Settings) -> int:
     return settings.db_pool_size or SERVER_THREADS + settings.run_workers + 4
 
 
+def postgres_share(engine: Engine, processes: int) -> int | None:
+    """This process's share of the server's connections, or None when it cannot be read."""
+    try:
+        with engine.connect() as connection:
+            total = int(connection.execute(text("SHOW max_connections")).scalar_one())
+            reserved = int(connection.execute(text("SHOW superuser_reserved_connections")).scalar_one())
+    except DBAPIError:  # the server is down at start: the retrying sessions deal with that later
+        return None
+    return max(4, (total - reserved) // max(1, processes))
+
+
 class Database:
     """One engine and session factory per Settings (an app, a CLI run, a test)."""
 
@@ -47,6 +59,14 @@ class Database:
             # pre_ping: a connection the server dropped (a restart, pg_terminate_backend) is replaced
             # when it is taken from the pool, instead of failing the next statement.
             self.engine = create_engine(url, pool_pre_ping=True, **pool)
+            ceiling = postgres_share(self.engine, settings.db_processes)
+            if ceiling and pool["pool_size"] + pool["max_overflow"] > ceiling:
+                # The server refuses connections past max_connections ("too many clients"); a
+                # smaller pool makes the extra threads wait for a connection instead.
+                overflow = min(pool["max_overflow"], ceiling // 4)
+                self.engine.dispose()
+                self.engine = create_engine(url, pool_pre_ping=True, pool_size=ceiling - overflow,
+                                            max_overflow=overflow, pool_timeout=pool["pool_timeout"])
         self.sessionmaker = sessionmaker(self.engine, class_=RetryingSession, expire_on_commit=False,
                                          info={"retry_s": settings.db_retry_s})
 

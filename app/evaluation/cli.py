@@ -17,7 +17,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from app.evaluation.compare import DEFAULT_BASELINE, BaselineError, compare, load_baseline, save_baseline, table, totals
+from app.evaluation.compare import (
+    DEFAULT_BASELINE,
+    BaselineError,
+    compare,
+    load_baseline,
+    save_baseline,
+    score_line,
+    table,
+    totals,
+)
 from app.evaluation.tasks import DEFAULT_TASKS, TaskFileError, load_tasks
 
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_ARGS = 0, 1, 2
@@ -84,7 +93,8 @@ def execute(tasks: list, workdir: Path | None) -> tuple[list[dict[str, Any]], st
     print(f"Evaluating {len(tasks)} task(s) with {model}", file=sys.stderr)
 
     def progress(i: int, n: int, result: dict[str, Any]) -> None:  # stderr: --json keeps stdout clean
-        print(f"[{i}/{n}] {result['id']}: {result['status']}, facts {result['facts_found']}/"
+        print(f"[{i}/{n}] {result['id']}: {result['status']}, {'right' if result['fully_right'] else 'not right'}, "
+              f"facts {result['facts_found']}/"
               f"{result['facts_total']}, {result['wall_s']:.1f} s", file=sys.stderr, flush=True)
 
     with tempfile.TemporaryDirectory(prefix="verity-eval-") as scratch:
@@ -104,7 +114,7 @@ def shown(path: Path) -> str:
 
 def report_text(model: str, results: list[dict[str, Any]], total: dict[str, Any], comparison: dict | None,
                 baseline_path: Path, saved: Path | None) -> str:
-    lines = [f"Model: {model}", "", table(results, total), ""]
+    lines = [f"Model: {model}", "", table(results, total), "", score_line(total)]
     unfinished = [r["id"] for r in results if r["status"] != "done"]
     if unfinished:
         lines.append(f"NOT DONE {len(unfinished)} task(s): {', '.join(unfinished)}")

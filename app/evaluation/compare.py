@@ -3,7 +3,7 @@
 A baseline is the per-task scores of an earlier evaluation (data/eval/baseline.json holds the
 built-in analyst's). Wall times are left out of it: they vary from machine to machine, and a
 slower CI box is not a regression. Against a baseline, a task regresses when it
-- finds fewer expected facts,
+- finds fewer expected facts, or is no longer fully right (every fact found),
 - has a lower tool success rate (by more than RATE_TOLERANCE: one extra failed call in a long run
   of a language model is noise, a pattern of failures is not),
 - is no longer done (it was done in the baseline), or
@@ -21,7 +21,7 @@ from app.paths import REPO_ROOT
 
 DEFAULT_BASELINE = REPO_ROOT / "data" / "eval" / "baseline.json"
 RATE_TOLERANCE = 0.05
-BASELINE_FIELDS = ("status", "facts_found", "facts_total", "tool_calls", "tool_success_rate", "budget_overruns",
+BASELINE_FIELDS = ("status", "fully_right", "facts_found", "facts_total", "tool_calls", "tool_success_rate", "budget_overruns",
                    "steps", "retries", "evidence", "unverified_numbers")
 
 
@@ -35,19 +35,22 @@ def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
     summed = {k: sum(r[k] for r in results) for k in ("facts_found", "facts_total", "budget_overruns",
                                                       "budget_warnings", "steps", "model_calls", "retries",
                                                       "evidence", "unverified_numbers")}
+    right = sum(bool(r.get("fully_right")) for r in results)
     return {"tasks": len(results), "done": sum(r["status"] == "done" for r in results), **summed,
+            "fully_right": right, "fully_right_share": round(right / len(results), 4) if results else None,
             "tool_calls": calls, "tool_ok": ok, "tool_success_rate": round(ok / calls, 4) if calls else None,
             "wall_s": round(sum(r["wall_s"] for r in results), 2)}
 
 
-COLUMNS = [("task", "id"), ("status", "status"), ("facts", None), ("tools ok", None),
+COLUMNS = [("task", "id"), ("status", "status"), ("right", None), ("facts", None), ("tools ok", None),
            ("overruns", "budget_overruns"), ("steps", "steps"), ("retries", "retries"), ("time s", None),
            ("unverified", "unverified_numbers")]
 
 
 def table(results: list[dict[str, Any]], total: dict[str, Any]) -> str:
     """One row per task and a totals row, then what each unfinished or incomplete task missed."""
-    rows = [_row(r) for r in results] + [_row({**total, "id": "TOTAL", "status": f"{total['done']}/{total['tasks']} done"})]
+    rows = [_row(r) for r in results] + [_row({**total, "id": "TOTAL", "status": f"{total['done']}/{total['tasks']} done",
+                                               "right_cell": f"{total['fully_right']}/{total['tasks']}"})]
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, (h, _) in enumerate(COLUMNS)]
 
     def line(cells: list[str]) -> str:  # names left-aligned, numbers right-aligned
@@ -68,10 +71,18 @@ def _row(r: dict[str, Any]) -> list[str]:
     cells = []
     for _, key in COLUMNS:
         cells.append(str(r[key]) if key else "")
-    cells[2] = f"{r['facts_found']}/{r['facts_total']}"
-    cells[3] = f"{r['tool_ok']}/{r['tool_calls']}" + (f" ({rate:.0%})" if rate is not None else "")
-    cells[7] = f"{r['wall_s']:.1f}"
+    cells[2] = r.get("right_cell") or ("yes" if r.get("fully_right") else "no")
+    cells[3] = f"{r['facts_found']}/{r['facts_total']}"
+    cells[4] = f"{r['tool_ok']}/{r['tool_calls']}" + (f" ({rate:.0%})" if rate is not None else "")
+    cells[8] = f"{r['wall_s']:.1f}"
     return cells
+
+
+def score_line(total: dict[str, Any]) -> str:
+    """The headline of an evaluation: how many questions were answered fully right."""
+    share = total.get("fully_right_share")
+    return (f"Score: {total['fully_right']}/{total['tasks']} questions fully right"
+            + (f" ({share:.1%})" if share is not None else "") + f"; facts {total['facts_found']}/{total['facts_total']}")
 
 
 # --- the baseline ----------------------------------------------------------------------------
@@ -123,6 +134,8 @@ def task_regressions(now: dict[str, Any], before: dict[str, Any]) -> list[str]:
     found = []
     if now["facts_found"] < (before.get("facts_found") or 0):
         found.append(f"facts found {now['facts_found']}/{now['facts_total']}, baseline {before['facts_found']}")
+    elif before.get("fully_right") and not now.get("fully_right"):
+        found.append("no longer fully right")
     rate, old_rate = now["tool_success_rate"], before.get("tool_success_rate")
     if old_rate is not None and (rate is None or rate < old_rate - RATE_TOLERANCE):
         shown = "no tool calls" if rate is None else f"{rate:.0%}"

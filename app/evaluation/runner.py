@@ -21,7 +21,7 @@ from sqlalchemy import select
 from app.agent.clarify import answer_question, open_questions
 from app.cli_questions import external_id
 from app.config import REPO_ROOT, Settings
-from app.db.models import Event, Report, Run, ToolCall
+from app.db.models import Event, Question, Report, Run, ToolCall, Workspace
 from app.db.session import open_database
 from app.evaluation import facts as fact_checks
 from app.evaluation.tasks import EvalTask
@@ -69,23 +69,35 @@ def run_task(service: RunService, task: EvalTask, root: Path = REPO_ROOT) -> dic
     except Exception as exc:  # a harness bug must not end the whole evaluation: it is this task's failure
         log.debug("evaluation task %s failed", task.id, exc_info=True)
         measured = measure_after_error(service, run_id, f"{type(exc).__name__}: {exc}")
-    found = [fact for fact in task.facts if fact_checks.check(fact, measured["report"], measured["calls"])]
+    found = [fact for fact in task.facts
+             if fact_checks.check(fact, measured["report"], measured["calls"], measured.get("recorded"))]
     return {
         "id": task.id, "status": measured["status"], "reason": measured["reason"],
-        "facts_found": len(found), "facts_total": len(task.facts),
+        "facts_found": len(found), "facts_total": len(task.facts), "fully_right": len(found) == len(task.facts),
         "missed": [fact_checks.describe(f) for f in task.facts if f not in found],
         **measured["metrics"], "wall_s": round(time.perf_counter() - started, 2), "run_id": run_id,
     }
 
 
 def start_run(service: RunService, task: EvalTask, root: Path) -> str:
+    """The workspace with the task's files and rules; its earlier questions (`before`) run first,
+    each to its end, so the scored question is a real follow-up. Returns the scored run's id."""
     with service.db.session() as session:
         workspace = create_workspace(session, f"eval: {task.id}")
+        workspace.rules = task.rules
         for path in task.paths(root):
             if not path.is_file():
                 raise IngestError("empty_file", f"File not found: {path}", "Check the task's files.")
             add_dataset(session, service.settings, workspace, path, path.name)
-        return service.create(session, workspace, task.question, task.language).id
+        workspace_id = workspace.id
+    for earlier in task.before:
+        settle(service, create_run(service, workspace_id, earlier, task.language), task.answers)
+    return create_run(service, workspace_id, task.question, task.language)
+
+
+def create_run(service: RunService, workspace_id: str, question: str, language: str | None) -> str:
+    with service.db.session() as session:
+        return service.create(session, session.get_one(Workspace, workspace_id), question, language).id
 
 
 def settle(service: RunService, run_id: str, answers: dict[str, list[str]]) -> None:
@@ -96,7 +108,7 @@ def settle(service: RunService, run_id: str, answers: dict[str, list[str]]) -> N
         with service.db.session() as session:
             run = session.get(Run, run_id)
             pending = open_questions(session, run_id) if run.status == "waiting" else []
-            given = [(q, answers.get(external_id(q)) or answers.get(q.id)) for q in pending]
+            given = [(q, given_answer(q, answers)) for q in pending]
             if not pending or not all(value for _, value in given):
                 return
             for question, value in given:
@@ -105,13 +117,24 @@ def settle(service: RunService, run_id: str, answers: dict[str, list[str]]) -> N
         service.execute(run_id)
 
 
+def given_answer(question: Question, answers: dict[str, list[str]]) -> list[str] | None:
+    """The task's answer to a question: by its external id, its own id, or the topic's first part
+    ("scope" answers "scope.retail_sales", whichever file the gate names)."""
+    topic = external_id(question)
+    return answers.get(topic) or answers.get(question.id) or answers.get(topic.split(".")[0])
+
+
 # --- metrics ---------------------------------------------------------------------------------
 def measure(service: RunService, run_id: str) -> dict[str, Any]:
     """Status, report and process metrics of a run that has stopped (done, failed or waiting)."""
     with service.db.session() as session:
         run = session.get(Run, run_id)
-        calls = [{"id": c.id, "tool": c.tool, "ok": bool(c.ok), "error": (c.error or {}).get("error")}
+        calls = [{"id": c.id, "tool": c.tool, "ok": bool(c.ok), "error": (c.error or {}).get("error"),
+                  "arguments": c.arguments or {}}
                  for c in session.scalars(select(ToolCall).where(ToolCall.run_id == run_id))]
+        versions = [int((e.data or {}).get("rows") or 0) for e in session.scalars(
+            select(Event).where(Event.run_id == run_id, Event.kind == "dataset_version"))]
+        asked = [q.topic or "" for q in session.scalars(select(Question).where(Question.run_id == run_id))]
         events = list(session.scalars(select(Event).where(Event.run_id == run_id,
                                                           Event.kind.in_(("budget", "span", "model_reply")))
                                       .order_by(Event.id)))
@@ -126,6 +149,7 @@ def measure(service: RunService, run_id: str) -> dict[str, Any]:
         elif run.status != "done":
             reason = run.error or run.status
         return {"status": run.status, "reason": reason, "report": report, "calls": calls,
+                "recorded": {"versions": versions, "asked": asked},
                 "metrics": process_metrics(calls, events, report, run)}
 
 

@@ -1,9 +1,13 @@
 """The fixed evaluation task set: loaded and checked before anything runs.
 
-A task file is JSON: {"tasks": [{"id", "files", "question", "language"?, "answers"?, "facts"}]}.
-Files are relative to the repository root. `answers` pre-answers clarification questions by their
-external id (the gate topic, as `verity analyze --answer id=value`), so a task never waits for a
-person. A file that does not fit raises TaskFileError (exit code 2), never a traceback.
+A task file is JSON: {"tasks": [{"id", "files", "question", "language"?, "answers"?, "before"?,
+"rules"?, "source"?, "facts"}]}. Files are relative to the repository root. `answers` pre-answers
+clarification questions by their external id (the gate topic, as `verity analyze --answer
+id=value`; a key "scope" answers any "scope.<name>" question), so a task never waits for a person.
+`before` are earlier questions asked in the same workspace first (the scored question is their
+follow-up); `rules` is the workspace's rules file; `source` says where the expected values come
+from (data/eval/expected.py computes them). A file that does not fit raises TaskFileError (exit
+code 2), never a traceback.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ class EvalTask:
     facts: list[dict[str, Any]]
     language: str | None = None
     answers: dict[str, list[str]] = field(default_factory=dict)  # question id -> value(s)
+    before: list[str] = field(default_factory=list)  # earlier questions of the same workspace
+    rules: str = ""  # the workspace rules file
+    source: str = ""  # where the expected values come from
 
     def paths(self, root: Path) -> list[Path]:
         return [(root / name) for name in self.files]
@@ -80,7 +87,13 @@ def parse_task(entry: Any, index: int) -> EvalTask:
             validate_fact(fact)
     except FactError as exc:
         raise TaskFileError(f"{where}: {exc}") from exc
-    return EvalTask(task_id.strip(), files, question, facts, language, parse_answers(entry.get("answers"), where))
+    before, rules, source = entry.get("before", []), entry.get("rules", ""), entry.get("source", "")
+    if not isinstance(before, list) or not all(isinstance(q, str) and q.strip() for q in before):
+        raise TaskFileError(f"{where}: 'before' must be a list of questions")
+    if not isinstance(rules, str) or not isinstance(source, str):
+        raise TaskFileError(f"{where}: 'rules' and 'source' must be strings")
+    return EvalTask(task_id.strip(), files, question, facts, language, parse_answers(entry.get("answers"), where),
+                    before, rules, source)
 
 
 def parse_answers(raw: Any, where: str) -> dict[str, list[str]]:

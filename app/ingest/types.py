@@ -29,6 +29,7 @@ from app.ingest.textvalues import (Distinct, Step, leftover, padded_codes, parse
 MISSING_MARKERS = ("", "—", "——", "–", "-", "--", "---", "n/a", "na", "n.a.", "null", "none", "nan", "#n/a",
                    "#null!", "#value!", "#div/0!", "#ref!", "无", "缺失", "空", "/", "?", "？", "不详", "暂无", "未知")
 _MARKERS = pa.array(MISSING_MARKERS)
+ANSWER_WORDS = ("none", "无")  # markers that are a real answer among a category's levels
 BOOL_WORDS = {"true": True, "false": False, "yes": True, "no": False, "y": True, "n": False,
               "是": True, "否": False, "对": True, "错": False, "t": True, "f": False}
 _BOOL_TEXTS = pa.array(list(BOOL_WORDS))
@@ -180,11 +181,28 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
         stamps = d.expand(dates, np.datetime64("NaT"))
         return pd.Series(stamps, dtype="datetime64[ns]"), "datetime", steps + date_steps + extra
 
-    result = text_result()
-    n_unique = len(present_w)
-    if n_unique <= CATEGORY_MAX_UNIQUE and n_unique <= max(2, 0.5 * n_present) and present_text.str.len().max() <= 60:
-        return result, "category", steps
-    return result, "text", steps
+    if _is_category(present_text, present_w, n_present):
+        if answers := _answer_levels(d):  # "None" is how much someone exercises, not a gap
+            d.keep[answers] = True
+            said = {str(d.values[i]) for i in answers}
+            steps = [s for s in steps if not any(s.action == f"read '{v}' as missing" for v in said)]
+            return d.expand_text(), "category", steps
+        return text_result(), "category", steps
+    return text_result(), "text", steps
+
+
+def _is_category(present_text: pd.Series, weights: np.ndarray, n_present: int) -> bool:
+    n_unique = len(weights)
+    return bool(n_unique <= CATEGORY_MAX_UNIQUE and n_unique <= max(2, 0.5 * n_present)
+                and present_text.str.len().max() <= 60)
+
+
+def _answer_levels(d: Distinct) -> list[int]:
+    """Values read as missing that are really one of the column's answers: in a column of a few
+    levels, "None" / "无" is a choice ("How much do you exercise? None"), never a gap. The
+    placeholders (N/A, NULL, —, 不详) stay missing everywhere."""
+    lowered = d.lowered.to_pylist()
+    return [int(i) for i in np.flatnonzero(~d.keep) if lowered[i] in ANSWER_WORDS]
 
 
 def _clean_identifiers(col: pd.Series) -> bool:
@@ -224,13 +242,23 @@ def _numeric_result(num: pd.Series, id_named: bool, steps: list) -> tuple[pd.Ser
         big = np.abs(finite).max()
         # Phone and card numbers typed into Excel as numbers are still identifiers, not quantities.
         phones = (finite >= 1.3e10) & (finite < 2e10)
-        if id_named or big >= 1e11 and np.all(np.abs(finite) >= 1e11) or phones.mean() >= 0.9:
-            text = pd.Series(values).astype("Int64").astype(str).where(~np.isnan(values), None)
-            return _as_text(text), "identifier", steps
+        # Above 2**53 a float no longer holds every whole number: such values are measurements
+        # (1.2e20), never codes someone typed, and they overflow an integer cast.
+        long_codes = big < 2**53 and bool(np.all(np.abs(finite) >= 1e11))
+        if id_named or long_codes or phones.mean() >= 0.9:
+            return _as_text(_whole_number_text(values)), "identifier", steps
         if big < 2**53:
             ints = pd.Series(values)
             return (ints.astype("int64") if not np.isnan(values).any() else ints.astype("Int64")), "integer", steps
     return pd.Series(values, dtype="float64"), "number", steps
+
+
+def _whole_number_text(values: np.ndarray) -> pd.Series:
+    """Whole numbers as their digits ("13812345678", never "1.38e10"); missing stays missing.
+    Python ints carry any size, so a huge value never fails an int64 cast."""
+    if np.all(np.abs(values[~np.isnan(values)]) < 2**63):
+        return pd.Series(values).astype("Int64").astype(str).where(~np.isnan(values), None)
+    return pd.Series([None if np.isnan(v) else str(int(v)) for v in values], dtype=object)
 
 
 def _as_text(values: pd.Series) -> pd.Series:

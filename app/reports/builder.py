@@ -8,15 +8,17 @@ written as report.json and rendered by `app.reports.render`.
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
-from typing import Any, Iterable
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db.models import Dataset, Evidence, Run, Task, ToolCall
-from app.workspaces import active_datasets
 from app.numbers import Written, answer_numbers, backing_values, unverified_numbers  # noqa: F401 (re-exported)
+from app.translations import CATALOG
+from app.workspaces import active_datasets
 
 # Tools of the harness itself: they plan, record and navigate, they do not analyse data.
 HARNESS_TOOLS = frozenset({
@@ -61,7 +63,7 @@ def _iso(moment: datetime | None) -> str | None:
     if moment is None:
         return None
     if moment.tzinfo is None:  # SQLite hands back naive datetimes: they were stored as UTC
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.isoformat()
 
 
@@ -69,19 +71,7 @@ def _iso(moment: datetime | None) -> str | None:
 # The report
 # --------------------------------------------------------------------------------------------
 
-_TEXT = {
-    "no_evidence": {"en": "No evidence was recorded: the answer is not backed by recorded analysis results.",
-                    "zh": "未记录任何证据：结论没有经过记录的分析结果支持。"},
-    "failed_calls": {"en": "{n} tool call(s) failed; their results are not used.",
-                     "zh": "{n} 次工具调用失败，其结果未被使用。"},
-    "open_tasks": {"en": "{n} planned step(s) were not completed: {subjects}.",
-                   "zh": "{n} 个计划步骤未完成：{subjects}。"},
-    "unverified": {"en": "{n} number(s) in the answer could not be traced to any analysis result.",
-                   "zh": "结论中有 {n} 个数字无法追溯到任何分析结果。"},
-    "no_answer": {"en": "The run produced no answer.", "zh": "本次分析没有生成结论。"},
-    "verification_failed": {"en": "{n} claim(s) failed verification against the tool outputs they cite.",
-                            "zh": "有 {n} 条结论未通过与所引用分析结果的核对。"},
-}
+_TEXT = {k.removeprefix("report_note."): v for k, v in CATALOG.items() if k.startswith("report_note.")}
 
 
 def _t(key: str, language: str, **fields: Any) -> str:
@@ -229,7 +219,7 @@ def build_report(session: Session, run: Run) -> dict[str, Any]:
     report = {
         "run_id": run.id,
         "workspace_id": run.workspace_id,
-        "created_at": _iso(run.finished_at or run.created_at) or datetime.now(timezone.utc).isoformat(),
+        "created_at": _iso(run.finished_at or run.created_at) or datetime.now(UTC).isoformat(),
         "status": run.status,
         "question": run.question,
         "language": language,

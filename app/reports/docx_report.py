@@ -8,7 +8,8 @@ from typing import Any
 from app.reports.i18n import label, labels
 from app.reports.report_parts import (CONFIDENCE_COLOURS, evidence_facts, evidence_numbers, figure_caption,
                                       figure_file, figure_numbers_by_evidence, guidance_facts, meta_items,
-                                      metric_rows, plan_facts, report_language, task_rows, tool_call_rows,
+                                      metric_rows, plan_facts, report_language, reproduction_summary, task_rows,
+                                      tool_call_rows,
                                       verification_summary)
 from app.reports.text_blocks import inline_runs, markdown_blocks
 
@@ -203,6 +204,10 @@ def _add_how(doc, report: dict[str, Any], L: dict[str, str], lang: str) -> None:
         doc.add_paragraph(checks[0])
         if checks[1]:
             _add_table(doc, checks[1])
+    reproduced = reproduction_summary(report, lang)
+    if reproduced:
+        doc.add_heading(reproduced[0], level=2)
+        doc.add_paragraph(reproduced[1])
     if report.get("method_notes"):
         _add_labelled(doc, L["methods_used"], "; ".join(report["method_notes"]))
     if report.get("tools_used"):

@@ -14,11 +14,20 @@ from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
 from app.reports.i18n import label, labels
+from app.reports.report_parts import (
+    CONFIDENCE_COLOURS,
+    args_text,
+    evidence_numbers,
+    figure_file,
+    figure_numbers_by_evidence,
+    format_value,
+    guidance_facts,
+    model_text,
+    report_language,
+    reproduction_summary,
+    task_status,
+)
 from app.reports.safe_markdown import render_markdown
-from app.reports.report_parts import (CONFIDENCE_COLOURS, args_text, evidence_numbers, figure_file,
-                                      figure_numbers_by_evidence, format_value, guidance_facts, model_text,
-                                      report_language, task_status)
-
 
 _ENV = Environment(loader=PackageLoader("app.reports", "templates"), autoescape=True, trim_blocks=True,
                    lstrip_blocks=True)
@@ -47,7 +56,8 @@ def to_html(report: dict[str, Any], base_dir: str | Path | None = None) -> str:
     return _ENV.get_template("report.html").render(
         report=report, L=labels(lang), lang=lang, answer=answer_html(report.get("answer", "")),
         model_text=model_text(report, lang), evidence=_evidence(report, lang, figures), figures=figures,
-        tasks=_tasks(report, lang, numbers), calls=_calls(report), guidance=guidance_facts(report, labels(lang)))
+        tasks=_tasks(report, lang, numbers), calls=_calls(report), guidance=guidance_facts(report, labels(lang)),
+        reproduced=reproduction_summary(report, lang))
 
 
 def _figures(report: dict[str, Any], base: Path | None, numbers: dict[str, int]) -> list[dict[str, Any]]:

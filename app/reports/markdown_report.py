@@ -6,7 +6,8 @@ from typing import Any
 
 from app.reports.i18n import label, labels
 from app.reports.report_parts import (args_text, evidence_numbers, figure_numbers_by_evidence, format_value,
-                                      guidance_facts, meta_items, plan_facts, report_language, supports_suffix,
+                                      guidance_facts, meta_items, plan_facts, report_language, reproduction_summary,
+                                      supports_suffix,
                                       task_status, verification_summary)
 from app.reports.safe_markdown import neutralize_markdown
 
@@ -106,6 +107,9 @@ def _how(report: dict[str, Any], L: dict[str, str], lang: str) -> list[str]:
         if rows:
             out += ["| " + " | ".join(rows[0]) + " |", "|---|---|---|"]
             out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows[1:]] + [""]
+    reproduced = reproduction_summary(report, lang)
+    if reproduced:
+        out += [f"### {reproduced[0]}", "", reproduced[1], ""]
     if report.get("method_notes"):
         out += [f"**{L['methods_used']}:** " + "; ".join(report["method_notes"]), ""]
     if report.get("tools_used"):

@@ -10,7 +10,8 @@ from app.reports.i18n import label, labels
 from app.reports.pdf_fonts import pdf_fallback, pdf_font, pdf_inline
 from app.reports.report_parts import (CONFIDENCE_COLOURS, evidence_facts, evidence_numbers, figure_caption,
                                       figure_file, figure_numbers_by_evidence, guidance_facts, meta_items,
-                                      metric_rows, plan_facts, report_language, task_rows, tool_call_rows,
+                                      metric_rows, plan_facts, report_language, reproduction_summary, task_rows,
+                                      tool_call_rows,
                                       verification_summary)
 from app.reports.text_blocks import markdown_blocks
 
@@ -210,6 +211,10 @@ def _add_how(story: _Story, report: dict[str, Any], L: dict[str, str], lang: str
         story.para(checks[0])
         if checks[1]:
             story.table(checks[1], [story.width * 0.6, story.width * 0.2, story.width * 0.2])
+    reproduced = reproduction_summary(report, lang)
+    if reproduced:
+        story.para(reproduced[0], story.h[2])
+        story.para(reproduced[1])
     if report.get("method_notes"):
         story.labelled(L["methods_used"], "; ".join(report["method_notes"]))
     if report.get("tools_used"):

@@ -163,6 +163,20 @@ def verification_summary(report: dict[str, Any], L: dict[str, str]) -> tuple[str
     return text, rows if len(rows) > 1 else []
 
 
+def reproduction_summary(report: dict[str, Any], language: str) -> tuple[str, str, bool] | None:
+    """(heading, sentence, passed) from the recorded run of analysis.py; None when it did not run
+    (the report then says nothing about reproduction)."""
+    check = report.get("reproduction") or {}
+    if check.get("status") == "passed" and check.get("matched"):
+        return label("reproduction", language), label("reproduction_passed", language).format(n=check["matched"]), True
+    if check.get("status") == "failed":
+        bad = int(check.get("differing") or 0)
+        text = label("reproduction_failed", language).format(
+            bad=bad, total=bad + int(check.get("matched") or 0), failures=int(check.get("failed_calls") or 0))
+        return label("reproduction_title_failed", language), text, False
+    return None
+
+
 def guidance_facts(report: dict[str, Any], L: dict[str, str]) -> list[tuple[str, str]]:
     """What the analysis was told besides the data, as (label, text) pairs: each workspace rule,
     confirmed definition, reference passage and earlier finding; empty when there was none."""

@@ -59,6 +59,15 @@ def render_markdown(text: str, *, images: Literal["alt", "local"] = "alt", headi
                             url_schemes={s.rstrip(":") for s in SAFE_SCHEMES}, link_rel="noopener noreferrer"))
 
 
+def markdown_snippet(text: str, length: int = 180) -> str:
+    """The words of a Markdown text without its markup (no `**`, `###`), shortened to about `length`
+    characters at a word: a one-line preview of an answer."""
+    words = " ".join(render_markdown(text).striptags().split())
+    if len(words) <= length:
+        return words
+    return words[:length].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+
+
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.\-]*:")
 
 

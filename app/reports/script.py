@@ -1,15 +1,19 @@
 """analysis.py: a script that re-runs every analysis tool call of a report on the uploaded data.
 
-    python analysis.py                      # the files where Verity stored them (or next to the script)
+    python analysis.py                      # the files beside the script (or where Verity stored them)
     python analysis.py sales.xlsx other.csv # other copies, in the order of DATASETS
+
+It ends by comparing every number of the report's evidence with the re-computed one (✓/✗).
 """
 
 from __future__ import annotations
 
 import pprint
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from app.reports.builder import is_harness_tool
+from app.translations import CATALOG
 
 
 def dataset_sources(datasets: Iterable[Any]) -> list[dict[str, Any]]:
@@ -33,17 +37,27 @@ def _literal(value: Any) -> str:
 
 _BODY = '''
 
-def _load(argv: list[str]) -> dict[str, Any]:
-    """Read each uploaded file with Verity's reader (the same cleaning as in the app)."""
-    given = argv[1:]
-    here = Path(__file__).resolve().parent
+def _find(source: dict[str, Any], given: str | None, index: int) -> Path:
+    \"\"\"The data file: the path given, else a file of the same name beside this script or in the current
+    folder, else where Verity stored the upload.\"\"\"
+    if given:
+        return Path(given)
+    candidates = [HERE / source["file"], Path.cwd() / source["file"]]
+    if source["original_path"]:
+        candidates.append(Path(source["original_path"]))
+    for path in candidates:
+        if source["file"] and path.is_file():
+            return path
+    tried = ", ".join(str(p) for p in candidates)
+    sys.exit(f"error: data file {source['file']!r} not found (looked at: {tried}).\\n"
+             f"Put it beside analysis.py, or pass its path: python analysis.py PATH (argument {index + 1}).")
+
+
+def _load(paths: list[str]) -> dict[str, Any]:
+    \"\"\"Read each uploaded file with Verity's reader (the same cleaning as in the app).\"\"\"
     frames: dict[str, Any] = {}
     for i, source in enumerate(DATASETS):
-        path = Path(given[i]) if i < len(given) else Path(source["original_path"] or source["file"])
-        if not path.exists() and (here / source["file"]).exists():
-            path = here / source["file"]
-        if not path.exists():
-            sys.exit(f"error: data file not found: {path} (pass its path as argument {i + 1})")
+        path = _find(source, paths[i] if i < len(paths) else None, i)
         frames[source["name"]] = load_table(path, sheet=source["sheet"]).frame
         print(f"loaded {source['name']}: {path} ({len(frames[source['name']])} rows)")
     return frames
@@ -61,16 +75,14 @@ def _call(tool: str, data: Any, arguments: dict[str, Any]) -> Any:
     return spec.func(ctx=ctx, **kwargs) if "ctx" in inspect.signature(spec.func).parameters else spec.func(**kwargs)
 
 
-def main(argv: list[str] | None = None) -> int:
-    frames = _load(sys.argv if argv is None else argv)
+def _rerun(frames: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], int]:
+    \"\"\"Re-run every call; returns each call's metrics by call id, and how many calls failed.\"\"\"
     active = DATASETS[-1]["name"] if DATASETS else None
+    computed: dict[str, dict[str, Any]] = {}
     failures = 0
     for call_id, tool, arguments in CALLS:
         spec = REGISTRY.get(tool)
-        if spec is not None and spec.multi_data:
-            data = frames
-        else:
-            data = frames.get(arguments.get("dataset") or active)
+        data = frames if spec is not None and spec.multi_data else frames.get(arguments.get("dataset") or active)
         shown = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
         print(f"\\n=== {call_id}: {tool}({shown})")
         result = _call(tool, data, dict(arguments))
@@ -78,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             failures += 1
             print(f"[failed] {result.error}")
             continue
+        computed[call_id] = dict(result.metrics)
         print(result.text)
         if result.interpretation:
             print(result.interpretation)
@@ -86,13 +99,73 @@ def main(argv: list[str] | None = None) -> int:
         derived = (result.payload or {}).get("dataset_name") or arguments.get("output_name") or arguments.get("new_name")
         if result.table is not None and derived:
             frames[str(derived)] = result.table
+    return computed, failures
+
+
+def _same(reported: float, recomputed: Any) -> bool:
+    if isinstance(recomputed, bool) or not isinstance(recomputed, (int, float)):
+        return False
+    if math.isnan(reported) or math.isnan(recomputed):
+        return math.isnan(reported) and math.isnan(recomputed)
+    return math.isclose(reported, recomputed, rel_tol=1e-6, abs_tol=1e-9)
+
+
+def _compare(computed: dict[str, dict[str, Any]]) -> tuple[int, int, int]:
+    \"\"\"Every number of the report's evidence that a re-run call computed, report vs re-run (✓/✗).
+    Returns (matched, differing, not re-computed).\"\"\"
+    print(f"\\n=== {TEXT['compare']}")
+    matched = differing = missing = 0
+    for label, call_ids, key, reported in REPORT_NUMBERS:
+        found = [computed[c][key] for c in call_ids if c in computed and key in computed[c]]
+        if not found:
+            missing += 1
+            print(f"  -  {label} {key}: {reported!r} ({TEXT['not_recomputed']})")
+        elif any(_same(reported, value) for value in found):
+            matched += 1
+            print(f"  ✓  {label} {key}: {reported!r}")
+        else:
+            differing += 1
+            print(f"  ✗  {label} {key}: {TEXT['report']} {reported!r}, {TEXT['rerun']} {found[0]!r}")
+    return matched, differing, missing
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv[1:])
+    summary_file = None
+    if "--summary" in args:  # used by `verity analyze`: where to write the outcome as JSON
+        at = args.index("--summary")
+        summary_file = Path(args[at + 1])
+        del args[at:at + 2]
+    computed, failures = _rerun(_load(args))
+    matched, differing, missing = _compare(computed)
+    passed = failures == 0 and differing == 0 and matched > 0
     print(f"\\n{len(CALLS) - failures} of {len(CALLS)} tool calls re-run.")
-    return 1 if failures else 0
+    print(TEXT["passed" if passed else "failed"].format(matched=matched, total=matched + differing,
+                                                        missing=missing, failures=failures))
+    if summary_file is not None:
+        summary_file.write_text(json.dumps({"status": "passed" if passed else "failed", "matched": matched,
+                                            "differing": differing, "not_recomputed": missing,
+                                            "failed_calls": failures}), encoding="utf-8")
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":
     sys.exit(main())
 '''
+
+# What analysis.py prints around the comparison, from the catalog's `script.` entries
+_TEXT = {lang: {k.removeprefix("script."): v[lang] for k, v in CATALOG.items() if k.startswith("script.")}
+         for lang in ("en", "zh")}
+
+
+def report_numbers(report: dict[str, Any]) -> list[tuple[str, list[str], str, float]]:
+    """(evidence label, its tool call ids, metric name, value) for every number of the report's evidence."""
+    out = []
+    for n, item in enumerate(report.get("evidence", []), start=1):
+        for key, value in (item.get("metrics") or {}).items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out.append((f"E{n}", list(item.get("tool_call_ids") or []), str(key), value))
+    return out
 
 
 def to_analysis_script(report: dict[str, Any], datasets: list[dict[str, Any]]) -> str:
@@ -102,14 +175,21 @@ def to_analysis_script(report: dict[str, Any], datasets: list[dict[str, Any]]) -
     sources = [{"name": str(d.get("name") or d.get("file") or f"data_{i}"), "file": str(d.get("file") or ""),
                 "sheet": d.get("sheet"), "original_path": str(d.get("original_path") or d.get("file") or "")}
                for i, d in enumerate(datasets, start=1)]
-    language = report.get("language") if report.get("language") in ("zh", "en") else "en"
+    language = "zh" if report.get("language") == "zh" else "en"
     usage = " ".join(s["file"] or s["name"] for s in sources)
+    text = _TEXT[language]
     header = f'''#!/usr/bin/env python3
-"""Re-run the analysis of a Verity report, step by step, on the uploaded data.
+"""Re-run the analysis of a Verity report, step by step, and check every number against the report.
 
 Usage: python analysis.py [DATA_FILE ...]
-Data files default to where Verity stored the uploads (or files of the same name next to this script).
-Needs Verity installed (`pip install verity`), which provides `app.ingest` and `analysis_tools`.
+The data file is found beside this script (or in the current folder) by its name, or pass its path.
+It ends by comparing each number of the report's evidence with the re-computed one (✓ same, ✗ different);
+the exit status is 0 only when all of them match.
+
+Needs Python 3.11+ and Verity's Python packages (`analysis_tools`, `app.ingest`). In a copy of
+Verity's source folder:
+    python3 -m venv .venv && . .venv/bin/activate && pip install -e .
+then run this script with that environment's python.
 """
 # Question:
 {_comment(report.get("question", ""))}
@@ -119,20 +199,32 @@ Needs Verity installed (`pip install verity`), which provides `app.ingest` and `
 from __future__ import annotations
 
 import inspect
+import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
-from analysis_tools import REGISTRY, ToolContext, run_tool
-from app.ingest.pipeline import load_table
+try:
+    from analysis_tools import REGISTRY, ToolContext, run_tool
+    from app.ingest.pipeline import load_table
+except ImportError as missing:
+    sys.exit(f"analysis.py needs Verity's Python packages ({{missing.name}} is missing). In a copy of Verity's "
+             "source folder run: python3 -m venv .venv && . .venv/bin/activate && pip install -e . "
+             "and then this script with .venv/bin/python (Python 3.11 or newer).")
 
 LANGUAGE = {language!r}
-FIGURES = Path(__file__).resolve().parent / "rerun_figures"
+HERE = Path(__file__).resolve().parent
+FIGURES = HERE / "rerun_figures"
+TEXT = {_literal(text)}
 
 # The uploaded files, in the order of the command-line arguments.
 DATASETS: list[dict[str, Any]] = {_literal(sources)}
 
 # The analysis tool calls of the run, in order: (original call id, tool, arguments).
 CALLS: list[tuple[str, str, dict[str, Any]]] = {_literal(calls)}
+
+# The numbers of the report's evidence: (evidence, the calls that computed it, metric, value).
+REPORT_NUMBERS: list[tuple[str, list[str], str, float]] = {_literal(report_numbers(report))}
 '''
     return header + _BODY

@@ -10,7 +10,9 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
 _NUMBERED = re.compile(r"^\s*(\d+)[.)]\s+(.*)$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_INLINE = re.compile(r"(\*\*[^*]+\*\*|__[^_]+__|`[^`]+`|\*[^*\s][^*]*\*)")
+# `_x_` is emphasis only at word edges: snake_case names such as p_value stay as they are
+_INLINE = re.compile(r"(\*\*[^*]+\*\*|__[^_]+__|`[^`]+`|\*[^*\s][^*]*\*|(?<![\w\\])_[^_\s](?:[^_]*[^_\s])?_(?!\w))")
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])")
 _LINK = re.compile(r"\[([^\]]*)\]\(([^)]*)\)")
 
 
@@ -93,8 +95,8 @@ def inline_runs(text: str) -> list[tuple[str, str]]:
             runs.append(("b", part[2:-2]))
         elif part.startswith("`") and part.endswith("`") and len(part) > 1:
             runs.append(("code", part[1:-1]))
-        elif part.startswith("*") and part.endswith("*") and len(part) > 2:
+        elif part[0] in "*_" and part.endswith(part[0]) and len(part) > 2:
             runs.append(("i", part[1:-1]))
         else:
-            runs.append(("", _LINK.sub(r"\1 (\2)", part)))
+            runs.append(("", _ESCAPED.sub(r"\1", _LINK.sub(r"\1 (\2)", part))))
     return runs

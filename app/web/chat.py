@@ -33,7 +33,8 @@ from app.web.i18n import t
 router = APIRouter(tags=["pages"], route_class=CommittingRoute)
 
 ACTIVE = ACTIVE_STATUSES
-DOWNLOADS = (("HTML", "html"), ("Markdown", "md"), ("JSON", "json"), ("PDF", "pdf"), ("Word", "docx"))
+# Markdown comes as a zip with its figures/ beside it: a lone .md file's images would not open elsewhere.
+DOWNLOADS = (("HTML", "html"), ("PDF", "pdf"), ("Word", "docx"), ("Markdown (.zip)", "zip"), ("JSON", "json"))
 
 
 @router.post("/workspaces/{ws}/ask", name="ask")
@@ -43,7 +44,7 @@ def ask(request: Request, workspace: WorkspaceDep, session: DbSessionDep, runs: 
     if not text.strip():
         return RedirectResponse(target, status_code=303)
     try:
-        run = runs.create(session, workspace, text.strip())
+        run = runs.create(session, workspace, text.strip(), question_language(session, workspace.id, text, page.lang))
     except TooManyRuns as exc:
         from app.web.workspaces import workspace_context
 
@@ -53,6 +54,22 @@ def ask(request: Request, workspace: WorkspaceDep, session: DbSessionDep, runs: 
     session.commit()  # the worker thread reads the run in its own session
     runs.submit(run.id)
     return RedirectResponse(f"{target}?run={run.id}#run", status_code=303)
+
+
+def question_language(session: Session, workspace_id: str, text: str, ui_lang: str) -> str:
+    """The language of a question asked on the page: its own words decide, not the column names in it
+    ("Does 收入 differ by 地区?" on the English page is English); with nothing else to go by, the page's.
+    The answer, its clarification questions and the report follow it."""
+    from app.agent.prompts import detect_language
+    from app.workspaces import active_datasets
+
+    names = sorted({str(c.get("name") or "") for d in active_datasets(session, workspace_id)
+                    for c in (d.info or {}).get("columns", [])}, key=len, reverse=True)
+    words = text
+    for name in names:
+        if name.strip():
+            words = words.replace(name, " ")
+    return detect_language(words, ui_lang)
 
 
 @router.post("/runs/{run_id}/answer", name="answer_question")
@@ -105,7 +122,8 @@ def run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
         "question": open_question(session, run.id),
         "answer_html": answer_html(run.answer, unverified, t("unverified", lang)) if run.answer else None,
         "unverified": unverified,
-        "has_report": report is not None,
+        # a run that had no data to read has nothing to download or share
+        "has_report": report is not None and bool((report.content or {}).get("datasets")),
         "downloads": DOWNLOADS,
         "last_event_id": events[-1].id if events else 0,
         "elapsed_s": elapsed_seconds(run),

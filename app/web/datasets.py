@@ -67,10 +67,12 @@ def switch_sheet_page(request: Request, workspace: WorkspaceDep, dataset_id: str
                       settings: SettingsDep, page: PageDep, sheet: Annotated[str, Form()]) -> Response:
     from app.web.workspaces import workspace_context
 
+    dataset = workspace_dataset(session, workspace, dataset_id)
     try:
-        switch_sheet(session, settings, workspace_dataset(session, workspace, dataset_id), sheet)
+        switch_sheet(session, settings, dataset, sheet)
     except IngestError as error:
-        context = workspace_context(session, settings, workspace, page.lang, upload_error=error.as_dict())
+        context = workspace_context(session, settings, workspace, page.lang,
+                                    upload_error={**error.as_dict(), "file": dataset.file_name})
         return page.render("workspace.html", context, status_code=error_status(error))
     return RedirectResponse(request.url_for("workspace_page", ws=workspace.id), status_code=303)
 
@@ -88,10 +90,12 @@ def rebuild_dataset_page(request: Request, workspace: WorkspaceDep, dataset_id: 
     """A damaged working copy made again from the kept original (a new version of the dataset)."""
     from app.web.workspaces import workspace_context
 
+    dataset = workspace_dataset(session, workspace, dataset_id)
     try:
-        rebuild_from_original(session, settings, workspace_dataset(session, workspace, dataset_id))
+        rebuild_from_original(session, settings, dataset)
     except IngestError as error:
-        context = workspace_context(session, settings, workspace, page.lang, upload_error=error.as_dict())
+        context = workspace_context(session, settings, workspace, page.lang,
+                                    upload_error={**error.as_dict(), "file": dataset.file_name})
         return page.render("workspace.html", context, status_code=error_status(error))
     return RedirectResponse(request.url_for("workspace_page", ws=workspace.id), status_code=303)
 

@@ -195,7 +195,8 @@ def upload_page(request: Request, workspace: WorkspaceDep, session: DbSessionDep
     try:
         dataset, table = ingest_upload(session, settings, workspace, file, sheet)
     except IngestError as error:
-        context = workspace_context(session, settings, workspace, page.lang, upload_error=error.as_dict())
+        context = workspace_context(session, settings, workspace, page.lang,
+                                    upload_error={**error.as_dict(), "file": file.filename or ""})
         return page.render("workspace.html", context, status_code=error_status(error))
     if table is None:
         session.commit()  # the worker thread reads the dataset in its own session

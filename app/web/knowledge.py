@@ -65,7 +65,7 @@ def add_knowledge_page(request: Request, workspace: WorkspaceDep, session: DbSes
 
         context = workspace_context(session, settings, workspace, page.lang,
                                     knowledge_error={"category": exc.category, "message": exc.message,
-                                                     "hint": exc.hint})
+                                                     "hint": exc.hint, "file": file.filename if file else ""})
         return page.render("workspace.html", context, status_code=400)
     return RedirectResponse(f"{target}?knowledge=saved#knowledge", status_code=303)
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import copy
+import io
 import json
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, Response
@@ -27,7 +31,9 @@ MEDIA_TYPES = {
     "pdf": "application/pdf",
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     "py": "text/x-python; charset=utf-8",
+    "zip": "application/zip",
 }
+FORMATS = ("html", "md", "json", "pdf", "docx", "zip")
 BINARY_WRITERS: dict[str, Callable] = {"pdf": render.to_pdf, "docx": render.to_docx}
 
 
@@ -53,33 +59,68 @@ def text_response(text: str, fmt: str, filename: str) -> Response:
     return Response(text.encode("utf-8"), media_type=MEDIA_TYPES[fmt], headers=headers)
 
 
+def report_folder(report: Report, settings: Settings) -> Path:
+    """The report as files next to the workspace's data: figures/ copied in, PDF and Word written once.
+
+    The figure paths in report.json name files under the data dir as the server saw it (often relative
+    to its working directory); every download is made from this folder, whose figures/ travel with it."""
+    return settings.workspace_dir(report.workspace_id) / "reports" / report.id / "files"
+
+
+def portable_content(report: Report, settings: Settings) -> dict[str, Any]:
+    """report.json whose figure paths are `figures/NAME` inside report_folder (copied there on first use)."""
+    located = copy.deepcopy(report.content or {})
+    figures_dir = settings.workspace_dir(report.workspace_id) / "figures"
+    for figure in located.get("figures", []):
+        by_name = figures_dir / Path(str(figure.get("path") or "")).name
+        if figure.get("path") and by_name.is_file():
+            figure["path"] = str(by_name.resolve())
+    return render.portable_report(located, report_folder(report, settings))
+
+
 def binary_file(report: Report, fmt: str, settings: Settings) -> Path:
-    """PDF and Word files are written once per report and kept next to the workspace's files."""
-    folder = settings.workspace_dir(report.workspace_id) / "reports" / report.id
+    """PDF and Word files are written once per report, with their figures embedded."""
+    folder = report_folder(report, settings)
     path = folder / f"report.{fmt}"
     if not path.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
+        content = portable_content(report, settings)
         try:
-            BINARY_WRITERS[fmt](report.content, path)
+            BINARY_WRITERS[fmt](content, path, base_dir=folder)
         except RuntimeError as exc:  # the renderer's library is missing
             raise ApiError(501, "format_unavailable", f"{fmt.upper()} reports are not available here: {exc}",
                            "Download the HTML or Word version instead.") from exc
     return path
 
 
+def markdown_bundle(report: Report, settings: Settings) -> bytes:
+    """report.md with its figures/ in one zip, so the Markdown's images work wherever it is unpacked."""
+    content = portable_content(report, settings)
+    folder = report_folder(report, settings)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+        bundle.writestr("report/report.md", render.to_markdown(content))
+        for name in sorted({Path(f["path"]).name for f in content.get("figures", [])
+                            if (folder / str(f.get("path", ""))).is_file()}):
+            bundle.write(folder / "figures" / name, f"report/figures/{name}")
+    return buffer.getvalue()
+
+
 @router.get("/api/workspaces/{ws}/report.{fmt}", name="report_file")
 def report_file(fmt: str, workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
                 run: str | None = None) -> Response:
-    if fmt not in ("html", "md", "json", "pdf", "docx"):
-        raise ApiError(404, "not_found", f"Unknown report format '{fmt}'.", "Use html, md, json, pdf or docx.")
+    if fmt not in FORMATS:
+        raise ApiError(404, "not_found", f"Unknown report format '{fmt}'.", "Use html, md, zip, json, pdf or docx.")
     report = latest_report(session, workspace.id, run)
     filename = f"report.{fmt}"
     if fmt == "json":
         return text_response(json.dumps(report.content, ensure_ascii=False, indent=2, default=str), fmt, filename)
-    if fmt == "md":
-        return text_response(render.to_markdown(report.content), fmt, filename)
+    if fmt == "md":  # images as figures/NAME: the zip carries them
+        return text_response(render.to_markdown(portable_content(report, settings)), fmt, filename)
+    if fmt == "zip":
+        return Response(markdown_bundle(report, settings), media_type=MEDIA_TYPES[fmt], headers=attachment(filename))
     if fmt == "html":
-        return text_response(render.to_html(report.content), fmt, filename)
+        return text_response(render.to_html(portable_content(report, settings), base_dir=report_folder(report, settings)),
+                             fmt, filename)
     return FileResponse(binary_file(report, fmt, settings), media_type=MEDIA_TYPES[fmt], filename=filename)
 
 

@@ -8,8 +8,10 @@ report, not the workspace: no data, no other runs, no way in.
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
@@ -50,8 +52,35 @@ def shares_of(session: Session, run: Run) -> list[ReportShare]:
                                 .order_by(ReportShare.created_at)))
 
 
+def share_base(request: Request) -> str:
+    """Where others reach this Verity: the configured public_url, else the address this browser used."""
+    configured = request.app.state.settings.public_url
+    return (configured or str(request.base_url)).rstrip("/")
+
+
 def share_link(request: Request, secret: str) -> str:
-    return str(request.base_url).rstrip("/") + SHARED_PREFIX + secret
+    return share_base(request) + SHARED_PREFIX + secret
+
+
+def is_loopback(host: str | None) -> bool:
+    host = (host or "").strip("[]").lower()
+    if host in ("localhost", "") or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def reach_warning(request: Request) -> str | None:
+    """Why others may not open the link: it names this computer, or (no public_url set) the server
+    listens on loopback only. None when the link should work for others."""
+    if is_loopback(urlsplit(share_base(request)).hostname):
+        return "share_loopback_link"
+    server = request.scope.get("server") or (None, None)
+    if not request.app.state.settings.public_url and is_loopback(server[0]):
+        return "share_loopback_server"
+    return None
 
 
 def share_dict(share: ReportShare) -> dict[str, Any]:
@@ -63,7 +92,7 @@ def share_dict(share: ReportShare) -> dict[str, Any]:
 def share_page(request: Request, run: RunDep, session: DbSessionDep, page: PageDep,
                confirm: Annotated[str, Form()] = "") -> Response:
     """The first post says what becomes visible to anyone with the link; the confirming one makes it."""
-    context: dict[str, Any] = {"run": run, "shares": shares_of(session, run)}
+    context: dict[str, Any] = {"run": run, "shares": shares_of(session, run), "reach_warning": reach_warning(request)}
     if confirm == "yes":
         share, secret = create_share(session, run)
         context.update(link=share_link(request, secret), shares=shares_of(session, run))

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import combinations
-from typing import Any, Iterable
+from typing import Any
+
+from app.translations import CATALOG
 
 NUMERIC = ("number", "integer")
 GROUPING = ("category", "boolean")
 
-TEMPLATES = {
-    "num_by_cat": {"en": "Does {a} differ by {b}?", "zh": "{a}在不同{b}之间有差异吗？"},
-    "num_over_time": {"en": "How does {a} change over time?", "zh": "{a}随时间如何变化？"},
-    "num_num": {"en": "Is {a} related to {b}?", "zh": "{a}和{b}有关系吗？"},
-    "cat_cat": {"en": "Is {a} associated with {b}?", "zh": "{a}和{b}之间有关联吗？"},
-    "num_dist": {"en": "What does the distribution of {a} look like?", "zh": "{a}的分布是怎样的？"},
-    "overview": {"en": "Give me an overview of this data.", "zh": "概括一下这份数据。"},
-}
+TEMPLATES = {k.removeprefix("suggest."): v for k, v in CATALOG.items() if k.startswith("suggest.")}
 
 
 # Columns people usually ask about come first ("revenue" before "units").

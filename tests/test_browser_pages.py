@@ -11,7 +11,6 @@ bypassed for that context only (the policy itself allows scripts from /static al
 from __future__ import annotations
 
 import io
-import re
 import socket
 import threading
 import time

@@ -19,7 +19,7 @@ import pandas as pd
 from .base import ToolContext, ToolError, ToolResult
 from .common import fmt_num
 from .data_quality import require_columns, require_rows, step_result
-from .data_transform import parse_dates, parse_numbers
+from .parsing import parse_dates, parse_numbers
 from .registry import suggest
 
 _FUNCS = {"abs": np.abs, "log": np.log, "exp": np.exp, "sqrt": np.sqrt, "round": np.round}

@@ -16,6 +16,7 @@ import pandas as pd
 
 from .base import ToolContext, ToolError, ToolResult, tagged_text
 from .common import clean_metrics, column_kind, is_identifier_name
+from .parsing import parse_numbers
 from .registry import suggest
 
 # Spreadsheet ways of writing "no value". Words such as 无 or 未知 are left alone: they are often a
@@ -264,8 +265,6 @@ def _column_issues(series: pd.Series, name: str, kind: str, missing: int, n: int
 
 
 def _numbers(series: pd.Series) -> pd.Series:
-    from .data_transform import parse_numbers   # data_transform imports this module's helpers
-
     return parse_numbers(series)[0]
 
 

@@ -17,7 +17,7 @@ from matplotlib import dates as mdates
 from . import charts
 from .base import ToolContext, ToolResult
 from .common import column_kind
-from .data_transform import parse_dates
+from .parsing import parse_dates
 from .plot_common import chart_result, folded_groups_note, no_data_error, require_numeric_column
 
 SCATTER_SAMPLE = 5000

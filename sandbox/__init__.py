@@ -27,16 +27,10 @@ What holds, and why (each point has an attack in tests/test_sandbox_escape.py, i
 Standard library only at import time; no web or agent imports.
 """
 
-from sandbox.host import (
-                          Isolation,
-                          LaunchSpec,
-                          Limits,
-                          RunOutcome,
-                          SandboxPool,
-                          SandboxUnavailable,
-                          detect_isolation,
-                          get_pool,
-)
+from sandbox.host import Isolation, Limits, SandboxUnavailable, detect_isolation
+from sandbox.launch import LaunchSpec
+from sandbox.pool import SandboxPool, get_pool
+from sandbox.results import RunOutcome
 
 __all__ = ["Isolation", "LaunchSpec", "Limits", "RunOutcome", "SandboxPool", "SandboxUnavailable",
            "detect_isolation", "get_pool"]

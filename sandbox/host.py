@@ -125,29 +125,3 @@ def detect_isolation(mode: str = "auto") -> Isolation:
         reasons.append(f"{kind}: {found.reason}")
     return Isolation("none", False, "no isolation is available (" + "; ".join(reasons)
                      + "); set sandbox_mode=unsafe only on a trusted single-user machine")
-
-
-
-# Re-exported so `from sandbox.host import ...` keeps working for every name it had. The pool is
-# imported last: it needs the detection above, and this module must be complete by then.
-from sandbox.launch import (  # noqa: E402
-    INSIDE_DATA,
-    INSIDE_PACKAGE_ROOT,
-    INSIDE_SCRATCH,
-    PACKAGE_DIR,
-    SANDBOX_UID_BASE,
-    SANDBOX_UID_SPAN,
-    THREAD_ENV,
-    LaunchSpec,
-    build_command,
-    call_uid,
-    sandbox_env,
-    sandbox_uid,
-)
-from sandbox.pool import KEEP_CALLS, SandboxPool, WarmParent, get_pool  # noqa: E402
-from sandbox.results import RunOutcome  # noqa: E402
-
-__all__ = ["INSIDE_DATA", "INSIDE_PACKAGE_ROOT", "INSIDE_SCRATCH", "KEEP_CALLS", "MODES", "PACKAGE_DIR",
-           "SANDBOX_UID_BASE", "SANDBOX_UID_SPAN", "THREAD_ENV", "Isolation", "LaunchSpec", "Limits", "RunOutcome",
-           "SandboxPool", "SandboxUnavailable", "WarmParent", "build_command", "bwrap_binary", "call_uid",
-           "detect_isolation", "get_pool", "probe", "sandbox_env", "sandbox_uid"]

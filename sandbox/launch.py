@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # annotations only: sandbox.host imports this module
+if TYPE_CHECKING:  # annotations only
     from sandbox.host import Isolation
 
 PACKAGE_DIR = Path(__file__).resolve().parent

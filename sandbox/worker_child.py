@@ -15,6 +15,7 @@ import re
 import resource
 import signal
 import sys
+from typing import Any
 
 from sandbox.worker_errors import (
     CODE_FILE,
@@ -87,6 +88,36 @@ def run_child(write_fd: int, call_dir: str, call_id: str, request: dict) -> int:
     return 0
 
 
+def numpy_friendly(frame):
+    """The frame with pandas' nullable dtypes (boolean, Int64, Float64, string) as numpy dtypes, which
+    numpy, scipy, statsmodels and sklearn all take ("Cannot interpret 'BooleanDtype' as a data
+    type" otherwise). Yes/no and whole numbers stay bool / int64 when complete; with gaps they are
+    float64 (True = 1.0, missing = NaN), text is object. The stored dataset is not changed."""
+    pd: Any = MODULES["pd"]
+    columns = {}
+    for column in frame.columns:
+        series = frame[column]
+        dtype = series.dtype
+        if not isinstance(dtype, pd.api.extensions.ExtensionDtype) or isinstance(
+                dtype, (pd.CategoricalDtype, pd.DatetimeTZDtype, pd.PeriodDtype, pd.IntervalDtype)):
+            continue
+        gaps = bool(series.isna().any())
+        if isinstance(dtype, pd.BooleanDtype):
+            columns[column] = series.astype("float64") if gaps else series.astype(bool)
+        elif pd.api.types.is_integer_dtype(dtype):
+            columns[column] = series.astype("float64") if gaps else series.astype("int64")
+        elif pd.api.types.is_float_dtype(dtype):
+            columns[column] = series.astype("float64")
+        elif pd.api.types.is_string_dtype(dtype):
+            columns[column] = series.astype(object).where(series.notna(), None)
+    if not columns:
+        return frame
+    frame = frame.copy()
+    for column, series in columns.items():
+        frame[column] = series
+    return frame
+
+
 class LazyDatasets(dict):
     """`datasets`: a dict of name -> DataFrame whose frames are read on first access."""
 
@@ -100,7 +131,7 @@ class LazyDatasets(dict):
             raise KeyError(f"no dataset named {name!r}; datasets: {list(self._paths)}"
                            + (f"; did you mean {close[0]!r}?" if close else ""))
         if name not in self._cache:
-            self._cache[name] = MODULES["pd"].read_parquet(self._paths[name])
+            self._cache[name] = numpy_friendly(MODULES["pd"].read_parquet(self._paths[name]))
             dict.__setitem__(self, name, self._cache[name])
         return self._cache[name]
 

@@ -253,8 +253,10 @@ def test_what_drives_revenue_regresses_revenue_on_the_named_predictors(tmp_path)
     assert recorded["r_squared"] == pytest.approx(fit.rsquared, rel=1e-9)
     assert recorded["coef.Unit Price"] == pytest.approx(fit.params["Q('Unit Price')"], rel=1e-6)
     headline = run.answer.split("\n")[0]
-    assert headline.startswith("**86% of the variation in Revenue lines up with Units, Unit Price, Discount")
-    assert "strongest predictor is Unit Price" in headline and "4.426 higher Revenue" in headline
+    # plain words first: the strongest factor and its effect in units; the statistics after it
+    assert headline.startswith("**The strongest predictor is Unit Price: each 1 more Unit Price goes with 4.426 higher")
+    assert f"about {fit.rsquared * 100:.0f}% of the ups and downs in Revenue" in headline
+    assert headline.index("strongest predictor") < headline.index("F(3, 1,196)")
     assert "a effect" not in run.answer
 
 

@@ -130,17 +130,24 @@ def test_grain_gate_when_tables_at_different_levels_of_detail_are_combined():
                             for c in frame.columns]}
         summaries.append(dataset_summary(Dataset(name=name, file_name=f"{name}.csv", rows=len(frame), info=info), frame))
     assert [s["grain"] for s in summaries] == ["daily", "monthly"]
-    found = check_gates(GateInput("Is revenue above target by region?", summaries))
+    found = check_gates(GateInput("Is revenue_net above target by region?", summaries))
     assert found.topic == "quality.grain" and "daily, monthly" in found.question
-    assert check_gates(GateInput("Does revenue differ by region?", summaries)) is None  # one table only
+    assert check_gates(GateInput("Does revenue_net differ by region?", summaries)) is None  # one table only
 
 
-def test_scope_gate_for_a_new_file():
-    other = {"name": "returns", "file": "returns.csv", "rows": 50, "columns": cols(("refund", "number", 0))}
-    found = check_gates(GateInput("Does revenue_net differ by region?", [SHOP, other],
-                                  new_files=[{"name": "returns", "file": "returns.csv"}]))
-    assert found.topic == "scope.returns" and len(found.options) == 3
-    assert check_gates(GateInput("Does revenue_net differ by region?", [SHOP, other])) is None
+def test_scope_gate_asks_only_when_the_words_cannot_tell_which_table():
+    other = {"name": "returns", "file": "returns.csv", "rows": 50, "columns": cols(("refund", "number", 0),
+                                                                                 ("region", "category", 0))}
+    new = [{"name": "returns", "file": "returns.csv"}]
+    # the words pick the table: revenue_net and region are both in shop, only region in returns
+    assert check_gates(GateInput("Does revenue_net differ by region?", [SHOP, other], new_files=new)) is None
+    # no column of any table is named: ask, with the tables as the options
+    found = check_gates(GateInput("Give me an overview", [SHOP, other], new_files=new))
+    assert found.topic.startswith("scope.") and [o["label"] for o in found.options] == ["shop", "returns"]
+    # answered: never asked again, and the answer is the table the other gates look at
+    answered = {found.topic: "returns"}
+    assert GateInput("Give me an overview", [SHOP, other], answered=answered).dataset["name"] == "returns"
+    assert check_gates(GateInput("Give me an overview", [SHOP, other], answered=answered)) is None
 
 
 def test_no_gate_for_chat_or_answered_topics():

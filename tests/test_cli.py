@@ -127,7 +127,8 @@ def test_inspect_json_follows_the_contract(tmp_path):
 HEAVY = ("pandas", "numpy", "pydantic", "sqlalchemy", "fastapi", "scipy", "matplotlib", "statsmodels", "sklearn",
          "openai", "analysis_tools")
 TOOL_STACKS = ("scipy", "matplotlib", "statsmodels", "sklearn", "sqlalchemy", "fastapi", "openai", "app.agent",
-               "app.web", "app.db", "analysis_tools.stats", "analysis_tools.plot")
+               "app.web", "app.db", "analysis_tools.stats", "analysis_tools.plot_comparison",
+               "analysis_tools.plot_distribution", "analysis_tools.plot_relationship")
 
 
 def loaded_after(code: str) -> set[str]:
@@ -156,7 +157,7 @@ def test_the_tool_registry_is_built_on_first_use():
     modules = loaded_after("import analysis_tools\nfrom analysis_tools import ToolContext, ToolResult")
     assert has_any(modules, ("scipy", "matplotlib", "analysis_tools.stats")) == []
     modules = loaded_after("from analysis_tools import REGISTRY\nassert REGISTRY.get('compare_groups')")
-    assert {"scipy", "analysis_tools.stats", "analysis_tools.plot"} <= modules
+    assert {"scipy", "analysis_tools.stats", "analysis_tools.plot_comparison"} <= modules
 
 
 # ---------------------------------------------------------------- deployment (issue #17)

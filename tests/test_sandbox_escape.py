@@ -123,7 +123,7 @@ def test_the_environment_secrets_do_not_reach_the_sandbox(env, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-openai-secret")
     get_pool().close(env.ws_a)  # the next parent starts while the secrets are in the host environment
     if os.geteuid() == 0:  # closing a sandbox leaves no process of its user behind
-        from sandbox.host import sandbox_uid
+        from sandbox.launch import sandbox_uid
 
         for _ in range(100):  # the sandbox's processes die with bwrap (PR_SET_PDEATHSIG)
             left = [p for p in os.listdir("/proc") if p.isdigit() and _uid_of(p) == sandbox_uid(env.ws_a)]

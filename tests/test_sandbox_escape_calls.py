@@ -69,7 +69,7 @@ def test_a_parent_that_dies_during_a_call_is_reported_as_a_crash_never_as_output
     the orphaned call is stopped before the new parent serves."""
     import threading
 
-    from sandbox.host import call_uid, sandbox_uid
+    from sandbox.launch import call_uid, sandbox_uid
 
     still_works(env)
     outcome: dict = {}
@@ -102,7 +102,7 @@ def test_a_parent_that_dies_during_a_call_is_reported_as_a_crash_never_as_output
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="finds the parent by its user")
 def test_a_parent_that_died_between_calls_is_replaced_and_the_next_call_runs(env):  # noqa: F811
-    from sandbox.host import sandbox_uid
+    from sandbox.launch import sandbox_uid
 
     still_works(env)
     before = get_pool().parents[env.ws_a].hello["generation"]

@@ -90,7 +90,7 @@ def test_filling_the_disk_stops_at_the_writable_space_limit(env):  # noqa: F811
 @pytest.mark.slow
 @pytest.mark.timeout(600)  # three sandboxes start, and the suite's two again afterwards
 def test_many_workspaces_keep_a_bounded_number_of_warm_sandboxes(env):  # noqa: F811
-    from sandbox.host import sandbox_uid
+    from sandbox.launch import sandbox_uid
 
     settings = env.settings.model_copy(update={"sandbox_max_warm": 2})
     names = [f"wsmany{i}{env.ws_a[-3:]}" for i in range(3)]

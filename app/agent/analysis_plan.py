@@ -61,8 +61,9 @@ def record_analysis_plan(goal: str, question_type: Literal[QUESTION_TYPES] = "ot
 # --- the built-in analyst's plan -----------------------------------------------------------------
 _TYPE_BY_TOOL = {"compare_groups": "comparison", "compare_two_groups": "comparison", "time_series_trend": "trend",
                  "forecast": "forecast", "linear_regression": "relationship", "correlation_analysis": "relationship",
-                 "value_counts": "description", "describe_columns": "description"}
-_TYPE_ORDER = ("forecast", "trend", "comparison", "relationship", "description")
+                 "value_counts": "description", "describe_columns": "description", "proportion_test": "comparison",
+                 "paired_test": "comparison", "group_aggregate": "comparison", "clean_data": "data_quality"}
+_TYPE_ORDER = ("data_quality", "forecast", "trend", "comparison", "relationship", "description")
 
 
 def plan_arguments(question: str, plan: Any, zh: bool) -> dict[str, Any]:

@@ -17,12 +17,25 @@ import json
 import re
 from typing import Any
 
-from analysis_tools.common import fmt_num, fmt_p
+from analysis_tools.common import fmt_num
 from analysis_tools.ts_common import FREQ_WORDS
 from app.agent.analysis_plan import plan_arguments
-from app.agent.builtin_plan import GREETING, Plan, Step, plan_analysis
+from app.agent.builtin_headlines import (
+    dedupe_headline,
+    drivers_headline,
+    extreme_headline,
+    paired_headline,
+    proportion_headline,
+    total_headline,
+    two_group_headline,
+)
+from app.agent.builtin_kinds import asks_extreme, earlier_questions, question_chain
+from app.agent.builtin_plan import GREETING, Plan, Step, _t, plan_analysis
 from app.agent.builtin_reading import read_profile, read_values, value_lookups
+from app.agent.builtin_scope import apply_rules, chain_filters, filtered_name, workspace_rules
 from app.agent.clarify import confirmed_definitions
+from app.agent.dataset_choice import choose_dataset
+from app.agent.gates import question_key
 from app.agent.intent import is_small_talk
 from app.agent.model import ModelReply, ToolCallRequest
 
@@ -31,6 +44,7 @@ HONESTY = {"en": "_Built-in analyst (no language model): standard analyses chose
            "zh": "_内置分析器（未使用大语言模型）：根据列类型和问题中的关键词选择标准分析。_"}
 
 
+MAX_PROFILED = 5  # datasets looked at before planning (the newest ones)
 _CUT = re.compile(r"\n\[truncated\][^\n]*\s*$|\n*\[\w+\]…(?=\s*(?:\n\[truncated\]|$))")
 
 
@@ -43,15 +57,42 @@ def parse_tool_message(content: str) -> dict[str, Any]:
         except json.JSONDecodeError:
             pass
     sections = dict(re.findall(r"^\[(\w+)\]\n(.*?)(?=^\[\w+\]\n|\Z)", content, flags=re.S | re.M))
-    metrics = {}
+    metrics: dict[str, Any] = {}
     if "metrics" in sections:
         try:
             metrics = json.loads(sections["metrics"].strip())
-        except json.JSONDecodeError:
-            metrics = {}
+        except json.JSONDecodeError:  # a long output is shortened for the context: keep the numbers it shows
+            metrics = {k: _number(v) for k, v in _PAIR.findall(sections["metrics"])}
+    if "coefficients" in sections:  # a regression's table is near the top, so it survives shortening
+        for term, coef, t, sign, p in _COEF_ROW.findall(sections["coefficients"]):
+            metrics.setdefault(f"coef.{term}", float(coef))
+            metrics.setdefault(f"t.{term}", _number(t))
+            metrics.setdefault(f"p_value.{term}", float(p) / (2 if sign == "<" else 1))
+        if (r2 := re.search(r"R² = (\d[\d.]*)", content)) and "r_squared" not in metrics:
+            metrics["r_squared"] = float(r2.group(1))
+        if (f := _F_TEST.search(sections.get("conclusion", ""))) and "f_statistic" not in metrics:
+            metrics.update(df_model=int(f.group(1)), df_resid=int(f.group(2).replace(",", "")),
+                           f_statistic=float(f.group(3).replace(",", "")),
+                           p_value=float(f.group(5)) / (2 if f.group(4) == "<" else 1))
     return {"ok": "error" not in sections, "method": sections.get("method", "").strip().split("\n")[0],
             "interpretation": sections.get("interpretation", "").strip(), "metrics": metrics,
             "conclusion": sections.get("conclusion", "").strip(), "limitations": sections.get("assumptions", "").strip()}
+
+
+_PAIR = re.compile(r'"([^"]+)": (-?\d[\d.e+-]*|"[^"]*"|NaN|null)(?=[,}])')
+_COEF_ROW = re.compile(r"^(.+?)\s+(-?\d[\d.e+-]*)\s+\S+\s+(-?\d[\d.e+-]*|nan)\s+p\s*([<=])\s*(\d[\d.e-]*)\s*$", re.M)
+
+
+_F_TEST = re.compile(r"F\((\d+), ([\d,]+)\) = ([\d,.]+), p ([<=]) (\d[\d.e-]*)")
+
+
+def _number(text: str) -> Any:
+    if text.startswith('"'):
+        return text.strip('"')
+    try:
+        return float(text) if any(ch in text for ch in ".eN") else int(text)
+    except ValueError:
+        return None
 
 
 class BuiltinAnalyst:
@@ -79,22 +120,73 @@ class BuiltinAnalyst:
         offered = {t["function"]["name"] for t in tools}
         if looks := self._looks(offered, calls):
             return self._reply(looks)  # look at the data before planning, as an analyst would
-        dataset = self.datasets[-1]
-        seen = read_values(read_profile(dataset, _profile_of(calls, outputs)), _lookups_of(dataset, calls, results))
-        plan = plan_analysis(question, seen, self.zh, confirmed_definitions(messages))  # clarify.py
+        plan = self._plan(question, messages, calls, outputs, results)
+        if searches := self._searches(plan, offered, calls):
+            return self._reply(searches)  # the tools the plan needs that this turn does not offer yet
         return self._next_round(question, plan, offered, calls, results)
 
+    def _seen(self, dataset: dict[str, Any], calls: dict, outputs: dict[str, str], results: dict) -> dict[str, Any]:
+        """A dataset summary with what this turn's profile and value lookups showed of it."""
+        name = dataset.get("name") if self._many else None
+        return read_values(read_profile(dataset, _profile_of(calls, outputs, name)),
+                           _lookups_of(dataset, calls, results, name))
+
+    @property
+    def _many(self) -> bool:
+        return len(self.datasets) > 1
+
+    def _plan(self, question: str, messages: list[dict[str, Any]], calls: dict, outputs: dict[str, str],
+              results: dict) -> Plan:
+        """Which dataset (dataset_choice: the question's words, or the user's scope answer), what the
+        question asks (a follow-up inherits the previous question and its filters), and the workspace
+        rules the plan can apply."""
+        confirmed = confirmed_definitions(messages)  # clarify.py
+        chain = question_chain(question, earlier_questions(messages))
+        seen = [self._seen(ds, calls, outputs, results) for ds in self.datasets]
+        choice = choose_dataset(chain.text, seen, confirmed, question_key(question))
+        dataset = choice.dataset or seen[-1]
+        plan = plan_analysis(chain.root, dataset, self.zh, confirmed)
+        plan.dataset, plan.choice = dataset.get("name"), choice
+        conditions = chain_filters(chain, dataset)
+        target = plan.dataset
+        if conditions and plan.kind != "dedupe":
+            target = filtered_name(str(plan.dataset), conditions)
+            plan.filters = conditions
+            if target not in {d.get("name") for d in self.datasets}:
+                described = ", ".join(f"{c['column']} = {c['value']}" for c in conditions)
+                plan.steps.insert(1, Step("filter_rows", {"conditions": conditions, "output": target},
+                                          _t(self.zh, f"Keep only {described}", f"只保留 {described}"), prep=True))
+        apply_rules(plan, workspace_rules(messages), self.zh)
+        if self._many or conditions:
+            for step in plan.steps:
+                source = plan.dataset if step.prep or step.tool == "profile_dataset" else target
+                step.arguments = {"dataset": source, **step.arguments}
+        plan.analysed = target
+        return plan
+
+    def _searches(self, plan: Plan, offered: set[str], calls: dict) -> list[tuple[str, dict[str, Any]]]:
+        """tool_search for the planned tools this turn does not offer (once per tool)."""
+        if "tool_search" not in offered:
+            return []
+        searched = {json.loads(c["function"]["arguments"]).get("query") for c in calls.values()
+                    if c["function"]["name"] == "tool_search"}
+        missing = dict.fromkeys(s.tool for s in plan.steps if s.task and s.tool not in offered and s.tool not in searched)
+        return [("tool_search", {"query": tool, "limit": 1}) for tool in missing]
+
     def _looks(self, offered: set[str], calls: dict) -> list[tuple[str, dict[str, Any]]]:
-        """Before the plan (no task yet): the profile, and the value counts of the categories it lists
-        only in part; when value_counts is not offered, a tool_search for it first (once)."""
+        """Before the plan (no task yet): the profile of each dataset, and the value counts of the
+        categories it lists only in part; when value_counts is not offered, a tool_search for it first (once)."""
         called = {c["function"]["name"] for c in calls.values()}
         if "task_create" in called:
             return []
         looks: list[tuple[str, dict[str, Any]]] = []
-        if "profile_dataset" in offered and "profile_dataset" not in called:
-            looks.append(("profile_dataset", {}))
-        missing = [arguments for arguments in value_lookups(self.datasets[-1])
-                   if _find_result("value_counts", arguments, calls, {})[0] is None]
+        for dataset in self.datasets[-MAX_PROFILED:]:
+            arguments = {"dataset": dataset["name"]} if self._many else {}
+            if "profile_dataset" in offered and _find_result("profile_dataset", arguments, calls, {})[0] is None:
+                looks.append(("profile_dataset", arguments))
+        missing = [({"dataset": ds["name"], **arguments} if self._many else arguments)
+                   for ds in self.datasets[-MAX_PROFILED:] for arguments in value_lookups(ds)]
+        missing = [a for a in missing if _find_result("value_counts", a, calls, {})[0] is None]
         if missing and "value_counts" in offered:
             looks += [("value_counts", arguments) for arguments in missing]
         elif missing and "tool_search" in offered and "tool_search" not in called:
@@ -113,8 +205,12 @@ class BuiltinAnalyst:
                 tasks.insert(0, ("record_analysis_plan", plan_arguments(question, plan, self.zh)))
             if tasks:
                 return self._reply(tasks)
-        if analyses and not analysed:
-            return self._reply([(s.tool, s.arguments) for s in analyses])
+        prep = [s for s in analyses if s.prep and _find_result(s.tool, s.arguments, calls, results)[0] is None]
+        if prep:  # a filter first: the analyses read its output
+            return self._reply([(s.tool, s.arguments) for s in prep])
+        main = [s for s in analyses if not s.prep]
+        if main and not any(_find_result(s.tool, s.arguments, calls, results)[0] for s in main):
+            return self._reply([(s.tool, s.arguments) for s in main])
         if offered and "record_evidence" in offered and "record_evidence" not in called:
             evidence = self._evidence_calls(plan, calls, results)
             if evidence:
@@ -150,7 +246,7 @@ class BuiltinAnalyst:
             metrics = {k: v for k, v in result["metrics"].items() if isinstance(v, (int, float, str))}
             n = metrics.get("n") or metrics.get("n_rows")
             out.append(("record_evidence", {
-                "claim": _reading(step, result, self.zh) or step.task,
+                "claim": _reading(step, result, self.zh, plan) or step.task,
                 "method": result["method"] or step.tool, "tool_call_ids": [call_id],
                 "result_summary": _summary(metrics), "metrics": metrics,
                 "sample_size": int(n) if isinstance(n, (int, float)) else None,
@@ -169,15 +265,17 @@ class BuiltinAnalyst:
     def _answer(self, question: str, plan: Plan, calls: dict, results: dict) -> str:
         """Conclusions first: the finding that answers the question, then the supporting ones."""
         findings, failures = [], []
-        for step in sorted((s for s in plan.steps if s.task), key=lambda s: ANSWER_ORDER.get(s.tool, 9)):
+        for step in sorted((s for s in plan.steps if s.task), key=lambda s: _order(s, plan)):
             _, result = _find_result(step.tool, step.arguments, calls, results)
             if result and result.get("ok") and (result["interpretation"] or result["conclusion"]):
-                findings.append(_finding(step, result, self.zh))
+                findings.append(_finding(step, result, self.zh, plan, question))
             elif result:
                 failures.append(step.task)
         if not findings:
             findings = ["现有数据无法得出可靠结论。" if self.zh else "No reliable conclusion could be drawn from this data."]
         lines = [f"**{findings[0]}**", ""]
+        if used := self._data_used(plan):
+            lines += [used, ""]
         if len(findings) > 1:
             lines += ["### 其他发现" if self.zh else "### Supporting findings", ""]
             lines += [f"- {f}" for f in findings[1:]] + [""]
@@ -185,22 +283,66 @@ class BuiltinAnalyst:
             lines += [("以下分析未能完成：" if self.zh else "These analyses could not be completed: ") + "; ".join(failures), ""]
         lines += ["### 注意" if self.zh else "### Caveats", ""]
         lines += [f"- {n}" for n in plan.notes]
-        lines.append("- 相关不代表因果；结论基于上传的数据，不一定适用于其他时期或人群。" if self.zh else
-                     "- Correlation is not causation; conclusions hold for the uploaded data and may not carry over "
-                     "to other periods or people.")
+        lines += [f"- {n}" for n in _rule_notes(plan, self.zh)]
+        if plan.kind != "dedupe":
+            lines.append("- 相关不代表因果；结论基于上传的数据，不一定适用于其他时期或人群。" if self.zh else
+                         "- Correlation is not causation; conclusions hold for the uploaded data and may not carry over "
+                         "to other periods or people.")
         lines += ["", HONESTY["zh" if self.zh else "en"]]
         return "\n".join(lines)
+
+    def _data_used(self, plan: Plan) -> str:
+        """Which dataset answered (when the workspace has several, or a filter narrowed it), and how it was chosen."""
+        if not (self._many or plan.filters) or not plan.dataset:
+            return ""
+        zh, choice = self.zh, plan.choice
+        filters = ", ".join(f"{c['column']} = {c['value'] if not isinstance(c['value'], list) else ' / '.join(c['value'])}"
+                            for c in plan.filters)
+        text = f"使用的数据：**{plan.dataset}**" if zh else f"Data used: **{plan.dataset}**"
+        if filters:
+            text += f"（只含 {filters}）" if zh else f" (only rows with {filters})"
+        how = getattr(choice, "how", "")
+        if how == "words" and choice.fits:
+            matched = [*choice.fits[0].columns, *choice.fits[0].values][:4]
+            if matched:
+                text += (f"，因为问题提到了 {'、'.join(matched)}。" if zh else
+                         f", because the question names {', '.join(matched)}.")
+        elif how == "answer":
+            text += "，按您的选择。" if zh else ", as you chose."
+        elif how in ("tie", "none"):
+            text += ("；问题中的词无法确定用哪个表格，请确认这是您想要的。" if zh else
+                     "; the question's words did not settle which table to use, so check this is the one you meant.")
+        return text
+
+
+def _order(step: Step, plan: Plan) -> int:
+    """Where a step's finding goes: the one that answers the question kind first."""
+    if step.tool == "group_aggregate":
+        return 0 if plan.kind in ("total", "top") else 6
+    return ANSWER_ORDER.get(step.tool, 9)
+
+
+def _rule_notes(plan: Plan, zh: bool) -> list[str]:
+    notes = []
+    for rule, applied in plan.rules:
+        if applied:
+            notes.append(f"已按工作区规则执行：“{rule.rstrip('.。')}”。" if zh else f"Workspace rule applied: “{rule.rstrip('.。')}”.")
+        else:
+            notes.append(f"未能自动执行工作区规则：“{rule}”（内置分析器无法理解这条规则）。" if zh else
+                         f"Workspace rule not applied: “{rule}” (the built-in analyst cannot carry it out).")
+    return notes
 
 
 # The finding that answers the question leads. A forecast step is planned only for a forecast
 # question, and then the forecast is the answer and the trend its support.
-ANSWER_ORDER = {"forecast": 0, "time_series_trend": 1, "compare_groups": 1, "compare_two_groups": 1,
-                "linear_regression": 2, "correlation_analysis": 3, "describe_columns": 4, "value_counts": 5}
+ANSWER_ORDER = {"clean_data": 0, "forecast": 0, "time_series_trend": 1, "compare_groups": 1, "compare_two_groups": 1,
+                "proportion_test": 1, "paired_test": 1, "linear_regression": 2, "correlation_analysis": 3,
+                "describe_columns": 4, "value_counts": 5, "filter_rows": 8}
 
 
-def _finding(step: Step, result: dict[str, Any], zh: bool) -> str:
+def _finding(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = None, question: str = "") -> str:
     """The step's plain-language reading, with group averages for comparisons."""
-    text = _reading(step, result, zh)
+    text = _reading(step, result, zh, plan, question)
     means = {k.split(".", 1)[1]: v for k, v in result["metrics"].items()
              if k.startswith("mean.") and isinstance(v, (int, float))}
     if step.tool in ("compare_groups", "compare_two_groups") and means:
@@ -210,16 +352,38 @@ def _finding(step: Step, result: dict[str, Any], zh: bool) -> str:
     return text
 
 
-def _reading(step: Step, result: dict[str, Any], zh: bool) -> str:
-    """What a result says: the tool's own interpretation, except for a regression, whose headline
-    is rebuilt so it names the target and says how its strongest predictor moves it, and a forecast,
-    whose headline gives every forecast period with its interval (the tool's names only the ends)."""
+def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = None, question: str = "") -> str:
+    """What a result says, in plain words that answer the question (builtin_headlines), else the
+    tool's own interpretation: a regression names its strongest factor with its effect in units, a
+    forecast gives every period with its interval, a rate comparison the rates, totals the shares."""
     headline = None
+    arguments, metrics = step.arguments, result["metrics"]
     if step.tool == "linear_regression":
-        headline = regression_headline(step.arguments["target_column"], result["metrics"], zh)
+        headline = drivers_headline(arguments["target_column"], metrics, zh)
     elif step.tool == "forecast":
-        headline = forecast_headline(step.arguments["value_column"], result["metrics"], zh)
+        headline = forecast_headline(arguments["value_column"], metrics, zh)
+    elif step.tool == "proportion_test" and arguments.get("group_column"):
+        headline = proportion_headline(arguments["value_column"], arguments["group_column"], metrics, zh)
+    elif step.tool == "group_aggregate" and arguments.get("value_columns"):
+        headline = total_headline(arguments["value_columns"][0], arguments["group_columns"][0], metrics, zh,
+                                  plan.top if plan and plan.kind == "top" else None)
+    elif step.tool == "paired_test":
+        groups = _pair_labels(result)
+        headline = paired_headline(arguments.get("value_column") or arguments.get("x_column", ""), metrics, groups, zh)
+    elif step.tool == "clean_data":
+        headline = dedupe_headline(metrics, plan.dataset if plan else None, zh)
+    elif step.tool == "compare_two_groups" and "groups" not in arguments:
+        headline = two_group_headline(arguments["value_column"], arguments["group_column"], metrics,
+                                      plan.values[0] if plan and plan.values else None, zh)
+    elif step.tool == "compare_groups" and (extreme := asks_extreme(question)):
+        headline = extreme_headline(arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh)
     return headline or result["interpretation"] or result["conclusion"]
+
+
+def _pair_labels(result: dict[str, Any]) -> tuple[str, str] | None:
+    """The two conditions of a paired test, from its reading ("difference = group 1 - group 2")."""
+    match = re.search(r"On average (.+?) is [\d.,]+ (?:lower|higher) than (.+?) for the same", result["interpretation"])
+    return (match.group(1), match.group(2)) if match else None
 
 
 FORECAST_LISTED = 6  # periods listed one by one; a longer forecast shows its first three and its last
@@ -268,42 +432,18 @@ def _backtest(metrics: dict[str, Any], zh: bool) -> str:
             f"on average (MAE {fmt_num(mae)}).")
 
 
-def regression_headline(target: str, metrics: dict[str, Any], zh: bool) -> str | None:
-    """'86% of the variation in Revenue lines up with Units, Unit Price, Discount (R² = 0.8649,
-    p < 0.001). Its strongest predictor is Unit Price: each one-unit increase goes with 4.426 higher
-    Revenue, other predictors held fixed (p < 0.001).' The strongest predictor is the one with the
-    largest |t|, as the tool picks it. None when the metrics lack the coefficients."""
-    terms = [k[5:] for k in metrics if k.startswith("coef.") and k != "coef.const"]
-    t_values = {term: abs(metrics.get(f"t.{term}") or 0.0) for term in terms}
-    if not terms or "r_squared" not in metrics or "p_value" not in metrics:
-        return None
-    best = max(terms, key=lambda term: t_values[term])
-    r2, coef, p_best = metrics["r_squared"], metrics[f"coef.{best}"], metrics.get(f"p_value.{best}", float("nan"))
-    fit = f"R² = {fmt_num(r2, 4)}{'，' if zh else ', '}{fmt_p(metrics['p_value'])}"
-    weak = not p_best < 0.05
-    column, _, level = best.partition("=")  # a category enters as dummies: "Region=East" vs the first level
-    if zh:
-        step = f"{column}为{level}时（相对基准水平）" if level else "每增加 1 个单位"
-        return (f"{target} 的变化中约 {r2 * 100:.0f}% 可以由 {'、'.join(terms)} 解释（{fit}）。最强的预测因素是 {best}："
-                f"{step}，{target} 平均{'增加' if coef > 0 else '减少'} {fmt_num(abs(coef))}"
-                f"（其他因素不变，{fmt_p(p_best)}{'，不显著' if weak else ''}）。")
-    step = f"rows where {column} is {level} (against its first level) have" if level else "each one-unit increase goes with"
-    return (f"{r2 * 100:.0f}% of the variation in {target} lines up with {', '.join(terms)} ({fit}). "
-            f"Its strongest predictor is {best}: {step} {fmt_num(abs(coef))} "
-            f"{'higher' if coef > 0 else 'lower'} {target}, other predictors held fixed "
-            f"({fmt_p(p_best)}{', not significant' if weak else ''}).")
+def _profile_of(calls: dict, outputs: dict[str, str], dataset: str | None = None) -> str | None:
+    """The output of this turn's profile_dataset call (of `dataset`, when several), if it ran."""
+    return next((outputs[i] for i, c in calls.items() if c["function"]["name"] == "profile_dataset" and i in outputs
+                 and json.loads(c["function"]["arguments"] or "{}").get("dataset") == dataset), None)
 
 
-def _profile_of(calls: dict, outputs: dict[str, str]) -> str | None:
-    """The output of this turn's profile_dataset call, if it ran."""
-    return next((outputs[i] for i, c in calls.items() if c["function"]["name"] == "profile_dataset" and i in outputs), None)
-
-
-def _lookups_of(dataset: dict[str, Any], calls: dict, results: dict) -> dict[str, dict[str, Any]]:
+def _lookups_of(dataset: dict[str, Any], calls: dict, results: dict, name: str | None = None) -> dict[str, dict[str, Any]]:
     """The metrics of this turn's value lookups (see _looks) by column, those that worked. Only the
     lookups: a value_counts the plan itself runs must not change the plan that made it."""
     found = {}
     for arguments in value_lookups(dataset):
+        arguments = {"dataset": name, **arguments} if name else arguments
         _, result = _find_result("value_counts", arguments, calls, results)
         if result and result.get("ok"):
             found[arguments["column"]] = result["metrics"]
@@ -328,15 +468,22 @@ def _find_result(tool: str, arguments: dict, calls: dict, results: dict) -> tupl
 
 def _summary(metrics: dict[str, Any]) -> str:
     keys = ("statistic", "f_statistic", "r", "r_squared", "p_value", "effect_size", "n", "mean_difference")
-    parts = [f"{k} = {_fmt(metrics[k])}" for k in keys if k in metrics]
+    parts = [_pair(k, metrics[k]) for k in keys if k in metrics]
     if not parts:
-        parts = [f"{k} = {_fmt(v)}" for k, v in list(metrics.items())[:6]]
+        parts = [_pair(k, v) for k, v in list(metrics.items())[:6]]
     return ", ".join(parts)
+
+
+def _pair(key: str, value: Any) -> str:
+    """'p_value < 0.001', 'r = 0.8332': for people, never 1.6e-310."""
+    if key.startswith("p_value") and isinstance(value, float) and value < 0.001:
+        return f"{key} < 0.001"
+    return f"{key} = {_fmt(value)}"
 
 
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return fmt_num(value)
     return str(value)
 
 

@@ -7,8 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
+from app.agent.builtin_kinds import asks_dedupe, asks_paired, asks_top, asks_total
 from app.agent.builtin_reading import (GROUPING, NUMERIC, asks_ahead, column_spans, forecast_arguments,
-                                       forecast_request, named_values, regression_roles)
+                                       forecast_request, groups_rows, named_values, regression_roles)
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
@@ -34,16 +36,7 @@ KEYWORDS = {
     "distribution": ("distribution", "spread", "typical", "average", "mean", "median", "summary", "overview",
                      "分布", "平均", "中位", "概况", "总体", "描述"),
 }
-# Words a question may use for a column named in the other language.
-SYNONYMS = {
-    "revenue": ("收入", "营收", "营业额", "销售额"), "sales": ("销售", "销量", "销售额"), "region": ("地区", "区域", "大区"),
-    "channel": ("渠道",), "category": ("品类", "类别"), "price": ("价格", "单价"), "units": ("数量", "件数"),
-    "discount": ("折扣",), "date": ("日期", "时间"), "city": ("城市",), "gender": ("性别",), "age": ("年龄",),
-    "satisfaction": ("满意度", "满意"), "customer": ("客户", "顾客"), "store": ("门店", "店铺"),
-    "营业额": ("revenue", "sales"), "门店": ("store", "shop"), "广告费用": ("advertising", "ads", "ad spend"),
-    "订单数": ("orders",), "月份": ("month",), "退货率": ("return rate", "returns"), "员工数": ("staff", "employees"),
-    "客单价": ("basket", "average order"),
-}
+SYNONYMS = WORD_SYNONYMS  # question_words: everyday and other-language words for columns
 GREETING = re.compile(r"^\s*(hi|hello|hey|thanks|thank you|你好|您好|谢谢|嗨)[\s!！。.,，]*$", re.I)
 
 
@@ -55,6 +48,7 @@ class Step:
     arguments: dict[str, Any]
     task: str | None = None  # subject of the task it completes (None: supporting step)
     evidence: bool = True
+    prep: bool = False  # a data step the analyses read (a filter): run in a round of its own, first
 
 
 @dataclass
@@ -63,6 +57,14 @@ class Plan:
     dimension: str | None
     steps: list[Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    kind: str = "standard"  # or proportion, paired, top, total, dedupe (builtin_kinds)
+    top: tuple[int, bool] | None = None  # (N, bottom) for a top/bottom-N question
+    dataset: str | None = None  # the dataset chosen (dataset_choice) and the one analysed (a filtered copy)
+    analysed: str | None = None
+    choice: Any = None
+    filters: list[dict[str, Any]] = field(default_factory=list)
+    rules: list[tuple[str, bool]] = field(default_factory=list)  # workspace rules: (text, applied)
+    values: list[str] = field(default_factory=list)  # the grouping's values the question names, in its order
 
 
 def wants(question: str, kind: str) -> bool:
@@ -96,44 +98,59 @@ def asks_for(question: str, has_date: bool, predictors_named: bool) -> Asks:
 
 
 def mentioned_columns(question: str, columns: list[dict[str, Any]]) -> list[str]:
-    """Columns named in the question, longest names first (so 'Unit Price' beats 'Price')."""
-    text = question.lower()
-    found = []
-    for col in sorted(columns, key=lambda c: -len(c["name"])):
-        name = col["name"].lower()
-        if name and name in text and not any(name in f.lower() for f in found):
-            found.append(col["name"])
-    for col in columns:  # then names the question uses in the other language
-        words = [w for key, values in SYNONYMS.items() if key in col["name"].lower() for w in values]
-        if col["name"] not in found and any(w in text for w in words):
-            found.append(col["name"])
-    return found
+    """Columns named in the question (by name, synonym, stem or abbreviation), longest names first
+    (so 'Unit Price' beats 'Price')."""
+    named = {name for _, _, name in column_spans(question, columns, SYNONYMS)}
+    return [c["name"] for c in sorted(columns, key=lambda c: -len(c["name"])) if c["name"] in named]
 
 
 def choose_metric(columns: list[dict[str, Any]], named: list[str]) -> str | None:
+    """The number to analyse: a named measurement, else one named like a metric, else the first.
+    Yes/no and code columns (smoke, cyl) are groups, not measurements, unless nothing else is named."""
     numeric = [c["name"] for c in columns if c["type"] in NUMERIC and not c.get("pii")]
-    for name in named:
-        if name in numeric:
-            return name
+    measures = [c["name"] for c in columns if c["type"] in NUMERIC and not c.get("pii")
+                and not (c.get("binary") or c.get("coded"))]
+    for pool in (measures, numeric):
+        for name in named:
+            if name in pool:
+                return name
     for hint in METRIC_HINTS:
-        for name in numeric:
+        for name in measures:
             if hint in name.lower():
                 return name
-    return numeric[0] if numeric else None
+    return (measures or numeric or [None])[0]
 
 
-def choose_dimension(columns: list[dict[str, Any]], named: list[str], implied: str | None = None) -> str | None:
+def choose_dimension(columns: list[dict[str, Any]], named: list[str], implied: str | None = None,
+                     metric: str | None = None) -> str | None:
     """A grouping column the question names, else the one whose values it names ("new and returning
-    customers" → Customer Type), else the first with few levels."""
-    groupable = [c for c in columns if c["type"] in GROUPING and 2 <= (c.get("levels") or 0) <= 30
-                 and not c.get("pii")]
+    customers" → Customer Type), else the first category with few levels (a yes/no or code number
+    column only when nothing else can group)."""
+    groupable = [c for c in columns if groups_rows(c) and 2 <= (c.get("levels") or 0) <= 30
+                 and not c.get("pii") and c["name"] != metric]
     for name in named:
         if any(c["name"] == name for c in groupable):
             return name
-    if implied:
+    if implied and implied != metric:
         return implied
     few = [c for c in groupable if c.get("levels", 0) <= 12]
-    return (few or groupable or [{"name": None}])[0]["name"]
+    real = [c for c in few if c["type"] in GROUPING] or [c for c in groupable if c["type"] in GROUPING]
+    return (real or few or groupable or [{"name": None}])[0]["name"]
+
+
+def binary_outcome(columns: list[dict[str, Any]], named: list[str], spans: list[Any]) -> str | None:
+    """A yes/no column the question names as its outcome ("more likely to survive") when it names
+    no measurement: its rate is compared between groups, not its average."""
+    kinds = {c["name"]: c for c in columns if not c.get("pii")}
+    measures = [n for n in named if kinds.get(n, {}).get("type") in NUMERIC
+                and not (kinds[n].get("binary") or kinds[n].get("coded"))]
+    if measures:
+        return None
+    for _, _, name in spans:  # in question order: "did smoking mothers have low birth weight babies"
+        column = kinds.get(name)
+        if column and (column["type"] == "boolean" or column.get("binary")):
+            return name
+    return None
 
 
 def other_numeric(columns: list[dict[str, Any]], metric: str | None, limit: int = 6) -> list[str]:
@@ -150,10 +167,18 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     dated = any(c["type"] == "datetime" and not c.get("pii") for c in columns)
     asks = asks_for(question, dated, bool(roles.predictors))
     implied, values = named_values(question, columns, spans)
+    if asks_dedupe(question):
+        return dedupe_plan(zh)
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
-    metric = chosen or roles.target or choose_metric(columns, named)
-    dimension = choose_dimension(columns, named, implied)
+    outcome = None if chosen or roles.target else binary_outcome(columns, named, spans)
+    metric = chosen or roles.target or outcome or choose_metric(columns, named)
+    dimension = choose_dimension(columns, named, implied, metric)
     plan = Plan(metric, dimension, [Step("profile_dataset", {}, evidence=False)])
+    plan.values = values if dimension == implied else []
+    if outcome and special_steps(plan, question, columns, named, zh, outcome=outcome):
+        return plan
+    if metric and special_steps(plan, question, columns, named, zh):
+        return plan
     if metric is None:
         plan.notes.append("没有数值列，只能做描述。" if zh else "No numeric column: only a description is possible.")
         if dimension:
@@ -179,6 +204,68 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
         subject = _t(zh, f"What explains {metric}", f"哪些因素解释{metric}")
         plan.steps.append(Step("linear_regression", {"target_column": metric, "feature_columns": features[:5]}, subject))
     return plan
+
+
+def dedupe_plan(zh: bool) -> Plan:
+    """A data task: remove exact duplicate rows, kept as a new version of the dataset."""
+    subject = _t(zh, "Remove duplicate rows", "删除重复行")
+    return Plan(None, None, [Step("clean_data", {"trim_whitespace": False, "drop_duplicates": True}, subject)],
+                kind="dedupe")
+
+
+def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], named: list[str], zh: bool,
+                  outcome: str | None = None) -> bool:
+    """The question kinds with their own analysis (builtin_kinds): a yes/no outcome's rates per
+    group, a paired design, top/bottom N, totals per group. False when none applies."""
+    metric, dimension = plan.metric or "", plan.dimension
+    if outcome:
+        plan.kind = "proportion"
+        if dimension:
+            subject = _t(zh, f"Compare the {outcome} rate across {dimension}", f"比较不同{dimension}的{outcome}比例")
+            plan.steps.append(Step("proportion_test", {"value_column": outcome, "group_column": dimension}, subject))
+            plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": outcome, "agg": "mean"}, evidence=False))
+        else:
+            plan.steps.append(Step("value_counts", {"column": outcome}, _t(zh, f"{outcome} breakdown", f"{outcome}分布")))
+        return True
+    levels = {c["name"]: c.get("levels") or 0 for c in columns}
+    if asks_paired(question):
+        ids = [c["name"] for c in columns if c["type"] == "identifier" and not c.get("pii")]
+        measures = [n for n in named if n != metric and next((c for c in columns if c["name"] == n), {}).get("type")
+                    in NUMERIC and not levels.get(n)]
+        subject = _t(zh, f"Paired comparison of {metric}", f"{metric}的配对比较")
+        if dimension and levels.get(dimension) == 2 and ids:
+            plan.kind = "paired"
+            plan.steps.append(Step("paired_test", {"value_column": metric, "group_column": dimension,
+                                                   "id_column": ids[-1], "method": "t"}, subject))
+            return True
+        if measures:
+            plan.kind = "paired"
+            plan.steps.append(Step("paired_test", {"x_column": metric, "y_column": measures[0], "method": "t"}, subject))
+            return True
+    top = asks_top(question)
+    if top:
+        entity = next((n for n in named if n != metric and next((c for c in columns if c["name"] == n), {}).get("type")
+                       in ("identifier", "text", "category", "boolean")), None) or dimension
+        if entity:
+            plan.kind, plan.top = "top", top
+            plan.dimension = entity
+            subject = _t(zh, f"{'Bottom' if top[1] else 'Top'} {top[0]} {entity} by total {metric}",
+                         f"按{metric}合计{'最低' if top[1] else '最高'}的{top[0]}个{entity}")
+            plan.steps.append(Step("group_aggregate", {"group_columns": [entity], "value_columns": [metric],
+                                                       "agg": "sum"}, subject))
+            return True
+    if asks_total(question) and dimension:
+        plan.kind = "total"
+        add_total_steps(plan, metric, dimension, zh)
+        plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "sum"}, evidence=False))
+        return True
+    return False
+
+
+def add_total_steps(plan: Plan, metric: str, dimension: str, zh: bool) -> None:
+    subject = _t(zh, f"Total {metric} by {dimension}", f"各{dimension}的{metric}合计")
+    plan.steps.append(Step("group_aggregate", {"group_columns": [dimension], "value_columns": [metric], "agg": "sum"},
+                           subject))
 
 
 def add_compare_steps(plan: Plan, columns: list[dict[str, Any]], metric: str, dimension: str, values: list[str],

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from app.agent.question_words import loose_mentions, name_words, value_words
+
 NUMERIC = ("number", "integer")
 GROUPING = ("category", "boolean")
 
@@ -33,14 +35,32 @@ def column_spans(question: str, columns: list[dict[str, Any]], synonyms: dict[st
         _claim(text, col["name"].lower(), col["name"], spans)
     for col in columns:
         for key, words in synonyms.items():
-            if key in col["name"].lower():
+            if synonym_key_fits(key, col["name"]):
                 for word in words:
                     _claim(text, word.lower(), col["name"], spans)
+    for col in sorted(columns, key=lambda c: -len(c["name"])):  # stems and abbreviations: "survive", "birth weight"
+        for start, end in loose_mentions(question, col["name"]):
+            if not any(s < end and start < e for s, e, _ in spans):
+                spans.append((start, end, col["name"]))
     return sorted(spans)
 
 
+def synonym_key_fits(key: str, name: str) -> bool:
+    """A synonym key names a column when it is part of its name; a short key ("ed", "wt") only as a
+    whole word of it, so "ed" is not read inside "married"."""
+    lowered = name.lower()
+    if len(key) <= 3 and key.isascii():
+        return key in name_words(name)
+    return key in lowered
+
+
 def _claim(text: str, needle: str, name: str, spans: list[Span]) -> None:
-    for match in re.finditer(re.escape(needle), text) if needle else ():
+    """Claim each place the needle appears; an English needle only as whole words ("ht" is not
+    inside "weight", "low" not inside "lower"), plurals allowed."""
+    pattern = re.escape(needle)
+    if needle.isascii() and re.match(r"\w", needle):
+        pattern = rf"(?<![a-z0-9]){pattern}(?:s|es)?(?![a-z0-9])"
+    for match in re.finditer(pattern, text) if needle else ():
         if not any(s < match.end() and match.start() < e for s, e, _ in spans):
             spans.append((match.start(), match.end(), name))
 
@@ -95,7 +115,12 @@ def _is_target(text: str, start: int, end: int) -> bool:
 
 
 def _groupable(column: dict[str, Any] | None, most: int = 30) -> bool:
-    return bool(column) and column["type"] in GROUPING and 2 <= (column.get("levels") or 0) <= most
+    return column is not None and groups_rows(column) and 2 <= (column.get("levels") or 0) <= most
+
+
+def groups_rows(column: dict[str, Any]) -> bool:
+    """Whether a column can split rows into groups: a category, yes/no, or a numeric code (read_profile)."""
+    return column["type"] in GROUPING or bool(column.get("binary") or column.get("coded"))
 
 
 # --- category values named in the question ----------------------------------------------------------
@@ -127,8 +152,13 @@ def _blank(text: str, spans: list[Span]) -> str:
 
 
 def _find_value(text: str, value: str) -> int:
-    word = str(value).strip().lower()
-    if len(word) < 2 or word in _COMMON:
+    """Where the question names a value, by itself or by an everyday word for it ("women" → female)."""
+    found = [_find_word(text, word, own=i == 0) for i, word in enumerate(value_words(value))]
+    return min((f for f in found if f >= 0), default=-1)
+
+
+def _find_word(text: str, word: str, own: bool = True) -> int:
+    if (len(word) < 2 and (own or word.isascii())) or (own and word in _COMMON):
         return -1
     if word.isascii():  # whole words, plurals too: "returning customers", "stores"
         match = re.search(rf"(?<![\w-]){re.escape(word)}(?:s|es)?(?![\w-])", text)
@@ -219,7 +249,9 @@ def forecast_arguments(request: tuple[int, str], grain: str | None, span_days: f
 
 
 # --- what the data profile shows, and the values looked up beyond it --------------------------------
-_PROFILE_LINE = re.compile(r"^(?P<name>.+?) \[(?P<kind>[\w-]+), [\w-]+\] missing \d+, unique \d+(?P<rest>.*)$", re.M)
+_PROFILE_LINE = re.compile(r"^(?P<name>.+?) \[(?P<kind>[\w-]+), (?P<role>[\w-]+)\] missing \d+, unique (?P<unique>\d+)"
+                           r"(?P<rest>.*)$", re.M)
+SMALL_CODES = 12  # a whole-number column with at most this many values may be a code to group by (cyl, group)
 _TOP = re.compile(r"(.+?) \(\d+\)(?:, |$)")
 
 
@@ -228,9 +260,22 @@ def read_profile(dataset: dict[str, Any], profile: str | None) -> dict[str, Any]
     frequent ones) and each date column's span in days. Unchanged without a profile."""
     if not profile:
         return dataset
-    seen = {m["name"]: m["rest"] for m in _PROFILE_LINE.finditer(profile)}
-    return {**dataset, "columns": [_with_profile(c, seen[c["name"]]) if c["name"] in seen else c
-                                   for c in dataset["columns"]]}
+    seen = {m["name"]: m for m in _PROFILE_LINE.finditer(profile)}
+    return {**dataset, "columns": [_with_codes(_with_profile(c, seen[c["name"]]["rest"]), seen[c["name"]])
+                                   if c["name"] in seen else c for c in dataset["columns"]]}
+
+
+def _with_codes(column: dict[str, Any], line: re.Match) -> dict[str, Any]:
+    """A number column the profile reads as yes/no (0/1: smoke, low) is `binary`; one with a few
+    whole-number values (cyl, group) is `coded`: both can split rows into groups."""
+    if column["type"] not in NUMERIC:
+        return column
+    unique = int(line["unique"])
+    if line["kind"] == "boolean" or unique == 2:
+        return {**column, "binary": True, "levels": 2}
+    if column["type"] == "integer" and line["role"] == "dimension" and unique <= SMALL_CODES:
+        return {**column, "coded": True, "levels": unique}
+    return column
 
 
 def _with_profile(column: dict[str, Any], rest: str) -> dict[str, Any]:

@@ -141,6 +141,10 @@ def gate_input(turn: Any) -> GateInput:
     summaries = extras.get("summaries")  # computed once by RunService.prepare_turn
     if summaries is None:
         summaries = [dataset_summary(d, _frame(turn, d.name)) for d in datasets]
+    if len(summaries) > 1:  # the scope gate matches the values a question names ("online orders")
+        from app.agent.dataset_choice import with_values
+
+        summaries = [with_values(s, _frame(turn, s["name"])) for s in summaries]
     return GateInput(question=run.question or "", datasets=summaries, answered=answered_topics(session, workspace_id),
                      intent=getattr(turn.intent, "kind", None), language=run.language,
                      new_files=new_files(session, run, datasets))

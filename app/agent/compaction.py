@@ -31,7 +31,9 @@ from app.agent.tracing import TracedModel
 
 log = logging.getLogger(__name__)
 DEFAULT_TOKEN_RATIO = 0.7  # the analysis ratio, until the turn's intent says otherwise
-NO_SHELVE = {"read_tool_output"}  # a read-back is a copy of something already on disk
+# A read-back is a copy of something already on disk; tool_search's answer is the harness's own,
+# bounded, and useless cut (the descriptions are what the model searched for).
+NO_SHELVE = {"read_tool_output", "tool_search"}
 
 # Workspaces whose live turn should compact at its next round (the page's button sets this).
 _REQUESTED: dict[str, str] = {}

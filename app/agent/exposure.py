@@ -221,7 +221,7 @@ def rank_tools(registry: Iterable[Tool], query: str, limit: int = 8) -> list[Too
     return [tool for _, _, tool in sorted(scored, key=lambda s: s[:2])[:limit]]
 
 
-DETAILED_MATCHES = 3  # tool_search shows the full description and arguments of its best matches
+DETAILED_MATCHES = 3  # tool_search shows the arguments of its best matches (and every match's full description)
 
 
 def tool_search(query: str, limit: int = 8, ctx: ToolContext = None) -> ToolResult:
@@ -243,7 +243,7 @@ def tool_search(query: str, limit: int = 8, ctx: ToolContext = None) -> ToolResu
     new, refused = exposure.request_tools(t.name for t in found)
     refused_groups = sorted({exposure.registry.get(n).group for n in refused})
     # details on demand: the best matches with their full description and arguments (schemas are brief)
-    lines = [("- " + t.details() if i < DETAILED_MATCHES else f"- {t.name} ({t.group}): {t.summary}")
+    lines = [("- " + t.details() if i < DETAILED_MATCHES else f"- {t.name} ({t.group}): {' '.join(t.description.split())}")
              + (" [not available in this turn]" if t.name in refused else "") for i, t in enumerate(found)]
     note = [f"Callable from the next request: {', '.join(new)}." if new else
             "These tools are already available." if not refused else ""]

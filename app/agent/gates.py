@@ -50,6 +50,18 @@ class GateInput:
     def zh(self) -> bool:
         return self.language == "zh"
 
+    @property
+    def choice(self) -> Any:
+        """Which dataset the question is about (dataset_choice): by its words or the scope answer."""
+        from app.agent.dataset_choice import choose_dataset
+
+        return choose_dataset(self.question, self.datasets, self.answered, question_key(self.question))
+
+    @property
+    def dataset(self) -> dict[str, Any]:
+        """The dataset the other gates look at: the chosen one (the last one when none is)."""
+        return self.choice.dataset or self.datasets[-1]
+
 
 def _t(zh: bool, en: str, zh_text: str) -> str:
     return zh_text if zh else en
@@ -82,7 +94,7 @@ def goals(question: str) -> set[str]:
 
 
 def _columns(inp: GateInput) -> list[dict[str, Any]]:
-    return inp.datasets[-1].get("columns", [])
+    return inp.dataset.get("columns", [])
 
 
 def metric_candidates(columns: list[dict[str, Any]], family: str) -> list[dict[str, Any]]:
@@ -152,7 +164,7 @@ def metric_gate(inp: GateInput) -> Gate | None:
 def _column_note(column: dict[str, Any], inp: GateInput) -> str:
     words = word_set(column["name"])
     hint = next((HINTS[w][1 if inp.zh else 0] for w in HINTS if w in words), "")
-    rows = inp.datasets[-1].get("rows") or 0
+    rows = inp.dataset.get("rows") or 0
     missing = column.get("missing") or 0
     kind = _t(inp.zh, "whole numbers" if column["type"] == "integer" else "numbers",
               "整数" if column["type"] == "integer" else "数值")
@@ -276,7 +288,7 @@ def method_gate(inp: GateInput) -> Gate | None:
 
 
 def quality_gate(inp: GateInput) -> Gate | None:
-    ds, zh = inp.datasets[-1], inp.zh
+    ds, zh = inp.dataset, inp.zh
     rows = ds.get("rows") or 0
     wanted = goals(inp.question) & set(INFERENTIAL)
     metric = resolved_metric(inp)
@@ -332,22 +344,29 @@ def _mentions_several(inp: GateInput) -> bool:
 
 
 def scope_gate(inp: GateInput) -> Gate | None:
-    if not inp.new_files or len(inp.datasets) < 2:
+    """Several datasets and the question's words fit two equally, or none: ask which one to use
+    (dataset_choice). The options are the datasets' names, so the answer names the dataset."""
+    from app.agent.dataset_choice import describe_fit
+
+    if len(inp.datasets) < 2:
         return None
-    new = inp.new_files[-1]
-    named = [ds for ds in inp.datasets if normalise(str(ds.get("name"))) in normalise(inp.question)
-             or normalise(str(ds.get("file") or "")) in normalise(inp.question)]
-    if named:
+    choice = inp.choice
+    if not choice.ambiguous:
         return None
-    earlier = [ds["name"] for ds in inp.datasets if ds["name"] != new["name"]]
-    zh, name = inp.zh, new["name"]
-    return Gate(topic=f"scope.{name}",
-                question=_t(zh, f"A new file “{name}” was added. Which data should this analysis use?",
-                            f"新增了文件“{name}”。这次分析用哪些数据？"),
-                options=[_option(_t(zh, f"Only the new file ({name})", f"只用新文件（{name}）"),
-                                 _t(zh, "Analyse the new file on its own", "只分析新文件")),
-                         _option(_t(zh, "Only the earlier data", "只用之前的数据"),
-                                 ", ".join(earlier[:4])),
-                         _option(_t(zh, "Both together", "两者一起"),
-                                 _t(zh, "Combine or compare the files", "合并或对比这些文件"))],
-                reason=_t(zh, "A new file changes what the analysis covers.", "新文件会改变分析的范围。"))
+    zh, key = inp.zh, question_key(inp.question)
+    fits = choice.candidates[:6]
+    new = [f["name"] for f in inp.new_files]
+    if choice.how == "tie":
+        names = "、".join(f.dataset["name"] for f in fits) if zh else ", ".join(f.dataset["name"] for f in fits)
+        question = _t(zh, f"Your question fits several tables ({names}). Which one should I analyse?",
+                      f"你的问题与多个表格都对得上（{names}）。要分析哪一个？")
+        reason = _t(zh, "The question's words match columns in more than one table; the answer depends on which.",
+                    "问题中的词与不止一个表格的列匹配，结论取决于用哪一个。")
+    else:
+        question = _t(zh, "None of your tables has columns that match the question's words. Which one should I "
+                          "analyse?", "没有哪个表格的列与问题中的词对得上。要分析哪一个？")
+        reason = _t(zh, "The question names no column of any table" + (f"; a new file ({', '.join(new)}) was added"
+                                                                          if new else "") + ".",
+                    "问题没有提到任何表格的列" + (f"；新增了文件（{'、'.join(new)}）" if new else "") + "。")
+    return Gate(topic=f"scope.{key}", question=question,
+                options=[_option(f.dataset["name"], describe_fit(f, zh)) for f in fits], reason=reason)

@@ -64,7 +64,7 @@ def check_interrupt(turn: Turn) -> None:
 
 def call_model(turn: Turn) -> ModelReply:
     """One model request; with the budget spent no tools are offered, forcing an answer."""
-    tools = [] if turn.budget.spent else turn.toolbox.schemas()
+    tools = [] if turn.budget.spent else turn.toolbox.schemas(turn.messages)
     turn.recorder.emit("model_call", {"round": turn.budget.rounds, "tools": len(tools),
                                       "context": budget_table(turn.messages, tools, token_budget(turn))})
     reply = request_reply(turn, tools)  # traced; re-emit once on malformed arguments (below)

@@ -29,7 +29,9 @@ def run_python(code: str, ctx: ToolContext = None) -> ToolResult:
 
     Available without importing: `datasets` (dict name -> pandas DataFrame; each dataset is also a
     variable when its name is an identifier), `pd`, `np`, `plt` (matplotlib, Agg), `scipy`, `stats`
-    (scipy.stats), `sm` / `smf` (statsmodels api / formula api), `sklearn`. Print what you need to
+    (scipy.stats), `sm` / `smf` (statsmodels api / formula api), `sklearn`. Columns arrive with numpy
+    dtypes that statsmodels and sklearn take: a yes/no or whole-number column with missing values is
+    float (True = 1.0, missing = NaN), so filter it with `df[df.col == 1]`. Print what you need to
     see (print summaries, not whole tables). Save charts with `save_figure(fig, "name")` (or
     plt.savefig("name.png")) and result tables with `save_table(df, "name")`; set a JSON-able
     `result` variable for key numbers. Each call starts from a clean interpreter (nothing is kept

@@ -127,8 +127,13 @@ class Toolbox:
     def exposed(self) -> list[str]:
         return [t.name for t in self.exposure.tools()]
 
-    def schemas(self) -> list[dict[str, Any]]:
-        """The tools of one model request (call once per request: searched groups appear now)."""
+    def schemas(self, messages: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """The tools of one model request (call once per request: searched groups appear now). When
+        the messages point to a saved output (a truncated, persisted or compacted result, a
+        transcript), read_tool_output is offered in this very request: a pointer to a tool the model
+        cannot call is a dead end."""
+        if messages and any(points_to_saved_output(m) for m in messages):
+            self.exposure.enable("outputs")
         return [t.schema() for t in self.exposure.next_request()]
 
     def execute(self, call: ToolCallRequest) -> ToolResult:
@@ -160,7 +165,7 @@ class Toolbox:
         if result.ok and call.name in ENABLES:  # the first task or evidence brings the tools that act on it
             self.exposure.enable(ENABLES[call.name])
         self.results += 1
-        if self.results >= OUTPUTS_AFTER or len(result.text or "") > self._truncate_chars():
+        if self.results >= OUTPUTS_AFTER or len(tool_message_content(result)) > self._truncate_chars():
             self.exposure.enable("outputs")  # outputs are shelved or compacted: read_tool_output, compact_context
         # Only transformations (they describe their `step`) make a new version; result tables of
         # read-only tools such as value_counts or detect_data_quality are not datasets.
@@ -185,6 +190,12 @@ class Toolbox:
         result.payload["dataset_name"] = name
         kept = f"; '{source}' is unchanged and still available" if source and name != source else ""
         result.text += f"\n\n[dataset]\nThe result is stored as dataset '{name}' (now the active dataset){kept}."
+
+
+def points_to_saved_output(message: dict[str, Any]) -> bool:
+    """Does the message name read_tool_output (the pointer of a shortened or compacted result)?"""
+    content = message.get("content")
+    return isinstance(content, str) and "read_tool_output" in content
 
 
 def tool_message_content(result: ToolResult) -> str:

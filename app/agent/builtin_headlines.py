@@ -1,0 +1,217 @@
+"""The built-in analyst's headlines: the answer to the question in plain words with the key number,
+in the question's language; the statistics follow, each with a plain explanation (issue 14).
+
+Built from a tool's metrics (the numbers a model sees), never from new computation. Each returns
+None when the metrics lack what it needs; the caller then uses the tool's own reading.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from analysis_tools.common import fmt_num, fmt_p
+
+LISTED = 6  # groups listed after the headline
+
+
+def _ok(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _num(metrics: dict[str, Any], key: str) -> float | None:
+    """A finite number from the metrics, else None."""
+    value: Any = metrics.get(key)
+    return float(value) if _ok(value) else None
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.1f}%"
+
+
+def _chance(p: Any, zh: bool) -> str:
+    """What a p-value means, in words, with the number."""
+    if not _ok(p):
+        return ""
+    if p < 0.05:
+        return (f"这样大的差异很少会偶然出现（{fmt_p(p)}）" if zh else
+                f"a gap this large would rarely happen by chance ({fmt_p(p)})")
+    return (f"这样的差异很可能只是偶然（{fmt_p(p)}），不能作为可靠证据" if zh else
+            f"a gap like this could easily happen by chance ({fmt_p(p)}), so it is not convincing evidence")
+
+
+def _by_prefix(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
+    return {k[len(prefix):]: v for k, v in metrics.items() if k.startswith(prefix) and _ok(v)}
+
+
+def proportion_headline(outcome: str, group: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'female: 72.7% had survived = yes, against 19.1% for male; a gap this large would rarely
+    happen by chance (p < 0.001).' Highest rate first."""
+    rates = _by_prefix(metrics, "proportion.")
+    if len(rates) < 2:
+        return None
+    ranked = sorted(rates.items(), key=lambda kv: -kv[1])
+    (top, high), (low_name, low) = ranked[0], ranked[-1]
+    p = _num(metrics, "p_value")
+    much = p is not None and p < 0.05 and high >= 1.5 * max(low, 1e-12)
+    others = ranked[1:-1]
+    middle = "".join(f"，{g} {_pct(v)}" if zh else f", {g} {_pct(v)}" for g, v in others[:LISTED])
+    if zh:
+        lead = "明显更高" if much else ("更高" if p is not None and p < 0.05 else "略高")
+        return (f"{top} 的 {outcome} 比例{lead}：{_pct(high)}{middle}，而 {low_name} 为 {_pct(low)}"
+                f"（按{group}分组）；{_chance(p, zh)}。")
+    lead = "far higher" if much else ("higher" if p is not None and p < 0.05 else "slightly higher")
+    return (f"The {outcome} rate is {lead} for {top}: {_pct(high)}{middle} vs {_pct(low)} for {low_name} "
+            f"(by {group}); {_chance(p, zh)}.")
+
+
+def total_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool] | None = None) -> str | None:
+    """'East brings in the most Revenue in total: 200,000 of 560,000 (35.7%). Then West 150,000 (26.8%) …'
+    With `top`: the top (or bottom) N groups by their total."""
+    totals = {k: v for k, v in _by_prefix(metrics, f"{metric}_sum.").items() if k != "total"}
+    if not totals:
+        return None
+    grand = metrics.get(f"{metric}_sum.total")
+    grand = grand if _ok(grand) and grand else sum(totals.values())
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1])
+    shown_all = len(ranked) == metrics.get("n_groups", len(ranked))
+
+    if top:
+        n, bottom = top
+        if bottom and not shown_all:
+            return None
+        picked = (ranked[::-1] if bottom else ranked)[:n]
+        listed = ("；" if zh else "; ").join(f"{i}. {g} {fmt_num(v)}" for i, (g, v) in enumerate(picked, 1))
+        if zh:
+            return f"按 {metric} 合计{'最低' if bottom else '最高'}的 {len(picked)} 个 {group}：{listed}（全部合计 {fmt_num(grand)}）。"
+        return (f"The {'bottom' if bottom else 'top'} {len(picked)} {group} by total {metric}: {listed} "
+                f"(all together {fmt_num(grand)}).")
+    (best, value), rest = ranked[0], ranked[1:]
+    others = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in rest[:LISTED])
+    if zh:
+        return (f"{best} 的 {metric} 合计最高：{fmt_num(value)}，占全部 {fmt_num(grand)} 的 {_pct(value / grand)}。"
+                + (f"其后依次为 {others}。" if others else ""))
+    return (f"{best} has the highest total {metric}: {fmt_num(value)} of {fmt_num(grand)} in all ({_pct(value / grand)})."
+            + (f" Then {others}." if others else ""))
+
+
+def paired_headline(metric: str, metrics: dict[str, Any], groups: tuple[str, str] | None, zh: bool) -> str | None:
+    """'Measured on the same 10 subjects, extra is on average 1.58 higher with group 2 than with group 1
+    (paired t-test, p = 0.003: a difference this large would rarely happen by chance).'"""
+    diff, n, p = _num(metrics, "mean_difference"), metrics.get("n"), _num(metrics, "p_value")
+    if diff is None or p is None:
+        return None
+    first, second = groups or (("第一次", "第二次") if zh else ("the first measurement", "the second"))
+    higher, lower = (first, second) if diff > 0 else (second, first)
+    test = "配对 t 检验" if metrics.get("method") == "t" else "配对检验"
+    if zh:
+        return (f"在同一批 {n} 个对象上比较：{higher} 的 {metric} 平均比 {lower} 高 {fmt_num(abs(diff))}；"
+                f"{_chance(p, zh)}（{test}，每个对象和自己比较）。")
+    test = "paired t-test" if metrics.get("method") == "t" else "paired test"
+    return (f"Measured on the same {n} subjects, {metric} is on average {fmt_num(abs(diff))} higher with {higher} than "
+            f"with {lower}; {_chance(p, zh)} ({test}: each subject is compared with itself).")
+
+
+def extreme_headline(metric: str, group: str, metrics: dict[str, Any], least: bool, zh: bool) -> str | None:
+    """'casein and sunflower give the highest average weight (328.9 and 323.6); …' for "which X gives the most Y"."""
+    means = _by_prefix(metrics, "mean.")
+    if len(means) < 2:
+        return None
+    ranked = sorted(means.items(), key=lambda kv: kv[1], reverse=not least)
+    (g1, v1), (g2, v2) = ranked[0], ranked[1]
+    p = metrics.get("p_value")
+    close = abs(v1 - v2) <= 0.05 * max(abs(v1), abs(v2), 1e-12)
+    word_en, word_zh = ("lowest", "最低") if least else ("highest", "最高")
+    last = ranked[-1]
+    if zh:
+        lead = (f"{g1} 和 {g2} 的平均 {metric} {word_zh}（{fmt_num(v1)} 和 {fmt_num(v2)}，两者很接近）" if close else
+                f"{g1} 的平均 {metric} {word_zh}：{fmt_num(v1)}（其次 {g2} {fmt_num(v2)}）")
+        return f"{lead}；{last[0]} 在另一端（{fmt_num(last[1])}）。各{group}之间的差异：{_chance(p, zh)}。"
+    lead = (f"{g1} and {g2} give the {word_en} average {metric} ({fmt_num(v1)} and {fmt_num(v2)}, close to each other)"
+            if close else f"{g1} gives the {word_en} average {metric}: {fmt_num(v1)} (next: {g2}, {fmt_num(v2)})")
+    return f"{lead}; {last[0]} is at the other end ({fmt_num(last[1])}). Across {group}, {_chance(p, zh)}."
+
+
+def drivers_headline(target: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'wt matters most for mpg: each 1 more wt goes with 3.67 lower mpg, other factors held fixed
+    (p = 0.002). Next: hp (…). Together the factors account for 85% of the ups and downs in mpg.'
+    Factors ranked by |t| (the clearest evidence); the F test follows, explained."""
+    terms = [k[5:] for k in metrics if k.startswith("coef.") and k != "coef.const"]
+    if not terms or not _ok(metrics.get("r_squared")):
+        return None
+    ranked = sorted(terms, key=lambda t: -abs(metrics.get(f"t.{t}") or 0.0))
+    r2 = float(metrics["r_squared"])
+
+    def effect(term: str) -> str:
+        coef, p = _num(metrics, f"coef.{term}") or 0.0, _num(metrics, f"p_value.{term}")
+        column, _, level = term.partition("=")
+        weak = not (p is not None and p < 0.05)
+        if zh:
+            step = f"{column}为{level}（相对基准）时" if level else f"{column} 每增加 1"
+            return (f"{step}，{target} 平均{'增加' if coef > 0 else '减少'} {fmt_num(abs(coef))}"
+                    f"（{fmt_p(p) if p is not None else ''}{'，不显著' if weak else ''}）")
+        step = f"rows with {column} = {level} (against its first level) have" if level else f"each 1 more {column} goes with"
+        return (f"{step} {fmt_num(abs(coef))} {'higher' if coef > 0 else 'lower'} {target}"
+                f" ({fmt_p(p) if p is not None else ''}{', not significant' if weak else ''})")
+
+    best, second = ranked[0], ranked[1] if len(ranked) > 1 else None
+    f_stat, p_all = _num(metrics, "f_statistic"), _num(metrics, "p_value")
+    df1, df2 = metrics.get("df_model"), metrics.get("df_resid")
+    f_text = (f"F({fmt_num(df1)}, {fmt_num(df2)}) = {fmt_num(f_stat)}, {fmt_p(p_all)}"
+              if f_stat is not None and p_all is not None else (fmt_p(p_all) if p_all is not None else ""))
+    if zh:
+        text = f"对 {target} 影响最明显的是 {best}：{effect(best)}，其他因素不变。"
+        if second:
+            text += f"其次是 {second}：{effect(second)}。"
+        text += f"这些因素合起来可以解释 {target} 变化的约 {r2 * 100:.0f}%（R² = {fmt_num(r2, 3)}"
+        text += f"；整体检验 {f_text}，表示这种关联不太可能是偶然）。" if f_text else "）。"
+        return text
+    text = f"The strongest predictor is {best}: {effect(best)}, other factors held fixed."
+    if second:
+        text += f" Next is {second}: {effect(second)}."
+    text += f" Together these factors account for about {r2 * 100:.0f}% of the ups and downs in {target} (R² = {fmt_num(r2, 3)}"
+    text += f"; overall test {f_text}: how unlikely such a fit is by chance)." if f_text else ")."
+    return text
+
+
+def dedupe_headline(metrics: dict[str, Any], dataset: str | None, zh: bool) -> str | None:
+    removed, before, after = (metrics.get(k) for k in ("duplicate_rows_removed", "n_rows_before", "n_rows_after"))
+    if not all(_ok(v) for v in (removed, before, after)):
+        return None
+    name = f"“{dataset}”" if dataset else ("数据" if zh else "the data")
+    if zh:
+        if not removed:
+            return f"{name} 中没有完全重复的行（共 {fmt_num(before)} 行）。"
+        return f"已删除 {fmt_num(removed)} 行完全重复的数据：{fmt_num(before)} 行 → {fmt_num(after)} 行，保存为 {name} 的新版本（原版本仍保留）。"
+    if not removed:
+        return f"There are no exact duplicate rows in {name} ({fmt_num(before)} rows)."
+    return (f"Removed {fmt_num(removed)} duplicate rows: {fmt_num(before)} → {fmt_num(after)} rows, saved as a new version "
+            f"of {name} (the previous version is kept).")
+
+
+_YES = ("1", "1.0", "true", "yes", "y")
+
+
+def two_group_headline(metric: str, group: str, metrics: dict[str, Any], lead: str | None, zh: bool) -> str | None:
+    """'Average bwt is lower for smoke = 1: 2,772 vs 3,056 for smoke = 0 (a difference of 283.8); a gap
+    this large would rarely happen by chance (p = 0.007).' The group the question names first leads
+    (for a yes/no column, the yes group)."""
+    means = _by_prefix(metrics, "mean.")
+    if len(means) != 2:
+        return None
+    names = list(means)
+    first = lead if lead in means else next((g for g in names if g.lower() in _YES), names[0])
+    second = next(g for g in names if g != first)
+    a, b, p = means[first], means[second], metrics.get("p_value")
+    coded = all(g.lower() in (*_YES, "0", "0.0", "false", "no", "n") for g in names)
+
+    def label(g: str) -> str:
+        return f"{group} = {g}" if coded else g
+
+    if zh:
+        word = "更低" if a < b else "更高"
+        return (f"{label(first)} 的平均 {metric} {word}：{fmt_num(a)}，而 {label(second)} 为 {fmt_num(b)}"
+                f"（相差 {fmt_num(abs(a - b))}）；{_chance(p, zh)}。")
+    word = "lower" if a < b else "higher"
+    return (f"Average {metric} is {word} for {label(first)}: {fmt_num(a)} vs {fmt_num(b)} for {label(second)} "
+            f"(a difference of {fmt_num(abs(a - b))}); {_chance(p, zh)}.")

@@ -1,0 +1,105 @@
+"""The kinds of question a non-expert asks beyond "compare" and "trend" (issue 14), as the built-in
+analyst reads them (zh/en): totals and shares per group, top/bottom N, paired designs, data tasks
+(remove duplicates) — and follow-ups that narrow the previous question ("and only for online
+orders?"). Pure functions over the question text; builtin_plan turns them into steps.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_EN_N = {w: i for i, w in enumerate("one two three four five six seven eight nine ten".split(), 1)}
+_ZH_N = {c: i for i, c in enumerate("一二三四五六七八九十", 1)} | {"两": 2}
+
+TOTAL = re.compile(r"\btotals?\b|\bsum\b|\bin all\b|\baltogether\b|\bcombined\b|brings? in the most|bring in|"
+                   r"\bshare\b|\bshares\b|percent(?:age)? of (?:all|the total)|contribut|总额|总计|合计|总共|一共|加起来|"
+                   r"总和|总量|总销售|总收入|总营业|占比|份额|贡献", re.I)
+_TOP_EN = re.compile(r"\b(top|bottom|best|worst|largest|biggest|smallest|highest|lowest)\s+(\d+|"
+                     + "|".join(_EN_N) + r")\b", re.I)
+_TOP_ZH = re.compile(r"(?:前|排名前|最高的|最大的|后|最低的|倒数)\s*(\d+|[一二两三四五六七八九十])\s*(?:名|个|位|家|种)?")
+PAIRED = re.compile(r"\bsame\s+(?:\d+\s+|ten\s+|\w+\s+)?(?:patients|people|subjects|persons|participants|students|"
+                    r"customers|stores|shops|animals|children|individuals|users|employees|cars)\b|\bpaired\b|"
+                    r"\bmatched pairs?\b|\bboth (?:drugs|treatments|conditions|tests|methods)\b|\beach (?:patient|subject)\b|"
+                    r"\brepeated measures?\b|\bbefore and after\b|同一批|同一组|相同的(?:\d+|[一二两三四五六七八九十]+)?(?:个|位|名)?"
+                    r"(?:病人|患者|人|受试者|学生|客户|门店)|配对|成对|前后对比|两种药都|都服用", re.I)
+DEDUPE = re.compile(r"\bduplicat|\bde-?dup|\bremove (?:the )?(?:repeated|double)|重复", re.I)
+FILTER_CUE = re.compile(r"\bonly\b|\bjust\b|\bexcluding\b|\bexcept\b|\bwithout\b|只看|只要|只算|仅|只有|只对|只|排除|不含|除了", re.I)
+FOLLOWUP = re.compile(r"^\s*(?:and\b|but\b|what about\b|how about\b|now\b|only\b|just\b|same\b|also\b|then\b|"
+                      r"那|那么|如果只|只看|仅看|仅|只|再|同样|换成|改成)", re.I)
+MOST = re.compile(r"\b(?:most|highest|largest|biggest|best|heaviest|longest|greatest|top)\b|最高|最多|最大|最好|最重|最长|"
+                  r"排名第一|哪个.*最|哪.*最", re.I)
+LEAST = re.compile(r"\b(?:least|lowest|smallest|fewest|worst|lightest|shortest)\b|最低|最少|最小|最差|最轻|最短", re.I)
+
+
+def asks_total(question: str) -> bool:
+    return bool(TOTAL.search(question))
+
+
+def asks_top(question: str) -> tuple[int, bool] | None:
+    """(N, bottom) for "top 5 customers", "worst 3 stores", "前5名"; None when the question asks no top N."""
+    if match := _TOP_EN.search(question):
+        word, n = match.group(1).lower(), match.group(2).lower()
+        return (int(n) if n.isdigit() else _EN_N[n]), word in ("bottom", "worst", "smallest", "lowest")
+    if match := _TOP_ZH.search(question):
+        n = match.group(1)
+        bottom = match.group(0).startswith(("后", "最低", "倒数"))
+        return (int(n) if n.isdigit() else _ZH_N.get(n, 5)), bottom
+    return None
+
+
+def asks_paired(question: str) -> bool:
+    return bool(PAIRED.search(question))
+
+
+def asks_dedupe(question: str) -> bool:
+    return bool(DEDUPE.search(question))
+
+
+def asks_extreme(question: str) -> str | None:
+    """"most" or "least" when the question asks which group is highest or lowest."""
+    if LEAST.search(question):
+        return "least"
+    if MOST.search(question):
+        return "most"
+    return None
+
+
+# --- follow-ups ----------------------------------------------------------------------------------
+def is_followup(question: str) -> bool:
+    """A short message that continues the previous question: "and only for online orders?", "那只看华东呢？"."""
+    words = len(question.split()) if question.isascii() else len(question) // 3
+    return bool(FOLLOWUP.search(question)) and words <= 10
+
+
+@dataclass
+class Chain:
+    """A question read with the previous ones it continues: the root question (what to analyse)
+    and the parts that narrow it (filters)."""
+
+    root: str
+    narrowing: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return " ".join([self.root, *self.narrowing])
+
+
+def question_chain(question: str, earlier: list[str]) -> Chain:
+    """The question with the earlier ones it continues (most recent last in `earlier`): a follow-up
+    inherits the previous question's variables and its filters."""
+    parts = [question]
+    for previous in reversed(earlier):
+        if not is_followup(parts[0]):
+            break
+        parts.insert(0, previous)
+    root, rest = parts[0], parts[1:]
+    return Chain(root, rest)
+
+
+def earlier_questions(messages: list[dict[str, Any]]) -> list[str]:
+    """The user's earlier questions in the conversation (harness notes are not questions)."""
+    questions = [m.get("content") or "" for m in messages if m.get("role") == "user"
+                 and not (m.get("content") or "").startswith("[harness]")]
+    return questions[:-1]

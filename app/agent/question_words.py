@@ -1,0 +1,140 @@
+"""How the words of a question name columns and values beyond the literal name (zh/en).
+
+A non-expert rarely types the column name: "survive" for `survived`, "smoking" for `smoke`,
+"birth weight" for `bwt`, "cylinders" for `cyl`, "earn" for `lwage`, "women" for the value
+`female`. These pure functions find such mentions; builtin_reading turns them into column spans
+and dataset_choice scores whole datasets with them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+# Words a question may use for a column named in the other language, or in everyday words. The key
+# is a piece of the column name (lower case); the words are looked for in the question.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "revenue": ("收入", "营收", "营业额", "销售额"), "sales": ("销售", "销量", "销售额"), "region": ("地区", "区域", "大区"),
+    "channel": ("渠道",), "category": ("品类", "类别"), "price": ("价格", "单价", "价钱", "售价"),
+    "units": ("数量", "件数"), "discount": ("折扣",), "date": ("日期", "时间"), "city": ("城市",),
+    "gender": ("性别",), "sex": ("性别", "gender"), "age": ("年龄", "岁"),
+    "satisfaction": ("满意度", "满意"), "customer": ("客户", "顾客"), "store": ("门店", "店铺"),
+    "营业额": ("revenue", "sales"), "门店": ("store", "shop"), "广告费用": ("advertising", "ads", "ad spend"),
+    "订单数": ("orders",), "月份": ("month",), "退货率": ("return rate", "returns"), "员工数": ("staff", "employees"),
+    "客单价": ("basket", "average order"),
+    "wage": ("wage", "earn", "salary", "salaries", "pay ", "paid", "income", "工资", "薪水", "薪资", "收入", "挣"),
+    "weight": ("heavy", "heavier", "heaviest", "weigh", "体重", "重量", "最重", "更重"),
+    "surviv": ("生存", "存活", "幸存", "活下来", "survival"),
+    "smok": ("吸烟", "抽烟", "smoker"), "feed": ("饲料", "feeds"), "spray": ("杀虫剂", "喷雾"),
+    "count": ("数量", "how many"), "mpg": ("fuel efficiency", "fuel economy", "miles per gallon", "油耗", "燃油效率"),
+    "carat": ("克拉",), "cut": ("切工",), "clarity": ("净度",), "color": ("颜色",),
+    "supp": ("supplement", "补充剂"), "dose": ("剂量",), "len": ("length", "长度"),
+    "extra": ("extra sleep", "睡眠"), "group": ("组别",), "drug": ("药",),
+    "spend": ("spend", "spending", "消费", "花费"), "amount": ("spend", "spending", "金额"),
+    "wt": ("weight", "重量"), "hp": ("horsepower", "马力"), "cyl": ("cylinder", "气缸"),
+    "education": ("教育",), "ed": ("education", "schooling", "教育", "受教育"), "exp": ("experience", "工龄", "经验"),
+    "married": ("已婚", "婚姻"), "union": ("工会",), "class": ("舱位", "等级"),
+    "bwt": ("birth weight", "birthweight", "出生体重", "体重"),
+}
+
+# Everyday words for common category values: "women" names the level `female`.
+VALUE_WORDS: dict[str, tuple[str, ...]] = {
+    "female": ("women", "woman", "female", "females", "girls", "ladies", "女性", "女生", "女人", "妇女", "女"),
+    "male": ("men", "man", "male", "males", "boys", "男性", "男生", "男人", "男"),
+    "f": ("women", "woman", "female", "女性", "女"), "m": ("men", "man", "male", "男性", "男"),
+}
+
+STOP = {"the", "a", "an", "of", "in", "on", "for", "to", "by", "and", "or", "is", "are", "was", "were", "do", "does",
+        "did", "what", "which", "who", "how", "than", "more", "less", "most", "least", "with", "from", "that", "this",
+        "there", "their", "it", "its", "be", "been", "vs", "per", "each", "all", "any", "me", "my", "our", "we", "you",
+        "your", "have", "has", "had", "not", "no", "yes", "same", "between", "across", "only", "total", "top", "show",
+        "tell", "give", "gives", "get", "much", "many", "when", "where", "why", "about", "after", "before",
+        "lower", "higher", "low", "high", "like", "likely", "differ", "affect", "drive", "drives", "data", "rows", "row"}
+
+_WORD = re.compile(r"[a-z][a-z0-9']*")
+
+
+def stem(word: str) -> str:
+    """A crude English stem, enough to match "survive"/"survived", "smoking"/"smoke", "feeds"/"feed"."""
+    w = word.lower()
+    for suffix in ("ing", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+            w = w[: -len(suffix)]
+            break
+    if w.endswith("e") and len(w) >= 5:
+        w = w[:-1]
+    return w
+
+
+def words_at(text: str) -> list[tuple[int, int, str]]:
+    """The ASCII words of a text with their positions (lower case)."""
+    return [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text.lower())]
+
+
+def name_words(name: str) -> list[str]:
+    """A column name's words: "passengerClass" → passenger, class; "Unit_Price" → unit, price."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
+    return [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
+
+
+def _is_subsequence(short: str, long: str) -> bool:
+    it = iter(long)
+    return all(ch in it for ch in short)
+
+
+def abbreviates(abbreviation: str, phrase: list[str]) -> bool:
+    """Whether a short column name abbreviates consecutive question words: "bwt" ← "birth weight",
+    "mpg" ← "miles per gallon", "cyl" ← "cylinders", "wks" ← "weeks". Every word gives its first
+    letter, in order; a single word must be long and share the first and last letters (or start
+    with the whole abbreviation)."""
+    a = abbreviation.lower()
+    if not (2 <= len(a) <= 5 and a.isalpha()) or any(w in STOP for w in phrase):
+        return False
+    if len(phrase) == 1:
+        word = phrase[0]
+        if len(a) >= 3 and word.startswith(a) and len(word) > len(a):
+            return True
+        return len(word) >= 5 and word[0] == a[0] and word[-1] == a[-1] and _is_subsequence(a, word) \
+            and len(a) >= 2 and len(word) >= 2 * len(a)
+    if a[0] != phrase[0][0] or len(a) < len(phrase):
+        return False
+    # each word's initial, in order, inside the abbreviation, and the whole a subsequence of the words
+    position = 0
+    for word in phrase:
+        found = a.find(word[0], position)
+        if found < 0:
+            return False
+        position = found + 1
+    return _is_subsequence(a, "".join(phrase))
+
+
+def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
+    """Where a question names a column by a stem or an abbreviation of its name (not the literal
+    name: builtin_reading claims those first)."""
+    words = words_at(question)
+    parts = name_words(name)
+    if len(parts) == 1:
+        part = parts[0]
+        target = stem(part)
+        for start, end, word in words:
+            if word in STOP:
+                continue
+            if len(target) >= 4 and stem(word) == target:
+                yield start, end
+            elif part.startswith("l") and len(part) >= 5 and stem(word) == stem(part[1:]):  # lwage: log wage
+                yield start, end
+        for size in (3, 2, 1):
+            for i in range(len(words) - size + 1):
+                phrase = words[i:i + size]
+                if abbreviates(part, [w for _, _, w in phrase]):
+                    yield phrase[0][0], phrase[-1][1]
+    elif all(any(len(stem(p)) >= 3 and stem(w) == stem(p) for _, _, w in words) for p in parts if p not in STOP):
+        hits = [(s, e) for s, e, w in words if any(stem(w) == stem(p) for p in parts)]
+        if hits:
+            yield hits[0][0], hits[-1][1]
+
+
+def value_words(value: str) -> tuple[str, ...]:
+    """The words that name a category value: itself, and everyday words for it ("women" → female)."""
+    word = str(value).strip().lower()
+    return (word, *VALUE_WORDS.get(word, ()))

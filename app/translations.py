@@ -218,7 +218,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "open_question": {"en": "The analyst needs your answer", "zh": "需要你的回答"},
     "send_answer": {"en": "Send", "zh": "发送"},
     "downloads": {"en": "Download the report", "zh": "下载报告"},
-    "analysis_script": {"en": "analysis script", "zh": "分析脚本"},
+    "analysis_script": {"en": "re-runs every step on your file and checks each number",
+                        "zh": "在你的文件上重跑每一步并核对每个数字"},
     "view_run": {"en": "View", "zh": "查看"},
     "run_error": {"en": "The analysis did not finish.", "zh": "分析没有完成。"},
     "too_many_runs": {"en": "{n} of your analyses are already running or waiting to start. Ask again when one "

@@ -25,8 +25,8 @@ from app.config import Settings, get_settings
 from app.db.session import open_database
 from app.ingest.readserver import start_read_server
 from app.paths import asset_dir
-from app.runs import RunService, default_model
 from app.reports.safe_markdown import markdown_snippet
+from app.runs import RunService, default_model
 from app.web import (
     api,
     auth,

@@ -113,6 +113,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "file_error_head_no_table_found": {"en": "No table was found in {file}", "zh": "在 {file} 中没有找到数据表格"},
     "file_error_head_encoding_error": {"en": "The text encoding of {file} was not recognised",
                                        "zh": "无法识别 {file} 的文字编码"},
+    "duplicate_upload": {"en": "{file} has exactly the same content as {other}, which is already here: the workspace now "
+                               "holds the data twice. Remove one copy (\"Remove this file…\") unless that was intended.",
+                         "zh": "{file} 与已上传的 {other} 内容完全相同：工作区里现在有两份同样的数据。除非是有意为之，"
+                               "请删除其中一份（“删除此文件…”）。"},
     "this_file": {"en": "This file", "zh": "这个文件"},
     "upload_failed": {"en": "This file could not be read.", "zh": "无法读取这个文件。"},
     "rows": {"en": "rows", "zh": "行"},

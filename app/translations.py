@@ -113,6 +113,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "file_error_head_no_table_found": {"en": "No table was found in {file}", "zh": "在 {file} 中没有找到数据表格"},
     "file_error_head_encoding_error": {"en": "The text encoding of {file} was not recognised",
                                        "zh": "无法识别 {file} 的文字编码"},
+    "duplicate_upload": {"en": "{file} has exactly the same content as {other}, which is already here: the workspace now "
+                               "holds the data twice. Remove one copy (\"Remove this file…\") unless that was intended.",
+                         "zh": "{file} 与已上传的 {other} 内容完全相同：工作区里现在有两份同样的数据。除非是有意为之，"
+                               "请删除其中一份（“删除此文件…”）。"},
     "this_file": {"en": "This file", "zh": "这个文件"},
     "upload_failed": {"en": "This file could not be read.", "zh": "无法读取这个文件。"},
     "rows": {"en": "rows", "zh": "行"},
@@ -214,7 +218,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "open_question": {"en": "The analyst needs your answer", "zh": "需要你的回答"},
     "send_answer": {"en": "Send", "zh": "发送"},
     "downloads": {"en": "Download the report", "zh": "下载报告"},
-    "analysis_script": {"en": "analysis script", "zh": "分析脚本"},
+    "analysis_script": {"en": "re-runs every step on your file and checks each number",
+                        "zh": "在你的文件上重跑每一步并核对每个数字"},
     "view_run": {"en": "View", "zh": "查看"},
     "run_error": {"en": "The analysis did not finish.", "zh": "分析没有完成。"},
     "too_many_runs": {"en": "{n} of your analyses are already running or waiting to start. Ask again when one "

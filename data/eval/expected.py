@@ -307,7 +307,8 @@ def plantgrowth_tasks() -> list[dict]:
         task("plantgrowth_treatments", [rd_path("PlantGrowth")],
              "Do the two treatments change plant weight compared with the control?",
              [uses("compare_groups", "weight", "group"), below("p_value", 0.05, "compare_groups"), says("trt2")],
-             "one-way ANOVA F(2, 27) = 4.846, p = 0.0159 (R ?PlantGrowth; scipy) and Welch ANOVA p < 0.05"),
+             "one-way ANOVA F(2, 27) = 4.846, p = 0.0159 (R ?PlantGrowth; scipy) and Welch ANOVA p < 0.05",
+             answers={"method.experiment": "Go ahead"}),  # the confirmation a user clicks, as for forecasts
         task("plantgrowth_best_zh", [rd_path("PlantGrowth")], "哪种处理下植物的产量最高？",
              [uses(["compare_groups", "group_aggregate", "pivot_table"], "weight", "group"), headline("trt2"),
               number(r(means["trt2"], 3), 0.01)],

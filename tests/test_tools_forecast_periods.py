@@ -42,23 +42,25 @@ def test_a_partial_last_quarter_is_left_out_and_the_answer_says_so(tmp_path):
     to_november = ops[ops["月份"] < "2024-12-01"]  # 2024Q4 has October and November only
     q3 = ops.loc[ops["月份"].between("2024-07-01", "2024-09-01"), "营业额"].sum()
     r = run_tool("forecast", to_november, date_column="月份", value_column="营业额", horizon=1, freq="Q",
-                 figures_dir=tmp_path)
+                 method="seasonal_naive", figures_dir=tmp_path)
     assert r.ok, r.error
     assert r.metrics["excluded_periods"] == "2024Q4" and r.metrics["last_period"] == "2024Q3"
     assert r.metrics["first_period"] == "2024Q4" and r.metrics["last_actual"] == pytest.approx(q3, rel=1e-9)
     assert r.interpretation.startswith("2024Q4 was left out because the data cover only part of it")
     assert "after the last complete quarter, 2024Q3" in r.interpretation
     zh = run_tool("forecast", to_november, date_column="月份", value_column="营业额", horizon=1, freq="Q", plot=False,
-                  language="zh")
+                  method="seasonal_naive", language="zh")
     assert "2024Q4 的数据不完整，已排除" in zh.interpretation
 
 
 def test_daily_rows_through_the_last_day_keep_the_last_month_and_a_missing_day_does_not():
     days = pd.date_range("2022-01-01", "2024-12-31", freq="D")
     sales = pd.DataFrame({"day": days, "sales": 100 + np.arange(len(days)) * 0.1})
-    full = run_tool("forecast", sales, date_column="day", value_column="sales", freq="M", horizon=3, plot=False)
+    full = run_tool("forecast", sales, date_column="day", value_column="sales", freq="M", horizon=3, plot=False,
+                    method="seasonal_naive")
     assert full.metrics["last_period"] == "2024-12" and full.metrics["first_period"] == "2025-01"
-    short = run_tool("forecast", sales.iloc[:-1], date_column="day", value_column="sales", freq="M", horizon=3, plot=False)
+    short = run_tool("forecast", sales.iloc[:-1], date_column="day", value_column="sales", freq="M", horizon=3,
+                     plot=False, method="seasonal_naive")
     assert short.metrics["excluded_periods"] == "2024-12" and short.metrics["first_period"] == "2024-12"
 
 
@@ -85,7 +87,8 @@ def drawn(monkeypatch):
 
 
 def test_the_forecast_line_is_bold_with_its_band(tmp_path, drawn):
-    r = run_tool("forecast", operations(), date_column="月份", value_column="营业额", horizon=6, figures_dir=tmp_path)
+    r = run_tool("forecast", operations(), date_column="月份", value_column="营业额", horizon=6, method="seasonal_naive",
+                 figures_dir=tmp_path)
     assert r.ok and Path(r.figures[0]).stat().st_size > 10_000
     chart = drawn[-1]
     assert chart["widths"]["forecast"] >= FORECAST_WIDTH >= 1.8 * chart["widths"]["actual"]
@@ -96,7 +99,7 @@ def test_the_forecast_line_is_bold_with_its_band(tmp_path, drawn):
 
 def test_one_period_ahead_still_shows_its_interval(tmp_path, drawn):
     r = run_tool("forecast", operations(), date_column="月份", value_column="营业额", horizon=1, freq="Q",
-                 figures_dir=tmp_path)
+                 method="seasonal_naive", figures_dir=tmp_path)
     chart = drawn[-1]
     assert r.ok and "prediction interval" in chart["legend"]
     lower, upper = r.table["lower"].iloc[0], r.table["upper"].iloc[0]

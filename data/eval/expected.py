@@ -106,6 +106,10 @@ def says_all(*words: str) -> dict[str, Any]:
     return {"answer_contains_all": list(words)}
 
 
+def ranked(*words: str) -> dict[str, Any]:
+    return {"answer_order": list(words)}
+
+
 def headline(*words: str) -> dict[str, Any]:
     return {"headline_contains_any": list(words)}
 
@@ -543,6 +547,10 @@ def retail_tasks() -> list[dict]:
              [uses(["group_aggregate", "pivot_table"], "Revenue", "Region"), headline("East"),
               number(r(totals["East"], 2), rel_tol=MONEY)],
              "sum of Revenue by Region (pandas)"),
+        task("retail_rank_regions", [RETAIL], "Rank the regions by total revenue, from highest to lowest.",
+             [uses(["group_aggregate", "pivot_table"], "Revenue", "Region"),
+              ranked(*totals.sort_values(ascending=False).index), number(r(totals.min(), 2), rel_tol=MONEY)],
+             "sum of Revenue by Region, sorted (pandas)"),
         task("retail_followup_online", [RETAIL], "And only for online orders?",
              [uses(["filter_rows", "group_aggregate", "pivot_table"], "Online"), says("East"),
               number(r(online_totals["East"], 2), rel_tol=MONEY)],
@@ -611,6 +619,8 @@ def survey_sample_tasks() -> list[dict]:
     welch_f = anova_oneway([g["Satisfaction"].to_numpy() for _, g in answered.groupby("Gender")], use_var="unequal")
     assert min(f.pvalue, welch_f.pvalue) > 0.05
     buy = s["Would Buy Again"].eq("Yes").groupby(s["City"]).mean()
+    satisfaction = answered.groupby("City")["Satisfaction"].mean().sort_values(ascending=False)
+    assert satisfaction.diff().abs().min() > 0.005  # no ties at the shown precision
     city = anova_oneway([g["Satisfaction"].to_numpy() for _, g in answered.groupby("City")], use_var="unequal")
     return [
         task("survey_satisfaction_gender", [SURVEY], "Does satisfaction differ by gender?",
@@ -622,6 +632,10 @@ def survey_sample_tasks() -> list[dict]:
               metric("Age.median", float(s["Age"].median()), "describe_columns", 0.001),
               number(r(s["Age"].mean(), 2), 0.05)],
              "pandas mean and median of Age"),
+        task("survey_rank_cities_zh", [SURVEY], "按平均满意度给各个城市排个名",
+             [uses(["group_aggregate", "pivot_table", "compare_groups"], "Satisfaction", "City"),
+              ranked(*satisfaction.index), number(r(satisfaction.iloc[0], 2), 0.01)],
+             "mean Satisfaction by City, missing left out, sorted (pandas)"),
         task("survey_buy_again_city_zh", [SURVEY], "哪个城市的顾客最愿意再次购买？",
              [uses(["chi_square_test", "proportion_test", "group_aggregate", "pivot_table"], "Would Buy Again", "City"),
               headline(buy.idxmax()), number(pct(buy.max()), 0.1)],

@@ -252,19 +252,27 @@ def _regression_result(fit: OLSFit, terms: list[str], complete: pd.DataFrame, ta
     metrics: dict = {"method": "ols", "n": n, "r_squared": r2, "adj_r_squared": adj, "residual_std_error": rse,
                      "f_statistic": f_stat, "p_value": f_p, "df_model": fit.df_model, "df_resid": df_r,
                      "durbin_watson": dw, "breusch_pagan_p": bp_p, "effect_size": r2}
+    # each coefficient's confidence interval at 1 - alpha (95% by default): "how much, give or take"
+    ci_level = 1 - alpha
+    half = sps.t.ppf(1 - alpha / 2, df_r) * fit.se
+    ci_low, ci_high = fit.coef - half, fit.coef + half
     for i, name in enumerate(names):
         metrics[f"coef.{name}"] = fit.coef[i]
         metrics[f"se.{name}"] = fit.se[i]
         metrics[f"t.{name}"] = tvals[i]
         metrics[f"p_value.{name}"] = pvals[i]
+        metrics[f"ci_low.{name}"] = ci_low[i]
+        metrics[f"ci_high.{name}"] = ci_high[i]
     if fit.vif is not None:
         for name, v in zip(terms, fit.vif):
             metrics[f"vif.{name}"] = v
-    table = pd.DataFrame({"term": names, "coef": fit.coef, "se": fit.se, "t": tvals, "p_value": pvals})
+    table = pd.DataFrame({"term": names, "coef": fit.coef, "se": fit.se, "t": tvals, "p_value": pvals,
+                          "ci_low": ci_low, "ci_high": ci_high})
 
     rows = [f"{nm:<24} {fmt_num(c, 6):>14} {fmt_num(s, 4):>12} {fmt_num(t, 4):>9} {fmt_p(p):>12}"
             for nm, c, s, t, p in zip(names, fit.coef, fit.se, tvals, pvals)]
     coef_block = "\n".join([f"{'term':<24} {'coef':>14} {'se':>12} {'t':>9} {'p':>12}", *rows])
+    intervals = [f"{nm}: {fmt_num(lo, 4)} to {fmt_num(hi, 4)}" for nm, lo, hi in zip(names, ci_low, ci_high)]
     profile = ctx.t(f"n = {n} complete rows; target {target}; {len(terms)} term(s).",
                     f"n = {n} 行完整数据；目标 {target}；{len(terms)} 个项。")
     if dropped:
@@ -331,7 +339,8 @@ def _regression_result(fit: OLSFit, terms: list[str], complete: pd.DataFrame, ta
                    f"普通最小二乘回归{'' if intercept else '（无截距）'}（中心化、标准化后 QR 分解，{fit.precision} 精度）。")
     conclusion = ctx.t(f"F({fit.df_model}, {df_r}) = {fmt_num(f_stat, 5)}, {fmt_p(f_p)}; residual standard error {fmt_num(rse, 5)}.",
                        f"F({fit.df_model}, {df_r}) = {fmt_num(f_stat, 5)}，{fmt_p(f_p)}；残差标准误 {fmt_num(rse, 5)}。")
-    text = tagged_text(data_profile=profile, method=method, coefficients=coef_block, assumptions=assumptions,
+    text = tagged_text(data_profile=profile, method=method, coefficients=coef_block,
+                       **{f"confidence_intervals_{round(ci_level * 100)}": intervals}, assumptions=assumptions,
                        insights=insights, conclusion=conclusion, interpretation=interpretation)
     return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation, method=method,
                       sample_size=n, limitations=limitations, table=table,

@@ -432,3 +432,9 @@ def test_tool_search_exposes_only_its_best_matches():
     assert "tool_search its name first" in result.text
     again = box.execute(call("tool_search", "s2", query=listed[5]))
     assert listed[5] in again.payload["exposed_tools"] and listed[5] in names(box.schemas())
+
+
+def test_a_two_group_question_starts_with_the_two_group_test():
+    first = names(toolbox_for("Is tooth length different between the two supplement types (OJ vs VC)?",
+                              registry=FULL_REGISTRY).schemas())
+    assert "compare_two_groups" in first  # a difference with its confidence interval, not only an ANOVA

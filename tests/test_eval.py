@@ -61,7 +61,7 @@ def test_the_task_set_covers_the_kinds_of_question():
     named |= {name for t in tasks for f in t.facts if "uses" in f for name in f["uses"]}
     assert {"compare_groups", "compare_two_groups", "correlation_analysis", "linear_regression", "paired_test",
             "chi_square_test", "group_aggregate", "time_series_trend", "forecast", "describe_columns",
-            "filter_rows"} <= named
+            "filter_rows", "derive_column"} <= named
     assert any(t.before for t in tasks) and any(t.rules for t in tasks) and any(t.answers for t in tasks)
     assert any(len(t.files) > 1 for t in tasks)  # a workspace of several files: the question picks one
     assert any("version_rows" in f for t in tasks for f in t.facts)  # data tasks: a new version

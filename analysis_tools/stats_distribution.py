@@ -115,7 +115,7 @@ def _shape_words(skew: float, kurt: float, ctx: ToolContext) -> str:
 # ---------------------------------------------------------------- outliers
 
 def outlier_detection(data: pd.DataFrame, value_column: str, method: Literal["iqr", "mad", "zscore"] = "iqr",
-                      threshold: float | None = None, label_column: str | None = None, max_rows: int = 20,
+                      threshold: float | None = None, label_column: list[str] | None = None, max_rows: int = 20,
                       ctx: ToolContext | None = None) -> ToolResult:
     """Find unusually large or small values in a numeric column (IQR fences, robust z-score / MAD, or the classic z-score), with the count, share and the flagged rows.
 
@@ -123,7 +123,7 @@ def outlier_detection(data: pd.DataFrame, value_column: str, method: Literal["iq
         value_column: The numeric column to scan (e.g. order amount).
         method: iqr (Tukey fences: below Q1 - k*IQR or above Q3 + k*IQR), mad (robust z-score from the median absolute deviation) or zscore (classic: |x - mean| / sample std); all are always counted, this picks the headline and the rows listed.
         threshold: k for iqr (default 1.5; 3 = extreme only), the robust-z cut-off for mad (default 3.5) or the |z| cut-off for zscore (default 3).
-        label_column: A column that names each row (e.g. Name, Order ID), shown with the flagged rows.
+        label_column: One column or several that name each row (e.g. "Name", or ["Name", "Cabin"]), shown with the flagged rows.
         max_rows: How many flagged rows to list, most extreme first (1-200).
     """
     ctx = ctx or ToolContext()
@@ -135,9 +135,11 @@ def outlier_detection(data: pd.DataFrame, value_column: str, method: Literal["iq
     if k <= 0 or zcut <= 0 or classic_cut <= 0:
         raise ToolError("invalid_arguments", ctx.t("threshold must be positive.", "threshold 必须为正数。"),
                         hint=ctx.t("Use e.g. 1.5 or 3 for iqr, 3.5 for mad, 3 for zscore.", "例如 iqr 用 1.5 或 3，mad 用 3.5，zscore 用 3。"))
-    if label_column is not None and label_column not in data.columns:
-        raise ToolError("column_not_found", ctx.t(f"Column {label_column!r} does not exist.", f"列 {label_column!r} 不存在。"),
-                        column=label_column, hint=ctx.t("Pass a column that names the rows.", "请给出能标识行的列。"))
+    labels = [label_column] if isinstance(label_column, str) else list(label_column or [])
+    for name in labels:
+        if name not in data.columns:
+            raise ToolError("column_not_found", ctx.t(f"Column {name!r} does not exist.", f"列 {name!r} 不存在。"),
+                            column=name, hint=ctx.t("Pass columns that name the rows.", "请给出能标识行的列。"))
     q1, median, q3 = np.percentile(x, [25, 50, 75])
     iqr = q3 - q1
     low, high = q1 - k * iqr, q3 + k * iqr
@@ -159,7 +161,7 @@ def outlier_detection(data: pd.DataFrame, value_column: str, method: Literal["iq
     order = (flagged - median).abs().sort_values(ascending=False).index[:max(limit, 10)]
     examples = [{"row": label(i), "value": float(values[i]), "robust_z": float(z_all[values.index.get_loc(i)]),
                  "z": float(z_classic[i]),
-                 **({"label": str(data.at[i, label_column])} if label_column is not None else {})} for i in order]
+                 **({"label": " · ".join(label(data.at[i, c]) for c in labels)} if labels else {})} for i in order]
     metrics = {"n": n, "method": method, "n_outliers": count, "share": count / n, "n_high": int((mask & (values > median)).sum()),
                "n_low": int((mask & (values < median)).sum()), "q1": q1, "median": median, "q3": q3, "iqr": iqr,
                "lower_fence": low, "upper_fence": high, "mad": mad, "mean": mean, "std": sd,
@@ -195,7 +197,7 @@ def outlier_detection(data: pd.DataFrame, value_column: str, method: Literal["iq
     if abs(shape_stats(x)[0]) > 1:
         limitations.append(ctx.t("The data are strongly skewed, so the long tail produces many flags; consider a log scale.",
                                  "数据明显偏斜，长尾会产生很多标记；可考虑对数尺度。"))
-    listed = _flagged_rows(examples[:limit], label_column, value_column, count, ctx)
+    listed = _flagged_rows(examples[:limit], " · ".join(labels), value_column, count, ctx)
     text = tagged_text(data_profile=ctx.t(f"{value_column}: n = {n}, Q1 {fmt_num(q1)}, median {fmt_num(median)}, Q3 {fmt_num(q3)}.",
                                           f"{value_column}：n = {n}，Q1 {fmt_num(q1)}，中位数 {fmt_num(median)}，Q3 {fmt_num(q3)}。"),
                        method=rule, insights=insights, flagged_rows=listed,
@@ -206,14 +208,15 @@ def outlier_detection(data: pd.DataFrame, value_column: str, method: Literal["iq
                       payload={"examples": examples, "outlier_rows": [label(i) for i in flagged.index[:1000]], "dropped_rows": dropped})
 
 
-def _flagged_rows(examples: list[dict], label_column: str | None, value_column: str, count: int,
+def _flagged_rows(examples: list[dict], label_column: str, value_column: str, count: int,
                   ctx: ToolContext) -> str:
     """The flagged rows, most extreme first: row, label, value, classic and robust z."""
     if not examples:
         return ""
-    head = f"{'row':>6}  " + (f"{str(label_column)[:28]:<28}  " if label_column else "") + \
+    width = min(max([len(label_column)] + [len(e.get("label", "")) for e in examples]), 56)  # several columns: wider
+    head = f"{'row':>6}  " + (f"{label_column[:width]:<{width}}  " if label_column else "") + \
         f"{str(value_column)[:14]:>14} {'z':>7} {'robust_z':>9}"
-    lines = [head] + [f"{e['row']!s:>6}  " + (f"{e.get('label', '')[:28]:<28}  " if label_column else "")
+    lines = [head] + [f"{e['row']!s:>6}  " + (f"{e.get('label', '')[:width]:<{width}}  " if label_column else "")
                       + f"{fmt_num(e['value']):>14} {fmt_num(e['z'], 3):>7} {fmt_num(e['robust_z'], 3):>9}" for e in examples]
     if count > len(examples):
         lines.append(ctx.t(f"... {count - len(examples)} more (max_rows to list more).", f"……另有 {count - len(examples)} 行（可调大 max_rows）。"))

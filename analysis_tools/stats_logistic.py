@@ -32,7 +32,7 @@ def logistic_regression(data: pd.DataFrame, target_column: str, feature_columns:
         raise ToolError("invalid_arguments", ctx.t("Give at least one feature column different from the target.", "请至少给出一个不同于目标列的特征列。"),
                         hint=ctx.t(f"Candidates: {numeric_columns(data)[:10]}", f"候选列：{numeric_columns(data)[:10]}"))
     y_all, event = binary_values(data, target_column, success_value, ctx, second_level=True)
-    design, terms, notes = _design(data, features, target_column, ctx)
+    design, terms, notes, _references = _design(data, features, target_column, ctx)
     frame = pd.concat([y_all.rename("__y__"), design], axis=1).dropna()
     dropped = len(data) - len(frame)
     n = len(frame)

@@ -11,6 +11,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .base import ToolContext, ToolError, ToolResult, tagged_text
+from .registry import suggest
 from .common import (check_n, clean_metrics, coerce_numeric, column_kind, dropped_note, effect_label, fmt_num,
                      fmt_p, label, numeric_columns, p_sentence, require_numeric, two_pass_mean)
 
@@ -120,18 +121,23 @@ def _forward_solve(L: np.ndarray, B: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- the tool
 
 def linear_regression(data: pd.DataFrame, target_column: str, feature_columns: list[str],
-                      intercept: bool = True, alpha: float = 0.05, ctx: ToolContext | None = None) -> ToolResult:
-    """Fit an ordinary least squares linear regression (how a numeric target changes with features), with diagnostics.
+                      intercept: bool = True, alpha: float = 0.05, categorical_columns: list[str] | None = None,
+                      reference_levels: dict | None = None, ctx: ToolContext | None = None) -> ToolResult:
+    """Fit an ordinary least squares regression of a numeric target on numeric or categorical features, with diagnostics.
 
     Reports coefficients with standard errors and p-values, R-squared, the overall F test,
     residual standard error, Durbin-Watson, Breusch-Pagan heteroscedasticity and VIF.
-    Categorical features are one-hot encoded (first level is the reference).
+    Categorical features (text, or numeric codes listed in categorical_columns) are one-hot
+    encoded against a reference level (the first in sorted order unless reference_levels names
+    one); each level's coefficient is its difference from the reference, which the output names.
 
     Args:
         target_column: The numeric column to explain or predict (e.g. sales).
         feature_columns: One or more columns used as explanatory variables; text columns become dummy variables.
         intercept: Whether to fit an intercept (constant term); keep true unless the line must pass through zero.
         alpha: Significance level for the coefficient tests.
+        categorical_columns: Numeric features to treat as categories (codes such as cyl or race).
+        reference_levels: Reference level per categorical feature, e.g. {"drv": "f"}.
     """
     ctx = ctx or ToolContext()
     features = [f for f in dict.fromkeys(feature_columns) if f != target_column]
@@ -140,7 +146,8 @@ def linear_regression(data: pd.DataFrame, target_column: str, feature_columns: l
                                                     "请至少给出一个不同于目标列的特征列。"),
                         hint=ctx.t(f"Candidates: {numeric_columns(data)[:10]}", f"候选列：{numeric_columns(data)[:10]}"))
     y_all = require_numeric(data, target_column, ctx)
-    design, terms, notes = _design(data, features, target_column, ctx)
+    design, terms, notes, references = _design(data, features, target_column, ctx, categorical_columns,
+                                               reference_levels)
     frame = pd.concat([y_all.rename("__y__"), design], axis=1)
     complete = frame.dropna()
     dropped = len(frame) - len(complete)
@@ -159,15 +166,24 @@ def linear_regression(data: pd.DataFrame, target_column: str, feature_columns: l
                   f"特征 {bad} 是常数或与其他特征完全共线，无法分离它们的影响。"),
             hint=ctx.t("Remove one of the redundant features and retry.", "请去掉冗余特征后重试。"),
         ) from None
-    return _regression_result(fit, terms, complete, target_column, intercept, alpha, dropped, notes, ctx)
+    return _regression_result(fit, terms, complete, target_column, intercept, alpha, dropped, notes, ctx, references)
 
 
-def _design(data: pd.DataFrame, features: list[str], target: str, ctx: ToolContext) -> tuple[pd.DataFrame, list[str], list[str]]:
-    """Numeric columns as they are; categorical ones as dummies (drop first)."""
+def _design(data: pd.DataFrame, features: list[str], target: str, ctx: ToolContext,
+            categorical: list[str] | None = None, references: dict | None = None,
+            ) -> tuple[pd.DataFrame, list[str], list[str], dict[str, str]]:
+    """Numeric columns as they are; categorical ones (and numeric codes named in `categorical`) as
+    dummies against a reference level (the first sorted, or the one `references` names)."""
     parts, terms, notes = [], [], []
+    categorical, references = list(categorical or []), dict(references or {})
+    for name in [*categorical, *references]:
+        if name not in features:
+            raise ToolError("invalid_arguments", ctx.t(f"{name!r} is not one of the feature columns.",
+                                                       f"{name!r} 不在特征列中。"),
+                            hint=ctx.t(f"Add it to feature_columns: {features}.", f"请把它加入 feature_columns：{features}。"))
     for col in features:
         series = data[col]
-        kind = column_kind(series)
+        kind = "category" if col in categorical or col in references else column_kind(series)
         values = coerce_numeric(series)[0] if kind in ("number", "integer", "boolean") else series
         numeric_ok = kind in ("number", "integer", "boolean") and (series.notna().sum() == 0 or
                                                                       values.notna().sum() / series.notna().sum() >= 0.9)
@@ -187,22 +203,38 @@ def _design(data: pd.DataFrame, features: list[str], target: str, ctx: ToolConte
                 column=col,
             )
         labels = series.map({v: label(v) for v in series.dropna().unique()})
-        levels = sorted(labels.dropna().unique(), key=str)
+        levels = sorted(labels.dropna().unique(), key=_level_order)
         if len(levels) < 2:
             raise ToolError("constant_column", ctx.t(f"Feature {col!r} has only one value.", f"特征 {col!r} 只有一个取值。"),
                             hint=ctx.t("Remove it and retry.", "请去掉它后重试。"))
+        if col in references:
+            wanted = label(references[col])
+            if wanted not in levels:
+                raise ToolError("invalid_arguments", ctx.t(f"{col!r} has no level {wanted!r}.", f"{col!r} 没有取值 {wanted!r}。"),
+                                hint=ctx.t(f"Levels: {levels[:20]}", f"取值：{levels[:20]}"), did_you_mean=suggest(wanted, levels))
+            levels = [wanted] + [v for v in levels if v != wanted]
         for level in levels[1:]:
             name = f"{col}={level}"
             dummy = (labels == level).astype(float).where(labels.notna())
             parts.append(dummy.rename(name))
             terms.append(name)
-        notes.append(ctx.t(f"{col} is categorical: each level is compared with {levels[0]!r}.",
-                           f"{col} 是分类变量：各水平都与 {levels[0]!r} 比较。"))
-    return pd.concat(parts, axis=1), terms, notes
+        notes.append(ctx.t(f"{col} is categorical: each level is compared with the reference level {levels[0]!r}.",
+                           f"{col} 是分类变量：各水平都与参照水平 {levels[0]!r} 比较。"))
+        references[col] = levels[0]
+    return pd.concat(parts, axis=1), terms, notes, references
+
+
+def _level_order(level: str) -> tuple[int, float, str]:
+    """Numeric codes in numeric order (4, 6, 8, 10), then text in alphabetical order."""
+    try:
+        return (0, float(level), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(level))
 
 
 def _regression_result(fit: OLSFit, terms: list[str], complete: pd.DataFrame, target: str, intercept: bool,
-                       alpha: float, dropped: int, notes: list[str], ctx: ToolContext) -> ToolResult:
+                       alpha: float, dropped: int, notes: list[str], ctx: ToolContext,
+                       references: dict[str, str] | None = None) -> ToolResult:
     n = len(complete)
     names = (["const"] if intercept else []) + terms
     df_r = fit.df_resid
@@ -220,19 +252,27 @@ def _regression_result(fit: OLSFit, terms: list[str], complete: pd.DataFrame, ta
     metrics: dict = {"method": "ols", "n": n, "r_squared": r2, "adj_r_squared": adj, "residual_std_error": rse,
                      "f_statistic": f_stat, "p_value": f_p, "df_model": fit.df_model, "df_resid": df_r,
                      "durbin_watson": dw, "breusch_pagan_p": bp_p, "effect_size": r2}
+    # each coefficient's confidence interval at 1 - alpha (95% by default): "how much, give or take"
+    ci_level = 1 - alpha
+    half = sps.t.ppf(1 - alpha / 2, df_r) * fit.se
+    ci_low, ci_high = fit.coef - half, fit.coef + half
     for i, name in enumerate(names):
         metrics[f"coef.{name}"] = fit.coef[i]
         metrics[f"se.{name}"] = fit.se[i]
         metrics[f"t.{name}"] = tvals[i]
         metrics[f"p_value.{name}"] = pvals[i]
+        metrics[f"ci_low.{name}"] = ci_low[i]
+        metrics[f"ci_high.{name}"] = ci_high[i]
     if fit.vif is not None:
         for name, v in zip(terms, fit.vif):
             metrics[f"vif.{name}"] = v
-    table = pd.DataFrame({"term": names, "coef": fit.coef, "se": fit.se, "t": tvals, "p_value": pvals})
+    table = pd.DataFrame({"term": names, "coef": fit.coef, "se": fit.se, "t": tvals, "p_value": pvals,
+                          "ci_low": ci_low, "ci_high": ci_high})
 
     rows = [f"{nm:<24} {fmt_num(c, 6):>14} {fmt_num(s, 4):>12} {fmt_num(t, 4):>9} {fmt_p(p):>12}"
             for nm, c, s, t, p in zip(names, fit.coef, fit.se, tvals, pvals)]
     coef_block = "\n".join([f"{'term':<24} {'coef':>14} {'se':>12} {'t':>9} {'p':>12}", *rows])
+    intervals = [f"{nm}: {fmt_num(lo, 4)} to {fmt_num(hi, 4)}" for nm, lo, hi in zip(names, ci_low, ci_high)]
     profile = ctx.t(f"n = {n} complete rows; target {target}; {len(terms)} term(s).",
                     f"n = {n} 行完整数据；目标 {target}；{len(terms)} 个项。")
     if dropped:
@@ -261,12 +301,24 @@ def _regression_result(fit: OLSFit, terms: list[str], complete: pd.DataFrame, ta
     if n < 10 * max(len(terms), 1):
         limitations.append(ctx.t("Few rows per feature; estimates may not generalise.", "每个特征对应的数据行较少，结论可能难以推广。"))
 
+    references = references or {}
+    for column, level in references.items():
+        metrics[f"reference.{column}"] = level
     insights = []
     for i, name in enumerate(names):
         if name == "const":
             continue
         direction = ctx.t("higher" if fit.coef[i] > 0 else "lower", "增加" if fit.coef[i] > 0 else "减少")
         sig = pvals[i] < alpha
+        column, _, level = name.partition("=")
+        if level and column in references:  # a dummy: a difference from the reference level, not a slope
+            insights.append(ctx.t(
+                f"{column} = {level}: {fmt_num(abs(fit.coef[i]))} {direction} {target} than {column} = "
+                f"{references[column]} (the reference level), other terms held fixed ({fmt_p(pvals[i])}"
+                f"{'' if sig else ', not significant'}).",
+                f"{column} = {level}：{target} 比参照水平 {column} = {references[column]} 平均{direction} "
+                f"{fmt_num(abs(fit.coef[i]))}（其他项不变，{fmt_p(pvals[i])}{'' if sig else '，不显著'}）。"))
+            continue
         insights.append(ctx.t(
             f"{name}: each one-unit increase goes with {fmt_num(abs(fit.coef[i]))} {direction} {target}, other terms held fixed ({fmt_p(pvals[i])}{'' if sig else ', not significant'}).",
             f"{name}：每增加 1 个单位，{target} 平均{direction} {fmt_num(abs(fit.coef[i]))}（其他项不变，{fmt_p(pvals[i])}{'' if sig else '，不显著'}）。"))
@@ -287,11 +339,13 @@ def _regression_result(fit: OLSFit, terms: list[str], complete: pd.DataFrame, ta
                    f"普通最小二乘回归{'' if intercept else '（无截距）'}（中心化、标准化后 QR 分解，{fit.precision} 精度）。")
     conclusion = ctx.t(f"F({fit.df_model}, {df_r}) = {fmt_num(f_stat, 5)}, {fmt_p(f_p)}; residual standard error {fmt_num(rse, 5)}.",
                        f"F({fit.df_model}, {df_r}) = {fmt_num(f_stat, 5)}，{fmt_p(f_p)}；残差标准误 {fmt_num(rse, 5)}。")
-    text = tagged_text(data_profile=profile, method=method, coefficients=coef_block, assumptions=assumptions,
+    text = tagged_text(data_profile=profile, method=method, coefficients=coef_block,
+                       **{f"confidence_intervals_{round(ci_level * 100)}": intervals}, assumptions=assumptions,
                        insights=insights, conclusion=conclusion, interpretation=interpretation)
     return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation, method=method,
                       sample_size=n, limitations=limitations, table=table,
-                      payload={"terms": names, "dropped_rows": dropped, "effect_size_label": effect_label(r2, "eta2", ctx)})
+                      payload={"terms": names, "dropped_rows": dropped, "effect_size_label": effect_label(r2, "eta2", ctx),
+                               "reference_levels": references})
 
 
 def _breusch_pagan(resid: np.ndarray, X: np.ndarray) -> float:

@@ -133,7 +133,9 @@ def forecast(data: pd.DataFrame, date_column: str, value_column: str, horizon: i
     metrics: dict = {"model": chosen, "horizon": h, "freq": ts.freq, "n_periods": len(y), "interval_level": 1 - alpha,
                      "backtest_folds": folds, "last_actual": float(y[-1]), "last_period": ts.labels[-1],
                      "forecast_total": float(fc["forecast"].sum()), "forecast_mean": float(fc["forecast"].mean()),
-                     "seasonal": seasonal}
+                     "seasonal": seasonal, "first_period": labels[0]}
+    if ts.left_out:
+        metrics["excluded_periods"] = ", ".join(ts.left_out)
     if chosen in scores:
         metrics.update(backtest_mape=scores[chosen]["mape"], backtest_mae=scores[chosen]["mae"])
     for name, s in scores.items():
@@ -157,11 +159,17 @@ def _result(m: dict, fc: pd.DataFrame, labels: list[str], ts, value_column: str,
     unit = FREQ_WORDS[ts.freq]
     level = f"{m['interval_level'] * 100:.0f}%"
     first, last = fc.iloc[0], fc.iloc[-1]
-    reading = ctx.t(f"{value_column} is expected to be about {fmt_num(first['forecast'])} in {labels[0]} and about "
-                    f"{fmt_num(last['forecast'])} by {labels[-1]} (likely between {fmt_num(last['lower'])} and {fmt_num(last['upper'])}, {level} interval); "
-                    f"the total over the next {m['horizon']} {unit[0]}s is about {fmt_num(m['forecast_total'])}.",
-                    f"预计 {labels[0]} 的 {value_column} 约为 {fmt_num(first['forecast'])}，到 {labels[-1]} 约为 {fmt_num(last['forecast'])}"
-                    f"（{level} 区间为 {fmt_num(last['lower'])} 至 {fmt_num(last['upper'])}）；未来 {m['horizon']} 个{unit[1]}合计约 {fmt_num(m['forecast_total'])}。")
+    if m["horizon"] == 1:  # one period: its value and interval, nothing to add up
+        reading = ctx.t(f"{value_column} is expected to be about {fmt_num(first['forecast'])} in {labels[0]} (likely between "
+                        f"{fmt_num(first['lower'])} and {fmt_num(first['upper'])}, {level} interval).",
+                        f"预计 {labels[0]} 的 {value_column} 约为 {fmt_num(first['forecast'])}（{level} 区间为 "
+                        f"{fmt_num(first['lower'])} 至 {fmt_num(first['upper'])}）。")
+    else:
+        reading = ctx.t(f"{value_column} is expected to be about {fmt_num(first['forecast'])} in {labels[0]} and about "
+                        f"{fmt_num(last['forecast'])} by {labels[-1]} (likely between {fmt_num(last['lower'])} and {fmt_num(last['upper'])}, {level} interval); "
+                        f"the total over the next {m['horizon']} {unit[0]}s is about {fmt_num(m['forecast_total'])}.",
+                        f"预计 {labels[0]} 的 {value_column} 约为 {fmt_num(first['forecast'])}，到 {labels[-1]} 约为 {fmt_num(last['forecast'])}"
+                        f"（{level} 区间为 {fmt_num(last['lower'])} 至 {fmt_num(last['upper'])}）；未来 {m['horizon']} 个{unit[1]}合计约 {fmt_num(m['forecast_total'])}。")
     if "backtest_mape" in m and m["backtest_mape"] == m["backtest_mape"]:
         accuracy = ctx.t(f" When this method forecast the last {m['backtest_folds']} stretches of known history, it was off by "
                          f"{m['backtest_mape']:.1f}% on average (MAE {fmt_num(m['backtest_mae'])}).",
@@ -170,6 +178,11 @@ def _result(m: dict, fc: pd.DataFrame, labels: list[str], ts, value_column: str,
         accuracy = ctx.t(" There was too little history to backtest the forecast; treat it as rough.",
                          " 历史数据太少，无法回测预测准确度；请仅作粗略参考。")
     interpretation = reading + accuracy
+    if m.get("excluded_periods"):  # said in the answer itself: otherwise "next quarter" looks like one the file has
+        interpretation = ctx.t(f"{m['excluded_periods']} was left out because the data cover only part of it, so the "
+                               f"forecast starts after the last complete {unit[0]}, {m['last_period']}. ",
+                               f"{m['excluded_periods']} 的数据不完整，已排除；因此预测从最后一个完整的{unit[1]}"
+                               f"（{m['last_period']}）之后开始。") + interpretation
     insights = [ctx.t(f"{_NAMES[k][0]}: backtest MAPE {fmt_num(s['mape'], 3)}%, MAE {fmt_num(s['mae'])}",
                       f"{_NAMES[k][1]}：回测 MAPE {fmt_num(s['mape'], 3)}%，MAE {fmt_num(s['mae'])}") for k, s in scores.items()]
     if m["model"] == "seasonal_naive" and len(scores) > 1:

@@ -19,7 +19,6 @@ FREQS = ("D", "W", "M", "Q", "Y")
 SEASON = {"D": 7, "W": 52, "M": 12, "Q": 4, "Y": 1}          # the natural seasonal cycle of each frequency
 FREQ_WORDS = {"D": ("day", "天"), "W": ("week", "周"), "M": ("month", "月"), "Q": ("quarter", "季度"), "Y": ("year", "年")}
 AGGS = ("sum", "mean", "median", "count", "min", "max", "last")
-_GAP_DAYS = {"D": 1, "W": 7, "M": 30.4, "Q": 91.3, "Y": 365.25}
 
 
 def parse_dates(data: pd.DataFrame, column: str, ctx: ToolContext) -> pd.Series:
@@ -93,6 +92,7 @@ class Series:
     freq: str
     dropped: int                      # rows without a date or a value
     notes: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # incomplete edge periods dropped from a total
 
     @property
     def labels(self) -> list[str]:
@@ -141,18 +141,25 @@ def regular_series(data: pd.DataFrame, date_column: str, value_column: str | Non
 
 
 def _drop_partial_edges(series: Series, dates: pd.Series, data_freq: str, ctx: ToolContext) -> None:
-    """A total over a period the data only partly covers understates it: drop such first/last periods."""
-    gap = pd.Timedelta(days=_GAP_DAYS[data_freq])
+    """A total over a period the data only partly covers understates it: drop such first/last periods.
+    Each date stands for its own period at the data's spacing: a monthly row dated 2024-12-01 covers
+    all of December, so 2024Q4 with October, November and December is complete."""
     idx = series.values.index
+    covered_from = dates.min().to_period(data_freq).start_time
+    covered_to = dates.max().to_period(data_freq).end_time
     drop = []
-    if len(idx) > 2 and dates.min() - idx[0].start_time >= gap:
+    if len(idx) > 2 and covered_from > idx[0].start_time:
         drop.append(idx[0])
-    if len(idx) > 2 and idx[-1].end_time - dates.max() >= gap:
+    if len(idx) > 2 and covered_to < idx[-1].end_time.normalize():
         drop.append(idx[-1])
     if drop:
         series.values = series.values.drop(drop)
-        series.notes.append(ctx.t(f"Incomplete period(s) {[period_label(p) for p in drop]} were left out (the data covers only part of them).",
-                                  f"不完整的周期 {[period_label(p) for p in drop]} 已排除（数据只覆盖其中一部分）。"))
+        series.left_out = [period_label(p) for p in drop]
+        span = f"{dates.min():%Y-%m-%d} – {dates.max():%Y-%m-%d}"
+        series.notes.append(ctx.t(f"Incomplete period(s) {', '.join(series.left_out)} were left out: the data ({span}) cover "
+                                  "only part of them, and a partial total would look like a drop.",
+                                  f"不完整的周期 {'、'.join(series.left_out)} 已排除：数据（{span}）只覆盖其中一部分，"
+                                  "不完整的合计会看起来像下降。"))
 
 
 def check_varies(values: pd.Series, column: str, ctx: ToolContext) -> None:
@@ -175,13 +182,35 @@ def line_chart(ctx: ToolContext, stem: str, history: pd.Series, title: str, ylab
     if fitted is not None:
         ax.plot(fitted.index.to_timestamp(), fitted.to_numpy(), color=charts.PALETTE[1], linewidth=1.6, linestyle="--", label=fitted_label)
     if forecast is not None and len(forecast):
-        fx = forecast.index.to_timestamp()
-        ax.fill_between(fx, forecast["lower"], forecast["upper"], color=charts.PALETTE[1], alpha=0.2,
-                        label=ctx.t("prediction interval", "预测区间"))
-        ax.plot(fx, forecast["forecast"], color=charts.PALETTE[1], linewidth=1.8, label=ctx.t("forecast", "预测"))
+        _forecast_layer(ax, ctx, history, forecast)
     for when in marks or []:
         ax.axvline(when.to_timestamp() if hasattr(when, "to_timestamp") else when, color=charts.PALETTE[3], linestyle=":",
                    linewidth=1.4)
     charts.style_legend(ax, loc="upper left")
     charts.set_labels(ax, title, ctx.t("date", "日期"), ylabel)
     return str(charts.save(fig, ctx.figure_path(stem)))
+
+
+FORECAST_WIDTH = 3.0  # the forecast is what the chart is for: bolder than the history (1.6)
+
+
+def _forecast_layer(ax, ctx: ToolContext, history: pd.Series, forecast: pd.DataFrame) -> None:
+    """The forecast drawn to be seen: a bold dashed line with markers, joined to the last actual
+    value, over its shaded interval band, with a dotted line where the forecast begins."""
+    fx = forecast.index.to_timestamp()
+    color = charts.PALETTE[1]
+    if forecast[["lower", "upper"]].notna().all().all():
+        label = ctx.t("prediction interval", "预测区间")
+        if len(fx) == 1:  # a band over one point has no width: an interval bar instead
+            mid = float(forecast["forecast"].iloc[0])
+            ax.errorbar(fx, [mid], yerr=[[mid - float(forecast["lower"].iloc[0])], [float(forecast["upper"].iloc[0]) - mid]],
+                        fmt="none", ecolor=color, alpha=0.45, elinewidth=10, capsize=0, label=label, zorder=2)
+        else:
+            ax.fill_between(fx, forecast["lower"], forecast["upper"], color=color, alpha=0.25, linewidth=0,
+                            label=label, zorder=2)
+    if len(history):  # join the forecast to the last actual value, so the two read as one story
+        ax.plot([history.index[-1].to_timestamp(), fx[0]], [float(history.iloc[-1]), float(forecast["forecast"].iloc[0])],
+                color=color, linewidth=FORECAST_WIDTH, linestyle="--", zorder=4)
+        ax.axvline(history.index[-1].to_timestamp(), color="0.45", linestyle=":", linewidth=1.2, zorder=1)
+    ax.plot(fx, forecast["forecast"], color=color, linewidth=FORECAST_WIDTH, linestyle="--", marker="o",
+            markersize=6, label=ctx.t("forecast", "预测"), zorder=5)

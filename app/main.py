@@ -25,8 +25,8 @@ from app.config import Settings, get_settings
 from app.db.session import open_database
 from app.ingest.readserver import start_read_server
 from app.paths import asset_dir
-from app.runs import RunService, default_model
 from app.reports.safe_markdown import markdown_snippet
+from app.runs import RunService, default_model
 from app.web import (
     api,
     auth,
@@ -44,7 +44,7 @@ from app.web import (
 )
 from app.web.deps import ApiError, NotSignedIn, authorize, resolve_lang
 from app.faults import fault_of
-from app.web.i18n import t, tool_label, tool_labels
+from app.web.i18n import cleaning_text, t, tool_label, tool_labels
 from app.web.security import CrossSiteGuard, SecurityHeaders
 from app.web.text_input import check_text_input
 
@@ -110,6 +110,7 @@ def make_templates() -> Jinja2Templates:
     templates.env.globals["t"] = t
     templates.env.globals["tool_label"] = tool_label
     templates.env.globals["tool_labels"] = tool_labels
+    templates.env.globals["cleaning_text"] = cleaning_text
     templates.env.filters["num"] = format_number
     templates.env.filters["markdown_snippet"] = markdown_snippet
     return templates

@@ -15,7 +15,15 @@ from sqlalchemy import select
 from app.db.models import Report
 from app.db.session import open_database
 from app.evaluation import facts
-from app.evaluation.compare import DEFAULT_BASELINE, compare, load_baseline, save_baseline, table, totals
+from app.evaluation.compare import (
+    DEFAULT_BASELINE,
+    baseline_entry,
+    compare,
+    load_baseline,
+    save_baseline,
+    table,
+    totals,
+)
 from app.evaluation.runner import run_tasks
 from app.evaluation.tasks import DEFAULT_TASKS, EvalTask, TaskFileError, load_tasks
 from tests.factories import REPO, SAMPLES, make_settings
@@ -139,22 +147,31 @@ def test_no_regression_against_the_committed_baseline(full_run):
 
 @pytest.mark.slow
 def test_a_stricter_baseline_is_a_regression(full_run):
+    """Against a baseline made of this very run nothing regresses; each way of doing worse does."""
     _, results = full_run
-    baseline = load_baseline(DEFAULT_BASELINE)
+    baseline = {"model": "builtin:builtin", "tasks": {r["id"]: baseline_entry(r) for r in results}}
+    assert compare(results, baseline) == {"regressions": [], "notes": []}
     stricter = copy.deepcopy(baseline)
     stricter["tasks"]["retail_region_compare"]["facts_found"] += 1  # one more fact than the run finds now
     n, of = by_id(results)["retail_region_compare"]["facts_found"], by_id(results)["retail_region_compare"]["facts_total"]
     assert compare(results, stricter)["regressions"] == [
         f"retail_region_compare: facts found {n}/{of}, baseline {n + 1}"]
 
+    clean = [i for i, r in enumerate(results)
+             if r["status"] == "done" and r["tool_success_rate"] == 1.0 and r["unverified_numbers"] == 0]
     worse = [dict(r) for r in results]
-    worse[0].update(status="waiting", tool_success_rate=0.5)
-    worse[1].update(tool_success_rate=0.97)  # within the tolerance: noise, not a regression
-    worse[2].update(unverified_numbers=2)
+    a, b, c = clean[:3]
+    worse[a].update(status="waiting", tool_success_rate=0.5)
+    worse[b].update(tool_success_rate=0.97)  # within the tolerance: noise, not a regression
+    worse[c].update(unverified_numbers=2)
     regressions = compare(worse, baseline)["regressions"]
-    assert regressions == [f"{worse[0]['id']}: tool success rate 50%, baseline 100%",
-                           f"{worse[0]['id']}: status waiting, baseline done",
-                           f"{worse[2]['id']}: ungrounded numbers 2, baseline 0"]
+    assert regressions == [f"{worse[a]['id']}: tool success rate 50%, baseline 100%",
+                           f"{worse[a]['id']}: status waiting, baseline done",
+                           f"{worse[c]['id']}: ungrounded numbers 2, baseline 0"]
+    right = next(i for i, r in enumerate(results) if r["fully_right"] and r["facts_total"] > 1)
+    lost = [dict(r) for r in results]
+    lost[right].update(fully_right=False)
+    assert compare(lost, baseline)["regressions"] == [f"{results[right]['id']}: no longer fully right"]
     assert compare(results, {"tasks": {}})["notes"][0].endswith("new task, not in the baseline")
 
 

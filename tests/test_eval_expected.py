@@ -25,6 +25,7 @@ def task(task_id):
 
 
 # --- provenance -------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_task_file_is_exactly_what_the_independent_computation_gives():
     reference("rdatasets/mtcars.csv")  # skipped where ../shared is not beside the repository
     done = subprocess.run([sys.executable, str(EXPECTED), "--check"], capture_output=True, text=True,
@@ -85,6 +86,9 @@ def test_headline_lacks_all_any_and_absolute():
     assert not facts.check({"headline_contains_any": ["Welch"]}, REPORT, CALLS)  # only further down
     assert facts.check({"answer_contains_all": ["smokers", "welch"]}, REPORT, CALLS)
     assert not facts.check({"answer_contains_all": ["smokers", "mother"]}, REPORT, CALLS)
+    assert facts.check({"answer_order": ["smokers", "72.7%", "19.1%", "welch"]}, REPORT, CALLS)
+    assert not facts.check({"answer_order": ["19.1%", "72.7%"]}, REPORT, CALLS)  # ranked the other way
+    assert not facts.check({"answer_order": ["smokers", "mother"]}, REPORT, CALLS)  # one not named at all
     assert facts.check({"answer_lacks": ["2024Q4"]}, REPORT, CALLS)
     assert not facts.check({"answer_lacks": ["2024Q4", "2025年"]}, REPORT, CALLS)
     difference = {"metric": "mean_difference", "value": 283.78, "from_tool": "compare_two_groups"}

@@ -174,7 +174,7 @@ def test_tool_search_exposes_the_tools_it_found_from_the_next_request():
     box = toolbox_for("Does revenue differ by region?")
     first = names(box.schemas())
     assert "probe_forecast" not in first
-    result = box.execute(call("tool_search", "s1", query="预测", limit=20))
+    result = box.execute(call("tool_search", "s1", query="预测 future values", limit=20))
     assert result.ok and "probe_forecast (timeseries)" in result.text and "probe_forecast" in result.payload["exposed_tools"]
     assert "timeseries" in result.payload["exposed_groups"]
     # the same round: not offered in the request the model answered, so refused
@@ -416,3 +416,25 @@ def test_tool_search_reaches_the_model_whole(tmp_path):
     assert len(listed) == 8
     for name in listed:
         assert " ".join(FULL_REGISTRY.get(name).description.split()) in seen, name
+
+
+def test_tool_search_exposes_only_its_best_matches():
+    """Each tool found stays for the turn and adds its schema to every later request: the best three
+    join, the rest are listed (with their descriptions) and callable after a search by name."""
+    box = toolbox_for("What is the mean revenue?", registry=FULL_REGISTRY)
+    before = names(box.schemas())
+    result = box.execute(call("tool_search", "s1", query="compare two groups", limit=8))
+    listed = result.payload["tools"]
+    assert len(listed) == 8 and set(result.payload["exposed_tools"]) <= set(listed[:3])
+    after = names(box.schemas())
+    assert after - before == set(result.payload["exposed_tools"]) and "compare_two_groups" in after
+    assert not (set(listed[3:]) - before) & after
+    assert "tool_search its name first" in result.text
+    again = box.execute(call("tool_search", "s2", query=listed[5]))
+    assert listed[5] in again.payload["exposed_tools"] and listed[5] in names(box.schemas())
+
+
+def test_a_two_group_question_starts_with_the_two_group_test():
+    first = names(toolbox_for("Is tooth length different between the two supplement types (OJ vs VC)?",
+                              registry=FULL_REGISTRY).schemas())
+    assert "compare_two_groups" in first  # a difference with its confidence interval, not only an ANOVA

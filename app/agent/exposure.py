@@ -221,10 +221,10 @@ def rank_tools(registry: Iterable[Tool], query: str, limit: int = 8) -> list[Too
     return [tool for _, _, tool in sorted(scored, key=lambda s: s[:2])[:limit]]
 
 
-DETAILED_MATCHES = 3  # tool_search shows the arguments of its best matches (and every match's full description)
+DETAILED_MATCHES = 3  # tool_search exposes its best matches, with their arguments (every match: its description)
 
 
-def tool_search(query: str, limit: int = 8, ctx: ToolContext = None) -> ToolResult:
+def tool_search(query: str, limit: int = 5, ctx: ToolContext = None) -> ToolResult:
     """Find tools by what they do, in English or Chinese (e.g. "correlation", "相关"), with their full
     descriptions and arguments. The tools found become callable from the next request.
 
@@ -240,13 +240,20 @@ def tool_search(query: str, limit: int = 8, ctx: ToolContext = None) -> ToolResu
         return ToolResult(text=f"[tools]\nNo tool matched {query!r}. Groups: {', '.join(ALL_GROUPS)}. "
                                "Try other words, or run_python when no tool fits.",
                           payload={"tools": [], "exposed_tools": [], "exposed_groups": []})
-    new, refused = exposure.request_tools(t.name for t in found)
+    # Only the best matches join the request (each one found stays for the rest of the turn and adds
+    # its schema to every later request); the others are listed, callable after a search by name.
+    best = found[:DETAILED_MATCHES]
+    new, refused = exposure.request_tools(t.name for t in best)
     refused_groups = sorted({exposure.registry.get(n).group for n in refused})
+    offered = exposure.names() | set(new)
     # details on demand: the best matches with their full description and arguments (schemas are brief)
     lines = [("- " + t.details() if i < DETAILED_MATCHES else f"- {t.name} ({t.group}): {' '.join(t.description.split())}")
              + (" [not available in this turn]" if t.name in refused else "") for i, t in enumerate(found)]
+    listed = [t.name for t in found[DETAILED_MATCHES:] if t.name not in offered]
     note = [f"Callable from the next request: {', '.join(new)}." if new else
             "These tools are already available." if not refused else ""]
+    if listed:
+        note.append(f"To call {', '.join(listed)}, tool_search its name first.")
     if refused:
         note.append(f"Not available while the data is being prepared: {', '.join(refused_groups)}.")
     return ToolResult(text="[tools]\n" + "\n".join(lines) + "\n\n[exposure]\n" + " ".join(n for n in note if n),

@@ -58,12 +58,16 @@ WORD_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"\bproportion test|\bconversion rate|\bshare of\b|\bproportions? (?:differ|between)|比例检验|转化率",
      ("proportion_test",)),
     (r"two[- ]way anova|interaction|双因素|交互", ("two_way_anova",)),
-    (r"t[- ]?tests?\b|mann[- ]?whitney|two groups|\bmen and women\b|\bmale and female\b|两组|t检验",
+    (r"t[- ]?tests?\b|mann[- ]?whitney|two groups|\bthe two \w+|\b(?:vs\.?|versus)\b|\bmen and women\b|"
+     r"\bwomen and men\b|\bmale and female\b|两组|t检验",
      ("compare_two_groups",)),
-    (r"anova|kruskal|differ\w* (?:by|across|between)|compar\w* (?:across|by)|方差分析|各组", ("compare_groups",)),
+    (r"anova|kruskal|differ\w* (?:by|across|between|for|among)|compar\w* (?:across|by)|方差分析|各组", ("compare_groups",)),
     (r"correlat\w*|pearson|spearman|kendall|relationship between|associated with|相关", ("correlation_analysis",)),
-    (r"regress\w*|slope|intercept|r[- ]?squared|r²|linear model|trend line|回归|斜率", ("linear_regression",)),
-    (r"\bdriv(?:e|es|ers?|ing)\b|\bwhat (?:affects|influences|explains)\b|\bfactors?\b|\bpredictors?\b|"
+    (r"regress\w*|slope|intercept|r[- ]?squared|r²|linear model|trend line|回归|斜率|\bcontroll?ing for\b|"
+     r"\badjust\w* for\b|\bheld (?:fixed|constant)\b|\btaken into account\b|\bholding\b.{0,30}\b(?:fixed|constant)\b|"
+     r"控制.{0,8}(?:后|不变)", ("linear_regression",)),
+    # "what drives sales", "the key drivers" (not "4-wheel drive")
+    (r"\bdriv(?:es|ers|ing)\b|\bwhat (?:affects|influences|explains)\b|\bfactors?\b|\bpredictors?\b|"
      r"影响因素|驱动|哪些因素", ("correlation_analysis", "linear_regression")),
     (r"logistic|odds ratio|逻辑回归", ("logistic_regression",)),
     (r"chi[- ]?squared?|contingency|crosstab|independen\w*|卡方|列联", ("chi_square_test",)),

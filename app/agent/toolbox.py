@@ -14,6 +14,7 @@ from analysis_tools import REGISTRY as ANALYSIS_REGISTRY
 from analysis_tools import Registry, ToolContext, ToolError, ToolResult, make_tool
 from analysis_tools.registry import suggest
 from app.agent import analysis_plan, clarify, context_tools, evidence, sheets, tasks
+from app.agent.compaction import NO_SHELVE
 from app.agent.model import ToolCallRequest
 from app.agent.python_tool import run_python
 from app.agent.exposure import ALL_GROUPS, ENABLES, Exposure, refusal, tool_search
@@ -165,7 +166,9 @@ class Toolbox:
         if result.ok and call.name in ENABLES:  # the first task or evidence brings the tools that act on it
             self.exposure.enable(ENABLES[call.name])
         self.results += 1
-        if self.results >= OUTPUTS_AFTER or len(tool_message_content(result)) > self._truncate_chars():
+        # (results that are never shortened, NO_SHELVE, point nowhere)
+        if self.results >= OUTPUTS_AFTER or (call.name not in NO_SHELVE
+                                             and len(tool_message_content(result)) > self._truncate_chars()):
             self.exposure.enable("outputs")  # outputs are shelved or compacted: read_tool_output, compact_context
         # Only transformations (they describe their `step`) make a new version; result tables of
         # read-only tools such as value_counts or detect_data_quality are not datasets.
@@ -193,9 +196,13 @@ class Toolbox:
 
 
 def points_to_saved_output(message: dict[str, Any]) -> bool:
-    """Does the message name read_tool_output (the pointer of a shortened or compacted result)?"""
+    """Does the message point to a saved output: a shortened or compacted result ('read_tool_output(id=...')
+    or the summary of an earlier conversation? (A tool description that merely mentions
+    read_tool_output, in a tool_search result, is no pointer.)"""
+    from app.agent.summary import MARKER
+
     content = message.get("content")
-    return isinstance(content, str) and "read_tool_output" in content
+    return isinstance(content, str) and ('read_tool_output(id="' in content or content.startswith(MARKER))
 
 
 def tool_message_content(result: ToolResult) -> str:

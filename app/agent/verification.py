@@ -50,6 +50,15 @@ NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor|non|lacks?|
                       r"不|没|无|未|非|否", re.IGNORECASE)
 ZH_NOT_NEGATIONS = re.compile(r"不同|不仅|不少|不断|不管|无论|非常|未来|并且")
 
+# Effect-size words follow the effect-size thresholds (Cohen's, as the tools label them: effect_label),
+# not the p-value: with many rows a negligible difference is "significant" too.
+EFFECT_KINDS = {"cohen_d": "d", "cohen_dz": "d", "cohen_h": "d", "hedges_g": "d", "rank_biserial": "r",
+                "cramers_v": "r", "kendall_tau": "r", "eta_squared": "eta2", "epsilon_squared_h": "eta2"}
+BIG_EFFECT = re.compile(r"\blarge enough to act on\b|\b(?:large|big|strong|substantial|huge|major|sizeable|sizable|"
+                        r"considerable|dramatic|massive)\b(?:\s+\w+){0,2}?\s+(?:effect|difference|gap|association|"
+                        r"relationship|impact|increase|decrease|drop|rise)s?\b|很大的(?:差异|影响|效应|差距)|大幅(?:高于|低于|提升|下降)",
+                        re.IGNORECASE)
+
 TESTS: dict[str, str] = {
     "t-test": r"\bt[- ]?tests?\b|\bstudent'?s t\b|\bwelch'?s? t\b|(?<![A-Za-z])t\s*检验",
     "Mann-Whitney U test": r"mann[- –]?whitney|wilcoxon rank[- ]sum|\bu[- ]test\b|曼[-–]?惠特尼|秩和检验",
@@ -130,6 +139,26 @@ def named_tests(text: str) -> list[str]:
     return named
 
 
+def effect_sizes(calls: Iterable[ToolCall]) -> list[tuple[str, float, str]]:
+    """(name, value, conventional label) of the effect sizes the cited calls computed."""
+    from analysis_tools import ToolContext
+    from analysis_tools.common import effect_label
+
+    found = []
+    for call in calls:
+        metrics = call.metrics or {}
+        name, value = metrics.get("effect_size_name"), metrics.get("effect_size")
+        if name in EFFECT_KINDS and isinstance(value, (int, float)) and not isinstance(value, bool):
+            found.append((str(name), float(value), effect_label(float(value), EFFECT_KINDS[name], ToolContext())))
+    return found
+
+
+def big_effect_claims(text: str) -> list[str]:
+    """Words that call an effect large ("a large difference", "large enough to act on"), not negated."""
+    return [m.group(0) for clause in clauses(text) for m in BIG_EFFECT.finditer(clause)
+            if not NEGATION.search(_before(clause, m.start(), 24))]
+
+
 def method_text(call: ToolCall) -> str:
     """What a tool call actually ran: its tool, its method argument, its [method] section; for
     run_python, the code itself (stats.pearsonr is a Pearson correlation)."""
@@ -207,6 +236,11 @@ def verify_evidence(item: Evidence, calls: list[ToolCall], question: str = "",
             ran = "; ".join(m.strip() for c in calls for m in _SECTION.findall(c.result_text or "")) or \
                 ", ".join(c.tool for c in calls)
             issues.append({"kind": "test_name", "detail": f"names a {test}, but the cited calls ran: {ran.strip()}"})
+    sizes = effect_sizes(calls)
+    if sizes and all(size in ("negligible", "small") for *_, size in sizes) and (words := big_effect_claims(wording)):
+        name, value, size = sizes[0]
+        issues.append({"kind": "effect_size", "detail": f"calls the effect large ({words[0]}), but {name} = "
+                       f"{value:.3g} is {size} by the usual thresholds"})
     ps = p_values(calls)
     alpha = min((float(a) for c in calls if isinstance(a := (c.arguments or {}).get("alpha"), (int, float))),
                 default=ALPHA)
@@ -268,8 +302,12 @@ def needs_hypotheses(plan: dict[str, Any] | None, question: str, scope: str = "f
 
 
 def restatement(text: str, limit: int = 120) -> str:
-    """H1 in a few words: the first sentence of the goal or question, cut at a word boundary."""
-    first = re.split(r"(?<=[.?!。？！])\s+|\n", " ".join((text or "").split(" ")).strip())[0].strip()
+    """H1 in a few words: the question the text asks (its first sentence ending in "?"; else its
+    first sentence), cut at a word boundary. "Each patient took both drugs. Does drug 2 give more
+    sleep?" is about drug 2, not about who took what."""
+    sentences = [p.strip() for p in re.split(r"(?<=[.?!。？！])\s+|\n", " ".join((text or "").split(" ")).strip())
+                 if p.strip()] or [""]
+    first = next((p for p in sentences if p.endswith(("?", "？"))), sentences[0])
     if len(first) <= limit:
         return first
     cut = first[:limit].rsplit(" ", 1)[0] if " " in first[:limit] else first[:limit]
@@ -464,7 +502,8 @@ NOTES = {  # the final answer's note: each sentence only when it is true
 ISSUE_KINDS = {"number": {"en": "a number not in the outputs", "zh": "数字与输出不符"},
                "causal": {"en": "cause-and-effect wording", "zh": "因果措辞"},
                "test_name": {"en": "a method that was not run", "zh": "未实际使用的方法"},
-               "significance": {"en": "'significant' without significance", "zh": "不显著却称显著"}}
+               "significance": {"en": "'significant' without significance", "zh": "不显著却称显著"},
+               "effect_size": {"en": "effect-size words larger than the effect", "zh": "效应量措辞夸大"}}
 MARK = "⚠"
 THIN_NOTE = {"en": "_Recommendations were left out: the evidence is too thin to act on._",
              "zh": "_证据不足，因此未给出建议。_"}

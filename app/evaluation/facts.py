@@ -16,6 +16,7 @@ A fact is a small JSON object of one kind:
   ("rel_tol" also works; 14.25万 reads as 142500, 1,234.5 as 1234.5, 72.7% as 72.7);
 - {"answer_contains_all": ["Electronics", "Home"]}  the answer mentions every one of them;
 - {"headline_contains_any": ["sunflower"]}        the headline (the answer's first paragraph) does;
+- {"answer_order": ["East", "South", "West"]}     the answer names them, first mentions in this order;
 - {"answer_lacks": ["2024Q4"]}                    the answer mentions none of them;
 - {"version_rows": 149}                           the run stored a new dataset version of that many rows;
 - {"asked": "scope"}                              the run asked a clarification question on that topic
@@ -35,8 +36,9 @@ import re
 from typing import Any
 
 KINDS = ("tool", "metric", "answer_contains_any", "evidence_min", "language", "uses", "answer_number",
-         "answer_contains_all", "headline_contains_any", "answer_lacks", "version_rows", "asked", "any")
-WORD_LISTS = ("answer_contains_any", "answer_contains_all", "headline_contains_any", "answer_lacks")
+         "answer_contains_all", "headline_contains_any", "answer_lacks", "version_rows", "asked", "any",
+         "answer_order")
+WORD_LISTS = ("answer_contains_any", "answer_contains_all", "headline_contains_any", "answer_lacks", "answer_order")
 COMPARISONS = ("value", "below", "above", "equals")
 
 
@@ -103,6 +105,8 @@ def describe(fact: dict[str, Any]) -> str:
         return "headline mentions " + " / ".join(fact[kind])
     if kind == "answer_lacks":
         return "answer does not mention " + " / ".join(fact[kind])
+    if kind == "answer_order":
+        return "answer ranks " + " > ".join(fact[kind])
     if kind == "evidence_min":
         return f"at least {fact[kind]} evidence items"
     if kind == "uses":
@@ -152,6 +156,9 @@ def check(fact: dict[str, Any], report: dict[str, Any] | None, calls: list[dict[
         return any(word.lower() in first for word in fact[kind])
     if kind == "answer_lacks":
         return not any(word.lower() in answer for word in fact[kind])
+    if kind == "answer_order":
+        places = [answer.find(word.lower()) for word in fact[kind]]
+        return all(p >= 0 for p in places) and places == sorted(places)
     if kind == "answer_number":
         return any(math.isclose(n, fact[kind], rel_tol=fact.get("rel_tol", 0.0), abs_tol=fact.get("abs_tol", 0.0))
                    for n in numbers_in(report.get("answer") or ""))

@@ -181,6 +181,31 @@ def process_alive(pid: object) -> bool:
     return True
 
 
+def same_file_as(session: Session, dataset: Dataset) -> Dataset | None:
+    """Another file of the workspace with exactly these bytes (the same upload twice), or None."""
+    from app.workspaces import listed_datasets
+
+    mine = Path(dataset.original_path or "")
+    if not mine.is_file():
+        return None
+    size, digest = mine.stat().st_size, None
+    for other in listed_datasets(session, dataset.workspace_id):
+        theirs = Path(other.original_path or "")
+        if other.id == dataset.id or not theirs.is_file() or theirs.stat().st_size != size:
+            continue
+        digest = digest or file_digest(mine)
+        if file_digest(theirs) == digest:
+            return other
+    return None
+
+
+def file_digest(path: Path) -> str:
+    import hashlib
+
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
 def error_status(error: IngestError) -> int:
     return STATUS_BY_CATEGORY.get(error.category, 400)
 
@@ -204,7 +229,10 @@ def upload_page(request: Request, workspace: WorkspaceDep, session: DbSessionDep
     if wants_partial(request):
         view = dataset_view(dataset, settings.preview_rows, table.preview(settings.preview_rows) if table else None)
         return page.render("_dataset_preview.html", {"dataset": view})
-    return RedirectResponse(request.url_for("workspace_page", ws=workspace.id), status_code=303)
+    target = request.url_for("workspace_page", ws=workspace.id)
+    if same_file_as(session, dataset) is not None:  # the page says so next to the new copy
+        return RedirectResponse(f"{target}?duplicate={dataset.id}#dataset-{dataset.id}", status_code=303)
+    return RedirectResponse(target, status_code=303)
 
 
 @router.get("/workspaces/{ws}/figures/{name}", name="figure")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from app.translations import CATALOG, LANGS
 
 # The pages' strings: the catalog's plain keys (app/translations.py holds every translation)
@@ -15,6 +17,16 @@ def t(key: str, lang: str = "en", **values: object) -> str:
         return key
     text = entry.get(lang) or entry["en"]
     return text.format(**values) if values else text
+
+
+def cleaning_text(action: str, lang: str) -> str:
+    """A cleaning step of the reader in the page's language (the reader logs them in English)."""
+    if (entry := CATALOG.get(f"cleaning.{action}")) is not None:
+        return entry.get(lang) or entry["en"]
+    if (missing := re.fullmatch(r"read '(.*)' as missing", action or "", flags=re.S)) is not None:
+        entry = CATALOG["cleaning.read as missing"]
+        return (entry.get(lang) or entry["en"]).format(value=missing.group(1))
+    return action
 
 
 def normalize_lang(value: str | None) -> str | None:

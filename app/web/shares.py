@@ -22,6 +22,7 @@ from app.db.models import Report, ReportShare, Run
 from app.reports import render
 from app.users import secret_digest
 from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, RunDep
+from app.web.reports import portable_content, report_folder
 from app.web.security import REPORT_CSP
 
 router = APIRouter(tags=["shares"], route_class=CommittingRoute)
@@ -109,14 +110,15 @@ def revoke_share_page(request: Request, run: RunDep, share_id: str, session: DbS
 
 
 @router.get(SHARED_PREFIX + "{secret}", name="shared_report")
-def shared_report(secret: str, session: DbSessionDep) -> Response:
+def shared_report(request: Request, secret: str, session: DbSessionDep) -> Response:
     share = session.scalar(select(ReportShare).where(ReportShare.token_hash == secret_digest(secret[:200])))
     if share is None:
         raise HTTPException(404, "This link does not exist or was revoked.")
     share.views += 1
     report = run_report(session, session.get(Run, share.run_id))
-    return Response(render.to_html(report.content).encode("utf-8"), media_type="text/html; charset=utf-8",
-                    headers=SHARED_HEADERS)
+    settings = request.app.state.settings
+    page = render.to_html(portable_content(report, settings), base_dir=report_folder(report, settings))
+    return Response(page.encode("utf-8"), media_type="text/html; charset=utf-8", headers=SHARED_HEADERS)
 
 
 # --- JSON API -------------------------------------------------------------------------------

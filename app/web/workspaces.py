@@ -19,7 +19,7 @@ from app.web.deps import (ApiError, CommittingRoute, CurrentUserDep, DbSessionDe
                           owner_of)
 from app.web.i18n import t
 from app.web.suggest import suggest_questions
-from app.web.files import resume_if_stale
+from app.web.files import resume_if_stale, same_file_as
 from app.workspaces import (DAMAGED, FAILED, LOADING, READY, create_workspace, dataset_status, delete_workspace,
                             list_workspaces, listed_datasets, readable_frame)
 
@@ -44,7 +44,17 @@ def workspace_page(request: Request, workspace: WorkspaceDep, session: DbSession
     for dataset in listed_datasets(session, workspace.id):
         resume_if_stale(request.app, session, dataset)
     context = workspace_context(session, settings, workspace, page.lang, selected_run_id=run)
+    context["duplicate_notice"] = duplicate_notice(session, workspace, request.query_params.get("duplicate"), page.lang)
     return page.render("workspace.html", context)
+
+
+def duplicate_notice(session: Session, workspace: Workspace, dataset_id: str | None, lang: str) -> str | None:
+    """"This file was uploaded before" after an upload whose bytes another file of the workspace has."""
+    dataset = session.get(Dataset, dataset_id) if dataset_id else None
+    if dataset is None or dataset.workspace_id != workspace.id:
+        return None
+    twin = same_file_as(session, dataset)
+    return t("duplicate_upload", lang, file=dataset.file_name, other=twin.file_name) if twin else None
 
 
 def workspace_busy(session: Session, workspace: Workspace) -> bool:

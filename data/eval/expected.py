@@ -106,6 +106,10 @@ def says_all(*words: str) -> dict[str, Any]:
     return {"answer_contains_all": list(words)}
 
 
+def ranked(*words: str) -> dict[str, Any]:
+    return {"answer_order": list(words)}
+
+
 def headline(*words: str) -> dict[str, Any]:
     return {"headline_contains_any": list(words)}
 
@@ -303,7 +307,8 @@ def plantgrowth_tasks() -> list[dict]:
         task("plantgrowth_treatments", [rd_path("PlantGrowth")],
              "Do the two treatments change plant weight compared with the control?",
              [uses("compare_groups", "weight", "group"), below("p_value", 0.05, "compare_groups"), says("trt2")],
-             "one-way ANOVA F(2, 27) = 4.846, p = 0.0159 (R ?PlantGrowth; scipy) and Welch ANOVA p < 0.05"),
+             "one-way ANOVA F(2, 27) = 4.846, p = 0.0159 (R ?PlantGrowth; scipy) and Welch ANOVA p < 0.05",
+             answers={"method.experiment": "Go ahead"}),  # the confirmation a user clicks, as for forecasts
         task("plantgrowth_best_zh", [rd_path("PlantGrowth")], "哪种处理下植物的产量最高？",
              [uses(["compare_groups", "group_aggregate", "pivot_table"], "weight", "group"), headline("trt2"),
               number(r(means["trt2"], 3), 0.01)],
@@ -442,7 +447,18 @@ def series_tasks() -> list[dict]:
     deaths["month"] = np.rint((deaths["time"] % 1) * 12).astype(int) + 1
     by_month = deaths.groupby("month")["value"].mean()
     assert by_month.idxmax() == 7
+    eco = rd("ggplot2_economics")
+    months = pd.to_datetime(eco["date"]).dt.to_period("M")
+    per_quarter = months.groupby(months.dt.asfreq("Q")).nunique()
+    partial = per_quarter[per_quarter < 3]
+    assert list(partial.index.astype(str)) == ["2015Q2"]  # the file ends 2015-04: 2015Q2 holds April only
     return [
+        task("economics_next_quarter_zh", [rd_path("ggplot2_economics")], "预测下个季度的失业人数",
+             [uses("forecast", "unemploy"),
+              {"metric": "excluded_periods", "equals": "2015Q2", "from_tool": "forecast"},
+              says("2015Q2"), says("不完整", "排除", "只覆盖")],
+             "months per quarter (pandas): the data end 2015-04, so 2015Q2 is partial and is left out of the "
+             "history; the answer must say so", answers={"method.forecast": "继续"}),
         task("airpassengers_forecast", [rd_path("AirPassengers")],
              "How many passengers should we expect over the next 12 months?",
              [tool("forecast"), metric("horizon", 12, "forecast", abs_tol=0, rel_tol=0),
@@ -543,6 +559,10 @@ def retail_tasks() -> list[dict]:
              [uses(["group_aggregate", "pivot_table"], "Revenue", "Region"), headline("East"),
               number(r(totals["East"], 2), rel_tol=MONEY)],
              "sum of Revenue by Region (pandas)"),
+        task("retail_rank_regions", [RETAIL], "Rank the regions by total revenue, from highest to lowest.",
+             [uses(["group_aggregate", "pivot_table"], "Revenue", "Region"),
+              ranked(*totals.sort_values(ascending=False).index), number(r(totals.min(), 2), rel_tol=MONEY)],
+             "sum of Revenue by Region, sorted (pandas)"),
         task("retail_followup_online", [RETAIL], "And only for online orders?",
              [uses(["filter_rows", "group_aggregate", "pivot_table"], "Online"), says("East"),
               number(r(online_totals["East"], 2), rel_tol=MONEY)],
@@ -588,7 +608,9 @@ def operations_tasks() -> list[dict]:
              "monthly total 营业额 (pandas); Kendall tau against time (scipy)",
              answers={"method.forecast": "继续"}),
         task("operations_next_quarter_zh", [OPS], "预测下个季度的销售额",
-             [tool("forecast"), says("2025"), {"answer_lacks": ["2024年第4季度", "2024Q4", "2024 Q4", "2024-Q4"]}],
+             [tool("forecast"), says("2025"),
+              either({"metric": "first_period", "equals": "2025Q1", "from_tool": "forecast"},
+                     {"metric": "first_period", "equals": "2025-01", "from_tool": "forecast"})],
              "the data run to 2024-12 (every month of 2024Q4 present): the next quarter is 2025Q1",
              answers={"method.forecast": "继续"}),
         task("operations_ads_correlation_zh", [OPS], "广告费用和营业额有关系吗？",
@@ -609,6 +631,8 @@ def survey_sample_tasks() -> list[dict]:
     welch_f = anova_oneway([g["Satisfaction"].to_numpy() for _, g in answered.groupby("Gender")], use_var="unequal")
     assert min(f.pvalue, welch_f.pvalue) > 0.05
     buy = s["Would Buy Again"].eq("Yes").groupby(s["City"]).mean()
+    satisfaction = answered.groupby("City")["Satisfaction"].mean().sort_values(ascending=False)
+    assert satisfaction.diff().abs().min() > 0.005  # no ties at the shown precision
     city = anova_oneway([g["Satisfaction"].to_numpy() for _, g in answered.groupby("City")], use_var="unequal")
     return [
         task("survey_satisfaction_gender", [SURVEY], "Does satisfaction differ by gender?",
@@ -620,6 +644,10 @@ def survey_sample_tasks() -> list[dict]:
               metric("Age.median", float(s["Age"].median()), "describe_columns", 0.001),
               number(r(s["Age"].mean(), 2), 0.05)],
              "pandas mean and median of Age"),
+        task("survey_rank_cities_zh", [SURVEY], "按平均满意度给各个城市排个名",
+             [uses(["group_aggregate", "pivot_table", "compare_groups"], "Satisfaction", "City"),
+              ranked(*satisfaction.index), number(r(satisfaction.iloc[0], 2), 0.01)],
+             "mean Satisfaction by City, missing left out, sorted (pandas)"),
         task("survey_buy_again_city_zh", [SURVEY], "哪个城市的顾客最愿意再次购买？",
              [uses(["chi_square_test", "proportion_test", "group_aggregate", "pivot_table"], "Would Buy Again", "City"),
               headline(buy.idxmax()), number(pct(buy.max()), 0.1)],

@@ -249,6 +249,17 @@ def test_cli_eval_json_for_one_task(tmp_path):
     assert not (tmp_path / "runtime").exists()  # the eval's runs live in a folder of their own
 
 
+@pytest.mark.slow
+def test_cli_eval_prints_the_score(tmp_path):
+    done = verity_eval("--only", "retail_discount_correlation", "--only", "chickwts_feed_differs_zh", tmp_path=tmp_path)
+    lines = done.stdout.splitlines()
+    score = next(line for line in lines if line.startswith("Score: "))
+    right = sum(line.split()[2] == "yes" for line in lines if line.split()[:1] in (["retail_discount_correlation"],
+                                                                                 ["chickwts_feed_differs_zh"]))
+    assert score.startswith(f"Score: {right}/2 questions fully right ({right / 2:.1%}) [en ")
+    assert " zh " in score and "; facts " in score
+
+
 def test_cli_eval_unknown_task_exits_2(tmp_path):
     done = verity_eval("--only", "no_such_task", tmp_path=tmp_path)
     assert done.returncode == 2

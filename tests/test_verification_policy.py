@@ -109,6 +109,7 @@ def test_the_primary_hypothesis_restates_the_question_not_its_preamble():
     assert restatement("Each of the 10 patients took both drugs. Does drug 2 give more extra sleep than drug 1? "
                        "Report the mean difference.") == "Does drug 2 give more extra sleep than drug 1?"
     assert restatement("Compare revenue by region. Use the 2024 data.") == "Compare revenue by region."
+    assert restatement("不同杀虫剂之后的虫子数量有差异吗？哪种效果最好？") == "不同杀虫剂之后的虫子数量有差异吗？"
 
 
 def test_calling_a_small_effect_large_fails_and_a_large_one_passes(tmp_path):

@@ -305,7 +305,8 @@ def restatement(text: str, limit: int = 120) -> str:
     """H1 in a few words: the question the text asks (its first sentence ending in "?"; else its
     first sentence), cut at a word boundary. "Each patient took both drugs. Does drug 2 give more
     sleep?" is about drug 2, not about who took what."""
-    sentences = [p.strip() for p in re.split(r"(?<=[.?!。？！])\s+|\n", " ".join((text or "").split(" ")).strip())
+    # Chinese sentences end at 。？！ with no space after them
+    sentences = [p.strip() for p in re.split(r"(?<=[.?!])\s+|(?<=[。？！])|\n", " ".join((text or "").split(" ")).strip())
                  if p.strip()] or [""]
     first = next((p for p in sentences if p.endswith(("?", "？"))), sentences[0])
     if len(first) <= limit:

@@ -36,7 +36,10 @@ def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
                                                       "budget_warnings", "steps", "model_calls", "retries",
                                                       "evidence", "unverified_numbers")}
     right = sum(bool(r.get("fully_right")) for r in results)
-    return {"tasks": len(results), "done": sum(r["status"] == "done" for r in results), **summed,
+    by_language = {lang: {"tasks": sum(r.get("language") == lang for r in results),
+                          "fully_right": sum(r.get("language") == lang and bool(r.get("fully_right")) for r in results)}
+                   for lang in sorted({r.get("language") or "en" for r in results})}
+    return {"by_language": by_language,"tasks": len(results), "done": sum(r["status"] == "done" for r in results), **summed,
             "fully_right": right, "fully_right_share": round(right / len(results), 4) if results else None,
             "tool_calls": calls, "tool_ok": ok, "tool_success_rate": round(ok / calls, 4) if calls else None,
             "wall_s": round(sum(r["wall_s"] for r in results), 2)}
@@ -81,8 +84,11 @@ def _row(r: dict[str, Any]) -> list[str]:
 def score_line(total: dict[str, Any]) -> str:
     """The headline of an evaluation: how many questions were answered fully right."""
     share = total.get("fully_right_share")
+    languages = total.get("by_language") or {}
+    split = ", ".join(f"{lang} {v['fully_right']}/{v['tasks']}" for lang, v in languages.items()) if len(languages) > 1 else ""
     return (f"Score: {total['fully_right']}/{total['tasks']} questions fully right"
-            + (f" ({share:.1%})" if share is not None else "") + f"; facts {total['facts_found']}/{total['facts_total']}")
+            + (f" ({share:.1%})" if share is not None else "") + (f" [{split}]" if split else "")
+            + f"; facts {total['facts_found']}/{total['facts_total']}")
 
 
 # --- the baseline ----------------------------------------------------------------------------

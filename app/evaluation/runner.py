@@ -72,7 +72,7 @@ def run_task(service: RunService, task: EvalTask, root: Path = REPO_ROOT) -> dic
     found = [fact for fact in task.facts
              if fact_checks.check(fact, measured["report"], measured["calls"], measured.get("recorded"))]
     return {
-        "id": task.id, "status": measured["status"], "reason": measured["reason"],
+        "id": task.id, "language": task.language or "en", "status": measured["status"], "reason": measured["reason"],
         "facts_found": len(found), "facts_total": len(task.facts), "fully_right": len(found) == len(task.facts),
         "missed": [fact_checks.describe(f) for f in task.facts if f not in found],
         **measured["metrics"], "wall_s": round(time.perf_counter() - started, 2), "run_id": run_id,

@@ -428,8 +428,8 @@ def survey_tasks() -> list[dict]:
     assert abs(chi.statistic - 5.4885) < 1e-3
     return [
         task("survey_height_sex", [rd_path("MASS_survey")], "Are men taller than women in this class?",
-             [uses("compare_two_groups", "Height", "Sex"), number(r(heights["Male"], 2), 0.01),
-              number(r(heights["Female"], 2), 0.01)],
+             [uses("compare_two_groups", "Height", "Sex"), number(r(heights["Male"], 2), 0.05),
+              number(r(heights["Female"], 2), 0.05)],  # 178.83 may be shown as 178.8
              "mean Height by Sex (pandas)"),
         task("survey_smoking_exercise_zh", [rd_path("MASS_survey")], "学生的吸烟习惯和运动频率有关系吗？",
              [uses("chi_square_test", "Smoke", "Exer"),
@@ -580,6 +580,9 @@ def retail_tasks() -> list[dict]:
              [uses(["group_aggregate", "pivot_table"], "Revenue", "Channel"), number(r(channels["Online"], 2), rel_tol=MONEY)],
              "sum of Revenue by Channel (pandas); the workspace rule asks for totals",
              rules="Always report totals (sums) of money, never averages per order."),
+        task("retail_derive_per_unit", [RETAIL], "Add a column with the revenue per unit sold",
+             [tool("derive_column"), {"version_rows": len(s)}],
+             "a derived column keeps every row: 1,200 (pandas)"),
         task("retail_filter_online_zh", [RETAIL], "只保留线上渠道的订单",
              [tool("filter_rows"), {"version_rows": len(online)}],
              "pandas: Channel == Online"),

@@ -239,6 +239,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "open_question": {"en": "The analyst needs your answer", "zh": "需要你的回答"},
     "send_answer": {"en": "Send", "zh": "发送"},
     "downloads": {"en": "Download the report", "zh": "下载报告"},
+    "check_numbers": {"en": "Check every number with analysis.py", "zh": "用 analysis.py 核对每个数字"},
     "analysis_script": {"en": "re-runs every step on your file and checks each number",
                         "zh": "在你的文件上重跑每一步并核对每个数字"},
     "view_run": {"en": "View", "zh": "查看"},

@@ -31,6 +31,12 @@ def _comment(text: str) -> str:
     return "\n".join("#   " + line for line in str(text or "").splitlines()) or "#"
 
 
+def _one_line(text: Any) -> str:
+    """Text for the rest of a comment line: every character Python may end a line at (\\r alone, form
+    feeds, and what str.splitlines knows) becomes a space, so an uploaded file's name cannot start code."""
+    return " ".join(str(text or "").splitlines()).replace("\x0c", " ")
+
+
 def _literal(value: Any) -> str:
     return pprint.pformat(value, width=100, sort_dicts=False)
 
@@ -193,8 +199,8 @@ then run this script with that environment's python.
 """
 # Question:
 {_comment(report.get("question", ""))}
-# Run: {str(report.get("run_id", "")).replace(chr(10), " ")}  Created: {str(report.get("created_at", "")).replace(chr(10), " ")}
-# Example: python analysis.py {usage.replace(chr(10), " ")}
+# Run: {_one_line(report.get("run_id", ""))}  Created: {_one_line(report.get("created_at", ""))}
+# Example: python analysis.py {_one_line(usage)}
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from app.agent.evidence import evidence_dict
 from app.agent.tasks import task_dict
 from app.db.models import Event, Evidence, Question, Report, Run, Task, Workspace
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool
+from app.reports.report_parts import reproduction_summary
 from app.reports.safe_markdown import render_markdown
 from app.runs import ACTIVE_STATUSES, TooManyRuns
 from app.web.deps import (
@@ -124,6 +125,7 @@ def run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
         "unverified": unverified,
         # a run that had no data to read has nothing to download or share
         "has_report": report is not None and bool((report.content or {}).get("datasets")),
+        "reproduction": reproduction_summary(report.content or {}, lang) if report is not None else None,
         "downloads": DOWNLOADS,
         "last_event_id": events[-1].id if events else 0,
         "elapsed_s": elapsed_seconds(run),

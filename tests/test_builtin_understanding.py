@@ -207,7 +207,7 @@ def test_a_yes_no_cause_groups_a_measurement(tmp_path):
     run, calls = session.ask("Does smoking during pregnancy lower birth weight?")
     compare = call(calls, "compare_two_groups")
     assert (compare.arguments["value_column"], compare.arguments["group_column"]) == ("bwt", "smoke")
-    assert headline(run).startswith(f"**Average bwt is lower for smoke = 1: {fmt_num(means[1])} vs {fmt_num(means[0])}")
+    assert headline(run).startswith(f"**Average bwt is lower for smoke = 1: {fmt_num(means[1], 5)} vs {fmt_num(means[0], 5)}")
 
 
 def test_women_and_men_name_the_sex_column(tmp_path):
@@ -217,7 +217,7 @@ def test_women_and_men_name_the_sex_column(tmp_path):
     run, calls = session.ask("Do women earn less than men?")
     compare = call(calls, "compare_two_groups")
     assert (compare.arguments["value_column"], compare.arguments["group_column"]) == ("lwage", "sex")
-    assert headline(run).startswith(f"**Average lwage is lower for female: {fmt_num(means['female'])}")
+    assert headline(run).startswith(f"**Average lwage is lower for female: {fmt_num(means['female'], 5)}")
 
 
 def test_which_group_is_highest_names_the_top_groups(tmp_path):

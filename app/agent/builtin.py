@@ -26,13 +26,14 @@ from app.agent.builtin_headlines import (
     extreme_headline,
     paired_headline,
     proportion_headline,
+    share_headline,
     total_headline,
     two_group_headline,
 )
 from app.agent.builtin_kinds import asks_extreme, earlier_questions, question_chain
 from app.agent.builtin_plan import GREETING, Plan, Step, _t, plan_analysis
 from app.agent.builtin_reading import read_profile, read_values, value_lookups
-from app.agent.builtin_scope import apply_rules, chain_filters, filtered_name, workspace_rules
+from app.agent.builtin_scope import apply_rules, chain_filters, describe_condition, filtered_name, workspace_rules
 from app.agent.clarify import confirmed_definitions
 from app.agent.dataset_choice import choose_dataset
 from app.agent.gates import question_key
@@ -76,7 +77,8 @@ def parse_tool_message(content: str) -> dict[str, Any]:
                            p_value=float(f.group(5)) / (2 if f.group(4) == "<" else 1))
     return {"ok": "error" not in sections, "method": sections.get("method", "").strip().split("\n")[0],
             "interpretation": sections.get("interpretation", "").strip(), "metrics": metrics,
-            "conclusion": sections.get("conclusion", "").strip(), "limitations": sections.get("assumptions", "").strip()}
+            "conclusion": sections.get("conclusion", "").strip(), "limitations": sections.get("assumptions", "").strip(),
+            "profile": sections.get("data_profile", "").strip()}
 
 
 _PAIR = re.compile(r'"([^"]+)": (-?\d[\d.e+-]*|"[^"]*"|NaN|null)(?=[,}])')
@@ -147,17 +149,20 @@ class BuiltinAnalyst:
         dataset = choice.dataset or seen[-1]
         plan = plan_analysis(chain.root, dataset, self.zh, confirmed)
         plan.dataset, plan.choice = dataset.get("name"), choice
-        conditions = chain_filters(chain, dataset)
+        conditions = [*plan.filters, *chain_filters(chain, dataset)]
         target = plan.dataset
-        if conditions and plan.kind != "dedupe":
+        if conditions and plan.kind not in ("dedupe", "filter"):
             target = filtered_name(str(plan.dataset), conditions)
             plan.filters = conditions
             if target not in {d.get("name") for d in self.datasets}:
-                described = ", ".join(f"{c['column']} = {c['value']}" for c in conditions)
+                described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)
                 plan.steps.insert(1, Step("filter_rows", {"conditions": conditions, "output": target},
                                           _t(self.zh, f"Keep only {described}", f"只保留 {described}"), prep=True))
+        else:
+            plan.filters = []
         apply_rules(plan, workspace_rules(messages), self.zh)
-        if self._many or conditions:
+        makes_tables = any(s.tool == "group_aggregate" for s in plan.steps)  # its output becomes the newest table
+        if self._many or makes_tables or (conditions and plan.kind not in ("dedupe", "filter")):
             for step in plan.steps:
                 source = plan.dataset if step.prep or step.tool == "profile_dataset" else target
                 step.arguments = {"dataset": source, **step.arguments}
@@ -267,9 +272,10 @@ class BuiltinAnalyst:
         findings, failures = [], []
         for step in sorted((s for s in plan.steps if s.task), key=lambda s: _order(s, plan)):
             _, result = _find_result(step.tool, step.arguments, calls, results)
-            if result and result.get("ok") and (result["interpretation"] or result["conclusion"]):
-                findings.append(_finding(step, result, self.zh, plan, question))
-            elif result:
+            text = _finding(step, result, self.zh, plan, question) if result and result.get("ok") else ""
+            if text:
+                findings.append(text)
+            elif result and not result.get("ok"):
                 failures.append(step.task)
         if not findings:
             findings = ["现有数据无法得出可靠结论。" if self.zh else "No reliable conclusion could be drawn from this data."]
@@ -296,8 +302,7 @@ class BuiltinAnalyst:
         if not (self._many or plan.filters) or not plan.dataset:
             return ""
         zh, choice = self.zh, plan.choice
-        filters = ", ".join(f"{c['column']} = {c['value'] if not isinstance(c['value'], list) else ' / '.join(c['value'])}"
-                            for c in plan.filters)
+        filters = ", ".join(describe_condition(c, zh) for c in plan.filters)
         text = f"使用的数据：**{plan.dataset}**" if zh else f"Data used: **{plan.dataset}**"
         if filters:
             text += f"（只含 {filters}）" if zh else f" (only rows with {filters})"
@@ -319,6 +324,8 @@ def _order(step: Step, plan: Plan) -> int:
     """Where a step's finding goes: the one that answers the question kind first."""
     if step.tool == "group_aggregate":
         return 0 if plan.kind in ("total", "top") else 6
+    if step.tool == "plot_pie":
+        return 0
     return ANSWER_ORDER.get(step.tool, 9)
 
 
@@ -370,6 +377,8 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
     elif step.tool == "paired_test":
         groups = _pair_labels(result)
         headline = paired_headline(arguments.get("value_column") or arguments.get("x_column", ""), metrics, groups, zh)
+    elif step.tool == "plot_pie" and arguments.get("value_column"):
+        headline = share_headline(arguments["value_column"], arguments["group_column"], metrics, zh)
     elif step.tool == "clean_data":
         headline = dedupe_headline(metrics, plan.dataset if plan else None, zh)
     elif step.tool == "compare_two_groups" and "groups" not in arguments:
@@ -381,9 +390,9 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
 
 
 def _pair_labels(result: dict[str, Any]) -> tuple[str, str] | None:
-    """The two conditions of a paired test, from its reading ("difference = group 1 - group 2")."""
-    match = re.search(r"On average (.+?) is [\d.,]+ (?:lower|higher) than (.+?) for the same", result["interpretation"])
-    return (match.group(1), match.group(2)) if match else None
+    """The two conditions of a paired test, from its profile ("difference = group 1 - group 2: …")."""
+    match = re.search(r"(?:difference|差值|差)\s*=\s*(.+?)\s+-\s+(.+?)\s*[:：]", result.get("profile", ""))
+    return (match.group(1).strip(), match.group(2).strip()) if match else None
 
 
 FORECAST_LISTED = 6  # periods listed one by one; a longer forecast shows its first three and its last

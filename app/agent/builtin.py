@@ -66,15 +66,19 @@ def parse_tool_message(content: str) -> dict[str, Any]:
             metrics = {k: _number(v) for k, v in _PAIR.findall(sections["metrics"])}
     if "coefficients" in sections:  # a regression's table is near the top, so it survives shortening
         for term, coef, t, sign, p in _COEF_ROW.findall(sections["coefficients"]):
-            metrics.setdefault(f"coef.{term}", float(coef))
-            metrics.setdefault(f"t.{term}", _number(t))
+            metrics.setdefault(f"coef.{term}", float(coef.replace(",", "")))
+            metrics.setdefault(f"t.{term}", _number(t.replace(",", "")))
             metrics.setdefault(f"p_value.{term}", float(p) / (2 if sign == "<" else 1))
+            if sign == "<":  # "p < 0.001" read as 0.0005: good for wording, not a number to record as evidence
+                metrics.setdefault("_approx", []).append(f"p_value.{term}")
         if (r2 := re.search(r"R² = (\d[\d.]*)", content)) and "r_squared" not in metrics:
             metrics["r_squared"] = float(r2.group(1))
         if (f := _F_TEST.search(sections.get("conclusion", ""))) and "f_statistic" not in metrics:
             metrics.update(df_model=int(f.group(1)), df_resid=int(f.group(2).replace(",", "")),
                            f_statistic=float(f.group(3).replace(",", "")),
                            p_value=float(f.group(5)) / (2 if f.group(4) == "<" else 1))
+            if f.group(4) == "<":
+                metrics.setdefault("_approx", []).append("p_value")
     return {"ok": "error" not in sections, "method": sections.get("method", "").strip().split("\n")[0],
             "interpretation": sections.get("interpretation", "").strip(), "metrics": metrics,
             "conclusion": sections.get("conclusion", "").strip(), "limitations": sections.get("assumptions", "").strip(),
@@ -82,7 +86,8 @@ def parse_tool_message(content: str) -> dict[str, Any]:
 
 
 _PAIR = re.compile(r'"([^"]+)": (-?\d[\d.e+-]*|"[^"]*"|NaN|null)(?=[,}])')
-_COEF_ROW = re.compile(r"^(.+?)\s+(-?\d[\d.e+-]*)\s+\S+\s+(-?\d[\d.e+-]*|nan)\s+p\s*([<=])\s*(\d[\d.e-]*)\s*$", re.M)
+_COEF_ROW = re.compile(r"^(.+?)\s+(-?\d[\d,.e+-]*)\s+\S+\s+(-?\d[\d,.e+-]*|nan)\s+p\s*([<=])\s*(\d[\d.e-]*)\s*$",
+                       re.M)
 
 
 _F_TEST = re.compile(r"F\((\d+), ([\d,]+)\) = ([\d,.]+), p ([<=]) (\d[\d.e-]*)")
@@ -248,7 +253,8 @@ class BuiltinAnalyst:
             call_id, result = _find_result(step.tool, step.arguments, calls, results)
             if not result or not result.get("ok"):
                 continue
-            metrics = {k: v for k, v in result["metrics"].items() if isinstance(v, (int, float, str))}
+            approx = set(result["metrics"].get("_approx") or [])
+            metrics = {k: v for k, v in result["metrics"].items() if isinstance(v, (int, float, str)) and k not in approx}
             n = metrics.get("n") or metrics.get("n_rows")
             out.append(("record_evidence", {
                 "claim": _reading(step, result, self.zh, plan) or step.task,
@@ -410,13 +416,21 @@ def forecast_headline(metric: str, metrics: dict[str, Any], zh: bool) -> str | N
     level = f"{metrics.get('interval_level', 0.95) * 100:.0f}%"
     shown = labels if len(labels) <= FORECAST_LISTED else [*labels[:3], None, labels[-1]]
     periods = [_forecast_period(label, metrics, level, zh) if label else "…" for label in shown]
+    excluded, last = metrics.get("excluded_periods"), metrics.get("last_period")
+    if excluded and zh:
+        left_out = f"{excluded} 的数据不完整，已排除；预测从最后一个完整的{unit_zh}（{last}）之后开始。"
+    elif excluded:
+        left_out = (f"{excluded} is only partly covered by the data, so it was left out; the forecast starts after the "
+                    f"last complete {unit_en} ({last}). ")
+    else:
+        left_out = ""
     if zh:
         span = f"未来 {h} {'个' if unit_zh in ('月', '季度') else ''}{unit_zh}"
         total = f"；合计约 {fmt_num(metrics['forecast_total'])}" if h > 1 and "forecast_total" in metrics else ""
-        return f"{metric} {span}的预测：{'，'.join(periods)}{total}。{_backtest(metrics, zh)}"
+        return f"{left_out}{metric} {span}的预测：{'，'.join(periods)}{total}。{_backtest(metrics, zh)}"
     span = f"the next {h} {unit_en}s" if h > 1 else f"the next {unit_en}"
     total = f"; about {fmt_num(metrics['forecast_total'])} in total" if h > 1 and "forecast_total" in metrics else ""
-    return f"Forecast of {metric} for {span}: {', '.join(periods)}{total}. {_backtest(metrics, zh)}"
+    return f"{left_out}Forecast of {metric} for {span}: {', '.join(periods)}{total}. {_backtest(metrics, zh)}"
 
 
 def _forecast_period(label: str, metrics: dict[str, Any], level: str, zh: bool) -> str:

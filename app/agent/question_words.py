@@ -44,6 +44,10 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "speed": ("车速", "速度", "faster"), "dist": ("刹车距离", "距离", "distance", "stopping"),
     "volume": ("体积", "材积"), "girth": ("周长", "胸径", "直径", "diameter"), "ozone": ("臭氧",),
     "width": ("宽度", "wide", "wider", "widest", "最宽"), "species": ("品种", "种类", "物种"), "petal": ("花瓣",), "sepal": ("花萼",),
+    "unemploy": ("失业人数", "失业人口", "失业", "unemployment", "unemployed", "jobless"),
+    "uempmed": ("失业时长", "失业持续时间", "失业周数", "duration of unemployment"),
+    "pce": ("个人消费", "消费支出", "消费", "consumer spending", "consumption"), "pop": ("人口", "population"),
+    "psavert": ("储蓄率", "savings rate", "saving rate"),
     "eruptions": ("喷发", "eruption"), "waiting": ("等待", "wait"), "passengers": ("乘客", "旅客"),
 }
 

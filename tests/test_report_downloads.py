@@ -5,6 +5,7 @@ the Markdown comes as a zip with figures/ beside report.md."""
 from __future__ import annotations
 
 import io
+import math
 import os
 import re
 import zipfile
@@ -121,7 +122,7 @@ def test_downloaded_analysis_py_reproduces_every_number_from_another_folder(fini
     assert str(folder / "retail_sales.xlsx") in done.stdout  # found beside the script, not at the server's path
     report = json.loads(download(finished, "json"))
     expected = sum(1 for item in report["evidence"] for v in item["metrics"].values()
-                   if isinstance(v, (int, float)) and not isinstance(v, bool))
+                   if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
     assert done.stdout.count("  ✓  E") == expected > 10 and "  ✗  " not in done.stdout
     assert f"all {expected} numbers match" in done.stdout
     assert "reproduction" not in report and "Reproduced by" not in download(finished, "md").decode("utf-8")

@@ -289,6 +289,8 @@ def test_analysis_script_keeps_file_names_and_questions_inside_comments(tmp_path
               "tool_calls": [], "evidence": []}
     script = to_analysis_script(report, [{"name": evil, "file": evil, "sheet": None, "original_path": evil}])
     tree = ast.parse(script)
+    report["evidence"] = [{"metrics": {"mean": float("nan"), "n": 3}, "tool_call_ids": ["c1"]}]
+    compile(to_analysis_script(report, []), "analysis.py", "exec")  # nan is no Python literal: left out
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") in ("system", "exit")
              and getattr(getattr(n.func, "value", None), "id", "") in ("os", "sys") and n.args
              and isinstance(n.args[0], ast.Constant) and n.args[0].value in ("touch PWNED", 7)]

@@ -8,6 +8,7 @@ It ends by comparing every number of the report's evidence with the re-computed 
 
 from __future__ import annotations
 
+import math
 import pprint
 from collections.abc import Iterable
 from typing import Any
@@ -169,7 +170,8 @@ def report_numbers(report: dict[str, Any]) -> list[tuple[str, list[str], str, fl
     out = []
     for n, item in enumerate(report.get("evidence", []), start=1):
         for key, value in (item.get("metrics") or {}).items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
+            # finite numbers only: nan/inf are not Python literals, and "not a number" is not a number to check
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                 out.append((f"E{n}", list(item.get("tool_call_ids") or []), str(key), value))
     return out
 

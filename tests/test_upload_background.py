@@ -21,7 +21,7 @@ from app.config import Settings
 from app.db.models import Dataset
 from app.ingest.errors import CATEGORIES
 from app.runs import default_model
-from app.web.files import PROCESS
+from app.web.uploads import PROCESS
 from app.workspaces import LOADING, active_datasets, add_loading_dataset, loading_datasets
 
 ROWS = 1500

@@ -151,7 +151,7 @@ def test_suggested_questions_from_column_types():
 
 
 def test_answers_are_escaped_before_markdown():
-    from app.web.chat import answer_html
+    from app.web.run_panel import answer_html
 
     rendered = str(answer_html("**Yes** <script>x()</script> [a](javascript:x()) mean 12.5", ["12.5"]))
     assert "<strong>Yes</strong>" in rendered and "<script>" not in rendered

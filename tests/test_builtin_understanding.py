@@ -312,3 +312,27 @@ def test_a_chinese_follow_up_narrows_the_rates_to_first_class(tmp_path):
     run, calls = session.ask("那只看头等舱呢？")
     assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "passengerClass", "op": "==", "value": "1st"}]
     assert f"{rates['female'] * 100:.1f}%" in headline(run) and f"{rates['male'] * 100:.1f}%" in headline(run)
+
+
+def test_decimal_year_time_is_read_as_dates_for_trend_forecast_and_season(tmp_path):
+    deaths = pd.read_csv(rds("USAccDeaths"))
+    month = ((deaths["time"] - deaths["time"].astype(int)) * 12).round().astype(int) + 1
+    peak = deaths.groupby(month)["value"].mean().idxmax()
+    session = Session(tmp_path, rds("USAccDeaths"))
+    run, calls = session.ask("每年哪个月的意外死亡人数最多？")
+    assert call(calls, "seasonal_decompose").arguments["date_column"] == "time"
+    assert f"{peak}月" in headline(run)
+
+    passengers = Session(tmp_path / "air", rds("AirPassengers"))
+    run, calls = passengers.ask("How many passengers should we expect over the next 12 months?")
+    forecast = call(calls, "forecast")
+    assert forecast.arguments["date_column"] == "time" and forecast.arguments["horizon"] == 12
+    assert forecast.metrics["last_actual"] == pd.read_csv(rds("AirPassengers"))["value"].iloc[-1]
+
+
+def test_a_new_column_is_a_data_operation(tmp_path):
+    session = Session(tmp_path, SAMPLES / "retail_sales.xlsx")
+    run, calls = session.ask("Add a column with the revenue per unit sold")
+    derived = call(calls, "derive_column")
+    assert derived.arguments["kind"] == "ratio" and derived.arguments["columns"] == ["Revenue", "Units"]
+    assert f"{len(retail_frame()):,} rows" in headline(run)

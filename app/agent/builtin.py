@@ -156,7 +156,7 @@ class BuiltinAnalyst:
         plan.dataset, plan.choice = dataset.get("name"), choice
         conditions = [*plan.filters, *chain_filters(chain, dataset)]
         target = plan.dataset
-        if conditions and plan.kind not in ("dedupe", "filter"):
+        if conditions and plan.kind not in ("dedupe", "filter", "derive"):
             target = filtered_name(str(plan.dataset), conditions)
             plan.filters = conditions
             if target not in {d.get("name") for d in self.datasets}:
@@ -167,7 +167,7 @@ class BuiltinAnalyst:
             plan.filters = []
         apply_rules(plan, workspace_rules(messages), self.zh)
         makes_tables = any(s.tool == "group_aggregate" for s in plan.steps)  # its output becomes the newest table
-        if self._many or makes_tables or (conditions and plan.kind not in ("dedupe", "filter")):
+        if self._many or makes_tables or (conditions and plan.kind not in ("dedupe", "filter", "derive")):
             for step in plan.steps:
                 source = plan.dataset if step.prep or step.tool == "profile_dataset" else target
                 step.arguments = {"dataset": source, **step.arguments}
@@ -296,7 +296,7 @@ class BuiltinAnalyst:
         lines += ["### 注意" if self.zh else "### Caveats", ""]
         lines += [f"- {n}" for n in plan.notes]
         lines += [f"- {n}" for n in _rule_notes(plan, self.zh)]
-        if plan.kind != "dedupe":
+        if plan.kind not in ("dedupe", "filter", "derive"):
             lines.append("- 相关不代表因果；结论基于上传的数据，不一定适用于其他时期或人群。" if self.zh else
                          "- Correlation is not causation; conclusions hold for the uploaded data and may not carry over "
                          "to other periods or people.")
@@ -348,7 +348,7 @@ def _rule_notes(plan: Plan, zh: bool) -> list[str]:
 
 # The finding that answers the question leads. A forecast step is planned only for a forecast
 # question, and then the forecast is the answer and the trend its support.
-ANSWER_ORDER = {"clean_data": 0, "forecast": 0, "time_series_trend": 1, "compare_groups": 1, "compare_two_groups": 1,
+ANSWER_ORDER = {"clean_data": 0, "forecast": 0, "seasonal_decompose": 0, "time_series_trend": 1, "compare_groups": 1, "compare_two_groups": 1,
                 "proportion_test": 1, "paired_test": 1, "linear_regression": 2, "correlation_analysis": 3,
                 "describe_columns": 4, "value_counts": 5, "filter_rows": 8}
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
-from app.agent.builtin_kinds import (FILTER_TASK, MEAN_WORDS, RATE, SHARE, SLOPE, YEAR, asks_dedupe, asks_extreme,
+from app.agent.builtin_kinds import (DERIVE, DIFFERENCE, FILTER_TASK, MEAN_WORDS, RATE, SEASON, SHARE, SLOPE, YEAR, asks_dedupe, asks_extreme,
                                      asks_paired, asks_top, asks_total, number_cut)
 from app.agent.builtin_reading import (GROUPING, NUMERIC, asks_ahead, column_spans, forecast_arguments,
                                        forecast_request, groups_rows, named_values, regression_roles)
@@ -185,6 +185,8 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
         return dedupe_plan(columns, zh)
     if FILTER_TASK.search(question) and (conditions := filter_conditions(question, columns, spans)):
         return filter_plan(conditions, zh)
+    if DERIVE.search(question) and len(measures := measure_names(columns, ordered_names(spans))) >= 2:
+        return derive_plan(question, per_pair(question, spans, measures), zh)
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
     outcome = None if chosen or roles.target else binary_outcome(columns, named, spans, question)
     metric = chosen or roles.target or outcome or choose_metric(columns, named)
@@ -255,6 +257,27 @@ def filter_conditions(question: str, columns: list[dict[str, Any]], spans: list[
         value = int(cut[1]) if cut[1].is_integer() else cut[1]
         conditions.append({"column": measures[0], "op": cut[0], "value": value})
     return conditions
+
+
+def per_pair(question: str, spans: list[Any], measures: list[str]) -> list[str]:
+    """[numerator, denominator]: the number named right after "per"/"每" divides the other."""
+    each = EACH.search(question)
+    if each:
+        after = [name for start, _, name in spans if start >= each.start() and name in measures]
+        if after:
+            return [next(n for n in measures if n != after[0]), after[0]]
+    return measures[:2]
+
+
+def derive_plan(question: str, pair: list[str], zh: bool) -> Plan:
+    """A data task: a new column from two named numbers — their difference when the question says
+    so, else the first per the second ("revenue per unit sold" → Revenue / Units)."""
+    kind = "difference" if DIFFERENCE.search(question) else "ratio"
+    a, b = pair
+    name = f"{a} - {b}" if kind == "difference" else f"{a} per {b}"
+    subject = _t(zh, f"Add the column {name}", f"新增列 {name}")
+    return Plan(None, None, [Step("derive_column", {"new_column_name": name, "kind": kind, "columns": [a, b]}, subject)],
+                kind="derive")
 
 
 def filter_plan(conditions: list[dict[str, Any]], zh: bool) -> Plan:
@@ -371,6 +394,13 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
             plan.steps.append(Step("group_aggregate", {"group_columns": [entity], "value_columns": [metric],
                                                        "agg": "sum"}, subject))
             return True
+    date = next((c["name"] for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
+    if date and SEASON.search(question) and not (dimension and dimension in named):
+        plan.kind = "seasonal"  # "每年哪个月最多": the month of the year, from the seasonal pattern
+        subject = _t(zh, f"Which time of year {metric} peaks", f"{metric}在一年中的高峰和低谷")
+        plan.steps.append(Step("seasonal_decompose", {"date_column": date, "value_column": metric}, subject))
+        plan.steps.append(Step("plot_line", {"x_column": date, "y_column": metric}, evidence=False))
+        return True
     if dimension and SHARE.search(question):
         plan.kind = "share"
         subject = _t(zh, f"Share of total {metric} by {dimension}", f"各{dimension}占{metric}总量的比例")

@@ -273,11 +273,26 @@ def read_profile(dataset: dict[str, Any], profile: str | None) -> dict[str, Any]
                                    if c["name"] in seen else c for c in dataset["columns"]]}
 
 
+_TIME_NAME = re.compile(r"^(?:time|year|years|yr|date|period|年份|年|时间)$", re.I)
+_RANGE = re.compile(r"min (-?[\d,.]+),.*max (-?[\d,.]+)")
+
+
+def decimal_years(name: str, rest: str) -> bool:
+    """A number column named like time whose values are years (1949 … 1960.92): a date column."""
+    match = _RANGE.search(rest)
+    if not (_TIME_NAME.match(name.strip()) and match):
+        return False
+    low, high = (float(x.replace(",", "")) for x in match.groups())
+    return 1000 <= low <= high <= 2200
+
+
 def _with_codes(column: dict[str, Any], line: re.Match) -> dict[str, Any]:
     """A number column the profile reads as yes/no (0/1: smoke, low) is `binary`; one with a few
     whole-number values (cyl, group) is `coded`: both can split rows into groups."""
     if column["type"] not in NUMERIC:
         return column
+    if decimal_years(column["name"], line["rest"]):  # R's ts export: time 1949, 1949.083 … (ts_common reads it)
+        return {**column, "type": "datetime", "decimal_years": True}
     unique = int(line["unique"])
     if line["kind"] == "boolean" or unique == 2:
         return {**column, "binary": True, "levels": 2}

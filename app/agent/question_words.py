@@ -16,7 +16,7 @@ from collections.abc import Iterator
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "revenue": ("收入", "营收", "营业额", "销售额"), "sales": ("销售", "销量", "销售额"), "region": ("地区", "区域", "大区"),
     "channel": ("渠道",), "category": ("品类", "类别"), "price": ("价格", "单价", "价钱", "售价"),
-    "units": ("数量", "件数"), "discount": ("折扣",), "date": ("日期", "时间"), "city": ("城市",),
+    "units": ("数量", "件数", "每件", "件商品", "unit sold", "units sold"), "discount": ("折扣",), "date": ("日期", "时间"), "city": ("城市",),
     "gender": ("性别",), "sex": ("性别", "gender"), "age": ("年龄", "岁"),
     "satisfaction": ("满意度", "满意"), "customer": ("客户", "顾客"), "store": ("门店", "店铺"),
     "营业额": ("revenue", "sales"), "门店": ("store", "shop"), "广告费用": ("advertising", "ads", "ad spend"),

@@ -75,6 +75,8 @@ CATALOG: dict[str, dict[str, str]] = {
                     "zh": "还没有文件。请上传表格（.xlsx、.xls、.ods、.csv、.tsv）。"},
     "upload": {"en": "Upload", "zh": "上传"},
     "upload_file": {"en": "Add a file", "zh": "添加文件"},
+    "choose_file": {"en": "Choose a file", "zh": "选择文件"},
+    "no_file_chosen": {"en": "No file chosen", "zh": "未选择文件"},
     "sheet_optional": {"en": "Sheet (optional)", "zh": "工作表（可选）"},
     # file errors by category (CONTRACT.md's categories), shown before the reader's own message,
     # which names sizes, limits and sheets (in English)
@@ -420,6 +422,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "suggest.cat_cat": {"en": "Is {a} associated with {b}?", "zh": "{a}和{b}之间有关联吗？"},
     "suggest.num_dist": {"en": "What does the distribution of {a} look like?", "zh": "{a}的分布是怎样的？"},
     "suggest.overview": {"en": "Give me an overview of this data.", "zh": "概括一下这份数据。"},
+    # a suggestion whose columns more than one file has names its file ({question} without its "?")
+    "suggest.in_dataset": {"en": "{question} in {name}?", "zh": "在{name}中，{question}？"},
     # ---- The reports (HTML, PDF, Word, Markdown) -------------------------------------------------
     "report.title": {"en": "Analysis report", "zh": "分析报告"},
     "report.question": {"en": "Question", "zh": "问题"},

@@ -320,6 +320,24 @@
     window.setTimeout(poll, delay);
   }
 
+  // A file input in the page's language (templates/_file_field.html): the browser's own button is hidden
+  // (still focusable, so the keyboard and screen readers reach it), the label acts as the button, and the
+  // chosen file's name is shown beside it.
+  function fileField(field) {
+    var input = field.querySelector("input[type=file]");
+    var button = field.querySelector("[data-file-button]"), name = field.querySelector("[data-file-name]");
+    if (!input || !button || !name) return;
+    input.classList.add("file-input");
+    button.hidden = false;
+    name.hidden = false;
+    function show() {
+      var files = Array.prototype.map.call(input.files || [], function (file) { return file.name; });
+      name.textContent = files.length ? files.join(", ") : name.getAttribute("data-none");
+    }
+    input.addEventListener("change", show);
+    show();  // a file kept by the browser on going back
+  }
+
   // A form's buttons are disabled once it is sent: a second click sends nothing twice.
   function disableOnSubmit(form) {
     form.addEventListener("submit", function () {
@@ -376,6 +394,7 @@
       }
     });
     document.querySelectorAll("[data-number-check]").forEach(watchNumberCheck);
+    document.querySelectorAll("[data-file-field]").forEach(fileField);
     document.querySelectorAll("form").forEach(disableOnSubmit);
   });
 })();

@@ -39,13 +39,20 @@ def workspace_context(session: Session, settings: Settings, workspace: Workspace
         "workspace": workspace,
         "datasets": [full_view(session, settings, d) for d in listed],
         "loading": [d.file_name for d in listed if dataset_status(d) == LOADING],
-        "suggestions": suggest_questions([d.info.get("columns", []) for d in datasets], lang),
+        "suggestions": suggest_questions([d.info.get("columns", []) for d in datasets], lang,
+                                         names=display_names(datasets)),
         "runs": runs,
         "current": run_context(session, selected, lang) if selected else None,
         "run_selected": selected is not None and selected.id == selected_run_id,  # the page is the run's: titled by it
         "knowledge": entries(session, workspace.id),
         **extra,
     }
+
+
+def display_names(datasets: list[Dataset]) -> list[str]:
+    """How the page names each dataset: its file, or (two tables from one file) the table's own name."""
+    files = [d.file_name for d in datasets]
+    return [d.file_name if files.count(d.file_name) == 1 else d.name for d in datasets]
 
 
 def full_view(session: Session, settings: Settings, dataset: Dataset) -> dict[str, Any]:

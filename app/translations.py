@@ -240,6 +240,18 @@ CATALOG: dict[str, dict[str, str]] = {
     "send_answer": {"en": "Send", "zh": "发送"},
     "downloads": {"en": "Download the report", "zh": "下载报告"},
     "check_numbers": {"en": "Check every number with analysis.py", "zh": "用 analysis.py 核对每个数字"},
+    "checking_numbers": {"en": "Checking every number with analysis.py… (this page updates when it is done)",
+                         "zh": "正在用 analysis.py 核对每个数字……（完成后本页会更新）"},
+    "check_stopped_timeout": {"en": "The check of the numbers took too long and was stopped; the report does not "
+                                    "say they were reproduced.",
+                              "zh": "核对数字用时过长，已停止；报告不会声称这些数字已被复现。"},
+    "check_stopped_memory": {"en": "The check of the numbers needed more memory than it may use and was stopped; "
+                                   "the report does not say they were reproduced.",
+                             "zh": "核对数字所需内存超出上限，已停止；报告不会声称这些数字已被复现。"},
+    "check_stopped_error": {"en": "analysis.py stopped before it could compare the numbers, so the report does not "
+                                  "say they were reproduced. Download analysis.py and run it to see why.",
+                            "zh": "analysis.py 在比较数字之前就停止了，因此报告不会声称这些数字已被复现。"
+                                  "可下载 analysis.py 自行运行查看原因。"},
     "analysis_script": {"en": "re-runs every step on your file and checks each number",
                         "zh": "在你的文件上重跑每一步并核对每个数字"},
     "view_run": {"en": "View", "zh": "查看"},

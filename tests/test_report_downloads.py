@@ -8,6 +8,7 @@ import io
 import math
 import os
 import re
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -153,6 +154,9 @@ def test_the_page_checks_the_numbers_with_analysis_py_before_the_report_says_so(
     assert "Reproduced by" not in "".join(p.extract_text() for p in PdfReader(io.BytesIO(download(finished, "pdf"))).pages)
     done = client.post(f"/runs/{run_id}/check-numbers", follow_redirects=False)
     assert done.status_code == 303 and done.headers["location"].endswith("#reproduction")
+    deadline = time.monotonic() + 300  # it runs in the background (tests/test_number_check.py)
+    while "reproduction" not in json.loads(download(finished, "json")) and time.monotonic() < deadline:
+        time.sleep(0.5)
     check = json.loads(download(finished, "json"))["reproduction"]
     assert check["status"] == "passed" and check["differing"] == 0 and check["matched"] > 10
     assert "Reproduced by analysis.py" in download(finished, "md").decode("utf-8")

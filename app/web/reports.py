@@ -17,6 +17,7 @@ from app.config import Settings
 from app.db.models import Dataset, Report
 from app.reports import render
 from app.web.deps import ApiError, CommittingRoute, DbSessionDep, RunDep, SettingsDep, WorkspaceDep
+from app.web.number_check import start_check
 from app.web.report_files import portable_content, report_folder
 from app.web.security import REPORT_CSP
 from app.workspaces import active_datasets
@@ -121,24 +122,11 @@ def script_dataset(dataset: Dataset) -> dict:
 
 @router.post("/runs/{run_id}/check-numbers", name="check_numbers")
 def check_numbers(request: Request, run: RunDep, session: DbSessionDep, settings: SettingsDep) -> Response:
-    """Run the report's analysis.py on the stored uploads, as `verity analyze` does, and record the outcome
-    in the report: only then do its renderings say "Reproduced by analysis.py". The script re-runs the
-    catalog's analysis tools only (the model's own code, run_python, stays in its sandbox: the script
-    cannot run it and counts it as not re-run)."""
-    from app.reports.reproduce import run_analysis_script
-    from app.reports.script import to_analysis_script
-
-    report = latest_report(session, run.workspace_id, run.id)
-    folder = report_folder(report, settings) / "check"
-    folder.mkdir(parents=True, exist_ok=True)
-    script = folder / "analysis.py"
-    datasets = [{**source, "original_path": str(Path(source["original_path"]).resolve())}  # it runs in `folder`
-                for source in map(script_dataset, active_datasets(session, run.workspace_id))]
-    script.write_text(to_analysis_script(report.content, datasets), encoding="utf-8")
-    outcome = run_analysis_script(script)
-    if outcome is not None:
-        report.content = {**(report.content or {}), "reproduction": outcome}  # a new dict: the JSON column sees it
-        for fmt in BINARY_WRITERS:  # made again with the outcome in them
-            (report_folder(report, settings) / f"report.{fmt}").unlink(missing_ok=True)
+    """Start running the report's analysis.py on the stored uploads, as `verity analyze` does, in the
+    background (app/web/number_check.py): the page says "checking…" and then the outcome, which goes into
+    the report; only then do its renderings say "Reproduced by analysis.py". A click while a check runs
+    starts nothing. The script re-runs the catalog's analysis tools only (the model's own code, run_python,
+    stays in its sandbox: the script cannot run it and counts it as not re-run)."""
+    start_check(request.app, session, settings, run, latest_report(session, run.workspace_id, run.id))
     target = request.url_for("workspace_page", ws=run.workspace_id)
     return RedirectResponse(f"{target}?run={run.id}#reproduction", status_code=303)

@@ -18,6 +18,7 @@ from app.reports.report_parts import reproduction_summary
 from app.reports.safe_markdown import render_markdown
 from app.runs import ACTIVE_STATUSES
 from app.web.i18n import t
+from app.web.number_check import check_view
 
 ACTIVE = ACTIVE_STATUSES
 # Markdown comes as a zip with its figures/ beside it: a lone .md file's images would not open elsewhere.
@@ -51,6 +52,7 @@ def run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
         # a run that had no data to read has nothing to download or share
         "has_report": report is not None and bool((report.content or {}).get("datasets")),
         "reproduction": reproduction_summary(report.content or {}, lang) if report is not None else None,
+        "number_check": check_view(run, lang),
         "downloads": DOWNLOADS,
         "last_event_id": events[-1].id if events else 0,
         "elapsed_s": elapsed_seconds(run),

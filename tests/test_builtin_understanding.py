@@ -336,3 +336,14 @@ def test_a_new_column_is_a_data_operation(tmp_path):
     derived = call(calls, "derive_column")
     assert derived.arguments["kind"] == "ratio" and derived.arguments["columns"] == ["Revenue", "Units"]
     assert f"{len(retail_frame()):,} rows" in headline(run)
+
+
+def test_what_the_data_cannot_answer_is_said_first(tmp_path):
+    session = Session(tmp_path, SAMPLES / "retail_sales.xlsx")
+    run, _ = session.ask("top 5 customers by spend")  # no customer column in the orders
+    assert run.answer.startswith("The data has no column for “customers”")
+    session.ask("Does revenue differ by region?")
+    run, calls = session.ask("what about the East only?")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "Region", "op": "==", "value": "East"}]
+    assert not any(c.tool == "compare_groups" and c.arguments.get("dataset") == "retail_sales_east" for c in calls)
+    assert "only rows with Region = East" in run.answer

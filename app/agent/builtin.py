@@ -159,6 +159,9 @@ class BuiltinAnalyst:
         if conditions and plan.kind not in ("dedupe", "filter", "derive"):
             target = filtered_name(str(plan.dataset), conditions)
             plan.filters = conditions
+            if plan.dimension in {c["column"] for c in conditions}:  # "East only": nothing left to compare by
+                plan.steps = [s for s in plan.steps if plan.dimension not in (s.arguments.get("group_column"),
+                                                                              s.arguments.get("x_column"))]
             if target not in {d.get("name") for d in self.datasets}:
                 described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)
                 plan.steps.insert(1, Step("filter_rows", {"conditions": conditions, "output": target},
@@ -285,7 +288,7 @@ class BuiltinAnalyst:
                 failures.append(step.task)
         if not findings:
             findings = ["现有数据无法得出可靠结论。" if self.zh else "No reliable conclusion could be drawn from this data."]
-        lines = [f"**{findings[0]}**", ""]
+        lines = ([plan.lead, ""] if plan.lead else []) + [f"**{findings[0]}**", ""]
         if used := self._data_used(plan):
             lines += [used, ""]
         if len(findings) > 1:

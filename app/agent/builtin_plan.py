@@ -66,6 +66,7 @@ class Plan:
     filters: list[dict[str, Any]] = field(default_factory=list)
     rules: list[tuple[str, bool]] = field(default_factory=list)  # workspace rules: (text, applied)
     values: list[str] = field(default_factory=list)  # the grouping's values the question names, in its order
+    lead: str = ""  # said before the headline: what of the question the data cannot answer
 
 
 def wants(question: str, kind: str) -> bool:
@@ -363,7 +364,9 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         if dimension:
             subject = _t(zh, f"Compare the {outcome} rate across {dimension}", f"比较不同{dimension}的{outcome}比例")
             plan.steps.append(Step("proportion_test", {"value_column": outcome, "group_column": dimension}, subject))
-            plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": outcome, "agg": "mean"}, evidence=False))
+            if next((c["type"] for c in columns if c["name"] == outcome), None) in NUMERIC:  # 0/1: the mean is the rate
+                plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": outcome, "agg": "mean"},
+                                       evidence=False))
         else:
             plan.steps.append(Step("value_counts", {"column": outcome}, _t(zh, f"{outcome} breakdown", f"{outcome}分布")))
         return True
@@ -385,7 +388,12 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
     top = asks_top(question)
     if top:
         entity = next((n for n in named if n != metric and next((c for c in columns if c["name"] == n), {}).get("type")
-                       in ("identifier", "text", "category", "boolean")), None) or dimension
+                       in ("identifier", "text", "category", "boolean")), None)
+        if entity is None and dimension:
+            entity = dimension
+            if noun := top_noun(question):  # "top 5 customers" with no customer column: say so, show what there is
+                plan.lead = (_t(zh, f"The data has no column for “{noun}”; the list is by {dimension} instead.",
+                                     f"数据中没有对应“{noun}”的列；下面改按 {dimension} 排列。"))
         if entity:
             plan.kind, plan.top = "top", top
             plan.dimension = entity
@@ -415,6 +423,15 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "sum"}, evidence=False))
         return True
     return False
+
+
+_TOP_NOUN = re.compile(r"\b(?:top|bottom|best|worst|largest|biggest|smallest|highest|lowest)\s+\w+\s+([a-z]+)", re.I)
+
+
+def top_noun(question: str) -> str | None:
+    """The thing a top-N question ranks ("top 5 customers" → customers), when it says one in English."""
+    match = _TOP_NOUN.search(question)
+    return match.group(1) if match and match.group(1).lower() not in ("by", "of", "in", "for") else None
 
 
 def add_total_steps(plan: Plan, metric: str, dimension: str, zh: bool) -> None:

@@ -92,7 +92,7 @@ def bg_client(tmp_path: Path, gate: threading.Event, models_seen: list) -> Itera
     with TestClient(application) as client:
         yield client
         gate.set()
-        executor = getattr(application.state, "ingest_executor", None)
+        executor = (getattr(application.state, "background_pools", None) or {}).get("ingest")
         if executor is not None:
             executor.shutdown(wait=True)
 

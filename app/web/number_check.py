@@ -19,6 +19,7 @@ from app.config import Settings
 from app.db.models import Report, Run
 from app.reports.reproduce import Limits, Outcome, check_analysis_script
 from app.reports.script import dataset_sources, to_analysis_script
+from app.web.background import background_pool
 from app.web.i18n import t
 from app.web.report_files import report_folder
 from app.web.uploads import PROCESS, process_alive
@@ -98,12 +99,7 @@ def write_script(session: Session, settings: Settings, report: Report) -> Path:
 
 def check_executor(app: FastAPI) -> ThreadPoolExecutor:
     """One thread per app: one analysis.py at a time (each may use check_numbers_memory_mb)."""
-    with _lock:
-        executor = getattr(app.state, "check_executor", None)
-        if executor is None:
-            executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verity-check")
-            app.state.check_executor = executor
-        return executor
+    return background_pool(app, "check")
 
 
 def run_check(db, settings: Settings, run_id: str, report_id: str, script: Path) -> None:

@@ -24,6 +24,7 @@ from app.ingest.bounded import preview_table_bounded
 from app.ingest.errors import IngestError
 from app.ingest.parse_slots import on_wait
 from app.ingest.pipeline import LoadedTable
+from app.web.background import background_pool
 from app.workspaces import LOADING, add_dataset, add_loading_dataset, dataset_status, finish_loading, listed_datasets
 
 log = logging.getLogger(__name__)
@@ -105,14 +106,8 @@ def wants_background(path: Path, settings: Settings) -> bool:
 
 # --- the background read of big uploads ---------------------------------------------------------
 def ingest_executor(app: FastAPI) -> ThreadPoolExecutor:
-    """One worker thread per app for full reads (one big workbook in memory at a time); a plain
-    thread, never a fork of the multi-threaded server."""
-    with _pending_lock:
-        executor = getattr(app.state, "ingest_executor", None)
-        if executor is None:
-            executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verity-ingest")
-            app.state.ingest_executor = executor
-        return executor
+    """One worker thread per app for full reads (one big workbook in memory at a time)."""
+    return background_pool(app, "ingest")
 
 
 def start_background_load(app: FastAPI, dataset_id: str) -> None:

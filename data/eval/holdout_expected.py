@@ -14,7 +14,6 @@ monthly_operations.xlsx (orders by store).
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
@@ -24,6 +23,11 @@ import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
 from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The shorthands for facts and the file readers are the main set's (expected.py), so both sets
+# read files and write facts the same way.
+from expected import below, either, headline, metric, number, pct, r, rd, rd_path, render, says, says_all, tool, uses
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "data" / "eval" / "holdout.json"
@@ -39,60 +43,6 @@ PROPORTION_TOOLS = ["chi_square_test", "proportion_test", "group_aggregate", "pi
 AGG_TOOLS = ["compare_groups", "group_aggregate", "pivot_table"]
 RELATION_TOOLS = ["correlation_analysis", "linear_regression"]
 DRIVER_TOOLS = ["linear_regression", "feature_importance", "correlation_analysis", "train_regression_model"]
-
-
-def rd(name: str) -> pd.DataFrame:
-    return pd.read_csv(REPO / RD / f"{name}.csv")
-
-
-def rd_path(name: str) -> str:
-    return f"{RD}/{name}.csv"
-
-
-def r(x: float, digits: int = 4) -> float:
-    return float(round(float(x), digits))
-
-
-def pct(share: float) -> float:
-    return r(share * 100, 1)
-
-
-def uses(tools: list[str] | str, *mentions: str) -> dict[str, Any]:
-    return {"uses": [tools] if isinstance(tools, str) else tools, "mentions": list(mentions)}
-
-
-def tool(name: str) -> dict[str, Any]:
-    return {"tool": name}
-
-
-def metric(name: str, value: float, from_tool: str | None = None, rel_tol: float = 0.01, **extra: Any) -> dict:
-    fact = {"metric": name, "value": value, "rel_tol": rel_tol, **extra}
-    return {**fact, "from_tool": from_tool} if from_tool else fact
-
-
-def below(name: str, bound: float, from_tool: str | None = None) -> dict[str, Any]:
-    return {"metric": name, "below": bound, **({"from_tool": from_tool} if from_tool else {})}
-
-
-def says(*words: str) -> dict[str, Any]:
-    return {"answer_contains_any": list(words)}
-
-
-def says_all(*words: str) -> dict[str, Any]:
-    return {"answer_contains_all": list(words)}
-
-
-def headline(*words: str) -> dict[str, Any]:
-    return {"headline_contains_any": list(words)}
-
-
-def number(value: float, abs_tol: float = 0.0, rel_tol: float = 0.0) -> dict[str, Any]:
-    tolerance = {"abs_tol": abs_tol} if abs_tol else {}
-    return {"answer_number": value, **tolerance, **({"rel_tol": rel_tol} if rel_tol else {})}
-
-
-def either(*facts: dict[str, Any]) -> dict[str, Any]:
-    return {"any": list(facts)}
 
 
 def task(id_: str, files: list[str], question: str, facts: list[dict], source: str, **extra: Any) -> dict:
@@ -260,10 +210,6 @@ def chinese() -> list[dict]:
 
 def build() -> dict[str, Any]:
     return {"about": ABOUT, "tasks": english() + chinese()}
-
-
-def render(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

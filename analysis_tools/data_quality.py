@@ -78,7 +78,7 @@ def text_mask(series: pd.Series) -> pd.Series | None:
 
 def clean_data(data: pd.DataFrame, trim_whitespace: bool = True, drop_duplicates: bool = True,
                drop_missing_in: list[str] | None = None, missing_markers: list[str] | None = None,
-               ctx: ToolContext | None = None) -> ToolResult:
+               ignore_columns: list[str] | None = None, ctx: ToolContext | None = None) -> ToolResult:
     """Tidy a table into a new version: trim spaces, read missing markers (NA, -, null …) as missing, drop empty rows/columns and exact duplicate rows; every change is logged with its count.
 
     Args:
@@ -86,6 +86,7 @@ def clean_data(data: pd.DataFrame, trim_whitespace: bool = True, drop_duplicates
         drop_duplicates: Drop rows that are exact copies of an earlier row (the count is reported).
         drop_missing_in: Column names; rows missing a value in any of them are dropped.
         missing_markers: Extra cell values to read as missing (e.g. ["未知", "999"]), on top of NA, N/A, null, -, #N/A.
+        ignore_columns: Columns left out when rows are compared for duplicates (e.g. a row number like ["rownames"]).
     """
     ctx = ctx or ToolContext()
     require_rows(data, ctx)
@@ -107,8 +108,11 @@ def clean_data(data: pd.DataFrame, trim_whitespace: bool = True, drop_duplicates
         out = out[~empty_rows]
         log.append({"action": "dropped empty rows", "column": None, "count": int(empty_rows.sum())})
     duplicate_examples: list[int] = []
+    ignored = [c for c in dict.fromkeys(ignore_columns or []) if c in out.columns]
+    require_columns(data, list(dict.fromkeys(ignore_columns or [])), ctx, "ignore_columns")
     if drop_duplicates:
-        dup = out.duplicated()
+        compared = [c for c in out.columns if c not in ignored]
+        dup = out.duplicated(subset=compared or None)
         if dup.any():
             duplicate_examples = [int(i) + 1 for i in np.flatnonzero(dup.to_numpy())[:5]]
             out = out[~dup]

@@ -131,9 +131,12 @@ def compare_groups(data: pd.DataFrame, value_column: str, group_column: str,
     profile = "\n".join(f"{g}: n={len(x)}, mean {fmt_num(means[g])}, sd {fmt_num(x.std(ddof=1))}" for g, x in parts.items())
     if dropped:
         profile += "\n" + dropped_note(dropped, ctx)
+    # The effect size printed is the one reported in the metrics: epsilon² beside the rank test
+    # (same conventional cuts as eta²), eta² beside an ANOVA.
     eff = metrics["effect_size"]
-    conclusion = ctx.t(f"{stat_line}, {fmt_p(p)} — {significance_word(p, alpha, ctx)}; eta² = {fmt_num(classic['r_squared'], 3)} ({effect_label(classic['r_squared'], 'eta2', ctx)}).",
-                       f"{stat_line}，{fmt_p(p)} —— {significance_word(p, alpha, ctx)}；eta² = {fmt_num(classic['r_squared'], 3)}（{effect_label(classic['r_squared'], 'eta2', ctx)}）。")
+    size = f"{'ε²' if chosen == 'kruskal' else 'eta²'} = {fmt_num(eff, 3)}"
+    conclusion = ctx.t(f"{stat_line}, {fmt_p(p)} — {significance_word(p, alpha, ctx)}; {size} ({effect_label(eff, 'eta2', ctx)}).",
+                       f"{stat_line}，{fmt_p(p)} —— {significance_word(p, alpha, ctx)}；{size}（{effect_label(eff, 'eta2', ctx)}）。")
     insights = [ctx.t(f"Highest average: {top} ({fmt_num(means[top])}); lowest: {bottom} ({fmt_num(means[bottom])}).",
                       f"均值最高：{top}（{fmt_num(means[top])}）；最低：{bottom}（{fmt_num(means[bottom])}）。"),
                 ctx.t(f"The grouping explains {classic['r_squared'] * 100:.1f}% of the variation in {value_column}.",
@@ -216,8 +219,10 @@ def _posthoc(parts: dict[str, np.ndarray], chosen: str, alpha: float, ctx: ToolC
             pairs.append({"group_a": names[i], "group_b": names[j], "difference": float(-res.meandiffs[row]),
                           "p_adj": float(res.pvalues[row]), "ci_low": float(-res.confint[row, 1]),
                           "ci_high": float(-res.confint[row, 0]), "test": "tukey hsd"})
-    lines = [ctx.t(f"{q['group_a']} vs {q['group_b']}: difference {fmt_num(q['difference'])}, adjusted {fmt_p(q['p_adj'])}"
+    # The rank test's pairs differ in medians, Tukey's in means: say which.
+    what_en, what_zh = ("median difference", "中位数之差") if chosen == "kruskal" else ("mean difference", "均值之差")
+    lines = [ctx.t(f"{q['group_a']} vs {q['group_b']}: {what_en} {fmt_num(q['difference'])}, adjusted {fmt_p(q['p_adj'])}"
                    f"{' (significant)' if q['p_adj'] < alpha else ''}",
-                   f"{q['group_a']} 对比 {q['group_b']}：差值 {fmt_num(q['difference'])}，校正后 {fmt_p(q['p_adj'])}"
+                   f"{q['group_a']} 对比 {q['group_b']}：{what_zh} {fmt_num(q['difference'])}，校正后 {fmt_p(q['p_adj'])}"
                    f"{'（显著）' if q['p_adj'] < alpha else ''}") for q in pairs[:15]]
     return pairs, lines

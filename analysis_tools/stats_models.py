@@ -252,7 +252,8 @@ def _regression_result(fit: OLSFit, terms: list[str], complete: pd.DataFrame, ta
     metrics: dict = {"method": "ols", "n": n, "r_squared": r2, "adj_r_squared": adj, "residual_std_error": rse,
                      "f_statistic": f_stat, "p_value": f_p, "df_model": fit.df_model, "df_resid": df_r,
                      "durbin_watson": dw, "breusch_pagan_p": bp_p, "effect_size": r2}
-    # each coefficient's confidence interval at 1 - alpha (95% by default): "how much, give or take"
+    # each coefficient's confidence interval at 1 - alpha (95% by default): "how much, give or take";
+    # in the text and the table, not in the metrics (they are printed with every result: kept short)
     ci_level = 1 - alpha
     half = sps.t.ppf(1 - alpha / 2, df_r) * fit.se
     ci_low, ci_high = fit.coef - half, fit.coef + half
@@ -261,18 +262,19 @@ def _regression_result(fit: OLSFit, terms: list[str], complete: pd.DataFrame, ta
         metrics[f"se.{name}"] = fit.se[i]
         metrics[f"t.{name}"] = tvals[i]
         metrics[f"p_value.{name}"] = pvals[i]
-        metrics[f"ci_low.{name}"] = ci_low[i]
-        metrics[f"ci_high.{name}"] = ci_high[i]
     if fit.vif is not None:
         for name, v in zip(terms, fit.vif):
             metrics[f"vif.{name}"] = v
     table = pd.DataFrame({"term": names, "coef": fit.coef, "se": fit.se, "t": tvals, "p_value": pvals,
                           "ci_low": ci_low, "ci_high": ci_high})
 
-    rows = [f"{nm:<24} {fmt_num(c, 6):>14} {fmt_num(s, 4):>12} {fmt_num(t, 4):>9} {fmt_p(p):>12}"
+    # the table's numbers without thousands separators: a column of figures that programs read back
+    # (the built-in analyst parses it when the metrics are cut) as well as people
+    rows = [f"{nm:<24} {fmt_num(c, 6).replace(',', ''):>14} {fmt_num(s, 4).replace(',', ''):>12} "
+            f"{fmt_num(t, 4).replace(',', ''):>9} {fmt_p(p):>12}"
             for nm, c, s, t, p in zip(names, fit.coef, fit.se, tvals, pvals)]
     coef_block = "\n".join([f"{'term':<24} {'coef':>14} {'se':>12} {'t':>9} {'p':>12}", *rows])
-    intervals = [f"{nm}: {fmt_num(lo, 4)} to {fmt_num(hi, 4)}" for nm, lo, hi in zip(names, ci_low, ci_high)]
+
     profile = ctx.t(f"n = {n} complete rows; target {target}; {len(terms)} term(s).",
                     f"n = {n} 行完整数据；目标 {target}；{len(terms)} 个项。")
     if dropped:
@@ -311,17 +313,22 @@ def _regression_result(fit: OLSFit, terms: list[str], complete: pd.DataFrame, ta
         direction = ctx.t("higher" if fit.coef[i] > 0 else "lower", "增加" if fit.coef[i] > 0 else "减少")
         sig = pvals[i] < alpha
         column, _, level = name.partition("=")
+        low, high = ci_low[i], ci_high[i]
+        if low * high > 0:  # one side of zero: the interval of the size, in the direction just named
+            low, high = sorted((abs(low), abs(high)))
+        ci = f"{ci_level:.0%} CI {fmt_num(low, 4)} to {fmt_num(high, 4)}"
         if level and column in references:  # a dummy: a difference from the reference level, not a slope
             insights.append(ctx.t(
                 f"{column} = {level}: {fmt_num(abs(fit.coef[i]))} {direction} {target} than {column} = "
-                f"{references[column]} (the reference level), other terms held fixed ({fmt_p(pvals[i])}"
-                f"{'' if sig else ', not significant'}).",
+                f"{references[column]} (the reference level) ({ci}; {fmt_p(pvals[i])}{'' if sig else ', not significant'}).",
                 f"{column} = {level}：{target} 比参照水平 {column} = {references[column]} 平均{direction} "
-                f"{fmt_num(abs(fit.coef[i]))}（其他项不变，{fmt_p(pvals[i])}{'' if sig else '，不显著'}）。"))
+                f"{fmt_num(abs(fit.coef[i]))}（{ci}；{fmt_p(pvals[i])}{'' if sig else '，不显著'}）。"))
             continue
         insights.append(ctx.t(
-            f"{name}: each one-unit increase goes with {fmt_num(abs(fit.coef[i]))} {direction} {target}, other terms held fixed ({fmt_p(pvals[i])}{'' if sig else ', not significant'}).",
-            f"{name}：每增加 1 个单位，{target} 平均{direction} {fmt_num(abs(fit.coef[i]))}（其他项不变，{fmt_p(pvals[i])}{'' if sig else '，不显著'}）。"))
+            f"{name}: each one-unit increase goes with {fmt_num(abs(fit.coef[i]))} {direction} {target} ({ci}; {fmt_p(pvals[i])}{'' if sig else ', not significant'}).",
+            f"{name}：每增加 1 个单位，{target} 平均{direction} {fmt_num(abs(fit.coef[i]))}（{ci}；{fmt_p(pvals[i])}{'' if sig else '，不显著'}）。"))
+    if len(names) > 1 + (1 if intercept else 0):
+        insights.append(ctx.t("Each coefficient holds the other terms fixed.", "每个系数都是在其他项不变时的效应。"))
     insights.extend(notes)
     insights.append(ctx.t(f"The model explains {r2 * 100:.1f}% of the variation in {target} (R² = {fmt_num(r2, 4)}, adjusted {fmt_num(adj, 4)}).",
                           f"模型解释了 {target} {r2 * 100:.1f}% 的变化（R² = {fmt_num(r2, 4)}，调整后 {fmt_num(adj, 4)}）。"))
@@ -339,8 +346,7 @@ def _regression_result(fit: OLSFit, terms: list[str], complete: pd.DataFrame, ta
                    f"普通最小二乘回归{'' if intercept else '（无截距）'}（中心化、标准化后 QR 分解，{fit.precision} 精度）。")
     conclusion = ctx.t(f"F({fit.df_model}, {df_r}) = {fmt_num(f_stat, 5)}, {fmt_p(f_p)}; residual standard error {fmt_num(rse, 5)}.",
                        f"F({fit.df_model}, {df_r}) = {fmt_num(f_stat, 5)}，{fmt_p(f_p)}；残差标准误 {fmt_num(rse, 5)}。")
-    text = tagged_text(data_profile=profile, method=method, coefficients=coef_block,
-                       **{f"confidence_intervals_{round(ci_level * 100)}": intervals}, assumptions=assumptions,
+    text = tagged_text(data_profile=profile, method=method, coefficients=coef_block, assumptions=assumptions,
                        insights=insights, conclusion=conclusion, interpretation=interpretation)
     return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation, method=method,
                       sample_size=n, limitations=limitations, table=table,

@@ -166,6 +166,19 @@ class Settings(BaseSettings):
         10.0, description="Seconds between keep-alive comments on an idle event stream."
     )
 
+    # --- "Check every number with analysis.py" (the run panel's button) ------------------------
+    check_numbers_timeout_s: float = Field(
+        600.0, description="Wall-time limit of one run of a report's analysis.py started from the page, in "
+        "seconds; the script (and anything it started) is stopped at this limit and the page says so."
+    )
+    check_numbers_cpu_s: int = Field(
+        600, description="CPU-time limit of that run of analysis.py, in seconds (0: none)."
+    )
+    check_numbers_memory_mb: int = Field(
+        4_096, description="Address-space limit of that run of analysis.py, in megabytes (0: none); a "
+        "script that needs more stops and the page says it ran out of memory."
+    )
+
     # --- ingestion limits ------------------------------------------------------------------
     max_upload_mb: int = Field(200, description="Largest accepted upload, in megabytes.")
     max_rows: int = Field(5_000_000, description="Most rows read from one sheet or CSV.")

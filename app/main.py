@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.config import Settings, get_settings
 from app.db.session import open_database
+from app.faults import fault_of
 from app.ingest.readserver import start_read_server
 from app.paths import asset_dir
 from app.reports.safe_markdown import markdown_snippet
@@ -42,8 +43,8 @@ from app.web import (
     traces,
     workspaces,
 )
+from app.web.background import stop_background_pools
 from app.web.deps import ApiError, NotSignedIn, authorize, resolve_lang
-from app.faults import fault_of
 from app.web.i18n import cleaning_text, t, tool_label, tool_labels
 from app.web.security import CrossSiteGuard, SecurityHeaders
 from app.web.text_input import check_text_input
@@ -72,6 +73,7 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
         try:
             yield
         finally:
+            stop_background_pools(application)
             service.shutdown()
             db.engine.dispose()
 

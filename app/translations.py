@@ -75,6 +75,8 @@ CATALOG: dict[str, dict[str, str]] = {
                     "zh": "还没有文件。请上传表格（.xlsx、.xls、.ods、.csv、.tsv）。"},
     "upload": {"en": "Upload", "zh": "上传"},
     "upload_file": {"en": "Add a file", "zh": "添加文件"},
+    "choose_file": {"en": "Choose a file", "zh": "选择文件"},
+    "no_file_chosen": {"en": "No file chosen", "zh": "未选择文件"},
     "sheet_optional": {"en": "Sheet (optional)", "zh": "工作表（可选）"},
     # file errors by category (CONTRACT.md's categories), shown before the reader's own message,
     # which names sizes, limits and sheets (in English)
@@ -239,6 +241,19 @@ CATALOG: dict[str, dict[str, str]] = {
     "open_question": {"en": "The analyst needs your answer", "zh": "需要你的回答"},
     "send_answer": {"en": "Send", "zh": "发送"},
     "downloads": {"en": "Download the report", "zh": "下载报告"},
+    "check_numbers": {"en": "Check every number with analysis.py", "zh": "用 analysis.py 核对每个数字"},
+    "checking_numbers": {"en": "Checking every number with analysis.py… (this page updates when it is done)",
+                         "zh": "正在用 analysis.py 核对每个数字……（完成后本页会更新）"},
+    "check_stopped_timeout": {"en": "The check of the numbers took too long and was stopped; the report does not "
+                                    "say they were reproduced.",
+                              "zh": "核对数字用时过长，已停止；报告不会声称这些数字已被复现。"},
+    "check_stopped_memory": {"en": "The check of the numbers needed more memory than it may use and was stopped; "
+                                   "the report does not say they were reproduced.",
+                             "zh": "核对数字所需内存超出上限，已停止；报告不会声称这些数字已被复现。"},
+    "check_stopped_error": {"en": "analysis.py stopped before it could compare the numbers, so the report does not "
+                                  "say they were reproduced. Download analysis.py and run it to see why.",
+                            "zh": "analysis.py 在比较数字之前就停止了，因此报告不会声称这些数字已被复现。"
+                                  "可下载 analysis.py 自行运行查看原因。"},
     "analysis_script": {"en": "re-runs every step on your file and checks each number",
                         "zh": "在你的文件上重跑每一步并核对每个数字"},
     "view_run": {"en": "View", "zh": "查看"},
@@ -407,6 +422,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "suggest.cat_cat": {"en": "Is {a} associated with {b}?", "zh": "{a}和{b}之间有关联吗？"},
     "suggest.num_dist": {"en": "What does the distribution of {a} look like?", "zh": "{a}的分布是怎样的？"},
     "suggest.overview": {"en": "Give me an overview of this data.", "zh": "概括一下这份数据。"},
+    # a suggestion whose columns more than one file has names its file ({question} without its "?")
+    "suggest.in_dataset": {"en": "{question} in {name}?", "zh": "在{name}中，{question}？"},
     # ---- The reports (HTML, PDF, Word, Markdown) -------------------------------------------------
     "report.title": {"en": "Analysis report", "zh": "分析报告"},
     "report.question": {"en": "Question", "zh": "问题"},

@@ -286,6 +286,65 @@
       });
   }
 
+  // "Check every number with analysis.py" runs in the background: while the run panel's live region
+  // says "checking…", poll the panel's partial; once the check is over, copy its outcome into the same
+  // live region (so it is announced) and swap in the fresh downloads (the button is back or gone).
+  function watchNumberCheck(region) {
+    var panel = region.closest("[data-run-id]");
+    var url = panel && panel.getAttribute("data-partial-url");
+    var delay = 2000;
+    if (!url) return;
+    function poll() {
+      if (!region.isConnected) return;
+      fetch(url, { headers: { "X-Requested-With": "fetch" } })
+        .then(function (response) { return response.ok ? response.text() : null; })
+        .then(function (html) {
+          var holder = document.createElement("div");
+          holder.innerHTML = html || "";  // server-rendered partial, escaped by Jinja
+          var fresh = holder.querySelector("#reproduction");
+          if (!html || (fresh && fresh.hasAttribute("data-number-check"))) {
+            delay = Math.min(delay * 1.5, 10000);
+            window.setTimeout(poll, delay);
+            return;
+          }
+          region.removeAttribute("data-number-check");
+          region.innerHTML = fresh ? fresh.innerHTML : "";
+          var downloads = panel.querySelector("nav.downloads"), freshDownloads = holder.querySelector("nav.downloads");
+          if (downloads && freshDownloads) {
+            downloads.replaceWith(freshDownloads);
+            freshDownloads.querySelectorAll("form").forEach(disableOnSubmit);
+          }
+        })
+        .catch(function () { delay = Math.min(delay * 2, 30000); window.setTimeout(poll, delay); });
+    }
+    window.setTimeout(poll, delay);
+  }
+
+  // A file input in the page's language (templates/_file_field.html): the browser's own button is hidden
+  // (still focusable, so the keyboard and screen readers reach it), the label acts as the button, and the
+  // chosen file's name is shown beside it.
+  function fileField(field) {
+    var input = field.querySelector("input[type=file]");
+    var button = field.querySelector("[data-file-button]"), name = field.querySelector("[data-file-name]");
+    if (!input || !button || !name) return;
+    input.classList.add("file-input");
+    button.hidden = false;
+    name.hidden = false;
+    function show() {
+      var files = Array.prototype.map.call(input.files || [], function (file) { return file.name; });
+      name.textContent = files.length ? files.join(", ") : name.getAttribute("data-none");
+    }
+    input.addEventListener("change", show);
+    show();  // a file kept by the browser on going back
+  }
+
+  // A form's buttons are disabled once it is sent: a second click sends nothing twice.
+  function disableOnSubmit(form) {
+    form.addEventListener("submit", function () {
+      form.querySelectorAll("button[type=submit]").forEach(function (b) { b.disabled = true; });
+    });
+  }
+
   // Enter sends the question, Shift+Enter makes a new line; Enter that confirms an input method's
   // composition (Chinese, Japanese) only ends the composition.
   function enterSends(textarea) {
@@ -334,10 +393,8 @@
         new RunPanel(panel).start();
       }
     });
-    document.querySelectorAll("form").forEach(function (form) {
-      form.addEventListener("submit", function () {
-        form.querySelectorAll("button[type=submit]").forEach(function (b) { b.disabled = true; });
-      });
-    });
+    document.querySelectorAll("[data-number-check]").forEach(watchNumberCheck);
+    document.querySelectorAll("[data-file-field]").forEach(fileField);
+    document.querySelectorAll("form").forEach(disableOnSubmit);
   });
 })();

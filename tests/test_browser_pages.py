@@ -198,6 +198,11 @@ def test_file_errors_lead_with_the_file_and_its_problem(browser, server: str, la
         with page.expect_navigation():
             page.locator("form button[type=submit].primary").first.click()
         workspace_url = page.url
+        # the file input speaks the page's language, not the browser's ("Choose File / No file chosen")
+        field = page.locator("form.upload-form [data-file-field]")
+        assert field.locator("[data-file-button]").inner_text().strip() == t("choose_file", lang)
+        assert field.locator("[data-file-name]").inner_text().strip() == t("no_file_chosen", lang)
+        assert page.locator("#upload-file").bounding_box()["width"] <= 1  # hidden, yet reachable by Tab
         cases = {"empty_file": ("empty.csv", b""),
                  "unsupported_format": ("notes.exe", b"MZ\x90\x00" + b"\x00" * 200),
                  "corrupt_file": ("broken.xlsx", b"PK\x03\x04" + b"\x00garbage" * 50)}
@@ -205,6 +210,7 @@ def test_file_errors_lead_with_the_file_and_its_problem(browser, server: str, la
             path = tmp_path / name
             path.write_bytes(content)
             page.set_input_files("#upload-file", str(path))
+            assert field.locator("[data-file-name]").inner_text().strip() == name
             with page.expect_navigation():
                 page.locator("form.upload-form button[type=submit]").click()
             headline = page.locator("[data-error-headline]").inner_text()
@@ -245,3 +251,23 @@ def test_axe_finds_no_serious_violation_on_the_main_pages(browser, server: str, 
         finally:
             page.context.close()
     assert {k: v for k, v in found.items() if v} == {}
+
+
+def test_checking_the_numbers_says_checking_then_the_outcome_without_a_reload(finished_run) -> None:
+    """Last in this module: it changes the report. The check runs in the background: the live region says
+    "checking…" at once, then app.js puts the outcome into it; the button is not offered twice."""
+    expect = playwright_api.expect
+    page = finished_run["page"]
+    page.goto(finished_run["url"])
+    compact = page.locator("form.conversation-tools")
+    assert compact.evaluate("f => f.previousElementSibling.id") == "run-panel"  # under the run, not the ask box
+    with page.expect_navigation():
+        page.get_by_role("button", name=t("check_numbers", "en")).click()
+    region = page.locator("#reproduction")
+    assert region.get_attribute("aria-live") == "polite"
+    expect(region).to_contain_text(t("checking_numbers", "en")[:20])
+    assert page.get_by_role("button", name=t("check_numbers", "en")).count() == 0
+    expect(region).to_contain_text("Reproduced by analysis.py", timeout=RUN_TIMEOUT_MS)
+    assert page.get_by_role("button", name=t("check_numbers", "en")).count() == 0  # passed: nothing to check
+    no_sideways_scroll(page)
+

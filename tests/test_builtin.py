@@ -63,7 +63,7 @@ def test_longest_column_name_wins():
 def test_parse_tool_message_reads_sections():
     parsed = parse_tool_message("[method]\nOne-way ANOVA\n\n[interpretation]\nIt differs.\n\n[metrics]\n{\"p_value\": 0.01}")
     assert parsed == {"ok": True, "method": "One-way ANOVA", "interpretation": "It differs.",
-                      "metrics": {"p_value": 0.01}, "conclusion": "", "limitations": ""}
+                      "metrics": {"p_value": 0.01}, "conclusion": "", "limitations": "", "profile": ""}
     assert parse_tool_message('{"error": "column_not_found"}')["ok"] is False
 
 

@@ -207,7 +207,7 @@ def test_a_yes_no_cause_groups_a_measurement(tmp_path):
     run, calls = session.ask("Does smoking during pregnancy lower birth weight?")
     compare = call(calls, "compare_two_groups")
     assert (compare.arguments["value_column"], compare.arguments["group_column"]) == ("bwt", "smoke")
-    assert headline(run).startswith(f"**Average bwt is lower for smoke = 1: {fmt_num(means[1])} vs {fmt_num(means[0])}")
+    assert headline(run).startswith(f"**Average bwt is lower for smoke = 1: {fmt_num(means[1], 5)} vs {fmt_num(means[0], 5)}")
 
 
 def test_women_and_men_name_the_sex_column(tmp_path):
@@ -217,7 +217,7 @@ def test_women_and_men_name_the_sex_column(tmp_path):
     run, calls = session.ask("Do women earn less than men?")
     compare = call(calls, "compare_two_groups")
     assert (compare.arguments["value_column"], compare.arguments["group_column"]) == ("lwage", "sex")
-    assert headline(run).startswith(f"**Average lwage is lower for female: {fmt_num(means['female'])}")
+    assert headline(run).startswith(f"**Average lwage is lower for female: {fmt_num(means['female'], 5)}")
 
 
 def test_which_group_is_highest_names_the_top_groups(tmp_path):
@@ -250,3 +250,100 @@ def test_a_workspace_rule_is_applied_or_named_as_not_applied(tmp_path):
     assert call(calls, "group_aggregate").arguments["agg"] == "sum"
     assert "Workspace rule applied: “Always report totals”" in run.answer
     assert "Workspace rule not applied: “Write every amount in euros.”" in run.answer
+
+
+# --- more kinds of question -------------------------------------------------------------------------
+def test_a_rate_question_names_the_yes_no_outcome_in_chinese(tmp_path):
+    frame = pd.read_csv(rds("MASS_birthwt"))
+    rates = frame.groupby("smoke")["low"].mean()
+    session = Session(tmp_path, rds("MASS_birthwt"))
+    run, calls = session.ask("妈妈怀孕时吸烟，宝宝出生体重偏低的比例会更高吗？")
+    test = call(calls, "proportion_test")
+    assert (test.arguments["value_column"], test.arguments["group_column"]) == ("low", "smoke")
+    assert f"{rates[1] * 100:.1f}%" in headline(run) and f"{rates[0] * 100:.1f}%" in headline(run)
+
+
+def test_shares_of_a_total_are_given_for_every_group(tmp_path):
+    totals = retail_frame().groupby("Channel")["Revenue"].sum()
+    shares = (totals / totals.sum()).sort_values(ascending=False)
+    session = Session(tmp_path, SAMPLES / "retail_sales.xlsx")
+    run, calls = session.ask("各个渠道的销售额分别占多少比例？")
+    assert call(calls, "plot_pie").arguments["dataset"] == "retail_sales"  # not the summary table it made
+    text = headline(run)
+    assert text.startswith(f"**{shares.index[0]} 占 Revenue 总量的比例最大")
+    assert all(f"{v * 100:.1f}%" in text for v in shares)
+
+
+def test_keep_only_requests_filter_by_value_or_by_a_number(tmp_path):
+    frame = pd.read_csv(rds("ggplot2_diamonds"))
+    session = Session(tmp_path, rds("ggplot2_diamonds"))
+    run, calls = session.ask("只保留1克拉以上的钻石")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "carat", "op": ">", "value": 1}]
+    assert f"{int((frame['carat'] > 1).sum()):,}" in headline(run)
+
+
+def test_two_measures_get_a_slope_and_two_categories_a_chi_square(tmp_path):
+    import statsmodels.api as sm
+
+    women = pd.read_csv(rds("women"))
+    slope = sm.OLS(women["weight"], sm.add_constant(women["height"])).fit().params["height"]
+    session = Session(tmp_path, rds("women"))
+    run, calls = session.ask("How much heavier are women for each extra inch of height?")
+    regression = call(calls, "linear_regression")
+    assert regression.arguments == {"target_column": "weight", "feature_columns": ["height"]}
+    assert f"each 1 more height goes with {fmt_num(slope)} higher weight" in headline(run)
+
+    survey = pd.read_csv(rds("MASS_survey"), keep_default_na=False, na_values=["NA", ""])  # Exer "None" is an answer
+    table = pd.crosstab(survey["Smoke"], survey["Exer"])
+    expected = stats.chi2_contingency(table, correction=False)
+    session = Session(tmp_path / "survey", rds("MASS_survey"))
+    run, calls = session.ask("学生的吸烟习惯和运动频率有关系吗？")
+    chi = call(calls, "chi_square_test")
+    assert {chi.arguments["x_column"], chi.arguments["y_column"]} == {"Smoke", "Exer"}
+    assert chi.metrics["chi_square"] == pytest.approx(expected[0], rel=1e-6)
+
+
+def test_a_chinese_follow_up_narrows_the_rates_to_first_class(tmp_path):
+    frame = pd.read_csv(rds("carData_TitanicSurvival"))
+    first = frame[frame["passengerClass"] == "1st"]
+    rates = first.assign(s=first["survived"].eq("yes")).groupby("sex")["s"].mean()
+    session = Session(tmp_path, rds("carData_TitanicSurvival"))
+    session.ask("泰坦尼克号上女性的生还率比男性高吗？")
+    run, calls = session.ask("那只看头等舱呢？")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "passengerClass", "op": "==", "value": "1st"}]
+    assert f"{rates['female'] * 100:.1f}%" in headline(run) and f"{rates['male'] * 100:.1f}%" in headline(run)
+
+
+def test_decimal_year_time_is_read_as_dates_for_trend_forecast_and_season(tmp_path):
+    deaths = pd.read_csv(rds("USAccDeaths"))
+    month = ((deaths["time"] - deaths["time"].astype(int)) * 12).round().astype(int) + 1
+    peak = deaths.groupby(month)["value"].mean().idxmax()
+    session = Session(tmp_path, rds("USAccDeaths"))
+    run, calls = session.ask("每年哪个月的意外死亡人数最多？")
+    assert call(calls, "seasonal_decompose").arguments["date_column"] == "time"
+    assert f"{peak}月" in headline(run)
+
+    passengers = Session(tmp_path / "air", rds("AirPassengers"))
+    run, calls = passengers.ask("How many passengers should we expect over the next 12 months?")
+    forecast = call(calls, "forecast")
+    assert forecast.arguments["date_column"] == "time" and forecast.arguments["horizon"] == 12
+    assert forecast.metrics["last_actual"] == pd.read_csv(rds("AirPassengers"))["value"].iloc[-1]
+
+
+def test_a_new_column_is_a_data_operation(tmp_path):
+    session = Session(tmp_path, SAMPLES / "retail_sales.xlsx")
+    run, calls = session.ask("Add a column with the revenue per unit sold")
+    derived = call(calls, "derive_column")
+    assert derived.arguments["kind"] == "ratio" and derived.arguments["columns"] == ["Revenue", "Units"]
+    assert f"{len(retail_frame()):,} rows" in headline(run)
+
+
+def test_what_the_data_cannot_answer_is_said_first(tmp_path):
+    session = Session(tmp_path, SAMPLES / "retail_sales.xlsx")
+    run, _ = session.ask("top 5 customers by spend")  # no customer column in the orders
+    assert run.answer.startswith("The data has no column for “customers”")
+    session.ask("Does revenue differ by region?")
+    run, calls = session.ask("what about the East only?")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "Region", "op": "==", "value": "East"}]
+    assert not any(c.tool == "compare_groups" and c.arguments.get("dataset") == "retail_sales_east" for c in calls)
+    assert "only rows with Region = East" in run.answer

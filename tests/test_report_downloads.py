@@ -5,8 +5,10 @@ the Markdown comes as a zip with figures/ beside report.md."""
 from __future__ import annotations
 
 import io
+import math
 import os
 import re
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,7 +123,7 @@ def test_downloaded_analysis_py_reproduces_every_number_from_another_folder(fini
     assert str(folder / "retail_sales.xlsx") in done.stdout  # found beside the script, not at the server's path
     report = json.loads(download(finished, "json"))
     expected = sum(1 for item in report["evidence"] for v in item["metrics"].values()
-                   if isinstance(v, (int, float)) and not isinstance(v, bool))
+                   if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
     assert done.stdout.count("  ✓  E") == expected > 10 and "  ✗  " not in done.stdout
     assert f"all {expected} numbers match" in done.stdout
     assert "reproduction" not in report and "Reproduced by" not in download(finished, "md").decode("utf-8")
@@ -139,3 +141,26 @@ def test_analysis_py_says_how_to_install_what_it_needs(finished, tmp_path):
                           text=True, timeout=120, check=False)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "pip install -e ." in done.stderr and "venv" in done.stderr
+
+
+def test_the_page_checks_the_numbers_with_analysis_py_before_the_report_says_so(finished):
+    """Last in this module: it changes the report. The run panel's button runs analysis.py on the stored
+    upload; the outcome goes into the report, and the PDF is made again to say it."""
+    import json
+
+    from pypdf import PdfReader
+
+    client, run_id = finished["client"], finished["run_id"]
+    assert "Reproduced by" not in "".join(p.extract_text() for p in PdfReader(io.BytesIO(download(finished, "pdf"))).pages)
+    done = client.post(f"/runs/{run_id}/check-numbers", follow_redirects=False)
+    assert done.status_code == 303 and done.headers["location"].endswith("#reproduction")
+    deadline = time.monotonic() + 300  # it runs in the background (tests/test_number_check.py)
+    while "reproduction" not in json.loads(download(finished, "json")) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    check = json.loads(download(finished, "json"))["reproduction"]
+    assert check["status"] == "passed" and check["differing"] == 0 and check["matched"] > 10
+    assert "Reproduced by analysis.py" in download(finished, "md").decode("utf-8")
+    pdf_text = "".join(p.extract_text() for p in PdfReader(io.BytesIO(download(finished, "pdf"))).pages)
+    assert "Reproduced by analysis.py" in pdf_text
+    page = client.get(done.headers["location"]).text
+    assert 'id="reproduction"' in page and f"all {check['matched']} numbers" in page

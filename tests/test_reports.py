@@ -277,3 +277,21 @@ def test_pdf_and_docx_show_no_markdown_underscores(tmp_path):
         assert "p_value stays" in text and "**" not in text and "\\_" not in text
     italic = [r.text for p in word.paragraphs for r in p.runs if r.italic]
     assert any(t.startswith("Built-in analyst") for t in italic)
+
+
+def test_analysis_script_keeps_file_names_and_questions_inside_comments(tmp_path):
+    """A file name or question with a carriage return (which Python reads as a line end) cannot put code
+    into analysis.py: the script the page runs and the user downloads stays exactly its own."""
+    import ast
+
+    evil = "a.csv\rimport os; os.system('touch PWNED')\u2028x\x0cy"
+    report = {"question": "q\rimport sys; sys.exit(7)", "language": "en", "run_id": "r\r1", "created_at": "t",
+              "tool_calls": [], "evidence": []}
+    script = to_analysis_script(report, [{"name": evil, "file": evil, "sheet": None, "original_path": evil}])
+    tree = ast.parse(script)
+    report["evidence"] = [{"metrics": {"mean": float("nan"), "n": 3}, "tool_call_ids": ["c1"]}]
+    compile(to_analysis_script(report, []), "analysis.py", "exec")  # nan is no Python literal: left out
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") in ("system", "exit")
+             and getattr(getattr(n.func, "value", None), "id", "") in ("os", "sys") and n.args
+             and isinstance(n.args[0], ast.Constant) and n.args[0].value in ("touch PWNED", 7)]
+    assert calls == []

@@ -73,11 +73,16 @@ def test_regression_coefficients_come_with_confidence_intervals():
     report's reproduction cannot re-run)."""
     result = regression(MTCARS, target_column="mpg", feature_columns=["wt", "hp"])
     expected = smf.ols("mpg ~ wt + hp", MTCARS).fit().conf_int(alpha=0.05)
+    table = result.table.set_index("term")
     for term, name in (("wt", "wt"), ("hp", "hp"), ("Intercept", "const")):
-        assert result.metrics[f"ci_low.{name}"] == pytest.approx(expected.loc[term, 0], rel=1e-9)
-        assert result.metrics[f"ci_high.{name}"] == pytest.approx(expected.loc[term, 1], rel=1e-9)
-    assert "[confidence_intervals_95]" in result.text and "- wt: -5.172 to -2.584" in result.text
+        assert table.loc[name, "ci_low"] == pytest.approx(expected.loc[term, 0], rel=1e-9)
+        assert table.loc[name, "ci_high"] == pytest.approx(expected.loc[term, 1], rel=1e-9)
+    assert "wt: each one-unit increase goes with 3.878 lower mpg (95% CI 2.584 to 5.172; p < 0.001)" in result.text
     wider = regression(MTCARS, target_column="mpg", feature_columns=["wt", "hp"], alpha=0.01)
-    assert "[confidence_intervals_99]" in wider.text
-    assert wider.metrics["ci_low.wt"] == pytest.approx(smf.ols("mpg ~ wt + hp", MTCARS).fit().conf_int(
-        alpha=0.01).loc["wt", 0], rel=1e-9)
+    assert "(99% CI " in wider.text
+    crossing = regression(MPG, target_column="hwy", feature_columns=["displ", "cyl", "year"])
+    interval = crossing.table.set_index("term").loc["year"]
+    if interval.ci_low < 0 < interval.ci_high:  # an interval across zero keeps its signs
+        assert "95% CI -" in crossing.text
+    assert wider.table.set_index("term").loc["wt", "ci_low"] == pytest.approx(
+        smf.ols("mpg ~ wt + hp", MTCARS).fit().conf_int(alpha=0.01).loc["wt", 0], rel=1e-9)

@@ -442,3 +442,17 @@ def test_chinese_interpretation(sleep, plants, mtcars):
         assert has_cjk(r.interpretation), r.interpretation
     assert "偶然" in results[1].interpretation
     assert "因果" in results[2].interpretation
+
+
+def test_the_rank_test_prints_the_effect_size_it_reports_and_says_medians():
+    # InsectSprays: R's kruskal.test gives chi-squared = 54.691, df = 5; epsilon² = (H - k + 1) / (n - k)
+    from analysis_tools.base import ToolContext
+    from analysis_tools.stats import compare_groups
+
+    sprays = pd.read_csv(REF / "rdatasets" / "InsectSprays.csv")
+    for language, word in (("en", "median difference"), ("zh", "中位数之差")):
+        result = compare_groups(sprays, "count", "spray", method="kruskal", ctx=ToolContext(language=language))
+        assert result.metrics["statistic"] == pytest.approx(54.691, abs=1e-3)
+        assert result.metrics["effect_size"] == pytest.approx((54.691 - 5) / (72 - 6), abs=1e-4)
+        assert "ε² = 0.753" in result.text and "eta²" not in result.text
+        assert word in result.text

@@ -21,7 +21,7 @@ from app.config import Settings
 from app.db.models import Dataset
 from app.ingest.errors import CATEGORIES
 from app.runs import default_model
-from app.web.files import PROCESS
+from app.web.uploads import PROCESS
 from app.workspaces import LOADING, active_datasets, add_loading_dataset, loading_datasets
 
 ROWS = 1500
@@ -92,7 +92,7 @@ def bg_client(tmp_path: Path, gate: threading.Event, models_seen: list) -> Itera
     with TestClient(application) as client:
         yield client
         gate.set()
-        executor = getattr(application.state, "ingest_executor", None)
+        executor = (getattr(application.state, "background_pools", None) or {}).get("ingest")
         if executor is not None:
             executor.shutdown(wait=True)
 

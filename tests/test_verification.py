@@ -7,7 +7,7 @@ from app.agent.model import ModelReply
 from app.agent.verification import (causal_claims, significance_claims, strip_recommendations, named_tests)
 from app.db.models import Event, Report, Run
 from app.numbers import unverified_numbers
-from app.web.chat import answer_html
+from app.web.run_panel import answer_html
 from tests.factories import SAMPLES, reference, setup, start_run
 from tests.fakes import ScriptedModel, call
 

@@ -109,6 +109,7 @@ def test_the_primary_hypothesis_restates_the_question_not_its_preamble():
     assert restatement("Each of the 10 patients took both drugs. Does drug 2 give more extra sleep than drug 1? "
                        "Report the mean difference.") == "Does drug 2 give more extra sleep than drug 1?"
     assert restatement("Compare revenue by region. Use the 2024 data.") == "Compare revenue by region."
+    assert restatement("不同杀虫剂之后的虫子数量有差异吗？哪种效果最好？") == "不同杀虫剂之后的虫子数量有差异吗？"
 
 
 def test_calling_a_small_effect_large_fails_and_a_large_one_passes(tmp_path):
@@ -133,3 +134,26 @@ def test_calling_a_small_effect_large_fails_and_a_large_one_passes(tmp_path):
         ModelReply("Manual cars do 7.245 mpg more."),
     ])
     assert state["verification"]["results"][0]["issues"] == []
+
+
+def test_front_wheel_drive_is_a_car_not_a_cause(tmp_path):
+    """Found driving Verity through llm_bridge: 'front-wheel-drive cars' failed as causal wording, and the
+    failed claim made the policy call the evidence thin (which asks for more data, not a correction)."""
+    claim = "At the same engine size, front-wheel-drive cars get 4.79 mpg more than 4-wheel-drive cars"
+    state, _ = run_with_answers(tmp_path / "noun", "ggplot2_mpg.csv", "Controlling for displ, does hwy differ by drv?", [
+        ModelReply(None, [call("linear_regression", "c1", target_column="hwy", feature_columns=["displ", "drv"])]),
+        ModelReply(None, [call("record_evidence", "ev", claim=claim, method="linear regression (OLS)",
+                               tool_call_ids=["c1"], sample_size=234)]),
+        ModelReply("Front-wheel-drive cars get 4.79 mpg more."),
+    ])
+    assert issues(state) == []
+    state, _ = run_with_answers(tmp_path / "verb", "ggplot2_mpg.csv", "Controlling for displ, does hwy differ by drv?", [
+        ModelReply(None, [call("linear_regression", "c1", target_column="hwy", feature_columns=["displ", "drv"])]),
+        ModelReply(None, [call("record_evidence", "ev", claim="A bigger engine drives mileage down by 2.914 mpg per litre",
+                               method="linear regression (OLS)", tool_call_ids=["c1"], sample_size=234)]),
+        ModelReply("Bigger engines go with lower mileage."),
+    ])
+    assert issues(state) == ["causal"]
+    policy = state["synthesis_policy"]
+    assert policy["evidence_thin"] is False and policy["recommendations"] == "suppressed"
+    assert not any("thin" in rule for rule in policy["rules"])

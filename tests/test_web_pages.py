@@ -150,8 +150,40 @@ def test_suggested_questions_from_column_types():
     assert not any("Phone" in q for q in english)
 
 
+def test_suggested_questions_come_from_every_dataset_and_name_it_when_columns_are_shared():
+    from app.web.suggest import suggest_questions
+
+    sales = [{"name": "Revenue", "type": "number"}, {"name": "Region", "type": "category"},
+             {"name": "Date", "type": "datetime"}, {"name": "Cost", "type": "number"}]
+    teams = [{"name": "Score", "type": "number"}, {"name": "Team", "type": "category"}]
+    mixed = suggest_questions([sales, teams], "en", names=["sales.xlsx", "teams.csv"])
+    assert mixed[:2] == ["Does Revenue differ by Region?", "Does Score differ by Team?"] and len(mixed) == 6
+    assert not any(" in " in q for q in mixed)  # nothing shared: no file named
+    older = [{"name": "Revenue", "type": "number"}, {"name": "Region", "type": "category"}]
+    both = suggest_questions([sales, older], "en", names=["sales.xlsx", "sales_2024.csv"])
+    assert both[:2] == ["Does Revenue differ by Region in sales.xlsx?", "Does Revenue differ by Region in sales_2024.csv?"]
+    assert "How does Revenue change over time?" in both  # only sales.xlsx has dates: not ambiguous
+    assert suggest_questions([sales, older], "zh", names=["sales.xlsx", "b.csv"])[1] == "在b.csv中，Revenue在不同Region之间有差异吗？"
+    assert len(suggest_questions([sales, teams, older], "en", names=["a", "b", "c"])) == 6
+
+
+def test_the_workspace_page_in_chinese_has_no_browser_english(client):
+    from tests.test_web import ask, new_workspace, upload
+
+    ws = new_workspace(client)
+    rows = "".join(f"{'North' if i % 2 else 'South'},{i}\n" for i in range(30))
+    assert upload(client, ws, "sales.csv", f"region,revenue\n{rows}".encode()).status_code == 201
+    assert upload(client, ws, "teams.csv", f"team,score\n{rows}".encode()).status_code == 201
+    ask(client, ws, "Does revenue differ by region?")
+    page = client.get(f"/workspaces/{ws}?lang=zh").text
+    assert page.count('aria-hidden="true">选择文件<') == 2 and page.count(">未选择文件<") == 2  # upload, document
+    assert "revenue在不同region之间有差异吗？" in page and "score在不同team之间有差异吗？" in page
+    # the compact button sits under the run panel, after the ask box and the suggestions
+    assert page.index('id="run-panel"') < page.index("conversation-tools") and page.index("suggestions") < page.index("conversation-tools")
+
+
 def test_answers_are_escaped_before_markdown():
-    from app.web.chat import answer_html
+    from app.web.run_panel import answer_html
 
     rendered = str(answer_html("**Yes** <script>x()</script> [a](javascript:x()) mean 12.5", ["12.5"]))
     assert "<strong>Yes</strong>" in rendered and "<script>" not in rendered

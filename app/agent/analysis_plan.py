@@ -62,7 +62,8 @@ def record_analysis_plan(goal: str, question_type: Literal[QUESTION_TYPES] = "ot
 _TYPE_BY_TOOL = {"compare_groups": "comparison", "compare_two_groups": "comparison", "time_series_trend": "trend",
                  "forecast": "forecast", "linear_regression": "relationship", "correlation_analysis": "relationship",
                  "value_counts": "description", "describe_columns": "description", "proportion_test": "comparison",
-                 "paired_test": "comparison", "group_aggregate": "comparison", "clean_data": "data_quality"}
+                 "paired_test": "comparison", "group_aggregate": "comparison", "clean_data": "data_quality",
+                 "seasonal_decompose": "trend"}
 _TYPE_ORDER = ("data_quality", "forecast", "trend", "comparison", "relationship", "description")
 
 

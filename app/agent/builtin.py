@@ -26,13 +26,14 @@ from app.agent.builtin_headlines import (
     extreme_headline,
     paired_headline,
     proportion_headline,
+    share_headline,
     total_headline,
     two_group_headline,
 )
 from app.agent.builtin_kinds import asks_extreme, earlier_questions, question_chain
 from app.agent.builtin_plan import GREETING, Plan, Step, _t, plan_analysis
 from app.agent.builtin_reading import read_profile, read_values, value_lookups
-from app.agent.builtin_scope import apply_rules, chain_filters, filtered_name, workspace_rules
+from app.agent.builtin_scope import apply_rules, chain_filters, describe_condition, filtered_name, workspace_rules
 from app.agent.clarify import confirmed_definitions
 from app.agent.dataset_choice import choose_dataset
 from app.agent.gates import question_key
@@ -65,22 +66,28 @@ def parse_tool_message(content: str) -> dict[str, Any]:
             metrics = {k: _number(v) for k, v in _PAIR.findall(sections["metrics"])}
     if "coefficients" in sections:  # a regression's table is near the top, so it survives shortening
         for term, coef, t, sign, p in _COEF_ROW.findall(sections["coefficients"]):
-            metrics.setdefault(f"coef.{term}", float(coef))
-            metrics.setdefault(f"t.{term}", _number(t))
+            metrics.setdefault(f"coef.{term}", float(coef.replace(",", "")))
+            metrics.setdefault(f"t.{term}", _number(t.replace(",", "")))
             metrics.setdefault(f"p_value.{term}", float(p) / (2 if sign == "<" else 1))
+            if sign == "<":  # "p < 0.001" read as 0.0005: good for wording, not a number to record as evidence
+                metrics.setdefault("_approx", []).append(f"p_value.{term}")
         if (r2 := re.search(r"R² = (\d[\d.]*)", content)) and "r_squared" not in metrics:
             metrics["r_squared"] = float(r2.group(1))
         if (f := _F_TEST.search(sections.get("conclusion", ""))) and "f_statistic" not in metrics:
             metrics.update(df_model=int(f.group(1)), df_resid=int(f.group(2).replace(",", "")),
                            f_statistic=float(f.group(3).replace(",", "")),
                            p_value=float(f.group(5)) / (2 if f.group(4) == "<" else 1))
+            if f.group(4) == "<":
+                metrics.setdefault("_approx", []).append("p_value")
     return {"ok": "error" not in sections, "method": sections.get("method", "").strip().split("\n")[0],
             "interpretation": sections.get("interpretation", "").strip(), "metrics": metrics,
-            "conclusion": sections.get("conclusion", "").strip(), "limitations": sections.get("assumptions", "").strip()}
+            "conclusion": sections.get("conclusion", "").strip(), "limitations": sections.get("assumptions", "").strip(),
+            "profile": sections.get("data_profile", "").strip()}
 
 
 _PAIR = re.compile(r'"([^"]+)": (-?\d[\d.e+-]*|"[^"]*"|NaN|null)(?=[,}])')
-_COEF_ROW = re.compile(r"^(.+?)\s+(-?\d[\d.e+-]*)\s+\S+\s+(-?\d[\d.e+-]*|nan)\s+p\s*([<=])\s*(\d[\d.e-]*)\s*$", re.M)
+_COEF_ROW = re.compile(r"^(.+?)\s+(-?\d[\d,.e+-]*)\s+\S+\s+(-?\d[\d,.e+-]*|nan)\s+p\s*([<=])\s*(\d[\d.e-]*)\s*$",
+                       re.M)
 
 
 _F_TEST = re.compile(r"F\((\d+), ([\d,]+)\) = ([\d,.]+), p ([<=]) (\d[\d.e-]*)")
@@ -147,17 +154,23 @@ class BuiltinAnalyst:
         dataset = choice.dataset or seen[-1]
         plan = plan_analysis(chain.root, dataset, self.zh, confirmed)
         plan.dataset, plan.choice = dataset.get("name"), choice
-        conditions = chain_filters(chain, dataset)
+        conditions = [*plan.filters, *chain_filters(chain, dataset)]
         target = plan.dataset
-        if conditions and plan.kind != "dedupe":
+        if conditions and plan.kind not in ("dedupe", "filter", "derive"):
             target = filtered_name(str(plan.dataset), conditions)
             plan.filters = conditions
+            if plan.dimension in {c["column"] for c in conditions}:  # "East only": nothing left to compare by
+                plan.steps = [s for s in plan.steps if plan.dimension not in (s.arguments.get("group_column"),
+                                                                              s.arguments.get("x_column"))]
             if target not in {d.get("name") for d in self.datasets}:
-                described = ", ".join(f"{c['column']} = {c['value']}" for c in conditions)
+                described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)
                 plan.steps.insert(1, Step("filter_rows", {"conditions": conditions, "output": target},
                                           _t(self.zh, f"Keep only {described}", f"只保留 {described}"), prep=True))
+        else:
+            plan.filters = []
         apply_rules(plan, workspace_rules(messages), self.zh)
-        if self._many or conditions:
+        makes_tables = any(s.tool == "group_aggregate" for s in plan.steps)  # its output becomes the newest table
+        if self._many or makes_tables or (conditions and plan.kind not in ("dedupe", "filter", "derive")):
             for step in plan.steps:
                 source = plan.dataset if step.prep or step.tool == "profile_dataset" else target
                 step.arguments = {"dataset": source, **step.arguments}
@@ -243,7 +256,8 @@ class BuiltinAnalyst:
             call_id, result = _find_result(step.tool, step.arguments, calls, results)
             if not result or not result.get("ok"):
                 continue
-            metrics = {k: v for k, v in result["metrics"].items() if isinstance(v, (int, float, str))}
+            approx = set(result["metrics"].get("_approx") or [])
+            metrics = {k: v for k, v in result["metrics"].items() if isinstance(v, (int, float, str)) and k not in approx}
             n = metrics.get("n") or metrics.get("n_rows")
             out.append(("record_evidence", {
                 "claim": _reading(step, result, self.zh, plan) or step.task,
@@ -267,13 +281,14 @@ class BuiltinAnalyst:
         findings, failures = [], []
         for step in sorted((s for s in plan.steps if s.task), key=lambda s: _order(s, plan)):
             _, result = _find_result(step.tool, step.arguments, calls, results)
-            if result and result.get("ok") and (result["interpretation"] or result["conclusion"]):
-                findings.append(_finding(step, result, self.zh, plan, question))
-            elif result:
+            text = _finding(step, result, self.zh, plan, question) if result and result.get("ok") else ""
+            if text:
+                findings.append(text)
+            elif result and not result.get("ok"):
                 failures.append(step.task)
         if not findings:
             findings = ["现有数据无法得出可靠结论。" if self.zh else "No reliable conclusion could be drawn from this data."]
-        lines = [f"**{findings[0]}**", ""]
+        lines = ([plan.lead, ""] if plan.lead else []) + [f"**{findings[0]}**", ""]
         if used := self._data_used(plan):
             lines += [used, ""]
         if len(findings) > 1:
@@ -284,7 +299,7 @@ class BuiltinAnalyst:
         lines += ["### 注意" if self.zh else "### Caveats", ""]
         lines += [f"- {n}" for n in plan.notes]
         lines += [f"- {n}" for n in _rule_notes(plan, self.zh)]
-        if plan.kind != "dedupe":
+        if plan.kind not in ("dedupe", "filter", "derive"):
             lines.append("- 相关不代表因果；结论基于上传的数据，不一定适用于其他时期或人群。" if self.zh else
                          "- Correlation is not causation; conclusions hold for the uploaded data and may not carry over "
                          "to other periods or people.")
@@ -296,8 +311,7 @@ class BuiltinAnalyst:
         if not (self._many or plan.filters) or not plan.dataset:
             return ""
         zh, choice = self.zh, plan.choice
-        filters = ", ".join(f"{c['column']} = {c['value'] if not isinstance(c['value'], list) else ' / '.join(c['value'])}"
-                            for c in plan.filters)
+        filters = ", ".join(describe_condition(c, zh) for c in plan.filters)
         text = f"使用的数据：**{plan.dataset}**" if zh else f"Data used: **{plan.dataset}**"
         if filters:
             text += f"（只含 {filters}）" if zh else f" (only rows with {filters})"
@@ -319,6 +333,8 @@ def _order(step: Step, plan: Plan) -> int:
     """Where a step's finding goes: the one that answers the question kind first."""
     if step.tool == "group_aggregate":
         return 0 if plan.kind in ("total", "top") else 6
+    if step.tool == "plot_pie":
+        return 0
     return ANSWER_ORDER.get(step.tool, 9)
 
 
@@ -335,7 +351,7 @@ def _rule_notes(plan: Plan, zh: bool) -> list[str]:
 
 # The finding that answers the question leads. A forecast step is planned only for a forecast
 # question, and then the forecast is the answer and the trend its support.
-ANSWER_ORDER = {"clean_data": 0, "forecast": 0, "time_series_trend": 1, "compare_groups": 1, "compare_two_groups": 1,
+ANSWER_ORDER = {"clean_data": 0, "forecast": 0, "seasonal_decompose": 0, "time_series_trend": 1, "compare_groups": 1, "compare_two_groups": 1,
                 "proportion_test": 1, "paired_test": 1, "linear_regression": 2, "correlation_analysis": 3,
                 "describe_columns": 4, "value_counts": 5, "filter_rows": 8}
 
@@ -370,6 +386,8 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
     elif step.tool == "paired_test":
         groups = _pair_labels(result)
         headline = paired_headline(arguments.get("value_column") or arguments.get("x_column", ""), metrics, groups, zh)
+    elif step.tool == "plot_pie" and arguments.get("value_column"):
+        headline = share_headline(arguments["value_column"], arguments["group_column"], metrics, zh)
     elif step.tool == "clean_data":
         headline = dedupe_headline(metrics, plan.dataset if plan else None, zh)
     elif step.tool == "compare_two_groups" and "groups" not in arguments:
@@ -381,9 +399,9 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
 
 
 def _pair_labels(result: dict[str, Any]) -> tuple[str, str] | None:
-    """The two conditions of a paired test, from its reading ("difference = group 1 - group 2")."""
-    match = re.search(r"On average (.+?) is [\d.,]+ (?:lower|higher) than (.+?) for the same", result["interpretation"])
-    return (match.group(1), match.group(2)) if match else None
+    """The two conditions of a paired test, from its profile ("difference = group 1 - group 2: …")."""
+    match = re.search(r"(?:difference|差值|差)\s*=\s*(.+?)\s+-\s+(.+?)\s*[:：]", result.get("profile", ""))
+    return (match.group(1).strip(), match.group(2).strip()) if match else None
 
 
 FORECAST_LISTED = 6  # periods listed one by one; a longer forecast shows its first three and its last
@@ -401,13 +419,21 @@ def forecast_headline(metric: str, metrics: dict[str, Any], zh: bool) -> str | N
     level = f"{metrics.get('interval_level', 0.95) * 100:.0f}%"
     shown = labels if len(labels) <= FORECAST_LISTED else [*labels[:3], None, labels[-1]]
     periods = [_forecast_period(label, metrics, level, zh) if label else "…" for label in shown]
+    excluded, last = metrics.get("excluded_periods"), metrics.get("last_period")
+    if excluded and zh:
+        left_out = f"{excluded} 的数据不完整，已排除；预测从最后一个完整的{unit_zh}（{last}）之后开始。"
+    elif excluded:
+        left_out = (f"{excluded} is only partly covered by the data, so it was left out; the forecast starts after the "
+                    f"last complete {unit_en} ({last}). ")
+    else:
+        left_out = ""
     if zh:
         span = f"未来 {h} {'个' if unit_zh in ('月', '季度') else ''}{unit_zh}"
         total = f"；合计约 {fmt_num(metrics['forecast_total'])}" if h > 1 and "forecast_total" in metrics else ""
-        return f"{metric} {span}的预测：{'，'.join(periods)}{total}。{_backtest(metrics, zh)}"
+        return f"{left_out}{metric} {span}的预测：{'，'.join(periods)}{total}。{_backtest(metrics, zh)}"
     span = f"the next {h} {unit_en}s" if h > 1 else f"the next {unit_en}"
     total = f"; about {fmt_num(metrics['forecast_total'])} in total" if h > 1 and "forecast_total" in metrics else ""
-    return f"Forecast of {metric} for {span}: {', '.join(periods)}{total}. {_backtest(metrics, zh)}"
+    return f"{left_out}Forecast of {metric} for {span}: {', '.join(periods)}{total}. {_backtest(metrics, zh)}"
 
 
 def _forecast_period(label: str, metrics: dict[str, Any], level: str, zh: bool) -> str:

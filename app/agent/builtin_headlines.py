@@ -210,8 +210,23 @@ def two_group_headline(metric: str, group: str, metrics: dict[str, Any], lead: s
 
     if zh:
         word = "更低" if a < b else "更高"
-        return (f"{label(first)} 的平均 {metric} {word}：{fmt_num(a)}，而 {label(second)} 为 {fmt_num(b)}"
+        return (f"{label(first)} 的平均 {metric} {word}：{fmt_num(a, 5)}，而 {label(second)} 为 {fmt_num(b, 5)}"
                 f"（相差 {fmt_num(abs(a - b))}）；{_chance(p, zh)}。")
     word = "lower" if a < b else "higher"
-    return (f"Average {metric} is {word} for {label(first)}: {fmt_num(a)} vs {fmt_num(b)} for {label(second)} "
+    return (f"Average {metric} is {word} for {label(first)}: {fmt_num(a, 5)} vs {fmt_num(b, 5)} for {label(second)} "
             f"(a difference of {fmt_num(abs(a - b))}); {_chance(p, zh)}.")
+
+
+def share_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'Online brings 46.8% of all Revenue (370,375); Store 34.5%, Partner 18.7%.' From plot_pie's shares."""
+    shares = _by_prefix(metrics, "share.")
+    total = _num(metrics, "total")
+    if not shares:
+        return None
+    ranked = sorted(shares.items(), key=lambda kv: -kv[1])
+    (top, first), rest = ranked[0], ranked[1:]
+    listed = ("，" if zh else ", ").join(f"{g} {_pct(v)}" for g, v in rest)
+    grand = f"（合计 {fmt_num(total)}）" if zh and total else (f" (all together {fmt_num(total)})" if total else "")
+    if zh:
+        return f"{top} 占 {metric} 总量的比例最大：{_pct(first)}{grand}" + (f"；其余：{listed}。" if listed else "。")
+    return f"{top} has the largest share of total {metric}: {_pct(first)}{grand}" + (f"; then {listed}." if listed else ".")

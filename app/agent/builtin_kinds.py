@@ -22,7 +22,8 @@ _TOP_ZH = re.compile(r"(?:前|排名前|最高的|最大的|后|最低的|倒数
 PAIRED = re.compile(r"\bsame\s+(?:\d+\s+|ten\s+|\w+\s+)?(?:patients|people|subjects|persons|participants|students|"
                     r"customers|stores|shops|animals|children|individuals|users|employees|cars)\b|\bpaired\b|"
                     r"\bmatched pairs?\b|\bboth (?:drugs|treatments|conditions|tests|methods)\b|\beach (?:patient|subject)\b|"
-                    r"\brepeated measures?\b|\bbefore and after\b|同一批|同一组|相同的(?:\d+|[一二两三四五六七八九十]+)?(?:个|位|名)?"
+                    r"\brepeated measures?\b|\bbefore and after\b|同样(?:这|的)?\s*\d*\s*[个位名]?(?:病人|患者|人|受试者)|"
+                    r"先后(?:服用|使用|接受|吃)|同一批|同一组|相同的(?:\d+|[一二两三四五六七八九十]+)?(?:个|位|名)?"
                     r"(?:病人|患者|人|受试者|学生|客户|门店)|配对|成对|前后对比|两种药都|都服用", re.I)
 DEDUPE = re.compile(r"\bduplicat|\bde-?dup|\bremove (?:the )?(?:repeated|double)|重复", re.I)
 FILTER_CUE = re.compile(r"\bonly\b|\bjust\b|\bexcluding\b|\bexcept\b|\bwithout\b|只看|只要|只算|仅|只有|只对|只|排除|不含|除了", re.I)
@@ -103,3 +104,37 @@ def earlier_questions(messages: list[dict[str, Any]]) -> list[str]:
     questions = [m.get("content") or "" for m in messages if m.get("role") == "user"
                  and not (m.get("content") or "").startswith("[harness]")]
     return questions[:-1]
+
+
+RATE = re.compile(r"\brates?\b|\blikely\b|likelihood|\bchance|\bproportion|percentage|\bshare of|how often|"
+                  r"比例|比率|概率|几率|可能性|占比|生还率|存活率|率", re.I)
+SHARE = re.compile(r"\bshares?\b|\bpercent(?:age)?s?\b|proportion of (?:the )?(?:total|all)|占比|占多少|比例|份额|百分比", re.I)
+SLOPE = re.compile(r"\bfor (?:each|every)\b|\bper (?:extra|additional|more)\b|\beach (?:extra|additional)\b|"
+                   r"\bestimat|\bhow much (?:more|less|higher|lower|heavier|longer)\b.*\b(?:each|every|per)\b|"
+                   r"每(?:增加|多|快|高|长|提高|大)|估计|推算", re.I)
+MEAN_WORDS = re.compile(r"\baverage|\bmean\b|\btypical|平均|均值", re.I)
+FILTER_TASK = re.compile(r"^\s*(?:please\s+)?(?:keep only|only keep|just keep|filter (?:to|for|down to)?|"
+                         r"remove all but|select only)|^\s*(?:请)?(?:只保留|仅保留|筛选出?|过滤出?|只留下?)", re.I)
+_ABOVE = r"over|above|more than|greater than|at least|>=?|以上|超过|大于|高于|不少于|不低于|及以上"
+_BELOW = r"under|below|less than|at most|<=?|以下|低于|小于|不超过|不高于|及以下"
+NUMBER_CUT = re.compile(rf"(?P<pre>{_ABOVE}|{_BELOW})\s*(?P<n1>-?\d+(?:\.\d+)?)|"
+                        rf"(?P<n2>-?\d+(?:\.\d+)?)\s*[^\d\s，,。？?]{{0,4}}?\s*(?P<post>{_ABOVE}|{_BELOW})", re.I)
+YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})\s*(?:年|\b)")
+
+
+def number_cut(question: str) -> tuple[str, float] | None:
+    """("> ", 1.0) for "1克拉以上", "over 1 carat"; ("<", 3.0) for "below 3". None when no cut is named."""
+    match = NUMBER_CUT.search(question)
+    if not match:
+        return None
+    word = (match.group("pre") or match.group("post")).lower()
+    value = float(match.group("n1") or match.group("n2"))
+    above = re.fullmatch(_ABOVE, word, re.I) is not None
+    inclusive = word in (">=", "<=", "at least", "at most", "不少于", "不低于", "不超过", "不高于", "及以上", "及以下")
+    return (">=" if inclusive else ">") if above else ("<=" if inclusive else "<"), value
+
+SEASON = re.compile(r"\b(?:which|what) (?:month|quarter|season|weekday|day of the week)\b|\bseasonal|\bpeak (?:month|season)|"
+                    r"哪个月|哪一个月|哪几个月|哪个季度|哪个季节|旺季|淡季|季节性|星期几", re.I)
+DERIVE = re.compile(r"^\s*(?:please\s+)?(?:add|create|make|compute|calculate|derive)\b.{0,20}\b(?:column|field|variable)\b|"
+                    r"新增一列|添加一列|加一列|增加一列|新建一列|算出.{0,10}(?:列|字段)|计算.{0,10}(?:列|字段)", re.I)
+DIFFERENCE = re.compile(r"\bminus\b|\bdifference\b|\bsubtract|减去|之差|差额", re.I)

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
-from app.agent.builtin_kinds import asks_dedupe, asks_paired, asks_top, asks_total
+from app.agent.builtin_kinds import (DERIVE, DIFFERENCE, FILTER_TASK, MEAN_WORDS, RATE, SEASON, SHARE, SLOPE, YEAR, asks_dedupe, asks_extreme,
+                                     asks_paired, asks_top, asks_total, number_cut)
 from app.agent.builtin_reading import (GROUPING, NUMERIC, asks_ahead, column_spans, forecast_arguments,
                                        forecast_request, groups_rows, named_values, regression_roles)
 
@@ -65,6 +66,7 @@ class Plan:
     filters: list[dict[str, Any]] = field(default_factory=list)
     rules: list[tuple[str, bool]] = field(default_factory=list)  # workspace rules: (text, applied)
     values: list[str] = field(default_factory=list)  # the grouping's values the question names, in its order
+    lead: str = ""  # said before the headline: what of the question the data cannot answer
 
 
 def wants(question: str, kind: str) -> bool:
@@ -138,19 +140,32 @@ def choose_dimension(columns: list[dict[str, Any]], named: list[str], implied: s
     return (real or few or groupable or [{"name": None}])[0]["name"]
 
 
-def binary_outcome(columns: list[dict[str, Any]], named: list[str], spans: list[Any]) -> str | None:
+def binary_outcome(columns: list[dict[str, Any]], named: list[str], spans: list[Any], question: str = "") -> str | None:
     """A yes/no column the question names as its outcome ("more likely to survive") when it names
-    no measurement: its rate is compared between groups, not its average."""
+    no measurement, or asks for a rate ("偏低的比例"): its rate is compared between groups, not its
+    average. Of two yes/no columns, the one named nearest the rate word."""
     kinds = {c["name"]: c for c in columns if not c.get("pii")}
-    measures = [n for n in named if kinds.get(n, {}).get("type") in NUMERIC
-                and not (kinds[n].get("binary") or kinds[n].get("coded"))]
-    if measures:
+    rate = RATE.search(question)
+    if measure_names(columns, named) and not rate:
         return None
-    for _, _, name in spans:  # in question order: "did smoking mothers have low birth weight babies"
-        column = kinds.get(name)
-        if column and (column["type"] == "boolean" or column.get("binary")):
-            return name
-    return None
+    binary = [(start, name) for start, _, name in spans
+              if kinds.get(name) and (kinds[name]["type"] == "boolean" or kinds[name].get("binary"))]
+    if not binary:
+        return None
+    if rate and len({n for _, n in binary}) > 1:
+        return min(binary, key=lambda b: abs(b[0] - rate.start()))[1]
+    return binary[0][1]
+
+
+def measure_names(columns: list[dict[str, Any]], named: list[str]) -> list[str]:
+    """The named columns that are measurements: numbers, not yes/no or codes."""
+    kinds = {c["name"]: c for c in columns if not c.get("pii")}
+    return [n for n in named if kinds.get(n, {}).get("type") in NUMERIC
+            and not (kinds[n].get("binary") or kinds[n].get("coded"))]
+
+
+def ordered_names(spans: list[Any]) -> list[str]:
+    return list(dict.fromkeys(name for _, _, name in spans))
 
 
 def other_numeric(columns: list[dict[str, Any]], metric: str | None, limit: int = 6) -> list[str]:
@@ -168,16 +183,25 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     asks = asks_for(question, dated, bool(roles.predictors))
     implied, values = named_values(question, columns, spans)
     if asks_dedupe(question):
-        return dedupe_plan(zh)
+        return dedupe_plan(columns, zh)
+    if FILTER_TASK.search(question) and (conditions := filter_conditions(question, columns, spans)):
+        return filter_plan(conditions, zh)
+    if DERIVE.search(question) and len(measures := measure_names(columns, ordered_names(spans))) >= 2:
+        return derive_plan(question, per_pair(question, spans, measures), zh)
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
-    outcome = None if chosen or roles.target else binary_outcome(columns, named, spans)
+    outcome = None if chosen or roles.target else binary_outcome(columns, named, spans, question)
     metric = chosen or roles.target or outcome or choose_metric(columns, named)
     dimension = choose_dimension(columns, named, implied, metric)
     plan = Plan(metric, dimension, [Step("profile_dataset", {}, evidence=False)])
     plan.values = values if dimension == implied else []
+    if not (asks.forecast or wants(question, "trend")):
+        plan.filters = year_filter(question, columns)
     if outcome and special_steps(plan, question, columns, named, zh, outcome=outcome):
         return plan
-    if metric and special_steps(plan, question, columns, named, zh):
+    if not chosen and not asks.forecast and relation_steps(plan, question, columns, spans, implied, roles, zh,
+                                                           asks.regression):
+        return plan
+    if metric and special_steps(plan, question, columns, named, zh, dated=dated):
         return plan
     if metric is None:
         plan.notes.append("没有数值列，只能做描述。" if zh else "No numeric column: only a description is possible.")
@@ -206,15 +230,132 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     return plan
 
 
-def dedupe_plan(zh: bool) -> Plan:
-    """A data task: remove exact duplicate rows, kept as a new version of the dataset."""
+ROW_NUMBER = re.compile(r"^(?:rownames|row ?names?|row|index|unnamed.*|#|no\.?|序号|行号)$", re.I)
+
+
+def dedupe_plan(columns: list[dict[str, Any]], zh: bool) -> Plan:
+    """A data task: remove duplicate rows, kept as a new version of the dataset. A row-number column
+    (R's rownames, a spreadsheet's index) makes every row unique, so it is left out of the comparison."""
     subject = _t(zh, "Remove duplicate rows", "删除重复行")
-    return Plan(None, None, [Step("clean_data", {"trim_whitespace": False, "drop_duplicates": True}, subject)],
-                kind="dedupe")
+    arguments: dict[str, Any] = {"trim_whitespace": False, "drop_duplicates": True}
+    numbering = [c["name"] for c in columns if ROW_NUMBER.match(c["name"].strip())]
+    if numbering:
+        arguments["ignore_columns"] = numbering
+    return Plan(None, None, [Step("clean_data", arguments, subject)], kind="dedupe")
+
+
+def filter_conditions(question: str, columns: list[dict[str, Any]], spans: list[Any]) -> list[dict[str, Any]]:
+    """filter_rows conditions a "keep only …" request names: category values ("线上" → Channel ==
+    Online) and a cut on a named number ("1克拉以上" → carat > 1)."""
+    conditions: list[dict[str, Any]] = []
+    column, values = named_values(question, columns, spans)
+    if column:
+        conditions.append({"column": column, "op": "==", "value": values[0]} if len(values) == 1 else
+                          {"column": column, "op": "in", "value": values})
+    cut = number_cut(question)
+    measures = measure_names(columns, ordered_names(spans))
+    if cut and measures:
+        value = int(cut[1]) if cut[1].is_integer() else cut[1]
+        conditions.append({"column": measures[0], "op": cut[0], "value": value})
+    return conditions
+
+
+def per_pair(question: str, spans: list[Any], measures: list[str]) -> list[str]:
+    """[numerator, denominator]: the number named right after "per"/"每" divides the other."""
+    each = EACH.search(question)
+    if each:
+        after = [name for start, _, name in spans if start >= each.start() and name in measures]
+        if after:
+            return [next(n for n in measures if n != after[0]), after[0]]
+    return measures[:2]
+
+
+def derive_plan(question: str, pair: list[str], zh: bool) -> Plan:
+    """A data task: a new column from two named numbers — their difference when the question says
+    so, else the first per the second ("revenue per unit sold" → Revenue / Units)."""
+    kind = "difference" if DIFFERENCE.search(question) else "ratio"
+    a, b = pair
+    name = f"{a} - {b}" if kind == "difference" else f"{a} per {b}"
+    subject = _t(zh, f"Add the column {name}", f"新增列 {name}")
+    return Plan(None, None, [Step("derive_column", {"new_column_name": name, "kind": kind, "columns": [a, b]}, subject)],
+                kind="derive")
+
+
+def filter_plan(conditions: list[dict[str, Any]], zh: bool) -> Plan:
+    described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)
+    subject = _t(zh, f"Keep only rows with {described}", f"只保留 {described} 的行")
+    return Plan(None, None, [Step("filter_rows", {"conditions": conditions}, subject)], kind="filter")
+
+
+def year_filter(question: str, columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A year the question names ("2024年哪家门店…") on data with dates: only that year's rows."""
+    date = next((c["name"] for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
+    match = YEAR.search(question)
+    if not (date and match):
+        return []
+    year = match.group(1)
+    return [{"column": date, "op": "between", "value": [f"{year}-01-01", f"{year}-12-31"]}]
+
+
+EACH = re.compile(r"\b(?:each|every|per)\b|每", re.I)
+ADDITIVE = re.compile(r"revenue|sales|amount|profit|cost|income|spend|units|orders|count|quantity|营业额|销售额|收入|"
+                      r"金额|利润|成本|订单|数量|销量|件数", re.I)
+
+
+def relation_steps(plan: Plan, question: str, columns: list[dict[str, Any]], spans: list[Any], implied: str | None,
+                   roles: Any, zh: bool, regression: bool = False) -> bool:
+    """Two measurements named and no grouping: how they move together (correlation), and, when the
+    question asks how much one changes per unit of the other ("for each extra inch", "每快1英里",
+    "estimate volume from girth"), the regression slope. Two categories named and no measurement:
+    whether they are related (chi-square)."""
+    names = ordered_names(spans)
+    kinds = {c["name"]: c for c in columns}
+    measures = measure_names(columns, names)
+    groups = [n for n in names if n not in measures and groups_rows(kinds[n])]
+    slope = bool(SLOPE.search(question) or roles.target)
+    if len(measures) >= 2 and not groups and not implied and (slope or not regression):
+        target, predictors = slope_roles(question, spans, measures, roles)
+        plan.kind, plan.metric, plan.dimension = "relationship", target, None
+        subject = _t(zh, f"Relationship of {target} with {', '.join(predictors)}", f"{target}与{'、'.join(predictors)}的关系")
+        plan.steps.append(Step("correlation_analysis", {"columns": [target, *predictors]}, subject))
+        plan.steps.append(Step("plot_scatter", {"x_column": predictors[0], "y_column": target}, evidence=False))
+        if slope:
+            subject = _t(zh, f"How much {target} changes with {', '.join(predictors)}", f"{target}随{'、'.join(predictors)}变化多少")
+            plan.steps.append(Step("linear_regression", {"target_column": target, "feature_columns": predictors[:5]},
+                                   subject))
+        return True
+    categories = [n for n in groups if kinds[n]["type"] in GROUPING]
+    if not measures and len(categories) >= 2:
+        plan.kind, plan.metric, plan.dimension = "association", None, categories[0]
+        subject = _t(zh, f"Is {categories[0]} related to {categories[1]}", f"{categories[0]}与{categories[1]}是否有关")
+        plan.steps.append(Step("chi_square_test", {"x_column": categories[0], "y_column": categories[1]}, subject))
+        return True
+    return False
+
+
+def slope_roles(question: str, spans: list[Any], measures: list[str], roles: Any) -> tuple[str, list[str]]:
+    """Which measurement is explained and which explains it: the regression cue's target when there
+    is one; else the one named after "for each …" (en) or before "每…" (zh) is the predictor."""
+    if roles.target in measures:
+        predictors = [n for n in roles.predictors if n in measures and n != roles.target]
+        return roles.target, predictors or [n for n in measures if n != roles.target]
+    cue = SLOPE.search(question)
+    each = EACH.search(question)
+    if cue:
+        positions = {name: start for start, _, name in spans if name in measures}
+        at = each.start() if each else cue.start()
+        if (each.group(0) if each else cue.group(0)).startswith(("每", "估计", "推算")):
+            before = [n for n in measures if positions.get(n, 10**9) < at]
+            predictor = max(before, key=lambda n: positions[n]) if before else measures[-1]
+        else:
+            after = [n for n in measures if positions.get(n, -1) > at]
+            predictor = min(after, key=lambda n: positions[n]) if after else measures[-1]
+        return next(n for n in measures if n != predictor), [predictor]
+    return measures[0], measures[1:]
 
 
 def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], named: list[str], zh: bool,
-                  outcome: str | None = None) -> bool:
+                  outcome: str | None = None, dated: bool = False) -> bool:
     """The question kinds with their own analysis (builtin_kinds): a yes/no outcome's rates per
     group, a paired design, top/bottom N, totals per group. False when none applies."""
     metric, dimension = plan.metric or "", plan.dimension
@@ -223,7 +364,9 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         if dimension:
             subject = _t(zh, f"Compare the {outcome} rate across {dimension}", f"比较不同{dimension}的{outcome}比例")
             plan.steps.append(Step("proportion_test", {"value_column": outcome, "group_column": dimension}, subject))
-            plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": outcome, "agg": "mean"}, evidence=False))
+            if next((c["type"] for c in columns if c["name"] == outcome), None) in NUMERIC:  # 0/1: the mean is the rate
+                plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": outcome, "agg": "mean"},
+                                       evidence=False))
         else:
             plan.steps.append(Step("value_counts", {"column": outcome}, _t(zh, f"{outcome} breakdown", f"{outcome}分布")))
         return True
@@ -245,7 +388,12 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
     top = asks_top(question)
     if top:
         entity = next((n for n in named if n != metric and next((c for c in columns if c["name"] == n), {}).get("type")
-                       in ("identifier", "text", "category", "boolean")), None) or dimension
+                       in ("identifier", "text", "category", "boolean")), None)
+        if entity is None and dimension:
+            entity = dimension
+            if noun := top_noun(question):  # "top 5 customers" with no customer column: say so, show what there is
+                plan.lead = (_t(zh, f"The data has no column for “{noun}”; the list is by {dimension} instead.",
+                                     f"数据中没有对应“{noun}”的列；下面改按 {dimension} 排列。"))
         if entity:
             plan.kind, plan.top = "top", top
             plan.dimension = entity
@@ -254,12 +402,36 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
             plan.steps.append(Step("group_aggregate", {"group_columns": [entity], "value_columns": [metric],
                                                        "agg": "sum"}, subject))
             return True
-    if asks_total(question) and dimension:
+    date = next((c["name"] for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
+    if date and SEASON.search(question) and not (dimension and dimension in named):
+        plan.kind = "seasonal"  # "每年哪个月最多": the month of the year, from the seasonal pattern
+        subject = _t(zh, f"Which time of year {metric} peaks", f"{metric}在一年中的高峰和低谷")
+        plan.steps.append(Step("seasonal_decompose", {"date_column": date, "value_column": metric}, subject))
+        plan.steps.append(Step("plot_line", {"x_column": date, "y_column": metric}, evidence=False))
+        return True
+    if dimension and SHARE.search(question):
+        plan.kind = "share"
+        subject = _t(zh, f"Share of total {metric} by {dimension}", f"各{dimension}占{metric}总量的比例")
+        plan.steps.append(Step("plot_pie", {"group_column": dimension, "value_column": metric, "top": 12}, subject))
+        add_total_steps(plan, metric, dimension, zh)
+        return True
+    # "which store has the most revenue" over months or orders: the total, unless an average is asked
+    summed = dated and asks_extreme(question) and ADDITIVE.search(metric) and not MEAN_WORDS.search(question)
+    if (asks_total(question) or summed) and dimension:
         plan.kind = "total"
         add_total_steps(plan, metric, dimension, zh)
         plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "sum"}, evidence=False))
         return True
     return False
+
+
+_TOP_NOUN = re.compile(r"\b(?:top|bottom|best|worst|largest|biggest|smallest|highest|lowest)\s+\w+\s+([a-z]+)", re.I)
+
+
+def top_noun(question: str) -> str | None:
+    """The thing a top-N question ranks ("top 5 customers" → customers), when it says one in English."""
+    match = _TOP_NOUN.search(question)
+    return match.group(1) if match and match.group(1).lower() not in ("by", "of", "in", "for") else None
 
 
 def add_total_steps(plan: Plan, metric: str, dimension: str, zh: bool) -> None:

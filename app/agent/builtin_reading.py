@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from app.agent.question_words import loose_mentions, name_words, value_words
+from app.agent.question_words import SYNONYMS, loose_mentions, name_words, stem, value_words, words_at
 
 NUMERIC = ("number", "integer")
 GROUPING = ("category", "boolean")
@@ -33,7 +33,7 @@ def column_spans(question: str, columns: list[dict[str, Any]], synonyms: dict[st
     text, spans = question.lower(), []
     for col in sorted(columns, key=lambda c: -len(c["name"])):
         _claim(text, col["name"].lower(), col["name"], spans)
-    for col in columns:
+    for col in sorted(columns, key=lambda c: -_words_named(question, c["name"])):  # "longest petals": Petal.Length
         for key, words in synonyms.items():
             if synonym_key_fits(key, col["name"]):
                 for word in words:
@@ -43,6 +43,14 @@ def column_spans(question: str, columns: list[dict[str, Any]], synonyms: dict[st
             if not any(s < end and start < e for s, e, _ in spans):
                 spans.append((start, end, col["name"]))
     return sorted(spans)
+
+
+def _words_named(question: str, name: str) -> int:
+    """How many words of a column's name the question uses (stems): ranks columns sharing a synonym."""
+    asked = {stem(w) for _, _, w in words_at(question)}
+    lowered = question.lower()
+    return sum(stem(w) in asked or any(word in lowered for word in SYNONYMS.get(w, ()) if not word.isascii())
+               for w in name_words(name))
 
 
 def synonym_key_fits(key: str, name: str) -> bool:
@@ -69,7 +77,7 @@ def _claim(text: str, needle: str, name: str, spans: list[Span]) -> None:
 # A cue before the target ("what drives X") or after it ("X depends on"), per language. A few
 # filler words may sit between a cue and the column ("drives the monthly revenue", "预测未来3个月的营业额").
 _BEFORE_EN = re.compile(
-    r"\b(?:drives?|driving|drivers?\s+(?:of|for|behind)|explain(?:s|ing)?|explanation\s+(?:of|for)|"
+    r"\b(?:drives?|driving|drivers?\s+(?:of|for|behind)|explain(?:s|ing)?|explanation\s+(?:of|for)|estimat(?:e|es|ing)|"
     r"predict(?:s|ing)?|prediction\s+(?:of|for)|forecast(?:s|ing)?|affect(?:s|ing)?|influenc(?:e|es|ing)|"
     r"determin(?:e|es|ing)|(?:effect|impact|influence)s?\s+(?:of\s+[^?.!;]*?\s+)?on|"
     r"factors?\s+(?:of|for|behind|affecting|driving)|"
@@ -265,11 +273,26 @@ def read_profile(dataset: dict[str, Any], profile: str | None) -> dict[str, Any]
                                    if c["name"] in seen else c for c in dataset["columns"]]}
 
 
+_TIME_NAME = re.compile(r"^(?:time|year|years|yr|date|period|年份|年|时间)$", re.I)
+_RANGE = re.compile(r"min (-?[\d,.]+),.*max (-?[\d,.]+)")
+
+
+def decimal_years(name: str, rest: str) -> bool:
+    """A number column named like time whose values are years (1949 … 1960.92): a date column."""
+    match = _RANGE.search(rest)
+    if not (_TIME_NAME.match(name.strip()) and match):
+        return False
+    low, high = (float(x.replace(",", "")) for x in match.groups())
+    return 1000 <= low <= high <= 2200
+
+
 def _with_codes(column: dict[str, Any], line: re.Match) -> dict[str, Any]:
     """A number column the profile reads as yes/no (0/1: smoke, low) is `binary`; one with a few
     whole-number values (cyl, group) is `coded`: both can split rows into groups."""
     if column["type"] not in NUMERIC:
         return column
+    if decimal_years(column["name"], line["rest"]):  # R's ts export: time 1949, 1949.083 … (ts_common reads it)
+        return {**column, "type": "datetime", "decimal_years": True}
     unique = int(line["unique"])
     if line["kind"] == "boolean" or unique == 2:
         return {**column, "binary": True, "levels": 2}

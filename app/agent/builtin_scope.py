@@ -33,7 +33,9 @@ def chain_filters(chain: Chain, dataset: dict[str, Any], keep: set[str] | None =
 
 def filtered_name(name: str, conditions: list[dict[str, Any]]) -> str:
     """The name of a filtered copy: retail_sales_online."""
-    values = [v for c in conditions for v in (c["value"] if isinstance(c["value"], list) else [c["value"]])]
+    values = [str(c["value"][0])[:4] if c["op"] == "between" and str(c["value"][0])[:4] == str(c["value"][1])[:4]
+              else v for c in conditions for v in (c["value"] if isinstance(c["value"], list) else [c["value"]])]
+    values = list(dict.fromkeys(values))
     slug = "_".join(re.sub(r"\W+", "_", str(v).lower()).strip("_") for v in values)[:40] or "subset"
     return f"{name}_{slug}"
 
@@ -64,3 +66,16 @@ def apply_rules(plan: Any, rules: list[str], zh: bool) -> None:
                     add_total_steps(plan, plan.metric, plan.dimension, zh)
                 applied = True
         plan.rules.append((rule, applied))
+
+
+def describe_condition(condition: dict[str, Any], zh: bool) -> str:
+    """'Channel = Online', '月份 in 2024', 'carat > 1' for the answer."""
+    column, op, value = condition["column"], condition["op"], condition["value"]
+    if op == "between" and isinstance(value, list) and len(value) == 2:
+        start, end = str(value[0]), str(value[1])
+        if start[:4] == end[:4] and start.endswith("-01-01") and end.endswith("-12-31"):
+            return f"{column} 在 {start[:4]} 年" if zh else f"{column} in {start[:4]}"
+        return f"{column} 在 {start} 至 {end}" if zh else f"{column} from {start} to {end}"
+    if isinstance(value, list):
+        return f"{column} = {' / '.join(map(str, value))}"
+    return f"{column} {'=' if op == '==' else op} {value}"

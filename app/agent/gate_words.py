@@ -80,7 +80,8 @@ METHODS: dict[str, tuple[str, tuple[str, str], tuple[str, str]]] = {
                  ("a forecast", "预测"),
                  ("A forecast assumes the past pattern continues; it comes with a range, not a promise.",
                   "预测假设过去的规律会延续；结果是一个区间，不是保证。")),
-    "experiment": (r"a/b|\bab test|experiment|treatment|control group|实验|对照组|ab测试|a/b测试",
+    # (not "treatment": treated groups are everyday data, e.g. PlantGrowth's trt1/trt2)
+    "experiment": (r"a/b|\bab test|experiment|control group|实验|ab测试|a/b测试",
                    ("an experiment evaluation", "实验效果评估"),
                    ("This treats the groups as a fair experiment (random assignment, same period).",
                     "这要求分组是公平的实验（随机分配、同一时期）。")),

@@ -61,7 +61,8 @@ WORD_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"t[- ]?tests?\b|mann[- ]?whitney|two groups|\bthe two \w+|\b(?:vs\.?|versus)\b|\bmen and women\b|"
      r"\bwomen and men\b|\bmale and female\b|两组|t检验",
      ("compare_two_groups",)),
-    (r"anova|kruskal|differ\w* (?:by|across|between|for|among)|compar\w* (?:across|by)|方差分析|各组", ("compare_groups",)),
+    (r"anova|kruskal|differ\w* (?:by|across|between|for|among)|compar\w* (?:across|by)|方差分析|各组|有差异|差异|区别",
+     ("compare_groups",)),
     (r"correlat\w*|pearson|spearman|kendall|relationship between|associated with|相关", ("correlation_analysis",)),
     (r"regress\w*|slope|intercept|r[- ]?squared|r²|linear model|trend line|回归|斜率|\bcontroll?ing for\b|"
      r"\badjust\w* for\b|\bheld (?:fixed|constant)\b|\btaken into account\b|\bholding\b.{0,30}\b(?:fixed|constant)\b|"

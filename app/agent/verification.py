@@ -32,7 +32,9 @@ TINY_SAMPLE = 10  # below it any result is
 
 # --- wording ---------------------------------------------------------------------------------------
 _CLAUSE = re.compile(r"[.;:!?。；：！？,，\n]+(?:\s|$)|[。；：！？，\n]")
-CAUSAL = re.compile(r"\bcaus(?:e|es|ed|ing|al|ally|ation)\b|\blead(?:s|ing)? to\b|\bled to\b|\bdriv(?:e|es|en|ing)\b|"
+# "drive" the verb, not the noun: "front-wheel drive", "4-wheel-drive", "data-driven", "test drive", "drive train"
+CAUSAL = re.compile(r"\bcaus(?:e|es|ed|ing|al|ally|ation)\b|\blead(?:s|ing)? to\b|\bled to\b|"
+                    r"(?<!-)(?<!wheel )(?<!test )(?<!hard )(?<!disk )\bdriv(?:e|es|en|ing)\b(?![- ]?(?:train|way|through|shaft))|"
                     r"\bbecause of\b|\bresult(?:s|ed)? in\b|导致|造成|引起|使得|致使", re.IGNORECASE)
 # Hedges and negations that make a causal word not a causal claim ("may drive", "is not causation",
 # "could be caused by chance", "不能说明导致", "偶然造成").
@@ -305,7 +307,8 @@ def restatement(text: str, limit: int = 120) -> str:
     """H1 in a few words: the question the text asks (its first sentence ending in "?"; else its
     first sentence), cut at a word boundary. "Each patient took both drugs. Does drug 2 give more
     sleep?" is about drug 2, not about who took what."""
-    sentences = [p.strip() for p in re.split(r"(?<=[.?!。？！])\s+|\n", " ".join((text or "").split(" ")).strip())
+    # Chinese sentences end at 。？！ with no space after them
+    sentences = [p.strip() for p in re.split(r"(?<=[.?!])\s+|(?<=[。？！])|\n", " ".join((text or "").split(" ")).strip())
                  if p.strip()] or [""]
     first = next((p for p in sentences if p.endswith(("?", "？"))), sentences[0])
     if len(first) <= limit:
@@ -372,8 +375,10 @@ def synthesis_policy(results: list[dict[str, Any]], hypotheses: dict[str, Any],
     # n < 30 already hedges the wording).
     small, null = bool(sizes) and max(sizes) < SMALL_SAMPLE, bool(tested) and all(
         r["p_value"] >= r["alpha"] for r in tested)
-    thin = (not passed or all(r["confidence"] == "low" for r in passed) or (bool(sizes) and max(sizes) < TINY_SAMPLE)
-            or (small and null))
+    # (claims that failed are the failed rule's business: "thin" would tell the model to gather more
+    # data when it only has to correct a claim)
+    thin = (not passed and not failed) or bool(passed) and (
+        all(r["confidence"] == "low" for r in passed) or (bool(sizes) and max(sizes) < TINY_SAMPLE) or (small and null))
     primary = (hypotheses.get("primary") or {}).get("status")
     hedged = bool(failed) or thin or primary not in (None, "supported") or \
         any(r["confidence"] != "high" for r in passed)

@@ -8,6 +8,7 @@ It ends by comparing every number of the report's evidence with the re-computed 
 
 from __future__ import annotations
 
+import math
 import pprint
 from collections.abc import Iterable
 from typing import Any
@@ -29,6 +30,12 @@ def dataset_sources(datasets: Iterable[Any]) -> list[dict[str, Any]]:
 
 def _comment(text: str) -> str:
     return "\n".join("#   " + line for line in str(text or "").splitlines()) or "#"
+
+
+def _one_line(text: Any) -> str:
+    """Text for the rest of a comment line: every character Python may end a line at (\\r alone, form
+    feeds, and what str.splitlines knows) becomes a space, so an uploaded file's name cannot start code."""
+    return " ".join(str(text or "").splitlines()).replace("\x0c", " ")
 
 
 def _literal(value: Any) -> str:
@@ -163,7 +170,8 @@ def report_numbers(report: dict[str, Any]) -> list[tuple[str, list[str], str, fl
     out = []
     for n, item in enumerate(report.get("evidence", []), start=1):
         for key, value in (item.get("metrics") or {}).items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
+            # finite numbers only: nan/inf are not Python literals, and "not a number" is not a number to check
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                 out.append((f"E{n}", list(item.get("tool_call_ids") or []), str(key), value))
     return out
 
@@ -193,8 +201,8 @@ then run this script with that environment's python.
 """
 # Question:
 {_comment(report.get("question", ""))}
-# Run: {str(report.get("run_id", "")).replace(chr(10), " ")}  Created: {str(report.get("created_at", "")).replace(chr(10), " ")}
-# Example: python analysis.py {usage.replace(chr(10), " ")}
+# Run: {_one_line(report.get("run_id", ""))}  Created: {_one_line(report.get("created_at", ""))}
+# Example: python analysis.py {_one_line(usage)}
 
 from __future__ import annotations
 

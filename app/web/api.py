@@ -30,16 +30,21 @@ from app.db.models import Dataset, Event, Evidence, Question, Run
 from app.db.session import Database
 from app.ingest.errors import IngestError
 from app.runs import FINAL_STATUSES, TooManyRuns
-from app.web.chat import open_question
-from app.web.deps import (ApiError, CommittingRoute, CurrentUserDep, DbSessionDep, RunDep, RunServiceDep, SettingsDep,
-                          WorkspaceDep, owner_of)
-from app.web.files import (
-    error_status,
-    ingest_upload,
-    resume_if_stale,
-    start_background_load,
+from app.web.deps import (
+    ApiError,
+    CommittingRoute,
+    CurrentUserDep,
+    DbSessionDep,
+    RunDep,
+    RunServiceDep,
+    SettingsDep,
+    WorkspaceDep,
+    owner_of,
 )
-from app.workspaces import READY, create_workspace, dataset_status
+from app.web.pages import dataset_body
+from app.web.run_panel import open_question
+from app.web.uploads import error_status, ingest_upload, resume_if_stale, start_background_load
+from app.workspaces import READY, create_workspace
 
 router = APIRouter(tags=["api"], route_class=CommittingRoute)
 
@@ -100,15 +105,6 @@ def api_dataset(request: Request, workspace: WorkspaceDep, dataset_id: str, sess
         raise HTTPException(404, "dataset not found")
     resume_if_stale(request.app, session, dataset)
     return {"dataset": dataset_body(dataset, settings.preview_rows)}
-
-
-def dataset_body(dataset: Dataset, rows: int) -> dict[str, Any]:
-    from app.web.workspaces import dataset_view
-
-    view = dataset_view(dataset, rows)
-    info = {k: v for k, v in (dataset.info or {}).items() if k not in ("loader", "requested_sheet")}
-    return {**info, "preview": view["preview"], "id": dataset.id, "name": dataset.name,
-            "version": dataset.version, "status": dataset_status(dataset), "rows": dataset.rows}
 
 
 @router.post("/api/workspaces/{ws}/messages", status_code=202)

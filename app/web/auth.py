@@ -25,6 +25,7 @@ from app.users import (API, SESSION, Account, AccountError, api_tokens, auth_req
 from app.web.deps import (SESSION_COOKIE, ApiError, CommittingRoute, CurrentUserDep, DbSessionDep, NotSignedIn, PageDep,
                           SettingsDep)
 from app.web.i18n import t
+from app.web.pages import workspace_busy
 
 router = APIRouter(tags=["accounts"], route_class=CommittingRoute)
 
@@ -221,8 +222,6 @@ def change_password(request: Request, session: DbSessionDep, page: PageDep, user
 def delete_account_page(request: Request, session: DbSessionDep, settings: SettingsDep, page: PageDep,
                         user: CurrentUserDep, password: Annotated[str, Form(max_length=1000)]) -> Response:
     """Delete the account and all its workspaces: confirmed by the password (SPEC §7)."""
-    from app.web.workspaces import workspace_busy
-
     if user is None:
         raise NotSignedIn()
     try:

@@ -1,23 +1,17 @@
-"""Asking a question from the page, and the run view (full page or the `_run.html` fragment)."""
+"""Asking a question from the page, answering the run's question, and the run view (full page or the
+`_run.html` fragment, gathered by app/web/run_panel.py)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
-from markupsafe import Markup
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.agent.clarify import answer_question, resume_after_answer
-from app.agent.evidence import evidence_dict
-from app.agent.tasks import task_dict
-from app.db.models import Event, Evidence, Question, Report, Run, Task, Workspace
-from app.reports.builder import HARNESS_TOOLS, is_harness_tool
-from app.reports.safe_markdown import render_markdown
-from app.runs import ACTIVE_STATUSES, TooManyRuns
+from app.db.models import Question, Workspace
+from app.runs import TooManyRuns
 from app.web.deps import (
     CommittingRoute,
     DbSessionDep,
@@ -29,12 +23,10 @@ from app.web.deps import (
     wants_partial,
 )
 from app.web.i18n import t
+from app.web.pages import workspace_context
+from app.web.run_panel import run_context
 
 router = APIRouter(tags=["pages"], route_class=CommittingRoute)
-
-ACTIVE = ACTIVE_STATUSES
-# Markdown comes as a zip with its figures/ beside it: a lone .md file's images would not open elsewhere.
-DOWNLOADS = (("HTML", "html"), ("PDF", "pdf"), ("Word", "docx"), ("Markdown (.zip)", "zip"), ("JSON", "json"))
 
 
 @router.post("/workspaces/{ws}/ask", name="ask")
@@ -46,8 +38,6 @@ def ask(request: Request, workspace: WorkspaceDep, session: DbSessionDep, runs: 
     try:
         run = runs.create(session, workspace, text.strip(), question_language(session, workspace.id, text, page.lang))
     except TooManyRuns as exc:
-        from app.web.workspaces import workspace_context
-
         context = workspace_context(session, settings, workspace, page.lang,
                                     ask_error=t("too_many_runs", page.lang, n=exc.limit), asked=text)
         return page.render("workspace.html", context, status_code=429)
@@ -91,89 +81,5 @@ def run_page(request: Request, run: RunDep, session: DbSessionDep, settings: Set
              page: PageDep) -> Response:
     if wants_partial(request):
         return page.render("_run.html", {"current": run_context(session, run, page.lang)})
-    from app.web.workspaces import workspace_context  # the two views share the page
-
     workspace = session.get(Workspace, run.workspace_id)
     return page.render("workspace.html", workspace_context(session, settings, workspace, page.lang, run.id))
-
-
-# --- gathering what the run panel shows -----------------------------------------------------
-def run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
-    events = list(session.scalars(select(Event).where(Event.run_id == run.id).order_by(Event.id)))
-    steps = steps_from_events(events)
-    report = session.scalars(select(Report).where(Report.run_id == run.id)
-                             .order_by(Report.created_at.desc())).first()
-    unverified = list((report.content or {}).get("unverified_numbers", [])) if report else []
-    state = run.state or {}
-    verification = state.get("verification") or {}
-    return {
-        "run": run,
-        "analysis_plan": state.get("plan"),
-        "checks": {r["evidence_id"]: r["status"] for r in verification.get("results", []) if r.get("evidence_id")},
-        "checks_status": verification.get("status"),
-        "active": run.status in ACTIVE,
-        "steps": steps,
-        "quiet_tools": sorted(HARNESS_TOOLS),
-        "figures": [f for step in steps for f in step["figures"]],
-        "tasks": [task_dict(t) for t in session.scalars(select(Task).where(Task.run_id == run.id)
-                                                         .order_by(Task.created_at)) if t.status != "deleted"],
-        "evidence": [evidence_dict(e) for e in session.scalars(select(Evidence).where(Evidence.run_id == run.id)
-                                                                .order_by(Evidence.created_at))],
-        "question": open_question(session, run.id),
-        "answer_html": answer_html(run.answer, unverified, t("unverified", lang)) if run.answer else None,
-        "unverified": unverified,
-        # a run that had no data to read has nothing to download or share
-        "has_report": report is not None and bool((report.content or {}).get("datasets")),
-        "downloads": DOWNLOADS,
-        "last_event_id": events[-1].id if events else 0,
-        "elapsed_s": elapsed_seconds(run),
-    }
-
-
-def open_question(session: Session, run_id: str) -> Question | None:
-    return session.scalars(select(Question).where(Question.run_id == run_id, Question.answer.is_(None))
-                           .order_by(Question.created_at.desc())).first()
-
-
-def steps_from_events(events: list[Event]) -> list[dict[str, Any]]:
-    """Analysis steps in order: started ones run until their `tool_finished` arrives. Harness
-    tools (tasks, evidence) are left out: the plan and the evidence cards show what they did."""
-    steps: dict[str, dict[str, Any]] = {}
-    for event in events:
-        data = event.data or {}
-        if is_harness_tool(str(data.get("tool", ""))):
-            continue
-        key = str(data.get("id") or event.id)
-        if event.kind == "tool_started":
-            steps[key] = {"id": key, "tool": data.get("tool", ""), "running": True, "ok": None,
-                          "interpretation": "", "error": None, "figures": []}
-        elif event.kind == "tool_finished":
-            step = steps.setdefault(key, {"id": key, "tool": data.get("tool", "")})
-            step.update(running=False, ok=bool(data.get("ok")), interpretation=data.get("interpretation") or "",
-                        error=error_text(data.get("error")), figures=list(data.get("figures") or []))
-    return list(steps.values())
-
-
-def error_text(error: Any) -> str | None:
-    if not error:
-        return None
-    if isinstance(error, dict):
-        return " ".join(str(error.get(k)) for k in ("message", "hint") if error.get(k)) or str(error)
-    return str(error)
-
-
-def elapsed_seconds(run: Run) -> int:
-    start, end = _aware(run.created_at), _aware(run.finished_at) or datetime.now(timezone.utc)
-    return max(0, int((end - start).total_seconds())) if start else 0
-
-
-def _aware(moment: datetime | None) -> datetime | None:
-    # SQLite hands back naive datetimes; they were written in UTC.
-    if moment is not None and moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment
-
-
-# --- the answer: model text is escaped before markdown, so it can never inject HTML ---------
-def answer_html(text: str, unverified: list[str] | None = None, note: str = "") -> Markup:
-    return render_markdown(text, images="local", mark=unverified or [], mark_title=note)

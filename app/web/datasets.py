@@ -11,18 +11,13 @@ from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
-from sqlalchemy import select
-
-from app.db.models import Dataset, Run, Workspace
+from app.db.models import Dataset, Workspace
 from app.ingest.errors import IngestError
-from app.runs import BUSY_STATUSES
 from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, SettingsDep, WorkspaceDep
-from app.web.files import error_status
 from app.web.i18n import t
-from app.workspaces import (activate_version, dataset_versions, rebuild_from_original, remove_upload, switch_sheet,
-                            upload_family)
-
-BUSY = BUSY_STATUSES
+from app.web.pages import analysis_running, dataset_body, version_entries, workspace_context
+from app.web.uploads import error_status
+from app.workspaces import activate_version, rebuild_from_original, remove_upload, switch_sheet, upload_family
 
 router = APIRouter(tags=["datasets"], route_class=CommittingRoute)
 
@@ -36,15 +31,6 @@ def workspace_dataset(session: Session, workspace: Workspace, dataset_id: str) -
     if dataset is None or dataset.workspace_id != workspace.id:
         raise HTTPException(404, "dataset not found")
     return dataset
-
-
-def version_entries(session: Session, dataset: Dataset) -> list[dict[str, Any]]:
-    return [{"id": v.id, "version": v.version, "step": v.step, "rows": v.rows, "active": v.active,
-             "sheet": v.sheet} for v in dataset_versions(session, dataset)]
-
-
-def analysis_running(session: Session, workspace: Workspace) -> bool:
-    return session.scalars(select(Run.id).where(Run.workspace_id == workspace.id, Run.status.in_(BUSY))).first() is not None
 
 
 # --- pages ----------------------------------------------------------------------------------
@@ -65,8 +51,6 @@ def remove_dataset_page(request: Request, workspace: WorkspaceDep, dataset_id: s
 @router.post("/workspaces/{ws}/datasets/{dataset_id}/sheet", name="switch_sheet")
 def switch_sheet_page(request: Request, workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep,
                       settings: SettingsDep, page: PageDep, sheet: Annotated[str, Form()]) -> Response:
-    from app.web.workspaces import workspace_context
-
     dataset = workspace_dataset(session, workspace, dataset_id)
     try:
         switch_sheet(session, settings, dataset, sheet)
@@ -88,8 +72,6 @@ def activate_version_page(request: Request, workspace: WorkspaceDep, dataset_id:
 def rebuild_dataset_page(request: Request, workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep,
                          settings: SettingsDep, page: PageDep) -> Response:
     """A damaged working copy made again from the kept original (a new version of the dataset)."""
-    from app.web.workspaces import workspace_context
-
     dataset = workspace_dataset(session, workspace, dataset_id)
     try:
         rebuild_from_original(session, settings, dataset)
@@ -105,8 +87,6 @@ def rebuild_dataset_page(request: Request, workspace: WorkspaceDep, dataset_id: 
 def api_rebuild(workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep,
                 settings: SettingsDep) -> dict[str, Any]:
     """Make a damaged dataset's working copy again from the kept original: 201 with the new version."""
-    from app.web.api import dataset_body
-
     try:
         dataset = rebuild_from_original(session, settings, workspace_dataset(session, workspace, dataset_id))
     except IngestError as error:

@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field
 from app.db.models import KnowledgeEntry
 from app.knowledge import KnowledgeError, add_entry, document_text, entries
 from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, SettingsDep, WorkspaceDep
-from app.web.files import safe_file_name
+from app.web.pages import workspace_context
+from app.web.uploads import safe_file_name
 
 router = APIRouter(tags=["knowledge"], route_class=CommittingRoute)
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
@@ -61,8 +62,6 @@ def add_knowledge_page(request: Request, workspace: WorkspaceDep, session: DbSes
     try:
         keep(session, settings, workspace.id, title, text, file)
     except KnowledgeError as exc:
-        from app.web.workspaces import workspace_context
-
         context = workspace_context(session, settings, workspace, page.lang,
                                     knowledge_error={"category": exc.category, "message": exc.message,
                                                      "hint": exc.hint, "file": file.filename if file else ""})

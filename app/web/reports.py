@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import copy
 import io
 import json
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from fastapi import APIRouter
-from fastapi.responses import FileResponse, Response
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, RedirectResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.db.models import Dataset, Report
 from app.reports import render
-from app.web.deps import ApiError, CommittingRoute, DbSessionDep, SettingsDep, WorkspaceDep
+from app.web.deps import ApiError, CommittingRoute, DbSessionDep, RunDep, SettingsDep, WorkspaceDep
+from app.web.number_check import start_check
+from app.web.report_files import portable_content, report_folder
 from app.web.security import REPORT_CSP
 from app.workspaces import active_datasets
 
@@ -57,25 +57,6 @@ def text_response(text: str, fmt: str, filename: str) -> Response:
     if fmt == "html":  # the self-contained report: its own inline styles, no script (app/web/security.py)
         headers["Content-Security-Policy"] = REPORT_CSP
     return Response(text.encode("utf-8"), media_type=MEDIA_TYPES[fmt], headers=headers)
-
-
-def report_folder(report: Report, settings: Settings) -> Path:
-    """The report as files next to the workspace's data: figures/ copied in, PDF and Word written once.
-
-    The figure paths in report.json name files under the data dir as the server saw it (often relative
-    to its working directory); every download is made from this folder, whose figures/ travel with it."""
-    return settings.workspace_dir(report.workspace_id) / "reports" / report.id / "files"
-
-
-def portable_content(report: Report, settings: Settings) -> dict[str, Any]:
-    """report.json whose figure paths are `figures/NAME` inside report_folder (copied there on first use)."""
-    located = copy.deepcopy(report.content or {})
-    figures_dir = settings.workspace_dir(report.workspace_id) / "figures"
-    for figure in located.get("figures", []):
-        by_name = figures_dir / Path(str(figure.get("path") or "")).name
-        if figure.get("path") and by_name.is_file():
-            figure["path"] = str(by_name.resolve())
-    return render.portable_report(located, report_folder(report, settings))
 
 
 def binary_file(report: Report, fmt: str, settings: Settings) -> Path:
@@ -137,3 +118,15 @@ def script_dataset(dataset: Dataset) -> dict:
     """How the analysis script finds a dataset: the uploaded original, re-read the same way."""
     return {"name": dataset.name, "file": dataset.file_name, "sheet": dataset.sheet,
             "original_path": dataset.original_path}
+
+
+@router.post("/runs/{run_id}/check-numbers", name="check_numbers")
+def check_numbers(request: Request, run: RunDep, session: DbSessionDep, settings: SettingsDep) -> Response:
+    """Start running the report's analysis.py on the stored uploads, as `verity analyze` does, in the
+    background (app/web/number_check.py): the page says "checking…" and then the outcome, which goes into
+    the report; only then do its renderings say "Reproduced by analysis.py". A click while a check runs
+    starts nothing. The script re-runs the catalog's analysis tools only (the model's own code, run_python,
+    stays in its sandbox: the script cannot run it and counts it as not re-run)."""
+    start_check(request.app, session, settings, run, latest_report(session, run.workspace_id, run.id))
+    target = request.url_for("workspace_page", ws=run.workspace_id)
+    return RedirectResponse(f"{target}?run={run.id}#reproduction", status_code=303)

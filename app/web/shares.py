@@ -22,7 +22,7 @@ from app.db.models import Report, ReportShare, Run
 from app.reports import render
 from app.users import secret_digest
 from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, RunDep
-from app.web.reports import portable_content, report_folder
+from app.web.report_files import portable_content, report_folder
 from app.web.security import REPORT_CSP
 
 router = APIRouter(tags=["shares"], route_class=CommittingRoute)

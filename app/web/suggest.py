@@ -37,27 +37,53 @@ def _say(key: str, lang: str, a: str = "", b: str = "") -> str:
     return TEMPLATES[key].get(lang, TEMPLATES[key]["en"]).format(a=a, b=b)
 
 
-def questions_for(columns: list[dict[str, Any]], lang: str = "en") -> list[str]:
-    """Every suggestion one table's columns allow, the most useful kinds first."""
+Suggestion = tuple[str, tuple[str, ...]]  # the question, the columns it names
+
+
+def suggestions_for(columns: list[dict[str, Any]], lang: str = "en") -> list[Suggestion]:
+    """Every suggestion one table's columns allow, the most useful kinds first, with the columns each names."""
     nums, cats = usable(columns, NUMERIC), usable(columns, GROUPING)
     dates = usable(columns, ("datetime",))
-    by_cat = [_say("num_by_cat", lang, n, c) for n in nums[:2] for c in cats[:2]]
-    over_time = [_say("num_over_time", lang, n) for n in nums[:2] if dates]
-    pairs = [_say("num_num", lang, a, b) for a, b in list(combinations(nums[:3], 2))[:2]]
-    cat_pairs = [_say("cat_cat", lang, a, b) for a, b in list(combinations(cats[:2], 2))[:1]]
+    by_cat: list[Suggestion] = [(_say("num_by_cat", lang, n, c), (n, c)) for n in nums[:2] for c in cats[:2]]
+    over_time: list[Suggestion] = [(_say("num_over_time", lang, n), (n, dates[0])) for n in nums[:2] if dates]
+    pairs: list[Suggestion] = [(_say("num_num", lang, a, b), (a, b)) for a, b in list(combinations(nums[:3], 2))[:2]]
+    cat_pairs: list[Suggestion] = [(_say("cat_cat", lang, a, b), (a, b))
+                                   for a, b in list(combinations(cats[:2], 2))[:1]]
     # one of each kind first, so a short list still shows the variety of questions possible
-    out = by_cat[:1] + over_time[:1] + pairs[:1] + by_cat[1:] + cat_pairs + over_time[1:] + pairs[1:]
-    out += [_say("num_dist", lang, n) for n in nums[:1]]
+    out: list[Suggestion] = by_cat[:1] + over_time[:1] + pairs[:1] + by_cat[1:] + cat_pairs + over_time[1:] + pairs[1:]
+    out += [(_say("num_dist", lang, n), (n,)) for n in nums[:1]]
     return out
 
 
-def suggest_questions(tables: list[list[dict[str, Any]]], lang: str = "en", limit: int = 5) -> list[str]:
-    """Suggestions for the workspace's tables (each a list of `{"name", "type", "pii"}` columns)."""
+def questions_for(columns: list[dict[str, Any]], lang: str = "en") -> list[str]:
+    """Every suggestion one table's columns allow, the most useful kinds first."""
+    return [question for question, _ in suggestions_for(columns, lang)]
+
+
+def suggest_questions(tables: list[list[dict[str, Any]]], lang: str = "en", limit: int = 6,
+                      names: list[str] | None = None) -> list[str]:
+    """Suggestions for the workspace's tables (each a list of `{"name", "type", "pii"}` columns), drawn
+    from every table in turn (the best of each first). A question whose columns another table also has
+    names its table (`names`, e.g. the file names), so it is clear, to the reader and to the analyst,
+    which data it is about."""
+    per_table = [suggestions_for(columns, lang) for columns in tables]
+    column_sets = [{str(c.get("name")) for c in columns} for columns in tables]
     seen: list[str] = []
-    for columns in tables:
-        for question in questions_for(columns, lang):
+    for rank in range(max((len(s) for s in per_table), default=0)):
+        for index, suggestions in enumerate(per_table):
+            if rank >= len(suggestions):
+                continue
+            question, used = suggestions[rank]
+            shared = any(set(used) <= other for at, other in enumerate(column_sets) if at != index)
+            if shared and names and index < len(names):
+                question = in_dataset(question, names[index], lang)
             if question not in seen:
                 seen.append(question)
     if tables and not seen:
         seen.append(_say("overview", lang))
     return seen[:limit]
+
+
+def in_dataset(question: str, name: str, lang: str) -> str:
+    template = CATALOG["suggest.in_dataset"]
+    return template.get(lang, template["en"]).format(question=question.rstrip("?？. "), name=name)

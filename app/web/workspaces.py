@@ -9,19 +9,21 @@ from fastapi.responses import RedirectResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.config import Settings
 from app.db.models import Dataset, Run, Workspace
-from app.ingest.pipeline import LoadedTable
-from app.knowledge import entries
-from app.web.chat import run_context
-from app.web.datasets import analysis_running, version_entries
-from app.web.deps import (ApiError, CommittingRoute, CurrentUserDep, DbSessionDep, PageDep, SettingsDep, WorkspaceDep,
-                          owner_of)
+from app.web.deps import (
+    ApiError,
+    CommittingRoute,
+    CurrentUserDep,
+    DbSessionDep,
+    PageDep,
+    SettingsDep,
+    WorkspaceDep,
+    owner_of,
+)
 from app.web.i18n import t
-from app.web.suggest import suggest_questions
-from app.web.files import resume_if_stale, same_file_as
-from app.workspaces import (DAMAGED, FAILED, LOADING, READY, create_workspace, dataset_status, delete_workspace,
-                            list_workspaces, listed_datasets, readable_frame)
+from app.web.pages import full_view, workspace_busy, workspace_context
+from app.web.uploads import resume_if_stale, same_file_as
+from app.workspaces import FAILED, create_workspace, dataset_status, delete_workspace, list_workspaces, listed_datasets
 
 router = APIRouter(tags=["pages"], route_class=CommittingRoute)
 
@@ -55,12 +57,6 @@ def duplicate_notice(session: Session, workspace: Workspace, dataset_id: str | N
         return None
     twin = same_file_as(session, dataset)
     return t("duplicate_upload", lang, file=dataset.file_name, other=twin.file_name) if twin else None
-
-
-def workspace_busy(session: Session, workspace: Workspace) -> bool:
-    """An analysis or a background file read is working on the workspace's files right now."""
-    return analysis_running(session, workspace) or any(
-        dataset_status(d) == LOADING for d in listed_datasets(session, workspace.id))
 
 
 @router.post("/workspaces/{ws}/delete", name="delete_workspace")
@@ -108,59 +104,3 @@ def dismiss_dataset(request: Request, workspace: WorkspaceDep, dataset_id: str, 
     if dataset_status(dataset) == FAILED:
         dataset.active = False
     return RedirectResponse(request.url_for("workspace_page", ws=workspace.id), status_code=303)
-
-
-def workspace_context(session: Session, settings: Settings, workspace: Workspace, lang: str,
-                      selected_run_id: str | None = None, **extra: Any) -> dict[str, Any]:
-    """Everything the workspace page shows: data previews, suggestions, runs, the open run."""
-    listed = listed_datasets(session, workspace.id)
-    datasets = [d for d in listed if dataset_status(d) == READY]
-    runs = list(session.scalars(select(Run).where(Run.workspace_id == workspace.id)
-                                .order_by(Run.created_at.desc())))
-    selected = next((r for r in runs if r.id == selected_run_id), runs[0] if runs else None)
-    return {
-        "workspace": workspace,
-        "datasets": [full_view(session, settings, d) for d in listed],
-        "loading": [d.file_name for d in listed if dataset_status(d) == LOADING],
-        "suggestions": suggest_questions([d.info.get("columns", []) for d in datasets], lang),
-        "runs": runs,
-        "current": run_context(session, selected, lang) if selected else None,
-        "run_selected": selected is not None and selected.id == selected_run_id,  # the page is the run's: titled by it
-        "knowledge": entries(session, workspace.id),
-        **extra,
-    }
-
-
-def full_view(session: Session, settings: Settings, dataset: Dataset) -> dict[str, Any]:
-    versions = version_entries(session, dataset) if dataset_status(dataset) == READY else []
-    return {**dataset_view(dataset, settings.preview_rows), "versions": versions}
-
-
-def dataset_view(dataset: Dataset, rows: int, preview: list[dict] | None = None) -> dict[str, Any]:
-    """A dataset as the preview partial shows it (the first rows are read back, masked). A dataset
-    still being read shows the preview of its first rows kept in its info (already masked)."""
-    if preview is None and dataset_status(dataset) == READY:
-        preview = read_preview(dataset, rows)
-    elif preview is None:
-        preview = list((dataset.info or {}).get("preview") or [])[:rows]
-    info = dataset.info or {}  # reading the preview may have found the working copy damaged
-    columns = info.get("columns", [])
-    status = dataset_status(dataset)
-    return {
-        "id": dataset.id, "workspace_id": dataset.workspace_id, "name": dataset.name, "file": dataset.file_name,
-        "sheet": dataset.sheet,
-        "rows": dataset.rows, "info": info, "columns": columns, "preview": preview if status != DAMAGED else [],
-        "masked": [c for c in columns if c.get("pii")],
-        "status": status, "error": info.get("error") if status in (FAILED, DAMAGED) else None,
-    }
-
-
-def read_preview(dataset: Dataset, rows: int) -> list[dict]:
-    """The first rows of the working copy, masked ([] when it is missing or damaged: then marked)."""
-    pii = {c["name"]: c["pii"] for c in (dataset.info or {}).get("columns", []) if c.get("pii")}
-    if not dataset.working_path:
-        return []
-    frame = readable_frame(dataset)
-    if frame is None:
-        return []
-    return LoadedTable(frame=frame.head(rows), info=dataset.info, pii=pii).preview(rows)

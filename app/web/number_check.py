@@ -1,0 +1,136 @@
+"""The run panel's "Check every number with analysis.py": the report's script runs in the background (one
+thread per app; the child process under limits and without the server's secrets, app/reports/reproduce.py)
+while the page says "checking…". The outcome goes into the report (its renderings then say "Reproduced by
+analysis.py"); how the last check went is kept in the run's state, for the page."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from sqlalchemy.orm import Session
+
+from app.config import Settings
+from app.db.models import Report, Run
+from app.reports.reproduce import Limits, Outcome, check_analysis_script
+from app.reports.script import dataset_sources, to_analysis_script
+from app.web.background import background_pool
+from app.web.i18n import t
+from app.web.report_files import report_folder
+from app.web.uploads import PROCESS, process_alive
+from app.workspaces import active_datasets
+
+log = logging.getLogger(__name__)
+
+STATE_KEY = "number_check"  # in Run.state: {"status": "running" | "done" | "stopped", ...}
+BINARY_FORMATS = ("pdf", "docx")  # written once per report: made again with the outcome in them
+GRACE_S = 120  # after its deadline a "running" check recorded by another process is taken as lost
+_running: set[str] = set()  # runs this process is checking (or has queued) now
+_lock = threading.Lock()
+
+
+def check_running(run: Run) -> bool:
+    """A check of this run's numbers is queued or running, here or in another live server process."""
+    with _lock:
+        if run.id in _running:
+            return True
+    return check_running_elsewhere(run)
+
+
+def check_running_elsewhere(run: Run) -> bool:
+    """Another server process recorded a check of this run that is still within its time and whose
+    process lives. (One recorded by this process but no longer in `_running` ended without a record.)"""
+    state = (run.state or {}).get(STATE_KEY) or {}
+    owner = state.get("process") or {}
+    return (state.get("status") == "running" and owner.get("boot") != PROCESS["boot"]
+            and time.time() <= float(state.get("deadline") or 0) + GRACE_S and process_alive(owner.get("pid")))
+
+
+def check_view(run: Run, lang: str) -> dict[str, Any]:
+    """What the run panel says about the check: running, or why the last one stopped without an outcome."""
+    running = check_running(run)
+    state = (run.state or {}).get(STATE_KEY) or {}
+    stopped = None
+    if not running and state.get("status") == "stopped":
+        reason = "timeout" if state.get("reason") == "cpu" else state.get("reason")
+        stopped = t(f"check_stopped_{reason if reason in ('timeout', 'memory') else 'error'}", lang)
+    return {"running": running, "stopped": stopped}
+
+
+def start_check(app: FastAPI, session: Session, settings: Settings, run: Run, report: Report) -> bool:
+    """Write analysis.py beside the report and queue its run; False when a check of this run is already
+    under way (a second click starts nothing)."""
+    with _lock:
+        if run.id in _running:
+            return False
+        _running.add(run.id)
+    try:
+        if check_running_elsewhere(run):
+            with _lock:
+                _running.discard(run.id)
+            return False
+        script = write_script(session, settings, report)
+        run.state = {**(run.state or {}), STATE_KEY: {  # a new dict: the JSON column sees it
+            "status": "running", "process": dict(PROCESS), "started": time.time(),
+            "deadline": time.time() + settings.check_numbers_timeout_s}}
+        session.commit()  # the worker thread reads the run in its own session
+        check_executor(app).submit(run_check, app.state.db, settings, run.id, report.id, script)
+    except BaseException:
+        with _lock:
+            _running.discard(run.id)
+        raise
+    return True
+
+
+def write_script(session: Session, settings: Settings, report: Report) -> Path:
+    folder = report_folder(report, settings) / "check"
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "analysis.py"
+    datasets = [{**source, "original_path": str(Path(source["original_path"]).resolve())}  # it runs in `folder`
+                for source in dataset_sources(active_datasets(session, report.workspace_id))]
+    script.write_text(to_analysis_script(report.content, datasets), encoding="utf-8")
+    return script
+
+
+def check_executor(app: FastAPI) -> ThreadPoolExecutor:
+    """One thread per app: one analysis.py at a time (each may use check_numbers_memory_mb)."""
+    return background_pool(app, "check")
+
+
+def run_check(db, settings: Settings, run_id: str, report_id: str, script: Path) -> None:
+    """In the check thread: run the script under the settings' limits and record the outcome."""
+    try:
+        limits = Limits(timeout_s=settings.check_numbers_timeout_s, memory_mb=settings.check_numbers_memory_mb,
+                        cpu_s=settings.check_numbers_cpu_s)
+        cache = settings.data_dir / "cache" / "matplotlib"  # the font cache, built once, not per check
+        cache.mkdir(parents=True, exist_ok=True)
+        outcome = check_analysis_script(script, limits, cache_dir=cache)
+    except Exception:  # the page must not stay at "checking…"
+        log.exception("checking the numbers of run %s failed", run_id)
+        outcome = Outcome(None, "error")
+    try:
+        record(db, settings, run_id, report_id, outcome)
+    except Exception:  # e.g. the database went away: the page stops saying "checking…" at the deadline
+        log.exception("the outcome of checking the numbers of run %s could not be recorded", run_id)
+    finally:
+        with _lock:
+            _running.discard(run_id)
+
+
+def record(db, settings: Settings, run_id: str, report_id: str, outcome: Outcome) -> None:
+    with db.session() as session:
+        report, run = session.get(Report, report_id), session.get(Run, run_id)
+        if report is not None and outcome.summary is not None:
+            report.content = {**(report.content or {}), "reproduction": outcome.summary}
+            for fmt in BINARY_FORMATS:
+                (report_folder(report, settings) / f"report.{fmt}").unlink(missing_ok=True)
+        if run is not None:
+            done = {"status": "done"} if outcome.summary is not None else {"status": "stopped",
+                                                                            "reason": outcome.reason}
+            run.state = {**(run.state or {}), STATE_KEY: {**done, "finished": time.time()}}
+        session.commit()

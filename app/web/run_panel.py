@@ -1,0 +1,108 @@
+"""What the run panel shows (`_run.html`, in the workspace page or alone): the steps, the plan, the
+evidence, the open question, the answer and the report's downloads, gathered from the run's records."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from markupsafe import Markup
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.agent.evidence import evidence_dict
+from app.agent.tasks import task_dict
+from app.db.models import Event, Evidence, Question, Report, Run, Task
+from app.reports.builder import HARNESS_TOOLS, is_harness_tool
+from app.reports.report_parts import reproduction_summary
+from app.reports.safe_markdown import render_markdown
+from app.runs import ACTIVE_STATUSES
+from app.web.i18n import t
+from app.web.number_check import check_view
+
+ACTIVE = ACTIVE_STATUSES
+# Markdown comes as a zip with its figures/ beside it: a lone .md file's images would not open elsewhere.
+DOWNLOADS = (("HTML", "html"), ("PDF", "pdf"), ("Word", "docx"), ("Markdown (.zip)", "zip"), ("JSON", "json"))
+
+
+def run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
+    events = list(session.scalars(select(Event).where(Event.run_id == run.id).order_by(Event.id)))
+    steps = steps_from_events(events)
+    report = session.scalars(select(Report).where(Report.run_id == run.id)
+                             .order_by(Report.created_at.desc())).first()
+    unverified = list((report.content or {}).get("unverified_numbers", [])) if report else []
+    state = run.state or {}
+    verification = state.get("verification") or {}
+    return {
+        "run": run,
+        "analysis_plan": state.get("plan"),
+        "checks": {r["evidence_id"]: r["status"] for r in verification.get("results", []) if r.get("evidence_id")},
+        "checks_status": verification.get("status"),
+        "active": run.status in ACTIVE,
+        "steps": steps,
+        "quiet_tools": sorted(HARNESS_TOOLS),
+        "figures": [f for step in steps for f in step["figures"]],
+        "tasks": [task_dict(t) for t in session.scalars(select(Task).where(Task.run_id == run.id)
+                                                         .order_by(Task.created_at)) if t.status != "deleted"],
+        "evidence": [evidence_dict(e) for e in session.scalars(select(Evidence).where(Evidence.run_id == run.id)
+                                                                .order_by(Evidence.created_at))],
+        "question": open_question(session, run.id),
+        "answer_html": answer_html(run.answer, unverified, t("unverified", lang)) if run.answer else None,
+        "unverified": unverified,
+        # a run that had no data to read has nothing to download or share
+        "has_report": report is not None and bool((report.content or {}).get("datasets")),
+        "reproduction": reproduction_summary(report.content or {}, lang) if report is not None else None,
+        "number_check": check_view(run, lang),
+        "downloads": DOWNLOADS,
+        "last_event_id": events[-1].id if events else 0,
+        "elapsed_s": elapsed_seconds(run),
+    }
+
+
+def open_question(session: Session, run_id: str) -> Question | None:
+    return session.scalars(select(Question).where(Question.run_id == run_id, Question.answer.is_(None))
+                           .order_by(Question.created_at.desc())).first()
+
+
+def steps_from_events(events: list[Event]) -> list[dict[str, Any]]:
+    """Analysis steps in order: started ones run until their `tool_finished` arrives. Harness
+    tools (tasks, evidence) are left out: the plan and the evidence cards show what they did."""
+    steps: dict[str, dict[str, Any]] = {}
+    for event in events:
+        data = event.data or {}
+        if is_harness_tool(str(data.get("tool", ""))):
+            continue
+        key = str(data.get("id") or event.id)
+        if event.kind == "tool_started":
+            steps[key] = {"id": key, "tool": data.get("tool", ""), "running": True, "ok": None,
+                          "interpretation": "", "error": None, "figures": []}
+        elif event.kind == "tool_finished":
+            step = steps.setdefault(key, {"id": key, "tool": data.get("tool", "")})
+            step.update(running=False, ok=bool(data.get("ok")), interpretation=data.get("interpretation") or "",
+                        error=error_text(data.get("error")), figures=list(data.get("figures") or []))
+    return list(steps.values())
+
+
+def error_text(error: Any) -> str | None:
+    if not error:
+        return None
+    if isinstance(error, dict):
+        return " ".join(str(error.get(k)) for k in ("message", "hint") if error.get(k)) or str(error)
+    return str(error)
+
+
+def elapsed_seconds(run: Run) -> int:
+    start, end = _aware(run.created_at), _aware(run.finished_at) or datetime.now(UTC)
+    return max(0, int((end - start).total_seconds())) if start else 0
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    # SQLite hands back naive datetimes; they were written in UTC.
+    if moment is not None and moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment
+
+
+# --- the answer: model text is escaped before markdown, so it can never inject HTML ---------
+def answer_html(text: str, unverified: list[str] | None = None, note: str = "") -> Markup:
+    return render_markdown(text, images="local", mark=unverified or [], mark_title=note)

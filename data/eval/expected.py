@@ -21,6 +21,7 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -700,20 +701,22 @@ def render(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, make: Callable[[], dict[str, Any]] = build, out: Path = TASKS) -> int:
+    """--write the task file, --check it against the computation, or print it (the held-out set's
+    generator calls this with its own `make` and `out`)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="write data/eval/tasks.json")
-    parser.add_argument("--check", action="store_true", help="exit 1 when tasks.json differs from the computation")
+    parser.add_argument("--write", action="store_true", help=f"write data/eval/{out.name}")
+    parser.add_argument("--check", action="store_true", help=f"exit 1 when {out.name} differs from the computation")
     args = parser.parse_args(argv)
-    text = render(build())
+    text = render(make())
     if args.write:
-        TASKS.write_text(text, encoding="utf-8")
-        print(f"wrote {TASKS}")
+        out.write_text(text, encoding="utf-8")
+        print(f"wrote {out}")
     if args.check:
-        if TASKS.read_text(encoding="utf-8") != text:
-            print("data/eval/tasks.json differs from data/eval/expected.py; run it with --write", file=sys.stderr)
+        if out.read_text(encoding="utf-8") != text:
+            print(f"data/eval/{out.name} differs from its computation; run the script with --write", file=sys.stderr)
             return 1
-        print("tasks.json matches the independent computation")
+        print(f"{out.name} matches the independent computation")
     if not (args.write or args.check):
         sys.stdout.write(text)
     return 0

@@ -13,7 +13,6 @@ monthly_operations.xlsx (orders by store).
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
@@ -27,7 +26,8 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The shorthands for facts and the file readers are the main set's (expected.py), so both sets
 # read files and write facts the same way.
-from expected import below, either, headline, metric, number, pct, r, rd, rd_path, render, says, says_all, tool, uses
+from expected import below, either, headline, metric, number, pct, r, rd, rd_path, says, says_all, tool, uses
+from expected import main as expected_main
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "data" / "eval" / "holdout.json"
@@ -213,22 +213,7 @@ def build() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="write data/eval/holdout.json")
-    parser.add_argument("--check", action="store_true", help="exit 1 when holdout.json differs from the computation")
-    args = parser.parse_args(argv)
-    text = render(build())
-    if args.write:
-        OUT.write_text(text, encoding="utf-8")
-        print(f"wrote {OUT}")
-    if args.check:
-        if OUT.read_text(encoding="utf-8") != text:
-            print("data/eval/holdout.json differs from data/eval/holdout_expected.py", file=sys.stderr)
-            return 1
-        print("holdout.json matches the independent computation")
-    if not (args.write or args.check):
-        sys.stdout.write(text)
-    return 0
+    return expected_main(argv, make=build, out=OUT)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ from analysis_tools.data import value_counts
 from analysis_tools.timeseries_forecast import forecast
 from app.agent.builtin import BuiltinAnalyst, forecast_headline, parse_tool_message
 from app.agent.builtin_plan import SYNONYMS, asks_for, mentioned_columns, plan_analysis
-from app.agent.builtin_reading import (asks_ahead, column_spans, forecast_arguments, forecast_request, named_values,
-                                       read_profile, read_values, value_lookups)
+from app.agent.profile_reading import read_profile, read_values, value_lookups
+from app.agent.question_roles import asks_ahead, column_spans, forecast_arguments, forecast_request, named_values
 from app.agent.toolbox import tool_message_content
 from app.db.models import Evidence, Run, Task, ToolCall
 from app.evaluation.runner import settle
@@ -97,7 +97,7 @@ def test_trend_questions_get_a_trend_analysis():
     assert "forecast" in tools_in(zh_plan)
 
 
-# --- what the question asks, read with what the profile shows (builtin_reading.py) --------------
+# --- what the question asks, read with what the profile shows (question_roles.py, profile_reading.py) --------------
 RETAIL = {"name": "retail_sales", "grain": "daily (several rows per date)", "columns": [
     {"name": "Date", "type": "datetime"}, {"name": "Order ID", "type": "identifier"},
     {"name": "Region", "type": "category", "levels": 4}, {"name": "Channel", "type": "category", "levels": 3},

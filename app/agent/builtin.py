@@ -6,7 +6,7 @@ registry, budgets, evidence and reports as with a real model. It is honest about
 
 A turn has five rounds: a look at the data (profile), plan (tasks), analyses, evidence, answer.
 The plan is made after the profile because the question may name what only the data shows: the
-values of a category ("new and returning customers") and how long the dates run (builtin_reading).
+values of a category ("new and returning customers") and how long the dates run (question_roles, profile_reading).
 A category with more values than the profile lists is counted too (value_counts, found by
 tool_search when the turn does not offer it: one more round), so any of its values can be named.
 """
@@ -32,13 +32,13 @@ from app.agent.builtin_headlines import (
 )
 from app.agent.builtin_kinds import asks_extreme, earlier_questions, question_chain
 from app.agent.builtin_plan import GREETING, Plan, Step, _t, plan_analysis
-from app.agent.builtin_reading import read_profile, read_values, value_lookups
 from app.agent.builtin_scope import apply_rules, chain_filters, describe_condition, filtered_name, workspace_rules
 from app.agent.clarify import confirmed_definitions
 from app.agent.dataset_choice import choose_dataset
 from app.agent.gates import question_key
 from app.agent.intent import is_small_talk
 from app.agent.model import ModelReply, ToolCallRequest
+from app.agent.profile_reading import read_profile, read_values, value_lookups
 
 HONESTY = {"en": "_Built-in analyst (no language model): standard analyses chosen from the column types "
                  "and the words of your question._",

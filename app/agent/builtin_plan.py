@@ -7,11 +7,34 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.agent.builtin_kinds import (
+    DERIVE,
+    DIFFERENCE,
+    FILTER_TASK,
+    MEAN_WORDS,
+    RATE,
+    SEASON,
+    SHARE,
+    SLOPE,
+    YEAR,
+    asks_dedupe,
+    asks_extreme,
+    asks_paired,
+    asks_top,
+    asks_total,
+    number_cut,
+)
+from app.agent.profile_reading import GROUPING, NUMERIC
+from app.agent.question_roles import (
+    asks_ahead,
+    column_spans,
+    forecast_arguments,
+    forecast_request,
+    groups_rows,
+    named_values,
+    regression_roles,
+)
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
-from app.agent.builtin_kinds import (DERIVE, DIFFERENCE, FILTER_TASK, MEAN_WORDS, RATE, SEASON, SHARE, SLOPE, YEAR, asks_dedupe, asks_extreme,
-                                     asks_paired, asks_top, asks_total, number_cut)
-from app.agent.builtin_reading import (GROUPING, NUMERIC, asks_ahead, column_spans, forecast_arguments,
-                                       forecast_request, groups_rows, named_values, regression_roles)
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from app.agent.builtin_kinds import FILTER_CUE, TOTAL, Chain
-from app.agent.builtin_reading import column_spans, named_values
+from app.agent.question_roles import column_spans, named_values
 from app.agent.question_words import SYNONYMS
 
 _RULES_BLOCK = re.compile(r'<context source="workspace-rules" tier="project-rules">\n(.*?)\n</context>', re.S)

@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.agent.builtin_reading import LOOKUP_LEVELS, column_spans, named_values
+from app.agent.profile_reading import LOOKUP_LEVELS
+from app.agent.question_roles import column_spans, named_values
 from app.agent.question_words import SYNONYMS, name_words
 
 GROUPING = ("category", "boolean")

@@ -2,7 +2,7 @@
 
 A non-expert rarely types the column name: "survive" for `survived`, "smoking" for `smoke`,
 "birth weight" for `bwt`, "cylinders" for `cyl`, "earn" for `lwage`, "women" for the value
-`female`. These pure functions find such mentions; builtin_reading turns them into column spans
+`female`. These pure functions find such mentions; question_roles turns them into column spans
 and dataset_choice scores whole datasets with them.
 """
 
@@ -127,7 +127,7 @@ def abbreviates(abbreviation: str, phrase: list[str]) -> bool:
 
 def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
     """Where a question names a column by a stem or an abbreviation of its name (not the literal
-    name: builtin_reading claims those first)."""
+    name: question_roles claims those first)."""
     words = words_at(question)
     parts = name_words(name)
     if len(parts) == 1:

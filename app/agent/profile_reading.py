@@ -1,0 +1,95 @@
+"""What the built-in analyst reads back from the data profile (profile_dataset's output, which is
+what a model sees too): each column's type, levels and date span, small whole-number codes that
+can group rows, decimal-year time columns (R ts exports), and every value of the grouping columns
+the profile lists only in part, from the value_counts lookups made for them (`value_lookups`)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+NUMERIC = ("number", "integer")
+GROUPING = ("category", "boolean")
+
+_PROFILE_LINE = re.compile(r"^(?P<name>.+?) \[(?P<kind>[\w-]+), (?P<role>[\w-]+)\] missing \d+, unique (?P<unique>\d+)"
+                           r"(?P<rest>.*)$", re.M)
+SMALL_CODES = 12  # a whole-number column with at most this many values may be a code to group by (cyl, group)
+_TOP = re.compile(r"(.+?) \(\d+\)(?:, |$)")
+
+
+def read_profile(dataset: dict[str, Any], profile: str | None) -> dict[str, Any]:
+    """The dataset summary with what profile_dataset showed: each category column's values (its most
+    frequent ones) and each date column's span in days. Unchanged without a profile."""
+    if not profile:
+        return dataset
+    seen = {m["name"]: m for m in _PROFILE_LINE.finditer(profile)}
+    return {**dataset, "columns": [_with_codes(_with_profile(c, seen[c["name"]]["rest"]), seen[c["name"]])
+                                   if c["name"] in seen else c for c in dataset["columns"]]}
+
+
+_TIME_NAME = re.compile(r"^(?:time|year|years|yr|date|period|年份|年|时间)$", re.I)
+_RANGE = re.compile(r"min (-?[\d,.]+),.*max (-?[\d,.]+)")
+
+
+def decimal_years(name: str, rest: str) -> bool:
+    """A number column named like time whose values are years (1949 … 1960.92): a date column."""
+    match = _RANGE.search(rest)
+    if not (_TIME_NAME.match(name.strip()) and match):
+        return False
+    low, high = (float(x.replace(",", "")) for x in match.groups())
+    return 1000 <= low <= high <= 2200
+
+
+def _with_codes(column: dict[str, Any], line: re.Match) -> dict[str, Any]:
+    """A number column the profile reads as yes/no (0/1: smoke, low) is `binary`; one with a few
+    whole-number values (cyl, group) is `coded`: both can split rows into groups."""
+    if column["type"] not in NUMERIC:
+        return column
+    if decimal_years(column["name"], line["rest"]):  # R's ts export: time 1949, 1949.083 … (ts_common reads it)
+        return {**column, "type": "datetime", "decimal_years": True}
+    unique = int(line["unique"])
+    if line["kind"] == "boolean" or unique == 2:
+        return {**column, "binary": True, "levels": 2}
+    if column["type"] == "integer" and line["role"] == "dimension" and unique <= SMALL_CODES:
+        return {**column, "coded": True, "levels": unique}
+    return column
+
+
+def _with_profile(column: dict[str, Any], rest: str) -> dict[str, Any]:
+    """One profile line's tail: '; top East (305), West (288)' or '; 2024-01-01 00:00:00 → 2024-12-31 …'."""
+    if "; top " in rest:
+        return {**column, "values": _TOP.findall(rest.split("; top ", 1)[1])}
+    if " → " in rest and column["type"] == "datetime":
+        start, _, end = rest.lstrip("; ").partition(" → ")
+        try:
+            span = datetime.fromisoformat(end.strip()) - datetime.fromisoformat(start.strip())
+        except (ValueError, TypeError):  # a date format the profile may print differently
+            return column
+        return {**column, "span_days": span.days}
+    return column
+
+
+PROFILE_TOP = 5  # values profile_dataset lists per column (analysis_tools/core.py _TOP)
+LOOKUP_LEVELS = 50  # a column with more levels is too long to list, and hardly named value by value
+MAX_LOOKUPS = 8  # value_counts calls at most before planning
+
+
+def value_lookups(dataset: dict[str, Any]) -> list[dict[str, Any]]:
+    """value_counts arguments for the grouping columns whose values the profile cannot all show (more
+    than PROFILE_TOP levels, at most LOOKUP_LEVELS), fewest levels first: looked up before planning so
+    a question may name any value ("Chengdu" as the 6th city). The values stay with the built-in
+    analyst; the profile a language model reads keeps its short lists."""
+    columns = [c for c in dataset.get("columns", []) if c["type"] in GROUPING and not c.get("pii")
+               and PROFILE_TOP < (c.get("levels") or 0) <= LOOKUP_LEVELS]
+    fewest_first = sorted(columns, key=lambda c: c["levels"])[:MAX_LOOKUPS]
+    return [{"column": c["name"], "top": LOOKUP_LEVELS} for c in fewest_first]
+
+
+def read_values(dataset: dict[str, Any], counts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The dataset summary with each looked-up column's values, from its value_counts metrics
+    ("count.<value>", most frequent first); they replace the profile's shorter list."""
+    values = {column: [k.split(".", 1)[1] for k in metrics if k.startswith("count.")]
+              for column, metrics in counts.items()}
+    return {**dataset, "columns": [{**c, "values": values[c["name"]]} if values.get(c["name"]) else c
+                                   for c in dataset["columns"]]}

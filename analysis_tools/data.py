@@ -18,7 +18,7 @@ def value_counts(data: pd.DataFrame, column: str, top: int = 20, normalize: bool
         normalize: Order and report by share (percent of non-missing rows) instead of by count in the text.
     """
     ctx = ctx or ToolContext()
-    _check_column(data, column, ctx)
+    check_column(data, column, ctx)
     series = data[column]
     top = max(1, int(top))
     n = len(series)
@@ -61,8 +61,9 @@ def value_counts(data: pd.DataFrame, column: str, top: int = 20, normalize: bool
                       limitations=[] if not missing else [ctx.t("Shares are of non-missing rows.", "占比按非缺失行计算。")])
 
 
-def _check_column(data: pd.DataFrame, column: str, ctx: ToolContext) -> None:
-    """`column` is not a registry-checked name (`*_column`), so check it here."""
+def check_column(data: pd.DataFrame, column: str, ctx: ToolContext) -> None:
+    """For names the registry does not check (not `*_column`, or inside a list): a clear error with
+    the available columns and a did-you-mean."""
     if column not in data.columns:
         from .base import ToolError
         from .registry import suggest

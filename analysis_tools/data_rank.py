@@ -12,6 +12,7 @@ import pandas as pd
 
 from .base import ToolContext, ToolError, ToolResult, tagged_text
 from .common import clean_metrics, fmt_num, label, require_numeric
+from .data import check_column
 from .data_quality import require_rows
 
 MAX_TOP = 100
@@ -53,9 +54,7 @@ def rank_values(data: pd.DataFrame, value_column: str, top: int = 5,
 
 def _rank_rows(data: pd.DataFrame, values: pd.Series, label_columns: list[str], ctx: ToolContext):
     for column in label_columns:
-        if column not in data.columns:
-            raise ToolError("column_not_found", ctx.t(f"Column {column!r} does not exist.", f"列 {column!r} 不存在。"),
-                            column=column, hint=ctx.t("Retry with one of the available columns.", "请改用现有的列。"))
+        check_column(data, column, ctx)
     present = values.notna().to_numpy()
     rows = np.flatnonzero(present) + 1  # 1-based, as a spreadsheet user counts data rows
     if label_columns:
@@ -68,9 +67,7 @@ def _rank_rows(data: pd.DataFrame, values: pd.Series, label_columns: list[str], 
 
 
 def _rank_groups(data: pd.DataFrame, values: pd.Series, group_column: str, agg: str, ctx: ToolContext):
-    if group_column not in data.columns:
-        raise ToolError("column_not_found", ctx.t(f"Column {group_column!r} does not exist.", f"列 {group_column!r} 不存在。"),
-                        column=group_column, hint=ctx.t("Retry with one of the available columns.", "请改用现有的列。"))
+    check_column(data, group_column, ctx)
     frame = pd.DataFrame({"group": data[group_column], "value": values}).dropna(subset=["group"])
     grouped = frame.groupby("group", observed=True, sort=False)["value"]
     result = grouped.count() if agg == "count" else grouped.agg(agg)

@@ -283,3 +283,17 @@ def test_no_downloads_or_share_link_for_a_run_without_data(client):
     wait_for_run(client, run.json()["run_id"], {"done", "failed"})
     page = client.get(f"/workspaces/{ws}?run={run.json()['run_id']}").text
     assert 'class="downloads"' not in page and "/share" not in page
+
+
+def test_suggestions_come_from_the_uploads_not_the_tables_an_analysis_derived(client):
+    from tests.factories import REPO, wait_for_run
+
+    ws = new_workspace(client)
+    sales = (REPO / "data" / "samples" / "retail_sales.xlsx").read_bytes()
+    assert upload(client, ws, "retail_sales.xlsx", sales).status_code == 201
+    run = client.post(f"/api/workspaces/{ws}/messages", json={"text": "Which region brings in the most total revenue?"})
+    wait_for_run(client, run.json()["run_id"], {"done"})  # it keeps the total per region as a derived table
+    page = client.get(f"/workspaces/{ws}").text
+    suggestions = re.findall(r'class="suggestion">([^<]+)<', page)
+    assert "Does Revenue differ by Region?" in suggestions
+    assert not [q for q in suggestions if "_sum" in q or "n_rows" in q]

@@ -32,6 +32,9 @@ def workspace_context(session: Session, settings: Settings, workspace: Workspace
     """Everything the workspace page shows: data previews, suggestions, runs, the open run."""
     listed = listed_datasets(session, workspace.id)
     datasets = [d for d in listed if dataset_status(d) == READY]
+    # Suggestions come from what the user uploaded, not from the tables an analysis derived from it
+    # ("Revenue_sum by Region"): a derived table shares its upload's file and sheet, and comes later.
+    uploaded = list({(d.file_name, d.sheet): d for d in reversed(datasets)}.values())[::-1]
     runs = list(session.scalars(select(Run).where(Run.workspace_id == workspace.id)
                                 .order_by(Run.created_at.desc())))
     selected = next((r for r in runs if r.id == selected_run_id), runs[0] if runs else None)
@@ -39,8 +42,8 @@ def workspace_context(session: Session, settings: Settings, workspace: Workspace
         "workspace": workspace,
         "datasets": [full_view(session, settings, d) for d in listed],
         "loading": [d.file_name for d in listed if dataset_status(d) == LOADING],
-        "suggestions": suggest_questions([d.info.get("columns", []) for d in datasets], lang,
-                                         names=display_names(datasets)),
+        "suggestions": suggest_questions([d.info.get("columns", []) for d in uploaded], lang,
+                                         names=display_names(uploaded)),
         "runs": runs,
         "current": run_context(session, selected, lang) if selected else None,
         "run_selected": selected is not None and selected.id == selected_run_id,  # the page is the run's: titled by it

@@ -139,7 +139,7 @@ def english() -> list[dict]:
               either(metric("r", r(wind_r.statistic), "correlation_analysis"),
                      metric("coef.Wind", r(smf.ols("Ozone ~ Wind", windy).fit().params["Wind"]), "linear_regression"),
                      metric("coef.Ozone", r(smf.ols("Wind ~ Ozone", windy).fit().params["Ozone"]), "linear_regression")),
-              says("less", "lower", "negative", "decreas", "drop", "fall")],
+              says("less", "lower", "negative", "decreas", "drop", "fall", "opposite", "inverse")],
              f"Pearson r of Wind and Ozone on the {len(windy)} complete days = {wind_r.statistic:.4f} (scipy); "
              "OLS slopes (statsmodels)"),
         task("attitude_rating_drivers", [rd_path("attitude")],

@@ -31,8 +31,23 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The shorthands for facts and the file readers are the main set's (expected.py), so every set
 # reads files and writes facts the same way.
-from expected import (MONEY, above, below, either, headline, metric, number, pct, r, rd, rd_path, says, says_all,
-                      tool, uses)
+from expected import (
+    MONEY,
+    above,
+    below,
+    either,
+    headline,
+    metric,
+    number,
+    pct,
+    r,
+    rd,
+    rd_path,
+    says,
+    says_all,
+    tool,
+    uses,
+)
 from expected import main as expected_main
 
 REPO = Path(__file__).resolve().parents[2]

@@ -45,3 +45,10 @@ def test_the_toolbox_and_its_calls_share_one_scope():
     assert box.pause_requested == scope.pause
     held = box.execute(ToolCallRequest("c2", "tool_search", {"query": "mean"}, "{}"))
     assert not held.ok and held.error["error"] == "waiting_for_user"
+
+
+def test_the_run_scope_is_a_leaf():
+    """Any harness module can import it without making a circle: its types are for type checking only."""
+    from tests.test_architecture import module_imports
+
+    assert module_imports("app")["app.agent.run_scope"] == set()

@@ -32,6 +32,7 @@ from app.agent.privacy import PiiMasker
 from app.agent.prompts import detect_language, system_prompt
 from app.agent.question_reading import question_reading
 from app.agent.recorder import RunRecorder
+from app.agent.run_scope import RunScope
 from app.agent.sources import guidance_record, workspace_sources
 from app.agent.toolbox import DatasetCatalog, Toolbox, situations, table_name
 from app.agent.tracing import trace_dir
@@ -227,9 +228,9 @@ class RunService:
         summaries = [dataset_summary(d, catalog.get(d.name)) for d in datasets]
         figures_dir = self.settings.workspace_dir(workspace.id) / "figures"
         window = ContextWindow.from_settings(self.settings, workspace.id)
-        context = ToolContext(language=run.language, figures_dir=figures_dir, extras={
-            "session": session, "settings": self.settings, "workspace_id": workspace.id, "run_id": run.id,
-            "emit": recorder.emit, "context_window": window, "summaries": summaries})
+        context = ToolContext(language=run.language, figures_dir=figures_dir, scope=RunScope(
+            session=session, settings=self.settings, workspace_id=workspace.id, run_id=run.id,
+            emit=recorder.emit, context_window=window, summaries=summaries))
         masker = PiiMasker.from_frames(
             {d.name: {c["name"]: c["pii"] for c in d.info.get("columns", []) if c.get("pii")} for d in datasets},
             {d.name: catalog.get(d.name) for d in datasets})

@@ -338,6 +338,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "error_not_found": {"en": "We could not find that page.", "zh": "找不到这个页面。"},
     "error_internal": {"en": "Verity hit an unexpected problem. Your data is safe; please try again.",
                        "zh": "Verity 遇到了意外问题。你的数据是安全的，请重试。"},
+    "error_unknown_host": {"en": "This Verity server does not answer to this name. Open it by the address it "
+                                 "printed at start-up (for example http://127.0.0.1:8000), or ask its administrator "
+                                 "to add the name to VERITY_ALLOWED_HOSTS.",
+                           "zh": "这个 Verity 服务器不接受以此名称访问。请用它启动时显示的地址打开（例如 http://127.0.0.1:8000），"
+                                 "或请管理员把这个名称加入 VERITY_ALLOWED_HOSTS。"},
     "error_bad_request": {"en": "The request could not be understood.", "zh": "无法理解这个请求。"},
     "error_too_large": {"en": "This file is too large to upload.", "zh": "文件太大，无法上传。"},
     "dataset_damaged": {"en": "Verity's working copy of this file is damaged, so it is left out of analyses. The file "

@@ -12,7 +12,6 @@ from app.agent.builtin_kinds import (
     DIFFERENCE,
     FILTER_TASK,
     MEAN_WORDS,
-    RATE,
     SEASON,
     SHARE,
     SLOPE,

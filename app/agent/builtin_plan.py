@@ -26,7 +26,6 @@ from app.agent.builtin_kinds import (
 )
 from app.agent.profile_reading import GROUPING, NUMERIC, count_weights
 from app.agent.question_outcome import measure_names, rate_outcome
-from app.agent.repeated_design import Repeated, repeated_design
 from app.agent.question_roles import (
     asks_ahead,
     column_spans,
@@ -38,6 +37,7 @@ from app.agent.question_roles import (
 )
 from app.agent.question_words import STOP
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
+from app.agent.repeated_design import Repeated, repeated_design
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")

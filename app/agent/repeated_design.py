@@ -47,8 +47,8 @@ def repeated_design(question: str, dataset: dict[str, Any], named: list[str]) ->
     for time in times:
         subjects = sorted((c for c in columns if c is not time and _repeats(c, time, rows)),
                           key=lambda c: (c["type"] != "identifier", not _SUBJECT_NAME.search(c["name"]), c["name"] not in named))
-        values = [n for n in named if n not in (time["name"], *(s["name"] for s in subjects))
-                  and next((c for c in columns if c["name"] == n), {}).get("type") in NUMERIC]
+        kinds = {c["name"]: c["type"] for c in columns}
+        values = [n for n in named if n not in (time["name"], *(s["name"] for s in subjects)) and kinds.get(n) in NUMERIC]
         if subjects and values:
             earlier, later = _occasions(question, time)
             return Repeated(values[0], subjects[0]["name"], time["name"], earlier, later)
@@ -66,7 +66,7 @@ def _repeats(column: dict[str, Any], time: dict[str, Any], rows: int) -> bool:
 def _occasions(question: str, time: dict[str, Any]) -> tuple[str, str]:
     """The two times compared: the values the question names within the column's range ("day 21");
     the first time for "at birth"/"baseline"; else the first and the last."""
-    low, high = time.get("minimum"), time.get("maximum")
+    low, high = float(time.get("minimum") or 0.0), float(time["maximum"])
     named = sorted({float(n) for n in _NUMBER.findall(question) if low <= float(n) <= high})
     if len(named) >= 2:
         pair = named[0], named[-1]

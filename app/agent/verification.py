@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from app.agent.run_scope import run_scope
 from app.agent.tasks import stale_task_reminder
 from app.db.models import Evidence, Question, Run, ToolCall
-from app.numbers import unverified_numbers
+from app.numbers import metric_token, unverified_numbers
 
 GATED_TIERS = ("analysis", "deep")
 ALPHA = 0.05
@@ -220,7 +220,7 @@ def verify_evidence(item: Evidence, calls: list[ToolCall], question: str = "",
     too, as are the cited calls' arguments (run_python's code included)."""
     issues: list[dict[str, str]] = []
     wording = " ".join([item.claim or "", item.result_summary or ""])
-    metric_text = " ".join(repr(float(v)) for v in (item.metrics or {}).values()
+    metric_text = " ".join(metric_token(v) for v in (item.metrics or {}).values()
                            if isinstance(v, (int, float)) and not isinstance(v, bool))
     texts = [c.result_text or "" for c in calls] + [c.interpretation or "" for c in calls]
     texts += [question or "", item.method or ""]

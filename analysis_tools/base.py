@@ -26,7 +26,9 @@ class ToolContext:
     datasets: dict[str, pd.DataFrame] = field(default_factory=dict)
     dataset_name: str | None = None
     call_id: str | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    # The harness's run scope (app/agent/run_scope.py: the session, the run, its events ...), opaque
+    # here: analysis tools never read it, harness tools read it through `run_scope(ctx)`.
+    scope: object | None = None
 
     @property
     def zh(self) -> bool:
@@ -70,7 +72,7 @@ class ToolResult:
     limitations: list[str] = field(default_factory=list)
     captions: list[str] = field(default_factory=list)
     table: pd.DataFrame | None = None  # a derived dataset (data tools) or a result table
-    payload: dict[str, Any] = field(default_factory=dict)  # structured extras (e.g. preview rows)
+    payload: dict[str, Any] = field(default_factory=dict)  # structured details (e.g. preview rows)
 
     @classmethod
     def failure(cls, error: dict[str, Any]) -> "ToolResult":

@@ -229,6 +229,9 @@ def anomaly_detection(data: pd.DataFrame, columns: list[str] | None = None, cont
     """
     from sklearn.ensemble import IsolationForest
     ctx = ctx or ToolContext()
+    # rows are named by position from 1, as a spreadsheet user counts data rows (and rank_values
+    # and outlier_detection do); a derived table's own index may skip or repeat labels
+    data = data.reset_index(drop=True)
     frame, dropped = numeric_matrix(data, columns, ctx, minimum=10, what=ctx.t("anomaly detection", "异常检测"))
     if contamination is not None and not 0.001 <= contamination <= 0.5:
         raise ToolError("invalid_arguments", ctx.t("contamination must be between 0.001 and 0.5.", "contamination 必须在 0.001 到 0.5 之间。"),
@@ -259,7 +262,7 @@ def anomaly_detection(data: pd.DataFrame, columns: list[str] | None = None, cont
         idx = names[i]
         marked = np.argsort(-np.abs(robust_z[i]))[:2]
         reason = ctx.t(", ", "，").join(value_phrase(frame.columns[j], x[i, j], robust_z[i, j], ctx) for j in marked)
-        rows.append({"row": label(idx), "anomaly_score": float(scores[i]), "flagged": bool(flags[i] == -1), "why": reason,
+        rows.append({"row": idx, "anomaly_score": float(scores[i]), "flagged": bool(flags[i] == -1), "why": reason,
                      **frame.iloc[i].to_dict()})
         if rank < 5:
             lines.append(ctx.t(f"Row {label(idx)}: {reason}", f"行 {label(idx)}：{reason}"))
@@ -297,11 +300,11 @@ def anomaly_detection(data: pd.DataFrame, columns: list[str] | None = None, cont
 
 
 def _row_names(data: pd.DataFrame, frame: pd.DataFrame, id_column: str | None) -> list:
-    """How rows are named in the list: the id column, the first identifier-like column, or the row label."""
+    """How rows are named in the list: the id column, the first identifier-like column, or the row number."""
     from .common import column_kind
     if id_column is None:
         id_column = next((str(c) for c in data.columns if str(c) not in frame.columns
                           and column_kind(data[c]) == "identifier"), None)
     if id_column is None:
-        return list(frame.index)
+        return [int(i) + 1 for i in frame.index]
     return [label(v) for v in data.loc[frame.index, id_column]]

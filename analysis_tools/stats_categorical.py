@@ -73,9 +73,25 @@ def _clean_label(value) -> str | None:
     return text or None
 
 
-def _table(data: pd.DataFrame, x_column: str, y_column: str, ctx: ToolContext) -> tuple[pd.DataFrame, int]:
+def row_weights(data: pd.DataFrame, weight_column: str | None, ctx: ToolContext) -> pd.Series:
+    """How many cases each row stands for: 1 each, or a count table's frequency column (Freq, n, count),
+    which must hold non-negative whole numbers; a missing frequency counts as 0."""
+    if not weight_column:
+        return pd.Series(1.0, index=data.index)
+    weights = pd.to_numeric(data[weight_column], errors="coerce").fillna(0.0)
+    if (weights < 0).any() or not np.allclose(weights, np.round(weights)):
+        raise ToolError("wrong_column_type", ctx.t(f"{weight_column!r} is not a count: weights must be whole numbers of at least 0.",
+                                                   f"{weight_column!r} 不是计数列：权重必须是不小于 0 的整数。"),
+                        hint=ctx.t("Pass the column that says how many cases each row stands for (e.g. Freq).",
+                                   "请传入表示每行代表多少个案的列（如 Freq）。"), column=weight_column)
+    return weights.astype(float)
+
+
+def _table(data: pd.DataFrame, x_column: str, y_column: str, ctx: ToolContext,
+           weight_column: str | None = None) -> tuple[pd.DataFrame, int]:
     # blank cells are missing values too (spreadsheets leave them empty)
-    frame = pd.DataFrame({"r": labels_of(data[x_column], _clean_label), "c": labels_of(data[y_column], _clean_label)}).dropna()
+    frame = pd.DataFrame({"r": labels_of(data[x_column], _clean_label), "c": labels_of(data[y_column], _clean_label),
+                          "w": row_weights(data, weight_column, ctx)}).dropna()
     dropped = len(data) - len(frame)
     rows, cols = frame["r"].rename(x_column), frame["c"].rename(y_column)
     for name, values in ((x_column, rows), (y_column, cols)):
@@ -89,20 +105,24 @@ def _table(data: pd.DataFrame, x_column: str, y_column: str, ctx: ToolContext) -
             raise ToolError("wrong_column_type", ctx.t(f"{name!r} has {levels} distinct values, too many for a contingency table.",
                                                        f"{name!r} 有 {levels} 种取值，太多，无法做列联表。"),
                             hint=ctx.t("Use a categorical column (or group the values first).", "请使用分类列（或先把取值分组）。"), column=name)
+    if weight_column:  # a count table: each row stands for its frequency's worth of cases
+        table = pd.crosstab(rows, cols, values=frame["w"], aggfunc="sum").fillna(0.0)
+        return table.loc[table.sum(axis=1) > 0, table.sum(axis=0) > 0], dropped
     return pd.crosstab(rows, cols), dropped
 
 
 def chi_square_test(data: pd.DataFrame, x_column: str, y_column: str, alpha: float = 0.05,
-                    ctx: ToolContext | None = None) -> ToolResult:
+                    weight_column: str | None = None, ctx: ToolContext | None = None) -> ToolResult:
     """Test whether two categorical columns are related (chi-square test of independence; Fisher's exact test for a 2x2 table with small expected counts), with Cramér's V.
 
     Args:
         x_column: The categorical column for the table rows (e.g. customer segment).
         y_column: The categorical column for the table columns (e.g. whether they bought).
         alpha: Significance level, usually 0.05.
+        weight_column: For a count table (one row per combination): the column saying how many cases each row stands for (e.g. Freq, n, count).
     """
     ctx = ctx or ToolContext()
-    table, dropped = _table(data, x_column, y_column, ctx)
+    table, dropped = _table(data, x_column, y_column, ctx, weight_column)
     observed = table.to_numpy(dtype=float)
     n = int(observed.sum())
     r, c = observed.shape
@@ -177,7 +197,7 @@ def _driving_cells(observed: np.ndarray, expected: np.ndarray, table: pd.DataFra
 
 def proportion_test(data: pd.DataFrame, value_column: str, group_column: str | None = None,
                     success_value: str | None = None, p0: float = 0.5, alpha: float = 0.05,
-                    ctx: ToolContext | None = None) -> ToolResult:
+                    weight_column: str | None = None, ctx: ToolContext | None = None) -> ToolResult:
     """Test a success rate (conversion, churn, defect rate): one proportion against a target value, or whether the rate differs between groups (z / chi-square test, Wilson confidence intervals).
 
     Args:
@@ -186,20 +206,24 @@ def proportion_test(data: pd.DataFrame, value_column: str, group_column: str | N
         success_value: The value that counts as success when the column is not plain yes/no (e.g. "churned").
         p0: The rate to test against when there is no group column (e.g. 0.05 for a 5% target).
         alpha: Significance level, usually 0.05.
+        weight_column: For a count table (one row per combination): the column saying how many cases each row stands for (e.g. Freq, n, count).
     """
     ctx = ctx or ToolContext()
     if not 0 < p0 < 1:
         raise ToolError("invalid_arguments", ctx.t("p0 must be between 0 and 1 (a rate, e.g. 0.05).", "p0 必须在 0 和 1 之间（如 0.05）。"),
                         hint=ctx.t("Write percentages as fractions: 5% -> 0.05.", "百分比请写成小数：5% -> 0.05。"))
     outcome, success = binary_values(data, value_column, success_value, ctx)
+    weights = row_weights(data, weight_column, ctx)
     if group_column is None:
-        return _one_proportion(outcome, value_column, success, p0, alpha, ctx)
-    return _group_proportions(outcome, data[group_column], value_column, group_column, success, alpha, ctx)
+        return _one_proportion(outcome, weights, value_column, success, p0, alpha, ctx)
+    return _group_proportions(outcome, weights, data[group_column], value_column, group_column, success, alpha, ctx)
 
 
-def _one_proportion(outcome: pd.Series, column: str, success: str, p0: float, alpha: float, ctx: ToolContext) -> ToolResult:
-    x = outcome.dropna()
-    n, k = len(x), float(x.sum())
+def _one_proportion(outcome: pd.Series, weights: pd.Series, column: str, success: str, p0: float, alpha: float,
+                    ctx: ToolContext) -> ToolResult:
+    present = outcome.notna()
+    x, w = outcome[present], weights[present]
+    n, k = int(round(float(w.sum()))), float((x * w).sum())
     if n < 1:
         raise ToolError("insufficient_data", ctx.t(f"{column!r} has no usable values.", f"{column!r} 没有可用值。"),
                         hint=ctx.t("Choose another column.", "请换一列。"))
@@ -223,10 +247,10 @@ def _one_proportion(outcome: pd.Series, column: str, success: str, p0: float, al
     interpretation = ctx.t(f"The rate of {column} = {success} is {phat:.1%} (95% CI {low:.1%} to {high:.1%}) against a reference of {p0:.1%}; "
                            + p_sentence(p, alpha, ctx), f"{column} = {success} 的比例为 {phat:.1%}（95% 置信区间 {low:.1%} 至 {high:.1%}），参照值为 {p0:.1%}；"
                            + p_sentence(p, alpha, ctx))
-    dropped = len(outcome) - n
+    dropped = int((~present).sum())
     if dropped:
         interpretation += " " + dropped_note(dropped, ctx)
-    text = tagged_text(data_profile=ctx.t(f"{int(k)} of {n} rows are {success}.", f"{n} 行中有 {int(k)} 行为 {success}。"),
+    text = tagged_text(data_profile=ctx.t(f"{int(k)} of {fmt_num(n)} rows are {success}.", f"{n} 行中有 {int(k)} 行为 {success}。"),
                        method=method, assumptions=assumptions,
                        conclusion=f"z = {fmt_num(z, 5)}, {fmt_p(p)} — {significance_word(p, alpha, ctx)}; Cohen's h = {fmt_num(h, 3)}.",
                        interpretation=interpretation)
@@ -234,12 +258,14 @@ def _one_proportion(outcome: pd.Series, column: str, success: str, p0: float, al
                       limitations=limitations, payload={"dropped_rows": dropped, "success": success})
 
 
-def _group_proportions(outcome: pd.Series, groups: pd.Series, column: str, group_column: str, success: str,
-                       alpha: float, ctx: ToolContext) -> ToolResult:
-    frame = pd.DataFrame({"y": outcome, "g": groups}).dropna()
+def _group_proportions(outcome: pd.Series, weights: pd.Series, groups: pd.Series, column: str, group_column: str,
+                       success: str, alpha: float, ctx: ToolContext) -> ToolResult:
+    frame = pd.DataFrame({"y": outcome, "g": groups, "w": weights}).dropna()
     dropped = len(outcome) - len(frame)
     frame["g"] = labels_of(frame["g"])
-    stats = frame.groupby("g", sort=True)["y"].agg(["sum", "count"])
+    frame["yw"] = frame["y"] * frame["w"]  # successes: a count table's row stands for w cases
+    stats = frame.groupby("g", sort=True)[["yw", "w"]].sum().rename(columns={"yw": "sum", "w": "count"})
+    stats = stats[stats["count"] > 0]
     if len(stats) < 2:
         raise ToolError("wrong_group_count", ctx.t(f"{group_column!r} has fewer than two groups with data.", f"{group_column!r} 中有数据的分组少于两个。"),
                         hint=ctx.t("Choose a column with at least two groups, or omit group_column to test one rate.",

@@ -156,12 +156,15 @@ def outlier_detection(data: pd.DataFrame, value_column: str, method: Literal["iq
     mask = {"iqr": iqr_mask, "mad": mad_mask, "zscore": classic_mask}[method]
     n = len(x)
     count = int(mask.sum())
-    flagged = values[mask]
     limit = max(1, min(int(max_rows), 200))
-    order = (flagged - median).abs().sort_values(ascending=False).index[:max(limit, 10)]
-    examples = [{"row": label(i), "value": float(values[i]), "robust_z": float(z_all[values.index.get_loc(i)]),
-                 "z": float(z_classic[i]),
-                 **({"label": " · ".join(label(data.at[i, c]) for c in labels)} if labels else {})} for i in order]
+    # positions, not index labels: rows are numbered from 1 as a spreadsheet user counts data rows
+    # (as rank_values and clean_data do), and a derived table's index may repeat labels
+    positions = np.flatnonzero(mask.to_numpy())
+    distance = np.abs(values.to_numpy(dtype=float)[positions] - median)
+    order = positions[np.argsort(-distance, kind="stable")][:max(limit, 10)]
+    examples = [{"row": int(p) + 1, "value": float(values.iat[p]), "robust_z": float(z_all[p]),
+                 "z": float(z_classic.iat[p]),
+                 **({"label": " · ".join(label(data[c].iat[p]) for c in labels)} if labels else {})} for p in order]
     metrics = {"n": n, "method": method, "n_outliers": count, "share": count / n, "n_high": int((mask & (values > median)).sum()),
                "n_low": int((mask & (values < median)).sum()), "q1": q1, "median": median, "q3": q3, "iqr": iqr,
                "lower_fence": low, "upper_fence": high, "mad": mad, "mean": mean, "std": sd,
@@ -205,7 +208,7 @@ def outlier_detection(data: pd.DataFrame, value_column: str, method: Literal["iq
                        interpretation=interpretation)
     return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation, method=rule, sample_size=n,
                       limitations=limitations, table=pd.DataFrame(examples) if examples else None,
-                      payload={"examples": examples, "outlier_rows": [label(i) for i in flagged.index[:1000]], "dropped_rows": dropped})
+                      payload={"examples": examples, "outlier_rows": [int(p) + 1 for p in positions[:1000]], "dropped_rows": dropped})
 
 
 def _flagged_rows(examples: list[dict], label_column: str, value_column: str, count: int,

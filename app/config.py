@@ -155,6 +155,13 @@ class Settings(BaseSettings):
         "this server besides its own, for a proxy that rewrites the Host header. Other cross-site posts "
         "(forms, cookie-authenticated API calls) are refused with 403 cross_site_request."
     )
+    allowed_hosts: str = Field(
+        "", description="Comma-separated host names (as typed in the browser's address bar) this server "
+        "answers to without sign-in, besides localhost, IP addresses and public_url's host; * for any. "
+        "Without sign-in, a page on another site could reach this server through a host name it points at "
+        "127.0.0.1 (DNS rebinding); requests naming another host get 400 unknown_host. With sign-in the "
+        "check is off: such a page has no session."
+    )
     api_docs: bool = Field(
         True, description="Serve the API documentation at /api/docs and /api/openapi.json; with sign-in "
         "required, only signed-in users see it."

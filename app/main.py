@@ -10,7 +10,7 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -28,6 +28,7 @@ from app.ingest.readserver import start_read_server
 from app.paths import asset_dir
 from app.reports.safe_markdown import markdown_snippet
 from app.runs import RunService, default_model
+from app.users import auth_required
 from app.web import (
     api,
     auth,
@@ -46,7 +47,7 @@ from app.web import (
 from app.web.background import stop_background_pools
 from app.web.deps import ApiError, NotSignedIn, authorize, resolve_lang
 from app.web.i18n import cleaning_text, t, tool_label, tool_labels
-from app.web.security import CrossSiteGuard, SecurityHeaders
+from app.web.security import CrossSiteGuard, HostGuard, SecurityHeaders
 from app.web.text_input import check_text_input
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,9 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
     application.add_middleware(UploadLimit, max_bytes=settings.max_upload_mb * 1024 * 1024 + 1024 * 1024)
     trusted = tuple(o.strip() for o in settings.trusted_origins.split(",") if o.strip())
     application.add_middleware(CrossSiteGuard, refuse=cross_site_refusal, trusted_origins=trusted)
+    allowed_names = served_host_names(settings)
+    if allowed_names is not None:
+        application.add_middleware(HostGuard, refuse=unknown_host_refusal, allowed_names=allowed_names)
     application.add_middleware(SecurityHeaders)  # outermost: refusals get the headers too
     return application
 
@@ -105,6 +109,18 @@ def server_options(settings: Settings) -> dict[str, Any]:
     sign-in throttle; here the headers count only when a proxy is configured."""
     return {"proxy_headers": settings.proxy_headers, "forwarded_allow_ips": settings.forwarded_allow_ips,
             "server_header": False}
+
+
+def served_host_names(settings: Settings) -> frozenset[str] | None:
+    """The host names besides localhost and IP addresses that a server without sign-in answers to
+    (app/web/security.py: DNS rebinding); None when every name is served (sign-in, or `*`)."""
+    names = {n.strip().lower() for n in settings.allowed_hosts.split(",") if n.strip()}
+    if auth_required(settings) or "*" in names:
+        return None
+    if settings.public_url:
+        names.add((urlsplit(settings.public_url).hostname or "").lower())
+    names.add(settings.host.strip("[]").lower())
+    return frozenset(names - {""})
 
 
 def make_templates() -> Jinja2Templates:
@@ -200,6 +216,17 @@ def cross_site_refusal(request: Request, reason: str) -> Response:
                                                "('Authorization: Bearer <token>') from a script."}},
                             status_code=403)
     return error_page(request, 403, "error_cross_site")
+
+
+def unknown_host_refusal(request: Request, name: str) -> Response:
+    log.warning("refused a request for host %r (not this server's name; set allowed_hosts to serve it)", name)
+    message = (f"This Verity server does not answer to the name '{name}'. Open it by the address it "
+               f"prints at start-up (e.g. http://127.0.0.1:8000).")
+    if is_api(request):
+        return JSONResponse({"error": {"category": "unknown_host", "message": message,
+                                       "hint": "To reach it by this name, add it to VERITY_ALLOWED_HOSTS "
+                                               "(or set VERITY_PUBLIC_URL)."}}, status_code=400)
+    return error_page(request, 400, "error_unknown_host", name)
 
 
 class UploadLimit:

@@ -367,3 +367,22 @@ def unverified_numbers(answer: str, texts: Iterable[str], values: Iterable[Any],
                 continue
         missing.append(key)
     return missing
+
+
+# --- a reported value against re-computed ones ----------------------------------------------------
+def metric_token(value: float) -> str:
+    """How a metric value of the evidence is written when it is checked: the float's shortest repr, so
+    the precision checked is the precision the value was reported at (36.65 -> two decimals)."""
+    return repr(float(value))
+
+
+def reported_value_matches(value: float, backing: Iterable[float]) -> bool:
+    """The claim verification's rule for one reported metric value (`Written.matches`): it agrees with a
+    backing value at the precision it is written (36.65 stands for anything in [36.645, 36.655]; 7.4e-22
+    at the mantissa's precision); the sign is not compared (as in text, where "-" is often a dash); a
+    percentage a tool printed ("48.1%") backs 48.1 and 0.481; no other rescaling. `backing` is what
+    `backing_values` collects from outputs."""
+    token = metric_token(abs(float(value)))
+    if not math.isfinite(float(value)):
+        return False
+    return Written(token, token, "").matches(backing)

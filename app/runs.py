@@ -24,12 +24,15 @@ from app.agent.builtin import BuiltinAnalyst
 from app.agent.clarify import Paused, mark_waiting, turn_opening
 from app.agent.compaction import ContextWindow
 from app.agent.conversation import with_workspace_summary
+from app.agent.dataset_choice import with_values
 from app.agent.intent import apply_intent, classify_run
 from app.agent.loop import run_turn
 from app.agent.model import ChatModel, ModelError, OpenAICompatibleModel
 from app.agent.privacy import PiiMasker
 from app.agent.prompts import detect_language, system_prompt
+from app.agent.question_reading import question_reading
 from app.agent.recorder import RunRecorder
+from app.agent.run_scope import RunScope
 from app.agent.sources import guidance_record, workspace_sources
 from app.agent.toolbox import DatasetCatalog, Toolbox, situations, table_name
 from app.agent.tracing import trace_dir
@@ -225,9 +228,9 @@ class RunService:
         summaries = [dataset_summary(d, catalog.get(d.name)) for d in datasets]
         figures_dir = self.settings.workspace_dir(workspace.id) / "figures"
         window = ContextWindow.from_settings(self.settings, workspace.id)
-        context = ToolContext(language=run.language, figures_dir=figures_dir, extras={
-            "session": session, "settings": self.settings, "workspace_id": workspace.id, "run_id": run.id,
-            "emit": recorder.emit, "context_window": window, "summaries": summaries})
+        context = ToolContext(language=run.language, figures_dir=figures_dir, scope=RunScope(
+            session=session, settings=self.settings, workspace_id=workspace.id, run_id=run.id,
+            emit=recorder.emit, context_window=window, summaries=summaries))
         masker = PiiMasker.from_frames(
             {d.name: {c["name"]: c["pii"] for c in d.info.get("columns", []) if c.get("pii")} for d in datasets},
             {d.name: catalog.get(d.name) for d in datasets})
@@ -240,6 +243,8 @@ class RunService:
                           focus=getattr(model, "kind", "") != "builtin")  # the built-in analyst plans them all
         sources = workspace_sources(session, workspace.id, datasets, run.question, self.settings.knowledge_budget_chars,
                                     run.id, self.settings.memory_budget_chars)  # definitions, knowledge, memory
+        sources["reading"] = question_reading(run.question or "", [with_values(summary, catalog.get(summary["name"]))
+                                                                   for summary in summaries])  # what it names
         for situation in situations(session, run.id, sources.get("knowledge")):  # e.g. search_knowledge
             toolbox.exposure.enable(situation)
         toolbox.exposure.added |= toolbox.exposure.pending_tools  # from the first request on

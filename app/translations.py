@@ -182,6 +182,23 @@ CATALOG: dict[str, dict[str, str]] = {
                              "written keep their copy of the results. This cannot be undone.",
                       "zh": "这会删除上传的文件及由它生成的所有表：{names}。已生成的报告保留各自的结果。此操作无法撤销。"},
     "remove_confirm": {"en": "Yes, remove it", "zh": "确认删除"},
+    "remove_table": {"en": "Remove this table…", "zh": "删除此表…"},
+    "remove_table_title": {"en": "Remove a table", "zh": "删除表"},
+    "remove_table_question": {"en": "Remove the table {name} from this workspace?", "zh": "要从此工作区删除表 {name} 吗？"},
+    "remove_table_detail": {"en": "This deletes only this table, which an analysis made: {names}. Your uploaded files "
+                                  "and the other tables stay; reports already written keep their copy of the results. "
+                                  "Asking the question again makes it again.",
+                            "zh": "这只会删除这张由分析生成的表：{names}。您上传的文件和其他表都会保留；已生成的报告保留各自的结果。"
+                                  "再次提出该问题会重新生成它。"},
+    "derived_tables": {"en": "Tables made by analyses ({n})", "zh": "分析生成的表（{n}）"},
+    "derived_tables_help": {"en": "Analyses keep the tables they compute here, so later questions can use them. "
+                                  "Your own files are listed above.",
+                            "zh": "分析会把算出的表保存在这里，供之后的问题使用。您自己上传的文件列在上方。"},
+    "derived_origin": {"en": "Made from {source} by the step “{tool}”", "zh": "由 {source} 经“{tool}”步骤生成"},
+    "derived_origin_plain": {"en": "Made from {source} by an analysis", "zh": "由分析从 {source} 生成"},
+    "derived_question": {"en": "For the question:", "zh": "来自问题："},
+    "derived_damaged": {"en": "This table can no longer be read. Remove it; asking the question again makes it again.",
+                        "zh": "这张表已无法读取。请删除它；再次提出该问题会重新生成。"},
     "cancel": {"en": "Cancel", "zh": "取消"},
     "remove_busy": {"en": "An analysis is running in this workspace; remove the file when it has finished.",
                     "zh": "此工作区有分析正在进行，请在完成后再删除文件。"},
@@ -338,6 +355,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "error_not_found": {"en": "We could not find that page.", "zh": "找不到这个页面。"},
     "error_internal": {"en": "Verity hit an unexpected problem. Your data is safe; please try again.",
                        "zh": "Verity 遇到了意外问题。你的数据是安全的，请重试。"},
+    "error_unknown_host": {"en": "This Verity server does not answer to this name. Open it by the address it "
+                                 "printed at start-up (for example http://127.0.0.1:8000), or ask its administrator "
+                                 "to add the name to VERITY_ALLOWED_HOSTS.",
+                           "zh": "这个 Verity 服务器不接受以此名称访问。请用它启动时显示的地址打开（例如 http://127.0.0.1:8000），"
+                                 "或请管理员把这个名称加入 VERITY_ALLOWED_HOSTS。"},
     "error_bad_request": {"en": "The request could not be understood.", "zh": "无法理解这个请求。"},
     "error_too_large": {"en": "This file is too large to upload.", "zh": "文件太大，无法上传。"},
     "dataset_damaged": {"en": "Verity's working copy of this file is damaged, so it is left out of analyses. The file "

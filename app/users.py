@@ -59,11 +59,13 @@ def auth_required(settings: Settings) -> bool:
 
 
 def is_loopback(host: str) -> bool:
-    if host.strip("[]").lower() == "localhost":
+    """Whether a host name or address stays on this machine (localhost and *.localhost, RFC 6761)."""
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:  # a host name: only "localhost" is known to stay on this machine
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # another host name: not known to stay on this machine
         return False
 
 

@@ -22,6 +22,7 @@ from app.agent.model import ModelReply
 from app.agent.outputs import OutputStore
 from app.agent.previews import compact_preview, conclusion_lines, shorten
 from app.agent.protocol import heal_protocol
+from app.agent.run_scope import RunScope
 from app.agent.tokens import count_messages
 from app.agent.toolbox import DatasetCatalog, Toolbox
 from tests.fakes import ScriptedModel, call
@@ -223,7 +224,7 @@ def test_a_second_summary_carries_the_first_one_over(window):
 
 def make_turn(window, model=None, messages=None, tools=()) -> Turn:
     registry = Registry(list(tools))
-    toolbox = Toolbox(DatasetCatalog(), ToolContext(extras={"context_window": window}), registry=registry)
+    toolbox = Toolbox(DatasetCatalog(), ToolContext(scope=RunScope(context_window=window)), registry=registry)
     return Turn(messages or [{"role": "system", "content": "rules"}, {"role": "user", "content": "q"}],
                 model or ScriptedModel(), toolbox, NullRecorder(), TurnBudget(200, 300, 600),
                 threading.Event(), context=window)
@@ -261,7 +262,7 @@ def test_the_budget_follows_the_intent_ratio(window):
 # --- level 4 and the tools -------------------------------------------------------------------
 def test_compact_context_tool_requests_a_summary_next_round(window):
     turn = make_turn(window, messages=long_history())
-    result = compact_context("long session", ctx=ToolContext(extras={"context_window": window}))
+    result = compact_context("long session", ctx=ToolContext(scope=RunScope(context_window=window)))
     assert result.ok and window.requested == "long session"
     done = compact(turn)
     assert any(e["level"] == 3 and e["reason"] == "long session" for e in done)
@@ -271,7 +272,7 @@ def test_compact_context_tool_requests_a_summary_next_round(window):
 def test_read_tool_output_pages_through_anything_persisted(window):
     text = "".join(f"line {i}\n" for i in range(5_000))
     window.store.save_output("big", text)
-    ctx = ToolContext(extras={"context_window": window})
+    ctx = ToolContext(scope=RunScope(context_window=window))
     parts, offset = [], 0
     while True:
         result = read_tool_output("big", offset=offset, length=12_000, ctx=ctx)

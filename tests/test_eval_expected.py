@@ -22,6 +22,7 @@ from tests.fakes import ScriptedModel, call
 
 EXPECTED = REPO / "data" / "eval" / "expected.py"
 HOLDOUT = REPO / "data" / "eval" / "holdout_expected.py"
+HOLDOUT2 = REPO / "data" / "eval" / "holdout2_expected.py"
 
 
 def task(task_id):
@@ -30,7 +31,7 @@ def task(task_id):
 
 # --- provenance -------------------------------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT], ids=["tasks", "holdout"])
+@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2], ids=["tasks", "holdout", "holdout2"])
 def test_the_task_file_is_exactly_what_the_independent_computation_gives(script):
     reference("rdatasets/mtcars.csv")  # skipped where ../shared is not beside the repository
     done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True,
@@ -39,7 +40,7 @@ def test_the_task_file_is_exactly_what_the_independent_computation_gives(script)
     assert "matches the independent computation" in done.stdout
 
 
-@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT], ids=["tasks", "holdout"])
+@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2], ids=["tasks", "holdout", "holdout2"])
 def test_the_computation_never_reads_verity(script):
     """The expected values must not come from Verity's own code or runs."""
     source = script.read_text(encoding="utf-8")

@@ -180,6 +180,10 @@ def test_markdown_has_evidence(seeded):
     assert CLAIM.replace("<", "&lt;") in text and "Welch t-test" in text and "relative_difference" in text
     assert "<script" not in text and "javascript:" not in text  # neutralised in the text itself
     assert "987.6" in text.split("## Evidence")[0]  # the caveat comes before the evidence
+    # when it was made, as people read a time (report.json keeps the ISO timestamp)
+    assert report["created_at"].startswith("2024-05-01T12:00:05")
+    for rendered in (text, to_html(report)):
+        assert "2024-05-01 12:00" in rendered and "2024-05-01T12:00" not in rendered
 
 
 def test_docx_and_pdf(seeded, tmp_path):

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from analysis_tools import ToolContext, ToolResult
+from app.agent.run_scope import RunScope
 from app.agent.toolbox import HARNESS_REGISTRY
 from app.config import Settings
 from sandbox import detect_isolation, get_pool
@@ -46,9 +47,8 @@ class SandboxEnv:
     def ctx(self, workspace_id: str | None = None, call_id: str = "call", settings: Settings | None = None,
             datasets: dict | None = None) -> ToolContext:
         paths = {"sales": self.sales_path} if datasets is None else datasets
-        return ToolContext(figures_dir=self.figures_dir, call_id=call_id, extras={
-            "workspace_id": workspace_id or self.ws_a, "settings": settings or self.settings,
-            "dataset_paths": paths})
+        return ToolContext(figures_dir=self.figures_dir, call_id=call_id, scope=RunScope(
+            workspace_id=workspace_id or self.ws_a, settings=settings or self.settings, dataset_paths=paths))
 
     def run(self, code: str, **kwargs) -> ToolResult:
         return HARNESS_REGISTRY.run("run_python", None, self.ctx(**kwargs), code=code)
@@ -240,7 +240,7 @@ def test_unshare_fallback_isolates_too(env):
 
 
 def test_datasets_come_from_the_workspace_in_the_session(env, tmp_path):
-    """The harness path: extras carry the session and the workspace id (and the settings)."""
+    """The harness path: the run scope carries the session and the workspace id (and the settings)."""
     from app.db.session import open_database
     from tests.factories import make_settings, workspace_with
 
@@ -251,8 +251,8 @@ def test_datasets_come_from_the_workspace_in_the_session(env, tmp_path):
     workspace_id = workspace_with(db, settings, source)
     try:
         with db.session() as session:
-            ctx = ToolContext(figures_dir=tmp_path / "figures", call_id="h1", extras={
-                "session": session, "workspace_id": workspace_id, "settings": settings})
+            ctx = ToolContext(figures_dir=tmp_path / "figures", call_id="h1", scope=RunScope(
+                session=session, workspace_id=workspace_id, settings=settings))
             result = HARNESS_REGISTRY.run("run_python", None, ctx,
                                           code="print(sorted(datasets), retail_sales.revenue.sum())")
         assert result.ok, result.error

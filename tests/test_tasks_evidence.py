@@ -6,6 +6,7 @@ from sqlalchemy import select
 from analysis_tools import ToolContext, ToolError
 from app.agent.evidence import downgrade_confidence
 from app.agent.model import ModelReply, ToolCallRequest
+from app.agent.run_scope import RunScope
 from app.agent.tasks import stale_task_reminder, task_create, task_update
 from app.db.models import Event, Report, Run, Task
 from app.reports.html_report import to_html
@@ -25,8 +26,8 @@ def run_with(tmp_path, model, question="Does weight differ by group?"):
 def tool_ctx(db, run_id, events):
     session = db.session().__enter__()
     run = session.get(Run, run_id)
-    return session, ToolContext(extras={"session": session, "workspace_id": run.workspace_id, "run_id": run_id,
-                                        "emit": lambda kind, data: events.append((kind, data))})
+    return session, ToolContext(scope=RunScope(session=session, workspace_id=run.workspace_id, run_id=run_id,
+                                               emit=lambda kind, data: events.append((kind, data))))
 
 
 def test_a_blocked_task_cannot_start_until_its_blocker_is_completed(tmp_path):

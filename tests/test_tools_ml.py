@@ -221,6 +221,13 @@ def test_anomaly_detection_finds_planted_outliers():
     zh = run_tool("anomaly_detection", df, columns=["amount", "items"], language="zh")
     assert "行" in zh.interpretation
 
+    # without an id column rows are counted from 1 in the table the tool was given, whatever its index
+    # (a filtered version keeps the original labels): the planted rows are its 11th, 201st and 301st
+    unnamed = df.drop(columns="order_id").set_axis(range(1000, 1500))
+    numbered = run_tool("anomaly_detection", unnamed, columns=["amount", "items"])
+    assert {11, 201, 301} <= set(numbered.payload["anomaly_rows"])
+    assert numbered.metrics["top_row"] in {"11", "201", "301"}
+
 
 def test_anomaly_errors():
     df = pd.DataFrame({"a": np.arange(20.0), "c": ["x"] * 20})

@@ -329,7 +329,10 @@ def test_outliers_iqr_matches_r_boxplot_stats():
     assert (r.metrics["q1"], r.metrics["median"], r.metrics["q3"]) == (96.5, 123.0, 180.0)
     assert r.metrics["upper_fence"] == pytest.approx(180 + 1.5 * 83.5)
     assert r.metrics["share"] == pytest.approx(1 / 32) and r.metrics["n_high"] == 1
-    assert r.payload["outlier_rows"] == ["30"]
+    assert r.payload["outlier_rows"] == [31]  # R: which(mtcars$hp == 335) = 31 (rows counted from 1)
+    assert r.payload["examples"][0]["row"] == 31
+    repeated = run_tool("outlier_detection", mtcars.set_axis([7] * 32), value_column="hp")
+    assert repeated.payload["outlier_rows"] == [31]  # counted in the table given, whatever its index
     assert r.metrics["mad"] == 52 and r.metrics["n_outliers.mad"] == 0      # R: mad(hp, constant = 1) = 52
     m = run_tool("outlier_detection", mtcars, value_column="hp", method="mad", threshold=2.5)
     assert m.metrics["n_outliers"] == 1 and m.payload["examples"][0]["robust_z"] == pytest.approx(0.6745 * 212 / 52, abs=1e-3)

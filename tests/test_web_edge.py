@@ -98,6 +98,33 @@ def test_trusted_origins_for_a_proxy_that_rewrites_the_host(tmp_path):
                            headers={"Origin": "https://other.example.com"}).status_code == 403
 
 
+def test_without_sign_in_only_this_servers_names_are_served(tmp_path):
+    """DNS rebinding: a page on rebound.example, re-pointed at 127.0.0.1, is same-origin with itself,
+    so the Origin check passes; its Host names rebound.example and is refused. Loopback names, IP
+    literals, public_url's host and allowed_hosts pass; with sign-in the check is off."""
+    settings = Settings(_env_file=None, data_dir=tmp_path, llm_model="builtin", allowed_hosts="lab-box",
+                        public_url="https://verity.example.com")
+    with TestClient(create_app(settings), base_url="http://rebound.example:8000") as client:
+        page = client.get("/", headers={"Accept-Language": "zh-CN"})
+        assert page.status_code == 400 and "VERITY_ALLOWED_HOSTS" in page.text and "rebound.example" in page.text
+        assert "不接受以此名称访问" in page.text and "Traceback" not in page.text
+        posted = client.post("/api/workspaces", json={"name": "a"}, headers={"Origin": "http://rebound.example:8000"})
+        assert posted.status_code == 400 and posted.json()["error"]["category"] == "unknown_host"
+        assert "hint" in posted.json()["error"]
+        assert "content-security-policy" in posted.headers  # refusals get the security headers too
+        for host in ("localhost:8000", "127.0.0.1:8000", "[::1]:8000", "192.168.1.20:8000", "app.localhost",
+                     "LAB-BOX:8000", "verity.example.com"):
+            assert client.get("/healthz", headers={"Host": host}).status_code == 200, host
+        assert client.get("/healthz", headers={"Host": "lab-box.attacker.example"}).status_code == 400
+
+    signed_in = Settings(_env_file=None, data_dir=tmp_path / "multi", llm_model="builtin", auth="on")
+    with TestClient(create_app(signed_in), base_url="http://verity.internal") as client:
+        assert client.get("/healthz").status_code == 200
+    anything = Settings(_env_file=None, data_dir=tmp_path / "any", llm_model="builtin", allowed_hosts="*")
+    with TestClient(create_app(anything), base_url="http://whatever.example") as client:
+        assert client.get("/healthz").status_code == 200
+
+
 def assert_security_headers(response, csp: str = PAGE_CSP) -> None:
     assert response.headers["content-security-policy"] == csp, response.request.url
     assert "frame-ancestors 'none'" in csp

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from analysis_tools import ToolContext, ToolError, ToolResult
+from app.agent.run_scope import run_scope
 from app.db.models import Run
 
 QUESTION_TYPES = ("description", "comparison", "relationship", "trend", "forecast", "attribution", "retention",
@@ -20,11 +21,6 @@ def _texts(items: list[str] | str | None) -> list[str]:
     if isinstance(items, str):
         items = [items]
     return [str(x).strip() for x in items or [] if str(x).strip()]
-
-
-def run_plan(session: Any, run_id: str) -> dict[str, Any] | None:
-    run = session.get(Run, run_id)
-    return (run.state or {}).get("plan") if run is not None else None
 
 
 def record_analysis_plan(goal: str, question_type: Literal[QUESTION_TYPES] = "other",  # type: ignore[valid-type]
@@ -44,14 +40,14 @@ def record_analysis_plan(goal: str, question_type: Literal[QUESTION_TYPES] = "ot
     """
     if not str(goal or "").strip():
         raise ToolError("invalid_plan", "The plan needs a goal.", hint="State what the analysis must establish.")
-    session = ctx.extras["session"]
-    run = session.get(Run, ctx.extras["run_id"])
+    scope = run_scope(ctx)
+    run = scope.need_session().get(Run, scope.need_run_id())
     plan = {"goal": str(goal).strip(), "question_type": question_type if question_type in QUESTION_TYPES else "other",
             "metrics": _texts(metrics), "dimensions": _texts(dimensions), "method_plan": _texts(method_plan),
             "limitations": _texts(limitations)}
     if run is not None:
         run.state = {**(run.state or {}), "plan": plan}  # a new dict: the JSON column sees the change
-    ctx.extras["emit"]("analysis_plan", plan)
+    scope.send("analysis_plan", plan)
     lines = [f"[plan] recorded: {plan['goal']} ({plan['question_type']})"]
     if not plan["limitations"]:
         lines.append("note: no limitation stated; say what this plan cannot establish.")

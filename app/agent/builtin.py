@@ -296,13 +296,9 @@ class BuiltinAnalyst:
             lines += [f"- {f}" for f in findings[1:]] + [""]
         if failures:
             lines += [("以下分析未能完成：" if self.zh else "These analyses could not be completed: ") + "; ".join(failures), ""]
-        lines += ["### 注意" if self.zh else "### Caveats", ""]
-        lines += [f"- {n}" for n in plan.notes]
-        lines += [f"- {n}" for n in _rule_notes(plan, self.zh)]
-        if plan.kind not in ("dedupe", "filter", "derive"):
-            lines.append("- 相关不代表因果；结论基于上传的数据，不一定适用于其他时期或人群。" if self.zh else
-                         "- Correlation is not causation; conclusions hold for the uploaded data and may not carry over "
-                         "to other periods or people.")
+        caveats = [*plan.notes, *_rule_notes(plan, self.zh), *_scope_notes(plan, self.zh)]
+        if caveats:
+            lines += ["### 注意" if self.zh else "### Caveats", ""] + [f"- {n}" for n in caveats]
         lines += ["", HONESTY["zh" if self.zh else "en"]]
         return "\n".join(lines)
 
@@ -327,6 +323,26 @@ class BuiltinAnalyst:
             text += ("；问题中的词无法确定用哪个表格，请确认这是您想要的。" if zh else
                      "; the question's words did not settle which table to use, so check this is the one you meant.")
         return text
+
+
+# The answers a reader might take as cause and effect: how two things move together, what drives a
+# number. A total, a ranking or a data task claims nothing of the kind.
+RELATION_TOOLS = ("correlation_analysis", "linear_regression", "chi_square_test")
+FACT_KINDS = ("dedupe", "filter", "derive", "total", "top", "share")  # what the data says, nothing inferred
+
+
+def _scope_notes(plan: Plan, zh: bool) -> list[str]:
+    """Correlation is not causation for a relationship or drivers answer (what answers the question
+    first); how far any inference carries, except for facts about the data (totals, rankings, data tasks)."""
+    if plan.kind in FACT_KINDS:
+        return []
+    leading = min((s for s in plan.steps if s.task), key=lambda s: _order(s, plan), default=None)
+    if plan.kind in ("relationship", "association") or (leading and leading.tool in RELATION_TOOLS):
+        return ["相关不代表因果；结论基于上传的数据，不一定适用于其他时期或人群。" if zh else
+                "Correlation is not causation; conclusions hold for the uploaded data and may not carry over "
+                "to other periods or people."]
+    return ["结论基于上传的数据，不一定适用于其他时期或人群。" if zh else
+            "Conclusions hold for the uploaded data and may not carry over to other periods or people."]
 
 
 def _order(step: Step, plan: Plan) -> int:
@@ -379,10 +395,11 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
     elif step.tool == "forecast":
         headline = forecast_headline(arguments["value_column"], metrics, zh)
     elif step.tool == "proportion_test" and arguments.get("group_column"):
-        headline = proportion_headline(arguments["value_column"], arguments["group_column"], metrics, zh)
+        outcome = arguments.get("success_value") or arguments["value_column"]  # "the Admitted rate"
+        headline = proportion_headline(outcome, arguments["group_column"], metrics, zh)
     elif step.tool == "group_aggregate" and arguments.get("value_columns"):
         headline = total_headline(arguments["value_columns"][0], arguments["group_columns"][0], metrics, zh,
-                                  plan.top if plan and plan.kind == "top" else None)
+                                  plan.top if plan and plan.kind == "top" else None, arguments.get("agg", "sum"))
     elif step.tool == "paired_test":
         groups = _pair_labels(result)
         headline = paired_headline(arguments.get("value_column") or arguments.get("x_column", ""), metrics, groups, zh)

@@ -65,9 +65,12 @@ def proportion_headline(outcome: str, group: str, metrics: dict[str, Any], zh: b
             f"(by {group}); {_chance(p, zh)}.")
 
 
-def total_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool] | None = None) -> str | None:
+def total_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool] | None = None,
+                   agg: str = "sum") -> str | None:
     """'East brings in the most Revenue in total: 200,000 of 560,000 (35.7%). Then West 150,000 (26.8%) …'
-    With `top`: the top (or bottom) N groups by their total."""
+    With `top`: the top (or bottom) N groups by their total (or their average, with agg "mean")."""
+    if agg == "mean" and top:
+        return top_average_headline(metric, group, metrics, zh, top)
     totals = {k: v for k, v in _by_prefix(metrics, f"{metric}_sum.").items() if k != "total"}
     if not totals:
         return None
@@ -93,6 +96,22 @@ def total_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool, t
                 + (f"其后依次为 {others}。" if others else ""))
     return (f"{best} has the highest total {metric}: {fmt_num(value)} of {fmt_num(grand)} in all ({_pct(value / grand)})."
             + (f" Then {others}." if others else ""))
+
+
+def top_average_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool]) -> str | None:
+    """'The top 3 manufacturer by average hwy: 1. honda 32.56; 2. volkswagen 29.22; 3. hyundai 26.86
+    (averages per manufacturer over 234 rows).' The groups ranked by their mean, not single rows."""
+    means = _by_prefix(metrics, f"{metric}_mean.")
+    n, bottom = top
+    if not means or (bottom and len(means) != metrics.get("n_groups", len(means))):
+        return None
+    picked = sorted(means.items(), key=lambda kv: kv[1] if bottom else -kv[1])[:n]
+    listed = ("；" if zh else "; ").join(f"{i}. {g} {fmt_num(v)}" for i, (g, v) in enumerate(picked, 1))
+    rows, groups = metrics.get("n"), metrics.get("n_groups", len(means))
+    if zh:
+        return f"按平均 {metric}{'最低' if bottom else '最高'}的 {len(picked)} 个 {group}：{listed}（{groups} 个{group}，共 {rows} 行的各组平均值）。"
+    return (f"The {'bottom' if bottom else 'top'} {len(picked)} {group} by average {metric}: {listed} "
+            f"(the average of each of {groups} {group} groups, over {rows} rows).")
 
 
 def paired_headline(metric: str, metrics: dict[str, Any], groups: tuple[str, str] | None, zh: bool) -> str | None:

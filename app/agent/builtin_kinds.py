@@ -38,8 +38,18 @@ def asks_total(question: str) -> bool:
     return bool(TOTAL.search(question))
 
 
+# "which three brands … the best", "哪三家门店…最多": a number of things, and a superlative
+_WHICH_N = re.compile(r"\bwhich\s+(\d+|" + "|".join(_EN_N) + r")\b|哪\s*(\d+|[一二两三四五六七八九十])\s*(?:个|家|位|种|款|名|类|所|只)?",
+                      re.I)
+
+
 def asks_top(question: str) -> tuple[int, bool] | None:
-    """(N, bottom) for "top 5 customers", "worst 3 stores", "前5名"; None when the question asks no top N."""
+    """(N, bottom) for "top 5 customers", "worst 3 stores", "前5名", "which three … the best"; None when
+    the question asks no top N."""
+    if (match := _WHICH_N.search(question)) and (extreme := asks_extreme(question)):
+        n = (match.group(1) or match.group(2)).lower()
+        count = int(n) if n.isdigit() else _EN_N.get(n) or _ZH_N.get(n, 3)
+        return count, extreme == "least"
     if match := _TOP_EN.search(question):
         word, n = match.group(1).lower(), match.group(2).lower()
         return (int(n) if n.isdigit() else _EN_N[n]), word in ("bottom", "worst", "smallest", "lowest")
@@ -114,11 +124,15 @@ SLOPE = re.compile(r"\bfor (?:each|every)\b|\bper (?:extra|additional|more)\b|\b
                    r"每(?:增加|多|快|高|长|提高|大)|估计|推算", re.I)
 MEAN_WORDS = re.compile(r"\baverage|\bmean\b|\btypical|平均|均值", re.I)
 FILTER_TASK = re.compile(r"^\s*(?:please\s+)?(?:keep only|only keep|just keep|filter (?:to|for|down to)?|"
-                         r"remove all but|select only)|^\s*(?:请)?(?:只保留|仅保留|筛选出?|过滤出?|只留下?)", re.I)
-_ABOVE = r"over|above|more than|greater than|at least|>=?|以上|超过|大于|高于|不少于|不低于|及以上"
-_BELOW = r"under|below|less than|at most|<=?|以下|低于|小于|不超过|不高于|及以下"
+                         r"remove all but|select only|(?:show|give me|use) only (?:the )?(?:rows|records|entries|cases)|"
+                         r"only (?:the )?(?:rows|records|entries|cases) (?:where|with|that))|^\s*(?:请)?(?:只保留|仅保留|筛选出?|过滤出?|只留下?)", re.I)
+# "5 or more", "3 and up": after the number, and inclusive
+_OR_ABOVE = r"(?:or|and) (?:more|above|higher|greater|over|up|bigger|larger)"
+_OR_BELOW = r"(?:or|and) (?:less|below|lower|fewer|under|smaller)"
+_ABOVE = rf"{_OR_ABOVE}|over|above|more than|greater than|at least|>=?|以上|超过|大于|高于|不少于|不低于|及以上"
+_BELOW = rf"{_OR_BELOW}|under|below|less than|at most|<=?|以下|低于|小于|不超过|不高于|及以下"
 NUMBER_CUT = re.compile(rf"(?P<pre>{_ABOVE}|{_BELOW})\s*(?P<n1>-?\d+(?:\.\d+)?)|"
-                        rf"(?P<n2>-?\d+(?:\.\d+)?)\s*[^\d\s，,。？?]{{0,4}}?\s*(?P<post>{_ABOVE}|{_BELOW})", re.I)
+                        rf"(?P<n2>-?\d+(?:\.\d+)?)\s*(?:[^\d\s，,。？?]{{0,4}}?|[a-z]{{1,14}})\s*(?P<post>{_ABOVE}|{_BELOW})", re.I)
 YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})\s*(?:年|\b)")
 
 
@@ -130,8 +144,24 @@ def number_cut(question: str) -> tuple[str, float] | None:
     word = (match.group("pre") or match.group("post")).lower()
     value = float(match.group("n1") or match.group("n2"))
     above = re.fullmatch(_ABOVE, word, re.I) is not None
-    inclusive = word in (">=", "<=", "at least", "at most", "不少于", "不低于", "不超过", "不高于", "及以上", "及以下")
+    inclusive = (word in (">=", "<=", "at least", "at most", "不少于", "不低于", "不超过", "不高于", "及以上", "及以下")
+                 or re.fullmatch(f"{_OR_ABOVE}|{_OR_BELOW}", word) is not None)
     return (">=" if inclusive else ">") if above else ("<=" if inclusive else "<"), value
+
+# A trend question without the word: a direction over a span of time ("has the flow been going down
+# over the years", "这些年就业人数是不是一直在增加").
+_DIRECTION = (r"\bincreas|\bdecreas|\brising\b|\brisen\b|\brises?\b|\bfall(?:ing|en|s)?\b|\bdeclin|\bgrow|\bgoing (?:up|down)|"
+              r"\bgone (?:up|down)|\bgo(?:ne)? up\b|\bdropp|上升|下降|增加|减少|增长|下滑|降低|提高|上涨|下跌|回落|攀升")
+_TIME_SPAN = (r"\bover (?:the )?(?:years|time|decades|months|period)|\byear (?:after|by|on) year|\bover the last|"
+              r"\bthrough the years|\bsince \d{4}|这些年|这几年|近年|历年|逐年|多年来|一直|年年|每一年|这段时间|随着时间")
+DIRECTION, TIME_SPAN = re.compile(_DIRECTION, re.I), re.compile(_TIME_SPAN, re.I)
+
+
+def asks_direction_over_time(question: str) -> bool:
+    """"Is X rising over the years?", "一直在增加吗": a direction of change, or a span of years."""
+    return bool(TIME_SPAN.search(question) or (DIRECTION.search(question) and re.search(
+        r"\byears?\b|\btime\b|\bdecades?\b|年|时间", question, re.I)))
+
 
 SEASON = re.compile(r"\b(?:which|what) (?:month|quarter|season|weekday|day of the week)\b|\bseasonal|\bpeak (?:month|season)|"
                     r"哪个月|哪一个月|哪几个月|哪个季度|哪个季节|旺季|淡季|季节性|星期几", re.I)

@@ -12,19 +12,20 @@ from app.agent.builtin_kinds import (
     DIFFERENCE,
     FILTER_TASK,
     MEAN_WORDS,
-    RATE,
     SEASON,
     SHARE,
     SLOPE,
     YEAR,
     asks_dedupe,
+    asks_direction_over_time,
     asks_extreme,
     asks_paired,
     asks_top,
     asks_total,
     number_cut,
 )
-from app.agent.profile_reading import GROUPING, NUMERIC
+from app.agent.profile_reading import GROUPING, NUMERIC, count_weights
+from app.agent.question_outcome import measure_names, rate_outcome
 from app.agent.question_roles import (
     asks_ahead,
     column_spans,
@@ -34,7 +35,9 @@ from app.agent.question_roles import (
     named_values,
     regression_roles,
 )
+from app.agent.question_words import STOP
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
+from app.agent.repeated_design import Repeated, repeated_design
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
@@ -89,7 +92,14 @@ class Plan:
     filters: list[dict[str, Any]] = field(default_factory=list)
     rules: list[tuple[str, bool]] = field(default_factory=list)  # workspace rules: (text, applied)
     values: list[str] = field(default_factory=list)  # the grouping's values the question names, in its order
+    weights: str | None = None  # a count table's frequency column: each row stands for that many cases
+    success: str | None = None  # the outcome's value that counts as a success (Admit = Admitted)
     lead: str = ""  # said before the headline: what of the question the data cannot answer
+
+
+def asks_trend(question: str) -> bool:
+    """A trend: the word ("trend", "趋势") or a direction over time ("rising over the years", "一直在增加")."""
+    return wants(question, "trend") or asks_direction_over_time(question)
 
 
 def wants(question: str, kind: str) -> bool:
@@ -163,30 +173,6 @@ def choose_dimension(columns: list[dict[str, Any]], named: list[str], implied: s
     return (real or few or groupable or [{"name": None}])[0]["name"]
 
 
-def binary_outcome(columns: list[dict[str, Any]], named: list[str], spans: list[Any], question: str = "") -> str | None:
-    """A yes/no column the question names as its outcome ("more likely to survive") when it names
-    no measurement, or asks for a rate ("偏低的比例"): its rate is compared between groups, not its
-    average. Of two yes/no columns, the one named nearest the rate word."""
-    kinds = {c["name"]: c for c in columns if not c.get("pii")}
-    rate = RATE.search(question)
-    if measure_names(columns, named) and not rate:
-        return None
-    binary = [(start, name) for start, _, name in spans
-              if kinds.get(name) and (kinds[name]["type"] == "boolean" or kinds[name].get("binary"))]
-    if not binary:
-        return None
-    if rate and len({n for _, n in binary}) > 1:
-        return min(binary, key=lambda b: abs(b[0] - rate.start()))[1]
-    return binary[0][1]
-
-
-def measure_names(columns: list[dict[str, Any]], named: list[str]) -> list[str]:
-    """The named columns that are measurements: numbers, not yes/no or codes."""
-    kinds = {c["name"]: c for c in columns if not c.get("pii")}
-    return [n for n in named if kinds.get(n, {}).get("type") in NUMERIC
-            and not (kinds[n].get("binary") or kinds[n].get("coded"))]
-
-
 def ordered_names(spans: list[Any]) -> list[str]:
     return list(dict.fromkeys(name for _, _, name in spans))
 
@@ -211,13 +197,19 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
         return filter_plan(conditions, zh)
     if DERIVE.search(question) and len(measures := measure_names(columns, ordered_names(spans))) >= 2:
         return derive_plan(question, per_pair(question, spans, measures), zh)
+    if design := repeated_design(question, {**dataset, "columns": columns}, ordered_names(spans)):
+        return repeated_plan(design, zh)
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
-    outcome = None if chosen or roles.target else binary_outcome(columns, named, spans, question)
+    rate = None if chosen or roles.target else rate_outcome(question, columns, named, spans)
+    outcome = rate.column if rate else None
+    if rate and rate.success:  # its value names the outcome, not a group
+        implied, values = named_values(question, [c for c in columns if c["name"] != outcome], spans)
     metric = chosen or roles.target or outcome or choose_metric(columns, named)
     dimension = choose_dimension(columns, named, implied, metric)
     plan = Plan(metric, dimension, [Step("profile_dataset", {}, evidence=False)])
     plan.values = values if dimension == implied else []
-    if not (asks.forecast or wants(question, "trend")):
+    plan.weights, plan.success = count_weights(columns), rate.success if rate else None
+    if not (asks.forecast or asks_trend(question)):
         plan.filters = year_filter(question, columns)
     if outcome and special_steps(plan, question, columns, named, zh, outcome=outcome):
         return plan
@@ -276,7 +268,9 @@ def filter_conditions(question: str, columns: list[dict[str, Any]], spans: list[
         conditions.append({"column": column, "op": "==", "value": values[0]} if len(values) == 1 else
                           {"column": column, "op": "in", "value": values})
     cut = number_cut(question)
-    measures = measure_names(columns, ordered_names(spans))
+    kinds = {c["name"]: c for c in columns}  # any named number, codes too ("6 cylinders or fewer")
+    measures = measure_names(columns, ordered_names(spans)) or [
+        n for n in ordered_names(spans) if kinds.get(n, {}).get("type") in NUMERIC]
     if cut and measures:
         value = int(cut[1]) if cut[1].is_integer() else cut[1]
         conditions.append({"column": measures[0], "op": cut[0], "value": value})
@@ -302,6 +296,17 @@ def derive_plan(question: str, pair: list[str], zh: bool) -> Plan:
     subject = _t(zh, f"Add the column {name}", f"新增列 {name}")
     return Plan(None, None, [Step("derive_column", {"new_column_name": name, "kind": kind, "columns": [a, b]}, subject)],
                 kind="derive")
+
+
+def repeated_plan(design: Repeated, zh: bool) -> Plan:
+    """The change between two times on the same subjects (long format): a paired test, later minus earlier."""
+    value, time = design.value, design.time
+    subject = _t(zh, f"Change in {value} from {time} {design.earlier} to {time} {design.later}, subject by subject",
+                 f"同一{design.subject}从{time} {design.earlier}到{time} {design.later}的{value}变化")
+    arguments = {"value_column": value, "group_column": time, "id_column": design.subject,
+                 "groups": [design.later, design.earlier], "method": "t"}
+    return Plan(value, time, [Step("profile_dataset", {}, evidence=False), Step("paired_test", arguments, subject)],
+                kind="paired")
 
 
 def filter_plan(conditions: list[dict[str, Any]], zh: bool) -> Plan:
@@ -351,7 +356,8 @@ def relation_steps(plan: Plan, question: str, columns: list[dict[str, Any]], spa
     if not measures and len(categories) >= 2:
         plan.kind, plan.metric, plan.dimension = "association", None, categories[0]
         subject = _t(zh, f"Is {categories[0]} related to {categories[1]}", f"{categories[0]}与{categories[1]}是否有关")
-        plan.steps.append(Step("chi_square_test", {"x_column": categories[0], "y_column": categories[1]}, subject))
+        arguments = {"x_column": categories[0], "y_column": categories[1]}
+        plan.steps.append(Step("chi_square_test", arguments | _weighted(plan), subject))
         return True
     return False
 
@@ -386,10 +392,16 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         plan.kind = "proportion"
         if dimension:
             subject = _t(zh, f"Compare the {outcome} rate across {dimension}", f"比较不同{dimension}的{outcome}比例")
-            plan.steps.append(Step("proportion_test", {"value_column": outcome, "group_column": dimension}, subject))
+            arguments = {"value_column": outcome, "group_column": dimension}
+            if plan.success:
+                arguments["success_value"] = plan.success
+            plan.steps.append(Step("proportion_test", arguments | _weighted(plan), subject))
             if next((c["type"] for c in columns if c["name"] == outcome), None) in NUMERIC:  # 0/1: the mean is the rate
                 plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": outcome, "agg": "mean"},
                                        evidence=False))
+        elif plan.weights:  # a count table: the overall rate, each row weighed by its frequency
+            arguments = {"value_column": outcome, **({"success_value": plan.success} if plan.success else {})}
+            plan.steps.append(Step("proportion_test", arguments | _weighted(plan), _t(zh, f"The {outcome} rate", f"{outcome}比例")))
         else:
             plan.steps.append(Step("value_counts", {"column": outcome}, _t(zh, f"{outcome} breakdown", f"{outcome}分布")))
         return True
@@ -410,8 +422,9 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
             return True
     top = asks_top(question)
     if top:
-        entity = next((n for n in named if n != metric and next((c for c in columns if c["name"] == n), {}).get("type")
-                       in ("identifier", "text", "category", "boolean")), None)
+        kinds = {c["name"]: c for c in columns}
+        entity = next((n for n in named if n != metric and kinds.get(n) and (
+            kinds[n]["type"] in ("identifier", "text") or groups_rows(kinds[n]))), None)  # codes too: "gear", "cyl"
         if entity is None and dimension:
             entity = dimension
             if noun := top_noun(question):  # "top 5 customers" with no customer column: say so, show what there is
@@ -420,10 +433,12 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         if entity:
             plan.kind, plan.top = "top", top
             plan.dimension = entity
-            subject = _t(zh, f"{'Bottom' if top[1] else 'Top'} {top[0]} {entity} by total {metric}",
-                         f"按{metric}合计{'最低' if top[1] else '最高'}的{top[0]}个{entity}")
+            # the groups ranked by their average when the question asks for one ("best mileage on average")
+            agg, word, word_zh = ("mean", "average", "平均") if MEAN_WORDS.search(question) else ("sum", "total", "合计")
+            subject = _t(zh, f"{'Bottom' if top[1] else 'Top'} {top[0]} {entity} by {word} {metric}",
+                         f"按{metric}{word_zh}{'最低' if top[1] else '最高'}的{top[0]}个{entity}")
             plan.steps.append(Step("group_aggregate", {"group_columns": [entity], "value_columns": [metric],
-                                                       "agg": "sum"}, subject))
+                                                       "agg": agg}, subject))
             return True
     date = next((c["name"] for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
     if date and SEASON.search(question) and not (dimension and dimension in named):
@@ -454,7 +469,7 @@ _TOP_NOUN = re.compile(r"\b(?:top|bottom|best|worst|largest|biggest|smallest|hig
 def top_noun(question: str) -> str | None:
     """The thing a top-N question ranks ("top 5 customers" → customers), when it says one in English."""
     match = _TOP_NOUN.search(question)
-    return match.group(1) if match and match.group(1).lower() not in ("by", "of", "in", "for") else None
+    return match.group(1) if match and match.group(1).lower() not in STOP else None
 
 
 def add_total_steps(plan: Plan, metric: str, dimension: str, zh: bool) -> None:
@@ -504,7 +519,7 @@ def add_time_steps(plan: Plan, question: str, forecast: bool, grain: str | None,
     the tool's default (one seasonal cycle) when it does not say."""
     column = next((c for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
     date = column["name"] if column else None
-    if date is None or not (wants(question, "trend") or forecast):
+    if date is None or not (asks_trend(question) or forecast):
         return False
     subject = _t(zh, f"How {metric} changes over time", f"{metric}随时间的变化")
     plan.steps.append(Step("time_series_trend", {"date_column": date, "value_column": metric}, subject))
@@ -516,6 +531,11 @@ def add_time_steps(plan: Plan, question: str, forecast: bool, grain: str | None,
             arguments.update(forecast_arguments(request, grain, column.get("span_days")))
         plan.steps.append(Step("forecast", arguments, subject))
     return True
+
+
+def _weighted(plan: Plan) -> dict[str, Any]:
+    """A count table's rows weigh as many cases as their frequency says (count_weights)."""
+    return {"weight_column": plan.weights} if plan.weights else {}
 
 
 def _t(zh: bool, en: str, zh_text: str) -> str:

@@ -4,7 +4,7 @@ How a run waits and comes back:
 
 1. `ask_user_question` (the model's tool, or the harness when a hard gate fires — same tool, same
    path) stores a `Question` row with its `topic` and `tool_call_id`, and sets the pause flag
-   (`ctx.extras["pause"]`, read by `Toolbox.pause_requested`). Analysis tools are held back
+   (`RunScope.pause`, read by `Toolbox.pause_requested`). Analysis tools are held back
    while it is set. No tool result is written for the call yet.
 2. The loop finishes the round and raises `Paused` (`pause_if_asked`); `RunService.execute`
    marks the run `waiting`, keeps the pause in `Run.state["waiting"]` and emits `question`.
@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.gates import GateInput, question_key
+from app.agent.run_scope import run_scope
 from app.db.models import Message, Question, Run, utcnow
 from app.workspaces import active_datasets, dataset_summary
 
@@ -54,18 +55,18 @@ def ask_user_question(question: str, kind: Literal["single", "multi", "text"] = 
         topic: A short key for what is asked (e.g. "metric", "window"); a topic is never asked twice.
     """
     options = validate_question(question, kind, options)
-    session: Session = ctx.extras["session"]
-    workspace_id = ctx.extras["workspace_id"]
+    scope = run_scope(ctx)
+    session, workspace_id = scope.need_session(), scope.need_workspace_id()
     topic = (topic or f"q.{question_key(question)}").strip()[:100]
     earlier = answered_question(session, workspace_id, topic)
     if earlier is not None:  # never ask twice: the confirmed answer is the result
         return ToolResult(text=f"[answer]\n{answer_text(earlier.answer)}\n\nThe user already answered this "
                                f"({earlier.question}); it is a confirmed definition.", metrics={"question_id": earlier.id})
-    row = Question(workspace_id=workspace_id, run_id=ctx.extras["run_id"], kind=kind, question=question.strip(),
+    row = Question(workspace_id=workspace_id, run_id=scope.need_run_id(), kind=kind, question=question.strip(),
                    options=options, reason=reason or "", topic=topic, tool_call_id=ctx.call_id)
     session.add(row)
     session.flush()
-    ctx.extras["pause"] = {"question_id": row.id, "call_id": ctx.call_id, "topic": topic}
+    scope.pause = {"question_id": row.id, "call_id": ctx.call_id, "topic": topic}
     return ToolResult(text=f"[question]\nAsked the user (question {row.id}); the run waits for the answer.",
                       metrics={"question_id": row.id})
 
@@ -133,12 +134,11 @@ def confirmed_definitions(messages: list[dict[str, Any]]) -> dict[str, str]:
 
 # --- the gates, asked by the harness ----------------------------------------------------------
 def gate_input(turn: Any) -> GateInput:
-    extras = turn.toolbox.context.extras
-    session: Session = extras["session"]
-    workspace_id, run_id = extras["workspace_id"], extras["run_id"]
-    run = session.get(Run, run_id)
+    scope = run_scope(turn.toolbox.context)
+    session, workspace_id = scope.need_session(), scope.need_workspace_id()
+    run = session.get(Run, scope.need_run_id())
     datasets = active_datasets(session, workspace_id)
-    summaries = extras.get("summaries")  # computed once by RunService.prepare_turn
+    summaries = scope.summaries  # computed once by RunService.prepare_turn
     if summaries is None:
         summaries = [dataset_summary(d, _frame(turn, d.name)) for d in datasets]
     if len(summaries) > 1:  # the scope gate matches the values a question names ("online orders")

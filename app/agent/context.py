@@ -197,6 +197,7 @@ class Sources:
     knowledge: tuple[Item, ...] = ()
     memory: tuple[Item, ...] = ()
     dataset_warnings: dict[str, list[str]] | None = None  # ingest warnings by dataset name
+    reading: str = ""  # question_reading.py: what the question's words name in the data (wrapped)
 
     def __post_init__(self) -> None:
         warned = self.dataset_warnings or {}
@@ -217,7 +218,8 @@ class Sources:
 def injected_blocks(sources: Sources) -> list[str]:
     """The tier-wrapped blocks of the system prompt, highest tier first; conflicts last."""
     blocks = [user_block(sources.definitions), rules_block(sources.rules), knowledge_block(sources.knowledge),
-              memory_block(sources.memory), data_block(sources.datasets), conflict_block(sources.conflicts())]
+              memory_block(sources.memory), data_block(sources.datasets), sources.reading,
+              conflict_block(sources.conflicts())]
     return [b for b in blocks if b]
 
 

@@ -6,21 +6,22 @@ from __future__ import annotations
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.compaction import ContextWindow
 from app.agent.outputs import OutputStore
+from app.agent.run_scope import run_scope
 
 MAX_READ = 12_000
 
 
 def _window(ctx: ToolContext) -> ContextWindow | None:
-    return (ctx.extras or {}).get("context_window") if ctx else None
+    return run_scope(ctx, missing_ok=True).context_window
 
 
 def _store(ctx: ToolContext) -> OutputStore:
     window = _window(ctx)
     if window is not None:
         return window.store
-    extras = (ctx.extras or {}) if ctx else {}
-    if "settings" in extras and "workspace_id" in extras:
-        return OutputStore(extras["settings"].workspace_dir(extras["workspace_id"]))
+    scope = run_scope(ctx, missing_ok=True)
+    if scope.settings is not None and scope.workspace_id is not None:
+        return OutputStore(scope.settings.workspace_dir(scope.workspace_id))
     raise ToolError("not_available", "Persisted outputs are not available in this session.", retryable=False)
 
 
@@ -83,10 +84,10 @@ def search_knowledge(query: str, ctx: ToolContext = None) -> ToolResult:
     from app.agent.retrieval import best_passages, passages
     from app.knowledge import entries
 
-    extras = (ctx.extras or {}) if ctx else {}
-    if "session" not in extras or "workspace_id" not in extras:
+    scope = run_scope(ctx, missing_ok=True)
+    if scope.session is None or scope.workspace_id is None:
         raise ToolError("not_available", "Workspace knowledge is not available in this session.", retryable=False)
-    found = [(e.title, p) for e in entries(extras["session"], extras["workspace_id"]) for p in passages(e.text)]
+    found = [(e.title, p) for e in entries(scope.session, scope.workspace_id) for p in passages(e.text)]
     if not found:
         return ToolResult(text="[knowledge]\nThis workspace has no reference notes or documents.",
                           metrics={"matches": 0})

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from sqlalchemy.orm import Session
 
 from analysis_tools import ToolContext, ToolError, ToolResult
+from app.agent.run_scope import run_scope
 from app.agent.tasks import run_tasks, task_dict
 from app.db.models import Evidence, Run, Task, ToolCall, utcnow
 
@@ -90,8 +91,8 @@ def record_evidence(claim: str, method: str, tool_call_ids: list[str], result_su
         confidence: high, medium or low.
         supersedes: Evidence this corrects (evidence ids, or the ids of the record_evidence calls that made it).
     """
-    session: Session = ctx.extras["session"]
-    run_id = ctx.extras["run_id"]
+    scope = run_scope(ctx)
+    session, run_id = scope.need_session(), scope.need_run_id()
     calls = [session.get(ToolCall, (run_id, cid)) for cid in tool_call_ids]
     unknown = [cid for cid, call in zip(tool_call_ids, calls) if call is None]
     if not tool_call_ids or unknown:
@@ -104,15 +105,15 @@ def record_evidence(claim: str, method: str, tool_call_ids: list[str], result_su
             metrics.update({k: v for k, v in (call.metrics or {}).items() if k != "duration_ms"})
     limitations = list(limitations or [])
     level, reasons = downgrade_confidence(confidence, sample_size, metrics, limitations, method)
-    item = Evidence(workspace_id=ctx.extras["workspace_id"], run_id=run_id, claim=claim, method=method,
+    item = Evidence(workspace_id=scope.need_workspace_id(), run_id=run_id, claim=claim, method=method,
                     result_summary=result_summary, metrics=metrics, sample_size=sample_size, confidence=level,
                     limitations=limitations, tool_call_ids=list(tool_call_ids))
     session.add(item)
     session.flush()
     completed = complete_tasks(session, run_id, item)
-    ctx.extras["emit"]("evidence", evidence_dict(item))
+    scope.send("evidence", evidence_dict(item))
     for task in completed:
-        ctx.extras["emit"]("task", task_dict(task))
+        scope.send("task", task_dict(task))
     withdraw(session, run_id, replaced, by=item.id, reason="superseded")
     lines = [f"[evidence] recorded {item.id} (confidence {level})"]
     if replaced:
@@ -144,11 +145,11 @@ def retract_evidence(evidence_id: str, reason: str = "", ctx: ToolContext = None
         evidence_id: The evidence id, or the id of the record_evidence call that recorded it.
         reason: Why it is withdrawn.
     """
-    session: Session = ctx.extras["session"]
-    run_id = ctx.extras["run_id"]
+    scope = run_scope(ctx)
+    session, run_id = scope.need_session(), scope.need_run_id()
     found = _evidence_id(session, run_id, evidence_id)
     withdraw(session, run_id, [found], by=None, reason=reason or "retracted")
-    ctx.extras["emit"]("evidence_withdrawn", {"id": found, "reason": reason})
+    scope.send("evidence_withdrawn", {"id": found, "reason": reason})
     return ToolResult(text=f"[evidence] retracted {found}; it no longer backs the answer.",
                       metrics={"evidence_id": found})
 

@@ -23,6 +23,7 @@ from typing import Any, Iterable
 from analysis_tools import Registry, Tool, ToolContext, ToolError, ToolResult
 from analysis_tools.registry import GROUPS as ALL_GROUPS
 from app.agent.intent import STARTERS, starter_tools
+from app.agent.run_scope import run_scope
 
 # Harness tools that can do nothing until something exists: offered from the request after it does.
 SITUATIONAL = {"task_update": "tasks", "task_get": "tasks", "task_list": "tasks", "retract_evidence": "evidence",
@@ -161,15 +162,6 @@ class Exposure:
         self.pending_tools.update(new)
         return new, refused
 
-    def request_groups(self, groups: Iterable[str]) -> tuple[list[str], list[str]]:
-        """Expose the starters of groups from the next request; returns (groups newly exposed,
-        groups refused because pruned)."""
-        wanted = set(groups) - {"core"}
-        names = {t.name for t in self.registry if t.group in wanted and t.name in STARTERS.get(t.group, ())}
-        new, _ = self.request_tools(names)
-        new_groups = sorted({self.registry.get(n).group for n in new})
-        return new_groups, sorted(wanted & self.pruned)
-
     def snapshot(self) -> dict[str, Any]:
         return {"groups": sorted(self.groups()), "tools": len(self.tools()), "called": sorted(self.called),
                 "added": sorted(self.added), "pending": sorted(self.pending_tools),
@@ -232,7 +224,7 @@ def tool_search(query: str, limit: int = 5, ctx: ToolContext = None) -> ToolResu
         query: What you want to do, in a few words.
         limit: Most tools to return.
     """
-    exposure: Exposure | None = (ctx.extras.get("exposure") if ctx else None)
+    exposure = run_scope(ctx, missing_ok=True).exposure
     if exposure is None:
         raise ToolError("no_exposure", "tool_search is not available outside a turn.", retryable=False)
     found = rank_tools(exposure.registry, query, max(1, min(int(limit), 20)))

@@ -13,6 +13,7 @@ from app.agent.gates import check_gates
 from app.agent.model import ModelReply, ToolCallRequest
 from app.agent.model_recovery import malformed_calls, reemit_note
 from app.agent.protocol import heal_protocol
+from app.agent.run_scope import run_scope
 from app.agent.toolbox import tool_message_content
 from app.agent.tracing import traced_complete
 from app.agent.turn import Interrupted, Turn, append
@@ -104,10 +105,10 @@ def run_call(turn: Turn, call: ToolCallRequest) -> str:
 def hold_for_gates(turn: Turn) -> None:
     """Before the turn's first analysis: when a hard gate fires, the harness asks through
     ask_user_question itself and the run pauses (no analysis tool has run)."""
-    extras = getattr(getattr(turn.toolbox, "context", None), "extras", None)
-    if not extras or extras.get("gates_checked") or "session" not in extras or "run_id" not in extras:
+    scope = run_scope(getattr(turn.toolbox, "context", None), missing_ok=True)
+    if scope.gates_checked or scope.session is None or scope.run_id is None:
         return
-    extras["gates_checked"] = True
+    scope.gates_checked = True
     gate = check_gates(gate_input(turn))
     if gate is None:
         return

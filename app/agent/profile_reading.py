@@ -24,7 +24,8 @@ def read_profile(dataset: dict[str, Any], profile: str | None) -> dict[str, Any]
     if not profile:
         return dataset
     seen = {m["name"]: m for m in _PROFILE_LINE.finditer(profile)}
-    return {**dataset, "columns": [_with_codes(_with_profile(c, seen[c["name"]]["rest"]), seen[c["name"]])
+    return {**dataset, "columns": [_with_codes(_with_profile({**c, "distinct": int(seen[c["name"]]["unique"])},
+                                                             seen[c["name"]]["rest"]), seen[c["name"]])
                                    if c["name"] in seen else c for c in dataset["columns"]]}
 
 
@@ -46,6 +47,8 @@ def _with_codes(column: dict[str, Any], line: re.Match) -> dict[str, Any]:
     whole-number values (cyl, group) is `coded`: both can split rows into groups."""
     if column["type"] not in NUMERIC:
         return column
+    if span := _RANGE.search(line["rest"]):  # a count is never negative (count_weights); a time's range (repeated_design)
+        column = {**column, "minimum": float(span.group(1).replace(",", "")), "maximum": float(span.group(2).replace(",", ""))}
     if decimal_years(column["name"], line["rest"]):  # R's ts export: time 1949, 1949.083 … (ts_common reads it)
         return {**column, "type": "datetime", "decimal_years": True}
     unique = int(line["unique"])
@@ -68,6 +71,22 @@ def _with_profile(column: dict[str, Any], rest: str) -> dict[str, Any]:
             return column
         return {**column, "span_days": span.days}
     return column
+
+
+# A count table (R's table exports: UCBAdmissions, Titanic) has one row per combination of categories
+# and a column saying how many cases the row stands for; rates and tests must weigh rows by it.
+_COUNT_NAME = re.compile(r"^(?:freq|frequency|n|count|counts|weight|weights|cases|number|频数|频次|人数|次数|计数|个数)$", re.I)
+
+
+def count_weights(columns: list[dict[str, Any]]) -> str | None:
+    """The frequency column of a count table: a whole-number column named like a count (Freq, n,
+    count, 频数), never negative, beside columns that are all categories (a row number aside)."""
+    weights = [c for c in columns if _COUNT_NAME.match(c["name"].strip()) and c["type"] == "integer"
+               and (c.get("minimum") or 0) >= 0]
+    others = [c for c in columns if c not in weights and c["type"] != "identifier" and not c.get("pii")]
+    if len(weights) != 1 or not others:
+        return None
+    return weights[0]["name"] if all(c["type"] in GROUPING or c.get("coded") or c.get("binary") for c in others) else None
 
 
 PROFILE_TOP = 5  # values profile_dataset lists per column (analysis_tools/core.py _TOP)

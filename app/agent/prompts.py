@@ -50,7 +50,7 @@ def system_prompt(datasets: list[dict[str, Any]], language: str, rules: str = ""
     if "rules" not in wanted:
         rules, sources = "", {**sources, "definitions": ()}
     if "datasets" not in wanted:
-        datasets, sources = [], {**sources, "dataset_warnings": {}, "knowledge": (), "memory": ()}
+        datasets, sources = [], {**sources, "dataset_warnings": {}, "knowledge": (), "memory": (), "reading": ""}
     blocks = injected_blocks(Sources(datasets, rules or "", **sources))
     if "datasets" not in wanted:  # a greeting or a method question needs no data block at all
         blocks = [b for b in blocks if DATA_SOURCE not in b]

@@ -5,9 +5,9 @@ network, the datasets read-only, a scratch folder, CPU/wall/memory/process/file/
 The tool says which isolation is in force; figures come back as figures, saved tables as
 artefacts (summarised in the text), errors as structured tool errors.
 
-What it takes from `ctx.extras`: `workspace_id`; `settings` (falls back to `get_settings()`);
-the datasets either as `dataset_paths` ({name: working-copy path}) or from `session`
-(the workspace's active datasets).
+What it takes from the run's scope (`run_scope.py`): `workspace_id`; `settings` (falls back to
+`get_settings()`); the datasets either as `dataset_paths` ({name: working-copy path}) or from
+`session` (the workspace's active datasets).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis_tools import ToolContext, ToolError, ToolResult
+from app.agent.run_scope import run_scope
 from sandbox import LaunchSpec, Limits, SandboxUnavailable, detect_isolation, get_pool
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ def run_python(code: str, ctx: ToolContext = None) -> ToolResult:
     """
     ctx = ctx or ToolContext()
     settings = _settings(ctx)
-    workspace_id = ctx.extras.get("workspace_id")
+    workspace_id = run_scope(ctx, missing_ok=True).workspace_id
     if not workspace_id:
         raise ToolError("sandbox_unavailable", "run_python needs a workspace.", retryable=False,
                         hint="Use the analysis tools instead.")
@@ -142,7 +143,7 @@ def _success(outcome, banner: str, ctx: ToolContext) -> ToolResult:
 
 
 def _settings(ctx: ToolContext):
-    settings = ctx.extras.get("settings")
+    settings = run_scope(ctx, missing_ok=True).settings
     if settings is None:
         from app.config import get_settings
 
@@ -151,10 +152,10 @@ def _settings(ctx: ToolContext):
 
 
 def _dataset_paths(ctx: ToolContext, workspace_id: str) -> dict[str, Path]:
-    paths = ctx.extras.get("dataset_paths")
-    if paths is not None:
-        return {name: Path(p) for name, p in paths.items()}
-    session = ctx.extras.get("session")
+    scope = run_scope(ctx, missing_ok=True)
+    if scope.dataset_paths is not None:
+        return {name: Path(p) for name, p in scope.dataset_paths.items()}
+    session = scope.session
     if session is None:
         return {}
     from app.workspaces import active_datasets

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.agent.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
-from app.agent.question_words import SYNONYMS, loose_mentions, name_words, stem, value_words, words_at
+from app.agent.question_words import SYNONYMS, loose_mentions, name_words, spread_mentions, stem, value_words, words_at
 
 # --- columns named in the question, with their positions ------------------------------------------
 Span = tuple[int, int, str]  # start, end, column name
@@ -36,7 +36,7 @@ def column_spans(question: str, columns: list[dict[str, Any]], synonyms: dict[st
                 for word in words:
                     _claim(text, word.lower(), col["name"], spans)
     for col in sorted(columns, key=lambda c: -len(c["name"])):  # stems and abbreviations: "survive", "birth weight"
-        for start, end in loose_mentions(question, col["name"]):
+        for start, end in [*loose_mentions(question, col["name"]), *spread_mentions(question, col["name"])]:
             if not any(s < end and start < e for s, e, _ in spans):
                 spans.append((start, end, col["name"]))
     return sorted(spans)
@@ -56,7 +56,11 @@ def synonym_key_fits(key: str, name: str) -> bool:
     lowered = name.lower()
     if len(key) <= 3 and key.isascii():
         return key in name_words(name)
-    return key in lowered
+    at = lowered.find(key)
+    return at >= 0 and not _NEGATED.search(lowered[:at])  # "employ" is not in "Unemployed"
+
+
+_NEGATED = re.compile(r"(?:un|non|in|dis|不|非|未)$")
 
 
 def _claim(text: str, needle: str, name: str, spans: list[Span]) -> None:
@@ -148,6 +152,11 @@ def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]
         if len(hits) > len(best[1]):
             best = (col["name"], [value for _, value in hits])
     return best
+
+
+def value_position(text: str, value: str) -> int:
+    """Where the (lower-case) text names a category value, by itself or an everyday word; -1 if not."""
+    return _find_value(text, value)
 
 
 def _blank(text: str, spans: list[Span]) -> str:

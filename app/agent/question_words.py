@@ -48,6 +48,13 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "uempmed": ("失业时长", "失业持续时间", "失业周数", "duration of unemployment"),
     "pce": ("个人消费", "消费支出", "消费", "consumer spending", "consumption"), "pop": ("人口", "population"),
     "psavert": ("储蓄率", "savings rate", "saving rate"),
+    "employ": ("就业", "雇佣", "employment", "jobs"), "fertility": ("生育率", "生育", "出生率"),
+    "catholic": ("天主教",), "agricult": ("农业", "务农"),
+    "mortality": ("死亡率",), "population": ("人口",), "manufacturer": ("brand", "make", "maker", "品牌", "厂商", "厂家"),
+    "cty": ("city mileage", "city mpg", "城市油耗", "市区油耗", "城市里程"), "hwy": ("highway", "高速油耗", "高速"),
+    "drv": ("drive", "drivetrain", "驱动方式", "驱动"), "displ": ("displacement", "engine size", "排量"),
+    "medv": ("home value", "house price", "home price", "expensive", "房价", "房屋价值"), "chas": ("river", "河边", "河"),
+    "crim": ("crime", "犯罪"), "rm": ("rooms", "房间数"),
     "eruptions": ("喷发", "eruption"), "waiting": ("等待", "wait"), "passengers": ("乘客", "旅客"),
 }
 
@@ -149,6 +156,25 @@ def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
         hits = [(s, e) for s, e, w in words if any(stem(w) == stem(p) for p in parts)]
         if hits:
             yield hits[0][0], hits[-1][1]
+
+
+def spread_mentions(question: str, name: str, slack: int = 2) -> Iterator[tuple[int, int]]:
+    """Where a Chinese column name is written with a word or two inside it: "订单总数" names 订单数,
+    "门店的营业额" does not name 门店营业额 (too far apart). Every character in order, the first and
+    the last in place, within `slack` extra characters."""
+    chars = name.strip()
+    if len(chars) < 2 or chars.isascii():
+        return
+    text = question.lower()
+    for start in (i for i, ch in enumerate(text) if ch == chars[0].lower()):
+        at, ok = start, True
+        for ch in chars[1:].lower():
+            at = text.find(ch, at + 1, start + len(chars) + slack)
+            if at < 0:
+                ok = False
+                break
+        if ok:
+            yield start, at + 1
 
 
 def value_words(value: str) -> tuple[str, ...]:

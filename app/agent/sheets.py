@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis_tools import ToolContext, ToolError, ToolResult
+from app.agent.run_scope import run_scope
 from app.ingest.errors import IngestError
 from app.ingest.bounded import load_table_bounded
 from app.workspaces import active_datasets
@@ -17,8 +18,9 @@ def select_sheet(sheet: str, dataset: str | None = None, ctx: ToolContext = None
         sheet: Name of the sheet to read (see the sheets listed by list_datasets or the preview).
         dataset: Dataset name; defaults to the active dataset.
     """
-    session, settings = ctx.extras["session"], ctx.extras["settings"]
-    datasets = {d.name: d for d in active_datasets(session, ctx.extras["workspace_id"])}
+    scope = run_scope(ctx)
+    settings = scope.need_settings()
+    datasets = {d.name: d for d in active_datasets(scope.need_session(), scope.need_workspace_id())}
     source = datasets.get(dataset or ctx.dataset_name or "")
     if source is None:
         raise ToolError("dataset_not_found", f"There is no dataset named {dataset!r}.", available=list(datasets))

@@ -9,6 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from analysis_tools import ToolContext, ToolError, ToolResult
+from app.agent.run_scope import run_scope
 from app.db.models import Task, utcnow
 
 STATUSES = ("pending", "in_progress", "completed", "deleted")
@@ -21,7 +22,7 @@ def task_dict(task: Task) -> dict:
 
 
 def _session(ctx: ToolContext) -> Session:
-    return ctx.extras["session"]
+    return run_scope(ctx).need_session()
 
 
 def run_tasks(session: Session, run_id: str) -> list[Task]:
@@ -30,9 +31,10 @@ def run_tasks(session: Session, run_id: str) -> list[Task]:
 
 
 def _find(ctx: ToolContext, task_id: str) -> Task:
-    task = _session(ctx).get(Task, task_id)
-    if task is None or task.workspace_id != ctx.extras["workspace_id"]:
-        ids = [t.id for t in run_tasks(_session(ctx), ctx.extras["run_id"])]
+    scope = run_scope(ctx)
+    task = scope.need_session().get(Task, task_id)
+    if task is None or task.workspace_id != scope.need_workspace_id():
+        ids = [t.id for t in run_tasks(scope.need_session(), scope.need_run_id())]
         raise ToolError("task_not_found", f"No task with id {task_id!r}.", hint=f"Existing task ids: {ids}")
     return task
 
@@ -58,12 +60,13 @@ def task_create(subject: str, description: str = "", expected_output: str = "", 
     session = _session(ctx)
     for dep in blocked_by or []:
         _find(ctx, dep)
-    task = Task(workspace_id=ctx.extras["workspace_id"], run_id=ctx.extras["run_id"], subject=subject,
+    scope = run_scope(ctx)
+    task = Task(workspace_id=scope.need_workspace_id(), run_id=scope.need_run_id(), subject=subject,
                 description=description, expected_output=expected_output, required_capability=required_capability,
                 evidence_requirements=evidence_requirements, blocked_by=list(blocked_by or []))
     session.add(task)
     session.flush()
-    ctx.extras["emit"]("task", task_dict(task))
+    scope.send("task", task_dict(task))
     return ToolResult(text=f"[task] created {task.id}: {subject}", metrics={"task_id": task.id},
                       payload={"task": task_dict(task)})
 
@@ -95,7 +98,7 @@ def task_update(task_id: str, status: Literal["pending", "in_progress", "complet
     if result_summary:
         task.result_summary = result_summary
     task.updated_at = utcnow()
-    ctx.extras["emit"]("task", task_dict(task))
+    run_scope(ctx).send("task", task_dict(task))
     return ToolResult(text=f"[task] {task.id} is {task.status}: {task.subject}", payload={"task": task_dict(task)})
 
 
@@ -112,7 +115,7 @@ def task_get(task_id: str, ctx: ToolContext = None) -> ToolResult:
 
 def task_list(ctx: ToolContext = None) -> ToolResult:
     """List the tasks of the current analysis plan with their status."""
-    tasks = run_tasks(_session(ctx), ctx.extras["run_id"])
+    tasks = run_tasks(_session(ctx), run_scope(ctx).need_run_id())
     return ToolResult(text="[tasks]\n" + _tasks_text(tasks), payload={"tasks": [task_dict(t) for t in tasks]})
 
 

@@ -17,6 +17,7 @@ from app.agent import analysis_plan, clarify, context_tools, evidence, sheets, t
 from app.agent.compaction import NO_SHELVE
 from app.agent.model import ToolCallRequest
 from app.agent.python_tool import run_python
+from app.agent.run_scope import RunScope, run_scope
 from app.agent.exposure import ALL_GROUPS, ENABLES, Exposure, refusal, tool_search
 
 # run_python's description in every request: whole sentences that say what the code can use
@@ -111,7 +112,9 @@ class Toolbox:
         # lazy exposure (exposure.py): core + the intent's groups, widened by use and tool_search
         self.exposure = Exposure(registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope,
                                  focus)
-        context.extras["exposure"] = self.exposure
+        if context.scope is None:  # a toolbox outside a run (tests, a script): its own state still needs a home
+            context.scope = RunScope()
+        run_scope(context).exposure = self.exposure  # tool_search widens it
         self.mask = mask  # personal data never reaches the model
         self.results = 0  # tool results this turn (micro-compaction starts past `OUTPUTS_AFTER`)
         self.store_table = store_table  # (source, tool, frame, step, info) -> stored dataset name
@@ -119,7 +122,7 @@ class Toolbox:
     @property
     def pause_requested(self) -> dict[str, Any] | None:
         """Set by ask_user_question: the loop stops after this round and the run waits (clarify.py)."""
-        return self.context.extras.get("pause")
+        return run_scope(self.context).pause
 
     @property
     def groups(self) -> set[str]:
@@ -149,7 +152,7 @@ class Toolbox:
             return clarify.held_back(call.name)
         self.exposure.note_call(call.name)
         ctx = ToolContext(language=self.context.language, figures_dir=self.context.figures_dir,
-                          call_id=call.id, extras=self.context.extras,
+                          call_id=call.id, scope=self.context.scope,
                           dataset_name=call.arguments.get("dataset") or self.catalog.active)
         data = None
         try:
@@ -178,7 +181,7 @@ class Toolbox:
         return result
 
     def _truncate_chars(self) -> int:
-        window = self.context.extras.get("context_window")
+        window = run_scope(self.context).context_window
         return int(getattr(window, "truncate_chars", 3_000) or 3_000)
 
     def keep_table(self, tool: str, source: str | None, result: ToolResult) -> None:

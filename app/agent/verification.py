@@ -21,9 +21,10 @@ from typing import Any, Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.agent.run_scope import run_scope
 from app.agent.tasks import stale_task_reminder
 from app.db.models import Evidence, Question, Run, ToolCall
-from app.numbers import unverified_numbers
+from app.numbers import metric_token, unverified_numbers
 
 GATED_TIERS = ("analysis", "deep")
 ALPHA = 0.05
@@ -219,7 +220,7 @@ def verify_evidence(item: Evidence, calls: list[ToolCall], question: str = "",
     too, as are the cited calls' arguments (run_python's code included)."""
     issues: list[dict[str, str]] = []
     wording = " ".join([item.claim or "", item.result_summary or ""])
-    metric_text = " ".join(repr(float(v)) for v in (item.metrics or {}).values()
+    metric_text = " ".join(metric_token(v) for v in (item.metrics or {}).values()
                            if isinstance(v, (int, float)) and not isinstance(v, bool))
     texts = [c.result_text or "" for c in calls] + [c.interpretation or "" for c in calls]
     texts += [question or "", item.method or ""]
@@ -409,8 +410,14 @@ def _gated(turn: Any) -> bool:
     return intent is None or getattr(intent, "tier", "analysis") in GATED_TIERS
 
 
-def _extras(turn: Any) -> dict[str, Any]:
-    return turn.toolbox.context.extras
+def _run(turn: Any) -> tuple[Session, Run] | None:
+    """The run the turn works for, with its session; None outside a run (a toolbox on its own)."""
+    scope = run_scope(turn.toolbox.context, missing_ok=True)
+    session = scope.session
+    if session is None or not scope.run_id:
+        return None
+    run = session.get(Run, scope.run_id)
+    return None if run is None else (session, run)
 
 
 def verify_run(session: Session, run: Run, emit, final: bool = False) -> dict[str, Any] | None:
@@ -469,12 +476,9 @@ def verification_block(state: dict[str, Any]) -> str:
 def between_rounds(turn: Any) -> list[str]:
     """Harness notes due before the next model request: claim verification (gated) and the
     stale-task reminder. State lives in Run.state, so it survives a resume."""
-    extras = _extras(turn)
-    session, run = extras.get("session"), None
-    if session is not None and extras.get("run_id"):
-        run = session.get(Run, extras["run_id"])
-    if run is None:
+    if (found := _run(turn)) is None:
         return []
+    session, run = found
     notes = []
     if _gated(turn) and (state := verify_run(session, run, turn.recorder.emit)) is not None:
         notes.append(verification_block(state))
@@ -567,11 +571,9 @@ def check_answer(turn: Any, answer: str) -> str:
     answer to store."""
     from app.reports.builder import run_backing  # the report's own backing, so both agree
 
-    extras = _extras(turn)
-    session = extras.get("session")
-    run = session.get(Run, extras["run_id"]) if session is not None and extras.get("run_id") else None
-    if run is None or not (answer or "").strip():
+    if (found := _run(turn)) is None or not (answer or "").strip():
         return answer
+    session, run = found
     gated = _gated(turn)
     if gated:
         verify_run(session, run, turn.recorder.emit, final=False)

@@ -46,10 +46,6 @@ class TableLayout:
     warnings: list[str] = field(default_factory=list)
 
     @property
-    def header_idx(self) -> int | None:
-        return self.header_rows[0] if self.header_rows else None
-
-    @property
     def header_row(self) -> int | None:
         """1-based sheet row number where the column names start, as the contract reports it."""
         return None if not self.header_rows else self.header_rows[0] + 1

@@ -23,6 +23,7 @@ from app.reports.report_parts import (
     format_value,
     guidance_facts,
     model_text,
+    readable_time,
     report_language,
     reproduction_summary,
     task_status,
@@ -57,7 +58,7 @@ def to_html(report: dict[str, Any], base_dir: str | Path | None = None) -> str:
         report=report, L=labels(lang), lang=lang, answer=answer_html(report.get("answer", "")),
         model_text=model_text(report, lang), evidence=_evidence(report, lang, figures), figures=figures,
         tasks=_tasks(report, lang, numbers), calls=_calls(report), guidance=guidance_facts(report, labels(lang)),
-        reproduced=reproduction_summary(report, lang))
+        reproduced=reproduction_summary(report, lang), created=readable_time(report.get("created_at") or ""))
 
 
 def _figures(report: dict[str, Any], base: Path | None, numbers: dict[str, int]) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -81,11 +82,23 @@ def model_text(report: dict[str, Any], language: str) -> str:
     return f"{model.get('name', '')} ({model.get('kind', '')})"
 
 
+def readable_time(iso: str) -> str:
+    """report.json's ISO timestamp as people read it: '2024-05-01 12:00 UTC' (the text itself if it
+    is not a timestamp, so a hand-edited report still renders)."""
+    try:
+        moment = datetime.fromisoformat(iso)
+    except (TypeError, ValueError):
+        return str(iso)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo is not None else "")
+
+
 def meta_items(report: dict[str, Any], L: dict[str, str], language: str, dataset_prefix: str = "") -> list[str]:
     """Model, generation time and datasets: the small print under the question."""
     meta = [f"{L['model']}: {model_text(report, language)}"]
     if report.get("created_at"):
-        meta.append(f"{L['generated']}: {report['created_at']}")
+        meta.append(f"{L['generated']}: {readable_time(report['created_at'])}")
     for dataset in report.get("datasets", []):
         sheet = f" [{dataset['sheet']}]" if dataset.get("sheet") else ""
         meta.append(f"{dataset_prefix}{dataset.get('file')}{sheet}, {dataset.get('rows')} {L['rows_unit']}")

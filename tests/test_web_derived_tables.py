@@ -100,3 +100,14 @@ def test_removing_a_derived_table_takes_only_that_table(client):
     assert client.get(f"/api/workspaces/{ws}/datasets/{upload['id']}").status_code == 200
     page = client.get(f"/workspaces/{ws}").text
     assert 'id="derived-tables"' not in page and f'id="dataset-{upload["id"]}"' in page
+
+
+def test_suggestions_leave_out_a_derived_table_after_its_file_switched_sheet(client):
+    """The derived table keeps the sheet it was made from; once the upload reads another sheet, only
+    the lineage (not a shared file and sheet) still tells the table from an upload."""
+    import re
+
+    ws, upload, _, _ = workspace_with_a_derived_table(client)
+    client.post(f"/api/workspaces/{ws}/datasets/{upload['id']}/sheet", json={"sheet": "Notes"})
+    suggestions = re.findall(r'class="suggestion">([^<]+)<', client.get(f"/workspaces/{ws}").text)
+    assert not [q for q in suggestions if "Revenue_sum" in q or "n_rows" in q], suggestions

@@ -32,14 +32,14 @@ def workspace_context(session: Session, settings: Settings, workspace: Workspace
                       selected_run_id: str | None = None, **extra: Any) -> dict[str, Any]:
     """Everything the workspace page shows: data previews, suggestions, runs, the open run."""
     listed = listed_datasets(session, workspace.id)
-    datasets = [d for d in listed if dataset_status(d) == READY]
+    views = [full_view(session, settings, d) for d in listed]
     # Suggestions come from what the user uploaded, not from the tables an analysis derived from it
-    # ("Revenue_sum by Region"): a derived table shares its upload's file and sheet, and comes later.
+    # ("Revenue_sum by Region"); the same file uploaded twice counts once.
+    datasets = [d for d, view in zip(listed, views) if dataset_status(d) == READY and not view["origin"]]
     uploaded = list({(d.file_name, d.sheet): d for d in reversed(datasets)}.values())[::-1]
     runs = list(session.scalars(select(Run).where(Run.workspace_id == workspace.id)
                                 .order_by(Run.created_at.desc())))
     selected = next((r for r in runs if r.id == selected_run_id), runs[0] if runs else None)
-    views = [full_view(session, settings, d) for d in listed]
     return {
         "workspace": workspace,
         "datasets": views,

@@ -23,14 +23,14 @@ def add_inspect_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def inspect_command(args) -> int:
-    # Imported here, not at the top: `verity --help` and the other commands do not read files.
-    from app.ingest.bounded import load_table_bounded
+    # Imported here, not at the top: `verity --help` and the other commands do not read files. The
+    # read runs in a child process that imports pandas itself, so this process never does.
+    from app.ingest.bounded import inspect_bounded
     from app.ingest.errors import IngestError
-    from app.ingest.pipeline import inspect_file
 
     rows = args.rows if getattr(args, "rows", None) is not None else _default_rows()
     try:
-        result = inspect_file(args.file, sheet=getattr(args, "sheet", None), rows=rows, loader=load_table_bounded)
+        result = inspect_bounded(args.file, sheet=getattr(args, "sheet", None), rows=rows)
     except IngestError as exc:
         print(f"error: {exc.category}: {exc.message}", file=sys.stderr)
         if exc.hint:

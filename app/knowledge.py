@@ -80,7 +80,7 @@ def _docx_text(path: Path) -> str:
 
     from app.config import get_settings
     from app.ingest.errors import IngestError
-    from app.ingest.readers import check_zip_limits
+    from app.ingest.sniff import check_zip_limits
 
     try:
         with zipfile.ZipFile(path) as package:

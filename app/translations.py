@@ -182,6 +182,23 @@ CATALOG: dict[str, dict[str, str]] = {
                              "written keep their copy of the results. This cannot be undone.",
                       "zh": "这会删除上传的文件及由它生成的所有表：{names}。已生成的报告保留各自的结果。此操作无法撤销。"},
     "remove_confirm": {"en": "Yes, remove it", "zh": "确认删除"},
+    "remove_table": {"en": "Remove this table…", "zh": "删除此表…"},
+    "remove_table_title": {"en": "Remove a table", "zh": "删除表"},
+    "remove_table_question": {"en": "Remove the table {name} from this workspace?", "zh": "要从此工作区删除表 {name} 吗？"},
+    "remove_table_detail": {"en": "This deletes only this table, which an analysis made: {names}. Your uploaded files "
+                                  "and the other tables stay; reports already written keep their copy of the results. "
+                                  "Asking the question again makes it again.",
+                            "zh": "这只会删除这张由分析生成的表：{names}。您上传的文件和其他表都会保留；已生成的报告保留各自的结果。"
+                                  "再次提出该问题会重新生成它。"},
+    "derived_tables": {"en": "Tables made by analyses ({n})", "zh": "分析生成的表（{n}）"},
+    "derived_tables_help": {"en": "Analyses keep the tables they compute here, so later questions can use them. "
+                                  "Your own files are listed above.",
+                            "zh": "分析会把算出的表保存在这里，供之后的问题使用。您自己上传的文件列在上方。"},
+    "derived_origin": {"en": "Made from {source} by the step “{tool}”", "zh": "由 {source} 经“{tool}”步骤生成"},
+    "derived_origin_plain": {"en": "Made from {source} by an analysis", "zh": "由分析从 {source} 生成"},
+    "derived_question": {"en": "For the question:", "zh": "来自问题："},
+    "derived_damaged": {"en": "This table can no longer be read. Remove it; asking the question again makes it again.",
+                        "zh": "这张表已无法读取。请删除它；再次提出该问题会重新生成。"},
     "cancel": {"en": "Cancel", "zh": "取消"},
     "remove_busy": {"en": "An analysis is running in this workspace; remove the file when it has finished.",
                     "zh": "此工作区有分析正在进行，请在完成后再删除文件。"},

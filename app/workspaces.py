@@ -322,6 +322,46 @@ def upload_family(session: Session, dataset: Dataset) -> list[Dataset]:
                                 .order_by(Dataset.created_at)))
 
 
+def lineage_root(session: Session, dataset: Dataset) -> Dataset:
+    """The first version of a dataset's lineage (the dataset itself when it is a first version)."""
+    if dataset.version == 1:
+        return dataset
+    versions = dataset_versions(session, dataset)
+    return versions[0] if versions else dataset
+
+
+def is_derived(session: Session, dataset: Dataset) -> bool:
+    """A table an analysis made (not an upload nor one of its versions). What the rows record
+    decides: an upload's first version has no parent (`add_dataset`); a table a tool stored under a
+    new name starts its own lineage at version 1 with its source as parent (`add_version` with
+    `new_name`). Cleaning or another sheet makes a later version of the same lineage."""
+    return lineage_root(session, dataset).parent_id is not None
+
+
+def derived_parent(session: Session, dataset: Dataset) -> Dataset | None:
+    """The dataset a derived table was made from (None for an upload, or when that source table
+    has since been removed)."""
+    parent_id = lineage_root(session, dataset).parent_id
+    return session.get(Dataset, parent_id) if parent_id else None
+
+
+def remove_derived(session: Session, settings: Settings, dataset: Dataset) -> list[str]:
+    """Delete a table an analysis made: every version of it and their working copies, nothing
+    else. The uploaded original, its folder and the other tables made from it stay (a table made
+    from this one keeps its own working copy). Returns the names removed."""
+    versions = dataset_versions(session, dataset)
+    files_root = (settings.workspace_dir(dataset.workspace_id) / "files").resolve()
+    original = Path(dataset.original_path).resolve()
+    copies = {Path(v.working_path).resolve() for v in versions if v.working_path}
+    for version in versions:
+        session.delete(version)
+    session.flush()
+    for copy in copies:  # only its own working copies inside the workspace, never the original
+        if copy.is_relative_to(files_root) and copy != original:
+            copy.unlink(missing_ok=True)
+    return sorted({v.name for v in versions})
+
+
 def remove_upload(session: Session, settings: Settings, dataset: Dataset) -> list[str]:
     """Delete an uploaded file from its workspace: every dataset made from it and its folder on
     disk (the original and all working copies). Callers ask the user to confirm first (SPEC §7).

@@ -71,8 +71,8 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-@pytest.mark.parametrize("package", ["app.agent", "app.db", "app.reports", "app.evaluation", "app.web", "analysis_tools",
-                                     "sandbox"])
+@pytest.mark.parametrize("package", ["app.agent", "app.db", "app.ingest", "app.reports", "app.evaluation", "app.web",
+                                     "analysis_tools", "sandbox"])
 def test_no_import_circle(package):
     graph = module_imports(package)
     inside = {m: {e for e in edges if e in graph} for m, edges in graph.items()}

@@ -253,6 +253,43 @@ def test_axe_finds_no_serious_violation_on_the_main_pages(browser, server: str, 
     assert {k: v for k, v in found.items() if v} == {}
 
 
+def test_tables_made_by_analyses_come_closed_after_the_uploads_and_pass_axe(browser, server: str) -> None:
+    """A question whose answer keeps a group table: the table is listed in its own closed section after
+    the upload; opened (and its first rows opened), it fits 390 px and axe finds nothing serious."""
+    expect = playwright_api.expect
+    page = new_page(browser, server, viewport=PHONE, bypass_csp=True)
+    try:
+        page.goto("/")
+        page.fill("#ws-name", "Derived")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Create", exact=True).click()
+        page.set_input_files("#upload-file", str(SAMPLE))
+        with page.expect_navigation():
+            page.get_by_role("button", name="Upload", exact=True).click()
+        page.get_by_role("textbox", name=t("ask", "en")).fill("Which region brings in the most total revenue?")
+        with page.expect_navigation():
+            page.get_by_role("button", name=t("ask_button", "en")).click()
+        expect(page.locator("#run .run-status .status-badge")).to_have_text(t("status_done", "en"),
+                                                                           timeout=RUN_TIMEOUT_MS)
+        workspace = page.url.split("?")[0]
+        found = {}
+        for viewport, query in ((PHONE, ""), (PHONE, "?lang=zh"), ({"width": 1280, "height": 900}, "")):
+            page.set_viewport_size(viewport)
+            page.goto(workspace + query)
+            section = page.locator("#derived-tables")
+            assert section.get_attribute("open") is None  # closed: the uploads stay on top
+            assert section.locator(".dataset-derived").count() == 1
+            section.locator("summary").first.click()
+            section.locator("details.preview summary").click()
+            expect(section.locator("table.preview-table")).to_be_visible()
+            if viewport is PHONE:
+                no_sideways_scroll(page)
+            found[f"{viewport['width']} {query}"] = axe_violations(page)
+        assert {k: v for k, v in found.items() if v} == {}
+    finally:
+        page.context.close()
+
+
 def test_checking_the_numbers_says_checking_then_the_outcome_without_a_reload(finished_run) -> None:
     """Last in this module: it changes the report. The check runs in the background: the live region says
     "checking…" at once, then app.js puts the outcome into it; the button is not offered twice."""

@@ -76,6 +76,12 @@ def test_two_named_measures_are_the_pair_reported():
     assert set(step(plan, "correlation_analysis").arguments["columns"]) == {"Education", "Agriculture"}
 
 
+def test_an_everyday_word_names_an_abbreviated_column():
+    """medv (median home value) is what "房价" asks about; chas (the Charles River dummy) is "河边"."""
+    plan = plan_analysis("河边的房子房价更高吗？", seen(rds("MASS_Boston")), zh=True)
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "medv", "group_column": "chas"}
+
+
 # --- count tables ---------------------------------------------------------------------------------
 def test_a_count_tables_frequency_column_is_read_as_weights(tmp_path):
     from app.agent.profile_reading import count_weights
@@ -159,3 +165,32 @@ def test_keep_only_with_or_more_is_a_filter_with_a_new_version(tmp_path):
     run, calls = Session(tmp_path, rds("mtcars")).ask("Keep only the cars with 150 horsepower or more")
     assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "hp", "op": ">=", "value": 150}]
     assert f"{int((frame['hp'] >= 150).sum()):,}" in headline(run)
+
+
+# --- repeated measures in long format ---------------------------------------------------------------
+def test_a_change_between_two_times_of_the_same_subjects_is_a_paired_test():
+    plan = plan_analysis("小鸡从第0天到第21天体重增加了多少？", seen(rds("ChickWeight")), zh=True)
+    assert plan.kind == "paired"
+    assert step(plan, "paired_test").arguments == {"value_column": "weight", "group_column": "Time", "id_column": "Chick",
+                                                   "groups": ["21", "0"], "method": "t"}
+    # comparing groups of different chicks is not a repeated design
+    assert plan_analysis("Which diet gives the heaviest chicks?", seen(rds("ChickWeight")), zh=False).kind != "paired"
+
+
+@pytest.mark.slow
+def test_a_long_panel_is_paired_subject_by_subject(tmp_path):
+    rng = np.random.default_rng(7)
+    rows = [{"patient_id": f"P{p:02d}", "visit": v, "score": 50 + 3 * v + rng.normal(0, 4)}
+            for p in range(1, 21) for v in range(1, 5) if not (p == 3 and v == 4)]  # P03 missed the last visit
+    frame = pd.DataFrame(rows)
+    path = tmp_path / "trial.csv"
+    frame.to_csv(path, index=False)
+    wide = frame.pivot(index="patient_id", columns="visit", values="score").dropna(subset=[1, 4])
+    t = stats.ttest_rel(wide[4], wide[1])
+    run, calls = Session(tmp_path, path).ask("How much did the score change from visit 1 to visit 4 for each patient?")
+    test = call(calls, "paired_test")
+    assert test.arguments["groups"] == ["4", "1"] and test.arguments["id_column"] == "patient_id"
+    assert test.metrics["n"] == len(wide) == 19
+    assert test.metrics["mean_difference"] == pytest.approx((wide[4] - wide[1]).mean())
+    assert test.metrics["p_value"] == pytest.approx(t.pvalue)
+    assert fmt_num((wide[4] - wide[1]).mean()) in headline(run)

@@ -4,6 +4,7 @@ found, the metrics are real, and the baseline comparison catches regressions."""
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -258,6 +259,19 @@ def test_cli_eval_prints_the_score(tmp_path):
                                                                                  ["chickwts_feed_differs_zh"]))
     assert score.startswith(f"Score: {right}/2 questions fully right ({right / 2:.1%}) [en ")
     assert " zh " in score and "; facts " in score
+
+
+def test_cli_eval_from_an_installed_package_says_where_the_task_set_is(tmp_path):
+    """An installed wheel holds the packages, not data/eval: the default task set is looked for
+    beside the package and is not there. The command says where it looked and what to do."""
+    site = tmp_path / "site-packages"
+    shutil.copytree(REPO / "app", site / "app", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(site), "VERITY_DATA_DIR": str(tmp_path / "runtime"),
+           "VERITY_LLM_MODEL": "builtin"}
+    done = subprocess.run([sys.executable, "-m", "app.cli", "eval"], capture_output=True, text=True, env=env,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert str(site / "data" / "eval" / "tasks.json") in done.stderr and "--tasks FILE" in done.stderr
 
 
 def test_cli_eval_unknown_task_exits_2(tmp_path):

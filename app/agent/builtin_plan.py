@@ -37,6 +37,7 @@ from app.agent.question_roles import (
 )
 from app.agent.question_words import STOP
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
+from app.agent.repeated_design import Repeated, repeated_design
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
@@ -196,6 +197,8 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
         return filter_plan(conditions, zh)
     if DERIVE.search(question) and len(measures := measure_names(columns, ordered_names(spans))) >= 2:
         return derive_plan(question, per_pair(question, spans, measures), zh)
+    if design := repeated_design(question, {**dataset, "columns": columns}, ordered_names(spans)):
+        return repeated_plan(design, zh)
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
     rate = None if chosen or roles.target else rate_outcome(question, columns, named, spans)
     outcome = rate.column if rate else None
@@ -293,6 +296,17 @@ def derive_plan(question: str, pair: list[str], zh: bool) -> Plan:
     subject = _t(zh, f"Add the column {name}", f"新增列 {name}")
     return Plan(None, None, [Step("derive_column", {"new_column_name": name, "kind": kind, "columns": [a, b]}, subject)],
                 kind="derive")
+
+
+def repeated_plan(design: Repeated, zh: bool) -> Plan:
+    """The change between two times on the same subjects (long format): a paired test, later minus earlier."""
+    value, time = design.value, design.time
+    subject = _t(zh, f"Change in {value} from {time} {design.earlier} to {time} {design.later}, subject by subject",
+                 f"同一{design.subject}从{time} {design.earlier}到{time} {design.later}的{value}变化")
+    arguments = {"value_column": value, "group_column": time, "id_column": design.subject,
+                 "groups": [design.later, design.earlier], "method": "t"}
+    return Plan(value, time, [Step("profile_dataset", {}, evidence=False), Step("paired_test", arguments, subject)],
+                kind="paired")
 
 
 def filter_plan(conditions: list[dict[str, Any]], zh: bool) -> Plan:

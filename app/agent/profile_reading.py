@@ -24,7 +24,8 @@ def read_profile(dataset: dict[str, Any], profile: str | None) -> dict[str, Any]
     if not profile:
         return dataset
     seen = {m["name"]: m for m in _PROFILE_LINE.finditer(profile)}
-    return {**dataset, "columns": [_with_codes(_with_profile(c, seen[c["name"]]["rest"]), seen[c["name"]])
+    return {**dataset, "columns": [_with_codes(_with_profile({**c, "distinct": int(seen[c["name"]]["unique"])},
+                                                             seen[c["name"]]["rest"]), seen[c["name"]])
                                    if c["name"] in seen else c for c in dataset["columns"]]}
 
 
@@ -46,8 +47,8 @@ def _with_codes(column: dict[str, Any], line: re.Match) -> dict[str, Any]:
     whole-number values (cyl, group) is `coded`: both can split rows into groups."""
     if column["type"] not in NUMERIC:
         return column
-    if low := _RANGE.search(line["rest"]):  # the smallest value: a count is never negative (count_weights)
-        column = {**column, "minimum": float(low.group(1).replace(",", ""))}
+    if span := _RANGE.search(line["rest"]):  # a count is never negative (count_weights); a time's range (repeated_design)
+        column = {**column, "minimum": float(span.group(1).replace(",", "")), "maximum": float(span.group(2).replace(",", ""))}
     if decimal_years(column["name"], line["rest"]):  # R's ts export: time 1949, 1949.083 … (ts_common reads it)
         return {**column, "type": "datetime", "decimal_years": True}
     unique = int(line["unique"])

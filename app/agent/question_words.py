@@ -53,6 +53,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "mortality": ("死亡率",), "population": ("人口",), "manufacturer": ("brand", "make", "maker", "品牌", "厂商", "厂家"),
     "cty": ("city mileage", "city mpg", "城市油耗", "市区油耗", "城市里程"), "hwy": ("highway", "高速油耗", "高速"),
     "drv": ("drive", "drivetrain", "驱动方式", "驱动"), "displ": ("displacement", "engine size", "排量"),
+    "medv": ("home value", "house price", "home price", "expensive", "房价", "房屋价值"), "chas": ("river", "河边", "河"),
+    "crim": ("crime", "犯罪"), "rm": ("rooms", "房间数"),
     "eruptions": ("喷发", "eruption"), "waiting": ("等待", "wait"), "passengers": ("乘客", "旅客"),
 }
 

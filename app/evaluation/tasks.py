@@ -45,6 +45,14 @@ class EvalTask:
 
 def load_tasks(path: Path = DEFAULT_TASKS, only: list[str] | None = None) -> list[EvalTask]:
     """The tasks of `path` in file order; with `only`, just those ids (each must exist)."""
+    if Path(path) == DEFAULT_TASKS and not DEFAULT_TASKS.is_file():
+        # An installed wheel holds the packages only: the task set stays in the checkout, with the
+        # data files its tasks name relative to it (some of them in ../shared), so shipping the
+        # JSON alone would not make it run.
+        raise TaskFileError(
+            f"the default task set was not found at {DEFAULT_TASKS}: it comes with a source checkout of "
+            "Verity (its tasks read the checkout's data files), not with an installed package. Run "
+            "`verity eval` in a checkout, or name a task file: --tasks FILE")
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -7,6 +7,7 @@ numbers) and by column name. Masked copies go to previews and the model; analysi
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -128,8 +129,7 @@ def _person_names(column, col: pd.Series, sample: int) -> str | None:
     forms (a title, "Surname, Given")."""
     if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_datetime64_any_dtype(col) or pd.api.types.is_bool_dtype(col):
         return None
-    values = col.dropna().astype(str).str.strip()
-    values = values[values != ""].head(sample)
+    values = _first_values(col, sample, _stripped_texts)
     if len(values) < 2:
         return None
     generic = bool(_GENERIC_NAME_COLUMN.match(" ".join(str(column).lower().split())))
@@ -143,7 +143,7 @@ def _kind_by_values(col: pd.Series, sample: int) -> str | None:
         return None  # personal numbers are stored as text; floats would have lost digits anyway
     if pd.api.types.is_integer_dtype(col) and not (col.abs() >= 10**10).any():
         return None  # quantities: phone, ID and card numbers all have 11 digits or more
-    values = col.dropna().head(sample).astype(str)
+    values = _first_values(col, sample, lambda part: part.dropna()).astype(str)
     if values.empty:
         return None
     kinds = values.map(value_kind)
@@ -152,6 +152,22 @@ def _kind_by_values(col: pd.Series, sample: int) -> str | None:
         return None
     kind, count = top.index[0], int(top.iloc[0])
     return kind if count >= VALUE_SHARE * len(values) else None
+
+
+def _first_values(col: pd.Series, sample: int, keep: Callable[[pd.Series], pd.Series]) -> pd.Series:
+    """The first `sample` values that `keep` keeps, looking at as few rows as it takes (a growing
+    head of the column) instead of filtering a whole 100k-row column for 500 values."""
+    rows = 2 * sample
+    while True:
+        kept = keep(col.iloc[:rows])
+        if len(kept) >= sample or rows >= len(col):
+            return kept.head(sample)
+        rows *= 8
+
+
+def _stripped_texts(part: pd.Series) -> pd.Series:
+    texts = part.dropna().astype(str).str.strip()
+    return texts[texts != ""]
 
 
 def mask_value(value, kind: str):

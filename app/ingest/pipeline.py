@@ -28,6 +28,10 @@ from app.ingest.table import HEAD_ROWS, TableLayout, detect_layout
 from app.ingest.types import infer_and_convert
 
 
+# Columns asked whether they never repeat before rows are hashed for duplicates (IDs come first).
+UNIQUE_KEY_PROBES = 3
+
+
 @dataclass
 class LoadedTable:
     frame: pd.DataFrame
@@ -182,12 +186,23 @@ def duplicate_rows(frame: pd.DataFrame) -> int:
     `DataFrame.duplicated` on a million rows); only rows whose hash repeats are compared exactly."""
     if len(frame) < 2 or len(frame.columns) == 0:
         return 0
+    if any(_all_distinct(frame[name]) for name in frame.columns[:UNIQUE_KEY_PROBES]):
+        return 0  # an order number or ID column that never repeats: no two rows can be equal
     try:
         hashes = pd.util.hash_pandas_object(frame, index=False)
     except TypeError:  # a cell pandas cannot hash (never from the readers): compare directly
         return int(frame.astype(str).duplicated().sum())
     candidates = hashes.duplicated(keep=False)
     return int(frame[candidates.to_numpy()].duplicated().sum()) if candidates.any() else 0
+
+
+def _all_distinct(col: pd.Series) -> bool:
+    """No value repeats in this column, missing counting as a value (as `duplicated` counts it).
+    Only text and integer columns are asked (a hash of each value, a few milliseconds); float
+    columns are not, since NaN's equality differs between the two."""
+    if not (pd.api.types.is_string_dtype(col) or pd.api.types.is_integer_dtype(col)) or col.dtype == object:
+        return False
+    return bool(col.is_unique)  # nunique(dropna=False) == len: two missing cells are a repeat
 
 
 def _assemble(path, book, layouts, raw, layout, frame, types, cleaning, warnings) -> LoadedTable:

@@ -18,171 +18,21 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from app.config import Settings
+from app.ingest import early_parse
+from app.ingest.early_parse import typed_options
 from app.ingest.errors import IngestError
 from app.ingest.raw import RawBook, RawSheet
+from app.ingest.sniff import encrypted, sniff_format
 from app.ingest.table import HEAD_ROWS
 from app.ingest.textfiles import read_text
 from app.ingest.textvalues import regex_hits, text_array
+from app.ingest.xlsxstream import head_cells
 
-EXCEL_EXTS = {".xlsx", ".xlsm", ".xlsb", ".xls", ".ods"}
-TEXT_EXTS = {".csv", ".tsv", ".txt"}
-SUPPORTED = "Excel (.xlsx, .xlsm, .xlsb, .xls), OpenDocument (.ods) or text (.csv, .tsv, .txt)"
-
-OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-ZIP_MAGIC = b"PK\x03\x04"
-# Files people rename to .xlsx by mistake: say what they really are.
-FOREIGN_MAGIC = {
-    b"\x89PNG": "a PNG image",
-    b"\xff\xd8\xff": "a JPEG image",
-    b"GIF8": "a GIF image",
-    b"%PDF": "a PDF document",
-    b"\x1f\x8b": "a gzip archive",
-    b"Rar!": "a RAR archive",
-    b"7z\xbc\xaf": "a 7-Zip archive",
-}
 # fastexcel/calamine log every dtype fallback as a warning; our own cleaning log covers that.
 for _logger in ("fastexcel", "calamine"):
     logging.getLogger(_logger).setLevel(logging.ERROR)
 
-# Parts smaller than this are never refused for their ratio (tiny repetitive XML compresses well).
-RATIO_FLOOR_BYTES = 8 * 1024 * 1024
-# The parse cost of a suspicious part, in XML tags: a cell with a value is <c><v>..</v></c>.
-ELEMENTS_PER_CELL = 4
 PLAIN_NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$")
-
-
-# --- format sniffing ------------------------------------------------------------------------
-
-
-def sniff_format(path: Path, settings: Settings | None = None) -> str:
-    """Return the real format key from magic bytes, the extension only breaking ties."""
-    ext = path.suffix.lower()
-    if ext not in EXCEL_EXTS | TEXT_EXTS:
-        raise IngestError(
-            "unsupported_format",
-            f"Verity cannot read '{ext or 'files without an extension'}' files.",
-            f"Save the data as {SUPPORTED}.",
-        )
-    with path.open("rb") as fh:
-        head = fh.read(8)
-    if not head:
-        raise IngestError("empty_file", "The file is empty.", "Check that the upload finished.")
-    for magic, what in FOREIGN_MAGIC.items():
-        if head.startswith(magic):
-            raise IngestError(
-                "unsupported_format",
-                f"This file is {what}, not a spreadsheet, although its name ends in '{ext}'.",
-                f"Upload the original spreadsheet as {SUPPORTED}.",
-            )
-    if head.startswith(OLE_MAGIC):
-        return _sniff_ole(path, ext)
-    if head.startswith(ZIP_MAGIC):
-        return _sniff_zip(path, ext, settings)
-    if ext in EXCEL_EXTS and not _looks_like_text(path):
-        raise IngestError(
-            "corrupt_file",
-            f"The file ends in '{ext}' but its contents are not a spreadsheet Verity recognises.",
-            "Open it in Excel or LibreOffice and save it again.",
-        )
-    # Text saved with an Excel extension (common with exported reports) is still read as text.
-    return ext.lstrip(".") if ext in TEXT_EXTS else "csv"
-
-
-def _sniff_ole(path: Path, ext: str) -> str:
-    # Office encrypts xlsx/xlsb by wrapping them in an OLE container with these streams; the
-    # directory can sit anywhere in the file, so search all of it (size is capped by then).
-    data = path.read_bytes()
-    if any(name.encode("utf-16-le") in data for name in ("EncryptedPackage", "EncryptionInfo")):
-        raise _encrypted()
-    return "xls"  # a legacy workbook, whatever its extension says
-
-
-def _sniff_zip(path: Path, ext: str, settings: Settings | None = None) -> str:
-    try:
-        with zipfile.ZipFile(path) as zf:
-            names = {n.replace("\\", "/").lstrip("/") for n in zf.namelist()}
-            if settings is not None:
-                check_zip_limits(zf, settings)
-    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
-        raise IngestError(
-            "corrupt_file", "The file is damaged: it could not be opened as a workbook.",
-            "Open it in Excel or LibreOffice and save it again.",
-        ) from exc
-    if "xl/workbook.bin" in names:
-        return "xlsb"
-    if "content.xml" in names and "mimetype" in names:
-        return "ods"
-    # Any Office Open XML package; the workbook part may sit outside xl/ (minimal writers do that).
-    if "[Content_Types].xml" in names or any(n.startswith("xl/") for n in names):
-        return "xlsm" if ext == ".xlsm" else "xlsx"
-    raise IngestError(
-        "unsupported_format", "This file is a zip archive, not a spreadsheet.",
-        f"Unzip it and upload the spreadsheet inside ({SUPPORTED}).",
-    )
-
-
-def check_zip_limits(package: zipfile.ZipFile | list[zipfile.ZipInfo], settings: Settings) -> None:
-    """Zip bombs: the central directory says how big every part becomes once decompressed, so a
-    workbook that unpacks beyond `max_uncompressed_mb` is refused before any reader inflates a byte
-    of it. A high compression ratio alone is no proof: text cells of 32k repeated characters pack
-    several hundred times and are genuine. A part that packs suspiciously well (over 8 MB, ratio
-    above `max_compression_ratio`) is inflated once, in a stream, and its parse cost counted: more
-    XML elements than four per allowed cell (`max_cells`) is refused; fewer is read as usual, by a
-    reader that has its own time and memory limits (app.ingest.bounded)."""
-    infos = package.infolist() if isinstance(package, zipfile.ZipFile) else list(package)
-    total = sum(max(0, i.file_size) for i in infos)
-    if total > settings.max_uncompressed_mb * 1024 * 1024:
-        raise IngestError(
-            "too_large",
-            f"The workbook unpacks to {total / 1048576:,.0f} MB; the limit is {settings.max_uncompressed_mb} MB.",
-            "Delete unused sheets, rows and columns, or split the workbook.",
-        )
-    if len(infos) > 10_000:
-        raise IngestError("too_large", f"The workbook holds {len(infos):,} parts.", "Save it again from Excel.")
-    for info in infos:
-        ratio = info.file_size / max(1, info.compress_size)
-        if info.file_size <= RATIO_FLOOR_BYTES or ratio <= settings.max_compression_ratio:
-            continue
-        limit = ELEMENTS_PER_CELL * settings.max_cells
-        if not isinstance(package, zipfile.ZipFile):  # only the directory: the ratio is all there is
-            elements = limit + 1
-        else:
-            elements = _xml_elements(package, info, limit)
-        if elements > limit:
-            raise IngestError(
-                "too_large",
-                f"Part '{info.filename}' of the workbook expands {ratio:,.0f} times when unpacked, into more "
-                f"than {limit:,} XML elements (the limit is {ELEMENTS_PER_CELL} per cell of {settings.max_cells:,} "
-                "cells); files like this are used to exhaust memory.",
-                "If the file is genuine, open it in Excel, delete unused rows and columns, and save again.",
-            )
-
-
-def _xml_elements(package: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> int:
-    """The number of XML tags in one part, inflated in 1 MB chunks (memory stays flat); counting
-    stops above `limit`. A part that cannot be inflated counts as over the limit."""
-    count = 0
-    try:
-        with package.open(info) as stream:
-            while chunk := stream.read(1 << 20):
-                count += chunk.count(b"<")
-                if count > limit:
-                    break
-    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError):
-        return limit + 1
-    return count
-
-
-def _looks_like_text(path: Path) -> bool:
-    sample = path.read_bytes()[:4096]
-    return b"\x00" not in sample or sample[:2] in (b"\xff\xfe", b"\xfe\xff")
-
-
-def _encrypted() -> IngestError:
-    return IngestError(
-        "encrypted_file", "The workbook is protected with a password, so Verity cannot read it.",
-        "Open it in Excel, remove the password (File > Info > Protect Workbook), save, and upload again.",
-    )
 
 
 # --- entry point ----------------------------------------------------------------------------
@@ -212,7 +62,7 @@ def read_book(path: Path, settings: Settings, head_rows: int = HEAD_ROWS) -> Raw
 def _wrap_excel_error(exc: BaseException) -> IngestError:
     text = str(exc)
     if "password" in text.lower() or "encrypt" in text.lower():
-        return _encrypted()
+        return encrypted()
     if "limit exceeded" in text.lower() or "too large" in text.lower():
         return IngestError(
             "too_large", "The workbook declares more cells than Verity can safely read.",
@@ -334,7 +184,7 @@ def _read_xlsx_streaming(path: Path, fmt: str, reader, names: list[str], setting
 
         def load_body(first: int, n: int | None, _name=entry.name, _grid=grid, _dim=head.dimension,
                       _state=state) -> pd.DataFrame:
-            df = _load_typed(reader, _name, first, n)
+            df = _load_typed(reader, _name, first, n, early=early_parse.claim(path, _name, first, n))
             if _state["offset"] is None:
                 _state["offset"] = _column_offset(df, _grid, first, _dim)
             df.columns = [c + _state["offset"] for c in range(df.shape[1])]
@@ -349,18 +199,8 @@ def _read_xlsx_streaming(path: Path, fmt: str, reader, names: list[str], setting
 
 
 def _head_grid(rows: dict[int, dict[int, object]], head_rows: int) -> pd.DataFrame:
-    if not rows:
-        return pd.DataFrame()
-    height = min(head_rows, max(rows) + 1)
-    width = max(max(cells) for cells in rows.values()) + 1 if rows else 0
-    data = [[None] * width for _ in range(height)]
-    for r, cells in rows.items():
-        if r < height:
-            for c, v in cells.items():
-                if isinstance(v, str):
-                    v = v.strip() or None
-                data[r][c] = v
-    return pd.DataFrame(data, dtype=object)
+    cells = head_cells(rows, head_rows)
+    return pd.DataFrame(cells, dtype=object) if cells else pd.DataFrame()
 
 
 def _column_offset(df: pd.DataFrame, grid: pd.DataFrame, first: int, dimension) -> int:
@@ -386,17 +226,17 @@ def _column_offset(df: pd.DataFrame, grid: pd.DataFrame, first: int, dimension) 
     return best
 
 
-def _load_typed(reader, name: str, first: int, n: int | None) -> pd.DataFrame:
-    """Data rows with native types (one calamine parse). Mixed columns come back as text, and
-    fastexcel writes their numbers with 9 decimals; those columns are re-read as floats to keep
-    full precision (a second parse, only when such a value exists)."""
+def _load_typed(reader, name: str, first: int, n: int | None, early=None) -> pd.DataFrame:
+    """Data rows with native types (one calamine parse, or the early parse's batch when it read
+    these rows: app.ingest.early_parse). Mixed columns come back as text, and fastexcel writes
+    their numbers with 9 decimals; those columns are re-read as floats to keep full precision (a
+    second parse, only when such a value exists)."""
     import fastexcel
 
-    # eager: one Arrow record batch straight from the reader, without the lazy sheet object in between
-    kw = dict(header_row=None, skip_rows=first, n_rows=n, schema_sample_rows=None, whitespace_as_null=True,
-              eager=True)
+    kw = typed_options(first, n)
     try:
-        df = reader.load_sheet(name, **kw).to_pandas(split_blocks=True)  # no copy into 2-D blocks
+        batch = early if early is not None else reader.load_sheet(name, **kw)
+        df = batch.to_pandas(split_blocks=True)  # no copy into 2-D blocks
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise
     except BaseException:  # noqa: BLE001 - type combinations calamine cannot unify, Rust panics

@@ -3,7 +3,7 @@ multi-threaded process (the web server), which must not fork itself.
 
     python -m app.ingest.readserver      # started by `read_server()`, talks over stdin/stdout
 
-Requests are JSON lines on stdin, `{"id", "job", "timeout"}` (a job folder of app.ingest.bounded);
+Requests are JSON lines on stdin, `{"id", "job", "timeout"}` (a job folder: app.ingest.child);
 each answer is a JSON line on stdout, `{"id", "status": "exit"|"timeout", "code"}`, sent when the
 child has exited or was killed at its deadline. Children run concurrently. When stdin closes
 (the web server stopped or died) the server kills its children and exits, so none is orphaned.
@@ -23,6 +23,8 @@ import threading
 import time
 import uuid
 from pathlib import Path
+
+from app.ingest.child import SETUP_FAILED, NoChild, import_readers, pidfd, read_job
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +49,6 @@ class ReadServer:
 
     def run(self, job: Path, timeout: float) -> tuple[str, int]:
         """Have the server fork a child for `job`; ("exit", code) or ("timeout", -9)."""
-        from app.ingest.bounded import NoChild
-
         ident = uuid.uuid4().hex
         answer: queue.Queue = queue.Queue(1)
         line = json.dumps({"id": ident, "job": str(job), "timeout": timeout}) + "\n"
@@ -118,8 +118,6 @@ def start_read_server() -> None:
 def serve(requests: int, answers) -> None:
     """Fork a child per request line read from the file descriptor `requests`; write the answers
     to `answers` (a binary file)."""
-    from app.ingest.bounded import SETUP_FAILED, import_readers, pidfd, read_job
-
     import_readers()  # once, before any fork
 
     selector = selectors.DefaultSelector()

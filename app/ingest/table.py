@@ -16,10 +16,14 @@ It works in two steps so a big sheet is never scanned cell by cell in Python:
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 HEAD_ROWS = 64
 HEADER_SCAN_ROWS = 30
@@ -28,6 +32,7 @@ _NUMBERISH = re.compile(r"^[\s(+\-−]*[¥$€£]?\s*[\d.,]+\s*%?\)?$")
 _DATEISH = re.compile(r"^\d{4}([-/.年]\d{1,2})([-/.月]\d{1,2}日?)?([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
 _YEAR = re.compile(r"^(19|20)\d{2}(\.0)?$")
 MAX_MERGES = 20_000
+_PLAIN_DATES = (datetime, date, time, timedelta)
 
 
 @dataclass
@@ -54,9 +59,23 @@ class TableLayout:
         return len(self.col_idx)
 
 
+def is_missing(value) -> bool:
+    """None, NaN, NaT and pd.NA, as `pd.isna` says of one cell. Python's own cell types are
+    answered without pandas (the early parse's layout runs before pandas is imported)."""
+    if value is None:
+        return True
+    if isinstance(value, (str, bool, int)) or type(value) in _PLAIN_DATES:  # not subclasses: pd.NaT is one
+        return False
+    if isinstance(value, float):
+        return math.isnan(value)
+    import pandas as pd  # NaT, NA, numpy scalars: only a process that has pandas meets them
+
+    return bool(pd.isna(value))
+
+
 def cell_text(value) -> str | None:
     """A cell as the text a person sees; None for empty."""
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
+    if is_missing(value):
         return None
     if isinstance(value, str):
         text = value.strip()
@@ -92,16 +111,23 @@ def detect_layout(head: pd.DataFrame, merges: list[tuple[int, int, int, int]] | 
     """`head`: the first sheet rows (index = 0-based sheet row, columns = sheet column positions)."""
     if head.empty:
         return TableLayout([], 0, [], [], 0, True)
-    text = head.map(cell_text).astype(object)
-    filled = text.notna().to_numpy()
-    text = text.where(filled, None)
-    rows = list(head.index)
-    nonblank = [rows[i] for i in range(len(rows)) if filled[i].any()]
+    return layout_of_cells(head.to_numpy(dtype=object).tolist(), list(head.index), list(head.columns), merges,
+                           total_rows, complete)
+
+
+def layout_of_cells(cells: list[list[Any]], rows: list[int], columns: list[int],
+                    merges: list[tuple[int, int, int, int]] | None = None, total_rows: int | None = None,
+                    complete: bool = True) -> TableLayout:
+    """`detect_layout` on the head as plain rows of cells (`rows`: their 0-based sheet rows,
+    `columns`: the sheet column of each position); needs no pandas."""
+    if not rows or not columns:
+        return TableLayout([], 0, [], [], 0, True)
+    values = [[cell_text(v) for v in row] for row in cells]
+    nonblank = [rows[i] for i in range(len(rows)) if any(v is not None for v in values[i])]
     if not nonblank:
         return TableLayout([], 0, [], [], 0, complete)
-    values = text.to_numpy(dtype=object)
     pos = {r: i for i, r in enumerate(rows)}
-    t = {r: values[pos[r]].tolist() for r in nonblank[: HEADER_SCAN_ROWS + 50]}
+    t = {r: list(values[pos[r]]) for r in nonblank[: HEADER_SCAN_ROWS + 50]}
     width = {r: sum(v is not None for v in cells) for r, cells in t.items()}
     merges = merges or []
 
@@ -109,19 +135,19 @@ def detect_layout(head: pd.DataFrame, merges: list[tuple[int, int, int, int]] | 
     header_rows: list[int] = []
     if header is not None:
         header_rows = [header]
-        up = _group_row_above(t, width, header, merges, head.columns)
+        up = _group_row_above(t, width, header, merges, columns)
         if up is not None:
             header_rows = [up, header]
         else:
-            down = _second_header_row(t, width, header, nonblank, merges, head.columns)
+            down = _second_header_row(t, width, header, nonblank, merges, columns)
             if down is not None:
                 header_rows = [header, down]
     data_start = header_rows[-1] + 1 if header_rows else nonblank[0]
 
-    col_pos = {c: j for j, c in enumerate(head.columns)}
+    col_pos = {c: j for j, c in enumerate(columns)}
     data_rows = [i for i, r in enumerate(rows) if r >= data_start]
-    used = [c for c in head.columns
-            if filled[data_rows, col_pos[c]].any() or any(t[r][col_pos[c]] for r in header_rows)]
+    used = [c for c in columns
+            if any(values[i][col_pos[c]] is not None for i in data_rows) or any(t[r][col_pos[c]] for r in header_rows)]
     names = header_names(t, header_rows, used, col_pos, merges)
     n_rows = sum(1 for r in nonblank if r >= data_start)
     return TableLayout(header_rows, data_start, used, names, n_rows, complete)

@@ -301,6 +301,23 @@ class XlsxBook:
         return list(dict.fromkeys(out))[:limit]
 
 
+def head_cells(rows: dict[int, dict[int, object]], head_rows: int) -> list[list[object]]:
+    """The head as a full grid of rows (row i = sheet row i, column j = sheet column j), text
+    trimmed and blank text as None; [] for an empty sheet."""
+    if not rows:
+        return []
+    height = min(head_rows, max(rows) + 1)
+    width = max(max(cells) for cells in rows.values()) + 1
+    data: list[list[object]] = [[None] * width for _ in range(height)]
+    for r, cells in rows.items():
+        if r < height:
+            for c, v in cells.items():
+                if isinstance(v, str):
+                    v = v.strip() or None
+                data[r][c] = v
+    return data
+
+
 class _Shared:
     __slots__ = ("index",)
 

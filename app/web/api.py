@@ -89,7 +89,7 @@ def api_upload(request: Request, workspace: WorkspaceDep, session: DbSessionDep,
     if table is None:
         session.commit()  # the worker thread reads the dataset in its own session
         start_background_load(request.app, dataset.id)
-        return {"dataset": dataset_body(dataset, settings.preview_rows)}
+        return {"dataset": dataset_body(session, dataset, settings.preview_rows)}
     body = {**table.info, "preview": table.preview(settings.preview_rows), "id": dataset.id, "name": dataset.name,
             "status": READY}
     return {"dataset": body}
@@ -104,7 +104,7 @@ def api_dataset(request: Request, workspace: WorkspaceDep, dataset_id: str, sess
     if dataset is None or dataset.workspace_id != workspace.id:
         raise HTTPException(404, "dataset not found")
     resume_if_stale(request.app, session, dataset)
-    return {"dataset": dataset_body(dataset, settings.preview_rows)}
+    return {"dataset": dataset_body(session, dataset, settings.preview_rows)}
 
 
 @router.post("/api/workspaces/{ws}/messages", status_code=202)

@@ -13,6 +13,7 @@ from app.db.models import Dataset, Run, Workspace
 from app.ingest.pipeline import LoadedTable
 from app.knowledge import entries
 from app.runs import BUSY_STATUSES
+from app.web.derived import derived_origin
 from app.web.run_panel import run_context
 from app.web.suggest import suggest_questions
 from app.workspaces import (
@@ -31,16 +32,20 @@ def workspace_context(session: Session, settings: Settings, workspace: Workspace
                       selected_run_id: str | None = None, **extra: Any) -> dict[str, Any]:
     """Everything the workspace page shows: data previews, suggestions, runs, the open run."""
     listed = listed_datasets(session, workspace.id)
-    datasets = [d for d in listed if dataset_status(d) == READY]
+    views = [full_view(session, settings, d) for d in listed]
     # Suggestions come from what the user uploaded, not from the tables an analysis derived from it
-    # ("Revenue_sum by Region"): a derived table shares its upload's file and sheet, and comes later.
+    # ("Revenue_sum by Region"); the same file uploaded twice counts once.
+    datasets = [d for d, view in zip(listed, views) if dataset_status(d) == READY and not view["origin"]]
     uploaded = list({(d.file_name, d.sheet): d for d in reversed(datasets)}.values())[::-1]
     runs = list(session.scalars(select(Run).where(Run.workspace_id == workspace.id)
                                 .order_by(Run.created_at.desc())))
     selected = next((r for r in runs if r.id == selected_run_id), runs[0] if runs else None)
     return {
         "workspace": workspace,
-        "datasets": [full_view(session, settings, d) for d in listed],
+        "datasets": views,
+        # the user's own files stay on top; the tables analyses made are grouped after them
+        "uploads": [v for v in views if not v["origin"]],
+        "derived": [v for v in views if v["origin"]],
         "loading": [d.file_name for d in listed if dataset_status(d) == LOADING],
         "suggestions": suggest_questions([d.info.get("columns", []) for d in uploaded], lang,
                                          names=display_names(uploaded)),
@@ -60,7 +65,8 @@ def display_names(datasets: list[Dataset]) -> list[str]:
 
 def full_view(session: Session, settings: Settings, dataset: Dataset) -> dict[str, Any]:
     versions = version_entries(session, dataset) if dataset_status(dataset) == READY else []
-    return {**dataset_view(dataset, settings.preview_rows), "versions": versions}
+    return {**dataset_view(dataset, settings.preview_rows), "versions": versions,
+            "origin": derived_origin(session, dataset)}
 
 
 def dataset_view(dataset: Dataset, rows: int, preview: list[dict] | None = None) -> dict[str, Any]:
@@ -79,6 +85,7 @@ def dataset_view(dataset: Dataset, rows: int, preview: list[dict] | None = None)
         "rows": dataset.rows, "info": info, "columns": columns, "preview": preview if status != DAMAGED else [],
         "masked": [c for c in columns if c.get("pii")],
         "status": status, "error": info.get("error") if status in (FAILED, DAMAGED) else None,
+        "origin": None,  # an upload; full_view says where a table an analysis made comes from
     }
 
 
@@ -109,8 +116,11 @@ def workspace_busy(session: Session, workspace: Workspace) -> bool:
         dataset_status(d) == LOADING for d in listed_datasets(session, workspace.id))
 
 
-def dataset_body(dataset: Dataset, rows: int) -> dict[str, Any]:
+def dataset_body(session: Session, dataset: Dataset, rows: int) -> dict[str, Any]:
+    """A dataset in the JSON API: inspect --json plus its identity, and `derived_from` (null for an
+    upload; for a table an analysis made: the source, the step and the run that made it)."""
     view = dataset_view(dataset, rows)
     info = {k: v for k, v in (dataset.info or {}).items() if k not in ("loader", "requested_sheet")}
     return {**info, "preview": view["preview"], "id": dataset.id, "name": dataset.name,
-            "version": dataset.version, "status": dataset_status(dataset), "rows": dataset.rows}
+            "version": dataset.version, "status": dataset_status(dataset), "rows": dataset.rows,
+            "derived_from": derived_origin(session, dataset)}

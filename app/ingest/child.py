@@ -1,0 +1,194 @@
+"""The reading child: what runs in the process forked for one read (app.ingest.bounded forks it
+in a single-threaded process, app.ingest.readserver for a multi-threaded one).
+
+A read is a *job*: a folder holding `request.pkl` (kind, file, sheet, the settings and options);
+the child applies the memory limit, reads, and writes `result.pkl` (the answer, or the
+IngestError) and, for a whole table, `frame.arrow` (the table, an Arrow file the parent
+memory-maps) there, then exits. Kinds: "table" (the LoadedTable), "preview" (the streamed first
+rows of a big workbook) and "inspect" (the contract's `inspect --json`, computed here so that the
+CLI never imports pandas itself).
+
+Standard library only at import time: the CLI imports this, forks, and the child imports the
+readers while its early parse (app.ingest.early_parse) has calamine working in a second process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import resource
+import select
+import signal
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.ingest import early_parse
+from app.ingest.errors import IngestError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from app.config import Settings
+
+log = logging.getLogger(__name__)
+HINT = "Split the file or remove the sheets, rows and columns you do not need."
+SETUP_FAILED = 3  # the child's exit code when it could not even start reading (the machinery, not the file)
+
+
+class NoChild(Exception):
+    """No child process could read the file (the machinery failed, not the file)."""
+
+
+def import_readers() -> None:
+    """Import everything a read uses before the memory limit is applied (a process under its limit
+    may not be able to map a shared library any more); the read server does it once, before it
+    forks, so that its children do not pay for imports."""
+    import charset_normalizer  # noqa: F401
+    import fastexcel  # noqa: F401
+
+    import app.ingest.pipeline  # pandas, pyarrow and the readers
+    import app.ingest.xlsxstream  # noqa: F401
+
+
+def read_job(job: Path, early: bool = False) -> int:
+    """In the forked child: read the file under the memory limit, write the outcome; the exit code.
+    `early`: start the early parse first (a child that still has the readers to import: the
+    CLI's; the read server's children have them and share a memory budget, so they parse once)."""
+    try:
+        kind, path, sheet, settings, options = pickle.loads((job / "request.pkl").read_bytes())
+        reader = READERS[kind]
+    except Exception:  # noqa: BLE001 - a job folder this code did not write
+        return SETUP_FAILED
+    if early and kind in ("table", "inspect"):
+        early_parse.start(job, path, sheet, settings, limit_memory)
+    try:
+        try:
+            import_readers()
+        except Exception:  # noqa: BLE001 - a broken installation is not the file's fault
+            return SETUP_FAILED
+        limit_memory(settings.parse_memory_mb)
+        try:
+            outcome = ("ok", reader(path, sheet, settings, job, **options))
+        except IngestError as exc:
+            outcome = ("error", exc)
+        except MemoryError:
+            outcome = ("error", out_of_memory())
+        except BaseException:  # noqa: BLE001 - anything else a damaged file triggers is a damaged file
+            outcome = ("error", damaged())
+    finally:
+        early_parse.discard()
+    partial = job / "result.part"
+    try:
+        partial.write_bytes(pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL))
+    except MemoryError:  # the table fitted, its copy for the parent did not
+        del outcome
+        partial.write_bytes(pickle.dumps(("error", out_of_memory())))
+    partial.rename(job / "result.pkl")
+    return 0
+
+
+def read_table(path, sheet, settings: Settings, job: Path | None):
+    """In the child (job set): the table's description, its frame written beside it. In-process
+    (job None, no child available): the LoadedTable itself."""
+    from app.ingest import pipeline
+
+    table = pipeline.load_table(path, sheet=sheet, settings=settings)
+    if job is None:
+        return table
+    return table.info, table.pii, _write_frame(table.frame, job)
+
+
+def read_preview(path, sheet, settings: Settings, job: Path | None, rows: int = 20) -> dict | None:
+    """The preview, or None when the streaming reader trips over something unusual in a file
+    that is not bad input: the caller then reads the file whole, which decides."""
+    from app.ingest import pipeline
+
+    try:
+        return pipeline.preview_table(path, sheet=sheet, rows=rows, settings=settings)
+    except (IngestError, MemoryError):
+        raise
+    except Exception:
+        log.warning("streamed preview of %s failed; it will be read whole", Path(path).name, exc_info=True)
+        return None
+
+
+def read_inspect(path, sheet, settings: Settings, job: Path | None, rows: int = 20) -> dict:
+    """The contract's `inspect --json` (plain JSON values: the parent needs no pandas to print it)."""
+    from app.ingest import pipeline
+
+    return pipeline.inspect_file(path, sheet=sheet, rows=rows, settings=settings)
+
+
+READERS: dict[str, Any] = {"table": read_table, "preview": read_preview, "inspect": read_inspect}
+
+
+def _write_frame(frame: pd.DataFrame, job: Path) -> pd.DataFrame | None:
+    """The table as an Arrow IPC file the parent maps without copying (None: written there);
+    a frame Arrow cannot hold goes back pickled instead (returned)."""
+    import pyarrow as pa
+
+    try:
+        arrow = pa.Table.from_pandas(frame, preserve_index=False)
+        with pa.OSFile(str(job / "frame.arrow"), "wb") as sink, pa.ipc.new_file(sink, arrow.schema) as writer:
+            writer.write_table(arrow)
+        return None
+    except (pa.ArrowException, TypeError, ValueError):
+        return frame
+
+
+def limit_memory(extra_mb: int) -> None:
+    """Cap the address space at what the process already maps plus `extra_mb` (RLIMIT_AS: the kernel
+    refuses the allocation; Python raises MemoryError or the native reader aborts, and either way
+    the read ends in this child)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            mapped = int(fh.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        mapped = 0
+    limit = mapped + extra_mb * 1024 * 1024
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError):
+        pass
+
+
+def wait_child(pid: int, timeout: float) -> tuple[str, int]:
+    """Wait for a child up to `timeout` seconds; kill it after that."""
+    deadline = time.monotonic() + timeout
+    fd = pidfd(pid)
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return "exit", os.waitstatus_to_exitcode(status)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return "timeout", -signal.SIGKILL
+            if fd is not None:
+                select.select([fd], [], [], left)
+            else:
+                time.sleep(min(left, 0.01))
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when the child exits (Linux 5.3+), or None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def damaged() -> IngestError:
+    return IngestError("corrupt_file", "The file is damaged or uses a structure Verity cannot read.",
+                       "Open it in Excel or LibreOffice and save it again.")
+
+
+def out_of_memory() -> IngestError:
+    return IngestError("too_large", "Reading this file needed more memory than Verity allows for one file.", HINT)

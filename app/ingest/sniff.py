@@ -1,0 +1,174 @@
+"""What a file really is, from its first bytes and its zip directory, before any reader opens it.
+
+Names the format (magic bytes first, the extension only breaking ties), refuses what is not a
+spreadsheet with a message that says what it is, and refuses zip bombs from the central directory.
+Standard library only: the CLI's early parse (app.ingest.early_parse) sniffs a file before pandas
+is imported.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app.ingest.errors import IngestError
+
+if TYPE_CHECKING:
+    from app.config import Settings
+
+EXCEL_EXTS = {".xlsx", ".xlsm", ".xlsb", ".xls", ".ods"}
+TEXT_EXTS = {".csv", ".tsv", ".txt"}
+SUPPORTED = "Excel (.xlsx, .xlsm, .xlsb, .xls), OpenDocument (.ods) or text (.csv, .tsv, .txt)"
+
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+ZIP_MAGIC = b"PK\x03\x04"
+# Files people rename to .xlsx by mistake: say what they really are.
+FOREIGN_MAGIC = {
+    b"\x89PNG": "a PNG image",
+    b"\xff\xd8\xff": "a JPEG image",
+    b"GIF8": "a GIF image",
+    b"%PDF": "a PDF document",
+    b"\x1f\x8b": "a gzip archive",
+    b"Rar!": "a RAR archive",
+    b"7z\xbc\xaf": "a 7-Zip archive",
+}
+
+# Parts smaller than this are never refused for their ratio (tiny repetitive XML compresses well).
+RATIO_FLOOR_BYTES = 8 * 1024 * 1024
+# The parse cost of a suspicious part, in XML tags: a cell with a value is <c><v>..</v></c>.
+ELEMENTS_PER_CELL = 4
+
+
+# --- format sniffing ------------------------------------------------------------------------
+
+
+def sniff_format(path: Path, settings: Settings | None = None) -> str:
+    """Return the real format key from magic bytes, the extension only breaking ties."""
+    ext = path.suffix.lower()
+    if ext not in EXCEL_EXTS | TEXT_EXTS:
+        raise IngestError(
+            "unsupported_format",
+            f"Verity cannot read '{ext or 'files without an extension'}' files.",
+            f"Save the data as {SUPPORTED}.",
+        )
+    with path.open("rb") as fh:
+        head = fh.read(8)
+    if not head:
+        raise IngestError("empty_file", "The file is empty.", "Check that the upload finished.")
+    for magic, what in FOREIGN_MAGIC.items():
+        if head.startswith(magic):
+            raise IngestError(
+                "unsupported_format",
+                f"This file is {what}, not a spreadsheet, although its name ends in '{ext}'.",
+                f"Upload the original spreadsheet as {SUPPORTED}.",
+            )
+    if head.startswith(OLE_MAGIC):
+        return _sniff_ole(path, ext)
+    if head.startswith(ZIP_MAGIC):
+        return _sniff_zip(path, ext, settings)
+    if ext in EXCEL_EXTS and not _looks_like_text(path):
+        raise IngestError(
+            "corrupt_file",
+            f"The file ends in '{ext}' but its contents are not a spreadsheet Verity recognises.",
+            "Open it in Excel or LibreOffice and save it again.",
+        )
+    # Text saved with an Excel extension (common with exported reports) is still read as text.
+    return ext.lstrip(".") if ext in TEXT_EXTS else "csv"
+
+
+def _sniff_ole(path: Path, ext: str) -> str:
+    # Office encrypts xlsx/xlsb by wrapping them in an OLE container with these streams; the
+    # directory can sit anywhere in the file, so search all of it (size is capped by then).
+    data = path.read_bytes()
+    if any(name.encode("utf-16-le") in data for name in ("EncryptedPackage", "EncryptionInfo")):
+        raise encrypted()
+    return "xls"  # a legacy workbook, whatever its extension says
+
+
+def _sniff_zip(path: Path, ext: str, settings: Settings | None = None) -> str:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = {n.replace("\\", "/").lstrip("/") for n in zf.namelist()}
+            if settings is not None:
+                check_zip_limits(zf, settings)
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
+        raise IngestError(
+            "corrupt_file", "The file is damaged: it could not be opened as a workbook.",
+            "Open it in Excel or LibreOffice and save it again.",
+        ) from exc
+    if "xl/workbook.bin" in names:
+        return "xlsb"
+    if "content.xml" in names and "mimetype" in names:
+        return "ods"
+    # Any Office Open XML package; the workbook part may sit outside xl/ (minimal writers do that).
+    if "[Content_Types].xml" in names or any(n.startswith("xl/") for n in names):
+        return "xlsm" if ext == ".xlsm" else "xlsx"
+    raise IngestError(
+        "unsupported_format", "This file is a zip archive, not a spreadsheet.",
+        f"Unzip it and upload the spreadsheet inside ({SUPPORTED}).",
+    )
+
+
+def check_zip_limits(package: zipfile.ZipFile | list[zipfile.ZipInfo], settings: Settings) -> None:
+    """Zip bombs: the central directory says how big every part becomes once decompressed, so a
+    workbook that unpacks beyond `max_uncompressed_mb` is refused before any reader inflates a byte
+    of it. A high compression ratio alone is no proof: text cells of 32k repeated characters pack
+    several hundred times and are genuine. A part that packs suspiciously well (over 8 MB, ratio
+    above `max_compression_ratio`) is inflated once, in a stream, and its parse cost counted: more
+    XML elements than four per allowed cell (`max_cells`) is refused; fewer is read as usual, by a
+    reader that has its own time and memory limits (app.ingest.bounded)."""
+    infos = package.infolist() if isinstance(package, zipfile.ZipFile) else list(package)
+    total = sum(max(0, i.file_size) for i in infos)
+    if total > settings.max_uncompressed_mb * 1024 * 1024:
+        raise IngestError(
+            "too_large",
+            f"The workbook unpacks to {total / 1048576:,.0f} MB; the limit is {settings.max_uncompressed_mb} MB.",
+            "Delete unused sheets, rows and columns, or split the workbook.",
+        )
+    if len(infos) > 10_000:
+        raise IngestError("too_large", f"The workbook holds {len(infos):,} parts.", "Save it again from Excel.")
+    for info in infos:
+        ratio = info.file_size / max(1, info.compress_size)
+        if info.file_size <= RATIO_FLOOR_BYTES or ratio <= settings.max_compression_ratio:
+            continue
+        limit = ELEMENTS_PER_CELL * settings.max_cells
+        if not isinstance(package, zipfile.ZipFile):  # only the directory: the ratio is all there is
+            elements = limit + 1
+        else:
+            elements = _xml_elements(package, info, limit)
+        if elements > limit:
+            raise IngestError(
+                "too_large",
+                f"Part '{info.filename}' of the workbook expands {ratio:,.0f} times when unpacked, into more "
+                f"than {limit:,} XML elements (the limit is {ELEMENTS_PER_CELL} per cell of {settings.max_cells:,} "
+                "cells); files like this are used to exhaust memory.",
+                "If the file is genuine, open it in Excel, delete unused rows and columns, and save again.",
+            )
+
+
+def _xml_elements(package: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> int:
+    """The number of XML tags in one part, inflated in 1 MB chunks (memory stays flat); counting
+    stops above `limit`. A part that cannot be inflated counts as over the limit."""
+    count = 0
+    try:
+        with package.open(info) as stream:
+            while chunk := stream.read(1 << 20):
+                count += chunk.count(b"<")
+                if count > limit:
+                    break
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError):
+        return limit + 1
+    return count
+
+
+def _looks_like_text(path: Path) -> bool:
+    sample = path.read_bytes()[:4096]
+    return b"\x00" not in sample or sample[:2] in (b"\xff\xfe", b"\xfe\xff")
+
+
+def encrypted() -> IngestError:
+    return IngestError(
+        "encrypted_file", "The workbook is protected with a password, so Verity cannot read it.",
+        "Open it in Excel, remove the password (File > Info > Protect Workbook), save, and upload again.",
+    )

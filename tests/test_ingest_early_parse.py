@@ -1,0 +1,128 @@
+"""The CLI's early parse (app.ingest.early_parse): calamine parses the likely table in a second
+process while the reading child imports pandas; the pipeline takes that parse only when it is
+exactly the rows it asks for, so what `verity inspect` says never depends on the guess.
+
+The forks run in fresh interpreters (single-threaded, as the CLI is), never in the test process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import xlsxwriter
+
+from app.ingest.pipeline import duplicate_rows, inspect_file
+from app.ingest.table import detect_layout, is_missing, layout_of_cells
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_python(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def report_workbook(tmp_path_factory) -> Path:
+    """A title merged over the table, a note row, the header on row 4 and 500 data rows; a small
+    second sheet."""
+    path = tmp_path_factory.mktemp("early") / "report.xlsx"
+    wb = xlsxwriter.Workbook(str(path))
+    ws = wb.add_worksheet("Orders")
+    small = wb.add_worksheet("Notes")
+    for r, row in enumerate([["Checked by", "Date"], ["Ann", "2024-02-01"], ["Bo", "2024-02-03"]]):
+        small.write_row(r, 0, row)
+    date = wb.add_format({"num_format": "yyyy-mm-dd"})
+    ws.merge_range(0, 0, 0, 4, "Orders 2024")
+    ws.write(1, 0, "Amounts in EUR")
+    ws.write_row(3, 0, ["Order", "Date", "Region", "Amount", "Share"])
+    for i in range(500):
+        ws.write_row(i + 4, 0, [f"A-{i:05d}", None, ["East", "West"][i % 2], i * 1.5, f"{i % 100}%"])
+        ws.write_datetime(i + 4, 1, datetime(2024, 1, 1) + timedelta(days=i), date)
+    wb.close()
+    return path
+
+
+def test_the_early_parse_is_the_batch_the_pipeline_would_parse(report_workbook, tmp_path):
+    out = run_python(f"""
+import json, os, fastexcel
+from pathlib import Path
+from app.config import Settings
+from app.ingest import early_parse
+from app.ingest.child import limit_memory
+path = {str(report_workbook)!r}
+early_parse.start(Path({str(tmp_path)!r}), path, None, Settings(), limit_memory)
+batch = early_parse.claim(path, "Orders", 4, None)
+own = fastexcel.read_excel(path).load_sheet("Orders", **early_parse.typed_options(4, None))
+print(json.dumps({{"same": batch is not None and batch.equals(own), "rows": batch.num_rows}}))
+""")
+    assert json.loads(out) == {"same": True, "rows": 500}
+
+
+def test_a_claim_for_other_rows_stops_the_early_parse(report_workbook, tmp_path):
+    out = run_python(f"""
+import json, os
+from pathlib import Path
+from app.config import Settings
+from app.ingest import early_parse
+from app.ingest.child import limit_memory
+path = {str(report_workbook)!r}
+early_parse.start(Path({str(tmp_path)!r}), path, None, Settings(), limit_memory)
+pid = early_parse._pending.pid
+other = early_parse.claim(path, "Orders", 5, None)
+try:
+    os.waitpid(pid, os.WNOHANG)
+    reaped = False
+except ChildProcessError:
+    reaped = True
+early_parse.start(Path({str(tmp_path)!r}), path, "Notes", Settings(), limit_memory)
+pid = early_parse._pending.pid
+early_parse.discard()
+try:
+    os.waitpid(pid, os.WNOHANG)
+    discarded = False
+except ChildProcessError:
+    discarded = True
+print(json.dumps({{"other": other is None, "reaped": reaped, "discarded": discarded,
+                   "pending": early_parse._pending is None}}))
+""")
+    assert json.loads(out) == {"other": True, "reaped": True, "discarded": True, "pending": True}
+
+
+def test_the_cli_says_what_an_in_process_read_says(report_workbook, tmp_path):
+    for args in ([], ["--sheet", "Notes"], ["--sheet", "Orders", "--rows", "3"]):
+        done = subprocess.run([sys.executable, "-m", "app.cli", "inspect", str(report_workbook), "--json", *args],
+                              capture_output=True, text=True, cwd=REPO, timeout=300)
+        assert done.returncode == 0, done.stderr
+        sheet = args[1] if args else None
+        rows = int(args[3]) if len(args) > 2 else 20
+        expected = json.loads(json.dumps(inspect_file(report_workbook, sheet=sheet, rows=rows)))
+        assert json.loads(done.stdout) == expected
+    assert expected["header_row"] == 4 and expected["rows"] == 500
+
+
+def test_the_layout_of_plain_rows_is_the_layout_of_the_frame():
+    head = [["Sales report", None, None], [None, None, None], ["Region", "Units", "When"],
+            ["East", 3.0, datetime(2024, 1, 5)], ["West", float("nan"), datetime(2024, 1, 6)], ["  ", 4.0, None]]
+    frame = pd.DataFrame(head, dtype=object)
+    plain = layout_of_cells(head, list(range(6)), [0, 1, 2])
+    assert plain == detect_layout(frame) and plain.data_start == 3 and plain.names == ["Region", "Units", "When"]
+    for value in (None, "x", "", 0, 1.5, float("nan"), pd.NaT, pd.NA, pd.Timestamp("2024-01-01"),
+                  datetime(2024, 1, 1), True):
+        assert is_missing(value) == bool(pd.isna(value)), value
+
+
+def test_repeated_rows_are_counted_exactly_with_or_without_an_id_column():
+    rows = pd.DataFrame({"id": pd.Series(["a", "b", "c", "d"], dtype="str"), "x": [1.0, 1.0, 2.0, 1.0]})
+    assert duplicate_rows(rows) == 0  # the IDs never repeat
+    twice_missing = pd.DataFrame({"id": pd.Series(["a", None, None, "d"], dtype="str"), "x": [1.0, 2.0, 2.0, 1.0]})
+    assert duplicate_rows(twice_missing) == 1 == int(twice_missing.duplicated().sum())
+    no_id = pd.DataFrame({"region": pd.Series(["E", "W", "E"], dtype="str"), "n": pd.Series([1, 2, 1], dtype="Int64")})
+    assert duplicate_rows(no_id) == 1

@@ -139,6 +139,10 @@ except OSError as exc:
     found["other_workspace"] = type(exc).__name__
 with open("own_scratch.txt", "w") as handle:  # the private scratch folder is writable
     found["scratch"] = handle.write("fine")
+os.symlink(SECRET, "planted.png")  # a link dressed as a chart: never copied out
+fig, ax = plt.subplots()
+ax.bar(["a", "b"], [1, 2])
+save_figure(fig, "bars")
 print("FOUND " + json.dumps(found))
 totals = sales.groupby("region")["revenue"].sum()
 result = {"east": float(totals["East"])}
@@ -177,7 +181,10 @@ def test_the_servers_check_runs_the_model_code_inside_the_sandbox(tmp_path, mode
     assert found["other_workspace"] in ("FileNotFoundError", "PermissionError"), found
     assert "the other workspace's data" not in printed
     assert not outside.exists() and not (check / "pwned.txt").exists() and data.read_bytes() == before
-    assert not (check / "own_scratch.txt").exists() and not (check / "rerun_figures").exists()  # scratch is private
+    assert not (check / "own_scratch.txt").exists()  # the scratch folder is private
+    charts = sorted(p.relative_to(check).as_posix() for p in (check / "rerun_figures").rglob("*"))
+    assert charts == ["rerun_figures/call_py", "rerun_figures/call_py/bars.png"]  # only the chart comes out
+    assert (check / "rerun_figures/call_py/bars.png").read_bytes().startswith(b"\x89PNG")
     assert f"✓  E1 east_total: {east!r}" in printed
 
 
@@ -191,3 +198,13 @@ def test_without_a_sandbox_the_server_does_not_run_the_script(tmp_path, monkeypa
     assert check_analysis_script(script, Limits(timeout_s=30)) == Outcome(None, "no_sandbox")
     assert not marker.exists()
     assert "no sandbox can run here" in (tmp_path / "analysis_output.txt").read_text(encoding="utf-8")
+
+
+def test_the_page_says_plainly_that_the_check_cannot_run_safely():
+    from types import SimpleNamespace
+
+    from app.web.number_check import check_view
+
+    run = SimpleNamespace(id="run-no-sandbox", state={"number_check": {"status": "stopped", "reason": "no_sandbox"}})
+    assert "cannot be checked safely on this server" in check_view(run, "en")["stopped"]
+    assert "无法在此服务器上安全地核对数字" in check_view(run, "zh")["stopped"]

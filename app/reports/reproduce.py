@@ -21,6 +21,7 @@ import re
 import shutil
 import signal
 import site
+import stat
 import subprocess
 import sys
 import tempfile
@@ -128,9 +129,33 @@ def _check_in_sandbox(script: Path, limits: Limits, cache_dir: Path | None, data
             return Outcome(None, "timeout")
         summary = read_summary(scratch / "summary.json")
         _keep_font_cache(scratch / ".matplotlib", cache_dir)
+        copy_charts(scratch / "rerun_figures", script.parent / "rerun_figures")
     if summary is not None:
         return Outcome(summary)
     return Outcome(None, stop_reason(returncode, output))
+
+
+MAX_CHARTS, MAX_CHART_BYTES = 200, 20 * 1024 * 1024
+
+
+def copy_charts(source: Path, target: Path) -> int:
+    """The charts the script drew again, out of its scratch folder once the sandbox has gone: regular
+    .png files only (never a link, and nothing else the code wrote), at most MAX_CHARTS. Returns how many."""
+    copied = 0
+    for folder, dirs, files in os.walk(source, followlinks=False):
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+        for name in sorted(files):
+            path = Path(folder) / name
+            info = path.lstat()
+            if copied >= MAX_CHARTS or not name.lower().endswith(".png") or not stat.S_ISREG(info.st_mode) \
+                    or info.st_size > MAX_CHART_BYTES:
+                continue
+            destination = target / path.relative_to(source)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+                destination.write_bytes(handle.read())
+            copied += 1
+    return copied
 
 
 def package_dirs() -> list[Path]:

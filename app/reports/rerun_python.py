@@ -24,7 +24,7 @@ from analysis_tools import ToolResult
 LIMITS = {"max_output_chars": 50_000, "memory_mb": 0, "max_procs": 0, "cpu_s": 0, "file_mb": 0, "max_files": 0,
           "scratch_mb": 0}
 TABLE_PREVIEW = 1_500
-_written: dict[str, tuple[int, str]] = {}  # dataset name -> (id of the frame, its Parquet copy)
+_written: dict[str, tuple[Any, str]] = {}  # dataset name -> (the frame, its Parquet copy)
 
 
 def run_python_again(call_id: str, code: str, frames: dict[str, Any], folder: Path) -> ToolResult:
@@ -62,9 +62,9 @@ def _parquet_copies(frames: dict[str, Any], folder: Path) -> dict[str, str]:
     paths = {}
     for index, (name, frame) in enumerate(frames.items()):
         known = _written.get(name)
-        if known is None or known[0] != id(frame) or not Path(known[1]).is_file():
+        if known is None or known[0] is not frame or not Path(known[1]).is_file():
             path = save_working_copy(frame, folder / f"dataset_{index}.parquet")
-            _written[name] = (id(frame), str(path))
+            _written[name] = (frame, str(path))
         paths[name] = _written[name][1]
     return paths
 

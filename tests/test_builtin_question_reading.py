@@ -239,3 +239,30 @@ def test_a_group_named_after_the_comparison_word_is_the_reference_for_all_groups
                          zh=False)
     assert step(plan, "compare_groups").arguments == {"value_column": "weight", "group_column": "group"}
     assert not any(s.tool == "derive_column" for s in plan.steps)
+
+
+# --- counts of both outcomes on each row ------------------------------------------------------------
+def test_counts_of_both_outcomes_are_read_as_a_rate():
+    from app.agent.count_pairs import count_pair
+
+    columns = seen(rds("esoph"))["columns"]
+    assert count_pair(columns) == ("ncases", "ncontrols")
+    plan = plan_analysis("Is the share of cancer cases higher among heavy tobacco users?", seen(rds("esoph")), zh=False)
+    assert step(plan, "proportion_test").arguments == {"value_column": "ncases", "group_column": "tobgp",
+                                                       "failures_column": "ncontrols"}
+
+
+@pytest.mark.slow
+def test_a_pass_rate_from_pass_and_fail_counts_per_school(tmp_path):
+    grouped = pd.DataFrame({"School": ["North", "North", "East", "East", "West", "West"], "Year": [2022, 2023] * 3,
+                            "n_passed": [40, 44, 70, 66, 12, 15], "n_failed": [10, 12, 20, 25, 30, 28]})
+    path = tmp_path / "exams.csv"
+    grouped.to_csv(path, index=False)
+    sums = grouped.groupby("School")[["n_passed", "n_failed"]].sum()
+    rates = (sums["n_passed"] / sums.sum(axis=1)).sort_values(ascending=False)
+    run, calls = Session(tmp_path, path).ask("Which school has the highest pass rate?")
+    test = call(calls, "proportion_test")
+    assert test.arguments["failures_column"] == "n_failed" and test.arguments["group_column"] == "School"
+    assert test.metrics[f"proportion.{rates.index[0]}"] == pytest.approx(rates.iloc[0])
+    text = headline(run)
+    assert rates.index[0] in text and f"{rates.iloc[0]:.1%}" in text and f"{rates.iloc[-1]:.1%}" in text

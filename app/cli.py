@@ -141,7 +141,7 @@ def analyze_command(args: argparse.Namespace) -> int:
     from app.db.session import open_database
     from app.ingest.errors import IngestError
     from app.reports.render import write_report_files
-    from app.reports.reproduce import run_analysis_script
+    from app.reports.reproduce import Limits, check_analysis_script
     from app.reports.script import dataset_sources
     from app.runs import RunService
     from app.workspaces import active_datasets, add_dataset, create_workspace
@@ -182,7 +182,10 @@ def analyze_command(args: argparse.Namespace) -> int:
         report = run_report(session, run_id)
         datasets = dataset_sources(active_datasets(session, run.workspace_id))
     written = write_report_files(report, args.out, datasets=datasets)
-    reproduction = run_analysis_script(written["analysis"])  # the report claims it only when this ran
+    # in the run_python sandbox (it re-runs the model's code); the report claims it only when this ran
+    check = check_analysis_script(written["analysis"], Limits(timeout_s=600.0), sandbox_mode=settings.sandbox_mode,
+                                  data_files=[Path(d["original_path"]) for d in datasets if d.get("original_path")])
+    reproduction = check.summary
     if reproduction is not None:
         report["reproduction"] = reproduction
         written = write_report_files(report, args.out, datasets=datasets)
@@ -192,6 +195,9 @@ def analyze_command(args: argparse.Namespace) -> int:
     if reproduction is not None:
         print(f"analysis.py: {reproduction['matched']} numbers re-computed, {reproduction['differing']} differ "
               f"({reproduction['status']}; see analysis_output.txt)")
+    elif check.reason == "no_sandbox":
+        print("analysis.py was not run: it re-runs the analysis' own code, which runs only in a sandbox, and no "
+              "sandbox can run here (see analysis_output.txt). Run it yourself: python analysis.py")
     return EXIT_OK
 
 

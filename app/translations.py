@@ -267,6 +267,13 @@ CATALOG: dict[str, dict[str, str]] = {
     "check_stopped_memory": {"en": "The check of the numbers needed more memory than it may use and was stopped; "
                                    "the report does not say they were reproduced.",
                              "zh": "核对数字所需内存超出上限，已停止；报告不会声称这些数字已被复现。"},
+    "check_stopped_no_sandbox": {"en": "The numbers cannot be checked safely on this server: analysis.py re-runs "
+                                       "the analysis' own Python code, which runs only inside the sandbox, and no "
+                                       "sandbox can run here. The report does not say they were reproduced; you can "
+                                       "download analysis.py and run it on your own computer.",
+                                 "zh": "无法在此服务器上安全地核对数字：analysis.py 会重新运行分析中的 Python 代码，"
+                                       "这些代码只能在沙箱中运行，而这里无法启动沙箱。报告不会声称这些数字已被复现；"
+                                       "你可以下载 analysis.py 在自己的电脑上运行。"},
     "check_stopped_error": {"en": "analysis.py stopped before it could compare the numbers, so the report does not "
                                   "say they were reproduced. Download analysis.py and run it to see why.",
                             "zh": "analysis.py 在比较数字之前就停止了，因此报告不会声称这些数字已被复现。"
@@ -560,8 +567,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "report_note.verification_failed": {"en": "{n} claim(s) failed verification against the tool outputs they cite.",
                             "zh": "有 {n} 条结论未通过与所引用分析结果的核对。"},
     # ---- analysis.py's comparison with the report --------------------------------------------------
-    "script.compare": {"en": "The report's numbers, re-computed (✓ same, ✗ different)",
-                       "zh": "报告中的数字，重新计算（✓ 一致，✗ 不一致）"},
+    "script.compare": {"en": "The report's numbers, re-computed (✓ same at the precision the report gives, "
+                             "✗ different)",
+                       "zh": "报告中的数字，重新计算（✓ 按报告给出的精度一致，✗ 不一致）"},
+    "script.an_input": {"en": "an input of the call, not computed", "zh": "是调用的输入，不是计算结果"},
     "script.not_recomputed": {"en": "not computed by a re-run call", "zh": "没有重新运行的调用计算这个数"},
     "script.report": {"en": "report", "zh": "报告"},
     "script.rerun": {"en": "re-run", "zh": "重算"},

@@ -8,6 +8,7 @@ import json
 import os
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -56,17 +57,37 @@ def test_a_script_that_spins_is_stopped_by_the_cpu_limit(tmp_path):
     assert outcome == Outcome(None, "cpu") and time.monotonic() - started < 10
 
 
-def test_the_time_limit_stops_the_script_and_what_it_started(tmp_path):
-    pid_file = tmp_path / "child.pid"
+@pytest.mark.parametrize("mode", ["unsafe", "bwrap", "unshare"])
+def test_the_time_limit_stops_the_script_and_what_it_started(tmp_path, mode):
+    """On the host (unsafe mode) and in either sandbox: nothing the script started outlives the limit."""
+    if mode != "unsafe":
+        from tests.test_sandbox_escape import require_mode
+
+        require_mode(mode)
+    marker = f"verity-check-sleeper-{uuid.uuid4().hex}"
     text = ("import subprocess, sys, time\n"
-            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-            f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+            f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', {marker!r}])\n"
             "time.sleep(60)\n")
-    started = time.monotonic()
-    outcome = check_analysis_script(script(tmp_path, text), Limits(timeout_s=2))
-    assert outcome == Outcome(None, "timeout") and time.monotonic() - started < 10
-    pid = int(pid_file.read_text())
-    wait_for(lambda: not running(pid), limit_s=5)  # the grandchild went with the process group
+    started, outcomes = time.monotonic(), []
+    check = threading.Thread(target=lambda: outcomes.append(
+        check_analysis_script(script(tmp_path, text), Limits(timeout_s=4), sandbox_mode=mode)))
+    check.start()
+    wait_for(lambda: processes_with(marker), limit_s=4)  # the script started its child
+    check.join(20)
+    assert outcomes == [Outcome(None, "timeout")] and time.monotonic() - started < 15
+    wait_for(lambda: not processes_with(marker), limit_s=5)  # the grandchild went with the script
+
+
+def processes_with(marker: str) -> list[int]:
+    """Live processes (not zombies) whose command line holds the marker."""
+    found = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes() and running(int(pid)):
+                found.append(int(pid))
+        except OSError:
+            continue
+    return found
 
 
 def running(pid: int) -> bool:
@@ -109,7 +130,7 @@ def test_the_check_runs_in_the_background_once_and_the_outcome_is_recorded(finis
     client, ws, run_id = finished_run
     release, calls = threading.Event(), []
 
-    def slow_check(script, limits, cache_dir=None):
+    def slow_check(script, limits, cache_dir=None, **kwargs):
         calls.append((script, limits))
         assert script.is_file() and "def main" in script.read_text(encoding="utf-8")
         release.wait(30)

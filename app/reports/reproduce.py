@@ -2,21 +2,30 @@
 before it says "reproduced by analysis.py" in the report, and what the page's "Check every number" button
 starts in the background).
 
-The script is generated from the report, but the report holds the model's words (labels, column names),
-so the child is treated as untrusted: it gets a minimal environment (none of the server's keys, tokens or
-VERITY_* settings), its own HOME, an address-space limit, a CPU-time limit and a wall-time limit, and it
-runs in its own process group, which is killed whole when the time is up."""
+The script is generated from the report, but the report holds the model's words (labels, column names)
+and re-runs the model's own run_python code, so it runs inside the same operating-system sandbox as
+run_python (`sandbox.script_run`: bubblewrap, else the `unshare` fallback): no network, the system and
+Python read-only, Verity's packages and the data files read-only, a private writable folder of its own
+(a copy of the script, its figures, its summary), a clean environment, an unprivileged user, the seccomp
+filter, an address-space limit, a CPU-time limit and a wall-time limit (the whole sandbox is killed when
+the time is up). When no sandbox can run here the check does not run ("no_sandbox"), unless the server
+runs run_python itself without one (sandbox_mode=unsafe, a trusted single-user machine): then the child
+runs on the host with the same environment scrubbing and limits.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import signal
 import site
+import stat
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,7 +60,8 @@ class Limits:
 @dataclass(frozen=True)
 class Outcome:
     """The script's summary ({"status": "passed" | "failed", "matched", "differing", ...}), or None with
-    why it did not come: "timeout", "cpu", "memory" or "error" (it stopped early or wrote no summary)."""
+    why it did not come: "timeout", "cpu", "memory", "error" (it stopped early or wrote no summary) or
+    "no_sandbox" (it was not run: no sandbox can run here, and it never runs unsandboxed on the server)."""
 
     summary: dict[str, Any] | None
     reason: str | None = None
@@ -81,40 +91,146 @@ def import_paths() -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-def check_analysis_script(script: Path, limits: Limits | None = None, cache_dir: Path | None = None) -> Outcome:
-    """Run analysis.py in its own folder with this Python, under `limits`; what it printed goes to
-    analysis_output.txt beside it."""
+def check_analysis_script(script: Path, limits: Limits | None = None, cache_dir: Path | None = None,
+                          data_files: Sequence[Path] = (), sandbox_mode: str = "auto") -> Outcome:
+    """Run analysis.py under `limits`, in the sandbox (see the module); it reads `data_files` (the
+    datasets' stored files, at their own paths). What it printed goes to analysis_output.txt beside it."""
     limits = limits or Limits()
+    if sandbox_mode == "unsafe":
+        return _check_on_host(script, limits, cache_dir)
+    from sandbox import detect_isolation
+
+    isolation = detect_isolation(sandbox_mode if sandbox_mode in ("bwrap", "unshare") else "auto")
+    if not isolation.available:
+        save_output(script, f"analysis.py was not run: no sandbox can run here ({isolation.reason}).\n".encode())
+        return Outcome(None, "no_sandbox")
+    return _check_in_sandbox(script, limits, cache_dir, data_files, isolation)
+
+
+def _check_in_sandbox(script: Path, limits: Limits, cache_dir: Path | None, data_files: Sequence[Path],
+                      isolation: Any) -> Outcome:
+    from sandbox.script_run import ScriptJob, prepare_scratch, script_command
+
+    with tempfile.TemporaryDirectory(prefix="verity-check-") as folder:
+        scratch = Path(folder)
+        shutil.copyfile(script, scratch / "analysis.py")
+        _copy_font_cache(cache_dir, scratch / ".matplotlib")
+        prepare_scratch(scratch)
+        job = ScriptJob(scratch, "analysis.py", ["--summary", "/scratch/summary.json"], packages=package_dirs(),
+                        data_files=list(data_files), memory_mb=max(0, limits.memory_mb), cpu_s=max(0, limits.cpu_s))
+        command, env, new_root = script_command(job, isolation)
+        try:
+            returncode, output, timed_out = _run(command, env, cwd=scratch, timeout_s=limits.timeout_s)
+        finally:
+            if new_root:
+                shutil.rmtree(new_root, ignore_errors=True)
+        save_output(script, output)
+        if timed_out:
+            return Outcome(None, "timeout")
+        summary = read_summary(scratch / "summary.json")
+        _keep_font_cache(scratch / ".matplotlib", cache_dir)
+        copy_charts(scratch / "rerun_figures", script.parent / "rerun_figures")
+    if summary is not None:
+        return Outcome(summary)
+    return Outcome(None, stop_reason(returncode, output))
+
+
+MAX_CHARTS, MAX_CHART_BYTES = 200, 20 * 1024 * 1024
+
+
+def copy_charts(source: Path, target: Path) -> int:
+    """The charts the script drew again, out of its scratch folder once the sandbox has gone: regular
+    .png files only (never a link, and nothing else the code wrote), at most MAX_CHARTS. Returns how many."""
+    copied = 0
+    for folder, dirs, files in os.walk(source, followlinks=False):
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+        for name in sorted(files):
+            path = Path(folder) / name
+            info = path.lstat()
+            if copied >= MAX_CHARTS or not name.lower().endswith(".png") or not stat.S_ISREG(info.st_mode) \
+                    or info.st_size > MAX_CHART_BYTES:
+                continue
+            destination = target / path.relative_to(source)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+                destination.write_bytes(handle.read())
+            copied += 1
+    return copied
+
+
+def package_dirs() -> list[Path]:
+    """Verity's packages that analysis.py imports (mounted read-only; nothing else of the checkout)."""
+    return [REPO_ROOT / name for name in ("app", "analysis_tools", "sandbox")]
+
+
+def _copy_font_cache(cache_dir: Path | None, target: Path) -> None:
+    """matplotlib's font list, built once (by the first check), copied in: a check cannot change it."""
+    target.mkdir(parents=True, exist_ok=True)
+    if cache_dir is None or not cache_dir.is_dir():
+        return
+    for item in cache_dir.glob("fontlist-*.json"):
+        if item.is_file() and not item.is_symlink():
+            shutil.copyfile(item, target / item.name)
+
+
+def _keep_font_cache(built: Path, cache_dir: Path | None) -> None:
+    """The first check's font list kept for the next ones (a list of font files: the next checks run in
+    the same sandbox, so a list made there can name nothing they could not open anyway)."""
+    if cache_dir is None or any(cache_dir.glob("fontlist-*.json")):
+        return
+    for item in built.glob("fontlist-*.json"):
+        if item.is_file() and not item.is_symlink() and item.stat().st_size < 4_000_000:
+            try:
+                json.loads(item.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(item, cache_dir / item.name)
+
+
+def _run(command: list[str], env: dict[str, str], cwd: Path, timeout_s: float) -> tuple[int | None, bytes, bool]:
+    """Run a command in its own process group; kill the group at the time limit (and anything left).
+    Returns (exit status, output, whether the time ran out)."""
+    try:
+        child = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as exc:
+        return None, f"analysis.py could not start: {exc}\n".encode(), False
+    try:
+        output, _ = child.communicate(timeout=timeout_s or None)
+    except subprocess.TimeoutExpired:
+        kill_group(child)
+        output, _ = child.communicate()
+        return child.returncode, output, True
+    finally:
+        kill_group(child)  # anything the script left running
+    return child.returncode, output, False
+
+
+def _check_on_host(script: Path, limits: Limits, cache_dir: Path | None) -> Outcome:
+    """sandbox_mode=unsafe only: the child on the host, in the script's folder, with a scrubbed
+    environment and the limits."""
     with tempfile.TemporaryDirectory(prefix="verity-check-") as folder:
         summary_file = Path(folder) / "summary.json"
         command = [sys.executable, "-c", LAUNCHER, str(max(0, limits.memory_mb) * 1024 * 1024),
                    str(max(0, limits.cpu_s)), script.name, "--summary", str(summary_file)]
-        try:
-            child = subprocess.Popen(command, cwd=script.parent, env=child_environment(Path(folder), cache_dir),
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        except OSError:
-            return Outcome(None, "error")
-        try:
-            output, _ = child.communicate(timeout=limits.timeout_s or None)
-        except subprocess.TimeoutExpired:
-            kill_group(child)
-            output, _ = child.communicate()
-            save_output(script, output)
-            return Outcome(None, "timeout")
-        finally:
-            kill_group(child)  # anything the script left running
+        returncode, output, timed_out = _run(command, child_environment(Path(folder), cache_dir), script.parent,
+                                             limits.timeout_s)
         save_output(script, output)
+        if timed_out:
+            return Outcome(None, "timeout")
         summary = read_summary(summary_file)
     if summary is not None:
         return Outcome(summary)
-    return Outcome(None, stop_reason(child.returncode, output))
+    return Outcome(None, stop_reason(returncode, output))
 
 
-def run_analysis_script(script: Path, timeout_s: float = 600.0) -> dict[str, Any] | None:
-    """The summary of a run of analysis.py (see check_analysis_script), or None when the script could not
-    run to its end (then the report claims nothing)."""
-    return check_analysis_script(script, Limits(timeout_s=timeout_s)).summary
+def run_analysis_script(script: Path, timeout_s: float = 600.0, data_files: Sequence[Path] = (),
+                        sandbox_mode: str = "auto") -> dict[str, Any] | None:
+    """The summary of a run of analysis.py (see check_analysis_script) with only a time limit, or None when
+    the script could not run to its end (then the report claims nothing)."""
+    return check_analysis_script(script, Limits(timeout_s=timeout_s), data_files=data_files,
+                                 sandbox_mode=sandbox_mode).summary
 
 
 def kill_group(child: subprocess.Popen) -> None:
@@ -140,7 +256,8 @@ def read_summary(path: Path) -> dict[str, Any] | None:
 def stop_reason(returncode: int | None, output: bytes | None) -> str:
     """Why a script that wrote no summary stopped: the CPU limit sends SIGXCPU (then SIGKILL); running
     out of the address space shows as a MemoryError (or a library that could not allocate)."""
-    if returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+    # (in the sandbox, the exit status of its first process: 128 + the signal that ended the script)
+    if returncode in (-signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGXCPU, 128 + signal.SIGKILL):
         return "cpu"
     text = (output or b"")[-4000:].decode("utf-8", errors="replace")
     if "MemoryError" in text or "Cannot allocate memory" in text or "std::bad_alloc" in text:

@@ -82,22 +82,31 @@ def _call(tool: str, data: Any, arguments: dict[str, Any]) -> Any:
     return spec.func(ctx=ctx, **kwargs) if "ctx" in inspect.signature(spec.func).parameters else spec.func(**kwargs)
 
 
-def _rerun(frames: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], int]:
-    \"\"\"Re-run every call; returns each call's metrics by call id, and how many calls failed.\"\"\"
+def _rerun(frames: dict[str, Any]) -> tuple[dict[str, list[float]], dict[str, list[float]], int]:
+    \"\"\"Re-run every call. Returns the numbers each call re-computed (its text, interpretation and metrics)
+    and the numbers of its inputs (its arguments; run_python's code is not an input) by call id, and how
+    many calls failed.\"\"\"
     active = DATASETS[-1]["name"] if DATASETS else None
-    computed: dict[str, dict[str, Any]] = {}
+    computed: dict[str, list[float]] = {}
+    inputs: dict[str, list[float]] = {}
     failures = 0
     for call_id, tool, arguments in CALLS:
-        spec = REGISTRY.get(tool)
-        data = frames if spec is not None and spec.multi_data else frames.get(arguments.get("dataset") or active)
-        shown = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
-        print(f"\\n=== {call_id}: {tool}({shown})")
-        result = _call(tool, data, dict(arguments))
+        if tool == "run_python":  # the model's own code, run as run_python ran it (shown here first)
+            print(f"\\n=== {call_id}: run_python, code:\\n" + "\\n".join("    " + line for line in
+                                                                        str(arguments.get("code", "")).splitlines()))
+            result = run_python_again(call_id, str(arguments.get("code", "")), frames, FIGURES)
+        else:
+            spec = REGISTRY.get(tool)
+            data = frames if spec is not None and spec.multi_data else frames.get(arguments.get("dataset") or active)
+            shown = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+            print(f"\\n=== {call_id}: {tool}({shown})")
+            result = _call(tool, data, dict(arguments))
         if not result.ok:
             failures += 1
             print(f"[failed] {result.error}")
             continue
-        computed[call_id] = dict(result.metrics)
+        computed[call_id] = backing_values([result.text, result.interpretation], [dict(result.metrics)])
+        inputs[call_id] = backing_values([], [{k: v for k, v in arguments.items() if k != "code"}])
         print(result.text)
         if result.interpretation:
             print(result.interpretation)
@@ -106,34 +115,39 @@ def _rerun(frames: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], int]:
         derived = (result.payload or {}).get("dataset_name") or arguments.get("output_name") or arguments.get("new_name")
         if result.table is not None and derived:
             frames[str(derived)] = result.table
-    return computed, failures
+    return computed, inputs, failures
 
 
-def _same(reported: float, recomputed: Any) -> bool:
-    if isinstance(recomputed, bool) or not isinstance(recomputed, (int, float)):
-        return False
-    if math.isnan(reported) or math.isnan(recomputed):
-        return math.isnan(reported) and math.isnan(recomputed)
-    return math.isclose(reported, recomputed, rel_tol=1e-6, abs_tol=1e-9)
-
-
-def _compare(computed: dict[str, dict[str, Any]]) -> tuple[int, int, int]:
-    \"\"\"Every number of the report's evidence that a re-run call computed, report vs re-run (✓/✗).
-    Returns (matched, differing, not re-computed).\"\"\"
+def _compare(computed: dict[str, list[float]], inputs: dict[str, list[float]]) -> tuple[int, int, int]:
+    \"\"\"Every number of the report's evidence against the numbers its cited calls re-computed, by value
+    (✓/✗), with the claim check's rule (app.numbers.reported_value_matches): the same at the precision the
+    report gives (36.65 is 36.6492 re-computed; 36.75 is not). A number that only an input of the call
+    holds (a threshold) is marked as such. Returns (matched, differing, not re-computed).\"\"\"
     print(f"\\n=== {TEXT['compare']}")
     matched = differing = missing = 0
     for label, call_ids, key, reported in REPORT_NUMBERS:
-        found = [computed[c][key] for c in call_ids if c in computed and key in computed[c]]
-        if not found:
+        rerun = [c for c in call_ids if c in computed]
+        if not rerun:
             missing += 1
             print(f"  -  {label} {key}: {reported!r} ({TEXT['not_recomputed']})")
-        elif any(_same(reported, value) for value in found):
+        elif any(reported_value_matches(reported, computed[c]) for c in rerun):
             matched += 1
             print(f"  ✓  {label} {key}: {reported!r}")
+        elif any(reported_value_matches(reported, inputs[c]) for c in rerun):
+            matched += 1
+            print(f"  ✓  {label} {key}: {reported!r} ({TEXT['an_input']})")
         else:
             differing += 1
-            print(f"  ✗  {label} {key}: {TEXT['report']} {reported!r}, {TEXT['rerun']} {found[0]!r}")
+            closest = _closest(reported, [v for c in rerun for v in computed[c]])
+            print(f"  ✗  {label} {key}: {TEXT['report']} {reported!r}, {TEXT['rerun']} {closest}")
     return matched, differing, missing
+
+
+def _closest(reported: float, values: list[float]) -> str:
+    \"\"\"The re-computed number nearest to the reported one (what the reader compares by eye).\"\"\"
+    if not values:
+        return "-"
+    return repr(min(values, key=lambda v: abs(abs(v) - abs(reported))))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,8 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         at = args.index("--summary")
         summary_file = Path(args[at + 1])
         del args[at:at + 2]
-    computed, failures = _rerun(_load(args))
-    matched, differing, missing = _compare(computed)
+    computed, inputs, failures = _rerun(_load(args))
+    matched, differing, missing = _compare(computed, inputs)
     passed = failures == 0 and differing == 0 and matched > 0
     print(f"\\n{len(CALLS) - failures} of {len(CALLS)} tool calls re-run.")
     print(TEXT["passed" if passed else "failed"].format(matched=matched, total=matched + differing,
@@ -208,7 +222,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -216,6 +229,8 @@ from typing import Any
 try:
     from analysis_tools import REGISTRY, ToolContext, run_tool
     from app.ingest.pipeline import load_table
+    from app.numbers import backing_values, reported_value_matches
+    from app.reports.rerun_python import run_python_again
 except ImportError as missing:
     sys.exit(f"analysis.py needs Verity's Python packages ({{missing.name}} is missing). In a copy of Verity's "
              "source folder run: python3 -m venv .venv && . .venv/bin/activate && pip install -e . "

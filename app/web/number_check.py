@@ -1,5 +1,6 @@
 """The run panel's "Check every number with analysis.py": the report's script runs in the background (one
-thread per app; the child process under limits and without the server's secrets, app/reports/reproduce.py)
+thread per app; in the run_python sandbox, under limits and without the server's secrets, and never
+without a sandbox unless run_python itself runs without one: app/reports/reproduce.py)
 while the page says "checking…". The outcome goes into the report (its renderings then say "Reproduced by
 analysis.py"); how the last check went is kept in the run's state, for the page."""
 
@@ -58,7 +59,8 @@ def check_view(run: Run, lang: str) -> dict[str, Any]:
     stopped = None
     if not running and state.get("status") == "stopped":
         reason = "timeout" if state.get("reason") == "cpu" else state.get("reason")
-        stopped = t(f"check_stopped_{reason if reason in ('timeout', 'memory') else 'error'}", lang)
+        known = ("timeout", "memory", "no_sandbox")
+        stopped = t(f"check_stopped_{reason if reason in known else 'error'}", lang)
     return {"running": running, "stopped": stopped}
 
 
@@ -74,12 +76,12 @@ def start_check(app: FastAPI, session: Session, settings: Settings, run: Run, re
             with _lock:
                 _running.discard(run.id)
             return False
-        script = write_script(session, settings, report)
+        script, data_files = write_script(session, settings, report)
         run.state = {**(run.state or {}), STATE_KEY: {  # a new dict: the JSON column sees it
             "status": "running", "process": dict(PROCESS), "started": time.time(),
             "deadline": time.time() + settings.check_numbers_timeout_s}}
         session.commit()  # the worker thread reads the run in its own session
-        check_executor(app).submit(run_check, app.state.db, settings, run.id, report.id, script)
+        check_executor(app).submit(run_check, app.state.db, settings, run.id, report.id, script, data_files)
     except BaseException:
         with _lock:
             _running.discard(run.id)
@@ -87,14 +89,15 @@ def start_check(app: FastAPI, session: Session, settings: Settings, run: Run, re
     return True
 
 
-def write_script(session: Session, settings: Settings, report: Report) -> Path:
+def write_script(session: Session, settings: Settings, report: Report) -> tuple[Path, list[Path]]:
+    """analysis.py for the report, in its check folder, and the data files it reads."""
     folder = report_folder(report, settings) / "check"
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / "analysis.py"
     datasets = [{**source, "original_path": str(Path(source["original_path"]).resolve())}  # it runs in `folder`
                 for source in dataset_sources(active_datasets(session, report.workspace_id))]
     script.write_text(to_analysis_script(report.content, datasets), encoding="utf-8")
-    return script
+    return script, [Path(source["original_path"]) for source in datasets if source["original_path"]]
 
 
 def check_executor(app: FastAPI) -> ThreadPoolExecutor:
@@ -102,14 +105,16 @@ def check_executor(app: FastAPI) -> ThreadPoolExecutor:
     return background_pool(app, "check")
 
 
-def run_check(db, settings: Settings, run_id: str, report_id: str, script: Path) -> None:
+def run_check(db, settings: Settings, run_id: str, report_id: str, script: Path,
+              data_files: list[Path] | None = None) -> None:
     """In the check thread: run the script under the settings' limits and record the outcome."""
     try:
         limits = Limits(timeout_s=settings.check_numbers_timeout_s, memory_mb=settings.check_numbers_memory_mb,
                         cpu_s=settings.check_numbers_cpu_s)
         cache = settings.data_dir / "cache" / "matplotlib"  # the font cache, built once, not per check
         cache.mkdir(parents=True, exist_ok=True)
-        outcome = check_analysis_script(script, limits, cache_dir=cache)
+        outcome = check_analysis_script(script, limits, cache_dir=cache, data_files=data_files or [],
+                                        sandbox_mode=settings.sandbox_mode)
     except Exception:  # the page must not stay at "checking…"
         log.exception("checking the numbers of run %s failed", run_id)
         outcome = Outcome(None, "error")

@@ -1,0 +1,97 @@
+"""analysis.py's re-run of a run_python call: the model's code, with the datasets bound exactly as run_python
+binds them in its sandbox (`sandbox.worker_child.ChildRun`, the same class: `datasets` as name -> DataFrame
+read from a Parquet working copy with numpy dtypes, each dataset also a variable when its name is an
+identifier, `pd`, `np`, `plt`, `scipy`, `stats`, `sm`, `smf`, `sklearn`, `save_figure`, `save_table`, and
+the `result` variable), its printed output and `result` captured as a tool result whose numbers the
+comparison checks.
+
+It runs in the process of analysis.py. On the server, the whole of analysis.py runs inside the same
+operating-system sandbox as run_python (`app.reports.reproduce`); a user who runs analysis.py on their
+own machine runs the code it prints, as they choose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from analysis_tools import ToolResult
+
+# What the captured output may hold (run_python's own default), and the limits its error texts name.
+LIMITS = {"max_output_chars": 50_000, "memory_mb": 0, "max_procs": 0, "cpu_s": 0, "file_mb": 0, "max_files": 0,
+          "scratch_mb": 0}
+TABLE_PREVIEW = 1_500
+_written: dict[str, tuple[Any, str]] = {}  # dataset name -> (the frame, its Parquet copy)
+
+
+def run_python_again(call_id: str, code: str, frames: dict[str, Any], folder: Path) -> ToolResult:
+    """Run `code` as run_python ran it, in `folder / call_id` (its current folder: figures and saved
+    tables land there). Returns a ToolResult: the printed output and `result` in `text`, the numbers of a
+    dict `result` in `metrics`, the whole `result` in `payload`."""
+    from sandbox import worker
+    from sandbox.worker_child import MODULES, ChildRun
+
+    if not MODULES:
+        worker.preload()  # the same imports, CJK font and single-threaded libraries as in the sandbox
+    call_dir = (folder / _safe(call_id)).resolve()
+    call_dir.mkdir(parents=True, exist_ok=True)
+    request = {"code": code, "datasets": _parquet_copies(frames, folder / "datasets"), "limits": LIMITS}
+    here = os.getcwd()
+    with open(call_dir / "stdout.txt", "w", encoding="utf-8") as out, \
+            open(call_dir / "stderr.txt", "w", encoding="utf-8") as err, \
+            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        os.chdir(call_dir)
+        try:
+            reply = ChildRun(str(call_dir), call_id, request).execute()
+        finally:
+            os.chdir(here)
+    return _tool_result(reply, call_dir)
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in str(name))[:60] or "call"
+
+
+def _parquet_copies(frames: dict[str, Any], folder: Path) -> dict[str, str]:
+    """Each frame as the Parquet working copy run_python reads (written again only when it changed)."""
+    from app.ingest.pipeline import save_working_copy
+
+    paths = {}
+    for index, (name, frame) in enumerate(frames.items()):
+        known = _written.get(name)
+        if known is None or known[0] is not frame or not Path(known[1]).is_file():
+            path = save_working_copy(frame, folder / f"dataset_{index}.parquet")
+            _written[name] = (frame, str(path))
+        paths[name] = _written[name][1]
+    return paths
+
+
+def _tool_result(reply: dict[str, Any], call_dir: Path) -> ToolResult:
+    """The reply of `ChildRun.execute` as run_python's tool result (its text without the sandbox banner)."""
+    stdout, stderr = (reply.get("stdout") or {}).get("text", ""), (reply.get("stderr") or {}).get("text", "")
+    if not reply.get("ok"):
+        error = dict(reply.get("error") or {"error": "python_error", "message": "The code failed."})
+        if stdout:
+            error["stdout"] = stdout[-2_000:]
+        return ToolResult.failure(error)
+    parts = []
+    if stdout:
+        parts.append(f"[stdout]\n{stdout.rstrip()}")
+    if stderr:
+        parts.append(f"[stderr]\n{stderr.rstrip()[-2_000:]}")
+    result = reply.get("result")
+    if result is not None:
+        parts.append("[result]\n" + json.dumps(result, ensure_ascii=False, default=str)[:4_000])
+    for table in reply.get("tables") or []:
+        parts.append(f"[table {table['name']}] {table['rows']} rows x {len(table['columns'])} columns "
+                     f"(saved as {table['parquet']})\n{table['preview'][:TABLE_PREVIEW]}")
+    metrics: dict[str, Any] = {}
+    if isinstance(result, dict):
+        metrics = {k: v for k, v in result.items() if isinstance(k, str) and isinstance(v, (int, float, str))
+                   and not isinstance(v, bool) and len(str(v)) < 200}
+    figures = [str(call_dir / f["file"]) for f in reply.get("figures") or []]
+    return ToolResult(text="\n\n".join(parts), metrics=metrics, figures=figures, method="Python code",
+                      payload={"result": result, "tables": reply.get("tables") or []})

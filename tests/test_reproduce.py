@@ -1,0 +1,210 @@
+"""analysis.py re-runs the model's run_python code and checks every number of the evidence by value, with the
+claim check's rule (app.numbers.reported_value_matches); on the server the whole script runs inside the
+run_python sandbox (app/reports/reproduce.py, sandbox/script_run.py), in both modes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app.paths import REPO_ROOT
+from app.reports.reproduce import Limits, Outcome, check_analysis_script
+from app.reports.script import to_analysis_script
+from tests.test_sandbox_escape import require_mode
+
+pytestmark = pytest.mark.timeout(180)
+
+REGIONS = {"East": (460.0, 120.0), "North": (180.0, 40.0), "South": (310.0, 90.0)}
+
+
+def sales_frame() -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    rows = [(region, round(float(rng.normal(mean, sd)), 2)) for region, (mean, sd) in REGIONS.items()
+            for _ in range(40)]
+    return pd.DataFrame(rows, columns=["region", "revenue"])
+
+
+def welch_f(frame: pd.DataFrame) -> float:
+    """Welch's one-way ANOVA F, from its formula (Welch 1951), independent of the tools."""
+    groups = [g.to_numpy() for _, g in frame.groupby("region")["revenue"]]
+    n = np.array([len(g) for g in groups])
+    means = np.array([g.mean() for g in groups])
+    weights = n / np.array([g.var(ddof=1) for g in groups])
+    grand = (weights * means).sum() / weights.sum()
+    k = len(groups)
+    between = (weights * (means - grand) ** 2).sum() / (k - 1)
+    correction = 1 + 2 * (k - 2) / (k ** 2 - 1) * ((1 - weights / weights.sum()) ** 2 / (n - 1)).sum()
+    return float(between / correction)
+
+
+RUN_PYTHON_CODE = """\
+totals = sales.groupby("region")["revenue"].sum().sort_values(ascending=False)
+print(totals.round(2))
+gap = totals.iloc[0] - totals.iloc[1]
+result = {"top": totals.index[0], "gap": float(gap)}
+"""
+
+
+def report(evidence: list[dict], code: str = RUN_PYTHON_CODE) -> dict:
+    calls = [{"id": "call_py", "tool": "run_python", "arguments": {"code": code}, "ok": True},
+             {"id": "call_cg", "tool": "compare_groups", "ok": True,
+              "arguments": {"dataset": "sales", "value_column": "revenue", "group_column": "region",
+                            "method": "welch_anova"}},
+             {"id": "call_ev", "tool": "record_evidence", "arguments": {}, "ok": True}]
+    return {"question": "Which region brings in the most revenue?", "language": "en", "run_id": "r1",
+            "created_at": "now", "tool_calls": calls, "evidence": evidence}
+
+
+def model_evidence(frame: pd.DataFrame, welch: float) -> list[dict]:
+    """What a model records: its own metric names, rounded to two decimals."""
+    totals = frame.groupby("region")["revenue"].sum().sort_values(ascending=False)
+    return [{"claim": "East brings in the most.", "tool_call_ids": ["call_py"],
+             "metrics": {"east_total": round(float(totals["East"]), 2),
+                         "gap_east_minus_next": round(float(totals.iloc[0] - totals.iloc[1]), 2)}},
+            {"claim": "Revenue differs by region.", "tool_call_ids": ["call_cg"],
+             "metrics": {"welch_F": round(welch, 2)}}]
+
+
+def write_case(folder: Path, content: dict) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "sales.csv"
+    if not data.exists():
+        sales_frame().to_csv(data, index=False)
+    script = folder / "analysis.py"
+    sources = [{"name": "sales", "file": "sales.csv", "sheet": None, "original_path": str(data)}]
+    script.write_text(to_analysis_script(content, sources), encoding="utf-8")
+    return script
+
+
+def run_script(script: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "MPLBACKEND": "Agg"}
+    return subprocess.run([sys.executable, script.name], cwd=script.parent, env=env, capture_output=True,
+                          text=True, timeout=150)
+
+
+def test_run_python_numbers_and_model_named_metrics_are_checked_by_value(tmp_path):
+    frame = sales_frame()
+    welch = welch_f(frame)
+    evidence = model_evidence(frame, welch)
+    done = run_script(write_case(tmp_path / "right", report(evidence)))
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "=== call_py: run_python, code:\n    totals = sales.groupby" in out  # the code it runs is shown
+    east = evidence[0]["metrics"]["east_total"]
+    for line in (f"✓  E1 east_total: {east!r}", "✓  E1 gap_east_minus_next:", f"✓  E2 welch_F: {round(welch, 2)!r}"):
+        assert line in out, out
+    assert "2 of 2 tool calls re-run." in out and "✓ Reproduced: all 3 numbers match the report." in out
+
+    # a number off in its last reported digit is a difference, whichever call it cites
+    wrong = model_evidence(frame, welch)
+    wrong[0]["metrics"]["east_total"] = round(east + 0.1, 2)
+    wrong[1]["metrics"]["welch_F"] = round(welch + 0.1, 2)
+    done = run_script(write_case(tmp_path / "wrong", report(wrong)))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"✗  E1 east_total: report {round(east + 0.1, 2)!r}" in done.stdout
+    assert f"✗  E2 welch_F: report {round(welch + 0.1, 2)!r}" in done.stdout
+    assert "✓  E1 gap_east_minus_next:" in done.stdout and "✗ Not reproduced: 1 of 3 numbers match" in done.stdout
+
+
+def test_a_run_python_call_that_fails_on_rerun_is_a_failed_call(tmp_path):
+    frame = sales_frame()
+    evidence = model_evidence(frame, welch_f(frame))
+    done = run_script(write_case(tmp_path, report(evidence, code="print(sales.no_such_column.sum())")))
+    assert done.returncode == 1
+    assert "[failed]" in done.stdout and "no_such_column" in done.stdout
+    assert "-  E1 east_total:" in done.stdout  # nothing re-computed it: not a match
+    assert "1 of 2 tool calls re-run." in done.stdout
+
+
+ESCAPE_CODE = """\
+import json, os
+found = {}
+for name, path in [("outside", OUTSIDE), ("beside_script", BESIDE), ("data_file", DATA)]:
+    try:
+        with open(path, "a") as handle:
+            handle.write("pwned")
+        found[name] = "written"
+    except OSError as exc:
+        found[name] = type(exc).__name__
+try:
+    found["other_workspace"] = open(SECRET).read()
+except OSError as exc:
+    found["other_workspace"] = type(exc).__name__
+with open("own_scratch.txt", "w") as handle:  # the private scratch folder is writable
+    found["scratch"] = handle.write("fine")
+os.symlink(SECRET, "planted.png")  # a link dressed as a chart: never copied out
+fig, ax = plt.subplots()
+ax.bar(["a", "b"], [1, 2])
+save_figure(fig, "bars")
+print("FOUND " + json.dumps(found))
+totals = sales.groupby("region")["revenue"].sum()
+result = {"east": float(totals["East"])}
+"""
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "unshare"])
+def test_the_servers_check_runs_the_model_code_inside_the_sandbox(tmp_path, mode):
+    require_mode(mode)
+    other = tmp_path / "workspaces" / "other" / "files" / "secret.csv"
+    other.parent.mkdir(parents=True)
+    other.write_text("the other workspace's data", encoding="utf-8")
+    outside = tmp_path / "outside.txt"
+    check = tmp_path / "workspaces" / "mine" / "check"
+    data = check.parent / "files" / "sales.csv"
+    data.parent.mkdir(parents=True)
+    frame = sales_frame()
+    frame.to_csv(data, index=False)
+    code = ESCAPE_CODE.replace("OUTSIDE", repr(str(outside))).replace("BESIDE", repr(str(check / "pwned.txt")))
+    code = code.replace("DATA", repr(str(data))).replace("SECRET", repr(str(other)))
+    east = round(float(frame.groupby("region")["revenue"].sum()["East"]), 2)
+    content = report([{"claim": "East", "tool_call_ids": ["call_py"], "metrics": {"east_total": east}}], code)
+    check.mkdir(parents=True)
+    script = check / "analysis.py"
+    sources = [{"name": "sales", "file": "sales.csv", "sheet": None, "original_path": str(data)}]
+    script.write_text(to_analysis_script(content, sources), encoding="utf-8")
+    before = data.read_bytes()
+
+    outcome = check_analysis_script(script, Limits(timeout_s=150, memory_mb=4096, cpu_s=150),
+                                    data_files=[data], sandbox_mode=mode)
+    printed = (check / "analysis_output.txt").read_text(encoding="utf-8")
+    assert outcome.summary is not None and outcome.summary["status"] == "passed", printed
+    found = json.loads(next(line for line in printed.splitlines() if line.startswith("FOUND {"))[6:])
+    assert found["scratch"] == 4  # the code ran, in its own writable folder
+    assert all(found[name] != "written" for name in ("outside", "beside_script", "data_file")), found
+    assert found["other_workspace"] in ("FileNotFoundError", "PermissionError"), found
+    assert "the other workspace's data" not in printed
+    assert not outside.exists() and not (check / "pwned.txt").exists() and data.read_bytes() == before
+    assert not (check / "own_scratch.txt").exists()  # the scratch folder is private
+    charts = sorted(p.relative_to(check).as_posix() for p in (check / "rerun_figures").rglob("*"))
+    assert charts == ["rerun_figures/call_py", "rerun_figures/call_py/bars.png"]  # only the chart comes out
+    assert (check / "rerun_figures/call_py/bars.png").read_bytes().startswith(b"\x89PNG")
+    assert f"✓  E1 east_total: {east!r}" in printed
+
+
+def test_without_a_sandbox_the_server_does_not_run_the_script(tmp_path, monkeypatch):
+    import sandbox.host as host
+
+    monkeypatch.setattr(host, "probe", lambda kind: host.Isolation(kind, False, f"{kind} is missing"))
+    marker = tmp_path / "ran.txt"
+    script = tmp_path / "analysis.py"
+    script.write_text(f"open({str(marker)!r}, 'w').write('ran')\n", encoding="utf-8")
+    assert check_analysis_script(script, Limits(timeout_s=30)) == Outcome(None, "no_sandbox")
+    assert not marker.exists()
+    assert "no sandbox can run here" in (tmp_path / "analysis_output.txt").read_text(encoding="utf-8")
+
+
+def test_the_page_says_plainly_that_the_check_cannot_run_safely():
+    from types import SimpleNamespace
+
+    from app.web.number_check import check_view
+
+    run = SimpleNamespace(id="run-no-sandbox", state={"number_check": {"status": "stopped", "reason": "no_sandbox"}})
+    assert "cannot be checked safely on this server" in check_view(run, "en")["stopped"]
+    assert "无法在此服务器上安全地核对数字" in check_view(run, "zh")["stopped"]

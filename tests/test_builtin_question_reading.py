@@ -194,3 +194,48 @@ def test_a_long_panel_is_paired_subject_by_subject(tmp_path):
     assert test.metrics["mean_difference"] == pytest.approx((wide[4] - wide[1]).mean())
     assert test.metrics["p_value"] == pytest.approx(t.pvalue)
     assert fmt_num((wide[4] - wide[1]).mean()) in headline(run)
+
+
+# --- one group against the others ---------------------------------------------------------------------
+COURSES = pd.DataFrame({
+    "Course": ["Art", "Art", "Music", "Music", "Math", "Math", "Science", "Science"] * 2,
+    "Passed": ["Yes", "No"] * 8,
+    "Region": ["North"] * 8 + ["South"] * 8,
+    "n": [60, 140, 30, 170, 10, 190, 25, 75, 55, 150, 35, 160, 12, 180, 20, 90],
+})
+
+
+def test_one_named_group_against_the_others_is_a_new_two_level_column():
+    plan = plan_analysis("Are Ideal diamonds pricier than the others?", seen(rds("ggplot2_diamonds")), zh=False)
+    derive = step(plan, "derive_column")
+    assert derive.prep and derive.arguments["expression"] == "where(`cut` == 'Ideal', 'Ideal', 'others')"
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "price", "group_column": "cut: Ideal or others"}
+    # naming one group without a comparison keeps every group
+    plan = plan_analysis("What is the average price of Ideal diamonds by cut?", seen(rds("ggplot2_diamonds")), zh=False)
+    assert not any(s.tool == "derive_column" for s in plan.steps)
+
+
+@pytest.mark.slow
+def test_a_rate_of_one_group_against_the_others(tmp_path):
+    path = tmp_path / "courses.csv"
+    COURSES.to_csv(path, index=False)
+    expanded = cases(COURSES, "n")
+    math = expanded["Course"].eq("Math")
+    passed = expanded["Passed"].eq("Yes")
+    p = stats.chi2_contingency(pd.crosstab(math, passed), correction=False)[1]
+    run, calls = Session(tmp_path, path).ask("Is the pass rate in Math lower than in the other courses?")
+    versus = next(c for c in calls if c.tool == "proportion_test" and c.arguments["group_column"] != "Course")
+    assert versus.arguments["dataset"] == "courses_math_vs_rest" and versus.arguments["weight_column"] == "n"
+    assert versus.metrics["proportion.Math"] == pytest.approx(passed[math].mean())
+    assert versus.metrics["proportion.others"] == pytest.approx(passed[~math].mean())
+    assert versus.metrics["p_value"] == pytest.approx(p)
+    text = headline(run)
+    assert f"{passed[math].mean():.1%}" in text and f"{passed[~math].mean():.1%}" in text
+    assert any(c.tool == "proportion_test" and c.arguments["group_column"] == "Course" for c in calls)
+
+
+def test_a_group_named_after_the_comparison_word_is_the_reference_for_all_groups():
+    plan = plan_analysis("Do the two treatments change plant weight compared with the control?", seen(rds("PlantGrowth")),
+                         zh=False)
+    assert step(plan, "compare_groups").arguments == {"value_column": "weight", "group_column": "group"}
+    assert not any(s.tool == "derive_column" for s in plan.steps)

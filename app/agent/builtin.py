@@ -154,8 +154,8 @@ class BuiltinAnalyst:
         dataset = choice.dataset or seen[-1]
         plan = plan_analysis(chain.root, dataset, self.zh, confirmed)
         plan.dataset, plan.choice = dataset.get("name"), choice
-        conditions = [*plan.filters, *chain_filters(chain, dataset)]
-        target = plan.dataset
+        conditions = [] if plan.derived else [*plan.filters, *chain_filters(chain, dataset)]
+        target = plan.derived or plan.dataset  # a prep step's new version (one group against the others)
         if conditions and plan.kind not in ("dedupe", "filter", "derive"):
             target = filtered_name(str(plan.dataset), conditions)
             plan.filters = conditions
@@ -170,7 +170,7 @@ class BuiltinAnalyst:
             plan.filters = []
         apply_rules(plan, workspace_rules(messages), self.zh)
         makes_tables = any(s.tool == "group_aggregate" for s in plan.steps)  # its output becomes the newest table
-        if self._many or makes_tables or (conditions and plan.kind not in ("dedupe", "filter", "derive")):
+        if self._many or makes_tables or plan.derived or (conditions and plan.kind not in ("dedupe", "filter", "derive")):
             for step in plan.steps:
                 source = plan.dataset if step.prep or step.tool == "profile_dataset" else target
                 step.arguments = {"dataset": source, **step.arguments}

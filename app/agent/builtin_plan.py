@@ -38,6 +38,7 @@ from app.agent.question_roles import (
 from app.agent.question_words import STOP
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
 from app.agent.repeated_design import Repeated, repeated_design
+from app.agent.versus_rest import asks_versus_rest, rest_arguments, rest_dataset
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
@@ -95,6 +96,8 @@ class Plan:
     weights: str | None = None  # a count table's frequency column: each row stands for that many cases
     success: str | None = None  # the outcome's value that counts as a success (Admit = Admitted)
     lead: str = ""  # said before the headline: what of the question the data cannot answer
+    derived: str | None = None  # the new version a prep step makes, which the analyses read
+    whole: str | None = None  # the grouping column one group of which is compared with the others
 
 
 def asks_trend(question: str) -> bool:
@@ -209,6 +212,10 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     plan = Plan(metric, dimension, [Step("profile_dataset", {}, evidence=False)])
     plan.values = values if dimension == implied else []
     plan.weights, plan.success = count_weights(columns), rate.success if rate else None
+    if dimension and len(plan.values) == 1 and asks_versus_rest(question, plan.values[0]) and (
+            next((c.get("levels") or 0 for c in columns if c["name"] == dimension), 0) > 2):
+        dimension = versus_rest(plan, dimension, str(dataset.get("name")), zh)  # one group against the others
+        columns = [*columns, {"name": dimension, "type": "category", "levels": 2}]
     if not (asks.forecast or asks_trend(question)):
         plan.filters = year_filter(question, columns)
     if outcome and special_steps(plan, question, columns, named, zh, outcome=outcome):
@@ -246,6 +253,17 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
 
 
 ROW_NUMBER = re.compile(r"^(?:rownames|row ?names?|row|index|unnamed.*|#|no\.?|序号|行号)$", re.I)
+
+
+def versus_rest(plan: Plan, dimension: str, dataset: str, zh: bool) -> str:
+    """A prep step that adds "<dimension>: <value> or others" as a new version; the new column's name."""
+    value = plan.values[0]
+    plan.derived = rest_dataset(dataset, value)
+    arguments = rest_arguments(dimension, value, plan.derived, zh)
+    subject = _t(zh, f"Mark {value} against the other {dimension} groups", f"把{value}与其他{dimension}分开")
+    plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))
+    plan.whole, plan.dimension, plan.values = dimension, arguments["new_column_name"], []
+    return plan.dimension
 
 
 def dedupe_plan(columns: list[dict[str, Any]], zh: bool) -> Plan:
@@ -396,6 +414,9 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
             if plan.success:
                 arguments["success_value"] = plan.success
             plan.steps.append(Step("proportion_test", arguments | _weighted(plan), subject))
+            if plan.whole:  # and across every group of the column the one group was taken from
+                subject = _t(zh, f"Compare the {outcome} rate across {plan.whole}", f"比较不同{plan.whole}的{outcome}比例")
+                plan.steps.append(Step("proportion_test", arguments | {"group_column": plan.whole} | _weighted(plan), subject))
             if next((c["type"] for c in columns if c["name"] == outcome), None) in NUMERIC:  # 0/1: the mean is the rate
                 plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": outcome, "agg": "mean"},
                                        evidence=False))

@@ -65,7 +65,7 @@ VALUE_WORDS: dict[str, tuple[str, ...]] = {
     "f": ("women", "woman", "female", "女性", "女"), "m": ("men", "man", "male", "男性", "男"),
     "1st": ("first class", "first-class", "头等舱", "一等舱"), "2nd": ("second class", "二等舱"),
     "3rd": ("third class", "三等舱"), "online": ("线上", "网上", "网店"), "store": ("线下", "实体店"),
-    "ctrl": ("control", "对照组", "对照"),
+    "ctrl": ("control", "对照组", "对照"), "crew": ("船员", "机组", "crew members"),
 }
 
 STOP = {"the", "a", "an", "of", "in", "on", "for", "to", "by", "and", "or", "is", "are", "was", "were", "do", "does",

@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from app.ingest.textvalues import regex_hits, text_array
 
@@ -58,6 +60,7 @@ INJECTION = re.compile(
     r"|无视(以上|之前|上述)|你现在是|系统提示词",
     re.I,
 )
+_INJECTION_ANYWHERE = "(?i)" + INJECTION.pattern.replace(r"\b", "")  # see _may_hold_instructions
 
 
 def id_card_valid(text: str) -> bool:
@@ -219,7 +222,10 @@ def detect_injection(df: pd.DataFrame, max_warnings: int = 10) -> list[str]:
         col = df[column]
         if not (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)):
             continue
-        rows = np.flatnonzero(_regex_hits(col))
+        texts = text_array(col)
+        if not _may_hold_instructions(texts):
+            continue
+        rows = np.flatnonzero(_regex_hits(texts))
         for idx in rows:
             hits += 1
             if hits <= max_warnings:
@@ -233,9 +239,32 @@ def detect_injection(df: pd.DataFrame, max_warnings: int = 10) -> list[str]:
     return warnings
 
 
-def _regex_hits(col: pd.Series) -> np.ndarray:
+def _may_hold_instructions(texts: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether any cell can read like an instruction: one RE2 search over the column's characters
+    end to end (the Arrow buffer as it is, no copy), a few milliseconds for 100k cells against a
+    search per cell. Cells run together there, so a match may span two of them (then every cell is
+    searched, `_regex_hits`); the word boundary is left out of the pattern, since a following cell
+    could hide it, so a cell that matches on its own always matches here too."""
+    for chunk in texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]:
+        if not (pa.types.is_large_string(chunk.type) or pa.types.is_string(chunk.type)):
+            return True
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64 if pa.types.is_large_string(chunk.type) else np.int32,
+                                count=chunk.offset + len(chunk) + 1)
+        start, end = (int(x) for x in offsets[[chunk.offset, chunk.offset + len(chunk)]])
+        if end <= start:
+            continue
+        run = pa.Array.from_buffers(pa.large_string(), 1, [None, pa.py_buffer(np.array([0, end - start], dtype=np.int64)),
+                                                          chunk.buffers()[2].slice(start, end - start)])
+        try:
+            if pc.match_substring_regex(run, _INJECTION_ANYWHERE)[0].as_py():
+                return True
+        except Exception:  # noqa: BLE001 - a pattern RE2 cannot take: search every cell
+            return True
+    return False
+
+
+def _regex_hits(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Cells that read like instructions (RE2 through Arrow, in C++; Python's re if RE2 refuses)."""
-    texts = text_array(col)
     try:
         return regex_hits(texts, "(?i)" + INJECTION.pattern)
     except Exception:  # noqa: BLE001 - a pattern RE2 cannot take

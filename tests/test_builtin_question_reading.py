@@ -266,3 +266,21 @@ def test_a_pass_rate_from_pass_and_fail_counts_per_school(tmp_path):
     assert test.metrics[f"proportion.{rates.index[0]}"] == pytest.approx(rates.iloc[0])
     text = headline(run)
     assert rates.index[0] in text and f"{rates.iloc[0]:.1%}" in text and f"{rates.iloc[-1]:.1%}" in text
+
+
+# --- everyday words for a column's codes --------------------------------------------------------------
+def test_everyday_words_name_a_columns_codes_and_the_answer_says_them_back():
+    from app.agent.question_words import code_word
+
+    plan = plan_analysis("四驱车和前驱车的高速油耗差多少？", seen(rds("ggplot2_mpg")), zh=True)
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "hwy", "group_column": "drv", "groups": ["4", "f"]}
+    assert code_word("f", "drv", "四驱车和前驱车的高速油耗差多少？") == "前驱"
+    assert code_word("f", "sex", "前驱车") is None  # f of another column is not a drive
+
+
+@pytest.mark.slow
+def test_an_answer_names_the_groups_as_the_question_did(tmp_path):
+    frame = pd.read_csv(rds("ggplot2_mpg"))
+    means = frame.groupby("drv")["hwy"].mean()
+    run, _ = Session(tmp_path, rds("ggplot2_mpg")).ask("Do front-wheel, rear-wheel and 4wd cars differ in highway mileage?")
+    assert f"f (front-wheel) {fmt_num(means['f'])}" in run.answer and f"4 (4wd) {fmt_num(means['4'])}" in run.answer

@@ -217,7 +217,7 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     plan.values = values if dimension == implied else []
     plan.weights, plan.success = count_weights(columns), rate.success if rate else None
     plan.failures = pair[1] if pair else None
-    if dimension and len(plan.values) == 1 and asks_versus_rest(question, plan.values[0]) and (
+    if dimension and len(plan.values) == 1 and asks_versus_rest(question, plan.values[0], dimension) and (
             next((c.get("levels") or 0 for c in columns if c["name"] == dimension), 0) > 2):
         dimension = versus_rest(plan, dimension, str(dataset.get("name")), zh)  # one group against the others
         columns = [*columns, {"name": dimension, "type": "category", "levels": 2}]
@@ -240,7 +240,7 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     plan.steps.append(Step("plot_histogram", {"value_column": metric}, evidence=False))
     over_time = add_time_steps(plan, question, asks.forecast, dataset.get("grain"), columns, metric, zh)
     specific = wants(question, "correlate") or asks.regression or over_time
-    if dimension and (wants(question, "compare") or not specific):
+    if dimension and (wants(question, "compare") or not specific or plan.whole):  # whole: one group vs the others
         add_compare_steps(plan, columns, metric, dimension, values if dimension == implied else [], zh)
     numeric = other_numeric(columns, metric, 50)
     chosen_predictors = [n for n in roles.predictors if roles.target == metric]

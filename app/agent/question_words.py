@@ -69,6 +69,13 @@ VALUE_WORDS: dict[str, tuple[str, ...]] = {
     "ctrl": ("control", "对照组", "对照"), "crew": ("船员", "机组", "crew members"),
 }
 
+# Everyday words for the codes of one kind of column (the key is a piece of the column name, as in
+# SYNONYMS): "前驱" is drv = f, where "f" elsewhere would be female.
+CODE_WORDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "drv": {"f": ("前驱", "前轮驱动", "front-wheel", "front wheel drive"), "r": ("后驱", "后轮驱动", "rear-wheel", "rear wheel drive"),
+            "4": ("四驱", "四轮驱动", "4wd", "four-wheel", "all-wheel")},
+}
+
 STOP = {"the", "a", "an", "of", "in", "on", "for", "to", "by", "and", "or", "is", "are", "was", "were", "do", "does",
         "did", "what", "which", "who", "how", "than", "more", "less", "most", "least", "with", "from", "that", "this",
         "there", "their", "it", "its", "be", "been", "vs", "per", "each", "all", "any", "me", "my", "our", "we", "you",
@@ -178,7 +185,17 @@ def spread_mentions(question: str, name: str, slack: int = 2) -> Iterator[tuple[
             yield start, at + 1
 
 
-def value_words(value: str) -> tuple[str, ...]:
-    """The words that name a category value: itself, and everyday words for it ("women" → female)."""
+def value_words(value: str, column: str = "") -> tuple[str, ...]:
+    """The words that name a category value: itself, and everyday words for it ("women" → female); for
+    a column with its own codes (drv: f, r, 4), the words for those codes instead."""
     word = str(value).strip().lower()
+    codes = next((table for key, table in CODE_WORDS.items() if key in name_words(column)), None)
+    if codes is not None:
+        return (word, *codes.get(word, ()))
     return (word, *VALUE_WORDS.get(word, ()))
+
+
+def code_word(value: str, column: str, question: str) -> str | None:
+    """The everyday word the question used for a column's code ("前驱" for drv = f), if it used one."""
+    text = question.lower()
+    return next((w for w in value_words(value, column)[1:] if w.lower() in text), None)

@@ -113,7 +113,9 @@ def compare_groups(data: pd.DataFrame, value_column: str, group_column: str,
     p = metrics["p_value"]
     posthoc, pair_lines = _posthoc(parts, chosen, alpha, ctx) if p < alpha and k <= 15 else ([], [])
     assumptions = checks.lines(ctx, ctx.t("Normality not testable.", "无法检验正态性。"))
-    limitations = [ctx.t("Shows whether group averages differ, not why.", "只说明各组均值是否不同，不说明原因。")]
+    ranks = chosen == "kruskal"  # a rank test compares typical values (medians), not averages
+    limitations = [ctx.t("Shows whether values tend to be higher in some groups, not why.", "只说明某些组的数值是否普遍更高，不说明原因。")
+                   if ranks else ctx.t("Shows whether group averages differ, not why.", "只说明各组均值是否不同，不说明原因。")]
     if precision_note:
         assumptions.append(precision_note)
         limitations.append(ctx.t("The values have more significant digits than float64 (and spreadsheets such as Excel) store "
@@ -127,7 +129,11 @@ def compare_groups(data: pd.DataFrame, value_column: str, group_column: str,
         limitations.append(ctx.t(f"Groups {non_normal} are not normal with small samples; consider kruskal.",
                                  f"分组 {non_normal} 非正态且样本小，可考虑 kruskal。"))
     means = {g: metrics[f"mean.{g}"] for g in parts}
-    top, bottom = max(means, key=means.get), min(means, key=means.get)
+    medians = {g: float(np.median(x)) + offset for g, x in parts.items()}
+    if ranks:
+        metrics.update({f"median.{g}": m for g, m in medians.items()})
+    centre = medians if ranks else means
+    top, bottom = max(centre, key=centre.get), min(centre, key=centre.get)
     profile = "\n".join(f"{g}: n={len(x)}, mean {fmt_num(means[g])}, sd {fmt_num(x.std(ddof=1))}" for g, x in parts.items())
     if dropped:
         profile += "\n" + dropped_note(dropped, ctx)
@@ -137,14 +143,24 @@ def compare_groups(data: pd.DataFrame, value_column: str, group_column: str,
     size = f"{'ε²' if chosen == 'kruskal' else 'eta²'} = {fmt_num(eff, 3)}"
     conclusion = ctx.t(f"{stat_line}, {fmt_p(p)} — {significance_word(p, alpha, ctx)}; {size} ({effect_label(eff, 'eta2', ctx)}).",
                        f"{stat_line}，{fmt_p(p)} —— {significance_word(p, alpha, ctx)}；{size}（{effect_label(eff, 'eta2', ctx)}）。")
-    insights = [ctx.t(f"Highest average: {top} ({fmt_num(means[top])}); lowest: {bottom} ({fmt_num(means[bottom])}).",
-                      f"均值最高：{top}（{fmt_num(means[top])}）；最低：{bottom}（{fmt_num(means[bottom])}）。"),
-                ctx.t(f"The grouping explains {classic['r_squared'] * 100:.1f}% of the variation in {value_column}.",
-                      f"分组解释了 {value_column} {classic['r_squared'] * 100:.1f}% 的变化。")] + pair_lines
-    interpretation = ctx.t(f"Average {value_column} differs between groups of {group_column} (highest {top}, lowest {bottom}); "
-                           if p < alpha else f"Average {value_column} looks similar across groups of {group_column}; ",
-                           f"各 {group_column} 组的平均 {value_column} 存在差异（{top} 最高，{bottom} 最低）；"
-                           if p < alpha else f"各 {group_column} 组的平均 {value_column} 看起来差不多；") + p_sentence(p, alpha, ctx)
+    if ranks:
+        insights = [ctx.t(f"Highest median: {top} ({fmt_num(medians[top])}); lowest: {bottom} ({fmt_num(medians[bottom])}).",
+                          f"中位数最高：{top}（{fmt_num(medians[top])}）；最低：{bottom}（{fmt_num(medians[bottom])}）。"),
+                    ctx.t(f"The grouping accounts for about {max(eff, 0.0) * 100:.1f}% of the variation in the ranks of {value_column} (ε²).",
+                          f"分组约解释了 {value_column} 秩次 {max(eff, 0.0) * 100:.1f}% 的变化（ε²）。")] + pair_lines
+        interpretation = ctx.t(f"{value_column} tends to differ between groups of {group_column} (highest median {top}, lowest {bottom}); "
+                               if p < alpha else f"{value_column} looks similar across groups of {group_column}; ",
+                               f"各 {group_column} 组的 {value_column} 普遍高低不同（中位数 {top} 最高，{bottom} 最低）；"
+                               if p < alpha else f"各 {group_column} 组的 {value_column} 看起来差不多；") + p_sentence(p, alpha, ctx)
+    else:
+        insights = [ctx.t(f"Highest average: {top} ({fmt_num(means[top])}); lowest: {bottom} ({fmt_num(means[bottom])}).",
+                          f"均值最高：{top}（{fmt_num(means[top])}）；最低：{bottom}（{fmt_num(means[bottom])}）。"),
+                    ctx.t(f"The grouping explains {classic['r_squared'] * 100:.1f}% of the variation in {value_column}.",
+                          f"分组解释了 {value_column} {classic['r_squared'] * 100:.1f}% 的变化。")] + pair_lines
+        interpretation = ctx.t(f"Average {value_column} differs between groups of {group_column} (highest {top}, lowest {bottom}); "
+                               if p < alpha else f"Average {value_column} looks similar across groups of {group_column}; ",
+                               f"各 {group_column} 组的平均 {value_column} 存在差异（{top} 最高，{bottom} 最低）；"
+                               if p < alpha else f"各 {group_column} 组的平均 {value_column} 看起来差不多；") + p_sentence(p, alpha, ctx)
     if dropped:
         interpretation += " " + dropped_note(dropped, ctx)
     text = tagged_text(data_profile=profile, method=method_text, assumptions=assumptions, insights=insights,

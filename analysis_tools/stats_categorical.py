@@ -197,7 +197,8 @@ def _driving_cells(observed: np.ndarray, expected: np.ndarray, table: pd.DataFra
 
 def proportion_test(data: pd.DataFrame, value_column: str, group_column: str | None = None,
                     success_value: str | None = None, p0: float = 0.5, alpha: float = 0.05,
-                    weight_column: str | None = None, ctx: ToolContext | None = None) -> ToolResult:
+                    weight_column: str | None = None, failures_column: str | None = None,
+                    ctx: ToolContext | None = None) -> ToolResult:
     """Test a success rate (conversion, churn, defect rate): one proportion against a target value, or whether the rate differs between groups (z / chi-square test, Wilson confidence intervals).
 
     Args:
@@ -207,13 +208,21 @@ def proportion_test(data: pd.DataFrame, value_column: str, group_column: str | N
         p0: The rate to test against when there is no group column (e.g. 0.05 for a 5% target).
         alpha: Significance level, usually 0.05.
         weight_column: For a count table (one row per combination): the column saying how many cases each row stands for (e.g. Freq, n, count).
+        failures_column: For counts of both outcomes on each row (e.g. ncases and ncontrols): value_column is then the number of successes and this column the number of failures.
     """
     ctx = ctx or ToolContext()
     if not 0 < p0 < 1:
         raise ToolError("invalid_arguments", ctx.t("p0 must be between 0 and 1 (a rate, e.g. 0.05).", "p0 必须在 0 和 1 之间（如 0.05）。"),
                         hint=ctx.t("Write percentages as fractions: 5% -> 0.05.", "百分比请写成小数：5% -> 0.05。"))
-    outcome, success = binary_values(data, value_column, success_value, ctx)
-    weights = row_weights(data, weight_column, ctx)
+    if failures_column:  # each row counts successes and failures: one row per outcome, weighed by its count
+        successes, failures = row_weights(data, value_column, ctx), row_weights(data, failures_column, ctx)
+        outcome = pd.Series(np.r_[np.ones(len(data)), np.zeros(len(data))])
+        weights = pd.Series(np.r_[successes.to_numpy(), failures.to_numpy()])
+        success = value_column
+        data = pd.concat([data, data], ignore_index=True)
+    else:
+        outcome, success = binary_values(data, value_column, success_value, ctx)
+        weights = row_weights(data, weight_column, ctx)
     if group_column is None:
         return _one_proportion(outcome, weights, value_column, success, p0, alpha, ctx)
     return _group_proportions(outcome, weights, data[group_column], value_column, group_column, success, alpha, ctx)

@@ -314,15 +314,25 @@ def _regression_result(fit: OLSFit, terms: list[str], complete: pd.DataFrame, ta
         sig = pvals[i] < alpha
         column, _, level = name.partition("=")
         low, high = ci_low[i], ci_high[i]
-        if low * high > 0:  # one side of zero: the interval of the size, in the direction just named
+        if low * high > 0:  # one side of zero: the interval of the size, in the direction named with it
             low, high = sorted((abs(low), abs(high)))
-        ci = f"{ci_level:.0%} CI {fmt_num(low, 4)} to {fmt_num(high, 4)}"
+            ci = f"{ci_level:.0%} CI {fmt_num(low, 4)} to {fmt_num(high, 4)} {direction}"
+        else:  # it spans zero: signed, so "-0.7 to 4.9" reads as either way
+            ci = f"{ci_level:.0%} CI {fmt_num(low, 4)} to {fmt_num(high, 4)}"
         if level and column in references:  # a dummy: a difference from the reference level, not a slope
             insights.append(ctx.t(
                 f"{column} = {level}: {fmt_num(abs(fit.coef[i]))} {direction} {target} than {column} = "
                 f"{references[column]} (the reference level) ({ci}; {fmt_p(pvals[i])}{'' if sig else ', not significant'}).",
                 f"{column} = {level}：{target} 比参照水平 {column} = {references[column]} 平均{direction} "
                 f"{fmt_num(abs(fit.coef[i]))}（{ci}；{fmt_p(pvals[i])}{'' if sig else '，不显著'}）。"))
+            continue
+        if name in complete.columns and set(np.unique(complete[name].to_numpy(dtype=float))) <= {0.0, 1.0}:
+            # a 0/1 column (am, smoker): the difference between its two values, not a "one-unit increase"
+            insights.append(ctx.t(
+                f"{name} = 1 rather than 0 goes with {fmt_num(abs(fit.coef[i]))} {direction} {target} "
+                f"({ci}; {fmt_p(pvals[i])}{'' if sig else ', not significant'}).",
+                f"{name} = 1 与 {name} = 0 相比，{target} 平均{direction} {fmt_num(abs(fit.coef[i]))}"
+                f"（{ci}；{fmt_p(pvals[i])}{'' if sig else '，不显著'}）。"))
             continue
         insights.append(ctx.t(
             f"{name}: each one-unit increase goes with {fmt_num(abs(fit.coef[i]))} {direction} {target} ({ci}; {fmt_p(pvals[i])}{'' if sig else ', not significant'}).",

@@ -239,3 +239,48 @@ def test_a_group_named_after_the_comparison_word_is_the_reference_for_all_groups
                          zh=False)
     assert step(plan, "compare_groups").arguments == {"value_column": "weight", "group_column": "group"}
     assert not any(s.tool == "derive_column" for s in plan.steps)
+
+
+# --- counts of both outcomes on each row ------------------------------------------------------------
+def test_counts_of_both_outcomes_are_read_as_a_rate():
+    from app.agent.count_pairs import count_pair
+
+    columns = seen(rds("esoph"))["columns"]
+    assert count_pair(columns) == ("ncases", "ncontrols")
+    plan = plan_analysis("Is the share of cancer cases higher among heavy tobacco users?", seen(rds("esoph")), zh=False)
+    assert step(plan, "proportion_test").arguments == {"value_column": "ncases", "group_column": "tobgp",
+                                                       "failures_column": "ncontrols"}
+
+
+@pytest.mark.slow
+def test_a_pass_rate_from_pass_and_fail_counts_per_school(tmp_path):
+    grouped = pd.DataFrame({"School": ["North", "North", "East", "East", "West", "West"], "Year": [2022, 2023] * 3,
+                            "n_passed": [40, 44, 70, 66, 12, 15], "n_failed": [10, 12, 20, 25, 30, 28]})
+    path = tmp_path / "exams.csv"
+    grouped.to_csv(path, index=False)
+    sums = grouped.groupby("School")[["n_passed", "n_failed"]].sum()
+    rates = (sums["n_passed"] / sums.sum(axis=1)).sort_values(ascending=False)
+    run, calls = Session(tmp_path, path).ask("Which school has the highest pass rate?")
+    test = call(calls, "proportion_test")
+    assert test.arguments["failures_column"] == "n_failed" and test.arguments["group_column"] == "School"
+    assert test.metrics[f"proportion.{rates.index[0]}"] == pytest.approx(rates.iloc[0])
+    text = headline(run)
+    assert rates.index[0] in text and f"{rates.iloc[0]:.1%}" in text and f"{rates.iloc[-1]:.1%}" in text
+
+
+# --- everyday words for a column's codes --------------------------------------------------------------
+def test_everyday_words_name_a_columns_codes_and_the_answer_says_them_back():
+    from app.agent.question_words import code_word
+
+    plan = plan_analysis("四驱车和前驱车的高速油耗差多少？", seen(rds("ggplot2_mpg")), zh=True)
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "hwy", "group_column": "drv", "groups": ["4", "f"]}
+    assert code_word("f", "drv", "四驱车和前驱车的高速油耗差多少？") == "前驱"
+    assert code_word("f", "sex", "前驱车") is None  # f of another column is not a drive
+
+
+@pytest.mark.slow
+def test_an_answer_names_the_groups_as_the_question_did(tmp_path):
+    frame = pd.read_csv(rds("ggplot2_mpg"))
+    means = frame.groupby("drv")["hwy"].mean()
+    run, _ = Session(tmp_path, rds("ggplot2_mpg")).ask("Do front-wheel, rear-wheel and 4wd cars differ in highway mileage?")
+    assert f"f (front-wheel) {fmt_num(means['f'])}" in run.answer and f"4 (4wd) {fmt_num(means['4'])}" in run.answer

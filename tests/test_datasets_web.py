@@ -82,3 +82,25 @@ def test_the_agent_can_select_a_sheet(tmp_path):
         [current] = active_datasets(s, ws)
         assert current.sheet == "Notes" and current.version == 2
         assert len(list(s.scalars(select(Dataset)))) == 2
+
+
+def test_the_agent_cannot_select_a_sheet_of_a_table_an_analysis_made(tmp_path):
+    """A derived table's file is its upload's; reading a sheet of it under the table's name would swap
+    the table for the upload's rows (the web routes refuse it too)."""
+    import pandas as pd
+
+    from app.workspaces import add_version
+
+    model = ScriptedModel([ModelReply(None, [call("select_sheet", "c1", sheet="Notes", dataset="region_totals")]),
+                           ModelReply("ok")])
+    settings, db, service, ws = setup(tmp_path, SAMPLES / "retail_sales.xlsx", lambda *_: model)
+    with db.session() as s:
+        [upload] = active_datasets(s, ws)
+        add_version(s, settings, upload, pd.DataFrame({"Region": ["East"], "Revenue": [1.0]}), "tool: group_aggregate",
+                    "region_totals")
+    service.execute(start_run(service, ws, "use the notes sheet of region_totals"))
+    reply = model.requests[1]["messages"][-1]["content"]
+    assert "derived_table" in reply and "'retail_sales'" in reply  # points to the upload it came from
+    with db.session() as s:
+        table = next(d for d in active_datasets(s, ws) if d.name == "region_totals")
+        assert table.version == 1 and table.rows == 1

@@ -208,3 +208,18 @@ def test_the_page_says_plainly_that_the_check_cannot_run_safely():
     run = SimpleNamespace(id="run-no-sandbox", state={"number_check": {"status": "stopped", "reason": "no_sandbox"}})
     assert "cannot be checked safely on this server" in check_view(run, "en")["stopped"]
     assert "无法在此服务器上安全地核对数字" in check_view(run, "zh")["stopped"]
+
+
+def test_each_run_python_call_starts_from_clean_library_settings(tmp_path):
+    """As in the sandbox (a fresh child per call), one call's pandas/numpy settings do not change what the
+    next one prints."""
+    frame = sales_frame()
+    east = round(float(frame.groupby("region")["revenue"].sum()["East"]), 2)
+    calls = [{"id": "call_a", "tool": "run_python", "ok": True, "arguments": {
+                 "code": "pd.set_option('display.precision', 0)\nnp.set_printoptions(precision=0)\nprint(1)"}},
+             {"id": "call_b", "tool": "run_python", "ok": True, "arguments": {
+                 "code": "print(sales.groupby('region')['revenue'].sum().round(2).to_frame())"}}]
+    content = {"question": "q", "language": "en", "tool_calls": calls,
+               "evidence": [{"claim": "East", "tool_call_ids": ["call_b"], "metrics": {"east_total": east}}]}
+    done = run_script(write_case(tmp_path, content))
+    assert done.returncode == 0 and f"✓  E1 east_total: {east!r}" in done.stdout, done.stdout + done.stderr

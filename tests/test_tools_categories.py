@@ -77,7 +77,13 @@ def test_regression_coefficients_come_with_confidence_intervals():
     for term, name in (("wt", "wt"), ("hp", "hp"), ("Intercept", "const")):
         assert table.loc[name, "ci_low"] == pytest.approx(expected.loc[term, 0], rel=1e-9)
         assert table.loc[name, "ci_high"] == pytest.approx(expected.loc[term, 1], rel=1e-9)
-    assert "wt: each one-unit increase goes with 3.878 lower mpg (95% CI 2.584 to 5.172; p < 0.001)" in result.text
+    assert "wt: each one-unit increase goes with 3.878 lower mpg (95% CI 2.584 to 5.172 lower; p < 0.001)" in result.text
+    # a 0/1 column is a difference between its two values, not a slope (mtcars am: 1 = manual); its
+    # coefficient from statsmodels, the wording found easy to misquote with a capable model in the loop
+    gearbox = regression(MTCARS, target_column="mpg", feature_columns=["am", "wt"])
+    coef = smf.ols("mpg ~ am + wt", MTCARS).fit().params["am"]
+    assert f"am = 1 rather than 0 goes with {abs(coef):.4g} {'higher' if coef > 0 else 'lower'} mpg" in gearbox.text
+    assert "am: each one-unit increase" not in gearbox.text
     wider = regression(MTCARS, target_column="mpg", feature_columns=["wt", "hp"], alpha=0.01)
     assert "(99% CI " in wider.text
     crossing = regression(MPG, target_column="hwy", feature_columns=["displ", "cyl", "year"])

@@ -65,3 +65,21 @@ def test_a_weight_column_must_hold_counts():
     with pytest.raises(ToolError) as error:
         proportion_test(bad, "Outcome", "Treatment", success_value="Cured", weight_column="n")
     assert error.value.category == "wrong_column_type"
+
+
+def test_rates_from_counts_of_both_outcomes_on_each_row():
+    """Grouped binomial rows (esoph's ncases/ncontrols): successes / (successes + failures) per group."""
+    grouped = pd.DataFrame({"dose": ["low", "low", "mid", "mid", "high", "high"], "site": list("ABABAB"),
+                            "n_cured": [5, 8, 12, 9, 20, 17], "n_failed": [30, 25, 20, 22, 6, 9]})
+    long = pd.concat([grouped.assign(cured=1, k=grouped["n_cured"]), grouped.assign(cured=0, k=grouped["n_failed"])],
+                     ignore_index=True)
+    rows = expanded(long, "k")
+    rates = rows.groupby("dose")["cured"].mean()
+    chi2, p, _, _ = stats.chi2_contingency(pd.crosstab(rows["dose"], rows["cured"]), correction=False)
+    result = proportion_test(grouped, "n_cured", "dose", failures_column="n_failed")
+    for dose in ("low", "mid", "high"):
+        assert result.metrics[f"proportion.{dose}"] == pytest.approx(rates[dose])
+    assert result.metrics["chi_square"] == pytest.approx(chi2) and result.metrics["p_value"] == pytest.approx(p)
+    assert result.metrics["n"] == len(rows)
+    overall = proportion_test(grouped, "n_cured", failures_column="n_failed")
+    assert overall.metrics["proportion"] == pytest.approx(rows["cured"].mean())

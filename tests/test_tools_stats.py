@@ -456,3 +456,13 @@ def test_the_rank_test_prints_the_effect_size_it_reports_and_says_medians():
         assert result.metrics["effect_size"] == pytest.approx((54.691 - 5) / (72 - 6), abs=1e-4)
         assert "ε² = 0.753" in result.text and "eta²" not in result.text
         assert word in result.text
+        # the rank test's own summaries, not the ANOVA's: medians and the variation in ranks (ε²), not
+        # "highest average" and eta²'s share (found with a capable model in the loop)
+        medians = sprays.groupby("spray")["count"].median()  # R: tapply(count, spray, median): B 16.5, C 1.5
+        assert result.metrics["median.B"] == medians["B"] == 16.5 and result.metrics["median.C"] == medians["C"] == 1.5
+        if language == "en":
+            assert "Highest median: B (16.5); lowest: C (1.5)" in result.text and "average" not in result.text.lower()
+            assert "75.3% of the variation in the ranks" in result.text
+            assert result.interpretation.startswith("count tends to differ between groups of spray (highest median B")
+        else:
+            assert "中位数最高：B（16.5）" in result.text and "均值最高" not in result.text

@@ -39,6 +39,7 @@ from app.agent.gates import question_key
 from app.agent.intent import is_small_talk
 from app.agent.model import ModelReply, ToolCallRequest
 from app.agent.profile_reading import read_profile, read_values, value_lookups
+from app.agent.question_words import code_word
 
 HONESTY = {"en": "_Built-in analyst (no language model): standard analyses chosen from the column types "
                  "and the words of your question._",
@@ -379,9 +380,16 @@ def _finding(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
              if k.startswith("mean.") and isinstance(v, (int, float))}
     if step.tool in ("compare_groups", "compare_two_groups") and means:
         ranked = sorted(means.items(), key=lambda kv: -kv[1])
-        listed = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in ranked)  # 862,332, not 8.623e+05
+        group = step.arguments.get("group_column", "")
+        listed = ("，" if zh else ", ").join(f"{_named(g, group, question, zh)} {fmt_num(v)}" for g, v in ranked)  # 862,332
         text += f"（各组平均值：{listed}）" if zh else f" (averages: {listed})"
     return text
+
+
+def _named(value: str, column: str, question: str, zh: bool) -> str:
+    """A group as the question called it too: "f（前驱）" when it asked about 前驱 (drv = f)."""
+    word = code_word(value, column, question)
+    return value if not word else f"{value}（{word}）" if zh else f"{value} ({word})"
 
 
 def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = None, question: str = "") -> str:

@@ -12,6 +12,7 @@ from app.agent.builtin_kinds import (
     DIFFERENCE,
     FILTER_TASK,
     MEAN_WORDS,
+    RATE,
     SEASON,
     SHARE,
     SLOPE,
@@ -24,6 +25,7 @@ from app.agent.builtin_kinds import (
     asks_total,
     number_cut,
 )
+from app.agent.count_pairs import count_pair
 from app.agent.profile_reading import GROUPING, NUMERIC, count_weights
 from app.agent.question_outcome import measure_names, rate_outcome
 from app.agent.question_roles import (
@@ -95,6 +97,7 @@ class Plan:
     values: list[str] = field(default_factory=list)  # the grouping's values the question names, in its order
     weights: str | None = None  # a count table's frequency column: each row stands for that many cases
     success: str | None = None  # the outcome's value that counts as a success (Admit = Admitted)
+    failures: str | None = None  # with counts of both outcomes per row: the failures' column (ncontrols)
     lead: str = ""  # said before the headline: what of the question the data cannot answer
     derived: str | None = None  # the new version a prep step makes, which the analyses read
     whole: str | None = None  # the grouping column one group of which is compared with the others
@@ -204,7 +207,8 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
         return repeated_plan(design, zh)
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
     rate = None if chosen or roles.target else rate_outcome(question, columns, named, spans)
-    outcome = rate.column if rate else None
+    pair = count_pair(columns) if not (rate or chosen or roles.target) and RATE.search(question) else None
+    outcome = rate.column if rate else pair[0] if pair else None
     if rate and rate.success:  # its value names the outcome, not a group
         implied, values = named_values(question, [c for c in columns if c["name"] != outcome], spans)
     metric = chosen or roles.target or outcome or choose_metric(columns, named)
@@ -212,7 +216,8 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     plan = Plan(metric, dimension, [Step("profile_dataset", {}, evidence=False)])
     plan.values = values if dimension == implied else []
     plan.weights, plan.success = count_weights(columns), rate.success if rate else None
-    if dimension and len(plan.values) == 1 and asks_versus_rest(question, plan.values[0]) and (
+    plan.failures = pair[1] if pair else None
+    if dimension and len(plan.values) == 1 and asks_versus_rest(question, plan.values[0], dimension) and (
             next((c.get("levels") or 0 for c in columns if c["name"] == dimension), 0) > 2):
         dimension = versus_rest(plan, dimension, str(dataset.get("name")), zh)  # one group against the others
         columns = [*columns, {"name": dimension, "type": "category", "levels": 2}]
@@ -235,7 +240,7 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     plan.steps.append(Step("plot_histogram", {"value_column": metric}, evidence=False))
     over_time = add_time_steps(plan, question, asks.forecast, dataset.get("grain"), columns, metric, zh)
     specific = wants(question, "correlate") or asks.regression or over_time
-    if dimension and (wants(question, "compare") or not specific):
+    if dimension and (wants(question, "compare") or not specific or plan.whole):  # whole: one group vs the others
         add_compare_steps(plan, columns, metric, dimension, values if dimension == implied else [], zh)
     numeric = other_numeric(columns, metric, 50)
     chosen_predictors = [n for n in roles.predictors if roles.target == metric]
@@ -413,15 +418,19 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
             arguments = {"value_column": outcome, "group_column": dimension}
             if plan.success:
                 arguments["success_value"] = plan.success
+            if plan.failures:  # counts of both outcomes on each row (ncases, ncontrols)
+                arguments["failures_column"] = plan.failures
             plan.steps.append(Step("proportion_test", arguments | _weighted(plan), subject))
             if plan.whole:  # and across every group of the column the one group was taken from
                 subject = _t(zh, f"Compare the {outcome} rate across {plan.whole}", f"比较不同{plan.whole}的{outcome}比例")
                 plan.steps.append(Step("proportion_test", arguments | {"group_column": plan.whole} | _weighted(plan), subject))
-            if next((c["type"] for c in columns if c["name"] == outcome), None) in NUMERIC:  # 0/1: the mean is the rate
+            if not plan.failures and next((c["type"] for c in columns if c["name"] == outcome), None) in NUMERIC:
+                # 0/1: the mean is the rate
                 plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": outcome, "agg": "mean"},
                                        evidence=False))
-        elif plan.weights:  # a count table: the overall rate, each row weighed by its frequency
-            arguments = {"value_column": outcome, **({"success_value": plan.success} if plan.success else {})}
+        elif plan.weights or plan.failures:  # a count table: the overall rate, each row weighed by its counts
+            arguments = {"value_column": outcome, **({"success_value": plan.success} if plan.success else {}),
+                         **({"failures_column": plan.failures} if plan.failures else {})}
             plan.steps.append(Step("proportion_test", arguments | _weighted(plan), _t(zh, f"The {outcome} rate", f"{outcome}比例")))
         else:
             plan.steps.append(Step("value_counts", {"column": outcome}, _t(zh, f"{outcome} breakdown", f"{outcome}分布")))

@@ -18,6 +18,7 @@ from typing import Any
 
 from app.agent.gate_words import (DRIVER_WORDS, EXPLICIT_PERIOD, FAMILIES, FUTURE_WORDS, GOAL_CUES, HINTS, ID_LIKE,
                                    INFERENTIAL, METHODS, PERIOD_COMPARE, VAGUE, has_word, normalise, word_set)
+from app.agent.count_pairs import count_pair
 from app.agent.profile_reading import count_weights
 
 NUMERIC = ("number", "integer")
@@ -317,7 +318,7 @@ def quality_gate(inp: GateInput) -> Gate | None:
                                  stop],
                         reason=_t(zh, "More than half of the metric is missing; the result depends on how gaps "
                                       "are treated.", "指标一半以上缺失，结论取决于缺失值的处理方式。"))
-    if wanted and 0 < rows < 10 and not count_weights(_columns(inp)):  # a count table's rows stand for many cases
+    if wanted and 0 < rows < 10 and not (count_weights(_columns(inp)) or count_pair(_columns(inp))):  # rows of counts
         return Gate(topic=f"quality.rows.{ds.get('name')}",
                     question=_t(zh, f"The table has only {rows} rows. Comparisons and trends on so few rows are very "
                                     "uncertain. Go on?", f"表格只有 {rows} 行，这么少的数据做对比或趋势非常不可靠。要继续吗？"),

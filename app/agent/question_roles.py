@@ -54,8 +54,8 @@ def synonym_key_fits(key: str, name: str) -> bool:
     """A synonym key names a column when it is part of its name; a short key ("ed", "wt") only as a
     whole word of it, so "ed" is not read inside "married"."""
     lowered = name.lower()
-    if len(key) <= 3 and key.isascii():
-        return key in name_words(name)
+    if len(key) <= 3 and key.isascii():  # or R's short abbreviations: "alc" in alcgp, "age" in agegp
+        return key in name_words(name) or (len(key) == 3 and any(w.startswith(key) and len(w) <= 6 for w in name_words(name)))
     at = lowered.find(key)
     return at >= 0 and not _NEGATED.search(lowered[:at])  # "employ" is not in "Unemployed"
 
@@ -148,15 +148,16 @@ def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]
     for col in columns:
         if not _groupable(col, LOOKUP_LEVELS) or col.get("pii"):
             continue
-        hits = sorted((pos, value) for value in col.get("values") or [] if (pos := _find_value(text, value)) >= 0)
+        hits = sorted((pos, value) for value in col.get("values") or []
+                      if (pos := _find_value(text, value, col["name"])) >= 0)
         if len(hits) > len(best[1]):
             best = (col["name"], [value for _, value in hits])
     return best
 
 
-def value_position(text: str, value: str) -> int:
-    """Where the (lower-case) text names a category value, by itself or an everyday word; -1 if not."""
-    return _find_value(text, value)
+def value_position(text: str, value: str, column: str = "") -> int:
+    """Where the (lower-case) text names a category value of a column, by itself or an everyday word; -1 if not."""
+    return _find_value(text, value, column)
 
 
 def _blank(text: str, spans: list[Span]) -> str:
@@ -165,9 +166,9 @@ def _blank(text: str, spans: list[Span]) -> str:
     return text
 
 
-def _find_value(text: str, value: str) -> int:
+def _find_value(text: str, value: str, column: str = "") -> int:
     """Where the question names a value, by itself or by an everyday word for it ("women" → female)."""
-    found = [_find_word(text, word, own=i == 0) for i, word in enumerate(value_words(value))]
+    found = [_find_word(text, word, own=i == 0) for i, word in enumerate(value_words(value, column))]
     return min((f for f in found if f >= 0), default=-1)
 
 

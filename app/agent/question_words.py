@@ -55,6 +55,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "drv": ("drive", "drivetrain", "驱动方式", "驱动"), "displ": ("displacement", "engine size", "排量"),
     "medv": ("home value", "house price", "home price", "expensive", "房价", "房屋价值"), "chas": ("river", "河边", "河"),
     "crim": ("crime", "犯罪"), "rm": ("rooms", "房间数"),
+    "alc": ("alcohol", "drinking", "drinkers", "喝酒", "饮酒", "酒精", "酒"), "tob": ("tobacco", "吸烟量", "烟草", "抽烟"),
     "eruptions": ("喷发", "eruption"), "waiting": ("等待", "wait"), "passengers": ("乘客", "旅客"),
 }
 
@@ -66,6 +67,13 @@ VALUE_WORDS: dict[str, tuple[str, ...]] = {
     "1st": ("first class", "first-class", "头等舱", "一等舱"), "2nd": ("second class", "二等舱"),
     "3rd": ("third class", "三等舱"), "online": ("线上", "网上", "网店"), "store": ("线下", "实体店"),
     "ctrl": ("control", "对照组", "对照"), "crew": ("船员", "机组", "crew members"),
+}
+
+# Everyday words for the codes of one kind of column (the key is a piece of the column name, as in
+# SYNONYMS): "前驱" is drv = f, where "f" elsewhere would be female.
+CODE_WORDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "drv": {"f": ("前驱", "前轮驱动", "front-wheel", "front wheel drive"), "r": ("后驱", "后轮驱动", "rear-wheel", "rear wheel drive"),
+            "4": ("四驱", "四轮驱动", "4wd", "four-wheel", "all-wheel")},
 }
 
 STOP = {"the", "a", "an", "of", "in", "on", "for", "to", "by", "and", "or", "is", "are", "was", "were", "do", "does",
@@ -177,7 +185,17 @@ def spread_mentions(question: str, name: str, slack: int = 2) -> Iterator[tuple[
             yield start, at + 1
 
 
-def value_words(value: str) -> tuple[str, ...]:
-    """The words that name a category value: itself, and everyday words for it ("women" → female)."""
+def value_words(value: str, column: str = "") -> tuple[str, ...]:
+    """The words that name a category value: itself, and everyday words for it ("women" → female); for
+    a column with its own codes (drv: f, r, 4), the words for those codes instead."""
     word = str(value).strip().lower()
+    codes = next((table for key, table in CODE_WORDS.items() if key in name_words(column)), None)
+    if codes is not None:
+        return (word, *codes.get(word, ()))
     return (word, *VALUE_WORDS.get(word, ()))
+
+
+def code_word(value: str, column: str, question: str) -> str | None:
+    """The everyday word the question used for a column's code ("前驱" for drv = f), if it used one."""
+    text = question.lower()
+    return next((w for w in value_words(value, column)[1:] if w.lower() in text), None)

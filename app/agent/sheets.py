@@ -8,7 +8,7 @@ from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.run_scope import run_scope
 from app.ingest.errors import IngestError
 from app.ingest.bounded import load_table_bounded
-from app.workspaces import active_datasets
+from app.workspaces import active_datasets, derived_parent, is_derived
 
 
 def select_sheet(sheet: str, dataset: str | None = None, ctx: ToolContext = None) -> ToolResult:
@@ -24,6 +24,15 @@ def select_sheet(sheet: str, dataset: str | None = None, ctx: ToolContext = None
     source = datasets.get(dataset or ctx.dataset_name or "")
     if source is None:
         raise ToolError("dataset_not_found", f"There is no dataset named {dataset!r}.", available=list(datasets))
+    session = scope.need_session()
+    if is_derived(session, source):  # its file is the upload's: a sheet of it is not this table
+        parent = derived_parent(session, source)
+        raise ToolError("derived_table", ctx.t(f"{source.name!r} is a table an analysis made, not a workbook.",
+                                               f"{source.name!r} 是分析生成的表，不是工作簿。"),
+                        hint=ctx.t(f"Call select_sheet on the upload it came from ({parent.name!r})." if parent else
+                                   "Call select_sheet on the uploaded workbook.",
+                                   f"请对它的来源上传文件（{parent.name!r}）调用 select_sheet。" if parent else
+                                   "请对上传的工作簿调用 select_sheet。"))
     sheets = [s["name"] for s in source.info.get("sheets", [])]
     try:
         table = load_table_bounded(Path(source.original_path), sheet=sheet, settings=settings)

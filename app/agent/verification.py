@@ -338,8 +338,10 @@ def restatement(text: str, limit: int = 120) -> str:
 _H = {
     "baseline": {"en": "No real difference or relationship: what the data shows could be chance.",
                  "zh": "没有真实的差异或关系：数据中看到的可能只是偶然。"},
-    "confounding": {"en": "Another factor (time, mix, channel, who is in each group) explains the pattern.",
-                    "zh": "其他因素（时间、构成、渠道、各组人群）解释了这一现象。"},
+    # worded for any data (a sales table or a lab experiment): what else differs between the groups
+    "confounding": {"en": "Something else that differs between the groups (who or what is in them, when or how "
+                          "they were measured) explains the pattern.",
+                    "zh": "各组之间的其他差异（组里是谁或是什么、何时或如何测量）解释了这一现象。"},
     "definition": {"en": "A different definition of the metric would give a different answer.",
                    "zh": "换一种指标口径会得到不同的结论。"},
 }

@@ -14,12 +14,12 @@ REST_CUE = re.compile(r"\bthe others\b|\bthe rest\b|\beveryone else\b|\ball (?:t
                       r"\bcompared? (?:to|with)\b|\bversus\b|\bvs\.?\b|其他|其余|别的|相比|相较|对比|比起", re.I)
 
 
-def asks_versus_rest(question: str, value: str) -> bool:
+def asks_versus_rest(question: str, value: str, column: str = "") -> bool:
     """The named group comes first and is then compared ("Ideal … than the others", "船员…和乘客相比");
     a group named after the comparison word is the reference all groups are compared with
     ("do the treatments change weight compared with the control")."""
     text = question.lower()
-    at = value_position(text, value)
+    at = value_position(text, value, column)
     return at >= 0 and any(cue.start() > at for cue in REST_CUE.finditer(text))
 
 

@@ -36,6 +36,8 @@ def run_python_again(call_id: str, code: str, frames: dict[str, Any], folder: Pa
 
     if not MODULES:
         worker.preload()  # the same imports, CJK font and single-threaded libraries as in the sandbox
+        _START.update(_library_state(MODULES))
+    _restore(MODULES, _START)  # each call starts as from a clean interpreter (the sandbox forks one per call)
     call_dir = (folder / _safe(call_id)).resolve()
     call_dir.mkdir(parents=True, exist_ok=True)
     request = {"code": code, "datasets": _parquet_copies(frames, folder / "datasets"), "limits": LIMITS}
@@ -49,6 +51,29 @@ def run_python_again(call_id: str, code: str, frames: dict[str, Any], folder: Pa
         finally:
             os.chdir(here)
     return _tool_result(reply, call_dir)
+
+
+_START: dict[str, Any] = {}  # the libraries' settings before any call ran
+
+
+def _library_state(modules: dict[str, Any]) -> dict[str, Any]:
+    """The settings a call's code may change that would change the next call's output: numpy's print
+    and error settings, matplotlib's rcParams (pandas' options are reset to their defaults)."""
+    np, matplotlib = modules["np"], modules["matplotlib"]
+    return {"print": np.get_printoptions(), "err": np.geterr(), "rc": dict(matplotlib.rcParams)}
+
+
+def _restore(modules: dict[str, Any], state: dict[str, Any]) -> None:
+    import warnings
+
+    np, matplotlib, pd = modules["np"], modules["matplotlib"], modules["pd"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated options warn when they are reset
+        pd.reset_option("all")
+        np.set_printoptions(**state["print"])
+        np.seterr(**state["err"])
+        matplotlib.rcParams.update(state["rc"])
+    modules["plt"].close("all")
 
 
 def _safe(name: str) -> str:

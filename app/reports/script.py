@@ -1,9 +1,12 @@
-"""analysis.py: a script that re-runs every analysis tool call of a report on the uploaded data.
+"""analysis.py: a script that re-runs every analysis tool call of a report on the uploaded data, the
+analysis' own Python code (run_python) included (`app.reports.rerun_python`).
 
     python analysis.py                      # the files beside the script (or where Verity stored them)
     python analysis.py sales.xlsx other.csv # other copies, in the order of DATASETS
 
-It ends by comparing every number of the report's evidence with the re-computed one (✓/✗).
+It ends by comparing every number of the report's evidence with the numbers its cited calls re-computed,
+by value, with the claim check's rule (`app.numbers.reported_value_matches`) (✓/✗). The server runs it
+only inside the run_python sandbox (`app.reports.reproduce`).
 """
 
 from __future__ import annotations
@@ -205,8 +208,10 @@ def to_analysis_script(report: dict[str, Any], datasets: list[dict[str, Any]]) -
 
 Usage: python analysis.py [DATA_FILE ...]
 The data file is found beside this script (or in the current folder) by its name, or pass its path.
-It ends by comparing each number of the report's evidence with the re-computed one (✓ same, ✗ different);
-the exit status is 0 only when all of them match.
+It ends by comparing each number of the report's evidence with the numbers its steps re-computed (✓ the
+same at the precision the report gives, ✗ different); the exit status is 0 only when all of them match.
+Steps that ran the analysis' own Python code (run_python) run that code again on this computer, as you
+run this script: each one is printed before it runs, and is also in the CALLS list below.
 
 Needs Python 3.11+ and Verity's Python packages (`analysis_tools`, `app.ingest`). In a copy of
 Verity's source folder:

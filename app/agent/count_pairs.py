@@ -1,0 +1,36 @@
+"""Grouped counts of both outcomes on each row (issue 14): esoph's ncases and ncontrols, a trial's
+successes and failures, a poll's yes and no. The rate a question asks for ("得食道癌的比例", "the
+pass rate by school") is then successes / (successes + failures) per group, summed over rows — not the
+average of either count. Read from the profile: two whole-number columns, never negative, named as
+opposite outcomes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Opposite outcomes, as the words of count column names say them (the success first).
+_OPPOSITES = (("cases", "controls"), ("case", "control"), ("successes", "failures"), ("success", "failure"),
+              ("yes", "no"), ("positive", "negative"), ("passed", "failed"), ("pass", "fail"), ("admitted", "rejected"),
+              ("alive", "dead"), ("survived", "died"), ("events", "nonevents"), ("wins", "losses"), ("hits", "misses"),
+              ("病例", "对照"), ("成功", "失败"), ("是", "否"), ("阳性", "阴性"), ("通过", "未通过"), ("存活", "死亡"))
+_COUNT_PREFIX = re.compile(r"^(?:n|num|number|no|count|cnt|n_of)[_. ]?(?=\S)|^(?:number|count) of ", re.I)
+
+
+def _outcome_word(name: str) -> str:
+    """'ncases' → 'cases', 'n_failures' → 'failures', 'Number of yes' → 'yes'."""
+    word = name.strip().lower()
+    for candidate in (word, _COUNT_PREFIX.sub("", word)):
+        if any(candidate in pair for pair in _OPPOSITES):
+            return candidate
+    return word
+
+
+def count_pair(columns: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """(successes column, failures column) when the table counts both outcomes on each row."""
+    counts = {_outcome_word(c["name"]): c["name"] for c in columns
+              if c["type"] == "integer" and not c.get("pii") and (c.get("minimum") or 0) >= 0}
+    for success, failure in _OPPOSITES:
+        if success in counts and failure in counts:
+            return counts[success], counts[failure]
+    return None

@@ -284,3 +284,23 @@ def test_an_answer_names_the_groups_as_the_question_did(tmp_path):
     means = frame.groupby("drv")["hwy"].mean()
     run, _ = Session(tmp_path, rds("ggplot2_mpg")).ask("Do front-wheel, rear-wheel and 4wd cars differ in highway mileage?")
     assert f"f (front-wheel) {fmt_num(means['f'])}" in run.answer and f"4 (4wd) {fmt_num(means['4'])}" in run.answer
+
+
+# --- a named grouping, and values named by everyday words ------------------------------------------------
+def test_a_named_grouping_is_compared_when_the_question_asks_what_it_affects():
+    plan = plan_analysis("Does tension affect the number of breaks?", seen(rds("warpbreaks")), zh=False)
+    assert step(plan, "compare_groups").arguments == {"value_column": "breaks", "group_column": "tension"}
+
+
+@pytest.mark.parametrize("question", ["Which department had the lowest admission rate?", "各院系的录取率差别大吗？"])
+def test_a_rate_named_by_an_everyday_word_for_the_outcome_value(question):
+    plan = plan_analysis(question, seen(rds("UCBAdmissions")), zh=not question.isascii())
+    assert step(plan, "proportion_test").arguments == {"value_column": "Admit", "group_column": "Dept",
+                                                       "success_value": "Admitted", "weight_column": "Freq"}
+
+
+def test_a_value_phrase_holding_a_column_word_still_names_the_value():
+    """'first-class' is the value 1st of Class, though "class" alone names the column."""
+    plan = plan_analysis("Were first-class passengers more likely to survive than the others?", seen(rds("Titanic")),
+                         zh=False)
+    assert step(plan, "derive_column").arguments["expression"] == "where(`Class` == '1st', '1st', 'others')"

@@ -240,7 +240,9 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     plan.steps.append(Step("plot_histogram", {"value_column": metric}, evidence=False))
     over_time = add_time_steps(plan, question, asks.forecast, dataset.get("grain"), columns, metric, zh)
     specific = wants(question, "correlate") or asks.regression or over_time
-    if dimension and (wants(question, "compare") or not specific or plan.whole):  # whole: one group vs the others
+    # a grouping the question names is compared ("does tension affect breaks"), unless it asks for drivers
+    named_group = dimension in named and not asks.regression and not over_time
+    if dimension and (wants(question, "compare") or not specific or plan.whole or named_group):
         add_compare_steps(plan, columns, metric, dimension, values if dimension == implied else [], zh)
     numeric = other_numeric(columns, metric, 50)
     chosen_predictors = [n for n in roles.predictors if roles.target == metric]

@@ -143,13 +143,14 @@ def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]
     values in question order. Text that names a column is not read as a value. The column with the
     most values mentioned wins; (None, []) when no value is mentioned. Columns of up to LOOKUP_LEVELS
     levels count: naming two cities of forty asks to compare those two."""
-    text = _blank(question.lower(), spans)
+    raw = question.lower()
+    text = _blank(raw, spans)
     best: tuple[str | None, list[str]] = (None, [])
     for col in columns:
         if not _groupable(col, LOOKUP_LEVELS) or col.get("pii"):
             continue
         hits = sorted((pos, value) for value in col.get("values") or []
-                      if (pos := _find_value(text, value, col["name"])) >= 0)
+                      if (pos := _find_value(text, value, col["name"], raw)) >= 0)
         if len(hits) > len(best[1]):
             best = (col["name"], [value for _, value in hits])
     return best
@@ -166,9 +167,12 @@ def _blank(text: str, spans: list[Span]) -> str:
     return text
 
 
-def _find_value(text: str, value: str, column: str = "") -> int:
-    """Where the question names a value, by itself or by an everyday word for it ("women" → female)."""
-    found = [_find_word(text, word, own=i == 0) for i, word in enumerate(value_words(value, column))]
+def _find_value(text: str, value: str, column: str = "", raw: str = "") -> int:
+    """Where the question names a value, by itself or by an everyday word for it ("women" → female). A
+    phrase of several words ("first class") is looked for in the `raw` text too, where a column word
+    inside it ("class") is not blanked out."""
+    found = [_find_word(raw if raw and re.search(r"[\s-]", word) else text, word, own=i == 0)
+             for i, word in enumerate(value_words(value, column))]
     return min((f for f in found if f >= 0), default=-1)
 
 

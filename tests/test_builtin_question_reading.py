@@ -304,3 +304,22 @@ def test_a_value_phrase_holding_a_column_word_still_names_the_value():
     plan = plan_analysis("Were first-class passengers more likely to survive than the others?", seen(rds("Titanic")),
                          zh=False)
     assert step(plan, "derive_column").arguments["expression"] == "where(`Class` == '1st', '1st', 'others')"
+
+
+# --- ranking named rows ------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_top_n_of_named_rows_ranks_the_rows(tmp_path):
+    """mtcars' rows are car models (its rownames): "which three cars" ranks rows, not groups of cylinders."""
+    frame = pd.read_csv(rds("mtcars"))
+    best = frame.nlargest(3, "hp")
+    run, calls = Session(tmp_path, rds("mtcars")).ask("Which three cars have the highest horsepower?")
+    assert call(calls, "rank_values").arguments["label_columns"] == ["rownames"]
+    text = headline(run)
+    assert all(f"{i}. {row.rownames} {fmt_num(row.hp)}" in text for i, row in enumerate(best.itertuples(), 1))
+    assert "not causation" not in run.answer
+
+
+@pytest.mark.parametrize("question, cut", [("Keep only the earthquakes deeper than 300 km", (">", 300.0)),
+                                           ("only rows cheaper than 50", ("<", 50.0))])
+def test_a_comparative_before_than_is_a_cut(question, cut):
+    assert number_cut(question) == cut

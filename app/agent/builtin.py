@@ -26,6 +26,7 @@ from app.agent.builtin_headlines import (
     extreme_headline,
     paired_headline,
     proportion_headline,
+    rank_headline,
     share_headline,
     total_headline,
     two_group_headline,
@@ -329,7 +330,7 @@ class BuiltinAnalyst:
 # The answers a reader might take as cause and effect: how two things move together, what drives a
 # number. A total, a ranking or a data task claims nothing of the kind.
 RELATION_TOOLS = ("correlation_analysis", "linear_regression", "chi_square_test")
-FACT_KINDS = ("dedupe", "filter", "derive", "total", "top", "share")  # what the data says, nothing inferred
+FACT_KINDS = ("dedupe", "filter", "derive", "total", "top", "share", "rank")  # what the data says, nothing inferred
 
 
 def _scope_notes(plan: Plan, zh: bool) -> list[str]:
@@ -368,7 +369,7 @@ def _rule_notes(plan: Plan, zh: bool) -> list[str]:
 
 # The finding that answers the question leads. A forecast step is planned only for a forecast
 # question, and then the forecast is the answer and the trend its support.
-ANSWER_ORDER = {"clean_data": 0, "forecast": 0, "seasonal_decompose": 0, "time_series_trend": 1, "compare_groups": 1, "compare_two_groups": 1,
+ANSWER_ORDER = {"clean_data": 0, "rank_values": 0, "forecast": 0, "seasonal_decompose": 0, "time_series_trend": 1, "compare_groups": 1, "compare_two_groups": 1,
                 "proportion_test": 1, "paired_test": 1, "linear_regression": 2, "correlation_analysis": 3,
                 "describe_columns": 4, "value_counts": 5, "filter_rows": 8}
 
@@ -408,6 +409,8 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
     elif step.tool == "group_aggregate" and arguments.get("value_columns"):
         headline = total_headline(arguments["value_columns"][0], arguments["group_columns"][0], metrics, zh,
                                   plan.top if plan and plan.kind == "top" else None, arguments.get("agg", "sum"))
+    elif step.tool == "rank_values" and "group_column" not in arguments:
+        headline = rank_headline(arguments["value_column"], metrics, arguments.get("order") == "smallest", zh)
     elif step.tool == "paired_test":
         groups = _pair_labels(result)
         headline = paired_headline(arguments.get("value_column") or arguments.get("x_column", ""), metrics, groups, zh)

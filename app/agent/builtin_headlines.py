@@ -114,6 +114,18 @@ def top_average_headline(metric: str, group: str, metrics: dict[str, Any], zh: b
             f"(the average of each of {groups} {group} groups, over {rows} rows).")
 
 
+def rank_headline(metric: str, metrics: dict[str, Any], bottom: bool, zh: bool) -> str | None:
+    """'The 3 highest hp: 1. Maserati Bora 335; 2. Ford Pantera L 264; 3. Duster 360 245 (of 32 rows).'"""
+    ranked = [(metrics.get(f"rank.{i}.label"), metrics.get(f"rank.{i}.value")) for i in range(1, int(metrics.get("shown") or 0) + 1)]
+    ranked = [(label, value) for label, value in ranked if label is not None and _ok(value)]
+    if not ranked:
+        return None
+    listed = ("；" if zh else "; ").join(f"{i}. {label} {fmt_num(value)}" for i, (label, value) in enumerate(ranked, 1))
+    if zh:
+        return f"{metric} {'最低' if bottom else '最高'}的 {len(ranked)} 个：{listed}（共 {metrics.get('n_used', metrics.get('n'))} 行）。"
+    return f"The {len(ranked)} {'lowest' if bottom else 'highest'} {metric}: {listed} (of {metrics.get('n_used', metrics.get('n'))} rows)."
+
+
 def paired_headline(metric: str, metrics: dict[str, Any], groups: tuple[str, str] | None, zh: bool) -> str | None:
     """'Measured on the same 10 subjects, extra is on average 1.58 higher with group 2 than with group 1
     (paired t-test, p = 0.003: a difference this large would rarely happen by chance).'"""

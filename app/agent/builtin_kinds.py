@@ -129,8 +129,11 @@ FILTER_TASK = re.compile(r"^\s*(?:please\s+)?(?:keep only|only keep|just keep|fi
 # "5 or more", "3 and up": after the number, and inclusive
 _OR_ABOVE = r"(?:or|and) (?:more|above|higher|greater|over|up|bigger|larger)"
 _OR_BELOW = r"(?:or|and) (?:less|below|lower|fewer|under|smaller)"
-_ABOVE = rf"{_OR_ABOVE}|over|above|more than|greater than|at least|>=?|以上|超过|大于|高于|不少于|不低于|及以上"
-_BELOW = rf"{_OR_BELOW}|under|below|less than|at most|<=?|以下|低于|小于|不超过|不高于|及以下"
+# "deeper than 300", "cheaper than 50": a comparative before "than" (below for these words of less)
+_LESS_THAN = r"(?:less|fewer|lower|smaller|shorter|lighter|cheaper|younger|shallower|slower|narrower|thinner|earlier) than"
+_MORE_THAN = r"(?!(?:less|fewer|lower|smaller|shorter|lighter|cheaper|younger|shallower|slower|narrower|thinner|earlier)\b)[a-z]+er than"
+_ABOVE = rf"{_OR_ABOVE}|over|above|more than|{_MORE_THAN}|at least|>=?|以上|超过|大于|高于|不少于|不低于|及以上"
+_BELOW = rf"{_OR_BELOW}|under|below|{_LESS_THAN}|at most|<=?|以下|低于|小于|不超过|不高于|及以下"
 NUMBER_CUT = re.compile(rf"(?P<pre>{_ABOVE}|{_BELOW})\s*(?P<n1>-?\d+(?:\.\d+)?)|"
                         rf"(?P<n2>-?\d+(?:\.\d+)?)\s*(?:[^\d\s，,。？?]{{0,4}}?|[a-z]{{1,14}})\s*(?P<post>{_ABOVE}|{_BELOW})", re.I)
 YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})\s*(?:年|\b)")

@@ -457,6 +457,13 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         kinds = {c["name"]: c for c in columns}
         entity = next((n for n in named if n != metric and kinds.get(n) and (
             kinds[n]["type"] in ("identifier", "text") or groups_rows(kinds[n]))), None)  # codes too: "gear", "cyl"
+        label = row_label(columns)
+        if entity is None and label and metric:  # each row is a named thing (R's rownames: car models)
+            plan.kind, plan.top, plan.dimension = "rank", top, None
+            subject = _t(zh, f"{'Bottom' if top[1] else 'Top'} {top[0]} rows by {metric}", f"{metric}{'最低' if top[1] else '最高'}的{top[0]}行")
+            plan.steps.append(Step("rank_values", {"value_column": metric, "top": top[0], "order": "smallest" if top[1]
+                                                   else "largest", "label_columns": [label]}, subject))
+            return True
         if entity is None and dimension:
             entity = dimension
             if noun := top_noun(question):  # "top 5 customers" with no customer column: say so, show what there is
@@ -493,6 +500,15 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "sum"}, evidence=False))
         return True
     return False
+
+
+def row_label(columns: list[dict[str, Any]]) -> str | None:
+    """A row-name column whose values are names, not numbers (R's rownames of mtcars: "Mazda RX4")."""
+    for column in columns:
+        values = column.get("values") or []
+        if ROW_NUMBER.match(column["name"].strip()) and values and not any(re.fullmatch(r"-?[\d.,]+", str(v)) for v in values):
+            return column["name"]
+    return None
 
 
 _TOP_NOUN = re.compile(r"\b(?:top|bottom|best|worst|largest|biggest|smallest|highest|lowest)\s+\w+\s+([a-z]+)", re.I)

@@ -56,6 +56,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "medv": ("home value", "house price", "home price", "expensive", "房价", "房屋价值"), "chas": ("river", "河边", "河"),
     "dept": ("department", "院系", "系别", "部门"), "crim": ("crime", "犯罪"), "rm": ("rooms", "房间数"),
     "alc": ("alcohol", "drinking", "drinkers", "喝酒", "饮酒", "酒精", "酒"), "tob": ("tobacco", "吸烟量", "烟草", "抽烟"),
+    "mag": ("magnitude", "震级", "强度"), "depth": ("深度", "深", "浅", "deep", "deeper", "shallow", "shallower"), "stations": ("台站", "监测站", "站点"),
+    "lat": ("latitude", "纬度"), "long": ("longitude", "经度"), "pressure": ("压力", "气压", "压强"),
+    "complaints": ("投诉",), "rating": ("评分", "打分", "总体评价"), "raises": ("加薪", "涨薪"), "advance": ("晋升", "升职"),
     "eruptions": ("喷发", "eruption"), "waiting": ("等待", "wait"), "passengers": ("乘客", "旅客"),
 }
 

@@ -22,7 +22,7 @@ from app.agent.profile_reading import read_profile
 from app.agent.toolbox import tool_message_content
 from app.ingest.pipeline import load_table
 from app.workspaces import dataset_summary
-from tests.factories import reference
+from tests.factories import SAMPLES, reference
 from tests.test_builtin_understanding import Session, call, headline
 
 
@@ -304,6 +304,7 @@ def test_a_value_phrase_holding_a_column_word_still_names_the_value():
     plan = plan_analysis("Were first-class passengers more likely to survive than the others?", seen(rds("Titanic")),
                          zh=False)
     assert step(plan, "derive_column").arguments["expression"] == "where(`Class` == '1st', '1st', 'others')"
+    assert step(plan, "proportion_test").arguments["group_column"] == "Class: 1st or others"
 
 
 # --- ranking named rows ------------------------------------------------------------------------------
@@ -323,3 +324,32 @@ def test_top_n_of_named_rows_ranks_the_rows(tmp_path):
                                            ("only rows cheaper than 50", ("<", 50.0))])
 def test_a_comparative_before_than_is_a_cut(question, cut):
     assert number_cut(question) == cut
+
+
+# --- what a rate or a relationship question leaves unsaid --------------------------------------------
+def test_a_plural_in_ies_names_its_column(tmp_path):
+    plan = plan_analysis("Which three categories bring in the most revenue?", seen(SAMPLES / "retail_sales.xlsx"), zh=False)
+    assert step(plan, "group_aggregate").arguments["group_columns"] == ["Category"]
+
+
+def test_growth_month_over_month_is_a_trend():
+    plan = plan_analysis("Is revenue growing month over month?", seen(SAMPLES / "retail_sales.xlsx"), zh=False)
+    assert step(plan, "time_series_trend").arguments == {"date_column": "Date", "value_column": "Revenue"}
+
+
+def test_a_rate_with_no_group_named_is_the_overall_rate():
+    plan = plan_analysis("What share of customers would buy again?", seen(SAMPLES / "customer_survey.xlsx"), zh=False)
+    assert step(plan, "value_counts").arguments == {"column": "Would Buy Again"}
+    assert not any(s.tool == "proportion_test" for s in plan.steps)
+
+
+def test_a_measurement_against_a_yes_no_outcome_is_compared_between_the_outcomes():
+    plan = plan_analysis("Did older passengers have a lower chance of survival?", seen(rds("carData_TitanicSurvival")),
+                         zh=False)
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "age", "group_column": "survived"}
+
+
+def test_a_rating_scale_beside_a_measurement_is_a_relationship():
+    plan = plan_analysis("Are older customers more satisfied?", seen(SAMPLES / "customer_survey.xlsx"), zh=False)
+    assert plan.kind == "relationship"
+    assert set(step(plan, "correlation_analysis").arguments["columns"]) == {"Age", "Satisfaction"}

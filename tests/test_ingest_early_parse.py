@@ -1,8 +1,8 @@
-"""The CLI's early parse (app.ingest.early_parse): calamine parses the likely table in a second
-process while the reading child imports pandas; the pipeline takes that parse only when it is
-exactly the rows it asks for, so what `verity inspect` says never depends on the guess.
+"""The CLI's early parse (app.ingest.early_parse): calamine parses the likely table in a thread
+while the reading child imports pandas; the pipeline takes that parse only when it is exactly the
+rows it asks for, so what `verity inspect` says never depends on the guess.
 
-The forks run in fresh interpreters (single-threaded, as the CLI is), never in the test process."""
+The early parse runs in fresh interpreters, as in the CLI's reading child (no pandas imported)."""
 
 from __future__ import annotations
 
@@ -50,50 +50,46 @@ def report_workbook(tmp_path_factory) -> Path:
     return path
 
 
-def test_the_early_parse_is_the_batch_the_pipeline_would_parse(report_workbook, tmp_path):
+def test_the_early_parse_is_the_batch_the_pipeline_would_parse(report_workbook):
     out = run_python(f"""
-import json, os, fastexcel
-from pathlib import Path
+import json, fastexcel
 from app.config import Settings
 from app.ingest import early_parse
-from app.ingest.child import limit_memory
 path = {str(report_workbook)!r}
-early_parse.start(Path({str(tmp_path)!r}), path, None, Settings(), limit_memory)
+early_parse.start(path, None, Settings())
 batch = early_parse.claim(path, "Orders", 4, None)
 own = fastexcel.read_excel(path).load_sheet("Orders", **early_parse.typed_options(4, None))
-print(json.dumps({{"same": batch is not None and batch.equals(own), "rows": batch.num_rows}}))
+print(json.dumps({{"same": batch is not None and batch.equals(own), "rows": batch.num_rows,
+                   "claimed": early_parse._pending is None}}))
 """)
-    assert json.loads(out) == {"same": True, "rows": 500}
+    assert json.loads(out) == {"same": True, "rows": 500, "claimed": True}
 
 
-def test_a_claim_for_other_rows_stops_the_early_parse(report_workbook, tmp_path):
+def test_a_claim_for_other_rows_or_another_sheet_gets_nothing(report_workbook):
     out = run_python(f"""
-import json, os
-from pathlib import Path
+import json, sys
 from app.config import Settings
 from app.ingest import early_parse
-from app.ingest.child import limit_memory
 path = {str(report_workbook)!r}
-early_parse.start(Path({str(tmp_path)!r}), path, None, Settings(), limit_memory)
-pid = early_parse._pending.pid
-other = early_parse.claim(path, "Orders", 5, None)
-try:
-    os.waitpid(pid, os.WNOHANG)
-    reaped = False
-except ChildProcessError:
-    reaped = True
-early_parse.start(Path({str(tmp_path)!r}), path, "Notes", Settings(), limit_memory)
-pid = early_parse._pending.pid
+early_parse.start(path, None, Settings())
+thread = early_parse._pending.thread
+other_rows = early_parse.claim(path, "Orders", 5, None)
+ended = not thread.is_alive()  # waited for: two parses at once would need twice the memory
+early_parse.start(path, None, Settings())
+other_sheet = early_parse.claim(path, "Notes", 4, None)
+early_parse.start(path, "Notes", Settings())  # all of it in its first rows: nothing to parse early
+small = early_parse.claim(path, "Notes", 1, None)
+early_parse.start(path, None, Settings(max_cells=1000))  # 504 x 5 declared: refused before any parse
+pending = early_parse._pending
+pending.thread.join()
+refused = pending.chosen is None and early_parse.claim(path, "Orders", 4, None) is None
+early_parse.start(path, None, Settings())
 early_parse.discard()
-try:
-    os.waitpid(pid, os.WNOHANG)
-    discarded = False
-except ChildProcessError:
-    discarded = True
-print(json.dumps({{"other": other is None, "reaped": reaped, "discarded": discarded,
-                   "pending": early_parse._pending is None}}))
+print(json.dumps({{"other_rows": other_rows is None, "ended": ended, "other_sheet": other_sheet is None,
+                   "small": small is None, "refused": refused, "pandas": "pandas" in sys.modules}}))
 """)
-    assert json.loads(out) == {"other": True, "reaped": True, "discarded": True, "pending": True}
+    assert json.loads(out) == {"other_rows": True, "ended": True, "other_sheet": True, "small": True,
+                               "refused": True, "pandas": False}
 
 
 def test_the_cli_says_what_an_in_process_read_says(report_workbook, tmp_path):

@@ -155,7 +155,8 @@ def number_cut(question: str) -> tuple[str, float] | None:
 # over the years", "这些年就业人数是不是一直在增加").
 _DIRECTION = (r"\bincreas|\bdecreas|\brising\b|\brisen\b|\brises?\b|\bfall(?:ing|en|s)?\b|\bdeclin|\bgrow|\bgoing (?:up|down)|"
               r"\bgone (?:up|down)|\bgo(?:ne)? up\b|\bdropp|上升|下降|增加|减少|增长|下滑|降低|提高|上涨|下跌|回落|攀升")
-_TIME_SPAN = (r"\bover (?:the )?(?:years|time|decades|months|period)|\byear (?:after|by|on) year|\bover the last|"
+_TIME_SPAN = (r"\bover (?:the )?(?:years|time|decades|months|period)|\b(year|quarter|month|week) (?:after|by|on|over) \1\b|"
+              r"\bover the last|"
               r"\bthrough the years|\bsince \d{4}|这些年|这几年|近年|历年|逐年|多年来|一直|年年|每一年|这段时间|随着时间")
 DIRECTION, TIME_SPAN = re.compile(_DIRECTION, re.I), re.compile(_TIME_SPAN, re.I)
 
@@ -163,7 +164,7 @@ DIRECTION, TIME_SPAN = re.compile(_DIRECTION, re.I), re.compile(_TIME_SPAN, re.I
 def asks_direction_over_time(question: str) -> bool:
     """"Is X rising over the years?", "一直在增加吗": a direction of change, or a span of years."""
     return bool(TIME_SPAN.search(question) or (DIRECTION.search(question) and re.search(
-        r"\byears?\b|\btime\b|\bdecades?\b|年|时间", question, re.I)))
+        r"\byears?\b|\btime\b|\bdecades?\b|\bmonths?\b|\bquarters?\b|\bweeks?\b|年|时间|月|季度", question, re.I)))
 
 
 SEASON = re.compile(r"\b(?:which|what) (?:month|quarter|season|weekday|day of the week)\b|\bseasonal|\bpeak (?:month|season)|"

@@ -223,6 +223,14 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
         columns = [*columns, {"name": dimension, "type": "category", "levels": 2}]
     if not (asks.forecast or asks_trend(question)):
         plan.filters = year_filter(question, columns)
+    group_named = dimension in (*named, implied) or plan.whole is not None
+    if outcome and not group_named and not plan.weights and (by := measure_names(columns, named)):
+        # "did older passengers have a lower chance of survival": the measurement compared between the outcomes
+        plan.kind, plan.metric, plan.dimension = "proportion", by[0], outcome
+        add_compare_steps(plan, columns, by[0], outcome, [], zh)
+        return plan
+    if outcome and not group_named and not wants(question, "compare"):
+        plan.dimension = None  # "what share would buy again": the overall rate, not split by a group nobody named
     if outcome and special_steps(plan, question, columns, named, zh, outcome=outcome):
         return plan
     if not chosen and not asks.forecast and relation_steps(plan, question, columns, spans, implied, roles, zh,
@@ -365,6 +373,9 @@ def relation_steps(plan: Plan, question: str, columns: list[dict[str, Any]], spa
     kinds = {c["name"]: c for c in columns}
     measures = measure_names(columns, names)
     groups = [n for n in names if n not in measures and groups_rows(kinds[n])]
+    scales = [n for n in groups if kinds[n].get("coded") and (kinds[n].get("levels") or 0) >= 5]
+    if len(measures) == 1 and scales and len(scales) == len(groups):  # a 1-5 rating beside a measurement: a scale
+        measures, groups = [n for n in names if n in measures or n in scales], []
     slope = bool(SLOPE.search(question) or roles.target)
     if len(measures) >= 2 and not groups and not implied and (slope or not regression):
         target, predictors = slope_roles(question, spans, measures, roles)

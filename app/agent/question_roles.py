@@ -68,7 +68,8 @@ def _claim(text: str, needle: str, name: str, spans: list[Span]) -> None:
     inside "weight", "low" not inside "lower"), plurals allowed."""
     pattern = re.escape(needle)
     if needle.isascii() and re.match(r"\w", needle):
-        pattern = rf"(?<![a-z0-9]){pattern}(?:s|es)?(?![a-z0-9])"
+        plural = "(?:s|es)?" if not needle.endswith("y") else "(?:s|es)?|" + re.escape(needle[:-1]) + "ies"  # categories
+        pattern = rf"(?<![a-z0-9])(?:{pattern}{plural})(?![a-z0-9])"
     for match in re.finditer(pattern, text) if needle else ():
         if not any(s < match.end() and match.start() < e for s, e, _ in spans):
             spans.append((match.start(), match.end(), name))

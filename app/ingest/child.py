@@ -9,7 +9,7 @@ rows of a big workbook) and "inspect" (the contract's `inspect --json`, computed
 CLI never imports pandas itself).
 
 Standard library only at import time: the CLI imports this, forks, and the child imports the
-readers while its early parse (app.ingest.early_parse) has calamine working in a second process.
+readers while its early parse (app.ingest.early_parse) has calamine working in a thread.
 """
 
 from __future__ import annotations
@@ -58,14 +58,14 @@ def import_readers(text: bool = True) -> None:
 def read_job(job: Path, early: bool = False) -> int:
     """In the forked child: read the file under the memory limit, write the outcome; the exit code.
     `early`: start the early parse first (a child that still has the readers to import: the
-    CLI's; the read server's children have them and share a memory budget, so they parse once)."""
+    CLI's; the read server's children have them imported, so there is nothing to overlap)."""
     try:
         kind, path, sheet, settings, options = pickle.loads((job / "request.pkl").read_bytes())
         reader = READERS[kind]
     except Exception:  # noqa: BLE001 - a job folder this code did not write
         return SETUP_FAILED
     if early and kind in ("table", "inspect"):
-        early_parse.start(job, path, sheet, settings, limit_memory)
+        early_parse.start(path, sheet, settings)
     try:
         try:
             import_readers(text=Path(path).suffix.lower() not in EXCEL_EXTS)

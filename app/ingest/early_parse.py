@@ -1,30 +1,30 @@
-"""The early parse: calamine's parse of the likely table, started in a second process while the
-reading child is still importing pandas.
+"""The early parse: calamine's parse of the likely table, started in a thread before the reading
+child imports pandas.
 
-In a whole-process `verity inspect` of a 100k-row workbook, calamine's parse takes about a second,
-and fastexcel holds the GIL for all of it, so no thread can overlap it; importing the readers
-(pandas, pyarrow, the settings) and finding the merged ranges take another half second. So the
-CLI's reading child (app.ingest.child) forks once more before it imports anything: this
-grandchild reads the first rows of the workbook straight from the zip (xlsxstream), finds the
-table in them with the same rules the pipeline uses (table.layout_of_cells, no pandas), tells the
-child which sheet and first row it chose, and parses those rows with exactly the options of
-`readers.load_typed`, into an Arrow file in the job folder. When the pipeline then asks for the
-data rows of that sheet from that row (`claim`), it waits for the grandchild and maps its file
-instead of parsing; for anything else (another sheet, merged cells that move the header, a failed
-parse) the grandchild is stopped and the pipeline parses as always, so the answer never depends on
-the guess. Only .xlsx/.xlsm sheets bigger than their first rows are worth it.
+In a whole-process `verity inspect` of a 100k-row workbook, calamine's parse takes about a second
+of CPU, and importing the readers (pandas, pyarrow) and finding the merged ranges another half
+second. fastexcel lets go of the GIL while calamine parses, so the CLI's reading child
+(app.ingest.child) starts the parse in a thread before it imports anything: the thread reads the
+first rows of the workbook straight from the zip (xlsxstream), finds the table in them with the
+same rules the pipeline uses (table.layout_of_cells, no pandas) and parses those rows with exactly
+the options of `readers.load_typed`, while the main thread imports the readers and the pipeline
+scans the merged ranges. When the pipeline then asks for the data rows of that sheet from that
+row (`claim`), it takes the thread's record batch instead of parsing; for anything else (another
+sheet, merged cells that move the header, a failed parse) it waits for the thread to end (a
+thread cannot be stopped, and two parses at once would need twice the memory) and parses as
+always, so the answer never depends on the guess. Only .xlsx/.xlsm sheets bigger than their first
+rows are worth it.
 
-The grandchild is bounded like its parent: the same memory limit, and it dies with the child
-(PR_SET_PDEATHSIG), which the caller kills at its deadline.
+The thread runs in the reading child, under its time limit (the parent kills the child at its
+deadline) and its memory limit (applied once the readers are imported; what the parse allocated
+by then counts as already mapped).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import signal
+import logging
+import threading
 import zipfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from app.config import Settings
-
-FILE = "early.arrow"
 
 
 def typed_options(first: int, n: int | None) -> dict[str, Any]:
@@ -47,114 +45,65 @@ def typed_options(first: int, n: int | None) -> dict[str, Any]:
 
 @dataclass
 class _Pending:
-    pid: int
-    guess: int  # the read end of the pipe the grandchild writes its choice to
     path: str
-    out: Path
+    thread: threading.Thread | None = None
+    chosen: tuple[str, int] | None = None  # (sheet, first data row) the thread parses
+    batch: pa.RecordBatch | None = None
 
 
 _pending: _Pending | None = None
 
 
-def start(job: Path, path: str, sheet: str | None, settings: Settings,
-          limit_memory: Callable[[int], None]) -> None:
-    """Fork the grandchild (from a single-threaded process); never raises."""
+def start(path: str, sheet: str | None, settings: Settings) -> None:
+    """Start the parse in a daemon thread; never raises."""
     global _pending
-    if not hasattr(os, "fork") or Path(path).suffix.lower() not in (".xlsx", ".xlsm"):
+    if Path(path).suffix.lower() not in (".xlsx", ".xlsm"):
         return
+    pending = _Pending(path)
+    pending.thread = threading.Thread(target=_parse, args=(pending, sheet, settings), name="verity-early-parse",
+                                      daemon=True)
     try:
-        guess_r, guess_w = os.pipe()
-    except OSError:
+        pending.thread.start()
+    except RuntimeError:  # no thread could be started: the pipeline parses as always
         return
-    parent = os.getpid()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(guess_r)
-        os.close(guess_w)
-        return
-    if pid == 0:  # ---- grandchild
-        code = 1
-        try:
-            os.close(guess_r)
-            code = _parse(job / FILE, path, sheet, settings, limit_memory, parent, guess_w)
-        finally:
-            os._exit(code)
-    os.close(guess_w)
-    _pending = _Pending(pid, guess_r, path, job / FILE)
+    _pending = pending
 
 
 def claim(path: str | Path, sheet: str, first: int, n: int | None) -> pa.RecordBatch | None:
     """The early parse's record batch if it parsed exactly these rows (`sheet` from 0-based row
-    `first` to the end), waiting for it to finish; else None (and the early parse is stopped)."""
+    `first` to the end), waiting for it to finish; else None, once the thread has ended."""
     global _pending
     pending, _pending = _pending, None
-    if pending is None:
+    if pending is None or pending.thread is None:
         return None
-    try:
-        with os.fdopen(pending.guess, "rb") as pipe:
-            chosen = json.loads(pipe.readline() or b"null")  # blocks until the grandchild has chosen
-        if n is not None or chosen != {"path": str(path), "sheet": sheet, "first": first}:
-            _stop(pending.pid)
-            return None
-        _, status = os.waitpid(pending.pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0 or not pending.out.exists():
-            return None
-        import pyarrow as pa
-
-        # Memory-mapped, as the parent maps the finished frame: no copy of the columns.
-        return pa.ipc.open_file(pa.memory_map(str(pending.out))).get_batch(0)
-    except (OSError, ValueError):
-        _stop(pending.pid)
+    pending.thread.join()
+    if n is not None or pending.path != str(path) or pending.chosen != (sheet, first):
         return None
+    return pending.batch
 
 
 def discard() -> None:
-    """Stop an early parse nobody claimed (a CSV after all, an error, a small sheet)."""
+    """Forget an early parse nobody claimed (a CSV after all, an error, a small sheet): the reading
+    child exits right after, which ends the thread."""
     global _pending
-    pending, _pending = _pending, None
-    if pending is not None:
-        os.close(pending.guess)
-        _stop(pending.pid)
+    _pending = None
 
 
-def _stop(pid: int) -> None:
+# --- in the thread -------------------------------------------------------------------------------
+
+
+def _parse(pending: _Pending, sheet: str | None, settings: Settings) -> None:
     try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
+        import fastexcel
 
-
-# --- in the grandchild ---------------------------------------------------------------------------
-
-
-def _parse(out: Path, path: str, sheet: str | None, settings: Settings, limit_memory: Callable[[int], None],
-           parent: int, guess_w: int) -> int:
-    _die_with(parent)
-    import logging
-
-    import fastexcel
-    import pyarrow as pa
-    import pyarrow.ipc
-
-    for name in ("fastexcel", "calamine"):  # as in app.ingest.readers: the pipeline logs what matters
-        logging.getLogger(name).setLevel(logging.ERROR)
-    limit_memory(settings.parse_memory_mb)
-    with os.fdopen(guess_w, "wb") as pipe:
-        chosen = _choose(path, sheet, settings)
-        pipe.write(json.dumps(chosen and {"path": path, "sheet": chosen[0], "first": chosen[1]}).encode() + b"\n")
-    if chosen is None:
-        return 1
-    batch = fastexcel.read_excel(path).load_sheet(chosen[0], **typed_options(chosen[1], None))
-    part = out.with_suffix(".part")
-    with pa.OSFile(str(part), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
-        writer.write_batch(batch)
-    part.rename(out)
-    return 0
+        for name in ("fastexcel", "calamine"):  # as in app.ingest.readers: the pipeline logs what matters
+            logging.getLogger(name).setLevel(logging.ERROR)
+        pending.chosen = _choose(pending.path, sheet, settings)
+        if pending.chosen is not None:
+            name, first = pending.chosen
+            pending.batch = fastexcel.read_excel(pending.path).load_sheet(name, **typed_options(first, None))
+    except BaseException:  # noqa: BLE001 - Rust panics too: the pipeline parses again and says what is wrong
+        pending.batch = None
 
 
 def _choose(path: str, sheet: str | None, settings: Settings) -> tuple[str, int] | None:
@@ -176,7 +125,7 @@ def _choose(path: str, sheet: str | None, settings: Settings) -> tuple[str, int]
                 return None
             entry = max(entries, key=lambda e: e.xml_size)
             head = book.head(entry, HEAD_ROWS)
-        if head.complete:
+        if head.complete or _declared_too_large(head.dimension, settings):
             return None
         cells = head_cells(head.rows, HEAD_ROWS)
         width = max((len(row) for row in cells), default=0)
@@ -186,14 +135,10 @@ def _choose(path: str, sheet: str | None, settings: Settings) -> tuple[str, int]
     return (entry.name, layout.data_start) if layout.col_idx else None
 
 
-def _die_with(parent: int) -> None:
-    """Be killed when the reading child ends, however it ends (Linux; elsewhere the child's
-    `discard` stops this process when the child ends normally)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:  # the child ended before the signal was asked for
-        os._exit(1)
+def _declared_too_large(dimension: tuple[int, int, int, int] | None, settings: Settings) -> bool:
+    """The sheet says it is beyond the limits (the pipeline refuses it before parsing anything,
+    readers._cells_limit): no parse is started for it."""
+    if dimension is None:
+        return False
+    rows, cols = dimension[2] + 1, dimension[3] + 1
+    return rows > settings.max_rows + 1000 or cols > settings.max_columns or rows * cols > settings.max_cells

@@ -23,6 +23,7 @@ from tests.fakes import ScriptedModel, call
 EXPECTED = REPO / "data" / "eval" / "expected.py"
 HOLDOUT = REPO / "data" / "eval" / "holdout_expected.py"
 HOLDOUT2 = REPO / "data" / "eval" / "holdout2_expected.py"
+HOLDOUT3 = REPO / "data" / "eval" / "holdout3_expected.py"  # generates its own spreadsheets too
 
 
 def task(task_id):
@@ -31,7 +32,8 @@ def task(task_id):
 
 # --- provenance -------------------------------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2], ids=["tasks", "holdout", "holdout2"])
+@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3],
+                         ids=["tasks", "holdout", "holdout2", "holdout3"])
 def test_the_task_file_is_exactly_what_the_independent_computation_gives(script):
     reference("rdatasets/mtcars.csv")  # skipped where ../shared is not beside the repository
     done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True,
@@ -40,12 +42,21 @@ def test_the_task_file_is_exactly_what_the_independent_computation_gives(script)
     assert "matches the independent computation" in done.stdout
 
 
-@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2], ids=["tasks", "holdout", "holdout2"])
+@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3],
+                         ids=["tasks", "holdout", "holdout2", "holdout3"])
 def test_the_computation_never_reads_verity(script):
     """The expected values must not come from Verity's own code or runs."""
     source = script.read_text(encoding="utf-8")
     assert "from app" not in source and "import app" not in source and "analysis_tools" not in source
     assert "built-in analyst" not in json.loads(DEFAULT_TASKS.read_text(encoding="utf-8"))["about"]
+
+
+def test_the_third_held_out_set_loads_and_its_spreadsheets_are_there():
+    """Eight questions in each language, every fact valid, every file it names present and small."""
+    tasks = load_tasks(REPO / "data" / "eval" / "holdout3.json")
+    assert [t.language for t in tasks].count("en") == 8 and [t.language for t in tasks].count("zh") == 8
+    files = {name for t in tasks for name in t.files}
+    assert len(files) == 8 and all(0 < (REPO / name).stat().st_size < 150_000 for name in files)
 
 
 def test_published_values_are_the_ones_expected():

@@ -79,13 +79,17 @@ early_parse.start(path, None, Settings())
 other_sheet = early_parse.claim(path, "Notes", 4, None)
 early_parse.start(path, "Notes", Settings())  # all of it in its first rows: nothing to parse early
 small = early_parse.claim(path, "Notes", 1, None)
+early_parse.start(path, None, Settings(max_cells=1000))  # 504 x 5 declared: refused before any parse
+pending = early_parse._pending
+pending.thread.join()
+refused = pending.chosen is None and early_parse.claim(path, "Orders", 4, None) is None
 early_parse.start(path, None, Settings())
 early_parse.discard()
 print(json.dumps({{"other_rows": other_rows is None, "ended": ended, "other_sheet": other_sheet is None,
-                   "small": small is None, "pandas": "pandas" in sys.modules}}))
+                   "small": small is None, "refused": refused, "pandas": "pandas" in sys.modules}}))
 """)
     assert json.loads(out) == {"other_rows": True, "ended": True, "other_sheet": True, "small": True,
-                               "pandas": False}
+                               "refused": True, "pandas": False}
 
 
 def test_the_cli_says_what_an_in_process_read_says(report_workbook, tmp_path):

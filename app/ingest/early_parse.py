@@ -125,7 +125,7 @@ def _choose(path: str, sheet: str | None, settings: Settings) -> tuple[str, int]
                 return None
             entry = max(entries, key=lambda e: e.xml_size)
             head = book.head(entry, HEAD_ROWS)
-        if head.complete:
+        if head.complete or _declared_too_large(head.dimension, settings):
             return None
         cells = head_cells(head.rows, HEAD_ROWS)
         width = max((len(row) for row in cells), default=0)
@@ -133,3 +133,12 @@ def _choose(path: str, sheet: str | None, settings: Settings) -> tuple[str, int]
     except Exception:  # noqa: BLE001 - the pipeline reads this file the usual way and says what is wrong
         return None
     return (entry.name, layout.data_start) if layout.col_idx else None
+
+
+def _declared_too_large(dimension: tuple[int, int, int, int] | None, settings: Settings) -> bool:
+    """The sheet says it is beyond the limits (the pipeline refuses it before parsing anything,
+    readers._cells_limit): no parse is started for it."""
+    if dimension is None:
+        return False
+    rows, cols = dimension[2] + 1, dimension[3] + 1
+    return rows > settings.max_rows + 1000 or cols > settings.max_columns or rows * cols > settings.max_cells

@@ -236,7 +236,7 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     if not chosen and not asks.forecast and relation_steps(plan, question, columns, spans, implied, roles, zh,
                                                            asks.regression):
         return plan
-    if metric and special_steps(plan, question, columns, named, zh, dated=dated):
+    if metric and special_steps(plan, question, columns, named, zh, dated=dated, rows=int(dataset.get("rows") or 0)):
         return plan
     if metric is None:
         plan.notes.append("没有数值列，只能做描述。" if zh else "No numeric column: only a description is possible.")
@@ -358,6 +358,9 @@ def year_filter(question: str, columns: list[dict[str, Any]]) -> list[dict[str, 
     return [{"column": date, "op": "between", "value": [f"{year}-01-01", f"{year}-12-31"]}]
 
 
+# When something peaked: the date (row) of the largest value. "Which month" of several years is a season (SEASON).
+WHEN = re.compile(r"\b(?:which|what) (?:year|day|date|week)\b|\bin what year\b|\bwhen (?:was|were|did)\b|"
+                  r"哪一年|哪年|哪个年份|哪一天|哪天|哪一周|什么时候|何时", re.I)
 EACH = re.compile(r"\b(?:each|every|per)\b|每", re.I)
 ADDITIVE = re.compile(r"revenue|sales|amount|profit|cost|income|spend|units|orders|count|quantity|营业额|销售额|收入|"
                       r"金额|利润|成本|订单|数量|销量|件数", re.I)
@@ -420,7 +423,7 @@ def slope_roles(question: str, spans: list[Any], measures: list[str], roles: Any
 
 
 def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], named: list[str], zh: bool,
-                  outcome: str | None = None, dated: bool = False) -> bool:
+                  outcome: str | None = None, dated: bool = False, rows: int = 0) -> bool:
     """The question kinds with their own analysis (builtin_kinds): a yes/no outcome's rates per
     group, a paired design, top/bottom N, totals per group. False when none applies."""
     metric, dimension = plan.metric or "", plan.dimension
@@ -449,8 +452,12 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
             plan.steps.append(Step("value_counts", {"column": outcome}, _t(zh, f"{outcome} breakdown", f"{outcome}分布")))
         return True
     levels = {c["name"]: c.get("levels") or 0 for c in columns}
-    if asks_paired(question):
-        ids = [c["name"] for c in columns if c["type"] == "identifier" and not c.get("pii")]
+    # paired when the question says so, or when the data does: an id column holding each subject once
+    # per group of a two-group comparison (sleep: ID 1-10, each under both drugs)
+    twice = [c["name"] for c in columns if c["type"] == "identifier" and not c.get("pii") and rows
+             and dimension and levels.get(dimension) == 2 and (c.get("distinct") or 0) * 2 == rows]
+    if asks_paired(question) or (twice and not asks_top(question)):
+        ids = twice or [c["name"] for c in columns if c["type"] == "identifier" and not c.get("pii")]
         measures = [n for n in named if n != metric and next((c for c in columns if c["name"] == n), {}).get("type")
                     in NUMERIC and not levels.get(n)]
         subject = _t(zh, f"Paired comparison of {metric}", f"{metric}的配对比较")
@@ -491,6 +498,14 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
                                                        "agg": agg}, subject))
             return True
     date = next((c["name"] for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
+    if date and WHEN.search(question) and (extreme := asks_extreme(question)) and not (dimension and dimension in named):
+        plan.kind, plan.dimension = "rank", None  # "哪一年的失业人数最多": the year of the largest value
+        n = top[0] if top else 1
+        subject = _t(zh, f"When {metric} was {'lowest' if extreme == 'least' else 'highest'}",
+                     f"{metric}{'最低' if extreme == 'least' else '最高'}的时间")
+        plan.steps.append(Step("rank_values", {"value_column": metric, "top": n, "order": "smallest" if extreme == "least"
+                                               else "largest", "label_columns": [date]}, subject))
+        return True
     if date and SEASON.search(question) and not (dimension and dimension in named):
         plan.kind = "seasonal"  # "每年哪个月最多": the month of the year, from the seasonal pattern
         subject = _t(zh, f"Which time of year {metric} peaks", f"{metric}在一年中的高峰和低谷")

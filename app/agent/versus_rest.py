@@ -20,6 +20,8 @@ def asks_versus_rest(question: str, value: str, column: str = "") -> bool:
     ("do the treatments change weight compared with the control")."""
     text = question.lower()
     at = value_position(text, value, column)
+    if at < 0 and (code := re.search(rf"(?<![A-Za-z0-9]){re.escape(str(value))}(?![A-Za-z0-9])", question)):
+        at = code.start()  # a short code named after its column ("杀虫剂C"), case as written
     return at >= 0 and any(cue.start() > at for cue in REST_CUE.finditer(text))
 
 

@@ -309,11 +309,12 @@ def all_p_values(groups: list[pd.Series]) -> list[float]:
             stats.kruskal(*arrays).pvalue]
 
 
-def compared(value: str, group: str) -> list[dict[str, Any]]:
-    """A test of `value`'s means across `group`, or across a column derived from it: "is one group
-    different from the rest" is rightly answered by marking that group against the others first
-    (a derived column whose name cannot be known here)."""
-    return [uses(MEANS_TOOLS, value), either(uses(MEANS_TOOLS, value, group), tool("derive_column"))]
+def compared(value: str, group: str, tools: list[str] = MEANS_TOOLS, kept: str | None = None) -> list[dict[str, Any]]:
+    """`tools` on `value` across `group`, or on a column derived from one of them: "is one group
+    different from the rest" is rightly answered by marking that group against the others first,
+    and a yes/no share by turning the yes/no column into 1/0 first (a derived column whose name
+    cannot be known here). `kept` is the column that stays named in the call either way."""
+    return [uses(tools, kept or value), either(uses(tools, value, group), tool("derive_column"))]
 
 
 def p_text(ps: list[float]) -> str:
@@ -490,7 +491,7 @@ def chinese() -> list[dict]:
               number(r(classes.iloc[0], 2), 0.06), number(r(classes.iloc[1], 2), 0.06)],
              "mean 数学成绩 by 班级 (pandas): " + ", ".join(f"{c} {m:.3f}" for c, m in classes.items())),
         task("shop_coupon_refunds_zh", [SHOP], "用了优惠券的订单，退款率是不是比没用优惠券的高？",
-             [uses(PROPORTION_TOOLS, "是否退款", "是否使用优惠券"), number(pct(refunds["是"]), 0.1),
+             [*compared("是否退款", "是否使用优惠券", PROPORTION_TOOLS, kept="是否使用优惠券"), number(pct(refunds["是"]), 0.1),
               number(pct(refunds["否"]), 0.1)],
              f"share of 是否退款 == 是 by 是否使用优惠券 over {len(orders)} orders (pandas): 用券 {pct(refunds['是'])}%, "
              f"未用券 {pct(refunds['否'])}%; chi-square p = {refund_chi.pvalue:.2g} (scipy)"),

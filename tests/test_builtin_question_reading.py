@@ -353,3 +353,33 @@ def test_a_rating_scale_beside_a_measurement_is_a_relationship():
     plan = plan_analysis("Are older customers more satisfied?", seen(SAMPLES / "customer_survey.xlsx"), zh=False)
     assert plan.kind == "relationship"
     assert set(step(plan, "correlation_analysis").arguments["columns"]) == {"Age", "Satisfaction"}
+
+
+# --- codes after a column's name, pairs by the data, the time of a peak ------------------------------------
+@pytest.mark.parametrize("question, values", [("羊毛类型A和B的断线数有差别吗？", ["A", "B"]),
+                                              ("处理组trt1的植物比对照组轻吗？", ["trt1", "ctrl"])])
+def test_short_codes_and_codes_beside_chinese_are_named_values(question, values):
+    dataset = "warpbreaks" if "羊毛" in question else "PlantGrowth"
+    assert plan_analysis(question, seen(rds(dataset)), zh=True).values == values
+
+
+def test_one_code_against_the_others():
+    plan = plan_analysis("杀虫剂C比其他杀虫剂效果更好吗？", seen(rds("InsectSprays")), zh=True)
+    assert step(plan, "derive_column").arguments["expression"] == "where(`spray` == 'C', 'C', '其他')"
+
+
+def test_an_id_holding_each_subject_once_per_group_makes_the_comparison_paired():
+    plan = plan_analysis("两种药的平均睡眠增加量差多少？", seen(rds("sleep")), zh=True)
+    assert step(plan, "paired_test").arguments == {"value_column": "extra", "group_column": "group", "id_column": "ID",
+                                                   "method": "t"}
+    # different plants in each group: no id repeats, no pairing
+    assert plan_analysis("Which treatment gives the heaviest plants?", seen(rds("PlantGrowth")), zh=False).kind != "paired"
+
+
+@pytest.mark.slow
+def test_the_year_of_a_peak_is_the_row_of_the_largest_value(tmp_path):
+    frame = pd.read_csv(rds("longley"))
+    peak = frame.loc[frame["Unemployed"].idxmax()]
+    run, calls = Session(tmp_path, rds("longley")).ask("哪一年的失业人数最多？")
+    assert call(calls, "rank_values").arguments["label_columns"] == ["Year"]
+    assert str(int(peak["Year"])) in headline(run) and fmt_num(peak["Unemployed"]) in headline(run)

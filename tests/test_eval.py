@@ -279,3 +279,25 @@ def test_cli_eval_unknown_task_exits_2(tmp_path):
     assert done.returncode == 2
     assert done.stderr.startswith("error: unknown task id(s): no_such_task") and "Traceback" not in done.stderr
     assert done.stdout == ""
+
+
+def test_a_users_own_task_file_reads_its_files_beside_it(tmp_path):
+    """A task set of one's own names its files relative to itself, wherever Verity is installed (the
+    checkout's sets stay relative to the repository root). Run from another folder."""
+    folder = tmp_path / "my-set"
+    folder.mkdir()
+    plants = pd.read_csv(REPO / "../shared/reference/rdatasets/PlantGrowth.csv")
+    plants.to_csv(folder / "plants.csv", index=False)
+    mean = plants["weight"].mean()  # 5.073
+    (folder / "tasks.json").write_text(json.dumps({"tasks": [
+        {"id": "own_mean", "files": ["plants.csv"], "question": "What is the average weight?",
+         "facts": [{"answer_number": round(mean, 3), "abs_tol": 0.01}], "source": "pandas mean"}]}))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {**os.environ, "VERITY_DATA_DIR": str(tmp_path / "runtime"), "VERITY_LLM_MODEL": "builtin",
+           "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "app.cli", "eval", "--tasks", str(folder / "tasks.json"),
+                           "--save-baseline", str(tmp_path / "b.json")], capture_output=True, text=True, env=env,
+                          timeout=300, cwd=elsewhere)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Score: 1/1 questions fully right" in done.stdout

@@ -262,6 +262,9 @@ def test_analysis_script_runs(seeded, tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "=== call_1: compare_two_groups" in out and "1 of 1 tool calls re-run" in out
     assert "  ✗  E1 p_value: report 0.004, re-run" in out and "✗ Not reproduced" in out
+    # each call's reading is printed once (the tool's text already holds its interpretation)
+    interpretation = out.split("[interpretation]\n", 1)[1].split("\n", 1)[0]
+    assert interpretation and out.count(interpretation) == 1
 
 
 def test_pdf_and_docx_show_no_markdown_underscores(tmp_path):

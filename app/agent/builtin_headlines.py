@@ -120,10 +120,16 @@ def rank_headline(metric: str, metrics: dict[str, Any], bottom: bool, zh: bool) 
     ranked = [(label, value) for label, value in ranked if label is not None and _ok(value)]
     if not ranked:
         return None
+    rows = metrics.get("n_used", metrics.get("n"))
+    if len(ranked) == 1:
+        (label, value), = ranked
+        if zh:
+            return f"{metric} {'最低' if bottom else '最高'}的是 {label}：{fmt_num(value)}（共 {rows} 行）。"
+        return f"{metric} was {'lowest' if bottom else 'highest'} at {label}: {fmt_num(value)} (of {rows} rows)."
     listed = ("；" if zh else "; ").join(f"{i}. {label} {fmt_num(value)}" for i, (label, value) in enumerate(ranked, 1))
     if zh:
-        return f"{metric} {'最低' if bottom else '最高'}的 {len(ranked)} 个：{listed}（共 {metrics.get('n_used', metrics.get('n'))} 行）。"
-    return f"The {len(ranked)} {'lowest' if bottom else 'highest'} {metric}: {listed} (of {metrics.get('n_used', metrics.get('n'))} rows)."
+        return f"{metric} {'最低' if bottom else '最高'}的 {len(ranked)} 个：{listed}（共 {rows} 行）。"
+    return f"The {len(ranked)} {'lowest' if bottom else 'highest'} {metric}: {listed} (of {rows} rows)."
 
 
 def paired_headline(metric: str, metrics: dict[str, Any], groups: tuple[str, str] | None, zh: bool) -> str | None:

@@ -171,4 +171,5 @@ SEASON = re.compile(r"\b(?:which|what) (?:month|quarter|season|weekday|day of th
                     r"哪个月|哪一个月|哪几个月|哪个季度|哪个季节|旺季|淡季|季节性|星期几", re.I)
 DERIVE = re.compile(r"^\s*(?:please\s+)?(?:add|create|make|compute|calculate|derive)\b.{0,20}\b(?:column|field|variable)\b|"
                     r"新增一列|添加一列|加一列|增加一列|新建一列|算出.{0,10}(?:列|字段)|计算.{0,10}(?:列|字段)", re.I)
+EACH = re.compile(r"\b(?:each|every|per)\b|每", re.I)
 DIFFERENCE = re.compile(r"\bminus\b|\bdifference\b|\bsubtract|减去|之差|差额", re.I)

@@ -4,12 +4,12 @@ and the question's keywords (zh/en). Pure functions over dataset summaries, easy
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from app.agent.builtin_kinds import (
     DERIVE,
-    DIFFERENCE,
+    EACH,
     FILTER_TASK,
     MEAN_WORDS,
     RATE,
@@ -23,9 +23,20 @@ from app.agent.builtin_kinds import (
     asks_paired,
     asks_top,
     asks_total,
-    number_cut,
 )
 from app.agent.count_pairs import count_pair
+from app.agent.data_task_plans import (
+    ROW_NUMBER,
+    dedupe_plan,
+    derive_plan,
+    filter_conditions,
+    filter_plan,
+    ordered_names,
+    per_pair,
+    repeated_plan,
+)
+from app.agent.plan_steps import Plan, Step, weighted_arguments
+from app.agent.plan_steps import local_text as _t
 from app.agent.profile_reading import GROUPING, NUMERIC, count_weights
 from app.agent.question_outcome import measure_names, rate_outcome
 from app.agent.question_roles import (
@@ -39,8 +50,8 @@ from app.agent.question_roles import (
 )
 from app.agent.question_words import STOP
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
-from app.agent.repeated_design import Repeated, repeated_design
-from app.agent.versus_rest import asks_versus_rest, rest_arguments, rest_dataset
+from app.agent.repeated_design import repeated_design
+from app.agent.versus_rest import asks_versus_rest, versus_rest
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
@@ -68,39 +79,6 @@ KEYWORDS = {
 }
 SYNONYMS = WORD_SYNONYMS  # question_words: everyday and other-language words for columns
 GREETING = re.compile(r"^\s*(hi|hello|hey|thanks|thank you|你好|您好|谢谢|嗨)[\s!！。.,，]*$", re.I)
-
-
-@dataclass
-class Step:
-    """One planned tool call and the task it serves."""
-
-    tool: str
-    arguments: dict[str, Any]
-    task: str | None = None  # subject of the task it completes (None: supporting step)
-    evidence: bool = True
-    prep: bool = False  # a data step the analyses read (a filter): run in a round of its own, first
-
-
-@dataclass
-class Plan:
-    metric: str | None
-    dimension: str | None
-    steps: list[Step] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    kind: str = "standard"  # or proportion, paired, top, total, dedupe (builtin_kinds)
-    top: tuple[int, bool] | None = None  # (N, bottom) for a top/bottom-N question
-    dataset: str | None = None  # the dataset chosen (dataset_choice) and the one analysed (a filtered copy)
-    analysed: str | None = None
-    choice: Any = None
-    filters: list[dict[str, Any]] = field(default_factory=list)
-    rules: list[tuple[str, bool]] = field(default_factory=list)  # workspace rules: (text, applied)
-    values: list[str] = field(default_factory=list)  # the grouping's values the question names, in its order
-    weights: str | None = None  # a count table's frequency column: each row stands for that many cases
-    success: str | None = None  # the outcome's value that counts as a success (Admit = Admitted)
-    failures: str | None = None  # with counts of both outcomes per row: the failures' column (ncontrols)
-    lead: str = ""  # said before the headline: what of the question the data cannot answer
-    derived: str | None = None  # the new version a prep step makes, which the analyses read
-    whole: str | None = None  # the grouping column one group of which is compared with the others
 
 
 def asks_trend(question: str) -> bool:
@@ -179,10 +157,6 @@ def choose_dimension(columns: list[dict[str, Any]], named: list[str], implied: s
     return (real or few or groupable or [{"name": None}])[0]["name"]
 
 
-def ordered_names(spans: list[Any]) -> list[str]:
-    return list(dict.fromkeys(name for _, _, name in spans))
-
-
 def other_numeric(columns: list[dict[str, Any]], metric: str | None, limit: int = 6) -> list[str]:
     return [c["name"] for c in columns if c["type"] in NUMERIC and c["name"] != metric and not c.get("pii")][:limit]
 
@@ -236,7 +210,7 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     if not chosen and not asks.forecast and relation_steps(plan, question, columns, spans, implied, roles, zh,
                                                            asks.regression):
         return plan
-    if metric and special_steps(plan, question, columns, named, zh, dated=dated):
+    if metric and special_steps(plan, question, columns, named, zh, dated=dated, rows=int(dataset.get("rows") or 0)):
         return plan
     if metric is None:
         plan.notes.append("没有数值列，只能做描述。" if zh else "No numeric column: only a description is possible.")
@@ -267,87 +241,6 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     return plan
 
 
-ROW_NUMBER = re.compile(r"^(?:rownames|row ?names?|row|index|unnamed.*|#|no\.?|序号|行号)$", re.I)
-
-
-def versus_rest(plan: Plan, dimension: str, dataset: str, zh: bool) -> str:
-    """A prep step that adds "<dimension>: <value> or others" as a new version; the new column's name."""
-    value = plan.values[0]
-    plan.derived = rest_dataset(dataset, value)
-    arguments = rest_arguments(dimension, value, plan.derived, zh)
-    subject = _t(zh, f"Mark {value} against the other {dimension} groups", f"把{value}与其他{dimension}分开")
-    plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))
-    plan.whole, plan.dimension, plan.values = dimension, arguments["new_column_name"], []
-    return plan.dimension
-
-
-def dedupe_plan(columns: list[dict[str, Any]], zh: bool) -> Plan:
-    """A data task: remove duplicate rows, kept as a new version of the dataset. A row-number column
-    (R's rownames, a spreadsheet's index) makes every row unique, so it is left out of the comparison."""
-    subject = _t(zh, "Remove duplicate rows", "删除重复行")
-    arguments: dict[str, Any] = {"trim_whitespace": False, "drop_duplicates": True}
-    numbering = [c["name"] for c in columns if ROW_NUMBER.match(c["name"].strip())]
-    if numbering:
-        arguments["ignore_columns"] = numbering
-    return Plan(None, None, [Step("clean_data", arguments, subject)], kind="dedupe")
-
-
-def filter_conditions(question: str, columns: list[dict[str, Any]], spans: list[Any]) -> list[dict[str, Any]]:
-    """filter_rows conditions a "keep only …" request names: category values ("线上" → Channel ==
-    Online) and a cut on a named number ("1克拉以上" → carat > 1)."""
-    conditions: list[dict[str, Any]] = []
-    column, values = named_values(question, columns, spans)
-    if column:
-        conditions.append({"column": column, "op": "==", "value": values[0]} if len(values) == 1 else
-                          {"column": column, "op": "in", "value": values})
-    cut = number_cut(question)
-    kinds = {c["name"]: c for c in columns}  # any named number, codes too ("6 cylinders or fewer")
-    measures = measure_names(columns, ordered_names(spans)) or [
-        n for n in ordered_names(spans) if kinds.get(n, {}).get("type") in NUMERIC]
-    if cut and measures:
-        value = int(cut[1]) if cut[1].is_integer() else cut[1]
-        conditions.append({"column": measures[0], "op": cut[0], "value": value})
-    return conditions
-
-
-def per_pair(question: str, spans: list[Any], measures: list[str]) -> list[str]:
-    """[numerator, denominator]: the number named right after "per"/"每" divides the other."""
-    each = EACH.search(question)
-    if each:
-        after = [name for start, _, name in spans if start >= each.start() and name in measures]
-        if after:
-            return [next(n for n in measures if n != after[0]), after[0]]
-    return measures[:2]
-
-
-def derive_plan(question: str, pair: list[str], zh: bool) -> Plan:
-    """A data task: a new column from two named numbers — their difference when the question says
-    so, else the first per the second ("revenue per unit sold" → Revenue / Units)."""
-    kind = "difference" if DIFFERENCE.search(question) else "ratio"
-    a, b = pair
-    name = f"{a} - {b}" if kind == "difference" else f"{a} per {b}"
-    subject = _t(zh, f"Add the column {name}", f"新增列 {name}")
-    return Plan(None, None, [Step("derive_column", {"new_column_name": name, "kind": kind, "columns": [a, b]}, subject)],
-                kind="derive")
-
-
-def repeated_plan(design: Repeated, zh: bool) -> Plan:
-    """The change between two times on the same subjects (long format): a paired test, later minus earlier."""
-    value, time = design.value, design.time
-    subject = _t(zh, f"Change in {value} from {time} {design.earlier} to {time} {design.later}, subject by subject",
-                 f"同一{design.subject}从{time} {design.earlier}到{time} {design.later}的{value}变化")
-    arguments = {"value_column": value, "group_column": time, "id_column": design.subject,
-                 "groups": [design.later, design.earlier], "method": "t"}
-    return Plan(value, time, [Step("profile_dataset", {}, evidence=False), Step("paired_test", arguments, subject)],
-                kind="paired")
-
-
-def filter_plan(conditions: list[dict[str, Any]], zh: bool) -> Plan:
-    described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)
-    subject = _t(zh, f"Keep only rows with {described}", f"只保留 {described} 的行")
-    return Plan(None, None, [Step("filter_rows", {"conditions": conditions}, subject)], kind="filter")
-
-
 def year_filter(question: str, columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A year the question names ("2024年哪家门店…") on data with dates: only that year's rows."""
     date = next((c["name"] for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
@@ -358,7 +251,9 @@ def year_filter(question: str, columns: list[dict[str, Any]]) -> list[dict[str, 
     return [{"column": date, "op": "between", "value": [f"{year}-01-01", f"{year}-12-31"]}]
 
 
-EACH = re.compile(r"\b(?:each|every|per)\b|每", re.I)
+# When something peaked: the date (row) of the largest value. "Which month" of several years is a season (SEASON).
+WHEN = re.compile(r"\b(?:which|what) (?:year|day|date|week)\b|\bin what year\b|\bwhen (?:was|were|did)\b|"
+                  r"哪一年|哪年|哪个年份|哪一天|哪天|哪一周|什么时候|何时", re.I)
 ADDITIVE = re.compile(r"revenue|sales|amount|profit|cost|income|spend|units|orders|count|quantity|营业额|销售额|收入|"
                       r"金额|利润|成本|订单|数量|销量|件数", re.I)
 
@@ -393,7 +288,7 @@ def relation_steps(plan: Plan, question: str, columns: list[dict[str, Any]], spa
         plan.kind, plan.metric, plan.dimension = "association", None, categories[0]
         subject = _t(zh, f"Is {categories[0]} related to {categories[1]}", f"{categories[0]}与{categories[1]}是否有关")
         arguments = {"x_column": categories[0], "y_column": categories[1]}
-        plan.steps.append(Step("chi_square_test", arguments | _weighted(plan), subject))
+        plan.steps.append(Step("chi_square_test", arguments | weighted_arguments(plan), subject))
         return True
     return False
 
@@ -420,7 +315,7 @@ def slope_roles(question: str, spans: list[Any], measures: list[str], roles: Any
 
 
 def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], named: list[str], zh: bool,
-                  outcome: str | None = None, dated: bool = False) -> bool:
+                  outcome: str | None = None, dated: bool = False, rows: int = 0) -> bool:
     """The question kinds with their own analysis (builtin_kinds): a yes/no outcome's rates per
     group, a paired design, top/bottom N, totals per group. False when none applies."""
     metric, dimension = plan.metric or "", plan.dimension
@@ -433,10 +328,10 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
                 arguments["success_value"] = plan.success
             if plan.failures:  # counts of both outcomes on each row (ncases, ncontrols)
                 arguments["failures_column"] = plan.failures
-            plan.steps.append(Step("proportion_test", arguments | _weighted(plan), subject))
+            plan.steps.append(Step("proportion_test", arguments | weighted_arguments(plan), subject))
             if plan.whole:  # and across every group of the column the one group was taken from
                 subject = _t(zh, f"Compare the {outcome} rate across {plan.whole}", f"比较不同{plan.whole}的{outcome}比例")
-                plan.steps.append(Step("proportion_test", arguments | {"group_column": plan.whole} | _weighted(plan), subject))
+                plan.steps.append(Step("proportion_test", arguments | {"group_column": plan.whole} | weighted_arguments(plan), subject))
             if not plan.failures and next((c["type"] for c in columns if c["name"] == outcome), None) in NUMERIC:
                 # 0/1: the mean is the rate
                 plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": outcome, "agg": "mean"},
@@ -444,13 +339,17 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         elif plan.weights or plan.failures:  # a count table: the overall rate, each row weighed by its counts
             arguments = {"value_column": outcome, **({"success_value": plan.success} if plan.success else {}),
                          **({"failures_column": plan.failures} if plan.failures else {})}
-            plan.steps.append(Step("proportion_test", arguments | _weighted(plan), _t(zh, f"The {outcome} rate", f"{outcome}比例")))
+            plan.steps.append(Step("proportion_test", arguments | weighted_arguments(plan), _t(zh, f"The {outcome} rate", f"{outcome}比例")))
         else:
             plan.steps.append(Step("value_counts", {"column": outcome}, _t(zh, f"{outcome} breakdown", f"{outcome}分布")))
         return True
     levels = {c["name"]: c.get("levels") or 0 for c in columns}
-    if asks_paired(question):
-        ids = [c["name"] for c in columns if c["type"] == "identifier" and not c.get("pii")]
+    # paired when the question says so, or when the data does: an id column holding each subject once
+    # per group of a two-group comparison (sleep: ID 1-10, each under both drugs)
+    twice = [c["name"] for c in columns if c["type"] == "identifier" and not c.get("pii") and rows
+             and dimension and levels.get(dimension) == 2 and (c.get("distinct") or 0) * 2 == rows]
+    if asks_paired(question) or (twice and not asks_top(question)):
+        ids = twice or [c["name"] for c in columns if c["type"] == "identifier" and not c.get("pii")]
         measures = [n for n in named if n != metric and next((c for c in columns if c["name"] == n), {}).get("type")
                     in NUMERIC and not levels.get(n)]
         subject = _t(zh, f"Paired comparison of {metric}", f"{metric}的配对比较")
@@ -491,6 +390,14 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
                                                        "agg": agg}, subject))
             return True
     date = next((c["name"] for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
+    if date and WHEN.search(question) and (extreme := asks_extreme(question)) and not (dimension and dimension in named):
+        plan.kind, plan.dimension = "rank", None  # "哪一年的失业人数最多": the year of the largest value
+        n = top[0] if top else 1
+        subject = _t(zh, f"When {metric} was {'lowest' if extreme == 'least' else 'highest'}",
+                     f"{metric}{'最低' if extreme == 'least' else '最高'}的时间")
+        plan.steps.append(Step("rank_values", {"value_column": metric, "top": n, "order": "smallest" if extreme == "least"
+                                               else "largest", "label_columns": [date]}, subject))
+        return True
     if date and SEASON.search(question) and not (dimension and dimension in named):
         plan.kind = "seasonal"  # "每年哪个月最多": the month of the year, from the seasonal pattern
         subject = _t(zh, f"Which time of year {metric} peaks", f"{metric}在一年中的高峰和低谷")
@@ -592,10 +499,3 @@ def add_time_steps(plan: Plan, question: str, forecast: bool, grain: str | None,
     return True
 
 
-def _weighted(plan: Plan) -> dict[str, Any]:
-    """A count table's rows weigh as many cases as their frequency says (count_weights)."""
-    return {"weight_column": plan.weights} if plan.weights else {}
-
-
-def _t(zh: bool, en: str, zh_text: str) -> str:
-    return zh_text if zh else en

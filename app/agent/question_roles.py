@@ -152,9 +152,30 @@ def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]
             continue
         hits = sorted((pos, value) for value in col.get("values") or []
                       if (pos := _find_value(text, value, col["name"], raw)) >= 0)
+        hits = sorted({*hits, *_codes_after_name(question, col, spans)})
         if len(hits) > len(best[1]):
             best = (col["name"], [value for _, value in hits])
     return best
+
+
+_CODE_AFTER = re.compile(r"\s*(?:类型|型|组|type|group|no\.?|#)?\s*([A-Za-z0-9]{1,2})(?![A-Za-z0-9])")
+_CODE_MORE = re.compile(r"\s*(?:和|与|跟|、|,|，|and|or|vs\.?|versus)\s*([A-Za-z0-9]{1,2})(?![A-Za-z0-9])", re.I)
+
+
+def _codes_after_name(question: str, column: dict[str, Any], spans: list[Span]) -> list[tuple[int, str]]:
+    """Short codes written right after the column's name ("spray C", "羊毛类型A和B", "Dept A or B"): a
+    letter alone is too common a word to read anywhere else."""
+    values = {str(v): str(v) for v in column.get("values") or [] if len(str(v)) <= 2}
+    found: list[tuple[int, str]] = []
+    for _, end, name in spans:
+        if name != column["name"] or not values:
+            continue
+        at, match = end, _CODE_AFTER.match(question, end)
+        while match and match.group(1) in values:
+            found.append((match.start(1), values[match.group(1)]))
+            at = match.end()
+            match = _CODE_MORE.match(question, at)
+    return found
 
 
 def value_position(text: str, value: str, column: str = "") -> int:
@@ -181,7 +202,8 @@ def _find_word(text: str, word: str, own: bool = True) -> int:
     if (len(word) < 2 and (own or word.isascii())) or (own and word in _COMMON):
         return -1
     if word.isascii():  # whole words, plurals too: "returning customers", "stores"
-        match = re.search(rf"(?<![\w-]){re.escape(word)}(?:s|es)?(?![\w-])", text)
+        # ASCII word edges: a Chinese character next to it ("处理组trt1的") is not part of the word
+        match = re.search(rf"(?<![A-Za-z0-9_-]){re.escape(word)}(?:s|es)?(?![A-Za-z0-9_-])", text)
         return match.start() if match else -1
     return text.find(word)
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 # is a piece of the column name (lower case); the words are looked for in the question.
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "revenue": ("收入", "营收", "营业额", "销售额"), "sales": ("销售", "销量", "销售额"), "region": ("地区", "区域", "大区"),
-    "channel": ("渠道",), "category": ("品类", "类别"), "price": ("价格", "单价", "价钱", "售价"),
+    "channel": ("渠道",), "category": ("品类", "类别"), "price": ("价格", "单价", "价钱", "售价", "cost", "costs", "expensive", "pricier", "cheaper", "贵", "便宜"),
     "units": ("数量", "件数", "每件", "件商品", "unit sold", "units sold"), "discount": ("折扣",), "date": ("日期", "时间"), "city": ("城市",),
     "gender": ("性别",), "sex": ("性别", "gender"), "age": ("年龄", "岁", "older", "younger", "oldest", "youngest", "年纪"),
     "satisfaction": ("满意度", "满意", "satisfied", "happier", "happy"), "customer": ("客户", "顾客"), "store": ("门店", "店铺"),
@@ -27,7 +27,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "surviv": ("生存", "存活", "幸存", "活下来", "生还", "获救", "survival"),
     "smok": ("吸烟", "抽烟", "smoker"), "feed": ("饲料", "feeds"), "spray": ("杀虫剂", "喷雾"),
     "count": ("数量", "how many"), "mpg": ("fuel efficiency", "fuel economy", "miles per gallon", "油耗", "燃油效率"),
-    "carat": ("克拉",), "cut": ("切工",), "clarity": ("净度",), "color": ("颜色",),
+    "carat": ("克拉", "heavier", "heavy"), "cut": ("切工",), "clarity": ("净度",), "color": ("颜色",),
     "supp": ("supplement", "补充剂"), "dose": ("剂量",), "len": ("length", "长度"),
     "extra": ("extra sleep", "睡眠"), "group": ("组别", "处理", "treatment"), "drug": ("药",),
     "spend": ("spend", "spending", "消费", "花费"), "amount": ("spend", "spending", "金额"),
@@ -42,7 +42,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "tension": ("张力",), "breaks": ("断线", "断裂", "断头", "breakage"), "wool": ("羊毛",),
     "height": ("tall", "taller", "tallest", "身高"), "exer": ("运动", "锻炼", "exercise"),
     "speed": ("车速", "速度", "faster", "mph"), "dist": ("刹车距离", "距离", "distance", "stopping"),
-    "volume": ("体积", "材积"), "girth": ("周长", "胸径", "直径", "diameter"), "ozone": ("臭氧",),
+    "volume": ("体积", "材积"), "girth": ("周长", "胸径", "直径", "diameter", "粗细", "粗", "thick", "thicker"), "ozone": ("臭氧",),
     "width": ("宽度", "wide", "wider", "widest", "最宽"), "species": ("品种", "种类", "物种"), "petal": ("花瓣",), "sepal": ("花萼",),
     "unemploy": ("失业人数", "失业人口", "失业", "unemployment", "unemployed", "jobless"),
     "uempmed": ("失业时长", "失业持续时间", "失业周数", "duration of unemployment"),
@@ -59,6 +59,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "mag": ("magnitude", "震级", "强度"), "depth": ("深度", "深", "浅", "deep", "deeper", "shallow", "shallower"), "stations": ("台站", "监测站", "站点"),
     "lat": ("latitude", "纬度"), "long": ("longitude", "经度"), "pressure": ("压力", "气压", "压强"),
     "complaints": ("投诉",), "rating": ("评分", "打分", "总体评价"), "raises": ("加薪", "涨薪"), "advance": ("晋升", "升职"),
+    "black": ("黑人", "african american"), "pulse": ("脉搏", "心率", "heart rate"),
     "eruptions": ("喷发", "eruption"), "waiting": ("等待", "wait"), "passengers": ("乘客", "旅客"),
 }
 

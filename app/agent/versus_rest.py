@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.agent.plan_steps import Plan, Step
+from app.agent.plan_steps import local_text as _t
 from app.agent.question_roles import value_position
 
 REST_CUE = re.compile(r"\bthe others\b|\bthe rest\b|\beveryone else\b|\ball (?:the )?other\b|\bother \w+s\b|"
@@ -20,6 +22,8 @@ def asks_versus_rest(question: str, value: str, column: str = "") -> bool:
     ("do the treatments change weight compared with the control")."""
     text = question.lower()
     at = value_position(text, value, column)
+    if at < 0 and (code := re.search(rf"(?<![A-Za-z0-9]){re.escape(str(value))}(?![A-Za-z0-9])", question)):
+        at = code.start()  # a short code named after its column ("杀虫剂C"), case as written
     return at >= 0 and any(cue.start() > at for cue in REST_CUE.finditer(text))
 
 
@@ -44,3 +48,14 @@ def rest_dataset(name: str, value: str) -> str:
     """The new version's name: titanic_crew_vs_rest."""
     slug = re.sub(r"\W+", "_", str(value).lower()).strip("_")[:30] or "group"
     return f"{name}_{slug}_vs_rest"
+
+
+def versus_rest(plan: Plan, dimension: str, dataset: str, zh: bool) -> str:
+    """A prep step that adds "<dimension>: <value> or others" as a new version; the new column's name."""
+    value = plan.values[0]
+    plan.derived = rest_dataset(dataset, value)
+    arguments = rest_arguments(dimension, value, plan.derived, zh)
+    subject = _t(zh, f"Mark {value} against the other {dimension} groups", f"把{value}与其他{dimension}分开")
+    plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))
+    plan.whole, plan.dimension, plan.values = dimension, arguments["new_column_name"], []
+    return plan.dimension

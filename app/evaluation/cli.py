@@ -38,7 +38,8 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
         description="Runs the task set with the configured model (the built-in analyst when none is). Exit code 0: "
                     "all tasks done, no regression; 1: a regression or a task not done; 2: bad arguments.")
     parser.add_argument("--only", action="append", default=[], metavar="ID", help="run only this task (repeatable)")
-    parser.add_argument("--tasks", type=Path, default=DEFAULT_TASKS, help="task file (default data/eval/tasks.json)")
+    parser.add_argument("--tasks", type=Path, default=DEFAULT_TASKS, help="task file (default data/eval/tasks.json); its relative "
+                        "file paths are read from the file's own folder (the checkout's sets: from the repository root)")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="baseline to compare with (default data/eval/baseline.json, when it exists)")
     parser.add_argument("--save-baseline", type=Path, default=None, metavar="FILE",
@@ -61,7 +62,7 @@ def eval_command(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_ARGS
     logging.basicConfig(level=logging.CRITICAL)  # a run's failure is its task's reason, not a log trace
-    results, model = execute(tasks, args.workdir)
+    results, model = execute(tasks, args.workdir, files_root(args.tasks))
     total = totals(results)
     comparison = compare(results, baseline) if baseline is not None else None
     if comparison is not None and baseline.get("model") not in (None, model):
@@ -83,8 +84,19 @@ def eval_command(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_REGRESSION
 
 
-def execute(tasks: list, workdir: Path | None) -> tuple[list[dict[str, Any]], str]:
-    """Run the tasks with the configured model in a data folder of their own."""
+def files_root(task_file: Path) -> Path:
+    """What a task's relative file paths are relative to: the repository root for the checkout's own
+    sets (data/eval/*.json name "data/samples/…" and "../shared/…"), else the task file's folder, so
+    a user's own set works wherever Verity is installed (a wheel has no repository root)."""
+    from app.paths import REPO_ROOT
+
+    folder = Path(task_file).resolve().parent
+    return REPO_ROOT if folder == (REPO_ROOT / "data" / "eval").resolve() else folder
+
+
+def execute(tasks: list, workdir: Path | None, root: Path | None = None) -> tuple[list[dict[str, Any]], str]:
+    """Run the tasks with the configured model in a data folder of their own; relative file paths
+    are read from `root` (files_root)."""
     from app.config import get_settings
     from app.evaluation.runner import run_tasks
 
@@ -101,7 +113,9 @@ def execute(tasks: list, workdir: Path | None) -> tuple[list[dict[str, Any]], st
         folder = workdir or Path(scratch)
         # the eval's own SQLite database, even where the app's database is a shared server
         settings = base.model_copy(update={"data_dir": folder, "database_url": None})
-        return run_tasks(tasks, settings, progress=progress), model
+        if root is None:
+            return run_tasks(tasks, settings, progress=progress), model
+        return run_tasks(tasks, settings, root=root, progress=progress), model
 
 
 def shown(path: Path) -> str:

@@ -111,7 +111,7 @@ def _rerun(frames: dict[str, Any]) -> tuple[dict[str, list[float]], dict[str, li
         computed[call_id] = backing_values([result.text, result.interpretation], [dict(result.metrics)])
         inputs[call_id] = backing_values([], [{k: v for k, v in arguments.items() if k != "code"}])
         print(result.text)
-        if result.interpretation:
+        if result.interpretation and result.interpretation not in result.text:  # most tools' text holds it
             print(result.interpretation)
         for figure in result.figures:
             print(f"[figure] {figure}")

@@ -309,6 +309,14 @@ def all_p_values(groups: list[pd.Series]) -> list[float]:
             stats.kruskal(*arrays).pvalue]
 
 
+def compared(value: str, group: str, tools: list[str] = MEANS_TOOLS, kept: str | None = None) -> list[dict[str, Any]]:
+    """`tools` on `value` across `group`, or on a column derived from one of them: "is one group
+    different from the rest" is rightly answered by marking that group against the others first,
+    and a yes/no share by turning the yes/no column into 1/0 first (a derived column whose name
+    cannot be known here). `kept` is the column that stays named in the call either way."""
+    return [uses(tools, kept or value), either(uses(tools, value, group), tool("derive_column"))]
+
+
 def p_text(ps: list[float]) -> str:
     return ", ".join(f"{p:.3g}" for p in ps)
 
@@ -366,7 +374,11 @@ def english() -> list[dict]:
                      metric("coef.Age", r(age_ols.params["Age"]), "linear_regression"),
                      metric("coef.Systolic BP Before", r(age_reverse.params["Q('Systolic BP Before')"]),
                             "linear_regression")),
-              below("p_value", 0.001), says("higher", "positive", "increase", "rise", "goes up", "tend to")],
+              below("p_value", 0.001), says("higher", "positive", "increase", "rise", "goes up", "tend to"),
+              # how strong, in the answer's words: r, the slope (per year or per ten years) or R²
+              either(number(r(age_r.statistic, 2), 0.011), number(r(age_ols.params["Age"], 2), 0.011),
+                     number(r(10 * age_ols.params["Age"], 1), 0.2), number(r(age_r.statistic ** 2, 2), 0.011),
+                     number(pct(age_r.statistic ** 2), 1))],
              f"Pearson r of Age and Systolic BP Before over {len(bp)} patients = {age_r.statistic:.4f}, "
              f"p = {age_r.pvalue:.2g} (scipy); OLS slope {age_ols.params['Age']:.4f} mmHg a year (statsmodels). "
              "The question asks about the pressure they come in with: the before reading"),
@@ -376,7 +388,7 @@ def english() -> list[dict]:
              f"a derived column keeps every row: {len(bp)} (pandas)"),
         task("factory_night_shift_null", [FACTORY],
              "Is the night shift turning out more defective units than the other shifts?",
-             [uses(MEANS_TOOLS, "Defective Units", "Shift"),
+             [*compared("Defective Units", "Shift"),
               either(above("p_value", 0.05, "compare_groups"), above("p_value", 0.05, "compare_two_groups")),
               says(*NO_DIFFERENCE_EN)],
              "mean Defective Units per shift run (pandas): " + ", ".join(f"{s} {m:.2f}" for s, m in shift_means.items())
@@ -447,7 +459,7 @@ def chinese() -> list[dict]:
 
     return [
         task("cafe_rain_sales_zh", [CAFE], "下雨天店里的生意是不是会差一些？",
-             [uses(MEANS_TOOLS, "销售额", "天气"),
+             [*compared("销售额", "天气"),
               either(below("p_value", 0.001, "compare_groups"), below("p_value", 0.001, "compare_two_groups")),
               says("雨"),
               either(number(r(by_weather["雨"], 1), rel_tol=0.002), number(r(sunny_gap, 1), rel_tol=0.01),
@@ -469,7 +481,8 @@ def chinese() -> list[dict]:
              f"mean 数学成绩 by 教学方法 (pandas): 翻转课堂 {flipped.mean():.3f}, 传统讲授 {lecture.mean():.3f}, gap "
              f"{method_gap:.3f}; Student, Welch, Mann-Whitney p = {p_text(method_ps)} (scipy)"),
         task("school_sex_maths_null_zh", [SCHOOL], "男生和女生的数学成绩有没有差别？",
-             [uses("compare_two_groups", "数学成绩", "性别"), above("p_value", 0.05, "compare_two_groups"),
+             [uses(MEANS_TOOLS, "数学成绩", "性别"),
+              either(above("p_value", 0.05, "compare_two_groups"), above("p_value", 0.05, "compare_groups")),
               says(*NO_DIFFERENCE_ZH)],
              f"mean 数学成绩 by 性别 (pandas): 男 {boys.mean():.2f} ({len(boys)}), 女 {girls.mean():.2f} ({len(girls)}); "
              f"Student, Welch, Mann-Whitney p = {p_text(sex_ps)} (scipy): no clear difference"),
@@ -478,7 +491,7 @@ def chinese() -> list[dict]:
               number(r(classes.iloc[0], 2), 0.06), number(r(classes.iloc[1], 2), 0.06)],
              "mean 数学成绩 by 班级 (pandas): " + ", ".join(f"{c} {m:.3f}" for c, m in classes.items())),
         task("shop_coupon_refunds_zh", [SHOP], "用了优惠券的订单，退款率是不是比没用优惠券的高？",
-             [uses(PROPORTION_TOOLS, "是否退款", "是否使用优惠券"), number(pct(refunds["是"]), 0.1),
+             [*compared("是否退款", "是否使用优惠券", PROPORTION_TOOLS, kept="是否使用优惠券"), number(pct(refunds["是"]), 0.1),
               number(pct(refunds["否"]), 0.1)],
              f"share of 是否退款 == 是 by 是否使用优惠券 over {len(orders)} orders (pandas): 用券 {pct(refunds['是'])}%, "
              f"未用券 {pct(refunds['否'])}%; chi-square p = {refund_chi.pvalue:.2g} (scipy)"),

@@ -135,11 +135,11 @@ def sandbox_status(settings) -> str:
 
 def analyze_command(args: argparse.Namespace) -> int:
     from app.agent.prompts import detect_language
+    from app.cli_inspect import print_ingest_error
     from app.cli_questions import parse_answers, settle
     from app.config import get_settings
     from app.db.models import Run
     from app.db.session import open_database
-    from app.cli_inspect import print_ingest_error
     from app.ingest.errors import IngestError
     from app.reports.render import write_report_files
     from app.reports.reproduce import Limits, check_analysis_script

@@ -135,6 +135,7 @@ def sandbox_status(settings) -> str:
 
 def analyze_command(args: argparse.Namespace) -> int:
     from app.agent.prompts import detect_language
+    from app.cli_inspect import print_ingest_error
     from app.cli_questions import parse_answers, settle
     from app.config import get_settings
     from app.db.models import Run
@@ -163,11 +164,12 @@ def analyze_command(args: argparse.Namespace) -> int:
             workspace = create_workspace(session, f"CLI: {args.files[0].name}")
             for path in args.files:
                 if not path.exists():
-                    raise IngestError("empty_file", f"File not found: {path}", "Check the path.")
+                    raise IngestError("empty_file", f"File not found: {path}", "Check the path.",
+                                      f"找不到文件：{path}", "请检查文件路径。")
                 add_dataset(session, settings, workspace, path, path.name, args.sheet)
             run_id = service.create(session, workspace, question, language).id
     except IngestError as err:
-        print(f"error: {err.category}: {err.message}", file=sys.stderr)
+        print_ingest_error(err, language)
         return EXIT_BAD_INPUT
     waiting = settle(service, run_id, answers, interactive, args.out)  # cli_questions.py: prompt, or exit 3
     if waiting is not None:

@@ -1,10 +1,14 @@
-"""`verity inspect FILE [--sheet NAME] [--rows N] [--json]`: what Verity reads from a file."""
+"""`verity inspect FILE [--sheet NAME] [--rows N] [--json] [--lang zh|en]`: what Verity reads from a file."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.ingest.errors import IngestError
 
 TYPE_BADGES = {
     "number": "[number]", "integer": "[integer]", "datetime": "[date/time]", "category": "[category]",
@@ -18,6 +22,8 @@ def add_inspect_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--sheet", default=None, help="sheet to read (default: the largest table)")
     parser.add_argument("--rows", type=int, default=None, help="preview rows (default 20)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (the external contract)")
+    parser.add_argument("--lang", choices=("zh", "en"), default=None,
+                        help="language of error messages (default: VERITY_LANG)")
     parser.set_defaults(func=inspect_command)
     return parser
 
@@ -32,9 +38,7 @@ def inspect_command(args) -> int:
     try:
         result = inspect_bounded(args.file, sheet=getattr(args, "sheet", None), rows=rows)
     except IngestError as exc:
-        print(f"error: {exc.category}: {exc.message}", file=sys.stderr)
-        if exc.hint:
-            print(f"hint: {exc.hint}", file=sys.stderr)
+        print_ingest_error(exc, getattr(args, "lang", None) or _default_lang())
         return 2
     if getattr(args, "json", False):
         print(json.dumps(result, ensure_ascii=False))
@@ -47,6 +51,20 @@ def _default_rows() -> int:
     from app.config import get_settings
 
     return get_settings().preview_rows
+
+
+def _default_lang() -> str:
+    from app.config import get_settings
+
+    return get_settings().lang
+
+
+def print_ingest_error(error: IngestError, lang: str) -> None:
+    """Bad input on stderr: `error: <category>: <message>` (the contract's prefix) and the hint, in `lang`
+    (English where an error carries no Chinese)."""
+    print(f"error: {error.category}: {error.message_in(lang)}", file=sys.stderr)
+    if error.hint_in(lang):
+        print(f"hint: {error.hint_in(lang)}", file=sys.stderr)
 
 
 def render_summary(result: dict) -> str:

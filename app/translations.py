@@ -78,8 +78,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "choose_file": {"en": "Choose a file", "zh": "选择文件"},
     "no_file_chosen": {"en": "No file chosen", "zh": "未选择文件"},
     "sheet_optional": {"en": "Sheet (optional)", "zh": "工作表（可选）"},
-    # file errors by category (CONTRACT.md's categories), shown before the reader's own message,
-    # which names sizes, limits and sheets (in English)
+    # file errors by category (CONTRACT.md's categories), shown with the reader's own message, which names
+    # sizes, limits and sheets (in both languages: app/ingest/errors.py)
     "file_error_unsupported_format": {
         "en": "Verity cannot read this kind of file. Upload data as .xlsx, .xls, .ods, .csv or .tsv, "
               "and reference notes as .txt, .md, .docx or .pdf.",

@@ -17,6 +17,7 @@ from app.config import Settings
 from app.db.models import Dataset, Workspace, new_id
 from app.ingest.errors import IngestError
 from app.ingest.bounded import load_table_bounded
+from app.ingest.child import damaged, out_of_memory
 from app.ingest.pipeline import LoadedTable, read_working_copy, save_working_copy
 from app.faults import fault_of
 
@@ -153,12 +154,10 @@ def finish_loading(db: "Database", settings: Settings, dataset_id: str) -> str |
     except IngestError as exc:
         error = exc.as_dict()
     except MemoryError:
-        error = {"category": "too_large", "message": "Reading this file needed more memory than Verity allows.",
-                 "hint": "Split the file or remove the sheets, rows and columns you do not need."}
+        error = out_of_memory().as_dict()
     except Exception:  # noqa: BLE001 - a damaged file must end as a plain error, never a stuck upload
         log.exception("background read of dataset %s failed", dataset_id)
-        error = {"category": "corrupt_file", "message": "The file is damaged or uses a structure Verity cannot read.",
-                 "hint": "Open it in Excel or LibreOffice and save it again."}
+        error = damaged().as_dict()
     with db.session() as session:
         dataset = session.get(Dataset, dataset_id)
         if dataset is None:

@@ -202,6 +202,9 @@ def test_damaged_big_file_ends_failed_with_a_category(bg_client: TestClient, wor
     page = bg_client.get(f"/workspaces/{ws}")
     assert "Reading the whole file failed." in page.text and failed["error"]["message"] in page.text
     assert failed["error"]["category"] not in page.text  # the category is for programs; people read the headline
+    chinese = bg_client.get(f"/workspaces/{ws}?lang=zh").text  # the stored error carries its Chinese text
+    assert "读取整个文件失败。" in chinese and failed["error"]["message_zh"] in chinese
+    assert failed["error"]["message"] not in chinese
     dismissed = bg_client.post(f"/workspaces/{ws}/datasets/{dataset['id']}/dismiss", follow_redirects=False)
     assert dismissed.status_code == 303
     assert "Reading the whole file failed." not in bg_client.get(f"/workspaces/{ws}").text

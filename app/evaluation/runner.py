@@ -87,7 +87,8 @@ def start_run(service: RunService, task: EvalTask, root: Path) -> str:
         workspace.rules = task.rules
         for path in task.paths(root):
             if not path.is_file():
-                raise IngestError("empty_file", f"File not found: {path}", "Check the task's files.")
+                raise IngestError("empty_file", f"File not found: {path}", "Check the task's files.",
+                                  f"找不到文件：{path}", "请检查评测任务列出的文件。")
             add_dataset(session, service.settings, workspace, path, path.name)
         workspace_id = workspace.id
     for earlier in task.before:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.config import Settings, get_settings
-from app.ingest.child import HINT, READERS, SETUP_FAILED, NoChild, damaged, out_of_memory, read_job, wait_child
+from app.ingest.child import HINT, HINT_ZH, READERS, SETUP_FAILED, NoChild, damaged, out_of_memory, read_job, wait_child
 from app.ingest.errors import IngestError
 from app.ingest.parse_slots import parse_slot
 
@@ -108,7 +108,7 @@ def run_job(job: Path, timeout: float) -> tuple[str, int]:
 def _outcome(kind: str, job: Path, status: str, code: int, settings: Settings):
     if status == "timeout":
         raise IngestError("too_large", f"Reading this file took longer than {settings.parse_timeout_s:g} seconds.",
-                          HINT)
+                          HINT, f"读取这个文件用了超过 {settings.parse_timeout_s:g} 秒，时间太长了。", HINT_ZH)
     result = job / "result.pkl"
     if result.exists():
         outcome_kind, payload = pickle.loads(result.read_bytes())

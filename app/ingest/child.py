@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 HINT = "Split the file or remove the sheets, rows and columns you do not need."
+HINT_ZH = "请把文件拆开，或删掉用不到的工作表、行和列。"
 SETUP_FAILED = 3  # the child's exit code when it could not even start reading (the machinery, not the file)
 
 
@@ -190,8 +191,10 @@ def pidfd(pid: int) -> int | None:
 
 def damaged() -> IngestError:
     return IngestError("corrupt_file", "The file is damaged or uses a structure Verity cannot read.",
-                       "Open it in Excel or LibreOffice and save it again.")
+                       "Open it in Excel or LibreOffice and save it again.",
+                       "文件已损坏，或用了 Verity 读不了的结构。", "请用 Excel 或 WPS 打开，再重新保存一份。")
 
 
 def out_of_memory() -> IngestError:
-    return IngestError("too_large", "Reading this file needed more memory than Verity allows for one file.", HINT)
+    return IngestError("too_large", "Reading this file needed more memory than Verity allows for one file.", HINT,
+                       "读取这个文件需要的内存超过了 Verity 给单个文件的上限。", HINT_ZH)

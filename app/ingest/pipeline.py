@@ -163,13 +163,16 @@ def _body(raw: RawSheet, layout: TableLayout) -> pd.DataFrame:
 
 def _check_limits(raw: RawSheet, layout: TableLayout, settings: Settings) -> None:
     if raw.too_large:
-        raise IngestError("too_large", f"The {raw.too_large}.", "Split the data or remove unused rows and columns.")
+        raise raw.too_large
     if layout.n_rows > settings.max_rows or layout.n_cols > settings.max_columns:
         raise IngestError(
             "too_large",
             f"The table has {layout.n_rows} rows and {layout.n_cols} columns; the limits are "
             f"{settings.max_rows} rows and {settings.max_columns} columns.",
             "Split the data or remove unused rows and columns.",
+            f"这张表有 {layout.n_rows} 行、{layout.n_cols} 列，超过了上限（最多 {settings.max_rows} 行、"
+            f"{settings.max_columns} 列）。",
+            "请把数据拆开，或删掉用不到的行和列。",
         )
 
 
@@ -178,6 +181,8 @@ def _check_deadline(deadline: float, settings: Settings) -> None:
         raise IngestError(
             "too_large", f"Reading this file took longer than {settings.parse_timeout_s:g} seconds.",
             "Split the file or remove the sheets, rows and columns you do not need.",
+            f"读取这个文件用了超过 {settings.parse_timeout_s:g} 秒，时间太长了。",
+            "请把文件拆开，或删掉用不到的工作表、行和列。",
         )
 
 
@@ -240,21 +245,26 @@ def _select_sheet(layouts: list[tuple[RawSheet, TableLayout]], sheet: str | None
         for raw, layout in layouts:
             if raw.name == sheet:
                 if not raw.too_large and (layout.n_cols == 0 or layout.n_rows == 0):
-                    raise _no_table(f"The sheet '{sheet}' has no table with data rows.", names)
+                    raise _no_table(f"The sheet '{sheet}' has no table with data rows.",
+                                    f"工作表“{sheet}”里没有带数据行的表格。", names)
                 return raw, layout
-        raise _no_table(f"There is no sheet named '{sheet}' in {path.name}.", names)
+        raise _no_table(f"There is no sheet named '{sheet}' in {path.name}.",
+                        f"{path.name} 里没有名为“{sheet}”的工作表。", names)
     # A sheet flagged too large has no grid, but it is still the user's biggest table.
     candidates = [(r, lay) for r, lay in layouts if (lay.n_rows and lay.n_cols) or r.too_large]
     if not candidates:
-        raise _no_table(f"No table with data was found in {path.name}.", names)
+        raise _no_table(f"No table with data was found in {path.name}.",
+                        f"在 {path.name} 里没有找到带数据的表格。", names)
     # The largest table, hidden or not (a hidden sheet often holds the data behind a report); the
     # sheet list says which sheets are hidden and a warning says so when a hidden one is chosen.
     return max(candidates, key=lambda rl: (bool(rl[0].too_large), rl[1].n_rows * rl[1].n_cols))
 
 
-def _no_table(message: str, names: list[str]) -> IngestError:
+def _no_table(message: str, message_zh: str, names: list[str]) -> IngestError:
     listed = ", ".join(f"'{n}'" for n in names) or "none"
-    return IngestError("no_table_found", message, f"Sheets in this file: {listed}.")
+    listed_zh = "、".join(f"“{n}”" for n in names) or "无"
+    return IngestError("no_table_found", message, f"Sheets in this file: {listed}.", message_zh,
+                       f"这个文件里的工作表：{listed_zh}。")
 
 
 def json_safe(value):

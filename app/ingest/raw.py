@@ -7,6 +7,8 @@ from typing import Callable
 
 import pandas as pd
 
+from app.ingest.errors import IngestError
+
 
 @dataclass
 class RawSheet:
@@ -23,7 +25,7 @@ class RawSheet:
     load_body: Callable[[int, int | None], pd.DataFrame] | None = None
     # merged ranges as 0-based inclusive (r0, c0, r1, c1) in the same coordinates; None: unknown
     load_merges: Callable[[], list[tuple[int, int, int, int]]] | None = None
-    too_large: str | None = None  # why this sheet exceeds the limits; raised only if it is chosen
+    too_large: IngestError | None = None  # why this sheet exceeds the limits; raised only if it is chosen
 
 
 @dataclass

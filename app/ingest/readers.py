@@ -41,14 +41,18 @@ PLAIN_NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$")
 def read_book(path: Path, settings: Settings, head_rows: int = HEAD_ROWS) -> RawBook:
     """Sheets with their first rows and a loader for the rest: nothing big is parsed yet."""
     if not path.is_file():
-        raise IngestError("corrupt_file", f"The file '{path.name}' could not be found.", "")
+        raise IngestError("corrupt_file", f"The file '{path.name}' could not be found.", "",
+                          f"找不到文件“{path.name}”。")
     size = path.stat().st_size
     if size == 0:
-        raise IngestError("empty_file", "The file is empty.", "Check that the upload finished.")
+        raise IngestError("empty_file", "The file is empty.", "Check that the upload finished.",
+                          "文件是空的。", "请确认文件已经完整上传。")
     if size > settings.max_upload_mb * 1024 * 1024:
         raise IngestError(
             "too_large", f"The file is {size / 1048576:.0f} MB; the limit is {settings.max_upload_mb} MB.",
             "Split the file or remove columns and rows you do not need.",
+            f"这个文件有 {size / 1048576:.0f} MB，超过了 {settings.max_upload_mb} MB 的上限。",
+            "请把文件拆开，或删掉用不到的行和列。",
         )
     fmt = sniff_format(path, settings)
     if fmt in {"csv", "tsv", "txt"}:
@@ -67,10 +71,13 @@ def _wrap_excel_error(exc: BaseException) -> IngestError:
         return IngestError(
             "too_large", "The workbook declares more cells than Verity can safely read.",
             "Open it in Excel, delete unused rows and columns, and save again.",
+            "这个工作簿声明的单元格数量超出了 Verity 能安全读取的范围。",
+            "请用 Excel 打开，删掉用不到的行和列，再重新保存。",
         )
     return IngestError(
         "corrupt_file", "The workbook is damaged or uses a structure Verity cannot read.",
         "Open it in Excel or LibreOffice and save it again as .xlsx.",
+        "这个工作簿已损坏，或用了 Verity 读不了的结构。", "请用 Excel 或 WPS 打开，重新另存为 .xlsx 文件。",
     )
 
 
@@ -86,13 +93,21 @@ def _guard(fn, *args, **kwargs):
         raise _wrap_excel_error(exc) from None
 
 
-def _cells_limit(name: str, rows: int, cols: int, settings: Settings) -> str | None:
+def _cells_limit(name: str, rows: int, cols: int, settings: Settings) -> IngestError | None:
+    """Why the sheet is beyond the limits (raised only if it is the sheet chosen), or None."""
+    hint, hint_zh = "Split the data or remove unused rows and columns.", "请把数据拆开，或删掉用不到的行和列。"
     if rows > settings.max_rows + 1000 or cols > settings.max_columns:
-        return (f"sheet '{name}' has {rows:,} rows and {cols:,} columns; the limits are "
-                f"{settings.max_rows:,} rows and {settings.max_columns:,} columns")
+        return IngestError(
+            "too_large", f"The sheet '{name}' has {rows:,} rows and {cols:,} columns; the limits are "
+                         f"{settings.max_rows:,} rows and {settings.max_columns:,} columns.", hint,
+            f"工作表“{name}”有 {rows:,} 行、{cols:,} 列，超过了上限（最多 {settings.max_rows:,} 行、"
+            f"{settings.max_columns:,} 列）。", hint_zh)
     if rows * cols > settings.max_cells:
-        return (f"sheet '{name}' has {rows:,} rows x {cols:,} columns = {rows * cols:,} cells; the limit is "
-                f"{settings.max_cells:,} cells")
+        return IngestError(
+            "too_large", f"The sheet '{name}' has {rows:,} rows x {cols:,} columns = {rows * cols:,} cells; the "
+                         f"limit is {settings.max_cells:,} cells.", hint,
+            f"工作表“{name}”有 {rows:,} 行 × {cols:,} 列，共 {rows * cols:,} 个单元格，超过了 "
+            f"{settings.max_cells:,} 个单元格的上限。", hint_zh)
     return None
 
 
@@ -123,6 +138,7 @@ def read_excel(path: Path, fmt: str, settings: Settings, head_rows: int = HEAD_R
         raise IngestError(
             "corrupt_file", "None of the sheets in this workbook could be read.",
             "Open it in Excel or LibreOffice and save it again as .xlsx.",
+            "这个工作簿里的工作表一个都读不出来。", "请用 Excel 或 WPS 打开，重新另存为 .xlsx 文件。",
         )
     return RawBook(fmt, sheets, warnings)
 

@@ -20,18 +20,19 @@ if TYPE_CHECKING:
 EXCEL_EXTS = {".xlsx", ".xlsm", ".xlsb", ".xls", ".ods"}
 TEXT_EXTS = {".csv", ".tsv", ".txt"}
 SUPPORTED = "Excel (.xlsx, .xlsm, .xlsb, .xls), OpenDocument (.ods) or text (.csv, .tsv, .txt)"
+SUPPORTED_ZH = "Excel（.xlsx、.xlsm、.xlsb、.xls）、OpenDocument（.ods）或文本（.csv、.tsv、.txt）"
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 ZIP_MAGIC = b"PK\x03\x04"
 # Files people rename to .xlsx by mistake: say what they really are.
-FOREIGN_MAGIC = {
-    b"\x89PNG": "a PNG image",
-    b"\xff\xd8\xff": "a JPEG image",
-    b"GIF8": "a GIF image",
-    b"%PDF": "a PDF document",
-    b"\x1f\x8b": "a gzip archive",
-    b"Rar!": "a RAR archive",
-    b"7z\xbc\xaf": "a 7-Zip archive",
+FOREIGN_MAGIC = {  # magic -> (English, Chinese)
+    b"\x89PNG": ("a PNG image", "一张 PNG 图片"),
+    b"\xff\xd8\xff": ("a JPEG image", "一张 JPEG 图片"),
+    b"GIF8": ("a GIF image", "一张 GIF 图片"),
+    b"%PDF": ("a PDF document", "一份 PDF 文档"),
+    b"\x1f\x8b": ("a gzip archive", "一个 gzip 压缩包"),
+    b"Rar!": ("a RAR archive", "一个 RAR 压缩包"),
+    b"7z\xbc\xaf": ("a 7-Zip archive", "一个 7-Zip 压缩包"),
 }
 
 # Parts smaller than this are never refused for their ratio (tiny repetitive XML compresses well).
@@ -51,17 +52,22 @@ def sniff_format(path: Path, settings: Settings | None = None) -> str:
             "unsupported_format",
             f"Verity cannot read '{ext or 'files without an extension'}' files.",
             f"Save the data as {SUPPORTED}.",
+            f"Verity 不能读取 {ext} 文件。" if ext else "Verity 不能读取没有扩展名的文件。",
+            f"请把数据另存为 {SUPPORTED_ZH}。",
         )
     with path.open("rb") as fh:
         head = fh.read(8)
     if not head:
-        raise IngestError("empty_file", "The file is empty.", "Check that the upload finished.")
-    for magic, what in FOREIGN_MAGIC.items():
+        raise IngestError("empty_file", "The file is empty.", "Check that the upload finished.",
+                          "文件是空的。", "请确认文件已经完整上传。")
+    for magic, (what, what_zh) in FOREIGN_MAGIC.items():
         if head.startswith(magic):
             raise IngestError(
                 "unsupported_format",
                 f"This file is {what}, not a spreadsheet, although its name ends in '{ext}'.",
                 f"Upload the original spreadsheet as {SUPPORTED}.",
+                f"文件名以 {ext} 结尾，但它其实是{what_zh}，不是表格。",
+                f"请上传原始表格，格式为 {SUPPORTED_ZH}。",
             )
     if head.startswith(OLE_MAGIC):
         return _sniff_ole(path, ext)
@@ -72,6 +78,8 @@ def sniff_format(path: Path, settings: Settings | None = None) -> str:
             "corrupt_file",
             f"The file ends in '{ext}' but its contents are not a spreadsheet Verity recognises.",
             "Open it in Excel or LibreOffice and save it again.",
+            f"文件名以 {ext} 结尾，但里面的内容不是 Verity 能识别的表格。",
+            "请用 Excel 或 WPS 打开，再重新保存一份。",
         )
     # Text saved with an Excel extension (common with exported reports) is still read as text.
     return ext.lstrip(".") if ext in TEXT_EXTS else "csv"
@@ -96,6 +104,7 @@ def _sniff_zip(path: Path, ext: str, settings: Settings | None = None) -> str:
         raise IngestError(
             "corrupt_file", "The file is damaged: it could not be opened as a workbook.",
             "Open it in Excel or LibreOffice and save it again.",
+            "文件已损坏，无法作为工作簿打开。", "请用 Excel 或 WPS 打开，再重新保存一份。",
         ) from exc
     if "xl/workbook.bin" in names:
         return "xlsb"
@@ -107,6 +116,7 @@ def _sniff_zip(path: Path, ext: str, settings: Settings | None = None) -> str:
     raise IngestError(
         "unsupported_format", "This file is a zip archive, not a spreadsheet.",
         f"Unzip it and upload the spreadsheet inside ({SUPPORTED}).",
+        "这是一个 zip 压缩包，不是表格。", f"请先解压，再上传里面的表格（{SUPPORTED_ZH}）。",
     )
 
 
@@ -125,9 +135,12 @@ def check_zip_limits(package: zipfile.ZipFile | list[zipfile.ZipInfo], settings:
             "too_large",
             f"The workbook unpacks to {total / 1048576:,.0f} MB; the limit is {settings.max_uncompressed_mb} MB.",
             "Delete unused sheets, rows and columns, or split the workbook.",
+            f"这个工作簿解压后有 {total / 1048576:,.0f} MB，超过了 {settings.max_uncompressed_mb} MB 的上限。",
+            "请删掉用不到的工作表、行和列，或把工作簿拆开。",
         )
     if len(infos) > 10_000:
-        raise IngestError("too_large", f"The workbook holds {len(infos):,} parts.", "Save it again from Excel.")
+        raise IngestError("too_large", f"The workbook holds {len(infos):,} parts.", "Save it again from Excel.",
+                          f"这个工作簿内部由 {len(infos):,} 个部件组成，数量太多了。", "请用 Excel 重新保存一份。")
     for info in infos:
         ratio = info.file_size / max(1, info.compress_size)
         if info.file_size <= RATIO_FLOOR_BYTES or ratio <= settings.max_compression_ratio:
@@ -144,6 +157,9 @@ def check_zip_limits(package: zipfile.ZipFile | list[zipfile.ZipInfo], settings:
                 f"than {limit:,} XML elements (the limit is {ELEMENTS_PER_CELL} per cell of {settings.max_cells:,} "
                 "cells); files like this are used to exhaust memory.",
                 "If the file is genuine, open it in Excel, delete unused rows and columns, and save again.",
+                f"工作簿中的“{info.filename}”解压后膨胀了 {ratio:,.0f} 倍，超过 {limit:,} 个 XML 元素"
+                f"（上限是 {settings.max_cells:,} 个单元格、每格 {ELEMENTS_PER_CELL} 个）。这类文件常被用来耗尽内存。",
+                "如果文件来源可靠，请用 Excel 打开，删掉用不到的行和列后重新保存。",
             )
 
 
@@ -171,4 +187,6 @@ def encrypted() -> IngestError:
     return IngestError(
         "encrypted_file", "The workbook is protected with a password, so Verity cannot read it.",
         "Open it in Excel, remove the password (File > Info > Protect Workbook), save, and upload again.",
+        "这个工作簿设置了密码保护，Verity 无法读取。",
+        "请在 Excel 中打开，取消密码（文件 → 信息 → 保护工作簿），保存后再重新上传。",
     )

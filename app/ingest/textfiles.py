@@ -21,7 +21,8 @@ def read_text(path: Path, fmt: str, settings: Settings, head_rows: int = 64) -> 
     raw = path.read_bytes()
     text, encoding = decode_bytes(raw)
     if not text.strip():
-        raise IngestError("empty_file", "The file contains no data.", "Check that the upload finished.")
+        raise IngestError("empty_file", "The file contains no data.", "Check that the upload finished.",
+                          "文件里没有任何数据。", "请确认文件已经完整上传。")
     delimiter = "\t" if fmt == "tsv" else sniff_delimiter(text)
     grid = _parse_grid(text, delimiter, settings)
     del text
@@ -30,6 +31,8 @@ def read_text(path: Path, fmt: str, settings: Settings, head_rows: int = 64) -> 
             "too_large", f"The file has {grid.shape[0]:,} rows x {grid.shape[1]:,} columns; the limit is "
                          f"{settings.max_cells:,} cells.",
             "Split the file or remove the columns you do not need.",
+            f"这个文件有 {grid.shape[0]:,} 行、{grid.shape[1]:,} 列，超过了 {settings.max_cells:,} 个单元格的上限。",
+            "请把文件拆成几个，或删掉用不到的列。",
         )
     warnings = []
     if encoding not in ("utf-8", "ascii"):
@@ -75,6 +78,7 @@ def decode_bytes(raw: bytes) -> tuple[str, str]:
     raise IngestError(
         "encoding_error", "The text encoding of this file could not be recognised.",
         "Save it from Excel as 'CSV UTF-8 (Comma delimited)' and upload again.",
+        "无法识别这个文件的文字编码。", "请在 Excel 中另存为“CSV UTF-8（逗号分隔）”，再重新上传。",
     )
 
 
@@ -85,6 +89,8 @@ def _decode(raw: bytes, encoding: str) -> str:
         raise IngestError(
             "encoding_error", f"The file claims to be {encoding} text but contains invalid bytes.",
             "Save it from Excel as 'CSV UTF-8 (Comma delimited)' and upload again.",
+            f"这个文件标明使用 {encoding} 编码，但其中有无法按这种编码解读的内容。",
+            "请在 Excel 中另存为“CSV UTF-8（逗号分隔）”，再重新上传。",
         ) from exc
 
 
@@ -151,10 +157,12 @@ def _parse_grid(text: str, delimiter: str, settings: Settings) -> pd.DataFrame:
 def _check_size(rows: int, columns: int, settings: Settings) -> None:
     if rows > settings.max_rows + 1000:
         raise IngestError("too_large", f"The file has more than {settings.max_rows} rows.",
-                          "Split the file or filter it to the rows you need.")
+                          "Split the file or filter it to the rows you need.",
+                          f"这个文件超过了 {settings.max_rows} 行的上限。", "请把文件拆开，或只保留需要的行。")
     if columns > settings.max_columns:
         raise IngestError("too_large", f"The file has more than {settings.max_columns} columns.",
-                          "Remove the columns you do not need.")
+                          "Remove the columns you do not need.",
+                          f"这个文件超过了 {settings.max_columns} 列的上限。", "请删掉用不到的列。")
 
 
 def _parse_rows(text: str, delimiter: str, settings: Settings) -> list[list[str]]:
@@ -169,5 +177,6 @@ def _parse_rows(text: str, delimiter: str, settings: Settings) -> list[list[str]
         raise IngestError(
             "corrupt_file", "The text file could not be split into rows and columns.",
             "Check the file in a text editor or re-export it from Excel as CSV.",
+            "这个文本文件无法拆分成行和列。", "请用文本编辑器检查一下，或从 Excel 重新导出为 CSV。",
         ) from exc
     return rows

@@ -85,7 +85,7 @@ def api_upload(request: Request, workspace: WorkspaceDep, session: DbSessionDep,
     try:
         dataset, table = ingest_upload(session, settings, workspace, file, sheet)
     except IngestError as error:
-        raise ApiError(error_status(error), error.category, error.message, error.hint) from error
+        raise ApiError.from_ingest(error_status(error), error) from error
     if table is None:
         session.commit()  # the worker thread reads the dataset in its own session
         start_background_load(request.app, dataset.id)

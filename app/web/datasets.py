@@ -127,7 +127,7 @@ def api_rebuild(workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep,
     try:
         dataset = rebuild_from_original(session, settings, uploaded_dataset(session, workspace, dataset_id))
     except IngestError as error:
-        raise ApiError(error_status(error), error.category, error.message, hint=error.hint) from None
+        raise ApiError.from_ingest(error_status(error), error) from None
     return {"dataset": dataset_body(session, dataset, settings.preview_rows)}
 
 
@@ -142,7 +142,7 @@ def api_switch_sheet(workspace: WorkspaceDep, dataset_id: str, body: SheetIn, se
     try:
         dataset = switch_sheet(session, settings, uploaded_dataset(session, workspace, dataset_id), body.sheet)
     except IngestError as error:
-        raise ApiError(error_status(error), error.category, error.message, hint=error.hint) from None
+        raise ApiError.from_ingest(error_status(error), error) from None
     return {"dataset": {**dataset.info, "id": dataset.id, "version": dataset.version}}
 
 

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.db.models import Dataset, KnowledgeEntry, ReportShare, Run, User, Workspace
+from app.ingest.errors import IngestError
 from app.runs import RunService
 from app.users import API, SESSION, Account, auth_required, user_for_secret
 from app.web.i18n import from_accept_language, normalize_lang
@@ -25,16 +26,28 @@ LANG_COOKIE_MAX_AGE = 365 * 24 * 3600
 
 
 class ApiError(Exception):
-    """A user-facing error of the JSON API: `{"error": {"category", "message", "hint"}}`."""
+    """A user-facing error of the JSON API: `{"error": {"category", "message", "hint"}}`, plus the Chinese
+    `message_zh` and `hint_zh` where the error has them (a file Verity cannot read)."""
 
-    def __init__(self, status_code: int, category: str, message: str, hint: str = ""):
+    def __init__(self, status_code: int, category: str, message: str, hint: str = "", *,
+                 message_zh: str = "", hint_zh: str = ""):
         super().__init__(message)
         self.status_code, self.category, self.message, self.hint = status_code, category, message, hint
+        self.message_zh, self.hint_zh = message_zh, hint_zh
+
+    @classmethod
+    def from_ingest(cls, status_code: int, error: IngestError) -> ApiError:
+        return cls(status_code, error.category, error.message, error.hint, message_zh=error.message_zh,
+                   hint_zh=error.hint_zh)
 
     def response(self) -> JSONResponse:
         body: dict[str, Any] = {"category": self.category, "message": self.message}
         if self.hint:
             body["hint"] = self.hint
+        if self.message_zh:
+            body["message_zh"] = self.message_zh
+        if self.hint_zh:
+            body["hint_zh"] = self.hint_zh
         return JSONResponse({"error": body}, status_code=self.status_code)
 
 

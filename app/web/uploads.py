@@ -43,7 +43,8 @@ _pending_lock = threading.Lock()
 
 def too_large(settings: Settings) -> IngestError:
     return IngestError("too_large", f"The file is larger than {settings.max_upload_mb} MB.",
-                       "Split the file, or remove sheets and columns you do not need.")
+                       "Split the file, or remove sheets and columns you do not need.",
+                       f"文件超过了 {settings.max_upload_mb} MB 的上限。", "请把文件拆开，或删掉用不到的工作表和列。")
 
 
 def safe_file_name(name: str | None) -> str:

@@ -91,6 +91,8 @@ def test_a_count_tables_frequency_column_is_read_as_weights(tmp_path):
     assert count_weights(seen(path)["columns"]) == "n"
     assert count_weights(seen(rds("HairEyeColor"))["columns"]) == "Freq"
     assert count_weights(seen(rds("warpbreaks"))["columns"]) is None  # breaks is a measurement beside its groups
+    sprays = seen(rds("InsectSprays"))  # a count of insects per plot: 72 rows of 6 sprays, not one row per spray
+    assert count_weights(sprays["columns"], sprays["rows"]) is None
     plan = plan_analysis("Is hair colour related to eye colour?", seen(rds("HairEyeColor")), zh=False)
     assert step(plan, "chi_square_test").arguments == {"x_column": "Hair", "y_column": "Eye", "weight_column": "Freq"}
 
@@ -383,3 +385,21 @@ def test_the_year_of_a_peak_is_the_row_of_the_largest_value(tmp_path):
     run, calls = Session(tmp_path, rds("longley")).ask("哪一年的失业人数最多？")
     assert call(calls, "rank_values").arguments["label_columns"] == ["Year"]
     assert str(int(peak["Year"])) in headline(run) and fmt_num(peak["Unemployed"]) in headline(run)
+
+
+# --- the longest word wins, and "the more …, the more …" ---------------------------------------------
+def test_the_longest_everyday_word_names_its_column():
+    """"年龄段" is Age Group, though its first two characters are Age's word."""
+    plan = plan_analysis("各年龄段的满意度有差别吗？", seen(SAMPLES / "customer_survey.xlsx"), zh=True)
+    assert step(plan, "compare_groups").arguments == {"value_column": "Satisfaction", "group_column": "Age Group"}
+
+
+def test_the_more_the_more_is_a_relationship_even_beside_a_grouping():
+    plan = plan_analysis("员工数越多的门店，订单数越多吗？", seen(SAMPLES / "monthly_operations.xlsx"), zh=True)
+    assert plan.kind == "relationship"
+    assert set(step(plan, "correlation_analysis").arguments["columns"]) == {"员工数", "订单数"}
+
+
+def test_two_rating_scales_are_a_relationship():
+    plan = plan_analysis("推荐意愿和易用性有关系吗？", seen(SAMPLES / "customer_survey.xlsx"), zh=True)
+    assert set(step(plan, "correlation_analysis").arguments["columns"]) == {"Likelihood to Recommend", "Ease of Use"}

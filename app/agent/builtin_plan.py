@@ -189,7 +189,7 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     dimension = choose_dimension(columns, named, implied, metric)
     plan = Plan(metric, dimension, [Step("profile_dataset", {}, evidence=False)])
     plan.values = values if dimension == implied else []
-    plan.weights, plan.success = count_weights(columns), rate.success if rate else None
+    plan.weights, plan.success = count_weights(columns, int(dataset.get("rows") or 0)), rate.success if rate else None
     plan.failures = pair[1] if pair else None
     if dimension and len(plan.values) == 1 and asks_versus_rest(question, plan.values[0], dimension) and (
             next((c.get("levels") or 0 for c in columns if c["name"] == dimension), 0) > 2):
@@ -251,6 +251,9 @@ def year_filter(question: str, columns: list[dict[str, Any]]) -> list[dict[str, 
     return [{"column": date, "op": "between", "value": [f"{year}-01-01", f"{year}-12-31"]}]
 
 
+MORE_MORE = re.compile(r"越.{1,20}越|\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|older|"
+                       r"heavier)\b.{1,40}\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|"
+                       r"fewer|heavier|lighter|faster|slower)\b", re.I)
 # When something peaked: the date (row) of the largest value. "Which month" of several years is a season (SEASON).
 WHEN = re.compile(r"\b(?:which|what) (?:year|day|date|week)\b|\bin what year\b|\bwhen (?:was|were|did)\b|"
                   r"哪一年|哪年|哪个年份|哪一天|哪天|哪一周|什么时候|何时", re.I)
@@ -269,10 +272,12 @@ def relation_steps(plan: Plan, question: str, columns: list[dict[str, Any]], spa
     measures = measure_names(columns, names)
     groups = [n for n in names if n not in measures and groups_rows(kinds[n])]
     scales = [n for n in groups if kinds[n].get("coded") and (kinds[n].get("levels") or 0) >= 5]
-    if len(measures) == 1 and scales and len(scales) == len(groups):  # a 1-5 rating beside a measurement: a scale
+    if len(measures) + len(scales) >= 2 and scales and len(scales) == len(groups):  # 1-5 ratings are scales here
         measures, groups = [n for n in names if n in measures or n in scales], []
     slope = bool(SLOPE.search(question) or roles.target)
-    if len(measures) >= 2 and not groups and not implied and (slope or not regression):
+    # "员工数越多的门店，订单数越多吗", "the bigger …, the more …": two measures moving together, whatever groups it names
+    together = bool(MORE_MORE.search(question)) and len(measures) >= 2
+    if len(measures) >= 2 and (together or (not groups and not implied)) and (slope or not regression):
         target, predictors = slope_roles(question, spans, measures, roles)
         plan.kind, plan.metric, plan.dimension = "relationship", target, None
         subject = _t(zh, f"Relationship of {target} with {', '.join(predictors)}", f"{target}与{'、'.join(predictors)}的关系")

@@ -318,7 +318,7 @@ def quality_gate(inp: GateInput) -> Gate | None:
                                  stop],
                         reason=_t(zh, "More than half of the metric is missing; the result depends on how gaps "
                                       "are treated.", "指标一半以上缺失，结论取决于缺失值的处理方式。"))
-    if wanted and 0 < rows < 10 and not (count_weights(_columns(inp)) or count_pair(_columns(inp))):  # rows of counts
+    if wanted and 0 < rows < 10 and not (count_weights(_columns(inp), rows) or count_pair(_columns(inp))):  # rows of counts
         return Gate(topic=f"quality.rows.{ds.get('name')}",
                     question=_t(zh, f"The table has only {rows} rows. Comparisons and trends on so few rows are very "
                                     "uncertain. Go on?", f"表格只有 {rows} 行，这么少的数据做对比或趋势非常不可靠。要继续吗？"),

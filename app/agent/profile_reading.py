@@ -78,15 +78,22 @@ def _with_profile(column: dict[str, Any], rest: str) -> dict[str, Any]:
 _COUNT_NAME = re.compile(r"^(?:freq|frequency|n|count|counts|weight|weights|cases|number|频数|频次|人数|次数|计数|个数)$", re.I)
 
 
-def count_weights(columns: list[dict[str, Any]]) -> str | None:
+def count_weights(columns: list[dict[str, Any]], rows: int = 0) -> str | None:
     """The frequency column of a count table: a whole-number column named like a count (Freq, n,
-    count, 频数), never negative, beside columns that are all categories (a row number aside)."""
+    count, 频数), never negative, beside columns that are all categories (a row number aside), with
+    no more rows than combinations of their values (with `rows`): InsectSprays' count of insects
+    beside six sprays over 72 rows is a measurement, not a frequency."""
     weights = [c for c in columns if _COUNT_NAME.match(c["name"].strip()) and c["type"] == "integer"
                and (c.get("minimum") or 0) >= 0]
     others = [c for c in columns if c not in weights and c["type"] != "identifier" and not c.get("pii")]
     if len(weights) != 1 or not others:
         return None
-    return weights[0]["name"] if all(c["type"] in GROUPING or c.get("coded") or c.get("binary") for c in others) else None
+    if not all(c["type"] in GROUPING or c.get("coded") or c.get("binary") for c in others):
+        return None
+    combinations = 1
+    for column in others:
+        combinations *= column.get("levels") or column.get("distinct") or 1
+    return weights[0]["name"] if not rows or rows <= combinations else None
 
 
 PROFILE_TOP = 5  # values profile_dataset lists per column (analysis_tools/core.py _TOP)

@@ -30,11 +30,13 @@ def column_spans(question: str, columns: list[dict[str, Any]], synonyms: dict[st
     spans: list[Span] = []
     for col in sorted(columns, key=lambda c: -len(c["name"])):
         _claim(text, col["name"].lower(), col["name"], spans)
-    for col in sorted(columns, key=lambda c: -_words_named(question, c["name"])):  # "longest petals": Petal.Length
-        for key, words in synonyms.items():
-            if synonym_key_fits(key, col["name"]):
-                for word in words:
-                    _claim(text, word.lower(), col["name"], spans)
+    # everyday words, the longest first ("年龄段" is Age Group before "年龄" is Age); of columns sharing
+    # a word, the one more of whose name the question uses ("longest petals": Petal.Length)
+    ranked = sorted(columns, key=lambda c: -_words_named(question, c["name"]))
+    words = [(word, rank, col["name"]) for rank, col in enumerate(ranked) for key, listed in synonyms.items()
+             if synonym_key_fits(key, col["name"]) for word in listed]
+    for word, _, name in sorted(words, key=lambda w: (-len(w[0]), w[1])):
+        _claim(text, word.lower(), name, spans)
     for col in sorted(columns, key=lambda c: -len(c["name"])):  # stems and abbreviations: "survive", "birth weight"
         for start, end in [*loose_mentions(question, col["name"]), *spread_mentions(question, col["name"])]:
             if not any(s < end and start < e for s, e, _ in spans):

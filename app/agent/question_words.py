@@ -15,7 +15,7 @@ from collections.abc import Iterator
 # is a piece of the column name (lower case); the words are looked for in the question.
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "revenue": ("收入", "营收", "营业额", "销售额"), "sales": ("销售", "销量", "销售额"), "region": ("地区", "区域", "大区"),
-    "channel": ("渠道",), "category": ("品类", "类别"), "price": ("价格", "单价", "价钱", "售价", "cost", "costs", "expensive", "pricier", "cheaper", "贵", "便宜"),
+    "channel": ("渠道",), "category": ("品类", "类别", "商品类别", "哪类商品", "分类"), "price": ("价格", "单价", "价钱", "售价", "cost", "costs", "expensive", "pricier", "cheaper", "贵", "便宜"),
     "units": ("数量", "件数", "每件", "件商品", "unit sold", "units sold"), "discount": ("折扣",), "date": ("日期", "时间"), "city": ("城市",),
     "gender": ("性别",), "sex": ("性别", "gender"), "age": ("年龄", "岁", "older", "younger", "oldest", "youngest", "年纪"),
     "satisfaction": ("满意度", "满意", "satisfied", "happier", "happy"), "customer": ("客户", "顾客"), "store": ("门店", "店铺"),
@@ -33,7 +33,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "spend": ("spend", "spending", "消费", "花费"), "amount": ("spend", "spending", "金额"),
     "wt": ("weight", "重量", "车重"), "hp": ("horsepower", "马力"), "cyl": ("cylinder", "气缸"),
     "education": ("教育",), "ed": ("education", "schooling", "教育", "受教育"), "exp": ("experience", "工龄", "经验"),
-    "married": ("已婚", "婚姻"), "union": ("工会",), "class": ("舱位", "等级"),
+    "married": ("已婚", "婚姻"), "union": ("工会",),
     "bwt": ("birth weight", "birthweight", "出生体重", "体重"),
     "low": ("偏低", "低体重", "low birth weight"), "buy again": ("再次购买", "回购", "复购", "再买", "buy again"),
     "am": ("手动", "自动", "transmission", "变速箱", "manual", "automatic"),
@@ -60,6 +60,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "lat": ("latitude", "纬度"), "long": ("longitude", "经度"), "pressure": ("压力", "气压", "压强"),
     "complaints": ("投诉",), "rating": ("评分", "打分", "总体评价"), "raises": ("加薪", "涨薪"), "advance": ("晋升", "升职"),
     "black": ("黑人", "african american"), "pulse": ("脉搏", "心率", "heart rate"),
+    "age group": ("年龄段", "年龄组", "age band", "age bracket"), "recommend": ("推荐", "recommendation"),
+    "ease": ("易用", "好用", "ease of use"), "class": ("舱位", "等级", "车型"),
     "eruptions": ("喷发", "eruption"), "waiting": ("等待", "wait"), "passengers": ("乘客", "旅客"),
 }
 

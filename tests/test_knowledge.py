@@ -178,6 +178,12 @@ def test_knowledge_api_and_page(client, tmp_path):
     refused = client.post(f"/workspaces/{ws}/knowledge", files={"file": ("scan.pdf", io.BytesIO(b"%PDF"))},
                           data={"title": ""})
     assert refused.status_code == 400 and "could not be read as a PDF" in refused.text
+    # in Chinese: the detail and what to do in Chinese (not the English sentence), and in the API's zh fields
+    refused_zh = client.post(f"/workspaces/{ws}/knowledge", files={"file": ("scan.pdf", io.BytesIO(b"%PDF"))},
+                             data={"title": ""}, headers={"accept-language": "zh-CN"})
+    assert refused_zh.status_code == 400 and "无法作为 PDF 读取" in refused_zh.text
+    assert "could not be read as a PDF" not in refused_zh.text and "另存为 Word" in refused_zh.text
+    assert empty.json()["error"]["message_zh"] == "没有可以保存的文字。"
 
     removed = client.delete(f"/api/workspaces/{ws}/knowledge/{note.json()['id']}")
     assert removed.status_code == 200 and removed.json()["removed"]["title"] == "Glossary"

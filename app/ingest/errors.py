@@ -33,7 +33,7 @@ class IngestError(Exception):
         self.hint_zh = hint_zh
 
     def __reduce__(self):  # picklable, so a reading child process can hand it back as it is
-        return (IngestError, (self.category, self.message, self.hint, self.message_zh, self.hint_zh))
+        return (type(self), (self.category, self.message, self.hint, self.message_zh, self.hint_zh))
 
     def message_in(self, lang: str) -> str:
         """The message in `lang`; English where no Chinese was written."""

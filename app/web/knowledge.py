@@ -38,7 +38,8 @@ def read_document(upload: UploadFile) -> tuple[str, str]:
     data = upload.file.read(MAX_DOCUMENT_BYTES + 1)
     if len(data) > MAX_DOCUMENT_BYTES:
         raise KnowledgeError("too_large", f"The document is larger than {MAX_DOCUMENT_BYTES // 2**20} MB.",
-                             "Keep the parts the analysis needs.")
+                             "Keep the parts the analysis needs.",
+                             f"文档超过了 {MAX_DOCUMENT_BYTES // 2**20} MB。", "只保留分析需要的部分。")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / name
         path.write_bytes(data)
@@ -63,8 +64,7 @@ def add_knowledge_page(request: Request, workspace: WorkspaceDep, session: DbSes
         keep(session, settings, workspace.id, title, text, file)
     except KnowledgeError as exc:
         context = workspace_context(session, settings, workspace, page.lang,
-                                    knowledge_error={"category": exc.category, "message": exc.message,
-                                                     "hint": exc.hint, "file": file.filename if file else ""})
+                                    knowledge_error={**exc.as_dict(), "file": file.filename if file else ""})
         return page.render("workspace.html", context, status_code=400)
     return RedirectResponse(f"{target}?knowledge=saved#knowledge", status_code=303)
 
@@ -85,7 +85,7 @@ def api_add_note(body: NoteIn, workspace: WorkspaceDep, session: DbSessionDep, s
     try:
         return entry_dict(keep(session, settings, workspace.id, body.title, body.text, None))
     except KnowledgeError as exc:
-        raise ApiError(400, exc.category, exc.message, exc.hint) from exc
+        raise ApiError.from_ingest(400, exc) from exc
 
 
 @router.post("/api/workspaces/{ws}/knowledge/files", status_code=201)
@@ -95,7 +95,7 @@ def api_add_document(workspace: WorkspaceDep, session: DbSessionDep, settings: S
         return entry_dict(keep(session, settings, workspace.id, title, None, file))
     except KnowledgeError as exc:
         status = {"too_large": 413, "unsupported_format": 415}.get(exc.category, 400)
-        raise ApiError(status, exc.category, exc.message, exc.hint) from exc
+        raise ApiError.from_ingest(status, exc) from exc
 
 
 @router.delete("/api/workspaces/{ws}/knowledge/{entry_id}")

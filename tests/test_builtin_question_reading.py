@@ -420,3 +420,12 @@ def test_months_are_not_a_rating_scale():
     """Month 5-9 has five values like a 1-5 rating, but it groups the rows: compare wind by month."""
     plan = plan_analysis("Which month had the highest average wind speed?", seen(rds("airquality")), zh=False)
     assert step(plan, "compare_groups").arguments == {"value_column": "Wind", "group_column": "Month"}
+
+
+@pytest.mark.parametrize("question", ["Do front-wheel drive cars get better highway mileage than the others?",
+                                      "What drives highway mileage?"])
+def test_drive_as_a_group_word_asks_for_no_drivers_and_drives_names_no_column(question):
+    plan = plan_analysis(question, seen(rds("ggplot2_mpg")), zh=False)
+    regression = any(s.tool == "linear_regression" for s in plan.steps)
+    assert regression == question.startswith("What drives")
+    assert plan.dimension != "drv" or not regression

@@ -48,7 +48,7 @@ from app.agent.question_roles import (
     named_values,
     regression_roles,
 )
-from app.agent.question_words import STOP
+from app.agent.question_words import STOP, without_value_words
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
 from app.agent.repeated_design import repeated_design
 from app.agent.versus_rest import asks_versus_rest, versus_rest
@@ -169,8 +169,9 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     named, spans = mentioned_columns(question, columns), column_spans(question, columns, SYNONYMS)
     roles = regression_roles(question, columns, spans)
     dated = any(c["type"] == "datetime" and not c.get("pii") for c in columns)
-    asks = asks_for(question, dated, bool(roles.predictors))
     implied, values = named_values(question, columns, spans)
+    # the words that name a group are not modelling words: "front-wheel drive" asks for no drivers
+    asks = asks_for(without_value_words(question, implied or "", values), dated, bool(roles.predictors))
     if asks_dedupe(question):
         return dedupe_plan(columns, zh)
     if FILTER_TASK.search(question) and (conditions := filter_conditions(question, columns, spans)):

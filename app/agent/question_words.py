@@ -52,7 +52,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "catholic": ("天主教",), "agricult": ("农业", "务农"),
     "mortality": ("死亡率",), "population": ("人口",), "manufacturer": ("brand", "make", "maker", "品牌", "厂商", "厂家"),
     "cty": ("city mileage", "city mpg", "城市油耗", "市区油耗", "城市里程"), "hwy": ("highway", "高速油耗", "高速"),
-    "drv": ("drive", "drivetrain", "驱动方式", "驱动"), "displ": ("displacement", "engine size", "排量"),
+    "drv": ("drive type", "drivetrain", "wheel drive", "驱动方式", "驱动"),  # not "drive": "what drives X" "displ": ("displacement", "engine size", "排量"),
     "medv": ("home value", "house price", "home price", "expensive", "房价", "房屋价值"), "chas": ("river", "河边", "河"),
     "dept": ("department", "院系", "系别", "部门"), "crim": ("crime", "犯罪"), "rm": ("rooms", "房间数"),
     "alc": ("alcohol", "drinking", "drinkers", "喝酒", "饮酒", "酒精", "酒"), "tob": ("tobacco", "吸烟量", "烟草", "抽烟", "吸烟"),
@@ -82,8 +82,9 @@ VALUE_WORDS: dict[str, tuple[str, ...]] = {
 # Everyday words for the codes of one kind of column (the key is a piece of the column name, as in
 # SYNONYMS): "前驱" is drv = f, where "f" elsewhere would be female.
 CODE_WORDS: dict[str, dict[str, tuple[str, ...]]] = {
-    "drv": {"f": ("前驱", "前轮驱动", "front-wheel", "front wheel drive"), "r": ("后驱", "后轮驱动", "rear-wheel", "rear wheel drive"),
-            "4": ("四驱", "四轮驱动", "4wd", "four-wheel", "all-wheel")},
+    "drv": {"f": ("前驱", "前轮驱动", "front-wheel", "front-wheel drive", "front wheel drive"),
+            "r": ("后驱", "后轮驱动", "rear-wheel", "rear-wheel drive", "rear wheel drive"),
+            "4": ("四驱", "四轮驱动", "4wd", "four-wheel", "four-wheel drive", "all-wheel", "all-wheel drive")},
 }
 
 STOP = {"the", "a", "an", "of", "in", "on", "for", "to", "by", "and", "or", "is", "are", "was", "were", "do", "does",
@@ -203,6 +204,14 @@ def value_words(value: str, column: str = "") -> tuple[str, ...]:
     if codes is not None:
         return (word, *codes.get(word, ()))
     return (word, *VALUE_WORDS.get(word, ()))
+
+
+def without_value_words(question: str, column: str, values: list[str]) -> str:
+    """The question without the words that name the given values of a column (longest first)."""
+    words = sorted({w for value in values for w in value_words(value, column)[1:]}, key=len, reverse=True)
+    for word in words:
+        question = re.sub(re.escape(word), " ", question, flags=re.I)
+    return question
 
 
 def code_word(value: str, column: str, question: str) -> str | None:

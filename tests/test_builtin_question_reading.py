@@ -403,3 +403,20 @@ def test_the_more_the_more_is_a_relationship_even_beside_a_grouping():
 def test_two_rating_scales_are_a_relationship():
     plan = plan_analysis("推荐意愿和易用性有关系吗？", seen(SAMPLES / "customer_survey.xlsx"), zh=True)
     assert set(step(plan, "correlation_analysis").arguments["columns"]) == {"Likelihood to Recommend", "Ease of Use"}
+
+
+def test_most_common_in_a_count_table_is_the_largest_total():
+    plan = plan_analysis("Which hair colour is most common?", seen(rds("HairEyeColor")), zh=False)
+    assert step(plan, "group_aggregate").arguments == {"group_columns": ["Hair"], "value_columns": ["Freq"], "agg": "sum"}
+    assert not any(s.tool == "compare_groups" for s in plan.steps)
+
+
+def test_a_number_with_few_values_moves_with_another_when_the_question_says_the_more_the_more():
+    plan = plan_analysis("空气流量越大，损失越大吗？", seen(rds("stackloss")), zh=True)
+    assert set(step(plan, "correlation_analysis").arguments["columns"]) == {"Air.Flow", "stack.loss"}
+
+
+def test_months_are_not_a_rating_scale():
+    """Month 5-9 has five values like a 1-5 rating, but it groups the rows: compare wind by month."""
+    plan = plan_analysis("Which month had the highest average wind speed?", seen(rds("airquality")), zh=False)
+    assert step(plan, "compare_groups").arguments == {"value_column": "Wind", "group_column": "Month"}

@@ -271,11 +271,14 @@ def relation_steps(plan: Plan, question: str, columns: list[dict[str, Any]], spa
     kinds = {c["name"]: c for c in columns}
     measures = measure_names(columns, names)
     groups = [n for n in names if n not in measures and groups_rows(kinds[n])]
-    scales = [n for n in groups if kinds[n].get("coded") and (kinds[n].get("levels") or 0) >= 5]
+    scales = [n for n in groups if is_scale(kinds[n])]
     if len(measures) + len(scales) >= 2 and scales and len(scales) == len(groups):  # 1-5 ratings are scales here
         measures, groups = [n for n in names if n in measures or n in scales], []
     slope = bool(SLOPE.search(question) or roles.target)
-    # "员工数越多的门店，订单数越多吗", "the bigger …, the more …": two measures moving together, whatever groups it names
+    # "员工数越多的门店，订单数越多吗", "the bigger …, the more …": two numbers moving together, whatever groups
+    # it names; a number with few values (Air.Flow) counts as a number here
+    if MORE_MORE.search(question) and len(measures) < 2:
+        measures = [n for n in names if n in measures or (kinds[n]["type"] in NUMERIC and kinds[n].get("coded"))]
     together = bool(MORE_MORE.search(question)) and len(measures) >= 2
     if len(measures) >= 2 and (together or (not groups and not implied)) and (slope or not regression):
         target, predictors = slope_roles(question, spans, measures, roles)
@@ -296,6 +299,12 @@ def relation_steps(plan: Plan, question: str, columns: list[dict[str, Any]], spa
         plan.steps.append(Step("chi_square_test", arguments | weighted_arguments(plan), subject))
         return True
     return False
+
+
+def is_scale(column: dict[str, Any]) -> bool:
+    """A rating scale (1-5, 1-7, 0-10 …): whole numbers from 0 or 1 up to 5, 7 or 10, at least five of them."""
+    return bool(column.get("coded") and (column.get("levels") or 0) >= 5 and column.get("minimum") in (0, 1)
+                and column.get("maximum") in (5, 7, 10))
 
 
 def slope_roles(question: str, spans: list[Any], measures: list[str], roles: Any) -> tuple[str, list[str]]:
@@ -417,7 +426,8 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         return True
     # "which store has the most revenue" over months or orders: the total, unless an average is asked
     summed = dated and asks_extreme(question) and ADDITIVE.search(metric) and not MEAN_WORDS.search(question)
-    if (asks_total(question) or summed) and dimension:
+    counted = bool(plan.weights) and metric == plan.weights  # a count table: "most common" is the largest total
+    if (asks_total(question) or summed or counted) and dimension:
         plan.kind = "total"
         add_total_steps(plan, metric, dimension, zh)
         plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "sum"}, evidence=False))

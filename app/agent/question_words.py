@@ -55,13 +55,16 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "drv": ("drive", "drivetrain", "驱动方式", "驱动"), "displ": ("displacement", "engine size", "排量"),
     "medv": ("home value", "house price", "home price", "expensive", "房价", "房屋价值"), "chas": ("river", "河边", "河"),
     "dept": ("department", "院系", "系别", "部门"), "crim": ("crime", "犯罪"), "rm": ("rooms", "房间数"),
-    "alc": ("alcohol", "drinking", "drinkers", "喝酒", "饮酒", "酒精", "酒"), "tob": ("tobacco", "吸烟量", "烟草", "抽烟"),
+    "alc": ("alcohol", "drinking", "drinkers", "喝酒", "饮酒", "酒精", "酒"), "tob": ("tobacco", "吸烟量", "烟草", "抽烟", "吸烟"),
     "mag": ("magnitude", "震级", "强度"), "depth": ("深度", "深", "浅", "deep", "deeper", "shallow", "shallower"), "stations": ("台站", "监测站", "站点"),
     "lat": ("latitude", "纬度"), "long": ("longitude", "经度"), "pressure": ("压力", "气压", "压强"),
     "complaints": ("投诉",), "rating": ("评分", "打分", "总体评价"), "raises": ("加薪", "涨薪"), "advance": ("晋升", "升职"),
     "black": ("黑人", "african american"), "pulse": ("脉搏", "心率", "heart rate"),
     "age group": ("年龄段", "年龄组", "age band", "age bracket"), "recommend": ("推荐", "recommendation"),
     "ease": ("易用", "好用", "ease of use"), "class": ("舱位", "等级", "车型"),
+    "hair": ("头发", "发色"), "eye": ("眼睛", "眼色"), "loss": ("损失", "损耗"), "flow": ("流量",),
+    "acid": ("酸浓度",), "water": ("水温",), "perm": ("渗透率", "permeability"), "area": ("面积",),
+    "peri": ("perimeter",), "shape": ("形状",),
     "eruptions": ("喷发", "eruption"), "waiting": ("等待", "wait"), "passengers": ("乘客", "旅客"),
 }
 

@@ -158,5 +158,9 @@ def test_a_call_that_exits_while_its_background_process_holds_the_pipe_ends_at_o
     # Reason: the parent watches the child's exit (pidfd), not only the end of the result pipe
     # the background process still holds: the call ends as what it is, not at the wall-time limit.
     assert result.error["error"] == "python_error" and "status 3" in result.error["message"], result.error
-    assert "left 1 background process running" in result.error["background_processes"]
+    # The sleeper ends with the call (its pid namespace, or its process group, is killed); whether it
+    # is still there to be counted when the parent looks depends on timing (seen absent under load,
+    # in unshare mode): when it is counted, the model is told exactly.
+    note = result.error.get("background_processes")
+    assert note is None or "left 1 background process running" in note, note
     still_works(env)

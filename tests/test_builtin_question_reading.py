@@ -268,6 +268,7 @@ def test_a_pass_rate_from_pass_and_fail_counts_per_school(tmp_path):
     assert test.metrics[f"proportion.{rates.index[0]}"] == pytest.approx(rates.iloc[0])
     text = headline(run)
     assert rates.index[0] in text and f"{rates.iloc[0]:.1%}" in text and f"{rates.iloc[-1]:.1%}" in text
+    assert "n_passed/(n_passed+n_failed) rate" in text  # what the rate is of
 
 
 # --- everyday words for a column's codes --------------------------------------------------------------

@@ -405,6 +405,8 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
         headline = forecast_headline(arguments["value_column"], metrics, zh)
     elif step.tool == "proportion_test" and arguments.get("group_column"):
         outcome = arguments.get("success_value") or arguments["value_column"]  # "the Admitted rate"
+        if failures := arguments.get("failures_column"):  # "the ncases/(ncases+ncontrols) rate"
+            outcome = f"{outcome}/({outcome}+{failures})"
         headline = proportion_headline(outcome, arguments["group_column"], metrics, zh)
     elif step.tool == "group_aggregate" and arguments.get("value_columns"):
         headline = total_headline(arguments["value_columns"][0], arguments["group_columns"][0], metrics, zh,

@@ -387,6 +387,12 @@ def _finding(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
     return text
 
 
+def _versus_value(column: str) -> str | None:
+    """The named group of a "<column>: <value> or others" column (versus_rest.rest_column)."""
+    match = re.search(r"[:：]\s*(.+?)\s*(?:or others|或其他)$", column)
+    return match.group(1) if match else None
+
+
 def _named(value: str, column: str, question: str, zh: bool) -> str:
     """A group as the question called it too: "f（前驱）" when it asked about 前驱 (drv = f)."""
     word = code_word(value, column, question)
@@ -407,7 +413,9 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
         outcome = arguments.get("success_value") or arguments["value_column"]  # "the Admitted rate"
         if failures := arguments.get("failures_column"):  # "the ncases/(ncases+ncontrols) rate"
             outcome = f"{outcome}/({outcome}+{failures})"
-        headline = proportion_headline(outcome, arguments["group_column"], metrics, zh)
+        first = plan is not None and plan.whole and arguments["group_column"] != plan.whole  # one group vs the others
+        headline = proportion_headline(outcome, arguments["group_column"], metrics, zh,
+                                       _versus_value(arguments["group_column"]) if first else None)
     elif step.tool == "group_aggregate" and arguments.get("value_columns"):
         headline = total_headline(arguments["value_columns"][0], arguments["group_columns"][0], metrics, zh,
                                   plan.top if plan and plan.kind == "top" else None, arguments.get("agg", "sum"))

@@ -44,12 +44,15 @@ def _by_prefix(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
     return {k[len(prefix):]: v for k, v in metrics.items() if k.startswith(prefix) and _ok(v)}
 
 
-def proportion_headline(outcome: str, group: str, metrics: dict[str, Any], zh: bool) -> str | None:
+def proportion_headline(outcome: str, group: str, metrics: dict[str, Any], zh: bool, first: str | None = None) -> str | None:
     """'female: 72.7% had survived = yes, against 19.1% for male; a gap this large would rarely
-    happen by chance (p < 0.001).' Highest rate first."""
+    happen by chance (p < 0.001).' Highest rate first; the group the question asked about first
+    when it is one of two (`first`: "Crew: 24.0%, against 37.9% for the others")."""
     rates = _by_prefix(metrics, "proportion.")
     if len(rates) < 2:
         return None
+    if first in rates and len(rates) == 2:
+        return _one_rate_against_other(outcome, first, rates, _num(metrics, "p_value"), zh)
     ranked = sorted(rates.items(), key=lambda kv: -kv[1])
     (top, high), (low_name, low) = ranked[0], ranked[-1]
     p = _num(metrics, "p_value")
@@ -63,6 +66,16 @@ def proportion_headline(outcome: str, group: str, metrics: dict[str, Any], zh: b
     lead = "far higher" if much else ("higher" if p is not None and p < 0.05 else "slightly higher")
     return (f"The {outcome} rate is {lead} for {top}: {_pct(high)}{middle} vs {_pct(low)} for {low_name} "
             f"(by {group}); {_chance(p, zh)}.")
+
+
+def _one_rate_against_other(outcome: str, first: str, rates: dict[str, float], p: float | None, zh: bool) -> str:
+    other, theirs = next((g, v) for g, v in rates.items() if g != first)
+    mine = rates[first]
+    if zh:
+        word = "更高" if mine > theirs else "更低"
+        return f"{first} 的 {outcome} 比例{word}：{_pct(mine)}，而 {other} 为 {_pct(theirs)}；{_chance(p, zh)}。"
+    word = "higher" if mine > theirs else "lower"
+    return f"The {outcome} rate is {word} for {first}: {_pct(mine)} vs {_pct(theirs)} for {other}; {_chance(p, zh)}."
 
 
 def total_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool] | None = None,

@@ -1,6 +1,7 @@
 """The host's view of a sandbox's processes, from /proc: its root folder (so the host reaches the
 sandbox's in-memory scratch by descriptor, never by a path the sandbox could redirect) and the
-memory (PSS) all its processes use together.
+memory (PSS) all its processes use together; and, inside a sandbox, waiting for a child while
+reaping the orphans that a pid namespace's init inherits.
 
 Standard library only; no web or agent imports.
 """
@@ -73,3 +74,17 @@ def sandbox_root(outer_pid: int) -> int:
             return fd
         os.close(fd)
     raise OSError(f"no process of the sandbox (launcher pid {outer_pid}) has its own root folder")
+
+
+def reap_until(pid: int) -> int | None:
+    """Wait for the child `pid`, reaping any other child on the way (this process may be its pid
+    namespace's init, which inherits orphans); its wait status, or None when there is no child."""
+    while True:
+        try:
+            done, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return None
+        except InterruptedError:
+            continue
+        if done == pid:
+            return status

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sandbox.launch import INSIDE_PACKAGE_ROOT, INSIDE_SCRATCH, _parents, _python_paths, _system_binds, sandbox_env
+from sandbox.procs import reap_until
 
 if TYPE_CHECKING:  # annotations only
     from sandbox.host import Isolation
@@ -140,7 +141,7 @@ def main(spec_json: str) -> None:
             os.execve(spec["argv"][0], spec["argv"], spec["env"])
         finally:
             os._exit(127)
-    sys.exit(_wait(pid))
+    sys.exit(_exit_code(pid))
 
 
 def _limits(memory_mb: int, cpu_s: int) -> None:
@@ -152,14 +153,9 @@ def _limits(memory_mb: int, cpu_s: int) -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
 
 
-def _wait(pid: int) -> int:
+def _exit_code(pid: int) -> int:
     """Reap every process (this may be pid 1) until the script ends; its exit status, or 128 + signal."""
-    while True:
-        try:
-            done, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            return 1
-        except InterruptedError:
-            continue
-        if done == pid:
-            return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+    status = reap_until(pid)
+    if status is None:
+        return 1
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)

@@ -19,6 +19,7 @@ import sys
 import time
 
 from sandbox import caps, protocol, seccomp
+from sandbox.procs import reap_until
 from sandbox.worker_child import MODULES
 from sandbox.worker_parent import Parent, stop_leftovers
 
@@ -156,7 +157,7 @@ def main(spec_json: str) -> None:
                 code = serve(spec, sock, {**info, "generation": generation, "previous": previous})
             finally:
                 os._exit(code)
-        status = _wait_for(pid)
+        status = reap_until(pid) or 0
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
             break  # the host closed the channel
         # A recycle after a limit breach, or the parent died (a crash): either way nothing of the
@@ -171,17 +172,6 @@ def main(spec_json: str) -> None:
     os._exit(0)
 
 
-def _wait_for(pid: int) -> int:
-    """Wait for one child, reaping any orphan on the way (the zygote may be pid 1)."""
-    while True:
-        try:
-            done, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            return 0
-        except InterruptedError:
-            continue
-        if done == pid:
-            return status
 
 
 def serve(spec: dict, sock: socket.socket, info: dict) -> int:

@@ -232,9 +232,9 @@ def compare_two_groups(data: pd.DataFrame, value_column: str, group_column: str,
     higher = ga if diff > 0 else gb
     sig = p < alpha
     interpretation = ctx.t(
-        f"Average {value_column} is {fmt_num(ma)} for group {ga} and {fmt_num(mb)} for group {gb} (group {higher} is higher by {fmt_num(abs(diff))}); "
+        f"{value_column} averages {fmt_num(ma)} for {ga} and {fmt_num(mb)} for {gb}: {higher} is {fmt_num(abs(diff), 3)} higher; "
         + p_sentence(p, alpha, ctx),
-        f"{ga} 组的平均 {value_column} 为 {fmt_num(ma)}，{gb} 组为 {fmt_num(mb)}（{higher} 组高 {fmt_num(abs(diff))}）；"
+        f"{ga} 的平均 {value_column} 为 {fmt_num(ma)}，{gb} 为 {fmt_num(mb)}：{higher} 高 {fmt_num(abs(diff), 3)}；"
         + p_sentence(p, alpha, ctx))
     if dropped:
         interpretation += " " + dropped_note(dropped, ctx)

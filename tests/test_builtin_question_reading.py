@@ -430,3 +430,12 @@ def test_drive_as_a_group_word_asks_for_no_drivers_and_drives_names_no_column(qu
     regression = any(s.tool == "linear_regression" for s in plan.steps)
     assert regression == question.startswith("What drives")
     assert plan.dimension != "drv" or not regression
+
+
+@pytest.mark.parametrize("question", ["Is sepal length related to petal length?",
+                                      "The higher the sepal length, the higher the petal length?"])
+def test_two_named_measures_of_several_words_are_the_pair_reported(question):
+    """Each name's words close together: "sepal length … petal length" names two columns, not one
+    stretching from "sepal" to the last "length" (and "len" is not a short form of "length")."""
+    plan = plan_analysis(question, seen(rds("iris")), zh=False)
+    assert step(plan, "correlation_analysis").arguments["columns"] == ["Sepal.Length", "Petal.Length"]

@@ -57,7 +57,8 @@ def synonym_key_fits(key: str, name: str) -> bool:
     whole word of it, so "ed" is not read inside "married"."""
     lowered = name.lower()
     if len(key) <= 3 and key.isascii():  # or R's short abbreviations: "alc" in alcgp, "age" in agegp
-        return key in name_words(name) or (len(key) == 3 and any(w.startswith(key) and len(w) <= 6 for w in name_words(name)))
+        # R's group codes add a letter or two: alcgp, agegp ("len" is not a short form of "length")
+        return key in name_words(name) or (len(key) == 3 and any(w.startswith(key) and len(w) - 3 <= 2 for w in name_words(name)))
     at = lowered.find(key)
     return at >= 0 and not _NEGATED.search(lowered[:at])  # "employ" is not in "Unemployed"
 

@@ -172,8 +172,18 @@ def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
                 if abbreviates(part, [w for _, _, w in phrase]):
                     yield phrase[0][0], phrase[-1][1]
     elif all(any(len(stem(p)) >= 3 and stem(w) == stem(p) for _, _, w in words) for p in parts if p not in STOP):
+        # the name's words close together ("sepal length"), not from the first to the last anywhere in
+        # the question ("the sepal length, the higher the petal length" names two columns)
+        wanted = [stem(p) for p in parts if p not in STOP]
+        width = len(parts) + 1
+        for i in range(len(words)):
+            window = [(s, e) for s, e, w in words[i:i + width] if stem(w) in wanted]
+            found = {stem(w) for _, _, w in words[i:i + width]}
+            if window and words[i][2] and stem(words[i][2]) in wanted and all(w in found for w in wanted):
+                yield window[0][0], window[-1][1]
+                return
         hits = [(s, e) for s, e, w in words if any(stem(w) == stem(p) for p in parts)]
-        if hits:
+        if hits:  # far apart: as before, the whole stretch
             yield hits[0][0], hits[-1][1]
 
 

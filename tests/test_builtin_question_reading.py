@@ -121,6 +121,8 @@ def test_a_rate_in_a_count_table_weighs_each_row_by_its_frequency(tmp_path):
     ("Which 2 gears give the worst mpg?", (2, True)),
     ("哪两种切工的平均价格最高？", (2, False)),
     ("Which region has the highest revenue?", None),  # one group, not a top N
+    ("Which one has the highest revenue?", None),
+    ("哪一个门店的营业额最高？", None),
 ])
 def test_which_n_with_a_superlative_asks_for_the_top_n(question, top):
     assert asks_top(question) == top

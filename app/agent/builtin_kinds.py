@@ -39,8 +39,9 @@ def asks_total(question: str) -> bool:
 
 
 # "which three brands … the best", "哪三家门店…最多": a number of things, and a superlative
-_WHICH_N = re.compile(r"\bwhich\s+(\d+|" + "|".join(_EN_N) + r")\b|哪\s*(\d+|[一二两三四五六七八九十])\s*(?:个|家|位|种|款|名|类|所|只)?",
-                      re.I)
+# ("which one", "哪一个" ask for the single highest group: the comparison's own reading answers that)
+_WHICH_N = re.compile(r"\bwhich\s+(\d+|" + "|".join(w for w in _EN_N if w != "one") +
+                      r")\b|哪\s*(\d+|[二两三四五六七八九十])\s*(?:个|家|位|种|款|名|类|所|只)?", re.I)
 
 
 def asks_top(question: str) -> tuple[int, bool] | None:

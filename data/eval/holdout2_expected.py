@@ -18,7 +18,6 @@ highway vs city mileage, savings rate, uterine irritability, advertising shares,
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,6 +44,7 @@ from expected import (
     rd_path,
     says,
     says_all,
+    task,
     tool,
     uses,
 )
@@ -66,14 +66,6 @@ TOTAL_TOOLS = ["group_aggregate", "pivot_table", "plot_pie", "plot_bar"]
 RELATION_TOOLS = ["correlation_analysis", "linear_regression"]
 DRIVER_TOOLS = ["linear_regression", "feature_importance", "correlation_analysis", "train_regression_model"]
 DISTRIBUTION_TOOLS = ["describe_columns", "plot_histogram", "plot_box", "normality_test", "outlier_detection"]
-
-
-def task(id_: str, files: list[str], question: str, facts: list[dict], source: str, **extra: Any) -> dict:
-    language = "zh" if re.search(r"[\u4e00-\u9fff]", question) else "en"
-    if language == "zh" and {"language": "zh"} not in facts:
-        facts = [{"language": "zh"}, *facts]
-    return {"id": id_, "files": files, "question": question, "language": language, **extra,
-            "facts": facts, "source": source}
 
 
 def signed(value: float, abs_tol: float) -> dict[str, Any]:

@@ -13,7 +13,6 @@ monthly_operations.xlsx (orders by store).
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The shorthands for facts and the file readers are the main set's (expected.py), so both sets
 # read files and write facts the same way.
-from expected import below, either, headline, metric, number, pct, r, rd, rd_path, says, says_all, tool, uses
+from expected import below, either, headline, metric, number, pct, r, rd, rd_path, says, says_all, task, tool, uses
 from expected import main as expected_main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,14 +42,6 @@ PROPORTION_TOOLS = ["chi_square_test", "proportion_test", "group_aggregate", "pi
 AGG_TOOLS = ["compare_groups", "group_aggregate", "pivot_table"]
 RELATION_TOOLS = ["correlation_analysis", "linear_regression"]
 DRIVER_TOOLS = ["linear_regression", "feature_importance", "correlation_analysis", "train_regression_model"]
-
-
-def task(id_: str, files: list[str], question: str, facts: list[dict], source: str, **extra: Any) -> dict:
-    language = "zh" if re.search(r"[\u4e00-\u9fff]", question) else "en"
-    if language == "zh" and {"language": "zh"} not in facts:
-        facts = [{"language": "zh"}, *facts]
-    return {"id": id_, "files": files, "question": question, "language": language, **extra,
-            "facts": facts, "source": source}
 
 
 # --- English ---------------------------------------------------------------------------------------

@@ -82,6 +82,22 @@ def test_an_everyday_word_names_an_abbreviated_column():
     assert step(plan, "compare_two_groups").arguments == {"value_column": "medv", "group_column": "chas"}
 
 
+def test_an_abbreviation_is_read_by_its_consonants_not_by_any_letters_in_order():
+    """"wks" is weeks, not workers: w-o-r-k-e-r-s holds w, k and s in order too, so "Are workers in a
+    union…" compared weeks worked (found with a held-out question); "pts" is still points."""
+    from app.agent.question_words import abbreviates
+
+    assert abbreviates("wks", ["weeks"]) and abbreviates("pts", ["points"]) and abbreviates("qty", ["quantity"])
+    assert not abbreviates("wks", ["workers"])
+    columns = [{"name": c, "type": t} for c, t in (("wks", "integer"), ("union", "boolean"), ("wage", "integer"))]
+    from app.agent.question_roles import column_spans
+    from app.agent.question_words import SYNONYMS
+
+    named = {name for *_, name in column_spans("Are workers in a union paid more?", columns, SYNONYMS)}
+    assert "wks" not in named and "union" in named
+    assert "wks" in {name for *_, name in column_spans("How many weeks do people work?", columns, SYNONYMS)}
+
+
 # --- count tables ---------------------------------------------------------------------------------
 def test_a_count_tables_frequency_column_is_read_as_weights(tmp_path):
     from app.agent.profile_reading import count_weights

@@ -125,11 +125,17 @@ def _is_subsequence(short: str, long: str) -> bool:
     return all(ch in it for ch in short)
 
 
+def skeleton(word: str) -> str:
+    """A word's first letter and its consonants after it, each run once: weeks → wks, minutes → mnts."""
+    tail = re.sub(r"[aeiou]", "", word[1:])
+    return word[:1] + re.sub(r"(.)\1+", r"\1", tail)
+
+
 def abbreviates(abbreviation: str, phrase: list[str]) -> bool:
     """Whether a short column name abbreviates consecutive question words: "bwt" ← "birth weight",
     "mpg" ← "miles per gallon", "cyl" ← "cylinders", "wks" ← "weeks". Every word gives its first
-    letter, in order; a single word must be long and share the first and last letters (or start
-    with the whole abbreviation)."""
+    letter, in order; a single word must start with the whole abbreviation or be spelt by its
+    consonants (`skeleton`)."""
     a = abbreviation.lower()
     if not (2 <= len(a) <= 5 and a.isalpha()) or any(w in STOP for w in phrase):
         return False
@@ -137,8 +143,11 @@ def abbreviates(abbreviation: str, phrase: list[str]) -> bool:
         word = phrase[0]
         if len(a) >= 3 and word.startswith(a) and len(word) > len(a):
             return True
-        return len(word) >= 5 and word[0] == a[0] and word[-1] == a[-1] and _is_subsequence(a, word) \
-            and len(a) >= 2 and len(word) >= 2 * len(a)
+        # spelt by its consonants, at most one left out: "wks" ← weeks, "pts" ← points, but not
+        # "wks" ← workers (w-r-k-r-s: two left out), which the letters alone would allow
+        consonants = skeleton(word)
+        return len(word) >= 4 and a[0] == consonants[0] and a[-1] == consonants[-1] \
+            and _is_subsequence(a, consonants) and len(a) >= len(consonants) - 1
     if a[0] != phrase[0][0] or len(a) < len(phrase):
         return False
     # each word's initial, in order, inside the abbreviation, and the whole a subsequence of the words

@@ -24,6 +24,7 @@ from app.ingest.pipeline import load_table
 from app.workspaces import dataset_summary
 from tests.factories import SAMPLES, reference
 from tests.test_builtin_understanding import Session, call, headline
+from tests.test_tools_count_tables import COUNTS, expanded  # the made-up count table and its cases
 
 
 def seen(path: Path) -> dict:
@@ -39,19 +40,6 @@ def rds(name: str) -> Path:
 
 def step(plan, tool):
     return next(s for s in plan.steps if s.tool == tool)
-
-
-# A made-up count table: one row per treatment x outcome x site, `n` cases each.
-COUNTS = pd.DataFrame({
-    "Outcome": ["Cured", "Not cured"] * 4,
-    "Treatment": ["Drug", "Drug", "Placebo", "Placebo"] * 2,
-    "Site": ["North"] * 4 + ["South"] * 4,
-    "n": [120, 30, 70, 80, 15, 0, 40, 45],
-})
-
-
-def cases(frame: pd.DataFrame, weights: str) -> pd.DataFrame:
-    return frame.loc[np.repeat(frame.index.to_numpy(), frame[weights].to_numpy())]
 
 
 # --- which column ----------------------------------------------------------------------------------
@@ -117,9 +105,9 @@ def test_a_count_tables_frequency_column_is_read_as_weights(tmp_path):
 def test_a_rate_in_a_count_table_weighs_each_row_by_its_frequency(tmp_path):
     path = tmp_path / "trial.csv"
     COUNTS.to_csv(path, index=False)
-    expanded = cases(COUNTS, "n")
-    rates = expanded["Outcome"].eq("Cured").groupby(expanded["Treatment"]).mean()
-    p = stats.chi2_contingency(pd.crosstab(expanded["Treatment"], expanded["Outcome"]), correction=False)[1]
+    cases = expanded(COUNTS, "n")
+    rates = cases["Outcome"].eq("Cured").groupby(cases["Treatment"]).mean()
+    p = stats.chi2_contingency(pd.crosstab(cases["Treatment"], cases["Outcome"]), correction=False)[1]
     run, calls = Session(tmp_path, path).ask("Was the share of patients cured higher on the drug than on placebo?")
     test = call(calls, "proportion_test")
     assert test.arguments == {"value_column": "Outcome", "group_column": "Treatment", "success_value": "Cured",
@@ -239,9 +227,9 @@ def test_one_named_group_against_the_others_is_a_new_two_level_column():
 def test_a_rate_of_one_group_against_the_others(tmp_path):
     path = tmp_path / "courses.csv"
     COURSES.to_csv(path, index=False)
-    expanded = cases(COURSES, "n")
-    math = expanded["Course"].eq("Math")
-    passed = expanded["Passed"].eq("Yes")
+    cases = expanded(COURSES, "n")
+    math = cases["Course"].eq("Math")
+    passed = cases["Passed"].eq("Yes")
     p = stats.chi2_contingency(pd.crosstab(math, passed), correction=False)[1]
     run, calls = Session(tmp_path, path).ask("Is the pass rate in Math lower than in the other courses?")
     versus = next(c for c in calls if c.tool == "proportion_test" and c.arguments["group_column"] != "Course")

@@ -29,7 +29,7 @@ from app.agent.intent import apply_intent, classify_run
 from app.agent.loop import run_turn
 from app.agent.model import ChatModel, ModelError, OpenAICompatibleModel
 from app.agent.privacy import PiiMasker
-from app.agent.prompts import detect_language, system_prompt
+from app.agent.prompts import ALL_SECTIONS, detect_language, system_prompt
 from app.agent.question_reading import question_reading
 from app.agent.recorder import RunRecorder
 from app.agent.run_scope import RunScope
@@ -243,8 +243,9 @@ class RunService:
                           focus=getattr(model, "kind", "") != "builtin")  # the built-in analyst plans them all
         sources = workspace_sources(session, workspace.id, datasets, run.question, self.settings.knowledge_budget_chars,
                                     run.id, self.settings.memory_budget_chars)  # definitions, knowledge, memory
-        sources["reading"] = question_reading(run.question or "", [with_values(summary, catalog.get(summary["name"]))
-                                                                   for summary in summaries])  # what it names
+        if "datasets" in (intent.prompt_sections or ALL_SECTIONS):  # a greeting's prompt carries no data
+            sources["reading"] = question_reading(run.question or "", [with_values(summary, catalog.get(summary["name"]))
+                                                                       for summary in summaries])  # what it names
         for situation in situations(session, run.id, sources.get("knowledge")):  # e.g. search_knowledge
             toolbox.exposure.enable(situation)
         toolbox.exposure.added |= toolbox.exposure.pending_tools  # from the first request on

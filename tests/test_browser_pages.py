@@ -101,6 +101,17 @@ def no_sideways_scroll(page) -> None:
     assert width <= PHONE["width"], f"{page.url} is {width} px wide at {PHONE['width']} px"
 
 
+def create_workspace_with_sample(page, name: str) -> None:
+    """From the home page: a new workspace, and the sample uploaded into it (the page navigates twice)."""
+    page.goto("/")
+    page.fill("#ws-name", name)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Create", exact=True).click()
+    page.set_input_files("#upload-file", str(SAMPLE))
+    with page.expect_navigation():
+        page.get_by_role("button", name="Upload", exact=True).click()
+
+
 @pytest.fixture(scope="module")
 def finished_run(browser, server: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """A phone: create a workspace, upload, ask with Enter, hear the progress, read the answer."""
@@ -108,13 +119,7 @@ def finished_run(browser, server: str, tmp_path_factory: pytest.TempPathFactory)
     shots = tmp_path_factory.mktemp("screens")
     page = new_page(browser, server, viewport=PHONE, accept_downloads=True)
     page.add_init_script(ANNOUNCEMENTS)
-    page.goto("/")
-    page.fill("#ws-name", "Phone")
-    with page.expect_navigation():
-        page.get_by_role("button", name="Create", exact=True).click()
-    page.set_input_files("#upload-file", str(SAMPLE))
-    with page.expect_navigation():
-        page.get_by_role("button", name="Upload", exact=True).click()
+    create_workspace_with_sample(page, "Phone")
     expect(page.locator("#datasets table.preview-table")).to_be_visible()
     no_sideways_scroll(page)
     ask = page.get_by_role("textbox", name=t("ask", "en"))
@@ -259,13 +264,7 @@ def test_tables_made_by_analyses_come_closed_after_the_uploads_and_pass_axe(brow
     expect = playwright_api.expect
     page = new_page(browser, server, viewport=PHONE, bypass_csp=True)
     try:
-        page.goto("/")
-        page.fill("#ws-name", "Derived")
-        with page.expect_navigation():
-            page.get_by_role("button", name="Create", exact=True).click()
-        page.set_input_files("#upload-file", str(SAMPLE))
-        with page.expect_navigation():
-            page.get_by_role("button", name="Upload", exact=True).click()
+        create_workspace_with_sample(page, "Derived")
         page.get_by_role("textbox", name=t("ask", "en")).fill("Which region brings in the most total revenue?")
         with page.expect_navigation():
             page.get_by_role("button", name=t("ask_button", "en")).click()

@@ -279,12 +279,14 @@ def task(id_: str, files: list[str], question: str, facts: list[dict], source: s
 
 
 def relation_strength(x: pd.Series, y: pd.Series) -> tuple[Any, Any, dict[str, Any]]:
-    """Pearson r and the OLS slope of y on x, and how strong, in the answer's words: r, the slope,
-    or R² (as a share or a percentage)."""
+    """Pearson r and the OLS slope of y on x, and how strong, in the answer's words: r (or the rank
+    correlations, Spearman's or Kendall's, which are as right for counts), the slope, or R² (as a
+    share or a percentage)."""
     pair = pd.DataFrame({"x": x, "y": y}).dropna()
     rho = stats.pearsonr(pair["x"], pair["y"])
     slope = stats.linregress(pair["x"], pair["y"])
-    shown = either(number(r(rho.statistic, 2), 0.011), number(r(slope.slope, 2), 0.011),
+    ranks = [stats.spearmanr(pair["x"], pair["y"]).statistic, stats.kendalltau(pair["x"], pair["y"]).statistic]
+    shown = either(*[number(r(c, 2), 0.011) for c in (rho.statistic, *ranks)], number(r(slope.slope, 2), 0.011),
                    number(r(rho.statistic ** 2, 2), 0.011), number(pct(rho.statistic ** 2), 1))
     return rho, slope, shown
 

@@ -195,7 +195,9 @@ def mark_damaged(dataset: Dataset) -> None:
         "category": "damaged_file",
         "message": "The working copy Verity made of this file is damaged and cannot be read. The file you "
                    "uploaded is kept unchanged.",
-        "hint": "Rebuild the table from the original upload; steps applied to it afterwards need to be done again."}}
+        "hint": "Rebuild the table from the original upload; steps applied to it afterwards need to be done again.",
+        "message_zh": "Verity 为这个文件做的工作副本已损坏，无法读取。你上传的文件原样保留。",
+        "hint_zh": "请从原始上传重建这张表；之后对它做过的处理需要重新做一遍。"}}
 
 
 def readable_frame(dataset: Dataset) -> pd.DataFrame | None:

@@ -279,6 +279,10 @@ def describe_columns_of(frame: pd.DataFrame) -> list[dict]:
             for c in frame.columns]
 
 
+# What reading the uploaded file found (inspect --json): true of an upload and its versions only.
+FILE_READING_KEYS = ("sheets", "header_row", "header_rows")
+
+
 def add_version(session: Session, settings: Settings, source: Dataset, frame: pd.DataFrame, step: str,
                 new_name: str | None = None, info: dict | None = None) -> Dataset:
     """Store a tool's output as a new dataset version (or, with `new_name`, a new derived dataset).
@@ -293,6 +297,8 @@ def add_version(session: Session, settings: Settings, source: Dataset, frame: pd
     pii_columns = {c["name"]: c["pii"] for c in source.info.get("columns", []) if c.get("pii")}
     columns = [{**c, "pii": pii_columns.get(c["name"])} for c in describe_columns_of(frame)]
     info = info or {**source.info, "rows": len(frame), "columns": columns, "cleaning": [], "warnings": []}
+    if new_name is not None:  # a table a tool made was never read from a sheet: no sheets or header rows of its own
+        info = {k: v for k, v in info.items() if k not in FILE_READING_KEYS}
     if new_name is None:
         source.active = False
     else:

@@ -136,6 +136,7 @@ def test_versions_and_questions_the_run_recorded():
     assert not facts.check({"version_rows": 150}, None, [], recorded)
     assert facts.check({"asked": "scope"}, None, [], recorded) and facts.check({"asked": "metric"}, None, [], recorded)
     assert not facts.check({"asked": "quality"}, None, [], recorded)
+    assert facts.check({"asked": "*"}, None, [], recorded) and not facts.check({"asked": "*"}, None, [], {"asked": []})
     for fact in ({"version_rows": 149}, {"asked": "scope"}, {"uses": ["x"], "mentions": ["a"]},
                  {"answer_number": 1.5, "abs_tol": 0.1}, {"any": [{"tool": "x"}]}, {"answer_lacks": ["x"]}):
         facts.validate_fact(fact)

@@ -68,13 +68,12 @@ ABOUT = ("A fourth held-out evaluation question set, on generated small-business
          "Verity run. Same format as data/eval/tasks.json (fact kinds: app/evaluation/facts.py).")
 
 TREND_TOOLS = ["time_series_trend", "linear_regression", "correlation_analysis", "plot_line"]
-# A question the data cannot answer as asked: asking the person (any clarification gate named in
-# SPEC §9, or the ask_user_question tool itself) is right, and so is saying plainly that it is not there.
-CLARIFY_TOPICS = ("goal", "metric", "time", "scope", "semantics")
+# A question the data cannot answer as asked: asking the person (any clarification question, or the
+# ask_user_question tool itself) is right, and so is saying plainly that it is not there.
 
 
 def asked_anything() -> list[dict[str, Any]]:
-    return [*({"asked": t} for t in CLARIFY_TOPICS), tool("ask_user_question")]
+    return [{"asked": "*"}, tool("ask_user_question")]
 
 
 # --- the spreadsheets ------------------------------------------------------------------------------

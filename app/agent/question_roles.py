@@ -17,7 +17,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.agent.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
-from app.agent.question_words import SYNONYMS, loose_mentions, name_words, spread_mentions, stem, value_words, words_at
+from app.agent.question_words import (
+    SYNONYMS,
+    core_name,
+    loose_mentions,
+    name_words,
+    spread_mentions,
+    stem,
+    value_words,
+    words_at,
+)
 
 # --- columns named in the question, with their positions ------------------------------------------
 Span = tuple[int, int, str]  # start, end, column name
@@ -30,6 +39,8 @@ def column_spans(question: str, columns: list[dict[str, Any]], synonyms: dict[st
     spans: list[Span] = []
     for col in sorted(columns, key=lambda c: -len(c["name"])):
         _claim(text, col["name"].lower(), col["name"], spans)
+    for col in sorted(columns, key=lambda c: -len(core_name(c["name"]))):  # without its unit: "Delivery Time"
+        _claim(text, core_name(col["name"]).lower(), col["name"], spans)
     # everyday words, the longest first ("年龄段" is Age Group before "年龄" is Age); of columns sharing
     # a word, the one more of whose name the question uses ("longest petals": Petal.Length)
     ranked = sorted(columns, key=lambda c: -_words_named(question, c["name"]))

@@ -11,9 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from app.agent.everyday_words import concept_synonyms, merged
+
 # Words a question may use for a column named in the other language, or in everyday words. The key
-# is a piece of the column name (lower case); the words are looked for in the question.
-SYNONYMS: dict[str, tuple[str, ...]] = {
+# is a piece of the column name (lower case); the words are looked for in the question. The
+# everyday words for common concepts (older → age, earn → income) join them from everyday_words.
+_NAMED: dict[str, tuple[str, ...]] = {
     "revenue": ("收入", "营收", "营业额", "销售额"), "sales": ("销售", "销量", "销售额"), "region": ("地区", "区域", "大区"),
     "channel": ("渠道",), "category": ("品类", "类别", "商品类别", "哪类商品", "分类"), "price": ("价格", "单价", "价钱", "售价", "cost", "costs", "expensive", "pricier", "cheaper", "贵", "便宜"),
     "units": ("数量", "件数", "每件", "件商品", "unit sold", "units sold"), "discount": ("折扣",), "date": ("日期", "时间"), "city": ("城市",),
@@ -67,6 +70,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "peri": ("perimeter",), "shape": ("形状",),
     "eruptions": ("喷发", "eruption"), "waiting": ("等待", "wait"), "passengers": ("乘客", "旅客"),
 }
+SYNONYMS: dict[str, tuple[str, ...]] = merged(_NAMED, concept_synonyms())
 
 # Everyday words for common category values: "women" names the level `female`.
 VALUE_WORDS: dict[str, tuple[str, ...]] = {

@@ -36,13 +36,13 @@ from app.agent.builtin_headlines import (
 )
 from app.agent.builtin_kinds import asks_extreme, earlier_questions, question_chain
 from app.agent.builtin_plan import GREETING, Plan, Step, _t, plan_analysis
-from app.agent.plan_steps import DATA_TASK_KINDS
 from app.agent.builtin_scope import apply_rules, chain_filters, describe_condition, filtered_name, workspace_rules
 from app.agent.clarify import confirmed_definitions
 from app.agent.dataset_choice import choose_dataset
 from app.agent.gates import question_key
 from app.agent.intent import is_small_talk
 from app.agent.model import ModelReply, ToolCallRequest
+from app.agent.plan_steps import DATA_TASK_KINDS
 from app.agent.profile_reading import read_profile, read_values, value_lookups
 from app.agent.question_words import code_word
 from app.agent.toolbox import table_name

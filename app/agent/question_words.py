@@ -184,6 +184,8 @@ def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
                 phrase = words[i:i + size]
                 if abbreviates(part, [w for _, _, w in phrase]):
                     yield phrase[0][0], phrase[-1][1]
+    elif abbreviated := _abbreviated_words(words, parts):  # "writing hand" names Wr.Hnd
+        yield abbreviated
     elif all(any(len(stem(p)) >= 3 and stem(w) == stem(p) for _, _, w in words) for p in parts if p not in STOP):
         # the name's words close together ("sepal length"), not from the first to the last anywhere in
         # the question ("the sepal length, the higher the petal length" names two columns)
@@ -198,6 +200,19 @@ def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
         hits = [(s, e) for s, e, w in words if any(stem(w) == stem(p) for p in parts)]
         if hits:  # far apart: as before, the whole stretch
             yield hits[0][0], hits[-1][1]
+
+
+def _abbreviated_words(words: list[tuple[int, int, str]], parts: list[str]) -> tuple[int, int] | None:
+    """Consecutive question words each of which a part of a short multi-part name abbreviates, in
+    order: "writing hand" ← Wr.Hnd (a prefix, or the word's consonants), "sepal width" ← Sep.W does
+    not count (a one-letter part says too little)."""
+    if len(parts) < 2 or not all(2 <= len(p) <= 5 and p.isalpha() for p in parts):
+        return None
+    for i in range(len(words) - len(parts) + 1):
+        window = words[i:i + len(parts)]
+        if all(w not in STOP and (w.startswith(p) or abbreviates(p, [w])) and w != p for (_, _, w), p in zip(window, parts)):
+            return window[0][0], window[-1][1]
+    return None
 
 
 def spread_mentions(question: str, name: str, slack: int = 2) -> Iterator[tuple[int, int]]:

@@ -19,7 +19,16 @@ from typing import Any, NamedTuple
 
 from app.agent.column_forms import initials_mentions, joined_mentions, leading_word_mentions, yes_no_mentions
 from app.agent.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
-from app.agent.question_words import SYNONYMS, loose_mentions, name_words, spread_mentions, stem, value_words, words_at
+from app.agent.question_words import (
+    SYNONYMS,
+    core_name,
+    loose_mentions,
+    name_words,
+    spread_mentions,
+    stem,
+    value_words,
+    words_at,
+)
 from app.agent.spelling_variants import text_variants
 from app.agent.value_matching import inflected_at, value_forms, zh_single_value_at
 
@@ -57,6 +66,8 @@ def column_mentions(question: str, columns: list[dict[str, Any]],
     longest_first = sorted(columns, key=lambda c: -len(c["name"]))
     for col in longest_first:
         _claim(text, col["name"].lower(), col["name"], found, "name")
+    for col in sorted(columns, key=lambda c: -len(core_name(c["name"]))):  # without its unit: "Delivery Time"
+        _claim(text, core_name(col["name"]).lower(), col["name"], found, "name")
     for col in longest_first:
         for variant in text_variants(col["name"]):
             _claim(text, variant, col["name"], found, "spelling")

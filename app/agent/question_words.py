@@ -118,6 +118,19 @@ def words_at(text: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text.lower())]
 
 
+# A unit or scale in brackets at the end of a name ("Delivery Time (min)", "亩产 (kg)", "面积（㎡）",
+# "Satisfaction (1-5)") and a trailing "?" or ":" ("Personal Trainer?") are not words a question uses.
+_NAME_DECORATION = re.compile(r"(?:\s*[(（\[【][^()（）\[\]【】]{1,24}[)）\]】])+\s*$|\s*[?？:：]+\s*$")
+
+
+def core_name(name: str) -> str:
+    """A column name without its unit and trailing punctuation, as a question says it:
+    "Delivery Time (min)" → "Delivery Time"; the name itself when nothing is left."""
+    core = _NAME_DECORATION.sub("", name.strip())
+    core = _NAME_DECORATION.sub("", core)  # "Fee (£)?" has both
+    return core if len(core) >= 2 else name
+
+
 def name_words(name: str) -> list[str]:
     """A column name's words: "passengerClass" → passenger, class; "Unit_Price" → unit, price."""
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
@@ -168,7 +181,7 @@ def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
     """Where a question names a column by a stem or an abbreviation of its name (not the literal
     name: question_roles claims those first)."""
     words = words_at(question)
-    parts = name_words(name)
+    parts = name_words(core_name(name))
     if len(parts) == 1:
         part = parts[0]
         target = stem(part)

@@ -147,3 +147,60 @@ def test_the_dataset_fit_and_the_models_reading_say_which_columns_were_named_onl
     assert found.kinds == {"Overall Satisfaction": "partial", "Team": "name"} and found.weak == ["Overall Satisfaction"]
     reading = question_reading("Does the overall score differ by team?", [survey, shop])
     assert "columns Overall Satisfaction (partly named), Team" in reading
+
+
+# --- category values in everyday forms -------------------------------------------------------------------
+def values_named(question: str, values: list[str]) -> list[str]:
+    from app.agent.question_roles import named_values
+
+    column = {"name": "c", "type": "category", "levels": len(values), "values": values}
+    return named_values(question, [column], [])[1]
+
+
+@pytest.mark.parametrize(("question", "values", "expected"), [
+    ("男生和女生的成绩有差别吗？", ["男", "女"], ["男", "女"]),
+    ("男同学的身高更高吗？", ["男", "女"], ["男"]),
+    ("女性的工资更低吗？", ["男", "女"], ["女"]),
+    ("男女工资有差别吗？", ["男", "女"], ["男", "女"]),
+    ("是男的还是女的工资高？", ["男", "女"], ["男", "女"]),
+    ("下雨天的销量更低吗？", ["晴", "雨", "阴"], ["雨"]),
+    ("晴天卖得更多吗？", ["晴", "雨", "阴"], ["晴"]),
+    ("Do women earn less than men?", ["Man", "Woman"], ["Woman", "Man"]),
+    ("Do smokers weigh less?", ["Smoker", "Non-smoker"], ["Smoker"]),
+    ("Is one a smoker more often?", ["Smokers", "Non-smokers"], ["Smokers"]),
+    ("Is delivery slower on rainy days?", ["Rain", "Sun", "Snow"], ["Rain"]),
+    ("Do we sell less in the rain?", ["Rainy", "Sunny"], ["Rainy"]),
+    ("Which colour is most popular?", ["Color", "Shape"], ["Color"]),
+])
+def test_a_value_is_named_in_its_everyday_form(question, values, expected):
+    assert values_named(question, values) == expected
+
+
+@pytest.mark.parametrize(("question", "values"), [
+    ("这个问题很难回答吗？", ["男", "女"]),          # 难 is not 男
+    ("雨量多的月份销量低吗？", ["晴", "雨", "阴"]),   # 雨量 is rainfall, a number, not the rainy days
+    ("男装卖得好吗？", ["男", "女"]),               # not an everyday form of the person
+    ("Are trains late more often?", ["Rain", "Sun", "Snow"]),
+    ("Which grain is cheapest?", ["Rain", "Sun", "Snow"]),
+    ("Are returned orders larger?", ["Returning", "New"]),  # both inflected: not the same word
+    ("哪个是最好的？", ["是", "否"]),                 # yes/no characters are everyday words
+])
+def test_a_near_miss_does_not_name_a_value(question, values):
+    assert values_named(question, values) == []
+
+
+def test_a_one_character_value_is_read_only_in_a_column_with_few_levels():
+    many = [chr(0x4E00 + i) for i in range(20)] + ["男"]
+    assert values_named("男生多吗？", many) == []
+
+
+def test_everyday_forms_of_values_pick_the_groups_compared(tmp_path):
+    frame = pd.DataFrame({"天气": ["晴", "雨", "阴", "晴"] * 10, "销量": [float(i % 9) for i in range(40)],
+                          "门店": ["A店", "B店"] * 20})
+    plan = plan_analysis("下雨天和晴天的销量有差别吗？", saved(tmp_path, frame), zh=True)
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "销量", "group_column": "天气",
+                                                          "groups": ["雨", "晴"]}
+    # the class comes first: without the values read, it would be the grouping compared
+    people = pd.DataFrame({"班级": ["一班", "二班"] * 20, "性别": ["男", "女", "女", "男"] * 10, "成绩": [60.0 + i for i in range(40)]})
+    plan = plan_analysis("男生和女生的成绩一样吗？", saved(tmp_path, people, "people.csv"), zh=True)
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "成绩", "group_column": "性别"}

@@ -36,6 +36,7 @@ from app.agent.question_words import (
     words_at,
 )
 from app.agent.spelling_variants import text_variants
+from app.agent.value_matching import inflected_at, value_forms, zh_single_value_at
 
 # --- columns named in the question, with their positions ------------------------------------------
 Span = tuple[int, int, str]  # start, end, column name
@@ -219,8 +220,10 @@ def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]
     for col in columns:
         if not _groupable(col, LOOKUP_LEVELS) or col.get("pii"):
             continue
-        hits = sorted((pos, value) for value in col.get("values") or []
-                      if (pos := _find_value(text, value, col["name"], raw)) >= 0)
+        values = [str(v) for v in col.get("values") or []]
+        levels = int(col.get("levels") or len(values))
+        hits = sorted((pos, value) for value in values
+                      if (pos := _find_value(text, value, col["name"], raw, values, levels)) >= 0)
         hits = sorted({*hits, *_codes_after_name(question, col, spans)})
         if len(hits) > len(best[1]):
             best = (col["name"], [value for _, value in hits])
@@ -247,9 +250,9 @@ def _codes_after_name(question: str, column: dict[str, Any], spans: list[Span]) 
     return found
 
 
-def value_position(text: str, value: str, column: str = "") -> int:
+def value_position(text: str, value: str, column: str = "", values: list[str] | None = None, levels: int = 0) -> int:
     """Where the (lower-case) text names a category value of a column, by itself or an everyday word; -1 if not."""
-    return _find_value(text, value, column)
+    return _find_value(text, value, column, "", values or [], levels)
 
 
 def _blank(text: str, spans: list[Span]) -> str:
@@ -258,12 +261,17 @@ def _blank(text: str, spans: list[Span]) -> str:
     return text
 
 
-def _find_value(text: str, value: str, column: str = "", raw: str = "") -> int:
+def _find_value(text: str, value: str, column: str = "", raw: str = "", values: list[str] | None = None,
+                levels: int = 0) -> int:
     """Where the question names a value, by itself or by an everyday word for it ("women" → female). A
     phrase of several words ("first class") is looked for in the `raw` text too, where a column word
-    inside it ("class") is not blanked out."""
+    inside it ("class") is not blanked out. Then its everyday forms (value_matching): "rainy" for
+    Rain, "smoker" for Smokers, 男生 for 男 (a column's `values` and `levels` say when a one-character
+    value may be read)."""
     found = [_find_word(raw if raw and re.search(r"[\s-]", word) else text, word, own=i == 0)
              for i, word in enumerate(value_words(value, column))]
+    found += [_find_word(text, form, own=False) for form in value_forms(value)]
+    found += [inflected_at(text, value), zh_single_value_at(text, value, values or [], levels)]
     return min((f for f in found if f >= 0), default=-1)
 
 

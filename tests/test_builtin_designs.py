@@ -155,3 +155,67 @@ def _path(tmp_path: Path, frame: pd.DataFrame, name: str) -> Path:
     path = tmp_path / f"{name}.csv"
     frame.to_csv(path, index=False)
     return path
+
+
+# --- 2. data tasks as data operations ------------------------------------------------------------
+def ozone() -> pd.DataFrame:
+    wind = RNG.uniform(2, 20, N).round(1)
+    frame = pd.DataFrame({"Ozone": (90 - 3 * wind + RNG.normal(0, 10, N)).round(0), "Wind": wind,
+                          "Temp": RNG.integers(56, 97, N), "Month": RNG.choice([5, 6, 7, 8, 9], N)})
+    frame.loc[[2, 5, 9, 17], "Ozone"] = np.nan
+    frame.loc[[4], "Temp"] = np.nan
+    return frame
+
+
+@pytest.mark.parametrize("question, frame, pair", [
+    ("Add a column with before minus after", pressure, ["Systolic Before", "Systolic After"]),
+    ("Add a column: after - before", pressure, ["Systolic After", "Systolic Before"]),
+    ("新增一列：治疗前减治疗后", pressure_zh, ["治疗前血压", "治疗后血压"]),
+    ("Add a column with hwy minus cty", mileage, ["hwy", "cty"]),
+])
+def test_a_new_column_named_by_its_parts_is_derived(question, frame, pair):
+    assert task_steps(question, frame()) == [("derive_column", {"new_column_name": f"{pair[0]} - {pair[1]}",
+                                                                "kind": "difference", "columns": pair})]
+
+
+@pytest.mark.parametrize("question, columns", [
+    ("Drop the rows where Ozone is missing", ["Ozone"]),
+    ("Please remove the rows with no Ozone reading", ["Ozone"]),
+    ("删掉臭氧为空的行", ["Ozone"]),
+    ("把臭氧为空的行删掉", ["Ozone"]),
+    ("Remove rows with missing values", ["Ozone", "Temp"]),  # every column with gaps
+])
+def test_removing_rows_with_missing_values_is_a_data_operation(question, columns):
+    steps = task_steps(question, ozone())
+    assert steps == [("clean_data", {"trim_whitespace": False, "drop_duplicates": False, "drop_missing_in": columns})]
+
+
+def test_an_analysis_that_leaves_out_missing_values_is_still_an_analysis():
+    tools = [tool for tool, _ in task_steps("Compare ozone by month, excluding missing values", ozone())]
+    assert "clean_data" not in tools and "compare_groups" in tools
+
+
+@pytest.mark.slow
+def test_data_tasks_say_what_they_made(tmp_path):
+    from tests.test_builtin_understanding import Session, call, headline
+
+    frame = ozone()
+    session = Session(tmp_path, _path(tmp_path, frame, "air"))
+    run, calls = session.ask("Drop the rows where Ozone is missing")
+    kept = int(frame["Ozone"].notna().sum())
+    assert call(calls, "clean_data").metrics["n_rows_after"] == kept
+    assert headline(run).startswith(f"**Removed {N - kept} rows with no Ozone value: {N} → {kept} rows, saved as a new "
+                                    "version of “air”")
+    assert max(d.version for d in session.datasets()) == 2
+    run, _ = session.ask("删掉臭氧为空的行")  # the new version has none left
+    assert headline(run).startswith(f"**“air” 中没有 Ozone 为空的行（共 {kept} 行）")
+
+    blood = pressure_zh()
+    session = Session(tmp_path / "zh", _path(tmp_path, blood, "血压"))
+    run, calls = session.ask("新增一列：治疗前减治疗后")
+    derived = call(calls, "derive_column")
+    assert derived.arguments["columns"] == ["治疗前血压", "治疗后血压"]
+    drop = blood["治疗前血压"] - blood["治疗后血压"]
+    assert headline(run).startswith(f"**已为全部 {N} 行新增列“治疗前血压 - 治疗后血压”（治疗前血压 减 治疗后血压），"
+                                    f"保存为新表“血压_derived”")
+    assert f"平均 {fmt_num(drop.mean())}" in headline(run)

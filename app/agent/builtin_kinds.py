@@ -173,4 +173,10 @@ SEASON = re.compile(r"\b(?:which|what) (?:month|quarter|season|weekday|day of th
 DERIVE = re.compile(r"^\s*(?:please\s+)?(?:add|create|make|compute|calculate|derive)\b.{0,20}\b(?:column|field|variable)\b|"
                     r"新增一列|添加一列|加一列|增加一列|新建一列|算出.{0,10}(?:列|字段)|计算.{0,10}(?:列|字段)", re.I)
 EACH = re.compile(r"\b(?:each|every|per)\b|每", re.I)
-DIFFERENCE = re.compile(r"\bminus\b|\bdifference\b|\bsubtract|减去|之差|差额", re.I)
+DIFFERENCE = re.compile(r"\bminus\b|\bdifference\b|\bsubtract|\w\s+-\s+\w|减去|之差|差额|(?<![增缩削])减(?![少小轻低弱慢肥价速去])", re.I)
+# a data task: remove the rows where a column (or any) has no value; a new version of the table
+DROP_MISSING = re.compile(r"^\s*(?:please\s+|(?:can|could|would) you(?: please)?\s+|let'?s\s+|i (?:want|need) to\s+)?"
+                          r"(?:drop|remove|delete|exclude|discard|get rid of|filter out|throw out|take out)\b.{0,60}"
+                          r"(?:\bmissing\b|\bempty\b|\bblank\b|\bnull\b|\bna\b|\bnan\b|\bno (?:[\w.]+ ){0,2}(?:values?|data|readings?|entry)\b|\bwithout (?:a )?value)|"
+                          r"(?:删掉|删除|去掉|去除|剔除|排除|丢掉|不要).{0,20}(?:为空|是空|空白|空值|缺失|没有值|没值|无值|NA|空的)|"
+                          r"(?:为空|是空|空白|空值|缺失|没有值|没值|无值)的?(?:行|记录|数据)?.{0,4}(?:删掉|删除|去掉|去除|剔除)", re.I)

@@ -9,6 +9,7 @@ from typing import Any
 
 from app.agent.builtin_kinds import (
     DERIVE,
+    DROP_MISSING,
     EACH,
     FILTER_TASK,
     MEAN_WORDS,
@@ -31,6 +32,7 @@ from app.agent.data_task_plans import (
     derive_plan,
     filter_conditions,
     filter_plan,
+    missing_plan,
     ordered_names,
     per_pair,
     repeated_plan,
@@ -52,7 +54,7 @@ from app.agent.question_words import STOP, without_value_words
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
 from app.agent.repeated_design import repeated_design
 from app.agent.versus_rest import asks_versus_rest, versus_rest
-from app.agent.wide_pairs import wide_pair, wide_pair_plan
+from app.agent.wide_pairs import marker_columns, wide_pair, wide_pair_plan
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
@@ -173,12 +175,16 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     implied, values = named_values(question, columns, spans)
     # the words that name a group are not modelling words: "front-wheel drive" asks for no drivers
     asks = asks_for(without_value_words(question, implied or "", values), dated, bool(roles.predictors))
+    if DROP_MISSING.search(question):
+        return missing_plan(columns, ordered_names(spans), zh)
     if asks_dedupe(question):
         return dedupe_plan(columns, zh)
     if FILTER_TASK.search(question) and (conditions := filter_conditions(question, columns, spans)):
         return filter_plan(conditions, zh)
-    if DERIVE.search(question) and len(measures := measure_names(columns, ordered_names(spans))) >= 2:
-        return derive_plan(question, per_pair(question, spans, measures), zh)
+    if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
+        measures = measure_names(columns, ordered_names(spans))
+        if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:
+            return derive_plan(question, per_pair(question, spans, measures), zh)
     if design := repeated_design(question, {**dataset, "columns": columns}, ordered_names(spans)):
         return repeated_plan(design, zh)
     grouped = implied or any(groups_rows(c) and c["name"] in named for c in columns)

@@ -40,6 +40,10 @@ class Plan:
     whole: str | None = None  # the grouping column one group of which is compared with the others
 
 
+# Data tasks: a new version of the table, no inference (FACT_KINDS in builtin.py adds the plain facts)
+DATA_TASK_KINDS = ("dedupe", "filter", "derive", "drop_missing")
+
+
 def weighted_arguments(plan: Plan) -> dict[str, Any]:
     """A count table's rows weigh as many cases as their frequency says (count_weights)."""
     return {"weight_column": plan.weights} if plan.weights else {}

@@ -221,3 +221,57 @@ def test_data_tasks_say_what_they_made(tmp_path):
     assert headline(run).startswith(f"**已为全部 {N} 行新增列“治疗前血压 - 治疗后血压”（治疗前血压 减 治疗后血压），"
                                     f"保存为新表“血压_derived”")
     assert f"平均 {fmt_num(drop.mean())}" in headline(run)
+
+
+# --- 3. per-unit averages against totals ---------------------------------------------------------
+def orders() -> pd.DataFrame:
+    """Many small orders from new customers, a few large ones from returning customers: the totals and
+    the averages per order point opposite ways."""
+    kinds = ["New"] * 30 + ["Returning"] * 10
+    spend = np.concatenate([RNG.normal(20, 4, 30), RNG.normal(50, 8, 10)]).round(2)
+    return pd.DataFrame({"Date": pd.date_range("2024-01-01", periods=40, freq="D"), "Customer Type": kinds,
+                         "Channel": RNG.choice(["Online", "Store"], 40), "Spend": spend})
+
+
+def aggregated(question: str, frame: pd.DataFrame) -> str | None:
+    """How the plan reads each group: 'sum', 'mean' (a comparison of averages or a top list by them)."""
+    for tool, arguments in task_steps(question, frame):
+        if tool == "group_aggregate":
+            return arguments["agg"]
+        if tool in ("compare_groups", "compare_two_groups"):
+            return "mean"
+    return None
+
+
+@pytest.mark.parametrize("question, agg", [
+    ("Which customer type spends the most per order?", "mean"),
+    ("Which customer type spends the most on each visit?", "mean"),
+    ("Which customer type spends the most on average?", "mean"),
+    ("哪类顾客平均每单花得最多？", "mean"),
+    ("哪类顾客每单消费最高？", "mean"),
+    ("人均消费最高的是哪类顾客？", "mean"),
+    ("Which customer type spends the most in total?", "sum"),
+    ("Which customer type spends the most in all?", "sum"),
+    ("哪类顾客一共花得最多？", "sum"),
+    ("哪类顾客的消费总额最高？", "sum"),
+    ("What is the total spend per customer type?", "sum"),  # "per" a grouping column: a breakdown
+    ("每个顾客类型的消费合计是多少？", "sum"),
+])
+def test_per_order_is_an_average_and_in_total_a_sum(question, agg):
+    assert aggregated(question, orders()) == agg
+
+
+@pytest.mark.slow
+def test_the_average_and_the_total_name_different_leaders(tmp_path):
+    from tests.test_builtin_understanding import Session, headline
+
+    frame = orders()
+    means, totals = frame.groupby("Customer Type")["Spend"].mean(), frame.groupby("Customer Type")["Spend"].sum()
+    assert means.idxmax() == "Returning" and totals.idxmax() == "New"
+    session = Session(tmp_path, _path(tmp_path, frame, "orders"))
+    run, _ = session.ask("Which customer type spends the most per order?")
+    assert headline(run).startswith(f"**Average Spend is higher for Returning: {fmt_num(means['Returning'], 5)}")
+    run, _ = session.ask("Which customer type spends the most in total?")
+    assert headline(run).startswith(f"**New has the highest total Spend: {fmt_num(totals['New'])}")
+    run, _ = session.ask("哪类顾客每单消费最高？")
+    assert headline(run).startswith(f"**Returning 的平均 Spend 更高：{fmt_num(means['Returning'], 5)}")

@@ -442,11 +442,19 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
     elif step.tool == "clean_data":
         headline = dedupe_headline(metrics, plan.dataset if plan else None, zh)
     elif step.tool == "compare_two_groups" and "groups" not in arguments:
-        headline = two_group_headline(arguments["value_column"], arguments["group_column"], metrics,
-                                      plan.values[0] if plan and plan.values else None, zh)
+        lead = plan.values[0] if plan and plan.values else _extreme_group(metrics, asks_extreme(question))
+        headline = two_group_headline(arguments["value_column"], arguments["group_column"], metrics, lead, zh)
     elif step.tool == "compare_groups" and (extreme := asks_extreme(question)):
         headline = extreme_headline(arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh)
     return headline or result["interpretation"] or result["conclusion"]
+
+
+def _extreme_group(metrics: dict[str, Any], extreme: str | None) -> str | None:
+    """The group with the highest (or, for "least", the lowest) average: it leads a "which … most" answer."""
+    means = {k.split(".", 1)[1]: v for k, v in metrics.items() if k.startswith("mean.") and isinstance(v, (int, float))}
+    if not (extreme and means):
+        return None
+    return (min if extreme == "least" else max)(means, key=lambda g: means[g])
 
 
 def _pair_labels(result: dict[str, Any]) -> tuple[str, str] | None:

@@ -124,6 +124,13 @@ SLOPE = re.compile(r"\bfor (?:each|every)\b|\bper (?:extra|additional|more)\b|\b
                    r"\bestimat|\bhow much (?:more|less|higher|lower|heavier|longer)\b.*\b(?:each|every|per)\b|"
                    r"每(?:增加|多|快|高|长|提高|大)|估计|推算", re.I)
 MEAN_WORDS = re.compile(r"\baverage|\bmean\b|\btypical|平均|均值", re.I)
+# One unit of what the rows count ("per order", "每单", "人均"): the average of a group's rows, not their
+# total. A grouping column after the word ("per customer type", "每个地区") is a breakdown instead.
+_UNITS_EN = ("order|customer|client|visit|visitor|transaction|purchase|sale|person|head|member|user|patient|student|"
+             "employee|item|ticket|invoice|basket|booking|trip|call|household|shopper|guest|subscriber|account|row|record")
+_UNITS_ZH = "顾客|客户|订单|用户|会员|病人|患者|学生|员工|家庭|客人|人"
+PER_UNIT = re.compile(rf"\b(?:per|each|every)\s+(?P<unit>(?:{_UNITS_EN})s?)\b|"
+                      rf"(?:每(?:个|位|名)?)(?P<unit_zh>单|笔|次|户|张|{_UNITS_ZH})|人均|单均|笔均|户均|客单价", re.I)
 FILTER_TASK = re.compile(r"^\s*(?:please\s+)?(?:keep only|only keep|just keep|filter (?:to|for|down to)?|"
                          r"remove all but|select only|(?:show|give me|use) only (?:the )?(?:rows|records|entries|cases)|"
                          r"only (?:the )?(?:rows|records|entries|cases) (?:where|with|that))|^\s*(?:请)?(?:只保留|仅保留|筛选出?|过滤出?|只留下?)", re.I)

@@ -13,6 +13,7 @@ from app.agent.builtin_kinds import (
     EACH,
     FILTER_TASK,
     MEAN_WORDS,
+    PER_UNIT,
     RATE,
     SEASON,
     SHARE,
@@ -408,7 +409,8 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
             plan.kind, plan.top = "top", top
             plan.dimension = entity
             # the groups ranked by their average when the question asks for one ("best mileage on average")
-            agg, word, word_zh = ("mean", "average", "平均") if MEAN_WORDS.search(question) else ("sum", "total", "合计")
+            agg, word, word_zh = (("mean", "average", "平均") if MEAN_WORDS.search(question) or asks_per_unit(question, columns)
+                                  else ("sum", "total", "合计"))
             subject = _t(zh, f"{'Bottom' if top[1] else 'Top'} {top[0]} {entity} by {word} {metric}",
                          f"按{metric}{word_zh}{'最低' if top[1] else '最高'}的{top[0]}个{entity}")
             plan.steps.append(Step("group_aggregate", {"group_columns": [entity], "value_columns": [metric],
@@ -436,13 +438,28 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         add_total_steps(plan, metric, dimension, zh)
         return True
     # "which store has the most revenue" over months or orders: the total, unless an average is asked
-    summed = dated and asks_extreme(question) and ADDITIVE.search(metric) and not MEAN_WORDS.search(question)
+    # ("on average", "per order", "每单")
+    per_row = bool(MEAN_WORDS.search(question)) or asks_per_unit(question, columns)
+    summed = dated and asks_extreme(question) and ADDITIVE.search(metric) and not per_row
     counted = bool(plan.weights) and metric == plan.weights  # a count table: "most common" is the largest total
-    if (asks_total(question) or summed or counted) and dimension:
+    if ((asks_total(question) and not per_row) or summed or counted) and dimension:
         plan.kind = "total"
         add_total_steps(plan, metric, dimension, zh)
         plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "sum"}, evidence=False))
         return True
+    return False
+
+
+def asks_per_unit(question: str, columns: list[dict[str, Any]]) -> bool:
+    """"per order", "每单", "人均": the average of each group's rows. Not when the word after "per"/"每"
+    names a grouping column ("per customer type", "每个顾客类型": a breakdown by it)."""
+    kinds = {c["name"]: c for c in columns}
+    groups = [(start, end) for start, end, name in column_spans(question, columns, SYNONYMS)
+              if name in kinds and groups_rows(kinds[name])]
+    for match in PER_UNIT.finditer(question):
+        unit = match.start("unit") if match.group("unit") else match.start("unit_zh") if match.group("unit_zh") else -1
+        if unit < 0 or not any(start <= unit < end for start, end in groups):
+            return True
     return False
 
 

@@ -72,6 +72,8 @@ PAIRED = [
     ("Is blood pressure lower after than before?", pressure, ("Systolic After", "Systolic Before")),
     ("治疗后血压是不是降了？", pressure_zh, ("治疗后血压", "治疗前血压")),
     ("血压降了吗", pressure_zh, ("治疗后血压", "治疗前血压")),
+    ("Every patient was measured before and after. Did it come down, and by how much?", pressure,
+     ("Systolic After", "Systolic Before")),
     ("Is the writing hand span bigger than the other hand?", hands, ("Wr.Hnd", "NW.Hnd")),
     ("Is NW.Hnd smaller than Wr.Hnd?", hands, ("NW.Hnd", "Wr.Hnd")),
     ("Do cars get more miles per gallon on the highway than in the city?", mileage, ("hwy", "cty")),

@@ -34,7 +34,7 @@ PAIR_MARKERS = (("before", "after"), ("pre", "post"), ("baseline", "followup"), 
 _NUMBER = re.compile(r"\d+")
 # a change or a difference between the two measurements
 CHANGE_CUE = re.compile(r"\b(?:drop\w*|fall\w*|fell|ris(?:e|es|ing)|rose|increas\w*|decreas\w*|declin\w*|improv\w*|worse\w*|"
-                        r"go(?:ne|es)? (?:up|down)|went (?:up|down)|chang\w*|differ\w*|higher|lower|bigger|smaller|larger|"
+                        r"go(?:ne|es)? (?:up|down)|went (?:up|down)|c[ao]m(?:e|es|ing) (?:up|down)|chang\w*|differ\w*|higher|lower|bigger|smaller|larger|"
                         r"greater|more|less|fewer|better|worse|gain\w*|los[ets]\w*|reduc\w*|grow\w*|grew|shr[iu]nk\w*|"
                         r"effect\w*|work(?:s|ed)?|help\w*)\b|than|降|升|增|减|变|改善|好转|高|低|多|少|差|涨|跌|缩小|扩大|有效|效果", re.I)
 # the two move together: a relationship, not a difference

@@ -266,6 +266,8 @@ def year_filter(question: str, columns: list[dict[str, Any]]) -> list[dict[str, 
 MORE_MORE = re.compile(r"越.{1,20}越|\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|older|"
                        r"heavier)\b.{1,40}\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|"
                        r"fewer|heavier|lighter|faster|slower)\b", re.I)
+# "the windier it is, the lower the ozone": any two comparatives (the first is what the second follows)
+THE_ER = re.compile(r"\bthe (?:more|less|[a-z]+er)\b.{1,40}\bthe (?:more|less|fewer|[a-z]+er)\b", re.I)
 # When something peaked: the date (row) of the largest value. "Which month" of several years is a season (SEASON).
 WHEN = re.compile(r"\b(?:which|what) (?:year|day|date|week)\b|\bin what year\b|\bwhen (?:was|were|did)\b|"
                   r"哪一年|哪年|哪个年份|哪一天|哪天|哪一周|什么时候|何时", re.I)
@@ -295,6 +297,7 @@ def relation_steps(plan: Plan, question: str, columns: list[dict[str, Any]], spa
     if len(measures) >= 2 and (together or (not groups and not implied)) and (slope or not regression):
         target, predictors = slope_roles(question, spans, measures, roles)
         plan.kind, plan.metric, plan.dimension = "relationship", target, None
+        plan.words = {name: question[start:end] for start, end, name in reversed(spans)}  # the first word wins
         subject = _t(zh, f"Relationship of {target} with {', '.join(predictors)}", f"{target}与{'、'.join(predictors)}的关系")
         plan.steps.append(Step("correlation_analysis", {"columns": [target, *predictors]}, subject))
         plan.steps.append(Step("plot_scatter", {"x_column": predictors[0], "y_column": target}, evidence=False))
@@ -337,6 +340,9 @@ def slope_roles(question: str, spans: list[Any], measures: list[str], roles: Any
             after = [n for n in measures if positions.get(n, -1) > at]
             predictor = min(after, key=lambda n: positions[n]) if after else measures[-1]
         return next(n for n in measures if n != predictor), [predictor]
+    if (MORE_MORE.search(question) or THE_ER.search(question)) and len(measures) == 2:  # "the windier, the less ozone":
+        # the second follows the first
+        return measures[1], measures[:1]
     return measures[0], measures[1:]
 
 

@@ -65,7 +65,9 @@ KEYWORDS = {
                 "higher", "lower", "差异", "区别", "比较", "对比", "不同", "之间", "各", "哪个"),
     "correlate": ("correlat", "relationship", "related", "relate", "associat", "link", "impact", "affect",
                   "相关", "关系", "关联", "影响"),
-    "regress": ("driver", "drive", "factor", "explain", "regress", "model", "驱动", "因素", "回归", "解释"),
+    "regress": ("driver", "drive", "factor", "explain", "regress", "model", "驱动", "因素", "回归", "解释",
+                "matters most", "matter most", "most important for", "most important to", "biggest effect on",
+                "影响最大", "最重要", "最关键"),
     # "predict"/"预测" alone is either: a regression ("predict revenue from units") or a forecast
     # ("预测营业额"); see `asks_for`.
     "predict": ("predict", "预测"),
@@ -77,7 +79,8 @@ KEYWORDS = {
     # What makes a question about the future also ask for a regression: its drivers or factors.
     # ("determine"/"决定" are left out: "determine next month's revenue" asks for a forecast.)
     "drivers": ("driver", "drive", "factor", "explain", "regress", "affect", "influenc", "depend", "why",
-                "驱动", "因素", "解释", "回归", "影响", "取决", "原因", "为什么"),
+                "matters most", "matter most", "most important for", "most important to",
+                "驱动", "因素", "解释", "回归", "影响", "取决", "原因", "为什么", "最重要", "最关键"),
     "distribution": ("distribution", "spread", "typical", "average", "mean", "median", "summary", "overview",
                      "分布", "平均", "中位", "概况", "总体", "描述"),
 }

@@ -17,6 +17,17 @@ from .plot_common import chart_result, folded_groups_note, no_data_error, requir
 MAX_HIST_GROUPS = 6
 
 
+def histogram_edges(values: pd.Series, bins: int) -> list[float]:
+    """Bin edges: one bar per whole number when the column holds few of them (a 1-5 rating, a count
+    of children), else `bins` equal widths. Thirty bins over the values 1-5 drew five thin bars with
+    gaps that looked like missing answers."""
+    numbers = values.to_numpy(dtype=float)
+    low, high = float(numbers.min()), float(numbers.max())
+    if np.all(np.mod(numbers, 1) == 0) and high - low + 1 <= bins:
+        return np.arange(low - 0.5, high + 1.0, 1.0).tolist()
+    return np.histogram_bin_edges(numbers, bins=bins).tolist()
+
+
 def plot_histogram(data: pd.DataFrame, value_column: str, bins: int = 30, group_column: str | None = None,
                    title: str | None = None, ctx: ToolContext | None = None) -> ToolResult:
     """Draw a histogram of a numeric column: how its values are distributed (optionally one colour per group).
@@ -35,7 +46,8 @@ def plot_histogram(data: pd.DataFrame, value_column: str, bins: int = 30, group_
     bins = int(min(max(bins, 1), 200))
     n = int(len(values))
     n_missing = int(len(data) - n)
-    edges = np.histogram_bin_edges(values.to_numpy(), bins=bins).tolist()  # shared by every group
+    edges = histogram_edges(values, bins)  # shared by every group
+    bins = len(edges) - 1
     mean, median, std = float(values.mean()), float(values.median()), float(values.std()) if n > 1 else 0.0
     q25, q75 = float(values.quantile(0.25)), float(values.quantile(0.75))
     skew = float(values.skew()) if n > 2 else 0.0

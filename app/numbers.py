@@ -53,6 +53,15 @@ _SCALE_WORD = re.compile(r"^(?:\s*(thousand|million|billion|trillion)\b|(k|K|M|b
 _SCALES = {"thousand": 3, "k": 3, "K": 3, "million": 6, "M": 6, "billion": 9, "bn": 9, "B": 9, "trillion": 12}
 _CITATION = re.compile(r"[\[【]\d{1,3}[\]】]")
 _CONVENTIONAL_THRESHOLDS = {Decimal("0.1"), Decimal("0.05"), Decimal("0.01"), Decimal("0.001"), Decimal("0.0001")}
+# The usual effect-size cut-offs (Cohen's d 0.2 / 0.5 / 0.8, r 0.1 / 0.3 / 0.5), written as a rule of thumb:
+# "d below 0.2 counts as small", "通常 0.2 以下算很小". Only when the text says it is a cut-off.
+_RULE_OF_THUMB = _CONVENTIONAL_THRESHOLDS | {Decimal("0.2"), Decimal("0.3"), Decimal("0.5"), Decimal("0.8")}
+_CUT_OFF_BEFORE = re.compile(r"(?:\b(?:below|under|above|over|less than|more than|at least|at most)|"
+                             r"低于|高于|小于|大于|不到|超过)\s*$", re.IGNORECASE)
+_CUT_OFF_AFTER = re.compile(r"^\s*(?:以下|以上|及以下|及以上|or (?:less|more|below|above|under|over)\b|"
+                            r"(?:and|or) (?:below|above)\b)", re.IGNORECASE)
+_RULE_OF_THUMB_WORDS = re.compile(r"usually|typically|conventionally|by convention|rule of thumb|commonly|"
+                                  r"通常|一般|习惯上|惯例|经验", re.IGNORECASE)
 # "2.3 × 10^-31", "2.3×10⁻³¹", "2.3 x 10^(-31)", "10^-5": one number, not 2.3, 10 and 31
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SCIENTIFIC = re.compile(
@@ -272,10 +281,18 @@ def answer_numbers(answer: str, ignore_strings: Iterable[str] = ()) -> list[Writ
                 continue
         if _COMPARATOR.search(before) and written.value in _CONVENTIONAL_THRESHOLDS:
             continue  # "p < 0.05", "α = 0.05": a convention, not a finding
+        if written.value in _RULE_OF_THUMB and _is_rule_of_thumb(before, after):
+            continue  # "usually below 0.2 counts as small": a convention, not a finding
         if written.percent and written.value in (Decimal(90), Decimal(95), Decimal(99)) and _CONFIDENCE_LEVEL.search(after):
             continue  # "95% confidence interval"
         numbers.append(written)
     return numbers
+
+
+def _is_rule_of_thumb(before: str, after: str) -> bool:
+    """The number is a cut-off the text calls customary ("通常 0.2 以下", "usually below 0.2")."""
+    is_cut_off = bool(_CUT_OFF_BEFORE.search(before) or _CUT_OFF_AFTER.match(after))
+    return is_cut_off and bool(_RULE_OF_THUMB_WORDS.search(before[-40:]))
 
 
 def _bound(before: str) -> tuple[str, str] | None:

@@ -195,7 +195,9 @@ def mark_damaged(dataset: Dataset) -> None:
         "category": "damaged_file",
         "message": "The working copy Verity made of this file is damaged and cannot be read. The file you "
                    "uploaded is kept unchanged.",
-        "hint": "Rebuild the table from the original upload; steps applied to it afterwards need to be done again."}}
+        "hint": "Rebuild the table from the original upload; steps applied to it afterwards need to be done again.",
+        "message_zh": "Verity 为这个文件做的工作副本已损坏，无法读取。你上传的文件原样保留。",
+        "hint_zh": "请从原始上传重建这张表；之后对它做过的处理需要重新做一遍。"}}
 
 
 def readable_frame(dataset: Dataset) -> pd.DataFrame | None:
@@ -277,6 +279,10 @@ def describe_columns_of(frame: pd.DataFrame) -> list[dict]:
             for c in frame.columns]
 
 
+# What reading the uploaded file found (inspect --json): true of an upload and its versions only.
+FILE_READING_KEYS = ("sheets", "header_row", "header_rows")
+
+
 def add_version(session: Session, settings: Settings, source: Dataset, frame: pd.DataFrame, step: str,
                 new_name: str | None = None, info: dict | None = None) -> Dataset:
     """Store a tool's output as a new dataset version (or, with `new_name`, a new derived dataset).
@@ -291,6 +297,8 @@ def add_version(session: Session, settings: Settings, source: Dataset, frame: pd
     pii_columns = {c["name"]: c["pii"] for c in source.info.get("columns", []) if c.get("pii")}
     columns = [{**c, "pii": pii_columns.get(c["name"])} for c in describe_columns_of(frame)]
     info = info or {**source.info, "rows": len(frame), "columns": columns, "cleaning": [], "warnings": []}
+    if new_name is not None:  # a table a tool made was never read from a sheet: no sheets or header rows of its own
+        info = {k: v for k, v in info.items() if k not in FILE_READING_KEYS}
     if new_name is None:
         source.active = False
     else:

@@ -51,6 +51,19 @@ def test_a_chinese_column_name_written_with_a_word_inside_is_the_one_analysed(tm
     assert plan_analysis("哪个地区的销售总额最高？", seen(path), zh=True).metric == "销售额"
 
 
+def test_a_column_is_named_without_its_unit_or_question_mark(tmp_path):
+    """People say "delivery time", not "delivery time (min)": the unit in brackets and a trailing "?"
+    are not part of what a question has to say."""
+    path = tmp_path / "deliveries.csv"
+    rng = np.random.default_rng(3)
+    pd.DataFrame({"Driver": list("ABCD") * 10, "Distance (km)": rng.uniform(1, 30, 40).round(1),
+                  "Delivery Time (min)": rng.integers(10, 90, 40), "Late?": ["Y", "N"] * 20,
+                  "区域": ["东", "西"] * 20, "亩产 (kg)": rng.integers(300, 600, 40)}).to_csv(path, index=False)
+    assert plan_analysis("Does the average delivery time differ between drivers?", seen(path), zh=False).metric == \
+        "Delivery Time (min)"
+    assert plan_analysis("不同区域的亩产有差别吗？", seen(path), zh=True).metric == "亩产 (kg)"
+
+
 def test_a_word_for_a_column_does_not_name_its_negation():
     """"employment" is Employed, not Unemployed, though Unemployed comes first and holds the same letters."""
     plan = plan_analysis("Has employment gone up over the years?", seen(rds("longley")), zh=False)

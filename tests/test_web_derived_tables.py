@@ -73,6 +73,8 @@ def test_the_api_says_where_a_table_came_from_and_refuses_file_actions_on_it(cli
                                        "tool": "group_aggregate", "step": derived["derived_from"]["step"],
                                        "run_id": run_id, "question": QUESTION}
     assert "Revenue" in derived["derived_from"]["step"] and "Region" in derived["derived_from"]["step"]
+    assert "sheets" not in derived and "header_row" not in derived  # the file's reading is not the table's
+    assert upload["sheets"] and "header_row" in upload
     assert client.get(f"/api/workspaces/{ws}/datasets/{upload['id']}").json()["dataset"]["derived_from"] is None
     # another sheet of the file is still a version of the upload, not a derived table
     switched = client.post(f"/api/workspaces/{ws}/datasets/{upload['id']}/sheet", json={"sheet": "Notes"})

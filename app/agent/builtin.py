@@ -30,6 +30,7 @@ from app.agent.builtin_headlines import (
     share_headline,
     total_headline,
     two_group_headline,
+    wide_paired_headline,
 )
 from app.agent.builtin_kinds import asks_extreme, earlier_questions, question_chain
 from app.agent.builtin_plan import GREETING, Plan, Step, _t, plan_analysis
@@ -427,6 +428,8 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
                                   plan.top if plan and plan.kind == "top" else None, arguments.get("agg", "sum"))
     elif step.tool == "rank_values" and "group_column" not in arguments:
         headline = rank_headline(arguments["value_column"], metrics, arguments.get("order") == "smallest", zh)
+    elif step.tool == "paired_test" and "x_column" in arguments:  # two columns on each row (wide_pairs)
+        headline = wide_paired_headline(arguments["x_column"], arguments["y_column"], metrics, zh)
     elif step.tool == "paired_test":
         groups = _pair_labels(result)
         headline = paired_headline(arguments.get("value_column") or arguments.get("x_column", ""), metrics, groups, zh)

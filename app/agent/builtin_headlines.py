@@ -162,6 +162,29 @@ def paired_headline(metric: str, metrics: dict[str, Any], groups: tuple[str, str
             f"with {lower}; {_chance(p, zh)} ({test}: each subject is compared with itself).")
 
 
+def wide_paired_headline(first: str, second: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'On the same 30 rows, Systolic After is on average 8.13 lower than Systolic Before (lower in 27 of
+    30 rows). A paired t-test, each row compared with itself: a gap this large would rarely happen by
+    chance (p < 0.001).' Two columns measured on each row (wide_pairs): the mean of first - second,
+    its direction, then the test."""
+    diff, n, p = _num(metrics, "mean_difference"), metrics.get("n"), _num(metrics, "p_value")
+    if diff is None or p is None or not _ok(n):
+        return None
+    count = metrics.get("n_positive" if diff > 0 else "n_negative")
+    t_test = metrics.get("method") == "t"
+    if zh:
+        word = "高" if diff > 0 else "低"
+        rows = f"（{n} 行中有 {count} 行更{word}）" if _ok(count) else ""
+        test = "配对 t 检验" if t_test else "配对检验"
+        return (f"在同样的 {n} 行上，{first} 平均比 {second} {word} {fmt_num(abs(diff))}{rows}。"
+                f"{test}（每行和自己比较）：{_chance(p, zh)}。")
+    word = "higher" if diff > 0 else "lower"
+    rows = f" ({word} in {count} of {n} rows)" if _ok(count) else ""
+    test = "A paired t-test" if t_test else "A paired test"
+    return (f"On the same {n} rows, {first} is on average {fmt_num(abs(diff))} {word} than {second}{rows}. "
+            f"{test}, each row compared with itself: {_chance(p, zh)}.")
+
+
 def extreme_headline(metric: str, group: str, metrics: dict[str, Any], least: bool, zh: bool) -> str | None:
     """'casein and sunflower give the highest average weight (328.9 and 323.6); …' for "which X gives the most Y"."""
     means = _by_prefix(metrics, "mean.")

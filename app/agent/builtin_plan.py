@@ -54,6 +54,7 @@ from app.agent.repeated_design import repeated_design
 from app.agent.role_question import role_answers
 from app.agent.role_sources import Provenance, read_sources, unmatched_words
 from app.agent.versus_rest import asks_versus_rest, versus_rest
+from app.agent.wide_pairs import wide_pair, wide_pair_plan
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
@@ -203,6 +204,9 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
         return derive_plan(question, per_pair(question, spans, measures), zh)
     if design := repeated_design(question, {**dataset, "columns": columns}, ordered_names(spans)):
         return repeated_plan(design, zh)
+    grouped = implied or any(groups_rows(c) and c["name"] in named for c in columns)
+    if not grouped and (wide := wide_pair(question, columns, spans)):  # a grouping named: the change per group is another question
+        return wide_pair_plan(wide, zh)
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
     rate = None if chosen or roles.target else rate_outcome(question, columns, named, spans)
     pair = count_pair(columns) if not (rate or chosen or roles.target) and RATE.search(question) else None

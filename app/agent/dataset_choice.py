@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.agent.profile_reading import LOOKUP_LEVELS
-from app.agent.question_roles import column_spans, named_values
+from app.agent.question_roles import WEAK_KINDS, column_mentions, match_kinds, named_values
 from app.agent.question_words import SYNONYMS, name_words
 
 GROUPING = ("category", "boolean")
@@ -28,6 +28,12 @@ class Fit:
     columns: list[str] = field(default_factory=list)
     values: list[str] = field(default_factory=list)
     named: bool = False  # the question names the dataset (or its file) itself
+    kinds: dict[str, str] = field(default_factory=dict)  # column → how it was named (question_roles.MATCH_KINDS)
+
+    @property
+    def weak(self) -> list[str]:
+        """The columns named only partly ("overall score" for Overall Satisfaction): worth confirming."""
+        return [name for name in self.columns if self.kinds.get(name) in WEAK_KINDS]
 
     @property
     def score(self) -> int:
@@ -57,13 +63,15 @@ class Choice:
 
 def fit(question: str, dataset: dict[str, Any]) -> Fit:
     columns = [c for c in dataset.get("columns", []) if not c.get("pii")]
-    spans = column_spans(question, columns, SYNONYMS)
+    mentions = column_mentions(question, columns, SYNONYMS)
+    spans = [(m.start, m.end, m.name) for m in mentions]
     named_columns = list(dict.fromkeys(name for _, _, name in spans))
     column, values = named_values(question, columns, spans)
     text = question.lower()
     own = [str(dataset.get("name") or ""), re.sub(r"\.\w+$", "", str(dataset.get("file") or ""))]
     named = any(name and len(name) > 2 and (name.lower() in text or " ".join(name_words(name)) in text) for name in own)
-    return Fit(dataset, named_columns, [f"{column} = {v}" for v in values] if column else [], named)
+    return Fit(dataset, named_columns, [f"{column} = {v}" for v in values] if column else [], named,
+               match_kinds(mentions))
 
 
 def choose_dataset(question: str, datasets: list[dict[str, Any]], answered: dict[str, Any] | None = None,

@@ -255,7 +255,8 @@ DATA_PREP = (r"预览|看看数据|看一下数据|看下数据|查看数据|数
              r"\bpreview\b|\bshow (?:me )?(?:the )?(?:data|rows|first|table)\b|\blook at the data\b|\bclean\w*\b|\btidy\b|"
              r"\bconvert\w*\b|\bfilter\w*\b|\bdedup\w*\b|\bduplicates?\b|\bmissing values?\b|\bfill\b|\brename\b|"
              r"\breshape\b|\bpivot\b|\bmerge\b|\bjoin\b|\bsplit\b|\bsheets?\b|\bformat\b|\bdata ?types?\b|\bhead\b|"
-             r"\bdrop\b|\bremove\b|\bsort\b")
+             r"\bdrop\b(?=\s+(?:the\s+|all\s+|any\s+|those\s+|these\s+)?(?:rows?|columns?|records?|entries|duplicates?|"
+             r"missing|empty|blank|na|nan|nulls?|cases|observations)\b)|^\s*(?:please\s+)?drop\b|\bremove\b|\bsort\b")
 ANALYSIS = (r"分析|比较|对比|差异|区别|不同|相关|关系|关联|影响|趋势|分布|平均|均值|中位|总和|合计|占比|比例|检验|显著|回归|统计|描述|"
             r"哪个|哪些|多少|最高|最低|最多|最少|排名|增长|下降|变化|原因|为什么|驱动|因素|概况|汇总|画|图|可视化|异常|离群|各",
             r"\banaly[sz]\w*|\bcompar\w*|\bdiffer\w*|\bversus\b|\bvs\.?\b|\bcorrelat\w*|\brelat\w*|\bassociat\w*|"

@@ -35,7 +35,7 @@ def question_reading(question: str, datasets: list[dict[str, Any]]) -> str:
         if fit.named:
             parts.append("the question names this dataset")
         if fit.columns:
-            parts.append("columns " + ", ".join(fit.columns))
+            parts.append("columns " + ", ".join(f"{c} (partly named)" if c in fit.weak else c for c in fit.columns))
         if fit.values:
             parts.append("values " + "; ".join(fit.values))
         lines.append(f"- {fit.dataset.get('name')}: " + ("; ".join(parts) if parts else "nothing named"))

@@ -13,35 +13,97 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
+from app.agent.column_forms import initials_mentions, joined_mentions, leading_word_mentions, yes_no_mentions
 from app.agent.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
-from app.agent.question_words import SYNONYMS, loose_mentions, name_words, spread_mentions, stem, value_words, words_at
+from app.agent.question_words import (
+    SYNONYMS,
+    core_name,
+    loose_mentions,
+    name_words,
+    spread_mentions,
+    stem,
+    value_words,
+    words_at,
+)
+from app.agent.spelling_variants import text_variants
+from app.agent.value_matching import inflected_at, value_forms, zh_single_value_at
 
 # --- columns named in the question, with their positions ------------------------------------------
 Span = tuple[int, int, str]  # start, end, column name
 
 
+class Mention(NamedTuple):
+    """Where a column is named and how: `kind` is one of MATCH_KINDS."""
+
+    start: int
+    end: int
+    name: str
+    kind: str
+
+
+# How a column can be named, strongest first: its name (or its other spelling: colour/color), the
+# core of a yes/no name written as a question, a synonym or everyday word, a stem or abbreviation,
+# a partial form (column_forms). Each later kind only claims text no earlier one has.
+MATCH_KINDS = ("name", "spelling", "yes-no", "synonym", "loose", "partial")
+WEAK_KINDS = frozenset({"partial"})
+
+
 def column_spans(question: str, columns: list[dict[str, Any]], synonyms: dict[str, tuple[str, ...]]) -> list[Span]:
-    """Where each column is named, in question order. Longest names claim their text first, so
-    'Unit Price' is not also read as 'Price'; then the words a question uses in the other language."""
+    """Where each column is named, in question order (see `column_mentions`)."""
+    return [(m.start, m.end, m.name) for m in column_mentions(question, columns, synonyms)]
+
+
+def column_mentions(question: str, columns: list[dict[str, Any]],
+                    synonyms: dict[str, tuple[str, ...]]) -> list[Mention]:
+    """Where each column is named and how, in question order. Longest names claim their text first,
+    so 'Unit Price' is not also read as 'Price'; then the weaker kinds of MATCH_KINDS in turn."""
     text = question.lower()
-    spans: list[Span] = []
-    for col in sorted(columns, key=lambda c: -len(c["name"])):
-        _claim(text, col["name"].lower(), col["name"], spans)
+    found: list[Mention] = []
+    longest_first = sorted(columns, key=lambda c: -len(c["name"]))
+    for col in longest_first:
+        _claim(text, col["name"].lower(), col["name"], found, "name")
+    for col in sorted(columns, key=lambda c: -len(core_name(c["name"]))):  # without its unit: "Delivery Time"
+        _claim(text, core_name(col["name"]).lower(), col["name"], found, "name")
+    for col in longest_first:
+        for variant in text_variants(col["name"]):
+            _claim(text, variant, col["name"], found, "spelling")
+    for col in longest_first:
+        _take(yes_no_mentions(question, col["name"]), col["name"], found, "yes-no")
     # everyday words, the longest first ("年龄段" is Age Group before "年龄" is Age); of columns sharing
     # a word, the one more of whose name the question uses ("longest petals": Petal.Length)
     ranked = sorted(columns, key=lambda c: -_words_named(question, c["name"]))
     words = [(word, rank, col["name"]) for rank, col in enumerate(ranked) for key, listed in synonyms.items()
              if synonym_key_fits(key, col["name"]) for word in listed]
     for word, _, name in sorted(words, key=lambda w: (-len(w[0]), w[1])):
-        _claim(text, word.lower(), name, spans)
-    for col in sorted(columns, key=lambda c: -len(c["name"])):  # stems and abbreviations: "survive", "birth weight"
-        for start, end in [*loose_mentions(question, col["name"]), *spread_mentions(question, col["name"])]:
-            if not any(s < end and start < e for s, e, _ in spans):
-                spans.append((start, end, col["name"]))
-    return sorted(spans)
+        _claim(text, word.lower(), name, found, "synonym")
+    for col in longest_first:  # stems and abbreviations: "survive", "birth weight"
+        _take([*loose_mentions(question, col["name"]), *spread_mentions(question, col["name"])], col["name"], found,
+              "loose")
+    names = [c["name"] for c in columns]
+    for col in longest_first:  # partial forms, last: "blood pressure" → Systolic BP, "blue-collar" → bluecol
+        name = col["name"]
+        _take([*initials_mentions(question, name, names), *joined_mentions(question, name),
+               *leading_word_mentions(question, name, names)], name, found, "partial")
+    return sorted(found)
+
+
+def _take(places: Iterable[tuple[int, int]], name: str, found: list[Mention], kind: str) -> None:
+    for start, end in places:
+        if not any(m.start < end and start < m.end for m in found):
+            found.append(Mention(start, end, name, kind))
+
+
+def match_kinds(mentions: list[Mention]) -> dict[str, str]:
+    """Each named column with the strongest kind of mention it got."""
+    kinds: dict[str, str] = {}
+    for m in mentions:
+        if m.name not in kinds or MATCH_KINDS.index(m.kind) < MATCH_KINDS.index(kinds[m.name]):
+            kinds[m.name] = m.kind
+    return kinds
 
 
 def _words_named(question: str, name: str) -> int:
@@ -66,16 +128,14 @@ def synonym_key_fits(key: str, name: str) -> bool:
 _NEGATED = re.compile(r"(?:un|non|in|dis|不|非|未)$")
 
 
-def _claim(text: str, needle: str, name: str, spans: list[Span]) -> None:
+def _claim(text: str, needle: str, name: str, found: list[Mention], kind: str) -> None:
     """Claim each place the needle appears; an English needle only as whole words ("ht" is not
     inside "weight", "low" not inside "lower"), plurals allowed."""
     pattern = re.escape(needle)
     if needle.isascii() and re.match(r"\w", needle):
         plural = "(?:s|es)?" if not needle.endswith("y") else "(?:s|es)?|" + re.escape(needle[:-1]) + "ies"  # categories
         pattern = rf"(?<![a-z0-9])(?:{pattern}{plural})(?![a-z0-9])"
-    for match in re.finditer(pattern, text) if needle else ():
-        if not any(s < match.end() and match.start() < e for s, e, _ in spans):
-            spans.append((match.start(), match.end(), name))
+    _take(((m.start(), m.end()) for m in re.finditer(pattern, text)) if needle else (), name, found, kind)
 
 
 # --- regression roles: the target and its predictors ----------------------------------------------
@@ -153,8 +213,10 @@ def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]
     for col in columns:
         if not _groupable(col, LOOKUP_LEVELS) or col.get("pii"):
             continue
-        hits = sorted((pos, value) for value in col.get("values") or []
-                      if (pos := _find_value(text, value, col["name"], raw)) >= 0)
+        values = [str(v) for v in col.get("values") or []]
+        levels = int(col.get("levels") or len(values))
+        hits = sorted((pos, value) for value in values
+                      if (pos := _find_value(text, value, col["name"], raw, values, levels)) >= 0)
         hits = sorted({*hits, *_codes_after_name(question, col, spans)})
         if len(hits) > len(best[1]):
             best = (col["name"], [value for _, value in hits])
@@ -181,9 +243,9 @@ def _codes_after_name(question: str, column: dict[str, Any], spans: list[Span]) 
     return found
 
 
-def value_position(text: str, value: str, column: str = "") -> int:
+def value_position(text: str, value: str, column: str = "", values: list[str] | None = None, levels: int = 0) -> int:
     """Where the (lower-case) text names a category value of a column, by itself or an everyday word; -1 if not."""
-    return _find_value(text, value, column)
+    return _find_value(text, value, column, "", values or [], levels)
 
 
 def _blank(text: str, spans: list[Span]) -> str:
@@ -192,12 +254,17 @@ def _blank(text: str, spans: list[Span]) -> str:
     return text
 
 
-def _find_value(text: str, value: str, column: str = "", raw: str = "") -> int:
+def _find_value(text: str, value: str, column: str = "", raw: str = "", values: list[str] | None = None,
+                levels: int = 0) -> int:
     """Where the question names a value, by itself or by an everyday word for it ("women" → female). A
     phrase of several words ("first class") is looked for in the `raw` text too, where a column word
-    inside it ("class") is not blanked out."""
+    inside it ("class") is not blanked out. Then its everyday forms (value_matching): "rainy" for
+    Rain, "smoker" for Smokers, 男生 for 男 (a column's `values` and `levels` say when a one-character
+    value may be read)."""
     found = [_find_word(raw if raw and re.search(r"[\s-]", word) else text, word, own=i == 0)
              for i, word in enumerate(value_words(value, column))]
+    found += [_find_word(text, form, own=False) for form in value_forms(value)]
+    found += [inflected_at(text, value), zh_single_value_at(text, value, values or [], levels)]
     return min((f for f in found if f >= 0), default=-1)
 
 

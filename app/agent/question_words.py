@@ -11,9 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from app.agent.everyday_words import concept_synonyms, merged
+
 # Words a question may use for a column named in the other language, or in everyday words. The key
-# is a piece of the column name (lower case); the words are looked for in the question.
-SYNONYMS: dict[str, tuple[str, ...]] = {
+# is a piece of the column name (lower case); the words are looked for in the question. The
+# everyday words for common concepts (older → age, earn → income) join them from everyday_words.
+_NAMED: dict[str, tuple[str, ...]] = {
     "revenue": ("收入", "营收", "营业额", "销售额"), "sales": ("销售", "销量", "销售额"), "region": ("地区", "区域", "大区"),
     "channel": ("渠道",), "category": ("品类", "类别", "商品类别", "哪类商品", "分类"), "price": ("价格", "单价", "价钱", "售价", "cost", "costs", "expensive", "pricier", "cheaper", "贵", "便宜"),
     "units": ("数量", "件数", "每件", "件商品", "unit sold", "units sold"), "discount": ("折扣",), "date": ("日期", "时间"), "city": ("城市",),
@@ -67,6 +70,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "peri": ("perimeter",), "shape": ("形状",),
     "eruptions": ("喷发", "eruption"), "waiting": ("等待", "wait"), "passengers": ("乘客", "旅客"),
 }
+SYNONYMS: dict[str, tuple[str, ...]] = merged(_NAMED, concept_synonyms())
 
 # Everyday words for common category values: "women" names the level `female`.
 VALUE_WORDS: dict[str, tuple[str, ...]] = {
@@ -112,6 +116,19 @@ def stem(word: str) -> str:
 def words_at(text: str) -> list[tuple[int, int, str]]:
     """The ASCII words of a text with their positions (lower case)."""
     return [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text.lower())]
+
+
+# A unit or scale in brackets at the end of a name ("Delivery Time (min)", "亩产 (kg)", "面积（㎡）",
+# "Satisfaction (1-5)") and a trailing "?" or ":" ("Personal Trainer?") are not words a question uses.
+_NAME_DECORATION = re.compile(r"(?:\s*[(（\[【][^()（）\[\]【】]{1,24}[)）\]】])+\s*$|\s*[?？:：]+\s*$")
+
+
+def core_name(name: str) -> str:
+    """A column name without its unit and trailing punctuation, as a question says it:
+    "Delivery Time (min)" → "Delivery Time"; the name itself when nothing is left."""
+    core = _NAME_DECORATION.sub("", name.strip())
+    core = _NAME_DECORATION.sub("", core)  # "Fee (£)?" has both
+    return core if len(core) >= 2 else name
 
 
 def name_words(name: str) -> list[str]:
@@ -164,7 +181,7 @@ def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
     """Where a question names a column by a stem or an abbreviation of its name (not the literal
     name: question_roles claims those first)."""
     words = words_at(question)
-    parts = name_words(name)
+    parts = name_words(core_name(name))
     if len(parts) == 1:
         part = parts[0]
         target = stem(part)
@@ -180,6 +197,8 @@ def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
                 phrase = words[i:i + size]
                 if abbreviates(part, [w for _, _, w in phrase]):
                     yield phrase[0][0], phrase[-1][1]
+    elif abbreviated := _abbreviated_words(words, parts):  # "writing hand" names Wr.Hnd
+        yield abbreviated
     elif all(any(len(stem(p)) >= 3 and stem(w) == stem(p) for _, _, w in words) for p in parts if p not in STOP):
         # the name's words close together ("sepal length"), not from the first to the last anywhere in
         # the question ("the sepal length, the higher the petal length" names two columns)
@@ -194,6 +213,19 @@ def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
         hits = [(s, e) for s, e, w in words if any(stem(w) == stem(p) for p in parts)]
         if hits:  # far apart: as before, the whole stretch
             yield hits[0][0], hits[-1][1]
+
+
+def _abbreviated_words(words: list[tuple[int, int, str]], parts: list[str]) -> tuple[int, int] | None:
+    """Consecutive question words each of which a part of a short multi-part name abbreviates, in
+    order: "writing hand" ← Wr.Hnd (a prefix, or the word's consonants), "sepal width" ← Sep.W does
+    not count (a one-letter part says too little)."""
+    if len(parts) < 2 or not all(2 <= len(p) <= 5 and p.isalpha() for p in parts):
+        return None
+    for i in range(len(words) - len(parts) + 1):
+        window = words[i:i + len(parts)]
+        if all(w not in STOP and (w.startswith(p) or abbreviates(p, [w])) and w != p for (_, _, w), p in zip(window, parts)):
+            return window[0][0], window[-1][1]
+    return None
 
 
 def spread_mentions(question: str, name: str, slack: int = 2) -> Iterator[tuple[int, int]]:

@@ -20,7 +20,7 @@ A fact is a small JSON object of one kind:
 - {"answer_lacks": ["2024Q4"]}                    the answer mentions none of them;
 - {"version_rows": 149}                           the run stored a new dataset version of that many rows;
 - {"asked": "scope"}                              the run asked a clarification question on that topic
-  (the topic itself or "scope.<anything>");
+  (the topic itself or "scope.<anything>"); {"asked": "*"}: any clarification question at all;
 - {"any": [fact, fact]}                           at least one of these facts holds.
 A metric fact with "absolute": true compares the size of the value (a difference of means whose
 sign depends on which group the tool names first).
@@ -119,7 +119,7 @@ def describe(fact: dict[str, Any]) -> str:
     if kind == "version_rows":
         return f"a new dataset version with {fact[kind]} rows"
     if kind == "asked":
-        return f"asked a {fact[kind]} question"
+        return "asked a clarification question" if fact[kind] == "*" else f"asked a {fact[kind]} question"
     if kind == "any":
         return "one of: " + "; ".join(describe(f) for f in fact[kind])
     return f"tool {fact[kind]} succeeded" if kind == "tool" else f"{kind} {fact[kind]}"
@@ -139,7 +139,7 @@ def check(fact: dict[str, Any], report: dict[str, Any] | None, calls: list[dict[
     if kind == "version_rows":
         return fact[kind] in (run.get("versions") or [])
     if kind == "asked":
-        return any(t == fact[kind] or t.startswith(fact[kind] + ".") for t in run.get("asked") or [])
+        return any(fact[kind] == "*" or t == fact[kind] or t.startswith(fact[kind] + ".") for t in run.get("asked") or [])
     if kind == "any":
         return any(check(inner, report, calls, run) for inner in fact[kind])
     if report is None:

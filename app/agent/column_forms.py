@@ -1,0 +1,136 @@
+"""Shorter forms a question uses for a column's name (zh/en), read from the name's structure:
+
+- a yes/no column named as a question ("是否使用优惠券", "Used Coupon", "refunded (Y/N)") is named by
+  its core noun ("用了优惠券", "coupons", "退款率", "refund rate");
+- a name with an abbreviation in it ("Systolic BP") by the words the abbreviation stands for
+  ("blood pressure": their initials);
+- a name joined from hyphenated words ("bluecol") by those words ("blue-collar");
+- a name of several words by its first word when no other column shares it ("overall score" →
+  Overall Satisfaction).
+
+The first is as good as the name; the others are partial matches, claimed last (question_roles).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from app.agent.question_words import STOP, name_words, stem, words_at
+
+# --- yes/no columns named as questions ---------------------------------------------------------------
+_ZH_ASKING = re.compile(r"^(?:是否(?:有|为|已|曾)?|有无|有没有|是不是|是否是)")
+_ZH_FLAG_TAIL = re.compile(r"[（(]\s*(?:是\s*/\s*否|有\s*/\s*无|y\s*/\s*n|0\s*/\s*1)\s*[)）]$", re.I)
+# Verbs a yes/no name puts before its noun ("是否使用优惠券"): a question may use another verb or none.
+_ZH_VERB = re.compile(r"^(?:使用|用|有|参加|参与|购买|开通|办理|领取|申请|发生|接受|享受|已|曾|为|是)")
+_EN_ASKING = {"is", "has", "had", "was", "were", "did", "does", "used", "uses", "use", "got", "any", "ever", "have"}
+_EN_FLAG = {"y", "n", "yn", "flag", "ind", "indicator", "bool", "binary"}
+
+
+def yes_no_core(name: str) -> list[str]:
+    """The core of a yes/no column's name written as a question: Chinese text pieces ("使用优惠券",
+    "优惠券") or English words (["coupon"]); empty when the name is not shaped like a question."""
+    text = name.strip()
+    if not text.isascii():
+        core = _ZH_FLAG_TAIL.sub("", text).strip()
+        asked = _ZH_ASKING.match(core)
+        if not asked and core == text:
+            return []
+        core = core[asked.end():] if asked else core
+        noun = _ZH_VERB.sub("", core)
+        return [piece for piece in dict.fromkeys((core, noun)) if len(piece) >= 2]
+    words = name_words(text)
+    core_words = [w for w in words if w not in _EN_FLAG]
+    leads = bool(core_words) and core_words[0] in _EN_ASKING
+    if leads:
+        core_words = core_words[1:]
+    if not (leads or len(core_words) < len(words)) or not core_words:
+        return []
+    return core_words
+
+
+def yes_no_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
+    """Where the question names a yes/no column by the core of its question-shaped name."""
+    core = yes_no_core(name)
+    if not core:
+        return
+    if not name.isascii():
+        text = question.lower()
+        for piece in core:  # the fuller piece first
+            for match in re.finditer(re.escape(piece.lower()), text):
+                yield match.start(), match.end()
+        return
+    wanted = [stem(w) for w in core if w not in STOP]
+    words = words_at(question)
+    for i in range(len(words) - len(wanted) + 1):
+        window = words[i:i + len(wanted)]
+        if wanted and all(stem(w) == want and len(want) >= 3 for (_, _, w), want in zip(window, wanted, strict=True)):
+            yield window[0][0], window[-1][1]
+
+
+# --- partial names: abbreviations, joined words, a distinctive first word ------------------------------
+# Words that say what kind of thing a name is, not which: "Customer Type" is not the customer.
+_KIND_WORDS = {"type", "types", "group", "groups", "id", "name", "code", "category", "class", "segment", "level",
+               "kind", "no", "number", "status", "flag"}
+# Plain words for "the number measured", which a question puts after a name's first word in place of
+# the rest of it ("overall score", "service rating").
+_MEASURE_WORDS = {"score", "scores", "rating", "ratings", "level", "levels", "value", "values", "index", "measure",
+                  "result", "results", "grade", "grades", "mark", "marks", "figure", "figures"}
+_GENERIC = {"total", "number", "count", "rate", "score", "value", "level", "type", "average", "mean", "percent",
+            "amount", "date", "time", "name", "index", "group", "class", "status", "year", "month", "day"}
+
+
+def initials_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
+    """Where consecutive question words are the initials of an abbreviation inside a longer name:
+    "blood pressure" → Systolic BP, "body mass index" → BMI Score. Only when no other column holds
+    the same abbreviation (Systolic BP and Diastolic BP: the question does not say which)."""
+    parts = name_words(name)
+    if len(parts) < 2:
+        return  # a one-word name is read by question_words.abbreviates
+    tokens = [p for p in parts if p.isalpha() and 2 <= len(p) <= 4 and p not in STOP]
+    words = words_at(question)
+    for token in tokens:
+        if any(token in name_words(other) for other in others if other != name):
+            continue
+        size = len(token)
+        for i in range(len(words) - size + 1):
+            phrase = [w for _, _, w in words[i:i + size]]
+            if "".join(w[0] for w in phrase) == token and not any(w in STOP or len(w) < 3 for w in phrase):
+                yield words[i][0], words[i + size - 1][1]
+
+
+def joined_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
+    """Where two consecutive question words make a one-word name, one whole and the other cut short:
+    "blue-collar" → bluecol, "white collar" → whitecollar."""
+    parts = name_words(name)
+    if len(parts) != 1 or not parts[0].isalpha() or len(parts[0]) < 6:
+        return
+    joined = parts[0]
+    words = words_at(question)
+    for (start, _, first), (_, end, second) in zip(words, words[1:], strict=False):
+        if first in STOP or second in STOP or len(first) < 3 or len(second) < 3:
+            continue
+        whole_then_cut = joined.startswith(first) and len(joined) - len(first) >= 3 \
+            and second.startswith(joined[len(first):])
+        cut_then_whole = joined.endswith(second) and len(joined) - len(second) >= 3 \
+            and first.startswith(joined[:-len(second)])
+        if whole_then_cut or cut_then_whole:
+            yield start, end
+
+
+def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
+    """Where the question uses the first word of a longer name that no other column's name holds,
+    followed by a plain word for a measurement: "overall score" → Overall Satisfaction. Not when the
+    rest of the name says what kind of thing it is ("Customer Type" is not a customer rating)."""
+    parts = name_words(name)
+    if len(parts) < 2 or parts[0] in STOP or parts[0] in _GENERIC or len(parts[0]) < 4 or not parts[0].isalpha():
+        return
+    if any(p in _KIND_WORDS for p in parts[1:]):
+        return
+    lead = stem(parts[0])
+    if any(lead in {stem(w) for w in name_words(other)} for other in others if other != name):
+        return
+    words = words_at(question)
+    for (start, _, word), (_, end, after) in zip(words, words[1:], strict=False):
+        if stem(word) == lead and after in _MEASURE_WORDS:
+            yield start, end

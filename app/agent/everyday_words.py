@@ -1,0 +1,59 @@
+"""Everyday words for concepts any spreadsheet may hold (zh/en): "older" asks about age, "earn" about
+income or wage, "贵" about price, "busier" about visits. A small table of common language, not
+of one dataset's columns: each concept lists pieces of column names (as question_words.SYNONYMS
+keys: a piece of the name, lower case) and the words a question uses for it.
+"""
+
+from __future__ import annotations
+
+# (column-name pieces, question words). A piece longer than three letters is found anywhere in a name,
+# so none may sit inside an unrelated word ("fare" in welfare, "dist" in district, "exper" in
+# experiment); a three-letter one must start a word of it with at most two letters after. Words are matched as whole English words (plurals allowed)
+# or as Chinese text; single Chinese characters are avoided where they sit inside other words
+# ("热" in 热门, "快" in 快递).
+CONCEPTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("age", "年龄", "年纪"),
+     ("older", "oldest", "younger", "youngest", "elderly", "how old", "年龄", "年纪", "年长", "年轻", "岁数", "年纪大", "岁")),
+    (("weight", "体重", "重量"),
+     ("heavy", "heavier", "heaviest", "lighter", "lightest", "weigh", "weighs", "weighed", "体重", "重量", "更重",
+      "最重", "更轻", "最轻")),
+    (("height", "身高"), ("tall", "taller", "tallest", "身高", "个子", "个头")),
+    (("income", "wage", "salary", "salaries", "pay", "earnings", "收入", "工资", "薪"),
+     ("earn", "earns", "earned", "earning", "earnings", "paid", "salary", "salaries", "wage", "wages", "income",
+      "收入", "工资", "薪水", "薪资", "薪酬", "赚", "挣")),
+    (("price", "cost", "价格", "售价", "单价", "费用"),
+     ("cost", "costs", "costly", "expensive", "pricier", "priciest", "cheap", "cheaper", "cheapest", "价格", "价钱",
+      "售价", "贵", "便宜")),
+    (("visits", "visitors", "traffic", "footfall", "客流", "访客", "人流", "人次"),
+     ("busy", "busier", "busiest", "crowded", "traffic", "footfall", "客流", "人流", "人多", "热闹", "繁忙", "更忙", "最忙")),
+    (("temp", "temperature", "气温", "温度"),
+     ("hot", "hotter", "hottest", "warm", "warmer", "warmest", "colder", "coldest", "heat", "temperature",
+      "气温", "温度", "炎热", "天热", "天冷", "更热", "最热", "更冷", "最冷")),
+    (("distance", "距离"), ("far", "farther", "farthest", "distance", "距离", "多远", "更远", "最远")),
+    (("duration", "minutes", "hours", "时长", "用时", "耗时"), ("how long", "多久", "多长时间", "时长", "用时", "耗时")),
+    (("speed", "速度", "车速"), ("fast", "faster", "fastest", "slower", "slowest", "quicker", "quickest", "速度",
+                                   "更快", "最快", "更慢", "最慢")),
+    (("length", "长度"), ("long", "longer", "longest", "长度", "更长", "最长")),
+    (("score", "成绩", "分数", "得分"), ("score", "scores", "marks", "成绩", "分数", "得分")),
+    (("sales", "revenue", "销售额", "营业额", "销量"), ("sell", "sells", "selling", "sold", "销售", "卖得", "卖出")),
+    (("spend", "spending", "expenditure", "消费", "支出"), ("spend", "spends", "spent", "spending", "消费", "花费", "花了", "支出")),
+    (("education", "educ", "schooling", "学历", "教育"), ("educated", "schooling", "学历", "教育", "受教育", "文化程度")),
+    (("experience", "tenure", "工龄", "经验"), ("experienced", "experience", "工龄", "经验", "资历")),
+)
+
+
+def concept_synonyms() -> dict[str, tuple[str, ...]]:
+    """The concepts as SYNONYMS entries: each column-name piece with the concept's words."""
+    table: dict[str, tuple[str, ...]] = {}
+    for pieces, words in CONCEPTS:
+        for piece in pieces:
+            table[piece] = tuple(dict.fromkeys((*table.get(piece, ()), *words)))
+    return table
+
+
+def merged(own: dict[str, tuple[str, ...]], extra: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """Two synonym tables as one, each key's words in order without repeats."""
+    table = dict(own)
+    for key, words in extra.items():
+        table[key] = tuple(dict.fromkeys((*table.get(key, ()), *words)))
+    return table

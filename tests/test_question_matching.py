@@ -1,0 +1,206 @@
+"""How a question's everyday words name columns and values by general rules (issue 14): yes/no columns
+named as questions, other spellings, abbreviations inside names, joined words, a distinctive first
+word, everyday words for common concepts; and the near misses that must not match."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from app.agent.builtin_plan import plan_analysis
+from app.agent.question_roles import column_mentions, match_kinds
+from app.agent.question_words import SYNONYMS
+from app.agent.spelling_variants import text_variants, word_variants
+from tests.test_builtin_question_reading import seen, step
+
+
+def named(question: str, *names: str) -> dict[str, str]:
+    """Column → how the question named it, for columns of the given names."""
+    columns = [{"name": n, "type": "number"} for n in names]
+    return match_kinds(column_mentions(question, columns, SYNONYMS))
+
+
+def saved(tmp_path: Path, frame: pd.DataFrame, name: str = "data.csv") -> dict:
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    return seen(path)
+
+
+# --- yes/no columns named as questions ----------------------------------------------------------------
+@pytest.mark.parametrize(("question", "column"), [
+    ("用了优惠券的订单金额更高吗？", "是否使用优惠券"),
+    ("使用优惠券的订单多吗", "是否使用优惠券"),
+    ("各地区的退款率一样吗？", "是否退款"),
+    ("会员的消费更多吗？", "是否会员"),
+    ("Do orders with a coupon spend more?", "Used Coupon"),
+    ("What is the refund rate by region?", "refunded (Y/N)"),
+    ("Do members spend more?", "Is Member"),
+    ("Which region has the highest refund rate?", "Has_Refund"),
+])
+def test_a_yes_no_column_is_named_by_the_core_of_its_question_shaped_name(question, column):
+    assert named(question, column, "Amount", "订单金额").get(column) == "yes-no"
+
+
+def test_a_name_not_shaped_like_a_question_has_no_yes_no_core():
+    from app.agent.column_forms import yes_no_core
+
+    assert yes_no_core("是否使用优惠券") == ["使用优惠券", "优惠券"]
+    assert yes_no_core("Used Coupon") == ["coupon"] and yes_no_core("refunded (Y/N)") == ["refunded"]
+    assert yes_no_core("优惠券金额") == [] and yes_no_core("Coupon Value") == [] and yes_no_core("Usage") == []
+
+
+def test_a_refund_rate_on_a_chinese_yes_no_column_is_its_rate_per_group(tmp_path):
+    frame = pd.DataFrame({"地区": ["华东", "华北", "华南", "西南"] * 10, "是否退款": ["是", "否", "否", "否", "是"] * 8,
+                          "订单金额": range(40)})
+    plan = plan_analysis("各地区的退款率有差别吗？", saved(tmp_path, frame), zh=True)
+    assert step(plan, "proportion_test").arguments["value_column"] == "是否退款"
+    assert step(plan, "proportion_test").arguments["group_column"] == "地区"
+
+
+def test_orders_with_a_coupon_are_compared_by_the_yes_no_column(tmp_path):
+    frame = pd.DataFrame({"Used Coupon": ["Yes", "No"] * 20, "Order Amount": [float(i) for i in range(40)],
+                          "Region": ["East", "West", "North", "South"] * 10})
+    plan = plan_analysis("Do orders with a coupon have a higher order amount?", saved(tmp_path, frame), zh=False)
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "Order Amount", "group_column": "Used Coupon"}
+
+
+# --- other spellings ----------------------------------------------------------------------------------
+def test_british_and_american_spellings_name_the_same_column():
+    assert word_variants("colour") == {"color"} and word_variants("color") == {"colour"}
+    assert word_variants("organisation") == {"organization"} and word_variants("analyzed") == {"analysed"}
+    assert word_variants("centre") == {"center"} and word_variants("catalogue") == {"catalog"}
+    assert word_variants("four") == set() and word_variants("size") == set() and word_variants("hour") == set()
+    assert text_variants("Favourite Colour") == {"favorite color"}
+    assert named("Which colour sells best?", "Color", "Sales") == {"Color": "spelling", "Sales": "synonym"}
+    assert named("Which center is busiest?", "Centre", "Visitors")["Centre"] == "spelling"
+
+
+# --- partial names --------------------------------------------------------------------------------------
+def test_words_whose_initials_are_an_abbreviation_in_the_name_name_it():
+    assert named("Is blood pressure higher in smokers?", "Systolic BP", "Smoker") == {"Systolic BP": "partial",
+                                                                                     "Smoker": "name"}
+    # two columns hold BP: the words do not say which one
+    assert "Systolic BP" not in named("Is blood pressure higher in smokers?", "Systolic BP", "Diastolic BP")
+    # initials of filler words are not an abbreviation
+    assert named("Is it about the same?", "Systolic BP", "Age") == {}
+
+
+def test_hyphenated_words_name_a_column_joined_from_them():
+    assert named("Are blue-collar workers in a union more often?", "bluecol", "union")["bluecol"] == "partial"
+    assert "bluecol" not in named("Is the blue team better?", "bluecol", "union")
+
+
+def test_a_distinctive_first_word_with_a_plain_measure_word_names_the_column():
+    assert named("Does the overall score differ by team?", "Overall Satisfaction", "Team")["Overall Satisfaction"] \
+        == "partial"
+    # another column holds the word: which one is not said
+    assert "Overall Satisfaction" not in named("Does the overall score differ?", "Overall Satisfaction", "Overall Value")
+    # "Customer Type" is a kind of customer, not a customer rating
+    assert named("Top 5 customers by revenue", "Customer Type", "Revenue") == {"Revenue": "name"}
+
+
+def test_a_partial_match_is_weaker_than_a_name():
+    kinds = named("Is the overall score higher than the satisfaction?", "Overall Satisfaction", "Satisfaction")
+    assert kinds["Satisfaction"] == "name"
+
+
+# --- everyday words for common concepts ----------------------------------------------------------------
+@pytest.mark.parametrize(("question", "columns", "expected"), [
+    ("Do older people earn more?", ("Age", "Monthly Income", "Team"), {"Age", "Monthly Income"}),
+    ("Are heavier people taller?", ("Weight (kg)", "Height", "Sex"), {"Weight (kg)", "Height"}),
+    ("年纪大的人工资更高吗？", ("年龄", "月薪", "部门"), {"年龄", "月薪"}),
+    ("Which store is busier on weekends?", ("Store", "Visitors", "Sales"), {"Store", "Visitors"}),
+    ("哪个门店客流最多？", ("门店", "客流量", "营业额"), {"门店", "客流量"}),
+    ("Is it more expensive in the city?", ("Price", "City", "Rooms"), {"Price", "City"}),
+    ("哪个城市更便宜？", ("城市", "价格", "面积"), {"城市", "价格"}),
+])
+def test_an_everyday_word_names_a_common_concept(question, columns, expected):
+    kinds = named(question, *columns)
+    assert set(kinds) == expected and "synonym" in kinds.values()
+
+
+def test_everyday_words_do_not_name_columns_they_only_look_like():
+    # "older" names age, which is not inside "Holder"; "far" is distance, not a district; "cheaper"
+    # is a price, not a feed (a three-letter piece "fee" would have taken it)
+    assert named("Are older cards used more?", "Card Holder", "Usage") == {}
+    assert named("How far is the store?", "District", "Distance") == {"Distance": "synonym"}
+    assert named("Which one is cheaper?", "feed", "weight") == {}
+
+
+def test_an_everyday_word_picks_the_column_a_question_is_about(tmp_path):
+    frame = pd.DataFrame({"Age": [20 + i for i in range(40)], "Monthly Income": [1000.0 + 37 * i % 500 for i in range(40)],
+                          "Team": ["A", "B"] * 20, "Tenure": [i % 7 for i in range(40)]})
+    plan = plan_analysis("Do older staff earn more?", saved(tmp_path, frame), zh=False)
+    assert set(step(plan, "correlation_analysis").arguments["columns"][:2]) == {"Monthly Income", "Age"}
+
+
+def test_the_dataset_fit_and_the_models_reading_say_which_columns_were_named_only_partly():
+    from app.agent.dataset_choice import fit
+    from app.agent.question_reading import question_reading
+
+    survey = {"name": "survey", "columns": [{"name": "Overall Satisfaction", "type": "number"},
+                                            {"name": "Team", "type": "category"}]}
+    shop = {"name": "shop", "columns": [{"name": "Revenue", "type": "number"}]}
+    found = fit("Does the overall score differ by team?", survey)
+    assert found.kinds == {"Overall Satisfaction": "partial", "Team": "name"} and found.weak == ["Overall Satisfaction"]
+    reading = question_reading("Does the overall score differ by team?", [survey, shop])
+    assert "columns Overall Satisfaction (partly named), Team" in reading
+
+
+# --- category values in everyday forms -------------------------------------------------------------------
+def values_named(question: str, values: list[str]) -> list[str]:
+    from app.agent.question_roles import named_values
+
+    column = {"name": "c", "type": "category", "levels": len(values), "values": values}
+    return named_values(question, [column], [])[1]
+
+
+@pytest.mark.parametrize(("question", "values", "expected"), [
+    ("男生和女生的成绩有差别吗？", ["男", "女"], ["男", "女"]),
+    ("男同学的身高更高吗？", ["男", "女"], ["男"]),
+    ("女性的工资更低吗？", ["男", "女"], ["女"]),
+    ("男女工资有差别吗？", ["男", "女"], ["男", "女"]),
+    ("是男的还是女的工资高？", ["男", "女"], ["男", "女"]),
+    ("下雨天的销量更低吗？", ["晴", "雨", "阴"], ["雨"]),
+    ("晴天卖得更多吗？", ["晴", "雨", "阴"], ["晴"]),
+    ("Do women earn less than men?", ["Man", "Woman"], ["Woman", "Man"]),
+    ("Do smokers weigh less?", ["Smoker", "Non-smoker"], ["Smoker"]),
+    ("Is one a smoker more often?", ["Smokers", "Non-smokers"], ["Smokers"]),
+    ("Is delivery slower on rainy days?", ["Rain", "Sun", "Snow"], ["Rain"]),
+    ("Do we sell less in the rain?", ["Rainy", "Sunny"], ["Rainy"]),
+    ("Which colour is most popular?", ["Color", "Shape"], ["Color"]),
+])
+def test_a_value_is_named_in_its_everyday_form(question, values, expected):
+    assert values_named(question, values) == expected
+
+
+@pytest.mark.parametrize(("question", "values"), [
+    ("这个问题很难回答吗？", ["男", "女"]),          # 难 is not 男
+    ("雨量多的月份销量低吗？", ["晴", "雨", "阴"]),   # 雨量 is rainfall, a number, not the rainy days
+    ("男装卖得好吗？", ["男", "女"]),               # not an everyday form of the person
+    ("Are trains late more often?", ["Rain", "Sun", "Snow"]),
+    ("Which grain is cheapest?", ["Rain", "Sun", "Snow"]),
+    ("Are returned orders larger?", ["Returning", "New"]),  # both inflected: not the same word
+    ("哪个是最好的？", ["是", "否"]),                 # yes/no characters are everyday words
+])
+def test_a_near_miss_does_not_name_a_value(question, values):
+    assert values_named(question, values) == []
+
+
+def test_a_one_character_value_is_read_only_in_a_column_with_few_levels():
+    many = [chr(0x4E00 + i) for i in range(20)] + ["男"]
+    assert values_named("男生多吗？", many) == []
+
+
+def test_everyday_forms_of_values_pick_the_groups_compared(tmp_path):
+    frame = pd.DataFrame({"天气": ["晴", "雨", "阴", "晴"] * 10, "销量": [float(i % 9) for i in range(40)],
+                          "门店": ["A店", "B店"] * 20})
+    plan = plan_analysis("下雨天和晴天的销量有差别吗？", saved(tmp_path, frame), zh=True)
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "销量", "group_column": "天气",
+                                                          "groups": ["雨", "晴"]}
+    # the class comes first: without the values read, it would be the grouping compared
+    people = pd.DataFrame({"班级": ["一班", "二班"] * 20, "性别": ["男", "女", "女", "男"] * 10, "成绩": [60.0 + i for i in range(40)]})
+    plan = plan_analysis("男生和女生的成绩一样吗？", saved(tmp_path, people, "people.csv"), zh=True)
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "成绩", "group_column": "性别"}

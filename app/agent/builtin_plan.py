@@ -41,6 +41,7 @@ from app.agent.profile_reading import GROUPING, NUMERIC, count_weights
 from app.agent.question_outcome import measure_names, rate_outcome
 from app.agent.question_roles import (
     asks_ahead,
+    column_mentions,
     column_spans,
     forecast_arguments,
     forecast_request,
@@ -52,7 +53,7 @@ from app.agent.question_words import STOP, without_value_words
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
 from app.agent.repeated_design import repeated_design
 from app.agent.role_question import role_answers
-from app.agent.role_sources import Provenance, read_sources, unmatched_words
+from app.agent.role_sources import Provenance, plan_roles, read_sources, unmatched_words
 from app.agent.versus_rest import asks_versus_rest, versus_rest
 from app.agent.wide_pairs import wide_pair, wide_pair_plan
 
@@ -176,9 +177,11 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     answered = role_answers(confirmed or {}, key, dataset["columns"])
     plan = _planned(question, dataset, zh, confirmed or {}, answered)
     asked, columns, chosen = apply_confirmed(question, dataset["columns"], confirmed or {})
-    spans = column_spans(asked, columns, SYNONYMS)
-    plan.provenance = Provenance(key, question, read_sources(plan, asked, columns, spans, chosen, answered),
-                                 unmatched_words(question, columns, spans, (str(dataset.get("name") or ""),)),
+    mentions = column_mentions(asked, columns, SYNONYMS)
+    spans = [(m.start, m.end, m.name) for m in mentions]
+    plan.provenance = Provenance(key, question, read_sources(plan, asked, columns, mentions, chosen, answered),
+                                 unmatched_words(question, columns, spans, (str(dataset.get("name") or ""),),
+                                                 tuple(name for _, name in plan_roles(plan))),
                                  answered, columns)
     return plan
 

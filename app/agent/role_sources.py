@@ -20,10 +20,11 @@ from typing import Any, Literal
 from app.agent.gate_words import FAMILIES, has_word
 from app.agent.plan_steps import Plan
 from app.agent.profile_reading import NUMERIC
-from app.agent.question_roles import Span, named_values, synonym_key_fits
-from app.agent.question_words import STOP, SYNONYMS, name_words, stem, value_words, words_at
+from app.agent.question_roles import Mention, Span, match_kinds, named_values, value_position
+from app.agent.question_words import STOP, name_words, stem, value_words, words_at
 
-How = Literal["name", "synonym", "partial", "value", "answer", "default"]
+# question_roles.MATCH_KINDS (how the words name a column), then a named value, the user's answer, a default
+How = Literal["name", "spelling", "yes-no", "synonym", "loose", "partial", "value", "answer", "default"]
 Role = Literal["outcome", "group", "predictors", "date"]
 
 
@@ -102,21 +103,22 @@ def plan_roles(plan: Plan) -> list[tuple[Role, str]]:
     return found
 
 
-def read_sources(plan: Plan, question: str, columns: list[dict[str, Any]], spans: list[Span],
+def read_sources(plan: Plan, question: str, columns: list[dict[str, Any]], mentions: list[Mention],
                  chosen: str | None, answered: dict[str, str]) -> list[Source]:
     """Each role's columns with how they were chosen (one Source per role and way of choosing)."""
     if plan.kind in DATA_TASKS:
         return []
     known = {c["name"] for c in columns}
-    spanned = {name for _, _, name in spans}
+    kinds = match_kinds(mentions)
+    spans = [(m.start, m.end, m.name) for m in mentions]
     valued = {c["name"] for c in columns if named_values(question, [c], spans)[0]}
     picked = set(answered.values()) | ({chosen} if chosen else set())
     grouped: dict[tuple[Role, How], list[str]] = {}
     for role, name in plan_roles(plan):
         if name in picked:
             how: How = "answer"
-        elif name in spanned:
-            how = named_how(question, name)
+        elif name in kinds:
+            how = kinds[name]  # type: ignore[assignment]  # one of MATCH_KINDS
         elif name in valued or name not in known:  # a column the plan made from a named value ("East or others")
             how = "value"
         elif role == "outcome" and same_family(question, name):  # "销售额" for 营业额, "sales" for Revenue
@@ -127,16 +129,6 @@ def read_sources(plan: Plan, question: str, columns: list[dict[str, Any]], spans
             how = "default"
         grouped.setdefault((role, how), []).append(name)
     return [Source(role, tuple(names), how) for (role, how), names in grouped.items()]
-
-
-def named_how(question: str, name: str) -> How:
-    """How the question names a column it names: literally, by an everyday word, or by part of it."""
-    text = question.lower()
-    if re.search(rf"(?<![a-z0-9]){re.escape(name.lower())}(?![a-z0-9])", text) if name.isascii() else name in question:
-        return "name"
-    if any(w.lower() in text for key, listed in SYNONYMS.items() if synonym_key_fits(key, name) for w in listed):
-        return "synonym"
-    return "partial"
 
 
 def part_named(question: str, name: str) -> bool:
@@ -205,14 +197,16 @@ _ZH_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _JOINERS = {"and", "or", "vs", "versus"}
 
 
-def unmatched_words(question: str, columns: list[dict[str, Any]], spans: list[Span], extra: tuple[str, ...] = ()) -> list[str]:
+def unmatched_words(question: str, columns: list[dict[str, Any]], spans: list[Span], extra: tuple[str, ...] = (),
+                    used: tuple[str, ...] = ()) -> list[str]:
     """The question's content words that name no column and no value, as phrases in question order
-    ("boys and girls", "rainy", "下雨天生意"): stop words, question-type words, units, numbers, and the
-    words of `extra` (the dataset's name) are not content."""
+    ("boys and girls", "rainy", "下雨天生意"): stop words, question-type words, units, numbers, the
+    words of `extra` (the dataset's name) and a word of the name of a column the plan `used` ("pass"
+    of n_passed) are not content."""
     text = _blank_named(question.lower(), columns, spans)
     for word in extra:
         text = text.replace(word.lower(), " " * len(word))
-    parts = {stem(w) for c in columns for w in name_words(c["name"]) if len(w) >= 3}  # "pass" of n_passed
+    parts = {stem(w) for name in used for w in name_words(name) if len(w) >= 3}  # "pass" of n_passed
     phrases: list[str] = []
     current: list[str] = []
     pending: str | None = None
@@ -255,9 +249,16 @@ def _blank_named(text: str, columns: list[dict[str, Any]], spans: list[Span]) ->
     for word in sorted(family_words(columns), key=len, reverse=True):
         text = _blank_word(text, word.lower())
     for column in columns:
-        for value in column.get("values") or []:
-            for word in value_words(str(value), column["name"]):
+        values = [str(v) for v in column.get("values") or []]
+        for value in values:
+            for word in value_words(value, column["name"]):
                 text = _blank_word(text, word.lower())
+            for _ in range(4):  # its everyday forms too (value_matching): "rainy" for Rain, 男生 for 男
+                at = value_position(text, value, column["name"], values, int(column.get("levels") or 0))
+                if at < 0:
+                    break
+                end = at + max(1, len(re.match(r"[a-z0-9'-]*", text[at:]).group(0)))  # type: ignore[union-attr]
+                text = text[:at] + " " * (end - at) + text[end:]
     return text
 
 

@@ -72,6 +72,8 @@ PAIRED = [
     ("Is blood pressure lower after than before?", pressure, ("Systolic After", "Systolic Before")),
     ("治疗后血压是不是降了？", pressure_zh, ("治疗后血压", "治疗前血压")),
     ("血压降了吗", pressure_zh, ("治疗后血压", "治疗前血压")),
+    ("Every patient was measured before and after. Did it come down, and by how much?", pressure,
+     ("Systolic After", "Systolic Before")),
     ("Is the writing hand span bigger than the other hand?", hands, ("Wr.Hnd", "NW.Hnd")),
     ("Is NW.Hnd smaller than Wr.Hnd?", hands, ("NW.Hnd", "Wr.Hnd")),
     ("Do cars get more miles per gallon on the highway than in the city?", mileage, ("hwy", "cty")),
@@ -155,3 +157,121 @@ def _path(tmp_path: Path, frame: pd.DataFrame, name: str) -> Path:
     path = tmp_path / f"{name}.csv"
     frame.to_csv(path, index=False)
     return path
+
+
+# --- 2. data tasks as data operations ------------------------------------------------------------
+def ozone() -> pd.DataFrame:
+    wind = RNG.uniform(2, 20, N).round(1)
+    frame = pd.DataFrame({"Ozone": (90 - 3 * wind + RNG.normal(0, 10, N)).round(0), "Wind": wind,
+                          "Temp": RNG.integers(56, 97, N), "Month": RNG.choice([5, 6, 7, 8, 9], N)})
+    frame.loc[[2, 5, 9, 17], "Ozone"] = np.nan
+    frame.loc[[4], "Temp"] = np.nan
+    return frame
+
+
+@pytest.mark.parametrize("question, frame, pair", [
+    ("Add a column with before minus after", pressure, ["Systolic Before", "Systolic After"]),
+    ("Add a column: after - before", pressure, ["Systolic After", "Systolic Before"]),
+    ("新增一列：治疗前减治疗后", pressure_zh, ["治疗前血压", "治疗后血压"]),
+    ("Add a column with hwy minus cty", mileage, ["hwy", "cty"]),
+])
+def test_a_new_column_named_by_its_parts_is_derived(question, frame, pair):
+    assert task_steps(question, frame()) == [("derive_column", {"new_column_name": f"{pair[0]} - {pair[1]}",
+                                                                "kind": "difference", "columns": pair})]
+
+
+@pytest.mark.parametrize("question, columns", [
+    ("Drop the rows where Ozone is missing", ["Ozone"]),
+    ("Please remove the rows with no Ozone reading", ["Ozone"]),
+    ("删掉臭氧为空的行", ["Ozone"]),
+    ("把臭氧为空的行删掉", ["Ozone"]),
+    ("Remove rows with missing values", ["Ozone", "Temp"]),  # every column with gaps
+])
+def test_removing_rows_with_missing_values_is_a_data_operation(question, columns):
+    steps = task_steps(question, ozone())
+    assert steps == [("clean_data", {"trim_whitespace": False, "drop_duplicates": False, "drop_missing_in": columns})]
+
+
+def test_an_analysis_that_leaves_out_missing_values_is_still_an_analysis():
+    tools = [tool for tool, _ in task_steps("Compare ozone by month, excluding missing values", ozone())]
+    assert "clean_data" not in tools and "compare_groups" in tools
+
+
+@pytest.mark.slow
+def test_data_tasks_say_what_they_made(tmp_path):
+    from tests.test_builtin_understanding import Session, call, headline
+
+    frame = ozone()
+    session = Session(tmp_path, _path(tmp_path, frame, "air"))
+    run, calls = session.ask("Drop the rows where Ozone is missing")
+    kept = int(frame["Ozone"].notna().sum())
+    assert call(calls, "clean_data").metrics["n_rows_after"] == kept
+    assert headline(run).startswith(f"**Removed {N - kept} rows with no Ozone value: {N} → {kept} rows, saved as a new "
+                                    "version of “air”")
+    assert max(d.version for d in session.datasets()) == 2
+    run, _ = session.ask("删掉臭氧为空的行")  # the new version has none left
+    assert headline(run).startswith(f"**“air” 中没有 Ozone 为空的行（共 {kept} 行）")
+
+    blood = pressure_zh()
+    session = Session(tmp_path / "zh", _path(tmp_path, blood, "血压"))
+    run, calls = session.ask("新增一列：治疗前减治疗后")
+    derived = call(calls, "derive_column")
+    assert derived.arguments["columns"] == ["治疗前血压", "治疗后血压"]
+    drop = blood["治疗前血压"] - blood["治疗后血压"]
+    assert headline(run).startswith(f"**已为全部 {N} 行新增列“治疗前血压 - 治疗后血压”（治疗前血压 减 治疗后血压），"
+                                    f"保存为新表“血压_derived”")
+    assert f"平均 {fmt_num(drop.mean())}" in headline(run)
+
+
+# --- 3. per-unit averages against totals ---------------------------------------------------------
+def orders() -> pd.DataFrame:
+    """Many small orders from new customers, a few large ones from returning customers: the totals and
+    the averages per order point opposite ways."""
+    kinds = ["New"] * 30 + ["Returning"] * 10
+    spend = np.concatenate([RNG.normal(20, 4, 30), RNG.normal(50, 8, 10)]).round(2)
+    return pd.DataFrame({"Date": pd.date_range("2024-01-01", periods=40, freq="D"), "Customer Type": kinds,
+                         "Channel": RNG.choice(["Online", "Store"], 40), "Spend": spend})
+
+
+def aggregated(question: str, frame: pd.DataFrame) -> str | None:
+    """How the plan reads each group: 'sum', 'mean' (a comparison of averages or a top list by them)."""
+    for tool, arguments in task_steps(question, frame):
+        if tool == "group_aggregate":
+            return arguments["agg"]
+        if tool in ("compare_groups", "compare_two_groups"):
+            return "mean"
+    return None
+
+
+@pytest.mark.parametrize("question, agg", [
+    ("Which customer type spends the most per order?", "mean"),
+    ("Which customer type spends the most on each visit?", "mean"),
+    ("Which customer type spends the most on average?", "mean"),
+    ("哪类顾客平均每单花得最多？", "mean"),
+    ("哪类顾客每单消费最高？", "mean"),
+    ("人均消费最高的是哪类顾客？", "mean"),
+    ("Which customer type spends the most in total?", "sum"),
+    ("Which customer type spends the most in all?", "sum"),
+    ("哪类顾客一共花得最多？", "sum"),
+    ("哪类顾客的消费总额最高？", "sum"),
+    ("What is the total spend per customer type?", "sum"),  # "per" a grouping column: a breakdown
+    ("每个顾客类型的消费合计是多少？", "sum"),
+])
+def test_per_order_is_an_average_and_in_total_a_sum(question, agg):
+    assert aggregated(question, orders()) == agg
+
+
+@pytest.mark.slow
+def test_the_average_and_the_total_name_different_leaders(tmp_path):
+    from tests.test_builtin_understanding import Session, headline
+
+    frame = orders()
+    means, totals = frame.groupby("Customer Type")["Spend"].mean(), frame.groupby("Customer Type")["Spend"].sum()
+    assert means.idxmax() == "Returning" and totals.idxmax() == "New"
+    session = Session(tmp_path, _path(tmp_path, frame, "orders"))
+    run, _ = session.ask("Which customer type spends the most per order?")
+    assert headline(run).startswith(f"**Average Spend is higher for Returning: {fmt_num(means['Returning'], 5)}")
+    run, _ = session.ask("Which customer type spends the most in total?")
+    assert headline(run).startswith(f"**New has the highest total Spend: {fmt_num(totals['New'])}")
+    run, _ = session.ask("哪类顾客每单消费最高？")
+    assert headline(run).startswith(f"**Returning 的平均 Spend 更高：{fmt_num(means['Returning'], 5)}")

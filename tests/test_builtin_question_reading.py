@@ -64,6 +64,17 @@ def test_a_column_is_named_without_its_unit_or_question_mark(tmp_path):
     assert plan_analysis("不同区域的亩产有差别吗？", seen(path), zh=True).metric == "亩产 (kg)"
 
 
+def test_a_chinese_name_is_named_by_its_leading_word(tmp_path):
+    """"数学平均分" is 数学成绩 (语文成绩 is the other score), "哪两个班" is 班级; "每个月" is no 月级."""
+    path = tmp_path / "scores.csv"
+    rng = np.random.default_rng(5)
+    pd.DataFrame({"班级": np.repeat(["一班", "二班", "三班", "四班"], 10), "性别": ["男", "女"] * 20,
+                  "数学成绩": rng.integers(50, 100, 40), "语文成绩": rng.integers(50, 100, 40)}).to_csv(path, index=False)
+    plan = plan_analysis("数学平均分最高的是哪两个班？", seen(path), zh=True)
+    assert (plan.metric, plan.dimension) == ("数学成绩", "班级")
+    assert plan_analysis("各班的语文平均分一样吗？", seen(path), zh=True).metric == "语文成绩"
+
+
 def test_a_word_for_a_column_does_not_name_its_negation():
     """"employment" is Employed, not Unemployed, though Unemployed comes first and holds the same letters."""
     plan = plan_analysis("Has employment gone up over the years?", seen(rds("longley")), zh=False)

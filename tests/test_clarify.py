@@ -84,6 +84,19 @@ def test_time_window_gate():
     assert gate("revenue_net 环比怎么样？", language="zh").topic.startswith("window.")
 
 
+def test_before_and_after_columns_are_not_two_periods_to_choose():
+    """A table with a date and a measurement taken before and after a treatment on each row: "before
+    and after" names the two columns, so no "which periods" question (the plan is a paired test)."""
+    clinic = {"name": "clinic", "file": "clinic.csv", "rows": 80, "columns": cols(
+        ("Patient ID", "identifier", 0), ("First Visit", "datetime", 0), ("Systolic Before", "integer", 0),
+        ("Systolic After", "integer", 0))}
+    assert gate("Blood pressure was taken before and after the treatment. Did it come down?", clinic) is None
+    assert gate("治疗前后血压有没有变化？", {**clinic, "columns": cols(
+        ("编号", "identifier", 0), ("日期", "datetime", 0), ("治疗前血压", "integer", 0), ("治疗后血压", "integer", 0))},
+        language="zh") is None
+    assert gate("Compare revenue_net before and after the price change", SHOP).topic.startswith("window.")
+
+
 def test_field_semantics_gate_for_a_numeric_looking_id():
     data = {"name": "stores", "rows": 200, "columns": cols(("store_id", "integer", 0), ("region", "category", 0),
                                                              ("sales", "number", 0))}

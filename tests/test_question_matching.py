@@ -204,3 +204,19 @@ def test_everyday_forms_of_values_pick_the_groups_compared(tmp_path):
     people = pd.DataFrame({"班级": ["一班", "二班"] * 20, "性别": ["男", "女", "女", "男"] * 10, "成绩": [60.0 + i for i in range(40)]})
     plan = plan_analysis("男生和女生的成绩一样吗？", saved(tmp_path, people, "people.csv"), zh=True)
     assert step(plan, "compare_two_groups").arguments == {"value_column": "成绩", "group_column": "性别"}
+
+
+# --- words once listed for one dataset, now read by the general rules ---------------------------------------
+@pytest.mark.parametrize(("question", "column"), [
+    ("How many cylinders?", "cyl"), ("Which supplement works?", "supp"), ("Is crime higher there?", "crim"),
+    ("Does the magnitude vary?", "mag"), ("Is latitude related?", "lat"), ("By longitude?", "long"),
+    ("Does perimeter matter?", "peri"), ("Permeability by rock?", "perm"), ("Population growth?", "pop"),
+    ("Does exercise help?", "Exer"), ("How long is an eruption?", "eruptions"), ("How long is the wait?", "waiting"),
+    ("Which feeds are best?", "feed"), ("Tooth length by dose?", "len"), ("Does displacement matter?", "displ"),
+    ("Are older mothers' babies lighter?", "age"), ("Are taller people heavier?", "height"),
+    ("Do hotter days have more ozone?", "Temp"), ("Are faster cars further?", "speed"),
+    ("Which species has the widest petals?", "Petal.Width"), ("Do educated workers earn more?", "wage"),
+])
+def test_a_word_once_listed_for_one_dataset_is_read_by_a_general_rule(question, column):
+    others = ("Ozone", "species", "dist", "weight", "Petal.Length", "educ")
+    assert column in named(question, column, *[o for o in others if o.lower() != column.lower()])

@@ -22,8 +22,10 @@ from analysis_tools.ts_common import FREQ_WORDS
 from app.agent.analysis_plan import plan_arguments
 from app.agent.builtin_headlines import (
     dedupe_headline,
+    derive_headline,
     drivers_headline,
     extreme_headline,
+    missing_headline,
     paired_headline,
     proportion_headline,
     rank_headline,
@@ -40,9 +42,11 @@ from app.agent.dataset_choice import choose_dataset
 from app.agent.gates import question_key
 from app.agent.intent import is_small_talk
 from app.agent.model import ModelReply, ToolCallRequest
+from app.agent.plan_steps import DATA_TASK_KINDS
 from app.agent.profile_reading import read_profile, read_values, value_lookups
 from app.agent.question_words import code_word
 from app.agent.role_question import defaults_sentence, role_question, stood_in
+from app.agent.toolbox import table_name
 
 HONESTY = {"en": "_Built-in analyst (no language model): standard analyses chosen from the column types "
                  "and the words of your question._",
@@ -162,7 +166,7 @@ class BuiltinAnalyst:
         plan.dataset, plan.choice = dataset.get("name"), choice
         conditions = [] if plan.derived else [*plan.filters, *chain_filters(chain, dataset)]
         target = plan.derived or plan.dataset  # a prep step's new version (one group against the others)
-        if conditions and plan.kind not in ("dedupe", "filter", "derive"):
+        if conditions and plan.kind not in DATA_TASK_KINDS:
             target = filtered_name(str(plan.dataset), conditions)
             plan.filters = conditions
             if plan.dimension in {c["column"] for c in conditions}:  # "East only": nothing left to compare by
@@ -176,7 +180,7 @@ class BuiltinAnalyst:
             plan.filters = []
         apply_rules(plan, workspace_rules(messages), self.zh)
         makes_tables = any(s.tool == "group_aggregate" for s in plan.steps)  # its output becomes the newest table
-        if self._many or makes_tables or plan.derived or (conditions and plan.kind not in ("dedupe", "filter", "derive")):
+        if self._many or makes_tables or plan.derived or (conditions and plan.kind not in DATA_TASK_KINDS):
             for step in plan.steps:
                 source = plan.dataset if step.prep or step.tool == "profile_dataset" else target
                 step.arguments = {"dataset": source, **step.arguments}
@@ -337,7 +341,7 @@ class BuiltinAnalyst:
 # The answers a reader might take as cause and effect: how two things move together, what drives a
 # number. A total, a ranking or a data task claims nothing of the kind.
 RELATION_TOOLS = ("correlation_analysis", "linear_regression", "chi_square_test")
-FACT_KINDS = ("dedupe", "filter", "derive", "total", "top", "share", "rank")  # what the data says, nothing inferred
+FACT_KINDS = (*DATA_TASK_KINDS, "total", "top", "share", "rank")  # what the data says, nothing inferred
 
 
 def _scope_notes(plan: Plan, zh: bool) -> list[str]:
@@ -435,14 +439,28 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
         headline = paired_headline(arguments.get("value_column") or arguments.get("x_column", ""), metrics, groups, zh)
     elif step.tool == "plot_pie" and arguments.get("value_column"):
         headline = share_headline(arguments["value_column"], arguments["group_column"], metrics, zh)
+    elif step.tool == "derive_column" and plan is not None and plan.kind == "derive":
+        source = plan.dataset
+        table = table_name(source, step.tool, arguments.get("output", "")) if source else None
+        headline = derive_headline(arguments, metrics, table, source, zh)
+    elif step.tool == "clean_data" and arguments.get("drop_missing_in") and not arguments.get("drop_duplicates"):
+        headline = missing_headline(arguments["drop_missing_in"], metrics, plan.dataset if plan else None, zh)
     elif step.tool == "clean_data":
         headline = dedupe_headline(metrics, plan.dataset if plan else None, zh)
     elif step.tool == "compare_two_groups" and "groups" not in arguments:
-        headline = two_group_headline(arguments["value_column"], arguments["group_column"], metrics,
-                                      plan.values[0] if plan and plan.values else None, zh)
+        lead = plan.values[0] if plan and plan.values else _extreme_group(metrics, asks_extreme(question))
+        headline = two_group_headline(arguments["value_column"], arguments["group_column"], metrics, lead, zh)
     elif step.tool == "compare_groups" and (extreme := asks_extreme(question)):
         headline = extreme_headline(arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh)
     return headline or result["interpretation"] or result["conclusion"]
+
+
+def _extreme_group(metrics: dict[str, Any], extreme: str | None) -> str | None:
+    """The group with the highest (or, for "least", the lowest) average: it leads a "which … most" answer."""
+    means = {k.split(".", 1)[1]: v for k, v in metrics.items() if k.startswith("mean.") and isinstance(v, (int, float))}
+    if not (extreme and means):
+        return None
+    return (min if extreme == "least" else max)(means, key=lambda g: means[g])
 
 
 def _pair_labels(result: dict[str, Any]) -> tuple[str, str] | None:

@@ -262,6 +262,49 @@ def dedupe_headline(metrics: dict[str, Any], dataset: str | None, zh: bool) -> s
             f"of {name} (the previous version is kept).")
 
 
+def missing_headline(columns: list[str], metrics: dict[str, Any], dataset: str | None, zh: bool) -> str | None:
+    """'Removed 4 rows with no Ozone value: 30 → 26 rows, saved as a new version of “air” (the previous
+    version is kept).' From clean_data's counts when it dropped the rows missing a value."""
+    removed, before, after = (metrics.get(k) for k in ("rows_removed_missing", "n_rows_before", "n_rows_after"))
+    if not all(_ok(v) for v in (removed, before, after)):
+        return None
+    name = f"“{dataset}”" if dataset else ("数据" if zh else "the data")
+    listed = ("、" if zh else ", ").join(columns[:6]) + ("…" if len(columns) > 6 else "")
+    if zh:
+        if not removed:
+            return f"{name} 中没有 {listed} 为空的行（共 {fmt_num(before)} 行），无需删除。"
+        return (f"已删除 {fmt_num(removed)} 行 {listed} 为空的数据：{fmt_num(before)} 行 → {fmt_num(after)} 行，"
+                f"保存为 {name} 的新版本（原版本仍保留）。")
+    if not removed:
+        return f"No row of {name} is missing {listed} ({fmt_num(before)} rows), so nothing was removed."
+    return (f"Removed {fmt_num(removed)} rows with no {listed} value: {fmt_num(before)} → {fmt_num(after)} rows, saved as a "
+            f"new version of {name} (the previous version is kept).")
+
+
+_OPERATIONS = {"difference": ("minus", "减"), "ratio": ("divided by", "除以")}
+
+
+def derive_headline(arguments: dict[str, Any], metrics: dict[str, Any], table: str | None, source: str | None,
+                    zh: bool) -> str | None:
+    """'Added the column “Systolic Before - Systolic After” (Systolic Before minus Systolic After) to all 30
+    rows, in the new table “bp_derived” (“bp” stays as it was); it averages 7.23, from -2 to 19.'"""
+    name, kind, columns, n = arguments.get("new_column_name"), arguments.get("kind"), arguments.get("columns") or [], metrics.get("n")
+    if not (name and kind in _OPERATIONS and len(columns) == 2 and _ok(n)):
+        return None
+    word = _OPERATIONS[kind][1 if zh else 0]
+    missing = int(metrics.get("n_missing") or 0)
+    mean, low, high = (_num(metrics, k) for k in ("mean", "min", "max"))
+    if zh:
+        where = f"，保存为新表“{table}”（“{source}”保持不变）" if table and source else ""
+        gaps = f"；其中 {fmt_num(missing)} 行无法计算" if missing else ""
+        spread = f"；平均 {fmt_num(mean)}，范围 {fmt_num(low)} 至 {fmt_num(high)}" if None not in (mean, low, high) else ""
+        return f"已为全部 {fmt_num(n)} 行新增列“{name}”（{columns[0]} {word} {columns[1]}）{where}{gaps}{spread}。"
+    where = f", in the new table “{table}” (“{source}” stays as it was)" if table and source else ""
+    gaps = f"; {fmt_num(missing)} rows could not be computed" if missing else ""
+    spread = f"; it averages {fmt_num(mean)}, from {fmt_num(low)} to {fmt_num(high)}" if None not in (mean, low, high) else ""
+    return f"Added the column “{name}” ({columns[0]} {word} {columns[1]}) to all {fmt_num(n)} rows{where}{gaps}{spread}."
+
+
 _YES = ("1", "1.0", "true", "yes", "y")
 
 

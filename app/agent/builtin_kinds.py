@@ -124,6 +124,13 @@ SLOPE = re.compile(r"\bfor (?:each|every)\b|\bper (?:extra|additional|more)\b|\b
                    r"\bestimat|\bhow much (?:more|less|higher|lower|heavier|longer)\b.*\b(?:each|every|per)\b|"
                    r"每(?:增加|多|快|高|长|提高|大)|估计|推算", re.I)
 MEAN_WORDS = re.compile(r"\baverage|\bmean\b|\btypical|平均|均值", re.I)
+# One unit of what the rows count ("per order", "每单", "人均"): the average of a group's rows, not their
+# total. A grouping column after the word ("per customer type", "每个地区") is a breakdown instead.
+_UNITS_EN = ("order|customer|client|visit|visitor|transaction|purchase|sale|person|head|member|user|patient|student|"
+             "employee|item|ticket|invoice|basket|booking|trip|call|household|shopper|guest|subscriber|account|row|record")
+_UNITS_ZH = "顾客|客户|订单|用户|会员|病人|患者|学生|员工|家庭|客人|人"
+PER_UNIT = re.compile(rf"\b(?:per|each|every)\s+(?P<unit>(?:{_UNITS_EN})s?)\b|"
+                      rf"(?:每(?:个|位|名)?)(?P<unit_zh>单|笔|次|户|张|{_UNITS_ZH})|人均|单均|笔均|户均|客单价", re.I)
 FILTER_TASK = re.compile(r"^\s*(?:please\s+)?(?:keep only|only keep|just keep|filter (?:to|for|down to)?|"
                          r"remove all but|select only|(?:show|give me|use) only (?:the )?(?:rows|records|entries|cases)|"
                          r"only (?:the )?(?:rows|records|entries|cases) (?:where|with|that))|^\s*(?:请)?(?:只保留|仅保留|筛选出?|过滤出?|只留下?)", re.I)
@@ -173,4 +180,10 @@ SEASON = re.compile(r"\b(?:which|what) (?:month|quarter|season|weekday|day of th
 DERIVE = re.compile(r"^\s*(?:please\s+)?(?:add|create|make|compute|calculate|derive)\b.{0,20}\b(?:column|field|variable)\b|"
                     r"新增一列|添加一列|加一列|增加一列|新建一列|算出.{0,10}(?:列|字段)|计算.{0,10}(?:列|字段)", re.I)
 EACH = re.compile(r"\b(?:each|every|per)\b|每", re.I)
-DIFFERENCE = re.compile(r"\bminus\b|\bdifference\b|\bsubtract|减去|之差|差额", re.I)
+DIFFERENCE = re.compile(r"\bminus\b|\bdifference\b|\bsubtract|\w\s+-\s+\w|减去|之差|差额|(?<![增缩削])减(?![少小轻低弱慢肥价速去])", re.I)
+# a data task: remove the rows where a column (or any) has no value; a new version of the table
+DROP_MISSING = re.compile(r"^\s*(?:please\s+|(?:can|could|would) you(?: please)?\s+|let'?s\s+|i (?:want|need) to\s+)?"
+                          r"(?:drop|remove|delete|exclude|discard|get rid of|filter out|throw out|take out)\b.{0,60}"
+                          r"(?:\bmissing\b|\bempty\b|\bblank\b|\bnull\b|\bna\b|\bnan\b|\bno (?:[\w.]+ ){0,2}(?:values?|data|readings?|entry)\b|\bwithout (?:a )?value)|"
+                          r"(?:删掉|删除|去掉|去除|剔除|排除|丢掉|不要).{0,20}(?:为空|是空|空白|空值|缺失|没有值|没值|无值|NA|空的)|"
+                          r"(?:为空|是空|空白|空值|缺失|没有值|没值|无值)的?(?:行|记录|数据)?.{0,4}(?:删掉|删除|去掉|去除|剔除)", re.I)

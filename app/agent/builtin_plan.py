@@ -9,9 +9,11 @@ from typing import Any
 
 from app.agent.builtin_kinds import (
     DERIVE,
+    DROP_MISSING,
     EACH,
     FILTER_TASK,
     MEAN_WORDS,
+    PER_UNIT,
     RATE,
     SEASON,
     SHARE,
@@ -31,6 +33,7 @@ from app.agent.data_task_plans import (
     derive_plan,
     filter_conditions,
     filter_plan,
+    missing_plan,
     ordered_names,
     per_pair,
     repeated_plan,
@@ -55,7 +58,7 @@ from app.agent.repeated_design import repeated_design
 from app.agent.role_question import role_answers
 from app.agent.role_sources import Provenance, plan_roles, read_sources, unmatched_words
 from app.agent.versus_rest import asks_versus_rest, versus_rest
-from app.agent.wide_pairs import wide_pair, wide_pair_plan
+from app.agent.wide_pairs import marker_columns, wide_pair, wide_pair_plan
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
@@ -199,12 +202,16 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
     implied, values = named_values(question, columns, spans)
     # the words that name a group are not modelling words: "front-wheel drive" asks for no drivers
     asks = asks_for(without_value_words(question, implied or "", values), dated, bool(roles.predictors))
+    if DROP_MISSING.search(question):
+        return missing_plan(columns, ordered_names(spans), zh)
     if asks_dedupe(question):
         return dedupe_plan(columns, zh)
     if FILTER_TASK.search(question) and (conditions := filter_conditions(question, columns, spans)):
         return filter_plan(conditions, zh)
-    if DERIVE.search(question) and len(measures := measure_names(columns, ordered_names(spans))) >= 2:
-        return derive_plan(question, per_pair(question, spans, measures), zh)
+    if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
+        measures = measure_names(columns, ordered_names(spans))
+        if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:
+            return derive_plan(question, per_pair(question, spans, measures), zh)
     if design := repeated_design(question, {**dataset, "columns": columns}, ordered_names(spans)):
         return repeated_plan(design, zh)
     grouped = implied or any(groups_rows(c) and c["name"] in named for c in columns)
@@ -428,7 +435,8 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
             plan.kind, plan.top = "top", top
             plan.dimension = entity
             # the groups ranked by their average when the question asks for one ("best mileage on average")
-            agg, word, word_zh = ("mean", "average", "平均") if MEAN_WORDS.search(question) else ("sum", "total", "合计")
+            agg, word, word_zh = (("mean", "average", "平均") if MEAN_WORDS.search(question) or asks_per_unit(question, columns)
+                                  else ("sum", "total", "合计"))
             subject = _t(zh, f"{'Bottom' if top[1] else 'Top'} {top[0]} {entity} by {word} {metric}",
                          f"按{metric}{word_zh}{'最低' if top[1] else '最高'}的{top[0]}个{entity}")
             plan.steps.append(Step("group_aggregate", {"group_columns": [entity], "value_columns": [metric],
@@ -456,13 +464,28 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         add_total_steps(plan, metric, dimension, zh)
         return True
     # "which store has the most revenue" over months or orders: the total, unless an average is asked
-    summed = dated and asks_extreme(question) and ADDITIVE.search(metric) and not MEAN_WORDS.search(question)
+    # ("on average", "per order", "每单")
+    per_row = bool(MEAN_WORDS.search(question)) or asks_per_unit(question, columns)
+    summed = dated and asks_extreme(question) and ADDITIVE.search(metric) and not per_row
     counted = bool(plan.weights) and metric == plan.weights  # a count table: "most common" is the largest total
-    if (asks_total(question) or summed or counted) and dimension:
+    if ((asks_total(question) and not per_row) or summed or counted) and dimension:
         plan.kind = "total"
         add_total_steps(plan, metric, dimension, zh)
         plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "sum"}, evidence=False))
         return True
+    return False
+
+
+def asks_per_unit(question: str, columns: list[dict[str, Any]]) -> bool:
+    """"per order", "每单", "人均": the average of each group's rows. Not when the word after "per"/"每"
+    names a grouping column ("per customer type", "每个顾客类型": a breakdown by it)."""
+    kinds = {c["name"]: c for c in columns}
+    groups = [(start, end) for start, end, name in column_spans(question, columns, SYNONYMS)
+              if name in kinds and groups_rows(kinds[name])]
+    for match in PER_UNIT.finditer(question):
+        unit = match.start("unit") if match.group("unit") else match.start("unit_zh") if match.group("unit_zh") else -1
+        if unit < 0 or not any(start <= unit < end for start, end in groups):
+            return True
     return False
 
 

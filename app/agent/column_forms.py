@@ -134,3 +134,26 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
     for (start, _, word), (_, end, after) in zip(words, words[1:], strict=False):
         if stem(word) == lead and after in _MEASURE_WORDS:
             yield start, end
+
+
+# --- a Chinese name by its leading word ------------------------------------------------------------
+# A Chinese name is often "what + which measure": 数学成绩, 销售金额, 班级. A question says the "what"
+# and its own measure word ("数学平均分", "哪两个班"): the part before the measure names the column
+# when no other column holds it.
+_ZH_MEASURE_TAIL = re.compile(r"(?:成绩|分数|得分|评分|金额|数量|次数|人数|时长|名称|类别|类型|级)$")
+# A one-character lead (班 of 班级) only after a counter ("哪两个班", "每个班", "各班") and never a
+# unit of time ("每个月" is not 月级).
+_ZH_COUNTED = re.compile(r"(?:个|各|每)$")
+_ZH_TIME_CHARS = set("年月日天周时分秒季")
+
+
+def zh_leading_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
+    """Where the question uses a Chinese name's leading word: "数学平均分" → 数学成绩, "哪两个班" → 班级."""
+    lead = _ZH_MEASURE_TAIL.sub("", name.strip())
+    if lead == name.strip() or not lead or not all("\u4e00" <= ch <= "\u9fff" for ch in lead):
+        return
+    if any(lead in other for other in others if other != name):
+        return
+    for match in re.finditer(re.escape(lead), question):
+        if len(lead) >= 2 or (lead not in _ZH_TIME_CHARS and _ZH_COUNTED.search(question[:match.start()])):
+            yield match.start(), match.end()

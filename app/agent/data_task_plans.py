@@ -34,6 +34,17 @@ def dedupe_plan(columns: list[dict[str, Any]], zh: bool) -> Plan:
     return Plan(None, None, [Step("clean_data", arguments, subject)], kind="dedupe")
 
 
+def missing_plan(columns: list[dict[str, Any]], named: list[str], zh: bool) -> Plan:
+    """A data task: remove the rows with no value in the columns the question names, else in any column
+    the data has gaps in (all of them when the summary does not say), kept as a new version."""
+    known = [c for c in columns if not c.get("pii")]
+    chosen = named or [c["name"] for c in known if c.get("missing")] or [c["name"] for c in known]
+    listed = ", ".join(chosen[:4]) + ("…" if len(chosen) > 4 else "")
+    subject = _t(zh, f"Remove the rows with {listed} missing", f"删除 {listed} 为空的行")
+    arguments = {"trim_whitespace": False, "drop_duplicates": False, "drop_missing_in": chosen}
+    return Plan(None, None, [Step("clean_data", arguments, subject)], kind="drop_missing")
+
+
 def filter_conditions(question: str, columns: list[dict[str, Any]], spans: list[Any]) -> list[dict[str, Any]]:
     """filter_rows conditions a "keep only …" request names: category values ("线上" → Channel ==
     Online) and a cut on a named number ("1克拉以上" → carat > 1)."""

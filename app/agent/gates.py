@@ -20,6 +20,7 @@ from app.agent.gate_words import (DRIVER_WORDS, EXPLICIT_PERIOD, FAMILIES, FUTUR
                                    INFERENTIAL, METHODS, PERIOD_COMPARE, VAGUE, has_word, normalise, word_set)
 from app.agent.count_pairs import count_pair
 from app.agent.profile_reading import count_weights
+from app.agent.wide_pairs import marker_columns
 
 NUMERIC = ("number", "integer")
 GATED_INTENTS = ("analysis", "deep")
@@ -210,6 +211,8 @@ def window_gate(inp: GateInput) -> Gate | None:
         return None
     if not any(c["type"] == "datetime" for ds in inp.datasets for c in ds.get("columns", [])):
         return None
+    if marker_columns(q, inp.dataset.get("columns", [])):
+        return None  # "before and after" names two columns measured on each row (wide_pairs), not two periods
     zh = inp.zh
     return Gate(
         topic=f"window.{question_key(q)}",

@@ -41,6 +41,10 @@ class Plan:
     provenance: Any = None  # where each role's columns came from (role_sources.Provenance)
 
 
+# Data tasks: a new version of the table, no inference (FACT_KINDS in builtin.py adds the plain facts)
+DATA_TASK_KINDS = ("dedupe", "filter", "derive", "drop_missing")
+
+
 def weighted_arguments(plan: Plan) -> dict[str, Any]:
     """A count table's rows weigh as many cases as their frequency says (count_weights)."""
     return {"weight_column": plan.weights} if plan.weights else {}

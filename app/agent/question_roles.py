@@ -17,7 +17,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from app.agent.column_forms import initials_mentions, joined_mentions, leading_word_mentions, yes_no_mentions
+from app.agent.column_forms import (
+    initials_mentions,
+    joined_mentions,
+    leading_word_mentions,
+    yes_no_mentions,
+    zh_leading_mentions,
+)
 from app.agent.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
 from app.agent.question_words import (
     SYNONYMS,
@@ -87,7 +93,8 @@ def column_mentions(question: str, columns: list[dict[str, Any]],
     for col in longest_first:  # partial forms, last: "blood pressure" → Systolic BP, "blue-collar" → bluecol
         name = col["name"]
         _take([*initials_mentions(question, name, names), *joined_mentions(question, name),
-               *leading_word_mentions(question, name, names)], name, found, "partial")
+               *leading_word_mentions(question, name, names), *zh_leading_mentions(question, name, names)],
+              name, found, "partial")
     return sorted(found)
 
 

@@ -34,7 +34,7 @@ PAIR_MARKERS = (("before", "after"), ("pre", "post"), ("baseline", "followup"), 
 _NUMBER = re.compile(r"\d+")
 # a change or a difference between the two measurements
 CHANGE_CUE = re.compile(r"\b(?:drop\w*|fall\w*|fell|ris(?:e|es|ing)|rose|increas\w*|decreas\w*|declin\w*|improv\w*|worse\w*|"
-                        r"go(?:ne|es)? (?:up|down)|went (?:up|down)|chang\w*|differ\w*|higher|lower|bigger|smaller|larger|"
+                        r"go(?:ne|es)? (?:up|down)|went (?:up|down)|c[ao]m(?:e|es|ing) (?:up|down)|chang\w*|differ\w*|higher|lower|bigger|smaller|larger|"
                         r"greater|more|less|fewer|better|worse|gain\w*|los[ets]\w*|reduc\w*|grow\w*|grew|shr[iu]nk\w*|"
                         r"effect\w*|work(?:s|ed)?|help\w*)\b|than|降|升|增|减|变|改善|好转|高|低|多|少|差|涨|跌|缩小|扩大|有效|效果", re.I)
 # the two move together: a relationship, not a difference
@@ -92,6 +92,31 @@ def marked_pairs(names: list[str]) -> list[tuple[str, str, str]]:
             if shared is not None:
                 pairs.append((a, b, shared))
     return pairs
+
+
+def marker_columns(question: str, columns: list[dict[str, Any]]) -> list[str]:
+    """The two columns of a marked pair a question names by their markers, in the question's order:
+    "before minus after" → [Systolic Before, Systolic After]; "治疗前减治疗后" → [治疗前血压, 治疗后血压]."""
+    numbers = [c["name"] for c in columns if c["type"] in NUMERIC and not c.get("pii")]
+    text = question.lower()
+    for earlier, later, _ in marked_pairs(numbers):
+        places = [_marker_at(text, name, partner) for name, partner in ((earlier, later), (later, earlier))]
+        if all(at >= 0 for at in places) and places[0] != places[1]:
+            return [earlier, later] if places[0] < places[1] else [later, earlier]
+    return []
+
+
+def _marker_at(text: str, name: str, partner: str) -> int:
+    """Where the question says the part of `name` that `partner` lacks (its marker), -1 if nowhere."""
+    low, other = name.lower(), partner.lower()
+    start = next((i for i in range(min(len(low), len(other))) if low[i] != other[i]), 0)
+    end = next((i for i in range(min(len(low), len(other))) if low[-1 - i] != other[-1 - i]), 0)
+    marker = low[start:len(low) - end].strip(" _.-")
+    if not marker:
+        return -1
+    pattern = rf"(?<![a-z0-9]){re.escape(marker)}(?![a-z0-9])" if marker.isascii() else re.escape(marker)
+    match = re.search(pattern, text)
+    return match.start() if match else -1
 
 
 def _marker_swap(a: str, b: str) -> str | None:

@@ -275,3 +275,48 @@ def test_the_average_and_the_total_name_different_leaders(tmp_path):
     assert headline(run).startswith(f"**New has the highest total Spend: {fmt_num(totals['New'])}")
     run, _ = session.ask("哪类顾客每单消费最高？")
     assert headline(run).startswith(f"**Returning 的平均 Spend 更高：{fmt_num(means['Returning'], 5)}")
+
+
+# --- 4. the direction of a relationship in plain words ---------------------------------------------
+def test_strength_words_follow_the_size_of_r():
+    from app.agent.builtin_headlines import strength
+
+    assert [strength(r, False) for r in (0.1, -0.3, 0.5, -0.7, 0.9)] == ["very weak", "weak", "moderate", "strong", "very strong"]
+    assert strength(-0.65, True) == "强"
+
+
+def test_the_relationship_headline_says_which_way_in_the_questions_words():
+    from app.agent.builtin_headlines import relationship_headline
+
+    metrics = {"r": -0.6012, "p_value": 0.0004, "r.Ozone~Wind": -0.6012, "p_value.Ozone~Wind": 0.0004}
+    assert relationship_headline("Wind", "Ozone", metrics, False, {"Wind": "windy days", "Ozone": "ozone"}) == (
+        "Higher Wind tends to go with lower Ozone: a strong negative relationship (r = -0.601); a link this strong "
+        "would rarely appear by chance (p < 0.001).")
+    assert relationship_headline("Wind", "Ozone", metrics, True, {"Wind": "风速", "Ozone": "臭氧"}) == (
+        "风速（Wind）越大，臭氧（Ozone）往往越低（强负相关，r = -0.601）；这么强的关联很少会偶然出现（p < 0.001）。")
+    weak = {"r.Height~Wr.Hnd": 0.12, "p_value.Height~Wr.Hnd": 0.4}
+    assert relationship_headline("Height", "Wr.Hnd", weak, False, {"Wr.Hnd": "writing hand"}) == (
+        "Height and writing hand (Wr.Hnd) hardly move together (very weak, r = 0.12); a link like this could easily "
+        "appear by chance (p = 0.40), so it is not convincing evidence.")
+    assert relationship_headline("Height", "Wr.Hnd", {}, False) is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("question, lead", [
+    ("Is ozone lower on windy days?", "**Higher Wind tends to go with lower Ozone: a {size} negative relationship (r = {r})"),
+    ("The windier it is, the lower the ozone?", "**Higher Wind tends to go with lower Ozone"),
+    ("风速越大，臭氧越低吗？", "**风速（Wind）越大，臭氧（Ozone）往往越低（{size_zh}负相关，r = {r}）"),
+    ("臭氧和风力有关系吗？", "**风力（Wind）越大，臭氧（Ozone）往往越低"),
+])
+def test_a_relationship_answer_leads_with_its_direction(tmp_path, question, lead):
+    from app.agent.builtin_headlines import strength
+    from tests.test_builtin_understanding import Session, call, headline
+
+    frame = ozone()
+    complete = frame.dropna(subset=["Ozone", "Wind"])
+    r = stats.pearsonr(complete["Wind"], complete["Ozone"])[0]
+    assert r < -0.2
+    session = Session(tmp_path, _path(tmp_path, frame, "air"))
+    run, calls = session.ask(question)
+    assert call(calls, "correlation_analysis").metrics["r"] == pytest.approx(r)
+    assert headline(run).startswith(lead.format(size=strength(r, False), size_zh=strength(r, True), r=fmt_num(r, 3)))

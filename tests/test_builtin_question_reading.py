@@ -75,6 +75,24 @@ def test_a_chinese_name_is_named_by_its_leading_word(tmp_path):
     assert plan_analysis("各班的语文平均分一样吗？", seen(path), zh=True).metric == "语文成绩"
 
 
+def test_what_matters_most_is_a_drivers_question_over_the_listed_ratings(tmp_path):
+    """"What matters most for the overall score" asks for drivers; a list of the things rated names
+    each column by its first word ("staff" is Staff Friendliness, "value" is Value for Money)."""
+    rng = np.random.default_rng(11)
+    ratings = {name: rng.integers(1, 6, 120) for name in ("Cleanliness", "Staff Friendliness", "Value for Money", "Wi-Fi")}
+    overall = (0.6 * ratings["Staff Friendliness"] + 0.2 * ratings["Cleanliness"] + rng.normal(0, 0.5, 120)).round()
+    path = tmp_path / "survey.csv"
+    pd.DataFrame({"Trip Type": rng.choice(["Business", "Leisure"], 120), **ratings,
+                  "Overall Satisfaction": overall}).to_csv(path, index=False)
+    plan = plan_analysis("We rate cleanliness, staff, value and Wi-Fi. What matters most for the overall score?",
+                         seen(path), zh=False)
+    regression = step(plan, "linear_regression").arguments
+    assert regression["target_column"] == "Overall Satisfaction"
+    assert set(regression["feature_columns"]) == {"Cleanliness", "Staff Friendliness", "Value for Money", "Wi-Fi"}
+    hello = plan_analysis("Hi, staff want the overall score by trip type", seen(path), zh=False)
+    assert not any(s.tool == "linear_regression" for s in hello.steps)
+
+
 def test_a_word_for_a_column_does_not_name_its_negation():
     """"employment" is Employed, not Unemployed, though Unemployed comes first and holds the same letters."""
     plan = plan_analysis("Has employment gone up over the years?", seen(rds("longley")), zh=False)

@@ -29,6 +29,7 @@ from app.agent.builtin_headlines import (
     paired_headline,
     proportion_headline,
     rank_headline,
+    relationship_headline,
     share_headline,
     total_headline,
     two_group_headline,
@@ -439,6 +440,9 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
         headline = paired_headline(arguments.get("value_column") or arguments.get("x_column", ""), metrics, groups, zh)
     elif step.tool == "plot_pie" and arguments.get("value_column"):
         headline = share_headline(arguments["value_column"], arguments["group_column"], metrics, zh)
+    elif step.tool == "correlation_analysis" and plan is not None and plan.kind == "relationship":
+        target, *predictors = arguments["columns"]
+        headline = relationship_headline(predictors[0], target, metrics, zh, plan.words) if predictors else None
     elif step.tool == "derive_column" and plan is not None and plan.kind == "derive":
         source = plan.dataset
         table = table_name(source, step.tool, arguments.get("output", "")) if source else None

@@ -8,6 +8,7 @@ None when the metrics lack what it needs; the caller then uses the tool's own re
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from analysis_tools.common import fmt_num, fmt_p
@@ -160,6 +161,52 @@ def paired_headline(metric: str, metrics: dict[str, Any], groups: tuple[str, str
     test = "paired t-test" if metrics.get("method") == "t" else "paired test"
     return (f"Measured on the same {n} subjects, {metric} is on average {fmt_num(abs(diff))} higher with {higher} than "
             f"with {lower}; {_chance(p, zh)} ({test}: each subject is compared with itself).")
+
+
+STRENGTH = (("very weak", "极弱"), ("weak", "弱"), ("moderate", "中等"), ("strong", "强"), ("very strong", "极强"))
+
+
+def strength(r: float, zh: bool) -> str:
+    """How strong a correlation is, in words: cut at |r| = 0.2, 0.4, 0.6 and 0.8 (as the correlation tool)."""
+    return STRENGTH[sum(abs(r) >= c for c in (0.2, 0.4, 0.6, 0.8))][1 if zh else 0]
+
+
+def relationship_headline(x: str, y: str, metrics: dict[str, Any], zh: bool, words: dict[str, str] | None = None) -> str | None:
+    """'Higher wind (Wind) tends to go with lower ozone (Ozone): a strong negative relationship (r = -0.60); a
+    link this strong would rarely appear by chance (p < 0.001).' zh: '风（Wind）越大，臭氧（Ozone）往往越低（强负相关，
+    r = -0.60）…'. The direction in the question's words for the two columns (`words`), then how strong it is."""
+    r = _num(metrics, f"r.{y}~{x}") if f"r.{y}~{x}" in metrics else _num(metrics, f"r.{x}~{y}")
+    p = _num(metrics, f"p_value.{y}~{x}") if f"p_value.{y}~{x}" in metrics else _num(metrics, f"p_value.{x}~{y}")
+    if r is None or p is None:
+        return None
+    a, b, size = _called(x, words, zh), _called(y, words, zh), strength(r, zh)
+    if zh:
+        sign = "正" if r > 0 else "负"
+        chance = (f"这么强的关联很少会偶然出现（{fmt_p(p)}）" if p < 0.05 else
+                  f"这样的关联很可能只是偶然（{fmt_p(p)}），不能作为可靠证据")
+        if abs(r) < 0.2:
+            return f"{a}和{b}几乎没有一起变化的趋势（{size}相关，r = {fmt_num(r, 3)}）；{chance}。"
+        return f"{a}越大，{b}往往越{'高' if r > 0 else '低'}（{size}{sign}相关，r = {fmt_num(r, 3)}）；{chance}。"
+    chance = (f"a link this strong would rarely appear by chance ({fmt_p(p)})" if p < 0.05 else
+              f"a link like this could easily appear by chance ({fmt_p(p)}), so it is not convincing evidence")
+    if abs(r) < 0.2:
+        return f"{a[:1].upper()}{a[1:]} and {b} hardly move together ({size}, r = {fmt_num(r, 3)}); {chance}."
+    return (f"Higher {a} tends to go with {'higher' if r > 0 else 'lower'} {b}: a {size} {'positive' if r > 0 else 'negative'} "
+            f"relationship (r = {fmt_num(r, 3)}); {chance}.")
+
+
+def _called(column: str, words: dict[str, str] | None, zh: bool) -> str:
+    """A column as the question called it, with its name when that differs ("writing hand (Wr.Hnd)",
+    "风速（Wind）"). An English word built on the name itself ("windy days" for Wind, "temperature" for
+    Temp) adds nothing and may not read as a noun ("higher windy days"): the name is used."""
+    word = (words or {}).get(column, "").strip()
+    if not word or word.lower() == column.lower():
+        return column
+    if word.isascii():
+        first = word.lower().split()[0]
+        if zh or any(len(part) >= 3 and first.startswith(part) for part in re.split(r"[^a-z0-9]+", column.lower())):
+            return column
+    return f"{word}（{column}）" if zh else f"{word} ({column})"
 
 
 def wide_paired_headline(first: str, second: str, metrics: dict[str, Any], zh: bool) -> str | None:

@@ -68,7 +68,9 @@ KEYWORDS = {
                 "higher", "lower", "差异", "区别", "比较", "对比", "不同", "之间", "各", "哪个"),
     "correlate": ("correlat", "relationship", "related", "relate", "associat", "link", "impact", "affect",
                   "相关", "关系", "关联", "影响"),
-    "regress": ("driver", "drive", "factor", "explain", "regress", "model", "驱动", "因素", "回归", "解释"),
+    "regress": ("driver", "drive", "factor", "explain", "regress", "model", "驱动", "因素", "回归", "解释",
+                "matters most", "matter most", "most important for", "most important to", "biggest effect on",
+                "影响最大", "最重要", "最关键"),
     # "predict"/"预测" alone is either: a regression ("predict revenue from units") or a forecast
     # ("预测营业额"); see `asks_for`.
     "predict": ("predict", "预测"),
@@ -80,7 +82,8 @@ KEYWORDS = {
     # What makes a question about the future also ask for a regression: its drivers or factors.
     # ("determine"/"决定" are left out: "determine next month's revenue" asks for a forecast.)
     "drivers": ("driver", "drive", "factor", "explain", "regress", "affect", "influenc", "depend", "why",
-                "驱动", "因素", "解释", "回归", "影响", "取决", "原因", "为什么"),
+                "matters most", "matter most", "most important for", "most important to",
+                "驱动", "因素", "解释", "回归", "影响", "取决", "原因", "为什么", "最重要", "最关键"),
     "distribution": ("distribution", "spread", "typical", "average", "mean", "median", "summary", "overview",
                      "分布", "平均", "中位", "概况", "总体", "描述"),
 }
@@ -292,6 +295,8 @@ def year_filter(question: str, columns: list[dict[str, Any]]) -> list[dict[str, 
 MORE_MORE = re.compile(r"越.{1,20}越|\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|older|"
                        r"heavier)\b.{1,40}\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|"
                        r"fewer|heavier|lighter|faster|slower)\b", re.I)
+# "the windier it is, the lower the ozone": any two comparatives (the first is what the second follows)
+THE_ER = re.compile(r"\bthe (?:more|less|[a-z]+er)\b.{1,40}\bthe (?:more|less|fewer|[a-z]+er)\b", re.I)
 # When something peaked: the date (row) of the largest value. "Which month" of several years is a season (SEASON).
 WHEN = re.compile(r"\b(?:which|what) (?:year|day|date|week)\b|\bin what year\b|\bwhen (?:was|were|did)\b|"
                   r"哪一年|哪年|哪个年份|哪一天|哪天|哪一周|什么时候|何时", re.I)
@@ -321,6 +326,7 @@ def relation_steps(plan: Plan, question: str, columns: list[dict[str, Any]], spa
     if len(measures) >= 2 and (together or (not groups and not implied)) and (slope or not regression):
         target, predictors = slope_roles(question, spans, measures, roles)
         plan.kind, plan.metric, plan.dimension = "relationship", target, None
+        plan.words = {name: question[start:end] for start, end, name in reversed(spans)}  # the first word wins
         subject = _t(zh, f"Relationship of {target} with {', '.join(predictors)}", f"{target}与{'、'.join(predictors)}的关系")
         plan.steps.append(Step("correlation_analysis", {"columns": [target, *predictors]}, subject))
         plan.steps.append(Step("plot_scatter", {"x_column": predictors[0], "y_column": target}, evidence=False))
@@ -363,6 +369,9 @@ def slope_roles(question: str, spans: list[Any], measures: list[str], roles: Any
             after = [n for n in measures if positions.get(n, -1) > at]
             predictor = min(after, key=lambda n: positions[n]) if after else measures[-1]
         return next(n for n in measures if n != predictor), [predictor]
+    if (MORE_MORE.search(question) or THE_ER.search(question)) and len(measures) == 2:  # "the windier, the less ozone":
+        # the second follows the first
+        return measures[1], measures[:1]
     return measures[0], measures[1:]
 
 

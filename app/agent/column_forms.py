@@ -123,7 +123,7 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
     followed by a plain word for a measurement: "overall score" → Overall Satisfaction. Not when the
     rest of the name says what kind of thing it is ("Customer Type" is not a customer rating)."""
     parts = name_words(name)
-    if len(parts) < 2 or parts[0] in STOP or parts[0] in _GENERIC or len(parts[0]) < 4 or not parts[0].isalpha():
+    if len(parts) < 2 or parts[0] in STOP or len(parts[0]) < 4 or not parts[0].isalpha():
         return
     if any(p in _KIND_WORDS for p in parts[1:]):
         return
@@ -131,9 +131,26 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
     if any(lead in {stem(w) for w in name_words(other)} for other in others if other != name):
         return
     words = words_at(question)
-    for (start, _, word), (_, end, after) in zip(words, words[1:], strict=False):
-        if stem(word) == lead and after in _MEASURE_WORDS:
+    for (start, gap, word), (resume, end, after) in zip(words, words[1:], strict=False):
+        if stem(word) == lead and after in _MEASURE_WORDS and parts[0] not in _GENERIC \
+                and not question[gap:resume].strip():  # "overall score", not "staff, value"
             yield start, end
+    for start, end, word in words:  # a list of the things rated: "cleanliness, staff, value and Wi-Fi"
+        if stem(word) == lead and parts[0] not in _NEVER_LISTED and _listed(question, start, end):
+            yield start, end
+
+
+# A list names the columns it lists by their first words, but these say too little on their own.
+_NEVER_LISTED = {"total", "number", "count", "date", "time", "name", "type", "average", "mean", "percent", "amount"}
+_LIST_BEFORE = re.compile(r"(?:,|、|，|\band|\bor)\s*$", re.I)
+_LIST_AFTER = re.compile(r"^\s*(?:,|、|，|and\b|or\b)", re.I)
+
+
+def _listed(question: str, start: int, end: int) -> bool:
+    """The word at start:end is inside a list: a comma or "and" right before it and right after it
+    ("cleanliness, staff, breakfast"). A list's first and last items need no help: "Hi, staff …" is
+    no list."""
+    return bool(_LIST_BEFORE.search(question[:start]) and _LIST_AFTER.match(question[end:]))
 
 
 # --- a Chinese name by its leading word ------------------------------------------------------------

@@ -152,13 +152,14 @@ _BEFORE_EN = re.compile(
     r"\b(?:drives?|driving|drivers?\s+(?:of|for|behind)|explain(?:s|ing)?|explanation\s+(?:of|for)|estimat(?:e|es|ing)|"
     r"predict(?:s|ing)?|prediction\s+(?:of|for)|forecast(?:s|ing)?|affect(?:s|ing)?|influenc(?:e|es|ing)|"
     r"determin(?:e|es|ing)|(?:effect|impact|influence)s?\s+(?:of\s+[^?.!;]*?\s+)?on|"
-    r"factors?\s+(?:of|for|behind|affecting|driving)|"
+    r"factors?\s+(?:of|for|behind|affecting|driving)|matters?\s+(?:the\s+)?most\s+(?:for|to|in)|"
+    r"(?:most|more)\s+important\s+(?:for|to)|biggest\s+(?:effect|impact|difference)\s+(?:on|to)|"
     r"regress(?:ion)?(?:\s+of)?|model(?:l?ing)?)"
     r"(?:\s+(?!(?:on|with|using|from|and|or|by|vs|versus|than)\b)[a-z'-]+){0,3}\s+$")
 _AFTER_EN = re.compile(r"^\s+(?:depends?\s+on|(?:is\s+|are\s+)?(?:driven|explained|affected|influenced|determined)\s+by|"
                        r"drivers?\b|factors?\b)")
 _BEFORE_ZH = re.compile(r"(?:预测|解释|影响|驱动|决定|推动|带动|回归)[^，,。？?！!；;、和与及]{0,8}$")
-_AFTER_ZH = re.compile(r"^\s*(?:的)?(?:主要)?(?:受|取决于|由什么|由哪些|影响因素|驱动因素|决定因素)")
+_AFTER_ZH = re.compile(r"^\s*(?:的)?(?:主要)?(?:受|取决于|由什么|由哪些|影响因素|驱动因素|决定因素|影响最大|最重要|最关键)")
 _AROUND_ZH = (re.compile(r"对\s*$"), re.compile(r"^\s*的?(?:影响|作用|贡献)"))  # "广告费用对营业额的影响"
 # Words that introduce the predictors: "on A and B", "with", "using", "from"; "用A和B来…", "根据", "基于".
 _PREDICTOR_CUE = re.compile(r"\b(?:on|with|using|from|via)\b|用|根据|基于|通过")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.agent.gate_words import FAMILIES, has_word
-from app.agent.plan_steps import Plan
+from app.agent.plan_steps import DATA_TASK_KINDS, Plan
 from app.agent.profile_reading import NUMERIC
 from app.agent.question_roles import Mention, Span, match_kinds, named_values, value_position
 from app.agent.question_words import STOP, name_words, stem, value_words, words_at
@@ -57,8 +57,6 @@ class Provenance:
         return [s for s in self.sources if s.default]
 
 
-# Plans that carry out a data task the question spelt out: no role is guessed there.
-DATA_TASKS = ("dedupe", "filter", "derive")
 
 
 def plan_roles(plan: Plan) -> list[tuple[Role, str]]:
@@ -106,7 +104,7 @@ def plan_roles(plan: Plan) -> list[tuple[Role, str]]:
 def read_sources(plan: Plan, question: str, columns: list[dict[str, Any]], mentions: list[Mention],
                  chosen: str | None, answered: dict[str, str]) -> list[Source]:
     """Each role's columns with how they were chosen (one Source per role and way of choosing)."""
-    if plan.kind in DATA_TASKS:
+    if plan.kind in DATA_TASK_KINDS:  # a data task the question spelt out: no role is guessed
         return []
     known = {c["name"] for c in columns}
     kinds = match_kinds(mentions)

@@ -101,6 +101,31 @@ def test_a_distinctive_first_word_with_a_plain_measure_word_names_the_column():
     assert named("Top 5 customers by revenue", "Customer Type", "Revenue") == {"Revenue": "name"}
 
 
+def test_the_head_word_of_an_english_name_names_it_when_no_other_column_has_it():
+    assert named("Is satisfaction higher in each region?", "Customer Satisfaction", "Region") == {
+        "Customer Satisfaction": "partial", "Region": "name"}
+    # a plain measure word ("amount") or a word two columns end in does not say which column
+    assert named("What is the amount per region?", "Order Amount", "Region") == {"Region": "name"}
+    assert named("Is satisfaction higher?", "Staff Satisfaction", "Customer Satisfaction") == {}
+
+
+@pytest.mark.parametrize(("question", "names", "expected"), [
+    ("满意度高的门店销售额也高吗？", ("客户满意度评分", "门店", "月销售额"), "客户满意度评分"),
+    ("广告投入多的月份营业额高吗？", ("广告费用", "营业额"), "广告费用"),
+])
+def test_part_of_a_chinese_name_names_it_when_no_other_column_holds_it(question, names, expected):
+    assert named(question, *names)[expected] == "partial"
+
+
+@pytest.mark.parametrize(("question", "names"), [
+    ("哪个地区订单最多？", ("订单日期", "订单金额", "地区")),  # 订单 is in two names
+    ("平均销量是多少？", ("平均温度", "销量")),                # 平均 is any average
+    ("是否会影响销量？", ("是否会员", "销量")),                # a yes/no name by its core only
+])
+def test_a_shared_or_plain_piece_of_a_chinese_name_names_nothing(question, names):
+    assert set(named(question, *names)) <= {"地区", "销量"}
+
+
 def test_a_partial_match_is_weaker_than_a_name():
     kinds = named("Is the overall score higher than the satisfaction?", "Overall Satisfaction", "Satisfaction")
     assert kinds["Satisfaction"] == "name"

@@ -58,7 +58,7 @@ from app.agent.repeated_design import repeated_design
 from app.agent.role_question import role_answers
 from app.agent.role_sources import Provenance, plan_roles, read_sources, unmatched_words
 from app.agent.versus_rest import asks_versus_rest, versus_rest
-from app.agent.wide_pairs import marker_columns, wide_pair, wide_pair_plan
+from app.agent.wide_pairs import change_by_group, marked_change, marker_columns, wide_pair, wide_pair_plan
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
@@ -217,9 +217,15 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
             return derive_plan(question, per_pair(question, spans, measures), zh)
     if design := repeated_design(question, {**dataset, "columns": columns}, ordered_names(spans)):
         return repeated_plan(design, zh)
-    grouped = implied or any(groups_rows(c) and c["name"] in named for c in columns)
-    if not grouped and (wide := wide_pair(question, columns, spans)):  # a grouping named: the change per group is another question
+    grouped = implied or next((c["name"] for c in columns if groups_rows(c) and c["name"] in named), None)
+    if not grouped and (wide := wide_pair(question, columns, spans)):
         return wide_pair_plan(wide, zh)
+    if grouped and (wide := marked_change(question, columns, spans)):  # "did it drop more for women": the change by group
+        plan = Plan(None, grouped, [Step("profile_dataset", {}, evidence=False)])
+        change = change_by_group(plan, wide, str(dataset.get("name")), zh)
+        plan.metric, plan.values = change, values if grouped == implied else []
+        add_compare_steps(plan, [*columns, {"name": change, "type": "number"}], change, grouped, plan.values, zh)
+        return plan
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
     rate = None if chosen or roles.target else rate_outcome(question, columns, named, spans)
     pair = count_pair(columns) if not (rate or chosen or roles.target) and RATE.search(question) else None

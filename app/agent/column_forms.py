@@ -174,3 +174,50 @@ def zh_leading_mentions(question: str, name: str, others: list[str]) -> Iterator
     for match in re.finditer(re.escape(lead), question):
         if len(lead) >= 2 or (lead not in _ZH_TIME_CHARS and _ZH_COUNTED.search(question[:match.start()])):
             yield match.start(), match.end()
+
+
+def head_word_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
+    """Where the question uses the last word of a longer English name, its head noun, when no other
+    column's name holds it: "satisfaction" → Customer Satisfaction, "income" → Household Income. Not
+    a plain word any column may end in ("Order Amount" is not named by "amount")."""
+    parts = [p for p in name_words(name) if not p.isdigit()]
+    if len(parts) < 2 or not name.isascii():
+        return
+    head = parts[-1]
+    if head in STOP or head in _GENERIC or head in _KIND_WORDS or len(head) < 4 or not head.isalpha():
+        return
+    target = stem(head)
+    if any(target in {stem(w) for w in name_words(other)} for other in others if other != name):
+        return
+    for start, end, word in words_at(question):
+        if stem(word) == target:
+            yield start, end
+
+
+# Pieces of Chinese names that say what kind of number or thing it is, not which: 平均温度 is not named
+# by "平均" (any average), 订单编号 not by "编号".
+_ZH_GENERIC = {"是否", "平均", "数量", "金额", "比例", "时间", "日期", "每月", "每日", "每天", "总数", "总额", "编号",
+               "名称", "类型", "类别", "次数", "人数", "个数", "情况", "水平", "程度", "总计", "合计", "指数", "数值",
+               "单位", "月份", "年份", "得分", "评分", "分数"}
+_CJK = re.compile(r"[\u4e00-\u9fff]+")
+
+
+def zh_part_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
+    """Where the question writes part of a Chinese name that no other column's name holds: its start
+    or end of two characters or more ("满意度" → 客户满意度, "广告" → 广告费用), or three or more from
+    anywhere in it ("满意度" → 客户满意度评分). The longest such piece first."""
+    runs = _CJK.findall(name)
+    if not runs or yes_no_core(name):  # "是否会员" is named by its core (yes_no_mentions), not "是否会"
+        return
+    text = question.lower()
+    whole = "".join(runs)
+    for size in range(len(whole) - 1, 1, -1):
+        for at in range(len(whole) - size + 1):
+            piece = whole[at:at + size]
+            edge = at == 0 or at + size == len(whole)
+            if not (edge or size >= 3) or piece in _ZH_GENERIC or any(g == piece for g in _ZH_GENERIC):
+                continue
+            if any(piece in other for other in others if other != name):
+                continue
+            for match in re.finditer(re.escape(piece), text):
+                yield match.start(), match.end()

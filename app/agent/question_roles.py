@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from app.agent.column_forms import (
+    head_word_mentions,
     initials_mentions,
     joined_mentions,
     leading_word_mentions,
     yes_no_mentions,
     zh_leading_mentions,
+    zh_part_mentions,
 )
 from app.agent.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
 from app.agent.question_words import (
@@ -93,7 +95,8 @@ def column_mentions(question: str, columns: list[dict[str, Any]],
     for col in longest_first:  # partial forms, last: "blood pressure" → Systolic BP, "blue-collar" → bluecol
         name = col["name"]
         _take([*initials_mentions(question, name, names), *joined_mentions(question, name),
-               *leading_word_mentions(question, name, names), *zh_leading_mentions(question, name, names)],
+               *leading_word_mentions(question, name, names), *zh_leading_mentions(question, name, names),
+               *head_word_mentions(question, name, names), *zh_part_mentions(question, name, names)],
               name, found, "partial")
     return sorted(found)
 

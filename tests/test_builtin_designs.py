@@ -79,6 +79,8 @@ PAIRED = [
     ("Do cars get more miles per gallon on the highway than in the city?", mileage, ("hwy", "cty")),
     ("Is there a difference between city and highway mileage?", mileage, ("cty", "hwy")),
     ("城市油耗cty比高速hwy低吗？", mileage, ("cty", "hwy")),
+    ("Compare hwy and cty", mileage, ("hwy", "cty")),
+    ("比较一下cty和hwy", mileage, ("cty", "hwy")),
 ]
 
 
@@ -95,6 +97,7 @@ NOT_PAIRED = [
     ("Are older patients' systolic pressure higher than younger ones?", pressure, None),
     ("Is displ bigger than cty?", mileage, None),  # litres and miles per gallon: not one scale
     ("The more hwy, the more cty?", mileage, "correlation_analysis"),
+    ("Compare hwy across manufacturers", mileage, "compare_groups"),
 ]
 
 

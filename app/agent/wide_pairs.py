@@ -47,7 +47,8 @@ RELATION_CUE = re.compile(r"correlat|relat(?:ed|ion)|associat|\bthe (?:more|less
                           r"\bpredict|\bfor (?:each|every)\b|\bper (?:extra|additional|more|unit)\b|越.{1,20}越|相关|关系|关联|预测|"
                           r"每(?:增加|多|高|长|提高)", re.I)
 _THAN = re.compile(r"\bthan\b|\bvs\.?\b|\bversus\b|\bcompared (?:to|with)\b|比(?!例|率|较|重)|相比|对比", re.I)
-_BETWEEN = re.compile(r"\bdiffer\w*\b.{0,20}\bbetween\b|\bgap between\b|之间.{0,4}(?:差|区别|不同)", re.I)
+_BETWEEN = re.compile(r"\bdiffer\w*\b.{0,20}\bbetween\b|\bgap between\b|之间.{0,4}(?:差|区别|不同)|"
+                      r"^\s*(?:please\s+)?compare\b|^\s*(?:请)?(?:比较|对比)", re.I)  # "compare hwy and cty": the two side by side
 _OTHER = re.compile(r"\bother\b|另一|另外一|其他那|另一只|另一个")
 _LATIN_WORD = re.compile(r"[a-z0-9]+")
 
@@ -203,8 +204,8 @@ def same_scale(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def _compared(question: str, spans: list[Any], named: list[str]) -> bool:
-    """One measurement named before a comparison word ("than", "vs", "比") and the other after it, or
-    "the difference between" the two."""
+    """One measurement named before a comparison word ("than", "vs", "比") and the other after it,
+    "the difference between" the two, or a request to compare them ("compare hwy and cty", "比较…")."""
     if _BETWEEN.search(question):
         return True
     for match in _THAN.finditer(question):

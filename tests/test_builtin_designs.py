@@ -79,6 +79,8 @@ PAIRED = [
     ("Do cars get more miles per gallon on the highway than in the city?", mileage, ("hwy", "cty")),
     ("Is there a difference between city and highway mileage?", mileage, ("cty", "hwy")),
     ("城市油耗cty比高速hwy低吗？", mileage, ("cty", "hwy")),
+    ("Compare hwy and cty", mileage, ("hwy", "cty")),
+    ("比较一下cty和hwy", mileage, ("cty", "hwy")),
 ]
 
 
@@ -95,6 +97,7 @@ NOT_PAIRED = [
     ("Are older patients' systolic pressure higher than younger ones?", pressure, None),
     ("Is displ bigger than cty?", mileage, None),  # litres and miles per gallon: not one scale
     ("The more hwy, the more cty?", mileage, "correlation_analysis"),
+    ("Compare hwy across manufacturers", mileage, "compare_groups"),
 ]
 
 
@@ -320,3 +323,27 @@ def test_a_relationship_answer_leads_with_its_direction(tmp_path, question, lead
     run, calls = session.ask(question)
     assert call(calls, "correlation_analysis").metrics["r"] == pytest.approx(r)
     assert headline(run).startswith(lead.format(size=strength(r, False), size_zh=strength(r, True), r=fmt_num(r, 3)))
+
+
+def scores() -> pd.DataFrame:
+    pre = RNG.normal(60, 10, N).round(0)
+    return pd.DataFrame({"Class": RNG.choice(["A", "B"], N), "pre_score": pre, "post_score": pre + RNG.normal(5, 4, N).round(0)})
+
+
+@pytest.mark.parametrize("question, frame, change, group", [
+    ("Did scores improve more in class A than class B?", scores, ["post_score", "pre_score"], "Class"),
+    ("Did systolic pressure drop more for women than for men?", pressure, ["Systolic After", "Systolic Before"], "Sex"),
+    ("哪个性别的血压降得更多？", pressure_zh, ["治疗后血压", "治疗前血压"], "性别"),
+])
+def test_a_change_asked_group_by_group_is_derived_then_compared(question, frame, change, group):
+    steps = task_steps(question, frame())
+    name = f"{change[0]} - {change[1]}"
+    assert steps[0] == ("derive_column", {"new_column_name": name, "kind": "difference", "columns": change,
+                                          "output": "data_change"})
+    assert steps[1] == ("compare_two_groups", {"value_column": name, "group_column": group})
+
+
+def test_a_level_compared_between_groups_is_not_a_change():
+    steps = task_steps("Is systolic pressure different between men and women?", pressure())
+    assert [tool for tool, _ in steps][:2] == ["describe_columns", "compare_two_groups"]
+    assert "derive_column" not in [tool for tool, _ in steps]

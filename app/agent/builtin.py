@@ -38,7 +38,7 @@ from app.agent.builtin_headlines import (
 from app.agent.builtin_kinds import asks_extreme, earlier_questions, question_chain
 from app.agent.builtin_plan import GREETING, Plan, Step, _t, plan_analysis
 from app.agent.builtin_scope import apply_rules, chain_filters, describe_condition, filtered_name, workspace_rules
-from app.agent.clarify import confirmed_definitions
+from app.agent.clarify import ASK, confirmed_definitions
 from app.agent.dataset_choice import choose_dataset
 from app.agent.gates import question_key
 from app.agent.intent import is_small_talk
@@ -46,6 +46,7 @@ from app.agent.model import ModelReply, ToolCallRequest
 from app.agent.plan_steps import DATA_TASK_KINDS
 from app.agent.profile_reading import read_profile, read_values, value_lookups
 from app.agent.question_words import code_word
+from app.agent.role_question import defaults_sentence, role_question, stood_in
 from app.agent.toolbox import table_name
 
 HONESTY = {"en": "_Built-in analyst (no language model): standard analyses chosen from the column types "
@@ -136,6 +137,8 @@ class BuiltinAnalyst:
         if looks := self._looks(offered, calls):
             return self._reply(looks)  # look at the data before planning, as an analyst would
         plan = self._plan(question, messages, calls, outputs, results)
+        if (ask := role_question(plan.provenance, plan.metric, self.zh)) and ASK in offered and not _asked(ask, calls):
+            return self._reply([(ASK, ask)])  # a variable the question names that no column matched (role_question)
         if searches := self._searches(plan, offered, calls):
             return self._reply(searches)  # the tools the plan needs that this turn does not offer yet
         return self._next_round(question, plan, offered, calls, results)
@@ -155,7 +158,7 @@ class BuiltinAnalyst:
         """Which dataset (dataset_choice: the question's words, or the user's scope answer), what the
         question asks (a follow-up inherits the previous question and its filters), and the workspace
         rules the plan can apply."""
-        confirmed = confirmed_definitions(messages)  # clarify.py
+        confirmed = {**confirmed_definitions(messages), **turn_answers(calls, outputs)}  # clarify.py
         chain = question_chain(question, earlier_questions(messages))
         seen = [self._seen(ds, calls, outputs, results) for ds in self.datasets]
         choice = choose_dataset(chain.text, seen, confirmed, question_key(question))
@@ -272,7 +275,8 @@ class BuiltinAnalyst:
                 "method": result["method"] or step.tool, "tool_call_ids": [call_id],
                 "result_summary": _summary(metrics), "metrics": metrics,
                 "sample_size": int(n) if isinstance(n, (int, float)) else None,
-                "limitations": _limitations(step.tool, self.zh), "confidence": "high",
+                "limitations": _limitations(step.tool, self.zh),
+                "confidence": "medium" if stood_in(plan.provenance) else "high",  # columns guessed for named words
             }))
         return out
 
@@ -299,6 +303,8 @@ class BuiltinAnalyst:
         lines = ([plan.lead, ""] if plan.lead else []) + [f"**{findings[0]}**", ""]
         if used := self._data_used(plan):
             lines += [used, ""]
+        if defaults := defaults_sentence(plan.provenance, self.zh):  # columns the question did not name
+            lines += [defaults, ""]
         if len(findings) > 1:
             lines += ["### 其他发现" if self.zh else "### Supporting findings", ""]
             lines += [f"- {f}" for f in findings[1:]] + [""]
@@ -546,6 +552,25 @@ def _current_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if m["role"] == "user" and not (m.get("content") or "").startswith("[harness]"):
             return messages[i:]
     return []
+
+
+def _asked(arguments: dict[str, Any], calls: dict) -> bool:
+    """Whether this turn already asked the question on that topic (never twice)."""
+    return any(c["function"]["name"] == ASK and json.loads(c["function"]["arguments"] or "{}").get("topic")
+               == arguments["topic"] for c in calls.values())
+
+
+def turn_answers(calls: dict, outputs: dict[str, str]) -> dict[str, str]:
+    """topic -> answer of this turn's answered questions (the resumed turn's ask_user_question
+    results), so the answer is followed even before it shows among the confirmed definitions."""
+    found = {}
+    for call_id, call in calls.items():
+        text = outputs.get(call_id) or ""
+        if call["function"]["name"] == ASK and text.startswith("[answer]\n"):
+            topic = json.loads(call["function"]["arguments"] or "{}").get("topic")
+            if topic:
+                found[str(topic)] = text[len("[answer]\n"):].split("\n", 1)[0].strip()
+    return found
 
 
 def _find_result(tool: str, arguments: dict, calls: dict, results: dict) -> tuple[str | None, dict | None]:

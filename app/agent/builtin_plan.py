@@ -44,6 +44,7 @@ from app.agent.profile_reading import GROUPING, NUMERIC, count_weights
 from app.agent.question_outcome import measure_names, rate_outcome
 from app.agent.question_roles import (
     asks_ahead,
+    column_mentions,
     column_spans,
     forecast_arguments,
     forecast_request,
@@ -54,8 +55,10 @@ from app.agent.question_roles import (
 from app.agent.question_words import STOP, without_value_words
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
 from app.agent.repeated_design import repeated_design
+from app.agent.role_question import role_answers
+from app.agent.role_sources import Provenance, plan_roles, read_sources, unmatched_words
 from app.agent.versus_rest import asks_versus_rest, versus_rest
-from app.agent.wide_pairs import marker_columns, wide_pair, wide_pair_plan
+from app.agent.wide_pairs import change_by_group, marked_change, marker_columns, wide_pair, wide_pair_plan
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
                 "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
@@ -170,10 +173,33 @@ def other_numeric(columns: list[dict[str, Any]], metric: str | None, limit: int 
 
 def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[str, str] | None = None) -> Plan:
     """Profile, then the analyses that fit the columns and the question (and the user's confirmed
-    definitions: the chosen metric, the goal, columns that are labels — see `apply_confirmed`).
-    Column summaries may carry the values and date spans the profile showed (read_profile)."""
-    question, columns, chosen = apply_confirmed(question, dataset["columns"], confirmed or {})
+    definitions: the chosen metric, the goal, columns that are labels — see `apply_confirmed` — and
+    the columns the user named for a role the question's words did not settle: role_question).
+    Column summaries may carry the values and date spans the profile showed (read_profile). The
+    plan records where each of its columns came from (role_sources)."""
+    from app.agent.gates import question_key
+
+    key = question_key(question)
+    answered = role_answers(confirmed or {}, key, dataset["columns"])
+    plan = _planned(question, dataset, zh, confirmed or {}, answered)
+    asked, columns, chosen = apply_confirmed(question, dataset["columns"], confirmed or {})
+    mentions = column_mentions(asked, columns, SYNONYMS)
+    spans = [(m.start, m.end, m.name) for m in mentions]
+    plan.provenance = Provenance(key, question, read_sources(plan, asked, columns, mentions, chosen, answered),
+                                 unmatched_words(question, columns, spans, (str(dataset.get("name") or ""),),
+                                                 tuple(name for _, name in plan_roles(plan))),
+                                 answered, columns)
+    return plan
+
+
+def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[str, str],
+             answered: dict[str, str]) -> Plan:
+    question, columns, chosen = apply_confirmed(question, dataset["columns"], confirmed)
+    names = {c["name"] for c in columns}
+    chosen = chosen or (answered["outcome"] if answered.get("outcome") in names else None)
+    group = answered.get("group") if answered.get("group") in names else None
     named, spans = mentioned_columns(question, columns), column_spans(question, columns, SYNONYMS)
+    grouping = [group, *named] if group else named  # the user's answer names the groups first
     roles = regression_roles(question, columns, spans)
     dated = any(c["type"] == "datetime" and not c.get("pii") for c in columns)
     implied, values = named_values(question, columns, spans)
@@ -191,9 +217,15 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
             return derive_plan(question, per_pair(question, spans, measures), zh)
     if design := repeated_design(question, {**dataset, "columns": columns}, ordered_names(spans)):
         return repeated_plan(design, zh)
-    grouped = implied or any(groups_rows(c) and c["name"] in named for c in columns)
-    if not grouped and (wide := wide_pair(question, columns, spans)):  # a grouping named: the change per group is another question
+    grouped = implied or next((c["name"] for c in columns if groups_rows(c) and c["name"] in named), None)
+    if not grouped and (wide := wide_pair(question, columns, spans)):
         return wide_pair_plan(wide, zh)
+    if grouped and (wide := marked_change(question, columns, spans)):  # "did it drop more for women": the change by group
+        plan = Plan(None, grouped, [Step("profile_dataset", {}, evidence=False)])
+        change = change_by_group(plan, wide, str(dataset.get("name")), zh)
+        plan.metric, plan.values = change, values if grouped == implied else []
+        add_compare_steps(plan, [*columns, {"name": change, "type": "number"}], change, grouped, plan.values, zh)
+        return plan
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
     rate = None if chosen or roles.target else rate_outcome(question, columns, named, spans)
     pair = count_pair(columns) if not (rate or chosen or roles.target) and RATE.search(question) else None
@@ -201,7 +233,7 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     if rate and rate.success:  # its value names the outcome, not a group
         implied, values = named_values(question, [c for c in columns if c["name"] != outcome], spans)
     metric = chosen or roles.target or outcome or choose_metric(columns, named)
-    dimension = choose_dimension(columns, named, implied, metric)
+    dimension = choose_dimension(columns, grouping, implied, metric)
     plan = Plan(metric, dimension, [Step("profile_dataset", {}, evidence=False)])
     plan.values = values if dimension == implied else []
     plan.weights, plan.success = count_weights(columns, int(dataset.get("rows") or 0)), rate.success if rate else None
@@ -212,7 +244,7 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
         columns = [*columns, {"name": dimension, "type": "category", "levels": 2}]
     if not (asks.forecast or asks_trend(question)):
         plan.filters = year_filter(question, columns)
-    group_named = dimension in (*named, implied) or plan.whole is not None
+    group_named = dimension in (*grouping, implied) or plan.whole is not None
     if outcome and not group_named and not plan.weights and (by := measure_names(columns, named)):
         # "did older passengers have a lower chance of survival": the measurement compared between the outcomes
         plan.kind, plan.metric, plan.dimension = "proportion", by[0], outcome
@@ -220,12 +252,12 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
         return plan
     if outcome and not group_named and not wants(question, "compare"):
         plan.dimension = None  # "what share would buy again": the overall rate, not split by a group nobody named
-    if outcome and special_steps(plan, question, columns, named, zh, outcome=outcome):
+    if outcome and special_steps(plan, question, columns, grouping, zh, outcome=outcome):
         return plan
     if not chosen and not asks.forecast and relation_steps(plan, question, columns, spans, implied, roles, zh,
                                                            asks.regression):
         return plan
-    if metric and special_steps(plan, question, columns, named, zh, dated=dated, rows=int(dataset.get("rows") or 0)):
+    if metric and special_steps(plan, question, columns, grouping, zh, dated=dated, rows=int(dataset.get("rows") or 0)):
         return plan
     if metric is None:
         plan.notes.append("没有数值列，只能做描述。" if zh else "No numeric column: only a description is possible.")
@@ -238,7 +270,7 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     over_time = add_time_steps(plan, question, asks.forecast, dataset.get("grain"), columns, metric, zh)
     specific = wants(question, "correlate") or asks.regression or over_time
     # a grouping the question names is compared ("does tension affect breaks"), unless it asks for drivers
-    named_group = dimension in named and not asks.regression and not over_time
+    named_group = dimension in grouping and not asks.regression and not over_time
     if dimension and (wants(question, "compare") or not specific or plan.whole or named_group):
         add_compare_steps(plan, columns, metric, dimension, values if dimension == implied else [], zh)
     numeric = other_numeric(columns, metric, 50)

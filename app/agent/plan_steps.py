@@ -38,6 +38,7 @@ class Plan:
     lead: str = ""  # said before the headline: what of the question the data cannot answer
     derived: str | None = None  # the new version a prep step makes, which the analyses read
     whole: str | None = None  # the grouping column one group of which is compared with the others
+    provenance: Any = None  # where each role's columns came from (role_sources.Provenance)
     words: dict[str, str] = field(default_factory=dict)  # column → the word the question used for it ("wind")
 
 

@@ -36,13 +36,19 @@ _NUMBER = re.compile(r"\d+")
 CHANGE_CUE = re.compile(r"\b(?:drop\w*|fall\w*|fell|ris(?:e|es|ing)|rose|increas\w*|decreas\w*|declin\w*|improv\w*|worse\w*|"
                         r"go(?:ne|es)? (?:up|down)|went (?:up|down)|c[ao]m(?:e|es|ing) (?:up|down)|chang\w*|differ\w*|higher|lower|bigger|smaller|larger|"
                         r"greater|more|less|fewer|better|worse|gain\w*|los[ets]\w*|reduc\w*|grow\w*|grew|shr[iu]nk\w*|"
-                        r"effect\w*|work(?:s|ed)?|help\w*)\b|than|降|升|增|减|变|改善|好转|高|低|多|少|差|涨|跌|缩小|扩大|有效|效果", re.I)
+                        r"effect\w*|work(?:s|ed)?|help\w*)\b|than|降|升|增|减|变|改善|好转|高|低|多|少|差|涨|跌|缩小|扩大|有效|效果|进步|退步|提升|下滑",
+                        re.I)
+# a change proper (not "higher" or "different", which compare the groups' levels)
+CHANGE_ONLY = re.compile(r"\b(?:drop\w*|fall\w*|fell|ris(?:e|es|ing)|rose|increas\w*|decreas\w*|declin\w*|improv\w*|worsen\w*|"
+                         r"go(?:ne|es)? (?:up|down)|went (?:up|down)|c[ao]m(?:e|es|ing) (?:up|down)|chang\w*|gain\w*|"
+                         r"reduc\w*|grow\w*|grew|shr[iu]nk\w*)\b|降|升|增加|增长|减少|变化|改善|好转|进步|退步|提升|下滑|涨|跌", re.I)
 # the two move together: a relationship, not a difference
 RELATION_CUE = re.compile(r"correlat|relat(?:ed|ion)|associat|\bthe (?:more|less|higher|lower|bigger|larger)\b.*\bthe\b|"
                           r"\bpredict|\bfor (?:each|every)\b|\bper (?:extra|additional|more|unit)\b|越.{1,20}越|相关|关系|关联|预测|"
                           r"每(?:增加|多|高|长|提高)", re.I)
 _THAN = re.compile(r"\bthan\b|\bvs\.?\b|\bversus\b|\bcompared (?:to|with)\b|比(?!例|率|较|重)|相比|对比", re.I)
-_BETWEEN = re.compile(r"\bdiffer\w*\b.{0,20}\bbetween\b|\bgap between\b|之间.{0,4}(?:差|区别|不同)", re.I)
+_BETWEEN = re.compile(r"\bdiffer\w*\b.{0,20}\bbetween\b|\bgap between\b|之间.{0,4}(?:差|区别|不同)|"
+                      r"^\s*(?:please\s+)?compare\b|^\s*(?:请)?(?:比较|对比)", re.I)  # "compare hwy and cty": the two side by side
 _OTHER = re.compile(r"\bother\b|另一|另外一|其他那|另一只|另一个")
 _LATIN_WORD = re.compile(r"[a-z0-9]+")
 
@@ -78,6 +84,30 @@ def wide_pair(question: str, columns: list[dict[str, Any]], spans: list[Any]) ->
         if len(partners) == 1:
             return WidePair(named[0], partners[0])
     return None
+
+
+def marked_change(question: str, columns: list[dict[str, Any]], spans: list[Any]) -> WidePair | None:
+    """The change between a marked pair a question asks about group by group ("did scores improve more
+    in class A than in class B"): a change word and the pair (or what its names share) named."""
+    if not CHANGE_ONLY.search(question) or RELATION_CUE.search(question):
+        return None
+    numbers = [c["name"] for c in columns if c["type"] in NUMERIC and not c.get("pii")]
+    named = {name for _, _, name in spans if name in numbers}
+    for earlier, later, shared in marked_pairs(numbers):
+        if (named <= {earlier, later}) if named else _mentions(question, shared, earlier, later):
+            return WidePair(later, earlier, marked=True)
+    return None
+
+
+def change_by_group(plan: Plan, pair: WidePair, dataset: str, zh: bool) -> str:
+    """A prep step that adds the change (later - earlier) as a column of a new version; its name, which
+    the plan then compares across the groups."""
+    name = f"{pair.first} - {pair.second}"
+    plan.derived = f"{dataset}_change"
+    subject = _t(zh, f"Add the change {name}", f"新增变化量 {name}")
+    arguments = {"new_column_name": name, "kind": "difference", "columns": [pair.first, pair.second], "output": plan.derived}
+    plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))
+    return name
 
 
 def marked_pairs(names: list[str]) -> list[tuple[str, str, str]]:
@@ -174,8 +204,8 @@ def same_scale(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def _compared(question: str, spans: list[Any], named: list[str]) -> bool:
-    """One measurement named before a comparison word ("than", "vs", "比") and the other after it, or
-    "the difference between" the two."""
+    """One measurement named before a comparison word ("than", "vs", "比") and the other after it,
+    "the difference between" the two, or a request to compare them ("compare hwy and cty", "比较…")."""
     if _BETWEEN.search(question):
         return True
     for match in _THAN.finditer(question):

@@ -663,9 +663,10 @@ def survey_sample_tasks() -> list[dict]:
              f"Welch ANOVA of Satisfaction by City (statsmodels): p = {city.pvalue:.3f}; the words fit customer_survey",
              answers={"scope": "customer_survey"}),
         task("workspace_unclear_asks", [RETAIL, OPS], "Which store made the most profit?",
-             [{"asked": "scope"}],
-             "neither file has a profit column; retail has no store: the scope gate must ask",
-             answers={"scope": "Both together"}),
+             [{"asked": "scope"}, {"asked": "role"}, says("“profit”")],
+             "neither file has a profit column; retail has no store: the scope gate must ask, then which column "
+             "holds the profit (role); told to choose itself, the answer says profit matched no column",
+             answers={"scope": "Both together", "role": "None of these"}),
     ]
 
 

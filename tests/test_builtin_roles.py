@@ -1,0 +1,191 @@
+"""The built-in analyst knows where each column of its plan came from (issue 14): the question's words,
+the user's answer, or a default. When the question names a variable no column matched ("rainy days",
+"exam score") and the plan would fill that role by default, it asks which column is meant and the
+resumed run follows the answer; when the question names no variable, the answer says which columns it
+used. The spreadsheets are made up here; expected numbers come from pandas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sqlalchemy import select
+
+from analysis_tools.common import fmt_num
+from app.agent.builtin_plan import plan_analysis
+from app.agent.question_roles import column_spans
+from app.agent.question_words import SYNONYMS
+from app.agent.role_question import defaults_sentence, role_answers, role_question
+from app.agent.role_sources import unmatched_words
+from app.db.models import Evidence
+from tests.test_builtin_question_reading import seen
+from tests.test_builtin_understanding import Session, call
+
+RNG = np.random.default_rng(14)
+
+
+def cafe_frame(n: int = 90) -> pd.DataFrame:
+    """A café's days: which store, the weather (no column says "rain"), sales and customers."""
+    weather = RNG.choice(["Sunny", "Wet", "Cloudy"], n)
+    customers = RNG.integers(40, 120, n)
+    sales = customers * 6.5 - np.where(weather == "Wet", 90, 0) + RNG.normal(0, 25, n)
+    return pd.DataFrame({"Store": RNG.choice(["Harbour", "Station", "Market"], n), "Weather": weather,
+                         "Customers": customers, "Sales": sales.round(2)})
+
+
+def school_frame(n: int = 60) -> pd.DataFrame:
+    """Pupils: class, attendance days, homework handed in and the exam result (no column says "score")."""
+    return pd.DataFrame({"Class": RNG.choice(["7A", "7B", "7C", "7D"], n), "Attendance": RNG.integers(120, 190, n),
+                         "Homework": RNG.integers(0, 30, n), "Result": RNG.normal(62, 12, n).round(1)})
+
+
+@pytest.fixture
+def cafe(tmp_path: Path) -> Path:
+    path = tmp_path / "cafe.csv"
+    cafe_frame().to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def school(tmp_path: Path) -> Path:
+    path = tmp_path / "school.csv"
+    school_frame().to_csv(path, index=False)
+    return path
+
+
+# --- content words: what names nothing ------------------------------------------------------------
+COLUMNS = [{"name": "Store", "type": "category", "levels": 3, "values": ["Harbour", "Station", "Market"]},
+           {"name": "Weather", "type": "category", "levels": 3, "values": ["Sunny", "Wet", "Cloudy"]},
+           {"name": "Sales", "type": "number"}, {"name": "营业额", "type": "number"}]
+
+
+def unmatched(question: str) -> list[str]:
+    return unmatched_words(question, COLUMNS, column_spans(question, COLUMNS, SYNONYMS))
+
+
+@pytest.mark.parametrize("question, words", [
+    ("Do rainy days hurt sales?", ["rainy"]),  # "days" is a unit, "hurt" a question word, sales a column
+    ("Did boys and girls buy more at the Harbour store?", ["boys and girls buy"]),  # Harbour is a value
+    ("Which 3 stores had the highest average sales in 2024?", []),
+    ("Is there a trend? Summarise this file.", []),
+    ("下雨天的营业额会变差吗？", ["下雨天"]),  # 营业额 is a column, 会/变差/吗 question words
+    ("最近三个月哪个门店的营业额最高？", []),  # numbers with their unit, 哪个/最高, 门店 names Store
+    ("男生和女生的营业额有没有差别？", ["男生", "女生"]),
+])
+def test_content_words_that_name_no_column_in_en_and_zh(question, words):
+    assert unmatched(question) == words
+
+
+# --- the plan's sources and the question it asks ---------------------------------------------------
+def test_a_group_the_question_names_but_no_column_matches_is_asked_not_defaulted(cafe):
+    plan = plan_analysis("Do rainy days hurt sales?", seen(cafe), zh=False)
+    sources = {s.role: s for s in plan.provenance.sources}
+    assert sources["outcome"].columns == ("Sales",) and sources["outcome"].how == "name"
+    assert sources["group"].how == "default" and plan.provenance.unmatched == ["rainy"]
+    ask = role_question(plan.provenance, plan.metric, zh=False)
+    assert ask is not None and ask["topic"] == f"role.{plan.provenance.key}.group"
+    assert ask["question"].startswith("Your question mentions “rainy”, but no column is called that.")
+    labels = [o["label"] for o in ask["options"]]
+    assert set(labels[:2]) == {"Store", "Weather"} and labels[-1] == "None of these"
+    weather = next(o for o in ask["options"] if o["label"] == "Weather")
+    assert weather["description"].startswith("values: ") and "Wet" in weather["description"]
+
+    zh = plan_analysis("下雨天销量会变差吗？", seen(cafe), zh=True)
+    ask = role_question(zh.provenance, zh.metric, zh=True)
+    assert ask is not None and ask["question"].startswith("问题提到了“下雨天”") and ask["options"][-1]["label"] == "都不是"
+
+
+def test_no_question_when_the_words_name_the_columns_or_name_none(cafe, school):
+    for question in ("Does sales differ by weather?", "Is Sales higher when the weather is Wet?",
+                     "Summarise this file", "What drives sales?", "不同门店的销量有差别吗？"):
+        plan = plan_analysis(question, seen(cafe), zh=False)
+        assert role_question(plan.provenance, plan.metric, zh=False) is None, question
+    plan = plan_analysis("Does Result differ by Class?", seen(school), zh=False)
+    assert role_question(plan.provenance, plan.metric, zh=False) is None
+    assert defaults_sentence(plan.provenance, zh=False) == ""  # both named: nothing to say
+
+
+def test_a_measure_the_question_names_but_no_column_matches_is_asked(school):
+    plan = plan_analysis("Which two classes have the highest average exam score?", seen(school), zh=False)
+    sources = {s.role: s for s in plan.provenance.sources}
+    assert sources["group"].columns == ("Class",) and sources["group"].how != "default"
+    assert sources["outcome"].how == "default" and plan.provenance.unmatched == ["exam score"]
+    ask = role_question(plan.provenance, plan.metric, zh=False)
+    assert ask is not None and ask["topic"].endswith(".outcome")
+    assert [o["label"] for o in ask["options"]] == ["Attendance", "Homework", "Result", "None of these"]
+    # the answer is the number ranked; "none of these" keeps the default and is never asked again
+    key = plan.provenance.key
+    answered = plan_analysis("Which two classes have the highest average exam score?", seen(school), zh=False,
+                             confirmed={f"role.{key}.outcome": "result"})
+    assert answered.steps[-1].arguments == {"group_columns": ["Class"], "value_columns": ["Result"], "agg": "mean"}
+    assert role_question(answered.provenance, answered.metric, zh=False) is None
+    kept = plan_analysis("Which two classes have the highest average exam score?", seen(school), zh=False,
+                         confirmed={f"role.{key}.outcome": "None of these"})
+    assert role_question(kept.provenance, kept.metric, zh=False) is None
+    assert defaults_sentence(kept.provenance, zh=False).startswith(
+        "Your question mentions “exam score”, which match no column, so this used **Attendance** (the number analysed)")
+
+
+def test_role_answers_are_read_per_question_and_name_the_column():
+    columns = [{"name": "Weather", "type": "category"}]
+    confirmed = {"role.abc.group": "weather", "role.xyz.group": "Store", "metric": "Sales"}
+    assert role_answers(confirmed, "abc", columns) == {"group": "Weather"}
+
+
+# --- through the harness: asked, answered, resumed --------------------------------------------------
+def test_the_resumed_run_compares_by_the_column_the_user_named(tmp_path, cafe):
+    session = Session(tmp_path, cafe)
+    run, calls = session.ask("Do rainy days hurt sales?", answers=["Weather"])
+    assert len(session.asked) == 1 and session.asked[0]["topic"].startswith("role.")
+    assert session.asked[0]["topic"].endswith(".group") and "Weather" in session.asked[0]["options"]
+    compare = call(calls, "compare_groups")
+    assert (compare.arguments["value_column"], compare.arguments["group_column"]) == ("Sales", "Weather")
+    means = cafe_frame_from(cafe).groupby("Weather")["Sales"].mean()
+    assert compare.metrics["mean.Wet"] == pytest.approx(means["Wet"], rel=1e-9)
+    assert fmt_num(means["Wet"]) in run.answer
+    assert "did not name" not in run.answer and "match no column" not in run.answer  # the user named it
+
+    # a later question of the workspace is asked afresh (the answer belongs to its own question)
+    run, calls = session.ask("Does sales differ by store?")
+    assert len(session.asked) == 1 and call(calls, "compare_groups").arguments["group_column"] == "Store"
+
+
+def test_told_to_choose_the_answer_says_what_stood_in_and_is_not_high_confidence(tmp_path, cafe):
+    session = Session(tmp_path, cafe)
+    run, calls = session.ask("下雨天销量会变差吗？", answers=["都不是"])
+    assert session.asked[0]["question"].startswith("问题提到了“下雨天”")
+    grouped = call(calls, "compare_groups").arguments["group_column"]
+    assert f"问题中的“下雨天”与任何列都对不上，这里使用了 **{grouped}**（分组）；请确认这是您想要的。" in run.answer
+    with session.db.session() as s:
+        confidences = {e.confidence for e in s.scalars(select(Evidence).where(Evidence.run_id == run.id))}
+    assert confidences == {"medium"}
+
+
+def test_a_default_is_named_in_the_answer_in_english_and_chinese(tmp_path, school):
+    session = Session(tmp_path, school)
+    run, calls = session.ask("Summarise this file")
+    assert not session.asked
+    described = call(calls, "describe_columns").arguments["columns"][0]
+    grouped = call(calls, "compare_groups").arguments["group_column"]
+    assert (f"Your question did not name these columns, so this used **{described}** (the number analysed), "
+            f"**{grouped}** (the groups compared): check they are the ones you meant.") in run.answer
+
+    run, calls = session.ask("总结一下这个文件")
+    assert not session.asked
+    assert (f"问题没有指明这些列，这里使用了 **{described}**（分析的数值）、**{grouped}**（分组）；请确认这是您想要的。"
+            in run.answer)
+
+
+def test_what_drives_names_the_factors_it_chose(tmp_path, cafe):
+    session = Session(tmp_path, cafe)
+    run, calls = session.ask("What drives sales?")
+    assert not session.asked
+    features = call(calls, "linear_regression").arguments["feature_columns"]
+    assert features == ["Customers"]
+    assert "so this used **Customers** (the factors)" in run.answer
+
+
+def cafe_frame_from(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path)

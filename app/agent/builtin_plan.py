@@ -359,6 +359,15 @@ def is_scale(column: dict[str, Any]) -> bool:
                 and column.get("maximum") in (5, 7, 10))
 
 
+_CONJUNCTION = re.compile(r"^\s*(?:and|&|和|与|跟|及|以及|同)\s*$", re.I)
+
+
+def _joined(question: str, spans: list[Any], measures: list[str]) -> bool:
+    """Two measurements named side by side with "and" between them ("广告费用和营业额", "height and weight")."""
+    named = [(start, end) for start, end, name in spans if name in measures]
+    return len(named) >= 2 and bool(_CONJUNCTION.match(question[named[0][1]:named[1][0]]))
+
+
 def slope_roles(question: str, spans: list[Any], measures: list[str], roles: Any) -> tuple[str, list[str]]:
     """Which measurement is explained and which explains it: the regression cue's target when there
     is one; else the one named after "for each …" (en) or before "每…" (zh) is the predictor."""
@@ -377,8 +386,8 @@ def slope_roles(question: str, spans: list[Any], measures: list[str], roles: Any
             after = [n for n in measures if positions.get(n, -1) > at]
             predictor = min(after, key=lambda n: positions[n]) if after else measures[-1]
         return next(n for n in measures if n != predictor), [predictor]
-    if (MORE_MORE.search(question) or THE_ER.search(question)) and len(measures) == 2:  # "the windier, the less ozone":
-        # the second follows the first
+    if (MORE_MORE.search(question) or THE_ER.search(question) or _joined(question, spans, measures)) and len(measures) == 2:
+        # "the windier, the less ozone", "广告费用和营业额": the second follows the first
         return measures[1], measures[:1]
     return measures[0], measures[1:]
 

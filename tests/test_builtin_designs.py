@@ -347,3 +347,14 @@ def test_a_level_compared_between_groups_is_not_a_change():
     steps = task_steps("Is systolic pressure different between men and women?", pressure())
     assert [tool for tool, _ in steps][:2] == ["describe_columns", "compare_two_groups"]
     assert "derive_column" not in [tool for tool, _ in steps]
+
+
+def test_names_sharing_a_word_keep_their_names_and_two_joined_measures_read_first_to_second():
+    from app.agent.builtin_headlines import relationship_headline
+
+    metrics = {"r.Petal.Length~Petal.Width": 0.96, "p_value.Petal.Length~Petal.Width": 1e-9}
+    words = {"Petal.Length": "花瓣", "Petal.Width": "宽度"}  # pieces of "花瓣的长度和宽度"
+    assert relationship_headline("Petal.Width", "Petal.Length", metrics, True, words).startswith(
+        "Petal.Width 越大，Petal.Length 往往越高（极强正相关，r = 0.96）")
+    plan = plan_analysis("Is wind and ozone related?", seen(ozone()), False)
+    assert plan.steps[1].arguments == {"columns": ["Ozone", "Wind"]}  # Wind first: it is named first

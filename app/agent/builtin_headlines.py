@@ -179,11 +179,13 @@ def relationship_headline(x: str, y: str, metrics: dict[str, Any], zh: bool, wor
     p = _num(metrics, f"p_value.{y}~{x}") if f"p_value.{y}~{x}" in metrics else _num(metrics, f"p_value.{x}~{y}")
     if r is None or p is None:
         return None
-    a, b, size = _called(x, words, zh), _called(y, words, zh), strength(r, zh)
+    own = words if not _share_word(x, y) else None  # "花瓣的长度和宽度": the words are pieces of one phrase
+    a, b, size = _called(x, own, zh), _called(y, own, zh), strength(r, zh)
     if zh:
         sign = "正" if r > 0 else "负"
         chance = (f"这么强的关联很少会偶然出现（{fmt_p(p)}）" if p < 0.05 else
                   f"这样的关联很可能只是偶然（{fmt_p(p)}），不能作为可靠证据")
+        a, b = (f"{name} " if name[-1].isascii() else name for name in (a, b))  # "Petal.Width 越大"
         if abs(r) < 0.2:
             return f"{a}和{b}几乎没有一起变化的趋势（{size}相关，r = {fmt_num(r, 3)}）；{chance}。"
         return f"{a}越大，{b}往往越{'高' if r > 0 else '低'}（{size}{sign}相关，r = {fmt_num(r, 3)}）；{chance}。"
@@ -193,6 +195,11 @@ def relationship_headline(x: str, y: str, metrics: dict[str, Any], zh: bool, wor
         return f"{a[:1].upper()}{a[1:]} and {b} hardly move together ({size}, r = {fmt_num(r, 3)}); {chance}."
     return (f"Higher {a} tends to go with {'higher' if r > 0 else 'lower'} {b}: a {size} {'positive' if r > 0 else 'negative'} "
             f"relationship (r = {fmt_num(r, 3)}); {chance}.")
+
+
+def _share_word(x: str, y: str) -> bool:
+    """Names with a word in common (Petal.Length, Petal.Width)."""
+    return bool({w for w in re.split(r"[^a-z0-9]+", x.lower()) if len(w) >= 3} & set(re.split(r"[^a-z0-9]+", y.lower())))
 
 
 def _called(column: str, words: dict[str, str] | None, zh: bool) -> str:

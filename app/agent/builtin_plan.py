@@ -51,6 +51,7 @@ from app.agent.question_roles import (
     groups_rows,
     named_values,
     regression_roles,
+    superlative_measure,
 )
 from app.agent.question_words import STOP, without_value_words
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
@@ -232,7 +233,8 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
     outcome = rate.column if rate else pair[0] if pair else None
     if rate and rate.success:  # its value names the outcome, not a group
         implied, values = named_values(question, [c for c in columns if c["name"] != outcome], spans)
-    metric = chosen or roles.target or outcome or choose_metric(columns, named)
+    ranked = superlative_measure(question, spans, measure_names(columns, named)) if len(named) > 1 else None
+    metric = chosen or roles.target or outcome or ranked or choose_metric(columns, named)
     dimension = choose_dimension(columns, grouping, implied, metric)
     plan = Plan(metric, dimension, [Step("profile_dataset", {}, evidence=False)])
     plan.values = values if dimension == implied else []
@@ -357,6 +359,15 @@ def is_scale(column: dict[str, Any]) -> bool:
                 and column.get("maximum") in (5, 7, 10))
 
 
+_CONJUNCTION = re.compile(r"^\s*(?:and|&|和|与|跟|及|以及|同)\s*$", re.I)
+
+
+def _joined(question: str, spans: list[Any], measures: list[str]) -> bool:
+    """Two measurements named side by side with "and" between them ("广告费用和营业额", "height and weight")."""
+    named = [(start, end) for start, end, name in spans if name in measures]
+    return len(named) >= 2 and bool(_CONJUNCTION.match(question[named[0][1]:named[1][0]]))
+
+
 def slope_roles(question: str, spans: list[Any], measures: list[str], roles: Any) -> tuple[str, list[str]]:
     """Which measurement is explained and which explains it: the regression cue's target when there
     is one; else the one named after "for each …" (en) or before "每…" (zh) is the predictor."""
@@ -375,8 +386,8 @@ def slope_roles(question: str, spans: list[Any], measures: list[str], roles: Any
             after = [n for n in measures if positions.get(n, -1) > at]
             predictor = min(after, key=lambda n: positions[n]) if after else measures[-1]
         return next(n for n in measures if n != predictor), [predictor]
-    if (MORE_MORE.search(question) or THE_ER.search(question)) and len(measures) == 2:  # "the windier, the less ozone":
-        # the second follows the first
+    if (MORE_MORE.search(question) or THE_ER.search(question) or _joined(question, spans, measures)) and len(measures) == 2:
+        # "the windier, the less ozone", "广告费用和营业额": the second follows the first
         return measures[1], measures[:1]
     return measures[0], measures[1:]
 

@@ -126,6 +126,24 @@ def test_a_shared_or_plain_piece_of_a_chinese_name_names_nothing(question, names
     assert set(named(question, *names)) <= {"地区", "销量"}
 
 
+def test_a_first_word_before_a_unit_and_an_adverb_head_name_their_columns():
+    assert named("Does exercise lower BMI?", "Exercise Hours", "BMI")["Exercise Hours"] == "partial"
+    assert named("Are remote workers happier?", "Works Remotely", "Dept") == {"Works Remotely": "partial"}
+    # a time word before a unit is too plain to name a column
+    assert named("How many years?", "Years at Company", "Age") == {}
+
+
+def test_a_rating_named_beside_a_yes_no_group_is_compared_between_the_groups(tmp_path):
+    """"Is the overall score higher for remote workers": the 1-5 score compared between those who work
+    remotely and those who do not, not the share working remotely at each score."""
+    rng = __import__("numpy").random.default_rng(3)
+    frame = pd.DataFrame({"Dept": rng.choice(["Sales", "IT", "HR"], 60), "Works Remotely": rng.choice(["Yes", "No"], 60),
+                          "Overall Satisfaction": rng.integers(1, 6, 60), "Age": rng.integers(22, 60, 60)})
+    plan = plan_analysis("Is the overall score higher for remote workers?", saved(tmp_path, frame), zh=False)
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "Overall Satisfaction",
+                                                          "group_column": "Works Remotely"}
+
+
 def test_a_partial_match_is_weaker_than_a_name():
     kinds = named("Is the overall score higher than the satisfaction?", "Overall Satisfaction", "Satisfaction")
     assert kinds["Satisfaction"] == "name"

@@ -76,8 +76,12 @@ _KIND_WORDS = {"type", "types", "group", "groups", "id", "name", "code", "catego
 # the rest of it ("overall score", "service rating").
 _MEASURE_WORDS = {"score", "scores", "rating", "ratings", "level", "levels", "value", "values", "index", "measure",
                   "result", "results", "grade", "grades", "mark", "marks", "figure", "figures"}
+# Units and counts a name may end in after what it measures ("Exercise Hours", "Order Amount").
+_UNIT_WORDS = {"hours", "hour", "hrs", "minutes", "minute", "mins", "min", "days", "day", "weeks", "week", "months",
+               "month", "years", "year", "count", "amount", "total", "rate", "percent", "pct", "kg", "cm", "km", "per"}
 _GENERIC = {"total", "number", "count", "rate", "score", "value", "level", "type", "average", "mean", "percent",
-            "amount", "date", "time", "name", "index", "group", "class", "status", "year", "month", "day"}
+            "amount", "date", "time", "name", "index", "group", "class", "status", "year", "month", "day", "years",
+            "months", "days", "weeks", "hours", "minutes"}
 
 
 def initials_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
@@ -120,8 +124,10 @@ def joined_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
 
 def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
     """Where the question uses the first word of a longer name that no other column's name holds,
-    followed by a plain word for a measurement: "overall score" → Overall Satisfaction. Not when the
-    rest of the name says what kind of thing it is ("Customer Type" is not a customer rating)."""
+    followed by a plain word for a measurement ("overall score" → Overall Satisfaction), inside a list
+    of such words, or alone when the rest of the name is only a unit or count ("exercise" → Exercise
+    Hours). Not when the rest of the name says what kind of thing it is ("Customer Type" is not a
+    customer rating)."""
     parts = name_words(name)
     if len(parts) < 2 or parts[0] in STOP or len(parts[0]) < 4 or not parts[0].isalpha():
         return
@@ -138,6 +144,10 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
     for start, end, word in words:  # a list of the things rated: "cleanliness, staff, value and Wi-Fi"
         if stem(word) == lead and parts[0] not in _NEVER_LISTED and _listed(question, start, end):
             yield start, end
+    if parts[0] not in _GENERIC and all(p in _MEASURE_WORDS or p in _UNIT_WORDS for p in parts[1:]):
+        for start, end, word in words:
+            if stem(word) == lead:
+                yield start, end
 
 
 # A list names the columns it lists by their first words, but these say too little on their own.
@@ -189,8 +199,9 @@ def head_word_mentions(question: str, name: str, others: list[str]) -> Iterator[
     target = stem(head)
     if any(target in {stem(w) for w in name_words(other)} for other in others if other != name):
         return
+    adjective = head[:-2] if head.endswith("ly") and len(head) >= 7 else None  # "Works Remotely" ← "remote"
     for start, end, word in words_at(question):
-        if stem(word) == target:
+        if stem(word) == target or word == adjective:
             yield start, end
 
 

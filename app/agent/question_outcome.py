@@ -56,7 +56,10 @@ def binary_outcome(columns: list[dict[str, Any]], named: list[str], spans: list[
     average. Of two yes/no columns, the one named nearest the rate word."""
     kinds = {c["name"]: c for c in columns if not c.get("pii")}
     rate = RATE.search(question)
-    if measure_names(columns, named) and not rate:
+    # a rating of five or more points is a measurement here too: "is the overall score higher for remote
+    # workers" compares the score between the yes/no groups
+    rated = [n for n in named if kinds.get(n, {}).get("coded") and (kinds[n].get("levels") or 0) >= 5]
+    if (measure_names(columns, named) or rated) and not rate:
         return None
     binary = [(start, name) for start, _, name in spans
               if kinds.get(name) and (kinds[name]["type"] == "boolean" or kinds[name].get("binary"))]

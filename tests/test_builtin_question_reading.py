@@ -93,6 +93,24 @@ def test_what_matters_most_is_a_drivers_question_over_the_listed_ratings(tmp_pat
     assert not any(s.tool == "linear_regression" for s in hello.steps)
 
 
+def test_the_measure_next_to_a_superlative_is_the_one_ranked():
+    """"卖出去的件数最少": 卖出 is a word for sales too, but 件数 sits next to 最少."""
+    retail = seen(SAMPLES / "retail_sales.xlsx")
+    assert plan_analysis("哪两个品类卖出去的件数最少？", retail, zh=True).metric == "Units"
+    assert plan_analysis("Which two categories sold the fewest units?", retail, zh=False).metric == "Units"
+    assert plan_analysis("哪两个品类卖得最好？", retail, zh=True).metric == "Revenue"
+
+
+def test_windy_days_are_rows_not_the_day_column():
+    plan = plan_analysis("Do windy days have less ozone?", seen(rds("airquality")), zh=False)
+    assert set(step(plan, "correlation_analysis").arguments["columns"]) == {"Wind", "Ozone"}
+
+
+def test_a_target_glossed_with_its_column_name_in_brackets():
+    plan = plan_analysis("冷却水温度和酸浓度，哪个对氨气损失量（stack.loss）影响最大？", seen(rds("stackloss")), zh=True)
+    assert step(plan, "linear_regression").arguments["target_column"] == "stack.loss"
+
+
 def test_a_word_for_a_column_does_not_name_its_negation():
     """"employment" is Employed, not Unemployed, though Unemployed comes first and holds the same letters."""
     plan = plan_analysis("Has employment gone up over the years?", seen(rds("longley")), zh=False)
@@ -485,5 +503,5 @@ def test_drive_as_a_group_word_asks_for_no_drivers_and_drives_names_no_column(qu
 def test_two_named_measures_of_several_words_are_the_pair_reported(question):
     """Each name's words close together: "sepal length … petal length" names two columns, not one
     stretching from "sepal" to the last "length" (and "len" is not a short form of "length")."""
-    plan = plan_analysis(question, seen(rds("iris")), zh=False)
-    assert step(plan, "correlation_analysis").arguments["columns"] == ["Sepal.Length", "Petal.Length"]
+    plan = plan_analysis(question, seen(rds("iris")), zh=False)  # in either order: "the more X, the more Y" puts Y first
+    assert sorted(step(plan, "correlation_analysis").arguments["columns"]) == ["Petal.Length", "Sepal.Length"]

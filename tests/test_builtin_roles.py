@@ -128,6 +128,27 @@ def test_a_measure_the_question_names_but_no_column_matches_is_asked(school):
         "Your question mentions “exam score”, which match no column, so this used **Attendance** (the number analysed)")
 
 
+def test_each_role_is_asked_with_its_own_words_until_the_user_lets_the_analyst_choose(cafe):
+    question = "Is business better on weekends?"  # "weekends": groups; "business": a number (its head word)
+    plan = plan_analysis(question, seen(cafe), zh=False)
+    first = role_question(plan.provenance, plan.metric, zh=False)
+    assert first is not None and first["topic"].endswith(".group")
+    assert first["question"].startswith("Your question mentions “weekends”, but")
+    confirmed = {first["topic"]: "Weather"}
+    plan = plan_analysis(question, seen(cafe), zh=False, confirmed=confirmed)
+    second = role_question(plan.provenance, plan.metric, zh=False)
+    assert plan.dimension == "Weather" and second is not None and second["topic"].endswith(".outcome")
+    assert second["question"].startswith("Your question mentions “business”, but")
+    assert [o["label"] for o in second["options"]] == ["Customers", "Sales", "None of these"]
+    plan = plan_analysis(question, seen(cafe), zh=False, confirmed={**confirmed, second["topic"]: "Sales"})
+    assert (plan.metric, plan.dimension) == ("Sales", "Weather")
+    assert role_question(plan.provenance, plan.metric, zh=False) is None and defaults_sentence(plan.provenance, False) == ""
+    # "none of these" for the groups: the number is not asked after it, the answer names both defaults
+    plan = plan_analysis(question, seen(cafe), zh=False, confirmed={first["topic"]: "None of these"})
+    assert role_question(plan.provenance, plan.metric, zh=False) is None
+    assert defaults_sentence(plan.provenance, False).startswith("Your question mentions “business”, “weekends”, which")
+
+
 def test_role_answers_are_read_per_question_and_name_the_column():
     columns = [{"name": "Weather", "type": "category"}]
     confirmed = {"role.abc.group": "weather", "role.xyz.group": "Store", "metric": "Sales"}

@@ -51,6 +51,7 @@ from app.agent.question_roles import (
     groups_rows,
     named_values,
     regression_roles,
+    superlative_measure,
 )
 from app.agent.question_words import STOP, without_value_words
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
@@ -232,7 +233,8 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
     outcome = rate.column if rate else pair[0] if pair else None
     if rate and rate.success:  # its value names the outcome, not a group
         implied, values = named_values(question, [c for c in columns if c["name"] != outcome], spans)
-    metric = chosen or roles.target or outcome or choose_metric(columns, named)
+    ranked = superlative_measure(question, spans, measure_names(columns, named)) if len(named) > 1 else None
+    metric = chosen or roles.target or outcome or ranked or choose_metric(columns, named)
     dimension = choose_dimension(columns, grouping, implied, metric)
     plan = Plan(metric, dimension, [Step("profile_dataset", {}, evidence=False)])
     plan.values = values if dimension == implied else []

@@ -40,6 +40,7 @@ CONCEPTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("score", "成绩", "分数", "得分"), ("score", "scores", "marks", "成绩", "分数", "得分")),
     (("sales", "revenue", "销售额", "营业额", "销量"), ("sell", "sells", "selling", "sold", "销售", "卖得", "卖出",
                                                       "earn", "earns", "earned", "赚")),  # a business earns its revenue
+    (("units", "quantity", "qty", "件数", "数量"), ("件数", "多少件", "几件", "数量", "how many units", "how many items")),
     (("spend", "spending", "expenditure", "消费", "支出"), ("spend", "spends", "spent", "spending", "消费", "花费", "花了", "支出")),
     (("education", "educ", "schooling", "学历", "教育"), ("educated", "schooling", "学历", "教育", "受教育", "文化程度")),
     (("experience", "tenure", "工龄", "经验"), ("experienced", "experience", "工龄", "经验", "资历")),

@@ -98,7 +98,24 @@ def column_mentions(question: str, columns: list[dict[str, Any]],
                *leading_word_mentions(question, name, names), *zh_leading_mentions(question, name, names),
                *head_word_mentions(question, name, names), *zh_part_mentions(question, name, names)],
               name, found, "partial")
-    return sorted(found)
+    return _without_rows_words(question, sorted(found))
+
+
+# "Windy days", "hot months": the plural of a time unit after a word that names a column is the
+# rows described by it, not the Day or Month column ("Do windy days have less ozone?" is not about
+# the day of the month).
+_ROWS_UNITS = re.compile(r"(?:days|weeks|months|years|nights)", re.I)
+
+
+def _without_rows_words(question: str, found: list[Mention]) -> list[Mention]:
+    kept: list[Mention] = []
+    for mention in found:
+        said = question[mention.start:mention.end]
+        describes = kept and not question[kept[-1].end:mention.start].strip()
+        if describes and _ROWS_UNITS.fullmatch(said) and mention.name != kept[-1].name:
+            continue
+        kept.append(mention)
+    return kept
 
 
 def _take(places: Iterable[tuple[int, int]], name: str, found: list[Mention], kind: str) -> None:
@@ -148,6 +165,22 @@ def _claim(text: str, needle: str, name: str, found: list[Mention], kind: str) -
     _take(((m.start(), m.end()) for m in re.finditer(pattern, text)) if needle else (), name, found, kind)
 
 
+# --- the measure a superlative is about -----------------------------------------------------------
+# "件数最少", "销售额最高", "the fewest units", "the most revenue": the measure right next to the
+# superlative is the one ranked, whatever else the question names ("卖出去的件数最少" ranks units, not sales).
+_SUPERLATIVE_AFTER_ZH = re.compile(r"^\s*(?:[)）])?\s*(?:最|越|更)")
+_SUPERLATIVE_BEFORE_EN = re.compile(r"\b(?:most|least|fewest|highest|lowest|biggest|smallest|largest|greatest|"
+                                    r"more|less|fewer|higher|lower)(?:\s+(?:total|average|mean|overall))?\s+$", re.I)
+
+
+def superlative_measure(question: str, spans: list[Span], measures: list[str]) -> str | None:
+    """The one measure a superlative sits next to, when exactly one does."""
+    text = question.lower()
+    near = {name for start, end, name in spans if name in measures
+            and (_SUPERLATIVE_AFTER_ZH.match(text[end:]) or _SUPERLATIVE_BEFORE_EN.search(text[:start]))}
+    return near.pop() if len(near) == 1 else None
+
+
 # --- regression roles: the target and its predictors ----------------------------------------------
 # A cue before the target ("what drives X") or after it ("X depends on"), per language. A few
 # filler words may sit between a cue and the column ("drives the monthly revenue", "预测未来3个月的营业额").
@@ -192,8 +225,14 @@ def regression_roles(question: str, columns: list[dict[str, Any]], spans: list[S
     return Roles(target, list(dict.fromkeys(predictors)))
 
 
+# A name given in brackets after the everyday words for it: "对氨气损失量（stack.loss）影响最大"
+_GLOSSED = (re.compile(r"[^\s，,。？?！!；;、（(]{1,12}\s*[（(]\s*$"), re.compile(r"^\s*[)）]"))
+
+
 def _is_target(text: str, start: int, end: int) -> bool:
     before, after = text[:start], text[end:]
+    if _GLOSSED[0].search(before) and _GLOSSED[1].match(after):
+        before, after = _GLOSSED[0].sub("", before), _GLOSSED[1].sub("", after)
     return bool(_BEFORE_EN.search(before) or _BEFORE_ZH.search(before) or _AFTER_EN.match(after)
                 or _AFTER_ZH.match(after) or (_AROUND_ZH[0].search(before) and _AROUND_ZH[1].match(after)))
 

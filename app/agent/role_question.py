@@ -81,18 +81,24 @@ def asks_for_groups(question: str) -> bool:
 def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -> dict[str, Any] | None:
     """ask_user_question arguments when the question names something no column matched and the
     plan fills a role with a default it could have filled otherwise; None when there is nothing to ask."""
-    if provenance is None or not provenance.unmatched or provenance.answered:
-        return None  # one such question per question: after it, what is still a default is said in the answer
+    if provenance is None or not provenance.unmatched:
+        return None
+    names = {c["name"] for c in provenance.columns}
+    if any(answer not in names for answer in provenance.answered.values()):
+        return None  # told to choose: what is still a default is said in the answer, not asked again
     defaulted = {s.role for s in provenance.defaults()}
-    for role in ASKED_ROLES:
+    measures = [p for p in provenance.unmatched if measure_like(p)]
+    others = [p for p in provenance.unmatched if p not in measures]
+    # the groups first, unless every unmatched word is a number's name ("the total score", "利润")
+    for role in ASKED_ROLES if others else ASKED_ROLES[::-1]:
         if role not in defaulted or role in provenance.answered:
             continue
-        if role == "group" and not asks_for_groups(provenance.question):
-            continue  # groups the question did not ask for (a supporting comparison): said in the answer
+        if role == "group" and not (others and asks_for_groups(provenance.question)):
+            continue  # groups the question did not ask for, or words that name a number: said in the answer
         found, choices = candidates(role, provenance.columns, metric if role == "group" else None)
         if choices < 2:  # nothing to choose from: the answer says what it used instead
             continue
-        words = _quoted(provenance.unmatched, zh)
+        words = _quoted(others if role == "group" else measures or provenance.unmatched, zh)
         if zh:
             question = (f"问题提到了{words}，但没有哪一列叫这个名字。" +
                         ("应该按哪一列分组比较？" if role == "group" else "要分析的数值是哪一列？"))
@@ -110,6 +116,24 @@ def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -
         return {"question": question, "kind": "single", "options": options, "reason": reason,
                 "topic": topic(provenance.key, role)}
     return None
+
+
+# The head words of a phrase that names a number (English and Chinese put the head last):
+# "science score", "business", "数学成绩", "利润".
+MEASURE_EN = set("""score scores mark marks grade grades result results rate rates amount amounts total totals sales
+revenue revenues profit profits income incomes earnings cost costs price prices spend spending value values weight
+height length duration speed count counts volume size business takings turnover performance pay salary wage wages
+time times level levels number numbers percentage share yield output""".split())
+MEASURE_ZH = ("成绩", "分数", "得分", "总分", "分", "金额", "收入", "利润", "成本", "价格", "销量", "销售", "生意", "营收",
+              "时长", "时间", "重量", "数量", "业绩", "表现", "产量", "工资", "薪水", "费用", "比例", "率", "额", "量")
+
+
+def measure_like(phrase: str) -> bool:
+    """Whether an unmatched phrase names a number rather than groups, by its last word."""
+    words = phrase.lower().split()
+    if words and words[-1].isascii():
+        return words[-1] in MEASURE_EN
+    return phrase.endswith(MEASURE_ZH)
 
 
 def describe_column(column: dict[str, Any], zh: bool) -> str:

@@ -309,7 +309,7 @@ def test_the_relationship_headline_says_which_way_in_the_questions_words():
     ("Is ozone lower on windy days?", "**Higher Wind tends to go with lower Ozone: a {size} negative relationship (r = {r})"),
     ("The windier it is, the lower the ozone?", "**Higher Wind tends to go with lower Ozone"),
     ("风速越大，臭氧越低吗？", "**风速（Wind）越大，臭氧（Ozone）往往越低（{size_zh}负相关，r = {r}）"),
-    ("臭氧和风力有关系吗？", "**风力（Wind）越大，臭氧（Ozone）往往越低"),
+    ("风力和臭氧有关系吗？", "**风力（Wind）越大，臭氧（Ozone）往往越低"),
 ])
 def test_a_relationship_answer_leads_with_its_direction(tmp_path, question, lead):
     from app.agent.builtin_headlines import strength
@@ -358,3 +358,9 @@ def test_names_sharing_a_word_keep_their_names_and_two_joined_measures_read_firs
         "Petal.Width 越大，Petal.Length 往往越高（极强正相关，r = 0.96）")
     plan = plan_analysis("Is wind and ozone related?", seen(ozone()), False)
     assert plan.steps[1].arguments == {"columns": ["Ozone", "Wind"]}  # Wind first: it is named first
+
+
+def test_a_superlative_of_one_measurement_is_not_a_paired_question():
+    tools = [tool for tool, _ in task_steps("治疗后血压最高是多少？", pressure_zh())]
+    assert "paired_test" not in tools
+    assert task_steps("治疗后血压比治疗前高吗？", pressure_zh())[0][0] == "paired_test"

@@ -36,7 +36,8 @@ _NUMBER = re.compile(r"\d+")
 CHANGE_CUE = re.compile(r"\b(?:drop\w*|fall\w*|fell|ris(?:e|es|ing)|rose|increas\w*|decreas\w*|declin\w*|improv\w*|worse\w*|"
                         r"go(?:ne|es)? (?:up|down)|went (?:up|down)|c[ao]m(?:e|es|ing) (?:up|down)|chang\w*|differ\w*|higher|lower|bigger|smaller|larger|"
                         r"greater|more|less|fewer|better|worse|gain\w*|los[ets]\w*|reduc\w*|grow\w*|grew|shr[iu]nk\w*|"
-                        r"effect\w*|work(?:s|ed)?|help\w*)\b|than|降|升|增|减|变|改善|好转|高|低|多|少|差|涨|跌|缩小|扩大|有效|效果|进步|退步|提升|下滑",
+                        r"effect\w*|work(?:s|ed)?|help\w*)\b|than|降|升|增|减|变|改善|好转|涨|跌|缩小|扩大|有效|效果|进步|退步|提升|下滑|"
+                        r"更(?:高|低|多|少|大|小|好|差)|(?:高|低|多|少|大|小)(?:了|吗|于|多少)|差(?:别|异|多少)|区别|不同|比(?!例|率|重)",
                         re.I)
 # a change proper (not "higher" or "different", which compare the groups' levels)
 CHANGE_ONLY = re.compile(r"\b(?:drop\w*|fall\w*|fell|ris(?:e|es|ing)|rose|increas\w*|decreas\w*|declin\w*|improv\w*|worsen\w*|"

@@ -263,3 +263,14 @@ def test_everyday_forms_of_values_pick_the_groups_compared(tmp_path):
 def test_a_word_once_listed_for_one_dataset_is_read_by_a_general_rule(question, column):
     others = ("Ozone", "species", "dist", "weight", "Petal.Length", "educ")
     assert column in named(question, column, *[o for o in others if o.lower() != column.lower()])
+
+
+def test_rainy_days_and_guests_name_the_weather_value_and_the_visitor_count(tmp_path):
+    """"下雨天客人少吗": 客人 is the visitor count (not the revenue beside it), 下雨天 the weather 雨."""
+    rng = __import__("numpy").random.default_rng(5)
+    frame = pd.DataFrame({"天气": rng.choice(["晴", "雨", "多云"], 60), "营业额": rng.normal(8000, 900, 60).round(),
+                          "客流量": rng.integers(100, 400, 60)})
+    plan = plan_analysis("下雨天客人少吗？", saved(tmp_path, frame), zh=True)
+    assert (plan.metric, plan.dimension, plan.values) == ("客流量", "天气", ["雨"])
+    assert plan_analysis("Do we earn more when it is busier?", saved(tmp_path, frame.rename(
+        columns={"营业额": "Revenue", "客流量": "Visitors"}), "en.csv"), zh=False).kind == "relationship"

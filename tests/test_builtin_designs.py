@@ -379,3 +379,15 @@ def test_a_superlative_of_one_measurement_is_not_a_paired_question():
     tools = [tool for tool, _ in task_steps("治疗后血压最高是多少？", pressure_zh())]
     assert "paired_test" not in tools
     assert task_steps("治疗后血压比治疗前高吗？", pressure_zh())[0][0] == "paired_test"
+
+
+def test_a_change_between_groups_is_told_as_changes():
+    from app.agent.builtin_headlines import change_headline
+
+    metrics = {"mean.Drug": -3.353, "mean.Placebo": -6.462, "p_value": 0.15}
+    assert change_headline("Systolic After", "Systolic Before", metrics, False) == (
+        "From Systolic Before to Systolic After, the average change is -6.462 for Placebo and -3.353 for Drug (a "
+        "difference of 3.109); a gap like this could easily happen by chance (p = 0.15), so it is not convincing evidence.")
+    assert change_headline("第二次成绩", "第一次成绩", {"mean.一班": -0.5, "mean.二班": -1.4, "p_value": 0.62}, True) == (
+        "从 第一次成绩 到 第二次成绩，二班 平均变化 -1.4，一班 平均变化 -0.5（相差 0.9）；这样的差异很可能只是偶然（p = 0.62），不能作为可靠证据。")
+    assert change_headline("a", "b", {"mean.x": 1.0}, False) is None

@@ -216,6 +216,26 @@ def _called(column: str, words: dict[str, str] | None, zh: bool) -> str:
     return f"{word}（{column}）" if zh else f"{word} ({column})"
 
 
+def change_headline(later: str, earlier: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'From Systolic Before to Systolic After, the average change is -6.46 for Placebo and -3.35 for Drug (a
+    difference of 3.11); a gap like this could easily happen by chance (p = 0.15) …'. The change (later -
+    earlier) compared between groups, the largest first."""
+    means = _by_prefix(metrics, "mean.")
+    if len(means) < 2:
+        return None
+    ranked = sorted(means.items(), key=lambda kv: -abs(kv[1]))
+    p = _num(metrics, "p_value")
+    gap = abs(ranked[0][1] - ranked[1][1])
+    if zh:
+        listed = "，".join(f"{g} 平均变化 {fmt_num(v)}" for g, v in ranked[:LISTED])
+        extra = f"（相差 {fmt_num(gap)}）" if len(ranked) == 2 else ""
+        return f"从 {earlier} 到 {later}，{listed}{extra}；{_chance(p, zh)}。"
+    parts = [f"{fmt_num(v)} for {g}" for g, v in ranked[:LISTED]]
+    listed = f"{', '.join(parts[:-1])} and {parts[-1]}"
+    extra = f" (a difference of {fmt_num(gap)})" if len(ranked) == 2 else ""
+    return f"From {earlier} to {later}, the average change is {listed}{extra}; {_chance(p, zh)}."
+
+
 def wide_paired_headline(first: str, second: str, metrics: dict[str, Any], zh: bool) -> str | None:
     """'On the same 30 rows, Systolic After is on average 8.13 lower than Systolic Before (lower in 27 of
     30 rows). A paired t-test, each row compared with itself: a gap this large would rarely happen by

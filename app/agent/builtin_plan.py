@@ -240,7 +240,7 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
         return wide_pair_plan(wide, zh)
     if grouped and (wide := marked_change(question, columns, spans)):
         # "did it drop more for women than for men": the change, group by group
-        plan = Plan(None, grouped, [Step("profile_dataset", {}, evidence=False)])
+        plan = Plan(None, grouped, [Step("profile_dataset", {}, evidence=False)], kind="change")
         change = change_by_group(plan, wide, str(dataset.get("name")), zh)
         plan.metric, plan.values = change, values if grouped == implied else []
         add_compare_steps(plan, [*columns, {"name": change, "type": "number"}], change, grouped, plan.values, zh)

@@ -172,6 +172,20 @@ def other_numeric(columns: list[dict[str, Any]], metric: str | None, limit: int 
     return [c["name"] for c in columns if c["type"] in NUMERIC and c["name"] != metric and not c.get("pii")][:limit]
 
 
+# What makes a question ask for groups even without a comparison word: whether something helps or
+# hurts ("Do rainy days hurt business?"), which one is best.
+GROUP_CUES = re.compile(r"\b(?:hurt|help|boost|improve|worsen|harm|benefit|increase|decrease|raise|reduce|lower|"
+                        r"affect|impact|influence|matter|make|makes|made|better|worse)s?\b|\b(?:and|or|vs\.?|versus)\b|"
+                        r"影响|导致|让|使|有利|不利|变差|变好|提高|降低|更好|更差|和|与|还是", re.I)
+
+
+def asks_for_groups(question: str) -> bool:
+    """Whether the question asks to split the data into groups (compare, relate, which is most, what
+    helps or hurts), so a group filled by default replaces something it asked for."""
+    return bool(wants(question, "compare") or wants(question, "correlate") or asks_extreme(question)
+                or asks_top(question) or GROUP_CUES.search(question))
+
+
 def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[str, str] | None = None) -> Plan:
     """Profile, then the analyses that fit the columns and the question (and the user's confirmed
     definitions: the chosen metric, the goal, columns that are labels — see `apply_confirmed` — and
@@ -189,7 +203,7 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     plan.provenance = Provenance(key, question, read_sources(plan, asked, columns, mentions, chosen, answered),
                                  unmatched_words(question, columns, spans, (str(dataset.get("name") or ""),),
                                                  tuple(name for _, name in plan_roles(plan))),
-                                 answered, columns)
+                                 answered, columns, asks_for_groups(question))
     return plan
 
 

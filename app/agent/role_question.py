@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from analysis_tools.common import fmt_num
@@ -61,23 +60,6 @@ def _measured(column: dict[str, Any]) -> bool:
     return not (column.get("binary") or column.get("coded")) and not 0 < (column.get("distinct") or 99) <= SETTINGS
 
 
-# What makes a question ask for groups even without a comparison word: whether something helps or
-# hurts ("Do rainy days hurt business?"), which one is best.
-GROUP_CUES = re.compile(r"\b(?:hurt|help|boost|improve|worsen|harm|benefit|increase|decrease|raise|reduce|lower|"
-                        r"affect|impact|influence|matter|make|makes|made|better|worse)s?\b|\b(?:and|or|vs\.?|versus)\b|"
-                        r"影响|导致|让|使|有利|不利|变差|变好|提高|降低|更好|更差|和|与|还是", re.I)
-
-
-def asks_for_groups(question: str) -> bool:
-    """Whether the question asks to split the data into groups (compare, relate, which is most, what
-    helps or hurts), so a group filled by default replaces something it asked for."""
-    from app.agent.builtin_kinds import asks_extreme, asks_top
-    from app.agent.builtin_plan import wants
-
-    return bool(wants(question, "compare") or wants(question, "correlate") or asks_extreme(question)
-                or asks_top(question) or GROUP_CUES.search(question))
-
-
 def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -> dict[str, Any] | None:
     """ask_user_question arguments when the question names something no column matched and the
     plan fills a role with a default it could have filled otherwise; None when there is nothing to ask."""
@@ -93,7 +75,7 @@ def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -
     for role in ASKED_ROLES if others else ASKED_ROLES[::-1]:
         if role not in defaulted or role in provenance.answered:
             continue
-        if role == "group" and not (others and asks_for_groups(provenance.question)):
+        if role == "group" and not (others and provenance.asks_groups):
             continue  # groups the question did not ask for, or words that name a number: said in the answer
         found, choices = candidates(role, provenance.columns, metric if role == "group" else None)
         if choices < 2:  # nothing to choose from: the answer says what it used instead

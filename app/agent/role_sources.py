@@ -52,6 +52,7 @@ class Provenance:
     unmatched: list[str] = field(default_factory=list)  # phrases, in question order
     answered: dict[str, str] = field(default_factory=dict)  # role -> the user's answer (a column or not)
     columns: list[dict[str, Any]] = field(default_factory=list)  # the dataset's columns, as the plan saw them
+    asks_groups: bool = False  # the question asks to split the rows into groups (builtin_plan.asks_for_groups)
 
     def defaults(self) -> list[Source]:
         return [s for s in self.sources if s.default]

@@ -180,7 +180,7 @@ def ozone() -> pd.DataFrame:
 ])
 def test_a_new_column_named_by_its_parts_is_derived(question, frame, pair):
     assert task_steps(question, frame()) == [("derive_column", {"new_column_name": f"{pair[0]} - {pair[1]}",
-                                                                "kind": "difference", "columns": pair})]
+                                                                "kind": "difference", "columns": pair, "output": "data"})]
 
 
 @pytest.mark.parametrize("question, columns", [
@@ -222,7 +222,8 @@ def test_data_tasks_say_what_they_made(tmp_path):
     assert derived.arguments["columns"] == ["治疗前血压", "治疗后血压"]
     drop = blood["治疗前血压"] - blood["治疗后血压"]
     assert headline(run).startswith(f"**已为全部 {N} 行新增列“治疗前血压 - 治疗后血压”（治疗前血压 减 治疗后血压），"
-                                    f"保存为新表“血压_derived”")
+                                    f"保存为“血压”的新版本（原版本仍保留）")
+    assert max(d.version for d in session.datasets()) == 2 and len({d.name for d in session.datasets()}) == 1
     assert f"平均 {fmt_num(drop.mean())}" in headline(run)
 
 
@@ -325,12 +326,19 @@ def test_a_relationship_answer_leads_with_its_direction(tmp_path, question, lead
     assert headline(run).startswith(lead.format(size=strength(r, False), size_zh=strength(r, True), r=fmt_num(r, 3)))
 
 
+def trial() -> pd.DataFrame:
+    frame = pressure()
+    return frame.assign(**{"Patient ID": [f"P{i:03d}" for i in range(N)], "Treatment": RNG.choice(["Drug", "Placebo"], N)})
+
+
 def scores() -> pd.DataFrame:
     pre = RNG.normal(60, 10, N).round(0)
     return pd.DataFrame({"Class": RNG.choice(["A", "B"], N), "pre_score": pre, "post_score": pre + RNG.normal(5, 4, N).round(0)})
 
 
 @pytest.mark.parametrize("question, frame, change, group", [
+    ("Did systolic pressure drop more with the drug than with placebo?", trial, ["Systolic After", "Systolic Before"],
+     "Treatment"),
     ("Did scores improve more in class A than class B?", scores, ["post_score", "pre_score"], "Class"),
     ("Did systolic pressure drop more for women than for men?", pressure, ["Systolic After", "Systolic Before"], "Sex"),
     ("哪个性别的血压降得更多？", pressure_zh, ["治疗后血压", "治疗前血压"], "性别"),
@@ -339,8 +347,15 @@ def test_a_change_asked_group_by_group_is_derived_then_compared(question, frame,
     steps = task_steps(question, frame())
     name = f"{change[0]} - {change[1]}"
     assert steps[0] == ("derive_column", {"new_column_name": name, "kind": "difference", "columns": change,
-                                          "output": "data_change"})
+                                          "output": "data"})  # a new version, not a second table
     assert steps[1] == ("compare_two_groups", {"value_column": name, "group_column": group})
+
+
+def test_a_grouping_named_as_an_event_is_not_a_grouping():
+    # "after the treatment" on a table with a Treatment column: the change overall
+    assert task_steps("Did systolic pressure drop after the treatment?", trial()) == [
+        ("paired_test", {"x_column": "Systolic After", "y_column": "Systolic Before", "method": "t"})]
+    assert task_steps("Compare systolic before and after", trial())[0][0] == "paired_test"
 
 
 def test_a_level_compared_between_groups_is_not_a_change():
@@ -364,3 +379,15 @@ def test_a_superlative_of_one_measurement_is_not_a_paired_question():
     tools = [tool for tool, _ in task_steps("治疗后血压最高是多少？", pressure_zh())]
     assert "paired_test" not in tools
     assert task_steps("治疗后血压比治疗前高吗？", pressure_zh())[0][0] == "paired_test"
+
+
+def test_a_change_between_groups_is_told_as_changes():
+    from app.agent.builtin_headlines import change_headline
+
+    metrics = {"mean.Drug": -3.353, "mean.Placebo": -6.462, "p_value": 0.15}
+    assert change_headline("Systolic After", "Systolic Before", metrics, False) == (
+        "From Systolic Before to Systolic After, the average change is -6.462 for Placebo and -3.353 for Drug (a "
+        "difference of 3.109); a gap like this could easily happen by chance (p = 0.15), so it is not convincing evidence.")
+    assert change_headline("第二次成绩", "第一次成绩", {"mean.一班": -0.5, "mean.二班": -1.4, "p_value": 0.62}, True) == (
+        "从 第一次成绩 到 第二次成绩，二班 平均变化 -1.4，一班 平均变化 -0.5（相差 0.9）；这样的差异很可能只是偶然（p = 0.62），不能作为可靠证据。")
+    assert change_headline("a", "b", {"mean.x": 1.0}, False) is None

@@ -77,6 +77,12 @@ def test_british_and_american_spellings_name_the_same_column():
     assert named("Which center is busiest?", "Centre", "Visitors")["Centre"] == "spelling"
 
 
+def test_a_name_of_two_words_written_as_one_names_it():
+    assert named("Is attrition higher for those who work overtime?", "Over Time", "Attrition") == {
+        "Over Time": "spelling", "Attrition": "name"}
+    assert named("Is it over?", "Over Time") == {}
+
+
 # --- partial names --------------------------------------------------------------------------------------
 def test_words_whose_initials_are_an_abbreviation_in_the_name_name_it():
     assert named("Is blood pressure higher in smokers?", "Systolic BP", "Smoker") == {"Systolic BP": "partial",
@@ -158,6 +164,8 @@ def test_a_partial_match_is_weaker_than_a_name():
     ("哪个门店客流最多？", ("门店", "客流量", "营业额"), {"门店", "客流量"}),
     ("Is it more expensive in the city?", ("Price", "City", "Rooms"), {"Price", "City"}),
     ("哪个城市更便宜？", ("城市", "价格", "面积"), {"城市", "价格"}),
+    ("Do people who travel a lot leave more often?", ("Attrition", "Department"), {"Attrition"}),
+    ("哪个部门离职的人多？", ("部门", "是否流失"), {"部门", "是否流失"}),
 ])
 def test_an_everyday_word_names_a_common_concept(question, columns, expected):
     kinds = named(question, *columns)

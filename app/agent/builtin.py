@@ -21,6 +21,7 @@ from analysis_tools.common import fmt_num
 from analysis_tools.ts_common import FREQ_WORDS
 from app.agent.analysis_plan import plan_arguments
 from app.agent.builtin_headlines import (
+    change_headline,
     dedupe_headline,
     derive_headline,
     drivers_headline,
@@ -451,6 +452,9 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
         headline = missing_headline(arguments["drop_missing_in"], metrics, plan.dataset if plan else None, zh)
     elif step.tool == "clean_data":
         headline = dedupe_headline(metrics, plan.dataset if plan else None, zh)
+    elif step.tool in ("compare_groups", "compare_two_groups") and plan is not None and plan.kind == "change" and (
+            parts := re.fullmatch(r"(.+) - (.+)", arguments["value_column"])):
+        headline = change_headline(parts.group(1), parts.group(2), metrics, zh)
     elif step.tool == "compare_two_groups" and "groups" not in arguments:
         lead = plan.values[0] if plan and plan.values else _extreme_group(metrics, asks_extreme(question))
         headline = two_group_headline(arguments["value_column"], arguments["group_column"], metrics, lead, zh)

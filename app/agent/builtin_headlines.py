@@ -216,6 +216,26 @@ def _called(column: str, words: dict[str, str] | None, zh: bool) -> str:
     return f"{word}（{column}）" if zh else f"{word} ({column})"
 
 
+def change_headline(later: str, earlier: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'From Systolic Before to Systolic After, the average change is -6.46 for Placebo and -3.35 for Drug (a
+    difference of 3.11); a gap like this could easily happen by chance (p = 0.15) …'. The change (later -
+    earlier) compared between groups, the largest first."""
+    means = _by_prefix(metrics, "mean.")
+    if len(means) < 2:
+        return None
+    ranked = sorted(means.items(), key=lambda kv: -abs(kv[1]))
+    p = _num(metrics, "p_value")
+    gap = abs(ranked[0][1] - ranked[1][1])
+    if zh:
+        listed = "，".join(f"{g} 平均变化 {fmt_num(v)}" for g, v in ranked[:LISTED])
+        extra = f"（相差 {fmt_num(gap)}）" if len(ranked) == 2 else ""
+        return f"从 {earlier} 到 {later}，{listed}{extra}；{_chance(p, zh)}。"
+    parts = [f"{fmt_num(v)} for {g}" for g, v in ranked[:LISTED]]
+    listed = f"{', '.join(parts[:-1])} and {parts[-1]}"
+    extra = f" (a difference of {fmt_num(gap)})" if len(ranked) == 2 else ""
+    return f"From {earlier} to {later}, the average change is {listed}{extra}; {_chance(p, zh)}."
+
+
 def wide_paired_headline(first: str, second: str, metrics: dict[str, Any], zh: bool) -> str | None:
     """'On the same 30 rows, Systolic After is on average 8.13 lower than Systolic Before (lower in 27 of
     30 rows). A paired t-test, each row compared with itself: a gap this large would rarely happen by
@@ -341,7 +361,8 @@ _OPERATIONS = {"difference": ("minus", "减"), "ratio": ("divided by", "除以")
 def derive_headline(arguments: dict[str, Any], metrics: dict[str, Any], table: str | None, source: str | None,
                     zh: bool) -> str | None:
     """'Added the column “Systolic Before - Systolic After” (Systolic Before minus Systolic After) to all 30
-    rows, in the new table “bp_derived” (“bp” stays as it was); it averages 7.23, from -2 to 19.'"""
+    rows, saved as a new version of “bp” (the previous version is kept); it averages 7.23, from -2 to 19.'
+    (`table`: the separate table it went to instead, when it did.)"""
     name, kind, columns, n = arguments.get("new_column_name"), arguments.get("kind"), arguments.get("columns") or [], metrics.get("n")
     if not (name and kind in _OPERATIONS and len(columns) == 2 and _ok(n)):
         return None
@@ -349,11 +370,13 @@ def derive_headline(arguments: dict[str, Any], metrics: dict[str, Any], table: s
     missing = int(metrics.get("n_missing") or 0)
     mean, low, high = (_num(metrics, k) for k in ("mean", "min", "max"))
     if zh:
-        where = f"，保存为新表“{table}”（“{source}”保持不变）" if table and source else ""
+        where = (f"，保存为新表“{table}”（“{source}”保持不变）" if table and source else
+                 f"，保存为“{source}”的新版本（原版本仍保留）" if source else "")
         gaps = f"；其中 {fmt_num(missing)} 行无法计算" if missing else ""
         spread = f"；平均 {fmt_num(mean)}，范围 {fmt_num(low)} 至 {fmt_num(high)}" if None not in (mean, low, high) else ""
         return f"已为全部 {fmt_num(n)} 行新增列“{name}”（{columns[0]} {word} {columns[1]}）{where}{gaps}{spread}。"
-    where = f", in the new table “{table}” (“{source}” stays as it was)" if table and source else ""
+    where = (f", in the new table “{table}” (“{source}” stays as it was)" if table and source else
+             f", saved as a new version of “{source}” (the previous version is kept)" if source else "")
     gaps = f"; {fmt_num(missing)} rows could not be computed" if missing else ""
     spread = f"; it averages {fmt_num(mean)}, from {fmt_num(low)} to {fmt_num(high)}" if None not in (mean, low, high) else ""
     return f"Added the column “{name}” ({columns[0]} {word} {columns[1]}) to all {fmt_num(n)} rows{where}{gaps}{spread}."

@@ -229,14 +229,18 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
     if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
         measures = measure_names(columns, ordered_names(spans))
         if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:
-            return derive_plan(question, per_pair(question, spans, measures), zh)
+            return derive_plan(question, per_pair(question, spans, measures), zh, str(dataset.get("name") or ""))
     if design := repeated_design(question, {**dataset, "columns": columns}, ordered_names(spans)):
         return repeated_plan(design, zh)
-    grouped = implied or next((c["name"] for c in columns if groups_rows(c) and c["name"] in named), None)
+    # a grouping counts when its values are named or groups are set against each other: "after the
+    # treatment" on a table with a Treatment column names the event, not the groups
+    grouped = implied or next((c["name"] for c in columns if groups_rows(c) and c["name"] in named
+                               and GROUPS_COMPARED.search(question)), None)
     if not grouped and (wide := wide_pair(question, columns, spans)):
         return wide_pair_plan(wide, zh)
-    if grouped and (wide := marked_change(question, columns, spans)):  # "did it drop more for women": the change by group
-        plan = Plan(None, grouped, [Step("profile_dataset", {}, evidence=False)])
+    if grouped and (wide := marked_change(question, columns, spans)):
+        # "did it drop more for women than for men": the change, group by group
+        plan = Plan(None, grouped, [Step("profile_dataset", {}, evidence=False)], kind="change")
         change = change_by_group(plan, wide, str(dataset.get("name")), zh)
         plan.metric, plan.values = change, values if grouped == implied else []
         add_compare_steps(plan, [*columns, {"name": change, "type": "number"}], change, grouped, plan.values, zh)
@@ -317,6 +321,9 @@ def year_filter(question: str, columns: list[dict[str, Any]]) -> list[dict[str, 
 MORE_MORE = re.compile(r"越.{1,20}越|\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|older|"
                        r"heavier)\b.{1,40}\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|"
                        r"fewer|heavier|lighter|faster|slower)\b", re.I)
+# groups set against each other ("more for women than for men", "哪个班进步更大"), not a group's mere mention
+GROUPS_COMPARED = re.compile(r"\b(?:more|less|fewer|than|vs|versus|between|differ\w*|which|compar\w*|bigger|smaller|larger|"
+                             r"greater|faster|slower|higher|lower|each|every|per)\b|by \w|更|比|哪|不同|差异|区别|各|每|按", re.I)
 # "the windier it is, the lower the ozone": any two comparatives (the first is what the second follows)
 THE_ER = re.compile(r"\bthe (?:more|less|[a-z]+er)\b.{1,40}\bthe (?:more|less|fewer|[a-z]+er)\b", re.I)
 # When something peaked: the date (row) of the largest value. "Which month" of several years is a season (SEASON).

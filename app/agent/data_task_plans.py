@@ -73,15 +73,18 @@ def per_pair(question: str, spans: list[Any], measures: list[str]) -> list[str]:
     return measures[:2]
 
 
-def derive_plan(question: str, pair: list[str], zh: bool) -> Plan:
+def derive_plan(question: str, pair: list[str], zh: bool, dataset: str = "") -> Plan:
     """A data task: a new column from two named numbers — their difference when the question says
-    so, else the first per the second ("revenue per unit sold" → Revenue / Units)."""
+    so, else the first per the second ("revenue per unit sold" → Revenue / Units) — in a new version of
+    the dataset (`output` is its own name: the table the user asked to change, not a second table)."""
     kind = "difference" if DIFFERENCE.search(question) else "ratio"
     a, b = pair
     name = f"{a} - {b}" if kind == "difference" else f"{a} per {b}"
     subject = _t(zh, f"Add the column {name}", f"新增列 {name}")
-    return Plan(None, None, [Step("derive_column", {"new_column_name": name, "kind": kind, "columns": [a, b]}, subject)],
-                kind="derive")
+    arguments: dict[str, Any] = {"new_column_name": name, "kind": kind, "columns": [a, b]}
+    if dataset:
+        arguments["output"] = dataset
+    return Plan(None, None, [Step("derive_column", arguments, subject)], kind="derive")
 
 
 def repeated_plan(design: Repeated, zh: bool) -> Plan:

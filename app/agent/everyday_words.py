@@ -43,6 +43,8 @@ CONCEPTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("units", "quantity", "qty", "件数", "数量"), ("件数", "多少件", "几件", "数量", "how many units", "how many items")),
     (("spend", "spending", "expenditure", "消费", "支出"), ("spend", "spends", "spent", "spending", "消费", "花费", "花了", "支出")),
     (("education", "educ", "schooling", "学历", "教育"), ("educated", "schooling", "学历", "教育", "受教育", "文化程度")),
+    (("attrition", "churn", "turnover", "流失", "离职"),
+     ("leave", "leaves", "leaving", "quit", "quits", "quitting", "churned", "流失", "离职", "辞职")),
     (("experience", "tenure", "工龄", "经验"), ("experienced", "experience", "工龄", "经验", "资历")),
 )
 

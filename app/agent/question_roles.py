@@ -76,8 +76,8 @@ def column_mentions(question: str, columns: list[dict[str, Any]],
         _claim(text, col["name"].lower(), col["name"], found, "name")
     for col in sorted(columns, key=lambda c: -len(core_name(c["name"]))):  # without its unit: "Delivery Time"
         _claim(text, core_name(col["name"]).lower(), col["name"], found, "name")
-    for col in longest_first:
-        for variant in text_variants(col["name"]):
+    for col in longest_first:  # colour/color; "overtime" for Over Time
+        for variant in [*text_variants(col["name"]), *joined_name(col["name"])]:
             _claim(text, variant, col["name"], found, "spelling")
     for col in longest_first:
         _take(yes_no_mentions(question, col["name"]), col["name"], found, "yes-no")
@@ -116,6 +116,14 @@ def _without_rows_words(question: str, found: list[Mention]) -> list[Mention]:
             continue
         kept.append(mention)
     return kept
+
+
+def joined_name(name: str) -> list[str]:
+    """A name of several English words written as one ("Over Time" → overtime), when long enough to
+    be a word of its own."""
+    parts = name_words(name)
+    joined = "".join(parts)
+    return [joined] if len(parts) >= 2 and name.isascii() and joined.isalpha() and len(joined) >= 6 else []
 
 
 def _take(places: Iterable[tuple[int, int]], name: str, found: list[Mention], kind: str) -> None:

@@ -1,9 +1,9 @@
 """How a question names a category value in everyday forms (zh/en), by general rules:
 
-- English: irregular plurals ("women" → woman), a plural value named in the singular ("smoker" →
-  Smokers), the other spelling ("grey colour" → Colour's spelling), and a bare word with its
-  inflection ("rainy days", "raining" → Rain; "rain" → Rainy) — whole words only, so "rain" is
-  never read inside "train" or "Grain";
+- English: irregular plurals ("women" → Woman), a plural value named in the singular ("smoker" →
+  Smokers), the other spelling ("colour" → Color), and a bare word with its inflection ("rainy
+  days" → Rain; "rain" → Rainy) — whole words only, so "rain" is never read inside "train" or
+  "Grain", and never two inflections of one word ("returned" is not Returning);
 - Chinese: a one-character value (男, 女, 晴, 雨) of a column with few levels, written as the natural
   everyday word around it: 男生, 男同学, 女性, 晴天, 下雨天, 男的; or beside another of the column's
   values (男女). A single character is never matched alone: "难" is not 男, nor 雨 in "雨量".

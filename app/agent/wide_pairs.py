@@ -36,7 +36,7 @@ _NUMBER = re.compile(r"\d+")
 CHANGE_CUE = re.compile(r"\b(?:drop\w*|fall\w*|fell|ris(?:e|es|ing)|rose|increas\w*|decreas\w*|declin\w*|improv\w*|worse\w*|"
                         r"go(?:ne|es)? (?:up|down)|went (?:up|down)|c[ao]m(?:e|es|ing) (?:up|down)|chang\w*|differ\w*|higher|lower|bigger|smaller|larger|"
                         r"greater|more|less|fewer|better|worse|gain\w*|los[ets]\w*|reduc\w*|grow\w*|grew|shr[iu]nk\w*|"
-                        r"effect\w*|work(?:s|ed)?|help\w*)\b|than|降|升|增|减|变|改善|好转|涨|跌|缩小|扩大|有效|效果|进步|退步|提升|下滑|"
+                        r"effect\w*|work(?:s|ed)?|help\w*|compar\w*)\b|than|比较|对比|降|升|增|减|变|改善|好转|涨|跌|缩小|扩大|有效|效果|进步|退步|提升|下滑|"
                         r"更(?:高|低|多|少|大|小|好|差)|(?:高|低|多|少|大|小)(?:了|吗|于|多少)|差(?:别|异|多少)|区别|不同|比(?!例|率|重)",
                         re.I)
 # a change proper (not "higher" or "different", which compare the groups' levels)
@@ -101,10 +101,11 @@ def marked_change(question: str, columns: list[dict[str, Any]], spans: list[Any]
 
 
 def change_by_group(plan: Plan, pair: WidePair, dataset: str, zh: bool) -> str:
-    """A prep step that adds the change (later - earlier) as a column of a new version; its name, which
-    the plan then compares across the groups."""
+    """A prep step that adds the change (later - earlier) as a column of a new version of the dataset (not
+    a second table, which would leave later questions two tables to choose from); the column's name,
+    which the plan then compares across the groups."""
     name = f"{pair.first} - {pair.second}"
-    plan.derived = f"{dataset}_change"
+    plan.derived = dataset
     subject = _t(zh, f"Add the change {name}", f"新增变化量 {name}")
     arguments = {"new_column_name": name, "kind": "difference", "columns": [pair.first, pair.second], "output": plan.derived}
     plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))

@@ -401,8 +401,9 @@ def _finding(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
 
 
 def _versus_value(column: str) -> str | None:
-    """The named group of a "<column>: <value> or others" column (versus_rest.rest_column)."""
-    match = re.search(r"[:：]\s*(.+?)\s*(?:or others|或其他)$", column)
+    """The named group of a "<column>: <value> or others" column (versus_rest.rest_column), or of the
+    weekend days against the weekdays (weekdays.weekend_column)."""
+    match = re.search(r"[:：]\s*(.+?)\s*(?:or others|或其他|or weekdays|或工作日)$", column)
     return match.group(1) if match else None
 
 
@@ -456,7 +457,9 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
             parts := re.fullmatch(r"(.+) - (.+)", arguments["value_column"])):
         headline = change_headline(parts.group(1), parts.group(2), metrics, zh)
     elif step.tool == "compare_two_groups" and "groups" not in arguments:
-        lead = plan.values[0] if plan and plan.values else _extreme_group(metrics, asks_extreme(question))
+        first = plan is not None and plan.whole and arguments["group_column"] != plan.whole  # one group vs the others
+        lead = (plan.values[0] if plan and plan.values else _versus_value(arguments["group_column"]) if first
+                else None) or _extreme_group(metrics, asks_extreme(question))
         headline = two_group_headline(arguments["value_column"], arguments["group_column"], metrics, lead, zh)
     elif step.tool == "compare_groups" and (extreme := asks_extreme(question)):
         headline = extreme_headline(arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh)

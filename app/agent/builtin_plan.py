@@ -59,6 +59,7 @@ from app.agent.repeated_design import repeated_design
 from app.agent.role_question import role_answers
 from app.agent.role_sources import Provenance, plan_roles, read_sources, unmatched_words
 from app.agent.versus_rest import asks_versus_rest, versus_rest
+from app.agent.weekdays import asks_weekend, weekday_column, weekend_versus_weekdays
 from app.agent.wide_pairs import change_by_group, marked_change, marker_columns, wide_pair, wide_pair_plan
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
@@ -262,6 +263,9 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
             next((c.get("levels") or 0 for c in columns if c["name"] == dimension), 0) > 2):
         dimension = versus_rest(plan, dimension, str(dataset.get("name")), zh)  # one group against the others
         columns = [*columns, {"name": dimension, "type": "category", "levels": 2}]
+    elif days := weekend_grouping(question, columns, dimension, metric):  # the weekend days against the weekdays
+        dimension = weekend_versus_weekdays(plan, days, str(dataset.get("name")), zh)
+        columns = [*columns, {"name": dimension, "type": "category", "levels": 2}]
     if not (asks.forecast or asks_trend(question)):
         plan.filters = year_filter(question, columns)
     group_named = dimension in (*grouping, implied) or plan.whole is not None
@@ -308,6 +312,17 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
     return plan
 
 
+def weekend_grouping(question: str, columns: list[dict[str, Any]], dimension: str | None,
+                     metric: str | None) -> dict[str, Any] | None:
+    """The weekday column a question about the weekend splits ("Do we get more calls on weekends?"):
+    the chosen grouping when it holds weekday names, else the only such column; None when none does."""
+    if not (metric and asks_weekend(question)):
+        return None
+    days = [c for c in columns if weekday_column(c) and (c.get("levels") or 0) > 2 and c["name"] != metric]
+    chosen = next((c for c in days if c["name"] == dimension), None)
+    return chosen or (days[0] if len(days) == 1 else None)
+
+
 def year_filter(question: str, columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A year the question names ("2024年哪家门店…") on data with dates: only that year's rows."""
     date = next((c["name"] for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
@@ -351,6 +366,10 @@ def relation_steps(plan: Plan, question: str, columns: list[dict[str, Any]], spa
     # it names; a number with few values (Air.Flow) counts as a number here
     if MORE_MORE.search(question) and len(measures) < 2:
         measures = [n for n in names if n in measures or (kinds[n]["type"] in NUMERIC and kinds[n].get("coded"))]
+    if len(measures) == 1 and (acting := [n for n in quantities_named(question, spans, kinds) if n not in measures]):
+        # "Does exercise (0-7 hours) lower BMI?": how the two numbers go together, not BMI in 8 hour groups
+        measures = [n for n in names if n in measures or n in acting]
+        groups = [n for n in groups if n not in acting]
     together = bool(MORE_MORE.search(question)) and len(measures) >= 2
     if len(measures) >= 2 and (together or (not groups and not implied)) and (slope or not regression):
         target, predictors = slope_roles(question, spans, measures, roles)
@@ -380,6 +399,55 @@ def is_scale(column: dict[str, Any]) -> bool:
                 and column.get("maximum") in (5, 7, 10))
 
 
+# What one measure does to another ("Does exercise lower BMI?", "运动能降低BMI吗"): the one before the
+# verb acts on the one after it.
+CAUSE = re.compile(r"\b(?:lower|lowers|lowered|reduce[sd]?|reducing|raise[sd]?|raising|increase[sd]?|increasing|"
+                   r"decrease[sd]?|improve[sd]?|improving|boost(?:s|ed)?|cut(?:s)?|hurt(?:s)?|worsen(?:s|ed)?)\b|"
+                   r"降低|减少|减轻|提高|提升|增加|改善|拉低|拉高|导致", re.I)
+# A condition the other measure is read under: "when the weather is hot" (the measure after the cue),
+# "天气热的时候"/"气温高时" (the measure before it).
+# The verb right before the measure it acts on ("lower BMI", "reduce the BMI", "降低BMI"): "is ozone lower
+# on windy days" compares, it names no cause.
+ACTS_ON = re.compile(rf"(?:{CAUSE.pattern})\s*(?:(?:the|a|an|your|their|our|one's|people's)\s+)?$", re.I)
+WHEN_EN = re.compile(r"\b(?:when|whenever|if)\b", re.I)
+WHEN_ZH = re.compile(r"的时候|时候|时[，,]|的话")
+
+
+def leading_measure(question: str, spans: list[Any], measures: list[str]) -> str | None:
+    """Of two measures, the one the question makes act on the other (a cause verb between them) or sets
+    as the condition ("when …", "…的时候"); None when it does neither."""
+    placed = sorted((start, end, name) for start, end, name in spans if name in measures)
+    firsts = {name: (start, end) for start, end, name in reversed(placed)}
+    if len(firsts) != 2:
+        return None
+    (a, (_, a_end)), (b, (b_start, _)) = sorted(firsts.items(), key=lambda item: item[1])
+    if a_end <= b_start and ACTS_ON.search(question[a_end:b_start]):
+        return a
+    if cue := WHEN_ZH.search(question):
+        before = [name for start, _, name in placed if start < cue.start()]
+        if before:
+            return before[-1]
+    if cue := WHEN_EN.search(question):
+        after = [name for start, _, name in placed if start > cue.start()]
+        if after:
+            return after[0]
+    return None
+
+
+# A grouping named as such ("by cylinders", "各档位", "across gears"): a code column that stays groups.
+NAMED_AS_GROUPS = re.compile(r"\b(?:by|across|per|each|every|between|among|which)\s+(?:the\s+)?$|(?:各|每个|每|不同|按|哪个|哪种|哪些)\s*$",
+                             re.I)
+
+
+def quantities_named(question: str, spans: list[Any], kinds: dict[str, dict[str, Any]]) -> list[str]:
+    """Whole-number columns with few values (coded: Exercise Hours 0-7) the question treats as a quantity that
+    acts on a measure ("Does exercise lower BMI?"), not named as groups ("by cylinders", "各档位")."""
+    if not any(ACTS_ON.search(question[:start]) for start, _, name in spans if name in measure_names(list(kinds.values()), [name])):
+        return []
+    return [name for start, _, name in spans if kinds[name]["type"] in NUMERIC and kinds[name].get("coded")
+            and not NAMED_AS_GROUPS.search(question[:start])]
+
+
 _CONJUNCTION = re.compile(r"^\s*(?:and|&|和|与|跟|及|以及|同)\s*$", re.I)
 
 
@@ -407,6 +475,8 @@ def slope_roles(question: str, spans: list[Any], measures: list[str], roles: Any
             after = [n for n in measures if positions.get(n, -1) > at]
             predictor = min(after, key=lambda n: positions[n]) if after else measures[-1]
         return next(n for n in measures if n != predictor), [predictor]
+    if len(measures) == 2 and (led := leading_measure(question, spans, measures)):
+        return next(n for n in measures if n != led), [led]
     if (MORE_MORE.search(question) or THE_ER.search(question) or _joined(question, spans, measures)) and len(measures) == 2:
         # "the windier, the less ozone", "广告费用和营业额": the second follows the first
         return measures[1], measures[:1]

@@ -64,3 +64,9 @@ def merged(own: dict[str, tuple[str, ...]], extra: dict[str, tuple[str, ...]]) -
     for key, words in extra.items():
         table[key] = tuple(dict.fromkeys((*table.get(key, ()), *words)))
     return table
+
+
+# Conditions a category such as the weather sets the scene for: "天气热的时候", "when the weather is
+# hot", "天气风大时". Said right after that category's name, these words are about the number
+# (temperature, wind speed), not the category's values (晴/雨/多云).
+CONDITION_WORDS = frozenset(word for pieces, words in CONCEPTS if pieces[0] in ("temp", "wind") for word in words)

@@ -26,6 +26,7 @@ from app.agent.column_forms import (
     zh_leading_mentions,
     zh_part_mentions,
 )
+from app.agent.everyday_words import CONDITION_WORDS
 from app.agent.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
 from app.agent.question_words import (
     SYNONYMS,
@@ -39,6 +40,7 @@ from app.agent.question_words import (
 )
 from app.agent.spelling_variants import text_variants
 from app.agent.value_matching import inflected_at, value_forms, zh_single_value_at
+from app.agent.weekdays import day_at
 
 # --- columns named in the question, with their positions ------------------------------------------
 Span = tuple[int, int, str]  # start, end, column name
@@ -98,7 +100,7 @@ def column_mentions(question: str, columns: list[dict[str, Any]],
                *leading_word_mentions(question, name, names), *zh_leading_mentions(question, name, names),
                *head_word_mentions(question, name, names), *zh_part_mentions(question, name, names)],
               name, found, "partial")
-    return _without_rows_words(question, sorted(found))
+    return _without_scene_names(question, _without_rows_words(question, sorted(found)), columns)
 
 
 # "Windy days", "hot months": the plural of a time unit after a word that names a column is the
@@ -116,6 +118,29 @@ def _without_rows_words(question: str, found: list[Mention]) -> list[Mention]:
             continue
         kept.append(mention)
     return kept
+
+
+# "the weather is hot", "天气很热": a linking word at most between a category's name and a condition word
+_SCENE_GAP = re.compile(r"\s*(?:(?:is|was|are|were|gets?|got|feels?|turns?)\s+)?(?:very\s+|really\s+)?|"
+                        r"\s*(?:很|比较|较|更|太|特别|非常)?\s*", re.I)
+
+
+def _without_scene_names(question: str, found: list[Mention], columns: list[dict[str, Any]]) -> list[Mention]:
+    """"天气热的时候，冰淇淋卖得多吗？" on a sheet with 天气 (晴/雨/多云) and 气温: "热" is about 气温. A category
+    named just before an everyday condition word (hot, cold, windy: CONDITION_WORDS) of a numeric column
+    only sets the scene; the number is what the question asks about. Kept when the word is one of the
+    category's own values (天气 = 热/冷)."""
+    kinds = {c["name"]: c for c in columns}
+    dropped = set()
+    for scene, said in zip(found, found[1:]):
+        category, number = kinds.get(scene.name), kinds.get(said.name)
+        word = question[said.start:said.end].lower()
+        if (category and number and category["type"] in GROUPING and number["type"] in NUMERIC
+                and said.kind == "synonym" and word in CONDITION_WORDS
+                and _SCENE_GAP.fullmatch(question[scene.end:said.start])
+                and not any(_find_word(word, str(v).lower(), own=False) >= 0 for v in category.get("values") or [])):
+            dropped.add(scene)
+    return [m for m in found if m not in dropped]
 
 
 def joined_name(name: str) -> list[str]:
@@ -318,11 +343,11 @@ def _find_value(text: str, value: str, column: str = "", raw: str = "", values: 
     phrase of several words ("first class") is looked for in the `raw` text too, where a column word
     inside it ("class") is not blanked out. Then its everyday forms (value_matching): "rainy" for
     Rain, "smoker" for Smokers, 男生 for 男 (a column's `values` and `levels` say when a one-character
-    value may be read)."""
+    value may be read); a weekday in any of its forms ("周一" for 星期一: weekdays)."""
     found = [_find_word(raw if raw and re.search(r"[\s-]", word) else text, word, own=i == 0)
              for i, word in enumerate(value_words(value, column))]
     found += [_find_word(text, form, own=False) for form in value_forms(value)]
-    found += [inflected_at(text, value), zh_single_value_at(text, value, values or [], levels)]
+    found += [inflected_at(text, value), zh_single_value_at(text, value, values or [], levels), day_at(text, value)]
     return min((f for f in found if f >= 0), default=-1)
 
 

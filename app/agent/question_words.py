@@ -32,7 +32,7 @@ _NAMED: dict[str, tuple[str, ...]] = {
     "carat": ("克拉", "heavier", "heavy"), "cut": ("切工",), "clarity": ("净度",), "color": ("颜色",),
     "supp": ("补充剂",), "dose": ("剂量",), "len": ("长度",),
     "extra": ("extra sleep", "睡眠"), "group": ("组别", "处理", "treatment"), "drug": ("药",),
-    "amount": ("spend", "spending", "金额"), "wt": ("weight", "重量", "车重"), "hp": ("horsepower", "马力"), "cyl": ("气缸",),
+    "amount": ("spend", "spending", "金额"), "wt": ("weight", "重量", "车重"), "hp": ("horsepower", "马力"), "cyl": ("气缸",), "gear": ("档位", "挡位", "齿轮"),
     "education": ("教育",), "ed": ("education", "schooling", "教育", "受教育"), "exp": ("experience", "工龄", "经验"),
     "married": ("已婚", "婚姻"), "union": ("工会",),
     "bwt": ("birth weight", "birthweight", "出生体重", "体重"),

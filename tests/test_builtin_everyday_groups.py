@@ -1,0 +1,165 @@
+"""The built-in analyst groups and relates what a question means in everyday words (issue 14): the
+weekend against the weekdays and one day against the others from a column of weekday names (en/zh,
+in any of their spellings), "hot weather" as the temperature rather than the weather category, and a
+whole-number quantity with few values (exercise hours 0-7) as a measure when the question asks what
+it does to another one, while codes named as groups ("by cylinders", "各档位") stay groups. Plans are
+made from the real profile of small invented tables; the answers are checked against pandas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis_tools.common import fmt_num
+from app.agent.builtin_plan import plan_analysis
+from app.agent.weekdays import day_at, day_of, weekday_column
+from tests.test_builtin_question_reading import seen, step
+from tests.test_builtin_understanding import Session, headline
+
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+ZH_DAYS = ["星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日"]
+SHORT_ZH_DAYS = ["周一", "周二", "周三", "周四", "周五", "周六", "周日"]
+
+
+def calls_table(days: list[str], busy: set[str], column: str = "Day", measure: str = "Calls") -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    rows = days * 8
+    return pd.DataFrame({column: rows, measure: [620 if d in busy else 480 for d in rows] + rng.integers(-20, 20, len(rows)),
+                         "Agents": rng.integers(5, 15, len(rows))})
+
+
+def planned(tmp_path, frame: pd.DataFrame, question: str, zh: bool):
+    path = tmp_path / "table.csv"
+    frame.to_csv(path, index=False)
+    return plan_analysis(question, seen(path), zh=zh)
+
+
+# --- days of the week ------------------------------------------------------------------------------
+def test_weekday_names_are_read_in_every_spelling():
+    assert [day_of(v) for v in ("Monday", "sun", "Thurs", "星期日", "周天", "礼拜三", "Rain")] == [0, 6, 3, 6, 6, 2, None]
+    assert day_at("周一是不是比其他日子忙？", "星期一") == 0
+    assert day_at("are mondays busier?", "Monday") == 4
+    assert day_at("are sunny days busier?", "Sun") == -1  # a whole word only
+    assert weekday_column({"name": "Day", "type": "category", "levels": 7, "values": DAYS[:5]})
+    assert not weekday_column({"name": "Weather", "type": "category", "levels": 3, "values": ["Sunny", "Rain", "Cloudy"]})
+
+
+@pytest.mark.parametrize(("days", "question", "zh", "expected"), [
+    (DAYS, "Do we get more calls on weekends than on weekdays?", False,
+     "where(`Day` == 'Saturday' or `Day` == 'Sunday', 'weekend days', 'weekdays')"),
+    (ZH_DAYS, "周末的来电比工作日多吗？", True,
+     "where(`Day` == '星期六' or `Day` == '星期日' or `Day` == '星期天', '周末', '工作日')"),
+    (SHORT_ZH_DAYS, "周末的来电比平时多吗？", True,
+     "where(`Day` == '周六' or `Day` == '周日' or `Day` == '周天', '周末', '工作日')"),
+])
+def test_the_weekend_is_compared_with_the_weekdays_not_day_by_day(tmp_path, days, question, zh, expected):
+    plan = planned(tmp_path, calls_table(days, set()), question, zh)
+    assert step(plan, "derive_column").arguments["expression"] == expected
+    compared = step(plan, "compare_two_groups").arguments
+    assert compared["group_column"] == plan.dimension and plan.whole == "Day"
+    assert not any(s.tool == "compare_groups" for s in plan.steps)
+
+
+def test_a_question_without_the_weekend_still_compares_every_day(tmp_path):
+    plan = planned(tmp_path, calls_table(DAYS, set()), "Do calls differ between days?", False)
+    assert step(plan, "compare_groups").arguments["group_column"] == "Day"
+    assert not any(s.tool == "derive_column" for s in plan.steps)
+
+
+@pytest.mark.parametrize(("days", "question", "zh", "value"), [
+    (DAYS, "Are Mondays busier than other days?", False, "Monday"),
+    (ZH_DAYS, "周一是不是比其他日子忙？", True, "星期一"),
+    (SHORT_ZH_DAYS, "星期一是不是比其他日子忙？", True, "周一"),
+])
+def test_one_day_is_compared_with_the_other_days_in_any_spelling(tmp_path, days, question, zh, value):
+    plan = planned(tmp_path, calls_table(days, set()), question, zh)
+    assert f"`Day` == '{value}'" in step(plan, "derive_column").arguments["expression"]
+    assert step(plan, "compare_two_groups").arguments["group_column"] == plan.dimension
+
+
+@pytest.mark.slow
+def test_the_weekend_answer_gives_both_averages_in_plain_words(tmp_path):
+    frame = calls_table(DAYS, {"Saturday", "Sunday"})
+    path = tmp_path / "calls.csv"
+    frame.to_csv(path, index=False)
+    weekend = frame[frame.Day.isin(["Saturday", "Sunday"])].Calls.mean()
+    weekdays = frame[~frame.Day.isin(["Saturday", "Sunday"])].Calls.mean()
+    run, _ = Session(tmp_path, path).ask("Do we get more calls on weekends than on weekdays?")
+    assert headline(run).startswith(f"**Average Calls is higher for weekend days: {fmt_num(weekend, 5)} vs "
+                                    f"{fmt_num(weekdays, 5)} for weekdays")
+
+
+@pytest.mark.slow
+def test_monday_against_the_other_days_leads_with_monday_in_chinese(tmp_path):
+    frame = calls_table(SHORT_ZH_DAYS, {"周一"}, column="星期", measure="来电数")
+    path = tmp_path / "calls.csv"
+    frame.to_csv(path, index=False)
+    monday, others = frame[frame.星期 == "周一"].来电数.mean(), frame[frame.星期 != "周一"].来电数.mean()
+    run, _ = Session(tmp_path, path).ask("周一是不是比其他日子忙？")
+    assert headline(run).startswith(f"**周一 的平均 来电数 更高：{fmt_num(monday, 5)}，而 其他 为 {fmt_num(others, 5)}")
+
+
+# --- a condition word names the number, not the category it is said of ------------------------------
+def weather_table(zh: bool) -> pd.DataFrame:
+    rng = np.random.default_rng(11)
+    heat = rng.integers(15, 36, 40)
+    if zh:
+        return pd.DataFrame({"天气": rng.choice(["晴", "雨", "多云"], 40), "气温": heat, "冰淇淋销量": heat * 5 + rng.integers(0, 30, 40)})
+    return pd.DataFrame({"Weather": rng.choice(["Sunny", "Rain", "Cloudy"], 40), "Temperature": heat,
+                         "Ice Cream Sales": heat * 5 + rng.integers(0, 30, 40)})
+
+
+@pytest.mark.parametrize(("question", "zh", "measure", "temperature"), [
+    ("天气热的时候，冰淇淋卖得多吗？", True, "冰淇淋销量", "气温"),
+    ("天气很冷的时候冰淇淋销量会下降吗？", True, "冰淇淋销量", "气温"),
+    ("Do we sell more ice cream when the weather is hot?", False, "Ice Cream Sales", "Temperature"),
+])
+def test_hot_weather_is_the_temperature_not_the_weather_category(tmp_path, question, zh, measure, temperature):
+    plan = planned(tmp_path, weather_table(zh), question, zh)
+    assert (plan.kind, plan.metric, plan.dimension) == ("relationship", measure, None)
+    assert step(plan, "correlation_analysis").arguments["columns"] == [measure, temperature]
+
+
+def test_the_weather_category_is_still_compared_when_its_values_are_named(tmp_path):
+    plan = planned(tmp_path, weather_table(True), "下雨天和晴天的冰淇淋销量有差别吗？", True)
+    assert plan.dimension == "天气"
+    assert step(plan, "compare_two_groups").arguments["groups"] == ["雨", "晴"]
+
+
+# --- a quantity with few whole-number values acting on a measure --------------------------------------
+def exercise_table(most_hours: int) -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    hours = rng.integers(0, most_hours + 1, 80)
+    return pd.DataFrame({"Exercise Hours": hours, "BMI": (30 - 0.8 * hours + rng.normal(0, 1.5, 80)).round(1),
+                         "Gender": rng.choice(["M", "F"], 80)})
+
+
+@pytest.mark.parametrize("most_hours", [6, 7])
+@pytest.mark.parametrize(("question", "zh"), [("Does exercise lower BMI?", False), ("运动能降低BMI吗？", True),
+                                              ("Does exercising more hours reduce BMI?", False)])
+def test_a_few_valued_quantity_acting_on_a_measure_is_related_not_grouped(tmp_path, most_hours, question, zh):
+    plan = planned(tmp_path, exercise_table(most_hours), question, zh)
+    assert (plan.kind, plan.metric, plan.dimension) == ("relationship", "BMI", None)
+    assert step(plan, "correlation_analysis").arguments["columns"] == ["BMI", "Exercise Hours"]
+
+
+def test_a_few_valued_quantity_named_as_groups_stays_groups(tmp_path):
+    plan = planned(tmp_path, exercise_table(6), "How does BMI differ by exercise hours?", False)
+    assert step(plan, "compare_groups").arguments == {"value_column": "BMI", "group_column": "Exercise Hours"}
+    rng = np.random.default_rng(3)
+    cars = pd.DataFrame({"cyl": rng.choice([4, 6, 8], 60), "gear": rng.choice([3, 4, 5], 60), "mpg": rng.normal(20, 5, 60).round(1)})
+    assert step(planned(tmp_path, cars, "各档位的mpg有差别吗？", True), "compare_groups").arguments["group_column"] == "gear"
+    assert step(planned(tmp_path, cars, "How does mpg differ by cylinders?", False), "compare_groups").arguments[
+        "group_column"] == "cyl"
+
+
+@pytest.mark.slow
+def test_the_exercise_answer_says_the_direction(tmp_path):
+    frame = exercise_table(6)
+    path = tmp_path / "health.csv"
+    frame.to_csv(path, index=False)
+    r = frame["Exercise Hours"].corr(frame["BMI"])
+    run, _ = Session(tmp_path, path).ask("Does exercise lower BMI?")
+    assert r < -0.4
+    assert "lower BMI" in headline(run) and f"r = {fmt_num(r, 3)}" in headline(run)

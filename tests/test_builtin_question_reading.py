@@ -19,6 +19,7 @@ from analysis_tools.core import profile_dataset
 from app.agent.builtin_kinds import asks_top, number_cut
 from app.agent.builtin_plan import plan_analysis
 from app.agent.profile_reading import read_profile
+from app.agent.question_words import SYNONYMS
 from app.agent.toolbox import tool_message_content
 from app.ingest.pipeline import load_table
 from app.workspaces import dataset_summary
@@ -109,6 +110,17 @@ def test_windy_days_are_rows_not_the_day_column():
 def test_a_target_glossed_with_its_column_name_in_brackets():
     plan = plan_analysis("冷却水温度和酸浓度，哪个对氨气损失量（stack.loss）影响最大？", seen(rds("stackloss")), zh=True)
     assert step(plan, "linear_regression").arguments["target_column"] == "stack.loss"
+
+
+def test_a_names_unit_is_not_its_head_word():
+    """"Avg Wait (sec)" ends in the word "wait", not "sec"; "busier on the phones" is the calls received."""
+    from app.agent.question_roles import column_mentions
+
+    columns = [{"name": n, "type": "integer"} for n in ("Weekday", "Calls Received", "Avg Wait (sec)", "Abandoned")]
+    named = {m.name for m in column_mentions("Have callers had to wait longer this year?", columns, SYNONYMS)}
+    assert named == {"Avg Wait (sec)"}
+    busier = {m.name for m in column_mentions("Are Mondays busier than other days?", columns, SYNONYMS)}
+    assert busier == {"Calls Received"}
 
 
 def test_a_word_for_a_column_does_not_name_its_negation():

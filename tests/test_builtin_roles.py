@@ -73,6 +73,10 @@ def unmatched(question: str) -> list[str]:
     ("下雨天的营业额会变差吗？", ["下雨天"]),  # 营业额 is a column, 会/变差/吗 question words
     ("最近三个月哪个门店的营业额最高？", []),  # numbers with their unit, 哪个/最高, 门店 names Store
     ("男生和女生的营业额有没有差别？", ["男生", "女生"]),
+    ("帮我总结一下这份数据", []),  # 一下 is not the number one
+    ("会员的消费是不是比非会员高？", ["会员", "消费", "非会员"]),  # 会 of 会员 kept, the comparison's 高 not
+    ("门店越大，营业额越高吗？", []),  # 越…越
+    ("Does satisfaction depend on age bracket?", ["satisfaction", "age bracket"]),
 ])
 def test_content_words_that_name_no_column_in_en_and_zh(question, words):
     assert unmatched(question) == words
@@ -126,6 +130,19 @@ def test_a_measure_the_question_names_but_no_column_matches_is_asked(school):
     assert role_question(kept.provenance, kept.metric, zh=False) is None
     assert defaults_sentence(kept.provenance, zh=False).startswith(
         "Your question mentions “exam score”, which match no column, so this used **Attendance** (the number analysed)")
+
+
+def test_a_group_the_question_relates_a_number_to_is_asked_for_when_there_is_a_choice(cafe, school):
+    plan = plan_analysis("Does the sales figure depend on the delivery partner?", seen(cafe), zh=False)
+    ask = role_question(plan.provenance, plan.metric, zh=False)
+    assert plan.metric == "Sales" and ask is not None and ask["topic"].endswith(".group")
+    assert ask["question"].startswith("Your question mentions “delivery partner”, but")
+    # one category column only: nothing to choose from, so the answer says what stood in
+    plan = plan_analysis("Does the result depend on the teaching method?", seen(school), zh=False)
+    assert plan.metric == "Result" and role_question(plan.provenance, plan.metric, zh=False) is None
+    assert defaults_sentence(plan.provenance, zh=False) == ("Your question mentions “teaching method”, which match "
+                                                            "no column, so this used **Class** (the groups compared): "
+                                                            "check they are the ones you meant.")
 
 
 def test_each_role_is_asked_with_its_own_words_until_the_user_lets_the_analyst_choose(cafe):

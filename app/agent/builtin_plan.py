@@ -182,7 +182,7 @@ GROUP_CUES = re.compile(r"\b(?:hurt|help|boost|improve|worsen|harm|benefit|incre
 def asks_for_groups(question: str) -> bool:
     """Whether the question asks to split the data into groups (compare, relate, which is most, what
     helps or hurts), so a group filled by default replaces something it asked for."""
-    return bool(wants(question, "compare") or wants(question, "correlate") or asks_extreme(question)
+    return bool(wants(question, "compare") or wants(question, "correlate") or wants(question, "drivers") or asks_extreme(question)
                 or asks_top(question) or GROUP_CUES.search(question))
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from app.agent.question_words import STOP, name_words, stem, words_at
+from app.agent.question_words import STOP, core_name, name_words, stem, words_at
 
 # --- yes/no columns named as questions ---------------------------------------------------------------
 _ZH_ASKING = re.compile(r"^(?:是否(?:有|为|已|曾)?|有无|有没有|是不是|是否是)")
@@ -88,7 +88,7 @@ def initials_mentions(question: str, name: str, others: list[str]) -> Iterator[t
     """Where consecutive question words are the initials of an abbreviation inside a longer name:
     "blood pressure" → Systolic BP, "body mass index" → BMI Score. Only when no other column holds
     the same abbreviation (Systolic BP and Diastolic BP: the question does not say which)."""
-    parts = name_words(name)
+    parts = name_words(core_name(name))
     if len(parts) < 2:
         return  # a one-word name is read by question_words.abbreviates
     tokens = [p for p in parts if p.isalpha() and 2 <= len(p) <= 4 and p not in STOP]
@@ -128,7 +128,7 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
     of such words, or alone when the rest of the name is only a unit or count ("exercise" → Exercise
     Hours). Not when the rest of the name says what kind of thing it is ("Customer Type" is not a
     customer rating)."""
-    parts = name_words(name)
+    parts = name_words(core_name(name))
     if len(parts) < 2 or parts[0] in STOP or len(parts[0]) < 4 or not parts[0].isalpha():
         return
     if any(p in _KIND_WORDS for p in parts[1:]):
@@ -190,7 +190,7 @@ def head_word_mentions(question: str, name: str, others: list[str]) -> Iterator[
     """Where the question uses the last word of a longer English name, its head noun, when no other
     column's name holds it: "satisfaction" → Customer Satisfaction, "income" → Household Income. Not
     a plain word any column may end in ("Order Amount" is not named by "amount")."""
-    parts = [p for p in name_words(name) if not p.isdigit()]
+    parts = [p for p in name_words(core_name(name)) if not p.isdigit()]
     if len(parts) < 2 or not name.isascii():
         return
     head = parts[-1]

@@ -24,7 +24,7 @@ CONCEPTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("price", "cost", "价格", "售价", "单价", "费用"),
      ("cost", "costs", "costly", "expensive", "pricier", "priciest", "cheap", "cheaper", "cheapest", "价格", "价钱",
       "售价", "贵", "便宜")),
-    (("visits", "visitors", "traffic", "footfall", "客流", "访客", "人流", "人次"),
+    (("visits", "visitors", "traffic", "footfall", "calls received", "calls", "客流", "访客", "人流", "人次"),
      ("busy", "busier", "busiest", "crowded", "traffic", "footfall", "客流", "人流", "人多", "热闹", "繁忙", "更忙", "最忙",
       "客人", "来客", "顾客多", "顾客少")),
     (("temp", "temperature", "气温", "温度"),

@@ -107,7 +107,7 @@ revenue revenues profit profits income incomes earnings cost costs price prices 
 height length duration speed count counts volume size business takings turnover performance pay salary wage wages
 time times level levels number numbers percentage share yield output""".split())
 MEASURE_ZH = ("成绩", "分数", "得分", "总分", "分", "金额", "收入", "利润", "成本", "价格", "销量", "销售", "生意", "营收",
-              "时长", "时间", "重量", "数量", "业绩", "表现", "产量", "工资", "薪水", "费用", "比例", "率", "额", "量")
+              "时长", "时间", "重量", "数量", "业绩", "表现", "产量", "工资", "薪水", "费用", "消费", "比例", "率", "额", "量")
 
 
 def measure_like(phrase: str) -> bool:

@@ -175,9 +175,13 @@ no yes with from as into about against versus vs it its this that these those th
 each ever never overall analyse analyze analysis check tell me us my our we you your i level levels
 day days week weeks month months quarter quarters year years date dates period periods season seasons daily weekly
 monthly quarterly yearly annual annually time times percent dollars dollar usd euros yuan rmb hours hour minutes
-expect expected expects people person someone somebody anything something everything whole part parts big small high low large
+figure figures expect expected expects people person someone somebody anything something everything whole part parts big small high low large
 """.split())
 
+# Particles are cut out wherever they are; other single characters (天, 高, 多) only when they are a
+# whole fragment (inside a word they are content: 下雨天).
+_ZH_PARTICLES = set("的了吗呢吧啊是有在和与及跟或对把被给让从到按以比都也就还又很更最不没能要想每各并而请越")
+_ZH_COMPARED = set("高低多少大小好差长短快慢会")  # and a modal before the verb: 生意会（变差）
 GENERAL_ZH = sorted("""
 有没有 是不是 会不会 能不能 是否 哪个 哪些 哪一个 哪一 哪种 哪家 哪位 哪里 哪 什么 怎么样 怎么 怎样 如何 多少 为什么 谁
 之间 差别 差异 区别 不同 比较 对比 相比 比起 影响 关系 相关 关联 趋势 变化 变差 变好 变高 变低 增长 下降 上升 减少 增加 提高 降低
@@ -186,10 +190,8 @@ GENERAL_ZH = sorted("""
 情况 表现 越来越 最高 最低 最多 最少 最大 最小 最好 最差 更高 更低 更多 更少 更好 更差 高于 低于 多于 少于 有关 有影响 一起
 季度 月份 年份 星期 时间 期间 每月 每年 每周 每天 按月 按年 随时间 前 后 的 了 吗 呢 吧 啊 是 有 在 和 与 及 跟 或 或者 还是
 对 把 被 给 让 从 到 按 以 比 都 也 就 还 又 很 更 最 不 没 没有 会 能 要 想 每 各 个 名 位 家 种 地 得 着 过 中 里 并 而 其
-请 最近 近期 过去 去年 今年 明年 上个月 下个月 本月 上月 这个月 季节 哪年 哪月 哪天 哪一年 哪一天 元 万 千 百 次 人数 一 二 两 三 四 五 六 七 八 九 十 年 月 周 日 天 高 低 多 少 好 差 大 小
-""".split(), key=len, reverse=True)
-# Single characters that are only removed as whole fragments (inside a word they are content: 下雨天).
-_ZH_PARTICLES = set("的了吗呢吧啊是有在和与及跟或对把被给让从到按以比都也就还又很更最不没会能要想每各并而请")
+请 之后 之前 以后 以前 会变 会有 会更 会比 会让 会不会 这份 那份 这张 这里 一直 是什么 一下子 统计 最近 近期 过去 去年 今年 明年 上个月 下个月 本月 上月 这个月 季节 哪年 哪月 哪天 哪一年 哪一天 元 万 千 百 次 人数 一 二 两 三 四 五 六 七 八 九 十 年 月 周 日 天 高 低 多 少 好 差 大 小
+""".split() + list(_ZH_PARTICLES), key=len, reverse=True)
 # Numbers with their counting word or unit: 三个月, 前5名, 2024年.
 _ZH_COUNT = re.compile(r"[\d一二两三四五六七八九十百千万]+\s*(?:个)?(?:月|年|周|天|日|季度|星期|名|位|家|种|次|人|元|倍|%)?")
 _ZH_RUN = re.compile(r"[\u4e00-\u9fff]+")
@@ -203,8 +205,9 @@ def unmatched_words(question: str, columns: list[dict[str, Any]], spans: list[Sp
     words of `extra` (the dataset's name) and a word of the name of a column the plan `used` ("pass"
     of n_passed) are not content."""
     text = _blank_named(question.lower(), columns, spans)
-    for word in extra:
-        text = text.replace(word.lower(), " " * len(word))
+    for word in extra:  # the dataset's name, and its words ("cafe_sales": cafe, sales)
+        for part in {word, *re.split(r"[\W_]+", word)}:
+            text = _blank_word(text, part.lower()) if len(part) >= 3 else text
     parts = {stem(w) for name in used for w in name_words(name) if len(w) >= 3}  # "pass" of n_passed
     phrases: list[str] = []
     current: list[str] = []
@@ -231,12 +234,15 @@ def _content_en(word: str) -> bool:
 
 def _content_zh(text: str) -> list[str]:
     found = []
-    for run in _ZH_RUN.findall(_ZH_COUNT.sub(" ", text)):
+    for run in _ZH_RUN.findall(text):
         pieces = [run]
         for word in GENERAL_ZH:
             if len(word) == 1 and word not in _ZH_PARTICLES:
                 continue  # a bare 天/高/多 is removed only as a fragment of its own (below)
             pieces = [p for piece in pieces for p in piece.split(word)]
+        pieces = [p for piece in pieces for p in _ZH_COUNT.sub(" ", piece).split()]  # after 一下/一直/统一
+        # a comparison's adjective after the noun: 比非会员高
+        pieces = [p[:-1] if len(p) >= 3 and p[-1] in _ZH_COMPARED else p for p in pieces]
         found += [p for p in pieces if len(p) >= 2 and p not in GENERAL_ZH]
     return found
 

@@ -391,3 +391,12 @@ def test_a_change_between_groups_is_told_as_changes():
     assert change_headline("第二次成绩", "第一次成绩", {"mean.一班": -0.5, "mean.二班": -1.4, "p_value": 0.62}, True) == (
         "从 第一次成绩 到 第二次成绩，二班 平均变化 -1.4，一班 平均变化 -0.5（相差 0.9）；这样的差异很可能只是偶然（p = 0.62），不能作为可靠证据。")
     assert change_headline("a", "b", {"mean.x": 1.0}, False) is None
+
+
+@pytest.mark.parametrize("question, agg", [
+    ("哪类顾客的总消费最高？", "sum"),
+    ("总体来看，哪类顾客平均消费最高？", "mean"),  # 总体 is "overall", not a total
+])
+def test_zong_before_a_measure_is_a_total(question, agg):
+    frame = orders().drop(columns="Date")  # no dates: only the words decide
+    assert aggregated(question, frame) == agg

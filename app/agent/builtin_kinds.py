@@ -15,7 +15,9 @@ _ZH_N = {c: i for i, c in enumerate("一二三四五六七八九十", 1)} | {"�
 
 TOTAL = re.compile(r"\btotals?\b|\bsum\b|\bin all\b|\baltogether\b|\bcombined\b|brings? in the most|bring in|"
                    r"\bshare\b|\bshares\b|percent(?:age)? of (?:all|the total)|contribut|总额|总计|合计|总共|一共|加起来|"
-                   r"总和|总量|总销售|总收入|总营业|占比|份额|贡献", re.I)
+                   r"总和|总量|总销售|总收入|总营业|占比|份额|贡献|"
+                   # 总 before what is added up ("总消费", "总花费", "总成本"); not 总体/总结/总是/总之/总部/总监/总经理/总统
+                   r"总(?!体|结|是|之|部|监|经理|统|的来说|共计?)(?=[\u4e00-\u9fff])", re.I)
 _TOP_EN = re.compile(r"\b(top|bottom|best|worst|largest|biggest|smallest|highest|lowest)\s+(\d+|"
                      + "|".join(_EN_N) + r")\b", re.I)
 _TOP_ZH = re.compile(r"(?:前|排名前|最高的|最大的|后|最低的|倒数)\s*(\d+|[一二两三四五六七八九十])\s*(?:名|个|位|家|种)?")

@@ -163,3 +163,31 @@ def test_the_exercise_answer_says_the_direction(tmp_path):
     run, _ = Session(tmp_path, path).ask("Does exercise lower BMI?")
     assert r < -0.4
     assert "lower BMI" in headline(run) and f"r = {fmt_num(r, 3)}" in headline(run)
+
+
+# --- per unit or in total -------------------------------------------------------------------------------
+def orders_table(zh: bool) -> pd.DataFrame:
+    rng = np.random.default_rng(13)
+    names = ("客户类型", "订单金额", "月份", "套餐") if zh else ("Customer Type", "Order Value", "Month", "Plan")
+    return pd.DataFrame({names[0]: rng.choice(["New", "Returning", "VIP"], 60), names[1]: rng.normal(50, 10, 60).round(2),
+                         names[2]: rng.choice(["Jan", "Feb", "Mar"], 60), names[3]: rng.choice(["Basic", "Pro"], 60)})
+
+
+@pytest.mark.parametrize(("question", "zh", "columns"), [
+    ("Which customer type spends the most per order?", False, ("Order Value", "Customer Type")),
+    ("哪种客户类型每单消费最多？", True, ("订单金额", "客户类型")),
+])
+def test_the_most_per_order_compares_each_groups_average_not_its_total(tmp_path, question, zh, columns):
+    plan = planned(tmp_path, orders_table(zh), question, zh)
+    assert step(plan, "compare_groups").arguments == {"value_column": columns[0], "group_column": columns[1]}
+    assert not any(s.tool == "group_aggregate" for s in plan.steps)
+
+
+def test_shares_from_each_part_each_period_are_the_parts_shares_and_totals_per_period(tmp_path):
+    plan = planned(tmp_path, orders_table(False), "What is the share of the total order value from each plan each month?",
+                   False)
+    assert plan.kind == "share" and plan.dimension == "Plan"
+    assert step(plan, "plot_pie").arguments == {"group_column": "Plan", "value_column": "Order Value", "top": 12}
+    totals = [s.arguments["group_columns"] for s in plan.steps if s.tool == "group_aggregate"]
+    assert totals == [["Plan"], ["Month", "Plan"]]
+    assert all(s.arguments["agg"] == "sum" for s in plan.steps if s.tool == "group_aggregate")

@@ -53,7 +53,7 @@ from app.agent.question_roles import (
     regression_roles,
     superlative_measure,
 )
-from app.agent.question_words import STOP, without_value_words
+from app.agent.question_words import STOP, core_name, without_value_words
 from app.agent.question_words import SYNONYMS as WORD_SYNONYMS
 from app.agent.repeated_design import repeated_design
 from app.agent.role_question import role_answers
@@ -576,9 +576,15 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         return True
     if dimension and SHARE.search(question):
         plan.kind = "share"
+        period, dimension = share_groups(question, columns, named, dimension)
+        plan.dimension = dimension
         subject = _t(zh, f"Share of total {metric} by {dimension}", f"各{dimension}占{metric}总量的比例")
         plan.steps.append(Step("plot_pie", {"group_column": dimension, "value_column": metric, "top": 12}, subject))
         add_total_steps(plan, metric, dimension, zh)
+        if period:  # "each month from each plan": the totals period by period too
+            subject = _t(zh, f"Total {metric} by {period} and {dimension}", f"各{period}、各{dimension}的{metric}合计")
+            plan.steps.append(Step("group_aggregate", {"group_columns": [period, dimension], "value_columns": [metric],
+                                                       "agg": "sum"}, subject, evidence=False))
         return True
     # "which store has the most revenue" over months or orders: the total, unless an average is asked
     # ("on average", "per order", "每单")
@@ -591,6 +597,23 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "sum"}, evidence=False))
         return True
     return False
+
+
+# A grouping named like a period of time ("Month", "季度"): the rows' period, not a part of the total.
+PERIOD_NAME = re.compile(r"^(?:month|months|quarter|quarters|year|years|week|weeks|day|date|period|yr|"
+                         r"月|月份|季度|季|年|年份|周|日期)$", re.I)
+
+
+def share_groups(question: str, columns: list[dict[str, Any]], named: list[str],
+                 dimension: str) -> tuple[str | None, str]:
+    """The period and the parts of a share question naming two groupings ("each month, the share of the total
+    from each plan": Month and Plan): the shares are the parts', added up over the periods too. (None,
+    the chosen grouping) when it names no period beside another grouping."""
+    kinds = {c["name"]: c for c in columns}
+    groups = [n for n in dict.fromkeys([dimension, *named]) if n in kinds and groups_rows(kinds[n])]
+    periods = [n for n in groups if PERIOD_NAME.match(core_name(n).strip())]
+    parts = [n for n in groups if n not in periods]
+    return (periods[0], parts[0]) if periods and parts else (None, dimension)
 
 
 def asks_per_unit(question: str, columns: list[dict[str, Any]]) -> bool:

@@ -90,7 +90,8 @@ def test_a_group_the_question_names_but_no_column_matches_is_asked_not_defaulted
     assert sources["group"].how == "default" and plan.provenance.unmatched == ["rainy"]
     ask = role_question(plan.provenance, plan.metric, zh=False)
     assert ask is not None and ask["topic"] == f"role.{plan.provenance.key}.group"
-    assert ask["question"].startswith("Your question mentions “rainy”, but no column is called that.")
+    assert ask["question"] == ("Your question mentions “rainy”, but no column is called that. "
+                               "Which column says which rows are “rainy”?")
     labels = [o["label"] for o in ask["options"]]
     assert set(labels[:2]) == {"Store", "Weather"} and labels[-1] == "None of these"
     weather = next(o for o in ask["options"] if o["label"] == "Weather")
@@ -98,7 +99,8 @@ def test_a_group_the_question_names_but_no_column_matches_is_asked_not_defaulted
 
     zh = plan_analysis("下雨天销量会变差吗？", seen(cafe), zh=True)
     ask = role_question(zh.provenance, zh.metric, zh=True)
-    assert ask is not None and ask["question"].startswith("问题提到了“下雨天”") and ask["options"][-1]["label"] == "都不是"
+    assert ask is not None and ask["question"] == "问题提到了“下雨天”，但没有哪一列叫这个名字。哪一列能看出“下雨天”？"
+    assert ask["options"][-1]["label"] == "都不是"
 
 
 def test_no_question_when_the_words_name_the_columns_or_name_none(cafe, school):
@@ -129,7 +131,7 @@ def test_a_measure_the_question_names_but_no_column_matches_is_asked(school):
                          confirmed={f"role.{key}.outcome": "None of these"})
     assert role_question(kept.provenance, kept.metric, zh=False) is None
     assert defaults_sentence(kept.provenance, zh=False).startswith(
-        "Your question mentions “exam score”, which match no column, so this used **Attendance** (the number analysed)")
+        "Your question mentions “exam score”, which matches no column, so this used **Attendance** (the number analysed)")
 
 
 def test_a_group_the_question_relates_a_number_to_is_asked_for_when_there_is_a_choice(cafe, school):
@@ -140,7 +142,7 @@ def test_a_group_the_question_relates_a_number_to_is_asked_for_when_there_is_a_c
     # one category column only: nothing to choose from, so the answer says what stood in
     plan = plan_analysis("Does the result depend on the teaching method?", seen(school), zh=False)
     assert plan.metric == "Result" and role_question(plan.provenance, plan.metric, zh=False) is None
-    assert defaults_sentence(plan.provenance, zh=False) == ("Your question mentions “teaching method”, which match "
+    assert defaults_sentence(plan.provenance, zh=False) == ("Your question mentions “teaching method”, which matches "
                                                             "no column, so this used **Class** (the groups compared): "
                                                             "check they are the ones you meant.")
 
@@ -155,7 +157,7 @@ def test_each_role_is_asked_with_its_own_words_until_the_user_lets_the_analyst_c
     plan = plan_analysis(question, seen(cafe), zh=False, confirmed=confirmed)
     second = role_question(plan.provenance, plan.metric, zh=False)
     assert plan.dimension == "Weather" and second is not None and second["topic"].endswith(".outcome")
-    assert second["question"].startswith("Your question mentions “business”, but")
+    assert second["question"].endswith("Which column holds “business”?")
     assert [o["label"] for o in second["options"]] == ["Customers", "Sales", "None of these"]
     plan = plan_analysis(question, seen(cafe), zh=False, confirmed={**confirmed, second["topic"]: "Sales"})
     assert (plan.metric, plan.dimension) == ("Sales", "Weather")
@@ -183,7 +185,7 @@ def test_the_resumed_run_compares_by_the_column_the_user_named(tmp_path, cafe):
     means = cafe_frame_from(cafe).groupby("Weather")["Sales"].mean()
     assert compare.metrics["mean.Wet"] == pytest.approx(means["Wet"], rel=1e-9)
     assert fmt_num(means["Wet"]) in run.answer
-    assert "did not name" not in run.answer and "match no column" not in run.answer  # the user named it
+    assert "did not name" not in run.answer and "no column" not in run.answer  # the user named it
 
     # a later question of the workspace is asked afresh (the answer belongs to its own question)
     run, calls = session.ask("Does sales differ by store?")

@@ -83,13 +83,13 @@ def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -
         words = _quoted(others if role == "group" else measures or provenance.unmatched, zh)
         if zh:
             question = (f"问题提到了{words}，但没有哪一列叫这个名字。" +
-                        ("应该按哪一列分组比较？" if role == "group" else "要分析的数值是哪一列？"))
+                        (f"哪一列能看出{words}？" if role == "group" else f"{words}是哪一列的数值？"))
             reason = "不确认的话，分析会自行挑一列：数字可能没错，但说的不是您问的东西。"
             none = "由分析器自行选择，并在回答中写明用了哪一列"
         else:
             question = (f"Your question mentions {words}, but no column is called that. " +
-                        ("Which column should the groups come from?" if role == "group" else
-                         "Which column holds that number?"))
+                        (f"Which column says which rows are {words}?" if role == "group" else
+                         f"Which column holds {words}?"))
             reason = ("Without your answer the analysis would pick a column itself: the numbers could be right "
                       "but about the wrong thing.")
             none = "Let the analyst choose; the answer says which column it used"
@@ -147,7 +147,8 @@ def defaults_sentence(provenance: Provenance | None, zh: bool) -> str:
     if zh:
         lead = f"问题中的{words}与任何列都对不上，" if words else "问题没有指明这些列，"
         return f"{lead}这里使用了 {listed}；请确认这是您想要的。"
-    lead = (f"Your question mentions {words}, which match no column, so this used " if words
+    verb = "matches" if len(provenance.unmatched) == 1 else "match"
+    lead = (f"Your question mentions {words}, which {verb} no column, so this used " if words
             else "Your question did not name these columns, so this used ")
     return f"{lead}{listed}: check they are the ones you meant."
 

@@ -282,3 +282,13 @@ def test_rainy_days_and_guests_name_the_weather_value_and_the_visitor_count(tmp_
     assert (plan.metric, plan.dimension, plan.values) == ("客流量", "天气", ["雨"])
     assert plan_analysis("Do we earn more when it is busier?", saved(tmp_path, frame.rename(
         columns={"营业额": "Revenue", "客流量": "Visitors"}), "en.csv"), zh=False).kind == "relationship"
+
+
+def test_what_a_customer_spends_is_the_shops_revenue():
+    """"spends" and "一共卖了" name the revenue column of a sales table (it asked which column they meant)."""
+    from app.agent.question_roles import column_mentions
+    from app.agent.question_words import SYNONYMS
+
+    columns = [{"name": n, "type": "number"} for n in ("Units", "Unit Price", "Revenue", "Discount")]
+    for question in ("Which customer type spends the most per order?", "每个渠道一共卖了多少钱？"):
+        assert {m.name for m in column_mentions(question, columns, SYNONYMS)} == {"Revenue"}

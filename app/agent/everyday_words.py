@@ -38,10 +38,11 @@ CONCEPTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("length", "长度"), ("long", "longer", "longest", "长度", "更长", "最长")),
     (("width", "宽度"), ("wide", "wider", "widest", "宽度", "更宽", "最宽")),
     (("score", "成绩", "分数", "得分"), ("score", "scores", "marks", "成绩", "分数", "得分")),
-    (("sales", "revenue", "销售额", "营业额", "销量"), ("sell", "sells", "selling", "sold", "销售", "卖得", "卖出",
+    (("sales", "revenue", "销售额", "营业额", "销量"), ("sell", "sells", "selling", "sold", "销售", "卖得", "卖出", "卖了", "卖掉",
                                                       "earn", "earns", "earned", "赚")),  # a business earns its revenue
     (("units", "quantity", "qty", "件数", "数量"), ("件数", "多少件", "几件", "数量", "how many units", "how many items")),
-    (("spend", "spending", "expenditure", "消费", "支出"), ("spend", "spends", "spent", "spending", "消费", "花费", "花了", "支出")),
+    # what a customer spends is what the shop takes: a revenue or order-amount column
+    (("spend", "spending", "expenditure", "消费", "支出", "revenue", "order amount", "order value", "金额"), ("spend", "spends", "spent", "spending", "消费", "花费", "花了", "支出")),
     (("education", "educ", "schooling", "学历", "教育"), ("educated", "schooling", "学历", "教育", "受教育", "文化程度")),
     (("attrition", "churn", "turnover", "流失", "离职"),
      ("leave", "leaves", "leaving", "quit", "quits", "quitting", "churned", "流失", "离职", "辞职")),

@@ -18,7 +18,7 @@ from app.agent.builtin_plan import plan_analysis
 from app.agent.question_roles import column_spans
 from app.agent.question_words import SYNONYMS
 from app.agent.role_question import defaults_sentence, role_answers, role_question
-from app.agent.role_sources import unmatched_words
+from app.agent.role_sources import settle_sources, unmatched_words
 from app.db.models import Evidence
 from tests.test_builtin_question_reading import seen
 from tests.test_builtin_understanding import Session, call
@@ -166,6 +166,19 @@ def test_each_role_is_asked_with_its_own_words_until_the_user_lets_the_analyst_c
     plan = plan_analysis(question, seen(cafe), zh=False, confirmed={first["topic"]: "None of these"})
     assert role_question(plan.provenance, plan.metric, zh=False) is None
     assert defaults_sentence(plan.provenance, False).startswith("Your question mentions “business”, “weekends”, which")
+
+
+def test_a_narrowed_plan_keeps_the_roles_it_still_fills_and_records_its_filter(cafe):
+    plan = plan_analysis("Summarise this file", seen(cafe), zh=False)
+    group = next(s for s in plan.provenance.sources if s.role == "group").columns[0]
+    # "… only for one of them": the comparison by that column goes (as builtin._plan does), the filter comes
+    plan.steps = [s for s in plan.steps if s.arguments.get("group_column") != group and s.arguments.get("x_column") != group]
+    plan.filters = [{"column": group, "op": "==", "value": "x"}]
+    settle_sources(plan.provenance, plan)
+    assert {(s.role, s.how) for s in plan.provenance.sources} == {("outcome", "default"), ("filter", "value")}
+    assert defaults_sentence(plan.provenance, zh=False) == ("Your question did not name these columns, so this used "
+                                                            "**Sales** (the number analysed): check they are the ones "
+                                                            "you meant.")
 
 
 def test_role_answers_are_read_per_question_and_name_the_column():

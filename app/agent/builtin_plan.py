@@ -59,7 +59,7 @@ from app.agent.repeated_design import repeated_design
 from app.agent.role_question import role_answers
 from app.agent.role_sources import Provenance, plan_roles, read_sources, unmatched_words
 from app.agent.versus_rest import asks_versus_rest, versus_rest
-from app.agent.weekdays import asks_weekend, weekday_column, weekend_versus_weekdays
+from app.agent.weekdays import asks_weekend, weekday_column, weekend_by_date, weekend_versus_weekdays
 from app.agent.wide_pairs import change_by_group, marked_change, marker_columns, wide_pair, wide_pair_plan
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
@@ -266,6 +266,9 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
     elif days := weekend_grouping(question, columns, dimension, metric):  # the weekend days against the weekdays
         dimension = weekend_versus_weekdays(plan, days, str(dataset.get("name")), zh)
         columns = [*columns, {"name": dimension, "type": "category", "levels": 2}]
+    elif date := weekend_dates(question, columns, metric, dataset.get("grain")):
+        dimension = weekend_by_date(plan, date, str(dataset.get("name")), zh)
+        columns = [*columns, {"name": dimension, "type": "category", "levels": 2}]
     if not (asks.forecast or asks_trend(question)):
         plan.filters = year_filter(question, columns)
     group_named = dimension in (*grouping, implied) or plan.whole is not None
@@ -321,6 +324,17 @@ def weekend_grouping(question: str, columns: list[dict[str, Any]], dimension: st
     days = [c for c in columns if weekday_column(c) and (c.get("levels") or 0) > 2 and c["name"] != metric]
     chosen = next((c for c in days if c["name"] == dimension), None)
     return chosen or (days[0] if len(days) == 1 else None)
+
+
+def weekend_dates(question: str, columns: list[dict[str, Any]], metric: str | None, grain: str | None) -> str | None:
+    """The date column a weekend question splits when no column names the days (weekend_grouping): data
+    day by day (or finer) with one date column."""
+    if not (metric and asks_weekend(question)) or any(weekday_column(c) for c in columns):
+        return None
+    if (grain or "").split(" ")[0] in ("weekly", "monthly", "quarterly", "yearly"):
+        return None
+    dates = [c["name"] for c in columns if c["type"] == "datetime" and not c.get("pii")]
+    return dates[0] if len(dates) == 1 else None
 
 
 def year_filter(question: str, columns: list[dict[str, Any]]) -> list[dict[str, Any]]:

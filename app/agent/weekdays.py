@@ -113,3 +113,16 @@ def weekend_versus_weekdays(plan: Plan, column: dict[str, Any], dataset: str, zh
     plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))
     plan.whole, plan.dimension, plan.values = column["name"], arguments["new_column_name"], []
     return plan.dimension
+
+
+def weekend_by_date(plan: Plan, date: str, dataset: str, zh: bool) -> str:
+    """With no weekday column, the weekend days and the weekdays from a date column (derive_column's
+    date_part "weekend"); the new column's name."""
+    plan.derived = f"{dataset}_weekend_vs_weekdays"
+    arguments = {"new_column_name": weekend_column(date, zh), "kind": "date_part", "columns": [date], "part": "weekend",
+                 "output": plan.derived}
+    subject = _t(zh, f"Mark the weekend days (Saturday, Sunday) against the weekdays from {date}",
+                 f"按{date}把周末（周六、周日）和工作日分开")
+    plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))
+    plan.whole, plan.dimension, plan.values = date, weekend_column(date, zh), []
+    return weekend_column(date, zh)

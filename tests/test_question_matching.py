@@ -292,3 +292,33 @@ def test_what_a_customer_spends_is_the_shops_revenue():
     columns = [{"name": n, "type": "number"} for n in ("Units", "Unit Price", "Revenue", "Discount")]
     for question in ("Which customer type spends the most per order?", "每个渠道一共卖了多少钱？"):
         assert {m.name for m in column_mentions(question, columns, SYNONYMS)} == {"Revenue"}
+
+
+def _named(question: str, *columns: tuple[str, str]) -> set[str]:
+    from app.agent.question_roles import column_mentions
+    from app.agent.question_words import SYNONYMS
+
+    return {m.name for m in column_mentions(question, [{"name": n, "type": t} for n, t in columns], SYNONYMS)}
+
+
+def test_an_id_columns_name_is_not_a_partial_name_of_the_rows():
+    """"男员工" speaks of the employees (the rows) and the value 男, not of 员工编号."""
+    assert _named("男员工和女员工谁更满意？", ("员工编号", "identifier"), ("满意度", "number")) == {"满意度"}
+
+
+def test_a_long_yes_no_name_said_in_other_words_order():
+    named = _named("哪边更愿意把公司推荐给朋友？", ("是否愿意推荐公司给朋友", "boolean"), ("部门", "category"))
+    assert named == {"是否愿意推荐公司给朋友"}
+    assert _named("哪边的朋友更多？", ("是否愿意推荐公司给朋友", "boolean")) == set()
+
+
+def test_a_noun_with_its_measure_word_after_it_is_counted_with_it_first():
+    assert _named("哪三块地的产量最高？", ("地块", "category"), ("亩产 (kg)", "number")) == {"地块", "亩产 (kg)"}
+    assert _named("几辆车坏了？", ("车辆", "category")) == {"车辆"}
+
+
+def test_a_count_over_a_period_is_named_by_what_it_counts():
+    assert _named("Do Premium members come for more visits?", ("Visits Last Month", "integer"),
+                  ("Plan", "category")) == {"Visits Last Month"}
+    assert _named("How much money comes in from each plan?", ("Monthly Fee (£)", "number"),
+                  ("Plan", "category")) == {"Monthly Fee (£)", "Plan"}

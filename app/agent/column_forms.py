@@ -56,9 +56,13 @@ def yes_no_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
         return
     if not name.isascii():
         text = question.lower()
+        found = False
         for piece in core:  # the fuller piece first
             for match in re.finditer(re.escape(piece.lower()), text):
+                found = True
                 yield match.start(), match.end()
+        if not found and (loose := _reworded(text, core[0])):
+            yield loose
         return
     wanted = [stem(w) for w in core if w not in STOP]
     words = words_at(question)
@@ -66,6 +70,19 @@ def yes_no_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
         window = words[i:i + len(wanted)]
         if wanted and all(stem(w) == want and len(want) >= 3 for (_, _, w), want in zip(window, wanted, strict=True)):
             yield window[0][0], window[-1][1]
+
+
+def _reworded(text: str, core: str) -> tuple[int, int] | None:
+    """Where a long Chinese core is said with a word moved or put in ("愿意把公司推荐给朋友" for
+    是否愿意推荐公司给朋友): most of its two-character pieces within one clause of the question."""
+    pairs = [core[i:i + 2] for i in range(len(core) - 1)]
+    if len(core) < 5:
+        return None
+    for clause in re.finditer(r"[^，,。？?！!；;]+", text):
+        places = [clause.start() + at for pair in pairs if (at := clause.group(0).find(pair)) >= 0]
+        if len(places) >= 3 and len(places) >= 0.6 * len(pairs):
+            return min(places), max(places) + 2
+    return None
 
 
 # --- partial names: abbreviations, joined words, a distinctive first word ------------------------------
@@ -141,6 +158,10 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
         if stem(word) == lead and after in _MEASURE_WORDS and parts[0] not in _GENERIC \
                 and not question[gap:resume].strip():  # "overall score", not "staff, value"
             yield start, end
+    if all(p in _WHEN_WORDS for p in parts[1:]):  # "Visits Last Month", "Sales This Year": the first word is it
+        for start, end, word in words:
+            if stem(word) == lead and parts[0] not in _GENERIC:
+                yield start, end
     for start, end, word in words:  # a list of the things rated: "cleanliness, staff, value and Wi-Fi"
         if stem(word) == lead and parts[0] not in _NEVER_LISTED and _listed(question, start, end):
             yield start, end
@@ -150,6 +171,9 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
                 yield start, end
 
 
+# The rest of a name that only says over which period the first word was counted
+_WHEN_WORDS = {"last", "this", "per", "past", "prev", "previous", "current", "month", "week", "year", "day", "quarter",
+               "monthly", "weekly", "yearly", "daily", "ytd", "mtd"}
 # A list names the columns it lists by their first words, but these say too little on their own.
 _NEVER_LISTED = {"total", "number", "count", "date", "time", "name", "type", "average", "mean", "percent", "amount"}
 _LIST_BEFORE = re.compile(r"(?:,|、|，|\band|\bor)\s*$", re.I)
@@ -174,8 +198,18 @@ _ZH_COUNTED = re.compile(r"(?:个|各|每)$")
 _ZH_TIME_CHARS = set("年月日天周时分秒季")
 
 
+# A noun written with its measure word after it (地块, 车辆, 房间, 店铺): a question counts it with the
+# measure word first ("哪三块地", "几辆车").
+_ZH_CLASSIFIERS = set("块辆间张本匹只台家所座条件套位名棵头艘架栋")
+
+
 def zh_leading_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
-    """Where the question uses a Chinese name's leading word: "数学平均分" → 数学成绩, "哪两个班" → 班级."""
+    """Where the question uses a Chinese name's leading word: "数学平均分" → 数学成绩, "哪两个班" → 班级,
+    "哪三块地" → 地块."""
+    core = name.strip()
+    if len(core) == 2 and core[1] in _ZH_CLASSIFIERS and "\u4e00" <= core[0] <= "\u9fff":
+        for match in re.finditer(re.escape(core[1] + core[0]), question):
+            yield match.start(), match.end()
     lead = _ZH_MEASURE_TAIL.sub("", name.strip())
     if lead == name.strip() or not lead or not all("\u4e00" <= ch <= "\u9fff" for ch in lead):
         return

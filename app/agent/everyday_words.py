@@ -40,6 +40,8 @@ CONCEPTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("score", "成绩", "分数", "得分"), ("score", "scores", "marks", "成绩", "分数", "得分")),
     (("sales", "revenue", "销售额", "营业额", "销量"), ("sell", "sells", "selling", "sold", "销售", "卖得", "卖出", "卖了", "卖掉",
                                                       "earn", "earns", "earned", "赚")),  # a business earns its revenue
+    (("fee", "fees", "revenue", "amount", "income", "金额", "费用", "收入", "营业额"), ("money", "takings", "钱")),
+    (("yield", "output", "产量", "亩产", "产出"), ("yield", "yields", "output", "产量", "亩产", "收成", "产出")),
     (("units", "quantity", "qty", "件数", "数量"), ("件数", "多少件", "几件", "数量", "how many units", "how many items")),
     # what a customer spends is what the shop takes: a revenue or order-amount column
     (("spend", "spending", "expenditure", "消费", "支出", "revenue", "order amount", "order value", "金额"), ("spend", "spends", "spent", "spending", "消费", "花费", "花了", "支出")),

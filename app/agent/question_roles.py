@@ -96,6 +96,8 @@ def column_mentions(question: str, columns: list[dict[str, Any]],
     names = [c["name"] for c in columns]
     for col in longest_first:  # partial forms, last: "blood pressure" → Systolic BP, "blue-collar" → bluecol
         name = col["name"]
+        if col.get("type") == "identifier":  # "员工" is the rows (男员工), not a partial name of 员工编号
+            continue
         _take([*initials_mentions(question, name, names), *joined_mentions(question, name),
                *leading_word_mentions(question, name, names), *zh_leading_mentions(question, name, names),
                *head_word_mentions(question, name, names), *zh_part_mentions(question, name, names)],

@@ -143,9 +143,12 @@ def settle_sources(provenance: Provenance | None, plan: Plan) -> None:
 
 
 def part_named(question: str, name: str) -> bool:
-    """Whether the question uses one word of a column's name of several ("pass" of n_passed), by its stem."""
+    """Whether the question uses one word of a column's name of several ("pass" of n_passed), by its stem,
+    or three Chinese characters in a row of it ("测评分数" for 培训后测评分)."""
     parts = {stem(w) for w in name_words(name) if len(w) >= 3 and w not in STOP}
-    return len(name_words(name)) > 1 and any(stem(w) in parts for _, _, w in words_at(question) if w not in STOP)
+    if len(name_words(name)) > 1 and any(stem(w) in parts for _, _, w in words_at(question) if w not in STOP):
+        return True
+    return any(run[i:i + 3] in question for run in re.findall(r"[\u4e00-\u9fff]{3,}", name) for i in range(len(run) - 2))
 
 
 def same_family(question: str, name: str) -> bool:
@@ -188,7 +191,16 @@ each ever never overall analyse analyze analysis check tell me us my our we you 
 day days week weeks month months quarter quarters year years date dates period periods season seasons daily weekly
 monthly quarterly yearly annual annually time times percent dollars dollar usd euros yuan rmb hours hour minutes
 figure figures expect expected expects people person someone somebody anything something everything whole part parts big small high low large
+true false really truly indeed off out having take takes taking took taken turn turns turned bring brings brought keep keeps
+kept put puts try tries say says said seem seems seemed become becomes became happen happens happened use uses used
+need needs needed plan planning roughly around approximately about nearly almost instead rather though although
+""".split()) | set("""
+customer customers client clients user users patient patients member members employee employees worker workers staff
+student students pupil pupils order orders purchases transactions deliveries calls callers visitors guests records
+rows cases entries households respondents participants subjects individuals everyone everybody folks
 """.split())
+# Above, the second set: the things a table's rows are. "Do older patients …", "each order": the rows, not a
+# variable to look for. Only plurals of the words that often qualify another noun: "delivery partner".
 
 # Particles are cut out wherever they are; other single characters (天, 高, 多) only when they are a
 # whole fragment (inside a word they are content: 下雨天).
@@ -202,10 +214,12 @@ GENERAL_ZH = sorted("""
 情况 表现 越来越 最高 最低 最多 最少 最大 最小 最好 最差 更高 更低 更多 更少 更好 更差 高于 低于 多于 少于 有关 有影响 一起
 季度 月份 年份 星期 时间 期间 每月 每年 每周 每天 按月 按年 随时间 前 后 的 了 吗 呢 吧 啊 是 有 在 和 与 及 跟 或 或者 还是
 对 把 被 给 让 从 到 按 以 比 都 也 就 还 又 很 更 最 不 没 没有 会 能 要 想 每 各 个 名 位 家 种 地 得 着 过 中 里 并 而 其
-请 之后 之前 以后 以前 会变 会有 会更 会比 会让 会不会 这份 那份 这张 这里 一直 是什么 一下子 统计 最近 近期 过去 去年 今年 明年 上个月 下个月 本月 上月 这个月 季节 哪年 哪月 哪天 哪一年 哪一天 元 万 千 百 次 人数 一 二 两 三 四 五 六 七 八 九 十 年 月 周 日 天 高 低 多 少 好 差 大 小
+请 下来 几分 几 大家 我们 你们 他们 店里 公司 顾客 客户 用户 客人 员工 学生 病人 患者 订单 人们 是否真的 真的 确实 到底 究竟 大概 大约 左右
+之后 之前 以后 以前 会变 会有 会更 会比 会让 会不会 这份 那份 这张 这里 一直 是什么 一下子 统计 最近 近期 过去 去年 今年 明年 上个月 下个月 本月 上月 这个月 季节 哪年 哪月 哪天 哪一年 哪一天 元 万 千 百 次 人数 一 二 两 三 四 五 六 七 八 九 十 年 月 周 日 天 高 低 多 少 好 差 大 小
 """.split() + list(_ZH_PARTICLES), key=len, reverse=True)
 # Numbers with their counting word or unit: 三个月, 前5名, 2024年.
-_ZH_COUNT = re.compile(r"[\d一二两三四五六七八九十百千万]+\s*(?:个)?(?:月|年|周|天|日|季度|星期|名|位|家|种|次|人|元|倍|%)?")
+_ZH_COUNT = re.compile(r"[\d一二两三四五六七八九十百千万几]+\s*(?:个)?(?:月|年|周|天|日|季度|星期|名|位|家|种|次|人|元|倍|%|"
+                       r"块|套|件|单|笔|份|只|台|辆|间|张|项|分|条|本|家店)?")
 _ZH_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _JOINERS = {"and", "or", "vs", "versus"}
 
@@ -217,7 +231,8 @@ def unmatched_words(question: str, columns: list[dict[str, Any]], spans: list[Sp
     words of `extra` (the dataset's name) and a word of the name of a column the plan `used` ("pass"
     of n_passed) are not content."""
     text = _blank_named(question.lower(), columns, spans)
-    for word in extra:  # the dataset's name, and its words ("cafe_sales": cafe, sales)
+    ids = tuple(c["name"] for c in columns if c.get("type") == "identifier")  # "Member ID": the rows are members
+    for word in (*extra, *ids):  # the dataset's name, and its words ("cafe_sales": cafe, sales)
         for part in {word, *re.split(r"[\W_]+", word)}:
             text = _blank_word(text, part.lower()) if len(part) >= 3 else text
     parts = {stem(w) for name in used for w in name_words(name) if len(w) >= 3}  # "pass" of n_passed

@@ -119,6 +119,7 @@ def weather_table(zh: bool) -> pd.DataFrame:
     ("天气很冷的时候冰淇淋销量会下降吗？", True, "冰淇淋销量", "气温"),
     ("Do we sell more ice cream when the weather is hot?", False, "Ice Cream Sales", "Temperature"),
     ("Do we sell more ice cream in hot weather?", False, "Ice Cream Sales", "Temperature"),
+    ("If the temperature rises, do ice cream sales go up?", False, "Ice Cream Sales", "Temperature"),
 ])
 def test_hot_weather_is_the_temperature_not_the_weather_category(tmp_path, question, zh, measure, temperature):
     plan = planned(tmp_path, weather_table(zh), question, zh)

@@ -436,7 +436,8 @@ CAUSE = re.compile(r"\b(?:lower|lowers|lowered|reduce[sd]?|reducing|raise[sd]?|r
 # The verb right before the measure it acts on ("lower BMI", "reduce the BMI", "降低BMI"): "is ozone lower
 # on windy days" compares, it names no cause.
 ACTS_ON = re.compile(rf"(?:{CAUSE.pattern})\s*(?:(?:the|a|an|your|their|our|one's|people's)\s+)?$", re.I)
-WHEN_EN = re.compile(r"\b(?:when|whenever|if)\b", re.I)
+# ("When did revenue peak?" asks for a time: no condition)
+WHEN_EN = re.compile(r"\b(?:when|whenever|if)\b(?!\s+(?:was|were|did|does|do|is|are|will|has|have|had)\b)", re.I)
 WHEN_ZH = re.compile(r"的时候|时候|时[，,]|的话")
 
 

@@ -117,6 +117,7 @@ def weather_table(zh: bool) -> pd.DataFrame:
 @pytest.mark.parametrize(("question", "zh", "measure", "temperature"), [
     ("天气热的时候，冰淇淋卖得多吗？", True, "冰淇淋销量", "气温"),
     ("天气很冷的时候冰淇淋销量会下降吗？", True, "冰淇淋销量", "气温"),
+    ("热天气冰淇淋卖得更好吗？", True, "冰淇淋销量", "气温"),
     ("Do we sell more ice cream when the weather is hot?", False, "Ice Cream Sales", "Temperature"),
     ("Do we sell more ice cream in hot weather?", False, "Ice Cream Sales", "Temperature"),
     ("If the temperature rises, do ice cream sales go up?", False, "Ice Cream Sales", "Temperature"),

@@ -38,6 +38,7 @@ from app.agent.data_task_plans import (
     per_pair,
     repeated_plan,
 )
+from app.agent.everyday_words import CONDITION_WORDS
 from app.agent.plan_steps import Plan, Step, weighted_arguments
 from app.agent.plan_steps import local_text as _t
 from app.agent.profile_reading import GROUPING, NUMERIC, count_weights
@@ -443,7 +444,7 @@ WHEN_ZH = re.compile(r"的时候|时候|时[，,]|的话")
 
 def leading_measure(question: str, spans: list[Any], measures: list[str]) -> str | None:
     """Of two measures, the one the question makes act on the other (a cause verb between them) or sets
-    as the condition ("when …", "…的时候"); None when it does neither."""
+    as the condition ("when …", "…的时候", a condition word: "hot", "热天"); None when it does neither."""
     placed = sorted((start, end, name) for start, end, name in spans if name in measures)
     firsts = {name: (start, end) for start, end, name in reversed(placed)}
     if len(firsts) != 2:
@@ -459,7 +460,9 @@ def leading_measure(question: str, spans: list[Any], measures: list[str]) -> str
         after = [name for start, _, name in placed if start > cue.start()]
         if after:
             return after[0]
-    return None
+    # "热天气冰淇淋卖得更好吗", "on windy days": the measure named by a condition word is the condition
+    conditions = {name for start, end, name in placed if question[start:end].lower() in CONDITION_WORDS}
+    return conditions.pop() if len(conditions) == 1 else None
 
 
 # A grouping named as such ("by cylinders", "各档位", "across gears"): a code column that stays groups.

@@ -102,7 +102,8 @@ def column_mentions(question: str, columns: list[dict[str, Any]],
                *leading_word_mentions(question, name, names), *zh_leading_mentions(question, name, names),
                *head_word_mentions(question, name, names), *zh_part_mentions(question, name, names)],
               name, found, "partial")
-    return _without_scene_names(question, _without_rows_words(question, sorted(found)), columns)
+    found = _without_rows_words(question, sorted(found))
+    return _without_scene_names(question, _condition_before_name(question, found, columns, synonyms), columns)
 
 
 # "Windy days", "hot months": the plural of a time unit after a word that names a column is the
@@ -141,6 +142,28 @@ def _without_scene_names(question: str, found: list[Mention], columns: list[dict
         elif not gap.strip() and _sets_scene(question, second, first, kinds):
             dropped.add(second)
     return [m for m in found if m not in dropped]
+
+
+def _condition_before_name(question: str, found: list[Mention], columns: list[dict[str, Any]],
+                           synonyms: dict[str, tuple[str, ...]]) -> list[Mention]:
+    """"热天气卖得多吗": the condition word 热天 runs into the category's name 天气, which claimed the text first;
+    the word is read for its numeric column (气温) in place of the category (kept when it is one of the
+    category's values)."""
+    kinds = {c["name"]: c for c in columns}
+    text = question.lower()
+    for at, mention in enumerate(found):
+        category = kinds.get(mention.name)
+        if not (category and category["type"] in GROUPING and mention.kind == "name"):
+            continue
+        for word in CONDITION_WORDS:
+            start = text.rfind(word, 0, mention.start + 1)
+            if word.isascii() or start < 0 or not start < mention.start < start + len(word) <= mention.end:
+                continue
+            number = next((c["name"] for c in columns if c["type"] in NUMERIC and not c.get("pii") and any(
+                word in words for key, words in synonyms.items() if synonym_key_fits(key, c["name"]))), None)
+            if number and not any(str(v) in word for v in category.get("values") or []):
+                return sorted([*found[:at], Mention(start, start + len(word), number, "synonym"), *found[at + 1:]])
+    return found
 
 
 def _sets_scene(question: str, scene: Mention, said: Mention, kinds: dict[str, dict[str, Any]]) -> bool:

@@ -59,7 +59,7 @@ from app.agent.repeated_design import repeated_design
 from app.agent.role_question import role_answers
 from app.agent.role_sources import Provenance, plan_roles, read_sources, unmatched_words
 from app.agent.versus_rest import asks_versus_rest, versus_rest
-from app.agent.weekdays import asks_weekend, weekday_column, weekend_by_date, weekend_versus_weekdays
+from app.agent.weekdays import asks_weekend, weekday_column, weekend_by_date, weekend_column, weekend_versus_weekdays
 from app.agent.wide_pairs import change_by_group, marked_change, marker_columns, wide_pair, wide_pair_plan
 
 METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
@@ -263,6 +263,9 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
             next((c.get("levels") or 0 for c in columns if c["name"] == dimension), 0) > 2):
         dimension = versus_rest(plan, dimension, str(dataset.get("name")), zh)  # one group against the others
         columns = [*columns, {"name": dimension, "type": "category", "levels": 2}]
+    elif made := made_weekend_column(question, columns, metric):  # a version made for an earlier weekend question
+        plan.whole, dimension = made
+        plan.dimension, plan.values = dimension, []
     elif days := weekend_grouping(question, columns, dimension, metric):  # the weekend days against the weekdays
         dimension = weekend_versus_weekdays(plan, days, str(dataset.get("name")), zh)
         columns = [*columns, {"name": dimension, "type": "category", "levels": 2}]
@@ -324,6 +327,16 @@ def weekend_grouping(question: str, columns: list[dict[str, Any]], dimension: st
     days = [c for c in columns if weekday_column(c) and (c.get("levels") or 0) > 2 and c["name"] != metric]
     chosen = next((c for c in days if c["name"] == dimension), None)
     return chosen or (days[0] if len(days) == 1 else None)
+
+
+def made_weekend_column(question: str, columns: list[dict[str, Any]], metric: str | None) -> tuple[str, str] | None:
+    """The column it was made from and the weekend column a version made for an earlier weekend question
+    already has ("Day: weekend days or weekdays", in either language): compared as it is, not made again."""
+    if not (metric and asks_weekend(question)):
+        return None
+    names = [c["name"] for c in columns]
+    return next(((base, name) for name in names for base in names for zh in (False, True)
+                 if name == weekend_column(base, zh)), None)
 
 
 def weekend_dates(question: str, columns: list[dict[str, Any]], metric: str | None, grain: str | None) -> str | None:
@@ -423,7 +436,8 @@ CAUSE = re.compile(r"\b(?:lower|lowers|lowered|reduce[sd]?|reducing|raise[sd]?|r
 # The verb right before the measure it acts on ("lower BMI", "reduce the BMI", "降低BMI"): "is ozone lower
 # on windy days" compares, it names no cause.
 ACTS_ON = re.compile(rf"(?:{CAUSE.pattern})\s*(?:(?:the|a|an|your|their|our|one's|people's)\s+)?$", re.I)
-WHEN_EN = re.compile(r"\b(?:when|whenever|if)\b", re.I)
+# ("When did revenue peak?" asks for a time: no condition)
+WHEN_EN = re.compile(r"\b(?:when|whenever|if)\b(?!\s+(?:was|were|did|does|do|is|are|will|has|have|had)\b)", re.I)
 WHEN_ZH = re.compile(r"的时候|时候|时[，,]|的话")
 
 

@@ -103,10 +103,15 @@ def weekend_arguments(column: dict[str, Any], output: str, zh: bool) -> dict[str
             "output": output}
 
 
+def weekend_dataset(dataset: str, zh: bool) -> str:
+    """The new version's name, one per language (its column's name and labels differ): calls_weekend_vs_weekdays."""
+    return f"{dataset}_周末_vs_工作日" if zh else f"{dataset}_weekend_vs_weekdays"
+
+
 def weekend_versus_weekdays(plan: Plan, column: dict[str, Any], dataset: str, zh: bool) -> str:
     """A prep step that adds "<day column>: weekend days or weekdays" as a new version; the new column's name.
     The weekend group leads the comparison's headline."""
-    plan.derived = f"{dataset}_weekend_vs_weekdays"
+    plan.derived = weekend_dataset(dataset, zh)
     arguments = weekend_arguments(column, plan.derived, zh)
     subject = _t(zh, f"Mark the weekend days (Saturday, Sunday) against the weekdays in {column['name']}",
                  f"按{column['name']}把周末（周六、周日）和工作日分开")
@@ -118,7 +123,7 @@ def weekend_versus_weekdays(plan: Plan, column: dict[str, Any], dataset: str, zh
 def weekend_by_date(plan: Plan, date: str, dataset: str, zh: bool) -> str:
     """With no weekday column, the weekend days and the weekdays from a date column (derive_column's
     date_part "weekend"); the new column's name."""
-    plan.derived = f"{dataset}_weekend_vs_weekdays"
+    plan.derived = weekend_dataset(dataset, zh)
     arguments = {"new_column_name": weekend_column(date, zh), "kind": "date_part", "columns": [date], "part": "weekend",
                  "output": plan.derived}
     subject = _t(zh, f"Mark the weekend days (Saturday, Sunday) against the weekdays from {date}",

@@ -400,3 +400,12 @@ def test_a_change_between_groups_is_told_as_changes():
 def test_zong_before_a_measure_is_a_total(question, agg):
     frame = orders().drop(columns="Date")  # no dates: only the words decide
     assert aggregated(question, frame) == agg
+
+
+def test_the_partner_of_a_named_measurement_is_not_asked_about():
+    """"the other hand" is NW.Hnd: the paired plan stands without a question about which column holds it."""
+    from app.agent.role_question import role_question
+
+    question = "Each student measured the span of their writing hand and of their other hand. Is the writing hand bigger?"
+    plan = plan_analysis(question, seen(hands()), zh=False)
+    assert plan.kind == "paired" and role_question(plan.provenance, plan.metric, zh=False) is None

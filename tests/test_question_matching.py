@@ -322,3 +322,8 @@ def test_a_count_over_a_period_is_named_by_what_it_counts():
                   ("Plan", "category")) == {"Visits Last Month"}
     assert _named("How much money comes in from each plan?", ("Monthly Fee (£)", "number"),
                   ("Plan", "category")) == {"Monthly Fee (£)", "Plan"}
+
+
+def test_a_two_character_name_counted_by_its_last_character():
+    assert _named("这四个月三家店一共卖了多少钱？每家店各占多少？", ("门店", "category"), ("销售额", "number")) == {"门店", "销售额"}
+    assert _named("三个月的销售额", ("月份", "category"), ("销售额", "number")) == {"销售额"}  # time: not 月份

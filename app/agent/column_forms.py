@@ -201,6 +201,7 @@ _ZH_TIME_CHARS = set("年月日天周时分秒季")
 # A noun written with its measure word after it (地块, 车辆, 房间, 店铺): a question counts it with the
 # measure word first ("哪三块地", "几辆车").
 _ZH_CLASSIFIERS = set("块辆间张本匹只台家所座条件套位名棵头艘架栋")
+_ZH_COUNTER = re.compile(r"(?:[\d一二两三四五六七八九十几每哪各这那])[家间所座位个]")
 
 
 def zh_leading_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
@@ -210,6 +211,11 @@ def zh_leading_mentions(question: str, name: str, others: list[str]) -> Iterator
     if len(core) == 2 and core[1] in _ZH_CLASSIFIERS and "\u4e00" <= core[0] <= "\u9fff":
         for match in re.finditer(re.escape(core[1] + core[0]), question):
             yield match.start(), match.end()
+    if len(core) == 2 and "\u4e00" <= core[1] <= "\u9fff" and core[1] not in _ZH_TIME_CHARS:
+        # a two-character name by its last character, counted: "三家店", "每家店" → 门店; "各个班" → 班级 is below
+        for match in _ZH_COUNTER.finditer(question):
+            if question.startswith(core[1], match.end()) and not any(core[1] in o for o in others if o != name):
+                yield match.end(), match.end() + 1
     lead = _ZH_MEASURE_TAIL.sub("", name.strip())
     if lead == name.strip() or not lead or not all("\u4e00" <= ch <= "\u9fff" for ch in lead):
         return

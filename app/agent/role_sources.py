@@ -124,6 +124,8 @@ def read_sources(plan: Plan, question: str, columns: list[dict[str, Any]], menti
             how = "synonym"
         elif part_named(question, name):  # "pass rate" for n_passed
             how = "partial"
+        elif plan.kind == "paired" and role == "outcome" and any(n in kinds for r, n in plan_roles(plan) if r == role):
+            how = "partial"  # the partner of a measurement the question named: "the other hand" (wide_pairs)
         else:
             how = "default"
         grouped.setdefault((role, how), []).append(name)

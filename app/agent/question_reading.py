@@ -14,6 +14,9 @@ from typing import Any
 
 from app.agent.context import wrap
 from app.agent.dataset_choice import Choice, choose_dataset
+from app.agent.question_roles import column_spans
+from app.agent.question_words import SYNONYMS
+from app.agent.role_sources import unmatched_words
 
 MAX_DATASETS = 5
 SOURCE = "question-reading"
@@ -39,8 +42,19 @@ def question_reading(question: str, datasets: list[dict[str, Any]]) -> str:
         if fit.values:
             parts.append("values " + "; ".join(fit.values))
         lines.append(f"- {fit.dataset.get('name')}: " + ("; ".join(parts) if parts else "nothing named"))
+    if choice.dataset is not None and (loose := words_naming_nothing(question, choice.dataset)):
+        lines.append("Words of the question that match no column or value of " + str(choice.dataset.get("name"))
+                     + ": " + ", ".join(f"“{w}”" for w in loose) + " (if one is what the question is about, "
+                     "ask which column is meant rather than analyse another)")
     lines.append(verdict(choice))
     return wrap(SOURCE, "data", "\n".join(lines))
+
+
+def words_naming_nothing(question: str, dataset: dict[str, Any]) -> list[str]:
+    """The question's content words that no column or value of the dataset matches (role_sources)."""
+    columns = dataset.get("columns") or []
+    spans = column_spans(question, columns, SYNONYMS)
+    return unmatched_words(question, columns, spans, (str(dataset.get("name") or ""),))[:6]
 
 
 def verdict(choice: Choice) -> str:

@@ -82,6 +82,8 @@ def unmatched(question: str) -> list[str]:
     ("Do members who have a trainer take fewer days off?", ["trainer"]),
     ("这三年平均下来，哪三块地的营业额最高？", []),
     ("大家的营业额平均提高了几分？", []),
+    ("Which customers bring in the most sales?", ["customers"]),  # ranked: a column to find
+    ("top 5 customers by sales", ["customers"]),
 ])
 def test_content_words_that_name_no_column_in_en_and_zh(question, words):
     assert unmatched(question) == words
@@ -247,3 +249,14 @@ def test_what_drives_names_the_factors_it_chose(tmp_path, cafe):
 
 def cafe_frame_from(path: Path) -> pd.DataFrame:
     return pd.read_csv(path)
+
+
+def test_the_group_a_question_names_leads_its_comparison():
+    """"下雨天生意会差一些吗" names one weather of three: the headline starts with it and where it stands."""
+    from app.agent.builtin_headlines import named_group_headline
+
+    metrics = {"mean.晴": 5471.2, "mean.多云": 5394.0, "mean.雨": 4645.6, "p_value": 1e-9}
+    assert named_group_headline("销售额", "天气", metrics, "雨", zh=True).startswith("雨 的平均 销售额 最低：4,646（晴 5,471，多云 5,394）")
+    metrics = {"mean.Sunny": 5.0, "mean.Rain": 5.2, "mean.Cloudy": 5.4, "p_value": 0.4}
+    text = named_group_headline("Sales", "Weather", metrics, "Rain", zh=False)
+    assert text.startswith("Rain's average Sales, 5.2, is in between (Cloudy 5.4, Sunny 5)") and "by chance" in text

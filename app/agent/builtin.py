@@ -27,6 +27,7 @@ from app.agent.builtin_headlines import (
     drivers_headline,
     extreme_headline,
     missing_headline,
+    named_group_headline,
     paired_headline,
     proportion_headline,
     rank_headline,
@@ -394,7 +395,8 @@ def _finding(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
     text = _reading(step, result, zh, plan, question)
     means = {k.split(".", 1)[1]: v for k, v in result["metrics"].items()
              if k.startswith("mean.") and isinstance(v, (int, float))}
-    if step.tool in ("compare_groups", "compare_two_groups") and means:
+    every_mean_said = all(fmt_num(v) in text for v in means.values())  # named_group_headline lists them all
+    if step.tool in ("compare_groups", "compare_two_groups") and means and not every_mean_said:
         ranked = sorted(means.items(), key=lambda kv: -kv[1])
         group = step.arguments.get("group_column", "")
         listed = ("，" if zh else ", ").join(f"{_named(g, group, question, zh)} {fmt_num(v)}" for g, v in ranked)  # 862,332
@@ -463,6 +465,9 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
         lead = (plan.values[0] if plan and plan.values else _versus_value(arguments["group_column"]) if first
                 else None) or _extreme_group(metrics, asks_extreme(question))
         headline = two_group_headline(arguments["value_column"], arguments["group_column"], metrics, lead, zh)
+    elif step.tool == "compare_groups" and plan is not None and len(plan.values) == 1 and \
+            arguments.get("group_column") == plan.dimension:  # "rainy days": that group, against the others
+        headline = named_group_headline(arguments["value_column"], arguments["group_column"], metrics, plan.values[0], zh)
     elif step.tool == "compare_groups" and (extreme := asks_extreme(question)):
         headline = extreme_headline(arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh)
     return headline or result["interpretation"] or result["conclusion"]

@@ -279,6 +279,25 @@ def extreme_headline(metric: str, group: str, metrics: dict[str, Any], least: bo
     return f"{lead}; {last[0]} is at the other end ({fmt_num(last[1])}). Across {group}, {_chance(p, zh)}."
 
 
+def named_group_headline(metric: str, group: str, metrics: dict[str, Any], named: str, zh: bool) -> str | None:
+    """'Rain has the lowest average Sales: 4,646 (Sunny 5,471, Cloudy 5,394); …' when the question asks
+    about one group of several ("下雨天生意会差一些吗"): that group first, where it stands, then the others."""
+    means = _by_prefix(metrics, "mean.")
+    if named not in means or len(means) < 3:
+        return None
+    ranked = sorted(means.items(), key=lambda kv: kv[1], reverse=True)
+    place = [g for g, _ in ranked].index(named)
+    others = [(g, v) for g, v in ranked if g != named]
+    listed = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in others)
+    p = metrics.get("p_value")
+    if zh:
+        where = "最高" if place == 0 else "最低" if place == len(ranked) - 1 else "居中"
+        return f"{named} 的平均 {metric} {where}：{fmt_num(means[named])}（{listed}）；各{group}之间的差异：{_chance(p, zh)}。"
+    lead = (f"{named} has the {'highest' if place == 0 else 'lowest'} average {metric}: {fmt_num(means[named])}"
+            if place in (0, len(ranked) - 1) else f"{named}'s average {metric}, {fmt_num(means[named])}, is in between")
+    return f"{lead} ({listed}); across {group}, {_chance(p, zh)}."
+
+
 def drivers_headline(target: str, metrics: dict[str, Any], zh: bool) -> str | None:
     """'wt matters most for mpg: each 1 more wt goes with 3.67 lower mpg, other factors held fixed
     (p = 0.002). Next: hp (…). Together the factors account for 85% of the ups and downs in mpg.'

@@ -196,13 +196,18 @@ figure figures expect expected expects people person someone somebody anything s
 true false really truly indeed off out having take takes taking took taken turn turns turned bring brings brought keep keeps
 kept put puts try tries say says said seem seems seemed become becomes became happen happens happened use uses used
 need needs needed plan planning roughly around approximately about nearly almost instead rather though although
-""".split()) | set("""
+""".split())
+ROW_WORDS = set("""
 customer customers client clients user users patient patients member members employee employees worker workers staff
 student students pupil pupils order orders purchases transactions deliveries calls callers visitors guests records
 rows cases entries households respondents participants subjects individuals everyone everybody folks
 """.split())
-# Above, the second set: the things a table's rows are. "Do older patients …", "each order": the rows, not a
-# variable to look for. Only plurals of the words that often qualify another noun: "delivery partner".
+# The things a table's rows are: "Do older patients …", "each order": the rows, not a variable to look for;
+# but "top 5 customers", "which customers" ranks them, so there they are content (a column to find).
+# Only plurals of the words that often qualify another noun: "delivery partner".
+ZH_ROW_WORDS = ("顾客", "客户", "用户", "客人", "员工", "学生", "病人", "患者", "订单", "会员们")
+_ZH_RANKS_ROWS = re.compile(r"(?:哪些|哪几|哪位|哪个|前\s*[\d一二三四五六七八九十]+\s*[名位个]?|最\S{0,3}的)$")
+_RANKS_ROWS = re.compile(r"(?:\btop|\bbottom|\bwhich|\bbest|\bworst|\d+)\s+(?:\w+\s+)?$")
 
 # Particles are cut out wherever they are; other single characters (天, 高, 多) only when they are a
 # whole fragment (inside a word they are content: 下雨天).
@@ -216,7 +221,7 @@ GENERAL_ZH = sorted("""
 情况 表现 越来越 最高 最低 最多 最少 最大 最小 最好 最差 更高 更低 更多 更少 更好 更差 高于 低于 多于 少于 有关 有影响 一起
 季度 月份 年份 星期 时间 期间 每月 每年 每周 每天 按月 按年 随时间 前 后 的 了 吗 呢 吧 啊 是 有 在 和 与 及 跟 或 或者 还是
 对 把 被 给 让 从 到 按 以 比 都 也 就 还 又 很 更 最 不 没 没有 会 能 要 想 每 各 个 名 位 家 种 地 得 着 过 中 里 并 而 其
-请 下来 几分 几 大家 我们 你们 他们 店里 公司 顾客 客户 用户 客人 员工 学生 病人 患者 订单 人们 是否真的 真的 确实 到底 究竟 大概 大约 左右
+请 下来 几分 几 大家 我们 你们 他们 店里 公司 人们 是否真的 真的 确实 到底 究竟 大概 大约 左右
 之后 之前 以后 以前 会变 会有 会更 会比 会让 会不会 这份 那份 这张 这里 一直 是什么 一下子 统计 最近 近期 过去 去年 今年 明年 上个月 下个月 本月 上月 这个月 季节 哪年 哪月 哪天 哪一年 哪一天 元 万 千 百 次 人数 一 二 两 三 四 五 六 七 八 九 十 年 月 周 日 天 高 低 多 少 好 差 大 小
 """.split() + list(_ZH_PARTICLES), key=len, reverse=True)
 # Numbers with their counting word or unit: 三个月, 前5名, 2024年.
@@ -241,11 +246,12 @@ def unmatched_words(question: str, columns: list[dict[str, Any]], spans: list[Sp
     phrases: list[str] = []
     current: list[str] = []
     pending: str | None = None
-    for _, _, word in words_at(text):
+    for start, _, word in words_at(text):
         if word in _JOINERS and current:
             pending = word
             continue
-        if _content_en(word) and stem(word) not in parts:
+        rows = word in ROW_WORDS and not _RANKS_ROWS.search(question.lower()[:start])
+        if _content_en(word) and stem(word) not in parts and not rows:
             current += [pending, word] if pending else [word]
         elif current:
             phrases.append(" ".join(current))
@@ -253,6 +259,10 @@ def unmatched_words(question: str, columns: list[dict[str, Any]], spans: list[Sp
         pending = None
     if current:
         phrases.append(" ".join(current))
+    for word in ZH_ROW_WORDS:  # 男员工, 大家: the rows; 哪些顾客, 前5名顾客: a column to find
+        for match in list(re.finditer(word, text)):
+            if not _ZH_RANKS_ROWS.search(text[:match.start()]):
+                text = text[:match.start()] + " " * len(word) + text[match.end():]
     return phrases + _content_zh(text)
 
 

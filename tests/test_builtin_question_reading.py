@@ -123,6 +123,17 @@ def test_a_names_unit_is_not_its_head_word():
     assert busier == {"Calls Received"}
 
 
+@pytest.mark.parametrize("question", ["Have callers had to wait longer as the year went on?", "这一年的等待时间是不是越来越长？"])
+def test_a_change_through_the_year_is_a_trend(question, tmp_path):
+    path = tmp_path / "calls.csv"
+    days = pd.date_range("2024-01-01", periods=120, freq="D")
+    pd.DataFrame({"Date": days, "Weekday": days.day_name(), "等待时间": np.linspace(60, 120, 120).round(),
+                  "Avg Wait (sec)": np.linspace(60, 120, 120).round()}).to_csv(path, index=False)
+    plan = plan_analysis(question, seen(path), zh=question.isascii() is False)
+    assert any(s.tool == "time_series_trend" for s in plan.steps)
+    assert not any(s.tool == "compare_groups" for s in plan.steps)
+
+
 def test_a_word_for_a_column_does_not_name_its_negation():
     """"employment" is Employed, not Unemployed, though Unemployed comes first and holds the same letters."""
     plan = plan_analysis("Has employment gone up over the years?", seen(rds("longley")), zh=False)

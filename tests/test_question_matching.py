@@ -330,3 +330,22 @@ def test_a_count_over_a_period_is_named_by_what_it_counts():
 def test_a_two_character_name_counted_by_its_last_character():
     assert _named("这四个月三家店一共卖了多少钱？每家店各占多少？", ("门店", "category"), ("销售额", "number")) == {"门店", "销售额"}
     assert _named("三个月的销售额", ("月份", "category"), ("销售额", "number")) == {"销售额"}  # time: not 月份
+
+
+def test_a_doubled_consonant_before_ed_or_ing_is_the_same_word():
+    from app.agent.question_words import stem
+
+    assert stem("cancelled") == stem("cancel") and stem("planned") == stem("plan") and stem("filled") == stem("fill")
+    assert _named("Are members with a trainer less likely to cancel?", ("Cancelled", "boolean")) == {"Cancelled"}
+
+
+def test_a_piece_of_a_named_value_is_that_value_not_another_column():
+    """"不施肥" is a value of 肥料; its "施肥" does not name 施肥量 (kg/亩)."""
+    from app.agent.question_roles import column_mentions
+    from app.agent.question_words import SYNONYMS
+
+    columns = [{"name": "肥料", "type": "category", "levels": 3, "values": ["复合肥", "有机肥", "不施肥"]},
+               {"name": "施肥量 (kg/亩)", "type": "number"}, {"name": "亩产 (kg)", "type": "number"}]
+    named = {m.name for m in column_mentions("施复合肥和不施肥，小麦产量差别大吗？", columns, SYNONYMS)}
+    assert named == {"亩产 (kg)"}
+    assert {m.name for m in column_mentions("施肥越多产量越高吗？", columns, SYNONYMS)} == {"施肥量 (kg/亩)", "亩产 (kg)"}

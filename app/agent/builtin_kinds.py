@@ -164,10 +164,13 @@ def number_cut(question: str) -> tuple[str, float] | None:
 # A trend question without the word: a direction over a span of time ("has the flow been going down
 # over the years", "这些年就业人数是不是一直在增加").
 _DIRECTION = (r"\bincreas|\bdecreas|\brising\b|\brisen\b|\brises?\b|\bfall(?:ing|en|s)?\b|\bdeclin|\bgrow|\bgoing (?:up|down)|"
-              r"\bgone (?:up|down)|\bgo(?:ne)? up\b|\bdropp|上升|下降|增加|减少|增长|下滑|降低|提高|上涨|下跌|回落|攀升")
+              r"\bgone (?:up|down)|\bgo(?:ne)? up\b|\bdropp|\b(?:longer|shorter)\b|\bgetting\b|"
+              r"上升|下降|增加|减少|增长|下滑|降低|提高|上涨|下跌|回落|攀升")
 _TIME_SPAN = (r"\bover (?:the )?(?:years|time|decades|months|period)|\b(year|quarter|month|week) (?:after|by|on|over) \1\b|"
               r"\bover the last|"
-              r"\bthrough the years|\bsince \d{4}|这些年|这几年|近年|历年|逐年|多年来|一直|年年|每一年|这段时间|随着时间")
+              r"\bthrough the years|\bsince \d{4}|\bas the (?:year|years|months|weeks|season) (?:went|goes|go|wore) on\b|"
+              r"\bover the (?:year|course of)\b|\bthrough(?:out)? the year\b|"
+              r"这些年|这几年|近年|历年|逐年|多年来|一直|年年|每一年|这段时间|随着时间|这一年|一年来|今年以来|越来越")
 DIRECTION, TIME_SPAN = re.compile(_DIRECTION, re.I), re.compile(_TIME_SPAN, re.I)
 
 

@@ -94,14 +94,16 @@ def column_mentions(question: str, columns: list[dict[str, Any]],
         _take([*loose_mentions(question, col["name"]), *spread_mentions(question, col["name"])], col["name"], found,
               "loose")
     names = [c["name"] for c in columns]
+    said_values = _value_places(text, columns)
     for col in longest_first:  # partial forms, last: "blood pressure" → Systolic BP, "blue-collar" → bluecol
         name = col["name"]
         if col.get("type") == "identifier":  # "员工" is the rows (男员工), not a partial name of 员工编号
             continue
-        _take([*initials_mentions(question, name, names), *joined_mentions(question, name),
-               *leading_word_mentions(question, name, names), *zh_leading_mentions(question, name, names),
-               *head_word_mentions(question, name, names), *zh_part_mentions(question, name, names)],
-              name, found, "partial")
+        places = [*initials_mentions(question, name, names), *joined_mentions(question, name),
+                  *leading_word_mentions(question, name, names), *zh_leading_mentions(question, name, names),
+                  *head_word_mentions(question, name, names), *zh_part_mentions(question, name, names)]
+        # a piece of a value the question names is that value: "不施肥" is 肥料's, not 施肥量 (kg/亩)
+        _take([(a, b) for a, b in places if not any(s <= a and b <= e for s, e in said_values)], name, found, "partial")
     found = _without_rows_words(question, sorted(found))
     return _without_scene_names(question, _condition_before_name(question, found, columns, synonyms), columns)
 
@@ -181,6 +183,17 @@ def joined_name(name: str) -> list[str]:
     parts = name_words(name)
     joined = "".join(parts)
     return [joined] if len(parts) >= 2 and name.isascii() and joined.isalpha() and len(joined) >= 6 else []
+
+
+def _value_places(text: str, columns: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    """Where the question writes a category value of two characters or more, as it is written."""
+    places = []
+    for column in columns:
+        for value in column.get("values") or []:
+            value = str(value).strip().lower()
+            if len(value) >= 2 and not value.isdigit():
+                places += [(m.start(), m.end()) for m in re.finditer(re.escape(value), text)]
+    return places
 
 
 def _take(places: Iterable[tuple[int, int]], name: str, found: list[Mention], kind: str) -> None:

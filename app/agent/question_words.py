@@ -105,6 +105,8 @@ def stem(word: str) -> str:
             break
     if w.endswith("e") and len(w) >= 5:
         w = w[:-1]
+    if len(w) >= 5 and w[-1] == w[-2] and w[-1] in "lptnmgrdb":  # cancelled/cancel, planned/plan: one letter
+        w = w[:-1]
     return w
 
 

@@ -246,20 +246,23 @@ def spreadsheet_bytes(frame: pd.DataFrame, name: str) -> bytes:
     return buffer.getvalue()
 
 
-def write_files() -> None:
-    for name, make in GENERATORS.items():
+Generators = dict[str, Callable[[], pd.DataFrame]]
+
+
+def write_files(generators: Generators | None = None) -> None:
+    for name, make in (generators or GENERATORS).items():
         path = REPO / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(spreadsheet_bytes(make(), name))
         print(f"wrote {path} ({path.stat().st_size:,} bytes)")
 
 
-def stale_files() -> list[str]:
+def stale_files(generators: Generators | None = None) -> list[str]:
     """The files whose data differ from what the generators give now. Bytes are compared first;
     where they differ (another xlsxwriter or pandas may zip or format a file differently) the data
     read back decide."""
     stale = []
-    for name, make in GENERATORS.items():
+    for name, make in (generators or GENERATORS).items():
         path = REPO / name
         fresh = spreadsheet_bytes(make(), name)
         if not path.is_file() or (path.read_bytes() != fresh and not read_bytes(path.read_bytes(), name).equals(
@@ -513,18 +516,24 @@ def build() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """--write generates the spreadsheets first, then the task file; --check checks both."""
+    return main_with_files(argv, GENERATORS, build, OUT)
+
+
+def main_with_files(argv: list[str] | None, generators: Generators, make: Callable[[], dict[str, Any]],
+                    out: Path) -> int:
+    """--write generates the spreadsheets first, then the task file; --check checks both (the
+    held-out sets that write their own spreadsheets share this)."""
     args = sys.argv[1:] if argv is None else argv
     if "--write" in args:
-        write_files()
+        write_files(generators)
     if "--check" in args:
-        stale = stale_files()
+        stale = stale_files(generators)
         if stale:
             print("these files differ from their generator; run the script with --write: " + ", ".join(stale),
                   file=sys.stderr)
             return 1
         print("the spreadsheets in data/eval/files match their generators")
-    return expected_main(args, make=build, out=OUT)
+    return expected_main(args, make=make, out=out)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The fact shorthands are the main set's (expected.py), the file format and tool families the third
 # held-out set's, so every set writes facts and spreadsheets the same way.
 from expected import MONEY, below, either, headline, metric, number, pct, r, says, says_all, tool, uses
-from expected import main as expected_main
 from holdout3_expected import (
     DRIVER_TOOLS,
     PROPORTION_TOOLS,
@@ -46,10 +45,10 @@ from holdout3_expected import (
     TOTAL_TOOLS,
     all_p_values,
     compared,
+    main_with_files,
     p_text,
-    read_bytes,
+    read,
     signed,
-    spreadsheet_bytes,
 )
 from holdout4_expected import TREND_TOOLS, asked_anything, relation_strength
 
@@ -267,32 +266,6 @@ def hostel() -> pd.DataFrame:
 GENERATORS: dict[str, Callable[[], pd.DataFrame]] = {
     DENTAL: dental, BIKES: bikes, COURSE: course, WORKSHOP: workshop, LIBRARY: library, SALON: salon, HOSTEL: hostel,
 }
-
-
-def write_files() -> None:
-    for name, make in GENERATORS.items():
-        path = REPO / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(spreadsheet_bytes(make(), name))
-        print(f"wrote {path} ({path.stat().st_size:,} bytes)")
-
-
-def stale_files() -> list[str]:
-    """The files whose data differ from what the generators give now (bytes first, then the data
-    read back, as holdout3_expected.py does)."""
-    stale = []
-    for name, make in GENERATORS.items():
-        path = REPO / name
-        fresh = spreadsheet_bytes(make(), name)
-        if not path.is_file() or (path.read_bytes() != fresh and not read_bytes(path.read_bytes(), name).equals(
-                read_bytes(fresh, name))):
-            stale.append(name)
-    return stale
-
-
-def read(name: str) -> pd.DataFrame:
-    """A file as read back from disk: the expected values come from what a user would upload."""
-    return read_bytes((REPO / name).read_bytes(), name)
 
 
 def task(id_: str, files: list[str], question: str, facts: list[dict], source: str, asks: bool = False,
@@ -518,18 +491,7 @@ def build() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """--write generates the spreadsheets first, then the task file; --check checks both."""
-    args = sys.argv[1:] if argv is None else argv
-    if "--write" in args:
-        write_files()
-    if "--check" in args:
-        stale = stale_files()
-        if stale:
-            print("these files differ from their generator; run the script with --write: " + ", ".join(stale),
-                  file=sys.stderr)
-            return 1
-        print("the spreadsheets in data/eval/files match their generators")
-    return expected_main(args, make=build, out=OUT)
+    return main_with_files(argv, GENERATORS, build, OUT)
 
 
 if __name__ == "__main__":

@@ -134,6 +134,8 @@ def forecast(data: pd.DataFrame, date_column: str, value_column: str, horizon: i
                      "backtest_folds": folds, "last_actual": float(y[-1]), "last_period": ts.labels[-1],
                      "forecast_total": float(fc["forecast"].sum()), "forecast_mean": float(fc["forecast"].mean()),
                      "seasonal": seasonal, "first_period": labels[0]}
+    if agg not in ("sum", "count"):  # the periods are averages (a satisfaction score): adding them up means nothing
+        del metrics["forecast_total"]
     if ts.left_out:
         metrics["excluded_periods"] = ", ".join(ts.left_out)
     if chosen in scores:
@@ -167,9 +169,12 @@ def _result(m: dict, fc: pd.DataFrame, labels: list[str], ts, value_column: str,
     else:
         reading = ctx.t(f"{value_column} is expected to be about {fmt_num(first['forecast'])} in {labels[0]} and about "
                         f"{fmt_num(last['forecast'])} by {labels[-1]} (likely between {fmt_num(last['lower'])} and {fmt_num(last['upper'])}, {level} interval); "
-                        f"the total over the next {m['horizon']} {unit[0]}s is about {fmt_num(m['forecast_total'])}.",
+                        + (f"the total over the next {m['horizon']} {unit[0]}s is about {fmt_num(m['forecast_total'])}."
+                           if "forecast_total" in m else f"about {fmt_num(m['forecast_mean'])} on average."),
                         f"预计 {labels[0]} 的 {value_column} 约为 {fmt_num(first['forecast'])}，到 {labels[-1]} 约为 {fmt_num(last['forecast'])}"
-                        f"（{level} 区间为 {fmt_num(last['lower'])} 至 {fmt_num(last['upper'])}）；未来 {m['horizon']} 个{unit[1]}合计约 {fmt_num(m['forecast_total'])}。")
+                        f"（{level} 区间为 {fmt_num(last['lower'])} 至 {fmt_num(last['upper'])}）；"
+                        + (f"未来 {m['horizon']} 个{unit[1]}合计约 {fmt_num(m['forecast_total'])}。" if "forecast_total" in m
+                           else f"平均约 {fmt_num(m['forecast_mean'])}。"))
     if "backtest_mape" in m and m["backtest_mape"] == m["backtest_mape"]:
         accuracy = ctx.t(f" When this method forecast the last {m['backtest_folds']} stretches of known history, it was off by "
                          f"{m['backtest_mape']:.1f}% on average (MAE {fmt_num(m['backtest_mae'])}).",

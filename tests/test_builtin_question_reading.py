@@ -528,3 +528,18 @@ def test_two_named_measures_of_several_words_are_the_pair_reported(question):
     stretching from "sepal" to the last "length" (and "len" is not a short form of "length")."""
     plan = plan_analysis(question, seen(rds("iris")), zh=False)  # in either order: "the more X, the more Y" puts Y first
     assert sorted(step(plan, "correlation_analysis").arguments["columns"]) == ["Petal.Length", "Sepal.Length"]
+
+
+def test_a_level_is_averaged_per_period_and_a_day_means_daily(tmp_path):
+    """A 1-5 satisfaction per day is averaged per week, never added up (7 days summed to ~27), and a
+    forecast of "how many calls a day over the next two weeks" is 14 daily periods."""
+    path = tmp_path / "calls.csv"
+    days = pd.date_range("2024-01-01", periods=200, freq="D")
+    rng = np.random.default_rng(2)
+    pd.DataFrame({"Date": days, "Calls Received": rng.integers(400, 600, 200),
+                  "Avg Satisfaction (1-5)": rng.uniform(3.5, 4.3, 200).round(2)}).to_csv(path, index=False)
+    plan = plan_analysis("Forecast average satisfaction for the next two weeks", seen(path), zh=False)
+    assert step(plan, "forecast").arguments["agg"] == "mean" and step(plan, "time_series_trend").arguments["agg"] == "mean"
+    calls = plan_analysis("How many calls received a day should we plan for over the next two weeks?", seen(path), zh=False)
+    forecast = step(calls, "forecast").arguments
+    assert "agg" not in forecast and forecast["horizon"] == 14 and forecast.get("freq", "D") == "D"

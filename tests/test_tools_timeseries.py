@@ -365,3 +365,14 @@ def test_contribution_errors():
                           period_column="year"), "insufficient_data")
     assert_error(run_tool("contribution_decomposition", df, group_column="region", value_column="region",
                           period_column="year"), "wrong_column_type")
+
+
+def test_a_forecast_of_averages_gives_their_mean_not_a_total():
+    days = pd.date_range("2024-01-01", periods=120, freq="D")
+    data = pd.DataFrame({"day": days, "score": np.random.default_rng(1).uniform(3.5, 4.3, 120)})
+    mean = run_tool("forecast", data, date_column="day", value_column="score", freq="W", agg="mean", horizon=2)
+    assert mean.ok, mean.error
+    assert "forecast_total" not in mean.metrics and "on average" in mean.interpretation
+    assert 3.4 < mean.metrics["forecast_mean"] < 4.4
+    total = run_tool("forecast", data, date_column="day", value_column="score", freq="W", horizon=2)
+    assert total.metrics["forecast_total"] == pytest.approx(2 * total.metrics["forecast_mean"])

@@ -239,9 +239,13 @@ def unmatched_words(question: str, columns: list[dict[str, Any]], spans: list[Sp
     of n_passed) are not content."""
     text = _blank_named(question.lower(), columns, spans)
     ids = tuple(c["name"] for c in columns if c.get("type") == "identifier")  # "Member ID": the rows are members
+    # "calls" is the rows of a call log (and a word of its file's name), but a variable to find when
+    # columns are named with it (Calls Received, Calls Answered)
+    named_parts = {stem(w) for c in columns for w in name_words(c["name"]) if len(w) >= 3}
     for word in (*extra, *ids):  # the dataset's name, and its words ("cafe_sales": cafe, sales)
         for part in {word, *re.split(r"[\W_]+", word)}:
-            text = _blank_word(text, part.lower()) if len(part) >= 3 else text
+            if len(part) >= 3 and (part in ids or stem(part.lower()) not in named_parts):
+                text = _blank_word(text, part.lower())
     parts = {stem(w) for name in used for w in name_words(name) if len(w) >= 3}  # "pass" of n_passed
     phrases: list[str] = []
     current: list[str] = []
@@ -250,7 +254,7 @@ def unmatched_words(question: str, columns: list[dict[str, Any]], spans: list[Sp
         if word in _JOINERS and current:
             pending = word
             continue
-        rows = word in ROW_WORDS and not _RANKS_ROWS.search(question.lower()[:start])
+        rows = word in ROW_WORDS and not _RANKS_ROWS.search(question.lower()[:start]) and stem(word) not in named_parts
         if _content_en(word) and stem(word) not in parts and not rows:
             current += [pending, word] if pending else [word]
         elif current:

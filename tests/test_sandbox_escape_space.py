@@ -100,7 +100,11 @@ def test_many_workspaces_keep_a_bounded_number_of_warm_sandboxes(env):  # noqa: 
     pool = get_pool()
     # Reason: an LRU cap on warm sandboxes; a new workspace closes the least recently used one.
     assert len(pool.parents) <= 2 and names[-1] in pool.parents and names[0] not in pool.parents
-    alive = {name for name in names if _host_pids_of(sandbox_uid(name))}
+    for _ in range(100):  # the closed one's processes are killed; on a loaded machine they take a moment to go
+        alive = {name for name in names if _host_pids_of(sandbox_uid(name))}
+        if names[0] not in alive:
+            break
+        time.sleep(0.05)
     assert alive <= set(pool.parents) and names[0] not in alive
     # and a memory budget: above it the least recently used idle sandboxes are closed
     stats = pool.stats()

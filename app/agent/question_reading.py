@@ -42,7 +42,9 @@ def question_reading(question: str, datasets: list[dict[str, Any]]) -> str:
         if fit.values:
             parts.append("values " + "; ".join(fit.values))
         lines.append(f"- {fit.dataset.get('name')}: " + ("; ".join(parts) if parts else "nothing named"))
-    if choice.dataset is not None and (loose := words_naming_nothing(question, choice.dataset)):
+    chosen = next((f for f in choice.fits if f.dataset is choice.dataset), None)
+    few_named = chosen is None or len(chosen.columns) + len(chosen.values) < 2  # else the reading already says enough
+    if choice.dataset is not None and few_named and (loose := words_naming_nothing(question, choice.dataset)):
         lines.append("Words of the question that match no column or value of " + str(choice.dataset.get("name"))
                      + ": " + ", ".join(f"“{w}”" for w in loose) + " (if one is what the question is about, "
                      "ask which column is meant rather than analyse another)")

@@ -196,6 +196,10 @@ figure figures expect expected expects people person someone somebody anything s
 true false really truly indeed off out having take takes taking took taken turn turns turned bring brings brought keep keeps
 kept put puts try tries say says said seem seems seemed become becomes became happen happens happened use uses used
 need needs needed plan planning roughly around approximately about nearly almost instead rather though although
+develop develops developed developing development evolve evolves evolved evolving progress progressed perform performs
+performed performing performance behave behaves behaved doing going moving move moves moved trending shift shifts
+shifted fluctuate fluctuates fluctuated strongly strong weakly weak clearly clear care cares interested interest
+extra once held fixed hold holds keep account accounting considering consider overall alone together apart
 """.split())
 ROW_WORDS = set("""
 customer customers client clients user users patient patients member members employee employees worker workers staff

@@ -41,7 +41,7 @@ from app.agent.data_task_plans import (
 from app.agent.everyday_words import CONDITION_WORDS
 from app.agent.plan_steps import Plan, Step, weighted_arguments
 from app.agent.plan_steps import local_text as _t
-from app.agent.profile_reading import GROUPING, NUMERIC, count_weights
+from app.agent.profile_reading import GROUPING, NUMERIC, count_weights, is_level
 from app.agent.question_outcome import measure_names, rate_outcome
 from app.agent.question_roles import (
     asks_ahead,
@@ -751,33 +751,8 @@ def add_time_steps(plan: Plan, question: str, forecast: bool, grain: str | None,
         subject = _t(zh, f"Forecast {metric}", f"预测{metric}")
         arguments = {"date_column": date, "value_column": metric, **level}
         if request := forecast_request(question):
-            arguments.update(forecast_arguments(per_period(question, request), grain, column.get("span_days")))
+            arguments.update(forecast_arguments(request, grain, column.get("span_days")))
         plan.steps.append(Step("forecast", arguments, subject))
     return True
-
-
-# A column that is a level, not an amount: adding up its rows in a period means nothing (7 days of a
-# 1-5 satisfaction summed to 27); their average does.
-_LEVEL_NAME = re.compile(r"\b(?:avg|average|mean|median|rate|ratio|pct|percent|share|score|rating|index|satisfaction|"
-                         r"temperature|temp|price)\b|%|平均|均值|率|比例|占比|评分|得分|满意度|指数|温度|气温|单价|价格", re.I)
-
-
-def is_level(metric: str, columns: list[dict[str, Any]]) -> bool:
-    column = next((c for c in columns if c["name"] == metric), {})
-    maximum = column.get("maximum")
-    rating = isinstance(maximum, (int, float)) and maximum <= 10 and (column.get("minimum") or 0) >= 0 and \
-        column.get("type") == "number"  # 1-5 or 1-10 with decimals: an average score per row
-    return bool(_LEVEL_NAME.search(metric)) or rating
-
-
-_PER_DAY = re.compile(r"\b(?:a|per|each|every) day\b|\bdaily\b|每天|每日|一天|日均", re.I)
-
-
-def per_period(question: str, request: tuple[int, str]) -> tuple[int, str]:
-    """"How many calls a day over the next two weeks": 14 daily periods, not 2 weekly totals."""
-    n, unit = request
-    if _PER_DAY.search(question) and unit in ("W", "M"):
-        return round(n * (7 if unit == "W" else 30)), "D"
-    return request
 
 

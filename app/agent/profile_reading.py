@@ -119,3 +119,18 @@ def read_values(dataset: dict[str, Any], counts: dict[str, dict[str, Any]]) -> d
               for column, metrics in counts.items()}
     return {**dataset, "columns": [{**c, "values": values[c["name"]]} if values.get(c["name"]) else c
                                    for c in dataset["columns"]]}
+
+
+# A column that is a level, not an amount: adding up its rows in a period means nothing (7 days of a
+# 1-5 satisfaction summed to 27); their average does.
+_LEVEL_NAME = re.compile(r"\b(?:avg|average|mean|median|rate|ratio|pct|percent|share|score|rating|index|satisfaction|"
+                         r"temperature|temp|price)\b|%|平均|均值|率|比例|占比|评分|得分|满意度|指数|温度|气温|单价|价格", re.I)
+
+
+def is_level(metric: str, columns: list[dict[str, Any]]) -> bool:
+    """Whether a column's rows are combined by their mean, not their sum, over a period."""
+    column = next((c for c in columns if c["name"] == metric), {})
+    maximum = column.get("maximum")
+    rating = isinstance(maximum, (int, float)) and maximum <= 10 and (column.get("minimum") or 0) >= 0 and \
+        column.get("type") == "number"  # 1-5 or 1-10 with decimals: an average score per row
+    return bool(_LEVEL_NAME.search(metric)) or rating

@@ -426,8 +426,18 @@ MIN_PERIODS = 10  # the forecast tool needs 8 periods; two spare for partial fir
 
 
 def forecast_request(question: str) -> tuple[int, str] | None:
-    """How far ahead the question asks: (number, period D/W/M/Q/Y), or None when it does not say."""
-    text = question.lower()
+    """How far ahead the question asks: (number, period D/W/M/Q/Y), or None when it does not say.
+    "How many calls a day over the next two weeks" asks for 14 days, not 2 weekly totals."""
+    request = _horizon(question.lower())
+    if request and _PER_DAY.search(question) and request[1] in ("W", "M"):
+        return round(request[0] * (7 if request[1] == "W" else 30)), "D"
+    return request
+
+
+_PER_DAY = re.compile(r"\b(?:a|per|each|every) day\b|\bdaily\b|每天|每日|一天|日均", re.I)
+
+
+def _horizon(text: str) -> tuple[int, str] | None:
     for pattern in _HORIZON_EN:
         if match := pattern.search(text):
             return _en_number(match.group(1)), UNITS[match.group(2)]

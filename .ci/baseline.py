@@ -34,8 +34,12 @@ Finding = tuple[str, str, str]  # file, rule, "line: message"
 
 
 def ruff_findings() -> list[Finding]:
-    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "json", "--no-fix", "."],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--output-format", "json", "--no-fix", "."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode not in (0, 1):
         raise SystemExit(f"ruff failed to run:\n{proc.stderr}")
     found = []
@@ -47,9 +51,20 @@ def ruff_findings() -> list[Finding]:
 
 def mypy_findings() -> list[Finding]:
     # the files and options are in pyproject.toml ([tool.mypy])
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--no-pretty", "--show-error-codes",
-                           "--no-error-summary", "--show-column-numbers"],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--no-pretty",
+            "--show-error-codes",
+            "--no-error-summary",
+            "--show-column-numbers",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode not in (0, 1):
         raise SystemExit(f"mypy failed to run:\n{proc.stdout}\n{proc.stderr}")
     found = []
@@ -71,14 +86,18 @@ def counts(findings: list[Finding]) -> dict[str, dict[str, int]]:
 
 
 def grown(current: dict[str, dict[str, int]], baseline: dict[str, dict[str, int]]) -> list[tuple[str, str, int, int]]:
-    return [(path, rule, n, baseline.get(path, {}).get(rule, 0))
-            for path, rules in current.items() for rule, n in rules.items()
-            if n > baseline.get(path, {}).get(rule, 0)]
+    return [
+        (path, rule, n, baseline.get(path, {}).get(rule, 0))
+        for path, rules in current.items()
+        for rule, n in rules.items()
+        if n > baseline.get(path, {}).get(rule, 0)
+    ]
 
 
 def shrunk(current: dict[str, dict[str, int]], baseline: dict[str, dict[str, int]]) -> int:
-    return sum(max(0, n - current.get(path, {}).get(rule, 0))
-               for path, rules in baseline.items() for rule, n in rules.items())
+    return sum(
+        max(0, n - current.get(path, {}).get(rule, 0)) for path, rules in baseline.items() for rule, n in rules.items()
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,8 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         report_growth(args.tool, more, findings)
         return 1
     fixed = shrunk(current, baseline)
-    print(f"{args.tool}: {total} finding(s), none beyond the baseline ({base_total})"
-          + (f"; {fixed} fixed — run `python .ci/baseline.py {args.tool} --update` to lock that in" if fixed else ""))
+    print(
+        f"{args.tool}: {total} finding(s), none beyond the baseline ({base_total})"
+        + (f"; {fixed} fixed — run `python .ci/baseline.py {args.tool} --update` to lock that in" if fixed else "")
+    )
     return 0
 
 
@@ -115,8 +136,7 @@ def report_growth(tool: str, more: list[tuple[str, str, int, int]], findings: li
     print(f"{tool}: new findings beyond the baseline (.ci/baseline/{tool}.json):")
     for path, rule, n, allowed in more:
         print(f"  {path} {rule}: {n} (baseline {allowed})")
-        for where in sorted((w for f, r, w in findings if (f, r) == (path, rule)),
-                            key=lambda w: int(w.split(":")[0])):
+        for where in sorted((w for f, r, w in findings if (f, r) == (path, rule)), key=lambda w: int(w.split(":")[0])):
             print(f"    {path}:{where}")
 
 

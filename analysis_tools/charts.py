@@ -36,15 +36,14 @@ log = logging.getLogger(__name__)
 
 # ----------------------------------------------------------------------------- style
 
-ACCENT = "#2E6FBA"        # the one accent colour (single-series charts)
-ACCENT_DARK = "#1D4F8A"   # lines drawn over the accent (trendlines, medians)
-MUTED = "#A7AFB9"         # "Other" and de-emphasised marks
+ACCENT = "#2E6FBA"  # the one accent colour (single-series charts)
+ACCENT_DARK = "#1D4F8A"  # lines drawn over the accent (trendlines, medians)
+MUTED = "#A7AFB9"  # "Other" and de-emphasised marks
 TEXT = "#2B2F36"
 GRID = "#E4E7EB"
 SPINE = "#B8BEC6"
 # Categorical palette starting from the accent (colour-blind friendly, muted).
-PALETTE = ["#2E6FBA", "#E08A2E", "#3A9E6F", "#C9473F", "#8062B0", "#8C6A4F", "#D36BA6", "#5FA8B8",
-           "#B8A63B", "#6B7A8F"]
+PALETTE = ["#2E6FBA", "#E08A2E", "#3A9E6F", "#C9473F", "#8062B0", "#8C6A4F", "#D36BA6", "#5FA8B8", "#B8A63B", "#6B7A8F"]
 
 DPI = 120
 FIG_SIZE = (8.0, 5.0)
@@ -60,9 +59,22 @@ LATIN_FAMILY = "DejaVu Sans"
 _FONT_LOCK = threading.Lock()
 _MPLFONTS_FILES = ("NotoSansCJKsc-Regular.otf", "SourceHanSansSC-Regular.otf", "SimHei.ttf")
 _SYSTEM_CJK_FAMILIES = (
-    "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source Han Sans CN", "Noto Sans CJK JP",
-    "Noto Sans CJK TC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei",
-    "PingFang SC", "Hiragino Sans GB", "Heiti SC", "STHeiti", "Droid Sans Fallback", "Arial Unicode MS",
+    "Noto Sans CJK SC",
+    "Noto Sans SC",
+    "Source Han Sans SC",
+    "Source Han Sans CN",
+    "Noto Sans CJK JP",
+    "Noto Sans CJK TC",
+    "WenQuanYi Micro Hei",
+    "WenQuanYi Zen Hei",
+    "Microsoft YaHei",
+    "SimHei",
+    "PingFang SC",
+    "Hiragino Sans GB",
+    "Heiti SC",
+    "STHeiti",
+    "Droid Sans Fallback",
+    "Arial Unicode MS",
 )
 
 
@@ -122,6 +134,7 @@ def apply_fonts(fig: Figure) -> None:
 
 # ----------------------------------------------------------------------------- figures
 
+
 def new_figure(size: tuple[float, float] = FIG_SIZE) -> tuple[Figure, Axes]:
     """A styled figure with one axes, drawn by Agg (no pyplot)."""
     fig = Figure(figsize=size, dpi=DPI, facecolor="white", layout="constrained")
@@ -149,11 +162,11 @@ def set_grid(ax: Axes, grid_axis: str) -> None:
         ax.grid(True, axis=grid_axis, color=GRID, linewidth=0.8)
 
 
-def set_labels(ax: Axes, title: str | None = None, xlabel: str | None = None,
-               ylabel: str | None = None, ylabel_width: int = 40) -> None:
+def set_labels(
+    ax: Axes, title: str | None = None, xlabel: str | None = None, ylabel: str | None = None, ylabel_width: int = 40
+) -> None:
     if title:
-        ax.set_title(wrap_label(title, width=54, max_lines=2), fontsize=TITLE_SIZE, color=TEXT, pad=10,
-                     loc="left")
+        ax.set_title(wrap_label(title, width=54, max_lines=2), fontsize=TITLE_SIZE, color=TEXT, pad=10, loc="left")
     if xlabel is not None:
         ax.set_xlabel(wrap_label(xlabel, width=60, max_lines=1), fontsize=LABEL_SIZE, color=TEXT)
     if ylabel is not None:
@@ -161,8 +174,13 @@ def set_labels(ax: Axes, title: str | None = None, xlabel: str | None = None,
 
 
 def style_legend(ax: Axes, title: str | None = None, **kwargs) -> None:
-    legend = ax.legend(title=wrap_label(title, 24, 1) if title else None, fontsize=TICK_SIZE,
-                       title_fontsize=TICK_SIZE, frameon=False, **kwargs)
+    legend = ax.legend(
+        title=wrap_label(title, 24, 1) if title else None,
+        fontsize=TICK_SIZE,
+        title_fontsize=TICK_SIZE,
+        frameon=False,
+        **kwargs,
+    )
     if legend is not None and legend.get_title() is not None:
         legend.get_title().set_color(TEXT)
 
@@ -188,6 +206,7 @@ def save(fig: Figure, path: str | Path, dpi: int = DPI) -> Path:
 
 
 # ----------------------------------------------------------------------------- labels
+
 
 def char_width(ch: str) -> int:
     """Display width of a character: 2 for wide (CJK) characters, else 1."""
@@ -289,6 +308,7 @@ def slug(text: str, limit: int = 40) -> str:
 
 # ----------------------------------------------------------------------------- categories
 
+
 def other_label(n_folded: int, zh: bool) -> str:
     """The label of the folded bucket, naming how many categories it holds."""
     return f"其他（{n_folded} 类）" if zh else f"Other ({n_folded} more)"
@@ -318,8 +338,9 @@ def palette(n: int, muted_last: bool = False) -> list[str]:
     return colors
 
 
-def group_labels(data: pd.DataFrame, group_column: str, index: pd.Index, max_groups: int,
-                 zh: bool) -> tuple[pd.Series, list[str], int]:
+def group_labels(
+    data: pd.DataFrame, group_column: str, index: pd.Index, max_groups: int, zh: bool
+) -> tuple[pd.Series, list[str], int]:
     """Group labels for the rows in `index`: the largest groups, the rest folded into Other.
     Missing groups are dropped. Returns (labels, ordered group names, number folded)."""
     groups = data.loc[index, group_column]

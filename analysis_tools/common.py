@@ -21,6 +21,7 @@ _NUMBER_JUNK = re.compile(r"[,\s¥$€£%，]")
 
 # ---------------------------------------------------------------- column kinds
 
+
 def column_kind(series: pd.Series) -> str:
     """One of number, integer, datetime, category, text, boolean, identifier (from dtype + values)."""
     s = series.dropna()
@@ -68,9 +69,9 @@ def _looks_like_identifier(name: Any, s: pd.Series) -> bool:
     if is_identifier_name(name):
         return True
     if pd.api.types.is_numeric_dtype(s.dtype):
-        return False                                     # numbers count as ids only by their name
+        return False  # numbers count as ids only by their name
     strings = s.astype(str)
-    return bool(strings.str.len().mean() <= 40)            # unique short labels (names, codes)
+    return bool(strings.str.len().mean() <= 40)  # unique short labels (names, codes)
 
 
 def _parses_as_dates(sample: pd.Series) -> bool:
@@ -104,6 +105,7 @@ def numeric_columns(df: pd.DataFrame) -> list[str]:
 
 # ---------------------------------------------------------------- numeric coercion
 
+
 def coerce_numeric(series: pd.Series) -> tuple[pd.Series, int]:
     """Numbers as float (NaN where missing or not a number) and how many non-missing values failed."""
     if pd.api.types.is_bool_dtype(series.dtype):
@@ -131,11 +133,16 @@ def require_numeric(data: pd.DataFrame, column: str, ctx: ToolContext, min_share
         suitable = [c for c in numeric_columns(data) if c != column][:12]
         raise ToolError(
             "wrong_column_type",
-            ctx.t(f"Column {column!r} is not numeric (it looks like {kind}).",
-                  f"列 {column!r} 不是数值列（看起来是 {kind}）。"),
-            hint=ctx.t(f"Use a numeric column, e.g. {suitable}." if suitable else "Convert the column to numbers first.",
-                       f"请改用数值列，例如 {suitable}。" if suitable else "请先把该列转换为数值。"),
-            column=column, suitable_columns=suitable,
+            ctx.t(
+                f"Column {column!r} is not numeric (it looks like {kind}).",
+                f"列 {column!r} 不是数值列（看起来是 {kind}）。",
+            ),
+            hint=ctx.t(
+                f"Use a numeric column, e.g. {suitable}." if suitable else "Convert the column to numbers first.",
+                f"请改用数值列，例如 {suitable}。" if suitable else "请先把该列转换为数值。",
+            ),
+            column=column,
+            suitable_columns=suitable,
         )
     return values
 
@@ -144,13 +151,16 @@ def check_n(n: int, minimum: int, what: str, ctx: ToolContext) -> None:
     if n < minimum:
         raise ToolError(
             "insufficient_data",
-            ctx.t(f"Only {n} usable rows for {what}; at least {minimum} are needed.",
-                  f"{what} 只有 {n} 行可用数据，至少需要 {minimum} 行。"),
+            ctx.t(
+                f"Only {n} usable rows for {what}; at least {minimum} are needed.",
+                f"{what} 只有 {n} 行可用数据，至少需要 {minimum} 行。",
+            ),
             hint=ctx.t("Use more data, fewer filters, or another column.", "请使用更多数据、放宽筛选或换一列。"),
         )
 
 
 # ---------------------------------------------------------------- numbers for humans
+
 
 def py(value: Any) -> Any:
     """numpy scalars -> Python int/float (NaN stays float)."""
@@ -180,7 +190,7 @@ def fmt_num(x: Any, digits: int = 4) -> str:
     ax = abs(x)
     if ax >= 1e15 or ax < 1e-4:
         return f"{x:.{max(digits - 1, 1)}e}"
-    if ax >= 10 ** digits:
+    if ax >= 10**digits:
         return f"{x:,.0f}"
     decimals = max(digits - 1 - int(math.floor(math.log10(ax))), 0)
     text = f"{x:,.{decimals}f}"
@@ -211,10 +221,14 @@ def p_sentence(p: float, alpha: float, ctx: ToolContext, what: str = "difference
     what_zh = {"difference": "差异", "relationship": "关联", "effect": "影响"}.get(what, what)
     article = "an" if what[:1].lower() in "aeiou" else "a"
     if p < alpha:
-        return ctx.t(f"{article} {what} this large would rarely happen by chance ({ptxt}).",
-                     f"这么大的{what_zh}很少会只是偶然造成的（{ptxt}）。")
-    return ctx.t(f"{article} {what} like this could easily happen by chance ({ptxt}), so it is not convincing evidence.",
-                 f"这样的{what_zh}完全可能只是偶然（{ptxt}），不能作为可靠证据。")
+        return ctx.t(
+            f"{article} {what} this large would rarely happen by chance ({ptxt}).",
+            f"这么大的{what_zh}很少会只是偶然造成的（{ptxt}）。",
+        )
+    return ctx.t(
+        f"{article} {what} like this could easily happen by chance ({ptxt}), so it is not convincing evidence.",
+        f"这样的{what_zh}完全可能只是偶然（{ptxt}），不能作为可靠证据。",
+    )
 
 
 def effect_label(value: float, kind: str, ctx: ToolContext) -> str:
@@ -229,8 +243,9 @@ def effect_label(value: float, kind: str, ctx: ToolContext) -> str:
 def dropped_note(dropped: int, ctx: ToolContext) -> str:
     if not dropped:
         return ""
-    return ctx.t(f"{dropped} rows with missing or non-numeric values were left out.",
-                 f"有 {dropped} 行因缺失或非数值被排除。")
+    return ctx.t(
+        f"{dropped} rows with missing or non-numeric values were left out.", f"有 {dropped} 行因缺失或非数值被排除。"
+    )
 
 
 def clean_metrics(metrics: dict[str, Any]) -> dict[str, Any]:

@@ -24,21 +24,40 @@ from .registry import suggest
 
 _FUNCS = {"abs": np.abs, "log": np.log, "exp": np.exp, "sqrt": np.sqrt, "round": np.round}
 _BINOPS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide, ast.Pow: np.power}
-_COMPARE = {ast.Eq: np.equal, ast.NotEq: np.not_equal, ast.Gt: np.greater, ast.GtE: np.greater_equal,
-            ast.Lt: np.less, ast.LtE: np.less_equal}
+_COMPARE = {
+    ast.Eq: np.equal,
+    ast.NotEq: np.not_equal,
+    ast.Gt: np.greater,
+    ast.GtE: np.greater_equal,
+    ast.Lt: np.less,
+    ast.LtE: np.less_equal,
+}
 _MAX_EXPRESSION = 500
 _MAX_NODES = 200
-_WEEKDAYS = {"en": ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], "zh": ["周一", "周二", "周三", "周四", "周五", "周六", "周日"]}
+_WEEKDAYS = {
+    "en": ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"],
+    "zh": ["周一", "周二", "周三", "周四", "周五", "周六", "周日"],
+}
 KINDS = ("ratio", "difference", "percent_change", "bin", "date_part")
 
 
-def derive_column(data: pd.DataFrame, new_column_name: str, expression: str | None = None,
-                  kind: Literal["ratio", "difference", "percent_change", "bin", "date_part"] | None = None,
-                  columns: list[str] | None = None, bins: list[float] | None = None, n_bins: int = 4,
-                  labels: list[str] | None = None,
-                  part: Literal["year", "quarter", "month", "year_month", "week", "weekday", "weekend", "day", "hour", "date"] = "month",
-                  overwrite: bool = False, zero_division: Literal["missing", "zero"] = "missing", output: str = "",
-                  ctx: ToolContext | None = None) -> ToolResult:
+def derive_column(
+    data: pd.DataFrame,
+    new_column_name: str,
+    expression: str | None = None,
+    kind: Literal["ratio", "difference", "percent_change", "bin", "date_part"] | None = None,
+    columns: list[str] | None = None,
+    bins: list[float] | None = None,
+    n_bins: int = 4,
+    labels: list[str] | None = None,
+    part: Literal[
+        "year", "quarter", "month", "year_month", "week", "weekday", "weekend", "day", "hour", "date"
+    ] = "month",
+    overwrite: bool = False,
+    zero_division: Literal["missing", "zero"] = "missing",
+    output: str = "",
+    ctx: ToolContext | None = None,
+) -> ToolResult:
     """Add a computed column, as a new dataset (the original stays as it is), from an expression over columns (e.g. "(Revenue - Cost) / Revenue", "Age >= 18", "where(Fare > 50, 'high', 'low')") or a ready-made kind: ratio, difference, percent_change, bin or date_part.
 
     Args:
@@ -58,13 +77,23 @@ def derive_column(data: pd.DataFrame, new_column_name: str, expression: str | No
     require_rows(data, ctx)
     name = str(new_column_name).strip()
     if not name:
-        raise ToolError("invalid_arguments", ctx.t("The new column needs a name.", "新列需要名称。"), hint="new_column_name='Margin'")
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t("The new column needs a name.", "新列需要名称。"),
+            hint="new_column_name='Margin'",
+        )
     if name in map(str, data.columns) and not overwrite:
-        raise ToolError("column_exists", ctx.t(f"Column {name!r} already exists.", f"列 {name!r} 已存在。"),
-                        hint=ctx.t("Choose another name or pass overwrite=true.", "请换一个名称，或设 overwrite=true。"))
+        raise ToolError(
+            "column_exists",
+            ctx.t(f"Column {name!r} already exists.", f"列 {name!r} 已存在。"),
+            hint=ctx.t("Choose another name or pass overwrite=true.", "请换一个名称，或设 overwrite=true。"),
+        )
     if (expression is None) == (kind is None):
-        raise ToolError("invalid_arguments", ctx.t("Give either expression or kind (not both).", "请给出 expression 或 kind 中的一个。"),
-                        hint='expression="`Revenue` - `Cost`"  or  kind="ratio", columns=["Revenue", "Cost"]')
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t("Give either expression or kind (not both).", "请给出 expression 或 kind 中的一个。"),
+            hint='expression="`Revenue` - `Cost`"  or  kind="ratio", columns=["Revenue", "Cost"]',
+        )
     counts = {"zero_division": 0}
     if expression is not None:
         values, formula = evaluate_expression(data, expression, ctx, counts), expression.strip()
@@ -80,12 +109,18 @@ def derive_column(data: pd.DataFrame, new_column_name: str, expression: str | No
 
 # ---------------------------------------------------------------- the expression grammar
 
-def evaluate_expression(data: pd.DataFrame, expression: str, ctx: ToolContext,
-                        counts: dict[str, Any] | None = None) -> pd.Series:
+
+def evaluate_expression(
+    data: pd.DataFrame, expression: str, ctx: ToolContext, counts: dict[str, Any] | None = None
+) -> pd.Series:
     """Parse, check and evaluate a safe expression over the columns of `data`. `counts` receives how
     many rows divided by zero ("zero_division", and their "zero_mask")."""
     if len(expression) > _MAX_EXPRESSION:
-        raise _bad(ctx, f"The expression is longer than {_MAX_EXPRESSION} characters.", f"表达式超过 {_MAX_EXPRESSION} 个字符。")
+        raise _bad(
+            ctx,
+            f"The expression is longer than {_MAX_EXPRESSION} characters.",
+            f"表达式超过 {_MAX_EXPRESSION} 个字符。",
+        )
     quoted: dict[str, str] = {}
 
     def hold(match: re.Match) -> str:
@@ -118,8 +153,12 @@ def evaluate_expression(data: pd.DataFrame, expression: str, ctx: ToolContext,
         counts["zero_division"], counts["zero_mask"] = int(zero.sum()), zero
     if pd.api.types.is_timedelta64_dtype(result.dtype):
         result = result.dt.total_seconds() / 86400.0
-    if pd.api.types.is_datetime64_any_dtype(result.dtype) or pd.api.types.is_bool_dtype(result.dtype) \
-            or result.dtype == object or isinstance(result.dtype, pd.BooleanDtype):
+    if (
+        pd.api.types.is_datetime64_any_dtype(result.dtype)
+        or pd.api.types.is_bool_dtype(result.dtype)
+        or result.dtype == object
+        or isinstance(result.dtype, pd.BooleanDtype)
+    ):
         return result  # dates, a condition (true/false) or where() labels
     result = pd.to_numeric(result, errors="coerce").astype(float)
     return result.where(np.isfinite(result))
@@ -133,7 +172,11 @@ def _check_node(node: ast.AST, ctx: ToolContext) -> None:
         return
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
         return
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)) and not isinstance(node.value, bool):
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float, str))
+        and not isinstance(node.value, bool)
+    ):
         return
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
         return
@@ -143,8 +186,12 @@ def _check_node(node: ast.AST, ctx: ToolContext) -> None:
         func = getattr(node.func, "id", None)
         if (func in _FUNCS or func == "where") and not node.keywords:
             return
-        raise ToolError("invalid_expression", ctx.t(f"Function {func or '?'!r} is not allowed.", f"不允许使用函数 {func or '?'!r}。"),
-                        hint="abs, log, exp, sqrt, round, where", did_you_mean=suggest(str(func), [*_FUNCS, "where"]))
+        raise ToolError(
+            "invalid_expression",
+            ctx.t(f"Function {func or '?'!r} is not allowed.", f"不允许使用函数 {func or '?'!r}。"),
+            hint="abs, log, exp, sqrt, round, where",
+            did_you_mean=suggest(str(func), [*_FUNCS, "where"]),
+        )
     what = type(node.op if isinstance(node, (ast.BinOp, ast.UnaryOp)) else node).__name__
     raise _bad(ctx, f"{what} is not allowed in an expression.", f"表达式中不允许使用 {what}。")
 
@@ -154,16 +201,24 @@ def _is_func_name(node: ast.Name, nodes: list[ast.AST]) -> bool:
 
 
 def _bad(ctx: ToolContext, en: str, zh: str) -> ToolError:
-    return ToolError("invalid_expression", ctx.t(en, zh),
-                     hint=ctx.t("Allowed: column names (in `backticks` if they contain spaces), numbers, + - * / **, "
-                                "parentheses, abs() log() exp() sqrt() round(x, n).",
-                                "允许：列名（含空格时用`反引号`）、数字、+ - * / **、括号、abs() log() exp() sqrt() round(x, n)。"))
+    return ToolError(
+        "invalid_expression",
+        ctx.t(en, zh),
+        hint=ctx.t(
+            "Allowed: column names (in `backticks` if they contain spaces), numbers, + - * / **, "
+            "parentheses, abs() log() exp() sqrt() round(x, n).",
+            "允许：列名（含空格时用`反引号`）、数字、+ - * / **、括号、abs() log() exp() sqrt() round(x, n)。",
+        ),
+    )
 
 
 def _eval(node: ast.AST, data: pd.DataFrame, quoted: dict[str, str], ctx: ToolContext, zero: pd.Series) -> Any:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        raise _bad(ctx, f"Text ({node.value!r}) can only be compared (==, !=) or picked by where().",
-                   f"文本（{node.value!r}）只能用于比较（==、!=）或 where() 的取值。")
+        raise _bad(
+            ctx,
+            f"Text ({node.value!r}) can only be compared (==, !=) or picked by where().",
+            f"文本（{node.value!r}）只能用于比较（==、!=）或 where() 的取值。",
+        )
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return float(node.value)
     if isinstance(node, ast.Name):
@@ -176,7 +231,9 @@ def _eval(node: ast.AST, data: pd.DataFrame, quoted: dict[str, str], ctx: ToolCo
         if any(_is_dates(v) for v in (left, right)):
             if isinstance(node.op, ast.Sub) and _is_dates(left) and _is_dates(right):
                 return (left - right).dt.total_seconds() / 86400.0
-            raise _bad(ctx, "Dates can only be subtracted from dates (giving days).", "日期只能与日期相减（得到天数）。")
+            raise _bad(
+                ctx, "Dates can only be subtracted from dates (giving days).", "日期只能与日期相减（得到天数）。"
+            )
         if isinstance(node.op, ast.Div):  # a zero denominator: counted, and the cell left empty (not ±inf)
             divides_by_zero = pd.Series(np.asarray(right == 0) & np.asarray(pd.notna(left)), index=data.index)
             zero |= divides_by_zero
@@ -194,7 +251,9 @@ def _eval(node: ast.AST, data: pd.DataFrame, quoted: dict[str, str], ctx: ToolCo
         return _where(node, data, quoted, ctx, zero)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS and not node.keywords:
         return _call(node, data, quoted, ctx, zero)
-    raise _bad(ctx, f"{type(node).__name__} is not allowed in an expression.", f"表达式中不允许使用 {type(node).__name__}。")
+    raise _bad(
+        ctx, f"{type(node).__name__} is not allowed in an expression.", f"表达式中不允许使用 {type(node).__name__}。"
+    )
 
 
 def _operand(node: ast.AST, data: pd.DataFrame, quoted: dict[str, str], ctx: ToolContext, zero: pd.Series) -> Any:
@@ -211,15 +270,20 @@ def _operand(node: ast.AST, data: pd.DataFrame, quoted: dict[str, str], ctx: Too
     return _eval(node, data, quoted, ctx, zero)
 
 
-def _compare(node: ast.Compare, data: pd.DataFrame, quoted: dict[str, str], ctx: ToolContext, zero: pd.Series) -> pd.Series:
+def _compare(
+    node: ast.Compare, data: pd.DataFrame, quoted: dict[str, str], ctx: ToolContext, zero: pd.Series
+) -> pd.Series:
     left = _operand(node.left, data, quoted, ctx, zero)
     right = _operand(node.comparators[0], data, quoted, ctx, zero)
     if isinstance(left, str) and isinstance(right, str):
         raise _bad(ctx, "A condition needs a column on one side.", "条件的一侧必须是列。")
     texts = [isinstance(v, str) or (isinstance(v, pd.Series) and v.dtype == "string") for v in (left, right)]
     if any(texts) and not all(texts):
-        raise _bad(ctx, "Text is compared with text only (put the value in quotes, e.g. Sex == 'female').",
-                   "文本只能与文本比较（取值加引号，如 Sex == 'female'）。")
+        raise _bad(
+            ctx,
+            "Text is compared with text only (put the value in quotes, e.g. Sex == 'female').",
+            "文本只能与文本比较（取值加引号，如 Sex == 'female'）。",
+        )
     if any(texts) and type(node.ops[0]) not in (ast.Eq, ast.NotEq):
         raise _bad(ctx, "Text can only be compared with == or !=.", "文本只能用 == 或 != 比较。")
     result = _COMPARE[type(node.ops[0])](left, right)
@@ -232,18 +296,30 @@ def _compare(node: ast.Compare, data: pd.DataFrame, quoted: dict[str, str], ctx:
 
 
 def _as_condition(value: Any, ctx: ToolContext) -> pd.Series:
-    if isinstance(value, pd.Series) and (pd.api.types.is_bool_dtype(value.dtype) or isinstance(value.dtype, pd.BooleanDtype)):
+    if isinstance(value, pd.Series) and (
+        pd.api.types.is_bool_dtype(value.dtype) or isinstance(value.dtype, pd.BooleanDtype)
+    ):
         return value.astype("boolean")
-    raise _bad(ctx, "and/or join conditions (e.g. Age >= 18 and Sex == 'female').", "and/or 只能连接条件（如 Age >= 18 and Sex == 'female'）。")
+    raise _bad(
+        ctx,
+        "and/or join conditions (e.g. Age >= 18 and Sex == 'female').",
+        "and/or 只能连接条件（如 Age >= 18 and Sex == 'female'）。",
+    )
 
 
 def _where(node: ast.Call, data: pd.DataFrame, quoted: dict[str, str], ctx: ToolContext, zero: pd.Series) -> pd.Series:
     """where(condition, then, else): a value per row; then/else are numbers, 'text' or expressions."""
     if len(node.args) != 3:
-        raise _bad(ctx, "where() takes a condition, a value if true and a value if false.", "where() 需要条件、为真时的值、为假时的值。")
+        raise _bad(
+            ctx,
+            "where() takes a condition, a value if true and a value if false.",
+            "where() 需要条件、为真时的值、为假时的值。",
+        )
     condition = _as_condition(_eval(node.args[0], data, quoted, ctx, zero), ctx)
-    then, other = (a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else _eval(a, data, quoted, ctx, zero)
-                   for a in node.args[1:])
+    then, other = (
+        a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else _eval(a, data, quoted, ctx, zero)
+        for a in node.args[1:]
+    )
     picked = np.where(condition.fillna(False).to_numpy(dtype=bool), _values(then, data), _values(other, data))
     out = pd.Series(picked, index=data.index)
     out = out.astype(object) if any(isinstance(v, str) for v in (then, other)) else pd.to_numeric(out, errors="coerce")
@@ -251,7 +327,11 @@ def _where(node: ast.Call, data: pd.DataFrame, quoted: dict[str, str], ctx: Tool
 
 
 def _values(value: Any, data: pd.DataFrame) -> Any:
-    return value.to_numpy() if isinstance(value, pd.Series) else np.full(len(data), value, dtype=object if isinstance(value, str) else float)
+    return (
+        value.to_numpy()
+        if isinstance(value, pd.Series)
+        else np.full(len(data), value, dtype=object if isinstance(value, str) else float)
+    )
 
 
 def _call(node: ast.Call, data: pd.DataFrame, quoted: dict[str, str], ctx: ToolContext, zero: pd.Series) -> Any:
@@ -285,52 +365,95 @@ def _column_values(data: pd.DataFrame, column: str, ctx: ToolContext) -> pd.Seri
         dates = parse_dates(series) if not pd.api.types.is_numeric_dtype(series.dtype) else None
         if dates is not None and dates.notna().sum() >= 0.9 * present:
             return dates
-        raise ToolError("wrong_column_type", ctx.t(f"Column {column!r} is not numeric, so it cannot be used in arithmetic.",
-                                                   f"列 {column!r} 不是数值，不能参与计算。"),
-                        hint=ctx.t("Use numeric columns, or convert_types first.", "请使用数值列，或先用 convert_types 转换。"), column=column)
+        raise ToolError(
+            "wrong_column_type",
+            ctx.t(
+                f"Column {column!r} is not numeric, so it cannot be used in arithmetic.",
+                f"列 {column!r} 不是数值，不能参与计算。",
+            ),
+            hint=ctx.t("Use numeric columns, or convert_types first.", "请使用数值列，或先用 convert_types 转换。"),
+            column=column,
+        )
     return values
 
 
 # ---------------------------------------------------------------- ready-made kinds
 
-def _by_kind(data: pd.DataFrame, kind: str, columns: list[str], bins: list[float] | None, n_bins: int,
-             labels: list[str] | None, part: str, ctx: ToolContext, counts: dict[str, Any]) -> tuple[pd.Series, str]:
+
+def _by_kind(
+    data: pd.DataFrame,
+    kind: str,
+    columns: list[str],
+    bins: list[float] | None,
+    n_bins: int,
+    labels: list[str] | None,
+    part: str,
+    ctx: ToolContext,
+    counts: dict[str, Any],
+) -> tuple[pd.Series, str]:
     needed = {"ratio": 2, "difference": 2, "percent_change": 2, "bin": 1, "date_part": 1}[kind]
     if len(columns) != needed:
-        raise ToolError("invalid_arguments", ctx.t(f"kind={kind} needs columns with exactly {needed} name(s).",
-                                                   f"kind={kind} 需要 columns 中恰好 {needed} 个列名。"),
-                        hint='columns=["Revenue", "Cost"]' if needed == 2 else 'columns=["Date"]')
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t(
+                f"kind={kind} needs columns with exactly {needed} name(s).",
+                f"kind={kind} 需要 columns 中恰好 {needed} 个列名。",
+            ),
+            hint='columns=["Revenue", "Cost"]' if needed == 2 else 'columns=["Date"]',
+        )
     if kind in ("ratio", "difference", "percent_change"):
         a, b = (f"`{c}`" for c in columns)
-        formula = {"ratio": f"{a} / {b}", "difference": f"{a} - {b}", "percent_change": f"({b} - {a}) / {a} * 100"}[kind]
+        formula = {"ratio": f"{a} / {b}", "difference": f"{a} - {b}", "percent_change": f"({b} - {a}) / {a} * 100"}[
+            kind
+        ]
         return evaluate_expression(data, formula, ctx, counts), formula
     if kind == "bin":
         return _bin(data, columns[0], bins, n_bins, labels, ctx)
     dates = parse_dates(data[columns[0]])
     if dates.notna().sum() == 0:
-        raise ToolError("wrong_column_type", ctx.t(f"Column {columns[0]!r} holds no dates.", f"列 {columns[0]!r} 不含日期。"),
-                        hint=ctx.t("Pick a date column.", "请选择日期列。"), column=columns[0])
+        raise ToolError(
+            "wrong_column_type",
+            ctx.t(f"Column {columns[0]!r} holds no dates.", f"列 {columns[0]!r} 不含日期。"),
+            hint=ctx.t("Pick a date column.", "请选择日期列。"),
+            column=columns[0],
+        )
     return _date_part(dates, part, ctx), f"{part}({columns[0]})"
 
 
-def _bin(data: pd.DataFrame, column: str, bins: list[float] | None, n_bins: int, labels: list[str] | None,
-         ctx: ToolContext) -> tuple[pd.Series, str]:
+def _bin(
+    data: pd.DataFrame, column: str, bins: list[float] | None, n_bins: int, labels: list[str] | None, ctx: ToolContext
+) -> tuple[pd.Series, str]:
     values = _column_values(data, column, ctx)
     if values.notna().sum() == 0 or _is_dates(values):
-        raise ToolError("wrong_column_type", ctx.t(f"Column {column!r} has no numbers to bin.", f"列 {column!r} 没有可分组的数值。"),
-                        hint=ctx.t("Pick a numeric column.", "请选择数值列。"), column=column)
+        raise ToolError(
+            "wrong_column_type",
+            ctx.t(f"Column {column!r} has no numbers to bin.", f"列 {column!r} 没有可分组的数值。"),
+            hint=ctx.t("Pick a numeric column.", "请选择数值列。"),
+            column=column,
+        )
     if bins:
         edges = sorted({float(b) for b in bins})
     else:
         quantiles = np.linspace(0, 1, max(2, min(int(n_bins), 20)) + 1)
         edges = sorted(set(np.nanquantile(values.to_numpy(), quantiles).tolist()))
     if len(edges) < 2:
-        raise ToolError("insufficient_data", ctx.t(f"{column!r} has a single value; it cannot be cut into ranges.",
-                                                   f"{column!r} 只有一个取值，无法分段。"), hint=ctx.t("Give bins explicitly.", "请明确给出 bins。"))
+        raise ToolError(
+            "insufficient_data",
+            ctx.t(
+                f"{column!r} has a single value; it cannot be cut into ranges.", f"{column!r} 只有一个取值，无法分段。"
+            ),
+            hint=ctx.t("Give bins explicitly.", "请明确给出 bins。"),
+        )
     names = labels or [f"{fmt_num(lo)}–{fmt_num(hi)}" for lo, hi in zip(edges[:-1], edges[1:])]
     if len(names) != len(edges) - 1:
-        raise ToolError("invalid_arguments", ctx.t(f"labels needs {len(edges) - 1} names for {len(edges)} edges.",
-                                                   f"{len(edges)} 个边界需要 {len(edges) - 1} 个 labels。"), hint=str(edges))
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t(
+                f"labels needs {len(edges) - 1} names for {len(edges)} edges.",
+                f"{len(edges)} 个边界需要 {len(edges) - 1} 个 labels。",
+            ),
+            hint=str(edges),
+        )
     cut = pd.cut(values, edges, labels=names, include_lowest=True, ordered=len(set(names)) == len(names))
     return cut, f"bin({column}, {[fmt_num(e) for e in edges]})"
 
@@ -340,14 +463,20 @@ def _date_part(dates: pd.Series, part: str, ctx: ToolContext) -> pd.Series:
     if part == "year":
         return d.year.astype("Int64")
     if part == "quarter":
-        return (d.year.astype("Int64").astype("string") + "-Q" + d.quarter.astype("Int64").astype("string")).astype("str")
+        return (d.year.astype("Int64").astype("string") + "-Q" + d.quarter.astype("Int64").astype("string")).astype(
+            "str"
+        )
     if part == "month":
         return d.month.astype("Int64")
     if part == "year_month":
         return d.strftime("%Y-%m").astype("str")
     if part == "week":
         iso = d.isocalendar()
-        return (iso["year"].astype("string") + "-W" + iso["week"].astype("Int64").map("{:02d}".format, na_action="ignore").astype("string")).astype("str")
+        return (
+            iso["year"].astype("string")
+            + "-W"
+            + iso["week"].astype("Int64").map("{:02d}".format, na_action="ignore").astype("string")
+        ).astype("str")
     if part == "weekday":
         names = _WEEKDAYS["zh" if ctx.zh else "en"]
         return d.weekday.map(lambda i: names[int(i)], na_action="ignore").astype("str")
@@ -361,8 +490,15 @@ def _date_part(dates: pd.Series, part: str, ctx: ToolContext) -> pd.Series:
     return d.strftime("%Y-%m-%d").astype("str")
 
 
-def _derive_result(ctx: ToolContext, table: pd.DataFrame, name: str, formula: str, values: pd.Series,
-                   zero_division: int = 0, on_zero: str = "missing") -> ToolResult:
+def _derive_result(
+    ctx: ToolContext,
+    table: pd.DataFrame,
+    name: str,
+    formula: str,
+    values: pd.Series,
+    zero_division: int = 0,
+    on_zero: str = "missing",
+) -> ToolResult:
     n = len(table)
     missing = int(values.isna().sum())
     metrics: dict[str, Any] = {"n": n, "n_missing": missing, "n_valid": n - missing, "n_zero_division": zero_division}
@@ -372,8 +508,12 @@ def _derive_result(ctx: ToolContext, table: pd.DataFrame, name: str, formula: st
     if numeric and n - missing:
         v = values.astype(float)
         metrics.update(mean=float(v.mean()), median=float(v.median()), min=float(v.min()), max=float(v.max()))
-        profile.append(ctx.t(f"mean {fmt_num(v.mean())}, median {fmt_num(v.median())}, range {fmt_num(v.min())} to {fmt_num(v.max())}",
-                             f"均值 {fmt_num(v.mean())}，中位数 {fmt_num(v.median())}，范围 {fmt_num(v.min())} 至 {fmt_num(v.max())}"))
+        profile.append(
+            ctx.t(
+                f"mean {fmt_num(v.mean())}, median {fmt_num(v.median())}, range {fmt_num(v.min())} to {fmt_num(v.max())}",
+                f"均值 {fmt_num(v.mean())}，中位数 {fmt_num(v.median())}，范围 {fmt_num(v.min())} 至 {fmt_num(v.max())}",
+            )
+        )
     elif n - missing:
         counts = values.value_counts().head(8)
         metrics["n_unique"] = int(values.nunique())
@@ -382,13 +522,35 @@ def _derive_result(ctx: ToolContext, table: pd.DataFrame, name: str, formula: st
             metrics[f"count.{k}"] = int(c)
     insights = []
     if zero_division:
-        insights.append(ctx.t(f"{zero_division:,} rows divide by zero: " + ("set to 0." if on_zero == "zero" else "left empty (not infinity)."),
-                              f"有 {zero_division:,} 行除数为零：" + ("记为 0。" if on_zero == "zero" else "留空（而非无穷大）。")))
+        insights.append(
+            ctx.t(
+                f"{zero_division:,} rows divide by zero: "
+                + ("set to 0." if on_zero == "zero" else "left empty (not infinity)."),
+                f"有 {zero_division:,} 行除数为零：" + ("记为 0。" if on_zero == "zero" else "留空（而非无穷大）。"),
+            )
+        )
     if missing:
-        insights.append(ctx.t(f"{missing:,} rows have no value (a missing input, division by zero or log of a non-positive number).",
-                              f"有 {missing:,} 行没有结果（输入缺失、除以零或对非正数取对数）。"))
+        insights.append(
+            ctx.t(
+                f"{missing:,} rows have no value (a missing input, division by zero or log of a non-positive number).",
+                f"有 {missing:,} 行没有结果（输入缺失、除以零或对非正数取对数）。",
+            )
+        )
     step = f"derive_column: {name} = {formula} ({n:,} rows, {missing:,} missing)"
-    interpretation = ctx.t(f"Added column {name} ({formula}) to all {n:,} rows" + (f"; {missing:,} could not be computed." if missing else "."),
-                           f"已为全部 {n:,} 行新增列 {name}（{formula}）" + (f"；其中 {missing:,} 行无法计算。" if missing else "。"))
-    return step_result(ctx, table, step, metrics=metrics, profile=profile, insights=insights, interpretation=interpretation,
-                       method=ctx.t("Computed column (safe arithmetic, evaluated on whole columns).", "计算列（安全的算术表达式，按整列计算）。"))
+    interpretation = ctx.t(
+        f"Added column {name} ({formula}) to all {n:,} rows"
+        + (f"; {missing:,} could not be computed." if missing else "."),
+        f"已为全部 {n:,} 行新增列 {name}（{formula}）" + (f"；其中 {missing:,} 行无法计算。" if missing else "。"),
+    )
+    return step_result(
+        ctx,
+        table,
+        step,
+        metrics=metrics,
+        profile=profile,
+        insights=insights,
+        interpretation=interpretation,
+        method=ctx.t(
+            "Computed column (safe arithmetic, evaluated on whole columns).", "计算列（安全的算术表达式，按整列计算）。"
+        ),
+    )

@@ -18,10 +18,16 @@ from .data_quality import require_rows
 MAX_TOP = 100
 
 
-def rank_values(data: pd.DataFrame, value_column: str, top: int = 5,
-                order: Literal["largest", "smallest"] = "largest", group_column: str | None = None,
-                agg: Literal["sum", "mean", "median", "count", "max", "min"] = "sum",
-                label_columns: list[str] | None = None, ctx: ToolContext | None = None) -> ToolResult:
+def rank_values(
+    data: pd.DataFrame,
+    value_column: str,
+    top: int = 5,
+    order: Literal["largest", "smallest"] = "largest",
+    group_column: str | None = None,
+    agg: Literal["sum", "mean", "median", "count", "max", "min"] = "sum",
+    label_columns: list[str] | None = None,
+    ctx: ToolContext | None = None,
+) -> ToolResult:
     """Top or bottom N: rows ranked by a number (the row of the max), or groups ranked by their total/mean.
 
     Args:
@@ -42,14 +48,28 @@ def rank_values(data: pd.DataFrame, value_column: str, top: int = 5,
     else:
         ranked, total, n_used, what = _rank_rows(data, values, label_columns or [], ctx)
     if ranked.empty:
-        raise ToolError("insufficient_data", ctx.t(f"{value_column} has no numbers to rank.", f"{value_column} 没有可排序的数值。"),
-                        hint=ctx.t("Pick a numeric column.", "请选择数值列。"))
+        raise ToolError(
+            "insufficient_data",
+            ctx.t(f"{value_column} has no numbers to rank.", f"{value_column} 没有可排序的数值。"),
+            hint=ctx.t("Pick a numeric column.", "请选择数值列。"),
+        )
     ordered = ranked.sort_values("value", ascending=not largest, kind="stable")
     shown = ordered.head(top).reset_index(drop=True)
     shown.insert(0, "rank", range(1, len(shown) + 1))
     ties = _ties_at_cut(ordered, top)
-    return _rank_result(ctx, shown, value_column, group_column, agg if group_column else None, largest,
-                        total, n_used, len(data), what, ties)
+    return _rank_result(
+        ctx,
+        shown,
+        value_column,
+        group_column,
+        agg if group_column else None,
+        largest,
+        total,
+        n_used,
+        len(data),
+        what,
+        ties,
+    )
 
 
 def _rank_rows(data: pd.DataFrame, values: pd.Series, label_columns: list[str], ctx: ToolContext):
@@ -71,8 +91,13 @@ def _rank_groups(data: pd.DataFrame, values: pd.Series, group_column: str, agg: 
     frame = pd.DataFrame({"group": data[group_column], "value": values}).dropna(subset=["group"])
     grouped = frame.groupby("group", observed=True, sort=False)["value"]
     result = grouped.count() if agg == "count" else grouped.agg(agg)
-    ranked = pd.DataFrame({"name": [label(g) for g in result.index], "n_rows": grouped.size().to_numpy(),
-                           "value": result.to_numpy(dtype=float)}).dropna(subset=["value"])
+    ranked = pd.DataFrame(
+        {
+            "name": [label(g) for g in result.index],
+            "n_rows": grouped.size().to_numpy(),
+            "value": result.to_numpy(dtype=float),
+        }
+    ).dropna(subset=["value"])
     return ranked, float(frame["value"].sum()), int(frame["value"].notna().sum()), "groups"
 
 
@@ -84,8 +109,19 @@ def _ties_at_cut(ordered: pd.DataFrame, top: int) -> int:
     return int((ordered["value"].iloc[top:] == last).sum())
 
 
-def _rank_result(ctx: ToolContext, shown: pd.DataFrame, value_column: str, group_column: str | None,
-                 agg: str | None, largest: bool, total: float, n_used: int, n: int, what: str, ties: int) -> ToolResult:
+def _rank_result(
+    ctx: ToolContext,
+    shown: pd.DataFrame,
+    value_column: str,
+    group_column: str | None,
+    agg: str | None,
+    largest: bool,
+    total: float,
+    n_used: int,
+    n: int,
+    what: str,
+    ties: int,
+) -> ToolResult:
     share_of_total = agg == "sum" and total > 0 and (shown["value"] >= 0).all()
     metrics: dict = {"n": n, "n_used": n_used, "shown": len(shown), "total": total}
     lines = []
@@ -101,29 +137,53 @@ def _rank_result(ctx: ToolContext, shown: pd.DataFrame, value_column: str, group
     first_name = str(first["name"])
     measure = _measure_name(value_column, agg, ctx)
     direction = ctx.t("highest" if largest else "lowest", "最高" if largest else "最低")
-    interpretation = ctx.t(f"The {direction} {measure} is {first_name}: {fmt_num(first['value'])}.",
-                           f"{measure}{direction}的是 {first_name}：{fmt_num(first['value'])}。")
+    interpretation = ctx.t(
+        f"The {direction} {measure} is {first_name}: {fmt_num(first['value'])}.",
+        f"{measure}{direction}的是 {first_name}：{fmt_num(first['value'])}。",
+    )
     insights = []
     if share_of_total and len(shown) > 1:
         covered = float(shown["value"].sum()) / total
-        insights.append(ctx.t(f"The {len(shown)} listed make up {covered * 100:.1f}% of the total {fmt_num(total)}.",
-                              f"列出的 {len(shown)} 项合计占总量 {fmt_num(total)} 的 {covered * 100:.1f}%。"))
+        insights.append(
+            ctx.t(
+                f"The {len(shown)} listed make up {covered * 100:.1f}% of the total {fmt_num(total)}.",
+                f"列出的 {len(shown)} 项合计占总量 {fmt_num(total)} 的 {covered * 100:.1f}%。",
+            )
+        )
     limitations = []
     if ties:
-        limitations.append(ctx.t(f"{ties} more {what} tie with the last one listed ({fmt_num(shown['value'].iloc[-1])}).",
-                                 f"另有 {ties} 项与列出的最后一项并列（{fmt_num(shown['value'].iloc[-1])}）。"))
+        limitations.append(
+            ctx.t(
+                f"{ties} more {what} tie with the last one listed ({fmt_num(shown['value'].iloc[-1])}).",
+                f"另有 {ties} 项与列出的最后一项并列（{fmt_num(shown['value'].iloc[-1])}）。",
+            )
+        )
     if n_used < n:
-        limitations.append(ctx.t(f"{n - n_used} rows without a number were left out.", f"{n - n_used} 行没有数值，未参与排序。"))
+        limitations.append(
+            ctx.t(f"{n - n_used} rows without a number were left out.", f"{n - n_used} 行没有数值，未参与排序。")
+        )
     text = tagged_text(result="\n".join(lines), insights=insights, interpretation=interpretation)
     method = ctx.t(f"{what} ranked by {measure}", f"按{measure}排序")
-    return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation, method=method,
-                      sample_size=n_used, limitations=limitations,
-                      payload={"ranked": shown.to_dict(orient="records"), "order": "largest" if largest else "smallest"})
+    return ToolResult(
+        metrics=clean_metrics(metrics),
+        text=text,
+        interpretation=interpretation,
+        method=method,
+        sample_size=n_used,
+        limitations=limitations,
+        payload={"ranked": shown.to_dict(orient="records"), "order": "largest" if largest else "smallest"},
+    )
 
 
 def _measure_name(value_column: str, agg: str | None, ctx: ToolContext) -> str:
     if agg is None:
         return value_column
-    words = {"sum": ("total", "总"), "mean": ("average", "平均"), "median": ("median", "中位"), "count": ("count of", "计数："),
-             "max": ("largest", "最大"), "min": ("smallest", "最小")}[agg]
+    words = {
+        "sum": ("total", "总"),
+        "mean": ("average", "平均"),
+        "median": ("median", "中位"),
+        "count": ("count of", "计数："),
+        "max": ("largest", "最大"),
+        "min": ("smallest", "最小"),
+    }[agg]
     return ctx.t(f"{words[0]} {value_column}", f"{value_column}{words[1]}" if agg != "count" else f"{value_column}计数")

@@ -24,8 +24,14 @@ TYPES = ("number", "integer", "datetime", "category", "text", "boolean")
 
 # ---------------------------------------------------------------- convert_types
 
-def convert_types(data: pd.DataFrame, column: str, to: Literal["number", "integer", "datetime", "category", "text", "boolean"],
-                  force: bool = False, ctx: ToolContext | None = None) -> ToolResult:
+
+def convert_types(
+    data: pd.DataFrame,
+    column: str,
+    to: Literal["number", "integer", "datetime", "category", "text", "boolean"],
+    force: bool = False,
+    ctx: ToolContext | None = None,
+) -> ToolResult:
     """Convert a column to another type (number, integer, datetime, category, text, boolean) in a new version of the table; text numbers like "1,234", "¥56", "12%", "3.5万" and dates like "2024年1月5日" are parsed, and values that cannot be converted are counted.
 
     Args:
@@ -39,8 +45,13 @@ def convert_types(data: pd.DataFrame, column: str, to: Literal["number", "intege
     present = series.notna() & (series.astype("string").str.strip() != "")
     n_present = int(present.sum())
     if n_present == 0:
-        raise ToolError("insufficient_data", ctx.t(f"{column!r} has no values to convert (all missing).", f"{column!r} 全部缺失，没有可转换的值。"),
-                        hint=ctx.t("Pick another column, or drop this one with clean_data.", "请换一列，或用 clean_data 删除这一列。"))
+        raise ToolError(
+            "insufficient_data",
+            ctx.t(f"{column!r} has no values to convert (all missing).", f"{column!r} 全部缺失，没有可转换的值。"),
+            hint=ctx.t(
+                "Pick another column, or drop this one with clean_data.", "请换一列，或用 clean_data 删除这一列。"
+            ),
+        )
     notes: dict[str, int] = {}
     if to in ("number", "integer"):
         converted, notes = parse_numbers(series)
@@ -60,12 +71,20 @@ def convert_types(data: pd.DataFrame, column: str, to: Literal["number", "intege
     n_failed = int(failed.sum())
     examples = [str(v) for v in pd.unique(series[failed].astype(str))[:5]]
     if n_failed == n_present or (n_failed > n_present / 2 and not force):
-        raise ToolError("wrong_column_type",
-                        ctx.t(f"{n_failed:,} of {n_present:,} values of {column!r} cannot be read as {to} (e.g. {examples}).",
-                              f"{column!r} 的 {n_present:,} 个值中有 {n_failed:,} 个无法转换为 {to}（如 {examples}）。"),
-                        hint=ctx.t("Check the target type; pass force=true to convert anyway (failures become missing).",
-                                   "请检查目标类型；如仍要转换请设 force=true（无法转换的值会变为缺失）。"),
-                        column=column, failed_examples=examples, current_kind=column_kind(series))
+        raise ToolError(
+            "wrong_column_type",
+            ctx.t(
+                f"{n_failed:,} of {n_present:,} values of {column!r} cannot be read as {to} (e.g. {examples}).",
+                f"{column!r} 的 {n_present:,} 个值中有 {n_failed:,} 个无法转换为 {to}（如 {examples}）。",
+            ),
+            hint=ctx.t(
+                "Check the target type; pass force=true to convert anyway (failures become missing).",
+                "请检查目标类型；如仍要转换请设 force=true（无法转换的值会变为缺失）。",
+            ),
+            column=column,
+            failed_examples=examples,
+            current_kind=column_kind(series),
+        )
     table = data.assign(**{column: converted}).reset_index(drop=True)
     return _convert_result(ctx, table, column, to, column_kind(series), n_present, n_failed, examples, notes)
 
@@ -79,37 +98,84 @@ def _as_text(series: pd.Series) -> pd.Series:
 
 def _convert_result(ctx, table, column, to, before, n_present, n_failed, examples, notes) -> ToolResult:
     converted = n_present - n_failed
-    metrics = {"n": len(table), "n_values": n_present, "n_converted": converted, "n_failed": n_failed,
-               "n_missing_after": int(table[column].isna().sum()), "from_kind": before, "to": to,
-               **{f"parsed.{k}": v for k, v in notes.items() if v}}
-    words = {"thousands": ("thousands separators", "千分位"), "currency": ("currency symbols", "货币符号"),
-             "percent": ("percentages read as fractions (12% → 0.12)", "百分数按小数读取（12% → 0.12）"),
-             "units": ("万/亿/k units multiplied out", "万/亿/k 等单位已换算"),
-             "not_whole": ("values that are not whole numbers (left missing)", "非整数值（设为缺失）")}
-    profile = [ctx.t(f"{column}: {before} → {to}; {converted:,} of {n_present:,} values converted.",
-                     f"{column}：{before} → {to}；{n_present:,} 个值中 {converted:,} 个已转换。")]
+    metrics = {
+        "n": len(table),
+        "n_values": n_present,
+        "n_converted": converted,
+        "n_failed": n_failed,
+        "n_missing_after": int(table[column].isna().sum()),
+        "from_kind": before,
+        "to": to,
+        **{f"parsed.{k}": v for k, v in notes.items() if v},
+    }
+    words = {
+        "thousands": ("thousands separators", "千分位"),
+        "currency": ("currency symbols", "货币符号"),
+        "percent": ("percentages read as fractions (12% → 0.12)", "百分数按小数读取（12% → 0.12）"),
+        "units": ("万/亿/k units multiplied out", "万/亿/k 等单位已换算"),
+        "not_whole": ("values that are not whole numbers (left missing)", "非整数值（设为缺失）"),
+    }
+    profile = [
+        ctx.t(
+            f"{column}: {before} → {to}; {converted:,} of {n_present:,} values converted.",
+            f"{column}：{before} → {to}；{n_present:,} 个值中 {converted:,} 个已转换。",
+        )
+    ]
     profile += [ctx.t(f"{words[k][0]}: {v:,}", f"{words[k][1]}：{v:,}") for k, v in notes.items() if v]
     insights = []
     if n_failed:
-        insights.append(ctx.t(f"{n_failed:,} values could not be converted and are now missing, e.g. {examples}.",
-                              f"有 {n_failed:,} 个值无法转换，现为缺失，例如 {examples}。"))
+        insights.append(
+            ctx.t(
+                f"{n_failed:,} values could not be converted and are now missing, e.g. {examples}.",
+                f"有 {n_failed:,} 个值无法转换，现为缺失，例如 {examples}。",
+            )
+        )
     step = f"convert_types: {column} {before} → {to} ({converted:,} converted, {n_failed:,} failed)"
-    interpretation = ctx.t(f"{column} is now {to}: {converted:,} values converted" + (f", {n_failed:,} could not be read and are now missing." if n_failed else "."),
-                           f"{column} 已转换为 {to}：{converted:,} 个值转换成功" + (f"，{n_failed:,} 个无法识别，现为缺失。" if n_failed else "。"))
-    return step_result(ctx, table, step, metrics=metrics, profile=profile, insights=insights,
-                       interpretation=interpretation, method=ctx.t(f"Type conversion to {to}.", f"类型转换为 {to}。"),
-                       extra={"failed_examples": examples})
+    interpretation = ctx.t(
+        f"{column} is now {to}: {converted:,} values converted"
+        + (f", {n_failed:,} could not be read and are now missing." if n_failed else "."),
+        f"{column} 已转换为 {to}：{converted:,} 个值转换成功"
+        + (f"，{n_failed:,} 个无法识别，现为缺失。" if n_failed else "。"),
+    )
+    return step_result(
+        ctx,
+        table,
+        step,
+        metrics=metrics,
+        profile=profile,
+        insights=insights,
+        interpretation=interpretation,
+        method=ctx.t(f"Type conversion to {to}.", f"类型转换为 {to}。"),
+        extra={"failed_examples": examples},
+    )
 
 
 # ---------------------------------------------------------------- filter_rows
 
 OPS = ("==", "!=", ">", ">=", "<", "<=", "in", "not_in", "contains", "between", "is_missing", "not_missing")
-_OP_ALIASES = {"=": "==", "eq": "==", "ne": "!=", "<>": "!=", "gt": ">", "ge": ">=", "lt": "<", "le": "<=",
-               "not in": "not_in", "notin": "not_in", "isna": "is_missing", "notna": "not_missing"}
+_OP_ALIASES = {
+    "=": "==",
+    "eq": "==",
+    "ne": "!=",
+    "<>": "!=",
+    "gt": ">",
+    "ge": ">=",
+    "lt": "<",
+    "le": "<=",
+    "not in": "not_in",
+    "notin": "not_in",
+    "isna": "is_missing",
+    "notna": "not_missing",
+}
 
 
-def filter_rows(data: pd.DataFrame, conditions: list[dict], match: Literal["all", "any"] = "all",
-                output: str = "", ctx: ToolContext | None = None) -> ToolResult:
+def filter_rows(
+    data: pd.DataFrame,
+    conditions: list[dict],
+    match: Literal["all", "any"] = "all",
+    output: str = "",
+    ctx: ToolContext | None = None,
+) -> ToolResult:
     """Keep the rows that meet conditions, as a new dataset (the original stays as it is) (e.g. Region == East and Date between two days); rows where the column is missing never match except with is_missing.
 
     Args:
@@ -122,8 +188,11 @@ def filter_rows(data: pd.DataFrame, conditions: list[dict], match: Literal["all"
     if isinstance(conditions, dict):
         conditions = [conditions]
     if not conditions:
-        raise ToolError("invalid_arguments", ctx.t("No conditions given.", "没有给出筛选条件。"),
-                        hint='conditions=[{"column": "Region", "op": "==", "value": "East"}]')
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t("No conditions given.", "没有给出筛选条件。"),
+            hint='conditions=[{"column": "Region", "op": "==", "value": "East"}]',
+        )
     masks, described, counts = [], [], []
     for cond in conditions:
         column, op, value = _read_condition(cond, data, ctx)
@@ -135,47 +204,97 @@ def filter_rows(data: pd.DataFrame, conditions: list[dict], match: Literal["all"
     kept = int(combined.sum())
     joiner = " AND " if match == "all" else " OR "
     if kept == 0:
-        raise ToolError("no_rows_match", ctx.t(f"No rows meet {joiner.join(described)}.", f"没有满足 {joiner.join(described)} 的行。"),
-                        hint=ctx.t("Check the values (spelling, case, date format); see did_you_mean.", "请检查取值（拼写、大小写、日期格式），参见 did_you_mean。"),
-                        matches_per_condition=counts, did_you_mean=_value_suggestions(data, conditions))
+        raise ToolError(
+            "no_rows_match",
+            ctx.t(f"No rows meet {joiner.join(described)}.", f"没有满足 {joiner.join(described)} 的行。"),
+            hint=ctx.t(
+                "Check the values (spelling, case, date format); see did_you_mean.",
+                "请检查取值（拼写、大小写、日期格式），参见 did_you_mean。",
+            ),
+            matches_per_condition=counts,
+            did_you_mean=_value_suggestions(data, conditions),
+        )
     table = data[combined].reset_index(drop=True)
     n = len(data)
     step = f"filter_rows: {joiner.join(described)} ({n:,} → {kept:,} rows)"
-    metrics = {"n_rows_before": n, "n_rows_after": kept, "n_rows_removed": n - kept, "share_kept": kept / n,
-               **{f"matches.{i + 1}": c for i, c in enumerate(counts)}}
+    metrics = {
+        "n_rows_before": n,
+        "n_rows_after": kept,
+        "n_rows_removed": n - kept,
+        "share_kept": kept / n,
+        **{f"matches.{i + 1}": c for i, c in enumerate(counts)},
+    }
     profile = [f"{d}: {c:,} {ctx.t('rows match', '行满足')}" for d, c in zip(described, counts)]
-    interpretation = ctx.t(f"{kept:,} of {n:,} rows ({kept / n:.1%}) meet the condition(s); the rest were set aside.",
-                           f"{n:,} 行中有 {kept:,} 行（{kept / n:.1%}）满足条件，其余行已排除。")
-    insights = [] if kept >= 30 else [ctx.t("Few rows remain; results on this subset will be uncertain.", "剩余行数很少，基于此子集的结果不确定性较大。")]
-    return step_result(ctx, table, step, metrics=metrics, profile=profile, insights=insights, interpretation=interpretation,
-                       method=ctx.t(f"Row filter ({match} conditions).", f"按条件筛选行（{'全部满足' if match == 'all' else '满足任一'}）。"),
-                       limitations=[ctx.t("Rows with a missing value in a filtered column are excluded.", "被筛选列缺失的行不会保留。")],
-                       extra={"output": str(output or "").strip()})
+    interpretation = ctx.t(
+        f"{kept:,} of {n:,} rows ({kept / n:.1%}) meet the condition(s); the rest were set aside.",
+        f"{n:,} 行中有 {kept:,} 行（{kept / n:.1%}）满足条件，其余行已排除。",
+    )
+    insights = (
+        []
+        if kept >= 30
+        else [
+            ctx.t(
+                "Few rows remain; results on this subset will be uncertain.",
+                "剩余行数很少，基于此子集的结果不确定性较大。",
+            )
+        ]
+    )
+    return step_result(
+        ctx,
+        table,
+        step,
+        metrics=metrics,
+        profile=profile,
+        insights=insights,
+        interpretation=interpretation,
+        method=ctx.t(
+            f"Row filter ({match} conditions).", f"按条件筛选行（{'全部满足' if match == 'all' else '满足任一'}）。"
+        ),
+        limitations=[
+            ctx.t("Rows with a missing value in a filtered column are excluded.", "被筛选列缺失的行不会保留。")
+        ],
+        extra={"output": str(output or "").strip()},
+    )
 
 
 def _read_condition(cond: Any, data: pd.DataFrame, ctx: ToolContext) -> tuple[str, str, Any]:
     if not isinstance(cond, dict) or "column" not in cond:
-        raise ToolError("invalid_arguments", ctx.t(f"Each condition must be an object with column, op and value; got {cond!r}.",
-                                                   f"每个条件都应是包含 column、op、value 的对象，收到 {cond!r}。"),
-                        hint='{"column": "Region", "op": "==", "value": "East"}')
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t(
+                f"Each condition must be an object with column, op and value; got {cond!r}.",
+                f"每个条件都应是包含 column、op、value 的对象，收到 {cond!r}。",
+            ),
+            hint='{"column": "Region", "op": "==", "value": "East"}',
+        )
     column = cond["column"]
     require_columns(data, [column], ctx, "conditions")
     op = str(cond.get("op", "==")).strip().lower()
     op = _OP_ALIASES.get(op, op)
     if op not in OPS:
-        raise ToolError("invalid_arguments", ctx.t(f"Unknown operator {cond.get('op')!r}.", f"未知的运算符 {cond.get('op')!r}。"),
-                        hint=f"op: {', '.join(OPS)}", did_you_mean=suggest(op, list(OPS)))
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t(f"Unknown operator {cond.get('op')!r}.", f"未知的运算符 {cond.get('op')!r}。"),
+            hint=f"op: {', '.join(OPS)}",
+            did_you_mean=suggest(op, list(OPS)),
+        )
     value = cond.get("value")
     if op in ("is_missing", "not_missing"):
         return column, op, None
     if value is None:
-        raise ToolError("invalid_arguments", ctx.t(f"Condition on {column!r} with {op} needs a value.", f"{column!r} 的 {op} 条件需要 value。"),
-                        hint=ctx.t("Use is_missing to find empty cells.", "查找空值请用 is_missing。"))
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t(f"Condition on {column!r} with {op} needs a value.", f"{column!r} 的 {op} 条件需要 value。"),
+            hint=ctx.t("Use is_missing to find empty cells.", "查找空值请用 is_missing。"),
+        )
     if op in ("in", "not_in") and not isinstance(value, list):
         value = [value]
     if op == "between" and (not isinstance(value, list) or len(value) != 2):
-        raise ToolError("invalid_arguments", ctx.t("between needs a value [low, high].", "between 需要 [下限, 上限]。"),
-                        hint='{"op": "between", "value": [10, 20]}')
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t("between needs a value [low, high].", "between 需要 [下限, 上限]。"),
+            hint='{"op": "between", "value": [10, 20]}',
+        )
     return column, op, value
 
 
@@ -190,21 +309,39 @@ def _condition_mask(series: pd.Series, op: str, value: Any, column: str, ctx: To
         return text.fillna(False).to_numpy(dtype=bool)
     if kind == "datetime":
         return _date_mask(parse_dates(series), op, value, column, ctx)
-    if pd.api.types.is_bool_dtype(series.dtype):          # True / "yes" / "是" all mean True
+    if pd.api.types.is_bool_dtype(series.dtype):  # True / "yes" / "是" all mean True
         wanted = parse_booleans(pd.Series(_listed(value), dtype=object))
         if wanted.isna().any() or op not in ("==", "!=", "in", "not_in"):
-            raise ToolError("invalid_arguments", ctx.t(f"{column!r} is yes/no; compare it with ==, !=, in to true or false.",
-                                                       f"{column!r} 是是/否列，请用 ==、!=、in 与 true 或 false 比较。"),
-                            hint='{"op": "==", "value": true}', column=column)
+            raise ToolError(
+                "invalid_arguments",
+                ctx.t(
+                    f"{column!r} is yes/no; compare it with ==, !=, in to true or false.",
+                    f"{column!r} 是是/否列，请用 ==、!=、in 与 true 或 false 比较。",
+                ),
+                hint='{"op": "==", "value": true}',
+                column=column,
+            )
         return _compare(series.astype("boolean"), op, wanted.tolist(), value).fillna(False).to_numpy(dtype=bool)
     if kind in ("number", "integer") or pd.api.types.is_numeric_dtype(series.dtype):
         values, _ = parse_numbers(series)
-        return _compare(values, op, [_as_number(v, column, ctx) for v in _listed(value)], value).fillna(False).to_numpy(dtype=bool)
+        return (
+            _compare(values, op, [_as_number(v, column, ctx) for v in _listed(value)], value)
+            .fillna(False)
+            .to_numpy(dtype=bool)
+        )
     if op in (">", ">=", "<", "<=", "between"):
-        raise ToolError("wrong_column_type", ctx.t(f"{column!r} holds {kind} values, which have no order for {op}.",
-                                                   f"{column!r} 是 {kind} 类型，不能用 {op} 比较大小。"),
-                        hint=ctx.t("Use ==, !=, in or contains; or convert_types to number/datetime first.",
-                                   "请用 ==、!=、in 或 contains；或先用 convert_types 转为数值/日期。"), column=column)
+        raise ToolError(
+            "wrong_column_type",
+            ctx.t(
+                f"{column!r} holds {kind} values, which have no order for {op}.",
+                f"{column!r} 是 {kind} 类型，不能用 {op} 比较大小。",
+            ),
+            hint=ctx.t(
+                "Use ==, !=, in or contains; or convert_types to number/datetime first.",
+                "请用 ==、!=、in 或 contains；或先用 convert_types 转为数值/日期。",
+            ),
+            column=column,
+        )
     text = series.map(label, na_action="ignore").astype("string").str.strip()
     wanted = [label(v).strip() for v in _listed(value)]
     return _compare(text, op, wanted, value).fillna(False).to_numpy(dtype=bool)
@@ -228,17 +365,28 @@ def _compare(values: pd.Series, op: str, wanted: list, raw: Any) -> pd.Series:
         low, high = sorted(wanted)
         return (values >= low) & (values <= high) & present
     target = wanted[0]
-    result = {"==": values == target, "!=": values != target, ">": values > target, ">=": values >= target,
-              "<": values < target, "<=": values <= target}[op]
+    result = {
+        "==": values == target,
+        "!=": values != target,
+        ">": values > target,
+        ">=": values >= target,
+        "<": values < target,
+        "<=": values <= target,
+    }[op]
     return result & present
 
 
 def _as_number(value: Any, column: str, ctx: ToolContext) -> float:
     parsed, _ = parse_numbers(pd.Series([value], dtype=object))
     if parsed.isna().iloc[0]:
-        raise ToolError("invalid_arguments", ctx.t(f"{column!r} is numeric but {value!r} is not a number.",
-                                                   f"{column!r} 是数值列，但 {value!r} 不是数字。"),
-                        hint=ctx.t("Pass a number as value.", "请给出数字。"), column=column)
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t(
+                f"{column!r} is numeric but {value!r} is not a number.", f"{column!r} 是数值列，但 {value!r} 不是数字。"
+            ),
+            hint=ctx.t("Pass a number as value.", "请给出数字。"),
+            column=column,
+        )
     return float(parsed.iloc[0])
 
 
@@ -247,9 +395,14 @@ def _date_window(value: Any, column: str, ctx: ToolContext) -> tuple[pd.Timestam
     text = str(value).strip()
     parsed = parse_dates(pd.Series([text], dtype=object)).iloc[0]
     if pd.isna(parsed):
-        raise ToolError("invalid_arguments", ctx.t(f"{column!r} holds dates but {value!r} is not a date.",
-                                                   f"{column!r} 是日期列，但 {value!r} 不是日期。"),
-                        hint=ctx.t("Write dates as YYYY-MM-DD (or YYYY-MM, YYYY).", "日期请写成 YYYY-MM-DD（或 YYYY-MM、YYYY）。"), column=column)
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t(
+                f"{column!r} holds dates but {value!r} is not a date.", f"{column!r} 是日期列，但 {value!r} 不是日期。"
+            ),
+            hint=ctx.t("Write dates as YYYY-MM-DD (or YYYY-MM, YYYY).", "日期请写成 YYYY-MM-DD（或 YYYY-MM、YYYY）。"),
+            column=column,
+        )
     if re.fullmatch(r"\d{4}年?", text):
         return parsed, parsed + pd.DateOffset(years=1)
     if re.fullmatch(r"\d{4}[-/.年]\d{1,2}月?", text):
@@ -271,8 +424,12 @@ def _date_mask(dates: pd.Series, op: str, value: Any, column: str, ctx: ToolCont
     else:
         start, end = windows[0]
         # "after March" means from April on; "before 2024-03-05" means up to the end of the 4th.
-        result = {">": dates >= end if end > start else dates > start, ">=": dates >= start,
-                  "<": dates < start, "<=": dates < end if end > start else dates <= start}[op]
+        result = {
+            ">": dates >= end if end > start else dates > start,
+            ">=": dates >= start,
+            "<": dates < start,
+            "<=": dates < end if end > start else dates <= start,
+        }[op]
     return (result & present).to_numpy(dtype=bool)
 
 

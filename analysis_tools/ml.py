@@ -12,5 +12,11 @@ from .ml_importance import feature_importance
 from .ml_models import train_classifier, train_regression_model
 from .ml_unsupervised import anomaly_detection, cluster_segments, pca_analysis
 
-__all__ = ["anomaly_detection", "cluster_segments", "feature_importance", "pca_analysis", "train_classifier",
-           "train_regression_model"]
+__all__ = [
+    "anomaly_detection",
+    "cluster_segments",
+    "feature_importance",
+    "pca_analysis",
+    "train_classifier",
+    "train_regression_model",
+]

@@ -14,13 +14,31 @@ import pandas as pd
 _NUMBER = re.compile(
     r"^(?P<open>\()?(?P<s1>[-+−])?(?P<cur>[¥￥$€£]|RMB|CNY|USD)?(?P<s2>[-+−])?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?P<exp>[eE][-+]?\d+)?"
-    r"(?P<unit>万亿|亿|万|千|[kK]|M)?(?P<suf>%|％|‰|元|块)?\)?$")
+    r"(?P<unit>万亿|亿|万|千|[kK]|M)?(?P<suf>%|％|‰|元|块)?\)?$"
+)
 _UNITS = {"万亿": 1e12, "亿": 1e8, "万": 1e4, "千": 1e3, "k": 1e3, "K": 1e3, "M": 1e6}
 _PLAIN = r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?"
 _CURRENCY = r"[¥￥$€£元块]|RMB|CNY|USD"
 _UNIT_SUFFIX = r"(?:万亿|亿|万|千|[kKM])[%％‰元块)]*$"
-_BOOL = {"true": True, "false": False, "yes": True, "no": False, "y": True, "n": False, "t": True, "f": False,
-         "1": True, "0": False, "是": True, "否": False, "对": True, "错": False, "有": True, "无": False}
+_BOOL = {
+    "true": True,
+    "false": False,
+    "yes": True,
+    "no": False,
+    "y": True,
+    "n": False,
+    "t": True,
+    "f": False,
+    "1": True,
+    "0": False,
+    "是": True,
+    "否": False,
+    "对": True,
+    "错": False,
+    "有": True,
+    "无": False,
+}
+
 
 def parse_numbers(series: pd.Series) -> tuple[pd.Series, dict[str, int]]:
     """Numbers as floats and counts of what was parsed (thousands, currency, percent, units).
@@ -54,14 +72,16 @@ def parse_numbers(series: pd.Series) -> tuple[pd.Series, dict[str, int]]:
             hit = core.str.endswith(suffix)
             scale[hit], core = scale[hit] * factor, core.str.removesuffix(suffix)
         notes["percent"] = int((scale != 1.0).sum())
-        for unit, factor in _UNITS.items():           # 万亿 before 亿
+        for unit, factor in _UNITS.items():  # 万亿 before 亿
             hit = core.str.endswith(unit)
             scale[hit], core = scale[hit] * factor, core.where(~hit, core.str.removesuffix(unit))
         value = core.astype("float64") * scale
         out[value.index] = value.where(~negative, -value)
-        notes.update(thousands=int(sub.str.contains(",", regex=False).sum()),
-                     currency=int(sub.str.contains(_CURRENCY).sum()),
-                     units=int(sub.str.contains(_UNIT_SUFFIX).sum()))
+        notes.update(
+            thousands=int(sub.str.contains(",", regex=False).sum()),
+            currency=int(sub.str.contains(_CURRENCY).sum()),
+            units=int(sub.str.contains(_UNIT_SUFFIX).sum()),
+        )
     return out.where(np.isfinite(out)), notes
 
 
@@ -74,7 +94,7 @@ def parse_dates(series: pd.Series) -> pd.Series:
         present = values.dropna()
         if len(present) and present.between(19000101, 21001231).all() and (present % 1 == 0).all():
             return pd.to_datetime(values.astype("Int64").astype("string"), format="%Y%m%d", errors="coerce")
-        if len(present) and present.between(1, 80000).all():      # Excel's day numbers (1900 date system)
+        if len(present) and present.between(1, 80000).all():  # Excel's day numbers (1900 date system)
             return pd.to_datetime(values, unit="D", origin="1899-12-30", errors="coerce")
         return pd.Series(pd.NaT, index=series.index, dtype="datetime64[ns]")
     text = series.astype("string").str.strip()
@@ -91,7 +111,7 @@ def parse_dates(series: pd.Series) -> pd.Series:
 def _to_datetime(text: pd.Series, fmt: str) -> pd.Series:
     try:
         out = pd.to_datetime(text, errors="coerce", format=fmt)
-    except (ValueError, TypeError):                      # mixed time zones: compare in UTC
+    except (ValueError, TypeError):  # mixed time zones: compare in UTC
         out = pd.to_datetime(text, errors="coerce", format=fmt, utc=True)
     if getattr(out.dt, "tz", None) is not None:
         out = out.dt.tz_convert(None)

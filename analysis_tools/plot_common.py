@@ -27,7 +27,9 @@ def require_numeric_column(data: pd.DataFrame, column: str, ctx: ToolContext, ot
         raise ToolError(
             "wrong_column_type",
             ctx.t(f"Column '{column}' is not numeric (type {kind}).", f"列“{column}”不是数值类型（{kind}）。"),
-            hint=hint, column=column, dtype=kind,
+            hint=hint,
+            column=column,
+            dtype=kind,
         )
     return charts.numeric_values(series)
 
@@ -44,12 +46,27 @@ def folded_groups_note(n_folded: int, ctx: ToolContext) -> str:
     return ctx.t(f"{n_folded} smaller groups are combined as Other.", f"较小的 {n_folded} 个组合并为“其他”。")
 
 
-def chart_result(ctx: ToolContext, path, caption: str, insights: list[str], limitations: list[str],
-                 metrics: dict, method: str, sample_size: int, table: pd.DataFrame | None = None) -> ToolResult:
+def chart_result(
+    ctx: ToolContext,
+    path,
+    caption: str,
+    insights: list[str],
+    limitations: list[str],
+    metrics: dict,
+    method: str,
+    sample_size: int,
+    table: pd.DataFrame | None = None,
+) -> ToolResult:
     """What every plot tool returns: the figure, its caption and the chart text the model reads."""
     return ToolResult(
-        metrics=metrics, figures=[str(path)], captions=[caption],
-        text=tagged_text(chart=f"{caption}\n{ctx.t('file', '文件')}: {path}", insights=insights,
-                         limitations=limitations),
-        method=method, sample_size=sample_size, limitations=limitations, table=table,
+        metrics=metrics,
+        figures=[str(path)],
+        captions=[caption],
+        text=tagged_text(
+            chart=f"{caption}\n{ctx.t('file', '文件')}: {path}", insights=insights, limitations=limitations
+        ),
+        method=method,
+        sample_size=sample_size,
+        limitations=limitations,
+        table=table,
     )

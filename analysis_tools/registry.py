@@ -96,8 +96,14 @@ def first_sentence(text: str, limit: int) -> str:
     if len(first) <= limit:
         return first
     head = first[:limit]
-    clause = max((i for i in (head.rfind(", "), head.rfind(" ("), head.rfind(": "), head.rfind(" — "))
-                  if head[:i].count("(") == head[:i].count(")")), default=-1)  # not inside parentheses
+    clause = max(
+        (
+            i
+            for i in (head.rfind(", "), head.rfind(" ("), head.rfind(": "), head.rfind(" — "))
+            if head[:i].count("(") == head[:i].count(")")
+        ),
+        default=-1,
+    )  # not inside parentheses
     if clause >= 15:
         return head[:clause].rstrip(" ,;:(")
     cut = first[: limit - 1]
@@ -122,8 +128,11 @@ VOCABULARY = {name: meaning for names, meaning in VOCABULARY_NOTES for name in n
 def vocabulary_note() -> str:
     """One line for the system prompt: what the shared argument names mean."""
     parts = [f"{'/'.join(names)} = {meaning}" if meaning else ", ".join(names) for names, meaning in VOCABULARY_NOTES]
-    return ("- Tool arguments mean the same in every tool: " + "; ".join(parts)
-            + ". tool_search shows a tool's full description.")
+    return (
+        "- Tool arguments mean the same in every tool: "
+        + "; ".join(parts)
+        + ". tool_search shows a tool's full description."
+    )
 
 
 def _argument_text(name: str, prop: dict[str, Any]) -> str:
@@ -163,8 +172,14 @@ def compact_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
     return compact
 
 
-def make_tool(func: Callable[..., ToolResult], group: str, *, read_only: bool = True,
-              keywords: list[str] | None = None, brief: str = "") -> Tool:
+def make_tool(
+    func: Callable[..., ToolResult],
+    group: str,
+    *,
+    read_only: bool = True,
+    keywords: list[str] | None = None,
+    brief: str = "",
+) -> Tool:
     """Build a Tool from a typed function. Raises at import time on a malformed tool (a bug)."""
     if group not in GROUPS:
         raise ValueError(f"unknown tool group {group!r}")
@@ -194,14 +209,15 @@ def make_tool(func: Callable[..., ToolResult], group: str, *, read_only: bool = 
             **properties,
         }
     parameters = {"type": "object", "properties": properties, "required": required}
-    return Tool(func.__name__, group, func, description, parameters, needs_data, multi_data,
-                read_only, keywords or [], brief)
+    return Tool(
+        func.__name__, group, func, description, parameters, needs_data, multi_data, read_only, keywords or [], brief
+    )
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """Split a Google-style docstring into the description and per-argument texts."""
     match = re.search(r"^(?:Args|Arguments):\s*$", doc, flags=re.M)
-    head, args_block = (doc[: match.start()], doc[match.end():]) if match else (doc, "")
+    head, args_block = (doc[: match.start()], doc[match.end() :]) if match else (doc, "")
     params: dict[str, str] = {}
     current = None
     for line in args_block.splitlines():
@@ -227,8 +243,12 @@ def _json_type(annotation: Any) -> dict[str, Any]:
         return {"type": "array", "items": _json_type(args[0]) if args else {}}
     if origin is dict or annotation is dict:
         return {"type": "object"}
-    return {str: {"type": "string"}, int: {"type": "integer"}, float: {"type": "number"},
-            bool: {"type": "boolean"}}.get(annotation, {})
+    return {
+        str: {"type": "string"},
+        int: {"type": "integer"},
+        float: {"type": "number"},
+        bool: {"type": "boolean"},
+    }.get(annotation, {})
 
 
 class Registry:
@@ -270,10 +290,14 @@ class Registry:
         ctx = ctx or ToolContext()
         tool = self._tools.get(name)
         if tool is None:
-            return ToolResult.failure(ToolError(
-                "unknown_tool", f"There is no tool named {name!r}.",
-                hint="Use tool_search to find a tool.", did_you_mean=suggest(name, self.names()),
-            ).as_dict())
+            return ToolResult.failure(
+                ToolError(
+                    "unknown_tool",
+                    f"There is no tool named {name!r}.",
+                    hint="Use tool_search to find a tool.",
+                    did_you_mean=suggest(name, self.names()),
+                ).as_dict()
+            )
         started = time.perf_counter()
         try:
             kwargs = validate_arguments(tool, arguments)
@@ -291,11 +315,15 @@ class Registry:
             return ToolResult.failure(err.as_dict())
         except Exception as exc:  # a bug in a tool must not end the analysis
             frame = traceback.extract_tb(exc.__traceback__)[-1]
-            return ToolResult.failure({
-                "error": "internal_error", "message": f"{type(exc).__name__}: {exc}",
-                "hint": "This tool failed unexpectedly; try another method or different columns.",
-                "retryable": False, "where": f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}",
-            })
+            return ToolResult.failure(
+                {
+                    "error": "internal_error",
+                    "message": f"{type(exc).__name__}: {exc}",
+                    "hint": "This tool failed unexpectedly; try another method or different columns.",
+                    "retryable": False,
+                    "where": f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}",
+                }
+            )
         result.metrics.setdefault("duration_ms", round((time.perf_counter() - started) * 1000, 1))
         return result
 
@@ -315,13 +343,16 @@ def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
     unknown = [k for k in arguments if k not in props]
     if unknown:
         raise ToolError(
-            "invalid_arguments", f"Unknown argument(s) {unknown} for {tool.name}.",
-            hint=f"Valid arguments: {list(props)}", did_you_mean=suggest(unknown[0], list(props)),
+            "invalid_arguments",
+            f"Unknown argument(s) {unknown} for {tool.name}.",
+            hint=f"Valid arguments: {list(props)}",
+            did_you_mean=suggest(unknown[0], list(props)),
         )
     missing = [k for k in required if arguments.get(k) is None]
     if missing:
-        raise ToolError("invalid_arguments", f"Missing required argument(s) {missing} for {tool.name}.",
-                        hint=f"Provide {missing}.")
+        raise ToolError(
+            "invalid_arguments", f"Missing required argument(s) {missing} for {tool.name}.", hint=f"Provide {missing}."
+        )
     return {k: _coerce(k, v, props[k]) for k, v in arguments.items() if v is not None}
 
 
@@ -343,22 +374,38 @@ def _coerce(name: str, value: Any, prop: dict[str, Any]) -> Any:
         elif kind == "array" and not isinstance(value, list):
             if isinstance(value, str):
                 stripped = value.strip()
-                value = json.loads(stripped) if stripped.startswith("[") else [s.strip() for s in stripped.split(",") if s.strip()]
+                value = (
+                    json.loads(stripped)
+                    if stripped.startswith("[")
+                    else [s.strip() for s in stripped.split(",") if s.strip()]
+                )
             else:
                 value = [value]
         elif kind == "string" and isinstance(value, (int, float)) and not isinstance(value, bool):
             value = str(value)
     except (ValueError, json.JSONDecodeError):
-        raise ToolError("invalid_arguments", f"Argument {name!r} should be {kind}, got {value!r}.",
-                        hint=f"Pass {name} as a {kind}.") from None
-    expected = {"integer": int, "number": (int, float), "boolean": bool, "string": str, "array": list,
-                "object": dict}.get(kind)
+        raise ToolError(
+            "invalid_arguments", f"Argument {name!r} should be {kind}, got {value!r}.", hint=f"Pass {name} as a {kind}."
+        ) from None
+    expected = {
+        "integer": int,
+        "number": (int, float),
+        "boolean": bool,
+        "string": str,
+        "array": list,
+        "object": dict,
+    }.get(kind)
     if expected and (not isinstance(value, expected) or (kind in ("integer", "number") and isinstance(value, bool))):
-        raise ToolError("invalid_arguments", f"Argument {name!r} should be {kind}, got {value!r}.",
-                        hint=f"Pass {name} as a {kind}.")
+        raise ToolError(
+            "invalid_arguments", f"Argument {name!r} should be {kind}, got {value!r}.", hint=f"Pass {name} as a {kind}."
+        )
     if "enum" in prop and value not in prop["enum"]:
-        raise ToolError("invalid_arguments", f"Argument {name!r} must be one of {prop['enum']}, got {value!r}.",
-                        hint=f"Use one of {prop['enum']}.", did_you_mean=suggest(str(value), [str(e) for e in prop["enum"]]))
+        raise ToolError(
+            "invalid_arguments",
+            f"Argument {name!r} must be one of {prop['enum']}, got {value!r}.",
+            hint=f"Use one of {prop['enum']}.",
+            did_you_mean=suggest(str(value), [str(e) for e in prop["enum"]]),
+        )
     return value
 
 
@@ -374,7 +421,10 @@ def check_columns(tool: Tool, df: pd.DataFrame, kwargs: dict[str, Any]) -> None:
         for column in value if isinstance(value, list) else [value]:
             if str(column) not in available:
                 raise ToolError(
-                    "column_not_found", f"Column {column!r} does not exist.", column=column,
+                    "column_not_found",
+                    f"Column {column!r} does not exist.",
+                    column=column,
                     hint="Retry with one of the available columns.",
-                    did_you_mean=suggest(str(column), available), available=available[:60],
+                    did_you_mean=suggest(str(column), available),
+                    available=available[:60],
                 )

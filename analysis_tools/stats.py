@@ -16,7 +16,22 @@ from .stats_fit import curve_fit
 from .stats_logistic import logistic_regression
 from .stats_distribution import confidence_interval, normality_test, outlier_detection
 
-__all__ = ["compare_groups", "compare_two_groups", "correlation_analysis", "describe_columns", "linear_regression",
-           "ols_fit", "one_way_anova", "welch_anova", "chi_square_test", "proportion_test", "paired_test",
-           "two_way_anova", "curve_fit", "logistic_regression", "confidence_interval", "normality_test",
-           "outlier_detection"]
+__all__ = [
+    "compare_groups",
+    "compare_two_groups",
+    "correlation_analysis",
+    "describe_columns",
+    "linear_regression",
+    "ols_fit",
+    "one_way_anova",
+    "welch_anova",
+    "chi_square_test",
+    "proportion_test",
+    "paired_test",
+    "two_way_anova",
+    "curve_fit",
+    "logistic_regression",
+    "confidence_interval",
+    "normality_test",
+    "outlier_detection",
+]

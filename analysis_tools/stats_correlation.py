@@ -10,13 +10,27 @@ import pandas as pd
 from scipy import stats as sps
 
 from .base import ToolContext, ToolError, ToolResult, tagged_text
-from .common import (check_n, clean_metrics, dropped_note, fmt_num, fmt_p, numeric_columns, require_numeric,
-                     significance_word)
+from .common import (
+    check_n,
+    clean_metrics,
+    dropped_note,
+    fmt_num,
+    fmt_p,
+    numeric_columns,
+    require_numeric,
+    significance_word,
+)
 
 
-def correlation_analysis(data: pd.DataFrame, columns: list[str] | None = None, x_column: str | None = None,
-                         y_column: str | None = None, method: Literal["pearson", "spearman", "kendall"] = "pearson",
-                         alpha: float = 0.05, ctx: ToolContext | None = None) -> ToolResult:
+def correlation_analysis(
+    data: pd.DataFrame,
+    columns: list[str] | None = None,
+    x_column: str | None = None,
+    y_column: str | None = None,
+    method: Literal["pearson", "spearman", "kendall"] = "pearson",
+    alpha: float = 0.05,
+    ctx: ToolContext | None = None,
+) -> ToolResult:
     """Measure how strongly numeric columns move together (Pearson, Spearman or Kendall correlation with p-values).
 
     Give x_column and y_column for one pair (with a 95% confidence interval for Pearson), or a list of
@@ -32,15 +46,20 @@ def correlation_analysis(data: pd.DataFrame, columns: list[str] | None = None, x
     ctx = ctx or ToolContext()
     if x_column or y_column:
         if not (x_column and y_column):
-            raise ToolError("invalid_arguments", ctx.t("Give both x_column and y_column.", "请同时给出 x_column 和 y_column。"),
-                            hint=ctx.t("Or pass columns=[...] for a matrix.", "或用 columns=[...] 计算相关矩阵。"))
+            raise ToolError(
+                "invalid_arguments",
+                ctx.t("Give both x_column and y_column.", "请同时给出 x_column 和 y_column。"),
+                hint=ctx.t("Or pass columns=[...] for a matrix.", "或用 columns=[...] 计算相关矩阵。"),
+            )
         chosen = [x_column, y_column]
     else:
         chosen = list(dict.fromkeys(columns)) if columns else numeric_columns(data)[:30]
     if len(chosen) < 2 or len(set(chosen)) < 2:
-        raise ToolError("insufficient_data", ctx.t("Correlation needs at least two different numeric columns.",
-                                                    "相关分析至少需要两个不同的数值列。"),
-                        hint=ctx.t(f"Numeric columns: {numeric_columns(data)[:15]}", f"数值列：{numeric_columns(data)[:15]}"))
+        raise ToolError(
+            "insufficient_data",
+            ctx.t("Correlation needs at least two different numeric columns.", "相关分析至少需要两个不同的数值列。"),
+            hint=ctx.t(f"Numeric columns: {numeric_columns(data)[:15]}", f"数值列：{numeric_columns(data)[:15]}"),
+        )
     values = pd.DataFrame({c: require_numeric(data, c, ctx) for c in chosen})
     pairs = []
     for i in range(len(chosen)):
@@ -57,7 +76,15 @@ def _pair(x: pd.Series, y: pd.Series, a: str, b: str, method: str, ctx: ToolCont
     n = len(xv)
     check_n(n, 3, f"{a} ~ {b}", ctx)
     if np.ptp(xv) == 0 or np.ptp(yv) == 0:
-        return {"a": a, "b": b, "r": float("nan"), "p_value": float("nan"), "n": n, "dropped": int((~keep).sum()), "constant": True}
+        return {
+            "a": a,
+            "b": b,
+            "r": float("nan"),
+            "p_value": float("nan"),
+            "n": n,
+            "dropped": int((~keep).sum()),
+            "constant": True,
+        }
     fn = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kendalltau}[method]
     res = fn(xv, yv)
     r, p = float(res[0]), float(res[1])
@@ -77,41 +104,85 @@ def _strength(r: float, ctx: ToolContext) -> str:
 def _pair_result(q: dict, method: str, alpha: float, n_rows: int, ctx: ToolContext) -> ToolResult:
     a, b, r, p, n = q["a"], q["b"], q["r"], q["p_value"], q["n"]
     if q.get("constant"):
-        raise ToolError("insufficient_data", ctx.t(f"{a} or {b} does not vary, so correlation is undefined.",
-                                                    f"{a} 或 {b} 没有变化，无法计算相关。"),
-                        hint=ctx.t("Pick columns that vary.", "请选择有变化的列。"))
+        raise ToolError(
+            "insufficient_data",
+            ctx.t(f"{a} or {b} does not vary, so correlation is undefined.", f"{a} 或 {b} 没有变化，无法计算相关。"),
+            hint=ctx.t("Pick columns that vary.", "请选择有变化的列。"),
+        )
     direction = ctx.t("rise together" if r > 0 else "move in opposite directions", "同向变化" if r > 0 else "反向变化")
-    metrics = {"r": r, "p_value": p, "n": n, "effect_size": r, "method": method, "alpha": alpha,
-               f"r.{a}~{b}": r, f"p_value.{a}~{b}": p}
+    metrics = {
+        "r": r,
+        "p_value": p,
+        "n": n,
+        "effect_size": r,
+        "method": method,
+        "alpha": alpha,
+        f"r.{a}~{b}": r,
+        f"p_value.{a}~{b}": p,
+    }
     ci = ""
     if "ci_low" in q:
         metrics.update(ci_low=q["ci_low"], ci_high=q["ci_high"])
-        ci = ctx.t(f", 95% CI {fmt_num(q['ci_low'], 3)} to {fmt_num(q['ci_high'], 3)}", f"，95% 置信区间 {fmt_num(q['ci_low'], 3)} 至 {fmt_num(q['ci_high'], 3)}")
-    causation = ctx.t("Correlation is not causation: a third factor may drive both.", "相关不等于因果：可能有第三个因素同时影响二者。")
+        ci = ctx.t(
+            f", 95% CI {fmt_num(q['ci_low'], 3)} to {fmt_num(q['ci_high'], 3)}",
+            f"，95% 置信区间 {fmt_num(q['ci_low'], 3)} 至 {fmt_num(q['ci_high'], 3)}",
+        )
+    causation = ctx.t(
+        "Correlation is not causation: a third factor may drive both.", "相关不等于因果：可能有第三个因素同时影响二者。"
+    )
     interpretation = ctx.t(
         f"{a} and {b} tend to {direction} ({_strength(r, ctx)}, r = {fmt_num(r, 3)}); this {'is unlikely' if p < alpha else 'could well be'} "
         f"a chance pattern ({fmt_p(p)}). {causation}",
-        f"{a} 与 {b} 倾向于{direction}（{_strength(r, ctx)}相关，r = {fmt_num(r, 3)}）；这{'不太可能' if p < alpha else '很可能'}只是偶然（{fmt_p(p)}）。{causation}")
+        f"{a} 与 {b} 倾向于{direction}（{_strength(r, ctx)}相关，r = {fmt_num(r, 3)}）；这{'不太可能' if p < alpha else '很可能'}只是偶然（{fmt_p(p)}）。{causation}",
+    )
     if q["dropped"]:
         interpretation += " " + dropped_note(q["dropped"], ctx)
-    method_text = {"pearson": ctx.t("Pearson correlation (linear relationship).", "Pearson 相关（线性关系）。"),
-                   "spearman": ctx.t("Spearman rank correlation (monotonic relationship, robust to outliers).", "Spearman 秩相关（单调关系，对异常值稳健）。"),
-                   "kendall": ctx.t("Kendall rank correlation (tau-b).", "Kendall 秩相关（tau-b）。")}[method]
-    conclusion = ctx.t(f"r = {fmt_num(r, 4)}{ci}, {fmt_p(p)}, n = {n} — {significance_word(p, alpha, ctx)}.",
-                       f"r = {fmt_num(r, 4)}{ci}，{fmt_p(p)}，n = {n} —— {significance_word(p, alpha, ctx)}。")
+    method_text = {
+        "pearson": ctx.t("Pearson correlation (linear relationship).", "Pearson 相关（线性关系）。"),
+        "spearman": ctx.t(
+            "Spearman rank correlation (monotonic relationship, robust to outliers).",
+            "Spearman 秩相关（单调关系，对异常值稳健）。",
+        ),
+        "kendall": ctx.t("Kendall rank correlation (tau-b).", "Kendall 秩相关（tau-b）。"),
+    }[method]
+    conclusion = ctx.t(
+        f"r = {fmt_num(r, 4)}{ci}, {fmt_p(p)}, n = {n} — {significance_word(p, alpha, ctx)}.",
+        f"r = {fmt_num(r, 4)}{ci}，{fmt_p(p)}，n = {n} —— {significance_word(p, alpha, ctx)}。",
+    )
     limitations = [causation]
     if method == "pearson":
-        limitations.append(ctx.t("Pearson only captures straight-line relationships and is sensitive to outliers.",
-                                 "Pearson 只反映直线关系，且对异常值敏感。"))
-    text = tagged_text(data_profile=ctx.t(f"{a} vs {b}: {n} complete pairs.", f"{a} 与 {b}：{n} 对完整数据。"),
-                       method=method_text, insights=[ctx.t(f"{_strength(r, ctx).capitalize()} {'positive' if r > 0 else 'negative'} relationship.",
-                                                           f"{_strength(r, ctx)}{'正' if r > 0 else '负'}相关。")],
-                       conclusion=conclusion, interpretation=interpretation)
-    return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation, method=method_text,
-                      sample_size=n, limitations=limitations, payload={"pairs": [q]})
+        limitations.append(
+            ctx.t(
+                "Pearson only captures straight-line relationships and is sensitive to outliers.",
+                "Pearson 只反映直线关系，且对异常值敏感。",
+            )
+        )
+    text = tagged_text(
+        data_profile=ctx.t(f"{a} vs {b}: {n} complete pairs.", f"{a} 与 {b}：{n} 对完整数据。"),
+        method=method_text,
+        insights=[
+            ctx.t(
+                f"{_strength(r, ctx).capitalize()} {'positive' if r > 0 else 'negative'} relationship.",
+                f"{_strength(r, ctx)}{'正' if r > 0 else '负'}相关。",
+            )
+        ],
+        conclusion=conclusion,
+        interpretation=interpretation,
+    )
+    return ToolResult(
+        metrics=clean_metrics(metrics),
+        text=text,
+        interpretation=interpretation,
+        method=method_text,
+        sample_size=n,
+        limitations=limitations,
+        payload={"pairs": [q]},
+    )
 
 
-def _matrix_result(pairs: list[dict], cols: list[str], method: str, alpha: float, n_rows: int, ctx: ToolContext) -> ToolResult:
+def _matrix_result(
+    pairs: list[dict], cols: list[str], method: str, alpha: float, n_rows: int, ctx: ToolContext
+) -> ToolResult:
     matrix = pd.DataFrame(np.eye(len(cols)), index=cols, columns=cols)
     metrics: dict = {"method": method, "alpha": alpha, "n": n_rows, "n_pairs": len(pairs)}
     for q in pairs:
@@ -119,27 +190,54 @@ def _matrix_result(pairs: list[dict], cols: list[str], method: str, alpha: float
         metrics[f"r.{q['a']}~{q['b']}"] = q["r"]
         metrics[f"p_value.{q['a']}~{q['b']}"] = q["p_value"]
     ranked = sorted((q for q in pairs if q["r"] == q["r"]), key=lambda q: -abs(q["r"]))
-    causation = ctx.t("Correlation is not causation: a third factor may drive both.", "相关不等于因果：可能有第三个因素同时影响二者。")
-    insights = [ctx.t(f"{q['a']} ~ {q['b']}: r = {fmt_num(q['r'], 3)} ({_strength(q['r'], ctx)}, {fmt_p(q['p_value'])}, n = {q['n']})",
-                      f"{q['a']} ~ {q['b']}：r = {fmt_num(q['r'], 3)}（{_strength(q['r'], ctx)}，{fmt_p(q['p_value'])}，n = {q['n']}）")
-                for q in ranked[:8]]
+    causation = ctx.t(
+        "Correlation is not causation: a third factor may drive both.", "相关不等于因果：可能有第三个因素同时影响二者。"
+    )
+    insights = [
+        ctx.t(
+            f"{q['a']} ~ {q['b']}: r = {fmt_num(q['r'], 3)} ({_strength(q['r'], ctx)}, {fmt_p(q['p_value'])}, n = {q['n']})",
+            f"{q['a']} ~ {q['b']}：r = {fmt_num(q['r'], 3)}（{_strength(q['r'], ctx)}，{fmt_p(q['p_value'])}，n = {q['n']}）",
+        )
+        for q in ranked[:8]
+    ]
     grid = matrix.map(lambda v: fmt_num(v, 3)).to_string()
     if ranked:
         s = ranked[0]
         metrics.update(r=s["r"], p_value=s["p_value"], strongest_pair=f"{s['a']}~{s['b']}")
-        interpretation = ctx.t(f"The strongest link is between {s['a']} and {s['b']} (r = {fmt_num(s['r'], 3)}, {fmt_p(s['p_value'])}). {causation}",
-                               f"关联最强的是 {s['a']} 与 {s['b']}（r = {fmt_num(s['r'], 3)}，{fmt_p(s['p_value'])}）。{causation}")
+        interpretation = ctx.t(
+            f"The strongest link is between {s['a']} and {s['b']} (r = {fmt_num(s['r'], 3)}, {fmt_p(s['p_value'])}). {causation}",
+            f"关联最强的是 {s['a']} 与 {s['b']}（r = {fmt_num(s['r'], 3)}，{fmt_p(s['p_value'])}）。{causation}",
+        )
     else:
-        interpretation = ctx.t("No correlation could be computed (columns do not vary).", "无法计算相关（列没有变化）。")
+        interpretation = ctx.t(
+            "No correlation could be computed (columns do not vary).", "无法计算相关（列没有变化）。"
+        )
     n_sig = sum(q["p_value"] < alpha for q in ranked)
-    text = tagged_text(data_profile=grid, method=ctx.t(f"{method.capitalize()} correlation matrix, pairwise complete rows.",
-                                                       f"{method} 相关矩阵，按列对使用完整数据。"),
-                       insights=insights,
-                       conclusion=ctx.t(f"{n_sig} of {len(pairs)} pairs are significant at alpha = {alpha} (not adjusted for multiple testing).",
-                                        f"{len(pairs)} 对中有 {n_sig} 对在 alpha = {alpha} 下显著（未做多重比较校正）。"),
-                       interpretation=interpretation)
-    return ToolResult(metrics=clean_metrics(metrics), text=text, interpretation=interpretation,
-                      method=f"{method} correlation matrix", sample_size=n_rows, table=matrix,
-                      limitations=[causation, ctx.t("Many pairs tested at once: some may look significant by chance.",
-                                                    "同时检验很多对，部分可能偶然显著。")],
-                      payload={"pairs": pairs})
+    text = tagged_text(
+        data_profile=grid,
+        method=ctx.t(
+            f"{method.capitalize()} correlation matrix, pairwise complete rows.",
+            f"{method} 相关矩阵，按列对使用完整数据。",
+        ),
+        insights=insights,
+        conclusion=ctx.t(
+            f"{n_sig} of {len(pairs)} pairs are significant at alpha = {alpha} (not adjusted for multiple testing).",
+            f"{len(pairs)} 对中有 {n_sig} 对在 alpha = {alpha} 下显著（未做多重比较校正）。",
+        ),
+        interpretation=interpretation,
+    )
+    return ToolResult(
+        metrics=clean_metrics(metrics),
+        text=text,
+        interpretation=interpretation,
+        method=f"{method} correlation matrix",
+        sample_size=n_rows,
+        table=matrix,
+        limitations=[
+            causation,
+            ctx.t(
+                "Many pairs tested at once: some may look significant by chance.", "同时检验很多对，部分可能偶然显著。"
+            ),
+        ],
+        payload={"pairs": pairs},
+    )

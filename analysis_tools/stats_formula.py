@@ -19,14 +19,22 @@ from typing import Callable
 import numpy as np
 
 FUNCTIONS: dict[str, Callable] = {
-    "exp": np.exp, "log": np.log, "ln": np.log, "log10": np.log10, "sqrt": np.sqrt, "sin": np.sin,
-    "cos": np.cos, "tan": np.tan, "arctan": np.arctan, "atan": np.arctan, "power": np.power,
+    "exp": np.exp,
+    "log": np.log,
+    "ln": np.log,
+    "log10": np.log10,
+    "sqrt": np.sqrt,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "arctan": np.arctan,
+    "atan": np.arctan,
+    "power": np.power,
 }
 CONSTANTS = {"pi": np.pi}
 _PARAM = re.compile(r"^b([1-9])$")
 _MAX_LENGTH = 500
-_BINARY = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide,
-           ast.Pow: np.power}
+_BINARY = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide, ast.Pow: np.power}
 
 
 class FormulaError(ValueError):
@@ -37,7 +45,7 @@ class FormulaError(ValueError):
 class Formula:
     text: str
     n_params: int
-    variables: list[str]                       # variable names used, in order of first use
+    variables: list[str]  # variable names used, in order of first use
     func: Callable[[dict, np.ndarray], np.ndarray]
 
     def __call__(self, env: dict[str, np.ndarray], params: np.ndarray) -> np.ndarray:
@@ -62,8 +70,8 @@ def parse_formula(text: str, variables: set[str] | frozenset[str] = frozenset({"
         raise FormulaError(f"The formula is longer than {_MAX_LENGTH} characters.")
     cleaned = text.strip()
     if "=" in cleaned and not any(op in cleaned for op in ("==", "<=", ">=")):
-        cleaned = cleaned.split("=", 1)[1]          # accept "y = b1*x" as well as "b1*x"
-    cleaned = cleaned.replace("^", "**")             # spreadsheet power; as Python's xor it would bind too loosely
+        cleaned = cleaned.split("=", 1)[1]  # accept "y = b1*x" as well as "b1*x"
+    cleaned = cleaned.replace("^", "**")  # spreadsheet power; as Python's xor it would bind too loosely
     try:
         tree = ast.parse(cleaned.strip(), mode="eval")
     except SyntaxError as exc:
@@ -114,8 +122,10 @@ def _compile(node: ast.AST, variables: set[str], params: set[int], used: list[st
             (arg,) = args
             return lambda env, b: fn(arg(env, b))
         return lambda env, b: fn(args[0](env, b), args[1](env, b))
-    raise FormulaError(f"{type(node).__name__} is not allowed in a formula; use arithmetic, numbers, "
-                       f"the variable, b1..b9 and {sorted(FUNCTIONS)}.")
+    raise FormulaError(
+        f"{type(node).__name__} is not allowed in a formula; use arithmetic, numbers, "
+        f"the variable, b1..b9 and {sorted(FUNCTIONS)}."
+    )
 
 
 def _name(name: str, variables: set[str], params: set[int], used: list[str]) -> Callable:

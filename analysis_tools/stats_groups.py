@@ -13,20 +13,28 @@ from scipy import stats as sps
 from .base import ToolContext, ToolError
 from .common import column_kind, fmt_p, label, require_numeric, two_pass_mean
 
-SMALL_GROUP = 30     # below this per-group size, non-normality switches to a rank test
+SMALL_GROUP = 30  # below this per-group size, non-normality switches to a rank test
 _SHAPIRO_MAX = 5000
 
 
-def split_groups(data: pd.DataFrame, value_column: str, group_column: str, ctx: ToolContext,
-                 wanted: list[str] | None = None) -> tuple[dict[str, np.ndarray], int]:
+def split_groups(
+    data: pd.DataFrame, value_column: str, group_column: str, ctx: ToolContext, wanted: list[str] | None = None
+) -> tuple[dict[str, np.ndarray], int]:
     """Numeric values per group label (missing dropped) and how many rows were dropped."""
     values = require_numeric(data, value_column, ctx)
     groups = data[group_column]
     if column_kind(groups) in ("number",) and groups.nunique() > 20:
-        raise ToolError("wrong_column_type",
-                        ctx.t(f"{group_column!r} is a continuous number, not a grouping column.", f"{group_column!r} 是连续数值，不是分组列。"),
-                        hint=ctx.t("Use a categorical column or correlation_analysis.", "请使用分类列，或改用 correlation_analysis。"),
-                        column=group_column)
+        raise ToolError(
+            "wrong_column_type",
+            ctx.t(
+                f"{group_column!r} is a continuous number, not a grouping column.",
+                f"{group_column!r} 是连续数值，不是分组列。",
+            ),
+            hint=ctx.t(
+                "Use a categorical column or correlation_analysis.", "请使用分类列，或改用 correlation_analysis。"
+            ),
+            column=group_column,
+        )
     keep = values.notna() & groups.notna()
     dropped = int((~keep).sum())
     labels = groups[keep].map({v: label(v) for v in groups[keep].unique()})
@@ -39,16 +47,20 @@ def split_groups(data: pd.DataFrame, value_column: str, group_column: str, ctx: 
     return out, dropped
 
 
-def _only_wanted(parts: dict[str, np.ndarray], wanted: list[str], group_column: str,
-                 ctx: ToolContext) -> dict[str, np.ndarray]:
+def _only_wanted(
+    parts: dict[str, np.ndarray], wanted: list[str], group_column: str, ctx: ToolContext
+) -> dict[str, np.ndarray]:
     wanted = [label(w) for w in wanted]
     missing = [w for w in wanted if w not in parts]
     if missing:
         from .registry import suggest
-        raise ToolError("value_not_found", ctx.t(f"Group(s) {missing} do not occur in {group_column!r}.",
-                                                  f"{group_column!r} 中没有分组 {missing}。"),
-                        hint=ctx.t(f"Groups present: {list(parts)[:20]}", f"现有分组：{list(parts)[:20]}"),
-                        did_you_mean=suggest(missing[0], list(parts)))
+
+        raise ToolError(
+            "value_not_found",
+            ctx.t(f"Group(s) {missing} do not occur in {group_column!r}.", f"{group_column!r} 中没有分组 {missing}。"),
+            hint=ctx.t(f"Groups present: {list(parts)[:20]}", f"现有分组：{list(parts)[:20]}"),
+            did_you_mean=suggest(missing[0], list(parts)),
+        )
     return {w: parts[w] for w in wanted}
 
 
@@ -65,9 +77,9 @@ def accurate_mean(x: np.ndarray) -> float:
 
 @dataclass
 class AssumptionChecks:
-    normal_p: dict[str, float]   # Shapiro-Wilk p per testable group
-    levene_p: float              # NaN when not testable
-    non_normal: list[str]        # groups whose normality is rejected at alpha
+    normal_p: dict[str, float]  # Shapiro-Wilk p per testable group
+    levene_p: float  # NaN when not testable
+    non_normal: list[str]  # groups whose normality is rejected at alpha
 
     def add_metrics(self, metrics: dict) -> None:
         for g, p in self.normal_p.items():
@@ -75,11 +87,20 @@ class AssumptionChecks:
 
     def lines(self, ctx: ToolContext, untestable: str) -> list[str]:
         """The assumptions as reported; `untestable` is said when no group could be tested for normality."""
-        normality = (ctx.t("Normality (Shapiro-Wilk): " + ", ".join(f"{g} {fmt_p(p)}" for g, p in self.normal_p.items()),
-                           "正态性（Shapiro-Wilk）：" + "，".join(f"{g} {fmt_p(p)}" for g, p in self.normal_p.items()))
-                     if self.normal_p else untestable)
-        return [normality, ctx.t(f"Equal variances (Levene): {fmt_p(self.levene_p)}.",
-                                 f"方差齐性（Levene）：{fmt_p(self.levene_p)}。")]
+        normality = (
+            ctx.t(
+                "Normality (Shapiro-Wilk): " + ", ".join(f"{g} {fmt_p(p)}" for g, p in self.normal_p.items()),
+                "正态性（Shapiro-Wilk）：" + "，".join(f"{g} {fmt_p(p)}" for g, p in self.normal_p.items()),
+            )
+            if self.normal_p
+            else untestable
+        )
+        return [
+            normality,
+            ctx.t(
+                f"Equal variances (Levene): {fmt_p(self.levene_p)}.", f"方差齐性（Levene）：{fmt_p(self.levene_p)}。"
+            ),
+        ]
 
 
 def check_assumptions(parts: dict[str, np.ndarray], alpha: float) -> AssumptionChecks:

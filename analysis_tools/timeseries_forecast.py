@@ -18,8 +18,11 @@ from .ml_common import SEED
 from .ts_common import FREQ_WORDS, SEASON, check_varies, line_chart, period_label, regular_series
 
 _FOLDS = 3
-_NAMES = {"ets": ("exponential smoothing (ETS, Holt-Winters)", "指数平滑（ETS，Holt-Winters）"),
-          "arima": ("seasonal ARIMA", "季节性 ARIMA"), "seasonal_naive": ("seasonal naive (same period last cycle)", "季节性朴素法（上一周期同期值）")}
+_NAMES = {
+    "ets": ("exponential smoothing (ETS, Holt-Winters)", "指数平滑（ETS，Holt-Winters）"),
+    "arima": ("seasonal ARIMA", "季节性 ARIMA"),
+    "seasonal_naive": ("seasonal naive (same period last cycle)", "季节性朴素法（上一周期同期值）"),
+}
 
 
 def _fit_predict(name: str, y: np.ndarray, h: int, period: int, alpha: float, intervals: bool = True) -> pd.DataFrame:
@@ -31,23 +34,35 @@ def _fit_predict(name: str, y: np.ndarray, h: int, period: int, alpha: float, in
         warnings.simplefilter("ignore")
         if name == "ets":
             from statsmodels.tsa.exponential_smoothing.ets import ETSModel
-            model = ETSModel(pd.Series(y), error="add", trend="add", damped_trend=True,
-                             seasonal=("mul" if positive else "add") if seasonal else None,
-                             seasonal_periods=period if seasonal else None)
+
+            model = ETSModel(
+                pd.Series(y),
+                error="add",
+                trend="add",
+                damped_trend=True,
+                seasonal=("mul" if positive else "add") if seasonal else None,
+                seasonal_periods=period if seasonal else None,
+            )
             res = model.fit(disp=False)
-            if not intervals:                   # backtests need the point forecast only (intervals are simulated)
+            if not intervals:  # backtests need the point forecast only (intervals are simulated)
                 return pd.DataFrame({"forecast": np.asarray(res.forecast(h)), "lower": np.nan, "upper": np.nan})
             # multiplicative models get simulated intervals: a fixed seed keeps the answer reproducible
             try:
                 pred = res.get_prediction(start=len(y), end=len(y) + h - 1, rng=np.random.default_rng(SEED))
-            except TypeError:                   # statsmodels < 0.15 names the seed random_state
+            except TypeError:  # statsmodels < 0.15 names the seed random_state
                 pred = res.get_prediction(start=len(y), end=len(y) + h - 1, random_state=SEED)
             frame = pred.summary_frame(alpha=alpha)
-            return pd.DataFrame({"forecast": frame["mean"].to_numpy(), "lower": frame["pi_lower"].to_numpy(),
-                                 "upper": frame["pi_upper"].to_numpy()})
+            return pd.DataFrame(
+                {
+                    "forecast": frame["mean"].to_numpy(),
+                    "lower": frame["pi_lower"].to_numpy(),
+                    "upper": frame["pi_upper"].to_numpy(),
+                }
+            )
         if name == "arima":
             from statsmodels.tsa.statespace.sarimax import SARIMAX
-            work = np.log(y) if positive else y          # log: seasonal swings that grow with the level
+
+            work = np.log(y) if positive else y  # log: seasonal swings that grow with the level
             if seasonal:
                 model = SARIMAX(work, order=(0, 1, 1), seasonal_order=(0, 1, 1, period))
             else:
@@ -62,6 +77,7 @@ def _fit_predict(name: str, y: np.ndarray, h: int, period: int, alpha: float, in
 
 def _seasonal_naive(y: np.ndarray, h: int, period: int, alpha: float) -> pd.DataFrame:
     from scipy import stats as sps
+
     last = y[-period:]
     reps = np.arange(h)
     fc = last[reps % period]
@@ -82,24 +98,33 @@ def backtest(y: np.ndarray, names: list[str], h: int, period: int, alpha: float)
         for o in origins:
             try:
                 pred = _fit_predict(name, y[:o], h, period, alpha, intervals=False)["forecast"].to_numpy()
-            except Exception:               # a model that cannot fit this window loses the comparison
+            except Exception:  # a model that cannot fit this window loses the comparison
                 errors = []
                 break
-            errors.append(pred - y[o:o + h])
-            actual.append(y[o:o + h])
+            errors.append(pred - y[o : o + h])
+            actual.append(y[o : o + h])
         if errors:
             e, a = np.concatenate(errors), np.concatenate(actual)
             nz = a != 0
-            scores[name] = {"mae": float(np.mean(np.abs(e))),
-                            "mape": float(np.mean(np.abs(e[nz] / a[nz])) * 100) if nz.any() else float("nan")}
+            scores[name] = {
+                "mae": float(np.mean(np.abs(e))),
+                "mape": float(np.mean(np.abs(e[nz] / a[nz])) * 100) if nz.any() else float("nan"),
+            }
     return scores, len(origins)
 
 
-def forecast(data: pd.DataFrame, date_column: str, value_column: str, horizon: int | None = None,
-             freq: Literal["auto", "D", "W", "M", "Q", "Y"] = "auto",
-             agg: Literal["sum", "mean", "median", "count", "min", "max", "last"] = "sum",
-             method: Literal["auto", "ets", "arima", "seasonal_naive"] = "auto", alpha: float = 0.05, plot: bool = True,
-             ctx: ToolContext | None = None) -> ToolResult:
+def forecast(
+    data: pd.DataFrame,
+    date_column: str,
+    value_column: str,
+    horizon: int | None = None,
+    freq: Literal["auto", "D", "W", "M", "Q", "Y"] = "auto",
+    agg: Literal["sum", "mean", "median", "count", "min", "max", "last"] = "sum",
+    method: Literal["auto", "ets", "arima", "seasonal_naive"] = "auto",
+    alpha: float = 0.05,
+    plot: bool = True,
+    ctx: ToolContext | None = None,
+) -> ToolResult:
     """Forecast a time series for the coming periods with prediction intervals; exponential smoothing and seasonal ARIMA are compared by a rolling-origin backtest (MAPE/MAE) and the better one is used.
 
     Args:
@@ -116,24 +141,44 @@ def forecast(data: pd.DataFrame, date_column: str, value_column: str, horizon: i
     ts = regular_series(data, date_column, value_column, freq, agg, ctx, minimum=8)
     check_varies(ts.values, value_column, ctx)
     if not 0.001 <= alpha <= 0.5:
-        raise ToolError("invalid_arguments", ctx.t("alpha must be between 0.001 and 0.5.", "alpha 必须在 0.001 到 0.5 之间。"), hint="0.05")
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t("alpha must be between 0.001 and 0.5.", "alpha 必须在 0.001 到 0.5 之间。"),
+            hint="0.05",
+        )
     y = ts.values.to_numpy()
     period = SEASON[ts.freq]
     h = int(horizon) if horizon is not None else (period if period >= 2 else 3)
     if not 1 <= h <= 500:
-        raise ToolError("invalid_arguments", ctx.t("horizon must be between 1 and 500 periods.", "horizon 必须在 1 到 500 之间。"), hint="12")
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t("horizon must be between 1 and 500 periods.", "horizon 必须在 1 到 500 之间。"),
+            hint="12",
+        )
     seasonal = period >= 2 and len(y) >= 2 * period + 2
     names = ["ets", "arima", "seasonal_naive"] if method == "auto" else [method]
-    scores, folds = backtest(y, names, min(h, period) if seasonal else min(h, max(1, len(y) // 6)), period if seasonal else 1, alpha)
+    scores, folds = backtest(
+        y, names, min(h, period) if seasonal else min(h, max(1, len(y) // 6)), period if seasonal else 1, alpha
+    )
     fittable = [n for n in names if n in scores] or names
     chosen = min(fittable, key=lambda n: scores[n]["mae"]) if scores else names[0]
     fc = _fit_predict(chosen, y, h, period, alpha)
     fc.index = pd.period_range(ts.values.index[-1] + 1, periods=h, freq=ts.values.index.freq)
     labels = [period_label(p) for p in fc.index]
-    metrics: dict = {"model": chosen, "horizon": h, "freq": ts.freq, "n_periods": len(y), "interval_level": 1 - alpha,
-                     "backtest_folds": folds, "last_actual": float(y[-1]), "last_period": ts.labels[-1],
-                     "forecast_total": float(fc["forecast"].sum()), "forecast_mean": float(fc["forecast"].mean()),
-                     "seasonal": seasonal, "first_period": labels[0]}
+    metrics: dict = {
+        "model": chosen,
+        "horizon": h,
+        "freq": ts.freq,
+        "n_periods": len(y),
+        "interval_level": 1 - alpha,
+        "backtest_folds": folds,
+        "last_actual": float(y[-1]),
+        "last_period": ts.labels[-1],
+        "forecast_total": float(fc["forecast"].sum()),
+        "forecast_mean": float(fc["forecast"].mean()),
+        "seasonal": seasonal,
+        "first_period": labels[0],
+    }
     if agg not in ("sum", "count"):  # the periods are averages (a satisfaction score): adding them up means nothing
         del metrics["forecast_total"]
     if ts.left_out:
@@ -146,78 +191,149 @@ def forecast(data: pd.DataFrame, date_column: str, value_column: str, horizon: i
         metrics.update({f"forecast.{lab}": row["forecast"], f"lower.{lab}": row["lower"], f"upper.{lab}": row["upper"]})
     result = _result(metrics, fc, labels, ts, value_column, scores, ctx)
     if plot:
-        history = ts.values.iloc[-max(4 * h, 3 * period, 24):]
+        history = ts.values.iloc[-max(4 * h, 3 * period, 24) :]
         unit = FREQ_WORDS[ts.freq]
-        path = line_chart(ctx, "forecast", history, ctx.t(f"{value_column}: history and {h}-{unit[0]} forecast",
-                                                          f"{value_column}：历史与未来 {h} 个{unit[1]}的预测"),
-                          value_column, forecast=fc)
+        path = line_chart(
+            ctx,
+            "forecast",
+            history,
+            ctx.t(
+                f"{value_column}: history and {h}-{unit[0]} forecast",
+                f"{value_column}：历史与未来 {h} 个{unit[1]}的预测",
+            ),
+            value_column,
+            forecast=fc,
+        )
         result.figures.append(path)
-        result.captions.append(ctx.t(f"{value_column} per {unit[0]} with the {h}-{unit[0]} forecast and its {(1 - alpha) * 100:.0f}% prediction interval (shaded).",
-                                     f"每{unit[1]}{value_column}及未来 {h} 个{unit[1]}的预测，阴影为 {(1 - alpha) * 100:.0f}% 预测区间。"))
+        result.captions.append(
+            ctx.t(
+                f"{value_column} per {unit[0]} with the {h}-{unit[0]} forecast and its {(1 - alpha) * 100:.0f}% prediction interval (shaded).",
+                f"每{unit[1]}{value_column}及未来 {h} 个{unit[1]}的预测，阴影为 {(1 - alpha) * 100:.0f}% 预测区间。",
+            )
+        )
     return result
 
 
-def _result(m: dict, fc: pd.DataFrame, labels: list[str], ts, value_column: str, scores: dict, ctx: ToolContext) -> ToolResult:
+def _result(
+    m: dict, fc: pd.DataFrame, labels: list[str], ts, value_column: str, scores: dict, ctx: ToolContext
+) -> ToolResult:
     unit = FREQ_WORDS[ts.freq]
     level = f"{m['interval_level'] * 100:.0f}%"
     first, last = fc.iloc[0], fc.iloc[-1]
     if m["horizon"] == 1:  # one period: its value and interval, nothing to add up
-        reading = ctx.t(f"{value_column} is expected to be about {fmt_num(first['forecast'])} in {labels[0]} (likely between "
-                        f"{fmt_num(first['lower'])} and {fmt_num(first['upper'])}, {level} interval).",
-                        f"预计 {labels[0]} 的 {value_column} 约为 {fmt_num(first['forecast'])}（{level} 区间为 "
-                        f"{fmt_num(first['lower'])} 至 {fmt_num(first['upper'])}）。")
+        reading = ctx.t(
+            f"{value_column} is expected to be about {fmt_num(first['forecast'])} in {labels[0]} (likely between "
+            f"{fmt_num(first['lower'])} and {fmt_num(first['upper'])}, {level} interval).",
+            f"预计 {labels[0]} 的 {value_column} 约为 {fmt_num(first['forecast'])}（{level} 区间为 "
+            f"{fmt_num(first['lower'])} 至 {fmt_num(first['upper'])}）。",
+        )
     else:
-        reading = ctx.t(f"{value_column} is expected to be about {fmt_num(first['forecast'])} in {labels[0]} and about "
-                        f"{fmt_num(last['forecast'])} by {labels[-1]} (likely between {fmt_num(last['lower'])} and {fmt_num(last['upper'])}, {level} interval); "
-                        + (f"the total over the next {m['horizon']} {unit[0]}s is about {fmt_num(m['forecast_total'])}."
-                           if "forecast_total" in m else f"about {fmt_num(m['forecast_mean'])} on average."),
-                        f"预计 {labels[0]} 的 {value_column} 约为 {fmt_num(first['forecast'])}，到 {labels[-1]} 约为 {fmt_num(last['forecast'])}"
-                        f"（{level} 区间为 {fmt_num(last['lower'])} 至 {fmt_num(last['upper'])}）；"
-                        + (f"未来 {m['horizon']} 个{unit[1]}合计约 {fmt_num(m['forecast_total'])}。" if "forecast_total" in m
-                           else f"平均约 {fmt_num(m['forecast_mean'])}。"))
+        reading = ctx.t(
+            f"{value_column} is expected to be about {fmt_num(first['forecast'])} in {labels[0]} and about "
+            f"{fmt_num(last['forecast'])} by {labels[-1]} (likely between {fmt_num(last['lower'])} and {fmt_num(last['upper'])}, {level} interval); "
+            + (
+                f"the total over the next {m['horizon']} {unit[0]}s is about {fmt_num(m['forecast_total'])}."
+                if "forecast_total" in m
+                else f"about {fmt_num(m['forecast_mean'])} on average."
+            ),
+            f"预计 {labels[0]} 的 {value_column} 约为 {fmt_num(first['forecast'])}，到 {labels[-1]} 约为 {fmt_num(last['forecast'])}"
+            f"（{level} 区间为 {fmt_num(last['lower'])} 至 {fmt_num(last['upper'])}）；"
+            + (
+                f"未来 {m['horizon']} 个{unit[1]}合计约 {fmt_num(m['forecast_total'])}。"
+                if "forecast_total" in m
+                else f"平均约 {fmt_num(m['forecast_mean'])}。"
+            ),
+        )
     if "backtest_mape" in m and m["backtest_mape"] == m["backtest_mape"]:
-        accuracy = ctx.t(f" When this method forecast the last {m['backtest_folds']} stretches of known history, it was off by "
-                         f"{m['backtest_mape']:.1f}% on average (MAE {fmt_num(m['backtest_mae'])}).",
-                         f" 用该方法预测最近 {m['backtest_folds']} 段已知历史时，平均误差为 {m['backtest_mape']:.1f}%（MAE {fmt_num(m['backtest_mae'])}）。")
+        accuracy = ctx.t(
+            f" When this method forecast the last {m['backtest_folds']} stretches of known history, it was off by "
+            f"{m['backtest_mape']:.1f}% on average (MAE {fmt_num(m['backtest_mae'])}).",
+            f" 用该方法预测最近 {m['backtest_folds']} 段已知历史时，平均误差为 {m['backtest_mape']:.1f}%（MAE {fmt_num(m['backtest_mae'])}）。",
+        )
     else:
-        accuracy = ctx.t(" There was too little history to backtest the forecast; treat it as rough.",
-                         " 历史数据太少，无法回测预测准确度；请仅作粗略参考。")
+        accuracy = ctx.t(
+            " There was too little history to backtest the forecast; treat it as rough.",
+            " 历史数据太少，无法回测预测准确度；请仅作粗略参考。",
+        )
     interpretation = reading + accuracy
     if m.get("excluded_periods"):  # said in the answer itself: otherwise "next quarter" looks like one the file has
-        interpretation = ctx.t(f"{m['excluded_periods']} was left out because the data cover only part of it, so the "
-                               f"forecast starts after the last complete {unit[0]}, {m['last_period']}. ",
-                               f"{m['excluded_periods']} 的数据不完整，已排除；因此预测从最后一个完整的{unit[1]}"
-                               f"（{m['last_period']}）之后开始。") + interpretation
-    insights = [ctx.t(f"{_NAMES[k][0]}: backtest MAPE {fmt_num(s['mape'], 3)}%, MAE {fmt_num(s['mae'])}",
-                      f"{_NAMES[k][1]}：回测 MAPE {fmt_num(s['mape'], 3)}%，MAE {fmt_num(s['mae'])}") for k, s in scores.items()]
+        interpretation = (
+            ctx.t(
+                f"{m['excluded_periods']} was left out because the data cover only part of it, so the "
+                f"forecast starts after the last complete {unit[0]}, {m['last_period']}. ",
+                f"{m['excluded_periods']} 的数据不完整，已排除；因此预测从最后一个完整的{unit[1]}"
+                f"（{m['last_period']}）之后开始。",
+            )
+            + interpretation
+        )
+    insights = [
+        ctx.t(
+            f"{_NAMES[k][0]}: backtest MAPE {fmt_num(s['mape'], 3)}%, MAE {fmt_num(s['mae'])}",
+            f"{_NAMES[k][1]}：回测 MAPE {fmt_num(s['mape'], 3)}%，MAE {fmt_num(s['mae'])}",
+        )
+        for k, s in scores.items()
+    ]
     if m["model"] == "seasonal_naive" and len(scores) > 1:
-        insights.append(ctx.t("No model beat simply repeating last cycle's values.", "没有模型比简单重复上一周期的数值更好。"))
-    method = ctx.t(f"Candidates ETS (damped additive trend{', seasonal' if m['seasonal'] else ''}), seasonal ARIMA "
-                   f"(airline model on log values when positive) and seasonal naive, compared by a rolling-origin backtest over the last "
-                   f"{m['backtest_folds']} windows; chosen: {_NAMES[m['model']][0]}, refitted on all {m['n_periods']} periods.",
-                   f"候选模型：ETS（阻尼加法趋势{'，含季节' if m['seasonal'] else ''}）、季节性 ARIMA（数值为正时对对数值用航空模型）和季节性朴素法，"
-                   f"用最近 {m['backtest_folds']} 个窗口的滚动起点回测比较；选中：{_NAMES[m['model']][1]}，并用全部 {m['n_periods']} 期重新拟合。")
+        insights.append(
+            ctx.t("No model beat simply repeating last cycle's values.", "没有模型比简单重复上一周期的数值更好。")
+        )
+    method = ctx.t(
+        f"Candidates ETS (damped additive trend{', seasonal' if m['seasonal'] else ''}), seasonal ARIMA "
+        f"(airline model on log values when positive) and seasonal naive, compared by a rolling-origin backtest over the last "
+        f"{m['backtest_folds']} windows; chosen: {_NAMES[m['model']][0]}, refitted on all {m['n_periods']} periods.",
+        f"候选模型：ETS（阻尼加法趋势{'，含季节' if m['seasonal'] else ''}）、季节性 ARIMA（数值为正时对对数值用航空模型）和季节性朴素法，"
+        f"用最近 {m['backtest_folds']} 个窗口的滚动起点回测比较；选中：{_NAMES[m['model']][1]}，并用全部 {m['n_periods']} 期重新拟合。",
+    )
     assumptions = list(ts.notes)
     if not m["seasonal"]:
-        assumptions.append(ctx.t("Fewer than two full seasonal cycles (or yearly data): no seasonal pattern is modelled.",
-                                 "不足两个完整季节周期（或为年度数据）：未建模季节性。"))
-    profile = ctx.t(f"{m['n_periods']} {unit[0]}s up to {m['last_period']} (last value {fmt_num(m['last_actual'])}).",
-                    f"截至 {m['last_period']} 的 {m['n_periods']} 个{unit[1]}（最后一期 {fmt_num(m['last_actual'])}）。")
+        assumptions.append(
+            ctx.t(
+                "Fewer than two full seasonal cycles (or yearly data): no seasonal pattern is modelled.",
+                "不足两个完整季节周期（或为年度数据）：未建模季节性。",
+            )
+        )
+    profile = ctx.t(
+        f"{m['n_periods']} {unit[0]}s up to {m['last_period']} (last value {fmt_num(m['last_actual'])}).",
+        f"截至 {m['last_period']} 的 {m['n_periods']} 个{unit[1]}（最后一期 {fmt_num(m['last_actual'])}）。",
+    )
     if ts.dropped:
         profile += " " + dropped_note(ts.dropped, ctx)
-    limitations = [ctx.t("A forecast assumes the future behaves like the past; promotions, price changes or shocks are not foreseen.",
-                         "预测假设未来与过去规律相同；促销、调价或突发事件无法预见。"),
-                   ctx.t("Intervals widen with the horizon; far-ahead values are increasingly uncertain.", "预测区间随时间变宽；越远越不确定。")]
+    limitations = [
+        ctx.t(
+            "A forecast assumes the future behaves like the past; promotions, price changes or shocks are not foreseen.",
+            "预测假设未来与过去规律相同；促销、调价或突发事件无法预见。",
+        ),
+        ctx.t(
+            "Intervals widen with the horizon; far-ahead values are increasingly uncertain.",
+            "预测区间随时间变宽；越远越不确定。",
+        ),
+    ]
     if m["horizon"] > m["n_periods"] / 2:
         limitations.append(ctx.t("The horizon is long compared with the history.", "预测期相对历史长度过长。"))
     table = fc.reset_index(drop=True)
     table.insert(0, "period", labels)
-    text = tagged_text(data_profile=profile, method=method, assumptions=assumptions, insights=insights,
-                       conclusion=ctx.t(f"Forecast ({_NAMES[m['model']][0]}): " + ", ".join(f"{lab} {fmt_num(v)}" for lab, v in zip(labels[:6], fc["forecast"]))
-                                        + ("…" if len(labels) > 6 else ""),
-                                        f"预测（{_NAMES[m['model']][1]}）：" + "，".join(f"{lab} {fmt_num(v)}" for lab, v in zip(labels[:6], fc["forecast"]))
-                                        + ("…" if len(labels) > 6 else "")),
-                       interpretation=interpretation)
-    return ToolResult(metrics=clean_metrics(m), text=text, interpretation=interpretation, method=method,
-                      sample_size=m["n_periods"], limitations=limitations, table=table,
-                      payload={"forecast": table.to_dict(orient="records")})
+    text = tagged_text(
+        data_profile=profile,
+        method=method,
+        assumptions=assumptions,
+        insights=insights,
+        conclusion=ctx.t(
+            f"Forecast ({_NAMES[m['model']][0]}): "
+            + ", ".join(f"{lab} {fmt_num(v)}" for lab, v in zip(labels[:6], fc["forecast"]))
+            + ("…" if len(labels) > 6 else ""),
+            f"预测（{_NAMES[m['model']][1]}）："
+            + "，".join(f"{lab} {fmt_num(v)}" for lab, v in zip(labels[:6], fc["forecast"]))
+            + ("…" if len(labels) > 6 else ""),
+        ),
+        interpretation=interpretation,
+    )
+    return ToolResult(
+        metrics=clean_metrics(m),
+        text=text,
+        interpretation=interpretation,
+        method=method,
+        sample_size=m["n_periods"],
+        limitations=limitations,
+        table=table,
+        payload={"forecast": table.to_dict(orient="records")},
+    )

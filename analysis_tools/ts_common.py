@@ -16,15 +16,21 @@ from .base import ToolContext, ToolError
 from .common import column_kind, require_numeric
 
 FREQS = ("D", "W", "M", "Q", "Y")
-SEASON = {"D": 7, "W": 52, "M": 12, "Q": 4, "Y": 1}          # the natural seasonal cycle of each frequency
-FREQ_WORDS = {"D": ("day", "天"), "W": ("week", "周"), "M": ("month", "月"), "Q": ("quarter", "季度"), "Y": ("year", "年")}
+SEASON = {"D": 7, "W": 52, "M": 12, "Q": 4, "Y": 1}  # the natural seasonal cycle of each frequency
+FREQ_WORDS = {
+    "D": ("day", "天"),
+    "W": ("week", "周"),
+    "M": ("month", "月"),
+    "Q": ("quarter", "季度"),
+    "Y": ("year", "年"),
+}
 AGGS = ("sum", "mean", "median", "count", "min", "max", "last")
 
 
 def parse_dates(data: pd.DataFrame, column: str, ctx: ToolContext) -> pd.Series:
     """The column as naive timestamps (NaT where missing); a non-date column gets wrong_column_type."""
     s = data[column]
-    if not s.notna().any():                          # all missing: "no data", not "wrong type"
+    if not s.notna().any():  # all missing: "no data", not "wrong type"
         return pd.Series(pd.NaT, index=s.index, dtype="datetime64[ns]")
     if pd.api.types.is_datetime64_any_dtype(s.dtype):
         return s.dt.tz_localize(None) if getattr(s.dt, "tz", None) is not None else s
@@ -47,11 +53,16 @@ def parse_dates(data: pd.DataFrame, column: str, ctx: ToolContext) -> pd.Series:
         if present and parsed.notna().sum() / present >= 0.9:
             return parsed.dt.tz_localize(None) if getattr(parsed.dt, "tz", None) is not None else parsed
     dates = [str(c) for c in data.columns if column_kind(data[c]) == "datetime"][:10]
-    raise ToolError("wrong_column_type",
-                    ctx.t(f"Column {column!r} does not hold dates.", f"列 {column!r} 不是日期列。"),
-                    hint=ctx.t(f"Use a date column, e.g. {dates}." if dates else "Convert the column to dates first (convert_types).",
-                               f"请使用日期列，例如 {dates}。" if dates else "请先用 convert_types 转换为日期。"),
-                    column=column, suitable_columns=dates)
+    raise ToolError(
+        "wrong_column_type",
+        ctx.t(f"Column {column!r} does not hold dates.", f"列 {column!r} 不是日期列。"),
+        hint=ctx.t(
+            f"Use a date column, e.g. {dates}." if dates else "Convert the column to dates first (convert_types).",
+            f"请使用日期列，例如 {dates}。" if dates else "请先用 convert_types 转换为日期。",
+        ),
+        column=column,
+        suitable_columns=dates,
+    )
 
 
 def _decimal_years(values: pd.Series) -> pd.Series:
@@ -60,9 +71,13 @@ def _decimal_years(values: pd.Series) -> pd.Series:
     frac = values - year
     months = frac * 12
     if np.nanmax(np.abs(months - np.round(months))) < 0.01:
-        out = pd.to_datetime({"year": year.fillna(2000).astype(int), "month": np.round(months).fillna(0).astype(int) + 1, "day": 1})
+        out = pd.to_datetime(
+            {"year": year.fillna(2000).astype(int), "month": np.round(months).fillna(0).astype(int) + 1, "day": 1}
+        )
     else:
-        out = pd.to_datetime(year.fillna(2000).astype(int).astype(str) + "-01-01") + pd.to_timedelta(frac.fillna(0) * 365.25, unit="D")
+        out = pd.to_datetime(year.fillna(2000).astype(int).astype(str) + "-01-01") + pd.to_timedelta(
+            frac.fillna(0) * 365.25, unit="D"
+        )
     return out.where(values.notna())
 
 
@@ -88,9 +103,9 @@ def period_label(period: pd.Period) -> str:
 
 @dataclass
 class Series:
-    values: pd.Series                 # indexed by a PeriodIndex without gaps
+    values: pd.Series  # indexed by a PeriodIndex without gaps
     freq: str
-    dropped: int                      # rows without a date or a value
+    dropped: int  # rows without a date or a value
     notes: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)  # incomplete edge periods dropped from a total
 
@@ -99,24 +114,33 @@ class Series:
         return [period_label(p) for p in self.values.index]
 
 
-def regular_series(data: pd.DataFrame, date_column: str, value_column: str | None, freq: str, agg: str,
-                   ctx: ToolContext, minimum: int) -> Series:
+def regular_series(
+    data: pd.DataFrame, date_column: str, value_column: str | None, freq: str, agg: str, ctx: ToolContext, minimum: int
+) -> Series:
     """One value per period (agg of the rows in it), gaps filled, incomplete edge periods dropped for totals."""
     dates = parse_dates(data, date_column, ctx)
     if agg not in AGGS:
-        raise ToolError("invalid_arguments", ctx.t(f"agg must be one of {AGGS}.", f"agg 必须是 {AGGS} 之一。"), hint="sum")
+        raise ToolError(
+            "invalid_arguments", ctx.t(f"agg must be one of {AGGS}.", f"agg 必须是 {AGGS} 之一。"), hint="sum"
+        )
     values = require_numeric(data, value_column, ctx) if value_column else pd.Series(1.0, index=data.index)
     keep = dates.notna() & (values.notna() if agg != "count" else True)
     dropped = int((~keep).sum())
     dates, values = dates[keep], values[keep]
     if dates.empty:
-        raise ToolError("insufficient_data", ctx.t("No rows with both a date and a value.", "没有同时具有日期和数值的行。"),
-                        hint=ctx.t("Check the date and value columns for missing values.", "请检查日期列和数值列的缺失值。"))
+        raise ToolError(
+            "insufficient_data",
+            ctx.t("No rows with both a date and a value.", "没有同时具有日期和数值的行。"),
+            hint=ctx.t("Check the date and value columns for missing values.", "请检查日期列和数值列的缺失值。"),
+        )
     data_freq = natural_freq(dates)
     freq = data_freq if freq == "auto" else freq
     if freq not in FREQS:
-        raise ToolError("invalid_arguments", ctx.t(f"freq must be auto or one of {FREQS}.", f"freq 必须是 auto 或 {FREQS} 之一。"),
-                        hint="M")
+        raise ToolError(
+            "invalid_arguments",
+            ctx.t(f"freq must be auto or one of {FREQS}.", f"freq 必须是 auto 或 {FREQS} 之一。"),
+            hint="M",
+        )
     periods = dates.dt.to_period(freq)
     grouped = values.groupby(periods).agg(agg)
     full = pd.period_range(grouped.index.min(), grouped.index.max(), freq=freq)
@@ -127,16 +151,24 @@ def regular_series(data: pd.DataFrame, date_column: str, value_column: str | Non
         grouped = grouped.reindex(full, fill_value=fill)
         if agg not in ("sum", "count"):
             grouped = grouped.interpolate(limit_direction="both")
-        notes.append(ctx.t(f"{missing} period(s) without rows were filled ({'with 0' if agg in ('sum', 'count') else 'by interpolation'}).",
-                           f"{missing} 个没有数据的周期已填补（{'按 0' if agg in ('sum', 'count') else '线性插值'}）。"))
+        notes.append(
+            ctx.t(
+                f"{missing} period(s) without rows were filled ({'with 0' if agg in ('sum', 'count') else 'by interpolation'}).",
+                f"{missing} 个没有数据的周期已填补（{'按 0' if agg in ('sum', 'count') else '线性插值'}）。",
+            )
+        )
     series = Series(grouped.astype(float), freq, dropped, notes)
     if agg in ("sum", "count") and FREQS.index(freq) > FREQS.index(data_freq):
         _drop_partial_edges(series, dates, data_freq, ctx)
     if len(series.values) < minimum:
-        raise ToolError("insufficient_data",
-                        ctx.t(f"Only {len(series.values)} {FREQ_WORDS[freq][0]}(s) of data; at least {minimum} are needed.",
-                              f"只有 {len(series.values)} 个{FREQ_WORDS[freq][1]}的数据，至少需要 {minimum} 个。"),
-                        hint=ctx.t("Use a finer freq (e.g. W or D) or more data.", "请使用更细的 freq（如 W 或 D）或更多数据。"))
+        raise ToolError(
+            "insufficient_data",
+            ctx.t(
+                f"Only {len(series.values)} {FREQ_WORDS[freq][0]}(s) of data; at least {minimum} are needed.",
+                f"只有 {len(series.values)} 个{FREQ_WORDS[freq][1]}的数据，至少需要 {minimum} 个。",
+            ),
+            hint=ctx.t("Use a finer freq (e.g. W or D) or more data.", "请使用更细的 freq（如 W 或 D）或更多数据。"),
+        )
     return series
 
 
@@ -156,36 +188,67 @@ def _drop_partial_edges(series: Series, dates: pd.Series, data_freq: str, ctx: T
         series.values = series.values.drop(drop)
         series.left_out = [period_label(p) for p in drop]
         span = f"{dates.min():%Y-%m-%d} – {dates.max():%Y-%m-%d}"
-        series.notes.append(ctx.t(f"Incomplete period(s) {', '.join(series.left_out)} were left out: the data ({span}) cover "
-                                  "only part of them, and a partial total would look like a drop.",
-                                  f"不完整的周期 {'、'.join(series.left_out)} 已排除：数据（{span}）只覆盖其中一部分，"
-                                  "不完整的合计会看起来像下降。"))
+        series.notes.append(
+            ctx.t(
+                f"Incomplete period(s) {', '.join(series.left_out)} were left out: the data ({span}) cover "
+                "only part of them, and a partial total would look like a drop.",
+                f"不完整的周期 {'、'.join(series.left_out)} 已排除：数据（{span}）只覆盖其中一部分，"
+                "不完整的合计会看起来像下降。",
+            )
+        )
 
 
 def check_varies(values: pd.Series, column: str, ctx: ToolContext) -> None:
     if values.nunique() <= 1:
-        raise ToolError("constant_column", ctx.t(f"{column!r} has the same value in every period; there is no trend or pattern to find.",
-                                                 f"{column!r} 每个周期的值都相同，没有趋势或规律可言。"),
-                        hint=ctx.t("Check the value column or the aggregation.", "请检查数值列或汇总方式。"), column=column)
+        raise ToolError(
+            "constant_column",
+            ctx.t(
+                f"{column!r} has the same value in every period; there is no trend or pattern to find.",
+                f"{column!r} 每个周期的值都相同，没有趋势或规律可言。",
+            ),
+            hint=ctx.t("Check the value column or the aggregation.", "请检查数值列或汇总方式。"),
+            column=column,
+        )
 
 
 def pct(x: float) -> str:
     return "—" if x is None or not math.isfinite(x) else f"{x:+.1f}%"
 
 
-def line_chart(ctx: ToolContext, stem: str, history: pd.Series, title: str, ylabel: str, *, fitted: pd.Series | None = None,
-               fitted_label: str = "", forecast: pd.DataFrame | None = None, marks: list | None = None) -> str:
+def line_chart(
+    ctx: ToolContext,
+    stem: str,
+    history: pd.Series,
+    title: str,
+    ylabel: str,
+    *,
+    fitted: pd.Series | None = None,
+    fitted_label: str = "",
+    forecast: pd.DataFrame | None = None,
+    marks: list | None = None,
+) -> str:
     """History as a line; optional fitted/trend line, forecast with its interval band, vertical marks."""
     fig, ax = charts.new_figure((9.0, 5.0))
     x = history.index.to_timestamp()
     ax.plot(x, history.to_numpy(), color=charts.ACCENT, linewidth=1.6, label=ctx.t("actual", "实际值"))
     if fitted is not None:
-        ax.plot(fitted.index.to_timestamp(), fitted.to_numpy(), color=charts.PALETTE[1], linewidth=1.6, linestyle="--", label=fitted_label)
+        ax.plot(
+            fitted.index.to_timestamp(),
+            fitted.to_numpy(),
+            color=charts.PALETTE[1],
+            linewidth=1.6,
+            linestyle="--",
+            label=fitted_label,
+        )
     if forecast is not None and len(forecast):
         _forecast_layer(ax, ctx, history, forecast)
     for when in marks or []:
-        ax.axvline(when.to_timestamp() if hasattr(when, "to_timestamp") else when, color=charts.PALETTE[3], linestyle=":",
-                   linewidth=1.4)
+        ax.axvline(
+            when.to_timestamp() if hasattr(when, "to_timestamp") else when,
+            color=charts.PALETTE[3],
+            linestyle=":",
+            linewidth=1.4,
+        )
     charts.style_legend(ax, loc="upper left")
     charts.set_labels(ax, title, ctx.t("date", "日期"), ylabel)
     return str(charts.save(fig, ctx.figure_path(stem)))
@@ -203,14 +266,40 @@ def _forecast_layer(ax, ctx: ToolContext, history: pd.Series, forecast: pd.DataF
         label = ctx.t("prediction interval", "预测区间")
         if len(fx) == 1:  # a band over one point has no width: an interval bar instead
             mid = float(forecast["forecast"].iloc[0])
-            ax.errorbar(fx, [mid], yerr=[[mid - float(forecast["lower"].iloc[0])], [float(forecast["upper"].iloc[0]) - mid]],
-                        fmt="none", ecolor=color, alpha=0.45, elinewidth=10, capsize=0, label=label, zorder=2)
+            ax.errorbar(
+                fx,
+                [mid],
+                yerr=[[mid - float(forecast["lower"].iloc[0])], [float(forecast["upper"].iloc[0]) - mid]],
+                fmt="none",
+                ecolor=color,
+                alpha=0.45,
+                elinewidth=10,
+                capsize=0,
+                label=label,
+                zorder=2,
+            )
         else:
-            ax.fill_between(fx, forecast["lower"], forecast["upper"], color=color, alpha=0.25, linewidth=0,
-                            label=label, zorder=2)
+            ax.fill_between(
+                fx, forecast["lower"], forecast["upper"], color=color, alpha=0.25, linewidth=0, label=label, zorder=2
+            )
     if len(history):  # join the forecast to the last actual value, so the two read as one story
-        ax.plot([history.index[-1].to_timestamp(), fx[0]], [float(history.iloc[-1]), float(forecast["forecast"].iloc[0])],
-                color=color, linewidth=FORECAST_WIDTH, linestyle="--", zorder=4)
+        ax.plot(
+            [history.index[-1].to_timestamp(), fx[0]],
+            [float(history.iloc[-1]), float(forecast["forecast"].iloc[0])],
+            color=color,
+            linewidth=FORECAST_WIDTH,
+            linestyle="--",
+            zorder=4,
+        )
         ax.axvline(history.index[-1].to_timestamp(), color="0.45", linestyle=":", linewidth=1.2, zorder=1)
-    ax.plot(fx, forecast["forecast"], color=color, linewidth=FORECAST_WIDTH, linestyle="--", marker="o",
-            markersize=6, label=ctx.t("forecast", "预测"), zorder=5)
+    ax.plot(
+        fx,
+        forecast["forecast"],
+        color=color,
+        linewidth=FORECAST_WIDTH,
+        linestyle="--",
+        marker="o",
+        markersize=6,
+        label=ctx.t("forecast", "预测"),
+        zorder=5,
+    )

@@ -14,8 +14,10 @@ import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_WAITING = 0, 1, 2, 3
-DEFAULT_QUESTION = {"en": "Give me an overview of this data and its main patterns.",
-                    "zh": "请概括这份数据的主要情况和规律。"}
+DEFAULT_QUESTION = {
+    "en": "Give me an overview of this data and its main patterns.",
+    "zh": "请概括这份数据的主要情况和规律。",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,8 +81,7 @@ def serve_command(args: argparse.Namespace) -> int:
     print(sandbox_status(settings), flush=True)
     from app.main import server_options
 
-    uvicorn.run("app.main:create_app", factory=True, host=host, port=port, log_level="info",
-                **server_options(settings))
+    uvicorn.run("app.main:create_app", factory=True, host=host, port=port, log_level="info", **server_options(settings))
     return EXIT_OK
 
 
@@ -124,13 +125,18 @@ def sandbox_status(settings) -> str:
 
     isolation = detect_isolation(settings.sandbox_mode)
     if isolation.available:
-        return f"run_python: sandboxed ({isolation.kind})" if isolation.kind != "unsafe" else \
-            "run_python: WITHOUT isolation (sandbox_mode=unsafe): only on a trusted single-user machine"
+        return (
+            f"run_python: sandboxed ({isolation.kind})"
+            if isolation.kind != "unsafe"
+            else "run_python: WITHOUT isolation (sandbox_mode=unsafe): only on a trusted single-user machine"
+        )
     if settings.sandbox_mode == "off":
         return "run_python: switched off (VERITY_SANDBOX_MODE=off); the other analyses work"
-    return ("run_python cannot be offered here, so the analyst works without its own Python code "
-            f"(the other analyses work). Why: {isolation.reason}. In Docker, the container needs user "
-            "namespaces and mounts: see the README, Deployment.")
+    return (
+        "run_python cannot be offered here, so the analyst works without its own Python code "
+        f"(the other analyses work). Why: {isolation.reason}. In Docker, the container needs user "
+        "namespaces and mounts: see the README, Deployment."
+    )
 
 
 def analyze_command(args: argparse.Namespace) -> int:
@@ -164,8 +170,13 @@ def analyze_command(args: argparse.Namespace) -> int:
             workspace = create_workspace(session, f"CLI: {args.files[0].name}")
             for path in args.files:
                 if not path.exists():
-                    raise IngestError("empty_file", f"File not found: {path}", "Check the path.",
-                                      f"找不到文件：{path}", "请检查文件路径。")
+                    raise IngestError(
+                        "empty_file",
+                        f"File not found: {path}",
+                        "Check the path.",
+                        f"找不到文件：{path}",
+                        "请检查文件路径。",
+                    )
                 add_dataset(session, settings, workspace, path, path.name, args.sheet)
             run_id = service.create(session, workspace, question, language).id
     except IngestError as err:
@@ -185,8 +196,12 @@ def analyze_command(args: argparse.Namespace) -> int:
         datasets = dataset_sources(active_datasets(session, run.workspace_id))
     written = write_report_files(report, args.out, datasets=datasets)
     # in the run_python sandbox (it re-runs the model's code); the report claims it only when this ran
-    check = check_analysis_script(written["analysis"], Limits(timeout_s=600.0), sandbox_mode=settings.sandbox_mode,
-                                  data_files=[Path(d["original_path"]) for d in datasets if d.get("original_path")])
+    check = check_analysis_script(
+        written["analysis"],
+        Limits(timeout_s=600.0),
+        sandbox_mode=settings.sandbox_mode,
+        data_files=[Path(d["original_path"]) for d in datasets if d.get("original_path")],
+    )
     reproduction = check.summary
     if reproduction is not None:
         report["reproduction"] = reproduction
@@ -195,11 +210,15 @@ def analyze_command(args: argparse.Namespace) -> int:
     names = sorted(p.name for p in written.values() if isinstance(p, Path))
     print(f"\nReport written to {args.out}/ ({', '.join(names)})")
     if reproduction is not None:
-        print(f"analysis.py: {reproduction['matched']} numbers re-computed, {reproduction['differing']} differ "
-              f"({reproduction['status']}; see analysis_output.txt)")
+        print(
+            f"analysis.py: {reproduction['matched']} numbers re-computed, {reproduction['differing']} differ "
+            f"({reproduction['status']}; see analysis_output.txt)"
+        )
     elif check.reason == "no_sandbox":
-        print("analysis.py was not run: it re-runs the analysis' own code, which runs only in a sandbox, and no "
-              "sandbox can run here (see analysis_output.txt). Run it yourself: python analysis.py")
+        print(
+            "analysis.py was not run: it re-runs the analysis' own code, which runs only in a sandbox, and no "
+            "sandbox can run here (see analysis_output.txt). Run it yourself: python analysis.py"
+        )
     return EXIT_OK
 
 
@@ -213,8 +232,9 @@ class _Plain(logging.Formatter):
         return ""
 
     def format(self, record: logging.LogRecord) -> str:
-        return super().format(logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None,
-                                                     "stack_info": None}))
+        return super().format(
+            logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None, "stack_info": None})
+        )
 
 
 def configure_logging(data_dir: Path) -> Path:

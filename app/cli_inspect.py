@@ -11,8 +11,13 @@ if TYPE_CHECKING:
     from app.ingest.errors import IngestError
 
 TYPE_BADGES = {
-    "number": "[number]", "integer": "[integer]", "datetime": "[date/time]", "category": "[category]",
-    "text": "[text]", "boolean": "[yes/no]", "identifier": "[id]",
+    "number": "[number]",
+    "integer": "[integer]",
+    "datetime": "[date/time]",
+    "category": "[category]",
+    "text": "[text]",
+    "boolean": "[yes/no]",
+    "identifier": "[id]",
 }
 
 
@@ -22,8 +27,9 @@ def add_inspect_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--sheet", default=None, help="sheet to read (default: the largest table)")
     parser.add_argument("--rows", type=int, default=None, help="preview rows (default 20)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (the external contract)")
-    parser.add_argument("--lang", choices=("zh", "en"), default=None,
-                        help="language of error messages (default: VERITY_LANG)")
+    parser.add_argument(
+        "--lang", choices=("zh", "en"), default=None, help="language of error messages (default: VERITY_LANG)"
+    )
     parser.set_defaults(func=inspect_command)
     return parser
 
@@ -91,8 +97,10 @@ def render_summary(result: dict) -> str:
         lines.append(f"  {col['name']:<{width}}  {badge:<12} {', '.join(extra)}".rstrip())
     if result["cleaning"]:
         lines.append("Cleaning:")
-        lines += [f"  {c.get('message') or c['column'] + ': ' + c['action'] + ' (' + str(c['count']) + ' cells)'}"
-                  for c in result["cleaning"]]
+        lines += [
+            f"  {c.get('message') or c['column'] + ': ' + c['action'] + ' (' + str(c['count']) + ' cells)'}"
+            for c in result["cleaning"]
+        ]
     if result["warnings"]:
         lines.append("Warnings:")
         lines += [f"  ! {w}" for w in result["warnings"]]

@@ -38,9 +38,14 @@ def external_id(question: Question) -> str:
 
 
 def question_entry(question: Question) -> dict[str, Any]:
-    return {"id": external_id(question), "kind": question.kind, "question": question.question,
-            "options": [{"label": o.get("label", ""), "description": o.get("description", "")}
-                        for o in question.options or []]}
+    return {
+        "id": external_id(question),
+        "kind": question.kind,
+        "question": question.question,
+        "options": [
+            {"label": o.get("label", ""), "description": o.get("description", "")} for o in question.options or []
+        ],
+    }
 
 
 def prompt_answer(question: Question, read: Callable[[str], str] = input, write=print) -> str | list[str]:
@@ -59,8 +64,14 @@ def prompt_answer(question: Question, read: Callable[[str], str] = input, write=
             return [p.strip() for p in text.split(",") if p.strip()] if question.kind == "multi" else text
 
 
-def settle(service: Any, run_id: str, answers: dict[str, list[str]], interactive: bool, out: Path,
-           read: Callable[[str], str] = input) -> int | None:
+def settle(
+    service: Any,
+    run_id: str,
+    answers: dict[str, list[str]],
+    interactive: bool,
+    out: Path,
+    read: Callable[[str], str] = input,
+) -> int | None:
     """Run to the end, answering questions as they come; EXIT_WAITING when one stays open."""
     service.execute(run_id)
     for _ in range(50):  # each pass answers at least one question; never loop for ever

@@ -21,8 +21,11 @@ def add_users_parser(subparsers) -> argparse.ArgumentParser:
     add.add_argument("email")
     add.add_argument("--name", default="")
     add.add_argument("--password-stdin", action="store_true", help="read the password from stdin (scripts)")
-    add.add_argument("--claim-local", action="store_true",
-                     help="give this account the workspaces made without signing in (local mode)")
+    add.add_argument(
+        "--claim-local",
+        action="store_true",
+        help="give this account the workspaces made without signing in (local mode)",
+    )
     sub.add_parser("list", help="list accounts")
     token = sub.add_parser("token", help="create an API token and print it (shown once)")
     token.add_argument("email")
@@ -32,8 +35,11 @@ def add_users_parser(subparsers) -> argparse.ArgumentParser:
     password.add_argument("--password-stdin", action="store_true", help="read the password from stdin (scripts)")
     remove = sub.add_parser("remove", help="delete an account and its sign-ins")
     remove.add_argument("email")
-    remove.add_argument("--delete-workspaces", action="store_true",
-                        help="also delete every workspace it owns, files included (else they stay, unreachable)")
+    remove.add_argument(
+        "--delete-workspaces",
+        action="store_true",
+        help="also delete every workspace it owns, files included (else they stay, unreachable)",
+    )
     parser.set_defaults(func=users_command)
     return parser
 
@@ -112,8 +118,14 @@ def _remove(session, args) -> int:
     if user is None:
         return EXIT_BAD_INPUT
     deleted = delete_account(session, get_settings(), user, with_workspaces=args.delete_workspaces)
-    print(f"removed {args.email}" + (f" and {deleted} workspace(s)" if args.delete_workspaces else
-                                     "; its workspaces stay, owned by nobody who can sign in"))
+    print(
+        f"removed {args.email}"
+        + (
+            f" and {deleted} workspace(s)"
+            if args.delete_workspaces
+            else "; its workspaces stay, owned by nobody who can sign in"
+        )
+    )
     return EXIT_OK
 
 

@@ -21,21 +21,15 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="VERITY_", env_file=".env", extra="ignore")
 
     # --- model -----------------------------------------------------------------------------
-    llm_base_url: str | None = Field(
-        None, description="OpenAI-compatible endpoint, e.g. https://api.deepseek.com/v1."
-    )
-    llm_api_key: str | None = Field(
-        None, description="Key for the endpoint; OPENAI_API_KEY is accepted as a fallback."
-    )
+    llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. https://api.deepseek.com/v1.")
+    llm_api_key: str | None = Field(None, description="Key for the endpoint; OPENAI_API_KEY is accepted as a fallback.")
     llm_model: str | None = Field(
         None,
         description="Model name; 'builtin' forces the built-in analyst. Defaults to 'builtin' "
         "when neither a key nor a base URL is set.",
     )
     llm_timeout_s: float = Field(120.0, description="Timeout of one model request, in seconds.")
-    llm_max_retries: int = Field(
-        4, description="Retries of a model request on timeouts, 429 and 5xx, with backoff."
-    )
+    llm_max_retries: int = Field(4, description="Retries of a model request on timeouts, 429 and 5xx, with backoff.")
     llm_temperature: float | None = Field(
         None, description="Sampling temperature; unset means the provider's default is used."
     )
@@ -43,46 +37,50 @@ class Settings(BaseSettings):
         None, description="max_tokens sent with each request; unset sends nothing."
     )
     llm_length_retry_tokens: int = Field(
-        4096, description="Base output budget of the finish_reason=length ladder when "
+        4096,
+        description="Base output budget of the finish_reason=length ladder when "
         "llm_max_output_tokens is unset: an empty reply cut off by length is asked again with 2x "
-        "and then 4x the base (of llm_max_output_tokens when set)."
+        "and then 4x the base (of llm_max_output_tokens when set).",
     )
     llm_stream: bool = Field(
-        False, description="Stream model replies (stream=True) so the final answer appears on the "
-        "page while it is written; needs a provider that supports streaming."
+        False,
+        description="Stream model replies (stream=True) so the final answer appears on the "
+        "page while it is written; needs a provider that supports streaming.",
     )
 
     # --- storage ---------------------------------------------------------------------------
     data_dir: Path = Field(
         Path("data/runtime"),
-        description="Where uploads, working copies, tool outputs, transcripts, figures and "
-        "reports live.",
+        description="Where uploads, working copies, tool outputs, transcripts, figures and reports live.",
     )
-    database_url: str | None = Field(
-        None, description="SQLAlchemy URL; defaults to SQLite file verity.db in data_dir."
-    )
+    database_url: str | None = Field(None, description="SQLAlchemy URL; defaults to SQLite file verity.db in data_dir.")
     sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
-        "NORMAL", description="SQLite durability in WAL mode: NORMAL survives a crash of the server "
-        "process without an fsync per commit; FULL also survives a power loss, at several ms per commit."
+        "NORMAL",
+        description="SQLite durability in WAL mode: NORMAL survives a crash of the server "
+        "process without an fsync per commit; FULL also survives a power loss, at several ms per commit.",
     )
     sqlite_busy_timeout_s: float = Field(
-        30.0, description="How long a SQLite write waits for the database's one write lock (busy timeout), "
-        "in seconds, before the commit is retried (db_retry_s)."
+        30.0,
+        description="How long a SQLite write waits for the database's one write lock (busy timeout), "
+        "in seconds, before the commit is retried (db_retry_s).",
     )
     db_pool_size: int = Field(
-        0, description="Database connections each process keeps; 0 sizes the pool to the threads that may "
+        0,
+        description="Database connections each process keeps; 0 sizes the pool to the threads that may "
         "hold one at once (the web server's 40 request threads + run_workers + 4), so requests never wait "
-        "for a connection. PostgreSQL's max_connections must cover every process's pool."
+        "for a connection. PostgreSQL's max_connections must cover every process's pool.",
     )
     db_processes: int = Field(
-        3, description="PostgreSQL only: how many Verity processes share the server (the app and its "
+        3,
+        description="PostgreSQL only: how many Verity processes share the server (the app and its "
         "`verity worker`s). Each process keeps at most (max_connections - reserved) / db_processes "
         "connections, so 50 users wait briefly for a connection instead of being refused with "
-        "'too many clients'."
+        "'too many clients'.",
     )
     db_retry_s: float = Field(
-        30.0, description="How long a commit that failed because SQLite was busy or the database connection "
-        "was lost is retried (rolled back and written again on a fresh connection), in seconds."
+        30.0,
+        description="How long a commit that failed because SQLite was busy or the database connection "
+        "was lost is retried (rolled back and written again on a fresh connection), in seconds.",
     )
     lang: Literal["zh", "en"] = Field(
         "en", description="Default language of answers and reports (the UI follows the browser)."
@@ -92,98 +90,111 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", description="Address `verity serve` binds to.")
     port: int = Field(8000, description="Port `verity serve` listens on.")
     public_url: str | None = Field(
-        None, description="The address other people use to reach this Verity, e.g. https://verity.example.com "
+        None,
+        description="The address other people use to reach this Verity, e.g. https://verity.example.com "
         "(behind a proxy, or http://192.168.1.20:8000 on a local network); share links are built from it. "
-        "Unset: from the address the browser used, and the share page warns when that only works on this computer."
+        "Unset: from the address the browser used, and the share page warns when that only works on this computer.",
     )
     auth: Literal["auto", "on", "off"] = Field(
-        "auto", description="Sign-in (multi-user mode, SPEC §7): auto asks for it when the server is bound "
+        "auto",
+        description="Sign-in (multi-user mode, SPEC §7): auto asks for it when the server is bound "
         "to an address other than loopback; on always asks; off never does (one trusted user). Set `on` "
-        "when running uvicorn yourself behind a proxy."
+        "when running uvicorn yourself behind a proxy.",
     )
     signup: Literal["open", "closed"] = Field(
-        "open", description="Who may create an account on the sign-up page: anyone (open), or only the "
-        "first user (closed; later accounts are added with `verity users add`)."
+        "open",
+        description="Who may create an account on the sign-up page: anyone (open), or only the "
+        "first user (closed; later accounts are added with `verity users add`).",
     )
     session_days: int = Field(30, description="Days a browser stays signed in.")
     login_max_failures: int = Field(
-        5, description="Failed sign-ins for one account from one client address within login_window_s after "
-        "which further tries from there wait (429)."
+        5,
+        description="Failed sign-ins for one account from one client address within login_window_s after "
+        "which further tries from there wait (429).",
     )
     login_max_failures_account: int = Field(
-        20, description="Failed sign-ins for one account from all addresses together within login_window_s "
-        "after which that account's sign-in waits (guessing from many addresses)."
+        20,
+        description="Failed sign-ins for one account from all addresses together within login_window_s "
+        "after which that account's sign-in waits (guessing from many addresses).",
     )
     login_max_failures_client: int = Field(
-        20, description="Failed sign-ins from one client address for any accounts within login_window_s after "
-        "which that address waits (trying many accounts)."
+        20,
+        description="Failed sign-ins from one client address for any accounts within login_window_s after "
+        "which that address waits (trying many accounts).",
     )
     login_window_s: float = Field(900.0, description="The window of the sign-in failure counts, in seconds.")
     proxy_headers: bool = Field(
-        False, description="Verity runs behind a reverse proxy: take the client address from X-Forwarded-For "
+        False,
+        description="Verity runs behind a reverse proxy: take the client address from X-Forwarded-For "
         "and the scheme (https: Secure session cookies) from X-Forwarded-Proto, but only from the addresses "
         "in forwarded_allow_ips. Off: the headers are ignored, so no client can pick its own address. "
-        "Passed to uvicorn by `verity serve`."
+        "Passed to uvicorn by `verity serve`.",
     )
     forwarded_allow_ips: str = Field(
-        "127.0.0.1", description="Comma-separated addresses or networks of the trusted proxies (or *) whose "
-        "X-Forwarded-* headers are believed when proxy_headers is on."
+        "127.0.0.1",
+        description="Comma-separated addresses or networks of the trusted proxies (or *) whose "
+        "X-Forwarded-* headers are believed when proxy_headers is on.",
     )
     run_workers: int = Field(
-        2, description="Threads that execute runs at once, in the server process (run_executor=threads) "
-        "or in each `verity worker` process."
+        2,
+        description="Threads that execute runs at once, in the server process (run_executor=threads) "
+        "or in each `verity worker` process.",
     )
     max_active_runs_per_user: int = Field(
-        3, description="Most runs one signed-in user may have queued or running at once (multi-user mode; "
-        "0: no limit). More are refused with 429 too_many_runs until one finishes."
+        3,
+        description="Most runs one signed-in user may have queued or running at once (multi-user mode; "
+        "0: no limit). More are refused with 429 too_many_runs until one finishes.",
     )
     run_executor: Literal["threads", "worker"] = Field(
-        "threads", description="Where runs execute: threads of the web server, or separate `verity worker` "
+        "threads",
+        description="Where runs execute: threads of the web server, or separate `verity worker` "
         "processes that take queued runs from the database (multi-user deployments: the web server stays "
-        "responsive, workers can be restarted or added, a run is stopped through the database)."
+        "responsive, workers can be restarted or added, a run is stopped through the database).",
     )
     worker_poll_s: float = Field(1.0, description="How often an idle worker looks for queued runs, in seconds.")
     worker_heartbeat_s: float = Field(
         5.0, description="How often a worker marks its runs as alive and checks for stop requests, in seconds."
     )
     worker_stale_s: float = Field(
-        60.0, description="A running run whose worker has not marked it alive for this long is taken to have "
-        "lost its worker and is marked interrupted (it can be continued)."
+        60.0,
+        description="A running run whose worker has not marked it alive for this long is taken to have "
+        "lost its worker and is marked interrupted (it can be continued).",
     )
     trusted_origins: str = Field(
-        "", description="Comma-separated origins (e.g. https://verity.example.com) whose pages may post to "
+        "",
+        description="Comma-separated origins (e.g. https://verity.example.com) whose pages may post to "
         "this server besides its own, for a proxy that rewrites the Host header. Other cross-site posts "
-        "(forms, cookie-authenticated API calls) are refused with 403 cross_site_request."
+        "(forms, cookie-authenticated API calls) are refused with 403 cross_site_request.",
     )
     allowed_hosts: str = Field(
-        "", description="Comma-separated host names (as typed in the browser's address bar) this server "
+        "",
+        description="Comma-separated host names (as typed in the browser's address bar) this server "
         "answers to without sign-in, besides localhost, IP addresses and public_url's host; * for any. "
         "Without sign-in, a page on another site could reach this server through a host name it points at "
         "127.0.0.1 (DNS rebinding); requests naming another host get 400 unknown_host. With sign-in the "
-        "check is off: such a page has no session."
+        "check is off: such a page has no session.",
     )
     api_docs: bool = Field(
-        True, description="Serve the API documentation at /api/docs and /api/openapi.json; with sign-in "
-        "required, only signed-in users see it."
+        True,
+        description="Serve the API documentation at /api/docs and /api/openapi.json; with sign-in "
+        "required, only signed-in users see it.",
     )
-    sse_poll_interval_s: float = Field(
-        0.25, description="How often the event stream checks for new progress events."
-    )
-    sse_heartbeat_s: float = Field(
-        10.0, description="Seconds between keep-alive comments on an idle event stream."
-    )
+    sse_poll_interval_s: float = Field(0.25, description="How often the event stream checks for new progress events.")
+    sse_heartbeat_s: float = Field(10.0, description="Seconds between keep-alive comments on an idle event stream.")
 
     # --- "Check every number with analysis.py" (the run panel's button) ------------------------
     check_numbers_timeout_s: float = Field(
-        600.0, description="Wall-time limit of one run of a report's analysis.py started from the page, in "
-        "seconds; the script (and anything it started) is stopped at this limit and the page says so."
+        600.0,
+        description="Wall-time limit of one run of a report's analysis.py started from the page, in "
+        "seconds; the script (and anything it started) is stopped at this limit and the page says so.",
     )
     check_numbers_cpu_s: int = Field(
         600, description="CPU-time limit of that run of analysis.py, in seconds (0: none)."
     )
     check_numbers_memory_mb: int = Field(
-        4_096, description="Address-space limit of that run of analysis.py, in megabytes (0: none); a "
-        "script that needs more stops and the page says it ran out of memory."
+        4_096,
+        description="Address-space limit of that run of analysis.py, in megabytes (0: none); a "
+        "script that needs more stops and the page says it ran out of memory.",
     )
 
     # --- ingestion limits ------------------------------------------------------------------
@@ -192,53 +203,51 @@ class Settings(BaseSettings):
     max_columns: int = Field(2_000, description="Most columns read from one sheet or CSV.")
     preview_rows: int = Field(20, description="Rows shown in previews and `inspect`.")
     background_ingest_mb: float = Field(
-        10.0, description="Uploaded workbooks (.xlsx/.xlsm) larger than this, in megabytes, are shown "
+        10.0,
+        description="Uploaded workbooks (.xlsx/.xlsm) larger than this, in megabytes, are shown "
         "at once from a streamed preview of their first rows and read fully in a background thread; "
-        "they are analysed once ready. Smaller files are read during the upload."
+        "they are analysed once ready. Smaller files are read during the upload.",
     )
-    max_cells: int = Field(
-        30_000_000, description="Most cells (rows x columns) read from one sheet or CSV."
-    )
+    max_cells: int = Field(30_000_000, description="Most cells (rows x columns) read from one sheet or CSV.")
     max_uncompressed_mb: int = Field(
-        1_500, description="Largest total unpacked size of a zip-based workbook (xlsx/xlsm/xlsb/ods), "
-        "in megabytes, checked from the zip directory before parsing (zip bombs)."
+        1_500,
+        description="Largest total unpacked size of a zip-based workbook (xlsx/xlsm/xlsb/ods), "
+        "in megabytes, checked from the zip directory before parsing (zip bombs).",
     )
     max_compression_ratio: float = Field(
-        200.0, description="Unpacked/packed size ratio of one part (over 8 MB) of a zip-based workbook above "
+        200.0,
+        description="Unpacked/packed size ratio of one part (over 8 MB) of a zip-based workbook above "
         "which its parse cost is checked before reading: it is inflated once, as a stream, and refused as a "
         "zip bomb when it holds more than 4 XML elements per cell of max_cells (a ratio alone is not refused: "
-        "long repeated text packs well)."
+        "long repeated text packs well).",
     )
     parse_timeout_s: float = Field(
-        120.0, description="Wall-time limit of reading one file, in seconds. Uploads, sheet switches and "
+        120.0,
+        description="Wall-time limit of reading one file, in seconds. Uploads, sheet switches and "
         "the CLI read in a child process (app.ingest.bounded) that is stopped at this limit; the file "
-        "is reported as too_large."
+        "is reported as too_large.",
     )
     parse_memory_mb: int = Field(
-        6_144, description="Memory, in megabytes, that reading one file may add to the reading child "
-        "process (an address-space limit); a file that needs more is reported as too_large."
+        6_144,
+        description="Memory, in megabytes, that reading one file may add to the reading child "
+        "process (an address-space limit); a file that needs more is reported as too_large.",
     )
     parse_total_memory_mb: int = Field(
-        12_288, description="Memory, in megabytes, all file reads running at once may use together: at most "
+        12_288,
+        description="Memory, in megabytes, all file reads running at once may use together: at most "
         "parse_total_memory_mb // parse_memory_mb files (at least one) are read at the same time by the "
-        "processes that share this data folder; the others wait for their turn (a waiting upload says so)."
+        "processes that share this data folder; the others wait for their turn (a waiting upload says so).",
     )
 
     # --- agent budgets (SPEC §2, §5) -------------------------------------------------------
-    context_threshold_tokens: int = Field(
-        100_000, description="Context token threshold; intents use a ratio of it."
-    )
+    context_threshold_tokens: int = Field(100_000, description="Context token threshold; intents use a ratio of it.")
     tool_budget_interactive: int = Field(
         50, description="Tool-call budget per turn for chat/consult/followup/data_prep."
     )
     tool_budget_analysis: int = Field(130, description="Tool-call budget per analysis turn.")
     tool_budget_deep: int = Field(200, description="Tool-call budget per deep turn.")
-    max_rounds: int = Field(
-        300, description="Hard stop: model rounds per turn before the turn is wrapped up."
-    )
-    turn_wall_time_s: float = Field(
-        1800.0, description="Wall-time cap of one analysis turn, in seconds."
-    )
+    max_rounds: int = Field(300, description="Hard stop: model rounds per turn before the turn is wrapped up.")
+    turn_wall_time_s: float = Field(1800.0, description="Wall-time cap of one analysis turn, in seconds.")
     turn_wall_time_interactive_s: float = Field(
         600.0, description="Wall-time cap of one chat/consult/followup/data_prep turn, in seconds."
     )
@@ -251,26 +260,31 @@ class Settings(BaseSettings):
     python_budget_analysis: int = Field(8, description="run_python calls allowed per analysis turn.")
     python_budget_deep: int = Field(15, description="run_python calls allowed per deep turn.")
     ban_after_failures: int = Field(
-        2, description="An identical tool call (same tool, same arguments) that failed this many "
-        "times is refused for the rest of the turn."
+        2,
+        description="An identical tool call (same tool, same arguments) that failed this many "
+        "times is refused for the rest of the turn.",
     )
     converge_after_errors: int = Field(
-        3, description="Consecutive failed tool calls after which the model is told to stop "
-        "exploring; twice as many end the tool phase of the turn."
+        3,
+        description="Consecutive failed tool calls after which the model is told to stop "
+        "exploring; twice as many end the tool phase of the turn.",
     )
     intent_model_fallback: bool = Field(
-        True, description="Ask the language model to classify a message when no intent rule "
-        "decides (one small request without tools); the built-in analyst never needs it."
+        True,
+        description="Ask the language model to classify a message when no intent rule "
+        "decides (one small request without tools); the built-in analyst never needs it.",
     )
 
     # --- context cascade (SPEC §4) ---------------------------------------------------------
     knowledge_budget_chars: int = Field(
-        3_000, description="Most characters of workspace knowledge (notes, reference documents) injected "
-        "into one turn; when there is more, the passages most relevant to the question are chosen."
+        3_000,
+        description="Most characters of workspace knowledge (notes, reference documents) injected "
+        "into one turn; when there is more, the passages most relevant to the question are chosen.",
     )
     memory_budget_chars: int = Field(
-        1_500, description="Most characters of earlier runs' findings (the memory tier) injected into one "
-        "turn, newest first; 0 turns memory off."
+        1_500,
+        description="Most characters of earlier runs' findings (the memory tier) injected into one "
+        "turn, newest first; 0 turns memory off.",
     )
     knowledge_max_chars: int = Field(
         200_000, description="Longest note or reference document a workspace keeps, in characters."
@@ -285,12 +299,11 @@ class Settings(BaseSettings):
         2_000, description="Size of the preview left in context for persisted tool output."
     )
     context_keep_tool_results: int = Field(
-        8, description="Micro-compaction keeps this many newest tool results whole; older ones "
-        "become compact previews (full text on disk)."
+        8,
+        description="Micro-compaction keeps this many newest tool results whole; older ones "
+        "become compact previews (full text on disk).",
     )
-    context_keep_messages: int = Field(
-        10, description="A context summary keeps this many newest messages whole."
-    )
+    context_keep_messages: int = Field(10, description="A context summary keeps this many newest messages whole.")
 
     # --- run_python sandbox (SPEC §7) ------------------------------------------------------
     sandbox_mode: Literal["auto", "bwrap", "unshare", "unsafe", "off"] = Field(
@@ -303,14 +316,13 @@ class Settings(BaseSettings):
     sandbox_memory_mb: int = Field(
         2048, description="Memory one run_python call may add to the warm interpreter, in megabytes."
     )
-    sandbox_max_procs: int = Field(
-        64, description="Most processes and threads the sandbox user may run at once."
-    )
+    sandbox_max_procs: int = Field(64, description="Most processes and threads the sandbox user may run at once.")
     sandbox_max_files: int = Field(256, description="Most open files of one run_python call.")
     sandbox_max_output_chars: int = Field(
-        50_000, description="Most characters of a run_python call's stdout (and of its stderr) kept in the "
+        50_000,
+        description="Most characters of a run_python call's stdout (and of its stderr) kept in the "
         "tool result, the head and the tail; the context cascade then shows the model a preview and keeps "
-        "the whole result readable with read_tool_output."
+        "the whole result readable with read_tool_output.",
     )
     sandbox_max_file_mb: int = Field(
         64, description="Largest file (output, saved table, figure) one run_python call may write, in MB."
@@ -319,22 +331,26 @@ class Settings(BaseSettings):
         600.0, description="A workspace's warm sandbox process is closed after this many idle seconds."
     )
     sandbox_scratch_mb: int = Field(
-        256, description="Writable space of a workspace's sandbox, in MB, in memory: the current folder of a "
+        256,
+        description="Writable space of a workspace's sandbox, in MB, in memory: the current folder of a "
         "run_python call and /tmp hold at most this much each (both are emptied after every call); code "
-        "that writes more gets a clear error."
+        "that writes more gets a clear error.",
     )
     sandbox_keep_mb: int = Field(
-        256, description="Disk space, in MB, a workspace keeps for the saved tables and figures of past "
-        "run_python calls (outside the sandbox); the oldest calls' folders are removed first."
+        256,
+        description="Disk space, in MB, a workspace keeps for the saved tables and figures of past "
+        "run_python calls (outside the sandbox); the oldest calls' folders are removed first.",
     )
     sandbox_max_warm: int = Field(
-        8, description="Most warm sandboxes (one per recently used workspace) kept at once by one server "
+        8,
+        description="Most warm sandboxes (one per recently used workspace) kept at once by one server "
         "process; the least recently used is closed when another workspace needs one, and a call waits "
-        "(up to its wall-time limit) while all are busy."
+        "(up to its wall-time limit) while all are busy.",
     )
     sandbox_warm_memory_mb: int = Field(
-        2_048, description="Memory (PSS), in MB, all warm sandboxes of one server process may use together; "
-        "above it the least recently used idle ones are closed."
+        2_048,
+        description="Memory (PSS), in MB, all warm sandboxes of one server process may use together; "
+        "above it the least recently used idle ones are closed.",
     )
 
     @model_validator(mode="after")

@@ -12,8 +12,13 @@ from dataclasses import dataclass
 from sqlalchemy import exc as sa_exc
 
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
-DISK_FULL_WORDS = ("no space left on device", "database or disk is full", "disk quota exceeded",
-                   "could not extend file", "could not write to file")
+DISK_FULL_WORDS = (
+    "no space left on device",
+    "database or disk is full",
+    "disk quota exceeded",
+    "could not extend file",
+    "could not write to file",
+)
 
 
 @dataclass(frozen=True)
@@ -61,12 +66,17 @@ def is_disk_full(exc: BaseException) -> bool:
     if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
         return True
     text = str(exc).lower()
-    return isinstance(exc, (OSError, sa_exc.DBAPIError, RuntimeError)) and any(w in text for w in DISK_FULL_WORDS) \
-        or type(exc).__name__ in ("DiskFull",)  # psycopg's SQLSTATE 53100
+    return (
+        isinstance(exc, (OSError, sa_exc.DBAPIError, RuntimeError))
+        and any(w in text for w in DISK_FULL_WORDS)
+        or type(exc).__name__ in ("DiskFull",)
+    )  # psycopg's SQLSTATE 53100
 
 
 def is_disconnect(exc: BaseException) -> bool:
     """The database connection was lost (a restart, pg_terminate_backend, a network cut)."""
     return any(isinstance(c, sa_exc.DBAPIError) and c.connection_invalidated for c in causes(exc)) or any(
-        type(c).__name__ in ("OperationalError", "AdminShutdown", "InterfaceError") and
-        type(c).__module__.startswith(("psycopg", "sqlalchemy")) for c in causes(exc))
+        type(c).__name__ in ("OperationalError", "AdminShutdown", "InterfaceError")
+        and type(c).__module__.startswith(("psycopg", "sqlalchemy"))
+        for c in causes(exc)
+    )

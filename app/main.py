@@ -54,8 +54,21 @@ log = logging.getLogger(__name__)
 
 TEMPLATES_DIR = asset_dir("templates")  # in the package of a wheel, else the checkout's
 STATIC_DIR = asset_dir("static")
-ROUTERS = (auth.router, workspaces.router, files.router, datasets.router, chat.router, reports.router, api.router,
-           context.router, rules.router, knowledge.router, shares.router, traces.router, docs.router)
+ROUTERS = (
+    auth.router,
+    workspaces.router,
+    files.router,
+    datasets.router,
+    chat.router,
+    reports.router,
+    api.router,
+    context.router,
+    rules.router,
+    knowledge.router,
+    shares.router,
+    traces.router,
+    docs.router,
+)
 
 
 def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
@@ -81,8 +94,14 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
     # Before every route: text no database can store is refused (text_input.py), then `authorize`
     # checks sign-in where required and ownership of the workspace or run named in the path (SPEC §7).
     # The API docs are routes of app/web/docs.py (behind `authorize`), not FastAPI's public ones.
-    application = FastAPI(title="Verity", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
-                          dependencies=[Depends(check_text_input), Depends(authorize)])
+    application = FastAPI(
+        title="Verity",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        dependencies=[Depends(check_text_input), Depends(authorize)],
+    )
     application.state.settings = settings
     application.state.templates = make_templates()
     application.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
@@ -107,8 +126,11 @@ def server_options(settings: Settings) -> dict[str, Any]:
     """uvicorn's options from the settings (`verity serve`). uvicorn's own default believes
     X-Forwarded-For from 127.0.0.1, so any local client could pick its address and dodge the
     sign-in throttle; here the headers count only when a proxy is configured."""
-    return {"proxy_headers": settings.proxy_headers, "forwarded_allow_ips": settings.forwarded_allow_ips,
-            "server_header": False}
+    return {
+        "proxy_headers": settings.proxy_headers,
+        "forwarded_allow_ips": settings.forwarded_allow_ips,
+        "server_header": False,
+    }
 
 
 def served_host_names(settings: Settings) -> frozenset[str] | None:
@@ -152,8 +174,15 @@ def is_api(request: Request) -> bool:
     return request.url.path.startswith("/api/") or request.url.path == "/healthz"
 
 
-CATEGORY_BY_STATUS = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 409: "conflict",
-                      413: "too_large", 415: "unsupported_format", 422: "invalid_request"}
+CATEGORY_BY_STATUS = {
+    400: "bad_request",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    415: "unsupported_format",
+    422: "invalid_request",
+}
 
 
 def error_page(request: Request, status_code: int, message_key: str, detail: str = "") -> Response:
@@ -175,12 +204,23 @@ async def on_api_error(request: Request, exc: ApiError) -> Response:
 
 async def on_not_signed_in(request: Request, exc: NotSignedIn) -> Response:
     if is_api(request):
-        message = ("This API token is not valid (revoked or mistyped)." if exc.bad_token
-                   else "Sign in first: this server is shared, so each request must say who is asking.")
-        return JSONResponse({"error": {"category": "unauthorized", "message": message,
-                                       "hint": "Send 'Authorization: Bearer <token>'; create a token on the "
-                                               "account page or with POST /api/auth/token."}},
-                            status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        message = (
+            "This API token is not valid (revoked or mistyped)."
+            if exc.bad_token
+            else "Sign in first: this server is shared, so each request must say who is asking."
+        )
+        return JSONResponse(
+            {
+                "error": {
+                    "category": "unauthorized",
+                    "message": message,
+                    "hint": "Send 'Authorization: Bearer <token>'; create a token on the "
+                    "account page or with POST /api/auth/token.",
+                }
+            },
+            status_code=401,
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     return RedirectResponse("/login?" + urlencode({"next": target}), status_code=303)
 
@@ -210,22 +250,37 @@ async def on_unexpected_error(request: Request, exc: Exception) -> Response:
 def cross_site_refusal(request: Request, reason: str) -> Response:
     log.warning("refused a cross-site %s %s (%s)", request.method, request.url.path, reason)
     if is_api(request):
-        return JSONResponse({"error": {"category": "cross_site_request",
-                                       "message": "Another site tried to send this request in your name; it was refused.",
-                                       "hint": "Use Verity's own pages, or send an API token "
-                                               "('Authorization: Bearer <token>') from a script."}},
-                            status_code=403)
+        return JSONResponse(
+            {
+                "error": {
+                    "category": "cross_site_request",
+                    "message": "Another site tried to send this request in your name; it was refused.",
+                    "hint": "Use Verity's own pages, or send an API token "
+                    "('Authorization: Bearer <token>') from a script.",
+                }
+            },
+            status_code=403,
+        )
     return error_page(request, 403, "error_cross_site")
 
 
 def unknown_host_refusal(request: Request, name: str) -> Response:
     log.warning("refused a request for host %r (not this server's name; set allowed_hosts to serve it)", name)
-    message = (f"This Verity server does not answer to the name '{name}'. Open it by the address it "
-               f"prints at start-up (e.g. http://127.0.0.1:8000).")
+    message = (
+        f"This Verity server does not answer to the name '{name}'. Open it by the address it "
+        f"prints at start-up (e.g. http://127.0.0.1:8000)."
+    )
     if is_api(request):
-        return JSONResponse({"error": {"category": "unknown_host", "message": message,
-                                       "hint": "To reach it by this name, add it to VERITY_ALLOWED_HOSTS "
-                                               "(or set VERITY_PUBLIC_URL)."}}, status_code=400)
+        return JSONResponse(
+            {
+                "error": {
+                    "category": "unknown_host",
+                    "message": message,
+                    "hint": "To reach it by this name, add it to VERITY_ALLOWED_HOSTS (or set VERITY_PUBLIC_URL).",
+                }
+            },
+            status_code=400,
+        )
     return error_page(request, 400, "error_unknown_host", name)
 
 
@@ -248,18 +303,30 @@ class UploadLimit:
         settings: Settings = request.app.state.settings
         message = f"The file is larger than {settings.max_upload_mb} MB."
         if is_api(request):
-            return JSONResponse({"error": {"category": "too_large", "message": message,
-                                           "hint": "Split the file, or remove sheets and columns you do not need."}},
-                                status_code=413, headers={"Connection": "close"})
+            return JSONResponse(
+                {
+                    "error": {
+                        "category": "too_large",
+                        "message": message,
+                        "hint": "Split the file, or remove sheets and columns you do not need.",
+                    }
+                },
+                status_code=413,
+                headers={"Connection": "close"},
+            )
         return error_page(request, 413, "error_too_large", message)
 
 
 API_FAULT_MESSAGES = {
-    "disk_full": (("The disk of the Verity server is full, so nothing new could be saved. What was saved "
-                   "before is safe."), "Ask the administrator to free some space, then try again."),
+    "disk_full": (
+        ("The disk of the Verity server is full, so nothing new could be saved. What was saved before is safe."),
+        "Ask the administrator to free some space, then try again.",
+    ),
     "database_unavailable": ("Verity's database did not answer. Nothing was lost.", "Try again in a moment."),
-    "invalid_request": (("The request contains a value that cannot be stored (a character or a number out "
-                         "of range)."), "Check the text and numbers you sent, then try again."),
+    "invalid_request": (
+        ("The request contains a value that cannot be stored (a character or a number out of range)."),
+        "Check the text and numbers you sent, then try again.",
+    ),
 }
 
 
@@ -275,8 +342,9 @@ async def on_machine_fault(request: Request, exc: Exception) -> Response:
         lang = resolve_lang(request, request.app.state.settings)
         if lang == "zh":
             message, hint = t(fault.message_key, "zh"), ""
-        return JSONResponse({"error": {"category": fault.category, "message": message, "hint": hint}},
-                            status_code=fault.status)
+        return JSONResponse(
+            {"error": {"category": fault.category, "message": message, "hint": hint}}, status_code=fault.status
+        )
     return error_page(request, fault.status, fault.message_key)
 
 

@@ -23,8 +23,10 @@ _TRAILING_WORD = re.compile(r"[A-Za-z0-9_.]*")
 _LIST_ITEM = re.compile(r"^\s*(?:#{1,6}\s*)?(?:[-*+]\s+)?[(（]?\d{1,3}[.)、）:](?=\s|$|[^\d])", re.MULTILINE)
 _DATE_PATTERNS = [
     # a date is never the start of a year range: "2011-2014" is not "2011-20" and 14
-    re.compile(r"(?<!\d)(?:19|20)\d{2}(?:-\d{1,2}(?:-\d{1,2})?|/\d{1,2}(?:/\d{1,2})?|\.\d{1,2}\.\d{1,2})(?!\d)"
-               r"(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?"),
+    re.compile(
+        r"(?<!\d)(?:19|20)\d{2}(?:-\d{1,2}(?:-\d{1,2})?|/\d{1,2}(?:/\d{1,2})?|\.\d{1,2}\.\d{1,2})(?!\d)"
+        r"(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?"
+    ),
     re.compile(r"(?<!\d)(?:19|20)\d{2}\s*[-–—~至到]\s*(?:(?:19|20)\d{2}|\d{2})(?![\d.])"),  # "2011–14"
     re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b"),
     re.compile(r"\d{4}\s*年(?:\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?)?"),
@@ -41,12 +43,16 @@ _CONFIDENCE_LEVEL = re.compile(r"^\s*(?:CI\b|C\.I\.|confidence|credible|predicti
 _POINT_WORDS = r"(?:个百分点|百分点|percentage[- ]points?\b|percent\b|per cent\b|points?\b|pp\b|pts?\b)"
 _POINTS = re.compile(r"^\s*-?\s*" + _POINT_WORDS, re.IGNORECASE)
 # The lower end of a range whose upper end carries the unit: "8.1 to 16.5 points", "8.1–16.5 pp".
-_RANGE_TO_POINTS = re.compile(r"^\s*(?:to|and|–|—|-|~|至|到)\s*-?\d+(?:\.\d+)?\s*(?:%|-?\s*" + _POINT_WORDS + ")",
-                              re.IGNORECASE)
+_RANGE_TO_POINTS = re.compile(
+    r"^\s*(?:to|and|–|—|-|~|至|到)\s*-?\d+(?:\.\d+)?\s*(?:%|-?\s*" + _POINT_WORDS + ")", re.IGNORECASE
+)
 # A rate's base: "4.2 mpg per 1000 lb" is 0.0042 mpg per lb (or a coefficient per 1000 lb): the number
 # divided by the base is backed too. The base itself ("1000") is a unit, not a finding.
-_PER_BASE = re.compile(r"^[^\d\n]{0,30}?\bper\s+(?P<base>\d{1,3}(?:,\d{3})+|\d+)(?:\s*(?P<word>thousand|million))?"
-                       r"\s*[A-Za-z\u4e00-\u9fff$€£]", re.IGNORECASE)
+_PER_BASE = re.compile(
+    r"^[^\d\n]{0,30}?\bper\s+(?P<base>\d{1,3}(?:,\d{3})+|\d+)(?:\s*(?P<word>thousand|million))?"
+    r"\s*[A-Za-z\u4e00-\u9fff$€£]",
+    re.IGNORECASE,
+)
 _PER_BEFORE = re.compile(r"\bper\s*$", re.IGNORECASE)
 _PER_AFTER = re.compile(r"^\s*(?:thousand\s+|million\s+)?[A-Za-z\u4e00-\u9fff$€£]")
 _SCALE_WORD = re.compile(r"^(?:\s*(thousand|million|billion|trillion)\b|(k|K|M|bn|B)\b)")
@@ -56,32 +62,51 @@ _CONVENTIONAL_THRESHOLDS = {Decimal("0.1"), Decimal("0.05"), Decimal("0.01"), De
 # The usual effect-size cut-offs (Cohen's d 0.2 / 0.5 / 0.8, r 0.1 / 0.3 / 0.5), written as a rule of thumb:
 # "d below 0.2 counts as small", "通常 0.2 以下算很小". Only when the text says it is a cut-off.
 _RULE_OF_THUMB = _CONVENTIONAL_THRESHOLDS | {Decimal("0.2"), Decimal("0.3"), Decimal("0.5"), Decimal("0.8")}
-_CUT_OFF_BEFORE = re.compile(r"(?:\b(?:below|under|above|over|less than|more than|at least|at most)|"
-                             r"低于|高于|小于|大于|不到|超过)\s*$", re.IGNORECASE)
-_CUT_OFF_AFTER = re.compile(r"^\s*(?:以下|以上|及以下|及以上|or (?:less|more|below|above|under|over)\b|"
-                            r"(?:and|or) (?:below|above)\b)", re.IGNORECASE)
-_RULE_OF_THUMB_WORDS = re.compile(r"usually|typically|conventionally|by convention|rule of thumb|commonly|"
-                                  r"通常|一般|习惯上|惯例|经验", re.IGNORECASE)
+_CUT_OFF_BEFORE = re.compile(
+    r"(?:\b(?:below|under|above|over|less than|more than|at least|at most)|"
+    r"低于|高于|小于|大于|不到|超过)\s*$",
+    re.IGNORECASE,
+)
+_CUT_OFF_AFTER = re.compile(
+    r"^\s*(?:以下|以上|及以下|及以上|or (?:less|more|below|above|under|over)\b|"
+    r"(?:and|or) (?:below|above)\b)",
+    re.IGNORECASE,
+)
+_RULE_OF_THUMB_WORDS = re.compile(
+    r"usually|typically|conventionally|by convention|rule of thumb|commonly|"
+    r"通常|一般|习惯上|惯例|经验",
+    re.IGNORECASE,
+)
 # "2.3 × 10^-31", "2.3×10⁻³¹", "2.3 x 10^(-31)", "10^-5": one number, not 2.3, 10 and 31
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SCIENTIFIC = re.compile(
     r"(?<![A-Za-z0-9_.])(?:(?P<mantissa>\d+(?:\.\d+)?)\s*[×xX*·⋅]\s*)?10\s*"
-    r"(?:(?:\^|\*\*)\s*\(?\s*(?P<exp>[-−–+]?\s*\d+)\s*\)?|(?P<sup>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))")
+    r"(?:(?:\^|\*\*)\s*\(?\s*(?P<exp>[-−–+]?\s*\d+)\s*\)?|(?P<sup>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))"
+)
 # Degrees of freedom in statistics notation: "F(1,156)" is df 1 and 156, not 1,156.
-_DF_COMMA = re.compile(r"((?<![A-Za-z])(?:F|t|H|U|W|z|df|χ²|χ2|X²|X2|chi²|chi2|chi-squared?)\s*\(\s*\d+(?:\.\d+)?)\s*,"
-                       r"(?=\s*\d)", re.IGNORECASE)
+_DF_COMMA = re.compile(
+    r"((?<![A-Za-z])(?:F|t|H|U|W|z|df|χ²|χ2|X²|X2|chi²|chi2|chi-squared?)\s*\(\s*\d+(?:\.\d+)?)\s*,"
+    r"(?=\s*\d)",
+    re.IGNORECASE,
+)
 # A bound, not a value: "p < 0.0001", "|r| ≥ 0.5"; the label names the quantity it bounds.
-_BOUND = re.compile(r"(?P<label>\|?[A-Za-zα-ωΑ-Ω²_]+(?:[-_ ]?(?:value|adj|adjusted))?\|?)?\s*(?P<op><=|>=|≤|≥|<|>|＜|＞)\s*$")
-_APPROXIMATE = re.compile(r"(?:\babout|\bapproximately|\bapprox\.?|\baround|\broughly|\bnearly|\balmost|\bsome|"
-                          r"\bcirca|\bca\.|~|≈|∼|约|大约|大概|近|将近|接近)\s*$", re.IGNORECASE)
+_BOUND = re.compile(
+    r"(?P<label>\|?[A-Za-zα-ωΑ-Ω²_]+(?:[-_ ]?(?:value|adj|adjusted))?\|?)?\s*(?P<op><=|>=|≤|≥|<|>|＜|＞)\s*$"
+)
+_APPROXIMATE = re.compile(
+    r"(?:\babout|\bapproximately|\bapprox\.?|\baround|\broughly|\bnearly|\balmost|\bsome|"
+    r"\bcirca|\bca\.|~|≈|∼|约|大约|大概|近|将近|接近)\s*$",
+    re.IGNORECASE,
+)
 _APPROXIMATE_AFTER = re.compile(r"^\s*(?:左右|上下|or so\b)")
 _P_LABEL = re.compile(r"^(?:p|p[-_ ]?values?|pvalues?|p[-_ ]?adj(?:usted)?|adjusted p)$", re.IGNORECASE)
 _QUANTITY_KEYS = {  # bound label -> how metric keys name that quantity
     "r": re.compile(r"^(?:r|r\..+|correlation|pearson_r|spearman_rho|rho)$"),
     "r²": re.compile(r"^(?:r_squared|r2|adj_r_squared|rsquared|rsquared_adj)$"),
 }
-_P_IN_TEXT = re.compile(r"\bp(?:[-_ ]?val(?:ue)?)?\s*(?P<op>=|:|<|≤|<=)\s*(?P<num>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)",
-                        re.IGNORECASE)
+_P_IN_TEXT = re.compile(
+    r"\bp(?:[-_ ]?val(?:ue)?)?\s*(?P<op>=|:|<|≤|<=)\s*(?P<num>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)", re.IGNORECASE
+)
 
 
 class Written:
@@ -89,8 +114,7 @@ class Written:
 
     __slots__ = ("text", "value", "decimals", "percent", "scale", "tolerance", "bound", "per")
 
-    def __init__(self, text: str, digits: str, unit: str, multiplier: Decimal | None = None,
-                 approximate: bool = False):
+    def __init__(self, text: str, digits: str, unit: str, multiplier: Decimal | None = None, approximate: bool = False):
         self.text = text
         self.bound: tuple[str, str] | None = None  # (comparator, label) when the number is a bound
         self.per: Decimal | None = None  # the base of a rate ("per 1000 lb"): value / per is backed too
@@ -200,7 +224,7 @@ def backing_values(texts: Iterable[str], values: Iterable[Any]) -> list[float]:
                 out += [number, number * 1e8]
             else:
                 out.append(number)  # a negative number written in text is still the same magnitude
-                if word := _SCALE_WORD.match(text[match.end():match.end() + 12]):  # "1.2M", "3 million"
+                if word := _SCALE_WORD.match(text[match.end() : match.end() + 12]):  # "1.2M", "3 million"
                     out.append(number * 10 ** _SCALES[word.group(1) or word.group(2)])
     return [v for v in out if math.isfinite(v)]
 
@@ -246,14 +270,14 @@ def answer_numbers(answer: str, ignore_strings: Iterable[str] = ()) -> list[Writ
     numbers = []
     for shown, value, at in scientific:
         written = Written(shown, value, "")
-        written.bound = _bound(text[max(0, at - 24):at])
+        written.bound = _bound(text[max(0, at - 24) : at])
         numbers.append(written)
     for match, tail in _numbers_in(text):
         if tail and re.search(r"\d", tail):  # part of an identifier such as 3fa9c2 or 12b_4
             continue
         digits, unit = match.group("num"), match.group("unit") or ""
-        before = text[max(0, match.start() - 24):match.start()]
-        after = text[match.end():match.end() + 48]
+        before = text[max(0, match.start() - 24) : match.start()]
+        after = text[match.end() : match.end() + 48]
         if _PER_BEFORE.search(before) and _PER_AFTER.match(after):
             continue  # the base of a rate ("per 1000 lb"): a unit, not a finding
         shown, multiplier = match.group(0), None
@@ -283,7 +307,11 @@ def answer_numbers(answer: str, ignore_strings: Iterable[str] = ()) -> list[Writ
             continue  # "p < 0.05", "α = 0.05": a convention, not a finding
         if written.value in _RULE_OF_THUMB and _is_rule_of_thumb(before, after):
             continue  # "usually below 0.2 counts as small": a convention, not a finding
-        if written.percent and written.value in (Decimal(90), Decimal(95), Decimal(99)) and _CONFIDENCE_LEVEL.search(after):
+        if (
+            written.percent
+            and written.value in (Decimal(90), Decimal(95), Decimal(99))
+            and _CONFIDENCE_LEVEL.search(after)
+        ):
             continue  # "95% confidence interval"
         numbers.append(written)
     return numbers
@@ -355,15 +383,17 @@ def bound_holds(written: Written, known: dict[str, list[float]]) -> bool:
         return False
     limit = float(written.value * written.scale)
     values = [abs(v) for v in known.get(name, [])] if label.startswith("|") else known.get(name, [])
-    test = {"<": lambda v: v < limit, "≤": lambda v: v <= limit, ">": lambda v: v > limit,
-            "≥": lambda v: v >= limit}[op]
+    test = {"<": lambda v: v < limit, "≤": lambda v: v <= limit, ">": lambda v: v > limit, "≥": lambda v: v >= limit}[
+        op
+    ]
     if any(test(v) for v in values):
         return True
     return name == "p" and op in ("<", "≤") and any(v <= limit for v in known.get("p<", []))
 
 
-def unverified_numbers(answer: str, texts: Iterable[str], values: Iterable[Any],
-                       ignore_strings: Iterable[str] = ()) -> list[str]:
+def unverified_numbers(
+    answer: str, texts: Iterable[str], values: Iterable[Any], ignore_strings: Iterable[str] = ()
+) -> list[str]:
     """Numbers in the answer found in none of the texts/values, as written, without repeats.
     A bound ("p < 0.0001") is also backed when the quantity it names satisfies it."""
     texts, values = list(texts), list(values)

@@ -79,8 +79,13 @@ class RunService:
         self.check_quota(session, workspace)
         language = language or detect_language(text, self.settings.lang)
         kind = "builtin" if self.settings.use_builtin else "openai-compatible"
-        run = Run(workspace_id=workspace.id, question=text, language=language, model_kind=kind,
-                  model_name=self.settings.llm_model or "builtin")
+        run = Run(
+            workspace_id=workspace.id,
+            question=text,
+            language=language,
+            model_kind=kind,
+            model_name=self.settings.llm_model or "builtin",
+        )
         session.add(run)
         session.flush()
         return run
@@ -91,8 +96,15 @@ class RunService:
         limit = self.settings.max_active_runs_per_user
         if workspace.owner is None or limit <= 0:
             return
-        active = session.scalar(select(func.count()).select_from(Run).join(Workspace, Run.workspace_id == Workspace.id)
-                                .where(Workspace.owner == workspace.owner, Run.status.in_(BUSY_STATUSES))) or 0
+        active = (
+            session.scalar(
+                select(func.count())
+                .select_from(Run)
+                .join(Workspace, Run.workspace_id == Workspace.id)
+                .where(Workspace.owner == workspace.owner, Run.status.in_(BUSY_STATUSES))
+            )
+            or 0
+        )
         if active >= limit:
             raise TooManyRuns(limit)
 
@@ -120,8 +132,9 @@ class RunService:
             if self.settings.run_executor == "worker" and run.status in BUSY_STATUSES:
                 return stop_in_worker(session, run)
             if run.status == "waiting":
-                recorder = RunRecorder(session, run.workspace_id, run.id,
-                                       trace_dir(self.settings, run.workspace_id, run.id))
+                recorder = RunRecorder(
+                    session, run.workspace_id, run.id, trace_dir(self.settings, run.workspace_id, run.id)
+                )
                 run.status, run.answer = "interrupted", _partial_answer(run.language)
                 run.state = {k: v for k, v in (run.state or {}).items() if k != "waiting"}
                 self.finish(session, run, recorder)
@@ -162,7 +175,9 @@ class RunService:
                 log.warning("run %s no longer exists; not started", run_id)
                 return
             language = run.language
-            recorder = RunRecorder(session, run.workspace_id, run.id, trace_dir(self.settings, run.workspace_id, run.id))
+            recorder = RunRecorder(
+                session, run.workspace_id, run.id, trace_dir(self.settings, run.workspace_id, run.id)
+            )
             run.status = "running"
             recorder.emit("run_started", {"question": run.question, "language": run.language})
             try:
@@ -184,8 +199,11 @@ class RunService:
                     raise
                 log.exception("run %s failed", run_id)  # a harness bug: log it, tell the user plainly
                 run.status = "failed"
-                run.error = ("分析意外中断，请重试。" if language == "zh" else
-                             "The analysis stopped unexpectedly. Please try again.") + f" ({type(exc).__name__})"
+                run.error = (
+                    "分析意外中断，请重试。"
+                    if language == "zh"
+                    else "The analysis stopped unexpectedly. Please try again."
+                ) + f" ({type(exc).__name__})"
                 self.finish(session, run, recorder)
 
     def end_after_fault(self, run_id: str, fault: Fault | None) -> None:
@@ -200,8 +218,9 @@ class RunService:
                     run = session.get(Run, run_id)
                     if run is None or run.status in FINAL_STATUSES:
                         return
-                    recorder = RunRecorder(session, run.workspace_id, run.id,
-                                           trace_dir(self.settings, run.workspace_id, run.id))
+                    recorder = RunRecorder(
+                        session, run.workspace_id, run.id, trace_dir(self.settings, run.workspace_id, run.id)
+                    )
                     run.state = {k: v for k, v in (run.state or {}).items() if k != "waiting"}
                     run.status = "failed" if fault is DISK_FULL else "interrupted"
                     run.answer = None if fault is DISK_FULL else _partial_answer(run.language)
@@ -223,46 +242,97 @@ class RunService:
         if damaged := [d.name for d in datasets if frames[d.id] is None]:
             recorder.emit("datasets_damaged", {"names": damaged})
         datasets = [d for d in datasets if frames[d.id] is not None]
-        catalog = DatasetCatalog({d.name: partial(frames.get, d.id) for d in datasets},
-                                 active=datasets[-1].name if datasets else None)
+        catalog = DatasetCatalog(
+            {d.name: partial(frames.get, d.id) for d in datasets}, active=datasets[-1].name if datasets else None
+        )
         summaries = [dataset_summary(d, catalog.get(d.name)) for d in datasets]
         figures_dir = self.settings.workspace_dir(workspace.id) / "figures"
         window = ContextWindow.from_settings(self.settings, workspace.id)
-        context = ToolContext(language=run.language, figures_dir=figures_dir, scope=RunScope(
-            session=session, settings=self.settings, workspace_id=workspace.id, run_id=run.id,
-            emit=recorder.emit, context_window=window, summaries=summaries))
+        context = ToolContext(
+            language=run.language,
+            figures_dir=figures_dir,
+            scope=RunScope(
+                session=session,
+                settings=self.settings,
+                workspace_id=workspace.id,
+                run_id=run.id,
+                emit=recorder.emit,
+                context_window=window,
+                summaries=summaries,
+            ),
+        )
         masker = PiiMasker.from_frames(
             {d.name: {c["name"]: c["pii"] for c in d.info.get("columns", []) if c.get("pii")} for d in datasets},
-            {d.name: catalog.get(d.name) for d in datasets})
+            {d.name: catalog.get(d.name) for d in datasets},
+        )
         model = self.model_factory(self.settings, summaries, run.language)
         earlier = earlier_exchanges(session, workspace.id, run.id)
         intent = classify_run(run, model, self.settings, recorder, has_history=bool(earlier))  # intent.py
-        toolbox = Toolbox(catalog, context, mask=masker.mask, groups=set(intent.groups), pruned=set(intent.pruned),
-                          store_table=partial(self.store_table, session, recorder, workspace.id),
-                          question=run.question or "", scope=intent.scope,  # exposure.py: starters by words
-                          focus=getattr(model, "kind", "") != "builtin")  # the built-in analyst plans them all
-        sources = workspace_sources(session, workspace.id, datasets, run.question, self.settings.knowledge_budget_chars,
-                                    run.id, self.settings.memory_budget_chars)  # definitions, knowledge, memory
+        toolbox = Toolbox(
+            catalog,
+            context,
+            mask=masker.mask,
+            groups=set(intent.groups),
+            pruned=set(intent.pruned),
+            store_table=partial(self.store_table, session, recorder, workspace.id),
+            question=run.question or "",
+            scope=intent.scope,  # exposure.py: starters by words
+            focus=getattr(model, "kind", "") != "builtin",
+        )  # the built-in analyst plans them all
+        sources = workspace_sources(
+            session,
+            workspace.id,
+            datasets,
+            run.question,
+            self.settings.knowledge_budget_chars,
+            run.id,
+            self.settings.memory_budget_chars,
+        )  # definitions, knowledge, memory
         if "datasets" in (intent.prompt_sections or ALL_SECTIONS):  # a greeting's prompt carries no data
-            sources["reading"] = question_reading(run.question or "", [with_values(summary, catalog.get(summary["name"]))
-                                                                       for summary in summaries])  # what it names
+            sources["reading"] = question_reading(
+                run.question or "", [with_values(summary, catalog.get(summary["name"])) for summary in summaries]
+            )  # what it names
         for situation in situations(session, run.id, sources.get("knowledge")):  # e.g. search_knowledge
             toolbox.exposure.enable(situation)
         toolbox.exposure.added |= toolbox.exposure.pending_tools  # from the first request on
         toolbox.exposure.pending_tools.clear()
-        messages = [{"role": "system", "content": system_prompt(summaries, run.language, workspace.rules,
-                                                                sections=intent.prompt_sections, **sources)}]
+        messages = [
+            {
+                "role": "system",
+                "content": system_prompt(
+                    summaries, run.language, workspace.rules, sections=intent.prompt_sections, **sources
+                ),
+            }
+        ]
         run.state = {**(run.state or {}), "guidance": guidance_record(workspace.rules, sources)}  # for the report
         apply_intent(messages, intent)  # the intent's guidance + the user's restrictions (user tier)
         messages += with_workspace_summary(session, workspace.id, earlier)
         paused_budget = (run.state or {}).get("waiting", {}).get("budget")  # read before turn_opening clears it
         messages += turn_opening(session, run, recorder)  # clarify.py: the question, or the paused turn + answer
-        return Turn(messages, model, toolbox, recorder, budget_for(intent, self.settings).restore(paused_budget),
-                    self._stops.setdefault(run.id, threading.Event()),
-                    figure_url=partial(figure_url, workspace.id), context=window, intent=intent)
+        return Turn(
+            messages,
+            model,
+            toolbox,
+            recorder,
+            budget_for(intent, self.settings).restore(paused_budget),
+            self._stops.setdefault(run.id, threading.Event()),
+            figure_url=partial(figure_url, workspace.id),
+            context=window,
+            intent=intent,
+        )
 
-    def store_table(self, session: Session, recorder: RunRecorder, workspace_id: str, source: str | None,
-                    tool: str, frame, step: str, info: dict | None = None, new_name: str | None = "") -> str:
+    def store_table(
+        self,
+        session: Session,
+        recorder: RunRecorder,
+        workspace_id: str,
+        source: str | None,
+        tool: str,
+        frame,
+        step: str,
+        info: dict | None = None,
+        new_name: str | None = "",
+    ) -> str:
         """Keep a data tool's output as a new version of its dataset, or as a new derived dataset
         (`new_name`; toolbox.table_name decides: None for a version, "" to decide here)."""
         parent = next((d for d in active_datasets(session, workspace_id) if d.name == source), None)
@@ -271,8 +341,9 @@ class RunService:
         if new_name == "":
             new_name = table_name(parent.name, tool)
         stored = add_version(session, self.settings, parent, frame, step, new_name, info)
-        recorder.emit("dataset_version", {"name": stored.name, "version": stored.version, "step": step,
-                                          "rows": stored.rows})
+        recorder.emit(
+            "dataset_version", {"name": stored.name, "version": stored.version, "step": step, "rows": stored.rows}
+        )
         return stored.name
 
     def finish(self, session: Session, run: Run, recorder: RunRecorder) -> None:
@@ -288,8 +359,9 @@ def stop_in_worker(session: Session, run: Run) -> str:
     """Interrupt a run of the worker processes: a queued run no worker has taken ends at once (a
     conditional update, the same race a worker's claim runs); a taken one gets a stop request that
     its worker sees at its next heartbeat."""
-    ended = session.execute(update(Run).where(Run.id == run.id, Run.status == "queued")
-                            .values(status="interrupted", finished_at=utcnow())).rowcount
+    ended = session.execute(
+        update(Run).where(Run.id == run.id, Run.status == "queued").values(status="interrupted", finished_at=utcnow())
+    ).rowcount
     if ended:
         return "interrupted"
     session.execute(update(Run).where(Run.id == run.id).values(stop_requested=True))
@@ -298,11 +370,21 @@ def stop_in_worker(session: Session, run: Run) -> str:
 
 def earlier_exchanges(session: Session, workspace_id: str, run_id: str) -> list[dict[str, Any]]:
     """Earlier questions and final answers of the workspace (tool traffic stays on disk)."""
-    rows = session.scalars(select(Message).where(Message.workspace_id == workspace_id, Message.run_id != run_id,
-                                                 Message.role.in_(("user", "assistant")), Message.tool_calls.is_(None))
-                           .order_by(Message.id))
-    return [{"role": m.role, "content": m.content or ""} for m in rows
-            if m.content and not m.content.startswith("[harness]")]
+    rows = session.scalars(
+        select(Message)
+        .where(
+            Message.workspace_id == workspace_id,
+            Message.run_id != run_id,
+            Message.role.in_(("user", "assistant")),
+            Message.tool_calls.is_(None),
+        )
+        .order_by(Message.id)
+    )
+    return [
+        {"role": m.role, "content": m.content or ""}
+        for m in rows
+        if m.content and not m.content.startswith("[harness]")
+    ]
 
 
 def figure_url(workspace_id: str, path: str) -> str:
@@ -317,5 +399,8 @@ def fault_message(fault: Fault | None, language: str) -> str:
 
 
 def _partial_answer(language: str) -> str:
-    return ("分析已被中断。以下是中断前记录的证据。" if language == "zh"
-            else "The analysis was interrupted. The evidence recorded before the stop is listed below.")
+    return (
+        "分析已被中断。以下是中断前记录的证据。"
+        if language == "zh"
+        else "The analysis was interrupted. The evidence recorded before the stop is listed below."
+    )

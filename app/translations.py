@@ -13,47 +13,65 @@ LANGS = ("en", "zh")
 CATALOG: dict[str, dict[str, str]] = {
     # ---- The pages -------------------------------------------------------------------------------
     # navigation and layout
-    "app_tagline": {"en": "Ask your spreadsheet a question. Every number comes with its evidence.",
-                    "zh": "向你的表格提问。每个数字都有证据支撑。"},
+    "app_tagline": {
+        "en": "Ask your spreadsheet a question. Every number comes with its evidence.",
+        "zh": "向你的表格提问。每个数字都有证据支撑。",
+    },
     "nav_home": {"en": "Workspaces", "zh": "工作区"},
     "language": {"en": "Language", "zh": "语言"},
     # accounts (multi-user mode)
     "auth_login": {"en": "Sign in", "zh": "登录"},
     "auth_signup": {"en": "Create an account", "zh": "注册账号"},
     "auth_logout": {"en": "Sign out", "zh": "退出登录"},
-    "auth_why": {"en": "This Verity is shared: your workspaces and files are visible only to you.",
-                 "zh": "这个 Verity 是多人共用的：你的工作区和文件只有你自己能看到。"},
+    "auth_why": {
+        "en": "This Verity is shared: your workspaces and files are visible only to you.",
+        "zh": "这个 Verity 是多人共用的：你的工作区和文件只有你自己能看到。",
+    },
     "auth_name": {"en": "Your name", "zh": "你的名字"},
     "auth_email": {"en": "E-mail address", "zh": "电子邮箱"},
     "auth_password": {"en": "Password", "zh": "密码"},
     "auth_have_account": {"en": "Already have an account? Sign in", "zh": "已有账号？去登录"},
     "auth_no_account": {"en": "No account yet? Create one", "zh": "还没有账号？注册一个"},
     "auth_failed": {"en": "The e-mail address or the password is wrong.", "zh": "邮箱或密码不正确。"},
-    "auth_throttled": {"en": "Too many failed sign-ins. Wait a few minutes, then try again.",
-                       "zh": "登录失败次数过多，请等几分钟再试。"},
-    "auth_bad_email": {"en": "Enter an e-mail address such as name@example.com.",
-                       "zh": "请输入有效的邮箱地址，例如 name@example.com。"},
+    "auth_throttled": {
+        "en": "Too many failed sign-ins. Wait a few minutes, then try again.",
+        "zh": "登录失败次数过多，请等几分钟再试。",
+    },
+    "auth_bad_email": {
+        "en": "Enter an e-mail address such as name@example.com.",
+        "zh": "请输入有效的邮箱地址，例如 name@example.com。",
+    },
     "auth_short_password": {"en": "Use a password of at least 8 characters.", "zh": "密码至少需要 8 个字符。"},
-    "auth_email_taken": {"en": "An account with this e-mail address already exists.",
-                         "zh": "这个邮箱已经注册过了。"},
-    "auth_signup_closed": {"en": "New accounts are created by the administrator (`verity users add`).",
-                           "zh": "新账号由管理员创建（`verity users add`）。"},
+    "auth_email_taken": {"en": "An account with this e-mail address already exists.", "zh": "这个邮箱已经注册过了。"},
+    "auth_signup_closed": {
+        "en": "New accounts are created by the administrator (`verity users add`).",
+        "zh": "新账号由管理员创建（`verity users add`）。",
+    },
     "auth_account": {"en": "Your account", "zh": "你的账号"},
     "auth_change_password": {"en": "Change password", "zh": "修改密码"},
     "auth_current_password": {"en": "Current password", "zh": "当前密码"},
     "auth_new_password": {"en": "New password (at least 8 characters)", "zh": "新密码（至少 8 个字符）"},
-    "auth_password_changed": {"en": "Password changed. Other browsers were signed out.",
-                              "zh": "密码已修改，其他浏览器已退出登录。"},
+    "auth_password_changed": {
+        "en": "Password changed. Other browsers were signed out.",
+        "zh": "密码已修改，其他浏览器已退出登录。",
+    },
     "auth_delete_account": {"en": "Delete my account", "zh": "注销账号"},
-    "auth_delete_account_help": {"en": "This deletes your account and, for good, every workspace you own: uploaded "
-                                       "files, analyses, reports and notes.",
-                                 "zh": "这会注销你的账号，并永久删除你拥有的所有工作区：上传的文件、分析、报告和参考资料。"},
+    "auth_delete_account_help": {
+        "en": "This deletes your account and, for good, every workspace you own: uploaded "
+        "files, analyses, reports and notes.",
+        "zh": "这会注销你的账号，并永久删除你拥有的所有工作区：上传的文件、分析、报告和参考资料。",
+    },
     "auth_delete_account_password": {"en": "Your password, to confirm", "zh": "输入密码以确认"},
     "auth_tokens": {"en": "API tokens", "zh": "API 令牌"},
-    "auth_tokens_help": {"en": "Scripts use a token instead of your password: send the header "
-                               "'Authorization: Bearer <token>'. Revoke a token you no longer use.",
-                         "zh": "脚本用令牌代替密码访问：在请求头中发送 'Authorization: Bearer <令牌>'。不再使用的令牌请撤销。"},
-    "auth_token_once": {"en": "Copy this token now: it is shown only once.", "zh": "请立即复制这个令牌：它只显示这一次。"},
+    "auth_tokens_help": {
+        "en": "Scripts use a token instead of your password: send the header "
+        "'Authorization: Bearer <token>'. Revoke a token you no longer use.",
+        "zh": "脚本用令牌代替密码访问：在请求头中发送 'Authorization: Bearer <令牌>'。不再使用的令牌请撤销。",
+    },
+    "auth_token_once": {
+        "en": "Copy this token now: it is shown only once.",
+        "zh": "请立即复制这个令牌：它只显示这一次。",
+    },
     "auth_no_tokens": {"en": "No API token yet.", "zh": "还没有 API 令牌。"},
     "auth_token_name": {"en": "What is it for?", "zh": "用途"},
     "auth_token_placeholder": {"en": "e.g. monthly report script", "zh": "例如：月报脚本"},
@@ -71,8 +89,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "open": {"en": "Open", "zh": "打开"},
     # datasets
     "data": {"en": "Data", "zh": "数据"},
-    "no_datasets": {"en": "No file yet. Upload a spreadsheet (.xlsx, .xls, .ods, .csv, .tsv).",
-                    "zh": "还没有文件。请上传表格（.xlsx、.xls、.ods、.csv、.tsv）。"},
+    "no_datasets": {
+        "en": "No file yet. Upload a spreadsheet (.xlsx, .xls, .ods, .csv, .tsv).",
+        "zh": "还没有文件。请上传表格（.xlsx、.xls、.ods、.csv、.tsv）。",
+    },
     "upload": {"en": "Upload", "zh": "上传"},
     "upload_file": {"en": "Add a file", "zh": "添加文件"},
     "choose_file": {"en": "Choose a file", "zh": "选择文件"},
@@ -82,63 +102,94 @@ CATALOG: dict[str, dict[str, str]] = {
     # sizes, limits and sheets (in both languages: app/ingest/errors.py)
     "file_error_unsupported_format": {
         "en": "Verity cannot read this kind of file. Upload data as .xlsx, .xls, .ods, .csv or .tsv, "
-              "and reference notes as .txt, .md, .docx or .pdf.",
-        "zh": "无法读取这种文件格式。数据请上传 .xlsx、.xls、.ods、.csv 或 .tsv，参考资料请上传 .txt、.md、.docx 或 .pdf。"},
+        "and reference notes as .txt, .md, .docx or .pdf.",
+        "zh": "无法读取这种文件格式。数据请上传 .xlsx、.xls、.ods、.csv 或 .tsv，参考资料请上传 .txt、.md、.docx 或 .pdf。",
+    },
     "file_error_corrupt_file": {
         "en": "The file is damaged or incomplete. Open it in Excel, WPS or Word, save a new copy and upload that.",
-        "zh": "文件已损坏或不完整。请用 Excel、WPS 或 Word 打开后重新另存一份再上传。"},
+        "zh": "文件已损坏或不完整。请用 Excel、WPS 或 Word 打开后重新另存一份再上传。",
+    },
     "file_error_encrypted_file": {
         "en": "The file is protected with a password. Remove the password in Excel (File → Info → Protect "
-              "Workbook), save, and upload again.",
-        "zh": "文件设置了打开密码。请在 Excel 中取消密码（文件 → 信息 → 保护工作簿）后另存，再上传。"},
+        "Workbook), save, and upload again.",
+        "zh": "文件设置了打开密码。请在 Excel 中取消密码（文件 → 信息 → 保护工作簿）后另存，再上传。",
+    },
     "file_error_empty_file": {
         "en": "The file is empty: there is nothing to read.",
-        "zh": "文件是空的，没有可读取的内容。"},
+        "zh": "文件是空的，没有可读取的内容。",
+    },
     "file_error_too_large": {
         "en": "The file is larger than Verity reads. Delete sheets, rows or columns you do not need, or split "
-              "it into several files.",
-        "zh": "文件太大，超出了可读取的限制。请删除不需要的工作表、行或列，或拆成几个文件。"},
+        "it into several files.",
+        "zh": "文件太大，超出了可读取的限制。请删除不需要的工作表、行或列，或拆成几个文件。",
+    },
     "file_error_no_table_found": {
         "en": "No table was found in the file. Check that a sheet has a header row with data rows below it.",
-        "zh": "文件中没有找到数据表格。请确认工作表里有一行表头和下面的数据行。"},
+        "zh": "文件中没有找到数据表格。请确认工作表里有一行表头和下面的数据行。",
+    },
     "file_error_encoding_error": {
         "en": "The text encoding of the file was not recognised. In Excel, save it as “CSV UTF-8 (Comma "
-              "delimited)” and upload again.",
-        "zh": "无法识别文件的文字编码。请在 Excel 中另存为“CSV UTF-8（逗号分隔）”再上传。"},
+        "delimited)” and upload again.",
+        "zh": "无法识别文件的文字编码。请在 Excel 中另存为“CSV UTF-8（逗号分隔）”再上传。",
+    },
     # the headline of a file error: the file and what is wrong with it
-    "file_error_head_unsupported_format": {"en": "{file} is not a kind of file Verity reads",
-                                           "zh": "Verity 不能读取 {file} 这种格式的文件"},
+    "file_error_head_unsupported_format": {
+        "en": "{file} is not a kind of file Verity reads",
+        "zh": "Verity 不能读取 {file} 这种格式的文件",
+    },
     "file_error_head_corrupt_file": {"en": "{file} is damaged or incomplete", "zh": "{file} 已损坏或不完整"},
     "file_error_head_encrypted_file": {"en": "{file} is protected with a password", "zh": "{file} 设置了打开密码"},
     "file_error_head_empty_file": {"en": "{file} is empty", "zh": "{file} 是空的"},
-    "file_error_head_too_large": {"en": "{file} is more than Verity reads at once", "zh": "{file} 超出了一次能读取的限制"},
+    "file_error_head_too_large": {
+        "en": "{file} is more than Verity reads at once",
+        "zh": "{file} 超出了一次能读取的限制",
+    },
     "file_error_head_no_table_found": {"en": "No table was found in {file}", "zh": "在 {file} 中没有找到数据表格"},
-    "file_error_head_encoding_error": {"en": "The text encoding of {file} was not recognised",
-                                       "zh": "无法识别 {file} 的文字编码"},
-    "duplicate_upload": {"en": "{file} has exactly the same content as {other}, which is already here: the workspace now "
-                               "holds the data twice. Remove one copy (\"Remove this file…\") unless that was intended.",
-                         "zh": "{file} 与已上传的 {other} 内容完全相同：工作区里现在有两份同样的数据。除非是有意为之，"
-                               "请删除其中一份（“删除此文件…”）。"},
+    "file_error_head_encoding_error": {
+        "en": "The text encoding of {file} was not recognised",
+        "zh": "无法识别 {file} 的文字编码",
+    },
+    "duplicate_upload": {
+        "en": "{file} has exactly the same content as {other}, which is already here: the workspace now "
+        'holds the data twice. Remove one copy ("Remove this file…") unless that was intended.',
+        "zh": "{file} 与已上传的 {other} 内容完全相同：工作区里现在有两份同样的数据。除非是有意为之，"
+        "请删除其中一份（“删除此文件…”）。",
+    },
     # the reader's cleaning steps (app/ingest), as the preview's cleaning log shows them
     "cleaning.filled merged cells": {"en": "filled merged cells", "zh": "填充了合并单元格"},
-    "cleaning.converted Excel date serial numbers to dates": {"en": "converted Excel date serial numbers to dates",
-                                                              "zh": "把 Excel 日期序号转换成了日期"},
+    "cleaning.converted Excel date serial numbers to dates": {
+        "en": "converted Excel date serial numbers to dates",
+        "zh": "把 Excel 日期序号转换成了日期",
+    },
     "cleaning.parsed thousands separators": {"en": "parsed thousands separators", "zh": "识别了千位分隔符"},
     "cleaning.removed currency symbols": {"en": "removed currency symbols", "zh": "去掉了货币符号"},
-    "cleaning.converted percentages to fractions": {"en": "converted percentages to fractions",
-                                                    "zh": "把百分数转换成了小数"},
-    "cleaning.read parentheses as negative numbers": {"en": "read parentheses as negative numbers",
-                                                      "zh": "把括号中的数读作负数"},
+    "cleaning.converted percentages to fractions": {
+        "en": "converted percentages to fractions",
+        "zh": "把百分数转换成了小数",
+    },
+    "cleaning.read parentheses as negative numbers": {
+        "en": "read parentheses as negative numbers",
+        "zh": "把括号中的数读作负数",
+    },
     "cleaning.expanded number units": {"en": "expanded number units", "zh": "展开了数字单位（如 万、k）"},
     "cleaning.converted full-width digits": {"en": "converted full-width digits", "zh": "转换了全角数字"},
     "cleaning.parsed dates written as text": {"en": "parsed dates written as text", "zh": "识别了以文字书写的日期"},
-    "cleaning.read yes/no words as booleans": {"en": "read yes/no words as booleans", "zh": "把“是/否”类词语读作布尔值"},
-    "cleaning.non-numeric values read as missing": {"en": "non-numeric values read as missing",
-                                                    "zh": "非数字的值按缺失处理"},
-    "cleaning.values that are not dates read as missing": {"en": "values that are not dates read as missing",
-                                                           "zh": "不是日期的值按缺失处理"},
-    "cleaning.rows that repeat an earlier row exactly (kept)": {"en": "rows that repeat an earlier row exactly (kept)",
-                                                                "zh": "与前面某一行完全相同的行（已保留）"},
+    "cleaning.read yes/no words as booleans": {
+        "en": "read yes/no words as booleans",
+        "zh": "把“是/否”类词语读作布尔值",
+    },
+    "cleaning.non-numeric values read as missing": {
+        "en": "non-numeric values read as missing",
+        "zh": "非数字的值按缺失处理",
+    },
+    "cleaning.values that are not dates read as missing": {
+        "en": "values that are not dates read as missing",
+        "zh": "不是日期的值按缺失处理",
+    },
+    "cleaning.rows that repeat an earlier row exactly (kept)": {
+        "en": "rows that repeat an earlier row exactly (kept)",
+        "zh": "与前面某一行完全相同的行（已保留）",
+    },
     "cleaning.read as missing": {"en": "read '{value}' as missing", "zh": "把“{value}”读作缺失值"},
     "this_file": {"en": "This file", "zh": "这个文件"},
     "upload_failed": {"en": "This file could not be read.", "zh": "无法读取这个文件。"},
@@ -158,52 +209,73 @@ CATALOG: dict[str, dict[str, str]] = {
     "warnings": {"en": "Warnings", "zh": "注意"},
     "first_rows": {"en": "First rows", "zh": "前几行"},
     "about_rows": {"en": "about {n} rows", "zh": "约 {n} 行"},
-    "dataset_loading": {"en": "These are the first rows. Still reading the rest of the file… This updates "
-                              "by itself; questions asked before it is done will not use this file.",
-                        "zh": "这是前几行。仍在读取文件的其余部分…… 读取完成后会自动更新；在此之前提出的问题不会使用这个文件。"},
+    "dataset_loading": {
+        "en": "These are the first rows. Still reading the rest of the file… This updates "
+        "by itself; questions asked before it is done will not use this file.",
+        "zh": "这是前几行。仍在读取文件的其余部分…… 读取完成后会自动更新；在此之前提出的问题不会使用这个文件。",
+    },
     "dataset_failed": {"en": "Reading the whole file failed.", "zh": "读取整个文件失败。"},
     "dataset_dismiss": {"en": "Remove from the list", "zh": "从列表中移除"},
     "delete_ws": {"en": "Delete this workspace…", "zh": "删除此工作区…"},
     "delete_ws_title": {"en": "Delete a workspace", "zh": "删除工作区"},
     "delete_ws_question": {"en": "Delete the workspace “{name}”?", "zh": "要删除工作区“{name}”吗？"},
-    "delete_ws_detail": {"en": "This deletes, for good, its {files} uploaded file(s) with every version, its {runs} "
-                               "analyses with their reports, charts and traces, its rules and its reference notes. "
-                               "Reports you downloaded stay yours.",
-                         "zh": "这会永久删除其中的 {files} 个上传文件（含所有版本）、{runs} 次分析及其报告、图表和追踪记录、"
-                               "工作区规则和参考资料。已下载的报告不受影响。"},
+    "delete_ws_detail": {
+        "en": "This deletes, for good, its {files} uploaded file(s) with every version, its {runs} "
+        "analyses with their reports, charts and traces, its rules and its reference notes. "
+        "Reports you downloaded stay yours.",
+        "zh": "这会永久删除其中的 {files} 个上传文件（含所有版本）、{runs} 次分析及其报告、图表和追踪记录、"
+        "工作区规则和参考资料。已下载的报告不受影响。",
+    },
     "delete_ws_confirm": {"en": "Yes, delete it all", "zh": "确认全部删除"},
-    "delete_ws_busy": {"en": "An analysis or a file read is running in this workspace; delete it when it has "
-                             "finished (or stop the analysis).",
-                       "zh": "此工作区有分析或文件读取正在进行；请等它完成（或停止分析）后再删除。"},
+    "delete_ws_busy": {
+        "en": "An analysis or a file read is running in this workspace; delete it when it has "
+        "finished (or stop the analysis).",
+        "zh": "此工作区有分析或文件读取正在进行；请等它完成（或停止分析）后再删除。",
+    },
     "remove_dataset": {"en": "Remove this file…", "zh": "删除此文件…"},
     "remove_title": {"en": "Remove a file", "zh": "删除文件"},
     "remove_question": {"en": "Remove {file} from this workspace?", "zh": "要从此工作区删除 {file} 吗？"},
-    "remove_detail": {"en": "This deletes the uploaded file and everything made from it: {names}. Reports already "
-                             "written keep their copy of the results. This cannot be undone.",
-                      "zh": "这会删除上传的文件及由它生成的所有表：{names}。已生成的报告保留各自的结果。此操作无法撤销。"},
+    "remove_detail": {
+        "en": "This deletes the uploaded file and everything made from it: {names}. Reports already "
+        "written keep their copy of the results. This cannot be undone.",
+        "zh": "这会删除上传的文件及由它生成的所有表：{names}。已生成的报告保留各自的结果。此操作无法撤销。",
+    },
     "remove_confirm": {"en": "Yes, remove it", "zh": "确认删除"},
     "remove_table": {"en": "Remove this table…", "zh": "删除此表…"},
     "remove_table_title": {"en": "Remove a table", "zh": "删除表"},
-    "remove_table_question": {"en": "Remove the table {name} from this workspace?", "zh": "要从此工作区删除表 {name} 吗？"},
-    "remove_table_detail": {"en": "This deletes only this table, which an analysis made: {names}. Your uploaded files "
-                                  "and the other tables stay; reports already written keep their copy of the results. "
-                                  "Asking the question again makes it again.",
-                            "zh": "这只会删除这张由分析生成的表：{names}。您上传的文件和其他表都会保留；已生成的报告保留各自的结果。"
-                                  "再次提出该问题会重新生成它。"},
+    "remove_table_question": {
+        "en": "Remove the table {name} from this workspace?",
+        "zh": "要从此工作区删除表 {name} 吗？",
+    },
+    "remove_table_detail": {
+        "en": "This deletes only this table, which an analysis made: {names}. Your uploaded files "
+        "and the other tables stay; reports already written keep their copy of the results. "
+        "Asking the question again makes it again.",
+        "zh": "这只会删除这张由分析生成的表：{names}。您上传的文件和其他表都会保留；已生成的报告保留各自的结果。"
+        "再次提出该问题会重新生成它。",
+    },
     "derived_tables": {"en": "Tables made by analyses ({n})", "zh": "分析生成的表（{n}）"},
-    "derived_tables_help": {"en": "Analyses keep the tables they compute here, so later questions can use them. "
-                                  "Your own files are listed above.",
-                            "zh": "分析会把算出的表保存在这里，供之后的问题使用。您自己上传的文件列在上方。"},
+    "derived_tables_help": {
+        "en": "Analyses keep the tables they compute here, so later questions can use them. "
+        "Your own files are listed above.",
+        "zh": "分析会把算出的表保存在这里，供之后的问题使用。您自己上传的文件列在上方。",
+    },
     "derived_origin": {"en": "Made from {source} by the step “{tool}”", "zh": "由 {source} 经“{tool}”步骤生成"},
     "derived_origin_plain": {"en": "Made from {source} by an analysis", "zh": "由分析从 {source} 生成"},
     "derived_question": {"en": "For the question:", "zh": "来自问题："},
-    "derived_damaged": {"en": "This table can no longer be read. Remove it; asking the question again makes it again.",
-                        "zh": "这张表已无法读取。请删除它；再次提出该问题会重新生成。"},
+    "derived_damaged": {
+        "en": "This table can no longer be read. Remove it; asking the question again makes it again.",
+        "zh": "这张表已无法读取。请删除它；再次提出该问题会重新生成。",
+    },
     "cancel": {"en": "Cancel", "zh": "取消"},
-    "remove_busy": {"en": "An analysis is running in this workspace; remove the file when it has finished.",
-                    "zh": "此工作区有分析正在进行，请在完成后再删除文件。"},
-    "datasets_loading": {"en": "Still reading: {files}. Questions asked now use only the files that are ready.",
-                         "zh": "仍在读取：{files}。现在提问只会使用已读取完成的文件。"},
+    "remove_busy": {
+        "en": "An analysis is running in this workspace; remove the file when it has finished.",
+        "zh": "此工作区有分析正在进行，请在完成后再删除文件。",
+    },
+    "datasets_loading": {
+        "en": "Still reading: {files}. Questions asked now use only the files that are ready.",
+        "zh": "仍在读取：{files}。现在提问只会使用已读取完成的文件。",
+    },
     "type_number": {"en": "number", "zh": "数值"},
     "type_integer": {"en": "integer", "zh": "整数"},
     "type_datetime": {"en": "date/time", "zh": "日期时间"},
@@ -228,17 +300,23 @@ CATALOG: dict[str, dict[str, str]] = {
     "elapsed": {"en": "elapsed", "zh": "已用时"},
     "stop": {"en": "Stop", "zh": "停止"},
     "compact_button": {"en": "Compact conversation", "zh": "压缩对话"},
-    "compact_help": {"en": "Summarise the earlier conversation to keep the context small; the full text stays on disk.",
-                     "zh": "总结较早的对话以节省上下文；完整内容保存在磁盘上。"},
+    "compact_help": {
+        "en": "Summarise the earlier conversation to keep the context small; the full text stays on disk.",
+        "zh": "总结较早的对话以节省上下文；完整内容保存在磁盘上。",
+    },
     "plan": {"en": "Plan", "zh": "计划"},
     "plan_goal": {"en": "Goal", "zh": "目标"},
     "plan_methods": {"en": "Planned methods", "zh": "计划的方法"},
     "check_passed": {"en": "checked", "zh": "已核对"},
     "check_failed": {"en": "does not match its analysis", "zh": "与分析结果不符"},
-    "checks_passed": {"en": "Every claim was checked against the analyses it cites.",
-                      "zh": "每条结论都已与其引用的分析核对。"},
-    "checks_failed": {"en": "Some claims do not match the analyses they cite (marked below).",
-                      "zh": "部分结论与其引用的分析不符（见下方标记）。"},
+    "checks_passed": {
+        "en": "Every claim was checked against the analyses it cites.",
+        "zh": "每条结论都已与其引用的分析核对。",
+    },
+    "checks_failed": {
+        "en": "Some claims do not match the analyses they cite (marked below).",
+        "zh": "部分结论与其引用的分析不符（见下方标记）。",
+    },
     "steps": {"en": "Steps", "zh": "步骤"},
     "running_tool": {"en": "Running {tool}…", "zh": "正在运行 {tool}…"},
     "no_steps": {"en": "No step yet.", "zh": "还没有步骤。"},
@@ -251,64 +329,88 @@ CATALOG: dict[str, dict[str, str]] = {
     "confidence_high": {"en": "high confidence", "zh": "高可信度"},
     "confidence_medium": {"en": "medium confidence", "zh": "中等可信度"},
     "confidence_low": {"en": "low confidence", "zh": "低可信度"},
-    "unverified": {"en": "This number is not backed by recorded evidence.",
-                   "zh": "这个数字没有记录在案的证据支持。"},
-    "unverified_note": {"en": "Numbers marked like this are not backed by evidence.",
-                        "zh": "这样标记的数字没有证据支持。"},
+    "unverified": {"en": "This number is not backed by recorded evidence.", "zh": "这个数字没有记录在案的证据支持。"},
+    "unverified_note": {
+        "en": "Numbers marked like this are not backed by evidence.",
+        "zh": "这样标记的数字没有证据支持。",
+    },
     "open_question": {"en": "The analyst needs your answer", "zh": "需要你的回答"},
     "send_answer": {"en": "Send", "zh": "发送"},
     "downloads": {"en": "Download the report", "zh": "下载报告"},
     "check_numbers": {"en": "Check every number with analysis.py", "zh": "用 analysis.py 核对每个数字"},
-    "checking_numbers": {"en": "Checking every number with analysis.py… (this page updates when it is done)",
-                         "zh": "正在用 analysis.py 核对每个数字……（完成后本页会更新）"},
-    "check_stopped_timeout": {"en": "The check of the numbers took too long and was stopped; the report does not "
-                                    "say they were reproduced.",
-                              "zh": "核对数字用时过长，已停止；报告不会声称这些数字已被复现。"},
-    "check_stopped_memory": {"en": "The check of the numbers needed more memory than it may use and was stopped; "
-                                   "the report does not say they were reproduced.",
-                             "zh": "核对数字所需内存超出上限，已停止；报告不会声称这些数字已被复现。"},
-    "check_stopped_no_sandbox": {"en": "The numbers cannot be checked safely on this server: analysis.py re-runs "
-                                       "the analysis' own Python code, which runs only inside the sandbox, and no "
-                                       "sandbox can run here. The report does not say they were reproduced; you can "
-                                       "download analysis.py and run it on your own computer.",
-                                 "zh": "无法在此服务器上安全地核对数字：analysis.py 会重新运行分析中的 Python 代码，"
-                                       "这些代码只能在沙箱中运行，而这里无法启动沙箱。报告不会声称这些数字已被复现；"
-                                       "你可以下载 analysis.py 在自己的电脑上运行。"},
-    "check_stopped_error": {"en": "analysis.py stopped before it could compare the numbers, so the report does not "
-                                  "say they were reproduced. Download analysis.py and run it to see why.",
-                            "zh": "analysis.py 在比较数字之前就停止了，因此报告不会声称这些数字已被复现。"
-                                  "可下载 analysis.py 自行运行查看原因。"},
-    "analysis_script": {"en": "re-runs every step on your file and checks each number",
-                        "zh": "在你的文件上重跑每一步并核对每个数字"},
+    "checking_numbers": {
+        "en": "Checking every number with analysis.py… (this page updates when it is done)",
+        "zh": "正在用 analysis.py 核对每个数字……（完成后本页会更新）",
+    },
+    "check_stopped_timeout": {
+        "en": "The check of the numbers took too long and was stopped; the report does not say they were reproduced.",
+        "zh": "核对数字用时过长，已停止；报告不会声称这些数字已被复现。",
+    },
+    "check_stopped_memory": {
+        "en": "The check of the numbers needed more memory than it may use and was stopped; "
+        "the report does not say they were reproduced.",
+        "zh": "核对数字所需内存超出上限，已停止；报告不会声称这些数字已被复现。",
+    },
+    "check_stopped_no_sandbox": {
+        "en": "The numbers cannot be checked safely on this server: analysis.py re-runs "
+        "the analysis' own Python code, which runs only inside the sandbox, and no "
+        "sandbox can run here. The report does not say they were reproduced; you can "
+        "download analysis.py and run it on your own computer.",
+        "zh": "无法在此服务器上安全地核对数字：analysis.py 会重新运行分析中的 Python 代码，"
+        "这些代码只能在沙箱中运行，而这里无法启动沙箱。报告不会声称这些数字已被复现；"
+        "你可以下载 analysis.py 在自己的电脑上运行。",
+    },
+    "check_stopped_error": {
+        "en": "analysis.py stopped before it could compare the numbers, so the report does not "
+        "say they were reproduced. Download analysis.py and run it to see why.",
+        "zh": "analysis.py 在比较数字之前就停止了，因此报告不会声称这些数字已被复现。"
+        "可下载 analysis.py 自行运行查看原因。",
+    },
+    "analysis_script": {
+        "en": "re-runs every step on your file and checks each number",
+        "zh": "在你的文件上重跑每一步并核对每个数字",
+    },
     "view_run": {"en": "View", "zh": "查看"},
     "run_error": {"en": "The analysis did not finish.", "zh": "分析没有完成。"},
-    "too_many_runs": {"en": "{n} of your analyses are already running or waiting to start. Ask again when one "
-                            "has finished (or stop one).",
-                      "zh": "你已有 {n} 个分析正在进行或排队。请等其中一个完成（或停止一个）后再提问。"},
+    "too_many_runs": {
+        "en": "{n} of your analyses are already running or waiting to start. Ask again when one "
+        "has finished (or stop one).",
+        "zh": "你已有 {n} 个分析正在进行或排队。请等其中一个完成（或停止一个）后再提问。",
+    },
     # read-only report links
     "share_link": {"en": "Share a read-only link…", "zh": "分享只读链接…"},
     "share_title": {"en": "Share this report", "zh": "分享这份报告"},
-    "share_what": {"en": "Anyone who has the link can read this report without signing in: the question, the "
-                         "answer, the evidence and the charts, with personal data masked as in the report. They "
-                         "cannot see your files, your other analyses or anything else in the workspace.",
-                   "zh": "任何拿到链接的人无需登录即可阅读这份报告：问题、结论、证据和图表（个人数据按报告中的方式遮盖）。"
-                         "他们看不到你的文件、其他分析或工作区中的其他内容。"},
+    "share_what": {
+        "en": "Anyone who has the link can read this report without signing in: the question, the "
+        "answer, the evidence and the charts, with personal data masked as in the report. They "
+        "cannot see your files, your other analyses or anything else in the workspace.",
+        "zh": "任何拿到链接的人无需登录即可阅读这份报告：问题、结论、证据和图表（个人数据按报告中的方式遮盖）。"
+        "他们看不到你的文件、其他分析或工作区中的其他内容。",
+    },
     "share_confirm": {"en": "Create the link", "zh": "创建链接"},
-    "share_created": {"en": "Copy the link now: it is shown only once. Revoke it here when it is no longer needed.",
-                      "zh": "请立即复制链接：它只显示这一次。不再需要时，可在此撤销。"},
-    "share_loopback_link": {"en": "This link points at this computer (localhost), so only this computer can open it. "
-                                  "To share with others, start Verity with --host 0.0.0.0 and set VERITY_PUBLIC_URL to "
-                                  "the address they use (see the README, Sharing).",
-                            "zh": "这个链接指向本机（localhost），只有这台电脑能打开。要分享给别人，请用 --host 0.0.0.0 "
-                                  "启动 Verity，并把 VERITY_PUBLIC_URL 设为别人访问的地址（见 README 的“分享”一节）。"},
-    "share_loopback_server": {"en": "Verity listens on this computer only (loopback), so others cannot open the link "
-                                    "unless a proxy forwards to it. Start it with --host 0.0.0.0, or set "
-                                    "VERITY_PUBLIC_URL to the proxy's address.",
-                              "zh": "Verity 只在本机（回环地址）上监听，除非有代理转发，别人打不开这个链接。请用 --host 0.0.0.0 "
-                                    "启动，或把 VERITY_PUBLIC_URL 设为代理的地址。"},
+    "share_created": {
+        "en": "Copy the link now: it is shown only once. Revoke it here when it is no longer needed.",
+        "zh": "请立即复制链接：它只显示这一次。不再需要时，可在此撤销。",
+    },
+    "share_loopback_link": {
+        "en": "This link points at this computer (localhost), so only this computer can open it. "
+        "To share with others, start Verity with --host 0.0.0.0 and set VERITY_PUBLIC_URL to "
+        "the address they use (see the README, Sharing).",
+        "zh": "这个链接指向本机（localhost），只有这台电脑能打开。要分享给别人，请用 --host 0.0.0.0 "
+        "启动 Verity，并把 VERITY_PUBLIC_URL 设为别人访问的地址（见 README 的“分享”一节）。",
+    },
+    "share_loopback_server": {
+        "en": "Verity listens on this computer only (loopback), so others cannot open the link "
+        "unless a proxy forwards to it. Start it with --host 0.0.0.0, or set "
+        "VERITY_PUBLIC_URL to the proxy's address.",
+        "zh": "Verity 只在本机（回环地址）上监听，除非有代理转发，别人打不开这个链接。请用 --host 0.0.0.0 "
+        "启动，或把 VERITY_PUBLIC_URL 设为代理的地址。",
+    },
     "skip_to_content": {"en": "Skip to the main content", "zh": "跳到主要内容"},
-    "ask_enter_hint": {"en": "Enter sends the question; Shift+Enter starts a new line.",
-                       "zh": "按 Enter 发送问题；按 Shift+Enter 换行。"},
+    "ask_enter_hint": {
+        "en": "Enter sends the question; Shift+Enter starts a new line.",
+        "zh": "按 Enter 发送问题；按 Shift+Enter 换行。",
+    },
     "copy": {"en": "Copy", "zh": "复制"},
     "copied": {"en": "Copied", "zh": "已复制"},
     "share_existing": {"en": "Links to this report", "zh": "这份报告的链接"},
@@ -317,11 +419,13 @@ CATALOG: dict[str, dict[str, str]] = {
     "back_to_run": {"en": "Back to the analysis", "zh": "返回分析"},
     # workspace knowledge
     "knowledge_title": {"en": "Reference notes", "zh": "参考资料"},
-    "knowledge_help": {"en": "Background the analyst may consult: how your company counts things, what happened "
-                             "when, a glossary. Only the parts that fit the question are used, as reference: "
-                             "they never override your rules.",
-                       "zh": "分析时可参考的背景资料：公司的统计口径、发生过的事件、术语表等。每次只取与问题相关的部分，"
-                             "仅作参考，不会覆盖你的规则。"},
+    "knowledge_help": {
+        "en": "Background the analyst may consult: how your company counts things, what happened "
+        "when, a glossary. Only the parts that fit the question are used, as reference: "
+        "they never override your rules.",
+        "zh": "分析时可参考的背景资料：公司的统计口径、发生过的事件、术语表等。每次只取与问题相关的部分，"
+        "仅作参考，不会覆盖你的规则。",
+    },
     "knowledge_note_title": {"en": "Title (optional)", "zh": "标题（可选）"},
     "knowledge_note_text": {"en": "Note", "zh": "笔记"},
     "knowledge_file": {"en": "…or a document (.txt, .md, .docx, .pdf)", "zh": "……或上传文档（.txt、.md、.docx、.pdf）"},
@@ -332,16 +436,20 @@ CATALOG: dict[str, dict[str, str]] = {
     "knowledge_chars": {"en": "characters", "zh": "字"},
     # workspace rules file and traces
     "rules_title": {"en": "Workspace rules", "zh": "工作区规则"},
-    "rules_help": {"en": "Definitions and preferences the analyst follows in every question of this workspace "
-                           "(e.g. \"Revenue excludes returns\", \"Compare months by daily average\").",
-                   "zh": "本工作区每次提问时分析助手都会遵循的定义和偏好（例如“收入不含退货”“按日均比较月份”）。"},
+    "rules_help": {
+        "en": "Definitions and preferences the analyst follows in every question of this workspace "
+        '(e.g. "Revenue excludes returns", "Compare months by daily average").',
+        "zh": "本工作区每次提问时分析助手都会遵循的定义和偏好（例如“收入不含退货”“按日均比较月份”）。",
+    },
     "rules_save": {"en": "Save rules", "zh": "保存规则"},
     "rules_saved": {"en": "Rules saved; they apply from the next question.", "zh": "规则已保存，从下一个问题起生效。"},
     "view_trace": {"en": "Trace (what the model saw)", "zh": "追踪（模型看到的内容）"},
     "trace": {"en": "Trace", "zh": "追踪"},
     "trace_run": {"en": "Run", "zh": "运行"},
-    "trace_help": {"en": "Every model call with the exact request it was sent, and every tool call, in order.",
-                   "zh": "按顺序列出每次模型调用（含发送的完整请求）和每次工具调用。"},
+    "trace_help": {
+        "en": "Every model call with the exact request it was sent, and every tool call, in order.",
+        "zh": "按顺序列出每次模型调用（含发送的完整请求）和每次工具调用。",
+    },
     "trace_model_calls": {"en": "model calls", "zh": "次模型调用"},
     "trace_tool_calls": {"en": "tool calls", "zh": "次工具调用"},
     "trace_tokens": {"en": "tokens in/out", "zh": "输入/输出 token"},
@@ -360,30 +468,44 @@ CATALOG: dict[str, dict[str, str]] = {
     # errors
     "error_title": {"en": "Something went wrong", "zh": "出了点问题"},
     "error_not_found": {"en": "We could not find that page.", "zh": "找不到这个页面。"},
-    "error_internal": {"en": "Verity hit an unexpected problem. Your data is safe; please try again.",
-                       "zh": "Verity 遇到了意外问题。你的数据是安全的，请重试。"},
-    "error_unknown_host": {"en": "This Verity server does not answer to this name. Open it by the address it "
-                                 "printed at start-up (for example http://127.0.0.1:8000), or ask its administrator "
-                                 "to add the name to VERITY_ALLOWED_HOSTS.",
-                           "zh": "这个 Verity 服务器不接受以此名称访问。请用它启动时显示的地址打开（例如 http://127.0.0.1:8000），"
-                                 "或请管理员把这个名称加入 VERITY_ALLOWED_HOSTS。"},
+    "error_internal": {
+        "en": "Verity hit an unexpected problem. Your data is safe; please try again.",
+        "zh": "Verity 遇到了意外问题。你的数据是安全的，请重试。",
+    },
+    "error_unknown_host": {
+        "en": "This Verity server does not answer to this name. Open it by the address it "
+        "printed at start-up (for example http://127.0.0.1:8000), or ask its administrator "
+        "to add the name to VERITY_ALLOWED_HOSTS.",
+        "zh": "这个 Verity 服务器不接受以此名称访问。请用它启动时显示的地址打开（例如 http://127.0.0.1:8000），"
+        "或请管理员把这个名称加入 VERITY_ALLOWED_HOSTS。",
+    },
     "error_bad_request": {"en": "The request could not be understood.", "zh": "无法理解这个请求。"},
     "error_too_large": {"en": "This file is too large to upload.", "zh": "文件太大，无法上传。"},
-    "dataset_damaged": {"en": "Verity's working copy of this file is damaged, so it is left out of analyses. The file "
-                              "you uploaded is kept unchanged.",
-                        "zh": "Verity 为这个文件保存的工作副本已损坏，暂不参与分析；你上传的原始文件完好无损。"},
+    "dataset_damaged": {
+        "en": "Verity's working copy of this file is damaged, so it is left out of analyses. The file "
+        "you uploaded is kept unchanged.",
+        "zh": "Verity 为这个文件保存的工作副本已损坏，暂不参与分析；你上传的原始文件完好无损。",
+    },
     "dataset_rebuild": {"en": "Rebuild it from the original file", "zh": "用原始文件重新生成"},
-    "error_disk_full": {"en": "The disk of the Verity server is full, so nothing new could be saved. What was "
-                              "saved before is safe. Ask the administrator to free some space, then try again.",
-                        "zh": "Verity 服务器的磁盘已满，新的内容无法保存；之前保存的内容都还在。请让管理员清理出一些空间后再试。"},
-    "error_database_unavailable": {"en": "Verity's database did not answer. Nothing was lost; try again in a moment.",
-                                   "zh": "Verity 的数据库暂时没有响应，没有丢失任何内容，请稍后再试。"},
-    "error_bad_value": {"en": "The request contains a value that cannot be stored (a character or a number out of "
-                              "range). Check what you entered and try again.",
-                        "zh": "请求中有无法保存的内容（特殊字符或超出范围的数字），请检查输入后再试。"},
-    "error_cross_site": {"en": "This form was sent from another site, so Verity refused it. Nothing was changed. "
-                               "Open Verity's own page and try again.",
-                         "zh": "这个表单来自其他网站，Verity 已拒绝，没有任何改动。请在 Verity 自己的页面上重试。"},
+    "error_disk_full": {
+        "en": "The disk of the Verity server is full, so nothing new could be saved. What was "
+        "saved before is safe. Ask the administrator to free some space, then try again.",
+        "zh": "Verity 服务器的磁盘已满，新的内容无法保存；之前保存的内容都还在。请让管理员清理出一些空间后再试。",
+    },
+    "error_database_unavailable": {
+        "en": "Verity's database did not answer. Nothing was lost; try again in a moment.",
+        "zh": "Verity 的数据库暂时没有响应，没有丢失任何内容，请稍后再试。",
+    },
+    "error_bad_value": {
+        "en": "The request contains a value that cannot be stored (a character or a number out of "
+        "range). Check what you entered and try again.",
+        "zh": "请求中有无法保存的内容（特殊字符或超出范围的数字），请检查输入后再试。",
+    },
+    "error_cross_site": {
+        "en": "This form was sent from another site, so Verity refused it. Nothing was changed. "
+        "Open Verity's own page and try again.",
+        "zh": "这个表单来自其他网站，Verity 已拒绝，没有任何改动。请在 Verity 自己的页面上重试。",
+    },
     "back_home": {"en": "Back to your workspaces", "zh": "返回工作区"},
     # ---- What each analysis step is called on the page: a non-expert reads "Comparing groups", not compare_groups ---
     "tool.list_datasets": {"en": "Listing the data", "zh": "列出数据"},
@@ -458,8 +580,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "report.question": {"en": "Question", "zh": "问题"},
     "report.answer": {"en": "Conclusions", "zh": "结论"},
     "report.evidence": {"en": "Evidence", "zh": "证据"},
-    "report.evidence_intro": {"en": "Each conclusion and the analysis that backs it.",
-                       "zh": "每条结论及支持它的分析结果。"},
+    "report.evidence_intro": {
+        "en": "Each conclusion and the analysis that backs it.",
+        "zh": "每条结论及支持它的分析结果。",
+    },
     "report.no_evidence": {"en": "No evidence was recorded for this answer.", "zh": "这个回答没有记录任何证据。"},
     "report.confidence": {"en": "Confidence", "zh": "可信度"},
     "report.high": {"en": "high", "zh": "高"},
@@ -507,9 +631,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "report.columns": {"en": "Columns", "zh": "列"},
     "report.columns_unit": {"en": "columns", "zh": "列"},
     "report.unverified_title": {"en": "Numbers to double-check", "zh": "需要核实的数字"},
-    "report.unverified_text": {"en": "These numbers in the conclusions were not found in any recorded analysis result. "
-                                "Treat them with caution.",
-                        "zh": "结论中的以下数字没有在任何分析结果中找到，请谨慎对待。"},
+    "report.unverified_text": {
+        "en": "These numbers in the conclusions were not found in any recorded analysis result. "
+        "Treat them with caution.",
+        "zh": "结论中的以下数字没有在任何分析结果中找到，请谨慎对待。",
+    },
     "report.warnings": {"en": "Warnings", "zh": "注意事项"},
     "report.model": {"en": "Model", "zh": "模型"},
     "report.builtin": {"en": "built-in analyst", "zh": "内置分析员"},
@@ -517,9 +643,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "report.run": {"en": "Run", "zh": "运行编号"},
     "report.analysis_plan": {"en": "Analysis plan", "zh": "分析计划"},
     "report.guidance": {"en": "What the analysis was told", "zh": "分析所依据的规则与资料"},
-    "report.guidance_note": {"en": "Besides the data, the analysis followed these rules and definitions and consulted these "
-                            "notes and earlier findings (notes and earlier findings are reference only).",
-                      "zh": "除数据外，分析遵循了以下规则和定义，并参考了以下资料和以往结论（资料和以往结论仅作参考）。"},
+    "report.guidance_note": {
+        "en": "Besides the data, the analysis followed these rules and definitions and consulted these "
+        "notes and earlier findings (notes and earlier findings are reference only).",
+        "zh": "除数据外，分析遵循了以下规则和定义，并参考了以下资料和以往结论（资料和以往结论仅作参考）。",
+    },
     "report.guidance_rule": {"en": "Workspace rule", "zh": "工作区规则"},
     "report.guidance_definition": {"en": "Confirmed by you", "zh": "你确认的定义"},
     "report.guidance_knowledge": {"en": "Reference note", "zh": "参考资料"},
@@ -531,10 +659,14 @@ CATALOG: dict[str, dict[str, str]] = {
     "report.method_plan": {"en": "Planned methods", "zh": "计划的方法"},
     "report.plan_limitations": {"en": "What the plan cannot establish", "zh": "计划无法确定的内容"},
     "report.verification": {"en": "Checks of the conclusions", "zh": "结论核对"},
-    "report.verification_passed": {"en": "Every recorded claim matched the numbers and methods of the analyses it cites.",
-                            "zh": "所有记录的结论都与其引用的分析结果的数字和方法一致。"},
-    "report.verification_failed": {"en": "Some claims did not match the analyses they cite; they are flagged on their evidence cards.",
-                            "zh": "部分结论与其引用的分析结果不一致，已在对应的证据卡片上标出。"},
+    "report.verification_passed": {
+        "en": "Every recorded claim matched the numbers and methods of the analyses it cites.",
+        "zh": "所有记录的结论都与其引用的分析结果的数字和方法一致。",
+    },
+    "report.verification_failed": {
+        "en": "Some claims did not match the analyses they cite; they are flagged on their evidence cards.",
+        "zh": "部分结论与其引用的分析结果不一致，已在对应的证据卡片上标出。",
+    },
     "report.check_failed": {"en": "Check failed", "zh": "核对未通过"},
     "report.hypotheses": {"en": "Hypotheses", "zh": "假设"},
     "report.primary": {"en": "main question", "zh": "主要假设"},
@@ -544,38 +676,59 @@ CATALOG: dict[str, dict[str, str]] = {
     "report.inconclusive": {"en": "inconclusive", "zh": "尚无定论"},
     "report.unsupported": {"en": "not supported", "zh": "不支持"},
     "report.reproduction": {"en": "Reproduced by analysis.py", "zh": "由 analysis.py 复现"},
-    "report.reproduction_passed": {"en": "analysis.py re-ran every tool call on the data file and re-computed all {n} numbers of "
-                                  "the evidence: each one matches this report.",
-                            "zh": "analysis.py 在数据文件上重新运行了每个工具调用，重新计算了证据中的全部 {n} 个数字：每个都与本报告一致。"},
-    "report.reproduction_failed": {"en": "analysis.py re-ran the tool calls, but {bad} of {total} numbers came out different "
-                                  "(or {failures} calls failed): treat the affected evidence with care.",
-                            "zh": "analysis.py 重新运行了工具调用，但 {total} 个数字中有 {bad} 个结果不同（或 {failures} 个调用失败）："
-                                  "请谨慎对待相关证据。"},
+    "report.reproduction_passed": {
+        "en": "analysis.py re-ran every tool call on the data file and re-computed all {n} numbers of "
+        "the evidence: each one matches this report.",
+        "zh": "analysis.py 在数据文件上重新运行了每个工具调用，重新计算了证据中的全部 {n} 个数字：每个都与本报告一致。",
+    },
+    "report.reproduction_failed": {
+        "en": "analysis.py re-ran the tool calls, but {bad} of {total} numbers came out different "
+        "(or {failures} calls failed): treat the affected evidence with care.",
+        "zh": "analysis.py 重新运行了工具调用，但 {total} 个数字中有 {bad} 个结果不同（或 {failures} 个调用失败）："
+        "请谨慎对待相关证据。",
+    },
     "report.reproduction_title_failed": {"en": "Not reproduced by analysis.py", "zh": "analysis.py 未能复现"},
-    "report.footer": {"en": "Generated by Verity. Every conclusion links to the analysis that produced it.",
-               "zh": "由 Verity 生成。每条结论都可以追溯到产生它的分析。"},
+    "report.footer": {
+        "en": "Generated by Verity. Every conclusion links to the analysis that produced it.",
+        "zh": "由 Verity 生成。每条结论都可以追溯到产生它的分析。",
+    },
     # ---- The report's own warnings ---------------------------------------------------------------
-    "report_note.no_evidence": {"en": "No evidence was recorded: the answer is not backed by recorded analysis results.",
-                    "zh": "未记录任何证据：结论没有经过记录的分析结果支持。"},
-    "report_note.failed_calls": {"en": "{n} tool call(s) failed; their results are not used.",
-                     "zh": "{n} 次工具调用失败，其结果未被使用。"},
-    "report_note.open_tasks": {"en": "{n} planned step(s) were not completed: {subjects}.",
-                   "zh": "{n} 个计划步骤未完成：{subjects}。"},
-    "report_note.unverified": {"en": "{n} number(s) in the answer could not be traced to any analysis result.",
-                   "zh": "结论中有 {n} 个数字无法追溯到任何分析结果。"},
+    "report_note.no_evidence": {
+        "en": "No evidence was recorded: the answer is not backed by recorded analysis results.",
+        "zh": "未记录任何证据：结论没有经过记录的分析结果支持。",
+    },
+    "report_note.failed_calls": {
+        "en": "{n} tool call(s) failed; their results are not used.",
+        "zh": "{n} 次工具调用失败，其结果未被使用。",
+    },
+    "report_note.open_tasks": {
+        "en": "{n} planned step(s) were not completed: {subjects}.",
+        "zh": "{n} 个计划步骤未完成：{subjects}。",
+    },
+    "report_note.unverified": {
+        "en": "{n} number(s) in the answer could not be traced to any analysis result.",
+        "zh": "结论中有 {n} 个数字无法追溯到任何分析结果。",
+    },
     "report_note.no_answer": {"en": "The run produced no answer.", "zh": "本次分析没有生成结论。"},
-    "report_note.verification_failed": {"en": "{n} claim(s) failed verification against the tool outputs they cite.",
-                            "zh": "有 {n} 条结论未通过与所引用分析结果的核对。"},
+    "report_note.verification_failed": {
+        "en": "{n} claim(s) failed verification against the tool outputs they cite.",
+        "zh": "有 {n} 条结论未通过与所引用分析结果的核对。",
+    },
     # ---- analysis.py's comparison with the report --------------------------------------------------
-    "script.compare": {"en": "The report's numbers, re-computed (✓ same at the precision the report gives, "
-                             "✗ different)",
-                       "zh": "报告中的数字，重新计算（✓ 按报告给出的精度一致，✗ 不一致）"},
+    "script.compare": {
+        "en": "The report's numbers, re-computed (✓ same at the precision the report gives, ✗ different)",
+        "zh": "报告中的数字，重新计算（✓ 按报告给出的精度一致，✗ 不一致）",
+    },
     "script.an_input": {"en": "an input of the call, not computed", "zh": "是调用的输入，不是计算结果"},
     "script.not_recomputed": {"en": "not computed by a re-run call", "zh": "没有重新运行的调用计算这个数"},
     "script.report": {"en": "report", "zh": "报告"},
     "script.rerun": {"en": "re-run", "zh": "重算"},
-    "script.passed": {"en": "✓ Reproduced: all {matched} numbers match the report.",
-                      "zh": "✓ 已复现：全部 {matched} 个数字与报告一致。"},
-    "script.failed": {"en": "✗ Not reproduced: {matched} of {total} numbers match; {failures} tool calls failed.",
-                      "zh": "✗ 未能复现：{total} 个数字中 {matched} 个一致；{failures} 个工具调用失败。"},
+    "script.passed": {
+        "en": "✓ Reproduced: all {matched} numbers match the report.",
+        "zh": "✓ 已复现：全部 {matched} 个数字与报告一致。",
+    },
+    "script.failed": {
+        "en": "✗ Not reproduced: {matched} of {total} numbers match; {failures} tool calls failed.",
+        "zh": "✗ 未能复现：{total} 个数字中 {matched} 个一致；{failures} 个工具调用失败。",
+    },
 }

@@ -81,8 +81,9 @@ def verify_password(password: str, stored: str) -> bool:
         scheme, n, r, p, salt, digest = stored.split("$")
         if scheme != "scrypt":
             return False
-        computed = hashlib.scrypt(password.encode(), salt=bytes.fromhex(salt), dklen=len(digest) // 2,
-                                  n=int(n), r=int(r), p=int(p))
+        computed = hashlib.scrypt(
+            password.encode(), salt=bytes.fromhex(salt), dklen=len(digest) // 2, n=int(n), r=int(r), p=int(p)
+        )
     except (ValueError, TypeError):
         return False
     return hmac.compare_digest(computed.hex(), digest)
@@ -160,12 +161,18 @@ def secret_digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def issue_token(session: Session, user_id: str, kind: str, name: str = "",
-                lifetime: timedelta | None = None) -> tuple[AuthToken, str]:
+def issue_token(
+    session: Session, user_id: str, kind: str, name: str = "", lifetime: timedelta | None = None
+) -> tuple[AuthToken, str]:
     """A new session or API token; the secret is returned once and never stored."""
     secret = (API_TOKEN_PREFIX if kind == API else "") + secrets.token_urlsafe(32)
-    token = AuthToken(user_id=user_id, kind=kind, name=name.strip()[:200], token_hash=secret_digest(secret),
-                      expires_at=utcnow() + lifetime if lifetime else None)
+    token = AuthToken(
+        user_id=user_id,
+        kind=kind,
+        name=name.strip()[:200],
+        token_hash=secret_digest(secret),
+        expires_at=utcnow() + lifetime if lifetime else None,
+    )
     session.add(token)
     session.flush()
     return token, secret
@@ -199,8 +206,11 @@ def revoke_secret(session: Session, secret: str | None) -> None:
 
 
 def api_tokens(session: Session, user_id: str) -> list[AuthToken]:
-    query = (select(AuthToken).where(AuthToken.user_id == user_id, AuthToken.kind == API)
-             .order_by(AuthToken.created_at.desc()))
+    query = (
+        select(AuthToken)
+        .where(AuthToken.user_id == user_id, AuthToken.kind == API)
+        .order_by(AuthToken.created_at.desc())
+    )
     return list(session.scalars(query))
 
 

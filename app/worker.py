@@ -45,9 +45,11 @@ class Worker:
         with self.db.session() as session:
             queued = session.scalars(select(Run.id).where(Run.status == "queued").order_by(Run.created_at).limit(10))
             for run_id in list(queued):
-                taken = session.execute(update(Run).where(Run.id == run_id, Run.status == "queued")
-                                        .values(status="running", worker=self.name, heartbeat_at=utcnow(),
-                                                stop_requested=False)).rowcount
+                taken = session.execute(
+                    update(Run)
+                    .where(Run.id == run_id, Run.status == "queued")
+                    .values(status="running", worker=self.name, heartbeat_at=utcnow(), stop_requested=False)
+                ).rowcount
                 if taken:
                     session.commit()
                     return run_id
@@ -112,7 +114,9 @@ class Worker:
         if not active:
             return
         with self.db.session() as session:
-            session.execute(update(Run).where(Run.id.in_(active), Run.worker == self.name).values(heartbeat_at=utcnow()))
+            session.execute(
+                update(Run).where(Run.id.in_(active), Run.worker == self.name).values(heartbeat_at=utcnow())
+            )
             stopped = session.scalars(select(Run.id).where(Run.id.in_(active), Run.stop_requested.is_(True)))
             for run_id in stopped:
                 if (event := self.service._stops.get(run_id)) is not None:

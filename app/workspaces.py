@@ -61,8 +61,11 @@ def dataset_status(dataset: Dataset) -> str:
 
 def listed_datasets(session: Session, workspace_id: str) -> list[Dataset]:
     """Every current dataset of the workspace, whatever its loading state (what the page lists)."""
-    return list(session.scalars(select(Dataset).where(Dataset.workspace_id == workspace_id, Dataset.active)
-                                .order_by(Dataset.created_at)))
+    return list(
+        session.scalars(
+            select(Dataset).where(Dataset.workspace_id == workspace_id, Dataset.active).order_by(Dataset.created_at)
+        )
+    )
 
 
 def active_datasets(session: Session, workspace_id: str) -> list[Dataset]:
@@ -86,8 +89,9 @@ def dataset_name(file_name: str, taken: set[str]) -> str:
     return name
 
 
-def add_dataset(session: Session, settings: Settings, workspace: Workspace, source: Path, file_name: str,
-                sheet: str | None = None) -> tuple[Dataset, LoadedTable]:
+def add_dataset(
+    session: Session, settings: Settings, workspace: Workspace, source: Path, file_name: str, sheet: str | None = None
+) -> tuple[Dataset, LoadedTable]:
     """Keep the original byte-for-byte, read it, and store the working copy as Parquet.
 
     Raises IngestError for bad input; nothing is saved in that case.
@@ -101,9 +105,18 @@ def add_dataset(session: Session, settings: Settings, workspace: Workspace, sour
         shutil.rmtree(original.parent, ignore_errors=True)
         raise
     taken = {d.name for d in listed_datasets(session, workspace.id)}
-    dataset = Dataset(workspace_id=workspace.id, name=dataset_name(file_name, taken), file_name=Path(file_name).name,
-                      format=table.info["format"], sheet=table.info.get("selected_sheet"), original_path=str(original),
-                      working_path=str(working), rows=int(table.info["rows"]), info=table.info, step="uploaded")
+    dataset = Dataset(
+        workspace_id=workspace.id,
+        name=dataset_name(file_name, taken),
+        file_name=Path(file_name).name,
+        format=table.info["format"],
+        sheet=table.info.get("selected_sheet"),
+        original_path=str(original),
+        working_path=str(working),
+        rows=int(table.info["rows"]),
+        info=table.info,
+        step="uploaded",
+    )
     session.add(dataset)
     session.flush()
     return dataset, table
@@ -122,17 +135,33 @@ def keep_original(settings: Settings, workspace: Workspace, source: Path, file_n
     return original
 
 
-def add_loading_dataset(session: Session, settings: Settings, workspace: Workspace, source: Path,
-                        file_name: str, sheet: str | None, preview: dict, loader: dict | None = None) -> Dataset:
+def add_loading_dataset(
+    session: Session,
+    settings: Settings,
+    workspace: Workspace,
+    source: Path,
+    file_name: str,
+    sheet: str | None,
+    preview: dict,
+    loader: dict | None = None,
+) -> Dataset:
     """Keep the original and store a dataset from a preview of its first rows (`preview_table`),
     status "loading"; `finish_loading` reads the whole file later. It is not analysed until ready."""
     original = keep_original(settings, workspace, source, file_name)
     taken = {d.name for d in listed_datasets(session, workspace.id)}
     info = {**preview, "status": LOADING, "requested_sheet": sheet, "loader": loader or {}}
-    dataset = Dataset(workspace_id=workspace.id, name=dataset_name(file_name, taken), file_name=Path(file_name).name,
-                      format=str(preview.get("format") or Path(file_name).suffix.lstrip(".") or "?")[:20],
-                      sheet=preview.get("selected_sheet"), original_path=str(original), working_path="",
-                      rows=int(preview.get("rows") or 0), info=info, step="uploaded")
+    dataset = Dataset(
+        workspace_id=workspace.id,
+        name=dataset_name(file_name, taken),
+        file_name=Path(file_name).name,
+        format=str(preview.get("format") or Path(file_name).suffix.lstrip(".") or "?")[:20],
+        sheet=preview.get("selected_sheet"),
+        original_path=str(original),
+        working_path="",
+        rows=int(preview.get("rows") or 0),
+        info=info,
+        step="uploaded",
+    )
     session.add(dataset)
     session.flush()
     return dataset
@@ -191,13 +220,18 @@ def mark_damaged(dataset: Dataset) -> None:
     if dataset_status(dataset) == DAMAGED:
         return
     log.warning("dataset %s (%s): working copy %s is damaged", dataset.id, dataset.name, dataset.working_path)
-    dataset.info = {**(dataset.info or {}), "status": DAMAGED, "error": {
-        "category": "damaged_file",
-        "message": "The working copy Verity made of this file is damaged and cannot be read. The file you "
-                   "uploaded is kept unchanged.",
-        "hint": "Rebuild the table from the original upload; steps applied to it afterwards need to be done again.",
-        "message_zh": "Verity 为这个文件做的工作副本已损坏，无法读取。你上传的文件原样保留。",
-        "hint_zh": "请从原始上传重建这张表；之后对它做过的处理需要重新做一遍。"}}
+    dataset.info = {
+        **(dataset.info or {}),
+        "status": DAMAGED,
+        "error": {
+            "category": "damaged_file",
+            "message": "The working copy Verity made of this file is damaged and cannot be read. The file you "
+            "uploaded is kept unchanged.",
+            "hint": "Rebuild the table from the original upload; steps applied to it afterwards need to be done again.",
+            "message_zh": "Verity 为这个文件做的工作副本已损坏，无法读取。你上传的文件原样保留。",
+            "hint_zh": "请从原始上传重建这张表；之后对它做过的处理需要重新做一遍。",
+        },
+    }
 
 
 def readable_frame(dataset: Dataset) -> pd.DataFrame | None:
@@ -214,8 +248,14 @@ def rebuild_from_original(session: Session, settings: Settings, dataset: Dataset
     of the dataset. The damaged version stays on record, inactive. Raises IngestError when the
     original itself cannot be read."""
     table = load_table_bounded(Path(dataset.original_path), sheet=dataset.sheet, settings=settings)
-    return add_version(session, settings, dataset, table.frame, "rebuilt from the original upload",
-                       info={**table.info, "status": READY})
+    return add_version(
+        session,
+        settings,
+        dataset,
+        table.frame,
+        "rebuilt from the original upload",
+        info={**table.info, "status": READY},
+    )
 
 
 def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict:
@@ -224,8 +264,9 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
     grain. Both are kept in the dataset's info the first time (a version never changes), so
     later turns do not count them again."""
     info = dataset.info or {}
-    learned = frame is not None and ("grain" not in info or any(
-        c["type"] in LEVELLED and "levels" not in c for c in info.get("columns", [])))
+    learned = frame is not None and (
+        "grain" not in info or any(c["type"] in LEVELLED and "levels" not in c for c in info.get("columns", []))
+    )
     columns = []
     for c in info.get("columns", []):
         column = {"name": c["name"], "type": c["type"], "missing": c.get("missing", 0), "pii": c.get("pii")}
@@ -240,10 +281,21 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
         dates = [c["name"] for c in columns if c["type"] == "datetime" and c["name"] in frame.columns]
         grain = time_grain(frame[dates[0]]) if dates else None
     if learned:  # a new dict: the JSON column sees the change
-        dataset.info = {**info, "grain": grain, "columns": [
-            {**c, **({"levels": k["levels"]} if "levels" in k else {})} for c, k in zip(info.get("columns", []), columns)]}
-    summary = {"name": dataset.name, "file": dataset.file_name, "sheet": dataset.sheet, "rows": dataset.rows,
-               "columns": columns}
+        dataset.info = {
+            **info,
+            "grain": grain,
+            "columns": [
+                {**c, **({"levels": k["levels"]} if "levels" in k else {})}
+                for c, k in zip(info.get("columns", []), columns)
+            ],
+        }
+    summary = {
+        "name": dataset.name,
+        "file": dataset.file_name,
+        "sheet": dataset.sheet,
+        "rows": dataset.rows,
+        "columns": columns,
+    }
     if grain:
         summary["grain"] = grain
     return summary
@@ -253,8 +305,13 @@ LEVELLED = ("category", "boolean", "text")  # column types whose number of disti
 
 
 # Typical spacing of distinct dates, in days, and the name of that level of detail.
-GRAINS = ((0.9, 1.1, "daily"), (6.5, 7.5, "weekly"), (27.5, 31.5, "monthly"), (89, 93, "quarterly"),
-          (364, 367, "yearly"))
+GRAINS = (
+    (0.9, 1.1, "daily"),
+    (6.5, 7.5, "weekly"),
+    (27.5, 31.5, "monthly"),
+    (89, 93, "quarterly"),
+    (364, 367, "yearly"),
+)
 
 
 def time_grain(dates: pd.Series) -> str | None:
@@ -275,16 +332,25 @@ def describe_columns_of(frame: pd.DataFrame) -> list[dict]:
     """Column entries (inspect --json shape) for a table made by a tool rather than read from a file."""
     from analysis_tools.common import column_kind
 
-    return [{"name": str(c), "type": column_kind(frame[c]), "missing": int(frame[c].isna().sum()), "pii": None}
-            for c in frame.columns]
+    return [
+        {"name": str(c), "type": column_kind(frame[c]), "missing": int(frame[c].isna().sum()), "pii": None}
+        for c in frame.columns
+    ]
 
 
 # What reading the uploaded file found (inspect --json): true of an upload and its versions only.
 FILE_READING_KEYS = ("sheets", "header_row", "header_rows")
 
 
-def add_version(session: Session, settings: Settings, source: Dataset, frame: pd.DataFrame, step: str,
-                new_name: str | None = None, info: dict | None = None) -> Dataset:
+def add_version(
+    session: Session,
+    settings: Settings,
+    source: Dataset,
+    frame: pd.DataFrame,
+    step: str,
+    new_name: str | None = None,
+    info: dict | None = None,
+) -> Dataset:
     """Store a tool's output as a new dataset version (or, with `new_name`, a new derived dataset).
 
     Nothing is overwritten: the previous version stays on disk and in the database, inactive, so
@@ -303,11 +369,20 @@ def add_version(session: Session, settings: Settings, source: Dataset, frame: pd
         source.active = False
     else:
         new_name = dataset_name(new_name, {d.name for d in listed_datasets(session, source.workspace_id)})
-    dataset = Dataset(workspace_id=source.workspace_id, name=new_name or source.name, file_name=source.file_name,
-                      format=source.format, sheet=info.get("selected_sheet", source.sheet),
-                      original_path=source.original_path,
-                      working_path=str(working), version=version, parent_id=source.id, step=step,
-                      rows=len(frame), info=info)
+    dataset = Dataset(
+        workspace_id=source.workspace_id,
+        name=new_name or source.name,
+        file_name=source.file_name,
+        format=source.format,
+        sheet=info.get("selected_sheet", source.sheet),
+        original_path=source.original_path,
+        working_path=str(working),
+        version=version,
+        parent_id=source.id,
+        step=step,
+        rows=len(frame),
+        info=info,
+    )
     session.add(dataset)
     session.flush()
     return dataset
@@ -315,18 +390,29 @@ def add_version(session: Session, settings: Settings, source: Dataset, frame: pd
 
 def dataset_versions(session: Session, dataset: Dataset) -> list[Dataset]:
     """Every version of a dataset's lineage, oldest first."""
-    return list(session.scalars(select(Dataset).where(Dataset.workspace_id == dataset.workspace_id,
-                                                      Dataset.name == dataset.name,
-                                                      Dataset.original_path == dataset.original_path)
-                                .order_by(Dataset.version)))
+    return list(
+        session.scalars(
+            select(Dataset)
+            .where(
+                Dataset.workspace_id == dataset.workspace_id,
+                Dataset.name == dataset.name,
+                Dataset.original_path == dataset.original_path,
+            )
+            .order_by(Dataset.version)
+        )
+    )
 
 
 def upload_family(session: Session, dataset: Dataset) -> list[Dataset]:
     """Every dataset that came from the same uploaded file: its versions and the tables tools
     derived from it (they share the original and its folder)."""
-    return list(session.scalars(select(Dataset).where(Dataset.workspace_id == dataset.workspace_id,
-                                                      Dataset.original_path == dataset.original_path)
-                                .order_by(Dataset.created_at)))
+    return list(
+        session.scalars(
+            select(Dataset)
+            .where(Dataset.workspace_id == dataset.workspace_id, Dataset.original_path == dataset.original_path)
+            .order_by(Dataset.created_at)
+        )
+    )
 
 
 def lineage_root(session: Session, dataset: Dataset) -> Dataset:
@@ -391,8 +477,18 @@ def delete_workspace(session: Session, settings: Settings, workspace: Workspace)
     refuse while a run is busy (SPEC §7). Returns how many rows of each kind went."""
     from sqlalchemy import delete
 
-    from app.db.models import (Event, Evidence, KnowledgeEntry, Message, Question, Report, ReportShare, Run, Task,
-                               ToolCall)
+    from app.db.models import (
+        Event,
+        Evidence,
+        KnowledgeEntry,
+        Message,
+        Question,
+        Report,
+        ReportShare,
+        Run,
+        Task,
+        ToolCall,
+    )
 
     runs = select(Run.id).where(Run.workspace_id == workspace.id)
     counts = {}

@@ -36,8 +36,10 @@ from app.agent.toolbox import FULL_REGISTRY  # noqa: E402
 from app.db.models import Message, Run, ToolCall  # noqa: E402
 
 R, S, M = "retail_sales", "customer_survey", "monthly_operations"
-QUESTION = ("Analyse my three files: what drives retail revenue (region, channel, category, discount), "
-            "how satisfied survey customers are, and how the stores' monthly turnover develops.")
+QUESTION = (
+    "Analyse my three files: what drives retail revenue (region, channel, category, discount), "
+    "how satisfied survey customers are, and how the stores' monthly turnover develops."
+)
 STEPS: list[tuple[str, dict]] = [
     ("list_datasets", {}),
     ("preview_data", {"dataset": R, "rows": 100}),
@@ -53,22 +55,37 @@ STEPS: list[tuple[str, dict]] = [
     ("plot_box", {"dataset": R, "value_column": "Revenue", "group_column": "Region"}),
     ("run_python", {"code": "print(retail_sales.sort_values('Revenue', ascending=False).head(120).to_string())"}),
     ("compare_groups", {"dataset": R, "value_column": "Revenue", "group_column": "Channel"}),
-    ("group_aggregate", {"dataset": R, "group_columns": ["Region", "Channel", "Category"], "value_columns": ["Revenue", "Units"]}),
+    (
+        "group_aggregate",
+        {"dataset": R, "group_columns": ["Region", "Channel", "Category"], "value_columns": ["Revenue", "Units"]},
+    ),
     ("pivot_table", {"dataset": R, "index_column": "Category", "columns_column": "Region", "value_column": "Revenue"}),
     ("correlation_analysis", {"dataset": R, "columns": ["Revenue", "Units", "Unit Price", "Discount"]}),
     ("group_aggregate", {"dataset": R, "group_columns": ["Date", "Channel"], "value_columns": ["Revenue"]}),
-    ("linear_regression", {"dataset": R, "target_column": "Revenue", "feature_columns": ["Units", "Unit Price", "Discount"]}),
+    (
+        "linear_regression",
+        {"dataset": R, "target_column": "Revenue", "feature_columns": ["Units", "Unit Price", "Discount"]},
+    ),
     ("record_evidence", {"claim": "Revenue differs by region", "method": "ANOVA", "tool_call_ids": ["s11"]}),
     ("time_series_trend", {"dataset": R, "date_column": "Date", "value_column": "Revenue", "freq": "W"}),
     ("plot_line", {"dataset": R, "x_column": "Date", "y_column": "Revenue", "freq": "week"}),
     ("feature_importance", {"dataset": R, "target_column": "Revenue"}),
-    ("train_regression_model", {"dataset": R, "target_column": "Revenue", "feature_columns": ["Units", "Unit Price", "Discount"]}),
-    ("anomaly_detection", {"dataset": R, "columns": ["Revenue", "Units", "Discount"], "top": 100, "id_column": "Order ID"}),
+    (
+        "train_regression_model",
+        {"dataset": R, "target_column": "Revenue", "feature_columns": ["Units", "Unit Price", "Discount"]},
+    ),
+    (
+        "anomaly_detection",
+        {"dataset": R, "columns": ["Revenue", "Units", "Discount"], "top": 100, "id_column": "Order ID"},
+    ),
     ("compare_groups", {"dataset": S, "value_column": "Satisfaction", "group_column": "City"}),
     ("chi_square_test", {"dataset": S, "x_column": "Gender", "y_column": "Would Buy Again"}),
     ("preview_data", {"dataset": S, "rows": 100}),
     ("plot_histogram", {"dataset": S, "value_column": "Satisfaction"}),
-    ("run_python", {"code": "print(customer_survey[['Respondent ID', 'City', 'Satisfaction', 'Comment']].to_string())"}),
+    (
+        "run_python",
+        {"code": "print(customer_survey[['Respondent ID', 'City', 'Satisfaction', 'Comment']].to_string())"},
+    ),
     ("cluster_segments", {"dataset": S, "columns": ["Age", "Satisfaction", "Ease of Use"], "k": 3}),
     ("record_evidence", {"claim": "Satisfaction differs by city", "method": "ANOVA", "tool_call_ids": ["s25"]}),
     ("preview_data", {"dataset": M, "rows": 100}),
@@ -78,7 +95,14 @@ STEPS: list[tuple[str, dict]] = [
     ("correlation_analysis", {"dataset": M, "columns": ["营业额", "订单数", "客单价", "广告费用"]}),
     ("forecast", {"dataset": M, "date_column": "月份", "value_column": "营业额", "horizon": 6}),
     ("record_evidence", {"claim": "Turnover grows", "method": "trend", "tool_call_ids": ["s33"]}),
-    ("group_aggregate", {"dataset": S, "group_columns": ["City", "Age Group", "Gender"], "value_columns": ["Satisfaction", "Ease of Use"]}),
+    (
+        "group_aggregate",
+        {
+            "dataset": S,
+            "group_columns": ["City", "Age Group", "Gender"],
+            "value_columns": ["Satisfaction", "Ease of Use"],
+        },
+    ),
 ]
 
 
@@ -147,9 +171,15 @@ def baseline_requests(db, run_id: str, model: ReplayModel) -> list[int]:
         status = session.get(Run, run_id).status
     assert status == "done", status
     prefix = model.requests[0]["messages"]  # system prompt, intent guidance, earlier turns, the question
-    log = [{"role": m.role, "content": raw.get(m.tool_call_id, m.content) if m.role == "tool" else m.content,
+    log = [
+        {
+            "role": m.role,
+            "content": raw.get(m.tool_call_id, m.content) if m.role == "tool" else m.content,
             **({"tool_calls": m.tool_calls} if m.tool_calls else {}),
-            **({"tool_call_id": m.tool_call_id} if m.tool_call_id else {})} for m in rows[1:]]  # after the question
+            **({"tool_call_id": m.tool_call_id} if m.tool_call_id else {}),
+        }
+        for m in rows[1:]
+    ]  # after the question
     counts, history = [], []
     for message in log + [None]:
         if message is None or message["role"] == "assistant":
@@ -175,12 +205,16 @@ def main() -> int:
     print(f"max prompt tokens:  harness {max(harness):,}  baseline {max(baseline):,}  turn budget {budget:,}")
     h_tools = statistics.mean(count_tools(r["tools"]) for r in model.requests)
     b_tools = count_tools([t.schema() for t in FULL_REGISTRY])
-    print(f"  of which tool schemas: harness {h_tools:,.0f} (lazy exposure)  baseline {b_tools:,}; "
-          f"messages only: harness {mean_h - h_tools:,.0f}  baseline {mean_b - b_tools:,.0f}  "
-          f"ratio {(mean_h - h_tools) / (mean_b - b_tools):.1%}")
+    print(
+        f"  of which tool schemas: harness {h_tools:,.0f} (lazy exposure)  baseline {b_tools:,}; "
+        f"messages only: harness {mean_h - h_tools:,.0f}  baseline {mean_b - b_tools:,.0f}  "
+        f"ratio {(mean_h - h_tools) / (mean_b - b_tools):.1%}"
+    )
     print(f"summary requests: {len(model.summaries)} ({sum(model.summaries):,} tokens; not in the means)")
     total_h = sum(harness) + sum(model.summaries)
-    print(f"total incl. summaries: harness {total_h:,}  baseline {sum(baseline):,}  ratio {total_h / sum(baseline):.1%}")
+    print(
+        f"total incl. summaries: harness {total_h:,}  baseline {sum(baseline):,}  ratio {total_h / sum(baseline):.1%}"
+    )
     ok = ratio <= 0.35 and max(harness) <= budget
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1

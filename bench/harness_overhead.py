@@ -56,8 +56,11 @@ class InstantModel:
         if self.calls > self.rounds or not tools:
             reply = ModelReply("The mean of value is 50.2 (n = 300).")
         else:
-            name = TOOLS[self.calls % len(TOOLS)] if any(t["function"]["name"] == TOOLS[0] for t in tools) else \
-                tools[0]["function"]["name"]
+            name = (
+                TOOLS[self.calls % len(TOOLS)]
+                if any(t["function"]["name"] == TOOLS[0] for t in tools)
+                else tools[0]["function"]["name"]
+            )
             arguments = {"columns": ["value"]} if name == "describe_columns" else {}
             reply = ModelReply(None, [ToolCallRequest(f"bench_{self.calls}", name, arguments, json.dumps(arguments))])
         self.spent.append(time.perf_counter() - start)
@@ -71,18 +74,35 @@ def history(n: int) -> list[dict]:
     while len(messages) < n:
         i += 1
         if i % 7 == 0:
-            messages += [{"role": "user", "content": f"Question {i}: how does value differ by group {i}?"},
-                         {"role": "assistant", "content": f"Group {i} differs: F = {i * 1.7:.2f}, p = 0.0{i % 9}."}]
+            messages += [
+                {"role": "user", "content": f"Question {i}: how does value differ by group {i}?"},
+                {"role": "assistant", "content": f"Group {i} differs: F = {i * 1.7:.2f}, p = 0.0{i % 9}."},
+            ]
             continue
         call_id = f"h{i}"
-        body = "\n".join(f"row {r}: group={r % 5} value={r * 1.37:.3f} conclusion: increase of {r % 11}%"
-                         for r in range(20 + (i * 37) % 120))
-        messages += [{"role": "assistant", "content": None, "tool_calls": [
-                         {"id": call_id, "type": "function",
-                          "function": {"name": "describe_columns", "arguments": '{"columns": ["value"]}'}}]},
-                     {"role": "tool", "tool_call_id": call_id, "content": f"[data_profile]\n{body}"}]
-    return messages[:n] if messages[n - 1]["role"] != "assistant" or not messages[n - 1].get("tool_calls") \
-        else messages[:n - 1]
+        body = "\n".join(
+            f"row {r}: group={r % 5} value={r * 1.37:.3f} conclusion: increase of {r % 11}%"
+            for r in range(20 + (i * 37) % 120)
+        )
+        messages += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "describe_columns", "arguments": '{"columns": ["value"]}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": call_id, "content": f"[data_profile]\n{body}"},
+        ]
+    return (
+        messages[:n]
+        if messages[n - 1]["role"] != "assistant" or not messages[n - 1].get("tool_calls")
+        else messages[: n - 1]
+    )
 
 
 def warm_up() -> None:
@@ -96,8 +116,15 @@ def warm_up() -> None:
 
 def measure(history_size: int, rounds: int) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="verity-overhead-"))
-    settings = Settings(_env_file=None, data_dir=folder, llm_model="builtin", tool_budget_interactive=10_000,
-                        tool_budget_analysis=10_000, tool_budget_deep=10_000, max_rounds=10_000)
+    settings = Settings(
+        _env_file=None,
+        data_dir=folder,
+        llm_model="builtin",
+        tool_budget_interactive=10_000,
+        tool_budget_analysis=10_000,
+        tool_budget_deep=10_000,
+        max_rounds=10_000,
+    )
     db = open_database(settings)
     warm_up()
     csv = folder / "data.csv"
@@ -107,8 +134,9 @@ def measure(history_size: int, rounds: int) -> dict:
     with db.session() as session:
         workspace = create_workspace(session, "bench")
         add_dataset(session, settings, workspace, csv, "data.csv")
-        run = Run(workspace_id=workspace.id, question="Analyse value by group in depth and write a report",
-                  language="en")
+        run = Run(
+            workspace_id=workspace.id, question="Analyse value by group in depth and write a report", language="en"
+        )
         session.add(run)
         session.commit()
         recorder = RunRecorder(session, workspace.id, run.id, trace_dir(settings, workspace.id, run.id))
@@ -130,9 +158,14 @@ def measure(history_size: int, rounds: int) -> dict:
         run_turn(turn)
     wall = harness_per_round(model.starts, model.spent, tool_time)
     cpu = harness_per_round(model.cpu_starts, model.cpu_spent, tool_cpu)
-    return {"history": history_size, "rounds": len(wall), "messages_at_end": len(turn.messages),
-            "wall": summary(wall), "cpu": summary(cpu),
-            "tool_ms_median": statistics.median([d * 1000 for _, d in tool_time] or [0])}
+    return {
+        "history": history_size,
+        "rounds": len(wall),
+        "messages_at_end": len(turn.messages),
+        "wall": summary(wall),
+        "cpu": summary(cpu),
+        "tool_ms_median": statistics.median([d * 1000 for _, d in tool_time] or [0]),
+    }
 
 
 def harness_per_round(starts: list[float], model: list[float], tools: list[tuple[float, float]]) -> list[float]:
@@ -145,8 +178,11 @@ def harness_per_round(starts: list[float], model: list[float], tools: list[tuple
 
 
 def summary(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "p95": values[min(len(values) - 1, round(0.95 * (len(values) - 1)))],
-            "max": values[-1]}
+    return {
+        "median": statistics.median(values),
+        "p95": values[min(len(values) - 1, round(0.95 * (len(values) - 1)))],
+        "max": values[-1],
+    }
 
 
 def main() -> None:
@@ -155,15 +191,23 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40)
     args = parser.parse_args()
     result = measure(args.history, args.rounds)
-    print(f"history {result['history']} messages, {result['rounds']} rounds "
-          f"({result['messages_at_end']} messages at the end)")
+    print(
+        f"history {result['history']} messages, {result['rounds']} rounds "
+        f"({result['messages_at_end']} messages at the end)"
+    )
     print(f"{'harness ms/round':<26}{'median':>10}{'p95':>10}{'max':>10}")
     for label, key in (("wall clock", "wall"), ("CPU (this thread)", "cpu")):
         row = result[key]
         print(f"{label:<26}{row['median']:>10.2f}{row['p95']:>10.2f}{row['max']:>10.2f}")
-    print(f"(model and tools excluded; a tool call took {result['tool_ms_median']:.2f} ms median) target: wall "
-          "median < 10 ms: " + ("PASS" if result["wall"]["median"] < 10 else "OVER TARGET (a busy machine inflates "
-                                 "wall time; the CPU row is the harness's own work)"))
+    print(
+        f"(model and tools excluded; a tool call took {result['tool_ms_median']:.2f} ms median) target: wall "
+        "median < 10 ms: "
+        + (
+            "PASS"
+            if result["wall"]["median"] < 10
+            else "OVER TARGET (a busy machine inflates wall time; the CPU row is the harness's own work)"
+        )
+    )
 
 
 if __name__ == "__main__":

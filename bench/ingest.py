@@ -31,9 +31,28 @@ CACHE = Path(os.environ.get("VERITY_BENCH_DIR", "/tmp/verity-bench"))
 SIZES = [10_000, 100_000, 500_000]
 OPENPYXL_MAX_ROWS = 100_000
 
-COLUMNS = ["Order ID", "Date", "Region", "Store", "Product", "Units", "Unit Price", "Revenue", "Cost",
-           "Discount", "Customer Age", "Rating", "Returned", "Channel", "Amount (text)", "Share",
-           "Postcode", "Comment", "Latitude", "Updated"]
+COLUMNS = [
+    "Order ID",
+    "Date",
+    "Region",
+    "Store",
+    "Product",
+    "Units",
+    "Unit Price",
+    "Revenue",
+    "Cost",
+    "Discount",
+    "Customer Age",
+    "Rating",
+    "Returned",
+    "Channel",
+    "Amount (text)",
+    "Share",
+    "Postcode",
+    "Comment",
+    "Latitude",
+    "Updated",
+]
 
 
 def build(rows: int) -> Path:
@@ -65,13 +84,32 @@ def build(rows: int) -> Path:
         units = rng.randint(1, 40)
         price = round(rng.uniform(2, 300), 2)
         revenue = round(units * price, 2)
-        ws.write_row(i + 3, 0, [
-            f"ORD-{i:07d}", None, rng.choice(regions), rng.choice(stores), rng.choice(products),
-            units, price, revenue, round(revenue * rng.uniform(0.4, 0.8), 2), round(rng.uniform(0, 0.3), 3),
-            rng.randint(18, 80), rng.randint(1, 5), rng.random() < 0.05, rng.choice(channels),
-            f"{revenue:,.2f}", f"{rng.uniform(0, 100):.1f}%", f"{rng.randint(0, 99999):06d}",
-            " ".join(rng.choices(words, k=rng.randint(2, 6))), round(rng.uniform(20, 45), 6), None,
-        ])
+        ws.write_row(
+            i + 3,
+            0,
+            [
+                f"ORD-{i:07d}",
+                None,
+                rng.choice(regions),
+                rng.choice(stores),
+                rng.choice(products),
+                units,
+                price,
+                revenue,
+                round(revenue * rng.uniform(0.4, 0.8), 2),
+                round(rng.uniform(0, 0.3), 3),
+                rng.randint(18, 80),
+                rng.randint(1, 5),
+                rng.random() < 0.05,
+                rng.choice(channels),
+                f"{revenue:,.2f}",
+                f"{rng.uniform(0, 100):.1f}%",
+                f"{rng.randint(0, 99999):06d}",
+                " ".join(rng.choices(words, k=rng.randint(2, 6))),
+                round(rng.uniform(20, 45), 6),
+                None,
+            ],
+        )
         ws.write_datetime(i + 3, 1, start + timedelta(days=rng.randint(0, 700)), date_fmt)
         ws.write_datetime(i + 3, 19, start + timedelta(minutes=rng.randint(0, 1_000_000)), ts_fmt)
     wb.close()
@@ -133,16 +171,20 @@ def measure(kind: str, path: Path, repeat: int = 1, timeout: float = 1800) -> di
         if one is None:
             return None
         runs.append(one)
-    return {"seconds": statistics.median(r["seconds"] for r in runs),
-            "rss_mb": max(r["rss_mb"] for r in runs), "rows": runs[0]["rows"],
-            "all": [round(r["seconds"], 2) for r in runs]}
+    return {
+        "seconds": statistics.median(r["seconds"] for r in runs),
+        "rss_mb": max(r["rss_mb"] for r in runs),
+        "rows": runs[0]["rows"],
+        "all": [round(r["seconds"], 2) for r in runs],
+    }
 
 
 def _measure_once(kind: str, path: Path, timeout: float) -> dict | None:
     code = _CHILD.format(repo=str(REPO))
     try:
-        proc = subprocess.run([sys.executable, "-c", code, kind, str(path)], capture_output=True, text=True,
-                              timeout=timeout, cwd=REPO)
+        proc = subprocess.run(
+            [sys.executable, "-c", code, kind, str(path)], capture_output=True, text=True, timeout=timeout, cwd=REPO
+        )
     except subprocess.TimeoutExpired:
         return None
     if proc.returncode != 0:
@@ -165,8 +207,7 @@ def main(argv=None) -> int:
     sizes = args.rows or SIZES
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; files cached in {CACHE}")
     print(f"interpreter + pandas + fastexcel alone: {baseline_rss():.0f} MB peak RSS\n")
-    header = (f"{'rows':>8} {'reader':<18} {'read s':>8} {'peak MB':>8} {'vs openpyxl':>12} "
-              f"{'vs calamine':>12}")
+    header = f"{'rows':>8} {'reader':<18} {'read s':>8} {'peak MB':>8} {'vs openpyxl':>12} {'vs calamine':>12}"
     print(header)
     print("-" * len(header))
     for rows in sizes:
@@ -187,17 +228,23 @@ def main(argv=None) -> int:
                 continue
             r_opx = f"{opx['seconds'] / res['seconds']:.1f}x" if opx else "-"
             r_cal = f"{cal['seconds'] / res['seconds']:.1f}x" if cal else "-"
-            print(f"{rows:>8} {name:<18} {res['seconds']:>8.2f} {res['rss_mb']:>8.0f} {r_opx:>12} {r_cal:>12}"
-                  f"   runs: {', '.join(f'{x:.2f}' for x in res['all'])}")
+            print(
+                f"{rows:>8} {name:<18} {res['seconds']:>8.2f} {res['rss_mb']:>8.0f} {r_opx:>12} {r_cal:>12}"
+                f"   runs: {', '.join(f'{x:.2f}' for x in res['all'])}"
+            )
         csv_path = build_csv(path)
-        for label, kind, file, note in (("verity in a child", "bounded", path, "(fork + copy back)"),
-                                        ("verity csv", "verity", csv_path, "(same table as CSV)"),
-                                        ("pandas read_csv", "read_csv", csv_path, "(same table as CSV)"),
-                                        ("verity preview", "preview", path, "(first 20 rows)")):
+        for label, kind, file, note in (
+            ("verity in a child", "bounded", path, "(fork + copy back)"),
+            ("verity csv", "verity", csv_path, "(same table as CSV)"),
+            ("pandas read_csv", "read_csv", csv_path, "(same table as CSV)"),
+            ("verity preview", "preview", path, "(first 20 rows)"),
+        ):
             res = measure(kind, file, args.repeat)
             if res:
-                print(f"{rows:>8} {label:<18} {res['seconds']:>8.2f} {res['rss_mb']:>8.0f} {note:>25}"
-                      f"   runs: {', '.join(f'{x:.2f}' for x in res['all'])}")
+                print(
+                    f"{rows:>8} {label:<18} {res['seconds']:>8.2f} {res['rss_mb']:>8.0f} {note:>25}"
+                    f"   runs: {', '.join(f'{x:.2f}' for x in res['all'])}"
+                )
         print()
     print("ratios: how many times faster Verity's full load (type inference and cleaning included) is")
     return 0

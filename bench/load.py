@@ -43,8 +43,15 @@ def free_port() -> int:
 
 def start(mode: str, workers: int, database_url: str | None) -> tuple[str, list[subprocess.Popen], Path]:
     data = Path(tempfile.mkdtemp(prefix=f"verity-load-{mode}-"))
-    env = {**os.environ, "VERITY_DATA_DIR": str(data), "VERITY_LLM_MODEL": "builtin", "VERITY_RUN_EXECUTOR": mode,
-           "VERITY_WORKER_POLL_S": "0.1", "VERITY_RUN_WORKERS": "2", "PYTHONPATH": str(REPO)}
+    env = {
+        **os.environ,
+        "VERITY_DATA_DIR": str(data),
+        "VERITY_LLM_MODEL": "builtin",
+        "VERITY_RUN_EXECUTOR": mode,
+        "VERITY_WORKER_POLL_S": "0.1",
+        "VERITY_RUN_WORKERS": "2",
+        "PYTHONPATH": str(REPO),
+    }
     if database_url:
         env["VERITY_DATABASE_URL"] = database_url
     port = free_port()
@@ -94,7 +101,9 @@ class Tally:
 
 def route_of(path: str) -> str:
     parts = path.strip("/").split("/")
-    return "/" + "/".join(p if p in ("api", "workspaces", "runs", "files", "messages", "events") else "*" for p in parts)
+    return "/" + "/".join(
+        p if p in ("api", "workspaces", "runs", "files", "messages", "events") else "*" for p in parts
+    )
 
 
 def follow_events(client: httpx.Client, run: str, tally: Tally) -> None:
@@ -178,10 +187,19 @@ def measure(mode: str, users: int, workers: int, database_url: str | None) -> di
     finally:
         stop(processes)
     pages = loaded + user_pages
-    return {"errors": sum(tally.errors.values()), "kinds": dict(tally.errors), "done": statuses.get("done", 0),
-            "statuses": dict(statuses), "idle": statistics.median(idle), "p50": statistics.median(pages),
-            "p95": percentile(pages, 95), "run_p50": statistics.median(runs) if runs else float("nan"),
-            "run_p95": percentile(runs, 95), "wall": wall, "log": data / "server.log"}
+    return {
+        "errors": sum(tally.errors.values()),
+        "kinds": dict(tally.errors),
+        "done": statuses.get("done", 0),
+        "statuses": dict(statuses),
+        "idle": statistics.median(idle),
+        "p50": statistics.median(pages),
+        "p95": percentile(pages, 95),
+        "run_p50": statistics.median(runs) if runs else float("nan"),
+        "run_p95": percentile(runs, 95),
+        "wall": wall,
+        "log": data / "server.log",
+    }
 
 
 def main() -> None:
@@ -193,14 +211,20 @@ def main() -> None:
     args = parser.parse_args()
     rows = {mode: measure(mode, args.users, args.workers, args.database_url) for mode in args.modes.split(",")}
     database = "PostgreSQL" if args.database_url else "SQLite"
-    print(f"\n{args.users} users on {database}, each: upload retail_sales.xlsx, open the page, ask, follow the "
-          f"event stream, read the answer (worker mode: {args.workers} worker processes)\n")
-    print(f"{'runs in':8} {'errors':>6} {'done':>5} {'page idle':>9} {'page p50':>9} {'p50/idle':>8} {'page p95':>9} "
-          f"{'p95/idle':>8} {'run p50':>8} {'run p95':>8} {'all done':>9}")
+    print(
+        f"\n{args.users} users on {database}, each: upload retail_sales.xlsx, open the page, ask, follow the "
+        f"event stream, read the answer (worker mode: {args.workers} worker processes)\n"
+    )
+    print(
+        f"{'runs in':8} {'errors':>6} {'done':>5} {'page idle':>9} {'page p50':>9} {'p50/idle':>8} {'page p95':>9} "
+        f"{'p95/idle':>8} {'run p50':>8} {'run p95':>8} {'all done':>9}"
+    )
     for mode, r in rows.items():
-        print(f"{mode:8} {r['errors']:6d} {r['done']:5d} {r['idle'] * 1000:7.0f}ms {r['p50'] * 1000:7.0f}ms "
-              f"{r['p50'] / r['idle']:7.1f}x {r['p95'] * 1000:7.0f}ms {r['p95'] / r['idle']:7.1f}x "
-              f"{r['run_p50']:7.1f}s {r['run_p95']:7.1f}s {r['wall']:8.1f}s")
+        print(
+            f"{mode:8} {r['errors']:6d} {r['done']:5d} {r['idle'] * 1000:7.0f}ms {r['p50'] * 1000:7.0f}ms "
+            f"{r['p50'] / r['idle']:7.1f}x {r['p95'] * 1000:7.0f}ms {r['p95'] / r['idle']:7.1f}x "
+            f"{r['run_p50']:7.1f}s {r['run_p95']:7.1f}s {r['wall']:8.1f}s"
+        )
     for mode, r in rows.items():
         if r["errors"] or r["done"] != args.users:
             print(f"\n{mode}: {r['kinds']} run statuses {r['statuses']} (server log: {r['log']})")

@@ -23,7 +23,19 @@ from analysis_tools import run_tool  # noqa: E402
 from tests.test_nist_nonlinear import AVERAGE, HIGHER, LOWER, NONLINEAR, digits, fit_nist  # noqa: E402
 from tests.test_tools_stats import NIST, NIST_LINREG, _nist_frame, _parse_nist_anova, lre  # noqa: E402
 
-ANOVA_SETS = ["AtmWtAg", "SiRstv", "SmLs01", "SmLs02", "SmLs03", "SmLs04", "SmLs05", "SmLs06", "SmLs07", "SmLs08", "SmLs09"]
+ANOVA_SETS = [
+    "AtmWtAg",
+    "SiRstv",
+    "SmLs01",
+    "SmLs02",
+    "SmLs03",
+    "SmLs04",
+    "SmLs05",
+    "SmLs06",
+    "SmLs07",
+    "SmLs08",
+    "SmLs09",
+]
 ROW = "{:<8} {:<10} {:>7} {:>7} {:>7} {:>8}  {}"
 
 
@@ -64,7 +76,9 @@ def nonlinear_rows() -> list[tuple]:
         p2 = digits(spec, r2)["params"] if r2 is not None and r2.ok else float("nan")
         need = 4 if name not in HIGHER else None
         status = "" if r1.ok else f" fit failed: {r1.error['error']}"
-        rows.append(("nonlin", name, d1["params"], d1["se"], p2, d1["params"], need, f"start1 | se | start2   {level}{status}"))
+        rows.append(
+            ("nonlin", name, d1["params"], d1["se"], p2, d1["params"], need, f"start1 | se | start2   {level}{status}")
+        )
     return rows
 
 
@@ -75,15 +89,28 @@ def main() -> None:
     failures = []
     for row in linreg_rows() + anova_rows() + (nonlinear_rows() if NONLINEAR.exists() else []):
         kind, name, a, b, c, worst, need, what = row
-        a, b, c, worst = (max(v, 0.0) if v == v else v for v in (a, b, c, worst))    # a wrong answer has 0 digits
+        a, b, c, worst = (max(v, 0.0) if v == v else v for v in (a, b, c, worst))  # a wrong answer has 0 digits
         ok = need is None or worst >= need
         if not ok:
             failures.append(name)
         req = f">={need}" if need else "-"
-        print(ROW.format(kind, name, f"{a:.1f}", f"{b:.1f}", f"{c:.1f}", f"{worst:.1f}", f"{what}  need {req}{'' if ok else '  BELOW'}"))
+        print(
+            ROW.format(
+                kind,
+                name,
+                f"{a:.1f}",
+                f"{b:.1f}",
+                f"{c:.1f}",
+                f"{worst:.1f}",
+                f"{what}  need {req}{'' if ok else '  BELOW'}",
+            )
+        )
     print("-" * 86)
-    print(f"all required sets pass: {not failures}" + (f" (below: {failures})" if failures else "")
-          + f"; {time.perf_counter() - started:.1f} s")
+    print(
+        f"all required sets pass: {not failures}"
+        + (f" (below: {failures})" if failures else "")
+        + f"; {time.perf_counter() - started:.1f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -56,75 +56,151 @@ def questions() -> list[Question]:
     titanic, air = REFERENCE / "carData_TitanicSurvival.csv", REFERENCE / "airquality.csv"
     boston, birthwt, mpg = REFERENCE / "MASS_Boston.csv", REFERENCE / "MASS_birthwt.csv", REFERENCE / "ggplot2_mpg.csv"
     return [
-        Question("single", iris, "What is the mean sepal length?",
-                 [("c1", "describe_columns", {"columns": ["Sepal.Length"]})],
-                 "The mean sepal length is 5.843 cm (150 flowers).",
-                 [("The mean sepal length is 5.843 cm", ["c1"], "descriptive statistics")]),
-        Question("single", mtcars, "What is the Pearson correlation between mpg and wt?",
-                 [("c1", "correlation_analysis", {"columns": ["mpg", "wt"]})],
-                 "mpg and weight are strongly negatively correlated: Pearson r = -0.868 (p < 0.001, n = 32).",
-                 [("Pearson r between mpg and wt is -0.868 (p < 0.001)", ["c1"], "Pearson correlation")]),
-        Question("single", mtcars, "Report the Shapiro-Wilk p-value for mpg.",
-                 [("c1", "normality_test", {"value_column": "mpg"})],
-                 "The Shapiro-Wilk test gives p = 0.123 for mpg: no evidence against normality.",
-                 [("Shapiro-Wilk p = 0.123 for mpg", ["c1"], "Shapiro-Wilk test")]),
-        Question("single", titanic, "How many passengers are age outliers by the IQR rule?",
-                 [("c1", "outlier_detection", {"value_column": "age", "method": "iqr"})],
-                 "9 passengers have an age outside the IQR fences (all above 66 years).",
-                 [("9 passengers are age outliers by the IQR rule", ["c1"], "IQR fences")]),
-        Question("single", air, "How many Ozone values are missing?",
-                 [("c1", "describe_columns", {"columns": ["Ozone"]})],
-                 "37 of the 153 Ozone values are missing.",
-                 [("37 Ozone values are missing", ["c1"], "descriptive statistics")]),
-        Question("multi", iris, "Does sepal length differ by species, and which species differ from each other?",
-                 [("c1", "describe_columns", {"columns": ["Sepal.Length"]}),
-                  ("c2", "compare_groups", {"value_column": "Sepal.Length", "group_column": "Species"}),
-                  ("c3", "plot_box", {"value_column": "Sepal.Length", "group_column": "Species"})],
-                 "Yes. Sepal length differs by species (F(2, 147) = 119.3, p < 0.001): virginica is longest "
-                 "(6.588 cm), then versicolor (5.936), then setosa (5.006); every pair differs.",
-                 [("Sepal length differs by species, F(2, 147) = 119.3, p < 0.001; virginica 6.588, versicolor "
-                   "5.936, setosa 5.006", ["c2"], "one-way ANOVA with Tukey post-hoc")]),
-        Question("multi", mtcars, "What drives fuel economy (mpg)? Look at weight, horsepower and cylinders.",
-                 [("c1", "correlation_analysis", {"columns": ["mpg", "wt", "hp", "cyl"]}),
-                  ("c2", "linear_regression", {"target_column": "mpg", "feature_columns": ["wt", "hp", "cyl"]}),
-                  ("c3", "plot_scatter", {"x_column": "wt", "y_column": "mpg"})],
-                 "Weight matters most: mpg falls with weight (r = -0.868) and with horsepower (r = -0.776). "
-                 "Together weight, horsepower and cylinders explain 84% of the variation (R² = 0.843).",
-                 [("mpg correlates with wt (r = -0.868) and hp (r = -0.776)", ["c1"], "Pearson correlation"),
-                  ("wt, hp and cyl explain 84% of mpg (R² = 0.843)", ["c2"], "linear regression (OLS)")]),
-        Question("multi", SAMPLES / "retail_sales.xlsx", "Does revenue differ by region and by channel?",
-                 [("c1", "compare_groups", {"value_column": "Revenue", "group_column": "Region"}),
-                  ("c2", "compare_groups", {"value_column": "Revenue", "group_column": "Channel"}),
-                  ("c3", "plot_bar", {"x_column": "Region", "y_column": "Revenue", "agg": "mean"})],
-                 "See the evidence: revenue by region and by channel.",
-                 [("Revenue by region (see the test)", ["c1"], "group comparison"),
-                  ("Revenue by channel (see the test)", ["c2"], "group comparison")]),
+        Question(
+            "single",
+            iris,
+            "What is the mean sepal length?",
+            [("c1", "describe_columns", {"columns": ["Sepal.Length"]})],
+            "The mean sepal length is 5.843 cm (150 flowers).",
+            [("The mean sepal length is 5.843 cm", ["c1"], "descriptive statistics")],
+        ),
+        Question(
+            "single",
+            mtcars,
+            "What is the Pearson correlation between mpg and wt?",
+            [("c1", "correlation_analysis", {"columns": ["mpg", "wt"]})],
+            "mpg and weight are strongly negatively correlated: Pearson r = -0.868 (p < 0.001, n = 32).",
+            [("Pearson r between mpg and wt is -0.868 (p < 0.001)", ["c1"], "Pearson correlation")],
+        ),
+        Question(
+            "single",
+            mtcars,
+            "Report the Shapiro-Wilk p-value for mpg.",
+            [("c1", "normality_test", {"value_column": "mpg"})],
+            "The Shapiro-Wilk test gives p = 0.123 for mpg: no evidence against normality.",
+            [("Shapiro-Wilk p = 0.123 for mpg", ["c1"], "Shapiro-Wilk test")],
+        ),
+        Question(
+            "single",
+            titanic,
+            "How many passengers are age outliers by the IQR rule?",
+            [("c1", "outlier_detection", {"value_column": "age", "method": "iqr"})],
+            "9 passengers have an age outside the IQR fences (all above 66 years).",
+            [("9 passengers are age outliers by the IQR rule", ["c1"], "IQR fences")],
+        ),
+        Question(
+            "single",
+            air,
+            "How many Ozone values are missing?",
+            [("c1", "describe_columns", {"columns": ["Ozone"]})],
+            "37 of the 153 Ozone values are missing.",
+            [("37 Ozone values are missing", ["c1"], "descriptive statistics")],
+        ),
+        Question(
+            "multi",
+            iris,
+            "Does sepal length differ by species, and which species differ from each other?",
+            [
+                ("c1", "describe_columns", {"columns": ["Sepal.Length"]}),
+                ("c2", "compare_groups", {"value_column": "Sepal.Length", "group_column": "Species"}),
+                ("c3", "plot_box", {"value_column": "Sepal.Length", "group_column": "Species"}),
+            ],
+            "Yes. Sepal length differs by species (F(2, 147) = 119.3, p < 0.001): virginica is longest "
+            "(6.588 cm), then versicolor (5.936), then setosa (5.006); every pair differs.",
+            [
+                (
+                    "Sepal length differs by species, F(2, 147) = 119.3, p < 0.001; virginica 6.588, versicolor "
+                    "5.936, setosa 5.006",
+                    ["c2"],
+                    "one-way ANOVA with Tukey post-hoc",
+                )
+            ],
+        ),
+        Question(
+            "multi",
+            mtcars,
+            "What drives fuel economy (mpg)? Look at weight, horsepower and cylinders.",
+            [
+                ("c1", "correlation_analysis", {"columns": ["mpg", "wt", "hp", "cyl"]}),
+                ("c2", "linear_regression", {"target_column": "mpg", "feature_columns": ["wt", "hp", "cyl"]}),
+                ("c3", "plot_scatter", {"x_column": "wt", "y_column": "mpg"}),
+            ],
+            "Weight matters most: mpg falls with weight (r = -0.868) and with horsepower (r = -0.776). "
+            "Together weight, horsepower and cylinders explain 84% of the variation (R² = 0.843).",
+            [
+                ("mpg correlates with wt (r = -0.868) and hp (r = -0.776)", ["c1"], "Pearson correlation"),
+                ("wt, hp and cyl explain 84% of mpg (R² = 0.843)", ["c2"], "linear regression (OLS)"),
+            ],
+        ),
+        Question(
+            "multi",
+            SAMPLES / "retail_sales.xlsx",
+            "Does revenue differ by region and by channel?",
+            [
+                ("c1", "compare_groups", {"value_column": "Revenue", "group_column": "Region"}),
+                ("c2", "compare_groups", {"value_column": "Revenue", "group_column": "Channel"}),
+                ("c3", "plot_bar", {"x_column": "Region", "y_column": "Revenue", "agg": "mean"}),
+            ],
+            "See the evidence: revenue by region and by channel.",
+            [
+                ("Revenue by region (see the test)", ["c1"], "group comparison"),
+                ("Revenue by channel (see the test)", ["c2"], "group comparison"),
+            ],
+        ),
         # harder, as real users ask: longer questions over wider tables (the first request grows with both)
-        Question("multi", boston, "Which neighbourhood factors are most strongly associated with the median home "
-                 "value (medv)? I care about rooms, crime, the pupil-teacher ratio and the lower-status share; how "
-                 "much does one extra room add once the others are held fixed?",
-                 [("c1", "correlation_analysis", {"columns": ["medv", "rm", "crim", "ptratio", "lstat"]}),
-                  ("c2", "linear_regression", {"target_column": "medv",
-                                               "feature_columns": ["rm", "crim", "ptratio", "lstat"]}),
-                  ("c3", "plot_scatter", {"x_column": "rm", "y_column": "medv"})],
-                 "Rooms and the lower-status share matter most; see the evidence for the coefficients.",
-                 [("medv correlates with rm and lstat (see the test)", ["c1"], "Pearson correlation"),
-                  ("Holding the others fixed, rooms add value (see the model)", ["c2"], "linear regression (OLS)")]),
-        Question("multi", birthwt, "Do babies of mothers who smoked during pregnancy weigh less at birth? Give the "
-                 "difference in grams with a 95% confidence interval, and say whether it is big enough to matter.",
-                 [("c1", "compare_two_groups", {"value_column": "bwt", "group_column": "smoke"}),
-                  ("c2", "plot_box", {"value_column": "bwt", "group_column": "smoke"})],
-                 "Yes: babies of smokers weigh less (see the evidence for the difference and its interval).",
-                 [("Babies of smokers weigh less (see the test)", ["c1"], "Welch t-test")]),
-        Question("multi", mpg, "Is highway mileage (hwy) different for front-wheel, rear-wheel and 4-wheel drive "
-                 "cars (drv), and does the gap remain once engine size (displ) is taken into account?",
-                 [("c1", "compare_groups", {"value_column": "hwy", "group_column": "drv"}),
-                  ("c2", "linear_regression", {"target_column": "hwy", "feature_columns": ["displ", "drv"]}),
-                  ("c3", "plot_box", {"value_column": "hwy", "group_column": "drv"})],
-                 "Highway mileage differs by drive type, and part of it is engine size (see the evidence).",
-                 [("hwy differs by drv (see the test)", ["c1"], "one-way ANOVA"),
-                  ("With engine size held fixed, drive type still matters (see the model)", ["c2"],
-                   "linear regression (OLS)")]),
+        Question(
+            "multi",
+            boston,
+            "Which neighbourhood factors are most strongly associated with the median home "
+            "value (medv)? I care about rooms, crime, the pupil-teacher ratio and the lower-status share; how "
+            "much does one extra room add once the others are held fixed?",
+            [
+                ("c1", "correlation_analysis", {"columns": ["medv", "rm", "crim", "ptratio", "lstat"]}),
+                (
+                    "c2",
+                    "linear_regression",
+                    {"target_column": "medv", "feature_columns": ["rm", "crim", "ptratio", "lstat"]},
+                ),
+                ("c3", "plot_scatter", {"x_column": "rm", "y_column": "medv"}),
+            ],
+            "Rooms and the lower-status share matter most; see the evidence for the coefficients.",
+            [
+                ("medv correlates with rm and lstat (see the test)", ["c1"], "Pearson correlation"),
+                ("Holding the others fixed, rooms add value (see the model)", ["c2"], "linear regression (OLS)"),
+            ],
+        ),
+        Question(
+            "multi",
+            birthwt,
+            "Do babies of mothers who smoked during pregnancy weigh less at birth? Give the "
+            "difference in grams with a 95% confidence interval, and say whether it is big enough to matter.",
+            [
+                ("c1", "compare_two_groups", {"value_column": "bwt", "group_column": "smoke"}),
+                ("c2", "plot_box", {"value_column": "bwt", "group_column": "smoke"}),
+            ],
+            "Yes: babies of smokers weigh less (see the evidence for the difference and its interval).",
+            [("Babies of smokers weigh less (see the test)", ["c1"], "Welch t-test")],
+        ),
+        Question(
+            "multi",
+            mpg,
+            "Is highway mileage (hwy) different for front-wheel, rear-wheel and 4-wheel drive "
+            "cars (drv), and does the gap remain once engine size (displ) is taken into account?",
+            [
+                ("c1", "compare_groups", {"value_column": "hwy", "group_column": "drv"}),
+                ("c2", "linear_regression", {"target_column": "hwy", "feature_columns": ["displ", "drv"]}),
+                ("c3", "plot_box", {"value_column": "hwy", "group_column": "drv"}),
+            ],
+            "Highway mileage differs by drive type, and part of it is engine size (see the evidence).",
+            [
+                ("hwy differs by drv (see the test)", ["c1"], "one-way ANOVA"),
+                (
+                    "With engine size held fixed, drive type still matters (see the model)",
+                    ["c2"],
+                    "linear regression (OLS)",
+                ),
+            ],
+        ),
     ]
 
 
@@ -138,9 +214,10 @@ class Replay:
     def __init__(self, question: Question):
         self.question = question
         self.todo = [(cid, tool, args) for cid, tool, args in question.steps]
-        self.todo += [(f"e{i}", "record_evidence", {"claim": claim, "tool_call_ids": ids, "method": method,
-                                                     "sample_size": None})
-                      for i, (claim, ids, method) in enumerate(question.evidence, 1)]
+        self.todo += [
+            (f"e{i}", "record_evidence", {"claim": claim, "tool_call_ids": ids, "method": method, "sample_size": None})
+            for i, (claim, ids, method) in enumerate(question.evidence, 1)
+        ]
         self.requests: list[tuple[list, list]] = []
         self.searched: set[str] = set()
 
@@ -181,19 +258,24 @@ def run_verity(question: Question, tmp: Path) -> list[tuple[int, int]]:
     return [(wire_chars(m, t), count_messages(m, t)) for m, t in model.requests]
 
 
-BASELINE_PROMPT = ("You are a data analyst. Write one Python program (pandas, scipy, statsmodels) that answers the "
-                   "user's question from the CSV file at `path`. Print the answer as one or two plain sentences with "
-                   "its key numbers. Reply with the program only.")
+BASELINE_PROMPT = (
+    "You are a data analyst. Write one Python program (pandas, scipy, statsmodels) that answers the "
+    "user's question from the CSV file at `path`. Print the answer as one or two plain sentences with "
+    "its key numbers. Reply with the program only."
+)
 
 
 def baseline(question: Question) -> tuple[int, int]:
     """The code-generation peer's single request: instruction, schema, five rows, the question."""
     frame = pd.read_excel(question.file) if question.file.suffix == ".xlsx" else pd.read_csv(question.file)
     schema = "\n".join(f"- {c}: {t}" for c, t in frame.dtypes.astype(str).items())
-    data = (f"path = {question.file.name!r}; {len(frame)} rows.\nColumns:\n{schema}\nFirst rows (CSV):\n"
-            + frame.head(5).to_csv(index=False))
-    messages = [{"role": "system", "content": BASELINE_PROMPT},
-                {"role": "user", "content": f"{data}\nQuestion: {question.text}"}]
+    data = f"path = {question.file.name!r}; {len(frame)} rows.\nColumns:\n{schema}\nFirst rows (CSV):\n" + frame.head(
+        5
+    ).to_csv(index=False)
+    messages = [
+        {"role": "system", "content": BASELINE_PROMPT},
+        {"role": "user", "content": f"{data}\nQuestion: {question.text}"},
+    ]
     return wire_chars(messages, []), count_messages(messages)
 
 
@@ -208,12 +290,16 @@ def main() -> int:
         total_ok = question.kind != "single" or sum(chars) <= SINGLE_QUESTION_LIMIT
         ok &= first_ok and total_ok
         rows.append((question, chars, tokens, b_chars, b_tokens, first_ok, total_ok))
-    print(f"{'question':<58} {'kind':<6} {'req':>3} {'first ch':>9} {'total ch':>9} {'total tok':>9} "
-          f"{'max req':>8} {'base ch':>8} {'base tok':>8} {'ch ×':>6}")
+    print(
+        f"{'question':<58} {'kind':<6} {'req':>3} {'first ch':>9} {'total ch':>9} {'total tok':>9} "
+        f"{'max req':>8} {'base ch':>8} {'base tok':>8} {'ch ×':>6}"
+    )
     for question, chars, tokens, b_chars, b_tokens, first_ok, total_ok in rows:
         flag = "" if first_ok and total_ok else "  <-- over target"
-        print(f"{question.text[:58]:<58} {question.kind:<6} {len(chars):>3} {chars[0]:>9,} {sum(chars):>9,} "
-              f"{sum(tokens):>9,} {max(chars):>8,} {b_chars:>8,} {b_tokens:>8,} {sum(chars) / b_chars:>6.1f}{flag}")
+        print(
+            f"{question.text[:58]:<58} {question.kind:<6} {len(chars):>3} {chars[0]:>9,} {sum(chars):>9,} "
+            f"{sum(tokens):>9,} {max(chars):>8,} {b_chars:>8,} {b_tokens:>8,} {sum(chars) / b_chars:>6.1f}{flag}"
+        )
     print("\nper request (characters / tokens):")
     for question, chars, tokens, *_ in rows:
         print(f"  {question.text[:50]:<50} " + "  ".join(f"{c:,}/{t:,}" for c, t in zip(chars, tokens)))

@@ -41,15 +41,22 @@ from sandbox import LaunchSpec, Limits, SandboxPool, detect_isolation
 from sandbox.procs import children_of, tree
 
 TRIVIAL = "print(1 + 1)"
-GROUPBY = ("out = big.groupby(['region', 'product'])['revenue'].agg(['sum', 'mean', 'count'])\n"
-           "print(out.shape, round(float(out['sum'].sum()), 2))")
+GROUPBY = (
+    "out = big.groupby(['region', 'product'])['revenue'].agg(['sum', 'mean', 'count'])\n"
+    "print(out.shape, round(float(out['sum'].sum()), 2))"
+)
 
 
 def dataset(folder: Path, rows: int = 100_000) -> Path:
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"region": rng.choice(["north", "south", "east", "west"], rows),
-                          "product": rng.choice([f"p{i}" for i in range(50)], rows),
-                          "revenue": rng.gamma(2.0, 50.0, rows).round(2), "units": rng.integers(1, 20, rows)})
+    frame = pd.DataFrame(
+        {
+            "region": rng.choice(["north", "south", "east", "west"], rows),
+            "product": rng.choice([f"p{i}" for i in range(50)], rows),
+            "revenue": rng.gamma(2.0, 50.0, rows).round(2),
+            "units": rng.integers(1, 20, rows),
+        }
+    )
     path = folder / "files" / "d1" / "working_v1.parquet"
     path.parent.mkdir(parents=True)
     frame.to_parquet(path)
@@ -79,8 +86,12 @@ def latency(root: Path, mode: str, warm_n: int, fresh_n: int) -> list[tuple[str,
             for _ in range(fresh_n):
                 pool = SandboxPool()
                 try:
-                    other = LaunchSpec(f"bench-fresh-{name[:3]}-{len(fresh)}", spec.data_root,
-                                       root / f"scratch-fresh-{name[:3]}-{len(fresh)}", mode=mode)
+                    other = LaunchSpec(
+                        f"bench-fresh-{name[:3]}-{len(fresh)}",
+                        spec.data_root,
+                        root / f"scratch-fresh-{name[:3]}-{len(fresh)}",
+                        mode=mode,
+                    )
                     fresh.append(timed(pool, other, code, data))
                 finally:
                     pool.close()
@@ -134,8 +145,12 @@ def uploads(root: Path, path: Path, count: int, budgets: list[int], parse_mb: in
     server = read_server()  # started once, outside the measurement
     rows = []
     for reads in budgets:
-        settings = Settings(_env_file=None, data_dir=root / f"runtime-{reads}", parse_memory_mb=parse_mb,
-                            parse_total_memory_mb=parse_mb * reads)
+        settings = Settings(
+            _env_file=None,
+            data_dir=root / f"runtime-{reads}",
+            parse_memory_mb=parse_mb,
+            parse_total_memory_mb=parse_mb * reads,
+        )
         outcomes: list[str] = []
 
         def read(settings: Settings = settings, outcomes: list[str] = outcomes) -> None:
@@ -178,8 +193,10 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="verity-bench-sandbox-"))
 
     rows = latency(root, args.mode, args.warm, args.fresh)
-    print(f"1. run_python latency; isolation: {isolation.kind}; median of {args.warm} warm calls and "
-          f"{args.fresh} fresh sandboxes")
+    print(
+        f"1. run_python latency; isolation: {isolation.kind}; median of {args.warm} warm calls and "
+        f"{args.fresh} fresh sandboxes"
+    )
     print(f"{'case':<20} {'warm (ms)':>10} {'fresh (ms)':>11} {'fresh/warm':>11}")
     for name, warm, fresh in rows:
         print(f"{name:<20} {warm * 1000:>10.1f} {fresh * 1000:>11.1f} {fresh / warm:>10.1f}x")
@@ -188,8 +205,10 @@ def main() -> None:
 
     counts = [int(n) for n in args.workspaces.split(",")]
     memory = warm_memory(root, args.mode, counts, args.max_warm, args.warm_memory_mb)
-    print(f"2. warm sandboxes after one call in each of N workspaces (cap: {args.max_warm} sandboxes, "
-          f"{args.warm_memory_mb} MB)")
+    print(
+        f"2. warm sandboxes after one call in each of N workspaces (cap: {args.max_warm} sandboxes, "
+        f"{args.warm_memory_mb} MB)"
+    )
     print(f"{'pool':<8} {'N':>4} {'warm':>5} {'processes':>10} {'PSS (MB)':>9}")
     for kind, n, warm, processes, pss in memory:
         print(f"{kind:<8} {n:>4} {warm:>5} {processes:>10} {pss:>9.0f}")
@@ -199,8 +218,10 @@ def main() -> None:
         return
     path = single_line_csv(root, args.upload_mb)
     results = uploads(root, path, args.uploads, [1, 2, args.uploads], args.parse_memory_mb)
-    print(f"3. {args.uploads} concurrent {args.upload_mb} MB single-line CSV uploads (parse_memory_mb "
-          f"{args.parse_memory_mb}; the budget allows this many reads at once)")
+    print(
+        f"3. {args.uploads} concurrent {args.upload_mb} MB single-line CSV uploads (parse_memory_mb "
+        f"{args.parse_memory_mb}; the budget allows this many reads at once)"
+    )
     print(f"{'reads at once':>13} {'uploads':>8} {'readers seen':>13} {'peak RSS (MB)':>14} {'time (s)':>9}  outcome")
     for reads, count, most, peak, seconds, outcome in results:
         print(f"{reads:>13} {count:>8} {most:>13} {peak:>14.0f} {seconds:>9.1f}  {', '.join(outcome)}")

@@ -50,8 +50,11 @@ def commands(workbook: Path) -> dict[str, list[str]]:
         "python -c pass": [sys.executable, "-c", "pass"],
         "python -c 'import pandas'": [sys.executable, "-c", "import pandas"],
         "verity --help": [*verity, "--help"],
-        "pandas.read_excel calamine": [sys.executable, "-c",
-                                       f"import pandas; pandas.read_excel({str(workbook)!r}, engine='calamine')"],
+        "pandas.read_excel calamine": [
+            sys.executable,
+            "-c",
+            f"import pandas; pandas.read_excel({str(workbook)!r}, engine='calamine')",
+        ],
         "verity inspect --json": [*verity, "inspect", str(workbook), "--json"],
     }
 
@@ -88,17 +91,23 @@ def report(times: dict[str, list[tuple[float, float]]]) -> bool:
     print("-" * 84)
     for name, runs in times.items():
         walls = [w for w, _ in runs]
-        print(f"{name:<28} {wall[name]:>8.3f} {min(walls):>7.3f} {max(walls):>7.3f} {cpu[name]:>7.3f} "
-              f"{wall[name] / pandas:>21.2f}x")
+        print(
+            f"{name:<28} {wall[name]:>8.3f} {min(walls):>7.3f} {max(walls):>7.3f} {cpu[name]:>7.3f} "
+            f"{wall[name] / pandas:>21.2f}x"
+        )
     help_s = wall["verity --help"]
     ratio = wall["pandas.read_excel calamine"] / wall["verity inspect --json"]
     cpu_ratio = cpu["pandas.read_excel calamine"] / cpu["verity inspect --json"]
     help_ok, inspect_ok = help_s <= HELP_TARGET_S, ratio >= INSPECT_TARGET_RATIO
     print()
-    print(f"verity --help: {help_s:.3f} s wall, {cpu['verity --help']:.3f} s cpu "
-          f"(target <= {HELP_TARGET_S} s): {'met' if help_ok else 'NOT met'}")
-    print(f"verity inspect: {ratio:.2f}x faster than pandas.read_excel(calamine) as whole processes, wall clock "
-          f"({cpu_ratio:.2f}x in cpu time) (target >= {INSPECT_TARGET_RATIO}x): {'met' if inspect_ok else 'NOT met'}")
+    print(
+        f"verity --help: {help_s:.3f} s wall, {cpu['verity --help']:.3f} s cpu "
+        f"(target <= {HELP_TARGET_S} s): {'met' if help_ok else 'NOT met'}"
+    )
+    print(
+        f"verity inspect: {ratio:.2f}x faster than pandas.read_excel(calamine) as whole processes, wall clock "
+        f"({cpu_ratio:.2f}x in cpu time) (target >= {INSPECT_TARGET_RATIO}x): {'met' if inspect_ok else 'NOT met'}"
+    )
     return help_ok and inspect_ok
 
 
@@ -108,9 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=100_000, help="rows of the workbook (default 100000)")
     args = parser.parse_args(argv)
     workbook = build(args.rows)
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.1f}; {args.rounds} rounds; workbook {workbook} "
-          f"({workbook.stat().st_size / 1e6:.1f} MB, {args.rows} rows x 20 columns)\n")
+    print(
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.1f}; {args.rounds} rounds; workbook {workbook} "
+        f"({workbook.stat().st_size / 1e6:.1f} MB, {args.rows} rows x 20 columns)\n"
+    )
     return 0 if report(measure(commands(workbook), args.rounds)) else 1
 
 

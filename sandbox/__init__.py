@@ -32,5 +32,13 @@ from sandbox.launch import LaunchSpec
 from sandbox.pool import SandboxPool, get_pool
 from sandbox.results import RunOutcome
 
-__all__ = ["Isolation", "LaunchSpec", "Limits", "RunOutcome", "SandboxPool", "SandboxUnavailable",
-           "detect_isolation", "get_pool"]
+__all__ = [
+    "Isolation",
+    "LaunchSpec",
+    "Limits",
+    "RunOutcome",
+    "SandboxPool",
+    "SandboxUnavailable",
+    "detect_isolation",
+    "get_pool",
+]

@@ -39,9 +39,11 @@ class Limits:
     scratch_mb: int = 256  # the size of the sandbox's /scratch and /tmp (fixed when it starts: LaunchSpec)
 
     def describe(self) -> str:
-        return (f"cpu {self.cpu_s} s, wall {self.wall_s:g} s, memory {self.memory_mb} MB, "
-                f"{self.max_procs} processes, {self.max_files} open files, output {self.max_output_chars} chars, "
-                f"files {self.file_mb} MB, writable space {self.scratch_mb} MB")
+        return (
+            f"cpu {self.cpu_s} s, wall {self.wall_s:g} s, memory {self.memory_mb} MB, "
+            f"{self.max_procs} processes, {self.max_files} open files, output {self.max_output_chars} chars, "
+            f"files {self.file_mb} MB, writable space {self.scratch_mb} MB"
+        )
 
 
 @dataclass(frozen=True)
@@ -54,8 +56,15 @@ class Isolation:
     @property
     def features(self) -> list[str]:
         if self.kind in ("bwrap", "unshare"):
-            return ["no network", "own pid/mount/ipc/uts namespaces", "read-only data", "no host files",
-                    "clean environment", "nothing outlives a call", "seccomp"]
+            return [
+                "no network",
+                "own pid/mount/ipc/uts namespaces",
+                "read-only data",
+                "no host files",
+                "clean environment",
+                "nothing outlives a call",
+                "seccomp",
+            ]
         if self.kind == "unsafe":
             return ["NO isolation (unsafe mode)"]
         return []
@@ -68,8 +77,9 @@ class SandboxUnavailable(RuntimeError):
 # ----------------------------------------------------------------------------- detection
 def _probe(command: list[str]) -> tuple[bool, str]:
     try:
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=20,
-                              env={"PATH": "/usr/bin:/bin"})
+        done = subprocess.run(
+            command, stdin=subprocess.DEVNULL, capture_output=True, timeout=20, env={"PATH": "/usr/bin:/bin"}
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"{type(exc).__name__}: {exc}"
     if done.returncode != 0:
@@ -89,8 +99,22 @@ def probe(kind: str) -> Isolation:
         binary = bwrap_binary()
         if not binary:
             return Isolation(kind, False, "bubblewrap (bwrap) is not installed")
-        command = [binary, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-net",
-                   "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
+        command = [
+            binary,
+            "--ro-bind",
+            "/",
+            "/",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--unshare-net",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--die-with-parent",
+            "--new-session",
+        ]
         command += ["--cap-drop", "ALL"] if root else ["--unshare-user"]
         ok, why = _probe(command + [sys.executable, "-I", "-S", "-c", "pass"])
         return Isolation(kind, ok, why, binary)
@@ -123,5 +147,10 @@ def detect_isolation(mode: str = "auto") -> Isolation:
         if found.available:
             return found
         reasons.append(f"{kind}: {found.reason}")
-    return Isolation("none", False, "no isolation is available (" + "; ".join(reasons)
-                     + "); set sandbox_mode=unsafe only on a trusted single-user machine")
+    return Isolation(
+        "none",
+        False,
+        "no isolation is available ("
+        + "; ".join(reasons)
+        + "); set sandbox_mode=unsafe only on a trusted single-user machine",
+    )

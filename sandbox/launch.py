@@ -71,17 +71,32 @@ def _system_binds() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
 
 
 THREAD_ENV = {
-    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
-    "VECLIB_MAXIMUM_THREADS": "1", "BLIS_NUM_THREADS": "1", "ARROW_DEFAULT_MEMORY_POOL": "system",
-    "JE_ARROW_MALLOC_CONF": "background_thread:false", "MPLBACKEND": "Agg",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "VECLIB_MAXIMUM_THREADS": "1",
+    "BLIS_NUM_THREADS": "1",
+    "ARROW_DEFAULT_MEMORY_POOL": "system",
+    "JE_ARROW_MALLOC_CONF": "background_thread:false",
+    "MPLBACKEND": "Agg",
 }
 
 
 def sandbox_env(home: str) -> dict[str, str]:
     """The whole environment of the sandbox: no VERITY_*, OPENAI_* or any other host variable."""
-    return {"PATH": "/nonexistent", "HOME": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
-            "MPLCONFIGDIR": f"{home}/.matplotlib", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
-            "PYTHONIOENCODING": "utf-8", **THREAD_ENV}
+    return {
+        "PATH": "/nonexistent",
+        "HOME": home,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+        "MPLCONFIGDIR": f"{home}/.matplotlib",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "PYTHONIOENCODING": "utf-8",
+        **THREAD_ENV,
+    }
 
 
 @dataclass
@@ -100,8 +115,14 @@ class LaunchSpec:
     user_namespace: bool | None = None
 
     def key(self) -> tuple:
-        return (self.workspace_id, str(self.data_root), str(self.scratch_root), self.mode, self.scratch_mb,
-                self.in_user_namespace)
+        return (
+            self.workspace_id,
+            str(self.data_root),
+            str(self.scratch_root),
+            self.mode,
+            self.scratch_mb,
+            self.in_user_namespace,
+        )
 
     @property
     def in_user_namespace(self) -> bool:
@@ -112,8 +133,11 @@ def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list
     """The command line, environment and worker spec that start one warm parent."""
     executable, python_dirs, site = _python_paths()
     root = not spec.in_user_namespace  # privileged: two users per workspace; else a pid namespace per call
-    worker: dict[str, Any] = {"fd": fd, "seccomp": isolation.kind in ("bwrap", "unshare"),
-                              "pidns": isolation.kind in ("bwrap", "unshare")}
+    worker: dict[str, Any] = {
+        "fd": fd,
+        "seccomp": isolation.kind in ("bwrap", "unshare"),
+        "pidns": isolation.kind in ("bwrap", "unshare"),
+    }
     if isolation.kind == "unsafe":
         live = spec.scratch_root / "live"  # no isolation: the calls write to a host folder
         worker["scratch"] = str(live)
@@ -129,19 +153,40 @@ def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list
     env = sandbox_env(INSIDE_SCRATCH)
     size = str(spec.scratch_mb * 1024 * 1024)
     system, links = _system_binds()
-    read_only = system + [(d, d) for d in python_dirs] + [(str(PACKAGE_DIR), f"{INSIDE_PACKAGE_ROOT}/sandbox"),
-                                                          (str(spec.data_root), INSIDE_DATA)]
+    read_only = (
+        system
+        + [(d, d) for d in python_dirs]
+        + [(str(PACKAGE_DIR), f"{INSIDE_PACKAGE_ROOT}/sandbox"), (str(spec.data_root), INSIDE_DATA)]
+    )
     if isolation.kind == "bwrap":
-        command = [isolation.binary, "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid",
-                   "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        command = [
+            isolation.binary,
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-net",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]
         if root:  # privileged bwrap; the worker drops to its own users before importing anything
             # (CAP_CHOWN to make the scratch folders, CAP_SETPCAP to empty the bounding set; the
             # worker keeps only CAP_SETUID, CAP_SETGID and CAP_KILL: sandbox.caps)
             caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_SETPCAP")
             command += ["--cap-drop", "ALL"] + [arg for cap in caps for arg in ("--cap-add", cap)]
         else:  # CAP_SYS_ADMIN of the sandbox's own user namespace, for the calls' pid namespaces
-            command += ["--unshare-user", "--uid", "65534", "--gid", "65534", "--disable-userns", "--cap-drop", "ALL",
-                        "--cap-add", "CAP_SYS_ADMIN"]
+            command += [
+                "--unshare-user",
+                "--uid",
+                "65534",
+                "--gid",
+                "65534",
+                "--disable-userns",
+                "--cap-drop",
+                "ALL",
+                "--cap-add",
+                "CAP_SYS_ADMIN",
+            ]
         # /tmp first: binds of an interpreter or virtualenv that lives under /tmp go on top of it.
         # /scratch and /tmp are size-limited file systems in memory: a call cannot fill a disk.
         command += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
@@ -152,9 +197,23 @@ def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list
             command += ["--ro-bind", source, dest]
         for target, link in links:
             command += ["--symlink", target, link]
-        command += ["--perms", "0755", "--size", size, "--tmpfs", INSIDE_SCRATCH,
-                    "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/", "--chdir", "/",
-                    "--clearenv"]
+        command += [
+            "--perms",
+            "0755",
+            "--size",
+            size,
+            "--tmpfs",
+            INSIDE_SCRATCH,
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--remount-ro",
+            "/",
+            "--chdir",
+            "/",
+            "--clearenv",
+        ]
         for key, value in env.items():
             command += ["--setenv", key, value]
         command += _python_command(executable, [INSIDE_PACKAGE_ROOT], site, worker)
@@ -163,10 +222,13 @@ def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list
     # folder the new root is mounted on is removed by the host once the sandbox is up.
     new_root = tempfile.mkdtemp(prefix="verity-nsroot-")
     os.chmod(new_root, 0o755)
-    worker["nsroot"] = {"root": new_root, "chdir": "/",
-                        "tmpfs": [["/tmp", spec.scratch_mb, "1777"], [INSIDE_SCRATCH, spec.scratch_mb, "0755"]],
-                        "binds": [[s, d, True] for s, d in read_only],
-                        "symlinks": [[t, link] for t, link in links]}
+    worker["nsroot"] = {
+        "root": new_root,
+        "chdir": "/",
+        "tmpfs": [["/tmp", spec.scratch_mb, "1777"], [INSIDE_SCRATCH, spec.scratch_mb, "0755"]],
+        "binds": [[s, d, True] for s, d in read_only],
+        "symlinks": [[t, link] for t, link in links],
+    }
     command = [isolation.binary, "--net", "--pid", "--mount", "--ipc", "--uts", "--fork", "--kill-child"]
     if not root:
         command += ["--user", "--map-root-user"]
@@ -191,7 +253,8 @@ def _python_command(executable: str, package_roots: list[str], site: list[str], 
     # -I: no user site, no PYTHON* variables; -S: no .pth files (e.g. editable installs of the app);
     # the package roots and site-packages are put on the path explicitly. In unshare mode the
     # package is imported from its host path before the new root exists, from /opt/verity after.
-    boot = ("import sys; sys.path[:0] = %r; sys.path += %r; from sandbox import worker; worker.main(sys.argv[1])"
-            % (package_roots, site))
+    boot = "import sys; sys.path[:0] = %r; sys.path += %r; from sandbox import worker; worker.main(sys.argv[1])" % (
+        package_roots,
+        site,
+    )
     return [executable, "-I", "-S", "-B", "-c", boot, json.dumps(worker)]
-

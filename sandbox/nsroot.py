@@ -28,8 +28,10 @@ def _check(result: int, what: str) -> None:
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
     enc = lambda s: s.encode() if s is not None else None  # noqa: E731
-    _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
-           f"mount {source} on {target}")
+    _check(
+        _libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+        f"mount {source} on {target}",
+    )
 
 
 def _bind(root: str, source: str, dest: str, read_only: bool, device: bool = False) -> None:
@@ -40,8 +42,12 @@ def _bind(root: str, source: str, dest: str, read_only: bool, device: bool = Fal
         os.makedirs(os.path.dirname(target), exist_ok=True)
         open(target, "a").close()
     _mount(source, target, None, MS_BIND | MS_REC)
-    _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_NOSUID | (0 if device else MS_NODEV)
-           | (MS_RDONLY if read_only else 0))
+    _mount(
+        None,
+        target,
+        None,
+        MS_BIND | MS_REMOUNT | MS_NOSUID | (0 if device else MS_NODEV) | (MS_RDONLY if read_only else 0),
+    )
 
 
 def enter(spec: dict) -> None:

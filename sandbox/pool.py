@@ -41,11 +41,20 @@ class SandboxPool:
         self._reaper: threading.Thread | None = None
         self._stop = threading.Event()
 
-    def configure(self, idle_s: float | None = None, max_warm: int | None = None, memory_mb: int | None = None,
-                  keep_mb: int | None = None) -> None:
+    def configure(
+        self,
+        idle_s: float | None = None,
+        max_warm: int | None = None,
+        memory_mb: int | None = None,
+        keep_mb: int | None = None,
+    ) -> None:
         with self.lock:
-            for name, value in (("idle_s", idle_s), ("max_warm", max_warm), ("memory_mb", memory_mb),
-                                ("keep_mb", keep_mb)):
+            for name, value in (
+                ("idle_s", idle_s),
+                ("max_warm", max_warm),
+                ("memory_mb", memory_mb),
+                ("keep_mb", keep_mb),
+            ):
                 if value is not None:
                     setattr(self, name, value)
 
@@ -57,8 +66,15 @@ class SandboxPool:
             with self.lock:
                 while True:
                     parent = self.parents.get(spec.workspace_id)
-                    if parent is not None and (parent.spec.key() != spec.key() or not parent.alive
-                                               or parent.isolation.kind != isolation.kind) and not parent.in_use:
+                    if (
+                        parent is not None
+                        and (
+                            parent.spec.key() != spec.key()
+                            or not parent.alive
+                            or parent.isolation.kind != isolation.kind
+                        )
+                        and not parent.in_use
+                    ):
                         closing.append(self.parents.pop(spec.workspace_id))
                         parent = None
                     if parent is not None:
@@ -72,7 +88,8 @@ class SandboxPool:
                     if left <= 0:  # every warm sandbox is running a call right now
                         raise SandboxUnavailable(
                             f"all {self.max_warm} sandboxes are busy running other code (sandbox_max_warm); "
-                            "try again in a moment")
+                            "try again in a moment"
+                        )
                     self.lock.wait(min(left, 1.0))
                 warm = parent.hello is not None
                 parent.in_use += 1
@@ -116,8 +133,9 @@ class SandboxPool:
                 return
             self._release(parent)
 
-    def run(self, spec: LaunchSpec, code: str, datasets: dict[str, Path], limits: Limits,
-            call_id: str | None = None) -> RunOutcome:
+    def run(
+        self, spec: LaunchSpec, code: str, datasets: dict[str, Path], limits: Limits, call_id: str | None = None
+    ) -> RunOutcome:
         isolation = detect_isolation(spec.mode)
         if not isolation.available:
             raise SandboxUnavailable(isolation.reason)
@@ -134,8 +152,13 @@ class SandboxPool:
                 raise SandboxUnavailable(f"dataset {name!r} is not under the workspace's data folder") from None
             inside[name] = f"{INSIDE_DATA}/{relative.as_posix()}"
         call_id = re.sub(r"[^A-Za-z0-9_-]+", "_", call_id or uuid.uuid4().hex[:12])[:80]
-        request = {"op": "run", "call_id": call_id, "code": code, "datasets": inside,
-                   "limits": {k: v for k, v in asdict(limits).items()}}
+        request = {
+            "op": "run",
+            "call_id": call_id,
+            "code": code,
+            "datasets": inside,
+            "limits": {k: v for k, v in asdict(limits).items()},
+        }
         for attempt in range(2):
             parent, warm = self._parent(spec, isolation, wait_s=limits.wall_s)
             try:
@@ -150,18 +173,27 @@ class SandboxPool:
             break
         # After a crash or a limit breach the parent process is replaced: by the zygote inside the
         # sandbox (fast, reply["recycled"]) or, when the sandbox itself failed, by a new sandbox.
-        if reply.get("recycle") or (not reply.get("recycled") and not reply.get("parent_crashed")
-                                    and _crashed(reply)):
+        if reply.get("recycle") or (not reply.get("recycled") and not reply.get("parent_crashed") and _crashed(reply)):
             self._forget(spec, parent)
             parent.close()
             self.prewarm(spec, isolation)  # the next call finds a fresh, warm parent
         prune_kept(spec.scratch_root / "calls", KEEP_CALLS, self.keep_mb * 1024 * 1024)
         return RunOutcome(
-            ok=bool(reply.get("ok")), isolation=isolation.kind, error=reply.get("error"),
-            stdout=_stream(reply.get("stdout")), stderr=_stream(reply.get("stderr")), figures=figures, tables=tables,
-            result=reply.get("result"), call_dir=kept, duration_ms=float(reply.get("duration_ms") or 0.0),
-            warm=warm, datasets=reply.get("datasets") or {}, seccomp=parent.seccomp,
-            stopped_processes=int(reply.get("stopped_processes") or 0))
+            ok=bool(reply.get("ok")),
+            isolation=isolation.kind,
+            error=reply.get("error"),
+            stdout=_stream(reply.get("stdout")),
+            stderr=_stream(reply.get("stderr")),
+            figures=figures,
+            tables=tables,
+            result=reply.get("result"),
+            call_dir=kept,
+            duration_ms=float(reply.get("duration_ms") or 0.0),
+            warm=warm,
+            datasets=reply.get("datasets") or {},
+            seccomp=parent.seccomp,
+            stopped_processes=int(reply.get("stopped_processes") or 0),
+        )
 
     def _forget(self, spec: LaunchSpec, parent: WarmParent) -> None:
         with self.lock:
@@ -174,8 +206,13 @@ class SandboxPool:
         with self.lock:
             parents = list(self.parents.values())
         memory = sum(p.measure() for p in parents)
-        return {"warm": len(parents), "memory_mb": round(memory / 1024, 1), "evicted": self.evicted,
-                "max_warm": self.max_warm, "memory_budget_mb": self.memory_mb}
+        return {
+            "warm": len(parents),
+            "memory_mb": round(memory / 1024, 1),
+            "evicted": self.evicted,
+            "max_warm": self.max_warm,
+            "memory_budget_mb": self.memory_mb,
+        }
 
     def enforce_memory(self) -> None:
         """Close the least recently used idle sandboxes while the warm ones use more than memory_mb."""
@@ -225,8 +262,9 @@ _POOL: SandboxPool | None = None
 _POOL_LOCK = threading.Lock()
 
 
-def get_pool(idle_s: float | None = None, max_warm: int | None = None, memory_mb: int | None = None,
-             keep_mb: int | None = None) -> SandboxPool:
+def get_pool(
+    idle_s: float | None = None, max_warm: int | None = None, memory_mb: int | None = None, keep_mb: int | None = None
+) -> SandboxPool:
     """The process-wide pool (one warm parent per workspace); the arguments update its limits."""
     global _POOL
     with _POOL_LOCK:

@@ -29,17 +29,17 @@ class RunOutcome:
     ok: bool
     isolation: str
     error: dict | None = None
-    stdout: dict = field(default_factory=dict)          # {"text", "truncated", "bytes"}
+    stdout: dict = field(default_factory=dict)  # {"text", "truncated", "bytes"}
     stderr: dict = field(default_factory=dict)
-    figures: list[dict] = field(default_factory=list)   # {"path": host path, "caption": ...}
-    tables: list[dict] = field(default_factory=list)    # {"name", "parquet", "csv", "rows", "columns", "preview"}
+    figures: list[dict] = field(default_factory=list)  # {"path": host path, "caption": ...}
+    tables: list[dict] = field(default_factory=list)  # {"name", "parquet", "csv", "rows", "columns", "preview"}
     result: Any = None
-    call_dir: Path | None = None                        # the host folder holding the kept copies
+    call_dir: Path | None = None  # the host folder holding the kept copies
     duration_ms: float = 0.0
     warm: bool = False
     datasets: dict = field(default_factory=dict)
     seccomp: str = "off"
-    stopped_processes: int = 0                          # background processes the call left running
+    stopped_processes: int = 0  # background processes the call left running
 
     def as_dict(self) -> dict:
         data = asdict(self)
@@ -53,8 +53,14 @@ def _crashed(reply: dict) -> bool:
 
 
 def plain_name(name: Any) -> bool:
-    return (isinstance(name, str) and 0 < len(name) <= 255 and "/" not in name and "\\" not in name
-            and "\0" not in name and name not in (".", ".."))
+    return (
+        isinstance(name, str)
+        and 0 < len(name) <= 255
+        and "/" not in name
+        and "\\" not in name
+        and "\0" not in name
+        and name not in (".", "..")
+    )
 
 
 def open_dir(name: str | Path, dir_fd: int | None = None) -> int:

@@ -72,17 +72,40 @@ def script_command(job: ScriptJob, isolation: Isolation) -> tuple[list[str], dic
     packages = [(str(p.resolve()), f"{INSIDE_PACKAGE_ROOT}/{p.name}") for p in job.packages]
     data = [(str(p.resolve()), str(p.resolve())) for p in job.data_files if p.is_file()]
     read_only = system + [(d, d) for d in python_dirs] + packages + data
-    env = {**sandbox_env(INSIDE_SCRATCH), "MPLCONFIGDIR": f"{INSIDE_SCRATCH}/.matplotlib",
-           "PYTHONPATH": os.pathsep.join([INSIDE_PACKAGE_ROOT, *site]), "PYTHONNOUSERSITE": "1",
-           **job.environment}
-    inner = {"argv": [executable, "-S", "-B", f"{INSIDE_SCRATCH}/{job.script}", *job.args], "env": env,
-             "cwd": INSIDE_SCRATCH, "memory_mb": job.memory_mb, "cpu_s": job.cpu_s,
-             "uid": SCRIPT_UID if root else None}
-    boot = [executable, "-I", "-S", "-B", "-c",
-            "import sys; sys.path[:0] = %r; from sandbox import script_run; script_run.main(sys.argv[1])"]
+    env = {
+        **sandbox_env(INSIDE_SCRATCH),
+        "MPLCONFIGDIR": f"{INSIDE_SCRATCH}/.matplotlib",
+        "PYTHONPATH": os.pathsep.join([INSIDE_PACKAGE_ROOT, *site]),
+        "PYTHONNOUSERSITE": "1",
+        **job.environment,
+    }
+    inner = {
+        "argv": [executable, "-S", "-B", f"{INSIDE_SCRATCH}/{job.script}", *job.args],
+        "env": env,
+        "cwd": INSIDE_SCRATCH,
+        "memory_mb": job.memory_mb,
+        "cpu_s": job.cpu_s,
+        "uid": SCRIPT_UID if root else None,
+    }
+    boot = [
+        executable,
+        "-I",
+        "-S",
+        "-B",
+        "-c",
+        "import sys; sys.path[:0] = %r; from sandbox import script_run; script_run.main(sys.argv[1])",
+    ]
     if isolation.kind == "bwrap":
-        command = [isolation.binary, "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid",
-                   "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        command = [
+            isolation.binary,
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-net",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]
         if root:  # enough to become SCRIPT_UID, then nothing (a uid change clears the capabilities)
             command += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         else:
@@ -95,15 +118,31 @@ def script_command(job: ScriptJob, isolation: Isolation) -> tuple[list[str], dic
             command += ["--ro-bind", source, dest]
         for target, link in links:
             command += ["--symlink", target, link]
-        command += ["--bind", str(job.scratch), INSIDE_SCRATCH, "--proc", "/proc", "--dev", "/dev",
-                    "--remount-ro", "/", "--chdir", "/", "--clearenv"]  # the script's user enters /scratch
+        command += [
+            "--bind",
+            str(job.scratch),
+            INSIDE_SCRATCH,
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--remount-ro",
+            "/",
+            "--chdir",
+            "/",
+            "--clearenv",
+        ]  # the script's user enters /scratch
         boot[-1] %= ([INSIDE_PACKAGE_ROOT],)
         return command + boot + [json.dumps(inner)], {}, None
     new_root = tempfile.mkdtemp(prefix="verity-nsroot-")
     os.chmod(new_root, 0o755)
-    inner["nsroot"] = {"root": new_root, "chdir": "/", "tmpfs": [["/tmp", job.tmp_mb, "1777"]],
-                       "binds": [[s, d, True] for s, d in read_only] + [[str(job.scratch), INSIDE_SCRATCH, False]],
-                       "symlinks": [[t, link] for t, link in links]}
+    inner["nsroot"] = {
+        "root": new_root,
+        "chdir": "/",
+        "tmpfs": [["/tmp", job.tmp_mb, "1777"]],
+        "binds": [[s, d, True] for s, d in read_only] + [[str(job.scratch), INSIDE_SCRATCH, False]],
+        "symlinks": [[t, link] for t, link in links],
+    }
     command = [isolation.binary, "--net", "--pid", "--mount", "--ipc", "--uts", "--fork", "--kill-child"]
     if not root:
         command += ["--user", "--map-root-user"]

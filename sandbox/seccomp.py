@@ -30,15 +30,45 @@ AF_UNIX = 1
 CLONE_NEW_FLAGS = 0x7E020080  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
 
 X86_64 = {
-    "socket": 41, "socketpair": 53, "clone": 56, "clone3": 435,
+    "socket": 41,
+    "socketpair": 53,
+    "clone": 56,
+    "clone3": 435,
     "denied": {
-        "ptrace": 101, "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "unshare": 272,
-        "setns": 308, "bpf": 321, "perf_event_open": 298, "keyctl": 250, "add_key": 248, "request_key": 249,
-        "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
-        "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
-        "delete_module": 176, "reboot": 169, "swapon": 167, "swapoff": 168, "process_vm_readv": 310,
-        "process_vm_writev": 311, "open_by_handle_at": 304, "name_to_handle_at": 303, "acct": 163,
-        "fsopen": 430, "fsmount": 432, "move_mount": 429, "open_tree": 428, "mount_setattr": 442,
+        "ptrace": 101,
+        "mount": 165,
+        "umount2": 166,
+        "pivot_root": 155,
+        "chroot": 161,
+        "unshare": 272,
+        "setns": 308,
+        "bpf": 321,
+        "perf_event_open": 298,
+        "keyctl": 250,
+        "add_key": 248,
+        "request_key": 249,
+        "userfaultfd": 323,
+        "io_uring_setup": 425,
+        "io_uring_enter": 426,
+        "io_uring_register": 427,
+        "kexec_load": 246,
+        "kexec_file_load": 320,
+        "init_module": 175,
+        "finit_module": 313,
+        "delete_module": 176,
+        "reboot": 169,
+        "swapon": 167,
+        "swapoff": 168,
+        "process_vm_readv": 310,
+        "process_vm_writev": 311,
+        "open_by_handle_at": 304,
+        "name_to_handle_at": 303,
+        "acct": 163,
+        "fsopen": 430,
+        "fsmount": 432,
+        "move_mount": 429,
+        "open_tree": 428,
+        "mount_setattr": 442,
     },
 }
 
@@ -53,8 +83,12 @@ def build_filter() -> list[tuple[int, int, int, int]]:
     deny_eperm = _RET_ERRNO | errno.EPERM
     deny_eacces = _RET_ERRNO | errno.EACCES
     # Layout: header, per-syscall dispatch, then the shared tails at fixed labels.
-    dispatch = [("socket", table["socket"]), ("socket", table["socketpair"]), ("clone", table["clone"]),
-                ("enosys", table["clone3"])] + [("deny", nr) for nr in table["denied"].values()]
+    dispatch = [
+        ("socket", table["socket"]),
+        ("socket", table["socketpair"]),
+        ("clone", table["clone"]),
+        ("enosys", table["clone3"]),
+    ] + [("deny", nr) for nr in table["denied"].values()]
     head = [
         _stmt(_LD_W_ABS, _OFF_ARCH),
         ("jeq_arch",),
@@ -62,8 +96,13 @@ def build_filter() -> list[tuple[int, int, int, int]]:
         ("jge_x32",),
     ]
     body_len = len(head) + len(dispatch) + 1  # + "allow" after dispatch
-    labels = {"allow": body_len - 1, "deny": body_len, "enosys": body_len + 1,
-              "socket": body_len + 2, "clone": body_len + 6}
+    labels = {
+        "allow": body_len - 1,
+        "deny": body_len,
+        "enosys": body_len + 1,
+        "socket": body_len + 2,
+        "clone": body_len + 6,
+    }
     program: list[tuple] = []
 
     def jump_to(label: str, here: int) -> int:
@@ -83,15 +122,15 @@ def build_filter() -> list[tuple[int, int, int, int]]:
     for label, nr in dispatch:
         here = len(program)
         program.append((_JEQ_K, jump_to(label, here), 0, nr))
-    program.append(_stmt(_RET_K, _RET_ALLOW))                 # allow
-    program.append(_stmt(_RET_K, deny_eperm))                 # deny
+    program.append(_stmt(_RET_K, _RET_ALLOW))  # allow
+    program.append(_stmt(_RET_K, deny_eperm))  # deny
     program.append(_stmt(_RET_K, _RET_ERRNO | errno.ENOSYS))  # enosys (clone3: libc falls back to clone)
-    program.append(_stmt(_LD_W_ABS, _OFF_ARG0))               # socket: family
+    program.append(_stmt(_LD_W_ABS, _OFF_ARG0))  # socket: family
     program.append((_JEQ_K, 0, 1, AF_UNIX))
     program.append(_stmt(_RET_K, _RET_ALLOW))
     program.append(_stmt(_RET_K, deny_eacces))
     assert len(program) == labels["clone"]
-    program.append(_stmt(_LD_W_ABS, _OFF_ARG0))               # clone: flags
+    program.append(_stmt(_LD_W_ABS, _OFF_ARG0))  # clone: flags
     program.append((_JSET_K, 0, 1, CLONE_NEW_FLAGS))
     program.append(_stmt(_RET_K, deny_eperm))
     program.append(_stmt(_RET_K, _RET_ALLOW))

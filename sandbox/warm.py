@@ -25,10 +25,13 @@ from sandbox.procs import sandbox_root, tree_pss_kb
 from sandbox.results import collect, empty_scratch, open_dir
 
 log = logging.getLogger("sandbox.host")  # the logger name the host module always used
-CRASHED = {"error": "sandbox_error", "retryable": True,
-           "message": "The sandbox's Python process stopped while running this code (it was restarted); "
-                      "the code's output is lost.",
-           "hint": "Run the code again; do not signal, kill or trace other processes."}
+CRASHED = {
+    "error": "sandbox_error",
+    "retryable": True,
+    "message": "The sandbox's Python process stopped while running this code (it was restarted); "
+    "the code's output is lost.",
+    "hint": "Run the code again; do not signal, kill or trace other processes.",
+}
 
 
 class WarmParent:
@@ -63,8 +66,16 @@ class WarmParent:
         log_path = self._log_path()
         log_file = open(log_path, "ab" if not log_path.exists() or log_path.stat().st_size < 1 << 20 else "wb")
         try:
-            proc = subprocess.Popen(command, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
-                                    stdout=log_file, stderr=log_file, env=env, start_new_session=True, cwd="/")
+            proc = subprocess.Popen(
+                command,
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=log_file,
+                env=env,
+                start_new_session=True,
+                cwd="/",
+            )
         except BaseException:
             self._remove_nsroot()
             ours.close()
@@ -94,8 +105,7 @@ class WarmParent:
         self.hello = hello
         self.seccomp = str(hello.get("seccomp", "off"))
         if hello.get("threads", 1) != 1:
-            log.warning("sandbox parent has %s threads before forking: %s", hello["threads"],
-                        hello.get("thread_names"))
+            log.warning("sandbox parent has %s threads before forking: %s", hello["threads"], hello.get("thread_names"))
         if self.scratch_fd is None:
             try:
                 self._open_scratch()
@@ -137,8 +147,9 @@ class WarmParent:
             figures: list = []
             tables: list = []
             if self.scratch_fd is not None:
-                figures, tables = collect(self.scratch_fd, request["call_id"], reply, kept,
-                                          limits.file_mb * 1024 * 1024)
+                figures, tables = collect(
+                    self.scratch_fd, request["call_id"], reply, kept, limits.file_mb * 1024 * 1024
+                )
                 empty_scratch(self.scratch_fd, self.tmp_fd)
             self.last_used = time.monotonic()
             return reply, figures, tables, kept
@@ -151,30 +162,52 @@ class WarmParent:
             while True:
                 self.sock.settimeout(max(0.1, deadline - time.monotonic()))
                 reply = protocol.recv(self.sock)
-                if reply.get("op") == "result" and reply.get("seq") == request["seq"] \
-                        and reply.get("call_id") == request["call_id"]:
+                if (
+                    reply.get("op") == "result"
+                    and reply.get("seq") == request["seq"]
+                    and reply.get("call_id") == request["call_id"]
+                ):
                     break
                 if reply.get("op") == "hello":
                     # The parent died during the call and the zygote started a new one: the call
                     # has no output, and the new parent is ready for the next call.
-                    log.warning("sandbox parent of %s died during a call: %s", self.spec.workspace_id,
-                                reply.get("previous"))
+                    log.warning(
+                        "sandbox parent of %s died during a call: %s", self.spec.workspace_id, reply.get("previous")
+                    )
                     self._ready(reply)
                     self.recycles += 1
-                    return {"ok": False, "error": dict(CRASHED), "parent_crashed": True,
-                            "stopped_processes": (reply.get("previous") or {}).get("stopped_processes", 0)}
+                    return {
+                        "ok": False,
+                        "error": dict(CRASHED),
+                        "parent_crashed": True,
+                        "stopped_processes": (reply.get("previous") or {}).get("stopped_processes", 0),
+                    }
                 log.warning("sandbox of %s sent an unexpected message: %.200s", self.spec.workspace_id, reply)
         except TimeoutError:
             self.close()
-            return {"ok": False, "recycle": True, "error": {
-                "error": "limit_exceeded", "limit": "wall", "retryable": False,
-                "message": f"The code ran longer than the wall-time limit of {wall_s:g} s; the sandbox was "
-                           "stopped.", "hint": "Make the computation smaller or sample the rows."}}
+            return {
+                "ok": False,
+                "recycle": True,
+                "error": {
+                    "error": "limit_exceeded",
+                    "limit": "wall",
+                    "retryable": False,
+                    "message": f"The code ran longer than the wall-time limit of {wall_s:g} s; the sandbox was "
+                    "stopped.",
+                    "hint": "Make the computation smaller or sample the rows.",
+                },
+            }
         except (protocol.ChannelClosed, OSError, ValueError) as exc:
             self.close()
-            return {"ok": False, "recycle": True, "error": {
-                **CRASHED, "message": f"The sandbox stopped unexpectedly ({type(exc).__name__}) while running "
-                                      "this code; the next call starts a fresh one."}}
+            return {
+                "ok": False,
+                "recycle": True,
+                "error": {
+                    **CRASHED,
+                    "message": f"The sandbox stopped unexpectedly ({type(exc).__name__}) while running "
+                    "this code; the next call starts a fresh one.",
+                },
+            }
         if reply.get("recycled"):  # the zygote forks a fresh parent; it says hello first
             self.hello = None
             self.recycles += 1
@@ -188,8 +221,11 @@ class WarmParent:
             self.sock.settimeout(5.0)
             message = protocol.recv(self.sock)
             if message.get("op") == "hello":
-                log.warning("sandbox parent of %s was replaced between calls: %s", self.spec.workspace_id,
-                            message.get("previous"))
+                log.warning(
+                    "sandbox parent of %s was replaced between calls: %s",
+                    self.spec.workspace_id,
+                    message.get("previous"),
+                )
                 self._ready(message)
             else:
                 log.warning("sandbox of %s sent an unexpected message: %.200s", self.spec.workspace_id, message)

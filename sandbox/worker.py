@@ -28,9 +28,15 @@ from sandbox.worker_parent import Parent, stop_leftovers
 # module is standard library at import: this runs inside the sandbox with `python -I -S`.
 
 THREAD_ENV = {
-    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
-    "VECLIB_MAXIMUM_THREADS": "1", "BLIS_NUM_THREADS": "1", "ARROW_DEFAULT_MEMORY_POOL": "system",
-    "JE_ARROW_MALLOC_CONF": "background_thread:false", "MPLBACKEND": "Agg",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "VECLIB_MAXIMUM_THREADS": "1",
+    "BLIS_NUM_THREADS": "1",
+    "ARROW_DEFAULT_MEMORY_POOL": "system",
+    "JE_ARROW_MALLOC_CONF": "background_thread:false",
+    "MPLBACKEND": "Agg",
 }
 
 
@@ -79,8 +85,9 @@ def preload() -> float:
     import matplotlib.pyplot as plt
 
     _register_cjk_font(matplotlib)
-    MODULES.update(np=np, pd=pd, scipy=scipy, stats=scipy.stats, sm=sm, smf=smf, sklearn=sklearn,
-                   matplotlib=matplotlib, plt=plt)
+    MODULES.update(
+        np=np, pd=pd, scipy=scipy, stats=scipy.stats, sm=sm, smf=smf, sklearn=sklearn, matplotlib=matplotlib, plt=plt
+    )
     return time.monotonic() - started
 
 
@@ -143,9 +150,16 @@ def main(spec_json: str) -> None:
     except BaseException as exc:
         protocol.send(sock, {"op": "hello", "error": f"{type(exc).__name__}: {exc}"})
         raise
-    info = {"op": "hello", "uid": os.getuid(), "call_uid": spec.get("call_uid"), "import_s": round(import_s, 3),
-            "seccomp": seccomp_status, "python": sys.version.split()[0], "zygote_pid": os.getpid(),
-            "zygote_threads": len(thread_names())}
+    info = {
+        "op": "hello",
+        "uid": os.getuid(),
+        "call_uid": spec.get("call_uid"),
+        "import_s": round(import_s, 3),
+        "seccomp": seccomp_status,
+        "python": sys.version.split()[0],
+        "zygote_pid": os.getpid(),
+        "zygote_threads": len(thread_names()),
+    }
     respawns: list[float] = []
     generation, previous = 0, None
     while True:
@@ -172,8 +186,6 @@ def main(spec_json: str) -> None:
     os._exit(0)
 
 
-
-
 def serve(spec: dict, sock: socket.socket, info: dict) -> int:
     """One parent: say hello, run calls until the host goes away (0) or a recycle is due (3)."""
     threads = thread_names()
@@ -189,9 +201,17 @@ def serve(spec: dict, sock: socket.socket, info: dict) -> int:
             try:
                 reply = parent.run(request)
             except Exception as exc:  # noqa: BLE001 - a parent failure is reported, then recycled
-                reply = {"op": "result", "ok": False, "exit_status": -1, "error": {
-                    "error": "sandbox_error", "message": f"The sandbox could not run the code ({type(exc).__name__}: "
-                    f"{exc}).", "hint": "Run the code again.", "retryable": True}}
+                reply = {
+                    "op": "result",
+                    "ok": False,
+                    "exit_status": -1,
+                    "error": {
+                        "error": "sandbox_error",
+                        "message": f"The sandbox could not run the code ({type(exc).__name__}: {exc}).",
+                        "hint": "Run the code again.",
+                        "retryable": True,
+                    },
+                }
         elif op == "ping":
             reply = {"op": "pong", "threads": len(thread_names())}
         else:

@@ -44,10 +44,14 @@ def apply_limits(limits: dict) -> None:
     cpu = int(limits["cpu_s"])
     memory = _vm_size() + int(limits["memory_mb"]) * 1024 * 1024
     file_size = int(limits["file_mb"]) * 1024 * 1024
-    for res, value in ((resource.RLIMIT_CORE, (0, 0)), (resource.RLIMIT_CPU, (cpu, cpu + 1)),
-                       (resource.RLIMIT_AS, (memory, memory)), (resource.RLIMIT_FSIZE, (file_size, file_size)),
-                       (resource.RLIMIT_NOFILE, (int(limits["max_files"]), int(limits["max_files"]))),
-                       (resource.RLIMIT_NPROC, (int(limits["max_procs"]), int(limits["max_procs"])))):
+    for res, value in (
+        (resource.RLIMIT_CORE, (0, 0)),
+        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+        (resource.RLIMIT_AS, (memory, memory)),
+        (resource.RLIMIT_FSIZE, (file_size, file_size)),
+        (resource.RLIMIT_NOFILE, (int(limits["max_files"]), int(limits["max_files"]))),
+        (resource.RLIMIT_NPROC, (int(limits["max_procs"]), int(limits["max_procs"]))),
+    ):
         try:
             resource.setrlimit(res, value)
         except (ValueError, OSError):
@@ -99,7 +103,8 @@ def numpy_friendly(frame):
         series = frame[column]
         dtype = series.dtype
         if not isinstance(dtype, pd.api.extensions.ExtensionDtype) or isinstance(
-                dtype, (pd.CategoricalDtype, pd.DatetimeTZDtype, pd.PeriodDtype, pd.IntervalDtype)):
+            dtype, (pd.CategoricalDtype, pd.DatetimeTZDtype, pd.PeriodDtype, pd.IntervalDtype)
+        ):
             continue
         gaps = bool(series.isna().any())
         if isinstance(dtype, pd.BooleanDtype):
@@ -128,8 +133,10 @@ class LazyDatasets(dict):
     def __getitem__(self, name):
         if name not in self._paths:
             close = _close(str(name), list(self._paths))
-            raise KeyError(f"no dataset named {name!r}; datasets: {list(self._paths)}"
-                           + (f"; did you mean {close[0]!r}?" if close else ""))
+            raise KeyError(
+                f"no dataset named {name!r}; datasets: {list(self._paths)}"
+                + (f"; did you mean {close[0]!r}?" if close else "")
+            )
         if name not in self._cache:
             self._cache[name] = numpy_friendly(MODULES["pd"].read_parquet(self._paths[name]))
             dict.__setitem__(self, name, self._cache[name])
@@ -166,14 +173,24 @@ class ChildRun:
     def namespace(self) -> dict:
         paths = self.request.get("datasets", {})
         datasets = LazyDatasets(paths, self.frames)
-        ns = {"__name__": "__main__", "__builtins__": builtins, "datasets": datasets,
-              "save_figure": self.save_figure, "save_table": self.save_table, "result": None}
+        ns = {
+            "__name__": "__main__",
+            "__builtins__": builtins,
+            "datasets": datasets,
+            "save_figure": self.save_figure,
+            "save_table": self.save_table,
+            "result": None,
+        }
         ns.update({k: v for k, v in MODULES.items()})
         # A dataset is also a variable when its name is an identifier; it is read only when the
         # code mentions it (reading a Parquet file is most of a trivial call's cost).
         for name in paths:
-            if (name.isidentifier() and not keyword.iskeyword(name) and name not in ns
-                    and re.search(rf"\b{re.escape(name)}\b", self.code)):
+            if (
+                name.isidentifier()
+                and not keyword.iskeyword(name)
+                and name not in ns
+                and re.search(rf"\b{re.escape(name)}\b", self.code)
+            ):
                 ns[name] = datasets[name]
         return ns
 
@@ -188,8 +205,9 @@ class ChildRun:
         stem = _SAFE_NAME.sub("_", name or f"figure_{len(self.figures) + 1}").strip("_") or "figure"
         path = os.path.join(self.call_dir, stem if stem.endswith(".png") else stem + ".png")
         fig.savefig(path, dpi=110, bbox_inches="tight")
-        self.figures.append({"file": os.path.basename(path), "caption": caption or _figure_title(fig) or stem,
-                             "fig": id(fig)})
+        self.figures.append(
+            {"file": os.path.basename(path), "caption": caption or _figure_title(fig) or stem, "fig": id(fig)}
+        )
         return os.path.basename(path)
 
     def save_table(self, df, name: str | None = None) -> str:
@@ -216,9 +234,16 @@ class ChildRun:
         frame.to_csv(csv, index=False, encoding="utf-8-sig")
         with pd.option_context("display.max_columns", 20, "display.width", 160):
             preview = frame.head(10).to_string(max_colwidth=40)
-        self.tables.append({"name": stem, "parquet": os.path.basename(parquet), "csv": os.path.basename(csv),
-                            "rows": len(frame), "columns": [str(c) for c in frame.columns][:100],
-                            "preview": preview[:3000]})
+        self.tables.append(
+            {
+                "name": stem,
+                "parquet": os.path.basename(parquet),
+                "csv": os.path.basename(csv),
+                "rows": len(frame),
+                "columns": [str(c) for c in frame.columns][:100],
+                "preview": preview[:3000],
+            }
+        )
         return os.path.basename(parquet)
 
     # -- running
@@ -228,11 +253,25 @@ class ChildRun:
         try:
             ns = self.namespace()
         except MemoryError:
-            return self._finish({"error": "limit_exceeded", "limit": "memory",
-                                 "message": "The datasets do not fit in the memory limit.", "retryable": False}, {})
+            return self._finish(
+                {
+                    "error": "limit_exceeded",
+                    "limit": "memory",
+                    "message": "The datasets do not fit in the memory limit.",
+                    "retryable": False,
+                },
+                {},
+            )
         except Exception as exc:  # noqa: BLE001
-            return self._finish({"error": "dataset_unreadable", "message": f"{type(exc).__name__}: {exc}",
-                                 "hint": "The working copy could not be read.", "retryable": False}, {})
+            return self._finish(
+                {
+                    "error": "dataset_unreadable",
+                    "message": f"{type(exc).__name__}: {exc}",
+                    "hint": "The working copy could not be read.",
+                    "retryable": False,
+                },
+                {},
+            )
         try:
             compiled = compile(self.code, CODE_FILE, "exec")
             exec(compiled, ns)  # noqa: S102 - this is the point of the sandbox
@@ -260,22 +299,33 @@ class ChildRun:
             except MemoryError:
                 pass
         if error is None and exit_code not in (None, 0):
-            error = {"error": "python_error", "message": f"SystemExit: {exit_code}",
-                     "hint": "The code called exit() with a failure status.", "retryable": True}
+            error = {
+                "error": "python_error",
+                "message": f"SystemExit: {exit_code}",
+                "hint": "The code called exit() with a failure status.",
+                "retryable": True,
+            }
         return self._finish(error, ns)
 
     def _memory_error(self) -> dict:
-        return {"error": "limit_exceeded", "limit": "memory",
-                "message": f"The code needed more than the memory limit of {self.limits['memory_mb']} MB.",
-                "hint": "Work on fewer columns or a sample, avoid huge intermediate objects (cross joins, "
-                        "dense matrices).", "retryable": False}
+        return {
+            "error": "limit_exceeded",
+            "limit": "memory",
+            "message": f"The code needed more than the memory limit of {self.limits['memory_mb']} MB.",
+            "hint": "Work on fewer columns or a sample, avoid huge intermediate objects (cross joins, dense matrices).",
+            "retryable": False,
+        }
 
     def _process_error(self, exc: BaseException) -> dict:
         error = describe_error(exc, self.code, {}, {})
-        error.update(error="limit_exceeded", limit="processes", retryable=False,
-                     message=f"The code tried to start more than {self.limits['max_procs']} processes/threads "
-                             f"({type(exc).__name__}: {exc}).",
-                     hint="Do not start processes or thread pools (n_jobs=1); run the work in this process.")
+        error.update(
+            error="limit_exceeded",
+            limit="processes",
+            retryable=False,
+            message=f"The code tried to start more than {self.limits['max_procs']} processes/threads "
+            f"({type(exc).__name__}: {exc}).",
+            hint="Do not start processes or thread pools (n_jobs=1); run the work in this process.",
+        )
         return error
 
     def _finish(self, error: dict | None, ns: dict) -> dict:
@@ -283,9 +333,12 @@ class ChildRun:
             self._collect_figures()
         except Exception:  # noqa: BLE001
             pass
-        reply = {"ok": error is None, "error": error, "figures": [{k: v for k, v in f.items() if k != "fig"}
-                                                                  for f in self.figures],
-                 "tables": self.tables}
+        reply = {
+            "ok": error is None,
+            "error": error,
+            "figures": [{k: v for k, v in f.items() if k != "fig"} for f in self.figures],
+            "tables": self.tables,
+        }
         reply["stdout"] = _read_output(os.path.join(self.call_dir, "stdout.txt"), self.limits)
         reply["stderr"] = _read_output(os.path.join(self.call_dir, "stderr.txt"), self.limits)
         if error is None:
@@ -330,13 +383,15 @@ def _read_output(path: str, limits: dict) -> dict:
             text = handle.read().decode("utf-8", errors="replace")
             if len(text) <= limit:
                 return {"text": text, "truncated": False, "bytes": size, "file": os.path.basename(path)}
-            head, tail = text[: int(limit * 0.8)], text[-int(limit * 0.2):]
+            head, tail = text[: int(limit * 0.8)], text[-int(limit * 0.2) :]
         else:
             head = handle.read(int(limit * 0.8) * 4).decode("utf-8", errors="replace")[: int(limit * 0.8)]
             handle.seek(max(0, size - int(limit * 0.2) * 4))
-            tail = handle.read().decode("utf-8", errors="replace")[-int(limit * 0.2):]
-    marker = (f"\n... [output truncated: {size:,} bytes in total; the first {len(head):,} and the last "
-              f"{len(tail):,} characters are shown] ...\n")
+            tail = handle.read().decode("utf-8", errors="replace")[-int(limit * 0.2) :]
+    marker = (
+        f"\n... [output truncated: {size:,} bytes in total; the first {len(head):,} and the last "
+        f"{len(tail):,} characters are shown] ...\n"
+    )
     return {"text": head + marker + tail, "truncated": True, "bytes": size, "file": os.path.basename(path)}
 
 
@@ -359,8 +414,11 @@ def _jsonable(value, depth: int = 0):
     pd, np = MODULES["pd"], MODULES["np"]
     try:
         if isinstance(value, pd.DataFrame):
-            value = {"columns": [str(c) for c in value.columns], "rows": len(value),
-                     "records": json.loads(value.head(50).to_json(orient="records", date_format="iso"))}
+            value = {
+                "columns": [str(c) for c in value.columns],
+                "rows": len(value),
+                "records": json.loads(value.head(50).to_json(orient="records", date_format="iso")),
+            }
         elif isinstance(value, pd.Series):
             value = json.loads(value.head(200).to_json(date_format="iso"))
         elif isinstance(value, np.generic):

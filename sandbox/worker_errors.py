@@ -20,47 +20,69 @@ def _death(status: int, limits: dict) -> dict:
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig in (signal.SIGXCPU, signal.SIGKILL):
-            return {"error": "limit_exceeded", "limit": "cpu",
-                    "message": f"The code used more than the CPU-time limit of {limits['cpu_s']} s and was stopped.",
-                    "hint": "Use vectorised pandas/numpy operations instead of Python loops, or work on a sample.",
-                    "retryable": False}
+            return {
+                "error": "limit_exceeded",
+                "limit": "cpu",
+                "message": f"The code used more than the CPU-time limit of {limits['cpu_s']} s and was stopped.",
+                "hint": "Use vectorised pandas/numpy operations instead of Python loops, or work on a sample.",
+                "retryable": False,
+            }
         if sig == signal.SIGXFSZ:
             return _output_limit(limits)
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        return {"error": "python_error", "message": f"The Python process crashed ({name}).",
-                "hint": "Low-level calls (ctypes, C extensions) are not supported here; use pandas/numpy.",
-                "retryable": False}
+        return {
+            "error": "python_error",
+            "message": f"The Python process crashed ({name}).",
+            "hint": "Low-level calls (ctypes, C extensions) are not supported here; use pandas/numpy.",
+            "retryable": False,
+        }
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
-    return {"error": "python_error", "message": f"The Python process exited without a result (status {code}).",
-            "hint": "Do not call os._exit or close standard streams; let the code finish normally.",
-            "retryable": False}
+    return {
+        "error": "python_error",
+        "message": f"The Python process exited without a result (status {code}).",
+        "hint": "Do not call os._exit or close standard streams; let the code finish normally.",
+        "retryable": False,
+    }
 
 
 def _scratch_limit(limits: dict) -> dict:
-    return {"error": "limit_exceeded", "limit": "scratch",
-            "message": f"The code filled the sandbox's writable space ({limits.get('scratch_mb', '?')} MB for the "
-                       "current folder, as much for /tmp); the write failed.",
-            "hint": "Write less: save summaries or samples instead of whole datasets, and fewer files.",
-            "retryable": False}
+    return {
+        "error": "limit_exceeded",
+        "limit": "scratch",
+        "message": f"The code filled the sandbox's writable space ({limits.get('scratch_mb', '?')} MB for the "
+        "current folder, as much for /tmp); the write failed.",
+        "hint": "Write less: save summaries or samples instead of whole datasets, and fewer files.",
+        "retryable": False,
+    }
 
 
 def _output_limit(limits: dict) -> dict:
-    return {"error": "limit_exceeded", "limit": "output",
-            "message": f"The code wrote more than the file-size limit of {limits['file_mb']} MB.",
-            "hint": "Print summaries (head(), describe(), aggregated tables) instead of whole datasets.",
-            "retryable": False}
-
+    return {
+        "error": "limit_exceeded",
+        "limit": "output",
+        "message": f"The code wrote more than the file-size limit of {limits['file_mb']} MB.",
+        "hint": "Print summaries (head(), describe(), aggregated tables) instead of whole datasets.",
+        "retryable": False,
+    }
 
 
 def describe_error(exc: BaseException, code: str, ns: dict, frames: dict) -> dict:
     """A structured error: message, the user's line, the last frame and a hint."""
     lines = code.splitlines()
     message = f"{type(exc).__name__}: {exc}"
-    error: dict = {"error": "python_error", "message": message[:2000], "exception": type(exc).__name__,
-                   "retryable": True}
+    error: dict = {
+        "error": "python_error",
+        "message": message[:2000],
+        "exception": type(exc).__name__,
+        "retryable": True,
+    }
     if isinstance(exc, SyntaxError) and exc.filename == CODE_FILE:
-        error.update(line=exc.lineno, code_line=(exc.text or "").rstrip()[:500], where="syntax",
-                     hint="Fix the syntax at this line and run the code again.")
+        error.update(
+            line=exc.lineno,
+            code_line=(exc.text or "").rstrip()[:500],
+            where="syntax",
+            hint="Fix the syntax at this line and run the code again.",
+        )
         return error
     tb = traceback.extract_tb(exc.__traceback__)
     user = [f for f in tb if f.filename == CODE_FILE]
@@ -81,8 +103,9 @@ def describe_error(exc: BaseException, code: str, ns: dict, frames: dict) -> dic
         if key not in all_columns:
             error["did_you_mean"] = _close(key, all_columns)
             error["available"] = {name: cols[:60] for name, cols in columns.items()}
-            hint = (f"There is no column {key!r}. Available columns: "
-                    + "; ".join(f"{name}: {cols[:60]}" for name, cols in columns.items()))
+            hint = f"There is no column {key!r}. Available columns: " + "; ".join(
+                f"{name}: {cols[:60]}" for name, cols in columns.items()
+            )
     elif isinstance(exc, AttributeError) and "DataFrame" in str(exc) and getattr(exc, "name", None):
         close = _close(str(exc.name), all_columns)
         if close:
@@ -92,14 +115,19 @@ def describe_error(exc: BaseException, code: str, ns: dict, frames: dict) -> dic
         dataset_names = [n for n in ns.get("datasets", {}) if str(n).isidentifier()]
         names = [n for n in ns if not n.startswith("__")] + dataset_names
         error["did_you_mean"] = _close(str(exc.name), names)
-        hint = (f"{exc.name!r} is not defined. Available: datasets[{list(ns.get('datasets', {}))}], "
-                + ", ".join(sorted(n for n in names if n != "datasets")[:30]))
+        hint = f"{exc.name!r} is not defined. Available: datasets[{list(ns.get('datasets', {}))}], " + ", ".join(
+            sorted(n for n in names if n != "datasets")[:30]
+        )
     elif isinstance(exc, ModuleNotFoundError):
-        hint = ("This module is not installed and nothing can be installed (no network). Use pandas (pd), numpy "
-                "(np), scipy/stats, statsmodels (sm, smf), sklearn and matplotlib (plt).")
+        hint = (
+            "This module is not installed and nothing can be installed (no network). Use pandas (pd), numpy "
+            "(np), scipy/stats, statsmodels (sm, smf), sklearn and matplotlib (plt)."
+        )
     elif isinstance(exc, PermissionError) or (isinstance(exc, OSError) and exc.errno == errno.EROFS):
-        hint = ("Only the current folder is writable (save_table / save_figure write there); the datasets are "
-                "read-only: change a copy (df = df.copy()) instead.")
+        hint = (
+            "Only the current folder is writable (save_table / save_figure write there); the datasets are "
+            "read-only: change a copy (df = df.copy()) instead."
+        )
     elif isinstance(exc, FileNotFoundError):
         hint = "Use the loaded DataFrames (datasets['name']) instead of reading files."
     error["hint"] = hint

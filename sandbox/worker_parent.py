@@ -82,15 +82,26 @@ class Parent:
         stopped = max(self.cleanup(), ended_by_us - 1)
         reply = _decode(bytes(buffer[8:expected])) if complete else None
         if timed_out:
-            reply = {"ok": False, "error": {"error": "limit_exceeded", "limit": "wall",
-                                            "message": f"The code ran longer than the wall-time limit of {wall_s:g} s "
-                                                       "and was stopped.",
-                                            "hint": "Make the computation smaller (sample the rows, fewer iterations) "
-                                                    "or avoid waiting (sleep, input).", "retryable": False}}
+            reply = {
+                "ok": False,
+                "error": {
+                    "error": "limit_exceeded",
+                    "limit": "wall",
+                    "message": f"The code ran longer than the wall-time limit of {wall_s:g} s and was stopped.",
+                    "hint": "Make the computation smaller (sample the rows, fewer iterations) "
+                    "or avoid waiting (sleep, input).",
+                    "retryable": False,
+                },
+            }
         elif reply is None:
             reply = {"ok": False, "error": _death(status, limits)}
-        reply.update(op="result", call_id=call_id, duration_ms=round(elapsed * 1000, 1), exit_status=status,
-                     stopped_processes=stopped)
+        reply.update(
+            op="result",
+            call_id=call_id,
+            duration_ms=round(elapsed * 1000, 1),
+            exit_status=status,
+            stopped_processes=stopped,
+        )
         return reply
 
     def cleanup(self) -> int:

@@ -54,13 +54,20 @@ def _is_local(address) -> bool:
 def pytest_sessionstart(session: pytest.Session) -> None:
     if not IN_CI:
         return
-    missing = [f"{SHARED / name} (the shared reference data)" for name in ("reference", "corpus")
-               if not (SHARED / name).is_dir()]
+    missing = [
+        f"{SHARED / name} (the shared reference data)"
+        for name in ("reference", "corpus")
+        if not (SHARED / name).is_dir()
+    ]
     if (reason := _postgres_unreachable()) is not None:
         missing.append(f"PostgreSQL at {PG_ADMIN} ({reason})")
     if missing:
-        pytest.exit("CI=true, but the tests need what is missing here:\n  " + "\n  ".join(missing)
-                    + "\nOutside CI these tests are skipped; in CI they must run.", returncode=3)
+        pytest.exit(
+            "CI=true, but the tests need what is missing here:\n  "
+            + "\n  ".join(missing)
+            + "\nOutside CI these tests are skipped; in CI they must run.",
+            returncode=3,
+        )
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -116,6 +123,7 @@ def no_internet(monkeypatch: pytest.MonkeyPatch) -> None:
             if not _is_local(address):
                 raise InternetBlocked(f"tests may not connect to {address!r}")
             return real(self, address, *args, **kwargs)
+
         return connect
 
     monkeypatch.setattr(socket.socket, "connect", guarded(real_connect))
@@ -124,8 +132,9 @@ def no_internet(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(_env_file=None, data_dir=tmp_path, llm_model="builtin", sse_poll_interval_s=0.05,
-                    sse_heartbeat_s=1.0)
+    return Settings(
+        _env_file=None, data_dir=tmp_path, llm_model="builtin", sse_poll_interval_s=0.05, sse_heartbeat_s=1.0
+    )
 
 
 @pytest.fixture

@@ -37,22 +37,32 @@ def call(name: str, call_id: str, **arguments: Any) -> ToolCallRequest:
     return ToolCallRequest(call_id, name, arguments, json.dumps(arguments))
 
 
-def completion(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None,
-               finish_reason: str | None = None) -> dict[str, Any]:
+def completion(
+    content: str | None = None, tool_calls: list[dict[str, Any]] | None = None, finish_reason: str | None = None
+) -> dict[str, Any]:
     """A chat.completions response body."""
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
-        message["tool_calls"] = [{"id": c["id"], "type": "function",
-                                  "function": {"name": c["name"], "arguments": c["arguments"]}} for c in tool_calls]
-    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "fake-model",
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop")}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
+        message["tool_calls"] = [
+            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for c in tool_calls
+        ]
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake-model",
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop")}
+        ],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+    }
 
 
 @dataclass
 class Slow:
     """A scripted item the fake server sends only after `seconds` (to exercise timeouts)."""
+
     seconds: float
     item: Any
 
@@ -63,18 +73,37 @@ def stream_chunks(payload: dict[str, Any], piece: int = 7) -> list[dict[str, Any
     message = choice["message"]
 
     def chunk(delta, finish=None):
-        return {"id": payload["id"], "object": "chat.completion.chunk", "created": 0, "model": payload["model"],
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return {
+            "id": payload["id"],
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": payload["model"],
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
 
     chunks = [chunk({"role": "assistant", "content": ""})]
     content = message.get("content") or ""
-    chunks += [chunk({"content": content[i:i + piece]}) for i in range(0, len(content), piece)]
+    chunks += [chunk({"content": content[i : i + piece]}) for i in range(0, len(content), piece)]
     for index, call in enumerate(message.get("tool_calls") or []):
         args = call["function"]["arguments"]
-        chunks.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                             "function": {"name": call["function"]["name"], "arguments": ""}}]}))
-        chunks += [chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i:i + piece]}}]})
-                   for i in range(0, len(args), piece)]
+        chunks.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["function"]["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        chunks += [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i : i + piece]}}]})
+            for i in range(0, len(args), piece)
+        ]
     chunks.append(chunk({}, choice["finish_reason"]))
     return chunks
 

@@ -21,12 +21,27 @@ def run_with(tmp_path, model, question="Does weight differ by group?", **overrid
 
 
 def test_scripted_tool_calls_execute_and_answer_is_stored(tmp_path):
-    model = ScriptedModel([
-        ModelReply(None, [call("compare_groups", "c1", value_column="weight", group_column="group", method="anova")]),
-        ModelReply(None, [call("record_evidence", "c2", claim="Weight differs by group (F = 4.846)",
-                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=30)]),
-        ModelReply("Weight differs between groups: F = 4.846, p = 0.016."),
-    ])
+    model = ScriptedModel(
+        [
+            ModelReply(
+                None, [call("compare_groups", "c1", value_column="weight", group_column="group", method="anova")]
+            ),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "c2",
+                        claim="Weight differs by group (F = 4.846)",
+                        method="one-way ANOVA",
+                        tool_call_ids=["c1"],
+                        sample_size=30,
+                    )
+                ],
+            ),
+            ModelReply("Weight differs between groups: F = 4.846, p = 0.016."),
+        ]
+    )
     db, run_id = run_with(tmp_path, model)
     with db.session() as s:
         run = s.get(Run, run_id)
@@ -75,14 +90,29 @@ def test_loop_against_fake_openai_server(tmp_path):
     script = [
         (500, {"error": {"message": "temporary"}}),  # retried by the client
         completion(tool_calls=[{"id": "call_a", "name": "describe_columns", "arguments": '{"columns": ["weight"]}'}]),
-        completion(tool_calls=[{"id": "call_b", "name": "record_evidence",
-                                "arguments": json.dumps({"claim": "Mean weight is 5.07", "method": "descriptive",
-                                                         "tool_call_ids": ["call_a"], "sample_size": 30})}]),
+        completion(
+            tool_calls=[
+                {
+                    "id": "call_b",
+                    "name": "record_evidence",
+                    "arguments": json.dumps(
+                        {
+                            "claim": "Mean weight is 5.07",
+                            "method": "descriptive",
+                            "tool_call_ids": ["call_a"],
+                            "sample_size": 30,
+                        }
+                    ),
+                }
+            ]
+        ),
         completion("The average weight is 5.07."),
     ]
     with FakeOpenAIServer(script) as server:
         settings_overrides = dict(llm_model="fake-model", llm_base_url=server.base_url, llm_api_key="k")
-        settings, db, service, ws = setup(tmp_path, reference(PLANT), lambda s, *_: OpenAICompatibleModel(s), **settings_overrides)
+        settings, db, service, ws = setup(
+            tmp_path, reference(PLANT), lambda s, *_: OpenAICompatibleModel(s), **settings_overrides
+        )
         run_id = start_run(service, ws, "What is the average weight?")
         service.execute(run_id)
     assert len(server.requests) == 4
@@ -98,13 +128,16 @@ def test_loop_against_fake_openai_server(tmp_path):
         assert s.get(ToolCall, (run_id, "call_a")).ok
 
 
-@pytest.mark.parametrize("raw, expected", [
-    ('{"a": 1}', {"a": 1}),
-    ('```json\n{"a": 1}\n```', {"a": 1}),
-    ('{"a": 1} and some trailing words', {"a": 1}),
-    ("{'a': 'x', 'b': True}", {"a": "x", "b": True}),
-    ("", {}),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ('{"a": 1}', {"a": 1}),
+        ('```json\n{"a": 1}\n```', {"a": 1}),
+        ('{"a": 1} and some trailing words', {"a": 1}),
+        ("{'a': 'x', 'b': True}", {"a": "x", "b": True}),
+        ("", {}),
+    ],
+)
 def test_argument_repair(raw, expected):
     assert parse_arguments(raw) == expected
 
@@ -112,7 +145,9 @@ def test_argument_repair(raw, expected):
 def test_unrepairable_arguments_become_a_tool_error(tmp_path):
     from app.agent.model import ToolCallRequest
 
-    bad = ToolCallRequest("c1", "describe_columns", {}, "not json", argument_error="tool arguments are not a JSON object")
+    bad = ToolCallRequest(
+        "c1", "describe_columns", {}, "not json", argument_error="tool arguments are not a JSON object"
+    )
     model = ScriptedModel([ModelReply(None, [bad]), ModelReply(None, [bad]), ModelReply("ok")])
     run_with(tmp_path, model)
     assert model.requests[1]["messages"][-1]["content"].startswith("[harness] Re-emit")  # asked once to re-emit
@@ -153,7 +188,9 @@ def test_interrupt_stops_the_run_and_keeps_history_valid(tmp_path):
     with db.session() as s:
         run = s.get(Run, run_id)
         assert run.status == "interrupted"
-        history = [{"role": m.role, "content": m.content, "tool_calls": m.tool_calls, "tool_call_id": m.tool_call_id}
-                   for m in s.scalars(select(Message).where(Message.run_id == run_id).order_by(Message.id))]
+        history = [
+            {"role": m.role, "content": m.content, "tool_calls": m.tool_calls, "tool_call_id": m.tool_call_id}
+            for m in s.scalars(select(Message).where(Message.run_id == run_id).order_by(Message.id))
+        ]
     history = [{k: v for k, v in m.items() if v is not None} for m in history]
     assert heal_protocol(history) == []  # the stored history is already valid

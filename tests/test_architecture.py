@@ -15,10 +15,14 @@ REPO = Path(__file__).resolve().parents[1]
 def module_imports(package: str) -> dict[str, set[str]]:
     """module of `package` -> the modules of the repository it imports at run time (top level or
     in functions)."""
-    files = {".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__"): p
-             for top in ("app", "analysis_tools", "sandbox") for p in (REPO / top).rglob("*.py")}
+    files = {
+        ".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__"): p
+        for top in ("app", "analysis_tools", "sandbox")
+        for p in (REPO / top).rglob("*.py")
+    }
     files = {name: path for name, path in files.items() if name == package or name.startswith(package + ".")} | {
-        name: None for name in files if not (name == package or name.startswith(package + "."))}
+        name: None for name in files if not (name == package or name.startswith(package + "."))
+    }
     known = set(files)
     graph: dict[str, set[str]] = {}
     for name, path in files.items():
@@ -30,8 +34,9 @@ def module_imports(package: str) -> dict[str, set[str]]:
                 continue
             for inner in ast.walk(node):
                 if isinstance(inner, ast.ImportFrom) and inner.module is not None:
-                    base = inner.module if inner.level == 0 else ".".join(
-                        name.split(".")[: -inner.level] + [inner.module])
+                    base = (
+                        inner.module if inner.level == 0 else ".".join(name.split(".")[: -inner.level] + [inner.module])
+                    )
                     edges |= {f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in inner.names}
                 elif isinstance(inner, ast.Import):
                     edges |= {a.name for a in inner.names}
@@ -71,17 +76,29 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-@pytest.mark.parametrize("package", ["app.agent", "app.db", "app.ingest", "app.reports", "app.evaluation", "app.web",
-                                     "analysis_tools", "sandbox"])
+@pytest.mark.parametrize(
+    "package",
+    ["app.agent", "app.db", "app.ingest", "app.reports", "app.evaluation", "app.web", "analysis_tools", "sandbox"],
+)
 def test_no_import_circle(package):
     graph = module_imports(package)
     inside = {m: {e for e in edges if e in graph} for m, edges in graph.items()}
     assert circles(inside) == []
 
 
-@pytest.mark.parametrize("lower, higher", [("analysis_tools", "app.agent"), ("analysis_tools", "app.web"),
-                                           ("sandbox", "app"), ("app.agent", "app.web"), ("app.ingest", "app.agent")])
+@pytest.mark.parametrize(
+    "lower, higher",
+    [
+        ("analysis_tools", "app.agent"),
+        ("analysis_tools", "app.web"),
+        ("sandbox", "app"),
+        ("app.agent", "app.web"),
+        ("app.ingest", "app.agent"),
+    ],
+)
 def test_no_import_from_a_lower_floor_up(lower, higher):
-    upward = {module: sorted(e for e in edges if e == higher or e.startswith(higher + "."))
-              for module, edges in module_imports(lower).items()}
+    upward = {
+        module: sorted(e for e in edges if e == higher or e.startswith(higher + "."))
+        for module, edges in module_imports(lower).items()
+    }
     assert {m: e for m, e in upward.items() if e} == {}

@@ -12,8 +12,18 @@ from app.config import Settings
 from app.db.models import AuthToken, Workspace
 from app.db.session import open_database
 from app.main import create_app
-from app.users import (API, SESSION, AccountError, auth_required, check_password, create_user, hash_password,
-                       issue_token, user_for_secret, verify_password)
+from app.users import (
+    API,
+    SESSION,
+    AccountError,
+    auth_required,
+    check_password,
+    create_user,
+    hash_password,
+    issue_token,
+    user_for_secret,
+    verify_password,
+)
 
 
 def make(tmp_path, **overrides) -> Settings:
@@ -34,9 +44,11 @@ def test_create_user_checks_input_and_logs_in_case_insensitively(tmp_path):
     with db.session() as session:
         user = create_user(session, "  Ada@Example.com ", "long enough", "Ada")
         assert user.email == "ada@example.com" and user.name == "Ada"
-        for email, password, key in [("not-an-address", "long enough", "auth_bad_email"),
-                                     ("bob@example.com", "short", "auth_short_password"),
-                                     ("ADA@example.com", "long enough", "auth_email_taken")]:
+        for email, password, key in [
+            ("not-an-address", "long enough", "auth_bad_email"),
+            ("bob@example.com", "short", "auth_short_password"),
+            ("ADA@example.com", "long enough", "auth_email_taken"),
+        ]:
             with pytest.raises(AccountError) as caught:
                 create_user(session, email, password)
             assert caught.value.key == key
@@ -62,11 +74,19 @@ def test_tokens_are_stored_hashed_expire_and_keep_their_kind(tmp_path):
         assert [t.kind for t in session.query(AuthToken)] == [API]
 
 
-@pytest.mark.parametrize("auth,host,required", [
-    ("auto", "127.0.0.1", False), ("auto", "localhost", False), ("auto", "::1", False),
-    ("auto", "0.0.0.0", True), ("auto", "192.168.1.20", True), ("auto", "verity.example.com", True),
-    ("on", "127.0.0.1", True), ("off", "0.0.0.0", False),
-])
+@pytest.mark.parametrize(
+    "auth,host,required",
+    [
+        ("auto", "127.0.0.1", False),
+        ("auto", "localhost", False),
+        ("auto", "::1", False),
+        ("auto", "0.0.0.0", True),
+        ("auto", "192.168.1.20", True),
+        ("auto", "verity.example.com", True),
+        ("on", "127.0.0.1", True),
+        ("off", "0.0.0.0", False),
+    ],
+)
 def test_sign_in_is_required_unless_bound_to_loopback(tmp_path, auth, host, required):
     assert auth_required(make(tmp_path, auth=auth, host=host)) is required
 
@@ -79,8 +99,9 @@ def shared(tmp_path):
 
 
 def sign_up(client: TestClient, email: str, password: str = "long enough", name: str = "") -> None:
-    response = client.post("/signup", data={"email": email, "password": password, "name": name, "next": "/"},
-                           follow_redirects=False)
+    response = client.post(
+        "/signup", data={"email": email, "password": password, "name": name, "next": "/"}, follow_redirects=False
+    )
     assert response.status_code == 303, response.text
     assert "verity_session" in response.cookies
 
@@ -107,8 +128,11 @@ def test_sign_up_sign_in_and_out_in_the_browser(shared):
     assert shared.get("/", follow_redirects=False).status_code == 303  # the session is gone server-side
     wrong = shared.post("/login", data={"email": "ada@example.com", "password": "nope nope", "next": "/"})
     assert wrong.status_code == 400 and "wrong" in wrong.text
-    again = shared.post("/login", data={"email": "ADA@example.com", "password": "long enough",
-                                        "next": "//evil.example/steal"}, follow_redirects=False)
+    again = shared.post(
+        "/login",
+        data={"email": "ADA@example.com", "password": "long enough", "next": "//evil.example/steal"},
+        follow_redirects=False,
+    )
     assert again.status_code == 303 and again.headers["location"] == "/"  # no open redirect
     assert "Q3" in shared.get("/").text
 
@@ -133,6 +157,7 @@ def test_api_tokens_from_the_api_the_account_page_and_the_cli(shared, tmp_path, 
     assert from_api.status_code == 201
     monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path))
     from app.config import get_settings
+
     get_settings.cache_clear()
     try:
         assert cli_main(["users", "token", "ada@example.com"]) == 0
@@ -147,9 +172,10 @@ def test_api_tokens_from_the_api_the_account_page_and_the_cli(shared, tmp_path, 
     # Revoking on the account page stops the token at once.
     token_id = shared.get("/account").text.split("/account/tokens/")[1].split("/revoke")[0]
     shared.post(f"/account/tokens/{token_id}/revoke")
-    statuses = [anonymous.post("/api/workspaces", json={"name": "x"},
-                               headers={"Authorization": f"Bearer {s}"}).status_code
-                for s in (from_page, from_api.json()["token"], from_cli)]
+    statuses = [
+        anonymous.post("/api/workspaces", json={"name": "x"}, headers={"Authorization": f"Bearer {s}"}).status_code
+        for s in (from_page, from_api.json()["token"], from_cli)
+    ]
     assert sorted(statuses) == [201, 201, 401]
 
 
@@ -207,6 +233,7 @@ def test_throttle_forgets_old_failures():
     guard.failed("A@x.io ", "1.2.3.4")
     assert guard.wait_s("a@x.io", "1.2.3.4") > 0 and guard.wait_s("a@x.io", "5.6.7.8") == 0
     import time
+
     time.sleep(0.25)
     assert guard.wait_s("a@x.io", "1.2.3.4") == 0
 
@@ -252,8 +279,12 @@ def test_changing_the_password_signs_out_other_browsers(shared):
     assert done.status_code == 200 and "Password changed" in done.text
     assert shared.get("/", follow_redirects=False).status_code == 200  # this browser stays signed in
     assert other.get("/", follow_redirects=False).status_code == 303  # the other one is signed out
-    assert other.post("/login", data={"email": "ada@example.com", "password": "brand new secret"},
-                      follow_redirects=False).status_code == 303
+    assert (
+        other.post(
+            "/login", data={"email": "ada@example.com", "password": "brand new secret"}, follow_redirects=False
+        ).status_code
+        == 303
+    )
 
 
 def test_deleting_an_account_deletes_its_workspaces_only(shared, tmp_path):

@@ -26,8 +26,15 @@ def database_url(request):
 @pytest.fixture
 def edge(tmp_path, database_url):
     """A shared server (sign-in on) and the bearer headers of a signed-up user."""
-    settings = Settings(_env_file=None, data_dir=tmp_path, llm_model="builtin", auth="on", database_url=database_url,
-                        sse_poll_interval_s=0.05, sse_heartbeat_s=1.0)
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path,
+        llm_model="builtin",
+        auth="on",
+        database_url=database_url,
+        sse_poll_interval_s=0.05,
+        sse_heartbeat_s=1.0,
+    )
     with TestClient(create_app(settings), raise_server_exceptions=False) as client:
         client.post("/signup", data={"email": "ada@example.com", "password": "long enough"})
         token = client.post("/api/auth/token", json={"email": "ada@example.com", "password": "long enough"}).json()
@@ -61,13 +68,19 @@ def test_nul_characters_anywhere_are_refused(edge, retail_sales):
     assert_refused(send_json(edge, "POST", f"/api/workspaces/{ws}/messages", {"text": NUL}))
     assert_refused(edge.get("/?lang=%00"))
     with open(retail_sales, "rb") as handle:
-        assert_refused(edge.post(f"/api/workspaces/{ws}/files", files={"file": (retail_sales.name, handle)},
-                                 data={"sheet": NUL}), "invalid_text")
+        assert_refused(
+            edge.post(f"/api/workspaces/{ws}/files", files={"file": (retail_sales.name, handle)}, data={"sheet": NUL}),
+            "invalid_text",
+        )
     # unauthenticated: the token endpoint and the sign-in form
     anonymous = {"Authorization": ""}
     for body in ({"email": NUL, "password": "x"}, {"email": "a@b.c", "password": NUL}):
-        response = edge.request("POST", "/api/auth/token", content=json.dumps(body).encode(),
-                                headers={**anonymous, "Content-Type": "application/json"})
+        response = edge.request(
+            "POST",
+            "/api/auth/token",
+            content=json.dumps(body).encode(),
+            headers={**anonymous, "Content-Type": "application/json"},
+        )
         assert_refused(response, "invalid_text")
     assert_refused(edge.post("/login", data={"email": NUL, "password": "x"}, headers=anonymous))
     # nothing was stored, and the workspace still answers
@@ -81,10 +94,12 @@ def test_lone_surrogates_in_answers_and_sheets_are_refused(edge, retail_sales):
         dataset = edge.post(f"/api/workspaces/{ws}/files", files={"file": (retail_sales.name, handle)}).json()
     run = edge.post(f"/api/workspaces/{ws}/messages", json={"text": "Does revenue differ by region?"}).json()["run_id"]
     wait_for_run(edge, run, {"done", "waiting", "failed"})
-    assert_refused(send_json(edge, "POST", f"/api/runs/{run}/answers", {"question_id": "q", "answer": SURROGATE}),
-                   "invalid_text")
-    assert_refused(send_json(edge, "POST", f"/api/runs/{run}/answers", {"question_id": SURROGATE, "answer": ["x"]}),
-                   "invalid_text")
+    assert_refused(
+        send_json(edge, "POST", f"/api/runs/{run}/answers", {"question_id": "q", "answer": SURROGATE}), "invalid_text"
+    )
+    assert_refused(
+        send_json(edge, "POST", f"/api/runs/{run}/answers", {"question_id": SURROGATE, "answer": ["x"]}), "invalid_text"
+    )
     url = f"/api/workspaces/{ws}/datasets/{dataset['dataset']['id']}/sheet"
     assert_refused(send_json(edge, "POST", url, {"sheet": SURROGATE}), "invalid_text")
     assert_refused(send_json(edge, "POST", f"/api/workspaces/{ws}/messages", {"text": SURROGATE, SURROGATE: 1}))
@@ -116,8 +131,18 @@ def real_ids(client: TestClient, retail_sales) -> dict[str, str]:
         dataset = client.post(f"/api/workspaces/{ws}/files", files={"file": (retail_sales.name, handle)}).json()
     run = client.post(f"/api/workspaces/{ws}/messages", json={"text": "Does revenue differ by region?"}).json()
     wait_for_run(client, run["run_id"], {"done"})
-    return {"ws": ws, "run_id": run["run_id"], "dataset_id": dataset["dataset"]["id"], "fmt": "json",
-            "span_id": "0", "name": "x.png", "entry_id": "x", "share_id": "x", "token_id": "x", "secret": "x"}
+    return {
+        "ws": ws,
+        "run_id": run["run_id"],
+        "dataset_id": dataset["dataset"]["id"],
+        "fmt": "json",
+        "span_id": "0",
+        "name": "x.png",
+        "entry_id": "x",
+        "share_id": "x",
+        "token_id": "x",
+        "secret": "x",
+    }
 
 
 def fill(path: str, ids: dict[str, str]) -> str:

@@ -35,9 +35,16 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "data" / "samples" / "retail_sales.xlsx"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-proxy-server"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-proxy-server",
+]
 RUN_TIMEOUT_MS = 120_000  # a builtin run takes ~5-15 s on a 2-core machine
 PAGE_TIMEOUT_MS = 30_000
 
@@ -71,11 +78,11 @@ def live_server(tmp_path: Path, request) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning",
-                            timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        create_app(settings), host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=5
+    )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True,
-                              name="verity-uvicorn")
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="verity-uvicorn")
     thread.start()
     base = f"http://127.0.0.1:{port}"
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -181,8 +188,9 @@ def test_upload_ask_and_follow_the_run_live(page, tmp_path: Path) -> None:
     panel = page.locator("#run")
     expect(panel).to_be_visible()
     expect(panel.locator(".run-question")).to_have_text("Does revenue differ by region?")
-    assert panel.get_attribute("data-active") == "true", \
+    assert panel.get_attribute("data-active") == "true", (
         "the run had already finished when its page loaded, so nothing was followed live"
+    )
 
     # live: steps appear one by one while the run works, then the answer replaces the panel
     wait_until(page, "window.__liveSteps.length > 0", RUN_TIMEOUT_MS)
@@ -192,8 +200,9 @@ def test_upload_ask_and_follow_the_run_live(page, tmp_path: Path) -> None:
     expect(panel).to_have_attribute("data-active", "false")
     live = page.evaluate("window.__liveSteps")
     assert len(live) >= 2, f"expected several steps to arrive over the event stream: {live}"
-    assert any("running" in step["cls"].split() for step in live), \
+    assert any("running" in step["cls"].split() for step in live), (
         f"no step was shown as running before it finished: {live}"
+    )
 
     answer = panel.locator("section.answer")
     expect(answer).to_be_visible()
@@ -204,7 +213,8 @@ def test_upload_ask_and_follow_the_run_live(page, tmp_path: Path) -> None:
     cards = panel.locator("[data-evidence] article.evidence-card")
     assert cards.count() >= 1, "no evidence card"
     expect(cards.first.locator(".claim .badge[class*='confidence-']")).to_have_text(
-        re.compile(r"(high|medium|low) confidence"))
+        re.compile(r"(high|medium|low) confidence")
+    )
     expect(cards.first.locator(".claim [data-check]")).to_have_text("checked")  # checked against its analysis
 
     # charts: every <img> in the run panel loads (they are lazy, so bring each into view)
@@ -261,7 +271,8 @@ def test_chinese_ui(page, tmp_path: Path) -> None:
     expect(page.get_by_role("heading", name=t("data", "zh"), exact=True)).to_be_visible()
     expect(page.get_by_role("button", name=t("upload", "zh"), exact=True)).to_be_visible()
     expect(page.get_by_role("textbox", name=t("ask", "zh"))).to_have_attribute(
-        "placeholder", t("ask_placeholder", "zh"))
+        "placeholder", t("ask_placeholder", "zh")
+    )
     page.screenshot(path=str(tmp_path / "zh-workspace.png"), full_page=True)
     assert page.console.errors == [], page.console.errors
 
@@ -330,6 +341,8 @@ def test_reference_notes_on_the_workspace_page(page, tmp_path: Path) -> None:
     expect(page.locator(".knowledge-list li")).to_have_count(2)
     expect(page.locator(".knowledge-list")).to_contain_text("policy.md")
 
-    page.locator(".knowledge-list li", has_text="Glossary").get_by_role("button", name=t("knowledge_remove", "en")).click()
+    page.locator(".knowledge-list li", has_text="Glossary").get_by_role(
+        "button", name=t("knowledge_remove", "en")
+    ).click()
     expect(page.locator(".knowledge-list li")).to_have_count(1)
     assert page.console.errors == []

@@ -50,13 +50,18 @@ document.addEventListener("DOMContentLoaded", function () {
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     import uvicorn
 
-    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("pages") / "runtime", llm_model="builtin",
-                        public_url=PUBLIC_URL)
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path_factory.mktemp("pages") / "runtime",
+        llm_model="builtin",
+        public_url=PUBLIC_URL,
+    )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    uv = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", log_level="warning",
-                                       timeout_graceful_shutdown=5))
+    uv = uvicorn.Server(
+        uvicorn.Config(create_app(settings), host="127.0.0.1", log_level="warning", timeout_graceful_shutdown=5)
+    )
     thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True, name="verity-pages")
     thread.start()
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -124,7 +129,9 @@ def finished_run(browser, server: str, tmp_path_factory: pytest.TempPathFactory)
     no_sideways_scroll(page)
     ask = page.get_by_role("textbox", name=t("ask", "en"))
     ask_top = ask.evaluate("e => e.getBoundingClientRect().top + window.scrollY")
-    preview_top = page.locator("#datasets .table-scroll").evaluate("e => e.getBoundingClientRect().top + window.scrollY")
+    preview_top = page.locator("#datasets .table-scroll").evaluate(
+        "e => e.getBoundingClientRect().top + window.scrollY"
+    )
     assert ask_top < PHONE["height"] and ask_top < preview_top, (ask_top, preview_top)
     page.screenshot(path=str(shots / "workspace-390.png"), full_page=True)
 
@@ -208,9 +215,11 @@ def test_file_errors_lead_with_the_file_and_its_problem(browser, server: str, la
         assert field.locator("[data-file-button]").inner_text().strip() == t("choose_file", lang)
         assert field.locator("[data-file-name]").inner_text().strip() == t("no_file_chosen", lang)
         assert page.locator("#upload-file").bounding_box()["width"] <= 1  # hidden, yet reachable by Tab
-        cases = {"empty_file": ("empty.csv", b""),
-                 "unsupported_format": ("notes.exe", b"MZ\x90\x00" + b"\x00" * 200),
-                 "corrupt_file": ("broken.xlsx", b"PK\x03\x04" + b"\x00garbage" * 50)}
+        cases = {
+            "empty_file": ("empty.csv", b""),
+            "unsupported_format": ("notes.exe", b"MZ\x90\x00" + b"\x00" * 200),
+            "corrupt_file": ("broken.xlsx", b"PK\x03\x04" + b"\x00garbage" * 50),
+        }
         for category, (name, content) in cases.items():
             path = tmp_path / name
             path.write_bytes(content)
@@ -231,10 +240,14 @@ def test_file_errors_lead_with_the_file_and_its_problem(browser, server: str, la
 
 def axe_violations(page) -> list[str]:
     page.add_script_tag(path=str(AXE))
-    result = page.evaluate("axe.run(document, {runOnly: {type: 'tag', values: "
-                           "['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})")
-    return [f"{v['impact']} {v['id']}: {[n['target'] for n in v['nodes'][:3]]}" for v in result["violations"]
-            if v["impact"] in ("serious", "critical")]
+    result = page.evaluate(
+        "axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})"
+    )
+    return [
+        f"{v['impact']} {v['id']}: {[n['target'] for n in v['nodes'][:3]]}"
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
 
 
 def test_axe_finds_no_serious_violation_on_the_main_pages(browser, server: str, finished_run) -> None:
@@ -245,8 +258,14 @@ def test_axe_finds_no_serious_violation_on_the_main_pages(browser, server: str, 
     for viewport in ({"width": 1280, "height": 900}, PHONE):
         page = new_page(browser, server, viewport=viewport, bypass_csp=True)
         try:
-            for url in ("/", "/?lang=zh", workspace, run_url, run_url.replace("?run=", "?lang=zh&run="),
-                        f"/runs/{run_id}/trace"):
+            for url in (
+                "/",
+                "/?lang=zh",
+                workspace,
+                run_url,
+                run_url.replace("?run=", "?lang=zh&run="),
+                f"/runs/{run_id}/trace",
+            ):
                 page.goto(url)
                 found[f"{viewport['width']} {url}"] = axe_violations(page)
             page.goto(run_url)
@@ -268,8 +287,9 @@ def test_tables_made_by_analyses_come_closed_after_the_uploads_and_pass_axe(brow
         page.get_by_role("textbox", name=t("ask", "en")).fill("Which region brings in the most total revenue?")
         with page.expect_navigation():
             page.get_by_role("button", name=t("ask_button", "en")).click()
-        expect(page.locator("#run .run-status .status-badge")).to_have_text(t("status_done", "en"),
-                                                                           timeout=RUN_TIMEOUT_MS)
+        expect(page.locator("#run .run-status .status-badge")).to_have_text(
+            t("status_done", "en"), timeout=RUN_TIMEOUT_MS
+        )
         workspace = page.url.split("?")[0]
         found = {}
         for viewport, query in ((PHONE, ""), (PHONE, "?lang=zh"), ({"width": 1280, "height": 900}, "")):
@@ -306,4 +326,3 @@ def test_checking_the_numbers_says_checking_then_the_outcome_without_a_reload(fi
     expect(region).to_contain_text("Reproduced by analysis.py", timeout=RUN_TIMEOUT_MS)
     assert page.get_by_role("button", name=t("check_numbers", "en")).count() == 0  # passed: nothing to check
     no_sideways_scroll(page)
-

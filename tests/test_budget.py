@@ -6,7 +6,7 @@ import time
 
 from sqlalchemy import select
 
-from app.agent.budget import (CONVERGE, TurnBudget, call_key, gated_call, wrap_up_answer)
+from app.agent.budget import CONVERGE, TurnBudget, call_key, gated_call, wrap_up_answer
 from app.agent.model import ModelReply
 from app.db.models import Message, Run, ToolCall
 from analysis_tools import ToolResult
@@ -104,9 +104,12 @@ def test_hard_stop_at_max_rounds_and_wall_time():
 
 
 def test_wrap_up_answer_lists_what_was_found():
-    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": None},
-                {"role": "tool", "tool_call_id": "a", "content": "[method]\nx\n\n[interpretation]\nMean weight is 5.07."},
-                {"role": "tool", "tool_call_id": "b", "content": '{"error": "column_not_found"}'}]
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None},
+        {"role": "tool", "tool_call_id": "a", "content": "[method]\nx\n\n[interpretation]\nMean weight is 5.07."},
+        {"role": "tool", "tool_call_id": "b", "content": '{"error": "column_not_found"}'},
+    ]
     text = wrap_up_answer(messages, "en")
     assert "budget ran out" in text and "- Mean weight is 5.07." in text
     assert "预算" in wrap_up_answer(messages, "zh")
@@ -132,7 +135,9 @@ class FailingLooper:
         self.requests.append({"messages": list(messages), "tools": tools})
         if not tools:
             return ModelReply("Partial answer: the column could not be found; the data has a 'weight' column.")
-        return ModelReply(None, [call("describe_columns", f"c{len(self.requests)}", columns=[f"nope{len(self.requests)}"])])
+        return ModelReply(
+            None, [call("describe_columns", f"c{len(self.requests)}", columns=[f"nope{len(self.requests)}"])]
+        )
 
 
 def test_a_model_looping_on_failing_calls_is_stopped_with_a_partial_answer(tmp_path):
@@ -207,8 +212,11 @@ def test_hard_stop_after_max_rounds_ends_the_turn(tmp_path):
     with db.session() as s:
         run = s.get(Run, run_id)
         assert run.status == "done" and run.answer == "Summary of what was done so far."
-        stop = [m.content for m in s.scalars(select(Message).where(Message.run_id == run_id))
-                if (m.content or "").startswith("[harness] The turn budget is spent")]
+        stop = [
+            m.content
+            for m in s.scalars(select(Message).where(Message.run_id == run_id))
+            if (m.content or "").startswith("[harness] The turn budget is spent")
+        ]
     assert model.requests == 7 and len(stop) == 1 and "hard stop after 6 rounds" in stop[0]
 
 
@@ -218,8 +226,10 @@ def test_intent_sets_the_turn_budget(tmp_path):
     from tests.factories import make_settings
 
     settings = make_settings(tmp_path)
-    chat, analysis, deep = (budget_for(classify(q, settings), settings)
-                            for q in ("thanks", "compare revenue by region", "full report please"))
+    chat, analysis, deep = (
+        budget_for(classify(q, settings), settings)
+        for q in ("thanks", "compare revenue by region", "full report please")
+    )
     assert (chat.max_tool_calls, chat.max_python_calls, chat.context_tokens) == (50, 3, 30_000)
     assert (analysis.max_tool_calls, analysis.max_python_calls, analysis.context_tokens) == (130, 8, 70_000)
     assert (deep.max_tool_calls, deep.max_python_calls, deep.context_tokens) == (200, 15, 100_000)

@@ -21,12 +21,19 @@ from app.evaluation.runner import settle
 from app.evaluation.tasks import load_tasks
 from tests.factories import SAMPLES, reference, setup, start_run
 
-SALES = {"name": "sales", "columns": [
-    {"name": "Date", "type": "datetime"}, {"name": "Order ID", "type": "identifier"},
-    {"name": "Region", "type": "category", "levels": 4}, {"name": "Channel", "type": "category", "levels": 3},
-    {"name": "Units", "type": "integer"}, {"name": "Unit Price", "type": "number"},
-    {"name": "Revenue", "type": "number"}, {"name": "Customer Type", "type": "category", "levels": 2},
-]}
+SALES = {
+    "name": "sales",
+    "columns": [
+        {"name": "Date", "type": "datetime"},
+        {"name": "Order ID", "type": "identifier"},
+        {"name": "Region", "type": "category", "levels": 4},
+        {"name": "Channel", "type": "category", "levels": 3},
+        {"name": "Units", "type": "integer"},
+        {"name": "Unit Price", "type": "number"},
+        {"name": "Revenue", "type": "number"},
+        {"name": "Customer Type", "type": "category", "levels": 2},
+    ],
+}
 
 
 def tools_in(plan):
@@ -42,14 +49,22 @@ def test_plan_compares_the_named_metric_across_the_named_dimension():
 
 
 def test_two_levels_use_the_two_group_test():
-    plan = plan_analysis("Do new and returning customers spend different revenue? compare by customer type",
-                         SALES, zh=False)
+    plan = plan_analysis(
+        "Do new and returning customers spend different revenue? compare by customer type", SALES, zh=False
+    )
     assert plan.dimension == "Customer Type" and "compare_two_groups" in tools_in(plan)
 
 
 def test_chinese_question_and_regression_keywords():
-    columns = {"name": "ops", "columns": [{"name": "月份", "type": "datetime"}, {"name": "营业额", "type": "number"},
-                                          {"name": "广告费用", "type": "number"}, {"name": "门店", "type": "category", "levels": 5}]}
+    columns = {
+        "name": "ops",
+        "columns": [
+            {"name": "月份", "type": "datetime"},
+            {"name": "营业额", "type": "number"},
+            {"name": "广告费用", "type": "number"},
+            {"name": "门店", "type": "category", "levels": 5},
+        ],
+    }
     plan = plan_analysis("哪些因素能预测营业额？", columns, zh=True)
     assert plan.metric == "营业额"
     assert "linear_regression" in tools_in(plan) and "correlation_analysis" in tools_in(plan)
@@ -61,14 +76,25 @@ def test_longest_column_name_wins():
 
 
 def test_parse_tool_message_reads_sections():
-    parsed = parse_tool_message("[method]\nOne-way ANOVA\n\n[interpretation]\nIt differs.\n\n[metrics]\n{\"p_value\": 0.01}")
-    assert parsed == {"ok": True, "method": "One-way ANOVA", "interpretation": "It differs.",
-                      "metrics": {"p_value": 0.01}, "conclusion": "", "limitations": "", "profile": ""}
+    parsed = parse_tool_message(
+        '[method]\nOne-way ANOVA\n\n[interpretation]\nIt differs.\n\n[metrics]\n{"p_value": 0.01}'
+    )
+    assert parsed == {
+        "ok": True,
+        "method": "One-way ANOVA",
+        "interpretation": "It differs.",
+        "metrics": {"p_value": 0.01},
+        "conclusion": "",
+        "limitations": "",
+        "profile": "",
+    }
     assert parse_tool_message('{"error": "column_not_found"}')["ok"] is False
 
 
 def test_greeting_costs_one_call_and_no_tools():
-    reply = BuiltinAnalyst([SALES]).complete([{"role": "user", "content": "hello"}], tools=[{"function": {"name": "x"}}])
+    reply = BuiltinAnalyst([SALES]).complete(
+        [{"role": "user", "content": "hello"}], tools=[{"function": {"name": "x"}}]
+    )
     assert not reply.tool_calls and "Hello" in reply.content
 
 
@@ -98,17 +124,35 @@ def test_trend_questions_get_a_trend_analysis():
 
 
 # --- what the question asks, read with what the profile shows (question_roles.py, profile_reading.py) --------------
-RETAIL = {"name": "retail_sales", "grain": "daily (several rows per date)", "columns": [
-    {"name": "Date", "type": "datetime"}, {"name": "Order ID", "type": "identifier"},
-    {"name": "Region", "type": "category", "levels": 4}, {"name": "Channel", "type": "category", "levels": 3},
-    {"name": "Category", "type": "category", "levels": 5}, {"name": "Units", "type": "integer"},
-    {"name": "Unit Price", "type": "number"}, {"name": "Revenue", "type": "number"},
-    {"name": "Discount", "type": "number"}, {"name": "Customer Type", "type": "category", "levels": 2}]}
-OPS = {"name": "ops", "grain": "monthly (several rows per date)", "columns": [
-    {"name": "月份", "type": "datetime", "span_days": 1430},
-    {"name": "门店", "type": "category", "levels": 3, "values": ["上海店", "北京店", "广州店"]},
-    {"name": "营业额", "type": "number"}, {"name": "订单数", "type": "integer"}, {"name": "客单价", "type": "number"},
-    {"name": "员工数", "type": "integer"}, {"name": "广告费用", "type": "number"}]}
+RETAIL = {
+    "name": "retail_sales",
+    "grain": "daily (several rows per date)",
+    "columns": [
+        {"name": "Date", "type": "datetime"},
+        {"name": "Order ID", "type": "identifier"},
+        {"name": "Region", "type": "category", "levels": 4},
+        {"name": "Channel", "type": "category", "levels": 3},
+        {"name": "Category", "type": "category", "levels": 5},
+        {"name": "Units", "type": "integer"},
+        {"name": "Unit Price", "type": "number"},
+        {"name": "Revenue", "type": "number"},
+        {"name": "Discount", "type": "number"},
+        {"name": "Customer Type", "type": "category", "levels": 2},
+    ],
+}
+OPS = {
+    "name": "ops",
+    "grain": "monthly (several rows per date)",
+    "columns": [
+        {"name": "月份", "type": "datetime", "span_days": 1430},
+        {"name": "门店", "type": "category", "levels": 3, "values": ["上海店", "北京店", "广州店"]},
+        {"name": "营业额", "type": "number"},
+        {"name": "订单数", "type": "integer"},
+        {"name": "客单价", "type": "number"},
+        {"name": "员工数", "type": "integer"},
+        {"name": "广告费用", "type": "number"},
+    ],
+}
 
 
 def retail_frame():
@@ -133,15 +177,21 @@ def test_the_profile_gives_level_values_and_the_date_span():
     assert read_profile(RETAIL, None) is RETAIL
 
 
-@pytest.mark.parametrize("question, target, features", [
-    ("What drives revenue? Fit a regression on units, unit price and discount", "Revenue",
-     ["Units", "Unit Price", "Discount"]),
-    ("Revenue depends on what? Regress it on units and discount", "Revenue", ["Units", "Discount"]),
-    ("Explain revenue using unit price and region", "Revenue", ["Unit Price", "Region"]),
-    ("What drives revenue?", "Revenue", ["Units", "Unit Price", "Discount"]),  # no predictors named: all numbers
-    # only predictors named: as before, the longest numeric name is the target
-    ("Fit a regression on units, unit price and discount", "Unit Price", ["Discount", "Units"]),
-])
+@pytest.mark.parametrize(
+    "question, target, features",
+    [
+        (
+            "What drives revenue? Fit a regression on units, unit price and discount",
+            "Revenue",
+            ["Units", "Unit Price", "Discount"],
+        ),
+        ("Revenue depends on what? Regress it on units and discount", "Revenue", ["Units", "Discount"]),
+        ("Explain revenue using unit price and region", "Revenue", ["Unit Price", "Region"]),
+        ("What drives revenue?", "Revenue", ["Units", "Unit Price", "Discount"]),  # no predictors named: all numbers
+        # only predictors named: as before, the longest numeric name is the target
+        ("Fit a regression on units, unit price and discount", "Unit Price", ["Discount", "Units"]),
+    ],
+)
 def test_the_regression_explains_the_metric_the_question_asks_about(question, target, features):
     plan = plan_analysis(question, retail_seen(), zh=False)
     regression = step(plan, "linear_regression")
@@ -149,11 +199,14 @@ def test_the_regression_explains_the_metric_the_question_asks_about(question, ta
     assert plan.metric == target
 
 
-@pytest.mark.parametrize("question, features", [
-    ("影响营业额的因素有哪些？", ["订单数", "客单价", "员工数", "广告费用"]),
-    ("营业额受什么影响？用广告费用和员工数做回归", ["广告费用", "员工数"]),
-    ("用广告费用和订单数来预测营业额", ["广告费用", "订单数"]),
-])
+@pytest.mark.parametrize(
+    "question, features",
+    [
+        ("影响营业额的因素有哪些？", ["订单数", "客单价", "员工数", "广告费用"]),
+        ("营业额受什么影响？用广告费用和员工数做回归", ["广告费用", "员工数"]),
+        ("用广告费用和订单数来预测营业额", ["广告费用", "订单数"]),
+    ],
+)
 def test_chinese_regression_target_and_predictors(question, features):
     regression = step(plan_analysis(question, OPS, zh=True), "linear_regression")
     assert regression.arguments == {"target_column": "营业额", "feature_columns": features}
@@ -161,17 +214,22 @@ def test_chinese_regression_target_and_predictors(question, features):
 
 def test_the_metric_is_what_the_question_asks_about_not_the_longest_name():
     plan = plan_analysis("What is the impact of discount on revenue?", retail_seen(), zh=False)
-    assert plan.metric == "Revenue" and step(plan, "correlation_analysis").arguments == {"columns": ["Revenue", "Discount"]}
+    assert plan.metric == "Revenue" and step(plan, "correlation_analysis").arguments == {
+        "columns": ["Revenue", "Discount"]
+    }
     assert plan_analysis("Does discount affect units?", retail_seen(), zh=False).metric == "Units"
     assert plan_analysis("广告费用对营业额的影响有多大？", OPS, zh=True).metric == "营业额"
 
 
-@pytest.mark.parametrize("question, column, values", [
-    ("Do new and returning customers differ in revenue?", "Customer Type", ["New", "Returning"]),
-    ("Is revenue higher in the EAST than in the west?", "Region", ["East", "West"]),
-    ("How much revenue do online orders bring?", "Channel", ["Online"]),
-    ("Did the newsletter lift revenue?", None, []),  # "new" only as a whole word
-])
+@pytest.mark.parametrize(
+    "question, column, values",
+    [
+        ("Do new and returning customers differ in revenue?", "Customer Type", ["New", "Returning"]),
+        ("Is revenue higher in the EAST than in the west?", "Region", ["East", "West"]),
+        ("How much revenue do online orders bring?", "Channel", ["Online"]),
+        ("Did the newsletter lift revenue?", None, []),  # "new" only as a whole word
+    ],
+)
 def test_category_values_named_in_the_question(question, column, values):
     columns = retail_seen()["columns"]
     assert named_values(question, columns, column_spans(question, columns, SYNONYMS)) == (column, values)
@@ -180,25 +238,43 @@ def test_category_values_named_in_the_question(question, column, values):
 def test_named_values_choose_the_grouping_and_two_of_many_are_compared_alone():
     plan = plan_analysis("Do new and returning customers differ in revenue?", retail_seen(), zh=False)
     assert step(plan, "compare_groups", "compare_two_groups").arguments == {
-        "value_column": "Revenue", "group_column": "Customer Type"}
+        "value_column": "Revenue",
+        "group_column": "Customer Type",
+    }
     plan = plan_analysis("Is revenue higher in the EAST than in the west?", retail_seen(), zh=False)
     assert step(plan, "compare_groups", "compare_two_groups").arguments == {
-        "value_column": "Revenue", "group_column": "Region", "groups": ["East", "West"]}
+        "value_column": "Revenue",
+        "group_column": "Region",
+        "groups": ["East", "West"],
+    }
     assert step(plan, "compare_two_groups").tool == "compare_two_groups"
     zh = plan_analysis("上海店和北京店的营业额有差异吗？", OPS, zh=True)
     assert step(zh, "compare_two_groups").arguments["groups"] == ["上海店", "北京店"]
     # a grouping column the question names still wins; without values the choice is as before
-    assert plan_analysis("Does revenue of new customers differ by region?", retail_seen(), zh=False).dimension == "Region"
+    assert (
+        plan_analysis("Does revenue of new customers differ by region?", retail_seen(), zh=False).dimension == "Region"
+    )
     assert plan_analysis("Do new and returning customers differ in revenue?", SALES, zh=False).dimension == "Region"
 
 
-@pytest.mark.parametrize("question, request_", [
-    ("Forecast revenue for the next three months", (3, "M")), ("forecast the next 6 weeks", (6, "W")),
-    ("What will revenue be over the next 10 days?", (10, "D")), ("Forecast next quarter", (1, "Q")),
-    ("a 2-year forecast of revenue", (2, "Y")), ("预测未来3个月的营业额", (3, "M")), ("预测未来三个月", (3, "M")),
-    ("预测未来十二个月", (12, "M")), ("接下来两周的销量", (2, "W")), ("预测下个季度", (1, "Q")), ("预测未来5天", (5, "D")),
-    ("Forecast revenue", None), ("分析一下月度趋势", None),
-])
+@pytest.mark.parametrize(
+    "question, request_",
+    [
+        ("Forecast revenue for the next three months", (3, "M")),
+        ("forecast the next 6 weeks", (6, "W")),
+        ("What will revenue be over the next 10 days?", (10, "D")),
+        ("Forecast next quarter", (1, "Q")),
+        ("a 2-year forecast of revenue", (2, "Y")),
+        ("预测未来3个月的营业额", (3, "M")),
+        ("预测未来三个月", (3, "M")),
+        ("预测未来十二个月", (12, "M")),
+        ("接下来两周的销量", (2, "W")),
+        ("预测下个季度", (1, "Q")),
+        ("预测未来5天", (5, "D")),
+        ("Forecast revenue", None),
+        ("分析一下月度趋势", None),
+    ],
+)
 def test_forecast_horizon_words(question, request_):
     assert forecast_request(question) == request_
 
@@ -211,7 +287,12 @@ def test_the_horizon_goes_to_the_forecast_at_a_period_the_data_can_carry():
     assert forecast_arguments((3, "M"), "monthly", 1430) == {"horizon": 3}  # the data's own period
     assert forecast_arguments((6, "W"), "monthly", 1430) == {"horizon": 2}  # finer than the data: 2 months cover it
     plan = plan_analysis("Forecast revenue for the next 6 weeks", retail_seen(), zh=False)
-    assert step(plan, "forecast").arguments == {"date_column": "Date", "value_column": "Revenue", "horizon": 6, "freq": "W"}
+    assert step(plan, "forecast").arguments == {
+        "date_column": "Date",
+        "value_column": "Revenue",
+        "horizon": 6,
+        "freq": "W",
+    }
     zh = plan_analysis("预测未来三个月的营业额", OPS, zh=True)
     assert step(zh, "forecast").arguments == {"date_column": "月份", "value_column": "营业额", "horizon": 3}
     default = plan_analysis("Forecast revenue", retail_seen(), zh=False)
@@ -235,8 +316,7 @@ def analyse(tmp_path, question, answers=None, file="retail_sales.xlsx"):
     with db.session() as s:
         run = s.get(Run, run_id)
         assert run.status == "done", run.error
-        calls = Calls(list(s.scalars(select(ToolCall).where(ToolCall.run_id == run_id)
-                                     .order_by(ToolCall.created_at))))
+        calls = Calls(list(s.scalars(select(ToolCall).where(ToolCall.run_id == run_id).order_by(ToolCall.created_at))))
         evidence = list(s.scalars(select(Evidence).where(Evidence.run_id == run_id)))
         s.expunge_all()
         return run, calls, evidence
@@ -246,8 +326,10 @@ def test_what_drives_revenue_regresses_revenue_on_the_named_predictors(tmp_path)
     import statsmodels.formula.api as smf
 
     run, calls, evidence = analyse(tmp_path, "What drives revenue? Fit a regression on units, unit price and discount")
-    assert calls["linear_regression"].arguments == {"target_column": "Revenue",
-                                                    "feature_columns": ["Units", "Unit Price", "Discount"]}
+    assert calls["linear_regression"].arguments == {
+        "target_column": "Revenue",
+        "feature_columns": ["Units", "Unit Price", "Discount"],
+    }
     fit = smf.ols("Revenue ~ Units + Q('Unit Price') + Discount", data=retail_frame()).fit()
     recorded = next(e.metrics for e in evidence if "coef.Unit Price" in e.metrics)
     assert recorded["r_squared"] == pytest.approx(fit.rsquared, rel=1e-9)
@@ -271,8 +353,7 @@ def test_new_and_returning_customers_are_compared_by_customer_type(tmp_path):
 
 
 def test_forecast_goes_as_far_as_asked(tmp_path):
-    run, calls, evidence = analyse(tmp_path, "Forecast revenue for the next 6 weeks",
-                                   {"method.forecast": ["Go ahead"]})
+    run, calls, evidence = analyse(tmp_path, "Forecast revenue for the next 6 weeks", {"method.forecast": ["Go ahead"]})
     forecast = calls["forecast"]
     assert forecast.arguments == {"date_column": "Date", "value_column": "Revenue", "horizon": 6, "freq": "W"}
     metrics = next(e.metrics for e in evidence if "horizon" in e.metrics)
@@ -305,22 +386,25 @@ def test_eval_expectations_for_these_questions_are_independently_right():
 NO_DATES = {"name": "ops", "columns": [c for c in OPS["columns"] if c["type"] != "datetime"]}
 
 
-@pytest.mark.parametrize("question, dataset, forecasts, regresses", [
-    ("预测未来3个月的营业额", OPS, True, False),  # the future: a forecast only
-    ("营业额的趋势如何？预测未来三个月的营业额。", OPS, True, False),
-    ("Predict revenue for the next 3 months", RETAIL, True, False),
-    ("What will revenue be over the next 10 days?", RETAIL, True, False),  # a horizon without "forecast"
-    ("预测下周的营业额", OPS, True, False),
-    ("预测未来3个月的营业额，哪些因素在驱动它？", OPS, True, True),  # ... and its drivers
-    ("What drives revenue, and what will it be next quarter?", RETAIL, True, True),
-    ("Forecast revenue for next month using units and discount", RETAIL, True, True),  # predictors named
-    ("哪些因素能预测营业额？", OPS, False, True),  # no future: factors make it a regression
-    ("用广告费用和订单数来预测营业额", OPS, False, True),  # predictors named
-    ("Build a model to predict revenue", RETAIL, False, True),
-    ("预测营业额", OPS, True, False),  # "predict" alone on dated data: a forecast
-    ("预测营业额", NO_DATES, False, True),  # ... and a regression when there are no dates
-    ("活动之后一周的营业额有变化吗？", OPS, False, False),  # "之后一周" is after an event, not ahead
-])
+@pytest.mark.parametrize(
+    "question, dataset, forecasts, regresses",
+    [
+        ("预测未来3个月的营业额", OPS, True, False),  # the future: a forecast only
+        ("营业额的趋势如何？预测未来三个月的营业额。", OPS, True, False),
+        ("Predict revenue for the next 3 months", RETAIL, True, False),
+        ("What will revenue be over the next 10 days?", RETAIL, True, False),  # a horizon without "forecast"
+        ("预测下周的营业额", OPS, True, False),
+        ("预测未来3个月的营业额，哪些因素在驱动它？", OPS, True, True),  # ... and its drivers
+        ("What drives revenue, and what will it be next quarter?", RETAIL, True, True),
+        ("Forecast revenue for next month using units and discount", RETAIL, True, True),  # predictors named
+        ("哪些因素能预测营业额？", OPS, False, True),  # no future: factors make it a regression
+        ("用广告费用和订单数来预测营业额", OPS, False, True),  # predictors named
+        ("Build a model to predict revenue", RETAIL, False, True),
+        ("预测营业额", OPS, True, False),  # "predict" alone on dated data: a forecast
+        ("预测营业额", NO_DATES, False, True),  # ... and a regression when there are no dates
+        ("活动之后一周的营业额有变化吗？", OPS, False, False),  # "之后一周" is after an event, not ahead
+    ],
+)
 def test_forecast_questions_run_a_regression_only_when_they_ask_for_drivers(question, dataset, forecasts, regresses):
     tools = tools_in(plan_analysis(question, dataset, zh=not question.isascii()))
     assert ("forecast" in tools, "linear_regression" in tools) == (forecasts, regresses)
@@ -355,16 +439,22 @@ def test_the_forecast_headline_lists_each_period_with_its_interval():
         assert f"{month} 约 {fmt_num(value)}（95% 区间 {fmt_num(low)} 至 {fmt_num(high)}）" in zh
     assert f"合计约 {fmt_num(metrics['forecast_total'])}" in zh and f"平均误差为 {metrics['backtest_mape']:.1f}%" in zh
     en = forecast_headline("Revenue", metrics, zh=False)
-    assert en.startswith(f"Forecast of Revenue for the next 3 months: 2025-01 about {fmt_num(metrics['forecast.2025-01'])} "
-                         f"(95% interval {fmt_num(metrics['lower.2025-01'])} to {fmt_num(metrics['upper.2025-01'])})")
+    assert en.startswith(
+        f"Forecast of Revenue for the next 3 months: 2025-01 about {fmt_num(metrics['forecast.2025-01'])} "
+        f"(95% interval {fmt_num(metrics['lower.2025-01'])} to {fmt_num(metrics['upper.2025-01'])})"
+    )
     long = forecast_headline("营业额", ops_forecast(12), zh=True)  # twelve months: the first three and the last
     assert "2025-03 约" in long and "2025-04" not in long and "…，2025-12 约" in long
     assert forecast_headline("营业额", {"horizon": 3}, zh=True) is None  # no forecast values seen: the tool's reading
 
 
 def test_a_forecast_question_is_answered_with_the_forecast_then_the_trend(tmp_path):
-    run, calls, evidence = analyse(tmp_path, "营业额的趋势如何？预测未来三个月的营业额。", {"method.forecast": ["继续"]},
-                                   file="monthly_operations.xlsx")
+    run, calls, evidence = analyse(
+        tmp_path,
+        "营业额的趋势如何？预测未来三个月的营业额。",
+        {"method.forecast": ["继续"]},
+        file="monthly_operations.xlsx",
+    )
     assert "linear_regression" not in calls  # "预测" with a horizon and no factors asked: no regression
     metrics = calls["forecast"].metrics
     ops = pd.read_excel(SAMPLES / "monthly_operations.xlsx", engine="openpyxl")
@@ -393,24 +483,37 @@ def survey_frame():
 def survey_seen(lookups=True):
     """The survey summary as the analyst reads it: after profile_dataset and, when asked, its value lookups."""
     frame = survey_frame()
-    columns = [{"name": "Respondent ID", "type": "identifier"}, {"name": "Age", "type": "integer"},
-               {"name": "Gender", "type": "category", "levels": 3}, {"name": "Age Group", "type": "category", "levels": 6},
-               {"name": "City", "type": "category", "levels": 6}, {"name": "Satisfaction", "type": "number"},
-               {"name": "Comment", "type": "text", "levels": 268}]
+    columns = [
+        {"name": "Respondent ID", "type": "identifier"},
+        {"name": "Age", "type": "integer"},
+        {"name": "Gender", "type": "category", "levels": 3},
+        {"name": "Age Group", "type": "category", "levels": 6},
+        {"name": "City", "type": "category", "levels": 6},
+        {"name": "Satisfaction", "type": "number"},
+        {"name": "Comment", "type": "text", "levels": 268},
+    ]
     seen = read_profile({"name": "survey", "columns": columns}, tool_message_content(profile_dataset(frame)))
     if not lookups:
         return seen
-    counts = {a["column"]: parse_tool_message(tool_message_content(value_counts(frame, **a)))["metrics"]
-              for a in value_lookups(seen)}
+    counts = {
+        a["column"]: parse_tool_message(tool_message_content(value_counts(frame, **a)))["metrics"]
+        for a in value_lookups(seen)
+    }
     return read_values(seen, counts)
 
 
 def test_columns_with_more_values_than_the_profile_lists_are_looked_up():
-    assert value_lookups(survey_seen(lookups=False)) == [{"column": "Age Group", "top": 50},
-                                                         {"column": "City", "top": 50}]
+    assert value_lookups(survey_seen(lookups=False)) == [
+        {"column": "Age Group", "top": 50},
+        {"column": "City", "top": 50},
+    ]
     assert value_lookups(RETAIL) == []  # every category there has at most five levels: the profile shows them all
-    wide = {"columns": [{"name": "Store", "type": "category", "levels": 60},  # too many to list
-                        {"name": "Name", "type": "category", "levels": 9, "pii": "name"}]}
+    wide = {
+        "columns": [
+            {"name": "Store", "type": "category", "levels": 60},  # too many to list
+            {"name": "Name", "type": "category", "levels": 9, "pii": "name"},
+        ]
+    }
     assert value_lookups(wide) == []
     cities = {c["name"]: c for c in survey_seen()["columns"]}["City"]["values"]
     assert sorted(cities) == sorted(survey_frame()["City"].unique())  # all six, not the profile's five
@@ -419,17 +522,23 @@ def test_columns_with_more_values_than_the_profile_lists_are_looked_up():
 def test_a_value_outside_the_profiles_top_five_is_named():
     question = "Is satisfaction higher in Chengdu than in Beijing?"
     assert survey_frame()["City"].value_counts().index[-1] == "Chengdu"  # the least common city: not in the top five
-    for seen, expected in ((survey_seen(lookups=False), ("City", ["Beijing"])),  # the profile alone
-                           (survey_seen(), ("City", ["Chengdu", "Beijing"]))):
+    for seen, expected in (
+        (survey_seen(lookups=False), ("City", ["Beijing"])),  # the profile alone
+        (survey_seen(), ("City", ["Chengdu", "Beijing"])),
+    ):
         columns = seen["columns"]
         assert named_values(question, columns, column_spans(question, columns, SYNONYMS)) == expected
     assert step(plan_analysis(question, survey_seen(), zh=False), "compare_two_groups").arguments == {
-        "value_column": "Satisfaction", "group_column": "City", "groups": ["Chengdu", "Beijing"]}
+        "value_column": "Satisfaction",
+        "group_column": "City",
+        "groups": ["Chengdu", "Beijing"],
+    }
 
 
 def test_the_analyst_looks_up_the_values_before_it_plans(tmp_path):
-    run, calls, evidence = analyse(tmp_path, "Is satisfaction higher in Chengdu than in Beijing?",
-                                   file="customer_survey.xlsx")
+    run, calls, evidence = analyse(
+        tmp_path, "Is satisfaction higher in Chengdu than in Beijing?", file="customer_survey.xlsx"
+    )
     lookups = [c.arguments for c in calls.every if c.tool == "value_counts"]
     assert sorted(lookups, key=str) == [{"column": "Age Group", "top": 50}, {"column": "City", "top": 50}]
     assert calls["compare_two_groups"].arguments["groups"] == ["Chengdu", "Beijing"]

@@ -46,7 +46,9 @@ def step(plan, tool):
 # --- which column ----------------------------------------------------------------------------------
 def test_a_chinese_column_name_written_with_a_word_inside_is_the_one_analysed(tmp_path):
     path = tmp_path / "stores.csv"
-    pd.DataFrame({"地区": ["华东", "华北", "华南"] * 4, "销售额": range(12), "退货数": range(12, 0, -1)}).to_csv(path, index=False)
+    pd.DataFrame({"地区": ["华东", "华北", "华南"] * 4, "销售额": range(12), "退货数": range(12, 0, -1)}).to_csv(
+        path, index=False
+    )
     plan = plan_analysis("哪个地区的退货总数最多？", seen(path), zh=True)
     assert (plan.metric, plan.dimension) == ("退货数", "地区")
     assert plan_analysis("哪个地区的销售总额最高？", seen(path), zh=True).metric == "销售额"
@@ -57,36 +59,55 @@ def test_a_column_is_named_without_its_unit_or_question_mark(tmp_path):
     are not part of what a question has to say."""
     path = tmp_path / "deliveries.csv"
     rng = np.random.default_rng(3)
-    pd.DataFrame({"Driver": list("ABCD") * 10, "Distance (km)": rng.uniform(1, 30, 40).round(1),
-                  "Delivery Time (min)": rng.integers(10, 90, 40), "Late?": ["Y", "N"] * 20,
-                  "区域": ["东", "西"] * 20, "亩产 (kg)": rng.integers(300, 600, 40)}).to_csv(path, index=False)
-    assert plan_analysis("Does the average delivery time differ between drivers?", seen(path), zh=False).metric == \
-        "Delivery Time (min)"
+    pd.DataFrame(
+        {
+            "Driver": list("ABCD") * 10,
+            "Distance (km)": rng.uniform(1, 30, 40).round(1),
+            "Delivery Time (min)": rng.integers(10, 90, 40),
+            "Late?": ["Y", "N"] * 20,
+            "区域": ["东", "西"] * 20,
+            "亩产 (kg)": rng.integers(300, 600, 40),
+        }
+    ).to_csv(path, index=False)
+    assert (
+        plan_analysis("Does the average delivery time differ between drivers?", seen(path), zh=False).metric
+        == "Delivery Time (min)"
+    )
     assert plan_analysis("不同区域的亩产有差别吗？", seen(path), zh=True).metric == "亩产 (kg)"
 
 
 def test_a_chinese_name_is_named_by_its_leading_word(tmp_path):
-    """"数学平均分" is 数学成绩 (语文成绩 is the other score), "哪两个班" is 班级; "每个月" is no 月级."""
+    """ "数学平均分" is 数学成绩 (语文成绩 is the other score), "哪两个班" is 班级; "每个月" is no 月级."""
     path = tmp_path / "scores.csv"
     rng = np.random.default_rng(5)
-    pd.DataFrame({"班级": np.repeat(["一班", "二班", "三班", "四班"], 10), "性别": ["男", "女"] * 20,
-                  "数学成绩": rng.integers(50, 100, 40), "语文成绩": rng.integers(50, 100, 40)}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "班级": np.repeat(["一班", "二班", "三班", "四班"], 10),
+            "性别": ["男", "女"] * 20,
+            "数学成绩": rng.integers(50, 100, 40),
+            "语文成绩": rng.integers(50, 100, 40),
+        }
+    ).to_csv(path, index=False)
     plan = plan_analysis("数学平均分最高的是哪两个班？", seen(path), zh=True)
     assert (plan.metric, plan.dimension) == ("数学成绩", "班级")
     assert plan_analysis("各班的语文平均分一样吗？", seen(path), zh=True).metric == "语文成绩"
 
 
 def test_what_matters_most_is_a_drivers_question_over_the_listed_ratings(tmp_path):
-    """"What matters most for the overall score" asks for drivers; a list of the things rated names
+    """ "What matters most for the overall score" asks for drivers; a list of the things rated names
     each column by its first word ("staff" is Staff Friendliness, "value" is Value for Money)."""
     rng = np.random.default_rng(11)
-    ratings = {name: rng.integers(1, 6, 120) for name in ("Cleanliness", "Staff Friendliness", "Value for Money", "Wi-Fi")}
+    ratings = {
+        name: rng.integers(1, 6, 120) for name in ("Cleanliness", "Staff Friendliness", "Value for Money", "Wi-Fi")
+    }
     overall = (0.6 * ratings["Staff Friendliness"] + 0.2 * ratings["Cleanliness"] + rng.normal(0, 0.5, 120)).round()
     path = tmp_path / "survey.csv"
-    pd.DataFrame({"Trip Type": rng.choice(["Business", "Leisure"], 120), **ratings,
-                  "Overall Satisfaction": overall}).to_csv(path, index=False)
-    plan = plan_analysis("We rate cleanliness, staff, value and Wi-Fi. What matters most for the overall score?",
-                         seen(path), zh=False)
+    pd.DataFrame(
+        {"Trip Type": rng.choice(["Business", "Leisure"], 120), **ratings, "Overall Satisfaction": overall}
+    ).to_csv(path, index=False)
+    plan = plan_analysis(
+        "We rate cleanliness, staff, value and Wi-Fi. What matters most for the overall score?", seen(path), zh=False
+    )
     regression = step(plan, "linear_regression").arguments
     assert regression["target_column"] == "Overall Satisfaction"
     assert set(regression["feature_columns"]) == {"Cleanliness", "Staff Friendliness", "Value for Money", "Wi-Fi"}
@@ -95,7 +116,7 @@ def test_what_matters_most_is_a_drivers_question_over_the_listed_ratings(tmp_pat
 
 
 def test_the_measure_next_to_a_superlative_is_the_one_ranked():
-    """"卖出去的件数最少": 卖出 is a word for sales too, but 件数 sits next to 最少."""
+    """ "卖出去的件数最少": 卖出 is a word for sales too, but 件数 sits next to 最少."""
     retail = seen(SAMPLES / "retail_sales.xlsx")
     assert plan_analysis("哪两个品类卖出去的件数最少？", retail, zh=True).metric == "Units"
     assert plan_analysis("Which two categories sold the fewest units?", retail, zh=False).metric == "Units"
@@ -108,12 +129,14 @@ def test_windy_days_are_rows_not_the_day_column():
 
 
 def test_a_target_glossed_with_its_column_name_in_brackets():
-    plan = plan_analysis("冷却水温度和酸浓度，哪个对氨气损失量（stack.loss）影响最大？", seen(rds("stackloss")), zh=True)
+    plan = plan_analysis(
+        "冷却水温度和酸浓度，哪个对氨气损失量（stack.loss）影响最大？", seen(rds("stackloss")), zh=True
+    )
     assert step(plan, "linear_regression").arguments["target_column"] == "stack.loss"
 
 
 def test_a_names_unit_is_not_its_head_word():
-    """"Avg Wait (sec)" ends in the word "wait", not "sec"; "busier on the phones" is the calls received."""
+    """ "Avg Wait (sec)" ends in the word "wait", not "sec"; "busier on the phones" is the calls received."""
     from app.agent.question_roles import column_mentions
 
     columns = [{"name": n, "type": "integer"} for n in ("Weekday", "Calls Received", "Avg Wait (sec)", "Abandoned")]
@@ -123,19 +146,27 @@ def test_a_names_unit_is_not_its_head_word():
     assert busier == {"Calls Received"}
 
 
-@pytest.mark.parametrize("question", ["Have callers had to wait longer as the year went on?", "这一年的等待时间是不是越来越长？"])
+@pytest.mark.parametrize(
+    "question", ["Have callers had to wait longer as the year went on?", "这一年的等待时间是不是越来越长？"]
+)
 def test_a_change_through_the_year_is_a_trend(question, tmp_path):
     path = tmp_path / "calls.csv"
     days = pd.date_range("2024-01-01", periods=120, freq="D")
-    pd.DataFrame({"Date": days, "Weekday": days.day_name(), "等待时间": np.linspace(60, 120, 120).round(),
-                  "Avg Wait (sec)": np.linspace(60, 120, 120).round()}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "Date": days,
+            "Weekday": days.day_name(),
+            "等待时间": np.linspace(60, 120, 120).round(),
+            "Avg Wait (sec)": np.linspace(60, 120, 120).round(),
+        }
+    ).to_csv(path, index=False)
     plan = plan_analysis(question, seen(path), zh=question.isascii() is False)
     assert any(s.tool == "time_series_trend" for s in plan.steps)
     assert not any(s.tool == "compare_groups" for s in plan.steps)
 
 
 def test_a_word_for_a_column_does_not_name_its_negation():
-    """"employment" is Employed, not Unemployed, though Unemployed comes first and holds the same letters."""
+    """ "employment" is Employed, not Unemployed, though Unemployed comes first and holds the same letters."""
     plan = plan_analysis("Has employment gone up over the years?", seen(rds("longley")), zh=False)
     assert plan.metric == "Employed"
     assert plan_analysis("这些年失业人数有变化吗？", seen(rds("longley")), zh=True).metric == "Unemployed"
@@ -154,7 +185,7 @@ def test_an_everyday_word_names_an_abbreviated_column():
 
 
 def test_an_abbreviation_is_read_by_its_consonants_not_by_any_letters_in_order():
-    """"wks" is weeks, not workers: w-o-r-k-e-r-s holds w, k and s in order too, so "Are workers in a
+    """ "wks" is weeks, not workers: w-o-r-k-e-r-s holds w, k and s in order too, so "Are workers in a
     union…" compared weeks worked (found with a held-out question); "pts" is still points."""
     from app.agent.question_words import abbreviates
 
@@ -193,8 +224,12 @@ def test_a_rate_in_a_count_table_weighs_each_row_by_its_frequency(tmp_path):
     p = stats.chi2_contingency(pd.crosstab(cases["Treatment"], cases["Outcome"]), correction=False)[1]
     run, calls = Session(tmp_path, path).ask("Was the share of patients cured higher on the drug than on placebo?")
     test = call(calls, "proportion_test")
-    assert test.arguments == {"value_column": "Outcome", "group_column": "Treatment", "success_value": "Cured",
-                              "weight_column": "n"}
+    assert test.arguments == {
+        "value_column": "Outcome",
+        "group_column": "Treatment",
+        "success_value": "Cured",
+        "weight_column": "n",
+    }
     assert test.metrics["proportion.Drug"] == pytest.approx(rates["Drug"])
     assert test.metrics["p_value"] == pytest.approx(p)
     text = headline(run)
@@ -203,14 +238,17 @@ def test_a_rate_in_a_count_table_weighs_each_row_by_its_frequency(tmp_path):
 
 
 # --- question kinds ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("question, top", [
-    ("Which three car brands get the best highway mileage on average?", (3, False)),
-    ("Which 2 gears give the worst mpg?", (2, True)),
-    ("哪两种切工的平均价格最高？", (2, False)),
-    ("Which region has the highest revenue?", None),  # one group, not a top N
-    ("Which one has the highest revenue?", None),
-    ("哪一个门店的营业额最高？", None),
-])
+@pytest.mark.parametrize(
+    "question, top",
+    [
+        ("Which three car brands get the best highway mileage on average?", (3, False)),
+        ("Which 2 gears give the worst mpg?", (2, True)),
+        ("哪两种切工的平均价格最高？", (2, False)),
+        ("Which region has the highest revenue?", None),  # one group, not a top N
+        ("Which one has the highest revenue?", None),
+        ("哪一个门店的营业额最高？", None),
+    ],
+)
 def test_which_n_with_a_superlative_asks_for_the_top_n(question, top):
     assert asks_top(question) == top
 
@@ -221,7 +259,12 @@ def test_top_n_by_an_average_ranks_the_groups_not_the_rows(tmp_path):
     means = frame.groupby("gear")["mpg"].mean().sort_values(ascending=False)
     run, calls = Session(tmp_path, rds("mtcars")).ask("Which two gear counts give the best mpg on average?")
     aggregate = call(calls, "group_aggregate")
-    assert aggregate.arguments == {"dataset": "mtcars", "group_columns": ["gear"], "value_columns": ["mpg"], "agg": "mean"}
+    assert aggregate.arguments == {
+        "dataset": "mtcars",
+        "group_columns": ["gear"],
+        "value_columns": ["mpg"],
+        "agg": "mean",
+    }
     text = headline(run)
     assert all(f"{i}. {gear} {fmt_num(v)}" in text for i, (gear, v) in enumerate(means.head(2).items(), 1))
     assert f"3. {means.index[2]}" not in text
@@ -231,8 +274,9 @@ def test_top_n_by_an_average_ranks_the_groups_not_the_rows(tmp_path):
 def test_a_direction_over_the_years_is_a_trend(tmp_path):
     path = tmp_path / "visits.csv"
     years = np.arange(1990, 2015)
-    pd.DataFrame({"Year": years, "Visitors": 1000 + 40 * (years - 1990) + (years % 3) * 15,
-                  "Rainfall": 600 + (years % 5) * 20}).to_csv(path, index=False)
+    pd.DataFrame(
+        {"Year": years, "Visitors": 1000 + 40 * (years - 1990) + (years % 3) * 15, "Rainfall": 600 + (years % 5) * 20}
+    ).to_csv(path, index=False)
     for question in ("Have visitor numbers been rising over the years?", "这些年游客人数Visitors是不是一直在减少？"):
         plan = plan_analysis(question, seen(path), zh=not question.isascii())
         assert step(plan, "time_series_trend").arguments == {"date_column": "Year", "value_column": "Visitors"}
@@ -241,11 +285,14 @@ def test_a_direction_over_the_years_is_a_trend(tmp_path):
     assert not any(s.tool == "time_series_trend" for s in plan.steps)
 
 
-@pytest.mark.parametrize("question, cut", [
-    ("Keep only the cars with 6 cylinders or fewer", ("<=", 6.0)),
-    ("only rows where hp is 150 or more", (">=", 150.0)),
-    ("只保留价格100元以上的订单", (">", 100.0)),
-])
+@pytest.mark.parametrize(
+    "question, cut",
+    [
+        ("Keep only the cars with 6 cylinders or fewer", ("<=", 6.0)),
+        ("only rows where hp is 150 or more", (">=", 150.0)),
+        ("只保留价格100元以上的订单", (">", 100.0)),
+    ],
+)
 def test_a_cut_after_its_number_is_read(question, cut):
     assert number_cut(question) == cut
 
@@ -262,8 +309,13 @@ def test_keep_only_with_or_more_is_a_filter_with_a_new_version(tmp_path):
 def test_a_change_between_two_times_of_the_same_subjects_is_a_paired_test():
     plan = plan_analysis("小鸡从第0天到第21天体重增加了多少？", seen(rds("ChickWeight")), zh=True)
     assert plan.kind == "paired"
-    assert step(plan, "paired_test").arguments == {"value_column": "weight", "group_column": "Time", "id_column": "Chick",
-                                                   "groups": ["21", "0"], "method": "t"}
+    assert step(plan, "paired_test").arguments == {
+        "value_column": "weight",
+        "group_column": "Time",
+        "id_column": "Chick",
+        "groups": ["21", "0"],
+        "method": "t",
+    }
     # comparing groups of different chicks is not a repeated design
     assert plan_analysis("Which diet gives the heaviest chicks?", seen(rds("ChickWeight")), zh=False).kind != "paired"
 
@@ -271,8 +323,12 @@ def test_a_change_between_two_times_of_the_same_subjects_is_a_paired_test():
 @pytest.mark.slow
 def test_a_long_panel_is_paired_subject_by_subject(tmp_path):
     rng = np.random.default_rng(7)
-    rows = [{"patient_id": f"P{p:02d}", "visit": v, "score": 50 + 3 * v + rng.normal(0, 4)}
-            for p in range(1, 21) for v in range(1, 5) if not (p == 3 and v == 4)]  # P03 missed the last visit
+    rows = [
+        {"patient_id": f"P{p:02d}", "visit": v, "score": 50 + 3 * v + rng.normal(0, 4)}
+        for p in range(1, 21)
+        for v in range(1, 5)
+        if not (p == 3 and v == 4)
+    ]  # P03 missed the last visit
     frame = pd.DataFrame(rows)
     path = tmp_path / "trial.csv"
     frame.to_csv(path, index=False)
@@ -288,19 +344,24 @@ def test_a_long_panel_is_paired_subject_by_subject(tmp_path):
 
 
 # --- one group against the others ---------------------------------------------------------------------
-COURSES = pd.DataFrame({
-    "Course": ["Art", "Art", "Music", "Music", "Math", "Math", "Science", "Science"] * 2,
-    "Passed": ["Yes", "No"] * 8,
-    "Region": ["North"] * 8 + ["South"] * 8,
-    "n": [60, 140, 30, 170, 10, 190, 25, 75, 55, 150, 35, 160, 12, 180, 20, 90],
-})
+COURSES = pd.DataFrame(
+    {
+        "Course": ["Art", "Art", "Music", "Music", "Math", "Math", "Science", "Science"] * 2,
+        "Passed": ["Yes", "No"] * 8,
+        "Region": ["North"] * 8 + ["South"] * 8,
+        "n": [60, 140, 30, 170, 10, 190, 25, 75, 55, 150, 35, 160, 12, 180, 20, 90],
+    }
+)
 
 
 def test_one_named_group_against_the_others_is_a_new_two_level_column():
     plan = plan_analysis("Are Ideal diamonds pricier than the others?", seen(rds("ggplot2_diamonds")), zh=False)
     derive = step(plan, "derive_column")
     assert derive.prep and derive.arguments["expression"] == "where(`cut` == 'Ideal', 'Ideal', 'others')"
-    assert step(plan, "compare_two_groups").arguments == {"value_column": "price", "group_column": "cut: Ideal or others"}
+    assert step(plan, "compare_two_groups").arguments == {
+        "value_column": "price",
+        "group_column": "cut: Ideal or others",
+    }
     # naming one group without a comparison keeps every group
     plan = plan_analysis("What is the average price of Ideal diamonds by cut?", seen(rds("ggplot2_diamonds")), zh=False)
     assert not any(s.tool == "derive_column" for s in plan.steps)
@@ -321,13 +382,16 @@ def test_a_rate_of_one_group_against_the_others(tmp_path):
     assert versus.metrics["proportion.others"] == pytest.approx(passed[~math].mean())
     assert versus.metrics["p_value"] == pytest.approx(p)
     text = headline(run)
-    assert text.startswith(f"**The Passed rate is lower for Math: {passed[math].mean():.1%} vs {passed[~math].mean():.1%} for others")
+    assert text.startswith(
+        f"**The Passed rate is lower for Math: {passed[math].mean():.1%} vs {passed[~math].mean():.1%} for others"
+    )
     assert any(c.tool == "proportion_test" and c.arguments["group_column"] == "Course" for c in calls)
 
 
 def test_a_group_named_after_the_comparison_word_is_the_reference_for_all_groups():
-    plan = plan_analysis("Do the two treatments change plant weight compared with the control?", seen(rds("PlantGrowth")),
-                         zh=False)
+    plan = plan_analysis(
+        "Do the two treatments change plant weight compared with the control?", seen(rds("PlantGrowth")), zh=False
+    )
     assert step(plan, "compare_groups").arguments == {"value_column": "weight", "group_column": "group"}
     assert not any(s.tool == "derive_column" for s in plan.steps)
 
@@ -339,14 +403,23 @@ def test_counts_of_both_outcomes_are_read_as_a_rate():
     columns = seen(rds("esoph"))["columns"]
     assert count_pair(columns) == ("ncases", "ncontrols")
     plan = plan_analysis("Is the share of cancer cases higher among heavy tobacco users?", seen(rds("esoph")), zh=False)
-    assert step(plan, "proportion_test").arguments == {"value_column": "ncases", "group_column": "tobgp",
-                                                       "failures_column": "ncontrols"}
+    assert step(plan, "proportion_test").arguments == {
+        "value_column": "ncases",
+        "group_column": "tobgp",
+        "failures_column": "ncontrols",
+    }
 
 
 @pytest.mark.slow
 def test_a_pass_rate_from_pass_and_fail_counts_per_school(tmp_path):
-    grouped = pd.DataFrame({"School": ["North", "North", "East", "East", "West", "West"], "Year": [2022, 2023] * 3,
-                            "n_passed": [40, 44, 70, 66, 12, 15], "n_failed": [10, 12, 20, 25, 30, 28]})
+    grouped = pd.DataFrame(
+        {
+            "School": ["North", "North", "East", "East", "West", "West"],
+            "Year": [2022, 2023] * 3,
+            "n_passed": [40, 44, 70, 66, 12, 15],
+            "n_failed": [10, 12, 20, 25, 30, 28],
+        }
+    )
     path = tmp_path / "exams.csv"
     grouped.to_csv(path, index=False)
     sums = grouped.groupby("School")[["n_passed", "n_failed"]].sum()
@@ -365,7 +438,11 @@ def test_everyday_words_name_a_columns_codes_and_the_answer_says_them_back():
     from app.agent.question_words import code_word
 
     plan = plan_analysis("四驱车和前驱车的高速油耗差多少？", seen(rds("ggplot2_mpg")), zh=True)
-    assert step(plan, "compare_two_groups").arguments == {"value_column": "hwy", "group_column": "drv", "groups": ["4", "f"]}
+    assert step(plan, "compare_two_groups").arguments == {
+        "value_column": "hwy",
+        "group_column": "drv",
+        "groups": ["4", "f"],
+    }
     assert code_word("f", "drv", "四驱车和前驱车的高速油耗差多少？") == "前驱"
     assert code_word("f", "sex", "前驱车") is None  # f of another column is not a drive
 
@@ -374,7 +451,9 @@ def test_everyday_words_name_a_columns_codes_and_the_answer_says_them_back():
 def test_an_answer_names_the_groups_as_the_question_did(tmp_path):
     frame = pd.read_csv(rds("ggplot2_mpg"))
     means = frame.groupby("drv")["hwy"].mean()
-    run, _ = Session(tmp_path, rds("ggplot2_mpg")).ask("Do front-wheel, rear-wheel and 4wd cars differ in highway mileage?")
+    run, _ = Session(tmp_path, rds("ggplot2_mpg")).ask(
+        "Do front-wheel, rear-wheel and 4wd cars differ in highway mileage?"
+    )
     assert f"f (front-wheel) {fmt_num(means['f'])}" in run.answer and f"4 (4wd) {fmt_num(means['4'])}" in run.answer
 
 
@@ -387,14 +466,19 @@ def test_a_named_grouping_is_compared_when_the_question_asks_what_it_affects():
 @pytest.mark.parametrize("question", ["Which department had the lowest admission rate?", "各院系的录取率差别大吗？"])
 def test_a_rate_named_by_an_everyday_word_for_the_outcome_value(question):
     plan = plan_analysis(question, seen(rds("UCBAdmissions")), zh=not question.isascii())
-    assert step(plan, "proportion_test").arguments == {"value_column": "Admit", "group_column": "Dept",
-                                                       "success_value": "Admitted", "weight_column": "Freq"}
+    assert step(plan, "proportion_test").arguments == {
+        "value_column": "Admit",
+        "group_column": "Dept",
+        "success_value": "Admitted",
+        "weight_column": "Freq",
+    }
 
 
 def test_a_value_phrase_holding_a_column_word_still_names_the_value():
     """'first-class' is the value 1st of Class, though "class" alone names the column."""
-    plan = plan_analysis("Were first-class passengers more likely to survive than the others?", seen(rds("Titanic")),
-                         zh=False)
+    plan = plan_analysis(
+        "Were first-class passengers more likely to survive than the others?", seen(rds("Titanic")), zh=False
+    )
     assert step(plan, "derive_column").arguments["expression"] == "where(`Class` == '1st', '1st', 'others')"
     assert step(plan, "proportion_test").arguments["group_column"] == "Class: 1st or others"
 
@@ -412,15 +496,19 @@ def test_top_n_of_named_rows_ranks_the_rows(tmp_path):
     assert "not causation" not in run.answer
 
 
-@pytest.mark.parametrize("question, cut", [("Keep only the earthquakes deeper than 300 km", (">", 300.0)),
-                                           ("only rows cheaper than 50", ("<", 50.0))])
+@pytest.mark.parametrize(
+    "question, cut",
+    [("Keep only the earthquakes deeper than 300 km", (">", 300.0)), ("only rows cheaper than 50", ("<", 50.0))],
+)
 def test_a_comparative_before_than_is_a_cut(question, cut):
     assert number_cut(question) == cut
 
 
 # --- what a rate or a relationship question leaves unsaid --------------------------------------------
 def test_a_plural_in_ies_names_its_column(tmp_path):
-    plan = plan_analysis("Which three categories bring in the most revenue?", seen(SAMPLES / "retail_sales.xlsx"), zh=False)
+    plan = plan_analysis(
+        "Which three categories bring in the most revenue?", seen(SAMPLES / "retail_sales.xlsx"), zh=False
+    )
     assert step(plan, "group_aggregate").arguments["group_columns"] == ["Category"]
 
 
@@ -436,8 +524,9 @@ def test_a_rate_with_no_group_named_is_the_overall_rate():
 
 
 def test_a_measurement_against_a_yes_no_outcome_is_compared_between_the_outcomes():
-    plan = plan_analysis("Did older passengers have a lower chance of survival?", seen(rds("carData_TitanicSurvival")),
-                         zh=False)
+    plan = plan_analysis(
+        "Did older passengers have a lower chance of survival?", seen(rds("carData_TitanicSurvival")), zh=False
+    )
     assert step(plan, "compare_two_groups").arguments == {"value_column": "age", "group_column": "survived"}
 
 
@@ -448,8 +537,10 @@ def test_a_rating_scale_beside_a_measurement_is_a_relationship():
 
 
 # --- codes after a column's name, pairs by the data, the time of a peak ------------------------------------
-@pytest.mark.parametrize("question, values", [("羊毛类型A和B的断线数有差别吗？", ["A", "B"]),
-                                              ("处理组trt1的植物比对照组轻吗？", ["trt1", "ctrl"])])
+@pytest.mark.parametrize(
+    "question, values",
+    [("羊毛类型A和B的断线数有差别吗？", ["A", "B"]), ("处理组trt1的植物比对照组轻吗？", ["trt1", "ctrl"])],
+)
 def test_short_codes_and_codes_beside_chinese_are_named_values(question, values):
     dataset = "warpbreaks" if "羊毛" in question else "PlantGrowth"
     assert plan_analysis(question, seen(rds(dataset)), zh=True).values == values
@@ -462,10 +553,16 @@ def test_one_code_against_the_others():
 
 def test_an_id_holding_each_subject_once_per_group_makes_the_comparison_paired():
     plan = plan_analysis("两种药的平均睡眠增加量差多少？", seen(rds("sleep")), zh=True)
-    assert step(plan, "paired_test").arguments == {"value_column": "extra", "group_column": "group", "id_column": "ID",
-                                                   "method": "t"}
+    assert step(plan, "paired_test").arguments == {
+        "value_column": "extra",
+        "group_column": "group",
+        "id_column": "ID",
+        "method": "t",
+    }
     # different plants in each group: no id repeats, no pairing
-    assert plan_analysis("Which treatment gives the heaviest plants?", seen(rds("PlantGrowth")), zh=False).kind != "paired"
+    assert (
+        plan_analysis("Which treatment gives the heaviest plants?", seen(rds("PlantGrowth")), zh=False).kind != "paired"
+    )
 
 
 @pytest.mark.slow
@@ -479,7 +576,7 @@ def test_the_year_of_a_peak_is_the_row_of_the_largest_value(tmp_path):
 
 # --- the longest word wins, and "the more …, the more …" ---------------------------------------------
 def test_the_longest_everyday_word_names_its_column():
-    """"年龄段" is Age Group, though its first two characters are Age's word."""
+    """ "年龄段" is Age Group, though its first two characters are Age's word."""
     plan = plan_analysis("各年龄段的满意度有差别吗？", seen(SAMPLES / "customer_survey.xlsx"), zh=True)
     assert step(plan, "compare_groups").arguments == {"value_column": "Satisfaction", "group_column": "Age Group"}
 
@@ -497,7 +594,11 @@ def test_two_rating_scales_are_a_relationship():
 
 def test_most_common_in_a_count_table_is_the_largest_total():
     plan = plan_analysis("Which hair colour is most common?", seen(rds("HairEyeColor")), zh=False)
-    assert step(plan, "group_aggregate").arguments == {"group_columns": ["Hair"], "value_columns": ["Freq"], "agg": "sum"}
+    assert step(plan, "group_aggregate").arguments == {
+        "group_columns": ["Hair"],
+        "value_columns": ["Freq"],
+        "agg": "sum",
+    }
     assert not any(s.tool == "compare_groups" for s in plan.steps)
 
 
@@ -512,8 +613,10 @@ def test_months_are_not_a_rating_scale():
     assert step(plan, "compare_groups").arguments == {"value_column": "Wind", "group_column": "Month"}
 
 
-@pytest.mark.parametrize("question", ["Do front-wheel drive cars get better highway mileage than the others?",
-                                      "What drives highway mileage?"])
+@pytest.mark.parametrize(
+    "question",
+    ["Do front-wheel drive cars get better highway mileage than the others?", "What drives highway mileage?"],
+)
 def test_drive_as_a_group_word_asks_for_no_drivers_and_drives_names_no_column(question):
     plan = plan_analysis(question, seen(rds("ggplot2_mpg")), zh=False)
     regression = any(s.tool == "linear_regression" for s in plan.steps)
@@ -521,12 +624,16 @@ def test_drive_as_a_group_word_asks_for_no_drivers_and_drives_names_no_column(qu
     assert plan.dimension != "drv" or not regression
 
 
-@pytest.mark.parametrize("question", ["Is sepal length related to petal length?",
-                                      "The higher the sepal length, the higher the petal length?"])
+@pytest.mark.parametrize(
+    "question",
+    ["Is sepal length related to petal length?", "The higher the sepal length, the higher the petal length?"],
+)
 def test_two_named_measures_of_several_words_are_the_pair_reported(question):
     """Each name's words close together: "sepal length … petal length" names two columns, not one
     stretching from "sepal" to the last "length" (and "len" is not a short form of "length")."""
-    plan = plan_analysis(question, seen(rds("iris")), zh=False)  # in either order: "the more X, the more Y" puts Y first
+    plan = plan_analysis(
+        question, seen(rds("iris")), zh=False
+    )  # in either order: "the more X, the more Y" puts Y first
     assert sorted(step(plan, "correlation_analysis").arguments["columns"]) == ["Petal.Length", "Sepal.Length"]
 
 
@@ -536,10 +643,19 @@ def test_a_level_is_averaged_per_period_and_a_day_means_daily(tmp_path):
     path = tmp_path / "calls.csv"
     days = pd.date_range("2024-01-01", periods=200, freq="D")
     rng = np.random.default_rng(2)
-    pd.DataFrame({"Date": days, "Calls Received": rng.integers(400, 600, 200),
-                  "Avg Satisfaction (1-5)": rng.uniform(3.5, 4.3, 200).round(2)}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "Date": days,
+            "Calls Received": rng.integers(400, 600, 200),
+            "Avg Satisfaction (1-5)": rng.uniform(3.5, 4.3, 200).round(2),
+        }
+    ).to_csv(path, index=False)
     plan = plan_analysis("Forecast average satisfaction for the next two weeks", seen(path), zh=False)
-    assert step(plan, "forecast").arguments["agg"] == "mean" and step(plan, "time_series_trend").arguments["agg"] == "mean"
-    calls = plan_analysis("How many calls received a day should we plan for over the next two weeks?", seen(path), zh=False)
+    assert (
+        step(plan, "forecast").arguments["agg"] == "mean" and step(plan, "time_series_trend").arguments["agg"] == "mean"
+    )
+    calls = plan_analysis(
+        "How many calls received a day should we plan for over the next two weeks?", seen(path), zh=False
+    )
     forecast = step(calls, "forecast").arguments
     assert "agg" not in forecast and forecast["horizon"] == 14 and forecast.get("freq", "D") == "D"

@@ -31,14 +31,26 @@ def cafe_frame(n: int = 90) -> pd.DataFrame:
     weather = RNG.choice(["Sunny", "Wet", "Cloudy"], n)
     customers = RNG.integers(40, 120, n)
     sales = customers * 6.5 - np.where(weather == "Wet", 90, 0) + RNG.normal(0, 25, n)
-    return pd.DataFrame({"Store": RNG.choice(["Harbour", "Station", "Market"], n), "Weather": weather,
-                         "Customers": customers, "Sales": sales.round(2)})
+    return pd.DataFrame(
+        {
+            "Store": RNG.choice(["Harbour", "Station", "Market"], n),
+            "Weather": weather,
+            "Customers": customers,
+            "Sales": sales.round(2),
+        }
+    )
 
 
 def school_frame(n: int = 60) -> pd.DataFrame:
     """Pupils: class, attendance days, homework handed in and the exam result (no column says "score")."""
-    return pd.DataFrame({"Class": RNG.choice(["7A", "7B", "7C", "7D"], n), "Attendance": RNG.integers(120, 190, n),
-                         "Homework": RNG.integers(0, 30, n), "Result": RNG.normal(62, 12, n).round(1)})
+    return pd.DataFrame(
+        {
+            "Class": RNG.choice(["7A", "7B", "7C", "7D"], n),
+            "Attendance": RNG.integers(120, 190, n),
+            "Homework": RNG.integers(0, 30, n),
+            "Result": RNG.normal(62, 12, n).round(1),
+        }
+    )
 
 
 @pytest.fixture
@@ -56,35 +68,41 @@ def school(tmp_path: Path) -> Path:
 
 
 # --- content words: what names nothing ------------------------------------------------------------
-COLUMNS = [{"name": "Store", "type": "category", "levels": 3, "values": ["Harbour", "Station", "Market"]},
-           {"name": "Weather", "type": "category", "levels": 3, "values": ["Sunny", "Wet", "Cloudy"]},
-           {"name": "Sales", "type": "number"}, {"name": "营业额", "type": "number"}]
+COLUMNS = [
+    {"name": "Store", "type": "category", "levels": 3, "values": ["Harbour", "Station", "Market"]},
+    {"name": "Weather", "type": "category", "levels": 3, "values": ["Sunny", "Wet", "Cloudy"]},
+    {"name": "Sales", "type": "number"},
+    {"name": "营业额", "type": "number"},
+]
 
 
 def unmatched(question: str) -> list[str]:
     return unmatched_words(question, COLUMNS, column_spans(question, COLUMNS, SYNONYMS))
 
 
-@pytest.mark.parametrize("question, words", [
-    ("Do rainy days hurt sales?", ["rainy"]),  # "days" is a unit, "hurt" a question word, sales a column
-    ("Did boys and girls buy more at the Harbour store?", ["boys and girls buy"]),  # Harbour is a value
-    ("Which 3 stores had the highest average sales in 2024?", []),
-    ("Is there a trend? Summarise this file.", []),
-    ("下雨天的营业额会变差吗？", ["下雨天"]),  # 营业额 is a column, 会/变差/吗 question words
-    ("最近三个月哪个门店的营业额最高？", []),  # numbers with their unit, 哪个/最高, 门店 names Store
-    ("男生和女生的营业额有没有差别？", ["男生", "女生"]),
-    ("帮我总结一下这份数据", []),  # 一下 is not the number one
-    ("会员的消费是不是比非会员高？", ["会员", "消费", "非会员"]),  # 会 of 会员 kept, the comparison's 高 not
-    ("门店越大，营业额越高吗？", []),  # 越…越
-    ("Does satisfaction depend on age bracket?", ["satisfaction", "age bracket"]),
-    # the rows a table holds and everyday verbs are not variables to look for
-    ("Is it true that our customers spend more when it is wet?", ["spend"]),
-    ("Do members who have a trainer take fewer days off?", ["trainer"]),
-    ("这三年平均下来，哪三块地的营业额最高？", []),
-    ("大家的营业额平均提高了几分？", []),
-    ("Which customers bring in the most sales?", ["customers"]),  # ranked: a column to find
-    ("top 5 customers by sales", ["customers"]),
-])
+@pytest.mark.parametrize(
+    "question, words",
+    [
+        ("Do rainy days hurt sales?", ["rainy"]),  # "days" is a unit, "hurt" a question word, sales a column
+        ("Did boys and girls buy more at the Harbour store?", ["boys and girls buy"]),  # Harbour is a value
+        ("Which 3 stores had the highest average sales in 2024?", []),
+        ("Is there a trend? Summarise this file.", []),
+        ("下雨天的营业额会变差吗？", ["下雨天"]),  # 营业额 is a column, 会/变差/吗 question words
+        ("最近三个月哪个门店的营业额最高？", []),  # numbers with their unit, 哪个/最高, 门店 names Store
+        ("男生和女生的营业额有没有差别？", ["男生", "女生"]),
+        ("帮我总结一下这份数据", []),  # 一下 is not the number one
+        ("会员的消费是不是比非会员高？", ["会员", "消费", "非会员"]),  # 会 of 会员 kept, the comparison's 高 not
+        ("门店越大，营业额越高吗？", []),  # 越…越
+        ("Does satisfaction depend on age bracket?", ["satisfaction", "age bracket"]),
+        # the rows a table holds and everyday verbs are not variables to look for
+        ("Is it true that our customers spend more when it is wet?", ["spend"]),
+        ("Do members who have a trainer take fewer days off?", ["trainer"]),
+        ("这三年平均下来，哪三块地的营业额最高？", []),
+        ("大家的营业额平均提高了几分？", []),
+        ("Which customers bring in the most sales?", ["customers"]),  # ranked: a column to find
+        ("top 5 customers by sales", ["customers"]),
+    ],
+)
 def test_content_words_that_name_no_column_in_en_and_zh(question, words):
     assert unmatched(question) == words
 
@@ -97,8 +115,9 @@ def test_a_group_the_question_names_but_no_column_matches_is_asked_not_defaulted
     assert sources["group"].how == "default" and plan.provenance.unmatched == ["rainy"]
     ask = role_question(plan.provenance, plan.metric, zh=False)
     assert ask is not None and ask["topic"] == f"role.{plan.provenance.key}.group"
-    assert ask["question"] == ("Your question mentions “rainy”, but no column is called that. "
-                               "Which column says which rows are “rainy”?")
+    assert ask["question"] == (
+        "Your question mentions “rainy”, but no column is called that. Which column says which rows are “rainy”?"
+    )
     labels = [o["label"] for o in ask["options"]]
     assert set(labels[:2]) == {"Store", "Weather"} and labels[-1] == "None of these"
     weather = next(o for o in ask["options"] if o["label"] == "Weather")
@@ -111,8 +130,13 @@ def test_a_group_the_question_names_but_no_column_matches_is_asked_not_defaulted
 
 
 def test_no_question_when_the_words_name_the_columns_or_name_none(cafe, school):
-    for question in ("Does sales differ by weather?", "Is Sales higher when the weather is Wet?",
-                     "Summarise this file", "What drives sales?", "不同门店的销量有差别吗？"):
+    for question in (
+        "Does sales differ by weather?",
+        "Is Sales higher when the weather is Wet?",
+        "Summarise this file",
+        "What drives sales?",
+        "不同门店的销量有差别吗？",
+    ):
         plan = plan_analysis(question, seen(cafe), zh=False)
         assert role_question(plan.provenance, plan.metric, zh=False) is None, question
     plan = plan_analysis("Does Result differ by Class?", seen(school), zh=False)
@@ -130,15 +154,24 @@ def test_a_measure_the_question_names_but_no_column_matches_is_asked(school):
     assert [o["label"] for o in ask["options"]] == ["Attendance", "Homework", "Result", "None of these"]
     # the answer is the number ranked; "none of these" keeps the default and is never asked again
     key = plan.provenance.key
-    answered = plan_analysis("Which two classes have the highest average exam score?", seen(school), zh=False,
-                             confirmed={f"role.{key}.outcome": "result"})
+    answered = plan_analysis(
+        "Which two classes have the highest average exam score?",
+        seen(school),
+        zh=False,
+        confirmed={f"role.{key}.outcome": "result"},
+    )
     assert answered.steps[-1].arguments == {"group_columns": ["Class"], "value_columns": ["Result"], "agg": "mean"}
     assert role_question(answered.provenance, answered.metric, zh=False) is None
-    kept = plan_analysis("Which two classes have the highest average exam score?", seen(school), zh=False,
-                         confirmed={f"role.{key}.outcome": "None of these"})
+    kept = plan_analysis(
+        "Which two classes have the highest average exam score?",
+        seen(school),
+        zh=False,
+        confirmed={f"role.{key}.outcome": "None of these"},
+    )
     assert role_question(kept.provenance, kept.metric, zh=False) is None
     assert defaults_sentence(kept.provenance, zh=False).startswith(
-        "Your question mentions “exam score”, which matches no column, so this used **Attendance** (the number analysed)")
+        "Your question mentions “exam score”, which matches no column, so this used **Attendance** (the number analysed)"
+    )
 
 
 def test_a_group_the_question_relates_a_number_to_is_asked_for_when_there_is_a_choice(cafe, school):
@@ -149,9 +182,11 @@ def test_a_group_the_question_relates_a_number_to_is_asked_for_when_there_is_a_c
     # one category column only: nothing to choose from, so the answer says what stood in
     plan = plan_analysis("Does the result depend on the teaching method?", seen(school), zh=False)
     assert plan.metric == "Result" and role_question(plan.provenance, plan.metric, zh=False) is None
-    assert defaults_sentence(plan.provenance, zh=False) == ("Your question mentions “teaching method”, which matches "
-                                                            "no column, so this used **Class** (the groups compared): "
-                                                            "check they are the ones you meant.")
+    assert defaults_sentence(plan.provenance, zh=False) == (
+        "Your question mentions “teaching method”, which matches "
+        "no column, so this used **Class** (the groups compared): "
+        "check they are the ones you meant."
+    )
 
 
 def test_each_role_is_asked_with_its_own_words_until_the_user_lets_the_analyst_choose(cafe):
@@ -168,7 +203,10 @@ def test_each_role_is_asked_with_its_own_words_until_the_user_lets_the_analyst_c
     assert [o["label"] for o in second["options"]] == ["Customers", "Sales", "None of these"]
     plan = plan_analysis(question, seen(cafe), zh=False, confirmed={**confirmed, second["topic"]: "Sales"})
     assert (plan.metric, plan.dimension) == ("Sales", "Weather")
-    assert role_question(plan.provenance, plan.metric, zh=False) is None and defaults_sentence(plan.provenance, False) == ""
+    assert (
+        role_question(plan.provenance, plan.metric, zh=False) is None
+        and defaults_sentence(plan.provenance, False) == ""
+    )
     # "none of these" for the groups: the number is not asked after it, the answer names both defaults
     plan = plan_analysis(question, seen(cafe), zh=False, confirmed={first["topic"]: "None of these"})
     assert role_question(plan.provenance, plan.metric, zh=False) is None
@@ -179,13 +217,17 @@ def test_a_narrowed_plan_keeps_the_roles_it_still_fills_and_records_its_filter(c
     plan = plan_analysis("Summarise this file", seen(cafe), zh=False)
     group = next(s for s in plan.provenance.sources if s.role == "group").columns[0]
     # "… only for one of them": the comparison by that column goes (as builtin._plan does), the filter comes
-    plan.steps = [s for s in plan.steps if s.arguments.get("group_column") != group and s.arguments.get("x_column") != group]
+    plan.steps = [
+        s for s in plan.steps if s.arguments.get("group_column") != group and s.arguments.get("x_column") != group
+    ]
     plan.filters = [{"column": group, "op": "==", "value": "x"}]
     settle_sources(plan.provenance, plan)
     assert {(s.role, s.how) for s in plan.provenance.sources} == {("outcome", "default"), ("filter", "value")}
-    assert defaults_sentence(plan.provenance, zh=False) == ("Your question did not name these columns, so this used "
-                                                            "**Sales** (the number analysed): check they are the ones "
-                                                            "you meant.")
+    assert defaults_sentence(plan.provenance, zh=False) == (
+        "Your question did not name these columns, so this used "
+        "**Sales** (the number analysed): check they are the ones "
+        "you meant."
+    )
 
 
 def test_role_answers_are_read_per_question_and_name_the_column():
@@ -229,13 +271,17 @@ def test_a_default_is_named_in_the_answer_in_english_and_chinese(tmp_path, schoo
     assert not session.asked
     described = call(calls, "describe_columns").arguments["columns"][0]
     grouped = call(calls, "compare_groups").arguments["group_column"]
-    assert (f"Your question did not name these columns, so this used **{described}** (the number analysed), "
-            f"**{grouped}** (the groups compared): check they are the ones you meant.") in run.answer
+    assert (
+        f"Your question did not name these columns, so this used **{described}** (the number analysed), "
+        f"**{grouped}** (the groups compared): check they are the ones you meant."
+    ) in run.answer
 
     run, calls = session.ask("总结一下这个文件")
     assert not session.asked
-    assert (f"问题没有指明这些列，这里使用了 **{described}**（分析的数值）、**{grouped}**（分组）；请确认这是您想要的。"
-            in run.answer)
+    assert (
+        f"问题没有指明这些列，这里使用了 **{described}**（分析的数值）、**{grouped}**（分组）；请确认这是您想要的。"
+        in run.answer
+    )
 
 
 def test_what_drives_names_the_factors_it_chose(tmp_path, cafe):
@@ -252,11 +298,13 @@ def cafe_frame_from(path: Path) -> pd.DataFrame:
 
 
 def test_the_group_a_question_names_leads_its_comparison():
-    """"下雨天生意会差一些吗" names one weather of three: the headline starts with it and where it stands."""
+    """ "下雨天生意会差一些吗" names one weather of three: the headline starts with it and where it stands."""
     from app.agent.builtin_headlines import named_group_headline
 
     metrics = {"mean.晴": 5471.2, "mean.多云": 5394.0, "mean.雨": 4645.6, "p_value": 1e-9}
-    assert named_group_headline("销售额", "天气", metrics, "雨", zh=True).startswith("雨 的平均 销售额 最低：4,646（晴 5,471，多云 5,394）")
+    assert named_group_headline("销售额", "天气", metrics, "雨", zh=True).startswith(
+        "雨 的平均 销售额 最低：4,646（晴 5,471，多云 5,394）"
+    )
     metrics = {"mean.Sunny": 5.0, "mean.Rain": 5.2, "mean.Cloudy": 5.4, "p_value": 0.4}
     text = named_group_headline("Sales", "Weather", metrics, "Rain", zh=False)
     assert text.startswith("Rain's average Sales, 5.2, is in between (Cloudy 5.4, Sunny 5)") and "by chance" in text

@@ -53,8 +53,9 @@ class Session:
                 if not pending:
                     break
                 for q in pending:
-                    self.asked.append({"topic": q.topic, "question": q.question,
-                                       "options": [o["label"] for o in q.options or []]})
+                    self.asked.append(
+                        {"topic": q.topic, "question": q.question, "options": [o["label"] for o in q.options or []]}
+                    )
                     assert answers, f"unexpected question: {q.question}"
                     answer_question(s, q, answers.pop(0))
                 run.status = "queued"
@@ -195,8 +196,9 @@ def test_drivers_are_named_in_plain_words_with_their_effect(tmp_path):
     fit = sm.OLS(frame["mpg"], sm.add_constant(frame[features])).fit()
     strongest = fit.tvalues.drop("const").abs().idxmax()
     text = headline(run)
-    assert strongest == "wt" and text.startswith("**The strongest predictor is wt: each 1 more wt goes with "
-                                                 f"{fmt_num(abs(fit.params['wt']))} lower mpg")
+    assert strongest == "wt" and text.startswith(
+        f"**The strongest predictor is wt: each 1 more wt goes with {fmt_num(abs(fit.params['wt']))} lower mpg"
+    )
     assert text.index("strongest") < text.index("F(")  # the statistics come after the plain answer
 
 
@@ -207,7 +209,9 @@ def test_a_yes_no_cause_groups_a_measurement(tmp_path):
     run, calls = session.ask("Does smoking during pregnancy lower birth weight?")
     compare = call(calls, "compare_two_groups")
     assert (compare.arguments["value_column"], compare.arguments["group_column"]) == ("bwt", "smoke")
-    assert headline(run).startswith(f"**Average bwt is lower for smoke = 1: {fmt_num(means[1], 5)} vs {fmt_num(means[0], 5)}")
+    assert headline(run).startswith(
+        f"**Average bwt is lower for smoke = 1: {fmt_num(means[1], 5)} vs {fmt_num(means[0], 5)}"
+    )
 
 
 def test_women_and_men_name_the_sex_column(tmp_path):
@@ -239,13 +243,16 @@ def test_remove_duplicates_is_a_data_operation_with_a_new_version(tmp_path):
     run, calls = session.ask("Remove the duplicate rows")
     removed = int(doubled.duplicated().sum())
     assert call(calls, "clean_data").metrics["duplicate_rows_removed"] == removed
-    assert headline(run).startswith(f"**Removed {removed} duplicate rows: {len(doubled)} → {len(doubled) - removed} rows")
+    assert headline(run).startswith(
+        f"**Removed {removed} duplicate rows: {len(doubled)} → {len(doubled) - removed} rows"
+    )
     assert max(d.version for d in session.datasets()) == 2
 
 
 def test_a_workspace_rule_is_applied_or_named_as_not_applied(tmp_path):
-    session = Session(tmp_path, SAMPLES / "retail_sales.xlsx",
-                      rules="- Always report totals.\n- Write every amount in euros.")
+    session = Session(
+        tmp_path, SAMPLES / "retail_sales.xlsx", rules="- Always report totals.\n- Write every amount in euros."
+    )
     run, calls = session.ask("Does revenue differ by region?")
     assert call(calls, "group_aggregate").arguments["agg"] == "sum"
     assert "Workspace rule applied: “Always report totals”" in run.answer
@@ -310,7 +317,9 @@ def test_a_chinese_follow_up_narrows_the_rates_to_first_class(tmp_path):
     session = Session(tmp_path, rds("carData_TitanicSurvival"))
     session.ask("泰坦尼克号上女性的生还率比男性高吗？")
     run, calls = session.ask("那只看头等舱呢？")
-    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "passengerClass", "op": "==", "value": "1st"}]
+    assert call(calls, "filter_rows").arguments["conditions"] == [
+        {"column": "passengerClass", "op": "==", "value": "1st"}
+    ]
     assert f"{rates['female'] * 100:.1f}%" in headline(run) and f"{rates['male'] * 100:.1f}%" in headline(run)
 
 

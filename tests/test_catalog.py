@@ -9,35 +9,102 @@ from analysis_tools import list_tools, run_tool
 
 CATALOG = {  # SPEC §11, the analysis groups (the core harness tools live in app/agent/toolbox.py)
     "core": {"list_datasets", "preview_data", "profile_dataset"},
-    "data": {"clean_data", "convert_types", "filter_rows", "derive_column", "group_aggregate", "pivot_table",
-             "merge_datasets", "detect_data_quality", "value_counts"},
-    "stats": {"describe_columns", "normality_test", "compare_two_groups", "paired_test", "compare_groups",
-              "two_way_anova", "chi_square_test", "correlation_analysis", "linear_regression",
-              "logistic_regression", "proportion_test", "outlier_detection", "confidence_interval", "curve_fit"},
-    "ml": {"train_regression_model", "train_classifier", "feature_importance", "cluster_segments", "pca_analysis",
-           "anomaly_detection"},
-    "timeseries": {"time_series_trend", "seasonal_decompose", "forecast", "compare_periods", "cohort_retention",
-                   "funnel_analysis", "contribution_decomposition"},
+    "data": {
+        "clean_data",
+        "convert_types",
+        "filter_rows",
+        "derive_column",
+        "group_aggregate",
+        "pivot_table",
+        "merge_datasets",
+        "detect_data_quality",
+        "value_counts",
+    },
+    "stats": {
+        "describe_columns",
+        "normality_test",
+        "compare_two_groups",
+        "paired_test",
+        "compare_groups",
+        "two_way_anova",
+        "chi_square_test",
+        "correlation_analysis",
+        "linear_regression",
+        "logistic_regression",
+        "proportion_test",
+        "outlier_detection",
+        "confidence_interval",
+        "curve_fit",
+    },
+    "ml": {
+        "train_regression_model",
+        "train_classifier",
+        "feature_importance",
+        "cluster_segments",
+        "pca_analysis",
+        "anomaly_detection",
+    },
+    "timeseries": {
+        "time_series_trend",
+        "seasonal_decompose",
+        "forecast",
+        "compare_periods",
+        "cohort_retention",
+        "funnel_analysis",
+        "contribution_decomposition",
+    },
     "plot": {"plot_histogram", "plot_bar", "plot_line", "plot_scatter", "plot_box", "plot_heatmap", "plot_pie"},
 }
 
 # Degenerate data: all values missing, or a single constant group.
 N = 12
-DEGENERATE = pd.DataFrame({
-    "v": [np.nan] * N, "w": [np.nan] * N, "g": ["only"] * N, "h": ["one"] * N,
-    "d": pd.to_datetime([None] * N), "id": [f"u{i}" for i in range(N)],
-})
+DEGENERATE = pd.DataFrame(
+    {
+        "v": [np.nan] * N,
+        "w": [np.nan] * N,
+        "g": ["only"] * N,
+        "h": ["one"] * N,
+        "d": pd.to_datetime([None] * N),
+        "id": [f"u{i}" for i in range(N)],
+    }
+)
 ARGUMENTS = {
-    "value_column": "v", "group_column": "g", "x_column": "v", "y_column": "w", "column": "v", "columns": ["v", "w"],
-    "target_column": "v", "feature_columns": ["w"], "factor_columns": ["g", "h"], "date_column": "d",
-    "id_column": "id", "index_column": "g", "columns_column": "h", "group_columns": ["g"], "value_columns": ["v"],
-    "to": "number", "conditions": [{"column": "v", "op": ">", "value": 1}], "new_column_name": "z",
-    "expression": "`v` * 2", "left": "a", "right": "b", "on": ["id"],
+    "value_column": "v",
+    "group_column": "g",
+    "x_column": "v",
+    "y_column": "w",
+    "column": "v",
+    "columns": ["v", "w"],
+    "target_column": "v",
+    "feature_columns": ["w"],
+    "factor_columns": ["g", "h"],
+    "date_column": "d",
+    "id_column": "id",
+    "index_column": "g",
+    "columns_column": "h",
+    "group_columns": ["g"],
+    "value_columns": ["v"],
+    "to": "number",
+    "conditions": [{"column": "v", "op": ">", "value": 1}],
+    "new_column_name": "z",
+    "expression": "`v` * 2",
+    "left": "a",
+    "right": "b",
+    "on": ["id"],
 }
 
 
-DESCRIBE_OR_RESHAPE = {"list_datasets", "preview_data", "profile_dataset", "clean_data", "detect_data_quality",
-                       "value_counts", "describe_columns", "group_aggregate", "pivot_table"}
+DESCRIBE_OR_RESHAPE = {
+    "list_datasets",
+    "preview_data",
+    "profile_dataset",
+    "clean_data",
+    "detect_data_quality",
+    "value_counts",
+    "describe_columns",
+    "group_aggregate",
+    "pivot_table",
+}
 
 
 def tools():

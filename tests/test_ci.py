@@ -10,7 +10,7 @@ import pytest
 
 from tests.factories import REPO
 
-SKIPS = '''
+SKIPS = """
 import pytest
 
 def test_needs_reference_data():
@@ -24,16 +24,33 @@ def test_skips_for_its_own_reason():
 
 def test_runs():
     assert True
-'''
+"""
 
 
 def run_pytest(tmp_path, ci: str | None) -> subprocess.CompletedProcess:
     (tmp_path / "test_skips.py").write_text(SKIPS)
     env = {k: v for k, v in os.environ.items() if k != "CI"} | ({"CI": ci} if ci else {})
     env["PYTHONPATH"] = str(REPO)
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
-                           "--rootdir", str(tmp_path), str(tmp_path / "test_skips.py")],
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "tests.conftest",
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path / "test_skips.py"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.mark.slow  # two pytest processes, each importing the app

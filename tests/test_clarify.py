@@ -22,25 +22,48 @@ N = 60
 
 
 def shop_frame(n: int = N) -> pd.DataFrame:
-    return pd.DataFrame({
-        "date": pd.date_range("2024-01-01", periods=n, freq="D"),
-        "region": RNG.choice(["East", "West", "North"], n),
-        "revenue": RNG.normal(100, 10, n).round(2),
-        "revenue_net": RNG.normal(90, 10, n).round(2),
-        "gmv": RNG.normal(120, 10, n).round(2),
-    })
+    return pd.DataFrame(
+        {
+            "date": pd.date_range("2024-01-01", periods=n, freq="D"),
+            "region": RNG.choice(["East", "West", "North"], n),
+            "revenue": RNG.normal(100, 10, n).round(2),
+            "revenue_net": RNG.normal(90, 10, n).round(2),
+            "gmv": RNG.normal(120, 10, n).round(2),
+        }
+    )
 
 
 def cols(*spec):
     return [{"name": name, "type": kind, "missing": missing, "pii": None} for name, kind, missing in spec]
 
 
-SHOP = {"name": "shop", "file": "shop.xlsx", "rows": 60, "columns": cols(
-    ("date", "datetime", 0), ("region", "category", 0), ("revenue", "number", 0),
-    ("revenue_net", "number", 0), ("gmv", "number", 0))}
-RETAIL = {"name": "retail_sales", "file": "retail_sales.xlsx", "rows": 1200, "columns": cols(
-    ("Date", "datetime", 0), ("Order ID", "identifier", 0), ("Region", "category", 0), ("Channel", "category", 0),
-    ("Units", "integer", 0), ("Unit Price", "number", 0), ("Revenue", "number", 0), ("Discount", "number", 0))}
+SHOP = {
+    "name": "shop",
+    "file": "shop.xlsx",
+    "rows": 60,
+    "columns": cols(
+        ("date", "datetime", 0),
+        ("region", "category", 0),
+        ("revenue", "number", 0),
+        ("revenue_net", "number", 0),
+        ("gmv", "number", 0),
+    ),
+}
+RETAIL = {
+    "name": "retail_sales",
+    "file": "retail_sales.xlsx",
+    "rows": 1200,
+    "columns": cols(
+        ("Date", "datetime", 0),
+        ("Order ID", "identifier", 0),
+        ("Region", "category", 0),
+        ("Channel", "category", 0),
+        ("Units", "integer", 0),
+        ("Unit Price", "number", 0),
+        ("Revenue", "number", 0),
+        ("Discount", "number", 0),
+    ),
+}
 
 
 def gate(question, dataset=SHOP, **kw):
@@ -56,8 +79,15 @@ def test_metric_gate_fires_on_several_revenue_columns():
     assert "gross merchandise" in found.options[2]["description"]
 
 
-@pytest.mark.parametrize("question", ["how is revenue_net doing?", "How is net revenue doing?", "How is gmv doing?",
-                                      "Does revenue_net differ by region?"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "how is revenue_net doing?",
+        "How is net revenue doing?",
+        "How is gmv doing?",
+        "Does revenue_net differ by region?",
+    ],
+)
 def test_metric_gate_does_not_fire_when_the_metric_is_named(question):
     assert gate(question) is None
 
@@ -87,19 +117,43 @@ def test_time_window_gate():
 def test_before_and_after_columns_are_not_two_periods_to_choose():
     """A table with a date and a measurement taken before and after a treatment on each row: "before
     and after" names the two columns, so no "which periods" question (the plan is a paired test)."""
-    clinic = {"name": "clinic", "file": "clinic.csv", "rows": 80, "columns": cols(
-        ("Patient ID", "identifier", 0), ("First Visit", "datetime", 0), ("Systolic Before", "integer", 0),
-        ("Systolic After", "integer", 0))}
+    clinic = {
+        "name": "clinic",
+        "file": "clinic.csv",
+        "rows": 80,
+        "columns": cols(
+            ("Patient ID", "identifier", 0),
+            ("First Visit", "datetime", 0),
+            ("Systolic Before", "integer", 0),
+            ("Systolic After", "integer", 0),
+        ),
+    }
     assert gate("Blood pressure was taken before and after the treatment. Did it come down?", clinic) is None
-    assert gate("治疗前后血压有没有变化？", {**clinic, "columns": cols(
-        ("编号", "identifier", 0), ("日期", "datetime", 0), ("治疗前血压", "integer", 0), ("治疗后血压", "integer", 0))},
-        language="zh") is None
+    assert (
+        gate(
+            "治疗前后血压有没有变化？",
+            {
+                **clinic,
+                "columns": cols(
+                    ("编号", "identifier", 0),
+                    ("日期", "datetime", 0),
+                    ("治疗前血压", "integer", 0),
+                    ("治疗后血压", "integer", 0),
+                ),
+            },
+            language="zh",
+        )
+        is None
+    )
     assert gate("Compare revenue_net before and after the price change", SHOP).topic.startswith("window.")
 
 
 def test_field_semantics_gate_for_a_numeric_looking_id():
-    data = {"name": "stores", "rows": 200, "columns": cols(("store_id", "integer", 0), ("region", "category", 0),
-                                                             ("sales", "number", 0))}
+    data = {
+        "name": "stores",
+        "rows": 200,
+        "columns": cols(("store_id", "integer", 0), ("region", "category", 0), ("sales", "number", 0)),
+    }
     found = gate("What drives sales?", data)
     assert found.topic == "field.store_id" and "label" in found.question
     assert gate("What drives sales?", data, answered={"field.store_id": "An identifier (a label)"}) is None
@@ -115,7 +169,11 @@ def test_high_risk_methods_are_confirmed():
     assert gate("Did the discount cause higher revenue_net?").topic == "method.causal"
     assert gate("Evaluate the A/B test on revenue_net").topic == "method.experiment"
     retention = gate("What is the 30-day retention of customers by region?")
-    assert retention.topic == "method.retention" and [o["label"] for o in retention.options] == ["7 days", "30 days", "90 days"]
+    assert retention.topic == "method.retention" and [o["label"] for o in retention.options] == [
+        "7 days",
+        "30 days",
+        "90 days",
+    ]
     assert gate("不要做因果，只做描述：各地区的revenue_net有差异吗？", language="zh") is None  # negated: a restriction
 
 
@@ -135,13 +193,20 @@ def test_grain_gate_when_tables_at_different_levels_of_detail_are_combined():
     from app.workspaces import dataset_summary
 
     orders = shop_frame(90)
-    targets = pd.DataFrame({"month": pd.date_range("2024-01-01", periods=12, freq="MS"),
-                            "target": np.arange(3000, 4200, 100)})
+    targets = pd.DataFrame(
+        {"month": pd.date_range("2024-01-01", periods=12, freq="MS"), "target": np.arange(3000, 4200, 100)}
+    )
     summaries = []
     for name, frame in (("orders", orders), ("targets", targets)):
-        info = {"columns": [{"name": c, "type": "datetime" if c in ("date", "month") else "number", "missing": 0}
-                            for c in frame.columns]}
-        summaries.append(dataset_summary(Dataset(name=name, file_name=f"{name}.csv", rows=len(frame), info=info), frame))
+        info = {
+            "columns": [
+                {"name": c, "type": "datetime" if c in ("date", "month") else "number", "missing": 0}
+                for c in frame.columns
+            ]
+        }
+        summaries.append(
+            dataset_summary(Dataset(name=name, file_name=f"{name}.csv", rows=len(frame), info=info), frame)
+        )
     assert [s["grain"] for s in summaries] == ["daily", "monthly"]
     found = check_gates(GateInput("Is revenue_net above target by region?", summaries))
     assert found.topic == "quality.grain" and "daily, monthly" in found.question
@@ -149,8 +214,12 @@ def test_grain_gate_when_tables_at_different_levels_of_detail_are_combined():
 
 
 def test_scope_gate_asks_only_when_the_words_cannot_tell_which_table():
-    other = {"name": "returns", "file": "returns.csv", "rows": 50, "columns": cols(("refund", "number", 0),
-                                                                                 ("region", "category", 0))}
+    other = {
+        "name": "returns",
+        "file": "returns.csv",
+        "rows": 50,
+        "columns": cols(("refund", "number", 0), ("region", "category", 0)),
+    }
     new = [{"name": "returns", "file": "returns.csv"}]
     # the words pick the table: revenue_net and region are both in shop, only region in returns
     assert check_gates(GateInput("Does revenue_net differ by region?", [SHOP, other], new_files=new)) is None
@@ -164,8 +233,12 @@ def test_scope_gate_asks_only_when_the_words_cannot_tell_which_table():
 
 
 def test_scope_gate_asks_when_two_tables_fit_equally():
-    stores = {"name": "stores_2023", "file": "stores_2023.xlsx", "rows": 40, "columns": cols(
-        ("region", "category", 0), ("revenue_net", "number", 0))}
+    stores = {
+        "name": "stores_2023",
+        "file": "stores_2023.xlsx",
+        "rows": 40,
+        "columns": cols(("region", "category", 0), ("revenue_net", "number", 0)),
+    }
     found = check_gates(GateInput("Does revenue_net differ by region?", [SHOP, stores]))
     assert found.topic.startswith("scope.") and [o["label"] for o in found.options] == ["shop", "stores_2023"]
     assert "revenue_net" in found.options[0]["description"]
@@ -194,7 +267,9 @@ def test_gate_pauses_the_builtin_and_the_answer_is_used(tmp_path, shop):
     with db.session() as s:
         run = s.get(Run, run_id)
         assert run.status == "waiting" and run.state["waiting"]["call_id"] == "gate-metric"
-        assert not s.scalars(select(ToolCall).where(ToolCall.run_id == run_id, ToolCall.tool != "ask_user_question")).all()
+        assert not s.scalars(
+            select(ToolCall).where(ToolCall.run_id == run_id, ToolCall.tool != "ask_user_question")
+        ).all()
         question = s.scalars(select(Question).where(Question.run_id == run_id)).one()
         assert question.topic == "metric" and question.tool_call_id == "gate-metric"
         assert "question" in [e.kind for e in s.scalars(select(Event).where(Event.run_id == run_id))]
@@ -218,11 +293,21 @@ def test_gate_pauses_the_builtin_and_the_answer_is_used(tmp_path, shop):
 
 
 def test_model_question_pauses_then_resumes_with_the_answer_as_tool_result(tmp_path, shop):
-    ask = call("ask_user_question", "q1", question="Which regions matter?", kind="multi", reason="scope",
-               options=[{"label": "East", "description": "eastern stores"}, {"label": "West", "description": "west"},
-                        {"label": "North", "description": "north"}])
-    model = ScriptedModel([ModelReply(None, [ask, call("describe_columns", "c1", columns=["gmv"])]),
-                           ModelReply("Done: East and West.")])
+    ask = call(
+        "ask_user_question",
+        "q1",
+        question="Which regions matter?",
+        kind="multi",
+        reason="scope",
+        options=[
+            {"label": "East", "description": "eastern stores"},
+            {"label": "West", "description": "west"},
+            {"label": "North", "description": "north"},
+        ],
+    )
+    model = ScriptedModel(
+        [ModelReply(None, [ask, call("describe_columns", "c1", columns=["gmv"])]), ModelReply("Done: East and West.")]
+    )
     settings, db, service, ws = setup(tmp_path, shop, lambda *_: model)
     run_id = start_run(service, ws, "Does gmv differ by region?")
     service.execute(run_id)
@@ -245,10 +330,16 @@ def test_model_question_pauses_then_resumes_with_the_answer_as_tool_result(tmp_p
 
 
 def test_ask_user_question_validates_and_never_asks_twice(tmp_path, shop):
-    bad = call("ask_user_question", "b1", question="Which?", kind="single", options=[{"label": "only one",
-                                                                                        "description": "x"}])
-    nodesc = call("ask_user_question", "b2", question="Which?", kind="single",
-                  options=[{"label": "a"}, {"label": "b", "description": "y"}])
+    bad = call(
+        "ask_user_question", "b1", question="Which?", kind="single", options=[{"label": "only one", "description": "x"}]
+    )
+    nodesc = call(
+        "ask_user_question",
+        "b2",
+        question="Which?",
+        kind="single",
+        options=[{"label": "a"}, {"label": "b", "description": "y"}],
+    )
     first = call("ask_user_question", "a1", question="Which currency?", kind="text", topic="currency")
     model = ScriptedModel([ModelReply(None, [bad, nodesc]), ModelReply(None, [first]), ModelReply("ok")])
     settings, db, service, ws = setup(tmp_path, shop, lambda *_: model)
@@ -259,8 +350,12 @@ def test_ask_user_question_validates_and_never_asks_twice(tmp_path, shop):
         assert "description" in s.get(ToolCall, (run_id, "b2")).error["message"]
         answer_question(s, s.scalars(select(Question).where(Question.run_id == run_id)).one(), "EUR")
     service.execute(run_id)
-    model.replies = [ModelReply(None, [call("ask_user_question", "a2", question="What currency is it?", kind="text",
-                                            topic="currency")]), ModelReply("ok")]
+    model.replies = [
+        ModelReply(
+            None, [call("ask_user_question", "a2", question="What currency is it?", kind="text", topic="currency")]
+        ),
+        ModelReply("ok"),
+    ]
     second = start_run(service, ws, "Does gmv differ by region in EUR?")
     service.execute(second)
     with db.session() as s:
@@ -270,8 +365,11 @@ def test_ask_user_question_validates_and_never_asks_twice(tmp_path, shop):
 
 
 def test_normalise_answer():
-    q = Question(kind="single", question="?", options=[{"label": "revenue", "description": ""},
-                                                       {"label": "gmv", "description": ""}])
+    q = Question(
+        kind="single",
+        question="?",
+        options=[{"label": "revenue", "description": ""}, {"label": "gmv", "description": ""}],
+    )
     assert normalise_answer(q, "2") == "gmv" and normalise_answer(q, "GMV") == "gmv"
     assert normalise_answer(q, "something else") == "something else"
     q.kind = "multi"
@@ -285,7 +383,9 @@ def ask_about_the_shop(client, tmp_path) -> str:
     shop_frame().to_csv(path, index=False)
     ws = client.post("/api/workspaces", json={"name": "clarify"}).json()["id"]
     with path.open("rb") as fh:
-        assert client.post(f"/api/workspaces/{ws}/files", files={"file": ("shop.csv", fh, "text/csv")}).status_code == 201
+        assert (
+            client.post(f"/api/workspaces/{ws}/files", files={"file": ("shop.csv", fh, "text/csv")}).status_code == 201
+        )
     return client.post(f"/api/workspaces/{ws}/messages", json={"text": "how is revenue doing?"}).json()["run_id"]
 
 
@@ -296,8 +396,9 @@ def test_page_shows_the_form_and_the_answer_resumes_the_run(client, tmp_path):
     page = client.get(f"/runs/{run_id}?partial=1", headers={"X-Requested-With": "fetch"}).text
     assert f'/runs/{run_id}/answer"' in page and page.count('type="radio"') == 3
     assert "gross merchandise value" in page
-    posted = client.post(f"/runs/{run_id}/answer", data={"question_id": body["question"]["id"], "answer": "gmv"},
-                         follow_redirects=False)
+    posted = client.post(
+        f"/runs/{run_id}/answer", data={"question_id": body["question"]["id"], "answer": "gmv"}, follow_redirects=False
+    )
     assert posted.status_code == 303 and f"run={run_id}" in posted.headers["location"]
     done = wait_for_run(client, run_id, ("done", "failed"))
     assert done["status"] == "done" and done["question"] is None and "gmv" in done["answer"]
@@ -324,8 +425,14 @@ def verity(*args, tmp_path):
     env = {**os.environ, "VERITY_DATA_DIR": str(tmp_path / "runtime"), "VERITY_LLM_MODEL": "builtin"}
     env.pop("VERITY_LLM_API_KEY", None)
     env.pop("OPENAI_API_KEY", None)
-    return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=600, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_cli_exits_3_with_questions_json_and_resumes_with_answer(tmp_path):
@@ -339,8 +446,17 @@ def test_cli_exits_3_with_questions_json_and_resumes_with_answer(tmp_path):
     assert {o["label"] for o in questions[0]["options"]} == {"revenue", "revenue_net", "gmv"}
     assert all(set(o) == {"label", "description"} for o in questions[0]["options"])
     assert not (out / "report.json").exists()
-    again = verity("analyze", book, "--question", "how is revenue doing?", "--out", out,
-                   "--answer", "metric=revenue_net", tmp_path=tmp_path)
+    again = verity(
+        "analyze",
+        book,
+        "--question",
+        "how is revenue doing?",
+        "--out",
+        out,
+        "--answer",
+        "metric=revenue_net",
+        tmp_path=tmp_path,
+    )
     assert again.returncode == 0, again.stderr
     report = json.loads((out / "report.json").read_text())
     assert "revenue_net" in report["answer"] and report["evidence"]
@@ -378,8 +494,12 @@ def test_levels_and_grain_are_counted_once_per_dataset_version(tmp_path):
     from app.workspaces import dataset_summary
 
     frame = shop_frame()
-    info = {"columns": [{"name": c, "type": t, "missing": 0, "pii": None}
-                        for c, t in (("date", "datetime"), ("region", "category"), ("revenue", "number"))]}
+    info = {
+        "columns": [
+            {"name": c, "type": t, "missing": 0, "pii": None}
+            for c, t in (("date", "datetime"), ("region", "category"), ("revenue", "number"))
+        ]
+    }
     dataset = Dataset(name="shop", file_name="shop.csv", rows=len(frame), info=info)
     first = dataset_summary(dataset, frame)
     assert first["grain"] == "daily" and first["columns"][1]["levels"] == 3

@@ -18,8 +18,14 @@ def verity(*args, tmp_path, check=False):
     env = {**os.environ, "VERITY_DATA_DIR": str(tmp_path / "runtime"), "VERITY_LLM_MODEL": "builtin"}
     env.pop("VERITY_LLM_API_KEY", None)
     env.pop("OPENAI_API_KEY", None)
-    return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=600, check=check)
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=check,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +102,17 @@ def test_a_harness_failure_is_one_plain_line_and_the_details_go_to_the_log(tmp_p
     monkeypatch.setenv("VERITY_LLM_MODEL", "builtin")
     monkeypatch.setattr(RunService, "prepare_turn", broken)
     monkeypatch.setattr(logging.root, "handlers", list(logging.root.handlers))  # the CLI replaces them
-    code = cli.main(["analyze", str(SALES), "--question", "Does revenue differ by region?", "--no-input",
-                     "--out", str(tmp_path / "report")])
+    code = cli.main(
+        [
+            "analyze",
+            str(SALES),
+            "--question",
+            "Does revenue differ by region?",
+            "--no-input",
+            "--out",
+            str(tmp_path / "report"),
+        ]
+    )
     for handler in logging.root.handlers:
         handler.close()
     err = capsys.readouterr().err
@@ -112,8 +127,18 @@ def test_inspect_json_follows_the_contract(tmp_path):
     done = verity("inspect", SALES, "--json", "--rows", "5", tmp_path=tmp_path)
     assert done.returncode == 0, done.stderr
     info = json.loads(done.stdout)
-    assert {"file", "format", "sheets", "selected_sheet", "header_row", "rows", "columns", "cleaning", "warnings",
-            "preview"} <= set(info)
+    assert {
+        "file",
+        "format",
+        "sheets",
+        "selected_sheet",
+        "header_row",
+        "rows",
+        "columns",
+        "cleaning",
+        "warnings",
+        "preview",
+    } <= set(info)
     assert info["header_row"] == 3 and info["rows"] == 1200 and len(info["preview"]) == 5
     types = {c["name"]: c["type"] for c in info["columns"]}
     assert types["Revenue"] == "number" and types["Date"] == "datetime" and types["Region"] == "category"
@@ -124,11 +149,35 @@ def test_inspect_json_follows_the_contract(tmp_path):
 # What a command imports decides how long it takes to start (bench/startup.py has the times):
 # these fail when an import edge brings the heavy stacks back.
 
-HEAVY = ("pandas", "numpy", "pydantic", "sqlalchemy", "fastapi", "scipy", "matplotlib", "statsmodels", "sklearn",
-         "openai", "analysis_tools")
-TOOL_STACKS = ("scipy", "matplotlib", "statsmodels", "sklearn", "sqlalchemy", "fastapi", "openai", "app.agent",
-               "app.web", "app.db", "analysis_tools.stats", "analysis_tools.plot_comparison",
-               "analysis_tools.plot_distribution", "analysis_tools.plot_relationship")
+HEAVY = (
+    "pandas",
+    "numpy",
+    "pydantic",
+    "sqlalchemy",
+    "fastapi",
+    "scipy",
+    "matplotlib",
+    "statsmodels",
+    "sklearn",
+    "openai",
+    "analysis_tools",
+)
+TOOL_STACKS = (
+    "scipy",
+    "matplotlib",
+    "statsmodels",
+    "sklearn",
+    "sqlalchemy",
+    "fastapi",
+    "openai",
+    "app.agent",
+    "app.web",
+    "app.db",
+    "analysis_tools.stats",
+    "analysis_tools.plot_comparison",
+    "analysis_tools.plot_distribution",
+    "analysis_tools.plot_relationship",
+)
 
 
 def loaded_after(code: str) -> set[str]:
@@ -167,14 +216,19 @@ def test_the_tool_registry_is_built_on_first_use():
 
 # ---------------------------------------------------------------- deployment (issue #17)
 
+
 def test_migrate_brings_an_empty_database_to_the_newest_schema(tmp_path):
     done = verity("migrate", tmp_path=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "schema is up to date" in done.stdout
     import sqlite3
 
-    tables = {r[0] for r in sqlite3.connect(tmp_path / "runtime" / "verity.db").execute(
-        "SELECT name FROM sqlite_master WHERE type='table'")}
+    tables = {
+        r[0]
+        for r in sqlite3.connect(tmp_path / "runtime" / "verity.db").execute(
+            "SELECT name FROM sqlite_master WHERE type='table'"
+        )
+    }
     assert {"alembic_version", "workspaces", "runs", "events"} <= tables
 
 
@@ -182,8 +236,9 @@ def test_start_says_plainly_when_run_python_cannot_be_offered(monkeypatch, setti
     import sandbox.host
     from app.cli import sandbox_status
 
-    monkeypatch.setattr(sandbox.host, "probe", lambda kind: sandbox.host.Isolation(
-        kind, False, "setting up uid map: Permission denied"))
+    monkeypatch.setattr(
+        sandbox.host, "probe", lambda kind: sandbox.host.Isolation(kind, False, "setting up uid map: Permission denied")
+    )
     line = sandbox_status(settings)
     assert line.startswith("run_python cannot be offered here") and "Permission denied" in line
     assert "README" in line and "Traceback" not in line

@@ -10,8 +10,15 @@ import pytest
 from analysis_tools import Registry, ToolContext, ToolResult, make_tool
 from app.agent import summary
 from app.agent.budget import TurnBudget
-from app.agent.compaction import (ContextWindow, compact, find_safe_boundary, micro_compact, shelve_output,
-                                  summarize_history, token_budget)
+from app.agent.compaction import (
+    ContextWindow,
+    compact,
+    find_safe_boundary,
+    micro_compact,
+    shelve_output,
+    summarize_history,
+    token_budget,
+)
 from app.agent.context import Item, without_block
 from app.agent.context_budget import budget_table
 from app.agent.prompts import system_prompt
@@ -50,8 +57,10 @@ class NullRecorder:
 
 def tagged(body_lines: int, tag_body: str = "Revenue increased 12.5% (p = 0.003), a significant rise.") -> str:
     body = "\r\n".join(f"row {i}: north 1{i}.5 | 南区 {i} | filler text" for i in range(body_lines))
-    return (f"[method]\nWelch t-test\n\n[data_profile]\n2,000 rows × 12 columns\n\n{body}\n\n"
-            f"[interpretation]\n{tag_body}\n\n[metrics]\n{{\"t\": 3.1, \"p_value\": 0.003}}")
+    return (
+        f"[method]\nWelch t-test\n\n[data_profile]\n2,000 rows × 12 columns\n\n{body}\n\n"
+        f'[interpretation]\n{tag_body}\n\n[metrics]\n{{"t": 3.1, "p_value": 0.003}}'
+    )
 
 
 @pytest.fixture
@@ -60,14 +69,19 @@ def window(tmp_path):
 
 
 def tool_exchange(call_id: str, content: str, name: str = "describe_columns") -> list[dict]:
-    return [{"role": "assistant", "content": None, "tool_calls": [
-                {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": call_id, "content": content}]
+    return [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": call_id, "content": content},
+    ]
 
 
 # --- level 1 ---------------------------------------------------------------------------------
 def test_small_output_is_saved_and_shown_whole(window):
-    text = "[metrics]\n{\"n\": 30}"
+    text = '[metrics]\n{"n": 30}'
     assert shelve_output(window, "c1", "describe_columns", text) == text
     assert window.store.read("c1") == text
 
@@ -108,9 +122,12 @@ def test_a_reused_call_id_with_other_content_gets_its_own_file(window):
 
 # --- level 2 ---------------------------------------------------------------------------------
 def test_compact_preview_keeps_tags_and_conclusion_lines():
-    text = ("[method]\nOne-way ANOVA\n\n" + "\n".join(f"noise line {i}" for i in range(200)) +
-            "\nConclusion: weight differs by group, F = 4.846, p = 0.016\n结论：B组销售额显著增加 23%\n"
-            "[evidence]\nrecorded as ev_1\n\n[metrics]\n{\"f_statistic\": 4.846}")
+    text = (
+        "[method]\nOne-way ANOVA\n\n"
+        + "\n".join(f"noise line {i}" for i in range(200))
+        + "\nConclusion: weight differs by group, F = 4.846, p = 0.016\n结论：B组销售额显著增加 23%\n"
+        '[evidence]\nrecorded as ev_1\n\n[metrics]\n{"f_statistic": 4.846}'
+    )
     preview = compact_preview(text, "c9", "compare_groups", 800)
     assert len(preview) <= 800 and 'read_tool_output(id="c9")' in preview
     for kept in ("[method]\nOne-way ANOVA", "[evidence]", "[metrics]", "F = 4.846", "显著增加 23%"):
@@ -149,8 +166,15 @@ def test_micro_compaction_points_back_to_the_level_one_file(window):
 # --- level 3 ---------------------------------------------------------------------------------
 def test_safe_boundary_never_splits_a_call_from_its_results():
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]
-    messages.append({"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"c{i}", "type": "function", "function": {"name": "t", "arguments": "{}"}} for i in range(5)]})
+    messages.append(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": f"c{i}", "type": "function", "function": {"name": "t", "arguments": "{}"}} for i in range(5)
+            ],
+        }
+    )
     messages += [{"role": "tool", "tool_call_id": f"c{i}", "content": "r"} for i in range(5)]
     messages += [{"role": "assistant", "content": "answer"}, {"role": "user", "content": "next"}]
     for keep in range(1, 12):
@@ -164,11 +188,16 @@ def test_safe_boundary_never_splits_a_call_from_its_results():
 
 
 def long_history(n: int = 30) -> list[dict]:
-    messages = [{"role": "system", "content": "rules"},
-                {"role": "user", "content": "Compare revenue by region; I define revenue as net of refunds."}]
+    messages = [
+        {"role": "system", "content": "rules"},
+        {"role": "user", "content": "Compare revenue by region; I define revenue as net of refunds."},
+    ]
     for i in range(n):
-        messages += tool_exchange(f"c{i}", tagged(20, f"Region {i} revenue increased {i}.5% (p = 0.0{i % 9 + 1})"),
-                                  "compare_groups" if i % 2 else "plot_bar")
+        messages += tool_exchange(
+            f"c{i}",
+            tagged(20, f"Region {i} revenue increased {i}.5% (p = 0.0{i % 9 + 1})"),
+            "compare_groups" if i % 2 else "plot_bar",
+        )
         messages[-1]["content"] += f"\n[figures]\n- figures/bar_c{i}.png: revenue by region"
     return messages
 
@@ -176,12 +205,17 @@ def long_history(n: int = 30) -> list[dict]:
 def test_summary_saves_the_transcript_first_and_keeps_the_recent_ten(window):
     messages = long_history()
     original = json.loads(json.dumps(messages))
-    model = ScriptedModel([ModelReply("## Datasets\nsales: 2,000 rows\n## Conclusions\nRegion 3 revenue increased 3.5%")])
+    model = ScriptedModel(
+        [ModelReply("## Datasets\nsales: 2,000 rows\n## Conclusions\nRegion 3 revenue increased 3.5%")]
+    )
     event = summarize_history(messages, window, model, "over_budget")
     transcript = window.store.read(event["transcript"])
     assert [json.loads(line) for line in transcript.splitlines()] == original
     assert messages[0] == original[0]
-    assert messages[1]["content"].startswith(summary.MARKER) and "Region 3 revenue increased 3.5%" in messages[1]["content"]
+    assert (
+        messages[1]["content"].startswith(summary.MARKER)
+        and "Region 3 revenue increased 3.5%" in messages[1]["content"]
+    )
     assert messages[2] == {"role": "assistant", "content": summary.ACK}
     assert messages[3:] == original[-10:] and heal_protocol(messages) == []
     request = model.requests[0]
@@ -209,7 +243,12 @@ def test_builtin_and_failing_models_get_an_extractive_summary(window):
         event = summarize_history(messages, window, model, "test")
         text = messages[1]["content"]
         assert event["summary_by"] == "extractive"
-        for fact in ("net of refunds", "Region 1 revenue increased 1.5%", "figures/bar_c2.png", "2,000 rows × 12 columns"):
+        for fact in (
+            "net of refunds",
+            "Region 1 revenue increased 1.5%",
+            "figures/bar_c2.png",
+            "2,000 rows × 12 columns",
+        ):
             assert fact in text
 
 
@@ -225,9 +264,15 @@ def test_a_second_summary_carries_the_first_one_over(window):
 def make_turn(window, model=None, messages=None, tools=()) -> Turn:
     registry = Registry(list(tools))
     toolbox = Toolbox(DatasetCatalog(), ToolContext(scope=RunScope(context_window=window)), registry=registry)
-    return Turn(messages or [{"role": "system", "content": "rules"}, {"role": "user", "content": "q"}],
-                model or ScriptedModel(), toolbox, NullRecorder(), TurnBudget(200, 300, 600),
-                threading.Event(), context=window)
+    return Turn(
+        messages or [{"role": "system", "content": "rules"}, {"role": "user", "content": "q"}],
+        model or ScriptedModel(),
+        toolbox,
+        NullRecorder(),
+        TurnBudget(200, 300, 600),
+        threading.Event(),
+        context=window,
+    )
 
 
 def test_compact_summarises_only_above_the_budget(window):
@@ -304,8 +349,11 @@ def test_budget_table_splits_the_request_into_parts(window):
 def guided_history(conflict: bool) -> list[dict]:
     """long_history with a system prompt that carries knowledge and memory blocks (and a conflict)."""
     knowledge = Item("Finance policy", "knowledge", "Refunds are excluded from revenue. " + "k " * 400)
-    memory = Item("2026-11-01 · revenue by region", "memory",
-                  ("Revenue included refunds. " if conflict else "Revenue was flat. ") + "m " * 400)
+    memory = Item(
+        "2026-11-01 · revenue by region",
+        "memory",
+        ("Revenue included refunds. " if conflict else "Revenue was flat. ") + "m " * 400,
+    )
     prompt = system_prompt([], "en", knowledge=(knowledge,), memory=(memory,))
     assert ('source="conflict-check"' in prompt) is conflict
     return [{"role": "system", "content": prompt}, *long_history()[1:]]
@@ -339,7 +387,9 @@ def test_over_budget_trimming_is_conflict_aware(window, conflict):
 
 def test_without_block_removes_one_tier_only():
     prompt = system_prompt([], "en", knowledge=(Item("a", "knowledge", "K"),), memory=(Item("b", "memory", "M"),))
-    assert 'tier="memory"' not in without_block(prompt, "memory") and 'tier="knowledge"' in without_block(prompt, "memory")
+    assert 'tier="memory"' not in without_block(prompt, "memory") and 'tier="knowledge"' in without_block(
+        prompt, "memory"
+    )
     assert without_block(prompt, "user") == prompt
 
 
@@ -351,7 +401,11 @@ def blob(size: int, seed: int, ctx: ToolContext = None) -> ToolResult:
         size: Characters.
         seed: Varies the text.
     """
-    lines = [f"[method]\nsynthetic #{seed}", "[insights]", f"Metric {seed} increased {seed * 1.5:.1f}% (p = 0.0{seed % 9 + 1})"]
+    lines = [
+        f"[method]\nsynthetic #{seed}",
+        "[insights]",
+        f"Metric {seed} increased {seed * 1.5:.1f}% (p = 0.0{seed % 9 + 1})",
+    ]
     i = 0
     while sum(len(x) + 1 for x in lines) < size:
         lines.append(f"{seed}-{i}\tvalue {i * seed}\t数据 {i}\r")
@@ -376,8 +430,9 @@ def test_heavy_compaction_loses_nothing(tmp_path):
     window = ContextWindow(OutputStore(tmp_path / "ws"), threshold_tokens=20_000)  # budget 14,000 tokens
     replies, expected = [], {}
     for round_ in range(20):
-        calls = [call("blob", f"r{round_}c{j}", size=SIZES[(round_ + j) % len(SIZES)], seed=round_ * 3 + j)
-                 for j in range(3)]
+        calls = [
+            call("blob", f"r{round_}c{j}", size=SIZES[(round_ + j) % len(SIZES)], seed=round_ * 3 + j) for j in range(3)
+        ]
         replies.append(ModelReply(None, calls))
         for c in calls:
             expected[c.id] = blob(**c.arguments).text
@@ -425,9 +480,14 @@ def test_turn_persists_large_outputs_and_reads_them_back(tmp_path):
         completion("The table has 150 rows."),
     ]
     with FakeOpenAIServer(script) as server:
-        settings, db, service, ws = setup(tmp_path, wide_csv(tmp_path / "wide.csv"),
-                                          lambda s, *_: OpenAICompatibleModel(s),
-                                          llm_base_url=server.base_url, llm_model="fake-model", llm_max_retries=0)
+        settings, db, service, ws = setup(
+            tmp_path,
+            wide_csv(tmp_path / "wide.csv"),
+            lambda s, *_: OpenAICompatibleModel(s),
+            llm_base_url=server.base_url,
+            llm_model="fake-model",
+            llm_max_retries=0,
+        )
         run_id = start_run(service, ws, "Show me the data")
         service.execute(run_id)
     with db.session() as s:
@@ -476,8 +536,14 @@ def test_the_compact_button_summarises_the_workspace_conversation(tmp_path):
                 s.add(run)
                 s.flush()
                 s.add(Message(workspace_id=ws, run_id=run.id, role="user", content=f"question {i}"))
-                s.add(Message(workspace_id=ws, run_id=run.id, role="assistant",
-                              content=f"Answer {i}: revenue increased {i}.5% in region {i}."))
+                s.add(
+                    Message(
+                        workspace_id=ws,
+                        run_id=run.id,
+                        role="assistant",
+                        content=f"Answer {i}: revenue increased {i}.5% in region {i}.",
+                    )
+                )
             s.commit()
         response = client.post(f"/workspaces/{ws}/compact", follow_redirects=False)
         assert response.status_code == 303 and "compacted=6" in response.headers["location"]

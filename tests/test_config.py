@@ -2,8 +2,9 @@ from app.config import Settings
 
 
 def test_every_setting_is_documented():
-    undocumented = [name for name, field in Settings.model_fields.items()
-                    if not (field.description and len(field.description) > 10)]
+    undocumented = [
+        name for name, field in Settings.model_fields.items() if not (field.description and len(field.description) > 10)
+    ]
     assert undocumented == []
 
 

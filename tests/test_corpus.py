@@ -21,7 +21,7 @@ KNOWN_BAD = {
     "calamine/pass_protected.xlsx": "encrypted_file",
     "calamine/pass_protected.xlsb": "encrypted_file",
     "calamine/pass_protected.ods": "encrypted_file",
-    "calamine/issue_385.xls": "encrypted_file",            # RC4 with Excel's default password
+    "calamine/issue_385.xls": "encrypted_file",  # RC4 with Excel's default password
     "messytables/encrypted_no_password.xls": "encrypted_file",
     # crafted to make readers allocate without bound: a sensible table or a clean refusal
     "calamine/OOM_alloc.xls": ("ok", "corrupt_file", "too_large"),
@@ -29,7 +29,7 @@ KNOWN_BAD = {
     "calamine/OOM_alloc3.xls": ("corrupt_file", "too_large"),
     "calamine/ptgexp-truncated-operand.xls": "corrupt_file",  # calamine panics on it
     "calamine/issue252.xlsx": "corrupt_file",
-    "calamine/issue_594_dos.ods": "too_large",              # declares billions of repeated cells
+    "calamine/issue_594_dos.ods": "too_large",  # declares billions of repeated cells
     "messytables/simple.zip": "unsupported_format",
     "messytables/simple.psv": "unsupported_format",
     # a dimension of A1:XFD1048576 over a few cells must not be refused as too large
@@ -41,8 +41,7 @@ KNOWN_BAD = {
 def corpus_files() -> list[Path]:
     if not CORPUS.is_dir():
         return []
-    return sorted(p for p in CORPUS.glob("*/*")
-                  if p.is_file() and not p.name.upper().startswith(("README", "LICENSE")))
+    return sorted(p for p in CORPUS.glob("*/*") if p.is_file() and not p.name.upper().startswith(("README", "LICENSE")))
 
 
 def key(path: Path) -> str:
@@ -57,8 +56,14 @@ def uploads(tmp_path_factory):
 
     from app.main import create_app
 
-    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("corpus"), llm_model="builtin",
-                        parse_timeout_s=60, parse_memory_mb=2048, background_ingest_mb=10_000)
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path_factory.mktemp("corpus"),
+        llm_model="builtin",
+        parse_timeout_s=60,
+        parse_memory_mb=2048,
+        background_ingest_mb=10_000,
+    )
     outcomes: dict[str, tuple[int, dict]] = {}
     with TestClient(create_app(settings)) as client:
         ws = client.post("/api/workspaces", json={"name": "corpus"}).json()["id"]

@@ -24,7 +24,10 @@ def test_switch_sheet_and_go_back_through_the_api(client):
     switched = client.post(f"/api/workspaces/{ws}/datasets/{dataset['id']}/sheet", json={"sheet": "Notes"})
     assert switched.status_code == 201 and switched.json()["dataset"]["selected_sheet"] == "Notes"
     versions = client.get(f"/api/workspaces/{ws}/datasets/{dataset['id']}/versions").json()["versions"]
-    assert [(v["version"], v["active"], v["sheet"]) for v in versions] == [(1, False, "Orders 2024"), (2, True, "Notes")]
+    assert [(v["version"], v["active"], v["sheet"]) for v in versions] == [
+        (1, False, "Orders 2024"),
+        (2, True, "Notes"),
+    ]
     back = client.post(f"/api/workspaces/{ws}/datasets/{dataset['id']}/activate").json()["versions"]
     assert [v["active"] for v in back] == [True, False]
     missing = client.post(f"/api/workspaces/{ws}/datasets/{dataset['id']}/sheet", json={"sheet": "Nope"})
@@ -35,8 +38,9 @@ def test_switch_sheet_from_the_page(client):
     ws, dataset = upload(client, "Page")
     page = client.get(f"/workspaces/{ws}").text
     assert "Notes (2" in page  # the other sheet is offered
-    done = client.post(f"/workspaces/{ws}/datasets/{dataset['id']}/sheet", data={"sheet": "Notes"},
-                       follow_redirects=True)
+    done = client.post(
+        f"/workspaces/{ws}/datasets/{dataset['id']}/sheet", data={"sheet": "Notes"}, follow_redirects=True
+    )
     assert done.status_code == 200 and "Go back to this version" in done.text
 
 
@@ -64,15 +68,21 @@ def test_removing_a_file_needs_a_confirmation_and_takes_every_version(client, se
 
 def test_removing_from_the_page_after_confirming(client):
     ws, dataset = upload(client, "Remove page")
-    removed = client.post(f"/workspaces/{ws}/datasets/{dataset['id']}/remove", data={"confirm": "yes"},
-                          follow_redirects=False)
+    removed = client.post(
+        f"/workspaces/{ws}/datasets/{dataset['id']}/remove", data={"confirm": "yes"}, follow_redirects=False
+    )
     assert removed.status_code == 303
     assert client.get(f"/api/workspaces/{ws}/datasets/{dataset['id']}").status_code == 404
 
 
 def test_the_agent_can_select_a_sheet(tmp_path):
-    model = ScriptedModel([ModelReply(None, [call("select_sheet", "c1", sheet="Notes")]),
-                           ModelReply(None, [call("preview_data", "c2")]), ModelReply("ok")])
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("select_sheet", "c1", sheet="Notes")]),
+            ModelReply(None, [call("preview_data", "c2")]),
+            ModelReply("ok"),
+        ]
+    )
     settings, db, service, ws = setup(tmp_path, SAMPLES / "retail_sales.xlsx", lambda *_: model)
     service.execute(start_run(service, ws, "use the notes sheet"))
     assert "[dataset]" in model.requests[1]["messages"][-1]["content"]
@@ -91,13 +101,20 @@ def test_the_agent_cannot_select_a_sheet_of_a_table_an_analysis_made(tmp_path):
 
     from app.workspaces import add_version
 
-    model = ScriptedModel([ModelReply(None, [call("select_sheet", "c1", sheet="Notes", dataset="region_totals")]),
-                           ModelReply("ok")])
+    model = ScriptedModel(
+        [ModelReply(None, [call("select_sheet", "c1", sheet="Notes", dataset="region_totals")]), ModelReply("ok")]
+    )
     settings, db, service, ws = setup(tmp_path, SAMPLES / "retail_sales.xlsx", lambda *_: model)
     with db.session() as s:
         [upload] = active_datasets(s, ws)
-        add_version(s, settings, upload, pd.DataFrame({"Region": ["East"], "Revenue": [1.0]}), "tool: group_aggregate",
-                    "region_totals")
+        add_version(
+            s,
+            settings,
+            upload,
+            pd.DataFrame({"Region": ["East"], "Revenue": [1.0]}),
+            "tool: group_aggregate",
+            "region_totals",
+        )
     service.execute(start_run(service, ws, "use the notes sheet of region_totals"))
     reply = model.requests[1]["messages"][-1]["content"]
     assert "derived_table" in reply and "'retail_sales'" in reply  # points to the upload it came from

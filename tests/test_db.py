@@ -7,6 +7,7 @@ from app.db.models import Base, Run, Workspace
 from app.db.session import open_database
 from tests.factories import make_settings
 
+
 def assert_schema_matches_models(db):
     with db.engine.connect() as connection:
         diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
@@ -43,10 +44,13 @@ def test_processes_starting_together_migrate_postgres_once(tmp_path, postgres_ur
 
     from tests.factories import REPO
 
-    code = ("from app.config import Settings; from app.db.session import open_database; "
-            f"open_database(Settings(_env_file=None, data_dir={str(tmp_path)!r}, database_url={postgres_url!r}))")
-    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stderr=subprocess.PIPE, text=True)
-             for _ in range(4)]
+    code = (
+        "from app.config import Settings; from app.db.session import open_database; "
+        f"open_database(Settings(_env_file=None, data_dir={str(tmp_path)!r}, database_url={postgres_url!r}))"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stderr=subprocess.PIPE, text=True) for _ in range(4)
+    ]
     errors = [p.communicate(timeout=300)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0, 0], errors
     db = open_database(make_settings(tmp_path, database_url=postgres_url))

@@ -26,9 +26,14 @@ def terminate_other_connections(url: str) -> int:
     admin = create_engine(url, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as connection:
-            return len(connection.execute(text(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid()")).all())
+            return len(
+                connection.execute(
+                    text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
+                ).all()
+            )
     finally:
         admin.dispose()
 
@@ -42,8 +47,9 @@ def test_a_commit_on_a_killed_postgres_connection_is_written_again(tmp_path, pos
     with db.session() as session:
         workspace = session.get(Workspace, workspace.id)  # the transaction holds a connection now
         workspace.name = "after"
-        session.add(Run(workspace_id=workspace.id, question="q", language="en", model_kind="builtin",
-                        model_name="builtin"))
+        session.add(
+            Run(workspace_id=workspace.id, question="q", language="en", model_kind="builtin", model_name="builtin")
+        )
         assert terminate_other_connections(postgres_url) >= 1
         session.commit()  # fails on the dead connection, then is written again on a fresh one
     with db.session() as session:
@@ -108,8 +114,9 @@ class KillsTheDatabase:
 @pytest.mark.parametrize("retry_s", [30.0, 0.0])
 def test_a_run_survives_or_is_interrupted_when_postgres_drops_it(tmp_path, postgres_url, retry_s):
     model = KillsTheDatabase(postgres_url, kills=2)
-    _, db, service, ws = setup(tmp_path, reference(PLANT), lambda *_: model, database_url=postgres_url,
-                                      db_retry_s=retry_s)
+    _, db, service, ws = setup(
+        tmp_path, reference(PLANT), lambda *_: model, database_url=postgres_url, db_retry_s=retry_s
+    )
     run_id = start_run(service, ws, "describe weight")
     service.execute(run_id)
     with db.session() as session:
@@ -142,6 +149,7 @@ def test_waiting_writers_never_starve_the_one_that_holds_the_lock(tmp_path):
 
     settings = make_settings(tmp_path, sqlite_busy_timeout_s=3, db_retry_s=0)
     with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+
         async def few_threads() -> None:
             anyio.to_thread.current_default_thread_limiter().total_tokens = 3
 

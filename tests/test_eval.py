@@ -60,9 +60,20 @@ def test_the_task_set_covers_the_kinds_of_question():
     assert sum(t.language == "zh" for t in tasks) >= len(tasks) / 2
     named = {f["tool"] for t in tasks for f in t.facts if "tool" in f}
     named |= {name for t in tasks for f in t.facts if "uses" in f for name in f["uses"]}
-    assert {"compare_groups", "compare_two_groups", "correlation_analysis", "linear_regression", "paired_test",
-            "chi_square_test", "group_aggregate", "time_series_trend", "forecast", "describe_columns",
-            "filter_rows", "derive_column"} <= named
+    assert {
+        "compare_groups",
+        "compare_two_groups",
+        "correlation_analysis",
+        "linear_regression",
+        "paired_test",
+        "chi_square_test",
+        "group_aggregate",
+        "time_series_trend",
+        "forecast",
+        "describe_columns",
+        "filter_rows",
+        "derive_column",
+    } <= named
     assert any(t.before for t in tasks) and any(t.rules for t in tasks) and any(t.answers for t in tasks)
     assert any(len(t.files) > 1 for t in tasks)  # a workspace of several files: the question picks one
     assert any("version_rows" in f for t in tasks for f in t.facts)  # data tasks: a new version
@@ -110,13 +121,17 @@ def test_a_numeric_fact_matches_an_independent_computation(full_run):
     settings, results = full_run
     db = open_database(settings)
     with db.session() as session:
-        report = session.scalars(select(Report).where(
-            Report.run_id == by_id(results)["retail_region_compare"]["run_id"])).one().content
+        report = (
+            session.scalars(select(Report).where(Report.run_id == by_id(results)["retail_region_compare"]["run_id"]))
+            .one()
+            .content
+        )
     recorded = next(e["metrics"]["f_statistic"] for e in report["evidence"] if "f_statistic" in e["metrics"])
     assert recorded == pytest.approx(f_welch, rel=1e-9)
     assert expected("retail_region_compare", "f_statistic")["value"] == pytest.approx(f_welch, rel=1e-4)
     assert expected("retail_region_compare", "mean.East")["value"] == pytest.approx(
-        sales.loc[sales["Region"] == "East", "Revenue"].mean(), rel=1e-4)
+        sales.loc[sales["Region"] == "East", "Revenue"].mean(), rel=1e-4
+    )
 
 
 def test_the_other_expected_numbers_are_independently_right():
@@ -126,10 +141,12 @@ def test_the_other_expected_numbers_are_independently_right():
     assert r.pvalue > 0.05
     means = sales.groupby("Customer Type")["Revenue"].mean()
     assert expected("retail_customer_type", "mean_difference")["value"] == pytest.approx(
-        means["New"] - means["Returning"], rel=1e-4)
+        means["New"] - means["Returning"], rel=1e-4
+    )
     ops = pd.read_excel(SAMPLES / "monthly_operations.xlsx", engine="openpyxl")
     assert expected("operations_ads_correlation_zh", "r")["value"] == pytest.approx(
-        stats.pearsonr(ops["广告费用"], ops["营业额"]).statistic, rel=1e-3)
+        stats.pearsonr(ops["广告费用"], ops["营业额"]).statistic, rel=1e-3
+    )
     survey = pd.read_excel(SAMPLES / "customer_survey.xlsx", engine="openpyxl")
     assert expected("survey_age_describe", "Age.mean")["value"] == pytest.approx(survey["Age"].mean())
     assert expected("survey_age_describe", "Age.median")["value"] == pytest.approx(survey["Age"].median())
@@ -154,21 +171,30 @@ def test_a_stricter_baseline_is_a_regression(full_run):
     assert compare(results, baseline) == {"regressions": [], "notes": []}
     stricter = copy.deepcopy(baseline)
     stricter["tasks"]["retail_region_compare"]["facts_found"] += 1  # one more fact than the run finds now
-    n, of = by_id(results)["retail_region_compare"]["facts_found"], by_id(results)["retail_region_compare"]["facts_total"]
+    n, of = (
+        by_id(results)["retail_region_compare"]["facts_found"],
+        by_id(results)["retail_region_compare"]["facts_total"],
+    )
     assert compare(results, stricter)["regressions"] == [
-        f"retail_region_compare: facts found {n}/{of}, baseline {n + 1}"]
+        f"retail_region_compare: facts found {n}/{of}, baseline {n + 1}"
+    ]
 
-    clean = [i for i, r in enumerate(results)
-             if r["status"] == "done" and r["tool_success_rate"] == 1.0 and r["unverified_numbers"] == 0]
+    clean = [
+        i
+        for i, r in enumerate(results)
+        if r["status"] == "done" and r["tool_success_rate"] == 1.0 and r["unverified_numbers"] == 0
+    ]
     worse = [dict(r) for r in results]
     a, b, c = clean[:3]
     worse[a].update(status="waiting", tool_success_rate=0.5)
     worse[b].update(tool_success_rate=0.97)  # within the tolerance: noise, not a regression
     worse[c].update(unverified_numbers=2)
     regressions = compare(worse, baseline)["regressions"]
-    assert regressions == [f"{worse[a]['id']}: tool success rate 50%, baseline 100%",
-                           f"{worse[a]['id']}: status waiting, baseline done",
-                           f"{worse[c]['id']}: ungrounded numbers 2, baseline 0"]
+    assert regressions == [
+        f"{worse[a]['id']}: tool success rate 50%, baseline 100%",
+        f"{worse[a]['id']}: status waiting, baseline done",
+        f"{worse[c]['id']}: ungrounded numbers 2, baseline 0",
+    ]
     right = next(i for i, r in enumerate(results) if r["fully_right"] and r["facts_total"] > 1)
     lost = [dict(r) for r in results]
     lost[right].update(fully_right=False)
@@ -195,8 +221,14 @@ def test_save_baseline_leaves_out_wall_times_and_keeps_other_tasks(full_run, tmp
 # --- facts, task files, failures -------------------------------------------------------------
 def test_a_metric_fact_only_counts_evidence_from_its_tool():
     calls = [{"id": "a", "tool": "compare_groups", "ok": True}, {"id": "b", "tool": "correlation_analysis", "ok": True}]
-    report = {"answer": "East is highest", "language": "en", "evidence": [
-        {"metrics": {"p_value": 0.4}, "tool_call_ids": ["a"]}, {"metrics": {"p_value": 1e-9}, "tool_call_ids": ["b"]}]}
+    report = {
+        "answer": "East is highest",
+        "language": "en",
+        "evidence": [
+            {"metrics": {"p_value": 0.4}, "tool_call_ids": ["a"]},
+            {"metrics": {"p_value": 1e-9}, "tool_call_ids": ["b"]},
+        ],
+    }
     fact = {"metric": "p_value", "below": 0.05}
     assert facts.check(fact, report, calls)
     assert not facts.check({**fact, "from_tool": "compare_groups"}, report, calls)
@@ -210,8 +242,9 @@ def test_bad_task_files_are_refused_plainly(tmp_path):
     with pytest.raises(TaskFileError, match="unknown task id"):
         load_tasks(DEFAULT_TASKS, ["no_such_task"])
     path = tmp_path / "tasks.json"
-    path.write_text(json.dumps({"tasks": [{"id": "t", "files": ["x.xlsx"], "question": "q?",
-                                           "facts": [{"metric": "p_value"}]}]}))
+    path.write_text(
+        json.dumps({"tasks": [{"id": "t", "files": ["x.xlsx"], "question": "q?", "facts": [{"metric": "p_value"}]}]})
+    )
     with pytest.raises(TaskFileError, match="exactly one of value"):
         load_tasks(path)
     path.write_text("{not json")
@@ -235,8 +268,14 @@ def verity_eval(*args, tmp_path):
     env = {**os.environ, "VERITY_DATA_DIR": str(tmp_path / "runtime"), "VERITY_LLM_MODEL": "builtin"}
     env.pop("VERITY_LLM_API_KEY", None)
     env.pop("OPENAI_API_KEY", None)
-    return subprocess.run([sys.executable, "-m", "app.cli", "eval", *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=300, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", "eval", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=REPO,
+    )
 
 
 def test_cli_eval_json_for_one_task(tmp_path):
@@ -255,8 +294,11 @@ def test_cli_eval_prints_the_score(tmp_path):
     done = verity_eval("--only", "retail_discount_correlation", "--only", "chickwts_feed_differs_zh", tmp_path=tmp_path)
     lines = done.stdout.splitlines()
     score = next(line for line in lines if line.startswith("Score: "))
-    right = sum(line.split()[2] == "yes" for line in lines if line.split()[:1] in (["retail_discount_correlation"],
-                                                                                 ["chickwts_feed_differs_zh"]))
+    right = sum(
+        line.split()[2] == "yes"
+        for line in lines
+        if line.split()[:1] in (["retail_discount_correlation"], ["chickwts_feed_differs_zh"])
+    )
     assert score.startswith(f"Score: {right}/2 questions fully right ({right / 2:.1%}) [en ")
     assert " zh " in score and "; facts " in score
 
@@ -266,10 +308,15 @@ def test_cli_eval_from_an_installed_package_says_where_the_task_set_is(tmp_path)
     beside the package and is not there. The command says where it looked and what to do."""
     site = tmp_path / "site-packages"
     shutil.copytree(REPO / "app", site / "app", ignore=shutil.ignore_patterns("__pycache__"))
-    env = {**os.environ, "PYTHONPATH": str(site), "VERITY_DATA_DIR": str(tmp_path / "runtime"),
-           "VERITY_LLM_MODEL": "builtin"}
-    done = subprocess.run([sys.executable, "-m", "app.cli", "eval"], capture_output=True, text=True, env=env,
-                          timeout=300, cwd=tmp_path)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(site),
+        "VERITY_DATA_DIR": str(tmp_path / "runtime"),
+        "VERITY_LLM_MODEL": "builtin",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "eval"], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert str(site / "data" / "eval" / "tasks.json") in done.stderr and "--tasks FILE" in done.stderr
 
@@ -289,15 +336,45 @@ def test_a_users_own_task_file_reads_its_files_beside_it(tmp_path):
     plants = pd.read_csv(REPO / "../shared/reference/rdatasets/PlantGrowth.csv")
     plants.to_csv(folder / "plants.csv", index=False)
     mean = plants["weight"].mean()  # 5.073
-    (folder / "tasks.json").write_text(json.dumps({"tasks": [
-        {"id": "own_mean", "files": ["plants.csv"], "question": "What is the average weight?",
-         "facts": [{"answer_number": round(mean, 3), "abs_tol": 0.01}], "source": "pandas mean"}]}))
+    (folder / "tasks.json").write_text(
+        json.dumps(
+            {
+                "tasks": [
+                    {
+                        "id": "own_mean",
+                        "files": ["plants.csv"],
+                        "question": "What is the average weight?",
+                        "facts": [{"answer_number": round(mean, 3), "abs_tol": 0.01}],
+                        "source": "pandas mean",
+                    }
+                ]
+            }
+        )
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    env = {**os.environ, "VERITY_DATA_DIR": str(tmp_path / "runtime"), "VERITY_LLM_MODEL": "builtin",
-           "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "app.cli", "eval", "--tasks", str(folder / "tasks.json"),
-                           "--save-baseline", str(tmp_path / "b.json")], capture_output=True, text=True, env=env,
-                          timeout=300, cwd=elsewhere)
+    env = {
+        **os.environ,
+        "VERITY_DATA_DIR": str(tmp_path / "runtime"),
+        "VERITY_LLM_MODEL": "builtin",
+        "PYTHONPATH": str(REPO),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app.cli",
+            "eval",
+            "--tasks",
+            str(folder / "tasks.json"),
+            "--save-baseline",
+            str(tmp_path / "b.json"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=elsewhere,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Score: 1/1 questions fully right" in done.stdout

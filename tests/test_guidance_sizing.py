@@ -9,8 +9,12 @@ from app.db.models import Run
 from tests.factories import reference, setup, start_run
 from tests.fakes import ScriptedModel, call
 
-ONE_STATISTIC = ["Report the mean sepal length.", "What is the average horsepower of the car models?",
-                 "Report the Shapiro-Wilk p-value for mpg.", "计算平均年龄并报告结果"]
+ONE_STATISTIC = [
+    "Report the mean sepal length.",
+    "What is the average horsepower of the car models?",
+    "Report the Shapiro-Wilk p-value for mpg.",
+    "计算平均年龄并报告结果",
+]
 
 
 def test_one_statistic_questions_are_not_many_step_work():
@@ -32,31 +36,69 @@ def run_on(tmp_path, data, replies, question):
 
 
 def harness_blocks(model):
-    return [m["content"] for r in model.requests for m in r["messages"]
-            if m["role"] == "user" and "harness-verification" in (m.get("content") or "")]
+    return [
+        m["content"]
+        for r in model.requests
+        for m in r["messages"]
+        if m["role"] == "user" and "harness-verification" in (m.get("content") or "")
+    ]
 
 
 def test_a_plain_mean_gets_no_hypotheses(tmp_path):
-    state, model = run_on(tmp_path, "mtcars.csv", [
-        ModelReply(None, [call("describe_columns", "c1", columns=["hp"])]),
-        ModelReply(None, [call("record_evidence", "c2", claim="The cars average 146.7 hp", tool_call_ids=["c1"],
-                               method="descriptive statistics", sample_size=32)]),
-        ModelReply("The cars average 146.7 hp."),
-    ], "What is the average horsepower?")
+    state, model = run_on(
+        tmp_path,
+        "mtcars.csv",
+        [
+            ModelReply(None, [call("describe_columns", "c1", columns=["hp"])]),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "c2",
+                        claim="The cars average 146.7 hp",
+                        tool_call_ids=["c1"],
+                        method="descriptive statistics",
+                        sample_size=32,
+                    )
+                ],
+            ),
+            ModelReply("The cars average 146.7 hp."),
+        ],
+        "What is the average horsepower?",
+    )
     assert state["hypotheses"]["all"] == []
     assert harness_blocks(model) and "Hypotheses" not in harness_blocks(model)[0]
 
 
 def test_a_comparison_gets_hypotheses_with_a_short_restatement(tmp_path):
-    question = ("Does sepal length differ by species? I am preparing a lecture on flower measurements and my "
-                "students will ask whether the three iris species really differ or whether it is chance, so "
-                "please be thorough and explain every step in plain words for them.")
-    state, model = run_on(tmp_path, "iris.csv", [
-        ModelReply(None, [call("compare_groups", "c1", value_column="Sepal.Length", group_column="Species")]),
-        ModelReply(None, [call("record_evidence", "c2", claim="Sepal length differs by species (p < 0.001)",
-                               tool_call_ids=["c1"], method="one-way ANOVA", sample_size=150)]),
-        ModelReply("Sepal length differs by species."),
-    ], question)
+    question = (
+        "Does sepal length differ by species? I am preparing a lecture on flower measurements and my "
+        "students will ask whether the three iris species really differ or whether it is chance, so "
+        "please be thorough and explain every step in plain words for them."
+    )
+    state, model = run_on(
+        tmp_path,
+        "iris.csv",
+        [
+            ModelReply(None, [call("compare_groups", "c1", value_column="Sepal.Length", group_column="Species")]),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "c2",
+                        claim="Sepal length differs by species (p < 0.001)",
+                        tool_call_ids=["c1"],
+                        method="one-way ANOVA",
+                        sample_size=150,
+                    )
+                ],
+            ),
+            ModelReply("Sepal length differs by species."),
+        ],
+        question,
+    )
     h1 = state["hypotheses"]["primary"]
     assert h1["statement"] == "Does sepal length differ by species?"
     assert "Hypotheses" in harness_blocks(model)[0] and "lecture" not in harness_blocks(model)[0]
@@ -70,10 +112,26 @@ def test_no_limitation_downgrade_for_a_plain_description():
 
 
 def test_one_correlation_coefficient_asked_for_gets_no_hypotheses(tmp_path):
-    state, _ = run_on(tmp_path, "mtcars.csv", [
-        ModelReply(None, [call("correlation_analysis", "c1", columns=["mpg", "wt"])]),
-        ModelReply(None, [call("record_evidence", "c2", claim="Pearson r = -0.868 between mpg and wt",
-                               tool_call_ids=["c1"], method="Pearson correlation", sample_size=32)]),
-        ModelReply("r = -0.868."),
-    ], "What is the Pearson correlation between mpg and wt?")
+    state, _ = run_on(
+        tmp_path,
+        "mtcars.csv",
+        [
+            ModelReply(None, [call("correlation_analysis", "c1", columns=["mpg", "wt"])]),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "c2",
+                        claim="Pearson r = -0.868 between mpg and wt",
+                        tool_call_ids=["c1"],
+                        method="Pearson correlation",
+                        sample_size=32,
+                    )
+                ],
+            ),
+            ModelReply("r = -0.868."),
+        ],
+        "What is the Pearson correlation between mpg and wt?",
+    )
     assert state["intent"]["scope"] == "single" and state["hypotheses"]["all"] == []

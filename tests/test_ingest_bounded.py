@@ -92,8 +92,14 @@ def test_the_cli_reads_in_a_forked_child_with_the_same_limits(slow_csv, tmp_path
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["rows"] == 6
-    slow = subprocess.run([sys.executable, "-m", "app.cli", "inspect", str(slow_csv)], capture_output=True,
-                          text=True, cwd=REPO, timeout=120, env={**os.environ, "VERITY_PARSE_TIMEOUT_S": "0.05"})
+    slow = subprocess.run(
+        [sys.executable, "-m", "app.cli", "inspect", str(slow_csv)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        env={**os.environ, "VERITY_PARSE_TIMEOUT_S": "0.05"},
+    )
     assert slow.returncode == 2 and slow.stderr.startswith("error: too_large: ")
 
 
@@ -157,8 +163,7 @@ def test_reads_wait_for_a_free_slot_and_say_so(tmp_path):
     must wait tells whoever started it (zh and en), and runs as soon as the slot is free."""
     from app.ingest.parse_slots import on_wait, parse_slot, slots
 
-    settings = Settings(_env_file=None, data_dir=tmp_path / "runtime", parse_memory_mb=1024,
-                        parse_total_memory_mb=1500)
+    settings = Settings(_env_file=None, data_dir=tmp_path / "runtime", parse_memory_mb=1024, parse_total_memory_mb=1500)
     assert slots(settings) == 1 and slots(settings.model_copy(update={"parse_total_memory_mb": 4096})) == 4
     told: list = []
     finished: list = []
@@ -182,13 +187,21 @@ def test_reads_wait_for_a_free_slot_and_say_so(tmp_path):
 def test_a_slot_held_by_another_process_counts_and_is_freed_when_it_dies(tmp_path):
     from app.ingest.parse_slots import parse_slot
 
-    settings = Settings(_env_file=None, data_dir=tmp_path / "runtime", parse_memory_mb=1024,
-                        parse_total_memory_mb=1024)
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time\nfrom app.config import Settings\nfrom app.ingest.parse_slots import parse_slot\n"
-        f"s = Settings(_env_file=None, data_dir={str(tmp_path / 'runtime')!r}, parse_memory_mb=1024, "
-        "parse_total_memory_mb=1024)\nwith parse_slot(s):\n    print('held', flush=True)\n    time.sleep(600)")],
-        cwd=REPO, stdout=subprocess.PIPE, text=True)
+    settings = Settings(_env_file=None, data_dir=tmp_path / "runtime", parse_memory_mb=1024, parse_total_memory_mb=1024)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time\nfrom app.config import Settings\nfrom app.ingest.parse_slots import parse_slot\n"
+                f"s = Settings(_env_file=None, data_dir={str(tmp_path / 'runtime')!r}, parse_memory_mb=1024, "
+                "parse_total_memory_mb=1024)\nwith parse_slot(s):\n    print('held', flush=True)\n    time.sleep(600)"
+            ),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         got: list = []

@@ -23,8 +23,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def run_python(code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300,
-                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -88,14 +94,25 @@ early_parse.discard()
 print(json.dumps({{"other_rows": other_rows is None, "ended": ended, "other_sheet": other_sheet is None,
                    "small": small is None, "refused": refused, "pandas": "pandas" in sys.modules}}))
 """)
-    assert json.loads(out) == {"other_rows": True, "ended": True, "other_sheet": True, "small": True,
-                               "refused": True, "pandas": False}
+    assert json.loads(out) == {
+        "other_rows": True,
+        "ended": True,
+        "other_sheet": True,
+        "small": True,
+        "refused": True,
+        "pandas": False,
+    }
 
 
 def test_the_cli_says_what_an_in_process_read_says(report_workbook, tmp_path):
     for args in ([], ["--sheet", "Notes"], ["--sheet", "Orders", "--rows", "3"]):
-        done = subprocess.run([sys.executable, "-m", "app.cli", "inspect", str(report_workbook), "--json", *args],
-                              capture_output=True, text=True, cwd=REPO, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-m", "app.cli", "inspect", str(report_workbook), "--json", *args],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr
         sheet = args[1] if args else None
         rows = int(args[3]) if len(args) > 2 else 20
@@ -105,13 +122,30 @@ def test_the_cli_says_what_an_in_process_read_says(report_workbook, tmp_path):
 
 
 def test_the_layout_of_plain_rows_is_the_layout_of_the_frame():
-    head = [["Sales report", None, None], [None, None, None], ["Region", "Units", "When"],
-            ["East", 3.0, datetime(2024, 1, 5)], ["West", float("nan"), datetime(2024, 1, 6)], ["  ", 4.0, None]]
+    head = [
+        ["Sales report", None, None],
+        [None, None, None],
+        ["Region", "Units", "When"],
+        ["East", 3.0, datetime(2024, 1, 5)],
+        ["West", float("nan"), datetime(2024, 1, 6)],
+        ["  ", 4.0, None],
+    ]
     frame = pd.DataFrame(head, dtype=object)
     plain = layout_of_cells(head, list(range(6)), [0, 1, 2])
     assert plain == detect_layout(frame) and plain.data_start == 3 and plain.names == ["Region", "Units", "When"]
-    for value in (None, "x", "", 0, 1.5, float("nan"), pd.NaT, pd.NA, pd.Timestamp("2024-01-01"),
-                  datetime(2024, 1, 1), True):
+    for value in (
+        None,
+        "x",
+        "",
+        0,
+        1.5,
+        float("nan"),
+        pd.NaT,
+        pd.NA,
+        pd.Timestamp("2024-01-01"),
+        datetime(2024, 1, 1),
+        True,
+    ):
         assert is_missing(value) == bool(pd.isna(value)), value
 
 

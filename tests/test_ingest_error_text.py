@@ -35,6 +35,7 @@ needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus 
 
 # --- every construction passes Chinese text (the source, read as a tree) ----------------------------------
 
+
 def _chinese(node: ast.expr) -> bool:
     """A Chinese text: a literal (or f-string, or either branch of a conditional) with Chinese characters,
     or a name that says it holds the Chinese text (`HINT_ZH`, a `message_zh` parameter)."""
@@ -44,8 +45,10 @@ def _chinese(node: ast.expr) -> bool:
         return node.attr.lower().endswith("_zh")
     if isinstance(node, ast.IfExp):
         return _chinese(node.body) and _chinese(node.orelse)
-    return any(isinstance(part, ast.Constant) and isinstance(part.value, str) and CJK.search(part.value)
-               for part in ast.walk(node))
+    return any(
+        isinstance(part, ast.Constant) and isinstance(part.value, str) and CJK.search(part.value)
+        for part in ast.walk(node)
+    )
 
 
 def _empty(node: ast.expr | None) -> bool:
@@ -56,26 +59,32 @@ def untranslated(source: str, name: str = "<source>") -> list[str]:
     """`IngestError(...)` constructions whose message (or non-empty hint) has no Chinese beside it."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id in ("IngestError", "KnowledgeError")):  # a note's or document's error too
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("IngestError", "KnowledgeError")
+        ):  # a note's or document's error too
             continue
         keywords = {k.arg: k.value for k in node.keywords}
         fields = dict(zip(("category", "message", "hint", "message_zh", "hint_zh"), node.args)) | keywords
         message_zh, hint_zh = fields.get("message_zh"), fields.get("hint_zh")
-        if message_zh is None or not _chinese(message_zh) or (not _empty(fields.get("hint"))
-                                                                and (hint_zh is None or not _chinese(hint_zh))):
+        if (
+            message_zh is None
+            or not _chinese(message_zh)
+            or (not _empty(fields.get("hint")) and (hint_zh is None or not _chinese(hint_zh)))
+        ):
             found.append(f"{name}:{node.lineno}")
     return found
 
 
 def test_the_check_finds_a_construction_without_chinese():
-    source = '''
+    source = """
 IngestError("corrupt_file", "Damaged.", "Save again.", "文件已损坏。", "请重新保存。")
 IngestError("corrupt_file", "Damaged.", "Save again.")
 IngestError("corrupt_file", "Damaged.", "Save again.", "文件已损坏。")
 IngestError("corrupt_file", "Damaged.", "", message_zh="Damaged again.")
 IngestError("corrupt_file", f"{n} parts.", "", f"{n} 个部件。")
-'''
+"""
     assert untranslated(source) == ["<source>:3", "<source>:4", "<source>:5"]
 
 
@@ -85,22 +94,38 @@ def test_every_ingest_error_in_the_app_passes_chinese_text():
         text = path.read_text(encoding="utf-8")
         sites += len(re.findall(r"\b(?:Ingest|Knowledge)Error\(", text)) - len(re.findall(r"class \w+Error\(", text))
         missing += untranslated(text, str(path.relative_to(REPO)))
-    assert sites >= 38, sites  # 34 for data files, the rest for notes and documents  # the scan sees the raise sites (errors.py's class statement aside)
+    assert sites >= 38, (
+        sites
+    )  # 34 for data files, the rest for notes and documents  # the scan sees the raise sites (errors.py's class statement aside)
     assert missing == []
 
 
 # --- the error object ----------------------------------------------------------------------------------
 
+
 def test_the_chinese_text_survives_pickling_and_is_stored():
-    error = IngestError("too_large", "The workbook holds 12,000 parts.", "Save it again from Excel.",
-                        "这个工作簿内部由 12,000 个部件组成，数量太多了。", "请用 Excel 重新保存一份。")
+    error = IngestError(
+        "too_large",
+        "The workbook holds 12,000 parts.",
+        "Save it again from Excel.",
+        "这个工作簿内部由 12,000 个部件组成，数量太多了。",
+        "请用 Excel 重新保存一份。",
+    )
     back = pickle.loads(pickle.dumps(error))
     assert (back.category, back.message, back.hint, back.message_zh, back.hint_zh) == (
-        error.category, error.message, error.hint, error.message_zh, error.hint_zh)
-    assert back.as_dict() == {"category": "too_large", "message": "The workbook holds 12,000 parts.",
-                              "hint": "Save it again from Excel.",
-                              "message_zh": "这个工作簿内部由 12,000 个部件组成，数量太多了。",
-                              "hint_zh": "请用 Excel 重新保存一份。"}
+        error.category,
+        error.message,
+        error.hint,
+        error.message_zh,
+        error.hint_zh,
+    )
+    assert back.as_dict() == {
+        "category": "too_large",
+        "message": "The workbook holds 12,000 parts.",
+        "hint": "Save it again from Excel.",
+        "message_zh": "这个工作簿内部由 12,000 个部件组成，数量太多了。",
+        "hint_zh": "请用 Excel 重新保存一份。",
+    }
     assert back.message_in("zh") == error.message_zh and back.message_in("en") == error.message
     old = IngestError("corrupt_file", "Damaged.", "Save again.")  # no Chinese: English in both languages
     assert old.message_in("zh") == "Damaged." and old.hint_in("zh") == "Save again."
@@ -139,6 +164,7 @@ def test_sheet_names_are_kept_in_the_chinese_message(tmp_path, sheet):
 
 # --- the pages and the API ------------------------------------------------------------------------------
 
+
 def alert(page: str) -> str:
     """The text of the page's error box, without tags."""
     box = re.search(r'role="alert"[^>]*>(.*?)</div>', page, re.S)
@@ -171,7 +197,7 @@ def test_a_bad_upload_is_explained_in_chinese_on_the_chinese_page(tmp_path, whic
     assert zh.status_code in (400, 413, 415)
     assert t("file_error_head_" + api["category"], "zh", file=name) in box
     assert str(escape(api["message_zh"])) in zh.text and str(escape(api["hint_zh"])) in zh.text
-    assert api["message"] not in box and api["hint"] not in box and 'lang="en"' not in zh.text.split("role=\"alert\"")[1]
+    assert api["message"] not in box and api["hint"] not in box and 'lang="en"' not in zh.text.split('role="alert"')[1]
     assert ENGLISH_WORDS.findall(box.replace(name, "")) == []
     # the English page as before: the file and the reader's message first, then the hint; no Chinese
     english = alert(en.text)
@@ -182,8 +208,11 @@ def test_a_bad_upload_is_explained_in_chinese_on_the_chinese_page(tmp_path, whic
 def test_an_error_stored_before_the_chinese_text_shows_in_english(client):
     ws = new_workspace(client)
     client.post(f"/api/workspaces/{ws}/files", files={"file": ("s.csv", b"Region,Revenue\nEast,1\nWest,2\n")})
-    old = {"category": "corrupt_file", "message": "The file is damaged or uses a structure Verity cannot read.",
-           "hint": "Open it in Excel or LibreOffice and save it again."}
+    old = {
+        "category": "corrupt_file",
+        "message": "The file is damaged or uses a structure Verity cannot read.",
+        "hint": "Open it in Excel or LibreOffice and save it again.",
+    }
     with client.app.state.db.session() as session:
         dataset = session.scalars(select(Dataset).where(Dataset.workspace_id == ws)).one()
         dataset.info = {**(dataset.info or {}), "status": "failed", "error": old}
@@ -195,6 +224,7 @@ def test_an_error_stored_before_the_chinese_text_shows_in_english(client):
 
 
 # --- the command line ----------------------------------------------------------------------------------
+
 
 @needs_corpus
 def test_inspect_prints_the_error_in_the_chosen_language(capsys, monkeypatch):

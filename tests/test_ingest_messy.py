@@ -37,8 +37,19 @@ def test_layout_two_row_merged_header_title_and_notes(sales):
     assert info["header_row"] == 4 and info["header_rows"] == [4, 5]
     # the blank spacer column J is gone; merged cells named both header rows
     assert list(sales.frame.columns) == [
-        "门店编码", "日期", "地区", "销售额 / 金额", "销售额 / 增长率", "利润", "数量", "会员", "已发货", "备注",
-        "单价", "含税价"]
+        "门店编码",
+        "日期",
+        "地区",
+        "销售额 / 金额",
+        "销售额 / 增长率",
+        "利润",
+        "数量",
+        "会员",
+        "已发货",
+        "备注",
+        "单价",
+        "含税价",
+    ]
     assert info["rows"] == 6
     assert info["warnings"] == [
         "1 blank row inside the table was skipped",
@@ -57,9 +68,19 @@ def test_layout_two_row_merged_header_title_and_notes(sales):
 def test_types(sales):
     types = {c["name"]: c["type"] for c in sales.info["columns"]}
     assert types == {
-        "门店编码": "identifier", "日期": "datetime", "地区": "category", "销售额 / 金额": "number",
-        "销售额 / 增长率": "number", "利润": "integer", "数量": "integer", "会员": "boolean", "已发货": "boolean",
-        "备注": "text", "单价": "number", "含税价": "number"}
+        "门店编码": "identifier",
+        "日期": "datetime",
+        "地区": "category",
+        "销售额 / 金额": "number",
+        "销售额 / 增长率": "number",
+        "利润": "integer",
+        "数量": "integer",
+        "会员": "boolean",
+        "已发货": "boolean",
+        "备注": "text",
+        "单价": "number",
+        "含税价": "number",
+    }
     missing = {c["name"]: c["missing"] for c in sales.info["columns"]}
     assert missing["备注"] == 3 and missing["利润"] == 1 and missing["销售额 / 增长率"] == 1
 
@@ -107,7 +128,11 @@ def test_cleaning_log(sales):
 
 def test_excel_serial_dates_in_a_date_column():
     table = load_table(XLSX, sheet="回款")
-    assert table.frame["回款日期"].tolist() == [pd.Timestamp(2024, 1, 1), pd.Timestamp(2024, 2, 1), pd.Timestamp(2024, 3, 1)]
+    assert table.frame["回款日期"].tolist() == [
+        pd.Timestamp(2024, 1, 1),
+        pd.Timestamp(2024, 2, 1),
+        pd.Timestamp(2024, 3, 1),
+    ]
     assert log_of(table.info) == {("回款日期", "converted Excel date serial numbers to dates"): 3}
 
 
@@ -122,12 +147,19 @@ def test_gbk_csv():
     info = table.info
     assert info["header_row"] == 2 and info["rows"] == 4
     assert {c["name"]: c["type"] for c in info["columns"]} == {
-        "门店": "text", "月份": "datetime", "营业额": "integer", "毛利率": "number", "会员": "boolean",
-        "店长电话": "identifier"}
+        "门店": "text",
+        "月份": "datetime",
+        "营业额": "integer",
+        "毛利率": "number",
+        "会员": "boolean",
+        "店长电话": "identifier",
+    }
     f = table.frame
     assert f["月份"].tolist() == [pd.Timestamp(2024, m, 1) for m in (1, 2, 3, 4)]
     assert f["营业额"].astype("Float64").tolist()[:3] == [12000, 8500, 25000] and pd.isna(f["营业额"].iloc[3])
-    assert f["毛利率"].tolist()[0] == 0.35 and pd.isna(f["毛利率"].iloc[1]) and f["毛利率"].tolist()[2:] == [0.405, 0.28]
+    assert (
+        f["毛利率"].tolist()[0] == 0.35 and pd.isna(f["毛利率"].iloc[1]) and f["毛利率"].tolist()[2:] == [0.405, 0.28]
+    )
     assert f["会员"].tolist() == [True, False, True, False]
     assert log_of(info) == {
         ("月份", "parsed dates written as text"): 4,
@@ -139,8 +171,10 @@ def test_gbk_csv():
         ("会员", "read yes/no words as booleans"): 4,
         ("店长电话", "read '-' as missing"): 1,
     }
-    assert info["warnings"] == ["the file was read with the gb18030 text encoding",
-                                "row 7 looks like a totals row ('总计') and was excluded"]
+    assert info["warnings"] == [
+        "the file was read with the gb18030 text encoding",
+        "row 7 looks like a totals row ('总计') and was excluded",
+    ]
     assert {c["name"]: c["pii"] for c in info["columns"]}["店长电话"] == "phone"
     assert table.preview(1)[0]["店长电话"] == "138****5678"
 
@@ -155,18 +189,24 @@ def test_inspect_json_is_contract_shaped():
 # --- type inference on its own ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("values, kind, expected", [
-    (["05.01.2024", "06.01.2024"], "datetime", [pd.Timestamp(2024, 1, 5), pd.Timestamp(2024, 1, 6)]),
-    (["2024年1月5日", "2024年12月31日"], "datetime", [pd.Timestamp(2024, 1, 5), pd.Timestamp(2024, 12, 31)]),
-    (["2024/1/5 13:30", "2024/1/6 08:00:05"], "datetime",
-     [pd.Timestamp(2024, 1, 5, 13, 30), pd.Timestamp(2024, 1, 6, 8, 0, 5)]),
-    (["1.5亿", "3k", "2M", "0.5万"], "integer", [150_000_000, 3000, 2_000_000, 5000]),
-    (["1.5k", "0.00015万"], "number", [1500.0, 1.5]),
-    (["－１２．５", "１，２３４"], "number", [-12.5, 1234.0]),
-    (["$1,234.50", "€3", "(£2.50)"], "number", [1234.5, 3.0, -2.5]),
-    (["TRUE", "FALSE", "true"], "boolean", [True, False, True]),
-    (["y", "n", "Y"], "boolean", [True, False, True]),
-])
+@pytest.mark.parametrize(
+    "values, kind, expected",
+    [
+        (["05.01.2024", "06.01.2024"], "datetime", [pd.Timestamp(2024, 1, 5), pd.Timestamp(2024, 1, 6)]),
+        (["2024年1月5日", "2024年12月31日"], "datetime", [pd.Timestamp(2024, 1, 5), pd.Timestamp(2024, 12, 31)]),
+        (
+            ["2024/1/5 13:30", "2024/1/6 08:00:05"],
+            "datetime",
+            [pd.Timestamp(2024, 1, 5, 13, 30), pd.Timestamp(2024, 1, 6, 8, 0, 5)],
+        ),
+        (["1.5亿", "3k", "2M", "0.5万"], "integer", [150_000_000, 3000, 2_000_000, 5000]),
+        (["1.5k", "0.00015万"], "number", [1500.0, 1.5]),
+        (["－１２．５", "１，２３４"], "number", [-12.5, 1234.0]),
+        (["$1,234.50", "€3", "(£2.50)"], "number", [1234.5, 3.0, -2.5]),
+        (["TRUE", "FALSE", "true"], "boolean", [True, False, True]),
+        (["y", "n", "Y"], "boolean", [True, False, True]),
+    ],
+)
 def test_convert_column_cases(values, kind, expected):
     series, got_kind, _ = convert_column("x", pd.Series(values, dtype="str"))
     assert got_kind == kind
@@ -191,8 +231,9 @@ def test_many_order_numbers_are_kept_as_they_are_and_markers_still_logged():
 
 
 def test_numbers_with_thousands_separators_read_in_one_cast_and_logged():
-    series, kind, steps = convert_column("Revenue", pd.Series(["1,234.5", "2,000", "17", None, " 3,000,000 "],
-                                                              dtype="str"))
+    series, kind, steps = convert_column(
+        "Revenue", pd.Series(["1,234.5", "2,000", "17", None, " 3,000,000 "], dtype="str")
+    )
     assert kind == "number" and series.tolist()[:3] == [1234.5, 2000.0, 17.0] and series.iloc[4] == 3e6
     assert [(s.action, s.count) for s in steps] == [("parsed thousands separators", 3)]
     # zero-padded codes leave the fast path: the general rules keep them as text
@@ -212,20 +253,25 @@ def test_vectorised_inference_is_fast_on_a_big_column():
 
 
 def test_two_row_header_without_merge_information():
-    head = pd.DataFrame([
-        ["地区", "2024", None, "2025", None],
-        [None, "收入", "成本", "收入", "成本"],
-        ["华东", 1.0, 2.0, 3.0, 4.0],
-        ["华南", 5.0, 6.0, 7.0, 8.0],
-    ], dtype=object)
+    head = pd.DataFrame(
+        [
+            ["地区", "2024", None, "2025", None],
+            [None, "收入", "成本", "收入", "成本"],
+            ["华东", 1.0, 2.0, 3.0, 4.0],
+            ["华南", 5.0, 6.0, 7.0, 8.0],
+        ],
+        dtype=object,
+    )
     layout = detect_layout(head)
     assert layout.header_rows == [0, 1]
     assert layout.names == ["地区", "2024 / 收入", "2024 / 成本", "2025 / 收入", "2025 / 成本"]
 
 
 def test_categorical_first_row_is_not_a_second_header():
-    head = pd.DataFrame([["Name", "City", "Team"], ["Ann", "Paris", "Red"], ["Bob", "Paris", "Red"],
-                         ["Cid", "Rome", "Blue"]], dtype=object)
+    head = pd.DataFrame(
+        [["Name", "City", "Team"], ["Ann", "Paris", "Red"], ["Bob", "Paris", "Red"], ["Cid", "Rome", "Blue"]],
+        dtype=object,
+    )
     assert detect_layout(head).header_rows == [0]
 
 

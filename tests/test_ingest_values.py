@@ -58,8 +58,13 @@ def test_the_upload_path_and_the_cli_accept_it(tmp_path):
     wide_floats(path)
     result = inspect_file(path, rows=5, loader=load_table_bounded)
     assert result["rows"] == 1153 and len(result["columns"]) == 19
-    done = subprocess.run([sys.executable, "-m", "app.cli", "inspect", str(path), "--json"], capture_output=True,
-                          text=True, cwd=REPO, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "inspect", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "corrupt_file" not in done.stderr and json.loads(done.stdout)["rows"] == 1153
 
@@ -84,10 +89,13 @@ def test_none_is_an_answer_in_mass_survey_exer():
     assert kinds["Exer"] == "category"
 
 
-@pytest.mark.parametrize("values, answer", [
-    (["Freq", "Some", "None", "Some", "None", "Freq", "N/A"], "None"),
-    (["每天", "偶尔", "无", "偶尔", "无", "每天", "不详"], "无"),
-])
+@pytest.mark.parametrize(
+    "values, answer",
+    [
+        (["Freq", "Some", "None", "Some", "None", "Freq", "N/A"], "None"),
+        (["每天", "偶尔", "无", "偶尔", "无", "每天", "不详"], "无"),
+    ],
+)
 def test_a_category_level_stays_and_placeholders_still_go(values, answer):
     col, kind, steps = convert_column("answer", pd.Series(values * 5))
     assert kind == "category"

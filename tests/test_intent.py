@@ -5,8 +5,15 @@ import pytest
 from sqlalchemy import select
 
 from app.agent.builtin import BuiltinAnalyst
-from app.agent.intent import (apply_intent, classify, classify_with_model, fallback_allowed, find_restrictions,
-                              is_small_talk, parse_classification)
+from app.agent.intent import (
+    apply_intent,
+    classify,
+    classify_with_model,
+    fallback_allowed,
+    find_restrictions,
+    is_small_talk,
+    parse_classification,
+)
 from app.agent.model import ModelError, ModelReply, OpenAICompatibleModel
 from app.db.models import Event, Run
 from tests.factories import make_settings, reference, setup, start_run
@@ -15,24 +22,48 @@ from tests.fakes import FakeOpenAIServer, ScriptedModel, completion
 PLANT = "rdatasets/PlantGrowth.csv"
 
 
-@pytest.mark.parametrize("text, has_history, kind", [
-    ("你好", False, "chat"), ("您好！", False, "chat"), ("谢谢", False, "chat"), ("thanks", False, "chat"),
-    ("Thanks a lot!", False, "chat"), ("hi there", False, "chat"), ("good morning :)", False, "chat"),
-    ("What is a p-value?", False, "consult"), ("什么是t检验？", False, "consult"),
-    ("t检验和方差分析有什么区别？", False, "consult"), ("Which test should I use for two groups?", False, "consult"),
-    ("p值是什么意思", False, "consult"),
-    ("clean the data", False, "data_prep"), ("清洗一下数据，去掉重复行", False, "data_prep"), ("预览数据", False, "data_prep"),
-    ("use the notes sheet", False, "data_prep"), ("把日期列转成日期类型", False, "data_prep"),
-    ("Does weight differ by group?", False, "analysis"), ("What is the average weight?", False, "analysis"),
-    ("不同地区的收入有差异吗？", False, "analysis"), ("我的数据该用什么检验？", False, "analysis"),
-    ("clean the data, then compare revenue by region", False, "analysis"), ("who buys most?", False, "analysis"),
-    ("帮我做一份完整报告", False, "deep"), ("全面分析一下销售数据", False, "deep"), ("建模预测下个月的营业额", False, "deep"),
-    ("a comprehensive analysis please", False, "deep"), ("give me the full report", False, "deep"),
-    ("build a model of churn", False, "deep"), ("forecast next quarter", False, "deep"),
-    ("why is that?", True, "followup"), ("what about by channel?", True, "followup"), ("这个结果是什么意思", True, "followup"),
-    ("刚才的图再画一次", True, "followup"), ("上面的结果可靠吗", True, "followup"), ("那北区呢？", True, "followup"),
-    ("基于刚才的结果写一份完整报告", True, "deep"),
-])
+@pytest.mark.parametrize(
+    "text, has_history, kind",
+    [
+        ("你好", False, "chat"),
+        ("您好！", False, "chat"),
+        ("谢谢", False, "chat"),
+        ("thanks", False, "chat"),
+        ("Thanks a lot!", False, "chat"),
+        ("hi there", False, "chat"),
+        ("good morning :)", False, "chat"),
+        ("What is a p-value?", False, "consult"),
+        ("什么是t检验？", False, "consult"),
+        ("t检验和方差分析有什么区别？", False, "consult"),
+        ("Which test should I use for two groups?", False, "consult"),
+        ("p值是什么意思", False, "consult"),
+        ("clean the data", False, "data_prep"),
+        ("清洗一下数据，去掉重复行", False, "data_prep"),
+        ("预览数据", False, "data_prep"),
+        ("use the notes sheet", False, "data_prep"),
+        ("把日期列转成日期类型", False, "data_prep"),
+        ("Does weight differ by group?", False, "analysis"),
+        ("What is the average weight?", False, "analysis"),
+        ("不同地区的收入有差异吗？", False, "analysis"),
+        ("我的数据该用什么检验？", False, "analysis"),
+        ("clean the data, then compare revenue by region", False, "analysis"),
+        ("who buys most?", False, "analysis"),
+        ("帮我做一份完整报告", False, "deep"),
+        ("全面分析一下销售数据", False, "deep"),
+        ("建模预测下个月的营业额", False, "deep"),
+        ("a comprehensive analysis please", False, "deep"),
+        ("give me the full report", False, "deep"),
+        ("build a model of churn", False, "deep"),
+        ("forecast next quarter", False, "deep"),
+        ("why is that?", True, "followup"),
+        ("what about by channel?", True, "followup"),
+        ("这个结果是什么意思", True, "followup"),
+        ("刚才的图再画一次", True, "followup"),
+        ("上面的结果可靠吗", True, "followup"),
+        ("那北区呢？", True, "followup"),
+        ("基于刚才的结果写一份完整报告", True, "deep"),
+    ],
+)
 def test_rules(text, has_history, kind):
     intent = classify(text, has_history=has_history)
     assert intent.kind == kind, intent
@@ -44,14 +75,17 @@ def test_followup_words_without_history_are_ambiguous_not_followups():
     assert intent.kind == "analysis" and "there are none" in intent.ambiguity
 
 
-@pytest.mark.parametrize("text, restrictions, kind", [
-    ("不要做因果，只做描述：收入和广告的关系", ["no_causal", "descriptive_only"], "analysis"),
-    ("descriptive only please: revenue by region", ["descriptive_only"], "analysis"),
-    ("don't make causal claims about ads and revenue", ["no_causal"], "analysis"),
-    ("不要建模，看看销售额分布", ["no_modelling"], "analysis"),  # a negated deep word does not make it deep
-    ("no forecasts, just compare the months", ["no_forecast"], "analysis"),
-    ("no charts, compare revenue by region", ["no_charts"], "analysis"),
-])
+@pytest.mark.parametrize(
+    "text, restrictions, kind",
+    [
+        ("不要做因果，只做描述：收入和广告的关系", ["no_causal", "descriptive_only"], "analysis"),
+        ("descriptive only please: revenue by region", ["descriptive_only"], "analysis"),
+        ("don't make causal claims about ads and revenue", ["no_causal"], "analysis"),
+        ("不要建模，看看销售额分布", ["no_modelling"], "analysis"),  # a negated deep word does not make it deep
+        ("no forecasts, just compare the months", ["no_forecast"], "analysis"),
+        ("no charts, compare revenue by region", ["no_charts"], "analysis"),
+    ],
+)
 def test_negations_become_restrictions(text, restrictions, kind):
     intent = classify(text)
     assert sorted(intent.restrictions) == sorted(restrictions) and intent.kind == kind
@@ -93,14 +127,18 @@ def test_budgets_groups_and_sections_by_intent(tmp_path):
 
 
 # --- the model fallback ---------------------------------------------------------------------------
-@pytest.mark.parametrize("content, kind", [
-    ('{"intent": "consult", "reason": "asks about a method"}', "consult"),
-    ('```json\n{"intent": "data_prep"}\n```', "data_prep"),
-    ('Sure! {"intent": "deep", "reason": "x"} hope that helps', "deep"),
-    ("{'intent': 'followup'}", "followup"),
-    ("analysis", "analysis"), ("I think this is a follow-up.", "followup"),
-    ("no idea", None),
-])
+@pytest.mark.parametrize(
+    "content, kind",
+    [
+        ('{"intent": "consult", "reason": "asks about a method"}', "consult"),
+        ('```json\n{"intent": "data_prep"}\n```', "data_prep"),
+        ('Sure! {"intent": "deep", "reason": "x"} hope that helps', "deep"),
+        ("{'intent': 'followup'}", "followup"),
+        ("analysis", "analysis"),
+        ("I think this is a follow-up.", "followup"),
+        ("no idea", None),
+    ],
+)
 def test_parse_classification(content, kind):
     assert parse_classification(content)[0] == kind
 
@@ -139,8 +177,14 @@ def test_a_failing_or_unreadable_fallback_defaults_to_analysis():
 
 # --- end to end through the real openai client ----------------------------------------------------
 def openai_setup(tmp_path, server):
-    return setup(tmp_path, reference(PLANT), lambda s, *_: OpenAICompatibleModel(s), llm_model="fake-model",
-                 llm_base_url=server.base_url, llm_api_key="k")
+    return setup(
+        tmp_path,
+        reference(PLANT),
+        lambda s, *_: OpenAICompatibleModel(s),
+        llm_model="fake-model",
+        llm_base_url=server.base_url,
+        llm_api_key="k",
+    )
 
 
 @pytest.mark.parametrize("greeting", ["你好", "thanks"])
@@ -202,7 +246,9 @@ def test_starter_tools_are_real_tools_of_their_groups():
     core = {t.name for t in FULL_REGISTRY if t.group == "core"}
     analysis = starter_tools(FULL_REGISTRY, classify("不同地区的收入有差异吗？").groups)
     assert core <= analysis and set(LEAN_STARTERS["stats"]) <= analysis and set(STARTERS["plot"]) <= analysis
-    assert set(STARTERS["stats"]) <= starter_tools(FULL_REGISTRY, classify("不同地区的收入有差异吗？").groups, focus=False)
+    assert set(STARTERS["stats"]) <= starter_tools(
+        FULL_REGISTRY, classify("不同地区的收入有差异吗？").groups, focus=False
+    )
     prep = starter_tools(FULL_REGISTRY, classify("clean the data").groups)  # one group: whole
     assert prep == core | {t.name for t in FULL_REGISTRY if t.group == "data"}
     assert starter_tools(FULL_REGISTRY, classify("你好").groups) == set()

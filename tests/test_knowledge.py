@@ -57,8 +57,11 @@ def test_all_knowledge_is_used_when_it_fits_and_only_the_relevant_part_when_it_d
     items = relevant_knowledge(big, "How much revenue did we make after returns?", budget_chars=400)
     assert [i.text for i in items][0] == RETURNS_RULE and sum(len(i.text) for i in items) <= 400
     assert all("coffee" not in i.text for i in items)
-    zh = relevant_knowledge([Entry("会议", "\n\n".join(FILLER)), Entry("财务口径", "营业额按含税金额统计，退货不计入。")],
-                            "今年的营业额是多少？", budget_chars=200)
+    zh = relevant_knowledge(
+        [Entry("会议", "\n\n".join(FILLER)), Entry("财务口径", "营业额按含税金额统计，退货不计入。")],
+        "今年的营业额是多少？",
+        budget_chars=200,
+    )
     assert [i.text for i in zh] == ["营业额按含税金额统计，退货不计入。"]
 
 
@@ -80,10 +83,12 @@ def test_documents_are_read_as_text(tmp_path):
     text = document_text(path, path.name)
     assert "ordered in the last 90 days" in text and "Churn | No order for 180 days" in text
 
-    for name, content, category in [("a.key", b"keynote", "unsupported_format"),
-                                    ("a.pdf", b"%PDF-1.4 truncated", "corrupt_file"),
-                                    ("b.docx", b"not a zip", "corrupt_file"),
-                                    ("c.txt", b"\x00\x01\x02binary", "unsupported_format")]:
+    for name, content, category in [
+        ("a.key", b"keynote", "unsupported_format"),
+        ("a.pdf", b"%PDF-1.4 truncated", "corrupt_file"),
+        ("b.docx", b"not a zip", "corrupt_file"),
+        ("c.txt", b"\x00\x01\x02binary", "unsupported_format"),
+    ]:
         bad = tmp_path / name
         bad.write_bytes(content)
         with pytest.raises(KnowledgeError) as caught:
@@ -158,10 +163,14 @@ def test_a_turn_injects_relevant_knowledge_and_flags_a_conflict_with_the_rules(t
 # --- page and API ----------------------------------------------------------------------------
 def test_knowledge_api_and_page(client, tmp_path):
     ws = client.post("/api/workspaces", json={"name": "k"}).json()["id"]
-    note = client.post(f"/api/workspaces/{ws}/knowledge", json={"title": "Glossary", "text": "AOV: average order value"})
+    note = client.post(
+        f"/api/workspaces/{ws}/knowledge", json={"title": "Glossary", "text": "AOV: average order value"}
+    )
     assert note.status_code == 201 and note.json()["chars"] == 24
-    doc = client.post(f"/api/workspaces/{ws}/knowledge/files",
-                      files={"file": ("policy.md", "# Policy\n\nRevenue is net of VAT.".encode())})
+    doc = client.post(
+        f"/api/workspaces/{ws}/knowledge/files",
+        files={"file": ("policy.md", "# Policy\n\nRevenue is net of VAT.".encode())},
+    )
     assert doc.status_code == 201 and doc.json()["title"] == "policy" and doc.json()["source"] == "policy.md"
     pdf = client.post(f"/api/workspaces/{ws}/knowledge/files", files={"file": ("x.pages", b"PK\x03\x04")})
     assert pdf.status_code == 415 and pdf.json()["error"]["category"] == "unsupported_format"
@@ -172,15 +181,21 @@ def test_knowledge_api_and_page(client, tmp_path):
 
     page = client.get(f"/workspaces/{ws}", headers={"accept-language": "zh-CN"})
     assert "参考资料" in page.text and "Glossary" in page.text
-    added = client.post(f"/workspaces/{ws}/knowledge", data={"title": "", "text": "Q3 had a promotion in July."},
-                        follow_redirects=False)
+    added = client.post(
+        f"/workspaces/{ws}/knowledge", data={"title": "", "text": "Q3 had a promotion in July."}, follow_redirects=False
+    )
     assert added.status_code == 303 and "knowledge=saved" in added.headers["location"]
-    refused = client.post(f"/workspaces/{ws}/knowledge", files={"file": ("scan.pdf", io.BytesIO(b"%PDF"))},
-                          data={"title": ""})
+    refused = client.post(
+        f"/workspaces/{ws}/knowledge", files={"file": ("scan.pdf", io.BytesIO(b"%PDF"))}, data={"title": ""}
+    )
     assert refused.status_code == 400 and "could not be read as a PDF" in refused.text
     # in Chinese: the detail and what to do in Chinese (not the English sentence), and in the API's zh fields
-    refused_zh = client.post(f"/workspaces/{ws}/knowledge", files={"file": ("scan.pdf", io.BytesIO(b"%PDF"))},
-                             data={"title": ""}, headers={"accept-language": "zh-CN"})
+    refused_zh = client.post(
+        f"/workspaces/{ws}/knowledge",
+        files={"file": ("scan.pdf", io.BytesIO(b"%PDF"))},
+        data={"title": ""},
+        headers={"accept-language": "zh-CN"},
+    )
     assert refused_zh.status_code == 400 and "无法作为 PDF 读取" in refused_zh.text
     assert "could not be read as a PDF" not in refused_zh.text and "另存为 Word" in refused_zh.text
     assert empty.json()["error"]["message_zh"] == "没有可以保存的文字。"
@@ -191,14 +206,21 @@ def test_knowledge_api_and_page(client, tmp_path):
     other = client.post("/api/workspaces", json={"name": "other"}).json()["id"]
     assert client.delete(f"/api/workspaces/{other}/knowledge/{doc.json()['id']}").status_code == 404
     assert [e["title"] for e in client.get(f"/api/workspaces/{ws}/knowledge").json()["knowledge"]] == [
-        "policy", "Q3 had a promotion in July."]
+        "policy",
+        "Q3 had a promotion in July.",
+    ]
 
 
 def test_the_model_can_search_the_knowledge(tmp_path):
     from tests.fakes import call
 
-    model = ScriptedModel([ModelReply(None, [call("search_knowledge", "k1", query="printer room 7")]),
-                           ModelReply(None, [call("search_knowledge", "k2", query="zebra")]), ModelReply("ok")])
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("search_knowledge", "k1", query="printer room 7")]),
+            ModelReply(None, [call("search_knowledge", "k2", query="zebra")]),
+            ModelReply("ok"),
+        ]
+    )
     settings, db, service, ws = setup(tmp_path, reference(PLANT), lambda *_: model, knowledge_budget_chars=300)
     with db.session() as s:
         add_entry(s, ws, "Minutes", "\n\n".join(FILLER))
@@ -234,9 +256,12 @@ def test_the_report_says_what_the_analysis_was_told(tmp_path, retail_sales):
     assert guidance["rules"] == ["Report revenue in thousands."]
     assert guidance["knowledge"] == [{"source": "Finance policy", "text": "Revenue is counted net of refunds."}]
     assert guidance["memory"] and "Does revenue differ by region?" in guidance["memory"][0]["source"]
-    texts = {"html": to_html(report), "md": to_markdown(report),
-             "docx": "\n".join(p.text for p in Document(str(to_docx(report, tmp_path / "r.docx"))).paragraphs),
-             "pdf": "\n".join(p.extract_text() for p in PdfReader(str(to_pdf(report, tmp_path / "r.pdf"))).pages)}
+    texts = {
+        "html": to_html(report),
+        "md": to_markdown(report),
+        "docx": "\n".join(p.text for p in Document(str(to_docx(report, tmp_path / "r.docx"))).paragraphs),
+        "pdf": "\n".join(p.extract_text() for p in PdfReader(str(to_pdf(report, tmp_path / "r.pdf"))).pages),
+    }
     for kind, text in texts.items():
         assert "What the analysis was told" in text, kind
         assert "Report revenue in thousands." in text and "net of refunds" in text, kind

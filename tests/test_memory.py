@@ -52,5 +52,5 @@ def test_memory_respects_its_budget(tmp_path, retail_sales):
         model = ScriptedModel([ModelReply("ok")])
         service = RunService(db, settings.model_copy(update={"memory_budget_chars": budget}), lambda *_: model)
         service.execute(start_run(service, ws, "x?"))
-        sizes[budget] = memory_of(model).count("\n- [")  + memory_of(model).startswith("- [")
+        sizes[budget] = memory_of(model).count("\n- [") + memory_of(model).startswith("- [")
     assert sizes[0] == 0 and 0 < sizes[200] < sizes[1_500]

@@ -9,8 +9,14 @@ import pytest
 from sqlalchemy import select
 
 from app.agent.model import ModelError, OpenAICompatibleModel
-from app.agent.model_recovery import (DeltaBuffer, StreamCollector, cut_off_empty, length_ladder, reemit_note,
-                                      request_body)
+from app.agent.model_recovery import (
+    DeltaBuffer,
+    StreamCollector,
+    cut_off_empty,
+    length_ladder,
+    reemit_note,
+    request_body,
+)
 from app.agent.model import ToolCallRequest
 from app.db.models import Event, Run, ToolCall
 from tests.factories import make_settings, reference, setup, start_run
@@ -22,8 +28,9 @@ TOOL = [{"type": "function", "function": {"name": "describe_columns", "parameter
 
 
 def model_for(tmp_path, server, **overrides):
-    settings = make_settings(tmp_path, llm_model="fake-model", llm_base_url=server.base_url, llm_api_key="k",
-                             **overrides)
+    settings = make_settings(
+        tmp_path, llm_model="fake-model", llm_base_url=server.base_url, llm_api_key="k", **overrides
+    )
     return OpenAICompatibleModel(settings)
 
 
@@ -76,7 +83,9 @@ def test_only_configured_parameters_are_sent(tmp_path):
 
 def test_configured_parameters_are_sent(tmp_path):
     with FakeOpenAIServer([completion("a")]) as server:
-        model_for(tmp_path, server, llm_temperature=0.2, llm_max_output_tokens=800, llm_stream=True).complete(USER, TOOL)
+        model_for(tmp_path, server, llm_temperature=0.2, llm_max_output_tokens=800, llm_stream=True).complete(
+            USER, TOOL
+        )
     body = server.requests[0]
     assert set(body) == {"model", "messages", "tools", "temperature", "max_tokens", "stream"}
     assert body["temperature"] == 0.2 and body["max_tokens"] == 800 and body["stream"] is True
@@ -121,9 +130,15 @@ def test_a_partial_answer_cut_off_by_length_is_kept(tmp_path):
 # --- malformed arguments: repaired, or asked once to re-emit --------------------------------
 def run_against(tmp_path, script, question="Describe the weight column", **overrides):
     with FakeOpenAIServer(script) as server:
-        settings, db, service, ws = setup(tmp_path, reference(PLANT), lambda s, *_: OpenAICompatibleModel(s),
-                                          llm_model="fake-model", llm_base_url=server.base_url, llm_api_key="k",
-                                          **overrides)
+        settings, db, service, ws = setup(
+            tmp_path,
+            reference(PLANT),
+            lambda s, *_: OpenAICompatibleModel(s),
+            llm_model="fake-model",
+            llm_base_url=server.base_url,
+            llm_api_key="k",
+            **overrides,
+        )
         run_id = start_run(service, ws, question)
         service.execute(run_id)
     return server, db, run_id
@@ -138,8 +153,9 @@ def good_call(call_id="call_2"):
 
 
 def test_repairable_arguments_are_repaired_without_asking(tmp_path):
-    fenced = completion(tool_calls=[{"id": "c1", "name": "describe_columns",
-                                     "arguments": "```json\n{'columns': ['weight']}\n```"}])
+    fenced = completion(
+        tool_calls=[{"id": "c1", "name": "describe_columns", "arguments": "```json\n{'columns': ['weight']}\n```"}]
+    )
     server, db, run_id = run_against(tmp_path, [fenced, completion("Mean weight 5.07.")])
     assert len(server.requests) == 2
     with db.session() as s:
@@ -195,12 +211,21 @@ def test_streamed_answer_reaches_the_page_as_deltas(tmp_path):
 
 def test_commentary_before_tool_calls_is_reset():
     seen = []
-    chunk = lambda **delta: SimpleNamespace(usage=None, choices=[SimpleNamespace(  # noqa: E731
-        delta=SimpleNamespace(content=delta.get("content"), tool_calls=delta.get("tool_calls")),
-        finish_reason=delta.get("finish"))])
+    chunk = lambda **delta: SimpleNamespace(  # noqa: E731
+        usage=None,
+        choices=[
+            SimpleNamespace(
+                delta=SimpleNamespace(content=delta.get("content"), tool_calls=delta.get("tool_calls")),
+                finish_reason=delta.get("finish"),
+            )
+        ],
+    )
     part = SimpleNamespace(index=0, id="c1", function=SimpleNamespace(name="describe_columns", arguments="{}"))
-    message = StreamCollector(seen.append).feed([chunk(content="Let me look."), chunk(tool_calls=[part]),
-                                                 chunk(finish="tool_calls")]).message()
+    message = (
+        StreamCollector(seen.append)
+        .feed([chunk(content="Let me look."), chunk(tool_calls=[part]), chunk(finish="tool_calls")])
+        .message()
+    )
     assert seen == ["Let me look.", None]
     assert message["tool_calls"] == [{"id": "c1", "name": "describe_columns", "arguments": "{}"}]
 

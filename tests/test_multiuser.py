@@ -27,8 +27,15 @@ def database_url(request, tmp_path):
 
 @pytest.fixture
 def shared_app(tmp_path, database_url):
-    settings = Settings(_env_file=None, data_dir=tmp_path, llm_model="builtin", host="0.0.0.0",
-                        database_url=database_url, sse_poll_interval_s=0.05, sse_heartbeat_s=1.0)
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path,
+        llm_model="builtin",
+        host="0.0.0.0",
+        database_url=database_url,
+        sse_poll_interval_s=0.05,
+        sse_heartbeat_s=1.0,
+    )
     with TestClient(create_app(settings)) as client:
         yield client
 
@@ -53,20 +60,33 @@ def analysed_workspace(client: TestClient, headers: dict, data_path) -> dict[str
         assert wait_for_run(client, run, {"done"})["status"] == "done"
     finally:
         client.headers.pop("Authorization")
-    note = client.post(f"/api/workspaces/{ws}/knowledge", json={"title": "Glossary", "text": "Revenue is net of VAT."},
-                       headers=headers)
+    note = client.post(
+        f"/api/workspaces/{ws}/knowledge", json={"title": "Glossary", "text": "Revenue is net of VAT."}, headers=headers
+    )
     assert note.status_code == 201, note.text
     share = client.post(f"/api/runs/{run}/shares?confirm=true", headers=headers)
     assert share.status_code == 201, share.text
-    return {"ws": ws, "run_id": run, "dataset_id": upload.json()["dataset"]["id"], "fmt": "json",
-            "span_id": "0", "name": "figure.png", "entry_id": note.json()["id"], "share_id": share.json()["id"]}
+    return {
+        "ws": ws,
+        "run_id": run,
+        "dataset_id": upload.json()["dataset"]["id"],
+        "fmt": "json",
+        "span_id": "0",
+        "name": "figure.png",
+        "entry_id": note.json()["id"],
+        "share_id": share.json()["id"],
+    }
 
 
 def owned_routes(app) -> list[tuple[str, str]]:
     """(method, path) of every route with a workspace or run in its path, read from the OpenAPI
     schema (every route of the app is in it: none is excluded from the schema)."""
-    return [(method.upper(), path) for path, operations in app.openapi()["paths"].items()
-            if OWNED_PARAMS & set(re.findall(r"{(\w+)", path)) for method in operations]
+    return [
+        (method.upper(), path)
+        for path, operations in app.openapi()["paths"].items()
+        if OWNED_PARAMS & set(re.findall(r"{(\w+)", path))
+        for method in operations
+    ]
 
 
 def fill(path: str, ids: dict[str, str]) -> str:
@@ -85,9 +105,15 @@ def test_no_one_else_can_read_or_change_a_workspace(shared_app, retail_sales):
         anonymous = shared_app.request(method, url, json={}, follow_redirects=False)
         assert anonymous.status_code in (303, 401), f"{method} {url} answered {anonymous.status_code} to nobody"
     # The owner still has everything, so the 404s above came from ownership, not from wrong ids.
-    for url in (f"/api/runs/{ids['run_id']}", f"/api/workspaces/{ids['ws']}/report.json",
-                f"/api/workspaces/{ids['ws']}/datasets/{ids['dataset_id']}", f"/api/runs/{ids['run_id']}/trace",
-                f"/workspaces/{ids['ws']}", f"/runs/{ids['run_id']}", f"/api/workspaces/{ids['ws']}/knowledge"):
+    for url in (
+        f"/api/runs/{ids['run_id']}",
+        f"/api/workspaces/{ids['ws']}/report.json",
+        f"/api/workspaces/{ids['ws']}/datasets/{ids['dataset_id']}",
+        f"/api/runs/{ids['run_id']}/trace",
+        f"/workspaces/{ids['ws']}",
+        f"/runs/{ids['run_id']}",
+        f"/api/workspaces/{ids['ws']}/knowledge",
+    ):
         assert shared_app.get(url, headers=ada).status_code == 200, url
     report = shared_app.get(f"/api/workspaces/{ids['ws']}/report.json", headers=ada).json()
     assert report["question"] == QUESTION and report["evidence"]
@@ -144,7 +170,10 @@ def test_one_users_queue_does_not_starve_the_others(tmp_path, retail_sales):
         ws = client.post("/api/workspaces", json={"name": "a"}, headers=ada).json()["id"]
         runs = [client.post(f"/api/workspaces/{ws}/messages", json={"text": f"q{i}"}, headers=ada) for i in range(4)]
         assert [r.status_code for r in runs] == [202, 202, 202, 429]
-        assert runs[3].json()["error"]["category"] == "too_many_runs" and "3 analyses" in runs[3].json()["error"]["message"]
+        assert (
+            runs[3].json()["error"]["category"] == "too_many_runs"
+            and "3 analyses" in runs[3].json()["error"]["message"]
+        )
         page = client.post(f"/workspaces/{ws}/ask", data={"text": "one more"}, headers={**ada, "accept-language": "zh"})
         assert page.status_code == 429 and "3 个分析" in page.text and "one more" in page.text
         other = client.post("/api/workspaces", json={"name": "b"}, headers=bob).json()["id"]

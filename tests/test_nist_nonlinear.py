@@ -20,8 +20,19 @@ from analysis_tools import run_tool
 NONLINEAR = Path(__file__).resolve().parents[2] / "shared" / "reference" / "nist" / "nonlinear"
 
 LOWER = ["Misra1a", "Chwirut2", "Chwirut1", "Lanczos3", "Gauss1", "Gauss2", "DanWood", "Misra1b"]
-AVERAGE = ["Kirby2", "Hahn1", "Nelson", "MGH17", "Lanczos1", "Lanczos2", "Gauss3", "Misra1c", "Misra1d",
-           "Roszman1", "ENSO"]
+AVERAGE = [
+    "Kirby2",
+    "Hahn1",
+    "Nelson",
+    "MGH17",
+    "Lanczos1",
+    "Lanczos2",
+    "Gauss3",
+    "Misra1c",
+    "Misra1d",
+    "Roszman1",
+    "ENSO",
+]
 HIGHER = ["MGH09", "Thurber", "BoxBOD", "Rat42", "MGH10", "Eckerle4", "Rat43", "Bennett5"]
 
 pytestmark = pytest.mark.skipif(not NONLINEAR.exists(), reason="reference data not available")
@@ -40,7 +51,7 @@ def parse_nist(name: str) -> dict:
     model = re.search(r"^\s*(log\[y\]|y)\s*=\s*(.*?)\+\s*e\s*$", text, re.M | re.S)
     params = re.findall(r"^\s*b\d\s*=\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)", text, re.M)
     first, last = map(int, re.search(r"Data\s+\(lines (\d+) to (\d+)\)", text).groups())
-    rows = np.array([[float(v) for v in line.split()] for line in text.splitlines()[first - 1:last] if line.strip()])
+    rows = np.array([[float(v) for v in line.split()] for line in text.splitlines()[first - 1 : last] if line.strip()])
     return {
         "log_y": model.group(1) == "log[y]",
         "formula": to_grammar(model.group(2)),
@@ -61,7 +72,7 @@ def to_grammar(nist: str) -> str:
 def fit_nist(name: str, start: str = "start1"):
     spec = parse_nist(name)
     rows = spec["rows"]
-    if rows.shape[1] == 3:                           # Nelson: y, x1, x2
+    if rows.shape[1] == 3:  # Nelson: y, x1, x2
         df = pd.DataFrame({"y": rows[:, 0], "x1": rows[:, 1], "x2": rows[:, 2]})
         extra = {"feature_columns": ["x1", "x2"]}
         x_column = "x1"
@@ -70,7 +81,9 @@ def fit_nist(name: str, start: str = "start1"):
         extra, x_column = {}, "x"
     if spec["log_y"]:
         df["y"] = np.log(df["y"])
-    result = run_tool("curve_fit", df, x_column=x_column, y_column="y", formula=spec["formula"], start=spec[start], **extra)
+    result = run_tool(
+        "curve_fit", df, x_column=x_column, y_column="y", formula=spec["formula"], start=spec[start], **extra
+    )
     return spec, result
 
 
@@ -90,7 +103,7 @@ def test_nist_nonlinear_start1_certified_parameters(name):
     assert result.ok, result.error
     got = digits(spec, result)
     assert got["params"] >= 4, got
-    if name != "Lanczos1":           # Lanczos1 is noise-free: its certified SEs (~1e-13 relative) are rounding noise
+    if name != "Lanczos1":  # Lanczos1 is noise-free: its certified SEs (~1e-13 relative) are rounding noise
         assert got["se"] >= 4, got
         assert got["residual_sd"] >= 4, got
 

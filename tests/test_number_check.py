@@ -30,8 +30,14 @@ def script(tmp_path: Path, text: str) -> Path:
 
 
 def test_the_script_cannot_see_the_servers_secrets(tmp_path, monkeypatch):
-    secrets = {"VERITY_LLM_API_KEY": "sk-fake-123", "OPENAI_API_KEY": "sk-fake-456", "GITHUB_TOKEN": "ghp-fake",
-               "DB_PASSWORD": "hunter2", "AWS_SECRET_ACCESS_KEY": "aws-fake", "VERITY_DATABASE_URL": "postgresql://x"}
+    secrets = {
+        "VERITY_LLM_API_KEY": "sk-fake-123",
+        "OPENAI_API_KEY": "sk-fake-456",
+        "GITHUB_TOKEN": "ghp-fake",
+        "DB_PASSWORD": "hunter2",
+        "AWS_SECRET_ACCESS_KEY": "aws-fake",
+        "VERITY_DATABASE_URL": "postgresql://x",
+    }
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)
     outcome = check_analysis_script(script(tmp_path, DUMP_ENV))
@@ -46,8 +52,7 @@ def test_the_script_cannot_see_the_servers_secrets(tmp_path, monkeypatch):
 
 def test_a_script_that_needs_too_much_memory_is_stopped(tmp_path):
     started = time.monotonic()
-    outcome = check_analysis_script(script(tmp_path, "block = bytearray(900 * 1024 * 1024)\n"),
-                                    Limits(memory_mb=400))
+    outcome = check_analysis_script(script(tmp_path, "block = bytearray(900 * 1024 * 1024)\n"), Limits(memory_mb=400))
     assert outcome == Outcome(None, "memory") and time.monotonic() - started < 10
 
 
@@ -65,12 +70,17 @@ def test_the_time_limit_stops_the_script_and_what_it_started(tmp_path, mode):
 
         require_mode(mode)
     marker = f"verity-check-sleeper-{uuid.uuid4().hex}"
-    text = ("import subprocess, sys, time\n"
-            f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', {marker!r}])\n"
-            "time.sleep(60)\n")
+    text = (
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', {marker!r}])\n"
+        "time.sleep(60)\n"
+    )
     started, outcomes = time.monotonic(), []
-    check = threading.Thread(target=lambda: outcomes.append(
-        check_analysis_script(script(tmp_path, text), Limits(timeout_s=4), sandbox_mode=mode)))
+    check = threading.Thread(
+        target=lambda: outcomes.append(
+            check_analysis_script(script(tmp_path, text), Limits(timeout_s=4), sandbox_mode=mode)
+        )
+    )
     check.start()
     wait_for(lambda: processes_with(marker), limit_s=4)  # the script started its child
     check.join(20)
@@ -100,8 +110,9 @@ def running(pid: int) -> bool:
 
 
 # --- the page -------------------------------------------------------------------------------------------
-CSV = "region,revenue\n" + "".join(f"{r},{v}\n" for r, v in
-                                   zip(["North", "South", "East", "West"] * 10, range(100, 140), strict=True))
+CSV = "region,revenue\n" + "".join(
+    f"{r},{v}\n" for r, v in zip(["North", "South", "East", "West"] * 10, range(100, 140), strict=True)
+)
 PASSED = {"status": "passed", "matched": 7, "differing": 0, "not_recomputed": 0, "failed_calls": 0}
 
 

@@ -14,12 +14,14 @@ from app.workspaces import activate_version, active_datasets, add_version, datas
 from tests.factories import setup, start_run
 from tests.fakes import ScriptedModel, call
 
-PEOPLE = pd.DataFrame({
-    "姓名": ["张三", "李四", "王五", "赵六"] * 10,
-    "手机": ["13812345678", "13987654321", "15011112222", "18633334444"] * 10,
-    "Region": ["East", "West", "East", "North"] * 10,
-    "Amount": [120.5, 80.0, 99.9, 150.0] * 10,
-})
+PEOPLE = pd.DataFrame(
+    {
+        "姓名": ["张三", "李四", "王五", "赵六"] * 10,
+        "手机": ["13812345678", "13987654321", "15011112222", "18633334444"] * 10,
+        "Region": ["East", "West", "East", "North"] * 10,
+        "Amount": [120.5, 80.0, 99.9, 150.0] * 10,
+    }
+)
 
 
 def people_csv(tmp_path):
@@ -42,10 +44,12 @@ def test_masker_leaves_numbers_alone_without_phone_columns():
 
 
 def test_the_model_never_sees_personal_values(tmp_path):
-    model = ScriptedModel([
-        ModelReply(None, [call("preview_data", "c1", rows=5), call("value_counts", "c2", column="姓名")]),
-        ModelReply("done"),
-    ])
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("preview_data", "c1", rows=5), call("value_counts", "c2", column="姓名")]),
+            ModelReply("done"),
+        ]
+    )
     settings, db, service, ws = setup(tmp_path, people_csv(tmp_path), lambda *_: model)
     service.execute(start_run(service, ws, "who buys most?"))
     seen = json.dumps(model.requests, ensure_ascii=False)
@@ -85,15 +89,22 @@ def test_summary_tables_become_new_datasets(tmp_path):
     with db.session() as session:
         source = active_datasets(session, ws)[0]
         summary = PEOPLE.groupby("Region", as_index=False)["Amount"].mean()
-        derived = add_version(session, settings, source, summary, "group_aggregate: mean Amount by Region", "people_summary")
+        derived = add_version(
+            session, settings, source, summary, "group_aggregate: mean Amount by Region", "people_summary"
+        )
         assert derived.name == "people_summary" and derived.version == 1 and derived.parent_id == source.id
         assert {d.name for d in active_datasets(session, ws)} == {"people", "people_summary"}
         assert [c["type"] for c in derived.info["columns"]] == ["category", "number"]
 
 
 def test_result_tables_of_read_only_data_tools_are_not_versions(tmp_path):
-    model = ScriptedModel([ModelReply(None, [call("value_counts", "c1", column="Region")]),
-                           ModelReply(None, [call("describe_columns", "c2", columns=["Amount"])]), ModelReply("ok")])
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("value_counts", "c1", column="Region")]),
+            ModelReply(None, [call("describe_columns", "c2", columns=["Amount"])]),
+            ModelReply("ok"),
+        ]
+    )
     settings, db, service, ws = setup(tmp_path, people_csv(tmp_path), lambda *_: model)
     service.execute(start_run(service, ws, "how many per region?"))
     assert '"error"' not in model.requests[2]["messages"][-1]["content"]  # Amount is still there

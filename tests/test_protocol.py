@@ -2,8 +2,11 @@ from app.agent.protocol import INTERRUPTED, heal_protocol
 
 
 def assistant_call(*ids):
-    return {"role": "assistant", "content": None,
-            "tool_calls": [{"id": i, "type": "function", "function": {"name": "t", "arguments": "{}"}} for i in ids]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": i, "type": "function", "function": {"name": "t", "arguments": "{}"}} for i in ids],
+    }
 
 
 def tool(i):

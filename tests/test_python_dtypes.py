@@ -19,20 +19,25 @@ from tests.test_sandbox_escape import require_mode
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
-CODE = '''
+CODE = """
 df = datasets["trial"]
 print({c: str(t) for c, t in df.dtypes.items()})
 fit = smf.ols("score ~ treated + age", data=df).fit()
 result = {"treated": float(fit.params["treated"]), "age": float(fit.params["age"]), "n": int(fit.nobs)}
 print(df[df.treated == 1].shape[0], "treated rows")
-'''
+"""
 
 
 def trial_csv(path):
     rng = np.random.default_rng(7)
     n = 80
-    frame = pd.DataFrame({"score": rng.normal(50, 10, n).round(1), "treated": rng.choice(["True", "False"], n),
-                          "age": rng.integers(20, 60, n).astype(object)})
+    frame = pd.DataFrame(
+        {
+            "score": rng.normal(50, 10, n).round(1),
+            "treated": rng.choice(["True", "False"], n),
+            "age": rng.integers(20, 60, n).astype(object),
+        }
+    )
     frame.loc[frame.treated == "True", "score"] += 5
     frame.loc[[3, 17], "treated"] = ""
     frame.loc[5, "age"] = ""

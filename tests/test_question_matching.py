@@ -29,16 +29,19 @@ def saved(tmp_path: Path, frame: pd.DataFrame, name: str = "data.csv") -> dict:
 
 
 # --- yes/no columns named as questions ----------------------------------------------------------------
-@pytest.mark.parametrize(("question", "column"), [
-    ("用了优惠券的订单金额更高吗？", "是否使用优惠券"),
-    ("使用优惠券的订单多吗", "是否使用优惠券"),
-    ("各地区的退款率一样吗？", "是否退款"),
-    ("会员的消费更多吗？", "是否会员"),
-    ("Do orders with a coupon spend more?", "Used Coupon"),
-    ("What is the refund rate by region?", "refunded (Y/N)"),
-    ("Do members spend more?", "Is Member"),
-    ("Which region has the highest refund rate?", "Has_Refund"),
-])
+@pytest.mark.parametrize(
+    ("question", "column"),
+    [
+        ("用了优惠券的订单金额更高吗？", "是否使用优惠券"),
+        ("使用优惠券的订单多吗", "是否使用优惠券"),
+        ("各地区的退款率一样吗？", "是否退款"),
+        ("会员的消费更多吗？", "是否会员"),
+        ("Do orders with a coupon spend more?", "Used Coupon"),
+        ("What is the refund rate by region?", "refunded (Y/N)"),
+        ("Do members spend more?", "Is Member"),
+        ("Which region has the highest refund rate?", "Has_Refund"),
+    ],
+)
 def test_a_yes_no_column_is_named_by_the_core_of_its_question_shaped_name(question, column):
     assert named(question, column, "Amount", "订单金额").get(column) == "yes-no"
 
@@ -52,16 +55,26 @@ def test_a_name_not_shaped_like_a_question_has_no_yes_no_core():
 
 
 def test_a_refund_rate_on_a_chinese_yes_no_column_is_its_rate_per_group(tmp_path):
-    frame = pd.DataFrame({"地区": ["华东", "华北", "华南", "西南"] * 10, "是否退款": ["是", "否", "否", "否", "是"] * 8,
-                          "订单金额": range(40)})
+    frame = pd.DataFrame(
+        {
+            "地区": ["华东", "华北", "华南", "西南"] * 10,
+            "是否退款": ["是", "否", "否", "否", "是"] * 8,
+            "订单金额": range(40),
+        }
+    )
     plan = plan_analysis("各地区的退款率有差别吗？", saved(tmp_path, frame), zh=True)
     assert step(plan, "proportion_test").arguments["value_column"] == "是否退款"
     assert step(plan, "proportion_test").arguments["group_column"] == "地区"
 
 
 def test_orders_with_a_coupon_are_compared_by_the_yes_no_column(tmp_path):
-    frame = pd.DataFrame({"Used Coupon": ["Yes", "No"] * 20, "Order Amount": [float(i) for i in range(40)],
-                          "Region": ["East", "West", "North", "South"] * 10})
+    frame = pd.DataFrame(
+        {
+            "Used Coupon": ["Yes", "No"] * 20,
+            "Order Amount": [float(i) for i in range(40)],
+            "Region": ["East", "West", "North", "South"] * 10,
+        }
+    )
     plan = plan_analysis("Do orders with a coupon have a higher order amount?", saved(tmp_path, frame), zh=False)
     assert step(plan, "compare_two_groups").arguments == {"value_column": "Order Amount", "group_column": "Used Coupon"}
 
@@ -79,14 +92,18 @@ def test_british_and_american_spellings_name_the_same_column():
 
 def test_a_name_of_two_words_written_as_one_names_it():
     assert named("Is attrition higher for those who work overtime?", "Over Time", "Attrition") == {
-        "Over Time": "spelling", "Attrition": "name"}
+        "Over Time": "spelling",
+        "Attrition": "name",
+    }
     assert named("Is it over?", "Over Time") == {}
 
 
 # --- partial names --------------------------------------------------------------------------------------
 def test_words_whose_initials_are_an_abbreviation_in_the_name_name_it():
-    assert named("Is blood pressure higher in smokers?", "Systolic BP", "Smoker") == {"Systolic BP": "partial",
-                                                                                     "Smoker": "name"}
+    assert named("Is blood pressure higher in smokers?", "Systolic BP", "Smoker") == {
+        "Systolic BP": "partial",
+        "Smoker": "name",
+    }
     # two columns hold BP: the words do not say which one
     assert "Systolic BP" not in named("Is blood pressure higher in smokers?", "Systolic BP", "Diastolic BP")
     # initials of filler words are not an abbreviation
@@ -99,35 +116,47 @@ def test_hyphenated_words_name_a_column_joined_from_them():
 
 
 def test_a_distinctive_first_word_with_a_plain_measure_word_names_the_column():
-    assert named("Does the overall score differ by team?", "Overall Satisfaction", "Team")["Overall Satisfaction"] \
+    assert (
+        named("Does the overall score differ by team?", "Overall Satisfaction", "Team")["Overall Satisfaction"]
         == "partial"
+    )
     # another column holds the word: which one is not said
-    assert "Overall Satisfaction" not in named("Does the overall score differ?", "Overall Satisfaction", "Overall Value")
+    assert "Overall Satisfaction" not in named(
+        "Does the overall score differ?", "Overall Satisfaction", "Overall Value"
+    )
     # "Customer Type" is a kind of customer, not a customer rating
     assert named("Top 5 customers by revenue", "Customer Type", "Revenue") == {"Revenue": "name"}
 
 
 def test_the_head_word_of_an_english_name_names_it_when_no_other_column_has_it():
     assert named("Is satisfaction higher in each region?", "Customer Satisfaction", "Region") == {
-        "Customer Satisfaction": "partial", "Region": "name"}
+        "Customer Satisfaction": "partial",
+        "Region": "name",
+    }
     # a plain measure word ("amount") or a word two columns end in does not say which column
     assert named("What is the amount per region?", "Order Amount", "Region") == {"Region": "name"}
     assert named("Is satisfaction higher?", "Staff Satisfaction", "Customer Satisfaction") == {}
 
 
-@pytest.mark.parametrize(("question", "names", "expected"), [
-    ("满意度高的门店销售额也高吗？", ("客户满意度评分", "门店", "月销售额"), "客户满意度评分"),
-    ("广告投入多的月份营业额高吗？", ("广告费用", "营业额"), "广告费用"),
-])
+@pytest.mark.parametrize(
+    ("question", "names", "expected"),
+    [
+        ("满意度高的门店销售额也高吗？", ("客户满意度评分", "门店", "月销售额"), "客户满意度评分"),
+        ("广告投入多的月份营业额高吗？", ("广告费用", "营业额"), "广告费用"),
+    ],
+)
 def test_part_of_a_chinese_name_names_it_when_no_other_column_holds_it(question, names, expected):
     assert named(question, *names)[expected] == "partial"
 
 
-@pytest.mark.parametrize(("question", "names"), [
-    ("哪个地区订单最多？", ("订单日期", "订单金额", "地区")),  # 订单 is in two names
-    ("平均销量是多少？", ("平均温度", "销量")),                # 平均 is any average
-    ("是否会影响销量？", ("是否会员", "销量")),                # a yes/no name by its core only
-])
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("哪个地区订单最多？", ("订单日期", "订单金额", "地区")),  # 订单 is in two names
+        ("平均销量是多少？", ("平均温度", "销量")),  # 平均 is any average
+        ("是否会影响销量？", ("是否会员", "销量")),  # a yes/no name by its core only
+    ],
+)
 def test_a_shared_or_plain_piece_of_a_chinese_name_names_nothing(question, names):
     assert set(named(question, *names)) <= {"地区", "销量"}
 
@@ -140,14 +169,22 @@ def test_a_first_word_before_a_unit_and_an_adverb_head_name_their_columns():
 
 
 def test_a_rating_named_beside_a_yes_no_group_is_compared_between_the_groups(tmp_path):
-    """"Is the overall score higher for remote workers": the 1-5 score compared between those who work
+    """ "Is the overall score higher for remote workers": the 1-5 score compared between those who work
     remotely and those who do not, not the share working remotely at each score."""
     rng = __import__("numpy").random.default_rng(3)
-    frame = pd.DataFrame({"Dept": rng.choice(["Sales", "IT", "HR"], 60), "Works Remotely": rng.choice(["Yes", "No"], 60),
-                          "Overall Satisfaction": rng.integers(1, 6, 60), "Age": rng.integers(22, 60, 60)})
+    frame = pd.DataFrame(
+        {
+            "Dept": rng.choice(["Sales", "IT", "HR"], 60),
+            "Works Remotely": rng.choice(["Yes", "No"], 60),
+            "Overall Satisfaction": rng.integers(1, 6, 60),
+            "Age": rng.integers(22, 60, 60),
+        }
+    )
     plan = plan_analysis("Is the overall score higher for remote workers?", saved(tmp_path, frame), zh=False)
-    assert step(plan, "compare_two_groups").arguments == {"value_column": "Overall Satisfaction",
-                                                          "group_column": "Works Remotely"}
+    assert step(plan, "compare_two_groups").arguments == {
+        "value_column": "Overall Satisfaction",
+        "group_column": "Works Remotely",
+    }
 
 
 def test_a_partial_match_is_weaker_than_a_name():
@@ -156,17 +193,20 @@ def test_a_partial_match_is_weaker_than_a_name():
 
 
 # --- everyday words for common concepts ----------------------------------------------------------------
-@pytest.mark.parametrize(("question", "columns", "expected"), [
-    ("Do older people earn more?", ("Age", "Monthly Income", "Team"), {"Age", "Monthly Income"}),
-    ("Are heavier people taller?", ("Weight (kg)", "Height", "Sex"), {"Weight (kg)", "Height"}),
-    ("年纪大的人工资更高吗？", ("年龄", "月薪", "部门"), {"年龄", "月薪"}),
-    ("Which store is busier on weekends?", ("Store", "Visitors", "Sales"), {"Store", "Visitors"}),
-    ("哪个门店客流最多？", ("门店", "客流量", "营业额"), {"门店", "客流量"}),
-    ("Is it more expensive in the city?", ("Price", "City", "Rooms"), {"Price", "City"}),
-    ("哪个城市更便宜？", ("城市", "价格", "面积"), {"城市", "价格"}),
-    ("Do people who travel a lot leave more often?", ("Attrition", "Department"), {"Attrition"}),
-    ("哪个部门离职的人多？", ("部门", "是否流失"), {"部门", "是否流失"}),
-])
+@pytest.mark.parametrize(
+    ("question", "columns", "expected"),
+    [
+        ("Do older people earn more?", ("Age", "Monthly Income", "Team"), {"Age", "Monthly Income"}),
+        ("Are heavier people taller?", ("Weight (kg)", "Height", "Sex"), {"Weight (kg)", "Height"}),
+        ("年纪大的人工资更高吗？", ("年龄", "月薪", "部门"), {"年龄", "月薪"}),
+        ("Which store is busier on weekends?", ("Store", "Visitors", "Sales"), {"Store", "Visitors"}),
+        ("哪个门店客流最多？", ("门店", "客流量", "营业额"), {"门店", "客流量"}),
+        ("Is it more expensive in the city?", ("Price", "City", "Rooms"), {"Price", "City"}),
+        ("哪个城市更便宜？", ("城市", "价格", "面积"), {"城市", "价格"}),
+        ("Do people who travel a lot leave more often?", ("Attrition", "Department"), {"Attrition"}),
+        ("哪个部门离职的人多？", ("部门", "是否流失"), {"部门", "是否流失"}),
+    ],
+)
 def test_an_everyday_word_names_a_common_concept(question, columns, expected):
     kinds = named(question, *columns)
     assert set(kinds) == expected and "synonym" in kinds.values()
@@ -181,8 +221,14 @@ def test_everyday_words_do_not_name_columns_they_only_look_like():
 
 
 def test_an_everyday_word_picks_the_column_a_question_is_about(tmp_path):
-    frame = pd.DataFrame({"Age": [20 + i for i in range(40)], "Monthly Income": [1000.0 + 37 * i % 500 for i in range(40)],
-                          "Team": ["A", "B"] * 20, "Tenure": [i % 7 for i in range(40)]})
+    frame = pd.DataFrame(
+        {
+            "Age": [20 + i for i in range(40)],
+            "Monthly Income": [1000.0 + 37 * i % 500 for i in range(40)],
+            "Team": ["A", "B"] * 20,
+            "Tenure": [i % 7 for i in range(40)],
+        }
+    )
     plan = plan_analysis("Do older staff earn more?", saved(tmp_path, frame), zh=False)
     assert set(step(plan, "correlation_analysis").arguments["columns"][:2]) == {"Monthly Income", "Age"}
 
@@ -191,8 +237,10 @@ def test_the_dataset_fit_and_the_models_reading_say_which_columns_were_named_onl
     from app.agent.dataset_choice import fit
     from app.agent.question_reading import question_reading
 
-    survey = {"name": "survey", "columns": [{"name": "Overall Satisfaction", "type": "number"},
-                                            {"name": "Team", "type": "category"}]}
+    survey = {
+        "name": "survey",
+        "columns": [{"name": "Overall Satisfaction", "type": "number"}, {"name": "Team", "type": "category"}],
+    }
     shop = {"name": "shop", "columns": [{"name": "Revenue", "type": "number"}]}
     found = fit("Does the overall score differ by team?", survey)
     assert found.kinds == {"Overall Satisfaction": "partial", "Team": "name"} and found.weak == ["Overall Satisfaction"]
@@ -211,34 +259,40 @@ def values_named(question: str, values: list[str]) -> list[str]:
     return named_values(question, [column], [])[1]
 
 
-@pytest.mark.parametrize(("question", "values", "expected"), [
-    ("男生和女生的成绩有差别吗？", ["男", "女"], ["男", "女"]),
-    ("男同学的身高更高吗？", ["男", "女"], ["男"]),
-    ("女性的工资更低吗？", ["男", "女"], ["女"]),
-    ("男女工资有差别吗？", ["男", "女"], ["男", "女"]),
-    ("是男的还是女的工资高？", ["男", "女"], ["男", "女"]),
-    ("下雨天的销量更低吗？", ["晴", "雨", "阴"], ["雨"]),
-    ("晴天卖得更多吗？", ["晴", "雨", "阴"], ["晴"]),
-    ("Do women earn less than men?", ["Man", "Woman"], ["Woman", "Man"]),
-    ("Do smokers weigh less?", ["Smoker", "Non-smoker"], ["Smoker"]),
-    ("Is one a smoker more often?", ["Smokers", "Non-smokers"], ["Smokers"]),
-    ("Is delivery slower on rainy days?", ["Rain", "Sun", "Snow"], ["Rain"]),
-    ("Do we sell less in the rain?", ["Rainy", "Sunny"], ["Rainy"]),
-    ("Which colour is most popular?", ["Color", "Shape"], ["Color"]),
-])
+@pytest.mark.parametrize(
+    ("question", "values", "expected"),
+    [
+        ("男生和女生的成绩有差别吗？", ["男", "女"], ["男", "女"]),
+        ("男同学的身高更高吗？", ["男", "女"], ["男"]),
+        ("女性的工资更低吗？", ["男", "女"], ["女"]),
+        ("男女工资有差别吗？", ["男", "女"], ["男", "女"]),
+        ("是男的还是女的工资高？", ["男", "女"], ["男", "女"]),
+        ("下雨天的销量更低吗？", ["晴", "雨", "阴"], ["雨"]),
+        ("晴天卖得更多吗？", ["晴", "雨", "阴"], ["晴"]),
+        ("Do women earn less than men?", ["Man", "Woman"], ["Woman", "Man"]),
+        ("Do smokers weigh less?", ["Smoker", "Non-smoker"], ["Smoker"]),
+        ("Is one a smoker more often?", ["Smokers", "Non-smokers"], ["Smokers"]),
+        ("Is delivery slower on rainy days?", ["Rain", "Sun", "Snow"], ["Rain"]),
+        ("Do we sell less in the rain?", ["Rainy", "Sunny"], ["Rainy"]),
+        ("Which colour is most popular?", ["Color", "Shape"], ["Color"]),
+    ],
+)
 def test_a_value_is_named_in_its_everyday_form(question, values, expected):
     assert values_named(question, values) == expected
 
 
-@pytest.mark.parametrize(("question", "values"), [
-    ("这个问题很难回答吗？", ["男", "女"]),          # 难 is not 男
-    ("雨量多的月份销量低吗？", ["晴", "雨", "阴"]),   # 雨量 is rainfall, a number, not the rainy days
-    ("男装卖得好吗？", ["男", "女"]),               # not an everyday form of the person
-    ("Are trains late more often?", ["Rain", "Sun", "Snow"]),
-    ("Which grain is cheapest?", ["Rain", "Sun", "Snow"]),
-    ("Are returned orders larger?", ["Returning", "New"]),  # both inflected: not the same word
-    ("哪个是最好的？", ["是", "否"]),                 # yes/no characters are everyday words
-])
+@pytest.mark.parametrize(
+    ("question", "values"),
+    [
+        ("这个问题很难回答吗？", ["男", "女"]),  # 难 is not 男
+        ("雨量多的月份销量低吗？", ["晴", "雨", "阴"]),  # 雨量 is rainfall, a number, not the rainy days
+        ("男装卖得好吗？", ["男", "女"]),  # not an everyday form of the person
+        ("Are trains late more often?", ["Rain", "Sun", "Snow"]),
+        ("Which grain is cheapest?", ["Rain", "Sun", "Snow"]),
+        ("Are returned orders larger?", ["Returning", "New"]),  # both inflected: not the same word
+        ("哪个是最好的？", ["是", "否"]),  # yes/no characters are everyday words
+    ],
+)
 def test_a_near_miss_does_not_name_a_value(question, values):
     assert values_named(question, values) == []
 
@@ -249,46 +303,79 @@ def test_a_one_character_value_is_read_only_in_a_column_with_few_levels():
 
 
 def test_everyday_forms_of_values_pick_the_groups_compared(tmp_path):
-    frame = pd.DataFrame({"天气": ["晴", "雨", "阴", "晴"] * 10, "销量": [float(i % 9) for i in range(40)],
-                          "门店": ["A店", "B店"] * 20})
+    frame = pd.DataFrame(
+        {"天气": ["晴", "雨", "阴", "晴"] * 10, "销量": [float(i % 9) for i in range(40)], "门店": ["A店", "B店"] * 20}
+    )
     plan = plan_analysis("下雨天和晴天的销量有差别吗？", saved(tmp_path, frame), zh=True)
-    assert step(plan, "compare_two_groups").arguments == {"value_column": "销量", "group_column": "天气",
-                                                          "groups": ["雨", "晴"]}
+    assert step(plan, "compare_two_groups").arguments == {
+        "value_column": "销量",
+        "group_column": "天气",
+        "groups": ["雨", "晴"],
+    }
     # the class comes first: without the values read, it would be the grouping compared
-    people = pd.DataFrame({"班级": ["一班", "二班"] * 20, "性别": ["男", "女", "女", "男"] * 10, "成绩": [60.0 + i for i in range(40)]})
+    people = pd.DataFrame(
+        {"班级": ["一班", "二班"] * 20, "性别": ["男", "女", "女", "男"] * 10, "成绩": [60.0 + i for i in range(40)]}
+    )
     plan = plan_analysis("男生和女生的成绩一样吗？", saved(tmp_path, people, "people.csv"), zh=True)
     assert step(plan, "compare_two_groups").arguments == {"value_column": "成绩", "group_column": "性别"}
 
 
 # --- words once listed for one dataset, now read by the general rules ---------------------------------------
-@pytest.mark.parametrize(("question", "column"), [
-    ("How many cylinders?", "cyl"), ("Which supplement works?", "supp"), ("Is crime higher there?", "crim"),
-    ("Does the magnitude vary?", "mag"), ("Is latitude related?", "lat"), ("By longitude?", "long"),
-    ("Does perimeter matter?", "peri"), ("Permeability by rock?", "perm"), ("Population growth?", "pop"),
-    ("Does exercise help?", "Exer"), ("How long is an eruption?", "eruptions"), ("How long is the wait?", "waiting"),
-    ("Which feeds are best?", "feed"), ("Tooth length by dose?", "len"), ("Does displacement matter?", "displ"),
-    ("Are older mothers' babies lighter?", "age"), ("Are taller people heavier?", "height"),
-    ("Do hotter days have more ozone?", "Temp"), ("Are faster cars further?", "speed"),
-    ("Which species has the widest petals?", "Petal.Width"), ("Do educated workers earn more?", "wage"),
-])
+@pytest.mark.parametrize(
+    ("question", "column"),
+    [
+        ("How many cylinders?", "cyl"),
+        ("Which supplement works?", "supp"),
+        ("Is crime higher there?", "crim"),
+        ("Does the magnitude vary?", "mag"),
+        ("Is latitude related?", "lat"),
+        ("By longitude?", "long"),
+        ("Does perimeter matter?", "peri"),
+        ("Permeability by rock?", "perm"),
+        ("Population growth?", "pop"),
+        ("Does exercise help?", "Exer"),
+        ("How long is an eruption?", "eruptions"),
+        ("How long is the wait?", "waiting"),
+        ("Which feeds are best?", "feed"),
+        ("Tooth length by dose?", "len"),
+        ("Does displacement matter?", "displ"),
+        ("Are older mothers' babies lighter?", "age"),
+        ("Are taller people heavier?", "height"),
+        ("Do hotter days have more ozone?", "Temp"),
+        ("Are faster cars further?", "speed"),
+        ("Which species has the widest petals?", "Petal.Width"),
+        ("Do educated workers earn more?", "wage"),
+    ],
+)
 def test_a_word_once_listed_for_one_dataset_is_read_by_a_general_rule(question, column):
     others = ("Ozone", "species", "dist", "weight", "Petal.Length", "educ")
     assert column in named(question, column, *[o for o in others if o.lower() != column.lower()])
 
 
 def test_rainy_days_and_guests_name_the_weather_value_and_the_visitor_count(tmp_path):
-    """"下雨天客人少吗": 客人 is the visitor count (not the revenue beside it), 下雨天 the weather 雨."""
+    """ "下雨天客人少吗": 客人 is the visitor count (not the revenue beside it), 下雨天 the weather 雨."""
     rng = __import__("numpy").random.default_rng(5)
-    frame = pd.DataFrame({"天气": rng.choice(["晴", "雨", "多云"], 60), "营业额": rng.normal(8000, 900, 60).round(),
-                          "客流量": rng.integers(100, 400, 60)})
+    frame = pd.DataFrame(
+        {
+            "天气": rng.choice(["晴", "雨", "多云"], 60),
+            "营业额": rng.normal(8000, 900, 60).round(),
+            "客流量": rng.integers(100, 400, 60),
+        }
+    )
     plan = plan_analysis("下雨天客人少吗？", saved(tmp_path, frame), zh=True)
     assert (plan.metric, plan.dimension, plan.values) == ("客流量", "天气", ["雨"])
-    assert plan_analysis("Do we earn more when it is busier?", saved(tmp_path, frame.rename(
-        columns={"营业额": "Revenue", "客流量": "Visitors"}), "en.csv"), zh=False).kind == "relationship"
+    assert (
+        plan_analysis(
+            "Do we earn more when it is busier?",
+            saved(tmp_path, frame.rename(columns={"营业额": "Revenue", "客流量": "Visitors"}), "en.csv"),
+            zh=False,
+        ).kind
+        == "relationship"
+    )
 
 
 def test_what_a_customer_spends_is_the_shops_revenue():
-    """"spends" and "一共卖了" name the revenue column of a sales table (it asked which column they meant)."""
+    """ "spends" and "一共卖了" name the revenue column of a sales table (it asked which column they meant)."""
     from app.agent.question_roles import column_mentions
     from app.agent.question_words import SYNONYMS
 
@@ -305,7 +392,7 @@ def _named(question: str, *columns: tuple[str, str]) -> set[str]:
 
 
 def test_an_id_columns_name_is_not_a_partial_name_of_the_rows():
-    """"男员工" speaks of the employees (the rows) and the value 男, not of 员工编号."""
+    """ "男员工" speaks of the employees (the rows) and the value 男, not of 员工编号."""
     assert _named("男员工和女员工谁更满意？", ("员工编号", "identifier"), ("满意度", "number")) == {"满意度"}
 
 
@@ -321,14 +408,20 @@ def test_a_noun_with_its_measure_word_after_it_is_counted_with_it_first():
 
 
 def test_a_count_over_a_period_is_named_by_what_it_counts():
-    assert _named("Do Premium members come for more visits?", ("Visits Last Month", "integer"),
-                  ("Plan", "category")) == {"Visits Last Month"}
-    assert _named("How much money comes in from each plan?", ("Monthly Fee (£)", "number"),
-                  ("Plan", "category")) == {"Monthly Fee (£)", "Plan"}
+    assert _named(
+        "Do Premium members come for more visits?", ("Visits Last Month", "integer"), ("Plan", "category")
+    ) == {"Visits Last Month"}
+    assert _named("How much money comes in from each plan?", ("Monthly Fee (£)", "number"), ("Plan", "category")) == {
+        "Monthly Fee (£)",
+        "Plan",
+    }
 
 
 def test_a_two_character_name_counted_by_its_last_character():
-    assert _named("这四个月三家店一共卖了多少钱？每家店各占多少？", ("门店", "category"), ("销售额", "number")) == {"门店", "销售额"}
+    assert _named("这四个月三家店一共卖了多少钱？每家店各占多少？", ("门店", "category"), ("销售额", "number")) == {
+        "门店",
+        "销售额",
+    }
     assert _named("三个月的销售额", ("月份", "category"), ("销售额", "number")) == {"销售额"}  # time: not 月份
 
 
@@ -340,12 +433,18 @@ def test_a_doubled_consonant_before_ed_or_ing_is_the_same_word():
 
 
 def test_a_piece_of_a_named_value_is_that_value_not_another_column():
-    """"不施肥" is a value of 肥料; its "施肥" does not name 施肥量 (kg/亩)."""
+    """ "不施肥" is a value of 肥料; its "施肥" does not name 施肥量 (kg/亩)."""
     from app.agent.question_roles import column_mentions
     from app.agent.question_words import SYNONYMS
 
-    columns = [{"name": "肥料", "type": "category", "levels": 3, "values": ["复合肥", "有机肥", "不施肥"]},
-               {"name": "施肥量 (kg/亩)", "type": "number"}, {"name": "亩产 (kg)", "type": "number"}]
+    columns = [
+        {"name": "肥料", "type": "category", "levels": 3, "values": ["复合肥", "有机肥", "不施肥"]},
+        {"name": "施肥量 (kg/亩)", "type": "number"},
+        {"name": "亩产 (kg)", "type": "number"},
+    ]
     named = {m.name for m in column_mentions("施复合肥和不施肥，小麦产量差别大吗？", columns, SYNONYMS)}
     assert named == {"亩产 (kg)"}
-    assert {m.name for m in column_mentions("施肥越多产量越高吗？", columns, SYNONYMS)} == {"施肥量 (kg/亩)", "亩产 (kg)"}
+    assert {m.name for m in column_mentions("施肥越多产量越高吗？", columns, SYNONYMS)} == {
+        "施肥量 (kg/亩)",
+        "亩产 (kg)",
+    }

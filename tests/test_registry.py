@@ -27,8 +27,9 @@ def test_every_parameter_has_a_description(tool):
 @pytest.mark.parametrize("tool", TOOLS, ids=[t.name for t in TOOLS])
 def test_required_list_matches_signature(tool):
     sig = inspect.signature(tool.func)
-    expected = [n for n, p in sig.parameters.items()
-                if n not in ("data", "ctx") and p.default is inspect.Parameter.empty]
+    expected = [
+        n for n, p in sig.parameters.items() if n not in ("data", "ctx") and p.default is inspect.Parameter.empty
+    ]
     assert tool.parameters["required"] == expected
     assert "data" not in tool.parameters["properties"] and "ctx" not in tool.parameters["properties"]
     if "data" in sig.parameters and not tool.multi_data:
@@ -43,8 +44,11 @@ def test_stats_tool_schemas():
     assert two["properties"]["method"]["enum"] == ["auto", "welch", "student", "mannwhitney"]
     assert two["properties"]["method"]["default"] == "auto"
     assert two["properties"]["alpha"]["type"] == "number"
-    assert two["properties"]["groups"] == {"type": "array", "items": {"type": "string"},
-                                          "description": two["properties"]["groups"]["description"]}
+    assert two["properties"]["groups"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": two["properties"]["groups"]["description"],
+    }
     anova = REGISTRY.get("compare_groups").parameters
     assert anova["properties"]["method"]["enum"] == ["auto", "anova", "welch_anova", "kruskal"]
     corr = REGISTRY.get("correlation_analysis").parameters
@@ -52,15 +56,24 @@ def test_stats_tool_schemas():
     assert corr["properties"]["method"]["enum"] == ["pearson", "spearman", "kendall"]
     reg = REGISTRY.get("linear_regression").parameters
     assert reg["required"] == ["target_column", "feature_columns"]
-    assert reg["properties"]["intercept"] == {"type": "boolean", "default": True,
-                                              "description": reg["properties"]["intercept"]["description"]}
+    assert reg["properties"]["intercept"] == {
+        "type": "boolean",
+        "default": True,
+        "description": reg["properties"]["intercept"]["description"],
+    }
     assert REGISTRY.get("preview_data").parameters["properties"]["rows"]["type"] == "integer"
     assert "dataset" not in REGISTRY.get("list_datasets").parameters["properties"]
 
 
 def test_schema_derivation_on_a_sample_function():
-    def sample(data: pd.DataFrame, value_column: str, mode: Literal["a", "b"] = "a", level: Literal[1, 2] = 1,
-               names: list[str] | None = None, ctx: ToolContext | None = None) -> ToolResult:
+    def sample(
+        data: pd.DataFrame,
+        value_column: str,
+        mode: Literal["a", "b"] = "a",
+        level: Literal[1, 2] = 1,
+        names: list[str] | None = None,
+        ctx: ToolContext | None = None,
+    ) -> ToolResult:
         """Do a thing.
 
         More detail that is not the summary.
@@ -77,8 +90,12 @@ def test_schema_derivation_on_a_sample_function():
     tool = make_tool(sample, "stats")
     props = tool.parameters["properties"]
     assert tool.summary == "Do a thing."
-    assert props["mode"] == {"type": "string", "enum": ["a", "b"], "default": "a",
-                             "description": "Which mode, continued on a second line."}
+    assert props["mode"] == {
+        "type": "string",
+        "enum": ["a", "b"],
+        "default": "a",
+        "description": "Which mode, continued on a second line.",
+    }
     assert props["level"]["type"] == "number" and props["level"]["enum"] == [1, 2]
     assert props["names"]["type"] == "array" and "default" not in props["names"]
     assert tool.parameters["required"] == ["value_column"]
@@ -102,5 +119,5 @@ def test_argument_validation_errors():
     assert r.error["error"] == "invalid_arguments"
     r = run_tool("no_such_tool", df)
     assert r.error["error"] == "unknown_tool"
-    r = run_tool("linear_regression", df, target_column="v", feature_columns="g")   # "g" -> ["g"]
+    r = run_tool("linear_regression", df, target_column="v", feature_columns="g")  # "g" -> ["g"]
     assert r.error is None or r.error["error"] != "invalid_arguments"

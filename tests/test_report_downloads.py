@@ -34,8 +34,13 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     before = Path.cwd()
     os.chdir(home)
     try:
-        settings = Settings(_env_file=None, data_dir=Path("data/runtime"), llm_model="builtin",
-                            sse_poll_interval_s=0.05, sse_heartbeat_s=1.0)
+        settings = Settings(
+            _env_file=None,
+            data_dir=Path("data/runtime"),
+            llm_model="builtin",
+            sse_poll_interval_s=0.05,
+            sse_heartbeat_s=1.0,
+        )
         with TestClient(create_app(settings)) as client:
             ws = new_workspace(client)
             assert upload(client, ws, path.name, path.read_bytes()).status_code == 201
@@ -110,20 +115,33 @@ def test_downloaded_analysis_py_reproduces_every_number_from_another_folder(fini
 
     folder = tmp_path / "downloads"
     folder.mkdir()
-    (folder / "analysis.py").write_bytes(finished["client"].get(
-        f"/api/workspaces/{finished['ws']}/analysis.py?run={finished['run_id']}").content)
+    (folder / "analysis.py").write_bytes(
+        finished["client"].get(f"/api/workspaces/{finished['ws']}/analysis.py?run={finished['run_id']}").content
+    )
     shutil.copyfile(sample_path("retail_sales.xlsx"), folder / "retail_sales.xlsx")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     repo = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(repo), "PYTHONIOENCODING": "utf-8"}
-    done = subprocess.run([sys.executable, str(folder / "analysis.py")], cwd=elsewhere, env=env, capture_output=True,
-                          text=True, encoding="utf-8", timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, str(folder / "analysis.py")],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert str(folder / "retail_sales.xlsx") in done.stdout  # found beside the script, not at the server's path
     report = json.loads(download(finished, "json"))
-    expected = sum(1 for item in report["evidence"] for v in item["metrics"].values()
-                   if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
+    expected = sum(
+        1
+        for item in report["evidence"]
+        for v in item["metrics"].values()
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    )
     assert done.stdout.count("  ✓  E") == expected > 10 and "  ✗  " not in done.stdout
     assert f"all {expected} numbers match" in done.stdout
     assert "reproduction" not in report and "Reproduced by" not in download(finished, "md").decode("utf-8")
@@ -137,8 +155,15 @@ def test_analysis_py_says_how_to_install_what_it_needs(finished, tmp_path):
     script.write_bytes(finished["client"].get(f"/api/workspaces/{finished['ws']}/analysis.py").content)
     # -S: no site-packages, as on a machine where Verity is not installed
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-I", "-S", str(script)], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "pip install -e ." in done.stderr and "venv" in done.stderr
 
@@ -151,7 +176,9 @@ def test_the_page_checks_the_numbers_with_analysis_py_before_the_report_says_so(
     from pypdf import PdfReader
 
     client, run_id = finished["client"], finished["run_id"]
-    assert "Reproduced by" not in "".join(p.extract_text() for p in PdfReader(io.BytesIO(download(finished, "pdf"))).pages)
+    assert "Reproduced by" not in "".join(
+        p.extract_text() for p in PdfReader(io.BytesIO(download(finished, "pdf"))).pages
+    )
     done = client.post(f"/runs/{run_id}/check-numbers", follow_redirects=False)
     assert done.status_code == 303 and done.headers["location"].endswith("#reproduction")
     deadline = time.monotonic() + 300  # it runs in the background (tests/test_number_check.py)

@@ -49,43 +49,109 @@ def _seed(tmp_path, language="en", claim=CLAIM, answer=ANSWER):
         data_file = tmp_path / "sales.csv"
         rows = [f"East,{110 + i % 5}" for i in range(20)] + [f"West,{100 + i % 5}" for i in range(20)]
         data_file.write_text("region,revenue\n" + "\n".join(rows) + "\n", encoding="utf-8")
-        ds = Dataset(workspace_id=ws.id, name="sales", file_name="sales.csv", format="csv", sheet=None,
-                     original_path=str(data_file), working_path=str(tmp_path / "w.parquet"), rows=240,
-                     info={"rows": 240, "columns": [{"name": "region", "type": "category", "missing": 0},
-                                                    {"name": "revenue", "type": "number", "missing": 3}],
-                           "warnings": ["3 cells '—' read as missing"]})
-        run = Run(workspace_id=ws.id, question="Does revenue differ by region?", language=language, status="done",
-                  answer=answer, model_kind="builtin", model_name="builtin", created_at=start,
-                  finished_at=start + timedelta(seconds=5))
+        ds = Dataset(
+            workspace_id=ws.id,
+            name="sales",
+            file_name="sales.csv",
+            format="csv",
+            sheet=None,
+            original_path=str(data_file),
+            working_path=str(tmp_path / "w.parquet"),
+            rows=240,
+            info={
+                "rows": 240,
+                "columns": [
+                    {"name": "region", "type": "category", "missing": 0},
+                    {"name": "revenue", "type": "number", "missing": 3},
+                ],
+                "warnings": ["3 cells '—' read as missing"],
+            },
+        )
+        run = Run(
+            workspace_id=ws.id,
+            question="Does revenue differ by region?",
+            language=language,
+            status="done",
+            answer=answer,
+            model_kind="builtin",
+            model_name="builtin",
+            created_at=start,
+            finished_at=start + timedelta(seconds=5),
+        )
         session.add_all([ds, run])
         session.flush()
         calls = [
-            ToolCall(id="call_1", run_id=run.id, tool="compare_two_groups",
-                     arguments={"value_column": "revenue", "group_column": "region"}, ok=True, duration_ms=12.5,
-                     result_text="[insights] East mean 112.3, West mean 100.0; p_value=0.004",
-                     metrics={"relative_difference": 0.1234, "p_value": 0.004, "n": 240},
-                     figures=[{"path": str(figure), "caption": "Revenue by region"}], created_at=start),
-            ToolCall(id="call_2", run_id=run.id, tool="task_create", arguments={"subject": "Compare regions"},
-                     ok=True, duration_ms=1.0, result_text="created", created_at=start + timedelta(seconds=1)),
-            ToolCall(id="call_3", run_id=run.id, tool="correlation_analysis", arguments={"x_column": "nope"},
-                     ok=False, duration_ms=2.0, result_text="[error] column_not_found",
-                     error={"error": "column_not_found", "message": "No column 'nope'."},
-                     created_at=start + timedelta(seconds=2)),
+            ToolCall(
+                id="call_1",
+                run_id=run.id,
+                tool="compare_two_groups",
+                arguments={"value_column": "revenue", "group_column": "region"},
+                ok=True,
+                duration_ms=12.5,
+                result_text="[insights] East mean 112.3, West mean 100.0; p_value=0.004",
+                metrics={"relative_difference": 0.1234, "p_value": 0.004, "n": 240},
+                figures=[{"path": str(figure), "caption": "Revenue by region"}],
+                created_at=start,
+            ),
+            ToolCall(
+                id="call_2",
+                run_id=run.id,
+                tool="task_create",
+                arguments={"subject": "Compare regions"},
+                ok=True,
+                duration_ms=1.0,
+                result_text="created",
+                created_at=start + timedelta(seconds=1),
+            ),
+            ToolCall(
+                id="call_3",
+                run_id=run.id,
+                tool="correlation_analysis",
+                arguments={"x_column": "nope"},
+                ok=False,
+                duration_ms=2.0,
+                result_text="[error] column_not_found",
+                error={"error": "column_not_found", "message": "No column 'nope'."},
+                created_at=start + timedelta(seconds=2),
+            ),
         ]
         session.add_all(calls)
         session.flush()
-        evidence = Evidence(workspace_id=ws.id, run_id=run.id, claim=claim, method="Welch t-test",
-                            result_summary="East is higher.", metrics={"relative_difference": 0.1234, "p_value": 0.004},
-                            sample_size=240, confidence="high", limitations=["Observational data"],
-                            tool_call_ids=["call_1"], created_at=start + timedelta(seconds=3))
+        evidence = Evidence(
+            workspace_id=ws.id,
+            run_id=run.id,
+            claim=claim,
+            method="Welch t-test",
+            result_summary="East is higher.",
+            metrics={"relative_difference": 0.1234, "p_value": 0.004},
+            sample_size=240,
+            confidence="high",
+            limitations=["Observational data"],
+            tool_call_ids=["call_1"],
+            created_at=start + timedelta(seconds=3),
+        )
         session.add(evidence)
         session.flush()
-        session.add_all([
-            Task(workspace_id=ws.id, run_id=run.id, subject="Compare regions", status="completed",
-                 completed_by="evidence", evidence_id=evidence.id, created_at=start),
-            Task(workspace_id=ws.id, run_id=run.id, subject="Check seasonality", status="pending",
-                 created_at=start + timedelta(seconds=1)),
-        ])
+        session.add_all(
+            [
+                Task(
+                    workspace_id=ws.id,
+                    run_id=run.id,
+                    subject="Compare regions",
+                    status="completed",
+                    completed_by="evidence",
+                    evidence_id=evidence.id,
+                    created_at=start,
+                ),
+                Task(
+                    workspace_id=ws.id,
+                    run_id=run.id,
+                    subject="Check seasonality",
+                    status="pending",
+                    created_at=start + timedelta(seconds=1),
+                ),
+            ]
+        )
         session.flush()
         report = build_report(session, run)
         sources = [{"name": ds.name, "file": ds.file_name, "sheet": ds.sheet, "original_path": ds.original_path}]
@@ -104,9 +170,15 @@ def test_report_has_contract_keys(seeded):
     assert report["language"] == "en"
     assert isinstance(report["answer"], str) and "12.3%" in report["answer"]
     assert report["model"] == {"kind": "builtin", "name": "builtin"}
-    assert report["datasets"] == [{"name": "sales", "file": "sales.csv", "sheet": None, "rows": 240,
-                                   "columns": [{"name": "region", "type": "category"},
-                                               {"name": "revenue", "type": "number"}]}]
+    assert report["datasets"] == [
+        {
+            "name": "sales",
+            "file": "sales.csv",
+            "sheet": None,
+            "rows": 240,
+            "columns": [{"name": "region", "type": "category"}, {"name": "revenue", "type": "number"}],
+        }
+    ]
     [ev] = report["evidence"]
     for key in ("id", "claim", "method", "metrics", "sample_size", "confidence", "limitations", "tool_call_ids"):
         assert key in ev
@@ -143,8 +215,10 @@ def test_unverified_numbers(seeded):
 
 def test_number_matching_rules():
     texts, values = ["mean 1234.46 and 45.2% share"], [{"ratio": 0.4501, "big": 12030, "v": -7.25}]
-    answer = ("1. In 2023 the mean was 1,234.5 (1,234 rounded), share 45% or 45.2%; 1.2万 orders; "
-              "fell by 7.3; p < 0.05; 95% confidence interval; id 3fa9c2b1; 2024-01-15; 3 groups; 555 unknown")
+    answer = (
+        "1. In 2023 the mean was 1,234.5 (1,234 rounded), share 45% or 45.2%; 1.2万 orders; "
+        "fell by 7.3; p < 0.05; 95% confidence interval; id 3fa9c2b1; 2024-01-15; 3 groups; 555 unknown"
+    )
     assert unverified_numbers(answer, texts, values) == ["555"]
     assert [n.text for n in answer_numbers("增长了12.3%，共 77 人")] == ["12.3%", "77"]
 
@@ -201,7 +275,9 @@ def test_docx_and_pdf(seeded, tmp_path):
 
 
 def test_docx_and_pdf_in_chinese(tmp_path):
-    report, _ = _seed(tmp_path, language="zh", claim="东区收入比西区高 12.3%", answer="## 结论\n\n- 东区收入高出 **12.3%**。")
+    report, _ = _seed(
+        tmp_path, language="zh", claim="东区收入比西区高 12.3%", answer="## 结论\n\n- 东区收入高出 **12.3%**。"
+    )
     pdf_path = to_pdf(report, tmp_path / "zh.pdf")
     data = pdf_path.read_bytes()
     assert data.startswith(b"%PDF") and b"SimHei" in data  # the CJK font is embedded
@@ -250,8 +326,13 @@ def test_analysis_script_runs(seeded, tmp_path, monkeypatch, capsys):
     except ImportError:
         fake = types.ModuleType("app.ingest.pipeline")
         fake.load_table = lambda path, sheet=None, settings=None: types.SimpleNamespace(
-            frame=pd.DataFrame({"region": ["East"] * 20 + ["West"] * 20,
-                                "revenue": [110.0 + i % 5 for i in range(20)] + [100.0 + i % 5 for i in range(20)]}))
+            frame=pd.DataFrame(
+                {
+                    "region": ["East"] * 20 + ["West"] * 20,
+                    "revenue": [110.0 + i % 5 for i in range(20)] + [100.0 + i % 5 for i in range(20)],
+                }
+            )
+        )
         monkeypatch.setitem(sys.modules, "app.ingest.pipeline", fake)
     script = tmp_path / "analysis.py"
     script.write_text(to_analysis_script(report, sources), encoding="utf-8")
@@ -272,10 +353,16 @@ def test_pdf_and_docx_show_no_markdown_underscores(tmp_path):
     import docx
     from pypdf import PdfReader
 
-    report = {"question": "q", "language": "en", "tasks": [], "tool_calls": [], "figures": [],
-              "answer": "**Revenue differs.**\n\n_Built-in analyst (no language model): standard analyses._\n\n"
-                        "p_value stays, and so does \\_escaped\\_.",
-              "evidence": []}
+    report = {
+        "question": "q",
+        "language": "en",
+        "tasks": [],
+        "tool_calls": [],
+        "figures": [],
+        "answer": "**Revenue differs.**\n\n_Built-in analyst (no language model): standard analyses._\n\n"
+        "p_value stays, and so does \\_escaped\\_.",
+        "evidence": [],
+    }
     pdf_text = "\n".join(page.extract_text() for page in PdfReader(to_pdf(report, tmp_path / "r.pdf")).pages)
     word = docx.Document(str(to_docx(report, tmp_path / "r.docx")))
     word_text = "\n".join(p.text for p in word.paragraphs)
@@ -292,13 +379,26 @@ def test_analysis_script_keeps_file_names_and_questions_inside_comments(tmp_path
     import ast
 
     evil = "a.csv\rimport os; os.system('touch PWNED')\u2028x\x0cy"
-    report = {"question": "q\rimport sys; sys.exit(7)", "language": "en", "run_id": "r\r1", "created_at": "t",
-              "tool_calls": [], "evidence": []}
+    report = {
+        "question": "q\rimport sys; sys.exit(7)",
+        "language": "en",
+        "run_id": "r\r1",
+        "created_at": "t",
+        "tool_calls": [],
+        "evidence": [],
+    }
     script = to_analysis_script(report, [{"name": evil, "file": evil, "sheet": None, "original_path": evil}])
     tree = ast.parse(script)
     report["evidence"] = [{"metrics": {"mean": float("nan"), "n": 3}, "tool_call_ids": ["c1"]}]
     compile(to_analysis_script(report, []), "analysis.py", "exec")  # nan is no Python literal: left out
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") in ("system", "exit")
-             and getattr(getattr(n.func, "value", None), "id", "") in ("os", "sys") and n.args
-             and isinstance(n.args[0], ast.Constant) and n.args[0].value in ("touch PWNED", 7)]
+    calls = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and getattr(n.func, "attr", "") in ("system", "exit")
+        and getattr(getattr(n.func, "value", None), "id", "") in ("os", "sys")
+        and n.args
+        and isinstance(n.args[0], ast.Constant)
+        and n.args[0].value in ("touch PWNED", 7)
+    ]
     assert calls == []

@@ -26,8 +26,9 @@ REGIONS = {"East": (460.0, 120.0), "North": (180.0, 40.0), "South": (310.0, 90.0
 
 def sales_frame() -> pd.DataFrame:
     rng = np.random.default_rng(7)
-    rows = [(region, round(float(rng.normal(mean, sd)), 2)) for region, (mean, sd) in REGIONS.items()
-            for _ in range(40)]
+    rows = [
+        (region, round(float(rng.normal(mean, sd)), 2)) for region, (mean, sd) in REGIONS.items() for _ in range(40)
+    ]
     return pd.DataFrame(rows, columns=["region", "revenue"])
 
 
@@ -40,7 +41,7 @@ def welch_f(frame: pd.DataFrame) -> float:
     grand = (weights * means).sum() / weights.sum()
     k = len(groups)
     between = (weights * (means - grand) ** 2).sum() / (k - 1)
-    correction = 1 + 2 * (k - 2) / (k ** 2 - 1) * ((1 - weights / weights.sum()) ** 2 / (n - 1)).sum()
+    correction = 1 + 2 * (k - 2) / (k**2 - 1) * ((1 - weights / weights.sum()) ** 2 / (n - 1)).sum()
     return float(between / correction)
 
 
@@ -53,23 +54,45 @@ result = {"top": totals.index[0], "gap": float(gap)}
 
 
 def report(evidence: list[dict], code: str = RUN_PYTHON_CODE) -> dict:
-    calls = [{"id": "call_py", "tool": "run_python", "arguments": {"code": code}, "ok": True},
-             {"id": "call_cg", "tool": "compare_groups", "ok": True,
-              "arguments": {"dataset": "sales", "value_column": "revenue", "group_column": "region",
-                            "method": "welch_anova"}},
-             {"id": "call_ev", "tool": "record_evidence", "arguments": {}, "ok": True}]
-    return {"question": "Which region brings in the most revenue?", "language": "en", "run_id": "r1",
-            "created_at": "now", "tool_calls": calls, "evidence": evidence}
+    calls = [
+        {"id": "call_py", "tool": "run_python", "arguments": {"code": code}, "ok": True},
+        {
+            "id": "call_cg",
+            "tool": "compare_groups",
+            "ok": True,
+            "arguments": {
+                "dataset": "sales",
+                "value_column": "revenue",
+                "group_column": "region",
+                "method": "welch_anova",
+            },
+        },
+        {"id": "call_ev", "tool": "record_evidence", "arguments": {}, "ok": True},
+    ]
+    return {
+        "question": "Which region brings in the most revenue?",
+        "language": "en",
+        "run_id": "r1",
+        "created_at": "now",
+        "tool_calls": calls,
+        "evidence": evidence,
+    }
 
 
 def model_evidence(frame: pd.DataFrame, welch: float) -> list[dict]:
     """What a model records: its own metric names, rounded to two decimals."""
     totals = frame.groupby("region")["revenue"].sum().sort_values(ascending=False)
-    return [{"claim": "East brings in the most.", "tool_call_ids": ["call_py"],
-             "metrics": {"east_total": round(float(totals["East"]), 2),
-                         "gap_east_minus_next": round(float(totals.iloc[0] - totals.iloc[1]), 2)}},
-            {"claim": "Revenue differs by region.", "tool_call_ids": ["call_cg"],
-             "metrics": {"welch_F": round(welch, 2)}}]
+    return [
+        {
+            "claim": "East brings in the most.",
+            "tool_call_ids": ["call_py"],
+            "metrics": {
+                "east_total": round(float(totals["East"]), 2),
+                "gap_east_minus_next": round(float(totals.iloc[0] - totals.iloc[1]), 2),
+            },
+        },
+        {"claim": "Revenue differs by region.", "tool_call_ids": ["call_cg"], "metrics": {"welch_F": round(welch, 2)}},
+    ]
 
 
 def write_case(folder: Path, content: dict) -> Path:
@@ -85,8 +108,9 @@ def write_case(folder: Path, content: dict) -> Path:
 
 def run_script(script: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "MPLBACKEND": "Agg"}
-    return subprocess.run([sys.executable, script.name], cwd=script.parent, env=env, capture_output=True,
-                          text=True, timeout=150)
+    return subprocess.run(
+        [sys.executable, script.name], cwd=script.parent, env=env, capture_output=True, text=True, timeout=150
+    )
 
 
 def test_run_python_numbers_and_model_named_metrics_are_checked_by_value(tmp_path):
@@ -171,8 +195,9 @@ def test_the_servers_check_runs_the_model_code_inside_the_sandbox(tmp_path, mode
     script.write_text(to_analysis_script(content, sources), encoding="utf-8")
     before = data.read_bytes()
 
-    outcome = check_analysis_script(script, Limits(timeout_s=150, memory_mb=4096, cpu_s=150),
-                                    data_files=[data], sandbox_mode=mode)
+    outcome = check_analysis_script(
+        script, Limits(timeout_s=150, memory_mb=4096, cpu_s=150), data_files=[data], sandbox_mode=mode
+    )
     printed = (check / "analysis_output.txt").read_text(encoding="utf-8")
     assert outcome.summary is not None and outcome.summary["status"] == "passed", printed
     found = json.loads(next(line for line in printed.splitlines() if line.startswith("FOUND {"))[6:])
@@ -215,11 +240,25 @@ def test_each_run_python_call_starts_from_clean_library_settings(tmp_path):
     next one prints."""
     frame = sales_frame()
     east = round(float(frame.groupby("region")["revenue"].sum()["East"]), 2)
-    calls = [{"id": "call_a", "tool": "run_python", "ok": True, "arguments": {
-                 "code": "pd.set_option('display.precision', 0)\nnp.set_printoptions(precision=0)\nprint(1)"}},
-             {"id": "call_b", "tool": "run_python", "ok": True, "arguments": {
-                 "code": "print(sales.groupby('region')['revenue'].sum().round(2).to_frame())"}}]
-    content = {"question": "q", "language": "en", "tool_calls": calls,
-               "evidence": [{"claim": "East", "tool_call_ids": ["call_b"], "metrics": {"east_total": east}}]}
+    calls = [
+        {
+            "id": "call_a",
+            "tool": "run_python",
+            "ok": True,
+            "arguments": {"code": "pd.set_option('display.precision', 0)\nnp.set_printoptions(precision=0)\nprint(1)"},
+        },
+        {
+            "id": "call_b",
+            "tool": "run_python",
+            "ok": True,
+            "arguments": {"code": "print(sales.groupby('region')['revenue'].sum().round(2).to_frame())"},
+        },
+    ]
+    content = {
+        "question": "q",
+        "language": "en",
+        "tool_calls": calls,
+        "evidence": [{"claim": "East", "tool_call_ids": ["call_b"], "metrics": {"east_total": east}}],
+    }
     done = run_script(write_case(tmp_path, content))
     assert done.returncode == 0 and f"✓  E1 east_total: {east!r}" in done.stdout, done.stdout + done.stderr

@@ -19,9 +19,14 @@ def shop_csv(tmp_path):
     rng = np.random.default_rng(3)
     n = 60
     path = tmp_path / "shop.csv"
-    pd.DataFrame({"region": rng.choice(["East", "West"], n), "revenue": rng.normal(100, 10, n).round(2),
-                  "revenue_net": rng.normal(90, 10, n).round(2), "gmv": rng.normal(120, 9, n).round(2)}
-                 ).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "region": rng.choice(["East", "West"], n),
+            "revenue": rng.normal(100, 10, n).round(2),
+            "revenue_net": rng.normal(90, 10, n).round(2),
+            "gmv": rng.normal(120, 9, n).round(2),
+        }
+    ).to_csv(path, index=False)
     return path
 
 
@@ -58,7 +63,7 @@ def test_waiting_run_survives_recover_and_resumes_in_a_new_service(tmp_path):
         assert run.status == "done", run.error
         assert "gmv" in run.answer and "waiting" not in run.state
         messages = s.scalars(select(Message).where(Message.run_id == run_id).order_by(Message.id)).all()
-        assert [m.content for m in messages[:len(stored)]] == [m.content for m in stored]  # rebuilt, not redone
+        assert [m.content for m in messages[: len(stored)]] == [m.content for m in stored]  # rebuilt, not redone
         assert sum(1 for m in messages if m.role == "user" and not (m.content or "").startswith("[harness]")) == 1
     service2.shutdown()
 
@@ -77,10 +82,9 @@ def test_answer_after_restart_through_the_api(tmp_path):
     with TestClient(create_app(settings)) as second:  # a new app: recover() ran at start-up
         body = second.get(f"/api/runs/{run_id}").json()
         assert body["status"] == "waiting" and body["question"]["options"][1]["label"] == "revenue_net"
-        answered = second.post(f"/api/runs/{run_id}/answers",
-                               json={"question_id": body["question"]["id"], "answer": "revenue_net"})
+        answered = second.post(
+            f"/api/runs/{run_id}/answers", json={"question_id": body["question"]["id"], "answer": "revenue_net"}
+        )
         assert answered.status_code == 202 and answered.json()["status"] == "resumed"
         done = wait_for_run(second, run_id, ("done", "failed"))
         assert done["status"] == "done" and "revenue_net" in done["answer"] and done["evidence"]
-
-

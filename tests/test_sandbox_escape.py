@@ -82,7 +82,7 @@ def still_works(env) -> None:
     assert f"healthy (100, 3) {SALES.revenue.sum()}" in result.text
 
 
-TRY = '''
+TRY = """
 import json, os, errno
 def attempt(fn):
     try:
@@ -90,12 +90,15 @@ def attempt(fn):
         return "ALLOWED: " + repr(value)[:80]
     except BaseException as e:
         return f"{type(e).__name__}:{errno.errorcode.get(getattr(e, 'errno', None) or 0, '')}"
-'''
+"""
 
 
 # ----------------------------------------------------------------------------- reading
 def test_host_secrets_are_not_in_the_filesystem_view(env):
-    found = probe(env, TRY + f'''
+    found = probe(
+        env,
+        TRY
+        + f"""
 print(json.dumps({{
     "shadow": attempt(lambda: open("/etc/shadow").read()),
     "etc": os.path.exists("/etc"),
@@ -105,14 +108,29 @@ print(json.dumps({{
     "other_workspace": attempt(lambda: open({str(env.other_secret)!r}).read()),
     "data": sorted(os.listdir("/data")),
     "top": sorted(os.listdir("/")),
-}}))''')
+}}))""",
+    )
     # Reason: none of these files is mounted into the sandbox at all.
     assert found["shadow"] == "FileNotFoundError:ENOENT" and found["etc"] is False
     assert found["database"] == "FileNotFoundError:ENOENT" and found["data_dir"] is False
     assert found["other_workspace"] == "FileNotFoundError:ENOENT"
     assert found["data"] == ["d1"]  # only this workspace's dataset folder
-    assert set(found["top"]) <= {"data", "scratch", "tmp", "proc", "dev", "usr", "lib", "lib64", "lib32", "libx32",
-                                 "opt", "root", "bin", "home"}
+    assert set(found["top"]) <= {
+        "data",
+        "scratch",
+        "tmp",
+        "proc",
+        "dev",
+        "usr",
+        "lib",
+        "lib64",
+        "lib32",
+        "libx32",
+        "opt",
+        "root",
+        "bin",
+        "home",
+    }
     if found["root_home"] is not None:  # the interpreter may live under /root: nothing else of it
         assert found["root_home"] == [".pyenv"]
     still_works(env)
@@ -131,7 +149,9 @@ def test_the_environment_secrets_do_not_reach_the_sandbox(env, monkeypatch):
                 break
             time.sleep(0.05)
         assert left == []
-    found = probe(env, '''
+    found = probe(
+        env,
+        """
 import os, json, glob
 leaks = []
 for path in glob.glob("/proc/*/environ"):
@@ -142,7 +162,8 @@ for path in glob.glob("/proc/*/environ"):
     if b"sk-fake" in data:
         leaks.append(path)
 print(json.dumps({"keys": sorted(k for k in os.environ if k.startswith(("VERITY", "OPENAI"))),
-                  "leaks": leaks, "path": os.environ.get("PATH")}))''')
+                  "leaks": leaks, "path": os.environ.get("PATH")}))""",
+    )
     # Reason: the sandbox starts with a clean environment (bwrap --clearenv / env={...}).
     assert found == {"keys": [], "leaks": [], "path": "/nonexistent"}
     still_works(env)
@@ -152,7 +173,10 @@ print(json.dumps({"keys": sorted(k for k in os.environ if k.startswith(("VERITY"
 def test_nothing_outside_scratch_can_be_written_and_the_data_is_read_only(env):
     before = hashlib.sha256(env.sales_path.read_bytes()).hexdigest()
     working = "/data/d1/working_v1.parquet"
-    found = probe(env, TRY + f'''
+    found = probe(
+        env,
+        TRY
+        + f"""
 print(json.dumps({{
     "overwrite": attempt(lambda: open({working!r}, "r+b").write(b"x")),
     "truncate": attempt(lambda: open({working!r}, "wb")),
@@ -165,7 +189,8 @@ print(json.dumps({{
     "host_path": attempt(lambda: open({str(env.data_dir / "evil")!r}, "w")),
     "scratch": attempt(lambda: open("ok.txt", "w").write("fine")),
     "mounts": {{line.split()[4]: line.split()[5].split(",") for line in open("/proc/self/mountinfo")}},
-}}))''')
+}}))""",
+    )
     # Reason: the data, the interpreter and the root are read-only mounts (EROFS) whose files the
     # sandbox user does not own either (EACCES/EPERM); host paths are simply not mounted.
     for key in ("overwrite", "truncate", "delete", "chmod", "new_data_file", "usr", "package", "root_fs"):
@@ -175,7 +200,9 @@ print(json.dumps({{
         assert "ro" in mounts[path], (path, mounts[path])
     assert "rw" in mounts["/scratch"] and "rw" in mounts["/tmp"]
     # set-uid helpers under /usr/lib give nothing: every mount is nosuid (and no_new_privs is set)
-    assert all("nosuid" in options for path, options in mounts.items() if path.startswith(("/usr", "/data", "/scratch")))
+    assert all(
+        "nosuid" in options for path, options in mounts.items() if path.startswith(("/usr", "/data", "/scratch"))
+    )
     assert found["host_path"] in ("FileNotFoundError:ENOENT", "OSError:EROFS")
     assert found["scratch"] == "ALLOWED: 4"
     assert hashlib.sha256(env.sales_path.read_bytes()).hexdigest() == before
@@ -194,7 +221,10 @@ def test_no_socket_can_be_opened_loopback_included(env):
     unix_listener.bind(abstract)
     unix_listener.listen(5)
     try:
-        found = probe(env, TRY + f'''
+        found = probe(
+            env,
+            TRY
+            + f"""
 import socket
 def tcp(family=socket.AF_INET, host="127.0.0.1"):
     s = socket.socket(family, socket.SOCK_STREAM)
@@ -212,7 +242,8 @@ print(json.dumps({{
     "dns": attempt(lambda: socket.getaddrinfo("example.com", 80)),
     "unix_abstract": attempt(unix),
     "interfaces": sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else [],
-}}))''')
+}}))""",
+        )
         accepted = []
         for sock in (listener, unix_listener):  # a connection would wait in the backlog
             sock.setblocking(False)
@@ -257,8 +288,9 @@ def test_a_memory_bomb_hits_the_memory_limit(env):
 @pytest.mark.slow
 def test_an_infinite_loop_hits_the_cpu_then_the_wall_limit(env):
     # A generous wall limit so that the CPU limit is what stops the loop even on a busy machine.
-    spin = env.run("while True:\n    pass", settings=env.settings.model_copy(update={"sandbox_cpu_s": 2,
-                                                                                   "sandbox_wall_s": 60.0}))
+    spin = env.run(
+        "while True:\n    pass", settings=env.settings.model_copy(update={"sandbox_cpu_s": 2, "sandbox_wall_s": 60.0})
+    )
     # Reason: RLIMIT_CPU (SIGXCPU after sandbox_cpu_s).
     assert spin.error["error"] == "limit_exceeded" and spin.error["limit"] == "cpu", spin.error
     sleep = env.run("import time\ntime.sleep(600)", settings=env.settings.model_copy(update={"sandbox_wall_s": 2.0}))
@@ -283,7 +315,10 @@ def test_huge_output_hits_the_output_limit_and_the_parent_is_recycled(env):
 
 # ----------------------------------------------------------------------------- processes and C
 def test_shell_and_subprocess_are_harmless(env):
-    found = probe(env, TRY + '''
+    found = probe(
+        env,
+        TRY
+        + """
 import subprocess, sys
 def child_python():
     done = subprocess.run([sys.executable, "-c", "import os; print(os.path.exists('/etc/shadow'), os.getuid())"],
@@ -297,7 +332,8 @@ print(json.dumps({
     "uid": os.getuid(),
     "status": {k: v.strip() for k, v in (l.split(":", 1) for l in open("/proc/self/status"))
                if k in ("CapEff", "CapPrm", "NoNewPrivs", "Seccomp")},
-}))''')
+}))""",
+    )
     # Reason: no shell or other binaries are mounted (only the interpreter); a child interpreter
     # is inside the same namespaces and limits; no capabilities, no_new_privs and seccomp are set.
     assert found["system"] != 0 and found["sh"] is False
@@ -311,7 +347,10 @@ print(json.dumps({
 
 
 def test_ctypes_cannot_escape_the_namespaces(env):
-    found = probe(env, TRY + '''
+    found = probe(
+        env,
+        TRY
+        + """
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 def call(fn, *args):
@@ -323,7 +362,8 @@ print(json.dumps({
     "setns": call(libc.setns, 0, 0),
     "ptrace": call(libc.ptrace, 16, 1, 0, 0),
     "setuid0": call(libc.setuid, 0),
-}))''')
+}))""",
+    )
     # Reason: seccomp denies unshare/mount/setns/ptrace (EPERM); no capability allows setuid(0).
     for key in ("unshare_user", "mount", "setns", "ptrace", "setuid0"):
         assert found[key] == [-1, "EPERM"], (key, found)
@@ -334,7 +374,10 @@ print(json.dumps({
 
 
 def test_a_call_cannot_reach_the_parent_or_the_host_channel(env):
-    found = probe(env, TRY + '''
+    found = probe(
+        env,
+        TRY
+        + """
 import os
 fds = sorted(int(f) for f in os.listdir("/proc/self/fd"))
 parent = os.getppid()
@@ -342,7 +385,8 @@ print(json.dumps({
     "fds": fds,
     "parent_mem": attempt(lambda: open(f"/proc/{parent}/mem", "rb")),
     "kill_parent": attempt(lambda: os.kill(parent, 0)),
-}))''')
+}))""",
+    )
     # Reason: the child closes the socketpair to the host (only stdio and its result pipe stay
     # open) and the parent is not dumpable, so /proc/<parent>/mem is out of reach.
     assert len(found["fds"]) <= 5, found

@@ -27,7 +27,9 @@ pytestmark = pytest.mark.timeout(120)
 
 
 # ----------------------------------------------------------------------------- the warm parent
-KILL_EVERYTHING = TRY + '''
+KILL_EVERYTHING = (
+    TRY
+    + """
 import signal
 me, parent = os.getpid(), os.getppid()
 others = sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != me)
@@ -41,7 +43,8 @@ found = {"parent": attempt(lambda: os.kill(parent, signal.SIGKILL)),
          "pidfd": attempt(pidfd_kill),
          "everyone": attempt(lambda: os.kill(-1, signal.SIGKILL))}
 print(json.dumps(found))
-'''
+"""
+)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the parent and the calls run as two users only when the host is root")
@@ -73,8 +76,10 @@ def test_a_parent_that_dies_during_a_call_is_reported_as_a_crash_never_as_output
 
     still_works(env)
     outcome: dict = {}
-    code = ("import time\nopen('/tmp/started', 'w').close()\ntime.sleep(4)\n"
-            "open('/scratch/calls/survived', 'w').close()\nprint('FINISHED')")
+    code = (
+        "import time\nopen('/tmp/started', 'w').close()\ntime.sleep(4)\n"
+        "open('/scratch/calls/survived', 'w').close()\nprint('FINISHED')"
+    )
     thread = threading.Thread(target=lambda: outcome.update(result=env.run(code)))
     thread.start()
     parent_uid, child_uid = sandbox_uid(env.ws_a), call_uid(env.ws_a)
@@ -94,8 +99,11 @@ def test_a_parent_that_dies_during_a_call_is_reported_as_a_crash_never_as_output
     assert "stopped while running this code" in result.error["message"] and "FINISHED" not in result.text
     time.sleep(0.5)
     assert _host_pids_of(child_uid) == []  # the orphaned call was stopped by the zygote
-    check = probe(env, "import os, json, time\ntime.sleep(0.2)\n"
-                       "print(json.dumps({'survived': os.path.exists('/scratch/calls/survived')}))")
+    check = probe(
+        env,
+        "import os, json, time\ntime.sleep(0.2)\n"
+        "print(json.dumps({'survived': os.path.exists('/scratch/calls/survived')}))",
+    )
     assert check == {"survived": False}
     still_works(env)
 
@@ -116,7 +124,7 @@ def test_a_parent_that_died_between_calls_is_replaced_and_the_next_call_runs(env
 
 
 # ----------------------------------------------------------------------------- nothing outlives a call
-LINGER = '''
+LINGER = """
 import os, subprocess, sys, time
 # a session leader with its own process group, and a double-forked daemon
 subprocess.Popen([sys.executable, "-c", "import time\\nwhile True:\\n    open('/tmp/alive-1', 'w').close()\\n"
@@ -132,7 +140,7 @@ deadline = time.time() + 50
 while not all(os.path.exists(f"/tmp/alive-{i}") for i in (1, 2)) and time.time() < deadline:
     time.sleep(0.05)
 print("started", sorted(f for f in os.listdir("/tmp") if f.startswith("alive")))
-'''
+"""
 
 
 def test_background_processes_are_stopped_and_the_model_is_told(env):  # noqa: F811
@@ -143,18 +151,25 @@ def test_background_processes_are_stopped_and_the_model_is_told(env):  # noqa: F
     assert "started ['alive-1', 'alive-2']" in result.text
     # (2, or 3 when the daemon's short-lived middle process has not quite exited yet)
     assert result.payload["stopped_processes"] in (2, 3)
-    assert (f"left {result.payload['stopped_processes']} background processes running; they were stopped when "
-            "the call ended") in result.text
-    found = probe(env, "import os, json, time\ntime.sleep(0.3)\n"
-                       "print(json.dumps({'procs': [p for p in os.listdir('/proc') if p.isdigit()], "
-                       "'tmp': os.listdir('/tmp')}))")
+    assert (
+        f"left {result.payload['stopped_processes']} background processes running; they were stopped when "
+        "the call ended"
+    ) in result.text
+    found = probe(
+        env,
+        "import os, json, time\ntime.sleep(0.3)\n"
+        "print(json.dumps({'procs': [p for p in os.listdir('/proc') if p.isdigit()], "
+        "'tmp': os.listdir('/tmp')}))",
+    )
     assert len(found["procs"]) <= 4 and found["tmp"] == []  # init, zygote, parent, this call; nothing written
     still_works(env)
 
 
 def test_a_call_that_exits_while_its_background_process_holds_the_pipe_ends_at_once(env):  # noqa: F811
-    result = env.run("import os, subprocess, sys\n"
-                     "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\nos._exit(3)")
+    result = env.run(
+        "import os, subprocess, sys\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\nos._exit(3)"
+    )
     # Reason: the parent watches the child's exit (pidfd), not only the end of the result pipe
     # the background process still holds: the call ends as what it is, not at the wall-time limit.
     assert result.error["error"] == "python_error" and "status 3" in result.error["message"], result.error

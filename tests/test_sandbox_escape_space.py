@@ -17,7 +17,9 @@ pytestmark = pytest.mark.timeout(120)
 
 
 # ----------------------------------------------------------------------------- scratch
-SWAP = TRY + '''
+SWAP = (
+    TRY
+    + """
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 RENAME_EXCHANGE, AT_FDCWD = 2, -100
@@ -38,7 +40,8 @@ found = {
     "victim_visible": os.path.exists(VICTIM),
 }
 result = found  # (stdout is read back by its path, which now leads nowhere)
-'''
+"""
+)
 
 
 def test_scratch_swapped_for_a_symlink_never_leads_the_host_outside(env, tmp_path):  # noqa: F811
@@ -60,8 +63,9 @@ def test_scratch_swapped_for_a_symlink_never_leads_the_host_outside(env, tmp_pat
         assert result.ok and result.figures == [] and result.payload["tables"] == [], result.text
     assert len(list(victim.iterdir())) == 1001 and (victim / "f999.txt").read_text() == "precious"
     assert (victim / "bait.png").read_bytes() == b"NOT A FIGURE"
-    clean = probe(env, "import os, json\nprint(json.dumps({'calls': os.listdir('/scratch/calls'), "
-                       "'tmp': os.listdir('/tmp')}))")
+    clean = probe(
+        env, "import os, json\nprint(json.dumps({'calls': os.listdir('/scratch/calls'), 'tmp': os.listdir('/tmp')}))"
+    )
     assert clean["tmp"] == [] and len(clean["calls"]) == 1  # emptied after each call: only this call's folder
     still_works(env)
 
@@ -70,15 +74,27 @@ def test_scratch_swapped_for_a_symlink_never_leads_the_host_outside(env, tmp_pat
 def test_filling_the_disk_stops_at_the_writable_space_limit(env):  # noqa: F811
     settings = env.settings.model_copy(update={"sandbox_scratch_mb": 16})
     host_free = os.statvfs(env.data_dir).f_bavail * os.statvfs(env.data_dir).f_frsize
-    fill = env.run("i = 0\nwhile True:\n    open(f'part{i}', 'wb').write(b'x' * (2 * 1024 * 1024))\n    i += 1",
-                   settings=settings, workspace_id="wsfill" + env.ws_a[-3:], datasets={})
+    fill = env.run(
+        "i = 0\nwhile True:\n    open(f'part{i}', 'wb').write(b'x' * (2 * 1024 * 1024))\n    i += 1",
+        settings=settings,
+        workspace_id="wsfill" + env.ws_a[-3:],
+        datasets={},
+    )
     # Reason: /scratch is a 16 MB file system in memory (ENOSPC), whatever the number of files.
     assert fill.error["error"] == "limit_exceeded" and fill.error["limit"] == "scratch", fill.error
-    tmp = env.run("i = 0\nwhile True:\n    open(f'/tmp/p{i}', 'wb').write(b'x' * (1024 * 1024))\n    i += 1",
-                  settings=settings, workspace_id="wsfill" + env.ws_a[-3:], datasets={})
+    tmp = env.run(
+        "i = 0\nwhile True:\n    open(f'/tmp/p{i}', 'wb').write(b'x' * (1024 * 1024))\n    i += 1",
+        settings=settings,
+        workspace_id="wsfill" + env.ws_a[-3:],
+        datasets={},
+    )
     assert tmp.error["error"] == "limit_exceeded" and tmp.error["limit"] == "scratch", tmp.error
-    after = env.run("import os\nprint(sorted(os.listdir('.')), os.listdir('/tmp'), os.listdir('/scratch/calls'))",
-                    settings=settings, workspace_id="wsfill" + env.ws_a[-3:], datasets={})
+    after = env.run(
+        "import os\nprint(sorted(os.listdir('.')), os.listdir('/tmp'), os.listdir('/scratch/calls'))",
+        settings=settings,
+        workspace_id="wsfill" + env.ws_a[-3:],
+        datasets={},
+    )
     # both emptied after the call: the next one works, with only its own captured output
     assert "['stderr.txt', 'stdout.txt'] [] ['call_" in after.text, after.text
     # the host's disk did not take the writes (a margin for everything else on this machine)

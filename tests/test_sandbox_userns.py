@@ -15,7 +15,7 @@ from tests.test_sandbox_escape import require_mode
 
 pytestmark = pytest.mark.timeout(240)
 
-ATTACK = '''
+ATTACK = """
 import json, os, signal, subprocess, sys
 def attempt(fn):
     try:
@@ -37,7 +37,7 @@ found = {"me": me, "ppid": os.getppid(),
                     if k in ("CapEff", "CapPrm", "CapAmb", "NoNewPrivs", "Seccomp")}}
 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
 print(json.dumps(found))
-'''
+"""
 
 
 @pytest.fixture(scope="module", params=["bwrap", "unshare"])
@@ -70,8 +70,13 @@ def test_a_call_cannot_reach_its_parent_and_what_it_leaves_is_stopped(sandbox):
     assert set(found["pidfd"].values()) == {"OSError"}, found
     assert found["everyone"] in ("ALLOWED: None", "ProcessLookupError"), found
     # no capability left in the sandbox's user namespace, and the filter is on in the call
-    assert found["status"] == {"CapEff": "0000000000000000", "CapPrm": "0000000000000000",
-                               "CapAmb": "0000000000000000", "NoNewPrivs": "1", "Seccomp": "2"}
+    assert found["status"] == {
+        "CapEff": "0000000000000000",
+        "CapPrm": "0000000000000000",
+        "CapAmb": "0000000000000000",
+        "NoNewPrivs": "1",
+        "Seccomp": "2",
+    }
     # the background process was counted, then stopped with the call's namespace
     assert outcome.stopped_processes == 1
     after = pool.parents[spec.workspace_id].hello
@@ -97,9 +102,11 @@ def test_a_swapped_call_folder_is_not_followed(sandbox, tmp_path):
     victim = tmp_path / "victim"
     victim.mkdir()
     (victim / "bait.png").write_bytes(b"NOT A FIGURE")
-    code = (f"import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nhere = os.getcwd()\n"
-            f"plt.plot([1, 2]); save_figure(name='bait')\nos.symlink({str(victim)!r}, '/scratch/calls/evil')\n"
-            "assert libc.renameat2(-100, here.encode(), -100, b'/scratch/calls/evil', 2) == 0\nresult = 'swapped'")
+    code = (
+        f"import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nhere = os.getcwd()\n"
+        f"plt.plot([1, 2]); save_figure(name='bait')\nos.symlink({str(victim)!r}, '/scratch/calls/evil')\n"
+        "assert libc.renameat2(-100, here.encode(), -100, b'/scratch/calls/evil', 2) == 0\nresult = 'swapped'"
+    )
     outcome = run(sandbox, code)
     assert outcome.ok and outcome.result == "swapped" and outcome.figures == [], outcome
     assert [p.name for p in victim.iterdir()] == ["bait.png"] and (victim / "bait.png").read_bytes() == b"NOT A FIGURE"

@@ -40,7 +40,9 @@ def test_a_shared_link_shows_the_report_to_anyone_until_it_is_revoked(tmp_path, 
         for url in (link, by_api["url"]):
             page = stranger.get(url.replace("http://testserver", ""))
             assert page.status_code == 200 and QUESTION in page.text and "<html" in page.text
-            assert page.headers["x-robots-tag"] == "noindex, nofollow" and page.headers["referrer-policy"] == "no-referrer"
+            assert (
+                page.headers["x-robots-tag"] == "noindex, nofollow" and page.headers["referrer-policy"] == "no-referrer"
+            )
         assert stranger.get(f"/workspaces/{ws}", follow_redirects=False).status_code == 303  # only the report
         assert stranger.get("/shared/not-a-real-link").status_code == 404
 
@@ -86,8 +88,12 @@ def test_share_links_use_the_public_url_and_warn_when_only_this_computer_can_ope
             assert link.rsplit("/", 1)[0] == api.rsplit("/", 1)[0]
             return page
 
-    public = shared(Settings(_env_file=None, data_dir=tmp_path / "a", llm_model="builtin",
-                             public_url="https://verity.example.org/"), "http://127.0.0.1:8000")
+    public = shared(
+        Settings(
+            _env_file=None, data_dir=tmp_path / "a", llm_model="builtin", public_url="https://verity.example.org/"
+        ),
+        "http://127.0.0.1:8000",
+    )
     assert '<code class="new-token" id="share-link">https://verity.example.org/shared/' in public
     assert "data-reach-warning" not in public
     assert re.search(r'<button type="button" data-copy="share-link"[^>]*>Copy</button>', public)

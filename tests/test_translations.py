@@ -17,8 +17,11 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 def duplicate_keys(source: str, name: str = "CATALOG") -> list[str]:
     """Keys written more than once in the dict literal `name` (Python keeps the last one silently)."""
     for node in ast.parse(source).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign)
-                                                                       else None)
+        target = (
+            node.target
+            if isinstance(node, ast.AnnAssign)
+            else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        )
         if isinstance(target, ast.Name) and target.id == name and isinstance(node.value, ast.Dict):
             keys = Counter(k.value for k in node.value.keys if isinstance(k, ast.Constant))
             return sorted(k for k, n in keys.items() if n > 1)

@@ -35,8 +35,9 @@ def make_workbook(path: Path, rows: int = ROWS) -> Path:
     sheet.title = "Orders"
     sheet.append(["Order ID", "Region", "Revenue", "Date"])
     for i in range(rows):
-        sheet.append([f"A{i:05d}", ("East", "West", "North")[i % 3], 100.5 + i,
-                      dt.date(2024, 1, 1) + dt.timedelta(days=i % 300)])
+        sheet.append(
+            [f"A{i:05d}", ("East", "West", "North")[i % 3], 100.5 + i, dt.date(2024, 1, 1) + dt.timedelta(days=i % 300)]
+        )
     book.save(path)
     return path
 
@@ -81,8 +82,14 @@ def models_seen() -> list[list[dict[str, Any]]]:
 def bg_client(tmp_path: Path, gate: threading.Event, models_seen: list) -> Iterator[TestClient]:
     from app.main import create_app
 
-    settings = Settings(_env_file=None, data_dir=tmp_path / "data", llm_model="builtin", sse_poll_interval_s=0.05,
-                        sse_heartbeat_s=1.0, background_ingest_mb=0.001)
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path / "data",
+        llm_model="builtin",
+        sse_poll_interval_s=0.05,
+        sse_heartbeat_s=1.0,
+        background_ingest_mb=0.001,
+    )
 
     def model_factory(settings: Settings, datasets: list[dict[str, Any]], language: str):
         models_seen.append(datasets)
@@ -119,8 +126,9 @@ def wait_for(client: TestClient, ws: str, dataset_id: str, limit_s: float = 30.0
     pytest.fail(f"dataset {dataset_id} still loading after {limit_s} s")
 
 
-def test_api_returns_the_preview_at_once_then_the_full_table(bg_client: TestClient, workbook: Path,
-                                                               gate: threading.Event):
+def test_api_returns_the_preview_at_once_then_the_full_table(
+    bg_client: TestClient, workbook: Path, gate: threading.Event
+):
     ws = new_workspace(bg_client)
     started = time.monotonic()
     response = upload(bg_client, ws, workbook)
@@ -154,12 +162,14 @@ def test_unknown_dataset_is_404(bg_client: TestClient):
     assert response.status_code == 404 and response.json()["error"]["category"] == "not_found"
 
 
-def test_page_shows_the_loading_notice_then_the_full_preview(bg_client: TestClient, workbook: Path,
-                                                             gate: threading.Event):
+def test_page_shows_the_loading_notice_then_the_full_preview(
+    bg_client: TestClient, workbook: Path, gate: threading.Event
+):
     ws = new_workspace(bg_client)
     with workbook.open("rb") as handle:
-        partial = bg_client.post(f"/workspaces/{ws}/upload", files={"file": (workbook.name, handle)},
-                                 headers={"X-Requested-With": "fetch"})
+        partial = bg_client.post(
+            f"/workspaces/{ws}/upload", files={"file": (workbook.name, handle)}, headers={"X-Requested-With": "fetch"}
+        )
     assert partial.status_code == 200, partial.text
     assert "Still reading the rest of the file" in partial.text and "data-dataset-loading" in partial.text
     assert "A00000" in partial.text
@@ -182,8 +192,9 @@ def test_page_shows_the_loading_notice_then_the_full_preview(bg_client: TestClie
     assert "Still reading" not in page.text and "1500 rows" in page.text
 
 
-def test_damaged_big_file_ends_failed_with_a_category(bg_client: TestClient, workbook: Path,
-                                                      gate: threading.Event, tmp_path: Path):
+def test_damaged_big_file_ends_failed_with_a_category(
+    bg_client: TestClient, workbook: Path, gate: threading.Event, tmp_path: Path
+):
     gate.set()
     ws = new_workspace(bg_client)
     damaged = damage_sheet(workbook, tmp_path / "damaged.xlsx")
@@ -212,14 +223,14 @@ def test_damaged_big_file_ends_failed_with_a_category(bg_client: TestClient, wor
 
 def test_truncated_big_file_is_refused_at_once(bg_client: TestClient, workbook: Path):
     ws = new_workspace(bg_client)
-    response = bg_client.post(f"/api/workspaces/{ws}/files",
-                              files={"file": ("cut.xlsx", workbook.read_bytes()[:3000])})
+    response = bg_client.post(f"/api/workspaces/{ws}/files", files={"file": ("cut.xlsx", workbook.read_bytes()[:3000])})
     assert response.status_code == 400
     assert response.json()["error"]["category"] == "corrupt_file"
 
 
-def test_question_while_loading_does_not_analyse_the_loading_file(bg_client: TestClient, workbook: Path,
-                                                                   gate: threading.Event, models_seen: list):
+def test_question_while_loading_does_not_analyse_the_loading_file(
+    bg_client: TestClient, workbook: Path, gate: threading.Event, models_seen: list
+):
     ws = new_workspace(bg_client)
     dataset = upload(bg_client, ws, workbook).json()["dataset"]
     assert dataset["status"] == "loading"
@@ -240,8 +251,7 @@ def test_question_while_loading_does_not_analyse_the_loading_file(bg_client: Tes
     assert wait_for(bg_client, ws, dataset["id"])["status"] == "ready"
 
 
-def test_csv_and_small_files_are_read_during_the_upload(bg_client: TestClient, gate: threading.Event,
-                                                        tmp_path: Path):
+def test_csv_and_small_files_are_read_during_the_upload(bg_client: TestClient, gate: threading.Event, tmp_path: Path):
     gate.set()
     ws = new_workspace(bg_client)
     csv = tmp_path / "small.csv"
@@ -270,8 +280,16 @@ def test_a_load_left_by_a_gone_process_is_resumed(bg_client: TestClient, workboo
     with bg_client.app.state.db.session() as session:
         workspace = session.get(Workspace, ws)
         preview = preview_table(workbook, settings=settings)
-        stale = add_loading_dataset(session, settings, workspace, workbook, workbook.name, None, preview,
-                                    loader={"pid": 2 ** 30, "boot": "an earlier server"})
+        stale = add_loading_dataset(
+            session,
+            settings,
+            workspace,
+            workbook,
+            workbook.name,
+            None,
+            preview,
+            loader={"pid": 2**30, "boot": "an earlier server"},
+        )
         dataset_id = stale.id
         assert stale.info["status"] == LOADING and PROCESS["boot"] != "an earlier server"
     ready = wait_for(bg_client, ws, dataset_id)
@@ -292,8 +310,7 @@ def test_browser_swaps_in_the_full_preview(tmp_path: Path, workbook: Path, gate:
 
     from app.main import create_app
 
-    settings = Settings(_env_file=None, data_dir=tmp_path / "runtime", llm_model="builtin",
-                        background_ingest_mb=0.001)
+    settings = Settings(_env_file=None, data_dir=tmp_path / "runtime", llm_model="builtin", background_ingest_mb=0.001)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="warning", timeout_graceful_shutdown=5))
@@ -302,8 +319,9 @@ def test_browser_swaps_in_the_full_preview(tmp_path: Path, workbook: Path, gate:
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     try:
         with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu",
-                                                                          "--no-proxy-server"])
+            browser = p.chromium.launch(
+                executable_path=chromium, args=["--no-sandbox", "--disable-gpu", "--no-proxy-server"]
+            )
             page = browser.new_page()
             deadline = time.monotonic() + 30
             while not server.started:

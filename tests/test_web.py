@@ -14,8 +14,19 @@ from app.config import Settings
 from app.main import create_app
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
-REPORT_KEYS = {"question", "language", "answer", "model", "datasets", "evidence", "tasks", "figures",
-               "tool_calls", "unverified_numbers", "warnings"}
+REPORT_KEYS = {
+    "question",
+    "language",
+    "answer",
+    "model",
+    "datasets",
+    "evidence",
+    "tasks",
+    "figures",
+    "tool_calls",
+    "unverified_numbers",
+    "warnings",
+}
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -29,8 +40,9 @@ def upload(client: TestClient, ws: str, name: str, content: bytes, **data: str):
     return client.post(f"/api/workspaces/{ws}/files", files={"file": (name, content)}, data=data)
 
 
-def read_stream(client: TestClient, run_id: str, headers: dict | None = None, after: int | None = None,
-                limit_s: float = 120.0) -> list:
+def read_stream(
+    client: TestClient, run_id: str, headers: dict | None = None, after: int | None = None, limit_s: float = 120.0
+) -> list:
     """(id, kind, data) of every SSE message until the server closes the stream (or `limit_s`)."""
     events, current, deadline = [], {}, time.monotonic() + limit_s
     url = f"/api/runs/{run_id}/events" + (f"?after={after}" if after is not None else "")
@@ -62,15 +74,26 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from tests.conftest import sample_path
 
     path = sample_path("retail_sales.xlsx")
-    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("flow"), llm_model="builtin",
-                        sse_poll_interval_s=0.05, sse_heartbeat_s=1.0)
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path_factory.mktemp("flow"),
+        llm_model="builtin",
+        sse_poll_interval_s=0.05,
+        sse_heartbeat_s=1.0,
+    )
     with TestClient(create_app(settings)) as client:
         ws = new_workspace(client)
         uploaded = upload(client, ws, path.name, path.read_bytes())
         assert uploaded.status_code == 201, uploaded.text
         run_id, events = ask(client, ws, "Does revenue differ by region?")
-        yield {"client": client, "ws": ws, "dataset": uploaded.json()["dataset"], "run_id": run_id,
-               "events": events, "settings": settings}
+        yield {
+            "client": client,
+            "ws": ws,
+            "dataset": uploaded.json()["dataset"],
+            "run_id": run_id,
+            "events": events,
+            "settings": settings,
+        }
 
 
 def test_upload_returns_the_preview(flow):
@@ -123,8 +146,9 @@ def test_report_json_follows_the_contract(flow):
     assert 'filename="report.json"' in response.headers["content-disposition"]
     report = response.json()
     assert REPORT_KEYS <= set(report)
-    assert report["evidence"] and all(e["method"] and isinstance(e["metrics"], dict) and "sample_size" in e
-                                      for e in report["evidence"])
+    assert report["evidence"] and all(
+        e["method"] and isinstance(e["metrics"], dict) and "sample_size" in e for e in report["evidence"]
+    )
     assert len(report["figures"]) >= 1
 
 
@@ -137,10 +161,14 @@ def test_report_html_is_self_contained(flow):
     assert "data:image/png;base64," in response.text
 
 
-@pytest.mark.parametrize("fmt, media, magic", [
-    ("md", "text/markdown", None), ("pdf", "application/pdf", b"%PDF"),
-    ("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", b"PK"),
-])
+@pytest.mark.parametrize(
+    "fmt, media, magic",
+    [
+        ("md", "text/markdown", None),
+        ("pdf", "application/pdf", b"%PDF"),
+        ("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", b"PK"),
+    ],
+)
 def test_report_downloads(flow, fmt, media, magic):
     response = flow["client"].get(f"/api/workspaces/{flow['ws']}/report.{fmt}")
     assert response.status_code == 200, response.text
@@ -182,7 +210,7 @@ def test_run_panel_shows_the_plan_and_which_claims_were_checked(flow):
     page = flow["client"].get(f"/runs/{flow['run_id']}?partial=1").text
     plan = page.split("data-analysis-plan>", 1)[1].split("</dl>", 1)[0]
     assert "<dt>Goal</dt>" in plan and "Planned methods" in plan
-    assert page.count('data-check>checked</span>') == page.count('class="evidence-card') >= 1
+    assert page.count("data-check>checked</span>") == page.count('class="evidence-card') >= 1
     assert "Every claim was checked against the analyses it cites." in page
 
 
@@ -213,14 +241,23 @@ def test_interrupt_and_answers(flow):
 
     db = client.app.state.db
     with db.session() as session:
-        question = Question(workspace_id=flow["ws"], run_id=run_id, kind="single", question="Which metric?",
-                            options=[{"label": "Revenue", "description": "money"}])
+        question = Question(
+            workspace_id=flow["ws"],
+            run_id=run_id,
+            kind="single",
+            question="Which metric?",
+            options=[{"label": "Revenue", "description": "money"}],
+        )
         session.add(question)
         session.flush()
         question_id = question.id
     open_question = client.get(f"/api/runs/{run_id}").json()["question"]
-    assert open_question == {"id": question_id, "kind": "single", "question": "Which metric?",
-                             "options": [{"label": "Revenue", "description": "money"}]}
+    assert open_question == {
+        "id": question_id,
+        "kind": "single",
+        "question": "Which metric?",
+        "options": [{"label": "Revenue", "description": "money"}],
+    }
     answered = client.post(f"/api/runs/{run_id}/answers", json={"question_id": question_id, "answer": "Revenue"})
     assert answered.status_code == 202
     assert client.get(f"/api/runs/{run_id}").json()["question"] is None

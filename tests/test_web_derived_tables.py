@@ -23,8 +23,11 @@ def workspace_with_a_derived_table(client) -> tuple[str, dict, dict, str]:
     run_id = client.post(f"/api/workspaces/{ws}/messages", json={"text": QUESTION}).json()["run_id"]
     wait_for_run(client, run_id, {"done"})
     with client.app.state.db.session() as session:
-        made = [d for d in session.scalars(select(Dataset).where(Dataset.workspace_id == ws, Dataset.active))
-                if d.id != upload["id"]]
+        made = [
+            d
+            for d in session.scalars(select(Dataset).where(Dataset.workspace_id == ws, Dataset.active))
+            if d.id != upload["id"]
+        ]
     assert len(made) == 1, [d.name for d in made]  # the run stored exactly one table of its own
     derived = client.get(f"/api/workspaces/{ws}/datasets/{made[0].id}").json()["dataset"]
     return ws, upload, derived, run_id
@@ -32,7 +35,7 @@ def workspace_with_a_derived_table(client) -> tuple[str, dict, dict, str]:
 
 def card(page: str, dataset_id: str) -> str:
     start = page.index(f'id="dataset-{dataset_id}"')
-    return page[start:page.index("</article>", start)]
+    return page[start : page.index("</article>", start)]
 
 
 def test_a_derived_table_is_listed_after_the_uploads_under_its_own_name_and_origin(client):
@@ -42,7 +45,7 @@ def test_a_derived_table_is_listed_after_the_uploads_under_its_own_name_and_orig
     # the upload keeps its card, above the section, as before
     assert f'id="dataset-{upload["id"]}"' in uploads_part and f'id="dataset-{derived["id"]}"' in derived_part
     mine = card(page, upload["id"])
-    assert "<h3 class=\"dataset-title\">retail_sales.xlsx</h3>" in mine and "Sheet: Orders 2024" in mine
+    assert '<h3 class="dataset-title">retail_sales.xlsx</h3>' in mine and "Sheet: Orders 2024" in mine
     assert "Column names found in row 3" in mine and "Other sheets in this file" in mine
     assert "Remove this file…" in mine and '<details class="preview" open>' in mine
     # the section is closed and counts its tables
@@ -54,7 +57,13 @@ def test_a_derived_table_is_listed_after_the_uploads_under_its_own_name_and_orig
     assert f"?run={run_id}#run" in made and QUESTION in made  # the question that made it, linked
     assert f"{derived['rows']} rows" in made and f"{len(derived['columns'])} columns" in made
     # none of the parent file's reading: no sheet, header row or sheet switch; its rows stay closed
-    for inherited in ("Sheet:", "Column names found in row", "Other sheets in this file", "/sheet\"", "retail_sales.xlsx</h3>"):
+    for inherited in (
+        "Sheet:",
+        "Column names found in row",
+        "Other sheets in this file",
+        '/sheet"',
+        "retail_sales.xlsx</h3>",
+    ):
         assert inherited not in made, inherited
     assert "Remove this table…" in made and "Remove this file…" not in made
     assert '<details class="preview" >' in made and "<table" in made
@@ -69,17 +78,26 @@ def test_the_derived_section_reads_in_chinese(client):
 
 def test_the_api_says_where_a_table_came_from_and_refuses_file_actions_on_it(client):
     ws, upload, derived, run_id = workspace_with_a_derived_table(client)
-    assert derived["derived_from"] == {"source": "retail_sales.xlsx", "dataset": "retail_sales",
-                                       "tool": "group_aggregate", "step": derived["derived_from"]["step"],
-                                       "run_id": run_id, "question": QUESTION}
+    assert derived["derived_from"] == {
+        "source": "retail_sales.xlsx",
+        "dataset": "retail_sales",
+        "tool": "group_aggregate",
+        "step": derived["derived_from"]["step"],
+        "run_id": run_id,
+        "question": QUESTION,
+    }
     assert "Revenue" in derived["derived_from"]["step"] and "Region" in derived["derived_from"]["step"]
     assert "sheets" not in derived and "header_row" not in derived  # the file's reading is not the table's
     assert upload["sheets"] and "header_row" in upload
     assert client.get(f"/api/workspaces/{ws}/datasets/{upload['id']}").json()["dataset"]["derived_from"] is None
     # another sheet of the file is still a version of the upload, not a derived table
     switched = client.post(f"/api/workspaces/{ws}/datasets/{upload['id']}/sheet", json={"sheet": "Notes"})
-    assert client.get(f"/api/workspaces/{ws}/datasets/{switched.json()['dataset']['id']}").json()["dataset"][
-        "derived_from"] is None
+    assert (
+        client.get(f"/api/workspaces/{ws}/datasets/{switched.json()['dataset']['id']}").json()["dataset"][
+            "derived_from"
+        ]
+        is None
+    )
     # reading a sheet of the file again would put the file's rows under the table's name
     refused = client.post(f"/api/workspaces/{ws}/datasets/{derived['id']}/sheet", json={"sheet": "Notes"})
     assert refused.status_code == 409 and refused.json()["error"]["category"] == "derived_table"
@@ -93,7 +111,9 @@ def test_removing_a_derived_table_takes_only_that_table(client):
     assert copy.exists() and copy.parent == original.parent
     asked = client.post(f"/workspaces/{ws}/datasets/{derived['id']}/remove")
     assert asked.status_code == 200 and f"Remove the table {derived['name']} from this workspace?" in asked.text
-    assert "only this table" in asked.text and "retail_sales.xlsx" not in asked.text.split("<h1>", 1)[1].split("</h1>")[0]
+    assert (
+        "only this table" in asked.text and "retail_sales.xlsx" not in asked.text.split("<h1>", 1)[1].split("</h1>")[0]
+    )
     api_asked = client.delete(f"/api/workspaces/{ws}/datasets/{derived['id']}")
     assert api_asked.status_code == 409 and derived["name"] in api_asked.json()["error"]["message"]
     done = client.delete(f"/api/workspaces/{ws}/datasets/{derived['id']}?confirm=true")

@@ -16,17 +16,23 @@ from app.web.security import PAGE_CSP, REPORT_CSP, cross_site_reason
 from tests.factories import REPO, wait_for_run
 
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
-CROSS_SITE = ({"Origin": "http://evil.example"},
-              {"Origin": "http://testserver:8001"},  # the same host, another port
-              {"Origin": "null"},
-              {"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"},
-              {"Sec-Fetch-Site": "same-site", "Origin": "http://testserver:8001"})
+CROSS_SITE = (
+    {"Origin": "http://evil.example"},
+    {"Origin": "http://testserver:8001"},  # the same host, another port
+    {"Origin": "null"},
+    {"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"},
+    {"Sec-Fetch-Site": "same-site", "Origin": "http://testserver:8001"},
+)
 
 
 def unsafe_routes(app) -> list[tuple[str, str]]:
     """Every state-changing (method, path) of the app, from its OpenAPI schema (every route is in it)."""
-    return sorted((method.upper(), path) for path, operations in app.openapi()["paths"].items()
-                  for method in operations if method.upper() in UNSAFE)
+    return sorted(
+        (method.upper(), path)
+        for path, operations in app.openapi()["paths"].items()
+        for method in operations
+        if method.upper() in UNSAFE
+    )
 
 
 def fill(path: str) -> str:
@@ -49,8 +55,12 @@ def test_cross_site_posts_are_refused_on_every_route(client):
 
 
 def test_same_origin_browsers_and_scripts_still_work(client):
-    same = [{"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}, {"Origin": "http://testserver"},
-            {"Sec-Fetch-Site": "none"}, {}]  # {}: curl or a script, no browser to trick
+    same = [
+        {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"},
+        {"Origin": "http://testserver"},
+        {"Sec-Fetch-Site": "none"},
+        {},
+    ]  # {}: curl or a script, no browser to trick
     for n, headers in enumerate(same):
         response = client.post("/api/workspaces", json={"name": f"ok{n}"}, headers=headers)
         assert response.status_code == 201, (headers, response.text)
@@ -63,47 +73,67 @@ def test_login_and_signup_are_protected_and_bearer_calls_are_exempt(tmp_path):
     with TestClient(create_app(settings)) as client:
         # login CSRF: another site must not sign the browser in to the attacker's account
         for path in ("/signup", "/login"):
-            refused = client.post(path, data={"email": "eve@example.com", "password": "long enough"},
-                                  headers={"Origin": "http://evil.example"}, follow_redirects=False)
+            refused = client.post(
+                path,
+                data={"email": "eve@example.com", "password": "long enough"},
+                headers={"Origin": "http://evil.example"},
+                follow_redirects=False,
+            )
             assert refused.status_code == 403 and "verity_session" not in refused.headers.get("set-cookie", "")
         client.post("/signup", data={"email": "ada@example.com", "password": "long enough"})
         token = client.post("/api/auth/token", json={"email": "ada@example.com", "password": "long enough"}).json()
         client.cookies.clear()
-        created = client.post("/api/workspaces", json={"name": "from a script"},
-                              headers={"Authorization": f"Bearer {token['token']}", "Origin": "http://evil.example"})
+        created = client.post(
+            "/api/workspaces",
+            json={"name": "from a script"},
+            headers={"Authorization": f"Bearer {token['token']}", "Origin": "http://evil.example"},
+        )
         assert created.status_code == 201, created.text
 
 
-@pytest.mark.parametrize(("method", "headers", "refused"), [
-    ("GET", {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}, False),  # reading is not changing
-    ("POST", {"Origin": "https://app.example.com", "Host": "app.example.com"}, False),
-    ("POST", {"Origin": "https://app.example.com:443", "Host": "app.example.com"}, False),
-    ("POST", {"Origin": "http://app.example.com", "Host": "app.example.com:8000"}, True),
-    ("POST", {"Origin": "http://app.example.com.evil", "Host": "app.example.com"}, True),
-    ("POST", {"Origin": "https://proxy.example.com", "Host": "10.0.0.5:8000"}, True),
-    ("POST", {"Sec-Fetch-Site": "same-site", "Origin": "https://a.example.com", "Host": "b.example.com"}, True),
-    ("DELETE", {"Sec-Fetch-Site": "cross-site", "Authorization": "Bearer vt_x"}, False),
-])
+@pytest.mark.parametrize(
+    ("method", "headers", "refused"),
+    [
+        ("GET", {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}, False),  # reading is not changing
+        ("POST", {"Origin": "https://app.example.com", "Host": "app.example.com"}, False),
+        ("POST", {"Origin": "https://app.example.com:443", "Host": "app.example.com"}, False),
+        ("POST", {"Origin": "http://app.example.com", "Host": "app.example.com:8000"}, True),
+        ("POST", {"Origin": "http://app.example.com.evil", "Host": "app.example.com"}, True),
+        ("POST", {"Origin": "https://proxy.example.com", "Host": "10.0.0.5:8000"}, True),
+        ("POST", {"Sec-Fetch-Site": "same-site", "Origin": "https://a.example.com", "Host": "b.example.com"}, True),
+        ("DELETE", {"Sec-Fetch-Site": "cross-site", "Authorization": "Bearer vt_x"}, False),
+    ],
+)
 def test_cross_site_rule(method, headers, refused):
     assert (cross_site_reason(method, Headers(headers)) is not None) == refused
 
 
 def test_trusted_origins_for_a_proxy_that_rewrites_the_host(tmp_path):
-    settings = Settings(_env_file=None, data_dir=tmp_path, llm_model="builtin",
-                        trusted_origins="https://verity.example.com")
+    settings = Settings(
+        _env_file=None, data_dir=tmp_path, llm_model="builtin", trusted_origins="https://verity.example.com"
+    )
     with TestClient(create_app(settings)) as client:
         ok = client.post("/api/workspaces", json={"name": "a"}, headers={"Origin": "https://verity.example.com"})
         assert ok.status_code == 201
-        assert client.post("/api/workspaces", json={"name": "b"},
-                           headers={"Origin": "https://other.example.com"}).status_code == 403
+        assert (
+            client.post(
+                "/api/workspaces", json={"name": "b"}, headers={"Origin": "https://other.example.com"}
+            ).status_code
+            == 403
+        )
 
 
 def test_without_sign_in_only_this_servers_names_are_served(tmp_path):
     """DNS rebinding: a page on rebound.example, re-pointed at 127.0.0.1, is same-origin with itself,
     so the Origin check passes; its Host names rebound.example and is refused. Loopback names, IP
     literals, public_url's host and allowed_hosts pass; with sign-in the check is off."""
-    settings = Settings(_env_file=None, data_dir=tmp_path, llm_model="builtin", allowed_hosts="lab-box",
-                        public_url="https://verity.example.com")
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path,
+        llm_model="builtin",
+        allowed_hosts="lab-box",
+        public_url="https://verity.example.com",
+    )
     with TestClient(create_app(settings), base_url="http://rebound.example:8000") as client:
         page = client.get("/", headers={"Accept-Language": "zh-CN"})
         assert page.status_code == 400 and "VERITY_ALLOWED_HOSTS" in page.text and "rebound.example" in page.text
@@ -112,8 +142,15 @@ def test_without_sign_in_only_this_servers_names_are_served(tmp_path):
         assert posted.status_code == 400 and posted.json()["error"]["category"] == "unknown_host"
         assert "hint" in posted.json()["error"]
         assert "content-security-policy" in posted.headers  # refusals get the security headers too
-        for host in ("localhost:8000", "127.0.0.1:8000", "[::1]:8000", "192.168.1.20:8000", "app.localhost",
-                     "LAB-BOX:8000", "verity.example.com"):
+        for host in (
+            "localhost:8000",
+            "127.0.0.1:8000",
+            "[::1]:8000",
+            "192.168.1.20:8000",
+            "app.localhost",
+            "LAB-BOX:8000",
+            "verity.example.com",
+        ):
             assert client.get("/healthz", headers={"Host": host}).status_code == 200, host
         assert client.get("/healthz", headers={"Host": "lab-box.attacker.example"}).status_code == 400
 
@@ -139,8 +176,17 @@ def test_every_response_has_security_headers(client, retail_sales):
         client.post(f"/api/workspaces/{ws}/files", files={"file": (retail_sales.name, handle)})
     run = client.post(f"/api/workspaces/{ws}/messages", json={"text": "Does revenue differ by region?"}).json()
     wait_for_run(client, run["run_id"], {"done"})
-    for url in ("/", f"/workspaces/{ws}", f"/runs/{run['run_id']}", "/login", "/static/app.css",
-                "/no-such-page", f"/api/runs/{run['run_id']}", "/healthz", f"/api/workspaces/{ws}/report.md"):
+    for url in (
+        "/",
+        f"/workspaces/{ws}",
+        f"/runs/{run['run_id']}",
+        "/login",
+        "/static/app.css",
+        "/no-such-page",
+        f"/api/runs/{run['run_id']}",
+        "/healthz",
+        f"/api/workspaces/{ws}/report.md",
+    ):
         assert_security_headers(client.get(url))
     # The self-contained report keeps its inline stylesheet and embedded charts, and runs no script.
     report = client.get(f"/api/workspaces/{ws}/report.html")
@@ -157,8 +203,11 @@ def test_templates_and_static_have_no_inline_script():
     offenders = []
     for path in [*Path(REPO, "templates").glob("*.html"), *Path(REPO, "app/reports/templates").glob("*.html")]:
         text = path.read_text(encoding="utf-8")
-        if re.search(r"<script(?![^>]*\bsrc=)[^>]*>", text) or re.search(r"\son[a-z]+\s*=", text) \
-                or "javascript:" in text.lower():
+        if (
+            re.search(r"<script(?![^>]*\bsrc=)[^>]*>", text)
+            or re.search(r"\son[a-z]+\s*=", text)
+            or "javascript:" in text.lower()
+        ):
             offenders.append(path.name)
         if path.parent.name == "templates" and path.parent.parent == REPO and re.search(r"\sstyle\s*=", text):
             offenders.append(f"{path.name} (inline style)")

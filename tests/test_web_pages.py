@@ -68,26 +68,30 @@ def test_upload_limit_is_enforced_while_streaming(tmp_path):
 def test_page_upload_shows_a_preview_or_a_friendly_error(client):
     ws = new_workspace(client)
     csv = "Region,Revenue\n" + "".join(f"{r},{i * 10.5}\n" for i, r in enumerate(["East", "West"] * 15))
-    done = client.post(f"/workspaces/{ws}/upload", files={"file": ("sales.csv", csv.encode())},
-                       follow_redirects=False)
+    done = client.post(f"/workspaces/{ws}/upload", files={"file": ("sales.csv", csv.encode())}, follow_redirects=False)
     assert done.status_code == 303
     page = client.get(f"/workspaces/{ws}").text
     assert "sales.csv" in page and "badge type-category" in page and "Does Revenue differ by Region?" in page
     fragment = client.post(f"/workspaces/{ws}/upload?partial=1", files={"file": ("more.csv", csv.encode())})
     assert fragment.status_code == 200 and "<html" not in fragment.text and "badge type-" in fragment.text
     failed = client.post(f"/workspaces/{ws}/upload", files={"file": ("empty.csv", b"")})
-    assert failed.status_code == 400 and "role=\"alert\"" in failed.text
+    assert failed.status_code == 400 and 'role="alert"' in failed.text
     headline = re.search(r"data-error-headline><strong>([^<]*)</strong>", failed.text).group(1)
     assert headline.startswith("empty.csv: ")  # the file and the reader's own words for what is wrong
     assert "empty_file" not in failed.text  # no internal codes
     assert f'data-replace-url="/workspaces/{ws}"' in failed.text  # the address bar returns to the workspace
     # a Chinese page names the file and the problem in Chinese first; the reader's precise message follows
-    encrypted = client.post(f"/workspaces/{ws}/upload", headers={"accept-language": "zh-CN"},
-                            files={"file": ("locked.xlsx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 4096)})
+    encrypted = client.post(
+        f"/workspaces/{ws}/upload",
+        headers={"accept-language": "zh-CN"},
+        files={"file": ("locked.xlsx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 4096)},
+    )
     assert encrypted.status_code in (400, 415)
     headline = re.search(r"data-error-headline><strong>([^<]*)</strong>", encrypted.text).group(1)
-    assert headline in [t("file_error_head_" + c, "zh", file="locked.xlsx")
-                        for c in ("encrypted_file", "corrupt_file", "unsupported_format")]
+    assert headline in [
+        t("file_error_head_" + c, "zh", file="locked.xlsx")
+        for c in ("encrypted_file", "corrupt_file", "unsupported_format")
+    ]
     # what to do, once, in Chinese: the reader's own hint for this file (the category's advice only without one)
     hint = re.search(r"data-error-hint>([^<]*)<", encrypted.text).group(1)
     assert re.search(r"[\u4e00-\u9fff]", hint)
@@ -144,8 +148,12 @@ def test_default_app_builds():
 def test_suggested_questions_from_column_types():
     from app.web.suggest import suggest_questions
 
-    columns = [{"name": "Revenue", "type": "number"}, {"name": "Region", "type": "category"},
-               {"name": "Date", "type": "datetime"}, {"name": "Phone", "type": "text", "pii": "phone"}]
+    columns = [
+        {"name": "Revenue", "type": "number"},
+        {"name": "Region", "type": "category"},
+        {"name": "Date", "type": "datetime"},
+        {"name": "Phone", "type": "text", "pii": "phone"},
+    ]
     english = suggest_questions([columns], "en")
     assert english[0] == "Does Revenue differ by Region?" and "How does Revenue change over time?" in english
     assert suggest_questions([columns], "zh")[0] == "Revenue在不同Region之间有差异吗？"
@@ -156,17 +164,27 @@ def test_suggested_questions_from_column_types():
 def test_suggested_questions_come_from_every_dataset_and_name_it_when_columns_are_shared():
     from app.web.suggest import suggest_questions
 
-    sales = [{"name": "Revenue", "type": "number"}, {"name": "Region", "type": "category"},
-             {"name": "Date", "type": "datetime"}, {"name": "Cost", "type": "number"}]
+    sales = [
+        {"name": "Revenue", "type": "number"},
+        {"name": "Region", "type": "category"},
+        {"name": "Date", "type": "datetime"},
+        {"name": "Cost", "type": "number"},
+    ]
     teams = [{"name": "Score", "type": "number"}, {"name": "Team", "type": "category"}]
     mixed = suggest_questions([sales, teams], "en", names=["sales.xlsx", "teams.csv"])
     assert mixed[:2] == ["Does Revenue differ by Region?", "Does Score differ by Team?"] and len(mixed) == 6
     assert not any(" in " in q for q in mixed)  # nothing shared: no file named
     older = [{"name": "Revenue", "type": "number"}, {"name": "Region", "type": "category"}]
     both = suggest_questions([sales, older], "en", names=["sales.xlsx", "sales_2024.csv"])
-    assert both[:2] == ["Does Revenue differ by Region in sales.xlsx?", "Does Revenue differ by Region in sales_2024.csv?"]
+    assert both[:2] == [
+        "Does Revenue differ by Region in sales.xlsx?",
+        "Does Revenue differ by Region in sales_2024.csv?",
+    ]
     assert "How does Revenue change over time?" in both  # only sales.xlsx has dates: not ambiguous
-    assert suggest_questions([sales, older], "zh", names=["sales.xlsx", "b.csv"])[1] == "在b.csv中，Revenue在不同Region之间有差异吗？"
+    assert (
+        suggest_questions([sales, older], "zh", names=["sales.xlsx", "b.csv"])[1]
+        == "在b.csv中，Revenue在不同Region之间有差异吗？"
+    )
     assert len(suggest_questions([sales, teams, older], "en", names=["a", "b", "c"])) == 6
 
 
@@ -182,7 +200,9 @@ def test_the_workspace_page_in_chinese_has_no_browser_english(client):
     assert page.count('aria-hidden="true">选择文件<') == 2 and page.count(">未选择文件<") == 2  # upload, document
     assert "revenue在不同region之间有差异吗？" in page and "score在不同team之间有差异吗？" in page
     # the compact button sits under the run panel, after the ask box and the suggestions
-    assert page.index('id="run-panel"') < page.index("conversation-tools") and page.index("suggestions") < page.index("conversation-tools")
+    assert page.index('id="run-panel"') < page.index("conversation-tools") and page.index("suggestions") < page.index(
+        "conversation-tools"
+    )
 
 
 def test_answers_are_escaped_before_markdown():
@@ -208,13 +228,20 @@ def test_file_error_headlines_name_the_file_and_cause_in_both_languages(client):
     """Each category's error box, as the page renders it: the file and what is wrong first, no code."""
     templates = client.app.state.templates
     for category in CATEGORIES:
-        error = {"category": category, "message": "There is no sheet named 'Sales'.", "hint": "Pick a sheet.",
-                 "file": "q3.xlsx"}
+        error = {
+            "category": category,
+            "message": "There is no sheet named 'Sales'.",
+            "hint": "Pick a sheet.",
+            "file": "q3.xlsx",
+        }
         for lang in ("en", "zh"):
             html = templates.get_template("_error_detail.html").render(error=error, lang=lang, t=t)
             headline = re.search(r"data-error-headline><strong>([^<]*)</strong>", html).group(1)
-            expected = ("q3.xlsx: There is no sheet named &#39;Sales&#39;." if lang == "en"
-                        else t(f"file_error_head_{category}", "zh", file="q3.xlsx"))
+            expected = (
+                "q3.xlsx: There is no sheet named &#39;Sales&#39;."
+                if lang == "en"
+                else t(f"file_error_head_{category}", "zh", file="q3.xlsx")
+            )
             assert headline == expected, (category, lang, html)
             assert category not in html and "There is no sheet named" in html
 
@@ -260,8 +287,9 @@ def test_the_same_file_twice_is_flagged_and_repeated_rows_are_in_the_cleaning_lo
     page = client.get(again.headers["location"]).text
     assert "data-duplicate-upload" in page
     assert t("duplicate_upload", "en", file="sales copy.csv", other="sales.csv").replace('"', "&#34;") in page
-    other = client.post(f"/workspaces/{ws}/upload", files={"file": ("other.csv", csv + b"South,4\n")},
-                        follow_redirects=False)
+    other = client.post(
+        f"/workspaces/{ws}/upload", files={"file": ("other.csv", csv + b"South,4\n")}, follow_redirects=False
+    )
     assert "duplicate=" not in other.headers["location"]
 
 

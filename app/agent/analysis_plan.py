@@ -13,8 +13,20 @@ from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.run_scope import run_scope
 from app.db.models import Run
 
-QUESTION_TYPES = ("description", "comparison", "relationship", "trend", "forecast", "attribution", "retention",
-                  "funnel", "segmentation", "prediction", "data_quality", "other")
+QUESTION_TYPES = (
+    "description",
+    "comparison",
+    "relationship",
+    "trend",
+    "forecast",
+    "attribution",
+    "retention",
+    "funnel",
+    "segmentation",
+    "prediction",
+    "data_quality",
+    "other",
+)
 
 
 def _texts(items: list[str] | str | None) -> list[str]:
@@ -23,10 +35,15 @@ def _texts(items: list[str] | str | None) -> list[str]:
     return [str(x).strip() for x in items or [] if str(x).strip()]
 
 
-def record_analysis_plan(goal: str, question_type: Literal[QUESTION_TYPES] = "other",  # type: ignore[valid-type]
-                         metrics: list[str] | None = None, dimensions: list[str] | None = None,
-                         method_plan: list[str] | None = None, limitations: list[str] | None = None,
-                         ctx: ToolContext = None) -> ToolResult:
+def record_analysis_plan(
+    goal: str,
+    question_type: Literal[QUESTION_TYPES] = "other",  # type: ignore[valid-type]
+    metrics: list[str] | None = None,
+    dimensions: list[str] | None = None,
+    method_plan: list[str] | None = None,
+    limitations: list[str] | None = None,
+    ctx: ToolContext = None,
+) -> ToolResult:
     """Record the analysis plan before analysing: the goal, the metrics and dimensions, the methods.
 
     Args:
@@ -42,9 +59,14 @@ def record_analysis_plan(goal: str, question_type: Literal[QUESTION_TYPES] = "ot
         raise ToolError("invalid_plan", "The plan needs a goal.", hint="State what the analysis must establish.")
     scope = run_scope(ctx)
     run = scope.need_session().get(Run, scope.need_run_id())
-    plan = {"goal": str(goal).strip(), "question_type": question_type if question_type in QUESTION_TYPES else "other",
-            "metrics": _texts(metrics), "dimensions": _texts(dimensions), "method_plan": _texts(method_plan),
-            "limitations": _texts(limitations)}
+    plan = {
+        "goal": str(goal).strip(),
+        "question_type": question_type if question_type in QUESTION_TYPES else "other",
+        "metrics": _texts(metrics),
+        "dimensions": _texts(dimensions),
+        "method_plan": _texts(method_plan),
+        "limitations": _texts(limitations),
+    }
     if run is not None:
         run.state = {**(run.state or {}), "plan": plan}  # a new dict: the JSON column sees the change
     scope.send("analysis_plan", plan)
@@ -55,11 +77,21 @@ def record_analysis_plan(goal: str, question_type: Literal[QUESTION_TYPES] = "ot
 
 
 # --- the built-in analyst's plan -----------------------------------------------------------------
-_TYPE_BY_TOOL = {"compare_groups": "comparison", "compare_two_groups": "comparison", "time_series_trend": "trend",
-                 "forecast": "forecast", "linear_regression": "relationship", "correlation_analysis": "relationship",
-                 "value_counts": "description", "describe_columns": "description", "proportion_test": "comparison",
-                 "paired_test": "comparison", "group_aggregate": "comparison", "clean_data": "data_quality",
-                 "seasonal_decompose": "trend"}
+_TYPE_BY_TOOL = {
+    "compare_groups": "comparison",
+    "compare_two_groups": "comparison",
+    "time_series_trend": "trend",
+    "forecast": "forecast",
+    "linear_regression": "relationship",
+    "correlation_analysis": "relationship",
+    "value_counts": "description",
+    "describe_columns": "description",
+    "proportion_test": "comparison",
+    "paired_test": "comparison",
+    "group_aggregate": "comparison",
+    "clean_data": "data_quality",
+    "seasonal_decompose": "trend",
+}
 _TYPE_ORDER = ("data_quality", "forecast", "trend", "comparison", "relationship", "description")
 
 
@@ -68,7 +100,11 @@ def plan_arguments(question: str, plan: Any, zh: bool) -> dict[str, Any]:
     kinds = {_TYPE_BY_TOOL.get(s.tool) for s in plan.steps if s.task}
     question_type = next((k for k in _TYPE_ORDER if k in kinds), "description")
     limitation = "观察数据：不能证明因果关系" if zh else "Observational data: cannot establish cause and effect"
-    return {"goal": question.strip() or ("描述数据" if zh else "Describe the data"), "question_type": question_type,
-            "metrics": [plan.metric] if plan.metric else [], "dimensions": [plan.dimension] if plan.dimension else [],
-            "method_plan": [f"{s.task} ({s.tool})" for s in plan.steps if s.task],
-            "limitations": [limitation, *plan.notes]}
+    return {
+        "goal": question.strip() or ("描述数据" if zh else "Describe the data"),
+        "question_type": question_type,
+        "metrics": [plan.metric] if plan.metric else [],
+        "dimensions": [plan.dimension] if plan.dimension else [],
+        "method_plan": [f"{s.task} ({s.tool})" for s in plan.steps if s.task],
+        "limitations": [limitation, *plan.notes],
+    }

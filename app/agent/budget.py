@@ -25,12 +25,18 @@ from analysis_tools import ToolError, ToolResult
 
 PYTHON_TOOL = "run_python"
 
-STOP_NOW = ("[harness] The turn budget is spent ({why}). Stop now and summarise: do not call tools; write the "
-            "final answer from the evidence you already have, and say plainly what was not completed.")
-CONVERGE = ("[harness] 75% of this turn's tool budget is used ({used} of {cap} tool calls). Stop exploring: "
-            "finish the essential analyses, record evidence and answer.")
-CONVERGE_ERRORS = ("[harness] The last {n} tool calls failed. Stop exploring: answer with what you have, or ask "
-                   "the user for what is missing. Do not repeat failing calls.")
+STOP_NOW = (
+    "[harness] The turn budget is spent ({why}). Stop now and summarise: do not call tools; write the "
+    "final answer from the evidence you already have, and say plainly what was not completed."
+)
+CONVERGE = (
+    "[harness] 75% of this turn's tool budget is used ({used} of {cap} tool calls). Stop exploring: "
+    "finish the essential analyses, record evidence and answer."
+)
+CONVERGE_ERRORS = (
+    "[harness] The last {n} tool calls failed. Stop exploring: answer with what you have, or ask "
+    "the user for what is missing. Do not repeat failing calls."
+)
 
 
 def call_key(name: str, arguments: dict[str, Any] | None, raw: str = "") -> str:
@@ -106,21 +112,36 @@ class TurnBudget:
     def check_call(self, name: str, arguments: dict[str, Any] | None = None, raw: str = "") -> ToolError | None:
         """The gate: None lets the call run; otherwise the structured refusal (the call is not executed)."""
         if self.stopped or time.monotonic() - self.started > self.wall_time_s:
-            return ToolError("budget_exhausted", f"This turn's budget is spent ({self.why_spent()}).",
-                             hint="Answer with the evidence you have.", retryable=False)
+            return ToolError(
+                "budget_exhausted",
+                f"This turn's budget is spent ({self.why_spent()}).",
+                hint="Answer with the evidence you have.",
+                retryable=False,
+            )
         if not self.allow_tool_call():
-            return ToolError("budget_exhausted", "The tool-call budget of this turn is spent.",
-                             hint="Answer with the evidence you have.", retryable=False)
+            return ToolError(
+                "budget_exhausted",
+                "The tool-call budget of this turn is spent.",
+                hint="Answer with the evidence you have.",
+                retryable=False,
+            )
         key = call_key(name, arguments, raw)
         if self.failures.get(key, 0) >= self.ban_after_failures:
-            return ToolError("banned_call", f"This exact {name} call failed {self.failures[key]} times and is banned "
-                             "for the rest of this turn.", hint="Change the arguments or the method, or answer "
-                             "with what you have.", retryable=False, tool=name)
+            return ToolError(
+                "banned_call",
+                f"This exact {name} call failed {self.failures[key]} times and is banned for the rest of this turn.",
+                hint="Change the arguments or the method, or answer with what you have.",
+                retryable=False,
+                tool=name,
+            )
         if name == PYTHON_TOOL:
             if self.python_calls >= self.max_python_calls:
-                return ToolError("python_budget_exhausted", f"The run_python budget of this turn "
-                                 f"({self.max_python_calls} calls) is spent.", hint="Use the analysis tools, or "
-                                 "answer with what you have.", retryable=False)
+                return ToolError(
+                    "python_budget_exhausted",
+                    f"The run_python budget of this turn ({self.max_python_calls} calls) is spent.",
+                    hint="Use the analysis tools, or answer with what you have.",
+                    retryable=False,
+                )
             self.python_calls += 1
         return None
 
@@ -147,27 +168,49 @@ class TurnBudget:
         return self
 
     def snapshot(self) -> dict[str, Any]:
-        return {"rounds": self.rounds, "tool_calls": self.tool_calls, "max_tool_calls": self.max_tool_calls,
-                "python_calls": self.python_calls, "max_python_calls": self.max_python_calls,
-                "error_streak": self.error_streak, "banned": sorted(k for k, v in self.failures.items()
-                                                                    if v >= self.ban_after_failures),
-                "elapsed_s": round(time.monotonic() - self.started, 2), "spent": self.why_spent(),
-                "context_tokens": self.context_tokens, "notes": list(self.notes)}
+        return {
+            "rounds": self.rounds,
+            "tool_calls": self.tool_calls,
+            "max_tool_calls": self.max_tool_calls,
+            "python_calls": self.python_calls,
+            "max_python_calls": self.max_python_calls,
+            "error_streak": self.error_streak,
+            "banned": sorted(k for k, v in self.failures.items() if v >= self.ban_after_failures),
+            "elapsed_s": round(time.monotonic() - self.started, 2),
+            "spent": self.why_spent(),
+            "context_tokens": self.context_tokens,
+            "notes": list(self.notes),
+        }
 
 
 def budget_for(intent: Any, settings: Any) -> TurnBudget:
     """The turn budget the intent sets (tool calls, run_python calls, wall time, context tokens)."""
-    wall = {"interactive": settings.turn_wall_time_interactive_s, "analysis": settings.turn_wall_time_s,
-            "deep": settings.turn_wall_time_deep_s}[intent.tier]
-    return TurnBudget(intent.tool_budget, settings.max_rounds, wall, intent.python_budget,
-                      int(settings.context_threshold_tokens * intent.token_budget_ratio),
-                      settings.ban_after_failures, settings.converge_after_errors)
+    wall = {
+        "interactive": settings.turn_wall_time_interactive_s,
+        "analysis": settings.turn_wall_time_s,
+        "deep": settings.turn_wall_time_deep_s,
+    }[intent.tier]
+    return TurnBudget(
+        intent.tool_budget,
+        settings.max_rounds,
+        wall,
+        intent.python_budget,
+        int(settings.context_threshold_tokens * intent.token_budget_ratio),
+        settings.ban_after_failures,
+        settings.converge_after_errors,
+    )
 
 
 def wrap_up_answer(messages: list[dict[str, Any]], language: str = "en", why: str | None = "budget") -> str:
     """A partial answer from what the turn's tools found, for a model that ended without writing one."""
-    start = max((i for i, m in enumerate(messages) if m.get("role") == "user"
-                 and not str(m.get("content") or "").startswith("[harness]")), default=0)
+    start = max(
+        (
+            i
+            for i, m in enumerate(messages)
+            if m.get("role") == "user" and not str(m.get("content") or "").startswith("[harness]")
+        ),
+        default=0,
+    )
     findings = []
     for message in messages[start:]:
         if message.get("role") == "tool":
@@ -176,13 +219,19 @@ def wrap_up_answer(messages: list[dict[str, Any]], language: str = "en", why: st
                 findings.append(match.group(1).strip())
     zh = language == "zh"
     if why:
-        head = ("分析在完成前因回合预算用尽而停止。" if zh else
-                "The analysis stopped before it was finished (the turn's budget ran out).")
+        head = (
+            "分析在完成前因回合预算用尽而停止。"
+            if zh
+            else "The analysis stopped before it was finished (the turn's budget ran out)."
+        )
     else:
         head = "模型没有写出回答。" if zh else "The model ended the turn without writing an answer."
     if not findings:
-        return head + (" 尚未得到可靠结果，请换个问法或缩小问题范围。" if zh else
-                       " No reliable result was produced yet; try rephrasing or narrowing the question.")
+        return head + (
+            " 尚未得到可靠结果，请换个问法或缩小问题范围。"
+            if zh
+            else " No reliable result was produced yet; try rephrasing or narrowing the question."
+        )
     label = "已得到的结果：" if zh else "What was found so far:"
     return "\n".join([head, "", label, *[f"- {f}" for f in findings[:8]]])
 

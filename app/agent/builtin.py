@@ -52,9 +52,11 @@ from app.agent.role_question import defaults_sentence, role_question, stood_in
 from app.agent.role_sources import settle_sources
 from app.agent.toolbox import table_name
 
-HONESTY = {"en": "_Built-in analyst (no language model): standard analyses chosen from the column types "
-                 "and the words of your question._",
-           "zh": "_内置分析器（未使用大语言模型）：根据列类型和问题中的关键词选择标准分析。_"}
+HONESTY = {
+    "en": "_Built-in analyst (no language model): standard analyses chosen from the column types "
+    "and the words of your question._",
+    "zh": "_内置分析器（未使用大语言模型）：根据列类型和问题中的关键词选择标准分析。_",
+}
 
 
 MAX_PROFILED = 5  # datasets looked at before planning (the newest ones)
@@ -86,20 +88,27 @@ def parse_tool_message(content: str) -> dict[str, Any]:
         if (r2 := re.search(r"R² = (\d[\d.]*)", content)) and "r_squared" not in metrics:
             metrics["r_squared"] = float(r2.group(1))
         if (f := _F_TEST.search(sections.get("conclusion", ""))) and "f_statistic" not in metrics:
-            metrics.update(df_model=int(f.group(1)), df_resid=int(f.group(2).replace(",", "")),
-                           f_statistic=float(f.group(3).replace(",", "")),
-                           p_value=float(f.group(5)) / (2 if f.group(4) == "<" else 1))
+            metrics.update(
+                df_model=int(f.group(1)),
+                df_resid=int(f.group(2).replace(",", "")),
+                f_statistic=float(f.group(3).replace(",", "")),
+                p_value=float(f.group(5)) / (2 if f.group(4) == "<" else 1),
+            )
             if f.group(4) == "<":
                 metrics.setdefault("_approx", []).append("p_value")
-    return {"ok": "error" not in sections, "method": sections.get("method", "").strip().split("\n")[0],
-            "interpretation": sections.get("interpretation", "").strip(), "metrics": metrics,
-            "conclusion": sections.get("conclusion", "").strip(), "limitations": sections.get("assumptions", "").strip(),
-            "profile": sections.get("data_profile", "").strip()}
+    return {
+        "ok": "error" not in sections,
+        "method": sections.get("method", "").strip().split("\n")[0],
+        "interpretation": sections.get("interpretation", "").strip(),
+        "metrics": metrics,
+        "conclusion": sections.get("conclusion", "").strip(),
+        "limitations": sections.get("assumptions", "").strip(),
+        "profile": sections.get("data_profile", "").strip(),
+    }
 
 
 _PAIR = re.compile(r'"([^"]+)": (-?\d[\d.e+-]*|"[^"]*"|NaN|null)(?=[,}])')
-_COEF_ROW = re.compile(r"^(.+?)\s+(-?\d[\d,.e+-]*)\s+\S+\s+(-?\d[\d,.e+-]*|nan)\s+p\s*([<=])\s*(\d[\d.e-]*)\s*$",
-                       re.M)
+_COEF_ROW = re.compile(r"^(.+?)\s+(-?\d[\d,.e+-]*)\s+\S+\s+(-?\d[\d,.e+-]*|nan)\s+p\s*([<=])\s*(\d[\d.e-]*)\s*$", re.M)
 
 
 _F_TEST = re.compile(r"F\((\d+), ([\d,]+)\) = ([\d,.]+), p ([<=]) (\d[\d.e-]*)")
@@ -149,15 +158,17 @@ class BuiltinAnalyst:
     def _seen(self, dataset: dict[str, Any], calls: dict, outputs: dict[str, str], results: dict) -> dict[str, Any]:
         """A dataset summary with what this turn's profile and value lookups showed of it."""
         name = dataset.get("name") if self._many else None
-        return read_values(read_profile(dataset, _profile_of(calls, outputs, name)),
-                           _lookups_of(dataset, calls, results, name))
+        return read_values(
+            read_profile(dataset, _profile_of(calls, outputs, name)), _lookups_of(dataset, calls, results, name)
+        )
 
     @property
     def _many(self) -> bool:
         return len(self.datasets) > 1
 
-    def _plan(self, question: str, messages: list[dict[str, Any]], calls: dict, outputs: dict[str, str],
-              results: dict) -> Plan:
+    def _plan(
+        self, question: str, messages: list[dict[str, Any]], calls: dict, outputs: dict[str, str], results: dict
+    ) -> Plan:
         """Which dataset (dataset_choice: the question's words, or the user's scope answer), what the
         question asks (a follow-up inherits the previous question and its filters), and the workspace
         rules the plan can apply."""
@@ -174,12 +185,22 @@ class BuiltinAnalyst:
             target = filtered_name(str(plan.dataset), conditions)
             plan.filters = conditions
             if plan.dimension in {c["column"] for c in conditions}:  # "East only": nothing left to compare by
-                plan.steps = [s for s in plan.steps if plan.dimension not in (s.arguments.get("group_column"),
-                                                                              s.arguments.get("x_column"))]
+                plan.steps = [
+                    s
+                    for s in plan.steps
+                    if plan.dimension not in (s.arguments.get("group_column"), s.arguments.get("x_column"))
+                ]
             if target not in {d.get("name") for d in self.datasets}:
                 described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)
-                plan.steps.insert(1, Step("filter_rows", {"conditions": conditions, "output": target},
-                                          _t(self.zh, f"Keep only {described}", f"只保留 {described}"), prep=True))
+                plan.steps.insert(
+                    1,
+                    Step(
+                        "filter_rows",
+                        {"conditions": conditions, "output": target},
+                        _t(self.zh, f"Keep only {described}", f"只保留 {described}"),
+                        prep=True,
+                    ),
+                )
         else:
             plan.filters = []
         apply_rules(plan, workspace_rules(messages), self.zh)
@@ -196,9 +217,14 @@ class BuiltinAnalyst:
         """tool_search for the planned tools this turn does not offer (once per tool)."""
         if "tool_search" not in offered:
             return []
-        searched = {json.loads(c["function"]["arguments"]).get("query") for c in calls.values()
-                    if c["function"]["name"] == "tool_search"}
-        missing = dict.fromkeys(s.tool for s in plan.steps if s.task and s.tool not in offered and s.tool not in searched)
+        searched = {
+            json.loads(c["function"]["arguments"]).get("query")
+            for c in calls.values()
+            if c["function"]["name"] == "tool_search"
+        }
+        missing = dict.fromkeys(
+            s.tool for s in plan.steps if s.task and s.tool not in offered and s.tool not in searched
+        )
         return [("tool_search", {"query": tool, "limit": 1}) for tool in missing]
 
     def _looks(self, offered: set[str], calls: dict) -> list[tuple[str, dict[str, Any]]]:
@@ -212,8 +238,11 @@ class BuiltinAnalyst:
             arguments = {"dataset": dataset["name"]} if self._many else {}
             if "profile_dataset" in offered and _find_result("profile_dataset", arguments, calls, {})[0] is None:
                 looks.append(("profile_dataset", arguments))
-        missing = [({"dataset": ds["name"], **arguments} if self._many else arguments)
-                   for ds in self.datasets[-MAX_PROFILED:] for arguments in value_lookups(ds)]
+        missing = [
+            ({"dataset": ds["name"], **arguments} if self._many else arguments)
+            for ds in self.datasets[-MAX_PROFILED:]
+            for arguments in value_lookups(ds)
+        ]
         missing = [a for a in missing if _find_result("value_counts", a, calls, {})[0] is None]
         if missing and "value_counts" in offered:
             looks += [("value_counts", arguments) for arguments in missing]
@@ -227,8 +256,11 @@ class BuiltinAnalyst:
         analyses = [s for s in plan.steps if s.tool in offered and s.tool != "profile_dataset"]
         analysed = any(_find_result(s.tool, s.arguments, calls, results)[0] for s in analyses)
         if offered and "task_create" not in called and not analysed:
-            tasks = [("task_create", {"subject": s.task, "expected_output": s.task, "required_capability": s.tool})
-                     for s in plan.steps if s.task and "task_create" in offered]
+            tasks = [
+                ("task_create", {"subject": s.task, "expected_output": s.task, "required_capability": s.tool})
+                for s in plan.steps
+                if s.task and "task_create" in offered
+            ]
             if tasks and "record_analysis_plan" in offered:  # the plan first, as a model would (SPEC §8)
                 tasks.insert(0, ("record_analysis_plan", plan_arguments(question, plan, self.zh)))
             if tasks:
@@ -272,25 +304,42 @@ class BuiltinAnalyst:
             if not result or not result.get("ok"):
                 continue
             approx = set(result["metrics"].get("_approx") or [])
-            metrics = {k: v for k, v in result["metrics"].items() if isinstance(v, (int, float, str)) and k not in approx}
+            metrics = {
+                k: v for k, v in result["metrics"].items() if isinstance(v, (int, float, str)) and k not in approx
+            }
             n = metrics.get("n") or metrics.get("n_rows")
-            out.append(("record_evidence", {
-                "claim": _reading(step, result, self.zh, plan) or step.task,
-                "method": result["method"] or step.tool, "tool_call_ids": [call_id],
-                "result_summary": _summary(metrics), "metrics": metrics,
-                "sample_size": int(n) if isinstance(n, (int, float)) else None,
-                "limitations": _limitations(step.tool, self.zh),
-                "confidence": "medium" if stood_in(plan.provenance) else "high",  # columns guessed for named words
-            }))
+            out.append(
+                (
+                    "record_evidence",
+                    {
+                        "claim": _reading(step, result, self.zh, plan) or step.task,
+                        "method": result["method"] or step.tool,
+                        "tool_call_ids": [call_id],
+                        "result_summary": _summary(metrics),
+                        "metrics": metrics,
+                        "sample_size": int(n) if isinstance(n, (int, float)) else None,
+                        "limitations": _limitations(step.tool, self.zh),
+                        "confidence": "medium"
+                        if stood_in(plan.provenance)
+                        else "high",  # columns guessed for named words
+                    },
+                )
+            )
         return out
 
     # --- answers -----------------------------------------------------------------------------
     def _small_talk(self, question: str) -> str:
         if not self.datasets:
-            return ("请先上传一个表格（Excel 或 CSV），然后用一句话告诉我您想了解什么。" if self.zh else
-                    "Please upload a spreadsheet (Excel or CSV) first, then tell me in one sentence what you want to know.")
-        return ("您好！告诉我您想从数据中了解什么，例如“不同地区的销售额有差异吗？”" if self.zh else
-                "Hello! Tell me what you want to learn from your data, e.g. \"Does revenue differ by region?\"")
+            return (
+                "请先上传一个表格（Excel 或 CSV），然后用一句话告诉我您想了解什么。"
+                if self.zh
+                else "Please upload a spreadsheet (Excel or CSV) first, then tell me in one sentence what you want to know."
+            )
+        return (
+            "您好！告诉我您想从数据中了解什么，例如“不同地区的销售额有差异吗？”"
+            if self.zh
+            else 'Hello! Tell me what you want to learn from your data, e.g. "Does revenue differ by region?"'
+        )
 
     def _answer(self, question: str, plan: Plan, calls: dict, results: dict) -> str:
         """Conclusions first: the finding that answers the question, then the supporting ones."""
@@ -303,7 +352,9 @@ class BuiltinAnalyst:
             elif result and not result.get("ok"):
                 failures.append(step.task)
         if not findings:
-            findings = ["现有数据无法得出可靠结论。" if self.zh else "No reliable conclusion could be drawn from this data."]
+            findings = [
+                "现有数据无法得出可靠结论。" if self.zh else "No reliable conclusion could be drawn from this data."
+            ]
         lines = ([plan.lead, ""] if plan.lead else []) + [f"**{findings[0]}**", ""]
         if used := self._data_used(plan):
             lines += [used, ""]
@@ -313,7 +364,10 @@ class BuiltinAnalyst:
             lines += ["### 其他发现" if self.zh else "### Supporting findings", ""]
             lines += [f"- {f}" for f in findings[1:]] + [""]
         if failures:
-            lines += [("以下分析未能完成：" if self.zh else "These analyses could not be completed: ") + "; ".join(failures), ""]
+            lines += [
+                ("以下分析未能完成：" if self.zh else "These analyses could not be completed: ") + "; ".join(failures),
+                "",
+            ]
         caveats = [*plan.notes, *_rule_notes(plan, self.zh), *_scope_notes(plan, self.zh)]
         if caveats:
             lines += ["### 注意" if self.zh else "### Caveats", ""] + [f"- {n}" for n in caveats]
@@ -333,13 +387,19 @@ class BuiltinAnalyst:
         if how == "words" and choice.fits:
             matched = [*choice.fits[0].columns, *choice.fits[0].values][:4]
             if matched:
-                text += (f"，因为问题提到了 {'、'.join(matched)}。" if zh else
-                         f", because the question names {', '.join(matched)}.")
+                text += (
+                    f"，因为问题提到了 {'、'.join(matched)}。"
+                    if zh
+                    else f", because the question names {', '.join(matched)}."
+                )
         elif how == "answer":
             text += "，按您的选择。" if zh else ", as you chose."
         elif how in ("tie", "none"):
-            text += ("；问题中的词无法确定用哪个表格，请确认这是您想要的。" if zh else
-                     "; the question's words did not settle which table to use, so check this is the one you meant.")
+            text += (
+                "；问题中的词无法确定用哪个表格，请确认这是您想要的。"
+                if zh
+                else "; the question's words did not settle which table to use, so check this is the one you meant."
+            )
         return text
 
 
@@ -356,11 +416,17 @@ def _scope_notes(plan: Plan, zh: bool) -> list[str]:
         return []
     leading = min((s for s in plan.steps if s.task), key=lambda s: _order(s, plan), default=None)
     if plan.kind in ("relationship", "association") or (leading and leading.tool in RELATION_TOOLS):
-        return ["相关不代表因果；结论基于上传的数据，不一定适用于其他时期或人群。" if zh else
-                "Correlation is not causation; conclusions hold for the uploaded data and may not carry over "
-                "to other periods or people."]
-    return ["结论基于上传的数据，不一定适用于其他时期或人群。" if zh else
-            "Conclusions hold for the uploaded data and may not carry over to other periods or people."]
+        return [
+            "相关不代表因果；结论基于上传的数据，不一定适用于其他时期或人群。"
+            if zh
+            else "Correlation is not causation; conclusions hold for the uploaded data and may not carry over "
+            "to other periods or people."
+        ]
+    return [
+        "结论基于上传的数据，不一定适用于其他时期或人群。"
+        if zh
+        else "Conclusions hold for the uploaded data and may not carry over to other periods or people."
+    ]
 
 
 def _order(step: Step, plan: Plan) -> int:
@@ -376,30 +442,55 @@ def _rule_notes(plan: Plan, zh: bool) -> list[str]:
     notes = []
     for rule, applied in plan.rules:
         if applied:
-            notes.append(f"已按工作区规则执行：“{rule.rstrip('.。')}”。" if zh else f"Workspace rule applied: “{rule.rstrip('.。')}”.")
+            notes.append(
+                f"已按工作区规则执行：“{rule.rstrip('.。')}”。"
+                if zh
+                else f"Workspace rule applied: “{rule.rstrip('.。')}”."
+            )
         else:
-            notes.append(f"未能自动执行工作区规则：“{rule}”（内置分析器无法理解这条规则）。" if zh else
-                         f"Workspace rule not applied: “{rule}” (the built-in analyst cannot carry it out).")
+            notes.append(
+                f"未能自动执行工作区规则：“{rule}”（内置分析器无法理解这条规则）。"
+                if zh
+                else f"Workspace rule not applied: “{rule}” (the built-in analyst cannot carry it out)."
+            )
     return notes
 
 
 # The finding that answers the question leads. A forecast step is planned only for a forecast
 # question, and then the forecast is the answer and the trend its support.
-ANSWER_ORDER = {"clean_data": 0, "rank_values": 0, "forecast": 0, "seasonal_decompose": 0, "time_series_trend": 1, "compare_groups": 1, "compare_two_groups": 1,
-                "proportion_test": 1, "paired_test": 1, "linear_regression": 2, "correlation_analysis": 3,
-                "describe_columns": 4, "value_counts": 5, "filter_rows": 8}
+ANSWER_ORDER = {
+    "clean_data": 0,
+    "rank_values": 0,
+    "forecast": 0,
+    "seasonal_decompose": 0,
+    "time_series_trend": 1,
+    "compare_groups": 1,
+    "compare_two_groups": 1,
+    "proportion_test": 1,
+    "paired_test": 1,
+    "linear_regression": 2,
+    "correlation_analysis": 3,
+    "describe_columns": 4,
+    "value_counts": 5,
+    "filter_rows": 8,
+}
 
 
 def _finding(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = None, question: str = "") -> str:
     """The step's plain-language reading, with group averages for comparisons."""
     text = _reading(step, result, zh, plan, question)
-    means = {k.split(".", 1)[1]: v for k, v in result["metrics"].items()
-             if k.startswith("mean.") and isinstance(v, (int, float))}
+    means = {
+        k.split(".", 1)[1]: v
+        for k, v in result["metrics"].items()
+        if k.startswith("mean.") and isinstance(v, (int, float))
+    }
     every_mean_said = all(fmt_num(v) in text for v in means.values())  # named_group_headline lists them all
     if step.tool in ("compare_groups", "compare_two_groups") and means and not every_mean_said:
         ranked = sorted(means.items(), key=lambda kv: -kv[1])
         group = step.arguments.get("group_column", "")
-        listed = ("，" if zh else ", ").join(f"{_named(g, group, question, zh)} {fmt_num(v)}" for g, v in ranked)  # 862,332
+        listed = ("，" if zh else ", ").join(
+            f"{_named(g, group, question, zh)} {fmt_num(v)}" for g, v in ranked
+        )  # 862,332
         text += f"（各组平均值：{listed}）" if zh else f" (averages: {listed})"
     return text
 
@@ -432,11 +523,18 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
         if failures := arguments.get("failures_column"):  # "the ncases/(ncases+ncontrols) rate"
             outcome = f"{outcome}/({outcome}+{failures})"
         first = plan is not None and plan.whole and arguments["group_column"] != plan.whole  # one group vs the others
-        headline = proportion_headline(outcome, arguments["group_column"], metrics, zh,
-                                       _versus_value(arguments["group_column"]) if first else None)
+        headline = proportion_headline(
+            outcome, arguments["group_column"], metrics, zh, _versus_value(arguments["group_column"]) if first else None
+        )
     elif step.tool == "group_aggregate" and arguments.get("value_columns"):
-        headline = total_headline(arguments["value_columns"][0], arguments["group_columns"][0], metrics, zh,
-                                  plan.top if plan and plan.kind == "top" else None, arguments.get("agg", "sum"))
+        headline = total_headline(
+            arguments["value_columns"][0],
+            arguments["group_columns"][0],
+            metrics,
+            zh,
+            plan.top if plan and plan.kind == "top" else None,
+            arguments.get("agg", "sum"),
+        )
     elif step.tool == "rank_values" and "group_column" not in arguments:
         headline = rank_headline(arguments["value_column"], metrics, arguments.get("order") == "smallest", zh)
     elif step.tool == "paired_test" and "x_column" in arguments:  # two columns on each row (wide_pairs)
@@ -457,19 +555,32 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
         headline = missing_headline(arguments["drop_missing_in"], metrics, plan.dataset if plan else None, zh)
     elif step.tool == "clean_data":
         headline = dedupe_headline(metrics, plan.dataset if plan else None, zh)
-    elif step.tool in ("compare_groups", "compare_two_groups") and plan is not None and plan.kind == "change" and (
-            parts := re.fullmatch(r"(.+) - (.+)", arguments["value_column"])):
+    elif (
+        step.tool in ("compare_groups", "compare_two_groups")
+        and plan is not None
+        and plan.kind == "change"
+        and (parts := re.fullmatch(r"(.+) - (.+)", arguments["value_column"]))
+    ):
         headline = change_headline(parts.group(1), parts.group(2), metrics, zh)
     elif step.tool == "compare_two_groups" and "groups" not in arguments:
         first = plan is not None and plan.whole and arguments["group_column"] != plan.whole  # one group vs the others
-        lead = (plan.values[0] if plan and plan.values else _versus_value(arguments["group_column"]) if first
-                else None) or _extreme_group(metrics, asks_extreme(question))
+        lead = (
+            plan.values[0] if plan and plan.values else _versus_value(arguments["group_column"]) if first else None
+        ) or _extreme_group(metrics, asks_extreme(question))
         headline = two_group_headline(arguments["value_column"], arguments["group_column"], metrics, lead, zh)
-    elif step.tool == "compare_groups" and plan is not None and len(plan.values) == 1 and \
-            arguments.get("group_column") == plan.dimension:  # "rainy days": that group, against the others
-        headline = named_group_headline(arguments["value_column"], arguments["group_column"], metrics, plan.values[0], zh)
+    elif (
+        step.tool == "compare_groups"
+        and plan is not None
+        and len(plan.values) == 1
+        and arguments.get("group_column") == plan.dimension
+    ):  # "rainy days": that group, against the others
+        headline = named_group_headline(
+            arguments["value_column"], arguments["group_column"], metrics, plan.values[0], zh
+        )
     elif step.tool == "compare_groups" and (extreme := asks_extreme(question)):
-        headline = extreme_headline(arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh)
+        headline = extreme_headline(
+            arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh
+        )
     return headline or result["interpretation"] or result["conclusion"]
 
 
@@ -506,8 +617,10 @@ def forecast_headline(metric: str, metrics: dict[str, Any], zh: bool) -> str | N
     if excluded and zh:
         left_out = f"{excluded} 的数据不完整，已排除；预测从最后一个完整的{unit_zh}（{last}）之后开始。"
     elif excluded:
-        left_out = (f"{excluded} is only partly covered by the data, so it was left out; the forecast starts after the "
-                    f"last complete {unit_en} ({last}). ")
+        left_out = (
+            f"{excluded} is only partly covered by the data, so it was left out; the forecast starts after the "
+            f"last complete {unit_en} ({last}). "
+        )
     else:
         left_out = ""
     if zh:
@@ -533,21 +646,36 @@ def _backtest(metrics: dict[str, Any], zh: bool) -> str:
     """How far off the method was on known history, as the forecast tool says it."""
     mape, mae, folds = metrics.get("backtest_mape"), metrics.get("backtest_mae"), metrics.get("backtest_folds")
     if not (isinstance(mape, (int, float)) and mape == mape and folds):
-        return "历史数据太少，无法回测预测准确度；请仅作粗略参考。" if zh else \
-            "There was too little history to backtest the forecast; treat it as rough."
+        return (
+            "历史数据太少，无法回测预测准确度；请仅作粗略参考。"
+            if zh
+            else "There was too little history to backtest the forecast; treat it as rough."
+        )
     if zh:
         return f"用该方法预测最近 {folds} 段已知历史时，平均误差为 {mape:.1f}%（MAE {fmt_num(mae)}）。"
-    return (f"When this method forecast the last {folds} stretches of known history, it was off by {mape:.1f}% "
-            f"on average (MAE {fmt_num(mae)}).")
+    return (
+        f"When this method forecast the last {folds} stretches of known history, it was off by {mape:.1f}% "
+        f"on average (MAE {fmt_num(mae)})."
+    )
 
 
 def _profile_of(calls: dict, outputs: dict[str, str], dataset: str | None = None) -> str | None:
     """The output of this turn's profile_dataset call (of `dataset`, when several), if it ran."""
-    return next((outputs[i] for i, c in calls.items() if c["function"]["name"] == "profile_dataset" and i in outputs
-                 and json.loads(c["function"]["arguments"] or "{}").get("dataset") == dataset), None)
+    return next(
+        (
+            outputs[i]
+            for i, c in calls.items()
+            if c["function"]["name"] == "profile_dataset"
+            and i in outputs
+            and json.loads(c["function"]["arguments"] or "{}").get("dataset") == dataset
+        ),
+        None,
+    )
 
 
-def _lookups_of(dataset: dict[str, Any], calls: dict, results: dict, name: str | None = None) -> dict[str, dict[str, Any]]:
+def _lookups_of(
+    dataset: dict[str, Any], calls: dict, results: dict, name: str | None = None
+) -> dict[str, dict[str, Any]]:
     """The metrics of this turn's value lookups (see _looks) by column, those that worked. Only the
     lookups: a value_counts the plan itself runs must not change the plan that made it."""
     found = {}
@@ -570,8 +698,11 @@ def _current_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _asked(arguments: dict[str, Any], calls: dict) -> bool:
     """Whether this turn already asked the question on that topic (never twice)."""
-    return any(c["function"]["name"] == ASK and json.loads(c["function"]["arguments"] or "{}").get("topic")
-               == arguments["topic"] for c in calls.values())
+    return any(
+        c["function"]["name"] == ASK
+        and json.loads(c["function"]["arguments"] or "{}").get("topic") == arguments["topic"]
+        for c in calls.values()
+    )
 
 
 def turn_answers(calls: dict, outputs: dict[str, str]) -> dict[str, str]:
@@ -583,7 +714,7 @@ def turn_answers(calls: dict, outputs: dict[str, str]) -> dict[str, str]:
         if call["function"]["name"] == ASK and text.startswith("[answer]\n"):
             topic = json.loads(call["function"]["arguments"] or "{}").get("topic")
             if topic:
-                found[str(topic)] = text[len("[answer]\n"):].split("\n", 1)[0].strip()
+                found[str(topic)] = text[len("[answer]\n") :].split("\n", 1)[0].strip()
     return found
 
 
@@ -618,8 +749,13 @@ def _fmt(value: Any) -> str:
 def _limitations(tool: str, zh: bool) -> list[str]:
     common = ["基于观察数据，不能证明因果关系" if zh else "Observational data: does not establish cause and effect"]
     if tool in ("compare_groups", "compare_two_groups"):
-        common.append("组间其他差异（如时间、渠道）可能影响结果" if zh else
-                      "Other differences between the groups (time, channel, mix) may contribute")
+        common.append(
+            "组间其他差异（如时间、渠道）可能影响结果"
+            if zh
+            else "Other differences between the groups (time, channel, mix) may contribute"
+        )
     if tool == "correlation_analysis":
-        common.append("相关系数只衡量线性（或单调）关系" if zh else "Correlation only measures linear (or monotonic) association")
+        common.append(
+            "相关系数只衡量线性（或单调）关系" if zh else "Correlation only measures linear (or monotonic) association"
+        )
     return common

@@ -35,17 +35,25 @@ def _chance(p: Any, zh: bool) -> str:
     if not _ok(p):
         return ""
     if p < 0.05:
-        return (f"这样大的差异很少会偶然出现（{fmt_p(p)}）" if zh else
-                f"a gap this large would rarely happen by chance ({fmt_p(p)})")
-    return (f"这样的差异很可能只是偶然（{fmt_p(p)}），不能作为可靠证据" if zh else
-            f"a gap like this could easily happen by chance ({fmt_p(p)}), so it is not convincing evidence")
+        return (
+            f"这样大的差异很少会偶然出现（{fmt_p(p)}）"
+            if zh
+            else f"a gap this large would rarely happen by chance ({fmt_p(p)})"
+        )
+    return (
+        f"这样的差异很可能只是偶然（{fmt_p(p)}），不能作为可靠证据"
+        if zh
+        else f"a gap like this could easily happen by chance ({fmt_p(p)}), so it is not convincing evidence"
+    )
 
 
 def _by_prefix(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
-    return {k[len(prefix):]: v for k, v in metrics.items() if k.startswith(prefix) and _ok(v)}
+    return {k[len(prefix) :]: v for k, v in metrics.items() if k.startswith(prefix) and _ok(v)}
 
 
-def proportion_headline(outcome: str, group: str, metrics: dict[str, Any], zh: bool, first: str | None = None) -> str | None:
+def proportion_headline(
+    outcome: str, group: str, metrics: dict[str, Any], zh: bool, first: str | None = None
+) -> str | None:
     """'female: 72.7% had survived = yes, against 19.1% for male; a gap this large would rarely
     happen by chance (p < 0.001).' Highest rate first; the group the question asked about first
     when it is one of two (`first`: "Crew: 24.0%, against 37.9% for the others")."""
@@ -62,11 +70,15 @@ def proportion_headline(outcome: str, group: str, metrics: dict[str, Any], zh: b
     middle = "".join(f"，{g} {_pct(v)}" if zh else f", {g} {_pct(v)}" for g, v in others[:LISTED])
     if zh:
         lead = "明显更高" if much else ("更高" if p is not None and p < 0.05 else "略高")
-        return (f"{top} 的 {outcome} 比例{lead}：{_pct(high)}{middle}，而 {low_name} 为 {_pct(low)}"
-                f"（按{group}分组）；{_chance(p, zh)}。")
+        return (
+            f"{top} 的 {outcome} 比例{lead}：{_pct(high)}{middle}，而 {low_name} 为 {_pct(low)}"
+            f"（按{group}分组）；{_chance(p, zh)}。"
+        )
     lead = "far higher" if much else ("higher" if p is not None and p < 0.05 else "slightly higher")
-    return (f"The {outcome} rate is {lead} for {top}: {_pct(high)}{middle} vs {_pct(low)} for {low_name} "
-            f"(by {group}); {_chance(p, zh)}.")
+    return (
+        f"The {outcome} rate is {lead} for {top}: {_pct(high)}{middle} vs {_pct(low)} for {low_name} "
+        f"(by {group}); {_chance(p, zh)}."
+    )
 
 
 def _one_rate_against_other(outcome: str, first: str, rates: dict[str, float], p: float | None, zh: bool) -> str:
@@ -79,8 +91,9 @@ def _one_rate_against_other(outcome: str, first: str, rates: dict[str, float], p
     return f"The {outcome} rate is {word} for {first}: {_pct(mine)} vs {_pct(theirs)} for {other}; {_chance(p, zh)}."
 
 
-def total_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool] | None = None,
-                   agg: str = "sum") -> str | None:
+def total_headline(
+    metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool] | None = None, agg: str = "sum"
+) -> str | None:
     """'East brings in the most Revenue in total: 200,000 of 560,000 (35.7%). Then West 150,000 (26.8%) …'
     With `top`: the top (or bottom) N groups by their total (or their average, with agg "mean")."""
     if agg == "mean" and top:
@@ -101,18 +114,25 @@ def total_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool, t
         listed = ("；" if zh else "; ").join(f"{i}. {g} {fmt_num(v)}" for i, (g, v) in enumerate(picked, 1))
         if zh:
             return f"按 {metric} 合计{'最低' if bottom else '最高'}的 {len(picked)} 个 {group}：{listed}（全部合计 {fmt_num(grand)}）。"
-        return (f"The {'bottom' if bottom else 'top'} {len(picked)} {group} by total {metric}: {listed} "
-                f"(all together {fmt_num(grand)}).")
+        return (
+            f"The {'bottom' if bottom else 'top'} {len(picked)} {group} by total {metric}: {listed} "
+            f"(all together {fmt_num(grand)})."
+        )
     (best, value), rest = ranked[0], ranked[1:]
     others = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in rest[:LISTED])
     if zh:
-        return (f"{best} 的 {metric} 合计最高：{fmt_num(value)}，占全部 {fmt_num(grand)} 的 {_pct(value / grand)}。"
-                + (f"其后依次为 {others}。" if others else ""))
-    return (f"{best} has the highest total {metric}: {fmt_num(value)} of {fmt_num(grand)} in all ({_pct(value / grand)})."
-            + (f" Then {others}." if others else ""))
+        return f"{best} 的 {metric} 合计最高：{fmt_num(value)}，占全部 {fmt_num(grand)} 的 {_pct(value / grand)}。" + (
+            f"其后依次为 {others}。" if others else ""
+        )
+    return (
+        f"{best} has the highest total {metric}: {fmt_num(value)} of {fmt_num(grand)} in all ({_pct(value / grand)})."
+        + (f" Then {others}." if others else "")
+    )
 
 
-def top_average_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool]) -> str | None:
+def top_average_headline(
+    metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool]
+) -> str | None:
     """'The top 3 manufacturer by average hwy: 1. honda 32.56; 2. volkswagen 29.22; 3. hyundai 26.86
     (averages per manufacturer over 234 rows).' The groups ranked by their mean, not single rows."""
     means = _by_prefix(metrics, f"{metric}_mean.")
@@ -124,19 +144,24 @@ def top_average_headline(metric: str, group: str, metrics: dict[str, Any], zh: b
     rows, groups = metrics.get("n"), metrics.get("n_groups", len(means))
     if zh:
         return f"按平均 {metric}{'最低' if bottom else '最高'}的 {len(picked)} 个 {group}：{listed}（{groups} 个{group}，共 {rows} 行的各组平均值）。"
-    return (f"The {'bottom' if bottom else 'top'} {len(picked)} {group} by average {metric}: {listed} "
-            f"(the average of each of {groups} {group} groups, over {rows} rows).")
+    return (
+        f"The {'bottom' if bottom else 'top'} {len(picked)} {group} by average {metric}: {listed} "
+        f"(the average of each of {groups} {group} groups, over {rows} rows)."
+    )
 
 
 def rank_headline(metric: str, metrics: dict[str, Any], bottom: bool, zh: bool) -> str | None:
     """'The 3 highest hp: 1. Maserati Bora 335; 2. Ford Pantera L 264; 3. Duster 360 245 (of 32 rows).'"""
-    ranked = [(metrics.get(f"rank.{i}.label"), metrics.get(f"rank.{i}.value")) for i in range(1, int(metrics.get("shown") or 0) + 1)]
+    ranked = [
+        (metrics.get(f"rank.{i}.label"), metrics.get(f"rank.{i}.value"))
+        for i in range(1, int(metrics.get("shown") or 0) + 1)
+    ]
     ranked = [(label, value) for label, value in ranked if label is not None and _ok(value)]
     if not ranked:
         return None
     rows = metrics.get("n_used", metrics.get("n"))
     if len(ranked) == 1:
-        (label, value), = ranked
+        ((label, value),) = ranked
         if zh:
             return f"{metric} {'最低' if bottom else '最高'}的是 {label}：{fmt_num(value)}（共 {rows} 行）。"
         return f"{metric} was {'lowest' if bottom else 'highest'} at {label}: {fmt_num(value)} (of {rows} rows)."
@@ -156,11 +181,15 @@ def paired_headline(metric: str, metrics: dict[str, Any], groups: tuple[str, str
     higher, lower = (first, second) if diff > 0 else (second, first)
     test = "配对 t 检验" if metrics.get("method") == "t" else "配对检验"
     if zh:
-        return (f"在同一批 {n} 个对象上比较：{higher} 的 {metric} 平均比 {lower} 高 {fmt_num(abs(diff))}；"
-                f"{_chance(p, zh)}（{test}，每个对象和自己比较）。")
+        return (
+            f"在同一批 {n} 个对象上比较：{higher} 的 {metric} 平均比 {lower} 高 {fmt_num(abs(diff))}；"
+            f"{_chance(p, zh)}（{test}，每个对象和自己比较）。"
+        )
     test = "paired t-test" if metrics.get("method") == "t" else "paired test"
-    return (f"Measured on the same {n} subjects, {metric} is on average {fmt_num(abs(diff))} higher with {higher} than "
-            f"with {lower}; {_chance(p, zh)} ({test}: each subject is compared with itself).")
+    return (
+        f"Measured on the same {n} subjects, {metric} is on average {fmt_num(abs(diff))} higher with {higher} than "
+        f"with {lower}; {_chance(p, zh)} ({test}: each subject is compared with itself)."
+    )
 
 
 STRENGTH = (("very weak", "极弱"), ("weak", "弱"), ("moderate", "中等"), ("strong", "强"), ("very strong", "极强"))
@@ -171,7 +200,9 @@ def strength(r: float, zh: bool) -> str:
     return STRENGTH[sum(abs(r) >= c for c in (0.2, 0.4, 0.6, 0.8))][1 if zh else 0]
 
 
-def relationship_headline(x: str, y: str, metrics: dict[str, Any], zh: bool, words: dict[str, str] | None = None) -> str | None:
+def relationship_headline(
+    x: str, y: str, metrics: dict[str, Any], zh: bool, words: dict[str, str] | None = None
+) -> str | None:
     """'Higher wind (Wind) tends to go with lower ozone (Ozone): a strong negative relationship (r = -0.60); a
     link this strong would rarely appear by chance (p < 0.001).' zh: '风（Wind）越大，臭氧（Ozone）往往越低（强负相关，
     r = -0.60）…'. The direction in the question's words for the two columns (`words`), then how strong it is."""
@@ -183,23 +214,33 @@ def relationship_headline(x: str, y: str, metrics: dict[str, Any], zh: bool, wor
     a, b, size = _called(x, own, zh), _called(y, own, zh), strength(r, zh)
     if zh:
         sign = "正" if r > 0 else "负"
-        chance = (f"这么强的关联很少会偶然出现（{fmt_p(p)}）" if p < 0.05 else
-                  f"这样的关联很可能只是偶然（{fmt_p(p)}），不能作为可靠证据")
+        chance = (
+            f"这么强的关联很少会偶然出现（{fmt_p(p)}）"
+            if p < 0.05
+            else f"这样的关联很可能只是偶然（{fmt_p(p)}），不能作为可靠证据"
+        )
         a, b = (f"{name} " if name[-1].isascii() else name for name in (a, b))  # "Petal.Width 越大"
         if abs(r) < 0.2:
             return f"{a}和{b}几乎没有一起变化的趋势（{size}相关，r = {fmt_num(r, 3)}）；{chance}。"
         return f"{a}越大，{b}往往越{'高' if r > 0 else '低'}（{size}{sign}相关，r = {fmt_num(r, 3)}）；{chance}。"
-    chance = (f"a link this strong would rarely appear by chance ({fmt_p(p)})" if p < 0.05 else
-              f"a link like this could easily appear by chance ({fmt_p(p)}), so it is not convincing evidence")
+    chance = (
+        f"a link this strong would rarely appear by chance ({fmt_p(p)})"
+        if p < 0.05
+        else f"a link like this could easily appear by chance ({fmt_p(p)}), so it is not convincing evidence"
+    )
     if abs(r) < 0.2:
         return f"{a[:1].upper()}{a[1:]} and {b} hardly move together ({size}, r = {fmt_num(r, 3)}); {chance}."
-    return (f"Higher {a} tends to go with {'higher' if r > 0 else 'lower'} {b}: a {size} {'positive' if r > 0 else 'negative'} "
-            f"relationship (r = {fmt_num(r, 3)}); {chance}.")
+    return (
+        f"Higher {a} tends to go with {'higher' if r > 0 else 'lower'} {b}: a {size} {'positive' if r > 0 else 'negative'} "
+        f"relationship (r = {fmt_num(r, 3)}); {chance}."
+    )
 
 
 def _share_word(x: str, y: str) -> bool:
     """Names with a word in common (Petal.Length, Petal.Width)."""
-    return bool({w for w in re.split(r"[^a-z0-9]+", x.lower()) if len(w) >= 3} & set(re.split(r"[^a-z0-9]+", y.lower())))
+    return bool(
+        {w for w in re.split(r"[^a-z0-9]+", x.lower()) if len(w) >= 3} & set(re.split(r"[^a-z0-9]+", y.lower()))
+    )
 
 
 def _called(column: str, words: dict[str, str] | None, zh: bool) -> str:
@@ -250,13 +291,17 @@ def wide_paired_headline(first: str, second: str, metrics: dict[str, Any], zh: b
         word = "高" if diff > 0 else "低"
         rows = f"（{n} 行中有 {count} 行更{word}）" if _ok(count) else ""
         test = "配对 t 检验" if t_test else "配对检验"
-        return (f"在同样的 {n} 行上，{first} 平均比 {second} {word} {fmt_num(abs(diff))}{rows}。"
-                f"{test}（每行和自己比较）：{_chance(p, zh)}。")
+        return (
+            f"在同样的 {n} 行上，{first} 平均比 {second} {word} {fmt_num(abs(diff))}{rows}。"
+            f"{test}（每行和自己比较）：{_chance(p, zh)}。"
+        )
     word = "higher" if diff > 0 else "lower"
     rows = f" ({word} in {count} of {n} rows)" if _ok(count) else ""
     test = "A paired t-test" if t_test else "A paired test"
-    return (f"On the same {n} rows, {first} is on average {fmt_num(abs(diff))} {word} than {second}{rows}. "
-            f"{test}, each row compared with itself: {_chance(p, zh)}.")
+    return (
+        f"On the same {n} rows, {first} is on average {fmt_num(abs(diff))} {word} than {second}{rows}. "
+        f"{test}, each row compared with itself: {_chance(p, zh)}."
+    )
 
 
 def extreme_headline(metric: str, group: str, metrics: dict[str, Any], least: bool, zh: bool) -> str | None:
@@ -271,11 +316,17 @@ def extreme_headline(metric: str, group: str, metrics: dict[str, Any], least: bo
     word_en, word_zh = ("lowest", "最低") if least else ("highest", "最高")
     last = ranked[-1]
     if zh:
-        lead = (f"{g1} 和 {g2} 的平均 {metric} {word_zh}（{fmt_num(v1)} 和 {fmt_num(v2)}，两者很接近）" if close else
-                f"{g1} 的平均 {metric} {word_zh}：{fmt_num(v1)}（其次 {g2} {fmt_num(v2)}）")
+        lead = (
+            f"{g1} 和 {g2} 的平均 {metric} {word_zh}（{fmt_num(v1)} 和 {fmt_num(v2)}，两者很接近）"
+            if close
+            else f"{g1} 的平均 {metric} {word_zh}：{fmt_num(v1)}（其次 {g2} {fmt_num(v2)}）"
+        )
         return f"{lead}；{last[0]} 在另一端（{fmt_num(last[1])}）。各{group}之间的差异：{_chance(p, zh)}。"
-    lead = (f"{g1} and {g2} give the {word_en} average {metric} ({fmt_num(v1)} and {fmt_num(v2)}, close to each other)"
-            if close else f"{g1} gives the {word_en} average {metric}: {fmt_num(v1)} (next: {g2}, {fmt_num(v2)})")
+    lead = (
+        f"{g1} and {g2} give the {word_en} average {metric} ({fmt_num(v1)} and {fmt_num(v2)}, close to each other)"
+        if close
+        else f"{g1} gives the {word_en} average {metric}: {fmt_num(v1)} (next: {g2}, {fmt_num(v2)})"
+    )
     return f"{lead}; {last[0]} is at the other end ({fmt_num(last[1])}). Across {group}, {_chance(p, zh)}."
 
 
@@ -293,8 +344,11 @@ def named_group_headline(metric: str, group: str, metrics: dict[str, Any], named
     if zh:
         where = "最高" if place == 0 else "最低" if place == len(ranked) - 1 else "居中"
         return f"{named} 的平均 {metric} {where}：{fmt_num(means[named])}（{listed}）；各{group}之间的差异：{_chance(p, zh)}。"
-    lead = (f"{named} has the {'highest' if place == 0 else 'lowest'} average {metric}: {fmt_num(means[named])}"
-            if place in (0, len(ranked) - 1) else f"{named}'s average {metric}, {fmt_num(means[named])}, is in between")
+    lead = (
+        f"{named} has the {'highest' if place == 0 else 'lowest'} average {metric}: {fmt_num(means[named])}"
+        if place in (0, len(ranked) - 1)
+        else f"{named}'s average {metric}, {fmt_num(means[named])}, is in between"
+    )
     return f"{lead} ({listed}); across {group}, {_chance(p, zh)}."
 
 
@@ -314,17 +368,28 @@ def drivers_headline(target: str, metrics: dict[str, Any], zh: bool) -> str | No
         weak = not (p is not None and p < 0.05)
         if zh:
             step = f"{column}为{level}（相对基准）时" if level else f"{column} 每增加 1"
-            return (f"{step}，{target} 平均{'增加' if coef > 0 else '减少'} {fmt_num(abs(coef))}"
-                    f"（{fmt_p(p) if p is not None else ''}{'，不显著' if weak else ''}）")
-        step = f"rows with {column} = {level} (against its first level) have" if level else f"each 1 more {column} goes with"
-        return (f"{step} {fmt_num(abs(coef))} {'higher' if coef > 0 else 'lower'} {target}"
-                f" ({fmt_p(p) if p is not None else ''}{', not significant' if weak else ''})")
+            return (
+                f"{step}，{target} 平均{'增加' if coef > 0 else '减少'} {fmt_num(abs(coef))}"
+                f"（{fmt_p(p) if p is not None else ''}{'，不显著' if weak else ''}）"
+            )
+        step = (
+            f"rows with {column} = {level} (against its first level) have"
+            if level
+            else f"each 1 more {column} goes with"
+        )
+        return (
+            f"{step} {fmt_num(abs(coef))} {'higher' if coef > 0 else 'lower'} {target}"
+            f" ({fmt_p(p) if p is not None else ''}{', not significant' if weak else ''})"
+        )
 
     best, second = ranked[0], ranked[1] if len(ranked) > 1 else None
     f_stat, p_all = _num(metrics, "f_statistic"), _num(metrics, "p_value")
     df1, df2 = metrics.get("df_model"), metrics.get("df_resid")
-    f_text = (f"F({fmt_num(df1)}, {fmt_num(df2)}) = {fmt_num(f_stat)}, {fmt_p(p_all)}"
-              if f_stat is not None and p_all is not None else (fmt_p(p_all) if p_all is not None else ""))
+    f_text = (
+        f"F({fmt_num(df1)}, {fmt_num(df2)}) = {fmt_num(f_stat)}, {fmt_p(p_all)}"
+        if f_stat is not None and p_all is not None
+        else (fmt_p(p_all) if p_all is not None else "")
+    )
     if zh:
         text = f"对 {target} 影响最明显的是 {best}：{effect(best)}，其他因素不变。"
         if second:
@@ -351,8 +416,10 @@ def dedupe_headline(metrics: dict[str, Any], dataset: str | None, zh: bool) -> s
         return f"已删除 {fmt_num(removed)} 行完全重复的数据：{fmt_num(before)} 行 → {fmt_num(after)} 行，保存为 {name} 的新版本（原版本仍保留）。"
     if not removed:
         return f"There are no exact duplicate rows in {name} ({fmt_num(before)} rows)."
-    return (f"Removed {fmt_num(removed)} duplicate rows: {fmt_num(before)} → {fmt_num(after)} rows, saved as a new version "
-            f"of {name} (the previous version is kept).")
+    return (
+        f"Removed {fmt_num(removed)} duplicate rows: {fmt_num(before)} → {fmt_num(after)} rows, saved as a new version "
+        f"of {name} (the previous version is kept)."
+    )
 
 
 def missing_headline(columns: list[str], metrics: dict[str, Any], dataset: str | None, zh: bool) -> str | None:
@@ -366,39 +433,67 @@ def missing_headline(columns: list[str], metrics: dict[str, Any], dataset: str |
     if zh:
         if not removed:
             return f"{name} 中没有 {listed} 为空的行（共 {fmt_num(before)} 行），无需删除。"
-        return (f"已删除 {fmt_num(removed)} 行 {listed} 为空的数据：{fmt_num(before)} 行 → {fmt_num(after)} 行，"
-                f"保存为 {name} 的新版本（原版本仍保留）。")
+        return (
+            f"已删除 {fmt_num(removed)} 行 {listed} 为空的数据：{fmt_num(before)} 行 → {fmt_num(after)} 行，"
+            f"保存为 {name} 的新版本（原版本仍保留）。"
+        )
     if not removed:
         return f"No row of {name} is missing {listed} ({fmt_num(before)} rows), so nothing was removed."
-    return (f"Removed {fmt_num(removed)} rows with no {listed} value: {fmt_num(before)} → {fmt_num(after)} rows, saved as a "
-            f"new version of {name} (the previous version is kept).")
+    return (
+        f"Removed {fmt_num(removed)} rows with no {listed} value: {fmt_num(before)} → {fmt_num(after)} rows, saved as a "
+        f"new version of {name} (the previous version is kept)."
+    )
 
 
 _OPERATIONS = {"difference": ("minus", "减"), "ratio": ("divided by", "除以")}
 
 
-def derive_headline(arguments: dict[str, Any], metrics: dict[str, Any], table: str | None, source: str | None,
-                    zh: bool) -> str | None:
+def derive_headline(
+    arguments: dict[str, Any], metrics: dict[str, Any], table: str | None, source: str | None, zh: bool
+) -> str | None:
     """'Added the column “Systolic Before - Systolic After” (Systolic Before minus Systolic After) to all 30
     rows, saved as a new version of “bp” (the previous version is kept); it averages 7.23, from -2 to 19.'
     (`table`: the separate table it went to instead, when it did.)"""
-    name, kind, columns, n = arguments.get("new_column_name"), arguments.get("kind"), arguments.get("columns") or [], metrics.get("n")
+    name, kind, columns, n = (
+        arguments.get("new_column_name"),
+        arguments.get("kind"),
+        arguments.get("columns") or [],
+        metrics.get("n"),
+    )
     if not (name and kind in _OPERATIONS and len(columns) == 2 and _ok(n)):
         return None
     word = _OPERATIONS[kind][1 if zh else 0]
     missing = int(metrics.get("n_missing") or 0)
     mean, low, high = (_num(metrics, k) for k in ("mean", "min", "max"))
     if zh:
-        where = (f"，保存为新表“{table}”（“{source}”保持不变）" if table and source else
-                 f"，保存为“{source}”的新版本（原版本仍保留）" if source else "")
+        where = (
+            f"，保存为新表“{table}”（“{source}”保持不变）"
+            if table and source
+            else f"，保存为“{source}”的新版本（原版本仍保留）"
+            if source
+            else ""
+        )
         gaps = f"；其中 {fmt_num(missing)} 行无法计算" if missing else ""
-        spread = f"；平均 {fmt_num(mean)}，范围 {fmt_num(low)} 至 {fmt_num(high)}" if None not in (mean, low, high) else ""
+        spread = (
+            f"；平均 {fmt_num(mean)}，范围 {fmt_num(low)} 至 {fmt_num(high)}" if None not in (mean, low, high) else ""
+        )
         return f"已为全部 {fmt_num(n)} 行新增列“{name}”（{columns[0]} {word} {columns[1]}）{where}{gaps}{spread}。"
-    where = (f", in the new table “{table}” (“{source}” stays as it was)" if table and source else
-             f", saved as a new version of “{source}” (the previous version is kept)" if source else "")
+    where = (
+        f", in the new table “{table}” (“{source}” stays as it was)"
+        if table and source
+        else f", saved as a new version of “{source}” (the previous version is kept)"
+        if source
+        else ""
+    )
     gaps = f"; {fmt_num(missing)} rows could not be computed" if missing else ""
-    spread = f"; it averages {fmt_num(mean)}, from {fmt_num(low)} to {fmt_num(high)}" if None not in (mean, low, high) else ""
-    return f"Added the column “{name}” ({columns[0]} {word} {columns[1]}) to all {fmt_num(n)} rows{where}{gaps}{spread}."
+    spread = (
+        f"; it averages {fmt_num(mean)}, from {fmt_num(low)} to {fmt_num(high)}"
+        if None not in (mean, low, high)
+        else ""
+    )
+    return (
+        f"Added the column “{name}” ({columns[0]} {word} {columns[1]}) to all {fmt_num(n)} rows{where}{gaps}{spread}."
+    )
 
 
 _YES = ("1", "1.0", "true", "yes", "y")
@@ -422,11 +517,15 @@ def two_group_headline(metric: str, group: str, metrics: dict[str, Any], lead: s
 
     if zh:
         word = "更低" if a < b else "更高"
-        return (f"{label(first)} 的平均 {metric} {word}：{fmt_num(a, 5)}，而 {label(second)} 为 {fmt_num(b, 5)}"
-                f"（相差 {fmt_num(abs(a - b))}）；{_chance(p, zh)}。")
+        return (
+            f"{label(first)} 的平均 {metric} {word}：{fmt_num(a, 5)}，而 {label(second)} 为 {fmt_num(b, 5)}"
+            f"（相差 {fmt_num(abs(a - b))}）；{_chance(p, zh)}。"
+        )
     word = "lower" if a < b else "higher"
-    return (f"Average {metric} is {word} for {label(first)}: {fmt_num(a, 5)} vs {fmt_num(b, 5)} for {label(second)} "
-            f"(a difference of {fmt_num(abs(a - b))}); {_chance(p, zh)}.")
+    return (
+        f"Average {metric} is {word} for {label(first)}: {fmt_num(a, 5)} vs {fmt_num(b, 5)} for {label(second)} "
+        f"(a difference of {fmt_num(abs(a - b))}); {_chance(p, zh)}."
+    )
 
 
 def share_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool) -> str | None:
@@ -441,4 +540,6 @@ def share_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool) -
     grand = f"（合计 {fmt_num(total)}）" if zh and total else (f" (all together {fmt_num(total)})" if total else "")
     if zh:
         return f"{top} 占 {metric} 总量的比例最大：{_pct(first)}{grand}" + (f"；其余：{listed}。" if listed else "。")
-    return f"{top} has the largest share of total {metric}: {_pct(first)}{grand}" + (f"; then {listed}." if listed else ".")
+    return f"{top} has the largest share of total {metric}: {_pct(first)}{grand}" + (
+        f"; then {listed}." if listed else "."
+    )

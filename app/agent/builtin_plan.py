@@ -63,32 +63,165 @@ from app.agent.versus_rest import asks_versus_rest, versus_rest
 from app.agent.weekdays import asks_weekend, weekday_column, weekend_by_date, weekend_column, weekend_versus_weekdays
 from app.agent.wide_pairs import change_by_group, marked_change, marker_columns, wide_pair, wide_pair_plan
 
-METRIC_HINTS = ("revenue", "sales", "amount", "profit", "income", "price", "cost", "score", "satisfaction",
-                "营业额", "销售额", "收入", "金额", "利润", "成本", "价格", "得分", "满意")
+METRIC_HINTS = (
+    "revenue",
+    "sales",
+    "amount",
+    "profit",
+    "income",
+    "price",
+    "cost",
+    "score",
+    "satisfaction",
+    "营业额",
+    "销售额",
+    "收入",
+    "金额",
+    "利润",
+    "成本",
+    "价格",
+    "得分",
+    "满意",
+)
 
 KEYWORDS = {
-    "compare": ("differ", "difference", "compare", "comparison", " vs", "versus", "between", "by ", "across",
-                "higher", "lower", "差异", "区别", "比较", "对比", "不同", "之间", "各", "哪个"),
-    "correlate": ("correlat", "relationship", "related", "relate", "associat", "link", "impact", "affect",
-                  "相关", "关系", "关联", "影响"),
-    "regress": ("driver", "drive", "factor", "explain", "regress", "model", "驱动", "因素", "回归", "解释",
-                "matters most", "matter most", "most important for", "most important to", "biggest effect on",
-                "影响最大", "最重要", "最关键"),
+    "compare": (
+        "differ",
+        "difference",
+        "compare",
+        "comparison",
+        " vs",
+        "versus",
+        "between",
+        "by ",
+        "across",
+        "higher",
+        "lower",
+        "差异",
+        "区别",
+        "比较",
+        "对比",
+        "不同",
+        "之间",
+        "各",
+        "哪个",
+    ),
+    "correlate": (
+        "correlat",
+        "relationship",
+        "related",
+        "relate",
+        "associat",
+        "link",
+        "impact",
+        "affect",
+        "相关",
+        "关系",
+        "关联",
+        "影响",
+    ),
+    "regress": (
+        "driver",
+        "drive",
+        "factor",
+        "explain",
+        "regress",
+        "model",
+        "驱动",
+        "因素",
+        "回归",
+        "解释",
+        "matters most",
+        "matter most",
+        "most important for",
+        "most important to",
+        "biggest effect on",
+        "影响最大",
+        "最重要",
+        "最关键",
+    ),
     # "predict"/"预测" alone is either: a regression ("predict revenue from units") or a forecast
     # ("预测营业额"); see `asks_for`.
     "predict": ("predict", "预测"),
-    "trend": ("trend", "over time", "change over", "changed over", "monthly", "by month", "per month", "growth",
-              "趋势", "随时间", "变化", "每月", "按月", "增长", "走势"),
+    "trend": (
+        "trend",
+        "over time",
+        "change over",
+        "changed over",
+        "monthly",
+        "by month",
+        "per month",
+        "growth",
+        "趋势",
+        "随时间",
+        "变化",
+        "每月",
+        "按月",
+        "增长",
+        "走势",
+    ),
     # The future: a horizon ahead ("next 6 weeks", "下周": asks_ahead) or one of these words.
-    "forecast": ("forecast", "future", "next month", "next quarter", "next year", "next week", "upcoming",
-                 "未来", "下个月", "下月", "下个季度", "下季度", "明年", "今后", "接下来", "预报"),
+    "forecast": (
+        "forecast",
+        "future",
+        "next month",
+        "next quarter",
+        "next year",
+        "next week",
+        "upcoming",
+        "未来",
+        "下个月",
+        "下月",
+        "下个季度",
+        "下季度",
+        "明年",
+        "今后",
+        "接下来",
+        "预报",
+    ),
     # What makes a question about the future also ask for a regression: its drivers or factors.
     # ("determine"/"决定" are left out: "determine next month's revenue" asks for a forecast.)
-    "drivers": ("driver", "drive", "factor", "explain", "regress", "affect", "influenc", "depend", "why",
-                "matters most", "matter most", "most important for", "most important to",
-                "驱动", "因素", "解释", "回归", "影响", "取决", "原因", "为什么", "最重要", "最关键"),
-    "distribution": ("distribution", "spread", "typical", "average", "mean", "median", "summary", "overview",
-                     "分布", "平均", "中位", "概况", "总体", "描述"),
+    "drivers": (
+        "driver",
+        "drive",
+        "factor",
+        "explain",
+        "regress",
+        "affect",
+        "influenc",
+        "depend",
+        "why",
+        "matters most",
+        "matter most",
+        "most important for",
+        "most important to",
+        "驱动",
+        "因素",
+        "解释",
+        "回归",
+        "影响",
+        "取决",
+        "原因",
+        "为什么",
+        "最重要",
+        "最关键",
+    ),
+    "distribution": (
+        "distribution",
+        "spread",
+        "typical",
+        "average",
+        "mean",
+        "median",
+        "summary",
+        "overview",
+        "分布",
+        "平均",
+        "中位",
+        "概况",
+        "总体",
+        "描述",
+    ),
 }
 SYNONYMS = WORD_SYNONYMS  # question_words: everyday and other-language words for columns
 GREETING = re.compile(r"^\s*(hi|hello|hey|thanks|thank you|你好|您好|谢谢|嗨)[\s!！。.,，]*$", re.I)
@@ -140,8 +273,11 @@ def choose_metric(columns: list[dict[str, Any]], named: list[str]) -> str | None
     """The number to analyse: a named measurement, else one named like a metric, else the first.
     Yes/no and code columns (smoke, cyl) are groups, not measurements, unless nothing else is named."""
     numeric = [c["name"] for c in columns if c["type"] in NUMERIC and not c.get("pii")]
-    measures = [c["name"] for c in columns if c["type"] in NUMERIC and not c.get("pii")
-                and not (c.get("binary") or c.get("coded"))]
+    measures = [
+        c["name"]
+        for c in columns
+        if c["type"] in NUMERIC and not c.get("pii") and not (c.get("binary") or c.get("coded"))
+    ]
     for pool in (measures, numeric):
         for name in named:
             if name in pool:
@@ -153,13 +289,17 @@ def choose_metric(columns: list[dict[str, Any]], named: list[str]) -> str | None
     return (measures or numeric or [None])[0]
 
 
-def choose_dimension(columns: list[dict[str, Any]], named: list[str], implied: str | None = None,
-                     metric: str | None = None) -> str | None:
+def choose_dimension(
+    columns: list[dict[str, Any]], named: list[str], implied: str | None = None, metric: str | None = None
+) -> str | None:
     """A grouping column the question names, else the one whose values it names ("new and returning
     customers" → Customer Type), else the first category with few levels (a yes/no or code number
     column only when nothing else can group)."""
-    groupable = [c for c in columns if groups_rows(c) and 2 <= (c.get("levels") or 0) <= 30
-                 and not c.get("pii") and c["name"] != metric]
+    groupable = [
+        c
+        for c in columns
+        if groups_rows(c) and 2 <= (c.get("levels") or 0) <= 30 and not c.get("pii") and c["name"] != metric
+    ]
     for name in named:
         if any(c["name"] == name for c in groupable):
             return name
@@ -176,16 +316,25 @@ def other_numeric(columns: list[dict[str, Any]], metric: str | None, limit: int 
 
 # What makes a question ask for groups even without a comparison word: whether something helps or
 # hurts ("Do rainy days hurt business?"), which one is best.
-GROUP_CUES = re.compile(r"\b(?:hurt|help|boost|improve|worsen|harm|benefit|increase|decrease|raise|reduce|lower|"
-                        r"affect|impact|influence|matter|make|makes|made|better|worse)s?\b|\b(?:and|or|vs\.?|versus)\b|"
-                        r"影响|导致|让|使|有利|不利|变差|变好|提高|降低|更好|更差|和|与|还是", re.I)
+GROUP_CUES = re.compile(
+    r"\b(?:hurt|help|boost|improve|worsen|harm|benefit|increase|decrease|raise|reduce|lower|"
+    r"affect|impact|influence|matter|make|makes|made|better|worse)s?\b|\b(?:and|or|vs\.?|versus)\b|"
+    r"影响|导致|让|使|有利|不利|变差|变好|提高|降低|更好|更差|和|与|还是",
+    re.I,
+)
 
 
 def asks_for_groups(question: str) -> bool:
     """Whether the question asks to split the data into groups (compare, relate, which is most, what
     helps or hurts), so a group filled by default replaces something it asked for."""
-    return bool(wants(question, "compare") or wants(question, "correlate") or wants(question, "drivers") or asks_extreme(question)
-                or asks_top(question) or GROUP_CUES.search(question))
+    return bool(
+        wants(question, "compare")
+        or wants(question, "correlate")
+        or wants(question, "drivers")
+        or asks_extreme(question)
+        or asks_top(question)
+        or GROUP_CUES.search(question)
+    )
 
 
 def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[str, str] | None = None) -> Plan:
@@ -202,15 +351,23 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     asked, columns, chosen = apply_confirmed(question, dataset["columns"], confirmed or {})
     mentions = column_mentions(asked, columns, SYNONYMS)
     spans = [(m.start, m.end, m.name) for m in mentions]
-    plan.provenance = Provenance(key, question, read_sources(plan, asked, columns, mentions, chosen, answered),
-                                 unmatched_words(question, columns, spans, (str(dataset.get("name") or ""),),
-                                                 tuple(name for _, name in plan_roles(plan))),
-                                 answered, columns, asks_for_groups(question))
+    plan.provenance = Provenance(
+        key,
+        question,
+        read_sources(plan, asked, columns, mentions, chosen, answered),
+        unmatched_words(
+            question, columns, spans, (str(dataset.get("name") or ""),), tuple(name for _, name in plan_roles(plan))
+        ),
+        answered,
+        columns,
+        asks_for_groups(question),
+    )
     return plan
 
 
-def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[str, str],
-             answered: dict[str, str]) -> Plan:
+def _planned(
+    question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[str, str], answered: dict[str, str]
+) -> Plan:
     question, columns, chosen = apply_confirmed(question, dataset["columns"], confirmed)
     names = {c["name"] for c in columns}
     chosen = chosen or (answered["outcome"] if answered.get("outcome") in names else None)
@@ -236,8 +393,9 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
         return repeated_plan(design, zh)
     # a grouping counts when its values are named or groups are set against each other: "after the
     # treatment" on a table with a Treatment column names the event, not the groups
-    grouped = implied or next((c["name"] for c in columns if groups_rows(c) and c["name"] in named
-                               and GROUPS_COMPARED.search(question)), None)
+    grouped = implied or next(
+        (c["name"] for c in columns if groups_rows(c) and c["name"] in named and GROUPS_COMPARED.search(question)), None
+    )
     if not grouped and (wide := wide_pair(question, columns, spans)):
         return wide_pair_plan(wide, zh)
     if grouped and (wide := marked_change(question, columns, spans)):
@@ -260,8 +418,12 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
     plan.values = values if dimension == implied else []
     plan.weights, plan.success = count_weights(columns, int(dataset.get("rows") or 0)), rate.success if rate else None
     plan.failures = pair[1] if pair else None
-    if dimension and len(plan.values) == 1 and asks_versus_rest(question, plan.values[0], dimension) and (
-            next((c.get("levels") or 0 for c in columns if c["name"] == dimension), 0) > 2):
+    if (
+        dimension
+        and len(plan.values) == 1
+        and asks_versus_rest(question, plan.values[0], dimension)
+        and (next((c.get("levels") or 0 for c in columns if c["name"] == dimension), 0) > 2)
+    ):
         dimension = versus_rest(plan, dimension, str(dataset.get("name")), zh)  # one group against the others
         columns = [*columns, {"name": dimension, "type": "category", "levels": 2}]
     elif made := made_weekend_column(question, columns, metric):  # a version made for an earlier weekend question
@@ -285,15 +447,20 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
         plan.dimension = None  # "what share would buy again": the overall rate, not split by a group nobody named
     if outcome and special_steps(plan, question, columns, grouping, zh, outcome=outcome):
         return plan
-    if not chosen and not asks.forecast and relation_steps(plan, question, columns, spans, implied, roles, zh,
-                                                           asks.regression):
+    if (
+        not chosen
+        and not asks.forecast
+        and relation_steps(plan, question, columns, spans, implied, roles, zh, asks.regression)
+    ):
         return plan
     if metric and special_steps(plan, question, columns, grouping, zh, dated=dated, rows=int(dataset.get("rows") or 0)):
         return plan
     if metric is None:
         plan.notes.append("没有数值列，只能做描述。" if zh else "No numeric column: only a description is possible.")
         if dimension:
-            plan.steps.append(Step("value_counts", {"column": dimension}, _t(zh, f"{dimension} breakdown", f"{dimension}分布")))
+            plan.steps.append(
+                Step("value_counts", {"column": dimension}, _t(zh, f"{dimension} breakdown", f"{dimension}分布"))
+            )
             plan.steps.append(Step("plot_bar", {"x_column": dimension}, evidence=False))
         return plan
     plan.steps.append(Step("describe_columns", {"columns": [metric]}, _t(zh, f"Describe {metric}", f"描述{metric}")))
@@ -306,8 +473,11 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
         add_compare_steps(plan, columns, metric, dimension, values if dimension == implied else [], zh)
     numeric = other_numeric(columns, metric, 50)
     chosen_predictors = [n for n in roles.predictors if roles.target == metric]
-    others = ([n for n in chosen_predictors if n in numeric] or [n for n in named if n != metric and n in numeric]
-              or other_numeric(columns, metric))
+    others = (
+        [n for n in chosen_predictors if n in numeric]
+        or [n for n in named if n != metric and n in numeric]
+        or other_numeric(columns, metric)
+    )
     if others:
         subject = _t(zh, f"Relationship of {metric} with other numbers", f"{metric}与其他数值的关系")
         plan.steps.append(Step("correlation_analysis", {"columns": [metric, *others]}, subject))
@@ -315,12 +485,15 @@ def _planned(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[s
     features = chosen_predictors or others  # the predictors the question names, else the other numbers
     if features and asks.regression:
         subject = _t(zh, f"What explains {metric}", f"哪些因素解释{metric}")
-        plan.steps.append(Step("linear_regression", {"target_column": metric, "feature_columns": features[:5]}, subject))
+        plan.steps.append(
+            Step("linear_regression", {"target_column": metric, "feature_columns": features[:5]}, subject)
+        )
     return plan
 
 
-def weekend_grouping(question: str, columns: list[dict[str, Any]], dimension: str | None,
-                     metric: str | None) -> dict[str, Any] | None:
+def weekend_grouping(
+    question: str, columns: list[dict[str, Any]], dimension: str | None, metric: str | None
+) -> dict[str, Any] | None:
     """The weekday column a question about the weekend splits ("Do we get more calls on weekends?"):
     the chosen grouping when it holds weekday names, else the only such column; None when none does."""
     if not (metric and asks_weekend(question)):
@@ -336,8 +509,10 @@ def made_weekend_column(question: str, columns: list[dict[str, Any]], metric: st
     if not (metric and asks_weekend(question)):
         return None
     names = [c["name"] for c in columns]
-    return next(((base, name) for name in names for base in names for zh in (False, True)
-                 if name == weekend_column(base, zh)), None)
+    return next(
+        ((base, name) for name in names for base in names for zh in (False, True) if name == weekend_column(base, zh)),
+        None,
+    )
 
 
 def weekend_dates(question: str, columns: list[dict[str, Any]], metric: str | None, grain: str | None) -> str | None:
@@ -361,23 +536,43 @@ def year_filter(question: str, columns: list[dict[str, Any]]) -> list[dict[str, 
     return [{"column": date, "op": "between", "value": [f"{year}-01-01", f"{year}-12-31"]}]
 
 
-MORE_MORE = re.compile(r"越.{1,20}越|\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|older|"
-                       r"heavier)\b.{1,40}\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|"
-                       r"fewer|heavier|lighter|faster|slower)\b", re.I)
+MORE_MORE = re.compile(
+    r"越.{1,20}越|\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|older|"
+    r"heavier)\b.{1,40}\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|"
+    r"fewer|heavier|lighter|faster|slower)\b",
+    re.I,
+)
 # groups set against each other ("more for women than for men", "哪个班进步更大"), not a group's mere mention
-GROUPS_COMPARED = re.compile(r"\b(?:more|less|fewer|than|vs|versus|between|differ\w*|which|compar\w*|bigger|smaller|larger|"
-                             r"greater|faster|slower|higher|lower|each|every|per)\b|by \w|更|比|哪|不同|差异|区别|各|每|按", re.I)
+GROUPS_COMPARED = re.compile(
+    r"\b(?:more|less|fewer|than|vs|versus|between|differ\w*|which|compar\w*|bigger|smaller|larger|"
+    r"greater|faster|slower|higher|lower|each|every|per)\b|by \w|更|比|哪|不同|差异|区别|各|每|按",
+    re.I,
+)
 # "the windier it is, the lower the ozone": any two comparatives (the first is what the second follows)
 THE_ER = re.compile(r"\bthe (?:more|less|[a-z]+er)\b.{1,40}\bthe (?:more|less|fewer|[a-z]+er)\b", re.I)
 # When something peaked: the date (row) of the largest value. "Which month" of several years is a season (SEASON).
-WHEN = re.compile(r"\b(?:which|what) (?:year|day|date|week)\b|\bin what year\b|\bwhen (?:was|were|did)\b|"
-                  r"哪一年|哪年|哪个年份|哪一天|哪天|哪一周|什么时候|何时", re.I)
-ADDITIVE = re.compile(r"revenue|sales|amount|profit|cost|income|spend|units|orders|count|quantity|营业额|销售额|收入|"
-                      r"金额|利润|成本|订单|数量|销量|件数", re.I)
+WHEN = re.compile(
+    r"\b(?:which|what) (?:year|day|date|week)\b|\bin what year\b|\bwhen (?:was|were|did)\b|"
+    r"哪一年|哪年|哪个年份|哪一天|哪天|哪一周|什么时候|何时",
+    re.I,
+)
+ADDITIVE = re.compile(
+    r"revenue|sales|amount|profit|cost|income|spend|units|orders|count|quantity|营业额|销售额|收入|"
+    r"金额|利润|成本|订单|数量|销量|件数",
+    re.I,
+)
 
 
-def relation_steps(plan: Plan, question: str, columns: list[dict[str, Any]], spans: list[Any], implied: str | None,
-                   roles: Any, zh: bool, regression: bool = False) -> bool:
+def relation_steps(
+    plan: Plan,
+    question: str,
+    columns: list[dict[str, Any]],
+    spans: list[Any],
+    implied: str | None,
+    roles: Any,
+    zh: bool,
+    regression: bool = False,
+) -> bool:
     """Two measurements named and no grouping: how they move together (correlation), and, when the
     question asks how much one changes per unit of the other ("for each extra inch", "每快1英里",
     "estimate volume from girth"), the regression slope. Two categories named and no measurement:
@@ -403,13 +598,20 @@ def relation_steps(plan: Plan, question: str, columns: list[dict[str, Any]], spa
         target, predictors = slope_roles(question, spans, measures, roles)
         plan.kind, plan.metric, plan.dimension = "relationship", target, None
         plan.words = {name: question[start:end] for start, end, name in reversed(spans)}  # the first word wins
-        subject = _t(zh, f"Relationship of {target} with {', '.join(predictors)}", f"{target}与{'、'.join(predictors)}的关系")
+        subject = _t(
+            zh, f"Relationship of {target} with {', '.join(predictors)}", f"{target}与{'、'.join(predictors)}的关系"
+        )
         plan.steps.append(Step("correlation_analysis", {"columns": [target, *predictors]}, subject))
         plan.steps.append(Step("plot_scatter", {"x_column": predictors[0], "y_column": target}, evidence=False))
         if slope:
-            subject = _t(zh, f"How much {target} changes with {', '.join(predictors)}", f"{target}随{'、'.join(predictors)}变化多少")
-            plan.steps.append(Step("linear_regression", {"target_column": target, "feature_columns": predictors[:5]},
-                                   subject))
+            subject = _t(
+                zh,
+                f"How much {target} changes with {', '.join(predictors)}",
+                f"{target}随{'、'.join(predictors)}变化多少",
+            )
+            plan.steps.append(
+                Step("linear_regression", {"target_column": target, "feature_columns": predictors[:5]}, subject)
+            )
         return True
     categories = [n for n in groups if kinds[n]["type"] in GROUPING]
     if not measures and len(categories) >= 2:
@@ -423,15 +625,22 @@ def relation_steps(plan: Plan, question: str, columns: list[dict[str, Any]], spa
 
 def is_scale(column: dict[str, Any]) -> bool:
     """A rating scale (1-5, 1-7, 0-10 …): whole numbers from 0 or 1 up to 5, 7 or 10, at least five of them."""
-    return bool(column.get("coded") and (column.get("levels") or 0) >= 5 and column.get("minimum") in (0, 1)
-                and column.get("maximum") in (5, 7, 10))
+    return bool(
+        column.get("coded")
+        and (column.get("levels") or 0) >= 5
+        and column.get("minimum") in (0, 1)
+        and column.get("maximum") in (5, 7, 10)
+    )
 
 
 # What one measure does to another ("Does exercise lower BMI?", "运动能降低BMI吗"): the one before the
 # verb acts on the one after it.
-CAUSE = re.compile(r"\b(?:lower|lowers|lowered|reduce[sd]?|reducing|raise[sd]?|raising|increase[sd]?|increasing|"
-                   r"decrease[sd]?|improve[sd]?|improving|boost(?:s|ed)?|cut(?:s)?|hurt(?:s)?|worsen(?:s|ed)?)\b|"
-                   r"降低|减少|减轻|提高|提升|增加|改善|拉低|拉高|导致", re.I)
+CAUSE = re.compile(
+    r"\b(?:lower|lowers|lowered|reduce[sd]?|reducing|raise[sd]?|raising|increase[sd]?|increasing|"
+    r"decrease[sd]?|improve[sd]?|improving|boost(?:s|ed)?|cut(?:s)?|hurt(?:s)?|worsen(?:s|ed)?)\b|"
+    r"降低|减少|减轻|提高|提升|增加|改善|拉低|拉高|导致",
+    re.I,
+)
 # A condition the other measure is read under: "when the weather is hot" (the measure after the cue),
 # "天气热的时候"/"气温高时" (the measure before it).
 # The verb right before the measure it acts on ("lower BMI", "reduce the BMI", "降低BMI"): "is ozone lower
@@ -466,17 +675,25 @@ def leading_measure(question: str, spans: list[Any], measures: list[str]) -> str
 
 
 # A grouping named as such ("by cylinders", "各档位", "across gears"): a code column that stays groups.
-NAMED_AS_GROUPS = re.compile(r"\b(?:by|across|per|each|every|between|among|which)\s+(?:the\s+)?$|(?:各|每个|每|不同|按|哪个|哪种|哪些)\s*$",
-                             re.I)
+NAMED_AS_GROUPS = re.compile(
+    r"\b(?:by|across|per|each|every|between|among|which)\s+(?:the\s+)?$|(?:各|每个|每|不同|按|哪个|哪种|哪些)\s*$", re.I
+)
 
 
 def quantities_named(question: str, spans: list[Any], kinds: dict[str, dict[str, Any]]) -> list[str]:
     """Whole-number columns with few values (coded: Exercise Hours 0-7) the question treats as a quantity that
     acts on a measure ("Does exercise lower BMI?"), not named as groups ("by cylinders", "各档位")."""
-    if not any(ACTS_ON.search(question[:start]) for start, _, name in spans if name in measure_names(list(kinds.values()), [name])):
+    if not any(
+        ACTS_ON.search(question[:start])
+        for start, _, name in spans
+        if name in measure_names(list(kinds.values()), [name])
+    ):
         return []
-    return [name for start, _, name in spans if kinds[name]["type"] in NUMERIC and kinds[name].get("coded")
-            and not NAMED_AS_GROUPS.search(question[:start])]
+    return [
+        name
+        for start, _, name in spans
+        if kinds[name]["type"] in NUMERIC and kinds[name].get("coded") and not NAMED_AS_GROUPS.search(question[:start])
+    ]
 
 
 _CONJUNCTION = re.compile(r"^\s*(?:and|&|和|与|跟|及|以及|同)\s*$", re.I)
@@ -485,7 +702,7 @@ _CONJUNCTION = re.compile(r"^\s*(?:and|&|和|与|跟|及|以及|同)\s*$", re.I)
 def _joined(question: str, spans: list[Any], measures: list[str]) -> bool:
     """Two measurements named side by side with "and" between them ("广告费用和营业额", "height and weight")."""
     named = [(start, end) for start, end, name in spans if name in measures]
-    return len(named) >= 2 and bool(_CONJUNCTION.match(question[named[0][1]:named[1][0]]))
+    return len(named) >= 2 and bool(_CONJUNCTION.match(question[named[0][1] : named[1][0]]))
 
 
 def slope_roles(question: str, spans: list[Any], measures: list[str], roles: Any) -> tuple[str, list[str]]:
@@ -508,14 +725,24 @@ def slope_roles(question: str, spans: list[Any], measures: list[str], roles: Any
         return next(n for n in measures if n != predictor), [predictor]
     if len(measures) == 2 and (led := leading_measure(question, spans, measures)):
         return next(n for n in measures if n != led), [led]
-    if (MORE_MORE.search(question) or THE_ER.search(question) or _joined(question, spans, measures)) and len(measures) == 2:
+    if (MORE_MORE.search(question) or THE_ER.search(question) or _joined(question, spans, measures)) and len(
+        measures
+    ) == 2:
         # "the windier, the less ozone", "广告费用和营业额": the second follows the first
         return measures[1], measures[:1]
     return measures[0], measures[1:]
 
 
-def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], named: list[str], zh: bool,
-                  outcome: str | None = None, dated: bool = False, rows: int = 0) -> bool:
+def special_steps(
+    plan: Plan,
+    question: str,
+    columns: list[dict[str, Any]],
+    named: list[str],
+    zh: bool,
+    outcome: str | None = None,
+    dated: bool = False,
+    rows: int = 0,
+) -> bool:
     """The question kinds with their own analysis (builtin_kinds): a yes/no outcome's rates per
     group, a paired design, top/bottom N, totals per group. False when none applies."""
     metric, dimension = plan.metric or "", plan.dimension
@@ -530,74 +757,162 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
                 arguments["failures_column"] = plan.failures
             plan.steps.append(Step("proportion_test", arguments | weighted_arguments(plan), subject))
             if plan.whole:  # and across every group of the column the one group was taken from
-                subject = _t(zh, f"Compare the {outcome} rate across {plan.whole}", f"比较不同{plan.whole}的{outcome}比例")
-                plan.steps.append(Step("proportion_test", arguments | {"group_column": plan.whole} | weighted_arguments(plan), subject))
+                subject = _t(
+                    zh, f"Compare the {outcome} rate across {plan.whole}", f"比较不同{plan.whole}的{outcome}比例"
+                )
+                plan.steps.append(
+                    Step(
+                        "proportion_test", arguments | {"group_column": plan.whole} | weighted_arguments(plan), subject
+                    )
+                )
             if not plan.failures and next((c["type"] for c in columns if c["name"] == outcome), None) in NUMERIC:
                 # 0/1: the mean is the rate
-                plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": outcome, "agg": "mean"},
-                                       evidence=False))
+                plan.steps.append(
+                    Step("plot_bar", {"x_column": dimension, "y_column": outcome, "agg": "mean"}, evidence=False)
+                )
         elif plan.weights or plan.failures:  # a count table: the overall rate, each row weighed by its counts
-            arguments = {"value_column": outcome, **({"success_value": plan.success} if plan.success else {}),
-                         **({"failures_column": plan.failures} if plan.failures else {})}
-            plan.steps.append(Step("proportion_test", arguments | weighted_arguments(plan), _t(zh, f"The {outcome} rate", f"{outcome}比例")))
+            arguments = {
+                "value_column": outcome,
+                **({"success_value": plan.success} if plan.success else {}),
+                **({"failures_column": plan.failures} if plan.failures else {}),
+            }
+            plan.steps.append(
+                Step(
+                    "proportion_test",
+                    arguments | weighted_arguments(plan),
+                    _t(zh, f"The {outcome} rate", f"{outcome}比例"),
+                )
+            )
         else:
-            plan.steps.append(Step("value_counts", {"column": outcome}, _t(zh, f"{outcome} breakdown", f"{outcome}分布")))
+            plan.steps.append(
+                Step("value_counts", {"column": outcome}, _t(zh, f"{outcome} breakdown", f"{outcome}分布"))
+            )
         return True
     levels = {c["name"]: c.get("levels") or 0 for c in columns}
     # paired when the question says so, or when the data does: an id column holding each subject once
     # per group of a two-group comparison (sleep: ID 1-10, each under both drugs)
-    twice = [c["name"] for c in columns if c["type"] == "identifier" and not c.get("pii") and rows
-             and dimension and levels.get(dimension) == 2 and (c.get("distinct") or 0) * 2 == rows]
+    twice = [
+        c["name"]
+        for c in columns
+        if c["type"] == "identifier"
+        and not c.get("pii")
+        and rows
+        and dimension
+        and levels.get(dimension) == 2
+        and (c.get("distinct") or 0) * 2 == rows
+    ]
     if asks_paired(question) or (twice and not asks_top(question)):
         ids = twice or [c["name"] for c in columns if c["type"] == "identifier" and not c.get("pii")]
-        measures = [n for n in named if n != metric and next((c for c in columns if c["name"] == n), {}).get("type")
-                    in NUMERIC and not levels.get(n)]
+        measures = [
+            n
+            for n in named
+            if n != metric
+            and next((c for c in columns if c["name"] == n), {}).get("type") in NUMERIC
+            and not levels.get(n)
+        ]
         subject = _t(zh, f"Paired comparison of {metric}", f"{metric}的配对比较")
         if dimension and levels.get(dimension) == 2 and ids:
             plan.kind = "paired"
-            plan.steps.append(Step("paired_test", {"value_column": metric, "group_column": dimension,
-                                                   "id_column": ids[-1], "method": "t"}, subject))
+            plan.steps.append(
+                Step(
+                    "paired_test",
+                    {"value_column": metric, "group_column": dimension, "id_column": ids[-1], "method": "t"},
+                    subject,
+                )
+            )
             return True
         if measures:
             plan.kind = "paired"
-            plan.steps.append(Step("paired_test", {"x_column": metric, "y_column": measures[0], "method": "t"}, subject))
+            plan.steps.append(
+                Step("paired_test", {"x_column": metric, "y_column": measures[0], "method": "t"}, subject)
+            )
             return True
     top = asks_top(question)
     if top:
         kinds = {c["name"]: c for c in columns}
-        entity = next((n for n in named if n != metric and kinds.get(n) and (
-            kinds[n]["type"] in ("identifier", "text") or groups_rows(kinds[n]))), None)  # codes too: "gear", "cyl"
+        entity = next(
+            (
+                n
+                for n in named
+                if n != metric
+                and kinds.get(n)
+                and (kinds[n]["type"] in ("identifier", "text") or groups_rows(kinds[n]))
+            ),
+            None,
+        )  # codes too: "gear", "cyl"
         label = row_label(columns)
         if entity is None and label and metric:  # each row is a named thing (R's rownames: car models)
             plan.kind, plan.top, plan.dimension = "rank", top, None
-            subject = _t(zh, f"{'Bottom' if top[1] else 'Top'} {top[0]} rows by {metric}", f"{metric}{'最低' if top[1] else '最高'}的{top[0]}行")
-            plan.steps.append(Step("rank_values", {"value_column": metric, "top": top[0], "order": "smallest" if top[1]
-                                                   else "largest", "label_columns": [label]}, subject))
+            subject = _t(
+                zh,
+                f"{'Bottom' if top[1] else 'Top'} {top[0]} rows by {metric}",
+                f"{metric}{'最低' if top[1] else '最高'}的{top[0]}行",
+            )
+            plan.steps.append(
+                Step(
+                    "rank_values",
+                    {
+                        "value_column": metric,
+                        "top": top[0],
+                        "order": "smallest" if top[1] else "largest",
+                        "label_columns": [label],
+                    },
+                    subject,
+                )
+            )
             return True
         if entity is None and dimension:
             entity = dimension
             if noun := top_noun(question):  # "top 5 customers" with no customer column: say so, show what there is
-                plan.lead = (_t(zh, f"The data has no column for “{noun}”; the list is by {dimension} instead.",
-                                     f"数据中没有对应“{noun}”的列；下面改按 {dimension} 排列。"))
+                plan.lead = _t(
+                    zh,
+                    f"The data has no column for “{noun}”; the list is by {dimension} instead.",
+                    f"数据中没有对应“{noun}”的列；下面改按 {dimension} 排列。",
+                )
         if entity:
             plan.kind, plan.top = "top", top
             plan.dimension = entity
             # the groups ranked by their average when the question asks for one ("best mileage on average")
-            agg, word, word_zh = (("mean", "average", "平均") if MEAN_WORDS.search(question) or asks_per_unit(question, columns)
-                                  else ("sum", "total", "合计"))
-            subject = _t(zh, f"{'Bottom' if top[1] else 'Top'} {top[0]} {entity} by {word} {metric}",
-                         f"按{metric}{word_zh}{'最低' if top[1] else '最高'}的{top[0]}个{entity}")
-            plan.steps.append(Step("group_aggregate", {"group_columns": [entity], "value_columns": [metric],
-                                                       "agg": agg}, subject))
+            agg, word, word_zh = (
+                ("mean", "average", "平均")
+                if MEAN_WORDS.search(question) or asks_per_unit(question, columns)
+                else ("sum", "total", "合计")
+            )
+            subject = _t(
+                zh,
+                f"{'Bottom' if top[1] else 'Top'} {top[0]} {entity} by {word} {metric}",
+                f"按{metric}{word_zh}{'最低' if top[1] else '最高'}的{top[0]}个{entity}",
+            )
+            plan.steps.append(
+                Step("group_aggregate", {"group_columns": [entity], "value_columns": [metric], "agg": agg}, subject)
+            )
             return True
     date = next((c["name"] for c in columns if c["type"] == "datetime" and not c.get("pii")), None)
-    if date and WHEN.search(question) and (extreme := asks_extreme(question)) and not (dimension and dimension in named):
+    if (
+        date
+        and WHEN.search(question)
+        and (extreme := asks_extreme(question))
+        and not (dimension and dimension in named)
+    ):
         plan.kind, plan.dimension = "rank", None  # "哪一年的失业人数最多": the year of the largest value
         n = top[0] if top else 1
-        subject = _t(zh, f"When {metric} was {'lowest' if extreme == 'least' else 'highest'}",
-                     f"{metric}{'最低' if extreme == 'least' else '最高'}的时间")
-        plan.steps.append(Step("rank_values", {"value_column": metric, "top": n, "order": "smallest" if extreme == "least"
-                                               else "largest", "label_columns": [date]}, subject))
+        subject = _t(
+            zh,
+            f"When {metric} was {'lowest' if extreme == 'least' else 'highest'}",
+            f"{metric}{'最低' if extreme == 'least' else '最高'}的时间",
+        )
+        plan.steps.append(
+            Step(
+                "rank_values",
+                {
+                    "value_column": metric,
+                    "top": n,
+                    "order": "smallest" if extreme == "least" else "largest",
+                    "label_columns": [date],
+                },
+                subject,
+            )
+        )
         return True
     if date and SEASON.search(question) and not (dimension and dimension in named):
         plan.kind = "seasonal"  # "每年哪个月最多": the month of the year, from the seasonal pattern
@@ -614,8 +929,14 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         add_total_steps(plan, metric, dimension, zh)
         if period:  # "each month from each plan": the totals period by period too
             subject = _t(zh, f"Total {metric} by {period} and {dimension}", f"各{period}、各{dimension}的{metric}合计")
-            plan.steps.append(Step("group_aggregate", {"group_columns": [period, dimension], "value_columns": [metric],
-                                                       "agg": "sum"}, subject, evidence=False))
+            plan.steps.append(
+                Step(
+                    "group_aggregate",
+                    {"group_columns": [period, dimension], "value_columns": [metric], "agg": "sum"},
+                    subject,
+                    evidence=False,
+                )
+            )
         return True
     # "which store has the most revenue" over months or orders: the total, unless an average is asked
     # ("on average", "per order", "每单")
@@ -631,12 +952,16 @@ def special_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
 
 
 # A grouping named like a period of time ("Month", "季度"): the rows' period, not a part of the total.
-PERIOD_NAME = re.compile(r"^(?:month|months|quarter|quarters|year|years|week|weeks|day|date|period|yr|"
-                         r"月|月份|季度|季|年|年份|周|日期)$", re.I)
+PERIOD_NAME = re.compile(
+    r"^(?:month|months|quarter|quarters|year|years|week|weeks|day|date|period|yr|"
+    r"月|月份|季度|季|年|年份|周|日期)$",
+    re.I,
+)
 
 
-def share_groups(question: str, columns: list[dict[str, Any]], named: list[str],
-                 dimension: str) -> tuple[str | None, str]:
+def share_groups(
+    question: str, columns: list[dict[str, Any]], named: list[str], dimension: str
+) -> tuple[str | None, str]:
     """The period and the parts of a share question naming two groupings ("each month, the share of the total
     from each plan": Month and Plan): the shares are the parts', added up over the periods too. (None,
     the chosen grouping) when it names no period beside another grouping."""
@@ -647,12 +972,26 @@ def share_groups(question: str, columns: list[dict[str, Any]], named: list[str],
     return (periods[0], parts[0]) if periods and parts else (None, dimension)
 
 
-_EACH_PERIOD = re.compile(r"\b(?:each|every|per)\s+(month|quarter|year|week|day)\b|\b(month|quarter|year|week|dai)ly\b|"
-                          r"每个?(月|季度|年|周|天)", re.I)
-_PERIOD_UNITS = {"month": ("month", "months", "月", "月份"), "quarter": ("quarter", "quarters", "季度", "季"),
-                 "year": ("year", "years", "yr", "年", "年份"), "week": ("week", "weeks", "周"),
-                 "day": ("day", "date", "日期"), "dai": ("day", "date", "日期"), "季度": ("quarter", "quarters", "季度", "季")}
-_PERIOD_UNITS |= {"月": _PERIOD_UNITS["month"], "年": _PERIOD_UNITS["year"], "周": _PERIOD_UNITS["week"], "天": _PERIOD_UNITS["day"]}
+_EACH_PERIOD = re.compile(
+    r"\b(?:each|every|per)\s+(month|quarter|year|week|day)\b|\b(month|quarter|year|week|dai)ly\b|"
+    r"每个?(月|季度|年|周|天)",
+    re.I,
+)
+_PERIOD_UNITS = {
+    "month": ("month", "months", "月", "月份"),
+    "quarter": ("quarter", "quarters", "季度", "季"),
+    "year": ("year", "years", "yr", "年", "年份"),
+    "week": ("week", "weeks", "周"),
+    "day": ("day", "date", "日期"),
+    "dai": ("day", "date", "日期"),
+    "季度": ("quarter", "quarters", "季度", "季"),
+}
+_PERIOD_UNITS |= {
+    "月": _PERIOD_UNITS["month"],
+    "年": _PERIOD_UNITS["year"],
+    "周": _PERIOD_UNITS["week"],
+    "天": _PERIOD_UNITS["day"],
+}
 
 
 def each_period(question: str, columns: list[dict[str, Any]]) -> list[str]:
@@ -664,11 +1003,14 @@ def each_period(question: str, columns: list[dict[str, Any]]) -> list[str]:
 
 
 def asks_per_unit(question: str, columns: list[dict[str, Any]]) -> bool:
-    """"per order", "每单", "人均": the average of each group's rows. Not when the word after "per"/"每"
+    """ "per order", "每单", "人均": the average of each group's rows. Not when the word after "per"/"每"
     names a grouping column ("per customer type", "每个顾客类型": a breakdown by it)."""
     kinds = {c["name"]: c for c in columns}
-    groups = [(start, end) for start, end, name in column_spans(question, columns, SYNONYMS)
-              if name in kinds and groups_rows(kinds[name])]
+    groups = [
+        (start, end)
+        for start, end, name in column_spans(question, columns, SYNONYMS)
+        if name in kinds and groups_rows(kinds[name])
+    ]
     for match in PER_UNIT.finditer(question):
         unit = match.start("unit") if match.group("unit") else match.start("unit_zh") if match.group("unit_zh") else -1
         if unit < 0 or not any(start <= unit < end for start, end in groups):
@@ -680,7 +1022,11 @@ def row_label(columns: list[dict[str, Any]]) -> str | None:
     """A row-name column whose values are names, not numbers (R's rownames of mtcars: "Mazda RX4")."""
     for column in columns:
         values = column.get("values") or []
-        if ROW_NUMBER.match(column["name"].strip()) and values and not any(re.fullmatch(r"-?[\d.,]+", str(v)) for v in values):
+        if (
+            ROW_NUMBER.match(column["name"].strip())
+            and values
+            and not any(re.fullmatch(r"-?[\d.,]+", str(v)) for v in values)
+        ):
             return column["name"]
     return None
 
@@ -696,12 +1042,14 @@ def top_noun(question: str) -> str | None:
 
 def add_total_steps(plan: Plan, metric: str, dimension: str, zh: bool) -> None:
     subject = _t(zh, f"Total {metric} by {dimension}", f"各{dimension}的{metric}合计")
-    plan.steps.append(Step("group_aggregate", {"group_columns": [dimension], "value_columns": [metric], "agg": "sum"},
-                           subject))
+    plan.steps.append(
+        Step("group_aggregate", {"group_columns": [dimension], "value_columns": [metric], "agg": "sum"}, subject)
+    )
 
 
-def add_compare_steps(plan: Plan, columns: list[dict[str, Any]], metric: str, dimension: str, values: list[str],
-                      zh: bool) -> None:
+def add_compare_steps(
+    plan: Plan, columns: list[dict[str, Any]], metric: str, dimension: str, values: list[str], zh: bool
+) -> None:
     """Compare the metric across the dimension's groups; when the question names exactly two of
     its values (and the column has more), just those two."""
     levels = next(c.get("levels", 0) for c in columns if c["name"] == dimension)
@@ -716,26 +1064,39 @@ def add_compare_steps(plan: Plan, columns: list[dict[str, Any]], metric: str, di
     plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "mean"}, evidence=False))
 
 
-def apply_confirmed(question: str, columns: list[dict[str, Any]],
-                    confirmed: dict[str, str]) -> tuple[str, list[dict[str, Any]], str | None]:
+def apply_confirmed(
+    question: str, columns: list[dict[str, Any]], confirmed: dict[str, str]
+) -> tuple[str, list[dict[str, Any]], str | None]:
     """What clarification settled (clarify.py, gates.py): the metric the user chose, the goal they
     picked for this question (its words join the question) and numeric columns they called labels."""
     from app.agent.gates import question_key
 
-    labels = {topic.split(".", 1)[1] for topic, answer in confirmed.items()
-              if topic.startswith("field.") and re.match(r"an identifier|标识", answer, re.I)}
+    labels = {
+        topic.split(".", 1)[1]
+        for topic, answer in confirmed.items()
+        if topic.startswith("field.") and re.match(r"an identifier|标识", answer, re.I)
+    }
     columns = [{**c, "type": "identifier"} if c["name"] in labels else c for c in columns]
     numeric = {c["name"] for c in columns if c["type"] in NUMERIC}
     goal = confirmed.get(f"goal.{question_key(question)}")
     if goal:
         question = f"{question} ({goal})"
-    chosen = next((answer for topic, answer in confirmed.items() if topic.startswith("metric") and answer in numeric
-                   and (topic == "metric" or topic.split(".", 1)[-1] in question.lower())), None)
+    chosen = next(
+        (
+            answer
+            for topic, answer in confirmed.items()
+            if topic.startswith("metric")
+            and answer in numeric
+            and (topic == "metric" or topic.split(".", 1)[-1] in question.lower())
+        ),
+        None,
+    )
     return question, columns, chosen
 
 
-def add_time_steps(plan: Plan, question: str, forecast: bool, grain: str | None, columns: list[dict[str, Any]],
-                   metric: str, zh: bool) -> bool:
+def add_time_steps(
+    plan: Plan, question: str, forecast: bool, grain: str | None, columns: list[dict[str, Any]], metric: str, zh: bool
+) -> bool:
     """Trend (and forecast, when `asks_for` says so) steps when the question is about time and there
     is a date column. The forecast goes as far ahead as the question asks ("the next three months");
     the tool's default (one seasonal cycle) when it does not say."""
@@ -754,5 +1115,3 @@ def add_time_steps(plan: Plan, question: str, forecast: bool, grain: str | None,
             arguments.update(forecast_arguments(request, grain, column.get("span_days")))
         plan.steps.append(Step("forecast", arguments, subject))
     return True
-
-

@@ -26,15 +26,21 @@ def chain_filters(chain: Chain, dataset: dict[str, Any], keep: set[str] | None =
         column, values = named_values(part, columns, column_spans(part, columns, SYNONYMS))
         if not column or column in (keep or set()):
             continue
-        conditions[column] = ({"column": column, "op": "==", "value": values[0]} if len(values) == 1 else
-                              {"column": column, "op": "in", "value": values})
+        conditions[column] = (
+            {"column": column, "op": "==", "value": values[0]}
+            if len(values) == 1
+            else {"column": column, "op": "in", "value": values}
+        )
     return list(conditions.values())
 
 
 def filtered_name(name: str, conditions: list[dict[str, Any]]) -> str:
     """The name of a filtered copy: retail_sales_online."""
-    values = [str(c["value"][0])[:4] if c["op"] == "between" and str(c["value"][0])[:4] == str(c["value"][1])[:4]
-              else v for c in conditions for v in (c["value"] if isinstance(c["value"], list) else [c["value"]])]
+    values = [
+        str(c["value"][0])[:4] if c["op"] == "between" and str(c["value"][0])[:4] == str(c["value"][1])[:4] else v
+        for c in conditions
+        for v in (c["value"] if isinstance(c["value"], list) else [c["value"]])
+    ]
     values = list(dict.fromkeys(values))
     slug = "_".join(re.sub(r"\W+", "_", str(v).lower()).strip("_") for v in values)[:40] or "subset"
     return f"{name}_{slug}"

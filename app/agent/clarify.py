@@ -39,9 +39,14 @@ class Paused(Exception):
 
 
 # --- the tool --------------------------------------------------------------------------------
-def ask_user_question(question: str, kind: Literal["single", "multi", "text"] = "single",
-                      options: list[dict] | None = None, reason: str = "", topic: str | None = None,
-                      ctx: ToolContext = None) -> ToolResult:
+def ask_user_question(
+    question: str,
+    kind: Literal["single", "multi", "text"] = "single",
+    options: list[dict] | None = None,
+    reason: str = "",
+    topic: str | None = None,
+    ctx: ToolContext = None,
+) -> ToolResult:
     """Ask the user a clarification question and wait for the answer (the run pauses).
 
     Ask only what the data and the tools cannot tell you: which column or definition is meant,
@@ -60,35 +65,59 @@ def ask_user_question(question: str, kind: Literal["single", "multi", "text"] = 
     topic = (topic or f"q.{question_key(question)}").strip()[:100]
     earlier = answered_question(session, workspace_id, topic)
     if earlier is not None:  # never ask twice: the confirmed answer is the result
-        return ToolResult(text=f"[answer]\n{answer_text(earlier.answer)}\n\nThe user already answered this "
-                               f"({earlier.question}); it is a confirmed definition.", metrics={"question_id": earlier.id})
-    row = Question(workspace_id=workspace_id, run_id=scope.need_run_id(), kind=kind, question=question.strip(),
-                   options=options, reason=reason or "", topic=topic, tool_call_id=ctx.call_id)
+        return ToolResult(
+            text=f"[answer]\n{answer_text(earlier.answer)}\n\nThe user already answered this "
+            f"({earlier.question}); it is a confirmed definition.",
+            metrics={"question_id": earlier.id},
+        )
+    row = Question(
+        workspace_id=workspace_id,
+        run_id=scope.need_run_id(),
+        kind=kind,
+        question=question.strip(),
+        options=options,
+        reason=reason or "",
+        topic=topic,
+        tool_call_id=ctx.call_id,
+    )
     session.add(row)
     session.flush()
     scope.pause = {"question_id": row.id, "call_id": ctx.call_id, "topic": topic}
-    return ToolResult(text=f"[question]\nAsked the user (question {row.id}); the run waits for the answer.",
-                      metrics={"question_id": row.id})
+    return ToolResult(
+        text=f"[question]\nAsked the user (question {row.id}); the run waits for the answer.",
+        metrics={"question_id": row.id},
+    )
 
 
 def validate_question(question: str, kind: str, options: list[dict] | None) -> list[dict[str, str]]:
     if not (question or "").strip():
         raise ToolError("invalid_question", "The question is empty.", hint="Write the question in plain words.")
     if kind not in KINDS:
-        raise ToolError("invalid_question", f"kind must be one of {', '.join(KINDS)}.", hint="Use single, multi or text.")
+        raise ToolError(
+            "invalid_question", f"kind must be one of {', '.join(KINDS)}.", hint="Use single, multi or text."
+        )
     if kind == "text":
         return [_clean_option(o) for o in options or [] if isinstance(o, dict) and o.get("label")][:6]
     if not isinstance(options, list) or not 2 <= len(options) <= 6:
-        raise ToolError("invalid_question", "single and multi questions need 2 to 6 options.",
-                        hint='Pass options as [{"label": ..., "description": ...}, ...] (2-6 of them).')
+        raise ToolError(
+            "invalid_question",
+            "single and multi questions need 2 to 6 options.",
+            hint='Pass options as [{"label": ..., "description": ...}, ...] (2-6 of them).',
+        )
     cleaned = []
     for option in options:
         if not isinstance(option, dict) or not str(option.get("label") or "").strip():
-            raise ToolError("invalid_question", "Every option needs a label.",
-                            hint='Each option is {"label": short answer, "description": what it means}.')
+            raise ToolError(
+                "invalid_question",
+                "Every option needs a label.",
+                hint='Each option is {"label": short answer, "description": what it means}.',
+            )
         if not str(option.get("description") or "").strip():
-            raise ToolError("invalid_question", f"Option {option['label']!r} has no description.",
-                            hint="Say in a few words what each option means for the analysis.")
+            raise ToolError(
+                "invalid_question",
+                f"Option {option['label']!r} has no description.",
+                hint="Say in a few words what each option means for the analysis.",
+            )
         cleaned.append(_clean_option(option))
     if len({o["label"].lower() for o in cleaned}) != len(cleaned):
         raise ToolError("invalid_question", "Option labels must differ.", hint="Give each option its own label.")
@@ -96,19 +125,27 @@ def validate_question(question: str, kind: str, options: list[dict] | None) -> l
 
 
 def _clean_option(option: dict) -> dict[str, str]:
-    return {"label": str(option["label"]).strip()[:200], "description": str(option.get("description") or "").strip()[:500]}
+    return {
+        "label": str(option["label"]).strip()[:200],
+        "description": str(option.get("description") or "").strip()[:500],
+    }
 
 
 # --- what the workspace already knows ---------------------------------------------------------
 def answered_question(session: Session, workspace_id: str, topic: str) -> Question | None:
-    return session.scalars(select(Question).where(Question.workspace_id == workspace_id, Question.topic == topic,
-                                                  Question.answer.is_not(None))
-                           .order_by(Question.answered_at.desc())).first()
+    return session.scalars(
+        select(Question)
+        .where(Question.workspace_id == workspace_id, Question.topic == topic, Question.answer.is_not(None))
+        .order_by(Question.answered_at.desc())
+    ).first()
 
 
 def answered_topics(session: Session, workspace_id: str) -> dict[str, Any]:
-    rows = session.scalars(select(Question).where(Question.workspace_id == workspace_id,
-                                                  Question.answer.is_not(None)).order_by(Question.created_at))
+    rows = session.scalars(
+        select(Question)
+        .where(Question.workspace_id == workspace_id, Question.answer.is_not(None))
+        .order_by(Question.created_at)
+    )
     return {q.topic: q.answer for q in rows if q.topic}
 
 
@@ -145,9 +182,14 @@ def gate_input(turn: Any) -> GateInput:
         from app.agent.dataset_choice import with_values
 
         summaries = [with_values(s, _frame(turn, s["name"])) for s in summaries]
-    return GateInput(question=run.question or "", datasets=summaries, answered=answered_topics(session, workspace_id),
-                     intent=getattr(turn.intent, "kind", None), language=run.language,
-                     new_files=new_files(session, run, datasets))
+    return GateInput(
+        question=run.question or "",
+        datasets=summaries,
+        answered=answered_topics(session, workspace_id),
+        intent=getattr(turn.intent, "kind", None),
+        language=run.language,
+        new_files=new_files(session, run, datasets),
+    )
 
 
 def _frame(turn: Any, name: str):
@@ -159,14 +201,22 @@ def _frame(turn: Any, name: str):
 
 def new_files(session: Session, run: Run, datasets: list[Any]) -> list[dict[str, Any]]:
     """Uploaded files added since the workspace's last finished analysis (they may change the scope)."""
-    last = session.scalars(select(Run).where(Run.workspace_id == run.workspace_id, Run.id != run.id,
-                                             Run.status == "done", Run.created_at < run.created_at)
-                           .order_by(Run.created_at.desc())).first()
+    last = session.scalars(
+        select(Run)
+        .where(
+            Run.workspace_id == run.workspace_id,
+            Run.id != run.id,
+            Run.status == "done",
+            Run.created_at < run.created_at,
+        )
+        .order_by(Run.created_at.desc())
+    ).first()
     if last is None:
         return []
     since = _aware(last.created_at)
-    return [{"name": d.name, "file": d.file_name} for d in datasets
-            if d.parent_id is None and _aware(d.created_at) > since]
+    return [
+        {"name": d.name, "file": d.file_name} for d in datasets if d.parent_id is None and _aware(d.created_at) > since
+    ]
 
 
 def _aware(moment):
@@ -188,10 +238,14 @@ def pause_if_asked(turn: Any) -> None:
 
 def held_back(name: str) -> ToolResult:
     """What a tool call gets while a question is open: nothing runs until the user answers."""
-    return ToolResult.failure({"error": "waiting_for_user", "message": f"{name} was not run: a question to the "
-                               "user is open and the run pauses until it is answered.",
-                               "hint": "Do not call more tools this round; the answer comes as the question's result.",
-                               "retryable": True})
+    return ToolResult.failure(
+        {
+            "error": "waiting_for_user",
+            "message": f"{name} was not run: a question to the user is open and the run pauses until it is answered.",
+            "hint": "Do not call more tools this round; the answer comes as the question's result.",
+            "retryable": True,
+        }
+    )
 
 
 # --- pausing, answering, resuming -------------------------------------------------------------
@@ -201,14 +255,26 @@ def mark_waiting(run: Run, recorder: Any, turn: Any | None, question_id: str | N
     question = session.get(Question, question_id) if question_id else None
     budget = turn.budget.snapshot() if turn is not None else {}
     run.status = "waiting"
-    run.state = {**(run.state or {}), "waiting": {"question_id": question_id, "call_id": question.tool_call_id
-                                                  if question else None, "budget": budget}}
+    run.state = {
+        **(run.state or {}),
+        "waiting": {
+            "question_id": question_id,
+            "call_id": question.tool_call_id if question else None,
+            "budget": budget,
+        },
+    }
     recorder.emit("question", question_dict(question) if question else {})
 
 
 def question_dict(question: Question) -> dict[str, Any]:
-    return {"id": question.id, "kind": question.kind, "question": question.question,
-            "options": list(question.options or []), "reason": question.reason, "topic": question.topic}
+    return {
+        "id": question.id,
+        "kind": question.kind,
+        "question": question.question,
+        "options": list(question.options or []),
+        "reason": question.reason,
+        "topic": question.topic,
+    }
 
 
 def normalise_answer(question: Question, value: Any) -> str | list[str]:
@@ -236,8 +302,11 @@ def answer_question(session: Session, question: Question, value: Any) -> Questio
 
 
 def open_questions(session: Session, run_id: str) -> list[Question]:
-    return list(session.scalars(select(Question).where(Question.run_id == run_id, Question.answer.is_(None))
-                                .order_by(Question.created_at)))
+    return list(
+        session.scalars(
+            select(Question).where(Question.run_id == run_id, Question.answer.is_(None)).order_by(Question.created_at)
+        )
+    )
 
 
 def resume_after_answer(session: Session, runs: Any, run: Run) -> bool:
@@ -262,16 +331,25 @@ def turn_opening(session: Session, run: Run, recorder: Any) -> list[dict[str, An
         return [user]
     messages = [_as_dict(m) for m in stored]
     answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
-    pending = [c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []
-               if c["function"]["name"] == ASK and c["id"] not in answered]
+    pending = [
+        c["id"]
+        for m in messages
+        if m["role"] == "assistant"
+        for c in m.get("tool_calls") or []
+        if c["function"]["name"] == ASK and c["id"] not in answered
+    ]
     for call_id in pending:
-        question = session.scalars(select(Question).where(Question.run_id == run.id,
-                                                          Question.tool_call_id == call_id)).first()
+        question = session.scalars(
+            select(Question).where(Question.run_id == run.id, Question.tool_call_id == call_id)
+        ).first()
         if question is None or question.answer is None:
             continue
-        result = {"role": "tool", "tool_call_id": call_id,
-                  "content": f"[answer]\n{answer_text(question.answer)}\n\nThe user answered “{question.question}”; "
-                             "this is now a confirmed definition: follow it."}
+        result = {
+            "role": "tool",
+            "tool_call_id": call_id,
+            "content": f"[answer]\n{answer_text(question.answer)}\n\nThe user answered “{question.question}”; "
+            "this is now a confirmed definition: follow it.",
+        }
         messages.append(result)
         recorder.add_message(result)
     run.state = {k: v for k, v in (run.state or {}).items() if k != "waiting"}

@@ -36,7 +36,7 @@ def yes_no_core(name: str) -> list[str]:
         asked = _ZH_ASKING.match(core)
         if not asked and core == text:
             return []
-        core = core[asked.end():] if asked else core
+        core = core[asked.end() :] if asked else core
         noun = _ZH_VERB.sub("", core)
         return [piece for piece in dict.fromkeys((core, noun)) if len(piece) >= 2]
     words = name_words(text)
@@ -67,7 +67,7 @@ def yes_no_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
     wanted = [stem(w) for w in core if w not in STOP]
     words = words_at(question)
     for i in range(len(words) - len(wanted) + 1):
-        window = words[i:i + len(wanted)]
+        window = words[i : i + len(wanted)]
         if wanted and all(stem(w) == want and len(want) >= 3 for (_, _, w), want in zip(window, wanted, strict=True)):
             yield window[0][0], window[-1][1]
 
@@ -75,7 +75,7 @@ def yes_no_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
 def _reworded(text: str, core: str) -> tuple[int, int] | None:
     """Where a long Chinese core is said with a word moved or put in ("愿意把公司推荐给朋友" for
     是否愿意推荐公司给朋友): most of its two-character pieces within one clause of the question."""
-    pairs = [core[i:i + 2] for i in range(len(core) - 1)]
+    pairs = [core[i : i + 2] for i in range(len(core) - 1)]
     if len(core) < 5:
         return None
     for clause in re.finditer(r"[^，,。？?！!；;]+", text):
@@ -87,18 +87,104 @@ def _reworded(text: str, core: str) -> tuple[int, int] | None:
 
 # --- partial names: abbreviations, joined words, a distinctive first word ------------------------------
 # Words that say what kind of thing a name is, not which: "Customer Type" is not the customer.
-_KIND_WORDS = {"type", "types", "group", "groups", "id", "name", "code", "category", "class", "segment", "level",
-               "kind", "no", "number", "status", "flag"}
+_KIND_WORDS = {
+    "type",
+    "types",
+    "group",
+    "groups",
+    "id",
+    "name",
+    "code",
+    "category",
+    "class",
+    "segment",
+    "level",
+    "kind",
+    "no",
+    "number",
+    "status",
+    "flag",
+}
 # Plain words for "the number measured", which a question puts after a name's first word in place of
 # the rest of it ("overall score", "service rating").
-_MEASURE_WORDS = {"score", "scores", "rating", "ratings", "level", "levels", "value", "values", "index", "measure",
-                  "result", "results", "grade", "grades", "mark", "marks", "figure", "figures"}
+_MEASURE_WORDS = {
+    "score",
+    "scores",
+    "rating",
+    "ratings",
+    "level",
+    "levels",
+    "value",
+    "values",
+    "index",
+    "measure",
+    "result",
+    "results",
+    "grade",
+    "grades",
+    "mark",
+    "marks",
+    "figure",
+    "figures",
+}
 # Units and counts a name may end in after what it measures ("Exercise Hours", "Order Amount").
-_UNIT_WORDS = {"hours", "hour", "hrs", "minutes", "minute", "mins", "min", "days", "day", "weeks", "week", "months",
-               "month", "years", "year", "count", "amount", "total", "rate", "percent", "pct", "kg", "cm", "km", "per"}
-_GENERIC = {"total", "number", "count", "rate", "score", "value", "level", "type", "average", "mean", "percent",
-            "amount", "date", "time", "name", "index", "group", "class", "status", "year", "month", "day", "years",
-            "months", "days", "weeks", "hours", "minutes"}
+_UNIT_WORDS = {
+    "hours",
+    "hour",
+    "hrs",
+    "minutes",
+    "minute",
+    "mins",
+    "min",
+    "days",
+    "day",
+    "weeks",
+    "week",
+    "months",
+    "month",
+    "years",
+    "year",
+    "count",
+    "amount",
+    "total",
+    "rate",
+    "percent",
+    "pct",
+    "kg",
+    "cm",
+    "km",
+    "per",
+}
+_GENERIC = {
+    "total",
+    "number",
+    "count",
+    "rate",
+    "score",
+    "value",
+    "level",
+    "type",
+    "average",
+    "mean",
+    "percent",
+    "amount",
+    "date",
+    "time",
+    "name",
+    "index",
+    "group",
+    "class",
+    "status",
+    "year",
+    "month",
+    "day",
+    "years",
+    "months",
+    "days",
+    "weeks",
+    "hours",
+    "minutes",
+}
 
 
 def initials_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
@@ -115,7 +201,7 @@ def initials_mentions(question: str, name: str, others: list[str]) -> Iterator[t
             continue
         size = len(token)
         for i in range(len(words) - size + 1):
-            phrase = [w for _, _, w in words[i:i + size]]
+            phrase = [w for _, _, w in words[i : i + size]]
             if "".join(w[0] for w in phrase) == token and not any(w in STOP or len(w) < 3 for w in phrase):
                 yield words[i][0], words[i + size - 1][1]
 
@@ -131,10 +217,12 @@ def joined_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
     for (start, _, first), (_, end, second) in zip(words, words[1:], strict=False):
         if first in STOP or second in STOP or len(first) < 3 or len(second) < 3:
             continue
-        whole_then_cut = joined.startswith(first) and len(joined) - len(first) >= 3 \
-            and second.startswith(joined[len(first):])
-        cut_then_whole = joined.endswith(second) and len(joined) - len(second) >= 3 \
-            and first.startswith(joined[:-len(second)])
+        whole_then_cut = (
+            joined.startswith(first) and len(joined) - len(first) >= 3 and second.startswith(joined[len(first) :])
+        )
+        cut_then_whole = (
+            joined.endswith(second) and len(joined) - len(second) >= 3 and first.startswith(joined[: -len(second)])
+        )
         if whole_then_cut or cut_then_whole:
             yield start, end
 
@@ -155,8 +243,12 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
         return
     words = words_at(question)
     for (start, gap, word), (resume, end, after) in zip(words, words[1:], strict=False):
-        if stem(word) == lead and after in _MEASURE_WORDS and parts[0] not in _GENERIC \
-                and not question[gap:resume].strip():  # "overall score", not "staff, value"
+        if (
+            stem(word) == lead
+            and after in _MEASURE_WORDS
+            and parts[0] not in _GENERIC
+            and not question[gap:resume].strip()
+        ):  # "overall score", not "staff, value"
             yield start, end
     if all(p in _WHEN_WORDS for p in parts[1:]):  # "Visits Last Month", "Sales This Year": the first word is it
         for start, end, word in words:
@@ -172,8 +264,26 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
 
 
 # The rest of a name that only says over which period the first word was counted
-_WHEN_WORDS = {"last", "this", "per", "past", "prev", "previous", "current", "month", "week", "year", "day", "quarter",
-               "monthly", "weekly", "yearly", "daily", "ytd", "mtd"}
+_WHEN_WORDS = {
+    "last",
+    "this",
+    "per",
+    "past",
+    "prev",
+    "previous",
+    "current",
+    "month",
+    "week",
+    "year",
+    "day",
+    "quarter",
+    "monthly",
+    "weekly",
+    "yearly",
+    "daily",
+    "ytd",
+    "mtd",
+}
 # A list names the columns it lists by their first words, but these say too little on their own.
 _NEVER_LISTED = {"total", "number", "count", "date", "time", "name", "type", "average", "mean", "percent", "amount"}
 _LIST_BEFORE = re.compile(r"(?:,|、|，|\band|\bor)\s*$", re.I)
@@ -222,7 +332,7 @@ def zh_leading_mentions(question: str, name: str, others: list[str]) -> Iterator
     if any(lead in other for other in others if other != name):
         return
     for match in re.finditer(re.escape(lead), question):
-        if len(lead) >= 2 or (lead not in _ZH_TIME_CHARS and _ZH_COUNTED.search(question[:match.start()])):
+        if len(lead) >= 2 or (lead not in _ZH_TIME_CHARS and _ZH_COUNTED.search(question[: match.start()])):
             yield match.start(), match.end()
 
 
@@ -247,9 +357,40 @@ def head_word_mentions(question: str, name: str, others: list[str]) -> Iterator[
 
 # Pieces of Chinese names that say what kind of number or thing it is, not which: 平均温度 is not named
 # by "平均" (any average), 订单编号 not by "编号".
-_ZH_GENERIC = {"是否", "平均", "数量", "金额", "比例", "时间", "日期", "每月", "每日", "每天", "总数", "总额", "编号",
-               "名称", "类型", "类别", "次数", "人数", "个数", "情况", "水平", "程度", "总计", "合计", "指数", "数值",
-               "单位", "月份", "年份", "得分", "评分", "分数"}
+_ZH_GENERIC = {
+    "是否",
+    "平均",
+    "数量",
+    "金额",
+    "比例",
+    "时间",
+    "日期",
+    "每月",
+    "每日",
+    "每天",
+    "总数",
+    "总额",
+    "编号",
+    "名称",
+    "类型",
+    "类别",
+    "次数",
+    "人数",
+    "个数",
+    "情况",
+    "水平",
+    "程度",
+    "总计",
+    "合计",
+    "指数",
+    "数值",
+    "单位",
+    "月份",
+    "年份",
+    "得分",
+    "评分",
+    "分数",
+}
 _CJK = re.compile(r"[\u4e00-\u9fff]+")
 
 
@@ -264,7 +405,7 @@ def zh_part_mentions(question: str, name: str, others: list[str]) -> Iterator[tu
     whole = "".join(runs)
     for size in range(len(whole) - 1, 1, -1):
         for at in range(len(whole) - size + 1):
-            piece = whole[at:at + size]
+            piece = whole[at : at + size]
             edge = at == 0 or at + size == len(whole)
             if not (edge or size >= 3) or piece in _ZH_GENERIC or any(g == piece for g in _ZH_GENERIC):
                 continue

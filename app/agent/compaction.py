@@ -58,12 +58,16 @@ class ContextWindow:
 
     @classmethod
     def from_settings(cls, settings, workspace_id: str) -> "ContextWindow":
-        return cls(OutputStore(settings.workspace_dir(workspace_id)), settings.context_threshold_tokens,
-                   truncate_chars=settings.tool_result_truncate_chars,
-                   persist_chars=settings.tool_result_persist_chars,
-                   preview_chars=settings.tool_result_preview_chars,
-                   keep_tool_results=settings.context_keep_tool_results,
-                   keep_messages=settings.context_keep_messages, workspace_id=workspace_id)
+        return cls(
+            OutputStore(settings.workspace_dir(workspace_id)),
+            settings.context_threshold_tokens,
+            truncate_chars=settings.tool_result_truncate_chars,
+            persist_chars=settings.tool_result_persist_chars,
+            preview_chars=settings.tool_result_preview_chars,
+            keep_tool_results=settings.context_keep_tool_results,
+            keep_messages=settings.context_keep_messages,
+            workspace_id=workspace_id,
+        )
 
     def request(self, reason: str = "requested") -> None:
         self.requested = reason or "requested"
@@ -78,8 +82,14 @@ def token_budget(turn) -> int:
     window = window_of(turn)
     threshold = window.threshold_tokens if window else 100_000
     intent = getattr(turn, "intent", None)
-    ratio = next((getattr(intent, n) for n in ("token_ratio", "token_budget_ratio", "budget_ratio")
-                  if isinstance(getattr(intent, n, None), (int, float))), None)
+    ratio = next(
+        (
+            getattr(intent, n)
+            for n in ("token_ratio", "token_budget_ratio", "budget_ratio")
+            if isinstance(getattr(intent, n, None), (int, float))
+        ),
+        None,
+    )
     return int(threshold * (ratio or (window.token_ratio if window else DEFAULT_TOKEN_RATIO)))
 
 
@@ -94,8 +104,10 @@ def shelve_output(window: ContextWindow | None, call_id: str, tool: str, text: s
     ref = f'read_tool_output(id="{output_id}", offset=0, length=8000)'
     if len(text) > window.persist_chars:
         preview = shorten(text, window.preview_chars)
-        return (f'{PERSISTED} id="{output_id}" chars="{len(text)}">\n{preview}\n</persisted-output>\n'
-                f"The full output ({len(text):,} characters) is saved; read it with {ref}.")
+        return (
+            f'{PERSISTED} id="{output_id}" chars="{len(text)}">\n{preview}\n</persisted-output>\n'
+            f"The full output ({len(text):,} characters) is saved; read it with {ref}."
+        )
     shown = shorten(text, window.truncate_chars)
     return f"{shown}\n[truncated] {len(shown):,} of {len(text):,} characters shown; full output: {ref}."
 
@@ -117,8 +129,10 @@ def micro_compact(messages: list[dict[str, Any]], window: ContextWindow, keep: i
         call_id = message.get("tool_call_id") or f"tool_{i}"
         output_id = reference_of(content) if content.startswith(PERSISTED) or "[truncated]" in content else None
         output_id = output_id or window.store.save_output(call_id, content)
-        messages[i] = {**message, "content": compact_preview(content, output_id, names.get(call_id, ""),
-                                                              window.compact_chars)}
+        messages[i] = {
+            **message,
+            "content": compact_preview(content, output_id, names.get(call_id, ""), window.compact_chars),
+        }
         done += 1
     return done
 
@@ -134,23 +148,38 @@ def find_safe_boundary(messages: list[dict[str, Any]], keep: int) -> int:
     return split if split > start else 0
 
 
-def summarize_history(messages: list[dict[str, Any]], window: ContextWindow, model, reason: str) -> dict[str, Any] | None:
+def summarize_history(
+    messages: list[dict[str, Any]], window: ContextWindow, model, reason: str
+) -> dict[str, Any] | None:
     """Save the transcript, summarise the early history, keep the newest messages. In place."""
     split = find_safe_boundary(messages, window.keep_messages)
     if not split:
         return None
     transcript_id = window.store.save_transcript(messages)  # first: nothing is lost
-    head, early, recent = messages[: _head_length(messages)], messages[_head_length(messages): split], messages[split:]
+    head, early, recent = messages[: _head_length(messages)], messages[_head_length(messages) : split], messages[split:]
     names = {c["id"]: c["function"]["name"] for m in early for c in m.get("tool_calls") or []}
     for m in early:  # every dropped tool result is also readable under its own id
         if m.get("role") == "tool" and not str(m.get("content") or "").startswith((COMPACTED, PERSISTED)):
             window.store.save_output(m.get("tool_call_id") or "tool", str(m.get("content") or ""))
     text, source = write_summary(early, model)
-    messages[:] = head + [summary.summary_message(text, summary.key_lines(early), len(early), transcript_id),
-                          {"role": "assistant", "content": summary.ACK}] + recent
+    messages[:] = (
+        head
+        + [
+            summary.summary_message(text, summary.key_lines(early), len(early), transcript_id),
+            {"role": "assistant", "content": summary.ACK},
+        ]
+        + recent
+    )
     window.summaries += 1
-    return {"level": 3, "reason": reason, "transcript": transcript_id, "summarised": len(early),
-            "kept": len(recent), "summary_by": source, "tools_seen": sorted(set(names.values()))}
+    return {
+        "level": 3,
+        "reason": reason,
+        "transcript": transcript_id,
+        "summarised": len(early),
+        "kept": len(recent),
+        "summary_by": source,
+        "tools_seen": sorted(set(names.values())),
+    }
 
 
 def write_summary(early: list[dict[str, Any]], model) -> tuple[str, str]:
@@ -201,12 +230,14 @@ def compact(turn) -> list[dict[str, Any]]:
     return done
 
 
-def _summarise(turn, window: ContextWindow, tools: list[dict[str, Any]], budget: int,
-               reason: str | None) -> list[dict[str, Any]]:
+def _summarise(
+    turn, window: ContextWindow, tools: list[dict[str, Any]], budget: int, reason: str | None
+) -> list[dict[str, Any]]:
     """Level 3, then compaction of the newest results too when they alone are still too big."""
     done = []
-    if event := summarize_history(turn.messages, window, TracedModel(turn.model, turn.recorder, "summary"),
-                                  reason or "over_budget"):
+    if event := summarize_history(
+        turn.messages, window, TracedModel(turn.model, turn.recorder, "summary"), reason or "over_budget"
+    ):
         done.append(event)
     for keep in (2, 0):
         if count_messages(turn.messages, tools) <= budget:

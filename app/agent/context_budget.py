@@ -20,8 +20,14 @@ def budget_table(messages: list[dict[str, Any]], tools: list[dict[str, Any]], bu
     for i, message in enumerate(messages):
         parts[_part_of(messages, i, task)] += count_message(message)
     total = REPLY_PRIMING + sum(parts.values())
-    return {"parts": parts, "total": total, "budget": budget, "used": round(total / budget, 3) if budget else None,
-            "messages": len(messages), "tool_schemas": len(tools or [])}
+    return {
+        "parts": parts,
+        "total": total,
+        "budget": budget,
+        "used": round(total / budget, 3) if budget else None,
+        "messages": len(messages),
+        "tool_schemas": len(tools or []),
+    }
 
 
 def _task_index(messages: list[dict[str, Any]]) -> int:
@@ -37,7 +43,9 @@ def _part_of(messages: list[dict[str, Any]], i: int, task: int) -> str:
     m = messages[i]
     if m.get("role") == "system":
         return "system"
-    if is_summary(m) or (m.get("role") == "assistant" and m.get("content") == ACK and i and is_summary(messages[i - 1])):
+    if is_summary(m) or (
+        m.get("role") == "assistant" and m.get("content") == ACK and i and is_summary(messages[i - 1])
+    ):
         return "summaries"
     if i == task:
         return "task"

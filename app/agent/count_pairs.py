@@ -10,10 +10,28 @@ import re
 from typing import Any
 
 # Opposite outcomes, as the words of count column names say them (the success first).
-_OPPOSITES = (("cases", "controls"), ("case", "control"), ("successes", "failures"), ("success", "failure"),
-              ("yes", "no"), ("positive", "negative"), ("passed", "failed"), ("pass", "fail"), ("admitted", "rejected"),
-              ("alive", "dead"), ("survived", "died"), ("events", "nonevents"), ("wins", "losses"), ("hits", "misses"),
-              ("病例", "对照"), ("成功", "失败"), ("是", "否"), ("阳性", "阴性"), ("通过", "未通过"), ("存活", "死亡"))
+_OPPOSITES = (
+    ("cases", "controls"),
+    ("case", "control"),
+    ("successes", "failures"),
+    ("success", "failure"),
+    ("yes", "no"),
+    ("positive", "negative"),
+    ("passed", "failed"),
+    ("pass", "fail"),
+    ("admitted", "rejected"),
+    ("alive", "dead"),
+    ("survived", "died"),
+    ("events", "nonevents"),
+    ("wins", "losses"),
+    ("hits", "misses"),
+    ("病例", "对照"),
+    ("成功", "失败"),
+    ("是", "否"),
+    ("阳性", "阴性"),
+    ("通过", "未通过"),
+    ("存活", "死亡"),
+)
 _COUNT_PREFIX = re.compile(r"^(?:n|num|number|no|count|cnt|n_of)[_. ]?(?=\S)|^(?:number|count) of ", re.I)
 
 
@@ -28,8 +46,11 @@ def _outcome_word(name: str) -> str:
 
 def count_pair(columns: list[dict[str, Any]]) -> tuple[str, str] | None:
     """(successes column, failures column) when the table counts both outcomes on each row."""
-    counts = {_outcome_word(c["name"]): c["name"] for c in columns
-              if c["type"] == "integer" and not c.get("pii") and (c.get("minimum") or 0) >= 0}
+    counts = {
+        _outcome_word(c["name"]): c["name"]
+        for c in columns
+        if c["type"] == "integer" and not c.get("pii") and (c.get("minimum") or 0) >= 0
+    }
     for success, failure in _OPPOSITES:
         if success in counts and failure in counts:
             return counts[success], counts[failure]

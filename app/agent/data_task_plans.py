@@ -51,12 +51,16 @@ def filter_conditions(question: str, columns: list[dict[str, Any]], spans: list[
     conditions: list[dict[str, Any]] = []
     column, values = named_values(question, columns, spans)
     if column:
-        conditions.append({"column": column, "op": "==", "value": values[0]} if len(values) == 1 else
-                          {"column": column, "op": "in", "value": values})
+        conditions.append(
+            {"column": column, "op": "==", "value": values[0]}
+            if len(values) == 1
+            else {"column": column, "op": "in", "value": values}
+        )
     cut = number_cut(question)
     kinds = {c["name"]: c for c in columns}  # any named number, codes too ("6 cylinders or fewer")
     measures = measure_names(columns, ordered_names(spans)) or [
-        n for n in ordered_names(spans) if kinds.get(n, {}).get("type") in NUMERIC]
+        n for n in ordered_names(spans) if kinds.get(n, {}).get("type") in NUMERIC
+    ]
     if cut and measures:
         value = int(cut[1]) if cut[1].is_integer() else cut[1]
         conditions.append({"column": measures[0], "op": cut[0], "value": value})
@@ -90,17 +94,27 @@ def derive_plan(question: str, pair: list[str], zh: bool, dataset: str = "") -> 
 def repeated_plan(design: Repeated, zh: bool) -> Plan:
     """The change between two times on the same subjects (long format): a paired test, later minus earlier."""
     value, time = design.value, design.time
-    subject = _t(zh, f"Change in {value} from {time} {design.earlier} to {time} {design.later}, subject by subject",
-                 f"同一{design.subject}从{time} {design.earlier}到{time} {design.later}的{value}变化")
-    arguments = {"value_column": value, "group_column": time, "id_column": design.subject,
-                 "groups": [design.later, design.earlier], "method": "t"}
-    return Plan(value, time, [Step("profile_dataset", {}, evidence=False), Step("paired_test", arguments, subject)],
-                kind="paired")
+    subject = _t(
+        zh,
+        f"Change in {value} from {time} {design.earlier} to {time} {design.later}, subject by subject",
+        f"同一{design.subject}从{time} {design.earlier}到{time} {design.later}的{value}变化",
+    )
+    arguments = {
+        "value_column": value,
+        "group_column": time,
+        "id_column": design.subject,
+        "groups": [design.later, design.earlier],
+        "method": "t",
+    }
+    return Plan(
+        value,
+        time,
+        [Step("profile_dataset", {}, evidence=False), Step("paired_test", arguments, subject)],
+        kind="paired",
+    )
 
 
 def filter_plan(conditions: list[dict[str, Any]], zh: bool) -> Plan:
     described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)
     subject = _t(zh, f"Keep only rows with {described}", f"只保留 {described} 的行")
     return Plan(None, None, [Step("filter_rows", {"conditions": conditions}, subject)], kind="filter")
-
-

@@ -70,12 +70,14 @@ def fit(question: str, dataset: dict[str, Any]) -> Fit:
     text = question.lower()
     own = [str(dataset.get("name") or ""), re.sub(r"\.\w+$", "", str(dataset.get("file") or ""))]
     named = any(name and len(name) > 2 and (name.lower() in text or " ".join(name_words(name)) in text) for name in own)
-    return Fit(dataset, named_columns, [f"{column} = {v}" for v in values] if column else [], named,
-               match_kinds(mentions))
+    return Fit(
+        dataset, named_columns, [f"{column} = {v}" for v in values] if column else [], named, match_kinds(mentions)
+    )
 
 
-def choose_dataset(question: str, datasets: list[dict[str, Any]], answered: dict[str, Any] | None = None,
-                   key: str | None = None) -> Choice:
+def choose_dataset(
+    question: str, datasets: list[dict[str, Any]], answered: dict[str, Any] | None = None, key: str | None = None
+) -> Choice:
     """The dataset the question is about: the user's scope answer for this question when there is
     one, else the best fit by words; `tie`/`none` when the words cannot tell (the gate asks)."""
     if not datasets:
@@ -99,7 +101,9 @@ def choose_dataset(question: str, datasets: list[dict[str, Any]], answered: dict
     return Choice(top[0].dataset, "words", fits)
 
 
-def answered_dataset(datasets: list[dict[str, Any]], answered: dict[str, Any], key: str | None) -> dict[str, Any] | None:
+def answered_dataset(
+    datasets: list[dict[str, Any]], answered: dict[str, Any], key: str | None
+) -> dict[str, Any] | None:
     """The dataset a scope answer names: this question's answer (`scope.<question key>`), else an
     answer to the new-file question (`scope.<dataset>`: "Only the new file (x)", "Only the earlier
     data", a dataset's name)."""
@@ -132,8 +136,12 @@ def with_values(summary: dict[str, Any], frame: Any) -> dict[str, Any]:
         return summary
     columns = []
     for c in summary.get("columns", []):
-        if c["type"] in GROUPING and not c.get("pii") and c["name"] in getattr(frame, "columns", ()) \
-                and "values" not in c:
+        if (
+            c["type"] in GROUPING
+            and not c.get("pii")
+            and c["name"] in getattr(frame, "columns", ())
+            and "values" not in c
+        ):
             counts = frame[c["name"]].value_counts()
             if len(counts) <= LOOKUP_LEVELS:
                 c = {**c, "values": [str(v) for v in counts.index]}

@@ -21,19 +21,31 @@ _STOP = {"the", "and", "for", "with", "does", "whether", "data", "between", "fro
 
 
 def evidence_dict(item: Evidence) -> dict[str, Any]:
-    return {"id": item.id, "claim": item.claim, "method": item.method, "result_summary": item.result_summary,
-            "metrics": dict(item.metrics or {}), "sample_size": item.sample_size, "confidence": item.confidence,
-            "limitations": list(item.limitations or []), "tool_call_ids": list(item.tool_call_ids or [])}
+    return {
+        "id": item.id,
+        "claim": item.claim,
+        "method": item.method,
+        "result_summary": item.result_summary,
+        "metrics": dict(item.metrics or {}),
+        "sample_size": item.sample_size,
+        "confidence": item.confidence,
+        "limitations": list(item.limitations or []),
+        "tool_call_ids": list(item.tool_call_ids or []),
+    }
 
 
 # A method that infers beyond the rows (a test, a model, a forecast) needs stated limitations for
 # "high" confidence; a plain description (a mean, a count, a share) does not.
-INFERENTIAL = re.compile(r"test|anova|regress|correlat|model|forecast|predict|classif|cluster|chi|mann|kruskal|"
-                         r"wilcoxon|fisher|logistic|causal|effect|检验|回归|相关|模型|预测|方差分析|聚类", re.IGNORECASE)
+INFERENTIAL = re.compile(
+    r"test|anova|regress|correlat|model|forecast|predict|classif|cluster|chi|mann|kruskal|"
+    r"wilcoxon|fisher|logistic|causal|effect|检验|回归|相关|模型|预测|方差分析|聚类",
+    re.IGNORECASE,
+)
 
 
-def downgrade_confidence(confidence: str, sample_size: int | None, metrics: dict[str, Any],
-                         limitations: list[str], method: str = "") -> tuple[str, list[str]]:
+def downgrade_confidence(
+    confidence: str, sample_size: int | None, metrics: dict[str, Any], limitations: list[str], method: str = ""
+) -> tuple[str, list[str]]:
     """'high' needs n >= 30, a significant result (when there is a p-value) and, for an inference
     (a p-value, or a test/model method), stated limitations."""
     reasons = []
@@ -66,18 +78,26 @@ def matching_tasks(tasks: list[Task], evidence_text: str) -> list[Task]:
     for task in tasks:
         if task.status in ("completed", "deleted"):
             continue
-        wanted = _words(" ".join([task.subject, task.expected_output, task.required_capability,
-                                  task.evidence_requirements]))
+        wanted = _words(
+            " ".join([task.subject, task.expected_output, task.required_capability, task.evidence_requirements])
+        )
         if wanted and len(wanted & found) / len(wanted) >= 0.5:
             matched.append(task)
     return matched
 
 
-def record_evidence(claim: str, method: str, tool_call_ids: list[str], result_summary: str = "",
-                    metrics: dict | None = None, sample_size: int | None = None,
-                    limitations: list[str] | None = None,
-                    confidence: Literal["high", "medium", "low"] = "medium",
-                    supersedes: list[str] | None = None, ctx: ToolContext = None) -> ToolResult:
+def record_evidence(
+    claim: str,
+    method: str,
+    tool_call_ids: list[str],
+    result_summary: str = "",
+    metrics: dict | None = None,
+    sample_size: int | None = None,
+    limitations: list[str] | None = None,
+    confidence: Literal["high", "medium", "low"] = "medium",
+    supersedes: list[str] | None = None,
+    ctx: ToolContext = None,
+) -> ToolResult:
     """Record a conclusion with the tool calls that back it. Every claim in the answer needs evidence.
 
     Args:
@@ -96,8 +116,11 @@ def record_evidence(claim: str, method: str, tool_call_ids: list[str], result_su
     calls = [session.get(ToolCall, (run_id, cid)) for cid in tool_call_ids]
     unknown = [cid for cid, call in zip(tool_call_ids, calls) if call is None]
     if not tool_call_ids or unknown:
-        raise ToolError("invalid_evidence", f"Evidence must cite tool calls of this run; unknown ids: {unknown}.",
-                        hint="Pass the ids of the tool calls whose results support the claim.")
+        raise ToolError(
+            "invalid_evidence",
+            f"Evidence must cite tool calls of this run; unknown ids: {unknown}.",
+            hint="Pass the ids of the tool calls whose results support the claim.",
+        )
     replaced = [_evidence_id(session, run_id, ref) for ref in supersedes or []]
     metrics = dict(metrics or {})
     if not metrics:  # fall back to the numbers the cited tools computed
@@ -105,9 +128,18 @@ def record_evidence(claim: str, method: str, tool_call_ids: list[str], result_su
             metrics.update({k: v for k, v in (call.metrics or {}).items() if k != "duration_ms"})
     limitations = list(limitations or [])
     level, reasons = downgrade_confidence(confidence, sample_size, metrics, limitations, method)
-    item = Evidence(workspace_id=scope.need_workspace_id(), run_id=run_id, claim=claim, method=method,
-                    result_summary=result_summary, metrics=metrics, sample_size=sample_size, confidence=level,
-                    limitations=limitations, tool_call_ids=list(tool_call_ids))
+    item = Evidence(
+        workspace_id=scope.need_workspace_id(),
+        run_id=run_id,
+        claim=claim,
+        method=method,
+        result_summary=result_summary,
+        metrics=metrics,
+        sample_size=sample_size,
+        confidence=level,
+        limitations=limitations,
+        tool_call_ids=list(tool_call_ids),
+    )
     session.add(item)
     session.flush()
     completed = complete_tasks(session, run_id, item)
@@ -122,8 +154,11 @@ def record_evidence(claim: str, method: str, tool_call_ids: list[str], result_su
         lines.append(f"confidence lowered from high: {', '.join(reasons)}")
     if completed:
         lines.append("completed tasks: " + ", ".join(t.id for t in completed))
-    return ToolResult(text="\n".join(lines), metrics={"evidence_id": item.id, "confidence": level},
-                      payload={"evidence": evidence_dict(item)})
+    return ToolResult(
+        text="\n".join(lines),
+        metrics={"evidence_id": item.id, "confidence": level},
+        payload={"evidence": evidence_dict(item)},
+    )
 
 
 def complete_tasks(session: Session, run_id: str, item: Evidence) -> list[Task]:
@@ -134,7 +169,11 @@ def complete_tasks(session: Session, run_id: str, item: Evidence) -> list[Task]:
     done = matching_tasks(run_tasks(session, run_id), text)
     for task in done:
         task.status, task.completed_by, task.evidence_id = "completed", "evidence", item.id
-        task.result_summary, task.confidence, task.updated_at = item.result_summary or item.claim, item.confidence, utcnow()
+        task.result_summary, task.confidence, task.updated_at = (
+            item.result_summary or item.claim,
+            item.confidence,
+            utcnow(),
+        )
     return done
 
 
@@ -150,8 +189,9 @@ def retract_evidence(evidence_id: str, reason: str = "", ctx: ToolContext = None
     found = _evidence_id(session, run_id, evidence_id)
     withdraw(session, run_id, [found], by=None, reason=reason or "retracted")
     scope.send("evidence_withdrawn", {"id": found, "reason": reason})
-    return ToolResult(text=f"[evidence] retracted {found}; it no longer backs the answer.",
-                      metrics={"evidence_id": found})
+    return ToolResult(
+        text=f"[evidence] retracted {found}; it no longer backs the answer.", metrics={"evidence_id": found}
+    )
 
 
 def _evidence_id(session: Session, run_id: str, ref: str) -> str:
@@ -164,8 +204,11 @@ def _evidence_id(session: Session, run_id: str, ref: str) -> str:
     found = (call.metrics or {}).get("evidence_id") if call is not None and call.tool == "record_evidence" else None
     if found:
         return str(found)
-    raise ToolError("evidence_not_found", f"No evidence {ref!r} in this run.",
-                    hint="Use the id from '[evidence] recorded <id>' or the id of that record_evidence call.")
+    raise ToolError(
+        "evidence_not_found",
+        f"No evidence {ref!r} in this run.",
+        hint="Use the id from '[evidence] recorded <id>' or the id of that record_evidence call.",
+    )
 
 
 def withdraw(session: Session, run_id: str, ids: list[str], by: str | None, reason: str) -> None:

@@ -26,60 +26,177 @@ from app.agent.intent import STARTERS, starter_tools
 from app.agent.run_scope import run_scope
 
 # Harness tools that can do nothing until something exists: offered from the request after it does.
-SITUATIONAL = {"task_update": "tasks", "task_get": "tasks", "task_list": "tasks", "retract_evidence": "evidence",
-               "search_knowledge": "knowledge", "read_tool_output": "outputs", "compact_context": "outputs"}
+SITUATIONAL = {
+    "task_update": "tasks",
+    "task_get": "tasks",
+    "task_list": "tasks",
+    "retract_evidence": "evidence",
+    "search_knowledge": "knowledge",
+    "read_tool_output": "outputs",
+    "compact_context": "outputs",
+}
 ENABLES = {"task_create": "tasks", "record_evidence": "evidence"}  # a successful call makes the situation
 
 # Words a non-expert uses (zh and en) → words found in tool names and descriptions.
 SYNONYMS: dict[str, tuple[str, ...]] = {
-    "相关": ("correlation",), "关联": ("correlation", "association"), "关系": ("correlation", "relationship"),
-    "预测": ("forecast", "predict", "regression", "train"), "预报": ("forecast",),
-    "差异": ("compare", "difference"), "比较": ("compare",), "对比": ("compare", "periods"), "区别": ("compare",),
-    "不同": ("compare",), "趋势": ("trend", "time series"), "回归": ("regression",), "逻辑回归": ("logistic",),
-    "聚类": ("cluster", "segment"), "分群": ("cluster", "segment"), "细分": ("segment", "cluster"),
-    "清洗": ("clean",), "清理": ("clean",), "透视": ("pivot",), "分布": ("histogram", "distribution", "describe"),
-    "直方图": ("histogram",), "散点": ("scatter",), "柱状": ("bar",), "条形": ("bar",), "折线": ("line",),
-    "箱线": ("box",), "热力": ("heatmap",), "饼图": ("pie",), "画图": ("plot",), "图表": ("plot",), "可视化": ("plot",),
-    "正态": ("normality",), "异常": ("outlier", "anomaly"), "离群": ("outlier",), "置信区间": ("confidence interval",),
-    "卡方": ("chi square", "chi_square"), "比例": ("proportion",), "方差分析": ("anova", "compare_groups"),
-    "t检验": ("t-test", "compare_two_groups"), "配对": ("paired",), "拟合": ("curve fit", "curve_fit"),
-    "合并": ("merge",), "连接": ("merge", "join"), "筛选": ("filter",), "过滤": ("filter",), "分组": ("group",),
-    "汇总": ("aggregate", "group"), "聚合": ("aggregate",), "转换": ("convert",), "类型": ("types",),
-    "新列": ("derive",), "计算列": ("derive",), "派生": ("derive",), "计数": ("value counts",), "频数": ("value counts",),
-    "质量": ("quality",), "缺失": ("missing", "quality"), "季节": ("seasonal",), "留存": ("retention", "cohort"),
-    "漏斗": ("funnel",), "贡献": ("contribution",), "重要性": ("importance",), "主成分": ("pca",), "降维": ("pca",),
-    "分类": ("classifier",), "描述": ("describe",), "任务": ("task",), "证据": ("evidence",), "工作表": ("sheet",),
-    "代码": ("python",), "预览": ("preview",), "概况": ("profile",),
-    "correlate": ("correlation",), "relationship": ("correlation",), "association": ("correlation",),
-    "difference": ("compare",), "differ": ("compare",), "versus": ("compare",), "vs": ("compare",),
-    "prediction": ("forecast", "regression"), "predict": ("forecast", "regression", "train"),
-    "segment": ("cluster",), "segmentation": ("cluster",), "clustering": ("cluster",), "tidy": ("clean",),
-    "anomaly": ("outlier", "anomaly"), "outliers": ("outlier",), "chart": ("plot",), "graph": ("plot",),
-    "visualize": ("plot",), "visualise": ("plot",), "ttest": ("t-test", "compare_two_groups"), "join": ("merge",),
-    "seasonality": ("seasonal",), "churn": ("retention",), "drivers": ("importance", "regression"),
+    "相关": ("correlation",),
+    "关联": ("correlation", "association"),
+    "关系": ("correlation", "relationship"),
+    "预测": ("forecast", "predict", "regression", "train"),
+    "预报": ("forecast",),
+    "差异": ("compare", "difference"),
+    "比较": ("compare",),
+    "对比": ("compare", "periods"),
+    "区别": ("compare",),
+    "不同": ("compare",),
+    "趋势": ("trend", "time series"),
+    "回归": ("regression",),
+    "逻辑回归": ("logistic",),
+    "聚类": ("cluster", "segment"),
+    "分群": ("cluster", "segment"),
+    "细分": ("segment", "cluster"),
+    "清洗": ("clean",),
+    "清理": ("clean",),
+    "透视": ("pivot",),
+    "分布": ("histogram", "distribution", "describe"),
+    "直方图": ("histogram",),
+    "散点": ("scatter",),
+    "柱状": ("bar",),
+    "条形": ("bar",),
+    "折线": ("line",),
+    "箱线": ("box",),
+    "热力": ("heatmap",),
+    "饼图": ("pie",),
+    "画图": ("plot",),
+    "图表": ("plot",),
+    "可视化": ("plot",),
+    "正态": ("normality",),
+    "异常": ("outlier", "anomaly"),
+    "离群": ("outlier",),
+    "置信区间": ("confidence interval",),
+    "卡方": ("chi square", "chi_square"),
+    "比例": ("proportion",),
+    "方差分析": ("anova", "compare_groups"),
+    "t检验": ("t-test", "compare_two_groups"),
+    "配对": ("paired",),
+    "拟合": ("curve fit", "curve_fit"),
+    "合并": ("merge",),
+    "连接": ("merge", "join"),
+    "筛选": ("filter",),
+    "过滤": ("filter",),
+    "分组": ("group",),
+    "汇总": ("aggregate", "group"),
+    "聚合": ("aggregate",),
+    "转换": ("convert",),
+    "类型": ("types",),
+    "新列": ("derive",),
+    "计算列": ("derive",),
+    "派生": ("derive",),
+    "计数": ("value counts",),
+    "频数": ("value counts",),
+    "质量": ("quality",),
+    "缺失": ("missing", "quality"),
+    "季节": ("seasonal",),
+    "留存": ("retention", "cohort"),
+    "漏斗": ("funnel",),
+    "贡献": ("contribution",),
+    "重要性": ("importance",),
+    "主成分": ("pca",),
+    "降维": ("pca",),
+    "分类": ("classifier",),
+    "描述": ("describe",),
+    "任务": ("task",),
+    "证据": ("evidence",),
+    "工作表": ("sheet",),
+    "代码": ("python",),
+    "预览": ("preview",),
+    "概况": ("profile",),
+    "correlate": ("correlation",),
+    "relationship": ("correlation",),
+    "association": ("correlation",),
+    "difference": ("compare",),
+    "differ": ("compare",),
+    "versus": ("compare",),
+    "vs": ("compare",),
+    "prediction": ("forecast", "regression"),
+    "predict": ("forecast", "regression", "train"),
+    "segment": ("cluster",),
+    "segmentation": ("cluster",),
+    "clustering": ("cluster",),
+    "tidy": ("clean",),
+    "anomaly": ("outlier", "anomaly"),
+    "outliers": ("outlier",),
+    "chart": ("plot",),
+    "graph": ("plot",),
+    "visualize": ("plot",),
+    "visualise": ("plot",),
+    "ttest": ("t-test", "compare_two_groups"),
+    "join": ("merge",),
+    "seasonality": ("seasonal",),
+    "churn": ("retention",),
+    "drivers": ("importance", "regression"),
 }
-_STOP = {"a", "an", "the", "of", "for", "to", "and", "or", "in", "on", "with", "by", "tool", "tools", "data", "my",
-         "is", "are", "next", "this", "that", "how", "what", "which", "do", "does", "can", "want", "need", "find"}
+_STOP = {
+    "a",
+    "an",
+    "the",
+    "of",
+    "for",
+    "to",
+    "and",
+    "or",
+    "in",
+    "on",
+    "with",
+    "by",
+    "tool",
+    "tools",
+    "data",
+    "my",
+    "is",
+    "are",
+    "next",
+    "this",
+    "that",
+    "how",
+    "what",
+    "which",
+    "do",
+    "does",
+    "can",
+    "want",
+    "need",
+    "find",
+}
 
 
 class Exposure:
     """The tools a turn exposes, in the order they were first offered, and exactly which tool names
     the last request offered."""
 
-    def __init__(self, registry: Registry, groups: Iterable[str], pruned: Iterable[str] = (),
-                 question: str = "", scope: str = "full", focus: bool = True):
+    def __init__(
+        self,
+        registry: Registry,
+        groups: Iterable[str],
+        pruned: Iterable[str] = (),
+        question: str = "",
+        scope: str = "full",
+        focus: bool = True,
+    ):
         self.registry = registry
         self.focus = focus  # starters narrowed to the tests the question names (off for the built-in analyst)
         self.reset(groups, pruned, question, scope)
 
-    def reset(self, groups: Iterable[str], pruned: Iterable[str] = (), question: str = "",
-              scope: str = "full") -> None:
+    def reset(self, groups: Iterable[str], pruned: Iterable[str] = (), question: str = "", scope: str = "full") -> None:
         """A new turn: back to core + the starters of the intent's groups + the question's tools."""
         self.pruned = set(pruned)
         everything = groups is ALL_GROUPS  # a Toolbox built without an intent (tests, tools) sees it all
         self.base = set(groups) - self.pruned
-        self.starters = ({t.name for t in self.registry} if everything else
-                         starter_tools(self.registry, self.base, question, scope, self.focus) - set(SITUATIONAL))
+        self.starters = (
+            {t.name for t in self.registry}
+            if everything
+            else starter_tools(self.registry, self.base, question, scope, self.focus) - set(SITUATIONAL)
+        )
         self.situations: set[str] = set()
         self.called: set[str] = set()  # tools called in this turn
         self.added: set[str] = set()  # found by tool_search or kept by use: exposed for the rest of the turn
@@ -99,8 +216,11 @@ class Exposure:
             return
         self.situations.add(situation)
         if not self.base <= {"core"} or "core" in self.base:  # a greeting turn stays without tools
-            self.pending_tools |= {n for n, s in SITUATIONAL.items() if s == situation and n in self.registry
-                                   and self.registry.get(n).group in self.base} - self.names()
+            self.pending_tools |= {
+                n
+                for n, s in SITUATIONAL.items()
+                if s == situation and n in self.registry and self.registry.get(n).group in self.base
+            } - self.names()
 
     def _ordered(self, names: set[str]) -> list[Tool]:
         """Those offered before first, in their order; new ones after them, in catalog order."""
@@ -150,8 +270,9 @@ class Exposure:
             return
         self.called.add(name)
         if tool.group not in self.base and tool.group in STARTERS:
-            self.pending_tools |= {t.name for t in self.registry
-                                   if t.group == tool.group and t.name in STARTERS[tool.group]} - self.names()
+            self.pending_tools |= {
+                t.name for t in self.registry if t.group == tool.group and t.name in STARTERS[tool.group]
+            } - self.names()
 
     def request_tools(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
         """Expose tools from the next request; returns (newly exposed, refused because pruned)."""
@@ -163,26 +284,43 @@ class Exposure:
         return new, refused
 
     def snapshot(self) -> dict[str, Any]:
-        return {"groups": sorted(self.groups()), "tools": len(self.tools()), "called": sorted(self.called),
-                "added": sorted(self.added), "pending": sorted(self.pending_tools),
-                "pruned": sorted(self.pruned), "requests": self.requests}
+        return {
+            "groups": sorted(self.groups()),
+            "tools": len(self.tools()),
+            "called": sorted(self.called),
+            "added": sorted(self.added),
+            "pending": sorted(self.pending_tools),
+            "pruned": sorted(self.pruned),
+            "requests": self.requests,
+        }
 
 
 def refusal(name: str, exposure: Exposure | None, known: bool) -> ToolResult:
     """The structured error for a call to a tool the request did not offer; it is never executed."""
     if not known:
-        return ToolResult.failure(ToolError("unknown_tool", f"There is no tool named {name!r}.",
-                                            hint="Use tool_search to find a tool.", retryable=False).as_dict())
+        return ToolResult.failure(
+            ToolError(
+                "unknown_tool",
+                f"There is no tool named {name!r}.",
+                hint="Use tool_search to find a tool.",
+                retryable=False,
+            ).as_dict()
+        )
     tool = exposure.registry.get(name) if exposure else None
     group = tool.group if tool else None
     if exposure and group in exposure.pruned:
-        hint = f"The {group} tools are not available in this turn (data preparation). Finish the preparation and answer."
+        hint = (
+            f"The {group} tools are not available in this turn (data preparation). Finish the preparation and answer."
+        )
     elif exposure and name in exposure.pending_tools:
         hint = "tool_search exposed it; it can be called from the next request."
     else:
         hint = "Use tool_search to expose it, then call it in the next request."
-    return ToolResult.failure(ToolError("tool_not_exposed", f"{name} is not available in this request.",
-                                        hint=hint, retryable=False, group=group).as_dict())
+    return ToolResult.failure(
+        ToolError(
+            "tool_not_exposed", f"{name} is not available in this request.", hint=hint, retryable=False, group=group
+        ).as_dict()
+    )
 
 
 # --- tool_search ----------------------------------------------------------------------------------
@@ -229,9 +367,11 @@ def tool_search(query: str, limit: int = 5, ctx: ToolContext = None) -> ToolResu
         raise ToolError("no_exposure", "tool_search is not available outside a turn.", retryable=False)
     found = rank_tools(exposure.registry, query, max(1, min(int(limit), 20)))
     if not found:
-        return ToolResult(text=f"[tools]\nNo tool matched {query!r}. Groups: {', '.join(ALL_GROUPS)}. "
-                               "Try other words, or run_python when no tool fits.",
-                          payload={"tools": [], "exposed_tools": [], "exposed_groups": []})
+        return ToolResult(
+            text=f"[tools]\nNo tool matched {query!r}. Groups: {', '.join(ALL_GROUPS)}. "
+            "Try other words, or run_python when no tool fits.",
+            payload={"tools": [], "exposed_tools": [], "exposed_groups": []},
+        )
     # Only the best matches join the request (each one found stays for the rest of the turn and adds
     # its schema to every later request); the others are listed, callable after a search by name.
     best = found[:DETAILED_MATCHES]
@@ -239,19 +379,32 @@ def tool_search(query: str, limit: int = 5, ctx: ToolContext = None) -> ToolResu
     refused_groups = sorted({exposure.registry.get(n).group for n in refused})
     offered = exposure.names() | set(new)
     # details on demand: the best matches with their full description and arguments (schemas are brief)
-    lines = [("- " + t.details() if i < DETAILED_MATCHES else f"- {t.name} ({t.group}): {' '.join(t.description.split())}")
-             + (" [not available in this turn]" if t.name in refused else "") for i, t in enumerate(found)]
+    lines = [
+        ("- " + t.details() if i < DETAILED_MATCHES else f"- {t.name} ({t.group}): {' '.join(t.description.split())}")
+        + (" [not available in this turn]" if t.name in refused else "")
+        for i, t in enumerate(found)
+    ]
     listed = [t.name for t in found[DETAILED_MATCHES:] if t.name not in offered]
-    note = [f"Callable from the next request: {', '.join(new)}." if new else
-            "These tools are already available." if not refused else ""]
+    note = [
+        f"Callable from the next request: {', '.join(new)}."
+        if new
+        else "These tools are already available."
+        if not refused
+        else ""
+    ]
     if listed:
         note.append(f"To call {', '.join(listed)}, tool_search its name first.")
     if refused:
         note.append(f"Not available while the data is being prepared: {', '.join(refused_groups)}.")
-    return ToolResult(text="[tools]\n" + "\n".join(lines) + "\n\n[exposure]\n" + " ".join(n for n in note if n),
-                      payload={"tools": [t.name for t in found], "exposed_tools": new,
-                               "exposed_groups": sorted({exposure.registry.get(n).group for n in new}),
-                               "refused_groups": refused_groups})
+    return ToolResult(
+        text="[tools]\n" + "\n".join(lines) + "\n\n[exposure]\n" + " ".join(n for n in note if n),
+        payload={
+            "tools": [t.name for t in found],
+            "exposed_tools": new,
+            "exposed_groups": sorted({exposure.registry.get(n).group for n in new}),
+            "refused_groups": refused_groups,
+        },
+    )
 
 
 def schema_chars(tools: Iterable[Tool]) -> int:

@@ -16,8 +16,22 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.agent.gate_words import (DRIVER_WORDS, EXPLICIT_PERIOD, FAMILIES, FUTURE_WORDS, GOAL_CUES, HINTS, ID_LIKE,
-                                   INFERENTIAL, METHODS, PERIOD_COMPARE, VAGUE, has_word, normalise, word_set)
+from app.agent.gate_words import (
+    DRIVER_WORDS,
+    EXPLICIT_PERIOD,
+    FAMILIES,
+    FUTURE_WORDS,
+    GOAL_CUES,
+    HINTS,
+    ID_LIKE,
+    INFERENTIAL,
+    METHODS,
+    PERIOD_COMPARE,
+    VAGUE,
+    has_word,
+    normalise,
+    word_set,
+)
 from app.agent.count_pairs import count_pair
 from app.agent.profile_reading import count_weights
 from app.agent.wide_pairs import marker_columns
@@ -36,8 +50,13 @@ class Gate:
 
     def as_arguments(self) -> dict[str, Any]:
         """The ask_user_question arguments the harness calls with."""
-        return {"question": self.question, "kind": self.kind, "options": self.options, "reason": self.reason,
-                "topic": self.topic}
+        return {
+            "question": self.question,
+            "kind": self.kind,
+            "options": self.options,
+            "reason": self.reason,
+            "topic": self.topic,
+        }
 
 
 @dataclass
@@ -102,16 +121,22 @@ def _columns(inp: GateInput) -> list[dict[str, Any]]:
 
 def metric_candidates(columns: list[dict[str, Any]], family: str) -> list[dict[str, Any]]:
     words = FAMILIES[family]["words"]
-    return [c for c in columns if c["type"] in NUMERIC and not c.get("pii") and not ID_LIKE.search(c["name"])
-            and has_word(words, c["name"])]
+    return [
+        c
+        for c in columns
+        if c["type"] in NUMERIC and not c.get("pii") and not ID_LIKE.search(c["name"]) and has_word(words, c["name"])
+    ]
 
 
 def named_exactly(question: str, candidates: list[dict[str, Any]], family: str) -> list[str]:
     """Candidates the question names precisely: all the words of the column name appear, and the
     name says more than the family's generic word (a column called "revenue" beside "revenue_net")."""
     q_tokens = word_set(question)
-    named = [c["name"] for c in candidates
-             if (word_set(c["name"]) <= q_tokens if c["name"].isascii() else c["name"] in question)]
+    named = [
+        c["name"]
+        for c in candidates
+        if (word_set(c["name"]) <= q_tokens if c["name"].isascii() else c["name"] in question)
+    ]
     named = [n for n in named if not any(n != m and word_set(n) < word_set(m) for m in named)]
     generic = set(FAMILIES[family]["generic"])
     return [n for n in named if (word_set(n) - generic) or not n.isascii() and n not in generic]
@@ -155,12 +180,18 @@ def metric_gate(inp: GateInput) -> Gate | None:
         word = family if family != "revenue" else _t(inp.zh, "revenue", "收入")
         return Gate(
             topic="metric" if family == "revenue" else f"metric.{family}",
-            question=_t(inp.zh, f"Which column should I use for “{word}”? Your data has several that could mean it.",
-                        f"“{word}”应该用哪一列？数据中有几列都可能表示它。"),
+            question=_t(
+                inp.zh,
+                f"Which column should I use for “{word}”? Your data has several that could mean it.",
+                f"“{word}”应该用哪一列？数据中有几列都可能表示它。",
+            ),
             options=[_option(c["name"], _column_note(c, inp)) for c in candidates[:6]],
-            reason=_t(inp.zh, f"Several columns could be the metric ({', '.join(names)}); the answer depends on "
-                              "which one is meant.",
-                      f"有几列都可能是要分析的指标（{'、'.join(names)}），结论取决于用哪一列。"))
+            reason=_t(
+                inp.zh,
+                f"Several columns could be the metric ({', '.join(names)}); the answer depends on which one is meant.",
+                f"有几列都可能是要分析的指标（{'、'.join(names)}），结论取决于用哪一列。",
+            ),
+        )
     return None
 
 
@@ -169,8 +200,11 @@ def _column_note(column: dict[str, Any], inp: GateInput) -> str:
     hint = next((HINTS[w][1 if inp.zh else 0] for w in HINTS if w in words), "")
     rows = inp.dataset.get("rows") or 0
     missing = column.get("missing") or 0
-    kind = _t(inp.zh, "whole numbers" if column["type"] == "integer" else "numbers",
-              "整数" if column["type"] == "integer" else "数值")
+    kind = _t(
+        inp.zh,
+        "whole numbers" if column["type"] == "integer" else "numbers",
+        "整数" if column["type"] == "integer" else "数值",
+    )
     base = _t(inp.zh, f"{kind}; {missing} of {rows} rows missing", f"{kind}；{rows} 行中缺失 {missing} 行")
     return f"{hint}; {base}" if hint else base
 
@@ -184,25 +218,53 @@ def goal_gate(inp: GateInput) -> Gate | None:
     has_groups = any(c["type"] in ("category", "boolean") for c in columns)
     options = []
     if has_date:
-        options.append(_option(_t(inp.zh, "Trend over time", "随时间的趋势"),
-                               _t(inp.zh, "How it changed month by month", "按月看它如何变化")))
+        options.append(
+            _option(
+                _t(inp.zh, "Trend over time", "随时间的趋势"),
+                _t(inp.zh, "How it changed month by month", "按月看它如何变化"),
+            )
+        )
     if has_groups:
-        options.append(_option(_t(inp.zh, "Compare groups", "比较各组差异"),
-                               _t(inp.zh, "Which group (region, channel, ...) is higher or lower",
-                                  "哪个组（地区、渠道等）更高或更低")))
-    options.append(_option(_t(inp.zh, "What drives it", "驱动因素"),
-                           _t(inp.zh, "Which other numbers move with it (attribution)", "哪些其他数值与它一起变化（归因）")))
-    options.append(_option(_t(inp.zh, "Retention", "留存"),
-                           _t(inp.zh, "Whether customers come back over time", "客户是否随时间回来")))
-    options.append(_option(_t(inp.zh, "Funnel", "漏斗"),
-                           _t(inp.zh, "How many get from one step to the next", "每一步有多少人进入下一步")))
-    options.append(_option(_t(inp.zh, "Overview", "概况"),
-                           _t(inp.zh, "Describe the main patterns, no specific goal", "描述主要情况，不针对特定目标")))
-    return Gate(topic=f"goal.{question_key(q)}",
-                question=_t(inp.zh, "What do you want to find out?", "你想了解哪方面？"), options=options[:6],
-                reason=_t(inp.zh, "The question does not say whether you want a trend, a comparison, drivers, "
-                                  "retention or a funnel; each needs a different analysis.",
-                          "问题没有说明要看趋势、对比、驱动因素、留存还是漏斗，它们需要不同的分析。"))
+        options.append(
+            _option(
+                _t(inp.zh, "Compare groups", "比较各组差异"),
+                _t(inp.zh, "Which group (region, channel, ...) is higher or lower", "哪个组（地区、渠道等）更高或更低"),
+            )
+        )
+    options.append(
+        _option(
+            _t(inp.zh, "What drives it", "驱动因素"),
+            _t(inp.zh, "Which other numbers move with it (attribution)", "哪些其他数值与它一起变化（归因）"),
+        )
+    )
+    options.append(
+        _option(
+            _t(inp.zh, "Retention", "留存"), _t(inp.zh, "Whether customers come back over time", "客户是否随时间回来")
+        )
+    )
+    options.append(
+        _option(
+            _t(inp.zh, "Funnel", "漏斗"),
+            _t(inp.zh, "How many get from one step to the next", "每一步有多少人进入下一步"),
+        )
+    )
+    options.append(
+        _option(
+            _t(inp.zh, "Overview", "概况"),
+            _t(inp.zh, "Describe the main patterns, no specific goal", "描述主要情况，不针对特定目标"),
+        )
+    )
+    return Gate(
+        topic=f"goal.{question_key(q)}",
+        question=_t(inp.zh, "What do you want to find out?", "你想了解哪方面？"),
+        options=options[:6],
+        reason=_t(
+            inp.zh,
+            "The question does not say whether you want a trend, a comparison, drivers, "
+            "retention or a funnel; each needs a different analysis.",
+            "问题没有说明要看趋势、对比、驱动因素、留存还是漏斗，它们需要不同的分析。",
+        ),
+    )
 
 
 def window_gate(inp: GateInput) -> Gate | None:
@@ -218,19 +280,37 @@ def window_gate(inp: GateInput) -> Gate | None:
         topic=f"window.{question_key(q)}",
         question=_t(zh, "Which periods should I compare?", "要比较哪两个时间段？"),
         options=[
-            _option(_t(zh, "Last full month vs the month before", "上一个完整月 vs 再前一个月"),
-                    _t(zh, "Whole calendar months; the unfinished current month is left out",
-                       "完整的自然月；不含尚未结束的本月")),
-            _option(_t(zh, "Last 30 days vs the 30 days before", "最近30天 vs 之前30天"),
-                    _t(zh, "Two windows of equal length ending on the last date in the data",
-                       "两个等长窗口，截止到数据中的最后日期")),
-            _option(_t(zh, "Last full quarter vs the quarter before", "上一个完整季度 vs 再前一个季度"),
-                    _t(zh, "Whole calendar quarters", "完整的自然季度")),
-            _option(_t(zh, "This year so far vs the same period last year", "今年至今 vs 去年同期"),
-                    _t(zh, "Year over year, same days of the year", "同比：一年中相同的日期")),
+            _option(
+                _t(zh, "Last full month vs the month before", "上一个完整月 vs 再前一个月"),
+                _t(
+                    zh,
+                    "Whole calendar months; the unfinished current month is left out",
+                    "完整的自然月；不含尚未结束的本月",
+                ),
+            ),
+            _option(
+                _t(zh, "Last 30 days vs the 30 days before", "最近30天 vs 之前30天"),
+                _t(
+                    zh,
+                    "Two windows of equal length ending on the last date in the data",
+                    "两个等长窗口，截止到数据中的最后日期",
+                ),
+            ),
+            _option(
+                _t(zh, "Last full quarter vs the quarter before", "上一个完整季度 vs 再前一个季度"),
+                _t(zh, "Whole calendar quarters", "完整的自然季度"),
+            ),
+            _option(
+                _t(zh, "This year so far vs the same period last year", "今年至今 vs 去年同期"),
+                _t(zh, "Year over year, same days of the year", "同比：一年中相同的日期"),
+            ),
         ],
-        reason=_t(zh, "The question compares periods but does not say which; totals over unequal periods mislead.",
-                  "问题要比较时间段，但没有说明是哪两个；长度不同的时段直接比总额会误导。"))
+        reason=_t(
+            zh,
+            "The question compares periods but does not say which; totals over unequal periods mislead.",
+            "问题要比较时间段，但没有说明是哪两个；长度不同的时段直接比总额会误导。",
+        ),
+    )
 
 
 def field_gate(inp: GateInput) -> Gate | None:
@@ -247,15 +327,31 @@ def field_gate(inp: GateInput) -> Gate | None:
             name, zh = column["name"], inp.zh
             return Gate(
                 topic=f"field.{name}",
-                question=_t(zh, f"Column “{name}” holds numbers. Is it a label (an ID or code) or a quantity?",
-                            f"“{name}”列是数字。它是标签（编号/代码）还是数量？"),
-                options=[_option(_t(zh, "An identifier (a label)", "标识（标签）"),
-                                 _t(zh, "Like a store number or postcode: never add up or average it; use it to group "
-                                        "or count", "像门店编号或邮编：不能相加或求平均，只用来分组或计数")),
-                         _option(_t(zh, "A quantity", "数量"),
-                                 _t(zh, "A real amount that can be added up or averaged", "真实的数量，可以相加或求平均"))],
-                reason=_t(zh, "Treating a code as a number (or the reverse) changes every result that uses it.",
-                          "把代码当成数值（或反过来）会改变所有用到它的结果。"))
+                question=_t(
+                    zh,
+                    f"Column “{name}” holds numbers. Is it a label (an ID or code) or a quantity?",
+                    f"“{name}”列是数字。它是标签（编号/代码）还是数量？",
+                ),
+                options=[
+                    _option(
+                        _t(zh, "An identifier (a label)", "标识（标签）"),
+                        _t(
+                            zh,
+                            "Like a store number or postcode: never add up or average it; use it to group or count",
+                            "像门店编号或邮编：不能相加或求平均，只用来分组或计数",
+                        ),
+                    ),
+                    _option(
+                        _t(zh, "A quantity", "数量"),
+                        _t(zh, "A real amount that can be added up or averaged", "真实的数量，可以相加或求平均"),
+                    ),
+                ],
+                reason=_t(
+                    zh,
+                    "Treating a code as a number (or the reverse) changes every result that uses it.",
+                    "把代码当成数值（或反过来）会改变所有用到它的结果。",
+                ),
+            )
     return None
 
 
@@ -270,25 +366,50 @@ def method_gate(inp: GateInput) -> Gate | None:
         if kind == "forecast" and re.search(DRIVER_WORDS, text, re.I) and not re.search(FUTURE_WORDS, text, re.I):
             continue  # "which factors predict revenue": drivers, not the future
         if kind == "retention":
-            return Gate(topic="method.retention",
-                        question=_t(zh, "Within how many days does a customer have to come back to count as retained?",
-                                    "客户在多少天内回来才算留存？"),
-                        options=[_option(_t(zh, f"{d} days", f"{d}天"),
-                                         _t(zh, f"Came back within {d} days of the first purchase",
-                                            f"首次购买后{d}天内再次购买")) for d in (7, 30, 90)],
-                        reason=risk[1 if zh else 0])
+            return Gate(
+                topic="method.retention",
+                question=_t(
+                    zh,
+                    "Within how many days does a customer have to come back to count as retained?",
+                    "客户在多少天内回来才算留存？",
+                ),
+                options=[
+                    _option(
+                        _t(zh, f"{d} days", f"{d}天"),
+                        _t(zh, f"Came back within {d} days of the first purchase", f"首次购买后{d}天内再次购买"),
+                    )
+                    for d in (7, 30, 90)
+                ],
+                reason=risk[1 if zh else 0],
+            )
         label = what[1 if zh else 0]
         return Gate(
             topic=f"method.{kind}",
             question=_t(zh, f"This needs {label}. {risk[0]} Go ahead?", f"这需要做{label}。{risk[1]}要继续吗？"),
-            options=[_option(_t(zh, "Go ahead", "继续"),
-                             _t(zh, f"Do {label}, with its assumptions and limits stated in the report",
-                                f"做{label}，并在报告中写明假设和局限")),
-                     _option(_t(zh, "Describe only", "只做描述"),
-                             _t(zh, "Describe what the data shows, without that kind of conclusion",
-                                "只描述数据显示的情况，不下这类结论"))],
-            reason=_t(zh, f"{label[0].upper() + label[1:]} is a high-risk method; it needs your confirmation.",
-                      f"{label}是高风险方法，需要你确认。"))
+            options=[
+                _option(
+                    _t(zh, "Go ahead", "继续"),
+                    _t(
+                        zh,
+                        f"Do {label}, with its assumptions and limits stated in the report",
+                        f"做{label}，并在报告中写明假设和局限",
+                    ),
+                ),
+                _option(
+                    _t(zh, "Describe only", "只做描述"),
+                    _t(
+                        zh,
+                        "Describe what the data shows, without that kind of conclusion",
+                        "只描述数据显示的情况，不下这类结论",
+                    ),
+                ),
+            ],
+            reason=_t(
+                zh,
+                f"{label[0].upper() + label[1:]} is a high-risk method; it needs your confirmation.",
+                f"{label}是高风险方法，需要你确认。",
+            ),
+        )
     return None
 
 
@@ -303,49 +424,101 @@ def quality_gate(inp: GateInput) -> Gate | None:
         missing = column.get("missing") or 0
         share = missing / rows if rows else 1.0
         if missing >= rows:
-            return Gate(topic=f"quality.{metric}",
-                        question=_t(zh, f"Column “{metric}” is empty. How should I go on?", f"“{metric}”列是空的。怎么继续？"),
-                        options=[_option(_t(zh, "Describe the rest of the table", "描述表格其他部分"),
-                                         _t(zh, f"Leave “{metric}” out", f"不使用“{metric}”")), stop],
-                        reason=_t(zh, "The metric has no values at all.", "该指标完全没有数值。"))
+            return Gate(
+                topic=f"quality.{metric}",
+                question=_t(zh, f"Column “{metric}” is empty. How should I go on?", f"“{metric}”列是空的。怎么继续？"),
+                options=[
+                    _option(
+                        _t(zh, "Describe the rest of the table", "描述表格其他部分"),
+                        _t(zh, f"Leave “{metric}” out", f"不使用“{metric}”"),
+                    ),
+                    stop,
+                ],
+                reason=_t(zh, "The metric has no values at all.", "该指标完全没有数值。"),
+            )
         if share > 0.5:
             pct = round(share * 100)
-            return Gate(topic=f"quality.{metric}",
-                        question=_t(zh, f"“{metric}” is missing in {pct}% of rows. How should I treat the gaps?",
-                                    f"“{metric}”有 {pct}% 的行缺失。缺失值怎么处理？"),
-                        options=[_option(_t(zh, "Use only rows with a value", "只用有数值的行"),
-                                         _t(zh, f"{rows - missing} rows; results describe those rows only",
-                                            f"{rows - missing} 行；结论只代表这些行")),
-                                 _option(_t(zh, "Treat missing as zero", "缺失按 0 处理"),
-                                         _t(zh, "Only right when a blank really means none", "只有空白确实表示“没有”时才正确")),
-                                 stop],
-                        reason=_t(zh, "More than half of the metric is missing; the result depends on how gaps "
-                                      "are treated.", "指标一半以上缺失，结论取决于缺失值的处理方式。"))
-    if wanted and 0 < rows < 10 and not (count_weights(_columns(inp), rows) or count_pair(_columns(inp))):  # rows of counts
-        return Gate(topic=f"quality.rows.{ds.get('name')}",
-                    question=_t(zh, f"The table has only {rows} rows. Comparisons and trends on so few rows are very "
-                                    "uncertain. Go on?", f"表格只有 {rows} 行，这么少的数据做对比或趋势非常不可靠。要继续吗？"),
-                    options=[_option(_t(zh, "Go on, describe with caution", "继续，谨慎描述"),
-                                     _t(zh, "Numbers are shown, no firm conclusions", "给出数字，不下确定结论")), stop],
-                    reason=_t(zh, "Tiny sample (fewer than 10 rows).", "样本太小（少于 10 行）。"))
+            return Gate(
+                topic=f"quality.{metric}",
+                question=_t(
+                    zh,
+                    f"“{metric}” is missing in {pct}% of rows. How should I treat the gaps?",
+                    f"“{metric}”有 {pct}% 的行缺失。缺失值怎么处理？",
+                ),
+                options=[
+                    _option(
+                        _t(zh, "Use only rows with a value", "只用有数值的行"),
+                        _t(
+                            zh,
+                            f"{rows - missing} rows; results describe those rows only",
+                            f"{rows - missing} 行；结论只代表这些行",
+                        ),
+                    ),
+                    _option(
+                        _t(zh, "Treat missing as zero", "缺失按 0 处理"),
+                        _t(zh, "Only right when a blank really means none", "只有空白确实表示“没有”时才正确"),
+                    ),
+                    stop,
+                ],
+                reason=_t(
+                    zh,
+                    "More than half of the metric is missing; the result depends on how gaps are treated.",
+                    "指标一半以上缺失，结论取决于缺失值的处理方式。",
+                ),
+            )
+    if (
+        wanted and 0 < rows < 10 and not (count_weights(_columns(inp), rows) or count_pair(_columns(inp)))
+    ):  # rows of counts
+        return Gate(
+            topic=f"quality.rows.{ds.get('name')}",
+            question=_t(
+                zh,
+                f"The table has only {rows} rows. Comparisons and trends on so few rows are very uncertain. Go on?",
+                f"表格只有 {rows} 行，这么少的数据做对比或趋势非常不可靠。要继续吗？",
+            ),
+            options=[
+                _option(
+                    _t(zh, "Go on, describe with caution", "继续，谨慎描述"),
+                    _t(zh, "Numbers are shown, no firm conclusions", "给出数字，不下确定结论"),
+                ),
+                stop,
+            ],
+            reason=_t(zh, "Tiny sample (fewer than 10 rows).", "样本太小（少于 10 行）。"),
+        )
     if wanted and len(inp.datasets) > 1:
         grains = {ds.get("grain") for ds in inp.datasets if ds.get("grain")}
         if len(grains) > 1 and _mentions_several(inp):
-            return Gate(topic="quality.grain",
-                        question=_t(zh, "Your files are at different levels of detail (" + ", ".join(sorted(grains)) +
-                                    "). How should I combine them?", "文件的粒度不同（" + "、".join(sorted(grains)) +
-                                    "）。怎么合并？"),
-                        options=[_option(_t(zh, "Roll up to the coarser level", "汇总到较粗的粒度"),
-                                         _t(zh, "Sum the detailed file up before comparing", "先把细粒度的文件汇总再比较")),
-                                 _option(_t(zh, "Analyse each file separately", "分别分析"),
-                                         _t(zh, "No combining", "不合并")), stop],
-                        reason=_t(zh, "Grain mismatch between files.", "文件之间粒度不一致。"))
+            return Gate(
+                topic="quality.grain",
+                question=_t(
+                    zh,
+                    "Your files are at different levels of detail ("
+                    + ", ".join(sorted(grains))
+                    + "). How should I combine them?",
+                    "文件的粒度不同（" + "、".join(sorted(grains)) + "）。怎么合并？",
+                ),
+                options=[
+                    _option(
+                        _t(zh, "Roll up to the coarser level", "汇总到较粗的粒度"),
+                        _t(zh, "Sum the detailed file up before comparing", "先把细粒度的文件汇总再比较"),
+                    ),
+                    _option(_t(zh, "Analyse each file separately", "分别分析"), _t(zh, "No combining", "不合并")),
+                    stop,
+                ],
+                reason=_t(zh, "Grain mismatch between files.", "文件之间粒度不一致。"),
+            )
     return None
 
 
 def _mentions_several(inp: GateInput) -> bool:
-    return sum(1 for ds in inp.datasets if any(normalise(c["name"]) in normalise(inp.question) for c in ds.get("columns", [])
-                                                  if len(c["name"]) > 2)) > 1
+    return (
+        sum(
+            1
+            for ds in inp.datasets
+            if any(normalise(c["name"]) in normalise(inp.question) for c in ds.get("columns", []) if len(c["name"]) > 2)
+        )
+        > 1
+    )
 
 
 def scope_gate(inp: GateInput) -> Gate | None:
@@ -363,15 +536,32 @@ def scope_gate(inp: GateInput) -> Gate | None:
     new = [f["name"] for f in inp.new_files]
     if choice.how == "tie":
         names = "、".join(f.dataset["name"] for f in fits) if zh else ", ".join(f.dataset["name"] for f in fits)
-        question = _t(zh, f"Your question fits several tables ({names}). Which one should I analyse?",
-                      f"你的问题与多个表格都对得上（{names}）。要分析哪一个？")
-        reason = _t(zh, "The question's words match columns in more than one table; the answer depends on which.",
-                    "问题中的词与不止一个表格的列匹配，结论取决于用哪一个。")
+        question = _t(
+            zh,
+            f"Your question fits several tables ({names}). Which one should I analyse?",
+            f"你的问题与多个表格都对得上（{names}）。要分析哪一个？",
+        )
+        reason = _t(
+            zh,
+            "The question's words match columns in more than one table; the answer depends on which.",
+            "问题中的词与不止一个表格的列匹配，结论取决于用哪一个。",
+        )
     else:
-        question = _t(zh, "None of your tables has columns that match the question's words. Which one should I "
-                          "analyse?", "没有哪个表格的列与问题中的词对得上。要分析哪一个？")
-        reason = _t(zh, "The question names no column of any table" + (f"; a new file ({', '.join(new)}) was added"
-                                                                          if new else "") + ".",
-                    "问题没有提到任何表格的列" + (f"；新增了文件（{'、'.join(new)}）" if new else "") + "。")
-    return Gate(topic=f"scope.{key}", question=question,
-                options=[_option(f.dataset["name"], describe_fit(f, zh)) for f in fits], reason=reason)
+        question = _t(
+            zh,
+            "None of your tables has columns that match the question's words. Which one should I analyse?",
+            "没有哪个表格的列与问题中的词对得上。要分析哪一个？",
+        )
+        reason = _t(
+            zh,
+            "The question names no column of any table"
+            + (f"; a new file ({', '.join(new)}) was added" if new else "")
+            + ".",
+            "问题没有提到任何表格的列" + (f"；新增了文件（{'、'.join(new)}）" if new else "") + "。",
+        )
+    return Gate(
+        topic=f"scope.{key}",
+        question=question,
+        options=[_option(f.dataset["name"], describe_fit(f, zh)) for f in fits],
+        reason=reason,
+    )

@@ -66,11 +66,24 @@ def check_interrupt(turn: Turn) -> None:
 def call_model(turn: Turn) -> ModelReply:
     """One model request; with the budget spent no tools are offered, forcing an answer."""
     tools = [] if turn.budget.spent else turn.toolbox.schemas(turn.messages)
-    turn.recorder.emit("model_call", {"round": turn.budget.rounds, "tools": len(tools),
-                                      "context": budget_table(turn.messages, tools, token_budget(turn))})
+    turn.recorder.emit(
+        "model_call",
+        {
+            "round": turn.budget.rounds,
+            "tools": len(tools),
+            "context": budget_table(turn.messages, tools, token_budget(turn)),
+        },
+    )
     reply = request_reply(turn, tools)  # traced; re-emit once on malformed arguments (below)
-    turn.recorder.emit("model_reply", {"round": turn.budget.rounds, "tool_calls": [c.name for c in reply.tool_calls],
-                                       "finish_reason": reply.finish_reason, "usage": reply.usage})
+    turn.recorder.emit(
+        "model_reply",
+        {
+            "round": turn.budget.rounds,
+            "tool_calls": [c.name for c in reply.tool_calls],
+            "finish_reason": reply.finish_reason,
+            "usage": reply.usage,
+        },
+    )
     return reply
 
 
@@ -94,11 +107,18 @@ def run_call(turn: Turn, call: ToolCallRequest) -> str:
     result.interpretation = turn.toolbox.mask(result.interpretation)
     figures = [{"path": f.path, "caption": turn.toolbox.mask(f.caption)} for f in result.figure_records()]
     turn.recorder.record_tool_call(call.id, call.name, call.arguments, result, content, figures)
-    turn.recorder.emit("tool_finished", {
-        "id": call.id, "tool": call.name, "ok": result.ok, "interpretation": result.interpretation,
-        "error": result.error, "duration_ms": result.metrics.get("duration_ms"),
-        "figures": [{"url": turn.figure_url(f["path"]), "caption": f["caption"]} for f in figures],
-    })
+    turn.recorder.emit(
+        "tool_finished",
+        {
+            "id": call.id,
+            "tool": call.name,
+            "ok": result.ok,
+            "interpretation": result.interpretation,
+            "error": result.error,
+            "duration_ms": result.metrics.get("duration_ms"),
+            "figures": [{"url": turn.figure_url(f["path"]), "caption": f["caption"]} for f in figures],
+        },
+    )
     return shelve_output(turn.context, call.id, call.name, content)  # level 1: full text to disk first
 
 

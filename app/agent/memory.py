@@ -16,14 +16,19 @@ from app.db.models import Evidence, Run
 STALE_NOTE = "the data changed after this was found: recompute before relying on it"
 
 
-def earlier_findings(session: Session, workspace_id: str, run_id: str | None, datasets: Iterable[Any],
-                     budget_chars: int = 1_500) -> tuple[Item, ...]:
+def earlier_findings(
+    session: Session, workspace_id: str, run_id: str | None, datasets: Iterable[Any], budget_chars: int = 1_500
+) -> tuple[Item, ...]:
     """The newest findings of other runs that fit `budget_chars`, oldest first."""
     if budget_chars <= 0:
         return ()
-    rows = session.execute(select(Evidence, Run).join(Run, Evidence.run_id == Run.id)
-                           .where(Evidence.workspace_id == workspace_id, Evidence.run_id != (run_id or ""))
-                           .order_by(Evidence.created_at.desc()).limit(50))
+    rows = session.execute(
+        select(Evidence, Run)
+        .join(Run, Evidence.run_id == Run.id)
+        .where(Evidence.workspace_id == workspace_id, Evidence.run_id != (run_id or ""))
+        .order_by(Evidence.created_at.desc())
+        .limit(50)
+    )
     data_changed = max((_aware(d.created_at) for d in datasets), default=None)
     items, used = [], 0
     for evidence, run in rows:
@@ -34,8 +39,13 @@ def earlier_findings(session: Session, workspace_id: str, run_id: str | None, da
             break
         used += len(text)
         question = " ".join(run.question.split())
-        items.append(Item(f"{_aware(run.created_at):%Y-%m-%d} · {question[:60]}{'…' if len(question) > 60 else ''}",
-                          "memory", text))
+        items.append(
+            Item(
+                f"{_aware(run.created_at):%Y-%m-%d} · {question[:60]}{'…' if len(question) > 60 else ''}",
+                "memory",
+                text,
+            )
+        )
     return tuple(reversed(items))
 
 
@@ -43,11 +53,16 @@ def _withdrawn_or_failed(run: Run, evidence_id: str) -> bool:
     verification = (run.state or {}).get("verification") or {}
     statuses = {r.get("evidence_id"): r.get("status") for r in verification.get("results", [])}
     return evidence_id in (verification.get("withdrawn") or {}) or statuses.get(evidence_id) in (
-        "failed", "superseded", "retracted")
+        "failed",
+        "superseded",
+        "retracted",
+    )
 
 
 def finding_text(evidence: Evidence, stale: bool) -> str:
-    how = "; ".join(part for part in (evidence.method, f"n={evidence.sample_size}" if evidence.sample_size else "") if part)
+    how = "; ".join(
+        part for part in (evidence.method, f"n={evidence.sample_size}" if evidence.sample_size else "") if part
+    )
     text = " ".join(evidence.claim.split()) + (f" ({how})" if how else "")
     return f"{text} [{STALE_NOTE}]" if stale else text
 

@@ -29,8 +29,11 @@ class ToolCallRequest:
     argument_error: str | None = None  # set when the arguments could not be repaired
 
     def as_message_part(self) -> dict[str, Any]:
-        return {"id": self.id, "type": "function",
-                "function": {"name": self.name, "arguments": json.dumps(self.arguments, ensure_ascii=False)}}
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": json.dumps(self.arguments, ensure_ascii=False)},
+        }
 
 
 @dataclass
@@ -79,26 +82,38 @@ class OpenAICompatibleModel:
         self.settings = settings
         self._sent: list[bytes] = []
         self.client = openai.OpenAI(
-            base_url=settings.llm_base_url, api_key=settings.llm_api_key or "not-needed",
-            timeout=settings.llm_timeout_s, max_retries=settings.llm_max_retries,
+            base_url=settings.llm_base_url,
+            api_key=settings.llm_api_key or "not-needed",
+            timeout=settings.llm_timeout_s,
+            max_retries=settings.llm_max_retries,
             http_client=openai.DefaultHttpxClient(event_hooks={"request": [lambda r: self._sent.append(r.content)]}),
         )
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                 on_delta: Callable[[str | None], None] | None = None) -> ModelReply:
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_delta: Callable[[str | None], None] | None = None,
+    ) -> ModelReply:
         """One reply; an empty reply cut off by `finish_reason=length` is asked again with a
         larger output budget (model_recovery.length_ladder)."""
         exchanges: list[dict[str, Any]] = []
         ladder = length_ladder(self.settings.llm_max_output_tokens, self.settings.llm_length_retry_tokens)
         for step, max_tokens in enumerate(ladder):
-            message = self._exchange(request_body(self.settings, self.name, messages, tools, max_tokens),
-                                     exchanges, on_delta, "length-retry" if step else "reply")
+            message = self._exchange(
+                request_body(self.settings, self.name, messages, tools, max_tokens),
+                exchanges,
+                on_delta,
+                "length-retry" if step else "reply",
+            )
             if not cut_off_empty(message["finish_reason"], message["content"], message["tool_calls"]):
                 break
         calls = [_tool_call(c["id"], c["name"], c["arguments"]) for c in message["tool_calls"]]
         return ModelReply(message["content"], calls, message["finish_reason"], message["usage"], exchanges)
 
-    def _exchange(self, body: dict[str, Any], exchanges: list[dict[str, Any]], on_delta, purpose: str) -> dict[str, Any]:
+    def _exchange(
+        self, body: dict[str, Any], exchanges: list[dict[str, Any]], on_delta, purpose: str
+    ) -> dict[str, Any]:
         """One logical request (the client may send it several times); returns the reply message."""
         self._sent.clear()
         started = time.perf_counter()
@@ -106,8 +121,7 @@ class OpenAICompatibleModel:
         exchanges.append(record)
         try:
             response = self.client.chat.completions.create(**body)
-            message = (StreamCollector(on_delta).feed(response).message() if body.get("stream")
-                       else _message(response))
+            message = StreamCollector(on_delta).feed(response).message() if body.get("stream") else _message(response)
         except openai.APIError as exc:
             record.update(self._http_facts(started), error=f"{type(exc).__name__}: {exc}")
             raise ModelError(f"The language model service failed: {type(exc).__name__}: {exc}", exchanges) from exc
@@ -115,8 +129,10 @@ class OpenAICompatibleModel:
         return message
 
     def _http_facts(self, started: float) -> dict[str, Any]:
-        facts: dict[str, Any] = {"duration_ms": round((time.perf_counter() - started) * 1000, 1),
-                                 "http_attempts": len(self._sent)}
+        facts: dict[str, Any] = {
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+            "http_attempts": len(self._sent),
+        }
         if self._sent:
             facts["request_raw"] = self._sent[-1]  # exactly what went over the wire (the trace stores it)
         return facts
@@ -127,10 +143,16 @@ def _message(response: Any) -> dict[str, Any]:
     usage = {}
     if response.usage:
         usage = {"input_tokens": response.usage.prompt_tokens, "output_tokens": response.usage.completion_tokens}
-    calls = [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments or ""}
-             for c in (choice.message.tool_calls or [])]
-    return {"content": choice.message.content, "tool_calls": calls,
-            "finish_reason": choice.finish_reason or "stop", "usage": usage}
+    calls = [
+        {"id": c.id, "name": c.function.name, "arguments": c.function.arguments or ""}
+        for c in (choice.message.tool_calls or [])
+    ]
+    return {
+        "content": choice.message.content,
+        "tool_calls": calls,
+        "finish_reason": choice.finish_reason or "stop",
+        "usage": usage,
+    }
 
 
 def _tool_call(call_id: str, name: str, raw: str) -> ToolCallRequest:
@@ -152,7 +174,7 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     candidates = [text]
     start, end = text.find("{"), text.rfind("}")
     if start != -1 and end > start:
-        candidates.append(text[start:end + 1])
+        candidates.append(text[start : end + 1])
     for candidate in candidates:
         try:
             value = json.loads(candidate)

@@ -29,8 +29,13 @@ Delta = Callable[[str | None], None]  # text to append; None = forget what was s
 
 
 # --- requests ------------------------------------------------------------------------------
-def request_body(settings: "Settings", model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                 max_tokens: int | None = None) -> dict[str, Any]:
+def request_body(
+    settings: "Settings",
+    model: str,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
     """The chat-completions body: only parameters that are configured (or needed) are sent."""
     body: dict[str, Any] = {"model": model, "messages": messages}
     if tools:
@@ -99,9 +104,12 @@ class StreamCollector:
 
     def message(self) -> dict[str, Any]:
         """The assembled reply in the non-streamed response shape (for the trace)."""
-        return {"content": "".join(self.content) or None,
-                "tool_calls": [self.calls[i] for i in sorted(self.calls)],
-                "finish_reason": self.finish_reason or "stop", "usage": self.usage}
+        return {
+            "content": "".join(self.content) or None,
+            "tool_calls": [self.calls[i] for i in sorted(self.calls)],
+            "finish_reason": self.finish_reason or "stop",
+            "usage": self.usage,
+        }
 
 
 class DeltaBuffer:
@@ -135,9 +143,14 @@ def malformed_calls(reply: "ModelReply") -> list["ToolCallRequest"]:
 
 def reemit_note(calls: list["ToolCallRequest"]) -> dict[str, Any]:
     """The harness message that asks the model to send its tool call(s) again."""
-    lines = [f"- {c.name} (id {c.id}): {c.argument_error}; you sent: {json.dumps(c.raw_arguments[:300])}"
-             for c in calls]
-    return {"role": "user", "content": (
-        f"{REEMIT_PREFIX} your last reply. The arguments of these tool calls could not be parsed:\n"
-        + "\n".join(lines)
-        + "\nSend the tool call(s) again with the arguments as one valid JSON object each.")}
+    lines = [
+        f"- {c.name} (id {c.id}): {c.argument_error}; you sent: {json.dumps(c.raw_arguments[:300])}" for c in calls
+    ]
+    return {
+        "role": "user",
+        "content": (
+            f"{REEMIT_PREFIX} your last reply. The arguments of these tool calls could not be parsed:\n"
+            + "\n".join(lines)
+            + "\nSend the tool call(s) again with the arguments as one valid JSON object each."
+        ),
+    }

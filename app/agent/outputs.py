@@ -55,8 +55,11 @@ class OutputStore:
 
     def path_of(self, output_id: str) -> Path | None:
         name = safe_id(output_id)
-        for path in (self.outputs / f"{name}.txt", self.transcripts / f"{name}.jsonl",
-                     self.transcripts / f"{name.removesuffix('.jsonl')}.jsonl"):
+        for path in (
+            self.outputs / f"{name}.txt",
+            self.transcripts / f"{name}.jsonl",
+            self.transcripts / f"{name.removesuffix('.jsonl')}.jsonl",
+        ):
             if path.is_file():
                 return path
         return None

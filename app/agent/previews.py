@@ -12,14 +12,28 @@ import re
 
 TAG_LINE = re.compile(r"^\[([A-Za-z_]+)\]\s*$", re.M)
 # Sections worth keeping in a compact preview, in the order they are kept.
-KEEP_TAGS = ("conclusion", "insights", "evidence", "data_profile", "dataset", "method", "interpretation",
-             "metrics", "summary", "figures", "error", "warning")
+KEEP_TAGS = (
+    "conclusion",
+    "insights",
+    "evidence",
+    "data_profile",
+    "dataset",
+    "method",
+    "interpretation",
+    "metrics",
+    "summary",
+    "figures",
+    "error",
+    "warning",
+)
 # Sections that close an output (tool_message_content appends them): kept when the head is cut.
 TAIL_TAGS = ("interpretation", "metrics", "figures", "dataset", "conclusion", "insights")
 CONCLUSION_WORDS = re.compile(
     r"conclu|significan|increas|decreas|differ|higher|lower|declin|grow|rose|fell|drop|correlat|predict|"
     r"accuracy|r²|r\^2|r_squared|p\s*[=<>]|p-value|effect|average|mean|median|total|"
-    r"结论|发现|显著|增加|下降|上升|减少|提高|降低|增长|差异|相关|平均|准确率", re.I)
+    r"结论|发现|显著|增加|下降|上升|减少|提高|降低|增长|差异|相关|平均|准确率",
+    re.I,
+)
 DIGIT = re.compile(r"\d")
 REFERENCE = re.compile(r'read_tool_output\(id="([^"]+)"')
 COMPACTED = "[compacted tool result"
@@ -34,7 +48,7 @@ def sections(text: str) -> list[tuple[str | None, str]]:
         out.append((None, text[: matches[0].start() if matches else len(text)].strip("\n")))
     for i, match in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        out.append((match.group(1).lower(), text[match.end():end].strip("\n")))
+        out.append((match.group(1).lower(), text[match.end() : end].strip("\n")))
     return [(tag, body) for tag, body in out if tag or body]
 
 
@@ -64,8 +78,7 @@ def shorten(text: str, limit: int) -> str:
     """The head of `text` plus its closing summary sections, in at most `limit` characters."""
     if len(text) <= limit:
         return text
-    tail = [f"[{tag}]\n{clip(body, max(limit // 6, 80))}" for tag, body in sections(text)
-            if tag in TAIL_TAGS and body]
+    tail = [f"[{tag}]\n{clip(body, max(limit // 6, 80))}" for tag, body in sections(text) if tag in TAIL_TAGS and body]
     tail_text = clip("\n\n".join(tail), limit // 2) if tail else ""
     marker = "\n…\n"
     head = clip(text, max(limit - len(tail_text) - len(marker) - 1, 0))

@@ -12,8 +12,11 @@ from typing import Any
 NUMERIC = ("number", "integer")
 GROUPING = ("category", "boolean")
 
-_PROFILE_LINE = re.compile(r"^(?P<name>.+?) \[(?P<kind>[\w-]+), (?P<role>[\w-]+)\] missing \d+, unique (?P<unique>\d+)"
-                           r"(?P<rest>.*)$", re.M)
+_PROFILE_LINE = re.compile(
+    r"^(?P<name>.+?) \[(?P<kind>[\w-]+), (?P<role>[\w-]+)\] missing \d+, unique (?P<unique>\d+)"
+    r"(?P<rest>.*)$",
+    re.M,
+)
 SMALL_CODES = 12  # a whole-number column with at most this many values may be a code to group by (cyl, group)
 _TOP = re.compile(r"(.+?) \(\d+\)(?:, |$)")
 
@@ -24,9 +27,18 @@ def read_profile(dataset: dict[str, Any], profile: str | None) -> dict[str, Any]
     if not profile:
         return dataset
     seen = {m["name"]: m for m in _PROFILE_LINE.finditer(profile)}
-    return {**dataset, "columns": [_with_codes(_with_profile({**c, "distinct": int(seen[c["name"]]["unique"])},
-                                                             seen[c["name"]]["rest"]), seen[c["name"]])
-                                   if c["name"] in seen else c for c in dataset["columns"]]}
+    return {
+        **dataset,
+        "columns": [
+            _with_codes(
+                _with_profile({**c, "distinct": int(seen[c["name"]]["unique"])}, seen[c["name"]]["rest"]),
+                seen[c["name"]],
+            )
+            if c["name"] in seen
+            else c
+            for c in dataset["columns"]
+        ],
+    }
 
 
 _TIME_NAME = re.compile(r"^(?:time|year|years|yr|date|period|年份|年|时间)$", re.I)
@@ -47,8 +59,14 @@ def _with_codes(column: dict[str, Any], line: re.Match) -> dict[str, Any]:
     whole-number values (cyl, group) is `coded`: both can split rows into groups."""
     if column["type"] not in NUMERIC:
         return column
-    if span := _RANGE.search(line["rest"]):  # a count is never negative (count_weights); a time's range (repeated_design)
-        column = {**column, "minimum": float(span.group(1).replace(",", "")), "maximum": float(span.group(2).replace(",", ""))}
+    if span := _RANGE.search(
+        line["rest"]
+    ):  # a count is never negative (count_weights); a time's range (repeated_design)
+        column = {
+            **column,
+            "minimum": float(span.group(1).replace(",", "")),
+            "maximum": float(span.group(2).replace(",", "")),
+        }
     if decimal_years(column["name"], line["rest"]):  # R's ts export: time 1949, 1949.083 … (ts_common reads it)
         return {**column, "type": "datetime", "decimal_years": True}
     unique = int(line["unique"])
@@ -75,7 +93,9 @@ def _with_profile(column: dict[str, Any], rest: str) -> dict[str, Any]:
 
 # A count table (R's table exports: UCBAdmissions, Titanic) has one row per combination of categories
 # and a column saying how many cases the row stands for; rates and tests must weigh rows by it.
-_COUNT_NAME = re.compile(r"^(?:freq|frequency|n|count|counts|weight|weights|cases|number|频数|频次|人数|次数|计数|个数)$", re.I)
+_COUNT_NAME = re.compile(
+    r"^(?:freq|frequency|n|count|counts|weight|weights|cases|number|频数|频次|人数|次数|计数|个数)$", re.I
+)
 
 
 def count_weights(columns: list[dict[str, Any]], rows: int = 0) -> str | None:
@@ -83,8 +103,11 @@ def count_weights(columns: list[dict[str, Any]], rows: int = 0) -> str | None:
     count, 频数), never negative, beside columns that are all categories (a row number aside), with
     no more rows than combinations of their values (with `rows`): InsectSprays' count of insects
     beside six sprays over 72 rows is a measurement, not a frequency."""
-    weights = [c for c in columns if _COUNT_NAME.match(c["name"].strip()) and c["type"] == "integer"
-               and (c.get("minimum") or 0) >= 0]
+    weights = [
+        c
+        for c in columns
+        if _COUNT_NAME.match(c["name"].strip()) and c["type"] == "integer" and (c.get("minimum") or 0) >= 0
+    ]
     others = [c for c in columns if c not in weights and c["type"] != "identifier" and not c.get("pii")]
     if len(weights) != 1 or not others:
         return None
@@ -106,8 +129,11 @@ def value_lookups(dataset: dict[str, Any]) -> list[dict[str, Any]]:
     than PROFILE_TOP levels, at most LOOKUP_LEVELS), fewest levels first: looked up before planning so
     a question may name any value ("Chengdu" as the 6th city). The values stay with the built-in
     analyst; the profile a language model reads keeps its short lists."""
-    columns = [c for c in dataset.get("columns", []) if c["type"] in GROUPING and not c.get("pii")
-               and PROFILE_TOP < (c.get("levels") or 0) <= LOOKUP_LEVELS]
+    columns = [
+        c
+        for c in dataset.get("columns", [])
+        if c["type"] in GROUPING and not c.get("pii") and PROFILE_TOP < (c.get("levels") or 0) <= LOOKUP_LEVELS
+    ]
     fewest_first = sorted(columns, key=lambda c: c["levels"])[:MAX_LOOKUPS]
     return [{"column": c["name"], "top": LOOKUP_LEVELS} for c in fewest_first]
 
@@ -115,22 +141,32 @@ def value_lookups(dataset: dict[str, Any]) -> list[dict[str, Any]]:
 def read_values(dataset: dict[str, Any], counts: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The dataset summary with each looked-up column's values, from its value_counts metrics
     ("count.<value>", most frequent first); they replace the profile's shorter list."""
-    values = {column: [k.split(".", 1)[1] for k in metrics if k.startswith("count.")]
-              for column, metrics in counts.items()}
-    return {**dataset, "columns": [{**c, "values": values[c["name"]]} if values.get(c["name"]) else c
-                                   for c in dataset["columns"]]}
+    values = {
+        column: [k.split(".", 1)[1] for k in metrics if k.startswith("count.")] for column, metrics in counts.items()
+    }
+    return {
+        **dataset,
+        "columns": [{**c, "values": values[c["name"]]} if values.get(c["name"]) else c for c in dataset["columns"]],
+    }
 
 
 # A column that is a level, not an amount: adding up its rows in a period means nothing (7 days of a
 # 1-5 satisfaction summed to 27); their average does.
-_LEVEL_NAME = re.compile(r"\b(?:avg|average|mean|median|rate|ratio|pct|percent|share|score|rating|index|satisfaction|"
-                         r"temperature|temp|price)\b|%|平均|均值|率|比例|占比|评分|得分|满意度|指数|温度|气温|单价|价格", re.I)
+_LEVEL_NAME = re.compile(
+    r"\b(?:avg|average|mean|median|rate|ratio|pct|percent|share|score|rating|index|satisfaction|"
+    r"temperature|temp|price)\b|%|平均|均值|率|比例|占比|评分|得分|满意度|指数|温度|气温|单价|价格",
+    re.I,
+)
 
 
 def is_level(metric: str, columns: list[dict[str, Any]]) -> bool:
     """Whether a column's rows are combined by their mean, not their sum, over a period."""
     column = next((c for c in columns if c["name"] == metric), {})
     maximum = column.get("maximum")
-    rating = isinstance(maximum, (int, float)) and maximum <= 10 and (column.get("minimum") or 0) >= 0 and \
-        column.get("type") == "number"  # 1-5 or 1-10 with decimals: an average score per row
+    rating = (
+        isinstance(maximum, (int, float))
+        and maximum <= 10
+        and (column.get("minimum") or 0) >= 0
+        and column.get("type") == "number"
+    )  # 1-5 or 1-10 with decimals: an average score per row
     return bool(_LEVEL_NAME.search(metric)) or rating

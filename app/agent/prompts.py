@@ -16,12 +16,14 @@ ROLE = "You are Verity, a careful data analyst working for someone who is not an
 SECTION_TEXT = {
     "planning": "- Plan with task_create when the question needs several steps.",
     "evidence": "- Compute every number with a tool, never invent one.\n"
-                "- After each finding, call record_evidence citing the tool_call_ids that produced it.\n"
-                "- Choose methods whose assumptions hold; say what you did when they do not.\n"
-                "- Correlation is not causation: never claim a cause from a correlation.",
+    "- After each finding, call record_evidence citing the tool_call_ids that produced it.\n"
+    "- Choose methods whose assumptions hold; say what you did when they do not.\n"
+    "- Correlation is not causation: never claim a cause from a correlation.",
 }
-ANSWER_STYLE = ("- Final answer: conclusions first, in plain words, each with its key number, then caveats; "
-                "explain any jargon; no tracebacks or raw JSON.")
+ANSWER_STYLE = (
+    "- Final answer: conclusions first, in plain words, each with its key number, then caveats; "
+    "explain any jargon; no tracebacks or raw JSON."
+)
 DATA_SOURCE = 'source="workspace-datasets"'
 ALL_SECTIONS = ("role", "priority", "language", "rules", "datasets", "planning", "evidence", "report")
 
@@ -33,8 +35,13 @@ def detect_language(text: str, default: str = "en") -> str:
     return "en" if re.search(r"[A-Za-z]", text or "") else default
 
 
-def system_prompt(datasets: list[dict[str, Any]], language: str, rules: str = "",
-                  sections: Iterable[str] | None = None, **sources: Any) -> str:
+def system_prompt(
+    datasets: list[dict[str, Any]],
+    language: str,
+    rules: str = "",
+    sections: Iterable[str] | None = None,
+    **sources: Any,
+) -> str:
     """Role, the priority order (once), then every injected block wrapped at its trust tier
     (context.py): user definitions, the workspace rules file, knowledge, memory, data, conflicts.
     `sections` (from the intent) leaves out what the turn does not need."""

@@ -39,7 +39,9 @@ def heal_protocol(messages: list[dict[str, Any]]) -> list[str]:
                 seen_ids.add(call["id"])
                 calls.append(call)
                 pending[call["id"]] = call["function"]["name"]
-            message = {**message, "tool_calls": calls} if calls else {k: v for k, v in message.items() if k != "tool_calls"}
+            message = (
+                {**message, "tool_calls": calls} if calls else {k: v for k, v in message.items() if k != "tool_calls"}
+            )
             if not calls and not message.get("content"):
                 message["content"] = ""
         healed.append(message)

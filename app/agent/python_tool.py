@@ -48,31 +48,55 @@ def run_python(code: str, ctx: ToolContext = None) -> ToolResult:
     settings = _settings(ctx)
     workspace_id = run_scope(ctx, missing_ok=True).workspace_id
     if not workspace_id:
-        raise ToolError("sandbox_unavailable", "run_python needs a workspace.", retryable=False,
-                        hint="Use the analysis tools instead.")
+        raise ToolError(
+            "sandbox_unavailable",
+            "run_python needs a workspace.",
+            retryable=False,
+            hint="Use the analysis tools instead.",
+        )
     isolation = detect_isolation(settings.sandbox_mode)
     if not isolation.available:
-        raise ToolError("sandbox_unavailable", f"Python cannot run here: {isolation.reason}.", retryable=False,
-                        isolation=isolation.kind,
-                        hint="Use the analysis tools instead; an administrator can install bubblewrap.")
+        raise ToolError(
+            "sandbox_unavailable",
+            f"Python cannot run here: {isolation.reason}.",
+            retryable=False,
+            isolation=isolation.kind,
+            hint="Use the analysis tools instead; an administrator can install bubblewrap.",
+        )
     workspace = Path(settings.workspace_dir(workspace_id))
-    spec = LaunchSpec(workspace_id, workspace / "files", workspace / "scratch", mode=settings.sandbox_mode,
-                      scratch_mb=settings.sandbox_scratch_mb)
-    limits = Limits(cpu_s=settings.sandbox_cpu_s, wall_s=settings.sandbox_wall_s,
-                    memory_mb=settings.sandbox_memory_mb, max_procs=settings.sandbox_max_procs,
-                    max_files=settings.sandbox_max_files, max_output_chars=settings.sandbox_max_output_chars,
-                    file_mb=settings.sandbox_max_file_mb, scratch_mb=settings.sandbox_scratch_mb)
-    pool = get_pool(settings.sandbox_idle_s, settings.sandbox_max_warm, settings.sandbox_warm_memory_mb,
-                    settings.sandbox_keep_mb)
+    spec = LaunchSpec(
+        workspace_id,
+        workspace / "files",
+        workspace / "scratch",
+        mode=settings.sandbox_mode,
+        scratch_mb=settings.sandbox_scratch_mb,
+    )
+    limits = Limits(
+        cpu_s=settings.sandbox_cpu_s,
+        wall_s=settings.sandbox_wall_s,
+        memory_mb=settings.sandbox_memory_mb,
+        max_procs=settings.sandbox_max_procs,
+        max_files=settings.sandbox_max_files,
+        max_output_chars=settings.sandbox_max_output_chars,
+        file_mb=settings.sandbox_max_file_mb,
+        scratch_mb=settings.sandbox_scratch_mb,
+    )
+    pool = get_pool(
+        settings.sandbox_idle_s, settings.sandbox_max_warm, settings.sandbox_warm_memory_mb, settings.sandbox_keep_mb
+    )
     try:
         outcome = pool.run(spec, code, _dataset_paths(ctx, workspace_id), limits, call_id=_call_id(ctx))
     except SandboxUnavailable as exc:
         log.warning("run_python in workspace %s: %s", workspace_id, exc)
-        raise ToolError("sandbox_unavailable", f"Python cannot run here: {_no_host_paths(str(exc), settings)}",
-                        retryable=False, isolation=isolation.kind, hint="Use the analysis tools instead.") from None
+        raise ToolError(
+            "sandbox_unavailable",
+            f"Python cannot run here: {_no_host_paths(str(exc), settings)}",
+            retryable=False,
+            isolation=isolation.kind,
+            hint="Use the analysis tools instead.",
+        ) from None
     features = [f for f in isolation.features if f != "seccomp"] + (["seccomp"] if outcome.seccomp == "on" else [])
-    banner = (f"[sandbox] isolation: {outcome.isolation} ({', '.join(features)}; "
-              f"limits: {limits.describe()})")
+    banner = f"[sandbox] isolation: {outcome.isolation} ({', '.join(features)}; limits: {limits.describe()})"
     if not outcome.ok:
         error = dict(outcome.error or {"error": "python_error", "message": "The code failed."})
         error.setdefault("retryable", error.get("error") == "python_error")
@@ -90,9 +114,11 @@ def run_python(code: str, ctx: ToolContext = None) -> ToolResult:
 
 
 def _stopped_note(count: int) -> str:
-    return (f"The code left {count} background process{'es' if count != 1 else ''} running; "
-            f"{'they were' if count != 1 else 'it was'} stopped when the call ended (nothing outlives a call: "
-            "finish the work inside the call).")
+    return (
+        f"The code left {count} background process{'es' if count != 1 else ''} running; "
+        f"{'they were' if count != 1 else 'it was'} stopped when the call ended (nothing outlives a call: "
+        "finish the work inside the call)."
+    )
 
 
 def _no_host_paths(text: str, settings) -> str:
@@ -116,8 +142,10 @@ def _success(outcome, banner: str, ctx: ToolContext) -> ToolResult:
 
         parts.append("[result]\n" + json.dumps(outcome.result, ensure_ascii=False, default=str)[:4_000])
     for table in outcome.tables:
-        parts.append(f"[table {table['name']}] {table['rows']} rows x {len(table['columns'])} columns "
-                     f"(saved as {Path(table['parquet']).name})\n{table['preview'][:MAX_TABLE_PREVIEW]}")
+        parts.append(
+            f"[table {table['name']}] {table['rows']} rows x {len(table['columns'])} columns "
+            f"(saved as {Path(table['parquet']).name})\n{table['preview'][:MAX_TABLE_PREVIEW]}"
+        )
     figures, captions = [], []
     for figure in outcome.figures:
         source = Path(figure["path"])
@@ -131,15 +159,32 @@ def _success(outcome, banner: str, ctx: ToolContext) -> ToolResult:
         parts.append("(the code printed nothing: print() the values you need)")
     metrics: dict[str, Any] = {"sandbox_ms": outcome.duration_ms}
     if isinstance(outcome.result, dict):
-        metrics.update({k: v for k, v in outcome.result.items()
-                        if isinstance(k, str) and isinstance(v, (int, float, str)) and not isinstance(v, bool)
-                        and len(str(v)) < 200})
-    return ToolResult(text="\n\n".join(parts), figures=figures, captions=captions, metrics=metrics,
-                      method="Python code (sandboxed)",
-                      payload={"isolation": outcome.isolation, "stdout_truncated": bool(stdout.get("truncated")),
-                               "stopped_processes": outcome.stopped_processes,
-                               "tables": outcome.tables, "result": outcome.result, "warm": outcome.warm,
-                               "figures": [dict(f, copied_to=t) for f, t in zip(outcome.figures, figures)]})
+        metrics.update(
+            {
+                k: v
+                for k, v in outcome.result.items()
+                if isinstance(k, str)
+                and isinstance(v, (int, float, str))
+                and not isinstance(v, bool)
+                and len(str(v)) < 200
+            }
+        )
+    return ToolResult(
+        text="\n\n".join(parts),
+        figures=figures,
+        captions=captions,
+        metrics=metrics,
+        method="Python code (sandboxed)",
+        payload={
+            "isolation": outcome.isolation,
+            "stdout_truncated": bool(stdout.get("truncated")),
+            "stopped_processes": outcome.stopped_processes,
+            "tables": outcome.tables,
+            "result": outcome.result,
+            "warm": outcome.warm,
+            "figures": [dict(f, copied_to=t) for f, t in zip(outcome.figures, figures)],
+        },
+    )
 
 
 def _settings(ctx: ToolContext):

@@ -21,8 +21,11 @@ class Outcome:
 def measure_names(columns: list[dict[str, Any]], named: list[str]) -> list[str]:
     """The named columns that are measurements: numbers, not yes/no or codes."""
     kinds = {c["name"]: c for c in columns if not c.get("pii")}
-    return [n for n in named if kinds.get(n, {}).get("type") in NUMERIC
-            and not (kinds[n].get("binary") or kinds[n].get("coded"))]
+    return [
+        n
+        for n in named
+        if kinds.get(n, {}).get("type") in NUMERIC and not (kinds[n].get("binary") or kinds[n].get("coded"))
+    ]
 
 
 def rate_outcome(question: str, columns: list[dict[str, Any]], named: list[str], spans: list[Any]) -> Outcome | None:
@@ -61,8 +64,11 @@ def binary_outcome(columns: list[dict[str, Any]], named: list[str], spans: list[
     rated = [n for n in named if kinds.get(n, {}).get("coded") and (kinds[n].get("levels") or 0) >= 5]
     if (measure_names(columns, named) or rated) and not rate:
         return None
-    binary = [(start, name) for start, _, name in spans
-              if kinds.get(name) and (kinds[name]["type"] == "boolean" or kinds[name].get("binary"))]
+    binary = [
+        (start, name)
+        for start, _, name in spans
+        if kinds.get(name) and (kinds[name]["type"] == "boolean" or kinds[name].get("binary"))
+    ]
     if not binary:
         return None
     if rate and len({n for _, n in binary}) > 1:

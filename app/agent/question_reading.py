@@ -31,8 +31,10 @@ def question_reading(question: str, datasets: list[dict[str, Any]]) -> str:
     matched = [f for f in choice.fits if f.score > 0]
     if not matched and len(datasets) == 1:
         return ""
-    lines = ["How the question's words match the workspace's data (a reading to check against the question, "
-             "not an instruction):"]
+    lines = [
+        "How the question's words match the workspace's data (a reading to check against the question, "
+        "not an instruction):"
+    ]
     for fit in choice.fits[:MAX_DATASETS]:
         parts = []
         if fit.named:
@@ -45,9 +47,14 @@ def question_reading(question: str, datasets: list[dict[str, Any]]) -> str:
     chosen = next((f for f in choice.fits if f.dataset is choice.dataset), None)
     few_named = chosen is None or len(chosen.columns) + len(chosen.values) < 2  # else the reading already says enough
     if choice.dataset is not None and few_named and (loose := words_naming_nothing(question, choice.dataset)):
-        lines.append("Words of the question that match no column or value of " + str(choice.dataset.get("name"))
-                     + ": " + ", ".join(f"“{w}”" for w in loose) + " (if one is what the question is about, "
-                     "ask which column is meant rather than analyse another)")
+        lines.append(
+            "Words of the question that match no column or value of "
+            + str(choice.dataset.get("name"))
+            + ": "
+            + ", ".join(f"“{w}”" for w in loose)
+            + " (if one is what the question is about, "
+            "ask which column is meant rather than analyse another)"
+        )
     lines.append(verdict(choice))
     return wrap(SOURCE, "data", "\n".join(lines))
 

@@ -67,8 +67,9 @@ def column_spans(question: str, columns: list[dict[str, Any]], synonyms: dict[st
     return [(m.start, m.end, m.name) for m in column_mentions(question, columns, synonyms)]
 
 
-def column_mentions(question: str, columns: list[dict[str, Any]],
-                    synonyms: dict[str, tuple[str, ...]]) -> list[Mention]:
+def column_mentions(
+    question: str, columns: list[dict[str, Any]], synonyms: dict[str, tuple[str, ...]]
+) -> list[Mention]:
     """Where each column is named and how, in question order. Longest names claim their text first,
     so 'Unit Price' is not also read as 'Price'; then the weaker kinds of MATCH_KINDS in turn."""
     text = question.lower()
@@ -86,22 +87,36 @@ def column_mentions(question: str, columns: list[dict[str, Any]],
     # everyday words, the longest first ("年龄段" is Age Group before "年龄" is Age); of columns sharing
     # a word, the one more of whose name the question uses ("longest petals": Petal.Length)
     ranked = sorted(columns, key=lambda c: -_words_named(question, c["name"]))
-    words = [(word, rank, col["name"]) for rank, col in enumerate(ranked) for key, listed in synonyms.items()
-             if synonym_key_fits(key, col["name"]) for word in listed]
+    words = [
+        (word, rank, col["name"])
+        for rank, col in enumerate(ranked)
+        for key, listed in synonyms.items()
+        if synonym_key_fits(key, col["name"])
+        for word in listed
+    ]
     for word, _, name in sorted(words, key=lambda w: (-len(w[0]), w[1])):
         _claim(text, word.lower(), name, found, "synonym")
     for col in longest_first:  # stems and abbreviations: "survive", "birth weight"
-        _take([*loose_mentions(question, col["name"]), *spread_mentions(question, col["name"])], col["name"], found,
-              "loose")
+        _take(
+            [*loose_mentions(question, col["name"]), *spread_mentions(question, col["name"])],
+            col["name"],
+            found,
+            "loose",
+        )
     names = [c["name"] for c in columns]
     said_values = _value_places(text, columns)
     for col in longest_first:  # partial forms, last: "blood pressure" → Systolic BP, "blue-collar" → bluecol
         name = col["name"]
         if col.get("type") == "identifier":  # "员工" is the rows (男员工), not a partial name of 员工编号
             continue
-        places = [*initials_mentions(question, name, names), *joined_mentions(question, name),
-                  *leading_word_mentions(question, name, names), *zh_leading_mentions(question, name, names),
-                  *head_word_mentions(question, name, names), *zh_part_mentions(question, name, names)]
+        places = [
+            *initials_mentions(question, name, names),
+            *joined_mentions(question, name),
+            *leading_word_mentions(question, name, names),
+            *zh_leading_mentions(question, name, names),
+            *head_word_mentions(question, name, names),
+            *zh_part_mentions(question, name, names),
+        ]
         # a piece of a value the question names is that value: "不施肥" is 肥料's, not 施肥量 (kg/亩)
         _take([(a, b) for a, b in places if not any(s <= a and b <= e for s, e in said_values)], name, found, "partial")
     found = _without_rows_words(question, sorted(found))
@@ -117,8 +132,8 @@ _ROWS_UNITS = re.compile(r"(?:days|weeks|months|years|nights)", re.I)
 def _without_rows_words(question: str, found: list[Mention]) -> list[Mention]:
     kept: list[Mention] = []
     for mention in found:
-        said = question[mention.start:mention.end]
-        describes = kept and not question[kept[-1].end:mention.start].strip()
+        said = question[mention.start : mention.end]
+        describes = kept and not question[kept[-1].end : mention.start].strip()
         if describes and _ROWS_UNITS.fullmatch(said) and mention.name != kept[-1].name:
             continue
         kept.append(mention)
@@ -126,19 +141,22 @@ def _without_rows_words(question: str, found: list[Mention]) -> list[Mention]:
 
 
 # "the weather is hot", "天气很热": a linking word at most between a category's name and a condition word
-_GAP_AFTER = re.compile(r"\s*(?:(?:is|was|are|were|gets?|got|feels?|turns?)\s+)?(?:very\s+|really\s+)?|"
-                        r"\s*(?:很|比较|较|更|太|特别|非常)?\s*", re.I)
+_GAP_AFTER = re.compile(
+    r"\s*(?:(?:is|was|are|were|gets?|got|feels?|turns?)\s+)?(?:very\s+|really\s+)?|"
+    r"\s*(?:很|比较|较|更|太|特别|非常)?\s*",
+    re.I,
+)
 
 
 def _without_scene_names(question: str, found: list[Mention], columns: list[dict[str, Any]]) -> list[Mention]:
-    """"天气热的时候，冰淇淋卖得多吗？" on a sheet with 天气 (晴/雨/多云) and 气温: "热" is about 气温. A category
+    """ "天气热的时候，冰淇淋卖得多吗？" on a sheet with 天气 (晴/雨/多云) and 气温: "热" is about 气温. A category
     named just before an everyday condition word (hot, cold, windy: CONDITION_WORDS) of a numeric column,
     or just after one ("hot weather", "热天气"), only sets the scene; the number is what the question asks
     about. Kept when the word is one of the category's own values (天气 = 热/冷)."""
     kinds = {c["name"]: c for c in columns}
     dropped = set()
     for first, second in zip(found, found[1:]):
-        gap = question[first.end:second.start]
+        gap = question[first.end : second.start]
         if _GAP_AFTER.fullmatch(gap) and _sets_scene(question, first, second, kinds):
             dropped.add(first)
         elif not gap.strip() and _sets_scene(question, second, first, kinds):
@@ -146,9 +164,10 @@ def _without_scene_names(question: str, found: list[Mention], columns: list[dict
     return [m for m in found if m not in dropped]
 
 
-def _condition_before_name(question: str, found: list[Mention], columns: list[dict[str, Any]],
-                           synonyms: dict[str, tuple[str, ...]]) -> list[Mention]:
-    """"热天气卖得多吗": the condition word 热天 runs into the category's name 天气, which claimed the text first;
+def _condition_before_name(
+    question: str, found: list[Mention], columns: list[dict[str, Any]], synonyms: dict[str, tuple[str, ...]]
+) -> list[Mention]:
+    """ "热天气卖得多吗": the condition word 热天 runs into the category's name 天气, which claimed the text first;
     the word is read for its numeric column (气温) in place of the category (kept when it is one of the
     category's values)."""
     kinds = {c["name"]: c for c in columns}
@@ -161,20 +180,34 @@ def _condition_before_name(question: str, found: list[Mention], columns: list[di
             start = text.rfind(word, 0, mention.start + 1)
             if word.isascii() or start < 0 or not start < mention.start < start + len(word) <= mention.end:
                 continue
-            number = next((c["name"] for c in columns if c["type"] in NUMERIC and not c.get("pii") and any(
-                word in words for key, words in synonyms.items() if synonym_key_fits(key, c["name"]))), None)
+            number = next(
+                (
+                    c["name"]
+                    for c in columns
+                    if c["type"] in NUMERIC
+                    and not c.get("pii")
+                    and any(word in words for key, words in synonyms.items() if synonym_key_fits(key, c["name"]))
+                ),
+                None,
+            )
             if number and not any(str(v) in word for v in category.get("values") or []):
-                return sorted([*found[:at], Mention(start, start + len(word), number, "synonym"), *found[at + 1:]])
+                return sorted([*found[:at], Mention(start, start + len(word), number, "synonym"), *found[at + 1 :]])
     return found
 
 
 def _sets_scene(question: str, scene: Mention, said: Mention, kinds: dict[str, dict[str, Any]]) -> bool:
     """Whether a category's mention is the scene of a numeric column's condition word."""
     category, number = kinds.get(scene.name), kinds.get(said.name)
-    word = question[said.start:said.end].lower()
-    return bool(category and number and category["type"] in GROUPING and number["type"] in NUMERIC
-                and said.kind == "synonym" and word in CONDITION_WORDS
-                and not any(_find_word(word, str(v).lower(), own=False) >= 0 for v in category.get("values") or []))
+    word = question[said.start : said.end].lower()
+    return bool(
+        category
+        and number
+        and category["type"] in GROUPING
+        and number["type"] in NUMERIC
+        and said.kind == "synonym"
+        and word in CONDITION_WORDS
+        and not any(_find_word(word, str(v).lower(), own=False) >= 0 for v in category.get("values") or [])
+    )
 
 
 def joined_name(name: str) -> list[str]:
@@ -215,8 +248,10 @@ def _words_named(question: str, name: str) -> int:
     """How many words of a column's name the question uses (stems): ranks columns sharing a synonym."""
     asked = {stem(w) for _, _, w in words_at(question)}
     lowered = question.lower()
-    return sum(stem(w) in asked or any(word in lowered for word in SYNONYMS.get(w, ()) if not word.isascii())
-               for w in name_words(name))
+    return sum(
+        stem(w) in asked or any(word in lowered for word in SYNONYMS.get(w, ()) if not word.isascii())
+        for w in name_words(name)
+    )
 
 
 def synonym_key_fits(key: str, name: str) -> bool:
@@ -225,7 +260,9 @@ def synonym_key_fits(key: str, name: str) -> bool:
     lowered = name.lower()
     if len(key) <= 3 and key.isascii():  # or R's short abbreviations: "alc" in alcgp, "age" in agegp
         # R's group codes add a letter or two: alcgp, agegp ("len" is not a short form of "length")
-        return key in name_words(name) or (len(key) == 3 and any(w.startswith(key) and len(w) - 3 <= 2 for w in name_words(name)))
+        return key in name_words(name) or (
+            len(key) == 3 and any(w.startswith(key) and len(w) - 3 <= 2 for w in name_words(name))
+        )
     at = lowered.find(key)
     return at >= 0 and not _NEGATED.search(lowered[:at])  # "employ" is not in "Unemployed"
 
@@ -238,7 +275,9 @@ def _claim(text: str, needle: str, name: str, found: list[Mention], kind: str) -
     inside "weight", "low" not inside "lower"), plurals allowed."""
     pattern = re.escape(needle)
     if needle.isascii() and re.match(r"\w", needle):
-        plural = "(?:s|es)?" if not needle.endswith("y") else "(?:s|es)?|" + re.escape(needle[:-1]) + "ies"  # categories
+        plural = (
+            "(?:s|es)?" if not needle.endswith("y") else "(?:s|es)?|" + re.escape(needle[:-1]) + "ies"
+        )  # categories
         pattern = rf"(?<![a-z0-9])(?:{pattern}{plural})(?![a-z0-9])"
     _take(((m.start(), m.end()) for m in re.finditer(pattern, text)) if needle else (), name, found, kind)
 
@@ -247,15 +286,21 @@ def _claim(text: str, needle: str, name: str, found: list[Mention], kind: str) -
 # "件数最少", "销售额最高", "the fewest units", "the most revenue": the measure right next to the
 # superlative is the one ranked, whatever else the question names ("卖出去的件数最少" ranks units, not sales).
 _SUPERLATIVE_AFTER_ZH = re.compile(r"^\s*(?:[)）])?\s*(?:最|越|更)")
-_SUPERLATIVE_BEFORE_EN = re.compile(r"\b(?:most|least|fewest|highest|lowest|biggest|smallest|largest|greatest|"
-                                    r"more|less|fewer|higher|lower)(?:\s+(?:total|average|mean|overall))?\s+$", re.I)
+_SUPERLATIVE_BEFORE_EN = re.compile(
+    r"\b(?:most|least|fewest|highest|lowest|biggest|smallest|largest|greatest|"
+    r"more|less|fewer|higher|lower)(?:\s+(?:total|average|mean|overall))?\s+$",
+    re.I,
+)
 
 
 def superlative_measure(question: str, spans: list[Span], measures: list[str]) -> str | None:
     """The one measure a superlative sits next to, when exactly one does."""
     text = question.lower()
-    near = {name for start, end, name in spans if name in measures
-            and (_SUPERLATIVE_AFTER_ZH.match(text[end:]) or _SUPERLATIVE_BEFORE_EN.search(text[:start]))}
+    near = {
+        name
+        for start, end, name in spans
+        if name in measures and (_SUPERLATIVE_AFTER_ZH.match(text[end:]) or _SUPERLATIVE_BEFORE_EN.search(text[:start]))
+    }
     return near.pop() if len(near) == 1 else None
 
 
@@ -269,11 +314,16 @@ _BEFORE_EN = re.compile(
     r"factors?\s+(?:of|for|behind|affecting|driving)|matters?\s+(?:the\s+)?most\s+(?:for|to|in)|"
     r"(?:most|more)\s+important\s+(?:for|to)|biggest\s+(?:effect|impact|difference)\s+(?:on|to)|"
     r"regress(?:ion)?(?:\s+of)?|model(?:l?ing)?)"
-    r"(?:\s+(?!(?:on|with|using|from|and|or|by|vs|versus|than)\b)[a-z'-]+){0,3}\s+$")
-_AFTER_EN = re.compile(r"^\s+(?:depends?\s+on|(?:is\s+|are\s+)?(?:driven|explained|affected|influenced|determined)\s+by|"
-                       r"drivers?\b|factors?\b)")
+    r"(?:\s+(?!(?:on|with|using|from|and|or|by|vs|versus|than)\b)[a-z'-]+){0,3}\s+$"
+)
+_AFTER_EN = re.compile(
+    r"^\s+(?:depends?\s+on|(?:is\s+|are\s+)?(?:driven|explained|affected|influenced|determined)\s+by|"
+    r"drivers?\b|factors?\b)"
+)
 _BEFORE_ZH = re.compile(r"(?:预测|解释|影响|驱动|决定|推动|带动|回归)[^，,。？?！!；;、和与及]{0,8}$")
-_AFTER_ZH = re.compile(r"^\s*(?:的)?(?:主要)?(?:受|取决于|由什么|由哪些|影响因素|驱动因素|决定因素|影响最大|最重要|最关键)")
+_AFTER_ZH = re.compile(
+    r"^\s*(?:的)?(?:主要)?(?:受|取决于|由什么|由哪些|影响因素|驱动因素|决定因素|影响最大|最重要|最关键)"
+)
 _AROUND_ZH = (re.compile(r"对\s*$"), re.compile(r"^\s*的?(?:影响|作用|贡献)"))  # "广告费用对营业额的影响"
 # Words that introduce the predictors: "on A and B", "with", "using", "from"; "用A和B来…", "根据", "基于".
 _PREDICTOR_CUE = re.compile(r"\b(?:on|with|using|from|via)\b|用|根据|基于|通过")
@@ -296,10 +346,17 @@ def regression_roles(question: str, columns: list[dict[str, Any]], spans: list[S
     target = next((name for start, end, name in numeric if _is_target(text, start, end)), None)
     if target is None:
         return Roles()
-    cue = next((m.start() for m in _PREDICTOR_CUE.finditer(text)
-                if not any(s <= m.start() < e for s, e, _ in spans)), None)
-    predictors = [name for start, _, name in spans if name != target and cue is not None and start > cue
-                  and (kinds.get(name, {}).get("type") in NUMERIC or _groupable(kinds.get(name)))]
+    cue = next(
+        (m.start() for m in _PREDICTOR_CUE.finditer(text) if not any(s <= m.start() < e for s, e, _ in spans)), None
+    )
+    predictors = [
+        name
+        for start, _, name in spans
+        if name != target
+        and cue is not None
+        and start > cue
+        and (kinds.get(name, {}).get("type") in NUMERIC or _groupable(kinds.get(name)))
+    ]
     return Roles(target, list(dict.fromkeys(predictors)))
 
 
@@ -311,8 +368,13 @@ def _is_target(text: str, start: int, end: int) -> bool:
     before, after = text[:start], text[end:]
     if _GLOSSED[0].search(before) and _GLOSSED[1].match(after):
         before, after = _GLOSSED[0].sub("", before), _GLOSSED[1].sub("", after)
-    return bool(_BEFORE_EN.search(before) or _BEFORE_ZH.search(before) or _AFTER_EN.match(after)
-                or _AFTER_ZH.match(after) or (_AROUND_ZH[0].search(before) and _AROUND_ZH[1].match(after)))
+    return bool(
+        _BEFORE_EN.search(before)
+        or _BEFORE_ZH.search(before)
+        or _AFTER_EN.match(after)
+        or _AFTER_ZH.match(after)
+        or (_AROUND_ZH[0].search(before) and _AROUND_ZH[1].match(after))
+    )
 
 
 def _groupable(column: dict[str, Any] | None, most: int = 30) -> bool:
@@ -326,8 +388,36 @@ def groups_rows(column: dict[str, Any]) -> bool:
 
 # --- category values named in the question ----------------------------------------------------------
 # Level values that are everyday words in questions would pick a column by accident.
-_COMMON = {"a", "an", "the", "and", "or", "no", "not", "yes", "in", "on", "at", "by", "of", "to", "for", "is",
-           "are", "all", "any", "other", "others", "none", "total", "na", "n/a", "unknown", "true", "false"}
+_COMMON = {
+    "a",
+    "an",
+    "the",
+    "and",
+    "or",
+    "no",
+    "not",
+    "yes",
+    "in",
+    "on",
+    "at",
+    "by",
+    "of",
+    "to",
+    "for",
+    "is",
+    "are",
+    "all",
+    "any",
+    "other",
+    "others",
+    "none",
+    "total",
+    "na",
+    "n/a",
+    "unknown",
+    "true",
+    "false",
+}
 
 
 def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]) -> tuple[str | None, list[str]]:
@@ -343,8 +433,9 @@ def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]
             continue
         values = [str(v) for v in col.get("values") or []]
         levels = int(col.get("levels") or len(values))
-        hits = sorted((pos, value) for value in values
-                      if (pos := _find_value(text, value, col["name"], raw, values, levels)) >= 0)
+        hits = sorted(
+            (pos, value) for value in values if (pos := _find_value(text, value, col["name"], raw, values, levels)) >= 0
+        )
         hits = sorted({*hits, *_codes_after_name(question, col, spans)})
         if len(hits) > len(best[1]):
             best = (col["name"], [value for _, value in hits])
@@ -382,15 +473,18 @@ def _blank(text: str, spans: list[Span]) -> str:
     return text
 
 
-def _find_value(text: str, value: str, column: str = "", raw: str = "", values: list[str] | None = None,
-                levels: int = 0) -> int:
+def _find_value(
+    text: str, value: str, column: str = "", raw: str = "", values: list[str] | None = None, levels: int = 0
+) -> int:
     """Where the question names a value, by itself or by an everyday word for it ("women" → female). A
     phrase of several words ("first class") is looked for in the `raw` text too, where a column word
     inside it ("class") is not blanked out. Then its everyday forms (value_matching): "rainy" for
     Rain, "smoker" for Smokers, 男生 for 男 (a column's `values` and `levels` say when a one-character
     value may be read); a weekday in any of its forms ("周一" for 星期一: weekdays)."""
-    found = [_find_word(raw if raw and re.search(r"[\s-]", word) else text, word, own=i == 0)
-             for i, word in enumerate(value_words(value, column))]
+    found = [
+        _find_word(raw if raw and re.search(r"[\s-]", word) else text, word, own=i == 0)
+        for i, word in enumerate(value_words(value, column))
+    ]
     found += [_find_word(text, form, own=False) for form in value_forms(value)]
     found += [inflected_at(text, value), zh_single_value_at(text, value, values or [], levels), day_at(text, value)]
     return min((f for f in found if f >= 0), default=-1)
@@ -407,8 +501,22 @@ def _find_word(text: str, word: str, own: bool = True) -> int:
 
 
 # --- the forecast horizon ----------------------------------------------------------------------------
-UNITS = {"day": "D", "week": "W", "month": "M", "quarter": "Q", "year": "Y",
-         "天": "D", "日": "D", "周": "W", "星期": "W", "礼拜": "W", "月": "M", "季度": "Q", "季": "Q", "年": "Y"}
+UNITS = {
+    "day": "D",
+    "week": "W",
+    "month": "M",
+    "quarter": "Q",
+    "year": "Y",
+    "天": "D",
+    "日": "D",
+    "周": "W",
+    "星期": "W",
+    "礼拜": "W",
+    "月": "M",
+    "季度": "Q",
+    "季": "Q",
+    "年": "Y",
+}
 ORDER = "DWMQY"
 DAYS = {"D": 1.0, "W": 7.0, "M": 30.4375, "Q": 91.3125, "Y": 365.25}
 GRAINS = {"daily": "D", "weekly": "W", "monthly": "M", "quarterly": "Q", "yearly": "Y"}
@@ -416,10 +524,14 @@ _EN_NUMBERS = {w: i for i, w in enumerate("one two three four five six seven eig
 _EN_NUMBERS.update({"a": 1, "an": 1})
 _N_EN = r"(\d+|" + "|".join(_EN_NUMBERS) + r")"
 _UNIT_EN = r"(day|week|month|quarter|year)s?"
-_HORIZON_EN = (re.compile(rf"\b(?:next|coming|following|upcoming)\s+(?:{_N_EN}\s+)?{_UNIT_EN}\b"),
-               re.compile(rf"\b{_N_EN}[\s-]+{_UNIT_EN}\s+(?:ahead|out|forward|forecast|into the future)\b"),
-               re.compile(rf"\bforecast(?:ing)?\s+(?:for\s+)?(?:the\s+)?{_N_EN}\s+{_UNIT_EN}\b"))
-_HORIZON_ZH = re.compile(r"(?:未来|接下来|之后|今后|往后|(?<![一以如])下)\s*(\d+|[一二两三四五六七八九十]+)?\s*个?\s*(天|日|周|星期|礼拜|月|季度|季|年)")
+_HORIZON_EN = (
+    re.compile(rf"\b(?:next|coming|following|upcoming)\s+(?:{_N_EN}\s+)?{_UNIT_EN}\b"),
+    re.compile(rf"\b{_N_EN}[\s-]+{_UNIT_EN}\s+(?:ahead|out|forward|forecast|into the future)\b"),
+    re.compile(rf"\bforecast(?:ing)?\s+(?:for\s+)?(?:the\s+)?{_N_EN}\s+{_UNIT_EN}\b"),
+)
+_HORIZON_ZH = re.compile(
+    r"(?:未来|接下来|之后|今后|往后|(?<![一以如])下)\s*(\d+|[一二两三四五六七八九十]+)?\s*个?\s*(天|日|周|星期|礼拜|月|季度|季|年)"
+)
 # Common phrases without a number: next year, half a year.
 _HORIZON_WORDS = {"明年": (1, "Y"), "半年": (6, "M"), "half a year": (6, "M"), "half year": (6, "M")}
 MIN_PERIODS = 10  # the forecast tool needs 8 periods; two spare for partial first and last periods
@@ -456,8 +568,9 @@ _AFTER = re.compile(r"following\b|之后")
 def asks_ahead(question: str) -> bool:
     """Whether the question names a horizon ahead: "the next 10 days", "3 months ahead", "下周", "未来3个月"."""
     text = question.lower()
-    return any(not _AFTER.match(match.group(0)) for pattern in (*_HORIZON_EN, _HORIZON_ZH)
-               for match in pattern.finditer(text))
+    return any(
+        not _AFTER.match(match.group(0)) for pattern in (*_HORIZON_EN, _HORIZON_ZH) for match in pattern.finditer(text)
+    )
 
 
 def _en_number(word: str | None) -> int:
@@ -488,7 +601,7 @@ def forecast_arguments(request: tuple[int, str], grain: str | None, span_days: f
     own = GRAINS.get((grain or "").split(" ")[0])
     finest = ORDER.index(own) if own else 0
     freq = own or "D"
-    for candidate in reversed(ORDER[finest:ORDER.index(unit) + 1]):
+    for candidate in reversed(ORDER[finest : ORDER.index(unit) + 1]):
         if span_days is None or span_days / DAYS[candidate] >= MIN_PERIODS:
             freq = candidate
             break

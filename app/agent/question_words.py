@@ -17,53 +17,123 @@ from app.agent.everyday_words import concept_synonyms, merged
 # is a piece of the column name (lower case); the words are looked for in the question. The
 # everyday words for common concepts (older → age, earn → income) join them from everyday_words.
 _NAMED: dict[str, tuple[str, ...]] = {
-    "revenue": ("收入", "营收", "营业额", "销售额"), "sales": ("销售", "销量", "销售额"), "region": ("地区", "区域", "大区"),
-    "channel": ("渠道",), "category": ("品类", "类别", "商品类别", "哪类商品", "分类"), "price": ("单价",),
-    "units": ("数量", "件数", "每件", "件商品", "unit sold", "units sold"), "discount": ("折扣",), "date": ("日期", "时间"), "city": ("城市",),
-    "gender": ("性别",), "sex": ("性别", "gender"),
-    "satisfaction": ("满意度", "满意", "satisfied", "happier", "happy"), "customer": ("客户", "顾客"), "store": ("门店", "店铺"),
-    "营业额": ("revenue", "sales"), "门店": ("store", "shop"), "广告费用": ("advertising", "ads", "ad spend"),
-    "订单数": ("orders",), "月份": ("month",), "退货率": ("return rate", "returns"), "员工数": ("staff", "employees"),
+    "revenue": ("收入", "营收", "营业额", "销售额"),
+    "sales": ("销售", "销量", "销售额"),
+    "region": ("地区", "区域", "大区"),
+    "channel": ("渠道",),
+    "category": ("品类", "类别", "商品类别", "哪类商品", "分类"),
+    "price": ("单价",),
+    "units": ("数量", "件数", "每件", "件商品", "unit sold", "units sold"),
+    "discount": ("折扣",),
+    "date": ("日期", "时间"),
+    "city": ("城市",),
+    "gender": ("性别",),
+    "sex": ("性别", "gender"),
+    "satisfaction": ("满意度", "满意", "satisfied", "happier", "happy"),
+    "customer": ("客户", "顾客"),
+    "store": ("门店", "店铺"),
+    "营业额": ("revenue", "sales"),
+    "门店": ("store", "shop"),
+    "广告费用": ("advertising", "ads", "ad spend"),
+    "订单数": ("orders",),
+    "月份": ("month",),
+    "退货率": ("return rate", "returns"),
+    "员工数": ("staff", "employees"),
     "客单价": ("basket", "average order"),
     "wage": ("pay ",),
     "surviv": ("生存", "存活", "幸存", "活下来", "生还", "获救", "survival"),
-    "smok": ("吸烟", "抽烟", "smoker"), "feed": ("饲料",), "spray": ("杀虫剂", "喷雾"),
-    "count": ("数量", "how many"), "mpg": ("fuel efficiency", "fuel economy", "miles per gallon", "油耗", "燃油效率"),
-    "carat": ("克拉", "heavier", "heavy"), "cut": ("切工",), "clarity": ("净度",), "color": ("颜色",),
-    "supp": ("补充剂",), "dose": ("剂量",), "len": ("长度",),
-    "extra": ("extra sleep", "睡眠"), "group": ("组别", "处理", "treatment"), "drug": ("药",),
-    "amount": ("spend", "spending", "金额"), "wt": ("weight", "重量", "车重"), "hp": ("horsepower", "马力"), "cyl": ("气缸",), "gear": ("档位", "挡位", "齿轮"),
-    "education": ("教育",), "ed": ("education", "schooling", "教育", "受教育"), "exp": ("experience", "工龄", "经验"),
-    "married": ("已婚", "婚姻"), "union": ("工会",),
+    "smok": ("吸烟", "抽烟", "smoker"),
+    "feed": ("饲料",),
+    "spray": ("杀虫剂", "喷雾"),
+    "count": ("数量", "how many"),
+    "mpg": ("fuel efficiency", "fuel economy", "miles per gallon", "油耗", "燃油效率"),
+    "carat": ("克拉", "heavier", "heavy"),
+    "cut": ("切工",),
+    "clarity": ("净度",),
+    "color": ("颜色",),
+    "supp": ("补充剂",),
+    "dose": ("剂量",),
+    "len": ("长度",),
+    "extra": ("extra sleep", "睡眠"),
+    "group": ("组别", "处理", "treatment"),
+    "drug": ("药",),
+    "amount": ("spend", "spending", "金额"),
+    "wt": ("weight", "重量", "车重"),
+    "hp": ("horsepower", "马力"),
+    "cyl": ("气缸",),
+    "gear": ("档位", "挡位", "齿轮"),
+    "education": ("教育",),
+    "ed": ("education", "schooling", "教育", "受教育"),
+    "exp": ("experience", "工龄", "经验"),
+    "married": ("已婚", "婚姻"),
+    "union": ("工会",),
     "bwt": ("birth weight", "birthweight", "出生体重", "体重"),
-    "low": ("偏低", "低体重", "low birth weight"), "buy again": ("再次购买", "回购", "复购", "再买", "buy again"),
+    "low": ("偏低", "低体重", "low birth weight"),
+    "buy again": ("再次购买", "回购", "复购", "再买", "buy again"),
     "am": ("手动", "自动", "transmission", "变速箱", "manual", "automatic"),
-    "tension": ("张力",), "breaks": ("断线", "断裂", "断头", "breakage"), "wool": ("羊毛",),
-    "exer": ("运动", "锻炼"), "speed": ("mph",), "dist": ("刹车距离", "距离", "distance", "stopping"),
-    "volume": ("体积", "材积"), "girth": ("周长", "胸径", "直径", "diameter", "粗细", "粗", "thick", "thicker"), "ozone": ("臭氧",),
-    "species": ("品种", "种类", "物种"), "petal": ("花瓣",), "sepal": ("花萼",),
+    "tension": ("张力",),
+    "breaks": ("断线", "断裂", "断头", "breakage"),
+    "wool": ("羊毛",),
+    "exer": ("运动", "锻炼"),
+    "speed": ("mph",),
+    "dist": ("刹车距离", "距离", "distance", "stopping"),
+    "volume": ("体积", "材积"),
+    "girth": ("周长", "胸径", "直径", "diameter", "粗细", "粗", "thick", "thicker"),
+    "ozone": ("臭氧",),
+    "species": ("品种", "种类", "物种"),
+    "petal": ("花瓣",),
+    "sepal": ("花萼",),
     "unemploy": ("失业人数", "失业人口", "失业", "unemployment", "unemployed", "jobless"),
     "uempmed": ("失业时长", "失业持续时间", "失业周数", "duration of unemployment"),
-    "pce": ("个人消费", "消费支出", "消费", "consumer spending", "consumption"), "pop": ("人口",),
+    "pce": ("个人消费", "消费支出", "消费", "consumer spending", "consumption"),
+    "pop": ("人口",),
     "psavert": ("储蓄率", "savings rate", "saving rate"),
-    "employ": ("就业", "雇佣", "employment", "jobs"), "fertility": ("生育率", "生育", "出生率"),
-    "catholic": ("天主教",), "agricult": ("农业", "务农"),
-    "mortality": ("死亡率",), "population": ("人口",), "manufacturer": ("brand", "make", "maker", "品牌", "厂商", "厂家"),
-    "cty": ("city mileage", "city mpg", "城市油耗", "市区油耗", "城市里程"), "hwy": ("highway", "高速油耗", "高速"),
+    "employ": ("就业", "雇佣", "employment", "jobs"),
+    "fertility": ("生育率", "生育", "出生率"),
+    "catholic": ("天主教",),
+    "agricult": ("农业", "务农"),
+    "mortality": ("死亡率",),
+    "population": ("人口",),
+    "manufacturer": ("brand", "make", "maker", "品牌", "厂商", "厂家"),
+    "cty": ("city mileage", "city mpg", "城市油耗", "市区油耗", "城市里程"),
+    "hwy": ("highway", "高速油耗", "高速"),
     "drv": ("drive type", "drivetrain", "wheel drive", "驱动方式", "驱动"),  # not "drive": "what drives X"
     "displ": ("engine size", "排量"),  # was lost inside the comment above; "displacement" is read as an abbreviation
-    "medv": ("home value", "house price", "home price", "expensive", "房价", "房屋价值"), "chas": ("river", "河边", "河"),
-    "dept": ("department", "院系", "系别", "部门"), "crim": ("犯罪",), "rm": ("rooms", "房间数"),
-    "alc": ("alcohol", "drinking", "drinkers", "喝酒", "饮酒", "酒精", "酒"), "tob": ("tobacco", "吸烟量", "烟草", "抽烟", "吸烟"),
-    "mag": ("震级", "强度"), "depth": ("深度", "深", "浅", "deep", "deeper", "shallow", "shallower"), "stations": ("台站", "监测站", "站点"),
-    "lat": ("纬度",), "long": ("经度",), "pressure": ("压力", "气压", "压强"),
-    "complaints": ("投诉",), "rating": ("评分", "打分", "总体评价"), "raises": ("加薪", "涨薪"), "advance": ("晋升", "升职"),
-    "black": ("黑人", "african american"), "pulse": ("脉搏", "心率", "heart rate"),
-    "age group": ("年龄段", "年龄组", "age band", "age bracket"), "recommend": ("推荐", "recommendation"),
-    "ease": ("易用", "好用", "ease of use"), "class": ("舱位", "等级", "车型"),
-    "hair": ("头发", "发色"), "eye": ("眼睛", "眼色"), "loss": ("损失", "损耗"), "flow": ("流量",),
-    "acid": ("酸浓度",), "water": ("水温",), "perm": ("渗透率",), "area": ("面积",), "shape": ("形状",),
-    "eruptions": ("喷发",), "waiting": ("等待",), "passengers": ("乘客", "旅客"),
+    "medv": ("home value", "house price", "home price", "expensive", "房价", "房屋价值"),
+    "chas": ("river", "河边", "河"),
+    "dept": ("department", "院系", "系别", "部门"),
+    "crim": ("犯罪",),
+    "rm": ("rooms", "房间数"),
+    "alc": ("alcohol", "drinking", "drinkers", "喝酒", "饮酒", "酒精", "酒"),
+    "tob": ("tobacco", "吸烟量", "烟草", "抽烟", "吸烟"),
+    "mag": ("震级", "强度"),
+    "depth": ("深度", "深", "浅", "deep", "deeper", "shallow", "shallower"),
+    "stations": ("台站", "监测站", "站点"),
+    "lat": ("纬度",),
+    "long": ("经度",),
+    "pressure": ("压力", "气压", "压强"),
+    "complaints": ("投诉",),
+    "rating": ("评分", "打分", "总体评价"),
+    "raises": ("加薪", "涨薪"),
+    "advance": ("晋升", "升职"),
+    "black": ("黑人", "african american"),
+    "pulse": ("脉搏", "心率", "heart rate"),
+    "age group": ("年龄段", "年龄组", "age band", "age bracket"),
+    "recommend": ("推荐", "recommendation"),
+    "ease": ("易用", "好用", "ease of use"),
+    "class": ("舱位", "等级", "车型"),
+    "hair": ("头发", "发色"),
+    "eye": ("眼睛", "眼色"),
+    "loss": ("损失", "损耗"),
+    "flow": ("流量",),
+    "acid": ("酸浓度",),
+    "water": ("水温",),
+    "perm": ("渗透率",),
+    "area": ("面积",),
+    "shape": ("形状",),
+    "eruptions": ("喷发",),
+    "waiting": ("等待",),
+    "passengers": ("乘客", "旅客"),
 }
 SYNONYMS: dict[str, tuple[str, ...]] = merged(_NAMED, concept_synonyms())
 
@@ -71,27 +141,117 @@ SYNONYMS: dict[str, tuple[str, ...]] = merged(_NAMED, concept_synonyms())
 VALUE_WORDS: dict[str, tuple[str, ...]] = {
     "female": ("women", "woman", "female", "females", "girls", "ladies", "女性", "女生", "女人", "妇女", "女"),
     "male": ("men", "man", "male", "males", "boys", "男性", "男生", "男人", "男"),
-    "f": ("women", "woman", "female", "女性", "女"), "m": ("men", "man", "male", "男性", "男"),
-    "admitted": ("录取", "admission", "admit", "accepted"), "rejected": ("拒绝", "未录取", "rejection", "turned down"),
-    "1st": ("first class", "first-class", "头等舱", "一等舱"), "2nd": ("second class", "二等舱"),
-    "3rd": ("third class", "三等舱"), "online": ("线上", "网上", "网店"), "store": ("线下", "实体店"),
-    "ctrl": ("control", "对照组", "对照"), "crew": ("船员", "机组", "crew members"),
+    "f": ("women", "woman", "female", "女性", "女"),
+    "m": ("men", "man", "male", "男性", "男"),
+    "admitted": ("录取", "admission", "admit", "accepted"),
+    "rejected": ("拒绝", "未录取", "rejection", "turned down"),
+    "1st": ("first class", "first-class", "头等舱", "一等舱"),
+    "2nd": ("second class", "二等舱"),
+    "3rd": ("third class", "三等舱"),
+    "online": ("线上", "网上", "网店"),
+    "store": ("线下", "实体店"),
+    "ctrl": ("control", "对照组", "对照"),
+    "crew": ("船员", "机组", "crew members"),
 }
 
 # Everyday words for the codes of one kind of column (the key is a piece of the column name, as in
 # SYNONYMS): "前驱" is drv = f, where "f" elsewhere would be female.
 CODE_WORDS: dict[str, dict[str, tuple[str, ...]]] = {
-    "drv": {"f": ("前驱", "前轮驱动", "front-wheel", "front-wheel drive", "front wheel drive"),
-            "r": ("后驱", "后轮驱动", "rear-wheel", "rear-wheel drive", "rear wheel drive"),
-            "4": ("四驱", "四轮驱动", "4wd", "four-wheel", "four-wheel drive", "all-wheel", "all-wheel drive")},
+    "drv": {
+        "f": ("前驱", "前轮驱动", "front-wheel", "front-wheel drive", "front wheel drive"),
+        "r": ("后驱", "后轮驱动", "rear-wheel", "rear-wheel drive", "rear wheel drive"),
+        "4": ("四驱", "四轮驱动", "4wd", "four-wheel", "four-wheel drive", "all-wheel", "all-wheel drive"),
+    },
 }
 
-STOP = {"the", "a", "an", "of", "in", "on", "for", "to", "by", "and", "or", "is", "are", "was", "were", "do", "does",
-        "did", "what", "which", "who", "how", "than", "more", "less", "most", "least", "with", "from", "that", "this",
-        "there", "their", "it", "its", "be", "been", "vs", "per", "each", "all", "any", "me", "my", "our", "we", "you",
-        "your", "have", "has", "had", "not", "no", "yes", "same", "between", "across", "only", "total", "top", "show",
-        "tell", "give", "gives", "get", "much", "many", "when", "where", "why", "about", "after", "before",
-        "lower", "higher", "low", "high", "like", "likely", "differ", "affect", "drive", "drives", "data", "rows", "row"}
+STOP = {
+    "the",
+    "a",
+    "an",
+    "of",
+    "in",
+    "on",
+    "for",
+    "to",
+    "by",
+    "and",
+    "or",
+    "is",
+    "are",
+    "was",
+    "were",
+    "do",
+    "does",
+    "did",
+    "what",
+    "which",
+    "who",
+    "how",
+    "than",
+    "more",
+    "less",
+    "most",
+    "least",
+    "with",
+    "from",
+    "that",
+    "this",
+    "there",
+    "their",
+    "it",
+    "its",
+    "be",
+    "been",
+    "vs",
+    "per",
+    "each",
+    "all",
+    "any",
+    "me",
+    "my",
+    "our",
+    "we",
+    "you",
+    "your",
+    "have",
+    "has",
+    "had",
+    "not",
+    "no",
+    "yes",
+    "same",
+    "between",
+    "across",
+    "only",
+    "total",
+    "top",
+    "show",
+    "tell",
+    "give",
+    "gives",
+    "get",
+    "much",
+    "many",
+    "when",
+    "where",
+    "why",
+    "about",
+    "after",
+    "before",
+    "lower",
+    "higher",
+    "low",
+    "high",
+    "like",
+    "likely",
+    "differ",
+    "affect",
+    "drive",
+    "drives",
+    "data",
+    "rows",
+    "row",
+}
 
 _WORD = re.compile(r"[a-z][a-z0-9']*")
 
@@ -160,8 +320,13 @@ def abbreviates(abbreviation: str, phrase: list[str]) -> bool:
         # spelt by its consonants, at most one left out: "wks" ← weeks, "pts" ← points, but not
         # "wks" ← workers (w-r-k-r-s: two left out), which the letters alone would allow
         consonants = skeleton(word)
-        return len(word) >= 4 and a[0] == consonants[0] and a[-1] == consonants[-1] \
-            and _is_subsequence(a, consonants) and len(a) >= len(consonants) - 1
+        return (
+            len(word) >= 4
+            and a[0] == consonants[0]
+            and a[-1] == consonants[-1]
+            and _is_subsequence(a, consonants)
+            and len(a) >= len(consonants) - 1
+        )
     if a[0] != phrase[0][0] or len(a) < len(phrase):
         return False
     # each word's initial, in order, inside the abbreviation, and the whole a subsequence of the words
@@ -191,7 +356,7 @@ def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
                 yield start, end
         for size in (3, 2, 1):
             for i in range(len(words) - size + 1):
-                phrase = words[i:i + size]
+                phrase = words[i : i + size]
                 if abbreviates(part, [w for _, _, w in phrase]):
                     yield phrase[0][0], phrase[-1][1]
     elif abbreviated := _abbreviated_words(words, parts):  # "writing hand" names Wr.Hnd
@@ -202,8 +367,8 @@ def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
         wanted = [stem(p) for p in parts if p not in STOP]
         width = len(parts) + 1
         for i in range(len(words)):
-            window = [(s, e) for s, e, w in words[i:i + width] if stem(w) in wanted]
-            found = {stem(w) for _, _, w in words[i:i + width]}
+            window = [(s, e) for s, e, w in words[i : i + width] if stem(w) in wanted]
+            found = {stem(w) for _, _, w in words[i : i + width]}
             if window and words[i][2] and stem(words[i][2]) in wanted and all(w in found for w in wanted):
                 yield window[0][0], window[-1][1]
                 return
@@ -219,8 +384,10 @@ def _abbreviated_words(words: list[tuple[int, int, str]], parts: list[str]) -> t
     if len(parts) < 2 or not all(2 <= len(p) <= 5 and p.isalpha() for p in parts):
         return None
     for i in range(len(words) - len(parts) + 1):
-        window = words[i:i + len(parts)]
-        if all(w not in STOP and (w.startswith(p) or abbreviates(p, [w])) and w != p for (_, _, w), p in zip(window, parts)):
+        window = words[i : i + len(parts)]
+        if all(
+            w not in STOP and (w.startswith(p) or abbreviates(p, [w])) and w != p for (_, _, w), p in zip(window, parts)
+        ):
             return window[0][0], window[-1][1]
     return None
 

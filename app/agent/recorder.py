@@ -33,18 +33,40 @@ class RunRecorder:
             self.session.commit()
 
     def add_message(self, message: dict[str, Any]) -> None:
-        self.session.add(Message(
-            workspace_id=self.workspace_id, run_id=self.run_id, role=message["role"],
-            content=message.get("content"), tool_calls=message.get("tool_calls"),
-            tool_call_id=message.get("tool_call_id"), name=message.get("name"),
-        ))
+        self.session.add(
+            Message(
+                workspace_id=self.workspace_id,
+                run_id=self.run_id,
+                role=message["role"],
+                content=message.get("content"),
+                tool_calls=message.get("tool_calls"),
+                tool_call_id=message.get("tool_call_id"),
+                name=message.get("name"),
+            )
+        )
         self.session.commit()
 
-    def record_tool_call(self, call_id: str, tool: str, arguments: dict[str, Any], result: ToolResult,
-                         content: str, figures: list[dict[str, str]]) -> None:
-        self.session.add(ToolCall(
-            id=call_id, run_id=self.run_id, tool=tool, arguments=arguments, ok=result.ok,
-            duration_ms=float(result.metrics.get("duration_ms", 0.0) or 0.0), result_text=content,
-            metrics={k: v for k, v in result.metrics.items()}, error=result.error, figures=figures,
-            interpretation=result.interpretation,
-        ))  # committed with the `tool_finished` event that follows at once (one commit, not two)
+    def record_tool_call(
+        self,
+        call_id: str,
+        tool: str,
+        arguments: dict[str, Any],
+        result: ToolResult,
+        content: str,
+        figures: list[dict[str, str]],
+    ) -> None:
+        self.session.add(
+            ToolCall(
+                id=call_id,
+                run_id=self.run_id,
+                tool=tool,
+                arguments=arguments,
+                ok=result.ok,
+                duration_ms=float(result.metrics.get("duration_ms", 0.0) or 0.0),
+                result_text=content,
+                metrics={k: v for k, v in result.metrics.items()},
+                error=result.error,
+                figures=figures,
+                interpretation=result.interpretation,
+            )
+        )  # committed with the `tool_finished` event that follows at once (one commit, not two)

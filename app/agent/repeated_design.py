@@ -12,14 +12,23 @@ from typing import Any
 
 from app.agent.profile_reading import NUMERIC
 
-_TIME_NAME = re.compile(r"^(?:time|times|day|days|week|weeks|visit|visits|wave|occasion|period|timepoint|time_?point|"
-                        r"session|round|measurement|时间|天数|天|周|次|访视|轮次)$", re.I)
-_SUBJECT_NAME = re.compile(r"(?:^|[_ .])id$|^id(?:$|[_ .])|subject|patient|person|participant|individual|animal|"
-                           r"编号|受试者|患者|个体", re.I)
+_TIME_NAME = re.compile(
+    r"^(?:time|times|day|days|week|weeks|visit|visits|wave|occasion|period|timepoint|time_?point|"
+    r"session|round|measurement|时间|天数|天|周|次|访视|轮次)$",
+    re.I,
+)
+_SUBJECT_NAME = re.compile(
+    r"(?:^|[_ .])id$|^id(?:$|[_ .])|subject|patient|person|participant|individual|animal|"
+    r"编号|受试者|患者|个体",
+    re.I,
+)
 # The change between two occasions: "again", "gain", "at birth", "from day 0 to day 21", "再次", "增加了多少".
-CHANGE_CUE = re.compile(r"\bagain\b|\bgain(?:ed|s)?\b|\bat (?:birth|baseline|the start|the beginning)\b|"
-                        r"\bfrom (?:day|week|visit|time|month|the first)\b|\bbefore and after\b|\bchange(?:d)? (?:from|between)\b|"
-                        r"再次|增重|增加了多少|增长了多少|变化了多少|从第?.{0,4}(?:天|周|次|月).{0,8}到", re.I)
+CHANGE_CUE = re.compile(
+    r"\bagain\b|\bgain(?:ed|s)?\b|\bat (?:birth|baseline|the start|the beginning)\b|"
+    r"\bfrom (?:day|week|visit|time|month|the first)\b|\bbefore and after\b|\bchange(?:d)? (?:from|between)\b|"
+    r"再次|增重|增加了多少|增长了多少|变化了多少|从第?.{0,4}(?:天|周|次|月).{0,8}到",
+    re.I,
+)
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
 
 
@@ -42,13 +51,23 @@ def repeated_design(question: str, dataset: dict[str, Any], named: list[str]) ->
         return None
     columns = [c for c in dataset.get("columns", []) if not c.get("pii")]
     rows = dataset.get("rows") or 0
-    times = [c for c in columns if _TIME_NAME.match(c["name"].strip()) and c["type"] in NUMERIC
-             and 2 <= (c.get("distinct") or 0) <= 50 and c.get("maximum") is not None]
+    times = [
+        c
+        for c in columns
+        if _TIME_NAME.match(c["name"].strip())
+        and c["type"] in NUMERIC
+        and 2 <= (c.get("distinct") or 0) <= 50
+        and c.get("maximum") is not None
+    ]
     for time in times:
-        subjects = sorted((c for c in columns if c is not time and _repeats(c, time, rows)),
-                          key=lambda c: (c["type"] != "identifier", not _SUBJECT_NAME.search(c["name"]), c["name"] not in named))
+        subjects = sorted(
+            (c for c in columns if c is not time and _repeats(c, time, rows)),
+            key=lambda c: (c["type"] != "identifier", not _SUBJECT_NAME.search(c["name"]), c["name"] not in named),
+        )
         kinds = {c["name"]: c["type"] for c in columns}
-        values = [n for n in named if n not in (time["name"], *(s["name"] for s in subjects)) and kinds.get(n) in NUMERIC]
+        values = [
+            n for n in named if n not in (time["name"], *(s["name"] for s in subjects)) and kinds.get(n) in NUMERIC
+        ]
         if subjects and values:
             earlier, later = _occasions(question, time)
             return Repeated(values[0], subjects[0]["name"], time["name"], earlier, later)

@@ -20,7 +20,8 @@ _CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
 _SENTENCE_END = re.compile(r"(?<=[。！？；.!?;])\s*")
 STOPWORDS = frozenset(
     "a an and are as at be by do does did for from has have how i in is it its of on or our so that the this "
-    "to was we were what when which who why will with you your per vs".split())
+    "to was we were what when which who why will with you your per vs".split()
+)
 
 
 def terms(text: str) -> list[str]:
@@ -29,7 +30,7 @@ def terms(text: str) -> list[str]:
     lowered = text.lower()
     found = [w for w in _WORD.findall(lowered) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
     for run in _CJK_RUN.findall(lowered):
-        found += [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+        found += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
     return found
 
 

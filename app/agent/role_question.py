@@ -20,8 +20,12 @@ from app.agent.role_sources import Provenance, Source
 ASKED_ROLES = ("group", "outcome")  # the roles worth a question; in this order (the groups are what is compared)
 MAX_CANDIDATES = 5
 NONE_OF_THESE = {"en": "None of these", "zh": "都不是"}
-ROLE_WORDS = {"outcome": ("the number analysed", "分析的数值"), "group": ("the groups compared", "分组"),
-              "predictors": ("the factors", "因素"), "date": ("the dates", "日期")}
+ROLE_WORDS = {
+    "outcome": ("the number analysed", "分析的数值"),
+    "group": ("the groups compared", "分组"),
+    "predictors": ("the factors", "因素"),
+    "date": ("the dates", "日期"),
+}
 
 
 def topic(key: str, role: str) -> str:
@@ -33,7 +37,9 @@ def role_answers(confirmed: dict[str, str], key: str, columns: list[dict[str, An
     it names one (any case), else the answer as given ("None of these": the default stands)."""
     names = {c["name"].lower(): c["name"] for c in columns}
     prefix = f"role.{key}."
-    return {t[len(prefix):]: names.get(a.strip().lower(), a.strip()) for t, a in confirmed.items() if t.startswith(prefix)}
+    return {
+        t[len(prefix) :]: names.get(a.strip().lower(), a.strip()) for t, a in confirmed.items() if t.startswith(prefix)
+    }
 
 
 def candidates(role: str, columns: list[dict[str, Any]], metric: str | None) -> tuple[list[dict[str, Any]], int]:
@@ -82,32 +88,71 @@ def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -
             continue
         words = _quoted(others if role == "group" else measures or provenance.unmatched, zh)
         if zh:
-            question = (f"问题提到了{words}，但没有哪一列叫这个名字。" +
-                        (f"哪一列能看出{words}？" if role == "group" else f"{words}是哪一列的数值？"))
+            question = f"问题提到了{words}，但没有哪一列叫这个名字。" + (
+                f"哪一列能看出{words}？" if role == "group" else f"{words}是哪一列的数值？"
+            )
             reason = "不确认的话，分析会自行挑一列：数字可能没错，但说的不是您问的东西。"
             none = "由分析器自行选择，并在回答中写明用了哪一列"
         else:
-            question = (f"Your question mentions {words}, but no column is called that. " +
-                        (f"Which column says which rows are {words}?" if role == "group" else
-                         f"Which column holds {words}?"))
-            reason = ("Without your answer the analysis would pick a column itself: the numbers could be right "
-                      "but about the wrong thing.")
+            question = f"Your question mentions {words}, but no column is called that. " + (
+                f"Which column says which rows are {words}?" if role == "group" else f"Which column holds {words}?"
+            )
+            reason = (
+                "Without your answer the analysis would pick a column itself: the numbers could be right "
+                "but about the wrong thing."
+            )
             none = "Let the analyst choose; the answer says which column it used"
         options = [{"label": c["name"], "description": describe_column(c, zh)} for c in found[:MAX_CANDIDATES]]
         options.append({"label": NONE_OF_THESE["zh" if zh else "en"], "description": none})
-        return {"question": question, "kind": "single", "options": options, "reason": reason,
-                "topic": topic(provenance.key, role)}
+        return {
+            "question": question,
+            "kind": "single",
+            "options": options,
+            "reason": reason,
+            "topic": topic(provenance.key, role),
+        }
     return None
 
 
 # The head words of a phrase that names a number (English and Chinese put the head last):
 # "science score", "business", "数学成绩", "利润".
-MEASURE_EN = set("""score scores mark marks grade grades result results rate rates amount amounts total totals sales
+MEASURE_EN = set(
+    """score scores mark marks grade grades result results rate rates amount amounts total totals sales
 revenue revenues profit profits income incomes earnings cost costs price prices spend spending value values weight
 height length duration speed count counts volume size business takings turnover performance pay salary wage wages
-time times level levels number numbers percentage share yield output""".split())
-MEASURE_ZH = ("成绩", "分数", "得分", "总分", "分", "金额", "收入", "利润", "成本", "价格", "销量", "销售", "生意", "营收",
-              "时长", "时间", "重量", "数量", "业绩", "表现", "产量", "工资", "薪水", "费用", "消费", "比例", "率", "额", "量")
+time times level levels number numbers percentage share yield output""".split()
+)
+MEASURE_ZH = (
+    "成绩",
+    "分数",
+    "得分",
+    "总分",
+    "分",
+    "金额",
+    "收入",
+    "利润",
+    "成本",
+    "价格",
+    "销量",
+    "销售",
+    "生意",
+    "营收",
+    "时长",
+    "时间",
+    "重量",
+    "数量",
+    "业绩",
+    "表现",
+    "产量",
+    "工资",
+    "薪水",
+    "费用",
+    "消费",
+    "比例",
+    "率",
+    "额",
+    "量",
+)
 
 
 def measure_like(phrase: str) -> bool:
@@ -148,8 +193,11 @@ def defaults_sentence(provenance: Provenance | None, zh: bool) -> str:
         lead = f"问题中的{words}与任何列都对不上，" if words else "问题没有指明这些列，"
         return f"{lead}这里使用了 {listed}；请确认这是您想要的。"
     verb = "matches" if len(provenance.unmatched) == 1 else "match"
-    lead = (f"Your question mentions {words}, which {verb} no column, so this used " if words
-            else "Your question did not name these columns, so this used ")
+    lead = (
+        f"Your question mentions {words}, which {verb} no column, so this used "
+        if words
+        else "Your question did not name these columns, so this used "
+    )
     return f"{lead}{listed}: check they are the ones you meant."
 
 

@@ -58,8 +58,6 @@ class Provenance:
         return [s for s in self.sources if s.default]
 
 
-
-
 def plan_roles(plan: Plan) -> list[tuple[Role, str]]:
     """(role, column) for every column the plan's analyses use, in step order, once each. A
     supporting correlation with "the other numbers" is by design all of them: not a role."""
@@ -102,8 +100,14 @@ def plan_roles(plan: Plan) -> list[tuple[Role, str]]:
     return found
 
 
-def read_sources(plan: Plan, question: str, columns: list[dict[str, Any]], mentions: list[Mention],
-                 chosen: str | None, answered: dict[str, str]) -> list[Source]:
+def read_sources(
+    plan: Plan,
+    question: str,
+    columns: list[dict[str, Any]],
+    mentions: list[Mention],
+    chosen: str | None,
+    answered: dict[str, str],
+) -> list[Source]:
     """Each role's columns with how they were chosen (one Source per role and way of choosing)."""
     if plan.kind in DATA_TASK_KINDS:  # a data task the question spelt out: no role is guessed
         return []
@@ -150,7 +154,9 @@ def part_named(question: str, name: str) -> bool:
     parts = {stem(w) for w in name_words(name) if len(w) >= 3 and w not in STOP}
     if len(name_words(name)) > 1 and any(stem(w) in parts for _, _, w in words_at(question) if w not in STOP):
         return True
-    return any(run[i:i + 3] in question for run in re.findall(r"[\u4e00-\u9fff]{3,}", name) for i in range(len(run) - 2))
+    return any(
+        run[i : i + 3] in question for run in re.findall(r"[\u4e00-\u9fff]{3,}", name) for i in range(len(run) - 2)
+    )
 
 
 def same_family(question: str, name: str) -> bool:
@@ -167,7 +173,8 @@ def family_words(columns: list[dict[str, Any]]) -> list[str]:
 # --- the question's words that name nothing ------------------------------------------------------
 # Words of an analysis question that are not variables: what kind of answer it wants, how things
 # compare or move, time units, quantities and everyday verbs. The stems are compared too.
-GENERAL_EN = set("""
+GENERAL_EN = set(
+    """
 compare compared comparing comparison difference differences different differently differ vary varies variation
 trend trends pattern patterns change changes changed changing over time relationship relationships relation related
 relate correlation correlate correlated association associated associate link linked connection connected impact
@@ -200,12 +207,15 @@ develop develops developed developing development evolve evolves evolved evolvin
 performed performing performance behave behaves behaved doing going moving move moves moved trending shift shifts
 shifted fluctuate fluctuates fluctuated strongly strong weakly weak clearly clear care cares interested interest
 extra once held fixed hold holds keep account accounting considering consider overall alone together apart
-""".split())
-ROW_WORDS = set("""
+""".split()
+)
+ROW_WORDS = set(
+    """
 customer customers client clients user users patient patients member members employee employees worker workers staff
 student students pupil pupils order orders purchases transactions deliveries calls callers visitors guests records
 rows cases entries households respondents participants subjects individuals everyone everybody folks
-""".split())
+""".split()
+)
 # The things a table's rows are: "Do older patients …", "each order": the rows, not a variable to look for;
 # but "top 5 customers", "which customers" ranks them, so there they are content (a column to find).
 # Only plurals of the words that often qualify another noun: "delivery partner".
@@ -217,7 +227,8 @@ _RANKS_ROWS = re.compile(r"(?:\btop|\bbottom|\bwhich|\bbest|\bworst|\d+)\s+(?:\w
 # whole fragment (inside a word they are content: 下雨天).
 _ZH_PARTICLES = set("的了吗呢吧啊是有在和与及跟或对把被给让从到按以比都也就还又很更最不没能要想每各并而请越")
 _ZH_COMPARED = set("高低多少大小好差长短快慢会")  # and a modal before the verb: 生意会（变差）
-GENERAL_ZH = sorted("""
+GENERAL_ZH = sorted(
+    """
 有没有 是不是 会不会 能不能 是否 哪个 哪些 哪一个 哪一 哪种 哪家 哪位 哪里 哪 什么 怎么样 怎么 怎样 如何 多少 为什么 谁
 之间 差别 差异 区别 不同 比较 对比 相比 比起 影响 关系 相关 关联 趋势 变化 变差 变好 变高 变低 增长 下降 上升 减少 增加 提高 降低
 预测 未来 因素 原因 驱动 解释 决定 取决于 平均 均值 中位数 总共 合计 总计 总体 整体 概况 分布 描述 总结 汇总 一下 看看 分析
@@ -227,16 +238,27 @@ GENERAL_ZH = sorted("""
 对 把 被 给 让 从 到 按 以 比 都 也 就 还 又 很 更 最 不 没 没有 会 能 要 想 每 各 个 名 位 家 种 地 得 着 过 中 里 并 而 其
 请 下来 几分 几 大家 我们 你们 他们 店里 公司 人们 是否真的 真的 确实 到底 究竟 大概 大约 左右
 之后 之前 以后 以前 会变 会有 会更 会比 会让 会不会 这份 那份 这张 这里 一直 是什么 一下子 统计 最近 近期 过去 去年 今年 明年 上个月 下个月 本月 上月 这个月 季节 哪年 哪月 哪天 哪一年 哪一天 元 万 千 百 次 人数 一 二 两 三 四 五 六 七 八 九 十 年 月 周 日 天 高 低 多 少 好 差 大 小
-""".split() + list(_ZH_PARTICLES), key=len, reverse=True)
+""".split()
+    + list(_ZH_PARTICLES),
+    key=len,
+    reverse=True,
+)
 # Numbers with their counting word or unit: 三个月, 前5名, 2024年.
-_ZH_COUNT = re.compile(r"[\d一二两三四五六七八九十百千万几]+\s*(?:个)?(?:月|年|周|天|日|季度|星期|名|位|家|种|次|人|元|倍|%|"
-                       r"块|套|件|单|笔|份|只|台|辆|间|张|项|分|条|本|家店)?")
+_ZH_COUNT = re.compile(
+    r"[\d一二两三四五六七八九十百千万几]+\s*(?:个)?(?:月|年|周|天|日|季度|星期|名|位|家|种|次|人|元|倍|%|"
+    r"块|套|件|单|笔|份|只|台|辆|间|张|项|分|条|本|家店)?"
+)
 _ZH_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _JOINERS = {"and", "or", "vs", "versus"}
 
 
-def unmatched_words(question: str, columns: list[dict[str, Any]], spans: list[Span], extra: tuple[str, ...] = (),
-                    used: tuple[str, ...] = ()) -> list[str]:
+def unmatched_words(
+    question: str,
+    columns: list[dict[str, Any]],
+    spans: list[Span],
+    extra: tuple[str, ...] = (),
+    used: tuple[str, ...] = (),
+) -> list[str]:
     """The question's content words that name no column and no value, as phrases in question order
     ("boys and girls", "rainy", "下雨天生意"): stop words, question-type words, units, numbers, the
     words of `extra` (the dataset's name) and a word of the name of a column the plan `used` ("pass"
@@ -269,14 +291,20 @@ def unmatched_words(question: str, columns: list[dict[str, Any]], spans: list[Sp
         phrases.append(" ".join(current))
     for word in ZH_ROW_WORDS:  # 男员工, 大家: the rows; 哪些顾客, 前5名顾客: a column to find
         for match in list(re.finditer(word, text)):
-            if not _ZH_RANKS_ROWS.search(text[:match.start()]):
-                text = text[:match.start()] + " " * len(word) + text[match.end():]
+            if not _ZH_RANKS_ROWS.search(text[: match.start()]):
+                text = text[: match.start()] + " " * len(word) + text[match.end() :]
     return phrases + _content_zh(text)
 
 
 def _content_en(word: str) -> bool:
-    return (len(word) >= 3 and not word[0].isdigit() and word not in STOP and word not in GENERAL_EN
-            and stem(word) not in GENERAL_EN and word.rstrip("s") not in GENERAL_EN)
+    return (
+        len(word) >= 3
+        and not word[0].isdigit()
+        and word not in STOP
+        and word not in GENERAL_EN
+        and stem(word) not in GENERAL_EN
+        and word.rstrip("s") not in GENERAL_EN
+    )
 
 
 def _content_zh(text: str) -> list[str]:

@@ -11,17 +11,27 @@ import re
 # ending must be at least three letters (two before -tre/-bre: metre, fibre), so "four", "hour",
 # "rise" and "size" are left alone.
 _ENDINGS: tuple[tuple[str, str], ...] = (
-    ("our", "or"),      # colour, behaviour, labour, flavour
-    ("is", "iz"),       # organise, organisation, recognised (before e/ed/es/ing/ation)
-    ("ys", "yz"),       # analyse, paralyse
-    ("tre", "ter"),     # centre, metre, litre, theatre
-    ("bre", "ber"),     # fibre, calibre
-    ("ogue", "og"),     # catalogue, dialogue
+    ("our", "or"),  # colour, behaviour, labour, flavour
+    ("is", "iz"),  # organise, organisation, recognised (before e/ed/es/ing/ation)
+    ("ys", "yz"),  # analyse, paralyse
+    ("tre", "ter"),  # centre, metre, litre, theatre
+    ("bre", "ber"),  # fibre, calibre
+    ("ogue", "og"),  # catalogue, dialogue
 )
-_AFTER = {"our": r"(s|ed|ing|ite|ites|ful|less|able|hood)?", "or": r"(s|ed|ing|ite|ites|ful|less|able|hood)?",
-          "is": r"(e|es|ed|ing|ation|ations|er|ers)", "iz": r"(e|es|ed|ing|ation|ations|er|ers)",
-          "ys": r"(e|es|ed|ing|er|ers)", "yz": r"(e|es|ed|ing|er|ers)",
-          "tre": r"(s|d)?", "ter": r"(s|ed)?", "bre": r"(s)?", "ber": r"(s)?", "ogue": r"(s)?", "og": r"(s)?"}
+_AFTER = {
+    "our": r"(s|ed|ing|ite|ites|ful|less|able|hood)?",
+    "or": r"(s|ed|ing|ite|ites|ful|less|able|hood)?",
+    "is": r"(e|es|ed|ing|ation|ations|er|ers)",
+    "iz": r"(e|es|ed|ing|ation|ations|er|ers)",
+    "ys": r"(e|es|ed|ing|er|ers)",
+    "yz": r"(e|es|ed|ing|er|ers)",
+    "tre": r"(s|d)?",
+    "ter": r"(s|ed)?",
+    "bre": r"(s)?",
+    "ber": r"(s)?",
+    "ogue": r"(s)?",
+    "og": r"(s)?",
+}
 
 
 def word_variants(word: str) -> set[str]:

@@ -54,13 +54,15 @@ def render_history(messages: list[dict[str, Any]], max_chars: int = 60_000) -> s
         parts.append(f"[{m['role']}]\n{text}")
     rendered = "\n\n".join(parts)
     if len(rendered) > max_chars:  # keep the newest part whole; the older part survives as key lines
-        rendered = (extractive_summary(messages[: len(messages) // 2]) + "\n\n" + rendered[-max_chars // 2:])
+        rendered = extractive_summary(messages[: len(messages) // 2]) + "\n\n" + rendered[-max_chars // 2 :]
     return rendered
 
 
 def summary_request(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"role": "system", "content": SUMMARY_PROMPT},
-            {"role": "user", "content": "Summarise this conversation:\n\n" + render_history(messages)}]
+    return [
+        {"role": "system", "content": SUMMARY_PROMPT},
+        {"role": "user", "content": "Summarise this conversation:\n\n" + render_history(messages)},
+    ]
 
 
 def extractive_summary(messages: list[dict[str, Any]]) -> str:
@@ -86,10 +88,21 @@ def extractive_summary(messages: list[dict[str, Any]]) -> str:
             conclusions += [f"{line} ({m.get('tool_call_id')})" for line in conclusion_lines(content, 4)]
         charts += CHART.findall(content)
         performance += [line for line in conclusion_lines(content, 20) if MODEL_METRIC.search(line)]
-    blocks = [("Earlier summary", earlier), ("Datasets", datasets), ("Conclusions", conclusions), ("User requests and preferences", requests),
-              ("Progress", progress), ("Charts", charts), ("Model performance", performance)]
-    return "\n\n".join(f"## {title}\n" + "\n".join(f"- {item}" for item in _unique(items)[:40])
-                       for title, items in blocks if items) or "(no facts to keep)"
+    blocks = [
+        ("Earlier summary", earlier),
+        ("Datasets", datasets),
+        ("Conclusions", conclusions),
+        ("User requests and preferences", requests),
+        ("Progress", progress),
+        ("Charts", charts),
+        ("Model performance", performance),
+    ]
+    return (
+        "\n\n".join(
+            f"## {title}\n" + "\n".join(f"- {item}" for item in _unique(items)[:40]) for title, items in blocks if items
+        )
+        or "(no facts to keep)"
+    )
 
 
 def key_lines(messages: list[dict[str, Any]], limit: int = 3000) -> str:
@@ -108,9 +121,11 @@ def key_lines(messages: list[dict[str, Any]], limit: int = 3000) -> str:
 
 
 def summary_message(summary: str, verbatim: str, count: int, transcript_id: str) -> dict[str, Any]:
-    text = (f"{MARKER} The earlier conversation ({count} messages) was summarised to save space. Nothing was "
-            f'lost: the full transcript is saved as id "{transcript_id}" and every tool output under its '
-            f"tool_call_id; read them with read_tool_output.\n\n{summary.strip()}")
+    text = (
+        f"{MARKER} The earlier conversation ({count} messages) was summarised to save space. Nothing was "
+        f'lost: the full transcript is saved as id "{transcript_id}" and every tool output under its '
+        f"tool_call_id; read them with read_tool_output.\n\n{summary.strip()}"
+    )
     if verbatim:
         text += "\n\n[key lines kept verbatim]\n" + verbatim
     return {"role": "user", "content": text}

@@ -16,9 +16,17 @@ STATUSES = ("pending", "in_progress", "completed", "deleted")
 
 
 def task_dict(task: Task) -> dict:
-    return {"id": task.id, "subject": task.subject, "status": task.status, "completed_by": task.completed_by,
-            "blocked_by": list(task.blocked_by or []), "expected_output": task.expected_output,
-            "evidence_id": task.evidence_id, "result_summary": task.result_summary, "confidence": task.confidence}
+    return {
+        "id": task.id,
+        "subject": task.subject,
+        "status": task.status,
+        "completed_by": task.completed_by,
+        "blocked_by": list(task.blocked_by or []),
+        "expected_output": task.expected_output,
+        "evidence_id": task.evidence_id,
+        "result_summary": task.result_summary,
+        "confidence": task.confidence,
+    }
 
 
 def _session(ctx: ToolContext) -> Session:
@@ -26,8 +34,9 @@ def _session(ctx: ToolContext) -> Session:
 
 
 def run_tasks(session: Session, run_id: str) -> list[Task]:
-    return list(session.scalars(select(Task).where(Task.run_id == run_id, Task.status != "deleted")
-                                .order_by(Task.created_at)))
+    return list(
+        session.scalars(select(Task).where(Task.run_id == run_id, Task.status != "deleted").order_by(Task.created_at))
+    )
 
 
 def _find(ctx: ToolContext, task_id: str) -> Task:
@@ -40,13 +49,24 @@ def _find(ctx: ToolContext, task_id: str) -> Task:
 
 
 def _tasks_text(tasks: list[Task]) -> str:
-    return "\n".join(f"- {t.id} [{t.status}] {t.subject}" + (f" (blocked by {t.blocked_by})" if t.blocked_by else "")
-                     for t in tasks) or "(no tasks)"
+    return (
+        "\n".join(
+            f"- {t.id} [{t.status}] {t.subject}" + (f" (blocked by {t.blocked_by})" if t.blocked_by else "")
+            for t in tasks
+        )
+        or "(no tasks)"
+    )
 
 
-def task_create(subject: str, description: str = "", expected_output: str = "", required_capability: str = "",
-                evidence_requirements: str = "", blocked_by: list[str] | None = None,
-                ctx: ToolContext = None) -> ToolResult:
+def task_create(
+    subject: str,
+    description: str = "",
+    expected_output: str = "",
+    required_capability: str = "",
+    evidence_requirements: str = "",
+    blocked_by: list[str] | None = None,
+    ctx: ToolContext = None,
+) -> ToolResult:
     """Add a step to the analysis plan the user sees. Evidence that matches the task completes it.
 
     Args:
@@ -61,19 +81,31 @@ def task_create(subject: str, description: str = "", expected_output: str = "", 
     for dep in blocked_by or []:
         _find(ctx, dep)
     scope = run_scope(ctx)
-    task = Task(workspace_id=scope.need_workspace_id(), run_id=scope.need_run_id(), subject=subject,
-                description=description, expected_output=expected_output, required_capability=required_capability,
-                evidence_requirements=evidence_requirements, blocked_by=list(blocked_by or []))
+    task = Task(
+        workspace_id=scope.need_workspace_id(),
+        run_id=scope.need_run_id(),
+        subject=subject,
+        description=description,
+        expected_output=expected_output,
+        required_capability=required_capability,
+        evidence_requirements=evidence_requirements,
+        blocked_by=list(blocked_by or []),
+    )
     session.add(task)
     session.flush()
     scope.send("task", task_dict(task))
-    return ToolResult(text=f"[task] created {task.id}: {subject}", metrics={"task_id": task.id},
-                      payload={"task": task_dict(task)})
+    return ToolResult(
+        text=f"[task] created {task.id}: {subject}", metrics={"task_id": task.id}, payload={"task": task_dict(task)}
+    )
 
 
-def task_update(task_id: str, status: Literal["pending", "in_progress", "completed", "deleted"] | None = None,
-                subject: str | None = None, result_summary: str | None = None,
-                ctx: ToolContext = None) -> ToolResult:
+def task_update(
+    task_id: str,
+    status: Literal["pending", "in_progress", "completed", "deleted"] | None = None,
+    subject: str | None = None,
+    result_summary: str | None = None,
+    ctx: ToolContext = None,
+) -> ToolResult:
     """Change a task's status or subject. A task blocked by unfinished tasks cannot start.
 
     Args:
@@ -87,8 +119,11 @@ def task_update(task_id: str, status: Literal["pending", "in_progress", "complet
         session = _session(ctx)
         open_deps = [d for d in task.blocked_by or [] if (dep := session.get(Task, d)) and dep.status != "completed"]
         if open_deps:
-            raise ToolError("task_blocked", f"Task {task_id} is blocked by unfinished tasks {open_deps}.",
-                            hint="Complete the blocking tasks first.")
+            raise ToolError(
+                "task_blocked",
+                f"Task {task_id} is blocked by unfinished tasks {open_deps}.",
+                hint="Complete the blocking tasks first.",
+            )
     if status:
         task.status = status
         if status == "completed" and not task.completed_by:
@@ -109,8 +144,9 @@ def task_get(task_id: str, ctx: ToolContext = None) -> ToolResult:
         task_id: The task's id.
     """
     task = _find(ctx, task_id)
-    return ToolResult(text="[task]\n" + "\n".join(f"{k}: {v}" for k, v in task_dict(task).items()),
-                      payload={"task": task_dict(task)})
+    return ToolResult(
+        text="[task]\n" + "\n".join(f"{k}: {v}" for k, v in task_dict(task).items()), payload={"task": task_dict(task)}
+    )
 
 
 def task_list(ctx: ToolContext = None) -> ToolResult:
@@ -121,12 +157,16 @@ def task_list(ctx: ToolContext = None) -> ToolResult:
 
 # --- the stale-task reminder (SPEC §8) ---------------------------------------------------------
 STALE_ROUNDS = 3
-STALE_REMINDER = ("[harness] Reminder: no task of the plan was updated for {n} rounds. Open tasks:\n{tasks}\n"
-                  "Record evidence for what you found (it completes matching tasks), update or delete tasks that "
-                  "no longer apply, or answer.")
+STALE_REMINDER = (
+    "[harness] Reminder: no task of the plan was updated for {n} rounds. Open tasks:\n{tasks}\n"
+    "Record evidence for what you found (it completes matching tasks), update or delete tasks that "
+    "no longer apply, or answer."
+)
 
 
-def stale_task_reminder(session: Session, run_id: str, rounds: int, state: dict, stale_after: int = STALE_ROUNDS) -> str | None:
+def stale_task_reminder(
+    session: Session, run_id: str, rounds: int, state: dict, stale_after: int = STALE_ROUNDS
+) -> str | None:
     """A reminder when tasks are open and none was updated for `stale_after` rounds.
 
     `state` (kept in `Run.state["task_watch"]`) holds the tasks' last seen fingerprint and the round it

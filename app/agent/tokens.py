@@ -18,8 +18,8 @@ from typing import Any, Iterable
 
 ENCODING = "o200k_base"
 MESSAGE_OVERHEAD = 3  # role and separators per message (OpenAI's published accounting)
-REPLY_PRIMING = 3     # every reply is primed with <|start|>assistant<|message|>
-TOOL_OVERHEAD = 8     # per function definition, beyond its JSON text
+REPLY_PRIMING = 3  # every reply is primed with <|start|>assistant<|message|>
+TOOL_OVERHEAD = 8  # per function definition, beyond its JSON text
 _CACHE_SIZE = 4096
 
 
@@ -57,8 +57,9 @@ def count_tokens(text: str | None) -> int:
 
 
 def _message_key(message: dict[str, Any]) -> tuple:
-    calls = tuple((c.get("id"), c["function"]["name"], c["function"]["arguments"])
-                  for c in message.get("tool_calls") or ())
+    calls = tuple(
+        (c.get("id"), c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls") or ()
+    )
     content = message.get("content")
     if not isinstance(content, (str, type(None))):  # multi-part content: count its JSON
         content = json.dumps(content, ensure_ascii=False, sort_keys=True)
@@ -81,8 +82,9 @@ def count_message(message: dict[str, Any]) -> int:
 def count_tool(schema: dict[str, Any]) -> int:
     function = schema.get("function", schema)
     key = (function.get("name"), function.get("description"))
-    return _tool_cache.get_or(key, lambda: TOOL_OVERHEAD + count_tokens(
-        json.dumps(schema, ensure_ascii=False, separators=(",", ":"))))
+    return _tool_cache.get_or(
+        key, lambda: TOOL_OVERHEAD + count_tokens(json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
+    )
 
 
 def count_tools(tools: Iterable[dict[str, Any]] | None) -> int:

@@ -22,29 +22,56 @@ from app.agent.exposure import ALL_GROUPS, ENABLES, Exposure, refusal, tool_sear
 
 # run_python's description in every request: whole sentences that say what the code can use
 # (the full text, with the limits, comes from tool_search).
-RUN_PYTHON_BRIEF = ("Run Python code in a sandbox when no tool fits. Each dataset is a pandas DataFrame variable "
-                    "(also datasets[name]); pd, np, stats (scipy.stats), sm, smf, sklearn and plt are ready. "
-                    "print() what you need; set `result` to a dict of key numbers.")
-HARNESS_REGISTRY = Registry([
-    make_tool(tasks.task_create, "core", read_only=False),
-    make_tool(tasks.task_update, "core", read_only=False),
-    make_tool(tasks.task_get, "core"),
-    make_tool(tasks.task_list, "core"),
-    make_tool(evidence.record_evidence, "core", read_only=False),
-    make_tool(evidence.retract_evidence, "core", read_only=False,
-              keywords=["retract", "withdraw", "supersede", "wrong", "撤回", "更正"]),
-    make_tool(analysis_plan.record_analysis_plan, "core", read_only=False,
-              keywords=["plan", "goal", "metric", "method", "计划", "目标", "指标"]),
-    make_tool(clarify.ask_user_question, "core", read_only=False,
-              keywords=["ask", "question", "clarify", "user", "confirm", "询问", "确认", "澄清"]),
-    make_tool(sheets.select_sheet, "data", read_only=False),
-    make_tool(context_tools.read_tool_output, "core", keywords=["read", "full output", "truncated", "transcript", "读取", "完整输出"]),
-    make_tool(context_tools.compact_context, "core", keywords=["compact", "context", "summarise", "压缩", "上下文"]),
-    make_tool(context_tools.search_knowledge, "core",
-              keywords=["knowledge", "definition", "glossary", "reference", "notes", "口径", "定义", "参考", "资料"]),
-    make_tool(run_python, "core", keywords=["python", "code", "custom", "script", "pandas"], brief=RUN_PYTHON_BRIEF),
-    make_tool(tool_search, "core", keywords=["find", "search", "tool", "查找", "工具"]),
-])
+RUN_PYTHON_BRIEF = (
+    "Run Python code in a sandbox when no tool fits. Each dataset is a pandas DataFrame variable "
+    "(also datasets[name]); pd, np, stats (scipy.stats), sm, smf, sklearn and plt are ready. "
+    "print() what you need; set `result` to a dict of key numbers."
+)
+HARNESS_REGISTRY = Registry(
+    [
+        make_tool(tasks.task_create, "core", read_only=False),
+        make_tool(tasks.task_update, "core", read_only=False),
+        make_tool(tasks.task_get, "core"),
+        make_tool(tasks.task_list, "core"),
+        make_tool(evidence.record_evidence, "core", read_only=False),
+        make_tool(
+            evidence.retract_evidence,
+            "core",
+            read_only=False,
+            keywords=["retract", "withdraw", "supersede", "wrong", "撤回", "更正"],
+        ),
+        make_tool(
+            analysis_plan.record_analysis_plan,
+            "core",
+            read_only=False,
+            keywords=["plan", "goal", "metric", "method", "计划", "目标", "指标"],
+        ),
+        make_tool(
+            clarify.ask_user_question,
+            "core",
+            read_only=False,
+            keywords=["ask", "question", "clarify", "user", "confirm", "询问", "确认", "澄清"],
+        ),
+        make_tool(sheets.select_sheet, "data", read_only=False),
+        make_tool(
+            context_tools.read_tool_output,
+            "core",
+            keywords=["read", "full output", "truncated", "transcript", "读取", "完整输出"],
+        ),
+        make_tool(
+            context_tools.compact_context, "core", keywords=["compact", "context", "summarise", "压缩", "上下文"]
+        ),
+        make_tool(
+            context_tools.search_knowledge,
+            "core",
+            keywords=["knowledge", "definition", "glossary", "reference", "notes", "口径", "定义", "参考", "资料"],
+        ),
+        make_tool(
+            run_python, "core", keywords=["python", "code", "custom", "script", "pandas"], brief=RUN_PYTHON_BRIEF
+        ),
+        make_tool(tool_search, "core", keywords=["find", "search", "tool", "查找", "工具"]),
+    ]
+)
 FULL_REGISTRY = ANALYSIS_REGISTRY.extend(HARNESS_REGISTRY)
 
 
@@ -52,8 +79,13 @@ OUTPUTS_AFTER = 8  # as many tool results as micro-compaction keeps whole (setti
 
 # Tools whose output table is a new, differently shaped table rather than a new version of the
 # dataset they read (the harness gives it its own name).
-NEW_TABLE_TOOLS = {"group_aggregate": "summary", "pivot_table": "pivot", "merge_datasets": "merged",
-                   "filter_rows": "filtered", "derive_column": "derived"}
+NEW_TABLE_TOOLS = {
+    "group_aggregate": "summary",
+    "pivot_table": "pivot",
+    "merge_datasets": "merged",
+    "filter_rows": "filtered",
+    "derive_column": "derived",
+}
 
 
 def table_name(source: str, tool: str, output: str = "") -> str | None:
@@ -90,9 +122,13 @@ class DatasetCatalog:
     def get(self, name: str | None) -> pd.DataFrame:
         name = name or self.active
         if name not in self.loaders:
-            raise ToolError("dataset_not_found", f"There is no dataset named {name!r}.",
-                            hint="Use list_datasets to see the datasets.", did_you_mean=suggest(str(name), self.names()),
-                            available=self.names())
+            raise ToolError(
+                "dataset_not_found",
+                f"There is no dataset named {name!r}.",
+                hint="Use list_datasets to see the datasets.",
+                did_you_mean=suggest(str(name), self.names()),
+                available=self.names(),
+            )
         if name not in self._cache:
             self._cache[name] = self.loaders[name]()
         return self._cache[name]
@@ -102,16 +138,26 @@ class DatasetCatalog:
 
 
 class Toolbox:
-    def __init__(self, catalog: DatasetCatalog, context: ToolContext, registry: Registry = FULL_REGISTRY,
-                 groups: set[str] | None = None, mask: Callable[[str], str] = str,
-                 store_table: Callable[..., str] | None = None, pruned: set[str] | None = None,
-                 question: str = "", scope: str = "full", focus: bool = True):
+    def __init__(
+        self,
+        catalog: DatasetCatalog,
+        context: ToolContext,
+        registry: Registry = FULL_REGISTRY,
+        groups: set[str] | None = None,
+        mask: Callable[[str], str] = str,
+        store_table: Callable[..., str] | None = None,
+        pruned: set[str] | None = None,
+        question: str = "",
+        scope: str = "full",
+        focus: bool = True,
+    ):
         self.catalog = catalog
         self.context = context
         self.registry = registry
         # lazy exposure (exposure.py): core + the intent's groups, widened by use and tool_search
-        self.exposure = Exposure(registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope,
-                                 focus)
+        self.exposure = Exposure(
+            registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope, focus
+        )
         if context.scope is None:  # a toolbox outside a run (tests, a script): its own state still needs a home
             context.scope = RunScope()
         run_scope(context).exposure = self.exposure  # tool_search widens it
@@ -144,16 +190,23 @@ class Toolbox:
         """Run one tool call; every failure becomes a structured error result."""
         tool = self.registry.get(call.name)
         if call.argument_error:
-            return ToolResult.failure(ToolError("invalid_arguments", call.argument_error,
-                                                hint="Re-emit the call with arguments as one JSON object.").as_dict())
+            return ToolResult.failure(
+                ToolError(
+                    "invalid_arguments", call.argument_error, hint="Re-emit the call with arguments as one JSON object."
+                ).as_dict()
+            )
         if tool is not None and not self.exposure.is_offered(call.name):
             return refusal(call.name, self.exposure, known=True)  # never executed
         if self.pause_requested:  # a question is open: nothing else runs until it is answered (clarify.py)
             return clarify.held_back(call.name)
         self.exposure.note_call(call.name)
-        ctx = ToolContext(language=self.context.language, figures_dir=self.context.figures_dir,
-                          call_id=call.id, scope=self.context.scope,
-                          dataset_name=call.arguments.get("dataset") or self.catalog.active)
+        ctx = ToolContext(
+            language=self.context.language,
+            figures_dir=self.context.figures_dir,
+            call_id=call.id,
+            scope=self.context.scope,
+            dataset_name=call.arguments.get("dataset") or self.catalog.active,
+        )
         data = None
         try:
             if tool is not None and tool.needs_data:
@@ -170,13 +223,19 @@ class Toolbox:
             self.exposure.enable(ENABLES[call.name])
         self.results += 1
         # (results that are never shortened, NO_SHELVE, point nowhere)
-        if self.results >= OUTPUTS_AFTER or (call.name not in NO_SHELVE
-                                             and len(tool_message_content(result)) > self._truncate_chars()):
+        if self.results >= OUTPUTS_AFTER or (
+            call.name not in NO_SHELVE and len(tool_message_content(result)) > self._truncate_chars()
+        ):
             self.exposure.enable("outputs")  # outputs are shelved or compacted: read_tool_output, compact_context
         # Only transformations (they describe their `step`) make a new version; result tables of
         # read-only tools such as value_counts or detect_data_quality are not datasets.
-        if result.ok and result.table is not None and result.payload.get("step") and tool is not None \
-                and tool.group == "data":
+        if (
+            result.ok
+            and result.table is not None
+            and result.payload.get("step")
+            and tool is not None
+            and tool.group == "data"
+        ):
             self.keep_table(tool.name, ctx.dataset_name or self.catalog.active, result)
         return result
 
@@ -190,8 +249,11 @@ class Toolbox:
         step = result.payload.get("step") or tool
         info = result.payload.get("info")
         wanted = table_name(source or tool, tool, str(result.payload.get("output") or ""))
-        name = (self.store_table(source, tool, result.table, step, info, wanted) if self.store_table
-                else (wanted or source or tool))
+        name = (
+            self.store_table(source, tool, result.table, step, info, wanted)
+            if self.store_table
+            else (wanted or source or tool)
+        )
         self.catalog.put(name, result.table)
         result.payload["dataset_name"] = name
         kept = f"; '{source}' is unchanged and still available" if source and name != source else ""
@@ -220,8 +282,9 @@ def tool_message_content(result: ToolResult) -> str:
         parts.append("[metrics]\n" + json.dumps(metrics, ensure_ascii=False, default=str))
     if result.figures:
         # The workspace-relative name, never the server's path (the model has no use for it).
-        parts.append("[figures]\n" + "\n".join(f"- figures/{Path(f.path).name}: {f.caption}"
-                                                for f in result.figure_records()))
+        parts.append(
+            "[figures]\n" + "\n".join(f"- figures/{Path(f.path).name}: {f.caption}" for f in result.figure_records())
+        )
     return "\n\n".join(p for p in parts if p)
 
 

@@ -39,14 +39,21 @@ def trace_dir(settings: "Settings", workspace_id: str, run_id: str) -> Path:
 
 
 # --- recording -----------------------------------------------------------------------------
-def traced_complete(turn: "Turn", messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                    purpose: str = "reply") -> ModelReply:
+def traced_complete(
+    turn: "Turn", messages: list[dict[str, Any]], tools: list[dict[str, Any]], purpose: str = "reply"
+) -> ModelReply:
     """The loop's model request, traced (see `traced_call`)."""
     return traced_call(turn.recorder, turn.model, messages, tools, purpose, getattr(turn.budget, "rounds", 0))
 
 
-def traced_call(recorder: "RunRecorder", model: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                purpose: str = "reply", round_: int = 0) -> ModelReply:
+def traced_call(
+    recorder: "RunRecorder",
+    model: Any,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    purpose: str = "reply",
+    round_: int = 0,
+) -> ModelReply:
     """Ask the model; record one span per HTTP exchange (or one for an in-process model). Any
     harness code that asks the model (intent fallback, summaries) can use it to appear in the trace."""
     streaming = getattr(model, "supports_streaming", False) and purpose in ("reply", "reemit")
@@ -59,56 +66,98 @@ def traced_call(recorder: "RunRecorder", model: Any, messages: list[dict[str, An
         record_model_spans(recorder, model, exchanges, purpose, round_)
         raise
     except Exception as exc:
-        record_model_spans(recorder, model, [_local_exchange(messages, tools, started,
-                                                             error=f"{type(exc).__name__}: {exc}")], purpose, round_)
+        record_model_spans(
+            recorder,
+            model,
+            [_local_exchange(messages, tools, started, error=f"{type(exc).__name__}: {exc}")],
+            purpose,
+            round_,
+        )
         raise
     if delta:
         delta.flush()
-    record_model_spans(recorder, model, reply.exchanges or [_local_exchange(messages, tools, started, reply=reply)],
-                       purpose, round_)
+    record_model_spans(
+        recorder, model, reply.exchanges or [_local_exchange(messages, tools, started, reply=reply)], purpose, round_
+    )
     return reply
 
 
-def _local_exchange(messages: list[dict[str, Any]], tools: list[dict[str, Any]], started: float,
-                    reply: ModelReply | None = None, error: str | None = None) -> dict[str, Any]:
+def _local_exchange(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    started: float,
+    reply: ModelReply | None = None,
+    error: str | None = None,
+) -> dict[str, Any]:
     """A model that runs in-process (the built-in analyst, a scripted test model) gets exactly
     the messages and tools; that is its request."""
-    exchange: dict[str, Any] = {"purpose": "reply", "request": {"messages": messages, "tools": tools},
-                                "duration_ms": round((time.perf_counter() - started) * 1000, 1), "http_attempts": 0}
+    exchange: dict[str, Any] = {
+        "purpose": "reply",
+        "request": {"messages": messages, "tools": tools},
+        "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+        "http_attempts": 0,
+    }
     if reply is not None:
-        exchange["response"] = {"content": reply.content, "finish_reason": reply.finish_reason, "usage": reply.usage,
-                                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.raw_arguments
-                                                or json.dumps(c.arguments, ensure_ascii=False)}
-                                               for c in reply.tool_calls]}
+        exchange["response"] = {
+            "content": reply.content,
+            "finish_reason": reply.finish_reason,
+            "usage": reply.usage,
+            "tool_calls": [
+                {
+                    "id": c.id,
+                    "name": c.name,
+                    "arguments": c.raw_arguments or json.dumps(c.arguments, ensure_ascii=False),
+                }
+                for c in reply.tool_calls
+            ],
+        }
     if error:
         exchange["error"] = error
     return exchange
 
 
-def record_model_spans(recorder: "RunRecorder", model: Any, exchanges: list[dict[str, Any]], purpose: str,
-                       round_: int) -> list[str]:
-    return [record_model_span(recorder, exchange, round_, getattr(model, "name", ""),
-                              purpose if i == 0 else exchange.get("purpose", purpose))
-            for i, exchange in enumerate(exchanges)]
+def record_model_spans(
+    recorder: "RunRecorder", model: Any, exchanges: list[dict[str, Any]], purpose: str, round_: int
+) -> list[str]:
+    return [
+        record_model_span(
+            recorder,
+            exchange,
+            round_,
+            getattr(model, "name", ""),
+            purpose if i == 0 else exchange.get("purpose", purpose),
+        )
+        for i, exchange in enumerate(exchanges)
+    ]
 
 
-def record_model_span(recorder: "RunRecorder", exchange: dict[str, Any], round_: int, model: str,
-                      purpose: str) -> str:
+def record_model_span(recorder: "RunRecorder", exchange: dict[str, Any], round_: int, model: str, purpose: str) -> str:
     """Store the request/response payload first (nothing is lost if the event fails), then the span."""
     span_id = "m" + secrets.token_hex(6)
     request, response = exchange.get("request") or {}, exchange.get("response") or {}
     raw = exchange.get("request_raw")  # the bytes that went over the wire, when there was a wire
     request_text = raw.decode("utf-8") if raw else encode_request(recorder, request)
-    payload = ('{"request": ' + request_text + ', "response": '
-               + json.dumps(response, ensure_ascii=False, default=str) + "}")
+    payload = (
+        '{"request": ' + request_text + ', "response": ' + json.dumps(response, ensure_ascii=False, default=str) + "}"
+    )
     data: dict[str, Any] = {
-        "span_id": span_id, "type": "model", "round": round_, "purpose": purpose, "model": model,
-        "duration_ms": exchange.get("duration_ms"), "http_attempts": exchange.get("http_attempts", 0),
-        "finish_reason": response.get("finish_reason"), "usage": response.get("usage") or {},
-        "tool_calls": [c.get("name") for c in response.get("tool_calls") or []], "error": exchange.get("error"),
-        "sizes": {"messages": len(request.get("messages") or []), "tools": len(request.get("tools") or []),
-                  "request_bytes": len(raw) if raw else len(request_text.encode("utf-8")),
-                  "response_chars": len(response.get("content") or "")},
+        "span_id": span_id,
+        "type": "model",
+        "round": round_,
+        "purpose": purpose,
+        "model": model,
+        "duration_ms": exchange.get("duration_ms"),
+        "http_attempts": exchange.get("http_attempts", 0),
+        "finish_reason": response.get("finish_reason"),
+        "usage": response.get("usage") or {},
+        "tool_calls": [c.get("name") for c in response.get("tool_calls") or []],
+        "error": exchange.get("error"),
+        "sizes": {
+            "messages": len(request.get("messages") or []),
+            "tools": len(request.get("tools") or []),
+            "request_bytes": len(raw) if raw else len(request_text.encode("utf-8")),
+            "response_chars": len(response.get("content") or ""),
+        },
         "parameters": sorted(k for k in request if k not in ("messages", "tools")),
     }
     folder = getattr(recorder, "trace_dir", None)
@@ -202,12 +251,22 @@ def build_trace(session: Session, run: Run, folder: Path, inline_payloads: bool 
             items.append({"type": "note", "kind": event.kind, "data": data, "at": _iso(event.created_at)})
     items += [tool_span(c, c.created_at) for c in sorted(calls.values(), key=lambda c: c.created_at)]
     spans = [i for i in items if i["type"] != "note"]
-    totals = {"model_calls": sum(s["type"] == "model" for s in spans), "tool_calls": sum(s["type"] == "tool" for s in spans),
-              "input_tokens": sum((s.get("usage") or {}).get("input_tokens") or 0 for s in spans),
-              "output_tokens": sum((s.get("usage") or {}).get("output_tokens") or 0 for s in spans),
-              "errors": sum(bool(s.get("error")) for s in spans)}
-    return {"run_id": run.id, "workspace_id": run.workspace_id, "status": run.status, "question": run.question,
-            "model": {"kind": run.model_kind, "name": run.model_name}, "totals": totals, "items": items}
+    totals = {
+        "model_calls": sum(s["type"] == "model" for s in spans),
+        "tool_calls": sum(s["type"] == "tool" for s in spans),
+        "input_tokens": sum((s.get("usage") or {}).get("input_tokens") or 0 for s in spans),
+        "output_tokens": sum((s.get("usage") or {}).get("output_tokens") or 0 for s in spans),
+        "errors": sum(bool(s.get("error")) for s in spans),
+    }
+    return {
+        "run_id": run.id,
+        "workspace_id": run.workspace_id,
+        "status": run.status,
+        "question": run.question,
+        "model": {"kind": run.model_kind, "name": run.model_name},
+        "totals": totals,
+        "items": items,
+    }
 
 
 def model_span(data: dict[str, Any], folder: Path, inline: bool, at: Any) -> dict[str, Any]:
@@ -230,10 +289,18 @@ def load_payload(data: dict[str, Any], folder: Path) -> dict[str, Any]:
 
 def tool_span(call: ToolCall, at: Any) -> dict[str, Any]:
     arguments = json.dumps(call.arguments or {}, ensure_ascii=False, default=str)
-    return {"type": "tool", "span_id": call.id, "tool": call.tool, "arguments": call.arguments or {},
-            "ok": call.ok, "duration_ms": call.duration_ms, "error": call.error,
-            "sizes": {"argument_chars": len(arguments), "result_chars": len(call.result_text or "")},
-            "result": call.result_text or "", "at": _iso(at)}
+    return {
+        "type": "tool",
+        "span_id": call.id,
+        "tool": call.tool,
+        "arguments": call.arguments or {},
+        "ok": call.ok,
+        "duration_ms": call.duration_ms,
+        "error": call.error,
+        "sizes": {"argument_chars": len(arguments), "result_chars": len(call.result_text or "")},
+        "result": call.result_text or "",
+        "at": _iso(at),
+    }
 
 
 def _iso(moment: Any) -> str | None:

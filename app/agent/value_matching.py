@@ -62,8 +62,28 @@ def inflected_at(text: str, value: str) -> int:
 
 # What a one-character value is written with in everyday Chinese: after it (男生, 女性, 晴天, 雨天,
 # 男同学), or 的 after it where it stands alone (男的), or 下 before it (下雨天, 下雪的时候).
-_ZH_AFTER = ("同学", "员工", "顾客", "客户", "用户", "患者", "病人", "职工", "老师", "学生", "孩子",
-             "生", "性", "士", "人", "孩", "子", "天", "日", "时")
+_ZH_AFTER = (
+    "同学",
+    "员工",
+    "顾客",
+    "客户",
+    "用户",
+    "患者",
+    "病人",
+    "职工",
+    "老师",
+    "学生",
+    "孩子",
+    "生",
+    "性",
+    "士",
+    "人",
+    "孩",
+    "子",
+    "天",
+    "日",
+    "时",
+)
 _ZH_ALONE_BEFORE = set(" \t，,。？?！!、；;：:（(「“\"'和与跟及或在对是为下")
 _ZH_YES_NO = set("是否有无对错")
 
@@ -76,7 +96,7 @@ def zh_single_value_at(text: str, value: str, others: list[str], levels: int) ->
         return -1
     singles = {str(v).strip() for v in others if len(str(v).strip()) == 1} - {char}
     for at in (i for i, ch in enumerate(text) if ch == char):
-        before, after = text[at - 1] if at else " ", text[at + 1:]
+        before, after = text[at - 1] if at else " ", text[at + 1 :]
         if after.startswith(_ZH_AFTER) or before == "下":
             return at
         if after.startswith("的") and before in _ZH_ALONE_BEFORE:

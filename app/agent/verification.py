@@ -34,33 +34,59 @@ TINY_SAMPLE = 10  # below it any result is
 # --- wording ---------------------------------------------------------------------------------------
 _CLAUSE = re.compile(r"[.;:!?。；：！？,，\n]+(?:\s|$)|[。；：！？，\n]")
 # "drive" the verb, not the noun: "front-wheel drive", "4-wheel-drive", "data-driven", "test drive", "drive train"
-CAUSAL = re.compile(r"\bcaus(?:e|es|ed|ing|al|ally|ation)\b|\blead(?:s|ing)? to\b|\bled to\b|"
-                    r"(?<!-)(?<!wheel )(?<!test )(?<!hard )(?<!disk )\bdriv(?:e|es|en|ing)\b(?![- ]?(?:train|way|through|shaft))|"
-                    r"\bbecause of\b|\bresult(?:s|ed)? in\b|导致|造成|引起|使得|致使", re.IGNORECASE)
+CAUSAL = re.compile(
+    r"\bcaus(?:e|es|ed|ing|al|ally|ation)\b|\blead(?:s|ing)? to\b|\bled to\b|"
+    r"(?<!-)(?<!wheel )(?<!test )(?<!hard )(?<!disk )\bdriv(?:e|es|en|ing)\b(?![- ]?(?:train|way|through|shaft))|"
+    r"\bbecause of\b|\bresult(?:s|ed)? in\b|导致|造成|引起|使得|致使",
+    re.IGNORECASE,
+)
 # Hedges and negations that make a causal word not a causal claim ("may drive", "is not causation",
 # "could be caused by chance", "不能说明导致", "偶然造成").
-CAUSAL_HEDGE = re.compile(r"\b(?:not|no|never|cannot|can't|without|may|might|could|possibly|whether|if|unclear|"
-                          r"neither|nor|chance|randomly)\b|n't\b|不|没|无|未|非|可能|或许|是否|偶然|随机", re.IGNORECASE)
-EXPERIMENT = re.compile(r"randomi[sz]ed|\brandom(?:ly)? assign\w*|\bassigned (?:at )?random\w*|\bexperiment|\ba/b\b|"
-                        r"\bRCT\b|随机对照|随机分组|随机分配|实验", re.IGNORECASE)
+CAUSAL_HEDGE = re.compile(
+    r"\b(?:not|no|never|cannot|can't|without|may|might|could|possibly|whether|if|unclear|"
+    r"neither|nor|chance|randomly)\b|n't\b|不|没|无|未|非|可能|或许|是否|偶然|随机",
+    re.IGNORECASE,
+)
+EXPERIMENT = re.compile(
+    r"randomi[sz]ed|\brandom(?:ly)? assign\w*|\bassigned (?:at )?random\w*|\bexperiment|\ba/b\b|"
+    r"\bRCT\b|随机对照|随机分组|随机分配|实验",
+    re.IGNORECASE,
+)
 # A clarification answered yes ("Go ahead" to the experiment gate, "Yes" to "were they randomly assigned?")
-AFFIRMATIVE = re.compile(r"^\s*(?:yes|yep|yeah|go ahead|correct|right|true|confirm\w*|indeed|it was|they were|"
-                         r"是|对|没错|继续|确认|确定)", re.IGNORECASE)
+AFFIRMATIVE = re.compile(
+    r"^\s*(?:yes|yep|yeah|go ahead|correct|right|true|confirm\w*|indeed|it was|they were|"
+    r"是|对|没错|继续|确认|确定)",
+    re.IGNORECASE,
+)
 
 SIGNIFICANT = re.compile(r"(?<![A-Za-z-])(?:statistically\s+)?significan(?:t|tly|ce)\b|显著", re.IGNORECASE)
 NOT_A_CLAIM = re.compile(r"significance level|level of significance|显著性水平|显著水平", re.IGNORECASE)
-NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor|non|lacks?|fail(?:s|ed)? to)\b|n't\b|"
-                      r"不|没|无|未|非|否", re.IGNORECASE)
+NEGATION = re.compile(
+    r"\b(?:not|no|never|cannot|without|neither|nor|non|lacks?|fail(?:s|ed)? to)\b|n't\b|"
+    r"不|没|无|未|非|否",
+    re.IGNORECASE,
+)
 ZH_NOT_NEGATIONS = re.compile(r"不同|不仅|不少|不断|不管|无论|非常|未来|并且")
 
 # Effect-size words follow the effect-size thresholds (Cohen's, as the tools label them: effect_label),
 # not the p-value: with many rows a negligible difference is "significant" too.
-EFFECT_KINDS = {"cohen_d": "d", "cohen_dz": "d", "cohen_h": "d", "hedges_g": "d", "rank_biserial": "r",
-                "cramers_v": "r", "kendall_tau": "r", "eta_squared": "eta2", "epsilon_squared_h": "eta2"}
-BIG_EFFECT = re.compile(r"\blarge enough to act on\b|\b(?:large|big|strong|substantial|huge|major|sizeable|sizable|"
-                        r"considerable|dramatic|massive)\b(?:\s+\w+){0,2}?\s+(?:effect|difference|gap|association|"
-                        r"relationship|impact|increase|decrease|drop|rise)s?\b|很大的(?:差异|影响|效应|差距)|大幅(?:高于|低于|提升|下降)",
-                        re.IGNORECASE)
+EFFECT_KINDS = {
+    "cohen_d": "d",
+    "cohen_dz": "d",
+    "cohen_h": "d",
+    "hedges_g": "d",
+    "rank_biserial": "r",
+    "cramers_v": "r",
+    "kendall_tau": "r",
+    "eta_squared": "eta2",
+    "epsilon_squared_h": "eta2",
+}
+BIG_EFFECT = re.compile(
+    r"\blarge enough to act on\b|\b(?:large|big|strong|substantial|huge|major|sizeable|sizable|"
+    r"considerable|dramatic|massive)\b(?:\s+\w+){0,2}?\s+(?:effect|difference|gap|association|"
+    r"relationship|impact|increase|decrease|drop|rise)s?\b|很大的(?:差异|影响|效应|差距)|大幅(?:高于|低于|提升|下降)",
+    re.IGNORECASE,
+)
 
 TESTS: dict[str, str] = {
     "t-test": r"\bt[- ]?tests?\b|\bstudent'?s t\b|\bwelch'?s? t\b|(?<![A-Za-z])t\s*检验",
@@ -89,10 +115,16 @@ RAN_IN_CODE: dict[str, str] = {
     "logistic regression": r"\bLogit\b|\blogit\(|LogisticRegression",
 }
 # "Pearson" that is not a correlation: Pearson's skewness, his chi-squared test, Pearson residuals.
-NOT_PEARSON_CORRELATION = re.compile(r"\bpearson(?:'s|’s|s)?\s+(?:\w+\s+){0,3}?(?:skew|mode|median|chi|χ|residual|"
-                                     r"kurtosis|type|distribution|coefficient of (?:skew|variation))", re.IGNORECASE)
-TEST_NEGATION = re.compile(r"\b(?:not|no|instead of|rather than|than|without|unlike|alternative to)\b|n't\b|"
-                           r"不是|而非|并非|不用|而不是|代替|替代", re.IGNORECASE)
+NOT_PEARSON_CORRELATION = re.compile(
+    r"\bpearson(?:'s|’s|s)?\s+(?:\w+\s+){0,3}?(?:skew|mode|median|chi|χ|residual|"
+    r"kurtosis|type|distribution|coefficient of (?:skew|variation))",
+    re.IGNORECASE,
+)
+TEST_NEGATION = re.compile(
+    r"\b(?:not|no|instead of|rather than|than|without|unlike|alternative to)\b|n't\b|"
+    r"不是|而非|并非|不用|而不是|代替|替代",
+    re.IGNORECASE,
+)
 _SECTION = re.compile(r"^\[method\]\n(.*?)(?=^\[\w+\]\n|\Z)", re.S | re.M)
 
 
@@ -101,7 +133,7 @@ def clauses(text: str) -> list[str]:
 
 
 def _before(clause: str, start: int, width: int = 48) -> str:
-    return ZH_NOT_NEGATIONS.sub("", clause[max(0, start - width):start])
+    return ZH_NOT_NEGATIONS.sub("", clause[max(0, start - width) : start])
 
 
 def causal_claims(text: str) -> list[str]:
@@ -158,8 +190,12 @@ def effect_sizes(calls: Iterable[ToolCall]) -> list[tuple[str, float, str]]:
 
 def big_effect_claims(text: str) -> list[str]:
     """Words that call an effect large ("a large difference", "large enough to act on"), not negated."""
-    return [m.group(0) for clause in clauses(text) for m in BIG_EFFECT.finditer(clause)
-            if not NEGATION.search(_before(clause, m.start(), 24))]
+    return [
+        m.group(0)
+        for clause in clauses(text)
+        for m in BIG_EFFECT.finditer(clause)
+        if not NEGATION.search(_before(clause, m.start(), 24))
+    ]
 
 
 def method_text(call: ToolCall) -> str:
@@ -176,16 +212,21 @@ def method_text(call: ToolCall) -> str:
 
 def was_run(test: str, run_methods: str) -> bool:
     """Did the cited calls run this test (by name, or by the library call in run_python code)?"""
-    return bool(re.search(TESTS[test], NOT_PEARSON_CORRELATION.sub(" ", run_methods), re.IGNORECASE)
-                or (test in RAN_IN_CODE and re.search(RAN_IN_CODE[test], run_methods)))
+    return bool(
+        re.search(TESTS[test], NOT_PEARSON_CORRELATION.sub(" ", run_methods), re.IGNORECASE)
+        or (test in RAN_IN_CODE and re.search(RAN_IN_CODE[test], run_methods))
+    )
 
 
 def p_values(calls: Iterable[ToolCall]) -> list[float]:
     out = []
     for call in calls:
         for key, value in (call.metrics or {}).items():
-            if (key == "p_value" or key.endswith(".p_value") or key.startswith("p_value.")) \
-                    and isinstance(value, (int, float)) and not isinstance(value, bool):
+            if (
+                (key == "p_value" or key.endswith(".p_value") or key.startswith("p_value."))
+                and isinstance(value, (int, float))
+                and not isinstance(value, bool)
+            ):
                 out.append(float(value))
     return out
 
@@ -200,15 +241,18 @@ def stated_p_values(item: Evidence) -> list[float]:
     `p_interaction`) or its claim ("p = 0.0014", "p < 0.001"). They count only once the claim's
     numbers were found in the cited outputs: for run_python, whose results carry no named metrics,
     this is how a test it ran reaches the hypotheses."""
-    found = [float(v) for k, v in (item.metrics or {}).items()
-             if P_KEY.search(str(k)) and isinstance(v, (int, float)) and not isinstance(v, bool)]
+    found = [
+        float(v)
+        for k, v in (item.metrics or {}).items()
+        if P_KEY.search(str(k)) and isinstance(v, (int, float)) and not isinstance(v, bool)
+    ]
     found += [float(m.group(1)) for m in STATED_P.finditer(" ".join([item.claim or "", item.result_summary or ""]))]
     return [p for p in found if 0 <= p <= 1]
 
 
 def _says_experiment(text: str) -> bool:
     """The text calls the data a randomised experiment (not "not randomised", "non-randomised")."""
-    return any(not NEGATION.search(text[max(0, m.start() - 20):m.start()]) for m in EXPERIMENT.finditer(text or ""))
+    return any(not NEGATION.search(text[max(0, m.start() - 20) : m.start()]) for m in EXPERIMENT.finditer(text or ""))
 
 
 def confirmed_experiment(session: Session, run: Run) -> bool:
@@ -216,8 +260,9 @@ def confirmed_experiment(session: Session, run: Run) -> bool:
     randomised experiment? The experiment gate answered "Go ahead", a question about random
     assignment answered yes, or an answer that says so itself ("it was an A/B test"). Then a
     causal reading is the user's confirmed premise (user tier), not the model's leap."""
-    rows = session.scalars(select(Question).where(Question.workspace_id == run.workspace_id,
-                                                  Question.answer.is_not(None)))
+    rows = session.scalars(
+        select(Question).where(Question.workspace_id == run.workspace_id, Question.answer.is_not(None))
+    )
     for row in rows:
         answer = ", ".join(map(str, row.answer)) if isinstance(row.answer, list) else str(row.answer)
         if _says_experiment(answer):
@@ -229,15 +274,19 @@ def confirmed_experiment(session: Session, run: Run) -> bool:
 
 
 # --- one claim ----------------------------------------------------------------------------------------
-def verify_evidence(item: Evidence, calls: list[ToolCall], question: str = "",
-                    experiment: bool = False) -> dict[str, Any]:
+def verify_evidence(
+    item: Evidence, calls: list[ToolCall], question: str = "", experiment: bool = False
+) -> dict[str, Any]:
     """Check one evidence item against the tool calls it cites; issues are plain-language strings.
     Numbers the user gave (the question) or the method states (a threshold, a split) are backed
     too, as are the cited calls' arguments (run_python's code included)."""
     issues: list[dict[str, str]] = []
     wording = " ".join([item.claim or "", item.result_summary or ""])
-    metric_text = " ".join(metric_token(v) for v in (item.metrics or {}).values()
-                           if isinstance(v, (int, float)) and not isinstance(v, bool))
+    metric_text = " ".join(
+        metric_token(v)
+        for v in (item.metrics or {}).values()
+        if isinstance(v, (int, float)) and not isinstance(v, bool)
+    )
     texts = [c.result_text or "" for c in calls] + [c.interpretation or "" for c in calls]
     texts += [question or "", item.method or ""]
     values = [c.metrics or {} for c in calls] + [c.arguments or {} for c in calls]
@@ -248,28 +297,48 @@ def verify_evidence(item: Evidence, calls: list[ToolCall], question: str = "",
     # observational unless the method says experiment or the user confirmed one (`confirmed_experiment`)
     observational = not experiment and not EXPERIMENT.search(run_methods + " " + (item.method or ""))
     if observational and (words := causal_claims(wording)):
-        issues.append({"kind": "causal", "detail": f"causal wording ({', '.join(sorted(set(words)))}) from "
-                       f"{', '.join(sorted({c.tool for c in calls}))} on observational data: it shows association only"})
+        issues.append(
+            {
+                "kind": "causal",
+                "detail": f"causal wording ({', '.join(sorted(set(words)))}) from "
+                f"{', '.join(sorted({c.tool for c in calls}))} on observational data: it shows association only",
+            }
+        )
     for test in named_tests(" ".join([wording, item.method or ""])):
         if not was_run(test, run_methods):
-            ran = "; ".join(m.strip() for c in calls for m in _SECTION.findall(c.result_text or "")) or \
-                ", ".join(c.tool for c in calls)
+            ran = "; ".join(m.strip() for c in calls for m in _SECTION.findall(c.result_text or "")) or ", ".join(
+                c.tool for c in calls
+            )
             issues.append({"kind": "test_name", "detail": f"names a {test}, but the cited calls ran: {ran.strip()}"})
     sizes = effect_sizes(calls)
     if sizes and all(size in ("negligible", "small") for *_, size in sizes) and (words := big_effect_claims(wording)):
         name, value, size = sizes[0]
-        issues.append({"kind": "effect_size", "detail": f"calls the effect large ({words[0]}), but {name} = "
-                       f"{value:.3g} is {size} by the usual thresholds"})
+        issues.append(
+            {
+                "kind": "effect_size",
+                "detail": f"calls the effect large ({words[0]}), but {name} = "
+                f"{value:.3g} is {size} by the usual thresholds",
+            }
+        )
     ps = p_values(calls)
     if not ps and not any(issue["kind"] == "number" for issue in issues):
         ps = stated_p_values(item)  # run_python's tests: their p-values were found in its output
-    alpha = min((float(a) for c in calls if isinstance(a := (c.arguments or {}).get("alpha"), (int, float))),
-                default=ALPHA)
+    alpha = min(
+        (float(a) for c in calls if isinstance(a := (c.arguments or {}).get("alpha"), (int, float))), default=ALPHA
+    )
     if ps and min(ps) >= alpha and significance_claims(wording):
         issues.append({"kind": "significance", "detail": f"says significant, but p = {min(ps):.3g} (>= {alpha:g})"})
-    return {"evidence_id": item.id, "claim": item.claim, "status": "failed" if issues else "passed",
-            "issues": issues, "tool_call_ids": [c.id for c in calls], "confidence": item.confidence,
-            "sample_size": item.sample_size, "p_value": min(ps) if ps else None, "alpha": alpha}
+    return {
+        "evidence_id": item.id,
+        "claim": item.claim,
+        "status": "failed" if issues else "passed",
+        "issues": issues,
+        "tool_call_ids": [c.id for c in calls],
+        "confidence": item.confidence,
+        "sample_size": item.sample_size,
+        "p_value": min(ps) if ps else None,
+        "alpha": alpha,
+    }
 
 
 def _resolved(results: list[dict[str, Any]], withdrawn: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -283,8 +352,11 @@ def _resolved(results: list[dict[str, Any]], withdrawn: dict[str, dict[str, Any]
         if result["evidence_id"] in withdrawn:
             status = "superseded" if withdrawn[result["evidence_id"]].get("by") else "retracted"
         elif status == "failed" and any(
-                later["check"] == "passed" and later["evidence_id"] not in withdrawn
-                and set(later["tool_call_ids"]) & set(result["tool_call_ids"]) for later in results[i + 1:]):
+            later["check"] == "passed"
+            and later["evidence_id"] not in withdrawn
+            and set(later["tool_call_ids"]) & set(result["tool_call_ids"])
+            for later in results[i + 1 :]
+        ):
             status = "corrected"
         out.append({**result, "status": status})
     return out
@@ -308,7 +380,8 @@ RELATIONAL = re.compile(
     r"\bcompar\w*|\bdiffer\w*|\bversus\b|\bvs\.?\b|\bbetween\b|\bcorrelat\w*|\brelat\w*|\bassociat\w*|"
     r"\baffect\w*|\bimpact\w*|\beffects? of\b|\bdriv\w*|\bfactors?\b|\binfluenc\w*|\bdepend\w*|\bwhy\b|"
     r"\bhigher\b|\blower\b|\bmore than\b|\bless than\b|比较|对比|差异|区别|不同|相关|关系|关联|影响|驱动|因素|原因|为什么|高于|低于",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def needs_hypotheses(plan: dict[str, Any] | None, question: str, scope: str = "full") -> bool:
@@ -327,28 +400,39 @@ def restatement(text: str, limit: int = 120) -> str:
     first sentence), cut at a word boundary. "Each patient took both drugs. Does drug 2 give more
     sleep?" is about drug 2, not about who took what."""
     # Chinese sentences end at 。？！ with no space after them
-    sentences = [p.strip() for p in re.split(r"(?<=[.?!])\s+|(?<=[。？！])|\n", " ".join((text or "").split(" ")).strip())
-                 if p.strip()] or [""]
+    sentences = [
+        p.strip()
+        for p in re.split(r"(?<=[.?!])\s+|(?<=[。？！])|\n", " ".join((text or "").split(" ")).strip())
+        if p.strip()
+    ] or [""]
     first = next((p for p in sentences if p.endswith(("?", "？"))), sentences[0])
     if len(first) <= limit:
         return first
     cut = first[:limit].rsplit(" ", 1)[0] if " " in first[:limit] else first[:limit]
     return cut.rstrip(",;:，；：") + "…"
 
+
 _H = {
-    "baseline": {"en": "No real difference or relationship: what the data shows could be chance.",
-                 "zh": "没有真实的差异或关系：数据中看到的可能只是偶然。"},
+    "baseline": {
+        "en": "No real difference or relationship: what the data shows could be chance.",
+        "zh": "没有真实的差异或关系：数据中看到的可能只是偶然。",
+    },
     # worded for any data (a sales table or a lab experiment): what else differs between the groups
-    "confounding": {"en": "Something else that differs between the groups (who or what is in them, when or how "
-                          "they were measured) explains the pattern.",
-                    "zh": "各组之间的其他差异（组里是谁或是什么、何时或如何测量）解释了这一现象。"},
-    "definition": {"en": "A different definition of the metric would give a different answer.",
-                   "zh": "换一种指标口径会得到不同的结论。"},
+    "confounding": {
+        "en": "Something else that differs between the groups (who or what is in them, when or how "
+        "they were measured) explains the pattern.",
+        "zh": "各组之间的其他差异（组里是谁或是什么、何时或如何测量）解释了这一现象。",
+    },
+    "definition": {
+        "en": "A different definition of the metric would give a different answer.",
+        "zh": "换一种指标口径会得到不同的结论。",
+    },
 }
 
 
-def hypothesis_set(results: list[dict[str, Any]], plan: dict[str, Any] | None, question: str,
-                   language: str, scope: str = "full") -> dict[str, Any]:
+def hypothesis_set(
+    results: list[dict[str, Any]], plan: dict[str, Any] | None, question: str, language: str, scope: str = "full"
+) -> dict[str, Any]:
     """Primary, alternatives and baseline, each supported / inconclusive / unsupported."""
     if not needs_hypotheses(plan, question, scope):
         return {"primary": None, "alternatives": [], "baseline": None, "all": []}
@@ -369,21 +453,52 @@ def hypothesis_set(results: list[dict[str, Any]], plan: dict[str, Any] | None, q
     if primary == "supported" and not tested:
         baseline = "inconclusive"  # a description does not test chance
     statement = restatement((plan or {}).get("goal") or question)
-    hypotheses = [{"id": "H1", "role": "primary", "statement": statement, "status": primary,
-                   "evidence_ids": [r["evidence_id"] for r in (significant or tested or passed)]},
-                  {"id": "H2", "role": "alternative", "statement": _H["confounding"][lang], "status": "inconclusive",
-                   "evidence_ids": []}]
+    hypotheses = [
+        {
+            "id": "H1",
+            "role": "primary",
+            "statement": statement,
+            "status": primary,
+            "evidence_ids": [r["evidence_id"] for r in (significant or tested or passed)],
+        },
+        {
+            "id": "H2",
+            "role": "alternative",
+            "statement": _H["confounding"][lang],
+            "status": "inconclusive",
+            "evidence_ids": [],
+        },
+    ]
     if len((plan or {}).get("metrics") or []) > 1:
-        hypotheses.append({"id": f"H{len(hypotheses) + 1}", "role": "alternative",
-                           "statement": _H["definition"][lang], "status": "inconclusive", "evidence_ids": []})
-    hypotheses.append({"id": f"H{len(hypotheses) + 1}", "role": "baseline", "statement": _H["baseline"][lang],
-                       "status": baseline, "evidence_ids": [r["evidence_id"] for r in tested]})
-    return {"primary": hypotheses[0], "alternatives": [h for h in hypotheses if h["role"] == "alternative"],
-            "baseline": hypotheses[-1], "all": hypotheses}
+        hypotheses.append(
+            {
+                "id": f"H{len(hypotheses) + 1}",
+                "role": "alternative",
+                "statement": _H["definition"][lang],
+                "status": "inconclusive",
+                "evidence_ids": [],
+            }
+        )
+    hypotheses.append(
+        {
+            "id": f"H{len(hypotheses) + 1}",
+            "role": "baseline",
+            "statement": _H["baseline"][lang],
+            "status": baseline,
+            "evidence_ids": [r["evidence_id"] for r in tested],
+        }
+    )
+    return {
+        "primary": hypotheses[0],
+        "alternatives": [h for h in hypotheses if h["role"] == "alternative"],
+        "baseline": hypotheses[-1],
+        "all": hypotheses,
+    }
 
 
-def synthesis_policy(results: list[dict[str, Any]], hypotheses: dict[str, Any],
-                     experiment: bool = False) -> dict[str, Any]:
+def synthesis_policy(
+    results: list[dict[str, Any]], hypotheses: dict[str, Any], experiment: bool = False
+) -> dict[str, Any]:
     """How the answer may be written, given what verification found (and whether the user confirmed
     a randomised experiment: then a causal reading of the tested difference is allowed)."""
     failed = [r for r in results if r["status"] == "failed"]
@@ -394,34 +509,55 @@ def synthesis_policy(results: list[dict[str, Any]], hypotheses: dict[str, Any],
     # low, a handful of rows, or a small sample whose tests all came out null. A significant test on
     # 20 rows, or a mean of 15 values, is backed (the automatic "high" -> "medium" downgrade for
     # n < 30 already hedges the wording).
-    small, null = bool(sizes) and max(sizes) < SMALL_SAMPLE, bool(tested) and all(
-        r["p_value"] >= r["alpha"] for r in tested)
+    small, null = (
+        bool(sizes) and max(sizes) < SMALL_SAMPLE,
+        bool(tested) and all(r["p_value"] >= r["alpha"] for r in tested),
+    )
     # (claims that failed are the failed rule's business: "thin" would tell the model to gather more
     # data when it only has to correct a claim)
-    thin = (not passed and not failed) or bool(passed) and (
-        all(r["confidence"] == "low" for r in passed) or (bool(sizes) and max(sizes) < TINY_SAMPLE) or (small and null))
+    thin = (
+        (not passed and not failed)
+        or bool(passed)
+        and (
+            all(r["confidence"] == "low" for r in passed)
+            or (bool(sizes) and max(sizes) < TINY_SAMPLE)
+            or (small and null)
+        )
+    )
     primary = (hypotheses.get("primary") or {}).get("status")
-    hedged = bool(failed) or thin or primary not in (None, "supported") or \
-        any(r["confidence"] != "high" for r in passed)
+    hedged = (
+        bool(failed) or thin or primary not in (None, "supported") or any(r["confidence"] != "high" for r in passed)
+    )
     rules = []
     if failed:
-        rules.append("Verification failed for some claims: correct them (record evidence that cites the right tool "
-                     "calls, with numbers copied from the outputs and wording that matches the method run) or leave "
-                     "them out; state the limitation plainly.")
+        rules.append(
+            "Verification failed for some claims: correct them (record evidence that cites the right tool "
+            "calls, with numbers copied from the outputs and wording that matches the method run) or leave "
+            "them out; state the limitation plainly."
+        )
     if thin:
         rules.append("The evidence is thin: do not give recommendations; say what more data or analysis is needed.")
     elif failed:
         rules.append("Do not give recommendations while claims are unverified.")
     if hedged:
-        causal = ("causal language only for the randomised comparison the user confirmed" if experiment
-                  else "no causal language")
-        rules.append(f"Use hedged wording (\"suggests\", \"is associated with\"); {causal}; call a result "
-                     "significant only when p < alpha.")
+        causal = (
+            "causal language only for the randomised comparison the user confirmed"
+            if experiment
+            else "no causal language"
+        )
+        rules.append(
+            f'Use hedged wording ("suggests", "is associated with"); {causal}; call a result '
+            "significant only when p < alpha."
+        )
     if primary == "unsupported":
         rules.append("The primary hypothesis is not supported: say so plainly (no clear difference/relationship).")
-    return {"verification": "failed" if failed else ("passed" if results else "not_run"),
-            "recommendations": "suppressed" if failed or thin else "allowed",
-            "wording": "hedged" if hedged else "direct", "evidence_thin": thin, "rules": rules}
+    return {
+        "verification": "failed" if failed else ("passed" if results else "not_run"),
+        "recommendations": "suppressed" if failed or thin else "allowed",
+        "wording": "hedged" if hedged else "direct",
+        "evidence_thin": thin,
+        "rules": rules,
+    }
 
 
 # --- the harness hooks ----------------------------------------------------------------------------------
@@ -457,16 +593,30 @@ def verify_run(session: Session, run: Run, emit, final: bool = False) -> dict[st
         calls = [c for cid in item.tool_call_ids or [] if (c := session.get(ToolCall, (run.id, cid)))]
         results.append(verify_evidence(item, calls, run.question or "", experiment))
     results = _resolved(results, withdrawn)
-    hypotheses = hypothesis_set(results, state.get("plan"), run.question, run.language,
-                                (state.get("intent") or {}).get("scope", "full"))
+    hypotheses = hypothesis_set(
+        results, state.get("plan"), run.question, run.language, (state.get("intent") or {}).get("scope", "full")
+    )
     policy = synthesis_policy(results, hypotheses, experiment)
-    verification = {**verification, "results": results, "status": policy["verification"], "experiment": experiment,
-                    "checks": int(verification.get("checks", 0)) + (1 if new else 0),
-                    "applied_withdrawals": sorted(withdrawn)}
+    verification = {
+        **verification,
+        "results": results,
+        "status": policy["verification"],
+        "experiment": experiment,
+        "checks": int(verification.get("checks", 0)) + (1 if new else 0),
+        "applied_withdrawals": sorted(withdrawn),
+    }
     run.state = {**state, "verification": verification, "hypotheses": hypotheses, "synthesis_policy": policy}
-    emit("verification", {"final": final, "checked": [e.id for e in new], "status": policy["verification"],
-                          "results": [r for r in results if r["evidence_id"] in {e.id for e in new}],
-                          "hypotheses": hypotheses["all"], "policy": policy})
+    emit(
+        "verification",
+        {
+            "final": final,
+            "checked": [e.id for e in new],
+            "status": policy["verification"],
+            "results": [r for r in results if r["evidence_id"] in {e.id for e in new}],
+            "hypotheses": hypotheses["all"],
+            "policy": policy,
+        },
+    )
     return run.state
 
 
@@ -478,19 +628,25 @@ def verification_block(state: dict[str, Any]) -> str:
     for r in failed:
         lines.append(f"- evidence {r['evidence_id']} FAILED: " + "; ".join(i["detail"] for i in r["issues"]))
     passed = sum(r["status"] == "passed" for r in results)
-    lines.append(f"- {passed} claim(s) passed, {len(failed)} failed, {len(results) - passed - len(failed)} "
-                 "corrected or withdrawn.")
+    lines.append(
+        f"- {passed} claim(s) passed, {len(failed)} failed, {len(results) - passed - len(failed)} "
+        "corrected or withdrawn."
+    )
     if failed:
-        lines.append("- Fix a failed claim with record_evidence(..., supersedes=[its id]) or withdraw it with "
-                     "retract_evidence; either way it stops counting against the answer.")
+        lines.append(
+            "- Fix a failed claim with record_evidence(..., supersedes=[its id]) or withdraw it with "
+            "retract_evidence; either way it stops counting against the answer."
+        )
     if state["hypotheses"]["all"]:
         lines.append("Hypotheses:")
         lines += [f"- {h['id']} {h['role']} [{h['status']}]: {h['statement']}" for h in state["hypotheses"]["all"]]
     lines.append(f"Synthesis policy: recommendations {policy['recommendations']}, wording {policy['wording']}.")
     lines += [f"- {rule}" for rule in policy["rules"]]
     body = "\n".join(lines)
-    return (f"[harness] Verification of the recorded claims against the tool outputs they cite.\n"
-            f'<context source="harness-verification" tier="system">\n{body}\n</context>')
+    return (
+        f"[harness] Verification of the recorded claims against the tool outputs they cite.\n"
+        f'<context source="harness-verification" tier="system">\n{body}\n</context>'
+    )
 
 
 def between_rounds(turn: Any) -> list[str]:
@@ -515,27 +671,39 @@ def between_rounds(turn: Any) -> list[str]:
 _RECOMMENDATION_HEAD = re.compile(
     r"^\s*(?:#{1,6}\s*|\*\*|__)?\s*(?:\d+[.)]\s*)?(?:recommendations?|recommended actions?|next steps?|suggestions?|"
     r"what (?:to|you should) do|action items?|actions?|建议|行动建议|改进建议|下一步|后续行动)\s*(?:\*\*|__)?\s*[:：]?\s*(?:\*\*|__)?\s*$",
-    re.IGNORECASE)
-_RECOMMENDATION_LINE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:we |i )?(?:recommend|suggest|you should|"
-                                  r"consider |建议|推荐|应当|应该)", re.IGNORECASE)
+    re.IGNORECASE,
+)
+_RECOMMENDATION_LINE = re.compile(
+    r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:we |i )?(?:recommend|suggest|you should|"
+    r"consider |建议|推荐|应当|应该)",
+    re.IGNORECASE,
+)
 _HEADING = re.compile(r"^\s*(#{1,6})\s")
 NOTES = {  # the final answer's note: each sentence only when it is true
-    "numbers": {"en": "**Limitation:** {numbers} could not be found in the analysis results (marked ⚠ in the text); "
-                      "treat {them} as provisional.",
-                "zh": "**局限：** {numbers} 在分析结果中找不到（文中以 ⚠ 标出），仅供参考。"},
-    "claims": {"en": "**Limitation:** {n} recorded finding(s) did not match the analyses they cite ({kinds}); treat "
-                     "those conclusions as provisional.",
-               "zh": "**局限：** 有 {n} 条记录的结论与其引用的分析不一致（{kinds}），相关结论仅供参考。"},
+    "numbers": {
+        "en": "**Limitation:** {numbers} could not be found in the analysis results (marked ⚠ in the text); "
+        "treat {them} as provisional.",
+        "zh": "**局限：** {numbers} 在分析结果中找不到（文中以 ⚠ 标出），仅供参考。",
+    },
+    "claims": {
+        "en": "**Limitation:** {n} recorded finding(s) did not match the analyses they cite ({kinds}); treat "
+        "those conclusions as provisional.",
+        "zh": "**局限：** 有 {n} 条记录的结论与其引用的分析不一致（{kinds}），相关结论仅供参考。",
+    },
     "removed": {"en": "Recommendations were left out for this reason.", "zh": "因此未给出建议。"},
 }
-ISSUE_KINDS = {"number": {"en": "a number not in the outputs", "zh": "数字与输出不符"},
-               "causal": {"en": "cause-and-effect wording", "zh": "因果措辞"},
-               "test_name": {"en": "a method that was not run", "zh": "未实际使用的方法"},
-               "significance": {"en": "'significant' without significance", "zh": "不显著却称显著"},
-               "effect_size": {"en": "effect-size words larger than the effect", "zh": "效应量措辞夸大"}}
+ISSUE_KINDS = {
+    "number": {"en": "a number not in the outputs", "zh": "数字与输出不符"},
+    "causal": {"en": "cause-and-effect wording", "zh": "因果措辞"},
+    "test_name": {"en": "a method that was not run", "zh": "未实际使用的方法"},
+    "significance": {"en": "'significant' without significance", "zh": "不显著却称显著"},
+    "effect_size": {"en": "effect-size words larger than the effect", "zh": "效应量措辞夸大"},
+}
 MARK = "⚠"
-THIN_NOTE = {"en": "_Recommendations were left out: the evidence is too thin to act on._",
-             "zh": "_证据不足，因此未给出建议。_"}
+THIN_NOTE = {
+    "en": "_Recommendations were left out: the evidence is too thin to act on._",
+    "zh": "_证据不足，因此未给出建议。_",
+}
 
 
 def mark_numbers(answer: str, numbers: list[str]) -> str:
@@ -569,8 +737,11 @@ def strip_recommendations(answer: str) -> tuple[str, bool]:
     for line in answer.split("\n"):
         heading = _HEADING.match(line)
         if skipping:
-            if heading and len(heading.group(1)) <= level or (not heading and level == 0 and line.strip()
-                                                              and not re.match(r"^\s*([-*+]|\d+[.)])\s", line)):
+            if (
+                heading
+                and len(heading.group(1)) <= level
+                or (not heading and level == 0 and line.strip() and not re.match(r"^\s*([-*+]|\d+[.)])\s", line))
+            ):
                 skipping = False
             else:
                 continue
@@ -612,8 +783,12 @@ def check_answer(turn: Any, answer: str) -> str:
         answer = f"{answer}\n\n{note}"
     elif removed:
         answer = f"{answer}\n\n{THIN_NOTE[lang]}"
-    final = {"unverified_numbers": unbacked, "failed": failed, "recommendations_removed": removed,
-             "limitation_added": failed}
+    final = {
+        "unverified_numbers": unbacked,
+        "failed": failed,
+        "recommendations_removed": removed,
+        "limitation_added": failed,
+    }
     verification = {**(state.get("verification") or {"results": []}), "final": final}
     if failed:
         verification["status"] = "failed"

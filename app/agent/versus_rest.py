@@ -12,8 +12,11 @@ from app.agent.plan_steps import Plan, Step
 from app.agent.plan_steps import local_text as _t
 from app.agent.question_roles import value_position
 
-REST_CUE = re.compile(r"\bthe others\b|\bthe rest\b|\beveryone else\b|\ball (?:the )?other\b|\bother \w+s\b|"
-                      r"\bcompared? (?:to|with)\b|\bversus\b|\bvs\.?\b|其他|其余|别的|相比|相较|对比|比起", re.I)
+REST_CUE = re.compile(
+    r"\bthe others\b|\bthe rest\b|\beveryone else\b|\ball (?:the )?other\b|\bother \w+s\b|"
+    r"\bcompared? (?:to|with)\b|\bversus\b|\bvs\.?\b|其他|其余|别的|相比|相较|对比|比起",
+    re.I,
+)
 
 
 def asks_versus_rest(question: str, value: str, column: str = "") -> bool:
@@ -40,8 +43,11 @@ def rest_arguments(dimension: str, value: str, output: str, zh: bool) -> dict[st
     """derive_column's arguments: the named value, or the others' label, in a new column of a new version."""
     quoted = str(value).replace("\\", "\\\\").replace("'", "\\'")
     other = rest_label(zh)
-    return {"new_column_name": rest_column(dimension, value, zh),
-            "expression": f"where(`{dimension}` == '{quoted}', '{quoted}', '{other}')", "output": output}
+    return {
+        "new_column_name": rest_column(dimension, value, zh),
+        "expression": f"where(`{dimension}` == '{quoted}', '{quoted}', '{other}')",
+        "output": output,
+    }
 
 
 def rest_dataset(name: str, value: str) -> str:

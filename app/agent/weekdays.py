@@ -36,8 +36,12 @@ def day_of(value: Any) -> int | None:
 def weekday_column(column: dict[str, Any]) -> bool:
     """A grouping column of at most seven levels whose listed values are all (two or more) weekday names."""
     values = [str(v) for v in column.get("values") or []]
-    return (column["type"] in ("category", "text") and 2 <= (column.get("levels") or 0) <= 7 and len(values) >= 2
-            and all(day_of(v) is not None for v in values))
+    return (
+        column["type"] in ("category", "text")
+        and 2 <= (column.get("levels") or 0) <= 7
+        and len(values) >= 2
+        and all(day_of(v) is not None for v in values)
+    )
 
 
 def day_at(text: str, value: str) -> int:
@@ -99,8 +103,11 @@ def weekend_arguments(column: dict[str, Any], output: str, zh: bool) -> dict[str
     days = [form for day in WEEKEND_DAYS for form in _same_style(values, day)]
     condition = " or ".join(f"`{name}` == '{form}'" for form in days)
     weekend, weekdays = weekend_labels(zh)
-    return {"new_column_name": weekend_column(name, zh), "expression": f"where({condition}, '{weekend}', '{weekdays}')",
-            "output": output}
+    return {
+        "new_column_name": weekend_column(name, zh),
+        "expression": f"where({condition}, '{weekend}', '{weekdays}')",
+        "output": output,
+    }
 
 
 def weekend_dataset(dataset: str, zh: bool) -> str:
@@ -113,8 +120,11 @@ def weekend_versus_weekdays(plan: Plan, column: dict[str, Any], dataset: str, zh
     The weekend group leads the comparison's headline."""
     plan.derived = weekend_dataset(dataset, zh)
     arguments = weekend_arguments(column, plan.derived, zh)
-    subject = _t(zh, f"Mark the weekend days (Saturday, Sunday) against the weekdays in {column['name']}",
-                 f"按{column['name']}把周末（周六、周日）和工作日分开")
+    subject = _t(
+        zh,
+        f"Mark the weekend days (Saturday, Sunday) against the weekdays in {column['name']}",
+        f"按{column['name']}把周末（周六、周日）和工作日分开",
+    )
     plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))
     plan.whole, plan.dimension, plan.values = column["name"], arguments["new_column_name"], []
     return plan.dimension
@@ -124,10 +134,18 @@ def weekend_by_date(plan: Plan, date: str, dataset: str, zh: bool) -> str:
     """With no weekday column, the weekend days and the weekdays from a date column (derive_column's
     date_part "weekend"); the new column's name."""
     plan.derived = weekend_dataset(dataset, zh)
-    arguments = {"new_column_name": weekend_column(date, zh), "kind": "date_part", "columns": [date], "part": "weekend",
-                 "output": plan.derived}
-    subject = _t(zh, f"Mark the weekend days (Saturday, Sunday) against the weekdays from {date}",
-                 f"按{date}把周末（周六、周日）和工作日分开")
+    arguments = {
+        "new_column_name": weekend_column(date, zh),
+        "kind": "date_part",
+        "columns": [date],
+        "part": "weekend",
+        "output": plan.derived,
+    }
+    subject = _t(
+        zh,
+        f"Mark the weekend days (Saturday, Sunday) against the weekdays from {date}",
+        f"按{date}把周末（周六、周日）和工作日分开",
+    )
     plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))
     plan.whole, plan.dimension, plan.values = date, weekend_column(date, zh), []
     return weekend_column(date, zh)

@@ -27,29 +27,55 @@ from app.agent.plan_steps import local_text as _t
 from app.agent.profile_reading import NUMERIC
 
 # (earlier, later) markers of the same measurement taken twice; English ones only as whole words
-PAIR_MARKERS = (("before", "after"), ("pre", "post"), ("baseline", "followup"), ("baseline", "follow-up"),
-                ("baseline", "final"), ("baseline", "end"), ("start", "end"), ("initial", "final"), ("first", "second"),
-                ("1st", "2nd"), ("old", "new"), ("前", "后"), ("前", "後"), ("第一次", "第二次"), ("首次", "复查"),
-                ("初", "末"), ("期初", "期末"))
+PAIR_MARKERS = (
+    ("before", "after"),
+    ("pre", "post"),
+    ("baseline", "followup"),
+    ("baseline", "follow-up"),
+    ("baseline", "final"),
+    ("baseline", "end"),
+    ("start", "end"),
+    ("initial", "final"),
+    ("first", "second"),
+    ("1st", "2nd"),
+    ("old", "new"),
+    ("前", "后"),
+    ("前", "後"),
+    ("第一次", "第二次"),
+    ("首次", "复查"),
+    ("初", "末"),
+    ("期初", "期末"),
+)
 _NUMBER = re.compile(r"\d+")
 # a change or a difference between the two measurements
-CHANGE_CUE = re.compile(r"\b(?:drop\w*|fall\w*|fell|ris(?:e|es|ing)|rose|increas\w*|decreas\w*|declin\w*|improv\w*|worse\w*|"
-                        r"go(?:ne|es)? (?:up|down)|went (?:up|down)|c[ao]m(?:e|es|ing) (?:up|down)|chang\w*|differ\w*|higher|lower|bigger|smaller|larger|"
-                        r"greater|more|less|fewer|better|worse|gain\w*|los[ets]\w*|reduc\w*|grow\w*|grew|shr[iu]nk\w*|"
-                        r"effect\w*|work(?:s|ed)?|help\w*|compar\w*)\b|than|比较|对比|降|升|增|减|变|改善|好转|涨|跌|缩小|扩大|有效|效果|进步|退步|提升|下滑|"
-                        r"更(?:高|低|多|少|大|小|好|差)|(?:高|低|多|少|大|小)(?:了|吗|于|多少)|差(?:别|异|多少)|区别|不同|比(?!例|率|重)",
-                        re.I)
+CHANGE_CUE = re.compile(
+    r"\b(?:drop\w*|fall\w*|fell|ris(?:e|es|ing)|rose|increas\w*|decreas\w*|declin\w*|improv\w*|worse\w*|"
+    r"go(?:ne|es)? (?:up|down)|went (?:up|down)|c[ao]m(?:e|es|ing) (?:up|down)|chang\w*|differ\w*|higher|lower|bigger|smaller|larger|"
+    r"greater|more|less|fewer|better|worse|gain\w*|los[ets]\w*|reduc\w*|grow\w*|grew|shr[iu]nk\w*|"
+    r"effect\w*|work(?:s|ed)?|help\w*|compar\w*)\b|than|比较|对比|降|升|增|减|变|改善|好转|涨|跌|缩小|扩大|有效|效果|进步|退步|提升|下滑|"
+    r"更(?:高|低|多|少|大|小|好|差)|(?:高|低|多|少|大|小)(?:了|吗|于|多少)|差(?:别|异|多少)|区别|不同|比(?!例|率|重)",
+    re.I,
+)
 # a change proper (not "higher" or "different", which compare the groups' levels)
-CHANGE_ONLY = re.compile(r"\b(?:drop\w*|fall\w*|fell|ris(?:e|es|ing)|rose|increas\w*|decreas\w*|declin\w*|improv\w*|worsen\w*|"
-                         r"go(?:ne|es)? (?:up|down)|went (?:up|down)|c[ao]m(?:e|es|ing) (?:up|down)|chang\w*|gain\w*|"
-                         r"reduc\w*|grow\w*|grew|shr[iu]nk\w*)\b|降|升|增加|增长|减少|变化|改善|好转|进步|退步|提升|下滑|涨|跌", re.I)
+CHANGE_ONLY = re.compile(
+    r"\b(?:drop\w*|fall\w*|fell|ris(?:e|es|ing)|rose|increas\w*|decreas\w*|declin\w*|improv\w*|worsen\w*|"
+    r"go(?:ne|es)? (?:up|down)|went (?:up|down)|c[ao]m(?:e|es|ing) (?:up|down)|chang\w*|gain\w*|"
+    r"reduc\w*|grow\w*|grew|shr[iu]nk\w*)\b|降|升|增加|增长|减少|变化|改善|好转|进步|退步|提升|下滑|涨|跌",
+    re.I,
+)
 # the two move together: a relationship, not a difference
-RELATION_CUE = re.compile(r"correlat|relat(?:ed|ion)|associat|\bthe (?:more|less|higher|lower|bigger|larger)\b.*\bthe\b|"
-                          r"\bpredict|\bfor (?:each|every)\b|\bper (?:extra|additional|more|unit)\b|越.{1,20}越|相关|关系|关联|预测|"
-                          r"每(?:增加|多|高|长|提高)", re.I)
+RELATION_CUE = re.compile(
+    r"correlat|relat(?:ed|ion)|associat|\bthe (?:more|less|higher|lower|bigger|larger)\b.*\bthe\b|"
+    r"\bpredict|\bfor (?:each|every)\b|\bper (?:extra|additional|more|unit)\b|越.{1,20}越|相关|关系|关联|预测|"
+    r"每(?:增加|多|高|长|提高)",
+    re.I,
+)
 _THAN = re.compile(r"\bthan\b|\bvs\.?\b|\bversus\b|\bcompared (?:to|with)\b|比(?!例|率|较|重)|相比|对比", re.I)
-_BETWEEN = re.compile(r"\bdiffer\w*\b.{0,20}\bbetween\b|\bgap between\b|之间.{0,4}(?:差|区别|不同)|"
-                      r"^\s*(?:please\s+)?compare\b|^\s*(?:请)?(?:比较|对比)", re.I)  # "compare hwy and cty": the two side by side
+_BETWEEN = re.compile(
+    r"\bdiffer\w*\b.{0,20}\bbetween\b|\bgap between\b|之间.{0,4}(?:差|区别|不同)|"
+    r"^\s*(?:please\s+)?compare\b|^\s*(?:请)?(?:比较|对比)",
+    re.I,
+)  # "compare hwy and cty": the two side by side
 _OTHER = re.compile(r"\bother\b|另一|另外一|其他那|另一只|另一个")
 _LATIN_WORD = re.compile(r"[a-z0-9]+")
 
@@ -68,8 +94,11 @@ def wide_pair(question: str, columns: list[dict[str, Any]], spans: list[Any]) ->
     """The wide paired design a question asks about, when the table has one (see the module doc)."""
     if RELATION_CUE.search(question):
         return None
-    numbers = {c["name"]: c for c in columns if c["type"] in NUMERIC and not c.get("pii")
-               and not c.get("binary") and not c.get("coded")}
+    numbers = {
+        c["name"]: c
+        for c in columns
+        if c["type"] in NUMERIC and not c.get("pii") and not c.get("binary") and not c.get("coded")
+    }
     named = list(dict.fromkeys(name for _, _, name in spans if name in numbers))
     if len(named) > 2:
         return None
@@ -80,8 +109,11 @@ def wide_pair(question: str, columns: list[dict[str, Any]], spans: list[Any]) ->
     if len(named) == 2 and same_scale(numbers[named[0]], numbers[named[1]]) and _compared(question, spans, named):
         return WidePair(named[0], named[1])
     if len(named) == 1 and _OTHER.search(question):
-        partners = [n for n in numbers if n != named[0] and _common_words(n, named[0])
-                    and same_scale(numbers[n], numbers[named[0]])]
+        partners = [
+            n
+            for n in numbers
+            if n != named[0] and _common_words(n, named[0]) and same_scale(numbers[n], numbers[named[0]])
+        ]
         if len(partners) == 1:
             return WidePair(named[0], partners[0])
     return None
@@ -107,7 +139,12 @@ def change_by_group(plan: Plan, pair: WidePair, dataset: str, zh: bool) -> str:
     name = f"{pair.first} - {pair.second}"
     plan.derived = dataset
     subject = _t(zh, f"Add the change {name}", f"新增变化量 {name}")
-    arguments = {"new_column_name": name, "kind": "difference", "columns": [pair.first, pair.second], "output": plan.derived}
+    arguments = {
+        "new_column_name": name,
+        "kind": "difference",
+        "columns": [pair.first, pair.second],
+        "output": plan.derived,
+    }
     plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))
     return name
 
@@ -143,7 +180,7 @@ def _marker_at(text: str, name: str, partner: str) -> int:
     low, other = name.lower(), partner.lower()
     start = next((i for i in range(min(len(low), len(other))) if low[i] != other[i]), 0)
     end = next((i for i in range(min(len(low), len(other))) if low[-1 - i] != other[-1 - i]), 0)
-    marker = low[start:len(low) - end].strip(" _.-")
+    marker = low[start : len(low) - end].strip(" _.-")
     if not marker:
         return -1
     pattern = rf"(?<![a-z0-9]){re.escape(marker)}(?![a-z0-9])" if marker.isascii() else re.escape(marker)
@@ -176,8 +213,11 @@ def _mentions(question: str, shared: str, earlier: str, later: str) -> bool:
     words = {w for w in _LATIN_WORD.findall(shared) if len(w) >= 3 and not w.isdigit()}
     if any(re.search(rf"(?<![a-z]){re.escape(w)}", text) for w in words):
         return True
-    return any(piece in text for part in re.findall(r"[\u4e00-\u9fff]+", shared)
-               for piece in (part[i:i + 2] for i in range(len(part) - 1)))
+    return any(
+        piece in text
+        for part in re.findall(r"[\u4e00-\u9fff]+", shared)
+        for piece in (part[i : i + 2] for i in range(len(part) - 1))
+    )
 
 
 def _letter(text: str, at: int) -> bool:
@@ -224,12 +264,19 @@ def _common_words(a: str, b: str) -> bool:
     if {w for w in words_a & words_b if len(w) >= 2 and not w.isdigit()}:
         return True
     han_a = re.findall(r"[\u4e00-\u9fff]", a)
-    return any("".join(han_a[i:i + 2]) in b for i in range(len(han_a) - 1))
+    return any("".join(han_a[i : i + 2]) in b for i in range(len(han_a) - 1))
 
 
 def wide_pair_plan(pair: WidePair, zh: bool) -> Plan:
     """A paired test of the two columns, row by row: the difference is first - second."""
     a, b = pair.first, pair.second
     subject = _t(zh, f"Compare {a} with {b} on the same rows", f"同一行上比较{a}与{b}")
-    return Plan(a, None, [Step("profile_dataset", {}, evidence=False),
-                          Step("paired_test", {"x_column": a, "y_column": b, "method": "t"}, subject)], kind="paired")
+    return Plan(
+        a,
+        None,
+        [
+            Step("profile_dataset", {}, evidence=False),
+            Step("paired_test", {"x_column": a, "y_column": b, "method": "t"}, subject),
+        ],
+        kind="paired",
+    )

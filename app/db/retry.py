@@ -85,8 +85,11 @@ def _record(session: Session, _context, _instances) -> None:
     work.added += [obj for obj in session.new if id(obj) not in seen]
     for obj in session.dirty:
         state = inspect(obj)
-        values = {prop.key: state.attrs[prop.key].value for prop in state.mapper.column_attrs
-                  if state.attrs[prop.key].history.has_changes()}
+        values = {
+            prop.key: state.attrs[prop.key].value
+            for prop in state.mapper.column_attrs
+            if state.attrs[prop.key].history.has_changes()
+        }
         if values:
             work.changed.setdefault(id(obj), (obj, {}))[1].update(values)
     gone = {id(obj) for obj in work.deleted}

@@ -51,8 +51,9 @@ class Database:
         if url.startswith("sqlite"):
             settings.data_dir.mkdir(parents=True, exist_ok=True)
             # `timeout` is SQLite's busy timeout: a writer waits that long for the one write lock.
-            self.engine = create_engine(url, connect_args={"check_same_thread": False,
-                                                           "timeout": settings.sqlite_busy_timeout_s}, **pool)
+            self.engine = create_engine(
+                url, connect_args={"check_same_thread": False, "timeout": settings.sqlite_busy_timeout_s}, **pool
+            )
             event.listen(self.engine, "connect", partial(_sqlite_pragmas, synchronous=settings.sqlite_synchronous))
             WriteGate(settings.sqlite_busy_timeout_s).install(self.engine)
         else:
@@ -65,10 +66,16 @@ class Database:
                 # smaller pool makes the extra threads wait for a connection instead.
                 overflow = min(pool["max_overflow"], ceiling // 4)
                 self.engine.dispose()
-                self.engine = create_engine(url, pool_pre_ping=True, pool_size=ceiling - overflow,
-                                            max_overflow=overflow, pool_timeout=pool["pool_timeout"])
-        self.sessionmaker = sessionmaker(self.engine, class_=RetryingSession, expire_on_commit=False,
-                                         info={"retry_s": settings.db_retry_s})
+                self.engine = create_engine(
+                    url,
+                    pool_pre_ping=True,
+                    pool_size=ceiling - overflow,
+                    max_overflow=overflow,
+                    pool_timeout=pool["pool_timeout"],
+                )
+        self.sessionmaker = sessionmaker(
+            self.engine, class_=RetryingSession, expire_on_commit=False, info={"retry_s": settings.db_retry_s}
+        )
 
     def migrate(self) -> None:
         """Bring the schema to the newest migration (idempotent)."""

@@ -34,19 +34,39 @@ EXIT_OK, EXIT_REGRESSION, EXIT_BAD_ARGS = 0, 1, 2
 
 def add_eval_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
-        "eval", help="Run the evaluation task set and compare it with the baseline.",
+        "eval",
+        help="Run the evaluation task set and compare it with the baseline.",
         description="Runs the task set with the configured model (the built-in analyst when none is). Exit code 0: "
-                    "all tasks done, no regression; 1: a regression or a task not done; 2: bad arguments.")
+        "all tasks done, no regression; 1: a regression or a task not done; 2: bad arguments.",
+    )
     parser.add_argument("--only", action="append", default=[], metavar="ID", help="run only this task (repeatable)")
-    parser.add_argument("--tasks", type=Path, default=DEFAULT_TASKS, help="task file (default data/eval/tasks.json); its relative "
-                        "file paths are read from the file's own folder (the checkout's sets: from the repository root)")
-    parser.add_argument("--baseline", type=Path, default=None,
-                        help="baseline to compare with (default data/eval/baseline.json, when it exists)")
-    parser.add_argument("--save-baseline", type=Path, default=None, metavar="FILE",
-                        help="write these results as the new baseline instead of comparing")
+    parser.add_argument(
+        "--tasks",
+        type=Path,
+        default=DEFAULT_TASKS,
+        help="task file (default data/eval/tasks.json); its relative "
+        "file paths are read from the file's own folder (the checkout's sets: from the repository root)",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="baseline to compare with (default data/eval/baseline.json, when it exists)",
+    )
+    parser.add_argument(
+        "--save-baseline",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write these results as the new baseline instead of comparing",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    parser.add_argument("--workdir", type=Path, default=None,
-                        help="keep the runs (database, traces, figures) here instead of a temporary folder")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="keep the runs (database, traces, figures) here instead of a temporary folder",
+    )
     parser.set_defaults(func=eval_command)
     return parser
 
@@ -75,10 +95,20 @@ def eval_command(args: argparse.Namespace) -> int:
             return EXIT_BAD_ARGS
     ok = total["done"] == total["tasks"] and not (comparison and comparison["regressions"])
     if args.json:
-        print(json.dumps({"model": model, "tasks": results, "totals": total, "ok": ok,
-                          "baseline": {"path": shown(baseline_path), **comparison} if comparison else None,
-                          "saved_baseline": shown(args.save_baseline) if args.save_baseline else None},
-                         ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {
+                    "model": model,
+                    "tasks": results,
+                    "totals": total,
+                    "ok": ok,
+                    "baseline": {"path": shown(baseline_path), **comparison} if comparison else None,
+                    "saved_baseline": shown(args.save_baseline) if args.save_baseline else None,
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
     else:
         print(report_text(model, results, total, comparison, baseline_path, args.save_baseline))
     return EXIT_OK if ok else EXIT_REGRESSION
@@ -105,9 +135,13 @@ def execute(tasks: list, workdir: Path | None, root: Path | None = None) -> tupl
     print(f"Evaluating {len(tasks)} task(s) with {model}", file=sys.stderr)
 
     def progress(i: int, n: int, result: dict[str, Any]) -> None:  # stderr: --json keeps stdout clean
-        print(f"[{i}/{n}] {result['id']}: {result['status']}, {'right' if result['fully_right'] else 'not right'}, "
-              f"facts {result['facts_found']}/"
-              f"{result['facts_total']}, {result['wall_s']:.1f} s", file=sys.stderr, flush=True)
+        print(
+            f"[{i}/{n}] {result['id']}: {result['status']}, {'right' if result['fully_right'] else 'not right'}, "
+            f"facts {result['facts_found']}/"
+            f"{result['facts_total']}, {result['wall_s']:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
 
     with tempfile.TemporaryDirectory(prefix="verity-eval-") as scratch:
         folder = workdir or Path(scratch)
@@ -126,8 +160,14 @@ def shown(path: Path) -> str:
         return str(path)
 
 
-def report_text(model: str, results: list[dict[str, Any]], total: dict[str, Any], comparison: dict | None,
-                baseline_path: Path, saved: Path | None) -> str:
+def report_text(
+    model: str,
+    results: list[dict[str, Any]],
+    total: dict[str, Any],
+    comparison: dict | None,
+    baseline_path: Path,
+    saved: Path | None,
+) -> str:
     lines = [f"Model: {model}", "", table(results, total), "", score_line(total)]
     unfinished = [r["id"] for r in results if r["status"] != "done"]
     if unfinished:

@@ -21,8 +21,19 @@ from app.paths import REPO_ROOT
 
 DEFAULT_BASELINE = REPO_ROOT / "data" / "eval" / "baseline.json"
 RATE_TOLERANCE = 0.05
-BASELINE_FIELDS = ("status", "fully_right", "facts_found", "facts_total", "tool_calls", "tool_success_rate", "budget_overruns",
-                   "steps", "retries", "evidence", "unverified_numbers")
+BASELINE_FIELDS = (
+    "status",
+    "fully_right",
+    "facts_found",
+    "facts_total",
+    "tool_calls",
+    "tool_success_rate",
+    "budget_overruns",
+    "steps",
+    "retries",
+    "evidence",
+    "unverified_numbers",
+)
 
 
 class BaselineError(ValueError):
@@ -32,28 +43,68 @@ class BaselineError(ValueError):
 # --- totals and the table --------------------------------------------------------------------
 def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
     calls, ok = sum(r["tool_calls"] for r in results), sum(r["tool_ok"] for r in results)
-    summed = {k: sum(r[k] for r in results) for k in ("facts_found", "facts_total", "budget_overruns",
-                                                      "budget_warnings", "steps", "model_calls", "retries",
-                                                      "evidence", "unverified_numbers")}
+    summed = {
+        k: sum(r[k] for r in results)
+        for k in (
+            "facts_found",
+            "facts_total",
+            "budget_overruns",
+            "budget_warnings",
+            "steps",
+            "model_calls",
+            "retries",
+            "evidence",
+            "unverified_numbers",
+        )
+    }
     right = sum(bool(r.get("fully_right")) for r in results)
-    by_language = {lang: {"tasks": sum(r.get("language") == lang for r in results),
-                          "fully_right": sum(r.get("language") == lang and bool(r.get("fully_right")) for r in results)}
-                   for lang in sorted({r.get("language") or "en" for r in results})}
-    return {"by_language": by_language,"tasks": len(results), "done": sum(r["status"] == "done" for r in results), **summed,
-            "fully_right": right, "fully_right_share": round(right / len(results), 4) if results else None,
-            "tool_calls": calls, "tool_ok": ok, "tool_success_rate": round(ok / calls, 4) if calls else None,
-            "wall_s": round(sum(r["wall_s"] for r in results), 2)}
+    by_language = {
+        lang: {
+            "tasks": sum(r.get("language") == lang for r in results),
+            "fully_right": sum(r.get("language") == lang and bool(r.get("fully_right")) for r in results),
+        }
+        for lang in sorted({r.get("language") or "en" for r in results})
+    }
+    return {
+        "by_language": by_language,
+        "tasks": len(results),
+        "done": sum(r["status"] == "done" for r in results),
+        **summed,
+        "fully_right": right,
+        "fully_right_share": round(right / len(results), 4) if results else None,
+        "tool_calls": calls,
+        "tool_ok": ok,
+        "tool_success_rate": round(ok / calls, 4) if calls else None,
+        "wall_s": round(sum(r["wall_s"] for r in results), 2),
+    }
 
 
-COLUMNS = [("task", "id"), ("status", "status"), ("right", None), ("facts", None), ("tools ok", None),
-           ("overruns", "budget_overruns"), ("steps", "steps"), ("retries", "retries"), ("time s", None),
-           ("unverified", "unverified_numbers")]
+COLUMNS = [
+    ("task", "id"),
+    ("status", "status"),
+    ("right", None),
+    ("facts", None),
+    ("tools ok", None),
+    ("overruns", "budget_overruns"),
+    ("steps", "steps"),
+    ("retries", "retries"),
+    ("time s", None),
+    ("unverified", "unverified_numbers"),
+]
 
 
 def table(results: list[dict[str, Any]], total: dict[str, Any]) -> str:
     """One row per task and a totals row, then what each unfinished or incomplete task missed."""
-    rows = [_row(r) for r in results] + [_row({**total, "id": "TOTAL", "status": f"{total['done']}/{total['tasks']} done",
-                                               "right_cell": f"{total['fully_right']}/{total['tasks']}"})]
+    rows = [_row(r) for r in results] + [
+        _row(
+            {
+                **total,
+                "id": "TOTAL",
+                "status": f"{total['done']}/{total['tasks']} done",
+                "right_cell": f"{total['fully_right']}/{total['tasks']}",
+            }
+        )
+    ]
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, (h, _) in enumerate(COLUMNS)]
 
     def line(cells: list[str]) -> str:  # names left-aligned, numbers right-aligned
@@ -85,10 +136,17 @@ def score_line(total: dict[str, Any]) -> str:
     """The headline of an evaluation: how many questions were answered fully right."""
     share = total.get("fully_right_share")
     languages = total.get("by_language") or {}
-    split = ", ".join(f"{lang} {v['fully_right']}/{v['tasks']}" for lang, v in languages.items()) if len(languages) > 1 else ""
-    return (f"Score: {total['fully_right']}/{total['tasks']} questions fully right"
-            + (f" ({share:.1%})" if share is not None else "") + (f" [{split}]" if split else "")
-            + f"; facts {total['facts_found']}/{total['facts_total']}")
+    split = (
+        ", ".join(f"{lang} {v['fully_right']}/{v['tasks']}" for lang, v in languages.items())
+        if len(languages) > 1
+        else ""
+    )
+    return (
+        f"Score: {total['fully_right']}/{total['tasks']} questions fully right"
+        + (f" ({share:.1%})" if share is not None else "")
+        + (f" [{split}]" if split else "")
+        + f"; facts {total['facts_found']}/{total['facts_total']}"
+    )
 
 
 # --- the baseline ----------------------------------------------------------------------------
@@ -105,7 +163,7 @@ def load_baseline(path: Path) -> dict[str, Any] | None:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BaselineError(f"cannot read baseline {path}: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("tasks"), dict):
-        raise BaselineError(f"{path}: expected {{\"model\": ..., \"tasks\": {{task id: scores}}}}")
+        raise BaselineError(f'{path}: expected {{"model": ..., "tasks": {{task id: scores}}}}')
     return data
 
 
@@ -149,5 +207,7 @@ def task_regressions(now: dict[str, Any], before: dict[str, Any]) -> list[str]:
     if before.get("status") == "done" and now["status"] != "done":
         found.append(f"status {now['status']}, baseline done")
     if now["unverified_numbers"] > (before.get("unverified_numbers") or 0):
-        found.append(f"ungrounded numbers {now['unverified_numbers']}, baseline {before.get('unverified_numbers') or 0}")
+        found.append(
+            f"ungrounded numbers {now['unverified_numbers']}, baseline {before.get('unverified_numbers') or 0}"
+        )
     return found

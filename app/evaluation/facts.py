@@ -35,9 +35,22 @@ import math
 import re
 from typing import Any
 
-KINDS = ("tool", "metric", "answer_contains_any", "evidence_min", "language", "uses", "answer_number",
-         "answer_contains_all", "headline_contains_any", "answer_lacks", "version_rows", "asked", "any",
-         "answer_order")
+KINDS = (
+    "tool",
+    "metric",
+    "answer_contains_any",
+    "evidence_min",
+    "language",
+    "uses",
+    "answer_number",
+    "answer_contains_all",
+    "headline_contains_any",
+    "answer_lacks",
+    "version_rows",
+    "asked",
+    "any",
+    "answer_order",
+)
 WORD_LISTS = ("answer_contains_any", "answer_contains_all", "headline_contains_any", "answer_lacks", "answer_order")
 COMPARISONS = ("value", "below", "above", "equals")
 
@@ -76,7 +89,9 @@ def validate_fact(fact: Any) -> None:
             raise FactError(f"uses must be a non-empty list of tool names: {fact!r}")
         if not isinstance(mentions, list) or not all(isinstance(m, str) and m for m in mentions):
             raise FactError(f"mentions must be a list of strings: {fact!r}")
-    elif kind == "answer_number" and not (_number(fact[kind]) and all(_number(fact.get(t, 0)) for t in ("abs_tol", "rel_tol"))):
+    elif kind == "answer_number" and not (
+        _number(fact[kind]) and all(_number(fact.get(t, 0)) for t in ("abs_tol", "rel_tol"))
+    ):
         raise FactError(f"answer_number and its tolerances must be numbers: {fact!r}")
     elif kind == "any":
         if not isinstance(fact[kind], list) or not fact[kind]:
@@ -125,8 +140,9 @@ def describe(fact: dict[str, Any]) -> str:
     return f"tool {fact[kind]} succeeded" if kind == "tool" else f"{kind} {fact[kind]}"
 
 
-def check(fact: dict[str, Any], report: dict[str, Any] | None, calls: list[dict[str, Any]],
-          run: dict[str, Any] | None = None) -> bool:
+def check(
+    fact: dict[str, Any], report: dict[str, Any] | None, calls: list[dict[str, Any]], run: dict[str, Any] | None = None
+) -> bool:
     """True when the run's report and tool calls show the fact. No report (the run did not
     finish) shows only the facts about what it did (tools, questions, versions). `run` holds
     what else the run recorded: {"versions": [rows, ...], "asked": [topic, ...]}."""
@@ -134,12 +150,16 @@ def check(fact: dict[str, Any], report: dict[str, Any] | None, calls: list[dict[
     if kind == "tool":
         return any(c["tool"] == fact["tool"] and c["ok"] for c in calls)
     if kind == "uses":
-        return any(c["tool"] in fact["uses"] and c["ok"] and _mentions(c.get("arguments") or {}, fact.get("mentions") or [])
-                   for c in calls)
+        return any(
+            c["tool"] in fact["uses"] and c["ok"] and _mentions(c.get("arguments") or {}, fact.get("mentions") or [])
+            for c in calls
+        )
     if kind == "version_rows":
         return fact[kind] in (run.get("versions") or [])
     if kind == "asked":
-        return any(fact[kind] == "*" or t == fact[kind] or t.startswith(fact[kind] + ".") for t in run.get("asked") or [])
+        return any(
+            fact[kind] == "*" or t == fact[kind] or t.startswith(fact[kind] + ".") for t in run.get("asked") or []
+        )
     if kind == "any":
         return any(check(inner, report, calls, run) for inner in fact[kind])
     if report is None:
@@ -160,8 +180,10 @@ def check(fact: dict[str, Any], report: dict[str, Any] | None, calls: list[dict[
         places = [answer.find(word.lower()) for word in fact[kind]]
         return all(p >= 0 for p in places) and places == sorted(places)
     if kind == "answer_number":
-        return any(math.isclose(n, fact[kind], rel_tol=fact.get("rel_tol", 0.0), abs_tol=fact.get("abs_tol", 0.0))
-                   for n in numbers_in(report.get("answer") or ""))
+        return any(
+            math.isclose(n, fact[kind], rel_tol=fact.get("rel_tol", 0.0), abs_tol=fact.get("abs_tol", 0.0))
+            for n in numbers_in(report.get("answer") or "")
+        )
     if kind == "evidence_min":
         return len(report.get("evidence") or []) >= fact[kind]
     return report.get("language") == fact["language"]
@@ -230,8 +252,12 @@ def _metric_matches(fact: dict[str, Any], metrics: dict[str, Any]) -> bool:
         return value < fact["below"]
     if "above" in fact:
         return value > fact["above"]
-    return math.isclose(value, fact["value"], rel_tol=fact.get("rel_tol", 0.0 if "abs_tol" in fact else 0.01),
-                        abs_tol=fact.get("abs_tol", 0.0))
+    return math.isclose(
+        value,
+        fact["value"],
+        rel_tol=fact.get("rel_tol", 0.0 if "abs_tol" in fact else 0.01),
+        abs_tol=fact.get("abs_tol", 0.0),
+    )
 
 
 def _number(value: Any) -> bool:

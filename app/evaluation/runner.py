@@ -39,8 +39,9 @@ RETRY_PURPOSES = ("reemit", "length-retry")  # model requests that repeat an unu
 Progress = Callable[[int, int, dict[str, Any]], None]
 
 
-def run_tasks(tasks: list[EvalTask], settings: Settings, root: Path = REPO_ROOT,
-              progress: Progress | None = None) -> list[dict[str, Any]]:
+def run_tasks(
+    tasks: list[EvalTask], settings: Settings, root: Path = REPO_ROOT, progress: Progress | None = None
+) -> list[dict[str, Any]]:
     """Run the tasks in order against one database under `settings.data_dir`; one result each."""
     db = open_database(settings)
     service = RunService(db, settings)
@@ -69,13 +70,23 @@ def run_task(service: RunService, task: EvalTask, root: Path = REPO_ROOT) -> dic
     except Exception as exc:  # a harness bug must not end the whole evaluation: it is this task's failure
         log.debug("evaluation task %s failed", task.id, exc_info=True)
         measured = measure_after_error(service, run_id, f"{type(exc).__name__}: {exc}")
-    found = [fact for fact in task.facts
-             if fact_checks.check(fact, measured["report"], measured["calls"], measured.get("recorded"))]
+    found = [
+        fact
+        for fact in task.facts
+        if fact_checks.check(fact, measured["report"], measured["calls"], measured.get("recorded"))
+    ]
     return {
-        "id": task.id, "language": task.language or "en", "status": measured["status"], "reason": measured["reason"],
-        "facts_found": len(found), "facts_total": len(task.facts), "fully_right": len(found) == len(task.facts),
+        "id": task.id,
+        "language": task.language or "en",
+        "status": measured["status"],
+        "reason": measured["reason"],
+        "facts_found": len(found),
+        "facts_total": len(task.facts),
+        "fully_right": len(found) == len(task.facts),
         "missed": [fact_checks.describe(f) for f in task.facts if f not in found],
-        **measured["metrics"], "wall_s": round(time.perf_counter() - started, 2), "run_id": run_id,
+        **measured["metrics"],
+        "wall_s": round(time.perf_counter() - started, 2),
+        "run_id": run_id,
     }
 
 
@@ -87,8 +98,13 @@ def start_run(service: RunService, task: EvalTask, root: Path) -> str:
         workspace.rules = task.rules
         for path in task.paths(root):
             if not path.is_file():
-                raise IngestError("empty_file", f"File not found: {path}", "Check the task's files.",
-                                  f"找不到文件：{path}", "请检查评测任务列出的文件。")
+                raise IngestError(
+                    "empty_file",
+                    f"File not found: {path}",
+                    "Check the task's files.",
+                    f"找不到文件：{path}",
+                    "请检查评测任务列出的文件。",
+                )
             add_dataset(session, service.settings, workspace, path, path.name)
         workspace_id = workspace.id
     for earlier in task.before:
@@ -130,39 +146,62 @@ def measure(service: RunService, run_id: str) -> dict[str, Any]:
     """Status, report and process metrics of a run that has stopped (done, failed or waiting)."""
     with service.db.session() as session:
         run = session.get(Run, run_id)
-        calls = [{"id": c.id, "tool": c.tool, "ok": bool(c.ok), "error": (c.error or {}).get("error"),
-                  "arguments": c.arguments or {}}
-                 for c in session.scalars(select(ToolCall).where(ToolCall.run_id == run_id))]
-        versions = [int((e.data or {}).get("rows") or 0) for e in session.scalars(
-            select(Event).where(Event.run_id == run_id, Event.kind == "dataset_version"))]
+        calls = [
+            {
+                "id": c.id,
+                "tool": c.tool,
+                "ok": bool(c.ok),
+                "error": (c.error or {}).get("error"),
+                "arguments": c.arguments or {},
+            }
+            for c in session.scalars(select(ToolCall).where(ToolCall.run_id == run_id))
+        ]
+        versions = [
+            int((e.data or {}).get("rows") or 0)
+            for e in session.scalars(select(Event).where(Event.run_id == run_id, Event.kind == "dataset_version"))
+        ]
         asked = [q.topic or "" for q in session.scalars(select(Question).where(Question.run_id == run_id))]
-        events = list(session.scalars(select(Event).where(Event.run_id == run_id,
-                                                          Event.kind.in_(("budget", "span", "model_reply")))
-                                      .order_by(Event.id)))
+        events = list(
+            session.scalars(
+                select(Event)
+                .where(Event.run_id == run_id, Event.kind.in_(("budget", "span", "model_reply")))
+                .order_by(Event.id)
+            )
+        )
         report = None
         if run.status == "done":
-            row = session.scalars(select(Report).where(Report.run_id == run_id)
-                                  .order_by(Report.created_at.desc())).first()
+            row = session.scalars(
+                select(Report).where(Report.run_id == run_id).order_by(Report.created_at.desc())
+            ).first()
             report = row.content if row else None
         reason = None
         if run.status == "waiting":
             reason = "waiting for answers: " + ", ".join(external_id(q) for q in open_questions(session, run_id))
         elif run.status != "done":
             reason = run.error or run.status
-        return {"status": run.status, "reason": reason, "report": report, "calls": calls,
-                "recorded": {"versions": versions, "asked": asked},
-                "metrics": process_metrics(calls, events, report, run)}
+        return {
+            "status": run.status,
+            "reason": reason,
+            "report": report,
+            "calls": calls,
+            "recorded": {"versions": versions, "asked": asked},
+            "metrics": process_metrics(calls, events, report, run),
+        }
 
 
-def process_metrics(calls: list[dict[str, Any]], events: list[Event], report: dict[str, Any] | None,
-                    run: Run) -> dict[str, Any]:
+def process_metrics(
+    calls: list[dict[str, Any]], events: list[Event], report: dict[str, Any] | None, run: Run
+) -> dict[str, Any]:
     ok = sum(c["ok"] for c in calls)
     budgets = [e.data or {} for e in events if e.kind == "budget"]
     spans = [e.data or {} for e in events if e.kind == "span"]
     last = budgets[-1] if budgets else {}
     return {
-        "model": f"{run.model_kind}:{run.model_name}", "intent": run.intent,
-        "tool_calls": len(calls), "tool_ok": ok, "tool_success_rate": round(ok / len(calls), 4) if calls else None,
+        "model": f"{run.model_kind}:{run.model_name}",
+        "intent": run.intent,
+        "tool_calls": len(calls),
+        "tool_ok": ok,
+        "tool_success_rate": round(ok / len(calls), 4) if calls else None,
         # a turn that ran into a cap, plus every call the gate refused for being over one
         "budget_overruns": sum(bool(b.get("spent")) for b in budgets)
         + sum(c["error"] in BUDGET_REFUSALS for c in calls),
@@ -179,9 +218,20 @@ def process_metrics(calls: list[dict[str, Any]], events: list[Event], report: di
 
 def failed(reason: str) -> dict[str, Any]:
     """A task that never got a run (its files did not read): nothing ran, nothing to count."""
-    empty = {"model": None, "intent": None, "tool_calls": 0, "tool_ok": 0, "tool_success_rate": None,
-             "budget_overruns": 0, "budget_warnings": 0, "steps": 0, "model_calls": 0, "retries": 0,
-             "evidence": 0, "unverified_numbers": 0}
+    empty = {
+        "model": None,
+        "intent": None,
+        "tool_calls": 0,
+        "tool_ok": 0,
+        "tool_success_rate": None,
+        "budget_overruns": 0,
+        "budget_warnings": 0,
+        "steps": 0,
+        "model_calls": 0,
+        "retries": 0,
+        "evidence": 0,
+        "unverified_numbers": 0,
+    }
     return {"status": "failed", "reason": reason, "report": None, "calls": [], "metrics": empty}
 
 
@@ -194,4 +244,3 @@ def measure_after_error(service: RunService, run_id: str | None, reason: str) ->
     except Exception:  # the database itself is the problem: report the first error only
         return failed(reason)
     return {**measured, "status": "failed", "reason": reason, "report": None}
-

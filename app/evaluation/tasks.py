@@ -52,14 +52,15 @@ def load_tasks(path: Path = DEFAULT_TASKS, only: list[str] | None = None) -> lis
         raise TaskFileError(
             f"the default task set was not found at {DEFAULT_TASKS}: it comes with a source checkout of "
             "Verity (its tasks read the checkout's data files), not with an installed package. Run "
-            "`verity eval` in a checkout, or name a task file: --tasks FILE")
+            "`verity eval` in a checkout, or name a task file: --tasks FILE"
+        )
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise TaskFileError(f"cannot read task file {path}: {exc}") from exc
     entries = raw.get("tasks") if isinstance(raw, dict) else None
     if not isinstance(entries, list) or not entries:
-        raise TaskFileError(f"{path}: expected {{\"tasks\": [...]}} with at least one task")
+        raise TaskFileError(f'{path}: expected {{"tasks": [...]}} with at least one task')
     tasks = [parse_task(entry, i) for i, entry in enumerate(entries)]
     ids = [t.id for t in tasks]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
@@ -100,8 +101,17 @@ def parse_task(entry: Any, index: int) -> EvalTask:
         raise TaskFileError(f"{where}: 'before' must be a list of questions")
     if not isinstance(rules, str) or not isinstance(source, str):
         raise TaskFileError(f"{where}: 'rules' and 'source' must be strings")
-    return EvalTask(task_id.strip(), files, question, facts, language, parse_answers(entry.get("answers"), where),
-                    before, rules, source)
+    return EvalTask(
+        task_id.strip(),
+        files,
+        question,
+        facts,
+        language,
+        parse_answers(entry.get("answers"), where),
+        before,
+        rules,
+        source,
+    )
 
 
 def parse_answers(raw: Any, where: str) -> dict[str, list[str]]:

@@ -51,16 +51,18 @@ def load_table_bounded(path: str | Path, sheet: str | None = None, settings: Set
     return _bounded("table", path, sheet, settings)
 
 
-def preview_table_bounded(path: str | Path, sheet: str | None = None, rows: int = 20,
-                          settings: Settings | None = None) -> dict | None:
+def preview_table_bounded(
+    path: str | Path, sheet: str | None = None, rows: int = 20, settings: Settings | None = None
+) -> dict | None:
     """`preview_table` (the streamed first rows of a big workbook) in a child process, with the
     same limits: the web server parses nothing of an uploaded file itself. None when the
     streaming reader cannot preview this file (read it whole instead)."""
     return _bounded("preview", path, sheet, settings, rows=rows)
 
 
-def inspect_bounded(path: str | Path, sheet: str | None = None, rows: int = 20,
-                    settings: Settings | None = None) -> dict:
+def inspect_bounded(
+    path: str | Path, sheet: str | None = None, rows: int = 20, settings: Settings | None = None
+) -> dict:
     """The contract's `inspect --json` (`pipeline.inspect_file`), computed in a child process with
     the same limits; the answer is plain JSON values, so the caller needs no pandas."""
     return _bounded("inspect", path, sheet, settings, rows=rows)
@@ -107,8 +109,13 @@ def run_job(job: Path, timeout: float) -> tuple[str, int]:
 
 def _outcome(kind: str, job: Path, status: str, code: int, settings: Settings):
     if status == "timeout":
-        raise IngestError("too_large", f"Reading this file took longer than {settings.parse_timeout_s:g} seconds.",
-                          HINT, f"读取这个文件用了超过 {settings.parse_timeout_s:g} 秒，时间太长了。", HINT_ZH)
+        raise IngestError(
+            "too_large",
+            f"Reading this file took longer than {settings.parse_timeout_s:g} seconds.",
+            HINT,
+            f"读取这个文件用了超过 {settings.parse_timeout_s:g} 秒，时间太长了。",
+            HINT_ZH,
+        )
     result = job / "result.pkl"
     if result.exists():
         outcome_kind, payload = pickle.loads(result.read_bytes())

@@ -190,11 +190,20 @@ def pidfd(pid: int) -> int | None:
 
 
 def damaged() -> IngestError:
-    return IngestError("corrupt_file", "The file is damaged or uses a structure Verity cannot read.",
-                       "Open it in Excel or LibreOffice and save it again.",
-                       "文件已损坏，或用了 Verity 读不了的结构。", "请用 Excel 或 WPS 打开，再重新保存一份。")
+    return IngestError(
+        "corrupt_file",
+        "The file is damaged or uses a structure Verity cannot read.",
+        "Open it in Excel or LibreOffice and save it again.",
+        "文件已损坏，或用了 Verity 读不了的结构。",
+        "请用 Excel 或 WPS 打开，再重新保存一份。",
+    )
 
 
 def out_of_memory() -> IngestError:
-    return IngestError("too_large", "Reading this file needed more memory than Verity allows for one file.", HINT,
-                       "读取这个文件需要的内存超过了 Verity 给单个文件的上限。", HINT_ZH)
+    return IngestError(
+        "too_large",
+        "Reading this file needed more memory than Verity allows for one file.",
+        HINT,
+        "读取这个文件需要的内存超过了 Verity 给单个文件的上限。",
+        HINT_ZH,
+    )

@@ -39,8 +39,14 @@ def typed_options(first: int, n: int | None) -> dict[str, Any]:
     """fastexcel's options for the data rows with native types (one definition for the pipeline's
     own parse and this one: the two must give the same table)."""
     # eager: one Arrow record batch straight from the reader, without the lazy sheet object in between
-    return {"header_row": None, "skip_rows": first, "n_rows": n, "schema_sample_rows": None,
-            "whitespace_as_null": True, "eager": True}
+    return {
+        "header_row": None,
+        "skip_rows": first,
+        "n_rows": n,
+        "schema_sample_rows": None,
+        "whitespace_as_null": True,
+        "eager": True,
+    }
 
 
 @dataclass
@@ -60,8 +66,9 @@ def start(path: str, sheet: str | None, settings: Settings) -> None:
     if Path(path).suffix.lower() not in (".xlsx", ".xlsm"):
         return
     pending = _Pending(path)
-    pending.thread = threading.Thread(target=_parse, args=(pending, sheet, settings), name="verity-early-parse",
-                                      daemon=True)
+    pending.thread = threading.Thread(
+        target=_parse, args=(pending, sheet, settings), name="verity-early-parse", daemon=True
+    )
     try:
         pending.thread.start()
     except RuntimeError:  # no thread could be started: the pipeline parses as always

@@ -21,8 +21,7 @@ class IngestError(Exception):
     """A file Verity cannot read, explained in plain language for a non-expert, in both languages.
     tests/test_ingest_error_text.py checks that every construction in app/ passes the Chinese text."""
 
-    def __init__(self, category: str, message: str, hint: str = "", message_zh: str = "",
-                 hint_zh: str = "") -> None:
+    def __init__(self, category: str, message: str, hint: str = "", message_zh: str = "", hint_zh: str = "") -> None:
         if category not in CATEGORIES:
             raise ValueError(f"unknown ingest error category: {category!r}")
         super().__init__(f"{category}: {message}")
@@ -45,5 +44,10 @@ class IngestError(Exception):
     def as_dict(self) -> dict[str, Any]:
         """Stored in Dataset.error and returned by the API: `category`, `message`, `hint` (English, the
         contract) and their Chinese `message_zh`, `hint_zh`."""
-        return {"category": self.category, "message": self.message, "hint": self.hint,
-                "message_zh": self.message_zh, "hint_zh": self.hint_zh}
+        return {
+            "category": self.category,
+            "message": self.message,
+            "hint": self.hint,
+            "message_zh": self.message_zh,
+            "hint_zh": self.hint_zh,
+        }

@@ -17,16 +17,21 @@ from app.ingest.table import MAX_MERGES, TableLayout, cell_text
 from app.ingest.textvalues import regex_hits, text_array
 
 # A totals/subtotals label: "Total", "Grand total", "Subtotal", "合计", "华东小计", "总计：" ...
-TOTAL_PATTERN = (r"^\s*(?:(?:grand|sub)[\s\-]?)?(?:total|totals|sum)\b.{0,20}$"
-                 r"|^.{0,12}(?:合计|总计|小计|總計|合計|小計|共计|汇总)\s*[:：]?.{0,12}$")
-_NOTE_START = re.compile(r"^\s*(注|备注|说明|附注|数据来源|来源|资料来源|制表|填表|审核|单位[:：]|note|notes|source|"
-                         r"prepared|\*|※|\(\d\)|（\d）|\d[.、)]\s)", re.I)
+TOTAL_PATTERN = (
+    r"^\s*(?:(?:grand|sub)[\s\-]?)?(?:total|totals|sum)\b.{0,20}$"
+    r"|^.{0,12}(?:合计|总计|小计|總計|合計|小計|共计|汇总)\s*[:：]?.{0,12}$"
+)
+_NOTE_START = re.compile(
+    r"^\s*(注|备注|说明|附注|数据来源|来源|资料来源|制表|填表|审核|单位[:：]|note|notes|source|"
+    r"prepared|\*|※|\(\d\)|（\d）|\d[.、)]\s)",
+    re.I,
+)
 
 
 @dataclass
 class Extracted:
     frame: pd.DataFrame
-    sheet_rows: np.ndarray          # 1-based sheet row of each frame row
+    sheet_rows: np.ndarray  # 1-based sheet row of each frame row
     warnings: list[str]
     cleaning: list[dict]
 
@@ -57,8 +62,14 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
     if merges:
         filled = _fill_vertical_merges(body, present, layout.data_start, merges)
         for c, n in filled.items():
-            cleaning.append({"column": names[c], "action": "filled merged cells", "count": n,
-                             "message": f"{names[c]}: {n:,} cells of merged ranges filled with the merged value"})
+            cleaning.append(
+                {
+                    "column": names[c],
+                    "action": "filled merged cells",
+                    "count": n,
+                    "message": f"{names[c]}: {n:,} cells of merged ranges filled with the merged value",
+                }
+            )
         if filled:
             present = _present(body)
 
@@ -80,18 +91,27 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
     if notes:
         first_note = notes[0]
         label = _first_text(body.iloc[[first_note]], cols)[0]
-        span = (f"row {sheet_rows[first_note]}" if len(notes) == 1
-                else f"rows {sheet_rows[notes[0]]}–{sheet_rows[notes[-1]]}")
-        warnings.append(f"{span} look{'s' if len(notes) == 1 else ''} like notes below the table "
-                        f"('{_short(label)}') and {'was' if len(notes) == 1 else 'were'} excluded")
+        span = (
+            f"row {sheet_rows[first_note]}"
+            if len(notes) == 1
+            else f"rows {sheet_rows[notes[0]]}–{sheet_rows[notes[-1]]}"
+        )
+        warnings.append(
+            f"{span} look{'s' if len(notes) == 1 else ''} like notes below the table "
+            f"('{_short(label)}') and {'was' if len(notes) == 1 else 'were'} excluded"
+        )
         keep[notes] = False
 
     if keep.any():
         last = int(np.flatnonzero(keep)[-1])
         inner_blank = int(blank[: last + 1].sum())
         if inner_blank:
-            warnings.insert(0, f"{inner_blank} blank rows inside the table were skipped" if inner_blank > 1
-                            else "1 blank row inside the table was skipped")
+            warnings.insert(
+                0,
+                f"{inner_blank} blank rows inside the table were skipped"
+                if inner_blank > 1
+                else "1 blank row inside the table was skipped",
+            )
     frame = (body if keep.all() else body.loc[keep]).reset_index(drop=True)
     frame.columns = [names[c] for c in cols]
     return Extracted(frame, sheet_rows[keep], warnings, cleaning)
@@ -159,7 +179,7 @@ def _fill_vertical_merges(body: pd.DataFrame, present: pd.DataFrame, data_start:
     counts: dict = {}
     n = len(body)
     cols = set(body.columns)
-    for (r0, c0, r1, c1) in merges[:MAX_MERGES]:
+    for r0, c0, r1, c1 in merges[:MAX_MERGES]:
         if r1 <= r0 or r0 < data_start:
             continue
         top, bottom = r0 - data_start, min(r1 - data_start, n - 1)

@@ -12,7 +12,9 @@ from typing import Any
 
 _ID_NAME = re.compile(
     r"(^|[\s_\-./#(])(id|uuid|guid|code|sku)($|[\s_\-./)])|(^|[_\s.-])(key|no|number)$"
-    r"|^(rownames|index|row_?id|unnamed: ?0)$|编号|代码|单号|工号|学号|序号|订单号|身份证", re.I)
+    r"|^(rownames|index|row_?id|unnamed: ?0)$|编号|代码|单号|工号|学号|序号|订单号|身份证",
+    re.I,
+)
 _ID_CAMEL = re.compile(r"[a-z](Id|ID)$")
 
 

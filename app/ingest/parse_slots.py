@@ -46,10 +46,13 @@ def on_wait(callback: WaitCallback) -> Iterator[None]:
 
 
 def waiting_message(count: int, waited_s: float) -> dict:
-    return {"en": f"Waiting for its turn: {count} other file{'s are' if count != 1 else ' is'} being read "
-                  f"(at most {count} at a time, to keep memory in bounds); this one starts as soon as one is done.",
-            "zh": f"正在排队：另有 {count} 个文件正在读取（为控制内存，最多同时读取 {count} 个）；其中一个读完后就开始读取这个文件。",
-            "slots": count, "waited_s": round(waited_s, 1)}
+    return {
+        "en": f"Waiting for its turn: {count} other file{'s are' if count != 1 else ' is'} being read "
+        f"(at most {count} at a time, to keep memory in bounds); this one starts as soon as one is done.",
+        "zh": f"正在排队：另有 {count} 个文件正在读取（为控制内存，最多同时读取 {count} 个）；其中一个读完后就开始读取这个文件。",
+        "slots": count,
+        "waited_s": round(waited_s, 1),
+    }
 
 
 @contextmanager

@@ -32,22 +32,33 @@ _NAME_RULES = [
     ("phone", re.compile(r"phone|mobile|telephone|^tel$|电话|手机|联系方式")),
     ("email", re.compile(r"e-?mail|邮箱|电子邮件")),
     ("address", re.compile(r"address|地址|住址")),
-    ("name", re.compile(r"^(customer|client|patient|employee|contact|full|first|last|given|family|passenger|"
-                        r"person|student|member|user)[\s_]*name$|^surname$|姓名|联系人|客户名$")),
+    (
+        "name",
+        re.compile(
+            r"^(customer|client|patient|employee|contact|full|first|last|given|family|passenger|"
+            r"person|student|member|user)[\s_]*name$|^surname$|姓名|联系人|客户名$"
+        ),
+    ),
 ]
 # A column called just "name" (or 名字/名称) may hold storms, products or cities: it is personal data
 # only when its values look like people's names. A column with any other name needs stronger
 # evidence: a title (Mr., Mrs., Dr.) or the "Surname, Given" form, as in passenger lists.
 _GENERIC_NAME_COLUMN = re.compile(r"^(?:name|names|who|person|名字|名称|人名)$")
-_TITLE = re.compile(r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Miss|Mstr|Master|Dr|Rev|Prof|Mme|Mlle|Sir|Lady|Dame|Lord|Col|Capt|Major|"
-                    r"Don|Dona|Countess|Jonkheer|Messrs)\.?(?![A-Za-z])")
+_TITLE = re.compile(
+    r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Miss|Mstr|Master|Dr|Rev|Prof|Mme|Mlle|Sir|Lady|Dame|Lord|Col|Capt|Major|"
+    r"Don|Dona|Countess|Jonkheer|Messrs)\.?(?![A-Za-z])"
+)
 _WORD = r"[A-Z][a-z'’\-]+|[A-Z]\.?|(?:van|von|de|der|den|da|du|di|le|la|del|bin|al)"
-_SURNAME_FIRST = re.compile(rf"^[A-Z][A-Za-z'’\-]+(?: [A-Z][A-Za-z'’\-]+)?, (?:{_WORD})(?: (?:{_WORD}|\(.*\)|\".*\"))*$")
+_SURNAME_FIRST = re.compile(
+    rf"^[A-Z][A-Za-z'’\-]+(?: [A-Z][A-Za-z'’\-]+)?, (?:{_WORD})(?: (?:{_WORD}|\(.*\)|\".*\"))*$"
+)
 _GIVEN_SURNAME = re.compile(rf"^(?:{_WORD})(?: (?:{_WORD})){{1,3}}$")
 _ZH_NAME = re.compile(r"^[\u4e00-\u9fff]{2,4}$")
 # The most common Chinese surnames (over 85% of people); a 2-4 character value starting with one.
-_ZH_SURNAMES = set("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏"
-                   "韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤")
+_ZH_SURNAMES = set(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏"
+    "韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+)
 NAME_SHARE = 0.6  # share of sampled values that must look like people's names
 NAME_DISTINCT = 0.5  # people rarely repeat in a list of people; a storm or product name repeats per row
 VALUE_SHARE = 0.6  # share of sampled values that must match before a column is called personal
@@ -127,10 +138,14 @@ def looks_like_person_name(text: str, strong_only: bool = False) -> bool:
 
 
 def _person_names(column, col: pd.Series, sample: int) -> str | None:
-    """"name" when the values are people's names, by evidence: a generic name column needs most
+    """ "name" when the values are people's names, by evidence: a generic name column needs most
     values to look like names and to be mostly distinct; any other text column needs the strong
     forms (a title, "Surname, Given")."""
-    if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_datetime64_any_dtype(col) or pd.api.types.is_bool_dtype(col):
+    if (
+        pd.api.types.is_numeric_dtype(col)
+        or pd.api.types.is_datetime64_any_dtype(col)
+        or pd.api.types.is_bool_dtype(col)
+    ):
         return None
     values = _first_values(col, sample, _stripped_texts)
     if len(values) < 2:
@@ -248,13 +263,23 @@ def _may_hold_instructions(texts: pa.Array | pa.ChunkedArray) -> bool:
     for chunk in texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]:
         if not (pa.types.is_large_string(chunk.type) or pa.types.is_string(chunk.type)):
             return True
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64 if pa.types.is_large_string(chunk.type) else np.int32,
-                                count=chunk.offset + len(chunk) + 1)
+        offsets = np.frombuffer(
+            chunk.buffers()[1],
+            dtype=np.int64 if pa.types.is_large_string(chunk.type) else np.int32,
+            count=chunk.offset + len(chunk) + 1,
+        )
         start, end = (int(x) for x in offsets[[chunk.offset, chunk.offset + len(chunk)]])
         if end <= start:
             continue
-        run = pa.Array.from_buffers(pa.large_string(), 1, [None, pa.py_buffer(np.array([0, end - start], dtype=np.int64)),
-                                                          chunk.buffers()[2].slice(start, end - start)])
+        run = pa.Array.from_buffers(
+            pa.large_string(),
+            1,
+            [
+                None,
+                pa.py_buffer(np.array([0, end - start], dtype=np.int64)),
+                chunk.buffers()[2].slice(start, end - start),
+            ],
+        )
         try:
             if pc.match_substring_regex(run, _INJECTION_ANYWHERE)[0].as_py():
                 return True

@@ -1,9 +1,9 @@
 """Public ingestion API: file -> cleaned, typed table + the contract's `inspect` description.
 
-    table = load_table("sales.xlsx")          # LoadedTable
-    table.frame                               # real values, typed
-    table.info                                # inspect --json without "preview"
-    table.preview(20)                         # masked, JSON-safe rows
+table = load_table("sales.xlsx")          # LoadedTable
+table.frame                               # real values, typed
+table.info                                # inspect --json without "preview"
+table.preview(20)                         # masked, JSON-safe rows
 """
 
 from __future__ import annotations
@@ -78,12 +78,10 @@ def load_table(path: str | Path, sheet: str | None = None, settings: Settings | 
     frame, types, cleaning = infer_and_convert(extracted.frame, date1904=book.date1904)
     _check_deadline(deadline, settings)
     layout.n_rows_estimate, layout.exact = len(frame), True
-    return _assemble(path, book, layouts, raw, layout, frame, types, extracted.cleaning + cleaning,
-                     extracted.warnings)
+    return _assemble(path, book, layouts, raw, layout, frame, types, extracted.cleaning + cleaning, extracted.warnings)
 
 
-def preview_table(path: str | Path, sheet: str | None = None, rows: int = 20,
-                  settings: Settings | None = None) -> dict:
+def preview_table(path: str | Path, sheet: str | None = None, rows: int = 20, settings: Settings | None = None) -> dict:
     """The inspect-json of the first `rows` data rows, read without parsing the whole sheet.
 
     For .xlsx/.xlsm only the first rows of the sheet XML are streamed (a 500k-row workbook answers
@@ -108,19 +106,19 @@ def preview_table(path: str | Path, sheet: str | None = None, rows: int = 20,
     merges = [] if big else _merges(raw)
     if merges:
         layout = detect_layout(raw.head, merges, raw.n_rows, raw.complete)
-    body = raw.head.iloc[layout.data_start:].reset_index(drop=True)
+    body = raw.head.iloc[layout.data_start :].reset_index(drop=True)
     extracted = extract_table(body, layout, merges)
     frame = extracted.frame.head(rows)
     frame, types, cleaning = infer_and_convert(frame, date1904=book.date1904)
     layout.n_rows_estimate = max(len(frame), raw.n_rows - layout.data_start)
-    table = _assemble(path, book, layouts, raw, layout, frame, types, extracted.cleaning + cleaning,
-                      extracted.warnings)
+    table = _assemble(path, book, layouts, raw, layout, frame, types, extracted.cleaning + cleaning, extracted.warnings)
     info = {**table.info, "rows": layout.n_rows_estimate}
     return {**info, "preview": table.preview(rows), "partial": True}
 
 
-def inspect_file(path: str | Path, sheet: str | None = None, rows: int = 20, settings: Settings | None = None,
-                 loader=None) -> dict:
+def inspect_file(
+    path: str | Path, sheet: str | None = None, rows: int = 20, settings: Settings | None = None, loader=None
+) -> dict:
     """The contract's `inspect --json`; `loader` reads the table (default `load_table`; the CLI
     passes `bounded.load_table_bounded`)."""
     table = (loader or load_table)(path, sheet=sheet, settings=settings)
@@ -154,7 +152,7 @@ def _merges(raw: RawSheet) -> list:
 
 def _body(raw: RawSheet, layout: TableLayout) -> pd.DataFrame:
     if raw.complete or raw.load_body is None:
-        body = raw.head.iloc[layout.data_start:]
+        body = raw.head.iloc[layout.data_start :]
         if raw.load_body is None or raw.head.empty:
             return body.reset_index(drop=True)
     body = raw.load_body(layout.data_start, None)
@@ -179,7 +177,8 @@ def _check_limits(raw: RawSheet, layout: TableLayout, settings: Settings) -> Non
 def _check_deadline(deadline: float, settings: Settings) -> None:
     if time.monotonic() > deadline:
         raise IngestError(
-            "too_large", f"Reading this file took longer than {settings.parse_timeout_s:g} seconds.",
+            "too_large",
+            f"Reading this file took longer than {settings.parse_timeout_s:g} seconds.",
             "Split the file or remove the sheets, rows and columns you do not need.",
             f"读取这个文件用了超过 {settings.parse_timeout_s:g} 秒，时间太长了。",
             "请把文件拆开，或删掉用不到的工作表、行和列。",
@@ -214,17 +213,24 @@ def _assemble(path, book, layouts, raw, layout, frame, types, cleaning, warnings
     pii = detect_pii(frame)
     repeated = duplicate_rows(frame)
     if repeated:  # kept: two equal orders may be real, but a non-expert should know they are there
-        cleaning = list(cleaning) + [{"column": None, "action": "rows that repeat an earlier row exactly (kept)",
-                                      "count": repeated}]
+        cleaning = list(cleaning) + [
+            {"column": None, "action": "rows that repeat an earlier row exactly (kept)", "count": repeated}
+        ]
     warnings = list(book.warnings) + list(layout.warnings) + list(warnings) + detect_injection(frame)
     if raw.hidden:
         warnings.insert(0, f"sheet '{raw.name}' is hidden in the workbook")
     info = {
         "file": path.name,
         "format": book.format,
-        "sheets": [{"name": r.name, "rows": (layout.n_rows if r is raw else lay.n_rows), "columns":
-                    (len(frame.columns) if r is raw else lay.n_cols), "hidden": bool(r.hidden)}
-                   for r, lay in layouts],
+        "sheets": [
+            {
+                "name": r.name,
+                "rows": (layout.n_rows if r is raw else lay.n_rows),
+                "columns": (len(frame.columns) if r is raw else lay.n_cols),
+                "hidden": bool(r.hidden),
+            }
+            for r, lay in layouts
+        ],
         "selected_sheet": raw.name,
         "header_row": layout.header_row,
         "header_rows": [r + 1 for r in layout.header_rows],
@@ -245,16 +251,21 @@ def _select_sheet(layouts: list[tuple[RawSheet, TableLayout]], sheet: str | None
         for raw, layout in layouts:
             if raw.name == sheet:
                 if not raw.too_large and (layout.n_cols == 0 or layout.n_rows == 0):
-                    raise _no_table(f"The sheet '{sheet}' has no table with data rows.",
-                                    f"工作表“{sheet}”里没有带数据行的表格。", names)
+                    raise _no_table(
+                        f"The sheet '{sheet}' has no table with data rows.",
+                        f"工作表“{sheet}”里没有带数据行的表格。",
+                        names,
+                    )
                 return raw, layout
-        raise _no_table(f"There is no sheet named '{sheet}' in {path.name}.",
-                        f"{path.name} 里没有名为“{sheet}”的工作表。", names)
+        raise _no_table(
+            f"There is no sheet named '{sheet}' in {path.name}.", f"{path.name} 里没有名为“{sheet}”的工作表。", names
+        )
     # A sheet flagged too large has no grid, but it is still the user's biggest table.
     candidates = [(r, lay) for r, lay in layouts if (lay.n_rows and lay.n_cols) or r.too_large]
     if not candidates:
-        raise _no_table(f"No table with data was found in {path.name}.",
-                        f"在 {path.name} 里没有找到带数据的表格。", names)
+        raise _no_table(
+            f"No table with data was found in {path.name}.", f"在 {path.name} 里没有找到带数据的表格。", names
+        )
     # The largest table, hidden or not (a hidden sheet often holds the data behind a report); the
     # sheet list says which sheets are hidden and a warning says so when a hidden one is chosen.
     return max(candidates, key=lambda rl: (bool(rl[0].too_large), rl[1].n_rows * rl[1].n_cols))
@@ -263,8 +274,9 @@ def _select_sheet(layouts: list[tuple[RawSheet, TableLayout]], sheet: str | None
 def _no_table(message: str, message_zh: str, names: list[str]) -> IngestError:
     listed = ", ".join(f"'{n}'" for n in names) or "none"
     listed_zh = "、".join(f"“{n}”" for n in names) or "无"
-    return IngestError("no_table_found", message, f"Sheets in this file: {listed}.", message_zh,
-                       f"这个文件里的工作表：{listed_zh}。")
+    return IngestError(
+        "no_table_found", message, f"Sheets in this file: {listed}.", message_zh, f"这个文件里的工作表：{listed_zh}。"
+    )
 
 
 def json_safe(value):

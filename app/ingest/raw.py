@@ -16,9 +16,9 @@ class RawSheet:
     # The first rows of the sheet: index = 0-based sheet row, columns = sheet column positions;
     # native cell values (str, float, datetime, bool) or None.
     head: pd.DataFrame
-    n_rows: int = 0               # rows in the sheet (from its dimension; may be an estimate)
+    n_rows: int = 0  # rows in the sheet (from its dimension; may be an estimate)
     n_cols: int = 0
-    complete: bool = True         # the head holds every row of the sheet
+    complete: bool = True  # the head holds every row of the sheet
     hidden: bool = False
     # (first 0-based sheet row, number of rows or None for all) -> frame with natively typed
     # columns labelled by sheet column position, index 0 = the first row asked for.

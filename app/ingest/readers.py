@@ -41,15 +41,22 @@ PLAIN_NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$")
 def read_book(path: Path, settings: Settings, head_rows: int = HEAD_ROWS) -> RawBook:
     """Sheets with their first rows and a loader for the rest: nothing big is parsed yet."""
     if not path.is_file():
-        raise IngestError("corrupt_file", f"The file '{path.name}' could not be found.", "",
-                          f"找不到文件“{path.name}”。")
+        raise IngestError(
+            "corrupt_file", f"The file '{path.name}' could not be found.", "", f"找不到文件“{path.name}”。"
+        )
     size = path.stat().st_size
     if size == 0:
-        raise IngestError("empty_file", "The file is empty.", "Check that the upload finished.",
-                          "文件是空的。", "请确认文件已经完整上传。")
+        raise IngestError(
+            "empty_file",
+            "The file is empty.",
+            "Check that the upload finished.",
+            "文件是空的。",
+            "请确认文件已经完整上传。",
+        )
     if size > settings.max_upload_mb * 1024 * 1024:
         raise IngestError(
-            "too_large", f"The file is {size / 1048576:.0f} MB; the limit is {settings.max_upload_mb} MB.",
+            "too_large",
+            f"The file is {size / 1048576:.0f} MB; the limit is {settings.max_upload_mb} MB.",
             "Split the file or remove columns and rows you do not need.",
             f"这个文件有 {size / 1048576:.0f} MB，超过了 {settings.max_upload_mb} MB 的上限。",
             "请把文件拆开，或删掉用不到的行和列。",
@@ -69,15 +76,18 @@ def _wrap_excel_error(exc: BaseException) -> IngestError:
         return encrypted()
     if "limit exceeded" in text.lower() or "too large" in text.lower():
         return IngestError(
-            "too_large", "The workbook declares more cells than Verity can safely read.",
+            "too_large",
+            "The workbook declares more cells than Verity can safely read.",
             "Open it in Excel, delete unused rows and columns, and save again.",
             "这个工作簿声明的单元格数量超出了 Verity 能安全读取的范围。",
             "请用 Excel 打开，删掉用不到的行和列，再重新保存。",
         )
     return IngestError(
-        "corrupt_file", "The workbook is damaged or uses a structure Verity cannot read.",
+        "corrupt_file",
+        "The workbook is damaged or uses a structure Verity cannot read.",
         "Open it in Excel or LibreOffice and save it again as .xlsx.",
-        "这个工作簿已损坏，或用了 Verity 读不了的结构。", "请用 Excel 或 WPS 打开，重新另存为 .xlsx 文件。",
+        "这个工作簿已损坏，或用了 Verity 读不了的结构。",
+        "请用 Excel 或 WPS 打开，重新另存为 .xlsx 文件。",
     )
 
 
@@ -98,16 +108,24 @@ def _cells_limit(name: str, rows: int, cols: int, settings: Settings) -> IngestE
     hint, hint_zh = "Split the data or remove unused rows and columns.", "请把数据拆开，或删掉用不到的行和列。"
     if rows > settings.max_rows + 1000 or cols > settings.max_columns:
         return IngestError(
-            "too_large", f"The sheet '{name}' has {rows:,} rows and {cols:,} columns; the limits are "
-                         f"{settings.max_rows:,} rows and {settings.max_columns:,} columns.", hint,
+            "too_large",
+            f"The sheet '{name}' has {rows:,} rows and {cols:,} columns; the limits are "
+            f"{settings.max_rows:,} rows and {settings.max_columns:,} columns.",
+            hint,
             f"工作表“{name}”有 {rows:,} 行、{cols:,} 列，超过了上限（最多 {settings.max_rows:,} 行、"
-            f"{settings.max_columns:,} 列）。", hint_zh)
+            f"{settings.max_columns:,} 列）。",
+            hint_zh,
+        )
     if rows * cols > settings.max_cells:
         return IngestError(
-            "too_large", f"The sheet '{name}' has {rows:,} rows x {cols:,} columns = {rows * cols:,} cells; the "
-                         f"limit is {settings.max_cells:,} cells.", hint,
+            "too_large",
+            f"The sheet '{name}' has {rows:,} rows x {cols:,} columns = {rows * cols:,} cells; the "
+            f"limit is {settings.max_cells:,} cells.",
+            hint,
             f"工作表“{name}”有 {rows:,} 行 × {cols:,} 列，共 {rows * cols:,} 个单元格，超过了 "
-            f"{settings.max_cells:,} 个单元格的上限。", hint_zh)
+            f"{settings.max_cells:,} 个单元格的上限。",
+            hint_zh,
+        )
     return None
 
 
@@ -136,17 +154,26 @@ def read_excel(path: Path, fmt: str, settings: Settings, head_rows: int = HEAD_R
             warnings.append(f"sheet '{name}' could not be read and was skipped")
     if not sheets and warnings:
         raise IngestError(
-            "corrupt_file", "None of the sheets in this workbook could be read.",
+            "corrupt_file",
+            "None of the sheets in this workbook could be read.",
             "Open it in Excel or LibreOffice and save it again as .xlsx.",
-            "这个工作簿里的工作表一个都读不出来。", "请用 Excel 或 WPS 打开，重新另存为 .xlsx 文件。",
+            "这个工作簿里的工作表一个都读不出来。",
+            "请用 Excel 或 WPS 打开，重新另存为 .xlsx 文件。",
         )
     return RawBook(fmt, sheets, warnings)
 
 
 def _read_sheet(reader, name: str, settings: Settings, head_rows: int) -> RawSheet:
     """Any format calamine reads: the head as text (one parse), typed data rows on demand."""
-    sheet = _guard(reader.load_sheet, name, header_row=None, skip_rows=0, dtypes="string",
-                   whitespace_as_null=True, n_rows=head_rows)
+    sheet = _guard(
+        reader.load_sheet,
+        name,
+        header_row=None,
+        skip_rows=0,
+        dtypes="string",
+        whitespace_as_null=True,
+        n_rows=head_rows,
+    )
     total, width = sheet.total_height, sheet.width
     hidden = str(getattr(sheet, "visible", "visible")).lower() != "visible"
     too_large = _cells_limit(name, total, width, settings)
@@ -155,8 +182,9 @@ def _read_sheet(reader, name: str, settings: Settings, head_rows: int) -> RawShe
     def load_body(first: int, n: int | None) -> pd.DataFrame:
         return _load_typed(reader, name, first, n)
 
-    return RawSheet(name, head, total, width, complete=total <= head_rows, hidden=hidden,
-                    load_body=load_body, too_large=too_large)
+    return RawSheet(
+        name, head, total, width, complete=total <= head_rows, hidden=hidden, load_body=load_body, too_large=too_large
+    )
 
 
 def _to_object_grid(df: pd.DataFrame) -> pd.DataFrame:
@@ -166,8 +194,9 @@ def _to_object_grid(df: pd.DataFrame) -> pd.DataFrame:
     return df.where(df.notna(), None)
 
 
-def _read_xlsx_streaming(path: Path, fmt: str, reader, names: list[str], settings: Settings,
-                         head_rows: int) -> RawBook | None:
+def _read_xlsx_streaming(
+    path: Path, fmt: str, reader, names: list[str], settings: Settings, head_rows: int
+) -> RawBook | None:
     """xlsx/xlsm: heads, visibility and merged ranges straight from the package (xlsxstream)."""
     from app.ingest.xlsxstream import XlsxBook
 
@@ -198,8 +227,9 @@ def _read_xlsx_streaming(path: Path, fmt: str, reader, names: list[str], setting
         too_large = _cells_limit(entry.name, n_rows, n_cols, settings)
         state = {"offset": None}
 
-        def load_body(first: int, n: int | None, _name=entry.name, _grid=grid, _dim=head.dimension,
-                      _state=state) -> pd.DataFrame:
+        def load_body(
+            first: int, n: int | None, _name=entry.name, _grid=grid, _dim=head.dimension, _state=state
+        ) -> pd.DataFrame:
             df = _load_typed(reader, _name, first, n, early=early_parse.claim(path, _name, first, n))
             if _state["offset"] is None:
                 _state["offset"] = _column_offset(df, _grid, first, _dim)
@@ -209,8 +239,19 @@ def _read_xlsx_streaming(path: Path, fmt: str, reader, names: list[str], setting
         def load_merges(_entry=entry) -> list:
             return book.merges(_entry)
 
-        sheets.append(RawSheet(entry.name, grid, n_rows, n_cols, complete=head.complete, hidden=entry.hidden,
-                               load_body=load_body, load_merges=load_merges, too_large=too_large))
+        sheets.append(
+            RawSheet(
+                entry.name,
+                grid,
+                n_rows,
+                n_cols,
+                complete=head.complete,
+                hidden=entry.hidden,
+                load_body=load_body,
+                load_merges=load_merges,
+                too_large=too_large,
+            )
+        )
     return RawBook(fmt, sheets, [], date1904=book.date1904)
 
 
@@ -235,7 +276,7 @@ def _column_offset(df: pd.DataFrame, grid: pd.DataFrame, first: int, dimension) 
         for j in range(df.shape[1]):
             if j + off < grid.shape[1]:
                 head_present[:, j] = grid.iloc[rows, j + off].notna().to_numpy()
-        extra = grid.iloc[rows, : off].notna().to_numpy().sum() if off else 0
+        extra = grid.iloc[rows, :off].notna().to_numpy().sum() if off else 0
         score = (head_present == body_present).mean() - extra
         if score > best_score:
             best, best_score = off, score
@@ -268,8 +309,9 @@ def _load_typed(reader, name: str, first: int, n: int | None, early=None) -> pd.
                 shortened.append(i)
     if shortened:
         try:
-            floats = reader.load_sheet(name, dtypes={i: "float" for i in shortened}, use_columns=shortened,
-                                       **kw).to_pandas()
+            floats = reader.load_sheet(
+                name, dtypes={i: "float" for i in shortened}, use_columns=shortened, **kw
+            ).to_pandas()
             floats.columns = shortened
             for i in shortened:
                 is_num = df[i].str.fullmatch(PLAIN_NUMBER.pattern.strip("^$"), na=False) & floats[i].notna()

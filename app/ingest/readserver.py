@@ -37,8 +37,13 @@ class ReadServer:
 
     def __init__(self) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        self.process = subprocess.Popen([sys.executable, "-m", "app.ingest.readserver"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, env=env, close_fds=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "app.ingest.readserver"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            close_fds=True,
+        )
         self._lock = threading.Lock()
         self._waiting: dict[str, queue.Queue] = {}
         self._closed = False  # the server's answers ended: it stopped

@@ -58,8 +58,13 @@ def sniff_format(path: Path, settings: Settings | None = None) -> str:
     with path.open("rb") as fh:
         head = fh.read(8)
     if not head:
-        raise IngestError("empty_file", "The file is empty.", "Check that the upload finished.",
-                          "文件是空的。", "请确认文件已经完整上传。")
+        raise IngestError(
+            "empty_file",
+            "The file is empty.",
+            "Check that the upload finished.",
+            "文件是空的。",
+            "请确认文件已经完整上传。",
+        )
     for magic, (what, what_zh) in FOREIGN_MAGIC.items():
         if head.startswith(magic):
             raise IngestError(
@@ -102,9 +107,11 @@ def _sniff_zip(path: Path, ext: str, settings: Settings | None = None) -> str:
                 check_zip_limits(zf, settings)
     except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
         raise IngestError(
-            "corrupt_file", "The file is damaged: it could not be opened as a workbook.",
+            "corrupt_file",
+            "The file is damaged: it could not be opened as a workbook.",
             "Open it in Excel or LibreOffice and save it again.",
-            "文件已损坏，无法作为工作簿打开。", "请用 Excel 或 WPS 打开，再重新保存一份。",
+            "文件已损坏，无法作为工作簿打开。",
+            "请用 Excel 或 WPS 打开，再重新保存一份。",
         ) from exc
     if "xl/workbook.bin" in names:
         return "xlsb"
@@ -114,9 +121,11 @@ def _sniff_zip(path: Path, ext: str, settings: Settings | None = None) -> str:
     if "[Content_Types].xml" in names or any(n.startswith("xl/") for n in names):
         return "xlsm" if ext == ".xlsm" else "xlsx"
     raise IngestError(
-        "unsupported_format", "This file is a zip archive, not a spreadsheet.",
+        "unsupported_format",
+        "This file is a zip archive, not a spreadsheet.",
         f"Unzip it and upload the spreadsheet inside ({SUPPORTED}).",
-        "这是一个 zip 压缩包，不是表格。", f"请先解压，再上传里面的表格（{SUPPORTED_ZH}）。",
+        "这是一个 zip 压缩包，不是表格。",
+        f"请先解压，再上传里面的表格（{SUPPORTED_ZH}）。",
     )
 
 
@@ -139,8 +148,13 @@ def check_zip_limits(package: zipfile.ZipFile | list[zipfile.ZipInfo], settings:
             "请删掉用不到的工作表、行和列，或把工作簿拆开。",
         )
     if len(infos) > 10_000:
-        raise IngestError("too_large", f"The workbook holds {len(infos):,} parts.", "Save it again from Excel.",
-                          f"这个工作簿内部由 {len(infos):,} 个部件组成，数量太多了。", "请用 Excel 重新保存一份。")
+        raise IngestError(
+            "too_large",
+            f"The workbook holds {len(infos):,} parts.",
+            "Save it again from Excel.",
+            f"这个工作簿内部由 {len(infos):,} 个部件组成，数量太多了。",
+            "请用 Excel 重新保存一份。",
+        )
     for info in infos:
         ratio = info.file_size / max(1, info.compress_size)
         if info.file_size <= RATIO_FLOOR_BYTES or ratio <= settings.max_compression_ratio:
@@ -185,7 +199,8 @@ def _looks_like_text(path: Path) -> bool:
 
 def encrypted() -> IngestError:
     return IngestError(
-        "encrypted_file", "The workbook is protected with a password, so Verity cannot read it.",
+        "encrypted_file",
+        "The workbook is protected with a password, so Verity cannot read it.",
         "Open it in Excel, remove the password (File > Info > Protect Workbook), save, and upload again.",
         "这个工作簿设置了密码保护，Verity 无法读取。",
         "请在 Excel 中打开，取消密码（文件 → 信息 → 保护工作簿），保存后再重新上传。",

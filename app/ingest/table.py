@@ -37,11 +37,11 @@ _PLAIN_DATES = (datetime, date, time, timedelta)
 
 @dataclass
 class TableLayout:
-    header_rows: list[int]      # 0-based sheet rows holding the column names (empty: no header)
-    data_start: int             # 0-based sheet row of the first data row
-    col_idx: list[int]          # sheet columns (positions in the grid) that are part of the table
-    names: list[str]            # unique, non-empty column names, one per col_idx
-    n_rows_estimate: int = 0    # data rows (exact when the whole sheet was seen)
+    header_rows: list[int]  # 0-based sheet rows holding the column names (empty: no header)
+    data_start: int  # 0-based sheet row of the first data row
+    col_idx: list[int]  # sheet columns (positions in the grid) that are part of the table
+    names: list[str]  # unique, non-empty column names, one per col_idx
+    n_rows_estimate: int = 0  # data rows (exact when the whole sheet was seen)
     exact: bool = False
     warnings: list[str] = field(default_factory=list)
 
@@ -106,18 +106,28 @@ def _label_count(cells: list) -> int:
 # --- step 1: layout from the first rows ----------------------------------------------------------
 
 
-def detect_layout(head: pd.DataFrame, merges: list[tuple[int, int, int, int]] | None = None,
-                  total_rows: int | None = None, complete: bool = True) -> TableLayout:
+def detect_layout(
+    head: pd.DataFrame,
+    merges: list[tuple[int, int, int, int]] | None = None,
+    total_rows: int | None = None,
+    complete: bool = True,
+) -> TableLayout:
     """`head`: the first sheet rows (index = 0-based sheet row, columns = sheet column positions)."""
     if head.empty:
         return TableLayout([], 0, [], [], 0, True)
-    return layout_of_cells(head.to_numpy(dtype=object).tolist(), list(head.index), list(head.columns), merges,
-                           total_rows, complete)
+    return layout_of_cells(
+        head.to_numpy(dtype=object).tolist(), list(head.index), list(head.columns), merges, total_rows, complete
+    )
 
 
-def layout_of_cells(cells: list[list[Any]], rows: list[int], columns: list[int],
-                    merges: list[tuple[int, int, int, int]] | None = None, total_rows: int | None = None,
-                    complete: bool = True) -> TableLayout:
+def layout_of_cells(
+    cells: list[list[Any]],
+    rows: list[int],
+    columns: list[int],
+    merges: list[tuple[int, int, int, int]] | None = None,
+    total_rows: int | None = None,
+    complete: bool = True,
+) -> TableLayout:
     """`detect_layout` on the head as plain rows of cells (`rows`: their 0-based sheet rows,
     `columns`: the sheet column of each position); needs no pandas."""
     if not rows or not columns:
@@ -146,8 +156,11 @@ def layout_of_cells(cells: list[list[Any]], rows: list[int], columns: list[int],
 
     col_pos = {c: j for j, c in enumerate(columns)}
     data_rows = [i for i, r in enumerate(rows) if r >= data_start]
-    used = [c for c in columns
-            if any(values[i][col_pos[c]] is not None for i in data_rows) or any(t[r][col_pos[c]] for r in header_rows)]
+    used = [
+        c
+        for c in columns
+        if any(values[i][col_pos[c]] is not None for i in data_rows) or any(t[r][col_pos[c]] for r in header_rows)
+    ]
     names = header_names(t, header_rows, used, col_pos, merges)
     n_rows = sum(1 for r in nonblank if r >= data_start)
     return TableLayout(header_rows, data_start, used, names, n_rows, complete)
@@ -157,7 +170,7 @@ def _find_header(t: dict, width: dict, nonblank: list[int]) -> int | None:
     """The first row that is mostly labels, about as wide as the rows below it, and followed by data."""
     scan = nonblank[:HEADER_SCAN_ROWS]
     for pos, r in enumerate(scan):
-        below = [width[k] for k in nonblank[pos + 1: pos + 21] if k in width]
+        below = [width[k] for k in nonblank[pos + 1 : pos + 21] if k in width]
         typical = sorted(below)[len(below) // 2] if below else width[r]
         labels = _label_count(t[r])
         # A title row has one cell over a wide table; a header covers most of the data's width.
@@ -233,7 +246,7 @@ def header_names(t: dict, header_rows: list[int], used: list, col_pos: dict, mer
         return make_unique_names([None] * len(used), positions=list(used), default_prefix="Column")
     grid = {r: list(t[r]) for r in header_rows}
     # Merged header cells: the value of the top-left cell covers the whole range.
-    for (r0, c0, r1, c1) in merges[:MAX_MERGES]:
+    for r0, c0, r1, c1 in merges[:MAX_MERGES]:
         if r0 in grid and c0 in col_pos:
             value = grid[r0][col_pos[c0]]
             for r in range(r0, r1 + 1):

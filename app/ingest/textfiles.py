@@ -21,15 +21,21 @@ def read_text(path: Path, fmt: str, settings: Settings, head_rows: int = 64) -> 
     raw = path.read_bytes()
     text, encoding = decode_bytes(raw)
     if not text.strip():
-        raise IngestError("empty_file", "The file contains no data.", "Check that the upload finished.",
-                          "文件里没有任何数据。", "请确认文件已经完整上传。")
+        raise IngestError(
+            "empty_file",
+            "The file contains no data.",
+            "Check that the upload finished.",
+            "文件里没有任何数据。",
+            "请确认文件已经完整上传。",
+        )
     delimiter = "\t" if fmt == "tsv" else sniff_delimiter(text)
     grid = _parse_grid(text, delimiter, settings)
     del text
     if grid.size > settings.max_cells:
         raise IngestError(
-            "too_large", f"The file has {grid.shape[0]:,} rows x {grid.shape[1]:,} columns; the limit is "
-                         f"{settings.max_cells:,} cells.",
+            "too_large",
+            f"The file has {grid.shape[0]:,} rows x {grid.shape[1]:,} columns; the limit is "
+            f"{settings.max_cells:,} cells.",
             "Split the file or remove the columns you do not need.",
             f"这个文件有 {grid.shape[0]:,} 行、{grid.shape[1]:,} 列，超过了 {settings.max_cells:,} 个单元格的上限。",
             "请把文件拆成几个，或删掉用不到的列。",
@@ -41,11 +47,10 @@ def read_text(path: Path, fmt: str, settings: Settings, head_rows: int = 64) -> 
     head = head.where(head.notna(), None)
 
     def load_body(first: int, n: int | None) -> pd.DataFrame:
-        part = grid.iloc[first: None if n is None else first + n].reset_index(drop=True)
+        part = grid.iloc[first : None if n is None else first + n].reset_index(drop=True)
         return part
 
-    sheet = RawSheet(path.stem, head, len(grid), grid.shape[1], complete=len(grid) <= head_rows,
-                     load_body=load_body)
+    sheet = RawSheet(path.stem, head, len(grid), grid.shape[1], complete=len(grid) <= head_rows, load_body=load_body)
     return RawBook(fmt, [sheet], warnings)
 
 
@@ -76,9 +81,11 @@ def decode_bytes(raw: bytes) -> tuple[str, str]:
         except (UnicodeDecodeError, LookupError):
             pass
     raise IngestError(
-        "encoding_error", "The text encoding of this file could not be recognised.",
+        "encoding_error",
+        "The text encoding of this file could not be recognised.",
         "Save it from Excel as 'CSV UTF-8 (Comma delimited)' and upload again.",
-        "无法识别这个文件的文字编码。", "请在 Excel 中另存为“CSV UTF-8（逗号分隔）”，再重新上传。",
+        "无法识别这个文件的文字编码。",
+        "请在 Excel 中另存为“CSV UTF-8（逗号分隔）”，再重新上传。",
     )
 
 
@@ -87,7 +94,8 @@ def _decode(raw: bytes, encoding: str) -> str:
         return raw.decode(encoding)
     except UnicodeDecodeError as exc:
         raise IngestError(
-            "encoding_error", f"The file claims to be {encoding} text but contains invalid bytes.",
+            "encoding_error",
+            f"The file claims to be {encoding} text but contains invalid bytes.",
             "Save it from Excel as 'CSV UTF-8 (Comma delimited)' and upload again.",
             f"这个文件标明使用 {encoding} 编码，但其中有无法按这种编码解读的内容。",
             "请在 Excel 中另存为“CSV UTF-8（逗号分隔）”，再重新上传。",
@@ -139,9 +147,20 @@ def _parse_grid(text: str, delimiter: str, settings: Settings) -> pd.DataFrame:
     width = max((line.count(delimiter) for line in text.splitlines()), default=0) + 1
     _check_size(text.count("\n") + 1, width, settings)
     try:
-        grid = pd.read_csv(io.StringIO(text), sep=delimiter, header=None, names=range(width), index_col=False,
-                           dtype="str", keep_default_na=False, na_filter=False, skip_blank_lines=False,
-                           engine="c", quotechar='"', doublequote=True)
+        grid = pd.read_csv(
+            io.StringIO(text),
+            sep=delimiter,
+            header=None,
+            names=range(width),
+            index_col=False,
+            dtype="str",
+            keep_default_na=False,
+            na_filter=False,
+            skip_blank_lines=False,
+            engine="c",
+            quotechar='"',
+            doublequote=True,
+        )
     except (pd.errors.ParserError, ValueError, csv.Error):
         grid = pd.DataFrame(_parse_rows(text, delimiter, settings), dtype="str")
     for c in grid.columns:  # trimmed; empty text is an empty cell (Arrow kernels, per column)
@@ -156,13 +175,21 @@ def _parse_grid(text: str, delimiter: str, settings: Settings) -> pd.DataFrame:
 
 def _check_size(rows: int, columns: int, settings: Settings) -> None:
     if rows > settings.max_rows + 1000:
-        raise IngestError("too_large", f"The file has more than {settings.max_rows} rows.",
-                          "Split the file or filter it to the rows you need.",
-                          f"这个文件超过了 {settings.max_rows} 行的上限。", "请把文件拆开，或只保留需要的行。")
+        raise IngestError(
+            "too_large",
+            f"The file has more than {settings.max_rows} rows.",
+            "Split the file or filter it to the rows you need.",
+            f"这个文件超过了 {settings.max_rows} 行的上限。",
+            "请把文件拆开，或只保留需要的行。",
+        )
     if columns > settings.max_columns:
-        raise IngestError("too_large", f"The file has more than {settings.max_columns} columns.",
-                          "Remove the columns you do not need.",
-                          f"这个文件超过了 {settings.max_columns} 列的上限。", "请删掉用不到的列。")
+        raise IngestError(
+            "too_large",
+            f"The file has more than {settings.max_columns} columns.",
+            "Remove the columns you do not need.",
+            f"这个文件超过了 {settings.max_columns} 列的上限。",
+            "请删掉用不到的列。",
+        )
 
 
 def _parse_rows(text: str, delimiter: str, settings: Settings) -> list[list[str]]:
@@ -175,8 +202,10 @@ def _parse_rows(text: str, delimiter: str, settings: Settings) -> list[list[str]
             _check_size(len(rows), len(row), settings)
     except csv.Error as exc:
         raise IngestError(
-            "corrupt_file", "The text file could not be split into rows and columns.",
+            "corrupt_file",
+            "The text file could not be split into rows and columns.",
             "Check the file in a text editor or re-export it from Excel as CSV.",
-            "这个文本文件无法拆分成行和列。", "请用文本编辑器检查一下，或从 Excel 重新导出为 CSV。",
+            "这个文本文件无法拆分成行和列。",
+            "请用文本编辑器检查一下，或从 Excel 重新导出为 CSV。",
         ) from exc
     return rows

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 PARSE_SHARE = 0.95  # share of non-missing values that must parse before a column changes type
-SAMPLE = 200        # distinct values tried before a whole column is attempted
+SAMPLE = 200  # distinct values tried before a whole column is attempted
 _FULLWIDTH = str.maketrans("０１２３４５６７８９，．％－＋（）￥：／　", "0123456789,.%-+()¥:/ ")
 _NUM = re.compile(
     r"^(?P<open>[(（])?\s*(?P<sign1>[+\-−])?\s*(?P<cur>[¥$€£]|RMB|CNY|USD|US\$|HK\$)?\s*(?P<sign2>[+\-−])?\s*"
@@ -29,8 +29,21 @@ _NUM = re.compile(
     r"(?P<unit>万亿|亿|万|千|百万|千万|[kKmMbB]|bn)?\s*(?P<pct>%|‰)?\s*(?P<cur2>元|块|美元|RMB|CNY|USD)?\s*"
     r"(?P<close>[)）])?$"
 )
-UNITS = {"万亿": 1e12, "亿": 1e8, "千万": 1e7, "百万": 1e6, "万": 1e4, "千": 1e3,
-         "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "b": 1e9, "B": 1e9, "bn": 1e9}
+UNITS = {
+    "万亿": 1e12,
+    "亿": 1e8,
+    "千万": 1e7,
+    "百万": 1e6,
+    "万": 1e4,
+    "千": 1e3,
+    "k": 1e3,
+    "K": 1e3,
+    "m": 1e6,
+    "M": 1e6,
+    "b": 1e9,
+    "B": 1e9,
+    "bn": 1e9,
+}
 _TIME = r"(?:[ T]+(?P<H>\d{1,2})[:：](?P<Mi>\d{2})(?:[:：](?P<S>\d{2})(?:\.\d+)?)?)?"
 DATE_STYLES = [  # (label shown to the user, pattern with named groups y, m, d)
     ("2024-01-05", re.compile(r"^(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})" + _TIME + r"$")),
@@ -125,8 +138,9 @@ def text_array(col: pd.Series) -> pa.Array:
 
 def regex_hits(texts: pa.Array, pattern: str) -> np.ndarray:
     """Which cells match (RE2, in C++); missing cells never do."""
-    return np.asarray(pc.match_substring_regex(texts, pattern).fill_null(False).to_numpy(zero_copy_only=False),
-                      dtype=bool)
+    return np.asarray(
+        pc.match_substring_regex(texts, pattern).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool
+    )
 
 
 def _sample(texts: pa.Array) -> pa.Array:
@@ -200,8 +214,14 @@ def number_of(text: str):
         value = -abs(value)
     if not np.isfinite(value):
         return None
-    flags = ("," in m.group("num"), bool(m.group("cur") or m.group("cur2")), bool(pct), paren, bool(unit),
-             normal != text)
+    flags = (
+        "," in m.group("num"),
+        bool(m.group("cur") or m.group("cur2")),
+        bool(pct),
+        paren,
+        bool(unit),
+        normal != text,
+    )
     return value, flags, unit
 
 
@@ -264,12 +284,28 @@ def parse_numbers(d: Distinct, n_present: int):
     values[~ok] = np.nan
     c = counts
     steps = [
-        Step("parsed thousands separators", c["thousands"], f"{c['thousands']:,} values parsed from text with thousands separators"),
+        Step(
+            "parsed thousands separators",
+            c["thousands"],
+            f"{c['thousands']:,} values parsed from text with thousands separators",
+        ),
         Step("removed currency symbols", c["currency"], f"{c['currency']:,} currency signs removed"),
-        Step("converted percentages to fractions", c["percent"], f"{c['percent']:,} percentages converted to fractions (12% → 0.12)"),
-        Step("read parentheses as negative numbers", c["paren"], f"{c['paren']:,} numbers in parentheses read as negative"),
+        Step(
+            "converted percentages to fractions",
+            c["percent"],
+            f"{c['percent']:,} percentages converted to fractions (12% → 0.12)",
+        ),
+        Step(
+            "read parentheses as negative numbers",
+            c["paren"],
+            f"{c['paren']:,} numbers in parentheses read as negative",
+        ),
         Step("expanded number units", c["unit"], f"{c['unit']:,} values with units ({'/'.join(units)}) multiplied out"),
-        Step("converted full-width digits", c["fullwidth"], f"{c['fullwidth']:,} values written with full-width characters (１２３) converted"),
+        Step(
+            "converted full-width digits",
+            c["fullwidth"],
+            f"{c['fullwidth']:,} values written with full-width characters (１２３) converted",
+        ),
     ]
     return values, steps, ok
 
@@ -282,8 +318,17 @@ def date_of(text: str):
             continue
         g = m.groupdict()
         try:
-            stamp = np.datetime64(datetime(int(g["y"]), int(g["m"]), int(g.get("d") or 1), int(g.get("H") or 0),
-                                           int(g.get("Mi") or 0), int(g.get("S") or 0)), "ns")
+            stamp = np.datetime64(
+                datetime(
+                    int(g["y"]),
+                    int(g["m"]),
+                    int(g.get("d") or 1),
+                    int(g.get("H") or 0),
+                    int(g.get("Mi") or 0),
+                    int(g.get("S") or 0),
+                ),
+                "ns",
+            )
         except (ValueError, OverflowError):
             return None
         return stamp, label
@@ -298,8 +343,7 @@ def parse_dates(d: Distinct, n_present: int):
     out = np.full(len(d), np.datetime64("NaT"), dtype="datetime64[ns]")
     iso = d.match(ISO_DATE, where=d.keep)
     if iso.any():  # pandas' ISO-8601 parser, vectorised; what it cannot read meets date_of below
-        stamps = pd.to_datetime(pd.Series(d.text.filter(pa.array(iso)), dtype="str"), format="ISO8601",
-                                errors="coerce")
+        stamps = pd.to_datetime(pd.Series(d.text.filter(pa.array(iso)), dtype="str"), format="ISO8601", errors="coerce")
         stamps = stamps.where(stamps.dt.year.between(1678, 2261))  # what datetime64[ns] can hold
         out[iso] = stamps.to_numpy(dtype="datetime64[ns]")
     ok = ~np.isnat(out) & d.keep

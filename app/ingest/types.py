@@ -23,23 +23,69 @@ import pyarrow.compute as pc
 
 from app.ingest.identifiers import is_identifier_name
 from app.ingest.table import cell_text
-from app.ingest.textvalues import (Distinct, Step, leftover, padded_codes, parse_dates, parse_numbers,
-                                   plain_numbers, regex_hits, text_array)
+from app.ingest.textvalues import (
+    Distinct,
+    Step,
+    leftover,
+    padded_codes,
+    parse_dates,
+    parse_numbers,
+    plain_numbers,
+    regex_hits,
+    text_array,
+)
 
-MISSING_MARKERS = ("", "—", "——", "–", "-", "--", "---", "n/a", "na", "n.a.", "null", "none", "nan", "#n/a",
-                   "#null!", "#value!", "#div/0!", "#ref!", "无", "缺失", "空", "/", "?", "？", "不详", "暂无", "未知")
+MISSING_MARKERS = (
+    "",
+    "—",
+    "——",
+    "–",
+    "-",
+    "--",
+    "---",
+    "n/a",
+    "na",
+    "n.a.",
+    "null",
+    "none",
+    "nan",
+    "#n/a",
+    "#null!",
+    "#value!",
+    "#div/0!",
+    "#ref!",
+    "无",
+    "缺失",
+    "空",
+    "/",
+    "?",
+    "？",
+    "不详",
+    "暂无",
+    "未知",
+)
 _MARKERS = pa.array(MISSING_MARKERS)
 ANSWER_WORDS = ("none", "无")  # markers that are a real answer among a category's levels
-BOOL_WORDS = {"true": True, "false": False, "yes": True, "no": False, "y": True, "n": False,
-              "是": True, "否": False, "对": True, "错": False, "t": True, "f": False}
+BOOL_WORDS = {
+    "true": True,
+    "false": False,
+    "yes": True,
+    "no": False,
+    "y": True,
+    "n": False,
+    "是": True,
+    "否": False,
+    "对": True,
+    "错": False,
+    "t": True,
+    "f": False,
+}
 _BOOL_TEXTS = pa.array(list(BOOL_WORDS))
 _PHONE = re.compile(r"^(?:\+?86[\s-]?)?1[3-9]\d{9}$|^0\d{2,3}-?\d{7,8}$")
 _DATE_NAME = re.compile(r"date|time|day|日期|时间|時間|timestamp|(^|_)dt$|_at$|生日|出生", re.I)
 CATEGORY_MAX_UNIQUE = 50
 PARALLEL_CELLS = 400_000  # tables at least this big convert their columns in two threads
 EXCEL_SERIAL_RANGE = (18264, 73051)  # 1950-01-01 .. 2099-12-31 as 1900-system serials
-
-
 
 
 def infer_and_convert(frame: pd.DataFrame, date1904: bool = False) -> tuple[pd.DataFrame, dict[str, str], list[dict]]:
@@ -57,8 +103,11 @@ def infer_and_convert(frame: pd.DataFrame, date1904: bool = False) -> tuple[pd.D
         converted = [convert(name) for name in frame.columns]
     for name, (series, kind, steps) in zip(frame.columns, converted):
         out[name], types[name] = series, kind
-        log.extend({"column": name, "action": s.action, "count": int(s.count), "message": f"{name}: {s.message}"}
-                   for s in steps if s.count)
+        log.extend(
+            {"column": name, "action": s.action, "count": int(s.count), "message": f"{name}: {s.message}"}
+            for s in steps
+            if s.count
+        )
     return pd.DataFrame(out, index=range(len(frame))), types, log
 
 
@@ -79,8 +128,17 @@ def convert_column(name: str, col: pd.Series, date1904: bool = False) -> tuple[p
             dates = _excel_serials(num, date1904)
             if dates is not None:
                 n = int(dates.notna().sum())
-                return dates, "datetime", [Step("converted Excel date serial numbers to dates", n,
-                                                f"{n:,} Excel date serial numbers (like 45296) converted to dates")]
+                return (
+                    dates,
+                    "datetime",
+                    [
+                        Step(
+                            "converted Excel date serial numbers to dates",
+                            n,
+                            f"{n:,} Excel date serial numbers (like 45296) converted to dates",
+                        )
+                    ],
+                )
         return _numeric_result(num, id_named, [])
     return _convert_text(name, col, id_named)
 
@@ -131,8 +189,17 @@ def _excel_serials(num: pd.Series, date1904: bool) -> pd.Series | None:
 def _convert_text(name: str, col: pd.Series, id_named: bool):
     if not id_named and col.dtype != object and (simple := plain_numbers(col)) is not None:
         numbers, separated = simple
-        steps = [Step("parsed thousands separators", separated,
-                      f"{separated:,} values parsed from text with thousands separators")] if separated else []
+        steps = (
+            [
+                Step(
+                    "parsed thousands separators",
+                    separated,
+                    f"{separated:,} values parsed from text with thousands separators",
+                )
+            ]
+            if separated
+            else []
+        )
         return _numeric_result(pd.Series(numbers, dtype="float64"), id_named, steps)
     if col.dtype != object and (_clean_identifiers(col) if id_named else padded_codes(col)):
         return col, "identifier", []
@@ -141,8 +208,11 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
         return _as_text(pd.Series([None] * len(col), dtype=object)), "text", []
     # Missing markers ("—", "N/A", "无" ...), each logged with how often it occurred.
     d.keep = ~pc.is_in(d.lowered, value_set=_MARKERS).to_numpy(zero_copy_only=False)
-    steps = [Step(f"read '{d.values[i]}' as missing", int(d.occ[i]), f"{int(d.occ[i]):,} '{d.values[i]}' read as missing")
-             for i in np.flatnonzero(~d.keep) if d.values[i] != ""]
+    steps = [
+        Step(f"read '{d.values[i]}' as missing", int(d.occ[i]), f"{int(d.occ[i]):,} '{d.values[i]}' read as missing")
+        for i in np.flatnonzero(~d.keep)
+        if d.values[i] != ""
+    ]
     n_present = d.weight(d.keep)
     # Text that needs no cleaning keeps its original (Arrow) column: no copy, no conversion.
     untouched = bool(d.keep.all()) and d.text.equals(d.raw) and col.dtype != object
@@ -164,8 +234,12 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
         mapped = np.array([BOOL_WORDS.get(v) for v in d.lowered.to_pylist()], dtype=object)
         result = pd.Series(d.expand(mapped, None)).astype("boolean")
         words = "/".join(dict.fromkeys(present_text.tolist()))[:40]
-        return result, "boolean", steps + [Step("read yes/no words as booleans", n_present,
-                                                f"{n_present:,} values '{words}' read as yes/no")]
+        return (
+            result,
+            "boolean",
+            steps
+            + [Step("read yes/no words as booleans", n_present, f"{n_present:,} values '{words}' read as yes/no")],
+        )
 
     parsed = parse_numbers(d, n_present)
     if parsed is not None:
@@ -193,8 +267,9 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
 
 def _is_category(present_text: pd.Series, weights: np.ndarray, n_present: int) -> bool:
     n_unique = len(weights)
-    return bool(n_unique <= CATEGORY_MAX_UNIQUE and n_unique <= max(2, 0.5 * n_present)
-                and present_text.str.len().max() <= 60)
+    return bool(
+        n_unique <= CATEGORY_MAX_UNIQUE and n_unique <= max(2, 0.5 * n_present) and present_text.str.len().max() <= 60
+    )
 
 
 def _answer_levels(d: Distinct) -> list[int]:

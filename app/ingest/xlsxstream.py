@@ -59,8 +59,8 @@ class SheetEntry:
 
 @dataclass
 class HeadRows:
-    rows: dict[int, dict[int, object]]     # 0-based sheet row -> {0-based column: value}
-    complete: bool                          # True when the sheet has no rows beyond those read
+    rows: dict[int, dict[int, object]]  # 0-based sheet row -> {0-based column: value}
+    complete: bool  # True when the sheet has no rows beyond those read
     dimension: tuple[int, int, int, int] | None = None  # (r0, c0, r1, c1), 0-based inclusive
     uses_shared: set[int] = field(default_factory=set)
 

@@ -21,10 +21,21 @@ from app.translations import CATALOG
 from app.workspaces import active_datasets
 
 # Tools of the harness itself: they plan, record and navigate, they do not analyse data.
-HARNESS_TOOLS = frozenset({
-    "task_create", "task_update", "task_get", "task_list", "record_evidence", "record_analysis_plan",
-    "ask_user_question", "tool_search", "compact_context", "read_tool_output", "list_datasets",
-})
+HARNESS_TOOLS = frozenset(
+    {
+        "task_create",
+        "task_update",
+        "task_get",
+        "task_list",
+        "record_evidence",
+        "record_analysis_plan",
+        "ask_user_question",
+        "tool_search",
+        "compact_context",
+        "read_tool_output",
+        "list_datasets",
+    }
+)
 
 
 def is_harness_tool(name: str) -> bool:
@@ -34,6 +45,7 @@ def is_harness_tool(name: str) -> bool:
 # --------------------------------------------------------------------------------------------
 # JSON hygiene
 # --------------------------------------------------------------------------------------------
+
 
 def plain(value: Any) -> Any:
     """A JSON-serialisable copy: numpy scalars to Python, NaN/inf to None, tuples to lists."""
@@ -81,28 +93,54 @@ def _t(key: str, language: str, **fields: Any) -> str:
 
 def dataset_entry(dataset: Dataset) -> dict[str, Any]:
     info = dataset.info or {}
-    return {"name": dataset.name, "file": dataset.file_name, "sheet": dataset.sheet, "rows": int(dataset.rows or 0),
-            "columns": [{"name": str(c.get("name")), "type": c.get("type")} for c in info.get("columns", [])
-                        if isinstance(c, dict)]}
+    return {
+        "name": dataset.name,
+        "file": dataset.file_name,
+        "sheet": dataset.sheet,
+        "rows": int(dataset.rows or 0),
+        "columns": [
+            {"name": str(c.get("name")), "type": c.get("type")} for c in info.get("columns", []) if isinstance(c, dict)
+        ],
+    }
 
 
 def evidence_entry(item: Evidence) -> dict[str, Any]:
-    return plain({"id": item.id, "claim": item.claim, "method": item.method or "",
-                  "result_summary": item.result_summary or "", "metrics": dict(item.metrics or {}),
-                  "sample_size": item.sample_size, "confidence": item.confidence or "medium",
-                  "limitations": [str(x) for x in (item.limitations or [])],
-                  "tool_call_ids": [str(x) for x in (item.tool_call_ids or [])]})
+    return plain(
+        {
+            "id": item.id,
+            "claim": item.claim,
+            "method": item.method or "",
+            "result_summary": item.result_summary or "",
+            "metrics": dict(item.metrics or {}),
+            "sample_size": item.sample_size,
+            "confidence": item.confidence or "medium",
+            "limitations": [str(x) for x in (item.limitations or [])],
+            "tool_call_ids": [str(x) for x in (item.tool_call_ids or [])],
+        }
+    )
 
 
 def task_entry(task: Task) -> dict[str, Any]:
-    return {"id": task.id, "subject": task.subject, "status": task.status, "completed_by": task.completed_by,
-            "evidence_id": task.evidence_id, "result_summary": task.result_summary, "confidence": task.confidence,
-            "blocked_by": [str(x) for x in (task.blocked_by or [])]}
+    return {
+        "id": task.id,
+        "subject": task.subject,
+        "status": task.status,
+        "completed_by": task.completed_by,
+        "evidence_id": task.evidence_id,
+        "result_summary": task.result_summary,
+        "confidence": task.confidence,
+        "blocked_by": [str(x) for x in (task.blocked_by or [])],
+    }
 
 
 def tool_call_entry(call: ToolCall) -> dict[str, Any]:
-    entry = {"id": call.id, "tool": call.tool, "arguments": plain(dict(call.arguments or {})), "ok": bool(call.ok),
-             "duration_ms": float(call.duration_ms or 0.0)}
+    entry = {
+        "id": call.id,
+        "tool": call.tool,
+        "arguments": plain(dict(call.arguments or {})),
+        "ok": bool(call.ok),
+        "duration_ms": float(call.duration_ms or 0.0),
+    }
     if not call.ok and call.error:
         entry["error"] = plain({k: call.error.get(k) for k in ("error", "message") if k in call.error})
     return entry
@@ -149,8 +187,9 @@ def _distinct(items: Iterable[str]) -> list[str]:
     return out
 
 
-def _backing(calls: list[ToolCall], evidence: list[dict[str, Any]], tasks: list[Task], datasets: list[Dataset],
-             run: Run) -> tuple[list[str], list[Any], list[str]]:
+def _backing(
+    calls: list[ToolCall], evidence: list[dict[str, Any]], tasks: list[Task], datasets: list[Dataset], run: Run
+) -> tuple[list[str], list[Any], list[str]]:
     """What may back a number in the answer: tool outputs, evidence, dataset facts; and the ids to ignore."""
     texts = [call.result_text or "" for call in calls] + [call.interpretation or "" for call in calls]
     texts += [e["claim"] for e in evidence] + [e["result_summary"] for e in evidence]
@@ -165,9 +204,12 @@ def _backing(calls: list[ToolCall], evidence: list[dict[str, Any]], tasks: list[
 
 def _run_rows(session: Session, run: Run) -> tuple[list[Dataset], list[Evidence], list[Task], list[ToolCall]]:
     datasets = active_datasets(session, run.workspace_id)  # ready ones only, not a file still loading
-    evidence_rows = list(session.scalars(select(Evidence).where(Evidence.run_id == run.id).order_by(Evidence.created_at)))
-    tasks = list(session.scalars(select(Task).where(Task.run_id == run.id, Task.status != "deleted")
-                                 .order_by(Task.created_at)))
+    evidence_rows = list(
+        session.scalars(select(Evidence).where(Evidence.run_id == run.id).order_by(Evidence.created_at))
+    )
+    tasks = list(
+        session.scalars(select(Task).where(Task.run_id == run.id, Task.status != "deleted").order_by(Task.created_at))
+    )
     calls = list(session.scalars(select(ToolCall).where(ToolCall.run_id == run.id).order_by(ToolCall.created_at)))
     return datasets, evidence_rows, tasks, calls
 
@@ -209,8 +251,10 @@ def build_report(session: Session, run: Run) -> dict[str, Any]:
     checks = {r.get("evidence_id"): r for r in (state.get("verification") or {}).get("results", [])}
     for item in evidence:
         if item["id"] in checks:
-            item["verification"] = {"status": checks[item["id"]].get("status"),
-                                    "issues": [i.get("detail") for i in checks[item["id"]].get("issues", [])]}
+            item["verification"] = {
+                "status": checks[item["id"]].get("status"),
+                "issues": [i.get("detail") for i in checks[item["id"]].get("issues", [])],
+            }
     failed_claims = [r for r in checks.values() if r.get("status") == "failed"]
     if failed_claims:
         warnings.append(_t("verification_failed", language, n=len(failed_claims)))
@@ -248,8 +292,10 @@ def verification_summary(state: dict[str, Any]) -> dict[str, Any]:
     verification = state.get("verification") or {}
     hypotheses = (state.get("hypotheses") or {}).get("all", [])
     policy = state.get("synthesis_policy") or {}
-    return {"status": verification.get("status", "not_run"),
-            "failed_claims": [r.get("evidence_id") for r in verification.get("results", []) if r.get("status") == "failed"],
-            "hypotheses": [{k: h.get(k) for k in ("id", "role", "statement", "status")} for h in hypotheses],
-            "policy": {k: policy.get(k) for k in ("recommendations", "wording")} if policy else {},
-            "final": verification.get("final") or {}}
+    return {
+        "status": verification.get("status", "not_run"),
+        "failed_claims": [r.get("evidence_id") for r in verification.get("results", []) if r.get("status") == "failed"],
+        "hypotheses": [{k: h.get(k) for k in ("id", "role", "statement", "status")} for h in hypotheses],
+        "policy": {k: policy.get(k) for k in ("recommendations", "wording")} if policy else {},
+        "final": verification.get("final") or {},
+    }

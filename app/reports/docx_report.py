@@ -6,11 +6,23 @@ from pathlib import Path
 from typing import Any
 
 from app.reports.i18n import label, labels
-from app.reports.report_parts import (CONFIDENCE_COLOURS, evidence_facts, evidence_numbers, figure_caption,
-                                      figure_file, figure_numbers_by_evidence, guidance_facts, meta_items,
-                                      metric_rows, plan_facts, report_language, reproduction_summary, task_rows,
-                                      tool_call_rows,
-                                      verification_summary)
+from app.reports.report_parts import (
+    CONFIDENCE_COLOURS,
+    evidence_facts,
+    evidence_numbers,
+    figure_caption,
+    figure_file,
+    figure_numbers_by_evidence,
+    guidance_facts,
+    meta_items,
+    metric_rows,
+    plan_facts,
+    report_language,
+    reproduction_summary,
+    task_rows,
+    tool_call_rows,
+    verification_summary,
+)
 from app.reports.text_blocks import inline_runs, markdown_blocks
 
 _STYLES_WITH_CJK = ("Normal", "Title", "Heading 1", "Heading 2", "Heading 3", "List Bullet", "List Number")

@@ -46,8 +46,9 @@ def _copy_figure(source: Path, folder: Path, taken: set[str]) -> str:
     return name
 
 
-def write_report_files(report: dict[str, Any], out_dir: str | Path,
-                       datasets: list[dict[str, Any]] | None = None) -> dict[str, Path]:
+def write_report_files(
+    report: dict[str, Any], out_dir: str | Path, datasets: list[dict[str, Any]] | None = None
+) -> dict[str, Path]:
     """Write report.json, .md, .html, .docx, .pdf and figures/ (and analysis.py when `datasets` is given).
 
     Returns {"json", "md", "html", "docx", "pdf", "figures", ["analysis"]} -> path. A format whose

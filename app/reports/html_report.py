@@ -30,10 +30,17 @@ from app.reports.report_parts import (
 )
 from app.reports.safe_markdown import render_markdown
 
-_ENV = Environment(loader=PackageLoader("app.reports", "templates"), autoescape=True, trim_blocks=True,
-                   lstrip_blocks=True)
-_MIME_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".svg": "image/svg+xml",
-               ".gif": "image/gif", ".webp": "image/webp"}
+_ENV = Environment(
+    loader=PackageLoader("app.reports", "templates"), autoescape=True, trim_blocks=True, lstrip_blocks=True
+)
+_MIME_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".svg": "image/svg+xml",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
 
 
 def answer_html(text: str) -> Markup:
@@ -55,18 +62,32 @@ def to_html(report: dict[str, Any], base_dir: str | Path | None = None) -> str:
     numbers = evidence_numbers(report)
     figures = _figures(report, Path(base_dir) if base_dir is not None else None, numbers)
     return _ENV.get_template("report.html").render(
-        report=report, L=labels(lang), lang=lang, answer=answer_html(report.get("answer", "")),
-        model_text=model_text(report, lang), evidence=_evidence(report, lang, figures), figures=figures,
-        tasks=_tasks(report, lang, numbers), calls=_calls(report), guidance=guidance_facts(report, labels(lang)),
-        reproduced=reproduction_summary(report, lang), created=readable_time(report.get("created_at") or ""))
+        report=report,
+        L=labels(lang),
+        lang=lang,
+        answer=answer_html(report.get("answer", "")),
+        model_text=model_text(report, lang),
+        evidence=_evidence(report, lang, figures),
+        figures=figures,
+        tasks=_tasks(report, lang, numbers),
+        calls=_calls(report),
+        guidance=guidance_facts(report, labels(lang)),
+        reproduced=reproduction_summary(report, lang),
+        created=readable_time(report.get("created_at") or ""),
+    )
 
 
 def _figures(report: dict[str, Any], base: Path | None, numbers: dict[str, int]) -> list[dict[str, Any]]:
     figures = []
     for figure in report.get("figures", []):
         file = figure_file(figure.get("path", ""), base)
-        figures.append({**figure, "src": _data_uri(file) if file else None,
-                        "evidence_number": numbers.get(figure.get("evidence_id"))})
+        figures.append(
+            {
+                **figure,
+                "src": _data_uri(file) if file else None,
+                "evidence_number": numbers.get(figure.get("evidence_id")),
+            }
+        )
     return figures
 
 
@@ -76,20 +97,34 @@ def _evidence(report: dict[str, Any], lang: str, figures: list[dict[str, Any]]) 
     evidence = []
     for item in report.get("evidence", []):
         conf = item.get("confidence") if item.get("confidence") in CONFIDENCE_COLOURS else "medium"
-        evidence.append({**item, "colour": CONFIDENCE_COLOURS[conf], "confidence_label": label(conf, lang),
-                         "sample_size_text": format_value(item.get("sample_size")),
-                         "metric_rows": [(k, format_value(v)) for k, v in (item.get("metrics") or {}).items()],
-                         "figures": figures_by_evidence.get(item["id"], []),
-                         "calls": [{"id": c, "tool": tools.get(c)} for c in item.get("tool_call_ids", [])]})
+        evidence.append(
+            {
+                **item,
+                "colour": CONFIDENCE_COLOURS[conf],
+                "confidence_label": label(conf, lang),
+                "sample_size_text": format_value(item.get("sample_size")),
+                "metric_rows": [(k, format_value(v)) for k, v in (item.get("metrics") or {}).items()],
+                "figures": figures_by_evidence.get(item["id"], []),
+                "calls": [{"id": c, "tool": tools.get(c)} for c in item.get("tool_call_ids", [])],
+            }
+        )
     return evidence
 
 
 def _tasks(report: dict[str, Any], lang: str, numbers: dict[str, int]) -> list[dict[str, Any]]:
-    return [{**t, "status_text": task_status(t, lang), "evidence_number": numbers.get(t.get("evidence_id"))}
-            for t in report.get("tasks", [])]
+    return [
+        {**t, "status_text": task_status(t, lang), "evidence_number": numbers.get(t.get("evidence_id"))}
+        for t in report.get("tasks", [])
+    ]
 
 
 def _calls(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{**c, "args": args_text(c.get("arguments", {})), "duration": format_value(c.get("duration_ms")),
-             "error": (c.get("error") or {}).get("message") or (c.get("error") or {}).get("error")}
-            for c in report.get("tool_calls", [])]
+    return [
+        {
+            **c,
+            "args": args_text(c.get("arguments", {})),
+            "duration": format_value(c.get("duration_ms")),
+            "error": (c.get("error") or {}).get("message") or (c.get("error") or {}).get("error"),
+        }
+        for c in report.get("tool_calls", [])
+    ]

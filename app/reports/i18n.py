@@ -5,8 +5,9 @@ from __future__ import annotations
 from app.translations import CATALOG
 
 # The catalog's `report.` entries (app/translations.py holds every translation)
-LABELS: dict[str, dict[str, str]] = {k.removeprefix("report."): v for k, v in CATALOG.items()
-                                     if k.startswith("report.")}
+LABELS: dict[str, dict[str, str]] = {
+    k.removeprefix("report."): v for k, v in CATALOG.items() if k.startswith("report.")
+}
 
 
 def label(key: str, language: str) -> str:

@@ -5,10 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from app.reports.i18n import label, labels
-from app.reports.report_parts import (args_text, evidence_numbers, figure_numbers_by_evidence, format_value,
-                                      guidance_facts, meta_items, plan_facts, report_language, reproduction_summary,
-                                      supports_suffix,
-                                      task_status, verification_summary)
+from app.reports.report_parts import (
+    args_text,
+    evidence_numbers,
+    figure_numbers_by_evidence,
+    format_value,
+    guidance_facts,
+    meta_items,
+    plan_facts,
+    report_language,
+    reproduction_summary,
+    supports_suffix,
+    task_status,
+    verification_summary,
+)
 from app.reports.safe_markdown import neutralize_markdown
 
 
@@ -35,15 +45,28 @@ def _md_cell(text: Any) -> str:
 
 def _header(report: dict[str, Any], L: dict[str, str], lang: str) -> list[str]:
     meta = meta_items(report, L, lang, dataset_prefix=f"{L['datasets']}: ")
-    return [f"# {L['title']}", "", f"**{L['question']}:** {report.get('question', '')}", "",
-            f"_{' · '.join(meta)}_", "", f"## {L['answer']}", "", (report.get("answer") or "").strip(), ""]
+    return [
+        f"# {L['title']}",
+        "",
+        f"**{L['question']}:** {report.get('question', '')}",
+        "",
+        f"_{' · '.join(meta)}_",
+        "",
+        f"## {L['answer']}",
+        "",
+        (report.get("answer") or "").strip(),
+        "",
+    ]
 
 
 def _caveats(report: dict[str, Any], L: dict[str, str]) -> list[str]:
     out: list[str] = []
     if report.get("unverified_numbers"):
-        out += [f"> **{L['unverified_title']}:** {L['unverified_text']}",
-                "> " + ", ".join(f"`{n}`" for n in report["unverified_numbers"]), ""]
+        out += [
+            f"> **{L['unverified_title']}:** {L['unverified_text']}",
+            "> " + ", ".join(f"`{n}`" for n in report["unverified_numbers"]),
+            "",
+        ]
     if report.get("warnings"):
         out += [f"## {L['warnings']}", ""] + [f"- {w}" for w in report["warnings"]] + [""]
     return out
@@ -59,11 +82,15 @@ def _evidence(report: dict[str, Any], L: dict[str, str], lang: str, numbers: dic
     return out
 
 
-def _evidence_item(item: dict[str, Any], L: dict[str, str], lang: str, numbers: dict[str, int],
-                   figure_numbers: list[int]) -> list[str]:
-    out = [f"### E{numbers[item['id']]}. {item.get('claim', '')}", "",
-           f"- **{L['confidence']}:** {label(item.get('confidence', 'medium'), lang)}",
-           f"- **{L['method']}:** {item.get('method', '')}"]
+def _evidence_item(
+    item: dict[str, Any], L: dict[str, str], lang: str, numbers: dict[str, int], figure_numbers: list[int]
+) -> list[str]:
+    out = [
+        f"### E{numbers[item['id']]}. {item.get('claim', '')}",
+        "",
+        f"- **{L['confidence']}:** {label(item.get('confidence', 'medium'), lang)}",
+        f"- **{L['method']}:** {item.get('method', '')}",
+    ]
     if item.get("result_summary"):
         out.append(f"- **{L['result']}:** {item['result_summary']}")
     if item.get("sample_size") is not None:
@@ -87,8 +114,12 @@ def _figures(report: dict[str, Any], L: dict[str, str], numbers: dict[str, int])
     out = [f"## {L['figures']}", ""]
     for n, figure in enumerate(report["figures"], start=1):
         caption = figure.get("caption") or ""
-        out += [f"![{L['figure']} {n}: {caption}]({figure.get('path', '')})", "",
-                f"*{L['figure']} {n}. {caption}*" + supports_suffix(figure, L, numbers), ""]
+        out += [
+            f"![{L['figure']} {n}: {caption}]({figure.get('path', '')})",
+            "",
+            f"*{L['figure']} {n}. {caption}*" + supports_suffix(figure, L, numbers),
+            "",
+        ]
     return out
 
 
@@ -123,10 +154,16 @@ def _how(report: dict[str, Any], L: dict[str, str], lang: str) -> list[str]:
         out.append(L["no_plan"])
     out.append("")
     if report.get("tool_calls"):
-        out += [f"### {L['tool_calls']}", "",
-                f"| {L['id']} | {L['tool']} | {L['arguments']} | {L['status']} | {L['duration']} |", "|---|---|---|---|---|"]
+        out += [
+            f"### {L['tool_calls']}",
+            "",
+            f"| {L['id']} | {L['tool']} | {L['arguments']} | {L['status']} | {L['duration']} |",
+            "|---|---|---|---|---|",
+        ]
         for call in report["tool_calls"]:
-            out.append(f"| `{call['id']}` | {call['tool']} | {_md_cell(args_text(call.get('arguments', {})))} | "
-                       f"{L['ok'] if call.get('ok') else L['failed']} | {format_value(call.get('duration_ms'))} |")
+            out.append(
+                f"| `{call['id']}` | {call['tool']} | {_md_cell(args_text(call.get('arguments', {})))} | "
+                f"{L['ok'] if call.get('ok') else L['failed']} | {format_value(call.get('duration_ms'))} |"
+            )
         out.append("")
     return out

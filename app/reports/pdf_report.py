@@ -8,11 +8,23 @@ from typing import Any
 
 from app.reports.i18n import label, labels
 from app.reports.pdf_fonts import pdf_fallback, pdf_font, pdf_inline
-from app.reports.report_parts import (CONFIDENCE_COLOURS, evidence_facts, evidence_numbers, figure_caption,
-                                      figure_file, figure_numbers_by_evidence, guidance_facts, meta_items,
-                                      metric_rows, plan_facts, report_language, reproduction_summary, task_rows,
-                                      tool_call_rows,
-                                      verification_summary)
+from app.reports.report_parts import (
+    CONFIDENCE_COLOURS,
+    evidence_facts,
+    evidence_numbers,
+    figure_caption,
+    figure_file,
+    figure_numbers_by_evidence,
+    guidance_facts,
+    meta_items,
+    metric_rows,
+    plan_facts,
+    report_language,
+    reproduction_summary,
+    task_rows,
+    tool_call_rows,
+    verification_summary,
+)
 from app.reports.text_blocks import markdown_blocks
 
 _MUTED = "#5b6475"
@@ -38,8 +50,16 @@ def to_pdf(report: dict[str, Any], path: str | Path, base_dir: str | Path | None
     _add_how(story, report, L, lang)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    doc = SimpleDocTemplate(str(path), pagesize=A4, leftMargin=2 * cm, rightMargin=2 * cm, topMargin=2 * cm,
-                            bottomMargin=2 * cm, title=L["title"], author="Verity")
+    doc = SimpleDocTemplate(
+        str(path),
+        pagesize=A4,
+        leftMargin=2 * cm,
+        rightMargin=2 * cm,
+        topMargin=2 * cm,
+        bottomMargin=2 * cm,
+        title=L["title"],
+        author="Verity",
+    )
     doc.build(story.flowables)
     return path
 
@@ -60,14 +80,25 @@ class _Story:
         self.body = self._style("VBody", "BodyText", fontSize=10, leading=14)
         self.small = self._style("VSmall", "BodyText", fontSize=8, leading=11, textColor=colors.HexColor(_MUTED))
         self.cell = self._style("VCell", "BodyText", fontSize=8, leading=10)
-        self.caption = self._style("VCaption", "BodyText", fontSize=9, leading=12, alignment=TA_CENTER,
-                                   textColor=colors.HexColor(_MUTED))
-        self.h = {0: self._style("VTitle", "Title", fontSize=20, leading=24),
-                  1: self._style("VH1", "Heading1", fontSize=15, leading=19),
-                  2: self._style("VH2", "Heading2", fontSize=12.5, leading=16),
-                  3: self._style("VH3", "Heading3", fontSize=11, leading=14)}
-        self.caveat = self._style("VCaveat", "BodyText", fontSize=10, leading=14, backColor=colors.HexColor("#fff8e1"),
-                                  borderColor=colors.HexColor("#e0a800"), borderWidth=0.8, borderPadding=6)
+        self.caption = self._style(
+            "VCaption", "BodyText", fontSize=9, leading=12, alignment=TA_CENTER, textColor=colors.HexColor(_MUTED)
+        )
+        self.h = {
+            0: self._style("VTitle", "Title", fontSize=20, leading=24),
+            1: self._style("VH1", "Heading1", fontSize=15, leading=19),
+            2: self._style("VH2", "Heading2", fontSize=12.5, leading=16),
+            3: self._style("VH3", "Heading3", fontSize=11, leading=14),
+        }
+        self.caveat = self._style(
+            "VCaveat",
+            "BodyText",
+            fontSize=10,
+            leading=14,
+            backColor=colors.HexColor("#fff8e1"),
+            borderColor=colors.HexColor("#e0a800"),
+            borderWidth=0.8,
+            borderPadding=6,
+        )
         self.width = A4[0] - 4 * cm
         self.flowables: list[Any] = []
 
@@ -80,8 +111,9 @@ class _Story:
     def para(self, text: str, style=None, markup: bool = False) -> None:
         from reportlab.platypus import Paragraph
 
-        self.flowables.append(Paragraph(pdf_fallback(text if markup else html.escape(str(text), quote=False)),
-                                        style or self.body))
+        self.flowables.append(
+            Paragraph(pdf_fallback(text if markup else html.escape(str(text), quote=False)), style or self.body)
+        )
 
     def labelled(self, key: str, value: str) -> None:
         """'key: value' with the key in bold; both escaped."""
@@ -102,12 +134,19 @@ class _Story:
         if not rows:
             return
         n = max(len(r) for r in rows)
-        data = [[Paragraph(pdf_fallback(pdf_inline(r[c])) if c < len(r) else "", self.cell) for c in range(n)]
-                for r in rows]
+        data = [
+            [Paragraph(pdf_fallback(pdf_inline(r[c])) if c < len(r) else "", self.cell) for c in range(n)] for r in rows
+        ]
         t = Table(data, colWidths=col_widths or [self.width / n] * n, repeatRows=1)
-        t.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.4, colors.HexColor("#c9ced6")),
-                               ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#f0f2f5")),
-                               ("VALIGN", (0, 0), (-1, -1), "TOP")]))
+        t.setStyle(
+            TableStyle(
+                [
+                    ("GRID", (0, 0), (-1, -1), 0.4, colors.HexColor("#c9ced6")),
+                    ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#f0f2f5")),
+                    ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                ]
+            )
+        )
         self.flowables.append(t)
         self.space(6)
 
@@ -123,8 +162,9 @@ class _Story:
 
 def _add_header(story: _Story, report: dict[str, Any], L: dict[str, str], lang: str) -> None:
     story.para(L["title"], story.h[0])
-    story.para(f"<b>{html.escape(L['question'])}:</b> {html.escape(report.get('question', ''), quote=False)}",
-               markup=True)
+    story.para(
+        f"<b>{html.escape(L['question'])}:</b> {html.escape(report.get('question', ''), quote=False)}", markup=True
+    )
     story.para(" · ".join(meta_items(report, L, lang)), story.small)
 
 
@@ -148,8 +188,13 @@ def _add_answer(story: _Story, report: dict[str, Any], L: dict[str, str]) -> Non
 def _add_caveats(story: _Story, report: dict[str, Any], L: dict[str, str]) -> None:
     if report.get("unverified_numbers"):
         story.space(8)
-        story.para(f"<b>{html.escape(L['unverified_title'])}:</b> {html.escape(L['unverified_text'])} <b>"
-                   + html.escape(", ".join(report["unverified_numbers"])) + "</b>", story.caveat, markup=True)
+        story.para(
+            f"<b>{html.escape(L['unverified_title'])}:</b> {html.escape(L['unverified_text'])} <b>"
+            + html.escape(", ".join(report["unverified_numbers"]))
+            + "</b>",
+            story.caveat,
+            markup=True,
+        )
         story.space(8)
     if report.get("warnings"):
         story.para(L["warnings"], story.h[2])
@@ -157,8 +202,7 @@ def _add_caveats(story: _Story, report: dict[str, Any], L: dict[str, str]) -> No
             story.bullet(w)
 
 
-def _add_evidence(story: _Story, report: dict[str, Any], L: dict[str, str], lang: str,
-                  numbers: dict[str, int]) -> None:
+def _add_evidence(story: _Story, report: dict[str, Any], L: dict[str, str], lang: str, numbers: dict[str, int]) -> None:
     story.para(L["evidence"], story.h[1])
     if not report.get("evidence"):
         story.para(L["no_evidence"])
@@ -166,18 +210,21 @@ def _add_evidence(story: _Story, report: dict[str, Any], L: dict[str, str], lang
     for item in report.get("evidence", []):
         conf = item.get("confidence", "medium")
         colour = CONFIDENCE_COLOURS.get(conf, CONFIDENCE_COLOURS["medium"])
-        story.para(f"E{numbers[item['id']]}. " + html.escape(item.get("claim", ""), quote=False), story.h[2],
-                   markup=True)
-        story.para(f"<b>{html.escape(L['confidence'])}:</b> <font color='{colour}'><b>{html.escape(label(conf, lang))}"
-                   f"</b></font>", markup=True)
+        story.para(
+            f"E{numbers[item['id']]}. " + html.escape(item.get("claim", ""), quote=False), story.h[2], markup=True
+        )
+        story.para(
+            f"<b>{html.escape(L['confidence'])}:</b> <font color='{colour}'><b>{html.escape(label(conf, lang))}"
+            f"</b></font>",
+            markup=True,
+        )
         for key, value in evidence_facts(item, L, figures_by_evidence.get(item["id"], [])):
             story.labelled(key, str(value))
         if item.get("metrics"):
             story.table(metric_rows(item, L), [story.width * 0.5, story.width * 0.5])
 
 
-def _add_figures(story: _Story, report: dict[str, Any], L: dict[str, str], numbers: dict[str, int],
-                 base: Path) -> None:
+def _add_figures(story: _Story, report: dict[str, Any], L: dict[str, str], numbers: dict[str, int], base: Path) -> None:
     if not report.get("figures"):
         return
     story.para(L["figures"], story.h[1])

@@ -16,5 +16,17 @@ from app.reports.pdf_report import to_pdf
 from app.reports.report_parts import CONFIDENCE_COLOURS, format_value
 from app.reports.text_blocks import inline_runs, markdown_blocks
 
-__all__ = ["CONFIDENCE_COLOURS", "answer_html", "cjk_font_path", "format_value", "inline_runs", "markdown_blocks",
-           "portable_report", "to_docx", "to_html", "to_markdown", "to_pdf", "write_report_files"]
+__all__ = [
+    "CONFIDENCE_COLOURS",
+    "answer_html",
+    "cjk_font_path",
+    "format_value",
+    "inline_runs",
+    "markdown_blocks",
+    "portable_report",
+    "to_docx",
+    "to_html",
+    "to_markdown",
+    "to_pdf",
+    "write_report_files",
+]

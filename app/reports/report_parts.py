@@ -136,15 +136,23 @@ def figure_caption(figure: dict[str, Any], n: int, L: dict[str, str], numbers: d
 
 def task_rows(report: dict[str, Any], L: dict[str, str], language: str) -> list[list[str]]:
     """The plan as a table (header first)."""
-    return [["#", L["task"], L["status"]]] + [[str(n), t.get("subject", ""), task_status(t, language)]
-                                             for n, t in enumerate(report["tasks"], start=1)]
+    return [["#", L["task"], L["status"]]] + [
+        [str(n), t.get("subject", ""), task_status(t, language)] for n, t in enumerate(report["tasks"], start=1)
+    ]
 
 
 def tool_call_rows(report: dict[str, Any], L: dict[str, str]) -> list[list[str]]:
     """The tool calls as a table (header first)."""
     return [[L["id"], L["tool"], L["arguments"], L["status"], L["duration"]]] + [
-        [c["id"], c.get("tool", ""), args_text(c.get("arguments", {})), L["ok"] if c.get("ok") else L["failed"],
-         format_value(c.get("duration_ms"))] for c in report["tool_calls"]]
+        [
+            c["id"],
+            c.get("tool", ""),
+            args_text(c.get("arguments", {})),
+            L["ok"] if c.get("ok") else L["failed"],
+            format_value(c.get("duration_ms")),
+        ]
+        for c in report["tool_calls"]
+    ]
 
 
 def plan_facts(report: dict[str, Any], L: dict[str, str]) -> list[tuple[str, str]]:
@@ -171,8 +179,13 @@ def verification_summary(report: dict[str, Any], L: dict[str, str]) -> tuple[str
         return None
     text = L["verification_failed"] if check["status"] == "failed" else L["verification_passed"]
     rows = [[L["hypotheses"], "", L["status"]]] + [
-        [str(h.get("statement") or ""), L.get(h.get("role"), h.get("role") or ""), L.get(h.get("status"), h.get("status") or "")]
-        for h in check.get("hypotheses") or []]
+        [
+            str(h.get("statement") or ""),
+            L.get(h.get("role"), h.get("role") or ""),
+            L.get(h.get("status"), h.get("status") or ""),
+        ]
+        for h in check.get("hypotheses") or []
+    ]
     return text, rows if len(rows) > 1 else []
 
 
@@ -185,7 +198,8 @@ def reproduction_summary(report: dict[str, Any], language: str) -> tuple[str, st
     if check.get("status") == "failed":
         bad = int(check.get("differing") or 0)
         text = label("reproduction_failed", language).format(
-            bad=bad, total=bad + int(check.get("matched") or 0), failures=int(check.get("failed_calls") or 0))
+            bad=bad, total=bad + int(check.get("matched") or 0), failures=int(check.get("failed_calls") or 0)
+        )
         return label("reproduction_title_failed", language), text, False
     return None
 
@@ -197,5 +211,7 @@ def guidance_facts(report: dict[str, Any], L: dict[str, str]) -> list[tuple[str,
     facts = [(L["guidance_rule"], rule) for rule in guidance.get("rules") or []]
     facts += [(L["guidance_definition"], d) for d in guidance.get("definitions") or []]
     for key, label in (("knowledge", "guidance_knowledge"), ("memory", "guidance_memory")):
-        facts += [(f"{L[label]} ({item.get('source', '')})", str(item.get("text") or "")) for item in guidance.get(key) or []]
+        facts += [
+            (f"{L[label]} ({item.get('source', '')})", str(item.get("text") or "")) for item in guidance.get(key) or []
+        ]
     return facts

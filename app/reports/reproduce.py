@@ -71,11 +71,19 @@ def child_environment(home: Path, cache_dir: Path | None = None) -> dict[str, st
     """The environment of the script: PATH and the locale from the server, the repository on PYTHONPATH,
     UTF-8 output, its own HOME, single-threaded numeric libraries (the CPU limit counts every thread)."""
     env = {name: os.environ[name] for name in PASSED_ON if name in os.environ and not SECRET_NAME.search(name)}
-    env.update({
-        "PYTHONPATH": os.pathsep.join(import_paths()), "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1",
-        "HOME": str(home), "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(cache_dir or home / ".matplotlib"),
-        "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-    })
+    env.update(
+        {
+            "PYTHONPATH": os.pathsep.join(import_paths()),
+            "PYTHONIOENCODING": "utf-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "HOME": str(home),
+            "MPLBACKEND": "Agg",
+            "MPLCONFIGDIR": str(cache_dir or home / ".matplotlib"),
+            "OMP_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+        }
+    )
     env.setdefault("PATH", os.defpath)
     env.setdefault("LANG", "C.UTF-8")
     return env
@@ -91,8 +99,13 @@ def import_paths() -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-def check_analysis_script(script: Path, limits: Limits | None = None, cache_dir: Path | None = None,
-                          data_files: Sequence[Path] = (), sandbox_mode: str = "auto") -> Outcome:
+def check_analysis_script(
+    script: Path,
+    limits: Limits | None = None,
+    cache_dir: Path | None = None,
+    data_files: Sequence[Path] = (),
+    sandbox_mode: str = "auto",
+) -> Outcome:
     """Run analysis.py under `limits`, in the sandbox (see the module); it reads `data_files` (the
     datasets' stored files, at their own paths). What it printed goes to analysis_output.txt beside it."""
     limits = limits or Limits()
@@ -107,8 +120,9 @@ def check_analysis_script(script: Path, limits: Limits | None = None, cache_dir:
     return _check_in_sandbox(script, limits, cache_dir, data_files, isolation)
 
 
-def _check_in_sandbox(script: Path, limits: Limits, cache_dir: Path | None, data_files: Sequence[Path],
-                      isolation: Any) -> Outcome:
+def _check_in_sandbox(
+    script: Path, limits: Limits, cache_dir: Path | None, data_files: Sequence[Path], isolation: Any
+) -> Outcome:
     from sandbox.script_run import ScriptJob, prepare_scratch, script_command
 
     with tempfile.TemporaryDirectory(prefix="verity-check-") as folder:
@@ -116,8 +130,15 @@ def _check_in_sandbox(script: Path, limits: Limits, cache_dir: Path | None, data
         shutil.copyfile(script, scratch / "analysis.py")
         _copy_font_cache(cache_dir, scratch / ".matplotlib")
         prepare_scratch(scratch)
-        job = ScriptJob(scratch, "analysis.py", ["--summary", "/scratch/summary.json"], packages=package_dirs(),
-                        data_files=list(data_files), memory_mb=max(0, limits.memory_mb), cpu_s=max(0, limits.cpu_s))
+        job = ScriptJob(
+            scratch,
+            "analysis.py",
+            ["--summary", "/scratch/summary.json"],
+            packages=package_dirs(),
+            data_files=list(data_files),
+            memory_mb=max(0, limits.memory_mb),
+            cpu_s=max(0, limits.cpu_s),
+        )
         command, env, new_root = script_command(job, isolation)
         try:
             returncode, output, timed_out = _run(command, env, cwd=scratch, timeout_s=limits.timeout_s)
@@ -147,8 +168,12 @@ def copy_charts(source: Path, target: Path) -> int:
         for name in sorted(files):
             path = Path(folder) / name
             info = path.lstat()
-            if copied >= MAX_CHARTS or not name.lower().endswith(".png") or not stat.S_ISREG(info.st_mode) \
-                    or info.st_size > MAX_CHART_BYTES:
+            if (
+                copied >= MAX_CHARTS
+                or not name.lower().endswith(".png")
+                or not stat.S_ISREG(info.st_mode)
+                or info.st_size > MAX_CHART_BYTES
+            ):
                 continue
             destination = target / path.relative_to(source)
             destination.parent.mkdir(parents=True, exist_ok=True)
@@ -192,8 +217,15 @@ def _run(command: list[str], env: dict[str, str], cwd: Path, timeout_s: float) -
     """Run a command in its own process group; kill the group at the time limit (and anything left).
     Returns (exit status, output, whether the time ran out)."""
     try:
-        child = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT, start_new_session=True)
+        child = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     except OSError as exc:
         return None, f"analysis.py could not start: {exc}\n".encode(), False
     try:
@@ -212,10 +244,19 @@ def _check_on_host(script: Path, limits: Limits, cache_dir: Path | None) -> Outc
     environment and the limits."""
     with tempfile.TemporaryDirectory(prefix="verity-check-") as folder:
         summary_file = Path(folder) / "summary.json"
-        command = [sys.executable, "-c", LAUNCHER, str(max(0, limits.memory_mb) * 1024 * 1024),
-                   str(max(0, limits.cpu_s)), script.name, "--summary", str(summary_file)]
-        returncode, output, timed_out = _run(command, child_environment(Path(folder), cache_dir), script.parent,
-                                             limits.timeout_s)
+        command = [
+            sys.executable,
+            "-c",
+            LAUNCHER,
+            str(max(0, limits.memory_mb) * 1024 * 1024),
+            str(max(0, limits.cpu_s)),
+            script.name,
+            "--summary",
+            str(summary_file),
+        ]
+        returncode, output, timed_out = _run(
+            command, child_environment(Path(folder), cache_dir), script.parent, limits.timeout_s
+        )
         save_output(script, output)
         if timed_out:
             return Outcome(None, "timeout")
@@ -225,12 +266,14 @@ def _check_on_host(script: Path, limits: Limits, cache_dir: Path | None) -> Outc
     return Outcome(None, stop_reason(returncode, output))
 
 
-def run_analysis_script(script: Path, timeout_s: float = 600.0, data_files: Sequence[Path] = (),
-                        sandbox_mode: str = "auto") -> dict[str, Any] | None:
+def run_analysis_script(
+    script: Path, timeout_s: float = 600.0, data_files: Sequence[Path] = (), sandbox_mode: str = "auto"
+) -> dict[str, Any] | None:
     """The summary of a run of analysis.py (see check_analysis_script) with only a time limit, or None when
     the script could not run to its end (then the report claims nothing)."""
-    return check_analysis_script(script, Limits(timeout_s=timeout_s), data_files=data_files,
-                                 sandbox_mode=sandbox_mode).summary
+    return check_analysis_script(
+        script, Limits(timeout_s=timeout_s), data_files=data_files, sandbox_mode=sandbox_mode
+    ).summary
 
 
 def kill_group(child: subprocess.Popen) -> None:

@@ -21,8 +21,15 @@ from typing import Any
 from analysis_tools import ToolResult
 
 # What the captured output may hold (run_python's own default), and the limits its error texts name.
-LIMITS = {"max_output_chars": 50_000, "memory_mb": 0, "max_procs": 0, "cpu_s": 0, "file_mb": 0, "max_files": 0,
-          "scratch_mb": 0}
+LIMITS = {
+    "max_output_chars": 50_000,
+    "memory_mb": 0,
+    "max_procs": 0,
+    "cpu_s": 0,
+    "file_mb": 0,
+    "max_files": 0,
+    "scratch_mb": 0,
+}
 TABLE_PREVIEW = 1_500
 _written: dict[str, tuple[Any, str]] = {}  # dataset name -> (the frame, its Parquet copy)
 
@@ -42,9 +49,12 @@ def run_python_again(call_id: str, code: str, frames: dict[str, Any], folder: Pa
     call_dir.mkdir(parents=True, exist_ok=True)
     request = {"code": code, "datasets": _parquet_copies(frames, folder / "datasets"), "limits": LIMITS}
     here = os.getcwd()
-    with open(call_dir / "stdout.txt", "w", encoding="utf-8") as out, \
-            open(call_dir / "stderr.txt", "w", encoding="utf-8") as err, \
-            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with (
+        open(call_dir / "stdout.txt", "w", encoding="utf-8") as out,
+        open(call_dir / "stderr.txt", "w", encoding="utf-8") as err,
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
         os.chdir(call_dir)
         try:
             reply = ChildRun(str(call_dir), call_id, request).execute()
@@ -111,12 +121,22 @@ def _tool_result(reply: dict[str, Any], call_dir: Path) -> ToolResult:
     if result is not None:
         parts.append("[result]\n" + json.dumps(result, ensure_ascii=False, default=str)[:4_000])
     for table in reply.get("tables") or []:
-        parts.append(f"[table {table['name']}] {table['rows']} rows x {len(table['columns'])} columns "
-                     f"(saved as {table['parquet']})\n{table['preview'][:TABLE_PREVIEW]}")
+        parts.append(
+            f"[table {table['name']}] {table['rows']} rows x {len(table['columns'])} columns "
+            f"(saved as {table['parquet']})\n{table['preview'][:TABLE_PREVIEW]}"
+        )
     metrics: dict[str, Any] = {}
     if isinstance(result, dict):
-        metrics = {k: v for k, v in result.items() if isinstance(k, str) and isinstance(v, (int, float, str))
-                   and not isinstance(v, bool) and len(str(v)) < 200}
+        metrics = {
+            k: v
+            for k, v in result.items()
+            if isinstance(k, str) and isinstance(v, (int, float, str)) and not isinstance(v, bool) and len(str(v)) < 200
+        }
     figures = [str(call_dir / f["file"]) for f in reply.get("figures") or []]
-    return ToolResult(text="\n\n".join(parts), metrics=metrics, figures=figures, method="Python code",
-                      payload={"result": result, "tables": reply.get("tables") or []})
+    return ToolResult(
+        text="\n\n".join(parts),
+        metrics=metrics,
+        figures=figures,
+        method="Python code",
+        payload={"result": result, "tables": reply.get("tables") or []},
+    )

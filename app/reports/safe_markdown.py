@@ -24,11 +24,45 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 SAFE_SCHEMES = ("http:", "https:", "mailto:")
-ALLOWED_TAGS = {"p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code", "pre",
-                "blockquote", "ul", "ol", "li", "table", "thead", "tbody", "tr", "th", "td", "a", "img", "span",
-                "mark"}
-ALLOWED_ATTRIBUTES = {"a": {"href"}, "img": {"src", "alt"}, "span": {"class"}, "mark": {"class", "title"},
-                      "ol": {"start"}, "code": {"class"}}
+ALLOWED_TAGS = {
+    "p",
+    "br",
+    "hr",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "strong",
+    "em",
+    "del",
+    "s",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "a",
+    "img",
+    "span",
+    "mark",
+}
+ALLOWED_ATTRIBUTES = {
+    "a": {"href"},
+    "img": {"src", "alt"},
+    "span": {"class"},
+    "mark": {"class", "title"},
+    "ol": {"start"},
+    "code": {"class"},
+}
 
 
 def _parser(html_blocks: bool) -> MarkdownIt:
@@ -41,8 +75,14 @@ _RENDER = _parser(html_blocks=False)
 _CHECK = _parser(html_blocks=True)
 
 
-def render_markdown(text: str, *, images: Literal["alt", "local"] = "alt", heading_floor: int | None = None,
-                    mark: Iterable[str] = (), mark_title: str = "") -> Markup:
+def render_markdown(
+    text: str,
+    *,
+    images: Literal["alt", "local"] = "alt",
+    heading_floor: int | None = None,
+    mark: Iterable[str] = (),
+    mark_title: str = "",
+) -> Markup:
     """Convert; `mark` lists numbers to highlight (e.g. unverified ones)."""
     tokens = _RENDER.parse(text or "")
     numbers = sorted({str(n) for n in mark if str(n).strip()}, key=len, reverse=True)
@@ -55,8 +95,15 @@ def render_markdown(text: str, *, images: Literal["alt", "local"] = "alt", headi
         if numbers and token.children:
             token.children = [piece for child in token.children for piece in _marked(child, numbers, mark_title)]
     rendered = _RENDER.renderer.render(tokens, _RENDER.options, {})
-    return Markup(nh3.clean(rendered, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES,
-                            url_schemes={s.rstrip(":") for s in SAFE_SCHEMES}, link_rel="noopener noreferrer"))
+    return Markup(
+        nh3.clean(
+            rendered,
+            tags=ALLOWED_TAGS,
+            attributes=ALLOWED_ATTRIBUTES,
+            url_schemes={s.rstrip(":") for s in SAFE_SCHEMES},
+            link_rel="noopener noreferrer",
+        )
+    )
 
 
 def markdown_snippet(text: str, length: int = 180) -> str:
@@ -101,9 +148,15 @@ def _marked(token: Token, numbers: list[str], title: str) -> list[Token]:
     pattern = re.compile("|".join(rf"(?<![\w.]){re.escape(n)}(?![\w]|\.\d)" for n in numbers))
     pieces, last = [], 0
     for match in pattern.finditer(token.content):
-        pieces.append(_text(token.content[last:match.start()]))
-        pieces.append(Token("html_inline", "", 0, content=f'<mark class="unverified" title="{html.escape(title)}">'
-                                                          f"{html.escape(match.group(0))}</mark>"))
+        pieces.append(_text(token.content[last : match.start()]))
+        pieces.append(
+            Token(
+                "html_inline",
+                "",
+                0,
+                content=f'<mark class="unverified" title="{html.escape(title)}">{html.escape(match.group(0))}</mark>',
+            )
+        )
         last = match.end()
     if not pieces:
         return [token]
@@ -146,8 +199,9 @@ def _neutralize_line(line: str) -> str:
     for n in range(0, len(parts), 2):
         part = _REFERENCE.sub(_safe_target, _INLINE_TARGET.sub(_safe_target, parts[n]))
         keep = {m.start() for m in _AUTOLINK.finditer(part)}
-        parts[n] = "".join("&lt;" if c == "<" and i not in keep and _TAG_START.match(part, i) else c
-                           for i, c in enumerate(part))
+        parts[n] = "".join(
+            "&lt;" if c == "<" and i not in keep and _TAG_START.match(part, i) else c for i, c in enumerate(part)
+        )
     return "".join(parts)
 
 

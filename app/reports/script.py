@@ -45,7 +45,7 @@ def _literal(value: Any) -> str:
     return pprint.pformat(value, width=100, sort_dicts=False)
 
 
-_BODY = '''
+_BODY = """
 
 def _find(source: dict[str, Any], given: str | None, index: int) -> Path:
     \"\"\"The data file: the path given, else a file of the same name beside this script or in the current
@@ -175,11 +175,13 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-'''
+"""
 
 # What analysis.py prints around the comparison, from the catalog's `script.` entries
-_TEXT = {lang: {k.removeprefix("script."): v[lang] for k, v in CATALOG.items() if k.startswith("script.")}
-         for lang in ("en", "zh")}
+_TEXT = {
+    lang: {k.removeprefix("script."): v[lang] for k, v in CATALOG.items() if k.startswith("script.")}
+    for lang in ("en", "zh")
+}
 
 
 def report_numbers(report: dict[str, Any]) -> list[tuple[str, list[str], str, float]]:
@@ -195,11 +197,20 @@ def report_numbers(report: dict[str, Any]) -> list[tuple[str, list[str], str, fl
 
 def to_analysis_script(report: dict[str, Any], datasets: list[dict[str, Any]]) -> str:
     """The text of analysis.py: loads the data and re-runs each successful analysis tool call."""
-    calls = [(c["id"], c["tool"], dict(c.get("arguments") or {})) for c in report.get("tool_calls", [])
-             if c.get("ok") and not is_harness_tool(c.get("tool", ""))]
-    sources = [{"name": str(d.get("name") or d.get("file") or f"data_{i}"), "file": str(d.get("file") or ""),
-                "sheet": d.get("sheet"), "original_path": str(d.get("original_path") or d.get("file") or "")}
-               for i, d in enumerate(datasets, start=1)]
+    calls = [
+        (c["id"], c["tool"], dict(c.get("arguments") or {}))
+        for c in report.get("tool_calls", [])
+        if c.get("ok") and not is_harness_tool(c.get("tool", ""))
+    ]
+    sources = [
+        {
+            "name": str(d.get("name") or d.get("file") or f"data_{i}"),
+            "file": str(d.get("file") or ""),
+            "sheet": d.get("sheet"),
+            "original_path": str(d.get("original_path") or d.get("file") or ""),
+        }
+        for i, d in enumerate(datasets, start=1)
+    ]
     language = "zh" if report.get("language") == "zh" else "en"
     usage = " ".join(s["file"] or s["name"] for s in sources)
     text = _TEXT[language]

@@ -78,8 +78,14 @@ def api_create_workspace(body: WorkspaceIn, session: DbSessionDep, user: Current
 
 
 @router.post("/api/workspaces/{ws}/files", status_code=201)
-def api_upload(request: Request, workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
-               file: Annotated[UploadFile, File()], sheet: Annotated[str | None, Form()] = None) -> Any:
+def api_upload(
+    request: Request,
+    workspace: WorkspaceDep,
+    session: DbSessionDep,
+    settings: SettingsDep,
+    file: Annotated[UploadFile, File()],
+    sheet: Annotated[str | None, Form()] = None,
+) -> Any:
     """201 with the dataset. A big workbook answers at once from its first rows ("status":
     "loading", "partial": true); poll GET /api/workspaces/{ws}/datasets/{id} until "ready"."""
     try:
@@ -90,14 +96,20 @@ def api_upload(request: Request, workspace: WorkspaceDep, session: DbSessionDep,
         session.commit()  # the worker thread reads the dataset in its own session
         start_background_load(request.app, dataset.id)
         return {"dataset": dataset_body(session, dataset, settings.preview_rows)}
-    body = {**table.info, "preview": table.preview(settings.preview_rows), "id": dataset.id, "name": dataset.name,
-            "status": READY}
+    body = {
+        **table.info,
+        "preview": table.preview(settings.preview_rows),
+        "id": dataset.id,
+        "name": dataset.name,
+        "status": READY,
+    }
     return {"dataset": body}
 
 
 @router.get("/api/workspaces/{ws}/datasets/{dataset_id}")
-def api_dataset(request: Request, workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep,
-                settings: SettingsDep) -> dict[str, Any]:
+def api_dataset(
+    request: Request, workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep, settings: SettingsDep
+) -> dict[str, Any]:
     """One dataset as inspect --json plus "id", "name", "version", "status" (loading|ready|failed)
     and, when failed, "error": {"category", "message", "hint"}."""
     dataset = session.get(Dataset, dataset_id)
@@ -108,8 +120,7 @@ def api_dataset(request: Request, workspace: WorkspaceDep, dataset_id: str, sess
 
 
 @router.post("/api/workspaces/{ws}/messages", status_code=202)
-def api_message(body: MessageIn, workspace: WorkspaceDep, session: DbSessionDep,
-                runs: RunServiceDep) -> dict[str, str]:
+def api_message(body: MessageIn, workspace: WorkspaceDep, session: DbSessionDep, runs: RunServiceDep) -> dict[str, str]:
     if not body.text.strip():
         raise ApiError(400, "invalid_request", "The message is empty.", "Write a question about your data.")
     try:
@@ -126,15 +137,23 @@ def api_run(run: RunDep, session: DbSessionDep) -> dict[str, Any]:
     question = open_question(session, run.id)
     evidence = session.scalars(select(Evidence).where(Evidence.run_id == run.id).order_by(Evidence.created_at))
     return {
-        "id": run.id, "status": run.status, "question": question_dict(question) if question else None,
-        "answer": run.answer, "evidence": [evidence_dict(e) for e in evidence], "error": run.error,
+        "id": run.id,
+        "status": run.status,
+        "question": question_dict(question) if question else None,
+        "answer": run.answer,
+        "evidence": [evidence_dict(e) for e in evidence],
+        "error": run.error,
         "language": run.language,
     }
 
 
 def question_dict(question: Question) -> dict[str, Any]:
-    return {"id": question.id, "kind": question.kind, "question": question.question,
-            "options": list(question.options or [])}
+    return {
+        "id": question.id,
+        "kind": question.kind,
+        "question": question.question,
+        "options": list(question.options or []),
+    }
 
 
 @router.post("/api/runs/{run_id}/answers", status_code=202)
@@ -156,17 +175,22 @@ def api_interrupt(run: RunDep, runs: RunServiceDep) -> dict[str, str]:
 
 # --- server-sent events ----------------------------------------------------------------------
 @router.get("/api/runs/{run_id}/events")
-async def api_events(request: Request, run_id: str, settings: SettingsDep,
-                     after: Annotated[int | None, Query(ge=0, le=MAX_EVENT_ID)] = None,
-                     last_event_id: Annotated[str | None, Header(max_length=40)] = None) -> Any:
+async def api_events(
+    request: Request,
+    run_id: str,
+    settings: SettingsDep,
+    after: Annotated[int | None, Query(ge=0, le=MAX_EVENT_ID)] = None,
+    last_event_id: Annotated[str | None, Header(max_length=40)] = None,
+) -> Any:
     """Progress events after `after` (or the `Last-Event-ID` a reconnecting browser sends)."""
     db: Database = request.app.state.db
     if await anyio.to_thread.run_sync(partial(run_status, db, run_id)) is None:
         return JSONResponse({"error": {"category": "not_found", "message": "run not found"}}, status_code=404)
     cursor = event_cursor(last_event_id, after)
     stream = event_stream(db, run_id, cursor, settings.sse_poll_interval_s, settings.sse_heartbeat_s)
-    return StreamingResponse(stream, media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        stream, media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )
 
 
 def event_cursor(last_event_id: str | None, after: int | None) -> int:
@@ -176,8 +200,12 @@ def event_cursor(last_event_id: str | None, after: int | None) -> int:
         return after or 0
     value = last_event_id.strip()
     if not (value.isascii() and value.isdigit() and len(value) <= 19 and int(value) <= MAX_EVENT_ID):
-        raise ApiError(400, "invalid_request", "Last-Event-ID must be the id of an event of this run.",
-                       "Reconnect without the header to receive the run's events from the start.")
+        raise ApiError(
+            400,
+            "invalid_request",
+            "Last-Event-ID must be the id of an event of this run.",
+            "Reconnect without the header to receive the run's events from the start.",
+        )
     return int(value)
 
 
@@ -191,8 +219,12 @@ def read_events(db: Database, run_id: str, cursor: int) -> tuple[list[tuple[int,
     """New events after the cursor and the run's status, from one fresh session (one snapshot)."""
     with db.session() as session:
         # trace spans stay out of the page's stream (GET /api/runs/{run}/trace serves them)
-        rows = session.scalars(select(Event).where(Event.run_id == run_id, Event.id > cursor, Event.kind != "span")
-                               .order_by(Event.id).limit(EVENT_BATCH))
+        rows = session.scalars(
+            select(Event)
+            .where(Event.run_id == run_id, Event.id > cursor, Event.kind != "span")
+            .order_by(Event.id)
+            .limit(EVENT_BATCH)
+        )
         events = [(e.id, e.kind, dict(e.data or {})) for e in rows]
         run = session.get(Run, run_id)
         return events, (run.status if run else None)
@@ -204,8 +236,7 @@ def sse_message(event_id: int, kind: str, data: dict[str, Any]) -> str:
     return f"id: {event_id}\nevent: {kind}\n{lines}\n"
 
 
-async def event_stream(db: Database, run_id: str, cursor: int, poll_s: float,
-                       heartbeat_s: float) -> AsyncIterator[str]:
+async def event_stream(db: Database, run_id: str, cursor: int, poll_s: float, heartbeat_s: float) -> AsyncIterator[str]:
     """Poll the events table; close after `run_finished`. A run that ended without one (a server
     restart) gets a synthetic `run_finished` once its final status has been seen twice in a row."""
     yield "retry: 3000\n: connected\n\n"

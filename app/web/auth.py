@@ -20,10 +20,32 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.db.models import User, Workspace
-from app.users import (API, SESSION, Account, AccountError, api_tokens, auth_required, check_password, create_user,
-                       delete_account, issue_token, revoke_api_token, revoke_secret, set_password, token_for_secret)
-from app.web.deps import (SESSION_COOKIE, ApiError, CommittingRoute, CurrentUserDep, DbSessionDep, NotSignedIn, PageDep,
-                          SettingsDep)
+from app.users import (
+    API,
+    SESSION,
+    Account,
+    AccountError,
+    api_tokens,
+    auth_required,
+    check_password,
+    create_user,
+    delete_account,
+    issue_token,
+    revoke_api_token,
+    revoke_secret,
+    set_password,
+    token_for_secret,
+)
+from app.web.deps import (
+    SESSION_COOKIE,
+    ApiError,
+    CommittingRoute,
+    CurrentUserDep,
+    DbSessionDep,
+    NotSignedIn,
+    PageDep,
+    SettingsDep,
+)
 from app.web.i18n import t
 from app.web.pages import workspace_busy
 
@@ -52,8 +74,12 @@ class LoginThrottle:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LoginThrottle:
-        return cls(settings.login_max_failures, settings.login_window_s, settings.login_max_failures_account,
-                   settings.login_max_failures_client)
+        return cls(
+            settings.login_max_failures,
+            settings.login_window_s,
+            settings.login_max_failures_account,
+            settings.login_max_failures_client,
+        )
 
     def keys(self, email: str, client: str) -> dict[str, tuple[str, ...]]:
         account = email.strip().lower()
@@ -124,52 +150,104 @@ def signup_allowed(session: Session, settings: Settings) -> bool:
 def signed_in(request: Request, session: Session, settings: Settings, user: User, target: str) -> Response:
     _, secret = issue_token(session, user.id, SESSION, lifetime=timedelta(days=settings.session_days))
     response = RedirectResponse(safe_next(target), status_code=303)
-    response.set_cookie(SESSION_COOKIE, secret, max_age=settings.session_days * 86_400, httponly=True,
-                        samesite="lax", secure=request.url.scheme == "https")
+    response.set_cookie(
+        SESSION_COOKIE,
+        secret,
+        max_age=settings.session_days * 86_400,
+        httponly=True,
+        samesite="lax",
+        secure=request.url.scheme == "https",
+    )
     return response
 
 
 @router.get("/login", name="login")
 def login_page(session: DbSessionDep, settings: SettingsDep, page: PageDep, next: str = "/") -> Response:
-    return page.render("login.html", {"mode": "login", "next": safe_next(next),
-                                      "can_signup": signup_allowed(session, settings)})
+    return page.render(
+        "login.html", {"mode": "login", "next": safe_next(next), "can_signup": signup_allowed(session, settings)}
+    )
 
 
 @router.post("/login", name="login_submit")
-def login_submit(request: Request, session: DbSessionDep, settings: SettingsDep, page: PageDep,
-                 email: Annotated[str, Form(max_length=320)], password: Annotated[str, Form(max_length=1000)],
-                 next: Annotated[str, Form()] = "/") -> Response:
+def login_submit(
+    request: Request,
+    session: DbSessionDep,
+    settings: SettingsDep,
+    page: PageDep,
+    email: Annotated[str, Form(max_length=320)],
+    password: Annotated[str, Form(max_length=1000)],
+    next: Annotated[str, Form()] = "/",
+) -> Response:
     try:
         user = verify_login(request, session, email, password)
     except AccountError as exc:
-        return page.render("login.html", {"mode": "login", "next": safe_next(next), "email": email,
-                                          "error": t(exc.key, page.lang),
-                                          "can_signup": signup_allowed(session, settings)},
-                           status_code=429 if exc.key == "auth_throttled" else 400)
+        return page.render(
+            "login.html",
+            {
+                "mode": "login",
+                "next": safe_next(next),
+                "email": email,
+                "error": t(exc.key, page.lang),
+                "can_signup": signup_allowed(session, settings),
+            },
+            status_code=429 if exc.key == "auth_throttled" else 400,
+        )
     return signed_in(request, session, settings, user, next)
 
 
 @router.get("/signup", name="signup")
 def signup_page(session: DbSessionDep, settings: SettingsDep, page: PageDep, next: str = "/") -> Response:
     if not signup_allowed(session, settings):
-        return page.render("login.html", {"mode": "login", "next": safe_next(next), "can_signup": False,
-                                          "error": t("auth_signup_closed", page.lang)}, status_code=403)
+        return page.render(
+            "login.html",
+            {
+                "mode": "login",
+                "next": safe_next(next),
+                "can_signup": False,
+                "error": t("auth_signup_closed", page.lang),
+            },
+            status_code=403,
+        )
     return page.render("login.html", {"mode": "signup", "next": safe_next(next), "can_signup": True})
 
 
 @router.post("/signup", name="signup_submit")
-def signup_submit(request: Request, session: DbSessionDep, settings: SettingsDep, page: PageDep,
-                  email: Annotated[str, Form(max_length=320)], password: Annotated[str, Form(max_length=1000)],
-                  name: Annotated[str, Form(max_length=200)] = "", next: Annotated[str, Form()] = "/") -> Response:
+def signup_submit(
+    request: Request,
+    session: DbSessionDep,
+    settings: SettingsDep,
+    page: PageDep,
+    email: Annotated[str, Form(max_length=320)],
+    password: Annotated[str, Form(max_length=1000)],
+    name: Annotated[str, Form(max_length=200)] = "",
+    next: Annotated[str, Form()] = "/",
+) -> Response:
     if not signup_allowed(session, settings):
-        return page.render("login.html", {"mode": "login", "next": safe_next(next), "can_signup": False,
-                                          "error": t("auth_signup_closed", page.lang)}, status_code=403)
+        return page.render(
+            "login.html",
+            {
+                "mode": "login",
+                "next": safe_next(next),
+                "can_signup": False,
+                "error": t("auth_signup_closed", page.lang),
+            },
+            status_code=403,
+        )
     try:
         user = create_user(session, email, password, name)
     except AccountError as exc:
-        return page.render("login.html", {"mode": "signup", "next": safe_next(next), "email": email,
-                                          "name": name, "error": t(exc.key, page.lang), "can_signup": True},
-                           status_code=400)
+        return page.render(
+            "login.html",
+            {
+                "mode": "signup",
+                "next": safe_next(next),
+                "email": email,
+                "name": name,
+                "error": t(exc.key, page.lang),
+                "can_signup": True,
+            },
+            status_code=400,
+        )
     return signed_in(request, session, settings, user, next)
 
 
@@ -194,8 +272,9 @@ def account_page(session: DbSessionDep, page: PageDep, user: CurrentUserDep) -> 
 
 
 @router.post("/account/tokens", name="create_api_token")
-def create_api_token(session: DbSessionDep, page: PageDep, user: CurrentUserDep,
-                     name: Annotated[str, Form(max_length=200)] = "") -> Response:
+def create_api_token(
+    session: DbSessionDep, page: PageDep, user: CurrentUserDep, name: Annotated[str, Form(max_length=200)] = ""
+) -> Response:
     if user is None:
         raise NotSignedIn()
     _, secret = issue_token(session, user.id, API, name=name or "API token")
@@ -204,8 +283,14 @@ def create_api_token(session: DbSessionDep, page: PageDep, user: CurrentUserDep,
 
 
 @router.post("/account/password", name="change_password")
-def change_password(request: Request, session: DbSessionDep, page: PageDep, user: CurrentUserDep,
-                    current: Annotated[str, Form(max_length=1000)], new: Annotated[str, Form(max_length=1000)]) -> Response:
+def change_password(
+    request: Request,
+    session: DbSessionDep,
+    page: PageDep,
+    user: CurrentUserDep,
+    current: Annotated[str, Form(max_length=1000)],
+    new: Annotated[str, Form(max_length=1000)],
+) -> Response:
     if user is None:
         raise NotSignedIn()
     try:
@@ -213,26 +298,37 @@ def change_password(request: Request, session: DbSessionDep, page: PageDep, user
         this_browser = token_for_secret(session, request.cookies.get(SESSION_COOKIE))
         set_password(session, account, new, keep_token_id=this_browser.id if this_browser else None)
     except AccountError as exc:
-        return page.render("account.html", {**account_context(session, user), "password_error": t(exc.key, page.lang)},
-                           status_code=400)
+        return page.render(
+            "account.html", {**account_context(session, user), "password_error": t(exc.key, page.lang)}, status_code=400
+        )
     return page.render("account.html", {**account_context(session, user), "password_changed": True})
 
 
 @router.post("/account/delete", name="delete_account")
-def delete_account_page(request: Request, session: DbSessionDep, settings: SettingsDep, page: PageDep,
-                        user: CurrentUserDep, password: Annotated[str, Form(max_length=1000)]) -> Response:
+def delete_account_page(
+    request: Request,
+    session: DbSessionDep,
+    settings: SettingsDep,
+    page: PageDep,
+    user: CurrentUserDep,
+    password: Annotated[str, Form(max_length=1000)],
+) -> Response:
     """Delete the account and all its workspaces: confirmed by the password (SPEC §7)."""
     if user is None:
         raise NotSignedIn()
     try:
         account = verify_login(request, session, user.email, password)
     except AccountError as exc:
-        return page.render("account.html", {**account_context(session, user), "delete_error": t(exc.key, page.lang)},
-                           status_code=400)
+        return page.render(
+            "account.html", {**account_context(session, user), "delete_error": t(exc.key, page.lang)}, status_code=400
+        )
     owned = session.scalars(select(Workspace).where(Workspace.owner == user.id))
     if any(workspace_busy(session, w) for w in owned):
-        return page.render("account.html", {**account_context(session, user),
-                                            "delete_error": t("delete_ws_busy", page.lang)}, status_code=409)
+        return page.render(
+            "account.html",
+            {**account_context(session, user), "delete_error": t("delete_ws_busy", page.lang)},
+            status_code=409,
+        )
     delete_account(session, settings, account)
     return signed_out(settings)
 
@@ -255,7 +351,9 @@ def api_token(request: Request, body: TokenIn, session: DbSessionDep) -> dict[st
         user = verify_login(request, session, body.email, body.password)
     except AccountError as exc:
         if exc.key == "auth_throttled":
-            raise ApiError(429, "rate_limited", str(exc), "Wait, then check the e-mail address and the password.") from exc
+            raise ApiError(
+                429, "rate_limited", str(exc), "Wait, then check the e-mail address and the password."
+            ) from exc
         raise ApiError(401, "unauthorized", str(exc), "Check the e-mail address and the password.") from exc
     token, secret = issue_token(session, user.id, API, name=body.name or "API token")
     return {"token": secret, "id": token.id, "user": user.email}

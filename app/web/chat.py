@@ -30,16 +30,24 @@ router = APIRouter(tags=["pages"], route_class=CommittingRoute)
 
 
 @router.post("/workspaces/{ws}/ask", name="ask")
-def ask(request: Request, workspace: WorkspaceDep, session: DbSessionDep, runs: RunServiceDep, settings: SettingsDep,
-        page: PageDep, text: Annotated[str, Form(max_length=4000)] = "") -> Response:
+def ask(
+    request: Request,
+    workspace: WorkspaceDep,
+    session: DbSessionDep,
+    runs: RunServiceDep,
+    settings: SettingsDep,
+    page: PageDep,
+    text: Annotated[str, Form(max_length=4000)] = "",
+) -> Response:
     target = request.url_for("workspace_page", ws=workspace.id)
     if not text.strip():
         return RedirectResponse(target, status_code=303)
     try:
         run = runs.create(session, workspace, text.strip(), question_language(session, workspace.id, text, page.lang))
     except TooManyRuns as exc:
-        context = workspace_context(session, settings, workspace, page.lang,
-                                    ask_error=t("too_many_runs", page.lang, n=exc.limit), asked=text)
+        context = workspace_context(
+            session, settings, workspace, page.lang, ask_error=t("too_many_runs", page.lang, n=exc.limit), asked=text
+        )
         return page.render("workspace.html", context, status_code=429)
     session.commit()  # the worker thread reads the run in its own session
     runs.submit(run.id)
@@ -53,8 +61,15 @@ def question_language(session: Session, workspace_id: str, text: str, ui_lang: s
     from app.agent.prompts import detect_language
     from app.workspaces import active_datasets
 
-    names = sorted({str(c.get("name") or "") for d in active_datasets(session, workspace_id)
-                    for c in (d.info or {}).get("columns", [])}, key=len, reverse=True)
+    names = sorted(
+        {
+            str(c.get("name") or "")
+            for d in active_datasets(session, workspace_id)
+            for c in (d.info or {}).get("columns", [])
+        },
+        key=len,
+        reverse=True,
+    )
     words = text
     for name in names:
         if name.strip():
@@ -63,9 +78,14 @@ def question_language(session: Session, workspace_id: str, text: str, ui_lang: s
 
 
 @router.post("/runs/{run_id}/answer", name="answer_question")
-def answer(request: Request, run: RunDep, session: DbSessionDep, runs: RunServiceDep,
-           question_id: Annotated[str, Form(max_length=100)] = "",
-           answer: Annotated[list[str], Form()] = []) -> Response:  # noqa: B006 (FastAPI form default)
+def answer(
+    request: Request,
+    run: RunDep,
+    session: DbSessionDep,
+    runs: RunServiceDep,
+    question_id: Annotated[str, Form(max_length=100)] = "",
+    answer: Annotated[list[str], Form()] = [],  # noqa: B006 (FastAPI form default)
+) -> Response:
     """The run panel's question form: store the answer (a confirmed definition), resume the run."""
     question = session.get(Question, question_id)
     values = [a.strip() for a in answer if a and a.strip()]
@@ -77,8 +97,7 @@ def answer(request: Request, run: RunDep, session: DbSessionDep, runs: RunServic
 
 
 @router.get("/runs/{run_id}", name="run_page")
-def run_page(request: Request, run: RunDep, session: DbSessionDep, settings: SettingsDep,
-             page: PageDep) -> Response:
+def run_page(request: Request, run: RunDep, session: DbSessionDep, settings: SettingsDep, page: PageDep) -> Response:
     if wants_partial(request):
         return page.render("_run.html", {"current": run_context(session, run, page.lang)})
     workspace = session.get(Workspace, run.workspace_id)

@@ -23,9 +23,13 @@ def compact(request: Request, workspace: WorkspaceDep, session: DbSessionDep, se
     live = session.scalars(select(Run).where(Run.workspace_id == workspace.id, Run.status.in_(ACTIVE))).first()
     if live is not None:
         request_compaction(workspace.id, "user")
-    result = compact_workspace(session, OutputStore(settings.workspace_dir(workspace.id)), workspace.id,
-                               earlier_exchanges(session, workspace.id, live.id if live else ""),
-                               keep=settings.context_keep_messages)
+    result = compact_workspace(
+        session,
+        OutputStore(settings.workspace_dir(workspace.id)),
+        workspace.id,
+        earlier_exchanges(session, workspace.id, live.id if live else ""),
+        keep=settings.context_keep_messages,
+    )
     session.commit()
     target = request.url_for("workspace_page", ws=workspace.id)
     return RedirectResponse(f"{target}?compacted={result['compacted']}", status_code=303)

@@ -29,16 +29,18 @@ class ApiError(Exception):
     """A user-facing error of the JSON API: `{"error": {"category", "message", "hint"}}`, plus the Chinese
     `message_zh` and `hint_zh` where the error has them (a file Verity cannot read)."""
 
-    def __init__(self, status_code: int, category: str, message: str, hint: str = "", *,
-                 message_zh: str = "", hint_zh: str = ""):
+    def __init__(
+        self, status_code: int, category: str, message: str, hint: str = "", *, message_zh: str = "", hint_zh: str = ""
+    ):
         super().__init__(message)
         self.status_code, self.category, self.message, self.hint = status_code, category, message, hint
         self.message_zh, self.hint_zh = message_zh, hint_zh
 
     @classmethod
     def from_ingest(cls, status_code: int, error: IngestError) -> ApiError:
-        return cls(status_code, error.category, error.message, error.hint, message_zh=error.message_zh,
-                   hint_zh=error.hint_zh)
+        return cls(
+            status_code, error.category, error.message, error.hint, message_zh=error.message_zh, hint_zh=error.hint_zh
+        )
 
     def response(self) -> JSONResponse:
         body: dict[str, Any] = {"category": self.category, "message": self.message}

@@ -29,8 +29,14 @@ def derived_origin(session: Session, dataset: Dataset) -> dict[str, Any] | None:
         source = parent.name if is_derived(session, parent) else parent.file_name
     tool, detail = step_parts(root.step or "")
     run = making_run(session, root)
-    return {"source": source, "dataset": parent.name if parent is not None else None, "tool": tool,
-            "step": detail, "run_id": run.id if run else None, "question": run.question if run else None}
+    return {
+        "source": source,
+        "dataset": parent.name if parent is not None else None,
+        "tool": tool,
+        "step": detail,
+        "run_id": run.id if run else None,
+        "question": run.question if run else None,
+    }
 
 
 def step_parts(step: str) -> tuple[str | None, str]:
@@ -45,9 +51,12 @@ def making_run(session: Session, root: Dataset) -> Run | None:
     """The run that stored this table: its `dataset_version` event names the table at version 1
     (RunService.store_table). A name freed by a removal can be used again; the latest event is the
     table that holds the name now."""
-    events = session.scalars(select(Event).join(Run, Run.id == Event.run_id)
-                             .where(Run.workspace_id == root.workspace_id, Event.kind == "dataset_version")
-                             .order_by(Event.id.desc()))
+    events = session.scalars(
+        select(Event)
+        .join(Run, Run.id == Event.run_id)
+        .where(Run.workspace_id == root.workspace_id, Event.kind == "dataset_version")
+        .order_by(Event.id.desc())
+    )
     for event in events:
         data = event.data or {}
         if data.get("name") == root.name and data.get("version") == 1:

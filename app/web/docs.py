@@ -45,7 +45,8 @@ def swagger_ui(request: Request) -> HTMLResponse:
     page.headers["Content-Security-Policy"] = (
         f"default-src 'none'; script-src {SWAGGER_CDN} {hashes}; style-src {SWAGGER_CDN} 'unsafe-inline'; "
         "img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; form-action 'none'; "
-        "frame-ancestors 'none'")
+        "frame-ancestors 'none'"
+    )
     return page
 
 

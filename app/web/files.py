@@ -18,14 +18,21 @@ router = APIRouter(tags=["pages"], route_class=CommittingRoute)
 
 # --- page routes --------------------------------------------------------------------------------
 @router.post("/workspaces/{ws}/upload", name="upload")
-def upload_page(request: Request, workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
-                page: PageDep, file: Annotated[UploadFile, File()],
-                sheet: Annotated[str | None, Form()] = None) -> Response:
+def upload_page(
+    request: Request,
+    workspace: WorkspaceDep,
+    session: DbSessionDep,
+    settings: SettingsDep,
+    page: PageDep,
+    file: Annotated[UploadFile, File()],
+    sheet: Annotated[str | None, Form()] = None,
+) -> Response:
     try:
         dataset, table = ingest_upload(session, settings, workspace, file, sheet)
     except IngestError as error:
-        context = workspace_context(session, settings, workspace, page.lang,
-                                    upload_error={**error.as_dict(), "file": file.filename or ""})
+        context = workspace_context(
+            session, settings, workspace, page.lang, upload_error={**error.as_dict(), "file": file.filename or ""}
+        )
         return page.render("workspace.html", context, status_code=error_status(error))
     if table is None:
         session.commit()  # the worker thread reads the dataset in its own session
@@ -52,5 +59,8 @@ def figure(ws: str, name: str, settings: SettingsDep) -> Response:
 
 
 def plain_png_name(name: str) -> bool:
-    return (name.lower().endswith(".png") and not name.startswith(".")
-            and not any(c in name for c in ("/", "\\", "\x00", ":")))
+    return (
+        name.lower().endswith(".png")
+        and not name.startswith(".")
+        and not any(c in name for c in ("/", "\\", "\x00", ":"))
+    )

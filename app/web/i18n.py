@@ -58,8 +58,9 @@ def from_accept_language(header: str | None) -> str | None:
 
 
 # What each step is called on the page: a non-expert reads "Comparing groups", not compare_groups.
-TOOL_LABELS: dict[str, dict[str, str]] = {k.removeprefix("tool."): v for k, v in CATALOG.items()
-                                          if k.startswith("tool.")}
+TOOL_LABELS: dict[str, dict[str, str]] = {
+    k.removeprefix("tool."): v for k, v in CATALOG.items() if k.startswith("tool.")
+}
 
 
 def tool_label(name: str, lang: str) -> str:

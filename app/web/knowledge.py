@@ -28,8 +28,13 @@ class NoteIn(BaseModel):
 
 
 def entry_dict(entry: KnowledgeEntry) -> dict[str, Any]:
-    return {"id": entry.id, "title": entry.title, "source": entry.source, "chars": len(entry.text),
-            "created_at": entry.created_at.isoformat()}
+    return {
+        "id": entry.id,
+        "title": entry.title,
+        "source": entry.source,
+        "chars": len(entry.text),
+        "created_at": entry.created_at.isoformat(),
+    }
 
 
 def read_document(upload: UploadFile) -> tuple[str, str]:
@@ -37,34 +42,57 @@ def read_document(upload: UploadFile) -> tuple[str, str]:
     name = safe_file_name(upload.filename)
     data = upload.file.read(MAX_DOCUMENT_BYTES + 1)
     if len(data) > MAX_DOCUMENT_BYTES:
-        raise KnowledgeError("too_large", f"The document is larger than {MAX_DOCUMENT_BYTES // 2**20} MB.",
-                             "Keep the parts the analysis needs.",
-                             f"文档超过了 {MAX_DOCUMENT_BYTES // 2**20} MB。", "只保留分析需要的部分。")
+        raise KnowledgeError(
+            "too_large",
+            f"The document is larger than {MAX_DOCUMENT_BYTES // 2**20} MB.",
+            "Keep the parts the analysis needs.",
+            f"文档超过了 {MAX_DOCUMENT_BYTES // 2**20} MB。",
+            "只保留分析需要的部分。",
+        )
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / name
         path.write_bytes(data)
         return name, document_text(path, name)
 
 
-def keep(session, settings, workspace_id: str, title: str, text: str | None, upload: UploadFile | None) -> KnowledgeEntry:
+def keep(
+    session, settings, workspace_id: str, title: str, text: str | None, upload: UploadFile | None
+) -> KnowledgeEntry:
     if upload is not None and upload.filename:
         name, document = read_document(upload)
-        return add_entry(session, workspace_id, title or Path(name).stem, document, source=name,
-                         max_chars=settings.knowledge_max_chars)
+        return add_entry(
+            session,
+            workspace_id,
+            title or Path(name).stem,
+            document,
+            source=name,
+            max_chars=settings.knowledge_max_chars,
+        )
     return add_entry(session, workspace_id, title, text or "", max_chars=settings.knowledge_max_chars)
 
 
 @router.post("/workspaces/{ws}/knowledge", name="add_knowledge")
-def add_knowledge_page(request: Request, workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
-                       page: PageDep, title: Annotated[str, Form(max_length=200)] = "",
-                       text: Annotated[str, Form(max_length=MAX_NOTE_CHARS)] = "",
-                       file: Annotated[UploadFile | None, File()] = None) -> Response:
+def add_knowledge_page(
+    request: Request,
+    workspace: WorkspaceDep,
+    session: DbSessionDep,
+    settings: SettingsDep,
+    page: PageDep,
+    title: Annotated[str, Form(max_length=200)] = "",
+    text: Annotated[str, Form(max_length=MAX_NOTE_CHARS)] = "",
+    file: Annotated[UploadFile | None, File()] = None,
+) -> Response:
     target = request.url_for("workspace_page", ws=workspace.id)
     try:
         keep(session, settings, workspace.id, title, text, file)
     except KnowledgeError as exc:
-        context = workspace_context(session, settings, workspace, page.lang,
-                                    knowledge_error={**exc.as_dict(), "file": file.filename if file else ""})
+        context = workspace_context(
+            session,
+            settings,
+            workspace,
+            page.lang,
+            knowledge_error={**exc.as_dict(), "file": file.filename if file else ""},
+        )
         return page.render("workspace.html", context, status_code=400)
     return RedirectResponse(f"{target}?knowledge=saved#knowledge", status_code=303)
 
@@ -89,8 +117,13 @@ def api_add_note(body: NoteIn, workspace: WorkspaceDep, session: DbSessionDep, s
 
 
 @router.post("/api/workspaces/{ws}/knowledge/files", status_code=201)
-def api_add_document(workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
-                     file: Annotated[UploadFile, File()], title: Annotated[str, Form(max_length=200)] = "") -> Any:
+def api_add_document(
+    workspace: WorkspaceDep,
+    session: DbSessionDep,
+    settings: SettingsDep,
+    file: Annotated[UploadFile, File()],
+    title: Annotated[str, Form(max_length=200)] = "",
+) -> Any:
     try:
         return entry_dict(keep(session, settings, workspace.id, title, None, file))
     except KnowledgeError as exc:

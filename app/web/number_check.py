@@ -48,8 +48,12 @@ def check_running_elsewhere(run: Run) -> bool:
     process lives. (One recorded by this process but no longer in `_running` ended without a record.)"""
     state = (run.state or {}).get(STATE_KEY) or {}
     owner = state.get("process") or {}
-    return (state.get("status") == "running" and owner.get("boot") != PROCESS["boot"]
-            and time.time() <= float(state.get("deadline") or 0) + GRACE_S and process_alive(owner.get("pid")))
+    return (
+        state.get("status") == "running"
+        and owner.get("boot") != PROCESS["boot"]
+        and time.time() <= float(state.get("deadline") or 0) + GRACE_S
+        and process_alive(owner.get("pid"))
+    )
 
 
 def check_view(run: Run, lang: str) -> dict[str, Any]:
@@ -77,9 +81,15 @@ def start_check(app: FastAPI, session: Session, settings: Settings, run: Run, re
                 _running.discard(run.id)
             return False
         script, data_files = write_script(session, settings, report)
-        run.state = {**(run.state or {}), STATE_KEY: {  # a new dict: the JSON column sees it
-            "status": "running", "process": dict(PROCESS), "started": time.time(),
-            "deadline": time.time() + settings.check_numbers_timeout_s}}
+        run.state = {
+            **(run.state or {}),
+            STATE_KEY: {  # a new dict: the JSON column sees it
+                "status": "running",
+                "process": dict(PROCESS),
+                "started": time.time(),
+                "deadline": time.time() + settings.check_numbers_timeout_s,
+            },
+        }
         session.commit()  # the worker thread reads the run in its own session
         check_executor(app).submit(run_check, app.state.db, settings, run.id, report.id, script, data_files)
     except BaseException:
@@ -94,8 +104,10 @@ def write_script(session: Session, settings: Settings, report: Report) -> tuple[
     folder = report_folder(report, settings) / "check"
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / "analysis.py"
-    datasets = [{**source, "original_path": str(Path(source["original_path"]).resolve())}  # it runs in `folder`
-                for source in dataset_sources(active_datasets(session, report.workspace_id))]
+    datasets = [
+        {**source, "original_path": str(Path(source["original_path"]).resolve())}  # it runs in `folder`
+        for source in dataset_sources(active_datasets(session, report.workspace_id))
+    ]
     script.write_text(to_analysis_script(report.content, datasets), encoding="utf-8")
     return script, [Path(source["original_path"]) for source in datasets if source["original_path"]]
 
@@ -105,16 +117,21 @@ def check_executor(app: FastAPI) -> ThreadPoolExecutor:
     return background_pool(app, "check")
 
 
-def run_check(db, settings: Settings, run_id: str, report_id: str, script: Path,
-              data_files: list[Path] | None = None) -> None:
+def run_check(
+    db, settings: Settings, run_id: str, report_id: str, script: Path, data_files: list[Path] | None = None
+) -> None:
     """In the check thread: run the script under the settings' limits and record the outcome."""
     try:
-        limits = Limits(timeout_s=settings.check_numbers_timeout_s, memory_mb=settings.check_numbers_memory_mb,
-                        cpu_s=settings.check_numbers_cpu_s)
+        limits = Limits(
+            timeout_s=settings.check_numbers_timeout_s,
+            memory_mb=settings.check_numbers_memory_mb,
+            cpu_s=settings.check_numbers_cpu_s,
+        )
         cache = settings.data_dir / "cache" / "matplotlib"  # the font cache, built once, not per check
         cache.mkdir(parents=True, exist_ok=True)
-        outcome = check_analysis_script(script, limits, cache_dir=cache, data_files=data_files or [],
-                                        sandbox_mode=settings.sandbox_mode)
+        outcome = check_analysis_script(
+            script, limits, cache_dir=cache, data_files=data_files or [], sandbox_mode=settings.sandbox_mode
+        )
     except Exception:  # the page must not stay at "checking…"
         log.exception("checking the numbers of run %s failed", run_id)
         outcome = Outcome(None, "error")
@@ -135,7 +152,8 @@ def record(db, settings: Settings, run_id: str, report_id: str, outcome: Outcome
             for fmt in BINARY_FORMATS:
                 (report_folder(report, settings) / f"report.{fmt}").unlink(missing_ok=True)
         if run is not None:
-            done = {"status": "done"} if outcome.summary is not None else {"status": "stopped",
-                                                                            "reason": outcome.reason}
+            done = (
+                {"status": "done"} if outcome.summary is not None else {"status": "stopped", "reason": outcome.reason}
+            )
             run.state = {**(run.state or {}), STATE_KEY: {**done, "finished": time.time()}}
         session.commit()

@@ -28,8 +28,14 @@ from app.workspaces import (
 )
 
 
-def workspace_context(session: Session, settings: Settings, workspace: Workspace, lang: str,
-                      selected_run_id: str | None = None, **extra: Any) -> dict[str, Any]:
+def workspace_context(
+    session: Session,
+    settings: Settings,
+    workspace: Workspace,
+    lang: str,
+    selected_run_id: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """Everything the workspace page shows: data previews, suggestions, runs, the open run."""
     listed = listed_datasets(session, workspace.id)
     views = [full_view(session, settings, d) for d in listed]
@@ -37,8 +43,7 @@ def workspace_context(session: Session, settings: Settings, workspace: Workspace
     # ("Revenue_sum by Region"); the same file uploaded twice counts once.
     datasets = [d for d, view in zip(listed, views) if dataset_status(d) == READY and not view["origin"]]
     uploaded = list({(d.file_name, d.sheet): d for d in reversed(datasets)}.values())[::-1]
-    runs = list(session.scalars(select(Run).where(Run.workspace_id == workspace.id)
-                                .order_by(Run.created_at.desc())))
+    runs = list(session.scalars(select(Run).where(Run.workspace_id == workspace.id).order_by(Run.created_at.desc())))
     selected = next((r for r in runs if r.id == selected_run_id), runs[0] if runs else None)
     return {
         "workspace": workspace,
@@ -47,8 +52,9 @@ def workspace_context(session: Session, settings: Settings, workspace: Workspace
         "uploads": [v for v in views if not v["origin"]],
         "derived": [v for v in views if v["origin"]],
         "loading": [d.file_name for d in listed if dataset_status(d) == LOADING],
-        "suggestions": suggest_questions([d.info.get("columns", []) for d in uploaded], lang,
-                                         names=display_names(uploaded)),
+        "suggestions": suggest_questions(
+            [d.info.get("columns", []) for d in uploaded], lang, names=display_names(uploaded)
+        ),
         "runs": runs,
         "current": run_context(session, selected, lang) if selected else None,
         "run_selected": selected is not None and selected.id == selected_run_id,  # the page is the run's: titled by it
@@ -65,8 +71,11 @@ def display_names(datasets: list[Dataset]) -> list[str]:
 
 def full_view(session: Session, settings: Settings, dataset: Dataset) -> dict[str, Any]:
     versions = version_entries(session, dataset) if dataset_status(dataset) == READY else []
-    return {**dataset_view(dataset, settings.preview_rows), "versions": versions,
-            "origin": derived_origin(session, dataset)}
+    return {
+        **dataset_view(dataset, settings.preview_rows),
+        "versions": versions,
+        "origin": derived_origin(session, dataset),
+    }
 
 
 def dataset_view(dataset: Dataset, rows: int, preview: list[dict] | None = None) -> dict[str, Any]:
@@ -80,11 +89,18 @@ def dataset_view(dataset: Dataset, rows: int, preview: list[dict] | None = None)
     columns = info.get("columns", [])
     status = dataset_status(dataset)
     return {
-        "id": dataset.id, "workspace_id": dataset.workspace_id, "name": dataset.name, "file": dataset.file_name,
+        "id": dataset.id,
+        "workspace_id": dataset.workspace_id,
+        "name": dataset.name,
+        "file": dataset.file_name,
         "sheet": dataset.sheet,
-        "rows": dataset.rows, "info": info, "columns": columns, "preview": preview if status != DAMAGED else [],
+        "rows": dataset.rows,
+        "info": info,
+        "columns": columns,
+        "preview": preview if status != DAMAGED else [],
         "masked": [c for c in columns if c.get("pii")],
-        "status": status, "error": info.get("error") if status in (FAILED, DAMAGED) else None,
+        "status": status,
+        "error": info.get("error") if status in (FAILED, DAMAGED) else None,
         "origin": None,  # an upload; full_view says where a table an analysis made comes from
     }
 
@@ -101,19 +117,24 @@ def read_preview(dataset: Dataset, rows: int) -> list[dict]:
 
 
 def version_entries(session: Session, dataset: Dataset) -> list[dict[str, Any]]:
-    return [{"id": v.id, "version": v.version, "step": v.step, "rows": v.rows, "active": v.active,
-             "sheet": v.sheet} for v in dataset_versions(session, dataset)]
+    return [
+        {"id": v.id, "version": v.version, "step": v.step, "rows": v.rows, "active": v.active, "sheet": v.sheet}
+        for v in dataset_versions(session, dataset)
+    ]
 
 
 def analysis_running(session: Session, workspace: Workspace) -> bool:
-    return session.scalars(select(Run.id).where(Run.workspace_id == workspace.id,
-                                                Run.status.in_(BUSY_STATUSES))).first() is not None
+    return (
+        session.scalars(select(Run.id).where(Run.workspace_id == workspace.id, Run.status.in_(BUSY_STATUSES))).first()
+        is not None
+    )
 
 
 def workspace_busy(session: Session, workspace: Workspace) -> bool:
     """An analysis or a background file read is working on the workspace's files right now."""
     return analysis_running(session, workspace) or any(
-        dataset_status(d) == LOADING for d in listed_datasets(session, workspace.id))
+        dataset_status(d) == LOADING for d in listed_datasets(session, workspace.id)
+    )
 
 
 def dataset_body(session: Session, dataset: Dataset, rows: int) -> dict[str, Any]:
@@ -121,6 +142,13 @@ def dataset_body(session: Session, dataset: Dataset, rows: int) -> dict[str, Any
     upload; for a table an analysis made: the source, the step and the run that made it)."""
     view = dataset_view(dataset, rows)
     info = {k: v for k, v in (dataset.info or {}).items() if k not in ("loader", "requested_sheet")}
-    return {**info, "preview": view["preview"], "id": dataset.id, "name": dataset.name,
-            "version": dataset.version, "status": dataset_status(dataset), "rows": dataset.rows,
-            "derived_from": derived_origin(session, dataset)}
+    return {
+        **info,
+        "preview": view["preview"],
+        "id": dataset.id,
+        "name": dataset.name,
+        "version": dataset.version,
+        "status": dataset_status(dataset),
+        "rows": dataset.rows,
+        "derived_from": derived_origin(session, dataset),
+    }

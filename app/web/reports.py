@@ -43,8 +43,12 @@ def latest_report(session: Session, workspace_id: str, run_id: str | None = None
         query = query.where(Report.run_id == run_id)
     report = session.scalars(query.order_by(Report.created_at.desc(), Report.id)).first()
     if report is None:
-        raise ApiError(404, "no_report", "There is no report yet: ask a question and let the analysis finish.",
-                       "Reports are written when a run finishes.")
+        raise ApiError(
+            404,
+            "no_report",
+            "There is no report yet: ask a question and let the analysis finish.",
+            "Reports are written when a run finishes.",
+        )
     return report
 
 
@@ -68,8 +72,12 @@ def binary_file(report: Report, fmt: str, settings: Settings) -> Path:
         try:
             BINARY_WRITERS[fmt](content, path, base_dir=folder)
         except RuntimeError as exc:  # the renderer's library is missing
-            raise ApiError(501, "format_unavailable", f"{fmt.upper()} reports are not available here: {exc}",
-                           "Download the HTML or Word version instead.") from exc
+            raise ApiError(
+                501,
+                "format_unavailable",
+                f"{fmt.upper()} reports are not available here: {exc}",
+                "Download the HTML or Word version instead.",
+            ) from exc
     return path
 
 
@@ -80,15 +88,17 @@ def markdown_bundle(report: Report, settings: Settings) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
         bundle.writestr("report/report.md", render.to_markdown(content))
-        for name in sorted({Path(f["path"]).name for f in content.get("figures", [])
-                            if (folder / str(f.get("path", ""))).is_file()}):
+        for name in sorted(
+            {Path(f["path"]).name for f in content.get("figures", []) if (folder / str(f.get("path", ""))).is_file()}
+        ):
             bundle.write(folder / "figures" / name, f"report/figures/{name}")
     return buffer.getvalue()
 
 
 @router.get("/api/workspaces/{ws}/report.{fmt}", name="report_file")
-def report_file(fmt: str, workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
-                run: str | None = None) -> Response:
+def report_file(
+    fmt: str, workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep, run: str | None = None
+) -> Response:
     if fmt not in FORMATS:
         raise ApiError(404, "not_found", f"Unknown report format '{fmt}'.", "Use html, md, zip, json, pdf or docx.")
     report = latest_report(session, workspace.id, run)
@@ -100,8 +110,9 @@ def report_file(fmt: str, workspace: WorkspaceDep, session: DbSessionDep, settin
     if fmt == "zip":
         return Response(markdown_bundle(report, settings), media_type=MEDIA_TYPES[fmt], headers=attachment(filename))
     if fmt == "html":
-        return text_response(render.to_html(portable_content(report, settings), base_dir=report_folder(report, settings)),
-                             fmt, filename)
+        return text_response(
+            render.to_html(portable_content(report, settings), base_dir=report_folder(report, settings)), fmt, filename
+        )
     return FileResponse(binary_file(report, fmt, settings), media_type=MEDIA_TYPES[fmt], filename=filename)
 
 
@@ -116,8 +127,12 @@ def analysis_script(workspace: WorkspaceDep, session: DbSessionDep, run: str | N
 
 def script_dataset(dataset: Dataset) -> dict:
     """How the analysis script finds a dataset: the uploaded original, re-read the same way."""
-    return {"name": dataset.name, "file": dataset.file_name, "sheet": dataset.sheet,
-            "original_path": dataset.original_path}
+    return {
+        "name": dataset.name,
+        "file": dataset.file_name,
+        "sheet": dataset.sheet,
+        "original_path": dataset.original_path,
+    }
 
 
 @router.post("/runs/{run_id}/check-numbers", name="check_numbers")

@@ -25,8 +25,12 @@ def normalize_rules(text: str) -> str:
 
 
 @router.post("/workspaces/{ws}/rules", name="save_rules")
-def save_rules(request: Request, workspace: WorkspaceDep, session: DbSessionDep,
-               rules: Annotated[str, Form(max_length=MAX_RULES_CHARS)] = "") -> Response:
+def save_rules(
+    request: Request,
+    workspace: WorkspaceDep,
+    session: DbSessionDep,
+    rules: Annotated[str, Form(max_length=MAX_RULES_CHARS)] = "",
+) -> Response:
     workspace.rules = normalize_rules(rules)
     target = request.url_for("workspace_page", ws=workspace.id)
     return RedirectResponse(f"{target}?rules=saved#rules", status_code=303)

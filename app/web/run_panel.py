@@ -28,8 +28,7 @@ DOWNLOADS = (("HTML", "html"), ("PDF", "pdf"), ("Word", "docx"), ("Markdown (.zi
 def run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
     events = list(session.scalars(select(Event).where(Event.run_id == run.id).order_by(Event.id)))
     steps = steps_from_events(events)
-    report = session.scalars(select(Report).where(Report.run_id == run.id)
-                             .order_by(Report.created_at.desc())).first()
+    report = session.scalars(select(Report).where(Report.run_id == run.id).order_by(Report.created_at.desc())).first()
     unverified = list((report.content or {}).get("unverified_numbers", [])) if report else []
     state = run.state or {}
     verification = state.get("verification") or {}
@@ -42,10 +41,15 @@ def run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
         "steps": steps,
         "quiet_tools": sorted(HARNESS_TOOLS),
         "figures": [f for step in steps for f in step["figures"]],
-        "tasks": [task_dict(t) for t in session.scalars(select(Task).where(Task.run_id == run.id)
-                                                         .order_by(Task.created_at)) if t.status != "deleted"],
-        "evidence": [evidence_dict(e) for e in session.scalars(select(Evidence).where(Evidence.run_id == run.id)
-                                                                .order_by(Evidence.created_at))],
+        "tasks": [
+            task_dict(t)
+            for t in session.scalars(select(Task).where(Task.run_id == run.id).order_by(Task.created_at))
+            if t.status != "deleted"
+        ],
+        "evidence": [
+            evidence_dict(e)
+            for e in session.scalars(select(Evidence).where(Evidence.run_id == run.id).order_by(Evidence.created_at))
+        ],
         "question": open_question(session, run.id),
         "answer_html": answer_html(run.answer, unverified, t("unverified", lang)) if run.answer else None,
         "unverified": unverified,
@@ -60,8 +64,11 @@ def run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
 
 
 def open_question(session: Session, run_id: str) -> Question | None:
-    return session.scalars(select(Question).where(Question.run_id == run_id, Question.answer.is_(None))
-                           .order_by(Question.created_at.desc())).first()
+    return session.scalars(
+        select(Question)
+        .where(Question.run_id == run_id, Question.answer.is_(None))
+        .order_by(Question.created_at.desc())
+    ).first()
 
 
 def steps_from_events(events: list[Event]) -> list[dict[str, Any]]:
@@ -74,12 +81,24 @@ def steps_from_events(events: list[Event]) -> list[dict[str, Any]]:
             continue
         key = str(data.get("id") or event.id)
         if event.kind == "tool_started":
-            steps[key] = {"id": key, "tool": data.get("tool", ""), "running": True, "ok": None,
-                          "interpretation": "", "error": None, "figures": []}
+            steps[key] = {
+                "id": key,
+                "tool": data.get("tool", ""),
+                "running": True,
+                "ok": None,
+                "interpretation": "",
+                "error": None,
+                "figures": [],
+            }
         elif event.kind == "tool_finished":
             step = steps.setdefault(key, {"id": key, "tool": data.get("tool", "")})
-            step.update(running=False, ok=bool(data.get("ok")), interpretation=data.get("interpretation") or "",
-                        error=error_text(data.get("error")), figures=list(data.get("figures") or []))
+            step.update(
+                running=False,
+                ok=bool(data.get("ok")),
+                interpretation=data.get("interpretation") or "",
+                error=error_text(data.get("error")),
+                figures=list(data.get("figures") or []),
+            )
     return list(steps.values())
 
 

@@ -33,12 +33,16 @@ DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 # The app's pages: scripts and styles from /static only (no inline script, no inline style),
 # images from this site (charts) or data: URLs; nothing may frame them.
-PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
-            "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+PAGE_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
 # A self-contained report (HTML download, /shared/ link): its own inline stylesheet and embedded
 # charts, no script at all, nothing loaded from anywhere, no forms.
-REPORT_CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
-              "form-action 'none'; frame-ancestors 'none'")
+REPORT_CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'"
+)
 SECURITY_HEADERS = (
     (b"content-security-policy", PAGE_CSP.encode()),
     (b"x-frame-options", b"DENY"),
@@ -88,8 +92,7 @@ def same_host(origin: str, host: str) -> bool:
 class CrossSiteGuard:
     """Refuses state-changing requests that another site made the browser send (module docstring)."""
 
-    def __init__(self, app: ASGIApp, refuse: Callable[[Request, str], Response],
-                 trusted_origins: tuple[str, ...] = ()):
+    def __init__(self, app: ASGIApp, refuse: Callable[[Request, str], Response], trusted_origins: tuple[str, ...] = ()):
         self.app, self.refuse = app, refuse
         self.trusted = frozenset(origin_key(o) for o in trusted_origins)
 

@@ -27,8 +27,12 @@ from app.web.security import REPORT_CSP
 router = APIRouter(tags=["shares"], route_class=CommittingRoute)
 SHARED_PREFIX = "/shared/"
 # The shared page is a report, not an app page: no indexing, no referrer, no caching by proxies.
-SHARED_HEADERS = {"X-Robots-Tag": "noindex, nofollow", "Referrer-Policy": "no-referrer",
-                  "Cache-Control": "private, no-store", "Content-Security-Policy": REPORT_CSP}
+SHARED_HEADERS = {
+    "X-Robots-Tag": "noindex, nofollow",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "private, no-store",
+    "Content-Security-Policy": REPORT_CSP,
+}
 
 
 def run_report(session: Session, run: Run) -> Report:
@@ -48,8 +52,9 @@ def create_share(session: Session, run: Run) -> tuple[ReportShare, str]:
 
 
 def shares_of(session: Session, run: Run) -> list[ReportShare]:
-    return list(session.scalars(select(ReportShare).where(ReportShare.run_id == run.id)
-                                .order_by(ReportShare.created_at)))
+    return list(
+        session.scalars(select(ReportShare).where(ReportShare.run_id == run.id).order_by(ReportShare.created_at))
+    )
 
 
 def share_base(request: Request) -> str:
@@ -79,8 +84,9 @@ def share_dict(share: ReportShare) -> dict[str, Any]:
 
 # --- pages ----------------------------------------------------------------------------------
 @router.post("/runs/{run_id}/share", name="share_report")
-def share_page(request: Request, run: RunDep, session: DbSessionDep, page: PageDep,
-               confirm: Annotated[str, Form()] = "") -> Response:
+def share_page(
+    request: Request, run: RunDep, session: DbSessionDep, page: PageDep, confirm: Annotated[str, Form()] = ""
+) -> Response:
     """The first post says what becomes visible to anyone with the link; the confirming one makes it."""
     context: dict[str, Any] = {"run": run, "shares": shares_of(session, run), "reach_warning": reach_warning(request)}
     if confirm == "yes":
@@ -94,8 +100,9 @@ def share_page(request: Request, run: RunDep, session: DbSessionDep, page: PageD
 @router.post("/runs/{run_id}/shares/{share_id}/revoke", name="revoke_share")
 def revoke_share_page(request: Request, run: RunDep, share_id: str, session: DbSessionDep) -> Response:
     session.delete(session.get(ReportShare, share_id))  # `authorize` checked it is this run's
-    return RedirectResponse(f"{request.url_for('workspace_page', ws=run.workspace_id)}?run={run.id}#run",
-                            status_code=303)
+    return RedirectResponse(
+        f"{request.url_for('workspace_page', ws=run.workspace_id)}?run={run.id}#run", status_code=303
+    )
 
 
 @router.get(SHARED_PREFIX + "{secret}", name="shared_report")
@@ -119,8 +126,12 @@ def api_shares(run: RunDep, session: DbSessionDep) -> dict[str, Any]:
 @router.post("/api/runs/{run_id}/shares", status_code=201)
 def api_share(request: Request, run: RunDep, session: DbSessionDep, confirm: bool = False) -> dict[str, Any]:
     if not confirm:
-        raise ApiError(409, "confirmation_required", "Anyone with the link will be able to read this report.",
-                       "Repeat with ?confirm=true to create the link.")
+        raise ApiError(
+            409,
+            "confirmation_required",
+            "Anyone with the link will be able to read this report.",
+            "Repeat with ?confirm=true to create the link.",
+        )
     share, secret = create_share(session, run)
     return {**share_dict(share), "url": share_link(request, secret)}
 

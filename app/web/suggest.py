@@ -15,8 +15,28 @@ TEMPLATES = {k.removeprefix("suggest."): v for k, v in CATALOG.items() if k.star
 
 
 # Columns people usually ask about come first ("revenue" before "units").
-KEY_MEASURES = ("revenue", "sales", "amount", "profit", "income", "cost", "price", "score", "spend", "salary",
-                "收入", "销售", "金额", "利润", "成本", "价格", "得分", "分数", "费用", "工资")
+KEY_MEASURES = (
+    "revenue",
+    "sales",
+    "amount",
+    "profit",
+    "income",
+    "cost",
+    "price",
+    "score",
+    "spend",
+    "salary",
+    "收入",
+    "销售",
+    "金额",
+    "利润",
+    "成本",
+    "价格",
+    "得分",
+    "分数",
+    "费用",
+    "工资",
+)
 
 
 def _rank(column: dict[str, Any]) -> tuple[int, int]:
@@ -47,8 +67,9 @@ def suggestions_for(columns: list[dict[str, Any]], lang: str = "en") -> list[Sug
     by_cat: list[Suggestion] = [(_say("num_by_cat", lang, n, c), (n, c)) for n in nums[:2] for c in cats[:2]]
     over_time: list[Suggestion] = [(_say("num_over_time", lang, n), (n, dates[0])) for n in nums[:2] if dates]
     pairs: list[Suggestion] = [(_say("num_num", lang, a, b), (a, b)) for a, b in list(combinations(nums[:3], 2))[:2]]
-    cat_pairs: list[Suggestion] = [(_say("cat_cat", lang, a, b), (a, b))
-                                   for a, b in list(combinations(cats[:2], 2))[:1]]
+    cat_pairs: list[Suggestion] = [
+        (_say("cat_cat", lang, a, b), (a, b)) for a, b in list(combinations(cats[:2], 2))[:1]
+    ]
     # one of each kind first, so a short list still shows the variety of questions possible
     out: list[Suggestion] = by_cat[:1] + over_time[:1] + pairs[:1] + by_cat[1:] + cat_pairs + over_time[1:] + pairs[1:]
     out += [(_say("num_dist", lang, n), (n,)) for n in nums[:1]]
@@ -60,8 +81,9 @@ def questions_for(columns: list[dict[str, Any]], lang: str = "en") -> list[str]:
     return [question for question, _ in suggestions_for(columns, lang)]
 
 
-def suggest_questions(tables: list[list[dict[str, Any]]], lang: str = "en", limit: int = 6,
-                      names: list[str] | None = None) -> list[str]:
+def suggest_questions(
+    tables: list[list[dict[str, Any]]], lang: str = "en", limit: int = 6, names: list[str] | None = None
+) -> list[str]:
     """Suggestions for the workspace's tables (each a list of `{"name", "type", "pii"}` columns), drawn
     from every table in turn (the best of each first). A question whose columns another table also has
     names its table (`names`, e.g. the file names), so it is clear, to the reader and to the analyst,

@@ -75,6 +75,10 @@ async def check_text_input(request: Request) -> None:
     found += await body_strings(request)
     for where, value in found:
         if problem := text_problem(value):
-            raise ApiError(400, "invalid_text", f"The request contains {problem} in {where.encode('utf-8', 'replace').decode()}, "
-                           "which cannot be stored.",
-                           "Remove the character (it often comes from copying out of another program) and send it again.")
+            raise ApiError(
+                400,
+                "invalid_text",
+                f"The request contains {problem} in {where.encode('utf-8', 'replace').decode()}, "
+                "which cannot be stored.",
+                "Remove the character (it often comes from copying out of another program) and send it again.",
+            )

@@ -20,8 +20,11 @@ router = APIRouter(tags=["traces"], route_class=CommittingRoute)
 def trace_page(run: RunDep, session: DbSessionDep, settings: SettingsDep, page: PageDep) -> Response:
     trace = build_trace(session, run, trace_dir(settings, run.workspace_id, run.id))
     for item in trace["items"]:
-        item["json"] = {key: pretty(item.get(key)) for key in ("request", "response", "arguments", "data",
-                                                               "budget_table") if item.get(key) is not None}
+        item["json"] = {
+            key: pretty(item.get(key))
+            for key in ("request", "response", "arguments", "data", "budget_table")
+            if item.get(key) is not None
+        }
     return page.render("trace.html", {"run": run, "trace": trace})
 
 

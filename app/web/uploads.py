@@ -42,9 +42,13 @@ _pending_lock = threading.Lock()
 
 
 def too_large(settings: Settings) -> IngestError:
-    return IngestError("too_large", f"The file is larger than {settings.max_upload_mb} MB.",
-                       "Split the file, or remove sheets and columns you do not need.",
-                       f"文件超过了 {settings.max_upload_mb} MB 的上限。", "请把文件拆开，或删掉用不到的工作表和列。")
+    return IngestError(
+        "too_large",
+        f"The file is larger than {settings.max_upload_mb} MB.",
+        "Split the file, or remove sheets and columns you do not need.",
+        f"文件超过了 {settings.max_upload_mb} MB 的上限。",
+        "请把文件拆开，或删掉用不到的工作表和列。",
+    )
 
 
 def safe_file_name(name: str | None) -> str:
@@ -72,8 +76,9 @@ def saved_upload(upload: UploadFile, settings: Settings) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def ingest_upload(session: Session, settings: Settings, workspace: Workspace, upload: UploadFile,
-                  sheet: str | None) -> tuple[Dataset, LoadedTable | None]:
+def ingest_upload(
+    session: Session, settings: Settings, workspace: Workspace, upload: UploadFile, sheet: str | None
+) -> tuple[Dataset, LoadedTable | None]:
     """Read an uploaded file into the workspace. Raises IngestError for bad input.
 
     A workbook larger than `background_ingest_mb` is only previewed here (its first rows, streamed):
@@ -83,8 +88,9 @@ def ingest_upload(session: Session, settings: Settings, workspace: Workspace, up
     with saved_upload(upload, settings) as path:
         preview = quick_preview(path, sheet or None, settings) if wants_background(path, settings) else None
         if preview is not None:
-            return add_loading_dataset(session, settings, workspace, path, name, sheet or None, preview,
-                                       loader=dict(PROCESS)), None
+            return add_loading_dataset(
+                session, settings, workspace, path, name, sheet or None, preview, loader=dict(PROCESS)
+            ), None
         return add_dataset(session, settings, workspace, path, name, sheet or None)
 
 
@@ -101,8 +107,7 @@ def quick_preview(path: Path, sheet: str | None, settings: Settings) -> dict | N
 
 
 def wants_background(path: Path, settings: Settings) -> bool:
-    return (path.suffix.lower() in STREAMED_PREVIEW
-            and path.stat().st_size > settings.background_ingest_mb * 1024 * 1024)
+    return path.suffix.lower() in STREAMED_PREVIEW and path.stat().st_size > settings.background_ingest_mb * 1024 * 1024
 
 
 # --- the background read of big uploads ---------------------------------------------------------

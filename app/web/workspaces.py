@@ -34,15 +34,22 @@ def index(session: DbSessionDep, page: PageDep, user: CurrentUserDep) -> Respons
 
 
 @router.post("/workspaces", name="create_workspace_page")
-def create_workspace_page(request: Request, session: DbSessionDep, user: CurrentUserDep,
-                          name: Annotated[str, Form(max_length=200)] = "") -> Response:
+def create_workspace_page(
+    request: Request, session: DbSessionDep, user: CurrentUserDep, name: Annotated[str, Form(max_length=200)] = ""
+) -> Response:
     workspace = create_workspace(session, name, owner=owner_of(user))
     return RedirectResponse(request.url_for("workspace_page", ws=workspace.id), status_code=303)
 
 
 @router.get("/workspaces/{ws}", name="workspace_page")
-def workspace_page(request: Request, workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
-                   page: PageDep, run: str | None = None) -> Response:
+def workspace_page(
+    request: Request,
+    workspace: WorkspaceDep,
+    session: DbSessionDep,
+    settings: SettingsDep,
+    page: PageDep,
+    run: str | None = None,
+) -> Response:
     for dataset in listed_datasets(session, workspace.id):
         resume_if_stale(request.app, session, dataset)
     context = workspace_context(session, settings, workspace, page.lang, selected_run_id=run)
@@ -51,7 +58,7 @@ def workspace_page(request: Request, workspace: WorkspaceDep, session: DbSession
 
 
 def duplicate_notice(session: Session, workspace: Workspace, dataset_id: str | None, lang: str) -> str | None:
-    """"This file was uploaded before" after an upload whose bytes another file of the workspace has."""
+    """ "This file was uploaded before" after an upload whose bytes another file of the workspace has."""
     dataset = session.get(Dataset, dataset_id) if dataset_id else None
     if dataset is None or dataset.workspace_id != workspace.id:
         return None
@@ -60,34 +67,49 @@ def duplicate_notice(session: Session, workspace: Workspace, dataset_id: str | N
 
 
 @router.post("/workspaces/{ws}/delete", name="delete_workspace")
-def delete_workspace_page(request: Request, workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
-                          page: PageDep, confirm: Annotated[str, Form()] = "") -> Response:
+def delete_workspace_page(
+    request: Request,
+    workspace: WorkspaceDep,
+    session: DbSessionDep,
+    settings: SettingsDep,
+    page: PageDep,
+    confirm: Annotated[str, Form()] = "",
+) -> Response:
     """The first post says what would go and asks; only the confirming post deletes (SPEC §7)."""
     busy = workspace_busy(session, workspace)
     if confirm != "yes" or busy:
-        counts = {"files": len({d.original_path for d in listed_datasets(session, workspace.id)}),
-                  "runs": len(session.scalars(select(Run.id).where(Run.workspace_id == workspace.id)).all())}
-        return page.render("workspace_delete.html", {"workspace": workspace, "busy": busy, **counts},
-                           status_code=409 if busy else 200)
+        counts = {
+            "files": len({d.original_path for d in listed_datasets(session, workspace.id)}),
+            "runs": len(session.scalars(select(Run.id).where(Run.workspace_id == workspace.id)).all()),
+        }
+        return page.render(
+            "workspace_delete.html", {"workspace": workspace, "busy": busy, **counts}, status_code=409 if busy else 200
+        )
     delete_workspace(session, settings, workspace)
     return RedirectResponse(request.url_for("index"), status_code=303)
 
 
 @router.delete("/api/workspaces/{ws}")
-def api_delete_workspace(workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep,
-                         confirm: bool = False) -> dict[str, Any]:
+def api_delete_workspace(
+    workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep, confirm: bool = False
+) -> dict[str, Any]:
     """Delete a workspace and everything in it; needs `?confirm=true`."""
     if not confirm:
-        raise ApiError(409, "confirmation_required", t("delete_ws_question", "en", name=workspace.name),
-                       hint="This deletes its files, analyses and reports for good; repeat with ?confirm=true.")
+        raise ApiError(
+            409,
+            "confirmation_required",
+            t("delete_ws_question", "en", name=workspace.name),
+            hint="This deletes its files, analyses and reports for good; repeat with ?confirm=true.",
+        )
     if workspace_busy(session, workspace):
         raise ApiError(409, "busy", t("delete_ws_busy", "en"))
     return {"deleted": workspace.id, "rows": delete_workspace(session, settings, workspace)}
 
 
 @router.get("/workspaces/{ws}/datasets/{dataset_id}/preview", name="dataset_partial")
-def dataset_partial(workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep, settings: SettingsDep,
-                    page: PageDep) -> Response:
+def dataset_partial(
+    workspace: WorkspaceDep, dataset_id: str, session: DbSessionDep, settings: SettingsDep, page: PageDep
+) -> Response:
     """The preview card of one dataset (app.js swaps it in once a background read is done)."""
     dataset = session.get(Dataset, dataset_id)
     if dataset is None or dataset.workspace_id != workspace.id:

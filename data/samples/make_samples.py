@@ -40,8 +40,20 @@ def make_retail_sales(rng: np.random.Generator, n: int = 1200) -> Workbook:
     ws.append(["Retail sales 2024 - order lines (sample data)"])
     ws["A1"].font = Font(bold=True, size=14)
     ws.append([])
-    ws.append(["Date", "Order ID", "Region", "Channel", "Category", "Units", "Unit Price",
-               "Revenue", "Discount", "Customer Type"])
+    ws.append(
+        [
+            "Date",
+            "Order ID",
+            "Region",
+            "Channel",
+            "Category",
+            "Units",
+            "Unit Price",
+            "Revenue",
+            "Discount",
+            "Customer Type",
+        ]
+    )
     for i in range(n):
         region = regions[rng.integers(0, 4)]
         category = list(categories)[rng.integers(0, len(categories))]
@@ -49,18 +61,20 @@ def make_retail_sales(rng: np.random.Generator, n: int = 1200) -> Workbook:
         price = round(float(categories[category] * rng.uniform(0.8, 1.2) * region_lift[region]), 2)
         discount = float(rng.choice([0.0, 0.05, 0.10, 0.15], p=[0.55, 0.2, 0.15, 0.1]))
         revenue = round(units * price * (1 - discount), 2)
-        ws.append([
-            start + timedelta(days=int(days[i])),
-            f"ORD-{100000 + i:06d}",
-            region,
-            str(rng.choice(channels, p=channel_p)),
-            category,
-            units,
-            price,
-            revenue,
-            discount,
-            "Returning" if rng.random() < 0.6 else "New",
-        ])
+        ws.append(
+            [
+                start + timedelta(days=int(days[i])),
+                f"ORD-{100000 + i:06d}",
+                region,
+                str(rng.choice(channels, p=channel_p)),
+                category,
+                units,
+                price,
+                revenue,
+                discount,
+                "Returning" if rng.random() < 0.6 else "New",
+            ]
+        )
     for row in ws.iter_rows(min_row=4, min_col=1, max_col=1):
         row[0].number_format = "yyyy-mm-dd"
     _autosize(ws)
@@ -74,21 +88,58 @@ def make_retail_sales(rng: np.random.Generator, n: int = 1200) -> Workbook:
 
 def make_customer_survey(rng: np.random.Generator, n: int = 400) -> Workbook:
     cities = ["Shanghai", "Beijing", "Shenzhen", "Chengdu", "Hangzhou", "Wuhan"]
-    comments_good = ["Easy to use and fast.", "Great support team.", "Love the new design.",
-                     "Does what I need.", "Would recommend to friends."]
-    comments_bad = ["Too expensive for what it does.", "The app crashes sometimes.",
-                    "Hard to find the settings.", "Delivery was slow.", "Customer service never replied."]
-    details = ["Used it for {n} days.", "Bought {n} items so far.", "Tried it {n} times this month.",
-               "Been a customer for {n} months.", "Compared it with {n} other shops."]
+    comments_good = [
+        "Easy to use and fast.",
+        "Great support team.",
+        "Love the new design.",
+        "Does what I need.",
+        "Would recommend to friends.",
+    ]
+    comments_bad = [
+        "Too expensive for what it does.",
+        "The app crashes sometimes.",
+        "Hard to find the settings.",
+        "Delivery was slow.",
+        "Customer service never replied.",
+    ]
+    details = [
+        "Used it for {n} days.",
+        "Bought {n} items so far.",
+        "Tried it {n} times this month.",
+        "Been a customer for {n} months.",
+        "Compared it with {n} other shops.",
+    ]
     wb = Workbook()
     ws = wb.active
     ws.title = "Responses"
-    ws.append(["Respondent ID", "Age", "Gender", "Age Group", "City", "Satisfaction",
-               "Likelihood to Recommend", "Ease of Use", "Would Buy Again", "Comment"])
+    ws.append(
+        [
+            "Respondent ID",
+            "Age",
+            "Gender",
+            "Age Group",
+            "City",
+            "Satisfaction",
+            "Likelihood to Recommend",
+            "Ease of Use",
+            "Would Buy Again",
+            "Comment",
+        ]
+    )
     for i in range(n):
         age = int(np.clip(rng.normal(38, 12), 18, 75))
-        group = next(label for limit, label in [(24, "18-24"), (34, "25-34"), (44, "35-44"),
-                                                (54, "45-54"), (64, "55-64"), (200, "65+")] if age <= limit)
+        group = next(
+            label
+            for limit, label in [
+                (24, "18-24"),
+                (34, "25-34"),
+                (44, "35-44"),
+                (54, "45-54"),
+                (64, "55-64"),
+                (200, "65+"),
+            ]
+            if age <= limit
+        )
         ease = int(np.clip(round(rng.normal(3.6, 0.9)), 1, 5))
         satisfaction = int(np.clip(round(0.6 * ease + rng.normal(1.4, 0.8)), 1, 5))
         recommend = int(np.clip(round(2.0 * satisfaction + rng.normal(0, 1.3)), 0, 10))
@@ -98,12 +149,20 @@ def make_customer_survey(rng: np.random.Generator, n: int = 400) -> Workbook:
             pool = comments_good if satisfaction >= 4 else comments_bad
             detail = details[rng.integers(0, len(details))].format(n=int(rng.integers(2, 30)))
             comment = f"{pool[rng.integers(0, len(pool))]} {detail}"
-        ws.append([
-            1001 + i, age, str(rng.choice(["Female", "Male", "Non-binary"], p=[0.49, 0.48, 0.03])),
-            group, cities[rng.integers(0, len(cities))],
-            None if rng.random() < 0.02 else satisfaction,  # a few skipped answers
-            recommend, ease, buy_again, comment,
-        ])
+        ws.append(
+            [
+                1001 + i,
+                age,
+                str(rng.choice(["Female", "Male", "Non-binary"], p=[0.49, 0.48, 0.03])),
+                group,
+                cities[rng.integers(0, len(cities))],
+                None if rng.random() < 0.02 else satisfaction,  # a few skipped answers
+                recommend,
+                ease,
+                buy_again,
+                comment,
+            ]
+        )
     _autosize(ws)
     return wb
 
@@ -119,14 +178,21 @@ def make_monthly_operations(rng: np.random.Generator) -> Workbook:
         season = 1 + 0.15 * np.sin(2 * np.pi * (m % 12 - 2) / 12) + (0.12 if m % 12 in (10, 11) else 0)
         for store, scale in stores.items():
             ads = round(float(rng.uniform(20_000, 80_000) * scale), 2)
-            revenue = (400_000 * scale * (1 + 0.012 * m) * season + 3.2 * ads + rng.normal(0, 25_000))
+            revenue = 400_000 * scale * (1 + 0.012 * m) * season + 3.2 * ads + rng.normal(0, 25_000)
             ticket = round(float(rng.normal(185, 12) * (1 + 0.004 * m)), 2)
             orders = int(revenue / ticket)
-            ws.append([
-                month, store, round(float(revenue), 2), orders, ticket,
-                round(float(np.clip(rng.normal(0.035, 0.008), 0.01, 0.07)), 4),
-                int(round(18 * scale + m / 12 + rng.normal(0, 1))), ads,
-            ])
+            ws.append(
+                [
+                    month,
+                    store,
+                    round(float(revenue), 2),
+                    orders,
+                    ticket,
+                    round(float(np.clip(rng.normal(0.035, 0.008), 0.01, 0.07)), 4),
+                    int(round(18 * scale + m / 12 + rng.normal(0, 1))),
+                    ads,
+                ]
+            )
     for row in ws.iter_rows(min_row=2, min_col=1, max_col=1):
         row[0].number_format = "yyyy-mm"
     _autosize(ws, 14)

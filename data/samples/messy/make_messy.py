@@ -25,7 +25,21 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-HEADER_TOP = ["门店编码", "日期", "地区", "销售额", None, "利润", "数量", "会员", "已发货", None, "备注", "单价", "含税价"]
+HEADER_TOP = [
+    "门店编码",
+    "日期",
+    "地区",
+    "销售额",
+    None,
+    "利润",
+    "数量",
+    "会员",
+    "已发货",
+    None,
+    "备注",
+    "单价",
+    "含税价",
+]
 HEADER_LOW = [None, None, None, "金额", "增长率", None, None, None, None, None, None, None, None]
 # code, date text, region, amount text, growth text, profit text, quantity text, member, shipped, note, price
 ROWS_EAST = [

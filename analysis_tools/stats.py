@@ -7,14 +7,14 @@ ANOVA family), `stats_correlation` and `stats_models` (OLS); this module is the 
 from __future__ import annotations
 
 from .stats_anova import compare_groups, one_way_anova, welch_anova
-from .stats_correlation import correlation_analysis
-from .stats_models import linear_regression, ols_fit
-from .stats_tests import compare_two_groups, describe_columns
 from .stats_categorical import chi_square_test, proportion_test
+from .stats_correlation import correlation_analysis
 from .stats_design import paired_test, two_way_anova
+from .stats_distribution import confidence_interval, normality_test, outlier_detection
 from .stats_fit import curve_fit
 from .stats_logistic import logistic_regression
-from .stats_distribution import confidence_interval, normality_test, outlier_detection
+from .stats_models import linear_regression, ols_fit
+from .stats_tests import compare_two_groups, describe_columns
 
 __all__ = [
     "compare_groups",

@@ -26,7 +26,6 @@ from .common import (
 from .stats_categorical import labels_of
 from .stats_groups import SMALL_GROUP, _only_wanted
 
-
 # ---------------------------------------------------------------- paired
 
 

@@ -11,7 +11,6 @@ import pandas as pd
 from scipy import stats as sps
 
 from .base import ToolContext, ToolError, ToolResult, tagged_text
-from .registry import suggest
 from .common import (
     check_n,
     clean_metrics,
@@ -27,6 +26,7 @@ from .common import (
     require_numeric,
     two_pass_mean,
 )
+from .registry import suggest
 
 # Extended precision (80-bit on x86-64) keeps ~3 more digits on ill-conditioned designs (Filip);
 # above this many n*p^2 operations the LAPACK float64 path is used instead.

@@ -26,7 +26,6 @@ from .common import (
 )
 from .stats_groups import SMALL_GROUP, accurate_mean, check_assumptions, split_groups
 
-
 # ---------------------------------------------------------------- describe
 
 MAX_TEXT_COLUMNS = 20  # text columns summarised when describe_columns is asked for everything

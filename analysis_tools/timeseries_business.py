@@ -12,8 +12,8 @@ from scipy import stats as sps
 
 from .base import ToolContext, ToolError, ToolResult, tagged_text
 from .common import clean_metrics, fmt_num, fmt_p, label, p_sentence, require_numeric
-from .ts_common import parse_dates
 from .timeseries_contrib import contribution_decomposition
+from .ts_common import parse_dates
 
 _PERIODS = {"month": "M", "week": "W", "quarter": "Q", "year": "Y"}
 _MAX_GROUPS = 50

@@ -9,10 +9,9 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-
-from .base import ToolContext, ToolError, ToolResult, tagged_text
 from threadpoolctl import threadpool_limits
 
+from .base import ToolContext, ToolError, ToolResult, tagged_text
 from .common import clean_metrics, dropped_note, fmt_num
 from .ml_common import SEED
 from .ts_common import FREQ_WORDS, SEASON, check_varies, line_chart, period_label, regular_series

@@ -140,7 +140,7 @@ def sandbox_status(settings) -> str:
 
 
 def analyze_command(args: argparse.Namespace) -> int:
-    from app.agent.prompts import detect_language
+    from app.agent import detect_language
     from app.cli_inspect import print_ingest_error
     from app.cli_questions import parse_answers, settle
     from app.config import get_settings

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from app.agent.clarify import answer_question, open_questions
+from app.agent import answer_question, open_questions
 from app.db.models import Question, Run
 
 EXIT_WAITING = 3

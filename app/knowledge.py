@@ -1,6 +1,6 @@
 """Workspace knowledge: reference notes and documents (a glossary, how the company counts revenue,
 what a campaign was). Each turn retrieves the passages relevant to the question
-(app/agent/retrieval.py) and injects them at the knowledge tier: reference only, weaker than the
+(app/agent/context/retrieval.py) and injects them at the knowledge tier: reference only, weaker than the
 user's definitions and the workspace rules (SPEC §6).
 
 Documents are kept as text: .txt/.md (any common encoding), .docx (paragraphs and tables) and

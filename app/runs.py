@@ -19,29 +19,43 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from analysis_tools import ToolContext
-from app.agent.budget import budget_for
-from app.agent.builtin import BuiltinAnalyst
-from app.agent.clarify import Paused, mark_waiting, turn_opening
-from app.agent.compaction import ContextWindow
-from app.agent.conversation import with_workspace_summary
-from app.agent.dataset_choice import with_values
-from app.agent.intent import apply_intent, classify_run
-from app.agent.loop import run_turn
-from app.agent.model import ChatModel, ModelError, OpenAICompatibleModel
-from app.agent.privacy import PiiMasker
-from app.agent.prompts import ALL_SECTIONS, detect_language, system_prompt
-from app.agent.question_reading import question_reading
-from app.agent.recorder import RunRecorder
-from app.agent.run_scope import RunScope
-from app.agent.sources import guidance_record, workspace_sources
-from app.agent.toolbox import DatasetCatalog, Toolbox, situations, table_name
-from app.agent.tracing import trace_dir
-from app.agent.turn import Interrupted, Turn
+from analysis_tools.tables import table_name
+from app.agent import (
+    ALL_SECTIONS,
+    ChatModel,
+    ContextWindow,
+    DatasetCatalog,
+    Interrupted,
+    ModelError,
+    OpenAICompatibleModel,
+    Paused,
+    PiiMasker,
+    RunRecorder,
+    RunScope,
+    Toolbox,
+    Turn,
+    apply_intent,
+    budget_for,
+    classify_run,
+    detect_language,
+    guidance_record,
+    mark_waiting,
+    question_reading,
+    run_turn,
+    situations,
+    system_prompt,
+    trace_dir,
+    turn_opening,
+    with_workspace_summary,
+    workspace_sources,
+)
+from app.analyst import BuiltinAnalyst
 from app.config import Settings
 from app.db.models import Message, Report, Run, Workspace, utcnow
 from app.db.session import Database
 from app.faults import DISK_FULL, Fault, fault_of
 from app.reports.builder import build_report
+from app.understanding import with_values
 from app.workspaces import active_datasets, add_version, dataset_summary, readable_frame
 
 log = logging.getLogger(__name__)

@@ -15,11 +15,11 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.db.models import Dataset, Workspace, new_id
-from app.ingest.errors import IngestError
+from app.faults import fault_of
 from app.ingest.bounded import load_table_bounded
 from app.ingest.child import damaged, out_of_memory
+from app.ingest.errors import IngestError
 from app.ingest.pipeline import LoadedTable, read_working_copy, save_working_copy
-from app.faults import fault_of
 
 if TYPE_CHECKING:
     from app.db.session import Database

@@ -27,12 +27,12 @@ warnings.filterwarnings("ignore")
 
 from sqlalchemy import select  # noqa: E402
 
-from app.agent import summary  # noqa: E402
-from app.agent.compaction import token_budget  # noqa: E402
-from app.agent.model import ModelReply, ToolCallRequest  # noqa: E402
-from app.agent.previews import conclusion_lines  # noqa: E402
-from app.agent.tokens import count_messages, count_tools  # noqa: E402
-from app.agent.toolbox import FULL_REGISTRY  # noqa: E402
+from app.agent.context import summary  # noqa: E402
+from app.agent.context.compaction import token_budget  # noqa: E402
+from app.agent.context.previews import conclusion_lines  # noqa: E402
+from app.agent.model.interface import ModelReply, ToolCallRequest  # noqa: E402
+from app.agent.model.tokens import count_messages, count_tools  # noqa: E402
+from app.agent.tools.toolbox import FULL_REGISTRY  # noqa: E402
 from app.db.models import Message, Run, ToolCall  # noqa: E402
 
 R, S, M = "retail_sales", "customer_survey", "monthly_operations"
@@ -134,10 +134,10 @@ class ReplayModel:
 
 
 def run_session(tmp: Path):
-    from tests.factories import SAMPLES, make_settings
     from app.db.session import open_database
     from app.runs import RunService
     from app.workspaces import add_dataset, create_workspace
+    from tests.factories import SAMPLES, make_settings
 
     settings = make_settings(tmp, tool_budget_analysis=200, tool_budget_deep=200, tool_budget_interactive=200)
     db = open_database(settings)

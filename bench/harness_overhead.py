@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from app.agent.loop import run_turn  # noqa: E402
-from app.agent.model import ModelReply, ToolCallRequest  # noqa: E402
+from app.agent.model.interface import ModelReply, ToolCallRequest  # noqa: E402
 from app.agent.recorder import RunRecorder  # noqa: E402
 from app.agent.tracing import trace_dir  # noqa: E402
 from app.config import Settings  # noqa: E402
@@ -108,7 +108,7 @@ def history(n: int) -> list[dict]:
 def warm_up() -> None:
     """One-time costs (loading the BPE tables, about 5 s on first use) are not per-round costs."""
     try:
-        from app.agent.tokens import count_tokens
+        from app.agent.model.tokens import count_tokens
     except ImportError:
         return
     count_tokens("warm up")

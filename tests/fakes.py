@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from app.agent.model import ModelReply, ToolCallRequest
+from app.agent.model.interface import ModelReply, ToolCallRequest
 
 
 class ScriptedModel:

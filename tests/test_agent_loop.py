@@ -5,7 +5,8 @@ import json
 import pytest
 from sqlalchemy import select
 
-from app.agent.model import ModelReply, OpenAICompatibleModel, parse_arguments
+from app.agent.model.interface import ModelReply, parse_arguments
+from app.agent.model.openai_compatible import OpenAICompatibleModel
 from app.db.models import Event, Evidence, Message, Run, ToolCall
 from tests.factories import reference, setup, start_run
 from tests.fakes import FakeOpenAIServer, ScriptedModel, call, completion
@@ -143,7 +144,7 @@ def test_argument_repair(raw, expected):
 
 
 def test_unrepairable_arguments_become_a_tool_error(tmp_path):
-    from app.agent.model import ToolCallRequest
+    from app.agent.model.interface import ToolCallRequest
 
     bad = ToolCallRequest(
         "c1", "describe_columns", {}, "not json", argument_error="tool arguments are not a JSON object"
@@ -170,7 +171,7 @@ def test_a_crash_inside_the_turn_fails_the_run_plainly(tmp_path):
 
 
 def test_interrupt_stops_the_run_and_keeps_history_valid(tmp_path):
-    from app.agent.protocol import heal_protocol
+    from app.agent.model.protocol import heal_protocol
 
     settings, db, service, ws = setup(tmp_path, reference(PLANT), lambda *_: model)
 

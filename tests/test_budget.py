@@ -6,10 +6,10 @@ import time
 
 from sqlalchemy import select
 
-from app.agent.budget import CONVERGE, TurnBudget, call_key, gated_call, wrap_up_answer
-from app.agent.model import ModelReply
-from app.db.models import Message, Run, ToolCall
 from analysis_tools import ToolResult
+from app.agent.model.interface import ModelReply
+from app.agent.policy.budget import CONVERGE, TurnBudget, call_key, gated_call, wrap_up_answer
+from app.db.models import Message, Run, ToolCall
 from tests.factories import reference, setup, start_run
 from tests.fakes import call
 
@@ -221,8 +221,8 @@ def test_hard_stop_after_max_rounds_ends_the_turn(tmp_path):
 
 
 def test_intent_sets_the_turn_budget(tmp_path):
-    from app.agent.budget import budget_for
-    from app.agent.intent import classify
+    from app.agent.policy.budget import budget_for
+    from app.agent.policy.intent import classify
     from tests.factories import make_settings
 
     settings = make_settings(tmp_path)
@@ -238,7 +238,7 @@ def test_intent_sets_the_turn_budget(tmp_path):
 
 
 def test_the_final_budget_state_is_in_the_trace(tmp_path):
-    from app.agent.model import ModelReply as Reply
+    from app.agent.model.interface import ModelReply as Reply
     from app.db.models import Event
     from tests.fakes import ScriptedModel
 
@@ -249,7 +249,7 @@ def test_the_final_budget_state_is_in_the_trace(tmp_path):
 
 
 def test_a_resumed_turn_keeps_its_spent_budget():
-    from app.agent.budget import TurnBudget, call_key
+    from app.agent.policy.budget import TurnBudget, call_key
 
     first = TurnBudget(max_tool_calls=10, max_rounds=300, wall_time_s=60)
     first.tool_calls, first.rounds, first.python_calls = 7, 3, 2

@@ -11,14 +11,14 @@ from analysis_tools.common import fmt_num
 from analysis_tools.core import profile_dataset
 from analysis_tools.data import value_counts
 from analysis_tools.timeseries_forecast import forecast
-from app.agent.builtin import BuiltinAnalyst, forecast_headline, parse_tool_message
-from app.agent.builtin_plan import SYNONYMS, asks_for, mentioned_columns, plan_analysis
-from app.agent.profile_reading import read_profile, read_values, value_lookups
-from app.agent.question_roles import asks_ahead, column_spans, forecast_arguments, forecast_request, named_values
-from app.agent.toolbox import tool_message_content
+from app.agent.tools.toolbox import tool_message_content
+from app.analyst.analyst import BuiltinAnalyst, forecast_headline, parse_tool_message
+from app.analyst.plan import SYNONYMS, asks_for, mentioned_columns, plan_analysis
 from app.db.models import Evidence, Run, Task, ToolCall
 from app.evaluation.runner import settle
 from app.evaluation.tasks import load_tasks
+from app.understanding.profile_reading import read_profile, read_values, value_lookups
+from app.understanding.roles import asks_ahead, column_spans, forecast_arguments, forecast_request, named_values
 from tests.factories import SAMPLES, reference, setup, start_run
 
 SALES = {
@@ -123,7 +123,7 @@ def test_trend_questions_get_a_trend_analysis():
     assert "forecast" in tools_in(zh_plan)
 
 
-# --- what the question asks, read with what the profile shows (question_roles.py, profile_reading.py) --------------
+# --- what the question asks, read with what the profile shows (roles.py, profile_reading.py) --------------
 RETAIL = {
     "name": "retail_sales",
     "grain": "daily (several rows per date)",
@@ -382,7 +382,7 @@ def test_eval_expectations_for_these_questions_are_independently_right():
     assert forecast["horizon"]["value"] == 3 and forecast_request("预测未来三个月的营业额") == (3, "M")
 
 
-# --- forecast or regression: "预测"/"predict" is both words (builtin_plan.asks_for) -------------------
+# --- forecast or regression: "预测"/"predict" is both words (plan.asks_for) -------------------
 NO_DATES = {"name": "ops", "columns": [c for c in OPS["columns"] if c["type"] != "datetime"]}
 
 

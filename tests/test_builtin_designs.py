@@ -18,11 +18,11 @@ from scipy import stats
 
 from analysis_tools.common import fmt_num
 from analysis_tools.core import profile_dataset
-from app.agent.builtin_plan import plan_analysis
-from app.agent.intent import decide
-from app.agent.profile_reading import read_profile
-from app.agent.toolbox import tool_message_content
-from app.agent.wide_pairs import marked_pairs, same_scale
+from app.agent.policy.intent import decide
+from app.agent.tools.toolbox import tool_message_content
+from app.analyst.plan import plan_analysis
+from app.understanding.profile_reading import read_profile
+from app.understanding.wide_pairs import marked_pairs, same_scale
 from app.workspaces import dataset_summary, describe_columns_of
 
 
@@ -357,7 +357,7 @@ def test_the_average_and_the_total_name_different_leaders(tmp_path):
 
 # --- 4. the direction of a relationship in plain words ---------------------------------------------
 def test_strength_words_follow_the_size_of_r():
-    from app.agent.builtin_headlines import strength
+    from app.analyst.headlines import strength
 
     assert [strength(r, False) for r in (0.1, -0.3, 0.5, -0.7, 0.9)] == [
         "very weak",
@@ -370,7 +370,7 @@ def test_strength_words_follow_the_size_of_r():
 
 
 def test_the_relationship_headline_says_which_way_in_the_questions_words():
-    from app.agent.builtin_headlines import relationship_headline
+    from app.analyst.headlines import relationship_headline
 
     metrics = {"r": -0.6012, "p_value": 0.0004, "r.Ozone~Wind": -0.6012, "p_value.Ozone~Wind": 0.0004}
     assert relationship_headline("Wind", "Ozone", metrics, False, {"Wind": "windy days", "Ozone": "ozone"}) == (
@@ -402,7 +402,7 @@ def test_the_relationship_headline_says_which_way_in_the_questions_words():
     ],
 )
 def test_a_relationship_answer_leads_with_its_direction(tmp_path, question, lead):
-    from app.agent.builtin_headlines import strength
+    from app.analyst.headlines import strength
     from tests.test_builtin_understanding import Session, call, headline
 
     frame = ozone()
@@ -473,7 +473,7 @@ def test_a_level_compared_between_groups_is_not_a_change():
 
 
 def test_names_sharing_a_word_keep_their_names_and_two_joined_measures_read_first_to_second():
-    from app.agent.builtin_headlines import relationship_headline
+    from app.analyst.headlines import relationship_headline
 
     metrics = {"r.Petal.Length~Petal.Width": 0.96, "p_value.Petal.Length~Petal.Width": 1e-9}
     words = {"Petal.Length": "花瓣", "Petal.Width": "宽度"}  # pieces of "花瓣的长度和宽度"
@@ -491,7 +491,7 @@ def test_a_superlative_of_one_measurement_is_not_a_paired_question():
 
 
 def test_a_change_between_groups_is_told_as_changes():
-    from app.agent.builtin_headlines import change_headline
+    from app.analyst.headlines import change_headline
 
     metrics = {"mean.Drug": -3.353, "mean.Placebo": -6.462, "p_value": 0.15}
     assert change_headline("Systolic After", "Systolic Before", metrics, False) == (
@@ -520,7 +520,7 @@ def test_zong_before_a_measure_is_a_total(question, agg):
 
 def test_the_partner_of_a_named_measurement_is_not_asked_about():
     """ "the other hand" is NW.Hnd: the paired plan stands without a question about which column holds it."""
-    from app.agent.role_question import role_question
+    from app.analyst.role_question import role_question
 
     question = (
         "Each student measured the span of their writing hand and of their other hand. Is the writing hand bigger?"

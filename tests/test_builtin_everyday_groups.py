@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from analysis_tools.common import fmt_num
-from app.agent.builtin_plan import plan_analysis
-from app.agent.weekdays import day_at, day_of, weekday_column
+from app.analyst.plan import plan_analysis
+from app.understanding.weekdays import day_at, day_of, weekday_column
 from tests.test_builtin_question_reading import seen, step
 from tests.test_builtin_understanding import Session, headline
 

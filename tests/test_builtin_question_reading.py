@@ -16,12 +16,12 @@ from scipy import stats
 
 from analysis_tools.common import fmt_num
 from analysis_tools.core import profile_dataset
-from app.agent.builtin_kinds import asks_top, number_cut
-from app.agent.builtin_plan import plan_analysis
-from app.agent.profile_reading import read_profile
-from app.agent.question_words import SYNONYMS
-from app.agent.toolbox import tool_message_content
+from app.agent.tools.toolbox import tool_message_content
+from app.analyst.plan import plan_analysis
 from app.ingest.pipeline import load_table
+from app.understanding.kinds import asks_top, number_cut
+from app.understanding.profile_reading import read_profile
+from app.understanding.words import SYNONYMS
 from app.workspaces import dataset_summary
 from tests.factories import SAMPLES, reference
 from tests.test_builtin_understanding import Session, call, headline
@@ -137,7 +137,7 @@ def test_a_target_glossed_with_its_column_name_in_brackets():
 
 def test_a_names_unit_is_not_its_head_word():
     """ "Avg Wait (sec)" ends in the word "wait", not "sec"; "busier on the phones" is the calls received."""
-    from app.agent.question_roles import column_mentions
+    from app.understanding.roles import column_mentions
 
     columns = [{"name": n, "type": "integer"} for n in ("Weekday", "Calls Received", "Avg Wait (sec)", "Abandoned")]
     named = {m.name for m in column_mentions("Have callers had to wait longer this year?", columns, SYNONYMS)}
@@ -187,13 +187,13 @@ def test_an_everyday_word_names_an_abbreviated_column():
 def test_an_abbreviation_is_read_by_its_consonants_not_by_any_letters_in_order():
     """ "wks" is weeks, not workers: w-o-r-k-e-r-s holds w, k and s in order too, so "Are workers in a
     union…" compared weeks worked (found with a held-out question); "pts" is still points."""
-    from app.agent.question_words import abbreviates
+    from app.understanding.words import abbreviates
 
     assert abbreviates("wks", ["weeks"]) and abbreviates("pts", ["points"]) and abbreviates("qty", ["quantity"])
     assert not abbreviates("wks", ["workers"])
     columns = [{"name": c, "type": t} for c, t in (("wks", "integer"), ("union", "boolean"), ("wage", "integer"))]
-    from app.agent.question_roles import column_spans
-    from app.agent.question_words import SYNONYMS
+    from app.understanding.roles import column_spans
+    from app.understanding.words import SYNONYMS
 
     named = {name for *_, name in column_spans("Are workers in a union paid more?", columns, SYNONYMS)}
     assert "wks" not in named and "union" in named
@@ -202,7 +202,7 @@ def test_an_abbreviation_is_read_by_its_consonants_not_by_any_letters_in_order()
 
 # --- count tables ---------------------------------------------------------------------------------
 def test_a_count_tables_frequency_column_is_read_as_weights(tmp_path):
-    from app.agent.profile_reading import count_weights
+    from app.understanding.profile_reading import count_weights
 
     path = tmp_path / "trial.csv"
     COUNTS.to_csv(path, index=False)
@@ -398,7 +398,7 @@ def test_a_group_named_after_the_comparison_word_is_the_reference_for_all_groups
 
 # --- counts of both outcomes on each row ------------------------------------------------------------
 def test_counts_of_both_outcomes_are_read_as_a_rate():
-    from app.agent.count_pairs import count_pair
+    from app.understanding.count_pairs import count_pair
 
     columns = seen(rds("esoph"))["columns"]
     assert count_pair(columns) == ("ncases", "ncontrols")
@@ -435,7 +435,7 @@ def test_a_pass_rate_from_pass_and_fail_counts_per_school(tmp_path):
 
 # --- everyday words for a column's codes --------------------------------------------------------------
 def test_everyday_words_name_a_columns_codes_and_the_answer_says_them_back():
-    from app.agent.question_words import code_word
+    from app.understanding.words import code_word
 
     plan = plan_analysis("四驱车和前驱车的高速油耗差多少？", seen(rds("ggplot2_mpg")), zh=True)
     assert step(plan, "compare_two_groups").arguments == {

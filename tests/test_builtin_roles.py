@@ -14,12 +14,13 @@ import pytest
 from sqlalchemy import select
 
 from analysis_tools.common import fmt_num
-from app.agent.builtin_plan import plan_analysis
-from app.agent.question_roles import column_spans
-from app.agent.question_words import SYNONYMS
-from app.agent.role_question import defaults_sentence, role_answers, role_question
-from app.agent.role_sources import settle_sources, unmatched_words
+from app.analyst.plan import plan_analysis
+from app.analyst.provenance import settle_sources
+from app.analyst.role_question import defaults_sentence, role_answers, role_question
 from app.db.models import Evidence
+from app.understanding.role_sources import unmatched_words
+from app.understanding.roles import column_spans
+from app.understanding.words import SYNONYMS
 from tests.test_builtin_question_reading import seen
 from tests.test_builtin_understanding import Session, call
 
@@ -299,7 +300,7 @@ def cafe_frame_from(path: Path) -> pd.DataFrame:
 
 def test_the_group_a_question_names_leads_its_comparison():
     """ "下雨天生意会差一些吗" names one weather of three: the headline starts with it and where it stands."""
-    from app.agent.builtin_headlines import named_group_headline
+    from app.analyst.headlines import named_group_headline
 
     metrics = {"mean.晴": 5471.2, "mean.多云": 5394.0, "mean.雨": 4645.6, "p_value": 1e-9}
     assert named_group_headline("销售额", "天气", metrics, "雨", zh=True).startswith(

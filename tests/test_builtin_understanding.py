@@ -15,7 +15,7 @@ from scipy import stats
 from sqlalchemy import select
 
 from analysis_tools.common import fmt_num
-from app.agent.clarify import answer_question, open_questions
+from app.agent.policy.clarify import answer_question, open_questions
 from app.db.models import Dataset, Run, ToolCall, Workspace
 from app.workspaces import add_dataset, create_workspace
 from tests.factories import SAMPLES, make_settings, open_database, reference

@@ -7,7 +7,7 @@ import pytest
 
 from analysis_tools import list_tools, run_tool
 
-CATALOG = {  # SPEC §11, the analysis groups (the core harness tools live in app/agent/toolbox.py)
+CATALOG = {  # SPEC §11, the analysis groups (the core harness tools live in app/agent/tools/toolbox.py)
     "core": {"list_datasets", "preview_data", "profile_dataset"},
     "data": {
         "clean_data",

@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 from sqlalchemy import select
 
-from app.agent.clarify import answer_question, confirmed_definitions, normalise_answer
-from app.agent.gates import GateInput, check_gates
-from app.agent.model import ModelReply
+from app.agent.model.interface import ModelReply
+from app.agent.policy.clarify import answer_question, normalise_answer
+from app.agent.policy.gates import GateInput, check_gates
+from app.analyst.definitions import confirmed_definitions
 from app.db.models import Event, Message, Question, Run, ToolCall
 from tests.factories import SAMPLES, setup, start_run, wait_for_run
 from tests.fakes import ScriptedModel, call

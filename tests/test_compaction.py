@@ -8,9 +8,9 @@ import threading
 import pytest
 
 from analysis_tools import Registry, ToolContext, ToolResult, make_tool
-from app.agent import summary
-from app.agent.budget import TurnBudget
-from app.agent.compaction import (
+from app.agent.context import summary
+from app.agent.context.budget_table import budget_table
+from app.agent.context.compaction import (
     ContextWindow,
     compact,
     find_safe_boundary,
@@ -19,19 +19,19 @@ from app.agent.compaction import (
     summarize_history,
     token_budget,
 )
-from app.agent.context import Item, without_block
-from app.agent.context_budget import budget_table
-from app.agent.prompts import system_prompt
-from app.agent.context_tools import compact_context, read_tool_output
+from app.agent.context.outputs import OutputStore
+from app.agent.context.previews import compact_preview, conclusion_lines, shorten
+from app.agent.context.tiers import Item, without_block
 from app.agent.loop import run_turn
-from app.agent.turn import Turn
-from app.agent.model import ModelReply
-from app.agent.outputs import OutputStore
-from app.agent.previews import compact_preview, conclusion_lines, shorten
-from app.agent.protocol import heal_protocol
+from app.agent.model.interface import ModelReply
+from app.agent.model.protocol import heal_protocol
+from app.agent.model.tokens import count_messages
+from app.agent.policy.budget import TurnBudget
+from app.agent.prompts import system_prompt
 from app.agent.run_scope import RunScope
-from app.agent.tokens import count_messages
-from app.agent.toolbox import DatasetCatalog, Toolbox
+from app.agent.tools.context_tools import compact_context, read_tool_output
+from app.agent.tools.toolbox import DatasetCatalog, Toolbox
+from app.agent.turn import Turn
 from tests.fakes import ScriptedModel, call
 
 
@@ -465,7 +465,7 @@ def wide_csv(path):
 def test_turn_persists_large_outputs_and_reads_them_back(tmp_path):
     from sqlalchemy import select
 
-    from app.agent.model import OpenAICompatibleModel
+    from app.agent.model.openai_compatible import OpenAICompatibleModel
     from app.db.models import Event, Run, ToolCall
     from tests.factories import setup, start_run
     from tests.fakes import FakeOpenAIServer, completion
@@ -520,7 +520,7 @@ def test_turn_persists_large_outputs_and_reads_them_back(tmp_path):
 def test_the_compact_button_summarises_the_workspace_conversation(tmp_path):
     from fastapi.testclient import TestClient
 
-    from app.agent.conversation import with_workspace_summary
+    from app.agent.context.conversation import with_workspace_summary
     from app.db.models import Message, Run
     from app.main import create_app
     from app.runs import earlier_exchanges
@@ -565,7 +565,7 @@ def test_outputs_written_at_once_by_many_runs_are_all_kept(tmp_path):
     """Runs of one workspace execute side by side and reuse call ids ("call_0"): every text is kept."""
     import threading as _threading
 
-    from app.agent.outputs import OutputStore
+    from app.agent.context.outputs import OutputStore
 
     store, ids, errors = OutputStore(tmp_path), {}, []
 
@@ -589,7 +589,7 @@ def test_outputs_written_at_once_by_many_runs_are_all_kept(tmp_path):
 def test_outputs_are_kept_where_hard_links_are_not_supported(tmp_path, monkeypatch):
     import os as _os
 
-    from app.agent.outputs import OutputStore
+    from app.agent.context.outputs import OutputStore
 
     def no_links(*_args):
         raise PermissionError("hard links not supported")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from app.agent.model import ModelReply
+from app.agent.model.interface import ModelReply
 from app.db.models import Dataset
 from app.workspaces import active_datasets
 from tests.factories import SAMPLES, setup, start_run

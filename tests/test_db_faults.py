@@ -12,7 +12,7 @@ import time
 import pytest
 from sqlalchemy import create_engine, select, text
 
-from app.agent.model import ModelReply
+from app.agent.model.interface import ModelReply
 from app.db.models import Event, Message, Run, Workspace
 from app.db.session import open_database, pool_size
 from tests.factories import make_settings, reference, setup, start_run

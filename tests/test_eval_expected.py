@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 from sqlalchemy import select
 
-from app.agent.model import ModelReply
+from app.agent.model.interface import ModelReply
 from app.db.models import Run, Workspace
 from app.db.session import open_database
 from app.evaluation import facts

@@ -9,16 +9,10 @@ import json
 import pytest
 
 from analysis_tools import Registry, ToolContext, ToolResult, make_tool
-from app.agent.exposure import (
-    SITUATIONAL,
-    Exposure,
-    rank_tools,
-    schema_chars,
-    search_terms,
-)
-from app.agent.intent import LEAN_STARTERS, STARTERS, classify
-from app.agent.model import OpenAICompatibleModel
-from app.agent.toolbox import FULL_REGISTRY, DatasetCatalog, Toolbox
+from app.agent.model.openai_compatible import OpenAICompatibleModel
+from app.agent.policy.intent import LEAN_STARTERS, STARTERS, classify
+from app.agent.tools.exposure import SITUATIONAL, Exposure, rank_tools, schema_chars, search_terms
+from app.agent.tools.toolbox import FULL_REGISTRY, DatasetCatalog, Toolbox
 from app.db.models import Run, ToolCall
 from tests.factories import reference, setup, start_run
 from tests.fakes import FakeOpenAIServer, call, completion
@@ -385,7 +379,7 @@ def test_first_analysis_request_offers_only_core_and_intent_groups(tmp_path):
 
 # --- the stable prefix: provider prompt caches hit -------------------------------------------------
 def test_the_stable_prefix_is_byte_identical_across_rounds(tmp_path):
-    from app.agent.model import ModelReply
+    from app.agent.model.interface import ModelReply
     from tests.fakes import ScriptedModel
 
     model = ScriptedModel(
@@ -452,7 +446,7 @@ def test_a_question_that_names_its_test_starts_with_that_test_and_its_chart():
 
 def test_the_first_request_of_a_realistic_question_is_lean(tmp_path):
     """A long question over a 15-column table: the first request, as the client sends it."""
-    from app.agent.model import ModelReply
+    from app.agent.model.interface import ModelReply
     from tests.fakes import ScriptedModel
 
     model = ScriptedModel([ModelReply("Rooms and the lower-status share matter most.")])
@@ -477,7 +471,7 @@ def test_the_first_request_of_a_realistic_question_is_lean(tmp_path):
 def test_a_pointer_to_a_saved_output_comes_with_read_tool_output(tmp_path):
     """A result shortened on its way to the model names read_tool_output: that request offers it.
     Here the tool's text is short but the message (text + metrics) is over the limit."""
-    from app.agent.model import ModelReply
+    from app.agent.model.interface import ModelReply
     from tests.fakes import ScriptedModel
 
     model = ScriptedModel(
@@ -499,7 +493,7 @@ def test_a_pointer_to_a_saved_output_comes_with_read_tool_output(tmp_path):
 def test_tool_search_reaches_the_model_whole(tmp_path):
     """Every match with its whole description (not the docstring's first line), and the result is not
     truncated on its way to the model however many matches it lists."""
-    from app.agent.model import ModelReply
+    from app.agent.model.interface import ModelReply
     from tests.fakes import ScriptedModel
 
     model = ScriptedModel(

@@ -2,9 +2,9 @@
 report, hypotheses belong to comparison/relationship/driver questions, and a plain description is
 not downgraded for stating no limitation."""
 
-from app.agent.evidence import downgrade_confidence
-from app.agent.intent import GUIDANCE, classify, intent_block
-from app.agent.model import ModelReply
+from app.agent.model.interface import ModelReply
+from app.agent.policy.intent import GUIDANCE, classify, intent_block
+from app.agent.tools.evidence import downgrade_confidence
 from app.db.models import Run
 from tests.factories import reference, setup, start_run
 from tests.fakes import ScriptedModel, call

@@ -4,18 +4,19 @@ intent sets for the turn (recorded on the run and in the trace)."""
 import pytest
 from sqlalchemy import select
 
-from app.agent.builtin import BuiltinAnalyst
-from app.agent.intent import (
+from app.agent.model.interface import ModelError, ModelReply
+from app.agent.model.openai_compatible import OpenAICompatibleModel
+from app.agent.policy.intent import (
     apply_intent,
     classify,
     classify_with_model,
     fallback_allowed,
     find_restrictions,
-    is_small_talk,
     parse_classification,
 )
-from app.agent.model import ModelError, ModelReply, OpenAICompatibleModel
+from app.analyst.analyst import BuiltinAnalyst
 from app.db.models import Event, Run
+from app.understanding.small_talk import is_small_talk
 from tests.factories import make_settings, reference, setup, start_run
 from tests.fakes import FakeOpenAIServer, ScriptedModel, completion
 
@@ -237,8 +238,8 @@ def test_the_builtin_answers_a_greeting_without_tools(tmp_path):
 
 
 def test_starter_tools_are_real_tools_of_their_groups():
-    from app.agent.intent import LEAN_STARTERS, STARTERS, starter_tools
-    from app.agent.toolbox import FULL_REGISTRY
+    from app.agent.policy.intent import LEAN_STARTERS, STARTERS, starter_tools
+    from app.agent.tools.toolbox import FULL_REGISTRY
 
     for group, names in STARTERS.items():
         for name in names:

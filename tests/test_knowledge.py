@@ -7,9 +7,9 @@ import io
 
 import pytest
 
-from app.agent.context import TIERS
-from app.agent.model import ModelReply
-from app.agent.retrieval import bm25, passages, relevant_knowledge, terms
+from app.agent.context.retrieval import bm25, passages, relevant_knowledge, terms
+from app.agent.context.tiers import TIERS
+from app.agent.model.interface import ModelReply
 from app.db.models import Workspace
 from app.knowledge import KnowledgeError, add_entry, document_text
 from tests.factories import reference, setup, start_run

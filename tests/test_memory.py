@@ -3,8 +3,8 @@ origin, newest first within a budget, and marked stale once the data has changed
 
 from __future__ import annotations
 
-from app.agent.context import TIERS
-from app.agent.model import ModelReply
+from app.agent.context.tiers import TIERS
+from app.agent.model.interface import ModelReply
 from app.db.models import Dataset, Evidence
 from app.runs import RunService
 from app.workspaces import add_version, load_frame

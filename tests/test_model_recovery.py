@@ -8,8 +8,9 @@ from types import SimpleNamespace
 import pytest
 from sqlalchemy import select
 
-from app.agent.model import ModelError, OpenAICompatibleModel
-from app.agent.model_recovery import (
+from app.agent.model.interface import ModelError, ToolCallRequest
+from app.agent.model.openai_compatible import OpenAICompatibleModel
+from app.agent.model.recovery import (
     DeltaBuffer,
     StreamCollector,
     cut_off_empty,
@@ -17,7 +18,6 @@ from app.agent.model_recovery import (
     reemit_note,
     request_body,
 )
-from app.agent.model import ToolCallRequest
 from app.db.models import Event, Run, ToolCall
 from tests.factories import make_settings, reference, setup, start_run
 from tests.fakes import FakeOpenAIServer, Slow, completion

@@ -5,7 +5,7 @@ import json
 
 import pandas as pd
 
-from app.agent.model import ModelReply
+from app.agent.model.interface import ModelReply
 from app.ingest.pii import detect_pii, looks_like_person_name
 from app.ingest.pipeline import load_table
 from tests.factories import reference, setup, start_run

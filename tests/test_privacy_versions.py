@@ -5,10 +5,10 @@ import json
 import pandas as pd
 
 from analysis_tools import Registry, ToolContext, ToolResult, make_tool
-from app.agent.model import ModelReply
-from app.agent.privacy import PiiMasker
-from app.agent.toolbox import FULL_REGISTRY, DatasetCatalog, Toolbox
+from app.agent.model.interface import ModelReply
+from app.agent.policy.privacy import PiiMasker
 from app.agent.recorder import RunRecorder
+from app.agent.tools.toolbox import FULL_REGISTRY, DatasetCatalog, Toolbox
 from app.db.models import Dataset, Workspace
 from app.workspaces import activate_version, active_datasets, add_version, dataset_versions, load_frame
 from tests.factories import setup, start_run

@@ -1,6 +1,6 @@
 """The intent chooses the system prompt's sections: a greeting carries no data or evidence rules."""
 
-from app.agent.model import ModelReply
+from app.agent.model.interface import ModelReply
 from tests.factories import SAMPLES, setup, start_run
 from tests.fakes import ScriptedModel
 

@@ -1,4 +1,4 @@
-from app.agent.protocol import INTERRUPTED, heal_protocol
+from app.agent.model.protocol import INTERRUPTED, heal_protocol
 
 
 def assistant_call(*ids):

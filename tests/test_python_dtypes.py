@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from app.agent.model import ModelReply
+from app.agent.model.interface import ModelReply
 from app.db.models import Run, ToolCall
 from sandbox import get_pool
 from tests.factories import setup, start_run

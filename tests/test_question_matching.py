@@ -9,10 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from app.agent.builtin_plan import plan_analysis
-from app.agent.question_roles import column_mentions, match_kinds
-from app.agent.question_words import SYNONYMS
-from app.agent.spelling_variants import text_variants, word_variants
+from app.analyst.plan import plan_analysis
+from app.understanding.roles import column_mentions, match_kinds
+from app.understanding.spelling import text_variants, word_variants
+from app.understanding.words import SYNONYMS
 from tests.test_builtin_question_reading import seen, step
 
 
@@ -47,7 +47,7 @@ def test_a_yes_no_column_is_named_by_the_core_of_its_question_shaped_name(questi
 
 
 def test_a_name_not_shaped_like_a_question_has_no_yes_no_core():
-    from app.agent.column_forms import yes_no_core
+    from app.understanding.column_forms import yes_no_core
 
     assert yes_no_core("是否使用优惠券") == ["使用优惠券", "优惠券"]
     assert yes_no_core("Used Coupon") == ["coupon"] and yes_no_core("refunded (Y/N)") == ["refunded"]
@@ -234,8 +234,8 @@ def test_an_everyday_word_picks_the_column_a_question_is_about(tmp_path):
 
 
 def test_the_dataset_fit_and_the_models_reading_say_which_columns_were_named_only_partly():
-    from app.agent.dataset_choice import fit
-    from app.agent.question_reading import question_reading
+    from app.agent.context.question_reading import question_reading
+    from app.understanding.dataset_choice import fit
 
     survey = {
         "name": "survey",
@@ -253,7 +253,7 @@ def test_the_dataset_fit_and_the_models_reading_say_which_columns_were_named_onl
 
 # --- category values in everyday forms -------------------------------------------------------------------
 def values_named(question: str, values: list[str]) -> list[str]:
-    from app.agent.question_roles import named_values
+    from app.understanding.roles import named_values
 
     column = {"name": "c", "type": "category", "levels": len(values), "values": values}
     return named_values(question, [column], [])[1]
@@ -376,8 +376,8 @@ def test_rainy_days_and_guests_name_the_weather_value_and_the_visitor_count(tmp_
 
 def test_what_a_customer_spends_is_the_shops_revenue():
     """ "spends" and "一共卖了" name the revenue column of a sales table (it asked which column they meant)."""
-    from app.agent.question_roles import column_mentions
-    from app.agent.question_words import SYNONYMS
+    from app.understanding.roles import column_mentions
+    from app.understanding.words import SYNONYMS
 
     columns = [{"name": n, "type": "number"} for n in ("Units", "Unit Price", "Revenue", "Discount")]
     for question in ("Which customer type spends the most per order?", "每个渠道一共卖了多少钱？"):
@@ -385,8 +385,8 @@ def test_what_a_customer_spends_is_the_shops_revenue():
 
 
 def _named(question: str, *columns: tuple[str, str]) -> set[str]:
-    from app.agent.question_roles import column_mentions
-    from app.agent.question_words import SYNONYMS
+    from app.understanding.roles import column_mentions
+    from app.understanding.words import SYNONYMS
 
     return {m.name for m in column_mentions(question, [{"name": n, "type": t} for n, t in columns], SYNONYMS)}
 
@@ -426,7 +426,7 @@ def test_a_two_character_name_counted_by_its_last_character():
 
 
 def test_a_doubled_consonant_before_ed_or_ing_is_the_same_word():
-    from app.agent.question_words import stem
+    from app.understanding.words import stem
 
     assert stem("cancelled") == stem("cancel") and stem("planned") == stem("plan") and stem("filled") == stem("fill")
     assert _named("Are members with a trainer less likely to cancel?", ("Cancelled", "boolean")) == {"Cancelled"}
@@ -434,8 +434,8 @@ def test_a_doubled_consonant_before_ed_or_ing_is_the_same_word():
 
 def test_a_piece_of_a_named_value_is_that_value_not_another_column():
     """ "不施肥" is a value of 肥料; its "施肥" does not name 施肥量 (kg/亩)."""
-    from app.agent.question_roles import column_mentions
-    from app.agent.question_words import SYNONYMS
+    from app.understanding.roles import column_mentions
+    from app.understanding.words import SYNONYMS
 
     columns = [
         {"name": "肥料", "type": "category", "levels": 3, "values": ["复合肥", "有机肥", "不施肥"]},

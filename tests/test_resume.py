@@ -8,7 +8,7 @@ import pandas as pd
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from app.agent.clarify import answer_question, resume_after_answer
+from app.agent.policy.clarify import answer_question, resume_after_answer
 from app.db.models import Message, Question, Run
 from app.db.session import open_database
 from app.runs import RunService

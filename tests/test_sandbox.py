@@ -16,7 +16,7 @@ import pytest
 
 from analysis_tools import ToolContext, ToolResult
 from app.agent.run_scope import RunScope
-from app.agent.toolbox import HARNESS_REGISTRY
+from app.agent.tools.toolbox import HARNESS_REGISTRY
 from app.config import Settings
 from sandbox import detect_isolation, get_pool
 from sandbox import host as sandbox_host

@@ -12,7 +12,7 @@ import os
 import pytest
 from sqlalchemy import select
 
-from app.agent.model import ModelReply
+from app.agent.model.interface import ModelReply
 from app.db.models import Run, ToolCall
 from sandbox import get_pool
 from tests.factories import reference, setup, start_run

@@ -4,10 +4,10 @@ import pytest
 from sqlalchemy import select
 
 from analysis_tools import ToolContext, ToolError
-from app.agent.evidence import downgrade_confidence
-from app.agent.model import ModelReply, ToolCallRequest
+from app.agent.model.interface import ModelReply, ToolCallRequest
 from app.agent.run_scope import RunScope
-from app.agent.tasks import stale_task_reminder, task_create, task_update
+from app.agent.tools.evidence import downgrade_confidence
+from app.agent.tools.tasks import stale_task_reminder, task_create, task_update
 from app.db.models import Event, Report, Run, Task
 from app.reports.html_report import to_html
 from tests.factories import reference, setup, start_run

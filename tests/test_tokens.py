@@ -2,8 +2,8 @@
 
 import time
 
-from app.agent import tokens
-from app.agent.tokens import count_message, count_messages, count_tokens, count_tools, encoder
+from app.agent.model import tokens
+from app.agent.model.tokens import count_message, count_messages, count_tokens, count_tools, encoder
 
 
 def test_counts_are_real_bpe_tokens():

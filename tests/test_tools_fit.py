@@ -10,8 +10,8 @@ from scipy import stats
 from sqlalchemy import select
 
 from analysis_tools import run_tool
-from app.agent.model import ModelReply
-from app.agent.toolbox import tool_message_content
+from app.agent.model.interface import ModelReply
+from app.agent.tools.toolbox import tool_message_content
 from app.db.models import Dataset, ToolCall
 from app.workspaces import active_datasets
 from tests.factories import reference, setup, start_run

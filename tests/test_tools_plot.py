@@ -14,8 +14,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from analysis_tools import run_tool
-from analysis_tools import charts
+from analysis_tools import charts, run_tool
 
 CITIES = ["北京", "上海", "广州", "深圳", "杭州", "成都", "武汉", "西安", "南京", "重庆", "天津", "苏州"]
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -9,7 +9,8 @@ from fastapi.testclient import TestClient
 from markupsafe import escape
 from sqlalchemy import select
 
-from app.agent.model import ModelReply, OpenAICompatibleModel
+from app.agent.model.interface import ModelReply
+from app.agent.model.openai_compatible import OpenAICompatibleModel
 from app.agent.tracing import trace_dir
 from app.db.models import Event, Run
 from app.main import create_app

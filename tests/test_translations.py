@@ -74,8 +74,8 @@ def test_the_reader_s_cleaning_steps_read_in_chinese():
     logged = set()
     for path in sorted((REPO / "app" / "ingest").glob("*.py")):
         text = path.read_text(encoding="utf-8")
-        logged |= set(re.findall(r'Step\("([^"{]+)"', text))
-        logged |= set(re.findall(r'"action": "([^"{]+)"', text))
+        logged |= set(re.findall(r'Step\(\s*"([^"{]+)"', text))
+        logged |= set(re.findall(r'"action":\s*"([^"{]+)"', text))
         logged |= set(re.findall(r'leftover\([^)]*?"([^"]+ read as missing)"', text))
     assert len(logged) >= 12, logged
     for action in logged:

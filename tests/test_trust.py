@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from app.agent.context import (
+from app.agent.context.tiers import (
     PRIORITY,
     TIERS,
     TRIM_DEFAULT,
@@ -24,7 +24,7 @@ from app.agent.context import (
     user_block,
     wrap,
 )
-from app.agent.model import ModelReply
+from app.agent.model.interface import ModelReply
 from app.agent.prompts import system_prompt
 from app.db.models import Workspace
 from tests.factories import reference, setup, start_run
@@ -229,7 +229,7 @@ def test_the_model_is_told_what_the_questions_words_name_in_which_dataset(tmp_pa
 
 
 def test_no_reading_when_the_words_name_nothing_in_the_only_dataset(tmp_path):
-    from app.agent.question_reading import question_reading
+    from app.agent.context.question_reading import question_reading
 
     plant = [
         {

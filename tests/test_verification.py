@@ -3,8 +3,8 @@
 import pytest
 from sqlalchemy import select
 
-from app.agent.model import ModelReply
-from app.agent.verification import causal_claims, significance_claims, strip_recommendations, named_tests
+from app.agent.model.interface import ModelReply
+from app.agent.policy.verification import causal_claims, named_tests, significance_claims, strip_recommendations
 from app.db.models import Event, Report, Run
 from app.numbers import unverified_numbers
 from app.web.run_panel import answer_html

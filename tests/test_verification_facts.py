@@ -3,8 +3,8 @@ claim (or pass a wrong one). Each runs the real harness with a scripted model on
 
 from sqlalchemy import select
 
-from app.agent.model import ModelReply
-from app.agent.verification import named_tests
+from app.agent.model.interface import ModelReply
+from app.agent.policy.verification import named_tests
 from app.db.models import Report, Run
 from app.numbers import unverified_numbers
 from tests.factories import reference, setup, start_run
@@ -327,7 +327,7 @@ def test_the_final_note_lists_and_marks_exactly_the_unverified_numbers(tmp_path)
 
 
 def test_a_superseded_claim_is_not_remembered_by_later_runs(tmp_path):
-    from app.agent.memory import earlier_findings
+    from app.agent.context.memory import earlier_findings
     from app.db.models import Run as RunRow
 
     model = ScriptedModel(

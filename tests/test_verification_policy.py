@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from analysis_tools import REGISTRY, ToolContext
-from app.agent.model import ModelReply
+from app.agent.model.interface import ModelReply
 from app.db.models import Question, Run
 from tests.factories import reference, setup, start_run
 from tests.fakes import ScriptedModel, call
@@ -173,7 +173,7 @@ def test_effect_size_words_follow_the_thresholds_not_the_p_value():
 
 
 def test_the_primary_hypothesis_restates_the_question_not_its_preamble():
-    from app.agent.verification import restatement
+    from app.agent.policy.verification import restatement
 
     assert (
         restatement(

@@ -15,7 +15,7 @@ from datetime import timedelta
 import pytest
 from fastapi.testclient import TestClient
 
-from app.agent.model import ModelReply
+from app.agent.model.interface import ModelReply
 from app.config import Settings
 from app.db.models import Event, Run, Workspace, utcnow
 from app.main import create_app

@@ -5,19 +5,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.agent.budget import final_answer, gated_call
-from app.agent.clarify import ASK, awaiting_answer, gate_input, pause_if_asked
-from app.agent.compaction import compact, shelve_output, token_budget
-from app.agent.context_budget import budget_table
-from app.agent.gates import check_gates
-from app.agent.model import ModelReply, ToolCallRequest
-from app.agent.model_recovery import malformed_calls, reemit_note
-from app.agent.protocol import heal_protocol
+from app.agent.context.budget_table import budget_table
+from app.agent.context.compaction import compact, shelve_output, token_budget
+from app.agent.model.interface import ModelReply, ToolCallRequest
+from app.agent.model.protocol import heal_protocol
+from app.agent.model.recovery import malformed_calls, reemit_note
+from app.agent.policy.budget import final_answer, gated_call
+from app.agent.policy.clarify import ASK, awaiting_answer, gate_input, pause_if_asked
+from app.agent.policy.gates import check_gates
+from app.agent.policy.verification import between_rounds, check_answer
 from app.agent.run_scope import run_scope
-from app.agent.toolbox import tool_message_content
-from app.agent.tracing import traced_complete
+from app.agent.tools.toolbox import tool_message_content
+from app.agent.tracing import traced_call
 from app.agent.turn import Interrupted, Turn, append
-from app.agent.verification import between_rounds, check_answer
 
 
 def run_turn(turn: Turn) -> str:
@@ -140,3 +140,11 @@ def hold_for_gates(turn: Turn) -> None:
     if not awaiting_answer(turn, call):  # the topic was answered meanwhile: go on with the answer
         append(turn, {"role": "tool", "tool_call_id": call.id, "content": content})
     pause_if_asked(turn)
+
+
+# --- recording -----------------------------------------------------------------------------
+def traced_complete(
+    turn: Turn, messages: list[dict[str, Any]], tools: list[dict[str, Any]], purpose: str = "reply"
+) -> ModelReply:
+    """The loop's model request, traced (see `traced_call`)."""
+    return traced_call(turn.recorder, turn.model, messages, tools, purpose, getattr(turn.budget, "rounds", 0))

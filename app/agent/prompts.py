@@ -6,7 +6,7 @@ import re
 from typing import Any, Iterable
 
 from analysis_tools.registry import vocabulary_note
-from app.agent.context import PRIORITY, Sources, injected_blocks
+from app.agent.context.tiers import PRIORITY, Sources, injected_blocks
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -14,7 +14,6 @@ from sqlalchemy.orm import Session
 from analysis_tools import ToolResult
 from app.db.models import Event, Message, ToolCall
 
-
 # Trace-only events that nothing on the page waits for: they are committed with the next write
 # (the assistant message follows at once), which saves a commit each (bench/harness_overhead.py).
 LAZY_EVENTS = frozenset({"span", "model_call", "model_reply"})

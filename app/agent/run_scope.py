@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from analysis_tools import ToolContext
-    from app.agent.compaction import ContextWindow
-    from app.agent.exposure import Exposure
+    from app.agent.context.compaction import ContextWindow
+    from app.agent.tools.exposure import Exposure
     from app.config import Settings
 
 Emit = Callable[[str, dict[str, Any]], None]  # RunRecorder.emit: a progress event (kind, payload)

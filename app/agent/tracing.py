@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.agent.model import ModelError, ModelReply
-from app.agent.model_recovery import DeltaBuffer
+from app.agent.model.interface import ModelError, ModelReply
+from app.agent.model.recovery import DeltaBuffer
 from app.db.models import Event, Run, ToolCall
 
 if TYPE_CHECKING:
     from app.agent.recorder import RunRecorder
-    from app.agent.turn import Turn
     from app.config import Settings
 
 SPAN = "span"
@@ -36,14 +35,6 @@ INLINE_LIMIT = 300_000  # bytes of request/response JSON shown inline on the pag
 
 def trace_dir(settings: "Settings", workspace_id: str, run_id: str) -> Path:
     return settings.workspace_dir(workspace_id) / "traces" / run_id
-
-
-# --- recording -----------------------------------------------------------------------------
-def traced_complete(
-    turn: "Turn", messages: list[dict[str, Any]], tools: list[dict[str, Any]], purpose: str = "reply"
-) -> ModelReply:
-    """The loop's model request, traced (see `traced_call`)."""
-    return traced_call(turn.recorder, turn.model, messages, tools, purpose, getattr(turn.budget, "rounds", 0))
 
 
 def traced_call(

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from app.agent.budget import TurnBudget
-    from app.agent.compaction import ContextWindow
-    from app.agent.model import ChatModel
+    from app.agent.context.compaction import ContextWindow
+    from app.agent.model.interface import ChatModel
+    from app.agent.policy.budget import TurnBudget
     from app.agent.recorder import RunRecorder
-    from app.agent.toolbox import Toolbox
+    from app.agent.tools.toolbox import Toolbox
 
 
 class Interrupted(Exception):

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from sqlalchemy import select
 
-from app.agent.clarify import answer_question, open_questions
+from app.agent import answer_question, open_questions
 from app.cli_questions import external_id
 from app.config import REPO_ROOT, Settings
 from app.db.models import Event, Question, Report, Run, ToolCall, Workspace

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.paths import REPO_ROOT
 from app.evaluation.facts import FactError, validate_fact
+from app.paths import REPO_ROOT
 
 DEFAULT_TASKS = REPO_ROOT / "data" / "eval" / "tasks.json"
 

@@ -20,13 +20,12 @@ import pandas as pd
 
 from app.config import Settings, get_settings
 from app.ingest.errors import IngestError
+from app.ingest.extract import extract_table
 from app.ingest.pii import detect_injection, detect_pii, mask_frame
 from app.ingest.raw import RawSheet
 from app.ingest.readers import read_book
-from app.ingest.extract import extract_table
 from app.ingest.table import HEAD_ROWS, TableLayout, detect_layout
 from app.ingest.types import infer_and_convert
-
 
 # Columns asked whether they never repeat before rows are hashed for duplicates (IDs come first).
 UNIQUE_KEY_PROBES = 3

@@ -24,8 +24,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
-from app.agent.clarify import answer_question, resume_after_answer
-from app.agent.evidence import evidence_dict
+from app.agent import answer_question, evidence_dict, resume_after_answer
 from app.db.models import Dataset, Event, Evidence, Question, Run
 from app.db.session import Database
 from app.ingest.errors import IngestError

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
-from app.agent.clarify import answer_question, resume_after_answer
+from app.agent import answer_question, resume_after_answer
 from app.db.models import Question, Workspace
 from app.runs import TooManyRuns
 from app.web.deps import (
@@ -58,7 +58,7 @@ def question_language(session: Session, workspace_id: str, text: str, ui_lang: s
     """The language of a question asked on the page: its own words decide, not the column names in it
     ("Does 收入 differ by 地区?" on the English page is English); with nothing else to go by, the page's.
     The answer, its clarification questions and the report follow it."""
-    from app.agent.prompts import detect_language
+    from app.agent import detect_language
     from app.workspaces import active_datasets
 
     names = sorted(

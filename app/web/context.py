@@ -7,9 +7,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy import select
 
-from app.agent.compaction import request_compaction
-from app.agent.conversation import compact_workspace
-from app.agent.outputs import OutputStore
+from app.agent import OutputStore, compact_workspace, request_compaction
 from app.db.models import Run
 from app.runs import ACTIVE_STATUSES, earlier_exchanges
 from app.web.deps import CommittingRoute, DbSessionDep, SettingsDep, WorkspaceDep

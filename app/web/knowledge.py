@@ -1,5 +1,5 @@
 """Workspace knowledge on the page and in the API: add a note or a reference document, list,
-remove (app/knowledge.py keeps them; app/agent/retrieval.py picks what a turn sees)."""
+remove (app/knowledge.py keeps them; app/agent/context/retrieval.py picks what a turn sees)."""
 
 from __future__ import annotations
 

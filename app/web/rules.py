@@ -1,5 +1,5 @@
 """The workspace rules file (like AGENTS.md): metric definitions and preferences, injected into
-every turn at the project-rules trust tier (app/agent/context.py). View and edit it on the
+every turn at the project-rules trust tier (app/agent/context/tiers.py). View and edit it on the
 workspace page (a form) or through the JSON API."""
 
 from __future__ import annotations

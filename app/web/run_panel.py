@@ -10,8 +10,7 @@ from markupsafe import Markup
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.agent.evidence import evidence_dict
-from app.agent.tasks import task_dict
+from app.agent import evidence_dict, task_dict
 from app.db.models import Event, Evidence, Question, Report, Run, Task
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool
 from app.reports.report_parts import reproduction_summary

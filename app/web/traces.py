@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from app.agent.tracing import INLINE_LIMIT, build_trace, load_payload, trace_dir
+from app.agent import INLINE_LIMIT, build_trace, load_payload, trace_dir
 from app.db.models import Event
 from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, RunDep, SettingsDep
 

@@ -1,0 +1,106 @@
+"""Which passages of the workspace knowledge a turn sees: BM25 over paragraph-sized passages, with
+words for Latin text and character bigrams for Chinese (no segmenter needed, works for mixed text).
+
+When all the knowledge fits the budget it is all injected, in order; otherwise the passages most
+relevant to the question are, up to the budget, still in document order.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import Iterable
+
+from app.agent.context.tiers import Item
+
+PASSAGE_CHARS = 700
+_WORD = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
+_SENTENCE_END = re.compile(r"(?<=[。！？；.!?;])\s*")
+STOPWORDS = frozenset(
+    "a an and are as at be by do does did for from has have how i in is it its of on or our so that the this "
+    "to was we were what when which who why will with you your per vs".split()
+)
+
+
+def terms(text: str) -> list[str]:
+    """Search terms: Latin words (lower-cased, stop words out) and overlapping pairs of Chinese
+    characters ("销售额" → 销售, 售额); a lone Chinese character is a term of its own."""
+    lowered = text.lower()
+    found = [w for w in _WORD.findall(lowered) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+    for run in _CJK_RUN.findall(lowered):
+        found += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+    return found
+
+
+def passages(text: str, size: int = PASSAGE_CHARS) -> list[str]:
+    """Paragraph-sized pieces: blank lines split, a heading stays with what follows it, short
+    paragraphs are merged, and a long one is cut at sentence ends."""
+    pieces: list[str] = []
+    for block in re.split(r"\n\s*\n", text.strip()):
+        block = block.strip()
+        if not block:
+            continue
+        if len(block) <= size:
+            pieces.append(block)
+            continue
+        current = ""
+        for sentence in _SENTENCE_END.split(block):
+            if current and len(current) + len(sentence) > size:
+                pieces.append(current.strip())
+                current = ""
+            current += sentence if not current or current.endswith(("\n", " ")) else " " + sentence
+        if current.strip():
+            pieces.append(current.strip())
+    merged: list[str] = []
+    for piece in pieces:
+        heading = merged and merged[-1].lstrip().startswith("#") and "\n" not in merged[-1].strip()
+        if merged and (heading or len(merged[-1]) + len(piece) < size // 2):
+            merged[-1] = f"{merged[-1]}\n{piece}"
+        else:
+            merged.append(piece)
+    return merged
+
+
+def bm25(docs: list[list[str]], query: list[str], k1: float = 1.2, b: float = 0.75) -> list[float]:
+    if not docs:
+        return []
+    n, avg = len(docs), sum(map(len, docs)) / len(docs) or 1.0
+    df = Counter(term for doc in docs for term in set(doc))
+    scores = []
+    for doc in docs:
+        counts, length = Counter(doc), len(doc)
+        score = 0.0
+        for term in set(query):
+            if term in counts:
+                idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+                tf = counts[term]
+                score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg))
+        scores.append(score)
+    return scores
+
+
+def relevant_knowledge(entries: Iterable, question: str, budget_chars: int) -> tuple[Item, ...]:
+    """Knowledge items for a turn (entries have `.title` and `.text`): everything when it fits
+    the budget, else the passages most relevant to the question."""
+    found = [(entry.title, passage) for entry in entries for passage in passages(entry.text)]
+    if not found or budget_chars <= 0:
+        return ()
+    fits = sum(len(p) for _, p in found) <= budget_chars
+    chosen = range(len(found)) if fits else best_passages(found, question, budget_chars)
+    return tuple(Item(found[i][0], "knowledge", " ".join(found[i][1].split())) for i in chosen)
+
+
+def best_passages(found: list[tuple[str, str]], query: str, budget_chars: int, limit: int | None = None) -> list[int]:
+    """Indices of the passages that match `query` best, as many as fit `budget_chars` (and
+    `limit`), returned in document order. A passage's title counts as part of it."""
+    scores = bm25([terms(f"{title} {p}") for title, p in found], terms(query))
+    picked, used = [], 0
+    for i in sorted(range(len(found)), key=lambda i: -scores[i]):
+        if scores[i] <= 0 or (limit is not None and len(picked) >= limit):
+            break
+        if used + len(found[i][1]) <= budget_chars:
+            picked.append(i)
+            used += len(found[i][1])
+    return sorted(picked)

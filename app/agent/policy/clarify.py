@@ -1,0 +1,354 @@
+"""Clarification (SPEC §9): ask_user_question, the pause, the answer, and the resume.
+
+How a run waits and comes back:
+
+1. `ask_user_question` (the model's tool, or the harness when a hard gate fires — same tool, same
+   path) stores a `Question` row with its `topic` and `tool_call_id`, and sets the pause flag
+   (`RunScope.pause`, read by `Toolbox.pause_requested`). Analysis tools are held back
+   while it is set. No tool result is written for the call yet.
+2. The loop finishes the round and raises `Paused` (`pause_if_asked`); `RunService.execute`
+   marks the run `waiting`, keeps the pause in `Run.state["waiting"]` and emits `question`.
+   Nothing lives in memory: a server restart loses nothing (`recover` leaves waiting runs alone).
+3. An answer (`answer_question`) is stored on the row; it becomes a confirmed definition of the
+   workspace (user tier, injected every turn: `definition_text`). `resume_after_answer`
+   re-submits the run.
+4. `turn_opening` rebuilds the turn from the `messages` table, writes the pending call's tool
+   result (the answer) and the loop goes on. Answered topics never fire a gate again.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from analysis_tools import ToolContext, ToolError, ToolResult
+from app.agent.policy.gates import GateInput
+from app.agent.run_scope import run_scope
+from app.db.models import Message, Question, Run, utcnow
+from app.understanding.dataset_choice import with_values
+from app.understanding.words import question_key
+from app.workspaces import active_datasets, dataset_summary
+
+KINDS = ("single", "multi", "text")
+ASK = "ask_user_question"
+
+
+class Paused(Exception):
+    """The run waits for the user's answer to a question."""
+
+
+# --- the tool --------------------------------------------------------------------------------
+def ask_user_question(
+    question: str,
+    kind: Literal["single", "multi", "text"] = "single",
+    options: list[dict] | None = None,
+    reason: str = "",
+    topic: str | None = None,
+    ctx: ToolContext = None,
+) -> ToolResult:
+    """Ask the user a clarification question and wait for the answer (the run pauses).
+
+    Ask only what the data and the tools cannot tell you: which column or definition is meant,
+    which periods to compare, whether a risky method is wanted. Never ask twice for the same topic.
+
+    Args:
+        question: The question, in the user's language, in plain words.
+        kind: single (pick one option), multi (pick several) or text (free answer).
+        options: For single/multi: 2-6 options, each {"label": short answer, "description": what it means}.
+        reason: Why the answer matters for the analysis (shown to the user).
+        topic: A short key for what is asked (e.g. "metric", "window"); a topic is never asked twice.
+    """
+    options = validate_question(question, kind, options)
+    scope = run_scope(ctx)
+    session, workspace_id = scope.need_session(), scope.need_workspace_id()
+    topic = (topic or f"q.{question_key(question)}").strip()[:100]
+    earlier = answered_question(session, workspace_id, topic)
+    if earlier is not None:  # never ask twice: the confirmed answer is the result
+        return ToolResult(
+            text=f"[answer]\n{answer_text(earlier.answer)}\n\nThe user already answered this "
+            f"({earlier.question}); it is a confirmed definition.",
+            metrics={"question_id": earlier.id},
+        )
+    row = Question(
+        workspace_id=workspace_id,
+        run_id=scope.need_run_id(),
+        kind=kind,
+        question=question.strip(),
+        options=options,
+        reason=reason or "",
+        topic=topic,
+        tool_call_id=ctx.call_id,
+    )
+    session.add(row)
+    session.flush()
+    scope.pause = {"question_id": row.id, "call_id": ctx.call_id, "topic": topic}
+    return ToolResult(
+        text=f"[question]\nAsked the user (question {row.id}); the run waits for the answer.",
+        metrics={"question_id": row.id},
+    )
+
+
+def validate_question(question: str, kind: str, options: list[dict] | None) -> list[dict[str, str]]:
+    if not (question or "").strip():
+        raise ToolError("invalid_question", "The question is empty.", hint="Write the question in plain words.")
+    if kind not in KINDS:
+        raise ToolError(
+            "invalid_question", f"kind must be one of {', '.join(KINDS)}.", hint="Use single, multi or text."
+        )
+    if kind == "text":
+        return [_clean_option(o) for o in options or [] if isinstance(o, dict) and o.get("label")][:6]
+    if not isinstance(options, list) or not 2 <= len(options) <= 6:
+        raise ToolError(
+            "invalid_question",
+            "single and multi questions need 2 to 6 options.",
+            hint='Pass options as [{"label": ..., "description": ...}, ...] (2-6 of them).',
+        )
+    cleaned = []
+    for option in options:
+        if not isinstance(option, dict) or not str(option.get("label") or "").strip():
+            raise ToolError(
+                "invalid_question",
+                "Every option needs a label.",
+                hint='Each option is {"label": short answer, "description": what it means}.',
+            )
+        if not str(option.get("description") or "").strip():
+            raise ToolError(
+                "invalid_question",
+                f"Option {option['label']!r} has no description.",
+                hint="Say in a few words what each option means for the analysis.",
+            )
+        cleaned.append(_clean_option(option))
+    if len({o["label"].lower() for o in cleaned}) != len(cleaned):
+        raise ToolError("invalid_question", "Option labels must differ.", hint="Give each option its own label.")
+    return cleaned
+
+
+def _clean_option(option: dict) -> dict[str, str]:
+    return {
+        "label": str(option["label"]).strip()[:200],
+        "description": str(option.get("description") or "").strip()[:500],
+    }
+
+
+# --- what the workspace already knows ---------------------------------------------------------
+def answered_question(session: Session, workspace_id: str, topic: str) -> Question | None:
+    return session.scalars(
+        select(Question)
+        .where(Question.workspace_id == workspace_id, Question.topic == topic, Question.answer.is_not(None))
+        .order_by(Question.answered_at.desc())
+    ).first()
+
+
+def answered_topics(session: Session, workspace_id: str) -> dict[str, Any]:
+    rows = session.scalars(
+        select(Question)
+        .where(Question.workspace_id == workspace_id, Question.answer.is_not(None))
+        .order_by(Question.created_at)
+    )
+    return {q.topic: q.answer for q in rows if q.topic}
+
+
+def answer_text(answer: Any) -> str:
+    return ", ".join(map(str, answer)) if isinstance(answer, list) else str(answer)
+
+
+def definition_text(question: Question) -> str:
+    """A confirmed definition as injected at the user tier: `[topic] question → answer`."""
+    head = f"[{question.topic}] " if question.topic else ""
+    return f"{head}{question.question} → {answer_text(question.answer)}"
+
+
+# --- the gates, asked by the harness ----------------------------------------------------------
+def gate_input(turn: Any) -> GateInput:
+    scope = run_scope(turn.toolbox.context)
+    session, workspace_id = scope.need_session(), scope.need_workspace_id()
+    run = session.get(Run, scope.need_run_id())
+    datasets = active_datasets(session, workspace_id)
+    summaries = scope.summaries  # computed once by RunService.prepare_turn
+    if summaries is None:
+        summaries = [dataset_summary(d, _frame(turn, d.name)) for d in datasets]
+    if len(summaries) > 1:  # the scope gate matches the values a question names ("online orders")
+        summaries = [with_values(s, _frame(turn, s["name"])) for s in summaries]
+    return GateInput(
+        question=run.question or "",
+        datasets=summaries,
+        answered=answered_topics(session, workspace_id),
+        intent=getattr(turn.intent, "kind", None),
+        language=run.language,
+        new_files=new_files(session, run, datasets),
+    )
+
+
+def _frame(turn: Any, name: str):
+    try:
+        return turn.toolbox.catalog.get(name)
+    except Exception:  # a dataset that cannot be loaded is summarised without levels
+        return None
+
+
+def new_files(session: Session, run: Run, datasets: list[Any]) -> list[dict[str, Any]]:
+    """Uploaded files added since the workspace's last finished analysis (they may change the scope)."""
+    last = session.scalars(
+        select(Run)
+        .where(
+            Run.workspace_id == run.workspace_id,
+            Run.id != run.id,
+            Run.status == "done",
+            Run.created_at < run.created_at,
+        )
+        .order_by(Run.created_at.desc())
+    ).first()
+    if last is None:
+        return []
+    since = _aware(last.created_at)
+    return [
+        {"name": d.name, "file": d.file_name} for d in datasets if d.parent_id is None and _aware(d.created_at) > since
+    ]
+
+
+def _aware(moment):
+    from datetime import timezone
+
+    return moment.replace(tzinfo=timezone.utc) if moment is not None and moment.tzinfo is None else moment
+
+
+def awaiting_answer(turn: Any, call: Any = None) -> bool:
+    """Whether the turn waits for an answer (to this call, when given): its tool result comes later."""
+    pause = getattr(turn.toolbox, "pause_requested", None)
+    return bool(pause) and (call is None or pause.get("call_id") == call.id)
+
+
+def pause_if_asked(turn: Any) -> None:
+    if getattr(turn.toolbox, "pause_requested", None):
+        raise Paused(turn.toolbox.pause_requested.get("question_id"))
+
+
+def held_back(name: str) -> ToolResult:
+    """What a tool call gets while a question is open: nothing runs until the user answers."""
+    return ToolResult.failure(
+        {
+            "error": "waiting_for_user",
+            "message": f"{name} was not run: a question to the user is open and the run pauses until it is answered.",
+            "hint": "Do not call more tools this round; the answer comes as the question's result.",
+            "retryable": True,
+        }
+    )
+
+
+# --- pausing, answering, resuming -------------------------------------------------------------
+def mark_waiting(run: Run, recorder: Any, turn: Any | None, question_id: str | None) -> None:
+    """Persist the pause: status waiting, what the resume needs in Run.state, a `question` event."""
+    session = recorder.session
+    question = session.get(Question, question_id) if question_id else None
+    budget = turn.budget.snapshot() if turn is not None else {}
+    run.status = "waiting"
+    run.state = {
+        **(run.state or {}),
+        "waiting": {
+            "question_id": question_id,
+            "call_id": question.tool_call_id if question else None,
+            "budget": budget,
+        },
+    }
+    recorder.emit("question", question_dict(question) if question else {})
+
+
+def question_dict(question: Question) -> dict[str, Any]:
+    return {
+        "id": question.id,
+        "kind": question.kind,
+        "question": question.question,
+        "options": list(question.options or []),
+        "reason": question.reason,
+        "topic": question.topic,
+    }
+
+
+def normalise_answer(question: Question, value: Any) -> str | list[str]:
+    """Option numbers ("2") and labels in any case become the option's label; multi gives a list."""
+    labels = [o["label"] for o in question.options or []]
+    values = value if isinstance(value, list) else [value]
+    parts = [p.strip() for v in values for p in (str(v).split(",") if question.kind == "multi" else [str(v)])]
+    parts = [p for p in parts if p]
+
+    def one(text: str) -> str:
+        if text.isdigit() and 1 <= int(text) <= len(labels):
+            return labels[int(text) - 1]
+        return next((label for label in labels if label.lower() == text.lower()), text)
+
+    chosen = [one(p) for p in parts]
+    if question.kind == "multi":
+        return chosen
+    return chosen[0] if chosen else ""
+
+
+def answer_question(session: Session, question: Question, value: Any) -> Question:
+    question.answer, question.answered_at = normalise_answer(question, value), utcnow()
+    session.flush()
+    return question
+
+
+def open_questions(session: Session, run_id: str) -> list[Question]:
+    return list(
+        session.scalars(
+            select(Question).where(Question.run_id == run_id, Question.answer.is_(None)).order_by(Question.created_at)
+        )
+    )
+
+
+def resume_after_answer(session: Session, runs: Any, run: Run) -> bool:
+    """Re-submit a waiting run once all its questions are answered."""
+    if run.status != "waiting" or open_questions(session, run.id):
+        session.commit()
+        return False
+    run.status = "queued"
+    session.commit()  # the worker thread reads the run in its own session
+    runs.submit(run.id)
+    return True
+
+
+def turn_opening(session: Session, run: Run, recorder: Any) -> list[dict[str, Any]]:
+    """The turn's own messages: the question (a new run), or — resuming — the paused turn rebuilt
+    from the database with the user's answer as the result of the pending ask_user_question call."""
+    waiting = (run.state or {}).get("waiting")
+    stored = list(session.scalars(select(Message).where(Message.run_id == run.id).order_by(Message.id)))
+    if not waiting or not stored:
+        user = {"role": "user", "content": run.question}
+        recorder.add_message(user)
+        return [user]
+    messages = [_as_dict(m) for m in stored]
+    answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
+    pending = [
+        c["id"]
+        for m in messages
+        if m["role"] == "assistant"
+        for c in m.get("tool_calls") or []
+        if c["function"]["name"] == ASK and c["id"] not in answered
+    ]
+    for call_id in pending:
+        question = session.scalars(
+            select(Question).where(Question.run_id == run.id, Question.tool_call_id == call_id)
+        ).first()
+        if question is None or question.answer is None:
+            continue
+        result = {
+            "role": "tool",
+            "tool_call_id": call_id,
+            "content": f"[answer]\n{answer_text(question.answer)}\n\nThe user answered “{question.question}”; "
+            "this is now a confirmed definition: follow it.",
+        }
+        messages.append(result)
+        recorder.add_message(result)
+    run.state = {k: v for k, v in (run.state or {}).items() if k != "waiting"}
+    recorder.emit("run_resumed", {"answered": len(pending)})
+    return messages
+
+
+def _as_dict(message: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    for key in ("tool_calls", "tool_call_id", "name"):
+        if getattr(message, key):
+            out[key] = getattr(message, key)
+    return out

@@ -1,0 +1,76 @@
+"""The analysis plan (SPEC §8): what the run sets out to establish, recorded before the analyses.
+
+`record_analysis_plan` is a harness tool (core group). The plan is kept in `Run.state["plan"]`
+(it survives compaction and restarts), emitted as an `analysis_plan` event for the page, and shown
+in the report's "how this was analysed". Verification reads it to state the primary hypothesis.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from analysis_tools import ToolContext, ToolError, ToolResult
+from app.agent.run_scope import run_scope
+from app.db.models import Run
+
+QUESTION_TYPES = (
+    "description",
+    "comparison",
+    "relationship",
+    "trend",
+    "forecast",
+    "attribution",
+    "retention",
+    "funnel",
+    "segmentation",
+    "prediction",
+    "data_quality",
+    "other",
+)
+
+
+def _texts(items: list[str] | str | None) -> list[str]:
+    if isinstance(items, str):
+        items = [items]
+    return [str(x).strip() for x in items or [] if str(x).strip()]
+
+
+def record_analysis_plan(
+    goal: str,
+    question_type: Literal[QUESTION_TYPES] = "other",  # type: ignore[valid-type]
+    metrics: list[str] | None = None,
+    dimensions: list[str] | None = None,
+    method_plan: list[str] | None = None,
+    limitations: list[str] | None = None,
+    ctx: ToolContext = None,
+) -> ToolResult:
+    """Record the analysis plan before analysing: the goal, the metrics and dimensions, the methods.
+
+    Args:
+        goal: What to establish, in the user's words (e.g. "whether revenue differs by region").
+        question_type: description, comparison, relationship, trend, forecast, attribution, retention, funnel,
+            segmentation, prediction, data_quality or other.
+        metrics: Measured columns (e.g. ["revenue"]).
+        dimensions: Columns that split them (e.g. ["region"]).
+        method_plan: Methods, in order (e.g. ["describe revenue", "compare regions (ANOVA or Kruskal-Wallis)"]).
+        limitations: What it cannot establish (e.g. "observational data: no cause and effect").
+    """
+    if not str(goal or "").strip():
+        raise ToolError("invalid_plan", "The plan needs a goal.", hint="State what the analysis must establish.")
+    scope = run_scope(ctx)
+    run = scope.need_session().get(Run, scope.need_run_id())
+    plan = {
+        "goal": str(goal).strip(),
+        "question_type": question_type if question_type in QUESTION_TYPES else "other",
+        "metrics": _texts(metrics),
+        "dimensions": _texts(dimensions),
+        "method_plan": _texts(method_plan),
+        "limitations": _texts(limitations),
+    }
+    if run is not None:
+        run.state = {**(run.state or {}), "plan": plan}  # a new dict: the JSON column sees the change
+    scope.send("analysis_plan", plan)
+    lines = [f"[plan] recorded: {plan['goal']} ({plan['question_type']})"]
+    if not plan["limitations"]:
+        lines.append("note: no limitation stated; say what this plan cannot establish.")
+    return ToolResult(text="\n".join(lines), payload={"plan": plan})

@@ -1,0 +1,224 @@
+"""Evidence: every conclusion is tied to the tool calls that computed it.
+
+Recording evidence downgrades over-confident claims and completes the tasks it satisfies, so
+the model does not have to remember task_update (SPEC §8).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from sqlalchemy.orm import Session
+
+from analysis_tools import ToolContext, ToolError, ToolResult
+from app.agent.run_scope import run_scope
+from app.agent.tools.tasks import run_tasks, task_dict
+from app.db.models import Evidence, Run, Task, ToolCall, utcnow
+
+_WORD = re.compile(r"[a-z0-9]{3,}|[\u4e00-\u9fff]")
+_STOP = {"the", "and", "for", "with", "does", "whether", "data", "between", "from", "that", "this", "are", "was"}
+
+
+def evidence_dict(item: Evidence) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "claim": item.claim,
+        "method": item.method,
+        "result_summary": item.result_summary,
+        "metrics": dict(item.metrics or {}),
+        "sample_size": item.sample_size,
+        "confidence": item.confidence,
+        "limitations": list(item.limitations or []),
+        "tool_call_ids": list(item.tool_call_ids or []),
+    }
+
+
+# A method that infers beyond the rows (a test, a model, a forecast) needs stated limitations for
+# "high" confidence; a plain description (a mean, a count, a share) does not.
+INFERENTIAL = re.compile(
+    r"test|anova|regress|correlat|model|forecast|predict|classif|cluster|chi|mann|kruskal|"
+    r"wilcoxon|fisher|logistic|causal|effect|检验|回归|相关|模型|预测|方差分析|聚类",
+    re.IGNORECASE,
+)
+
+
+def downgrade_confidence(
+    confidence: str, sample_size: int | None, metrics: dict[str, Any], limitations: list[str], method: str = ""
+) -> tuple[str, list[str]]:
+    """'high' needs n >= 30, a significant result (when there is a p-value) and, for an inference
+    (a p-value, or a test/model method), stated limitations."""
+    reasons = []
+    if confidence == "high":
+        if sample_size is not None and sample_size < 30:
+            reasons.append("sample size below 30")
+        p = metrics.get("p_value")
+        if isinstance(p, (int, float)) and p >= 0.05:
+            reasons.append("result not statistically significant")
+        inferential = isinstance(p, (int, float)) or bool(INFERENTIAL.search(method or ""))
+        if not limitations and inferential:
+            reasons.append("no limitation stated")
+    return ("medium" if reasons else confidence), reasons
+
+
+def _words(text: str) -> set[str]:
+    """Comparable words: lower-case, stop words dropped, Latin words cut to a 5-letter stem
+    ("describe"/"descriptive", "compare"/"comparison") and tool names split into their parts."""
+    words = set()
+    for word in _WORD.findall(text.lower().replace("_", " ")):
+        if word not in _STOP:
+            words.add(word[:5] if word.isascii() else word)
+    return words
+
+
+def matching_tasks(tasks: list[Task], evidence_text: str) -> list[Task]:
+    """Active tasks whose subject/expected output/capability/requirements the evidence covers."""
+    found = _words(evidence_text)
+    matched = []
+    for task in tasks:
+        if task.status in ("completed", "deleted"):
+            continue
+        wanted = _words(
+            " ".join([task.subject, task.expected_output, task.required_capability, task.evidence_requirements])
+        )
+        if wanted and len(wanted & found) / len(wanted) >= 0.5:
+            matched.append(task)
+    return matched
+
+
+def record_evidence(
+    claim: str,
+    method: str,
+    tool_call_ids: list[str],
+    result_summary: str = "",
+    metrics: dict | None = None,
+    sample_size: int | None = None,
+    limitations: list[str] | None = None,
+    confidence: Literal["high", "medium", "low"] = "medium",
+    supersedes: list[str] | None = None,
+    ctx: ToolContext = None,
+) -> ToolResult:
+    """Record a conclusion with the tool calls that back it. Every claim in the answer needs evidence.
+
+    Args:
+        claim: The conclusion in plain words, with its key numbers.
+        method: The method run (e.g. "Welch t-test").
+        tool_call_ids: Ids of the calls that computed it.
+        result_summary: The result in a sentence or two.
+        metrics: Key numbers copied from the outputs (name -> value).
+        sample_size: Rows or observations behind it.
+        limitations: What could make it wrong or narrower.
+        confidence: high, medium or low.
+        supersedes: Evidence this corrects (evidence ids, or the ids of the record_evidence calls that made it).
+    """
+    scope = run_scope(ctx)
+    session, run_id = scope.need_session(), scope.need_run_id()
+    calls = [session.get(ToolCall, (run_id, cid)) for cid in tool_call_ids]
+    unknown = [cid for cid, call in zip(tool_call_ids, calls) if call is None]
+    if not tool_call_ids or unknown:
+        raise ToolError(
+            "invalid_evidence",
+            f"Evidence must cite tool calls of this run; unknown ids: {unknown}.",
+            hint="Pass the ids of the tool calls whose results support the claim.",
+        )
+    replaced = [_evidence_id(session, run_id, ref) for ref in supersedes or []]
+    metrics = dict(metrics or {})
+    if not metrics:  # fall back to the numbers the cited tools computed
+        for call in calls:
+            metrics.update({k: v for k, v in (call.metrics or {}).items() if k != "duration_ms"})
+    limitations = list(limitations or [])
+    level, reasons = downgrade_confidence(confidence, sample_size, metrics, limitations, method)
+    item = Evidence(
+        workspace_id=scope.need_workspace_id(),
+        run_id=run_id,
+        claim=claim,
+        method=method,
+        result_summary=result_summary,
+        metrics=metrics,
+        sample_size=sample_size,
+        confidence=level,
+        limitations=limitations,
+        tool_call_ids=list(tool_call_ids),
+    )
+    session.add(item)
+    session.flush()
+    completed = complete_tasks(session, run_id, item)
+    scope.send("evidence", evidence_dict(item))
+    for task in completed:
+        scope.send("task", task_dict(task))
+    withdraw(session, run_id, replaced, by=item.id, reason="superseded")
+    lines = [f"[evidence] recorded {item.id} (confidence {level})"]
+    if replaced:
+        lines.append("supersedes " + ", ".join(replaced))
+    if reasons:
+        lines.append(f"confidence lowered from high: {', '.join(reasons)}")
+    if completed:
+        lines.append("completed tasks: " + ", ".join(t.id for t in completed))
+    return ToolResult(
+        text="\n".join(lines),
+        metrics={"evidence_id": item.id, "confidence": level},
+        payload={"evidence": evidence_dict(item)},
+    )
+
+
+def complete_tasks(session: Session, run_id: str, item: Evidence) -> list[Task]:
+    # The cited tools count as part of the evidence: a task that needs "compare_groups" is
+    # satisfied by evidence computed by compare_groups.
+    tools = [call.tool for cid in item.tool_call_ids if (call := session.get(ToolCall, (run_id, cid)))]
+    text = " ".join([item.claim, item.result_summary, item.method, *map(str, item.metrics), *tools])
+    done = matching_tasks(run_tasks(session, run_id), text)
+    for task in done:
+        task.status, task.completed_by, task.evidence_id = "completed", "evidence", item.id
+        task.result_summary, task.confidence, task.updated_at = (
+            item.result_summary or item.claim,
+            item.confidence,
+            utcnow(),
+        )
+    return done
+
+
+def retract_evidence(evidence_id: str, reason: str = "", ctx: ToolContext = None) -> ToolResult:
+    """Withdraw recorded evidence that was wrong (e.g. it failed verification); it no longer counts.
+
+    Args:
+        evidence_id: The evidence id, or the id of the record_evidence call that recorded it.
+        reason: Why it is withdrawn.
+    """
+    scope = run_scope(ctx)
+    session, run_id = scope.need_session(), scope.need_run_id()
+    found = _evidence_id(session, run_id, evidence_id)
+    withdraw(session, run_id, [found], by=None, reason=reason or "retracted")
+    scope.send("evidence_withdrawn", {"id": found, "reason": reason})
+    return ToolResult(
+        text=f"[evidence] retracted {found}; it no longer backs the answer.", metrics={"evidence_id": found}
+    )
+
+
+def _evidence_id(session: Session, run_id: str, ref: str) -> str:
+    """An evidence id of this run, from the id itself or the record_evidence call that made it."""
+    ref = str(ref).strip()
+    item = session.get(Evidence, ref)
+    if item is not None and item.run_id == run_id:
+        return item.id
+    call = session.get(ToolCall, (run_id, ref))
+    found = (call.metrics or {}).get("evidence_id") if call is not None and call.tool == "record_evidence" else None
+    if found:
+        return str(found)
+    raise ToolError(
+        "evidence_not_found",
+        f"No evidence {ref!r} in this run.",
+        hint="Use the id from '[evidence] recorded <id>' or the id of that record_evidence call.",
+    )
+
+
+def withdraw(session: Session, run_id: str, ids: list[str], by: str | None, reason: str) -> None:
+    """Mark evidence as superseded (by a newer record) or retracted, in the run's verification state
+    (claim verification then stops counting it; app.agent.verification)."""
+    if not ids:
+        return
+    run = session.get(Run, run_id)
+    state = dict(run.state or {})
+    verification = dict(state.get("verification") or {"results": []})
+    withdrawn = dict(verification.get("withdrawn") or {})
+    withdrawn.update({eid: {"by": by, "reason": reason} for eid in ids})
+    run.state = {**state, "verification": {**verification, "withdrawn": withdrawn}}

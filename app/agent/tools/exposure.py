@@ -1,0 +1,360 @@
+"""Lazy tool exposure (SPEC §3): which tools the model sees in each request.
+
+Visibility is a capability boundary: a tool not offered in the request cannot be called. Exposure
+is per tool. Per turn it starts at every `core` tool plus the most common tools of each of the
+intent's groups (`intent.STARTERS`; a one-statistic question starts narrower) and the tools the
+question's own words call for ("Shapiro-Wilk" → normality_test; `intent.word_tools`); a turn about
+one group, data preparation, sees that group whole. `tool_search` finds tools by name, description
+and keywords (zh and en synonyms) and exposes exactly the tools it found from the next request;
+calling a tool of a group outside the turn's groups adds that group's starters. While data is being
+prepared, `stats` and `ml` are pruned.
+
+Within a turn exposure only grows, and in a fixed order: a tool once offered stays, and new ones
+are appended after those already offered. The system prompt and the tools list are thus a prefix
+that stays byte-identical from request to request (or grows at its end), so a provider's prompt
+cache keeps hitting.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from analysis_tools import Registry, Tool, ToolError, ToolResult
+from analysis_tools.registry import GROUPS as ALL_GROUPS
+from app.agent.policy.intent import STARTERS, starter_tools
+
+# Harness tools that can do nothing until something exists: offered from the request after it does.
+SITUATIONAL = {
+    "task_update": "tasks",
+    "task_get": "tasks",
+    "task_list": "tasks",
+    "retract_evidence": "evidence",
+    "search_knowledge": "knowledge",
+    "read_tool_output": "outputs",
+    "compact_context": "outputs",
+}
+ENABLES = {"task_create": "tasks", "record_evidence": "evidence"}  # a successful call makes the situation
+
+# Words a non-expert uses (zh and en) → words found in tool names and descriptions.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "相关": ("correlation",),
+    "关联": ("correlation", "association"),
+    "关系": ("correlation", "relationship"),
+    "预测": ("forecast", "predict", "regression", "train"),
+    "预报": ("forecast",),
+    "差异": ("compare", "difference"),
+    "比较": ("compare",),
+    "对比": ("compare", "periods"),
+    "区别": ("compare",),
+    "不同": ("compare",),
+    "趋势": ("trend", "time series"),
+    "回归": ("regression",),
+    "逻辑回归": ("logistic",),
+    "聚类": ("cluster", "segment"),
+    "分群": ("cluster", "segment"),
+    "细分": ("segment", "cluster"),
+    "清洗": ("clean",),
+    "清理": ("clean",),
+    "透视": ("pivot",),
+    "分布": ("histogram", "distribution", "describe"),
+    "直方图": ("histogram",),
+    "散点": ("scatter",),
+    "柱状": ("bar",),
+    "条形": ("bar",),
+    "折线": ("line",),
+    "箱线": ("box",),
+    "热力": ("heatmap",),
+    "饼图": ("pie",),
+    "画图": ("plot",),
+    "图表": ("plot",),
+    "可视化": ("plot",),
+    "正态": ("normality",),
+    "异常": ("outlier", "anomaly"),
+    "离群": ("outlier",),
+    "置信区间": ("confidence interval",),
+    "卡方": ("chi square", "chi_square"),
+    "比例": ("proportion",),
+    "方差分析": ("anova", "compare_groups"),
+    "t检验": ("t-test", "compare_two_groups"),
+    "配对": ("paired",),
+    "拟合": ("curve fit", "curve_fit"),
+    "合并": ("merge",),
+    "连接": ("merge", "join"),
+    "筛选": ("filter",),
+    "过滤": ("filter",),
+    "分组": ("group",),
+    "汇总": ("aggregate", "group"),
+    "聚合": ("aggregate",),
+    "转换": ("convert",),
+    "类型": ("types",),
+    "新列": ("derive",),
+    "计算列": ("derive",),
+    "派生": ("derive",),
+    "计数": ("value counts",),
+    "频数": ("value counts",),
+    "质量": ("quality",),
+    "缺失": ("missing", "quality"),
+    "季节": ("seasonal",),
+    "留存": ("retention", "cohort"),
+    "漏斗": ("funnel",),
+    "贡献": ("contribution",),
+    "重要性": ("importance",),
+    "主成分": ("pca",),
+    "降维": ("pca",),
+    "分类": ("classifier",),
+    "描述": ("describe",),
+    "任务": ("task",),
+    "证据": ("evidence",),
+    "工作表": ("sheet",),
+    "代码": ("python",),
+    "预览": ("preview",),
+    "概况": ("profile",),
+    "correlate": ("correlation",),
+    "relationship": ("correlation",),
+    "association": ("correlation",),
+    "difference": ("compare",),
+    "differ": ("compare",),
+    "versus": ("compare",),
+    "vs": ("compare",),
+    "prediction": ("forecast", "regression"),
+    "predict": ("forecast", "regression", "train"),
+    "segment": ("cluster",),
+    "segmentation": ("cluster",),
+    "clustering": ("cluster",),
+    "tidy": ("clean",),
+    "anomaly": ("outlier", "anomaly"),
+    "outliers": ("outlier",),
+    "chart": ("plot",),
+    "graph": ("plot",),
+    "visualize": ("plot",),
+    "visualise": ("plot",),
+    "ttest": ("t-test", "compare_two_groups"),
+    "join": ("merge",),
+    "seasonality": ("seasonal",),
+    "churn": ("retention",),
+    "drivers": ("importance", "regression"),
+}
+_STOP = {
+    "a",
+    "an",
+    "the",
+    "of",
+    "for",
+    "to",
+    "and",
+    "or",
+    "in",
+    "on",
+    "with",
+    "by",
+    "tool",
+    "tools",
+    "data",
+    "my",
+    "is",
+    "are",
+    "next",
+    "this",
+    "that",
+    "how",
+    "what",
+    "which",
+    "do",
+    "does",
+    "can",
+    "want",
+    "need",
+    "find",
+}
+
+
+class Exposure:
+    """The tools a turn exposes, in the order they were first offered, and exactly which tool names
+    the last request offered."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        groups: Iterable[str],
+        pruned: Iterable[str] = (),
+        question: str = "",
+        scope: str = "full",
+        focus: bool = True,
+    ):
+        self.registry = registry
+        self.focus = focus  # starters narrowed to the tests the question names (off for the built-in analyst)
+        self.reset(groups, pruned, question, scope)
+
+    def reset(self, groups: Iterable[str], pruned: Iterable[str] = (), question: str = "", scope: str = "full") -> None:
+        """A new turn: back to core + the starters of the intent's groups + the question's tools."""
+        self.pruned = set(pruned)
+        everything = groups is ALL_GROUPS  # a Toolbox built without an intent (tests, tools) sees it all
+        self.base = set(groups) - self.pruned
+        self.starters = (
+            {t.name for t in self.registry}
+            if everything
+            else starter_tools(self.registry, self.base, question, scope, self.focus) - set(SITUATIONAL)
+        )
+        self.situations: set[str] = set()
+        self.called: set[str] = set()  # tools called in this turn
+        self.added: set[str] = set()  # found by tool_search or kept by use: exposed for the rest of the turn
+        self.pending_tools: set[str] = set()  # found in this round, exposed from the next request
+        self.order: list[str] = []  # names in the order they were first offered (append-only)
+        self.offered: set[str] | None = None  # None until the first request is assembled
+        self.requests = 0
+
+    # --- what is exposed ----------------------------------------------------------------------
+    def names(self) -> set[str]:
+        """Tool names exposed now (before pruning)."""
+        return self.starters | self.called | self.added
+
+    def enable(self, situation: str) -> None:
+        """Something now exists (a task, evidence, knowledge): its tools join from the next request."""
+        if situation in self.situations:
+            return
+        self.situations.add(situation)
+        if not self.base <= {"core"} or "core" in self.base:  # a greeting turn stays without tools
+            self.pending_tools |= {
+                n
+                for n, s in SITUATIONAL.items()
+                if s == situation and n in self.registry and self.registry.get(n).group in self.base
+            } - self.names()
+
+    def _ordered(self, names: set[str]) -> list[Tool]:
+        """Those offered before first, in their order; new ones after them, in catalog order."""
+        allowed = {n for n in names if (t := self.registry.get(n)) is not None and t.group not in self.pruned}
+        known = [n for n in self.order if n in allowed]
+        new = [t.name for t in self.registry if t.name in allowed and t.name not in set(known)]
+        return [self.registry.get(n) for n in known + new]
+
+    def tools(self) -> list[Tool]:
+        return self._ordered(self.names())
+
+    def groups(self) -> set[str]:
+        """The groups with at least one exposed tool (the intent's groups included)."""
+        return (self.base | {t.group for t in self.tools()}) - self.pruned
+
+    @property
+    def pending(self) -> set[str]:
+        """Groups of the tools tool_search found in this round (exposed from the next request)."""
+        return {t.group for t in self.registry if t.name in self.pending_tools}
+
+    def next_request(self) -> list[Tool]:
+        """Assemble one request's tools: what tool_search found joins, after what was offered before."""
+        self.requests += 1
+        self.added |= self.pending_tools
+        self.pending_tools.clear()
+        tools = self.tools()
+        self.order = [t.name for t in tools]
+        self.offered = set(self.order)
+        return tools
+
+    def upcoming(self) -> list[Tool]:
+        """The tools the next request will offer, without assembling it."""
+        return self._ordered(self.names() | self.pending_tools)
+
+    def is_offered(self, name: str) -> bool:
+        """Was the tool in the request the model answered? (Before any request: exposed now.)"""
+        if self.offered is not None:
+            return name in self.offered
+        tool = self.registry.get(name)
+        return tool is not None and tool.group not in self.pruned and name in self.names()
+
+    def note_call(self, name: str) -> None:
+        """A called tool stays for the rest of the turn; calling a tool of a group outside the turn's
+        groups brings that group's starters from the next request."""
+        tool = self.registry.get(name)
+        if tool is None or not self.is_offered(name):
+            return
+        self.called.add(name)
+        if tool.group not in self.base and tool.group in STARTERS:
+            self.pending_tools |= {
+                t.name for t in self.registry if t.group == tool.group and t.name in STARTERS[tool.group]
+            } - self.names()
+
+    def request_tools(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
+        """Expose tools from the next request; returns (newly exposed, refused because pruned)."""
+        wanted = {n for n in names if n in self.registry}
+        refused = sorted(n for n in wanted if self.registry.get(n).group in self.pruned)
+        exposed = self.names()
+        new = sorted(wanted - set(refused) - exposed)
+        self.pending_tools.update(new)
+        return new, refused
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "groups": sorted(self.groups()),
+            "tools": len(self.tools()),
+            "called": sorted(self.called),
+            "added": sorted(self.added),
+            "pending": sorted(self.pending_tools),
+            "pruned": sorted(self.pruned),
+            "requests": self.requests,
+        }
+
+
+def refusal(name: str, exposure: Exposure | None, known: bool) -> ToolResult:
+    """The structured error for a call to a tool the request did not offer; it is never executed."""
+    if not known:
+        return ToolResult.failure(
+            ToolError(
+                "unknown_tool",
+                f"There is no tool named {name!r}.",
+                hint="Use tool_search to find a tool.",
+                retryable=False,
+            ).as_dict()
+        )
+    tool = exposure.registry.get(name) if exposure else None
+    group = tool.group if tool else None
+    if exposure and group in exposure.pruned:
+        hint = (
+            f"The {group} tools are not available in this turn (data preparation). Finish the preparation and answer."
+        )
+    elif exposure and name in exposure.pending_tools:
+        hint = "tool_search exposed it; it can be called from the next request."
+    else:
+        hint = "Use tool_search to expose it, then call it in the next request."
+    return ToolResult.failure(
+        ToolError(
+            "tool_not_exposed", f"{name} is not available in this request.", hint=hint, retryable=False, group=group
+        ).as_dict()
+    )
+
+
+# --- tool_search ----------------------------------------------------------------------------------
+def search_terms(query: str) -> list[str]:
+    """Words of the query plus their zh/en synonyms, lower-case."""
+    text = (query or "").lower()
+    terms = [w for w in re.findall(r"[a-z0-9_\-]+", text) if w not in _STOP and len(w) > 1]
+    for key, values in SYNONYMS.items():
+        if key in text:
+            terms.extend(values)
+    terms.extend(t.rstrip("s") for t in list(terms) if len(t) > 4 and t.endswith("s"))
+    return list(dict.fromkeys(terms))
+
+
+def rank_tools(registry: Iterable[Tool], query: str, limit: int = 8) -> list[Tool]:
+    """Tools ranked by how well name, keywords and description match the query."""
+    terms = search_terms(query)
+    scored = []
+    for tool in registry:
+        if tool.name == "tool_search":
+            continue
+        name = tool.name.lower()
+        spaced = name.replace("_", " ")
+        body = " ".join([tool.description.lower(), " ".join(tool.keywords).lower()])
+        score = sum(4 if term in name or term in spaced else 1 if term in body else 0 for term in terms)
+        if score:
+            scored.append((-score, tool.name, tool))
+    return [tool for _, _, tool in sorted(scored, key=lambda s: s[:2])[:limit]]
+
+
+DETAILED_MATCHES = 3  # tool_search exposes its best matches, with their arguments (every match: its description)
+
+
+def schema_chars(tools: Iterable[Tool]) -> int:
+    """Size of the tool schemas as sent (JSON characters), for measuring lazy exposure."""
+    import json
+
+    return sum(len(json.dumps(t.schema(), ensure_ascii=False)) for t in tools)

@@ -1,0 +1,279 @@
+"""The tools one run can use: the analysis catalog plus the harness tools, the run's datasets,
+and the execution of one model tool call into a tool message."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+from sqlalchemy import select
+
+from analysis_tools import REGISTRY as ANALYSIS_REGISTRY
+from analysis_tools import Registry, ToolContext, ToolError, ToolResult, make_tool
+from analysis_tools.registry import suggest
+from analysis_tools.tables import table_name
+from app.agent.context.compaction import NO_SHELVE
+from app.agent.context.summary import MARKER
+from app.agent.model.interface import ToolCallRequest
+from app.agent.policy import clarify
+from app.agent.run_scope import RunScope, run_scope
+from app.agent.tools import analysis_plan, context_tools, evidence, sheets, tasks
+from app.agent.tools.exposure import ALL_GROUPS, ENABLES, Exposure, refusal
+from app.agent.tools.python_tool import run_python
+from app.agent.tools.tool_search import tool_search
+from app.db.models import Evidence, Task
+
+# run_python's description in every request: whole sentences that say what the code can use
+# (the full text, with the limits, comes from tool_search).
+RUN_PYTHON_BRIEF = (
+    "Run Python code in a sandbox when no tool fits. Each dataset is a pandas DataFrame variable "
+    "(also datasets[name]); pd, np, stats (scipy.stats), sm, smf, sklearn and plt are ready. "
+    "print() what you need; set `result` to a dict of key numbers."
+)
+HARNESS_REGISTRY = Registry(
+    [
+        make_tool(tasks.task_create, "core", read_only=False),
+        make_tool(tasks.task_update, "core", read_only=False),
+        make_tool(tasks.task_get, "core"),
+        make_tool(tasks.task_list, "core"),
+        make_tool(evidence.record_evidence, "core", read_only=False),
+        make_tool(
+            evidence.retract_evidence,
+            "core",
+            read_only=False,
+            keywords=["retract", "withdraw", "supersede", "wrong", "撤回", "更正"],
+        ),
+        make_tool(
+            analysis_plan.record_analysis_plan,
+            "core",
+            read_only=False,
+            keywords=["plan", "goal", "metric", "method", "计划", "目标", "指标"],
+        ),
+        make_tool(
+            clarify.ask_user_question,
+            "core",
+            read_only=False,
+            keywords=["ask", "question", "clarify", "user", "confirm", "询问", "确认", "澄清"],
+        ),
+        make_tool(sheets.select_sheet, "data", read_only=False),
+        make_tool(
+            context_tools.read_tool_output,
+            "core",
+            keywords=["read", "full output", "truncated", "transcript", "读取", "完整输出"],
+        ),
+        make_tool(
+            context_tools.compact_context, "core", keywords=["compact", "context", "summarise", "压缩", "上下文"]
+        ),
+        make_tool(
+            context_tools.search_knowledge,
+            "core",
+            keywords=["knowledge", "definition", "glossary", "reference", "notes", "口径", "定义", "参考", "资料"],
+        ),
+        make_tool(
+            run_python, "core", keywords=["python", "code", "custom", "script", "pandas"], brief=RUN_PYTHON_BRIEF
+        ),
+        make_tool(tool_search, "core", keywords=["find", "search", "tool", "查找", "工具"]),
+    ]
+)
+FULL_REGISTRY = ANALYSIS_REGISTRY.extend(HARNESS_REGISTRY)
+
+
+OUTPUTS_AFTER = 8  # as many tool results as micro-compaction keeps whole (settings.keep_tool_results)
+
+
+@dataclass
+class DatasetCatalog:
+    """The workspace's datasets by name, loaded on first use."""
+
+    loaders: dict[str, Callable[[], pd.DataFrame]] = field(default_factory=dict)
+    active: str | None = None
+    _cache: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    def put(self, name: str, frame: pd.DataFrame) -> None:
+        """Register a table a tool produced; it becomes the active dataset."""
+        self.loaders[name] = lambda: frame
+        self._cache[name] = frame
+        self.active = name
+
+    def names(self) -> list[str]:
+        return list(self.loaders)
+
+    def get(self, name: str | None) -> pd.DataFrame:
+        name = name or self.active
+        if name not in self.loaders:
+            raise ToolError(
+                "dataset_not_found",
+                f"There is no dataset named {name!r}.",
+                hint="Use list_datasets to see the datasets.",
+                did_you_mean=suggest(str(name), self.names()),
+                available=self.names(),
+            )
+        if name not in self._cache:
+            self._cache[name] = self.loaders[name]()
+        return self._cache[name]
+
+    def all(self) -> dict[str, pd.DataFrame]:
+        return {name: self.get(name) for name in self.loaders}
+
+
+class Toolbox:
+    def __init__(
+        self,
+        catalog: DatasetCatalog,
+        context: ToolContext,
+        registry: Registry = FULL_REGISTRY,
+        groups: set[str] | None = None,
+        mask: Callable[[str], str] = str,
+        store_table: Callable[..., str] | None = None,
+        pruned: set[str] | None = None,
+        question: str = "",
+        scope: str = "full",
+        focus: bool = True,
+    ):
+        self.catalog = catalog
+        self.context = context
+        self.registry = registry
+        # lazy exposure (exposure.py): core + the intent's groups, widened by use and tool_search
+        self.exposure = Exposure(
+            registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope, focus
+        )
+        if context.scope is None:  # a toolbox outside a run (tests, a script): its own state still needs a home
+            context.scope = RunScope()
+        run_scope(context).exposure = self.exposure  # tool_search widens it
+        self.mask = mask  # personal data never reaches the model
+        self.results = 0  # tool results this turn (micro-compaction starts past `OUTPUTS_AFTER`)
+        self.store_table = store_table  # (source, tool, frame, step, info) -> stored dataset name
+
+    @property
+    def pause_requested(self) -> dict[str, Any] | None:
+        """Set by ask_user_question: the loop stops after this round and the run waits (clarify.py)."""
+        return run_scope(self.context).pause
+
+    @property
+    def groups(self) -> set[str]:
+        return self.exposure.groups()
+
+    def exposed(self) -> list[str]:
+        return [t.name for t in self.exposure.tools()]
+
+    def schemas(self, messages: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """The tools of one model request (call once per request: searched groups appear now). When
+        the messages point to a saved output (a truncated, persisted or compacted result, a
+        transcript), read_tool_output is offered in this very request: a pointer to a tool the model
+        cannot call is a dead end."""
+        if messages and any(points_to_saved_output(m) for m in messages):
+            self.exposure.enable("outputs")
+        return [t.schema() for t in self.exposure.next_request()]
+
+    def execute(self, call: ToolCallRequest) -> ToolResult:
+        """Run one tool call; every failure becomes a structured error result."""
+        tool = self.registry.get(call.name)
+        if call.argument_error:
+            return ToolResult.failure(
+                ToolError(
+                    "invalid_arguments", call.argument_error, hint="Re-emit the call with arguments as one JSON object."
+                ).as_dict()
+            )
+        if tool is not None and not self.exposure.is_offered(call.name):
+            return refusal(call.name, self.exposure, known=True)  # never executed
+        if self.pause_requested:  # a question is open: nothing else runs until it is answered (clarify.py)
+            return clarify.held_back(call.name)
+        self.exposure.note_call(call.name)
+        ctx = ToolContext(
+            language=self.context.language,
+            figures_dir=self.context.figures_dir,
+            call_id=call.id,
+            scope=self.context.scope,
+            dataset_name=call.arguments.get("dataset") or self.catalog.active,
+        )
+        data = None
+        try:
+            if tool is not None and tool.needs_data:
+                if tool.multi_data:
+                    data = self.catalog.all()
+                else:
+                    data = self.catalog.get(call.arguments.get("dataset"))
+            if tool is not None and tool.name == "list_datasets":
+                ctx.datasets = self.catalog.all()
+        except ToolError as err:
+            return ToolResult.failure(err.as_dict())
+        result = self.registry.run(call.name, data, ctx, **call.arguments)
+        if result.ok and call.name in ENABLES:  # the first task or evidence brings the tools that act on it
+            self.exposure.enable(ENABLES[call.name])
+        self.results += 1
+        # (results that are never shortened, NO_SHELVE, point nowhere)
+        if self.results >= OUTPUTS_AFTER or (
+            call.name not in NO_SHELVE and len(tool_message_content(result)) > self._truncate_chars()
+        ):
+            self.exposure.enable("outputs")  # outputs are shelved or compacted: read_tool_output, compact_context
+        # Only transformations (they describe their `step`) make a new version; result tables of
+        # read-only tools such as value_counts or detect_data_quality are not datasets.
+        if (
+            result.ok
+            and result.table is not None
+            and result.payload.get("step")
+            and tool is not None
+            and tool.group == "data"
+        ):
+            self.keep_table(tool.name, ctx.dataset_name or self.catalog.active, result)
+        return result
+
+    def _truncate_chars(self) -> int:
+        window = run_scope(self.context).context_window
+        return int(getattr(window, "truncate_chars", 3_000) or 3_000)
+
+    def keep_table(self, tool: str, source: str | None, result: ToolResult) -> None:
+        """A data tool's output becomes a new dataset version (logged, reversible) that later
+        tools read by default."""
+        step = result.payload.get("step") or tool
+        info = result.payload.get("info")
+        wanted = table_name(source or tool, tool, str(result.payload.get("output") or ""))
+        name = (
+            self.store_table(source, tool, result.table, step, info, wanted)
+            if self.store_table
+            else (wanted or source or tool)
+        )
+        self.catalog.put(name, result.table)
+        result.payload["dataset_name"] = name
+        kept = f"; '{source}' is unchanged and still available" if source and name != source else ""
+        result.text += f"\n\n[dataset]\nThe result is stored as dataset '{name}' (now the active dataset){kept}."
+
+
+def points_to_saved_output(message: dict[str, Any]) -> bool:
+    """Does the message point to a saved output: a shortened or compacted result ('read_tool_output(id=...')
+    or the summary of an earlier conversation? (A tool description that merely mentions
+    read_tool_output, in a tool_search result, is no pointer.)"""
+    content = message.get("content")
+    return isinstance(content, str) and ('read_tool_output(id="' in content or content.startswith(MARKER))
+
+
+def tool_message_content(result: ToolResult) -> str:
+    """What the model sees of a tool result: tagged text, the plain reading, numbers, charts."""
+    if not result.ok:
+        return json.dumps(result.error, ensure_ascii=False, default=str)
+    parts = [result.text]
+    if result.interpretation and "[interpretation]" not in (result.text or ""):  # once, not twice
+        parts.append(f"[interpretation]\n{result.interpretation}")
+    metrics = {k: v for k, v in result.metrics.items() if k != "duration_ms"}
+    if metrics:
+        parts.append("[metrics]\n" + json.dumps(metrics, ensure_ascii=False, default=str))
+    if result.figures:
+        # The workspace-relative name, never the server's path (the model has no use for it).
+        parts.append(
+            "[figures]\n" + "\n".join(f"- figures/{Path(f.path).name}: {f.caption}" for f in result.figure_records())
+        )
+    return "\n\n".join(p for p in parts if p)
+
+
+def situations(session: Any, run_id: str, knowledge: Any) -> set[str]:
+    """What already exists when a turn starts (a resumed run's tasks and evidence, the workspace's
+    reference notes), so their situational tools are offered from the first request."""
+    found = {"knowledge"} if knowledge else set()
+    if session.scalar(select(Task.id).where(Task.run_id == run_id).limit(1)):
+        found.add("tasks")
+    if session.scalar(select(Evidence.id).where(Evidence.run_id == run_id).limit(1)):
+        found.add("evidence")
+    return found

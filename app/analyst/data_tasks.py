@@ -1,0 +1,120 @@
+"""Plans for data tasks (issue 14): remove duplicates, keep only some rows, add a column — each done
+as a data operation that makes a new version — and the change between two times of the same
+subjects (a paired test, repeated_design). Pure functions over the question and the column summaries."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.analyst.steps import Plan, Step
+from app.understanding.kinds import DIFFERENCE, EACH, number_cut
+from app.understanding.language import local_text as _t
+from app.understanding.outcome import measure_names
+from app.understanding.profile_reading import NUMERIC
+from app.understanding.repeated_design import Repeated
+from app.understanding.roles import named_values
+
+
+def ordered_names(spans: list[Any]) -> list[str]:
+    return list(dict.fromkeys(name for _, _, name in spans))
+
+
+ROW_NUMBER = re.compile(r"^(?:rownames|row ?names?|row|index|unnamed.*|#|no\.?|序号|行号)$", re.I)
+
+
+def dedupe_plan(columns: list[dict[str, Any]], zh: bool) -> Plan:
+    """A data task: remove duplicate rows, kept as a new version of the dataset. A row-number column
+    (R's rownames, a spreadsheet's index) makes every row unique, so it is left out of the comparison."""
+    subject = _t(zh, "Remove duplicate rows", "删除重复行")
+    arguments: dict[str, Any] = {"trim_whitespace": False, "drop_duplicates": True}
+    numbering = [c["name"] for c in columns if ROW_NUMBER.match(c["name"].strip())]
+    if numbering:
+        arguments["ignore_columns"] = numbering
+    return Plan(None, None, [Step("clean_data", arguments, subject)], kind="dedupe")
+
+
+def missing_plan(columns: list[dict[str, Any]], named: list[str], zh: bool) -> Plan:
+    """A data task: remove the rows with no value in the columns the question names, else in any column
+    the data has gaps in (all of them when the summary does not say), kept as a new version."""
+    known = [c for c in columns if not c.get("pii")]
+    chosen = named or [c["name"] for c in known if c.get("missing")] or [c["name"] for c in known]
+    listed = ", ".join(chosen[:4]) + ("…" if len(chosen) > 4 else "")
+    subject = _t(zh, f"Remove the rows with {listed} missing", f"删除 {listed} 为空的行")
+    arguments = {"trim_whitespace": False, "drop_duplicates": False, "drop_missing_in": chosen}
+    return Plan(None, None, [Step("clean_data", arguments, subject)], kind="drop_missing")
+
+
+def filter_conditions(question: str, columns: list[dict[str, Any]], spans: list[Any]) -> list[dict[str, Any]]:
+    """filter_rows conditions a "keep only …" request names: category values ("线上" → Channel ==
+    Online) and a cut on a named number ("1克拉以上" → carat > 1)."""
+    conditions: list[dict[str, Any]] = []
+    column, values = named_values(question, columns, spans)
+    if column:
+        conditions.append(
+            {"column": column, "op": "==", "value": values[0]}
+            if len(values) == 1
+            else {"column": column, "op": "in", "value": values}
+        )
+    cut = number_cut(question)
+    kinds = {c["name"]: c for c in columns}  # any named number, codes too ("6 cylinders or fewer")
+    measures = measure_names(columns, ordered_names(spans)) or [
+        n for n in ordered_names(spans) if kinds.get(n, {}).get("type") in NUMERIC
+    ]
+    if cut and measures:
+        value = int(cut[1]) if cut[1].is_integer() else cut[1]
+        conditions.append({"column": measures[0], "op": cut[0], "value": value})
+    return conditions
+
+
+def per_pair(question: str, spans: list[Any], measures: list[str]) -> list[str]:
+    """[numerator, denominator]: the number named right after "per"/"每" divides the other."""
+    each = EACH.search(question)
+    if each:
+        after = [name for start, _, name in spans if start >= each.start() and name in measures]
+        if after:
+            return [next(n for n in measures if n != after[0]), after[0]]
+    return measures[:2]
+
+
+def derive_plan(question: str, pair: list[str], zh: bool, dataset: str = "") -> Plan:
+    """A data task: a new column from two named numbers — their difference when the question says
+    so, else the first per the second ("revenue per unit sold" → Revenue / Units) — in a new version of
+    the dataset (`output` is its own name: the table the user asked to change, not a second table)."""
+    kind = "difference" if DIFFERENCE.search(question) else "ratio"
+    a, b = pair
+    name = f"{a} - {b}" if kind == "difference" else f"{a} per {b}"
+    subject = _t(zh, f"Add the column {name}", f"新增列 {name}")
+    arguments: dict[str, Any] = {"new_column_name": name, "kind": kind, "columns": [a, b]}
+    if dataset:
+        arguments["output"] = dataset
+    return Plan(None, None, [Step("derive_column", arguments, subject)], kind="derive")
+
+
+def repeated_plan(design: Repeated, zh: bool) -> Plan:
+    """The change between two times on the same subjects (long format): a paired test, later minus earlier."""
+    value, time = design.value, design.time
+    subject = _t(
+        zh,
+        f"Change in {value} from {time} {design.earlier} to {time} {design.later}, subject by subject",
+        f"同一{design.subject}从{time} {design.earlier}到{time} {design.later}的{value}变化",
+    )
+    arguments = {
+        "value_column": value,
+        "group_column": time,
+        "id_column": design.subject,
+        "groups": [design.later, design.earlier],
+        "method": "t",
+    }
+    return Plan(
+        value,
+        time,
+        [Step("profile_dataset", {}, evidence=False), Step("paired_test", arguments, subject)],
+        kind="paired",
+    )
+
+
+def filter_plan(conditions: list[dict[str, Any]], zh: bool) -> Plan:
+    described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)
+    subject = _t(zh, f"Keep only rows with {described}", f"只保留 {described} 的行")
+    return Plan(None, None, [Step("filter_rows", {"conditions": conditions}, subject)], kind="filter")

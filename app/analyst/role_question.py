@@ -1,0 +1,217 @@
+"""What the built-in analyst does when a role of its plan was filled by default (issue 14, SPEC §9).
+
+- The question names a variable no column matched ("Do rainy days hurt business?") and the plan
+  would fill that role by default: it asks, through ask_user_question like every clarification,
+  which column is meant (`role_question`); the topic is `role.<question key>.<role>`, the answer
+  becomes a confirmed definition and the resumed run reads it back (`role_answers`).
+- The question names no variable ("Summarise this file"): the default stands, and the answer says
+  in plain words which columns it used and that the question did not name them (`defaults_sentence`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analysis_tools.common import fmt_num
+from app.understanding.profile_reading import GROUPING, NUMERIC
+from app.understanding.role_sources import Provenance, Source
+from app.understanding.roles import groups_rows
+
+ASKED_ROLES = ("group", "outcome")  # the roles worth a question; in this order (the groups are what is compared)
+MAX_CANDIDATES = 5
+NONE_OF_THESE = {"en": "None of these", "zh": "都不是"}
+ROLE_WORDS = {
+    "outcome": ("the number analysed", "分析的数值"),
+    "group": ("the groups compared", "分组"),
+    "predictors": ("the factors", "因素"),
+    "date": ("the dates", "日期"),
+}
+
+
+def topic(key: str, role: str) -> str:
+    return f"role.{key}.{role}"
+
+
+def role_answers(confirmed: dict[str, str], key: str, columns: list[dict[str, Any]]) -> dict[str, str]:
+    """role -> the user's answer to this question's role clarification: the column's own name when
+    it names one (any case), else the answer as given ("None of these": the default stands)."""
+    names = {c["name"].lower(): c["name"] for c in columns}
+    prefix = f"role.{key}."
+    return {
+        t[len(prefix) :]: names.get(a.strip().lower(), a.strip()) for t, a in confirmed.items() if t.startswith(prefix)
+    }
+
+
+def candidates(role: str, columns: list[dict[str, Any]], metric: str | None) -> tuple[list[dict[str, Any]], int]:
+    """The columns that could fill a role — groups (categories first, fewest levels first) or numbers
+    (measurements first, then yes/no and code numbers) — and how many of them are of the kind the
+    default is picked from (categories; measurements), when there are any: with one such column
+    the default had no real choice."""
+    usable = [c for c in columns if not c.get("pii")]
+    if role == "group":
+        groups = [c for c in usable if groups_rows(c) and 2 <= (c.get("levels") or 0) <= 30 and c["name"] != metric]
+        ranked = sorted(groups, key=lambda c: (c["type"] not in GROUPING, c.get("levels") or 0))
+        first = sum(c["type"] in GROUPING for c in ranked)
+    else:
+        ranked = sorted((c for c in usable if c["type"] in NUMERIC), key=lambda c: not _measured(c))
+        first = sum(_measured(c) for c in ranked)
+    return ranked, first or len(ranked)
+
+
+SETTINGS = 5  # a number with this few distinct values is a setting (a dose of 0.5, 1 or 2), not a measurement
+
+
+def _measured(column: dict[str, Any]) -> bool:
+    """A measurement: not yes/no, not a code, and more than a handful of distinct values."""
+    return not (column.get("binary") or column.get("coded")) and not 0 < (column.get("distinct") or 99) <= SETTINGS
+
+
+def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -> dict[str, Any] | None:
+    """ask_user_question arguments when the question names something no column matched and the
+    plan fills a role with a default it could have filled otherwise; None when there is nothing to ask."""
+    if provenance is None or not provenance.unmatched:
+        return None
+    names = {c["name"] for c in provenance.columns}
+    if any(answer not in names for answer in provenance.answered.values()):
+        return None  # told to choose: what is still a default is said in the answer, not asked again
+    defaulted = {s.role for s in provenance.defaults()}
+    measures = [p for p in provenance.unmatched if measure_like(p)]
+    others = [p for p in provenance.unmatched if p not in measures]
+    # the groups first, unless every unmatched word is a number's name ("the total score", "利润")
+    for role in ASKED_ROLES if others else ASKED_ROLES[::-1]:
+        if role not in defaulted or role in provenance.answered:
+            continue
+        if role == "group" and not (others and provenance.asks_groups):
+            continue  # groups the question did not ask for, or words that name a number: said in the answer
+        found, choices = candidates(role, provenance.columns, metric if role == "group" else None)
+        if choices < 2:  # nothing to choose from: the answer says what it used instead
+            continue
+        words = _quoted(others if role == "group" else measures or provenance.unmatched, zh)
+        if zh:
+            question = f"问题提到了{words}，但没有哪一列叫这个名字。" + (
+                f"哪一列能看出{words}？" if role == "group" else f"{words}是哪一列的数值？"
+            )
+            reason = "不确认的话，分析会自行挑一列：数字可能没错，但说的不是您问的东西。"
+            none = "由分析器自行选择，并在回答中写明用了哪一列"
+        else:
+            question = f"Your question mentions {words}, but no column is called that. " + (
+                f"Which column says which rows are {words}?" if role == "group" else f"Which column holds {words}?"
+            )
+            reason = (
+                "Without your answer the analysis would pick a column itself: the numbers could be right "
+                "but about the wrong thing."
+            )
+            none = "Let the analyst choose; the answer says which column it used"
+        options = [{"label": c["name"], "description": describe_column(c, zh)} for c in found[:MAX_CANDIDATES]]
+        options.append({"label": NONE_OF_THESE["zh" if zh else "en"], "description": none})
+        return {
+            "question": question,
+            "kind": "single",
+            "options": options,
+            "reason": reason,
+            "topic": topic(provenance.key, role),
+        }
+    return None
+
+
+# The head words of a phrase that names a number (English and Chinese put the head last):
+# "science score", "business", "数学成绩", "利润".
+MEASURE_EN = set(
+    """score scores mark marks grade grades result results rate rates amount amounts total totals sales
+revenue revenues profit profits income incomes earnings cost costs price prices spend spending value values weight
+height length duration speed count counts volume size business takings turnover performance pay salary wage wages
+time times level levels number numbers percentage share yield output""".split()
+)
+MEASURE_ZH = (
+    "成绩",
+    "分数",
+    "得分",
+    "总分",
+    "分",
+    "金额",
+    "收入",
+    "利润",
+    "成本",
+    "价格",
+    "销量",
+    "销售",
+    "生意",
+    "营收",
+    "时长",
+    "时间",
+    "重量",
+    "数量",
+    "业绩",
+    "表现",
+    "产量",
+    "工资",
+    "薪水",
+    "费用",
+    "消费",
+    "比例",
+    "率",
+    "额",
+    "量",
+)
+
+
+def measure_like(phrase: str) -> bool:
+    """Whether an unmatched phrase names a number rather than groups, by its last word."""
+    words = phrase.lower().split()
+    if words and words[-1].isascii():
+        return words[-1] in MEASURE_EN
+    return phrase.endswith(MEASURE_ZH)
+
+
+def describe_column(column: dict[str, Any], zh: bool) -> str:
+    """'values: sunny, rain, cloudy …' or 'numbers from 3 to 97', for an option."""
+    values = [str(v) for v in column.get("values") or []]
+    if values:
+        more = " …" if len(values) > 4 or (column.get("levels") or 0) > len(values[:4]) else ""
+        return ("取值：" if zh else "values: ") + ("、" if zh else ", ").join(values[:4]) + more
+    low, high = column.get("minimum"), column.get("maximum")
+    if column["type"] in NUMERIC and isinstance(low, (int, float)) and isinstance(high, (int, float)):
+        return f"数值，{fmt_num(low)} 至 {fmt_num(high)}" if zh else f"numbers from {fmt_num(low)} to {fmt_num(high)}"
+    if column["type"] in NUMERIC:
+        return "数值" if zh else "numbers"
+    levels = column.get("levels")
+    return (f"{levels} 个不同取值" if zh else f"{levels} different values") if levels else column["type"]
+
+
+def defaults_sentence(provenance: Provenance | None, zh: bool) -> str:
+    """Which columns the answer used that the question did not name, in plain words; '' when the
+    question named them all. A date is worth saying only beside another default."""
+    if provenance is None:
+        return ""
+    used = [s for s in provenance.defaults() if s.role in ROLE_WORDS]
+    if not any(s.role != "date" for s in used):
+        return ""
+    listed = ("、" if zh else ", ").join(_named(s, zh) for s in used)
+    # the words that matched nothing are worth naming when a number or the groups stood in for them
+    words = _quoted(provenance.unmatched, zh) if any(s.role in ASKED_ROLES for s in used) else ""
+    if zh:
+        lead = f"问题中的{words}与任何列都对不上，" if words else "问题没有指明这些列，"
+        return f"{lead}这里使用了 {listed}；请确认这是您想要的。"
+    verb = "matches" if len(provenance.unmatched) == 1 else "match"
+    lead = (
+        f"Your question mentions {words}, which {verb} no column, so this used "
+        if words
+        else "Your question did not name these columns, so this used "
+    )
+    return f"{lead}{listed}: check they are the ones you meant."
+
+
+def stood_in(provenance: Provenance | None) -> bool:
+    """Whether a default stood in for words of the question that matched no column (not asked: no
+    other column to choose, or the user let the analyst choose): its evidence is not high confidence."""
+    return bool(provenance and provenance.unmatched and any(s.role in ASKED_ROLES for s in provenance.defaults()))
+
+
+def _named(source: Source, zh: bool) -> str:
+    columns = ("、" if zh else ", ").join(f"**{c}**" for c in source.columns[:6])
+    en, zh_text = ROLE_WORDS[source.role]
+    return f"{columns}（{zh_text}）" if zh else f"{columns} ({en})"
+
+
+def _quoted(phrases: list[str], zh: bool) -> str:
+    return ("、" if zh else ", ").join(f"“{p}”" for p in phrases[:4])

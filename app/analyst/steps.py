@@ -1,0 +1,51 @@
+"""The built-in analyst's plan: the tool calls it will make (steps) and what it read from the
+question (metric, grouping, kind, filters …). Shared by plan.py and the plans of data tasks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Step:
+    """One planned tool call and the task it serves."""
+
+    tool: str
+    arguments: dict[str, Any]
+    task: str | None = None  # subject of the task it completes (None: supporting step)
+    evidence: bool = True
+    prep: bool = False  # a data step the analyses read (a filter): run in a round of its own, first
+
+
+@dataclass
+class Plan:
+    metric: str | None
+    dimension: str | None
+    steps: list[Step] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    kind: str = "standard"  # or proportion, paired, top, total, dedupe (app.understanding.kinds)
+    top: tuple[int, bool] | None = None  # (N, bottom) for a top/bottom-N question
+    dataset: str | None = None  # the dataset chosen (dataset_choice) and the one analysed (a filtered copy)
+    analysed: str | None = None
+    choice: Any = None
+    filters: list[dict[str, Any]] = field(default_factory=list)
+    rules: list[tuple[str, bool]] = field(default_factory=list)  # workspace rules: (text, applied)
+    values: list[str] = field(default_factory=list)  # the grouping's values the question names, in its order
+    weights: str | None = None  # a count table's frequency column: each row stands for that many cases
+    success: str | None = None  # the outcome's value that counts as a success (Admit = Admitted)
+    failures: str | None = None  # with counts of both outcomes per row: the failures' column (ncontrols)
+    lead: str = ""  # said before the headline: what of the question the data cannot answer
+    derived: str | None = None  # the new version a prep step makes, which the analyses read
+    whole: str | None = None  # the grouping column one group of which is compared with the others
+    provenance: Any = None  # where each role's columns came from (role_sources.Provenance)
+    words: dict[str, str] = field(default_factory=dict)  # column → the word the question used for it ("wind")
+
+
+# Data tasks: a new version of the table, no inference (FACT_KINDS in analyst.py adds the plain facts)
+DATA_TASK_KINDS = ("dedupe", "filter", "derive", "drop_missing")
+
+
+def weighted_arguments(plan: Plan) -> dict[str, Any]:
+    """A count table's rows weigh as many cases as their frequency says (count_weights)."""
+    return {"weight_column": plan.weights} if plan.weights else {}

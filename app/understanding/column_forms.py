@@ -1,0 +1,415 @@
+"""Shorter forms a question uses for a column's name (zh/en), read from the name's structure:
+
+- a yes/no column named as a question ("是否使用优惠券", "Used Coupon", "refunded (Y/N)") is named by
+  its core noun ("用了优惠券", "coupons", "退款率", "refund rate");
+- a name with an abbreviation in it ("Systolic BP") by the words the abbreviation stands for
+  ("blood pressure": their initials);
+- a name joined from hyphenated words ("bluecol") by those words ("blue-collar");
+- a name of several words by its first word when no other column shares it ("overall score" →
+  Overall Satisfaction).
+
+The first is as good as the name; the others are partial matches, claimed last (roles).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from app.understanding.words import STOP, core_name, name_words, stem, words_at
+
+# --- yes/no columns named as questions ---------------------------------------------------------------
+_ZH_ASKING = re.compile(r"^(?:是否(?:有|为|已|曾)?|有无|有没有|是不是|是否是)")
+_ZH_FLAG_TAIL = re.compile(r"[（(]\s*(?:是\s*/\s*否|有\s*/\s*无|y\s*/\s*n|0\s*/\s*1)\s*[)）]$", re.I)
+# Verbs a yes/no name puts before its noun ("是否使用优惠券"): a question may use another verb or none.
+_ZH_VERB = re.compile(r"^(?:使用|用|有|参加|参与|购买|开通|办理|领取|申请|发生|接受|享受|已|曾|为|是)")
+_EN_ASKING = {"is", "has", "had", "was", "were", "did", "does", "used", "uses", "use", "got", "any", "ever", "have"}
+_EN_FLAG = {"y", "n", "yn", "flag", "ind", "indicator", "bool", "binary"}
+
+
+def yes_no_core(name: str) -> list[str]:
+    """The core of a yes/no column's name written as a question: Chinese text pieces ("使用优惠券",
+    "优惠券") or English words (["coupon"]); empty when the name is not shaped like a question."""
+    text = name.strip()
+    if not text.isascii():
+        core = _ZH_FLAG_TAIL.sub("", text).strip()
+        asked = _ZH_ASKING.match(core)
+        if not asked and core == text:
+            return []
+        core = core[asked.end() :] if asked else core
+        noun = _ZH_VERB.sub("", core)
+        return [piece for piece in dict.fromkeys((core, noun)) if len(piece) >= 2]
+    words = name_words(text)
+    core_words = [w for w in words if w not in _EN_FLAG]
+    leads = bool(core_words) and core_words[0] in _EN_ASKING
+    if leads:
+        core_words = core_words[1:]
+    if not (leads or len(core_words) < len(words)) or not core_words:
+        return []
+    return core_words
+
+
+def yes_no_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
+    """Where the question names a yes/no column by the core of its question-shaped name."""
+    core = yes_no_core(name)
+    if not core:
+        return
+    if not name.isascii():
+        text = question.lower()
+        found = False
+        for piece in core:  # the fuller piece first
+            for match in re.finditer(re.escape(piece.lower()), text):
+                found = True
+                yield match.start(), match.end()
+        if not found and (loose := _reworded(text, core[0])):
+            yield loose
+        return
+    wanted = [stem(w) for w in core if w not in STOP]
+    words = words_at(question)
+    for i in range(len(words) - len(wanted) + 1):
+        window = words[i : i + len(wanted)]
+        if wanted and all(stem(w) == want and len(want) >= 3 for (_, _, w), want in zip(window, wanted, strict=True)):
+            yield window[0][0], window[-1][1]
+
+
+def _reworded(text: str, core: str) -> tuple[int, int] | None:
+    """Where a long Chinese core is said with a word moved or put in ("愿意把公司推荐给朋友" for
+    是否愿意推荐公司给朋友): most of its two-character pieces within one clause of the question."""
+    pairs = [core[i : i + 2] for i in range(len(core) - 1)]
+    if len(core) < 5:
+        return None
+    for clause in re.finditer(r"[^，,。？?！!；;]+", text):
+        places = [clause.start() + at for pair in pairs if (at := clause.group(0).find(pair)) >= 0]
+        if len(places) >= 3 and len(places) >= 0.6 * len(pairs):
+            return min(places), max(places) + 2
+    return None
+
+
+# --- partial names: abbreviations, joined words, a distinctive first word ------------------------------
+# Words that say what kind of thing a name is, not which: "Customer Type" is not the customer.
+_KIND_WORDS = {
+    "type",
+    "types",
+    "group",
+    "groups",
+    "id",
+    "name",
+    "code",
+    "category",
+    "class",
+    "segment",
+    "level",
+    "kind",
+    "no",
+    "number",
+    "status",
+    "flag",
+}
+# Plain words for "the number measured", which a question puts after a name's first word in place of
+# the rest of it ("overall score", "service rating").
+_MEASURE_WORDS = {
+    "score",
+    "scores",
+    "rating",
+    "ratings",
+    "level",
+    "levels",
+    "value",
+    "values",
+    "index",
+    "measure",
+    "result",
+    "results",
+    "grade",
+    "grades",
+    "mark",
+    "marks",
+    "figure",
+    "figures",
+}
+# Units and counts a name may end in after what it measures ("Exercise Hours", "Order Amount").
+_UNIT_WORDS = {
+    "hours",
+    "hour",
+    "hrs",
+    "minutes",
+    "minute",
+    "mins",
+    "min",
+    "days",
+    "day",
+    "weeks",
+    "week",
+    "months",
+    "month",
+    "years",
+    "year",
+    "count",
+    "amount",
+    "total",
+    "rate",
+    "percent",
+    "pct",
+    "kg",
+    "cm",
+    "km",
+    "per",
+}
+_GENERIC = {
+    "total",
+    "number",
+    "count",
+    "rate",
+    "score",
+    "value",
+    "level",
+    "type",
+    "average",
+    "mean",
+    "percent",
+    "amount",
+    "date",
+    "time",
+    "name",
+    "index",
+    "group",
+    "class",
+    "status",
+    "year",
+    "month",
+    "day",
+    "years",
+    "months",
+    "days",
+    "weeks",
+    "hours",
+    "minutes",
+}
+
+
+def initials_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
+    """Where consecutive question words are the initials of an abbreviation inside a longer name:
+    "blood pressure" → Systolic BP, "body mass index" → BMI Score. Only when no other column holds
+    the same abbreviation (Systolic BP and Diastolic BP: the question does not say which)."""
+    parts = name_words(core_name(name))
+    if len(parts) < 2:
+        return  # a one-word name is read by words.abbreviates
+    tokens = [p for p in parts if p.isalpha() and 2 <= len(p) <= 4 and p not in STOP]
+    words = words_at(question)
+    for token in tokens:
+        if any(token in name_words(other) for other in others if other != name):
+            continue
+        size = len(token)
+        for i in range(len(words) - size + 1):
+            phrase = [w for _, _, w in words[i : i + size]]
+            if "".join(w[0] for w in phrase) == token and not any(w in STOP or len(w) < 3 for w in phrase):
+                yield words[i][0], words[i + size - 1][1]
+
+
+def joined_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
+    """Where two consecutive question words make a one-word name, one whole and the other cut short:
+    "blue-collar" → bluecol, "white collar" → whitecollar."""
+    parts = name_words(name)
+    if len(parts) != 1 or not parts[0].isalpha() or len(parts[0]) < 6:
+        return
+    joined = parts[0]
+    words = words_at(question)
+    for (start, _, first), (_, end, second) in zip(words, words[1:], strict=False):
+        if first in STOP or second in STOP or len(first) < 3 or len(second) < 3:
+            continue
+        whole_then_cut = (
+            joined.startswith(first) and len(joined) - len(first) >= 3 and second.startswith(joined[len(first) :])
+        )
+        cut_then_whole = (
+            joined.endswith(second) and len(joined) - len(second) >= 3 and first.startswith(joined[: -len(second)])
+        )
+        if whole_then_cut or cut_then_whole:
+            yield start, end
+
+
+def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
+    """Where the question uses the first word of a longer name that no other column's name holds,
+    followed by a plain word for a measurement ("overall score" → Overall Satisfaction), inside a list
+    of such words, or alone when the rest of the name is only a unit or count ("exercise" → Exercise
+    Hours). Not when the rest of the name says what kind of thing it is ("Customer Type" is not a
+    customer rating)."""
+    parts = name_words(core_name(name))
+    if len(parts) < 2 or parts[0] in STOP or len(parts[0]) < 4 or not parts[0].isalpha():
+        return
+    if any(p in _KIND_WORDS for p in parts[1:]):
+        return
+    lead = stem(parts[0])
+    if any(lead in {stem(w) for w in name_words(other)} for other in others if other != name):
+        return
+    words = words_at(question)
+    for (start, gap, word), (resume, end, after) in zip(words, words[1:], strict=False):
+        if (
+            stem(word) == lead
+            and after in _MEASURE_WORDS
+            and parts[0] not in _GENERIC
+            and not question[gap:resume].strip()
+        ):  # "overall score", not "staff, value"
+            yield start, end
+    if all(p in _WHEN_WORDS for p in parts[1:]):  # "Visits Last Month", "Sales This Year": the first word is it
+        for start, end, word in words:
+            if stem(word) == lead and parts[0] not in _GENERIC:
+                yield start, end
+    for start, end, word in words:  # a list of the things rated: "cleanliness, staff, value and Wi-Fi"
+        if stem(word) == lead and parts[0] not in _NEVER_LISTED and _listed(question, start, end):
+            yield start, end
+    if parts[0] not in _GENERIC and all(p in _MEASURE_WORDS or p in _UNIT_WORDS for p in parts[1:]):
+        for start, end, word in words:
+            if stem(word) == lead:
+                yield start, end
+
+
+# The rest of a name that only says over which period the first word was counted
+_WHEN_WORDS = {
+    "last",
+    "this",
+    "per",
+    "past",
+    "prev",
+    "previous",
+    "current",
+    "month",
+    "week",
+    "year",
+    "day",
+    "quarter",
+    "monthly",
+    "weekly",
+    "yearly",
+    "daily",
+    "ytd",
+    "mtd",
+}
+# A list names the columns it lists by their first words, but these say too little on their own.
+_NEVER_LISTED = {"total", "number", "count", "date", "time", "name", "type", "average", "mean", "percent", "amount"}
+_LIST_BEFORE = re.compile(r"(?:,|、|，|\band|\bor)\s*$", re.I)
+_LIST_AFTER = re.compile(r"^\s*(?:,|、|，|and\b|or\b)", re.I)
+
+
+def _listed(question: str, start: int, end: int) -> bool:
+    """The word at start:end is inside a list: a comma or "and" right before it and right after it
+    ("cleanliness, staff, breakfast"). A list's first and last items need no help: "Hi, staff …" is
+    no list."""
+    return bool(_LIST_BEFORE.search(question[:start]) and _LIST_AFTER.match(question[end:]))
+
+
+# --- a Chinese name by its leading word ------------------------------------------------------------
+# A Chinese name is often "what + which measure": 数学成绩, 销售金额, 班级. A question says the "what"
+# and its own measure word ("数学平均分", "哪两个班"): the part before the measure names the column
+# when no other column holds it.
+_ZH_MEASURE_TAIL = re.compile(r"(?:成绩|分数|得分|评分|金额|数量|次数|人数|时长|名称|类别|类型|级)$")
+# A one-character lead (班 of 班级) only after a counter ("哪两个班", "每个班", "各班") and never a
+# unit of time ("每个月" is not 月级).
+_ZH_COUNTED = re.compile(r"(?:个|各|每)$")
+_ZH_TIME_CHARS = set("年月日天周时分秒季")
+
+
+# A noun written with its measure word after it (地块, 车辆, 房间, 店铺): a question counts it with the
+# measure word first ("哪三块地", "几辆车").
+_ZH_CLASSIFIERS = set("块辆间张本匹只台家所座条件套位名棵头艘架栋")
+_ZH_COUNTER = re.compile(r"(?:[\d一二两三四五六七八九十几每哪各这那])[家间所座位个]")
+
+
+def zh_leading_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
+    """Where the question uses a Chinese name's leading word: "数学平均分" → 数学成绩, "哪两个班" → 班级,
+    "哪三块地" → 地块."""
+    core = name.strip()
+    if len(core) == 2 and core[1] in _ZH_CLASSIFIERS and "\u4e00" <= core[0] <= "\u9fff":
+        for match in re.finditer(re.escape(core[1] + core[0]), question):
+            yield match.start(), match.end()
+    if len(core) == 2 and "\u4e00" <= core[1] <= "\u9fff" and core[1] not in _ZH_TIME_CHARS:
+        # a two-character name by its last character, counted: "三家店", "每家店" → 门店; "各个班" → 班级 is below
+        for match in _ZH_COUNTER.finditer(question):
+            if question.startswith(core[1], match.end()) and not any(core[1] in o for o in others if o != name):
+                yield match.end(), match.end() + 1
+    lead = _ZH_MEASURE_TAIL.sub("", name.strip())
+    if lead == name.strip() or not lead or not all("\u4e00" <= ch <= "\u9fff" for ch in lead):
+        return
+    if any(lead in other for other in others if other != name):
+        return
+    for match in re.finditer(re.escape(lead), question):
+        if len(lead) >= 2 or (lead not in _ZH_TIME_CHARS and _ZH_COUNTED.search(question[: match.start()])):
+            yield match.start(), match.end()
+
+
+def head_word_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
+    """Where the question uses the last word of a longer English name, its head noun, when no other
+    column's name holds it: "satisfaction" → Customer Satisfaction, "income" → Household Income. Not
+    a plain word any column may end in ("Order Amount" is not named by "amount")."""
+    parts = [p for p in name_words(core_name(name)) if not p.isdigit()]
+    if len(parts) < 2 or not name.isascii():
+        return
+    head = parts[-1]
+    if head in STOP or head in _GENERIC or head in _KIND_WORDS or len(head) < 4 or not head.isalpha():
+        return
+    target = stem(head)
+    if any(target in {stem(w) for w in name_words(other)} for other in others if other != name):
+        return
+    adjective = head[:-2] if head.endswith("ly") and len(head) >= 7 else None  # "Works Remotely" ← "remote"
+    for start, end, word in words_at(question):
+        if stem(word) == target or word == adjective:
+            yield start, end
+
+
+# Pieces of Chinese names that say what kind of number or thing it is, not which: 平均温度 is not named
+# by "平均" (any average), 订单编号 not by "编号".
+_ZH_GENERIC = {
+    "是否",
+    "平均",
+    "数量",
+    "金额",
+    "比例",
+    "时间",
+    "日期",
+    "每月",
+    "每日",
+    "每天",
+    "总数",
+    "总额",
+    "编号",
+    "名称",
+    "类型",
+    "类别",
+    "次数",
+    "人数",
+    "个数",
+    "情况",
+    "水平",
+    "程度",
+    "总计",
+    "合计",
+    "指数",
+    "数值",
+    "单位",
+    "月份",
+    "年份",
+    "得分",
+    "评分",
+    "分数",
+}
+_CJK = re.compile(r"[\u4e00-\u9fff]+")
+
+
+def zh_part_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
+    """Where the question writes part of a Chinese name that no other column's name holds: its start
+    or end of two characters or more ("满意度" → 客户满意度, "广告" → 广告费用), or three or more from
+    anywhere in it ("满意度" → 客户满意度评分). The longest such piece first."""
+    runs = _CJK.findall(name)
+    if not runs or yes_no_core(name):  # "是否会员" is named by its core (yes_no_mentions), not "是否会"
+        return
+    text = question.lower()
+    whole = "".join(runs)
+    for size in range(len(whole) - 1, 1, -1):
+        for at in range(len(whole) - size + 1):
+            piece = whole[at : at + size]
+            edge = at == 0 or at + size == len(whole)
+            if not (edge or size >= 3) or piece in _ZH_GENERIC or any(g == piece for g in _ZH_GENERIC):
+                continue
+            if any(piece in other for other in others if other != name):
+                continue
+            for match in re.finditer(re.escape(piece), text):
+                yield match.start(), match.end()

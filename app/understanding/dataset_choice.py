@@ -1,0 +1,161 @@
+"""Which dataset of the workspace a question is about (SPEC §9 scope; issue 14).
+
+The question's words are matched against every dataset's column names (with synonyms, stems and
+abbreviations: words) and category values ("online orders" → Channel = Online). The
+dataset with the most matches is the one analysed. When two fit equally, or none fits at all, the
+scope gate asks (gates.scope_gate) and the answer — a dataset name — is honoured by the harness's
+gates and by the built-in analyst alike. Pure functions over dataset summaries.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.understanding.profile_reading import LOOKUP_LEVELS
+from app.understanding.roles import WEAK_KINDS, column_mentions, match_kinds, named_values
+from app.understanding.words import SYNONYMS, name_words
+
+GROUPING = ("category", "boolean")
+
+
+@dataclass
+class Fit:
+    """How well one dataset fits a question: the columns named, the values named."""
+
+    dataset: dict[str, Any]
+    columns: list[str] = field(default_factory=list)
+    values: list[str] = field(default_factory=list)
+    named: bool = False  # the question names the dataset (or its file) itself
+    kinds: dict[str, str] = field(default_factory=dict)  # column → how it was named (roles.MATCH_KINDS)
+
+    @property
+    def weak(self) -> list[str]:
+        """The columns named only partly ("overall score" for Overall Satisfaction): worth confirming."""
+        return [name for name in self.columns if self.kinds.get(name) in WEAK_KINDS]
+
+    @property
+    def score(self) -> int:
+        return len(self.columns) + len(self.values) + (5 if self.named else 0)
+
+
+@dataclass
+class Choice:
+    """The dataset to analyse, how it was chosen, and whether the scope gate should ask."""
+
+    dataset: dict[str, Any] | None
+    how: str  # "only", "words", "answer", "tie", "none"
+    fits: list[Fit] = field(default_factory=list)
+
+    @property
+    def ambiguous(self) -> bool:
+        return self.how in ("tie", "none")
+
+    @property
+    def candidates(self) -> list[Fit]:
+        """The datasets the user may pick from: those tied at the top, else all of them."""
+        if self.how == "tie":
+            best = self.fits[0].score
+            return [f for f in self.fits if f.score == best]
+        return self.fits
+
+
+def fit(question: str, dataset: dict[str, Any]) -> Fit:
+    columns = [c for c in dataset.get("columns", []) if not c.get("pii")]
+    mentions = column_mentions(question, columns, SYNONYMS)
+    spans = [(m.start, m.end, m.name) for m in mentions]
+    named_columns = list(dict.fromkeys(name for _, _, name in spans))
+    column, values = named_values(question, columns, spans)
+    text = question.lower()
+    own = [str(dataset.get("name") or ""), re.sub(r"\.\w+$", "", str(dataset.get("file") or ""))]
+    named = any(name and len(name) > 2 and (name.lower() in text or " ".join(name_words(name)) in text) for name in own)
+    return Fit(
+        dataset, named_columns, [f"{column} = {v}" for v in values] if column else [], named, match_kinds(mentions)
+    )
+
+
+def choose_dataset(
+    question: str, datasets: list[dict[str, Any]], answered: dict[str, Any] | None = None, key: str | None = None
+) -> Choice:
+    """The dataset the question is about: the user's scope answer for this question when there is
+    one, else the best fit by words; `tie`/`none` when the words cannot tell (the gate asks)."""
+    if not datasets:
+        return Choice(None, "none")
+    fits = sorted((fit(question, d) for d in datasets), key=lambda f: -f.score)
+    if len(datasets) == 1:
+        return Choice(datasets[0], "only", fits)
+    picked = answered_dataset(datasets, answered or {}, key)
+    if picked is not None:
+        return Choice(picked, "answer", fits)
+    best = fits[0].score
+    if best == 0:
+        return Choice(datasets[-1], "none", fits)
+    top = [f for f in fits if f.score == best]
+    if len(top) > 1:
+        names = [str(f.dataset.get("name")) for f in top]
+        root = min(names, key=len)
+        if all(n == root or n.startswith(f"{root}_") for n in names):  # a table and what was derived from it
+            return Choice(next(f.dataset for f in top if f.dataset.get("name") == root), "words", fits)
+        return Choice(top[0].dataset, "tie", fits)
+    return Choice(top[0].dataset, "words", fits)
+
+
+def answered_dataset(
+    datasets: list[dict[str, Any]], answered: dict[str, Any], key: str | None
+) -> dict[str, Any] | None:
+    """The dataset a scope answer names: this question's answer (`scope.<question key>`), else an
+    answer to the new-file question (`scope.<dataset>`: "Only the new file (x)", "Only the earlier
+    data", a dataset's name)."""
+    topics = ([f"scope.{key}"] if key else []) + [t for t in answered if t.startswith("scope.") and t != f"scope.{key}"]
+    by_name = {str(d.get("name")): d for d in datasets}
+    for topic in topics:
+        answer = answered.get(topic)
+        if isinstance(answer, list):
+            answer = answer[0] if answer else None
+        if not isinstance(answer, str):
+            continue
+        text = answer.strip()
+        if text in by_name:
+            return by_name[text]
+        inside = [name for name in by_name if name and name in text]
+        if inside:
+            return by_name[max(inside, key=len)]
+        if re.search(r"earlier|之前", text):
+            new = topic.split(".", 1)[1]
+            earlier = [d for d in datasets if d.get("name") != new]
+            if earlier:
+                return earlier[-1]
+    return None
+
+
+def with_values(summary: dict[str, Any], frame: Any) -> dict[str, Any]:
+    """A dataset summary with each category column's values (up to LOOKUP_LEVELS), from the frame,
+    so questions can be matched by the values they name."""
+    if frame is None:
+        return summary
+    columns = []
+    for c in summary.get("columns", []):
+        if (
+            c["type"] in GROUPING
+            and not c.get("pii")
+            and c["name"] in getattr(frame, "columns", ())
+            and "values" not in c
+        ):
+            counts = frame[c["name"]].value_counts()
+            if len(counts) <= LOOKUP_LEVELS:
+                c = {**c, "values": [str(v) for v in counts.index]}
+        columns.append(c)
+    return {**summary, "columns": columns}
+
+
+def describe_fit(f: Fit, zh: bool) -> str:
+    """One option's description in the scope question: size and what matched."""
+    rows = f.dataset.get("rows")
+    size = (f"{rows:,} 行" if zh else f"{rows:,} rows") if isinstance(rows, int) else ""
+    matched = [*f.columns, *f.values][:4]
+    if matched:
+        what = ("匹配：" if zh else "matches: ") + ", ".join(matched)
+    else:
+        what = "与问题中的词不匹配" if zh else "no column matches the question's words"
+    return "; ".join(p for p in (size, what) if p)

@@ -1,0 +1,264 @@
+"""The kinds of question a non-expert asks beyond "compare" and "trend" (issue 14), as the built-in
+analyst reads them (zh/en): totals and shares per group, top/bottom N, paired designs, data tasks
+(remove duplicates) — and follow-ups that narrow the previous question ("and only for online
+orders?"). Pure functions over the question text; the analyst's plan turns them into steps.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_EN_N = {w: i for i, w in enumerate("one two three four five six seven eight nine ten".split(), 1)}
+_ZH_N = {c: i for i, c in enumerate("一二三四五六七八九十", 1)} | {"两": 2}
+
+TOTAL = re.compile(
+    r"\btotals?\b|\bsum\b|\bin all\b|\baltogether\b|\bcombined\b|brings? in the most|bring in|"
+    r"\bshare\b|\bshares\b|percent(?:age)? of (?:all|the total)|contribut|总额|总计|合计|总共|一共|加起来|"
+    r"总和|总量|总销售|总收入|总营业|占比|份额|贡献|"
+    # 总 before what is added up ("总消费", "总花费", "总成本"); not 总体/总结/总是/总之/总部/总监/总经理/总统
+    r"总(?!体|结|是|之|部|监|经理|统|的来说|共计?)(?=[\u4e00-\u9fff])",
+    re.I,
+)
+_TOP_EN = re.compile(
+    r"\b(top|bottom|best|worst|largest|biggest|smallest|highest|lowest)\s+(\d+|" + "|".join(_EN_N) + r")\b", re.I
+)
+_TOP_ZH = re.compile(
+    r"(?:前|排名前|最高的|最大的|后|最低的|倒数)\s*(\d+|[一二两三四五六七八九十])\s*(?:名|个|位|家|种)?"
+)
+PAIRED = re.compile(
+    r"\bsame\s+(?:\d+\s+|ten\s+|\w+\s+)?(?:patients|people|subjects|persons|participants|students|"
+    r"customers|stores|shops|animals|children|individuals|users|employees|cars)\b|\bpaired\b|"
+    r"\bmatched pairs?\b|\bboth (?:drugs|treatments|conditions|tests|methods)\b|\beach (?:patient|subject)\b|"
+    r"\brepeated measures?\b|\bbefore and after\b|同样(?:这|的)?\s*\d*\s*[个位名]?(?:病人|患者|人|受试者)|"
+    r"先后(?:服用|使用|接受|吃)|同一批|同一组|相同的(?:\d+|[一二两三四五六七八九十]+)?(?:个|位|名)?"
+    r"(?:病人|患者|人|受试者|学生|客户|门店)|配对|成对|前后对比|两种药都|都服用",
+    re.I,
+)
+DEDUPE = re.compile(r"\bduplicat|\bde-?dup|\bremove (?:the )?(?:repeated|double)|重复", re.I)
+FILTER_CUE = re.compile(
+    r"\bonly\b|\bjust\b|\bexcluding\b|\bexcept\b|\bwithout\b|只看|只要|只算|仅|只有|只对|只|排除|不含|除了", re.I
+)
+FOLLOWUP = re.compile(
+    r"^\s*(?:and\b|but\b|what about\b|how about\b|now\b|only\b|just\b|same\b|also\b|then\b|"
+    r"那|那么|如果只|只看|仅看|仅|只|再|同样|换成|改成)",
+    re.I,
+)
+MOST = re.compile(
+    r"\b(?:most|highest|largest|biggest|best|heaviest|longest|greatest|top)\b|最高|最多|最大|最好|最重|最长|"
+    r"排名第一|哪个.*最|哪.*最",
+    re.I,
+)
+LEAST = re.compile(r"\b(?:least|lowest|smallest|fewest|worst|lightest|shortest)\b|最低|最少|最小|最差|最轻|最短", re.I)
+
+
+def asks_total(question: str) -> bool:
+    return bool(TOTAL.search(question))
+
+
+# "which three brands … the best", "哪三家门店…最多": a number of things, and a superlative
+# ("which one", "哪一个" ask for the single highest group: the comparison's own reading answers that)
+_WHICH_N = re.compile(
+    r"\bwhich\s+(\d+|"
+    + "|".join(w for w in _EN_N if w != "one")
+    + r")\b|哪\s*(\d+|[二两三四五六七八九十])\s*(?:个|家|位|种|款|名|类|所|只)?",
+    re.I,
+)
+
+
+def asks_top(question: str) -> tuple[int, bool] | None:
+    """(N, bottom) for "top 5 customers", "worst 3 stores", "前5名", "which three … the best"; None when
+    the question asks no top N."""
+    if (match := _WHICH_N.search(question)) and (extreme := asks_extreme(question)):
+        n = (match.group(1) or match.group(2)).lower()
+        count = int(n) if n.isdigit() else _EN_N.get(n) or _ZH_N.get(n, 3)
+        return count, extreme == "least"
+    if match := _TOP_EN.search(question):
+        word, n = match.group(1).lower(), match.group(2).lower()
+        return (int(n) if n.isdigit() else _EN_N[n]), word in ("bottom", "worst", "smallest", "lowest")
+    if match := _TOP_ZH.search(question):
+        n = match.group(1)
+        bottom = match.group(0).startswith(("后", "最低", "倒数"))
+        return (int(n) if n.isdigit() else _ZH_N.get(n, 5)), bottom
+    return None
+
+
+def asks_paired(question: str) -> bool:
+    return bool(PAIRED.search(question))
+
+
+def asks_dedupe(question: str) -> bool:
+    return bool(DEDUPE.search(question))
+
+
+def asks_extreme(question: str) -> str | None:
+    """ "most" or "least" when the question asks which group is highest or lowest."""
+    if LEAST.search(question):
+        return "least"
+    if MOST.search(question):
+        return "most"
+    return None
+
+
+# --- follow-ups ----------------------------------------------------------------------------------
+def is_followup(question: str) -> bool:
+    """A short message that continues the previous question: "and only for online orders?", "那只看华东呢？"."""
+    words = len(question.split()) if question.isascii() else len(question) // 3
+    return bool(FOLLOWUP.search(question)) and words <= 10
+
+
+@dataclass
+class Chain:
+    """A question read with the previous ones it continues: the root question (what to analyse)
+    and the parts that narrow it (filters)."""
+
+    root: str
+    narrowing: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return " ".join([self.root, *self.narrowing])
+
+
+def question_chain(question: str, earlier: list[str]) -> Chain:
+    """The question with the earlier ones it continues (most recent last in `earlier`): a follow-up
+    inherits the previous question's variables and its filters."""
+    parts = [question]
+    for previous in reversed(earlier):
+        if not is_followup(parts[0]):
+            break
+        parts.insert(0, previous)
+    root, rest = parts[0], parts[1:]
+    return Chain(root, rest)
+
+
+def earlier_questions(messages: list[dict[str, Any]]) -> list[str]:
+    """The user's earlier questions in the conversation (harness notes are not questions)."""
+    questions = [
+        m.get("content") or ""
+        for m in messages
+        if m.get("role") == "user" and not (m.get("content") or "").startswith("[harness]")
+    ]
+    return questions[:-1]
+
+
+RATE = re.compile(
+    r"\brates?\b|\blikely\b|likelihood|\bchance|\bproportion|percentage|\bshare of|how often|"
+    r"比例|比率|概率|几率|可能性|占比|生还率|存活率|率",
+    re.I,
+)
+SHARE = re.compile(
+    r"\bshares?\b|\bpercent(?:age)?s?\b|proportion of (?:the )?(?:total|all)|占比|占多少|比例|份额|百分比", re.I
+)
+SLOPE = re.compile(
+    r"\bfor (?:each|every)\b|\bper (?:extra|additional|more)\b|\beach (?:extra|additional)\b|"
+    r"\bestimat|\bhow much (?:more|less|higher|lower|heavier|longer)\b.*\b(?:each|every|per)\b|"
+    r"每(?:增加|多|快|高|长|提高|大)|估计|推算",
+    re.I,
+)
+MEAN_WORDS = re.compile(r"\baverage|\bmean\b|\btypical|平均|均值", re.I)
+# One unit of what the rows count ("per order", "每单", "人均"): the average of a group's rows, not their
+# total. A grouping column after the word ("per customer type", "每个地区") is a breakdown instead.
+_UNITS_EN = (
+    "order|customer|client|visit|visitor|transaction|purchase|sale|person|head|member|user|patient|student|"
+    "employee|item|ticket|invoice|basket|booking|trip|call|household|shopper|guest|subscriber|account|row|record"
+)
+_UNITS_ZH = "顾客|客户|订单|用户|会员|病人|患者|学生|员工|家庭|客人|人"
+PER_UNIT = re.compile(
+    rf"\b(?:per|each|every)\s+(?P<unit>(?:{_UNITS_EN})s?)\b|"
+    rf"(?:每(?:个|位|名)?)(?P<unit_zh>单|笔|次|户|张|{_UNITS_ZH})|人均|单均|笔均|户均|客单价",
+    re.I,
+)
+FILTER_TASK = re.compile(
+    r"^\s*(?:please\s+)?(?:keep only|only keep|just keep|filter (?:to|for|down to)?|"
+    r"remove all but|select only|(?:show|give me|use) only (?:the )?(?:rows|records|entries|cases)|"
+    r"only (?:the )?(?:rows|records|entries|cases) (?:where|with|that))|^\s*(?:请)?(?:只保留|仅保留|筛选出?|过滤出?|只留下?)",
+    re.I,
+)
+# "5 or more", "3 and up": after the number, and inclusive
+_OR_ABOVE = r"(?:or|and) (?:more|above|higher|greater|over|up|bigger|larger)"
+_OR_BELOW = r"(?:or|and) (?:less|below|lower|fewer|under|smaller)"
+# "deeper than 300", "cheaper than 50": a comparative before "than" (below for these words of less)
+_LESS_THAN = (
+    r"(?:less|fewer|lower|smaller|shorter|lighter|cheaper|younger|shallower|slower|narrower|thinner|earlier) than"
+)
+_MORE_THAN = r"(?!(?:less|fewer|lower|smaller|shorter|lighter|cheaper|younger|shallower|slower|narrower|thinner|earlier)\b)[a-z]+er than"
+_ABOVE = rf"{_OR_ABOVE}|over|above|more than|{_MORE_THAN}|at least|>=?|以上|超过|大于|高于|不少于|不低于|及以上"
+_BELOW = rf"{_OR_BELOW}|under|below|{_LESS_THAN}|at most|<=?|以下|低于|小于|不超过|不高于|及以下"
+NUMBER_CUT = re.compile(
+    rf"(?P<pre>{_ABOVE}|{_BELOW})\s*(?P<n1>-?\d+(?:\.\d+)?)|"
+    rf"(?P<n2>-?\d+(?:\.\d+)?)\s*(?:[^\d\s，,。？?]{{0,4}}?|[a-z]{{1,14}})\s*(?P<post>{_ABOVE}|{_BELOW})",
+    re.I,
+)
+YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})\s*(?:年|\b)")
+
+
+def number_cut(question: str) -> tuple[str, float] | None:
+    """("> ", 1.0) for "1克拉以上", "over 1 carat"; ("<", 3.0) for "below 3". None when no cut is named."""
+    match = NUMBER_CUT.search(question)
+    if not match:
+        return None
+    word = (match.group("pre") or match.group("post")).lower()
+    value = float(match.group("n1") or match.group("n2"))
+    above = re.fullmatch(_ABOVE, word, re.I) is not None
+    inclusive = (
+        word in (">=", "<=", "at least", "at most", "不少于", "不低于", "不超过", "不高于", "及以上", "及以下")
+        or re.fullmatch(f"{_OR_ABOVE}|{_OR_BELOW}", word) is not None
+    )
+    return (">=" if inclusive else ">") if above else ("<=" if inclusive else "<"), value
+
+
+# A trend question without the word: a direction over a span of time ("has the flow been going down
+# over the years", "这些年就业人数是不是一直在增加").
+_DIRECTION = (
+    r"\bincreas|\bdecreas|\brising\b|\brisen\b|\brises?\b|\bfall(?:ing|en|s)?\b|\bdeclin|\bgrow|\bgoing (?:up|down)|"
+    r"\bgone (?:up|down)|\bgo(?:ne)? up\b|\bdropp|\b(?:longer|shorter)\b|\bgetting\b|"
+    r"上升|下降|增加|减少|增长|下滑|降低|提高|上涨|下跌|回落|攀升"
+)
+_TIME_SPAN = (
+    r"\bover (?:the )?(?:years|time|decades|months|period)|\b(year|quarter|month|week) (?:after|by|on|over) \1\b|"
+    r"\bover the last|"
+    r"\bthrough the years|\bsince \d{4}|\bas the (?:year|years|months|weeks|season) (?:went|goes|go|wore) on\b|"
+    r"\bover the (?:year|course of)\b|\bthrough(?:out)? the year\b|"
+    r"这些年|这几年|近年|历年|逐年|多年来|一直|年年|每一年|这段时间|随着时间|这一年|一年来|今年以来|越来越"
+)
+DIRECTION, TIME_SPAN = re.compile(_DIRECTION, re.I), re.compile(_TIME_SPAN, re.I)
+
+
+def asks_direction_over_time(question: str) -> bool:
+    """ "Is X rising over the years?", "一直在增加吗": a direction of change, or a span of years."""
+    return bool(
+        TIME_SPAN.search(question)
+        or (
+            DIRECTION.search(question)
+            and re.search(
+                r"\byears?\b|\btime\b|\bdecades?\b|\bmonths?\b|\bquarters?\b|\bweeks?\b|年|时间|月|季度", question, re.I
+            )
+        )
+    )
+
+
+SEASON = re.compile(
+    r"\b(?:which|what) (?:month|quarter|season|weekday|day of the week)\b|\bseasonal|\bpeak (?:month|season)|"
+    r"哪个月|哪一个月|哪几个月|哪个季度|哪个季节|旺季|淡季|季节性|星期几",
+    re.I,
+)
+DERIVE = re.compile(
+    r"^\s*(?:please\s+)?(?:add|create|make|compute|calculate|derive)\b.{0,20}\b(?:column|field|variable)\b|"
+    r"新增一列|添加一列|加一列|增加一列|新建一列|算出.{0,10}(?:列|字段)|计算.{0,10}(?:列|字段)",
+    re.I,
+)
+EACH = re.compile(r"\b(?:each|every|per)\b|每", re.I)
+DIFFERENCE = re.compile(
+    r"\bminus\b|\bdifference\b|\bsubtract|\w\s+-\s+\w|减去|之差|差额|(?<![增缩削])减(?![少小轻低弱慢肥价速去])", re.I
+)
+# a data task: remove the rows where a column (or any) has no value; a new version of the table
+DROP_MISSING = re.compile(
+    r"^\s*(?:please\s+|(?:can|could|would) you(?: please)?\s+|let'?s\s+|i (?:want|need) to\s+)?"
+    r"(?:drop|remove|delete|exclude|discard|get rid of|filter out|throw out|take out)\b.{0,60}"
+    r"(?:\bmissing\b|\bempty\b|\bblank\b|\bnull\b|\bna\b|\bnan\b|\bno (?:[\w.]+ ){0,2}(?:values?|data|readings?|entry)\b|\bwithout (?:a )?value)|"
+    r"(?:删掉|删除|去掉|去除|剔除|排除|丢掉|不要).{0,20}(?:为空|是空|空白|空值|缺失|没有值|没值|无值|NA|空的)|"
+    r"(?:为空|是空|空白|空值|缺失|没有值|没值|无值)的?(?:行|记录|数据)?.{0,4}(?:删掉|删除|去掉|去除|剔除)",
+    re.I,
+)

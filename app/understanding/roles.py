@@ -1,0 +1,611 @@
+"""Which roles the question gives the columns, beyond its keywords (zh/en). Pure functions, easy
+to test:
+
+- which column a regression explains ("what drives X", "影响X的因素") and which columns are its
+  predictors ("on A, B and C", "用A和B来…");
+- which category values the question names ("new and returning customers" → Customer Type);
+- how far ahead a forecast should go ("the next three months", "未来3个月") and at which period.
+
+What the data profile shows is read in profile_reading.py.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from app.understanding.column_forms import (
+    head_word_mentions,
+    initials_mentions,
+    joined_mentions,
+    leading_word_mentions,
+    yes_no_mentions,
+    zh_leading_mentions,
+    zh_part_mentions,
+)
+from app.understanding.everyday_words import CONDITION_WORDS
+from app.understanding.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
+from app.understanding.spelling import text_variants
+from app.understanding.value_matching import inflected_at, value_forms, zh_single_value_at
+from app.understanding.weekdays import day_at
+from app.understanding.words import (
+    SYNONYMS,
+    core_name,
+    loose_mentions,
+    name_words,
+    spread_mentions,
+    stem,
+    value_words,
+    words_at,
+)
+
+# --- columns named in the question, with their positions ------------------------------------------
+Span = tuple[int, int, str]  # start, end, column name
+
+
+class Mention(NamedTuple):
+    """Where a column is named and how: `kind` is one of MATCH_KINDS."""
+
+    start: int
+    end: int
+    name: str
+    kind: str
+
+
+# How a column can be named, strongest first: its name (or its other spelling: colour/color), the
+# core of a yes/no name written as a question, a synonym or everyday word, a stem or abbreviation,
+# a partial form (column_forms). Each later kind only claims text no earlier one has.
+MATCH_KINDS = ("name", "spelling", "yes-no", "synonym", "loose", "partial")
+WEAK_KINDS = frozenset({"partial"})
+
+
+def column_spans(question: str, columns: list[dict[str, Any]], synonyms: dict[str, tuple[str, ...]]) -> list[Span]:
+    """Where each column is named, in question order (see `column_mentions`)."""
+    return [(m.start, m.end, m.name) for m in column_mentions(question, columns, synonyms)]
+
+
+def column_mentions(
+    question: str, columns: list[dict[str, Any]], synonyms: dict[str, tuple[str, ...]]
+) -> list[Mention]:
+    """Where each column is named and how, in question order. Longest names claim their text first,
+    so 'Unit Price' is not also read as 'Price'; then the weaker kinds of MATCH_KINDS in turn."""
+    text = question.lower()
+    found: list[Mention] = []
+    longest_first = sorted(columns, key=lambda c: -len(c["name"]))
+    for col in longest_first:
+        _claim(text, col["name"].lower(), col["name"], found, "name")
+    for col in sorted(columns, key=lambda c: -len(core_name(c["name"]))):  # without its unit: "Delivery Time"
+        _claim(text, core_name(col["name"]).lower(), col["name"], found, "name")
+    for col in longest_first:  # colour/color; "overtime" for Over Time
+        for variant in [*text_variants(col["name"]), *joined_name(col["name"])]:
+            _claim(text, variant, col["name"], found, "spelling")
+    for col in longest_first:
+        _take(yes_no_mentions(question, col["name"]), col["name"], found, "yes-no")
+    # everyday words, the longest first ("年龄段" is Age Group before "年龄" is Age); of columns sharing
+    # a word, the one more of whose name the question uses ("longest petals": Petal.Length)
+    ranked = sorted(columns, key=lambda c: -_words_named(question, c["name"]))
+    words = [
+        (word, rank, col["name"])
+        for rank, col in enumerate(ranked)
+        for key, listed in synonyms.items()
+        if synonym_key_fits(key, col["name"])
+        for word in listed
+    ]
+    for word, _, name in sorted(words, key=lambda w: (-len(w[0]), w[1])):
+        _claim(text, word.lower(), name, found, "synonym")
+    for col in longest_first:  # stems and abbreviations: "survive", "birth weight"
+        _take(
+            [*loose_mentions(question, col["name"]), *spread_mentions(question, col["name"])],
+            col["name"],
+            found,
+            "loose",
+        )
+    names = [c["name"] for c in columns]
+    said_values = _value_places(text, columns)
+    for col in longest_first:  # partial forms, last: "blood pressure" → Systolic BP, "blue-collar" → bluecol
+        name = col["name"]
+        if col.get("type") == "identifier":  # "员工" is the rows (男员工), not a partial name of 员工编号
+            continue
+        places = [
+            *initials_mentions(question, name, names),
+            *joined_mentions(question, name),
+            *leading_word_mentions(question, name, names),
+            *zh_leading_mentions(question, name, names),
+            *head_word_mentions(question, name, names),
+            *zh_part_mentions(question, name, names),
+        ]
+        # a piece of a value the question names is that value: "不施肥" is 肥料's, not 施肥量 (kg/亩)
+        _take([(a, b) for a, b in places if not any(s <= a and b <= e for s, e in said_values)], name, found, "partial")
+    found = _without_rows_words(question, sorted(found))
+    return _without_scene_names(question, _condition_before_name(question, found, columns, synonyms), columns)
+
+
+# "Windy days", "hot months": the plural of a time unit after a word that names a column is the
+# rows described by it, not the Day or Month column ("Do windy days have less ozone?" is not about
+# the day of the month).
+_ROWS_UNITS = re.compile(r"(?:days|weeks|months|years|nights)", re.I)
+
+
+def _without_rows_words(question: str, found: list[Mention]) -> list[Mention]:
+    kept: list[Mention] = []
+    for mention in found:
+        said = question[mention.start : mention.end]
+        describes = kept and not question[kept[-1].end : mention.start].strip()
+        if describes and _ROWS_UNITS.fullmatch(said) and mention.name != kept[-1].name:
+            continue
+        kept.append(mention)
+    return kept
+
+
+# "the weather is hot", "天气很热": a linking word at most between a category's name and a condition word
+_GAP_AFTER = re.compile(
+    r"\s*(?:(?:is|was|are|were|gets?|got|feels?|turns?)\s+)?(?:very\s+|really\s+)?|"
+    r"\s*(?:很|比较|较|更|太|特别|非常)?\s*",
+    re.I,
+)
+
+
+def _without_scene_names(question: str, found: list[Mention], columns: list[dict[str, Any]]) -> list[Mention]:
+    """ "天气热的时候，冰淇淋卖得多吗？" on a sheet with 天气 (晴/雨/多云) and 气温: "热" is about 气温. A category
+    named just before an everyday condition word (hot, cold, windy: CONDITION_WORDS) of a numeric column,
+    or just after one ("hot weather", "热天气"), only sets the scene; the number is what the question asks
+    about. Kept when the word is one of the category's own values (天气 = 热/冷)."""
+    kinds = {c["name"]: c for c in columns}
+    dropped = set()
+    for first, second in zip(found, found[1:]):
+        gap = question[first.end : second.start]
+        if _GAP_AFTER.fullmatch(gap) and _sets_scene(question, first, second, kinds):
+            dropped.add(first)
+        elif not gap.strip() and _sets_scene(question, second, first, kinds):
+            dropped.add(second)
+    return [m for m in found if m not in dropped]
+
+
+def _condition_before_name(
+    question: str, found: list[Mention], columns: list[dict[str, Any]], synonyms: dict[str, tuple[str, ...]]
+) -> list[Mention]:
+    """ "热天气卖得多吗": the condition word 热天 runs into the category's name 天气, which claimed the text first;
+    the word is read for its numeric column (气温) in place of the category (kept when it is one of the
+    category's values)."""
+    kinds = {c["name"]: c for c in columns}
+    text = question.lower()
+    for at, mention in enumerate(found):
+        category = kinds.get(mention.name)
+        if not (category and category["type"] in GROUPING and mention.kind == "name"):
+            continue
+        for word in CONDITION_WORDS:
+            start = text.rfind(word, 0, mention.start + 1)
+            if word.isascii() or start < 0 or not start < mention.start < start + len(word) <= mention.end:
+                continue
+            number = next(
+                (
+                    c["name"]
+                    for c in columns
+                    if c["type"] in NUMERIC
+                    and not c.get("pii")
+                    and any(word in words for key, words in synonyms.items() if synonym_key_fits(key, c["name"]))
+                ),
+                None,
+            )
+            if number and not any(str(v) in word for v in category.get("values") or []):
+                return sorted([*found[:at], Mention(start, start + len(word), number, "synonym"), *found[at + 1 :]])
+    return found
+
+
+def _sets_scene(question: str, scene: Mention, said: Mention, kinds: dict[str, dict[str, Any]]) -> bool:
+    """Whether a category's mention is the scene of a numeric column's condition word."""
+    category, number = kinds.get(scene.name), kinds.get(said.name)
+    word = question[said.start : said.end].lower()
+    return bool(
+        category
+        and number
+        and category["type"] in GROUPING
+        and number["type"] in NUMERIC
+        and said.kind == "synonym"
+        and word in CONDITION_WORDS
+        and not any(_find_word(word, str(v).lower(), own=False) >= 0 for v in category.get("values") or [])
+    )
+
+
+def joined_name(name: str) -> list[str]:
+    """A name of several English words written as one ("Over Time" → overtime), when long enough to
+    be a word of its own."""
+    parts = name_words(name)
+    joined = "".join(parts)
+    return [joined] if len(parts) >= 2 and name.isascii() and joined.isalpha() and len(joined) >= 6 else []
+
+
+def _value_places(text: str, columns: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    """Where the question writes a category value of two characters or more, as it is written."""
+    places = []
+    for column in columns:
+        for value in column.get("values") or []:
+            value = str(value).strip().lower()
+            if len(value) >= 2 and not value.isdigit():
+                places += [(m.start(), m.end()) for m in re.finditer(re.escape(value), text)]
+    return places
+
+
+def _take(places: Iterable[tuple[int, int]], name: str, found: list[Mention], kind: str) -> None:
+    for start, end in places:
+        if not any(m.start < end and start < m.end for m in found):
+            found.append(Mention(start, end, name, kind))
+
+
+def match_kinds(mentions: list[Mention]) -> dict[str, str]:
+    """Each named column with the strongest kind of mention it got."""
+    kinds: dict[str, str] = {}
+    for m in mentions:
+        if m.name not in kinds or MATCH_KINDS.index(m.kind) < MATCH_KINDS.index(kinds[m.name]):
+            kinds[m.name] = m.kind
+    return kinds
+
+
+def _words_named(question: str, name: str) -> int:
+    """How many words of a column's name the question uses (stems): ranks columns sharing a synonym."""
+    asked = {stem(w) for _, _, w in words_at(question)}
+    lowered = question.lower()
+    return sum(
+        stem(w) in asked or any(word in lowered for word in SYNONYMS.get(w, ()) if not word.isascii())
+        for w in name_words(name)
+    )
+
+
+def synonym_key_fits(key: str, name: str) -> bool:
+    """A synonym key names a column when it is part of its name; a short key ("ed", "wt") only as a
+    whole word of it, so "ed" is not read inside "married"."""
+    lowered = name.lower()
+    if len(key) <= 3 and key.isascii():  # or R's short abbreviations: "alc" in alcgp, "age" in agegp
+        # R's group codes add a letter or two: alcgp, agegp ("len" is not a short form of "length")
+        return key in name_words(name) or (
+            len(key) == 3 and any(w.startswith(key) and len(w) - 3 <= 2 for w in name_words(name))
+        )
+    at = lowered.find(key)
+    return at >= 0 and not _NEGATED.search(lowered[:at])  # "employ" is not in "Unemployed"
+
+
+_NEGATED = re.compile(r"(?:un|non|in|dis|不|非|未)$")
+
+
+def _claim(text: str, needle: str, name: str, found: list[Mention], kind: str) -> None:
+    """Claim each place the needle appears; an English needle only as whole words ("ht" is not
+    inside "weight", "low" not inside "lower"), plurals allowed."""
+    pattern = re.escape(needle)
+    if needle.isascii() and re.match(r"\w", needle):
+        plural = (
+            "(?:s|es)?" if not needle.endswith("y") else "(?:s|es)?|" + re.escape(needle[:-1]) + "ies"
+        )  # categories
+        pattern = rf"(?<![a-z0-9])(?:{pattern}{plural})(?![a-z0-9])"
+    _take(((m.start(), m.end()) for m in re.finditer(pattern, text)) if needle else (), name, found, kind)
+
+
+# --- the measure a superlative is about -----------------------------------------------------------
+# "件数最少", "销售额最高", "the fewest units", "the most revenue": the measure right next to the
+# superlative is the one ranked, whatever else the question names ("卖出去的件数最少" ranks units, not sales).
+_SUPERLATIVE_AFTER_ZH = re.compile(r"^\s*(?:[)）])?\s*(?:最|越|更)")
+_SUPERLATIVE_BEFORE_EN = re.compile(
+    r"\b(?:most|least|fewest|highest|lowest|biggest|smallest|largest|greatest|"
+    r"more|less|fewer|higher|lower)(?:\s+(?:total|average|mean|overall))?\s+$",
+    re.I,
+)
+
+
+def superlative_measure(question: str, spans: list[Span], measures: list[str]) -> str | None:
+    """The one measure a superlative sits next to, when exactly one does."""
+    text = question.lower()
+    near = {
+        name
+        for start, end, name in spans
+        if name in measures and (_SUPERLATIVE_AFTER_ZH.match(text[end:]) or _SUPERLATIVE_BEFORE_EN.search(text[:start]))
+    }
+    return near.pop() if len(near) == 1 else None
+
+
+# --- regression roles: the target and its predictors ----------------------------------------------
+# A cue before the target ("what drives X") or after it ("X depends on"), per language. A few
+# filler words may sit between a cue and the column ("drives the monthly revenue", "预测未来3个月的营业额").
+_BEFORE_EN = re.compile(
+    r"\b(?:drives?|driving|drivers?\s+(?:of|for|behind)|explain(?:s|ing)?|explanation\s+(?:of|for)|estimat(?:e|es|ing)|"
+    r"predict(?:s|ing)?|prediction\s+(?:of|for)|forecast(?:s|ing)?|affect(?:s|ing)?|influenc(?:e|es|ing)|"
+    r"determin(?:e|es|ing)|(?:effect|impact|influence)s?\s+(?:of\s+[^?.!;]*?\s+)?on|"
+    r"factors?\s+(?:of|for|behind|affecting|driving)|matters?\s+(?:the\s+)?most\s+(?:for|to|in)|"
+    r"(?:most|more)\s+important\s+(?:for|to)|biggest\s+(?:effect|impact|difference)\s+(?:on|to)|"
+    r"regress(?:ion)?(?:\s+of)?|model(?:l?ing)?)"
+    r"(?:\s+(?!(?:on|with|using|from|and|or|by|vs|versus|than)\b)[a-z'-]+){0,3}\s+$"
+)
+_AFTER_EN = re.compile(
+    r"^\s+(?:depends?\s+on|(?:is\s+|are\s+)?(?:driven|explained|affected|influenced|determined)\s+by|"
+    r"drivers?\b|factors?\b)"
+)
+_BEFORE_ZH = re.compile(r"(?:预测|解释|影响|驱动|决定|推动|带动|回归)[^，,。？?！!；;、和与及]{0,8}$")
+_AFTER_ZH = re.compile(
+    r"^\s*(?:的)?(?:主要)?(?:受|取决于|由什么|由哪些|影响因素|驱动因素|决定因素|影响最大|最重要|最关键)"
+)
+_AROUND_ZH = (re.compile(r"对\s*$"), re.compile(r"^\s*的?(?:影响|作用|贡献)"))  # "广告费用对营业额的影响"
+# Words that introduce the predictors: "on A and B", "with", "using", "from"; "用A和B来…", "根据", "基于".
+_PREDICTOR_CUE = re.compile(r"\b(?:on|with|using|from|via)\b|用|根据|基于|通过")
+
+
+@dataclass
+class Roles:
+    """What a regression question asks: the column to explain and the columns to explain it by."""
+
+    target: str | None = None
+    predictors: list[str] = field(default_factory=list)
+
+
+def regression_roles(question: str, columns: list[dict[str, Any]], spans: list[Span]) -> Roles:
+    """The target is the numeric column a cue points at; the predictors are the columns named after
+    a predictor cue (numbers, and categories a regression can turn into dummies)."""
+    text = question.lower()
+    kinds = {c["name"]: c for c in columns if not c.get("pii")}
+    numeric = [s for s in spans if kinds.get(s[2], {}).get("type") in NUMERIC]
+    target = next((name for start, end, name in numeric if _is_target(text, start, end)), None)
+    if target is None:
+        return Roles()
+    cue = next(
+        (m.start() for m in _PREDICTOR_CUE.finditer(text) if not any(s <= m.start() < e for s, e, _ in spans)), None
+    )
+    predictors = [
+        name
+        for start, _, name in spans
+        if name != target
+        and cue is not None
+        and start > cue
+        and (kinds.get(name, {}).get("type") in NUMERIC or _groupable(kinds.get(name)))
+    ]
+    return Roles(target, list(dict.fromkeys(predictors)))
+
+
+# A name given in brackets after the everyday words for it: "对氨气损失量（stack.loss）影响最大"
+_GLOSSED = (re.compile(r"[^\s，,。？?！!；;、（(]{1,12}\s*[（(]\s*$"), re.compile(r"^\s*[)）]"))
+
+
+def _is_target(text: str, start: int, end: int) -> bool:
+    before, after = text[:start], text[end:]
+    if _GLOSSED[0].search(before) and _GLOSSED[1].match(after):
+        before, after = _GLOSSED[0].sub("", before), _GLOSSED[1].sub("", after)
+    return bool(
+        _BEFORE_EN.search(before)
+        or _BEFORE_ZH.search(before)
+        or _AFTER_EN.match(after)
+        or _AFTER_ZH.match(after)
+        or (_AROUND_ZH[0].search(before) and _AROUND_ZH[1].match(after))
+    )
+
+
+def _groupable(column: dict[str, Any] | None, most: int = 30) -> bool:
+    return column is not None and groups_rows(column) and 2 <= (column.get("levels") or 0) <= most
+
+
+def groups_rows(column: dict[str, Any]) -> bool:
+    """Whether a column can split rows into groups: a category, yes/no, or a numeric code (read_profile)."""
+    return column["type"] in GROUPING or bool(column.get("binary") or column.get("coded"))
+
+
+# --- category values named in the question ----------------------------------------------------------
+# Level values that are everyday words in questions would pick a column by accident.
+_COMMON = {
+    "a",
+    "an",
+    "the",
+    "and",
+    "or",
+    "no",
+    "not",
+    "yes",
+    "in",
+    "on",
+    "at",
+    "by",
+    "of",
+    "to",
+    "for",
+    "is",
+    "are",
+    "all",
+    "any",
+    "other",
+    "others",
+    "none",
+    "total",
+    "na",
+    "n/a",
+    "unknown",
+    "true",
+    "false",
+}
+
+
+def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]) -> tuple[str | None, list[str]]:
+    """The grouping column whose level values the question mentions (case-insensitive), and those
+    values in question order. Text that names a column is not read as a value. The column with the
+    most values mentioned wins; (None, []) when no value is mentioned. Columns of up to LOOKUP_LEVELS
+    levels count: naming two cities of forty asks to compare those two."""
+    raw = question.lower()
+    text = _blank(raw, spans)
+    best: tuple[str | None, list[str]] = (None, [])
+    for col in columns:
+        if not _groupable(col, LOOKUP_LEVELS) or col.get("pii"):
+            continue
+        values = [str(v) for v in col.get("values") or []]
+        levels = int(col.get("levels") or len(values))
+        hits = sorted(
+            (pos, value) for value in values if (pos := _find_value(text, value, col["name"], raw, values, levels)) >= 0
+        )
+        hits = sorted({*hits, *_codes_after_name(question, col, spans)})
+        if len(hits) > len(best[1]):
+            best = (col["name"], [value for _, value in hits])
+    return best
+
+
+_CODE_AFTER = re.compile(r"\s*(?:类型|型|组|type|group|no\.?|#)?\s*([A-Za-z0-9]{1,2})(?![A-Za-z0-9])")
+_CODE_MORE = re.compile(r"\s*(?:和|与|跟|、|,|，|and|or|vs\.?|versus)\s*([A-Za-z0-9]{1,2})(?![A-Za-z0-9])", re.I)
+
+
+def _codes_after_name(question: str, column: dict[str, Any], spans: list[Span]) -> list[tuple[int, str]]:
+    """Short codes written right after the column's name ("spray C", "羊毛类型A和B", "Dept A or B"): a
+    letter alone is too common a word to read anywhere else."""
+    values = {str(v): str(v) for v in column.get("values") or [] if len(str(v)) <= 2}
+    found: list[tuple[int, str]] = []
+    for _, end, name in spans:
+        if name != column["name"] or not values:
+            continue
+        at, match = end, _CODE_AFTER.match(question, end)
+        while match and match.group(1) in values:
+            found.append((match.start(1), values[match.group(1)]))
+            at = match.end()
+            match = _CODE_MORE.match(question, at)
+    return found
+
+
+def value_position(text: str, value: str, column: str = "", values: list[str] | None = None, levels: int = 0) -> int:
+    """Where the (lower-case) text names a category value of a column, by itself or an everyday word; -1 if not."""
+    return _find_value(text, value, column, "", values or [], levels)
+
+
+def _blank(text: str, spans: list[Span]) -> str:
+    for start, end, _ in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _find_value(
+    text: str, value: str, column: str = "", raw: str = "", values: list[str] | None = None, levels: int = 0
+) -> int:
+    """Where the question names a value, by itself or by an everyday word for it ("women" → female). A
+    phrase of several words ("first class") is looked for in the `raw` text too, where a column word
+    inside it ("class") is not blanked out. Then its everyday forms (value_matching): "rainy" for
+    Rain, "smoker" for Smokers, 男生 for 男 (a column's `values` and `levels` say when a one-character
+    value may be read); a weekday in any of its forms ("周一" for 星期一: weekdays)."""
+    found = [
+        _find_word(raw if raw and re.search(r"[\s-]", word) else text, word, own=i == 0)
+        for i, word in enumerate(value_words(value, column))
+    ]
+    found += [_find_word(text, form, own=False) for form in value_forms(value)]
+    found += [inflected_at(text, value), zh_single_value_at(text, value, values or [], levels), day_at(text, value)]
+    return min((f for f in found if f >= 0), default=-1)
+
+
+def _find_word(text: str, word: str, own: bool = True) -> int:
+    if (len(word) < 2 and (own or word.isascii())) or (own and word in _COMMON):
+        return -1
+    if word.isascii():  # whole words, plurals too: "returning customers", "stores"
+        # ASCII word edges: a Chinese character next to it ("处理组trt1的") is not part of the word
+        match = re.search(rf"(?<![A-Za-z0-9_-]){re.escape(word)}(?:s|es)?(?![A-Za-z0-9_-])", text)
+        return match.start() if match else -1
+    return text.find(word)
+
+
+# --- the forecast horizon ----------------------------------------------------------------------------
+UNITS = {
+    "day": "D",
+    "week": "W",
+    "month": "M",
+    "quarter": "Q",
+    "year": "Y",
+    "天": "D",
+    "日": "D",
+    "周": "W",
+    "星期": "W",
+    "礼拜": "W",
+    "月": "M",
+    "季度": "Q",
+    "季": "Q",
+    "年": "Y",
+}
+ORDER = "DWMQY"
+DAYS = {"D": 1.0, "W": 7.0, "M": 30.4375, "Q": 91.3125, "Y": 365.25}
+GRAINS = {"daily": "D", "weekly": "W", "monthly": "M", "quarterly": "Q", "yearly": "Y"}
+_EN_NUMBERS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
+_EN_NUMBERS.update({"a": 1, "an": 1})
+_N_EN = r"(\d+|" + "|".join(_EN_NUMBERS) + r")"
+_UNIT_EN = r"(day|week|month|quarter|year)s?"
+_HORIZON_EN = (
+    re.compile(rf"\b(?:next|coming|following|upcoming)\s+(?:{_N_EN}\s+)?{_UNIT_EN}\b"),
+    re.compile(rf"\b{_N_EN}[\s-]+{_UNIT_EN}\s+(?:ahead|out|forward|forecast|into the future)\b"),
+    re.compile(rf"\bforecast(?:ing)?\s+(?:for\s+)?(?:the\s+)?{_N_EN}\s+{_UNIT_EN}\b"),
+)
+_HORIZON_ZH = re.compile(
+    r"(?:未来|接下来|之后|今后|往后|(?<![一以如])下)\s*(\d+|[一二两三四五六七八九十]+)?\s*个?\s*(天|日|周|星期|礼拜|月|季度|季|年)"
+)
+# Common phrases without a number: next year, half a year.
+_HORIZON_WORDS = {"明年": (1, "Y"), "半年": (6, "M"), "half a year": (6, "M"), "half year": (6, "M")}
+MIN_PERIODS = 10  # the forecast tool needs 8 periods; two spare for partial first and last periods
+
+
+def forecast_request(question: str) -> tuple[int, str] | None:
+    """How far ahead the question asks: (number, period D/W/M/Q/Y), or None when it does not say.
+    "How many calls a day over the next two weeks" asks for 14 days, not 2 weekly totals."""
+    request = _horizon(question.lower())
+    if request and _PER_DAY.search(question) and request[1] in ("W", "M"):
+        return round(request[0] * (7 if request[1] == "W" else 30)), "D"
+    return request
+
+
+_PER_DAY = re.compile(r"\b(?:a|per|each|every) day\b|\bdaily\b|每天|每日|一天|日均", re.I)
+
+
+def _horizon(text: str) -> tuple[int, str] | None:
+    for pattern in _HORIZON_EN:
+        if match := pattern.search(text):
+            return _en_number(match.group(1)), UNITS[match.group(2)]
+    if match := _HORIZON_ZH.search(text):
+        n = _zh_number(match.group(1)) if match.group(1) else 1
+        return (n, UNITS[match.group(2)]) if n else None
+    return next((found for word, found in _HORIZON_WORDS.items() if word in text), None)
+
+
+# A horizon after "following"/"之后" is read as such once a forecast is asked for, but does not by
+# itself put a question in the future ("活动之后一周的销量", "the following month"); nor do the bare
+# phrases ("过去半年" is the past half year).
+_AFTER = re.compile(r"following\b|之后")
+
+
+def asks_ahead(question: str) -> bool:
+    """Whether the question names a horizon ahead: "the next 10 days", "3 months ahead", "下周", "未来3个月"."""
+    text = question.lower()
+    return any(
+        not _AFTER.match(match.group(0)) for pattern in (*_HORIZON_EN, _HORIZON_ZH) for match in pattern.finditer(text)
+    )
+
+
+def _en_number(word: str | None) -> int:
+    if not word:
+        return 1
+    return int(word) if word.isdigit() else _EN_NUMBERS[word]
+
+
+def _zh_number(word: str) -> int | None:
+    """Digits, or Chinese numerals up to 99 (三, 十二, 二十四); 两 is two."""
+    if word.isdigit():
+        return int(word)
+    digits = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
+    if "十" not in word:
+        return digits.get(word) if len(word) == 1 else None
+    tens, _, ones = word.partition("十")
+    if (tens and tens not in digits) or (ones and ones not in digits):
+        return None
+    return (digits[tens] if tens else 1) * 10 + (digits[ones] if ones else 0)
+
+
+def forecast_arguments(request: tuple[int, str], grain: str | None, span_days: float | None) -> dict[str, Any]:
+    """The forecast tool's horizon (and freq when it differs from the data's own period). The asked
+    period is used when the data are at least that fine and long enough for it (a forecast needs
+    ~10 periods of history); else the next finer one, down to the data's own period, with the
+    horizon converted ("next quarter" on one year of daily rows → 3 months)."""
+    n, unit = request
+    own = GRAINS.get((grain or "").split(" ")[0])
+    finest = ORDER.index(own) if own else 0
+    freq = own or "D"
+    for candidate in reversed(ORDER[finest : ORDER.index(unit) + 1]):
+        if span_days is None or span_days / DAYS[candidate] >= MIN_PERIODS:
+            freq = candidate
+            break
+    # enough periods to cover what was asked (6 weeks → 2 months), without the calendar's slack
+    # turning 3 months into 14 weeks
+    horizon = max(1, math.ceil(n * DAYS[unit] / DAYS[freq] - 0.2))
+    return {"horizon": horizon} if freq == own else {"horizon": horizon, "freq": freq}

@@ -1,0 +1,106 @@
+"""How a question names a category value in everyday forms (zh/en), by general rules:
+
+- English: irregular plurals ("women" → Woman), a plural value named in the singular ("smoker" →
+  Smokers), the other spelling ("colour" → Color), and a bare word with its inflection ("rainy
+  days" → Rain; "rain" → Rainy) — whole words only, so "rain" is never read inside "train" or
+  "Grain", and never two inflections of one word ("returned" is not Returning);
+- Chinese: a one-character value (男, 女, 晴, 雨) of a column with few levels, written as the natural
+  everyday word around it: 男生, 男同学, 女性, 晴天, 下雨天, 男的; or beside another of the column's
+  values (男女). A single character is never matched alone: "难" is not 男, nor 雨 in "雨量".
+"""
+
+from __future__ import annotations
+
+import re
+
+from app.understanding.spelling import text_variants
+
+_IRREGULAR = {"man": "men", "woman": "women", "child": "children", "person": "people"}
+_IRREGULAR.update({plural: single for single, plural in list(_IRREGULAR.items())})
+FEW_LEVELS = 12  # a one-character Chinese value is matched only in a column of this many levels at most
+
+
+def value_forms(value: str) -> tuple[str, ...]:
+    """Other English forms a question may write a value in: irregular plural or singular, the singular
+    of a plural value, the other spelling. Lower case; empty for other values."""
+    word = value.strip().lower()
+    if not word.isascii() or not re.fullmatch(r"[a-z][a-z -]*", word):
+        return ()
+    forms = set(text_variants(word))
+    if word in _IRREGULAR:
+        forms.add(_IRREGULAR[word])
+    if len(word) >= 5 and word.endswith("s") and not word.endswith("ss"):
+        forms.add(word[:-1])  # Smokers ← "smoker"
+    forms.discard(word)
+    return tuple(sorted(forms))
+
+
+def _root(word: str) -> str:
+    """A word without -ing/-ed/-y/-s and a doubled last letter: rainy → rain, sunny → sun, raining → rain."""
+    for suffix in ("ing", "ed", "y", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]
+    return word
+
+
+def inflected_at(text: str, value: str) -> int:
+    """Where a whole question word and a one-word value are the same word, one of them bare and the
+    other inflected ("rainy"/"raining" for Rain, "rain" for Rainy); -1 if nowhere."""
+    word = value.strip().lower()
+    if not (word.isascii() and word.isalpha() and len(word) >= 3):
+        return -1
+    root = _root(word)
+    for match in re.finditer(r"[a-z]+", text):
+        asked = match.group(0)
+        if asked != word and (asked == root or word == _root(asked)) and _root(asked) == root and len(root) >= 3:
+            return match.start()
+    return -1
+
+
+# What a one-character value is written with in everyday Chinese: after it (男生, 女性, 晴天, 雨天,
+# 男同学), or 的 after it where it stands alone (男的), or 下 before it (下雨天, 下雪的时候).
+_ZH_AFTER = (
+    "同学",
+    "员工",
+    "顾客",
+    "客户",
+    "用户",
+    "患者",
+    "病人",
+    "职工",
+    "老师",
+    "学生",
+    "孩子",
+    "生",
+    "性",
+    "士",
+    "人",
+    "孩",
+    "子",
+    "天",
+    "日",
+    "时",
+)
+_ZH_ALONE_BEFORE = set(" \t，,。？?！!、；;：:（(「“\"'和与跟及或在对是为下")
+_ZH_YES_NO = set("是否有无对错")
+
+
+def zh_single_value_at(text: str, value: str, others: list[str], levels: int) -> int:
+    """Where the question names a one-character Chinese value in its everyday form; -1 if nowhere.
+    `others` are the column's other values (男女: both named), `levels` how many it has."""
+    char = value.strip()
+    if len(char) != 1 or char.isascii() or char in _ZH_YES_NO or not 2 <= levels <= FEW_LEVELS:
+        return -1
+    singles = {str(v).strip() for v in others if len(str(v).strip()) == 1} - {char}
+    for at in (i for i, ch in enumerate(text) if ch == char):
+        before, after = text[at - 1] if at else " ", text[at + 1 :]
+        if after.startswith(_ZH_AFTER) or before == "下":
+            return at
+        if after.startswith("的") and before in _ZH_ALONE_BEFORE:
+            return at
+        if before in singles or after[:1] in singles:  # 男女, 晴雨
+            return at
+    return -1

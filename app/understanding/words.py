@@ -1,0 +1,442 @@
+"""How the words of a question name columns and values beyond the literal name (zh/en).
+
+A non-expert rarely types the column name: "survive" for `survived`, "smoking" for `smoke`,
+"birth weight" for `bwt`, "cylinders" for `cyl`, "earn" for `lwage`, "women" for the value
+`female`. These pure functions find such mentions; roles turns them into column spans
+and dataset_choice scores whole datasets with them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+
+from app.understanding.everyday_words import concept_synonyms, merged
+
+# Words a question may use for a column named in the other language, or in everyday words. The key
+# is a piece of the column name (lower case); the words are looked for in the question. The
+# everyday words for common concepts (older → age, earn → income) join them from everyday_words.
+_NAMED: dict[str, tuple[str, ...]] = {
+    "revenue": ("收入", "营收", "营业额", "销售额"),
+    "sales": ("销售", "销量", "销售额"),
+    "region": ("地区", "区域", "大区"),
+    "channel": ("渠道",),
+    "category": ("品类", "类别", "商品类别", "哪类商品", "分类"),
+    "price": ("单价",),
+    "units": ("数量", "件数", "每件", "件商品", "unit sold", "units sold"),
+    "discount": ("折扣",),
+    "date": ("日期", "时间"),
+    "city": ("城市",),
+    "gender": ("性别",),
+    "sex": ("性别", "gender"),
+    "satisfaction": ("满意度", "满意", "satisfied", "happier", "happy"),
+    "customer": ("客户", "顾客"),
+    "store": ("门店", "店铺"),
+    "营业额": ("revenue", "sales"),
+    "门店": ("store", "shop"),
+    "广告费用": ("advertising", "ads", "ad spend"),
+    "订单数": ("orders",),
+    "月份": ("month",),
+    "退货率": ("return rate", "returns"),
+    "员工数": ("staff", "employees"),
+    "客单价": ("basket", "average order"),
+    "wage": ("pay ",),
+    "surviv": ("生存", "存活", "幸存", "活下来", "生还", "获救", "survival"),
+    "smok": ("吸烟", "抽烟", "smoker"),
+    "feed": ("饲料",),
+    "spray": ("杀虫剂", "喷雾"),
+    "count": ("数量", "how many"),
+    "mpg": ("fuel efficiency", "fuel economy", "miles per gallon", "油耗", "燃油效率"),
+    "carat": ("克拉", "heavier", "heavy"),
+    "cut": ("切工",),
+    "clarity": ("净度",),
+    "color": ("颜色",),
+    "supp": ("补充剂",),
+    "dose": ("剂量",),
+    "len": ("长度",),
+    "extra": ("extra sleep", "睡眠"),
+    "group": ("组别", "处理", "treatment"),
+    "drug": ("药",),
+    "amount": ("spend", "spending", "金额"),
+    "wt": ("weight", "重量", "车重"),
+    "hp": ("horsepower", "马力"),
+    "cyl": ("气缸",),
+    "gear": ("档位", "挡位", "齿轮"),
+    "education": ("教育",),
+    "ed": ("education", "schooling", "教育", "受教育"),
+    "exp": ("experience", "工龄", "经验"),
+    "married": ("已婚", "婚姻"),
+    "union": ("工会",),
+    "bwt": ("birth weight", "birthweight", "出生体重", "体重"),
+    "low": ("偏低", "低体重", "low birth weight"),
+    "buy again": ("再次购买", "回购", "复购", "再买", "buy again"),
+    "am": ("手动", "自动", "transmission", "变速箱", "manual", "automatic"),
+    "tension": ("张力",),
+    "breaks": ("断线", "断裂", "断头", "breakage"),
+    "wool": ("羊毛",),
+    "exer": ("运动", "锻炼"),
+    "speed": ("mph",),
+    "dist": ("刹车距离", "距离", "distance", "stopping"),
+    "volume": ("体积", "材积"),
+    "girth": ("周长", "胸径", "直径", "diameter", "粗细", "粗", "thick", "thicker"),
+    "ozone": ("臭氧",),
+    "species": ("品种", "种类", "物种"),
+    "petal": ("花瓣",),
+    "sepal": ("花萼",),
+    "unemploy": ("失业人数", "失业人口", "失业", "unemployment", "unemployed", "jobless"),
+    "uempmed": ("失业时长", "失业持续时间", "失业周数", "duration of unemployment"),
+    "pce": ("个人消费", "消费支出", "消费", "consumer spending", "consumption"),
+    "pop": ("人口",),
+    "psavert": ("储蓄率", "savings rate", "saving rate"),
+    "employ": ("就业", "雇佣", "employment", "jobs"),
+    "fertility": ("生育率", "生育", "出生率"),
+    "catholic": ("天主教",),
+    "agricult": ("农业", "务农"),
+    "mortality": ("死亡率",),
+    "population": ("人口",),
+    "manufacturer": ("brand", "make", "maker", "品牌", "厂商", "厂家"),
+    "cty": ("city mileage", "city mpg", "城市油耗", "市区油耗", "城市里程"),
+    "hwy": ("highway", "高速油耗", "高速"),
+    "drv": ("drive type", "drivetrain", "wheel drive", "驱动方式", "驱动"),  # not "drive": "what drives X"
+    "displ": ("engine size", "排量"),  # was lost inside the comment above; "displacement" is read as an abbreviation
+    "medv": ("home value", "house price", "home price", "expensive", "房价", "房屋价值"),
+    "chas": ("river", "河边", "河"),
+    "dept": ("department", "院系", "系别", "部门"),
+    "crim": ("犯罪",),
+    "rm": ("rooms", "房间数"),
+    "alc": ("alcohol", "drinking", "drinkers", "喝酒", "饮酒", "酒精", "酒"),
+    "tob": ("tobacco", "吸烟量", "烟草", "抽烟", "吸烟"),
+    "mag": ("震级", "强度"),
+    "depth": ("深度", "深", "浅", "deep", "deeper", "shallow", "shallower"),
+    "stations": ("台站", "监测站", "站点"),
+    "lat": ("纬度",),
+    "long": ("经度",),
+    "pressure": ("压力", "气压", "压强"),
+    "complaints": ("投诉",),
+    "rating": ("评分", "打分", "总体评价"),
+    "raises": ("加薪", "涨薪"),
+    "advance": ("晋升", "升职"),
+    "black": ("黑人", "african american"),
+    "pulse": ("脉搏", "心率", "heart rate"),
+    "age group": ("年龄段", "年龄组", "age band", "age bracket"),
+    "recommend": ("推荐", "recommendation"),
+    "ease": ("易用", "好用", "ease of use"),
+    "class": ("舱位", "等级", "车型"),
+    "hair": ("头发", "发色"),
+    "eye": ("眼睛", "眼色"),
+    "loss": ("损失", "损耗"),
+    "flow": ("流量",),
+    "acid": ("酸浓度",),
+    "water": ("水温",),
+    "perm": ("渗透率",),
+    "area": ("面积",),
+    "shape": ("形状",),
+    "eruptions": ("喷发",),
+    "waiting": ("等待",),
+    "passengers": ("乘客", "旅客"),
+}
+SYNONYMS: dict[str, tuple[str, ...]] = merged(_NAMED, concept_synonyms())
+
+# Everyday words for common category values: "women" names the level `female`.
+VALUE_WORDS: dict[str, tuple[str, ...]] = {
+    "female": ("women", "woman", "female", "females", "girls", "ladies", "女性", "女生", "女人", "妇女", "女"),
+    "male": ("men", "man", "male", "males", "boys", "男性", "男生", "男人", "男"),
+    "f": ("women", "woman", "female", "女性", "女"),
+    "m": ("men", "man", "male", "男性", "男"),
+    "admitted": ("录取", "admission", "admit", "accepted"),
+    "rejected": ("拒绝", "未录取", "rejection", "turned down"),
+    "1st": ("first class", "first-class", "头等舱", "一等舱"),
+    "2nd": ("second class", "二等舱"),
+    "3rd": ("third class", "三等舱"),
+    "online": ("线上", "网上", "网店"),
+    "store": ("线下", "实体店"),
+    "ctrl": ("control", "对照组", "对照"),
+    "crew": ("船员", "机组", "crew members"),
+}
+
+# Everyday words for the codes of one kind of column (the key is a piece of the column name, as in
+# SYNONYMS): "前驱" is drv = f, where "f" elsewhere would be female.
+CODE_WORDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "drv": {
+        "f": ("前驱", "前轮驱动", "front-wheel", "front-wheel drive", "front wheel drive"),
+        "r": ("后驱", "后轮驱动", "rear-wheel", "rear-wheel drive", "rear wheel drive"),
+        "4": ("四驱", "四轮驱动", "4wd", "four-wheel", "four-wheel drive", "all-wheel", "all-wheel drive"),
+    },
+}
+
+STOP = {
+    "the",
+    "a",
+    "an",
+    "of",
+    "in",
+    "on",
+    "for",
+    "to",
+    "by",
+    "and",
+    "or",
+    "is",
+    "are",
+    "was",
+    "were",
+    "do",
+    "does",
+    "did",
+    "what",
+    "which",
+    "who",
+    "how",
+    "than",
+    "more",
+    "less",
+    "most",
+    "least",
+    "with",
+    "from",
+    "that",
+    "this",
+    "there",
+    "their",
+    "it",
+    "its",
+    "be",
+    "been",
+    "vs",
+    "per",
+    "each",
+    "all",
+    "any",
+    "me",
+    "my",
+    "our",
+    "we",
+    "you",
+    "your",
+    "have",
+    "has",
+    "had",
+    "not",
+    "no",
+    "yes",
+    "same",
+    "between",
+    "across",
+    "only",
+    "total",
+    "top",
+    "show",
+    "tell",
+    "give",
+    "gives",
+    "get",
+    "much",
+    "many",
+    "when",
+    "where",
+    "why",
+    "about",
+    "after",
+    "before",
+    "lower",
+    "higher",
+    "low",
+    "high",
+    "like",
+    "likely",
+    "differ",
+    "affect",
+    "drive",
+    "drives",
+    "data",
+    "rows",
+    "row",
+}
+
+_WORD = re.compile(r"[a-z][a-z0-9']*")
+
+
+def stem(word: str) -> str:
+    """A crude English stem, enough to match "survive"/"survived", "smoking"/"smoke", "feeds"/"feed"."""
+    w = word.lower()
+    for suffix in ("ing", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+            w = w[: -len(suffix)]
+            break
+    if w.endswith("e") and len(w) >= 5:
+        w = w[:-1]
+    if len(w) >= 5 and w[-1] == w[-2] and w[-1] in "lptnmgrdb":  # cancelled/cancel, planned/plan: one letter
+        w = w[:-1]
+    return w
+
+
+def words_at(text: str) -> list[tuple[int, int, str]]:
+    """The ASCII words of a text with their positions (lower case)."""
+    return [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text.lower())]
+
+
+# A unit or scale in brackets at the end of a name ("Delivery Time (min)", "亩产 (kg)", "面积（㎡）",
+# "Satisfaction (1-5)") and a trailing "?" or ":" ("Personal Trainer?") are not words a question uses.
+_NAME_DECORATION = re.compile(r"(?:\s*[(（\[【][^()（）\[\]【】]{1,24}[)）\]】])+\s*$|\s*[?？:：]+\s*$")
+
+
+def core_name(name: str) -> str:
+    """A column name without its unit and trailing punctuation, as a question says it:
+    "Delivery Time (min)" → "Delivery Time"; the name itself when nothing is left."""
+    core = _NAME_DECORATION.sub("", name.strip())
+    core = _NAME_DECORATION.sub("", core)  # "Fee (£)?" has both
+    return core if len(core) >= 2 else name
+
+
+def name_words(name: str) -> list[str]:
+    """A column name's words: "passengerClass" → passenger, class; "Unit_Price" → unit, price."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
+    return [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
+
+
+def _is_subsequence(short: str, long: str) -> bool:
+    it = iter(long)
+    return all(ch in it for ch in short)
+
+
+def skeleton(word: str) -> str:
+    """A word's first letter and its consonants after it, each run once: weeks → wks, minutes → mnts."""
+    tail = re.sub(r"[aeiou]", "", word[1:])
+    return word[:1] + re.sub(r"(.)\1+", r"\1", tail)
+
+
+def abbreviates(abbreviation: str, phrase: list[str]) -> bool:
+    """Whether a short column name abbreviates consecutive question words: "bwt" ← "birth weight",
+    "mpg" ← "miles per gallon", "cyl" ← "cylinders", "wks" ← "weeks". Every word gives its first
+    letter, in order; a single word must start with the whole abbreviation or be spelt by its
+    consonants (`skeleton`)."""
+    a = abbreviation.lower()
+    if not (2 <= len(a) <= 5 and a.isalpha()) or any(w in STOP for w in phrase):
+        return False
+    if len(phrase) == 1:
+        word = phrase[0]
+        if len(a) >= 3 and word.startswith(a) and len(word) > len(a):
+            return True
+        # spelt by its consonants, at most one left out: "wks" ← weeks, "pts" ← points, but not
+        # "wks" ← workers (w-r-k-r-s: two left out), which the letters alone would allow
+        consonants = skeleton(word)
+        return (
+            len(word) >= 4
+            and a[0] == consonants[0]
+            and a[-1] == consonants[-1]
+            and _is_subsequence(a, consonants)
+            and len(a) >= len(consonants) - 1
+        )
+    if a[0] != phrase[0][0] or len(a) < len(phrase):
+        return False
+    # each word's initial, in order, inside the abbreviation, and the whole a subsequence of the words
+    position = 0
+    for word in phrase:
+        found = a.find(word[0], position)
+        if found < 0:
+            return False
+        position = found + 1
+    return _is_subsequence(a, "".join(phrase))
+
+
+def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
+    """Where a question names a column by a stem or an abbreviation of its name (not the literal
+    name: roles claims those first)."""
+    words = words_at(question)
+    parts = name_words(core_name(name))
+    if len(parts) == 1:
+        part = parts[0]
+        target = stem(part)
+        for start, end, word in words:
+            if word in STOP:
+                continue
+            if len(target) >= 4 and stem(word) == target:
+                yield start, end
+            elif part.startswith("l") and len(part) >= 5 and stem(word) == stem(part[1:]):  # lwage: log wage
+                yield start, end
+        for size in (3, 2, 1):
+            for i in range(len(words) - size + 1):
+                phrase = words[i : i + size]
+                if abbreviates(part, [w for _, _, w in phrase]):
+                    yield phrase[0][0], phrase[-1][1]
+    elif abbreviated := _abbreviated_words(words, parts):  # "writing hand" names Wr.Hnd
+        yield abbreviated
+    elif all(any(len(stem(p)) >= 3 and stem(w) == stem(p) for _, _, w in words) for p in parts if p not in STOP):
+        # the name's words close together ("sepal length"), not from the first to the last anywhere in
+        # the question ("the sepal length, the higher the petal length" names two columns)
+        wanted = [stem(p) for p in parts if p not in STOP]
+        width = len(parts) + 1
+        for i in range(len(words)):
+            window = [(s, e) for s, e, w in words[i : i + width] if stem(w) in wanted]
+            found = {stem(w) for _, _, w in words[i : i + width]}
+            if window and words[i][2] and stem(words[i][2]) in wanted and all(w in found for w in wanted):
+                yield window[0][0], window[-1][1]
+                return
+        hits = [(s, e) for s, e, w in words if any(stem(w) == stem(p) for p in parts)]
+        if hits:  # far apart: as before, the whole stretch
+            yield hits[0][0], hits[-1][1]
+
+
+def _abbreviated_words(words: list[tuple[int, int, str]], parts: list[str]) -> tuple[int, int] | None:
+    """Consecutive question words each of which a part of a short multi-part name abbreviates, in
+    order: "writing hand" ← Wr.Hnd (a prefix, or the word's consonants), "sepal width" ← Sep.W does
+    not count (a one-letter part says too little)."""
+    if len(parts) < 2 or not all(2 <= len(p) <= 5 and p.isalpha() for p in parts):
+        return None
+    for i in range(len(words) - len(parts) + 1):
+        window = words[i : i + len(parts)]
+        if all(
+            w not in STOP and (w.startswith(p) or abbreviates(p, [w])) and w != p for (_, _, w), p in zip(window, parts)
+        ):
+            return window[0][0], window[-1][1]
+    return None
+
+
+def spread_mentions(question: str, name: str, slack: int = 2) -> Iterator[tuple[int, int]]:
+    """Where a Chinese column name is written with a word or two inside it: "订单总数" names 订单数,
+    "门店的营业额" does not name 门店营业额 (too far apart). Every character in order, the first and
+    the last in place, within `slack` extra characters."""
+    chars = name.strip()
+    if len(chars) < 2 or chars.isascii():
+        return
+    text = question.lower()
+    for start in (i for i, ch in enumerate(text) if ch == chars[0].lower()):
+        at, ok = start, True
+        for ch in chars[1:].lower():
+            at = text.find(ch, at + 1, start + len(chars) + slack)
+            if at < 0:
+                ok = False
+                break
+        if ok:
+            yield start, at + 1
+
+
+def value_words(value: str, column: str = "") -> tuple[str, ...]:
+    """The words that name a category value: itself, and everyday words for it ("women" → female); for
+    a column with its own codes (drv: f, r, 4), the words for those codes instead."""
+    word = str(value).strip().lower()
+    codes = next((table for key, table in CODE_WORDS.items() if key in name_words(column)), None)
+    if codes is not None:
+        return (word, *codes.get(word, ()))
+    return (word, *VALUE_WORDS.get(word, ()))
+
+
+def without_value_words(question: str, column: str, values: list[str]) -> str:
+    """The question without the words that name the given values of a column (longest first)."""
+    words = sorted({w for value in values for w in value_words(value, column)[1:]}, key=len, reverse=True)
+    for word in words:
+        question = re.sub(re.escape(word), " ", question, flags=re.I)
+    return question
+
+
+def code_word(value: str, column: str, question: str) -> str | None:
+    """The everyday word the question used for a column's code ("前驱" for drv = f), if it used one."""
+    text = question.lower()
+    return next((w for w in value_words(value, column)[1:] if w.lower() in text), None)
+
+
+def question_key(text: str) -> str:
+    """A short stable key of a question (gate topics that belong to one question)."""
+    norm = " ".join(re.sub(r"[^\w\u4e00-\u9fff]+", " ", text.lower()).split())
+    return hashlib.sha1(norm.encode()).hexdigest()[:8]

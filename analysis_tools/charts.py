@@ -23,6 +23,7 @@ import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -88,7 +89,7 @@ def _mplfonts_file(name: str) -> Path | None:
     except (ModuleNotFoundError, TypeError, OSError):
         pass
     try:  # a namespace or zipped install: look next to the module file
-        import mplfonts  # type: ignore[import-not-found]
+        import mplfonts
 
         path = Path(mplfonts.__file__).resolve().parent / "fonts" / name
         return path if path.is_file() else None
@@ -159,7 +160,7 @@ def style_axes(ax: Axes, grid_axis: str = "y") -> None:
 def set_grid(ax: Axes, grid_axis: str) -> None:
     ax.grid(False)
     if grid_axis in ("x", "y", "both"):
-        ax.grid(True, axis=grid_axis, color=GRID, linewidth=0.8)
+        ax.grid(True, axis=cast(Literal["x", "y", "both"], grid_axis), color=GRID, linewidth=0.8)
 
 
 def set_labels(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -22,7 +23,13 @@ from .data_quality import require_columns, require_rows, step_result
 from .parsing import parse_dates, parse_numbers
 from .registry import suggest
 
-_FUNCS = {"abs": np.abs, "log": np.log, "exp": np.exp, "sqrt": np.sqrt, "round": np.round}
+_FUNCS: dict[str, Callable[..., Any]] = {
+    "abs": np.abs,
+    "log": np.log,
+    "exp": np.exp,
+    "sqrt": np.sqrt,
+    "round": np.round,
+}
 _BINOPS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide, ast.Pow: np.power}
 _COMPARE = {
     ast.Eq: np.equal,
@@ -97,7 +104,7 @@ def derive_column(
     counts = {"zero_division": 0}
     if expression is not None:
         values, formula = evaluate_expression(data, expression, ctx, counts), expression.strip()
-    else:
+    elif kind is not None:  # exactly one of the two is given (checked above)
         values, formula = _by_kind(data, kind, list(columns or []), bins, n_bins, labels, part, ctx, counts)
     if zero_division == "zero" and counts["zero_division"]:
         values = values.where(~counts["zero_mask"], 0.0)
@@ -250,7 +257,7 @@ def _eval(node: ast.AST, data: pd.DataFrame, quoted: dict[str, str], ctx: ToolCo
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "where":
         return _where(node, data, quoted, ctx, zero)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS and not node.keywords:
-        return _call(node, data, quoted, ctx, zero)
+        return _call(node, node.func.id, data, quoted, ctx, zero)
     raise _bad(
         ctx, f"{type(node).__name__} is not allowed in an expression.", f"表达式中不允许使用 {type(node).__name__}。"
     )
@@ -334,8 +341,10 @@ def _values(value: Any, data: pd.DataFrame) -> Any:
     )
 
 
-def _call(node: ast.Call, data: pd.DataFrame, quoted: dict[str, str], ctx: ToolContext, zero: pd.Series) -> Any:
-    func = node.func.id
+def _call(
+    node: ast.Call, func: str, data: pd.DataFrame, quoted: dict[str, str], ctx: ToolContext, zero: pd.Series
+) -> Any:
+    """A call of one of _FUNCS, named `func`."""
     expected = (1, 2) if func == "round" else (1,)
     if len(node.args) not in expected:
         raise _bad(ctx, f"{func}() takes {' or '.join(map(str, expected))} argument(s).", f"{func}() 的参数个数不对。")

@@ -60,7 +60,9 @@ def feature_importance(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(X_train, y_train)
-        baseline = float(model.score(X_test, y_test)) if not classification else None
+        baseline: float  # the model's score on the test rows: R² here, balanced accuracy below
+        if not classification:
+            baseline = float(model.score(X_test, y_test))
         perm = permutation_importance(model, X_test, y_test, scoring=scoring, n_repeats=5, random_state=SEED)
     if classification:
         from sklearn.metrics import balanced_accuracy_score
@@ -122,7 +124,7 @@ def _direction(
         }
     levels = X_test[col].value_counts().index[:30]
     means = {lvl: mean_prediction(sample.assign(**{col: lvl})) for lvl in levels}
-    best = max(means, key=means.get)
+    best = max(means, key=means.__getitem__)
     return {
         "direction": "by_category",
         "highest_category": str(best),

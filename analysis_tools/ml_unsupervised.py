@@ -4,6 +4,7 @@ many numeric columns (PCA) and unusual rows (isolation forest)."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -56,7 +57,8 @@ def cluster_segments(
             hint=ctx.t("Omit k to choose it automatically.", "省略 k 即可自动选择。"),
         )
     candidates = [k] if k else list(range(2, min(8, len(sample) - 1) + 1))
-    silhouettes, fitted = {}, {}
+    silhouettes: dict[int, float] = {}
+    fitted: dict[int, Any] = {}  # k -> its KMeans
     with threadpool_limits(1):  # OpenMP threads busy-wait on a shared machine; single-threaded k-means is fast here
         _fit_candidates(sample, candidates, silhouettes, fitted)
     if not silhouettes:
@@ -68,7 +70,7 @@ def cluster_segments(
             ),
             hint=ctx.t("Use more rows or more varied columns.", "请使用更多数据或变化更大的列。"),
         )
-    chosen = k or max(silhouettes, key=silhouettes.get)
+    chosen = k or max(silhouettes, key=silhouettes.__getitem__)
     # the sample model is the answer for small data; on large data it seeds one k-means run over all rows
     with threadpool_limits(1):
         model = (
@@ -82,7 +84,9 @@ def cluster_segments(
     return _segments_result(frame, seg, chosen, silhouettes, dropped, k is None, plot, ctx)
 
 
-def _fit_candidates(sample: np.ndarray, candidates: list[int], silhouettes: dict, fitted: dict) -> None:
+def _fit_candidates(
+    sample: np.ndarray, candidates: list[int], silhouettes: dict[int, float], fitted: dict[int, Any]
+) -> None:
     """k-means for each candidate k on the sample, with its silhouette score."""
     from sklearn.cluster import KMeans
     from sklearn.metrics import silhouette_score

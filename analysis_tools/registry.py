@@ -356,6 +356,17 @@ def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
     return {k: _coerce(k, v, props[k]) for k, v in arguments.items() if v is not None}
 
 
+# a JSON schema type -> the Python classes of its values
+_JSON_TYPES: dict[str, type | tuple[type, ...]] = {
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "string": str,
+    "array": list,
+    "object": dict,
+}
+
+
 def _coerce(name: str, value: Any, prop: dict[str, Any]) -> Any:
     kind = prop.get("type")
     try:
@@ -387,14 +398,7 @@ def _coerce(name: str, value: Any, prop: dict[str, Any]) -> Any:
         raise ToolError(
             "invalid_arguments", f"Argument {name!r} should be {kind}, got {value!r}.", hint=f"Pass {name} as a {kind}."
         ) from None
-    expected = {
-        "integer": int,
-        "number": (int, float),
-        "boolean": bool,
-        "string": str,
-        "array": list,
-        "object": dict,
-    }.get(kind)
+    expected = _JSON_TYPES.get(kind) if kind is not None else None
     if expected and (not isinstance(value, expected) or (kind in ("integer", "number") and isinstance(value, bool))):
         raise ToolError(
             "invalid_arguments", f"Argument {name!r} should be {kind}, got {value!r}.", hint=f"Pass {name} as a {kind}."

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, NotRequired, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -207,7 +207,7 @@ def compare_groups(
     if ranks:
         metrics.update({f"median.{g}": m for g, m in medians.items()})
     centre = medians if ranks else means
-    top, bottom = max(centre, key=centre.get), min(centre, key=centre.get)
+    top, bottom = max(centre, key=centre.__getitem__), min(centre, key=centre.__getitem__)
     profile = "\n".join(
         f"{g}: n={len(x)}, mean {fmt_num(means[g])}, sd {fmt_num(x.std(ddof=1))}" for g, x in parts.items()
     )
@@ -323,10 +323,22 @@ def guard_precision(parts: dict[str, np.ndarray], ctx: ToolContext) -> tuple[dic
     return shifted, offset, note
 
 
-def _posthoc(parts: dict[str, np.ndarray], chosen: str, alpha: float, ctx: ToolContext) -> tuple[list[dict], list[str]]:
+class PostHocPair(TypedDict):
+    group_a: str
+    group_b: str
+    difference: float  # group_a - group_b: of the medians after Kruskal-Wallis, else of the means
+    p_adj: float
+    ci_low: NotRequired[float]  # Tukey HSD's family-wise interval of the difference
+    ci_high: NotRequired[float]
+    test: str
+
+
+def _posthoc(
+    parts: dict[str, np.ndarray], chosen: str, alpha: float, ctx: ToolContext
+) -> tuple[list[PostHocPair], list[str]]:
     """Tukey HSD for the ANOVAs, Holm-adjusted Mann-Whitney pairs after Kruskal-Wallis."""
     names = list(parts)
-    pairs = []
+    pairs: list[PostHocPair] = []
     if chosen == "kruskal":
         raw = []
         for i in range(len(names)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -47,9 +48,10 @@ def split_groups(
     return out, dropped
 
 
-def _only_wanted(
-    parts: dict[str, np.ndarray], wanted: list[str], group_column: str, ctx: ToolContext
-) -> dict[str, np.ndarray]:
+PartT = TypeVar("PartT")  # what a group's label leads to (its values; None where only the labels matter)
+
+
+def _only_wanted(parts: dict[str, PartT], wanted: list[str], group_column: str, ctx: ToolContext) -> dict[str, PartT]:
     wanted = [label(w) for w in wanted]
     missing = [w for w in wanted if w not in parts]
     if missing:

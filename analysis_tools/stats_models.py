@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -50,7 +51,7 @@ class OLSFit:
 def ols_fit(X: np.ndarray, y: np.ndarray, intercept: bool = True, names: list[str] | None = None) -> OLSFit:
     """Least squares on centred, norm-scaled columns via Householder QR (long double when affordable)."""
     n, p = X.shape
-    dtype = np.longdouble if n * max(p, 1) ** 2 <= _LONGDOUBLE_WORK else np.float64
+    dtype: type[np.floating[Any]] = np.longdouble if n * max(p, 1) ** 2 <= _LONGDOUBLE_WORK else np.float64
     Xl, yl = X.astype(dtype), y.astype(dtype)
     mean_x = two_pass_mean(Xl) if intercept else np.zeros(p, dtype=dtype)
     mean_y = two_pass_mean(yl) if intercept else dtype(0)

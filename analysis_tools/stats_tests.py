@@ -68,8 +68,10 @@ def describe_columns(
         values = require_numeric(data, col, ctx)
         clean = values.dropna().to_numpy(dtype=float)
         row = {"column": col, "n": len(clean), "missing": int(values.isna().sum())}
+        skew = float("nan")
         if len(clean):
             q1, med, q3 = np.percentile(clean, [25, 50, 75])
+            skew = float(sps.skew(clean, bias=ddof == 0)) if len(clean) > 2 and clean.std() > 0 else float("nan")
             row.update(
                 mean=clean.mean(),
                 std=clean.std(ddof=ddof) if len(clean) > ddof else float("nan"),
@@ -78,13 +80,12 @@ def describe_columns(
                 median=med,
                 q3=q3,
                 max=clean.max(),
-                skew=float(sps.skew(clean, bias=ddof == 0)) if len(clean) > 2 and clean.std() > 0 else float("nan"),
+                skew=skew,
             )
         rows.append(row)
         for key, value in row.items():
             if key != "column":
                 metrics[f"{col}.{key}"] = value
-        skew = row.get("skew", float("nan"))
         if skew == skew and abs(skew) > 1:
             insights.append(
                 ctx.t(
@@ -252,6 +253,7 @@ def compare_two_groups(
     pooled_sd = math.sqrt(((na - 1) * va + (nb - 1) * vb) / (na + nb - 2))
     cohen_d = diff / pooled_sd if pooled_sd > 0 else float("nan")
     hedges_g = cohen_d * (1 - 3 / (4 * (na + nb) - 9))
+    df: float
     if chosen == "student":
         df = na + nb - 2
         se = pooled_sd * math.sqrt(1 / na + 1 / nb)
@@ -328,7 +330,7 @@ def compare_two_groups(
             )
         )
     assumptions = checks.lines(ctx, ctx.t("Normality not testable (too few or constant values).", "无法检验正态性。"))
-    limitations = []
+    limitations: list[str] = []
     if method == "auto" and chosen == "mannwhitney":
         assumptions.append(
             ctx.t(

@@ -147,7 +147,8 @@ def contribution_decomposition(
             column=group_column,
         )
     seg = groups.map({v: label(v) for v in groups.dropna().unique()}).fillna(ctx.t("(missing)", "（缺失）"))
-    cols = [numerator_column, denominator_column] if ratio else [value_column]
+    measured = (numerator_column, denominator_column) if ratio else (value_column,)
+    cols = [c for c in measured if c is not None]  # all of them: checked above
     vals = pd.DataFrame({c: require_numeric(data, c, ctx) for c in cols})
     in_scope = labels.isin([prev, cur])
     keep = in_scope & vals.notna().all(axis=1)

@@ -93,7 +93,8 @@ def backtest(y: np.ndarray, names: list[str], h: int, period: int, alpha: float)
     origins = [len(y) - k * h for k in range(_FOLDS, 0, -1) if len(y) - k * h >= min_train]
     scores = {}
     for name in names:
-        errors, actual = [], []
+        errors: list[np.ndarray] = []
+        actual: list[np.ndarray] = []
         for o in origins:
             try:
                 pred = _fit_predict(name, y[:o], h, period, alpha, intervals=False)["forecast"].to_numpy()
@@ -155,7 +156,7 @@ def forecast(
             hint="12",
         )
     seasonal = period >= 2 and len(y) >= 2 * period + 2
-    names = ["ets", "arima", "seasonal_naive"] if method == "auto" else [method]
+    names: list[str] = ["ets", "arima", "seasonal_naive"] if method == "auto" else [method]
     scores, folds = backtest(
         y, names, min(h, period) if seasonal else min(h, max(1, len(y) // 6)), period if seasonal else 1, alpha
     )

@@ -12,6 +12,10 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.config import Settings
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_WAITING = 0, 1, 2, 3
 DEFAULT_QUESTION = {
@@ -91,7 +95,7 @@ def worker_command(args: argparse.Namespace) -> int:
     from app.config import get_settings
     from app.worker import Worker
 
-    configure_logging(get_settings().data_dir)
+    configure_logging(get_settings())
     worker = Worker(get_settings())
     signal.signal(signal.SIGTERM, lambda *_: worker.stop.set())  # `docker stop`: finish the current step
     print(f"Verity worker {worker.name}: {worker.settings.run_workers} run(s) at a time", flush=True)
@@ -160,7 +164,7 @@ def analyze_command(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     interactive = sys.stdin.isatty() and not args.no_input
     settings = get_settings()
-    log_file = configure_logging(settings.data_dir)
+    log_file = configure_logging(settings)
     language = args.lang or (detect_language(args.question, settings.lang) if args.question else settings.lang)
     question = args.question or DEFAULT_QUESTION[language]
     db = open_database(settings)
@@ -237,14 +241,20 @@ class _Plain(logging.Formatter):
         )
 
 
-def configure_logging(data_dir: Path) -> Path:
-    """Warnings to stderr in plain words; everything with tracebacks to DATA_DIR/verity.log."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    log_file = data_dir / "verity.log"
+def configure_logging(settings: Settings) -> Path:
+    """Warnings to stderr in plain words; everything with tracebacks to DATA_DIR/verity.log, which
+    rotates at log_max_mb, keeping log_backups old ones; several processes may write it at once
+    (app/logfile.py)."""
+    from app.logfile import SharedRotatingFileHandler
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    log_file = settings.data_dir / "verity.log"
     terminal = logging.StreamHandler()
     terminal.setLevel(logging.WARNING)
     terminal.setFormatter(_Plain("%(levelname)s: %(message)s"))
-    detailed = logging.FileHandler(log_file, encoding="utf-8")
+    detailed = SharedRotatingFileHandler(
+        log_file, max_bytes=int(settings.log_max_mb * 1024 * 1024), backups=settings.log_backups
+    )
     detailed.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[terminal, detailed], force=True)
     return log_file

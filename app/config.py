@@ -85,6 +85,17 @@ class Settings(BaseSettings):
     lang: Literal["zh", "en"] = Field(
         "en", description="Default language of answers and reports (the UI follows the browser)."
     )
+    log_max_mb: float = Field(
+        10.0,
+        description="Size, in megabytes, at which data_dir/verity.log (the log with tracebacks that "
+        "`verity worker` and `verity analyze` write) is renamed verity.log.1 and a fresh one begun; "
+        "0: never rotated (it grows without bound).",
+    )
+    log_backups: int = Field(
+        5,
+        description="Rotated logs kept beside verity.log (verity.log.1 is the newest); the oldest is "
+        "deleted when another is rotated. 0: never rotated.",
+    )
 
     # --- web -------------------------------------------------------------------------------
     host: str = Field("127.0.0.1", description="Address `verity serve` binds to.")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar, cast
 from urllib.parse import urlencode, urlsplit
 
 from fastapi import Depends, FastAPI, Request
@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, ExceptionHandler, Receive, Scope, Send
 
 from app.config import Settings, get_settings
 from app.db.session import open_database
@@ -348,11 +348,21 @@ async def on_machine_fault(request: Request, exc: Exception) -> Response:
     return error_page(request, fault.status, fault.message_key)
 
 
+ExcT = TypeVar("ExcT", bound=Exception)
+
+
+def on_error(application: FastAPI, kind: type[ExcT], handler: Callable[[Request, ExcT], Awaitable[Response]]) -> None:
+    """add_exception_handler, typed: Starlette calls a handler only with exceptions of the class it
+    was registered for, but types every handler as taking any Exception (Kludex/starlette#2417);
+    here the class and the handler's argument must agree."""
+    application.add_exception_handler(kind, cast(ExceptionHandler, handler))
+
+
 def install_error_handlers(application: FastAPI) -> None:
     for kind in (OSError, SQLAlchemyError, UnicodeEncodeError, OverflowError):
-        application.add_exception_handler(kind, on_machine_fault)
-    application.add_exception_handler(ApiError, on_api_error)
-    application.add_exception_handler(NotSignedIn, on_not_signed_in)
-    application.add_exception_handler(StarletteHTTPException, on_http_error)
-    application.add_exception_handler(RequestValidationError, on_validation_error)
-    application.add_exception_handler(Exception, on_unexpected_error)
+        on_error(application, kind, on_machine_fault)
+    on_error(application, ApiError, on_api_error)
+    on_error(application, NotSignedIn, on_not_signed_in)
+    on_error(application, StarletteHTTPException, on_http_error)
+    on_error(application, RequestValidationError, on_validation_error)
+    on_error(application, Exception, on_unexpected_error)

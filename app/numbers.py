@@ -167,7 +167,10 @@ def _numbers_in(text: str) -> list[tuple[re.Match, str]]:
     """All number tokens with the rest of their word (to tell '12kg' from an id like '3fa9c2')."""
     found = []
     for match in _NUMBER.finditer(text):
-        tail = _TRAILING_WORD.match(text, match.end("num")).group(0) if not match.group("unit") else ""
+        tail = ""
+        if not match.group("unit"):
+            word = _TRAILING_WORD.match(text, match.end("num"))  # always a match, if only of ""
+            tail = word.group(0) if word else ""
         found.append((match, tail))
     return found
 

@@ -22,7 +22,7 @@ from sqlalchemy import select, update
 
 from app.config import Settings
 from app.db.models import Run, utcnow
-from app.db.session import open_database
+from app.db.session import open_database, rows_changed
 from app.runs import ModelFactory, RunService, default_model
 
 log = logging.getLogger(__name__)
@@ -45,11 +45,12 @@ class Worker:
         with self.db.session() as session:
             queued = session.scalars(select(Run.id).where(Run.status == "queued").order_by(Run.created_at).limit(10))
             for run_id in list(queued):
-                taken = session.execute(
+                taken = rows_changed(
+                    session,
                     update(Run)
                     .where(Run.id == run_id, Run.status == "queued")
-                    .values(status="running", worker=self.name, heartbeat_at=utcnow(), stop_requested=False)
-                ).rowcount
+                    .values(status="running", worker=self.name, heartbeat_at=utcnow(), stop_requested=False),
+                )
                 if taken:
                     session.commit()
                     return run_id
@@ -127,4 +128,4 @@ class Worker:
         limit = utcnow() - timedelta(seconds=self.settings.worker_stale_s)
         with self.db.session() as session:
             stale = (Run.status == "running") & ((Run.heartbeat_at.is_(None)) | (Run.heartbeat_at < limit))
-            return session.execute(update(Run).where(stale).values(status="interrupted", finished_at=utcnow())).rowcount
+            return rows_changed(session, update(Run).where(stale).values(status="interrupted", finished_at=utcnow()))

@@ -176,7 +176,8 @@ def finish_loading(db: "Database", settings: Settings, dataset_id: str) -> str |
         if dataset is None or dataset_status(dataset) != LOADING:
             return None
         original, sheet = Path(dataset.original_path), (dataset.info or {}).get("requested_sheet")
-    table, working, error = None, original.parent / "working_v1.parquet", None
+    table: LoadedTable | None = None
+    working, error = original.parent / "working_v1.parquet", None
     try:
         table = load_table_bounded(original, sheet=sheet, settings=settings)
         save_working_copy(table.frame, working)
@@ -191,7 +192,7 @@ def finish_loading(db: "Database", settings: Settings, dataset_id: str) -> str |
         dataset = session.get(Dataset, dataset_id)
         if dataset is None:
             return None
-        if error is None:
+        if table is not None and error is None:  # read and saved
             dataset.info = {**table.info, "status": READY}  # a new dict: the JSON column sees the change
             dataset.rows = int(table.info["rows"])
             dataset.sheet = table.info.get("selected_sheet")
@@ -267,19 +268,20 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
     learned = frame is not None and (
         "grain" not in info or any(c["type"] in LEVELLED and "levels" not in c for c in info.get("columns", []))
     )
+    source = frame if learned else None  # the frame, when there is something to learn from it
     columns = []
     for c in info.get("columns", []):
         column = {"name": c["name"], "type": c["type"], "missing": c.get("missing", 0), "pii": c.get("pii")}
         levels = c.get("levels")
-        if levels is None and learned and c["type"] in LEVELLED and c["name"] in frame.columns:
-            levels = int(frame[c["name"]].nunique(dropna=True))
+        if levels is None and source is not None and c["type"] in LEVELLED and c["name"] in source.columns:
+            levels = int(source[c["name"]].nunique(dropna=True))
         if levels is not None:
             column["levels"] = levels
         columns.append(column)
     grain = info.get("grain")
-    if learned and "grain" not in info:
-        dates = [c["name"] for c in columns if c["type"] == "datetime" and c["name"] in frame.columns]
-        grain = time_grain(frame[dates[0]]) if dates else None
+    if source is not None and "grain" not in info:
+        dates = [c["name"] for c in columns if c["type"] == "datetime" and c["name"] in source.columns]
+        grain = time_grain(source[dates[0]]) if dates else None
     if learned:  # a new dict: the JSON column sees the change
         dataset.info = {
             **info,
@@ -489,13 +491,14 @@ def delete_workspace(session: Session, settings: Settings, workspace: Workspace)
         Task,
         ToolCall,
     )
+    from app.db.session import rows_changed
 
     runs = select(Run.id).where(Run.workspace_id == workspace.id)
     counts = {}
-    for model in (Event, ToolCall):  # rows that know their run only
-        counts[model.__tablename__] = session.execute(delete(model).where(model.run_id.in_(runs))).rowcount
-    for model in (Message, Evidence, Task, Question, ReportShare, Report, KnowledgeEntry, Dataset, Run):
-        counts[model.__tablename__] = session.execute(delete(model).where(model.workspace_id == workspace.id)).rowcount
+    for of_run in (Event, ToolCall):  # rows that know their run only
+        counts[of_run.__tablename__] = rows_changed(session, delete(of_run).where(of_run.run_id.in_(runs)))
+    for owned in (Message, Evidence, Task, Question, ReportShare, Report, KnowledgeEntry, Dataset, Run):
+        counts[owned.__tablename__] = rows_changed(session, delete(owned).where(owned.workspace_id == workspace.id))
     session.delete(workspace)
     session.flush()
     folder = settings.workspace_dir(workspace.id).resolve()

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sandbox.host import SandboxUnavailable
+
 if TYPE_CHECKING:  # annotations only
     from sandbox.host import Isolation
 
@@ -145,6 +147,9 @@ def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list
         env = sandbox_env(str(live))
         return _python_command(executable, [package_root], site, worker), env, worker
     worker["scratch"] = INSIDE_SCRATCH
+    binary = isolation.binary
+    if binary is None:  # probe() gives every bwrap or unshare isolation that can run its binary
+        raise SandboxUnavailable(isolation.reason or f"no {isolation.kind} binary to start the sandbox with")
     if root:  # the parent and each call's code run as two different unprivileged users
         worker["uid"] = worker["gid"] = sandbox_uid(spec.workspace_id)
         worker["call_uid"] = worker["call_gid"] = call_uid(spec.workspace_id)
@@ -160,7 +165,7 @@ def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list
     )
     if isolation.kind == "bwrap":
         command = [
-            isolation.binary,
+            binary,
             "--die-with-parent",
             "--new-session",
             "--unshare-net",
@@ -229,7 +234,7 @@ def build_command(spec: LaunchSpec, isolation: Isolation, fd: int) -> tuple[list
         "binds": [[s, d, True] for s, d in read_only],
         "symlinks": [[t, link] for t, link in links],
     }
-    command = [isolation.binary, "--net", "--pid", "--mount", "--ipc", "--uts", "--fork", "--kill-child"]
+    command = [binary, "--net", "--pid", "--mount", "--ipc", "--uts", "--fork", "--kill-child"]
     if not root:
         command += ["--user", "--map-root-user"]
     command += _python_command(executable, [str(PACKAGE_DIR.parent), INSIDE_PACKAGE_ROOT], site, worker)

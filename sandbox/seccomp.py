@@ -12,6 +12,7 @@ import ctypes
 import errno
 import platform
 import struct
+from typing import TypedDict
 
 AUDIT_ARCH_X86_64 = 0xC000003E
 _X32_BIT = 0x40000000
@@ -29,7 +30,18 @@ _OFF_NR, _OFF_ARCH, _OFF_ARG0 = 0, 4, 16
 AF_UNIX = 1
 CLONE_NEW_FLAGS = 0x7E020080  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWTIME
 
-X86_64 = {
+
+class SyscallTable(TypedDict):
+    """System call numbers of one architecture: the ones the filter tests, and those it denies."""
+
+    socket: int
+    socketpair: int
+    clone: int
+    clone3: int
+    denied: dict[str, int]
+
+
+X86_64: SyscallTable = {
     "socket": 41,
     "socketpair": 53,
     "clone": 56,

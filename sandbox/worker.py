@@ -94,7 +94,7 @@ def preload() -> float:
 def _register_cjk_font(matplotlib) -> None:
     """Chinese labels render: the Noto Sans CJK font shipped by `mplfonts`, as a fallback family."""
     try:
-        import mplfonts  # type: ignore[import-not-found]
+        import mplfonts
         from matplotlib import font_manager
 
         folder = os.path.join(os.path.dirname(mplfonts.__file__), "fonts")

@@ -6,9 +6,9 @@ import threading
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator, cast
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import CursorResult, Delete, Engine, Update, create_engine, event, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -22,6 +22,12 @@ MIGRATION_LOCK_KEY = 0x76657269  # "veri": the PostgreSQL advisory lock that ser
 # Threads of the web server that may each hold a database session at once: the request threads
 # (anyio's default limit for sync views and dependencies, and the event streams' reads).
 SERVER_THREADS = 40
+
+
+def rows_changed(session: Session, statement: Update | Delete) -> int:
+    """Execute an UPDATE or DELETE and return how many rows it changed. Session.execute is typed
+    to return a Result; for these statements it is a CursorResult, which has the count."""
+    return cast(CursorResult[Any], session.execute(statement)).rowcount
 
 
 def pool_size(settings: Settings) -> int:

@@ -85,7 +85,7 @@ def eval_command(args: argparse.Namespace) -> int:
     results, model = execute(tasks, args.workdir, files_root(args.tasks))
     total = totals(results)
     comparison = compare(results, baseline) if baseline is not None else None
-    if comparison is not None and baseline.get("model") not in (None, model):
+    if comparison is not None and baseline is not None and baseline.get("model") not in (None, model):
         comparison["notes"].append(f"the baseline was made with {baseline['model']}; this run used {model}")
     if args.save_baseline:
         try:

@@ -123,10 +123,10 @@ def settle(service: RunService, run_id: str, answers: dict[str, list[str]]) -> N
     service.execute(run_id)
     for _ in range(MAX_RESUMES):
         with service.db.session() as session:
-            run = session.get(Run, run_id)
+            run = session.get_one(Run, run_id)
             pending = open_questions(session, run_id) if run.status == "waiting" else []
-            given = [(q, given_answer(q, answers)) for q in pending]
-            if not pending or not all(value for _, value in given):
+            given = [(q, value) for q in pending if (value := given_answer(q, answers))]
+            if not pending or len(given) < len(pending):
                 return
             for question, value in given:
                 answer_question(session, question, value if question.kind == "multi" else value[0])
@@ -145,7 +145,7 @@ def given_answer(question: Question, answers: dict[str, list[str]]) -> list[str]
 def measure(service: RunService, run_id: str) -> dict[str, Any]:
     """Status, report and process metrics of a run that has stopped (done, failed or waiting)."""
     with service.db.session() as session:
-        run = session.get(Run, run_id)
+        run = session.get_one(Run, run_id)
         calls = [
             {
                 "id": c.id,

@@ -141,7 +141,7 @@ def _totals_mask(body: pd.DataFrame, label_cols: list) -> np.ndarray:
 def _first_text(rows: pd.DataFrame, cols: list) -> list[str]:
     out = []
     for _, row in rows.iterrows():
-        out.append(next((cell_text(row[c]) for c in cols if cell_text(row[c])), ""))
+        out.append(next((text for c in cols if (text := cell_text(row[c]))), ""))
     return out
 
 

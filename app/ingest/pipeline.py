@@ -54,7 +54,7 @@ def load_table(path: str | Path, sheet: str | None = None, settings: Settings | 
     layouts = [(raw, _layout(raw)) for raw in book.sheets]
     raw, layout = _select_sheet(layouts, sheet, path)
     _check_limits(raw, layout, settings)
-    if raw.load_merges is not None and getattr(raw, "_merges_cache", None) is None:
+    if raw.load_merges is not None and raw.merges_found is None:
         # A big sheet: its merged ranges sit after the cell data, so scan for them (zlib, which
         # releases the GIL) while calamine parses the rows; redo the layout if they change it.
         with ThreadPoolExecutor(1) as pool:
@@ -139,13 +139,13 @@ def _layout(raw: RawSheet) -> TableLayout:
 def _merges(raw: RawSheet) -> list:
     if raw.load_merges is None:
         return []
-    cached = getattr(raw, "_merges_cache", None)
+    cached = raw.merges_found
     if cached is None:
         try:
             cached = raw.load_merges()
         except Exception:  # noqa: BLE001 - merged cells are a nicety; the table reads without them
             cached = []
-        raw._merges_cache = cached
+        raw.merges_found = cached
     return cached
 
 

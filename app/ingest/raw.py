@@ -26,6 +26,8 @@ class RawSheet:
     # merged ranges as 0-based inclusive (r0, c0, r1, c1) in the same coordinates; None: unknown
     load_merges: Callable[[], list[tuple[int, int, int, int]]] | None = None
     too_large: IngestError | None = None  # why this sheet exceeds the limits; raised only if it is chosen
+    # what load_merges found, once it ran (app/ingest/pipeline.py's _merges); None: not yet
+    merges_found: list[tuple[int, int, int, int]] | None = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass

@@ -23,6 +23,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import IO, cast
 
 from app.ingest.child import SETUP_FAILED, NoChild, import_readers, pidfd, read_job
 
@@ -44,6 +45,8 @@ class ReadServer:
             env=env,
             close_fds=True,
         )
+        # both are pipes (PIPE above), never None
+        self._requests, self._replies = cast(IO[bytes], self.process.stdin), cast(IO[bytes], self.process.stdout)
         self._lock = threading.Lock()
         self._waiting: dict[str, queue.Queue] = {}
         self._closed = False  # the server's answers ended: it stopped
@@ -62,8 +65,8 @@ class ReadServer:
                 raise NoChild("the read server stopped")
             self._waiting[ident] = answer
             try:
-                self.process.stdin.write(line.encode())
-                self.process.stdin.flush()
+                self._requests.write(line.encode())
+                self._requests.flush()
             except (OSError, ValueError) as exc:
                 self._waiting.pop(ident, None)
                 raise NoChild(f"the read server is gone ({exc})") from None
@@ -80,7 +83,7 @@ class ReadServer:
         return reply["status"], int(reply["code"])
 
     def _answers(self) -> None:
-        for raw in self.process.stdout:
+        for raw in self._replies:
             try:
                 reply = json.loads(raw)
             except ValueError:

@@ -91,7 +91,9 @@ def cell_text(value) -> str | None:
 
 
 def _is_label(text: str | None) -> bool:
-    return bool(text) and not _NUMBERISH.match(text) and not _DATEISH.match(text)
+    if not text:
+        return False
+    return not _NUMBERISH.match(text) and not _DATEISH.match(text)
 
 
 def _label_count(cells: list) -> int:
@@ -269,7 +271,7 @@ def header_names(t: dict, header_rows: list[int], used: list, col_pos: dict, mer
                 last = None
     raw = []
     for c in used:
-        parts = []
+        parts: list[str] = []
         for r in header_rows:
             v = grid[r][col_pos[c]]
             if v and (not parts or parts[-1] != v):

@@ -199,16 +199,16 @@ def number_of(text: str):
     if not m or (m.group("open") is None) != (m.group("close") is None):
         return None
     # Decimal arithmetic, so "7.25%" is 0.0725 and "0.00015万" is 1.5, not 1.4999999999999998.
-    value = Decimal(m.group("num").replace(",", ""))
+    exact = Decimal(m.group("num").replace(",", ""))
     if m.group("exp"):
-        value = value.scaleb(int(m.group("exp")))
+        exact = exact.scaleb(int(m.group("exp")))
     unit = m.group("unit")
     if unit:
-        value *= Decimal(int(UNITS[unit]))
+        exact *= Decimal(int(UNITS[unit]))
     pct = m.group("pct")
     if pct:
-        value /= 100 if pct == "%" else 1000
-    value = float(value)
+        exact /= 100 if pct == "%" else 1000
+    value = float(exact)
     paren = m.group("open") is not None
     if paren or m.group("sign1") in ("-", "−") or m.group("sign2") in ("-", "−"):
         value = -abs(value)

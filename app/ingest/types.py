@@ -89,7 +89,9 @@ EXCEL_SERIAL_RANGE = (18264, 73051)  # 1950-01-01 .. 2099-12-31 as 1900-system s
 
 
 def infer_and_convert(frame: pd.DataFrame, date1904: bool = False) -> tuple[pd.DataFrame, dict[str, str], list[dict]]:
-    out, types, log = {}, {}, []
+    out: dict[str, pd.Series] = {}
+    types: dict[str, str] = {}
+    log: list[dict] = []
 
     def convert(name):
         return convert_column(name, frame[name], date1904=date1904)
@@ -161,7 +163,7 @@ def _native_if_uniform(col: pd.Series) -> pd.Series:
     return col.map(_cell_text, na_action="ignore")
 
 
-def _cell_text(value) -> str:
+def _cell_text(value) -> str | None:
     """A non-missing cell of a mixed column as text (strings kept exactly as typed)."""
     return value if isinstance(value, str) else cell_text(value)
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 import posixpath
 import re
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import cast
 from xml.etree import ElementTree as ET
 
 _CELL_REF = re.compile(r"^([A-Z]{1,3})(\d+)$")
@@ -34,6 +36,17 @@ CHUNK = 1 << 20
 
 def local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
+
+
+def _end_parser() -> ET.XMLPullParser[ET.Element]:
+    return ET.XMLPullParser(events=("end",))
+
+
+def _finished(parser: ET.XMLPullParser[ET.Element]) -> Iterator[ET.Element]:
+    """The elements an _end_parser() has finished since the last call: it reports only "end"
+    events, each ("end", element)."""
+    for event in parser.read_events():
+        yield cast("tuple[str, ET.Element]", event)[1]
 
 
 def col_index(letters: str) -> int:
@@ -87,7 +100,7 @@ class XlsxBook:
                     self.sheets.append(SheetEntry(el.get("name", ""), part, state != "visible", size))
         self.date_styles = self._date_styles(rels)
         self._shared: list[str] = []
-        self._shared_iter = None
+        self._shared_iter: Iterator[str] | None = None
         self._shared_part = next((p for p in rels.values() if p.lower().endswith("sharedstrings.xml")), None)
 
     # --- package plumbing --------------------------------------------------------------------
@@ -154,7 +167,7 @@ class XlsxBook:
 
     def head(self, sheet: SheetEntry, n_rows: int) -> HeadRows:
         """The first n_rows sheet rows (cached formula values, shared strings resolved)."""
-        parser = ET.XMLPullParser(events=("end",))
+        parser = _end_parser()
         rows: dict[int, dict[int, object]] = {}
         dimension = None
         next_row, next_col = 0, 0
@@ -176,12 +189,12 @@ class XlsxBook:
                         dimension = (r0, c0, r1, c1)
                     first = False
                 parser.feed(chunk)
-                for _event, el in parser.read_events():
+                for el in _finished(parser):
                     tag = local(el.tag)
                     if tag == "c":
                         ref = el.get("r")
-                        m = _CELL_REF.match(ref) if ref else None
-                        col = col_index(m.group(1)) if m else next_col
+                        ref_match = _CELL_REF.match(ref) if ref else None
+                        col = col_index(ref_match.group(1)) if ref_match else next_col
                         next_col = col + 1
                         value = self._cell_value(el)
                         if value is not None and value != "":
@@ -258,22 +271,22 @@ class XlsxBook:
         if self._shared_part is None or self._shared_part not in self.names:
             return self._shared
         if self._shared_iter is None:
-            self._shared_iter = self._iter_shared()
+            self._shared_iter = self._iter_shared(self._shared_part)
         for text in self._shared_iter:
             self._shared.append(text)
             if len(self._shared) > up_to:
                 break
         return self._shared
 
-    def _iter_shared(self):
-        parser = ET.XMLPullParser(events=("end",))
-        with self.zf.open(self.names[self._shared_part]) as fh:
+    def _iter_shared(self, part: str) -> Iterator[str]:
+        parser = _end_parser()
+        with self.zf.open(self.names[part]) as fh:
             while True:
                 chunk = fh.read(64 * 1024)
                 if not chunk:
                     break
                 parser.feed(chunk)
-                for _event, el in parser.read_events():
+                for el in _finished(parser):
                     if local(el.tag) == "si":
                         yield _rich_text(el)
                         el.clear()

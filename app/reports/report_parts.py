@@ -17,7 +17,7 @@ CONFIDENCE_COLOURS = {"high": "#1e7b3a", "medium": "#b26a00", "low": "#b3261e"}
 
 
 def report_language(report: dict[str, Any]) -> str:
-    return report.get("language") if report.get("language") in ("zh", "en") else "en"
+    return "zh" if report.get("language") == "zh" else "en"
 
 
 def format_value(value: Any) -> str:

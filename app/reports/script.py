@@ -14,10 +14,19 @@ from __future__ import annotations
 import math
 import pprint
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypedDict
 
 from app.reports.builder import is_harness_tool
 from app.translations import CATALOG
+
+
+class ScriptSource(TypedDict):
+    """One dataset as analysis.py's DATASETS lists it."""
+
+    name: str
+    file: str
+    sheet: str | None
+    original_path: str
 
 
 def dataset_sources(datasets: Iterable[Any]) -> list[dict[str, Any]]:
@@ -202,7 +211,7 @@ def to_analysis_script(report: dict[str, Any], datasets: list[dict[str, Any]]) -
         for c in report.get("tool_calls", [])
         if c.get("ok") and not is_harness_tool(c.get("tool", ""))
     ]
-    sources = [
+    sources: list[ScriptSource] = [
         {
             "name": str(d.get("name") or d.get("file") or f"data_{i}"),
             "file": str(d.get("file") or ""),

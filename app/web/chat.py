@@ -10,7 +10,7 @@ from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from app.agent import answer_question, resume_after_answer
-from app.db.models import Question, Workspace
+from app.db.models import Question
 from app.runs import TooManyRuns
 from app.web.deps import (
     CommittingRoute,
@@ -100,5 +100,4 @@ def answer(
 def run_page(request: Request, run: RunDep, session: DbSessionDep, settings: SettingsDep, page: PageDep) -> Response:
     if wants_partial(request):
         return page.render("_run.html", {"current": run_context(session, run, page.lang)})
-    workspace = session.get(Workspace, run.workspace_id)
-    return page.render("workspace.html", workspace_context(session, settings, workspace, page.lang, run.id))
+    return page.render("workspace.html", workspace_context(session, settings, run.workspace, page.lang, run.id))

@@ -6,7 +6,7 @@ import functools
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
@@ -15,12 +15,13 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.orm import Session
 
 from app.config import Settings
-from app.db.models import Dataset, KnowledgeEntry, ReportShare, Run, User, Workspace
+from app.db.models import Base, Dataset, KnowledgeEntry, ReportShare, Run, User, Workspace
 from app.ingest.errors import IngestError
 from app.runs import RunService
 from app.users import API, SESSION, Account, auth_required, user_for_secret
 from app.web.i18n import from_accept_language, normalize_lang
 
+RowT = TypeVar("RowT", bound=Base)
 LANG_COOKIE = "lang"
 LANG_COOKIE_MAX_AGE = 365 * 24 * 3600
 
@@ -162,11 +163,10 @@ def authorize(request: Request, session: DbSessionDep, settings: SettingsDep) ->
         workspace = session.get(Workspace, params["ws"])
         if workspace is None or workspace.owner != owner:
             raise HTTPException(404, "workspace not found")
-        for param, model in (("dataset_id", Dataset), ("entry_id", KnowledgeEntry)):
-            if param in params:
-                row = session.get(model, params[param])
-                if row is None or row.workspace_id != workspace.id:
-                    raise HTTPException(404, f"{model.__tablename__} entry not found")
+        if "dataset_id" in params:
+            _in_workspace(session.get(Dataset, params["dataset_id"]), workspace, Dataset.__tablename__)
+        if "entry_id" in params:
+            _in_workspace(session.get(KnowledgeEntry, params["entry_id"]), workspace, KnowledgeEntry.__tablename__)
     if "run_id" in params:
         run = session.get(Run, params["run_id"])
         if run is None or run.workspace.owner != owner:
@@ -175,6 +175,11 @@ def authorize(request: Request, session: DbSessionDep, settings: SettingsDep) ->
             share = session.get(ReportShare, params["share_id"])
             if share is None or share.run_id != run.id:
                 raise HTTPException(404, "share not found")
+
+
+def _in_workspace(row: Dataset | KnowledgeEntry | None, workspace: Workspace, table: str) -> None:
+    if row is None or row.workspace_id != workspace.id:
+        raise HTTPException(404, f"{table} entry not found")
 
 
 def get_current_user(request: Request) -> Account | None:
@@ -189,18 +194,21 @@ def owner_of(user: Account | None) -> str | None:
     return user.id if user else None
 
 
+def found(session: Session, model: type[RowT], key: str, what: str) -> RowT:
+    """The row of `model` with this key, or 404 "`what` not found". For the ids in the path,
+    `authorize` has checked the owner already; the row may still have gone since."""
+    row = session.get(model, key)
+    if row is None:
+        raise HTTPException(404, f"{what} not found")
+    return row
+
+
 def get_workspace(ws: str, session: DbSessionDep) -> Workspace:
-    workspace = session.get(Workspace, ws)  # ownership was checked by `authorize`
-    if workspace is None:
-        raise HTTPException(404, "workspace not found")
-    return workspace
+    return found(session, Workspace, ws, "workspace")  # ownership was checked by `authorize`
 
 
 def get_run(run_id: str, session: DbSessionDep) -> Run:
-    run = session.get(Run, run_id)  # ownership was checked by `authorize`
-    if run is None:
-        raise HTTPException(404, "run not found")
-    return run
+    return found(session, Run, run_id, "run")  # ownership was checked by `authorize`
 
 
 WorkspaceDep = Annotated[Workspace, Depends(get_workspace)]

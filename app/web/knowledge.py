@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from app.db.models import KnowledgeEntry
 from app.knowledge import KnowledgeError, add_entry, document_text, entries
-from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, SettingsDep, WorkspaceDep
+from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, SettingsDep, WorkspaceDep, found
 from app.web.pages import workspace_context
 from app.web.uploads import safe_file_name
 
@@ -133,6 +133,6 @@ def api_add_document(
 
 @router.delete("/api/workspaces/{ws}/knowledge/{entry_id}")
 def api_remove_knowledge(workspace: WorkspaceDep, entry_id: str, session: DbSessionDep) -> dict[str, Any]:
-    entry = session.get(KnowledgeEntry, entry_id)
+    entry = found(session, KnowledgeEntry, entry_id, f"{KnowledgeEntry.__tablename__} entry")  # as `authorize` says
     session.delete(entry)
     return {"removed": entry_dict(entry)}

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from app.db.models import Report, ReportShare, Run
 from app.reports import render
 from app.users import is_loopback, secret_digest
-from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, RunDep
+from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, RunDep, found
 from app.web.report_files import portable_content, report_folder
 from app.web.security import REPORT_CSP
 
@@ -108,10 +108,11 @@ def revoke_share_page(request: Request, run: RunDep, share_id: str, session: DbS
 @router.get(SHARED_PREFIX + "{secret}", name="shared_report")
 def shared_report(request: Request, secret: str, session: DbSessionDep) -> Response:
     share = session.scalar(select(ReportShare).where(ReportShare.token_hash == secret_digest(secret[:200])))
-    if share is None:
+    run = session.get(Run, share.run_id) if share is not None else None
+    if share is None or run is None:
         raise HTTPException(404, "This link does not exist or was revoked.")
     share.views += 1
-    report = run_report(session, session.get(Run, share.run_id))
+    report = run_report(session, run)
     settings = request.app.state.settings
     page = render.to_html(portable_content(report, settings), base_dir=report_folder(report, settings))
     return Response(page.encode("utf-8"), media_type="text/html; charset=utf-8", headers=SHARED_HEADERS)
@@ -138,6 +139,6 @@ def api_share(request: Request, run: RunDep, session: DbSessionDep, confirm: boo
 
 @router.delete("/api/runs/{run_id}/shares/{share_id}")
 def api_revoke_share(run: RunDep, share_id: str, session: DbSessionDep) -> dict[str, Any]:
-    share = session.get(ReportShare, share_id)
+    share = found(session, ReportShare, share_id, "share")  # as `authorize` says
     session.delete(share)
     return {"revoked": share_dict(share)}

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .base import ToolContext, ToolError, ToolResult, tagged_text
+from .base import ResultLookup, ResultRecord, TaggedText, ToolContext, ToolError, ToolResult, tagged_text
 from .registry import Registry, Tool, make_tool
 
 _build_lock = threading.Lock()
@@ -135,6 +135,9 @@ def run_tool(
 __all__ = [
     "REGISTRY",
     "Registry",
+    "ResultLookup",
+    "ResultRecord",
+    "TaggedText",
     "Tool",
     "ToolContext",
     "ToolError",

@@ -293,6 +293,8 @@ class RunService:
             scope=intent.scope,  # exposure.py: starters by words
             focus=getattr(model, "kind", "") != "builtin",
         )  # the built-in analyst plans them all
+        if isinstance(model, BuiltinAnalyst):  # it reads the tools' results as data, never the text a model sees
+            model.results = toolbox.records
         sources = workspace_sources(
             session,
             workspace.id,
@@ -323,6 +325,7 @@ class RunService:
         messages += with_workspace_summary(session, workspace.id, earlier)
         paused_budget = (run.state or {}).get("waiting", {}).get("budget")  # read before turn_opening clears it
         messages += turn_opening(session, run, recorder)  # clarify.py: the question, or the paused turn + answer
+        toolbox.records.restore(messages, window.store)  # a resumed turn's earlier results, from disk
         return Turn(
             messages,
             model,

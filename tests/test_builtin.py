@@ -7,12 +7,12 @@ import pandas as pd
 import pytest
 from sqlalchemy import select
 
+from analysis_tools import ResultRecord, ToolResult, tagged_text
 from analysis_tools.common import fmt_num
 from analysis_tools.core import profile_dataset
 from analysis_tools.data import value_counts
 from analysis_tools.timeseries_forecast import forecast
-from app.agent.tools.toolbox import tool_message_content
-from app.analyst.analyst import BuiltinAnalyst, forecast_headline, parse_tool_message
+from app.analyst.analyst import BuiltinAnalyst, forecast_headline
 from app.analyst.plan import SYNONYMS, asks_for, mentioned_columns, plan_analysis
 from app.db.models import Evidence, Run, Task, ToolCall
 from app.evaluation.runner import settle
@@ -75,20 +75,25 @@ def test_longest_column_name_wins():
     assert mentioned_columns("what drives unit price?", SALES["columns"]) == ["Unit Price"]
 
 
-def test_parse_tool_message_reads_sections():
-    parsed = parse_tool_message(
-        '[method]\nOne-way ANOVA\n\n[interpretation]\nIt differs.\n\n[metrics]\n{"p_value": 0.01}'
+def test_a_result_record_holds_the_sections_of_the_text_as_data():
+    result = ToolResult(
+        text=tagged_text(method="One-way ANOVA\non 3 groups", conclusion="F(2, 27) = 4.85"),
+        interpretation="It differs.",
+        metrics={"p_value": 0.01, "duration_ms": 3.0},
     )
-    assert parsed == {
-        "ok": True,
-        "method": "One-way ANOVA",
-        "interpretation": "It differs.",
-        "metrics": {"p_value": 0.01},
-        "conclusion": "",
-        "limitations": "",
-        "profile": "",
-    }
-    assert parse_tool_message('{"error": "column_not_found"}')["ok"] is False
+    record = result.record()
+    assert record == ResultRecord(
+        ok=True,
+        method="One-way ANOVA",  # its first line, as the answer names it
+        interpretation="It differs.",
+        conclusion="F(2, 27) = 4.85",
+        metrics={"p_value": 0.01},  # the timing is the harness's, not a finding
+    )
+    assert ResultRecord.from_json(record.as_json()) == record
+    failed = ToolResult.failure({"error": "column_not_found", "message": "No column x."}).record()
+    assert failed.ok is False and failed.error == {"error": "column_not_found", "message": "No column x."}
+    masked = ToolResult(text=tagged_text(data_profile="Alice [text, label]"), metrics={"mean.Alice": 2.0})
+    assert masked.record(lambda text: text.replace("Alice", "A***")).metrics == {"mean.A***": 2.0}
 
 
 def test_greeting_costs_one_call_and_no_tools():
@@ -162,7 +167,7 @@ def retail_frame():
 @functools.cache
 def retail_seen():
     """The retail summary as the analyst reads it after its profile_dataset call on the real workbook."""
-    return read_profile(RETAIL, tool_message_content(profile_dataset(retail_frame())))
+    return read_profile(RETAIL, profile_dataset(retail_frame()).record().profile)
 
 
 def step(plan, *tools):
@@ -424,7 +429,7 @@ def ops_forecast(horizon):
     """What the analyst reads of a real forecast of monthly 营业额 (monthly_operations.xlsx)."""
     ops = pd.read_excel(SAMPLES / "monthly_operations.xlsx", engine="openpyxl")
     result = forecast(ops, "月份", "营业额", horizon=horizon, plot=False)
-    return parse_tool_message(tool_message_content(result))["metrics"]
+    return result.record().metrics
 
 
 def test_the_forecast_headline_lists_each_period_with_its_interval():
@@ -492,13 +497,10 @@ def survey_seen(lookups=True):
         {"name": "Satisfaction", "type": "number"},
         {"name": "Comment", "type": "text", "levels": 268},
     ]
-    seen = read_profile({"name": "survey", "columns": columns}, tool_message_content(profile_dataset(frame)))
+    seen = read_profile({"name": "survey", "columns": columns}, profile_dataset(frame).record().profile)
     if not lookups:
         return seen
-    counts = {
-        a["column"]: parse_tool_message(tool_message_content(value_counts(frame, **a)))["metrics"]
-        for a in value_lookups(seen)
-    }
+    counts = {a["column"]: value_counts(frame, **a).record().metrics for a in value_lookups(seen)}
     return read_values(seen, counts)
 
 

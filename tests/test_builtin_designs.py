@@ -19,7 +19,6 @@ from scipy import stats
 from analysis_tools.common import fmt_num
 from analysis_tools.core import profile_dataset
 from app.agent.policy.intent import decide
-from app.agent.tools.toolbox import tool_message_content
 from app.analyst.plan import plan_analysis
 from app.understanding.profile_reading import read_profile
 from app.understanding.wide_pairs import marked_pairs, same_scale
@@ -31,7 +30,7 @@ def seen(frame: pd.DataFrame, name: str = "data") -> dict:
     dataset = SimpleNamespace(
         name=name, rows=len(frame), file_name=f"{name}.csv", sheet=None, info={"columns": describe_columns_of(frame)}
     )
-    return read_profile(dataset_summary(dataset, frame), tool_message_content(profile_dataset(frame)))
+    return read_profile(dataset_summary(dataset, frame), profile_dataset(frame).record().profile)
 
 
 def task_steps(question: str, frame: pd.DataFrame) -> list[tuple[str, dict]]:

@@ -16,7 +16,6 @@ from scipy import stats
 
 from analysis_tools.common import fmt_num
 from analysis_tools.core import profile_dataset
-from app.agent.tools.toolbox import tool_message_content
 from app.analyst.plan import plan_analysis
 from app.ingest.pipeline import load_table
 from app.understanding.kinds import asks_top, number_cut
@@ -32,7 +31,7 @@ def seen(path: Path) -> dict:
     """The dataset as the built-in analyst sees it after its profile_dataset call."""
     table = load_table(path)
     dataset = SimpleNamespace(info=table.info, name=path.stem, file_name=path.name, sheet=None, rows=len(table.frame))
-    return read_profile(dataset_summary(dataset, table.frame), tool_message_content(profile_dataset(table.frame)))
+    return read_profile(dataset_summary(dataset, table.frame), profile_dataset(table.frame).record().profile)
 
 
 def rds(name: str) -> Path:

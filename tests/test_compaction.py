@@ -30,7 +30,7 @@ from app.agent.policy.budget import TurnBudget
 from app.agent.prompts import system_prompt
 from app.agent.run_scope import RunScope
 from app.agent.tools.context_tools import compact_context, read_tool_output
-from app.agent.tools.toolbox import DatasetCatalog, Toolbox
+from app.agent.tools.toolbox import DatasetCatalog, Toolbox, tool_message_content
 from app.agent.turn import Turn
 from tests.fakes import ScriptedModel, call
 
@@ -599,3 +599,33 @@ def test_outputs_are_kept_where_hard_links_are_not_supported(tmp_path, monkeypat
     first, same, other = (store.save_output("call_0", text) for text in ("a", "a", "b"))
     assert (first, same, other) == ("call_0", "call_0", "call_0_2")
     assert store.read("call_0") == "a" and store.read("call_0_2") == "b"
+
+
+# --- the results as data beside the text (tools/results.py) -----------------------------------
+def test_each_result_is_kept_as_data_in_full_and_read_back_for_a_resumed_turn(window):
+    """What a program reads of a result (the built-in analyst) is the whole result, never the shortened
+    text; a turn resumed in another process gets it back from the output store, beside the text. A call
+    id another run reused keeps each run's own result."""
+    from analysis_tools import tagged_text
+    from app.agent.tools.results import CallResults
+
+    def result(groups: int) -> ToolResult:
+        return ToolResult(
+            text=tagged_text(method="One-way ANOVA", data_profile=[f"group {i}: n = 10" for i in range(groups)]),
+            interpretation="The groups differ.",
+            metrics={f"mean.g{i}": float(i) for i in range(groups)} | {"p_value": 0.01},
+        )
+
+    live, messages = CallResults(), []
+    for call_id, groups in (("call_0", 3), ("call_1", 150), ("call_2", 400), ("call_0", 4)):  # last: another run's
+        made = result(groups)
+        record = live.keep(call_id, made)
+        shown = shelve_output(window, call_id, "compare_groups", tool_message_content(made), record)
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": shown})
+    assert "[truncated]" in messages[1]["content"] and messages[2]["content"].startswith("<persisted-output")
+    assert len(live("call_2").metrics) == 401  # the text was cut, the record was not
+    for run_messages, groups in ((messages[:3], 3), (messages[3:], 4)):
+        resumed = CallResults()
+        assert resumed.restore(run_messages, window.store) == len(run_messages)
+        assert resumed("call_0") == result(groups).record()
+    assert resumed("call_9") is None and CallResults().restore(messages, None) == 0

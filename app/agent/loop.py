@@ -104,6 +104,7 @@ def run_call(turn: Turn, call: ToolCallRequest) -> str:
     turn.recorder.emit("tool_started", {"id": call.id, "tool": call.name, "arguments": call.arguments})
     result = gated_call(turn.budget, turn.toolbox.execute, call)  # budget.py: bans, caps; refusals never run
     content = turn.toolbox.mask(tool_message_content(result))
+    record = turn.toolbox.records.keep(call.id, result)  # the result as data, for the built-in analyst
     result.interpretation = turn.toolbox.mask(result.interpretation)
     figures = [{"path": f.path, "caption": turn.toolbox.mask(f.caption)} for f in result.figure_records()]
     turn.recorder.record_tool_call(call.id, call.name, call.arguments, result, content, figures)
@@ -119,7 +120,7 @@ def run_call(turn: Turn, call: ToolCallRequest) -> str:
             "figures": [{"url": turn.figure_url(f["path"]), "caption": f["caption"]} for f in figures],
         },
     )
-    return shelve_output(turn.context, call.id, call.name, content)  # level 1: full text to disk first
+    return shelve_output(turn.context, call.id, call.name, content, record)  # level 1: full text to disk first
 
 
 def hold_for_gates(turn: Turn) -> None:

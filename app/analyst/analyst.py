@@ -9,6 +9,9 @@ The plan is made after the profile because the question may name what only the d
 values of a category ("new and returning customers") and how long the dates run (roles, profile_reading).
 A category with more values than the profile lists is counted too (value_counts, found by
 tool_search when the turn does not offer it: one more round), so any of its values can be named.
+
+It reads what the tools returned as data (analysis_tools.ResultRecord, through the lookup the run
+hands it: `results`), never from the text a model is shown, which the harness shortens.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import re
 from typing import Any
 
+from analysis_tools import ResultLookup, ResultRecord
 from analysis_tools.common import fmt_num
 from analysis_tools.tables import table_name
 from analysis_tools.ts_common import FREQ_WORDS
@@ -60,78 +64,18 @@ HONESTY = {
 
 ASK = "ask_user_question"  # the clarification tool: a question to the user, the same for a model
 MAX_PROFILED = 5  # datasets looked at before planning (the newest ones)
-_CUT = re.compile(r"\n\[truncated\][^\n]*\s*$|\n*\[\w+\]…(?=\s*(?:\n\[truncated\]|$))")
-
-
-def parse_tool_message(content: str) -> dict[str, Any]:
-    """Read back what a tool returned: ok, method, interpretation, metrics, figures."""
-    content = _CUT.sub("", content)  # a shelved output's harness trailer is not part of the result
-    if content.lstrip().startswith("{"):
-        try:
-            return {"ok": False, "error": json.loads(content)}
-        except json.JSONDecodeError:
-            pass
-    sections = dict(re.findall(r"^\[(\w+)\]\n(.*?)(?=^\[\w+\]\n|\Z)", content, flags=re.S | re.M))
-    metrics: dict[str, Any] = {}
-    if "metrics" in sections:
-        try:
-            metrics = json.loads(sections["metrics"].strip())
-        except json.JSONDecodeError:  # a long output is shortened for the context: keep the numbers it shows
-            metrics = {k: _number(v) for k, v in _PAIR.findall(sections["metrics"])}
-    if "coefficients" in sections:  # a regression's table is near the top, so it survives shortening
-        for term, coef, t, sign, p in _COEF_ROW.findall(sections["coefficients"]):
-            metrics.setdefault(f"coef.{term}", float(coef.replace(",", "")))
-            metrics.setdefault(f"t.{term}", _number(t.replace(",", "")))
-            metrics.setdefault(f"p_value.{term}", float(p) / (2 if sign == "<" else 1))
-            if sign == "<":  # "p < 0.001" read as 0.0005: good for wording, not a number to record as evidence
-                metrics.setdefault("_approx", []).append(f"p_value.{term}")
-        if (r2 := re.search(r"R² = (\d[\d.]*)", content)) and "r_squared" not in metrics:
-            metrics["r_squared"] = float(r2.group(1))
-        if (f := _F_TEST.search(sections.get("conclusion", ""))) and "f_statistic" not in metrics:
-            metrics.update(
-                df_model=int(f.group(1)),
-                df_resid=int(f.group(2).replace(",", "")),
-                f_statistic=float(f.group(3).replace(",", "")),
-                p_value=float(f.group(5)) / (2 if f.group(4) == "<" else 1),
-            )
-            if f.group(4) == "<":
-                metrics.setdefault("_approx", []).append("p_value")
-    return {
-        "ok": "error" not in sections,
-        "method": sections.get("method", "").strip().split("\n")[0],
-        "interpretation": sections.get("interpretation", "").strip(),
-        "metrics": metrics,
-        "conclusion": sections.get("conclusion", "").strip(),
-        "limitations": sections.get("assumptions", "").strip(),
-        "profile": sections.get("data_profile", "").strip(),
-    }
-
-
-_PAIR = re.compile(r'"([^"]+)": (-?\d[\d.e+-]*|"[^"]*"|NaN|null)(?=[,}])')
-_COEF_ROW = re.compile(r"^(.+?)\s+(-?\d[\d,.e+-]*)\s+\S+\s+(-?\d[\d,.e+-]*|nan)\s+p\s*([<=])\s*(\d[\d.e-]*)\s*$", re.M)
-
-
-_F_TEST = re.compile(r"F\((\d+), ([\d,]+)\) = ([\d,.]+), p ([<=]) (\d[\d.e-]*)")
-
-
-def _number(text: str) -> Any:
-    if text.startswith('"'):
-        return text.strip('"')
-    try:
-        return float(text) if any(ch in text for ch in ".eN") else int(text)
-    except ValueError:
-        return None
 
 
 class BuiltinAnalyst:
     kind = "builtin"
     name = "builtin"
 
-    def __init__(self, datasets: list[dict[str, Any]], language: str = "en"):
+    def __init__(self, datasets: list[dict[str, Any]], language: str = "en", results: ResultLookup | None = None):
         self.datasets = datasets
         self.language = language
+        self.results: ResultLookup = results or _no_results  # call id -> what the tool returned (app/runs.py)
         self._counter = 0
-        self._outputs: dict[str, str] = {}  # tool outputs by call id, as first seen this turn
+        self._answers: dict[str, str] = {}  # the user's answers (ask_user_question's messages), as first seen
 
     @property
     def zh(self) -> bool:
@@ -141,25 +85,25 @@ class BuiltinAnalyst:
         turn = _current_turn(messages)
         question = turn[0]["content"] if turn else ""
         calls = {c["id"]: c for m in turn if m["role"] == "assistant" for c in m.get("tool_calls") or []}
-        outputs = self._first_seen(turn)
-        results = {call_id: parse_tool_message(content) for call_id, content in outputs.items()}
+        answers = self._first_seen_answers(turn)
+        results = {m["tool_call_id"]: r for m in turn if m["role"] == "tool" and (r := self.results(m["tool_call_id"]))}
         if GREETING.match(question) or is_small_talk(question) or not self.datasets:
             return ModelReply(self._small_talk(question))
         offered = {t["function"]["name"] for t in tools}
         if looks := self._looks(offered, calls):
             return self._reply(looks)  # look at the data before planning, as an analyst would
-        plan = self._plan(question, messages, calls, outputs, results)
+        plan = self._plan(question, messages, calls, answers, results)
         if (ask := role_question(plan.provenance, plan.metric, self.zh)) and ASK in offered and not _asked(ask, calls):
             return self._reply([(ASK, ask)])  # a variable the question names that no column matched (role_question)
         if searches := self._searches(plan, offered, calls):
             return self._reply(searches)  # the tools the plan needs that this turn does not offer yet
         return self._next_round(question, plan, offered, calls, results)
 
-    def _seen(self, dataset: dict[str, Any], calls: dict, outputs: dict[str, str], results: dict) -> dict[str, Any]:
+    def _seen(self, dataset: dict[str, Any], calls: dict, results: dict[str, ResultRecord]) -> dict[str, Any]:
         """A dataset summary with what this turn's profile and value lookups showed of it."""
         name = dataset.get("name") if self._many else None
         return read_values(
-            read_profile(dataset, _profile_of(calls, outputs, name)), _lookups_of(dataset, calls, results, name)
+            read_profile(dataset, _profile_of(calls, results, name)), _lookups_of(dataset, calls, results, name)
         )
 
     @property
@@ -167,13 +111,18 @@ class BuiltinAnalyst:
         return len(self.datasets) > 1
 
     def _plan(
-        self, question: str, messages: list[dict[str, Any]], calls: dict, outputs: dict[str, str], results: dict
+        self,
+        question: str,
+        messages: list[dict[str, Any]],
+        calls: dict,
+        answers: dict[str, str],
+        results: dict[str, ResultRecord],
     ) -> Plan:
         """Which dataset (dataset_choice: the question's words, or the user's scope answer), what the
         question asks (a follow-up inherits the previous question and its filters), and the workspace
         rules the plan can apply."""
-        confirmed = {**confirmed_definitions(messages), **turn_answers(calls, outputs)}  # the user's answers
-        seen = [self._seen(ds, calls, outputs, results) for ds in self.datasets]
+        confirmed = {**confirmed_definitions(messages), **turn_answers(calls, answers)}  # the user's answers
+        seen = [self._seen(ds, calls, results) for ds in self.datasets]
         reading = read_question(question, seen, earlier_questions(messages), confirmed, self.zh)
         chain, dataset = reading.chain, reading.dataset
         plan = plan_analysis(reading.root, dataset, self.zh, confirmed)
@@ -249,7 +198,9 @@ class BuiltinAnalyst:
             looks.append(("tool_search", {"query": "value_counts", "limit": 1}))
         return looks
 
-    def _next_round(self, question: str, plan: Plan, offered: set[str], calls: dict, results: dict) -> ModelReply:
+    def _next_round(
+        self, question: str, plan: Plan, offered: set[str], calls: dict, results: dict[str, ResultRecord]
+    ) -> ModelReply:
         """Tasks (with the plan), then the analyses, then evidence, then the answer."""
         called = {c["function"]["name"] for c in calls.values()}
         analyses = [s for s in plan.steps if s.tool in offered and s.tool != "profile_dataset"]
@@ -276,15 +227,22 @@ class BuiltinAnalyst:
                 return self._reply(evidence)
         return ModelReply(self._answer(question, plan, calls, results))
 
-    def _first_seen(self, turn: list[dict[str, Any]]) -> dict[str, str]:
-        """This turn's tool outputs by call id, as first seen. Later rounds see older results as
-        compact previews (compaction.py), but the plan must be the same in every round (the profile
-        feeds it) and the evidence and the answer need the whole readings, as a model remembers them."""
-        ids = [m["tool_call_id"] for m in turn if m["role"] == "tool"]
+    def _first_seen_answers(self, turn: list[dict[str, Any]]) -> dict[str, str]:
+        """This turn's answers to ask_user_question by call id, as first seen. An answer is the
+        user's words, which the harness writes into the conversation (no tool result holds them);
+        later rounds may see the message as a compact preview, but the plan must stay the same."""
+        asked = {
+            c["id"]
+            for m in turn
+            if m["role"] == "assistant"
+            for c in m.get("tool_calls") or []
+            if c["function"]["name"] == ASK
+        }
+        ids = [m["tool_call_id"] for m in turn if m["role"] == "tool" and m["tool_call_id"] in asked]
         for m in turn:
-            if m["role"] == "tool":
-                self._outputs.setdefault(m["tool_call_id"], m.get("content") or "")
-        return {call_id: self._outputs[call_id] for call_id in ids}
+            if m["role"] == "tool" and m["tool_call_id"] in asked:
+                self._answers.setdefault(m["tool_call_id"], m.get("content") or "")
+        return {call_id: self._answers[call_id] for call_id in ids}
 
     # --- rounds ------------------------------------------------------------------------------
     def _reply(self, calls: list[tuple[str, dict[str, Any]]]) -> ModelReply:
@@ -294,25 +252,24 @@ class BuiltinAnalyst:
             requests.append(ToolCallRequest(f"call_builtin_{self._counter}_{name}", name, arguments))
         return ModelReply(None, requests, "tool_calls")
 
-    def _evidence_calls(self, plan: Plan, calls: dict, results: dict) -> list[tuple[str, dict[str, Any]]]:
+    def _evidence_calls(
+        self, plan: Plan, calls: dict, results: dict[str, ResultRecord]
+    ) -> list[tuple[str, dict[str, Any]]]:
         out = []
         for step in plan.steps:
             if not step.task:
                 continue
             call_id, result = _find_result(step.tool, step.arguments, calls, results)
-            if not result or not result.get("ok"):
+            if not result or not result.ok:
                 continue
-            approx = set(result["metrics"].get("_approx") or [])
-            metrics = {
-                k: v for k, v in result["metrics"].items() if isinstance(v, (int, float, str)) and k not in approx
-            }
+            metrics = {k: v for k, v in result.metrics.items() if isinstance(v, (int, float, str))}
             n = metrics.get("n") or metrics.get("n_rows")
             out.append(
                 (
                     "record_evidence",
                     {
                         "claim": _reading(step, result, self.zh, plan) or step.task,
-                        "method": result["method"] or step.tool,
+                        "method": result.method or step.tool,
                         "tool_call_ids": [call_id],
                         "result_summary": _summary(metrics),
                         "metrics": metrics,
@@ -340,15 +297,15 @@ class BuiltinAnalyst:
             else 'Hello! Tell me what you want to learn from your data, e.g. "Does revenue differ by region?"'
         )
 
-    def _answer(self, question: str, plan: Plan, calls: dict, results: dict) -> str:
+    def _answer(self, question: str, plan: Plan, calls: dict, results: dict[str, ResultRecord]) -> str:
         """Conclusions first: the finding that answers the question, then the supporting ones."""
         findings, failures = [], []
         for step in sorted((s for s in plan.steps if s.task), key=lambda s: _order(s, plan)):
             _, result = _find_result(step.tool, step.arguments, calls, results)
-            text = _finding(step, result, self.zh, plan, question) if result and result.get("ok") else ""
+            text = _finding(step, result, self.zh, plan, question) if result and result.ok else ""
             if text:
                 findings.append(text)
-            elif result and not result.get("ok"):
+            elif result and not result.ok:
                 failures.append(step.task)
         if not findings:
             findings = [
@@ -475,12 +432,12 @@ ANSWER_ORDER = {
 }
 
 
-def _finding(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = None, question: str = "") -> str:
+def _finding(step: Step, result: ResultRecord, zh: bool, plan: Plan | None = None, question: str = "") -> str:
     """The step's plain-language reading, with group averages for comparisons."""
     text = _reading(step, result, zh, plan, question)
     means = {
         k.split(".", 1)[1]: v
-        for k, v in result["metrics"].items()
+        for k, v in result.metrics.items()
         if k.startswith("mean.") and isinstance(v, (int, float))
     }
     every_mean_said = all(fmt_num(v) in text for v in means.values())  # named_group_headline lists them all
@@ -507,12 +464,12 @@ def _named(value: str, column: str, question: str, zh: bool) -> str:
     return value if not word else f"{value}（{word}）" if zh else f"{value} ({word})"
 
 
-def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = None, question: str = "") -> str:
+def _reading(step: Step, result: ResultRecord, zh: bool, plan: Plan | None = None, question: str = "") -> str:
     """What a result says, in plain words that answer the question (headlines.py), else the
     tool's own interpretation: a regression names its strongest factor with its effect in units, a
     forecast gives every period with its interval, a rate comparison the rates, totals the shares."""
     headline = None
-    arguments, metrics = step.arguments, result["metrics"]
+    arguments, metrics = step.arguments, result.metrics
     if step.tool == "linear_regression":
         headline = drivers_headline(arguments["target_column"], metrics, zh)
     elif step.tool == "forecast":
@@ -580,7 +537,7 @@ def _reading(step: Step, result: dict[str, Any], zh: bool, plan: Plan | None = N
         headline = extreme_headline(
             arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh
         )
-    return headline or result["interpretation"] or result["conclusion"]
+    return headline or result.interpretation or result.conclusion
 
 
 def _extreme_group(metrics: dict[str, Any], extreme: str | None) -> str | None:
@@ -591,9 +548,9 @@ def _extreme_group(metrics: dict[str, Any], extreme: str | None) -> str | None:
     return (min if extreme == "least" else max)(means, key=lambda g: means[g])
 
 
-def _pair_labels(result: dict[str, Any]) -> tuple[str, str] | None:
+def _pair_labels(result: ResultRecord) -> tuple[str, str] | None:
     """The two conditions of a paired test, from its profile ("difference = group 1 - group 2: …")."""
-    match = re.search(r"(?:difference|差值|差)\s*=\s*(.+?)\s+-\s+(.+?)\s*[:：]", result.get("profile", ""))
+    match = re.search(r"(?:difference|差值|差)\s*=\s*(.+?)\s+-\s+(.+?)\s*[:：]", result.profile)
     return (match.group(1).strip(), match.group(2).strip()) if match else None
 
 
@@ -658,14 +615,14 @@ def _backtest(metrics: dict[str, Any], zh: bool) -> str:
     )
 
 
-def _profile_of(calls: dict, outputs: dict[str, str], dataset: str | None = None) -> str | None:
-    """The output of this turn's profile_dataset call (of `dataset`, when several), if it ran."""
+def _profile_of(calls: dict, results: dict[str, ResultRecord], dataset: str | None = None) -> str | None:
+    """The profile this turn's profile_dataset call (of `dataset`, when several) showed, if it ran."""
     return next(
         (
-            outputs[i]
+            results[i].profile
             for i, c in calls.items()
             if c["function"]["name"] == "profile_dataset"
-            and i in outputs
+            and i in results
             and json.loads(c["function"]["arguments"] or "{}").get("dataset") == dataset
         ),
         None,
@@ -673,7 +630,7 @@ def _profile_of(calls: dict, outputs: dict[str, str], dataset: str | None = None
 
 
 def _lookups_of(
-    dataset: dict[str, Any], calls: dict, results: dict, name: str | None = None
+    dataset: dict[str, Any], calls: dict, results: dict[str, ResultRecord], name: str | None = None
 ) -> dict[str, dict[str, Any]]:
     """The metrics of this turn's value lookups (see _looks) by column, those that worked. Only the
     lookups: a value_counts the plan itself runs must not change the plan that made it."""
@@ -681,8 +638,8 @@ def _lookups_of(
     for arguments in value_lookups(dataset):
         arguments = {"dataset": name, **arguments} if name else arguments
         _, result = _find_result("value_counts", arguments, calls, results)
-        if result and result.get("ok"):
-            found[arguments["column"]] = result["metrics"]
+        if result and result.ok:
+            found[arguments["column"]] = result.metrics
     return found
 
 
@@ -704,12 +661,12 @@ def _asked(arguments: dict[str, Any], calls: dict) -> bool:
     )
 
 
-def turn_answers(calls: dict, outputs: dict[str, str]) -> dict[str, str]:
+def turn_answers(calls: dict, answers: dict[str, str]) -> dict[str, str]:
     """topic -> answer of this turn's answered questions (the resumed turn's ask_user_question
-    results), so the answer is followed even before it shows among the confirmed definitions."""
+    messages), so the answer is followed even before it shows among the confirmed definitions."""
     found = {}
     for call_id, call in calls.items():
-        text = outputs.get(call_id) or ""
+        text = answers.get(call_id) or ""
         if call["function"]["name"] == ASK and text.startswith("[answer]\n"):
             topic = json.loads(call["function"]["arguments"] or "{}").get("topic")
             if topic:
@@ -717,7 +674,9 @@ def turn_answers(calls: dict, outputs: dict[str, str]) -> dict[str, str]:
     return found
 
 
-def _find_result(tool: str, arguments: dict, calls: dict, results: dict) -> tuple[str | None, dict | None]:
+def _find_result(
+    tool: str, arguments: dict, calls: dict, results: dict[str, ResultRecord]
+) -> tuple[str | None, ResultRecord | None]:
     for call_id, call in calls.items():
         if call["function"]["name"] == tool and json.loads(call["function"]["arguments"]) == arguments:
             return call_id, results.get(call_id)
@@ -758,3 +717,8 @@ def _limitations(tool: str, zh: bool) -> list[str]:
             "相关系数只衡量线性（或单调）关系" if zh else "Correlation only measures linear (or monotonic) association"
         )
     return common
+
+
+def _no_results(call_id: str) -> ResultRecord | None:
+    """The lookup of an analyst no run handed one: it has seen no tool results (a greeting)."""
+    return None

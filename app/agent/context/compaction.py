@@ -22,6 +22,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from analysis_tools import ResultRecord
 from app.agent.context import summary
 from app.agent.context.outputs import OutputStore
 from app.agent.context.previews import COMPACTED, PERSISTED, compact_preview, reference_of, shorten
@@ -94,11 +95,16 @@ def token_budget(turn) -> int:
 
 
 # --- level 1 ---------------------------------------------------------------------------------
-def shelve_output(window: ContextWindow | None, call_id: str, tool: str, text: str) -> str:
-    """Save a tool output in full (always first); return what the model sees of it."""
+def shelve_output(
+    window: ContextWindow | None, call_id: str, tool: str, text: str, record: ResultRecord | None = None
+) -> str:
+    """Save a tool output in full (always first), with its `record` as plain data beside it; return
+    what the model sees of it."""
     if window is None or tool in NO_SHELVE:
         return text
     output_id = window.store.save_output(call_id, text)
+    if record is not None:
+        window.store.save_result(output_id, record.as_json())
     if len(text) <= window.truncate_chars:
         return text
     ref = f'read_tool_output(id="{output_id}", offset=0, length=8000)'

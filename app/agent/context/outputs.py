@@ -1,9 +1,12 @@
 """Where the context cascade puts what it takes out of the context (SPEC §4): nothing is lost.
 
     <workspace>/tool_outputs/{id}.txt                 every tool output, in full, as produced
+    <workspace>/tool_outputs/{id}.json                beside it, the same result as plain data
     <workspace>/transcripts/transcript_{stamp}.jsonl   the whole conversation before a summary
 
-Both are read back with `read_tool_output` (an id is a tool-call id or a transcript name).
+The text and the transcripts are read back with `read_tool_output` (an id is a tool-call id or a
+transcript name); the plain-data result (analysis_tools.ResultRecord) by the toolbox's results
+(tools/results.py), for a turn resumed in another process.
 """
 
 from __future__ import annotations
@@ -43,6 +46,27 @@ class OutputStore:
                 return candidate
             n += 1
             candidate = f"{base}_{n}"
+
+    def save_result(self, output_id: str, record_json: str) -> None:
+        """Write a result's plain data beside its text (once: the same text is the same result)."""
+        self.outputs.mkdir(parents=True, exist_ok=True)
+        _create_once(self.outputs / f"{safe_id(output_id)}.json", record_json)
+
+    def read_result(self, output_id: str) -> str | None:
+        path = self.outputs / f"{safe_id(output_id)}.json"
+        return _read_exact(path) if path.is_file() else None
+
+    def output_id_of(self, call_id: str, text: str) -> str | None:
+        """The id `save_output(call_id, text)` gave this text, without writing anything; None when
+        it was never saved."""
+        base = safe_id(call_id)
+        candidate, n = base, 1
+        while (path := self.outputs / f"{candidate}.txt").is_file():
+            if _read_exact(path) == text:
+                return candidate
+            n += 1
+            candidate = f"{base}_{n}"
+        return None
 
     def save_transcript(self, messages: list[dict[str, Any]]) -> str:
         """Write the whole conversation as JSON lines; return its id (transcript_{timestamp})."""

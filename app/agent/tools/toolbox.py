@@ -23,6 +23,7 @@ from app.agent.run_scope import RunScope, run_scope
 from app.agent.tools import analysis_plan, context_tools, evidence, sheets, tasks
 from app.agent.tools.exposure import ALL_GROUPS, ENABLES, Exposure, refusal
 from app.agent.tools.python_tool import run_python
+from app.agent.tools.results import CallResults
 from app.agent.tools.tool_search import tool_search
 from app.db.models import Evidence, Task
 
@@ -144,6 +145,7 @@ class Toolbox:
             context.scope = RunScope()
         run_scope(context).exposure = self.exposure  # tool_search widens it
         self.mask = mask  # personal data never reaches the model
+        self.records = CallResults(mask)  # each call's result as data (the built-in analyst reads these)
         self.results = 0  # tool results this turn (micro-compaction starts past `OUTPUTS_AFTER`)
         self.store_table = store_table  # (source, tool, frame, step, info) -> stored dataset name
 

@@ -1,0 +1,52 @@
+"""Each tool call's result as plain data (analysis_tools.ResultRecord), by call id: what a program
+that reads results (the built-in analyst) is handed instead of the text a model is shown, which the
+context cascade shortens, compacts and summarises.
+
+The live turn's records are kept here as the loop makes them (loop.run_call, masked like the text);
+each is also saved beside its text in the output store (context/outputs.py), so a turn resumed in
+another process (after a clarification pause) gets its earlier rounds' records back (`restore`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from analysis_tools import ResultRecord, ToolResult
+from app.agent.context.outputs import OutputStore
+from app.agent.context.previews import reference_of
+
+
+class CallResults:
+    """call id -> the record of its result; calling it is the lookup (analysis_tools.ResultLookup)."""
+
+    def __init__(self, mask: Callable[[str], str] = str):
+        self.mask = mask  # personal data never reaches a reader of results either (privacy.py)
+        self._records: dict[str, ResultRecord] = {}
+
+    def __call__(self, call_id: str) -> ResultRecord | None:
+        return self._records.get(call_id)
+
+    def keep(self, call_id: str, result: ToolResult) -> ResultRecord:
+        """The record of a call's result (executed or refused), kept under its call id."""
+        record = result.record(self.mask)
+        self._records[call_id] = record
+        return record
+
+    def restore(self, messages: list[dict[str, Any]], store: OutputStore | None) -> int:
+        """The records of the tool results in `messages` that this process did not make (a resumed
+        turn's earlier rounds), read from the output store; how many were found. A stored message
+        is the output's whole text or its shortened form, which names the saved output."""
+        if store is None:
+            return 0
+        found = 0
+        for message in messages:
+            call_id, content = message.get("tool_call_id"), message.get("content")
+            if message.get("role") != "tool" or not call_id or call_id in self._records or not isinstance(content, str):
+                continue
+            output_id = store.output_id_of(call_id, content) or reference_of(content)
+            saved = store.read_result(output_id) if output_id else None
+            if saved is not None:
+                self._records[call_id] = ResultRecord.from_json(saved)
+                found += 1
+        return found

@@ -13,12 +13,14 @@ from analysis_tools.core import profile_dataset
 from analysis_tools.data import value_counts
 from analysis_tools.timeseries_forecast import forecast
 from app.analyst.analyst import BuiltinAnalyst, forecast_headline
-from app.analyst.plan import SYNONYMS, asks_for, mentioned_columns, plan_analysis
+from app.analyst.plan import SYNONYMS, asks_for, mentioned_columns, plan_analysis, plan_reading
 from app.db.models import Evidence, Run, Task, ToolCall
 from app.evaluation.runner import settle
 from app.evaluation.tasks import load_tasks
 from app.understanding.profile_reading import read_profile, read_values, value_lookups
+from app.understanding.reading import read_question
 from app.understanding.roles import asks_ahead, column_spans, forecast_arguments, forecast_request, named_values
+from app.understanding.words import question_key
 from tests.factories import SAMPLES, reference, setup, start_run
 
 SALES = {
@@ -73,6 +75,23 @@ def test_chinese_question_and_regression_keywords():
 
 def test_longest_column_name_wins():
     assert mentioned_columns("what drives unit price?", SALES["columns"]) == ["Unit Price"]
+
+
+def test_the_plan_is_made_from_the_reading_of_the_question_with_the_users_answers():
+    """The reading holds the root question as the analysis takes it (with the goal the user confirmed)
+    and the columns it names there; plan_reading plans from exactly that."""
+    confirmed = {
+        f"goal.{question_key('Look at this table')}": "compare Revenue by Region",
+        "field.Units": "an identifier",
+    }
+    reading = read_question("Look at this table", [SALES], confirmed=confirmed)
+    assert reading.asked == "Look at this table (compare Revenue by Region)"
+    assert reading.named_columns == ["Revenue", "Region"]
+    assert {c["name"]: c["type"] for c in reading.columns}["Units"] == "identifier"  # a label, not a number
+    plan = plan_reading(reading)
+    assert (plan.metric, plan.dimension) == ("Revenue", "Region") and "compare_groups" in tools_in(plan)
+    assert "Units" not in step(plan, "correlation_analysis").arguments["columns"]
+    assert tools_in(plan_analysis("Look at this table", SALES, False, confirmed)) == tools_in(plan)
 
 
 def test_a_result_record_holds_the_sections_of_the_text_as_data():

@@ -43,7 +43,7 @@ from app.analyst.headlines import (
     two_group_headline,
     wide_paired_headline,
 )
-from app.analyst.plan import GREETING, Plan, Step, _t, plan_analysis
+from app.analyst.plan import GREETING, Plan, Step, _t, plan_reading
 from app.analyst.plan_record import plan_arguments
 from app.analyst.provenance import settle_sources
 from app.analyst.role_question import defaults_sentence, role_question, stood_in
@@ -125,7 +125,7 @@ class BuiltinAnalyst:
         seen = [self._seen(ds, calls, results) for ds in self.datasets]
         reading = read_question(question, seen, earlier_questions(messages), confirmed, self.zh)
         chain, dataset = reading.chain, reading.dataset
-        plan = plan_analysis(reading.root, dataset, self.zh, confirmed)
+        plan = plan_reading(reading)
         plan.dataset, plan.choice = dataset.get("name"), reading.choice
         conditions = [] if plan.derived else [*plan.filters, *chain_filters(chain, dataset)]
         target = plan.derived or plan.dataset  # a prep step's new version (one group against the others)

@@ -47,11 +47,11 @@ from app.understanding.kinds import (
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names, rate_outcome
 from app.understanding.profile_reading import GROUPING, NUMERIC, count_weights, is_level
+from app.understanding.reading import Reading, read_question
 from app.understanding.repeated_design import repeated_design
 from app.understanding.role_sources import Provenance, unmatched_words
 from app.understanding.roles import (
     asks_ahead,
-    column_mentions,
     column_spans,
     forecast_arguments,
     forecast_request,
@@ -62,7 +62,7 @@ from app.understanding.roles import (
 )
 from app.understanding.weekdays import asks_weekend, weekday_column, weekend_column
 from app.understanding.wide_pairs import marked_change, marker_columns, wide_pair
-from app.understanding.words import STOP, core_name, question_key, without_value_words
+from app.understanding.words import STOP, core_name, without_value_words
 from app.understanding.words import SYNONYMS as WORD_SYNONYMS
 
 METRIC_HINTS = (
@@ -267,7 +267,12 @@ def asks_for(question: str, has_date: bool, predictors_named: bool) -> Asks:
 def mentioned_columns(question: str, columns: list[dict[str, Any]]) -> list[str]:
     """Columns named in the question (by name, synonym, stem or abbreviation), longest names first
     (so 'Unit Price' beats 'Price')."""
-    named = {name for _, _, name in column_spans(question, columns, SYNONYMS)}
+    return named_longest_first(column_spans(question, columns, SYNONYMS), columns)
+
+
+def named_longest_first(spans: list[Any], columns: list[dict[str, Any]]) -> list[str]:
+    """The columns of `spans` (where the question names them), longest names first."""
+    named = {name for _, _, name in spans}
     return [c["name"] for c in sorted(columns, key=lambda c: -len(c["name"])) if c["name"] in named]
 
 
@@ -339,22 +344,22 @@ def asks_for_groups(question: str) -> bool:
     )
 
 
-def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[str, str] | None = None) -> Plan:
+def plan_reading(reading: Reading) -> Plan:
     """Profile, then the analyses that fit the columns and the question (and the user's confirmed
-    definitions: the chosen metric, the goal, columns that are labels — see `apply_confirmed` — and
-    the columns the user named for a role the question's words did not settle: role_question).
-    Column summaries may carry the values and date spans the profile showed (read_profile). The
-    plan records where each of its columns came from (role_sources)."""
-    key = question_key(question)
-    answered = role_answers(confirmed or {}, key, dataset["columns"])
-    plan = _planned(question, dataset, zh, confirmed or {}, answered)
-    asked, columns, chosen = apply_confirmed(question, dataset["columns"], confirmed or {})
-    mentions = column_mentions(asked, columns, SYNONYMS)
-    spans = [(m.start, m.end, m.name) for m in mentions]
+    definitions: the chosen metric, the goal and the columns that are labels — the reading's `asked`
+    and `columns` — and the columns the user named for a role the question's words did not settle:
+    role_question). Column summaries may carry the values and date spans the profile showed
+    (read_profile). The columns the question names are the reading's mentions. The plan records
+    where each of its columns came from (role_sources)."""
+    question, dataset, asked, columns = reading.root, reading.dataset, reading.asked, reading.columns
+    answered = role_answers(reading.confirmed, reading.root_key, dataset["columns"])
+    plan = _planned(reading, answered)
+    chosen = chosen_metric(asked, columns, reading.confirmed)
+    spans = [(m.start, m.end, m.name) for m in reading.mentions]
     plan.provenance = Provenance(
-        key,
+        reading.root_key,
         question,
-        read_sources(plan, asked, columns, mentions, chosen, answered),
+        read_sources(plan, asked, columns, reading.mentions, chosen, answered),
         unmatched_words(
             question, columns, spans, (str(dataset.get("name") or ""),), tuple(name for _, name in plan_roles(plan))
         ),
@@ -365,14 +370,19 @@ def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: d
     return plan
 
 
-def _planned(
-    question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[str, str], answered: dict[str, str]
-) -> Plan:
-    question, columns, chosen = apply_confirmed(question, dataset["columns"], confirmed)
+def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[str, str] | None = None) -> Plan:
+    """`plan_reading` of one question (no earlier ones) on one dataset: for tests and scripts."""
+    return plan_reading(read_question(question, [dataset], confirmed=confirmed, zh=zh))
+
+
+def _planned(reading: Reading, answered: dict[str, str]) -> Plan:
+    dataset, zh, question, columns = reading.dataset, reading.zh, reading.asked, reading.columns
+    chosen = chosen_metric(question, columns, reading.confirmed)
     names = {c["name"] for c in columns}
     chosen = chosen or (answered["outcome"] if answered.get("outcome") in names else None)
     group = answered.get("group") if answered.get("group") in names else None
-    named, spans = mentioned_columns(question, columns), column_spans(question, columns, SYNONYMS)
+    spans = [(m.start, m.end, m.name) for m in reading.mentions]
+    named = named_longest_first(spans, columns)
     grouping = [group, *named] if group else named  # the user's answer names the groups first
     roles = regression_roles(question, columns, spans)
     dated = any(c["type"] == "datetime" and not c.get("pii") for c in columns)
@@ -1064,22 +1074,11 @@ def add_compare_steps(
     plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "mean"}, evidence=False))
 
 
-def apply_confirmed(
-    question: str, columns: list[dict[str, Any]], confirmed: dict[str, str]
-) -> tuple[str, list[dict[str, Any]], str | None]:
-    """What clarification settled (clarify.py, gates.py): the metric the user chose, the goal they
-    picked for this question (its words join the question) and numeric columns they called labels."""
-    labels = {
-        topic.split(".", 1)[1]
-        for topic, answer in confirmed.items()
-        if topic.startswith("field.") and re.match(r"an identifier|标识", answer, re.I)
-    }
-    columns = [{**c, "type": "identifier"} if c["name"] in labels else c for c in columns]
+def chosen_metric(question: str, columns: list[dict[str, Any]], confirmed: dict[str, str]) -> str | None:
+    """The metric the user chose in a clarification (clarify.py, gates.py): topic `metric`, or
+    `metric.<word>` for a question with that word; only a numeric column."""
     numeric = {c["name"] for c in columns if c["type"] in NUMERIC}
-    goal = confirmed.get(f"goal.{question_key(question)}")
-    if goal:
-        question = f"{question} ({goal})"
-    chosen = next(
+    return next(
         (
             answer
             for topic, answer in confirmed.items()
@@ -1089,7 +1088,6 @@ def apply_confirmed(
         ),
         None,
     )
-    return question, columns, chosen
 
 
 def add_time_steps(

@@ -3,12 +3,15 @@
 `read_question` puts together what every reader of the question needs first: the question with
 the earlier ones it continues (a follow-up inherits its variables and filters: kinds.question_chain),
 the dataset it is about (dataset_choice: its words, or the user's scope answer), and the columns
-its words name in that dataset, with how each was named (roles.column_mentions). The built-in
-analyst plans from a `Reading`; the harness's question-reading block (app.agent.context) shows a
-model the same matches, as something to check."""
+its words name in that dataset, with how each was named (roles.column_mentions), read as the
+analysis takes them: the root question with the goal the user confirmed for it, the columns with
+the numeric ones the user called labels as identifiers. The
+built-in analyst plans from a `Reading` (app.analyst.plan.plan_reading); the harness's
+question-reading block (app.agent.context) shows a model the same matches, as something to check."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +29,7 @@ class Reading:
     chain: Chain  # the question with the earlier ones it continues; chain.root is what to analyse
     choice: Choice  # which dataset and how it was chosen (ambiguous: the scope gate asks)
     dataset: dict[str, Any]  # the chosen dataset's summary (the newest one when the words cannot tell)
-    mentions: list[Mention] = field(default_factory=list)  # the columns chain.root names, in question order
+    mentions: list[Mention] = field(default_factory=list)  # the columns `asked` names, in question order
     confirmed: dict[str, str] = field(default_factory=dict)  # the user's answers: topic -> answer
     zh: bool = False  # the question's language is Chinese
 
@@ -39,6 +42,22 @@ class Reading:
     def root(self) -> str:
         """The question the analysis answers (a follow-up's first question)."""
         return self.chain.root
+
+    @property
+    def root_key(self) -> str:
+        """The key of the question the analysis answers: its role and goal answers are filed under it."""
+        return question_key(self.root)
+
+    @property
+    def asked(self) -> str:
+        """The root question as the analysis reads it: with the goal the user confirmed for it
+        ("… (compare the regions)"), whose words count as the question's own."""
+        return with_goal(self.root, self.confirmed)
+
+    @property
+    def columns(self) -> list[dict[str, Any]]:
+        """The chosen dataset's columns as the user confirmed them (`with_labels`)."""
+        return with_labels(self.dataset.get("columns") or [], self.confirmed)
 
     @property
     def named_columns(self) -> list[str]:
@@ -58,5 +77,27 @@ def read_question(
     chain = question_chain(question, earlier or [])
     choice = choose_dataset(chain.text, datasets, confirmed, question_key(question))
     dataset = choice.dataset or (datasets[-1] if datasets else {"name": None, "columns": []})
-    mentions = column_mentions(chain.root, dataset.get("columns") or [], SYNONYMS)
+    columns = with_labels(dataset.get("columns") or [], confirmed)
+    mentions = column_mentions(with_goal(chain.root, confirmed), columns, SYNONYMS)
     return Reading(question, chain, choice, dataset, mentions, confirmed, zh)
+
+
+def with_goal(question: str, confirmed: dict[str, str]) -> str:
+    """The question with the goal the user picked for it in a clarification (topic `goal.<key>`)."""
+    goal = confirmed.get(f"goal.{question_key(question)}")
+    return f"{question} ({goal})" if goal else question
+
+
+# The answer to a field-semantics question (clarify's gates: "is this column a number or a label?")
+# that makes the column a label.
+LABEL_ANSWER = re.compile(r"an identifier|标识", re.I)
+
+
+def with_labels(columns: list[dict[str, Any]], confirmed: dict[str, str]) -> list[dict[str, Any]]:
+    """The columns with the numeric ones the user called labels (topic `field.<column>`) as identifiers."""
+    labels = {
+        topic.split(".", 1)[1]
+        for topic, answer in confirmed.items()
+        if topic.startswith("field.") and LABEL_ANSWER.match(answer)
+    }
+    return [{**c, "type": "identifier"} if c["name"] in labels else c for c in columns]

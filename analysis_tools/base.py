@@ -116,6 +116,7 @@ class ToolResult:
             conclusion=mask(sections.get("conclusion", "").strip()),
             profile=mask(sections.get("data_profile", "").strip()),
             metrics=_masked(_as_json(metrics), mask),
+            details=_masked(_as_json(self.payload), mask),
             limitations=[mask(line) for line in self.limitations],
             figures=[Figure(f.path, mask(f.caption)) for f in self.figure_records()],
         )
@@ -126,7 +127,8 @@ class ResultRecord:
     """One tool call's result as plain data (JSON both ways: `as_json`, `from_json`), for a program
     that reads results: ok or the structured error, the method's name, the tool's plain reading and
     conclusion, the data-profile lines, the metrics in full (a regression's coefficients, t values
-    and F test among them), the limitations and the figures."""
+    and F test among them), the tool's structured details (its payload: a paired test's pair, a
+    profile's columns), the limitations and the figures."""
 
     ok: bool
     error: dict[str, Any] | None = None
@@ -135,6 +137,7 @@ class ResultRecord:
     conclusion: str = ""
     profile: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
     limitations: list[str] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
 

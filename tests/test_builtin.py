@@ -12,15 +12,18 @@ from analysis_tools.common import fmt_num
 from analysis_tools.core import profile_dataset
 from analysis_tools.data import value_counts
 from analysis_tools.timeseries_forecast import forecast
-from app.analyst.analyst import BuiltinAnalyst, forecast_headline
-from app.analyst.plan import SYNONYMS, asks_for, mentioned_columns, plan_analysis, plan_reading
+from app.analyst.analyst import BuiltinAnalyst
+from app.analyst.column_choice import mentioned_columns
+from app.analyst.headlines import forecast_headline
+from app.analyst.plan import plan_analysis, plan_reading
+from app.analyst.question_words import asks_for
 from app.db.models import Evidence, Run, Task, ToolCall
 from app.evaluation.runner import settle
 from app.evaluation.tasks import load_tasks
 from app.understanding.profile_reading import read_profile, read_values, value_lookups
 from app.understanding.reading import read_question
 from app.understanding.roles import asks_ahead, column_spans, forecast_arguments, forecast_request, named_values
-from app.understanding.words import question_key
+from app.understanding.words import SYNONYMS, question_key
 from tests.factories import SAMPLES, reference, setup, start_run
 
 SALES = {
@@ -99,6 +102,7 @@ def test_a_result_record_holds_the_sections_of_the_text_as_data():
         text=tagged_text(method="One-way ANOVA\non 3 groups", conclusion="F(2, 27) = 4.85"),
         interpretation="It differs.",
         metrics={"p_value": 0.01, "duration_ms": 3.0},
+        payload={"pair": ["after", "before"]},
     )
     record = result.record()
     assert record == ResultRecord(
@@ -107,6 +111,7 @@ def test_a_result_record_holds_the_sections_of_the_text_as_data():
         interpretation="It differs.",
         conclusion="F(2, 27) = 4.85",
         metrics={"p_value": 0.01},  # the timing is the harness's, not a finding
+        details={"pair": ["after", "before"]},
     )
     assert ResultRecord.from_json(record.as_json()) == record
     failed = ToolResult.failure({"error": "column_not_found", "message": "No column x."}).record()

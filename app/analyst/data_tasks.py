@@ -5,9 +5,8 @@ subjects (a paired test, repeated_design). Pure functions over the question and 
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from app.analyst.steps import Plan, Step
+from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.understanding.kinds import DIFFERENCE, EACH, number_cut
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
@@ -16,25 +15,25 @@ from app.understanding.repeated_design import Repeated
 from app.understanding.roles import named_values
 
 
-def ordered_names(spans: list[Any]) -> list[str]:
+def ordered_names(spans: Spans) -> list[str]:
     return list(dict.fromkeys(name for _, _, name in spans))
 
 
 ROW_NUMBER = re.compile(r"^(?:rownames|row ?names?|row|index|unnamed.*|#|no\.?|序号|行号)$", re.I)
 
 
-def dedupe_plan(columns: list[dict[str, Any]], zh: bool) -> Plan:
+def dedupe_plan(columns: list[Column], zh: bool) -> Plan:
     """A data task: remove duplicate rows, kept as a new version of the dataset. A row-number column
     (R's rownames, a spreadsheet's index) makes every row unique, so it is left out of the comparison."""
     subject = _t(zh, "Remove duplicate rows", "删除重复行")
-    arguments: dict[str, Any] = {"trim_whitespace": False, "drop_duplicates": True}
+    arguments: Arguments = {"trim_whitespace": False, "drop_duplicates": True}
     numbering = [c["name"] for c in columns if ROW_NUMBER.match(c["name"].strip())]
     if numbering:
         arguments["ignore_columns"] = numbering
     return Plan(None, None, [Step("clean_data", arguments, subject)], kind="dedupe")
 
 
-def missing_plan(columns: list[dict[str, Any]], named: list[str], zh: bool) -> Plan:
+def missing_plan(columns: list[Column], named: list[str], zh: bool) -> Plan:
     """A data task: remove the rows with no value in the columns the question names, else in any column
     the data has gaps in (all of them when the summary does not say), kept as a new version."""
     known = [c for c in columns if not c.get("pii")]
@@ -45,10 +44,10 @@ def missing_plan(columns: list[dict[str, Any]], named: list[str], zh: bool) -> P
     return Plan(None, None, [Step("clean_data", arguments, subject)], kind="drop_missing")
 
 
-def filter_conditions(question: str, columns: list[dict[str, Any]], spans: list[Any]) -> list[dict[str, Any]]:
+def filter_conditions(question: str, columns: list[Column], spans: Spans) -> list[Condition]:
     """filter_rows conditions a "keep only …" request names: category values ("线上" → Channel ==
     Online) and a cut on a named number ("1克拉以上" → carat > 1)."""
-    conditions: list[dict[str, Any]] = []
+    conditions: list[Condition] = []
     column, values = named_values(question, columns, spans)
     if column:
         conditions.append(
@@ -67,7 +66,7 @@ def filter_conditions(question: str, columns: list[dict[str, Any]], spans: list[
     return conditions
 
 
-def per_pair(question: str, spans: list[Any], measures: list[str]) -> list[str]:
+def per_pair(question: str, spans: Spans, measures: list[str]) -> list[str]:
     """[numerator, denominator]: the number named right after "per"/"每" divides the other."""
     each = EACH.search(question)
     if each:
@@ -85,7 +84,7 @@ def derive_plan(question: str, pair: list[str], zh: bool, dataset: str = "") -> 
     a, b = pair
     name = f"{a} - {b}" if kind == "difference" else f"{a} per {b}"
     subject = _t(zh, f"Add the column {name}", f"新增列 {name}")
-    arguments: dict[str, Any] = {"new_column_name": name, "kind": kind, "columns": [a, b]}
+    arguments: Arguments = {"new_column_name": name, "kind": kind, "columns": [a, b]}
     if dataset:
         arguments["output"] = dataset
     return Plan(None, None, [Step("derive_column", arguments, subject)], kind="derive")
@@ -114,7 +113,7 @@ def repeated_plan(design: Repeated, zh: bool) -> Plan:
     )
 
 
-def filter_plan(conditions: list[dict[str, Any]], zh: bool) -> Plan:
+def filter_plan(conditions: list[Condition], zh: bool) -> Plan:
     described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)
     subject = _t(zh, f"Keep only rows with {described}", f"只保留 {described} 的行")
     return Plan(None, None, [Step("filter_rows", {"conditions": conditions}, subject)], kind="filter")

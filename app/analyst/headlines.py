@@ -1,7 +1,7 @@
 """The built-in analyst's headlines: the answer to the question in plain words with the key number,
 in the question's language; the statistics follow, each with a plain explanation (issue 14).
 
-Built from a tool's metrics (the numbers a model sees), never from new computation. Each returns
+Built from a tool's metrics (the numbers the tool returned), never from new computation. Each returns
 None when the metrics lack what it needs; the caller then uses the tool's own reading.
 """
 
@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from analysis_tools.common import fmt_num, fmt_p
+from analysis_tools.ts_common import FREQ_WORDS
 
 LISTED = 6  # groups listed after the headline
 
@@ -542,4 +543,65 @@ def share_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool) -
         return f"{top} 占 {metric} 总量的比例最大：{_pct(first)}{grand}" + (f"；其余：{listed}。" if listed else "。")
     return f"{top} has the largest share of total {metric}: {_pct(first)}{grand}" + (
         f"; then {listed}." if listed else "."
+    )
+
+
+FORECAST_LISTED = 6  # periods listed one by one; a longer forecast shows its first three and its last
+
+
+def forecast_headline(metric: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'Forecast of Revenue for the next 3 months: 2025-01 about 2,251,578 (95% interval 1,980,447 to
+    2,559,829), 2025-02 …; about 7,391,592 in total. When this method forecast the last 3 stretches of
+    known history, it was off by 6.2% on average (MAE 166,296).' From the forecast tool's metrics
+    (forecast./lower./upper. per period, horizon, freq); None when they are missing."""
+    labels = [k.split(".", 1)[1] for k in metrics if k.startswith("forecast.")]
+    if not labels or "horizon" not in metrics or metrics.get("freq") not in FREQ_WORDS:
+        return None
+    h, (unit_en, unit_zh) = int(metrics["horizon"]), FREQ_WORDS[metrics["freq"]]
+    level = f"{metrics.get('interval_level', 0.95) * 100:.0f}%"
+    shown = labels if len(labels) <= FORECAST_LISTED else [*labels[:3], None, labels[-1]]
+    periods = [_forecast_period(label, metrics, level, zh) if label else "…" for label in shown]
+    excluded, last = metrics.get("excluded_periods"), metrics.get("last_period")
+    if excluded and zh:
+        left_out = f"{excluded} 的数据不完整，已排除；预测从最后一个完整的{unit_zh}（{last}）之后开始。"
+    elif excluded:
+        left_out = (
+            f"{excluded} is only partly covered by the data, so it was left out; the forecast starts after the "
+            f"last complete {unit_en} ({last}). "
+        )
+    else:
+        left_out = ""
+    if zh:
+        span = f"未来 {h} {'个' if unit_zh in ('月', '季度') else ''}{unit_zh}"
+        total = f"；合计约 {fmt_num(metrics['forecast_total'])}" if h > 1 and "forecast_total" in metrics else ""
+        return f"{left_out}{metric} {span}的预测：{'，'.join(periods)}{total}。{_backtest(metrics, zh)}"
+    span = f"the next {h} {unit_en}s" if h > 1 else f"the next {unit_en}"
+    total = f"; about {fmt_num(metrics['forecast_total'])} in total" if h > 1 and "forecast_total" in metrics else ""
+    return f"{left_out}Forecast of {metric} for {span}: {', '.join(periods)}{total}. {_backtest(metrics, zh)}"
+
+
+def _forecast_period(label: str, metrics: dict[str, Any], level: str, zh: bool) -> str:
+    value, low, high = (metrics.get(f"{k}.{label}") for k in ("forecast", "lower", "upper"))
+    bounded = all(isinstance(v, (int, float)) and v == v for v in (low, high))  # v == v: not NaN
+    if zh:
+        interval = f"（{level} 区间 {fmt_num(low)} 至 {fmt_num(high)}）" if bounded else ""
+        return f"{label} 约 {fmt_num(value)}{interval}"
+    interval = f" ({level} interval {fmt_num(low)} to {fmt_num(high)})" if bounded else ""
+    return f"{label} about {fmt_num(value)}{interval}"
+
+
+def _backtest(metrics: dict[str, Any], zh: bool) -> str:
+    """How far off the method was on known history, as the forecast tool says it."""
+    mape, mae, folds = metrics.get("backtest_mape"), metrics.get("backtest_mae"), metrics.get("backtest_folds")
+    if not (isinstance(mape, (int, float)) and mape == mape and folds):
+        return (
+            "历史数据太少，无法回测预测准确度；请仅作粗略参考。"
+            if zh
+            else "There was too little history to backtest the forecast; treat it as rough."
+        )
+    if zh:
+        return f"用该方法预测最近 {folds} 段已知历史时，平均误差为 {mape:.1f}%（MAE {fmt_num(mae)}）。"
+    return (
+        f"When this method forecast the last {folds} stretches of known history, it was off by {mape:.1f}% "
+        f"on average (MAE {fmt_num(mae)})."
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from app.analyst.steps import Arguments, Plan
 
 # --- the built-in analyst's plan -----------------------------------------------------------------
 _TYPE_BY_TOOL = {
@@ -25,7 +25,7 @@ _TYPE_BY_TOOL = {
 _TYPE_ORDER = ("data_quality", "forecast", "trend", "comparison", "relationship", "description")
 
 
-def plan_arguments(question: str, plan: Any, zh: bool) -> dict[str, Any]:
+def plan_arguments(question: str, plan: Plan, zh: bool) -> Arguments:
     """record_analysis_plan arguments for the built-in analyst's plan (steps.Plan)."""
     kinds = {_TYPE_BY_TOOL.get(s.tool) for s in plan.steps if s.task}
     question_type = next((k for k in _TYPE_ORDER if k in kinds), "description")

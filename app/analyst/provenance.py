@@ -4,9 +4,7 @@ name nothing)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from app.analyst.steps import DATA_TASK_KINDS, Plan
+from app.analyst.steps import DATA_TASK_KINDS, Column, Plan
 from app.understanding.role_sources import How, Provenance, Role, Source, part_named, same_family
 from app.understanding.roles import Mention, match_kinds, named_values
 
@@ -16,7 +14,7 @@ def plan_roles(plan: Plan) -> list[tuple[Role, str]]:
     supporting correlation with "the other numbers" is by design all of them: not a role."""
     found: list[tuple[Role, str]] = []
 
-    def add(role: Role, *names: Any) -> None:
+    def add(role: Role, *names: object) -> None:
         for name in names:
             if isinstance(name, str) and name and (role, name) not in found:
                 found.append((role, name))
@@ -56,7 +54,7 @@ def plan_roles(plan: Plan) -> list[tuple[Role, str]]:
 def read_sources(
     plan: Plan,
     question: str,
-    columns: list[dict[str, Any]],
+    columns: list[Column],
     mentions: list[Mention],
     chosen: str | None,
     answered: dict[str, str],

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.analyst.plan import add_total_steps
+from app.analyst.steps import Condition, Plan
+from app.analyst.totals import add_total_steps
 from app.understanding.kinds import FILTER_CUE, TOTAL, Chain
 from app.understanding.roles import column_spans, named_values
 from app.understanding.words import SYNONYMS
@@ -15,12 +16,12 @@ from app.understanding.words import SYNONYMS
 _RULES_BLOCK = re.compile(r'<context source="workspace-rules" tier="project-rules">\n(.*?)\n</context>', re.S)
 
 
-def chain_filters(chain: Chain, dataset: dict[str, Any], keep: set[str] | None = None) -> list[dict[str, Any]]:
+def chain_filters(chain: Chain, dataset: dict[str, Any], keep: set[str] | None = None) -> list[Condition]:
     """filter_rows conditions for the category values named after "only"/"just"/"只看" in the
     follow-ups of a question (each follow-up keeps the earlier ones' filters). Columns in `keep`
     (the question's grouping) are not filtered."""
     columns = [c for c in dataset.get("columns", []) if not c.get("pii") and c["type"] != "boolean"]
-    conditions: dict[str, dict[str, Any]] = {}
+    conditions: dict[str, Condition] = {}
     for part in chain.narrowing:
         if not FILTER_CUE.search(part):
             continue
@@ -35,7 +36,7 @@ def chain_filters(chain: Chain, dataset: dict[str, Any], keep: set[str] | None =
     return list(conditions.values())
 
 
-def filtered_name(name: str, conditions: list[dict[str, Any]]) -> str:
+def filtered_name(name: str, conditions: list[Condition]) -> str:
     """The name of a filtered copy: retail_sales_online."""
     values = [
         str(c["value"][0])[:4] if c["op"] == "between" and str(c["value"][0])[:4] == str(c["value"][1])[:4] else v
@@ -58,7 +59,7 @@ def workspace_rules(messages: list[dict[str, Any]]) -> list[str]:
     return [line for line in lines if line and not line.startswith("#")]
 
 
-def apply_rules(plan: Any, rules: list[str], zh: bool) -> None:
+def apply_rules(plan: Plan, rules: list[str], zh: bool) -> None:
     """Apply the rules the built-in analyst understands (totals per group); record every rule as
     applied or not, so the answer says which ones it could not apply."""
     for rule in rules:
@@ -73,7 +74,7 @@ def apply_rules(plan: Any, rules: list[str], zh: bool) -> None:
         plan.rules.append((rule, applied))
 
 
-def describe_condition(condition: dict[str, Any], zh: bool) -> str:
+def describe_condition(condition: Condition, zh: bool) -> str:
     """'Channel = Online', '月份 in 2024', 'carat > 1' for the answer."""
     column, op, value = condition["column"], condition["op"], condition["value"]
     if op == "between" and isinstance(value, list) and len(value) == 2:

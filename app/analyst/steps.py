@@ -1,10 +1,26 @@
 """The built-in analyst's plan: the tool calls it will make (steps) and what it read from the
-question (metric, grouping, kind, filters …). Shared by plan.py and the plans of data tasks."""
+question (metric, grouping, kind, filters …), with the shapes the planning modules share."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
+
+from app.understanding.dataset_choice import Choice
+from app.understanding.role_sources import Provenance
+from app.understanding.roles import Span
+
+Column = dict[str, Any]  # a column's summary (app.workspaces.dataset_summary, with what read_profile adds)
+Arguments = dict[str, Any]  # a tool call's arguments
+Spans = list[Span]  # where the question names columns: (start, end, column), in question order
+
+
+class Condition(TypedDict):
+    """One filter_rows condition: `Channel == Online`, `carat > 1`, `Date between [a, b]`."""
+
+    column: str
+    op: str
+    value: Any
 
 
 @dataclass
@@ -12,7 +28,7 @@ class Step:
     """One planned tool call and the task it serves."""
 
     tool: str
-    arguments: dict[str, Any]
+    arguments: Arguments
     task: str | None = None  # subject of the task it completes (None: supporting step)
     evidence: bool = True
     prep: bool = False  # a data step the analyses read (a filter): run in a round of its own, first
@@ -28,8 +44,8 @@ class Plan:
     top: tuple[int, bool] | None = None  # (N, bottom) for a top/bottom-N question
     dataset: str | None = None  # the dataset chosen (dataset_choice) and the one analysed (a filtered copy)
     analysed: str | None = None
-    choice: Any = None
-    filters: list[dict[str, Any]] = field(default_factory=list)
+    choice: Choice | None = None
+    filters: list[Condition] = field(default_factory=list)
     rules: list[tuple[str, bool]] = field(default_factory=list)  # workspace rules: (text, applied)
     values: list[str] = field(default_factory=list)  # the grouping's values the question names, in its order
     weights: str | None = None  # a count table's frequency column: each row stands for that many cases
@@ -38,14 +54,24 @@ class Plan:
     lead: str = ""  # said before the headline: what of the question the data cannot answer
     derived: str | None = None  # the new version a prep step makes, which the analyses read
     whole: str | None = None  # the grouping column one group of which is compared with the others
-    provenance: Any = None  # where each role's columns came from (role_sources.Provenance)
+    provenance: Provenance | None = None  # where each role's columns came from (role_sources)
     words: dict[str, str] = field(default_factory=dict)  # column → the word the question used for it ("wind")
 
 
-# Data tasks: a new version of the table, no inference (FACT_KINDS in analyst.py adds the plain facts)
+# Data tasks: a new version of the table, no inference (answer.FACT_KINDS adds the plain facts)
 DATA_TASK_KINDS = ("dedupe", "filter", "derive", "drop_missing")
 
 
-def weighted_arguments(plan: Plan) -> dict[str, Any]:
+def weighted_arguments(plan: Plan) -> Arguments:
     """A count table's rows weigh as many cases as their frequency says (count_weights)."""
     return {"weight_column": plan.weights} if plan.weights else {}
+
+
+def profile_step() -> Step:
+    """The look at the data every analysis plan starts with (its result is not evidence)."""
+    return Step("profile_dataset", {}, evidence=False)
+
+
+def date_column(columns: list[Column]) -> str | None:
+    """The first date column that holds no personal data."""
+    return next((str(c["name"]) for c in columns if c["type"] == "datetime" and not c.get("pii")), None)

@@ -1,0 +1,175 @@
+"""The built-in analyst's answer, conclusions first: the finding that answers the question (in bold),
+the data it used and how it was chosen, the columns it used that the question did not name, the
+supporting findings, what could not be done, and the caveats (the question's notes, the workspace
+rules, how far the inference carries); then a line that says what the built-in analyst is."""
+
+from __future__ import annotations
+
+from app.analyst.findings import finding
+from app.analyst.role_question import defaults_sentence
+from app.analyst.scope import describe_condition
+from app.analyst.steps import DATA_TASK_KINDS, Plan, Step
+from app.analyst.turn_state import TurnView
+
+HONESTY = {
+    "en": "_Built-in analyst (no language model): standard analyses chosen from the column types "
+    "and the words of your question._",
+    "zh": "_内置分析器（未使用大语言模型）：根据列类型和问题中的关键词选择标准分析。_",
+}
+
+
+def small_talk(has_data: bool, zh: bool) -> str:
+    """The reply to a greeting, or to anything before a spreadsheet is uploaded."""
+    if not has_data:
+        return (
+            "请先上传一个表格（Excel 或 CSV），然后用一句话告诉我您想了解什么。"
+            if zh
+            else "Please upload a spreadsheet (Excel or CSV) first, then tell me in one sentence what you want to know."
+        )
+    return (
+        "您好！告诉我您想从数据中了解什么，例如“不同地区的销售额有差异吗？”"
+        if zh
+        else 'Hello! Tell me what you want to learn from your data, e.g. "Does revenue differ by region?"'
+    )
+
+
+def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
+    """Conclusions first: the finding that answers the question, then the supporting ones."""
+    findings, failures = _findings(plan, view, zh)
+    lines = ([plan.lead, ""] if plan.lead else []) + [f"**{findings[0]}**", ""]
+    if used := data_used(plan, many, zh):
+        lines += [used, ""]
+    if defaults := defaults_sentence(plan.provenance, zh):  # columns the question did not name
+        lines += [defaults, ""]
+    if len(findings) > 1:
+        lines += ["### 其他发现" if zh else "### Supporting findings", ""]
+        lines += [f"- {f}" for f in findings[1:]] + [""]
+    if failures:
+        lines += [
+            ("以下分析未能完成：" if zh else "These analyses could not be completed: ") + "; ".join(failures),
+            "",
+        ]
+    caveats = [*plan.notes, *_rule_notes(plan, zh), *_scope_notes(plan, zh)]
+    if caveats:
+        lines += ["### 注意" if zh else "### Caveats", ""] + [f"- {n}" for n in caveats]
+    lines += ["", HONESTY["zh" if zh else "en"]]
+    return "\n".join(lines)
+
+
+def _findings(plan: Plan, view: TurnView, zh: bool) -> tuple[list[str], list[str]]:
+    """The findings of the task steps, the one that answers the question kind first (never none: a
+    sentence says no conclusion could be drawn), and the tasks whose analysis failed."""
+    findings, failures = [], []
+    for step in sorted((s for s in plan.steps if s.task), key=lambda s: _order(s, plan)):
+        result = view.result(step.tool, step.arguments)
+        text = finding(step, result, zh, plan, view.question) if result and result.ok else ""
+        if text:
+            findings.append(text)
+        elif result and not result.ok and step.task:
+            failures.append(step.task)
+    if not findings:
+        findings = ["现有数据无法得出可靠结论。" if zh else "No reliable conclusion could be drawn from this data."]
+    return findings, failures
+
+
+def data_used(plan: Plan, many: bool, zh: bool) -> str:
+    """Which dataset answered (when the workspace has several, or a filter narrowed it), and how it was chosen."""
+    if not (many or plan.filters) or not plan.dataset:
+        return ""
+    choice = plan.choice
+    filters = ", ".join(describe_condition(c, zh) for c in plan.filters)
+    text = f"使用的数据：**{plan.dataset}**" if zh else f"Data used: **{plan.dataset}**"
+    if filters:
+        text += f"（只含 {filters}）" if zh else f" (only rows with {filters})"
+    how = choice.how if choice else ""
+    if how == "words" and choice and choice.fits:
+        matched = [*choice.fits[0].columns, *choice.fits[0].values][:4]
+        if matched:
+            text += (
+                f"，因为问题提到了 {'、'.join(matched)}。"
+                if zh
+                else f", because the question names {', '.join(matched)}."
+            )
+    elif how == "answer":
+        text += "，按您的选择。" if zh else ", as you chose."
+    elif how in ("tie", "none"):
+        text += (
+            "；问题中的词无法确定用哪个表格，请确认这是您想要的。"
+            if zh
+            else "; the question's words did not settle which table to use, so check this is the one you meant."
+        )
+    return text
+
+
+# The answers a reader might take as cause and effect: how two things move together, what drives a
+# number. A total, a ranking or a data task claims nothing of the kind.
+RELATION_TOOLS = ("correlation_analysis", "linear_regression", "chi_square_test")
+
+FACT_KINDS = (*DATA_TASK_KINDS, "total", "top", "share", "rank")  # what the data says, nothing inferred
+
+
+def _scope_notes(plan: Plan, zh: bool) -> list[str]:
+    """Correlation is not causation for a relationship or drivers answer (what answers the question
+    first); how far any inference carries, except for facts about the data (totals, rankings, data tasks)."""
+    if plan.kind in FACT_KINDS:
+        return []
+    leading = min((s for s in plan.steps if s.task), key=lambda s: _order(s, plan), default=None)
+    if plan.kind in ("relationship", "association") or (leading and leading.tool in RELATION_TOOLS):
+        return [
+            "相关不代表因果；结论基于上传的数据，不一定适用于其他时期或人群。"
+            if zh
+            else "Correlation is not causation; conclusions hold for the uploaded data and may not carry over "
+            "to other periods or people."
+        ]
+    return [
+        "结论基于上传的数据，不一定适用于其他时期或人群。"
+        if zh
+        else "Conclusions hold for the uploaded data and may not carry over to other periods or people."
+    ]
+
+
+def _order(step: Step, plan: Plan) -> int:
+    """Where a step's finding goes: the one that answers the question kind first."""
+    if step.tool == "group_aggregate":
+        return 0 if plan.kind in ("total", "top") else 6
+    if step.tool == "plot_pie":
+        return 0
+    return ANSWER_ORDER.get(step.tool, 9)
+
+
+def _rule_notes(plan: Plan, zh: bool) -> list[str]:
+    notes = []
+    for rule, applied in plan.rules:
+        if applied:
+            notes.append(
+                f"已按工作区规则执行：“{rule.rstrip('.。')}”。"
+                if zh
+                else f"Workspace rule applied: “{rule.rstrip('.。')}”."
+            )
+        else:
+            notes.append(
+                f"未能自动执行工作区规则：“{rule}”（内置分析器无法理解这条规则）。"
+                if zh
+                else f"Workspace rule not applied: “{rule}” (the built-in analyst cannot carry it out)."
+            )
+    return notes
+
+
+# The finding that answers the question leads. A forecast step is planned only for a forecast
+# question, and then the forecast is the answer and the trend its support.
+ANSWER_ORDER = {
+    "clean_data": 0,
+    "rank_values": 0,
+    "forecast": 0,
+    "seasonal_decompose": 0,
+    "time_series_trend": 1,
+    "compare_groups": 1,
+    "compare_two_groups": 1,
+    "proportion_test": 1,
+    "paired_test": 1,
+    "linear_regression": 2,
+    "correlation_analysis": 3,
+    "describe_columns": 4,
+    "value_counts": 5,
+    "filter_rows": 8,
+}

@@ -1,0 +1,79 @@
+"""The built-in analyst's record_evidence calls: one per analysis whose result came back ok, with
+its claim in plain words (findings.py), the method, the numbers it rests on, how many rows, the
+limitations of such a reading, and the confidence (medium when columns stood in for words of the
+question that matched none)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analysis_tools.common import fmt_num
+from app.analyst.findings import plain_reading
+from app.analyst.role_question import stood_in
+from app.analyst.steps import Arguments, Plan
+from app.analyst.turn_state import TurnView
+
+
+def evidence_calls(plan: Plan, view: TurnView, zh: bool) -> list[tuple[str, Arguments]]:
+    """record_evidence for each task step whose result is ok, in step order."""
+    out = []
+    for step in plan.steps:
+        if not step.task:
+            continue
+        call_id, result = view.find(step.tool, step.arguments)
+        if not result or not result.ok:
+            continue
+        metrics = {k: v for k, v in result.metrics.items() if isinstance(v, (int, float, str))}
+        n = metrics.get("n") or metrics.get("n_rows")
+        out.append(
+            (
+                "record_evidence",
+                {
+                    "claim": plain_reading(step, result, zh, plan) or step.task,
+                    "method": result.method or step.tool,
+                    "tool_call_ids": [call_id],
+                    "result_summary": _summary(metrics),
+                    "metrics": metrics,
+                    "sample_size": int(n) if isinstance(n, (int, float)) else None,
+                    "limitations": _limitations(step.tool, zh),
+                    "confidence": "medium" if stood_in(plan.provenance) else "high",  # columns guessed for named words
+                },
+            )
+        )
+    return out
+
+
+def _summary(metrics: dict[str, Any]) -> str:
+    keys = ("statistic", "f_statistic", "r", "r_squared", "p_value", "effect_size", "n", "mean_difference")
+    parts = [_pair(k, metrics[k]) for k in keys if k in metrics]
+    if not parts:
+        parts = [_pair(k, v) for k, v in list(metrics.items())[:6]]
+    return ", ".join(parts)
+
+
+def _pair(key: str, value: Any) -> str:
+    """'p_value < 0.001', 'r = 0.8332': for people, never 1.6e-310."""
+    if key.startswith("p_value") and isinstance(value, float) and value < 0.001:
+        return f"{key} < 0.001"
+    return f"{key} = {_fmt(value)}"
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return fmt_num(value)
+    return str(value)
+
+
+def _limitations(tool: str, zh: bool) -> list[str]:
+    common = ["基于观察数据，不能证明因果关系" if zh else "Observational data: does not establish cause and effect"]
+    if tool in ("compare_groups", "compare_two_groups"):
+        common.append(
+            "组间其他差异（如时间、渠道）可能影响结果"
+            if zh
+            else "Other differences between the groups (time, channel, mix) may contribute"
+        )
+    if tool == "correlation_analysis":
+        common.append(
+            "相关系数只衡量线性（或单调）关系" if zh else "Correlation only measures linear (or monotonic) association"
+        )
+    return common

@@ -1,0 +1,223 @@
+"""What a tool's result says, in plain words that answer the question: the headline for the tool and
+the question's kind (headlines.py), else the tool's own interpretation or conclusion; a comparison's
+finding adds each group's average. Read from the result as data (analysis_tools.ResultRecord)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from analysis_tools import ResultRecord
+from analysis_tools.common import fmt_num
+from analysis_tools.tables import table_name
+from app.analyst.headlines import (
+    change_headline,
+    dedupe_headline,
+    derive_headline,
+    drivers_headline,
+    extreme_headline,
+    forecast_headline,
+    missing_headline,
+    named_group_headline,
+    paired_headline,
+    proportion_headline,
+    rank_headline,
+    relationship_headline,
+    share_headline,
+    total_headline,
+    two_group_headline,
+    wide_paired_headline,
+)
+from app.analyst.steps import Plan, Step
+from app.understanding.kinds import asks_extreme
+from app.understanding.words import code_word
+
+COMPARISONS = ("compare_groups", "compare_two_groups")
+
+
+def finding(step: Step, result: ResultRecord, zh: bool, plan: Plan | None = None, question: str = "") -> str:
+    """The step's plain-language reading, with group averages for comparisons."""
+    text = plain_reading(step, result, zh, plan, question)
+    means = _means(result.metrics)
+    every_mean_said = all(fmt_num(v) in text for v in means.values())  # named_group_headline lists them all
+    if step.tool in COMPARISONS and means and not every_mean_said:
+        ranked = sorted(means.items(), key=lambda kv: -kv[1])
+        group = step.arguments.get("group_column", "")
+        listed = ("，" if zh else ", ").join(
+            f"{_named(g, group, question, zh)} {fmt_num(v)}" for g, v in ranked
+        )  # 862,332
+        text += f"（各组平均值：{listed}）" if zh else f" (averages: {listed})"
+    return text
+
+
+def plain_reading(step: Step, result: ResultRecord, zh: bool, plan: Plan | None = None, question: str = "") -> str:
+    """What a result says, in plain words that answer the question (headlines.py), else the
+    tool's own interpretation: a regression names its strongest factor with its effect in units, a
+    forecast gives every period with its interval, a rate comparison the rates, totals the shares."""
+    headline = HEADLINES[step.tool](step, result, zh, plan, question) if step.tool in HEADLINES else None
+    return headline or result.interpretation or result.conclusion
+
+
+Headline = Callable[[Step, ResultRecord, bool, Plan | None, str], str | None]
+
+
+def _drivers(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    return drivers_headline(step.arguments["target_column"], result.metrics, zh)
+
+
+def _forecast(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    return forecast_headline(step.arguments["value_column"], result.metrics, zh)
+
+
+def _rates(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    arguments = step.arguments
+    if not arguments.get("group_column"):
+        return None
+    outcome = arguments.get("success_value") or arguments["value_column"]  # "the Admitted rate"
+    if failures := arguments.get("failures_column"):  # "the ncases/(ncases+ncontrols) rate"
+        outcome = f"{outcome}/({outcome}+{failures})"
+    first = _one_group_against_others(arguments["group_column"], plan)
+    return proportion_headline(outcome, arguments["group_column"], result.metrics, zh, first)
+
+
+def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    arguments = step.arguments
+    if not arguments.get("value_columns"):
+        return None
+    return total_headline(
+        arguments["value_columns"][0],
+        arguments["group_columns"][0],
+        result.metrics,
+        zh,
+        plan.top if plan and plan.kind == "top" else None,
+        arguments.get("agg", "sum"),
+    )
+
+
+def _ranks(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    arguments = step.arguments
+    if "group_column" in arguments:
+        return None
+    return rank_headline(arguments["value_column"], result.metrics, arguments.get("order") == "smallest", zh)
+
+
+def _paired(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    arguments = step.arguments
+    if "x_column" in arguments:  # two columns on each row (wide_pairs)
+        return wide_paired_headline(arguments["x_column"], arguments["y_column"], result.metrics, zh)
+    metric = arguments.get("value_column") or arguments.get("x_column", "")
+    return paired_headline(metric, result.metrics, _pair_labels(result), zh)
+
+
+def _shares(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    arguments = step.arguments
+    if not arguments.get("value_column"):
+        return None
+    return share_headline(arguments["value_column"], arguments["group_column"], result.metrics, zh)
+
+
+def _relationship(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    if plan is None or plan.kind != "relationship":
+        return None
+    target, *predictors = step.arguments["columns"]
+    return relationship_headline(predictors[0], target, result.metrics, zh, plan.words) if predictors else None
+
+
+def _derived(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    if plan is None or plan.kind != "derive":
+        return None
+    source = plan.dataset
+    table = table_name(source, step.tool, step.arguments.get("output", "")) if source else None
+    return derive_headline(step.arguments, result.metrics, table, source, zh)
+
+
+def _cleaned(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    arguments, dataset = step.arguments, plan.dataset if plan else None
+    if arguments.get("drop_missing_in") and not arguments.get("drop_duplicates"):
+        return missing_headline(arguments["drop_missing_in"], result.metrics, dataset, zh)
+    return dedupe_headline(result.metrics, dataset, zh)
+
+
+def _two_groups(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    arguments = step.arguments
+    if changed := _change(step, result, zh, plan):
+        return changed
+    if "groups" in arguments:
+        return None
+    first = _one_group_against_others(arguments["group_column"], plan)
+    lead = (plan.values[0] if plan and plan.values else first) or _extreme_group(result.metrics, asks_extreme(question))
+    return two_group_headline(arguments["value_column"], arguments["group_column"], result.metrics, lead, zh)
+
+
+def _groups(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    arguments, metrics = step.arguments, result.metrics
+    if changed := _change(step, result, zh, plan):
+        return changed
+    if plan is not None and len(plan.values) == 1 and arguments.get("group_column") == plan.dimension:
+        # "rainy days": that group, against the others
+        return named_group_headline(arguments["value_column"], arguments["group_column"], metrics, plan.values[0], zh)
+    if extreme := asks_extreme(question):
+        return extreme_headline(arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh)
+    return None
+
+
+HEADLINES: dict[str, Headline] = {
+    "linear_regression": _drivers,
+    "forecast": _forecast,
+    "proportion_test": _rates,
+    "group_aggregate": _totals,
+    "rank_values": _ranks,
+    "paired_test": _paired,
+    "plot_pie": _shares,
+    "correlation_analysis": _relationship,
+    "derive_column": _derived,
+    "clean_data": _cleaned,
+    "compare_two_groups": _two_groups,
+    "compare_groups": _groups,
+}
+
+
+def _change(step: Step, result: ResultRecord, zh: bool, plan: Plan | None) -> str | None:
+    """A change column ("later - earlier", designs.change_by_group) compared between groups."""
+    if (
+        plan is None
+        or plan.kind != "change"
+        or not (parts := re.fullmatch(r"(.+) - (.+)", step.arguments["value_column"]))
+    ):
+        return None
+    return change_headline(parts.group(1), parts.group(2), result.metrics, zh)
+
+
+def _one_group_against_others(column: str, plan: Plan | None) -> str | None:
+    """The named group of a column made to set one group against the others (versus_rest.rest_column:
+    "<column>: <value> or others", weekdays.weekend_column: the weekend days or the weekdays); None
+    when the column is the whole grouping."""
+    if plan is None or not plan.whole or column == plan.whole:
+        return None
+    match = re.search(r"[:：]\s*(.+?)\s*(?:or others|或其他|or weekdays|或工作日)$", column)
+    return match.group(1) if match else None
+
+
+def _means(metrics: dict[str, Any]) -> dict[str, float]:
+    return {k.split(".", 1)[1]: v for k, v in metrics.items() if k.startswith("mean.") and isinstance(v, (int, float))}
+
+
+def _extreme_group(metrics: dict[str, Any], extreme: str | None) -> str | None:
+    """The group with the highest (or, for "least", the lowest) average: it leads a "which … most" answer."""
+    means = _means(metrics)
+    if not (extreme and means):
+        return None
+    return (min if extreme == "least" else max)(means, key=lambda g: means[g])
+
+
+def _pair_labels(result: ResultRecord) -> tuple[str, str] | None:
+    """The two conditions of a paired test (its `pair`: the difference is the first minus the second)."""
+    pair = result.details.get("pair")
+    return (str(pair[0]), str(pair[1])) if isinstance(pair, list) and len(pair) == 2 else None
+
+
+def _named(value: str, column: str, question: str, zh: bool) -> str:
+    """A group as the question called it too: "f（前驱）" when it asked about 前驱 (drv = f)."""
+    word = code_word(value, column, question)
+    return value if not word else f"{value}（{word}）" if zh else f"{value} ({word})"

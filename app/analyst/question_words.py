@@ -1,0 +1,210 @@
+"""What kind of analysis a question's words ask for: a comparison, a relationship, a regression's
+drivers, a trend or a forecast (`wants`, `asks_for`), and whether it asks to split the rows into
+groups at all (`asks_for_groups`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.understanding.kinds import asks_direction_over_time, asks_extreme, asks_top
+from app.understanding.roles import asks_ahead
+
+KEYWORDS: dict[str, tuple[str, ...]] = {
+    "compare": (
+        "differ",
+        "difference",
+        "compare",
+        "comparison",
+        " vs",
+        "versus",
+        "between",
+        "by ",
+        "across",
+        "higher",
+        "lower",
+        "差异",
+        "区别",
+        "比较",
+        "对比",
+        "不同",
+        "之间",
+        "各",
+        "哪个",
+    ),
+    "correlate": (
+        "correlat",
+        "relationship",
+        "related",
+        "relate",
+        "associat",
+        "link",
+        "impact",
+        "affect",
+        "相关",
+        "关系",
+        "关联",
+        "影响",
+    ),
+    "regress": (
+        "driver",
+        "drive",
+        "factor",
+        "explain",
+        "regress",
+        "model",
+        "驱动",
+        "因素",
+        "回归",
+        "解释",
+        "matters most",
+        "matter most",
+        "most important for",
+        "most important to",
+        "biggest effect on",
+        "影响最大",
+        "最重要",
+        "最关键",
+    ),
+    # "predict"/"预测" alone is either: a regression ("predict revenue from units") or a forecast
+    # ("预测营业额"); see `asks_for`.
+    "predict": ("predict", "预测"),
+    "trend": (
+        "trend",
+        "over time",
+        "change over",
+        "changed over",
+        "monthly",
+        "by month",
+        "per month",
+        "growth",
+        "趋势",
+        "随时间",
+        "变化",
+        "每月",
+        "按月",
+        "增长",
+        "走势",
+    ),
+    # The future: a horizon ahead ("next 6 weeks", "下周": asks_ahead) or one of these words.
+    "forecast": (
+        "forecast",
+        "future",
+        "next month",
+        "next quarter",
+        "next year",
+        "next week",
+        "upcoming",
+        "未来",
+        "下个月",
+        "下月",
+        "下个季度",
+        "下季度",
+        "明年",
+        "今后",
+        "接下来",
+        "预报",
+    ),
+    # What makes a question about the future also ask for a regression: its drivers or factors.
+    # ("determine"/"决定" are left out: "determine next month's revenue" asks for a forecast.)
+    "drivers": (
+        "driver",
+        "drive",
+        "factor",
+        "explain",
+        "regress",
+        "affect",
+        "influenc",
+        "depend",
+        "why",
+        "matters most",
+        "matter most",
+        "most important for",
+        "most important to",
+        "驱动",
+        "因素",
+        "解释",
+        "回归",
+        "影响",
+        "取决",
+        "原因",
+        "为什么",
+        "最重要",
+        "最关键",
+    ),
+    "distribution": (
+        "distribution",
+        "spread",
+        "typical",
+        "average",
+        "mean",
+        "median",
+        "summary",
+        "overview",
+        "分布",
+        "平均",
+        "中位",
+        "概况",
+        "总体",
+        "描述",
+    ),
+}
+GREETING = re.compile(r"^\s*(hi|hello|hey|thanks|thank you|你好|您好|谢谢|嗨)[\s!！。.,，]*$", re.I)
+
+# What makes a question ask for groups even without a comparison word: whether something helps or
+# hurts ("Do rainy days hurt business?"), which one is best.
+GROUP_CUES = re.compile(
+    r"\b(?:hurt|help|boost|improve|worsen|harm|benefit|increase|decrease|raise|reduce|lower|"
+    r"affect|impact|influence|matter|make|makes|made|better|worse)s?\b|\b(?:and|or|vs\.?|versus)\b|"
+    r"影响|导致|让|使|有利|不利|变差|变好|提高|降低|更好|更差|和|与|还是",
+    re.I,
+)
+
+
+def wants(question: str, kind: str) -> bool:
+    """Whether the question has one of the words of `kind` (KEYWORDS: compare, correlate, regress ...)."""
+    text = f" {question.lower()} "
+    return any(word in text for word in KEYWORDS[kind])
+
+
+def asks_trend(question: str) -> bool:
+    """A trend: the word ("trend", "趋势") or a direction over time ("rising over the years", "一直在增加")."""
+    return wants(question, "trend") or asks_direction_over_time(question)
+
+
+@dataclass(frozen=True)
+class Asks:
+    """Whether a question asks for a forecast, a regression, or both."""
+
+    forecast: bool
+    regression: bool
+
+
+def asks_for(question: str, has_date: bool, predictors_named: bool) -> Asks:
+    """Forecast or regression, as the question's words decide. "预测"/"predict" is both a forecasting
+    and a modelling word, so:
+    - a question about the future (a horizon, 未来/明年/next month/forecast ...) is a forecast; it is
+      also a regression only when it asks for drivers or factors, or names predictors ("with A and B");
+    - otherwise "predict" alone is a forecast when the data have dates and the question neither asks
+      for factors nor names predictors ("预测营业额"), else a regression ("哪些因素能预测营业额",
+      "用广告费用来预测营业额"); the other modelling words (drivers, explain, regress) are a regression."""
+    future = wants(question, "forecast") or asks_ahead(question)
+    drivers = wants(question, "drivers") or predictors_named
+    if future:
+        return Asks(forecast=True, regression=drivers)
+    forecast = wants(question, "predict") and has_date and not drivers and not wants(question, "regress")
+    regression = wants(question, "regress") or (wants(question, "predict") and not forecast)
+    return Asks(forecast=forecast, regression=regression)
+
+
+def asks_for_groups(question: str) -> bool:
+    """Whether the question asks to split the data into groups (compare, relate, which is most, what
+    helps or hurts), so a group filled by default replaces something it asked for."""
+    return bool(
+        wants(question, "compare")
+        or wants(question, "correlate")
+        or wants(question, "drivers")
+        or asks_extreme(question)
+        or asks_top(question)
+        or GROUP_CUES.search(question)
+    )

@@ -1,0 +1,130 @@
+"""What ranks highest or lowest: the top (or bottom) N groups by their total or average, the top N
+rows when each row is a named thing (R's rownames), and when a number peaked (the date of its
+largest value)."""
+
+from __future__ import annotations
+
+import re
+
+from app.analyst.column_choice import row_label
+from app.analyst.steps import Column, Plan, Spans, Step
+from app.analyst.totals import asks_per_unit
+from app.understanding.kinds import MEAN_WORDS, asks_extreme
+from app.understanding.language import local_text as _t
+from app.understanding.roles import groups_rows
+from app.understanding.words import STOP
+
+# When something peaked: the date (row) of the largest value. "Which month" of several years is a season (SEASON).
+WHEN = re.compile(
+    r"\b(?:which|what) (?:year|day|date|week)\b|\bin what year\b|\bwhen (?:was|were|did)\b|"
+    r"哪一年|哪年|哪个年份|哪一天|哪天|哪一周|什么时候|何时",
+    re.I,
+)
+
+
+_TOP_NOUN = re.compile(r"\b(?:top|bottom|best|worst|largest|biggest|smallest|highest|lowest)\s+\w+\s+([a-z]+)", re.I)
+
+
+def top_noun(question: str) -> str | None:
+    """The thing a top-N question ranks ("top 5 customers" → customers), when it says one in English."""
+    match = _TOP_NOUN.search(question)
+    return match.group(1) if match and match.group(1).lower() not in STOP else None
+
+
+def top_steps(
+    plan: Plan, question: str, columns: list[Column], spans: Spans, named: list[str], top: tuple[int, bool], zh: bool
+) -> bool:
+    """Top/bottom N: the rows by the metric when each row is a named thing, else the groups of the
+    entity the question ranks (or the plan's grouping, said so when the question names a thing the
+    data has no column for) by their total, or their average when it asks for one."""
+    metric, dimension = plan.metric or "", plan.dimension
+    kinds = {c["name"]: c for c in columns}
+    entity = next(
+        (
+            n
+            for n in named
+            if n != metric and kinds.get(n) and (kinds[n]["type"] in ("identifier", "text") or groups_rows(kinds[n]))
+        ),
+        None,
+    )  # codes too: "gear", "cyl"
+    label = row_label(columns)
+    if entity is None and label and metric:  # each row is a named thing (R's rownames: car models)
+        _top_rows(plan, metric, label, top, zh)
+        return True
+    if entity is None and dimension:
+        entity = dimension
+        if noun := top_noun(question):  # "top 5 customers" with no customer column: say so, show what there is
+            plan.lead = _t(
+                zh,
+                f"The data has no column for “{noun}”; the list is by {dimension} instead.",
+                f"数据中没有对应“{noun}”的列；下面改按 {dimension} 排列。",
+            )
+    if not entity:
+        return False
+    plan.kind, plan.top = "top", top
+    plan.dimension = entity
+    # the groups ranked by their average when the question asks for one ("best mileage on average")
+    agg, word, word_zh = (
+        ("mean", "average", "平均")
+        if MEAN_WORDS.search(question) or asks_per_unit(question, columns, spans)
+        else ("sum", "total", "合计")
+    )
+    subject = _t(
+        zh,
+        f"{'Bottom' if top[1] else 'Top'} {top[0]} {entity} by {word} {metric}",
+        f"按{metric}{word_zh}{'最低' if top[1] else '最高'}的{top[0]}个{entity}",
+    )
+    plan.steps.append(
+        Step("group_aggregate", {"group_columns": [entity], "value_columns": [metric], "agg": agg}, subject)
+    )
+    return True
+
+
+def _top_rows(plan: Plan, metric: str, label: str, top: tuple[int, bool], zh: bool) -> None:
+    plan.kind, plan.top, plan.dimension = "rank", top, None
+    subject = _t(
+        zh,
+        f"{'Bottom' if top[1] else 'Top'} {top[0]} rows by {metric}",
+        f"{metric}{'最低' if top[1] else '最高'}的{top[0]}行",
+    )
+    plan.steps.append(
+        Step(
+            "rank_values",
+            {
+                "value_column": metric,
+                "top": top[0],
+                "order": "smallest" if top[1] else "largest",
+                "label_columns": [label],
+            },
+            subject,
+        )
+    )
+
+
+def when_steps(plan: Plan, question: str, date: str, named: list[str], top: tuple[int, bool] | None, zh: bool) -> bool:
+    """When the number was highest (or lowest): the date of its largest value, as its rows rank ("哪一年的
+    失业人数最多"); not when the question names the grouping it compares."""
+    metric, dimension = plan.metric or "", plan.dimension
+    extreme = asks_extreme(question) if WHEN.search(question) else None
+    if not extreme or (dimension and dimension in named):
+        return False
+    plan.kind, plan.dimension = "rank", None  # "哪一年的失业人数最多": the year of the largest value
+    n = top[0] if top else 1
+    subject = _t(
+        zh,
+        f"When {metric} was {'lowest' if extreme == 'least' else 'highest'}",
+        f"{metric}{'最低' if extreme == 'least' else '最高'}的时间",
+    )
+    plan.steps.append(
+        Step(
+            "rank_values",
+            {
+                "value_column": metric,
+                "top": n,
+                "order": "smallest" if extreme == "least" else "largest",
+                "label_columns": [date],
+            },
+            subject,
+        )
+    )
+    return True

@@ -1,0 +1,81 @@
+"""The rounds of a turn before its answer, each the tool calls of one reply: a look at the data
+before planning (the profile of each dataset, and the counts of the categories it lists only in
+part), tool_search for the planned tools the turn does not offer yet, then the tasks with the
+plan, a prep step of its own (a filter the analyses read), the analyses, and the evidence. An
+empty list means the round is done: the next one runs, or the answer is written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.analyst.evidence import evidence_calls
+from app.analyst.plan_record import plan_arguments
+from app.analyst.steps import Arguments, Plan
+from app.analyst.turn_state import TurnView
+from app.understanding.profile_reading import value_lookups
+
+ToolCalls = list[tuple[str, Arguments]]  # (tool, arguments) of one reply
+MAX_PROFILED = 5  # datasets looked at before planning (the newest ones)
+
+
+def looks(datasets: list[dict[str, Any]], offered: set[str], view: TurnView) -> ToolCalls:
+    """Before the plan (no task yet): the profile of each dataset, and the value counts of the
+    categories it lists only in part; when value_counts is not offered, a tool_search for it first (once)."""
+    if "task_create" in view.called:
+        return []
+    many = len(datasets) > 1
+    found: ToolCalls = []
+    for dataset in datasets[-MAX_PROFILED:]:
+        arguments = {"dataset": dataset["name"]} if many else {}
+        if "profile_dataset" in offered and not view.ran("profile_dataset", arguments):
+            found.append(("profile_dataset", arguments))
+    missing = [
+        ({"dataset": ds["name"], **arguments} if many else arguments)
+        for ds in datasets[-MAX_PROFILED:]
+        for arguments in value_lookups(ds)
+    ]
+    missing = [a for a in missing if not view.ran("value_counts", a)]
+    if missing and "value_counts" in offered:
+        found += [("value_counts", arguments) for arguments in missing]
+    elif missing and "tool_search" in offered and "tool_search" not in view.called:
+        found.append(("tool_search", {"query": "value_counts", "limit": 1}))
+    return found
+
+
+def searches(plan: Plan, offered: set[str], view: TurnView) -> ToolCalls:
+    """tool_search for the planned tools this turn does not offer (once per tool)."""
+    if "tool_search" not in offered:
+        return []
+    searched = view.searched()
+    missing = dict.fromkeys(s.tool for s in plan.steps if s.task and s.tool not in offered and s.tool not in searched)
+    return [("tool_search", {"query": tool, "limit": 1}) for tool in missing]
+
+
+def next_calls(plan: Plan, offered: set[str], view: TurnView, zh: bool) -> ToolCalls:
+    """Tasks (with the plan), then a prep step, then the analyses, then evidence; [] when the
+    answer is next."""
+    analyses = [s for s in plan.steps if s.tool in offered and s.tool != "profile_dataset"]
+    analysed = any(view.ran(s.tool, s.arguments) for s in analyses)
+    if offered and "task_create" not in view.called and not analysed and (tasks := _tasks(plan, offered, view, zh)):
+        return tasks
+    prep = [s for s in analyses if s.prep and not view.ran(s.tool, s.arguments)]
+    if prep:  # a filter first: the analyses read its output
+        return [(s.tool, s.arguments) for s in prep]
+    main = [s for s in analyses if not s.prep]
+    if main and not any(view.ran(s.tool, s.arguments) for s in main):
+        return [(s.tool, s.arguments) for s in main]
+    if offered and "record_evidence" in offered and "record_evidence" not in view.called:
+        return evidence_calls(plan, view, zh)
+    return []
+
+
+def _tasks(plan: Plan, offered: set[str], view: TurnView, zh: bool) -> ToolCalls:
+    """A task per analysis, after the plan itself (record_analysis_plan), as a model would (SPEC §8)."""
+    tasks: ToolCalls = [
+        ("task_create", {"subject": s.task, "expected_output": s.task, "required_capability": s.tool})
+        for s in plan.steps
+        if s.task and "task_create" in offered
+    ]
+    if tasks and "record_analysis_plan" in offered:
+        tasks.insert(0, ("record_analysis_plan", plan_arguments(view.question, plan, zh)))
+    return tasks

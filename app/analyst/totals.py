@@ -1,0 +1,129 @@
+"""Totals and shares per group: "which store brings in the most revenue" over months or orders is a
+total, unless an average is asked ("on average", "per order", "每单": `asks_per_unit`); "what share
+of the total" is each group's part (a pie) and, when the question goes through a period as well
+("each month, the share from each plan"), the totals period by period."""
+
+from __future__ import annotations
+
+import re
+
+from app.analyst.steps import Column, Plan, Spans, Step
+from app.understanding.kinds import MEAN_WORDS, PER_UNIT, asks_extreme, asks_total
+from app.understanding.language import local_text as _t
+from app.understanding.roles import groups_rows
+from app.understanding.words import core_name
+
+ADDITIVE = re.compile(
+    r"revenue|sales|amount|profit|cost|income|spend|units|orders|count|quantity|营业额|销售额|收入|"
+    r"金额|利润|成本|订单|数量|销量|件数",
+    re.I,
+)
+
+
+# A grouping named like a period of time ("Month", "季度"): the rows' period, not a part of the total.
+PERIOD_NAME = re.compile(
+    r"^(?:month|months|quarter|quarters|year|years|week|weeks|day|date|period|yr|"
+    r"月|月份|季度|季|年|年份|周|日期)$",
+    re.I,
+)
+
+
+def share_groups(question: str, columns: list[Column], named: list[str], dimension: str) -> tuple[str | None, str]:
+    """The period and the parts of a share question naming two groupings ("each month, the share of the total
+    from each plan": Month and Plan): the shares are the parts', added up over the periods too. (None,
+    the chosen grouping) when it names no period beside another grouping."""
+    kinds = {c["name"]: c for c in columns}
+    groups = [n for n in dict.fromkeys([dimension, *named]) if n in kinds and groups_rows(kinds[n])]
+    periods = [n for n in groups if PERIOD_NAME.match(core_name(n).strip())] or each_period(question, columns)
+    parts = [n for n in groups if n not in periods]
+    return (periods[0], parts[0]) if periods and parts else (None, dimension)
+
+
+_EACH_PERIOD = re.compile(
+    r"\b(?:each|every|per)\s+(month|quarter|year|week|day)\b|\b(month|quarter|year|week|dai)ly\b|"
+    r"每个?(月|季度|年|周|天)",
+    re.I,
+)
+_PERIOD_UNITS = {
+    "month": ("month", "months", "月", "月份"),
+    "quarter": ("quarter", "quarters", "季度", "季"),
+    "year": ("year", "years", "yr", "年", "年份"),
+    "week": ("week", "weeks", "周"),
+    "day": ("day", "date", "日期"),
+    "dai": ("day", "date", "日期"),
+    "季度": ("quarter", "quarters", "季度", "季"),
+}
+_PERIOD_UNITS |= {
+    "月": _PERIOD_UNITS["month"],
+    "年": _PERIOD_UNITS["year"],
+    "周": _PERIOD_UNITS["week"],
+    "天": _PERIOD_UNITS["day"],
+}
+
+
+def each_period(question: str, columns: list[Column]) -> list[str]:
+    """The grouping column of the period a question goes through ("每个月" → 月份, "each month" → Month)."""
+    match = _EACH_PERIOD.search(question)
+    unit = next((g for g in match.groups() if g), "").lower() if match else ""
+    names = _PERIOD_UNITS.get(unit, ())
+    return [c["name"] for c in columns if groups_rows(c) and core_name(c["name"]).strip().lower() in names]
+
+
+def asks_per_unit(question: str, columns: list[Column], spans: Spans) -> bool:
+    """ "per order", "每单", "人均": the average of each group's rows. Not when the word after "per"/"每"
+    names a grouping column ("per customer type", "每个顾客类型": a breakdown by it); `spans` are where
+    the question names its columns."""
+    kinds = {c["name"]: c for c in columns}
+    groups = [(start, end) for start, end, name in spans if name in kinds and groups_rows(kinds[name])]
+    for match in PER_UNIT.finditer(question):
+        unit = match.start("unit") if match.group("unit") else match.start("unit_zh") if match.group("unit_zh") else -1
+        if unit < 0 or not any(start <= unit < end for start, end in groups):
+            return True
+    return False
+
+
+def add_total_steps(plan: Plan, metric: str, dimension: str, zh: bool) -> None:
+    subject = _t(zh, f"Total {metric} by {dimension}", f"各{dimension}的{metric}合计")
+    plan.steps.append(
+        Step("group_aggregate", {"group_columns": [dimension], "value_columns": [metric], "agg": "sum"}, subject)
+    )
+
+
+def share_steps(plan: Plan, question: str, columns: list[Column], named: list[str], dimension: str, zh: bool) -> None:
+    """Each group's share of the total (plot_pie) with the totals, and the totals per period when the
+    question goes through one."""
+    metric = plan.metric or ""
+    plan.kind = "share"
+    period, dimension = share_groups(question, columns, named, dimension)
+    plan.dimension = dimension
+    subject = _t(zh, f"Share of total {metric} by {dimension}", f"各{dimension}占{metric}总量的比例")
+    plan.steps.append(Step("plot_pie", {"group_column": dimension, "value_column": metric, "top": 12}, subject))
+    add_total_steps(plan, metric, dimension, zh)
+    if period:  # "each month from each plan": the totals period by period too
+        subject = _t(zh, f"Total {metric} by {period} and {dimension}", f"各{period}、各{dimension}的{metric}合计")
+        plan.steps.append(
+            Step(
+                "group_aggregate",
+                {"group_columns": [period, dimension], "value_columns": [metric], "agg": "sum"},
+                subject,
+                evidence=False,
+            )
+        )
+
+
+def total_steps(plan: Plan, question: str, columns: list[Column], spans: Spans, dated: bool, zh: bool) -> bool:
+    """The total per group when the question asks for a total, or for the most of an additive number
+    over dated rows ("which store has the most revenue"), or the most common case of a count table;
+    False otherwise."""
+    metric, dimension = plan.metric or "", plan.dimension
+    # "which store has the most revenue" over months or orders: the total, unless an average is asked
+    # ("on average", "per order", "每单")
+    per_row = bool(MEAN_WORDS.search(question)) or asks_per_unit(question, columns, spans)
+    summed = dated and asks_extreme(question) and ADDITIVE.search(metric) and not per_row
+    counted = bool(plan.weights) and metric == plan.weights  # a count table: "most common" is the largest total
+    if not (((asks_total(question) and not per_row) or summed or counted) and dimension):
+        return False
+    plan.kind = "total"
+    add_total_steps(plan, metric, dimension, zh)
+    plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "sum"}, evidence=False))
+    return True

@@ -1,0 +1,80 @@
+"""The plan for this turn: the question read against the data the turn has seen (the Reading: which
+dataset, by the question's words or the user's scope answer; a follow-up inherits the question it
+continues), the plan made from that reading (plan.py), narrowed by the filters the follow-ups ask
+for (scope.py), shaped by the workspace rules, and with each step pointed at the table it reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.analyst.definitions import confirmed_definitions
+from app.analyst.plan import plan_reading
+from app.analyst.provenance import settle_sources
+from app.analyst.scope import apply_rules, chain_filters, filtered_name, workspace_rules
+from app.analyst.steps import DATA_TASK_KINDS, Condition, Plan, Step
+from app.analyst.turn_state import Message, TurnView
+from app.understanding.kinds import earlier_questions
+from app.understanding.language import local_text as _t
+from app.understanding.profile_reading import read_profile, read_values
+from app.understanding.reading import read_question
+
+
+def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, Any]], zh: bool) -> Plan:
+    """Which dataset (dataset_choice: the question's words, or the user's scope answer), what the
+    question asks (a follow-up inherits the previous question and its filters), and the workspace
+    rules the plan can apply."""
+    many = len(datasets) > 1
+    confirmed = {**confirmed_definitions(messages), **view.user_answers()}  # the user's answers
+    seen = [seen_dataset(view, dataset, many) for dataset in datasets]
+    reading = read_question(view.question, seen, earlier_questions(messages), confirmed, zh)
+    plan = plan_reading(reading)
+    plan.dataset, plan.choice = reading.dataset.get("name"), reading.choice
+    conditions = [] if plan.derived else [*plan.filters, *chain_filters(reading.chain, reading.dataset)]
+    narrowed = bool(conditions) and plan.kind not in DATA_TASK_KINDS
+    target = _narrowed(plan, conditions, datasets, zh) if narrowed else _unfiltered(plan)
+    apply_rules(plan, workspace_rules(messages), zh)
+    makes_tables = any(s.tool == "group_aggregate" for s in plan.steps)  # its output becomes the newest table
+    if many or makes_tables or plan.derived or narrowed:
+        for step in plan.steps:
+            source = plan.dataset if step.prep or step.tool == "profile_dataset" else target
+            step.arguments = {"dataset": source, **step.arguments}
+    plan.analysed = target
+    settle_sources(plan.provenance, plan)  # role_sources: the roles the narrowed plan still fills
+    return plan
+
+
+def seen_dataset(view: TurnView, dataset: dict[str, Any], many: bool) -> dict[str, Any]:
+    """A dataset summary with what this turn's profile and value lookups showed of it."""
+    name = dataset.get("name") if many else None
+    return read_values(read_profile(dataset, view.profile(name)), view.lookups(dataset, name))
+
+
+def _narrowed(plan: Plan, conditions: list[Condition], datasets: list[dict[str, Any]], zh: bool) -> str | None:
+    """The plan on a filtered copy of its dataset (made first, by a prep step, unless it exists);
+    "East only" leaves nothing to compare by Region: those steps go. The copy's name."""
+    target = filtered_name(str(plan.dataset), conditions)
+    plan.filters = conditions
+    if plan.dimension in {c["column"] for c in conditions}:  # "East only": nothing left to compare by
+        plan.steps = [
+            s
+            for s in plan.steps
+            if plan.dimension not in (s.arguments.get("group_column"), s.arguments.get("x_column"))
+        ]
+    if target not in {d.get("name") for d in datasets}:
+        described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)
+        plan.steps.insert(
+            1,
+            Step(
+                "filter_rows",
+                {"conditions": conditions, "output": target},
+                _t(zh, f"Keep only {described}", f"只保留 {described}"),
+                prep=True,
+            ),
+        )
+    return target
+
+
+def _unfiltered(plan: Plan) -> str | None:
+    """The plan on its dataset, or on the new version its prep step makes (one group against the others)."""
+    plan.filters = []
+    return plan.derived or plan.dataset

@@ -9,30 +9,12 @@ import re
 
 from app.analyst.data_tasks import ROW_NUMBER
 from app.analyst.steps import Column, Spans
+from app.analyst.vocabulary import words
 from app.understanding.profile_reading import GROUPING, NUMERIC
 from app.understanding.roles import column_spans, groups_rows
 from app.understanding.words import SYNONYMS
 
-METRIC_HINTS: tuple[str, ...] = (
-    "revenue",
-    "sales",
-    "amount",
-    "profit",
-    "income",
-    "price",
-    "cost",
-    "score",
-    "satisfaction",
-    "营业额",
-    "销售额",
-    "收入",
-    "金额",
-    "利润",
-    "成本",
-    "价格",
-    "得分",
-    "满意",
-)
+METRIC_HINTS = words("metric_hints")  # tried in order (vocabulary.toml)
 
 
 def mentioned_columns(question: str, columns: list[Column]) -> list[str]:

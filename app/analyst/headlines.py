@@ -13,6 +13,7 @@ from typing import Any
 
 from analysis_tools.common import fmt_num, fmt_p
 from analysis_tools.ts_common import FREQ_WORDS
+from app.analyst.vocabulary import pair_list, pairs, words
 
 LISTED = 6  # groups listed after the headline
 
@@ -193,7 +194,7 @@ def paired_headline(metric: str, metrics: dict[str, Any], groups: tuple[str, str
     )
 
 
-STRENGTH = (("very weak", "极弱"), ("weak", "弱"), ("moderate", "中等"), ("strong", "强"), ("very strong", "极强"))
+STRENGTH = pair_list("strength")  # (English, Chinese), weakest first
 
 
 def strength(r: float, zh: bool) -> str:
@@ -446,7 +447,7 @@ def missing_headline(columns: list[str], metrics: dict[str, Any], dataset: str |
     )
 
 
-_OPERATIONS = {"difference": ("minus", "减"), "ratio": ("divided by", "除以")}
+_OPERATIONS = pairs("operations")
 
 
 def derive_headline(
@@ -497,7 +498,7 @@ def derive_headline(
     )
 
 
-_YES = ("1", "1.0", "true", "yes", "y")
+_YES, _NO = words("yes_values"), words("no_values")
 
 
 def two_group_headline(metric: str, group: str, metrics: dict[str, Any], lead: str | None, zh: bool) -> str | None:
@@ -511,7 +512,7 @@ def two_group_headline(metric: str, group: str, metrics: dict[str, Any], lead: s
     first = lead if lead in means else next((g for g in names if g.lower() in _YES), names[0])
     second = next(g for g in names if g != first)
     a, b, p = means[first], means[second], metrics.get("p_value")
-    coded = all(g.lower() in (*_YES, "0", "0.0", "false", "no", "n") for g in names)
+    coded = all(g.lower() in (*_YES, *_NO) for g in names)
 
     def label(g: str) -> str:
         return f"{group} = {g}" if coded else g

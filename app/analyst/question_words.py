@@ -1,154 +1,17 @@
 """What kind of analysis a question's words ask for: a comparison, a relationship, a regression's
 drivers, a trend or a forecast (`wants`, `asks_for`), and whether it asks to split the rows into
-groups at all (`asks_for_groups`)."""
+groups at all (`asks_for_groups`). The words of each kind are in vocabulary.toml (keywords.*)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from app.analyst.vocabulary import kinds, words
 from app.understanding.kinds import asks_direction_over_time, asks_extreme, asks_top
 from app.understanding.roles import asks_ahead
 
-KEYWORDS: dict[str, tuple[str, ...]] = {
-    "compare": (
-        "differ",
-        "difference",
-        "compare",
-        "comparison",
-        " vs",
-        "versus",
-        "between",
-        "by ",
-        "across",
-        "higher",
-        "lower",
-        "差异",
-        "区别",
-        "比较",
-        "对比",
-        "不同",
-        "之间",
-        "各",
-        "哪个",
-    ),
-    "correlate": (
-        "correlat",
-        "relationship",
-        "related",
-        "relate",
-        "associat",
-        "link",
-        "impact",
-        "affect",
-        "相关",
-        "关系",
-        "关联",
-        "影响",
-    ),
-    "regress": (
-        "driver",
-        "drive",
-        "factor",
-        "explain",
-        "regress",
-        "model",
-        "驱动",
-        "因素",
-        "回归",
-        "解释",
-        "matters most",
-        "matter most",
-        "most important for",
-        "most important to",
-        "biggest effect on",
-        "影响最大",
-        "最重要",
-        "最关键",
-    ),
-    # "predict"/"预测" alone is either: a regression ("predict revenue from units") or a forecast
-    # ("预测营业额"); see `asks_for`.
-    "predict": ("predict", "预测"),
-    "trend": (
-        "trend",
-        "over time",
-        "change over",
-        "changed over",
-        "monthly",
-        "by month",
-        "per month",
-        "growth",
-        "趋势",
-        "随时间",
-        "变化",
-        "每月",
-        "按月",
-        "增长",
-        "走势",
-    ),
-    # The future: a horizon ahead ("next 6 weeks", "下周": asks_ahead) or one of these words.
-    "forecast": (
-        "forecast",
-        "future",
-        "next month",
-        "next quarter",
-        "next year",
-        "next week",
-        "upcoming",
-        "未来",
-        "下个月",
-        "下月",
-        "下个季度",
-        "下季度",
-        "明年",
-        "今后",
-        "接下来",
-        "预报",
-    ),
-    # What makes a question about the future also ask for a regression: its drivers or factors.
-    # ("determine"/"决定" are left out: "determine next month's revenue" asks for a forecast.)
-    "drivers": (
-        "driver",
-        "drive",
-        "factor",
-        "explain",
-        "regress",
-        "affect",
-        "influenc",
-        "depend",
-        "why",
-        "matters most",
-        "matter most",
-        "most important for",
-        "most important to",
-        "驱动",
-        "因素",
-        "解释",
-        "回归",
-        "影响",
-        "取决",
-        "原因",
-        "为什么",
-        "最重要",
-        "最关键",
-    ),
-    "distribution": (
-        "distribution",
-        "spread",
-        "typical",
-        "average",
-        "mean",
-        "median",
-        "summary",
-        "overview",
-        "分布",
-        "平均",
-        "中位",
-        "概况",
-        "总体",
-        "描述",
-    ),
-}
+KEYWORDS: dict[str, tuple[str, ...]] = {kind: words(f"keywords.{kind}") for kind in kinds("keywords")}
 GREETING = re.compile(r"^\s*(hi|hello|hey|thanks|thank you|你好|您好|谢谢|嗨)[\s!！。.,，]*$", re.I)
 
 # What makes a question ask for groups even without a comparison word: whether something helps or

@@ -13,19 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from analysis_tools.common import fmt_num
+from app.analyst.vocabulary import named_lists, pairs, word_set, words
 from app.understanding.profile_reading import GROUPING, NUMERIC
 from app.understanding.role_sources import Provenance, Source
 from app.understanding.roles import groups_rows
 
 ASKED_ROLES = ("group", "outcome")  # the roles worth a question; in this order (the groups are what is compared)
 MAX_CANDIDATES = 5
-NONE_OF_THESE = {"en": "None of these", "zh": "都不是"}
-ROLE_WORDS = {
-    "outcome": ("the number analysed", "分析的数值"),
-    "group": ("the groups compared", "分组"),
-    "predictors": ("the factors", "因素"),
-    "date": ("the dates", "日期"),
-}
+NONE_OF_THESE = {language: listed[0] for language, listed in named_lists("none_of_these").items()}
+ROLE_WORDS = pairs("role_words")  # role -> how the answer names it (English, Chinese)
 
 
 def topic(key: str, role: str) -> str:
@@ -116,12 +112,8 @@ def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -
 
 # The head words of a phrase that names a number (English and Chinese put the head last):
 # "science score", "business", "数学成绩", "利润".
-MEASURE_EN = set(
-    """score scores mark marks grade grades result results rate rates amount amounts total totals sales
-revenue revenues profit profits income incomes earnings cost costs price prices spend spending value values weight
-height length duration speed count counts volume size business takings turnover performance pay salary wage wages
-time times level levels number numbers percentage share yield output""".split()
-)
+MEASURE_EN = word_set("measure_en")
+MEASURE_ZH = words("measure_zh")
 MEASURE_ZH = (
     "成绩",
     "分数",

@@ -8,24 +8,21 @@ from __future__ import annotations
 import re
 
 from app.analyst.steps import Column, Plan, Spans, Step
+from app.analyst.vocabulary import named_lists, word_set, words
 from app.understanding.kinds import MEAN_WORDS, PER_UNIT, asks_extreme, asks_total
 from app.understanding.language import local_text as _t
 from app.understanding.roles import groups_rows
 from app.understanding.words import core_name
 
-ADDITIVE = re.compile(
-    r"revenue|sales|amount|profit|cost|income|spend|units|orders|count|quantity|营业额|销售额|收入|"
-    r"金额|利润|成本|订单|数量|销量|件数",
-    re.I,
-)
-
-
+ADDITIVE = words("additive")  # parts of a name that make a number a total (vocabulary.toml)
 # A grouping named like a period of time ("Month", "季度"): the rows' period, not a part of the total.
-PERIOD_NAME = re.compile(
-    r"^(?:month|months|quarter|quarters|year|years|week|weeks|day|date|period|yr|"
-    r"月|月份|季度|季|年|年份|周|日期)$",
-    re.I,
-)
+PERIOD_NAMES = word_set("period_names")
+
+
+def additive(name: str) -> bool:
+    """Whether a number's name says it adds up (revenue, orders, 销量): its total per group makes sense."""
+    lowered = name.lower()
+    return any(word in lowered for word in ADDITIVE)
 
 
 def share_groups(question: str, columns: list[Column], named: list[str], dimension: str) -> tuple[str | None, str]:
@@ -34,7 +31,7 @@ def share_groups(question: str, columns: list[Column], named: list[str], dimensi
     the chosen grouping) when it names no period beside another grouping."""
     kinds = {c["name"]: c for c in columns}
     groups = [n for n in dict.fromkeys([dimension, *named]) if n in kinds and groups_rows(kinds[n])]
-    periods = [n for n in groups if PERIOD_NAME.match(core_name(n).strip())] or each_period(question, columns)
+    periods = [n for n in groups if core_name(n).strip().lower() in PERIOD_NAMES] or each_period(question, columns)
     parts = [n for n in groups if n not in periods]
     return (periods[0], parts[0]) if periods and parts else (None, dimension)
 
@@ -44,21 +41,9 @@ _EACH_PERIOD = re.compile(
     r"每个?(月|季度|年|周|天)",
     re.I,
 )
-_PERIOD_UNITS = {
-    "month": ("month", "months", "月", "月份"),
-    "quarter": ("quarter", "quarters", "季度", "季"),
-    "year": ("year", "years", "yr", "年", "年份"),
-    "week": ("week", "weeks", "周"),
-    "day": ("day", "date", "日期"),
-    "dai": ("day", "date", "日期"),
-    "季度": ("quarter", "quarters", "季度", "季"),
-}
-_PERIOD_UNITS |= {
-    "月": _PERIOD_UNITS["month"],
-    "年": _PERIOD_UNITS["year"],
-    "周": _PERIOD_UNITS["week"],
-    "天": _PERIOD_UNITS["day"],
-}
+# the column names of each unit _EACH_PERIOD catches, its other spellings too ("dai" of "daily", "月")
+_PERIOD_UNITS = named_lists("period_units")
+_PERIOD_UNITS |= {alias: _PERIOD_UNITS[unit] for alias, (unit,) in named_lists("period_aliases").items()}
 
 
 def each_period(question: str, columns: list[Column]) -> list[str]:
@@ -119,7 +104,7 @@ def total_steps(plan: Plan, question: str, columns: list[Column], spans: Spans, 
     # "which store has the most revenue" over months or orders: the total, unless an average is asked
     # ("on average", "per order", "每单")
     per_row = bool(MEAN_WORDS.search(question)) or asks_per_unit(question, columns, spans)
-    summed = dated and asks_extreme(question) and ADDITIVE.search(metric) and not per_row
+    summed = dated and asks_extreme(question) and additive(metric) and not per_row
     counted = bool(plan.weights) and metric == plan.weights  # a count table: "most common" is the largest total
     if not (((asks_total(question) and not per_row) or summed or counted) and dimension):
         return False

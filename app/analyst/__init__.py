@@ -27,9 +27,11 @@ it reads as data (analysis_tools.ResultRecord), never from the text a model is s
     role_question.py   asking which column is meant, or saying which stood in
     definitions.py     the user's confirmed definitions, read back from the system prompt
     plan_record.py     record_analysis_plan's arguments
-    findings.py        what a result says, in plain words (headlines.py: the headlines)
+    findings.py        what a result says, in plain words: the headline for each tool
+    headlines.py       the headlines themselves, from a result's metrics
     evidence.py        record_evidence's arguments
     answer.py          the answer, conclusions first
+    vocabulary.py      the word lists, read from vocabulary.toml (each entry says why it exists)
 
 It imports only app.understanding, the model interface (app.agent.model.interface) and the
 analysis tools (analysis_tools), never the rest of the harness.

@@ -16,12 +16,9 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from app.agent.model.interface import ModelError, ModelReply
 from app.agent.model.recovery import DeltaBuffer
-from app.db.models import Event, Run, ToolCall
+from app.agent.store import Run, Session, ToolCall, run_events, run_tool_calls
 
 if TYPE_CHECKING:
     from app.agent.recorder import RunRecorder
@@ -199,7 +196,8 @@ def _signature(value: Any) -> tuple[tuple, tuple]:
     from being reused while the entry is cached."""
     if not isinstance(value, dict):
         return (id(value),), (value,)
-    signature, pins = [], [value, *value.values()]
+    signature: list[tuple[Any, ...]] = []
+    pins: list[Any] = [value, *value.values()]
     for key, child in value.items():
         if isinstance(child, dict):
             signature.append((key, tuple(child), tuple(map(id, child.values()))))
@@ -226,8 +224,8 @@ def encode_request(recorder: Any, request: dict[str, Any]) -> str:
 # --- reading -------------------------------------------------------------------------------
 def build_trace(session: Session, run: Run, folder: Path, inline_payloads: bool = True) -> dict[str, Any]:
     """The run's spans in order (model calls and tool calls), plus the harness notes between them."""
-    events = list(session.scalars(select(Event).where(Event.run_id == run.id).order_by(Event.id)))
-    calls = {c.id: c for c in session.scalars(select(ToolCall).where(ToolCall.run_id == run.id))}
+    events = run_events(session, run.id)
+    calls = {c.id: c for c in run_tool_calls(session, run.id)}
     items: list[dict[str, Any]] = []
     budget_table = None  # the context budget of the next model call (the `model_call` event)
     for event in events:

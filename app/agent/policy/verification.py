@@ -18,14 +18,11 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from analysis_tools import ToolContext
 from analysis_tools.common import effect_label
 from app.agent.run_scope import run_scope
+from app.agent.store import Evidence, Run, Session, ToolCall, answered_questions, run_by_id, run_evidence, run_tool_call
 from app.agent.tools.tasks import stale_task_reminder
-from app.db.models import Evidence, Question, Run, ToolCall
 from app.numbers import metric_token, unverified_numbers
 from app.reports.builder import run_backing
 
@@ -260,10 +257,7 @@ def confirmed_experiment(session: Session, run: Run) -> bool:
     randomised experiment? The experiment gate answered "Go ahead", a question about random
     assignment answered yes, or an answer that says so itself ("it was an A/B test"). Then a
     causal reading is the user's confirmed premise (user tier), not the model's leap."""
-    rows = session.scalars(
-        select(Question).where(Question.workspace_id == run.workspace_id, Question.answer.is_not(None))
-    )
-    for row in rows:
+    for row in answered_questions(session, run.workspace_id):
         answer = ", ".join(map(str, row.answer)) if isinstance(row.answer, list) else str(row.answer)
         if _says_experiment(answer):
             return True
@@ -572,7 +566,7 @@ def _run(turn: Any) -> tuple[Session, Run] | None:
     session = scope.session
     if session is None or not scope.run_id:
         return None
-    run = session.get(Run, scope.run_id)
+    run = run_by_id(session, scope.run_id)
     return None if run is None else (session, run)
 
 
@@ -582,7 +576,7 @@ def verify_run(session: Session, run: Run, emit, final: bool = False) -> dict[st
     state = dict(run.state or {})
     verification = dict(state.get("verification") or {"results": []})
     checked = {r["evidence_id"] for r in verification["results"]}
-    items = list(session.scalars(select(Evidence).where(Evidence.run_id == run.id).order_by(Evidence.created_at)))
+    items = run_evidence(session, run.id)
     new = [e for e in items if e.id not in checked]
     withdrawn = withdrawn_evidence(state)
     if not new and not final and sorted(withdrawn) == verification.get("applied_withdrawals", []):
@@ -590,7 +584,7 @@ def verify_run(session: Session, run: Run, emit, final: bool = False) -> dict[st
     results = [dict(r) for r in verification["results"]]
     experiment = confirmed_experiment(session, run) if new else bool(verification.get("experiment"))
     for item in new:
-        calls = [c for cid in item.tool_call_ids or [] if (c := session.get(ToolCall, (run.id, cid)))]
+        calls = [c for cid in item.tool_call_ids or [] if (c := run_tool_call(session, run.id, cid))]
         results.append(verify_evidence(item, calls, run.question or "", experiment))
     results = _resolved(results, withdrawn)
     hypotheses = hypothesis_set(

@@ -96,7 +96,8 @@ def best_passages(found: list[tuple[str, str]], query: str, budget_chars: int, l
     """Indices of the passages that match `query` best, as many as fit `budget_chars` (and
     `limit`), returned in document order. A passage's title counts as part of it."""
     scores = bm25([terms(f"{title} {p}") for title, p in found], terms(query))
-    picked, used = [], 0
+    picked: list[int] = []
+    used = 0
     for i in sorted(range(len(found)), key=lambda i: -scores[i]):
         if scores[i] <= 0 or (limit is not None and len(picked) >= limit):
             break

@@ -478,7 +478,7 @@ def quality_gate(inp: GateInput) -> Gate | None:
             reason=_t(zh, "Tiny sample (fewer than 10 rows).", "样本太小（少于 10 行）。"),
         )
     if wanted and len(inp.datasets) > 1:
-        grains = {ds.get("grain") for ds in inp.datasets if ds.get("grain")}
+        grains = {str(grain) for ds in inp.datasets if (grain := ds.get("grain"))}
         if len(grains) > 1 and _mentions_several(inp):
             return Gate(
                 topic="quality.grain",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from app.agent.model.interface import ChatModel, ModelError, parse_arguments
 from app.agent.tracing import TracedModel
@@ -556,7 +556,7 @@ def parse_classification(content: str) -> tuple[str | None, str]:
     )
 
 
-def fallback_allowed(model: ChatModel | None, enabled: bool = True) -> bool:
+def fallback_allowed(model: ChatModel | None, enabled: bool = True) -> TypeGuard[ChatModel]:
     """Only a real language model is asked; the built-in analyst and test doubles are deterministic."""
     return enabled and model is not None and getattr(model, "kind", "") == "openai-compatible"
 

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 MAX_TABLE_PREVIEW = 1_500
 
 
-def run_python(code: str, ctx: ToolContext = None) -> ToolResult:
+def run_python(code: str, ctx: ToolContext | None = None) -> ToolResult:
     """Run Python code on the workspace's datasets, in a sandbox. Use it only when no other tool fits.
 
     Available without importing: `datasets` (dict name -> pandas DataFrame; each dataset is also a

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Iterable
+from typing import Iterable, Protocol
 
 from app.agent.context.tiers import Item
 
@@ -22,6 +22,16 @@ STOPWORDS = frozenset(
     "a an and are as at be by do does did for from has have how i in is it its of on or our so that the this "
     "to was we were what when which who why will with you your per vs".split()
 )
+
+
+class Entry(Protocol):
+    """A piece of workspace knowledge (app.db.models.KnowledgeEntry, or any object with these two)."""
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
 
 
 def terms(text: str) -> list[str]:
@@ -81,7 +91,7 @@ def bm25(docs: list[list[str]], query: list[str], k1: float = 1.2, b: float = 0.
     return scores
 
 
-def relevant_knowledge(entries: Iterable, question: str, budget_chars: int) -> tuple[Item, ...]:
+def relevant_knowledge(entries: Iterable[Entry], question: str, budget_chars: int) -> tuple[Item, ...]:
     """Knowledge items for a turn (entries have `.title` and `.text`): everything when it fits
     the budget, else the passages most relevant to the question."""
     found = [(entry.title, passage) for entry in entries for passage in passages(entry.text)]

@@ -42,7 +42,10 @@ def workspace_sources(
 def guidance_record(rules: str, sources: dict[str, Any]) -> dict[str, Any]:
     """What a turn was told besides the data (kept in Run.state["guidance"] for the report): the
     workspace rules, the user's confirmed definitions, the knowledge passages and the memories."""
-    items = lambda key: [{"source": i.source, "text": i.text} for i in sources.get(key) or ()]  # noqa: E731
+
+    def items(key: str) -> list[dict[str, str]]:
+        return [{"source": i.source, "text": i.text} for i in sources.get(key) or ()]
+
     return {
         "rules": [line.strip("-* ").strip() for line in (rules or "").splitlines() if line.strip("-* #").strip()],
         "definitions": list(sources.get("definitions") or ()),

@@ -18,7 +18,8 @@ How a run waits and comes back:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
 
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.policy.gates import GateInput
@@ -43,6 +44,9 @@ from app.understanding.dataset_choice import with_values
 from app.understanding.words import question_key
 from app.workspaces import active_datasets, dataset_summary
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 KINDS = ("single", "multi", "text")
 ASK = "ask_user_question"
 
@@ -55,7 +59,7 @@ class Paused(Exception):
 def ask_user_question(
     question: str,
     kind: Literal["single", "multi", "text"] = "single",
-    options: list[dict] | None = None,
+    options: list[dict[str, Any]] | None = None,
     reason: str = "",
     topic: str | None = None,
     ctx: ToolContext | None = None,
@@ -102,7 +106,7 @@ def ask_user_question(
     )
 
 
-def validate_question(question: str, kind: str, options: list[dict] | None) -> list[dict[str, str]]:
+def validate_question(question: str, kind: str, options: list[dict[str, Any]] | None) -> list[dict[str, str]]:
     if not (question or "").strip():
         raise ToolError("invalid_question", "The question is empty.", hint="Write the question in plain words.")
     if kind not in KINDS:
@@ -137,7 +141,7 @@ def validate_question(question: str, kind: str, options: list[dict] | None) -> l
     return cleaned
 
 
-def _clean_option(option: dict) -> dict[str, str]:
+def _clean_option(option: dict[str, Any]) -> dict[str, str]:
     return {
         "label": str(option["label"]).strip()[:200],
         "description": str(option.get("description") or "").strip()[:500],
@@ -181,7 +185,7 @@ def gate_input(turn: Any) -> GateInput:
     )
 
 
-def _frame(turn: Any, name: str):
+def _frame(turn: Any, name: str) -> pd.DataFrame | None:
     try:
         return turn.toolbox.catalog.get(name)
     except Exception:  # a dataset that cannot be loaded is summarised without levels
@@ -199,7 +203,7 @@ def new_files(session: Session, run: Run, datasets: list[Any]) -> list[dict[str,
     ]
 
 
-def _aware(moment):
+def _aware(moment: datetime) -> datetime:
     from datetime import timezone
 
     return moment.replace(tzinfo=timezone.utc) if moment is not None and moment.tzinfo is None else moment
@@ -262,7 +266,7 @@ def question_dict(question: Question) -> dict[str, Any]:
 
 def normalise_answer(question: Question, value: Any) -> str | list[str]:
     """Option numbers ("2") and labels in any case become the option's label; multi gives a list."""
-    labels = [o["label"] for o in question.options or []]
+    labels: list[str] = [o["label"] for o in question.options or []]
     values = value if isinstance(value, list) else [value]
     parts = [p.strip() for v in values for p in (str(v).split(",") if question.kind == "multi" else [str(v)])]
     parts = [p for p in parts if p]

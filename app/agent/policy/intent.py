@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from app.agent.model.interface import ChatModel, ModelError, parse_arguments
 from app.agent.tracing import TracedModel
 from app.understanding.small_talk import is_small_talk
+
+if TYPE_CHECKING:
+    from analysis_tools import Registry
 
 KINDS = ("chat", "consult", "data_prep", "analysis", "deep", "followup")
 TIER = {
@@ -153,7 +157,7 @@ COMPANION_CHARTS = {
 LEAN_STARTERS = {**STARTERS, "stats": tuple(n for n in STARTERS["stats"] if n != "compare_two_groups")}
 
 
-def focused_starters(registry, question: str) -> dict[str, tuple[str, ...]] | None:
+def focused_starters(registry: Registry, question: str) -> dict[str, tuple[str, ...]] | None:
     """STARTERS narrowed to what the question's words name, or None when they name no test."""
     named = word_tools(question)
     tests = {n for n in named if n != "describe_columns" and (t := registry.get(n)) is not None and t.group == "stats"}
@@ -164,7 +168,9 @@ def focused_starters(registry, question: str) -> dict[str, tuple[str, ...]] | No
     return {**STARTERS, "stats": ("describe_columns", *sorted(tests)), "plot": tuple(sorted(charts))}
 
 
-def starter_tools(registry, groups, question: str = "", scope: str = "full", focus: bool = True) -> set[str]:
+def starter_tools(
+    registry: Registry, groups: Iterable[str], question: str = "", scope: str = "full", focus: bool = True
+) -> set[str]:
     """The tool names a turn with these groups starts with (see STARTERS), plus the tools the
     question's words call for; a one-statistic question starts with SINGLE_STARTERS only, a
     question that names its tests with `focused_starters` (unless `focus` is off: the built-in
@@ -668,7 +674,8 @@ def apply_intent(messages: list[dict[str, Any]], intent: Intent) -> None:
 
 def intent_event(intent: Intent) -> dict[str, Any]:
     """What the trace records about the classification."""
-    return json.loads(json.dumps(intent.as_dict(), ensure_ascii=False))
+    event: dict[str, Any] = json.loads(json.dumps(intent.as_dict(), ensure_ascii=False))
+    return event
 
 
 def classify_run(run: Any, model: ChatModel | None, settings: Any, recorder: Any, has_history: bool) -> Intent:

@@ -33,7 +33,7 @@ MAX_EXACT_VALUES = 20_000  # beyond this, a column's values are masked by patter
 class PiiMasker:
     replacements: dict[str, str] = field(default_factory=dict)
     kinds: set[str] = field(default_factory=set)
-    _exact: re.Pattern | None = None
+    _exact: re.Pattern[str] | None = None
 
     @classmethod
     def from_frames(cls, pii_columns: dict[str, dict[str, str]], frames: dict[str, pd.DataFrame]) -> "PiiMasker":

@@ -10,6 +10,7 @@ as a harness block. The final answer is checked in answer_check.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from app.agent.policy.claim_wording import confirmed_experiment
@@ -38,7 +39,9 @@ def turn_run(turn: Any) -> tuple[Session, Run] | None:
     return None if run is None else (session, run)
 
 
-def verify_run(session: Session, run: Run, emit, final: bool = False) -> dict[str, Any] | None:
+def verify_run(
+    session: Session, run: Run, emit: Callable[[str, dict[str, Any]], None], final: bool = False
+) -> dict[str, Any] | None:
     """Check the evidence recorded since the last check; update and persist hypotheses and policy.
     Returns the verification state, or None when there was nothing new to check."""
     state = dict(run.state or {})

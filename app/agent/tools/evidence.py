@@ -99,7 +99,7 @@ def record_evidence(
     method: str,
     tool_call_ids: list[str],
     result_summary: str = "",
-    metrics: dict | None = None,
+    metrics: dict[str, Any] | None = None,
     sample_size: int | None = None,
     limitations: list[str] | None = None,
     confidence: Literal["high", "medium", "low"] = "medium",

@@ -21,8 +21,12 @@ import re
 from typing import Any, Iterable
 
 from analysis_tools import Registry, Tool, ToolError, ToolResult
-from analysis_tools.registry import GROUPS as ALL_GROUPS
+from analysis_tools.registry import GROUPS
 from app.agent.policy.intent import STARTERS, starter_tools
+
+# Every group of the catalog. A Toolbox built without an intent's groups passes this very tuple, and
+# `Exposure.reset` tells that case by identity.
+ALL_GROUPS = GROUPS
 
 # Harness tools that can do nothing until something exists: offered from the request after it does.
 SITUATIONAL = {

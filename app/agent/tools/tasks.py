@@ -3,7 +3,7 @@ restarts. Tool functions here are registered in the `core` group (harness_tools.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.run_scope import run_scope
@@ -12,7 +12,7 @@ from app.agent.store import Session, Task, add_task, mark_task_updated, run_task
 STATUSES = ("pending", "in_progress", "completed", "deleted")
 
 
-def task_dict(task: Task) -> dict:
+def task_dict(task: Task) -> dict[str, Any]:
     return {
         "id": task.id,
         "subject": task.subject,
@@ -155,7 +155,7 @@ STALE_REMINDER = (
 
 
 def stale_task_reminder(
-    session: Session, run_id: str, rounds: int, state: dict, stale_after: int = STALE_ROUNDS
+    session: Session, run_id: str, rounds: int, state: dict[str, Any], stale_after: int = STALE_ROUNDS
 ) -> str | None:
     """A reminder when tasks are open and none was updated for `stale_after` rounds.
 

@@ -1,14 +1,48 @@
-"""The understanding's vocabulary loader (issue 22): a malformed file or entry is refused with an
-error naming the file and the entry; a file is read once."""
+"""The understanding's vocabulary as data (issue 22): every file loads and every entry says why it
+exists; a malformed file or entry is refused with an error naming the file and the entry; no word
+list is written into the understanding's Python modules again."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
 
 from app.understanding import vocabulary
 from app.understanding.vocabulary import VocabularyError
+
+REPO = Path(__file__).resolve().parents[1]
+FILES = sorted(vocabulary.FOLDER.glob("*.toml"))
+INTENT_WORDS = REPO / "app" / "agent" / "policy" / "intent_words.toml"
+
+
+@pytest.mark.parametrize("path", [*FILES, INTENT_WORDS], ids=lambda p: p.name)
+def test_every_file_loads_and_every_entry_says_why(path):
+    text = path.read_text(encoding="utf-8")
+    tables = {line.strip()[2:-2] for line in text.splitlines() if line.startswith("[[")}
+    assert tables
+    for table in tables:
+        for entry in vocabulary.entries(path, table):
+            assert len(entry.why.split()) >= 2, entry.place
+
+
+@pytest.mark.parametrize("path", [*FILES, INTENT_WORDS], ids=lambda p: p.name)
+def test_every_pattern_is_a_regular_expression_on_its_own(path):
+    """Patterns are compiled inside the module's larger patterns (or at a question's first use in the
+    harness); this names the entry of one that would not compile."""
+    text = path.read_text(encoding="utf-8")
+    for table in {line.strip()[2:-2] for line in text.splitlines() if line.startswith("[[")}:
+        for entry in vocabulary.entries(path, table):
+            for field in ("patterns", "zh", "en"):  # zh, en: the restrictions' topics (intent_words.toml)
+                if isinstance(entry.fields.get(field), list):
+                    entry.check(field)
+
+
+def test_every_file_is_read_by_a_module():
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in (REPO / "app" / "understanding").glob("*.py"))
+    for path in FILES:
+        assert f'"{path.stem}"' in sources, f"{path.name} is read by no module of app/understanding"
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -72,3 +106,49 @@ def test_a_file_is_read_once(tmp_path):
     assert vocabulary.words(path, "stop") == ("the",)
     path.write_text('[[stop]]\nwhy = "function words"\nwords = ["a"]\n', encoding="utf-8")
     assert vocabulary.words(path, "stop") == ("the",)  # kept: the modules read their words at import
+
+
+# Module-level collections of strings that are not the vocabulary of a question: names of the code's
+# own things, and the spelling rules' suffix patterns.
+NOT_VOCABULARY = {
+    ("__init__.py", "__all__"),
+    ("spelling.py", "_ENDINGS"),
+    ("spelling.py", "_AFTER"),
+}
+
+
+def test_no_word_list_is_written_into_the_understanding_s_modules():
+    """A literal collection of eight strings or more (or a string split into as many words) at the top
+    of a module is a word list: it belongs in vocabulary/ with a reason per entry."""
+    found = []
+    for path in sorted((REPO / "app" / "understanding").glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+                continue
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            name = target.id if isinstance(target, ast.Name) else ast.unparse(target)
+            literal_type = isinstance(node.value, ast.Subscript) and ast.unparse(node.value.value) == "Literal"
+            if (path.name, name) in NOT_VOCABULARY or literal_type:  # a type's values are the code's names
+                continue
+            for inner in ast.walk(node.value):
+                items = inner.keys if isinstance(inner, ast.Dict) else getattr(inner, "elts", None)
+                if isinstance(inner, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+                    strings = sum(isinstance(i, ast.Constant) and isinstance(i.value, str) for i in items or [])
+                elif (
+                    isinstance(inner, ast.Call)
+                    and isinstance(inner.func, ast.Attribute)
+                    and inner.func.attr == "split"
+                    and isinstance(inner.func.value, ast.Constant)
+                ):
+                    strings = len(str(inner.func.value.value).split())
+                else:
+                    continue
+                if strings >= 8 and not (isinstance(inner, ast.Call) and _numerals(inner)):
+                    found.append(f"{path.name}: {name}")
+    assert found == []
+
+
+def _numerals(call: ast.Call) -> bool:
+    """The numerals one … twelve with their values stay with the number patterns that read them."""
+    assert isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Constant)
+    return str(call.func.value.value).split()[:3] == ["one", "two", "three"]

@@ -58,7 +58,7 @@ def decimal_years(name: str, rest: str) -> bool:
     return 1000 <= low <= high <= 2200
 
 
-def _with_codes(column: dict[str, Any], line: re.Match) -> dict[str, Any]:
+def _with_codes(column: dict[str, Any], line: re.Match[str]) -> dict[str, Any]:
     """A number column the profile reads as yes/no (0/1: smoke, low) is `binary`; one with a few
     whole-number values (cyl, group) is `coded`: both can split rows into groups."""
     if column["type"] not in NUMERIC:

@@ -19,7 +19,7 @@ import traceback
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, get_args, get_origin
+from typing import Any, Callable, Iterator, Literal, get_args, get_origin
 
 import pandas as pd
 from rapidfuzz import fuzz, process
@@ -276,7 +276,7 @@ class Registry:
     def __contains__(self, name: str) -> bool:
         return name in self._tools
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
 
     def __len__(self) -> int:

@@ -52,7 +52,7 @@ from app.agent import (
 from app.analyst import BuiltinAnalyst
 from app.config import Settings
 from app.db.models import Message, Report, Run, Workspace, utcnow
-from app.db.session import Database
+from app.db.session import Database, rows_changed
 from app.faults import DISK_FULL, Fault, fault_of
 from app.reports.builder import build_report
 from app.understanding import with_values
@@ -376,9 +376,10 @@ def stop_in_worker(session: Session, run: Run) -> str:
     """Interrupt a run of the worker processes: a queued run no worker has taken ends at once (a
     conditional update, the same race a worker's claim runs); a taken one gets a stop request that
     its worker sees at its next heartbeat."""
-    ended = session.execute(
-        update(Run).where(Run.id == run.id, Run.status == "queued").values(status="interrupted", finished_at=utcnow())
-    ).rowcount
+    ended = rows_changed(
+        session,
+        update(Run).where(Run.id == run.id, Run.status == "queued").values(status="interrupted", finished_at=utcnow()),
+    )
     if ended:
         return "interrupted"
     session.execute(update(Run).where(Run.id == run.id).values(stop_requested=True))

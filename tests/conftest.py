@@ -1,8 +1,9 @@
 """Shared fixtures: settings in a temp data dir, the app client, no internet, sample files.
 
-In CI (`CI=true`) nothing the CI machine is meant to have may skip quietly: a run without
-../shared (reference values, corpus), PostgreSQL, the committed samples or Chromium stops at the
-start with what is missing, and a test that would skip for one of them fails instead.
+In CI (`CI=true`) nothing the CI machine is meant to have may skip quietly: a run without the
+reference data (data/reference/) or the corpus (tests/data/corpus/) of the checkout, PostgreSQL,
+the committed samples or Chromium stops at the start with what is missing, and a test that would
+skip for one of them fails instead.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from app.config import Settings
-from tests.factories import REFERENCE, REPO, SAMPLES  # noqa: F401 (fixtures below use them)
+from tests.factories import CORPUS, REFERENCE, REPO, SAMPLES  # noqa: F401 (fixtures below use them)
 
 if TYPE_CHECKING:
     from fastapi.testclient import TestClient
@@ -29,10 +30,18 @@ IN_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 # only to names it knows (DNS rebinding, app/web/security.py), so the tests add it, as Django's
 # test runner adds it to ALLOWED_HOSTS. tests/test_web_edge.py checks the guard without it.
 os.environ.setdefault("VERITY_ALLOWED_HOSTS", "testserver")
-SHARED = REFERENCE.parent
+# The checkout's own data that the tests read: a clone that lacks one is broken, not a machine
+# without an optional resource (tests/test_self_contained.py keeps it that way).
+IN_REPOSITORY = {
+    REFERENCE / "nist": "the NIST reference data",
+    REFERENCE / "rdatasets": "the R datasets",
+    CORPUS / "calamine": "the spreadsheet corpus",
+    CORPUS / "messytables": "the spreadsheet corpus",
+    CORPUS / "tablib": "the spreadsheet corpus",
+}
 # Words in the skip reasons of tests that need what CI has (the skips are spread over the test
 # modules; their reasons name the resource). In CI such a skip is a failure.
-NEEDED_IN_CI = ("reference data", "corpus", "shared", "postgresql", "sample", "chromium", "playwright")
+NEEDED_IN_CI = ("reference data", "corpus", "postgresql", "sample", "chromium", "playwright")
 
 
 class InternetBlocked(OSError):
@@ -54,18 +63,14 @@ def _is_local(address) -> bool:
 def pytest_sessionstart(session: pytest.Session) -> None:
     if not IN_CI:
         return
-    missing = [
-        f"{SHARED / name} (the shared reference data)"
-        for name in ("reference", "corpus")
-        if not (SHARED / name).is_dir()
-    ]
+    missing = [f"{folder} ({what})" for folder, what in IN_REPOSITORY.items() if not any(folder.glob("*"))]
     if (reason := _postgres_unreachable()) is not None:
         missing.append(f"PostgreSQL at {PG_ADMIN} ({reason})")
     if missing:
         pytest.exit(
             "CI=true, but the tests need what is missing here:\n  "
             + "\n  ".join(missing)
-            + "\nOutside CI these tests are skipped; in CI they must run.",
+            + "\nOutside CI a test that needs one of them skips (or fails); in CI it must run.",
             returncode=3,
         )
 

@@ -10,17 +10,16 @@ from app.runs import RunService
 from app.workspaces import add_dataset, create_workspace
 
 REPO = Path(__file__).resolve().parents[1]
-REFERENCE = REPO.parent / "shared" / "reference"
+REFERENCE = REPO / "data" / "reference"  # published data with published results (its README.md)
+CORPUS = REPO / "tests" / "data" / "corpus"  # other projects' hostile spreadsheets (its README.md)
 SAMPLES = REPO / "data" / "samples"
 
 
 def reference(relative: str) -> Path:
-    """A file of ../shared/reference; the test is skipped where shared/ is not beside the repo."""
-    import pytest
-
+    """A file of data/reference. It is part of the repository, so a missing one fails the test."""
     path = REFERENCE / relative
-    if not path.exists():
-        pytest.skip(f"shared reference data not available: {relative}")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is not in this checkout (data/reference/README.md lists the files)")
     return path
 
 

@@ -240,7 +240,6 @@ def test_the_analyst_imports_only_the_understanding_the_model_interface_and_the_
     assert imports_outside("app.analyst", ("app.understanding", "app.agent.model.interface")) == {}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22: the harness's queries move into app/agent/store.py next")
 def test_at_most_two_harness_modules_touch_the_database():
     assert database_modules("app.agent") in (
         ["app.agent.recorder", "app.agent.store"],

@@ -1,4 +1,4 @@
-"""Every file of ../shared/corpus (real, hostile spreadsheets from other projects' test suites)
+"""Every file of tests/data/corpus (real, hostile spreadsheets from other projects' test suites)
 uploaded through the running app: each gives a sensible table or a contract error category,
 within the product's own time and memory limits (the read runs in a bounded child process), and
 the app keeps working after each: it answers, keeps what was saved, and takes the next upload."""
@@ -12,7 +12,7 @@ import pytest
 from app.config import Settings
 from app.ingest.errors import CATEGORIES
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 GOOD = Path(__file__).resolve().parents[1] / "data" / "samples" / "messy" / "sales_messy.xlsx"
 STATUS = {201, 400, 413, 415}
 
@@ -39,8 +39,6 @@ KNOWN_BAD = {
 
 
 def corpus_files() -> list[Path]:
-    if not CORPUS.is_dir():
-        return []
     return sorted(p for p in CORPUS.glob("*/*") if p.is_file() and not p.name.upper().startswith(("README", "LICENSE")))
 
 
@@ -82,7 +80,6 @@ def outcome_of(status: int, body: dict) -> str:
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not available")
 @pytest.mark.parametrize("name", [key(p) for p in corpus_files()])
 def test_corpus_file_loads_or_fails_cleanly(name, uploads):
     status, body = uploads[0][name]
@@ -101,7 +98,6 @@ def test_corpus_file_loads_or_fails_cleanly(name, uploads):
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not available")
 def test_the_app_keeps_working_after_the_whole_corpus(uploads):
     outcomes, client, ws = uploads
     loaded = {body["dataset"]["id"] for status, body in outcomes.values() if status == 201}
@@ -114,7 +110,5 @@ def test_the_app_keeps_working_after_the_whole_corpus(uploads):
 
 
 def test_known_bad_corpus_files_are_present():
-    if not CORPUS.is_dir():
-        pytest.skip("corpus not available")
     missing = [k for k in KNOWN_BAD if not (CORPUS / k).exists()]
     assert not missing

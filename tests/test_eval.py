@@ -33,8 +33,6 @@ from tests.factories import REPO, SAMPLES, make_settings
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory):
     """The whole question set, once, in-process (a few minutes: every test using it is slow)."""
-    if not (REPO / "../shared/reference/rdatasets").is_dir():
-        pytest.skip("shared reference data not available (the question set reads the public R datasets)")
     settings = make_settings(tmp_path_factory.mktemp("eval"))
     return settings, run_tasks(load_tasks(), settings)
 
@@ -333,7 +331,7 @@ def test_a_users_own_task_file_reads_its_files_beside_it(tmp_path):
     checkout's sets stay relative to the repository root). Run from another folder."""
     folder = tmp_path / "my-set"
     folder.mkdir()
-    plants = pd.read_csv(REPO / "../shared/reference/rdatasets/PlantGrowth.csv")
+    plants = pd.read_csv(REPO / "data/reference/rdatasets/PlantGrowth.csv")
     plants.to_csv(folder / "plants.csv", index=False)
     mean = plants["weight"].mean()  # 5.073
     (folder / "tasks.json").write_text(

@@ -24,13 +24,11 @@ from app.web.i18n import t
 from tests.test_web import new_workspace
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS = REPO / "tests" / "data" / "corpus"
 ENCRYPTED = CORPUS / "calamine" / "pass_protected.xlsx"
 CORRUPT = CORPUS / "calamine" / "issue252.xlsx"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 ENGLISH_WORDS = re.compile(r"[A-Za-z]{2,}[ ,;:]+[A-Za-z]{2,}")  # two English words in a row: a sentence
-
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not here")
 
 
 # --- every construction passes Chinese text (the source, read as a tree) ----------------------------------
@@ -131,7 +129,6 @@ def test_the_chinese_text_survives_pickling_and_is_stored():
     assert old.message_in("zh") == "Damaged." and old.hint_in("zh") == "Save again."
 
 
-@needs_corpus
 def test_the_reading_child_process_hands_back_the_chinese_text(tmp_path):
     from app.ingest.bounded import load_table_bounded
 
@@ -178,7 +175,6 @@ def bad_files(tmp_path: Path) -> list[tuple[str, bytes, dict]]:
     return files + [("big.csv", b"Region,Revenue\n" + b"East,1\n" * 1000, {"max_upload_mb": 0})]
 
 
-@needs_corpus
 @pytest.mark.parametrize("which", [0, 1, 2], ids=["encrypted", "corrupt", "too_large"])
 def test_a_bad_upload_is_explained_in_chinese_on_the_chinese_page(tmp_path, which):
     name, content, overrides = bad_files(tmp_path)[which]
@@ -226,7 +222,6 @@ def test_an_error_stored_before_the_chinese_text_shows_in_english(client):
 # --- the command line ----------------------------------------------------------------------------------
 
 
-@needs_corpus
 def test_inspect_prints_the_error_in_the_chosen_language(capsys, monkeypatch):
     from app.cli import main
     from app.config import get_settings

@@ -11,9 +11,8 @@ import pytest
 from analysis_tools import list_tools, run_tool
 from tests.checks import assert_error
 
-REF = Path(__file__).resolve().parents[2] / "shared" / "reference"
+REF = Path(__file__).resolve().parents[1] / "data" / "reference"
 RDATA = REF / "rdatasets"
-needs_ref = pytest.mark.skipif(not RDATA.exists(), reason="reference data not available")
 
 ML_TOOLS = {
     "train_regression_model",
@@ -50,7 +49,6 @@ def test_ml_group_is_registered_with_documented_arguments():
 # ---------------------------------------------------------------- regression
 
 
-@needs_ref
 def test_regression_boston_held_out_r2_above_07():
     boston = load("MASS_Boston").drop(columns="rownames")
     before = boston.copy()
@@ -68,7 +66,6 @@ def test_regression_boston_held_out_r2_above_07():
     assert again.metrics["r_squared"] == pytest.approx(m["r_squared"], rel=1e-9)  # fixed seed: reproducible
 
 
-@needs_ref
 def test_regression_with_a_categorical_feature_and_missing_rows():
     mpg = load("ggplot2_mpg")
     mpg.loc[:9, "displ"] = np.nan
@@ -78,7 +75,6 @@ def test_regression_with_a_categorical_feature_and_missing_rows():
     assert "10 rows" in " ".join(r.limitations)
 
 
-@needs_ref
 def test_regression_errors():
     mtcars = load("mtcars")
     err = assert_error(run_tool("train_regression_model", mtcars, target_column="mpgg"), "column_not_found")
@@ -95,7 +91,6 @@ def test_regression_errors():
 # ---------------------------------------------------------------- classification
 
 
-@needs_ref
 def test_classifier_iris_accuracy_above_09():
     r = run_tool("train_classifier", load("iris").drop(columns="rownames"), target_column="Species")
     assert_clean(r)
@@ -106,7 +101,6 @@ def test_classifier_iris_accuracy_above_09():
     assert r.table is not None and r.table.shape == (3, 4)  # confusion matrix
 
 
-@needs_ref
 def test_classifier_binary_imbalance_noted_and_auc():
     titanic = load("carData_TitanicSurvival")
     r = run_tool(
@@ -123,7 +117,6 @@ def test_classifier_binary_imbalance_noted_and_auc():
     assert "imbalanced" in r2.text
 
 
-@needs_ref
 def test_classifier_errors():
     iris = load("iris")
     assert_error(run_tool("train_classifier", iris, target_column="Sepal.Length"), "wrong_column_type")
@@ -138,7 +131,6 @@ def test_classifier_errors():
 # ---------------------------------------------------------------- importance
 
 
-@needs_ref
 def test_feature_importance_boston_ranks_lstat_and_rm_with_directions():
     r = run_tool("feature_importance", load("MASS_Boston").drop(columns="rownames"), target_column="medv")
     assert_clean(r)
@@ -149,7 +141,6 @@ def test_feature_importance_boston_ranks_lstat_and_rm_with_directions():
     assert sum(shares) == pytest.approx(100.0)
 
 
-@needs_ref
 def test_feature_importance_classification_and_errors():
     iris = load("iris").drop(columns="rownames")
     r = run_tool("feature_importance", iris, target_column="Species")
@@ -165,7 +156,6 @@ def test_feature_importance_classification_and_errors():
 # ---------------------------------------------------------------- clustering
 
 
-@needs_ref
 def test_cluster_iris_three_segments_match_species():
     from sklearn.metrics import adjusted_rand_score
 
@@ -202,7 +192,6 @@ def test_cluster_errors():
 # ---------------------------------------------------------------- PCA
 
 
-@needs_ref
 def test_pca_mtcars_matches_r_prcomp():
     mtcars = load("mtcars")
     r = run_tool("pca_analysis", mtcars, columns=list(mtcars.columns[1:]))

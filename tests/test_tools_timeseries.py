@@ -14,9 +14,8 @@ from analysis_tools import list_tools, run_tool
 from analysis_tools.timeseries import change_points, mann_kendall
 from tests.checks import assert_error
 
-REF = Path(__file__).resolve().parents[2] / "shared" / "reference"
+REF = Path(__file__).resolve().parents[1] / "data" / "reference"
 RDATA = REF / "rdatasets"
-needs_ref = pytest.mark.skipif(not RDATA.exists(), reason="reference data not available")
 
 TS_TOOLS = {
     "time_series_trend",
@@ -87,7 +86,6 @@ def test_trend_reads_three_percent_per_month():
     assert "每月上升约 3.0%" in zh.interpretation
 
 
-@needs_ref
 def test_trend_nile_finds_the_1898_change_point():
     r = run_tool("time_series_trend", load("Nile"), date_column="time", value_column="value")
     assert_clean(r)
@@ -104,7 +102,6 @@ def test_change_points_none_in_noise():
     assert change_points(rng.normal(10, 1, 120)) == []
 
 
-@needs_ref
 def test_trend_aggregates_monthly_economics_to_quarters_and_errors():
     eco = load("ggplot2_economics")
     r = run_tool(
@@ -144,7 +141,6 @@ def test_partial_last_month_is_not_counted_as_a_drop():
 # ---------------------------------------------------------------- seasonal
 
 
-@needs_ref
 def test_seasonal_decompose_airpassengers():
     r = run_tool("seasonal_decompose", load("AirPassengers"), date_column="time", value_column="value")
     assert_clean(r)
@@ -176,7 +172,6 @@ def test_seasonal_decompose_errors():
 # ---------------------------------------------------------------- forecast
 
 
-@needs_ref
 def test_forecast_airpassengers_plausible_with_backtest_under_10pct(tmp_path):
     air = load("AirPassengers")
     r = run_tool("forecast", air, date_column="time", value_column="value", horizon=12, figures_dir=tmp_path)

@@ -4,7 +4,8 @@ import pytest
 from sqlalchemy import select
 
 from app.agent.model.interface import ModelReply
-from app.agent.policy.verification import causal_claims, named_tests, significance_claims, strip_recommendations
+from app.agent.policy.answer_check import strip_recommendations
+from app.agent.policy.claim_wording import causal_claims, named_tests, significance_claims
 from app.db.models import Event, Report, Run
 from app.numbers import unverified_numbers
 from app.web.run_panel import answer_html

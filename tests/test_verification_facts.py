@@ -4,7 +4,7 @@ claim (or pass a wrong one). Each runs the real harness with a scripted model on
 from sqlalchemy import select
 
 from app.agent.model.interface import ModelReply
-from app.agent.policy.verification import named_tests
+from app.agent.policy.claim_wording import named_tests
 from app.db.models import Report, Run
 from app.numbers import unverified_numbers
 from tests.factories import reference, setup, start_run

@@ -173,7 +173,7 @@ def test_effect_size_words_follow_the_thresholds_not_the_p_value():
 
 
 def test_the_primary_hypothesis_restates_the_question_not_its_preamble():
-    from app.agent.policy.verification import restatement
+    from app.agent.policy.hypotheses import restatement
 
     assert (
         restatement(

@@ -30,7 +30,6 @@ from app.agent.policy.clarify import (
     Paused,
     answer_question,
     mark_waiting,
-    open_questions,
     resume_after_answer,
     turn_opening,
 )
@@ -39,6 +38,7 @@ from app.agent.policy.privacy import PiiMasker
 from app.agent.prompts import ALL_SECTIONS, detect_language, system_prompt
 from app.agent.recorder import RunRecorder
 from app.agent.run_scope import RunScope
+from app.agent.store import open_questions
 from app.agent.tools.evidence import evidence_dict
 from app.agent.tools.tasks import task_dict
 from app.agent.tools.toolbox import DatasetCatalog, Toolbox, situations

@@ -10,10 +10,11 @@ from app.agent.context.compaction import compact, shelve_output, token_budget
 from app.agent.model.interface import ModelReply, ToolCallRequest
 from app.agent.model.protocol import heal_protocol
 from app.agent.model.recovery import malformed_calls, reemit_note
+from app.agent.policy.answer_check import check_answer
 from app.agent.policy.budget import final_answer, gated_call
 from app.agent.policy.clarify import ASK, awaiting_answer, gate_input, pause_if_asked
 from app.agent.policy.gates import check_gates
-from app.agent.policy.verification import between_rounds, check_answer
+from app.agent.policy.verification import between_rounds
 from app.agent.run_scope import run_scope
 from app.agent.tools.toolbox import tool_message_content
 from app.agent.tracing import traced_call
@@ -35,7 +36,7 @@ def run_turn(turn: Turn) -> str:
             reply = call_model(turn)
             append(turn, reply.as_message())
             if not reply.tool_calls or turn.budget.spent:
-                return check_answer(turn, final_answer(turn, reply.content))  # verification.py: final check
+                return check_answer(turn, final_answer(turn, reply.content))  # answer_check.py: the final check
             for call in reply.tool_calls:
                 check_interrupt(turn)
                 content = run_call(turn, call)

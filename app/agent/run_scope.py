@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
-
     from analysis_tools import ToolContext
     from app.agent.context.compaction import ContextWindow
+    from app.agent.store import Session
     from app.agent.tools.exposure import Exposure
     from app.config import Settings
 
@@ -76,6 +75,14 @@ def run_scope(ctx: ToolContext | None, missing_ok: bool = False) -> RunScope:
     if missing_ok and scope is None:
         return RunScope()
     raise ScopeMissing(f"the tool context carries no run scope (found {type(scope).__name__})")
+
+
+def need_context(ctx: ToolContext | None) -> ToolContext:
+    """The tool context a harness tool was called with. The registry always passes one (`ctx` comes
+    last, after arguments with defaults, hence its `None` default); a call without one is a harness bug."""
+    if ctx is None:
+        raise ScopeMissing("the tool was called without a tool context")
+    return ctx
 
 
 def _needed(value: T | None, name: str) -> T:

@@ -16,12 +16,9 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from app.agent.model.interface import ModelError, ModelReply
 from app.agent.model.recovery import DeltaBuffer
-from app.db.models import Event, Run, ToolCall
+from app.agent.store import Run, Session, ToolCall, run_events, run_tool_calls
 
 if TYPE_CHECKING:
     from app.agent.recorder import RunRecorder
@@ -31,6 +28,9 @@ SPAN = "span"
 # Progress events that the trace shows as spans (or that only animate the page) rather than notes.
 NOT_NOTES = {SPAN, "answer_delta", "tool_started", "tool_finished", "model_call", "model_reply"}
 INLINE_LIMIT = 300_000  # bytes of request/response JSON shown inline on the page; larger ones are linked
+
+_Signature = tuple[Any, ...]  # a message's or schema's identity (_signature)
+_Pins = tuple[Any, ...]  # the objects whose ids a cached signature holds
 
 
 def trace_dir(settings: "Settings", workspace_id: str, run_id: str) -> Path:
@@ -51,7 +51,9 @@ def traced_call(
     delta = DeltaBuffer(recorder.emit) if streaming else None
     started = time.perf_counter()
     try:
-        reply = model.complete(messages, tools, on_delta=delta) if streaming else model.complete(messages, tools)
+        reply: ModelReply = (
+            model.complete(messages, tools, on_delta=delta) if streaming else model.complete(messages, tools)
+        )
     except ModelError as exc:
         exchanges = exc.exchanges or [_local_exchange(messages, tools, started, error=str(exc))]
         record_model_spans(recorder, model, exchanges, purpose, round_)
@@ -170,10 +172,10 @@ class RequestEncoder:
     200-message history cheap (bench/harness_overhead.py)."""
 
     def __init__(self) -> None:
-        self.cache: dict[tuple, tuple[tuple, str]] = {}
+        self.cache: dict[_Signature, tuple[_Pins, str]] = {}
 
     def encode(self, request: dict[str, Any]) -> str:
-        fresh: dict[tuple, tuple[tuple, str]] = {}
+        fresh: dict[_Signature, tuple[_Pins, str]] = {}
         parts = []
         for key, value in request.items():
             if key in ("messages", "tools") and isinstance(value, list):
@@ -184,7 +186,7 @@ class RequestEncoder:
         self.cache = fresh  # only what the current request holds stays cached
         return "{" + ", ".join(parts) + "}"
 
-    def item(self, value: Any, fresh: dict) -> str:
+    def item(self, value: Any, fresh: dict[_Signature, tuple[_Pins, str]]) -> str:
         signature, pins = _signature(value)
         hit = self.cache.get(signature) or fresh.get(signature)
         if hit is None:  # the entry pins the leaves, so their ids cannot be reused meanwhile
@@ -193,13 +195,14 @@ class RequestEncoder:
         return hit[1]
 
 
-def _signature(value: Any) -> tuple[tuple, tuple]:
+def _signature(value: Any) -> tuple[_Signature, _Pins]:
     """Identity of a message or tool schema two levels deep: its keys, the ids of its values and,
     for a nested dict or list, the ids of what it holds. Returns the pins that keep those ids
     from being reused while the entry is cached."""
     if not isinstance(value, dict):
         return (id(value),), (value,)
-    signature, pins = [], [value, *value.values()]
+    signature: list[tuple[Any, ...]] = []
+    pins: list[Any] = [value, *value.values()]
     for key, child in value.items():
         if isinstance(child, dict):
             signature.append((key, tuple(child), tuple(map(id, child.values()))))
@@ -226,8 +229,8 @@ def encode_request(recorder: Any, request: dict[str, Any]) -> str:
 # --- reading -------------------------------------------------------------------------------
 def build_trace(session: Session, run: Run, folder: Path, inline_payloads: bool = True) -> dict[str, Any]:
     """The run's spans in order (model calls and tool calls), plus the harness notes between them."""
-    events = list(session.scalars(select(Event).where(Event.run_id == run.id).order_by(Event.id)))
-    calls = {c.id: c for c in session.scalars(select(ToolCall).where(ToolCall.run_id == run.id))}
+    events = run_events(session, run.id)
+    calls = {c.id: c for c in run_tool_calls(session, run.id)}
     items: list[dict[str, Any]] = []
     budget_table = None  # the context budget of the next model call (the `model_call` event)
     for event in events:
@@ -275,7 +278,8 @@ def load_payload(data: dict[str, Any], folder: Path) -> dict[str, Any]:
     path = folder / str(data.get("payload", ""))
     if not data.get("payload") or not path.is_file() or path.parent.resolve() != folder.resolve():
         return {"request": None, "response": None}
-    return json.loads(path.read_text(encoding="utf-8"))
+    payload: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))  # written by record_model_span
+    return payload
 
 
 def tool_span(call: ToolCall, at: Any) -> dict[str, Any]:

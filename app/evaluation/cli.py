@@ -116,7 +116,7 @@ def eval_command(args: argparse.Namespace) -> int:
 
 def files_root(task_file: Path) -> Path:
     """What a task's relative file paths are relative to: the repository root for the checkout's own
-    sets (data/eval/*.json name "data/samples/…" and "../shared/…"), else the task file's folder, so
+    sets (data/eval/*.json name "data/samples/…" and "data/reference/…"), else the task file's folder, so
     a user's own set works wherever Verity is installed (a wheel has no repository root)."""
     from app.paths import REPO_ROOT
 

@@ -47,7 +47,7 @@ def load_tasks(path: Path = DEFAULT_TASKS, only: list[str] | None = None) -> lis
     """The tasks of `path` in file order; with `only`, just those ids (each must exist)."""
     if Path(path) == DEFAULT_TASKS and not DEFAULT_TASKS.is_file():
         # An installed wheel holds the packages only: the task set stays in the checkout, with the
-        # data files its tasks name relative to it (some of them in ../shared), so shipping the
+        # data files its tasks name relative to it (data/samples, data/reference), so shipping the
         # JSON alone would not make it run.
         raise TaskFileError(
             f"the default task set was not found at {DEFAULT_TASKS}: it comes with a source checkout of "

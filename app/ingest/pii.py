@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import overload
 
 import numpy as np
 import pandas as pd
@@ -188,7 +189,11 @@ def _stripped_texts(part: pd.Series) -> pd.Series:
     return texts[texts != ""]
 
 
-def mask_value(value, kind: str):
+@overload
+def mask_value(value: str, kind: str) -> str: ...
+@overload
+def mask_value(value: object, kind: str) -> str | None: ...
+def mask_value(value: object, kind: str) -> str | None:
     """Mask one value so a person can still tell values apart but cannot read them."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return None

@@ -17,6 +17,8 @@ analyst (app.analyst) or the database: a reading can be tested, and reused, on i
     wide_pairs.py, repeated_design.py, weekdays.py, count_pairs.py   designs in the data
     profile_reading.py  column facts read back from a profile
     gate_words.py     the clarification gates' vocabulary; small_talk.py greetings
+    vocabulary/       the words all of these read, as data: one TOML file per concern, each entry
+                      with the reason it exists, and their loader (vocabulary/README.md)
 """
 
 from app.understanding.dataset_choice import Choice, Fit, choose_dataset, describe_fit, with_values

@@ -16,15 +16,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from app.understanding import vocabulary
 from app.understanding.words import STOP, core_name, name_words, stem, words_at
 
+_FILE = "name_forms"  # vocabulary/name_forms.toml
+
+
 # --- yes/no columns named as questions ---------------------------------------------------------------
-_ZH_ASKING = re.compile(r"^(?:是否(?:有|为|已|曾)?|有无|有没有|是不是|是否是)")
+_ZH_ASKING = re.compile(rf"^(?:{vocabulary.alternation(_FILE, 'zh_asking')})")
 _ZH_FLAG_TAIL = re.compile(r"[（(]\s*(?:是\s*/\s*否|有\s*/\s*无|y\s*/\s*n|0\s*/\s*1)\s*[)）]$", re.I)
 # Verbs a yes/no name puts before its noun ("是否使用优惠券"): a question may use another verb or none.
-_ZH_VERB = re.compile(r"^(?:使用|用|有|参加|参与|购买|开通|办理|领取|申请|发生|接受|享受|已|曾|为|是)")
-_EN_ASKING = {"is", "has", "had", "was", "were", "did", "does", "used", "uses", "use", "got", "any", "ever", "have"}
-_EN_FLAG = {"y", "n", "yn", "flag", "ind", "indicator", "bool", "binary"}
+_ZH_VERB = re.compile(rf"^(?:{vocabulary.word_alternation(_FILE, 'zh_verbs')})")
+_EN_ASKING = set(vocabulary.words(_FILE, "en_asking"))
+_EN_FLAG = set(vocabulary.words(_FILE, "en_flags"))
 
 
 def yes_no_core(name: str) -> list[str]:
@@ -87,104 +91,13 @@ def _reworded(text: str, core: str) -> tuple[int, int] | None:
 
 # --- partial names: abbreviations, joined words, a distinctive first word ------------------------------
 # Words that say what kind of thing a name is, not which: "Customer Type" is not the customer.
-_KIND_WORDS = {
-    "type",
-    "types",
-    "group",
-    "groups",
-    "id",
-    "name",
-    "code",
-    "category",
-    "class",
-    "segment",
-    "level",
-    "kind",
-    "no",
-    "number",
-    "status",
-    "flag",
-}
+_KIND_WORDS = set(vocabulary.words(_FILE, "kind_words"))
 # Plain words for "the number measured", which a question puts after a name's first word in place of
 # the rest of it ("overall score", "service rating").
-_MEASURE_WORDS = {
-    "score",
-    "scores",
-    "rating",
-    "ratings",
-    "level",
-    "levels",
-    "value",
-    "values",
-    "index",
-    "measure",
-    "result",
-    "results",
-    "grade",
-    "grades",
-    "mark",
-    "marks",
-    "figure",
-    "figures",
-}
+_MEASURE_WORDS = set(vocabulary.words(_FILE, "measure_words"))
 # Units and counts a name may end in after what it measures ("Exercise Hours", "Order Amount").
-_UNIT_WORDS = {
-    "hours",
-    "hour",
-    "hrs",
-    "minutes",
-    "minute",
-    "mins",
-    "min",
-    "days",
-    "day",
-    "weeks",
-    "week",
-    "months",
-    "month",
-    "years",
-    "year",
-    "count",
-    "amount",
-    "total",
-    "rate",
-    "percent",
-    "pct",
-    "kg",
-    "cm",
-    "km",
-    "per",
-}
-_GENERIC = {
-    "total",
-    "number",
-    "count",
-    "rate",
-    "score",
-    "value",
-    "level",
-    "type",
-    "average",
-    "mean",
-    "percent",
-    "amount",
-    "date",
-    "time",
-    "name",
-    "index",
-    "group",
-    "class",
-    "status",
-    "year",
-    "month",
-    "day",
-    "years",
-    "months",
-    "days",
-    "weeks",
-    "hours",
-    "minutes",
-}
+_UNIT_WORDS = set(vocabulary.words(_FILE, "unit_words"))
+_GENERIC = set(vocabulary.words(_FILE, "generic"))
 
 
 def initials_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
@@ -264,28 +177,9 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
 
 
 # The rest of a name that only says over which period the first word was counted
-_WHEN_WORDS = {
-    "last",
-    "this",
-    "per",
-    "past",
-    "prev",
-    "previous",
-    "current",
-    "month",
-    "week",
-    "year",
-    "day",
-    "quarter",
-    "monthly",
-    "weekly",
-    "yearly",
-    "daily",
-    "ytd",
-    "mtd",
-}
+_WHEN_WORDS = set(vocabulary.words(_FILE, "when_words"))
 # A list names the columns it lists by their first words, but these say too little on their own.
-_NEVER_LISTED = {"total", "number", "count", "date", "time", "name", "type", "average", "mean", "percent", "amount"}
+_NEVER_LISTED = set(vocabulary.words(_FILE, "never_listed"))
 _LIST_BEFORE = re.compile(r"(?:,|、|，|\band|\bor)\s*$", re.I)
 _LIST_AFTER = re.compile(r"^\s*(?:,|、|，|and\b|or\b)", re.I)
 
@@ -301,16 +195,16 @@ def _listed(question: str, start: int, end: int) -> bool:
 # A Chinese name is often "what + which measure": 数学成绩, 销售金额, 班级. A question says the "what"
 # and its own measure word ("数学平均分", "哪两个班"): the part before the measure names the column
 # when no other column holds it.
-_ZH_MEASURE_TAIL = re.compile(r"(?:成绩|分数|得分|评分|金额|数量|次数|人数|时长|名称|类别|类型|级)$")
+_ZH_MEASURE_TAIL = re.compile(rf"(?:{vocabulary.word_alternation(_FILE, 'zh_measure_tail')})$")
 # A one-character lead (班 of 班级) only after a counter ("哪两个班", "每个班", "各班") and never a
 # unit of time ("每个月" is not 月级).
-_ZH_COUNTED = re.compile(r"(?:个|各|每)$")
-_ZH_TIME_CHARS = set("年月日天周时分秒季")
+_ZH_COUNTED = re.compile(rf"(?:{'|'.join(map(re.escape, vocabulary.characters(_FILE, 'zh_counted')))})$")
+_ZH_TIME_CHARS = set(vocabulary.characters(_FILE, "zh_time_chars"))
 
 
 # A noun written with its measure word after it (地块, 车辆, 房间, 店铺): a question counts it with the
 # measure word first ("哪三块地", "几辆车").
-_ZH_CLASSIFIERS = set("块辆间张本匹只台家所座条件套位名棵头艘架栋")
+_ZH_CLASSIFIERS = set(vocabulary.characters(_FILE, "zh_classifiers"))
 _ZH_COUNTER = re.compile(r"(?:[\d一二两三四五六七八九十几每哪各这那])[家间所座位个]")
 
 
@@ -357,40 +251,7 @@ def head_word_mentions(question: str, name: str, others: list[str]) -> Iterator[
 
 # Pieces of Chinese names that say what kind of number or thing it is, not which: 平均温度 is not named
 # by "平均" (any average), 订单编号 not by "编号".
-_ZH_GENERIC = {
-    "是否",
-    "平均",
-    "数量",
-    "金额",
-    "比例",
-    "时间",
-    "日期",
-    "每月",
-    "每日",
-    "每天",
-    "总数",
-    "总额",
-    "编号",
-    "名称",
-    "类型",
-    "类别",
-    "次数",
-    "人数",
-    "个数",
-    "情况",
-    "水平",
-    "程度",
-    "总计",
-    "合计",
-    "指数",
-    "数值",
-    "单位",
-    "月份",
-    "年份",
-    "得分",
-    "评分",
-    "分数",
-}
+_ZH_GENERIC = set(vocabulary.words(_FILE, "zh_generic"))
 _CJK = re.compile(r"[\u4e00-\u9fff]+")
 
 

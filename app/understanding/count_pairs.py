@@ -9,29 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.understanding import vocabulary
+
 # Opposite outcomes, as the words of count column names say them (the success first).
-_OPPOSITES = (
-    ("cases", "controls"),
-    ("case", "control"),
-    ("successes", "failures"),
-    ("success", "failure"),
-    ("yes", "no"),
-    ("positive", "negative"),
-    ("passed", "failed"),
-    ("pass", "fail"),
-    ("admitted", "rejected"),
-    ("alive", "dead"),
-    ("survived", "died"),
-    ("events", "nonevents"),
-    ("wins", "losses"),
-    ("hits", "misses"),
-    ("病例", "对照"),
-    ("成功", "失败"),
-    ("是", "否"),
-    ("阳性", "阴性"),
-    ("通过", "未通过"),
-    ("存活", "死亡"),
-)
+_OPPOSITES = vocabulary.pairs("designs", "opposites")  # vocabulary/designs.toml
 _COUNT_PREFIX = re.compile(r"^(?:n|num|number|no|count|cnt|n_of)[_. ]?(?=\S)|^(?:number|count) of ", re.I)
 
 

@@ -10,16 +10,19 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.understanding import vocabulary
+
+_FILE = "question_kinds"  # vocabulary/question_kinds.toml: the words; the patterns with structure stay here
+
 _EN_N = {w: i for i, w in enumerate("one two three four five six seven eight nine ten".split(), 1)}
 _ZH_N = {c: i for i, c in enumerate("一二三四五六七八九十", 1)} | {"两": 2}
 
-TOTAL = re.compile(
-    r"\btotals?\b|\bsum\b|\bin all\b|\baltogether\b|\bcombined\b|brings? in the most|bring in|"
-    r"\bshare\b|\bshares\b|percent(?:age)? of (?:all|the total)|contribut|总额|总计|合计|总共|一共|加起来|"
-    r"总和|总量|总销售|总收入|总营业|占比|份额|贡献|"
-    # 总 before what is added up ("总消费", "总花费", "总成本"); not 总体/总结/总是/总之/总部/总监/总经理/总统
-    r"总(?!体|结|是|之|部|监|经理|统|的来说|共计?)(?=[\u4e00-\u9fff])",
+TOTAL = vocabulary.regex(
+    _FILE,
+    "total",
     re.I,
+    # 总 before what is added up ("总消费", "总花费", "总成本"); not 总体/总结/总是/总之/总部/总监/总经理/总统
+    total_before_noun=r"总(?!体|结|是|之|部|监|经理|统|的来说|共计?)(?=[\u4e00-\u9fff])",
 )
 _TOP_EN = re.compile(
     r"\b(top|bottom|best|worst|largest|biggest|smallest|highest|lowest)\s+(\d+|" + "|".join(_EN_N) + r")\b", re.I
@@ -27,30 +30,20 @@ _TOP_EN = re.compile(
 _TOP_ZH = re.compile(
     r"(?:前|排名前|最高的|最大的|后|最低的|倒数)\s*(\d+|[一二两三四五六七八九十])\s*(?:名|个|位|家|种)?"
 )
-PAIRED = re.compile(
-    r"\bsame\s+(?:\d+\s+|ten\s+|\w+\s+)?(?:patients|people|subjects|persons|participants|students|"
-    r"customers|stores|shops|animals|children|individuals|users|employees|cars)\b|\bpaired\b|"
-    r"\bmatched pairs?\b|\bboth (?:drugs|treatments|conditions|tests|methods)\b|\beach (?:patient|subject)\b|"
-    r"\brepeated measures?\b|\bbefore and after\b|同样(?:这|的)?\s*\d*\s*[个位名]?(?:病人|患者|人|受试者)|"
-    r"先后(?:服用|使用|接受|吃)|同一批|同一组|相同的(?:\d+|[一二两三四五六七八九十]+)?(?:个|位|名)?"
-    r"(?:病人|患者|人|受试者|学生|客户|门店)|配对|成对|前后对比|两种药都|都服用",
+PAIRED = vocabulary.regex(
+    _FILE,
+    "paired",
     re.I,
+    same_subjects=r"\bsame\s+(?:\d+\s+|ten\s+|\w+\s+)?(?:patients|people|subjects|persons|participants|students|"
+    r"customers|stores|shops|animals|children|individuals|users|employees|cars)\b",
+    same_people_zh=r"同样(?:这|的)?\s*\d*\s*[个位名]?(?:病人|患者|人|受试者)",
+    same_counted_zh=r"相同的(?:\d+|[一二两三四五六七八九十]+)?(?:个|位|名)?(?:病人|患者|人|受试者|学生|客户|门店)",
 )
-DEDUPE = re.compile(r"\bduplicat|\bde-?dup|\bremove (?:the )?(?:repeated|double)|重复", re.I)
-FILTER_CUE = re.compile(
-    r"\bonly\b|\bjust\b|\bexcluding\b|\bexcept\b|\bwithout\b|只看|只要|只算|仅|只有|只对|只|排除|不含|除了", re.I
-)
-FOLLOWUP = re.compile(
-    r"^\s*(?:and\b|but\b|what about\b|how about\b|now\b|only\b|just\b|same\b|also\b|then\b|"
-    r"那|那么|如果只|只看|仅看|仅|只|再|同样|换成|改成)",
-    re.I,
-)
-MOST = re.compile(
-    r"\b(?:most|highest|largest|biggest|best|heaviest|longest|greatest|top)\b|最高|最多|最大|最好|最重|最长|"
-    r"排名第一|哪个.*最|哪.*最",
-    re.I,
-)
-LEAST = re.compile(r"\b(?:least|lowest|smallest|fewest|worst|lightest|shortest)\b|最低|最少|最小|最差|最轻|最短", re.I)
+DEDUPE = vocabulary.regex(_FILE, "dedupe", re.I)
+FILTER_CUE = vocabulary.regex(_FILE, "filter_cue", re.I)
+FOLLOWUP = re.compile(rf"^\s*(?:{vocabulary.alternation(_FILE, 'followup_openers')})", re.I)
+MOST = vocabulary.regex(_FILE, "most", re.I)
+LEAST = vocabulary.regex(_FILE, "least", re.I)
 
 
 def asks_total(question: str) -> bool:
@@ -143,40 +136,25 @@ def earlier_questions(messages: list[dict[str, Any]]) -> list[str]:
     return questions[:-1]
 
 
-RATE = re.compile(
-    r"\brates?\b|\blikely\b|likelihood|\bchance|\bproportion|percentage|\bshare of|how often|"
-    r"比例|比率|概率|几率|可能性|占比|生还率|存活率|率",
-    re.I,
-)
-SHARE = re.compile(
-    r"\bshares?\b|\bpercent(?:age)?s?\b|proportion of (?:the )?(?:total|all)|占比|占多少|比例|份额|百分比", re.I
-)
-SLOPE = re.compile(
-    r"\bfor (?:each|every)\b|\bper (?:extra|additional|more)\b|\beach (?:extra|additional)\b|"
-    r"\bestimat|\bhow much (?:more|less|higher|lower|heavier|longer)\b.*\b(?:each|every|per)\b|"
-    r"每(?:增加|多|快|高|长|提高|大)|估计|推算",
-    re.I,
-)
-MEAN_WORDS = re.compile(r"\baverage|\bmean\b|\btypical|平均|均值", re.I)
+RATE = vocabulary.regex(_FILE, "rate", re.I)
+SHARE = vocabulary.regex(_FILE, "share", re.I)
+SLOPE = vocabulary.regex(_FILE, "slope", re.I)
+MEAN_WORDS = vocabulary.regex(_FILE, "mean_words", re.I)
 # One unit of what the rows count ("per order", "每单", "人均"): the average of a group's rows, not their
 # total. A grouping column after the word ("per customer type", "每个地区") is a breakdown instead.
-_UNITS_EN = (
-    "order|customer|client|visit|visitor|transaction|purchase|sale|person|head|member|user|patient|student|"
-    "employee|item|ticket|invoice|basket|booking|trip|call|household|shopper|guest|subscriber|account|row|record"
-)
-_UNITS_ZH = "顾客|客户|订单|用户|会员|病人|患者|学生|员工|家庭|客人|人"
+_UNITS_EN = vocabulary.word_alternation(_FILE, "units_en")
+_UNITS_ZH = vocabulary.word_alternation(_FILE, "units_zh")
 PER_UNIT = re.compile(
     rf"\b(?:per|each|every)\s+(?P<unit>(?:{_UNITS_EN})s?)\b|"
     rf"(?:每(?:个|位|名)?)(?P<unit_zh>单|笔|次|户|张|{_UNITS_ZH})|人均|单均|笔均|户均|客单价",
     re.I,
 )
 FILTER_TASK = re.compile(
-    r"^\s*(?:please\s+)?(?:keep only|only keep|just keep|filter (?:to|for|down to)?|"
-    r"remove all but|select only|(?:show|give me|use) only (?:the )?(?:rows|records|entries|cases)|"
-    r"only (?:the )?(?:rows|records|entries|cases) (?:where|with|that))|^\s*(?:请)?(?:只保留|仅保留|筛选出?|过滤出?|只留下?)",
+    rf"^\s*(?:please\s+)?(?:{vocabulary.alternation(_FILE, 'filter_task_en')})"
+    rf"|^\s*(?:请)?(?:{vocabulary.alternation(_FILE, 'filter_task_zh')})",
     re.I,
 )
-# "5 or more", "3 and up": after the number, and inclusive
+# "5 or more", "3 and up": after the number, and inclusive (the words of a number's cut stay with its pattern)
 _OR_ABOVE = r"(?:or|and) (?:more|above|higher|greater|over|up|bigger|larger)"
 _OR_BELOW = r"(?:or|and) (?:less|below|lower|fewer|under|smaller)"
 # "deeper than 300", "cheaper than 50": a comparative before "than" (below for these words of less)
@@ -211,47 +189,36 @@ def number_cut(question: str) -> tuple[str, float] | None:
 
 # A trend question without the word: a direction over a span of time ("has the flow been going down
 # over the years", "这些年就业人数是不是一直在增加").
-_DIRECTION = (
-    r"\bincreas|\bdecreas|\brising\b|\brisen\b|\brises?\b|\bfall(?:ing|en|s)?\b|\bdeclin|\bgrow|\bgoing (?:up|down)|"
-    r"\bgone (?:up|down)|\bgo(?:ne)? up\b|\bdropp|\b(?:longer|shorter)\b|\bgetting\b|"
-    r"上升|下降|增加|减少|增长|下滑|降低|提高|上涨|下跌|回落|攀升"
+DIRECTION = vocabulary.regex(_FILE, "direction", re.I)
+TIME_SPAN = vocabulary.regex(
+    _FILE,
+    "time_span",
+    re.I,
+    unit_after_unit=r"\b(year|quarter|month|week) (?:after|by|on|over) \1\b",  # year after year
+    since_year=r"\bsince \d{4}",
 )
-_TIME_SPAN = (
-    r"\bover (?:the )?(?:years|time|decades|months|period)|\b(year|quarter|month|week) (?:after|by|on|over) \1\b|"
-    r"\bover the last|"
-    r"\bthrough the years|\bsince \d{4}|\bas the (?:year|years|months|weeks|season) (?:went|goes|go|wore) on\b|"
-    r"\bover the (?:year|course of)\b|\bthrough(?:out)? the year\b|"
-    r"这些年|这几年|近年|历年|逐年|多年来|一直|年年|每一年|这段时间|随着时间|这一年|一年来|今年以来|越来越"
-)
-DIRECTION, TIME_SPAN = re.compile(_DIRECTION, re.I), re.compile(_TIME_SPAN, re.I)
+TIME_UNITS = vocabulary.regex(_FILE, "time_units", re.I)
 
 
 def asks_direction_over_time(question: str) -> bool:
     """ "Is X rising over the years?", "一直在增加吗": a direction of change, or a span of years."""
-    return bool(
-        TIME_SPAN.search(question)
-        or (
-            DIRECTION.search(question)
-            and re.search(
-                r"\byears?\b|\btime\b|\bdecades?\b|\bmonths?\b|\bquarters?\b|\bweeks?\b|年|时间|月|季度", question, re.I
-            )
-        )
-    )
+    return bool(TIME_SPAN.search(question) or (DIRECTION.search(question) and TIME_UNITS.search(question)))
 
 
-SEASON = re.compile(
-    r"\b(?:which|what) (?:month|quarter|season|weekday|day of the week)\b|\bseasonal|\bpeak (?:month|season)|"
-    r"哪个月|哪一个月|哪几个月|哪个季度|哪个季节|旺季|淡季|季节性|星期几",
+SEASON = vocabulary.regex(_FILE, "season", re.I)
+DERIVE = vocabulary.regex(
+    _FILE,
+    "derive",
     re.I,
+    add_column=r"^\s*(?:please\s+)?(?:add|create|make|compute|calculate|derive)\b.{0,20}\b(?:column|field|variable)\b",
 )
-DERIVE = re.compile(
-    r"^\s*(?:please\s+)?(?:add|create|make|compute|calculate|derive)\b.{0,20}\b(?:column|field|variable)\b|"
-    r"新增一列|添加一列|加一列|增加一列|新建一列|算出.{0,10}(?:列|字段)|计算.{0,10}(?:列|字段)",
+EACH = vocabulary.regex(_FILE, "each", re.I)
+DIFFERENCE = vocabulary.regex(
+    _FILE,
+    "difference",
     re.I,
-)
-EACH = re.compile(r"\b(?:each|every|per)\b|每", re.I)
-DIFFERENCE = re.compile(
-    r"\bminus\b|\bdifference\b|\bsubtract|\w\s+-\s+\w|减去|之差|差额|(?<![增缩削])减(?![少小轻低弱慢肥价速去])", re.I
+    minus_sign=r"\w\s+-\s+\w",  # "a - b"
+    bare_jian=r"(?<![增缩削])减(?![少小轻低弱慢肥价速去])",  # not inside 增减, 减少, 减肥 ...
 )
 # a data task: remove the rows where a column (or any) has no value; a new version of the table
 DROP_MISSING = re.compile(

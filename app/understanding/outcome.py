@@ -9,7 +9,7 @@ from typing import Any
 
 from app.understanding.kinds import RATE
 from app.understanding.profile_reading import GROUPING, NUMERIC
-from app.understanding.roles import value_position
+from app.understanding.roles import Span, value_position
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ def measure_names(columns: list[dict[str, Any]], named: list[str]) -> list[str]:
     ]
 
 
-def rate_outcome(question: str, columns: list[dict[str, Any]], named: list[str], spans: list[Any]) -> Outcome | None:
+def rate_outcome(question: str, columns: list[dict[str, Any]], named: list[str], spans: list[Span]) -> Outcome | None:
     """The yes/no outcome of a rate question: a yes/no column it names, else a two-level category
     one of whose values it names next to a rate word ("admitted at a higher rate")."""
     column = binary_outcome(columns, named, spans, question)
@@ -53,7 +53,9 @@ def rate_outcome(question: str, columns: list[dict[str, Any]], named: list[str],
     return Outcome(name, value)
 
 
-def binary_outcome(columns: list[dict[str, Any]], named: list[str], spans: list[Any], question: str = "") -> str | None:
+def binary_outcome(
+    columns: list[dict[str, Any]], named: list[str], spans: list[Span], question: str = ""
+) -> str | None:
     """A yes/no column the question names as its outcome ("more likely to survive") when it names
     no measurement, or asks for a rate ("偏低的比例"): its rate is compared between groups, not its
     average. Of two yes/no columns, the one named nearest the rate word."""

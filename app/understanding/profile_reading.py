@@ -9,6 +9,10 @@ import re
 from datetime import datetime
 from typing import Any
 
+from app.understanding import vocabulary
+
+_FILE = "profile_names"  # vocabulary/profile_names.toml
+
 NUMERIC = ("number", "integer")
 GROUPING = ("category", "boolean")
 
@@ -41,7 +45,7 @@ def read_profile(dataset: dict[str, Any], profile: str | None) -> dict[str, Any]
     }
 
 
-_TIME_NAME = re.compile(r"^(?:time|year|years|yr|date|period|年份|年|时间)$", re.I)
+_TIME_NAME = re.compile(rf"^(?:{vocabulary.word_alternation(_FILE, 'time_names')})$", re.I)
 _RANGE = re.compile(r"min (-?[\d,.]+),.*max (-?[\d,.]+)")
 
 
@@ -54,7 +58,7 @@ def decimal_years(name: str, rest: str) -> bool:
     return 1000 <= low <= high <= 2200
 
 
-def _with_codes(column: dict[str, Any], line: re.Match) -> dict[str, Any]:
+def _with_codes(column: dict[str, Any], line: re.Match[str]) -> dict[str, Any]:
     """A number column the profile reads as yes/no (0/1: smoke, low) is `binary`; one with a few
     whole-number values (cyl, group) is `coded`: both can split rows into groups."""
     if column["type"] not in NUMERIC:
@@ -93,9 +97,7 @@ def _with_profile(column: dict[str, Any], rest: str) -> dict[str, Any]:
 
 # A count table (R's table exports: UCBAdmissions, Titanic) has one row per combination of categories
 # and a column saying how many cases the row stands for; rates and tests must weigh rows by it.
-_COUNT_NAME = re.compile(
-    r"^(?:freq|frequency|n|count|counts|weight|weights|cases|number|频数|频次|人数|次数|计数|个数)$", re.I
-)
+_COUNT_NAME = re.compile(rf"^(?:{vocabulary.word_alternation(_FILE, 'count_names')})$", re.I)
 
 
 def count_weights(columns: list[dict[str, Any]], rows: int = 0) -> str | None:
@@ -153,8 +155,7 @@ def read_values(dataset: dict[str, Any], counts: dict[str, dict[str, Any]]) -> d
 # A column that is a level, not an amount: adding up its rows in a period means nothing (7 days of a
 # 1-5 satisfaction summed to 27); their average does.
 _LEVEL_NAME = re.compile(
-    r"\b(?:avg|average|mean|median|rate|ratio|pct|percent|share|score|rating|index|satisfaction|"
-    r"temperature|temp|price)\b|%|平均|均值|率|比例|占比|评分|得分|满意度|指数|温度|气温|单价|价格",
+    rf"\b(?:{vocabulary.word_alternation(_FILE, 'level_names_en')})\b|{vocabulary.word_alternation(_FILE, 'level_names_other')}",
     re.I,
 )
 

@@ -10,25 +10,16 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from app.understanding import vocabulary
 from app.understanding.profile_reading import NUMERIC
 
-_TIME_NAME = re.compile(
-    r"^(?:time|times|day|days|week|weeks|visit|visits|wave|occasion|period|timepoint|time_?point|"
-    r"session|round|measurement|时间|天数|天|周|次|访视|轮次)$",
-    re.I,
-)
-_SUBJECT_NAME = re.compile(
-    r"(?:^|[_ .])id$|^id(?:$|[_ .])|subject|patient|person|participant|individual|animal|"
-    r"编号|受试者|患者|个体",
-    re.I,
+_FILE = "designs"  # vocabulary/designs.toml
+_TIME_NAME = re.compile(rf"^(?:{vocabulary.alternation(_FILE, 'time_names')})$", re.I)
+_SUBJECT_NAME = vocabulary.regex(
+    _FILE, "subject_names", re.I, ends_in_id=r"(?:^|[_ .])id$", starts_with_id=r"^id(?:$|[_ .])"
 )
 # The change between two occasions: "again", "gain", "at birth", "from day 0 to day 21", "再次", "增加了多少".
-CHANGE_CUE = re.compile(
-    r"\bagain\b|\bgain(?:ed|s)?\b|\bat (?:birth|baseline|the start|the beginning)\b|"
-    r"\bfrom (?:day|week|visit|time|month|the first)\b|\bbefore and after\b|\bchange(?:d)? (?:from|between)\b|"
-    r"再次|增重|增加了多少|增长了多少|变化了多少|从第?.{0,4}(?:天|周|次|月).{0,8}到",
-    re.I,
-)
+CHANGE_CUE = vocabulary.regex(_FILE, "repeated_change_cue", re.I)
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
 
 

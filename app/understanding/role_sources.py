@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.understanding import vocabulary
 from app.understanding.gate_words import FAMILIES, has_word
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Span, value_position
@@ -81,84 +82,29 @@ def family_words(columns: list[dict[str, Any]]) -> list[str]:
 
 # --- the question's words that name nothing ------------------------------------------------------
 # Words of an analysis question that are not variables: what kind of answer it wants, how things
-# compare or move, time units, quantities and everyday verbs. The stems are compared too.
-GENERAL_EN = set(
-    """
-compare compared comparing comparison difference differences different differently differ vary varies variation
-trend trends pattern patterns change changes changed changing over time relationship relationships relation related
-relate correlation correlate correlated association associated associate link linked connection connected impact
-impacts effect effects affect affects affected influence influences influenced driver drivers drive drives driving
-driven factor factors explain explains explained explanation predict predicts predicted prediction forecast model
-regression matter matters mattered important importance key main cause causes caused because depend depends
-dependent determine determines most least best worst biggest largest smallest highest lowest top bottom rank ranks
-ranking ranked average averages mean median typical typically total totals sum overall summary summarise summarize
-overview describe description distribution distributed spread file sheet table dataset data column columns value
-values number numbers count counts amount rate rates share shares percent percentage proportion ratio likely
-likelihood chance chances probability often usually generally significant significantly really actually
-statistically some there increase increases increased increasing decrease decreases decreased decreasing rise rises
-rising risen fall falls falling fallen grow grows growing growth decline declines declining higher lower more less
-fewer greater better worse bigger smaller larger longer shorter up down go goes going went come comes do does did
-done get gets got make makes made have has had see look looks find show shows tell give want know think help helps
-hurt hurts improve improves reduce reduces raise raises boost boosts lift lifts tend tends between among across
-within per each every which what who whom whose why how when where whether if so than then also still just only
-even much many very well good bad group groups category categories kind kinds type types thing things one two three
-four five six seven eight nine ten first second third last next previous same other others both either all please
-can could would should will may might must is are was were be been being the a an of in on at to for by and or not
-no yes with from as into about against versus vs it its this that these those they them their there here any
-each ever never overall analyse analyze analysis check tell me us my our we you your i level levels
-day days week weeks month months quarter quarters year years date dates period periods season seasons daily weekly
-monthly quarterly yearly annual annually time times percent dollars dollar usd euros yuan rmb hours hour minutes
-figure figures expect expected expects people person someone somebody anything something everything whole part parts big small high low large
-true false really truly indeed off out having take takes taking took taken turn turns turned bring brings brought keep keeps
-kept put puts try tries say says said seem seems seemed become becomes became happen happens happened use uses used
-need needs needed plan planning roughly around approximately about nearly almost instead rather though although
-develop develops developed developing development evolve evolves evolved evolving progress progressed perform performs
-performed performing performance behave behaves behaved doing going moving move moves moved trending shift shifts
-shifted fluctuate fluctuates fluctuated strongly strong weakly weak clearly clear care cares interested interest
-extra once held fixed hold holds keep account accounting considering consider overall alone together apart
-""".split()
-)
-ROW_WORDS = set(
-    """
-customer customers client clients user users patient patients member members employee employees worker workers staff
-student students pupil pupils order orders purchases transactions deliveries calls callers visitors guests records
-rows cases entries households respondents participants subjects individuals everyone everybody folks
-""".split()
-)
+# compare or move, time units, quantities and everyday verbs (vocabulary/unmatched_words.toml). The
+# stems are compared too.
+_FILE = "unmatched_words"
+GENERAL_EN = set(vocabulary.words(_FILE, "general_en"))
 # The things a table's rows are: "Do older patients …", "each order": the rows, not a variable to look for;
 # but "top 5 customers", "which customers" ranks them, so there they are content (a column to find).
-# Only plurals of the words that often qualify another noun: "delivery partner".
-ZH_ROW_WORDS = ("顾客", "客户", "用户", "客人", "员工", "学生", "病人", "患者", "订单", "会员们")
+ROW_WORDS = set(vocabulary.words(_FILE, "row_words"))
+ZH_ROW_WORDS = vocabulary.words(_FILE, "zh_row_words")
 _ZH_RANKS_ROWS = re.compile(r"(?:哪些|哪几|哪位|哪个|前\s*[\d一二三四五六七八九十]+\s*[名位个]?|最\S{0,3}的)$")
 _RANKS_ROWS = re.compile(r"(?:\btop|\bbottom|\bwhich|\bbest|\bworst|\d+)\s+(?:\w+\s+)?$")
 
 # Particles are cut out wherever they are; other single characters (天, 高, 多) only when they are a
 # whole fragment (inside a word they are content: 下雨天).
-_ZH_PARTICLES = set("的了吗呢吧啊是有在和与及跟或对把被给让从到按以比都也就还又很更最不没能要想每各并而请越")
-_ZH_COMPARED = set("高低多少大小好差长短快慢会")  # and a modal before the verb: 生意会（变差）
-GENERAL_ZH = sorted(
-    """
-有没有 是不是 会不会 能不能 是否 哪个 哪些 哪一个 哪一 哪种 哪家 哪位 哪里 哪 什么 怎么样 怎么 怎样 如何 多少 为什么 谁
-之间 差别 差异 区别 不同 比较 对比 相比 比起 影响 关系 相关 关联 趋势 变化 变差 变好 变高 变低 增长 下降 上升 减少 增加 提高 降低
-预测 未来 因素 原因 驱动 解释 决定 取决于 平均 均值 中位数 总共 合计 总计 总体 整体 概况 分布 描述 总结 汇总 一下 看看 分析
-帮我 告诉我 数据 表格 文件 这个 这些 那个 那些 排名 占比 比例 份额 百分比 可能 明显 显著 主要 重要 其中 所有 全部 一般 通常
-情况 表现 越来越 最高 最低 最多 最少 最大 最小 最好 最差 更高 更低 更多 更少 更好 更差 高于 低于 多于 少于 有关 有影响 一起
-季度 月份 年份 星期 时间 期间 每月 每年 每周 每天 按月 按年 随时间 前 后 的 了 吗 呢 吧 啊 是 有 在 和 与 及 跟 或 或者 还是
-对 把 被 给 让 从 到 按 以 比 都 也 就 还 又 很 更 最 不 没 没有 会 能 要 想 每 各 个 名 位 家 种 地 得 着 过 中 里 并 而 其
-请 下来 几分 几 大家 我们 你们 他们 店里 公司 人们 是否真的 真的 确实 到底 究竟 大概 大约 左右
-之后 之前 以后 以前 会变 会有 会更 会比 会让 会不会 这份 那份 这张 这里 一直 是什么 一下子 统计 最近 近期 过去 去年 今年 明年 上个月 下个月 本月 上月 这个月 季节 哪年 哪月 哪天 哪一年 哪一天 元 万 千 百 次 人数 一 二 两 三 四 五 六 七 八 九 十 年 月 周 日 天 高 低 多 少 好 差 大 小
-""".split()
-    + list(_ZH_PARTICLES),
-    key=len,
-    reverse=True,
-)
+_ZH_PARTICLES = set(vocabulary.characters(_FILE, "zh_particles"))
+_ZH_COMPARED = set(vocabulary.characters(_FILE, "zh_compared"))  # and a modal before the verb: 生意会（变差）
+GENERAL_ZH = sorted([*vocabulary.words(_FILE, "general_zh"), *_ZH_PARTICLES], key=len, reverse=True)
 # Numbers with their counting word or unit: 三个月, 前5名, 2024年.
 _ZH_COUNT = re.compile(
     r"[\d一二两三四五六七八九十百千万几]+\s*(?:个)?(?:月|年|周|天|日|季度|星期|名|位|家|种|次|人|元|倍|%|"
     r"块|套|件|单|笔|份|只|台|辆|间|张|项|分|条|本|家店)?"
 )
 _ZH_RUN = re.compile(r"[\u4e00-\u9fff]+")
-_JOINERS = {"and", "or", "vs", "versus"}
+_JOINERS = set(vocabulary.words(_FILE, "joiners"))
 
 
 def unmatched_words(

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from app.understanding import vocabulary
 from app.understanding.column_forms import (
     head_word_mentions,
     initials_mentions,
@@ -41,6 +42,8 @@ from app.understanding.words import (
     value_words,
     words_at,
 )
+
+_FILE = "roles"  # vocabulary/roles.toml: the words; the patterns with structure stay here
 
 # --- columns named in the question, with their positions ------------------------------------------
 Span = tuple[int, int, str]  # start, end, column name
@@ -126,7 +129,7 @@ def column_mentions(
 # "Windy days", "hot months": the plural of a time unit after a word that names a column is the
 # rows described by it, not the Day or Month column ("Do windy days have less ozone?" is not about
 # the day of the month).
-_ROWS_UNITS = re.compile(r"(?:days|weeks|months|years|nights)", re.I)
+_ROWS_UNITS = re.compile(rf"(?:{vocabulary.word_alternation(_FILE, 'rows_units')})", re.I)
 
 
 def _without_rows_words(question: str, found: list[Mention]) -> list[Mention]:
@@ -141,9 +144,10 @@ def _without_rows_words(question: str, found: list[Mention]) -> list[Mention]:
 
 
 # "the weather is hot", "天气很热": a linking word at most between a category's name and a condition word
+_INTENSIFIERS_EN = "|".join(re.escape(word) + r"\s+" for word in vocabulary.words(_FILE, "intensifiers_en"))
 _GAP_AFTER = re.compile(
-    r"\s*(?:(?:is|was|are|were|gets?|got|feels?|turns?)\s+)?(?:very\s+|really\s+)?|"
-    r"\s*(?:很|比较|较|更|太|特别|非常)?\s*",
+    rf"\s*(?:(?:{vocabulary.alternation(_FILE, 'linking_en')})\s+)?(?:{_INTENSIFIERS_EN})?"
+    rf"|\s*(?:{vocabulary.word_alternation(_FILE, 'intensifiers_zh')})?\s*",
     re.I,
 )
 
@@ -267,7 +271,7 @@ def synonym_key_fits(key: str, name: str) -> bool:
     return at >= 0 and not _NEGATED.search(lowered[:at])  # "employ" is not in "Unemployed"
 
 
-_NEGATED = re.compile(r"(?:un|non|in|dis|不|非|未)$")
+_NEGATED = re.compile(rf"(?:{vocabulary.word_alternation(_FILE, 'negating_prefixes')})$")
 
 
 def _claim(text: str, needle: str, name: str, found: list[Mention], kind: str) -> None:
@@ -285,10 +289,11 @@ def _claim(text: str, needle: str, name: str, found: list[Mention], kind: str) -
 # --- the measure a superlative is about -----------------------------------------------------------
 # "件数最少", "销售额最高", "the fewest units", "the most revenue": the measure right next to the
 # superlative is the one ranked, whatever else the question names ("卖出去的件数最少" ranks units, not sales).
-_SUPERLATIVE_AFTER_ZH = re.compile(r"^\s*(?:[)）])?\s*(?:最|越|更)")
+_SUPERLATIVE_MARKS_ZH = "|".join(map(re.escape, vocabulary.characters(_FILE, "superlative_marks_zh")))
+_SUPERLATIVE_AFTER_ZH = re.compile(rf"^\s*(?:[)）])?\s*(?:{_SUPERLATIVE_MARKS_ZH})")
 _SUPERLATIVE_BEFORE_EN = re.compile(
-    r"\b(?:most|least|fewest|highest|lowest|biggest|smallest|largest|greatest|"
-    r"more|less|fewer|higher|lower)(?:\s+(?:total|average|mean|overall))?\s+$",
+    rf"\b(?:{vocabulary.word_alternation(_FILE, 'superlatives_en')})"
+    rf"(?:\s+(?:{vocabulary.word_alternation(_FILE, 'statistics_en')}))?\s+$",
     re.I,
 )
 
@@ -308,25 +313,20 @@ def superlative_measure(question: str, spans: list[Span], measures: list[str]) -
 # A cue before the target ("what drives X") or after it ("X depends on"), per language. A few
 # filler words may sit between a cue and the column ("drives the monthly revenue", "预测未来3个月的营业额").
 _BEFORE_EN = re.compile(
-    r"\b(?:drives?|driving|drivers?\s+(?:of|for|behind)|explain(?:s|ing)?|explanation\s+(?:of|for)|estimat(?:e|es|ing)|"
-    r"predict(?:s|ing)?|prediction\s+(?:of|for)|forecast(?:s|ing)?|affect(?:s|ing)?|influenc(?:e|es|ing)|"
-    r"determin(?:e|es|ing)|(?:effect|impact|influence)s?\s+(?:of\s+[^?.!;]*?\s+)?on|"
-    r"factors?\s+(?:of|for|behind|affecting|driving)|matters?\s+(?:the\s+)?most\s+(?:for|to|in)|"
-    r"(?:most|more)\s+important\s+(?:for|to)|biggest\s+(?:effect|impact|difference)\s+(?:on|to)|"
-    r"regress(?:ion)?(?:\s+of)?|model(?:l?ing)?)"
-    r"(?:\s+(?!(?:on|with|using|from|and|or|by|vs|versus|than)\b)[a-z'-]+){0,3}\s+$"
+    rf"\b(?:{vocabulary.alternation(_FILE, 'target_cues_before_en')})"
+    rf"(?:\s+(?!(?:{vocabulary.word_alternation(_FILE, 'filler_stops_en')})\b)[a-z'-]+){{0,3}}\s+$"
 )
-_AFTER_EN = re.compile(
-    r"^\s+(?:depends?\s+on|(?:is\s+|are\s+)?(?:driven|explained|affected|influenced|determined)\s+by|"
-    r"drivers?\b|factors?\b)"
+_AFTER_EN = re.compile(rf"^\s+(?:{vocabulary.alternation(_FILE, 'target_cues_after_en')})")
+_BEFORE_ZH = re.compile(
+    rf"(?:{vocabulary.word_alternation(_FILE, 'target_cues_before_zh')})[^，,。？?！!；;、和与及]{{0,8}}$"
 )
-_BEFORE_ZH = re.compile(r"(?:预测|解释|影响|驱动|决定|推动|带动|回归)[^，,。？?！!；;、和与及]{0,8}$")
-_AFTER_ZH = re.compile(
-    r"^\s*(?:的)?(?:主要)?(?:受|取决于|由什么|由哪些|影响因素|驱动因素|决定因素|影响最大|最重要|最关键)"
-)
-_AROUND_ZH = (re.compile(r"对\s*$"), re.compile(r"^\s*的?(?:影响|作用|贡献)"))  # "广告费用对营业额的影响"
+_AFTER_ZH = re.compile(rf"^\s*(?:的)?(?:主要)?(?:{vocabulary.word_alternation(_FILE, 'target_cues_after_zh')})")
+# "广告费用对营业额的影响"
+_AROUND_ZH = (re.compile(r"对\s*$"), re.compile(rf"^\s*的?(?:{vocabulary.word_alternation(_FILE, 'effect_words_zh')})"))
 # Words that introduce the predictors: "on A and B", "with", "using", "from"; "用A和B来…", "根据", "基于".
-_PREDICTOR_CUE = re.compile(r"\b(?:on|with|using|from|via)\b|用|根据|基于|通过")
+_PREDICTOR_CUE = re.compile(
+    rf"\b(?:{vocabulary.word_alternation(_FILE, 'predictor_cues_en')})\b|{vocabulary.word_alternation(_FILE, 'predictor_cues_zh')}"
+)
 
 
 @dataclass
@@ -388,36 +388,7 @@ def groups_rows(column: dict[str, Any]) -> bool:
 
 # --- category values named in the question ----------------------------------------------------------
 # Level values that are everyday words in questions would pick a column by accident.
-_COMMON = {
-    "a",
-    "an",
-    "the",
-    "and",
-    "or",
-    "no",
-    "not",
-    "yes",
-    "in",
-    "on",
-    "at",
-    "by",
-    "of",
-    "to",
-    "for",
-    "is",
-    "are",
-    "all",
-    "any",
-    "other",
-    "others",
-    "none",
-    "total",
-    "na",
-    "n/a",
-    "unknown",
-    "true",
-    "false",
-}
+_COMMON = set(vocabulary.words(_FILE, "common_values"))
 
 
 def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]) -> tuple[str | None, list[str]]:
@@ -501,39 +472,30 @@ def _find_word(text: str, word: str, own: bool = True) -> int:
 
 
 # --- the forecast horizon ----------------------------------------------------------------------------
-UNITS = {
-    "day": "D",
-    "week": "W",
-    "month": "M",
-    "quarter": "Q",
-    "year": "Y",
-    "天": "D",
-    "日": "D",
-    "周": "W",
-    "星期": "W",
-    "礼拜": "W",
-    "月": "M",
-    "季度": "Q",
-    "季": "Q",
-    "年": "Y",
-}
+# A period's words and its letter: the horizon's unit ("the next 3 months", "未来3个月")
+UNITS = {entry.key: entry.text("period") for entry in vocabulary.entries(_FILE, "periods")}
 ORDER = "DWMQY"
 DAYS = {"D": 1.0, "W": 7.0, "M": 30.4375, "Q": 91.3125, "Y": 365.25}
-GRAINS = {"daily": "D", "weekly": "W", "monthly": "M", "quarterly": "Q", "yearly": "Y"}
+GRAINS = {entry.key: entry.text("period") for entry in vocabulary.entries(_FILE, "grains")}
 _EN_NUMBERS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
 _EN_NUMBERS.update({"a": 1, "an": 1})
 _N_EN = r"(\d+|" + "|".join(_EN_NUMBERS) + r")"
-_UNIT_EN = r"(day|week|month|quarter|year)s?"
+_UNITS_EN = "|".join(re.escape(unit) for unit in UNITS if unit.isascii())  # day|week|month|quarter|year
+_UNITS_ZH = "|".join(re.escape(unit) for unit in UNITS if not unit.isascii())
+_UNIT_EN = rf"({_UNITS_EN})s?"
 _HORIZON_EN = (
     re.compile(rf"\b(?:next|coming|following|upcoming)\s+(?:{_N_EN}\s+)?{_UNIT_EN}\b"),
     re.compile(rf"\b{_N_EN}[\s-]+{_UNIT_EN}\s+(?:ahead|out|forward|forecast|into the future)\b"),
     re.compile(rf"\bforecast(?:ing)?\s+(?:for\s+)?(?:the\s+)?{_N_EN}\s+{_UNIT_EN}\b"),
 )
 _HORIZON_ZH = re.compile(
-    r"(?:未来|接下来|之后|今后|往后|(?<![一以如])下)\s*(\d+|[一二两三四五六七八九十]+)?\s*个?\s*(天|日|周|星期|礼拜|月|季度|季|年)"
+    r"(?:未来|接下来|之后|今后|往后|(?<![一以如])下)\s*(\d+|[一二两三四五六七八九十]+)?\s*个?\s*"
+    rf"({_UNITS_ZH})"
 )
 # Common phrases without a number: next year, half a year.
-_HORIZON_WORDS = {"明年": (1, "Y"), "半年": (6, "M"), "half a year": (6, "M"), "half year": (6, "M")}
+_HORIZON_WORDS = {
+    entry.key: (entry.integer("count"), entry.text("period")) for entry in vocabulary.entries(_FILE, "horizon_words")
+}
 MIN_PERIODS = 10  # the forecast tool needs 8 periods; two spare for partial first and last periods
 
 
@@ -546,7 +508,7 @@ def forecast_request(question: str) -> tuple[int, str] | None:
     return request
 
 
-_PER_DAY = re.compile(r"\b(?:a|per|each|every) day\b|\bdaily\b|每天|每日|一天|日均", re.I)
+_PER_DAY = vocabulary.regex(_FILE, "per_day", re.I)
 
 
 def _horizon(text: str) -> tuple[int, str] | None:
@@ -562,7 +524,7 @@ def _horizon(text: str) -> tuple[int, str] | None:
 # A horizon after "following"/"之后" is read as such once a forecast is asked for, but does not by
 # itself put a question in the future ("活动之后一周的销量", "the following month"); nor do the bare
 # phrases ("过去半年" is the past half year).
-_AFTER = re.compile(r"following\b|之后")
+_AFTER = vocabulary.regex(_FILE, "after_words")
 
 
 def asks_ahead(question: str) -> bool:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import re
 
+from app.understanding import vocabulary
 from app.understanding.spelling import text_variants
 
-_IRREGULAR = {"man": "men", "woman": "women", "child": "children", "person": "people"}
+# Plurals the stemmer cannot undo, each way round: man → men, women → woman (vocabulary/value_forms.toml)
+_IRREGULAR = dict(vocabulary.pairs("value_forms", "irregular_plurals"))
 _IRREGULAR.update({plural: single for single, plural in list(_IRREGULAR.items())})
 FEW_LEVELS = 12  # a one-character Chinese value is matched only in a column of this many levels at most
 
@@ -62,30 +64,9 @@ def inflected_at(text: str, value: str) -> int:
 
 # What a one-character value is written with in everyday Chinese: after it (男生, 女性, 晴天, 雨天,
 # 男同学), or 的 after it where it stands alone (男的), or 下 before it (下雨天, 下雪的时候).
-_ZH_AFTER = (
-    "同学",
-    "员工",
-    "顾客",
-    "客户",
-    "用户",
-    "患者",
-    "病人",
-    "职工",
-    "老师",
-    "学生",
-    "孩子",
-    "生",
-    "性",
-    "士",
-    "人",
-    "孩",
-    "子",
-    "天",
-    "日",
-    "时",
-)
-_ZH_ALONE_BEFORE = set(" \t，,。？?！!、；;：:（(「“\"'和与跟及或在对是为下")
-_ZH_YES_NO = set("是否有无对错")
+_ZH_AFTER = vocabulary.words("value_forms", "zh_after_value")
+_ZH_ALONE_BEFORE = set(vocabulary.characters("value_forms", "zh_alone_before"))
+_ZH_YES_NO = set(vocabulary.characters("value_forms", "zh_yes_no"))
 
 
 def zh_single_value_at(text: str, value: str, others: list[str], levels: int) -> int:

@@ -9,16 +9,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_ZH_DAYS = ("一", "二", "三", "四", "五", "六", ("日", "天"))
-_EN_FULL = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_EN_SHORT = (("mon",), ("tue", "tues"), ("wed",), ("thu", "thur", "thurs"), ("fri",), ("sat",), ("sun",))
-_ZH_PREFIXES = ("星期", "周", "礼拜")
+from app.understanding import vocabulary
+
+# Monday first (vocabulary/weekdays.toml): each day's English name, its English abbreviations and what
+# follows a Chinese prefix to name it
+_DAYS = vocabulary.entries("weekdays", "days")
+if len(_DAYS) != 7:
+    raise vocabulary.VocabularyError(f"weekdays.toml: [[days]] must be the seven days, Monday first, not {len(_DAYS)}")
+_EN_FULL = tuple(day.text("en") for day in _DAYS)
+_EN_SHORT = tuple(day.strings("short") for day in _DAYS)
+_ZH_DAYS = tuple(day.strings("zh") for day in _DAYS)
+_ZH_PREFIXES = vocabulary.words("weekdays", "zh_prefixes")
 WEEKEND_DAYS = (5, 6)  # Saturday, Sunday
 
 
 def _zh_forms(day: int) -> list[str]:
-    endings = _ZH_DAYS[day] if isinstance(_ZH_DAYS[day], tuple) else (_ZH_DAYS[day],)
-    return [f"{prefix}{end}" for prefix in _ZH_PREFIXES for end in endings]
+    return [f"{prefix}{end}" for prefix in _ZH_PREFIXES for end in _ZH_DAYS[day]]
 
 
 def day_of(value: Any) -> int | None:
@@ -57,7 +63,7 @@ def day_at(text: str, value: str) -> int:
     return min((at for at in found if at >= 0), default=-1)
 
 
-WEEKEND = re.compile(r"\bweek-?ends?\b|周末|双休日?|礼拜天和礼拜六", re.I)
+WEEKEND = vocabulary.regex("weekdays", "weekend", re.I)
 
 
 def asks_weekend(question: str) -> bool:

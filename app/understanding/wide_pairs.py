@@ -22,59 +22,35 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from app.understanding import vocabulary
 from app.understanding.profile_reading import NUMERIC
 
+_FILE = "designs"  # vocabulary/designs.toml: the words; the patterns with structure stay here
 # (earlier, later) markers of the same measurement taken twice; English ones only as whole words
-PAIR_MARKERS = (
-    ("before", "after"),
-    ("pre", "post"),
-    ("baseline", "followup"),
-    ("baseline", "follow-up"),
-    ("baseline", "final"),
-    ("baseline", "end"),
-    ("start", "end"),
-    ("initial", "final"),
-    ("first", "second"),
-    ("1st", "2nd"),
-    ("old", "new"),
-    ("前", "后"),
-    ("前", "後"),
-    ("第一次", "第二次"),
-    ("首次", "复查"),
-    ("初", "末"),
-    ("期初", "期末"),
-)
+PAIR_MARKERS = vocabulary.pairs(_FILE, "pair_markers")
 _NUMBER = re.compile(r"\d+")
 # a change or a difference between the two measurements
 CHANGE_CUE = re.compile(
-    r"\b(?:drop\w*|fall\w*|fell|ris(?:e|es|ing)|rose|increas\w*|decreas\w*|declin\w*|improv\w*|worse\w*|"
-    r"go(?:ne|es)? (?:up|down)|went (?:up|down)|c[ao]m(?:e|es|ing) (?:up|down)|chang\w*|differ\w*|higher|lower|bigger|smaller|larger|"
-    r"greater|more|less|fewer|better|worse|gain\w*|los[ets]\w*|reduc\w*|grow\w*|grew|shr[iu]nk\w*|"
-    r"effect\w*|work(?:s|ed)?|help\w*|compar\w*)\b|than|比较|对比|降|升|增|减|变|改善|好转|涨|跌|缩小|扩大|有效|效果|进步|退步|提升|下滑|"
-    r"更(?:高|低|多|少|大|小|好|差)|(?:高|低|多|少|大|小)(?:了|吗|于|多少)|差(?:别|异|多少)|区别|不同|比(?!例|率|重)",
+    rf"\b(?:{vocabulary.alternation(_FILE, 'change_cue_en')})\b|"
+    + vocabulary.alternation(_FILE, "change_cue_other", bi_comparing=r"比(?!例|率|重)"),
     re.I,
 )
 # a change proper (not "higher" or "different", which compare the groups' levels)
 CHANGE_ONLY = re.compile(
-    r"\b(?:drop\w*|fall\w*|fell|ris(?:e|es|ing)|rose|increas\w*|decreas\w*|declin\w*|improv\w*|worsen\w*|"
-    r"go(?:ne|es)? (?:up|down)|went (?:up|down)|c[ao]m(?:e|es|ing) (?:up|down)|chang\w*|gain\w*|"
-    r"reduc\w*|grow\w*|grew|shr[iu]nk\w*)\b|降|升|增加|增长|减少|变化|改善|好转|进步|退步|提升|下滑|涨|跌",
+    rf"\b(?:{vocabulary.alternation(_FILE, 'change_only_en')})\b|{vocabulary.word_alternation(_FILE, 'change_only_zh')}",
     re.I,
 )
 # the two move together: a relationship, not a difference
-RELATION_CUE = re.compile(
-    r"correlat|relat(?:ed|ion)|associat|\bthe (?:more|less|higher|lower|bigger|larger)\b.*\bthe\b|"
-    r"\bpredict|\bfor (?:each|every)\b|\bper (?:extra|additional|more|unit)\b|越.{1,20}越|相关|关系|关联|预测|"
-    r"每(?:增加|多|高|长|提高)",
+RELATION_CUE = vocabulary.regex(_FILE, "relation_cue", re.I)
+_THAN = vocabulary.regex(_FILE, "than", re.I, bi_than=r"比(?!例|率|较|重)")
+_BETWEEN = vocabulary.regex(
+    _FILE,
+    "between",
     re.I,
+    compare_request=r"^\s*(?:please\s+)?compare\b",  # "compare hwy and cty": the two side by side
+    compare_request_zh=r"^\s*(?:请)?(?:比较|对比)",
 )
-_THAN = re.compile(r"\bthan\b|\bvs\.?\b|\bversus\b|\bcompared (?:to|with)\b|比(?!例|率|较|重)|相比|对比", re.I)
-_BETWEEN = re.compile(
-    r"\bdiffer\w*\b.{0,20}\bbetween\b|\bgap between\b|之间.{0,4}(?:差|区别|不同)|"
-    r"^\s*(?:please\s+)?compare\b|^\s*(?:请)?(?:比较|对比)",
-    re.I,
-)  # "compare hwy and cty": the two side by side
-_OTHER = re.compile(r"\bother\b|另一|另外一|其他那|另一只|另一个")
+_OTHER = vocabulary.regex(_FILE, "other")
 _LATIN_WORD = re.compile(r"[a-z0-9]+")
 
 

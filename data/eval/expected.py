@@ -5,7 +5,7 @@ tests/test_eval_expected.py) recomputes everything and fails when the file diffe
 fact can never drift towards what Verity happens to answer.
 
 Every number below is computed here with plain pandas / scipy / statsmodels straight from the
-files (the public R datasets in ../shared/reference/rdatasets and data/samples), never from a run
+files (the public R datasets in data/reference/rdatasets and data/samples), never from a run
 of Verity. Where a published result exists it is named next to the task (R's documentation
 examples, the textbooks the datasets come from), and the computation reproduces it.
 
@@ -33,7 +33,7 @@ from statsmodels.stats.oneway import anova_oneway
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = REPO / "data" / "eval" / "tasks.json"
-RD = "../shared/reference/rdatasets"  # relative to the repository root, as task files are
+RD = "data/reference/rdatasets"  # relative to the repository root, as task files are
 RETAIL, OPS, SURVEY = (
     "data/samples/retail_sales.xlsx",
     "data/samples/monthly_operations.xlsx",

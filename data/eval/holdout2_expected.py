@@ -2,7 +2,7 @@
 
 `python data/eval/holdout2_expected.py --write` writes data/eval/holdout2.json; `--check` fails when
 the file differs from this computation. Every expected value is computed here with plain pandas /
-scipy / statsmodels straight from the files (the public R datasets in ../shared/reference/rdatasets
+scipy / statsmodels straight from the files (the public R datasets in data/reference/rdatasets
 and data/samples), never from a run of Verity; where a published result exists it is named in the
 task's source and asserted. These questions are for measuring, not for tuning: do not change the
 analyst to fit them.

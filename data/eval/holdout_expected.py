@@ -2,7 +2,7 @@
 
 `python data/eval/holdout_expected.py --write` writes data/eval/holdout.json. Every expected value
 is computed here with plain pandas / scipy / statsmodels straight from the files (the public R
-datasets in ../shared/reference/rdatasets and data/samples), never from a run of Verity. These
+datasets in data/reference/rdatasets and data/samples), never from a run of Verity. These
 questions are for measuring, not for tuning: do not change the analyst to fit them.
 
 Datasets and angles are chosen to differ from data/eval/tasks.json: quakes, UCBAdmissions,
@@ -30,7 +30,7 @@ from expected import main as expected_main
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "data" / "eval" / "holdout.json"
-RD = "../shared/reference/rdatasets"  # relative to the repository root, as task files are
+RD = "data/reference/rdatasets"  # relative to the repository root, as task files are
 OPS = "data/samples/monthly_operations.xlsx"
 
 ABOUT = (

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from analysis_tools import ResultRecord
 from app.agent.context import summary
@@ -29,6 +29,10 @@ from app.agent.context.previews import COMPACTED, PERSISTED, compact_preview, re
 from app.agent.context.tiers import CONFLICT_SOURCE, trim_order, without_block
 from app.agent.model.tokens import count_messages
 from app.agent.tracing import TracedModel
+
+if TYPE_CHECKING:
+    from app.agent.model.interface import ChatModel
+    from app.config import Settings
 
 log = logging.getLogger(__name__)
 DEFAULT_TOKEN_RATIO = 0.7  # the analysis ratio, until the turn's intent says otherwise
@@ -58,7 +62,7 @@ class ContextWindow:
     summaries: int = 0
 
     @classmethod
-    def from_settings(cls, settings, workspace_id: str) -> "ContextWindow":
+    def from_settings(cls, settings: Settings, workspace_id: str) -> "ContextWindow":
         return cls(
             OutputStore(settings.workspace_dir(workspace_id)),
             settings.context_threshold_tokens,
@@ -74,11 +78,11 @@ class ContextWindow:
         self.requested = reason or "requested"
 
 
-def window_of(turn) -> ContextWindow | None:
+def window_of(turn: Any) -> ContextWindow | None:
     return getattr(turn, "context", None)
 
 
-def token_budget(turn) -> int:
+def token_budget(turn: Any) -> int:
     """The turn's context budget: threshold × the intent's ratio (0.3 / 0.7 / 1.0)."""
     window = window_of(turn)
     threshold = window.threshold_tokens if window else 100_000
@@ -155,7 +159,7 @@ def find_safe_boundary(messages: list[dict[str, Any]], keep: int) -> int:
 
 
 def summarize_history(
-    messages: list[dict[str, Any]], window: ContextWindow, model, reason: str
+    messages: list[dict[str, Any]], window: ContextWindow, model: ChatModel | None, reason: str
 ) -> dict[str, Any] | None:
     """Save the transcript, summarise the early history, keep the newest messages. In place."""
     split = find_safe_boundary(messages, window.keep_messages)
@@ -188,7 +192,7 @@ def summarize_history(
     }
 
 
-def write_summary(early: list[dict[str, Any]], model) -> tuple[str, str]:
+def write_summary(early: list[dict[str, Any]], model: ChatModel | None) -> tuple[str, str]:
     """The model's structured summary; extractive for the built-in analyst or when the model fails."""
     if model is None or getattr(model, "kind", "") == "builtin":
         return summary.extractive_summary(early), "extractive"
@@ -197,9 +201,10 @@ def write_summary(early: list[dict[str, Any]], model) -> tuple[str, str]:
     except Exception as exc:  # a failed summary must not end the turn: fall back, keep going
         log.warning("summary request failed: %s", exc)
         return summary.extractive_summary(early), "extractive"
-    if not (reply.content or "").strip() or reply.tool_calls:
+    text = (reply.content or "").strip()
+    if not text or reply.tool_calls:
         return summary.extractive_summary(early), "extractive"
-    return reply.content.strip(), "model"
+    return text, "model"
 
 
 # --- level 4 and the round -------------------------------------------------------------------
@@ -208,7 +213,7 @@ def request_compaction(workspace_id: str, reason: str = "user") -> None:
     _REQUESTED[workspace_id] = reason
 
 
-def compact(turn) -> list[dict[str, Any]]:
+def compact(turn: Any) -> list[dict[str, Any]]:
     """Levels 2 and 3 for one round. Returns what was done (also emitted for the trace)."""
     window = window_of(turn)
     if window is None:
@@ -237,7 +242,7 @@ def compact(turn) -> list[dict[str, Any]]:
 
 
 def _summarise(
-    turn, window: ContextWindow, tools: list[dict[str, Any]], budget: int, reason: str | None
+    turn: Any, window: ContextWindow, tools: list[dict[str, Any]], budget: int, reason: str | None
 ) -> list[dict[str, Any]]:
     """Level 3, then compaction of the newest results too when they alone are still too big."""
     done = []
@@ -263,7 +268,13 @@ def _drop_guidance(messages: list[dict[str, Any]], tier: str) -> bool:
     return True
 
 
-def upcoming_tools(toolbox) -> list[dict[str, Any]]:
+class ToolSchemas(Protocol):
+    """What the cascade needs of a Toolbox (whose module imports this one, so it is named by shape)."""
+
+    def schemas(self) -> list[dict[str, Any]]: ...
+
+
+def upcoming_tools(toolbox: ToolSchemas) -> list[dict[str, Any]]:
     """The schemas the next request will offer, without assembling it (`Toolbox.schemas()` is
     called once per request: it ages the exposure's search leases)."""
     exposure = getattr(toolbox, "exposure", None)

@@ -10,23 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from app.agent.context import summary
 from app.agent.context.outputs import OutputStore
-from app.db.models import Message
+from app.agent.store import Message, Session, add_summary_message, latest_summary_message
 
 SUMMARY_NAME = "context_summary"
 
 
 def latest_summary(session: Session, workspace_id: str) -> tuple[Message | None, int]:
-    row = session.scalars(
-        select(Message)
-        .where(Message.workspace_id == workspace_id, Message.run_id.is_(None), Message.name.like(f"{SUMMARY_NAME}:%"))
-        .order_by(Message.id.desc())
-    ).first()
-    return (row, int(row.name.split(":", 1)[1])) if row else (None, 0)
+    """The workspace's newest summary and how many exchange messages it covers (its name's count)."""
+    row = latest_summary_message(session, workspace_id, f"{SUMMARY_NAME}:")
+    if row is None or row.name is None:  # (the query matched on the name, so a row has one)
+        return None, 0
+    return row, int(row.name.split(":", 1)[1])
 
 
 def with_workspace_summary(
@@ -61,10 +57,5 @@ def compact_workspace(
     text = summary.summary_message(
         summary.extractive_summary(early), summary.key_lines(early), len(early), transcript_id
     )["content"]
-    session.add(
-        Message(
-            workspace_id=workspace_id, run_id=None, role="user", content=text, name=f"{SUMMARY_NAME}:{covered + cut}"
-        )
-    )
-    session.flush()
+    add_summary_message(session, workspace_id, text, name=f"{SUMMARY_NAME}:{covered + cut}")
     return {"compacted": len(early), "transcript": transcript_id, "kept": len(fresh) - cut}

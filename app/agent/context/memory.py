@@ -7,11 +7,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from app.agent.context.tiers import Item
-from app.db.models import Evidence, Run
+from app.agent.store import Evidence, Run, Session, earlier_evidence
 
 STALE_NOTE = "the data changed after this was found: recompute before relying on it"
 
@@ -22,13 +19,7 @@ def earlier_findings(
     """The newest findings of other runs that fit `budget_chars`, oldest first."""
     if budget_chars <= 0:
         return ()
-    rows = session.execute(
-        select(Evidence, Run)
-        .join(Run, Evidence.run_id == Run.id)
-        .where(Evidence.workspace_id == workspace_id, Evidence.run_id != (run_id or ""))
-        .order_by(Evidence.created_at.desc())
-        .limit(50)
-    )
+    rows = earlier_evidence(session, workspace_id, excluding_run_id=run_id, limit=50)
     data_changed = max((_aware(d.created_at) for d in datasets), default=None)
     items, used = [], 0
     for evidence, run in rows:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Iterable
+from typing import Iterable, Protocol
 
 from app.agent.context.tiers import Item
 
@@ -22,6 +22,16 @@ STOPWORDS = frozenset(
     "a an and are as at be by do does did for from has have how i in is it its of on or our so that the this "
     "to was we were what when which who why will with you your per vs".split()
 )
+
+
+class Entry(Protocol):
+    """A piece of workspace knowledge (app.db.models.KnowledgeEntry, or any object with these two)."""
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
 
 
 def terms(text: str) -> list[str]:
@@ -81,7 +91,7 @@ def bm25(docs: list[list[str]], query: list[str], k1: float = 1.2, b: float = 0.
     return scores
 
 
-def relevant_knowledge(entries: Iterable, question: str, budget_chars: int) -> tuple[Item, ...]:
+def relevant_knowledge(entries: Iterable[Entry], question: str, budget_chars: int) -> tuple[Item, ...]:
     """Knowledge items for a turn (entries have `.title` and `.text`): everything when it fits
     the budget, else the passages most relevant to the question."""
     found = [(entry.title, passage) for entry in entries for passage in passages(entry.text)]
@@ -96,7 +106,8 @@ def best_passages(found: list[tuple[str, str]], query: str, budget_chars: int, l
     """Indices of the passages that match `query` best, as many as fit `budget_chars` (and
     `limit`), returned in document order. A passage's title counts as part of it."""
     scores = bm25([terms(f"{title} {p}") for title, p in found], terms(query))
-    picked, used = [], 0
+    picked: list[int] = []
+    used = 0
     for i in sorted(range(len(found)), key=lambda i: -scores[i]):
         if scores[i] <= 0 or (limit is not None and len(picked) >= limit):
             break

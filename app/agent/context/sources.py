@@ -8,17 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import select
-
 from app.agent.context.memory import earlier_findings
 from app.agent.context.retrieval import relevant_knowledge
 from app.agent.policy.clarify import definition_text
-from app.db.models import Question
+from app.agent.store import Session, answered_questions
 from app.knowledge import entries
 
 
 def workspace_sources(
-    session: Any,
+    session: Session,
     workspace_id: str,
     datasets: Iterable[Any],
     question: str = "",
@@ -30,11 +28,7 @@ def workspace_sources(
     (answered clarification questions), the workspace knowledge relevant to the question (at most
     `knowledge_chars`), the findings of earlier runs (memory, at most `memory_chars`) and the
     upload warnings of each active dataset."""
-    answered = session.scalars(
-        select(Question)
-        .where(Question.workspace_id == workspace_id, Question.answer.is_not(None))
-        .order_by(Question.created_at)
-    )
+    answered = answered_questions(session, workspace_id)
     datasets = list(datasets)
     definitions = tuple(definition_text(q) for q in answered)
     return {
@@ -48,7 +42,10 @@ def workspace_sources(
 def guidance_record(rules: str, sources: dict[str, Any]) -> dict[str, Any]:
     """What a turn was told besides the data (kept in Run.state["guidance"] for the report): the
     workspace rules, the user's confirmed definitions, the knowledge passages and the memories."""
-    items = lambda key: [{"source": i.source, "text": i.text} for i in sources.get(key) or ()]  # noqa: E731
+
+    def items(key: str) -> list[dict[str, str]]:
+        return [{"source": i.source, "text": i.text} for i in sources.get(key) or ()]
+
     return {
         "rules": [line.strip("-* ").strip() for line in (rules or "").splitlines() if line.strip("-* #").strip()],
         "definitions": list(sources.get("definitions") or ()),

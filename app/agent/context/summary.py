@@ -43,7 +43,7 @@ def render_history(messages: list[dict[str, Any]], max_chars: int = 60_000) -> s
         content = str(m.get("content") or "")
         if m["role"] == "tool":
             ref = reference_of(content) or m.get("tool_call_id", "")
-            tool = names.get(m.get("tool_call_id"), "tool")
+            tool = _tool_name(names, m)
             if len(content) > _RENDER_CHARS["tool"]:
                 content = compact_preview(content, ref, tool, _RENDER_CHARS["tool"])
             parts.append(f"[tool result {m.get('tool_call_id')} of {tool}]\n{content}")
@@ -79,7 +79,7 @@ def extractive_summary(messages: list[dict[str, Any]]) -> str:
             progress += [_call_line(c) for c in m.get("tool_calls") or [] if c["function"]["name"].startswith("task_")]
             conclusions += conclusion_lines(content, 6)
         elif m["role"] == "tool":
-            tool = names.get(m.get("tool_call_id"), "tool")
+            tool = _tool_name(names, m)
             for tag, body in sections(content):
                 if tag in ("data_profile", "dataset"):
                     datasets.append(clip(body, 300))
@@ -133,6 +133,12 @@ def summary_message(summary: str, verbatim: str, count: int, transcript_id: str)
 
 def _call_names(messages: list[dict[str, Any]]) -> dict[str, str]:
     return {c["id"]: c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
+
+
+def _tool_name(names: dict[str, str], message: dict[str, Any]) -> str:
+    """The tool whose result `message` is ("tool" when its call is not among `names`)."""
+    call_id = message.get("tool_call_id")
+    return names.get(call_id, "tool") if isinstance(call_id, str) else "tool"
 
 
 def _call_line(call: dict[str, Any]) -> str:

@@ -74,7 +74,8 @@ def user_block(definitions: Iterable[str]) -> str:
 
 def rules_block(rules: str | None) -> str:
     """The workspace rules file (like AGENTS.md), injected every turn."""
-    return wrap("workspace-rules", "project-rules", rules) if (rules or "").strip() else ""
+    text = (rules or "").strip()
+    return wrap("workspace-rules", "project-rules", text) if text else ""
 
 
 def knowledge_block(items: Iterable["Item"]) -> str:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import openai
 
 from app.agent.model.interface import ModelError, ModelReply, ToolCallRequest, parse_arguments
-from app.agent.model.recovery import StreamCollector, cut_off_empty, length_ladder, request_body
+from app.agent.model.recovery import Delta, StreamCollector, cut_off_empty, length_ladder, request_body
 from app.config import Settings
 
 
@@ -63,7 +63,7 @@ class OpenAICompatibleModel:
         return ModelReply(message["content"], calls, message["finish_reason"], message["usage"], exchanges)
 
     def _exchange(
-        self, body: dict[str, Any], exchanges: list[dict[str, Any]], on_delta, purpose: str
+        self, body: dict[str, Any], exchanges: list[dict[str, Any]], on_delta: Delta | None, purpose: str
     ) -> dict[str, Any]:
         """One logical request (the client may send it several times); returns the reply message."""
         self._sent.clear()

@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from bpe_openai import Encoding
 
 ENCODING = "o200k_base"
 MESSAGE_OVERHEAD = 3  # role and separators per message (OpenAI's published accounting)
@@ -22,17 +26,20 @@ REPLY_PRIMING = 3  # every reply is primed with <|start|>assistant<|message|>
 TOOL_OVERHEAD = 8  # per function definition, beyond its JSON text
 _CACHE_SIZE = 4096
 
+# role, content, tool_call_id, name, and (id, function name, arguments) of each tool call
+_MessageKey = tuple[str | None, str | None, str | None, str | None, tuple[tuple[str | None, str, str], ...]]
+
 
 @lru_cache(maxsize=None)
-def encoder(name: str = ENCODING):
+def encoder(name: str = ENCODING) -> Encoding:
     """The BPE encoder, built once per process (about 0.1 s)."""
     import bpe_openai
 
     return bpe_openai.get_encoding(name)
 
 
-class _LRU(OrderedDict):
-    def get_or(self, key: Any, compute) -> int:
+class _LRU(OrderedDict[Hashable, int]):
+    def get_or(self, key: Hashable, compute: Callable[[], int]) -> int:
         if key in self:
             self.move_to_end(key)
             return self[key]
@@ -56,7 +63,7 @@ def count_tokens(text: str | None) -> int:
     return _text_cache.get_or(text, lambda: len(encoder().encode_ordinary(text)))
 
 
-def _message_key(message: dict[str, Any]) -> tuple:
+def _message_key(message: dict[str, Any]) -> _MessageKey:
     calls = tuple(
         (c.get("id"), c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls") or ()
     )
@@ -66,7 +73,7 @@ def _message_key(message: dict[str, Any]) -> tuple:
     return message.get("role"), content, message.get("tool_call_id"), message.get("name"), calls
 
 
-def _count_message(key: tuple) -> int:
+def _count_message(key: _MessageKey) -> int:
     role, content, call_id, name, calls = key
     total = MESSAGE_OVERHEAD + count_tokens(role) + count_tokens(content) + count_tokens(call_id) + count_tokens(name)
     for call_ref, fn_name, arguments in calls:

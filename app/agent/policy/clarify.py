@@ -18,18 +18,34 @@ How a run waits and comes back:
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
 
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.policy.gates import GateInput
-from app.agent.run_scope import run_scope
-from app.db.models import Message, Question, Run, utcnow
+from app.agent.run_scope import need_context, run_scope
+from app.agent.store import (
+    Message,
+    Question,
+    Run,
+    Session,
+    add_question,
+    answered_question,
+    answered_questions,
+    open_questions,
+    previous_finished_run,
+    question_by_id,
+    question_for_call,
+    require_run,
+    run_messages,
+    save_answer,
+)
 from app.understanding.dataset_choice import with_values
 from app.understanding.words import question_key
 from app.workspaces import active_datasets, dataset_summary
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KINDS = ("single", "multi", "text")
 ASK = "ask_user_question"
@@ -43,10 +59,10 @@ class Paused(Exception):
 def ask_user_question(
     question: str,
     kind: Literal["single", "multi", "text"] = "single",
-    options: list[dict] | None = None,
+    options: list[dict[str, Any]] | None = None,
     reason: str = "",
     topic: str | None = None,
-    ctx: ToolContext = None,
+    ctx: ToolContext | None = None,
 ) -> ToolResult:
     """Ask the user a clarification question and wait for the answer (the run pauses).
 
@@ -62,6 +78,7 @@ def ask_user_question(
     """
     options = validate_question(question, kind, options)
     scope = run_scope(ctx)
+    call_id = need_context(ctx).call_id
     session, workspace_id = scope.need_session(), scope.need_workspace_id()
     topic = (topic or f"q.{question_key(question)}").strip()[:100]
     earlier = answered_question(session, workspace_id, topic)
@@ -71,7 +88,8 @@ def ask_user_question(
             f"({earlier.question}); it is a confirmed definition.",
             metrics={"question_id": earlier.id},
         )
-    row = Question(
+    row = add_question(
+        session,
         workspace_id=workspace_id,
         run_id=scope.need_run_id(),
         kind=kind,
@@ -79,18 +97,16 @@ def ask_user_question(
         options=options,
         reason=reason or "",
         topic=topic,
-        tool_call_id=ctx.call_id,
+        tool_call_id=call_id,
     )
-    session.add(row)
-    session.flush()
-    scope.pause = {"question_id": row.id, "call_id": ctx.call_id, "topic": topic}
+    scope.pause = {"question_id": row.id, "call_id": call_id, "topic": topic}
     return ToolResult(
         text=f"[question]\nAsked the user (question {row.id}); the run waits for the answer.",
         metrics={"question_id": row.id},
     )
 
 
-def validate_question(question: str, kind: str, options: list[dict] | None) -> list[dict[str, str]]:
+def validate_question(question: str, kind: str, options: list[dict[str, Any]] | None) -> list[dict[str, str]]:
     if not (question or "").strip():
         raise ToolError("invalid_question", "The question is empty.", hint="Write the question in plain words.")
     if kind not in KINDS:
@@ -125,7 +141,7 @@ def validate_question(question: str, kind: str, options: list[dict] | None) -> l
     return cleaned
 
 
-def _clean_option(option: dict) -> dict[str, str]:
+def _clean_option(option: dict[str, Any]) -> dict[str, str]:
     return {
         "label": str(option["label"]).strip()[:200],
         "description": str(option.get("description") or "").strip()[:500],
@@ -133,21 +149,9 @@ def _clean_option(option: dict) -> dict[str, str]:
 
 
 # --- what the workspace already knows ---------------------------------------------------------
-def answered_question(session: Session, workspace_id: str, topic: str) -> Question | None:
-    return session.scalars(
-        select(Question)
-        .where(Question.workspace_id == workspace_id, Question.topic == topic, Question.answer.is_not(None))
-        .order_by(Question.answered_at.desc())
-    ).first()
-
-
 def answered_topics(session: Session, workspace_id: str) -> dict[str, Any]:
-    rows = session.scalars(
-        select(Question)
-        .where(Question.workspace_id == workspace_id, Question.answer.is_not(None))
-        .order_by(Question.created_at)
-    )
-    return {q.topic: q.answer for q in rows if q.topic}
+    """The topics the workspace's user answered, each with its (latest) answer."""
+    return {q.topic: q.answer for q in answered_questions(session, workspace_id) if q.topic}
 
 
 def answer_text(answer: Any) -> str:
@@ -164,7 +168,7 @@ def definition_text(question: Question) -> str:
 def gate_input(turn: Any) -> GateInput:
     scope = run_scope(turn.toolbox.context)
     session, workspace_id = scope.need_session(), scope.need_workspace_id()
-    run = session.get(Run, scope.need_run_id())
+    run = require_run(session, scope.need_run_id())
     datasets = active_datasets(session, workspace_id)
     summaries = scope.summaries  # computed once by RunService.prepare_turn
     if summaries is None:
@@ -181,7 +185,7 @@ def gate_input(turn: Any) -> GateInput:
     )
 
 
-def _frame(turn: Any, name: str):
+def _frame(turn: Any, name: str) -> pd.DataFrame | None:
     try:
         return turn.toolbox.catalog.get(name)
     except Exception:  # a dataset that cannot be loaded is summarised without levels
@@ -190,16 +194,7 @@ def _frame(turn: Any, name: str):
 
 def new_files(session: Session, run: Run, datasets: list[Any]) -> list[dict[str, Any]]:
     """Uploaded files added since the workspace's last finished analysis (they may change the scope)."""
-    last = session.scalars(
-        select(Run)
-        .where(
-            Run.workspace_id == run.workspace_id,
-            Run.id != run.id,
-            Run.status == "done",
-            Run.created_at < run.created_at,
-        )
-        .order_by(Run.created_at.desc())
-    ).first()
+    last = previous_finished_run(session, run)
     if last is None:
         return []
     since = _aware(last.created_at)
@@ -208,7 +203,7 @@ def new_files(session: Session, run: Run, datasets: list[Any]) -> list[dict[str,
     ]
 
 
-def _aware(moment):
+def _aware(moment: datetime) -> datetime:
     from datetime import timezone
 
     return moment.replace(tzinfo=timezone.utc) if moment is not None and moment.tzinfo is None else moment
@@ -217,12 +212,15 @@ def _aware(moment):
 def awaiting_answer(turn: Any, call: Any = None) -> bool:
     """Whether the turn waits for an answer (to this call, when given): its tool result comes later."""
     pause = getattr(turn.toolbox, "pause_requested", None)
-    return bool(pause) and (call is None or pause.get("call_id") == call.id)
+    if not pause:
+        return False
+    return call is None or pause.get("call_id") == call.id
 
 
 def pause_if_asked(turn: Any) -> None:
-    if getattr(turn.toolbox, "pause_requested", None):
-        raise Paused(turn.toolbox.pause_requested.get("question_id"))
+    pause = getattr(turn.toolbox, "pause_requested", None)
+    if pause:
+        raise Paused(pause.get("question_id"))
 
 
 def held_back(name: str) -> ToolResult:
@@ -241,7 +239,7 @@ def held_back(name: str) -> ToolResult:
 def mark_waiting(run: Run, recorder: Any, turn: Any | None, question_id: str | None) -> None:
     """Persist the pause: status waiting, what the resume needs in Run.state, a `question` event."""
     session = recorder.session
-    question = session.get(Question, question_id) if question_id else None
+    question = question_by_id(session, question_id) if question_id else None
     budget = turn.budget.snapshot() if turn is not None else {}
     run.status = "waiting"
     run.state = {
@@ -268,7 +266,7 @@ def question_dict(question: Question) -> dict[str, Any]:
 
 def normalise_answer(question: Question, value: Any) -> str | list[str]:
     """Option numbers ("2") and labels in any case become the option's label; multi gives a list."""
-    labels = [o["label"] for o in question.options or []]
+    labels: list[str] = [o["label"] for o in question.options or []]
     values = value if isinstance(value, list) else [value]
     parts = [p.strip() for v in values for p in (str(v).split(",") if question.kind == "multi" else [str(v)])]
     parts = [p for p in parts if p]
@@ -285,17 +283,8 @@ def normalise_answer(question: Question, value: Any) -> str | list[str]:
 
 
 def answer_question(session: Session, question: Question, value: Any) -> Question:
-    question.answer, question.answered_at = normalise_answer(question, value), utcnow()
-    session.flush()
-    return question
-
-
-def open_questions(session: Session, run_id: str) -> list[Question]:
-    return list(
-        session.scalars(
-            select(Question).where(Question.run_id == run_id, Question.answer.is_(None)).order_by(Question.created_at)
-        )
-    )
+    """Store the user's answer (an option's number or label becomes the label: `normalise_answer`)."""
+    return save_answer(session, question, normalise_answer(question, value))
 
 
 def resume_after_answer(session: Session, runs: Any, run: Run) -> bool:
@@ -313,7 +302,7 @@ def turn_opening(session: Session, run: Run, recorder: Any) -> list[dict[str, An
     """The turn's own messages: the question (a new run), or — resuming — the paused turn rebuilt
     from the database with the user's answer as the result of the pending ask_user_question call."""
     waiting = (run.state or {}).get("waiting")
-    stored = list(session.scalars(select(Message).where(Message.run_id == run.id).order_by(Message.id)))
+    stored = run_messages(session, run.id)
     if not waiting or not stored:
         user = {"role": "user", "content": run.question}
         recorder.add_message(user)
@@ -328,9 +317,7 @@ def turn_opening(session: Session, run: Run, recorder: Any) -> list[dict[str, An
         if c["function"]["name"] == ASK and c["id"] not in answered
     ]
     for call_id in pending:
-        question = session.scalars(
-            select(Question).where(Question.run_id == run.id, Question.tool_call_id == call_id)
-        ).first()
+        question = question_for_call(session, run.id, call_id)
         if question is None or question.answer is None:
             continue
         result = {

@@ -110,7 +110,8 @@ def goals(question: str) -> set[str]:
 
 
 def _columns(inp: GateInput) -> list[dict[str, Any]]:
-    return inp.dataset.get("columns", [])
+    columns: list[dict[str, Any]] = inp.dataset.get("columns", [])  # dataset_summary's column summaries
+    return columns
 
 
 def metric_candidates(columns: list[dict[str, Any]], family: str) -> list[dict[str, Any]]:
@@ -148,12 +149,14 @@ def resolved_metric(inp: GateInput) -> str | None:
         if topic.startswith("metric") and isinstance(answer, str) and answer in numeric:
             return answer
     for c in sorted(columns, key=lambda c: -len(c["name"])):
-        if c["name"] in numeric and normalise(c["name"]) and normalise(c["name"]) in normalise(inp.question):
-            return c["name"]
+        name: str = c["name"]
+        if name in numeric and normalise(name) and normalise(name) in normalise(inp.question):
+            return name
     for family in referenced_families(inp.question):
         candidates = metric_candidates(columns, family)
         if len(candidates) == 1:
-            return candidates[0]["name"]
+            only: str = candidates[0]["name"]
+            return only
     return None
 
 
@@ -478,7 +481,7 @@ def quality_gate(inp: GateInput) -> Gate | None:
             reason=_t(zh, "Tiny sample (fewer than 10 rows).", "样本太小（少于 10 行）。"),
         )
     if wanted and len(inp.datasets) > 1:
-        grains = {ds.get("grain") for ds in inp.datasets if ds.get("grain")}
+        grains = {str(grain) for ds in inp.datasets if (grain := ds.get("grain"))}
         if len(grains) > 1 and _mentions_several(inp):
             return Gate(
                 topic="quality.grain",

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from app.agent.model.interface import ChatModel, ModelError, parse_arguments
 from app.agent.tracing import TracedModel
+from app.understanding import vocabulary
 from app.understanding.small_talk import is_small_talk
+
+if TYPE_CHECKING:
+    from analysis_tools import Registry
+
+# The words of these rules: intent_words.toml beside this module (the patterns with structure stay here)
+_WORDS = Path(__file__).with_name("intent_words.toml")
 
 KINDS = ("chat", "consult", "data_prep", "analysis", "deep", "followup")
 TIER = {
@@ -53,74 +62,8 @@ SINGLE_STARTERS: dict[str, tuple[str, ...]] = {
     "data": ("value_counts", "group_aggregate"),
 }
 # Tools the question's own words call for, whatever the intent's groups (unless pruned).
-WORD_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (r"shapiro|normal(?:ity|ly)?\b|gaussian|bell[- ]shaped|jarque|anderson|kolmogorov|正态", ("normality_test",)),
-    (
-        r"\biqr\b|interquartile|outliers?|extreme values?|anomal\w*|z[- ]?scores?|异常值|离群|极端值",
-        ("outlier_detection",),
-    ),
-    # "ratio" asked for ("the ratio of X to Y", "compute a ratio"), not a column's name ("the pupil-teacher ratio")
-    (
-        r"new column|derived? column|\bratios? (?:of|between)\b|\b(?:compute|calculate|add|create|make|derive)\w* (?:a |an |the )?"
-        r"(?:new )?(?:column|ratio|share)\b|\bas a ratio\b|\bper (?:capita|person|head|unit)\b|\bdivided by\b|"
-        r"新列|新增一列|计算列|派生|比率|比值",
-        ("derive_column",),
-    ),
-    (r"\bfilter\w*|\bonly (?:the )?rows?\b|\bsubset\b|\bexclud\w*|\bwhere\b|筛选|过滤|只看|排除", ("filter_rows",)),
-    (r"confidence interval|\bci\b|margin of error|置信区间", ("confidence_interval",)),
-    (r"\bpaired\b|before and after|before/after|pre[- ]?post|配对|前后", ("paired_test",)),
-    (
-        r"\bproportion test|\bconversion rate|\bshare of\b|\bproportions? (?:differ|between)|比例检验|转化率",
-        ("proportion_test",),
-    ),
-    (r"two[- ]way anova|interaction|双因素|交互", ("two_way_anova",)),
-    (
-        r"t[- ]?tests?\b|mann[- ]?whitney|two groups|\bthe two \w+|\b(?:vs\.?|versus)\b|\bmen and women\b|"
-        r"\bwomen and men\b|\bmale and female\b|两组|t检验",
-        ("compare_two_groups",),
-    ),
-    (
-        r"anova|kruskal|differ\w* (?:by|across|between|for|among)|compar\w* (?:across|by)|方差分析|各组|有差异|差异|区别",
-        ("compare_groups",),
-    ),
-    (r"correlat\w*|pearson|spearman|kendall|relationship between|associated with|相关", ("correlation_analysis",)),
-    (
-        r"regress\w*|slope|intercept|r[- ]?squared|r²|linear model|trend line|回归|斜率|\bcontroll?ing for\b|"
-        r"\badjust\w* for\b|\bheld (?:fixed|constant)\b|\btaken into account\b|\bholding\b.{0,30}\b(?:fixed|constant)\b|"
-        r"控制.{0,8}(?:后|不变)",
-        ("linear_regression",),
-    ),
-    # "what drives sales", "the key drivers" (not "4-wheel drive")
-    (
-        r"\bdriv(?:es|ers|ing)\b|\bwhat (?:affects|influences|explains)\b|\bfactors?\b|\bpredictors?\b|"
-        r"影响因素|驱动|哪些因素",
-        ("correlation_analysis", "linear_regression"),
-    ),
-    (r"logistic|odds ratio|逻辑回归", ("logistic_regression",)),
-    (r"chi[- ]?squared?|contingency|crosstab|independen\w*|卡方|列联", ("chi_square_test",)),
-    (r"curve fit|exponential fit|power law|nonlinear|非线性|曲线拟合", ("curve_fit",)),
-    (r"\bhistogram|\bdistribution\b|直方图|分布图", ("plot_histogram",)),
-    (r"scatter|散点", ("plot_scatter",)),
-    (r"box ?plot|箱线", ("plot_box",)),
-    (r"bar chart|bar plot|柱状|条形", ("plot_bar",)),
-    (
-        r"line chart|over time|\btrend|monthly|weekly|daily|yearly|per (?:month|week|day|year)|折线|趋势|按月|每月",
-        ("plot_line",),
-    ),
-    (r"how many|\bcounts?\b|frequenc\w*|\bmost common\b|计数|频数|多少个", ("value_counts",)),
-    (
-        r"(?:total|sum|average|mean|median|count|number)\w*(?: \w+){0,3} (?:by|per|for each) \w+|group(?:ed)? by|"
-        r"aggregat\w*|summar\w* by|按.{0,6}(?:汇总|统计|求和|平均)|每个.{0,6}(?:总|平均)",
-        ("group_aggregate",),
-    ),
-    (r"\bpivot|cross[- ]tab|透视", ("pivot_table",)),
-    (r"missing|blank|缺失|空值", ("describe_columns",)),
-    (r"duplicate|data quality|重复|质量", ("detect_data_quality",)),
-    (r"\bclean\w*|\btidy\b|清洗|清理", ("clean_data",)),
-    (
-        r"skew\w*|kurtosis|偏度|峰度|\bmean\b|average|median|standard deviation|\bstd\b|variance|平均|均值|中位数|标准差",
-        ("describe_columns",),
-    ),
+WORD_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    (entry.alternation(), entry.strings("tools")) for entry in vocabulary.entries(_WORDS, "word_tools")
 )
 
 
@@ -153,7 +96,7 @@ COMPANION_CHARTS = {
 LEAN_STARTERS = {**STARTERS, "stats": tuple(n for n in STARTERS["stats"] if n != "compare_two_groups")}
 
 
-def focused_starters(registry, question: str) -> dict[str, tuple[str, ...]] | None:
+def focused_starters(registry: Registry, question: str) -> dict[str, tuple[str, ...]] | None:
     """STARTERS narrowed to what the question's words name, or None when they name no test."""
     named = word_tools(question)
     tests = {n for n in named if n != "describe_columns" and (t := registry.get(n)) is not None and t.group == "stats"}
@@ -164,7 +107,9 @@ def focused_starters(registry, question: str) -> dict[str, tuple[str, ...]] | No
     return {**STARTERS, "stats": ("describe_columns", *sorted(tests)), "plot": tuple(sorted(charts))}
 
 
-def starter_tools(registry, groups, question: str = "", scope: str = "full", focus: bool = True) -> set[str]:
+def starter_tools(
+    registry: Registry, groups: Iterable[str], question: str = "", scope: str = "full", focus: bool = True
+) -> set[str]:
     """The tool names a turn with these groups starts with (see STARTERS), plus the tools the
     question's words call for; a one-statistic question starts with SINGLE_STARTERS only, a
     question that names its tests with `focused_starters` (unless `focus` is off: the built-in
@@ -215,30 +160,18 @@ SECTIONS = {
 }
 
 # --- restrictions (negations that forbid claim types or methods) ------------------------------
-_NEG_ZH = r"(?:不要|不用|别|无需|不需要|不必|请勿|勿|不做|不进行|避免|不许|禁止)"
-_NEG_EN = r"\b(?:don'?t|do not|no|without|not|never|avoid|skip)\b"
+_NEG_ZH = rf"(?:{vocabulary.alternation(_WORDS, 'negations_zh')})"
+_NEG_EN = rf"\b(?:{vocabulary.alternation(_WORDS, 'negations_en')})\b"
 _GAP_ZH, _GAP_EN = r"[^，,。.;；!！?？]{0,6}?", r"(?:\W+\w+){0,3}?\W+"
+# a negation, a few characters or words, then a restricted topic
 RESTRICTIONS: dict[str, tuple[str, ...]] = {
-    "no_causal": (
-        _NEG_ZH + _GAP_ZH + r"(?:因果|归因)",
-        _NEG_EN + _GAP_EN + r"(?:causal\w*|causation|causes?|causality)\b",
-    ),
-    "no_modelling": (
-        _NEG_ZH + _GAP_ZH + r"(?:建模|模型|机器学习)",
-        _NEG_EN + _GAP_EN + r"(?:model\w*|machine learning)\b",
-    ),
-    "no_forecast": (_NEG_ZH + _GAP_ZH + r"(?:预测|预报)", _NEG_EN + _GAP_EN + r"(?:forecast\w*|predict\w*)\b"),
-    "no_charts": (
-        _NEG_ZH + _GAP_ZH + r"(?:画图|作图|图表|图)",
-        _NEG_EN + _GAP_EN + r"(?:charts?|plots?|graphs?|figures?)\b",
-    ),
+    entry.key: (
+        _NEG_ZH + _GAP_ZH + rf"(?:{'|'.join(entry.patterns('zh'))})",
+        _NEG_EN + _GAP_EN + rf"(?:{'|'.join(entry.patterns('en'))})\b",
+    )
+    for entry in vocabulary.entries(_WORDS, "restrictions")
 }
-DESCRIPTIVE_ONLY = (
-    r"(?:只|仅|仅仅|只需|只要)(?:做|进行|要|看|给)?(?:一下)?(?:描述|描述性|描述统计)",
-    r"\bdescriptive(?: statistics| stats)? only\b",
-    r"\b(?:only|just) (?:the )?descriptiv\w*",
-    r"\b(?:only|just) describe\b",
-)
+DESCRIPTIVE_ONLY = vocabulary.patterns(_WORDS, "descriptive_only")
 RESTRICTION_TEXT = {
     "no_causal": "Make no causal claims: report associations and differences only, never that one thing causes another.",
     "descriptive_only": "Descriptive statistics only: describe what the data shows; no inferential tests, "
@@ -250,154 +183,51 @@ RESTRICTION_TEXT = {
 RESTRICTION_PRUNES = {"no_modelling": ("ml",), "descriptive_only": ("ml",), "no_charts": ("plot",)}
 
 
-METHOD_TERMS = (
-    r"t[- ]?tests?",
-    r"t ?检验",
-    r"anova",
-    r"方差分析",
-    r"p[- ]?values?",
-    r"p ?值",
-    r"regression",
-    r"回归",
-    r"correlation coefficient",
-    r"相关系数",
-    r"chi[- ]?squared?",
-    r"卡方",
-    r"confidence intervals?",
-    r"置信区间",
-    r"standard deviation",
-    r"标准差",
-    r"effect sizes?",
-    r"效应量",
-    r"statistical(?:ly)? significan\w*",
-    r"显著性",
-    r"normal distribution",
-    r"正态",
-    r"non-?parametric",
-    r"非参数",
-    r"mann[- ]whitney",
-    r"kruskal",
-    r"wilcoxon",
-    r"overfitting",
-    r"过拟合",
-    r"r[- ]?squared",
-    r"r方",
-    r"r²",
-    r"决定系数",
-    r"cohen'?s d",
-    r"odds ratio",
-    r"比值比",
-    r"sample size",
-    r"样本量",
-    r"statistical power",
-    r"检验效能",
-    r"hypothesis test\w*",
-    r"假设检验",
-    r"bootstrap",
-    r"median",
-    r"中位数",
-    r"variance",
-    r"方差",
-    r"significance",
-    r"multicollinearity",
-    r"多重共线性",
-    r"cross[- ]validation",
-    r"交叉验证",
-    r"outliers?",
-    r"异常值",
-    r"标准误",
-    r"standard error",
-    r"检验",
-    r"\btests?\b",
-)
+METHOD_TERMS = vocabulary.patterns(_WORDS, "method_terms")
 CONSULT_FORMS = (
-    r"^\s*(?:what(?:'s| is| are) (?:a|an)\b|what(?:'s| is) the difference between|what does .{1,40} mean|"
-    r"explain\b|define\b|how (?:do|should|can) (?:i|we|you) (?:choose|pick|interpret|read|decide)|"
-    r"when (?:should|do|would|to) (?:i |we |you )?use|which (?:statistical )?(?:test|method)|is it (?:ok|okay|valid) to use|"
-    r"can i use|should i use)",
-    r"(?:什么是|是什么|什么意思|啥意思|的含义|怎么理解|如何理解|解释一下|有什么区别|的区别|有什么不同|什么时候用|何时用|"
-    r"该用什么|应该用什么|用什么方法|用哪种|选哪个|怎么选|如何选择)",
+    rf"^\s*(?:{vocabulary.alternation(_WORDS, 'consult_forms_en')})",
+    rf"(?:{vocabulary.alternation(_WORDS, 'consult_forms_zh')})",
 )
-DATA_REFERENCE = (
-    r"我的数据|这份数据|这个数据|数据里|数据中|表里|表中|这张表|这一列|列中|列里|\bmy data\b|\bthis data\b|"
-    r"\bthe data\b|\bour data\b|\bdataset\b|\bcolumn\b|\bspreadsheet\b|\bin (?:this|the|my) (?:file|table|sheet)\b"
-)
+DATA_REFERENCE = vocabulary.alternation(_WORDS, "data_reference")
 FOLLOWUP_STRONG = (
-    r"刚才|刚刚|上面的?(?:结果|分析|图|结论|数字|回答)|之前的?(?:结果|分析|结论|回答)|上一步|上一个|上次|前面的?(?:结果|分析|结论)|"
-    r"为什么会这样|为什么是这样|为啥会这样|这个结果|这个结论|这个数|那个结果|再详细|详细解释|进一步解释|再解释|换成|改成|再画|再做一次|"
-    r"那.{0,8}呢[?？]?$",
-    r"\bwhy is that\b|\bwhy's that\b|\bwhat about\b|\bhow about\b|\b(?:the|your) (?:previous|last|earlier) "
-    r"(?:result|analysis|answer|chart|finding)s?\b|\bthat (?:result|number|finding|chart)\b|\bthose results\b|"
-    r"\byou (?:just )?(?:said|found|showed|mentioned)\b|\bexplain (?:that|this|it)\b|\belaborate\b|\btell me more\b|"
-    r"\bwhat does (?:that|this|it) mean\b|\bsame (?:thing )?for\b|\bredo\b|\bagain\b",
+    vocabulary.alternation(_WORDS, "followup_strong_zh", na_ne=r"那.{0,8}呢[?？]?$"),  # "那华东呢？" ends the message
+    vocabulary.alternation(_WORDS, "followup_strong_en"),
 )
-FOLLOWUP_WEAK = (r"^\s*(?:这个|那个|这|那|它|这些|那些)", r"^\s*(?:it|that|this|those|these|and)\b")
+FOLLOWUP_WEAK = (
+    rf"^\s*(?:{vocabulary.alternation(_WORDS, 'followup_weak_zh')})",
+    rf"^\s*(?:{vocabulary.alternation(_WORDS, 'followup_weak_en')})\b",
+)
 # "a report" as the thing asked for ("write a report", "an analysis report"), not the verb ("report the mean")
-REPORT_REQUEST = (
-    r"\b(?:write|produce|generate|prepare|create|make|draft|build|give me|i need|want)\s+(?:me\s+)?(?:a|an|the)?\s*"
-    r"(?:\w+\s+){0,2}?report\b|\b(?:analysis|analytical|summary|written)\s+report\b|\breport on\b"
-)
-# One figure asked for: "what is the mean age?", "report the Shapiro-Wilk p-value", "求平均年龄".
+REPORT_REQUEST = vocabulary.alternation(_WORDS, "report_request")
+# One figure asked for: "what is the mean age?", "report the Shapiro-Wilk p-value", "求平均年龄": a request at the
+# start of a short message and a statistic's name within 120 characters after it; in Chinese, a request and the
+# statistic's name in either order, close together.
 SINGLE_STATISTIC = (
-    (
-        r"^\s*(?:(?:so|ok|okay|please|and)\W+)?(?:what(?:'s| is| are| was| were)|report|compute|calculate|find|give me|tell me|"
-        r"show me|how (?:many|much)|estimate|determine|get)\b[^?.;\n]{0,120}?\b(?:mean|average|median|mode|std|standard deviation|"
-        r"variance|skew\w*|kurtosis|correlation(?: coefficient)?|coefficient|slope|intercept|r[- ]?squared|r²|r2|p[- ]?value|"
-        r"proportion|percentage|percent|share|rate|count|number of|total|sum|maximum|minimum|max|min|iqr|interquartile|"
-        r"quartiles?|percentiles?|quantiles?|range|statistic|odds ratio|confidence interval|outliers?|ratio|missing)\b"
-    ),
-    (
-        r"(?:是多少|多少|计算|求|报告|给出|算一下).{0,30}?(?:平均|均值|中位数|标准差|方差|偏度|峰度|相关系数|斜率|截距|比例|占比|"
-        r"总数|数量|最大|最小|四分位|百分位|p值|P值)|(?:平均|均值|中位数|标准差|方差|偏度|峰度|相关系数|斜率|截距|比例|占比|"
-        r"总数|最大值|最小值|四分位|百分位|p值|P值).{0,12}?(?:是多少|多少|为多少|是几)"
-    ),
+    rf"^\s*(?:(?:{vocabulary.alternation(_WORDS, 'single_fillers_en')})\W+)?"
+    rf"(?:{vocabulary.alternation(_WORDS, 'single_asks_en')})\b[^?.;\n]{{0,120}}?"
+    rf"\b(?:{vocabulary.alternation(_WORDS, 'single_statistics_en')})\b",
+    rf"(?:{vocabulary.alternation(_WORDS, 'single_asks_zh')}).{{0,30}}?(?:{vocabulary.alternation(_WORDS, 'single_statistics_zh')})"
+    rf"|(?:{vocabulary.alternation(_WORDS, 'single_named_zh')}).{{0,12}}?(?:{vocabulary.alternation(_WORDS, 'single_asked_after_zh')})",
 )
-MULTI_STEP = r"\bthen\b|\bafter that\b|\bfor each\b|\bstep\b|然后|接着|再分别|每一个"
-DEEP = (
-    r"全面|完整(?:的)?(?:报告|分析)|分析报告|深入分析|深度分析|系统(?:地|的|性)?分析|综合分析|全方位|建模|建立模型|模型|预测|预估|预报|"
-    r"聚类|分群|机器学习",
-    r"\bcomprehensive\b|\bfull (?:report|analysis)\b|\bcomplete (?:report|analysis)\b|\bin[- ]depth\b|\bdeep[- ]dive\b|"
-    r"\bthorough\b|\bmodel\w*\b|\bforecast\w*\b|\bpredict\w*\b|\bmachine learning\b|\bcluster\w*\b|\bsegment\w*\b|"
-    + REPORT_REQUEST,
-)
-REPORT_WORDS = (
-    r"全面|完整|分析报告|写.{0,4}报告|一份.{0,4}报告|出.{0,2}报告|comprehensive|full report|complete|in[- ]depth|thorough|"
-    + REPORT_REQUEST
-)
+MULTI_STEP = vocabulary.alternation(_WORDS, "multi_step")
+DEEP = (vocabulary.alternation(_WORDS, "deep_zh"), vocabulary.alternation(_WORDS, "deep_en") + "|" + REPORT_REQUEST)
+REPORT_WORDS = vocabulary.alternation(_WORDS, "report_words") + "|" + REPORT_REQUEST
 DATA_PREP = (
-    r"预览|看看数据|看一下数据|看下数据|查看数据|数据长什么样|清洗|清理|转换|转成|筛选|过滤|去重|重复|缺失值|空值|填充|格式|"
-    r"重命名|改名|合并|拼接|透视|整理|工作表|拆分|类型|删除|删掉|排序",
-    r"\bpreview\b|\bshow (?:me )?(?:the )?(?:data|rows|first|table)\b|\blook at the data\b|\bclean\w*\b|\btidy\b|"
-    r"\bconvert\w*\b|\bfilter\w*\b|\bdedup\w*\b|\bduplicates?\b|\bmissing values?\b|\bfill\b|\brename\b|"
-    r"\breshape\b|\bpivot\b|\bmerge\b|\bjoin\b|\bsplit\b|\bsheets?\b|\bformat\b|\bdata ?types?\b|\bhead\b|"
-    r"\bdrop\b(?=\s+(?:the\s+|all\s+|any\s+|those\s+|these\s+)?(?:rows?|columns?|records?|entries|duplicates?|"
-    r"missing|empty|blank|na|nan|nulls?|cases|observations)\b)|^\s*(?:please\s+)?drop\b|\bremove\b|\bsort\b",
+    vocabulary.alternation(_WORDS, "data_prep_zh"),
+    vocabulary.alternation(
+        _WORDS,
+        "data_prep_en",
+        # "drop" of rows, columns or missing values (not "a drop in sales"), or "drop" opening the message
+        drop_rows=r"\bdrop\b(?=\s+(?:the\s+|all\s+|any\s+|those\s+|these\s+)?(?:rows?|columns?|records?|entries|"
+        r"duplicates?|missing|empty|blank|na|nan|nulls?|cases|observations)\b)",
+        drop_first=r"^\s*(?:please\s+)?drop\b",
+    ),
 )
-ANALYSIS = (
-    r"分析|比较|对比|差异|区别|不同|相关|关系|关联|影响|趋势|分布|平均|均值|中位|总和|合计|占比|比例|检验|显著|回归|统计|描述|"
-    r"哪个|哪些|多少|最高|最低|最多|最少|排名|增长|下降|变化|原因|为什么|驱动|因素|概况|汇总|画|图|可视化|异常|离群|各",
-    r"\banaly[sz]\w*|\bcompar\w*|\bdiffer\w*|\bversus\b|\bvs\.?\b|\bcorrelat\w*|\brelat\w*|\bassociat\w*|"
-    r"\baffect\w*|\bimpact\w*|\beffects?\b|\btrends?\b|\bdistribut\w*|\baverage\b|\bmean\b|\bmedian\b|\bsum\b|"
-    r"\btotal\b|\bproportion\w*|\bpercent\w*|\bshare\b|\btests?\b|\bsignifican\w*|\bregress\w*|\bstatistic\w*|"
-    r"\bdescrib\w*|\bsummar\w*|\bwhich\b|\bhow many\b|\bhow much\b|\bmost\b|\bleast\b|\bhighest\b|\blowest\b|"
-    r"\btop\b|\brank\w*|\bgrow\w*|\bincreas\w*|\bdecreas\w*|\bdeclin\w*|\bchang\w*|\bwhy\b|\bdriv\w*|"
-    r"\bfactors?\b|\boutliers?\b|\bcharts?\b|\bplot\w*\b|\bgraph\w*|\bvisuali\w*|\bbreakdown\b|\bby \w+|\bwho\b",
-)
-GROUPING_WORDS = (
-    r"各|每|按|分组|排名|排行|最多|最少|最高|最低|占比|汇总|合计|总计|计数|频数|筛选|只看|前\d+|top|\bper\b|\bby \w+|"
-    r"\beach\b(?! other)|\bcounts?\b|\brank\w*|\bmost\b|\bleast\b|\bshare\b|\btotals?\b|\bonly\b|\bwhere\b|\bwho\b"
-)
-ML_WORDS = (
-    r"建模|模型|预测|预估|聚类|分群|细分|机器学习|分类器|\bmodel\w*|\bpredict\w*|\bcluster\w*|\bsegment\w*|"
-    r"\bmachine learning\b|\bclassif\w*|\bimportance\b|\bpca\b"
-)
-FORECAST_WORDS = (
-    r"预测|预报|预估|未来|下个月|明年|\bforecast\w*|\bpredict\w*|\bnext (?:month|quarter|year|week)\b|\bfuture\b"
-)
-TIME_WORDS = (
-    r"趋势|时间|月度|季度|年度|按月|按年|同比|环比|季节|留存|漏斗|\btrends?\b|\bover time\b|\bmonthly\b|\bweekly\b|"
-    r"\bseason\w*|\bretention\b|\bcohort\w*|\bfunnel\b|\byear over year\b|\bperiods?\b"
-)
+ANALYSIS = (vocabulary.alternation(_WORDS, "analysis_zh"), vocabulary.alternation(_WORDS, "analysis_en"))
+GROUPING_WORDS = vocabulary.alternation(_WORDS, "grouping_words")
+ML_WORDS = vocabulary.alternation(_WORDS, "ml_words")
+FORECAST_WORDS = vocabulary.alternation(_WORDS, "forecast_words")
+TIME_WORDS = vocabulary.alternation(_WORDS, "time_words")
 
 
 @dataclass
@@ -556,7 +386,7 @@ def parse_classification(content: str) -> tuple[str | None, str]:
     )
 
 
-def fallback_allowed(model: ChatModel | None, enabled: bool = True) -> bool:
+def fallback_allowed(model: ChatModel | None, enabled: bool = True) -> TypeGuard[ChatModel]:
     """Only a real language model is asked; the built-in analyst and test doubles are deterministic."""
     return enabled and model is not None and getattr(model, "kind", "") == "openai-compatible"
 
@@ -668,7 +498,8 @@ def apply_intent(messages: list[dict[str, Any]], intent: Intent) -> None:
 
 def intent_event(intent: Intent) -> dict[str, Any]:
     """What the trace records about the classification."""
-    return json.loads(json.dumps(intent.as_dict(), ensure_ascii=False))
+    event: dict[str, Any] = json.loads(json.dumps(intent.as_dict(), ensure_ascii=False))
+    return event
 
 
 def classify_run(run: Any, model: ChatModel | None, settings: Any, recorder: Any, has_history: bool) -> Intent:

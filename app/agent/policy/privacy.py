@@ -9,6 +9,7 @@ number is masked whatever column it came from.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -32,7 +33,7 @@ MAX_EXACT_VALUES = 20_000  # beyond this, a column's values are masked by patter
 class PiiMasker:
     replacements: dict[str, str] = field(default_factory=dict)
     kinds: set[str] = field(default_factory=set)
-    _exact: re.Pattern | None = None
+    _exact: re.Pattern[str] | None = None
 
     @classmethod
     def from_frames(cls, pii_columns: dict[str, dict[str, str]], frames: dict[str, pd.DataFrame]) -> "PiiMasker":
@@ -61,8 +62,12 @@ class PiiMasker:
             text = self._exact.sub(lambda m: self.replacements[m.group(0)], text)
         for kind, pattern in _PATTERNS.items():
             if kind in ALWAYS or kind in self.kinds:
-                text = pattern.sub(lambda m, k=kind: self._mask_match(m.group(0), k), text)
+                text = pattern.sub(self._replacement(kind), text)
         return text
+
+    def _replacement(self, kind: str) -> Callable[[re.Match[str]], str]:
+        """What a match of `kind` becomes (a function per kind binds the loop's kind)."""
+        return lambda match: self._mask_match(match.group(0), kind)
 
     @staticmethod
     def _mask_match(value: str, kind: str) -> str:

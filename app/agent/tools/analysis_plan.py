@@ -11,7 +11,7 @@ from typing import Literal
 
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.run_scope import run_scope
-from app.db.models import Run
+from app.agent.store import run_by_id
 
 QUESTION_TYPES = (
     "description",
@@ -42,7 +42,7 @@ def record_analysis_plan(
     dimensions: list[str] | None = None,
     method_plan: list[str] | None = None,
     limitations: list[str] | None = None,
-    ctx: ToolContext = None,
+    ctx: ToolContext | None = None,
 ) -> ToolResult:
     """Record the analysis plan before analysing: the goal, the metrics and dimensions, the methods.
 
@@ -58,7 +58,7 @@ def record_analysis_plan(
     if not str(goal or "").strip():
         raise ToolError("invalid_plan", "The plan needs a goal.", hint="State what the analysis must establish.")
     scope = run_scope(ctx)
-    run = scope.need_session().get(Run, scope.need_run_id())
+    run = run_by_id(scope.need_session(), scope.need_run_id())
     plan = {
         "goal": str(goal).strip(),
         "question_type": question_type if question_type in QUESTION_TYPES else "other",

@@ -13,11 +13,11 @@ from app.knowledge import entries
 MAX_READ = 12_000
 
 
-def _window(ctx: ToolContext) -> ContextWindow | None:
+def _window(ctx: ToolContext | None) -> ContextWindow | None:
     return run_scope(ctx, missing_ok=True).context_window
 
 
-def _store(ctx: ToolContext) -> OutputStore:
+def _store(ctx: ToolContext | None) -> OutputStore:
     window = _window(ctx)
     if window is not None:
         return window.store
@@ -27,7 +27,7 @@ def _store(ctx: ToolContext) -> OutputStore:
     raise ToolError("not_available", "Persisted outputs are not available in this session.", retryable=False)
 
 
-def read_tool_output(id: str, offset: int = 0, length: int = 4000, ctx: ToolContext = None) -> ToolResult:
+def read_tool_output(id: str, offset: int = 0, length: int = 4000, ctx: ToolContext | None = None) -> ToolResult:
     """Read back a tool output or a transcript that was saved to disk to keep the context small.
 
     Use it when a result says it was truncated, persisted or compacted and you need the part that is
@@ -63,7 +63,7 @@ def read_tool_output(id: str, offset: int = 0, length: int = 4000, ctx: ToolCont
     )
 
 
-def compact_context(reason: str = "", ctx: ToolContext = None) -> ToolResult:
+def compact_context(reason: str = "", ctx: ToolContext | None = None) -> ToolResult:
     """Compact the conversation before the next step: early history is summarised (keeping every
     conclusion and number) and saved in full to a transcript you can read back.
 
@@ -82,7 +82,7 @@ def compact_context(reason: str = "", ctx: ToolContext = None) -> ToolResult:
     )
 
 
-def search_knowledge(query: str, ctx: ToolContext = None) -> ToolResult:
+def search_knowledge(query: str, ctx: ToolContext | None = None) -> ToolResult:
     """Search the workspace's reference notes and documents (metric definitions, glossaries,
     business context) for passages about `query`.
 

@@ -9,12 +9,20 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from sqlalchemy.orm import Session
-
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.run_scope import run_scope
-from app.agent.tools.tasks import run_tasks, task_dict
-from app.db.models import Evidence, Run, Task, ToolCall, utcnow
+from app.agent.store import (
+    Evidence,
+    Session,
+    Task,
+    add_evidence,
+    evidence_by_id,
+    mark_task_updated,
+    require_run,
+    run_tasks,
+    run_tool_call,
+)
+from app.agent.tools.tasks import task_dict
 
 _WORD = re.compile(r"[a-z0-9]{3,}|[\u4e00-\u9fff]")
 _STOP = {"the", "and", "for", "with", "does", "whether", "data", "between", "from", "that", "this", "are", "was"}
@@ -91,12 +99,12 @@ def record_evidence(
     method: str,
     tool_call_ids: list[str],
     result_summary: str = "",
-    metrics: dict | None = None,
+    metrics: dict[str, Any] | None = None,
     sample_size: int | None = None,
     limitations: list[str] | None = None,
     confidence: Literal["high", "medium", "low"] = "medium",
     supersedes: list[str] | None = None,
-    ctx: ToolContext = None,
+    ctx: ToolContext | None = None,
 ) -> ToolResult:
     """Record a conclusion with the tool calls that back it. Every claim in the answer needs evidence.
 
@@ -113,14 +121,15 @@ def record_evidence(
     """
     scope = run_scope(ctx)
     session, run_id = scope.need_session(), scope.need_run_id()
-    calls = [session.get(ToolCall, (run_id, cid)) for cid in tool_call_ids]
-    unknown = [cid for cid, call in zip(tool_call_ids, calls) if call is None]
+    found = [run_tool_call(session, run_id, cid) for cid in tool_call_ids]
+    unknown = [cid for cid, call in zip(tool_call_ids, found) if call is None]
     if not tool_call_ids or unknown:
         raise ToolError(
             "invalid_evidence",
             f"Evidence must cite tool calls of this run; unknown ids: {unknown}.",
             hint="Pass the ids of the tool calls whose results support the claim.",
         )
+    calls = [call for call in found if call is not None]  # all of them: none is unknown
     replaced = [_evidence_id(session, run_id, ref) for ref in supersedes or []]
     metrics = dict(metrics or {})
     if not metrics:  # fall back to the numbers the cited tools computed
@@ -128,7 +137,8 @@ def record_evidence(
             metrics.update({k: v for k, v in (call.metrics or {}).items() if k != "duration_ms"})
     limitations = list(limitations or [])
     level, reasons = downgrade_confidence(confidence, sample_size, metrics, limitations, method)
-    item = Evidence(
+    item = add_evidence(
+        session,
         workspace_id=scope.need_workspace_id(),
         run_id=run_id,
         claim=claim,
@@ -140,8 +150,6 @@ def record_evidence(
         limitations=limitations,
         tool_call_ids=list(tool_call_ids),
     )
-    session.add(item)
-    session.flush()
     completed = complete_tasks(session, run_id, item)
     scope.send("evidence", evidence_dict(item))
     for task in completed:
@@ -164,20 +172,17 @@ def record_evidence(
 def complete_tasks(session: Session, run_id: str, item: Evidence) -> list[Task]:
     # The cited tools count as part of the evidence: a task that needs "compare_groups" is
     # satisfied by evidence computed by compare_groups.
-    tools = [call.tool for cid in item.tool_call_ids if (call := session.get(ToolCall, (run_id, cid)))]
+    tools = [call.tool for cid in item.tool_call_ids if (call := run_tool_call(session, run_id, cid))]
     text = " ".join([item.claim, item.result_summary, item.method, *map(str, item.metrics), *tools])
     done = matching_tasks(run_tasks(session, run_id), text)
     for task in done:
         task.status, task.completed_by, task.evidence_id = "completed", "evidence", item.id
-        task.result_summary, task.confidence, task.updated_at = (
-            item.result_summary or item.claim,
-            item.confidence,
-            utcnow(),
-        )
+        task.result_summary, task.confidence = item.result_summary or item.claim, item.confidence
+        mark_task_updated(task)
     return done
 
 
-def retract_evidence(evidence_id: str, reason: str = "", ctx: ToolContext = None) -> ToolResult:
+def retract_evidence(evidence_id: str, reason: str = "", ctx: ToolContext | None = None) -> ToolResult:
     """Withdraw recorded evidence that was wrong (e.g. it failed verification); it no longer counts.
 
     Args:
@@ -197,10 +202,10 @@ def retract_evidence(evidence_id: str, reason: str = "", ctx: ToolContext = None
 def _evidence_id(session: Session, run_id: str, ref: str) -> str:
     """An evidence id of this run, from the id itself or the record_evidence call that made it."""
     ref = str(ref).strip()
-    item = session.get(Evidence, ref)
+    item = evidence_by_id(session, ref)
     if item is not None and item.run_id == run_id:
         return item.id
-    call = session.get(ToolCall, (run_id, ref))
+    call = run_tool_call(session, run_id, ref)
     found = (call.metrics or {}).get("evidence_id") if call is not None and call.tool == "record_evidence" else None
     if found:
         return str(found)
@@ -216,7 +221,7 @@ def withdraw(session: Session, run_id: str, ids: list[str], by: str | None, reas
     (claim verification then stops counting it; app.agent.verification)."""
     if not ids:
         return
-    run = session.get(Run, run_id)
+    run = require_run(session, run_id)
     state = dict(run.state or {})
     verification = dict(state.get("verification") or {"results": []})
     withdrawn = dict(verification.get("withdrawn") or {})

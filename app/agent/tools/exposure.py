@@ -21,8 +21,12 @@ import re
 from typing import Any, Iterable
 
 from analysis_tools import Registry, Tool, ToolError, ToolResult
-from analysis_tools.registry import GROUPS as ALL_GROUPS
+from analysis_tools.registry import GROUPS
 from app.agent.policy.intent import STARTERS, starter_tools
+
+# Every group of the catalog. A Toolbox built without an intent's groups passes this very tuple, and
+# `Exposure.reset` tells that case by identity.
+ALL_GROUPS = GROUPS
 
 # Harness tools that can do nothing until something exists: offered from the request after it does.
 SITUATIONAL = {
@@ -218,7 +222,7 @@ class Exposure:
             self.pending_tools |= {
                 n
                 for n, s in SITUATIONAL.items()
-                if s == situation and n in self.registry and self.registry.get(n).group in self.base
+                if s == situation and (t := self.registry.get(n)) is not None and t.group in self.base
             } - self.names()
 
     def _ordered(self, names: set[str]) -> list[Tool]:
@@ -226,7 +230,7 @@ class Exposure:
         allowed = {n for n in names if (t := self.registry.get(n)) is not None and t.group not in self.pruned}
         known = [n for n in self.order if n in allowed]
         new = [t.name for t in self.registry if t.name in allowed and t.name not in set(known)]
-        return [self.registry.get(n) for n in known + new]
+        return [t for n in known + new if (t := self.registry.get(n)) is not None]  # all of them: `allowed` are known
 
     def tools(self) -> list[Tool]:
         return self._ordered(self.names())
@@ -275,10 +279,10 @@ class Exposure:
 
     def request_tools(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
         """Expose tools from the next request; returns (newly exposed, refused because pruned)."""
-        wanted = {n for n in names if n in self.registry}
-        refused = sorted(n for n in wanted if self.registry.get(n).group in self.pruned)
+        wanted = {n: t for n in names if (t := self.registry.get(n)) is not None}
+        refused = sorted(n for n, t in wanted.items() if t.group in self.pruned)
         exposed = self.names()
-        new = sorted(wanted - set(refused) - exposed)
+        new = sorted(set(wanted) - set(refused) - exposed)
         self.pending_tools.update(new)
         return new, refused
 

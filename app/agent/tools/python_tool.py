@@ -19,15 +19,15 @@ from typing import Any
 
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.run_scope import run_scope
-from app.config import get_settings
+from app.config import Settings, get_settings
 from app.workspaces import active_datasets
-from sandbox import LaunchSpec, Limits, SandboxUnavailable, detect_isolation, get_pool
+from sandbox import LaunchSpec, Limits, RunOutcome, SandboxUnavailable, detect_isolation, get_pool
 
 log = logging.getLogger(__name__)
 MAX_TABLE_PREVIEW = 1_500
 
 
-def run_python(code: str, ctx: ToolContext = None) -> ToolResult:
+def run_python(code: str, ctx: ToolContext | None = None) -> ToolResult:
     """Run Python code on the workspace's datasets, in a sandbox. Use it only when no other tool fits.
 
     Available without importing: `datasets` (dict name -> pandas DataFrame; each dataset is also a
@@ -123,14 +123,14 @@ def _stopped_note(count: int) -> str:
     )
 
 
-def _no_host_paths(text: str, settings) -> str:
+def _no_host_paths(text: str, settings: Settings) -> str:
     """The model never sees where the server keeps its files."""
     for root in {str(Path(settings.data_dir).resolve()), str(settings.data_dir)}:
         text = text.replace(root, "<data>")
     return text
 
 
-def _success(outcome, banner: str, ctx: ToolContext) -> ToolResult:
+def _success(outcome: RunOutcome, banner: str, ctx: ToolContext) -> ToolResult:
     parts = [banner]
     stdout, stderr = outcome.stdout, outcome.stderr
     if stdout.get("text"):
@@ -189,7 +189,7 @@ def _success(outcome, banner: str, ctx: ToolContext) -> ToolResult:
     )
 
 
-def _settings(ctx: ToolContext):
+def _settings(ctx: ToolContext) -> Settings:
     settings = run_scope(ctx, missing_ok=True).settings
     if settings is None:
         settings = get_settings()

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis_tools import ToolContext, ToolError, ToolResult
-from app.agent.run_scope import run_scope
+from app.agent.run_scope import need_context, run_scope
 from app.ingest.bounded import load_table_bounded
 from app.ingest.errors import IngestError
 from app.workspaces import active_datasets, derived_parent, is_derived
 
 
-def select_sheet(sheet: str, dataset: str | None = None, ctx: ToolContext = None) -> ToolResult:
+def select_sheet(sheet: str, dataset: str | None = None, ctx: ToolContext | None = None) -> ToolResult:
     """Read another sheet of an uploaded workbook; it becomes a new version of the dataset.
 
     Args:
@@ -19,6 +19,7 @@ def select_sheet(sheet: str, dataset: str | None = None, ctx: ToolContext = None
         dataset: Dataset name; defaults to the active dataset.
     """
     scope = run_scope(ctx)
+    ctx = need_context(ctx)
     settings = scope.need_settings()
     datasets = {d.name: d for d in active_datasets(scope.need_session(), scope.need_workspace_id())}
     source = datasets.get(dataset or ctx.dataset_name or "")

@@ -3,19 +3,16 @@ restarts. Tool functions here are registered in the `core` group (harness_tools.
 
 from __future__ import annotations
 
-from typing import Literal
-
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from typing import Any, Literal
 
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.run_scope import run_scope
-from app.db.models import Task, utcnow
+from app.agent.store import Session, Task, add_task, mark_task_updated, run_tasks, task_by_id
 
 STATUSES = ("pending", "in_progress", "completed", "deleted")
 
 
-def task_dict(task: Task) -> dict:
+def task_dict(task: Task) -> dict[str, Any]:
     return {
         "id": task.id,
         "subject": task.subject,
@@ -29,19 +26,13 @@ def task_dict(task: Task) -> dict:
     }
 
 
-def _session(ctx: ToolContext) -> Session:
+def _session(ctx: ToolContext | None) -> Session:
     return run_scope(ctx).need_session()
 
 
-def run_tasks(session: Session, run_id: str) -> list[Task]:
-    return list(
-        session.scalars(select(Task).where(Task.run_id == run_id, Task.status != "deleted").order_by(Task.created_at))
-    )
-
-
-def _find(ctx: ToolContext, task_id: str) -> Task:
+def _find(ctx: ToolContext | None, task_id: str) -> Task:
     scope = run_scope(ctx)
-    task = scope.need_session().get(Task, task_id)
+    task = task_by_id(scope.need_session(), task_id)
     if task is None or task.workspace_id != scope.need_workspace_id():
         ids = [t.id for t in run_tasks(scope.need_session(), scope.need_run_id())]
         raise ToolError("task_not_found", f"No task with id {task_id!r}.", hint=f"Existing task ids: {ids}")
@@ -65,7 +56,7 @@ def task_create(
     required_capability: str = "",
     evidence_requirements: str = "",
     blocked_by: list[str] | None = None,
-    ctx: ToolContext = None,
+    ctx: ToolContext | None = None,
 ) -> ToolResult:
     """Add a step to the analysis plan the user sees. Evidence that matches the task completes it.
 
@@ -81,7 +72,8 @@ def task_create(
     for dep in blocked_by or []:
         _find(ctx, dep)
     scope = run_scope(ctx)
-    task = Task(
+    task = add_task(
+        session,
         workspace_id=scope.need_workspace_id(),
         run_id=scope.need_run_id(),
         subject=subject,
@@ -91,8 +83,6 @@ def task_create(
         evidence_requirements=evidence_requirements,
         blocked_by=list(blocked_by or []),
     )
-    session.add(task)
-    session.flush()
     scope.send("task", task_dict(task))
     return ToolResult(
         text=f"[task] created {task.id}: {subject}", metrics={"task_id": task.id}, payload={"task": task_dict(task)}
@@ -104,7 +94,7 @@ def task_update(
     status: Literal["pending", "in_progress", "completed", "deleted"] | None = None,
     subject: str | None = None,
     result_summary: str | None = None,
-    ctx: ToolContext = None,
+    ctx: ToolContext | None = None,
 ) -> ToolResult:
     """Change a task's status or subject. A task blocked by unfinished tasks cannot start.
 
@@ -117,7 +107,7 @@ def task_update(
     task = _find(ctx, task_id)
     if status in ("in_progress", "completed"):
         session = _session(ctx)
-        open_deps = [d for d in task.blocked_by or [] if (dep := session.get(Task, d)) and dep.status != "completed"]
+        open_deps = [d for d in task.blocked_by or [] if (dep := task_by_id(session, d)) and dep.status != "completed"]
         if open_deps:
             raise ToolError(
                 "task_blocked",
@@ -132,12 +122,12 @@ def task_update(
         task.subject = subject
     if result_summary:
         task.result_summary = result_summary
-    task.updated_at = utcnow()
+    mark_task_updated(task)
     run_scope(ctx).send("task", task_dict(task))
     return ToolResult(text=f"[task] {task.id} is {task.status}: {task.subject}", payload={"task": task_dict(task)})
 
 
-def task_get(task_id: str, ctx: ToolContext = None) -> ToolResult:
+def task_get(task_id: str, ctx: ToolContext | None = None) -> ToolResult:
     """Show one task with its details.
 
     Args:
@@ -149,7 +139,7 @@ def task_get(task_id: str, ctx: ToolContext = None) -> ToolResult:
     )
 
 
-def task_list(ctx: ToolContext = None) -> ToolResult:
+def task_list(ctx: ToolContext | None = None) -> ToolResult:
     """List the tasks of the current analysis plan with their status."""
     tasks = run_tasks(_session(ctx), run_scope(ctx).need_run_id())
     return ToolResult(text="[tasks]\n" + _tasks_text(tasks), payload={"tasks": [task_dict(t) for t in tasks]})
@@ -165,7 +155,7 @@ STALE_REMINDER = (
 
 
 def stale_task_reminder(
-    session: Session, run_id: str, rounds: int, state: dict, stale_after: int = STALE_ROUNDS
+    session: Session, run_id: str, rounds: int, state: dict[str, Any], stale_after: int = STALE_ROUNDS
 ) -> str | None:
     """A reminder when tasks are open and none was updated for `stale_after` rounds.
 

@@ -9,7 +9,7 @@ from app.agent.run_scope import run_scope
 from app.agent.tools.exposure import DETAILED_MATCHES, rank_tools
 
 
-def tool_search(query: str, limit: int = 5, ctx: ToolContext = None) -> ToolResult:
+def tool_search(query: str, limit: int = 5, ctx: ToolContext | None = None) -> ToolResult:
     """Find tools by what they do, in English or Chinese (e.g. "correlation", "相关"), with their full
     descriptions and arguments. The tools found become callable from the next request.
 
@@ -31,7 +31,7 @@ def tool_search(query: str, limit: int = 5, ctx: ToolContext = None) -> ToolResu
     # its schema to every later request); the others are listed, callable after a search by name.
     best = found[:DETAILED_MATCHES]
     new, refused = exposure.request_tools(t.name for t in best)
-    refused_groups = sorted({exposure.registry.get(n).group for n in refused})
+    refused_groups = sorted({t.group for t in best if t.name in refused})
     offered = exposure.names() | set(new)
     # details on demand: the best matches with their full description and arguments (schemas are brief)
     lines = [
@@ -56,7 +56,7 @@ def tool_search(query: str, limit: int = 5, ctx: ToolContext = None) -> ToolResu
         payload={
             "tools": [t.name for t in found],
             "exposed_tools": new,
-            "exposed_groups": sorted({exposure.registry.get(n).group for n in new}),
+            "exposed_groups": sorted({t.group for t in best if t.name in new}),
             "refused_groups": refused_groups,
         },
     )

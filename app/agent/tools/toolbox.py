@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
-from sqlalchemy import select
 
 from analysis_tools import REGISTRY as ANALYSIS_REGISTRY
 from analysis_tools import Registry, ToolContext, ToolError, ToolResult, make_tool
@@ -20,12 +19,12 @@ from app.agent.context.summary import MARKER
 from app.agent.model.interface import ToolCallRequest
 from app.agent.policy import clarify
 from app.agent.run_scope import RunScope, run_scope
+from app.agent.store import Session, run_has_evidence, run_has_tasks
 from app.agent.tools import analysis_plan, context_tools, evidence, sheets, tasks
 from app.agent.tools.exposure import ALL_GROUPS, ENABLES, Exposure, refusal
 from app.agent.tools.python_tool import run_python
 from app.agent.tools.results import CallResults
 from app.agent.tools.tool_search import tool_search
-from app.db.models import Evidence, Task
 
 # run_python's description in every request: whole sentences that say what the code can use
 # (the full text, with the limits, comes from tool_search).
@@ -270,12 +269,12 @@ def tool_message_content(result: ToolResult) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-def situations(session: Any, run_id: str, knowledge: Any) -> set[str]:
+def situations(session: Session, run_id: str, knowledge: Any) -> set[str]:
     """What already exists when a turn starts (a resumed run's tasks and evidence, the workspace's
     reference notes), so their situational tools are offered from the first request."""
     found = {"knowledge"} if knowledge else set()
-    if session.scalar(select(Task.id).where(Task.run_id == run_id).limit(1)):
+    if run_has_tasks(session, run_id):
         found.add("tasks")
-    if session.scalar(select(Evidence.id).where(Evidence.run_id == run_id).limit(1)):
+    if run_has_evidence(session, run_id):
         found.add("evidence")
     return found

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from sandbox import detect_isolation, get_pool
+from sandbox.launch import _python_paths
 from tests.conftest import IN_CI
 from tests.test_sandbox import MODE, SALES, make_env
 
@@ -115,22 +116,30 @@ print(json.dumps({{
     assert found["database"] == "FileNotFoundError:ENOENT" and found["data_dir"] is False
     assert found["other_workspace"] == "FileNotFoundError:ENOENT"
     assert found["data"] == ["d1"]  # only this workspace's dataset folder
-    assert set(found["top"]) <= {
-        "data",
-        "scratch",
-        "tmp",
-        "proc",
-        "dev",
-        "usr",
-        "lib",
-        "lib64",
-        "lib32",
-        "libx32",
-        "opt",
-        "root",
-        "bin",
-        "home",
-    }
+    # The interpreter's own folders are mounted wherever it lives (a venv under /srv, /home, /root ...):
+    # their top-level folder shows, holding that path only.
+    _, python_dirs, _ = _python_paths()
+    interpreter_tops = {Path(d).parts[1] for d in python_dirs if len(Path(d).parts) > 1}
+    assert (
+        set(found["top"])
+        <= {
+            "data",
+            "scratch",
+            "tmp",
+            "proc",
+            "dev",
+            "usr",
+            "lib",
+            "lib64",
+            "lib32",
+            "libx32",
+            "opt",
+            "root",
+            "bin",
+            "home",
+        }
+        | interpreter_tops
+    )
     if found["root_home"] is not None:  # the interpreter may live under /root: nothing else of it
         assert found["root_home"] == [".pyenv"]
     still_works(env)

@@ -13,7 +13,7 @@ A leaf of the harness: it imports nothing of `app.agent`, so any module of it ca
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -56,6 +56,16 @@ __all__ = [
     "save_answer",
     "task_by_id",
 ]
+
+
+_Row = TypeVar("_Row", Message, Question, Task, Evidence)
+
+
+def _stored(session: Session, row: _Row) -> _Row:
+    """Add a new row and flush it, so it has its id (and its defaults) before the caller uses it."""
+    session.add(row)
+    session.flush()
+    return row
 
 
 # --- runs ------------------------------------------------------------------------------------------
@@ -108,10 +118,7 @@ def latest_summary_message(session: Session, workspace_id: str, name_prefix: str
 
 def add_summary_message(session: Session, workspace_id: str, content: str, name: str) -> Message:
     """Store a workspace-level user message with no run (a compaction summary), flushed."""
-    row = Message(workspace_id=workspace_id, run_id=None, role="user", content=content, name=name)
-    session.add(row)
-    session.flush()
-    return row
+    return _stored(session, Message(workspace_id=workspace_id, run_id=None, role="user", content=content, name=name))
 
 
 # --- questions (clarification, clarify.py) ---------------------------------------------------------
@@ -166,19 +173,19 @@ def add_question(
     tool_call_id: str | None,
 ) -> Question:
     """Store a question for the user, flushed (it has its id)."""
-    row = Question(
-        workspace_id=workspace_id,
-        run_id=run_id,
-        kind=kind,
-        question=question,
-        options=options,
-        reason=reason,
-        topic=topic,
-        tool_call_id=tool_call_id,
+    return _stored(
+        session,
+        Question(
+            workspace_id=workspace_id,
+            run_id=run_id,
+            kind=kind,
+            question=question,
+            options=options,
+            reason=reason,
+            topic=topic,
+            tool_call_id=tool_call_id,
+        ),
     )
-    session.add(row)
-    session.flush()
-    return row
 
 
 def save_answer(session: Session, question: Question, answer: Any) -> Question:
@@ -217,19 +224,19 @@ def add_task(
     blocked_by: list[str],
 ) -> Task:
     """Store a new task, flushed (it has its id)."""
-    task = Task(
-        workspace_id=workspace_id,
-        run_id=run_id,
-        subject=subject,
-        description=description,
-        expected_output=expected_output,
-        required_capability=required_capability,
-        evidence_requirements=evidence_requirements,
-        blocked_by=blocked_by,
+    return _stored(
+        session,
+        Task(
+            workspace_id=workspace_id,
+            run_id=run_id,
+            subject=subject,
+            description=description,
+            expected_output=expected_output,
+            required_capability=required_capability,
+            evidence_requirements=evidence_requirements,
+            blocked_by=blocked_by,
+        ),
     )
-    session.add(task)
-    session.flush()
-    return task
 
 
 def mark_task_updated(task: Task) -> None:
@@ -283,21 +290,21 @@ def add_evidence(
     tool_call_ids: list[str],
 ) -> Evidence:
     """Store an evidence item, flushed (it has its id)."""
-    item = Evidence(
-        workspace_id=workspace_id,
-        run_id=run_id,
-        claim=claim,
-        method=method,
-        result_summary=result_summary,
-        metrics=metrics,
-        sample_size=sample_size,
-        confidence=confidence,
-        limitations=limitations,
-        tool_call_ids=tool_call_ids,
+    return _stored(
+        session,
+        Evidence(
+            workspace_id=workspace_id,
+            run_id=run_id,
+            claim=claim,
+            method=method,
+            result_summary=result_summary,
+            metrics=metrics,
+            sample_size=sample_size,
+            confidence=confidence,
+            limitations=limitations,
+            tool_call_ids=tool_call_ids,
+        ),
     )
-    session.add(item)
-    session.flush()
-    return item
 
 
 # --- tool calls (written by the recorder) ----------------------------------------------------------

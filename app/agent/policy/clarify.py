@@ -182,6 +182,7 @@ def gate_input(turn: Any) -> GateInput:
         intent=getattr(turn.intent, "kind", None),
         language=run.language,
         new_files=new_files(session, run, datasets),
+        model_reads=getattr(turn.model, "kind", "builtin") != "builtin",  # a model reads the question first
     )
 
 

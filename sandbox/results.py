@@ -40,6 +40,7 @@ class RunOutcome:
     datasets: dict = field(default_factory=dict)
     seccomp: str = "off"
     stopped_processes: int = 0  # background processes the call left running
+    retried: bool = False  # the data could not be read: the call ran again in a fresh sandbox
 
     def as_dict(self) -> dict:
         data = asdict(self)

@@ -62,6 +62,11 @@ def five_call_run(base: Path, mode: str, preamble: str = "") -> list[str]:
         service.execute(run_id)
     finally:
         get_pool().close(ws)
+    # the isolation is told once, in run_python's description, the same in every request
+    described = [
+        t["function"]["description"] for t in model.requests[0]["tools"] if t["function"]["name"] == "run_python"
+    ]
+    assert described and "isolated sandbox (no network, read-only data" in described[0]
     messages = model.requests[-1]["messages"]
     seen = {m.get("tool_call_id"): m["content"] for m in messages if m.get("role") == "tool"}
     return [seen.get(f"py{i}", "") for i in range(len(FIVE_CALLS))]

@@ -29,9 +29,9 @@ from app.agent.tools.tool_search import tool_search
 # run_python's description in every request: whole sentences that say what the code can use
 # (the full text, with the limits, comes from tool_search).
 RUN_PYTHON_BRIEF = (
-    "Run Python code in a sandbox when no tool fits. Each dataset is a pandas DataFrame variable "
-    "(also datasets[name]); pd, np, stats (scipy.stats), sm, smf, sklearn and plt are ready. "
-    "print() what you need; set `result` to a dict of key numbers."
+    "Run Python in an isolated sandbox (no network, read-only data, limits) when no tool fits. Each dataset "
+    "is a DataFrame variable (also datasets[name]); pd, np, stats (scipy.stats), sm, smf, sklearn, plt are "
+    "ready. print() what you need; set `result` to a dict of key numbers."
 )
 HARNESS_REGISTRY = Registry(
     [

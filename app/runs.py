@@ -311,6 +311,8 @@ class RunService:
             run.id,
             self.settings.memory_budget_chars,
         )  # definitions, knowledge, memory
+        # the user's answers to earlier questions may name people: the model reads pseudonyms
+        sources["definitions"] = tuple(masker.mask(d) for d in sources.get("definitions") or ())
         if "datasets" in (intent.prompt_sections or ALL_SECTIONS):  # a greeting's prompt carries no data
             sources["reading"] = question_reading(
                 question, [with_values(summary, catalog.get(summary["name"])) for summary in summaries]

@@ -47,9 +47,19 @@ class ReadingModel:
             return ModelReply(None, [call("run_python", "rank", code=code)])
         if replies == 1:
             self.best = PSEUDONYM.findall(last)[0]  # the first row of the ranking
-            code = f"d = list(datasets.values())[0]\nprint('score:', d.loc[d['姓名'] == '{self.best}', '成绩'].tolist())"
-            return ModelReply(None, [call("run_python", "lookup", code=code)])
-        score = re.search(r"score: \[(\d+)\]", last)
+            code = (
+                f"d = list(datasets.values())[0]\nprint('score:', d.loc[d['姓名'] == '{self.best}', '成绩'].tolist())"
+            )
+            failing = f"raise ValueError('no such student: ' + '{self.best}')"  # its error names the real value
+            return ModelReply(
+                None,
+                [
+                    call("run_python", "lookup", code=code),
+                    call("run_python", "fails", code=failing),
+                    call("task_create", "task", subject=f"Describe {self.best}"),  # the harness keeps its words
+                ],
+            )
+        score = re.search(r"score: \[(\d+)\]", "\n".join(str(m.get("content")) for m in messages[-3:]))
         return ModelReply(f"成绩最好的学生是 {self.best}，得分 {score.group(1) if score else '未知'}。")
 
 
@@ -69,6 +79,8 @@ def test_pseudonyms_are_what_the_model_reads_and_the_user_reads_the_names(tmp_pa
     assert "Masked personal data: 姓名 (students)" in sent  # told which column, and what the pseudonyms are
     assert PSEUDONYM.fullmatch(model.best)
     assert f"score: [{top['成绩']}]" in sent  # the filter on the pseudonym found the real row
+    assert f"no such student: {model.best}" in sent  # the error came back masked
+    assert f"Describe {model.best}" in events_of(db, run_id)  # a task keeps the pseudonym
 
     with db.session() as session:
         run = session.get(Run, run_id)
@@ -84,6 +96,21 @@ def test_pseudonyms_are_what_the_model_reads_and_the_user_reads_the_names(tmp_pa
     assert written and events
     for real in STUDENTS["姓名"]:
         assert real not in written and real not in events, real
+
+
+def events_of(db: Any, run_id: str) -> str:
+    with db.session() as session:
+        return json.dumps([e.data for e in session.query(Event).filter_by(run_id=run_id)], ensure_ascii=False)
+
+
+def test_masking_masked_text_again_keeps_the_pseudonyms_whole():
+    """A short name inside a pseudonym (li in email_…, 17 in 姓名_017) is not masked again: earlier
+    answers and reports are masked a second time."""
+    people = pd.DataFrame({"姓名": ["li", *(f"P{i}" for i in range(20))], "mail": ["li@x.org", *[None] * 20]})
+    masker = PiiMasker.from_frames({"p": {"姓名": "name", "mail": "email"}}, {"p": people})
+    once = masker.mask("li wrote from li@x.org; P17 too")
+    assert masker.mask(once) == once and masker.unmask(once) == "li wrote from li@x.org; P17 too"
+    assert re.fullmatch(r"姓名_001 wrote from email_[0-9a-f]{6}; 姓名_019 too", once)
 
 
 def test_the_same_value_gets_the_same_pseudonym_in_every_run_of_a_workspace(tmp_path):

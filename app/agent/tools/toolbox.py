@@ -174,8 +174,11 @@ class Toolbox:
 
     def execute(self, call: ToolCallRequest) -> ToolResult:
         """Run one tool call; every failure becomes a structured error result. Pseudonyms in the
-        arguments (a filter on 姓名_017, code that names one) become the real values first."""
-        call = replace(call, arguments=map_strings(call.arguments, self.unmask))
+        arguments of a tool that computes on the data (a filter on 姓名_017, code that names one)
+        become the real values first; the harness's own tools (tasks, evidence, plans, questions)
+        keep the model's words as written, pseudonyms and all, since traces and later prompts show them."""
+        if call.name not in HARNESS_REGISTRY or call.name == "run_python":
+            call = replace(call, arguments=map_strings(call.arguments, self.unmask))
         tool = self.registry.get(call.name)
         if call.argument_error:
             return ToolResult.failure(

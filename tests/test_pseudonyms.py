@@ -16,6 +16,7 @@ from app.agent.policy.privacy import PiiMasker, PseudonymBook, book_path
 from app.agent.tracing import trace_dir
 from app.db.models import Event, Report, Run
 from app.web.reports import owners_content
+from app.web.run_panel import run_context
 from tests.factories import setup, start_run
 from tests.fakes import call
 
@@ -90,6 +91,8 @@ def test_pseudonyms_are_what_the_model_reads_and_the_user_reads_the_names(tmp_pa
         stored = json.dumps(report.content, ensure_ascii=False)
         assert "彭小明" not in stored and model.best in stored  # what a share link serves
         assert "彭小明" in json.dumps(owners_content(report, settings), ensure_ascii=False)  # the owner's download
+        panel = run_context(session, run, "zh", settings)  # the owner's page shows the names
+        assert [t["subject"] for t in panel["tasks"]] == ["Describe 彭小明"]
         events = json.dumps([e.data for e in session.query(Event).filter_by(run_id=run_id)], ensure_ascii=False)
     traces = trace_dir(settings, ws, run_id)
     written = "".join(f.read_text(encoding="utf-8") for f in traces.rglob("*") if f.is_file())

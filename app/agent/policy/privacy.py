@@ -179,12 +179,19 @@ class PiiMasker:
         return cls(PseudonymBook.load(path))._compiled()
 
     def _compiled(self) -> PiiMasker:
-        """Compile the exact net from the book's values, and the net that finds its pseudonyms."""
+        """Compile the net that finds the book's pseudonyms (the exact net waits for the first mask:
+        unmasking, all a page needs, never pays for it)."""
         self._known = self._shape()
-        values = sorted(self.book.pseudonym_of, key=len, reverse=True)
-        # literals only: sre then skips ahead by their common prefix (a pattern among them costs 8x)
-        self._exact = re.compile("|".join(map(re.escape, values))) if values else None
+        self._exact = None
         return self
+
+    def _exact_net(self) -> re.Pattern[str] | None:
+        """The book's values, longest first, compiled once."""
+        if self._exact is None and self.book.pseudonym_of:
+            values = sorted(self.book.pseudonym_of, key=len, reverse=True)
+            # literals only: sre then skips ahead by their common prefix (a pattern among them costs 8x)
+            self._exact = re.compile("|".join(map(re.escape, values)))
+        return self._exact
 
     def _shape(self) -> re.Pattern[str] | None:
         """What the book's pseudonyms look like: one of a few prefixes, then a number or a hash (never
@@ -214,8 +221,8 @@ class PiiMasker:
         """Replace every personal value in `text` by its pseudonym."""
         if not text:
             return text
-        if self._exact is not None:
-            text = self._between_pseudonyms(text, self._exact)
+        if (exact := self._exact_net()) is not None:
+            text = self._between_pseudonyms(text, exact)
         known = len(self.book.real_of)
         for kind, pattern in _PATTERNS.items():
             if kind in ALWAYS or kind in self.kinds:

@@ -4,7 +4,7 @@ and the execution of one model tool call into a tool message."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,6 +18,7 @@ from app.agent.context.compaction import NO_SHELVE
 from app.agent.context.summary import MARKER
 from app.agent.model.interface import ToolCallRequest
 from app.agent.policy import clarify
+from app.agent.policy.privacy import map_strings
 from app.agent.run_scope import RunScope, run_scope
 from app.agent.store import Session, run_has_evidence, run_has_tasks
 from app.agent.tools import analysis_plan, context_tools, evidence, sheets, tasks
@@ -127,6 +128,7 @@ class Toolbox:
         registry: Registry = FULL_REGISTRY,
         groups: set[str] | None = None,
         mask: Callable[[str], str] = str,
+        unmask: Callable[[str], str] = str,
         store_table: Callable[..., str] | None = None,
         pruned: set[str] | None = None,
         question: str = "",
@@ -144,6 +146,7 @@ class Toolbox:
             context.scope = RunScope()
         run_scope(context).exposure = self.exposure  # tool_search widens it
         self.mask = mask  # personal data never reaches the model
+        self.unmask = unmask  # ...which names people by pseudonyms; tools run on the real values (privacy.py)
         self.records = CallResults(mask)  # each call's result as data (the built-in analyst reads these)
         self.results = 0  # tool results this turn (micro-compaction starts past `OUTPUTS_AFTER`)
         self.store_table = store_table  # (source, tool, frame, step, info) -> stored dataset name
@@ -170,7 +173,12 @@ class Toolbox:
         return [t.schema() for t in self.exposure.next_request()]
 
     def execute(self, call: ToolCallRequest) -> ToolResult:
-        """Run one tool call; every failure becomes a structured error result."""
+        """Run one tool call; every failure becomes a structured error result. Pseudonyms in the
+        arguments of a tool that computes on the data (a filter on 姓名_017, code that names one)
+        become the real values first; the harness's own tools (tasks, evidence, plans, questions)
+        keep the model's words as written, pseudonyms and all, since traces and later prompts show them."""
+        if call.name not in HARNESS_REGISTRY or call.name == "run_python":
+            call = replace(call, arguments=map_strings(call.arguments, self.unmask))
         tool = self.registry.get(call.name)
         if call.argument_error:
             return ToolResult.failure(

@@ -65,3 +65,111 @@ def test_group_aggregate_several_aggregations_in_one_call_printed_once() -> None
     first_group = str(table.index[0])
     assert result.text.count(f"\n{first_group} ") + result.text.startswith(f"{first_group} ") <= 1
     assert "[preview]" not in result.text
+
+
+# ---------------------------------------------------------------- 2. overall fit before the coefficients
+
+
+def _fit_frame() -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    x1, x2 = rng.normal(10, 2, 120), rng.normal(0, 1, 120)
+    y = 3.0 + 1.7 * x1 - 0.8 * x2 + rng.normal(0, 2.5, 120)
+    return pd.DataFrame({"x1": x1, "x2": x2, "y": y, "hit": (y > np.median(y)).astype(int)})
+
+
+def test_linear_regression_prints_the_overall_fit_first() -> None:
+    import statsmodels.api as sm
+
+    frame = _fit_frame()
+    result = run_tool("linear_regression", frame, target_column="y", feature_columns=["x1", "x2"])
+    assert result.ok, result.error
+    reference = sm.OLS(frame["y"], sm.add_constant(frame[["x1", "x2"]])).fit()
+    assert result.text.startswith("[overall_fit]")
+    head = _section(result.text, "overall_fit")
+    assert f"R² = {reference.rsquared:.6g}" in head
+    assert f"adjusted R² = {reference.rsquared_adj:.6g}" in head
+    assert f"F(2, {int(reference.df_resid)}) = {reference.fvalue:.6g}" in head
+    assert "n = 120" in head
+    assert result.text.index("[overall_fit]") < result.text.index("[coefficients]")
+
+
+def test_logistic_regression_and_curve_fit_print_the_overall_fit_first() -> None:
+    import statsmodels.api as sm
+
+    frame = _fit_frame()
+    result = run_tool("logistic_regression", frame, target_column="hit", feature_columns=["x1"])
+    assert result.ok, result.error
+    reference = sm.Logit(frame["hit"], sm.add_constant(frame[["x1"]])).fit(disp=False)
+    assert result.text.startswith("[overall_fit]")
+    head = _section(result.text, "overall_fit")
+    assert f"pseudo R² = {reference.prsquared:.6g}" in head and "n = 120" in head
+    assert result.text.index("[overall_fit]") < result.text.index(f"{reference.params['x1']:.6g}"[:5])
+
+    curve = run_tool("curve_fit", frame, x_column="x1", y_column="y", model="linear")
+    assert curve.ok, curve.error
+    slope, intercept = np.polyfit(frame["x1"], frame["y"], 1)
+    residual = frame["y"] - (intercept + slope * frame["x1"])
+    r2 = 1 - (residual**2).sum() / ((frame["y"] - frame["y"].mean()) ** 2).sum()
+    assert curve.text.startswith("[overall_fit]")
+    assert f"R² = {r2:.6g}" in _section(curve.text, "overall_fit")
+
+
+# ---------------------------------------------------------------- 4. schemas: enums, typed objects, whole clauses
+
+
+def _sent(tool: str, argument: str) -> dict:
+    return registry().get(tool).schema()["function"]["parameters"]["properties"][argument]
+
+
+def _is_whole_clause(sent: str, full: str) -> bool:
+    """The sent text is the start of the full one and ends where a clause or sentence ends."""
+    if not full.startswith(sent) or sent.endswith("…"):
+        return False
+    rest = full[len(sent) :]
+    return rest == "" or rest[0] in ";.:"
+
+
+def test_filter_rows_conditions_are_typed_objects_with_an_operator_enum() -> None:
+    items = _sent("filter_rows", "conditions")["items"]
+    assert items["type"] == "object"
+    assert set(items["required"]) == {"column", "op"}
+    assert {"==", "!=", ">", "<=", "in", "not_in", "between", "contains", "is_missing"} <= set(
+        items["properties"]["op"]["enum"]
+    )
+    # and a condition written to that schema filters as asked
+    frame = pd.DataFrame({"region": ["east", "west", "east"], "sales": [5.0, 7.0, 9.0]})
+    result = run_tool("filter_rows", frame, conditions=[{"column": "sales", "op": "between", "value": [6, 10]}])
+    assert result.ok, result.error
+    assert result.table["sales"].tolist() == [7.0, 9.0]
+
+
+@pytest.mark.parametrize(("tool", "argument"), [("derive_column", "kind"), ("outlier_detection", "method")])
+def test_argument_descriptions_are_sent_as_whole_clauses(tool: str, argument: str) -> None:
+    full = registry().get(tool).parameters["properties"][argument]["description"]
+    sent = _sent(tool, argument)
+    assert sent["enum"], "the choices travel as an enum"
+    assert sent.get("description"), "a description is sent"
+    assert _is_whole_clause(sent["description"], full), (sent["description"], full)
+
+
+# ---------------------------------------------------------------- 7. outliers: flagged range and ddof
+
+
+def test_outlier_detection_reports_flagged_min_max_and_takes_ddof() -> None:
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(11)
+    values = np.r_[rng.normal(50, 5, 200), [95.0, 104.0, 3.0]]
+    frame = pd.DataFrame({"v": values})
+    for ddof in (0, 1):
+        result = run_tool("outlier_detection", frame, value_column="v", method="zscore", ddof=ddof)
+        assert result.ok, result.error
+        z = sps.zscore(values, ddof=ddof)
+        flagged = values[np.abs(z) > 3]
+        assert result.metrics["n_outliers"] == len(flagged)
+        assert result.metrics["flagged_min"] == pytest.approx(flagged.min())
+        assert result.metrics["flagged_max"] == pytest.approx(flagged.max())
+        assert result.metrics["std"] == pytest.approx(np.std(values, ddof=ddof))
+        assert f"ddof={ddof}" in result.text
+        assert f"{flagged.min():.6g}" in _section(result.text, "conclusion")
+    assert registry().get("outlier_detection").parameters["properties"]["ddof"]["default"] == 1

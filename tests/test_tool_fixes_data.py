@@ -173,3 +173,19 @@ def test_outlier_detection_reports_flagged_min_max_and_takes_ddof() -> None:
         assert f"ddof={ddof}" in result.text
         assert f"{flagged.min():.6g}" in _section(result.text, "conclusion")
     assert registry().get("outlier_detection").parameters["properties"]["ddof"]["default"] == 1
+
+
+# ---------------------------------------------------------------- 9. weighted value counts
+
+
+def test_value_counts_with_a_weight_column_gives_weighted_shares() -> None:
+    # a count table (one row per level, its frequency in Freq): unweighted, every level is 1/4
+    frame = pd.DataFrame({"Class": ["1st", "2nd", "3rd", "Crew"], "Freq": [325, 285, 706, 885]})
+    result = run_tool("value_counts", frame, column="Class", weight_column="Freq")
+    assert result.ok, result.error
+    expected = frame.set_index("Class")["Freq"] / frame["Freq"].sum()
+    for level, share in expected.items():
+        assert result.metrics[f"share.{level}"] == pytest.approx(share)
+    assert result.table["value"].iloc[0] == "Crew"
+    assert f"{expected['Crew'] * 100:.1f}%" in _section(result.text, "data_profile")
+    assert result.metrics["weighted_total"] == pytest.approx(2201)

@@ -28,7 +28,7 @@ def rank_values(
     label_columns: list[str] | None = None,
     ctx: ToolContext | None = None,
 ) -> ToolResult:
-    """Top or bottom N: rows ranked by a number (the row of the max), or groups ranked by their total/mean.
+    """Top or bottom N (the N largest, smallest, highest or lowest): rows ranked by a number, or groups ranked by their total or mean.
 
     Args:
         value_column: The number to rank by (e.g. Revenue, price).

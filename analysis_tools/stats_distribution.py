@@ -180,7 +180,7 @@ def outlier_detection(
     ddof: Literal[0, 1] = 1,
     ctx: ToolContext | None = None,
 ) -> ToolResult:
-    """Find unusually large or small values in a numeric column (IQR fences, robust z-score / MAD, or the classic z-score), with the count, share, the smallest and largest flagged value and the flagged rows.
+    """Find unusually large or small values in a numeric column (IQR fences, robust z-score / MAD, or the classic z-score), with the count, share, the range of the flagged values and the flagged rows.
 
     Args:
         value_column: The numeric column to scan (e.g. order amount).

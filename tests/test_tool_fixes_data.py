@@ -189,3 +189,29 @@ def test_value_counts_with_a_weight_column_gives_weighted_shares() -> None:
     assert result.table["value"].iloc[0] == "Crew"
     assert f"{expected['Crew'] * 100:.1f}%" in _section(result.text, "data_profile")
     assert result.metrics["weighted_total"] == pytest.approx(2201)
+
+
+# ---------------------------------------------------------------- 10. a top-N tool for "the N largest …"
+
+
+@pytest.mark.parametrize("query", ["top 5 largest", "the 10 largest values", "smallest", "最大的几个订单", "排名"])
+def test_tool_search_finds_rank_values_for_top_n_words(query: str) -> None:
+    from app.agent.tools.exposure import rank_tools
+
+    assert rank_tools(registry(), query, 3)[0].name == "rank_values"
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What are the five largest diamonds by price?", "Show the top 10 products", "销量前5名的产品", "最高的3个城市"],
+)
+def test_top_n_questions_call_for_rank_values(question: str) -> None:
+    from app.agent.policy.intent import word_tools
+
+    assert "rank_values" in word_tools(question)
+
+
+def test_a_plain_average_question_does_not_call_for_a_ranking() -> None:
+    from app.agent.policy.intent import word_tools
+
+    assert "rank_values" not in word_tools("What is the average price of the diamonds?")

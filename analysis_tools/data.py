@@ -19,10 +19,10 @@ def value_counts(
     """Count how often each value of a column occurs, with shares; missing values are counted separately; with weight_column, each row counts as its weight (a table of counts with a Freq column).
 
     Args:
-        column: The column whose values to count (usually a category such as region or product).
-        top: How many of the most frequent values to list; the rest are summed as "other".
-        normalize: Order and report by share (percent of non-missing rows) instead of by count in the text.
-        weight_column: A numeric column of how many cases each row stands for (e.g. Freq, count); shares are of the weights' total.
+        column: The column to count (usually a category such as region or product).
+        top: How many values to list; the most frequent first, the rest summed as "other".
+        normalize: Report by share (percent of non-missing rows) instead of by count in the text.
+        weight_column: Cases each row stands for (e.g. Freq in a table of counts); shares are of the weights' total.
     """
     ctx = ctx or ToolContext()
     check_column(data, column, ctx)

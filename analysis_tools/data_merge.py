@@ -318,7 +318,6 @@ def group_aggregate(
     value_columns: list[str] | None = None,
     agg: Aggregation = "sum",
     aggregations: list[Aggregation] | None = None,
-    output: str = "",
     ctx: ToolContext | None = None,
 ) -> ToolResult:
     """Summarise a table per group (like a spreadsheet subtotal or SQL GROUP BY): one row per group with the row count and the sum/mean/median/count/min/max/number of distinct values of chosen columns, one or several at once; the result is a side table, the active dataset stays.
@@ -327,8 +326,7 @@ def group_aggregate(
         group_columns: The column(s) that define the groups (e.g. ["Region"] or ["Region", "Month"]).
         value_columns: The columns to summarise per group; omit to count rows only.
         agg: The one aggregation: sum, mean, median, count (non-missing values), min, max or nunique (distinct values).
-        aggregations: Several aggregations in one table (e.g. ["mean", "median", "max"]); replaces agg.
-        output: Name of the result table (default: the dataset's name + "_summary").
+        aggregations: Several in one table, replacing agg (e.g. ["mean", "median", "max"]).
     """
     ctx = ctx or ToolContext()
     require_rows(data, ctx)
@@ -356,9 +354,7 @@ def group_aggregate(
             ctx.t("The value columns are entirely missing.", "数值列全部缺失。"),
             hint=ctx.t("Pick other value columns.", "请换其他数值列。"),
         )
-    result = _aggregate_result(ctx, out, groups, names, aggs, len(data), missing_keys)
-    result.payload["output"] = str(output or "").strip()
-    return result
+    return _aggregate_result(ctx, out, groups, names, aggs, len(data), missing_keys)
 
 
 def _agg_input(data: pd.DataFrame, column: str, agg: str, ctx: ToolContext) -> pd.Series:
@@ -439,7 +435,6 @@ def pivot_table(
     agg: Literal["sum", "mean", "median", "count", "min", "max", "nunique"] = "sum",
     margins: bool = False,
     max_columns: int = 30,
-    output: str = "",
     ctx: ToolContext | None = None,
 ) -> ToolResult:
     """Cross-tabulate like an Excel pivot table: rows from one column, columns from another, and in each cell the sum/mean/median/count/min/max of a value column (or the number of rows); optional totals; the result is a side table, the active dataset stays.
@@ -451,7 +446,6 @@ def pivot_table(
         agg: sum, mean, median, count, min, max or nunique.
         margins: Add a Total row and column (computed from the rows, so a mean total is the overall mean).
         max_columns: Refuse to build more columns than this (2-200).
-        output: Name of the result table (default: the dataset's name + "_pivot").
     """
     ctx = ctx or ToolContext()
     require_rows(data, ctx)
@@ -495,11 +489,9 @@ def pivot_table(
     wide.columns = [label(c) for c in wide.columns]
     table = wide.rename_axis(index_column).reset_index()
     table[index_column] = table[index_column].map(label)
-    result = _pivot_result(
+    return _pivot_result(
         ctx, table, wide, index_column, columns_column, value_column, agg, margins, total, dropped, empty_cells
     )
-    result.payload["output"] = str(output or "").strip()
-    return result
 
 
 def _natural_order(values: pd.Series) -> list:

@@ -193,7 +193,7 @@ def filter_rows(
     """Keep the rows that meet conditions, as a new dataset (the original stays as it is) (e.g. Region == East and Date between two days); rows where the column is missing never match except with is_missing.
 
     Args:
-        conditions: Conditions on columns, each {column, op, value}; value is a list for in/not_in, [low, high] for between (both included; a date end includes that whole day), none for is_missing/not_missing; contains matches text. Date columns are compared as dates ("2024-03" means the whole month).
+        conditions: Rows kept where these hold; value is a list for in/not_in, [low, high] for between (both included; a date end includes that whole day), none for is_missing/not_missing; contains matches text. Date columns are compared as dates ("2024-03" means the whole month).
         match: all: every condition must hold; any: at least one.
         output: Name of the new dataset (default: the dataset's name + "_filtered").
     """

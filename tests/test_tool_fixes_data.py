@@ -215,3 +215,75 @@ def test_a_plain_average_question_does_not_call_for_a_ranking() -> None:
     from app.agent.policy.intent import word_tools
 
     assert "rank_values" not in word_tools("What is the average price of the diamonds?")
+
+
+# ---------------------------------------------------------------- 5, 6. side tables; a new version keeps the old
+
+
+def _toolbox(frame: pd.DataFrame):
+    from analysis_tools import ToolContext
+    from app.agent.tools.toolbox import FULL_REGISTRY, DatasetCatalog, Toolbox
+
+    catalog = DatasetCatalog({"sales": lambda: frame}, active="sales")
+    return Toolbox(catalog, ToolContext(), registry=FULL_REGISTRY), catalog
+
+
+def _call(name: str, **arguments: object):
+    from app.agent.model.interface import ToolCallRequest
+
+    return ToolCallRequest(id=f"c_{name}", name=name, arguments=dict(arguments))
+
+
+SALES = pd.DataFrame(
+    {
+        "region": ["east", "west", "east", "north", "west", "east"],
+        "month": ["jan", "jan", "feb", "feb", "mar", "mar"],
+        "amount": [120.5, 80.25, 99.0, 45.125, 130.0, 60.0],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"),
+    [
+        (
+            "filter_rows",
+            {"conditions": [{"column": "region", "op": "==", "value": "east"}]},
+            SALES[SALES["region"] == "east"],
+        ),
+        (
+            "group_aggregate",
+            {"group_columns": ["region"], "value_columns": ["amount"], "agg": "sum"},
+            SALES.groupby("region", as_index=False)["amount"].sum(),
+        ),
+        (
+            "pivot_table",
+            {"index_column": "region", "columns_column": "month", "value_column": "amount"},
+            SALES.pivot_table(index="region", columns="month", values="amount", aggfunc="sum"),
+        ),
+    ],
+)
+def test_subsets_and_summaries_are_side_tables_and_the_active_dataset_stays(tool, arguments, expected) -> None:
+    box, catalog = _toolbox(SALES)
+    result = box.execute(_call(tool, **arguments))
+    assert result.ok, result.error
+    name = result.payload["dataset_name"]
+    assert name != "sales" and catalog.active == "sales"  # the primary dataset stays active
+    assert catalog.get(None).equals(SALES)
+    assert len(catalog.get(name)) == len(expected)  # the side table is there under its name
+    note = _section(result.text, "dataset")
+    assert f"'{name}'" in note and "still 'sales'" in note and f"dataset='{name}'" in note
+
+
+def test_clean_data_keeps_the_previous_version_reachable() -> None:
+    messy = pd.DataFrame({"city": [" Oslo", "Oslo", "Bergen ", "Oslo"], "n": [1, 1, 2, 3]})
+    box, catalog = _toolbox(messy)
+    result = box.execute(_call("clean_data"))
+    assert result.ok, result.error
+    assert result.payload["dataset_name"] == "sales" and catalog.active == "sales"
+    previous = result.payload["previous_version"]
+    assert previous == "sales_v1"
+    assert catalog.get(previous).equals(messy)  # the old version is the table as it was
+    assert not catalog.get("sales").equals(messy)  # the new one is cleaned
+    assert catalog.get("sales")["city"].str.strip().eq(catalog.get("sales")["city"]).all()
+    assert "'sales_v1'" in _section(result.text, "dataset")

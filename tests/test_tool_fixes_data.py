@@ -287,3 +287,64 @@ def test_clean_data_keeps_the_previous_version_reachable() -> None:
     assert not catalog.get("sales").equals(messy)  # the new one is cleaned
     assert catalog.get("sales")["city"].str.strip().eq(catalog.get("sales")["city"]).all()
     assert "'sales_v1'" in _section(result.text, "dataset")
+
+
+# ---------------------------------------------------------------- 3. an explicit max_rows is shown whole
+
+
+class _Recorder:
+    """A run recorder that keeps nothing (run_call's bookkeeping)."""
+
+    trace_dir = None
+    run_id = "run"
+    workspace_id = "ws"
+
+    def emit(self, kind: str, data: object = None, commit: object = None) -> None:
+        pass
+
+    def add_message(self, message: object) -> None:
+        pass
+
+    def record_tool_call(self, *args: object, **kwargs: object) -> None:
+        pass
+
+
+def _run_call(tmp_path, frame: pd.DataFrame, name: str, **arguments: object) -> str:
+    """What the model sees of one tool call, through the loop's own run_call and context window."""
+    import threading
+
+    from analysis_tools import ToolContext
+    from app.agent.context.compaction import ContextWindow
+    from app.agent.context.outputs import OutputStore
+    from app.agent.loop import run_call
+    from app.agent.policy.budget import TurnBudget
+    from app.agent.run_scope import RunScope
+    from app.agent.tools.toolbox import FULL_REGISTRY, DatasetCatalog, Toolbox
+    from app.agent.turn import Turn
+    from tests.fakes import ScriptedModel
+
+    window = ContextWindow(OutputStore(tmp_path / "ws"))
+    context = ToolContext(scope=RunScope(context_window=window))
+    toolbox = Toolbox(DatasetCatalog({"data": lambda: frame}, active="data"), context, registry=FULL_REGISTRY)
+    turn = Turn([], ScriptedModel(), toolbox, _Recorder(), TurnBudget(200, 300, 600), threading.Event(), context=window)
+    return run_call(turn, _call(name, **arguments))
+
+
+def test_an_explicit_max_rows_result_is_shown_whole(tmp_path) -> None:
+    rng = np.random.default_rng(5)
+    values = np.r_[rng.normal(100, 10, 400), rng.normal(400, 30, 120)]  # 120 far values
+    frame = pd.DataFrame({"amount": values})
+    shown = _run_call(tmp_path, frame, "outlier_detection", value_column="amount", method="iqr", max_rows=120)
+    q1, q3 = np.percentile(values, [25, 75])
+    flagged = int(((values < q1 - 1.5 * (q3 - q1)) | (values > q3 + 1.5 * (q3 - q1))).sum())
+    assert flagged >= 100
+    assert 3_000 < len(shown) <= 15_000
+    assert "[truncated]" not in shown
+    listed = _section(shown, "flagged_rows").splitlines()[1:]
+    assert len([line for line in listed if line.strip()[:1].isdigit()]) == min(flagged, 120)
+    # the same text from a call that did not ask for rows is still shortened
+    from app.agent.context.compaction import ContextWindow, shelve_output
+    from app.agent.context.outputs import OutputStore
+
+    cut = shelve_output(ContextWindow(OutputStore(tmp_path / "other")), "c2", "outlier_detection", shown)
+    assert "[truncated]" in cut and len(cut) < len(shown)

@@ -217,7 +217,7 @@ def frame_text(frame: pd.DataFrame, max_rows: int | None = None, index: bool = F
         if pd.api.types.is_float_dtype(shown[column].dtype) and not pd.api.types.is_bool_dtype(shown[column].dtype)
     }
     with pd.option_context("display.max_columns", 14, "display.width", 180, "display.max_colwidth", 30):
-        return shown.to_string(index=index, formatters=formatters)  # type: ignore[arg-type]
+        return shown.to_string(index=index, formatters=formatters)
 
 
 def fmt_p(p: float) -> str:

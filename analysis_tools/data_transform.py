@@ -447,7 +447,7 @@ def _date_mask(dates: pd.Series, op: str, value: Any, column: str, ctx: ToolCont
     return (result & present).to_numpy(dtype=bool)
 
 
-def _value_suggestions(data: pd.DataFrame, conditions: list[dict]) -> list[str]:
+def _value_suggestions(data: pd.DataFrame, conditions: list[Condition]) -> list[str]:
     """Close existing values for text conditions that matched nothing (typos, case)."""
     out: list[str] = []
     for cond in conditions:

@@ -5,11 +5,24 @@ come from pandas, NumPy, SciPy or statsmodels directly."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from analysis_tools import registry, run_tool
+from analysis_tools import Tool, ToolResult, registry, run_tool
+
+
+def _tool(name: str) -> Tool:
+    tool = registry().get(name)
+    assert tool is not None, name
+    return tool
+
+
+def _table(result: ToolResult) -> pd.DataFrame:
+    assert result.table is not None
+    return result.table
 
 
 def _section(text: str, tag: str) -> str:
@@ -58,7 +71,7 @@ def test_group_aggregate_several_aggregations_in_one_call_printed_once() -> None
     )
     assert result.ok, result.error
     expected = frame.groupby("region")["sales"].agg(["mean", "median", "max"])
-    table = result.table.set_index("region")
+    table = _table(result).set_index("region")
     for agg in ("mean", "median", "max"):
         assert np.allclose(table[f"sales_{agg}"].loc[expected.index], expected[agg]), agg
     # the table is in the text once (no second [preview] copy of the same rows)
@@ -118,7 +131,7 @@ def test_logistic_regression_and_curve_fit_print_the_overall_fit_first() -> None
 
 
 def _sent(tool: str, argument: str) -> dict:
-    return registry().get(tool).schema()["function"]["parameters"]["properties"][argument]
+    return _tool(tool).schema()["function"]["parameters"]["properties"][argument]
 
 
 def _is_whole_clause(sent: str, full: str) -> bool:
@@ -140,12 +153,12 @@ def test_filter_rows_conditions_are_typed_objects_with_an_operator_enum() -> Non
     frame = pd.DataFrame({"region": ["east", "west", "east"], "sales": [5.0, 7.0, 9.0]})
     result = run_tool("filter_rows", frame, conditions=[{"column": "sales", "op": "between", "value": [6, 10]}])
     assert result.ok, result.error
-    assert result.table["sales"].tolist() == [7.0, 9.0]
+    assert _table(result)["sales"].tolist() == [7.0, 9.0]
 
 
 @pytest.mark.parametrize(("tool", "argument"), [("derive_column", "kind"), ("outlier_detection", "method")])
 def test_argument_descriptions_are_sent_as_whole_clauses(tool: str, argument: str) -> None:
-    full = registry().get(tool).parameters["properties"][argument]["description"]
+    full = _tool(tool).parameters["properties"][argument]["description"]
     sent = _sent(tool, argument)
     assert sent["enum"], "the choices travel as an enum"
     assert sent.get("description"), "a description is sent"
@@ -172,7 +185,7 @@ def test_outlier_detection_reports_flagged_min_max_and_takes_ddof() -> None:
         assert result.metrics["std"] == pytest.approx(np.std(values, ddof=ddof))
         assert f"ddof={ddof}" in result.text
         assert f"{flagged.min():.6g}" in _section(result.text, "conclusion")
-    assert registry().get("outlier_detection").parameters["properties"]["ddof"]["default"] == 1
+    assert _tool("outlier_detection").parameters["properties"]["ddof"]["default"] == 1
 
 
 # ---------------------------------------------------------------- 9. weighted value counts
@@ -186,7 +199,7 @@ def test_value_counts_with_a_weight_column_gives_weighted_shares() -> None:
     expected = frame.set_index("Class")["Freq"] / frame["Freq"].sum()
     for level, share in expected.items():
         assert result.metrics[f"share.{level}"] == pytest.approx(share)
-    assert result.table["value"].iloc[0] == "Crew"
+    assert _table(result)["value"].iloc[0] == "Crew"
     assert f"{expected['Crew'] * 100:.1f}%" in _section(result.text, "data_profile")
     assert result.metrics["weighted_total"] == pytest.approx(2201)
 
@@ -326,7 +339,15 @@ def _run_call(tmp_path, frame: pd.DataFrame, name: str, **arguments: object) -> 
     window = ContextWindow(OutputStore(tmp_path / "ws"))
     context = ToolContext(scope=RunScope(context_window=window))
     toolbox = Toolbox(DatasetCatalog({"data": lambda: frame}, active="data"), context, registry=FULL_REGISTRY)
-    turn = Turn([], ScriptedModel(), toolbox, _Recorder(), TurnBudget(200, 300, 600), threading.Event(), context=window)
+    turn = Turn(
+        [],
+        ScriptedModel(),
+        toolbox,
+        cast(Any, _Recorder()),
+        TurnBudget(200, 300, 600),
+        threading.Event(),
+        context=window,
+    )
     return run_call(turn, _call(name, **arguments))
 
 

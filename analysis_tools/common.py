@@ -199,6 +199,27 @@ def fmt_num(x: Any, digits: int = 4) -> str:
     return text
 
 
+TABLE_DIGITS = 6  # significant figures of a number in a printed table (512.3292 -> 512.329, not 512.3)
+
+
+def fmt_cell(x: Any) -> str:
+    """A number in a printed table: six significant figures, without thousands separators (a column of
+    figures is read back as numbers, by people and programs)."""
+    return fmt_num(x, TABLE_DIGITS).replace(",", "")
+
+
+def frame_text(frame: pd.DataFrame, max_rows: int | None = None, index: bool = False) -> str:
+    """A table as text: floats to six significant figures (fmt_cell), the first `max_rows` rows."""
+    shown = frame if max_rows is None else frame.head(max_rows)
+    formatters = {
+        column: fmt_cell
+        for column in shown.columns
+        if pd.api.types.is_float_dtype(shown[column].dtype) and not pd.api.types.is_bool_dtype(shown[column].dtype)
+    }
+    with pd.option_context("display.max_columns", 14, "display.width", 180, "display.max_colwidth", 30):
+        return shown.to_string(index=index, formatters=formatters)
+
+
 def fmt_p(p: float) -> str:
     """p = 0.016 / p < 0.001."""
     if p is None or (isinstance(p, float) and math.isnan(p)):

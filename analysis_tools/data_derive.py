@@ -70,7 +70,7 @@ def derive_column(
     Args:
         new_column_name: Name of the new column.
         expression: Arithmetic over columns: + - * / ** ( ), numbers, abs() log() exp() sqrt() round(x, digits); a condition (== != > >= < <=, text in quotes, joined by and/or) gives true/false; where(condition, then, else) picks a value; column names with spaces or symbols go in backticks, e.g. `Unit Price` * Qty. Dates subtract to days.
-        kind: Instead of an expression: ratio (columns [a, b] → a / b), difference (a - b), percent_change (columns [old, new] → (new - old) / old × 100), bin (columns [x] into ranges), date_part (columns [date] → year, month …).
+        kind: A ready-made formula instead of expression; ratio: columns [a, b] → a / b; difference: a - b; percent_change: columns [old, new] → (new - old) / old × 100; bin: columns [x] cut into ranges; date_part: columns [date] → the part named by part.
         columns: The columns the kind uses, in the order given above.
         bins: For kind=bin: the edges, e.g. [0, 100, 500, 1000]; omit to cut into n_bins groups of equal size (quantiles).
         n_bins: For kind=bin without bins: how many equal-sized groups (2-20).

@@ -13,7 +13,7 @@ from typing import Literal
 import pandas as pd
 
 from .base import ToolContext, ToolError, ToolResult
-from .common import column_kind, fmt_num, label, require_numeric
+from .common import column_kind, fmt_num, frame_text, label, require_numeric
 from .data_quality import require_columns, require_rows, step_result
 from .registry import suggest
 
@@ -299,6 +299,7 @@ def _merge_result(ctx, merged, left, right, lkeys, rkeys, how, stats, growth, no
 # ---------------------------------------------------------------- group_aggregate and pivot_table
 
 AGGS = ("sum", "mean", "median", "count", "min", "max", "nunique")
+Aggregation = Literal["sum", "mean", "median", "count", "min", "max", "nunique"]
 _AGG_ZH = {
     "sum": "合计",
     "mean": "平均",
@@ -315,40 +316,45 @@ def group_aggregate(
     data: pd.DataFrame,
     group_columns: list[str],
     value_columns: list[str] | None = None,
-    agg: Literal["sum", "mean", "median", "count", "min", "max", "nunique"] = "sum",
+    agg: Aggregation = "sum",
+    aggregations: list[Aggregation] | None = None,
     ctx: ToolContext | None = None,
 ) -> ToolResult:
-    """Summarise a table per group (like a spreadsheet subtotal or SQL GROUP BY): one row per group with the row count and the sum/mean/median/count/min/max/number of distinct values of chosen columns.
+    """Summarise a table per group (like a spreadsheet subtotal or SQL GROUP BY): one row per group with the row count and the sum/mean/median/count/min/max/number of distinct values of chosen columns, one or several at once; the result is a side table, the active dataset stays.
 
     Args:
         group_columns: The column(s) that define the groups (e.g. ["Region"] or ["Region", "Month"]).
         value_columns: The columns to summarise per group; omit to count rows only.
-        agg: sum, mean, median, count (non-missing values), min, max or nunique (distinct values).
+        agg: The one aggregation: sum, mean, median, count (non-missing values), min, max or nunique (distinct values).
+        aggregations: Several in one table, replacing agg (e.g. ["mean", "median", "max"]).
     """
     ctx = ctx or ToolContext()
     require_rows(data, ctx)
     groups = list(dict.fromkeys(group_columns))
     values = [v for v in dict.fromkeys(value_columns or []) if v not in groups]
+    aggs: list[str] = list(dict.fromkeys(aggregations or [agg]))
     work = {f"g{i}": data[g] for i, g in enumerate(groups)}
-    for i, v in enumerate(values):
-        work[f"v{i}"] = _agg_input(data, v, agg, ctx)
+    # one input per value column and aggregation: a sum needs numbers, a count takes any values
+    inputs = {(v, a): _agg_input(data, v, a, ctx) for v in values for a in aggs}
+    for (v, a), series in inputs.items():
+        work[f"v{values.index(v)}_{a}"] = series
     frame = pd.DataFrame(work, index=data.index)
     gkeys = [f"g{i}" for i in range(len(groups))]
     missing_keys = int(frame[gkeys].isna().any(axis=1).sum())
     grouped = frame.groupby(gkeys, dropna=False, observed=True, sort=False)
     out = grouped.size().rename("n_rows").to_frame()
-    names = [f"{v}_{agg}" for v in values]
-    for i, name in enumerate(names):
-        out[name] = grouped[f"v{i}"].agg(agg)
+    names = [f"{v}_{a}" for v in values for a in aggs]
+    for v, a in inputs:
+        out[f"{v}_{a}"] = grouped[f"v{values.index(v)}_{a}"].agg(a)
     out = out.reset_index().rename(columns=dict(zip(gkeys, groups)))
     out = out.sort_values(names[0] if names else "n_rows", ascending=False, kind="stable").reset_index(drop=True)
-    if values and all(frame[f"v{i}"].isna().all() for i in range(len(values))):
+    if values and all(series.isna().all() for series in inputs.values()):
         raise ToolError(
             "insufficient_data",
             ctx.t("The value columns are entirely missing.", "数值列全部缺失。"),
             hint=ctx.t("Pick other value columns.", "请换其他数值列。"),
         )
-    return _aggregate_result(ctx, out, groups, names, agg, len(data), missing_keys)
+    return _aggregate_result(ctx, out, groups, names, aggs, len(data), missing_keys)
 
 
 def _agg_input(data: pd.DataFrame, column: str, agg: str, ctx: ToolContext) -> pd.Series:
@@ -363,15 +369,15 @@ def _group_label(row: pd.Series, groups: list[str]) -> str:
     return " | ".join(label(row[g]) for g in groups)
 
 
-def _aggregate_result(ctx, out, groups, names, agg, n, missing_keys) -> ToolResult:
+def _aggregate_result(ctx, out, groups, names, aggs, n, missing_keys) -> ToolResult:
     main = names[0] if names else "n_rows"
-    metrics: dict = {"n": n, "n_groups": len(out), "missing_group_rows": missing_keys, "agg": agg}
+    agg = aggs[0]  # the first aggregation orders the table and heads the reading
+    metrics: dict = {"n": n, "n_groups": len(out), "missing_group_rows": missing_keys, "agg": "+".join(aggs)}
     for _, row in out.head(20).iterrows():
         metrics[f"{main}.{_group_label(row, groups)}"] = row[main]
     if agg in ("sum", "count") and names:
         metrics[f"{main}.total"] = float(out[main].sum())
-    with pd.option_context("display.max_columns", 12, "display.width", 160, "display.max_colwidth", 30):
-        profile = out.head(20).to_string(index=False)
+    profile = frame_text(out, 20)
     top = out.iloc[0]
     insights = []
     if len(out) > 1 and agg in ("sum", "count") and out[main].sum() > 0:
@@ -383,11 +389,12 @@ def _aggregate_result(ctx, out, groups, names, agg, n, missing_keys) -> ToolResu
             )
         )
     small = int((out["n_rows"] < 5).sum())
-    if small and agg in ("mean", "median"):
+    averages = [a for a in aggs if a in ("mean", "median")]
+    if small and averages:
         insights.append(
             ctx.t(
-                f"{small} group(s) have fewer than 5 rows; their {agg} is unreliable.",
-                f"有 {small} 个组不足 5 行，其{_AGG_ZH[agg]}不够可靠。",
+                f"{small} group(s) have fewer than 5 rows; their {'/'.join(averages)} is unreliable.",
+                f"有 {small} 个组不足 5 行，其{'/'.join(_AGG_ZH[a] for a in averages)}不够可靠。",
             )
         )
     if missing_keys:
@@ -397,8 +404,8 @@ def _aggregate_result(ctx, out, groups, names, agg, n, missing_keys) -> ToolResu
                 f"有 {missing_keys:,} 行的分组值缺失，单独成组。",
             )
         )
-    what = ", ".join(n[: -len(agg) - 1] for n in names) or "rows"
-    step = f"group_aggregate: {agg} of {what} by {', '.join(groups)} ({n:,} rows → {len(out):,} groups)"
+    what = ", ".join(dict.fromkeys(n.rsplit("_", 1)[0] for n in names)) or "rows"
+    step = f"group_aggregate: {'/'.join(aggs)} of {what} by {', '.join(groups)} ({n:,} rows → {len(out):,} groups)"
     by, best = " | ".join(groups), _group_label(top, groups)
     interpretation = ctx.t(
         f"{len(out):,} groups by {by}; {by} = {best} has the highest {main} ({fmt_num(top[main])}).",
@@ -413,9 +420,10 @@ def _aggregate_result(ctx, out, groups, names, agg, n, missing_keys) -> ToolResu
         insights=insights,
         interpretation=interpretation,
         method=ctx.t(
-            f"Group-by aggregation ({agg}); missing values are ignored within each group.",
-            f"分组汇总（{_AGG_ZH[agg]}），组内忽略缺失值。",
+            f"Group-by aggregation ({', '.join(aggs)}); missing values are ignored within each group.",
+            f"分组汇总（{'、'.join(_AGG_ZH[a] for a in aggs)}），组内忽略缺失值。",
         ),
+        preview=False,  # the profile is the table itself: printed once
     )
 
 
@@ -429,7 +437,7 @@ def pivot_table(
     max_columns: int = 30,
     ctx: ToolContext | None = None,
 ) -> ToolResult:
-    """Cross-tabulate like an Excel pivot table: rows from one column, columns from another, and in each cell the sum/mean/median/count/min/max of a value column (or the number of rows); optional totals.
+    """Cross-tabulate like an Excel pivot table: rows from one column, columns from another, and in each cell the sum/mean/median/count/min/max of a value column (or the number of rows); optional totals; the result is a side table, the active dataset stays.
 
     Args:
         index_column: The column whose values become the rows (e.g. Region).
@@ -519,8 +527,7 @@ def _pivot_result(
         metrics[f"value.{label(r)}.{c}"] = float(v)
     if margins:
         metrics["grand_total"] = float(wide.loc[total, total])
-    with pd.option_context("display.max_columns", 14, "display.width", 180, "display.max_colwidth", 20):
-        profile = table.head(25).to_string(index=False)
+    profile = frame_text(table, 25)
     insights = []
     if len(stacked):
         insights.append(
@@ -566,4 +573,5 @@ def _pivot_result(
             f"数据透视表（{_AGG_ZH[agg]}）；合计由原始行计算，而非把单元格相加。",
         ),
         limitations=limitations,
+        preview=False,  # the profile is the table itself: printed once
     )

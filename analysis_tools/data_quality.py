@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .base import ToolContext, ToolError, ToolResult, tagged_text
-from .common import clean_metrics, column_kind, is_identifier_name
+from .common import clean_metrics, column_kind, frame_text, is_identifier_name
 from .parsing import parse_numbers
 from .registry import suggest
 
@@ -90,10 +90,11 @@ def step_result(
     limitations: list[str] | None = None,
     extra: dict[str, Any] | None = None,
     dataset_name: str | None = None,
+    preview: bool = True,
 ) -> ToolResult:
-    """A data step: the new table, the one-line step the harness logs, and what the model reads."""
-    with pd.option_context("display.max_columns", 12, "display.width", 160, "display.max_colwidth", 30):
-        preview = table.head(_PREVIEW_ROWS).to_string()
+    """A data step: the new table, the one-line step the harness logs, and what the model reads
+    (`preview`: its first rows, unless the profile already prints the table)."""
+    shown = frame_text(table, _PREVIEW_ROWS, index=True) if preview else ""
     payload = {"step": step, **(extra or {})}
     name = dataset_name or ctx.dataset_name
     if name:
@@ -103,7 +104,7 @@ def step_result(
         method=method,
         insights=insights,
         conclusion=step,
-        preview=preview,
+        preview=shown,
         interpretation=interpretation,
     )
     return ToolResult(

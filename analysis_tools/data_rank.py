@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .base import ToolContext, ToolError, ToolResult, tagged_text
-from .common import clean_metrics, fmt_num, label, require_numeric
+from .common import clean_metrics, fmt_cell, fmt_num, label, require_numeric
 from .data import check_column
 from .data_quality import require_rows
 
@@ -28,7 +28,7 @@ def rank_values(
     label_columns: list[str] | None = None,
     ctx: ToolContext | None = None,
 ) -> ToolResult:
-    """Top or bottom N: rows ranked by a number (the row of the max), or groups ranked by their total/mean.
+    """Top or bottom N (the N largest, smallest, highest or lowest): rows ranked by a number, or groups ranked by their total or mean.
 
     Args:
         value_column: The number to rank by (e.g. Revenue, price).
@@ -132,7 +132,7 @@ def _rank_result(
         if share_of_total:
             metrics[f"rank.{row.rank}.share"] = float(row.value) / total
         share = f"  ({float(row.value) / total * 100:.1f}%)" if share_of_total else ""
-        lines.append(f"{row.rank:>3}. {name[:50]:<50} {fmt_num(row.value):>14}{share}")
+        lines.append(f"{row.rank:>3}. {name[:50]:<50} {fmt_cell(row.value):>14}{share}")
     first = shown.iloc[0]
     first_name = str(first["name"])
     measure = _measure_name(value_column, agg, ctx)

@@ -9,7 +9,7 @@ through the slower text rules (thousands separators, currency, percent, 万/亿,
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, get_args
 
 import numpy as np
 import pandas as pd
@@ -152,7 +152,21 @@ def _convert_result(ctx, table, column, to, before, n_present, n_failed, example
 
 # ---------------------------------------------------------------- filter_rows
 
-OPS = ("==", "!=", ">", ">=", "<", "<=", "in", "not_in", "contains", "between", "is_missing", "not_missing")
+Operator = Literal["==", "!=", ">", ">=", "<", "<=", "in", "not_in", "contains", "between", "is_missing", "not_missing"]
+OPS: tuple[str, ...] = get_args(Operator)
+
+
+class _ConditionValue(TypedDict, total=False):
+    value: Any  # none for is_missing / not_missing
+
+
+class Condition(_ConditionValue):
+    """One filter condition: its schema names the operators (an enum), so a model need not guess them."""
+
+    column: str
+    op: Operator
+
+
 _OP_ALIASES = {
     "=": "==",
     "eq": "==",
@@ -171,7 +185,7 @@ _OP_ALIASES = {
 
 def filter_rows(
     data: pd.DataFrame,
-    conditions: list[dict],
+    conditions: list[Condition],
     match: Literal["all", "any"] = "all",
     output: str = "",
     ctx: ToolContext | None = None,
@@ -179,8 +193,8 @@ def filter_rows(
     """Keep the rows that meet conditions, as a new dataset (the original stays as it is) (e.g. Region == East and Date between two days); rows where the column is missing never match except with is_missing.
 
     Args:
-        conditions: A list of objects {"column": ..., "op": ..., "value": ...}; op is one of ==, !=, >, >=, <, <=, in, not_in (value: a list), contains (text), between (value: [low, high], both included; a date end includes that whole day), is_missing, not_missing (no value). Date columns are compared as dates ("2024-03" means the whole month).
-        match: all (every condition must hold) or any (at least one).
+        conditions: Rows kept where these hold; value is a list for in/not_in, [low, high] for between (both included; a date end includes that whole day), none for is_missing/not_missing; contains matches text. Date columns are compared as dates ("2024-03" means the whole month).
+        match: all: every condition must hold; any: at least one.
         output: Name of the new dataset (default: the dataset's name + "_filtered").
     """
     ctx = ctx or ToolContext()
@@ -433,7 +447,7 @@ def _date_mask(dates: pd.Series, op: str, value: Any, column: str, ctx: ToolCont
     return (result & present).to_numpy(dtype=bool)
 
 
-def _value_suggestions(data: pd.DataFrame, conditions: list[dict]) -> list[str]:
+def _value_suggestions(data: pd.DataFrame, conditions: list[Condition]) -> list[str]:
     """Close existing values for text conditions that matched nothing (typos, case)."""
     out: list[str] = []
     for cond in conditions:

@@ -233,12 +233,22 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
 
 def _json_type(annotation: Any) -> dict[str, Any]:
+    """The JSON schema of an annotation: scalars, lists, enums (Literal) and typed objects
+    (TypedDict: its fields with their own types and enums, the required ones named)."""
+    if typing.is_typeddict(annotation):
+        hints = typing.get_type_hints(annotation)
+        properties = {key: _json_type(hint) for key, hint in hints.items()}
+        required = [key for key in hints if key in annotation.__required_keys__]
+        return {"type": "object", "properties": properties, **({"required": required} if required else {})}
     origin, args = get_origin(annotation), get_args(annotation)
     if origin in (typing.Union, types.UnionType):
         non_none = [a for a in args if a is not type(None)]
         return _json_type(non_none[0]) if len(non_none) == 1 else {}
     if origin is Literal:
-        return {"type": "string" if all(isinstance(a, str) for a in args) else "number", "enum": list(args)}
+        if all(isinstance(a, str) for a in args):
+            return {"type": "string", "enum": list(args)}
+        whole = all(isinstance(a, int) and not isinstance(a, bool) for a in args)
+        return {"type": "integer" if whole else "number", "enum": list(args)}
     if origin in (list, tuple):
         return {"type": "array", "items": _json_type(args[0]) if args else {}}
     if origin is dict or annotation is dict:

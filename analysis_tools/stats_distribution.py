@@ -11,7 +11,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .base import ToolContext, ToolError, ToolResult, tagged_text
-from .common import check_n, clean_metrics, dropped_note, fmt_num, fmt_p, label, require_numeric
+from .common import check_n, clean_metrics, dropped_note, fmt_cell, fmt_num, fmt_p, label, require_numeric
 
 _SHAPIRO_MAX = 5000  # Shapiro-Wilk p-values are accurate up to here; D'Agostino K² beyond
 _BOOTSTRAP_MAX = 10000  # above this the median CI uses order statistics (exact, no resampling)
@@ -177,16 +177,18 @@ def outlier_detection(
     threshold: float | None = None,
     label_column: list[str] | None = None,
     max_rows: int = 20,
+    ddof: Literal[0, 1] = 1,
     ctx: ToolContext | None = None,
 ) -> ToolResult:
-    """Find unusually large or small values in a numeric column (IQR fences, robust z-score / MAD, or the classic z-score), with the count, share and the flagged rows.
+    """Find unusually large or small values in a numeric column (IQR fences, robust z-score / MAD, or the classic z-score), with the count, share, the range of the flagged values and the flagged rows.
 
     Args:
         value_column: The numeric column to scan (e.g. order amount).
-        method: iqr (Tukey fences: below Q1 - k*IQR or above Q3 + k*IQR), mad (robust z-score from the median absolute deviation) or zscore (classic: |x - mean| / sample std); all are always counted, this picks the headline and the rows listed.
+        method: The rule that flags a value; iqr: Tukey fences, below Q1 - k·IQR or above Q3 + k·IQR; mad: robust z-score from the median absolute deviation; zscore: classic |x - mean| / sd (sd per ddof). All three are always counted; this one picks the headline and the rows listed.
         threshold: k for iqr (default 1.5; 3 = extreme only), the robust-z cut-off for mad (default 3.5) or the |z| cut-off for zscore (default 3).
         label_column: One column or several that name each row (e.g. "Name", or ["Name", "Cabin"]), shown with the flagged rows.
         max_rows: How many flagged rows to list, most extreme first (1-200).
+        ddof: The sd of the z-scores; 1: sample sd (default, as pandas .std()); 0: population sd (as numpy .std() and scipy.stats.zscore).
     """
     ctx = ctx or ToolContext()
     values = require_numeric(data, value_column, ctx)
@@ -222,7 +224,8 @@ def outlier_detection(
     z_all = (values.to_numpy(dtype=float) - median) / scale
     iqr_mask = (values < low) | (values > high)
     mad_mask = pd.Series(np.abs(z_all) > zcut, index=values.index) & values.notna()
-    mean, sd = float(np.mean(x)), float(np.std(x, ddof=1))
+    ddof = 0 if int(ddof) == 0 else 1
+    mean, sd = float(np.mean(x)), float(np.std(x, ddof=ddof))
     z_classic = (values - mean) / sd if sd > 0 else values * 0.0
     classic_mask = (z_classic.abs() > classic_cut) & values.notna()
     mask = {"iqr": iqr_mask, "mad": mad_mask, "zscore": classic_mask}[method]
@@ -264,7 +267,12 @@ def outlier_detection(
         "n_outliers.mad": int(mad_mask.sum()),
         "n_outliers.zscore": int(classic_mask.sum()),
         "threshold": {"iqr": k, "mad": zcut, "zscore": classic_cut}[method],
+        "ddof": ddof,
     }
+    flagged = values[mask]
+    if count:  # the range of what was flagged: where the unusual values start and how far they go
+        metrics["flagged_min"] = float(flagged.min())
+        metrics["flagged_max"] = float(flagged.max())
     for i, ex in enumerate(examples[:5], 1):
         metrics[f"example_{i}"] = ex["value"]
     rule = {
@@ -277,9 +285,10 @@ def outlier_detection(
             f"稳健 z 分数 |z| > {zcut}，z = 0.6745·(x - 中位数)/MAD（MAD = {fmt_num(mad)}）。",
         ),
         "zscore": ctx.t(
-            f"Classic z-score |z| > {classic_cut} with z = (x - mean)/sd (mean {fmt_num(mean)}, sample sd "
-            f"{fmt_num(sd)}, ddof=1).",
-            f"经典 z 分数 |z| > {classic_cut}，z = (x - 均值)/标准差（均值 {fmt_num(mean)}，样本标准差 {fmt_num(sd)}，ddof=1）。",
+            f"Classic z-score |z| > {classic_cut} with z = (x - mean)/sd (mean {fmt_num(mean)}, "
+            f"{'sample' if ddof else 'population'} sd {fmt_num(sd)}, ddof={ddof}).",
+            f"经典 z 分数 |z| > {classic_cut}，z = (x - 均值)/标准差（均值 {fmt_num(mean)}，"
+            f"{'样本' if ddof else '总体'}标准差 {fmt_num(sd)}，ddof={ddof}）。",
         ),
     }[method]
     if count:
@@ -330,7 +339,15 @@ def outlier_detection(
         method=rule,
         insights=insights,
         flagged_rows=listed,
-        conclusion=ctx.t(f"{count} outliers ({count / n:.1%}).", f"异常值 {count} 个（{count / n:.1%}）。"),
+        conclusion=ctx.t(f"{count} outliers ({count / n:.1%}).", f"异常值 {count} 个（{count / n:.1%}）。")
+        + (
+            ctx.t(
+                f" Flagged values run from {fmt_cell(metrics['flagged_min'])} to {fmt_cell(metrics['flagged_max'])}.",
+                f"被标记的值从 {fmt_cell(metrics['flagged_min'])} 到 {fmt_cell(metrics['flagged_max'])}。",
+            )
+            if count
+            else ""
+        ),
         interpretation=interpretation,
     )
     return ToolResult(

@@ -367,7 +367,15 @@ def _result(
         f"{equation}; R² = {fmt_num(fit.r_squared, 5)}, residual SD = {fmt_num(fit.residual_sd, 5)} on {fit.df} df.",
         f"{equation}；R² = {fmt_num(fit.r_squared, 5)}，残差标准差 = {fmt_num(fit.residual_sd, 5)}（自由度 {fit.df}）。",
     )
+    # the overall fit first: when a long result is shortened, its head is what stays
+    overall_fit = ctx.t(
+        f"R² = {fmt_num(fit.r_squared, 6)}, residual SD = {fmt_num(fit.residual_sd, 6)} on {fit.df} df, n = {fit.n}"
+        + (f" (best of {len(fits)} families: {best})." if len(fits) > 1 else "."),
+        f"R² = {fmt_num(fit.r_squared, 6)}，残差标准差 = {fmt_num(fit.residual_sd, 6)}（自由度 {fit.df}），n = {fit.n}"
+        + (f"（{len(fits)} 个曲线族中最优：{best}）。" if len(fits) > 1 else "。"),
+    )
     text = tagged_text(
+        overall_fit=overall_fit,
         data_profile=profile,
         method=method,
         assumptions=assumptions,

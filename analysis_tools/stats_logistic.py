@@ -236,7 +236,15 @@ def _result(
         f"Likelihood-ratio test {fmt_p(fit.llr_pvalue)}; McFadden pseudo R² = {fmt_num(fit.prsquared, 4)}.\n{coef_block}",
         f"似然比检验 {fmt_p(fit.llr_pvalue)}；McFadden 伪 R² = {fmt_num(fit.prsquared, 4)}。\n{coef_block}",
     )
+    # the overall fit first: when a long result is shortened, its head is what stays
+    overall_fit = ctx.t(
+        f"McFadden pseudo R² = {fmt_num(fit.prsquared, 6)}, likelihood-ratio χ²({fmt_num(fit.df_model)}) = "
+        f"{fmt_num(fit.llr, 6)}, {fmt_p(fit.llr_pvalue)}, AUC = {fmt_num(auc, 4)}, n = {n} ({int(y.sum())} events).",
+        f"McFadden 伪 R² = {fmt_num(fit.prsquared, 6)}，似然比 χ²({fmt_num(fit.df_model)}) = {fmt_num(fit.llr, 6)}，"
+        f"{fmt_p(fit.llr_pvalue)}，AUC = {fmt_num(auc, 4)}，n = {n}（事件 {int(y.sum())} 个）。",
+    )
     text = tagged_text(
+        overall_fit=overall_fit,
         data_profile=profile,
         method=method,
         assumptions=assumptions,

@@ -495,7 +495,15 @@ def _regression_result(
         f"F({fit.df_model}, {df_r}) = {fmt_num(f_stat, 5)}, {fmt_p(f_p)}; residual standard error {fmt_num(rse, 5)}.",
         f"F({fit.df_model}, {df_r}) = {fmt_num(f_stat, 5)}，{fmt_p(f_p)}；残差标准误 {fmt_num(rse, 5)}。",
     )
+    # the overall fit first: when a long result is shortened, its head (R², F, p, n) is what stays
+    overall_fit = ctx.t(
+        f"R² = {fmt_num(r2, 6)}, adjusted R² = {fmt_num(adj, 6)}, F({fit.df_model}, {df_r}) = {fmt_num(f_stat, 6)}, "
+        f"{fmt_p(f_p)}, n = {n}.",
+        f"R² = {fmt_num(r2, 6)}，调整后 R² = {fmt_num(adj, 6)}，F({fit.df_model}, {df_r}) = {fmt_num(f_stat, 6)}，"
+        f"{fmt_p(f_p)}，n = {n}。",
+    )
     text = tagged_text(
+        overall_fit=overall_fit,
         data_profile=profile,
         method=method,
         coefficients=coef_block,

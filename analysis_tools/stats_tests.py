@@ -17,6 +17,7 @@ from .common import (
     clean_metrics,
     dropped_note,
     effect_label,
+    fmt_cell,
     fmt_num,
     fmt_p,
     numeric_columns,
@@ -99,12 +100,14 @@ def describe_columns(
             )
     texts = [_text_summary(data[c], c, metrics) for c in text_columns]
     table = pd.DataFrame(rows)
-    header = f"{'column':<20} {'n':>7} {'miss':>6} {'mean':>11} {'std':>11} {'min':>11} {'median':>11} {'max':>11} {'skew':>7}"
+    # six significant figures (fmt_cell): a mean of 512.3292 reads 512.329, which a question asking for
+    # two decimals can be answered from
+    header = f"{'column':<20} {'n':>7} {'miss':>6} {'mean':>12} {'std':>12} {'min':>12} {'median':>12} {'max':>12} {'skew':>7}"
     lines = (
         [header]
         + [
-            f"{str(r['column'])[:20]:<20} {r['n']:>7} {r['missing']:>6} {fmt_num(r.get('mean')):>11} {fmt_num(r.get('std')):>11} "
-            f"{fmt_num(r.get('min')):>11} {fmt_num(r.get('median')):>11} {fmt_num(r.get('max')):>11} {fmt_num(r.get('skew'), 3):>7}"
+            f"{str(r['column'])[:20]:<20} {r['n']:>7} {r['missing']:>6} {fmt_cell(r.get('mean')):>12} {fmt_cell(r.get('std')):>12} "
+            f"{fmt_cell(r.get('min')):>12} {fmt_cell(r.get('median')):>12} {fmt_cell(r.get('max')):>12} {fmt_num(r.get('skew'), 3):>7}"
             for r in rows
         ]
         if rows

@@ -13,6 +13,17 @@ NEW_TABLE_TOOLS = {
 }
 
 
+# Tools whose output is a side table: kept under its own name for the model to refer to, while the
+# active dataset stays what it was (a filtered subset or a summary silently taking the place of the
+# data led later analyses onto the wrong rows, issue 23).
+SIDE_TABLE_TOOLS = frozenset({"filter_rows", "group_aggregate", "pivot_table"})
+
+
+def previous_version_name(name: str, version: int) -> str:
+    """The name the previous version of a dataset stays reachable under once a new version replaces it."""
+    return f"{name}_v{version}"
+
+
 def table_name(source: str, tool: str, output: str = "") -> str | None:
     """The name a data tool's output table is stored under, or None for a new version of `source`:
     the name the model asked for (`output`), else `<source>_<suffix>` for tools that make another

@@ -96,7 +96,7 @@ def test_schema_derivation_on_a_sample_function():
         "default": "a",
         "description": "Which mode, continued on a second line.",
     }
-    assert props["level"]["type"] == "number" and props["level"]["enum"] == [1, 2]
+    assert props["level"]["type"] == "integer" and props["level"]["enum"] == [1, 2]
     assert props["names"]["type"] == "array" and "default" not in props["names"]
     assert tool.parameters["required"] == ["value_column"]
     assert tool.needs_data and not tool.multi_data

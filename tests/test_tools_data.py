@@ -72,7 +72,8 @@ def test_data_tools_are_registered_with_documented_schemas():
                 assert prop.get("description"), (name, arg)
     assert tools["merge_datasets"].multi_data
     ops = tools["filter_rows"].parameters["properties"]["conditions"]
-    assert ops["type"] == "array" and ops["items"] == {"type": "object"}
+    assert ops["type"] == "array" and ops["items"]["type"] == "object"
+    assert "between" in ops["items"]["properties"]["op"]["enum"]  # the operators are an enum (issue 23)
 
 
 # ---------------------------------------------------------------- clean_data

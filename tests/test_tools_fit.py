@@ -30,8 +30,11 @@ def test_filter_rows_and_derive_column_make_new_datasets_and_keep_the_original(t
             ModelReply(
                 None, [call("filter_rows", "f1", conditions=[{"column": "sex", "op": "==", "value": "female"}])]
             ),
-            ModelReply(None, [call("describe_columns", "d1", columns=["age"])]),  # the active dataset: the subset
-            ModelReply(None, [call("describe_columns", "d2", dataset="cardata_titanicsurvival", columns=["age"])]),
+            # the subset is a side table, named in the call (issue 23: it does not become the active dataset)
+            ModelReply(
+                None, [call("describe_columns", "d1", dataset="cardata_titanicsurvival_filtered", columns=["age"])]
+            ),
+            ModelReply(None, [call("describe_columns", "d2", columns=["age"])]),  # the active dataset: the original
             ModelReply(
                 None,
                 [
@@ -57,7 +60,7 @@ def test_filter_rows_and_derive_column_make_new_datasets_and_keep_the_original(t
         original = s.scalars(select(Dataset).where(Dataset.name == "cardata_titanicsurvival")).all()
     assert names == ["cardata_titanicsurvival", "cardata_titanicsurvival_filtered", "with_adult"]
     assert [d.version for d in original] == [1]  # the original was never replaced by a version
-    assert "'cardata_titanicsurvival' is unchanged" in calls["f1"].result_text
+    assert "the active dataset is still 'cardata_titanicsurvival'" in calls["f1"].result_text
     women = data[data["sex"] == "female"]["age"]
     assert calls["d1"].metrics["age.n"] == int(women.notna().sum())
     assert abs(calls["d1"].metrics["age.mean"] - women.mean()) < 1e-9

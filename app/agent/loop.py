@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from app.agent.context.budget_table import budget_table
-from app.agent.context.compaction import compact, shelve_output, token_budget
+from app.agent.context.compaction import asks_for_rows, compact, shelve_output, token_budget
 from app.agent.model.interface import ModelReply, ToolCallRequest
 from app.agent.model.protocol import heal_protocol
 from app.agent.model.recovery import malformed_calls, reemit_note
@@ -123,7 +123,8 @@ def run_call(turn: Turn, call: ToolCallRequest) -> str:
             "figures": [{"url": turn.figure_url(f["path"]), "caption": f["caption"]} for f in figures],
         },
     )
-    return shelve_output(turn.context, call.id, call.name, content, record)  # level 1: full text to disk first
+    # level 1: full text to disk first; an explicit row count (max_rows) is shown whole up to the persist limit
+    return shelve_output(turn.context, call.id, call.name, content, record, whole=asks_for_rows(call.arguments))
 
 
 def hold_for_gates(turn: Turn) -> None:

@@ -39,6 +39,15 @@ DEFAULT_TOKEN_RATIO = 0.7  # the analysis ratio, until the turn's intent says ot
 # A read-back is a copy of something already on disk; tool_search's answer is the harness's own,
 # bounded, and useless cut (the descriptions are what the model searched for).
 NO_SHELVE = {"read_tool_output", "tool_search"}
+# Arguments by which a call asks for a number of rows: a result the model asked to be that long is
+# shown whole up to the persist limit, not cut at the truncation size (issue 23: max_rows ignored).
+ROW_REQUEST_ARGUMENTS = ("max_rows",)
+
+
+def asks_for_rows(arguments: dict[str, Any] | None) -> bool:
+    """Did the call ask explicitly for a number of rows (an argument of ROW_REQUEST_ARGUMENTS)?"""
+    return any((arguments or {}).get(name) is not None for name in ROW_REQUEST_ARGUMENTS)
+
 
 # Workspaces whose live turn should compact at its next round (the page's button sets this).
 _REQUESTED: dict[str, str] = {}
@@ -100,16 +109,22 @@ def token_budget(turn: Any) -> int:
 
 # --- level 1 ---------------------------------------------------------------------------------
 def shelve_output(
-    window: ContextWindow | None, call_id: str, tool: str, text: str, record: ResultRecord | None = None
+    window: ContextWindow | None,
+    call_id: str,
+    tool: str,
+    text: str,
+    record: ResultRecord | None = None,
+    whole: bool = False,
 ) -> str:
     """Save a tool output in full (always first), with its `record` as plain data beside it; return
-    what the model sees of it."""
+    what the model sees of it (`whole`: the call asked for this many rows, so it is shown whole up
+    to the persist limit)."""
     if window is None or tool in NO_SHELVE:
         return text
     output_id = window.store.save_output(call_id, text)
     if record is not None:
         window.store.save_result(output_id, record.as_json())
-    if len(text) <= window.truncate_chars:
+    if len(text) <= (window.persist_chars if whole else window.truncate_chars):
         return text
     ref = f'read_tool_output(id="{output_id}", offset=0, length=8000)'
     if len(text) > window.persist_chars:

@@ -42,6 +42,11 @@ ENABLES = {"task_create": "tasks", "record_evidence": "evidence"}  # a successfu
 
 # Words a non-expert uses (zh and en) → words found in tool names and descriptions.
 SYNONYMS: dict[str, tuple[str, ...]] = {
+    "最大": ("largest",),  # "the N largest …" → rank_values (its keywords)
+    "最小": ("smallest",),
+    "最高": ("highest",),
+    "最低": ("lowest",),
+    "排名": ("ranking",),
     "相关": ("correlation",),
     "关联": ("correlation", "association"),
     "关系": ("correlation", "relationship"),

@@ -13,7 +13,7 @@ import pandas as pd
 from analysis_tools import REGISTRY as ANALYSIS_REGISTRY
 from analysis_tools import Registry, ToolContext, ToolError, ToolResult, make_tool
 from analysis_tools.registry import suggest
-from analysis_tools.tables import table_name
+from analysis_tools.tables import SIDE_TABLE_TOOLS, previous_version_name, table_name
 from app.agent.context.compaction import NO_SHELVE
 from app.agent.context.summary import MARKER
 from app.agent.model.interface import ToolCallRequest
@@ -92,12 +92,29 @@ class DatasetCatalog:
     loaders: dict[str, Callable[[], pd.DataFrame]] = field(default_factory=dict)
     active: str | None = None
     _cache: dict[str, pd.DataFrame] = field(default_factory=dict)
+    _versions: dict[str, int] = field(default_factory=dict)  # name -> the version the catalog holds now
 
-    def put(self, name: str, frame: pd.DataFrame) -> None:
-        """Register a table a tool produced; it becomes the active dataset."""
+    def put(self, name: str, frame: pd.DataFrame, activate: bool = True) -> None:
+        """Register a table a tool produced; it becomes the active dataset unless `activate` is off
+        (a side table)."""
         self.loaders[name] = lambda: frame
         self._cache[name] = frame
-        self.active = name
+        if activate:
+            self.active = name
+
+    def keep_previous(self, name: str) -> str | None:
+        """Before a new version of `name` replaces it: keep the current one reachable under
+        `<name>_v<n>` (not active), and return that name (None when there is no such dataset)."""
+        if name not in self.loaders:
+            return None
+        frame = self.get(name)
+        version = self._versions.get(name, 1)
+        while previous_version_name(name, version) in self.loaders:
+            version += 1
+        kept = previous_version_name(name, version)
+        self.put(kept, frame, activate=False)
+        self._versions[name] = version + 1
+        return kept
 
     def names(self) -> list[str]:
         return list(self.loaders)
@@ -245,10 +262,33 @@ class Toolbox:
             if self.store_table
             else (wanted or source or tool)
         )
-        self.catalog.put(name, result.table)
+        # a new version keeps the one it replaces reachable (the store keeps it too, inactive)
+        previous = self.catalog.keep_previous(name) if name == source else None
+        side = tool in SIDE_TABLE_TOOLS  # a subset or a summary: the active dataset stays
+        was_active = self.catalog.active
+        self.catalog.put(name, result.table, activate=not side)
         result.payload["dataset_name"] = name
-        kept = f"; '{source}' is unchanged and still available" if source and name != source else ""
-        result.text += f"\n\n[dataset]\nThe result is stored as dataset '{name}' (now the active dataset){kept}."
+        result.payload["side_table"] = side
+        if previous:
+            result.payload["previous_version"] = previous
+        result.text += "\n\n[dataset]\n" + kept_table_note(name, source, previous, side, was_active)
+
+
+def kept_table_note(name: str, source: str | None, previous: str | None, side: bool, active: str | None) -> str:
+    """What the model reads about where a data tool's output went and which dataset is active."""
+    if side and name != source:
+        return (
+            f"The result is stored as the side table '{name}'; the active dataset is still '{active or source}'. "
+            f"Pass dataset='{name}' to analyse the result."
+        )
+    if previous:
+        where = "now the active dataset" if not side else f"the active dataset is still '{active}'"
+        return (
+            f"The result is a new version of '{name}' ({where}); "
+            f"the previous version is unchanged and still available as '{previous}'."
+        )
+    kept = f"; '{source}' is unchanged and still available" if source and name != source else ""
+    return f"The result is stored as dataset '{name}' (now the active dataset){kept}."
 
 
 def points_to_saved_output(message: dict[str, Any]) -> bool:

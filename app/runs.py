@@ -292,6 +292,7 @@ class RunService:
             question=run.question or "",
             scope=intent.scope,  # exposure.py: starters by words
             focus=getattr(model, "kind", "") != "builtin",
+            has_dates=any(c["type"] == "datetime" for s in summaries for c in s["columns"]),  # time-series tools
         )  # the built-in analyst plans them all
         if isinstance(model, BuiltinAnalyst):  # it reads the tools' results as data, never the text a model sees
             model.results = toolbox.records

@@ -21,10 +21,10 @@ from app.agent.policy import clarify
 from app.agent.run_scope import RunScope, run_scope
 from app.agent.store import Session, run_has_evidence, run_has_tasks
 from app.agent.tools import analysis_plan, context_tools, evidence, sheets, tasks
-from app.agent.tools.exposure import ALL_GROUPS, ENABLES, Exposure, refusal
+from app.agent.tools.exposure import ALL_GROUPS, CALL_TOOL, ENABLES, Exposure, refusal
 from app.agent.tools.python_tool import run_python
 from app.agent.tools.results import CallResults
-from app.agent.tools.tool_search import tool_search
+from app.agent.tools.tool_search import call_tool, tool_search
 
 # run_python's description in every request: whole sentences that say what the code can use
 # (the full text, with the limits, comes from tool_search).
@@ -76,6 +76,7 @@ HARNESS_REGISTRY = Registry(
             run_python, "core", keywords=["python", "code", "custom", "script", "pandas"], brief=RUN_PYTHON_BRIEF
         ),
         make_tool(tool_search, "core", keywords=["find", "search", "tool", "查找", "工具"]),
+        make_tool(call_tool, "core", keywords=["call", "run", "invoke", "调用"]),
     ]
 )
 FULL_REGISTRY = ANALYSIS_REGISTRY.extend(HARNESS_REGISTRY)
@@ -132,13 +133,14 @@ class Toolbox:
         question: str = "",
         scope: str = "full",
         focus: bool = True,
+        has_dates: bool | None = None,
     ):
         self.catalog = catalog
         self.context = context
         self.registry = registry
         # lazy exposure (exposure.py): core + the intent's groups, widened by use and tool_search
         self.exposure = Exposure(
-            registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope, focus
+            registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope, focus, has_dates
         )
         if context.scope is None:  # a toolbox outside a run (tests, a script): its own state still needs a home
             context.scope = RunScope()
@@ -169,8 +171,34 @@ class Toolbox:
             self.exposure.enable("outputs")
         return [t.schema() for t in self.exposure.next_request()]
 
+    def resolve(self, call: ToolCallRequest) -> ToolCallRequest | ToolResult:
+        """The call a call_tool call stands for (same id: evidence cites it), or its structured error;
+        any other call as it is."""
+        if call.name != CALL_TOOL or call.argument_error:
+            return call
+        name, arguments = call.arguments.get("name"), call.arguments.get("arguments") or {}
+        if isinstance(arguments, str):  # some models send the arguments as a JSON string
+            try:
+                arguments = json.loads(arguments or "{}")
+            except ValueError:
+                arguments = None
+        if not isinstance(name, str) or not name or name == CALL_TOOL or not isinstance(arguments, dict):
+            return ToolResult.failure(
+                ToolError(
+                    "invalid_arguments",
+                    "call_tool needs name (a tool's name) and arguments (one JSON object).",
+                    hint='call_tool(name="correlation_analysis", arguments={"columns": ["a", "b"]})',
+                ).as_dict()
+            )
+        return ToolCallRequest(call.id, name, arguments, json.dumps(arguments, ensure_ascii=False, default=str))
+
     def execute(self, call: ToolCallRequest) -> ToolResult:
-        """Run one tool call; every failure becomes a structured error result."""
+        """Run one tool call (a call_tool call runs the tool it names); every failure becomes a
+        structured error result."""
+        resolved = self.resolve(call)
+        if isinstance(resolved, ToolResult):
+            return resolved
+        call = resolved
         tool = self.registry.get(call.name)
         if call.argument_error:
             return ToolResult.failure(

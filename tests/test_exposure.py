@@ -3,7 +3,6 @@ the question's words call for), situational harness tools, tool_search (zh/en) e
 found, exposure that only grows within a turn (a stable, cacheable prefix), phase pruning, refusal of
 unexposed tools, and the size of the schemas sent compared with the full catalog."""
 
-import itertools
 import json
 
 import pytest

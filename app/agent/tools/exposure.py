@@ -18,7 +18,8 @@ is refused with `tool_not_exposed`. While data is being prepared, `stats` and `m
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from analysis_tools import Registry, Tool, ToolError, ToolResult
 from analysis_tools.registry import GROUPS

@@ -118,8 +118,9 @@ def starter_tools(
     whole = groups & set(WHOLE_GROUPS)
     if len(groups - whole) == 1:
         whole = groups
-    if scope == "single":
-        starters = SINGLE_STARTERS
+    if scope == "single":  # the test the question names replaces describe_columns (callable all the same)
+        named_tests = {n for n in word_tools(question) if (t := registry.get(n)) is not None and t.group == "stats"}
+        starters = {**SINGLE_STARTERS, "stats": ()} if named_tests - {"describe_columns"} else SINGLE_STARTERS
     elif focus:
         starters = (focused_starters(registry, question) if question else None) or LEAN_STARTERS
     else:

@@ -210,7 +210,7 @@ def test_an_undecided_message_costs_one_classification_request_first(tmp_path):
         service.execute(run_id)
     classification, turn = server.requests
     assert "tools" not in classification and "Classify" in classification["messages"][0]["content"]
-    assert {t["function"]["name"] for t in turn["tools"]} >= {"tool_search", "list_datasets"}
+    assert {t["function"]["name"] for t in turn["tools"]} >= {"tool_search", "call_tool", "record_evidence"}
     assert not any(t["function"]["name"] == "compare_groups" for t in turn["tools"])  # consult: core only
     with db.session() as s:
         run = s.get(Run, run_id)

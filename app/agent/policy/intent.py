@@ -120,7 +120,7 @@ def starter_tools(
         whole = groups
     if scope == "single":  # the test the question names replaces describe_columns (callable all the same)
         named_tests = {n for n in word_tools(question) if (t := registry.get(n)) is not None and t.group == "stats"}
-        starters = {**SINGLE_STARTERS, "stats": ()} if named_tests - {"describe_columns"} else SINGLE_STARTERS
+        starters = {} if named_tests - {"describe_columns"} else SINGLE_STARTERS
     elif focus:
         starters = (focused_starters(registry, question) if question else None) or LEAN_STARTERS
     else:
@@ -201,10 +201,11 @@ FOLLOWUP_WEAK = (
 # "a report" as the thing asked for ("write a report", "an analysis report"), not the verb ("report the mean")
 REPORT_REQUEST = vocabulary.alternation(_WORDS, "report_request")
 # One figure asked for: "what is the mean age?", "report the Shapiro-Wilk p-value", "求平均年龄": a request at the
-# start of a short message and a statistic's name within 120 characters after it; in Chinese, a request and the
+# start of a sentence or of an and-clause of a short message ("Perform a Shapiro-Wilk test on mpg and report the
+# p-value") and a statistic's name within 120 characters after it; in Chinese, a request and the
 # statistic's name in either order, close together.
 SINGLE_STATISTIC = (
-    rf"^\s*(?:(?:{vocabulary.alternation(_WORDS, 'single_fillers_en')})\W+)?"
+    rf"(?:^|[.;:!?]\s+|\band\s+)\s*(?:(?:{vocabulary.alternation(_WORDS, 'single_fillers_en')})\W+)?"
     rf"(?:{vocabulary.alternation(_WORDS, 'single_asks_en')})\b[^?.;\n]{{0,120}}?"
     rf"\b(?:{vocabulary.alternation(_WORDS, 'single_statistics_en')})\b",
     rf"(?:{vocabulary.alternation(_WORDS, 'single_asks_zh')}).{{0,30}}?(?:{vocabulary.alternation(_WORDS, 'single_statistics_zh')})"

@@ -43,6 +43,11 @@ ENABLES = {"task_create": "tasks", "record_evidence": "evidence"}  # a successfu
 # The only harness tools a one-statistic question's tools array holds (the rest stay callable):
 # compute it (its own tool or run_python), find another tool and call it, record the evidence.
 SINGLE_CORE = ("record_evidence", "run_python", "tool_search", "call_tool")
+# ... and of any other turn but a full report (which plans, and lists every core tool): a plan's steps too.
+# The other core tools (ask_user_question, preview_data, profile_dataset ...) are named in call_tool's
+# description and called through it: the first request stays <= 8,000 characters (issue 23).
+LEAN_CORE = (*SINGLE_CORE, "task_create")
+LISTED_CORE = {"single": SINGLE_CORE, "lean": LEAN_CORE}
 CALL_TOOL = "call_tool"
 TIME_GROUP = "timeseries"
 
@@ -192,8 +197,11 @@ class Exposure:
         scope: str = "full",
         focus: bool = True,
         has_dates: bool | None = None,
+        listing: str | None = None,
     ):
         self.registry = registry
+        # which core tools the tools array lists: "single", "lean" or "all" (by default: by the scope)
+        self.listing = listing or ("single" if scope == "single" else "all")
         self.focus = focus  # starters narrowed to the tests the question names (off for the built-in analyst)
         self.has_dates = has_dates  # None: not known (no data in view); False: time-series tools are not offered
         self.reset(groups, pruned, question, scope)
@@ -259,12 +267,13 @@ class Exposure:
         return {t.group for t in self.registry if t.name in self.pending_tools}
 
     def listed(self) -> list[Tool]:
-        """The tools array of every request: what is exposed now, less the core tools a
-        one-statistic question does not list (they stay callable)."""
+        """The tools array of every request: what is exposed now, less the core tools the listing
+        leaves out (`LISTED_CORE`; they stay callable)."""
         tools = self.tools()
-        if self.scope != "single":
+        core = LISTED_CORE.get(self.listing)
+        if core is None:
             return tools
-        return [t for t in tools if t.group != "core" or t.name in SINGLE_CORE or t.name in self.added]
+        return [t for t in tools if t.group != "core" or t.name in core or t.name in self.added]
 
     def next_request(self) -> list[Tool]:
         """One request's tools: the run's fixed array (computed at the first request, then the same

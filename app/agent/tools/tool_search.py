@@ -51,7 +51,8 @@ def tool_search(query: str, limit: int = DETAILED_MATCHES, ctx: ToolContext | No
 
 
 def call_tool(name: str, arguments: dict[str, Any] | None = None, ctx: ToolContext | None = None) -> ToolResult:
-    """Call a tool tool_search found (or any tool this run may use) by name, with its arguments.
+    """Call a tool by name: one tool_search found, or ask_user_question, preview_data, profile_dataset,
+    record_analysis_plan, task_update, retract_evidence, read_tool_output.
 
     Args:
         name: The tool's name.

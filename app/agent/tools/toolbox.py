@@ -4,6 +4,7 @@ and the execution of one model tool call into a tool message."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,11 @@ RUN_PYTHON_BRIEF = (
     "Run Python code in a sandbox when no tool fits. Each dataset is a pandas DataFrame variable "
     "(also datasets[name]); pd, np, stats (scipy.stats), sm, smf, sklearn and plt are ready. "
     "print() what you need; set `result` to a dict of key numbers."
+)
+# call_tool's description in every request names the core tools the lean tools array leaves out
+CALL_TOOL_BRIEF = (
+    "Call a tool by name: one tool_search found, or ask_user_question, preview_data, profile_dataset, "
+    "record_analysis_plan, task_update, retract_evidence, read_tool_output."
 )
 HARNESS_REGISTRY = Registry(
     [
@@ -77,7 +83,7 @@ HARNESS_REGISTRY = Registry(
             run_python, "core", keywords=["python", "code", "custom", "script", "pandas"], brief=RUN_PYTHON_BRIEF
         ),
         make_tool(tool_search, "core", keywords=["find", "search", "tool", "查找", "工具"]),
-        make_tool(call_tool, "core", keywords=["call", "run", "invoke", "调用"]),
+        make_tool(call_tool, "core", keywords=["call", "run", "invoke", "调用"], brief=CALL_TOOL_BRIEF),
     ]
 )
 FULL_REGISTRY = ANALYSIS_REGISTRY.extend(HARNESS_REGISTRY)
@@ -135,13 +141,14 @@ class Toolbox:
         scope: str = "full",
         focus: bool = True,
         has_dates: bool | None = None,
+        listing: str | None = None,
     ):
         self.catalog = catalog
         self.context = context
         self.registry = registry
         # lazy exposure (exposure.py): core + the intent's groups, widened by use and tool_search
         self.exposure = Exposure(
-            registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope, focus, has_dates
+            registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope, focus, has_dates, listing
         )
         if context.scope is None:  # a toolbox outside a run (tests, a script): its own state still needs a home
             context.scope = RunScope()
@@ -287,7 +294,7 @@ def tool_message_content(result: ToolResult) -> str:
     parts = [result.text]
     if result.interpretation and "[interpretation]" not in (result.text or ""):  # once, not twice
         parts.append(f"[interpretation]\n{result.interpretation}")
-    metrics = {k: v for k, v in result.metrics.items() if k != "duration_ms"}
+    metrics = {k: v for k, v in result.metrics.items() if k != "duration_ms" and not shown_in(v, result.text or "")}
     if metrics:
         parts.append("[metrics]\n" + json.dumps(metrics, ensure_ascii=False, default=str))
     if result.figures:
@@ -307,3 +314,19 @@ def situations(session: Session, run_id: str, knowledge: Any) -> set[str]:
     if run_has_evidence(session, run_id):
         found.add("evidence")
     return found
+
+
+def shown_in(value: Any, text: str) -> bool:
+    """Does the text already show this metric, as printed (an id, a word, a number at the precision
+    of its table)? Such a metric is not repeated in the [metrics] block (issue 23: a table is shown
+    once); full-precision numbers the text rounds are kept."""
+    if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
+        return False
+    if isinstance(value, str):
+        return bool(value) and re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", text) is not None
+    if not isinstance(value, (int, float)) or value != value:  # NaN: say it
+        return False
+    shown = {str(value), f"{value:g}"}
+    if isinstance(value, float) and value.is_integer():
+        shown.add(str(int(value)))
+    return any(re.search(rf"(?<![\w.\-]){re.escape(s)}(?![\d])", text) for s in shown)

@@ -118,9 +118,9 @@ def first_sentence(text: str, limit: int) -> str:
 # The argument vocabulary every tool shares (CONTRACT.md): explained once, in the system prompt
 # (`vocabulary_note`), not again in each schema.
 VOCABULARY_NOTES = (  # (argument names, what they mean), explained once in the system prompt
-    (("dataset",), "default: the active one"),
+    (("dataset",), "default the active one"),
     (("value_column",), "the measured numeric column"),
-    (("group_column",), "the column splitting it into groups"),
+    (("group_column",), "splits it into groups"),
     (("x_column", "y_column"), "a pair"),
     (("target_column", "feature_columns"), "what a model explains, and its inputs"),
     (("alpha",), "significance level"),
@@ -131,12 +131,9 @@ VOCABULARY = {name: meaning for names, meaning in VOCABULARY_NOTES for name in n
 
 def vocabulary_note() -> str:
     """One line for the system prompt: what the shared argument names mean."""
-    parts = [f"{'/'.join(names)} = {meaning}" if meaning else ", ".join(names) for names, meaning in VOCABULARY_NOTES]
-    return (
-        "- Tool arguments mean the same in every tool: "
-        + "; ".join(parts)
-        + ". tool_search shows a tool's full description."
-    )
+    # names without a meaning (columns, title ...) say nothing a schema does not: left out
+    parts = [f"{'/'.join(names)}: {meaning}" for names, meaning in VOCABULARY_NOTES if meaning]
+    return "- Shared tool arguments: " + "; ".join(parts) + "."
 
 
 def _argument_text(name: str, prop: dict[str, Any]) -> str:

@@ -104,7 +104,8 @@ def focused_starters(registry: Registry, question: str) -> dict[str, tuple[str, 
         return None
     charts = {n for n in named if (t := registry.get(n)) is not None and t.group == "plot"}
     charts = charts or {COMPANION_CHARTS.get(n, "plot_bar") for n in tests}
-    return {**STARTERS, "stats": ("describe_columns", *sorted(tests)), "plot": tuple(sorted(charts))}
+    # the named tests need no data starter (value_counts); a data tool the words name still comes (word_tools)
+    return {**STARTERS, "data": (), "stats": ("describe_columns", *sorted(tests)), "plot": tuple(sorted(charts))}
 
 
 def starter_tools(
@@ -126,6 +127,8 @@ def starter_tools(
     else:
         starters = STARTERS
     named = word_tools(question) if question else set()
+    if scope == "single" and starters == {}:  # one figure: the test it names, not the other tools its words call
+        named = {n for n in named if (t := registry.get(n)) is not None and t.group == "stats"}
     return {
         t.name
         for t in registry
@@ -136,8 +139,8 @@ def starter_tools(
 
 
 SINGLE_GUIDANCE = (
-    "This asks for one figure: compute it with the matching tool (or run_python), record evidence "
-    "citing that call, and answer in a sentence or two with the number. No plan or tasks are needed."
+    "One figure is asked for: compute it (its tool or run_python), record evidence citing that call, "
+    "answer in a sentence or two with the number. No plan or tasks."
 )
 GUIDANCE = {
     "chat": "This message is small talk: reply briefly and warmly, and say what you can do with their data.",

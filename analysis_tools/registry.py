@@ -84,7 +84,7 @@ DATASET_DESCRIPTION = "Dataset name; defaults to the active dataset."
 
 
 BRIEF_CHARS = 120  # a tool's description in every request: its first sentence, at most this long
-ARGUMENT_CHARS = 110  # an argument's description in every request: its first sentence, asides dropped over this
+ARGUMENT_CHARS = 80  # an argument's description in every request: its first sentence, asides dropped over this
 # an argument's first sentence ends at ". " only: its clauses after ";" or ":" belong to it (issue 23)
 _ARGUMENT_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)(?<=[.!?。])\s+|\n\s*\n")
 _ASIDE = re.compile(r"\s+\((?:[^()]|\([^()]*\))*\)")  # "(…)", one level of nesting

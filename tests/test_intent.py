@@ -253,3 +253,20 @@ def test_starter_tools_are_real_tools_of_their_groups():
     prep = starter_tools(FULL_REGISTRY, classify("clean the data").groups)  # one group: whole
     assert prep == core | {t.name for t in FULL_REGISTRY if t.group == "data"}
     assert starter_tools(FULL_REGISTRY, classify("你好").groups) == set()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Perform a Shapiro-Wilk test on mpg and report the p-value.",
+        "Conduct a chi-square test between sex and survived, and report the p-value.",
+        "Fit a line of price on area. Report the slope.",
+    ],
+)
+def test_a_single_statistic_asked_at_the_start_of_a_later_clause_is_single(text):
+    intent = classify(text)
+    assert intent.kind == "analysis" and intent.scope == "single", intent.reason
+
+
+def test_trend_words_bring_time_series_tools_when_no_rule_decides():
+    assert "timeseries" in classify("How has revenue trended over time?").groups

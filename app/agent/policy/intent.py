@@ -128,8 +128,9 @@ def starter_tools(
     else:
         starters = STARTERS
     named = word_tools(question) if question else set()
-    if scope == "single":  # one figure: the test it names, not the other tools its words call for
-        named = {n for n in named if (t := registry.get(n)) is not None and t.group == "stats"}
+    if scope == "single":  # one figure: the test it names, else only the named tools of its own groups
+        keep = {"stats"} if starters == {} else groups
+        named = {n for n in named if (t := registry.get(n)) is not None and t.group in keep}
     return {
         t.name
         for t in registry
@@ -346,7 +347,7 @@ def decide(text: str, has_history: bool = False) -> Decision:
         return Decision("followup", f"short message pointing back ({weak!r})", "weak follow-up marker")
     if consult_form and method:
         return Decision("consult", f"method question ({method!r})", "mentions the data too")
-    return Decision(None, "no rule matched", ambiguity)
+    return Decision(None, "no rule matched", ambiguity, extra)  # trend words still bring time-series tools
 
 
 # --- the model fallback -----------------------------------------------------------------------

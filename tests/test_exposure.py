@@ -91,9 +91,9 @@ def starters(*groups: str, registry: Registry = REGISTRY, words: tuple[str, ...]
 
 def focused(*groups: str, tests: tuple[str, ...], charts: tuple[str, ...], registry: Registry = REGISTRY) -> set[str]:
     """core + the starters of the groups, where the stats and plot starters are only the tests the
-    question names and their chart (and no data starter: describe_columns, value_counts via call_tool)."""
-    kept = {n for n in starters(*groups, registry=registry) if registry.get(n).group not in ("stats", "plot", "data")}
-    return kept | {
+    question names (with describe_columns) and their chart."""
+    return {n for n in starters(*groups, registry=registry) if registry.get(n).group not in ("stats", "plot")} | {
+        "describe_columns",
         *tests,
         *charts,
     }
@@ -382,8 +382,8 @@ def test_first_analysis_request_offers_only_core_and_intent_groups(tmp_path):
         for n in focused(
             "data", "stats", "plot", tests=("compare_groups",), charts=("plot_box",), registry=FULL_REGISTRY
         )
-        if FULL_REGISTRY.get(n).group != "core" or n in lean_core
-    }
+        if (FULL_REGISTRY.get(n).group != "core" or n in lean_core) and n not in {"describe_columns", "value_counts"}
+    }  # a lean array: the tests the question names carry it; describe_columns and value_counts stay callable
     assert not first & group_names("ml", "timeseries", registry=FULL_REGISTRY)
     with db.session() as s:
         assert s.get(Run, run_id).intent == "analysis"
@@ -438,7 +438,7 @@ def test_a_question_that_names_its_test_starts_with_that_test_and_its_chart():
         return names(toolbox_for(question, registry=FULL_REGISTRY).schemas())
 
     compare = first("Does sepal length differ by species, and which species differ from each other?")
-    assert {"compare_groups", "plot_box"} <= compare
+    assert {"describe_columns", "compare_groups", "plot_box"} <= compare
     assert {
         "correlation_analysis",
         "linear_regression",

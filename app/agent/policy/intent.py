@@ -105,8 +105,7 @@ def focused_starters(registry: Registry, question: str) -> dict[str, tuple[str, 
     charts = {n for n in named if (t := registry.get(n)) is not None and t.group == "plot"}
     charts = charts or {COMPANION_CHARTS.get(n, "plot_bar") for n in tests}
     # the named tests need no data starter (value_counts); a data tool the words name still comes (word_tools)
-    # describe_columns too stays callable (call_tool) rather than listed: the tests named carry the question
-    return {**STARTERS, "data": (), "stats": tuple(sorted(tests)), "plot": tuple(sorted(charts))}
+    return {**STARTERS, "stats": ("describe_columns", *sorted(tests)), "plot": tuple(sorted(charts))}
 
 
 def starter_tools(
@@ -120,17 +119,13 @@ def starter_tools(
     whole = groups & set(WHOLE_GROUPS)
     if len(groups - whole) == 1:
         whole = groups
-    if scope == "single":  # the test the question names replaces describe_columns (callable all the same)
-        named_tests = {n for n in word_tools(question) if (t := registry.get(n)) is not None and t.group == "stats"}
-        starters = {} if named_tests - {"describe_columns"} else SINGLE_STARTERS
+    if scope == "single":
+        starters = SINGLE_STARTERS
     elif focus:
         starters = (focused_starters(registry, question) if question else None) or LEAN_STARTERS
     else:
         starters = STARTERS
     named = word_tools(question) if question else set()
-    if scope == "single":  # one figure: the test it names, else only the named tools of its own groups
-        keep = {"stats"} if starters == {} else groups
-        named = {n for n in named if (t := registry.get(n)) is not None and t.group in keep}
     return {
         t.name
         for t in registry
@@ -138,6 +133,24 @@ def starter_tools(
         or (t.group in groups and t.name in starters.get(t.group, ()))
         or (t.name in named and (t.group in groups or not groups <= set(WHOLE_GROUPS)))
     }
+
+
+def unlisted_starters(registry: Registry, groups: Iterable[str], question: str, scope: str = "full") -> set[str]:
+    """Starters a lean tools array leaves out (they stay callable, through call_tool): when the
+    question names its tests, describe_columns and the data starters (the tests carry the question;
+    a data tool its words name stays, unless it asks for one figure); a one-figure question also
+    leaves out the tools its words name outside its own groups ("how many" → value_counts)."""
+    groups = set(groups)
+    named = word_tools(question) if question else set()
+    group_of = {n: t.group for n in named if (t := registry.get(n)) is not None}
+    tests = {n for n, g in group_of.items() if g == "stats" and n != "describe_columns"}
+    quiet: set[str] = set()
+    if tests:
+        quiet |= {"describe_columns", *STARTERS["data"], *SINGLE_STARTERS["data"]}
+        quiet -= set(named) if scope != "single" else tests
+    if scope == "single":
+        quiet |= {n for n, g in group_of.items() if g not in groups or (tests and g != "stats")}
+    return quiet
 
 
 SINGLE_GUIDANCE = (

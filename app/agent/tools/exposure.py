@@ -23,7 +23,7 @@ from typing import Any
 
 from analysis_tools import Registry, Tool, ToolError, ToolResult
 from analysis_tools.registry import GROUPS
-from app.agent.policy.intent import STARTERS, starter_tools
+from app.agent.policy.intent import STARTERS, starter_tools, unlisted_starters
 
 # Every group of the catalog. A Toolbox built without an intent's groups passes this very tuple, and
 # `Exposure.reset` tells that case by identity.
@@ -221,6 +221,10 @@ class Exposure:
         )
         if self.has_dates is False and not everything:
             self.starters -= {t.name for t in self.registry if t.group == TIME_GROUP}
+        # callable, but not in a lean tools array (intent.unlisted_starters)
+        self.quiet = (
+            set() if everything or not self.focus else unlisted_starters(self.registry, self.base, question, scope)
+        )
         self.situations: set[str] = set()
         self.called: set[str] = set()  # tools called in this turn
         self.added: set[str] = set()  # found by tool_search or kept by use: exposed for the rest of the turn
@@ -273,7 +277,11 @@ class Exposure:
         core = LISTED_CORE.get(self.listing)
         if core is None:
             return tools
-        return [t for t in tools if t.group != "core" or t.name in core or t.name in self.added]
+        return [
+            t
+            for t in tools
+            if (t.group != "core" or t.name in core or t.name in self.added) and t.name not in self.quiet - self.added
+        ]
 
     def next_request(self) -> list[Tool]:
         """One request's tools: the run's fixed array (computed at the first request, then the same

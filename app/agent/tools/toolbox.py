@@ -294,7 +294,7 @@ def tool_message_content(result: ToolResult) -> str:
     parts = [result.text]
     if result.interpretation and "[interpretation]" not in (result.text or ""):  # once, not twice
         parts.append(f"[interpretation]\n{result.interpretation}")
-    metrics = {k: v for k, v in result.metrics.items() if k != "duration_ms" and not shown_in(v, result.text or "")}
+    metrics = {k: v for k, v in result.metrics.items() if k != "duration_ms" and not shown_in(k, v, result.text or "")}
     if metrics:
         parts.append("[metrics]\n" + json.dumps(metrics, ensure_ascii=False, default=str))
     if result.figures:
@@ -316,10 +316,11 @@ def situations(session: Session, run_id: str, knowledge: Any) -> set[str]:
     return found
 
 
-def shown_in(value: Any, text: str) -> bool:
-    """Does the text already show this metric, as printed (an id, a word, a number at the precision
-    of its table)? Such a metric is not repeated in the [metrics] block (issue 23: a table is shown
-    once); full-precision numbers the text rounds are kept."""
+def shown_in(key: str, value: Any, text: str) -> bool:
+    """Does the text already show this metric, as printed: a string (an id, a word), or a number on
+    a line that names it before it ("mean 20.09", a table row "Ozone ... 116")? Such a metric is not
+    repeated in the [metrics] block (issue 23: a table is shown once); full-precision numbers the
+    text rounds are kept, and so is a number whose line does not name it (a 1 in "group 1")."""
     if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
         return False
     if isinstance(value, str):
@@ -329,4 +330,11 @@ def shown_in(value: Any, text: str) -> bool:
     shown = {str(value), f"{value:g}"}
     if isinstance(value, float) and value.is_integer():
         shown.add(str(int(value)))
-    return any(re.search(rf"(?<![\w.\-]){re.escape(s)}(?![\d])", text) for s in shown)
+    names = [part for part in re.split(r"[._\s]+", key) if part]
+    for line in text.splitlines():
+        for number in shown:
+            for match in re.finditer(rf"(?<![\w.\-]){re.escape(number)}(?![\d])", line):
+                before = line[: match.start()]
+                if any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", before, re.IGNORECASE) for n in names):
+                    return True
+    return False

@@ -50,6 +50,7 @@ from app.agent import (
     with_workspace_summary,
     workspace_sources,
 )
+from app.agent.policy.privacy import PseudonymBook, book_path, map_strings
 from app.analyst import BuiltinAnalyst
 from app.config import Settings
 from app.db.models import Message, Report, Run, Workspace, utcnow
@@ -194,10 +195,9 @@ class RunService:
                 session, run.workspace_id, run.id, trace_dir(self.settings, run.workspace_id, run.id)
             )
             run.status = "running"
-            recorder.emit("run_started", {"question": run.question, "language": run.language})
             try:
-                turn = self.prepare_turn(session, run, recorder)
-                run.answer = run_turn(turn)
+                turn = self.prepare_turn(session, run, recorder)  # emits run_started (the question masked)
+                run.answer = turn.toolbox.unmask(run_turn(turn))  # the user reads the real names (privacy.py)
                 run.status = "done"
                 self.finish(session, run, recorder)
             except Paused as pause:  # waits for the user's answer; resumed by resume_after_answer (clarify.py)
@@ -254,12 +254,20 @@ class RunService:
             raise LookupError(f"workspace {run.workspace_id} of run {run.id} no longer exists")
         datasets = active_datasets(session, workspace.id)
         frames = {d.id: readable_frame(d) for d in datasets}  # a damaged working copy is marked and left out
-        if damaged := [d.name for d in datasets if frames[d.id] is None]:
-            recorder.emit("datasets_damaged", {"names": damaged})
+        damaged = [d.name for d in datasets if frames[d.id] is None]
         datasets = [d for d in datasets if frames[d.id] is not None]
         catalog = DatasetCatalog(
             {d.name: partial(frames.get, d.id) for d in datasets}, active=datasets[-1].name if datasets else None
         )
+        masker = PiiMasker.from_frames(  # pseudonyms, stable in the workspace (privacy.py)
+            {d.name: {c["name"]: c["pii"] for c in d.info.get("columns", []) if c.get("pii")} for d in datasets},
+            {d.name: catalog.get(d.name) for d in datasets},
+            PseudonymBook.load(book_path(self.settings.workspace_dir(workspace.id))),
+        )
+        question = masker.mask(run.question or "")  # what the model, and the trace, read of the question
+        recorder.emit("run_started", {"question": question, "language": run.language})
+        if damaged:
+            recorder.emit("datasets_damaged", {"names": damaged})
         summaries = [dataset_summary(d, catalog.get(d.name)) for d in datasets]
         figures_dir = self.settings.workspace_dir(workspace.id) / "figures"
         window = ContextWindow.from_settings(self.settings, workspace.id)
@@ -276,17 +284,16 @@ class RunService:
                 summaries=summaries,
             ),
         )
-        masker = PiiMasker.from_frames(
-            {d.name: {c["name"]: c["pii"] for c in d.info.get("columns", []) if c.get("pii")} for d in datasets},
-            {d.name: catalog.get(d.name) for d in datasets},
-        )
         model = self.model_factory(self.settings, summaries, run.language)
-        earlier = earlier_exchanges(session, workspace.id, run.id)
-        intent = classify_run(run, model, self.settings, recorder, has_history=bool(earlier))  # intent.py
+        earlier = [
+            {**m, "content": masker.mask(m["content"])} for m in earlier_exchanges(session, workspace.id, run.id)
+        ]
+        intent = classify_run(run, model, self.settings, recorder, has_history=bool(earlier), question=question)
         toolbox = Toolbox(
             catalog,
             context,
             mask=masker.mask,
+            unmask=masker.unmask,
             groups=set(intent.groups),
             pruned=set(intent.pruned),
             store_table=partial(self.store_table, session, recorder, workspace.id),
@@ -307,9 +314,11 @@ class RunService:
             run.id,
             self.settings.memory_budget_chars,
         )  # definitions, knowledge, memory
+        # the user's answers to earlier questions may name people: the model reads pseudonyms
+        sources["definitions"] = tuple(masker.mask(d) for d in sources.get("definitions") or ())
         if "datasets" in (intent.prompt_sections or ALL_SECTIONS):  # a greeting's prompt carries no data
             sources["reading"] = question_reading(
-                run.question or "", [with_values(summary, catalog.get(summary["name"])) for summary in summaries]
+                question, [with_values(summary, catalog.get(summary["name"])) for summary in summaries]
             )  # what it names
         for situation in situations(session, run.id, sources.get("knowledge")):  # e.g. search_knowledge
             toolbox.exposure.enable(situation)
@@ -327,7 +336,9 @@ class RunService:
         apply_intent(messages, intent)  # the intent's guidance + the user's restrictions (user tier)
         messages += with_workspace_summary(session, workspace.id, earlier)
         paused_budget = (run.state or {}).get("waiting", {}).get("budget")  # read before turn_opening clears it
-        messages += turn_opening(session, run, recorder)  # clarify.py: the question, or the paused turn + answer
+        messages += turn_opening(
+            session, run, recorder, masker.mask
+        )  # clarify.py: the question, or the paused turn + answer
         toolbox.records.restore(messages, window.store)  # a resumed turn's earlier results, from disk
         return Turn(
             messages,
@@ -369,9 +380,14 @@ class RunService:
     def finish(self, session: Session, run: Run, recorder: RunRecorder) -> None:
         run.finished_at = utcnow()
         if run.status == "done":
-            report = build_report(session, run)
+            # the stored report (what a share link serves) and the trace keep the pseudonyms; the
+            # owner's downloads show the real values (web/reports.py)
+            mask = PiiMasker.from_book(book_path(self.settings.workspace_dir(run.workspace_id))).mask
+            report = map_strings(build_report(session, run), mask)
             session.add(Report(workspace_id=run.workspace_id, run_id=run.id, content=report))
-            recorder.emit("answer", {"answer": run.answer, "unverified_numbers": report.get("unverified_numbers", [])})
+            recorder.emit(
+                "answer", {"answer": mask(run.answer or ""), "unverified_numbers": report.get("unverified_numbers", [])}
+            )
         recorder.emit("run_finished", {"status": run.status, "error": run.error})
 
 

@@ -47,6 +47,7 @@ def _python_paths() -> tuple[str, list[str], list[str]]:
     folders = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)}
     library = [os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if paths.get(k)]
     site = [os.path.realpath(paths[k]) for k in ("purelib", "platlib") if paths.get(k)]
+    site += _system_site_packages()
     dynload = os.path.join(os.path.realpath(paths["platstdlib"]), "lib-dynload") if paths.get("platstdlib") else None
     if dynload and os.path.isdir(dynload):
         library.append(dynload)
@@ -56,6 +57,27 @@ def _python_paths() -> tuple[str, list[str], list[str]]:
     # A system interpreter lives under /usr: bind its own files, never all of /usr/bin.
     folders = {f for f in folders if f not in ("/usr", "/", "/usr/local")} or set()
     return executable, sorted(folders), list(dict.fromkeys(site))
+
+
+def _system_site_packages() -> list[str]:
+    """The base interpreter's site-packages when the virtualenv was made with
+    --system-site-packages: the sandbox starts Python with -S, so nothing adds them by itself, and
+    a venv like that imports pandas and the rest from there."""
+    if sys.prefix == sys.base_prefix:
+        return []
+    try:
+        config = Path(sys.prefix, "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    included = any(
+        key.strip().lower() == "include-system-site-packages" and value.strip().lower() == "true"
+        for key, _, value in (line.partition("=") for line in config.splitlines())
+    )
+    if not included:
+        return []
+    base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}
+    paths = sysconfig.get_paths(vars=base)
+    return [os.path.realpath(paths[k]) for k in ("purelib", "platlib") if paths.get(k) and os.path.isdir(paths[k])]
 
 
 def _system_binds() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -258,8 +280,8 @@ def _python_command(executable: str, package_roots: list[str], site: list[str], 
     # -I: no user site, no PYTHON* variables; -S: no .pth files (e.g. editable installs of the app);
     # the package roots and site-packages are put on the path explicitly. In unshare mode the
     # package is imported from its host path before the new root exists, from /opt/verity after.
-    boot = "import sys; sys.path[:0] = %r; sys.path += %r; from sandbox import worker; worker.main(sys.argv[1])" % (
-        package_roots,
-        site,
+    boot = (
+        f"import sys; sys.path[:0] = {package_roots!r}; sys.path += {site!r}; "
+        "from sandbox import worker; worker.main(sys.argv[1])"
     )
     return [executable, "-I", "-S", "-B", "-c", boot, json.dumps(worker)]

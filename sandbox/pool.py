@@ -157,8 +157,44 @@ class SandboxPool:
             "call_id": call_id,
             "code": code,
             "datasets": inside,
-            "limits": {k: v for k, v in asdict(limits).items()},
+            "limits": asdict(limits),
         }
+        reply, figures, tables, kept, parent, warm = self._call(spec, isolation, request, limits)
+        retried = False
+        if _unreadable(reply):
+            # Reading the data failed inside the sandbox (a library or the working copy out of its
+            # view): the code is not at fault. Once more in a fresh sandbox, which reloads the data.
+            log.warning("sandbox of %s could not read its data; retrying in a fresh sandbox", spec.workspace_id)
+            self._forget(spec, parent)
+            parent.close()
+            retried = True
+            reply, figures, tables, kept, parent, warm = self._call(spec, isolation, request, limits)
+            if _unreadable(reply):
+                reply = {**reply, "error": {**reply["error"], "fault": "harness", "retried": True}}
+        prune_kept(spec.scratch_root / "calls", KEEP_CALLS, self.keep_mb * 1024 * 1024)
+        return RunOutcome(
+            ok=bool(reply.get("ok")),
+            isolation=isolation.kind,
+            error=reply.get("error"),
+            stdout=_stream(reply.get("stdout")),
+            stderr=_stream(reply.get("stderr")),
+            figures=figures,
+            tables=tables,
+            result=reply.get("result"),
+            call_dir=kept,
+            duration_ms=float(reply.get("duration_ms") or 0.0),
+            warm=warm,
+            datasets=reply.get("datasets") or {},
+            seccomp=parent.seccomp,
+            stopped_processes=int(reply.get("stopped_processes") or 0),
+            retried=retried,
+        )
+
+    def _call(
+        self, spec: LaunchSpec, isolation: Isolation, request: dict, limits: Limits
+    ) -> tuple[dict, list, list, Path, WarmParent, bool]:
+        """One call in the workspace's warm parent (a new sandbox once when it does not start); a
+        parent that crashed or broke a limit is replaced by a fresh, warm one for the next call."""
         for attempt in range(2):
             parent, warm = self._parent(spec, isolation, wait_s=limits.wall_s)
             try:
@@ -177,23 +213,7 @@ class SandboxPool:
             self._forget(spec, parent)
             parent.close()
             self.prewarm(spec, isolation)  # the next call finds a fresh, warm parent
-        prune_kept(spec.scratch_root / "calls", KEEP_CALLS, self.keep_mb * 1024 * 1024)
-        return RunOutcome(
-            ok=bool(reply.get("ok")),
-            isolation=isolation.kind,
-            error=reply.get("error"),
-            stdout=_stream(reply.get("stdout")),
-            stderr=_stream(reply.get("stderr")),
-            figures=figures,
-            tables=tables,
-            result=reply.get("result"),
-            call_dir=kept,
-            duration_ms=float(reply.get("duration_ms") or 0.0),
-            warm=warm,
-            datasets=reply.get("datasets") or {},
-            seccomp=parent.seccomp,
-            stopped_processes=int(reply.get("stopped_processes") or 0),
-        )
+        return reply, figures, tables, kept, parent, warm
 
     def _forget(self, spec: LaunchSpec, parent: WarmParent) -> None:
         with self.lock:
@@ -250,6 +270,11 @@ class SandboxPool:
                 self.enforce_memory()
             except Exception:
                 log.exception("measuring the sandboxes' memory failed")
+
+
+def _unreadable(reply: dict) -> bool:
+    """The call failed because the sandbox could not read the data (sandbox.worker_child)."""
+    return not reply.get("ok") and (reply.get("error") or {}).get("error") == "dataset_unreadable"
 
 
 def _stream(stream: dict | None) -> dict:

@@ -40,6 +40,7 @@ class RunOutcome:
     datasets: dict = field(default_factory=dict)
     seccomp: str = "off"
     stopped_processes: int = 0  # background processes the call left running
+    retried: bool = False  # the data could not be read: the call ran again in a fresh sandbox
 
     def as_dict(self) -> dict:
         data = asdict(self)
@@ -94,17 +95,61 @@ def copy_out(dir_fd: int, name: Any, target: Path, max_bytes: int) -> Path | Non
         os.close(fd)
 
 
+MAX_WIPE_DEPTH = 200  # deeper folders stay (in the sandbox's own size-limited memory): no unbounded walk
+PATH_FLAGS = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
 def wipe(dir_fd: int) -> None:
-    """Remove everything inside the directory `dir_fd`, never following a symlink (shutil.rmtree
-    with dir_fd walks by descriptors and refuses a name swapped for a symlink)."""
-    for name in os.listdir(dir_fd):
+    """Remove everything inside the directory `dir_fd` that lies on the same mount, never following
+    a symlink. The host calls this from outside the sandbox's mount namespace, where removing a
+    folder that is a mount point inside it (an interpreter or virtualenv bound under /tmp) detaches
+    that mount from the sandbox: so a mount (another device, or another mount of the same one) is
+    neither entered nor removed, and the walk stops at MAX_WIPE_DEPTH."""
+    top = os.fstat(dir_fd)
+    _empty(dir_fd, top.st_dev, mount_id(dir_fd), 0)
+
+
+def _empty(dir_fd: int, device: int, mount: int | None, depth: int) -> None:
+    try:
+        names = os.listdir(dir_fd)
+    except OSError:
+        return
+    for name in names:
         try:
-            if stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
-                shutil.rmtree(name, dir_fd=dir_fd, ignore_errors=True)
+            handle = os.open(name, PATH_FLAGS, dir_fd=dir_fd)  # the entry itself, a symlink too
+        except OSError:
+            continue
+        try:
+            info = os.fstat(handle)
+            if info.st_dev != device or mount_id(handle) != mount:
+                continue  # a mount point (or inside one): it belongs to the sandbox's view, not its scratch
+            if stat.S_ISDIR(info.st_mode):
+                if depth >= MAX_WIPE_DEPTH:
+                    continue
+                inner = os.open(".", DIR_FLAGS, dir_fd=handle)  # the very folder checked above
+                try:
+                    _empty(inner, device, mount, depth + 1)
+                finally:
+                    os.close(inner)
+                os.rmdir(name, dir_fd=dir_fd)  # fails (not empty) where a mount inside it stays
             else:
                 os.unlink(name, dir_fd=dir_fd)
         except OSError:
             pass
+        finally:
+            os.close(handle)
+
+
+def mount_id(fd: int) -> int | None:
+    """The id of the mount a descriptor lies on (/proc/self/fdinfo), None where it cannot be read."""
+    try:
+        with open(f"/proc/self/fdinfo/{fd}", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"mnt_id:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def collect(scratch_fd: int, call_id: str, reply: dict, target: Path, max_file_bytes: int) -> tuple[list, list]:

@@ -76,7 +76,7 @@ def run_child(write_fd: int, call_dir: str, call_id: str, request: dict) -> int:
     os.close(devnull)
     sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)
-    sys.stdin = open(0, "r", closefd=False)
+    sys.stdin = open(0, closefd=False)
     os.environ["HOME"] = call_dir
     limits = request["limits"]
     apply_limits(limits)
@@ -124,11 +124,43 @@ def numpy_friendly(frame):
     return frame
 
 
+class DatasetUnreadable(RuntimeError):
+    """Reading a dataset's working copy failed (a missing engine, an unreadable file): the harness's
+    fault, not the code's; the host retries the call once in a fresh sandbox."""
+
+    def __init__(self, name: str, cause: BaseException):
+        super().__init__(f"dataset {name!r} could not be read: {type(cause).__name__}: {cause}")
+        self.dataset = name
+
+
+def unreadable_dataset(exc: BaseException) -> DatasetUnreadable | None:
+    """The failed read behind an exception: itself, or one it was raised from or while handling
+    (code that catches the error and raises its own)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, DatasetUnreadable):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _unreadable_error(found: DatasetUnreadable) -> dict:
+    return {
+        "error": "dataset_unreadable",
+        "dataset": found.dataset,
+        "message": str(found)[:2000],
+        "hint": "The working copy could not be read; this is not a fault of the code.",
+        "retryable": False,
+    }
+
+
 class LazyDatasets(dict):
     """`datasets`: a dict of name -> DataFrame whose frames are read on first access."""
 
     def __init__(self, paths: dict, cache: dict):
-        super().__init__({name: None for name in paths})
+        super().__init__(dict.fromkeys(paths))
         self._paths, self._cache = paths, cache
 
     def __getitem__(self, name):
@@ -139,7 +171,13 @@ class LazyDatasets(dict):
                 + (f"; did you mean {close[0]!r}?" if close else "")
             )
         if name not in self._cache:
-            self._cache[name] = numpy_friendly(MODULES["pd"].read_parquet(self._paths[name]))
+            try:
+                frame = numpy_friendly(MODULES["pd"].read_parquet(self._paths[name]))
+            except MemoryError:
+                raise
+            except Exception as exc:  # any failure to read is the harness's, not the code's
+                raise DatasetUnreadable(str(name), exc) from exc
+            self._cache[name] = frame
             dict.__setitem__(self, name, self._cache[name])
         return self._cache[name]
 
@@ -182,7 +220,7 @@ class ChildRun:
             "save_table": self.save_table,
             "result": None,
         }
-        ns.update({k: v for k, v in MODULES.items()})
+        ns.update(MODULES)
         # A dataset is also a variable when its name is an identifier; it is read only when the
         # code mentions it (reading a Parquet file is most of a trivial call's cost).
         for name in paths:
@@ -264,31 +302,17 @@ class ChildRun:
                 {},
             )
         except Exception as exc:  # noqa: BLE001
-            return self._finish(
-                {
-                    "error": "dataset_unreadable",
-                    "message": f"{type(exc).__name__}: {exc}",
-                    "hint": "The working copy could not be read.",
-                    "retryable": False,
-                },
-                {},
-            )
+            found = unreadable_dataset(exc) or DatasetUnreadable("?", exc)
+            return self._finish(_unreadable_error(found), {})
         try:
             compiled = compile(self.code, CODE_FILE, "exec")
-            exec(compiled, ns)  # noqa: S102 - this is the point of the sandbox
+            exec(compiled, ns)  # running the code is the point of the sandbox
         except SystemExit as exc:
             exit_code = exc.code
         except MemoryError:
             error = self._memory_error()
         except BaseException as exc:  # noqa: BLE001
-            if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
-                error = _output_limit(self.limits)
-            elif isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-                error = _scratch_limit(self.limits)
-            elif (isinstance(exc, OSError) and exc.errno == errno.EAGAIN) or "can't start new thread" in str(exc):
-                error = self._process_error(exc)
-            else:
-                error = describe_error(exc, self.code, ns, self.frames)
+            error = self._code_error(exc, ns)
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -307,6 +331,19 @@ class ChildRun:
                 "retryable": True,
             }
         return self._finish(error, ns)
+
+    def _code_error(self, exc: BaseException, ns: dict) -> dict:
+        """What an exception out of the code means: a limit, a failed read of the data, or the code's own error."""
+        if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+            return _output_limit(self.limits)
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            return _scratch_limit(self.limits)
+        if (isinstance(exc, OSError) and exc.errno == errno.EAGAIN) or "can't start new thread" in str(exc):
+            return self._process_error(exc)
+        found = unreadable_dataset(exc)
+        if found is not None:
+            return _unreadable_error(found)
+        return describe_error(exc, self.code, ns, self.frames)
 
     def _memory_error(self) -> dict:
         return {

@@ -70,6 +70,25 @@ def test_a_success_resets_the_error_streak():
     assert b.error_streak == 1 and b.start_round() is None
 
 
+def test_failures_that_are_the_harness_fault_do_not_count_toward_the_streak():
+    """run_python reports `fault: harness` when the sandbox could not read the data even after a
+    retry: the model's calls are not what failed, so no "the last 3 tool calls failed" note."""
+
+    def harness(c):
+        return ToolResult.failure(
+            {"error": "dataset_unreadable", "message": "no engine", "fault": "harness", "retried": True}
+        )
+
+    b = budget()
+    gated_call(b, fail, call("t", "c0", n=0))
+    for i in range(1, 5):
+        gated_call(b, harness, call("run_python", f"p{i}", code="print(1)"))
+    assert b.error_streak == 1 and b.start_round() is None
+    gated_call(b, fail, call("t", "c5", n=5))
+    gated_call(b, fail, call("t", "c6", n=6))
+    assert "Stop exploring" in b.start_round()  # the model's own failures still count
+
+
 def test_converge_at_75_percent_and_wrap_up_at_100():
     b = budget(max_tool_calls=8)
     ok = lambda c: ToolResult(text="ok")  # noqa: E731

@@ -223,9 +223,10 @@ def test_the_model_is_told_what_the_questions_words_name_in_which_dataset(tmp_pa
     system = model.requests[0]["messages"][0]["content"]
     (reading,) = [body for source, tier, body in blocks_of(system) if source == "question-reading"]
     assert TIERS["data"][1] in reading  # it quotes column names and values: data, not instructions
-    retail = next(line for line in reading.splitlines() if line.startswith("- retail_sales"))
+    (hint,) = [line for line in reading.splitlines() if "retail_sales:" in line]  # one line (issue 23)
+    retail = hint.split("retail_sales:", 1)[1]
     assert "Revenue" in retail and "Region" in retail and "Channel = Online" in retail
-    assert "- plantgrowth: nothing named" in reading and "Analyse retail_sales" in reading, reading
+    assert "plantgrowth" not in reading, reading  # nothing matched there: left out, no verdict to follow
 
 
 def test_no_reading_when_the_words_name_nothing_in_the_only_dataset(tmp_path):
@@ -243,4 +244,4 @@ def test_no_reading_when_the_words_name_nothing_in_the_only_dataset(tmp_path):
     ]
     assert question_reading("hello there", plant) == ""
     named = question_reading("Is weight higher in trt1?", plant)
-    assert "columns weight" in named and "group = trt1" in named
+    assert "weight, group = trt1" in named

@@ -14,6 +14,7 @@ from app.agent.policy.answer_check import check_answer
 from app.agent.policy.budget import final_answer, gated_call
 from app.agent.policy.clarify import ASK, awaiting_answer, gate_input, pause_if_asked
 from app.agent.policy.gates import check_gates
+from app.agent.policy.privacy import map_strings
 from app.agent.policy.verification import between_rounds
 from app.agent.run_scope import run_scope
 from app.agent.tools.toolbox import tool_message_content
@@ -110,6 +111,7 @@ def run_call(turn: Turn, call: ToolCallRequest) -> str:
     content = turn.toolbox.mask(tool_message_content(result))
     record = turn.toolbox.records.keep(call.id, result)  # the result as data, for the built-in analyst
     result.interpretation = turn.toolbox.mask(result.interpretation)
+    result.error = map_strings(result.error, turn.toolbox.mask)  # as the model saw it, in the trace too
     figures = [{"path": f.path, "caption": turn.toolbox.mask(f.caption)} for f in result.figure_records()]
     turn.recorder.record_tool_call(call.id, call.name, call.arguments, result, content, figures)
     turn.recorder.emit(

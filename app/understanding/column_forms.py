@@ -6,7 +6,10 @@
   ("blood pressure": their initials);
 - a name joined from hyphenated words ("bluecol") by those words ("blue-collar");
 - a name of several words by its first word when no other column shares it ("overall score" →
-  Overall Satisfaction).
+  Overall Satisfaction), or alone when the rest only says the quantity its bracketed unit measures
+  ("wait" → Wait time (min));
+- a name with a second name in brackets ("Economy (GDP per Capita)") by that second name
+  (`bracketed_name`, as good as the name itself).
 
 The first is as good as the name; the others are partial matches, claimed last (roles).
 """
@@ -17,7 +20,7 @@ import re
 from collections.abc import Iterator
 
 from app.understanding import vocabulary
-from app.understanding.words import STOP, core_name, name_words, stem, words_at
+from app.understanding.words import NAME_BRACKET, STOP, core_name, name_words, stem, words_at
 
 _FILE = "name_forms"  # vocabulary/name_forms.toml
 
@@ -170,10 +173,42 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
     for start, end, word in words:  # a list of the things rated: "cleanliness, staff, value and Wi-Fi"
         if stem(word) == lead and parts[0] not in _NEVER_LISTED and _listed(question, start, end):
             yield start, end
-    if parts[0] not in _GENERIC and all(p in _MEASURE_WORDS or p in _UNIT_WORDS for p in parts[1:]):
+    unit_words = _UNIT_WORDS | (_UNIT_QUANTITIES if bracket_unit(name) else set())  # "Wait time (min)"
+    if parts[0] not in _GENERIC and all(p in _MEASURE_WORDS or p in unit_words for p in parts[1:]):
         for start, end, word in words:
             if stem(word) == lead:
                 yield start, end
+
+
+# Units and scales a name's bracket may hold ("(min)", "(thousands)", "(USD)"), and the quantity such a unit
+# measures ("Wait time (min)": the unit says it is a time).
+_BRACKET_UNITS = set(vocabulary.words(_FILE, "bracket_units")) | _UNIT_WORDS
+_UNIT_QUANTITIES = set(vocabulary.words(_FILE, "unit_quantities"))
+
+
+def _bracket(name: str) -> str | None:
+    """What the bracket at the end of a name holds ("min" of "Wait time (min)"), or None."""
+    found = NAME_BRACKET.search(name.strip())
+    return found.group(1).strip() if found else None
+
+
+def bracketed_name(name: str) -> str | None:
+    """The second name a column's name gives in brackets ("GDP per Capita" of "Economy (GDP per
+    Capita)", "Life Expectancy" of "Health (Life Expectancy)"), when it is words and not a unit or a
+    scale ("(min)", "(thousands)", "(Y/N)", "(1-5)"): a question may use either name. English only."""
+    inner = _bracket(name)
+    if not inner or not inner.isascii() or core_name(name) == name:
+        return None
+    content = [w for w in name_words(inner) if w.isalpha() and w not in STOP and w not in _BRACKET_UNITS]
+    if not any(len(w) >= 3 for w in content) or sum(map(len, content)) < 4:
+        return None
+    return inner
+
+
+def bracket_unit(name: str) -> bool:
+    """Whether a name ends in a bracket giving its unit or scale ("Wait time (min)", "Fee (£)")."""
+    inner = _bracket(name)
+    return bool(inner) and bracketed_name(name) is None
 
 
 # The rest of a name that only says over which period the first word was counted

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from app.understanding import vocabulary
 from app.understanding.column_forms import (
+    bracketed_name,
     head_word_mentions,
     initials_mentions,
     joined_mentions,
@@ -82,6 +83,9 @@ def column_mentions(
         _claim(text, col["name"].lower(), col["name"], found, "name")
     for col in sorted(columns, key=lambda c: -len(core_name(c["name"]))):  # without its unit: "Delivery Time"
         _claim(text, core_name(col["name"]).lower(), col["name"], found, "name")
+    seconds = [(second, col["name"]) for col in columns if (second := bracketed_name(col["name"]))]
+    for second, name in sorted(seconds, key=lambda s: -len(s[0])):  # "GDP per capita": Economy (GDP per Capita)
+        _claim(text, second.lower(), name, found, "name")
     for col in longest_first:  # colour/color; "overtime" for Over Time
         for variant in [*text_variants(col["name"]), *joined_name(col["name"])]:
             _claim(text, variant, col["name"], found, "spelling")
@@ -97,8 +101,14 @@ def column_mentions(
         if synonym_key_fits(key, col["name"])
         for word in listed
     ]
+    compounds = _chinese_vocabulary_places(text, synonyms)
     for word, _, name in sorted(words, key=lambda w: (-len(w[0]), w[1])):
-        _claim(text, word.lower(), name, found, "synonym")
+        own = {w.lower() for w, _, n in words if n == name}
+        if word.isascii():
+            _claim(text, word.lower(), name, found, "synonym")
+            continue
+        places = [(m.start(), m.end()) for m in re.finditer(re.escape(word.lower()), text)]
+        _take([p for p in places if not _inside_other_word(p, compounds, own)], name, found, "synonym")
     for col in longest_first:  # stems and abbreviations: "survive", "birth weight"
         _take(
             [*loose_mentions(question, col["name"]), *spread_mentions(question, col["name"])],
@@ -124,6 +134,19 @@ def column_mentions(
         _take([(a, b) for a, b in places if not any(s <= a and b <= e for s, e in said_values)], name, found, "partial")
     found = _without_rows_words(question, sorted(found))
     return _without_scene_names(question, _condition_before_name(question, found, columns, synonyms), columns)
+
+
+def _chinese_vocabulary_places(text: str, synonyms: dict[str, tuple[str, ...]]) -> list[tuple[int, int, str]]:
+    """Where the question writes any Chinese word of the vocabulary, whatever the columns."""
+    listed = {w.lower() for words in synonyms.values() for w in words if not w.isascii()}
+    return [(m.start(), m.end(), w) for w in listed for m in re.finditer(re.escape(w), text)]
+
+
+def _inside_other_word(place: tuple[int, int], compounds: list[tuple[int, int, str]], own: set[str]) -> bool:
+    """Whether a Chinese word's place lies inside a longer vocabulary word for another column: "人口" in
+    "失业人口" (the unemployed) is not the Population column, though that table has no unemployed column."""
+    start, end = place
+    return any(s <= start and end <= e and e - s > end - start and w not in own for s, e, w in compounds)
 
 
 # "Windy days", "hot months": the plural of a time unit after a word that names a column is the

@@ -64,6 +64,8 @@ def words_at(text: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text.lower())]
 
 
+# A bracket at the end of a name: its unit ("(min)") or a second name ("Economy (GDP per Capita)")
+NAME_BRACKET = re.compile(r"[(（\[【]([^()（）\[\]【】]{1,24})[)）\]】]\s*[?？:：]*$")
 # A unit or scale in brackets at the end of a name ("Delivery Time (min)", "亩产 (kg)", "面积（㎡）",
 # "Satisfaction (1-5)") and a trailing "?" or ":" ("Personal Trainer?") are not words a question uses.
 _NAME_DECORATION = re.compile(r"(?:\s*[(（\[【][^()（）\[\]【】]{1,24}[)）\]】])+\s*$|\s*[?？:：]+\s*$")

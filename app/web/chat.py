@@ -99,5 +99,5 @@ def answer(
 @router.get("/runs/{run_id}", name="run_page")
 def run_page(request: Request, run: RunDep, session: DbSessionDep, settings: SettingsDep, page: PageDep) -> Response:
     if wants_partial(request):
-        return page.render("_run.html", {"current": run_context(session, run, page.lang)})
+        return page.render("_run.html", {"current": run_context(session, run, page.lang, settings)})
     return page.render("workspace.html", workspace_context(session, settings, run.workspace, page.lang, run.id))

@@ -56,7 +56,7 @@ def workspace_context(
             [d.info.get("columns", []) for d in uploaded], lang, names=display_names(uploaded)
         ),
         "runs": runs,
-        "current": run_context(session, selected, lang) if selected else None,
+        "current": run_context(session, selected, lang, settings) if selected else None,
         "run_selected": selected is not None and selected.id == selected_run_id,  # the page is the run's: titled by it
         "knowledge": entries(session, workspace.id),
         **extra,

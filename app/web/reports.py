@@ -7,12 +7,14 @@ import json
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, RedirectResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.agent.policy.privacy import PiiMasker, book_path, map_strings
 from app.config import Settings
 from app.db.models import Dataset, Report
 from app.reports import render
@@ -63,12 +65,24 @@ def text_response(text: str, fmt: str, filename: str) -> Response:
     return Response(text.encode("utf-8"), media_type=MEDIA_TYPES[fmt], headers=headers)
 
 
+def owners_copy(content: dict[str, Any], report: Report, settings: Settings) -> dict[str, Any]:
+    """The report as its owner reads it: the pseudonyms of personal data (kept in the stored report,
+    which share links serve) replaced by the real values again (privacy.py)."""
+    book = book_path(settings.workspace_dir(report.workspace_id))
+    return map_strings(content, PiiMasker.from_book(book).unmask) if book.is_file() else content
+
+
+def owners_content(report: Report, settings: Settings) -> dict[str, Any]:
+    return owners_copy(portable_content(report, settings), report, settings)
+
+
 def binary_file(report: Report, fmt: str, settings: Settings) -> Path:
-    """PDF and Word files are written once per report, with their figures embedded."""
+    """PDF and Word files are written once per report, with their figures embedded (downloads of
+    the owner only: a share link serves the HTML page)."""
     folder = report_folder(report, settings)
     path = folder / f"report.{fmt}"
     if not path.is_file():
-        content = portable_content(report, settings)
+        content = owners_content(report, settings)
         try:
             BINARY_WRITERS[fmt](content, path, base_dir=folder)
         except RuntimeError as exc:  # the renderer's library is missing
@@ -83,7 +97,7 @@ def binary_file(report: Report, fmt: str, settings: Settings) -> Path:
 
 def markdown_bundle(report: Report, settings: Settings) -> bytes:
     """report.md with its figures/ in one zip, so the Markdown's images work wherever it is unpacked."""
-    content = portable_content(report, settings)
+    content = owners_content(report, settings)
     folder = report_folder(report, settings)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
@@ -104,25 +118,29 @@ def report_file(
     report = latest_report(session, workspace.id, run)
     filename = f"report.{fmt}"
     if fmt == "json":
-        return text_response(json.dumps(report.content, ensure_ascii=False, indent=2, default=str), fmt, filename)
+        content = owners_copy(report.content or {}, report, settings)
+        return text_response(json.dumps(content, ensure_ascii=False, indent=2, default=str), fmt, filename)
     if fmt == "md":  # images as figures/NAME: the zip carries them
-        return text_response(render.to_markdown(portable_content(report, settings)), fmt, filename)
+        return text_response(render.to_markdown(owners_content(report, settings)), fmt, filename)
     if fmt == "zip":
         return Response(markdown_bundle(report, settings), media_type=MEDIA_TYPES[fmt], headers=attachment(filename))
     if fmt == "html":
         return text_response(
-            render.to_html(portable_content(report, settings), base_dir=report_folder(report, settings)), fmt, filename
+            render.to_html(owners_content(report, settings), base_dir=report_folder(report, settings)), fmt, filename
         )
     return FileResponse(binary_file(report, fmt, settings), media_type=MEDIA_TYPES[fmt], filename=filename)
 
 
 @router.get("/api/workspaces/{ws}/analysis.py", name="analysis_script")
-def analysis_script(workspace: WorkspaceDep, session: DbSessionDep, run: str | None = None) -> Response:
+def analysis_script(
+    workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep, run: str | None = None
+) -> Response:
     from app.reports.script import to_analysis_script
 
     report = latest_report(session, workspace.id, run)
     datasets = [script_dataset(d) for d in active_datasets(session, workspace.id)]
-    return text_response(to_analysis_script(report.content, datasets), "py", "analysis.py")
+    content = owners_copy(report.content or {}, report, settings)  # the code filters on the real values
+    return text_response(to_analysis_script(content, datasets), "py", "analysis.py")
 
 
 def script_dataset(dataset: Dataset) -> dict:

@@ -11,6 +11,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.agent import evidence_dict, task_dict
+from app.agent.policy.privacy import PiiMasker, book_path, map_strings
+from app.config import Settings
 from app.db.models import Event, Evidence, Question, Report, Run, Task
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool
 from app.reports.report_parts import reproduction_summary
@@ -24,7 +26,18 @@ ACTIVE = ACTIVE_STATUSES
 DOWNLOADS = (("HTML", "html"), ("PDF", "pdf"), ("Word", "docx"), ("Markdown (.zip)", "zip"), ("JSON", "json"))
 
 
-def run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
+def run_context(session: Session, run: Run, lang: str, settings: Settings | None = None) -> dict[str, Any]:
+    """The panel's content; with `settings`, the steps, plan, tasks and evidence show the real values
+    in place of the pseudonyms the model wrote (the owner's page; the records keep them, privacy.py)."""
+    context = _run_context(session, run, lang)
+    if settings is not None:
+        unmask = PiiMasker.from_book(book_path(settings.workspace_dir(run.workspace_id))).unmask
+        for key in ("analysis_plan", "steps", "figures", "tasks", "evidence"):
+            context[key] = map_strings(context[key], unmask)
+    return context
+
+
+def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
     events = list(session.scalars(select(Event).where(Event.run_id == run.id).order_by(Event.id)))
     steps = steps_from_events(events)
     report = session.scalars(select(Report).where(Report.run_id == run.id).order_by(Report.created_at.desc())).first()

@@ -1,11 +1,11 @@
-"""How the question's words meet the data, told to the model (issue 14: the built-in analyst's
-understanding, offered to the model path too).
+"""How the question's words meet the data, told to the model as a hint (issue 14, trimmed by issue 23).
 
-The built-in analyst picks the dataset, the columns and the named values from the question's words
-(dataset_choice, roles). A model reads the same question, but a column called `medv` or a
-value `1` of `chas` does not say "house price" or "by the river" to it either, and in a workspace of
-several files it may analyse the last one uploaded. This block hands it the same reading, in the
-data tier (it quotes column names and cell values), as something to check, not an instruction.
+A model reads the question itself; the rule reading only hands it what a model may miss: that a
+column called `medv` or a value `1` of `chas` is what "house price" or "by the river" names, and, in
+a workspace of several files, which file's columns the words match. It is one short line in the data
+tier (it quotes column names and cell values): the columns and values matched, per dataset. It lists
+no words that matched nothing and never suggests asking — ordinary words ("calculate", "assess")
+match no column, and whether to ask is the model's call.
 """
 
 from __future__ import annotations
@@ -13,64 +13,28 @@ from __future__ import annotations
 from typing import Any
 
 from app.agent.context.tiers import wrap
-from app.understanding.dataset_choice import Choice, choose_dataset
-from app.understanding.role_sources import unmatched_words
-from app.understanding.roles import column_spans
-from app.understanding.words import SYNONYMS
+from app.understanding.dataset_choice import Fit, choose_dataset
 
 MAX_DATASETS = 5
+MAX_NAMES = 8  # columns and values per dataset: a hint, not a profile
 SOURCE = "question-reading"
+LEAD = "Columns and values the question's words match (a hint to check against the question, not a reading of it):"
 
 
 def question_reading(question: str, datasets: list[dict[str, Any]]) -> str:
-    """The data-tier block: per dataset, the columns and values the question names; which dataset
-    fits best, or that none or several do. Empty when the words name nothing in a single dataset."""
+    """The data-tier hint: per dataset whose columns or values the question's words match, those
+    columns and values (the best fit first). Empty when the words match nothing."""
     if not question.strip() or not datasets:
         return ""
-    choice = choose_dataset(question, datasets)
-    matched = [f for f in choice.fits if f.score > 0]
-    if not matched and len(datasets) == 1:
+    fits = [f for f in choose_dataset(question, datasets).fits if f.columns or f.values][:MAX_DATASETS]
+    if not fits:
         return ""
-    lines = [
-        "How the question's words match the workspace's data (a reading to check against the question, "
-        "not an instruction):"
-    ]
-    for fit in choice.fits[:MAX_DATASETS]:
-        parts = []
-        if fit.named:
-            parts.append("the question names this dataset")
-        if fit.columns:
-            parts.append("columns " + ", ".join(f"{c} (partly named)" if c in fit.weak else c for c in fit.columns))
-        if fit.values:
-            parts.append("values " + "; ".join(fit.values))
-        lines.append(f"- {fit.dataset.get('name')}: " + ("; ".join(parts) if parts else "nothing named"))
-    chosen = next((f for f in choice.fits if f.dataset is choice.dataset), None)
-    few_named = chosen is None or len(chosen.columns) + len(chosen.values) < 2  # else the reading already says enough
-    if choice.dataset is not None and few_named and (loose := words_naming_nothing(question, choice.dataset)):
-        lines.append(
-            "Words of the question that match no column or value of "
-            + str(choice.dataset.get("name"))
-            + ": "
-            + ", ".join(f"“{w}”" for w in loose)
-            + " (if one is what the question is about, "
-            "ask which column is meant rather than analyse another)"
-        )
-    lines.append(verdict(choice))
-    return wrap(SOURCE, "data", "\n".join(lines))
+    several = len(datasets) > 1
+    parts = [(f"{f.dataset.get('name')}: " if several else "") + matched(f) for f in fits]
+    return wrap(SOURCE, "data", f"{LEAD} {'; '.join(parts)}.")
 
 
-def words_naming_nothing(question: str, dataset: dict[str, Any]) -> list[str]:
-    """The question's content words that no column or value of the dataset matches (role_sources)."""
-    columns = dataset.get("columns") or []
-    spans = column_spans(question, columns, SYNONYMS)
-    return unmatched_words(question, columns, spans, (str(dataset.get("name") or ""),))[:6]
-
-
-def verdict(choice: Choice) -> str:
-    name = (choice.dataset or {}).get("name")
-    if choice.how == "tie":
-        tied = ", ".join(str(f.dataset.get("name")) for f in choice.candidates)
-        return f"Several datasets fit equally ({tied}): ask which one is meant, or analyse each and say so."
-    if choice.how == "none":
-        return "No dataset's columns or values match the question's words: ask which data is meant."
-    return f"Analyse {name} unless the question says otherwise; use the columns it names."
+def matched(fit: Fit) -> str:
+    """One dataset's matches: its columns (those named only partly marked so) and named values."""
+    names = [f"{c} (partly)" if c in fit.weak else c for c in fit.columns] + list(fit.values)
+    return ", ".join(names[:MAX_NAMES])

@@ -102,7 +102,19 @@ def data_block(datasets: list[dict[str, Any]]) -> str:
         lines.append(f"- {ds['name']}: {ds.get('rows', '?')} rows{grain}; columns: {cols}")
     body = "\n".join(lines) or "(no datasets uploaded yet)"
     flagged = [note for ds in datasets if (note := injection_note(ds["name"], ds.get("warnings") or []))]
-    return wrap("workspace-datasets", "data", "\n".join([body, *flagged]))
+    return wrap("workspace-datasets", "data", "\n".join([body, *flagged, *masked_note(datasets)]))
+
+
+def masked_note(datasets: list[dict[str, Any]]) -> list[str]:
+    """The line that says which columns hold personal data and what their pseudonyms are (privacy.py)."""
+    masked = [f"{c['name']} ({ds['name']})" for ds in datasets for c in ds.get("columns", []) if c.get("pii")]
+    if not masked:
+        return []
+    return [
+        f"Masked personal data: {', '.join(masked)}. Their values appear as pseudonyms (e.g. 姓名_017, "
+        "email_3fa2b1): each stands for one real value, the same everywhere; rank, count and filter by them, "
+        "and name them in the answer — the user sees the real values."
+    ]
 
 
 def injection_note(name: str, warnings: Iterable[str]) -> str:

@@ -145,8 +145,14 @@ class TurnBudget:
             self.python_calls += 1
         return None
 
-    def record_result(self, name: str, arguments: dict[str, Any] | None, ok: bool, raw: str = "") -> None:
-        """After a call (executed or refused): failures per identical call, the error streak."""
+    def record_result(
+        self, name: str, arguments: dict[str, Any] | None, ok: bool, raw: str = "", harness_fault: bool = False
+    ) -> None:
+        """After a call (executed or refused): failures per identical call, the error streak. A
+        failure that is the harness's fault (the sandbox could not read the data, even after a
+        retry) says nothing about the model's calls: it neither counts nor breaks the streak."""
+        if harness_fault and not ok:
+            return
         if ok:
             self.error_streak, self.error_warned = 0, False
             return
@@ -241,7 +247,8 @@ def gated_call(budget: TurnBudget, execute: Callable[[Any], ToolResult], call: A
     raw = call.raw_arguments if call.argument_error else ""
     refused = budget.check_call(call.name, call.arguments, raw)
     result = execute(call) if refused is None else ToolResult.failure(refused.as_dict())
-    budget.record_result(call.name, call.arguments, result.ok, raw)
+    harness_fault = isinstance(result.error, dict) and result.error.get("fault") == "harness"
+    budget.record_result(call.name, call.arguments, result.ok, raw, harness_fault=harness_fault)
     return result
 
 

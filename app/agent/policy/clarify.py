@@ -18,6 +18,7 @@ How a run waits and comes back:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -182,6 +183,7 @@ def gate_input(turn: Any) -> GateInput:
         intent=getattr(turn.intent, "kind", None),
         language=run.language,
         new_files=new_files(session, run, datasets),
+        model_reads=getattr(turn.model, "kind", "builtin") != "builtin",  # a model reads the question first
     )
 
 
@@ -298,13 +300,14 @@ def resume_after_answer(session: Session, runs: Any, run: Run) -> bool:
     return True
 
 
-def turn_opening(session: Session, run: Run, recorder: Any) -> list[dict[str, Any]]:
+def turn_opening(session: Session, run: Run, recorder: Any, mask: Callable[[str], str] = str) -> list[dict[str, Any]]:
     """The turn's own messages: the question (a new run), or — resuming — the paused turn rebuilt
-    from the database with the user's answer as the result of the pending ask_user_question call."""
+    from the database with the user's answer as the result of the pending ask_user_question call.
+    What the user wrote is masked (`mask`, privacy.py): the model reads pseudonyms only."""
     waiting = (run.state or {}).get("waiting")
     stored = run_messages(session, run.id)
     if not waiting or not stored:
-        user = {"role": "user", "content": run.question}
+        user = {"role": "user", "content": mask(run.question or "")}
         recorder.add_message(user)
         return [user]
     messages = [_as_dict(m) for m in stored]
@@ -323,8 +326,10 @@ def turn_opening(session: Session, run: Run, recorder: Any) -> list[dict[str, An
         result = {
             "role": "tool",
             "tool_call_id": call_id,
-            "content": f"[answer]\n{answer_text(question.answer)}\n\nThe user answered “{question.question}”; "
-            "this is now a confirmed definition: follow it.",
+            "content": mask(
+                f"[answer]\n{answer_text(question.answer)}\n\nThe user answered “{question.question}”; "
+                "this is now a confirmed definition: follow it."
+            ),
         }
         messages.append(result)
         recorder.add_message(result)

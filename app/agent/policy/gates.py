@@ -7,6 +7,12 @@ asked) and never asks twice: every gate has a `topic`, and an answered topic nev
 
 Gates, in order: scope (a new file), metric, goal, time window, field semantics, high-risk
 method, data quality.
+
+With a language model configured (`GateInput.model_reads`) the model reads the question and asks
+through ask_user_question itself when it needs to (issue 23): before its first request only the
+deterministic metric gate runs, for a metric word several near-identical columns hold ("revenue"
+beside revenue_gross and revenue_net) and none of which the question names. The built-in analyst
+(no model) keeps every gate.
 """
 
 from __future__ import annotations
@@ -69,6 +75,7 @@ class GateInput:
     intent: str | None = "analysis"
     language: str = "en"
     new_files: list[dict[str, Any]] = field(default_factory=list)  # datasets added since the last analysis
+    model_reads: bool = False  # a language model reads the question first: only the metric gate runs
 
     @property
     def zh(self) -> bool:
@@ -98,7 +105,12 @@ def check_gates(inp: GateInput) -> Gate | None:
     """The first gate that fires and whose topic was never answered, or None."""
     if inp.intent not in GATED_INTENTS and inp.intent is not None or not inp.datasets:
         return None
-    for gate in (scope_gate, metric_gate, goal_gate, window_gate, field_gate, method_gate, quality_gate):
+    gates = (
+        (metric_gate,)
+        if inp.model_reads
+        else (scope_gate, metric_gate, goal_gate, window_gate, field_gate, method_gate, quality_gate)
+    )
+    for gate in gates:
         found = gate(inp)
         if found is not None and found.topic not in inp.answered:
             return found
@@ -164,6 +176,8 @@ def metric_gate(inp: GateInput) -> Gate | None:
     columns, q = _columns(inp), inp.question
     families = referenced_families(q)
     if not families:  # no metric word at all: ambiguous only when the question needs one number
+        if inp.model_reads:  # a guess from the question's goal, not a word several columns share: the model reads it
+            return None
         named_numeric = [c for c in columns if c["type"] in NUMERIC and normalise(c["name"]) in normalise(q)]
         wanted = goals(q)
         if named_numeric or not (wanted & set(INFERENTIAL)) or "overview" in wanted:

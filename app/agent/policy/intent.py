@@ -522,11 +522,14 @@ def intent_event(intent: Intent) -> dict[str, Any]:
     return event
 
 
-def classify_run(run: Any, model: ChatModel | None, settings: Any, recorder: Any, has_history: bool) -> Intent:
-    """Classify a run's question, record it on the run (`Run.intent`, `Run.state`) and in the trace."""
+def classify_run(
+    run: Any, model: ChatModel | None, settings: Any, recorder: Any, has_history: bool, question: str | None = None
+) -> Intent:
+    """Classify a run's question, record it on the run (`Run.intent`, `Run.state`) and in the trace.
+    `question`: the question as the model may read it (personal data masked, privacy.py)."""
     traced = TracedModel(model, recorder, "intent") if model is not None else None
     intent = classify(
-        run.question or "",
+        run.question or "" if question is None else question,
         settings,
         model=traced,
         has_history=has_history,

@@ -1,20 +1,36 @@
 """Personal data never reaches the model (SPEC §7): tools compute on the real values locally,
 and everything they return is masked before it enters the conversation.
 
-Two nets: the distinct values of the columns ingestion marked as personal are replaced by their
-masks wherever they occur, and text that *looks* like a phone number, e-mail, ID-card or bank-card
-number is masked whatever column it came from.
+Masking can be undone for the user: each personal value becomes a stable pseudonym (`姓名_017`
+for the 17th name of the column 姓名, `email_3fa2b1` for an e-mail address found anywhere), so the
+model can still tell people apart, rank them and call tools about one of them. The pseudonyms are
+kept in the workspace's pseudonym book (`pseudonyms.json` beside its data, never sent anywhere):
+the same value gets the same pseudonym in every run of the workspace, a tool call that names a
+pseudonym runs on the real value (`unmask`), and the answer and the reports the owner reads show
+the real values again. Traces, stored reports (which share links serve) and model requests keep
+the pseudonyms.
+
+Two nets: the distinct values of the columns ingestion marked as personal are replaced wherever
+they occur, and text that *looks* like a phone number, e-mail, ID-card or bank-card number is
+replaced whatever column it came from.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
+import os
 import re
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from app.ingest.pii import id_card_valid, mask_value
+from app.ingest.pii import id_card_valid
 
 # Digit patterns also match big totals in tool output (15234567890 could be revenue), so the
 # phone and bank-card nets are cast only in workspaces that hold such columns, and ID numbers
@@ -27,50 +43,219 @@ _PATTERNS = {
 }
 ALWAYS = ("email", "id_card")
 MAX_EXACT_VALUES = 20_000  # beyond this, a column's values are masked by pattern only
+# Kinds whose values carry no order or meaning worth numbering get a keyed hash of the value
+# (`phone_3fa2b1`): stable without a counter, and unreadable without the workspace's key.
+HASHED_KINDS = frozenset(_PATTERNS)
+BOOK_FILE = "pseudonyms.json"
+HEX = 6  # hex digits of a hashed pseudonym (longer only on a collision)
+
+
+def book_path(workspace_dir: Path) -> Path:
+    """Where a workspace keeps its pseudonym book."""
+    return workspace_dir / BOOK_FILE
+
+
+def pseudonym_prefix(column: str, kind: str) -> str:
+    """The readable part of a column's pseudonyms: the column's name as one word."""
+    return re.sub(r"\W+", "_", str(column)).strip("_") or kind
+
+
+@dataclass
+class PseudonymBook:
+    """Real value <-> pseudonym, for one workspace; saved beside its data when `path` is set."""
+
+    path: Path | None = None
+    key: str = field(default_factory=lambda: secrets.token_hex(16))
+    real_of: dict[str, str] = field(default_factory=dict)  # pseudonym -> real value
+    kinds: set[str] = field(default_factory=set)  # the personal kinds the workspace holds
+    pseudonym_of: dict[str, str] = field(init=False, default_factory=dict)
+    numbers: dict[str, int] = field(init=False, default_factory=dict)  # prefix -> the last number given
+    changed: bool = field(init=False, default=False)
+
+    def __post_init__(self) -> None:
+        for pseudonym, real in list(self.real_of.items()):
+            self._note(real, pseudonym)
+
+    def _note(self, real: str, pseudonym: str) -> None:
+        self.real_of[pseudonym] = real
+        self.pseudonym_of[real] = pseudonym
+        prefix, _, number = pseudonym.rpartition("_")
+        if number.isdigit():
+            self.numbers[prefix] = max(self.numbers.get(prefix, 0), int(number))
+
+    @classmethod
+    def load(cls, path: Path | None) -> PseudonymBook:
+        """The saved book (a fresh one, with a new key, when there is none or it is unreadable)."""
+        if path is None or not path.is_file():
+            return cls(path)
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            return cls(path, str(saved["key"]), dict(saved.get("values") or {}), set(saved.get("kinds") or []))
+        except (OSError, ValueError, KeyError, TypeError):
+            return cls(path)
+
+    def save(self) -> None:
+        """Write the book when it changed (atomically: a reader never sees half a file)."""
+        if self.path is None or not self.changed:
+            return
+        saved = PseudonymBook.load(self.path)  # another run of the workspace may have added some meanwhile
+        for pseudonym, real in saved.real_of.items():
+            if pseudonym not in self.real_of and real not in self.pseudonym_of:
+                self._note(real, pseudonym)
+        self.kinds |= saved.kinds
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(f".{os.getpid()}.tmp")
+        body = {"key": self.key, "kinds": sorted(self.kinds), "values": self.real_of}
+        partial.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
+        os.replace(partial, self.path)
+        self.changed = False
+
+    def numbered(self, value: str, prefix: str) -> str:
+        """The value's pseudonym, numbered in the order values are first seen under `prefix`."""
+        if value in self.pseudonym_of:
+            return self.pseudonym_of[value]
+        return self._add(value, f"{prefix}_{self.numbers.get(prefix, 0) + 1:03d}")
+
+    def hashed(self, value: str, kind: str) -> str:
+        """The value's pseudonym, a keyed hash of it (`email_3fa2b1`)."""
+        if value in self.pseudonym_of:
+            return self.pseudonym_of[value]
+        digest = hmac.new(self.key.encode(), value.encode(), hashlib.sha256).hexdigest()
+        width = HEX
+        while self.real_of.get(f"{kind}_{digest[:width]}", value) != value:  # a collision: widen
+            width += 2
+        return self._add(value, f"{kind}_{digest[:width]}")
+
+    def _add(self, value: str, pseudonym: str) -> str:
+        self._note(value, pseudonym)
+        self.changed = True
+        return pseudonym
 
 
 @dataclass
 class PiiMasker:
-    replacements: dict[str, str] = field(default_factory=dict)
-    kinds: set[str] = field(default_factory=set)
+    book: PseudonymBook = field(default_factory=PseudonymBook)
     _exact: re.Pattern[str] | None = None
+    _known: re.Pattern[str] | None = None
+
+    @property
+    def kinds(self) -> set[str]:
+        return self.book.kinds
+
+    @property
+    def replacements(self) -> dict[str, str]:
+        """Real value -> pseudonym, for every value the book knows."""
+        return self.book.pseudonym_of
 
     @classmethod
-    def from_frames(cls, pii_columns: dict[str, dict[str, str]], frames: dict[str, pd.DataFrame]) -> "PiiMasker":
-        """`pii_columns`: dataset name -> {column: kind}, as ingestion detected them."""
-        replacements: dict[str, str] = {}
+    def from_frames(
+        cls, pii_columns: dict[str, dict[str, str]], frames: dict[str, pd.DataFrame], book: PseudonymBook | None = None
+    ) -> PiiMasker:
+        """`pii_columns`: dataset name -> {column: kind}, as ingestion detected them. Every value of
+        those columns gets its pseudonym now (in the book, which is saved)."""
+        book = book if book is not None else PseudonymBook()
         for name, columns in pii_columns.items():
             frame = frames.get(name)
             for column, kind in columns.items():
+                if kind not in book.kinds:  # the phone and bank-card nets are cast from now on
+                    book.kinds.add(kind)
+                    book.changed = True
                 if frame is None or column not in frame.columns:
                     continue
                 values = frame[column].dropna().astype(str).str.strip().unique()
                 if len(values) > MAX_EXACT_VALUES:
                     continue
-                replacements.update({v: mask_value(v, kind) for v in values if len(v) >= 2})
-        kinds = {kind for columns in pii_columns.values() for kind in columns.values()}
-        masker = cls({k: v for k, v in replacements.items() if k != v}, kinds)
-        if masker.replacements:
-            alternatives = sorted(masker.replacements, key=len, reverse=True)
-            masker._exact = re.compile("|".join(map(re.escape, alternatives)))
-        return masker
+                prefix = pseudonym_prefix(column, kind)
+                for value in values:
+                    if len(value) >= 2:
+                        book.hashed(value, kind) if kind in HASHED_KINDS else book.numbered(value, prefix)
+        book.save()
+        return cls(book)._compiled()
+
+    @classmethod
+    def from_book(cls, path: Path | None) -> PiiMasker:
+        """The workspace's masker from its saved book alone (no data read): for what is written
+        after a run (the trace's answer, the stored report) and for the owner's downloads."""
+        return cls(PseudonymBook.load(path))._compiled()
+
+    def _compiled(self) -> PiiMasker:
+        """Compile the net that finds the book's pseudonyms (the exact net waits for the first mask:
+        unmasking, all a page needs, never pays for it)."""
+        self._known = self._shape()
+        self._exact = None
+        return self
+
+    def _exact_net(self) -> re.Pattern[str] | None:
+        """The book's values, longest first, compiled once."""
+        if self._exact is None and self.book.pseudonym_of:
+            values = sorted(self.book.pseudonym_of, key=len, reverse=True)
+            # literals only: sre then skips ahead by their common prefix (a pattern among them costs 8x)
+            self._exact = re.compile("|".join(map(re.escape, values)))
+        return self._exact
+
+    def _shape(self) -> re.Pattern[str] | None:
+        """What the book's pseudonyms look like: one of a few prefixes, then a number or a hash (never
+        read inside a longer one: 姓名_017 in 姓名_0171, email_3fa2b1 in email_3fa2b1c)."""
+        prefixes = sorted({pseudonym.rpartition("_")[0] for pseudonym in self.book.real_of}, key=len, reverse=True)
+        if not prefixes:
+            return None
+        return re.compile(f"(?:{'|'.join(map(re.escape, prefixes))})_[0-9a-f]{{3,}}(?![0-9a-f])")
+
+    def _between_pseudonyms(self, text: str, exact: re.Pattern[str]) -> str:
+        """The exact net cast on the text between pseudonyms, which stay as they are: a short real
+        value inside one (a name "ma" in email_3fa2b1) must not break it when masked text is masked
+        again."""
+
+        def replaced(part: str) -> str:
+            return exact.sub(lambda m: self.book.pseudonym_of[m.group(0)], part)
+
+        if self._known is None:
+            return replaced(text)
+        parts, last = [], 0
+        for found in self._known.finditer(text):
+            parts += [replaced(text[last : found.start()]), found.group(0)]
+            last = found.end()
+        return "".join([*parts, replaced(text[last:])])
 
     def mask(self, text: str) -> str:
+        """Replace every personal value in `text` by its pseudonym."""
         if not text:
             return text
-        if self._exact is not None:
-            text = self._exact.sub(lambda m: self.replacements[m.group(0)], text)
+        if (exact := self._exact_net()) is not None:
+            text = self._between_pseudonyms(text, exact)
+        known = len(self.book.real_of)
         for kind, pattern in _PATTERNS.items():
             if kind in ALWAYS or kind in self.kinds:
                 text = pattern.sub(self._replacement(kind), text)
+        if len(self.book.real_of) != known:  # values found by pattern: unmasked later, in this run or another
+            self.book.save()
+            self._known = self._shape()  # (the pattern net finds them again: the exact net stays)
         return text
+
+    def unmask(self, text: str) -> str:
+        """Put the real values back in place of the pseudonyms (for the user, and for tools)."""
+        if not text or self._known is None:
+            return text
+        return self._known.sub(lambda m: self.book.real_of.get(m.group(0), m.group(0)), text)
 
     def _replacement(self, kind: str) -> Callable[[re.Match[str]], str]:
         """What a match of `kind` becomes (a function per kind binds the loop's kind)."""
         return lambda match: self._mask_match(match.group(0), kind)
 
-    @staticmethod
-    def _mask_match(value: str, kind: str) -> str:
+    def _mask_match(self, value: str, kind: str) -> str:
         if kind == "id_card" and not id_card_valid(value):
             return value
-        return mask_value(value, kind)
+        if value in self.book.real_of:  # already a pseudonym (an e-mail-like one cannot be, but be sure)
+            return value
+        return self.book.hashed(value, kind)
+
+
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """`value` (JSON-like: dicts, lists, strings) with `change` applied to every string in it."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {key: map_strings(item, change) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [map_strings(item, change) for item in value]
+    return value

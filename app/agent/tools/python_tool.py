@@ -2,7 +2,7 @@
 
 The code runs in the workspace's warm sandbox (`sandbox` package): its own process tree, no
 network, the datasets read-only, a scratch folder, CPU/wall/memory/process/file/output limits.
-The tool says which isolation is in force; figures come back as figures, saved tables as
+The tool's description says how the code is isolated (once, not in every result); figures come back as figures, saved tables as
 artefacts (summarised in the text), errors as structured tool errors.
 
 What it takes from the run's scope (`run_scope.py`): `workspace_id`; `settings` (falls back to
@@ -28,7 +28,8 @@ MAX_TABLE_PREVIEW = 1_500
 
 
 def run_python(code: str, ctx: ToolContext | None = None) -> ToolResult:
-    """Run Python code on the workspace's datasets, in a sandbox. Use it only when no other tool fits.
+    """Run Python code on the workspace's datasets, in an isolated sandbox (its own processes and
+    files, no network). Use it only when no other tool fits.
 
     Available without importing: `datasets` (dict name -> pandas DataFrame; each dataset is also a
     variable when its name is an identifier), `pd`, `np`, `plt` (matplotlib, Agg), `scipy`, `stats`
@@ -97,12 +98,15 @@ def run_python(code: str, ctx: ToolContext | None = None) -> ToolResult:
             isolation=isolation.kind,
             hint="Use the analysis tools instead.",
         ) from None
-    features = [f for f in isolation.features if f != "seccomp"] + (["seccomp"] if outcome.seccomp == "on" else [])
-    banner = f"[sandbox] isolation: {outcome.isolation} ({', '.join(features)}; limits: {limits.describe()})"
+    # The isolation is described once, in the tool's description; each result carries it only in its payload.
     if not outcome.ok:
         error = dict(outcome.error or {"error": "python_error", "message": "The code failed."})
         error.setdefault("retryable", error.get("error") == "python_error")
-        error["isolation"] = outcome.isolation
+        if error.get("fault") == "harness":
+            error["hint"] = (
+                "Not a fault of your code: the sandbox could not read the data, also after a retry in a fresh "
+                "sandbox. Use the analysis tools for this step."
+            )
         if outcome.stdout.get("text"):
             error["stdout"] = outcome.stdout["text"][-2_000:]
         if outcome.stderr.get("text") and error.get("error") != "python_error":
@@ -110,9 +114,9 @@ def run_python(code: str, ctx: ToolContext | None = None) -> ToolResult:
         if outcome.stopped_processes:
             error["background_processes"] = _stopped_note(outcome.stopped_processes)
         result = ToolResult.failure(error)
-        result.text = banner + "\n" + result.text
+        result.payload = {"isolation": outcome.isolation, "retried": outcome.retried}
         return result
-    return _success(outcome, banner, ctx)
+    return _success(outcome, ctx)
 
 
 def _stopped_note(count: int) -> str:
@@ -130,8 +134,8 @@ def _no_host_paths(text: str, settings: Settings) -> str:
     return text
 
 
-def _success(outcome: RunOutcome, banner: str, ctx: ToolContext) -> ToolResult:
-    parts = [banner]
+def _success(outcome: RunOutcome, ctx: ToolContext) -> ToolResult:
+    parts: list[str] = []
     stdout, stderr = outcome.stdout, outcome.stderr
     if stdout.get("text"):
         parts.append(f"[stdout]\n{stdout['text'].rstrip()}")
@@ -179,6 +183,7 @@ def _success(outcome: RunOutcome, banner: str, ctx: ToolContext) -> ToolResult:
         method="Python code (sandboxed)",
         payload={
             "isolation": outcome.isolation,
+            "retried": outcome.retried,
             "stdout_truncated": bool(stdout.get("truncated")),
             "stopped_processes": outcome.stopped_processes,
             "tables": outcome.tables,

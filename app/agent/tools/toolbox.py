@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from app.agent.context.compaction import NO_SHELVE
 from app.agent.context.summary import MARKER
 from app.agent.model.interface import ToolCallRequest
 from app.agent.policy import clarify
+from app.agent.policy.privacy import map_strings
 from app.agent.run_scope import RunScope, run_scope
 from app.agent.store import Session, run_has_evidence, run_has_tasks
 from app.agent.tools import analysis_plan, context_tools, evidence, sheets, tasks
@@ -31,9 +32,9 @@ from app.agent.tools.tool_search import call_tool, tool_search
 # run_python's description in every request: whole sentences that say what the code can use
 # (the full text, with the limits, comes from tool_search).
 RUN_PYTHON_BRIEF = (
-    "Run Python code in a sandbox when no tool fits. Each dataset is a pandas DataFrame variable "
-    "(also datasets[name]); pd, np, stats (scipy.stats), sm, smf, sklearn and plt are ready. "
-    "print() what you need; set `result` to a dict of key numbers."
+    "Run Python in an isolated sandbox (no network, read-only data, limits) when no tool fits. Each dataset "
+    "is a DataFrame variable (also datasets[name]); pd, np, stats (scipy.stats), sm, smf, sklearn, plt are "
+    "ready. print() what you need; set `result` to a dict of key numbers."
 )
 # call_tool's description in every request names the core tools the lean tools array leaves out
 CALL_TOOL_BRIEF = (
@@ -135,6 +136,7 @@ class Toolbox:
         registry: Registry = FULL_REGISTRY,
         groups: set[str] | None = None,
         mask: Callable[[str], str] = str,
+        unmask: Callable[[str], str] = str,
         store_table: Callable[..., str] | None = None,
         pruned: set[str] | None = None,
         question: str = "",
@@ -154,6 +156,7 @@ class Toolbox:
             context.scope = RunScope()
         run_scope(context).exposure = self.exposure  # tool_search widens it
         self.mask = mask  # personal data never reaches the model
+        self.unmask = unmask  # ...which names people by pseudonyms; tools run on the real values (privacy.py)
         self.records = CallResults(mask)  # each call's result as data (the built-in analyst reads these)
         self.results = 0  # tool results this turn (micro-compaction starts past `OUTPUTS_AFTER`)
         self.store_table = store_table  # (source, tool, frame, step, info) -> stored dataset name
@@ -202,11 +205,16 @@ class Toolbox:
 
     def execute(self, call: ToolCallRequest) -> ToolResult:
         """Run one tool call (a call_tool call runs the tool it names); every failure becomes a
-        structured error result."""
+        structured error result. Pseudonyms in the arguments of a tool that computes on the data (a
+        filter on 姓名_017, code that names one) become the real values first; the harness's own tools
+        (tasks, evidence, plans, questions) keep the model's words as written, pseudonyms and all,
+        since traces and later prompts show them."""
         resolved = self.resolve(call)
         if isinstance(resolved, ToolResult):
             return resolved
         call = resolved
+        if call.name not in HARNESS_REGISTRY or call.name == "run_python":
+            call = replace(call, arguments=map_strings(call.arguments, self.unmask))
         tool = self.registry.get(call.name)
         if call.argument_error:
             return ToolResult.failure(

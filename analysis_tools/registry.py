@@ -18,8 +18,9 @@ import time
 import traceback
 import types
 import typing
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Literal, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 import pandas as pd
 from rapidfuzz import fuzz, process
@@ -83,7 +84,10 @@ DATASET_DESCRIPTION = "Dataset name; defaults to the active dataset."
 
 
 BRIEF_CHARS = 120  # a tool's description in every request: its first sentence, at most this long
-ARGUMENT_CHARS = 50  # an argument's description in every request (the full text: tool_search)
+ARGUMENT_CHARS = 80  # an argument's description in every request: its first sentence, asides dropped over this
+# an argument's first sentence ends at ". " only: its clauses after ";" or ":" belong to it (issue 23)
+_ARGUMENT_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)(?<=[.!?。])\s+|\n\s*\n")
+_ASIDE = re.compile(r"\s+\((?:[^()]|\([^()]*\))*\)")  # "(…)", one level of nesting
 # a sentence ends at . ! ? ; (not after "e.g.", "i.e.", "etc.", "vs.")
 _SENTENCE_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)(?<=[.!?。；;])\s+|(?<=[.!?])$|\n\s*\n")
 
@@ -114,9 +118,9 @@ def first_sentence(text: str, limit: int) -> str:
 # The argument vocabulary every tool shares (CONTRACT.md): explained once, in the system prompt
 # (`vocabulary_note`), not again in each schema.
 VOCABULARY_NOTES = (  # (argument names, what they mean), explained once in the system prompt
-    (("dataset",), "default: the active one"),
+    (("dataset",), "default the active one"),
     (("value_column",), "the measured numeric column"),
-    (("group_column",), "the column splitting it into groups"),
+    (("group_column",), "splits it into groups"),
     (("x_column", "y_column"), "a pair"),
     (("target_column", "feature_columns"), "what a model explains, and its inputs"),
     (("alpha",), "significance level"),
@@ -127,12 +131,9 @@ VOCABULARY = {name: meaning for names, meaning in VOCABULARY_NOTES for name in n
 
 def vocabulary_note() -> str:
     """One line for the system prompt: what the shared argument names mean."""
-    parts = [f"{'/'.join(names)} = {meaning}" if meaning else ", ".join(names) for names, meaning in VOCABULARY_NOTES]
-    return (
-        "- Tool arguments mean the same in every tool: "
-        + "; ".join(parts)
-        + ". tool_search shows a tool's full description."
-    )
+    # names without a meaning (columns, title ...) say nothing a schema does not: left out
+    parts = [f"{'/'.join(names)}: {meaning}" for names, meaning in VOCABULARY_NOTES if meaning]
+    return "- Shared tool arguments: " + "; ".join(parts) + "."
 
 
 def _argument_text(name: str, prop: dict[str, Any]) -> str:
@@ -147,10 +148,19 @@ def _argument_text(name: str, prop: dict[str, Any]) -> str:
             rest = rest.replace(str(value), "")
         if len(re.sub(r"[\W_]|\b(?:or|and|the|one|of)\b", "", rest)) < 12:
             return ""
-    if "{" in text:  # a format ({"column": ..., "op": ...}) is kept whole: the call fails without it
-        return first_sentence(text, BRIEF_CHARS * 2)
-    text = re.split(r"\s*\((?:e\.g\.|for example|default)", text, maxsplit=1)[0]  # examples: tool_search
-    return first_sentence(re.split(r";\s+", text, maxsplit=1)[0], ARGUMENT_CHARS)
+    return argument_sentence(text)  # a format ({"column": ..., "op": ...}) stays whole: the call fails without it
+
+
+def argument_sentence(text: str) -> str:
+    """An argument's first sentence, whole: over ARGUMENT_CHARS its asides in parentheses and its
+    examples go (tool_search shows them), never a clause the meaning needs and never mid-word."""
+    first = _ARGUMENT_END.split(" ".join(text.split()), maxsplit=1)[0].strip()
+    first = re.sub(r"\s+\((?:e\.g\.|for example|default)[^()]*\)", "", first)  # examples: tool_search
+    if len(first) <= ARGUMENT_CHARS:
+        return first
+    bare = _ASIDE.sub("", first)
+    bare = re.split(r"[;,]\s+(?:e\.g\.|for example)\b", bare, maxsplit=1)[0]
+    return re.sub(r"\s+([,;])", r"\1", bare).strip()
 
 
 def compact_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
@@ -274,7 +284,7 @@ class Registry:
             raise ValueError(f"duplicate tool {tool.name}")
         self._tools[tool.name] = tool
 
-    def extend(self, other: "Registry") -> "Registry":
+    def extend(self, other: Registry) -> Registry:
         merged = Registry(list(self._tools.values()))
         for tool in other:
             merged.add(tool)

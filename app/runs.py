@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
@@ -299,6 +300,8 @@ class RunService:
             question=run.question or "",
             scope=intent.scope,  # exposure.py: starters by words
             focus=getattr(model, "kind", "") != "builtin",
+            has_dates=any(c["type"] == "datetime" for s in summaries for c in s["columns"]),  # time-series tools
+            listing=core_listing(intent, model),
         )  # the built-in analyst plans them all
         if isinstance(model, BuiltinAnalyst):  # it reads the tools' results as data, never the text a model sees
             model.results = toolbox.records
@@ -438,3 +441,12 @@ def _partial_answer(language: str) -> str:
         if language == "zh"
         else "The analysis was interrupted. The evidence recorded before the stop is listed below."
     )
+
+
+def core_listing(intent: Any, model: Any) -> str:
+    """Which core tools the run's tools array lists (exposure.LISTED_CORE): every one for the
+    built-in analyst (it plans them all; prompt size costs it nothing) and a full report, the few a
+    one-statistic question needs, else the lean set (the rest is called through call_tool)."""
+    if getattr(model, "kind", "") == "builtin" or intent.kind == "deep":
+        return "all"
+    return "single" if intent.scope == "single" else "lean"

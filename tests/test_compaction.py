@@ -20,7 +20,7 @@ from app.agent.context.compaction import (
     token_budget,
 )
 from app.agent.context.outputs import OutputStore
-from app.agent.context.previews import compact_preview, conclusion_lines, shorten
+from app.agent.context.previews import compact_preview, conclusion_lines
 from app.agent.context.tiers import Item, without_block
 from app.agent.loop import run_turn
 from app.agent.model.interface import ModelReply
@@ -278,12 +278,15 @@ def make_turn(window, model=None, messages=None, tools=()) -> Turn:
 def test_compact_summarises_only_above_the_budget(window):
     turn = make_turn(window, messages=long_history())
     window.threshold_tokens = 10 * count_messages(turn.messages)
-    assert all(e["level"] == 2 for e in compact(turn))
+    before = [dict(m) for m in turn.messages]
+    assert compact(turn) == [] and turn.messages == before  # below the budget: append-only, nothing rewritten
+    assert not [e for e in turn.recorder.events if e[0] == "context_compacted"]
     window.threshold_tokens = 3_000  # 0.7 × 3,000 = 2,100 tokens
     done = compact(turn)
     sizes = next(e for e in done if e["level"] == "tokens")
     assert sizes["before"] > sizes["budget"] >= sizes["after"]
     assert any(e["level"] == 3 for e in done) and turn.recorder.events[-1][0] == "context_compacted"
+    assert [e for e in turn.recorder.events if e[0] == "context_compacted"] == [turn.recorder.events[-1]]  # one
 
 
 def test_compact_does_not_assemble_a_request(window, monkeypatch):
@@ -365,7 +368,7 @@ def test_over_budget_trimming_is_conflict_aware(window, conflict):
     is enough; with one, memory and knowledge go first and the evidence is kept whole."""
     turn = make_turn(window, messages=guided_history(conflict))
     window.threshold_tokens = 10**6
-    compact(turn)  # level 2 first: the budget below is measured against what is left after it
+    micro_compact(turn.messages, window)  # level 2 first: the budget below is measured against what is left after it
     results = [m["content"] for m in turn.messages if m["role"] == "tool"]
     system_tokens = count_messages(turn.messages[:1])
     # A budget that the summary alone can meet, or dropping memory and knowledge alone.
@@ -441,7 +444,7 @@ def test_heavy_compaction_loses_nothing(tmp_path):
     turn = make_turn(window, model, tools=[make_tool(blob, "core")])
     assert run_turn(turn) == "done"
 
-    levels = {e["level"] for kind, e in turn.recorder.events if kind == "context_compacted"}
+    levels = {step["level"] for kind, e in turn.recorder.events if kind == "context_compacted" for step in e["steps"]}
     assert {2, 3} <= levels and window.summaries >= 2
     for call_id, text in expected.items():  # every original output, byte for byte, from disk
         assert window.store.read(call_id) == text, call_id
@@ -504,9 +507,9 @@ def test_turn_persists_large_outputs_and_reads_them_back(tmp_path):
 
     second = server.requests[1]
     assert tool_content(second, "p9").startswith("[method]") or len(tool_content(second, "p9")) < 3_000
-    p0 = tool_content(second, "p0")  # persisted, then compacted: 10 results > the newest 8
+    p0 = tool_content(second, "p0")  # persisted: a preview and its pointer (no per-request rewriting)
     assert 'read_tool_output(id="p0"' in p0 and len(p0) <= 2_600 and full not in p0
-    assert any(t["function"]["name"] == "read_tool_output" for t in second["tools"])
+    assert second["tools"] == server.requests[0]["tools"]  # the tools array stays; read_tool_output is callable
     read1, read2 = tool_content(server.requests[2], "r1"), tool_content(server.requests[3], "r2")
     body = lambda text: re.split(r"\n\[(?:more|end of output)\]", text.split("\n", 1)[1])[0]  # noqa: E731
     assert (body(read1) + body(read2)) == full[:24_000]

@@ -210,7 +210,7 @@ def test_an_undecided_message_costs_one_classification_request_first(tmp_path):
         service.execute(run_id)
     classification, turn = server.requests
     assert "tools" not in classification and "Classify" in classification["messages"][0]["content"]
-    assert {t["function"]["name"] for t in turn["tools"]} >= {"tool_search", "list_datasets"}
+    assert {t["function"]["name"] for t in turn["tools"]} >= {"tool_search", "call_tool", "record_evidence"}
     assert not any(t["function"]["name"] == "compare_groups" for t in turn["tools"])  # consult: core only
     with db.session() as s:
         run = s.get(Run, run_id)
@@ -253,3 +253,20 @@ def test_starter_tools_are_real_tools_of_their_groups():
     prep = starter_tools(FULL_REGISTRY, classify("clean the data").groups)  # one group: whole
     assert prep == core | {t.name for t in FULL_REGISTRY if t.group == "data"}
     assert starter_tools(FULL_REGISTRY, classify("你好").groups) == set()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Perform a Shapiro-Wilk test on mpg and report the p-value.",
+        "Conduct a chi-square test between sex and survived, and report the p-value.",
+        "Fit a line of price on area. Report the slope.",
+    ],
+)
+def test_a_single_statistic_asked_at_the_start_of_a_later_clause_is_single(text):
+    intent = classify(text)
+    assert intent.kind == "analysis" and intent.scope == "single", intent.reason
+
+
+def test_trend_words_bring_time_series_tools_when_no_rule_decides():
+    assert "timeseries" in classify("How has revenue trended over time?").groups

@@ -102,7 +102,10 @@ def request_reply(turn: Turn, tools: list[dict[str, Any]]) -> ModelReply:
 
 
 def run_call(turn: Turn, call: ToolCallRequest) -> str:
-    """Execute one tool call within budget; persist it; return what the model sees."""
+    """Execute one tool call within budget; persist it; return what the model sees. A call_tool call
+    is the tool it names from here on (budget, records, evidence: same id)."""
+    resolved = turn.toolbox.resolve(call)
+    call = resolved if isinstance(resolved, ToolCallRequest) else call
     turn.recorder.emit("tool_started", {"id": call.id, "tool": call.name, "arguments": call.arguments})
     result = gated_call(turn.budget, turn.toolbox.execute, call)  # budget.py: bans, caps; refusals never run
     content = turn.toolbox.mask(tool_message_content(result))

@@ -14,7 +14,8 @@ ROLE = "You are Verity, a careful data analyst working for someone who is not an
 # The intent picks which of these sections a turn's system prompt carries (intent.SECTIONS):
 # a greeting needs the role and the language; an analysis needs planning and evidence rules too.
 SECTION_TEXT = {
-    "planning": "- Plan with task_create when the question needs several steps.",
+    "planning": '- Plan with task_create when the question needs several steps (call_tool name "task_create", '
+    'arguments {"subject": ...}).',
     "evidence": "- Compute every number with a tool, never invent one.\n"
     "- After each finding, call record_evidence citing the tool_call_ids that produced it.\n"
     "- Choose methods whose assumptions hold; say what you did when they do not.\n"

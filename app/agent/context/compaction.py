@@ -4,12 +4,14 @@ lose data. Everything that leaves the context is on disk first (outputs.py) and 
 
   level 1  shelve_output     every tool output is saved; > 3,000 chars the model gets a shortened
                              text and a reference, > 15,000 a 2,000-char <persisted-output> preview
-  level 2  micro_compact     every round: tool results beyond the newest 8 become compact previews
+  level 2  micro_compact     when compacting: tool results beyond the newest 8 become compact previews
   level 3  summarize_history above the turn's budget (or on request): transcript saved, early
                              history summarised, the newest 10 messages kept whole
   level 4  request_compaction the `compact_context` tool and the page's button ask for level 3
 
-`compact(turn)` runs levels 2 and 3 once per round, before the model call. Over budget it also
+`compact(turn)` runs before each model call but changes nothing below the budget (the history is
+append-only, a stable prefix for prompt caches); above it, or on request, it runs levels 2 and 3
+and emits one `context_compacted` event. Over budget it also
 trims the injected guidance, conflict-aware (SPEC §4, §6; context.trim_order): normally old tool
 results are summarised first and the memory, then the knowledge block of the system prompt go
 only if that was not enough; when knowledge and memory disagree they go first, and the evidence
@@ -71,7 +73,7 @@ class ContextWindow:
     summaries: int = 0
 
     @classmethod
-    def from_settings(cls, settings: Settings, workspace_id: str) -> "ContextWindow":
+    def from_settings(cls, settings: Settings, workspace_id: str) -> ContextWindow:
         return cls(
             OutputStore(settings.workspace_dir(workspace_id)),
             settings.context_threshold_tokens,
@@ -234,14 +236,16 @@ def compact(turn: Any) -> list[dict[str, Any]]:
     if window is None:
         return []
     done: list[dict[str, Any]] = []
-    if n := micro_compact(turn.messages, window):
-        done.append({"level": 2, "compacted": n})
     reason = window.requested or (_REQUESTED.pop(window.workspace_id, None) if window.workspace_id else None)
     window.requested = None
     budget = token_budget(turn)
     tools = upcoming_tools(turn.toolbox)
     before = count_messages(turn.messages, tools)
+    # Below the budget the history is append-only: every request extends the previous one, so a
+    # provider's prompt cache serves it (issue 23). Earlier messages are rewritten only here.
     if reason or before > budget:
+        if n := micro_compact(turn.messages, window):
+            done.append({"level": 2, "compacted": n})
         conflict = CONFLICT_SOURCE in str(turn.messages[0].get("content") or "") if turn.messages else False
         for step in trim_order(conflict):
             if step == "old_tool_results":
@@ -251,8 +255,8 @@ def compact(turn: Any) -> list[dict[str, Any]]:
                 done.append({"level": "trim", "dropped": step, "conflict": conflict})
         after = count_messages(turn.messages, tools)
         done.append({"level": "tokens", "before": before, "after": after, "budget": budget})
-    for event in done:
-        turn.recorder.emit("context_compacted", event)
+    if done:  # one event per compaction, its steps inside
+        turn.recorder.emit("context_compacted", {"reason": reason or "over_budget", "steps": done})
     return done
 
 

@@ -104,6 +104,7 @@ def focused_starters(registry: Registry, question: str) -> dict[str, tuple[str, 
         return None
     charts = {n for n in named if (t := registry.get(n)) is not None and t.group == "plot"}
     charts = charts or {COMPANION_CHARTS.get(n, "plot_bar") for n in tests}
+    # the named tests need no data starter (value_counts); a data tool the words name still comes (word_tools)
     return {**STARTERS, "stats": ("describe_columns", *sorted(tests)), "plot": tuple(sorted(charts))}
 
 
@@ -134,9 +135,27 @@ def starter_tools(
     }
 
 
+def unlisted_starters(registry: Registry, groups: Iterable[str], question: str, scope: str = "full") -> set[str]:
+    """Starters a lean tools array leaves out (they stay callable, through call_tool): when the
+    question names its tests, describe_columns and the data starters (the tests carry the question;
+    a data tool its words name stays, unless it asks for one figure); a one-figure question also
+    leaves out the tools its words name outside its own groups ("how many" → value_counts)."""
+    groups = set(groups)
+    named = word_tools(question) if question else set()
+    group_of = {n: t.group for n in named if (t := registry.get(n)) is not None}
+    tests = {n for n, g in group_of.items() if g == "stats" and n != "describe_columns"}
+    quiet: set[str] = set()
+    if tests:
+        quiet |= {"describe_columns", *STARTERS["data"], *SINGLE_STARTERS["data"]}
+        quiet -= set(named) if scope != "single" else tests
+    if scope == "single":
+        quiet |= {n for n, g in group_of.items() if g not in groups or (tests and g != "stats")}
+    return quiet
+
+
 SINGLE_GUIDANCE = (
-    "This asks for one figure: compute it with the matching tool (or run_python), record evidence "
-    "citing that call, and answer in a sentence or two with the number. No plan or tasks are needed."
+    "One figure is asked for: compute it (its tool or run_python), record evidence citing that call, "
+    "answer in a sentence or two with the number. No plan or tasks."
 )
 GUIDANCE = {
     "chat": "This message is small talk: reply briefly and warmly, and say what you can do with their data.",
@@ -200,10 +219,11 @@ FOLLOWUP_WEAK = (
 # "a report" as the thing asked for ("write a report", "an analysis report"), not the verb ("report the mean")
 REPORT_REQUEST = vocabulary.alternation(_WORDS, "report_request")
 # One figure asked for: "what is the mean age?", "report the Shapiro-Wilk p-value", "求平均年龄": a request at the
-# start of a short message and a statistic's name within 120 characters after it; in Chinese, a request and the
+# start of a sentence or of an and-clause of a short message ("Perform a Shapiro-Wilk test on mpg and report the
+# p-value") and a statistic's name within 120 characters after it; in Chinese, a request and the
 # statistic's name in either order, close together.
 SINGLE_STATISTIC = (
-    rf"^\s*(?:(?:{vocabulary.alternation(_WORDS, 'single_fillers_en')})\W+)?"
+    rf"(?:^|[.;:!?]\s+|\band\s+)\s*(?:(?:{vocabulary.alternation(_WORDS, 'single_fillers_en')})\W+)?"
     rf"(?:{vocabulary.alternation(_WORDS, 'single_asks_en')})\b[^?.;\n]{{0,120}}?"
     rf"\b(?:{vocabulary.alternation(_WORDS, 'single_statistics_en')})\b",
     rf"(?:{vocabulary.alternation(_WORDS, 'single_asks_zh')}).{{0,30}}?(?:{vocabulary.alternation(_WORDS, 'single_statistics_zh')})"
@@ -340,7 +360,7 @@ def decide(text: str, has_history: bool = False) -> Decision:
         return Decision("followup", f"short message pointing back ({weak!r})", "weak follow-up marker")
     if consult_form and method:
         return Decision("consult", f"method question ({method!r})", "mentions the data too")
-    return Decision(None, "no rule matched", ambiguity)
+    return Decision(None, "no rule matched", ambiguity, extra)  # trend words still bring time-series tools
 
 
 # --- the model fallback -----------------------------------------------------------------------

@@ -106,18 +106,19 @@ def record_evidence(
     supersedes: list[str] | None = None,
     ctx: ToolContext | None = None,
 ) -> ToolResult:
-    """Record a conclusion with the tool calls that back it. Every claim in the answer needs evidence.
+    """Record a conclusion with the tool calls that back it (retract_evidence withdraws one). Every
+    claim in the answer needs evidence.
 
     Args:
-        claim: The conclusion in plain words, with its key numbers.
+        claim: The conclusion, with its key numbers.
         method: The method run (e.g. "Welch t-test").
         tool_call_ids: Ids of the calls that computed it.
-        result_summary: The result in a sentence or two.
-        metrics: Key numbers copied from the outputs (name -> value).
-        sample_size: Rows or observations behind it.
-        limitations: What could make it wrong or narrower.
+        result_summary: The result.
+        metrics: Key numbers, name -> value.
+        sample_size: Rows behind it.
+        limitations: What could make it wrong.
         confidence: high, medium or low.
-        supersedes: Evidence this corrects (evidence ids, or the ids of the record_evidence calls that made it).
+        supersedes: Ids of the evidence (or record_evidence calls) this corrects.
     """
     scope = run_scope(ctx)
     session, run_id = scope.need_session(), scope.need_run_id()

@@ -1,28 +1,29 @@
-"""Lazy tool exposure (SPEC §3): which tools the model sees in each request.
+"""Tool exposure (SPEC §3, issue 23): which tools the model sees, and which it may call.
 
-Visibility is a capability boundary: a tool not offered in the request cannot be called. Exposure
-is per tool. Per turn it starts at every `core` tool plus the most common tools of each of the
-intent's groups (`intent.STARTERS`; a one-statistic question starts narrower) and the tools the
-question's own words call for ("Shapiro-Wilk" → normality_test; `intent.word_tools`); a turn about
-one group, data preparation, sees that group whole. `tool_search` finds tools by name, description
-and keywords (zh and en synonyms) and exposes exactly the tools it found from the next request;
-calling a tool of a group outside the turn's groups adds that group's starters. While data is being
-prepared, `stats` and `ml` are pruned.
+The tools array is fixed for the whole run: computed once, at the run's first request, and sent
+byte-identical on every request after it, so a provider's prompt cache keeps hitting. It holds the
+`core` tools plus the most common tools of each of the intent's groups (`intent.STARTERS`) and the
+tools the question's own words call for ("Shapiro-Wilk" → normality_test; `intent.word_tools`); a
+one-statistic question is offered only `SINGLE_CORE` and its own tool; time-series tools only when
+the data has a date column.
 
-Within a turn exposure only grows, and in a fixed order: a tool once offered stays, and new ones
-are appended after those already offered. The system prompt and the tools list are thus a prefix
-that stays byte-identical from request to request (or grows at its end), so a provider's prompt
-cache keeps hitting.
+What can be *called* grows within the run: `tool_search` finds tools by name, description and
+keywords (zh and en synonyms), returns their full schemas and makes them callable at once, through
+the generic `call_tool(name, arguments)` (or by name); calling a tool of a group outside the run's
+groups makes that group's starters callable; situational tools (retract_evidence, read_tool_output
+...) become callable when what they act on exists. A tool that is neither listed nor made callable
+is refused with `tool_not_exposed`. While data is being prepared, `stats` and `ml` are pruned.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from analysis_tools import Registry, Tool, ToolError, ToolResult
 from analysis_tools.registry import GROUPS
-from app.agent.policy.intent import STARTERS, starter_tools
+from app.agent.policy.intent import STARTERS, starter_tools, unlisted_starters
 
 # Every group of the catalog. A Toolbox built without an intent's groups passes this very tuple, and
 # `Exposure.reset` tells that case by identity.
@@ -39,6 +40,16 @@ SITUATIONAL = {
     "compact_context": "outputs",
 }
 ENABLES = {"task_create": "tasks", "record_evidence": "evidence"}  # a successful call makes the situation
+# The only harness tools a one-statistic question's tools array holds (the rest stay callable):
+# compute it (its own tool or run_python), find another tool and call it, record the evidence.
+SINGLE_CORE = ("record_evidence", "run_python", "tool_search", "call_tool")
+# ... and of any other turn but a full report (which plans, and lists every core tool). The other core
+# tools (task_create, ask_user_question, preview_data ...) are named in call_tool's description (and
+# the prompt's planning line) and called through it: the first request stays <= 8,000 characters.
+LEAN_CORE = SINGLE_CORE
+LISTED_CORE = {"single": SINGLE_CORE, "lean": LEAN_CORE}
+CALL_TOOL = "call_tool"
+TIME_GROUP = "timeseries"
 
 # Words a non-expert uses (zh and en) → words found in tool names and descriptions.
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -190,9 +201,14 @@ class Exposure:
         question: str = "",
         scope: str = "full",
         focus: bool = True,
+        has_dates: bool | None = None,
+        listing: str | None = None,
     ):
         self.registry = registry
+        # which core tools the tools array lists: "single", "lean" or "all" (by default: by the scope)
+        self.listing = listing or ("single" if scope == "single" else "all")
         self.focus = focus  # starters narrowed to the tests the question names (off for the built-in analyst)
+        self.has_dates = has_dates  # None: not known (no data in view); False: time-series tools are not offered
         self.reset(groups, pruned, question, scope)
 
     def reset(self, groups: Iterable[str], pruned: Iterable[str] = (), question: str = "", scope: str = "full") -> None:
@@ -200,10 +216,19 @@ class Exposure:
         self.pruned = set(pruned)
         everything = groups is ALL_GROUPS  # a Toolbox built without an intent (tests, tools) sees it all
         self.base = set(groups) - self.pruned
+        if self.has_dates is False:  # trend words alone, without a date column, bring no time-series tools
+            self.base.discard(TIME_GROUP)
+        self.scope = scope
         self.starters = (
             {t.name for t in self.registry}
             if everything
             else starter_tools(self.registry, self.base, question, scope, self.focus) - set(SITUATIONAL)
+        )
+        if self.has_dates is False and not everything:
+            self.starters -= {t.name for t in self.registry if t.group == TIME_GROUP}
+        # callable, but not in a lean tools array (intent.unlisted_starters)
+        self.quiet = (
+            set() if everything or not self.focus else unlisted_starters(self.registry, self.base, question, scope)
         )
         self.situations: set[str] = set()
         self.called: set[str] = set()  # tools called in this turn
@@ -211,6 +236,7 @@ class Exposure:
         self.pending_tools: set[str] = set()  # found in this round, exposed from the next request
         self.order: list[str] = []  # names in the order they were first offered (append-only)
         self.offered: set[str] | None = None  # None until the first request is assembled
+        self.fixed: list[Tool] | None = None  # the run's tools array, fixed at its first request
         self.requests = 0
 
     # --- what is exposed ----------------------------------------------------------------------
@@ -249,26 +275,44 @@ class Exposure:
         """Groups of the tools tool_search found in this round (exposed from the next request)."""
         return {t.group for t in self.registry if t.name in self.pending_tools}
 
+    def listed(self) -> list[Tool]:
+        """The tools array of every request: what is exposed now, less the core tools the listing
+        leaves out (`LISTED_CORE`; they stay callable)."""
+        tools = self.tools()
+        core = LISTED_CORE.get(self.listing)
+        if core is None:
+            return tools
+        return [
+            t
+            for t in tools
+            if (t.group != "core" or t.name in core or t.name in self.added) and t.name not in self.quiet - self.added
+        ]
+
     def next_request(self) -> list[Tool]:
-        """Assemble one request's tools: what tool_search found joins, after what was offered before."""
+        """One request's tools: the run's fixed array (computed at the first request, then the same
+        list every time, whatever tool_search found or the run made callable since)."""
         self.requests += 1
         self.added |= self.pending_tools
         self.pending_tools.clear()
-        tools = self.tools()
-        self.order = [t.name for t in tools]
-        self.offered = set(self.order)
-        return tools
+        if self.fixed is None:
+            self.fixed = self.listed()
+            self.order = [t.name for t in self.fixed]
+            self.offered = set(self.order)
+        return self.fixed
 
     def upcoming(self) -> list[Tool]:
         """The tools the next request will offer, without assembling it."""
-        return self._ordered(self.names() | self.pending_tools)
+        return self.fixed if self.fixed is not None else self.listed()
 
     def is_offered(self, name: str) -> bool:
-        """Was the tool in the request the model answered? (Before any request: exposed now.)"""
-        if self.offered is not None:
-            return name in self.offered
+        """May the model call this tool now: listed in the tools array, or made callable in this run
+        (found by tool_search, a called group's starters, a situation that exists)."""
         tool = self.registry.get(name)
-        return tool is not None and tool.group not in self.pruned and name in self.names()
+        return (
+            tool is not None
+            and tool.group not in self.pruned
+            and (name in self.names() or name in self.pending_tools or name in (self.offered or ()))
+        )
 
     def note_call(self, name: str) -> None:
         """A called tool stays for the rest of the turn; calling a tool of a group outside the turn's
@@ -278,23 +322,24 @@ class Exposure:
             return
         self.called.add(name)
         if tool.group not in self.base and tool.group in STARTERS:
-            self.pending_tools |= {
+            self.added |= {
                 t.name for t in self.registry if t.group == tool.group and t.name in STARTERS[tool.group]
             } - self.names()
 
     def request_tools(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
-        """Expose tools from the next request; returns (newly exposed, refused because pruned)."""
+        """Make tools callable at once (through call_tool); returns (newly callable, refused because pruned)."""
         wanted = {n: t for n in names if (t := self.registry.get(n)) is not None}
         refused = sorted(n for n, t in wanted.items() if t.group in self.pruned)
         exposed = self.names()
         new = sorted(set(wanted) - set(refused) - exposed)
-        self.pending_tools.update(new)
+        self.added.update(new)
         return new, refused
 
     def snapshot(self) -> dict[str, Any]:
         return {
             "groups": sorted(self.groups()),
             "tools": len(self.tools()),
+            "listed": len(self.fixed if self.fixed is not None else self.listed()),
             "called": sorted(self.called),
             "added": sorted(self.added),
             "pending": sorted(self.pending_tools),
@@ -320,10 +365,9 @@ def refusal(name: str, exposure: Exposure | None, known: bool) -> ToolResult:
         hint = (
             f"The {group} tools are not available in this turn (data preparation). Finish the preparation and answer."
         )
-    elif exposure and name in exposure.pending_tools:
-        hint = "tool_search exposed it; it can be called from the next request."
     else:
-        hint = "Use tool_search to expose it, then call it in the next request."
+        hint = f'Find it with tool_search, then call it with call_tool(name="{name}", arguments={{...}}).'
+
     return ToolResult.failure(
         ToolError(
             "tool_not_exposed", f"{name} is not available in this request.", hint=hint, retryable=False, group=group
@@ -359,7 +403,7 @@ def rank_tools(registry: Iterable[Tool], query: str, limit: int = 8) -> list[Too
     return [tool for _, _, tool in sorted(scored, key=lambda s: s[:2])[:limit]]
 
 
-DETAILED_MATCHES = 3  # tool_search exposes its best matches, with their arguments (every match: its description)
+DETAILED_MATCHES = 3  # tool_search's default limit: the matches it returns, each with its full schema
 
 
 def schema_chars(tools: Iterable[Tool]) -> int:

@@ -4,9 +4,11 @@ and the execution of one model tool call into a tool message."""
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -22,10 +24,10 @@ from app.agent.policy.privacy import map_strings
 from app.agent.run_scope import RunScope, run_scope
 from app.agent.store import Session, run_has_evidence, run_has_tasks
 from app.agent.tools import analysis_plan, context_tools, evidence, sheets, tasks
-from app.agent.tools.exposure import ALL_GROUPS, ENABLES, Exposure, refusal
+from app.agent.tools.exposure import ALL_GROUPS, CALL_TOOL, ENABLES, Exposure, refusal
 from app.agent.tools.python_tool import run_python
 from app.agent.tools.results import CallResults
-from app.agent.tools.tool_search import tool_search
+from app.agent.tools.tool_search import call_tool, tool_search
 
 # run_python's description in every request: whole sentences that say what the code can use
 # (the full text, with the limits, comes from tool_search).
@@ -33,6 +35,11 @@ RUN_PYTHON_BRIEF = (
     "Run Python in an isolated sandbox (no network, read-only data, limits) when no tool fits. Each dataset "
     "is a DataFrame variable (also datasets[name]); pd, np, stats (scipy.stats), sm, smf, sklearn, plt are "
     "ready. print() what you need; set `result` to a dict of key numbers."
+)
+# call_tool's description in every request names the core tools the lean tools array leaves out
+CALL_TOOL_BRIEF = (
+    "Call a tool by name: one tool_search found, or task_create, task_update, ask_user_question, preview_data, "
+    "profile_dataset, record_analysis_plan, retract_evidence, read_tool_output."
 )
 HARNESS_REGISTRY = Registry(
     [
@@ -77,6 +84,7 @@ HARNESS_REGISTRY = Registry(
             run_python, "core", keywords=["python", "code", "custom", "script", "pandas"], brief=RUN_PYTHON_BRIEF
         ),
         make_tool(tool_search, "core", keywords=["find", "search", "tool", "查找", "工具"]),
+        make_tool(call_tool, "core", keywords=["call", "run", "invoke", "调用"], brief=CALL_TOOL_BRIEF),
     ]
 )
 FULL_REGISTRY = ANALYSIS_REGISTRY.extend(HARNESS_REGISTRY)
@@ -151,13 +159,15 @@ class Toolbox:
         question: str = "",
         scope: str = "full",
         focus: bool = True,
+        has_dates: bool | None = None,
+        listing: str | None = None,
     ):
         self.catalog = catalog
         self.context = context
         self.registry = registry
         # lazy exposure (exposure.py): core + the intent's groups, widened by use and tool_search
         self.exposure = Exposure(
-            registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope, focus
+            registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope, focus, has_dates, listing
         )
         if context.scope is None:  # a toolbox outside a run (tests, a script): its own state still needs a home
             context.scope = RunScope()
@@ -189,11 +199,37 @@ class Toolbox:
             self.exposure.enable("outputs")
         return [t.schema() for t in self.exposure.next_request()]
 
+    def resolve(self, call: ToolCallRequest) -> ToolCallRequest | ToolResult:
+        """The call a call_tool call stands for (same id: evidence cites it), or its structured error;
+        any other call as it is."""
+        if call.name != CALL_TOOL or call.argument_error:
+            return call
+        name, arguments = call.arguments.get("name"), call.arguments.get("arguments") or {}
+        if isinstance(arguments, str):  # some models send the arguments as a JSON string
+            try:
+                arguments = json.loads(arguments or "{}")
+            except ValueError:
+                arguments = None
+        if not isinstance(name, str) or not name or name == CALL_TOOL or not isinstance(arguments, dict):
+            return ToolResult.failure(
+                ToolError(
+                    "invalid_arguments",
+                    "call_tool needs name (a tool's name) and arguments (one JSON object).",
+                    hint='call_tool(name="correlation_analysis", arguments={"columns": ["a", "b"]})',
+                ).as_dict()
+            )
+        return ToolCallRequest(call.id, name, arguments, json.dumps(arguments, ensure_ascii=False, default=str))
+
     def execute(self, call: ToolCallRequest) -> ToolResult:
-        """Run one tool call; every failure becomes a structured error result. Pseudonyms in the
-        arguments of a tool that computes on the data (a filter on 姓名_017, code that names one)
-        become the real values first; the harness's own tools (tasks, evidence, plans, questions)
-        keep the model's words as written, pseudonyms and all, since traces and later prompts show them."""
+        """Run one tool call (a call_tool call runs the tool it names); every failure becomes a
+        structured error result. Pseudonyms in the arguments of a tool that computes on the data (a
+        filter on 姓名_017, code that names one) become the real values first; the harness's own tools
+        (tasks, evidence, plans, questions) keep the model's words as written, pseudonyms and all,
+        since traces and later prompts show them."""
+        resolved = self.resolve(call)
+        if isinstance(resolved, ToolResult):
+            return resolved
+        call = resolved
         if call.name not in HARNESS_REGISTRY or call.name == "run_python":
             call = replace(call, arguments=map_strings(call.arguments, self.unmask))
         tool = self.registry.get(call.name)
@@ -306,7 +342,7 @@ def tool_message_content(result: ToolResult) -> str:
     parts = [result.text]
     if result.interpretation and "[interpretation]" not in (result.text or ""):  # once, not twice
         parts.append(f"[interpretation]\n{result.interpretation}")
-    metrics = {k: v for k, v in result.metrics.items() if k != "duration_ms"}
+    metrics = {k: v for k, v in result.metrics.items() if k != "duration_ms" and not shown_in(k, v, result.text or "")}
     if metrics:
         parts.append("[metrics]\n" + json.dumps(metrics, ensure_ascii=False, default=str))
     if result.figures:
@@ -326,3 +362,27 @@ def situations(session: Session, run_id: str, knowledge: Any) -> set[str]:
     if run_has_evidence(session, run_id):
         found.add("evidence")
     return found
+
+
+def shown_in(key: str, value: Any, text: str) -> bool:
+    """Does the text already show this metric, as printed: a string (an id, a word), or a number on
+    a line that names it before it ("mean 20.09", a table row "Ozone ... 116")? Such a metric is not
+    repeated in the [metrics] block (issue 23: a table is shown once); full-precision numbers the
+    text rounds are kept, and so is a number whose line does not name it (a 1 in "group 1")."""
+    if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
+        return False
+    if isinstance(value, str):
+        return bool(value) and re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", text) is not None
+    if not isinstance(value, (int, float)) or value != value:  # NaN: say it
+        return False
+    shown = {str(value), f"{value:g}"}
+    if isinstance(value, float) and value.is_integer():
+        shown.add(str(int(value)))
+    names = [part for part in re.split(r"[._\s]+", key) if part]
+    for line in text.splitlines():
+        for number in shown:
+            for match in re.finditer(rf"(?<![\w.\-]){re.escape(number)}(?![\d])", line):
+                before = line[: match.start()]
+                if any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", before, re.IGNORECASE) for n in names):
+                    return True
+    return False

@@ -159,3 +159,86 @@ def test_a_correlation_of_one_is_read_as_the_same_quantity_not_a_third_factor():
     loose = run_tool("correlation_analysis", data, x_column="distance_km", y_column="fare")
     assert abs(sps.pearsonr(data["distance_km"], data["fare"]).statistic) < 0.999
     assert "a third factor may drive both" in loose.interpretation
+
+
+# ---------------------------------------------------------------- ingest (issue 23: "At load, ...")
+
+
+def _load(tmp_path, text: str, name: str = "table.csv"):
+    from app.ingest.pipeline import load_table
+
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return load_table(path)
+
+
+def test_day_first_dates_written_as_text_become_dates(tmp_path):
+    days = pd.date_range("2021-01-01", periods=40, freq="D")
+    text = "when,sales\n" + "".join(f"{d:%d/%m/%Y},{i}\n" for i, d in enumerate(days))
+    table = _load(tmp_path, text)
+    assert str(table.frame["when"].dtype).startswith("datetime64")
+    expected = pd.to_datetime([f"{d:%d/%m/%Y}" for d in days], format="%d/%m/%Y")
+    assert (table.frame["when"].to_numpy() == expected.to_numpy()).all()
+    assert next(c for c in table.info["columns"] if c["name"] == "when")["type"] == "datetime"
+
+
+def test_month_name_and_two_digit_year_dates_become_dates(tmp_path):
+    days = pd.date_range("2020-01-20", periods=30, freq="D")
+    text = "day,us_day,cases\n" + "".join(
+        f'"{d:%b} {d.day}, {d:%Y}",{d.month}/{d.day}/{d:%y},{i}\n' for i, d in enumerate(days)
+    )
+    table = _load(tmp_path, text)
+    for column in ("day", "us_day"):
+        assert (table.frame[column].to_numpy() == days.to_numpy()).all(), column
+
+
+def test_ambiguous_slash_dates_are_not_guessed_by_format(tmp_path):
+    from app.ingest.textvalues import Distinct, parse_dates_by_format
+
+    texts = pd.Series([f"{d:02d}/{m:02d}/2020" for d in range(1, 13) for m in range(1, 13)])
+    # every value reads as day/month and as month/day, giving different dates: no format may win
+    assert parse_dates_by_format(Distinct.of(texts), len(texts)) is None
+
+
+def test_estimate_with_range_becomes_the_number_with_low_and_high_columns(tmp_path):
+    import re
+
+    cells = ["298[110-510]", "1 234[1 000-1 500]", "0", "No data", "87[40-150]", "5[2-9]"] * 5
+    text = "country,cases\n" + "".join(f"c{i},{v}\n" for i, v in enumerate(cells))
+    table = _load(tmp_path, text)
+    frame = table.frame
+    assert {"cases", "cases (low)", "cases (high)"} <= set(frame.columns)
+    assert list(frame.columns).index("cases (low)") == list(frame.columns).index("cases") + 1
+    for i, cell in enumerate(cells):
+        found = re.fullmatch(r"([\d ]+)\[([\d ]+)-([\d ]+)\]", cell)
+        if found:
+            estimate, low, high = (float(g.replace(" ", "")) for g in found.groups())
+            assert (frame.loc[i, "cases"], frame.loc[i, "cases (low)"], frame.loc[i, "cases (high)"]) == (
+                estimate,
+                low,
+                high,
+            )
+        elif cell == "0":
+            assert frame.loc[i, "cases"] == 0 and pd.isna(frame.loc[i, "cases (low)"])
+        else:
+            assert pd.isna(frame.loc[i, "cases"])
+    assert pd.api.types.is_numeric_dtype(frame["cases"])
+    assert any(c["action"] == "split estimate and range" for c in table.info["cleaning"])
+
+
+def test_a_nameless_row_number_first_column_is_dropped(tmp_path):
+    source = pd.DataFrame({"city": list("abcdefgh"), "value": np.arange(8) * 2.5})
+    written = tmp_path / "indexed.csv"
+    source.to_csv(written)  # pandas writes its 0..n-1 index as a first column with a blank header
+    from app.ingest.pipeline import load_table
+
+    table = load_table(written)
+    assert list(table.frame.columns) == ["city", "value"]
+    reread = pd.read_csv(written)  # pandas itself names that column "Unnamed: 0"
+    assert reread.columns[0] == "Unnamed: 0"
+    again = tmp_path / "again.csv"
+    reread.to_csv(again, index=False)
+    assert list(load_table(again).frame.columns) == ["city", "value"]
+    # a first column of real numbers (not 0..n-1) stays
+    kept = _load(tmp_path, "Unnamed: 0,value\n5,1\n9,2\n2,3\n", "kept.csv")
+    assert list(kept.frame.columns) == ["Unnamed: 0", "value"]

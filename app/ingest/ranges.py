@@ -40,7 +40,9 @@ def _as_text(values: pd.Series) -> pa.Array:
 def _numbers(texts: pa.Array) -> np.ndarray:
     """'1 234,5'-free numbers: spaces and commas are digit grouping here, never decimal marks."""
     cleaned = pc.replace_substring_regex(texts, r"[ ,]", "")
-    return pd.to_numeric(pd.Series(cleaned.to_pylist(), dtype=object), errors="coerce").to_numpy(dtype="float64")
+    return pd.to_numeric(pd.Series(cleaned.to_pylist(), dtype=object), errors="coerce").to_numpy(
+        dtype="float64", copy=True
+    )
 
 
 def might_hold_ranges(col: pd.Series) -> bool:

@@ -369,6 +369,7 @@ _SLASHES = r"^\s*(?P<first>\d{1,2})/(?P<second>\d{1,2})/\d{2,4}"
 # tried besides pandas' guess: two-digit years (guess_datetime_format reads none) and both slash orders
 _EXTRA_FORMATS = ("%m/%d/%y", "%d/%m/%y", "%m/%d/%Y", "%d/%m/%Y", "%d-%m-%Y", "%d.%m.%y", "%b %Y", "%B %Y")
 _GUESSED = 20  # sample values whose format pandas guesses
+_PROBE = 10  # sample values every candidate format is tried on before the whole sample
 
 
 def _day_first_slashes(d: Distinct) -> bool:
@@ -391,7 +392,7 @@ def parse_dates_by_format(d: Distinct, n_present: int):
 
     present = np.flatnonzero(d.keep)
     sample = present[:SAMPLE]
-    texts = [str(d.values[i]) for i in sample]
+    texts = [str(t) for t in d.text.take(pa.array(sample)).to_pylist()]  # not d.values: all 200k of them
     if not texts or not all(any(ch.isdigit() for ch in t) and len(t) <= 40 for t in texts):
         return None
     with warnings.catch_warnings():  # pandas warns when a guess contradicts dayfirst: both are tried anyway
@@ -402,8 +403,10 @@ def parse_dates_by_format(d: Distinct, n_present: int):
     formats.update(dict.fromkeys(_EXTRA_FORMATS))
     weights = d.occ[sample]
     series = pd.Series(texts, dtype=object)
+    probe = series.iloc[:_PROBE]  # a cheap first cut: most text columns are no dates at all
+    candidates = [f for f in formats if np.count_nonzero(~np.isnat(_dates_in(probe, f))) >= 0.5 * len(probe)]
     best: list[tuple[int, str, np.ndarray]] = []
-    for fmt in formats:
+    for fmt in candidates:
         stamps = _dates_in(series, fmt)
         got = int(weights[~np.isnat(stamps)].sum())
         if got >= PARSE_SHARE * weights.sum():
@@ -416,7 +419,7 @@ def parse_dates_by_format(d: Distinct, n_present: int):
         return None  # two readings of the same values: ambiguous
     fmt = top[0][1]
     out = np.full(len(d), np.datetime64("NaT"), dtype="datetime64[ns]")
-    out[present] = _dates_in(pd.Series([str(d.values[i]) for i in present], dtype=object), fmt)
+    out[present] = _dates_in(pd.Series(d.text.take(pa.array(present)).to_pylist(), dtype=object), fmt)
     ok = ~np.isnat(out) & d.keep
     n = d.weight(ok)
     if n < PARSE_SHARE * n_present:

@@ -11,7 +11,14 @@ from scipy import stats as sps
 
 from .base import ToolContext, ToolError, ToolResult, tagged_text
 from .common import clean_metrics, dropped_note, effect_label, fmt_num, fmt_p, p_sentence, significance_word
-from .stats_groups import SMALL_GROUP, accurate_mean, check_assumptions, split_groups
+from .stats_groups import (
+    SMALL_GROUP,
+    AssumptionChecks,
+    accurate_mean,
+    check_assumptions,
+    rank_test_reason,
+    split_groups,
+)
 
 
 def one_way_anova(parts: dict[str, np.ndarray]) -> dict[str, float]:
@@ -55,6 +62,15 @@ def welch_anova(parts: dict[str, np.ndarray]) -> dict[str, float]:
         "df_between": k - 1,
         "df_within": float(dfw),
     }
+
+
+def _auto_method(checks: AssumptionChecks, parts: dict[str, np.ndarray], alpha: float) -> str:
+    """What 'auto' runs: ranks for skewed or small non-normal groups, Welch when variances differ, else ANOVA."""
+    if checks.wants_rank_test(min(len(x) for x in parts.values())):
+        return "kruskal"
+    if checks.levene_p == checks.levene_p and checks.levene_p < alpha:
+        return "welch_anova"
+    return "anova"
 
 
 def compare_groups(
@@ -105,15 +121,7 @@ def compare_groups(
     parts, offset, precision_note = guard_precision(parts, ctx)
     checks = check_assumptions(parts, alpha)
     levene_p, non_normal = checks.levene_p, checks.non_normal
-    chosen = method
-    if method == "auto":
-        small = min(len(x) for x in parts.values()) < SMALL_GROUP
-        if non_normal and small:
-            chosen = "kruskal"
-        elif levene_p == levene_p and levene_p < alpha:
-            chosen = "welch_anova"
-        else:
-            chosen = "anova"
+    chosen = _auto_method(checks, parts, alpha) if method == "auto" else method
     classic = one_way_anova(parts)
     n = sum(len(x) for x in parts.values())
     k = len(parts)
@@ -178,6 +186,8 @@ def compare_groups(
         if ranks
         else ctx.t("Shows whether group averages differ, not why.", "只说明各组均值是否不同，不说明原因。")
     ]
+    if method == "auto" and chosen == "kruskal":
+        assumptions.append(rank_test_reason(checks, ctx))
     if precision_note:
         assumptions.append(precision_note)
         limitations.append(

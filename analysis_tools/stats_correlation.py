@@ -95,6 +95,29 @@ def _pair(x: pd.Series, y: pd.Series, a: str, b: str, method: str, ctx: ToolCont
     return out
 
 
+_LOCKSTEP = 0.999  # |r| above this: the two columns are one quantity (a copy, a unit change or a sum of the other)
+
+
+def _third_factor_note(ctx: ToolContext) -> str:
+    """The usual caution for a correlation between separately measured columns."""
+    return ctx.t(
+        "Correlation is not causation: a third factor may drive both.", "相关不等于因果：可能有第三个因素同时影响二者。"
+    )
+
+
+def causation_note(r: float, a: str, b: str, ctx: ToolContext) -> str:
+    """What a correlation of this size does and does not say: near ±1 the columns move in lockstep, which
+    real separate measurements almost never do, so one is most likely derived from the other."""
+    if r == r and abs(r) > _LOCKSTEP:
+        return ctx.t(
+            f"{a} and {b} move in lockstep (|r| > {_LOCKSTEP}): they are most likely the same quantity or one is "
+            f"computed from the other (a unit conversion, a total, a copy), not two separate measurements where one drives the other.",
+            f"{a} 与 {b} 几乎完全同步（|r| > {_LOCKSTEP}）：很可能是同一个量，或其中一个由另一个计算而来（换算单位、合计、副本），"
+            "而不是因果关系或第三个因素造成的关联。",
+        )
+    return _third_factor_note(ctx)
+
+
 def _strength(r: float, ctx: ToolContext) -> str:
     a = abs(r)
     words = ctx.t("very weak|weak|moderate|strong|very strong", "极弱|弱|中等|强|极强").split("|")
@@ -127,9 +150,7 @@ def _pair_result(q: dict, method: str, alpha: float, n_rows: int, ctx: ToolConte
             f", 95% CI {fmt_num(q['ci_low'], 3)} to {fmt_num(q['ci_high'], 3)}",
             f"，95% 置信区间 {fmt_num(q['ci_low'], 3)} 至 {fmt_num(q['ci_high'], 3)}",
         )
-    causation = ctx.t(
-        "Correlation is not causation: a third factor may drive both.", "相关不等于因果：可能有第三个因素同时影响二者。"
-    )
+    causation = causation_note(r, a, b, ctx)
     interpretation = ctx.t(
         f"{a} and {b} tend to {direction} ({_strength(r, ctx)}, r = {fmt_num(r, 3)}); this {'is unlikely' if p < alpha else 'could well be'} "
         f"a chance pattern ({fmt_p(p)}). {causation}",
@@ -190,8 +211,8 @@ def _matrix_result(
         metrics[f"r.{q['a']}~{q['b']}"] = q["r"]
         metrics[f"p_value.{q['a']}~{q['b']}"] = q["p_value"]
     ranked = sorted((q for q in pairs if q["r"] == q["r"]), key=lambda q: -abs(q["r"]))
-    causation = ctx.t(
-        "Correlation is not causation: a third factor may drive both.", "相关不等于因果：可能有第三个因素同时影响二者。"
+    causation = (
+        causation_note(ranked[0]["r"], ranked[0]["a"], ranked[0]["b"], ctx) if ranked else _third_factor_note(ctx)
     )
     insights = [
         ctx.t(

@@ -14,6 +14,7 @@ from .base import ToolContext, ToolError, ToolResult, tagged_text
 from .common import check_n, clean_metrics, dropped_note, fmt_cell, fmt_num, fmt_p, label, require_numeric
 
 _SHAPIRO_MAX = 5000  # Shapiro-Wilk p-values are accurate up to here; D'Agostino K² beyond
+_DISCRETE_MAX = 10  # at most this many distinct values (each repeated): a count, rating or code, not a measurement
 _BOOTSTRAP_MAX = 10000  # above this the median CI uses order statistics (exact, no resampling)
 _BOOTSTRAP_B = 2000
 _SEED = 20240601
@@ -62,6 +63,8 @@ def normality_test(
     x, dropped = numeric_values(data, value_column, ctx, 3, ctx.t("a normality test", "正态性检验"))
     n = len(x)
     skew, kurt = shape_stats(x)
+    distinct = int(len(np.unique(x)))
+    discrete = distinct <= _DISCRETE_MAX and n >= 2 * distinct
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if n <= _SHAPIRO_MAX:
@@ -90,6 +93,8 @@ def normality_test(
         "normal": int(normal),
         "alpha": alpha,
         "dagostino_p": dag_p,
+        "distinct_values": distinct,
+        "discrete": int(discrete),
     }
     shape = _shape_words(skew, kurt, ctx)
     if normal:
@@ -105,6 +110,15 @@ def normality_test(
         )
     assumptions = [ctx.t("Values are assumed independent (one row per observation).", "假设各行相互独立。")]
     limitations = []
+    if discrete:  # said first: it changes what the test can mean at all
+        note = ctx.t(
+            f"{value_column} is discrete: it takes only {distinct} distinct values, so it cannot be exactly normal "
+            "and the test mostly reacts to the ties; judge it by its frequency table (value_counts) instead.",
+            f"{value_column} 是离散变量：只有 {distinct} 个不同取值，不可能严格服从正态分布，检验主要反映的是重复值；"
+            "请改看其频数表（value_counts）。",
+        )
+        reading = note + " " + reading
+        limitations.append(note)
     if n > 1000:
         limitations.append(
             ctx.t(

@@ -15,6 +15,10 @@ from .base import ToolContext, ToolError
 from .common import column_kind, fmt_p, label, require_numeric, two_pass_mean
 
 SMALL_GROUP = 30  # below this per-group size, non-normality switches to a rank test
+# |adjusted skewness| at or above this is "highly skewed" (Bulmer 1979): the mean is pulled by a long tail,
+# so even large groups are compared by a rank test (the mean of such a group is not its typical value)
+HIGH_SKEW = 1.0
+_SKEW_MIN_N = 8  # fewer values give too noisy a skewness to act on
 _SHAPIRO_MAX = 5000
 
 
@@ -82,6 +86,11 @@ class AssumptionChecks:
     normal_p: dict[str, float]  # Shapiro-Wilk p per testable group
     levene_p: float  # NaN when not testable
     non_normal: list[str]  # groups whose normality is rejected at alpha
+    skewed: list[str]  # groups whose |adjusted skewness| is at least HIGH_SKEW
+
+    def wants_rank_test(self, smallest_group: int) -> bool:
+        """Whether 'auto' should compare ranks: a small non-normal group, or any clearly skewed group."""
+        return bool(self.non_normal and smallest_group < SMALL_GROUP) or bool(self.skewed)
 
     def add_metrics(self, metrics: dict) -> None:
         for g, p in self.normal_p.items():
@@ -105,9 +114,37 @@ class AssumptionChecks:
         ]
 
 
+def rank_test_reason(checks: AssumptionChecks, ctx: ToolContext) -> str:
+    """Why 'auto' compared ranks: the skewed groups (their mean is not a typical value) or small non-normal ones."""
+    if checks.skewed:
+        return ctx.t(
+            f"Group(s) {checks.skewed} are clearly skewed (|skewness| ≥ {HIGH_SKEW:g}): a few extreme values pull "
+            "the mean, so a rank test was used.",
+            f"分组 {checks.skewed} 明显偏斜（|偏度| ≥ {HIGH_SKEW:g}）：少数极端值拉动均值，因此改用秩检验。",
+        )
+    return ctx.t(
+        f"Group(s) {checks.non_normal} are not normal and samples are small, so a rank test was used.",
+        f"分组 {checks.non_normal} 不服从正态且样本较小，因此改用秩检验。",
+    )
+
+
 def check_assumptions(parts: dict[str, np.ndarray], alpha: float) -> AssumptionChecks:
     normal_p = _normality(parts)
-    return AssumptionChecks(normal_p, _levene(parts), [g for g, p in normal_p.items() if p < alpha])
+    return AssumptionChecks(
+        normal_p, _levene(parts), [g for g, p in normal_p.items() if p < alpha], _skewed_groups(parts)
+    )
+
+
+def _skewed_groups(groups: dict[str, np.ndarray]) -> list[str]:
+    out = []
+    for name, x in groups.items():
+        if len(x) >= _SKEW_MIN_N and np.ptp(x) > 0:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                skew = float(sps.skew(x, bias=False))
+            if abs(skew) >= HIGH_SKEW:
+                out.append(name)
+    return out
 
 
 def _normality(groups: dict[str, np.ndarray]) -> dict[str, float]:

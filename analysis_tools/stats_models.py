@@ -33,6 +33,10 @@ from .registry import suggest
 # above this many n*p^2 operations the LAPACK float64 path is used instead.
 _LONGDOUBLE_WORK = 5e6
 _MAX_LEVELS = 50
+# Durbin-Watson d runs 0..4 with 2 meaning no lag-1 residual autocorrelation (d ~ 2(1 - rho)); the usual
+# rule of thumb: 1.5-2.5 is no concern, below 1 (rho above 0.5) or above 3 is strong autocorrelation
+_DW_NEAR_TWO = (1.5, 2.5)
+_DW_STRONG = (1.0, 3.0)
 
 
 @dataclass
@@ -289,6 +293,41 @@ def _design(
     return pd.concat(parts, axis=1), terms, notes, references
 
 
+def durbin_watson_kind(dw: float) -> str:
+    """Which way and how strongly the residuals are autocorrelated at lag 1, read from Durbin-Watson d."""
+    if dw != dw:
+        return "untestable"
+    if dw < _DW_STRONG[0]:
+        return "strong_positive"
+    if dw < _DW_NEAR_TWO[0]:
+        return "positive"
+    if dw <= _DW_NEAR_TWO[1]:
+        return "none"
+    return "negative" if dw <= _DW_STRONG[1] else "strong_negative"
+
+
+def durbin_watson_reading(dw: float, ctx: ToolContext) -> str:
+    """The Durbin-Watson line of the assumptions, saying what this value means rather than the rule of thumb."""
+    words = {
+        "untestable": ("not testable here", "此处无法检验"),
+        "strong_positive": (
+            "strong positive autocorrelation: neighbouring residuals move together (e.g. a trend over time the model misses)",
+            "强正自相关：相邻残差同向变化（例如模型漏掉了随时间的趋势）",
+        ),
+        "positive": ("some positive autocorrelation", "存在一定正自相关"),
+        "none": ("close to 2, no sign of autocorrelation", "接近 2，未见自相关"),
+        "negative": ("some negative autocorrelation", "存在一定负自相关"),
+        "strong_negative": (
+            "strong negative autocorrelation: neighbouring residuals alternate in sign",
+            "强负自相关：相邻残差正负交替",
+        ),
+    }[durbin_watson_kind(dw)]
+    return ctx.t(
+        f"Residual independence: Durbin-Watson = {fmt_num(dw, 3)}, {words[0]} (2 means none; below {_DW_STRONG[0]:g} or above {_DW_STRONG[1]:g} is strong).",
+        f"残差独立性：Durbin-Watson = {fmt_num(dw, 3)}，{words[1]}（2 表示无自相关；低于 {_DW_STRONG[0]:g} 或高于 {_DW_STRONG[1]:g} 为强自相关）。",
+    )
+
+
 def _level_order(level: str) -> tuple[int, float, str]:
     """Numeric codes in numeric order (4, 6, 8, 10), then text in alphabetical order."""
     try:
@@ -334,6 +373,7 @@ def _regression_result(
         "df_model": fit.df_model,
         "df_resid": df_r,
         "durbin_watson": dw,
+        "residual_autocorrelation": durbin_watson_kind(dw),
         "breusch_pagan_p": bp_p,
         "effect_size": r2,
     }
@@ -380,10 +420,7 @@ def _regression_result(
 
     limitations = [ctx.t("Regression shows association, not cause and effect.", "回归只说明关联，不说明因果。")]
     assumptions = [
-        ctx.t(
-            f"Residual independence: Durbin-Watson = {fmt_num(dw, 3)} (about 2 is fine).",
-            f"残差独立性：Durbin-Watson = {fmt_num(dw, 3)}（接近 2 为好）。",
-        ),
+        durbin_watson_reading(dw, ctx),
         ctx.t(f"Constant variance: Breusch-Pagan {fmt_p(bp_p)}.", f"方差齐性：Breusch-Pagan {fmt_p(bp_p)}。")
         if bp_p == bp_p
         else ctx.t("Constant variance: not testable here.", "方差齐性：此处无法检验。"),
@@ -395,11 +432,12 @@ def _regression_result(
                 "残差波动随特征变化（异方差）：标准误和 p 值可能不准。",
             )
         )
-    if dw == dw and (dw < 1.5 or dw > 2.5):
+    if dw == dw and (dw < _DW_NEAR_TWO[0] or dw > _DW_NEAR_TWO[1]):
         limitations.append(
             ctx.t(
-                "Residuals look autocorrelated (Durbin-Watson far from 2); rows may not be independent.",
-                "残差存在自相关（Durbin-Watson 偏离 2），各行可能不独立。",
+                "Residuals are autocorrelated (Durbin-Watson far from 2): rows are not independent, so standard "
+                "errors and p-values are too optimistic.",
+                "残差存在自相关（Durbin-Watson 偏离 2）：各行并不独立，标准误和 p 值过于乐观。",
             )
         )
     if fit.vif is not None:

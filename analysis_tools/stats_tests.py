@@ -25,7 +25,7 @@ from .common import (
     require_numeric,
     significance_word,
 )
-from .stats_groups import SMALL_GROUP, accurate_mean, check_assumptions, split_groups
+from .stats_groups import SMALL_GROUP, accurate_mean, check_assumptions, rank_test_reason, split_groups
 
 # ---------------------------------------------------------------- describe
 
@@ -247,8 +247,7 @@ def compare_two_groups(
     levene_p, non_normal = checks.levene_p, checks.non_normal
     chosen = method
     if method == "auto":
-        small = min(len(a), len(b)) < SMALL_GROUP
-        chosen = "mannwhitney" if non_normal and small else "welch"
+        chosen = "mannwhitney" if checks.wants_rank_test(min(len(a), len(b))) else "welch"
     na, nb = len(a), len(b)
     ma, mb = accurate_mean(a), accurate_mean(b)
     va, vb = a.var(ddof=1), b.var(ddof=1)
@@ -335,12 +334,7 @@ def compare_two_groups(
     assumptions = checks.lines(ctx, ctx.t("Normality not testable (too few or constant values).", "无法检验正态性。"))
     limitations: list[str] = []
     if method == "auto" and chosen == "mannwhitney":
-        assumptions.append(
-            ctx.t(
-                f"Group(s) {non_normal} are not normal and samples are small, so a rank test was used.",
-                f"分组 {non_normal} 不服从正态且样本较小，因此改用秩检验。",
-            )
-        )
+        assumptions.append(rank_test_reason(checks, ctx))
     elif non_normal:
         msg = ctx.t(
             f"Group(s) {non_normal} deviate from normality; with {min(na, nb)}+ rows per group the t-test is still reasonable.",

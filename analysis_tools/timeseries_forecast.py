@@ -17,11 +17,37 @@ from .ml_common import SEED
 from .ts_common import FREQ_WORDS, SEASON, check_varies, line_chart, period_label, regular_series
 
 _FOLDS = 3
-_NAMES = {
-    "ets": ("exponential smoothing (ETS, Holt-Winters)", "指数平滑（ETS，Holt-Winters）"),
-    "arima": ("seasonal ARIMA", "季节性 ARIMA"),
-    "seasonal_naive": ("seasonal naive (same period last cycle)", "季节性朴素法（上一周期同期值）"),
-}
+_INTERVALS_LISTED = 12  # periods whose forecast and interval the text lists one by one (the table has all)
+
+
+def model_name(name: str, seasonal: bool, period: int, positive: bool) -> tuple[str, str]:
+    """The model `_fit_predict` actually fits, in English and Chinese: a yearly series or one shorter than
+    two cycles gets no seasonal term, so it must not be called Holt-Winters or seasonal ARIMA."""
+    if name == "ets":
+        if seasonal:
+            kind = ("multiplicative", "乘法") if positive else ("additive", "加法")
+            return (
+                f"Holt-Winters exponential smoothing (ETS: damped additive trend, {kind[0]} seasonality, period {period})",
+                f"Holt-Winters 指数平滑（ETS：阻尼加法趋势，{kind[1]}季节，周期 {period}）",
+            )
+        return (
+            "exponential smoothing with a damped trend (ETS, Holt's damped method; no seasonal component)",
+            "阻尼趋势指数平滑（ETS，Holt 阻尼法；无季节成分）",
+        )
+    if name == "arima":
+        on_logs = (" on log values", "，对数值") if positive else ("", "")
+        if seasonal:
+            return (
+                f"seasonal ARIMA(0,1,1)(0,1,1)[{period}] (airline model{on_logs[0]})",
+                f"季节性 ARIMA(0,1,1)(0,1,1)[{period}]（航空模型{on_logs[1]}）",
+            )
+        return (
+            f"ARIMA(1,1,0) with drift{on_logs[0]} (no seasonal component)",
+            f"带漂移的 ARIMA(1,1,0){on_logs[1]}（无季节成分）",
+        )
+    if seasonal:
+        return ("seasonal naive (same period last cycle)", "季节性朴素法（上一周期同期值）")
+    return ("naive (the last value carried forward)", "朴素法（沿用最后一个值）")
 
 
 def _fit_predict(name: str, y: np.ndarray, h: int, period: int, alpha: float, intervals: bool = True) -> pd.DataFrame:
@@ -177,7 +203,9 @@ def forecast(
         "forecast_total": float(fc["forecast"].sum()),
         "forecast_mean": float(fc["forecast"].mean()),
         "seasonal": seasonal,
+        "seasonal_period": period if seasonal else 0,
         "first_period": labels[0],
+        "model_name": model_name(chosen, seasonal, period, bool(np.all(y > 0)))[0],
     }
     if agg not in ("sum", "count"):  # the periods are averages (a satisfaction score): adding them up means nothing
         del metrics["forecast_total"]
@@ -189,7 +217,8 @@ def forecast(
         metrics.update({f"backtest_mape.{name}": s["mape"], f"backtest_mae.{name}": s["mae"]})
     for lab, (_, row) in list(zip(labels, fc.iterrows()))[:24]:
         metrics.update({f"forecast.{lab}": row["forecast"], f"lower.{lab}": row["lower"], f"upper.{lab}": row["upper"]})
-    result = _result(metrics, fc, labels, ts, value_column, scores, ctx)
+    names_of = {k: model_name(k, seasonal, period, bool(np.all(y > 0))) for k in (*scores, chosen)}
+    result = _result(metrics, fc, labels, ts, value_column, scores, names_of, ctx)
     if plot:
         history = ts.values.iloc[-max(4 * h, 3 * period, 24) :]
         unit = FREQ_WORDS[ts.freq]
@@ -215,7 +244,14 @@ def forecast(
 
 
 def _result(
-    m: dict, fc: pd.DataFrame, labels: list[str], ts, value_column: str, scores: dict, ctx: ToolContext
+    m: dict,
+    fc: pd.DataFrame,
+    labels: list[str],
+    ts,
+    value_column: str,
+    scores: dict,
+    names_of: dict[str, tuple[str, str]],
+    ctx: ToolContext,
 ) -> ToolResult:
     unit = FREQ_WORDS[ts.freq]
     level = f"{m['interval_level'] * 100:.0f}%"
@@ -230,14 +266,14 @@ def _result(
     else:
         reading = ctx.t(
             f"{value_column} is expected to be about {fmt_num(first['forecast'])} in {labels[0]} and about "
-            f"{fmt_num(last['forecast'])} by {labels[-1]} (likely between {fmt_num(last['lower'])} and {fmt_num(last['upper'])}, {level} interval); "
+            f"{fmt_num(last['forecast'])} by {labels[-1]} ({labels[-1]} alone: likely between {fmt_num(last['lower'])} and {fmt_num(last['upper'])}, {level} interval; every period's interval is listed below); "
             + (
                 f"the total over the next {m['horizon']} {unit[0]}s is about {fmt_num(m['forecast_total'])}."
                 if "forecast_total" in m
                 else f"about {fmt_num(m['forecast_mean'])} on average."
             ),
             f"预计 {labels[0]} 的 {value_column} 约为 {fmt_num(first['forecast'])}，到 {labels[-1]} 约为 {fmt_num(last['forecast'])}"
-            f"（{level} 区间为 {fmt_num(last['lower'])} 至 {fmt_num(last['upper'])}）；"
+            f"（仅 {labels[-1]} 一期的 {level} 区间为 {fmt_num(last['lower'])} 至 {fmt_num(last['upper'])}，各期区间见下）；"
             + (
                 f"未来 {m['horizon']} 个{unit[1]}合计约 {fmt_num(m['forecast_total'])}。"
                 if "forecast_total" in m
@@ -268,8 +304,8 @@ def _result(
         )
     insights = [
         ctx.t(
-            f"{_NAMES[k][0]}: backtest MAPE {fmt_num(s['mape'], 3)}%, MAE {fmt_num(s['mae'])}",
-            f"{_NAMES[k][1]}：回测 MAPE {fmt_num(s['mape'], 3)}%，MAE {fmt_num(s['mae'])}",
+            f"{names_of[k][0]}: backtest MAPE {fmt_num(s['mape'], 3)}%, MAE {fmt_num(s['mae'])}",
+            f"{names_of[k][1]}：回测 MAPE {fmt_num(s['mape'], 3)}%，MAE {fmt_num(s['mae'])}",
         )
         for k, s in scores.items()
     ]
@@ -277,19 +313,35 @@ def _result(
         insights.append(
             ctx.t("No model beat simply repeating last cycle's values.", "没有模型比简单重复上一周期的数值更好。")
         )
+    chosen_name = names_of[m["model"]]
+    candidates = (
+        (
+            "ETS (damped additive trend, seasonal), seasonal ARIMA (airline model) and seasonal naive",
+            "ETS（阻尼加法趋势，含季节）、季节性 ARIMA（航空模型）和季节性朴素法",
+        )
+        if m["seasonal"]
+        else (
+            "ETS (damped additive trend, no season), ARIMA(1,1,0) with drift and naive",
+            "ETS（阻尼加法趋势，无季节）、带漂移的 ARIMA(1,1,0) 和朴素法",
+        )
+    )
     method = ctx.t(
-        f"Candidates ETS (damped additive trend{', seasonal' if m['seasonal'] else ''}), seasonal ARIMA "
-        f"(airline model on log values when positive) and seasonal naive, compared by a rolling-origin backtest over the last "
-        f"{m['backtest_folds']} windows; chosen: {_NAMES[m['model']][0]}, refitted on all {m['n_periods']} periods.",
-        f"候选模型：ETS（阻尼加法趋势{'，含季节' if m['seasonal'] else ''}）、季节性 ARIMA（数值为正时对对数值用航空模型）和季节性朴素法，"
-        f"用最近 {m['backtest_folds']} 个窗口的滚动起点回测比较；选中：{_NAMES[m['model']][1]}，并用全部 {m['n_periods']} 期重新拟合。",
+        f"Candidates {candidates[0]}, compared by a rolling-origin backtest over the last "
+        f"{m['backtest_folds']} windows; fitted: {chosen_name[0]}, refitted on all {m['n_periods']} periods.",
+        f"候选模型：{candidates[1]}，用最近 {m['backtest_folds']} 个窗口的滚动起点回测比较；"
+        f"拟合：{chosen_name[1]}，并用全部 {m['n_periods']} 期重新拟合。",
     )
     assumptions = list(ts.notes)
     if not m["seasonal"]:
         assumptions.append(
             ctx.t(
-                "Fewer than two full seasonal cycles (or yearly data): no seasonal pattern is modelled.",
-                "不足两个完整季节周期（或为年度数据）：未建模季节性。",
+                "Yearly data have no seasonal cycle: no seasonal pattern is modelled.",
+                "年度数据没有季节周期：未建模季节性。",
+            )
+            if SEASON[ts.freq] < 2
+            else ctx.t(
+                "Fewer than two full seasonal cycles: no seasonal pattern is modelled.",
+                "不足两个完整季节周期：未建模季节性。",
             )
         )
     profile = ctx.t(
@@ -310,6 +362,7 @@ def _result(
     ]
     if m["horizon"] > m["n_periods"] / 2:
         limitations.append(ctx.t("The horizon is long compared with the history.", "预测期相对历史长度过长。"))
+    level = f"{m['interval_level'] * 100:.0f}%"
     table = fc.reset_index(drop=True)
     table.insert(0, "period", labels)
     text = tagged_text(
@@ -318,12 +371,9 @@ def _result(
         assumptions=assumptions,
         insights=insights,
         conclusion=ctx.t(
-            f"Forecast ({_NAMES[m['model']][0]}): "
-            + ", ".join(f"{lab} {fmt_num(v)}" for lab, v in zip(labels[:6], fc["forecast"]))
-            + ("…" if len(labels) > 6 else ""),
-            f"预测（{_NAMES[m['model']][1]}）："
-            + "，".join(f"{lab} {fmt_num(v)}" for lab, v in zip(labels[:6], fc["forecast"]))
-            + ("…" if len(labels) > 6 else ""),
+            f"Forecast ({chosen_name[0]}), each period with its {level} prediction interval:\n"
+            + _per_period(fc, labels, ctx),
+            f"预测（{chosen_name[1]}），每期附 {level} 预测区间：\n" + _per_period(fc, labels, ctx),
         ),
         interpretation=interpretation,
     )
@@ -337,3 +387,23 @@ def _result(
         table=table,
         payload={"forecast": table.to_dict(orient="records")},
     )
+
+
+def _per_period(fc: pd.DataFrame, labels: list[str], ctx: ToolContext) -> str:
+    """One line per forecast period with its own interval: the interval widens with the horizon, so one
+    interval quoted for the whole horizon would misstate every other period."""
+    lines = [
+        ctx.t(
+            f"{lab}: {fmt_num(row['forecast'])} ({fmt_num(row['lower'])} to {fmt_num(row['upper'])})",
+            f"{lab}：{fmt_num(row['forecast'])}（{fmt_num(row['lower'])} 至 {fmt_num(row['upper'])}）",
+        )
+        for lab, (_, row) in zip(labels[:_INTERVALS_LISTED], fc.iterrows())
+    ]
+    if len(labels) > _INTERVALS_LISTED:
+        lines.append(
+            ctx.t(
+                f"… {len(labels) - _INTERVALS_LISTED} more period(s) in the table.",
+                f"…… 另有 {len(labels) - _INTERVALS_LISTED} 期见表格。",
+            )
+        )
+    return "\n".join(lines)

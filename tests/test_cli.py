@@ -47,8 +47,9 @@ def test_analyze_writes_the_contract_report(english_report):
     for item in report["evidence"]:
         assert item["method"] and item["metrics"] and item["sample_size"] == 1200
         assert item["tool_call_ids"] and item["confidence"] in ("high", "medium", "low")
-    anova = next(e for e in report["evidence"] if "f_statistic" in e["metrics"])
-    assert anova["metrics"]["p_value"] < 0.001
+    # every region's revenue is highly skewed (data/eval/expected.py asserts it), so 'auto' compares ranks
+    comparison = next(e for e in report["evidence"] if e["metrics"].get("method") == "kruskal")
+    assert comparison["metrics"]["p_value"] < 0.001
     assert report["figures"] and all((out / f["path"]).exists() and f["caption"] for f in report["figures"])
     assert "Region" in report["answer"] and "East" in report["answer"]
     assert report["datasets"][0]["rows"] == 1200

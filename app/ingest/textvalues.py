@@ -10,6 +10,7 @@ and a sample of it first decides whether the column can be numeric or dated at a
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -338,8 +339,8 @@ def date_of(text: str):
 def parse_dates(d: Distinct, n_present: int):
     """(dates per distinct value, steps, which parsed), or None when fewer than PARSE_SHARE parse."""
     need = PARSE_SHARE * n_present
-    if _mostly_unreadable(d, date_of):
-        return None
+    if _mostly_unreadable(d, date_of) or _day_first_slashes(d):
+        return None  # day-first "13/01/2020" is read by parse_dates_by_format, whole column one way
     out = np.full(len(d), np.datetime64("NaT"), dtype="datetime64[ns]")
     iso = d.match(ISO_DATE, where=d.keep)
     if iso.any():  # pandas' ISO-8601 parser, vectorised; what it cannot read meets date_of below
@@ -362,6 +363,88 @@ def parse_dates(d: Distinct, n_present: int):
     if n < need:
         return None
     return out, [Step("parsed dates written as text", n, f"{n:,} dates written as text parsed ({', '.join(used)})")], ok
+
+
+_SLASHES = r"^\s*(?P<first>\d{1,2})/(?P<second>\d{1,2})/\d{2,4}"
+# tried besides pandas' guess: two-digit years (guess_datetime_format reads none) and both slash orders
+_EXTRA_FORMATS = ("%m/%d/%y", "%d/%m/%y", "%m/%d/%Y", "%d/%m/%Y", "%d-%m-%Y", "%d.%m.%y", "%b %Y", "%B %Y")
+_GUESSED = 20  # sample values whose format pandas guesses
+_PROBE = 10  # sample values every candidate format is tried on before the whole sample
+
+
+def _day_first_slashes(d: Distinct) -> bool:
+    """Whether slash dates put the day first: some first field is above 12 and no second field is."""
+    parts = pc.extract_regex(d.text, _SLASHES)
+    valid = parts.is_valid()
+    if not pc.any(valid).as_py():
+        return False
+    first = pc.cast(parts.field("first").filter(valid), pa.int64()).to_numpy()
+    second = pc.cast(parts.field("second").filter(valid), pa.int64()).to_numpy()
+    return bool((first > 12).any() and not (second > 12).any())
+
+
+def parse_dates_by_format(d: Distinct, n_present: int):
+    """Dates in a layout DATE_STYLES lacks ("Jan 5, 2024", "22-Jan-2020", "1/22/20", day-first
+    "13/01/2020"): (dates per distinct value, steps, which parsed), or None. Candidate formats come
+    from a sample; the one that reads the most of it wins, and a tie between formats that read the
+    sample differently (01/02/2020: January or February?) is ambiguous, so the column stays text."""
+    from pandas.tseries.api import guess_datetime_format
+
+    present = np.flatnonzero(d.keep)
+    sample = present[:SAMPLE]
+    texts = [str(t) for t in d.text.take(pa.array(sample)).to_pylist()]  # not d.values: all 200k of them
+    if not texts or not all(any(ch.isdigit() for ch in t) and len(t) <= 40 for t in texts):
+        return None
+    with warnings.catch_warnings():  # pandas warns when a guess contradicts dayfirst: both are tried anyway
+        warnings.simplefilter("ignore")
+        formats = dict.fromkeys(
+            f for t in texts[:_GUESSED] for first in (False, True) if (f := guess_datetime_format(t, dayfirst=first))
+        )
+    formats.update(dict.fromkeys(_EXTRA_FORMATS))
+    weights = d.occ[sample]
+    series = pd.Series(texts, dtype=object)
+    probe = series.iloc[:_PROBE]  # a cheap first cut: most text columns are no dates at all
+    candidates = [f for f in formats if np.count_nonzero(~np.isnat(_dates_in(probe, f))) >= 0.5 * len(probe)]
+    best: list[tuple[int, str, np.ndarray]] = []
+    for fmt in candidates:
+        stamps = _dates_in(series, fmt)
+        got = int(weights[~np.isnat(stamps)].sum())
+        if got >= PARSE_SHARE * weights.sum():
+            best.append((got, fmt, stamps))
+    if not best:
+        return None
+    best.sort(key=lambda b: -b[0])
+    top = [b for b in best if b[0] == best[0][0]]
+    if any(not np.array_equal(top[0][2], other[2]) for other in top[1:]):
+        return None  # two readings of the same values: ambiguous
+    fmt = top[0][1]
+    out = np.full(len(d), np.datetime64("NaT"), dtype="datetime64[ns]")
+    out[present] = _dates_in(pd.Series(d.text.take(pa.array(present)).to_pylist(), dtype=object), fmt)
+    ok = ~np.isnat(out) & d.keep
+    n = d.weight(ok)
+    if n < PARSE_SHARE * n_present:
+        return None
+    return (
+        out,
+        [
+            Step(
+                "parsed dates written as text",
+                n,
+                f"{n:,} dates written as text parsed (like '{texts[0]}', read as {fmt})",
+            )
+        ],
+        ok,
+    )
+
+
+def _dates_in(texts: pd.Series, fmt: str) -> np.ndarray:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stamps = pd.to_datetime(texts.str.strip(), format=fmt, errors="coerce")
+    if getattr(stamps.dt, "tz", None) is not None:
+        stamps = stamps.dt.tz_convert(None)
+    stamps = stamps.where(stamps.dt.year.between(1678, 2261))
+    return stamps.to_numpy(dtype="datetime64[ns]")
 
 
 def leftover(d: Distinct, unparsed: np.ndarray, action: str, noun: str) -> list[Step]:

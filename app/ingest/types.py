@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from app.ingest.identifiers import is_identifier_name
+from app.ingest.ranges import split_range_columns
 from app.ingest.table import cell_text
 from app.ingest.textvalues import (
     Distinct,
@@ -29,6 +30,7 @@ from app.ingest.textvalues import (
     leftover,
     padded_codes,
     parse_dates,
+    parse_dates_by_format,
     parse_numbers,
     plain_numbers,
     regex_hits,
@@ -91,7 +93,9 @@ EXCEL_SERIAL_RANGE = (18264, 73051)  # 1950-01-01 .. 2099-12-31 as 1900-system s
 def infer_and_convert(frame: pd.DataFrame, date1904: bool = False) -> tuple[pd.DataFrame, dict[str, str], list[dict]]:
     out: dict[str, pd.Series] = {}
     types: dict[str, str] = {}
-    log: list[dict] = []
+    frame, log = drop_row_number_column(frame)
+    frame, split_log = split_range_columns(frame)
+    log.extend(split_log)
 
     def convert(name):
         return convert_column(name, frame[name], date1904=date1904)
@@ -111,6 +115,44 @@ def infer_and_convert(frame: pd.DataFrame, date1904: bool = False) -> tuple[pd.D
             if s.count
         )
     return pd.DataFrame(out, index=range(len(frame))), types, log
+
+
+_ROW_NUMBER_NAME = re.compile(r"^(?:Unnamed[:\s_]*\d+)?$", re.I)  # what pandas or a blank header cell leaves
+
+
+def drop_row_number_column(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
+    """A first column with no real name ("Unnamed: 0", "Unnamed 1", blank) holding 0..n-1 or 1..n is the
+    row index a program wrote along with the data (pandas' to_csv): not data, so it is dropped."""
+    if len(frame.columns) < 2 or len(frame) < 2:
+        return frame, []
+    name = frame.columns[0]
+    if not _ROW_NUMBER_NAME.match(str(name)):
+        return frame, []
+    values = _as_floats(frame[name])
+    if values is None:
+        return frame, []
+    steps = np.arange(len(values), dtype="float64")
+    if not (np.array_equal(values, steps) or np.array_equal(values, steps + 1)):
+        return frame, []
+    entry = {
+        "column": name,
+        "action": "dropped a row-number column",
+        "count": len(frame),
+        "message": f"{name}: a column without a name holding only the row numbers "
+        f"({int(values[0])}..{int(values[-1])}) was dropped; it is the index a program saved with the data",
+    }
+    return frame.iloc[:, 1:], [entry]
+
+
+def _as_floats(col: pd.Series) -> np.ndarray | None:
+    """The column as floats, or None when some value is no number (Arrow's cast: a 200k-row text column
+    in milliseconds, where pandas' to_numeric takes a tenth of a second)."""
+    if pd.api.types.is_numeric_dtype(col):
+        return col.to_numpy(dtype="float64", na_value=np.nan)
+    try:
+        return pc.cast(text_array(col), pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
 
 
 def convert_column(name: str, col: pd.Series, date1904: bool = False) -> tuple[pd.Series, str, list[Step]]:
@@ -250,7 +292,7 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
         num = pd.Series(d.expand(numbers, np.nan), dtype="float64")
         return _numeric_result(num, id_named, steps + num_steps + extra)
 
-    parsed_dates = parse_dates(d, n_present)
+    parsed_dates = parse_dates(d, n_present) or parse_dates_by_format(d, n_present)
     if parsed_dates is not None:
         dates, date_steps, ok = parsed_dates
         extra = leftover(d, d.keep & ~ok, "values that are not dates read as missing", "dates")

@@ -647,4 +647,16 @@ def test_metrics_are_not_repeated_when_the_text_shows_them():
     )
     content = tool_message_content(result)
     metrics = json.loads(content.split("[metrics]\n", 1)[1])
-    assert metrics == {"mean": 20.090625}  # full precision where the table rounds; nothing shown twice
+    # more precision where the text rounds (6 significant figures, as tables print); nothing shown twice
+    assert metrics == {"mean": 20.0906}
+
+
+def test_metrics_named_after_the_number_are_not_repeated():
+    from app.agent.tools.toolbox import tool_message_content
+
+    result = ToolResult(
+        text="[insights]\n- 9 high and 0 low outliers.",
+        metrics={"n_high": 9, "n_low": 0, "share": 0.008604206500956023},
+    )
+    metrics = json.loads(tool_message_content(result).split("[metrics]\n", 1)[1])
+    assert metrics == {"share": 0.00860421}

@@ -111,9 +111,8 @@ def masked_note(datasets: list[dict[str, Any]]) -> list[str]:
     if not masked:
         return []
     return [
-        f"Masked personal data: {', '.join(masked)}. Their values appear as pseudonyms (e.g. 姓名_017, "
-        "email_3fa2b1): each stands for one real value, the same everywhere; rank, count and filter by them, "
-        "and name them in the answer — the user sees the real values."
+        f"Masked personal data: {', '.join(masked)}. Each pseudonym (姓名_017, email_3fa2b1) stands for one "
+        "real value: use it like the value, in tools and the answer; the user sees the real one."
     ]
 
 

@@ -4,6 +4,7 @@ and the execution of one model tool call into a tool message."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -344,13 +345,25 @@ def tool_message_content(result: ToolResult) -> str:
         parts.append(f"[interpretation]\n{result.interpretation}")
     metrics = {k: v for k, v in result.metrics.items() if k != "duration_ms" and not shown_in(k, v, result.text or "")}
     if metrics:
-        parts.append("[metrics]\n" + json.dumps(metrics, ensure_ascii=False, default=str))
+        parts.append("[metrics]\n" + json.dumps(shown_precision(metrics), ensure_ascii=False, default=str))
     if result.figures:
         # The workspace-relative name, never the server's path (the model has no use for it).
         parts.append(
             "[figures]\n" + "\n".join(f"- figures/{Path(f.path).name}: {f.caption}" for f in result.figure_records())
         )
     return "\n\n".join(p for p in parts if p)
+
+
+def shown_precision(value: Any) -> Any:
+    """Floats at 6 significant figures, as the tables print them: 0.008604206500956023 costs the model
+    17 digits and the verifier checks restated numbers against the stored full-precision metrics."""
+    if isinstance(value, float) and math.isfinite(value):
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {k: shown_precision(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shown_precision(v) for v in value]
+    return value
 
 
 def situations(session: Session, run_id: str, knowledge: Any) -> set[str]:
@@ -366,9 +379,9 @@ def situations(session: Session, run_id: str, knowledge: Any) -> set[str]:
 
 def shown_in(key: str, value: Any, text: str) -> bool:
     """Does the text already show this metric, as printed: a string (an id, a word), or a number on
-    a line that names it before it ("mean 20.09", a table row "Ozone ... 116")? Such a metric is not
-    repeated in the [metrics] block (issue 23: a table is shown once); full-precision numbers the
-    text rounds are kept, and so is a number whose line does not name it (a 1 in "group 1")."""
+    a line that names it ("mean 20.09", a table row "Ozone ... 116", "9 high and 0 low outliers")? Such
+    a metric is not repeated in the [metrics] block (issue 23: a table is shown once); full-precision
+    numbers the text rounds are kept, and so is a number whose line does not name it (a 1 in "group 1")."""
     if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
         return False
     if isinstance(value, str):
@@ -381,8 +394,8 @@ def shown_in(key: str, value: Any, text: str) -> bool:
     names = [part for part in re.split(r"[._\s]+", key) if part]
     for line in text.splitlines():
         for number in shown:
-            for match in re.finditer(rf"(?<![\w.\-]){re.escape(number)}(?![\d])", line):
-                before = line[: match.start()]
-                if any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", before, re.IGNORECASE) for n in names):
-                    return True
+            if re.search(rf"(?<![\w.\-]){re.escape(number)}(?![\d])", line) and any(
+                re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", line, re.IGNORECASE) for n in names
+            ):
+                return True
     return False

@@ -472,7 +472,7 @@ def _other_time_unit_matches(written: Written, backing: list[float]) -> bool:
     """ "0.5 seconds per year" from a slope of 0.0083 minutes per year: the value in another time unit."""
     units = {k: v for k, v in number_words()["time_units"].items() if isinstance(v, dict)}
     near = written.after[:40]
-    for name, unit in units.items():
+    for unit in units.values():
         if not re.match(rf"^\s*(?:[A-Za-z]+\s+){{0,2}}?(?:per\s+)?{unit['pattern']}(?![A-Za-z])", near, re.IGNORECASE):
             continue
         for other in units.values():

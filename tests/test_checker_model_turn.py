@@ -214,3 +214,34 @@ def test_a_normality_test_has_no_groups_in_its_hypotheses():
     # a comparison of groups keeps the groups' wording
     compared = {**checked, "test_kind": None, "p_value": 0.01}
     assert "groups" in hypothesis_set([compared], None, "Does weight differ by group?", "en")["all"][1]["statement"]
+
+
+def test_partly_verified_is_labelled_in_both_languages_on_the_panel_and_in_the_report(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+    from app.reports.html_report import to_html
+    from app.translations import CATALOG
+
+    f = plant_f()
+    claim = call(
+        "record_evidence",
+        "e1",
+        claim=f"Weight differs by group (F = {f:.2f}, 12.5% heavier)",
+        method="one-way ANOVA",
+        tool_call_ids=["c1"],
+        sample_size=30,
+    )
+    model = ScriptedModel([ModelReply(None, [ANOVA]), ModelReply(None, [claim]), ModelReply(f"F = {f:.2f}.")])
+    settings, db, service, ws = setup(tmp_path, PLANT, lambda *_: model)
+    run_id = start_run(service, ws, "Does weight differ by group?")
+    service.execute(run_id)
+    with db.session() as s:
+        report = s.scalars(select(Report).where(Report.run_id == run_id)).one().content
+    assert report["evidence"][0]["verification"]["status"] == "partly_verified"
+    assert CATALOG["report.check_partly_verified"]["en"] in to_html(report)
+    with TestClient(create_app(settings)) as client:
+        for lang in ("en", "zh"):
+            page = client.get(f"/runs/{run_id}?partial=1&lang={lang}").text
+            assert f"data-check>{CATALOG['check_partly_verified'][lang]}</span>" in page
+            assert CATALOG["checks_partly_verified"][lang] in page

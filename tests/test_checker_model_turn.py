@@ -16,7 +16,7 @@ from analysis_tools.timeseries import time_series_trend
 from app.agent.model.interface import ModelReply
 from app.agent.policy.answer_check import RECHECK_LIMIT
 from app.agent.policy.claims import verify_evidence
-from app.agent.policy.hypotheses import hypothesis_set
+from app.agent.policy.hypotheses import hypothesis_set, synthesis_policy
 from app.agent.tools.evidence import downgrade_confidence
 from app.db.models import Event, Evidence, Report, Run, ToolCall
 from app.numbers import unverified_numbers
@@ -197,6 +197,14 @@ def test_a_monthly_trend_on_thousands_of_rows_is_not_a_small_sample():
     level, reasons = downgrade_confidence("high", months, {}, ["seasonality"], "Mann-Kendall trend test", calls)
     assert "sample size below 30" not in reasons
     assert downgrade_confidence("high", months, {}, ["x"], "Mann-Kendall trend test")[1] == ["sample size below 30"]
+    # nor is a null trend on them thin evidence (the policy's "small sample and null")
+    p = stats.kendalltau(np.arange(months), frame.set_index("date")["sales"].resample("MS").mean()).pvalue
+    assert p >= 0.05
+    tool = ToolCall(id="c1", tool="time_series_trend", arguments={}, result_text=result.text, metrics=result.metrics)
+    item = Evidence(id="e1", claim="Sales show no clear monthly trend", method="Mann-Kendall", sample_size=months)
+    checked = verify_evidence(item, [tool])
+    assert checked["status"] == "passed", checked["issues"]
+    assert synthesis_policy([checked], {"primary": None})["evidence_thin"] is False
 
 
 # --- 5. hypotheses by the kind of test ------------------------------------------------------------------

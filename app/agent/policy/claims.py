@@ -21,6 +21,7 @@ from app.agent.policy.claim_wording import (
 )
 from app.agent.policy.hypotheses import test_kind
 from app.agent.store import Evidence, ToolCall
+from app.agent.tools.evidence import rows_behind
 from app.numbers import answer_numbers, metric_token, unverified_numbers
 
 ALPHA = 0.05  # a p-value at or above it is no evidence of a difference or relationship
@@ -105,6 +106,7 @@ def verify_evidence(
         "test_kind": test_kind(" ".join([item.method or "", *(c.tool for c in calls)])),
         "confidence": item.confidence,
         "sample_size": item.sample_size,
+        "rows_behind": rows_behind(calls),  # the rows under a result on periods (12 months of 4,392 rows)
         "p_value": min(ps) if ps else None,
         "alpha": alpha,
     }

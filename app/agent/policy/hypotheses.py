@@ -178,7 +178,8 @@ def synthesis_policy(
     failed = [r for r in results if r["status"] == "failed"]
     partly = [r for r in results if r["status"] == "partly_verified"]
     passed = [r for r in results if r["status"] in STANDING]
-    sizes = [r["sample_size"] for r in passed if isinstance(r["sample_size"], int)]
+    # the rows behind a result on periods count, not the number of periods (12 months of 4,392 rows)
+    sizes = [max(r["sample_size"], r.get("rows_behind") or 0) for r in passed if isinstance(r["sample_size"], int)]
     tested = [r for r in passed if r["p_value"] is not None]
     # Thin is about the evidence, not the bookkeeping: nothing checked out, the model itself rated it
     # low, a handful of rows, or a small sample whose tests all came out null. A significant test on

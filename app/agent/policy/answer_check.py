@@ -28,6 +28,7 @@ _RECOMMENDATION_LINE = re.compile(
 
 
 _HEADING = re.compile(r"^\s*(#{1,6})\s")
+_LIST_LINE = re.compile(r"^\s*([-*+]|\d+[.)])\s")
 
 
 NOTES = {  # the final answer's note: each sentence only when it is true
@@ -131,8 +132,8 @@ RECHECK_NOTE = (
 def answer_recheck(turn: Any, answer: str | None) -> str | None:
     """The note that sends the answer's unbacked numbers back to the model, once per run (the trace
     gets an `answer_recheck` event); None when every number is backed, when the run has had its
-    recheck, or outside a run."""
-    if not (answer or "").strip() or (found := turn_run(turn)) is None:
+    recheck, for a chat or methods question (no findings to back), or outside a run."""
+    if not (answer or "").strip() or _talk_only(turn) or (found := turn_run(turn)) is None:
         return None
     session, run = found
     state = dict(run.state or {})
@@ -145,7 +146,16 @@ def answer_recheck(turn: Any, answer: str | None) -> str | None:
     note = recheck_note(answer or "", unbacked, backing_values(texts, values))
     run.state = {**state, "answer_recheck": {"numbers": unbacked}}
     turn.recorder.emit("answer_recheck", {"numbers": unbacked, "note": note})
+    turn.recorder.emit("answer_delta", {"reset": True})  # a streamed draft is not the answer: the revision is
     return note
+
+
+NO_FINDINGS = ("chat", "consult")  # a greeting or a methods question: its numbers are examples, not findings
+
+
+def _talk_only(turn: Any) -> bool:
+    intent = getattr(turn, "intent", None)
+    return getattr(intent, "kind", None) in NO_FINDINGS
 
 
 def recheck_note(answer: str, unbacked: list[str], backing: list[float]) -> str:
@@ -183,8 +193,11 @@ def strip_affected_recommendations(answer: str, numbers: list[str]) -> tuple[str
         heading = _HEADING.match(line)
         if _RECOMMENDATION_HEAD.match(line):
             in_section, level = True, len(heading.group(1)) if heading else 0
-        elif heading and in_section and len(heading.group(1)) <= max(level, 1):
-            in_section = False
+        elif in_section and (
+            (heading and len(heading.group(1)) <= max(level, 1))
+            or (not heading and level == 0 and line.strip() and not _LIST_LINE.match(line))
+        ):
+            in_section = False  # as in strip_recommendations: the next heading, or prose after a bold head
         recommends = in_section or bool(_RECOMMENDATION_LINE.match(line))
         if recommends and not _RECOMMENDATION_HEAD.match(line) and any(p.search(line) for p in patterns):
             removed = True

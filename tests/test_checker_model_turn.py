@@ -253,3 +253,20 @@ def test_partly_verified_is_labelled_in_both_languages_on_the_panel_and_in_the_r
             page = client.get(f"/runs/{run_id}?partial=1&lang={lang}").text
             assert f"data-check>{CATALOG['check_partly_verified'][lang]}</span>" in page
             assert CATALOG["checks_partly_verified"][lang] in page
+
+
+def test_the_word_files_say_why_and_their_patterns_compile():
+    import re
+
+    from app.agent.policy.hypotheses import test_kinds
+    from app.numbers import number_words
+
+    for name, section in number_words().items():
+        assert len(str(section.get("why", "")).split()) >= 2, name
+        for key, value in section.items():
+            pattern = value.get("pattern") if isinstance(value, dict) else value
+            if key != "why" and isinstance(pattern, str):
+                re.compile(pattern)
+    for kind in test_kinds():
+        assert len(kind["why"].split()) >= 2 and re.compile(kind["pattern"])
+        assert kind["alternative"]["en"] and kind["alternative"]["zh"] and kind["baseline"]["zh"]

@@ -124,6 +124,7 @@ def time_series_trend(
     cps = change_points(y)
     metrics: dict = {
         "n_periods": n,
+        "n_rows": ts.rows,
         "freq": ts.freq,
         "statistic": mk["z"],
         "mk_s": mk["s"],

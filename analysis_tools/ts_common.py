@@ -108,6 +108,7 @@ class Series:
     dropped: int  # rows without a date or a value
     notes: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)  # incomplete edge periods dropped from a total
+    rows: int = 0  # the data rows behind the periods kept (a 12-month series may stand on 4,392 rows)
 
     @property
     def labels(self) -> list[str]:
@@ -160,6 +161,7 @@ def regular_series(
     series = Series(grouped.astype(float), freq, dropped, notes)
     if agg in ("sum", "count") and FREQS.index(freq) > FREQS.index(data_freq):
         _drop_partial_edges(series, dates, data_freq, ctx)
+    series.rows = int(periods.isin(series.values.index).sum())
     if len(series.values) < minimum:
         raise ToolError(
             "insufficient_data",

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import math
 import re
+import tomllib
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import cache
+from pathlib import Path
 from typing import Any, Iterable
 
 _NUMBER = re.compile(
@@ -112,12 +116,33 @@ _P_IN_TEXT = re.compile(
 class Written:
     """A number as written in the answer: its value, the precision written, and its scale."""
 
-    __slots__ = ("text", "value", "decimals", "percent", "scale", "tolerance", "bound", "per")
+    __slots__ = (
+        "text",
+        "value",
+        "decimals",
+        "percent",
+        "scale",
+        "tolerance",
+        "bound",
+        "per",
+        "before",
+        "after",
+        "scale_word",
+        "range_end",
+        "ratio",
+        "digits",
+        "approximate",
+    )
 
     def __init__(self, text: str, digits: str, unit: str, multiplier: Decimal | None = None, approximate: bool = False):
         self.text = text
         self.bound: tuple[str, str] | None = None  # (comparator, label) when the number is a bound
         self.per: Decimal | None = None  # the base of a rate ("per 1000 lb"): value / per is backed too
+        self.before, self.after = "", ""  # the text around it, for restatements (`restatement_holds`)
+        self.scale_word = ""  # "thousand" in "512 thousand"
+        self.range_end: str | None = None  # "4.9" when the number is the lower end of "4.5–4.9"
+        self.ratio: tuple[Decimal, Decimal, bool] | None = None  # "19 times out of 20": (19, 20, said of times)
+        self.digits, self.approximate = digits, approximate
         clean = digits.replace(",", "")
         self.value = Decimal(clean)
         unit = unit.strip()
@@ -275,6 +300,9 @@ def answer_numbers(answer: str, ignore_strings: Iterable[str] = ()) -> list[Writ
         written = Written(shown, value, "")
         written.bound = _bound(text[max(0, at - 24) : at])
         numbers.append(written)
+    text, ratios = _ratios(text)
+    numbers += ratios
+    range_ends = {m.start("a"): m.group("b") for m in _word_pattern("bins", "range").finditer(text)}
     for match, tail in _numbers_in(text):
         if tail and re.search(r"\d", tail):  # part of an identifier such as 3fa9c2 or 12b_4
             continue
@@ -283,20 +311,26 @@ def answer_numbers(answer: str, ignore_strings: Iterable[str] = ()) -> list[Writ
         after = text[match.end() : match.end() + 48]
         if _PER_BEFORE.search(before) and _PER_AFTER.match(after):
             continue  # the base of a rate ("per 1000 lb"): a unit, not a finding
-        shown, multiplier = match.group(0), None
+        shown, multiplier, scale_word = match.group(0), None, ""
         if not unit and (points := _POINTS.match(after)):  # "3.2 percentage points" is a percentage
             unit, shown = "%", shown + points.group(0).rstrip()
         elif not unit and _RANGE_TO_POINTS.match(after):  # "8.1 to 16.5 points": both ends are percentages
             unit = "%"
         elif not unit and (word := _SCALE_WORD.match(after)):  # "1.2 million", "3.4k"
-            multiplier = Decimal(10) ** _SCALES[word.group(1) or word.group(2)]
+            scale_word = word.group(1) or word.group(2)
+            multiplier = Decimal(10) ** _SCALES[scale_word]
             shown = shown + word.group(0)
         approximate = bool(_APPROXIMATE.search(before) or _APPROXIMATE_AFTER.match(after))
+        # "$12,300": a money amount's zeros at the end are rounding, not precision
+        approximate = approximate or _is_money(before, after)
         try:
             written = Written(shown, digits, unit, multiplier, approximate)
         except (InvalidOperation, ValueError):
             continue
         written.bound = _bound(before)
+        written.before, written.after = before, after
+        written.scale_word = scale_word
+        written.range_end = range_ends.get(match.start("num"))
         if per := _PER_BASE.match(after):
             base = Decimal(per.group("base").replace(",", "")) * Decimal(10) ** _SCALES.get(per.group("word") or "", 0)
             written.per = base if base > 1 else None
@@ -318,6 +352,153 @@ def answer_numbers(answer: str, ignore_strings: Iterable[str] = ()) -> list[Writ
             continue  # "95% confidence interval"
         numbers.append(written)
     return numbers
+
+
+# --- restatements: a number the outputs show, written another correct way (number_words.toml) ----------
+WORDS_SOURCE = Path(__file__).with_name("number_words.toml")
+
+
+@cache
+def number_words() -> dict[str, Any]:
+    """number_words.toml, parsed (once per process)."""
+    with WORDS_SOURCE.open("rb") as handle:
+        return tomllib.load(handle)
+
+
+@cache
+def _word_pattern(section: str, key: str) -> re.Pattern[str]:
+    return re.compile(number_words()[section][key], re.IGNORECASE)
+
+
+def _is_money(before: str, after: str) -> bool:
+    return bool(_word_pattern("money", "before").search(before) or _word_pattern("money", "after").match(after))
+
+
+def _ratios(text: str) -> tuple[str, list[Written]]:
+    """ "19 times out of 20" as one number (95%), its span blanked so 19 and 20 are not read alone."""
+    found = []
+    pattern = _word_pattern("ratio", "pattern")
+    for match in pattern.finditer(text):
+        a, b = Decimal(match.group("a")), Decimal(match.group("b"))
+        if b <= 10 or a > b:  # "3 out of 5" stays two small counts (not findings on their own)
+            continue
+        written = Written(match.group(0), f"{a / b * 100:.1f}", "%")
+        written.ratio = (a, b, bool(match.group("times")))
+        found.append(written)
+    blanked = pattern.sub(
+        lambda m: re.sub(r"\S", " ", m.group(0)) if 10 < int(m.group("b")) >= int(m.group("a")) else m.group(0), text
+    )
+    return blanked, found
+
+
+@dataclass
+class Backing:
+    """What the outputs show, read once for the restatement checks."""
+
+    texts: list[str]
+    values: list[float]
+    intervals: list[tuple[Decimal, Decimal]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        pattern = _word_pattern("bins", "interval")
+        for text in self.texts:
+            for match in pattern.finditer(str(text or "")):
+                self.intervals.append((Decimal(match.group("lo")), Decimal(match.group("hi"))))
+
+    @property
+    def joined(self) -> str:
+        return "\n".join(str(t or "") for t in self.texts)
+
+
+def restatement_holds(written: Written, backing: Backing) -> bool:
+    """A correct restatement of a value the outputs show (number_words.toml says why each is one): r²
+    from r, a rounded bound ("over 300" from 336), another time unit, a column's own unit word
+    ("512 thousand" in a column of thousands), a ratio ("19 times out of 20"), a bin label."""
+    if written.ratio is not None:
+        a, b, times = written.ratio
+        parts_backed = all(Written(str(x), str(x), "").matches(backing.values) for x in (a, b))
+        conventional = times and any(
+            abs(float(a / b) - level) < 1e-9 for level in number_words()["ratio"]["conventional"]
+        )
+        return parts_backed or conventional
+    if _word_pattern("r_squared", "label").search(written.before) and written.matches(
+        [v * v for v in backing.values if abs(v) <= 1]
+    ):
+        return True
+    if _rounded_bound_holds(written, backing.values):
+        return True
+    if _other_time_unit_matches(written, backing.values):
+        return True
+    if written.scale_word:
+        word = {"k": "thousand", "K": "thousand", "M": "million"}.get(written.scale_word, written.scale_word).lower()
+        unit = number_words()["unit_scales"].get(word)
+        if unit and re.search(unit, backing.joined, re.IGNORECASE):
+            plain = Written(written.digits, written.digits, "", None, written.approximate)
+            if plain.matches(backing.values):
+                return True
+    return _bin_label_holds(written, backing)
+
+
+def _step(written: Written) -> Decimal:
+    """One unit of the last figure written: 300 -> 100, 2.5 -> 0.1."""
+    if written.decimals:
+        return Decimal(1).scaleb(-written.decimals) * written.scale
+    mantissa = str(written.value)
+    zeros = len(mantissa) - len(mantissa.rstrip("0")) if mantissa.strip("0") else 0
+    return Decimal(10) ** zeros * written.scale
+
+
+def _rounded_bound_holds(written: Written, backing: list[float]) -> bool:
+    """ "over 300" holds for a value in (300, 400]; "under 50" for one in [40, 50)."""
+    lower = _word_pattern("rounded_bound", "lower").search(written.before) or _word_pattern(
+        "rounded_bound", "lower_after"
+    ).match(written.after)
+    upper = _word_pattern("rounded_bound", "upper").search(written.before) or _word_pattern(
+        "rounded_bound", "upper_after"
+    ).match(written.after)
+    if not (lower or upper) or written.percent:
+        return False
+    limit, step = written.value * written.scale, _step(written)
+    for value in backing:
+        v = Decimal(repr(abs(value)))
+        if lower and limit < v <= limit + step:
+            return True
+        if upper and limit - step <= v < limit:
+            return True
+    return False
+
+
+def _other_time_unit_matches(written: Written, backing: list[float]) -> bool:
+    """ "0.5 seconds per year" from a slope of 0.0083 minutes per year: the value in another time unit."""
+    units = {k: v for k, v in number_words()["time_units"].items() if isinstance(v, dict)}
+    near = written.after[:40]
+    for unit in units.values():
+        if not re.match(rf"^\s*(?:[A-Za-z]+\s+){{0,2}}?(?:per\s+)?{unit['pattern']}(?![A-Za-z])", near, re.IGNORECASE):
+            continue
+        for other in units.values():
+            if other is unit:
+                continue
+            factor = Decimal(other["length"]) / Decimal(unit["length"])
+            converted = [v * float(f) for v in backing for f in (factor, 1 / factor)]
+            if written.matches(converted):
+                return True
+        return False
+    return False
+
+
+def _bin_label_holds(written: Written, backing: Backing) -> bool:
+    """ "4.5–4.9" labels the printed bin (4.4, 4.9]: its lower end is one step above the printed edge."""
+    if written.range_end is None or not backing.intervals:
+        return False
+    try:
+        end = Written(written.range_end, written.range_end, "")
+    except InvalidOperation:
+        return False
+    step = Decimal(1).scaleb(-written.decimals)
+    for lo, hi in backing.intervals:
+        if end.matches([float(hi)]) and Decimal(0) < written.value - lo <= step * Decimal("1.000001"):
+            return True
+    return False
 
 
 def _is_rule_of_thumb(before: str, after: str) -> bool:
@@ -402,6 +583,7 @@ def unverified_numbers(
     texts, values = list(texts), list(values)
     backing = backing_values(texts, values)
     known: dict[str, list[float]] | None = None
+    restating: Backing | None = None
     seen: set[str] = set()
     missing = []
     for written in answer_numbers(answer, ignore_strings):
@@ -415,6 +597,9 @@ def unverified_numbers(
             known = known if known is not None else quantities(texts, values)
             if bound_holds(written, known):
                 continue
+        restating = restating or Backing([str(t or "") for t in texts], backing)
+        if restatement_holds(written, restating):
+            continue
         missing.append(key)
     return missing
 

@@ -309,6 +309,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "plan_methods": {"en": "Planned methods", "zh": "计划的方法"},
     "check_passed": {"en": "checked", "zh": "已核对"},
     "check_failed": {"en": "does not match its analysis", "zh": "与分析结果不符"},
+    "check_partly_verified": {"en": "some numbers not found in its analysis", "zh": "部分数字在分析结果中找不到"},
     "checks_passed": {
         "en": "Every claim was checked against the analyses it cites.",
         "zh": "每条结论都已与其引用的分析核对。",
@@ -316,6 +317,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "checks_failed": {
         "en": "Some claims do not match the analyses they cite (marked below).",
         "zh": "部分结论与其引用的分析不符（见下方标记）。",
+    },
+    "checks_partly_verified": {
+        "en": "Some numbers could not be found in the analyses they cite (marked below); the rest were checked.",
+        "zh": "部分数字在其引用的分析中找不到（见下方标记）；其余都已核对。",
     },
     "steps": {"en": "Steps", "zh": "步骤"},
     "running_tool": {"en": "Running {tool}…", "zh": "正在运行 {tool}…"},
@@ -668,6 +673,12 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "部分结论与其引用的分析结果不一致，已在对应的证据卡片上标出。",
     },
     "report.check_failed": {"en": "Check failed", "zh": "核对未通过"},
+    "report.check_partly_verified": {"en": "Partly checked", "zh": "部分核对通过"},
+    "report.verification_partly_verified": {
+        "en": "Some numbers did not match the analyses they cite (flagged on their evidence cards); the other "
+        "numbers and claims matched.",
+        "zh": "部分数字与其引用的分析结果不一致（已在对应的证据卡片上标出）；其余数字和结论都一致。",
+    },
     "report.hypotheses": {"en": "Hypotheses", "zh": "假设"},
     "report.primary": {"en": "main question", "zh": "主要假设"},
     "report.alternative": {"en": "alternative explanation", "zh": "其他解释"},

@@ -188,12 +188,12 @@
   RunPanel.prototype.verification = function (data) {
     var self = this;
     (data.results || []).forEach(function (result) {
-      if (result.status !== "passed" && result.status !== "failed") return;
+      if (["passed", "failed", "partly_verified"].indexOf(result.status) < 0) return;
       var card = self.panel.querySelector('[data-evidence-id="' + CSS.escape(String(result.evidence_id)) + '"]');
       if (!card) return;
       var old = card.querySelector("[data-check]");
       if (old) old.remove();
-      card.classList.remove("check-passed", "check-failed");
+      card.classList.remove("check-passed", "check-failed", "check-partly_verified");
       card.classList.add("check-" + result.status);
       var mark = el("span", "badge check check-" + result.status, self.i18n["check_" + result.status] || result.status);
       mark.setAttribute("data-check", "");

@@ -61,7 +61,7 @@ def test_a_wrong_number_is_caught_and_recommendations_are_removed(tmp_path):
                     call(
                         "record_evidence",
                         "c2",
-                        claim="Weight differs by group (F = 5.9, p = 0.016)",
+                        claim="Weight differs by group (F = 5.9)",  # its only number is wrong: the claim fails
                         method="one-way ANOVA",
                         tool_call_ids=["c1"],
                         sample_size=30,
@@ -273,7 +273,12 @@ def test_unverified_numbers_in_the_final_answer_are_listed_marked_and_limited(tm
             ),
             ModelReply(
                 "Weight differs by group (F = 4.85); treatment 2 adds 37.5% to the yield.\n\n"
-                "**Recommendations:**\n- Use treatment 2 everywhere."
+                "**Recommendations:**\n- Use treatment 2 everywhere: 37.5% more yield.\n- Keep weighing by group."
+            ),
+            # the answer check sends 37.5% back once (answer_recheck); the model keeps its answer
+            ModelReply(
+                "Weight differs by group (F = 4.85); treatment 2 adds 37.5% to the yield.\n\n"
+                "**Recommendations:**\n- Use treatment 2 everywhere: 37.5% more yield.\n- Keep weighing by group."
             ),
         ],
     )
@@ -282,7 +287,9 @@ def test_unverified_numbers_in_the_final_answer_are_listed_marked_and_limited(tm
         run = s.get(Run, run_id)
         assert run.state["verification"]["final"]["unverified_numbers"] == ["37.5%"]
     assert report["unverified_numbers"] == ["37.5%"]
+    # a failed number fails that number: only the recommendation that uses it goes
     assert "Limitation" in report["answer"] and "everywhere" not in report["answer"]
+    assert "Keep weighing by group" in report["answer"]
     assert '<mark class="unverified"' in str(answer_html(report["answer"], report["unverified_numbers"], "x"))
 
 

@@ -130,6 +130,8 @@ def test_rounded_numbers_marked_as_approximate_are_backed(tmp_path):
                 [evidence("The cars average about 150 hp (146.7)", ["c1"], "descriptive statistics", sample_size=32)],
             ),
             ModelReply("The 32 cars average roughly 150 hp; the most powerful has 335 hp, not 400 hp."),
+            # the number goes back to the model once (answer_recheck); it keeps its answer
+            ModelReply("The 32 cars average roughly 150 hp; the most powerful has 335 hp, not 400 hp."),
         ],
         "What is the average horsepower?",
     )
@@ -314,6 +316,8 @@ def test_the_final_note_lists_and_marks_exactly_the_unverified_numbers(tmp_path)
                     )
                 ],
             ),
+            ModelReply("Sepal length differs by species (F = 119.26); virginica sepals are 31.5% longer."),
+            # the number goes back to the model once (answer_recheck); it keeps its answer
             ModelReply("Sepal length differs by species (F = 119.26); virginica sepals are 31.5% longer."),
         ],
         "Does sepal length differ by species?",

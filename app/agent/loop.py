@@ -10,7 +10,7 @@ from app.agent.context.compaction import asks_for_rows, compact, shelve_output, 
 from app.agent.model.interface import ModelReply, ToolCallRequest
 from app.agent.model.protocol import heal_protocol
 from app.agent.model.recovery import malformed_calls, reemit_note
-from app.agent.policy.answer_check import check_answer
+from app.agent.policy.answer_check import answer_recheck, check_answer
 from app.agent.policy.budget import final_answer, gated_call
 from app.agent.policy.clarify import ASK, awaiting_answer, gate_input, pause_if_asked
 from app.agent.policy.gates import check_gates
@@ -36,6 +36,9 @@ def run_turn(turn: Turn) -> str:
             compact(turn)
             reply = call_model(turn)
             append(turn, reply.as_message())
+            if not reply.tool_calls and (note := answer_recheck(turn, reply.content)):
+                append(turn, {"role": "user", "content": note})  # its unbacked numbers go back once
+                continue
             if not reply.tool_calls or turn.budget.spent:
                 return check_answer(turn, final_answer(turn, reply.content))  # answer_check.py: the final check
             for call in reply.tool_calls:

@@ -175,9 +175,9 @@ def verification_summary(report: dict[str, Any], L: dict[str, str]) -> tuple[str
     """What the claim checks found, and the hypotheses as a table (header first); None when the
     checks did not run."""
     check = report.get("verification") or {}
-    if check.get("status") not in ("passed", "failed"):
+    if check.get("status") not in ("passed", "failed", "partly_verified"):
         return None
-    text = L["verification_failed"] if check["status"] == "failed" else L["verification_passed"]
+    text = L[f"verification_{check['status']}"]
     rows = [[L["hypotheses"], "", L["status"]]] + [
         [
             str(h.get("statement") or ""),

@@ -4,8 +4,12 @@ checked evidence, whether recommendations are allowed and whether the wording is
 from __future__ import annotations
 
 import re
+import tomllib
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+STANDING = ("passed", "partly_verified")  # claims whose checked numbers (all, or some) were found
 SMALL_SAMPLE = 30  # below it a null result is thin evidence (SPEC §8's n < 30)
 TINY_SAMPLE = 10  # below it any result is
 
@@ -70,6 +74,35 @@ _H = {
 }
 
 
+WORDS_SOURCE = Path(__file__).with_name("hypothesis_words.toml")
+
+
+@cache
+def test_kinds() -> list[dict[str, Any]]:
+    """hypothesis_words.toml's kinds of test, in order (read once per process)."""
+    with WORDS_SOURCE.open("rb") as handle:
+        return list(tomllib.load(handle)["kinds"])
+
+
+def test_kind(text: str) -> str | None:
+    """The kind of test a method and its tools name ("Shapiro-Wilk" -> distribution); None for the
+    general wording (a comparison of groups, or anything else)."""
+    for kind in test_kinds():
+        if re.search(kind["pattern"], text or "", re.IGNORECASE):
+            return str(kind["name"])
+    return None
+
+
+def _worded(results: list[dict[str, Any]], lang: str) -> tuple[str, str]:
+    """(alternative, baseline) for the kind of test all the results share; the groups' wording
+    otherwise."""
+    kinds = {r.get("test_kind") for r in results}
+    if len(kinds) == 1 and (name := kinds.pop()) is not None:
+        kind = next(k for k in test_kinds() if k["name"] == name)
+        return str(kind["alternative"][lang]), str(kind["baseline"][lang])
+    return _H["confounding"][lang], _H["baseline"][lang]
+
+
 def hypothesis_set(
     results: list[dict[str, Any]], plan: dict[str, Any] | None, question: str, language: str, scope: str = "full"
 ) -> dict[str, Any]:
@@ -77,7 +110,7 @@ def hypothesis_set(
     if not needs_hypotheses(plan, question, scope):
         return {"primary": None, "alternatives": [], "baseline": None, "all": []}
     lang = "zh" if language == "zh" else "en"
-    passed = [r for r in results if r["status"] == "passed"]
+    passed = [r for r in results if r["status"] in STANDING]  # a partly verified claim's found numbers stand
     failed = [r for r in results if r["status"] == "failed"]
     tested = [r for r in passed if r["p_value"] is not None]
     significant = [r for r in tested if r["p_value"] < r["alpha"]]
@@ -93,6 +126,7 @@ def hypothesis_set(
     if primary == "supported" and not tested:
         baseline = "inconclusive"  # a description does not test chance
     statement = restatement((plan or {}).get("goal") or question)
+    alternative, null = _worded(tested or passed or results, lang)  # a normality test has no groups
     hypotheses = [
         {
             "id": "H1",
@@ -104,7 +138,7 @@ def hypothesis_set(
         {
             "id": "H2",
             "role": "alternative",
-            "statement": _H["confounding"][lang],
+            "statement": alternative,
             "status": "inconclusive",
             "evidence_ids": [],
         },
@@ -123,7 +157,7 @@ def hypothesis_set(
         {
             "id": f"H{len(hypotheses) + 1}",
             "role": "baseline",
-            "statement": _H["baseline"][lang],
+            "statement": null,
             "status": baseline,
             "evidence_ids": [r["evidence_id"] for r in tested],
         }
@@ -142,8 +176,10 @@ def synthesis_policy(
     """How the answer may be written, given what verification found (and whether the user confirmed
     a randomised experiment: then a causal reading of the tested difference is allowed)."""
     failed = [r for r in results if r["status"] == "failed"]
-    passed = [r for r in results if r["status"] == "passed"]
-    sizes = [r["sample_size"] for r in passed if isinstance(r["sample_size"], int)]
+    partly = [r for r in results if r["status"] == "partly_verified"]
+    passed = [r for r in results if r["status"] in STANDING]
+    # the rows behind a result on periods count, not the number of periods (12 months of 4,392 rows)
+    sizes = [max(r["sample_size"], r.get("rows_behind") or 0) for r in passed if isinstance(r["sample_size"], int)]
     tested = [r for r in passed if r["p_value"] is not None]
     # Thin is about the evidence, not the bookkeeping: nothing checked out, the model itself rated it
     # low, a handful of rows, or a small sample whose tests all came out null. A significant test on
@@ -166,7 +202,11 @@ def synthesis_policy(
     )
     primary = (hypotheses.get("primary") or {}).get("status")
     hedged = (
-        bool(failed) or thin or primary not in (None, "supported") or any(r["confidence"] != "high" for r in passed)
+        bool(failed)
+        or bool(partly)
+        or thin
+        or primary not in (None, "supported")
+        or any(r["confidence"] != "high" for r in passed)
     )
     rules = []
     if failed:
@@ -174,6 +214,11 @@ def synthesis_policy(
             "Verification failed for some claims: correct them (record evidence that cites the right tool "
             "calls, with numbers copied from the outputs and wording that matches the method run) or leave "
             "them out; state the limitation plainly."
+        )
+    if partly:
+        rules.append(
+            "Some numbers of recorded claims were not found in the outputs they cite: correct those numbers "
+            "(copy them from the outputs) or leave them out; the claims' other numbers stand."
         )
     if thin:
         rules.append("The evidence is thin: do not give recommendations; say what more data or analysis is needed.")
@@ -192,7 +237,7 @@ def synthesis_policy(
     if primary == "unsupported":
         rules.append("The primary hypothesis is not supported: say so plainly (no clear difference/relationship).")
     return {
-        "verification": "failed" if failed else ("passed" if results else "not_run"),
+        "verification": "failed" if failed else "partly_verified" if partly else ("passed" if results else "not_run"),
         "recommendations": "suppressed" if failed or thin else "allowed",
         "wording": "hedged" if hedged else "direct",
         "evidence_thin": thin,

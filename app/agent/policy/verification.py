@@ -14,11 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 from app.agent.policy.claim_wording import confirmed_experiment
-from app.agent.policy.claims import resolved_results, verify_evidence, withdrawn_evidence
+from app.agent.policy.claims import PARTLY, resolved_results, verify_evidence, withdrawn_evidence
 from app.agent.policy.hypotheses import hypothesis_set, synthesis_policy
 from app.agent.run_scope import run_scope
 from app.agent.store import Run, Session, run_by_id, run_evidence, run_tool_call
 from app.agent.tools.tasks import stale_task_reminder
+from app.workspaces import active_datasets
 
 GATED_TIERS = ("analysis", "deep")
 
@@ -54,9 +55,10 @@ def verify_run(
         return None
     results = [dict(r) for r in verification["results"]]
     experiment = confirmed_experiment(session, run) if new else bool(verification.get("experiment"))
+    rows = [d.rows for d in active_datasets(session, run.workspace_id) if d.rows] if new else []
     for item in new:
         calls = [c for cid in item.tool_call_ids or [] if (c := run_tool_call(session, run.id, cid))]
-        results.append(verify_evidence(item, calls, run.question or "", experiment))
+        results.append(verify_evidence(item, calls, run.question or "", experiment, dataset_rows=rows))
     results = resolved_results(results, withdrawn)
     hypotheses = hypothesis_set(
         results, state.get("plan"), run.question, run.language, (state.get("intent") or {}).get("scope", "full")
@@ -90,14 +92,20 @@ def verification_block(state: dict[str, Any]) -> str:
     results, policy = state["verification"]["results"], state["synthesis_policy"]
     lines = []
     failed = [r for r in results if r["status"] == "failed"]
+    partly = [r for r in results if r["status"] == PARTLY]
     for r in failed:
         lines.append(f"- evidence {r['evidence_id']} FAILED: " + "; ".join(i["detail"] for i in r["issues"]))
+    for r in partly:
+        lines.append(
+            f"- evidence {r['evidence_id']} partly verified (its other numbers were found): "
+            + "; ".join(i["detail"] for i in r["issues"])
+        )
     passed = sum(r["status"] == "passed" for r in results)
     lines.append(
-        f"- {passed} claim(s) passed, {len(failed)} failed, {len(results) - passed - len(failed)} "
-        "corrected or withdrawn."
+        f"- {passed} claim(s) passed, {len(partly)} partly verified, {len(failed)} failed, "
+        f"{len(results) - passed - len(partly) - len(failed)} corrected or withdrawn."
     )
-    if failed:
+    if failed or partly:
         lines.append(
             "- Fix a failed claim with record_evidence(..., supersedes=[its id]) or withdraw it with "
             "retract_evidence; either way it stops counting against the answer."

@@ -6,7 +6,9 @@ the model does not have to remember task_update (SPEC §8).
 
 from __future__ import annotations
 
+import math
 import re
+from statistics import NormalDist
 from typing import Any, Literal
 
 from analysis_tools import ToolContext, ToolError, ToolResult
@@ -51,17 +53,52 @@ INFERENTIAL = re.compile(
 )
 
 
+SMALL_SAMPLE = 30
+ALPHA = 0.05
+POWER = 0.8
+MEDIUM_EFFECT = 0.5  # Cohen's d
+
+
+def well_powered_n(alpha: float = ALPHA, power: float = POWER, effect: float = MEDIUM_EFFECT) -> int:
+    """The total sample (two equal groups) at which a two-sided test at `alpha` detects a medium effect
+    with `power` (normal approximation: 4·(z₁₋α/₂ + z_power)²/d², 126 at the defaults). A null result on
+    at least this many is informative: no medium or larger effect."""
+    z = NormalDist()
+    return math.ceil(4 * (z.inv_cdf(1 - alpha / 2) + z.inv_cdf(power)) ** 2 / effect**2)
+
+
+def rows_behind(calls: list[Any]) -> int | None:
+    """The data rows behind a result computed on periods (a monthly trend on 4,392 rows): the largest
+    `n_rows` of a cited call that aggregated rows into periods; None when no call did."""
+    rows = [
+        int(m["n_rows"])
+        for c in calls
+        if "n_periods" in (m := c.metrics or {}) and isinstance(m.get("n_rows"), (int, float))
+    ]
+    return max(rows, default=None)
+
+
 def downgrade_confidence(
-    confidence: str, sample_size: int | None, metrics: dict[str, Any], limitations: list[str], method: str = ""
+    confidence: str,
+    sample_size: int | None,
+    metrics: dict[str, Any],
+    limitations: list[str],
+    method: str = "",
+    calls: list[Any] | None = None,
 ) -> tuple[str, list[str]]:
     """'high' needs n >= 30, a significant result (when there is a p-value) and, for an inference
-    (a p-value, or a test/model method), stated limitations."""
+    (a p-value, or a test/model method), stated limitations. The sample is the rows behind the result:
+    12 months aggregated from 4,392 rows are not a small sample. A null result on a sample large enough
+    to detect a medium effect (`well_powered_n`) is a finding, not a reason to doubt it."""
     reasons = []
     if confidence == "high":
-        if sample_size is not None and sample_size < 30:
+        behind = rows_behind(calls or [])
+        if sample_size is not None and sample_size < SMALL_SAMPLE and not (behind and behind >= SMALL_SAMPLE):
             reasons.append("sample size below 30")
         p = metrics.get("p_value")
-        if isinstance(p, (int, float)) and p >= 0.05:
+        n = sample_size if sample_size is not None else metrics.get("n")
+        powered = isinstance(n, (int, float)) and n >= well_powered_n()
+        if isinstance(p, (int, float)) and p >= ALPHA and not powered:
             reasons.append("result not statistically significant")
         inferential = isinstance(p, (int, float)) or bool(INFERENTIAL.search(method or ""))
         if not limitations and inferential:
@@ -137,7 +174,7 @@ def record_evidence(
         for call in calls:
             metrics.update({k: v for k, v in (call.metrics or {}).items() if k != "duration_ms"})
     limitations = list(limitations or [])
-    level, reasons = downgrade_confidence(confidence, sample_size, metrics, limitations, method)
+    level, reasons = downgrade_confidence(confidence, sample_size, metrics, limitations, method, calls)
     item = add_evidence(
         session,
         workspace_id=scope.need_workspace_id(),

@@ -87,7 +87,8 @@ BRIEF_CHARS = 120  # a tool's description in every request: its first sentence, 
 ARGUMENT_CHARS = 80  # an argument's description in every request: its first sentence, asides dropped over this
 # an argument's first sentence ends at ". " only: its clauses after ";" or ":" belong to it (issue 23)
 _ARGUMENT_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)(?<=[.!?。])\s+|\n\s*\n")
-_ASIDE = re.compile(r"\s+\((?:[^()]|\([^()]*\))*\)")  # "(…)", one level of nesting
+# "(…)" closing a clause (one level of nesting); a parenthesis inside a formula ("(new - old) / old") stays
+_ASIDE = re.compile(r"\s+\((?:[^()]|\([^()]*\))*\)(?=[,;.:]|$)")
 # a sentence ends at . ! ? ; (not after "e.g.", "i.e.", "etc.", "vs.")
 _SENTENCE_END = re.compile(r"(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)(?<=[.!?。；;])\s+|(?<=[.!?])$|\n\s*\n")
 
@@ -118,11 +119,11 @@ def first_sentence(text: str, limit: int) -> str:
 # The argument vocabulary every tool shares (CONTRACT.md): explained once, in the system prompt
 # (`vocabulary_note`), not again in each schema.
 VOCABULARY_NOTES = (  # (argument names, what they mean), explained once in the system prompt
-    (("dataset",), "default the active one"),
-    (("value_column",), "the measured numeric column"),
-    (("group_column",), "splits it into groups"),
+    (("dataset",), "the active one if left out"),
+    (("value_column",), "the numeric measure"),
+    (("group_column",), "its groups"),
     (("x_column", "y_column"), "a pair"),
-    (("target_column", "feature_columns"), "what a model explains, and its inputs"),
+    (("target_column", "feature_columns"), "a model's outcome and inputs"),
     (("alpha",), "significance level"),
     (("columns", "date_column", "title"), ""),
 )
@@ -153,14 +154,16 @@ def _argument_text(name: str, prop: dict[str, Any]) -> str:
 
 def argument_sentence(text: str) -> str:
     """An argument's first sentence, whole: over ARGUMENT_CHARS its asides in parentheses and its
-    examples go (tool_search shows them), never a clause the meaning needs and never mid-word."""
+    examples go (tool_search shows them), never a formula's parenthesis, a clause the meaning needs,
+    nor mid-word."""
     first = _ARGUMENT_END.split(" ".join(text.split()), maxsplit=1)[0].strip()
     first = re.sub(r"\s+\((?:e\.g\.|for example|default)[^()]*\)", "", first)  # examples: tool_search
     if len(first) <= ARGUMENT_CHARS:
         return first
     bare = _ASIDE.sub("", first)
-    bare = re.split(r"[;,]\s+(?:e\.g\.|for example)\b", bare, maxsplit=1)[0]
-    return re.sub(r"\s+([,;])", r"\1", bare).strip()
+    bare = re.split(r"[;,]\s+(?:e\.g\.|for example\b)", bare, maxsplit=1)[0]
+    bare = re.sub(r"\s+([,;])", r"\1", bare).strip()
+    return bare if bare.endswith((".", ")", '"')) else bare + "."  # a cut-off example leaves a sentence
 
 
 def compact_parameters(parameters: dict[str, Any]) -> dict[str, Any]:

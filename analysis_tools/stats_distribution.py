@@ -11,7 +11,17 @@ import pandas as pd
 from scipy import stats as sps
 
 from .base import ToolContext, ToolError, ToolResult, tagged_text
-from .common import check_n, clean_metrics, dropped_note, fmt_cell, fmt_num, fmt_p, label, require_numeric
+from .common import (
+    check_n,
+    clean_metrics,
+    dropped_note,
+    fmt_cell,
+    fmt_num,
+    fmt_p,
+    frame_text,
+    label,
+    require_numeric,
+)
 
 _SHAPIRO_MAX = 5000  # Shapiro-Wilk p-values are accurate up to here; D'Agostino K² beyond
 _DISCRETE_MAX = 10  # at most this many distinct values (each repeated): a count, rating or code, not a measurement
@@ -198,7 +208,7 @@ def outlier_detection(
 
     Args:
         value_column: The numeric column to scan (e.g. order amount).
-        method: The rule that flags a value; iqr: Tukey fences, below Q1 - k·IQR or above Q3 + k·IQR; mad: robust z-score from the median absolute deviation; zscore: classic |x - mean| / sd (sd per ddof). All three are always counted; this one picks the headline and the rows listed.
+        method: The rule for the headline and the rows listed; iqr: outside Q1 - k·IQR, Q3 + k·IQR; mad: robust z from the median absolute deviation; zscore: |x - mean| / sd. All three rules are always counted.
         threshold: k for iqr (default 1.5; 3 = extreme only), the robust-z cut-off for mad (default 3.5) or the |z| cut-off for zscore (default 3).
         label_column: One column or several that name each row (e.g. "Name", or ["Name", "Cabin"]), shown with the flagged rows.
         max_rows: How many flagged rows to list, most extreme first (1-200).
@@ -377,21 +387,20 @@ def outlier_detection(
 
 
 def _flagged_rows(examples: list[dict], label_column: str, value_column: str, count: int, ctx: ToolContext) -> str:
-    """The flagged rows, most extreme first: row, label, value, classic and robust z."""
+    """The flagged rows, most extreme first: row, label, value, classic and robust z (a table as
+    frame_text prints every table: columns as wide as their values, not a fixed padding)."""
     if not examples:
         return ""
-    width = min(max([len(label_column)] + [len(e.get("label", "")) for e in examples]), 56)  # several columns: wider
-    head = (
-        f"{'row':>6}  "
-        + (f"{label_column[:width]:<{width}}  " if label_column else "")
-        + f"{str(value_column)[:14]:>14} {'z':>7} {'robust_z':>9}"
+    table = pd.DataFrame(
+        {
+            "row": [e["row"] for e in examples],
+            **({label_column: [e.get("label", "")[:56] for e in examples]} if label_column else {}),
+            str(value_column): [e["value"] for e in examples],
+            "z": [round(e["z"], 2) for e in examples],
+            "robust_z": [round(e["robust_z"], 2) for e in examples],
+        }
     )
-    lines = [head] + [
-        f"{e['row']!s:>6}  "
-        + (f"{e.get('label', '')[:width]:<{width}}  " if label_column else "")
-        + f"{fmt_num(e['value']):>14} {fmt_num(e['z'], 3):>7} {fmt_num(e['robust_z'], 3):>9}"
-        for e in examples
-    ]
+    lines = frame_text(table).splitlines()
     if count > len(examples):
         lines.append(
             ctx.t(

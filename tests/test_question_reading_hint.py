@@ -49,8 +49,8 @@ def named(question: str, data: dict) -> set[str]:
 
 
 def content_lines(block: str) -> list[str]:
-    """The hint's own lines, without the tier wrapper and its data-tier note."""
-    return [line for line in block.splitlines()[1:-2] if line.strip()]
+    """The hint's own lines."""
+    return [line for line in block.splitlines() if line.strip()]
 
 
 # --- the hint -----------------------------------------------------------------------------------------

@@ -199,7 +199,9 @@ def test_record_analysis_plan_is_stored_emitted_and_reported(tmp_path):
         ]
     )
     db, run_id = run_with(tmp_path, model)
-    assert any(t["function"]["name"] == "record_analysis_plan" for t in model.requests[0]["tools"])  # core group
+    # callable from the first request: listed, or named by call_tool (a lean tools array, issue 23)
+    offered = {t["function"]["name"]: t["function"]["description"] for t in model.requests[0]["tools"]}
+    assert "record_analysis_plan" in offered or "record_analysis_plan" in offered["call_tool"]
     with db.session() as s:
         run = s.get(Run, run_id)
         assert run.state["plan"]["goal"] == "Whether weight differs by treatment"

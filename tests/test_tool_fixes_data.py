@@ -139,7 +139,7 @@ def _is_whole_clause(sent: str, full: str) -> bool:
     if not full.startswith(sent) or sent.endswith("…"):
         return False
     rest = full[len(sent) :]
-    return rest == "" or rest[0] in ";.:"
+    return rest == "" or rest[0] in ";.:" or (sent.endswith(".") and rest[0] == " ")
 
 
 def test_filter_rows_conditions_are_typed_objects_with_an_operator_enum() -> None:

@@ -221,12 +221,13 @@ def test_the_model_is_told_what_the_questions_words_name_in_which_dataset(tmp_pa
         add_dataset(s, settings, s.get(Workspace, ws), SAMPLES / "retail_sales.xlsx", "retail_sales.xlsx")
     service.execute(start_run(service, ws, "Does total revenue differ by region for online orders?"))
     system = model.requests[0]["messages"][0]["content"]
-    (reading,) = [body for source, tier, body in blocks_of(system) if source == "question-reading"]
-    assert TIERS["data"][1] in reading  # it quotes column names and values: data, not instructions
-    (hint,) = [line for line in reading.splitlines() if "retail_sales:" in line]  # one line (issue 23)
+    # it quotes column names and values: a line of the data-tier datasets block, not instructions
+    (reading,) = [body for source, tier, body in blocks_of(system) if source == "workspace-datasets"]
+    assert TIERS["data"][1] in reading
+    (hint,) = [line for line in reading.splitlines() if line.startswith("Columns and values")]  # one line (issue 23)
     retail = hint.split("retail_sales:", 1)[1]
     assert "Revenue" in retail and "Region" in retail and "Channel = Online" in retail
-    assert "plantgrowth" not in reading, reading  # nothing matched there: left out, no verdict to follow
+    assert "plantgrowth" not in hint, hint  # nothing matched there: left out, no verdict to follow
 
 
 def test_no_reading_when_the_words_name_nothing_in_the_only_dataset(tmp_path):

@@ -5,9 +5,6 @@ question that matched none)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from analysis_tools.common import fmt_num
 from app.analyst.findings import plain_reading
 from app.analyst.role_question import stood_in
 from app.analyst.steps import Arguments, Plan
@@ -32,7 +29,6 @@ def evidence_calls(plan: Plan, view: TurnView, zh: bool) -> list[tuple[str, Argu
                     "claim": plain_reading(step, result, zh, plan) or step.task,
                     "method": result.method or step.tool,
                     "tool_call_ids": [call_id],
-                    "result_summary": _summary(metrics),
                     "metrics": metrics,
                     "sample_size": int(n) if isinstance(n, (int, float)) else None,
                     "limitations": _limitations(step.tool, zh),
@@ -41,27 +37,6 @@ def evidence_calls(plan: Plan, view: TurnView, zh: bool) -> list[tuple[str, Argu
             )
         )
     return out
-
-
-def _summary(metrics: dict[str, Any]) -> str:
-    keys = ("statistic", "f_statistic", "r", "r_squared", "p_value", "effect_size", "n", "mean_difference")
-    parts = [_pair(k, metrics[k]) for k in keys if k in metrics]
-    if not parts:
-        parts = [_pair(k, v) for k, v in list(metrics.items())[:6]]
-    return ", ".join(parts)
-
-
-def _pair(key: str, value: Any) -> str:
-    """'p_value < 0.001', 'r = 0.8332': for people, never 1.6e-310."""
-    if key.startswith("p_value") and isinstance(value, float) and value < 0.001:
-        return f"{key} < 0.001"
-    return f"{key} = {_fmt(value)}"
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return fmt_num(value)
-    return str(value)
 
 
 def _limitations(tool: str, zh: bool) -> list[str]:

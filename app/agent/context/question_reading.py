@@ -3,7 +3,8 @@
 A model reads the question itself; the rule reading only hands it what a model may miss: that a
 column called `medv` or a value `1` of `chas` is what "house price" or "by the river" names, and, in
 a workspace of several files, which file's columns the words match. It is one short line in the data
-tier (it quotes column names and cell values): the columns and values matched, per dataset. It lists
+tier (it quotes column names and cell values), inside the datasets block: the columns and values
+matched, per dataset. It lists
 no words that matched nothing and never suggests asking — ordinary words ("calculate", "assess")
 match no column, and whether to ask is the model's call.
 """
@@ -12,18 +13,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.agent.context.tiers import wrap
 from app.understanding.dataset_choice import Fit, choose_dataset
 
 MAX_DATASETS = 5
 MAX_NAMES = 8  # columns and values per dataset: a hint, not a profile
-SOURCE = "question-reading"
-LEAD = "Columns and values the question's words match (a hint to check against the question, not a reading of it):"
+LEAD = "Columns and values the question's words match (a hint to check, not a reading):"
 
 
 def question_reading(question: str, datasets: list[dict[str, Any]]) -> str:
-    """The data-tier hint: per dataset whose columns or values the question's words match, those
-    columns and values (the best fit first). Empty when the words match nothing."""
+    """The hint line: per dataset whose columns or values the question's words match, those columns
+    and values (the best fit first). Empty when the words match nothing. It goes inside the datasets
+    block (tiers.data_block), which is data tier: one wrapper and one anti-hijack note, not two."""
     if not question.strip() or not datasets:
         return ""
     fits = [f for f in choose_dataset(question, datasets).fits if f.columns or f.values][:MAX_DATASETS]
@@ -31,7 +31,7 @@ def question_reading(question: str, datasets: list[dict[str, Any]]) -> str:
         return ""
     several = len(datasets) > 1
     parts = [(f"{f.dataset.get('name')}: " if several else "") + matched(f) for f in fits]
-    return wrap(SOURCE, "data", f"{LEAD} {'; '.join(parts)}.")
+    return f"{LEAD} {'; '.join(parts)}."
 
 
 def matched(fit: Fit) -> str:

@@ -101,10 +101,13 @@ def verification_block(state: dict[str, Any]) -> str:
             + "; ".join(i["detail"] for i in r["issues"])
         )
     passed = sum(r["status"] == "passed" for r in results)
-    lines.append(
-        f"- {passed} claim(s) passed, {len(partly)} partly verified, {len(failed)} failed, "
-        f"{len(results) - passed - len(partly) - len(failed)} corrected or withdrawn."
-    )
+    counts = {  # the counts that are not zero: "1 claim(s) passed." says all when all passed
+        "claim(s) passed": passed,
+        "partly verified": len(partly),
+        "failed": len(failed),
+        "corrected or withdrawn": len(results) - passed - len(partly) - len(failed),
+    }
+    lines.append("- " + (", ".join(f"{n} {what}" for what, n in counts.items() if n) or "0 claim(s) passed") + ".")
     if failed or partly:
         lines.append(
             "- Fix a failed claim with record_evidence(..., supersedes=[its id]) or withdraw it with "

@@ -135,7 +135,6 @@ def record_evidence(
     claim: str,
     method: str,
     tool_call_ids: list[str],
-    result_summary: str = "",
     metrics: dict[str, Any] | None = None,
     sample_size: int | None = None,
     limitations: list[str] | None = None,
@@ -150,12 +149,11 @@ def record_evidence(
         claim: The conclusion, with its key numbers.
         method: The method run (e.g. "Welch t-test").
         tool_call_ids: Ids of the calls that computed it.
-        result_summary: The result.
         metrics: Key numbers, name -> value.
         sample_size: Rows behind it.
         limitations: What could make it wrong.
         confidence: high, medium or low.
-        supersedes: Ids of the evidence (or record_evidence calls) this corrects.
+        supersedes: Ids of the evidence (or its record_evidence calls) this corrects.
     """
     scope = run_scope(ctx)
     session, run_id = scope.need_session(), scope.need_run_id()
@@ -181,7 +179,7 @@ def record_evidence(
         run_id=run_id,
         claim=claim,
         method=method,
-        result_summary=result_summary,
+        result_summary="",  # the claim states the result (one field for the model to fill, not two)
         metrics=metrics,
         sample_size=sample_size,
         confidence=level,

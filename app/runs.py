@@ -41,6 +41,7 @@ from app.agent import (
     detect_language,
     guidance_record,
     mark_waiting,
+    masked,
     question_reading,
     run_turn,
     situations,
@@ -50,7 +51,6 @@ from app.agent import (
     with_workspace_summary,
     workspace_sources,
 )
-from app.agent.policy.privacy import PseudonymBook, book_path, map_strings
 from app.analyst import BuiltinAnalyst
 from app.config import Settings
 from app.db.models import Message, Report, Run, Workspace, utcnow
@@ -262,7 +262,7 @@ class RunService:
         masker = PiiMasker.from_frames(  # pseudonyms, stable in the workspace (privacy.py)
             {d.name: {c["name"]: c["pii"] for c in d.info.get("columns", []) if c.get("pii")} for d in datasets},
             {d.name: catalog.get(d.name) for d in datasets},
-            PseudonymBook.load(book_path(self.settings.workspace_dir(workspace.id))),
+            self.settings.workspace_dir(workspace.id),
         )
         question = masker.mask(run.question or "")  # what the model, and the trace, read of the question
         recorder.emit("run_started", {"question": question, "language": run.language})
@@ -382,11 +382,15 @@ class RunService:
         if run.status == "done":
             # the stored report (what a share link serves) and the trace keep the pseudonyms; the
             # owner's downloads show the real values (web/reports.py)
-            mask = PiiMasker.from_book(book_path(self.settings.workspace_dir(run.workspace_id))).mask
-            report = map_strings(build_report(session, run), mask)
+            folder = self.settings.workspace_dir(run.workspace_id)
+            report = masked(build_report(session, run), folder)
             session.add(Report(workspace_id=run.workspace_id, run_id=run.id, content=report))
             recorder.emit(
-                "answer", {"answer": mask(run.answer or ""), "unverified_numbers": report.get("unverified_numbers", [])}
+                "answer",
+                {
+                    "answer": masked(run.answer or "", folder),
+                    "unverified_numbers": report.get("unverified_numbers", []),
+                },
             )
         recorder.emit("run_finished", {"status": run.status, "error": run.error})
 

@@ -34,7 +34,7 @@ from app.agent.policy.clarify import (
     turn_opening,
 )
 from app.agent.policy.intent import apply_intent, classify_run
-from app.agent.policy.privacy import PiiMasker
+from app.agent.policy.privacy import PiiMasker, masked, unmasked
 from app.agent.prompts import ALL_SECTIONS, detect_language, system_prompt
 from app.agent.recorder import RunRecorder
 from app.agent.run_scope import RunScope
@@ -73,11 +73,13 @@ __all__ = [
     "evidence_dict",
     "guidance_record",
     "load_payload",
+    "masked",
     "mark_waiting",
     "open_questions",
     "question_reading",
     "request_compaction",
     "resume_after_answer",
+    "unmasked",
     "run_turn",
     "situations",
     "system_prompt",

@@ -57,7 +57,7 @@ class BuiltinAnalyst:
         view = self._reader.view(messages)
         if GREETING.match(view.question) or is_small_talk(view.question) or not self.datasets:
             return ModelReply(small_talk(bool(self.datasets), self.zh))
-        offered = {str(t["function"]["name"]) for t in tools}
+        offered = {str(t["function"]["name"]) for t in tools} | view.found_tools()
         if found := looks(self.datasets, offered, view):
             return self._reply(found)  # look at the data before planning, as an analyst would
         plan = plan_turn(view, messages, self.datasets, self.zh)

@@ -52,6 +52,16 @@ class TurnView:
         """The tools called this turn."""
         return {tool_of(c) for c in self.calls.values()}
 
+    def found_tools(self) -> set[str]:
+        """The tools this turn's tool_search calls made callable: the tools array stays the same all
+        run (the prompt cache keeps it), so what a search finds is called by name (exposure.py)."""
+        found: set[str] = set()
+        for call_id, call in self.calls.items():
+            record = self.results.get(call_id)
+            if tool_of(call) == "tool_search" and record is not None and record.ok:
+                found.update(str(name) for name in record.details.get("exposed_tools") or [])
+        return found
+
     def find(self, tool: str, arguments: Arguments) -> tuple[str | None, ResultRecord | None]:
         """The call of `tool` with exactly these arguments, and its result (None until it is known)."""
         for call_id, call in self.calls.items():

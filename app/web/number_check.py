@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import FastAPI
 from sqlalchemy.orm import Session
 
-from app.agent.policy.privacy import PiiMasker, book_path, map_strings
+from app.agent import masked, unmasked
 from app.config import Settings
 from app.db.models import Report, Run
 from app.reports.reproduce import Limits, Outcome, check_analysis_script
@@ -109,8 +109,7 @@ def write_script(session: Session, settings: Settings, report: Report) -> tuple[
         {**source, "original_path": str(Path(source["original_path"]).resolve())}  # it runs in `folder`
         for source in dataset_sources(active_datasets(session, report.workspace_id))
     ]
-    masker = PiiMasker.from_book(book_path(settings.workspace_dir(report.workspace_id)))
-    content = map_strings(report.content or {}, masker.unmask)  # the code runs on the real values
+    content = unmasked(report.content or {}, settings.workspace_dir(report.workspace_id))  # runs on real values
     script.write_text(to_analysis_script(content, datasets), encoding="utf-8")
     return script, [Path(source["original_path"]) for source in datasets if source["original_path"]]
 
@@ -151,8 +150,8 @@ def record(db, settings: Settings, run_id: str, report_id: str, outcome: Outcome
     with db.session() as session:
         report, run = session.get(Report, report_id), session.get(Run, run_id)
         if report is not None and outcome.summary is not None:
-            masker = PiiMasker.from_book(book_path(settings.workspace_dir(report.workspace_id)))
-            summary = map_strings(outcome.summary, masker.mask)  # the stored report keeps the pseudonyms
+            # the stored report keeps the pseudonyms
+            summary = masked(outcome.summary, settings.workspace_dir(report.workspace_id))
             report.content = {**(report.content or {}), "reproduction": summary}
             for fmt in BINARY_FORMATS:
                 (report_folder(report, settings) / f"report.{fmt}").unlink(missing_ok=True)

@@ -14,7 +14,7 @@ from fastapi.responses import FileResponse, RedirectResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.agent.policy.privacy import PiiMasker, book_path, map_strings
+from app.agent import unmasked
 from app.config import Settings
 from app.db.models import Dataset, Report
 from app.reports import render
@@ -68,8 +68,7 @@ def text_response(text: str, fmt: str, filename: str) -> Response:
 def owners_copy(content: dict[str, Any], report: Report, settings: Settings) -> dict[str, Any]:
     """The report as its owner reads it: the pseudonyms of personal data (kept in the stored report,
     which share links serve) replaced by the real values again (privacy.py)."""
-    book = book_path(settings.workspace_dir(report.workspace_id))
-    return map_strings(content, PiiMasker.from_book(book).unmask) if book.is_file() else content
+    return unmasked(content, settings.workspace_dir(report.workspace_id))
 
 
 def owners_content(report: Report, settings: Settings) -> dict[str, Any]:

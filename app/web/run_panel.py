@@ -10,8 +10,7 @@ from markupsafe import Markup
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.agent import evidence_dict, task_dict
-from app.agent.policy.privacy import PiiMasker, book_path, map_strings
+from app.agent import evidence_dict, task_dict, unmasked
 from app.config import Settings
 from app.db.models import Event, Evidence, Question, Report, Run, Task
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool
@@ -31,9 +30,9 @@ def run_context(session: Session, run: Run, lang: str, settings: Settings | None
     in place of the pseudonyms the model wrote (the owner's page; the records keep them, privacy.py)."""
     context = _run_context(session, run, lang)
     if settings is not None:
-        unmask = PiiMasker.from_book(book_path(settings.workspace_dir(run.workspace_id))).unmask
+        folder = settings.workspace_dir(run.workspace_id)
         for key in ("analysis_plan", "steps", "figures", "tasks", "evidence"):
-            context[key] = map_strings(context[key], unmask)
+            context[key] = unmasked(context[key], folder)
     return context
 
 

@@ -149,10 +149,16 @@ class PiiMasker:
 
     @classmethod
     def from_frames(
-        cls, pii_columns: dict[str, dict[str, str]], frames: dict[str, pd.DataFrame], book: PseudonymBook | None = None
+        cls,
+        pii_columns: dict[str, dict[str, str]],
+        frames: dict[str, pd.DataFrame],
+        book: PseudonymBook | Path | None = None,
     ) -> PiiMasker:
         """`pii_columns`: dataset name -> {column: kind}, as ingestion detected them. Every value of
-        those columns gets its pseudonym now (in the book, which is saved)."""
+        those columns gets its pseudonym now (in the book, which is saved). `book` may be the
+        workspace's folder, whose book is loaded."""
+        if isinstance(book, Path):
+            book = PseudonymBook.load(book_path(book))
         book = book if book is not None else PseudonymBook()
         for name, columns in pii_columns.items():
             frame = frames.get(name)
@@ -259,3 +265,16 @@ def map_strings(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, (list, tuple)):
         return [map_strings(item, change) for item in value]
     return value
+
+
+def masked(value: Any, workspace_dir: Path) -> Any:
+    """`value` (JSON-like) with the workspace's real values replaced by their pseudonyms: what is
+    stored, traced and shared."""
+    return map_strings(value, PiiMasker.from_book(book_path(workspace_dir)).mask)
+
+
+def unmasked(value: Any, workspace_dir: Path) -> Any:
+    """`value` (JSON-like) with the workspace's pseudonyms replaced by the real values: what its
+    owner reads (the answer, the run panel, downloads) and what re-run code computes on."""
+    book = book_path(workspace_dir)
+    return map_strings(value, PiiMasker.from_book(book).unmask) if book.is_file() else value

@@ -127,3 +127,32 @@ def test_the_same_value_gets_the_same_pseudonym_in_every_run_of_a_workspace(tmp_
     assert masked.startswith("姓名_002 wrote from email_")  # numbered in the order first seen
     assert PiiMasker.from_book(book).unmask(masked) == "彭小明 wrote from peng@example.com"
     assert "peng@example.com" not in PiiMasker.from_book(book).mask("peng@example.com")
+
+
+def test_a_question_the_model_asks_about_pseudonyms_shows_the_user_the_names(tmp_path):
+    """The model can only write the pseudonyms it reads; the user answering its question sees and
+    picks the real names (page and API), and the stored question keeps the pseudonyms."""
+    from app.db.models import Question
+    from app.web.api import api_run
+    from tests.fakes import ScriptedModel
+
+    path = tmp_path / "students.csv"
+    STUDENTS.to_csv(path, index=False)
+    settings, db, service, ws = setup(tmp_path, path, lambda *_: model)
+    first = "姓名_002"  # 彭小明: the second name of the file, numbered in the order first seen
+    options = [{"label": first, "description": "the student"}, {"label": "姓名_001", "description": "the other"}]
+    model = ScriptedModel(
+        [ModelReply(None, [call("ask_user_question", "ask", question=f"Do you mean {first}?", options=options)])]
+    )
+    run_id = start_run(service, ws, "How did the student with the top score do?")
+    service.execute(run_id)
+    with db.session() as session:
+        run = session.get(Run, run_id)
+        assert run.status == "waiting", run.error
+        stored = session.query(Question).filter_by(run_id=run_id).one()
+        assert stored.question == f"Do you mean {first}?"  # records keep the pseudonyms
+        panel = run_context(session, run, "en", settings)["question"]
+        assert panel["question"] == "Do you mean 彭小明?"
+        assert [o["label"] for o in panel["options"]] == ["彭小明", "王小红"]
+        api = api_run(run, session, settings)["question"]
+        assert api["question"] == "Do you mean 彭小明?" and api["options"][0]["label"] == "彭小明"

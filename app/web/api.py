@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
-from app.agent import answer_question, evidence_dict, resume_after_answer
+from app.agent import answer_question, evidence_dict, resume_after_answer, unmasked
 from app.db.models import Dataset, Event, Evidence, Question, Run
 from app.db.session import Database
 from app.ingest.errors import IngestError
@@ -132,15 +132,23 @@ def api_message(body: MessageIn, workspace: WorkspaceDep, session: DbSessionDep,
 
 
 @router.get("/api/runs/{run_id}")
-def api_run(run: RunDep, session: DbSessionDep) -> dict[str, Any]:
+def api_run(run: RunDep, session: DbSessionDep, settings: SettingsDep) -> dict[str, Any]:
     question = open_question(session, run.id)
     evidence = session.scalars(select(Evidence).where(Evidence.run_id == run.id).order_by(Evidence.created_at))
+    # the owner reads the real values where the model wrote pseudonyms (question, evidence; privacy.py)
+    owners = unmasked(
+        {
+            "question": question_dict(question) if question else None,
+            "evidence": [evidence_dict(e) for e in evidence],
+        },
+        settings.workspace_dir(run.workspace_id),
+    )
     return {
         "id": run.id,
         "status": run.status,
-        "question": question_dict(question) if question else None,
+        "question": owners["question"],
         "answer": run.answer,
-        "evidence": [evidence_dict(e) for e in evidence],
+        "evidence": owners["evidence"],
         "error": run.error,
         "language": run.language,
     }

@@ -33,6 +33,10 @@ def run_context(session: Session, run: Run, lang: str, settings: Settings | None
         folder = settings.workspace_dir(run.workspace_id)
         for key in ("analysis_plan", "steps", "figures", "tasks", "evidence"):
             context[key] = unmasked(context[key], folder)
+        if question := context["question"]:  # the options a model wrote name pseudonyms: the user picks real ones
+            context["question"] = unmasked(
+                {name: getattr(question, name) for name in ("id", "kind", "question", "options", "reason")}, folder
+            )
     return context
 
 

@@ -157,6 +157,11 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     # the reader's cleaning steps (app/ingest), as the preview's cleaning log shows them
     "cleaning.filled merged cells": {"en": "filled merged cells", "zh": "填充了合并单元格"},
+    "cleaning.split estimate and range": {
+        "en": "split estimate and range",
+        "zh": "把“估计值[下限-上限]”拆成了估计值和上下限两列",
+    },
+    "cleaning.dropped a row-number column": {"en": "dropped a row-number column", "zh": "删除了行号列"},
     "cleaning.converted Excel date serial numbers to dates": {
         "en": "converted Excel date serial numbers to dates",
         "zh": "把 Excel 日期序号转换成了日期",

@@ -311,8 +311,9 @@ def durbin_watson_reading(dw: float, ctx: ToolContext) -> str:
     words = {
         "untestable": ("not testable here", "此处无法检验"),
         "strong_positive": (
-            "strong positive autocorrelation: neighbouring residuals move together (e.g. a trend over time the model misses)",
-            "强正自相关：相邻残差同向变化（例如模型漏掉了随时间的趋势）",
+            "strong positive autocorrelation: neighbouring rows' residuals move together (in time data, a trend "
+            "the model misses; otherwise rows ordered by something the model leaves out)",
+            "强正自相关：相邻行的残差同向变化（时间数据中是模型漏掉的趋势；否则是行按模型未包含的因素排列）",
         ),
         "positive": ("some positive autocorrelation", "存在一定正自相关"),
         "none": ("close to 2, no sign of autocorrelation", "接近 2，未见自相关"),

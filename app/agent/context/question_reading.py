@@ -35,6 +35,9 @@ def question_reading(question: str, datasets: list[dict[str, Any]]) -> str:
 
 
 def matched(fit: Fit) -> str:
-    """One dataset's matches: its columns (those named only partly marked so) and named values."""
-    names = [f"{c} (partly)" if c in fit.weak else c for c in fit.columns] + list(fit.values)
+    """One dataset's matches: its columns (those named only partly marked so) and named values. A loose match of a one- or two-letter name is left out: two initials fit too many
+    word pairs ("Wilk test" → wt) to tell a model anything."""
+    loose = [c for c in fit.columns if fit.kinds.get(c) == "loose"]
+    columns = [c for c in fit.columns if not (c in loose and len(c) <= 2)]
+    names = [f"{c} (partly)" if c in fit.weak else c for c in columns] + list(fit.values)
     return ", ".join(names[:MAX_NAMES])

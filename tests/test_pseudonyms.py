@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -156,3 +157,22 @@ def test_a_question_the_model_asks_about_pseudonyms_shows_the_user_the_names(tmp
         assert [o["label"] for o in panel["options"]] == ["彭小明", "王小红"]
         api = api_run(run, session, settings)["question"]
         assert api["question"] == "Do you mean 彭小明?" and api["options"][0]["label"] == "彭小明"
+
+
+def _number_names(folder: str, start: int) -> dict[str, str]:
+    names = pd.DataFrame({"姓名": [f"学生{start + i}" for i in range(40)]})
+    masker = PiiMasker.from_frames({"s": {"姓名": "name"}}, {"s": names}, Path(folder))
+    return {real: masker.mask(real) for real in names["姓名"]}
+
+
+def test_runs_numbering_new_names_at_once_never_share_a_pseudonym(tmp_path):
+    """Eight runs of one workspace meet new names at the same moment: every name gets its own
+    pseudonym, the one its run used, and the saved book unmasks each back to its own name."""
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(8) as pool:
+        given = pool.starmap(_number_names, [(str(tmp_path), 1000 * k) for k in range(8)])
+    used = {real: pseudonym for run in given for real, pseudonym in run.items()}
+    assert len(used) == 320 and len(set(used.values())) == 320  # one name, one pseudonym
+    book = PiiMasker.from_book(book_path(tmp_path))
+    assert all(book.unmask(pseudonym) == real for real, pseudonym in used.items())

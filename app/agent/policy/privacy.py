@@ -17,13 +17,15 @@ replaced whatever column it came from.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import hmac
 import json
 import os
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,22 @@ MAX_EXACT_VALUES = 20_000  # beyond this, a column's values are masked by patter
 HASHED_KINDS = frozenset(_PATTERNS)
 BOOK_FILE = "pseudonyms.json"
 HEX = 6  # hex digits of a hashed pseudonym (longer only on a collision)
+
+
+@contextmanager
+def book_lock(path: Path | None) -> Iterator[None]:
+    """Hold the workspace book's lock (a lock file beside it): two runs that number new values at
+    once would give two values the same pseudonym, and unmasking would show one the other's name."""
+    if path is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def book_path(workspace_dir: Path) -> Path:
@@ -95,7 +113,13 @@ class PseudonymBook:
             return cls(path)
 
     def save(self) -> None:
-        """Write the book when it changed (atomically: a reader never sees half a file)."""
+        """Write the book when it changed (atomically: a reader never sees half a file), merged with
+        what other runs of the workspace saved meanwhile, one writer at a time."""
+        with book_lock(self.path):
+            self.write_merged()
+
+    def write_merged(self) -> None:
+        """`save` for a caller that holds the book's lock."""
         if self.path is None or not self.changed:
             return
         saved = PseudonymBook.load(self.path)  # another run of the workspace may have added some meanwhile
@@ -157,9 +181,20 @@ class PiiMasker:
         """`pii_columns`: dataset name -> {column: kind}, as ingestion detected them. Every value of
         those columns gets its pseudonym now (in the book, which is saved). `book` may be the
         workspace's folder, whose book is loaded."""
-        if isinstance(book, Path):
-            book = PseudonymBook.load(book_path(book))
-        book = book if book is not None else PseudonymBook()
+        path = book_path(book) if isinstance(book, Path) else book.path if book is not None else None
+        with book_lock(path):  # numbers are given under the lock: two runs never give one number twice
+            if isinstance(book, Path):
+                book = PseudonymBook.load(path)
+            book = book if book is not None else PseudonymBook()
+            cls._number_values(book, pii_columns, frames)
+            book.write_merged()
+        return cls(book)._compiled()
+
+    @staticmethod
+    def _number_values(
+        book: PseudonymBook, pii_columns: dict[str, dict[str, str]], frames: dict[str, pd.DataFrame]
+    ) -> None:
+        """Give every value of the personal-data columns its pseudonym in `book`."""
         for name, columns in pii_columns.items():
             frame = frames.get(name)
             for column, kind in columns.items():
@@ -175,8 +210,6 @@ class PiiMasker:
                 for value in values:
                     if len(value) >= 2:
                         book.hashed(value, kind) if kind in HASHED_KINDS else book.numbered(value, prefix)
-        book.save()
-        return cls(book)._compiled()
 
     @classmethod
     def from_book(cls, path: Path | None) -> PiiMasker:

@@ -141,17 +141,21 @@ def test_the_row_count_of_the_dataset_backs_a_claim():
     assert verify_evidence(item, [tool], dataset_rows=[100])["status"] == "passed"
 
 
-# --- 3. a failed number fails that number --------------------------------------------------------------
-def test_a_claim_with_one_wrong_number_is_partly_verified(tmp_path):
-    f = plant_f()
-    claim = call(
+def partly_backed_claim():
+    """Evidence whose F is in the ANOVA's output and whose "12.5% heavier" is in no output."""
+    return call(
         "record_evidence",
         "e1",
-        claim=f"Weight differs by group (F = {f:.2f}, 12.5% heavier)",
+        claim=f"Weight differs by group (F = {plant_f():.2f}, 12.5% heavier)",
         method="one-way ANOVA",
         tool_call_ids=["c1"],
         sample_size=30,
     )
+
+
+# --- 3. a failed number fails that number --------------------------------------------------------------
+def test_a_claim_with_one_wrong_number_is_partly_verified(tmp_path):
+    f, claim = plant_f(), partly_backed_claim()
     _answer, state, _report, _events, _model = run_with(
         tmp_path, [ModelReply(None, [ANOVA]), ModelReply(None, [claim]), ModelReply(f"Weight differs (F = {f:.2f}).")]
     )
@@ -231,15 +235,7 @@ def test_partly_verified_is_labelled_in_both_languages_on_the_panel_and_in_the_r
     from app.reports.html_report import to_html
     from app.translations import CATALOG
 
-    f = plant_f()
-    claim = call(
-        "record_evidence",
-        "e1",
-        claim=f"Weight differs by group (F = {f:.2f}, 12.5% heavier)",
-        method="one-way ANOVA",
-        tool_call_ids=["c1"],
-        sample_size=30,
-    )
+    f, claim = plant_f(), partly_backed_claim()
     model = ScriptedModel([ModelReply(None, [ANOVA]), ModelReply(None, [claim]), ModelReply(f"F = {f:.2f}.")])
     settings, db, service, ws = setup(tmp_path, PLANT, lambda *_: model)
     run_id = start_run(service, ws, "Does weight differ by group?")

@@ -158,7 +158,7 @@ def test_with_a_model_the_metric_gate_asks_before_the_first_request(tmp_path, sh
 
 
 def test_two_initials_are_no_hint_but_the_short_name_itself_is():
-    """"Shapiro-Wilk test" holds the initials of `wt`: a loose match of a two-letter name tells a
+    """The words "Shapiro-Wilk test" hold the initials of `wt`: a loose match of a two-letter name tells a
     model nothing; the name itself still counts."""
     mtcars = {"name": "mtcars", "columns": [{"name": c, "type": "number"} for c in ("mpg", "wt", "hp")]}
     (line,) = content_lines(question_reading("Perform a Shapiro-Wilk test on mpg and report the p-value.", [mtcars]))

@@ -30,7 +30,6 @@ see the last lines of this docstring once recorded.
 from __future__ import annotations
 
 import io
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path

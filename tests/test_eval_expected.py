@@ -26,6 +26,7 @@ HOLDOUT2 = REPO / "data" / "eval" / "holdout2_expected.py"
 HOLDOUT3 = REPO / "data" / "eval" / "holdout3_expected.py"  # generates its own spreadsheets too
 HOLDOUT4 = REPO / "data" / "eval" / "holdout4_expected.py"  # and so does this one
 HOLDOUT5 = REPO / "data" / "eval" / "holdout5_expected.py"  # and this one (files named h5_*)
+HOLDOUT6 = REPO / "data" / "eval" / "holdout6_expected.py"  # h6_*, three with merged two-row headers
 
 
 def task(task_id):
@@ -36,8 +37,8 @@ def task(task_id):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "script",
-    [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5],
-    ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4", "holdout5"],
+    [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5, HOLDOUT6],
+    ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6"],
 )
 def test_the_task_file_is_exactly_what_the_independent_computation_gives(script):
     done = subprocess.run(
@@ -49,8 +50,8 @@ def test_the_task_file_is_exactly_what_the_independent_computation_gives(script)
 
 @pytest.mark.parametrize(
     "script",
-    [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5],
-    ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4", "holdout5"],
+    [EXPECTED, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5, HOLDOUT6],
+    ids=["tasks", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6"],
 )
 def test_the_computation_never_reads_verity(script):
     """The expected values must not come from Verity's own code or runs."""
@@ -103,6 +104,28 @@ def test_the_fifth_held_out_set_loads_and_its_spreadsheets_are_there():
     asking = [t for t in tasks if t.id in ("dental_insurance_not_in_data", "salon_vague_which_better_zh")]
     assert len(asking) == 2 and all(facts.check(f, None, [], {"asked": ["metric"]}) for t in asking for f in t.facts)
     assert not any(facts.check(f, None, [], {"asked": []}) for t in asking for f in t.facts[-1:])
+
+
+def test_the_sixth_held_out_set_loads_and_its_spreadsheets_are_there():
+    """Sixteen questions in each language, every fact valid, six new small h6_ files shared with no
+    other set, three of them workbooks whose column names sit under a merged group row."""
+    from openpyxl import load_workbook
+
+    tasks = load_tasks(REPO / "data" / "eval" / "holdout6.json")
+    assert [t.language for t in tasks].count("en") == 16 and [t.language for t in tasks].count("zh") == 16
+    files = {name for t in tasks for name in t.files}
+    assert len(files) == 6 and all(0 < (REPO / name).stat().st_size < 150_000 for name in files)
+    assert all(name.startswith("data/eval/files/h6_") for name in files)
+    earlier = {
+        name
+        for other in ("holdout3.json", "holdout4.json", "holdout5.json", "tasks.json")
+        for t in load_tasks(REPO / "data" / "eval" / other)
+        for name in t.files
+    }
+    assert not files & earlier
+    workbooks = [name for name in sorted(files) if name.endswith(".xlsx")]
+    merged = [name for name in workbooks if load_workbook(REPO / name).active.merged_cells.ranges]
+    assert len(merged) == 3 and sum(1 for t in tasks if set(t.files) & set(merged)) >= 6
 
 
 def test_published_values_are_the_ones_expected():

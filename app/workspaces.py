@@ -300,6 +300,8 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
     }
     if grain:
         summary["grain"] = grain
+    if dataset.version == 1 and dataset.parent_id is not None:  # a table an analysis made (is_derived, first version)
+        summary["derived"] = True
     return summary
 
 

@@ -300,7 +300,8 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
     }
     if grain:
         summary["grain"] = grain
-    if dataset.version == 1 and dataset.parent_id is not None:  # a table an analysis made (is_derived, first version)
+    # a table an analysis made (is_derived, its first version): not offered as data to pick from
+    if getattr(dataset, "version", 1) == 1 and getattr(dataset, "parent_id", None) is not None:
         summary["derived"] = True
     return summary
 

@@ -234,6 +234,8 @@ def describe_column(column: dict[str, Any], zh: bool) -> str:
         return f"数值，{fmt_num(low)} 至 {fmt_num(high)}" if zh else f"numbers from {fmt_num(low)} to {fmt_num(high)}"
     if column["type"] in NUMERIC:
         return "数值" if zh else "numbers"
+    if column["type"] == "datetime":
+        return "日期" if zh else "dates"
     levels = column.get("levels")
     return (f"{levels} 个不同取值" if zh else f"{levels} different values") if levels else column["type"]
 

@@ -163,3 +163,20 @@ def test_tables_an_analysis_made_are_not_offered_as_data():
     upload = SimpleNamespace(**{**vars(made), "name": "shop", "parent_id": None})
     cleaned = SimpleNamespace(**{**vars(made), "name": "shop", "version": 2})  # a cleaned version of an upload
     assert "derived" not in dataset_summary(upload) and "derived" not in dataset_summary(cleaned)  # type: ignore[arg-type]
+
+
+def test_through_the_harness_a_follow_up_keeps_the_table_and_a_new_question_is_asked_again(tmp_path):
+    rows = range(30)
+    shop = tmp_path / "shop.csv"
+    returns = tmp_path / "returns.csv"
+    shop.write_text("revenue,region\n" + "".join(f"{100 + i},{'EW'[i % 2]}\n" for i in rows))
+    returns.write_text("refund,reason\n" + "".join(f"{i % 7},{'ab'[i % 2]}\n" for i in rows))
+    session = Session(tmp_path, shop, returns)
+    session.ask("Give me an overview", answers=["returns"])
+    assert [a["topic"].split(".")[0] for a in session.asked] == ["scope"]
+    run, calls = session.ask("And what about the median?")
+    assert len(session.asked) == 1  # a follow-up: the table picked for the question it continues
+    analysed = [c for c in calls if c.tool != "profile_dataset" and "dataset" in c.arguments]  # looked at both
+    assert analysed and all(c.arguments["dataset"] == "returns" for c in analysed)
+    session.ask("What stands out here?", answers=["shop"])
+    assert len(session.asked) == 2 and session.asked[1]["topic"].startswith("scope.")

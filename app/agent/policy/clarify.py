@@ -192,12 +192,11 @@ def gate_input(turn: Any) -> GateInput:
 def followed_question(session: Session, run: Run, depth: int = 5) -> str:
     """The question a follow-up run continues ("what about the East only?" after "Give me an overview"):
     the first of the workspace's earlier finished questions it chains back to; '' for a new question."""
-    question, current, earlier = run.question or "", run, []
-    for _ in range(depth):
-        current = previous_finished_run(session, current)
-        if current is None:
-            break
-        earlier.insert(0, current.question or "")
+    question, earlier = run.question or "", list[str]()
+    previous = previous_finished_run(session, run)
+    while previous is not None and len(earlier) < depth:
+        earlier.insert(0, previous.question or "")
+        previous = previous_finished_run(session, previous)
     root = question_chain(question, earlier).root
     return root if root != question else ""
 

@@ -300,6 +300,9 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
     }
     if grain:
         summary["grain"] = grain
+    # a table an analysis made (is_derived, its first version): not offered as data to pick from
+    if getattr(dataset, "version", 1) == 1 and getattr(dataset, "parent_id", None) is not None:
+        summary["derived"] = True
     return summary
 
 

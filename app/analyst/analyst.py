@@ -22,7 +22,7 @@ from analysis_tools import ResultLookup, ResultRecord
 from app.agent.model.interface import ModelReply, ToolCallRequest
 from app.analyst.answer import small_talk, write_answer
 from app.analyst.question_words import GREETING
-from app.analyst.role_question import role_question
+from app.analyst.role_question import declined, not_found_answer, role_question
 from app.analyst.rounds import ToolCalls, looks, next_calls, searches
 from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import ASK, Message, TurnReader
@@ -61,6 +61,8 @@ class BuiltinAnalyst:
         if found := looks(self.datasets, offered, view):
             return self._reply(found)  # look at the data before planning, as an analyst would
         plan = plan_turn(view, messages, self.datasets, self.zh)
+        if declined(plan.provenance) and plan.provenance is not None:
+            return ModelReply(not_found_answer(plan.provenance, self.zh))  # "None of these": no default stands in
         ask = role_question(plan.provenance, plan.metric, self.zh)
         if ask and ASK in offered and not view.asked(ask["topic"]):
             return self._reply([(ASK, ask)])  # a variable the question names that no column matched (role_question)

@@ -10,13 +10,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from rapidfuzz import fuzz
 
 from analysis_tools.common import fmt_num
 from app.analyst.vocabulary import named_lists, pairs, word_set, words
+from app.understanding.gate_words import ID_LIKE
 from app.understanding.profile_reading import GROUPING, NUMERIC
 from app.understanding.role_sources import Provenance, Source
 from app.understanding.roles import groups_rows
+from app.understanding.words import name_words, stem
 
 ASKED_ROLES = ("group", "outcome")  # the roles worth a question; in this order (the groups are what is compared)
 MAX_CANDIDATES = 5
@@ -38,20 +43,52 @@ def role_answers(confirmed: dict[str, str], key: str, columns: list[dict[str, An
     }
 
 
-def candidates(role: str, columns: list[dict[str, Any]], metric: str | None) -> tuple[list[dict[str, Any]], int]:
-    """The columns that could fill a role — groups (categories first, fewest levels first) or numbers
-    (measurements first, then yes/no and code numbers) — and how many of them are of the kind the
+def candidates(
+    role: str, columns: list[dict[str, Any]], metric: str | None, phrases: list[str] | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    """The columns that could fill a role, the ones the question's `phrases` match best first
+    (match_strength), then groups (categories first, fewest levels first) or numbers (measurements
+    first, then yes/no and code numbers, positions last) — and how many of them are of the kind the
     default is picked from (categories; measurements), when there are any: with one such column
     the default had no real choice."""
     usable = [c for c in columns if not c.get("pii")]
+
+    def strength(column: dict[str, Any]) -> float:
+        return -max((match_strength(p, column["name"]) for p in phrases or []), default=0.0)
+
     if role == "group":
         groups = [c for c in usable if groups_rows(c) and 2 <= (c.get("levels") or 0) <= 30 and c["name"] != metric]
-        ranked = sorted(groups, key=lambda c: (c["type"] not in GROUPING, c.get("levels") or 0))
+        ranked = sorted(groups, key=lambda c: (strength(c), c["type"] not in GROUPING, c.get("levels") or 0))
         first = sum(c["type"] in GROUPING for c in ranked)
     else:
-        ranked = sorted((c for c in usable if c["type"] in NUMERIC), key=lambda c: not _measured(c))
+        ranked = sorted(
+            (c for c in usable if c["type"] in NUMERIC),
+            key=lambda c: (strength(c), not _measured(c), _position(c["name"]) or bool(ID_LIKE.search(c["name"]))),
+        )
         first = sum(_measured(c) for c in ranked)
     return ranked, first or len(ranked)
+
+
+POSITION_WORDS = word_set("position_words")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _position(name: str) -> bool:
+    """Whether a column's name says it holds a position (latitude, 经度), not an amount."""
+    return bool(set(name_words(name)) & POSITION_WORDS) or any(w in name for w in POSITION_WORDS if not w.isascii())
+
+
+def match_strength(phrase: str, name: str) -> float:
+    """How strongly a phrase of the question matches a column's name, 0 to 1: the share of the
+    phrase's words whose stem is a word of the name, the share of its Chinese characters the name
+    has, or how closely it is spelled like a part of the name (a near spelling only counts from 0.8)."""
+    phrase_words = [stem(w) for w in name_words(phrase) if w.isascii() and len(w) >= 3]
+    name_stems = {stem(w) for w in name_words(name)}
+    shared = sum(w in name_stems for w in phrase_words) / len(phrase_words) if phrase_words else 0.0
+    characters = set(_CJK.findall(phrase))
+    common = len(characters & set(_CJK.findall(name))) / len(characters) if characters else 0.0
+    spelled = fuzz.partial_ratio(phrase.lower(), name.lower()) / 100 if len(phrase) >= 3 else 0.0
+    return max(shared, common, spelled if spelled >= 0.8 else 0.0)
 
 
 SETTINGS = 5  # a number with this few distinct values is a setting (a dose of 0.5, 1 or 2), not a measurement
@@ -79,16 +116,17 @@ def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -
             continue
         if role == "group" and not (others and provenance.asks_groups):
             continue  # groups the question did not ask for, or words that name a number: said in the answer
-        found, choices = candidates(role, provenance.columns, metric if role == "group" else None)
+        asked_about = others if role == "group" else measures or provenance.unmatched
+        found, choices = candidates(role, provenance.columns, metric if role == "group" else None, asked_about)
         if choices < 2:  # nothing to choose from: the answer says what it used instead
             continue
-        words = _quoted(others if role == "group" else measures or provenance.unmatched, zh)
+        words = _quoted(asked_about, zh)
         if zh:
             question = f"问题提到了{words}，但没有哪一列叫这个名字。" + (
                 f"哪一列能看出{words}？" if role == "group" else f"{words}是哪一列的数值？"
             )
             reason = "不确认的话，分析会自行挑一列：数字可能没错，但说的不是您问的东西。"
-            none = "由分析器自行选择，并在回答中写明用了哪一列"
+            none = "数据里没有这一列：不拿别的列代替"
         else:
             question = f"Your question mentions {words}, but no column is called that. " + (
                 f"Which column says which rows are {words}?" if role == "group" else f"Which column holds {words}?"
@@ -97,7 +135,7 @@ def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -
                 "Without your answer the analysis would pick a column itself: the numbers could be right "
                 "but about the wrong thing."
             )
-            none = "Let the analyst choose; the answer says which column it used"
+            none = "The data has no such column: no other column stands in for it"
         options = [{"label": c["name"], "description": describe_column(c, zh)} for c in found[:MAX_CANDIDATES]]
         options.append({"label": NONE_OF_THESE["zh" if zh else "en"], "description": none})
         return {
@@ -155,6 +193,36 @@ def measure_like(phrase: str) -> bool:
     return phrase.endswith(MEASURE_ZH)
 
 
+def declined(provenance: Provenance | None) -> bool:
+    """Whether the user answered a role question with "None of these" (any language, any case): no
+    column holds what the question names, so no default may stand in for it."""
+    if provenance is None:
+        return False
+    labels = {label.lower() for label in NONE_OF_THESE.values()}
+    return any(answer.strip().lower() in labels for answer in provenance.answered.values())
+
+
+def not_found_answer(provenance: Provenance, zh: bool) -> str:
+    """The answer when the user said none of the offered columns is meant: what could not be found,
+    and what the data holds instead (its columns, with what each holds)."""
+    words = _quoted(provenance.unmatched, zh) or ("问题所说的内容" if zh else "what the question names")
+    shown = [c for c in provenance.columns if not c.get("pii")][:12]
+    listed = "\n".join(f"- **{c['name']}**: {describe_column(c, zh)}" for c in shown)
+    more = len([c for c in provenance.columns if not c.get("pii")]) - len(shown)
+    if zh:
+        tail = f"\n- 另有 {more} 列" if more > 0 else ""
+        return (
+            f"数据中找不到{words}对应的列，所以没有拿别的列代替来回答。数据里有这些列：\n{listed}{tail}\n\n"
+            "如果其中某一列就是您说的内容，请在问题里直接写出它的列名。"
+        )
+    tail = f"\n- and {more} more columns" if more > 0 else ""
+    return (
+        f"I could not find a column for {words} in the data, so I did not answer with another column "
+        f"in its place. The data holds these columns:\n{listed}{tail}\n\n"
+        "If one of them is what you meant, ask again with its name."
+    )
+
+
 def describe_column(column: dict[str, Any], zh: bool) -> str:
     """'values: sunny, rain, cloudy …' or 'numbers from 3 to 97', for an option."""
     values = [str(v) for v in column.get("values") or []]
@@ -166,6 +234,8 @@ def describe_column(column: dict[str, Any], zh: bool) -> str:
         return f"数值，{fmt_num(low)} 至 {fmt_num(high)}" if zh else f"numbers from {fmt_num(low)} to {fmt_num(high)}"
     if column["type"] in NUMERIC:
         return "数值" if zh else "numbers"
+    if column["type"] == "datetime":
+        return "日期" if zh else "dates"
     levels = column.get("levels")
     return (f"{levels} 个不同取值" if zh else f"{levels} different values") if levels else column["type"]
 

@@ -12,6 +12,7 @@ analyst (app.analyst) or the database: a reading can be tested, and reused, on i
     spelling.py       British and American spellings; everyday_words.py everyday concepts
     roles.py          which column each phrase names and the roles the question gives them
     role_sources.py   where each role's column came from; the words that name nothing
+    segment.py        where Chinese words begin and end (jieba, loaded on first use)
     dataset_choice.py which dataset of a workspace the question is about
     kinds.py          the kind of question (total, top N, paired, follow-up ...); outcome.py rates
     wide_pairs.py, repeated_design.py, weekdays.py, count_pairs.py   designs in the data

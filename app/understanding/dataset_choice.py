@@ -54,11 +54,19 @@ class Choice:
 
     @property
     def candidates(self) -> list[Fit]:
-        """The datasets the user may pick from: those tied at the top, else all of them."""
+        """The datasets the user may pick from: those tied at the top, else all of them; never a table
+        an analysis made (a `_summary`, a side table) while there is data the user gave."""
+        offered = uploads(self.fits)
         if self.how == "tie":
-            best = self.fits[0].score
-            return [f for f in self.fits if f.score == best]
-        return self.fits
+            best = offered[0].score if offered else 0
+            return [f for f in offered if f.score == best]
+        return offered
+
+
+def uploads(fits: list[Fit]) -> list[Fit]:
+    """The fits of the datasets the user gave (not `derived`: made by an analysis), or all when there are none."""
+    given = [f for f in fits if not f.dataset.get("derived")]
+    return given or fits
 
 
 def fit(question: str, dataset: dict[str, Any]) -> Fit:
@@ -76,10 +84,14 @@ def fit(question: str, dataset: dict[str, Any]) -> Fit:
 
 
 def choose_dataset(
-    question: str, datasets: list[dict[str, Any]], answered: dict[str, Any] | None = None, key: str | None = None
+    question: str,
+    datasets: list[dict[str, Any]],
+    answered: dict[str, Any] | None = None,
+    key: str | tuple[str, ...] | None = None,
 ) -> Choice:
-    """The dataset the question is about: the user's scope answer for this question when there is
-    one, else the best fit by words; `tie`/`none` when the words cannot tell (the gate asks)."""
+    """The dataset the question is about: the user's scope answer for this question (`key`, or each
+    of several keys: a follow-up's and its root's) when there is one, else the best fit by words;
+    `tie`/`none` when the words cannot tell (the gate asks)."""
     if not datasets:
         return Choice(None, "none")
     fits = sorted((fit(question, d) for d in datasets), key=lambda f: -f.score)
@@ -89,8 +101,9 @@ def choose_dataset(
     if picked is not None:
         return Choice(picked, "answer", fits)
     best = fits[0].score
-    if best == 0:
-        return Choice(datasets[-1], "none", fits)
+    if best == 0:  # nothing fits: the last table the user gave stands in until the gate's answer
+        given = [d for d in datasets if not d.get("derived")] or datasets
+        return Choice(given[-1], "none", fits)
     top = [f for f in fits if f.score == best]
     if len(top) > 1:
         names = [str(f.dataset.get("name")) for f in top]
@@ -102,13 +115,16 @@ def choose_dataset(
 
 
 def answered_dataset(
-    datasets: list[dict[str, Any]], answered: dict[str, Any], key: str | None
+    datasets: list[dict[str, Any]], answered: dict[str, Any], key: str | tuple[str, ...] | None
 ) -> dict[str, Any] | None:
     """The dataset a scope answer names: this question's answer (`scope.<question key>`), else an
     answer to the new-file question (`scope.<dataset>`: "Only the new file (x)", "Only the earlier
-    data", a dataset's name)."""
-    topics = ([f"scope.{key}"] if key else []) + [t for t in answered if t.startswith("scope.") and t != f"scope.{key}"]
+    data", a dataset's name). A table picked for another question is that question's choice only:
+    a later question is read by its own words."""
+    keys = (key,) if isinstance(key, str) else tuple(key or ())
     by_name = {str(d.get("name")): d for d in datasets}
+    own = [f"scope.{k}" for k in keys if k]
+    topics = own + [t for t in answered if t.startswith("scope.") and t not in own and t[len("scope.") :] in by_name]
     for topic in topics:
         answer = answered.get(topic)
         if isinstance(answer, list):

@@ -75,7 +75,9 @@ def read_question(
     dataset summaries of the workspace; `confirmed` holds the user's answers to earlier questions."""
     confirmed = dict(confirmed or {})
     chain = question_chain(question, earlier or [])
-    choice = choose_dataset(chain.text, datasets, confirmed, question_key(question))
+    # the table the user picked for this question, or for the question a follow-up refines
+    keys = tuple(dict.fromkeys((question_key(question), question_key(chain.root))))
+    choice = choose_dataset(chain.text, datasets, confirmed, keys)
     dataset = choice.dataset or (datasets[-1] if datasets else {"name": None, "columns": []})
     columns = with_labels(dataset.get("columns") or [], confirmed)
     mentions = column_mentions(with_goal(chain.root, confirmed), columns, SYNONYMS)

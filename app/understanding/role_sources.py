@@ -21,6 +21,7 @@ from app.understanding import vocabulary
 from app.understanding.gate_words import FAMILIES, has_word
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Span, value_position
+from app.understanding.segment import whole_words
 from app.understanding.words import STOP, name_words, stem, value_words, words_at
 
 # roles.MATCH_KINDS (how the words name a column), then a named value, the user's answer, a default
@@ -148,7 +149,8 @@ def unmatched_words(
         for match in list(re.finditer(word, text)):
             if not _ZH_RANKS_ROWS.search(text[: match.start()]):
                 text = text[: match.start()] + " " * len(word) + text[match.end() :]
-    return phrases + _content_zh(text)
+    whole = question.lower()  # the blanked text keeps every offset: its words are the question's
+    return phrases + _content_zh(text, whole if len(whole) == len(text) else text)
 
 
 def _content_en(word: str) -> bool:
@@ -162,9 +164,12 @@ def _content_en(word: str) -> bool:
     )
 
 
-def _content_zh(text: str) -> list[str]:
+def _content_zh(text: str, words_of: str) -> list[str]:
+    """The Chinese phrases of `text` that name no column, each made of whole words of `words_of` (the
+    unblanked text, same offsets): a piece cut inside a word (共收 of 一共收了) keeps only its whole words."""
     found = []
-    for run in _ZH_RUN.findall(text):
+    for run_match in _ZH_RUN.finditer(text):
+        run = run_match.group(0)
         pieces = [run]
         for word in GENERAL_ZH:
             if len(word) == 1 and word not in _ZH_PARTICLES:
@@ -173,7 +178,14 @@ def _content_zh(text: str) -> list[str]:
         pieces = [p for piece in pieces for p in _ZH_COUNT.sub(" ", piece).split()]  # after 一下/一直/统一
         # a comparison's adjective after the noun: 比非会员高
         pieces = [p[:-1] if len(p) >= 3 and p[-1] in _ZH_COMPARED else p for p in pieces]
-        found += [p for p in pieces if len(p) >= 2 and p not in GENERAL_ZH]
+        at = 0
+        for piece in pieces:
+            begin = run.index(piece, at)
+            at = begin + len(piece)
+            span = whole_words(words_of, run_match.start() + begin, run_match.start() + at)
+            phrase = text[span[0] : span[1]] if span else ""
+            if len(phrase) >= 2 and phrase not in GENERAL_ZH:
+                found.append(phrase)
     return found
 
 

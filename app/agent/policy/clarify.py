@@ -42,6 +42,7 @@ from app.agent.store import (
     save_answer,
 )
 from app.understanding.dataset_choice import with_values
+from app.understanding.kinds import question_chain
 from app.understanding.words import question_key
 from app.workspaces import active_datasets, dataset_summary
 
@@ -184,7 +185,20 @@ def gate_input(turn: Any) -> GateInput:
         language=run.language,
         new_files=new_files(session, run, datasets),
         model_reads=getattr(turn.model, "kind", "builtin") != "builtin",  # a model reads the question first
+        follows=followed_question(session, run),
     )
+
+
+def followed_question(session: Session, run: Run, depth: int = 5) -> str:
+    """The question a follow-up run continues ("what about the East only?" after "Give me an overview"):
+    the first of the workspace's earlier finished questions it chains back to; '' for a new question."""
+    question, earlier = run.question or "", list[str]()
+    previous = previous_finished_run(session, run)
+    while previous is not None and len(earlier) < depth:
+        earlier.insert(0, previous.question or "")
+        previous = previous_finished_run(session, previous)
+    root = question_chain(question, earlier).root
+    return root if root != question else ""
 
 
 def _frame(turn: Any, name: str) -> pd.DataFrame | None:

@@ -76,6 +76,7 @@ class GateInput:
     language: str = "en"
     new_files: list[dict[str, Any]] = field(default_factory=list)  # datasets added since the last analysis
     model_reads: bool = False  # a language model reads the question first: only the metric gate runs
+    follows: str = ""  # the question a follow-up continues (its first): a table picked for that one holds here too
 
     @property
     def zh(self) -> bool:
@@ -84,7 +85,8 @@ class GateInput:
     @property
     def choice(self) -> Any:
         """Which dataset the question is about (dataset_choice): by its words or the scope answer."""
-        return choose_dataset(self.question, self.datasets, self.answered, question_key(self.question))
+        keys = tuple(dict.fromkeys(question_key(q) for q in (self.question, self.follows) if q))
+        return choose_dataset(self.question, self.datasets, self.answered, keys)
 
     @property
     def dataset(self) -> dict[str, Any]:

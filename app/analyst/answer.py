@@ -6,6 +6,7 @@ rules, how far the inference carries); then a line that says what the built-in a
 from __future__ import annotations
 
 from app.analyst.findings import finding
+from app.analyst.reading import assumed_lines
 from app.analyst.role_question import defaults_sentence
 from app.analyst.scope import describe_condition
 from app.analyst.steps import DATA_TASK_KINDS, Plan, Step
@@ -41,6 +42,8 @@ def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
         lines += [used, ""]
     if defaults := defaults_sentence(plan.provenance, zh):  # columns the question did not name
         lines += [defaults, ""]
+    if assumed := assumed_lines(plan.provenance, plan.metric, zh):  # the reading's assumptions, and the other readings
+        lines += [*assumed, ""]
     if len(findings) > 1:
         lines += ["### 其他发现" if zh else "### Supporting findings", ""]
         lines += [f"- {f}" for f in findings[1:]] + [""]

@@ -45,10 +45,10 @@ def reading_assumed(provenance: Provenance | None) -> bool:
     return bool(assumed_sources(provenance))
 
 
-_ROLE_NAMES = {  # role -> (English, Chinese), as the "Assumed:" sentence names it
-    "outcome": ("the measure", "度量"),
-    "group": ("the groups", "分组"),
-    "filter": ("the filter", "筛选条件"),
+_ROLE_NAMES = {  # role -> (English with its verb, its pronoun, Chinese), as the "Assumed:" sentence names it
+    "outcome": ("the measure is", "it", "度量"),
+    "group": ("the groups are", "them", "分组"),
+    "filter": ("the filter is", "it", "筛选条件"),
 }
 
 
@@ -58,15 +58,17 @@ def assumed_lines(provenance: Provenance | None, metric: str | None, zh: bool) -
     lines = []
     for source in assumed_sources(provenance):
         used = ("、" if zh else ", ").join(f"**{c}**" for c in source.columns[:4])
-        en_role, zh_role = _ROLE_NAMES[source.role]
+        en_role, pronoun, zh_role = _ROLE_NAMES[source.role]
         if zh:
             why = "问题没有指明这一列" if source.default else "问题只提到了列名的一部分"
             line = f"假定：{zh_role}为 {used}——{why}。"
         else:
             why = (
-                "the question names no column for it" if source.default else "the question names only part of its name"
+                f"the question names no column for {pronoun}"
+                if source.default
+                else "the question names only part of the column's name"
             )
-            line = f"Assumed: {en_role} is {used} — {why}."
+            line = f"Assumed: {en_role} {used} — {why}."
         others = _other_readings(source, provenance, metric)
         if others:
             listed = ("、" if zh else ", ").join(others)
@@ -82,6 +84,15 @@ def _other_readings(source: Source, provenance: Provenance | None, metric: str |
         return []
     found, _ = candidates(source.role, provenance.columns, metric if source.role == "group" else None)
     return [c["name"] for c in found if c["name"] not in source.columns][:MAX_OTHERS]
+
+
+def says_the_defaults(provenance: Provenance | None) -> bool:
+    """Whether the "Assumed:" sentences say all that role_question.defaults_sentence would: no words of
+    the question went unmatched (that sentence quotes them) and every default is a measure or groups
+    (not a date or a regression's factors, which the mark leaves out)."""
+    if provenance is None or provenance.unmatched:
+        return False
+    return all(s.role in READ_ROLES for s in provenance.defaults())
 
 
 def reading_record(provenance: Provenance | None, metric: str | None, zh: bool) -> dict[str, Any]:

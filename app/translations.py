@@ -313,6 +313,9 @@ CATALOG: dict[str, dict[str, str]] = {
     "plan_goal": {"en": "Goal", "zh": "目标"},
     "plan_methods": {"en": "Planned methods", "zh": "计划的方法"},
     "check_passed": {"en": "checked", "zh": "已核对"},
+    # how the question was read, marked apart from the arithmetic's check (issue 24)
+    "reading_named": {"en": "reading: named by the question", "zh": "解读：问题已指明"},
+    "reading_assumed": {"en": "reading: assumed", "zh": "解读：系推断"},
     "check_failed": {"en": "does not match its analysis", "zh": "与分析结果不符"},
     "check_partly_verified": {"en": "some numbers not found in its analysis", "zh": "部分数字在分析结果中找不到"},
     "checks_passed": {
@@ -596,6 +599,8 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "report.no_evidence": {"en": "No evidence was recorded for this answer.", "zh": "这个回答没有记录任何证据。"},
     "report.confidence": {"en": "Confidence", "zh": "可信度"},
+    "report.reading_named": {"en": "reading: named by the question", "zh": "解读：问题已指明"},
+    "report.reading_assumed": {"en": "reading: assumed", "zh": "解读：系推断"},
     "report.high": {"en": "high", "zh": "高"},
     "report.medium": {"en": "medium", "zh": "中"},
     "report.low": {"en": "low", "zh": "低"},

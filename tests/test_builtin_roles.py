@@ -260,17 +260,15 @@ def test_a_default_is_named_in_the_answer_in_english_and_chinese(tmp_path, schoo
     assert not session.asked
     described = call(calls, "describe_columns").arguments["columns"][0]
     grouped = call(calls, "compare_groups").arguments["group_column"]
-    assert (
-        f"Your question did not name these columns, so this used **{described}** (the number analysed), "
-        f"**{grouped}** (the groups compared): check they are the ones you meant."
-    ) in run.answer
+    # issue 24: the reading's "Assumed:" sentences say it (and the other readings), once
+    assert f"Assumed: the measure is **{described}** — the question names no column for it." in run.answer
+    assert f"Assumed: the groups are **{grouped}** — the question names no column for them." in run.answer
+    assert "did not name these columns" not in run.answer
 
     run, calls = session.ask("总结一下这个文件")
     assert not session.asked
-    assert (
-        f"问题没有指明这些列，这里使用了 **{described}**（分析的数值）、**{grouped}**（分组）；请确认这是您想要的。"
-        in run.answer
-    )
+    assert f"假定：度量为 **{described}**——问题没有指明这一列。" in run.answer
+    assert f"假定：分组为 **{grouped}**——问题没有指明这一列。" in run.answer
 
 
 def test_what_drives_names_the_factors_it_chose(tmp_path, cafe):

@@ -6,6 +6,7 @@ rules, how far the inference carries); then a line that says what the built-in a
 from __future__ import annotations
 
 from app.analyst.findings import finding
+from app.analyst.reading import assumed_lines, says_the_defaults
 from app.analyst.role_question import defaults_sentence
 from app.analyst.scope import describe_condition
 from app.analyst.steps import DATA_TASK_KINDS, Plan, Step
@@ -39,8 +40,11 @@ def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
     lines = ([plan.lead, ""] if plan.lead else []) + [f"**{findings[0]}**", ""]
     if used := data_used(plan, many, zh):
         lines += [used, ""]
-    if defaults := defaults_sentence(plan.provenance, zh):  # columns the question did not name
-        lines += [defaults, ""]
+    assumed = assumed_lines(plan.provenance, plan.metric, zh)  # the reading's assumptions, and the other readings
+    if not (assumed and says_the_defaults(plan.provenance)) and (defaults := defaults_sentence(plan.provenance, zh)):
+        lines += [defaults, ""]  # columns the question did not name, and the words that matched none
+    if assumed:
+        lines += [*assumed, ""]
     if len(findings) > 1:
         lines += ["### 其他发现" if zh else "### Supporting findings", ""]
         lines += [f"- {f}" for f in findings[1:]] + [""]

@@ -1,11 +1,12 @@
 """The built-in analyst's record_evidence calls: one per analysis whose result came back ok, with
 its claim in plain words (findings.py), the method, the numbers it rests on, how many rows, the
 limitations of such a reading, and the confidence (medium when columns stood in for words of the
-question that matched none)."""
+question that matched none, or the reading was assumed)."""
 
 from __future__ import annotations
 
 from app.analyst.findings import plain_reading
+from app.analyst.reading import reading_assumed
 from app.analyst.role_question import stood_in
 from app.analyst.steps import Arguments, Plan
 from app.analyst.turn_state import TurnView
@@ -32,11 +33,18 @@ def evidence_calls(plan: Plan, view: TurnView, zh: bool) -> list[tuple[str, Argu
                     "metrics": metrics,
                     "sample_size": int(n) if isinstance(n, (int, float)) else None,
                     "limitations": _limitations(step.tool, zh),
-                    "confidence": "medium" if stood_in(plan.provenance) else "high",  # columns guessed for named words
+                    "confidence": _confidence(plan),
                 },
             )
         )
     return out
+
+
+def _confidence(plan: Plan) -> str:
+    """Medium when columns stood in for words of the question that matched none, or when the measure,
+    groups or filter were assumed (a default or a partial match: app.analyst.reading): the numbers may be
+    checked, but "high confidence" would vouch for a reading the question did not give."""
+    return "medium" if stood_in(plan.provenance) or reading_assumed(plan.provenance) else "high"
 
 
 def _limitations(tool: str, zh: bool) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.analyst.reading import reading_record
 from app.analyst.steps import Arguments, Plan
 
 # --- the built-in analyst's plan -----------------------------------------------------------------
@@ -37,4 +38,5 @@ def plan_arguments(question: str, plan: Plan, zh: bool) -> Arguments:
         "dimensions": [plan.dimension] if plan.dimension else [],
         "method_plan": [f"{s.task} ({s.tool})" for s in plan.steps if s.task],
         "limitations": [limitation, *plan.notes],
+        "assumptions": reading_record(plan.provenance, plan.metric, zh)["assumed"],  # [] : named by the question
     }

@@ -280,11 +280,22 @@ def build_report(session: Session, run: Run) -> dict[str, Any]:
         "tools_used": _distinct([c.tool for c in analysis_calls]),
         "limitations": _distinct([lim for e in evidence for lim in e["limitations"]]),
         "analysis_plan": state.get("plan"),
+        "reading": reading_entry(state),
         # What the analysis was told besides the data: rules, confirmed definitions, reference notes, memories.
         "guidance": state.get("guidance") or {"rules": [], "definitions": [], "knowledge": [], "memory": []},
         "verification": verification_summary(state),
     }
     return plain(report)
+
+
+def reading_entry(state: dict[str, Any]) -> dict[str, Any] | None:
+    """How the question was read, apart from whether the arithmetic was checked (issue 24):
+    {"status": "named" | "assumed", "assumed": [what was assumed]}; None when the plan did not say
+    (a model that recorded no assumptions)."""
+    reading = (state.get("plan") or {}).get("reading")
+    if not isinstance(reading, dict) or reading.get("status") not in ("named", "assumed"):
+        return None
+    return {"status": reading["status"], "assumed": [str(x) for x in reading.get("assumed") or []]}
 
 
 def verification_summary(state: dict[str, Any]) -> dict[str, Any]:

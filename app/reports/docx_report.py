@@ -17,6 +17,7 @@ from app.reports.report_parts import (
     meta_items,
     metric_rows,
     plan_facts,
+    reading_mark,
     report_language,
     reproduction_summary,
     task_rows,
@@ -39,6 +40,8 @@ def to_docx(report: dict[str, Any], path: str | Path, base_dir: str | Path | Non
     _add_header(doc, report, L, lang)
     doc.add_heading(L["answer"], level=1)
     _add_markdown(doc, report.get("answer", ""))
+    if mark := reading_mark(report, L):  # the reading's own mark, apart from the arithmetic's check
+        doc.add_paragraph().add_run(" ".join([mark[1], *mark[2]])).italic = True
     _add_caveats(doc, report, L)
     _add_evidence(doc, report, L, lang, numbers)
     _add_figures(doc, report, L, numbers, Path(base_dir) if base_dir is not None else Path(path).parent)

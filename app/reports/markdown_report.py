@@ -13,6 +13,7 @@ from app.reports.report_parts import (
     guidance_facts,
     meta_items,
     plan_facts,
+    reading_mark,
     report_language,
     reproduction_summary,
     supports_suffix,
@@ -56,7 +57,17 @@ def _header(report: dict[str, Any], L: dict[str, str], lang: str) -> list[str]:
         "",
         (report.get("answer") or "").strip(),
         "",
+        *_reading(report, L),
     ]
+
+
+def _reading(report: dict[str, Any], L: dict[str, str]) -> list[str]:
+    """The reading's mark under the answer: named by the question, or assumed (and what)."""
+    mark = reading_mark(report, L)
+    if mark is None:
+        return []
+    _, text, unsaid = mark
+    return [f"_{text}_" + "".join(f" {neutralize_markdown(a)}" for a in unsaid), ""]
 
 
 def _caveats(report: dict[str, Any], L: dict[str, str]) -> list[str]:

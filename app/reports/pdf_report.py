@@ -19,6 +19,7 @@ from app.reports.report_parts import (
     meta_items,
     metric_rows,
     plan_facts,
+    reading_mark,
     report_language,
     reproduction_summary,
     task_rows,
@@ -183,6 +184,8 @@ def _add_answer(story: _Story, report: dict[str, Any], L: dict[str, str]) -> Non
             story.para(html.escape(value).replace("\n", "<br/>"), story.small, markup=True)
         else:
             story.para(pdf_inline(value), markup=True)
+    if mark := reading_mark(report, L):  # the reading's own mark, apart from the arithmetic's check
+        story.para(" ".join([f"<i>{html.escape(mark[1])}</i>", *(html.escape(a) for a in mark[2])]), markup=True)
 
 
 def _add_caveats(story: _Story, report: dict[str, Any], L: dict[str, str]) -> None:

@@ -215,3 +215,15 @@ def guidance_facts(report: dict[str, Any], L: dict[str, str]) -> list[tuple[str,
             (f"{L[label]} ({item.get('source', '')})", str(item.get("text") or "")) for item in guidance.get(key) or []
         ]
     return facts
+
+
+def reading_mark(report: dict[str, Any], L: dict[str, str]) -> tuple[str, str, list[str]] | None:
+    """The reading's own mark (issue 24), apart from the arithmetic's check: (status, its label, what was
+    assumed that the answer does not already say); None when the run did not record its reading."""
+    reading = report.get("reading")
+    if not isinstance(reading, dict) or reading.get("status") not in ("named", "assumed"):
+        return None
+    status = str(reading["status"])
+    answer = str(report.get("answer") or "")
+    unsaid = [str(a) for a in reading.get("assumed") or [] if str(a) not in answer]
+    return status, L[f"reading_{status}"], unsaid

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from app.agent import evidence_dict, task_dict, unmasked
 from app.config import Settings
 from app.db.models import Event, Evidence, Question, Report, Run, Task
-from app.reports.builder import HARNESS_TOOLS, is_harness_tool
+from app.reports.builder import HARNESS_TOOLS, is_harness_tool, reading_entry
 from app.reports.report_parts import reproduction_summary
 from app.reports.safe_markdown import render_markdown
 from app.runs import ACTIVE_STATUSES
@@ -50,6 +50,7 @@ def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
     return {
         "run": run,
         "analysis_plan": state.get("plan"),
+        "reading": reading_entry(state),  # named by the question or assumed: its own mark, apart from "checked"
         "checks": {r["evidence_id"]: r["status"] for r in verification.get("results", []) if r.get("evidence_id")},
         "checks_status": verification.get("status"),
         "active": run.status in ACTIVE,

@@ -3,6 +3,8 @@
 `record_analysis_plan` is a harness tool (core group). The plan is kept in `Run.state["plan"]`
 (it survives compaction and restarts), emitted as an `analysis_plan` event for the page, and shown
 in the report's "how this was analysed". Verification reads it to state the primary hypothesis.
+With `assumptions` the plan also records its reading of the question (`plan["reading"]`: named by the
+question, or assumed and what), which the page and the reports mark apart from the arithmetic's check.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def record_analysis_plan(
     dimensions: list[str] | None = None,
     method_plan: list[str] | None = None,
     limitations: list[str] | None = None,
+    assumptions: list[str] | None = None,
     ctx: ToolContext | None = None,
 ) -> ToolResult:
     """Record the analysis plan before analysing: the goal, the metrics and dimensions, the methods.
@@ -54,6 +57,9 @@ def record_analysis_plan(
         dimensions: Columns that split them (e.g. ["region"]).
         method_plan: Methods, in order (e.g. ["describe revenue", "compare regions (ANOVA or Kruskal-Wallis)"]).
         limitations: What it cannot establish (e.g. "observational data: no cause and effect").
+        assumptions: What the reading of the question assumed because the question did not name it
+            (e.g. "the measure is revenue: the question names no column for it"); [] when the question
+            named every column used.
     """
     if not str(goal or "").strip():
         raise ToolError("invalid_plan", "The plan needs a goal.", hint="State what the analysis must establish.")
@@ -67,6 +73,9 @@ def record_analysis_plan(
         "method_plan": _texts(method_plan),
         "limitations": _texts(limitations),
     }
+    if assumptions is not None:  # the reading's own mark (issue 24): "checked" is about the arithmetic only
+        assumed = _texts(assumptions)
+        plan["reading"] = {"status": "assumed" if assumed else "named", "assumed": assumed}
     if run is not None:
         run.state = {**(run.state or {}), "plan": plan}  # a new dict: the JSON column sees the change
     scope.send("analysis_plan", plan)

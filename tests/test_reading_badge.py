@@ -1,0 +1,134 @@
+"""The badge covers the reading (issue 24 point 5). "Checked" is about the arithmetic; whether the
+measure, groups and filter were named by the question or assumed (a default, a partial match) gets its
+own mark: in report.json (`reading`), on the run's page and in every report format, in both languages.
+An assumed reading never carries "high confidence · checked", and the answer says what it assumed and
+the other reading.
+
+Every run is a real built-in analysis through the web app on a small shop file made up here."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from fastapi.testclient import TestClient
+
+from app.analyst.plan import plan_analysis
+from app.analyst.reading import assumed_sources, reading_record
+from app.web.i18n import t as translate
+from tests.test_builtin_question_reading import seen
+from tests.test_web import ask, new_workspace, upload
+
+
+def shop_csv() -> bytes:
+    """Sixty days of three shops: the units sold (销量) and the takings (销售额), two numbers either of
+    which a question about "the best shop" could mean."""
+    rng = np.random.default_rng(24)
+    n = 60
+    frame = pd.DataFrame(
+        {
+            "门店": rng.choice(["北店", "南店", "东店"], n),
+            "销量": rng.integers(10, 90, n),
+            "销售额": rng.normal(5000, 800, n).round(2),
+        }
+    )
+    return frame.to_csv(index=False).encode()
+
+
+def _text(html: str) -> str:
+    """The page's text, tags gone and spaces collapsed (a badge and its neighbour read as one line)."""
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def _run(client: TestClient, question: str) -> tuple[str, str, dict]:
+    """(workspace id, run id, report.json) of the question asked of a fresh shop workspace."""
+    ws = new_workspace(client)
+    assert upload(client, ws, "shop.csv", shop_csv()).status_code in (200, 201)
+    run_id, _ = ask(client, ws, question)
+    report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
+    assert report["status"] == "done", report.get("warnings")
+    return ws, run_id, report
+
+
+def test_a_default_measure_is_an_assumed_reading_never_high_confidence_checked(client: TestClient) -> None:
+    ws, run_id, report = _run(client, "Which store is best?")  # names the groups, no measure
+    analysed = {c["arguments"].get("value_column") for c in report["tool_calls"] if c["tool"] == "compare_groups"}
+    assert len(analysed) == 1
+    measure = analysed.pop()
+    other = ({"销量", "销售额"} - {measure}).pop()
+
+    # report.json: the reading is assumed, and says what and the other reading
+    assert report["reading"]["status"] == "assumed"
+    (said,) = report["reading"]["assumed"]
+    assert said.startswith(f"Assumed: the measure is **{measure}**") and f"Other reading: {other}" in said
+    assert said in report["answer"]  # the answer says it too
+    # the arithmetic can still be checked, but the evidence is not vouched for at high confidence
+    assert report["evidence"] and {e["confidence"] for e in report["evidence"]} == {"medium"}
+
+    # the page: the reading's mark in the answer card, no "high confidence" beside "checked"
+    page = client.get(f"/runs/{run_id}").text
+    text = _text(page)
+    assert 'data-reading="assumed"' in page and translate("reading_assumed", "en") in text
+    assert translate("confidence_high", "en") not in text
+
+    # every report format carries the mark
+    html = client.get(f"/api/workspaces/{ws}/report.html?run={run_id}").text
+    assert 'data-reading="assumed"' in html and translate("reading_assumed", report["language"]) in _text(html)
+    with zipfile.ZipFile(io.BytesIO(client.get(f"/api/workspaces/{ws}/report.zip?run={run_id}").content)) as z:
+        markdown = z.read(next(n for n in z.namelist() if n.endswith(".md"))).decode()
+    assert f"_{translate('reading_assumed', report['language'])}_" in markdown
+    docx = pytest.importorskip("docx")
+    document = docx.Document(io.BytesIO(client.get(f"/api/workspaces/{ws}/report.docx?run={run_id}").content))
+    assert any(p.text.startswith(translate("reading_assumed", report["language"])) for p in document.paragraphs)
+    pypdf = pytest.importorskip("pypdf")
+    pdf = pypdf.PdfReader(io.BytesIO(client.get(f"/api/workspaces/{ws}/report.pdf?run={run_id}").content))
+    assert translate("reading_assumed", report["language"]) in " ".join(page.extract_text() for page in pdf.pages)
+
+
+def test_a_question_naming_its_columns_is_a_named_reading(client: TestClient) -> None:
+    ws, run_id, report = _run(client, "Does 销售额 differ by 门店?")
+    assert report["reading"] == {"status": "named", "assumed": []}
+    assert "Assumed:" not in report["answer"]
+    page = client.get(f"/runs/{run_id}").text
+    assert 'data-reading="named"' in page and translate("reading_named", "en") in _text(page)
+    html = client.get(f"/api/workspaces/{ws}/report.html?run={run_id}").text
+    assert 'data-reading="named"' in html and translate("reading_named", report["language"]) in _text(html)
+
+
+def test_the_chinese_answer_says_what_it_assumed(client: TestClient) -> None:
+    _, run_id, report = _run(client, "哪个门店最好？")
+    assert report["reading"]["status"] == "assumed"
+    (said,) = report["reading"]["assumed"]
+    assert said.startswith("假定：度量为 **") and "问题没有指明这一列" in said and said in report["answer"]
+    page = _text(client.get(f"/runs/{run_id}?lang=zh").text)
+    assert translate("reading_assumed", "zh") in page
+    assert not (translate("confidence_high", "zh") in page and translate("check_passed", "zh") in page)
+
+
+def test_a_partial_match_is_assumed_and_a_whole_name_is_named(tmp_path: Path) -> None:
+    """The kinds of role_sources: "partial" (a piece of a column's name: 满意度 of 客户满意度评分) is a weak
+    match and counts as assumed; the whole name counts as named. Read on the plan, without a run."""
+    rng = np.random.default_rng(5)
+    path = tmp_path / "survey.csv"
+    pd.DataFrame(
+        {
+            "门店": rng.choice(["北店", "南店", "东店"], 60),
+            "客户满意度评分": rng.integers(1, 11, 60),
+            "销量": rng.integers(10, 90, 60),
+        }
+    ).to_csv(path, index=False)
+    partial = plan_analysis("各门店的满意度有差异吗？", seen(path), zh=True)
+    outcome = next(s for s in partial.provenance.sources if s.role == "outcome")
+    assert outcome.columns == ("客户满意度评分",) and outcome.how == "partial"
+    record = reading_record(partial.provenance, partial.metric, zh=True)
+    assert record["status"] == "assumed"
+    assert record["assumed"] == ["假定：度量为 **客户满意度评分**——问题只提到了列名的一部分。另一种解读：销量。"]
+
+    whole = plan_analysis("各门店的客户满意度评分有差异吗？", seen(path), zh=True)
+    assert not assumed_sources(whole.provenance)
+    assert reading_record(whole.provenance, whole.metric, zh=True) == {"status": "named", "assumed": []}

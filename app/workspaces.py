@@ -277,6 +277,8 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
             levels = int(source[c["name"]].nunique(dropna=True))
         if levels is not None:
             column["levels"] = levels
+        if c.get("words"):  # a yes/no column's own words (是/否), which answers show
+            column["words"] = c["words"]
         columns.append(column)
     grain = info.get("grain")
     if source is not None and "grain" not in info:

@@ -7,7 +7,9 @@ Blank rows and columns are dropped, vertically merged cells filled, and totals/s
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -87,6 +89,22 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
             warnings.append(f"{len(idx) - 5} more totals/subtotals rows were excluded")
         keep &= ~totals
 
+    averages = _averages_mask(body, cols[:3], keep)
+    if averages.any():
+        idx = np.flatnonzero(averages)
+        labels = _first_text(body.iloc[idx], cols[:3])
+        for i, label in zip(idx, labels):
+            warnings.append(f"row {sheet_rows[i]} looks like a row of averages ('{label}') and was excluded")
+        cleaning.append(
+            {
+                "column": None,
+                "action": "excluded a row of averages",
+                "count": len(idx),
+                "message": f"{len(idx)} row(s) of averages below the data ('{labels[0]}') excluded, like a totals row",
+            }
+        )
+        keep &= ~averages
+
     notes = _trailing_notes(body, present, keep, len(cols))
     if notes:
         first_note = notes[0]
@@ -135,6 +153,33 @@ def _totals_mask(body: pd.DataFrame, label_cols: list) -> np.ndarray:
         col = body[c]
         if col.dtype == object or pd.api.types.is_string_dtype(col):
             mask |= regex_hits(pc.utf8_trim_whitespace(text_array(col)), "(?i)" + TOTAL_PATTERN)
+    return mask
+
+
+def _average_labels() -> tuple[str, ...]:
+    """The labels of a row of averages (summary_rows.toml, each with why it is there)."""
+    with open(Path(__file__).with_name("summary_rows.toml"), "rb") as handle:
+        return tuple(str(w).lower() for w in tomllib.load(handle)["averages"]["words"])
+
+
+AVERAGE_PATTERN = r"^\s*(?:" + "|".join(re.escape(w) for w in _average_labels()) + r")\s*(?:值|分)?\s*[:：.]?\s*$"
+TAIL_ROWS = 3  # a row of averages closes the table: at most this many present rows (totals, notes) follow it
+
+
+def _averages_mask(body: pd.DataFrame, label_cols: list, keep: np.ndarray) -> np.ndarray:
+    """Rows of averages (平均分, Average, Mean): a label cell that says only that, once in its column,
+    among the last rows of the table. A column where the word is one of many values is a category."""
+    mask = np.zeros(len(body), dtype=bool)
+    kept = np.flatnonzero(keep)
+    if len(kept) < 3:
+        return mask
+    tail = set(kept[-(TAIL_ROWS + 1) :].tolist())
+    for c in label_cols:
+        col = body[c]
+        if col.dtype == object or pd.api.types.is_string_dtype(col):
+            hits = regex_hits(pc.utf8_trim_whitespace(text_array(col)), "(?i)" + AVERAGE_PATTERN) & keep
+            if hits.sum() == 1 and int(np.flatnonzero(hits)[0]) in tail:
+                mask |= hits
     return mask
 
 

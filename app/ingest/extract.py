@@ -89,21 +89,7 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
             warnings.append(f"{len(idx) - 5} more totals/subtotals rows were excluded")
         keep &= ~totals
 
-    averages = _averages_mask(body, cols[:3], keep)
-    if averages.any():
-        idx = np.flatnonzero(averages)
-        labels = _first_text(body.iloc[idx], cols[:3])
-        for i, label in zip(idx, labels):
-            warnings.append(f"row {sheet_rows[i]} looks like a row of averages ('{label}') and was excluded")
-        cleaning.append(
-            {
-                "column": None,
-                "action": "excluded a row of averages",
-                "count": len(idx),
-                "message": f"{len(idx)} row(s) of averages below the data ('{labels[0]}') excluded, like a totals row",
-            }
-        )
-        keep &= ~averages
+    keep &= ~_exclude_averages(body, cols[:3], keep, sheet_rows, warnings, cleaning)
 
     notes = _trailing_notes(body, present, keep, len(cols))
     if notes:
@@ -164,6 +150,27 @@ def _average_labels() -> tuple[str, ...]:
 
 AVERAGE_PATTERN = r"^\s*(?:" + "|".join(re.escape(w) for w in _average_labels()) + r")\s*(?:值|分)?\s*[:：.]?\s*$"
 TAIL_ROWS = 3  # a row of averages closes the table: at most this many present rows (totals, notes) follow it
+
+
+def _exclude_averages(
+    body: pd.DataFrame, label_cols: list, keep: np.ndarray, sheet_rows: np.ndarray, warnings: list, cleaning: list
+) -> np.ndarray:
+    """The rows of averages to exclude, each reported in a warning and the cleaning log."""
+    averages = _averages_mask(body, label_cols, keep)
+    if averages.any():
+        idx = np.flatnonzero(averages)
+        labels = _first_text(body.iloc[idx], label_cols)
+        for i, label in zip(idx, labels):
+            warnings.append(f"row {sheet_rows[i]} looks like a row of averages ('{label}') and was excluded")
+        cleaning.append(
+            {
+                "column": None,
+                "action": "excluded a row of averages",
+                "count": len(idx),
+                "message": f"{len(idx)} row(s) of averages below the data ('{labels[0]}') excluded, like a totals row",
+            }
+        )
+    return averages
 
 
 def _averages_mask(body: pd.DataFrame, label_cols: list, keep: np.ndarray) -> np.ndarray:

@@ -41,7 +41,7 @@ def test_a_yes_no_column_keeps_its_own_words_at_ingest(tmp_path):
     assert column["type"] == "boolean" and column["words"] == {"true": "是", "false": "否"}
 
 
-def test_a_comparison_by_a_chinese_yes_no_column_says_是_and_否(tmp_path):
+def test_a_comparison_by_a_chinese_yes_no_column_says_its_own_words(tmp_path):
     path, frame = orders(tmp_path, "是", "否", english=False)
     run, _ = Session(tmp_path, path).ask("退货的订单销售额是否更高？")
     text = headline(run)

@@ -12,7 +12,7 @@ from typing import Any
 
 _TRUE = re.compile(r"(?<![A-Za-z_])True(?![A-Za-z_])")
 _FALSE = re.compile(r"(?<![A-Za-z_])False(?![A-Za-z_])")
-_MIDNIGHT = re.compile(r"\b(\d{4}-\d{2}-\d{2})[ T]00:00(?::00(?:\.0+)?)?(?![\d:.])")
+_MIDNIGHT = re.compile(r"\b(\d{4}-\d{2}-\d{2})[ T]00:00(?::00(?:\.0+)?)?(?!\d|[:.]\d)")
 # A month label as the time tools write it ("2024-03"): not part of a longer date or number.
 _MONTH = re.compile(r"(?<![\d\-./])((?:19|20)\d{2})-(0[1-9]|1[0-2])(?![\d\-]|\.\d)")
 

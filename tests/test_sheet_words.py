@@ -129,12 +129,27 @@ def test_a_row_of_averages_is_not_counted_as_a_student(tmp_path):
     assert fmt_num(scores.median()) in text, text  # with the averages row as a 9th student: 92
 
 
-def test_a_category_with_many_average_values_is_data(tmp_path):
+def test_a_rating_called_average_is_data(tmp_path):
+    """A category holding "Average" several times, or once near the end on a row whose numbers are
+    not the others' averages, is data."""
     path = tmp_path / "ratings.csv"
     pd.DataFrame({"Rating": ["Good", "Average", "Poor", "Average", "Good"], "Score": [5, 3, 1, 3, 4]}).to_csv(
         path, index=False
     )
     assert len(load_table(path).frame) == 5
+    pd.DataFrame({"Rating": ["Good", "Poor", "Good", "Average", "Good"], "Score": [5, 1, 4, 9, 4]}).to_csv(
+        path, index=False
+    )
+    assert len(load_table(path).frame) == 5
+
+
+def test_a_row_of_averages_rounded_to_one_decimal_is_excluded(tmp_path):
+    path = tmp_path / "scores.csv"
+    scores = [81, 77, 90, 62, 70]
+    pd.DataFrame(
+        {"Name": ["Ann", "Bo", "Cy", "Di", "Ed", "Average:"], "Score": [*scores, round(np.mean(scores), 1)]}
+    ).to_csv(path, index=False)
+    assert list(load_table(path).frame["Name"]) == ["Ann", "Bo", "Cy", "Di", "Ed"]
 
 
 def test_the_busiest_day_is_named_as_a_day_and_y_n_as_the_sheet_writes_them(tmp_path):

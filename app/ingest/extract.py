@@ -185,9 +185,25 @@ def _averages_mask(body: pd.DataFrame, label_cols: list, keep: np.ndarray) -> np
         col = body[c]
         if col.dtype == object or pd.api.types.is_string_dtype(col):
             hits = regex_hits(pc.utf8_trim_whitespace(text_array(col)), "(?i)" + AVERAGE_PATTERN) & keep
-            if hits.sum() == 1 and int(np.flatnonzero(hits)[0]) in tail:
+            if hits.sum() == 1 and int(np.flatnonzero(hits)[0]) in tail and _holds_averages(body, hits, keep):
                 mask |= hits
     return mask
+
+
+def _holds_averages(body: pd.DataFrame, row: np.ndarray, keep: np.ndarray) -> bool:
+    """Whether the row's numbers are the averages of the other rows' (to the rounding a sheet shows):
+    at least half of its numeric cells, and at least one. A rating "Average" among the data is not."""
+    others = keep & ~row
+    checked = matched = 0
+    for c in body.columns:
+        value = pd.to_numeric(pd.Series(body[c].to_numpy()[row]), errors="coerce").iloc[0]
+        numbers = pd.to_numeric(pd.Series(body[c].to_numpy()[others]), errors="coerce").dropna()
+        if pd.isna(value) or len(numbers) < 2:
+            continue
+        mean = float(numbers.mean())
+        checked += 1
+        matched += abs(float(value) - mean) <= max(0.01 * abs(mean), 0.051)  # shown to one decimal, or 1%
+    return checked > 0 and 2 * matched >= checked
 
 
 def _first_text(rows: pd.DataFrame, cols: list) -> list[str]:

@@ -170,3 +170,18 @@ def test_the_busiest_day_is_named_as_a_day_and_y_n_as_the_sheet_writes_them(tmp_
     assert f"{busiest}: 999" in headline(run) and "00:00" not in headline(run), headline(run)
     run, _ = session.ask("Do days with Open = Y have more visitors than the others?", answers=["Go ahead"])
     assert "Open = Y" in headline(run) and not BOOLEAN_WORDS.search(headline(run)), headline(run)
+
+
+def test_a_version_made_from_the_table_keeps_the_yes_no_words(tmp_path):
+    from app.db.models import Dataset
+    from app.workspaces import add_version, readable_frame
+
+    path, _ = orders(tmp_path, "是", "否", english=False)
+    session = Session(tmp_path, path)
+    (dataset,) = session.datasets()
+    with session.db.session() as s:
+        source = s.get(Dataset, dataset.id)
+        frame = readable_frame(source)
+        made = add_version(s, session.settings, source, frame[frame["销售额"] > 300], "filter_rows", new_name="big")
+        column = next(c for c in made.info["columns"] if c["name"] == "是否退货")
+    assert column["words"] == {"true": "是", "false": "否"}

@@ -195,6 +195,10 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "rows that repeat an earlier row exactly (kept)",
         "zh": "与前面某一行完全相同的行（已保留）",
     },
+    "cleaning.excluded a row of averages": {
+        "en": "excluded a row of averages",
+        "zh": "排除了平均值行（如“平均分”），与合计行一样不计入数据",
+    },
     "cleaning.read as missing": {"en": "read '{value}' as missing", "zh": "把“{value}”读作缺失值"},
     "this_file": {"en": "This file", "zh": "这个文件"},
     "upload_failed": {"en": "This file could not be read.", "zh": "无法读取这个文件。"},

@@ -277,6 +277,8 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
             levels = int(source[c["name"]].nunique(dropna=True))
         if levels is not None:
             column["levels"] = levels
+        if c.get("words"):  # a yes/no column's own words (是/否), which answers show
+            column["words"] = c["words"]
         columns.append(column)
     grain = info.get("grain")
     if source is not None and "grain" not in info:
@@ -367,6 +369,10 @@ def add_version(
     save_working_copy(frame, working)
     pii_columns = {c["name"]: c["pii"] for c in source.info.get("columns", []) if c.get("pii")}
     columns = [{**c, "pii": pii_columns.get(c["name"])} for c in describe_columns_of(frame)]
+    own_words = {c["name"]: c["words"] for c in source.info.get("columns", []) if c.get("words")}
+    for c in columns:  # a yes/no column keeps the sheet's own words (是/否) in the versions made from it
+        if c["type"] == "boolean" and c["name"] in own_words:
+            c["words"] = own_words[c["name"]]
     info = info or {**source.info, "rows": len(frame), "columns": columns, "cleaning": [], "warnings": []}
     if new_name is not None:  # a table a tool made was never read from a sheet: no sheets or header rows of its own
         info = {k: v for k, v in info.items() if k not in FILE_READING_KEYS}

@@ -17,6 +17,7 @@ from app.analyst.column_choice import mentioned_columns
 from app.analyst.headlines import forecast_headline
 from app.analyst.plan import plan_analysis, plan_reading
 from app.analyst.question_words import asks_for
+from app.analyst.sheet_words import as_people_write
 from app.db.models import Evidence, Run, Task, ToolCall
 from app.evaluation.runner import settle
 from app.evaluation.tasks import load_tasks
@@ -489,8 +490,9 @@ def test_a_forecast_question_is_answered_with_the_forecast_then_the_trend(tmp_pa
     ops = pd.read_excel(SAMPLES / "monthly_operations.xlsx", engine="openpyxl")
     assert metrics["last_actual"] == pytest.approx(ops.groupby(ops["月份"].dt.to_period("M"))["营业额"].sum().iloc[-1])
     headline, supporting = run.answer.split("\n")[0], run.answer.split("### 其他发现", 1)[1]
-    assert headline == f"**{forecast_headline('营业额', metrics, zh=True)}**"
-    assert f"2025-02 约 {fmt_num(metrics['forecast.2025-02'])}（95% 区间" in headline
+    # the answer names the months as people write them (issue 24: 2025年2月, not 2025-02)
+    assert headline == f"**{as_people_write(forecast_headline('营业额', metrics, zh=True), True, {})}**"
+    assert f"2025年2月 约 {fmt_num(metrics['forecast.2025-02'])}（95% 区间" in headline
     trend = next(e.claim for e in evidence if e.metrics.get("trend") == "increasing")
     assert trend.split("；")[0] in supporting.split("\n- ")[1]  # the trend is the first supporting finding
 

@@ -9,6 +9,7 @@ from app.analyst.findings import finding
 from app.analyst.reading import assumed_lines, says_the_defaults
 from app.analyst.role_question import defaults_sentence
 from app.analyst.scope import describe_condition
+from app.analyst.sheet_words import as_people_write
 from app.analyst.steps import DATA_TASK_KINDS, Plan, Step
 from app.analyst.turn_state import TurnView
 
@@ -82,6 +83,7 @@ def data_used(plan: Plan, many: bool, zh: bool) -> str:
         return ""
     choice = plan.choice
     filters = ", ".join(describe_condition(c, zh) for c in plan.filters)
+    filters = as_people_write(filters, zh, plan.sheet_words, {c["column"] for c in plan.filters})
     text = f"使用的数据：**{plan.dataset}**" if zh else f"Data used: **{plan.dataset}**"
     if filters:
         text += f"（只含 {filters}）" if zh else f" (only rows with {filters})"

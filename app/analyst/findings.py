@@ -29,6 +29,7 @@ from app.analyst.headlines import (
     two_group_headline,
     wide_paired_headline,
 )
+from app.analyst.sheet_words import as_people_write, used_columns
 from app.analyst.steps import Plan, Step
 from app.understanding.kinds import asks_extreme
 from app.understanding.words import code_word
@@ -48,7 +49,7 @@ def finding(step: Step, result: ResultRecord, zh: bool, plan: Plan | None = None
             f"{_named(g, group, question, zh)} {fmt_num(v)}" for g, v in ranked
         )  # 862,332
         text += f"（各组平均值：{listed}）" if zh else f" (averages: {listed})"
-    return text
+    return _as_people_write(text, step, zh, plan)
 
 
 def plain_reading(step: Step, result: ResultRecord, zh: bool, plan: Plan | None = None, question: str = "") -> str:
@@ -56,7 +57,12 @@ def plain_reading(step: Step, result: ResultRecord, zh: bool, plan: Plan | None 
     tool's own interpretation: a regression names its strongest factor with its effect in units, a
     forecast gives every period with its interval, a rate comparison the rates, totals the shares."""
     headline = HEADLINES[step.tool](step, result, zh, plan, question) if step.tool in HEADLINES else None
-    return headline or result.interpretation or result.conclusion
+    return _as_people_write(headline or result.interpretation or result.conclusion, step, zh, plan)
+
+
+def _as_people_write(text: str, step: Step, zh: bool, plan: Plan | None) -> str:
+    """The sheet's own yes/no words for the step's yes/no columns, dates as people write them."""
+    return as_people_write(text, zh, plan.sheet_words if plan else {}, used_columns(step.arguments)) if text else text
 
 
 Headline = Callable[[Step, ResultRecord, bool, Plan | None, str], str | None]

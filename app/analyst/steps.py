@@ -56,6 +56,7 @@ class Plan:
     whole: str | None = None  # the grouping column one group of which is compared with the others
     provenance: Provenance | None = None  # where each role's columns came from (role_sources)
     words: dict[str, str] = field(default_factory=dict)  # column → the word the question used for it ("wind")
+    sheet_words: dict[str, dict[str, str]] = field(default_factory=dict)  # yes/no column → its own words
 
 
 # Data tasks: a new version of the table, no inference (answer.FACT_KINDS adds the plain facts)

@@ -11,6 +11,7 @@ from app.analyst.definitions import confirmed_definitions
 from app.analyst.plan import plan_reading
 from app.analyst.provenance import settle_sources
 from app.analyst.scope import apply_rules, chain_filters, filtered_name, workspace_rules
+from app.analyst.sheet_words import sheet_words_of
 from app.analyst.steps import DATA_TASK_KINDS, Condition, Plan, Step
 from app.analyst.turn_state import Message, TurnView
 from app.understanding.kinds import earlier_questions
@@ -29,6 +30,8 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     reading = read_question(view.question, seen, earlier_questions(messages), confirmed, zh)
     plan = plan_reading(reading)
     plan.dataset, plan.choice = reading.dataset.get("name"), reading.choice
+    chosen = next((d for d in datasets if d.get("name") == plan.dataset), reading.dataset)
+    plan.sheet_words = sheet_words_of(chosen.get("columns", []))
     conditions = [] if plan.derived else [*plan.filters, *chain_filters(reading.chain, reading.dataset)]
     narrowed = bool(conditions) and plan.kind not in DATA_TASK_KINDS
     target = _narrowed(plan, conditions, datasets, zh) if narrowed else _unfiltered(plan)

@@ -7,7 +7,9 @@ Blank rows and columns are dropped, vertically merged cells filled, and totals/s
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -87,6 +89,8 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
             warnings.append(f"{len(idx) - 5} more totals/subtotals rows were excluded")
         keep &= ~totals
 
+    keep &= ~_exclude_averages(body, cols[:3], keep, sheet_rows, warnings, cleaning)
+
     notes = _trailing_notes(body, present, keep, len(cols))
     if notes:
         first_note = notes[0]
@@ -136,6 +140,70 @@ def _totals_mask(body: pd.DataFrame, label_cols: list) -> np.ndarray:
         if col.dtype == object or pd.api.types.is_string_dtype(col):
             mask |= regex_hits(pc.utf8_trim_whitespace(text_array(col)), "(?i)" + TOTAL_PATTERN)
     return mask
+
+
+def _average_labels() -> tuple[str, ...]:
+    """The labels of a row of averages (summary_rows.toml, each with why it is there)."""
+    with open(Path(__file__).with_name("summary_rows.toml"), "rb") as handle:
+        return tuple(str(w).lower() for w in tomllib.load(handle)["averages"]["words"])
+
+
+AVERAGE_PATTERN = r"^\s*(?:" + "|".join(re.escape(w) for w in _average_labels()) + r")\s*(?:值|分)?\s*[:：.]?\s*$"
+TAIL_ROWS = 3  # a row of averages closes the table: at most this many present rows (totals, notes) follow it
+
+
+def _exclude_averages(
+    body: pd.DataFrame, label_cols: list, keep: np.ndarray, sheet_rows: np.ndarray, warnings: list, cleaning: list
+) -> np.ndarray:
+    """The rows of averages to exclude, each reported in a warning and the cleaning log."""
+    averages = _averages_mask(body, label_cols, keep)
+    if averages.any():
+        idx = np.flatnonzero(averages)
+        labels = _first_text(body.iloc[idx], label_cols)
+        for i, label in zip(idx, labels):
+            warnings.append(f"row {sheet_rows[i]} looks like a row of averages ('{label}') and was excluded")
+        cleaning.append(
+            {
+                "column": None,
+                "action": "excluded a row of averages",
+                "count": len(idx),
+                "message": f"{len(idx)} row(s) of averages below the data ('{labels[0]}') excluded, like a totals row",
+            }
+        )
+    return averages
+
+
+def _averages_mask(body: pd.DataFrame, label_cols: list, keep: np.ndarray) -> np.ndarray:
+    """Rows of averages (平均分, Average, Mean): a label cell that says only that, once in its column,
+    among the last rows of the table. A column where the word is one of many values is a category."""
+    mask = np.zeros(len(body), dtype=bool)
+    kept = np.flatnonzero(keep)
+    if len(kept) < 3:
+        return mask
+    tail = set(kept[-(TAIL_ROWS + 1) :].tolist())
+    for c in label_cols:
+        col = body[c]
+        if col.dtype == object or pd.api.types.is_string_dtype(col):
+            hits = regex_hits(pc.utf8_trim_whitespace(text_array(col)), "(?i)" + AVERAGE_PATTERN) & keep
+            if hits.sum() == 1 and int(np.flatnonzero(hits)[0]) in tail and _holds_averages(body, hits, keep):
+                mask |= hits
+    return mask
+
+
+def _holds_averages(body: pd.DataFrame, row: np.ndarray, keep: np.ndarray) -> bool:
+    """Whether the row's numbers are the averages of the other rows' (to the rounding a sheet shows):
+    at least half of its numeric cells, and at least one. A rating "Average" among the data is not."""
+    others = keep & ~row
+    checked = matched = 0
+    for c in body.columns:
+        value = pd.to_numeric(pd.Series(body[c].to_numpy()[row]), errors="coerce").iloc[0]
+        numbers = pd.to_numeric(pd.Series(body[c].to_numpy()[others]), errors="coerce").dropna()
+        if pd.isna(value) or len(numbers) < 2:
+            continue
+        mean = float(numbers.mean())
+        checked += 1
+        matched += abs(float(value) - mean) <= max(0.01 * abs(mean), 0.051)  # shown to one decimal, or 1%
+    return checked > 0 and 2 * matched >= checked
 
 
 def _first_text(rows: pd.DataFrame, cols: list) -> list[str]:

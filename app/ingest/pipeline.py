@@ -216,6 +216,9 @@ def _assemble(path, book, layouts, raw, layout, frame, types, cleaning, warnings
             {"column": None, "action": "rows that repeat an earlier row exactly (kept)", "count": repeated}
         ]
     warnings = list(book.warnings) + list(layout.warnings) + list(warnings) + detect_injection(frame)
+    # A yes/no column's own words travel with its column (answers show 是/否, not True/False).
+    sheet_words = {e["column"]: e["words"] for e in cleaning if e.get("words")}
+    cleaning = [{k: v for k, v in e.items() if k != "words"} for e in cleaning]
     if raw.hidden:
         warnings.insert(0, f"sheet '{raw.name}' is hidden in the workbook")
     info = {
@@ -236,6 +239,7 @@ def _assemble(path, book, layouts, raw, layout, frame, types, cleaning, warnings
         "rows": int(len(frame)),
         "columns": [
             {"name": name, "type": types[name], "missing": int(frame[name].isna().sum()), "pii": pii.get(name)}
+            | ({"words": sheet_words[name]} if name in sheet_words and types[name] == "boolean" else {})
             for name in frame.columns
         ],
         "cleaning": cleaning,

@@ -68,6 +68,7 @@ class Step:
     action: str
     count: int
     message: str
+    words: dict[str, str] | None = None  # a yes/no column's own words for yes and no ("true": "是")
 
 
 class Distinct:

@@ -111,6 +111,7 @@ def infer_and_convert(frame: pd.DataFrame, date1904: bool = False) -> tuple[pd.D
         out[name], types[name] = series, kind
         log.extend(
             {"column": name, "action": s.action, "count": int(s.count), "message": f"{name}: {s.message}"}
+            | ({"words": s.words} if s.words else {})
             for s in steps
             if s.count
         )
@@ -278,12 +279,13 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
         mapped = np.array([BOOL_WORDS.get(v) for v in d.lowered.to_pylist()], dtype=object)
         result = pd.Series(d.expand(mapped, None)).astype("boolean")
         words = "/".join(dict.fromkeys(present_text.tolist()))[:40]
-        return (
-            result,
-            "boolean",
-            steps
-            + [Step("read yes/no words as booleans", n_present, f"{n_present:,} values '{words}' read as yes/no")],
+        read = Step(
+            "read yes/no words as booleans",
+            n_present,
+            f"{n_present:,} values '{words}' read as yes/no",
+            sheet_words(present_text.tolist(), present_w),
         )
+        return result, "boolean", [*steps, read]
 
     parsed = parse_numbers(d, n_present)
     if parsed is not None:
@@ -307,6 +309,21 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
             return d.expand_text(), "category", steps
         return text_result(), "category", steps
     return text_result(), "text", steps
+
+
+def sheet_words(texts: list[str], counts: np.ndarray) -> dict[str, str]:
+    """How the sheet itself writes yes and no in a yes/no column: the most frequent spelling of each
+    ("true": "是", "false": "否"), so that answers show 是/否 rather than True/False. A side the column
+    never holds is left out."""
+    best: dict[str, tuple[int, str]] = {}
+    for text, count in zip(texts, counts):
+        meaning = BOOL_WORDS.get(text.strip().lower())
+        if meaning is None:
+            continue
+        key = "true" if meaning else "false"
+        if key not in best or int(count) > best[key][0]:
+            best[key] = (int(count), text.strip())
+    return {key: text for key, (_, text) in best.items()}
 
 
 def _is_category(present_text: pd.Series, weights: np.ndarray, n_present: int) -> bool:

@@ -1,0 +1,54 @@
+"""Values shown as the sheet's own people write them (issue 24): a yes/no column read as booleans at
+ingest is shown in its own words (是/否, Yes/No, Y/N: the dataset's column info keeps them), a
+timestamp at midnight as its day ("2015-04-01", never "2015-04-01 00:00:00") and a month as people
+name it ("Oct 2009", "2024年3月") rather than "2009-10"."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import date
+from typing import Any
+
+_TRUE = re.compile(r"(?<![A-Za-z_])True(?![A-Za-z_])")
+_FALSE = re.compile(r"(?<![A-Za-z_])False(?![A-Za-z_])")
+_MIDNIGHT = re.compile(r"\b(\d{4}-\d{2}-\d{2})[ T]00:00(?::00(?:\.0+)?)?(?!\d|[:.]\d)")
+# A month label as the time tools write it ("2024-03"): not part of a longer date or number.
+_MONTH = re.compile(r"(?<![\d\-./])((?:19|20)\d{2})-(0[1-9]|1[0-2])(?![\d\-]|\.\d)")
+
+
+def sheet_words_of(columns: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """Each yes/no column's own words ("true": "是", "false": "否") from a dataset's column info."""
+    return {str(c["name"]): dict(c["words"]) for c in columns if c.get("type") == "boolean" and c.get("words")}
+
+
+def used_columns(arguments: dict[str, Any]) -> set[str]:
+    """The column names a step's arguments mention (single names and lists of names)."""
+    names: set[str] = set()
+    for value in arguments.values():
+        if isinstance(value, str):
+            names.add(value)
+        elif isinstance(value, (list, tuple)):
+            names.update(v for v in value if isinstance(v, str))
+    return names
+
+
+def as_people_write(text: str, zh: bool, words: dict[str, dict[str, str]], columns: set[str] | None = None) -> str:
+    """`text` with True/False in the sheet's own words and dates as people write them. Booleans are
+    replaced only when the yes/no columns concerned (`columns`, else all of them) write yes and no
+    the same way, so that a word is never given to the wrong column."""
+    concerned = [w for name, w in words.items() if columns is None or name in columns]
+    kinds = {tuple(sorted(w.items())) for w in concerned}
+    if len(kinds) == 1:
+        own = dict(next(iter(kinds)))
+        if "true" in own:
+            text = _TRUE.sub(own["true"], text)
+        if "false" in own:
+            text = _FALSE.sub(own["false"], text)
+    text = _MIDNIGHT.sub(r"\1", text)
+    return _MONTH.sub(lambda m: month_label(int(m.group(1)), int(m.group(2)), zh), text)
+
+
+def month_label(year: int, month: int, zh: bool) -> str:
+    """'2024年3月' / 'Mar 2024'."""
+    return f"{year}年{month}月" if zh else date(year, month, 1).strftime("%b %Y")

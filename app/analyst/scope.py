@@ -9,31 +9,96 @@ from typing import Any
 
 from app.analyst.steps import Condition, Plan
 from app.analyst.totals import add_total_steps
-from app.understanding.kinds import FILTER_CUE, TOTAL, Chain
+from app.understanding.kinds import FILTER_CUE, NUMBER_CUT, TOTAL, Chain, number_cut
+from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import column_spans, named_values
 from app.understanding.words import SYNONYMS
 
 _RULES_BLOCK = re.compile(r'<context source="workspace-rules" tier="project-rules">\n(.*?)\n</context>', re.S)
 
 
-def chain_filters(chain: Chain, dataset: dict[str, Any], keep: set[str] | None = None) -> list[Condition]:
-    """filter_rows conditions for the category values named after "only"/"just"/"只看" in the
-    follow-ups of a question (each follow-up keeps the earlier ones' filters). Columns in `keep`
-    (the question's grouping) are not filtered."""
+def chain_filters(
+    chain: Chain,
+    dataset: dict[str, Any],
+    keep: set[str] | None = None,
+    metric: str | None = None,
+    compared: str | None = None,
+) -> list[Condition]:
+    """filter_rows conditions a question and its follow-ups ask for (each follow-up keeps the earlier
+    ones' filters): category values named after "only"/"just"/"只看"/"其中" (in a follow-up anywhere;
+    in the question itself within the clause the word narrows), and a cut on a number ("orders over
+    100", "金额大于100的"). Columns in `keep` are not filtered, nor the compared column (`compared`) where
+    the question itself names two of its values; a cut names its number's column next to it, else the
+    question's measure (`metric`)."""
     columns = [c for c in dataset.get("columns", []) if not c.get("pii") and c["type"] != "boolean"]
     conditions: dict[str, Condition] = {}
-    for part in chain.narrowing:
-        if not FILTER_CUE.search(part):
-            continue
-        column, values = named_values(part, columns, column_spans(part, columns, SYNONYMS))
-        if not column or column in (keep or set()):
-            continue
-        conditions[column] = (
-            {"column": column, "op": "==", "value": values[0]}
-            if len(values) == 1
-            else {"column": column, "op": "in", "value": values}
-        )
+    for part, reach in [(chain.root, _cue_reach(chain.root)), *((p, [p]) for p in chain.narrowing)]:
+        for text in reach if FILTER_CUE.search(part) else []:
+            column, values = named_values(text, columns, column_spans(text, columns, SYNONYMS))
+            if not column or column in (keep or set()):
+                continue
+            if part is chain.root and column == compared and len(values) > 1:  # "only North vs South": compared
+                continue
+            conditions[column] = (
+                {"column": column, "op": "==", "value": values[0]}
+                if len(values) == 1
+                else {"column": column, "op": "in", "value": values}
+            )
+        if (cut := number_filter(part, columns, metric)) and cut["column"] not in (keep or set()):
+            conditions[cut["column"]] = cut
     return list(conditions.values())
+
+
+# The marks that end a clause: a filter word narrows what follows it up to the next one.
+_CLAUSE = re.compile(r"[,，;；。？?!！]")
+
+
+def _cue_reach(question: str) -> list[str]:
+    """The pieces of a question a filter word narrows: the rest of its clause after the word ("only the
+    rows where Channel is Online", "只看线上的订单", "其中渠道为线上的"), or the clause before it when the
+    word ends the clause ("Online orders only"). A value elsewhere in the question ("is the gap between
+    Online and Store just chance?") is a group the question compares, not a filter."""
+    reach: list[str] = []
+    for clause in _CLAUSE.split(question):
+        for cue in FILTER_CUE.finditer(clause):
+            after = clause[cue.end() :]
+            reach.append(after if after.strip() else clause[: cue.start()])
+    return reach
+
+
+# How far (characters) a number's cut may stand from the column it cuts ("金额大于100", "price over 50")
+_CUT_REACH = 16
+# Plain comparison words: a cut with one of these and no column next to it cuts the question's measure
+# ("average amount of orders over 100"); a comparative ("older than 30") names a quantity of its own.
+_PLAIN_CUT = re.compile(
+    r"^(?:over|above|under|below|more than|less than|at least|at most|[<>]=?|以上|以下|超过|大于|小于|高于|低于|不少于"
+    r"|不低于|不超过|不高于|及以上|及以下|(?:or|and) (?:more|above|over|less|below|under))$",
+    re.I,
+)
+
+
+def number_filter(text: str, columns: list[dict[str, Any]], metric: str | None) -> Condition | None:
+    """A cut on a number the text names next to a comparison word ("orders over 100", "金额大于100的",
+    "price below 20"): on the numeric column named next to it, else, for a plain comparison word, on
+    the question's measure. None when the text names no cut or no column to cut."""
+    match = NUMBER_CUT.search(text)
+    cut = number_cut(match.group(0)) if match else None
+    if not match or not cut:
+        return None
+    numeric = [c for c in columns if c["type"] in NUMERIC]
+    spans = column_spans(text, numeric, SYNONYMS)
+    near = [
+        (min(abs(match.start() - end), abs(start - match.end())), name)
+        for start, end, name in spans
+        if min(abs(match.start() - end), abs(start - match.end())) <= _CUT_REACH
+    ]
+    word = (match.group("pre") or match.group("post")).strip()
+    names = {c["name"] for c in numeric}
+    column = min(near)[1] if near else metric if _PLAIN_CUT.match(word) and metric in names else None
+    if not column:
+        return None
+    value = int(cut[1]) if cut[1].is_integer() else cut[1]
+    return {"column": column, "op": cut[0], "value": value}
 
 
 def filtered_name(name: str, conditions: list[Condition]) -> str:

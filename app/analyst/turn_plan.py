@@ -32,7 +32,14 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     plan.dataset, plan.choice = reading.dataset.get("name"), reading.choice
     chosen = next((d for d in datasets if d.get("name") == plan.dataset), reading.dataset)
     plan.sheet_words = sheet_words_of(chosen.get("columns", []))
-    conditions = [] if plan.derived else [*plan.filters, *chain_filters(reading.chain, reading.dataset)]
+    conditions = (
+        []
+        if plan.derived
+        else [
+            *plan.filters,
+            *chain_filters(reading.chain, reading.dataset, metric=plan.metric, compared=plan.dimension),
+        ]
+    )
     narrowed = bool(conditions) and plan.kind not in DATA_TASK_KINDS
     target = _narrowed(plan, conditions, datasets, zh) if narrowed else _unfiltered(plan)
     apply_rules(plan, workspace_rules(messages), zh)
@@ -58,10 +65,14 @@ def _narrowed(plan: Plan, conditions: list[Condition], datasets: list[dict[str, 
     target = filtered_name(str(plan.dataset), conditions)
     plan.filters = conditions
     if plan.dimension in {c["column"] for c in conditions}:  # "East only": nothing left to compare by
+        # the correlation with the other numbers was the standard plan's support for the comparison; without
+        # it the measure within the filter answers ("the average amount of online orders")
+        relating = plan.kind in ("relationship", "association")
         plan.steps = [
             s
             for s in plan.steps
             if plan.dimension not in (s.arguments.get("group_column"), s.arguments.get("x_column"))
+            and (relating or s.tool not in ("correlation_analysis", "plot_scatter"))
         ]
     if target not in {d.get("name") for d in datasets}:
         described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)

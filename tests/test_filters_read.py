@@ -1,0 +1,124 @@
+"""Filters in a question read as filters by the built-in analyst (issue 24 point 3): a category value
+after "only"/"just"/"只看"/"其中", a number next to a comparison word, in the question itself or in a
+follow-up that keeps the previous question — the analysis runs on the kept rows only. Expected
+numbers come from pandas on the same generated file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis_tools.common import fmt_num
+from tests.test_builtin_understanding import Session, call, headline
+
+pytestmark = pytest.mark.slow
+
+
+def orders(folder: Path) -> pd.DataFrame:
+    """A small generated order table: region, channel, a numeric class code and an amount."""
+    rng = np.random.default_rng(24)
+    n = 150
+    return pd.DataFrame(
+        {
+            "Region": rng.choice(["North", "South", "West"], n),
+            "Channel": rng.choice(["Online", "Store"], n),
+            "Class": rng.choice([1, 2, 3], n),
+            "Amount": rng.gamma(2.0, 60.0, n).round(2),
+        }
+    )
+
+
+def saved(frame: pd.DataFrame, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_an_english_filter_in_the_question_keeps_only_those_rows(tmp_path):
+    frame = orders(tmp_path)
+    session = Session(tmp_path, saved(frame, tmp_path / "data" / "orders.csv"))
+    run, calls = session.ask("What is the average Amount, only the rows where Channel is Online?")
+    kept = call(calls, "filter_rows")
+    assert kept.arguments["conditions"] == [{"column": "Channel", "op": "==", "value": "Online"}]
+    described = call(calls, "describe_columns")
+    assert described.arguments["dataset"] == kept.arguments["output"]
+    online = frame.loc[frame["Channel"] == "Online", "Amount"]
+    assert described.metrics["Amount.mean"] == pytest.approx(online.mean(), rel=1e-9)
+    assert described.metrics["Amount.n"] == len(online)
+    # the filtered average answers; not a comparison of Online with Store
+    assert fmt_num(online.mean()) in headline(run) and "Store" not in headline(run)
+    assert not any(c.tool == "compare_groups" for c in calls)
+
+
+def test_a_chinese_filter_in_the_question_keeps_only_those_rows(tmp_path):
+    rng = np.random.default_rng(7)
+    n = 140
+    frame = pd.DataFrame(
+        {
+            "地区": rng.choice(["华东", "华南", "华北"], n),
+            "渠道": rng.choice(["线上", "门店"], n),
+            "金额": rng.gamma(2.0, 60.0, n).round(2),
+        }
+    )
+    session = Session(tmp_path, saved(frame, tmp_path / "data" / "订单.csv"))
+    run, calls = session.ask("只看线上的订单，平均金额是多少？")
+    kept = call(calls, "filter_rows")
+    assert kept.arguments["conditions"] == [{"column": "渠道", "op": "==", "value": "线上"}]
+    described = call(calls, "describe_columns")
+    online = frame.loc[frame["渠道"] == "线上", "金额"]
+    assert described.arguments["dataset"] == kept.arguments["output"]
+    assert described.metrics["金额.mean"] == pytest.approx(online.mean(), rel=1e-9)
+    assert fmt_num(online.mean()) in headline(run) and "门店" not in headline(run)
+
+    # 其中 narrows a grouped question: the regions are compared within the online orders
+    session = Session(tmp_path / "again", saved(frame, tmp_path / "again" / "data" / "订单.csv"))
+    run, calls = session.ask("各地区的平均金额，其中渠道为线上的")
+    kept = call(calls, "filter_rows")
+    assert kept.arguments["conditions"] == [{"column": "渠道", "op": "==", "value": "线上"}]
+    compare = call(calls, "compare_groups")
+    assert compare.arguments["dataset"] == kept.arguments["output"]
+    expected = frame[frame["渠道"] == "线上"].groupby("地区")["金额"].mean()
+    assert compare.metrics["mean.华东"] == pytest.approx(expected["华东"], rel=1e-9)
+
+
+def test_a_number_cut_filters_the_rows_before_the_comparison(tmp_path):
+    frame = orders(tmp_path)
+    session = Session(tmp_path, saved(frame, tmp_path / "data" / "orders.csv"))
+    run, calls = session.ask("Average Amount by Region for orders over 100")
+    kept = call(calls, "filter_rows")
+    assert kept.arguments["conditions"] == [{"column": "Amount", "op": ">", "value": 100}]
+    compare = call(calls, "compare_groups")
+    assert compare.arguments["dataset"] == kept.arguments["output"]
+    big = frame[frame["Amount"] > 100].groupby("Region")["Amount"].agg(["mean", "size"])
+    assert compare.metrics["mean.North"] == pytest.approx(big.loc["North", "mean"], rel=1e-9)
+    assert compare.metrics["n"] == int(big["size"].sum())
+    assert "only rows with Amount > 100" in run.answer
+
+    # in Chinese, the number's column named next to it
+    zh = frame.rename(columns={"Region": "地区", "Amount": "金额"})
+    session = Session(tmp_path / "zh", saved(zh, tmp_path / "zh" / "data" / "订单.csv"))
+    run, calls = session.ask("金额大于100的订单，各地区平均金额是多少？")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "金额", "op": ">", "value": 100}]
+    assert call(calls, "compare_groups").metrics["mean.North"] == pytest.approx(big.loc["North", "mean"], rel=1e-9)
+
+
+def test_a_follow_up_adds_a_threshold_to_the_previous_question_and_its_filter(tmp_path):
+    frame = orders(tmp_path)
+    session = Session(tmp_path, saved(frame, tmp_path / "data" / "orders.csv"))
+    session.ask("Does Amount differ by Region?")
+    session.ask("And only for class 2?")
+    run, calls = session.ask("and only orders over 100?")
+    kept = call(calls, "filter_rows")
+    assert kept.arguments["conditions"] == [
+        {"column": "Class", "op": "==", "value": "2"},
+        {"column": "Amount", "op": ">", "value": 100},
+    ]
+    compare = call(calls, "compare_groups")
+    assert (compare.arguments["value_column"], compare.arguments["group_column"]) == ("Amount", "Region")
+    assert compare.arguments["dataset"] == kept.arguments["output"]
+    subset = frame[(frame["Class"] == 2) & (frame["Amount"] > 100)]
+    assert compare.metrics["n"] == len(subset)
+    assert compare.metrics["mean.West"] == pytest.approx(subset[subset["Region"] == "West"]["Amount"].mean(), rel=1e-9)

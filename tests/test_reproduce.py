@@ -262,3 +262,40 @@ def test_each_run_python_call_starts_from_clean_library_settings(tmp_path):
     }
     done = run_script(write_case(tmp_path, content))
     assert done.returncode == 0 and f"✓  E1 east_total: {east!r}" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_kept_subset_is_what_the_later_calls_re_run_on(tmp_path):
+    """filter_rows keeps its rows as a side table (`sales_big`, issue 23); the aggregate that read it
+    in the run re-runs on those rows, not on the whole file (it re-ran on all 120 rows before)."""
+    frame = sales_frame()
+    kept = frame[frame["revenue"] > 300]
+    totals = kept.groupby("region")["revenue"].sum()  # pandas alone, independent of the tools
+    calls = [
+        {
+            "id": "call_f",
+            "tool": "filter_rows",
+            "ok": True,
+            "arguments": {
+                "dataset": "sales",
+                "conditions": [{"column": "revenue", "op": ">", "value": 300}],
+                "output": "sales_big",
+            },
+        },
+        {
+            "id": "call_g",
+            "tool": "group_aggregate",
+            "ok": True,
+            "arguments": {"dataset": "sales_big", "group_columns": ["region"], "value_columns": ["revenue"]},
+        },
+    ]
+    evidence = [
+        {
+            "claim": "East brings in the most of the big orders.",
+            "tool_call_ids": ["call_g"],
+            "metrics": {"n": len(kept), "revenue_sum.East": round(float(totals["East"]), 2)},
+        }
+    ]
+    content = {**report(evidence), "tool_calls": calls}
+    done = run_script(write_case(tmp_path, content))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"✓  E1 n: {len(kept)}" in done.stdout and "✓ Reproduced: all 2 numbers match" in done.stdout

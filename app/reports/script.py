@@ -82,12 +82,14 @@ def _load(paths: list[str]) -> dict[str, Any]:
     return frames
 
 
-def _call(tool: str, data: Any, arguments: dict[str, Any]) -> Any:
+def _call(tool: str, data: Any, arguments: dict[str, Any], source: str | None) -> Any:
+    ctx = ToolContext(language=LANGUAGE, figures_dir=FIGURES)
+    if source is not None and data is not None and not isinstance(data, dict):
+        ctx.datasets, ctx.dataset_name = {source: data}, source  # as the run named it
     reserved = {"name", "data", "ctx", "language", "figures_dir"} & set(arguments)
     if not reserved:
-        return run_tool(tool, data, language=LANGUAGE, figures_dir=FIGURES, **arguments)
+        return run_tool(tool, data, ctx=ctx, **arguments)
     spec = REGISTRY.get(tool)  # an argument shadows run_tool's own parameters: call the tool directly
-    ctx = ToolContext(language=LANGUAGE, figures_dir=FIGURES)
     kwargs = {k: v for k, v in arguments.items() if k != "dataset"}
     if spec is not None and spec.needs_data:
         kwargs["data"] = data
@@ -112,7 +114,7 @@ def _rerun(frames: dict[str, Any]) -> tuple[dict[str, list[float]], dict[str, li
             data = frames if spec is not None and spec.multi_data else frames.get(arguments.get("dataset") or active)
             shown = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
             print(f"\\n=== {call_id}: {tool}({shown})")
-            result = _call(tool, data, dict(arguments))
+            result = _call(tool, data, dict(arguments), str(arguments.get("dataset") or active))
         if not result.ok:
             failures += 1
             print(f"[failed] {result.error}")
@@ -124,7 +126,15 @@ def _rerun(frames: dict[str, Any]) -> tuple[dict[str, list[float]], dict[str, li
             print(result.interpretation)
         for figure in result.figures:
             print(f"[figure] {figure}")
-        derived = (result.payload or {}).get("dataset_name") or arguments.get("output_name") or arguments.get("new_name")
+        # the name the run stored the call's table under: a kept subset (`retail_sales_online`), a renamed
+        # or new table, or a new version of the source itself (analysis_tools.tables.table_name)
+        source = str(arguments.get("dataset") or active)
+        derived = (
+            arguments.get("output_name")
+            or arguments.get("new_name")
+            or table_name(source, tool, str(arguments.get("output") or ""))
+            or (result.payload or {}).get("dataset_name")
+        )
         if result.table is not None and derived:
             frames[str(derived)] = result.table
     return computed, inputs, failures
@@ -253,6 +263,7 @@ from typing import Any
 
 try:
     from analysis_tools import REGISTRY, ToolContext, run_tool
+    from analysis_tools.tables import table_name
     from app.ingest.pipeline import load_table
     from app.numbers import backing_values, reported_value_matches
     from app.reports.rerun_python import run_python_again

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from app.understanding import vocabulary
 from app.understanding.everyday_words import concept_synonyms, merged
+from app.understanding.text import lemma
 
 # Words a question may use for a column named in the other language, or in everyday words
 # (vocabulary/synonyms.toml [[columns]]: the key is a piece of the column name, lower case; the words
@@ -46,8 +47,10 @@ _WORD = re.compile(r"[a-z][a-z0-9']*")
 
 
 def stem(word: str) -> str:
-    """A crude English stem, enough to match "survive"/"survived", "smoking"/"smoke", "feeds"/"feed"."""
-    w = word.lower()
+    """A word's comparable form: its dictionary form (app.understanding.text.lemma: sold → sell,
+    women → woman, stores → store) cut to a crude stem, so that forms the dictionary keeps apart still
+    meet: "survive"/"survived", "smoking"/"smoke", "feeds"/"feed", "cancelled"/"cancel"."""
+    w = lemma(word)
     for suffix in ("ing", "ed", "es", "s"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 4:
             w = w[: -len(suffix)]

@@ -88,3 +88,14 @@ def test_the_libraries_are_loaded_on_first_use_only():
     assert "jieba" not in modules and "simplemma" not in modules
     modules = _modules_after("from app.understanding.text import tokens\ntokens('哪个门店 sold most')")
     assert "jieba" in modules and "simplemma" in modules
+
+
+def test_the_question_words_come_from_the_tokens():
+    from app.understanding.words import words_at
+
+    text = "Which women's ＳＴＯＲＥＳ sold 销售额sales?"
+    found = words_at(text)
+    # full-width letters are words too (the pattern over ASCII letters skipped them), and the clitic
+    # of a possessive is part of the word before it, not a word "s"
+    assert [w for _, _, w in found] == ["which", "women", "stores", "sold", "sales"]
+    assert all(fold(text[s:e]) == w for s, e, w in found)

@@ -10,8 +10,9 @@ to half-width, every kind of bracket to ( and ), upper to lower case), so the wo
 text lie where they lie in the original.
 
 To fold in next (other tokenizers and stemmers in app/, each with its own rules today):
-- app/understanding/words.py `stem` (a suffix stripper, now applied to the lemma of this module)
-  and `words_at` (ASCII words) — `question_key`'s own normalisation;
+- app/understanding/words.py: `stem` (a suffix stripper, now applied to this module's lemma; its
+  `words_at` already reads `tokens`), `name_words` (column names split by case and "_") and
+  `question_key`'s own normalisation;
 - app/understanding/segment.py (its segmenter now lives here; it keeps `whole_words`);
 - app/understanding/gate_words.py `normalise` / `word_set` (a plural-"s" stripper);
 - app/agent/tools/evidence.py `_words` (a 5-letter prefix stem);

@@ -1,5 +1,5 @@
-"""Where the words of a Chinese text begin and end, by a real segmenter (jieba, loaded the first time
-a text is segmented: `verity --help` and `inspect` never load its dictionary).
+"""Phrases of whole words: the segmenter itself lives in app/understanding/text.py (jieba, loaded the
+first time a text is segmented: `verity --help` and `inspect` never load its dictionary).
 
 Chinese is written without spaces, so a piece cut out of a question by removing the words around it
 can begin or end inside a word (一共收了 → 共收; 每个月 → 个月). A phrase the analyst names back to the
@@ -9,43 +9,9 @@ Chinese characters counts as one word: the phrase is kept as cut, as before.
 
 from __future__ import annotations
 
-import logging
-from functools import cache
-from typing import Any
+from app.understanding.text import Span, word_spans
 
-Span = tuple[int, int]
-
-
-@cache
-def _segmenter() -> Any | None:
-    """jieba's default tokenizer, its dictionary loaded once per process; None when jieba is missing."""
-    try:
-        import jieba
-    except ImportError:  # pragma: no cover - a dependency; kept working without it
-        return None
-    jieba.setLogLevel(logging.WARNING)  # it logs the dictionary's loading at INFO
-    return jieba
-
-
-@cache
-def word_spans(text: str) -> tuple[Span, ...]:
-    """(start, end) of each word of the text, in order; spaces and punctuation are words of their own."""
-    jieba = _segmenter()
-    if jieba is None:
-        return _runs(text)
-    return tuple((start, end) for _, start, end in jieba.tokenize(text))
-
-
-def _runs(text: str) -> tuple[Span, ...]:
-    """Every run of letters as one word (the rule without a segmenter)."""
-    spans, start = [], None
-    for at, char in enumerate(text + " "):
-        if char.isalnum() and start is None:
-            start = at
-        elif not char.isalnum() and start is not None:
-            spans.append((start, at))
-            start = None
-    return tuple(spans)
+__all__ = ["Span", "whole_words", "word_spans"]
 
 
 def whole_words(text: str, start: int, end: int) -> Span | None:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from app.understanding import vocabulary
 from app.understanding.everyday_words import concept_synonyms, merged
+from app.understanding.text import lemma, tokens
 
 # Words a question may use for a column named in the other language, or in everyday words
 # (vocabulary/synonyms.toml [[columns]]: the key is a piece of the column name, lower case; the words
@@ -42,12 +43,12 @@ CODE_WORDS: dict[str, dict[str, tuple[str, ...]]] = _code_words()
 # Words that never name a column by a stem or an abbreviation (vocabulary/stop_words.toml).
 STOP = set(vocabulary.words("stop_words", "stop"))
 
-_WORD = re.compile(r"[a-z][a-z0-9']*")
-
 
 def stem(word: str) -> str:
-    """A crude English stem, enough to match "survive"/"survived", "smoking"/"smoke", "feeds"/"feed"."""
-    w = word.lower()
+    """A word's comparable form: its dictionary form (app.understanding.text.lemma: sold → sell,
+    women → woman, stores → store) cut to a crude stem, so that forms the dictionary keeps apart still
+    meet: "survive"/"survived", "smoking"/"smoke", "feeds"/"feed", "cancelled"/"cancel"."""
+    w = lemma(word)
     for suffix in ("ing", "ed", "es", "s"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 4:
             w = w[: -len(suffix)]
@@ -60,8 +61,17 @@ def stem(word: str) -> str:
 
 
 def words_at(text: str) -> list[tuple[int, int, str]]:
-    """The ASCII words of a text with their positions (lower case)."""
-    return [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text.lower())]
+    """The English words of a text with their positions, folded (lower case, half width): the words
+    of app.understanding.text.tokens that start with a letter and are not Chinese, without the clitic
+    after an apostrophe."""
+    words = []
+    for token in tokens(text):
+        if token.is_cjk or not (token.word[0].isascii() and token.word[0].isalpha()):
+            continue
+        if token.start and text[token.start - 1] in "'’":  # the clitic of women's, don't: part of the word before
+            continue
+        words.append((token.start, token.end, token.word))
+    return words
 
 
 # A bracket at the end of a name: its unit ("(min)") or a second name ("Economy (GDP per Capita)")

@@ -1,0 +1,154 @@
+"""The words of a text, for every part of the reading: a real Chinese segmenter (jieba), an English
+lemmatizer (simplemma) and one normalisation of case, width, brackets and units.
+
+Both libraries are heavy (jieba's dictionary, simplemma's English table) and are loaded the first
+time a text is segmented or a word lemmatized, never on import: `verity --help` and `inspect` stay
+fast. Without them (not installed) Chinese runs count as one word each and a word is its own lemma.
+
+Offsets always refer to the text as given: `fold` maps one character to one character (full-width
+to half-width, every kind of bracket to ( and ), upper to lower case), so the words of the folded
+text lie where they lie in the original.
+
+To fold in next (other tokenizers and stemmers in app/, each with its own rules today):
+- app/understanding/words.py: `stem` (a suffix stripper, now applied to this module's lemma; its
+  `words_at` already reads `tokens`), `name_words` (column names split by case and "_") and
+  `question_key`'s own normalisation;
+- app/understanding/segment.py (its segmenter now lives here; it keeps `whole_words`);
+- app/understanding/gate_words.py `normalise` / `word_set` (a plural-"s" stripper);
+- app/agent/tools/evidence.py `_words` (a 5-letter prefix stem);
+- app/agent/context/retrieval.py (Latin words and Chinese character bigrams for BM25);
+- app/understanding/role_sources.py and wide_pairs.py / column_forms.py (runs of Han characters by
+  regular expression) and app/analyst/role_question.py (`_CJK`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any
+
+Span = tuple[int, int]
+
+# One character for one character, so offsets survive: full-width ASCII (Ａ, ０, ％) and the ideographic
+# space to their half-width forms, the brackets people use around a unit or a second name to ( and ).
+_OPENING = "([{（［｛【〔〖⦅｟"
+_CLOSING = ")]}）］｝】〕〗⦆｠"
+_FOLD = {0xFF01 + i: 0x21 + i for i in range(0xFF5E - 0xFF01 + 1)} | {0x3000: 0x20}
+_FOLD |= {ord(c): ord("(") for c in _OPENING} | {ord(c): ord(")") for c in _CLOSING}
+
+_ASCII_WORD = re.compile(r"[a-z][a-z']*")
+# A bracket at the end of a name: its unit or scale ("Delivery Time (min)", "面积（㎡）").
+_TRAILING_BRACKET = re.compile(r"\s*\(([^()]{1,24})\)\s*$")
+
+
+@dataclass(frozen=True)
+class Token:
+    """One word of a text: as folded (`word`), its dictionary form (`lemma`: English words only, a
+    Chinese word is its own lemma), where it lies in the original text, and whether it is Chinese."""
+
+    word: str
+    lemma: str
+    start: int
+    end: int
+    is_cjk: bool
+
+
+def is_cjk(char: str) -> bool:
+    """Whether a character is a Han character (CJK unified ideographs and extension A)."""
+    return "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff"
+
+
+def fold(text: str) -> str:
+    """The text with full-width forms half-width, brackets as ( and ), and lower case — the same
+    length as the text, character for character."""
+    folded = text.translate(_FOLD)
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in folded)
+
+
+def normalise(text: str) -> str:
+    """The text as compared: folded, compatibility forms spelt out (㎡ → m2, ㎏ → kg, ① → 1) and runs of
+    white space as one space. Not offset-preserving; use `fold` where positions matter."""
+    return " ".join(unicodedata.normalize("NFKC", fold(text)).split())
+
+
+def split_unit(name: str) -> tuple[str, str | None]:
+    """A column name's core and the unit or scale in brackets at its end, both normalised:
+    "Delivery Time (MIN)" → ("delivery time", "min"), "面积（㎡）" → ("面积", "m2"); (name, None) without one."""
+    text = normalise(name)
+    found = _TRAILING_BRACKET.search(text)
+    if found is None or found.start() == 0:
+        return text, None
+    return text[: found.start()].strip(), found.group(1).strip()
+
+
+@cache
+def _segmenter() -> Any | None:
+    """jieba's default tokenizer, its dictionary loaded once per process; None when jieba is missing."""
+    try:
+        import jieba
+    except ImportError:  # pragma: no cover - a dependency; kept working without it
+        return None
+    jieba.setLogLevel(logging.WARNING)  # it logs the dictionary's loading at INFO
+    return jieba
+
+
+@cache
+def word_spans(text: str) -> tuple[Span, ...]:
+    """(start, end) of each word of the text, in order; spaces and punctuation are words of their own."""
+    jieba = _segmenter()
+    if jieba is None:
+        return _runs(text)
+    return tuple((start, end) for _, start, end in jieba.tokenize(text))
+
+
+def _runs(text: str) -> tuple[Span, ...]:
+    """Every run of letters as one word (the rule without a segmenter)."""
+    spans, start = [], None
+    for at, char in enumerate(text + " "):
+        if char.isalnum() and start is None:
+            start = at
+        elif not char.isalnum() and start is not None:
+            spans.append((start, at))
+            start = None
+    return tuple(spans)
+
+
+@cache
+def _lemmatizer() -> Any | None:
+    """simplemma's lemmatize function (its English table is read on the first call); None when missing."""
+    try:
+        from simplemma import lemmatize
+    except ImportError:  # pragma: no cover - a dependency; kept working without it
+        return None
+    return lemmatize
+
+
+@lru_cache(maxsize=65536)
+def lemma(word: str) -> str:
+    """The dictionary form of an English word, lower case: stores → store, sold → sell, women → woman.
+    A word that is not plain English letters (Chinese, a number, a code like "x2") is returned folded."""
+    folded = fold(word.strip())
+    if not _ASCII_WORD.fullmatch(folded):
+        return folded
+    lemmatize = _lemmatizer()
+    if lemmatize is None:
+        return folded
+    found = str(lemmatize(folded, lang="en")).lower()
+    return found if found.isascii() and found.isalpha() else folded
+
+
+def tokens(text: str) -> list[Token]:
+    """The words of a text in order, Chinese segmented into words (哪个门店的销售额最高 → 哪个, 门店, 的,
+    销售额, 最高) and English words with their lemmas; spaces and punctuation are left out."""
+    folded = fold(text)
+    found = []
+    for start, end in word_spans(folded):
+        word = folded[start:end]
+        if not any(c.isalnum() for c in word):
+            continue
+        cjk = any(is_cjk(c) for c in word)
+        found.append(Token(word, word if cjk else lemma(word), start, end, cjk))
+    return found

@@ -1,0 +1,101 @@
+"""The text module of the reading (app/understanding/text.py): Chinese cut into real words by jieba,
+English words to their dictionary form by simplemma, one normalisation of width, brackets, case and
+units — and neither library loaded before a text is read."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from app.understanding.text import fold, lemma, normalise, split_unit, tokens
+from app.understanding.words import stem
+
+
+def test_a_chinese_question_is_cut_into_its_words():
+    words = [t.word for t in tokens("哪个门店的销售额最高？")]
+    # the column words come out whole, never as a piece of a longer run or across a word edge
+    assert "门店" in words and "销售额" in words
+    assert "店的" not in words and "的销" not in words
+    assert all(t.is_cjk for t in tokens("哪个门店的销售额最高？"))
+
+
+def test_tokens_carry_their_place_in_the_original_text():
+    text = "Which ＳＴＯＲＥＳ sold 销售额 most?"
+    for token in tokens(text):
+        assert fold(text[token.start : token.end]) == token.word
+    found = {t.word: t for t in tokens(text)}
+    assert found["stores"].lemma == "store" and not found["stores"].is_cjk
+    assert found["销售额"].is_cjk and found["销售额"].lemma == "销售额"
+    assert "?" not in found and " " not in found  # punctuation and spaces are not words
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [("stores", "store"), ("sold", "sell"), ("Women", "woman"), ("children", "child"), ("bought", "buy")],
+)
+def test_english_words_have_their_dictionary_form(word, expected):
+    assert lemma(word) == expected
+
+
+def test_words_that_are_not_english_are_their_own_lemma():
+    assert lemma("销售额") == "销售额"
+    assert lemma("x2") == "x2"
+    assert lemma("2024") == "2024"
+
+
+def test_the_stem_meets_irregular_forms_through_the_lemma():
+    # the suffix stripper alone kept these apart ("sold" is not "sell" + a suffix)
+    assert stem("sold") == stem("sell")
+    assert stem("women") == stem("woman")
+    assert stem("children") == stem("child")
+    # and still joins the forms the stripper joined before
+    assert stem("survived") == stem("survive")
+    assert stem("smoking") == stem("smoke")
+    assert stem("cancelled") == stem("cancel")
+
+
+def test_full_width_and_brackets_fold_character_for_character():
+    text = "ＡＢＣ　销量（件）【注】［1］"
+    folded = fold(text)
+    assert len(folded) == len(text)
+    assert folded == "abc 销量(件)(注)(1)"
+
+
+def test_normalise_spells_out_units_and_collapses_spaces():
+    assert normalise("面积（㎡）") == "面积(m2)"
+    assert normalise("  Weight\u3000（ＫＧ）  ") == "weight (kg)"
+
+
+def test_a_unit_in_brackets_is_split_from_the_name():
+    assert split_unit("Delivery Time (MIN)") == ("delivery time", "min")
+    assert split_unit("面积（㎡）") == ("面积", "m2")
+    assert split_unit("亩产【kg】") == ("亩产", "kg")
+    assert split_unit("Revenue") == ("revenue", None)
+    assert split_unit("(note)") == ("(note)", None)  # a bracket alone is the name, not a unit
+
+
+def _modules_after(code: str) -> set[str]:
+    probe = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=300)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_the_libraries_are_loaded_on_first_use_only():
+    modules = _modules_after("import app.understanding.text, app.understanding.words, app.understanding.segment")
+    assert "jieba" not in modules and "simplemma" not in modules
+    modules = _modules_after("from app.understanding.text import tokens\ntokens('哪个门店 sold most')")
+    assert "jieba" in modules and "simplemma" in modules
+
+
+def test_the_question_words_come_from_the_tokens():
+    from app.understanding.words import words_at
+
+    text = "Which women's ＳＴＯＲＥＳ sold 销售额sales?"
+    found = words_at(text)
+    # full-width letters are words too (the pattern over ASCII letters skipped them), and the clitic
+    # of a possessive is part of the word before it, not a word "s"
+    assert [w for _, _, w in found] == ["which", "women", "stores", "sold", "sales"]
+    assert all(fold(text[s:e]) == w for s, e, w in found)

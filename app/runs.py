@@ -382,15 +382,15 @@ class RunService:
         if run.status == "done":
             # the stored report (what a share link serves) and the trace keep the pseudonyms; the
             # owner's downloads show the real values (web/reports.py)
-            folder = self.settings.workspace_dir(run.workspace_id)
-            report = masked(build_report(session, run), folder)
+            # one read of the workspace's book for both
+            stored = masked(
+                {"report": build_report(session, run), "answer": run.answer or ""},
+                self.settings.workspace_dir(run.workspace_id),
+            )
+            report = stored["report"]
             session.add(Report(workspace_id=run.workspace_id, run_id=run.id, content=report))
             recorder.emit(
-                "answer",
-                {
-                    "answer": masked(run.answer or "", folder),
-                    "unverified_numbers": report.get("unverified_numbers", []),
-                },
+                "answer", {"answer": stored["answer"], "unverified_numbers": report.get("unverified_numbers", [])}
             )
         recorder.emit("run_finished", {"status": run.status, "error": run.error})
 

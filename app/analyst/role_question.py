@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -21,6 +20,7 @@ from app.understanding.gate_words import ID_LIKE
 from app.understanding.profile_reading import GROUPING, NUMERIC
 from app.understanding.role_sources import Provenance, Source
 from app.understanding.roles import groups_rows
+from app.understanding.text import is_cjk
 from app.understanding.words import name_words, stem
 
 ASKED_ROLES = ("group", "outcome")  # the roles worth a question; in this order (the groups are what is compared)
@@ -70,7 +70,6 @@ def candidates(
 
 
 POSITION_WORDS = word_set("position_words")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _position(name: str) -> bool:
@@ -85,8 +84,8 @@ def match_strength(phrase: str, name: str) -> float:
     phrase_words = [stem(w) for w in name_words(phrase) if w.isascii() and len(w) >= 3]
     name_stems = {stem(w) for w in name_words(name)}
     shared = sum(w in name_stems for w in phrase_words) / len(phrase_words) if phrase_words else 0.0
-    characters = set(_CJK.findall(phrase))
-    common = len(characters & set(_CJK.findall(name))) / len(characters) if characters else 0.0
+    characters = {c for c in phrase if is_cjk(c)}
+    common = len(characters & {c for c in name if is_cjk(c)}) / len(characters) if characters else 0.0
     spelled = fuzz.partial_ratio(phrase.lower(), name.lower()) / 100 if len(phrase) >= 3 else 0.0
     return max(shared, common, spelled if spelled >= 0.8 else 0.0)
 

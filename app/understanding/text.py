@@ -95,7 +95,7 @@ def _segmenter() -> Any | None:
     return jieba
 
 
-@cache
+@lru_cache(maxsize=4096)  # every question, phrase and column name of a long-running server: bounded
 def word_spans(text: str) -> tuple[Span, ...]:
     """(start, end) of each word of the text, in order; spaces and punctuation are words of their own."""
     jieba = _segmenter()

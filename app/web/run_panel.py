@@ -30,13 +30,12 @@ def run_context(session: Session, run: Run, lang: str, settings: Settings | None
     in place of the pseudonyms the model wrote (the owner's page; the records keep them, privacy.py)."""
     context = _run_context(session, run, lang)
     if settings is not None:
-        folder = settings.workspace_dir(run.workspace_id)
-        for key in ("analysis_plan", "steps", "figures", "tasks", "evidence"):
-            context[key] = unmasked(context[key], folder)
+        shown = {key: context[key] for key in ("analysis_plan", "steps", "figures", "tasks", "evidence")}
         if question := context["question"]:  # the options a model wrote name pseudonyms: the user picks real ones
-            context["question"] = unmasked(
-                {name: getattr(question, name) for name in ("id", "kind", "question", "options", "reason")}, folder
-            )
+            shown["question"] = {
+                name: getattr(question, name) for name in ("id", "kind", "question", "options", "reason")
+            }
+        context.update(unmasked(shown, settings.workspace_dir(run.workspace_id)))  # the book read once a render
     return context
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from analysis_tools import REGISTRY as ANALYSIS_REGISTRY
 from analysis_tools import Registry, ToolContext, ToolError, ToolResult, make_tool
+from analysis_tools.common import TABLE_DIGITS
 from analysis_tools.registry import suggest
 from analysis_tools.tables import SIDE_TABLE_TOOLS, previous_version_name, table_name
 from app.agent.context.compaction import NO_SHELVE
@@ -358,7 +359,7 @@ def shown_precision(value: Any) -> Any:
     """Floats at 6 significant figures, as the tables print them: 0.008604206500956023 costs the model
     17 digits and the verifier checks restated numbers against the stored full-precision metrics."""
     if isinstance(value, float) and math.isfinite(value):
-        return float(f"{value:.6g}")
+        return float(f"{value:.{TABLE_DIGITS}g}")
     if isinstance(value, dict):
         return {k: shown_precision(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -86,21 +86,25 @@ def test_the_fourth_held_out_set_loads_and_its_spreadsheets_are_there():
     assert len(asking) == 2 and all(facts.check(f, None, [], {"asked": ["metric"]}) for t in asking for f in t.facts)
 
 
+def own_files(task_file: str, per_language: int, prefix: str, earlier: tuple[str, ...]) -> tuple[list, set[str]]:
+    """A held-out set's tasks and files: `per_language` questions in each language, small files of its
+    own (named `prefix`*) that no earlier set uses."""
+    tasks = load_tasks(REPO / "data" / "eval" / task_file)
+    assert [t.language for t in tasks].count("en") == per_language
+    assert [t.language for t in tasks].count("zh") == per_language
+    files = {name for t in tasks for name in t.files}
+    assert all(0 < (REPO / name).stat().st_size < 150_000 for name in files)
+    assert all(name.startswith(f"data/eval/files/{prefix}") for name in files)
+    used = {name for other in earlier for t in load_tasks(REPO / "data" / "eval" / f"{other}.json") for name in t.files}
+    assert not files & used
+    return tasks, files
+
+
 def test_the_fifth_held_out_set_loads_and_its_spreadsheets_are_there():
     """Ten questions in each language, every fact valid, seven new small h5_ files shared with no
     other set, and the two questions where asking is right pass on a run that only asked."""
-    tasks = load_tasks(REPO / "data" / "eval" / "holdout5.json")
-    assert [t.language for t in tasks].count("en") == 10 and [t.language for t in tasks].count("zh") == 10
-    files = {name for t in tasks for name in t.files}
-    assert len(files) == 7 and all(0 < (REPO / name).stat().st_size < 150_000 for name in files)
-    assert all(name.startswith("data/eval/files/h5_") for name in files)
-    earlier = {
-        name
-        for other in ("holdout3.json", "holdout4.json", "tasks.json")
-        for t in load_tasks(REPO / "data" / "eval" / other)
-        for name in t.files
-    }
-    assert not files & earlier
+    tasks, files = own_files("holdout5.json", per_language=10, prefix="h5_", earlier=("holdout3", "holdout4", "tasks"))
+    assert len(files) == 7
     asking = [t for t in tasks if t.id in ("dental_insurance_not_in_data", "salon_vague_which_better_zh")]
     assert len(asking) == 2 and all(facts.check(f, None, [], {"asked": ["metric"]}) for t in asking for f in t.facts)
     assert not any(facts.check(f, None, [], {"asked": []}) for t in asking for f in t.facts[-1:])
@@ -111,18 +115,10 @@ def test_the_sixth_held_out_set_loads_and_its_spreadsheets_are_there():
     other set, three of them workbooks whose column names sit under a merged group row."""
     from openpyxl import load_workbook
 
-    tasks = load_tasks(REPO / "data" / "eval" / "holdout6.json")
-    assert [t.language for t in tasks].count("en") == 16 and [t.language for t in tasks].count("zh") == 16
-    files = {name for t in tasks for name in t.files}
-    assert len(files) == 6 and all(0 < (REPO / name).stat().st_size < 150_000 for name in files)
-    assert all(name.startswith("data/eval/files/h6_") for name in files)
-    earlier = {
-        name
-        for other in ("holdout3.json", "holdout4.json", "holdout5.json", "tasks.json")
-        for t in load_tasks(REPO / "data" / "eval" / other)
-        for name in t.files
-    }
-    assert not files & earlier
+    tasks, files = own_files(
+        "holdout6.json", per_language=16, prefix="h6_", earlier=("holdout3", "holdout4", "holdout5", "tasks")
+    )
+    assert len(files) == 6
     workbooks = [name for name in sorted(files) if name.endswith(".xlsx")]
     merged = [name for name in workbooks if load_workbook(REPO / name).active.merged_cells.ranges]
     assert len(merged) == 3 and sum(1 for t in tasks if set(t.files) & set(merged)) >= 6

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from app.understanding import vocabulary
 from app.understanding.gate_words import FAMILIES, has_word
+from app.understanding.general_words import is_general_en, is_row_word
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Span, value_position
 from app.understanding.segment import whole_words
@@ -86,10 +87,9 @@ def family_words(columns: list[dict[str, Any]]) -> list[str]:
 # compare or move, time units, quantities and everyday verbs (vocabulary/unmatched_words.toml). The
 # stems are compared too.
 _FILE = "unmatched_words"
-GENERAL_EN = set(vocabulary.words(_FILE, "general_en"))
-# The things a table's rows are: "Do older patients …", "each order": the rows, not a variable to look for;
-# but "top 5 customers", "which customers" ranks them, so there they are content (a column to find).
-ROW_WORDS = set(vocabulary.words(_FILE, "row_words"))
+# The things a table's rows are: "Do older patients …", "each order": the rows, not a variable to look for
+# (general_words.is_row_word); but "top 5 customers", "which customers" ranks them, so there they are
+# content (a column to find).
 ZH_ROW_WORDS = vocabulary.words(_FILE, "zh_row_words")
 _ZH_RANKS_ROWS = re.compile(r"(?:哪些|哪几|哪位|哪个|前\s*[\d一二三四五六七八九十]+\s*[名位个]?|最\S{0,3}的)$")
 _RANKS_ROWS = re.compile(r"(?:\btop|\bbottom|\bwhich|\bbest|\bworst|\d+)\s+(?:\w+\s+)?$")
@@ -136,7 +136,7 @@ def unmatched_words(
         if word in _JOINERS and current:
             pending = word
             continue
-        rows = word in ROW_WORDS and not _RANKS_ROWS.search(question.lower()[:start]) and stem(word) not in named_parts
+        rows = is_row_word(word) and not _RANKS_ROWS.search(question.lower()[:start]) and stem(word) not in named_parts
         if _content_en(word) and stem(word) not in parts and not rows:
             current += [pending, word] if pending else [word]
         elif current:
@@ -154,14 +154,7 @@ def unmatched_words(
 
 
 def _content_en(word: str) -> bool:
-    return (
-        len(word) >= 3
-        and not word[0].isdigit()
-        and word not in STOP
-        and word not in GENERAL_EN
-        and stem(word) not in GENERAL_EN
-        and word.rstrip("s") not in GENERAL_EN
-    )
+    return len(word) >= 3 and not word[0].isdigit() and not is_general_en(word)
 
 
 def _content_zh(text: str, words_of: str) -> list[str]:

@@ -1,0 +1,41 @@
+"""The words of a question that name no variable — the language's own words, not the data's (read by
+role_sources.unmatched_words: what is left after them, and after every column and value named, is a
+phrase the data may lack).
+
+Most of the work is done by general language tools rather than lists:
+- English: a word is looked up by its dictionary form (text.lemma: compared → compare, drivers →
+  driver, went → go) and its stem (words.stem), so the list (vocabulary/unmatched_words.toml
+  `general_en`) holds each word once, not each of its inflections; the stop words (stop_words.toml)
+  are not repeated there.
+- Chinese: the closed word classes — pronouns and question words (哪个, 什么), numerals and measure
+  words, prepositions, conjunctions, particles, adverbs, words of place and of time (之后, 去年) — are
+  recognised by jieba's part-of-speech tagger (text.closed_class_spans), so the list `general_zh`
+  keeps only open-class words of analysis (趋势, 影响, 平均 …) that the tagger cannot tell apart from a
+  variable's name.
+"""
+
+from __future__ import annotations
+
+from app.understanding import vocabulary
+from app.understanding.text import lemma
+from app.understanding.words import STOP, stem
+
+_FILE = "unmatched_words"
+GENERAL_EN = frozenset(vocabulary.words(_FILE, "general_en"))
+ROW_WORDS = frozenset(vocabulary.words(_FILE, "row_words"))
+
+
+def forms(word: str) -> tuple[str, ...]:
+    """The forms a word is looked up by: as written, its dictionary form, its stem, without a final s."""
+    return (word, lemma(word), stem(word), word.rstrip("s"))
+
+
+def is_general_en(word: str) -> bool:
+    """Whether an English word (lower case) names no variable: a stop word, or a word of analysis,
+    comparison, time or grammar in any of its forms."""
+    return word in STOP or any(form in GENERAL_EN for form in forms(word))
+
+
+def is_row_word(word: str) -> bool:
+    """Whether an English word is a thing a table's rows often are (customers, orders), or its plural."""
+    return word in ROW_WORDS or lemma(word) in ROW_WORDS

@@ -23,6 +23,7 @@ from app.understanding.general_words import is_general_en, is_row_word
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Span, value_position
 from app.understanding.segment import whole_words
+from app.understanding.text import closed_class_spans
 from app.understanding.words import STOP, name_words, stem, value_words, words_at
 
 # roles.MATCH_KINDS (how the words name a column), then a named value, the user's answer, a default
@@ -161,6 +162,9 @@ def _content_zh(text: str, words_of: str) -> list[str]:
     """The Chinese phrases of `text` that name no column, each made of whole words of `words_of` (the
     unblanked text, same offsets): a piece cut inside a word (共收 of 一共收了) keeps only its whole words."""
     found = []
+    closed = closed_class_spans(words_of)  # 哪个, 的, 之间, 多少: grammar, by the part-of-speech tagger
+    for start, end in closed:
+        text = text[:start] + " " * (end - start) + text[end:]
     for run_match in _ZH_RUN.finditer(text):
         run = run_match.group(0)
         pieces = [run]

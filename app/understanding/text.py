@@ -116,6 +116,39 @@ def _runs(text: str) -> tuple[Span, ...]:
     return tuple(spans)
 
 
+# jieba's part-of-speech tags of the closed word classes (the ICTCLAS tag set it uses): pronouns and
+# question words (r), numerals (m) and measure words (q, mq), prepositions (p), conjunctions (c),
+# particles (u…), modal particles (y), interjections and onomatopoeia (e, o), words of place (f) and
+# adverbs (d, and zg: a bound morpheme such as 很). A closed class is a grammar's own list; a word of it
+# names no variable. Time words (t) are not closed: 周末, 春节, 夏天 may be what the data lacks.
+# The tag's first letter says the class (mq: a numeral with its measure word; uj, ul …: particles).
+_CLOSED_CLASSES = "rmqpcuyeofd"
+_BOUND_ADVERB = "zg"
+
+
+def is_closed_class(tag: str) -> bool:
+    """Whether a jieba part-of-speech tag is one of a closed word class (above)."""
+    return tag == _BOUND_ADVERB or tag[:1] in _CLOSED_CLASSES
+
+
+@lru_cache(maxsize=4096)
+def closed_class_spans(text: str) -> tuple[Span, ...]:
+    """(start, end) of each Chinese word of the text that belongs to a closed word class by jieba's
+    part-of-speech tagger (哪个门店的销售额最高 → 哪个, 的); () without jieba."""
+    jieba = _segmenter()
+    if jieba is None:
+        return ()
+    import jieba.posseg
+
+    spans, at = [], 0
+    for pair in jieba.posseg.cut(text):
+        end = at + len(pair.word)
+        if any(is_cjk(c) for c in pair.word) and is_closed_class(pair.flag):
+            spans.append((at, end))
+        at = end
+    return tuple(spans)
+
+
 @cache
 def _lemmatizer() -> Any | None:
     """simplemma's lemmatize function (its English table is read on the first call); None when missing."""

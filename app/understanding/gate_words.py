@@ -8,15 +8,18 @@ import re
 from collections.abc import Iterable
 
 from app.understanding import vocabulary
+from app.understanding.text import plain_words
 
 
 def normalise(text: str) -> str:
-    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
-    return " ".join(re.sub(r"[^\w\u4e00-\u9fff]+|_", " ", text.lower()).split())
+    """The text's plain words (text.plain_words) joined by one space: a name is found in a question
+    as a substring of this form."""
+    return " ".join(plain_words(text))
 
 
 def word_set(text: str) -> set[str]:
-    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in normalise(text).split()}
+    """The text's plain words, a final plural "s" dropped (orders → order, but not class)."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in plain_words(text)}
 
 
 def has_word(words: Iterable[str], text: str) -> bool:

@@ -74,6 +74,26 @@ def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", fold(text)).split())
 
 
+_CAMEL = re.compile(r"([a-z])([A-Z])")
+
+
+def plain_words(text: str) -> list[str]:
+    """The words of a name or a short text as plain runs of letters and digits, folded: camelCase and
+    snake_case split, every other character a separator, a run of Han characters one word
+    ("passengerClass" → passenger, class; "Unit_Price (USD)" → unit, price, usd; "销售额2024" →
+    销售额, 2024). The rule for names and for comparing texts word by word; `tokens` segments Chinese."""
+    spaced = _CAMEL.sub(r"\1 \2", text)
+    found: list[str] = []
+    current: list[str] = []
+    for char in fold(spaced) + " ":
+        if current and (not (char.isalnum() and char != "_") or is_cjk(char) != is_cjk(current[-1])):
+            found.append("".join(current))  # a separator, or where Han characters meet Latin ones
+            current = []
+        if char.isalnum() and char != "_":
+            current.append(char)
+    return found
+
+
 def split_unit(name: str) -> tuple[str, str | None]:
     """A column name's core and the unit or scale in brackets at its end, both normalised:
     "Delivery Time (MIN)" → ("delivery time", "min"), "面积（㎡）" → ("面积", "m2"); (name, None) without one."""

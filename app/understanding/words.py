@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from app.understanding import vocabulary
 from app.understanding.everyday_words import concept_synonyms, merged
-from app.understanding.text import lemma, tokens
+from app.understanding.text import lemma, plain_words, tokens
 
 # Words a question may use for a column named in the other language, or in everyday words
 # (vocabulary/synonyms.toml [[columns]]: the key is a piece of the column name, lower case; the words
@@ -90,9 +90,9 @@ def core_name(name: str) -> str:
 
 
 def name_words(name: str) -> list[str]:
-    """A column name's words: "passengerClass" → passenger, class; "Unit_Price" → unit, price."""
-    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
-    return [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
+    """A column name's Latin words and numbers (text.plain_words): "passengerClass" → passenger, class;
+    "Unit_Price" → unit, price."""
+    return [w for w in plain_words(name) if w.isascii()]
 
 
 def _is_subsequence(short: str, long: str) -> bool:
@@ -238,5 +238,5 @@ def code_word(value: str, column: str, question: str) -> str | None:
 
 def question_key(text: str) -> str:
     """A short stable key of a question (gate topics that belong to one question)."""
-    norm = " ".join(re.sub(r"[^\w\u4e00-\u9fff]+", " ", text.lower()).split())
+    norm = " ".join(plain_words(text))
     return hashlib.sha1(norm.encode()).hexdigest()[:8]

@@ -99,3 +99,44 @@ def test_the_question_words_come_from_the_tokens():
     # of a possessive is part of the word before it, not a word "s"
     assert [w for _, _, w in found] == ["which", "women", "stores", "sold", "sales"]
     assert all(fold(text[s:e]) == w for s, e, w in found)
+
+
+# --- one rule per job (issue 24): plain words, closed classes, the words inside a word -------------
+
+
+def test_plain_words_split_case_underscores_and_scripts() -> None:
+    from app.understanding.text import plain_words
+
+    assert plain_words("passengerClass") == ["passenger", "class"]
+    assert plain_words("Unit_Price (USD)") == ["unit", "price", "usd"]
+    assert plain_words("销售额2024") == ["销售额", "2024"]
+    assert plain_words("Ｑ３ Sales！") == ["q3", "sales"]
+
+
+def test_closed_class_words_are_found_by_the_tagger() -> None:
+    from app.understanding.text import closed_class_spans
+
+    text = "哪个门店的销售额最高"
+    assert [text[a:b] for a, b in closed_class_spans(text)] == ["哪个", "的"]
+    text = "会员和非会员之间的消费有没有差异"
+    assert [text[a:b] for a, b in closed_class_spans(text)] == ["和", "之间", "的"]
+    # a time word is not closed: the weekend may be what the data lacks
+    assert "周末" not in [t[a:b] for t in ["周末顾客是否更多"] for a, b in closed_class_spans(t)]
+
+
+def test_inner_words_of_a_long_chinese_word() -> None:
+    from app.understanding.text import inner_words
+
+    assert inner_words("销售额") == ("销售", "销售额")
+    assert inner_words("口径") == ("口径",)
+    assert inner_words("revenue") == ("revenue",)
+
+
+def test_general_english_words_in_any_form() -> None:
+    from app.understanding.general_words import is_general_en, is_row_word
+
+    for word in ("compared", "drivers", "went", "the", "highest", "months"):
+        assert is_general_en(word), word
+    for word in ("rainy", "salary", "weather"):
+        assert not is_general_en(word), word
+    assert is_row_word("customers") and is_row_word("customer") and not is_row_word("purchase")

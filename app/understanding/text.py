@@ -9,16 +9,16 @@ Offsets always refer to the text as given: `fold` maps one character to one char
 to half-width, every kind of bracket to ( and ), upper to lower case), so the words of the folded
 text lie where they lie in the original.
 
-To fold in next (other tokenizers and stemmers in app/, each with its own rules today):
-- app/understanding/words.py: `stem` (a suffix stripper, now applied to this module's lemma; its
-  `words_at` already reads `tokens`), `name_words` (column names split by case and "_") and
-  `question_key`'s own normalisation;
-- app/understanding/segment.py (its segmenter now lives here; it keeps `whole_words`);
-- app/understanding/gate_words.py `normalise` / `word_set` (a plural-"s" stripper);
-- app/agent/tools/evidence.py `_words` (a 5-letter prefix stem);
-- app/agent/context/retrieval.py (Latin words and Chinese character bigrams for BM25);
-- app/understanding/role_sources.py and wide_pairs.py / column_forms.py (runs of Han characters by
-  regular expression) and app/analyst/role_question.py (`_CJK`).
+Read through this module (one function per job): a question's words (`tokens`, `word_spans`), a
+name's or a short text's plain words (`plain_words`: words.name_words, words.question_key,
+gate_words.normalise/word_set), dictionary forms (`lemma`, under words.stem), the closed word classes
+of Chinese by jieba's tagger (`closed_class_spans`: the words of a question that name no variable,
+general_words.py), the words inside a long Chinese word (`inner_words`: the knowledge search,
+app/agent/context/retrieval.py) and the evidence tool's comparable words (app/agent/tools/evidence.py).
+
+Still beside it: app/understanding/segment.py `whole_words` (over `word_spans`); runs of Han characters
+by regular expression in role_sources.py, wide_pairs.py, column_forms.py and role_question.py (they cut
+a run at vocabulary words, not words of the language).
 """
 
 from __future__ import annotations
@@ -146,6 +146,16 @@ _CLOSED_CLASSES = "rmqpcuyeofd"
 _BOUND_ADVERB = "zg"
 
 
+@cache
+def _tagger() -> Any | None:
+    """jieba's part-of-speech tagger (jieba.posseg, on the same dictionary); None when jieba is missing."""
+    if _segmenter() is None:
+        return None
+    import jieba.posseg
+
+    return jieba.posseg
+
+
 def is_closed_class(tag: str) -> bool:
     """Whether a jieba part-of-speech tag is one of a closed word class (above)."""
     return tag == _BOUND_ADVERB or tag[:1] in _CLOSED_CLASSES
@@ -155,13 +165,11 @@ def is_closed_class(tag: str) -> bool:
 def closed_class_spans(text: str) -> tuple[Span, ...]:
     """(start, end) of each Chinese word of the text that belongs to a closed word class by jieba's
     part-of-speech tagger (哪个门店的销售额最高 → 哪个, 的); () without jieba."""
-    jieba = _segmenter()
-    if jieba is None:
+    tagger = _tagger()
+    if tagger is None:
         return ()
-    import jieba.posseg
-
     spans, at = [], 0
-    for pair in jieba.posseg.cut(text):
+    for pair in tagger.cut(text):
         end = at + len(pair.word)
         if any(is_cjk(c) for c in pair.word) and is_closed_class(pair.flag):
             spans.append((at, end))
@@ -191,6 +199,16 @@ def lemma(word: str) -> str:
         return folded
     found = str(lemmatize(folded, lang="en")).lower()
     return found if found.isascii() and found.isalpha() else folded
+
+
+@lru_cache(maxsize=4096)
+def inner_words(word: str) -> tuple[str, ...]:
+    """The shorter dictionary words inside a Chinese word, then the word (jieba's search mode: 销售额 →
+    销售, 销售额), so that a search for one finds a text that says the other; (word,) otherwise."""
+    jieba = _segmenter()
+    if jieba is None or len(word) < 3 or not any(is_cjk(c) for c in word):
+        return (word,)
+    return (*dict.fromkeys(w for w in jieba.cut_for_search(word) if w != word), word)
 
 
 def tokens(text: str) -> list[Token]:

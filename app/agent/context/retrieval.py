@@ -1,5 +1,6 @@
-"""Which passages of the workspace knowledge a turn sees: BM25 over paragraph-sized passages, with
-words for Latin text and character bigrams for Chinese (no segmenter needed, works for mixed text).
+"""Which passages of the workspace knowledge a turn sees: BM25 over paragraph-sized passages, the terms
+being the words of app.understanding.text (jieba for Chinese, with the words inside a long word;
+English words by their dictionary form).
 
 When all the knowledge fits the budget it is all injected, in order; otherwise the passages most
 relevant to the question are, up to the budget, still in document order.
@@ -10,13 +11,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Iterable, Protocol
+from collections.abc import Iterable
+from typing import Protocol
 
 from app.agent.context.tiers import Item
+from app.understanding.text import inner_words, tokens
 
 PASSAGE_CHARS = 700
-_WORD = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
-_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
 _SENTENCE_END = re.compile(r"(?<=[。！？；.!?;])\s*")
 STOPWORDS = frozenset(
     "a an and are as at be by do does did for from has have how i in is it its of on or our so that the this "
@@ -35,12 +36,15 @@ class Entry(Protocol):
 
 
 def terms(text: str) -> list[str]:
-    """Search terms: Latin words (lower-cased, stop words out) and overlapping pairs of Chinese
-    characters ("销售额" → 销售, 售额); a lone Chinese character is a term of its own."""
-    lowered = text.lower()
-    found = [w for w in _WORD.findall(lowered) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
-    for run in _CJK_RUN.findall(lowered):
-        found += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+    """Search terms: the text's words (app.understanding.text.tokens): English ones as their dictionary
+    form (returns → return) without function words, Chinese ones with the shorter words inside them
+    ("销售额口径" → 销售, 销售额, 口径), numbers as they are."""
+    found: list[str] = []
+    for token in tokens(text):
+        if token.is_cjk:
+            found += inner_words(token.word)
+        elif token.word not in STOPWORDS and (len(token.word) > 1 or token.word.isdigit()):
+            found.append(token.lemma)
     return found
 
 

@@ -25,8 +25,8 @@ from app.agent.store import (
     run_tool_call,
 )
 from app.agent.tools.tasks import task_dict
+from app.understanding.text import is_cjk, tokens
 
-_WORD = re.compile(r"[a-z0-9]{3,}|[\u4e00-\u9fff]")
 _STOP = {"the", "and", "for", "with", "does", "whether", "data", "between", "from", "that", "this", "are", "was"}
 
 
@@ -107,12 +107,16 @@ def downgrade_confidence(
 
 
 def _words(text: str) -> set[str]:
-    """Comparable words: lower-case, stop words dropped, Latin words cut to a 5-letter stem
-    ("describe"/"descriptive", "compare"/"comparison") and tool names split into their parts."""
-    words = set()
-    for word in _WORD.findall(text.lower().replace("_", " ")):
-        if word not in _STOP:
-            words.add(word[:5] if word.isascii() else word)
+    """Comparable words (app.understanding.text.tokens): stop words dropped, Latin words of three letters
+    or more cut to a 5-letter stem ("describe"/"descriptive", "compare"/"comparison"), tool names split
+    into their parts, and Chinese words as their characters (会员组 meets 会员: a task's words and the
+    evidence's are segmented apart)."""
+    words: set[str] = set()
+    for token in tokens(text.replace("_", " ")):
+        if token.is_cjk:
+            words.update(c for c in token.word if is_cjk(c))
+        elif len(token.word) >= 3 and token.word.isalnum() and token.word not in _STOP:
+            words.add(token.word[:5])
     return words
 
 

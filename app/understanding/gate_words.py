@@ -37,8 +37,15 @@ _FILE = "gates"  # vocabulary/gates.toml
 
 # A family of metric columns: the words that refer to it; `generic` words name the family, not a
 # specific column (a column called just "revenue" is not named exactly when "revenue_net" exists).
+def _optional(entry: vocabulary.Entry, name: str) -> tuple[str, ...]:
+    return entry.strings(name) if name in entry.fields else ()
+
+
 FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
-    entry.key: {"words": entry.strings("words"), "generic": entry.strings("generic")}
+    entry.key: {
+        "words": (*entry.strings("words"), *_optional(entry, "specific")),
+        "generic": (*entry.strings("words"), *_optional(entry, "generic_also")),
+    }
     for entry in vocabulary.entries(_FILE, "families")
 }
 # A qualifier of a metric's name -> what it means (English, Chinese)

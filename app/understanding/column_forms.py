@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator
 
 from app.understanding import vocabulary
+from app.understanding.text import HAN_RUN, is_cjk
 from app.understanding.words import NAME_BRACKET, STOP, core_name, name_words, stem, words_at
 
 _FILE = "name_forms"  # vocabulary/name_forms.toml
@@ -247,16 +248,16 @@ def zh_leading_mentions(question: str, name: str, others: list[str]) -> Iterator
     """Where the question uses a Chinese name's leading word: "数学平均分" → 数学成绩, "哪两个班" → 班级,
     "哪三块地" → 地块."""
     core = name.strip()
-    if len(core) == 2 and core[1] in _ZH_CLASSIFIERS and "\u4e00" <= core[0] <= "\u9fff":
+    if len(core) == 2 and core[1] in _ZH_CLASSIFIERS and is_cjk(core[0]):
         for match in re.finditer(re.escape(core[1] + core[0]), question):
             yield match.start(), match.end()
-    if len(core) == 2 and "\u4e00" <= core[1] <= "\u9fff" and core[1] not in _ZH_TIME_CHARS:
+    if len(core) == 2 and is_cjk(core[1]) and core[1] not in _ZH_TIME_CHARS:
         # a two-character name by its last character, counted: "三家店", "每家店" → 门店; "各个班" → 班级 is below
         for match in _ZH_COUNTER.finditer(question):
             if question.startswith(core[1], match.end()) and not any(core[1] in o for o in others if o != name):
                 yield match.end(), match.end() + 1
     lead = _ZH_MEASURE_TAIL.sub("", name.strip())
-    if lead == name.strip() or not lead or not all("\u4e00" <= ch <= "\u9fff" for ch in lead):
+    if lead == name.strip() or not lead or not all(is_cjk(ch) for ch in lead):
         return
     if any(lead in other for other in others if other != name):
         return
@@ -287,14 +288,13 @@ def head_word_mentions(question: str, name: str, others: list[str]) -> Iterator[
 # Pieces of Chinese names that say what kind of number or thing it is, not which: 平均温度 is not named
 # by "平均" (any average), 订单编号 not by "编号".
 _ZH_GENERIC = set(vocabulary.words(_FILE, "zh_generic"))
-_CJK = re.compile(r"[\u4e00-\u9fff]+")
 
 
 def zh_part_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
     """Where the question writes part of a Chinese name that no other column's name holds: its start
     or end of two characters or more ("满意度" → 客户满意度, "广告" → 广告费用), or three or more from
     anywhere in it ("满意度" → 客户满意度评分). The longest such piece first."""
-    runs = _CJK.findall(name)
+    runs = HAN_RUN.findall(name)
     if not runs or yes_no_core(name):  # "是否会员" is named by its core (yes_no_mentions), not "是否会"
         return
     text = question.lower()

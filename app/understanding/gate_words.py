@@ -35,6 +35,7 @@ def has_word(words: Iterable[str], text: str) -> bool:
 
 _FILE = "gates"  # vocabulary/gates.toml
 
+
 # A family of metric columns: the words that refer to it; `generic` words name the family, not a
 # specific column (a column called just "revenue" is not named exactly when "revenue_net" exists).
 def _optional(entry: vocabulary.Entry, name: str) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from app.understanding.general_words import is_general_en, is_row_word
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Span, value_position
 from app.understanding.segment import whole_words
-from app.understanding.text import closed_class_spans
+from app.understanding.text import HAN_RUN, closed_class_spans
 from app.understanding.words import STOP, name_words, stem, value_words, words_at
 
 # roles.MATCH_KINDS (how the words name a column), then a named value, the user's answer, a default
@@ -68,7 +68,7 @@ def part_named(question: str, name: str) -> bool:
     if len(name_words(name)) > 1 and any(stem(w) in parts for _, _, w in words_at(question) if w not in STOP):
         return True
     return any(
-        run[i : i + 3] in question for run in re.findall(r"[\u4e00-\u9fff]{3,}", name) for i in range(len(run) - 2)
+        run[i : i + 3] in question for run in HAN_RUN.findall(name) if len(run) >= 3 for i in range(len(run) - 2)
     )
 
 
@@ -105,7 +105,6 @@ _ZH_COUNT = re.compile(
     r"[\d一二两三四五六七八九十百千万几]+\s*(?:个)?(?:月|年|周|天|日|季度|星期|名|位|家|种|次|人|元|倍|%|"
     r"块|套|件|单|笔|份|只|台|辆|间|张|项|分|条|本|家店)?"
 )
-_ZH_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _JOINERS = set(vocabulary.words(_FILE, "joiners"))
 
 
@@ -165,7 +164,7 @@ def _content_zh(text: str, words_of: str) -> list[str]:
     closed = closed_class_spans(words_of)  # 哪个, 的, 之间, 多少: grammar, by the part-of-speech tagger
     for start, end in closed:
         text = text[:start] + " " * (end - start) + text[end:]
-    for run_match in _ZH_RUN.finditer(text):
+    for run_match in HAN_RUN.finditer(text):
         run = run_match.group(0)
         pieces = [run]
         for word in GENERAL_ZH:

@@ -56,6 +56,10 @@ class Token:
     is_cjk: bool
 
 
+# A run of Han characters (the ranges of `is_cjk`): the one pattern for "the Chinese of a text".
+HAN_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+
+
 def is_cjk(char: str) -> bool:
     """Whether a character is a Han character (CJK unified ideographs and extension A)."""
     return "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff"

@@ -24,6 +24,7 @@ from typing import Any
 
 from app.understanding import vocabulary
 from app.understanding.profile_reading import NUMERIC
+from app.understanding.text import HAN_RUN, is_cjk
 
 _FILE = "designs"  # vocabulary/designs.toml: the words; the patterns with structure stay here
 # (earlier, later) markers of the same measurement taken twice; English ones only as whole words
@@ -171,9 +172,7 @@ def _mentions(question: str, shared: str, earlier: str, later: str) -> bool:
     if any(re.search(rf"(?<![a-z]){re.escape(w)}", text) for w in words):
         return True
     return any(
-        piece in text
-        for part in re.findall(r"[\u4e00-\u9fff]+", shared)
-        for piece in (part[i : i + 2] for i in range(len(part) - 1))
+        piece in text for part in HAN_RUN.findall(shared) for piece in (part[i : i + 2] for i in range(len(part) - 1))
     )
 
 
@@ -220,5 +219,5 @@ def _common_words(a: str, b: str) -> bool:
     words_a, words_b = set(_LATIN_WORD.findall(a.lower())), set(_LATIN_WORD.findall(b.lower()))
     if {w for w in words_a & words_b if len(w) >= 2 and not w.isdigit()}:
         return True
-    han_a = re.findall(r"[\u4e00-\u9fff]", a)
+    han_a = [c for c in a if is_cjk(c)]
     return any("".join(han_a[i : i + 2]) in b for i in range(len(han_a) - 1))

@@ -20,7 +20,7 @@ from app.understanding.gate_words import ID_LIKE
 from app.understanding.profile_reading import GROUPING, NUMERIC
 from app.understanding.role_sources import Provenance, Source
 from app.understanding.roles import groups_rows
-from app.understanding.text import is_cjk
+from app.understanding.text import is_cjk, lemma
 from app.understanding.words import name_words, stem
 
 ASKED_ROLES = ("group", "outcome")  # the roles worth a question; in this order (the groups are what is compared)
@@ -188,7 +188,7 @@ def measure_like(phrase: str) -> bool:
     """Whether an unmatched phrase names a number rather than groups, by its last word."""
     words = phrase.lower().split()
     if words and words[-1].isascii():
-        return words[-1] in MEASURE_EN
+        return words[-1] in MEASURE_EN or lemma(words[-1]) in MEASURE_EN  # scores: score
     return phrase.endswith(MEASURE_ZH)
 
 

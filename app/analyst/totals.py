@@ -12,11 +12,18 @@ from app.analyst.vocabulary import named_lists, word_set, words
 from app.understanding.kinds import MEAN_WORDS, PER_UNIT, asks_extreme, asks_total
 from app.understanding.language import local_text as _t
 from app.understanding.roles import groups_rows
+from app.understanding.text import lemma
 from app.understanding.words import core_name
 
 ADDITIVE = words("additive")  # parts of a name that make a number a total (vocabulary.toml)
 # A grouping named like a period of time ("Month", "季度"): the rows' period, not a part of the total.
 PERIOD_NAMES = word_set("period_names")
+
+
+def _period_name(name: str) -> bool:
+    """Whether a column is named like a period of time, in any form (Months: month)."""
+    core = core_name(name).strip().lower()
+    return core in PERIOD_NAMES or lemma(core) in PERIOD_NAMES
 
 
 def additive(name: str) -> bool:
@@ -31,7 +38,7 @@ def share_groups(question: str, columns: list[Column], named: list[str], dimensi
     the chosen grouping) when it names no period beside another grouping."""
     kinds = {c["name"]: c for c in columns}
     groups = [n for n in dict.fromkeys([dimension, *named]) if n in kinds and groups_rows(kinds[n])]
-    periods = [n for n in groups if core_name(n).strip().lower() in PERIOD_NAMES] or each_period(question, columns)
+    periods = [n for n in groups if _period_name(n)] or each_period(question, columns)
     parts = [n for n in groups if n not in periods]
     return (periods[0], parts[0]) if periods and parts else (None, dimension)
 

@@ -169,7 +169,7 @@ def test_knowledge_api_and_page(client, tmp_path):
     assert note.status_code == 201 and note.json()["chars"] == 24
     doc = client.post(
         f"/api/workspaces/{ws}/knowledge/files",
-        files={"file": ("policy.md", "# Policy\n\nRevenue is net of VAT.".encode())},
+        files={"file": ("policy.md", b"# Policy\n\nRevenue is net of VAT.")},
     )
     assert doc.status_code == 201 and doc.json()["title"] == "policy" and doc.json()["source"] == "policy.md"
     pdf = client.post(f"/api/workspaces/{ws}/knowledge/files", files={"file": ("x.pages", b"PK\x03\x04")})

@@ -25,6 +25,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.analyst.role_question import candidates
+from app.analyst.scope import describe_condition
+from app.analyst.steps import Plan
 from app.understanding.role_sources import Provenance, Source
 from app.understanding.roles import WEAK_KINDS
 
@@ -96,7 +98,115 @@ def says_the_defaults(provenance: Provenance | None) -> bool:
 
 
 def reading_record(provenance: Provenance | None, metric: str | None, zh: bool) -> dict[str, Any]:
-    """The reading as the run records it (report.json's `reading`): {"status": "named" | "assumed",
-    "assumed": [the answer's "Assumed:" sentences]}."""
+    """The reading's mark (report.json's `reading`): {"status": "named" | "assumed", "assumed": [the
+    answer's "Assumed:" sentences]}; `plan_reading` adds what the page's chips need."""
     lines = assumed_lines(provenance, metric, zh)
     return {"status": "assumed" if lines else "named", "assumed": lines}
+
+
+# --- the reading as the user can change it (issue 24 point 4) -------------------------------------
+# The kinds a chip offers: a handful the built-in analyst plans from a few words of the question.
+# A chip's choice reaches the analyst as the user's confirmed goal for the question (topic
+# `goal.<key>`, the clarification path), so it is the words the question reader already reads.
+KIND_CHOICES = ("total", "top", "share", "trend", "compare")
+KIND_GOALS = {  # kind -> (English, Chinese) goal words the chip records; {n}: the N of a top-N
+    "total": ("total", "总和"),
+    "top": ("top {n}", "前{n}名"),
+    "share": ("share", "占比"),
+    "trend": ("trend over time", "随时间的趋势"),
+    "compare": ("compare", "比较"),
+}
+N_CHOICES = (3, 5, 10)
+MAX_OPTIONS = 6  # other columns a measure or groups chip offers
+
+
+def chip_kind(plan: Plan) -> str | None:
+    """The plan's kind as a chip names it; None for a kind the chips do not offer (a data task, a
+    regression, a paired test: changing those in one click would not be the same question)."""
+    tools = {s.tool for s in plan.steps if s.task}
+    if plan.kind in ("total", "top", "share"):
+        return plan.kind
+    if plan.kind == "standard" and tools & {"time_series_trend", "forecast", "seasonal_decompose"}:
+        return "trend"
+    if plan.kind == "standard" and plan.dimension and tools & {"compare_groups", "compare_two_groups"}:
+        return "compare"
+    return None
+
+
+def goal_words(kind: str, n: int, zh: bool) -> str:
+    """The goal a kind chip (or an N chip: kind "top") records for the question."""
+    english, chinese = KIND_GOALS[kind]
+    return (chinese if zh else english).format(n=n)
+
+
+def _how(source: Source | None) -> str:
+    if source is None or source.default or source.how in WEAK_KINDS:
+        return "assumed"
+    return "answer" if source.how == "answer" else "named"
+
+
+def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
+    """The whole reading as report.json records it: the mark (`reading_record`), the question's key
+    (its clarification topics are filed under it), the sentence the answer opens with (`read_as`) and
+    one entry per role the user can change: {role: measure | group | filter | kind | n, value, how:
+    named | assumed | answer, options: [other values]}."""
+    provenance = plan.provenance
+    record = reading_record(provenance, plan.metric, zh)
+    sources = {s.role: s for s in provenance.sources} if provenance else {}
+    columns = provenance.columns if provenance else []
+    roles: list[dict[str, Any]] = []
+    if plan.metric:
+        found, _ = candidates("outcome", columns, None)
+        options = [c["name"] for c in found if c["name"] != plan.metric][:MAX_OPTIONS]
+        roles.append({"role": "measure", "value": plan.metric, "how": _how(sources.get("outcome")), "options": options})
+    if plan.dimension:
+        found, _ = candidates("group", columns, plan.metric)
+        options = [c["name"] for c in found if c["name"] != plan.dimension][:MAX_OPTIONS]
+        roles.append({"role": "group", "value": plan.dimension, "how": _how(sources.get("group")), "options": options})
+    filters = filter_text(plan, zh)
+    if filters:  # read from the question's own words: shown, not offered (its values are the question's)
+        roles.append({"role": "filter", "value": filters, "how": _how(sources.get("filter")), "options": []})
+    kind = chip_kind(plan)
+    n = plan.top[0] if plan.top else 0
+    if kind:
+        dated = any(c.get("type") == "datetime" for c in columns)
+        offered = [k for k in KIND_CHOICES if k != kind and (k != "trend" or dated) and (k == "trend" or plan.metric)]
+        roles.append({"role": "kind", "value": kind, "how": "named", "options": offered})
+    if kind == "top" and n:
+        roles.append({"role": "n", "value": str(n), "how": "named", "options": [str(c) for c in N_CHOICES if c != n]})
+    return {
+        **record,
+        "key": provenance.key if provenance else "",
+        "read_as": read_as(plan, kind, n, filters, zh),
+        "roles": roles,
+    }
+
+
+def filter_text(plan: Plan, zh: bool) -> str:
+    """The plan's filters as the answer says them ("Channel = Online, 月份 in 2024")."""
+    return ("，" if zh else ", ").join(describe_condition(c, zh) for c in plan.filters)
+
+
+def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str:
+    """One plain sentence of how the question was read ("Read as: the total 销售额 by 门店";
+    "理解为：按 门店 计算 销售额 的总和"); "" when the plan has no measure to speak of (a data task)."""
+    m, g = plan.metric, plan.dimension
+    if not m:
+        return ""
+    if zh:
+        text = {
+            "total": f"按 {g} 计算 {m} 的总和" if g else f"{m} 的总和",
+            "top": f"按 {m} 总和排名前 {n} 的 {g}" if g else f"{m} 最高的前 {n} 行",
+            "share": f"各 {g} 占 {m} 的比重" if g else f"{m} 的构成",
+            "trend": f"{m} 随时间的变化",
+            "compare": f"比较不同 {g} 的 {m}（平均值）",
+        }.get(kind or "", f"比较不同 {g} 的 {m}" if g else f"{m} 的概况")
+        return f"理解为：{text}" + (f"（只含 {filters}）" if filters else "") + "。"
+    text = {
+        "total": f"the total {m} by {g}" if g else f"the total {m}",
+        "top": f"the top {n} {g} by total {m}" if g else f"the {n} rows with the highest {m}",
+        "share": f"each {g}'s share of {m}" if g else f"what makes up {m}",
+        "trend": f"how {m} moves over time",
+        "compare": f"{m} compared across {g} (averages)",
+    }.get(kind or "", f"{m} compared across {g}" if g else f"a summary of {m}")
+    return f"Read as: {text}" + (f" (only rows with {filters})" if filters else "") + "."

@@ -247,6 +247,7 @@
         if (!fresh) return;
         self.panel.replaceWith(fresh);
         self.panel = fresh;
+        fresh.querySelectorAll("form[data-chip]").forEach(readingChip);
         var status = fresh.querySelector(".run-status .status-badge");
         if (status) self.announce(status.textContent.trim());
         if (fresh.getAttribute("data-active") !== "true") self.finish();
@@ -382,6 +383,20 @@
     selection.addRange(range);
   }
 
+  // A reading chip (the measure, the groups, the kind of answer): choosing another value re-runs
+  // the question at once; the Re-run button is for a page without scripts.
+  function readingChip(form) {
+    var select = form.querySelector("[data-chip-select]");
+    var button = form.querySelector("[data-chip-submit]");
+    if (!select) return;
+    if (button) button.hidden = true;
+    select.addEventListener("change", function () {
+      if (!select.value) return;
+      form.classList.add("chip-busy");
+      if (form.requestSubmit) form.requestSubmit(); else form.submit();
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var replaced = document.querySelector("[data-replace-url]");
     if (replaced && window.history.replaceState) window.history.replaceState(null, "", replaced.getAttribute("data-replace-url"));
@@ -396,5 +411,6 @@
     document.querySelectorAll("[data-number-check]").forEach(watchNumberCheck);
     document.querySelectorAll("[data-file-field]").forEach(fileField);
     document.querySelectorAll("form").forEach(disableOnSubmit);
+    document.querySelectorAll("form[data-chip]").forEach(readingChip);
   });
 })();

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.analyst.role_question import candidates
+from app.analyst.role_question import candidates, topic
 from app.analyst.scope import describe_condition
 from app.analyst.steps import Plan
 from app.understanding.role_sources import Provenance, Source
@@ -210,3 +210,37 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
         "compare": f"{m} compared across {g} (averages)",
     }.get(kind or "", f"{m} compared across {g}" if g else f"a summary of {m}")
     return f"Read as: {text}" + (f" (only rows with {filters})" if filters else "") + "."
+
+
+# --- a chip's choice as the user's answer ---------------------------------------------------------
+_PIN_QUESTIONS = {  # role -> (English, Chinese): the clarification a chip's choice answers
+    "measure": ("Which column is the measure?", "度量是哪一列？"),
+    "group": ("Which column are the groups?", "按哪一列分组？"),
+    "kind": ("What should the answer be?", "想要哪种结果？"),
+    "n": ("How many should the ranking show?", "排名显示前几名？"),
+}
+
+
+def pinned_answer(reading: dict[str, Any], role: str, value: str, zh: bool) -> dict[str, str] | None:
+    """A chip's choice as the answer to a clarification (issue 24 point 4): {topic, question, answer},
+    so the re-run reads it the way it reads any answer (the measure and the groups: the role's topic
+    `role.<key>.<role>`, role_question; the kind and N: the question's goal `goal.<key>`, whose words
+    the question reader reads with the question). None when the run's reading did not offer `value`
+    for `role` (only what the page showed can be chosen)."""
+    roles = {r.get("role"): r for r in reading.get("roles") or [] if isinstance(r, dict)}
+    key = str(reading.get("key") or "")
+    offered = roles.get(role)
+    if not key or offered is None or value not in (offered.get("options") or []):
+        return None
+    english, chinese = _PIN_QUESTIONS.get(role, ("", ""))
+    question = chinese if zh else english
+    if role == "measure":
+        return {"topic": topic(key, "outcome"), "question": question, "answer": value}
+    if role == "group":
+        return {"topic": topic(key, "group"), "question": question, "answer": value}
+    n = int(roles["n"]["value"]) if "n" in roles and str(roles["n"].get("value")).isdigit() else N_CHOICES[0]
+    if role == "kind" and value in KIND_GOALS:
+        return {"topic": f"goal.{key}", "question": question, "answer": goal_words(value, n, zh)}
+    if role == "n" and value.isdigit():
+        return {"topic": f"goal.{key}", "question": question, "answer": goal_words("top", int(value), zh)}
+    return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import re
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -19,6 +20,7 @@ from fastapi.testclient import TestClient
 
 from app.analyst.plan import plan_analysis
 from app.analyst.reading import goal_words, pinned_answer, plan_reading
+from app.reports.report_parts import reading_roles
 from app.understanding.words import question_key
 from tests.test_builtin_question_reading import seen
 from tests.test_web import ask, new_workspace, read_stream, upload
@@ -161,5 +163,15 @@ def test_the_measure_chip_reruns_the_question_with_the_other_column(client: Test
     assert (measure["value"], measure["how"]) == ("销售额", "answer")
     assert second["answer"].startswith("理解为：按 门店 计算 销售额 的总和。")
     assert "A" in _headline(first["answer"]) and "B" in _headline(second["answer"])
+    # every report format shows the reading's roles, the pinned one marked as the user's choice
+    roles = reading_roles(second["reading"], "zh")
+    assert roles.startswith("度量：销售额 (您的选择) · 分组：门店 · 结果：总和")
+    html = client.get(f"/api/workspaces/{ws}/report.html?run={again}").text
+    assert roles in html.replace("&amp;", "&")
+    with zipfile.ZipFile(io.BytesIO(client.get(f"/api/workspaces/{ws}/report.zip?run={again}").content)) as z:
+        assert roles in z.read(next(n for n in z.namelist() if n.endswith(".md"))).decode()
+    docx = pytest.importorskip("docx")
+    document = docx.Document(io.BytesIO(client.get(f"/api/workspaces/{ws}/report.docx?run={again}").content))
+    assert any(roles in p.text for p in document.paragraphs)
     # the pin is the user's confirmed answer, shown with the guidance like any clarification answer
     assert any("销售额" in d for d in second["guidance"]["definitions"])

@@ -4,7 +4,6 @@ new run's headline names the other store. Uses test_browser's server and Chromiu
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 

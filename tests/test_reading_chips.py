@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from pathlib import Path
 
 import pandas as pd
 import pytest

@@ -211,9 +211,9 @@ def guidance_facts(report: dict[str, Any], L: dict[str, str]) -> list[tuple[str,
     guidance = report.get("guidance") or {}
     facts = [(L["guidance_rule"], rule) for rule in guidance.get("rules") or []]
     facts += [(L["guidance_definition"], d) for d in guidance.get("definitions") or []]
-    for key, label in (("knowledge", "guidance_knowledge"), ("memory", "guidance_memory")):
+    for key, name in (("knowledge", "guidance_knowledge"), ("memory", "guidance_memory")):
         facts += [
-            (f"{L[label]} ({item.get('source', '')})", str(item.get("text") or "")) for item in guidance.get(key) or []
+            (f"{L[name]} ({item.get('source', '')})", str(item.get("text") or "")) for item in guidance.get(key) or []
         ]
     return facts
 

@@ -78,9 +78,10 @@ def record_analysis_plan(
     }
     if assumptions is not None:  # the reading's own mark (issue 24): "checked" is about the arithmetic only
         assumed = _texts(assumptions)
-        plan["reading"] = {"status": "assumed" if assumed else "named", "assumed": assumed}
+        recorded: dict[str, Any] = {"status": "assumed" if assumed else "named", "assumed": assumed}
         if isinstance(reading, dict):  # the sentence and the roles the page's chips change (issue 24 point 4)
-            plan["reading"].update(read_as_roles(reading))
+            recorded.update(read_as_roles(reading))
+        plan["reading"] = recorded
     if run is not None:
         run.state = {**(run.state or {}), "plan": plan}  # a new dict: the JSON column sees the change
     scope.send("analysis_plan", plan)

@@ -74,7 +74,7 @@ def test_a_total_reads_as_a_sentence_with_its_roles(shop: dict) -> None:
 def test_a_chinese_top_n_reads_in_chinese_with_its_n(shop: dict) -> None:
     plan = plan_analysis("销量前2名的门店", shop, zh=True)
     record = plan_reading(plan, zh=True)
-    assert record["read_as"] == "理解为：按 销量 总和排名前 2 的 门店。"
+    assert record["read_as"] == "理解为：按 销量 总和最高的 2 个 门店。"
     roles = _roles(record)
     assert roles["kind"]["value"] == "top"
     assert roles["n"] == {"role": "n", "value": "2", "how": "named", "options": ["3", "5", "10"]}

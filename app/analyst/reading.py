@@ -128,9 +128,27 @@ def chip_kind(plan: Plan) -> str | None:
         return plan.kind
     if plan.kind == "standard" and tools & {"time_series_trend", "forecast", "seasonal_decompose"}:
         return "trend"
+    if tools & MODEL_TOOLS:  # "what drives price": the groups compared beside it are not the answer
+        return None
     if plan.kind == "standard" and plan.dimension and tools & {"compare_groups", "compare_two_groups"}:
         return "compare"
     return None
+
+
+MODEL_TOOLS = {"linear_regression", "logistic_regression", "train_regression_model", "feature_importance"}
+
+
+def analysis_kind(plan: Plan) -> str:
+    """What the plan answers when no chip kind names it: what drives the measure (a model), how it
+    moves with the other numbers (correlations), how it differs between groups, or a summary."""
+    tools = {s.tool for s in plan.steps if s.task}
+    if tools & MODEL_TOOLS:
+        return "drivers"
+    if plan.dimension and tools & {"proportion_test", "chi_square_test", "compare_groups", "compare_two_groups"}:
+        return "differs"
+    if "correlation_analysis" in tools:
+        return "relationship"
+    return "summary"
 
 
 def goal_words(kind: str, n: int, zh: bool) -> str:
@@ -159,14 +177,14 @@ def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
         found, _ = candidates("outcome", columns, None)
         options = [c["name"] for c in found if c["name"] != plan.metric][:MAX_OPTIONS]
         roles.append({"role": "measure", "value": plan.metric, "how": _how(sources.get("outcome")), "options": options})
-    if plan.dimension:
+    kind = chip_kind(plan)
+    if plan.dimension and (kind or analysis_kind(plan) == "differs"):  # groups that the answer compares
         found, _ = candidates("group", columns, plan.metric)
         options = [c["name"] for c in found if c["name"] != plan.dimension][:MAX_OPTIONS]
         roles.append({"role": "group", "value": plan.dimension, "how": _how(sources.get("group")), "options": options})
     filters = filter_text(plan, zh)
     if filters:  # read from the question's own words: shown, not offered (its values are the question's)
         roles.append({"role": "filter", "value": filters, "how": _how(sources.get("filter")), "options": []})
-    kind = chip_kind(plan)
     n = plan.top[0] if plan.top else 0
     if kind:
         dated = any(c.get("type") == "datetime" for c in columns)
@@ -187,29 +205,55 @@ def filter_text(plan: Plan, zh: bool) -> str:
     return ("，" if zh else ", ").join(describe_condition(c, zh) for c in plan.filters)
 
 
+READ_AS = ("Read as: ", "理解为：")  # how the read-as sentence begins, English and Chinese
+
+
+def past_the_reading(answer: str) -> str:
+    """The answer after its opening read-as paragraph (the headline comes next); the answer itself
+    when it does not open with one (a model's answer)."""
+    text = answer.lstrip()
+    if text.lower().startswith(tuple(p.lower() for p in READ_AS)):  # any case: the evaluation lowers it
+        return text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    return answer
+
+
 def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str:
     """One plain sentence of how the question was read ("Read as: the total 销售额 by 门店";
     "理解为：按 门店 计算 销售额 的总和"); "" when the plan has no measure to speak of (a data task)."""
     m, g = plan.metric, plan.dimension
     if not m:
         return ""
+    aggregate = next((s.arguments.get("agg") for s in plan.steps if s.tool == "group_aggregate"), "sum")
+    mean, bottom = aggregate == "mean", bool(plan.top and plan.top[1])
     if zh:
         text = {
             "total": f"按 {g} 计算 {m} 的总和" if g else f"{m} 的总和",
-            "top": f"按 {m} 总和排名前 {n} 的 {g}" if g else f"{m} 最高的前 {n} 行",
+            "top": f"按 {m} {'平均值' if mean else '总和'}{'最低' if bottom else '最高'}的 {n} 个 {g}"
+            if g
+            else f"{m} {'最低' if bottom else '最高'}的 {n} 行",
             "share": f"各 {g} 占 {m} 的比重" if g else f"{m} 的构成",
             "trend": f"{m} 随时间的变化",
             "compare": f"比较不同 {g} 的 {m}（平均值）",
-        }.get(kind or "", f"比较不同 {g} 的 {m}" if g else f"{m} 的概况")
-        return f"理解为：{text}" + (f"（只含 {filters}）" if filters else "") + "。"
+        }.get(kind or "") or {
+            "drivers": f"哪些因素影响 {m}",
+            "differs": f"{m} 在不同 {g} 之间的差异",
+            "relationship": f"{m} 与其他数值的关系",
+        }.get(analysis_kind(plan), f"{m} 的概况")
+        return f"{READ_AS[1]}{text}" + (f"（只含 {filters}）" if filters else "") + "。"
     text = {
         "total": f"the total {m} by {g}" if g else f"the total {m}",
-        "top": f"the top {n} {g} by total {m}" if g else f"the {n} rows with the highest {m}",
+        "top": f"the {'bottom' if bottom else 'top'} {n} {g} by {'average' if mean else 'total'} {m}"
+        if g
+        else f"the {n} rows with the {'lowest' if bottom else 'highest'} {m}",
         "share": f"each {g}'s share of {m}" if g else f"what makes up {m}",
         "trend": f"how {m} moves over time",
         "compare": f"{m} compared across {g} (averages)",
-    }.get(kind or "", f"{m} compared across {g}" if g else f"a summary of {m}")
-    return f"Read as: {text}" + (f" (only rows with {filters})" if filters else "") + "."
+    }.get(kind or "") or {
+        "drivers": f"what drives {m}",
+        "differs": f"how {m} differs across {g}",
+        "relationship": f"how {m} moves with the other numbers",
+    }.get(analysis_kind(plan), f"a summary of {m}")
+    return f"{READ_AS[0]}{text}" + (f" (only rows with {filters})" if filters else "") + "."
 
 
 # --- a chip's choice as the user's answer ---------------------------------------------------------

@@ -383,17 +383,29 @@
     selection.addRange(range);
   }
 
-  // A reading chip (the measure, the groups, the kind of answer): choosing another value re-runs
-  // the question at once; the Re-run button is for a page without scripts.
+  // A reading chip (the measure, the groups, the kind of answer): choosing another value with the
+  // pointer re-runs the question at once. From the keyboard, arrows only move through the values
+  // (a closed select changes on each arrow) and Enter or the Re-run button sends the choice; without
+  // scripts the Re-run button is always there.
   function readingChip(form) {
     var select = form.querySelector("[data-chip-select]");
     var button = form.querySelector("[data-chip-submit]");
+    var keyed = false;
     if (!select) return;
     if (button) button.hidden = true;
-    select.addEventListener("change", function () {
+    function send() {
       if (!select.value) return;
       form.classList.add("chip-busy");
       if (form.requestSubmit) form.requestSubmit(); else form.submit();
+    }
+    select.addEventListener("pointerdown", function () { keyed = false; });
+    select.addEventListener("keydown", function (event) {
+      keyed = true;
+      if (event.key === "Enter" && select.value) { event.preventDefault(); send(); }
+    });
+    select.addEventListener("change", function () {
+      if (!keyed) { send(); return; }
+      if (button && select.value) button.hidden = false;
     });
   }
 

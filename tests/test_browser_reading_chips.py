@@ -81,11 +81,16 @@ def test_changing_the_measure_chip_reruns_and_changes_the_headline(zh_page, tmp_
         box = chips.bounding_box()
         assert box is not None and box["x"] + box["width"] <= width + 1, f"the chips overflow the page at {width} px"
 
-    # keyboard: focus the chip, choose 销售额; the page moves to the new run, which streams and finishes
-    started = time.monotonic()
+    # keyboard: an arrow only moves to 销售额 (and shows Re-run); Enter re-runs. The page moves to the
+    # new run, which streams and finishes.
     measure.focus()
+    page.keyboard.press("ArrowDown")
+    expect(measure).to_have_value("销售额")
+    expect(chips.locator("form[data-chip='measure'] [data-chip-submit]")).to_be_visible()
+    assert panel.get_attribute("data-run-id") == first_run, "an arrow key alone re-ran the question"
+    started = time.monotonic()
     with page.expect_navigation():
-        measure.select_option("销售额")
+        page.keyboard.press("Enter")
     panel = page.locator("#run")
     expect(panel).not_to_have_attribute("data-run-id", first_run or "")
     expect(panel.locator(".run-question")).to_have_text("哪个门店的销量总和最高？")
@@ -97,6 +102,15 @@ def test_changing_the_measure_chip_reruns_and_changes_the_headline(zh_page, tmp_
     chip = panel.get_by_label(t("reading_role_measure", "zh"))
     expect(chip.locator("option:checked")).to_contain_text("销售额")
     expect(chip.locator("option:checked")).to_contain_text(t("reading_how_answer", "zh"))
+    # the pointer's choice re-runs at once: the kind chip, from total to share
+    kind = panel.get_by_label(t("reading_role_kind", "zh"))
+    second_run = panel.get_attribute("data-run-id")
+    with page.expect_navigation():
+        kind.select_option("share")
+    panel = page.locator("#run")
+    expect(panel).not_to_have_attribute("data-run-id", second_run or "")
+    expect(panel.locator(".status-badge")).to_have_text(t("status_done", "zh"), timeout=RUN_TIMEOUT_MS)
+    expect(panel.locator(".answer-body")).to_contain_text("理解为：各 门店 占 销售额 的比重。")
     page.set_viewport_size({"width": 390, "height": 900})
     panel.locator("[data-reading-chips]").scroll_into_view_if_needed()
     page.screenshot(path=str(tmp_path / "chips-rerun-390.png"), full_page=False)

@@ -66,8 +66,7 @@ def test_a_total_reads_as_a_sentence_with_its_roles(shop: dict) -> None:
     roles = _roles(record)
     assert roles["measure"] == {"role": "measure", "value": "销量", "how": "named", "options": ["销售额"]}
     assert roles["group"]["value"] == "门店" and roles["group"]["how"] == "named"
-    assert roles["kind"]["value"] == "total" and "total" not in roles["kind"]["options"]
-    assert "trend" not in roles["kind"]["options"]  # no date column: no trend to offer
+    assert roles["kind"] == {"role": "kind", "value": "total", "how": "named", "options": ["top", "share"]}
     assert "n" not in roles and "filter" not in roles
 
 
@@ -76,8 +75,9 @@ def test_a_chinese_top_n_reads_in_chinese_with_its_n(shop: dict) -> None:
     record = plan_reading(plan, zh=True)
     assert record["read_as"] == "理解为：按 销量 总和最高的 2 个 门店。"
     roles = _roles(record)
-    assert roles["kind"]["value"] == "top"
-    assert roles["n"] == {"role": "n", "value": "2", "how": "named", "options": ["3", "5", "10"]}
+    # the question's own words name the kind and N: shown, not offered (a goal would not change them)
+    assert (roles["kind"]["value"], roles["kind"]["options"]) == ("top", [])
+    assert roles["n"] == {"role": "n", "value": "2", "how": "named", "options": []}
 
 
 def test_a_default_measure_is_an_assumed_role(shop: dict) -> None:
@@ -113,15 +113,41 @@ def test_a_chip_choice_is_an_answer_on_the_roles_topic(shop: dict) -> None:
     assert pinned_answer({**record, "key": ""}, "measure", "销售额", zh=False) is None
 
 
-def test_a_kind_chip_changes_the_plan_through_the_goal(shop: dict) -> None:
-    question = "Which store has the highest total 销量?"
-    key = question_key(question)
-    for kind in ("share", "top"):
-        plan = plan_analysis(question, shop, zh=False, confirmed={f"goal.{key}": goal_words(kind, 3, False)})
-        assert plan.kind == kind, kind
-    zh_question = "哪个门店的销量总和最高？"
-    plan = plan_analysis(zh_question, shop, zh=True, confirmed={f"goal.{question_key(zh_question)}": "占比"})
-    assert plan.kind == "share"
+@pytest.fixture(scope="module")
+def dated_shop(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    frame = shop_frame()
+    frame.insert(0, "日期", pd.date_range("2026-01-01", periods=len(frame), freq="D"))
+    path = tmp_path_factory.mktemp("dated") / "dated_shop.csv"
+    frame.to_csv(path, index=False)
+    return seen(path)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which store has the highest total 销量?",
+        "哪个门店的销量总和最高？",
+        "哪个门店销量最高？",
+        "Does 销售额 differ by 门店?",
+        "What share of 销售额 does each 门店 have?",
+        "各门店销售额占比",
+    ],
+)
+def test_every_kind_a_chip_offers_changes_the_plan(question: str, shop: dict, dated_shop: dict) -> None:
+    """What a kind chip offers is what the re-run plans: each option, recorded as the question's goal,
+    gives a plan of that kind (on a table with dates too, where a comparison also offers a trend)."""
+    zh = not question.isascii() and not question.startswith(("Which", "Does", "What"))
+    offered_somewhere = False
+    for dataset in (shop, dated_shop):
+        record = plan_reading(plan_analysis(question, dataset, zh=zh), zh=zh)
+        kind = _roles(record)["kind"]
+        for option in kind["options"]:
+            offered_somewhere = True
+            pin = pinned_answer(record, "kind", option, zh)
+            assert pin is not None
+            again = plan_reading(plan_analysis(question, dataset, zh=zh, confirmed={pin["topic"]: pin["answer"]}), zh)
+            assert _roles(again)["kind"]["value"] == option, (question, kind["value"], option, again["read_as"])
+    assert offered_somewhere
 
 
 # --- the page and the re-run -----------------------------------------------------------------------

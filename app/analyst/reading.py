@@ -109,6 +109,11 @@ def reading_record(provenance: Provenance | None, metric: str | None, zh: bool) 
 # A chip's choice reaches the analyst as the user's confirmed goal for the question (topic
 # `goal.<key>`, the clarification path), so it is the words the question reader already reads.
 KIND_CHOICES = ("total", "top", "share", "trend", "compare")
+# The planner tries the kinds in this order (plan._special_steps: top N, then shares, then totals, and
+# the standard comparison last) and the question's own words stay in the question a goal is added to:
+# a goal can only bring in a kind the planner tries before the question's own. So a chip offers those
+# (a top-N question's kind and N stay as its words say them: shown, not offered).
+KIND_PRECEDENCE = ("top", "share", "total", "compare")
 KIND_GOALS = {  # kind -> (English, Chinese) goal words the chip records; {n}: the N of a top-N
     "total": ("total", "总和"),
     "top": ("top {n}", "前{n}名"),
@@ -151,6 +156,17 @@ def analysis_kind(plan: Plan) -> str:
     return "summary"
 
 
+def kind_options(kind: str, columns: list[dict[str, Any]]) -> list[str]:
+    """The kinds a chip offers instead of `kind`: those the planner tries before it (KIND_PRECEDENCE),
+    and a trend when the data has dates and the question is a comparison (a trend is planned with the
+    standard analyses, which any other kind comes before)."""
+    order = KIND_PRECEDENCE.index(kind) if kind in KIND_PRECEDENCE else len(KIND_PRECEDENCE)
+    offered = [k for k in KIND_PRECEDENCE[:order]]
+    if kind == "compare" and any(c.get("type") == "datetime" for c in columns):
+        offered.append("trend")
+    return [k for k in KIND_CHOICES if k in offered]
+
+
 def goal_words(kind: str, n: int, zh: bool) -> str:
     """The goal a kind chip (or an N chip: kind "top") records for the question."""
     english, chinese = KIND_GOALS[kind]
@@ -187,11 +203,9 @@ def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
         roles.append({"role": "filter", "value": filters, "how": _how(sources.get("filter")), "options": []})
     n = plan.top[0] if plan.top else 0
     if kind:
-        dated = any(c.get("type") == "datetime" for c in columns)
-        offered = [k for k in KIND_CHOICES if k != kind and (k != "trend" or dated) and (k == "trend" or plan.metric)]
-        roles.append({"role": "kind", "value": kind, "how": "named", "options": offered})
-    if kind == "top" and n:
-        roles.append({"role": "n", "value": str(n), "how": "named", "options": [str(c) for c in N_CHOICES if c != n]})
+        roles.append({"role": "kind", "value": kind, "how": "named", "options": kind_options(kind, columns)})
+    if kind == "top" and n:  # the question's own N: a goal's N comes after it and is not read
+        roles.append({"role": "n", "value": str(n), "how": "named", "options": []})
     return {
         **record,
         "key": provenance.key if provenance else "",

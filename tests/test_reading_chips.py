@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.analyst.plan import plan_analysis
-from app.analyst.reading import goal_words, pinned_answer, plan_reading
+from app.analyst.reading import pinned_answer, plan_reading
 from app.reports.report_parts import reading_roles
 from app.understanding.words import question_key
 from tests.test_builtin_question_reading import seen

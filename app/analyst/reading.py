@@ -161,7 +161,7 @@ def kind_options(kind: str, columns: list[dict[str, Any]]) -> list[str]:
     and a trend when the data has dates and the question is a comparison (a trend is planned with the
     standard analyses, which any other kind comes before)."""
     order = KIND_PRECEDENCE.index(kind) if kind in KIND_PRECEDENCE else len(KIND_PRECEDENCE)
-    offered = [k for k in KIND_PRECEDENCE[:order]]
+    offered = list(KIND_PRECEDENCE[:order])
     if kind == "compare" and any(c.get("type") == "datetime" for c in columns):
         offered.append("trend")
     return [k for k in KIND_CHOICES if k in offered]

@@ -113,6 +113,22 @@ def test_a_chip_choice_is_an_answer_on_the_roles_topic(shop: dict) -> None:
     assert pinned_answer({**record, "key": ""}, "measure", "销售额", zh=False) is None
 
 
+@pytest.mark.parametrize(
+    "question",
+    ["Which store has the highest total 销量?", "哪个门店最好？", "Does 销售额 differ by 门店?", "前2名的门店"],
+)
+def test_every_measure_a_chip_offers_is_the_rerun_measure(question: str, shop: dict) -> None:
+    zh = not question.isascii() and not question.startswith(("Which", "Does"))
+    record = plan_reading(plan_analysis(question, shop, zh=zh), zh=zh)
+    measure = _roles(record)["measure"]
+    assert measure["options"]
+    for option in measure["options"]:
+        pin = pinned_answer(record, "measure", option, zh)
+        assert pin is not None
+        again = plan_analysis(question, shop, zh=zh, confirmed={pin["topic"]: pin["answer"]})
+        assert again.metric == option and _roles(plan_reading(again, zh))["measure"]["how"] == "answer"
+
+
 @pytest.fixture(scope="module")
 def dated_shop(tmp_path_factory: pytest.TempPathFactory) -> dict:
     frame = shop_frame()

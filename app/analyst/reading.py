@@ -18,6 +18,12 @@ and "what drives X" takes the other numbers by design.
 
 An assumed reading lowers the evidence to medium confidence (never "high confidence · checked"), and
 the answer says what it assumed and which other columns could have filled the role.
+
+The reading can also be changed (issue 24 point 4): the answer opens with it in one sentence
+(`read_as`: "Read as: the total 销售额 by 门店"), and report.json lists each role (`plan_reading`: the
+measure, the groups, the filter, the kind of answer, the N of a ranking) with how it was chosen and the
+other values the re-run would plan with. The page shows each as a chip; a choice becomes the answer to
+a clarification on the role's topic (`pinned_answer`), which the re-run reads like any answer.
 """
 
 from __future__ import annotations

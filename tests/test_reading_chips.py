@@ -186,6 +186,7 @@ def test_the_measure_chip_reruns_the_question_with_the_other_column(client: Test
     assert first["answer"].startswith("理解为：按 门店 计算 销量 的总和。")
     page = client.get(f"/runs/{run_id}").text
     assert 'data-chip="measure"' in page and '<option value="销售额">销售额</option>' in page
+    assert "data-chip-submit" in page  # without scripts, the chip's Re-run button sends the choice
 
     # a value the chip did not offer changes nothing
     refused = client.post(f"/runs/{run_id}/reread", data={"role": "measure", "value": "门店"}, follow_redirects=False)

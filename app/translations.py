@@ -320,6 +320,21 @@ CATALOG: dict[str, dict[str, str]] = {
     # how the question was read, marked apart from the arithmetic's check (issue 24)
     "reading_named": {"en": "reading: named by the question", "zh": "解读：问题已指明"},
     "reading_assumed": {"en": "reading: assumed", "zh": "解读：系推断"},
+    # the reading's chips: each role of the reading changed in one click (issue 24 point 4)
+    "reading_chips": {"en": "How the question was read", "zh": "对问题的理解"},
+    "reading_role_measure": {"en": "Measure", "zh": "度量"},
+    "reading_role_group": {"en": "Groups", "zh": "分组"},
+    "reading_role_filter": {"en": "Filter", "zh": "筛选"},
+    "reading_role_kind": {"en": "Answer", "zh": "结果"},
+    "reading_role_n": {"en": "How many", "zh": "前几名"},
+    "reading_kind_total": {"en": "total", "zh": "总和"},
+    "reading_kind_top": {"en": "top N", "zh": "前 N 名"},
+    "reading_kind_share": {"en": "share", "zh": "占比"},
+    "reading_kind_trend": {"en": "trend over time", "zh": "随时间的趋势"},
+    "reading_kind_compare": {"en": "compare averages", "zh": "比较平均值"},
+    "reading_how_assumed": {"en": "assumed", "zh": "推断"},
+    "reading_how_answer": {"en": "your choice", "zh": "您的选择"},
+    "reading_rerun": {"en": "Re-run", "zh": "重新分析"},
     "check_failed": {"en": "does not match its analysis", "zh": "与分析结果不符"},
     "check_partly_verified": {"en": "some numbers not found in its analysis", "zh": "部分数字在分析结果中找不到"},
     "checks_passed": {

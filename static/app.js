@@ -247,6 +247,7 @@
         if (!fresh) return;
         self.panel.replaceWith(fresh);
         self.panel = fresh;
+        fresh.querySelectorAll("form[data-chip]").forEach(readingChip);
         var status = fresh.querySelector(".run-status .status-badge");
         if (status) self.announce(status.textContent.trim());
         if (fresh.getAttribute("data-active") !== "true") self.finish();
@@ -382,6 +383,32 @@
     selection.addRange(range);
   }
 
+  // A reading chip (the measure, the groups, the kind of answer): choosing another value with the
+  // pointer re-runs the question at once. From the keyboard, arrows only move through the values
+  // (a closed select changes on each arrow) and Enter or the Re-run button sends the choice; without
+  // scripts the Re-run button is always there.
+  function readingChip(form) {
+    var select = form.querySelector("[data-chip-select]");
+    var button = form.querySelector("[data-chip-submit]");
+    var keyed = false;
+    if (!select) return;
+    if (button) button.hidden = true;
+    function send() {
+      if (!select.value) return;
+      form.classList.add("chip-busy");
+      if (form.requestSubmit) form.requestSubmit(); else form.submit();
+    }
+    select.addEventListener("pointerdown", function () { keyed = false; });
+    select.addEventListener("keydown", function (event) {
+      keyed = true;
+      if (event.key === "Enter" && select.value) { event.preventDefault(); send(); }
+    });
+    select.addEventListener("change", function () {
+      if (!keyed) { send(); return; }
+      if (button && select.value) button.hidden = false;
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var replaced = document.querySelector("[data-replace-url]");
     if (replaced && window.history.replaceState) window.history.replaceState(null, "", replaced.getAttribute("data-replace-url"));
@@ -396,5 +423,6 @@
     document.querySelectorAll("[data-number-check]").forEach(watchNumberCheck);
     document.querySelectorAll("[data-file-field]").forEach(fileField);
     document.querySelectorAll("form").forEach(disableOnSubmit);
+    document.querySelectorAll("form[data-chip]").forEach(readingChip);
   });
 })();

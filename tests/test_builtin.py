@@ -12,6 +12,7 @@ from analysis_tools.common import fmt_num
 from analysis_tools.core import profile_dataset
 from analysis_tools.data import value_counts
 from analysis_tools.timeseries_forecast import forecast
+from app.analyst import past_the_reading
 from app.analyst.analyst import BuiltinAnalyst
 from app.analyst.column_choice import mentioned_columns
 from app.analyst.headlines import forecast_headline
@@ -364,7 +365,7 @@ def test_what_drives_revenue_regresses_revenue_on_the_named_predictors(tmp_path)
     recorded = next(e.metrics for e in evidence if "coef.Unit Price" in e.metrics)
     assert recorded["r_squared"] == pytest.approx(fit.rsquared, rel=1e-9)
     assert recorded["coef.Unit Price"] == pytest.approx(fit.params["Q('Unit Price')"], rel=1e-6)
-    headline = run.answer.split("\n")[0]
+    headline = past_the_reading(run.answer).split("\n")[0]
     # plain words first: the strongest factor and its effect in units; the statistics after it
     assert headline.startswith("**The strongest predictor is Unit Price: each 1 more Unit Price goes with 4.426 higher")
     assert f"about {fit.rsquared * 100:.0f}% of the ups and downs in Revenue" in headline
@@ -379,7 +380,10 @@ def test_new_and_returning_customers_are_compared_by_customer_type(tmp_path):
     means = retail_frame().groupby("Customer Type")["Revenue"].mean()
     recorded = next(e.metrics for e in evidence if "mean_difference" in e.metrics)
     assert recorded["mean_difference"] == pytest.approx(means["New"] - means["Returning"], rel=1e-9)
-    assert "New" in run.answer.split("\n")[0] and "Returning" in run.answer.split("\n")[0]
+    assert (
+        "New" in past_the_reading(run.answer).split("\n")[0]
+        and "Returning" in past_the_reading(run.answer).split("\n")[0]
+    )
 
 
 def test_forecast_goes_as_far_as_asked(tmp_path):
@@ -489,7 +493,7 @@ def test_a_forecast_question_is_answered_with_the_forecast_then_the_trend(tmp_pa
     metrics = calls["forecast"].metrics
     ops = pd.read_excel(SAMPLES / "monthly_operations.xlsx", engine="openpyxl")
     assert metrics["last_actual"] == pytest.approx(ops.groupby(ops["月份"].dt.to_period("M"))["营业额"].sum().iloc[-1])
-    headline, supporting = run.answer.split("\n")[0], run.answer.split("### 其他发现", 1)[1]
+    headline, supporting = past_the_reading(run.answer).split("\n")[0], run.answer.split("### 其他发现", 1)[1]
     # the answer names the months as people write them (issue 24: 2025年2月, not 2025-02)
     assert headline == f"**{as_people_write(forecast_headline('营业额', metrics, zh=True), True, {})}**"
     assert f"2025年2月 约 {fmt_num(metrics['forecast.2025-02'])}（95% 区间" in headline
@@ -501,7 +505,7 @@ def test_an_english_forecast_question_leads_with_the_forecast_and_runs_no_regres
     run, calls, evidence = analyse(tmp_path, "Predict revenue for the next 6 weeks", {"method.forecast": ["Go ahead"]})
     assert "linear_regression" not in calls and calls["forecast"].arguments["horizon"] == 6
     first = calls["forecast"].metrics["forecast.2024-12-30"]
-    headline = run.answer.split("\n")[0]
+    headline = past_the_reading(run.answer).split("\n")[0]
     assert fmt_num(first) in headline and "next 6 weeks" in headline and "trend" not in headline
 
 
@@ -574,4 +578,4 @@ def test_the_analyst_looks_up_the_values_before_it_plans(tmp_path):
     means = frame.groupby("City")["Satisfaction"].mean()
     recorded = next(e.metrics for e in evidence if "mean_difference" in e.metrics)
     assert recorded["mean_difference"] == pytest.approx(means["Chengdu"] - means["Beijing"], rel=1e-9)
-    assert "Chengdu" in run.answer.split("\n")[0]
+    assert "Chengdu" in past_the_reading(run.answer).split("\n")[0]

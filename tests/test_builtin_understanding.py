@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from analysis_tools.common import fmt_num
 from app.agent.policy.clarify import answer_question, open_questions
+from app.analyst import past_the_reading
 from app.db.models import Dataset, Run, ToolCall, Workspace
 from app.workspaces import add_dataset, create_workspace
 from tests.factories import SAMPLES, make_settings, open_database, reference
@@ -79,7 +80,7 @@ def call(calls, tool):
 
 
 def headline(run) -> str:
-    return run.answer.split("\n")[0]
+    return past_the_reading(run.answer).split("\n")[0]
 
 
 def rds(name: str) -> Path:

@@ -92,7 +92,21 @@ def test_a_default_measure_is_an_assumed_reading_never_high_confidence_checked(c
 
 def test_a_question_naming_its_columns_is_a_named_reading(client: TestClient) -> None:
     ws, run_id, report = _run(client, "Does 销售额 differ by 门店?")
-    assert report["reading"] == {"status": "named", "assumed": []}
+    reading = report["reading"]
+    assert (reading["status"], reading["assumed"]) == ("named", [])
+    assert (
+        reading["read_as"]
+        == {
+            "en": "Read as: 销售额 compared across 门店 (averages).",
+            "zh": "理解为：比较不同 门店 的 销售额（平均值）。",
+        }[report["language"]]
+    )
+    assert report["answer"].startswith(reading["read_as"])
+    assert {(r["role"], r["value"], r["how"]) for r in reading["roles"]} >= {
+        ("measure", "销售额", "named"),
+        ("group", "门店", "named"),
+        ("kind", "compare", "named"),
+    }
     assert "Assumed:" not in report["answer"]
     page = client.get(f"/runs/{run_id}").text
     assert 'data-reading="named"' in page and translate("reading_named", "en") in _text(page)

@@ -39,5 +39,6 @@ analysis tools (analysis_tools), never the rest of the harness.
 
 from app.analyst.analyst import BuiltinAnalyst
 from app.analyst.answer import HONESTY
+from app.analyst.reading import past_the_reading, pinned_answer
 
-__all__ = ["HONESTY", "BuiltinAnalyst"]
+__all__ = ["HONESTY", "BuiltinAnalyst", "past_the_reading", "pinned_answer"]

@@ -6,7 +6,7 @@ rules, how far the inference carries); then a line that says what the built-in a
 from __future__ import annotations
 
 from app.analyst.findings import finding
-from app.analyst.reading import assumed_lines, says_the_defaults
+from app.analyst.reading import assumed_lines, chip_kind, filter_text, read_as, says_the_defaults
 from app.analyst.role_question import defaults_sentence
 from app.analyst.scope import describe_condition
 from app.analyst.sheet_words import as_people_write
@@ -38,7 +38,9 @@ def small_talk(has_data: bool, zh: bool) -> str:
 def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
     """Conclusions first: the finding that answers the question, then the supporting ones."""
     findings, failures = _findings(plan, view, zh)
-    lines = ([plan.lead, ""] if plan.lead else []) + [f"**{findings[0]}**", ""]
+    # how the question was read comes first (issue 24 point 4): the page's chips change each of its roles
+    read = read_as(plan, chip_kind(plan), plan.top[0] if plan.top else 0, filter_text(plan, zh), zh)
+    lines = ([read, ""] if read else []) + ([plan.lead, ""] if plan.lead else []) + [f"**{findings[0]}**", ""]
     if used := data_used(plan, many, zh):
         lines += [used, ""]
     assumed = assumed_lines(plan.provenance, plan.metric, zh)  # the reading's assumptions, and the other readings

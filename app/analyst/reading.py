@@ -18,13 +18,21 @@ and "what drives X" takes the other numbers by design.
 
 An assumed reading lowers the evidence to medium confidence (never "high confidence · checked"), and
 the answer says what it assumed and which other columns could have filled the role.
+
+The reading can also be changed (issue 24 point 4): the answer opens with it in one sentence
+(`read_as`: "Read as: the total 销售额 by 门店"), and report.json lists each role (`plan_reading`: the
+measure, the groups, the filter, the kind of answer, the N of a ranking) with how it was chosen and the
+other values the re-run would plan with. The page shows each as a chip; a choice becomes the answer to
+a clarification on the role's topic (`pinned_answer`), which the re-run reads like any answer.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from app.analyst.role_question import candidates
+from app.analyst.role_question import candidates, topic
+from app.analyst.scope import describe_condition
+from app.analyst.steps import Plan
 from app.understanding.role_sources import Provenance, Source
 from app.understanding.roles import WEAK_KINDS
 
@@ -96,7 +104,207 @@ def says_the_defaults(provenance: Provenance | None) -> bool:
 
 
 def reading_record(provenance: Provenance | None, metric: str | None, zh: bool) -> dict[str, Any]:
-    """The reading as the run records it (report.json's `reading`): {"status": "named" | "assumed",
-    "assumed": [the answer's "Assumed:" sentences]}."""
+    """The reading's mark (report.json's `reading`): {"status": "named" | "assumed", "assumed": [the
+    answer's "Assumed:" sentences]}; `plan_reading` adds what the page's chips need."""
     lines = assumed_lines(provenance, metric, zh)
     return {"status": "assumed" if lines else "named", "assumed": lines}
+
+
+# --- the reading as the user can change it (issue 24 point 4) -------------------------------------
+# The kinds a chip offers: a handful the built-in analyst plans from a few words of the question.
+# A chip's choice reaches the analyst as the user's confirmed goal for the question (topic
+# `goal.<key>`, the clarification path), so it is the words the question reader already reads.
+KIND_CHOICES = ("total", "top", "share", "trend", "compare")
+# The planner tries the kinds in this order (plan._special_steps: top N, then shares, then totals, and
+# the standard comparison last) and the question's own words stay in the question a goal is added to:
+# a goal can only bring in a kind the planner tries before the question's own. So a chip offers those
+# (a top-N question's kind and N stay as its words say them: shown, not offered).
+KIND_PRECEDENCE = ("top", "share", "total", "compare")
+KIND_GOALS = {  # kind -> (English, Chinese) goal words the chip records; {n}: the N of a top-N
+    "total": ("total", "总和"),
+    "top": ("top {n}", "前{n}名"),
+    "share": ("share", "占比"),
+    "trend": ("trend over time", "随时间的趋势"),
+    "compare": ("compare", "比较"),
+}
+N_CHOICES = (3, 5, 10)
+MAX_OPTIONS = 6  # other columns a measure or groups chip offers
+
+
+def chip_kind(plan: Plan) -> str | None:
+    """The plan's kind as a chip names it; None for a kind the chips do not offer (a data task, a
+    regression, a paired test: changing those in one click would not be the same question)."""
+    tools = {s.tool for s in plan.steps if s.task}
+    if plan.kind in ("total", "top", "share"):
+        return plan.kind
+    if plan.kind == "standard" and tools & {"time_series_trend", "forecast", "seasonal_decompose"}:
+        return "trend"
+    if tools & MODEL_TOOLS:  # "what drives price": the groups compared beside it are not the answer
+        return None
+    if plan.kind == "standard" and plan.dimension and tools & {"compare_groups", "compare_two_groups"}:
+        return "compare"
+    return None
+
+
+MODEL_TOOLS = {"linear_regression", "logistic_regression", "train_regression_model", "feature_importance"}
+
+
+def analysis_kind(plan: Plan) -> str:
+    """What the plan answers when no chip kind names it: what drives the measure (a model), how it
+    moves with the other numbers (correlations), how it differs between groups, or a summary."""
+    tools = {s.tool for s in plan.steps if s.task}
+    if tools & MODEL_TOOLS:
+        return "drivers"
+    if plan.dimension and tools & {"proportion_test", "chi_square_test", "compare_groups", "compare_two_groups"}:
+        return "differs"
+    if "correlation_analysis" in tools:
+        return "relationship"
+    return "summary"
+
+
+def kind_options(kind: str, columns: list[dict[str, Any]]) -> list[str]:
+    """The kinds a chip offers instead of `kind`: those the planner tries before it (KIND_PRECEDENCE),
+    and a trend when the data has dates and the question is a comparison (a trend is planned with the
+    standard analyses, which any other kind comes before)."""
+    order = KIND_PRECEDENCE.index(kind) if kind in KIND_PRECEDENCE else len(KIND_PRECEDENCE)
+    offered = list(KIND_PRECEDENCE[:order])
+    if kind == "compare" and any(c.get("type") == "datetime" for c in columns):
+        offered.append("trend")
+    return [k for k in KIND_CHOICES if k in offered]
+
+
+def goal_words(kind: str, n: int, zh: bool) -> str:
+    """The goal a kind chip (or an N chip: kind "top") records for the question."""
+    english, chinese = KIND_GOALS[kind]
+    return (chinese if zh else english).format(n=n)
+
+
+def _how(source: Source | None) -> str:
+    if source is None or source.default or source.how in WEAK_KINDS:
+        return "assumed"
+    return "answer" if source.how == "answer" else "named"
+
+
+def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
+    """The whole reading as report.json records it: the mark (`reading_record`), the question's key
+    (its clarification topics are filed under it), the sentence the answer opens with (`read_as`) and
+    one entry per role the user can change: {role: measure | group | filter | kind | n, value, how:
+    named | assumed | answer, options: [other values]}."""
+    provenance = plan.provenance
+    record = reading_record(provenance, plan.metric, zh)
+    sources = {s.role: s for s in provenance.sources} if provenance else {}
+    columns = provenance.columns if provenance else []
+    roles: list[dict[str, Any]] = []
+    if plan.metric:
+        found, _ = candidates("outcome", columns, None)
+        options = [c["name"] for c in found if c["name"] != plan.metric][:MAX_OPTIONS]
+        roles.append({"role": "measure", "value": plan.metric, "how": _how(sources.get("outcome")), "options": options})
+    kind = chip_kind(plan)
+    if plan.dimension and (kind or analysis_kind(plan) == "differs"):  # groups that the answer compares
+        found, _ = candidates("group", columns, plan.metric)
+        options = [c["name"] for c in found if c["name"] != plan.dimension][:MAX_OPTIONS]
+        roles.append({"role": "group", "value": plan.dimension, "how": _how(sources.get("group")), "options": options})
+    filters = filter_text(plan, zh)
+    if filters:  # read from the question's own words: shown, not offered (its values are the question's)
+        roles.append({"role": "filter", "value": filters, "how": _how(sources.get("filter")), "options": []})
+    n = plan.top[0] if plan.top else 0
+    if kind:
+        roles.append({"role": "kind", "value": kind, "how": "named", "options": kind_options(kind, columns)})
+    if kind == "top" and n:  # the question's own N: a goal's N comes after it and is not read
+        roles.append({"role": "n", "value": str(n), "how": "named", "options": []})
+    return {
+        **record,
+        "key": provenance.key if provenance else "",
+        "read_as": read_as(plan, kind, n, filters, zh),
+        "roles": roles,
+    }
+
+
+def filter_text(plan: Plan, zh: bool) -> str:
+    """The plan's filters as the answer says them ("Channel = Online, 月份 in 2024")."""
+    return ("，" if zh else ", ").join(describe_condition(c, zh) for c in plan.filters)
+
+
+READ_AS = ("Read as: ", "理解为：")  # how the read-as sentence begins, English and Chinese
+
+
+def past_the_reading(answer: str) -> str:
+    """The answer after its opening read-as paragraph (the headline comes next); the answer itself
+    when it does not open with one (a model's answer)."""
+    text = answer.lstrip()
+    if text.lower().startswith(tuple(p.lower() for p in READ_AS)):  # any case: the evaluation lowers it
+        return text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    return answer
+
+
+def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str:
+    """One plain sentence of how the question was read ("Read as: the total 销售额 by 门店";
+    "理解为：按 门店 计算 销售额 的总和"); "" when the plan has no measure to speak of (a data task)."""
+    m, g = plan.metric, plan.dimension
+    if not m:
+        return ""
+    aggregate = next((s.arguments.get("agg") for s in plan.steps if s.tool == "group_aggregate"), "sum")
+    mean, bottom = aggregate == "mean", bool(plan.top and plan.top[1])
+    if zh:
+        text = {
+            "total": f"按 {g} 计算 {m} 的总和" if g else f"{m} 的总和",
+            "top": f"按 {m} {'平均值' if mean else '总和'}{'最低' if bottom else '最高'}的 {n} 个 {g}"
+            if g
+            else f"{m} {'最低' if bottom else '最高'}的 {n} 行",
+            "share": f"各 {g} 占 {m} 的比重" if g else f"{m} 的构成",
+            "trend": f"{m} 随时间的变化",
+            "compare": f"比较不同 {g} 的 {m}（平均值）",
+        }.get(kind or "") or {
+            "drivers": f"哪些因素影响 {m}",
+            "differs": f"{m} 在不同 {g} 之间的差异",
+            "relationship": f"{m} 与其他数值的关系",
+        }.get(analysis_kind(plan), f"{m} 的概况")
+        return f"{READ_AS[1]}{text}" + (f"（只含 {filters}）" if filters else "") + "。"
+    text = {
+        "total": f"the total {m} by {g}" if g else f"the total {m}",
+        "top": f"the {'bottom' if bottom else 'top'} {n} {g} by {'average' if mean else 'total'} {m}"
+        if g
+        else f"the {n} rows with the {'lowest' if bottom else 'highest'} {m}",
+        "share": f"each {g}'s share of {m}" if g else f"what makes up {m}",
+        "trend": f"how {m} moves over time",
+        "compare": f"{m} compared across {g} (averages)",
+    }.get(kind or "") or {
+        "drivers": f"what drives {m}",
+        "differs": f"how {m} differs across {g}",
+        "relationship": f"how {m} moves with the other numbers",
+    }.get(analysis_kind(plan), f"a summary of {m}")
+    return f"{READ_AS[0]}{text}" + (f" (only rows with {filters})" if filters else "") + "."
+
+
+# --- a chip's choice as the user's answer ---------------------------------------------------------
+_PIN_QUESTIONS = {  # role -> (English, Chinese): the clarification a chip's choice answers
+    "measure": ("Which column is the measure?", "度量是哪一列？"),
+    "group": ("Which column are the groups?", "按哪一列分组？"),
+    "kind": ("What should the answer be?", "想要哪种结果？"),
+    "n": ("How many should the ranking show?", "排名显示前几名？"),
+}
+
+
+def pinned_answer(reading: dict[str, Any], role: str, value: str, zh: bool) -> dict[str, str] | None:
+    """A chip's choice as the answer to a clarification (issue 24 point 4): {topic, question, answer},
+    so the re-run reads it the way it reads any answer (the measure and the groups: the role's topic
+    `role.<key>.<role>`, role_question; the kind and N: the question's goal `goal.<key>`, whose words
+    the question reader reads with the question). None when the run's reading did not offer `value`
+    for `role` (only what the page showed can be chosen)."""
+    roles = {r.get("role"): r for r in reading.get("roles") or [] if isinstance(r, dict)}
+    key = str(reading.get("key") or "")
+    offered = roles.get(role)
+    if not key or offered is None or value not in (offered.get("options") or []):
+        return None
+    english, chinese = _PIN_QUESTIONS.get(role, ("", ""))
+    question = chinese if zh else english
+    if role == "measure":
+        return {"topic": topic(key, "outcome"), "question": question, "answer": value}
+    if role == "group":
+        return {"topic": topic(key, "group"), "question": question, "answer": value}
+    n = int(roles["n"]["value"]) if "n" in roles and str(roles["n"].get("value")).isdigit() else N_CHOICES[0]
+    if role == "kind" and value in KIND_GOALS:
+        return {"topic": f"goal.{key}", "question": question, "answer": goal_words(value, n, zh)}
+    if role == "n" and value.isdigit():
+        return {"topic": f"goal.{key}", "question": question, "answer": goal_words("top", int(value), zh)}
+    return None

@@ -190,8 +190,11 @@ def check(
 
 
 def headline(answer: str) -> str:
-    """The answer's first paragraph: what a person reads before deciding to read on."""
-    for block in re.split(r"\n\s*\n", answer.strip()):
+    """The answer's first paragraph after how the question was read (the built-in answer opens with
+    it, issue 24): what a person reads before deciding to read on."""
+    from app.analyst import past_the_reading  # here: `verity --help` loads the evaluation, never the analyst
+
+    for block in re.split(r"\n\s*\n", past_the_reading(answer).strip()):
         if block.strip() and not block.lstrip().startswith("#"):
             return block.strip()
     return ""

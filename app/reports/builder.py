@@ -290,12 +290,18 @@ def build_report(session: Session, run: Run) -> dict[str, Any]:
 
 def reading_entry(state: dict[str, Any]) -> dict[str, Any] | None:
     """How the question was read, apart from whether the arithmetic was checked (issue 24):
-    {"status": "named" | "assumed", "assumed": [what was assumed]}; None when the plan did not say
-    (a model that recorded no assumptions)."""
+    {"status": "named" | "assumed", "assumed": [what was assumed]}, and when the plan said them, the
+    sentence the answer opens with (`read_as`), the question's key and the roles the user can change
+    (`roles`: [{role, value, how, options}]); None when the plan did not say (a model that recorded no
+    assumptions)."""
     reading = (state.get("plan") or {}).get("reading")
     if not isinstance(reading, dict) or reading.get("status") not in ("named", "assumed"):
         return None
-    return {"status": reading["status"], "assumed": [str(x) for x in reading.get("assumed") or []]}
+    entry: dict[str, Any] = {"status": reading["status"], "assumed": [str(x) for x in reading.get("assumed") or []]}
+    for key in ("key", "read_as", "roles"):
+        if reading.get(key):
+            entry[key] = reading[key]
+    return entry
 
 
 def verification_summary(state: dict[str, Any]) -> dict[str, Any]:

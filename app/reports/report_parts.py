@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app.reports.i18n import label
+from app.translations import CATALOG
 
 CONFIDENCE_COLOURS = {"high": "#1e7b3a", "medium": "#b26a00", "low": "#b3261e"}
 
@@ -210,9 +211,9 @@ def guidance_facts(report: dict[str, Any], L: dict[str, str]) -> list[tuple[str,
     guidance = report.get("guidance") or {}
     facts = [(L["guidance_rule"], rule) for rule in guidance.get("rules") or []]
     facts += [(L["guidance_definition"], d) for d in guidance.get("definitions") or []]
-    for key, label in (("knowledge", "guidance_knowledge"), ("memory", "guidance_memory")):
+    for key, name in (("knowledge", "guidance_knowledge"), ("memory", "guidance_memory")):
         facts += [
-            (f"{L[label]} ({item.get('source', '')})", str(item.get("text") or "")) for item in guidance.get(key) or []
+            (f"{L[name]} ({item.get('source', '')})", str(item.get("text") or "")) for item in guidance.get(key) or []
         ]
     return facts
 
@@ -226,4 +227,27 @@ def reading_mark(report: dict[str, Any], L: dict[str, str]) -> tuple[str, str, l
     status = str(reading["status"])
     answer = str(report.get("answer") or "")
     unsaid = [str(a) for a in reading.get("assumed") or [] if str(a) not in answer]
+    read_as = str(reading.get("read_as") or "")
+    if read_as and read_as not in answer:
+        unsaid.insert(0, read_as)
+    if roles := reading_roles(reading, str(report.get("language") or "en")):
+        unsaid.append(roles)
     return status, L[f"reading_{status}"], unsaid
+
+
+def reading_roles(reading: dict[str, Any], language: str) -> str:
+    """The roles of the reading in one line, as the page's chips show them ("Measure: 销售额 (your
+    choice) · Groups: 门店 · Answer: total"); "" when the run recorded none."""
+
+    def word(key: str) -> str:
+        entry = CATALOG.get(key) or {}
+        return entry.get(language) or entry.get("en") or key
+
+    parts = []
+    for role in reading.get("roles") or []:
+        if not isinstance(role, dict) or not role.get("value"):
+            continue
+        value = word(f"reading_kind_{role['value']}") if role.get("role") == "kind" else str(role["value"])
+        how = f" ({word('reading_how_' + role['how'])})" if role.get("how") in ("assumed", "answer") else ""
+        parts.append(f"{word('reading_role_' + str(role.get('role')))}{'：' if language == 'zh' else ': '}{value}{how}")
+    return " · ".join(parts)

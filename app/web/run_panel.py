@@ -30,7 +30,7 @@ def run_context(session: Session, run: Run, lang: str, settings: Settings | None
     in place of the pseudonyms the model wrote (the owner's page; the records keep them, privacy.py)."""
     context = _run_context(session, run, lang)
     if settings is not None:
-        shown = {key: context[key] for key in ("analysis_plan", "steps", "figures", "tasks", "evidence")}
+        shown = {key: context[key] for key in ("analysis_plan", "reading", "steps", "figures", "tasks", "evidence")}
         if question := context["question"]:  # the options a model wrote name pseudonyms: the user picks real ones
             shown["question"] = {
                 name: getattr(question, name) for name in ("id", "kind", "question", "options", "reason")

@@ -9,7 +9,7 @@ question, or assumed and what), which the page and the reports mark apart from t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.run_scope import run_scope
@@ -45,6 +45,7 @@ def record_analysis_plan(
     method_plan: list[str] | None = None,
     limitations: list[str] | None = None,
     assumptions: list[str] | None = None,
+    reading: dict[str, Any] | None = None,
     ctx: ToolContext | None = None,
 ) -> ToolResult:
     """Record the analysis plan before analysing: the goal, the metrics and dimensions, the methods.
@@ -60,6 +61,8 @@ def record_analysis_plan(
         assumptions: What the reading of the question assumed because the question did not name it
             (e.g. "the measure is revenue: the question names no column for it"); [] when the question
             named every column used.
+        reading: How the question was read, for the page: {"read_as": one sentence, "roles": [{"role",
+            "value", "how", "options"}]} (the built-in analyst fills it).
     """
     if not str(goal or "").strip():
         raise ToolError("invalid_plan", "The plan needs a goal.", hint="State what the analysis must establish.")
@@ -75,7 +78,10 @@ def record_analysis_plan(
     }
     if assumptions is not None:  # the reading's own mark (issue 24): "checked" is about the arithmetic only
         assumed = _texts(assumptions)
-        plan["reading"] = {"status": "assumed" if assumed else "named", "assumed": assumed}
+        recorded: dict[str, Any] = {"status": "assumed" if assumed else "named", "assumed": assumed}
+        if isinstance(reading, dict):  # the sentence and the roles the page's chips change (issue 24 point 4)
+            recorded.update(read_as_roles(reading))
+        plan["reading"] = recorded
     if run is not None:
         run.state = {**(run.state or {}), "plan": plan}  # a new dict: the JSON column sees the change
     scope.send("analysis_plan", plan)
@@ -83,3 +89,15 @@ def record_analysis_plan(
     if not plan["limitations"]:
         lines.append("note: no limitation stated; say what this plan cannot establish.")
     return ToolResult(text="\n".join(lines), payload={"plan": plan})
+
+
+def read_as_roles(reading: dict[str, Any]) -> dict[str, Any]:
+    """The read-as sentence, the question's key and the changeable roles of a `reading` argument,
+    kept to their plain shapes (a model may send anything)."""
+    roles = []
+    for role in reading.get("roles") or []:
+        if isinstance(role, dict) and role.get("role") in ("measure", "group", "filter", "kind", "n"):
+            how = role.get("how") if role.get("how") in ("named", "assumed", "answer") else "named"
+            options = [str(o) for o in role.get("options") or [] if str(o).strip()]
+            roles.append({"role": role["role"], "value": str(role.get("value") or ""), "how": how, "options": options})
+    return {"key": str(reading.get("key") or ""), "read_as": str(reading.get("read_as") or ""), "roles": roles}

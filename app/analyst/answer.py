@@ -5,6 +5,8 @@ rules, how far the inference carries); then a line that says what the built-in a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from app.analyst.findings import finding
 from app.analyst.reading import assumed_lines, says_the_defaults
 from app.analyst.role_question import defaults_sentence
@@ -36,29 +38,43 @@ def small_talk(has_data: bool, zh: bool) -> str:
 
 
 def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
-    """Conclusions first: the finding that answers the question, then the supporting ones."""
-    findings, failures = _findings(plan, view, zh)
-    lines = ([plan.lead, ""] if plan.lead else []) + [f"**{findings[0]}**", ""]
+    """Conclusions first: the finding that answers the question (one per part of a compound question,
+    in the question's order), then the supporting ones."""
+    parts = plan.parts or [plan]
+    answered = [_findings(part, _part_view(part, view, plan), zh) for part in parts]
+    leads = [found[0] for found, _ in answered]
+    supporting = [f for found, _ in answered for f in found[1:] if f not in leads]
+    failures = list(dict.fromkeys(f for _, failed in answered for f in failed))
+    lines = ([plan.lead, ""] if plan.lead else []) + [f"**{lead}**" for lead in leads] + [""]
     if used := data_used(plan, many, zh):
         lines += [used, ""]
-    assumed = assumed_lines(plan.provenance, plan.metric, zh)  # the reading's assumptions, and the other readings
-    if not (assumed and says_the_defaults(plan.provenance)) and (defaults := defaults_sentence(plan.provenance, zh)):
-        lines += [defaults, ""]  # columns the question did not name, and the words that matched none
-    if assumed:
-        lines += [*assumed, ""]
-    if len(findings) > 1:
+    for part in parts:
+        assumed = assumed_lines(part.provenance, part.metric, zh)  # the reading's assumptions, and the other readings
+        defaults = defaults_sentence(part.provenance, zh)
+        if not (assumed and says_the_defaults(part.provenance)) and defaults and defaults not in lines:
+            lines += [defaults, ""]  # columns the question did not name, and the words that matched none
+        if assumed and not set(assumed) <= set(lines):
+            lines += [*assumed, ""]
+    if supporting:
         lines += ["### 其他发现" if zh else "### Supporting findings", ""]
-        lines += [f"- {f}" for f in findings[1:]] + [""]
+        lines += [f"- {f}" for f in dict.fromkeys(supporting)] + [""]
     if failures:
         lines += [
             ("以下分析未能完成：" if zh else "These analyses could not be completed: ") + "; ".join(failures),
             "",
         ]
-    caveats = [*plan.notes, *_rule_notes(plan, zh), *_scope_notes(plan, zh)]
+    caveats = [*plan.notes, *_rule_notes(plan, zh), *dict.fromkeys(n for part in parts for n in _scope_notes(part, zh))]
     if caveats:
         lines += ["### 注意" if zh else "### Caveats", ""] + [f"- {n}" for n in caveats]
     lines += ["", HONESTY["zh" if zh else "en"]]
     return "\n".join(lines)
+
+
+def _part_view(part: Plan, view: TurnView, plan: Plan) -> TurnView:
+    """The turn as one part of a compound question sees it: its own question, for its headline's words."""
+    if part is plan or part.provenance is None or not part.provenance.question:
+        return view
+    return replace(view, question=part.provenance.question)
 
 
 def _findings(plan: Plan, view: TurnView, zh: bool) -> tuple[list[str], list[str]]:
@@ -111,7 +127,7 @@ def data_used(plan: Plan, many: bool, zh: bool) -> str:
 # number. A total, a ranking or a data task claims nothing of the kind.
 RELATION_TOOLS = ("correlation_analysis", "linear_regression", "chi_square_test")
 
-FACT_KINDS = (*DATA_TASK_KINDS, "total", "top", "share", "rank")  # what the data says, nothing inferred
+FACT_KINDS = (*DATA_TASK_KINDS, "total", "top", "share", "rank", "date_gap", "per_unit")  # what the data says, nothing inferred
 
 
 def _scope_notes(plan: Plan, zh: bool) -> list[str]:

@@ -12,7 +12,7 @@ from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.repeated_design import Repeated
-from app.understanding.roles import named_values
+from app.understanding.roles import UNITS, named_values
 
 
 def ordered_names(spans: Spans) -> list[str]:
@@ -117,3 +117,69 @@ def filter_plan(conditions: list[Condition], zh: bool) -> Plan:
     described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)
     subject = _t(zh, f"Keep only rows with {described}", f"只保留 {described} 的行")
     return Plan(None, None, [Step("filter_rows", {"conditions": conditions}, subject)], kind="filter")
+
+
+# --- derived quantities: a new column made for the question, then answered (issue 24) -------------
+_DAY_UNITS = tuple(k for k, period in UNITS.items() if period == "D")  # day, 天, 日 (roles.toml periods)
+_DAYS = re.compile(
+    "|".join(rf"\b{re.escape(u)}s?\b" if u.isascii() else re.escape(u) for u in _DAY_UNITS), re.I
+)
+# "from order to delivery", "从下单到送达": the first named date is the start
+_FROM_TO = re.compile(r"\bfrom\b.+\bto\b|从.+(?:到|至)", re.I)
+
+
+def date_gap_plan(question: str, columns: list[Column], named: list[str], dataset: str, zh: bool) -> Plan | None:
+    """Days between two dates, as a new column of the dataset (a new version, like an "add a column"
+    task), then its average, median and longest (describe_columns) — per group when the question names a
+    grouping. Asked with a word for days; the two dates are the date columns the question names by the
+    words that tell them apart ("order" ↔ Order Date, "下单" ↔ 下单日期), else the only two the data has
+    when the question names no other column ("how many days had sales over 100" counts days instead).
+    The later date minus the earlier: the one named first (or first in the sheet) is the start."""
+    if not _DAYS.search(question):
+        return None
+    dates = [c for c in columns if c.get("type") == "datetime" and not c.get("pii")]
+    only_dates = not set(named) - {str(c["name"]) for c in dates}
+    found = _named_dates(question, [str(c["name"]) for c in dates])
+    pair = found if len(found) == 2 else [str(c["name"]) for c in dates] if len(dates) == 2 and only_dates else []
+    if len(pair) != 2:
+        return None
+    start, end = pair
+    name = f"从{start}到{end}的天数" if zh else f"Days from {start} to {end}"
+    subject = _t(zh, f"Add the days from {start} to {end}", f"新增列：从{start}到{end}的天数")
+    derive = {"new_column_name": name, "expression": f"`{end}` - `{start}`", "output": dataset}
+    derive["overwrite"] = True  # asked again, the same column is made again, not refused
+    plan = Plan(name, None, [Step("profile_dataset", {}, evidence=False)], kind="date_gap")
+    plan.derived = dataset
+    plan.steps.append(Step("derive_column", derive, subject, evidence=False, prep=True))
+    describe = _t(zh, f"Average, median and longest {name}", f"{name}的平均值、中位数和最大值")
+    plan.steps.append(Step("describe_columns", {"columns": [name]}, describe))
+    return plan
+
+
+def _named_dates(question: str, dates: list[str]) -> list[str]:
+    """The date columns the question names by the words that tell them apart, in the question's order.
+    What all the date columns' names share ("Date", "日期") says what kind of column they are, not which."""
+    if len(dates) < 2:
+        return []
+    folded = question.lower()
+    found: list[tuple[int, str]] = []
+    for name in dates:
+        at = min((folded.find(w) for w in _own_words(name, dates) if w in folded), default=-1)
+        if at >= 0:
+            found.append((at, name))
+    if _FROM_TO.search(question) or len(found) == 2:
+        return [name for _, name in sorted(found)]
+    return []
+
+
+def _own_words(name: str, names: list[str]) -> list[str]:
+    """The words of a column name the other names do not share: English words of 3 letters or more
+    (their stem: "deliver" for "delivery"/"delivered"), Chinese runs without the characters every name has."""
+    others = [n.lower() for n in names if n != name]
+    lower = name.lower()
+    if lower.isascii():
+        shared = {w for w in re.findall(r"[a-z]+", " ".join(others))}
+        return [w[:-1] if len(w) > 5 else w for w in re.findall(r"[a-z]{3,}", lower) if w not in shared]
+    common = set.intersection(*(set(n) for n in [lower, *others]))
+    runs = re.findall("[^" + re.escape("".join(common)) + r"\s()（）]+", lower) if common else [lower]
+    return [r for r in runs if len(r) >= 2]

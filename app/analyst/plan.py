@@ -19,6 +19,7 @@ from typing import Any
 from app.analyst.column_choice import choose_dimension, choose_metric, chosen_metric, named_longest_first, other_numeric
 from app.analyst.comparisons import GROUPS_COMPARED, add_compare_steps
 from app.analyst.data_tasks import (
+    date_gap_plan,
     dedupe_plan,
     derive_plan,
     filter_conditions,
@@ -151,6 +152,8 @@ def _task_plan(p: Planning) -> Plan | None:
         return dedupe_plan(columns, zh)
     if FILTER_TASK.search(question) and (conditions := filter_conditions(question, columns, spans)):
         return filter_plan(conditions, zh)
+    if gap := date_gap_plan(question, columns, ordered_names(spans), str(p.dataset.get("name") or ""), zh):
+        return gap  # days between two dates, as a new column, then its average (data_tasks)
     if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
         measures = measure_names(columns, ordered_names(spans))
         if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:

@@ -1,0 +1,45 @@
+"""A turn that asks two questions in one message (app.understanding.compound): each part planned as a
+question of its own (turn_plan.plan_turn), and one plan for the turn's rounds that runs the steps of
+both; the answer gives each part's finding, in the question's order (answer.write_answer)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from app.analyst.steps import Plan
+from app.analyst.turn_plan import plan_turn
+from app.analyst.turn_state import Message, TurnView
+
+# how a role came from the question's own words, not a default or the user's answer
+_NAMED = ("name", "spelling", "yes-no", "synonym", "loose", "partial", "value")
+
+
+def compound_plan(view: TurnView, messages: list[Message], parts: list[str], datasets: list[dict[str, Any]], zh: bool) -> Plan:
+    """The plan of each part; then one plan that holds the steps of all (the first part's roles, its
+    provenance and its dataset), with the parts kept in `parts` for the answer."""
+    plans: list[Plan] = []
+    for part in parts:
+        plan = plan_turn(replace(view, question=part), messages, datasets, zh)
+        if plans and not _names_a_column(plan) and (measure := plans[0].metric):
+            # "…, and which month was busiest?": a part that names no column asks about the first part's measure
+            plan = plan_turn(replace(view, question=f"{part} ({measure})"), messages, datasets, zh)
+        plans.append(plan)
+    first = plans[0]
+    merged = replace(first, steps=[], notes=[], parts=plans)
+    seen: set[str] = set()
+    for plan in plans:
+        for step in plan.steps:
+            key = f"{step.tool}:{sorted(step.arguments.items())!r}"
+            if key not in seen:
+                seen.add(key)
+                merged.steps.append(step)
+        merged.notes += [n for n in plan.notes if n not in merged.notes]
+    return merged
+
+
+def _names_a_column(plan: Plan) -> bool:
+    """Whether the question's own words chose one of the plan's columns (not a default)."""
+    sources = plan.provenance.sources if plan.provenance else []
+    return any(s.how in _NAMED for s in sources)
+

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from app.analyst.derived_answers import per_unit_headline, row_rate_note
 from app.analyst.findings import finding
 from app.analyst.reading import assumed_lines, says_the_defaults
 from app.analyst.role_question import defaults_sentence
@@ -14,6 +15,7 @@ from app.analyst.scope import describe_condition
 from app.analyst.sheet_words import as_people_write
 from app.analyst.steps import DATA_TASK_KINDS, Plan, Step
 from app.analyst.turn_state import TurnView
+from app.understanding.kinds import MEAN_WORDS
 
 HONESTY = {
     "en": "_Built-in analyst (no language model): standard analyses chosen from the column types "
@@ -81,9 +83,14 @@ def _findings(plan: Plan, view: TurnView, zh: bool) -> tuple[list[str], list[str
     """The findings of the task steps, the one that answers the question kind first (never none: a
     sentence says no conclusion could be drawn), and the tasks whose analysis failed."""
     findings, failures = [], []
-    for step in sorted((s for s in plan.steps if s.task), key=lambda s: _order(s, plan)):
+    for step in sorted((s for s in plan.steps if s.task), key=lambda s: _order(s, plan, view.question)):
         result = view.result(step.tool, step.arguments)
         text = finding(step, result, zh, plan, view.question) if result and result.ok else ""
+        if text and plan.kind == "per_unit":  # a rate: say how it was computed
+            if step.tool == "group_aggregate":
+                text = per_unit_headline(step, result, plan, zh) or text  # type: ignore[arg-type]
+            elif step.tool == "describe_columns":
+                text = text.rstrip("。.") + row_rate_note(zh) + ("。" if zh else ".")
         if text:
             findings.append(text)
         elif result and not result.ok and step.task:
@@ -127,7 +134,15 @@ def data_used(plan: Plan, many: bool, zh: bool) -> str:
 # number. A total, a ranking or a data task claims nothing of the kind.
 RELATION_TOOLS = ("correlation_analysis", "linear_regression", "chi_square_test")
 
-FACT_KINDS = (*DATA_TASK_KINDS, "total", "top", "share", "rank", "date_gap", "per_unit")  # what the data says, nothing inferred
+FACT_KINDS = (
+    *DATA_TASK_KINDS,
+    "total",
+    "top",
+    "share",
+    "rank",
+    "date_gap",
+    "per_unit",
+)  # what the data says, nothing inferred
 
 
 def _scope_notes(plan: Plan, zh: bool) -> list[str]:
@@ -150,13 +165,23 @@ def _scope_notes(plan: Plan, zh: bool) -> list[str]:
     ]
 
 
-def _order(step: Step, plan: Plan) -> int:
-    """Where a step's finding goes: the one that answers the question kind first."""
+def _order(step: Step, plan: Plan, question: str = "") -> int:
+    """Where a step's finding goes: the one that answers the question kind first. "What is the average
+    order value?" asks for the average itself: with no grouping named, the description leads, not a
+    comparison across a grouping the analyst chose."""
+    if step.tool == "describe_columns" and MEAN_WORDS.search(question) and not _group_named(plan):
+        return 0
     if step.tool == "group_aggregate":
         return 0 if plan.kind in ("total", "top") else 6
     if step.tool == "plot_pie":
         return 0
     return ANSWER_ORDER.get(step.tool, 9)
+
+
+def _group_named(plan: Plan) -> bool:
+    """Whether the question's words (or the user) chose the grouping, not a default."""
+    sources = plan.provenance.sources if plan.provenance else []
+    return any(s.role == "group" and not s.default for s in sources)
 
 
 def _rule_notes(plan: Plan, zh: bool) -> list[str]:

@@ -15,7 +15,9 @@ from app.analyst.turn_state import Message, TurnView
 _NAMED = ("name", "spelling", "yes-no", "synonym", "loose", "partial", "value")
 
 
-def compound_plan(view: TurnView, messages: list[Message], parts: list[str], datasets: list[dict[str, Any]], zh: bool) -> Plan:
+def compound_plan(
+    view: TurnView, messages: list[Message], parts: list[str], datasets: list[dict[str, Any]], zh: bool
+) -> Plan:
     """The plan of each part; then one plan that holds the steps of all (the first part's roles, its
     provenance and its dataset), with the parts kept in `parts` for the answer."""
     plans: list[Plan] = []
@@ -42,4 +44,3 @@ def _names_a_column(plan: Plan) -> bool:
     """Whether the question's own words chose one of the plan's columns (not a default)."""
     sources = plan.provenance.sources if plan.provenance else []
     return any(s.how in _NAMED for s in sources)
-

@@ -13,6 +13,7 @@ from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.repeated_design import Repeated
 from app.understanding.roles import UNITS, named_values
+from app.understanding.text import is_cjk, split_unit
 
 
 def ordered_names(spans: Spans) -> list[str]:
@@ -121,9 +122,7 @@ def filter_plan(conditions: list[Condition], zh: bool) -> Plan:
 
 # --- derived quantities: a new column made for the question, then answered (issue 24) -------------
 _DAY_UNITS = tuple(k for k, period in UNITS.items() if period == "D")  # day, 天, 日 (roles.toml periods)
-_DAYS = re.compile(
-    "|".join(rf"\b{re.escape(u)}s?\b" if u.isascii() else re.escape(u) for u in _DAY_UNITS), re.I
-)
+_DAYS = re.compile("|".join(rf"\b{re.escape(u)}s?\b" if u.isascii() else re.escape(u) for u in _DAY_UNITS), re.I)
 # "from order to delivery", "从下单到送达": the first named date is the start
 _FROM_TO = re.compile(r"\bfrom\b.+\bto\b|从.+(?:到|至)", re.I)
 
@@ -144,7 +143,8 @@ def date_gap_plan(question: str, columns: list[Column], named: list[str], datase
     if len(pair) != 2:
         return None
     start, end = pair
-    name = f"从{start}到{end}的天数" if zh else f"Days from {start} to {end}"
+    chinese_headers = any(is_cjk(ch) for ch in start + end)  # the new column is named in the sheet's language
+    name = f"从{start}到{end}的天数" if chinese_headers else f"Days from {start} to {end}"
     subject = _t(zh, f"Add the days from {start} to {end}", f"新增列：从{start}到{end}的天数")
     derive = {"new_column_name": name, "expression": f"`{end}` - `{start}`", "output": dataset}
     derive["overwrite"] = True  # asked again, the same column is made again, not refused
@@ -178,8 +178,86 @@ def _own_words(name: str, names: list[str]) -> list[str]:
     others = [n.lower() for n in names if n != name]
     lower = name.lower()
     if lower.isascii():
-        shared = {w for w in re.findall(r"[a-z]+", " ".join(others))}
+        shared = set(re.findall(r"[a-z]+", " ".join(others)))
         return [w[:-1] if len(w) > 5 else w for w in re.findall(r"[a-z]{3,}", lower) if w not in shared]
     common = set.intersection(*(set(n) for n in [lower, *others]))
     runs = re.findall("[^" + re.escape("".join(common)) + r"\s()（）]+", lower) if common else [lower]
     return [r for r in runs if len(r) >= 2]
+
+
+# "per 100 km", "每百公里": the scale a rate is given per (numerals in words are the number system's own)
+_SCALE_WORDS = {"hundred": 100, "thousand": 1000, "百": 100, "千": 1000, "万": 10000}
+_PER_SCALE = re.compile(r"\s*(\d+(?:\.\d+)?|hundred|thousand|百|千|万)?\s*", re.I)
+
+
+def per_unit_plan(question: str, columns: list[Column], spans: Spans, dataset: str, zh: bool) -> Plan | None:
+    """A rate per unit of another number ("fuel per 100 km by depot", "每公里成本"): the number named right
+    after "per"/"每" (by its name, or by the unit in its brackets: km ↔ Distance (km)) divides another
+    named number. With a grouping named, the standard rate of a group: its total of the one over its
+    total of the other (group_aggregate of both, then the ratio as a column of that summary); without
+    one, the rate row by row, averaged (a new column of the dataset, then its description)."""
+    each = EACH.search(question)
+    if not each:
+        return None
+    scale_match = _PER_SCALE.match(question, each.end())
+    after = scale_match.end() if scale_match else each.end()
+    numbers = {str(c["name"]) for c in columns if c.get("type") in NUMERIC and not c.get("pii")}
+    unit = next((name for start, _, name in spans if after <= start <= after + 1 and name in numbers), None)
+    unit = unit or _named_by_unit(question[after:], columns)
+    over = [name for _, _, name in spans if name in numbers and name != unit]
+    if not unit or not over:
+        return None
+    scale_word = (scale_match.group(1) or "").lower() if scale_match else ""
+    scale = _SCALE_WORDS.get(scale_word) or (float(scale_word) if scale_word else 1.0)
+    scale = int(scale) if float(scale).is_integer() else scale
+    top, bottom = over[0], unit
+    kinds = {str(c["name"]): c for c in columns}
+    group = next((name for _, _, name in spans if kinds.get(name, {}).get("type") not in NUMERIC), None)
+    per = f"{scale} " if scale != 1 else ""
+    name = f"{top} per {per}{bottom}"
+    multiply = f" * {scale}" if scale != 1 else ""
+    plan = Plan(top, group, [Step("profile_dataset", {}, evidence=False)], kind="per_unit")
+    if group is None:  # no grouping: each row's rate, then their average
+        plan.derived = dataset
+        derive = {"new_column_name": name, "expression": f"`{top}` / `{bottom}`{multiply}", "output": dataset}
+        subject = _t(zh, f"Add {name}, row by row", f"逐行新增列 {name}")
+        plan.steps.append(Step("derive_column", {**derive, "overwrite": True}, subject, evidence=False, prep=True))
+        describe = _t(zh, f"Average {name}", f"{name}的平均值")
+        plan.steps.append(Step("describe_columns", {"columns": [name]}, describe))
+        return plan
+    summary = f"{dataset}_summary"  # the name group_aggregate's side table is stored under (analysis_tools.tables)
+    totals = {"dataset": dataset, "group_columns": [group], "value_columns": [top, bottom], "agg": "sum"}
+    plan.steps.append(
+        Step("group_aggregate", totals, "", evidence=False, prep=True)  # no task: the rate below answers
+    )
+    ratio = {
+        "dataset": summary,
+        "new_column_name": name,
+        "expression": f"`{top}_sum` / `{bottom}_sum`{multiply}",
+        "output": summary,
+        "overwrite": True,
+    }
+    subject = _t(zh, f"{name}: total {top} over total {bottom}", f"{name}：{top}合计除以{bottom}合计")
+    plan.steps.append(Step("derive_column", ratio, subject, evidence=False, prep=True))
+    rates = {"dataset": summary, "group_columns": [group], "value_columns": [name, f"{top}_sum", f"{bottom}_sum"]}
+    plan.steps.append(
+        Step("group_aggregate", {**rates, "agg": "sum"}, _t(zh, f"{name} by {group}", f"各{group}的{name}"))
+    )
+    plan.derived = summary
+    return plan
+
+
+def _named_by_unit(text: str, columns: list[Column]) -> str | None:
+    """The number whose bracketed unit the text starts with ("km …" ↔ Distance (km), "公里" ↔ 里程（公里）)."""
+    head = text.strip().lower()
+    for column in columns:
+        if column.get("type") not in NUMERIC:
+            continue
+        unit = split_unit(str(column["name"]))[1]
+        if (
+            unit
+            and head.startswith(unit)
+            and (len(head) == len(unit) or not head[len(unit)].isalpha() or is_cjk(unit[0]))
+        ):
+            return str(column["name"])
+    return None

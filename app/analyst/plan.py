@@ -27,6 +27,7 @@ from app.analyst.data_tasks import (
     missing_plan,
     ordered_names,
     per_pair,
+    per_unit_plan,
     repeated_plan,
 )
 from app.analyst.designs import (
@@ -154,6 +155,10 @@ def _task_plan(p: Planning) -> Plan | None:
         return filter_plan(conditions, zh)
     if gap := date_gap_plan(question, columns, ordered_names(spans), str(p.dataset.get("name") or ""), zh):
         return gap  # days between two dates, as a new column, then its average (data_tasks)
+    if not DERIVE.search(question) and (
+        rate := per_unit_plan(question, columns, spans, str(p.dataset.get("name") or ""), zh)
+    ):
+        return rate  # a rate per unit of another number, as a data step, then answered (data_tasks)
     if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
         measures = measure_names(columns, ordered_names(spans))
         if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:

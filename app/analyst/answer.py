@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.analyst.derived_answers import per_unit_headline, row_rate_note
+from app.analyst.derived_answers import count_headline, per_unit_headline, row_rate_note
 from app.analyst.findings import finding
 from app.analyst.reading import assumed_lines, says_the_defaults
 from app.analyst.role_question import defaults_sentence
@@ -86,6 +86,9 @@ def _findings(plan: Plan, view: TurnView, zh: bool) -> tuple[list[str], list[str
     for step in sorted((s for s in plan.steps if s.task), key=lambda s: _order(s, plan, view.question)):
         result = view.result(step.tool, step.arguments)
         text = finding(step, result, zh, plan, view.question) if result and result.ok else ""
+        if result and result.ok and plan.kind == "count":
+            text = count_headline(step, result, plan, zh) or text
+            text = as_people_write(text, zh, plan.sheet_words, {str(step.arguments.get("column"))})
         if text and plan.kind == "per_unit":  # a rate: say how it was computed
             if step.tool == "group_aggregate":
                 text = per_unit_headline(step, result, plan, zh) or text  # type: ignore[arg-type]
@@ -142,6 +145,7 @@ FACT_KINDS = (
     "rank",
     "date_gap",
     "per_unit",
+    "count",
 )  # what the data says, nothing inferred
 
 

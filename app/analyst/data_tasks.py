@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
-from app.understanding.kinds import DIFFERENCE, EACH, number_cut
+from app.understanding import vocabulary
+from app.understanding.kinds import DIFFERENCE, EACH, MEAN_WORDS, RATE, SHARE, number_cut
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.repeated_design import Repeated
-from app.understanding.roles import UNITS, named_values
+from app.understanding.roles import UNITS, groups_rows, named_values
 from app.understanding.text import is_cjk, split_unit
 
 
@@ -261,3 +262,33 @@ def _named_by_unit(text: str, columns: list[Column]) -> str | None:
         ):
             return str(column["name"])
     return None
+
+
+HOW_MANY = vocabulary.regex("question_kinds", "how_many", re.I)
+
+
+def count_plan(question: str, columns: list[Column], spans: Spans, zh: bool) -> Plan | None:
+    """A count of rows ("一共有多少个孩子？", "how many orders were late?"): asked with "how many" and
+    naming no number (a named number is added up, a rate or a share is a proportion, an average a mean).
+    The rows with the yes/no column's yes ("多少人午睡" ↔ 午睡 是), or with a named value, are counted from
+    that column's counts (value_counts); a named grouping gives each group's count; else the rows."""
+    if not HOW_MANY.search(question) or RATE.search(question) or SHARE.search(question) or MEAN_WORDS.search(question):
+        return None
+    kinds = {str(c["name"]): c for c in columns if not c.get("pii")}
+    named = [n for n in ordered_names(spans) if n in kinds]
+    if any(kinds[n].get("type") in NUMERIC and not kinds[n].get("binary") for n in named):
+        return None  # "how many items did we sell": the number added up (totals)
+    if any(kinds[n].get("type") == "datetime" for n in named):
+        return None  # "how many days …": a span of time (date_gap_plan), or a count per period
+    implied, values = named_values(question, columns, spans)
+    yes_no = [n for n in named if kinds[n].get("type") == "boolean" or kinds[n].get("binary")]
+    groups = [n for n in named if groups_rows(kinds[n])]
+    column = yes_no[0] if yes_no else implied if values else groups[0] if groups else None
+    plan = Plan(None, column, [Step("profile_dataset", {}, evidence=False)], kind="count")
+    plan.values = list(values) if column == implied else []
+    if column is None:
+        plan.steps = [Step("profile_dataset", {}, _t(zh, "Count the rows", "统计行数"))]
+        return plan
+    subject = _t(zh, f"Count the rows by {column}", f"按{column}统计行数")
+    plan.steps.append(Step("value_counts", {"column": column}, subject))
+    return plan

@@ -7,6 +7,9 @@ from __future__ import annotations
 from analysis_tools import ResultRecord
 from analysis_tools.common import fmt_num
 from app.analyst.steps import Plan, Step
+from app.analyst.vocabulary import words
+
+YES = {w.lower() for w in words("yes_values")}
 
 
 def per_unit_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> str | None:
@@ -42,3 +45,42 @@ def _parts(step: Step) -> tuple[str, str]:
     """The numerator and denominator of the summary's rate: its other value columns, without `_sum`."""
     columns = step.arguments["value_columns"][1:3]
     return tuple(c.removesuffix("_sum") for c in columns)  # type: ignore[return-value]
+
+
+def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> str | None:
+    """The count a "how many" question asks (data_tasks.count_plan): all the rows, the rows with the
+    yes/no column's yes or the named values, or each group's rows."""
+    metrics = result.metrics
+    if step.tool == "profile_dataset":
+        rows = metrics.get("n_rows")
+        return (
+            None
+            if rows is None
+            else (f"共有 {fmt_num(rows)} 行（条记录）。" if zh else f"There are {fmt_num(rows)} rows in all.")
+        )
+    column, total = step.arguments.get("column"), metrics.get("n")
+    counts = {k[len("count.") :]: float(v) for k, v in metrics.items() if k.startswith("count.")}
+    if not counts or total is None:
+        return None
+    wanted = plan.values or ([v for v in counts if v.lower() in YES] if _yes_no(counts) else [])
+    if wanted := [v for v in wanted if v in counts]:
+        n = sum(counts[v] for v in wanted)
+        shown = "、".join(wanted) if zh else " or ".join(wanted)
+        share = n / total * 100 if total else 0.0
+        return (
+            f"{column} 为 {shown} 的有 {fmt_num(n)} 行（共 {fmt_num(total)} 行，占 {share:.1f}%）。"
+            if zh
+            else f"{fmt_num(n)} of {fmt_num(total)} rows have {column} = {shown} ({share:.1f}%)."
+        )
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    listed = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in ranked)
+    return (
+        f"各{column}的行数：{listed}（共 {fmt_num(total)} 行）。"
+        if zh
+        else f"Rows per {column}: {listed} ({fmt_num(total)} in all)."
+    )
+
+
+def _yes_no(counts: dict[str, float]) -> bool:
+    """Whether a column's values are yes and no (是/否, Y/N, True/False)."""
+    return len(counts) == 2 and any(v.lower() in YES for v in counts)

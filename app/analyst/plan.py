@@ -19,6 +19,7 @@ from typing import Any
 from app.analyst.column_choice import choose_dimension, choose_metric, chosen_metric, named_longest_first, other_numeric
 from app.analyst.comparisons import GROUPS_COMPARED, add_compare_steps
 from app.analyst.data_tasks import (
+    count_plan,
     date_gap_plan,
     dedupe_plan,
     derive_plan,
@@ -159,6 +160,8 @@ def _task_plan(p: Planning) -> Plan | None:
         rate := per_unit_plan(question, columns, spans, str(p.dataset.get("name") or ""), zh)
     ):
         return rate  # a rate per unit of another number, as a data step, then answered (data_tasks)
+    if counted := count_plan(question, columns, spans, zh):
+        return counted  # "how many children", "多少人午睡": a count of rows (data_tasks)
     if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
         measures = measure_names(columns, ordered_names(spans))
         if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:

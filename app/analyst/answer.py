@@ -90,7 +90,7 @@ def _findings(plan: Plan, view: TurnView, zh: bool) -> tuple[list[str], list[str
             text = count_headline(step, result, plan, zh) or text
             text = as_people_write(text, zh, plan.sheet_words, {str(step.arguments.get("column"))})
         if text and plan.kind == "per_unit":  # a rate: say how it was computed
-            if step.tool == "group_aggregate":
+            if step.tool == "rank_values":
                 text = per_unit_headline(step, result, plan, zh) or text  # type: ignore[arg-type]
             elif step.tool == "describe_columns":
                 text = text.rstrip("。.") + row_rate_note(zh) + ("。" if zh else ".")

@@ -8,7 +8,7 @@ import re
 
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.understanding import vocabulary
-from app.understanding.kinds import DIFFERENCE, EACH, MEAN_WORDS, RATE, SHARE, number_cut
+from app.understanding.kinds import DIFFERENCE, EACH, MEAN_WORDS, RATE, SHARE, TIME_UNITS, number_cut
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC
@@ -196,7 +196,8 @@ def per_unit_plan(question: str, columns: list[Column], spans: Spans, dataset: s
     after "per"/"每" (by its name, or by the unit in its brackets: km ↔ Distance (km)) divides another
     named number. With a grouping named, the standard rate of a group: its total of the one over its
     total of the other (group_aggregate of both, then the ratio as a column of that summary); without
-    one, the rate row by row, averaged (a new column of the dataset, then its description)."""
+    one, the rate row by row, averaged (a new column of the dataset, then its description). The groups'
+    rates are read back ranked (rank_values, which makes no table)."""
     each = EACH.search(question)
     if not each:
         return None
@@ -240,10 +241,8 @@ def per_unit_plan(question: str, columns: list[Column], spans: Spans, dataset: s
     }
     subject = _t(zh, f"{name}: total {top} over total {bottom}", f"{name}：{top}合计除以{bottom}合计")
     plan.steps.append(Step("derive_column", ratio, subject, evidence=False, prep=True))
-    rates = {"dataset": summary, "group_columns": [group], "value_columns": [name, f"{top}_sum", f"{bottom}_sum"]}
-    plan.steps.append(
-        Step("group_aggregate", {**rates, "agg": "sum"}, _t(zh, f"{name} by {group}", f"各{group}的{name}"))
-    )
+    rates = {"dataset": summary, "value_column": name, "group_column": group, "agg": "sum", "top": 100}
+    plan.steps.append(Step("rank_values", rates, _t(zh, f"{name} by {group}", f"各{group}的{name}")))
     plan.derived = summary
     return plan
 
@@ -269,11 +268,12 @@ HOW_MANY = vocabulary.regex("question_kinds", "how_many", re.I)
 
 def count_plan(question: str, columns: list[Column], spans: Spans, zh: bool) -> Plan | None:
     """A count of rows ("一共有多少个孩子？", "how many orders were late?"): asked with "how many" and
-    naming no number (a named number is added up, a rate or a share is a proportion, an average a mean).
+    naming no number (a named number is added up, a rate or a share is a proportion, an average a mean)
+    and no time (a number over time is a trend or a forecast).
     The rows with the yes/no column's yes ("多少人午睡" ↔ 午睡 是), or with a named value, are counted from
     that column's counts (value_counts); a named grouping gives each group's count; else the rows."""
-    if not HOW_MANY.search(question) or RATE.search(question) or SHARE.search(question) or MEAN_WORDS.search(question):
-        return None
+    if not HOW_MANY.search(question) or any(w.search(question) for w in (RATE, SHARE, MEAN_WORDS, TIME_UNITS)):
+        return None  # a rate, a share, an average, or a number over time ("how many passengers next year")
     kinds = {str(c["name"]): c for c in columns if not c.get("pii")}
     named = [n for n in ordered_names(spans) if n in kinds]
     if any(kinds[n].get("type") in NUMERIC and not kinds[n].get("binary") for n in named):

@@ -13,17 +13,17 @@ YES = {w.lower() for w in words("yes_values")}
 
 
 def per_unit_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> str | None:
-    """The rate of each group, highest first, from the summary's rate column (group_aggregate's metrics
-    `<rate>_sum.<group>`: one row per group, so the sum is the group's rate)."""
-    name, group = step.arguments["value_columns"][0], step.arguments["group_columns"][0]
-    prefix = f"{name}_sum."
-    rates = {
-        k[len(prefix) :]: float(v) for k, v in result.metrics.items() if k.startswith(prefix) and k != f"{prefix}total"
-    }
-    if not rates:
+    """The rate of each group, highest first (rank_values over the summary's rate column: one row per
+    group, so a group's sum is its rate), with how it was computed."""
+    name, group = step.arguments["value_column"], step.arguments["group_column"]
+    metrics, ranked = result.metrics, []
+    for i in range(1, int(metrics.get("shown") or 0) + 1):
+        if f"rank.{i}.label" in metrics:
+            ranked.append((str(metrics[f"rank.{i}.label"]), float(metrics[f"rank.{i}.value"])))
+    if not ranked:
         return None
-    ranked = sorted(rates.items(), key=lambda kv: -kv[1])
-    top, bottom = _parts(step)
+    totals = next((s.arguments["value_columns"] for s in plan.steps if s.tool == "group_aggregate"), [name, name])
+    top, bottom = totals[0], totals[1]  # what the rate divides: the totals step's two numbers
     listed = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in ranked)
     if zh:
         return (
@@ -39,12 +39,6 @@ def per_unit_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) ->
 def row_rate_note(zh: bool) -> str:
     """How a rate without groups was computed."""
     return "（逐行计算比值后取平均）" if zh else " (each row's rate, averaged)"
-
-
-def _parts(step: Step) -> tuple[str, str]:
-    """The numerator and denominator of the summary's rate: its other value columns, without `_sum`."""
-    columns = step.arguments["value_columns"][1:3]
-    return tuple(c.removesuffix("_sum") for c in columns)  # type: ignore[return-value]
 
 
 def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> str | None:

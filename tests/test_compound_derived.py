@@ -155,7 +155,7 @@ def test_which_bouquet_and_the_average_order_value(tmp_path, books):
     frame = pd.read_excel(books["flower_orders.xlsx"])
     totals = frame.groupby("Bouquet")["Order Value"].sum().sort_values(ascending=False)
     run, _ = Session(tmp_path, books["flower_orders.xlsx"]).ask(
-        "Which bouquet sells most, and what is the average order value?"
+        "Which bouquet brings in the most total order value, and what is the average order value?"
     )
     first, second = bold_lines(run.answer)[:2]
     assert totals.index[0] in first and fmt_num(totals.iloc[0]) in first

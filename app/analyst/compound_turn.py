@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.analyst.steps import Plan
+from app.analyst.steps import DATA_TASK_KINDS, Plan
 from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import Message, TurnView
 
@@ -23,7 +23,7 @@ def compound_plan(
     plans: list[Plan] = []
     for part in parts:
         plan = plan_turn(replace(view, question=part), messages, datasets, zh)
-        if plans and not _names_a_column(plan) and (measure := plans[0].metric):
+        if plans and not _names_a_measure(plan) and (measure := plans[0].metric):
             # "…, and which month was busiest?": a part that names no column asks about the first part's measure
             plan = plan_turn(replace(view, question=f"{part} ({measure})"), messages, datasets, zh)
         plans.append(plan)
@@ -40,7 +40,10 @@ def compound_plan(
     return merged
 
 
-def _names_a_column(plan: Plan) -> bool:
-    """Whether the question's own words chose one of the plan's columns (not a default)."""
+def _names_a_measure(plan: Plan) -> bool:
+    """Whether the question's own words chose the plan's measure (not a default), or the plan needs none
+    (a count, a derived quantity)."""
+    if plan.metric is None or plan.kind in ("count", "date_gap", "per_unit", *DATA_TASK_KINDS):
+        return True
     sources = plan.provenance.sources if plan.provenance else []
-    return any(s.how in _NAMED for s in sources)
+    return any(s.role == "outcome" and s.how in _NAMED for s in sources)

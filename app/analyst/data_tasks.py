@@ -147,8 +147,13 @@ def date_gap_plan(question: str, columns: list[Column], named: list[str], datase
     chinese_headers = any(is_cjk(ch) for ch in start + end)  # the new column is named in the sheet's language
     name = f"从{start}到{end}的天数" if chinese_headers else f"Days from {start} to {end}"
     subject = _t(zh, f"Add the days from {start} to {end}", f"新增列：从{start}到{end}的天数")
-    derive = {"new_column_name": name, "expression": f"`{end}` - `{start}`", "output": dataset}
-    derive["overwrite"] = True  # asked again, the same column is made again, not refused
+    # asked again, the same column is made again, not refused (overwrite)
+    derive: Arguments = {
+        "new_column_name": name,
+        "expression": f"`{end}` - `{start}`",
+        "output": dataset,
+        "overwrite": True,
+    }
     plan = Plan(name, None, [Step("profile_dataset", {}, evidence=False)], kind="date_gap")
     plan.derived = dataset
     plan.steps.append(Step("derive_column", derive, subject, evidence=False, prep=True))

@@ -290,7 +290,9 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     if date and when_steps(plan, question, date, named, top, zh):
         return True
     if date and SEASON.search(question) and not (dimension and dimension in named):
-        season_steps(plan, date, zh)  # "每年哪个月最多": the month of the year, from the seasonal pattern
+        season_steps(
+            plan, date, zh, columns, str(p.dataset.get("name") or "")
+        )  # "每年哪个月最多": the month of the year, from the seasonal pattern
         return True
     if dimension and SHARE.search(question):
         share_steps(plan, question, columns, named, dimension, zh)

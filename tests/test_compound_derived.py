@@ -292,3 +292,28 @@ def test_how_many_per_group_and_with_a_value(tmp_path, books):
     orders = pd.read_excel(books["flower_orders.xlsx"])
     run, _ = Session(tmp_path / "b", books["flower_orders.xlsx"]).ask("How many orders were for Rose?")
     assert f"{int((orders['Bouquet'] == 'Rose').sum())} of {len(orders)} rows" in bold_lines(run.answer)[0]
+
+
+@pytest.mark.parametrize(
+    ("book", "question", "date", "items", "label"),
+    [
+        (
+            "flower_orders.xlsx",
+            "How many items did we sell in total, and which month was busiest?",
+            "Order Date",
+            "Items",
+            "%b %Y",
+        ),
+        ("花店订单.xlsx", "一共卖了多少件？哪个月最忙？", "下单日期", "件数", "zh"),
+    ],
+)
+def test_the_total_and_the_busiest_month(tmp_path, books, book, question, date, items, label):
+    frame = pd.read_excel(books[book])
+    months = frame.groupby(pd.to_datetime(frame[date]).dt.to_period("M"))[items].sum().sort_values(ascending=False)
+    run, calls = Session(tmp_path, books[book]).ask(question)
+    first, second = bold_lines(run.answer)[:2]
+    assert fmt_num(frame[items].sum()) in first
+    top = months.index[0]
+    written = f"{top.year}年{top.month}月" if label == "zh" else top.strftime(label)  # as people write a month
+    assert written in second and fmt_num(months.iloc[0]) in second
+    assert not any(c.tool == "seasonal_decompose" for c in calls)  # three months hold no seasonal pattern

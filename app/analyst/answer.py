@@ -47,7 +47,9 @@ def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
     leads = [found[0] for found, _ in answered]
     supporting = [f for found, _ in answered for f in found[1:] if f not in leads]
     failures = list(dict.fromkeys(f for _, failed in answered for f in failed))
-    lines = ([plan.lead, ""] if plan.lead else []) + [f"**{lead}**" for lead in leads] + [""]
+    lines = [plan.lead, ""] if plan.lead else []
+    for lead in leads:  # each part's answer a paragraph of its own
+        lines += [f"**{lead}**", ""]
     if used := data_used(plan, many, zh):
         lines += [used, ""]
     for part in parts:

@@ -23,13 +23,17 @@ MIN_CHARS_ZH = 4
 
 
 @cache
-def _english_askers() -> frozenset[str]:
-    """Words that open an English question: the question words and the forms of be, do and have."""
-    found: set[str] = set()
+def _english_askers() -> tuple[frozenset[str], frozenset[str]]:
+    """The English question words, and the words that may open a question: those and the forms of be,
+    do and have (stop_words: "question words", "forms of be, do and have")."""
+    question: set[str] = set()
+    opening: set[str] = set()
     for entry in vocabulary.entries("stop_words", "stop"):
+        if entry.why.startswith("question words"):
+            question.update(entry.strings("words"))
         if entry.why.startswith(("question words", "forms of be")):
-            found.update(entry.strings("words"))
-    return frozenset(found)
+            opening.update(entry.strings("words"))
+    return frozenset(question), frozenset(opening)
 
 
 @cache
@@ -76,7 +80,7 @@ def _is_part(clause: str, chinese: bool) -> bool:
 def _opens_question(clause: str) -> bool:
     """An English clause that starts as a question does: "which month …", "what is …", "is it …"."""
     first = re.match(r"[\w']+", clause)
-    return bool(first) and first.group(0).lower() in _english_askers()  # type: ignore[union-attr]
+    return first is not None and first.group(0).lower() in _english_askers()[1]
 
 
 def _asks(clause: str, chinese: bool) -> bool:
@@ -86,7 +90,7 @@ def _asks(clause: str, chinese: bool) -> bool:
     if chinese:
         return bool(_chinese_askers().search(clause))
     words = {w.lower() for w in re.findall(r"[\w']+", clause)}
-    return bool(words & _english_askers()) and _opens_question(clause) or bool(words & {"how", "which", "what"})
+    return _opens_question(clause) or bool(words & _english_askers()[0])
 
 
 def _without_leading_conjunction(clause: str) -> str:

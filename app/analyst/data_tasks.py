@@ -11,7 +11,7 @@ from app.understanding import vocabulary
 from app.understanding.kinds import DIFFERENCE, EACH, MEAN_WORDS, RATE, SHARE, TIME_UNITS, number_cut
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
-from app.understanding.profile_reading import NUMERIC
+from app.understanding.profile_reading import NUMERIC, count_weights
 from app.understanding.repeated_design import Repeated
 from app.understanding.roles import UNITS, groups_rows, named_values
 from app.understanding.text import is_cjk, split_unit
@@ -271,14 +271,17 @@ def _named_by_unit(text: str, columns: list[Column]) -> str | None:
 HOW_MANY = vocabulary.regex("question_kinds", "how_many", re.I)
 
 
-def count_plan(question: str, columns: list[Column], spans: Spans, zh: bool) -> Plan | None:
+def count_plan(question: str, columns: list[Column], spans: Spans, rows: int, zh: bool) -> Plan | None:
     """A count of rows ("一共有多少个孩子？", "how many orders were late?"): asked with "how many" and
     naming no number (a named number is added up, a rate or a share is a proportion, an average a mean)
-    and no time (a number over time is a trend or a forecast).
+    and no time (a number over time is a trend or a forecast). A count table (a frequency column: each
+    row stands for that many cases) is added up by its weights instead (totals).
     The rows with the yes/no column's yes ("多少人午睡" ↔ 午睡 是), or with a named value, are counted from
     that column's counts (value_counts); a named grouping gives each group's count; else the rows."""
     if not HOW_MANY.search(question) or any(w.search(question) for w in (RATE, SHARE, MEAN_WORDS, TIME_UNITS)):
         return None  # a rate, a share, an average, or a number over time ("how many passengers next year")
+    if count_weights(columns, rows):
+        return None
     kinds = {str(c["name"]): c for c in columns if not c.get("pii")}
     named = [n for n in ordered_names(spans) if n in kinds]
     if any(kinds[n].get("type") in NUMERIC and not kinds[n].get("binary") for n in named):

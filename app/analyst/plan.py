@@ -160,7 +160,7 @@ def _task_plan(p: Planning) -> Plan | None:
         rate := per_unit_plan(question, columns, spans, str(p.dataset.get("name") or ""), zh)
     ):
         return rate  # a rate per unit of another number, as a data step, then answered (data_tasks)
-    if counted := count_plan(question, columns, spans, zh):
+    if counted := count_plan(question, columns, spans, int(p.dataset.get("rows") or 0), zh):
         return counted  # "how many children", "多少人午睡": a count of rows (data_tasks)
     if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
         measures = measure_names(columns, ordered_names(spans))

@@ -317,3 +317,20 @@ def test_the_total_and_the_busiest_month(tmp_path, books, book, question, date, 
     written = f"{top.year}年{top.month}月" if label == "zh" else top.strftime(label)  # as people write a month
     assert written in second and fmt_num(months.iloc[0]) in second
     assert not any(c.tool == "seasonal_decompose" for c in calls)  # three months hold no seasonal pattern
+
+
+def test_speed_in_km_per_hour_from_minutes(tmp_path):
+    """ "km per hour" of a distance in km and a time in minutes: the units converted (× 60), as a new
+    column the user asked to add, and as each region's ratio of totals when asked by region."""
+    path = EVAL_FILES / "courier_deliveries.csv"
+    frame = pd.read_csv(path)
+    session = Session(tmp_path, path)
+    run, calls = session.ask("Please add a column with each delivery's average speed in km per hour.")
+    derived = call(calls, "derive_column")
+    speed = frame["Distance (km)"] / frame["Delivery Time (min)"] * 60
+    assert derived.metrics["mean"] == pytest.approx(speed.mean(), rel=1e-9)
+    assert derived.arguments["new_column_name"] == "Distance (km) per hour"
+    sums = frame.groupby("Region")[["Distance (km)", "Delivery Time (min)"]].sum()
+    rates = (sums["Distance (km)"] / sums["Delivery Time (min)"] * 60).sort_values(ascending=False)
+    run, _ = Session(tmp_path / "fresh", path).ask("What is the average speed in km per hour by region?")
+    assert all(f"{g} {fmt_num(v)}" in bold_lines(run.answer)[0] for g, v in rates.items())

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
+
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.understanding import vocabulary
 from app.understanding.kinds import DIFFERENCE, EACH, MEAN_WORDS, RATE, SHARE, TIME_UNITS, number_cut
@@ -196,34 +198,56 @@ _SCALE_WORDS = {"hundred": 100, "thousand": 1000, "百": 100, "千": 1000, "万"
 _PER_SCALE = re.compile(r"\s*(\d+(?:\.\d+)?|hundred|thousand|百|千|万)?\s*", re.I)
 
 
-def per_unit_plan(question: str, columns: list[Column], spans: Spans, dataset: str, zh: bool) -> Plan | None:
+def per_unit_plan(
+    question: str, columns: list[Column], spans: Spans, dataset: str, zh: bool, add_column: bool = False
+) -> Plan | None:
     """A rate per unit of another number ("fuel per 100 km by depot", "每公里成本"): the number named right
     after "per"/"每" (by its name, or by the unit in its brackets: km ↔ Distance (km)) divides another
     named number. With a grouping named, the standard rate of a group: its total of the one over its
     total of the other (group_aggregate of both, then the ratio as a column of that summary); without
     one, the rate row by row, averaged (a new column of the dataset, then its description). The groups'
-    rates are read back ranked (rank_values, which makes no table)."""
-    each = EACH.search(question)
-    if not each:
-        return None
-    scale_match = _PER_SCALE.match(question, each.end())
-    after = scale_match.end() if scale_match else each.end()
+    rates are read back ranked (rank_values, which makes no table). "Km per hour" of a column in minutes
+    converts the units (× 60). With `add_column` ("add a column with each delivery's speed in km per
+    hour") the rate is only added, row by row, as the data task asks."""
     numbers = {str(c["name"]) for c in columns if c.get("type") in NUMERIC and not c.get("pii")}
-    unit = next((name for start, _, name in spans if after <= start <= after + 1 and name in numbers), None)
-    unit = unit or _named_by_unit(question[after:], columns)
-    over = [name for _, _, name in spans if name in numbers and name != unit]
+    for each in EACH.finditer(question):  # "each delivery's speed in km per hour": the "per" a unit follows
+        scale_match = _PER_SCALE.match(question, each.end())
+        after = scale_match.end() if scale_match else each.end()
+        unit = next((name for start, _, name in spans if after <= start <= after + 1 and name in numbers), None)
+        unit = unit or _named_by_unit(question[after:], columns)
+        scale_word, per_time = (scale_match.group(1) or "").lower() if scale_match else "", ""
+        scale = _SCALE_WORDS.get(scale_word) or (float(scale_word) if scale_word else 1.0)
+        before = re.findall(r"\w+", question[: each.start()])
+        by_unit = _named_by_unit(before[-1], columns) if before else None
+        if unit is None and by_unit and (timed := _time_column(question[after:], columns)):
+            unit, factor = timed  # "km per hour" of a column in minutes: × 60 (a unit over a unit of time)
+            scale, per_time = scale * factor, question[after:].split()[0].strip(".,?!")
+        over = [name for _, _, name in spans if name in numbers and name != unit]
+        if not over and by_unit and by_unit != unit:
+            over = [by_unit]  # "km per hour": the number whose unit is named before "per"
+        if unit is not None and over:
+            break
+    else:
+        return None
+    scale = int(scale) if float(scale).is_integer() else scale
     if not unit or not over:
         return None
-    scale_word = (scale_match.group(1) or "").lower() if scale_match else ""
-    scale = _SCALE_WORDS.get(scale_word) or (float(scale_word) if scale_word else 1.0)
-    scale = int(scale) if float(scale).is_integer() else scale
     top, bottom = over[0], unit
     kinds = {str(c["name"]): c for c in columns}
     group = next((name for _, _, name in spans if kinds.get(name, {}).get("type") not in NUMERIC), None)
     per = f"{scale} " if scale != 1 else ""
-    name = f"{top} per {per}{bottom}"
+    name = f"{top} per {per_time}" if per_time else f"{top} per {per}{bottom}"  # "Distance (km) per hour"
     multiply = f" * {scale}" if scale != 1 else ""
     plan = Plan(top, group, [Step("profile_dataset", {}, evidence=False)], kind="per_unit")
+    if add_column:
+        expression = f"`{top}` / `{bottom}`{multiply}"
+        arguments: Arguments = {"new_column_name": name, "expression": expression, "output": dataset}
+        return Plan(
+            None,
+            None,
+            [Step("derive_column", arguments, _t(zh, f"Add the column {name}", f"新增列 {name}"))],
+            kind="derive",
+        )
     if group is None:  # no grouping: each row's rate, then their average
         plan.derived = dataset
         derive = {"new_column_name": name, "expression": f"`{top}` / `{bottom}`{multiply}", "output": dataset}
@@ -252,6 +276,28 @@ def per_unit_plan(question: str, columns: list[Column], spans: Spans, dataset: s
     return plan
 
 
+def _time_column(text: str, columns: list[Column]) -> tuple[str, float] | None:
+    """The number measured in a unit of time, and the factor to the unit of time the text starts with:
+    "hour …" of Delivery Time (min) → (Delivery Time (min), 60). Units of time as pandas reads them."""
+    word = re.match(r"[a-z]+", text.strip().lower())
+    wanted = _duration(word.group(0)) if word else None
+    if wanted is None:
+        return None
+    for column in columns:
+        unit = split_unit(str(column["name"]))[1] if column.get("type") in NUMERIC else None
+        if unit and (measured := _duration(unit)):
+            return str(column["name"]), wanted / measured
+    return None
+
+
+def _duration(unit: str) -> float | None:
+    """Seconds in one `unit` of time (hour, min, sec, day …), None when it is no unit of time."""
+    try:
+        return float(pd.Timedelta(1, unit=unit).total_seconds()) or None
+    except (ValueError, TypeError):
+        return None
+
+
 def _named_by_unit(text: str, columns: list[Column]) -> str | None:
     """The number whose bracketed unit the text starts with ("km …" ↔ Distance (km), "公里" ↔ 里程（公里）)."""
     head = text.strip().lower()
@@ -278,7 +324,7 @@ def count_plan(question: str, columns: list[Column], spans: Spans, rows: int, zh
     row stands for that many cases) is added up by its weights instead (totals).
     The rows with the yes/no column's yes ("多少人午睡" ↔ 午睡 是), or with a named value, are counted from
     that column's counts (value_counts); a named grouping gives each group's count; else the rows."""
-    if not HOW_MANY.search(question) or any(w.search(question) for w in (RATE, SHARE, MEAN_WORDS, TIME_UNITS)):
+    if not HOW_MANY.search(question) or any(w.search(question) for w in (RATE, SHARE, MEAN_WORDS, TIME_UNITS, _DAYS)):
         return None  # a rate, a share, an average, or a number over time ("how many passengers next year")
     if count_weights(columns, rows):
         return None

@@ -156,16 +156,15 @@ def _task_plan(p: Planning) -> Plan | None:
         return filter_plan(conditions, zh)
     if gap := date_gap_plan(question, columns, ordered_names(spans), str(p.dataset.get("name") or ""), zh):
         return gap  # days between two dates, as a new column, then its average (data_tasks)
-    if not DERIVE.search(question) and (
-        rate := per_unit_plan(question, columns, spans, str(p.dataset.get("name") or ""), zh)
-    ):
-        return rate  # a rate per unit of another number, as a data step, then answered (data_tasks)
     if counted := count_plan(question, columns, spans, int(p.dataset.get("rows") or 0), zh):
         return counted  # "how many children", "多少人午睡": a count of rows (data_tasks)
     if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
         measures = measure_names(columns, ordered_names(spans))
         if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:
             return derive_plan(question, per_pair(question, spans, measures), zh, str(p.dataset.get("name") or ""))
+    name, add_column = str(p.dataset.get("name") or ""), bool(DERIVE.search(question))
+    if rate := per_unit_plan(question, columns, spans, name, zh, add_column):
+        return rate  # a rate per unit of another number, as a data step, then answered (data_tasks)
     if design := repeated_design(question, {**p.dataset, "columns": columns}, ordered_names(spans)):
         return repeated_plan(design, zh)
     return None

@@ -203,23 +203,29 @@ def per_unit_plan(
 ) -> Plan | None:
     """A rate per unit of another number ("fuel per 100 km by depot", "每公里成本"): the number named right
     after "per"/"每" (by its name, or by the unit in its brackets: km ↔ Distance (km)) divides another
-    named number. With a grouping named, the standard rate of a group: its total of the one over its
+    named number; the first must be a quantity with its unit in brackets. With a grouping named, the standard rate of a group: its total of the one over its
     total of the other (group_aggregate of both, then the ratio as a column of that summary); without
     one, the rate row by row, averaged (a new column of the dataset, then its description). The groups'
     rates are read back ranked (rank_values, which makes no table). "Km per hour" of a column in minutes
     converts the units (× 60). With `add_column` ("add a column with each delivery's speed in km per
     hour") the rate is only added, row by row, as the data task asks."""
-    numbers = {str(c["name"]) for c in columns if c.get("type") in NUMERIC and not c.get("pii")}
+    # measurements only: "each chick" names a code (an id), not a unit of anything
+    numbers = set(measure_names(columns, [str(c["name"]) for c in columns if not c.get("pii")]))
+    # what a rate is per is a quantity measured in a unit ("Distance (km)", "里程（公里）"), not what the
+    # rows count ("each chick", "per customer": the average of the rows, kinds.PER_UNIT)
+    measured = {name for name in numbers if split_unit(name)[1]}
     for each in EACH.finditer(question):  # "each delivery's speed in km per hour": the "per" a unit follows
         scale_match = _PER_SCALE.match(question, each.end())
         after = scale_match.end() if scale_match else each.end()
         unit = next((name for start, _, name in spans if after <= start <= after + 1 and name in numbers), None)
         unit = unit or _named_by_unit(question[after:], columns)
+        unit = unit if unit in measured else None
         scale_word, per_time = (scale_match.group(1) or "").lower() if scale_match else "", ""
         scale = _SCALE_WORDS.get(scale_word) or (float(scale_word) if scale_word else 1.0)
         before = re.findall(r"\w+", question[: each.start()])
         by_unit = _named_by_unit(before[-1], columns) if before else None
-        if unit is None and by_unit and (timed := _time_column(question[after:], columns)):
+        by_unit = by_unit if by_unit in numbers else None
+        if unit is None and by_unit and (timed := _time_column(question[after:], columns)) and timed[0] in numbers:
             unit, factor = timed  # "km per hour" of a column in minutes: × 60 (a unit over a unit of time)
             scale, per_time = scale * factor, question[after:].split()[0].strip(".,?!")
         over = [name for _, _, name in spans if name in numbers and name != unit]

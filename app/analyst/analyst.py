@@ -21,11 +21,13 @@ from typing import Any
 from analysis_tools import ResultLookup, ResultRecord
 from app.agent.model.interface import ModelReply, ToolCallRequest
 from app.analyst.answer import small_talk, write_answer
+from app.analyst.compound_turn import compound_plan
 from app.analyst.question_words import GREETING
 from app.analyst.role_question import declined, not_found_answer, role_question
 from app.analyst.rounds import ToolCalls, looks, next_calls, searches
 from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import ASK, Message, TurnReader
+from app.understanding.compound import split_compound
 from app.understanding.small_talk import is_small_talk
 
 
@@ -60,12 +62,17 @@ class BuiltinAnalyst:
         offered = {str(t["function"]["name"]) for t in tools} | view.found_tools()
         if found := looks(self.datasets, offered, view):
             return self._reply(found)  # look at the data before planning, as an analyst would
-        plan = plan_turn(view, messages, self.datasets, self.zh)
-        if declined(plan.provenance) and plan.provenance is not None:
-            return ModelReply(not_found_answer(plan.provenance, self.zh))  # "None of these": no default stands in
-        ask = role_question(plan.provenance, plan.metric, self.zh)
-        if ask and ASK in offered and not view.asked(ask["topic"]):
-            return self._reply([(ASK, ask)])  # a variable the question names that no column matched (role_question)
+        parts = split_compound(view.question)  # two questions in one message: each planned, both answered
+        if len(parts) > 1:
+            plan = compound_plan(view, messages, parts, self.datasets, self.zh)
+        else:
+            plan = plan_turn(view, messages, self.datasets, self.zh)
+        for part in plan.parts or [plan]:
+            if declined(part.provenance) and part.provenance is not None:
+                return ModelReply(not_found_answer(part.provenance, self.zh))  # "None of these": no default stands in
+            ask = role_question(part.provenance, part.metric, self.zh)
+            if ask and ASK in offered and not view.asked(ask["topic"]):
+                return self._reply([(ASK, ask)])  # a variable the question names that no column matched (role_question)
         if found := searches(plan, offered, view):
             return self._reply(found)  # the tools the plan needs that this turn does not offer yet
         if found := next_calls(plan, offered, view, self.zh):

@@ -5,6 +5,9 @@ rules, how far the inference carries); then a line that says what the built-in a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from app.analyst.derived_answers import count_headline, per_unit_headline, row_rate_note
 from app.analyst.findings import finding
 from app.analyst.reading import assumed_lines, chip_kind, filter_text, read_as, says_the_defaults
 from app.analyst.role_question import defaults_sentence
@@ -12,6 +15,7 @@ from app.analyst.scope import describe_condition
 from app.analyst.sheet_words import as_people_write
 from app.analyst.steps import DATA_TASK_KINDS, Plan, Step
 from app.analyst.turn_state import TurnView
+from app.understanding.kinds import MEAN_WORDS
 
 HONESTY = {
     "en": "_Built-in analyst (no language model): standard analyses chosen from the column types "
@@ -36,40 +40,67 @@ def small_talk(has_data: bool, zh: bool) -> str:
 
 
 def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
-    """Conclusions first: the finding that answers the question, then the supporting ones."""
-    findings, failures = _findings(plan, view, zh)
-    # how the question was read comes first (issue 24 point 4): the page's chips change each of its roles
-    read = read_as(plan, chip_kind(plan), plan.top[0] if plan.top else 0, filter_text(plan, zh), zh)
-    lines = ([read, ""] if read else []) + ([plan.lead, ""] if plan.lead else []) + [f"**{findings[0]}**", ""]
+    """Conclusions first: how the question was read, then the finding that answers it (one per part
+    of a compound question, in the question's order), then the supporting ones."""
+    parts = plan.parts or [plan]
+    answered = [_findings(part, _part_view(part, view, plan), zh) for part in parts]
+    leads = [found[0] for found, _ in answered]
+    supporting = [f for found, _ in answered for f in found[1:] if f not in leads]
+    failures = list(dict.fromkeys(f for _, failed in answered for f in failed))
+    # how each part was read comes first (issue 24 point 4): the page's chips change each of its roles
+    reads = [
+        read_as(part, chip_kind(part), part.top[0] if part.top else 0, filter_text(part, zh), zh) for part in parts
+    ]
+    lines = [line for read in dict.fromkeys(reads) if read for line in (read, "")]
+    lines += [plan.lead, ""] if plan.lead else []
+    for lead in leads:  # each part's answer a paragraph of its own
+        lines += [f"**{lead}**", ""]
     if used := data_used(plan, many, zh):
         lines += [used, ""]
-    assumed = assumed_lines(plan.provenance, plan.metric, zh)  # the reading's assumptions, and the other readings
-    if not (assumed and says_the_defaults(plan.provenance)) and (defaults := defaults_sentence(plan.provenance, zh)):
-        lines += [defaults, ""]  # columns the question did not name, and the words that matched none
-    if assumed:
-        lines += [*assumed, ""]
-    if len(findings) > 1:
+    for part in parts:
+        assumed = assumed_lines(part.provenance, part.metric, zh)  # the reading's assumptions, and the other readings
+        defaults = defaults_sentence(part.provenance, zh)
+        if not (assumed and says_the_defaults(part.provenance)) and defaults and defaults not in lines:
+            lines += [defaults, ""]  # columns the question did not name, and the words that matched none
+        if assumed and not set(assumed) <= set(lines):
+            lines += [*assumed, ""]
+    if supporting:
         lines += ["### 其他发现" if zh else "### Supporting findings", ""]
-        lines += [f"- {f}" for f in findings[1:]] + [""]
+        lines += [f"- {f}" for f in dict.fromkeys(supporting)] + [""]
     if failures:
         lines += [
             ("以下分析未能完成：" if zh else "These analyses could not be completed: ") + "; ".join(failures),
             "",
         ]
-    caveats = [*plan.notes, *_rule_notes(plan, zh), *_scope_notes(plan, zh)]
+    caveats = [*plan.notes, *_rule_notes(plan, zh), *dict.fromkeys(n for part in parts for n in _scope_notes(part, zh))]
     if caveats:
         lines += ["### 注意" if zh else "### Caveats", ""] + [f"- {n}" for n in caveats]
     lines += ["", HONESTY["zh" if zh else "en"]]
     return "\n".join(lines)
 
 
+def _part_view(part: Plan, view: TurnView, plan: Plan) -> TurnView:
+    """The turn as one part of a compound question sees it: its own question, for its headline's words."""
+    if part is plan or part.provenance is None or not part.provenance.question:
+        return view
+    return replace(view, question=part.provenance.question)
+
+
 def _findings(plan: Plan, view: TurnView, zh: bool) -> tuple[list[str], list[str]]:
     """The findings of the task steps, the one that answers the question kind first (never none: a
     sentence says no conclusion could be drawn), and the tasks whose analysis failed."""
     findings, failures = [], []
-    for step in sorted((s for s in plan.steps if s.task), key=lambda s: _order(s, plan)):
+    for step in sorted((s for s in plan.steps if s.task), key=lambda s: _order(s, plan, view.question)):
         result = view.result(step.tool, step.arguments)
         text = finding(step, result, zh, plan, view.question) if result and result.ok else ""
+        if result and result.ok and plan.kind == "count":
+            text = count_headline(step, result, plan, zh) or text
+            text = as_people_write(text, zh, plan.sheet_words, {str(step.arguments.get("column"))})
+        if text and plan.kind == "per_unit":  # a rate: say how it was computed
+            if step.tool == "rank_values":
+                text = per_unit_headline(step, result, plan, zh) or text  # type: ignore[arg-type]
+            elif step.tool == "describe_columns":
+                text = text.rstrip("。.") + row_rate_note(zh) + ("。" if zh else ".")
         if text:
             findings.append(text)
         elif result and not result.ok and step.task:
@@ -113,7 +144,16 @@ def data_used(plan: Plan, many: bool, zh: bool) -> str:
 # number. A total, a ranking or a data task claims nothing of the kind.
 RELATION_TOOLS = ("correlation_analysis", "linear_regression", "chi_square_test")
 
-FACT_KINDS = (*DATA_TASK_KINDS, "total", "top", "share", "rank")  # what the data says, nothing inferred
+FACT_KINDS = (
+    *DATA_TASK_KINDS,
+    "total",
+    "top",
+    "share",
+    "rank",
+    "date_gap",
+    "per_unit",
+    "count",
+)  # what the data says, nothing inferred
 
 
 def _scope_notes(plan: Plan, zh: bool) -> list[str]:
@@ -136,13 +176,23 @@ def _scope_notes(plan: Plan, zh: bool) -> list[str]:
     ]
 
 
-def _order(step: Step, plan: Plan) -> int:
-    """Where a step's finding goes: the one that answers the question kind first."""
+def _order(step: Step, plan: Plan, question: str = "") -> int:
+    """Where a step's finding goes: the one that answers the question kind first. "What is the average
+    order value?" asks for the average itself: with no grouping named, the description leads, not a
+    comparison across a grouping the analyst chose."""
+    if step.tool == "describe_columns" and MEAN_WORDS.search(question) and not _group_named(plan):
+        return 0
     if step.tool == "group_aggregate":
         return 0 if plan.kind in ("total", "top") else 6
     if step.tool == "plot_pie":
         return 0
     return ANSWER_ORDER.get(step.tool, 9)
+
+
+def _group_named(plan: Plan) -> bool:
+    """Whether the question's words (or the user) chose the grouping, not a default."""
+    sources = plan.provenance.sources if plan.provenance else []
+    return any(s.role == "group" and not s.default for s in sources)
 
 
 def _rule_notes(plan: Plan, zh: bool) -> list[str]:

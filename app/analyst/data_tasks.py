@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
+
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
-from app.understanding.kinds import DIFFERENCE, EACH, number_cut
+from app.understanding import vocabulary
+from app.understanding.kinds import DIFFERENCE, EACH, MEAN_WORDS, RATE, SHARE, TIME_UNITS, number_cut
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
-from app.understanding.profile_reading import NUMERIC
+from app.understanding.profile_reading import NUMERIC, count_weights
 from app.understanding.repeated_design import Repeated
-from app.understanding.roles import named_values
+from app.understanding.roles import UNITS, groups_rows, named_values
+from app.understanding.text import is_cjk, split_unit
 
 
 def ordered_names(spans: Spans) -> list[str]:
@@ -117,3 +121,234 @@ def filter_plan(conditions: list[Condition], zh: bool) -> Plan:
     described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)
     subject = _t(zh, f"Keep only rows with {described}", f"只保留 {described} 的行")
     return Plan(None, None, [Step("filter_rows", {"conditions": conditions}, subject)], kind="filter")
+
+
+# --- derived quantities: a new column made for the question, then answered (issue 24) -------------
+_DAY_UNITS = tuple(k for k, period in UNITS.items() if period == "D")  # day, 天, 日 (roles.toml periods)
+_DAYS = re.compile("|".join(rf"\b{re.escape(u)}s?\b" if u.isascii() else re.escape(u) for u in _DAY_UNITS), re.I)
+# "from order to delivery", "从下单到送达": the first named date is the start
+_FROM_TO = re.compile(r"\bfrom\b.+\bto\b|从.+(?:到|至)", re.I)
+
+
+def date_gap_plan(question: str, columns: list[Column], named: list[str], dataset: str, zh: bool) -> Plan | None:
+    """Days between two dates, as a new column of the dataset (a new version, like an "add a column"
+    task), then its average, median and longest (describe_columns) — per group when the question names a
+    grouping. Asked with a word for days; the two dates are the date columns the question names by the
+    words that tell them apart ("order" ↔ Order Date, "下单" ↔ 下单日期), else the only two the data has
+    when the question names no other column ("how many days had sales over 100" counts days instead).
+    The later date minus the earlier: the one named first (or first in the sheet) is the start."""
+    if not _DAYS.search(question):
+        return None
+    dates = [c for c in columns if c.get("type") == "datetime" and not c.get("pii")]
+    only_dates = not set(named) - {str(c["name"]) for c in dates}
+    found = _named_dates(question, [str(c["name"]) for c in dates])
+    pair = found if len(found) == 2 else [str(c["name"]) for c in dates] if len(dates) == 2 and only_dates else []
+    if len(pair) != 2:
+        return None
+    start, end = pair
+    chinese_headers = any(is_cjk(ch) for ch in start + end)  # the new column is named in the sheet's language
+    name = f"从{start}到{end}的天数" if chinese_headers else f"Days from {start} to {end}"
+    subject = _t(zh, f"Add the days from {start} to {end}", f"新增列：从{start}到{end}的天数")
+    # asked again, the same column is made again, not refused (overwrite)
+    derive: Arguments = {
+        "new_column_name": name,
+        "expression": f"`{end}` - `{start}`",
+        "output": dataset,
+        "overwrite": True,
+    }
+    plan = Plan(name, None, [Step("profile_dataset", {}, evidence=False)], kind="date_gap")
+    plan.derived = dataset
+    plan.steps.append(Step("derive_column", derive, subject, evidence=False, prep=True))
+    describe = _t(zh, f"Average, median and longest {name}", f"{name}的平均值、中位数和最大值")
+    plan.steps.append(Step("describe_columns", {"columns": [name]}, describe))
+    return plan
+
+
+def _named_dates(question: str, dates: list[str]) -> list[str]:
+    """The date columns the question names by the words that tell them apart, in the question's order.
+    What all the date columns' names share ("Date", "日期") says what kind of column they are, not which."""
+    if len(dates) < 2:
+        return []
+    folded = question.lower()
+    found: list[tuple[int, str]] = []
+    for name in dates:
+        at = min((folded.find(w) for w in _own_words(name, dates) if w in folded), default=-1)
+        if at >= 0:
+            found.append((at, name))
+    if _FROM_TO.search(question) or len(found) == 2:
+        return [name for _, name in sorted(found)]
+    return []
+
+
+def _own_words(name: str, names: list[str]) -> list[str]:
+    """The words of a column name the other names do not share: English words of 3 letters or more
+    (their stem: "deliver" for "delivery"/"delivered"), Chinese runs without the characters every name has."""
+    others = [n.lower() for n in names if n != name]
+    lower = name.lower()
+    if lower.isascii():
+        shared = set(re.findall(r"[a-z]+", " ".join(others)))
+        return [w[:-1] if len(w) > 5 else w for w in re.findall(r"[a-z]{3,}", lower) if w not in shared]
+    common = set.intersection(*(set(n) for n in [lower, *others]))
+    runs = re.findall("[^" + re.escape("".join(common)) + r"\s()（）]+", lower) if common else [lower]
+    return [r for r in runs if len(r) >= 2]
+
+
+# "per 100 km", "每百公里": the scale a rate is given per (numerals in words are the number system's own)
+_SCALE_WORDS = {"hundred": 100, "thousand": 1000, "百": 100, "千": 1000, "万": 10000}
+_PER_SCALE = re.compile(r"\s*(\d+(?:\.\d+)?|hundred|thousand|百|千|万)?\s*", re.I)
+
+
+def per_unit_plan(
+    question: str, columns: list[Column], spans: Spans, dataset: str, zh: bool, add_column: bool = False
+) -> Plan | None:
+    """A rate per unit of another number ("fuel per 100 km by depot", "每公里成本"): the number named right
+    after "per"/"每" (by its name, or by the unit in its brackets: km ↔ Distance (km)) divides another
+    named number; the first must be a quantity with its unit in brackets. With a grouping named, the standard rate of a group: its total of the one over its
+    total of the other (group_aggregate of both, then the ratio as a column of that summary); without
+    one, the rate row by row, averaged (a new column of the dataset, then its description). The groups'
+    rates are read back ranked (rank_values, which makes no table). "Km per hour" of a column in minutes
+    converts the units (× 60). With `add_column` ("add a column with each delivery's speed in km per
+    hour") the rate is only added, row by row, as the data task asks."""
+    # measurements only: "each chick" names a code (an id), not a unit of anything
+    numbers = set(measure_names(columns, [str(c["name"]) for c in columns if not c.get("pii")]))
+    # what a rate is per is a quantity measured in a unit ("Distance (km)", "里程（公里）"), not what the
+    # rows count ("each chick", "per customer": the average of the rows, kinds.PER_UNIT)
+    measured = {name for name in numbers if split_unit(name)[1]}
+    for each in EACH.finditer(question):  # "each delivery's speed in km per hour": the "per" a unit follows
+        scale_match = _PER_SCALE.match(question, each.end())
+        after = scale_match.end() if scale_match else each.end()
+        unit = next((name for start, _, name in spans if after <= start <= after + 1 and name in numbers), None)
+        unit = unit or _named_by_unit(question[after:], columns)
+        unit = unit if unit in measured else None
+        scale_word, per_time = (scale_match.group(1) or "").lower() if scale_match else "", ""
+        scale = _SCALE_WORDS.get(scale_word) or (float(scale_word) if scale_word else 1.0)
+        before = re.findall(r"\w+", question[: each.start()])
+        by_unit = _named_by_unit(before[-1], columns) if before else None
+        by_unit = by_unit if by_unit in numbers else None
+        if unit is None and by_unit and (timed := _time_column(question[after:], columns)) and timed[0] in numbers:
+            unit, factor = timed  # "km per hour" of a column in minutes: × 60 (a unit over a unit of time)
+            scale, per_time = scale * factor, question[after:].split()[0].strip(".,?!")
+        over = [name for _, _, name in spans if name in numbers and name != unit]
+        if not over and by_unit and by_unit != unit:
+            over = [by_unit]  # "km per hour": the number whose unit is named before "per"
+        if unit is not None and over:
+            break
+    else:
+        return None
+    scale = int(scale) if float(scale).is_integer() else scale
+    if not unit or not over:
+        return None
+    top, bottom = over[0], unit
+    kinds = {str(c["name"]): c for c in columns}
+    group = next((name for _, _, name in spans if kinds.get(name, {}).get("type") not in NUMERIC), None)
+    per = f"{scale} " if scale != 1 else ""
+    name = f"{top} per {per_time}" if per_time else f"{top} per {per}{bottom}"  # "Distance (km) per hour"
+    multiply = f" * {scale}" if scale != 1 else ""
+    plan = Plan(top, group, [Step("profile_dataset", {}, evidence=False)], kind="per_unit")
+    if add_column:
+        expression = f"`{top}` / `{bottom}`{multiply}"
+        arguments: Arguments = {"new_column_name": name, "expression": expression, "output": dataset}
+        return Plan(
+            None,
+            None,
+            [Step("derive_column", arguments, _t(zh, f"Add the column {name}", f"新增列 {name}"))],
+            kind="derive",
+        )
+    if group is None:  # no grouping: each row's rate, then their average
+        plan.derived = dataset
+        derive = {"new_column_name": name, "expression": f"`{top}` / `{bottom}`{multiply}", "output": dataset}
+        subject = _t(zh, f"Add {name}, row by row", f"逐行新增列 {name}")
+        plan.steps.append(Step("derive_column", {**derive, "overwrite": True}, subject, evidence=False, prep=True))
+        describe = _t(zh, f"Average {name}", f"{name}的平均值")
+        plan.steps.append(Step("describe_columns", {"columns": [name]}, describe))
+        return plan
+    summary = f"{dataset}_summary"  # the name group_aggregate's side table is stored under (analysis_tools.tables)
+    totals = {"dataset": dataset, "group_columns": [group], "value_columns": [top, bottom], "agg": "sum"}
+    plan.steps.append(
+        Step("group_aggregate", totals, "", evidence=False, prep=True)  # no task: the rate below answers
+    )
+    ratio = {
+        "dataset": summary,
+        "new_column_name": name,
+        "expression": f"`{top}_sum` / `{bottom}_sum`{multiply}",
+        "output": summary,
+        "overwrite": True,
+    }
+    subject = _t(zh, f"{name}: total {top} over total {bottom}", f"{name}：{top}合计除以{bottom}合计")
+    plan.steps.append(Step("derive_column", ratio, subject, evidence=False, prep=True))
+    rates = {"dataset": summary, "value_column": name, "group_column": group, "agg": "sum", "top": 100}
+    plan.steps.append(Step("rank_values", rates, _t(zh, f"{name} by {group}", f"各{group}的{name}")))
+    plan.derived = summary
+    return plan
+
+
+def _time_column(text: str, columns: list[Column]) -> tuple[str, float] | None:
+    """The number measured in a unit of time, and the factor to the unit of time the text starts with:
+    "hour …" of Delivery Time (min) → (Delivery Time (min), 60). Units of time as pandas reads them."""
+    word = re.match(r"[a-z]+", text.strip().lower())
+    wanted = _duration(word.group(0)) if word else None
+    if wanted is None:
+        return None
+    for column in columns:
+        unit = split_unit(str(column["name"]))[1] if column.get("type") in NUMERIC else None
+        if unit and (measured := _duration(unit)):
+            return str(column["name"]), wanted / measured
+    return None
+
+
+def _duration(unit: str) -> float | None:
+    """Seconds in one `unit` of time (hour, min, sec, day …), None when it is no unit of time."""
+    try:
+        return float(pd.Timedelta(1, unit=unit).total_seconds()) or None
+    except (ValueError, TypeError):
+        return None
+
+
+def _named_by_unit(text: str, columns: list[Column]) -> str | None:
+    """The number whose bracketed unit the text starts with ("km …" ↔ Distance (km), "公里" ↔ 里程（公里）)."""
+    head = text.strip().lower()
+    for column in columns:
+        if column.get("type") not in NUMERIC:
+            continue
+        unit = split_unit(str(column["name"]))[1]
+        if (
+            unit
+            and head.startswith(unit)
+            and (len(head) == len(unit) or not head[len(unit)].isalpha() or is_cjk(unit[0]))
+        ):
+            return str(column["name"])
+    return None
+
+
+HOW_MANY = vocabulary.regex("question_kinds", "how_many", re.I)
+
+
+def count_plan(question: str, columns: list[Column], spans: Spans, rows: int, zh: bool) -> Plan | None:
+    """A count of rows ("一共有多少个孩子？", "how many orders were late?"): asked with "how many" and
+    naming no number (a named number is added up, a rate or a share is a proportion, an average a mean)
+    and no time (a number over time is a trend or a forecast). A count table (a frequency column: each
+    row stands for that many cases) is added up by its weights instead (totals).
+    The rows with the yes/no column's yes ("多少人午睡" ↔ 午睡 是), or with a named value, are counted from
+    that column's counts (value_counts); a named grouping gives each group's count; else the rows."""
+    if not HOW_MANY.search(question) or any(w.search(question) for w in (RATE, SHARE, MEAN_WORDS, TIME_UNITS, _DAYS)):
+        return None  # a rate, a share, an average, or a number over time ("how many passengers next year")
+    if count_weights(columns, rows):
+        return None
+    kinds = {str(c["name"]): c for c in columns if not c.get("pii")}
+    named = [n for n in ordered_names(spans) if n in kinds]
+    if any(kinds[n].get("type") in NUMERIC and not kinds[n].get("binary") for n in named):
+        return None  # "how many items did we sell": the number added up (totals)
+    if any(kinds[n].get("type") == "datetime" for n in named):
+        return None  # "how many days …": a span of time (date_gap_plan), or a count per period
+    implied, values = named_values(question, columns, spans)
+    yes_no = [n for n in named if kinds[n].get("type") == "boolean" or kinds[n].get("binary")]
+    groups = [n for n in named if groups_rows(kinds[n])]
+    column = yes_no[0] if yes_no else implied if values else groups[0] if groups else None
+    plan = Plan(None, column, [Step("profile_dataset", {}, evidence=False)], kind="count")
+    plan.values = list(values) if column == implied else []
+    if column is None:
+        plan.steps = [Step("profile_dataset", {}, _t(zh, "Count the rows", "统计行数"))]
+        return plan
+    subject = _t(zh, f"Count the rows by {column}", f"按{column}统计行数")
+    plan.steps.append(Step("value_counts", {"column": column}, subject))
+    return plan

@@ -19,6 +19,8 @@ from typing import Any
 from app.analyst.column_choice import choose_dimension, choose_metric, chosen_metric, named_longest_first, other_numeric
 from app.analyst.comparisons import GROUPS_COMPARED, add_compare_steps
 from app.analyst.data_tasks import (
+    count_plan,
+    date_gap_plan,
     dedupe_plan,
     derive_plan,
     filter_conditions,
@@ -26,6 +28,7 @@ from app.analyst.data_tasks import (
     missing_plan,
     ordered_names,
     per_pair,
+    per_unit_plan,
     repeated_plan,
 )
 from app.analyst.designs import (
@@ -151,10 +154,17 @@ def _task_plan(p: Planning) -> Plan | None:
         return dedupe_plan(columns, zh)
     if FILTER_TASK.search(question) and (conditions := filter_conditions(question, columns, spans)):
         return filter_plan(conditions, zh)
+    if gap := date_gap_plan(question, columns, ordered_names(spans), str(p.dataset.get("name") or ""), zh):
+        return gap  # days between two dates, as a new column, then its average (data_tasks)
+    if counted := count_plan(question, columns, spans, int(p.dataset.get("rows") or 0), zh):
+        return counted  # "how many children", "多少人午睡": a count of rows (data_tasks)
     if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
         measures = measure_names(columns, ordered_names(spans))
         if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:
             return derive_plan(question, per_pair(question, spans, measures), zh, str(p.dataset.get("name") or ""))
+    name, add_column = str(p.dataset.get("name") or ""), bool(DERIVE.search(question))
+    if rate := per_unit_plan(question, columns, spans, name, zh, add_column):
+        return rate  # a rate per unit of another number, as a data step, then answered (data_tasks)
     if design := repeated_design(question, {**p.dataset, "columns": columns}, ordered_names(spans)):
         return repeated_plan(design, zh)
     return None
@@ -279,7 +289,9 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     if date and when_steps(plan, question, date, named, top, zh):
         return True
     if date and SEASON.search(question) and not (dimension and dimension in named):
-        season_steps(plan, date, zh)  # "每年哪个月最多": the month of the year, from the seasonal pattern
+        season_steps(
+            plan, date, zh, columns, str(p.dataset.get("name") or "")
+        )  # "每年哪个月最多": the month of the year, from the seasonal pattern
         return True
     if dimension and SHARE.search(question):
         share_steps(plan, question, columns, named, dimension, zh)

@@ -43,11 +43,14 @@ def looks(datasets: list[dict[str, Any]], offered: set[str], view: TurnView) -> 
 
 
 def searches(plan: Plan, offered: set[str], view: TurnView) -> ToolCalls:
-    """tool_search for the planned tools this turn does not offer (once per tool)."""
+    """tool_search for the planned tools this turn does not offer (once per tool): those of the tasks, and
+    of the prep steps the tasks read (a per-unit rate's totals, which are no task of their own)."""
     if "tool_search" not in offered:
         return []
     searched = view.searched()
-    missing = dict.fromkeys(s.tool for s in plan.steps if s.task and s.tool not in offered and s.tool not in searched)
+    missing = dict.fromkeys(
+        s.tool for s in plan.steps if (s.task or s.prep) and s.tool not in offered and s.tool not in searched
+    )
     return [("tool_search", {"query": tool, "limit": 1}) for tool in missing]
 
 

@@ -10,6 +10,7 @@ from app.understanding.kinds import YEAR
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import forecast_arguments, forecast_request
+from app.understanding.text import is_cjk
 
 
 def add_time_steps(
@@ -35,9 +36,26 @@ def add_time_steps(
     return True
 
 
-def season_steps(plan: Plan, date: str, zh: bool) -> None:
-    """Which time of year the number peaks ("每年哪个月最多"): the month of the year, from the seasonal pattern."""
+SEASON_DAYS = 730  # a seasonal pattern needs two whole years (seasonal_decompose refuses less)
+
+
+def season_steps(plan: Plan, date: str, zh: bool, columns: list[Column] | None = None, dataset: str = "") -> None:
+    """Which time of year the number peaks ("每年哪个月最多"): the month of the year, from the seasonal
+    pattern. Data that covers less than two years has no pattern to find: "which month was busiest"
+    then asks which calendar month had the highest total (a month column, then the totals per month)."""
     metric = plan.metric or ""
+    span = next((c.get("span_days") for c in columns or [] if c["name"] == date), None)
+    if span is not None and span < SEASON_DAYS and dataset:
+        month = f"{date}（月份）" if any(is_cjk(c) for c in date) else f"{date} (month)"  # the sheet's language
+        derive = {"new_column_name": month, "kind": "date_part", "columns": [date], "part": "year_month"}
+        subject = _t(zh, f"The month of each {date}", f"{date}所在的月份")
+        plan.steps.append(
+            Step("derive_column", {**derive, "output": dataset, "overwrite": True}, subject, evidence=False, prep=True)
+        )
+        plan.kind, plan.dimension, plan.derived = "total", month, dataset
+        totals = {"group_columns": [month], "value_columns": [metric], "agg": "sum"}
+        plan.steps.append(Step("group_aggregate", totals, _t(zh, f"Total {metric} per month", f"每月{metric}合计")))
+        return
     plan.kind = "seasonal"
     subject = _t(zh, f"Which time of year {metric} peaks", f"{metric}在一年中的高峰和低谷")
     plan.steps.append(Step("seasonal_decompose", {"date_column": date, "value_column": metric}, subject))

@@ -1,0 +1,63 @@
+"""A turn that asks two questions in one message (app.understanding.compound): each part planned as a
+question of its own (turn_plan.plan_turn), and one plan for the turn's rounds that runs the steps of
+both; the answer gives each part's finding, in the question's order (answer.write_answer)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from app.analyst.steps import DATA_TASK_KINDS, Plan
+from app.analyst.turn_plan import plan_turn
+from app.analyst.turn_state import Message, TurnView
+
+# how a role came from the question's own words, not a default or the user's answer
+_NAMED = ("name", "spelling", "yes-no", "synonym", "loose", "partial", "value")
+
+
+def compound_plan(
+    view: TurnView, messages: list[Message], parts: list[str], datasets: list[dict[str, Any]], zh: bool
+) -> Plan:
+    """The plan of each part; then one plan that holds the steps of all (the first part's roles, its
+    provenance and its dataset), with the parts kept in `parts` for the answer. A later part that names
+    no column nor value of its own continues the first: the whole message is planned as one question."""
+    plans: list[Plan] = []
+    for part in parts:
+        plan = plan_turn(replace(view, question=part), messages, datasets, zh)
+        if plans and not _names_anything(plan):
+            # "…？和乘客相比怎么样？", "…, and is it growing?": a part that names nothing of its own continues
+            # the first; the message is one question
+            return plan_turn(view, messages, datasets, zh)
+        if plans and not _names_a_measure(plan) and (measure := plans[0].metric):
+            # "…, and which month was busiest?": a part that names no column asks about the first part's measure
+            plan = plan_turn(replace(view, question=f"{part} ({measure})"), messages, datasets, zh)
+        plans.append(plan)
+    first = plans[0]
+    merged = replace(first, steps=[], notes=[], parts=plans)
+    seen: set[str] = set()
+    for plan in plans:
+        for step in plan.steps:
+            key = f"{step.tool}:{sorted(step.arguments.items())!r}"
+            if key not in seen:
+                seen.add(key)
+                merged.steps.append(step)
+        merged.notes += [n for n in plan.notes if n not in merged.notes]
+    return merged
+
+
+def _names_anything(plan: Plan) -> bool:
+    """Whether the question's own words chose any of the plan's columns or values (not defaults), or
+    the plan is a count or a derived quantity of its own."""
+    if plan.kind in ("count", "date_gap", "per_unit", *DATA_TASK_KINDS):
+        return True
+    sources = plan.provenance.sources if plan.provenance else []
+    return any(s.how in _NAMED for s in sources)
+
+
+def _names_a_measure(plan: Plan) -> bool:
+    """Whether the question's own words chose the plan's measure (not a default), or the plan needs none
+    (a count, a derived quantity)."""
+    if plan.metric is None or plan.kind in ("count", "date_gap", "per_unit", *DATA_TASK_KINDS):
+        return True
+    sources = plan.provenance.sources if plan.provenance else []
+    return any(s.role == "outcome" and s.how in _NAMED for s in sources)

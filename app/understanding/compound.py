@@ -1,0 +1,106 @@
+"""Two questions asked in one message ("How many items did we sell in total, and which month was
+busiest?", "一共有多少个孩子？其中多少人午睡？"): the parts, each a question of its own, so the analyst
+plans and answers each (issue 24).
+
+The split follows the sentence's structure, never a list of phrasings: a boundary (a question mark, a
+comma or semicolon, or "and" after a comma) with a clause that asks something on each side. A clause
+asks when it holds a question word (the same words the reading already knows as naming no column:
+stop_words "question words" and the forms of be/do/have in English, unmatched_words' Chinese question
+words) or ends with a question mark. "Compare A and B" and "sales and profit by region" have no
+asking clause after their "and", so they stay one question.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from app.understanding import vocabulary
+from app.understanding.text import is_cjk
+
+MIN_WORDS = 3  # a part shorter than this is a fragment of one question ("how much and how often")
+MIN_CHARS_ZH = 4
+
+
+@cache
+def _english_askers() -> tuple[frozenset[str], frozenset[str]]:
+    """The English question words, and the words that may open a question: those and the forms of be,
+    do and have (stop_words: "question words", "forms of be, do and have")."""
+    question: set[str] = set()
+    opening: set[str] = set()
+    for entry in vocabulary.entries("stop_words", "stop"):
+        if entry.why.startswith("question words"):
+            question.update(entry.strings("words"))
+        if entry.why.startswith(("question words", "forms of be")):
+            opening.update(entry.strings("words"))
+    return frozenset(question), frozenset(opening)
+
+
+@cache
+def _chinese_askers() -> re.Pattern[str]:
+    """The Chinese question words (哪个, 多少, 是否, 什么 …) and 几 ("几天", "几个")."""
+    entry = vocabulary.entries("unmatched_words", "general_zh")[0]  # "question words and yes/no question forms"
+    words = sorted([*entry.strings("words"), "几"], key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, words)))
+
+
+_QUESTION_END = re.compile(r"[?？]\s*$")
+# where one clause may end and the next begin: a question mark, a semicolon, a comma, or ", and"
+_BOUNDARY_EN = re.compile(r"\?\s+|;\s*|,\s*(?:and\s+)?|\s+and\s+", re.I)
+_BOUNDARY_ZH = re.compile(r"[？?；;，,]\s*")
+
+
+def split_compound(question: str) -> list[str]:
+    """The questions a message asks, in order: two parts when a boundary has an asking clause on each
+    side, else the message itself (one element)."""
+    text = question.strip()
+    chinese = any(is_cjk(c) for c in text)
+    boundary = _BOUNDARY_ZH if chinese else _BOUNDARY_EN
+    for match in boundary.finditer(text):
+        left, right = text[: match.start()].strip(), text[match.end() :].strip()
+        if chinese:
+            right = _without_leading_conjunction(right)
+        if not right or not _is_part(left, chinese) or not _is_part(right, chinese):
+            continue
+        if not chinese and not _opens_question(right):
+            continue  # "compare A and B": what follows "and" asks nothing of its own
+        if not _asks(left + match.group(0).strip(), chinese) or not _asks(right, chinese):
+            continue
+        left = left if _QUESTION_END.search(left) else left + ("？" if chinese else "?")
+        return [left, right]
+    return [question]
+
+
+def _is_part(clause: str, chinese: bool) -> bool:
+    if chinese:
+        return sum(1 for c in clause if is_cjk(c) or c.isalnum()) >= MIN_CHARS_ZH
+    return len(re.findall(r"[\w']+", clause)) >= MIN_WORDS
+
+
+def _opens_question(clause: str) -> bool:
+    """An English clause that starts as a question does: "which month …", "what is …", "is it …"."""
+    first = re.match(r"[\w']+", clause)
+    return first is not None and first.group(0).lower() in _english_askers()[1]
+
+
+def _asks(clause: str, chinese: bool) -> bool:
+    """Whether a clause asks something: a question word, or a question mark at its end."""
+    if _QUESTION_END.search(clause):
+        return True
+    if chinese:
+        return bool(_chinese_askers().search(clause))
+    words = {w.lower() for w in re.findall(r"[\w']+", clause)}
+    return _opens_question(clause) or bool(words & _english_askers()[0])
+
+
+def _without_leading_conjunction(clause: str) -> str:
+    """A Chinese clause without the conjunction that joins it to the one before (并且, 另外, 同时):
+    jieba's part-of-speech tag `c`, so no list of joining words is kept."""
+    try:
+        import jieba.posseg as posseg
+    except ImportError:  # pragma: no cover - jieba is a dependency
+        return clause
+    pairs = list(posseg.cut(clause))
+    if pairs and pairs[0].flag == "c" and len(pairs) > 1:
+        return clause[len(pairs[0].word) :].lstrip("，, ")
+    return clause

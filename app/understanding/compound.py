@@ -39,8 +39,7 @@ def _english_askers() -> tuple[frozenset[str], frozenset[str]]:
 @cache
 def _chinese_askers() -> re.Pattern[str]:
     """The Chinese question words (哪个, 多少, 是否, 什么 …) and 几 ("几天", "几个")."""
-    entry = vocabulary.entries("unmatched_words", "general_zh")[0]  # "question words and yes/no question forms"
-    words = sorted([*entry.strings("words"), "几"], key=len, reverse=True)
+    words = sorted(vocabulary.words("unmatched_words", "interrogatives_zh"), key=len, reverse=True)
     return re.compile("|".join(map(re.escape, words)))
 
 

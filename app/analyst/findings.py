@@ -23,6 +23,7 @@ from app.analyst.headlines import (
     paired_headline,
     proportion_headline,
     rank_headline,
+    ranked_groups_headline,
     relationship_headline,
     share_headline,
     total_headline,
@@ -103,8 +104,9 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
 
 def _ranks(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
     arguments = step.arguments
-    if "group_column" in arguments:
-        return None
+    if group := arguments.get("group_column"):  # the top/bottom N groups by their total or average
+        bottom = arguments.get("order") == "smallest"
+        return ranked_groups_headline(arguments["value_column"], group, arguments.get("agg", "sum"), result.metrics, bottom, zh)
     return rank_headline(arguments["value_column"], result.metrics, arguments.get("order") == "smallest", zh)
 
 

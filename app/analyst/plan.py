@@ -273,7 +273,7 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     if paired_steps(plan, question, columns, named, rows, zh):
         return True
     top = asks_top(question)
-    if top and top_steps(plan, question, columns, p.spans, named, top, zh):
+    if top and top_steps(plan, question, columns, named, top, zh, rows, p.spans):
         return True
     date, dimension = date_column(columns), plan.dimension
     if date and when_steps(plan, question, date, named, top, zh):

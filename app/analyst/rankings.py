@@ -32,7 +32,14 @@ def top_noun(question: str) -> str | None:
 
 
 def top_steps(
-    plan: Plan, question: str, columns: list[Column], spans: Spans, named: list[str], top: tuple[int, bool], zh: bool
+    plan: Plan,
+    question: str,
+    columns: list[Column],
+    named: list[str],
+    top: tuple[int, bool],
+    zh: bool,
+    rows: int = 0,
+    spans: Spans | None = None,
 ) -> bool:
     """Top/bottom N: the rows by the metric when each row is a named thing, else the groups of the
     entity the question ranks (or the plan's grouping, said so when the question names a thing the
@@ -47,8 +54,11 @@ def top_steps(
         ),
         None,
     )  # codes too: "gear", "cyl"
-    label = row_label(columns)
-    if entity is None and label and metric:  # each row is a named thing (R's rownames: car models)
+    if entity and one_row_each(kinds[entity], rows) and metric:  # "the five most expensive orders" by Order ID
+        _top_rows(plan, metric, entity, top, zh)
+        return True
+    label = row_label(columns) or (None if entity else ranked_row_column(question, columns, rows))
+    if entity is None and label and metric:  # each row is a named thing (R's rownames, an order by its number)
         _top_rows(plan, metric, label, top, zh)
         return True
     if entity is None and dimension:
@@ -66,7 +76,7 @@ def top_steps(
     # the groups ranked by their average when the question asks for one ("best mileage on average")
     agg, word, word_zh = (
         ("mean", "average", "平均")
-        if MEAN_WORDS.search(question) or asks_per_unit(question, columns, spans)
+        if MEAN_WORDS.search(question) or asks_per_unit(question, columns, spans or [])
         else ("sum", "total", "合计")
     )
     subject = _t(
@@ -74,10 +84,42 @@ def top_steps(
         f"{'Bottom' if top[1] else 'Top'} {top[0]} {entity} by {word} {metric}",
         f"按{metric}{word_zh}{'最低' if top[1] else '最高'}的{top[0]}个{entity}",
     )
+    if top[1]:  # the bottom of many groups: rank_values lists them (group_aggregate's table shows the top 20)
+        arguments = {"value_column": metric, "top": top[0], "order": "smallest", "group_column": entity, "agg": agg}
+        plan.steps.append(Step("rank_values", arguments, subject))
+        return True
     plan.steps.append(
         Step("group_aggregate", {"group_columns": [entity], "value_columns": [metric], "agg": agg}, subject)
     )
     return True
+
+
+def one_row_each(column: Column, rows: int) -> bool:
+    """Whether a column names each row once (an order number, a person's name): ranking it ranks rows,
+    while a column whose values repeat (a customer, a branch) ranks groups of rows."""
+    if column["type"] == "identifier":
+        return True
+    levels = column.get("levels")
+    return bool(rows and levels and levels >= rows)
+
+
+def ranked_row_column(question: str, columns: list[Column], rows: int) -> str | None:
+    """The column that names each row when the thing ranked is the row itself: the question's word for
+    what it ranks is a word of an identifier's name ("orders" of Order ID, 订单 of 订单号). None when the
+    question ranks something else or no column names the rows."""
+    from app.understanding.text import tokens
+
+    said = [t for t in tokens(question) if len(t.lemma) > 1]
+    words, cjk = {t.lemma for t in said}, [t.word for t in said if t.is_cjk]
+    for column in columns:
+        if column.get("pii") or not one_row_each(column, rows):
+            continue
+        name = str(column["name"])
+        heads = [t.lemma for t in tokens(name) if not t.is_cjk]
+        # its head words ("order" of Order ID), or a Chinese word inside it (订单 of 订单号)
+        if any(word in words for word in heads[:-1] or heads) or any(word in name for word in cjk):
+            return name
+    return None
 
 
 def _top_rows(plan: Plan, metric: str, label: str, top: tuple[int, bool], zh: bool) -> None:

@@ -192,6 +192,28 @@ def ranked_groups_headline(
     return f"The {len(ranked)} {group} with the {'lowest' if bottom else 'highest'} {word} {metric}: {listed}."
 
 
+def period_headline(metric: str, agg: str, metrics: dict[str, Any], bottom: bool, zh: bool) -> str | None:
+    """'2024-03 had the highest total Amount: 1,234.5 (then 2024-05 1,100; 2024-01 1,020).'"""
+    ranked = [
+        (metrics.get(f"rank.{i}.label"), metrics.get(f"rank.{i}.value"))
+        for i in range(1, int(metrics.get("shown") or 0) + 1)
+    ]
+    ranked = [(label, value) for label, value in ranked if label is not None and _ok(value)]
+    if not ranked:
+        return None
+    (first, value), rest = ranked[0], ranked[1:]
+    then = ("；" if zh else "; ").join(f"{label} {fmt_num(v)}" for label, v in rest)
+    if zh:
+        word = "平均" if agg == "mean" else "合计"
+        return f"{first} 的 {metric}{word}{'最低' if bottom else '最高'}：{fmt_num(value)}" + (
+            f"（其次是 {then}）。" if then else "。"
+        )
+    word = "average" if agg == "mean" else "total"
+    return f"{first} had the {'lowest' if bottom else 'highest'} {word} {metric}: {fmt_num(value)}" + (
+        f" (then {then})." if then else "."
+    )
+
+
 def paired_headline(metric: str, metrics: dict[str, Any], groups: tuple[str, str] | None, zh: bool) -> str | None:
     """'Measured on the same 10 subjects, extra is on average 1.58 higher with group 2 than with group 1
     (paired t-test, p = 0.003: a difference this large would rarely happen by chance).'"""

@@ -44,12 +44,13 @@ from app.analyst.rankings import top_steps, when_steps
 from app.analyst.rates import rate_steps
 from app.analyst.relationships import relation_steps
 from app.analyst.role_question import role_answers
+from app.analyst.scope import chain_filters
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
-from app.analyst.time_steps import add_time_steps, season_steps, year_filter
+from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
 from app.analyst.totals import share_steps, total_steps
 from app.analyst.versus_rest import asks_versus_rest, versus_rest
 from app.understanding.count_pairs import count_pair
-from app.understanding.kinds import DERIVE, DROP_MISSING, FILTER_TASK, RATE, SEASON, SHARE, asks_dedupe, asks_top
+from app.understanding.kinds import DERIVE, DROP_MISSING, FILTER_TASK, RATE, SEASON, SHARE, Chain, asks_dedupe, asks_top
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names, rate_outcome
 from app.understanding.profile_reading import count_weights
@@ -131,6 +132,12 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     roles = regression_roles(question, columns, spans)
     dated = any(c["type"] == "datetime" and not c.get("pii") for c in columns)
     implied, values = named_values(question, columns, spans)
+    # a value the question keeps rows by ("只看会员卡为是的，各门店…") filters (scope.chain_filters): it names
+    # neither the groups compared nor the grouping, which the question's other words name
+    kept = {c["column"] for c in chain_filters(Chain(question), reading.dataset) if c["op"] in ("==", "in")}
+    if implied in kept:
+        implied, values = None, []
+    named = [n for n in named if n not in kept] if kept else named
     # the words that name a group are not modelling words: "front-wheel drive" asks for no drivers
     asks = asks_for(without_value_words(question, implied or "", values), dated, bool(roles.predictors))
     grouping = [group, *named] if group else named  # the user's answer names the groups first
@@ -279,10 +286,14 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     if date and when_steps(plan, question, date, named, top, zh):
         return True
     if date and SEASON.search(question) and not (dimension and dimension in named):
+        if period_steps(plan, question, date, str(p.dataset.get("name")), columns, zh):
+            return True  # "哪个月的营业额最高": the calendar months' totals, ranked
         season_steps(plan, date, zh)  # "每年哪个月最多": the month of the year, from the seasonal pattern
         return True
     if dimension and SHARE.search(question):
-        share_steps(plan, question, columns, named, dimension, zh)
+        # no measure named ("各渠道占订单的比例"): each group's share of the rows, not of a default number
+        counted = not (p.chosen or plan.metric in p.named)
+        share_steps(plan, question, columns, named, dimension, zh, counted)
         return True
     return total_steps(plan, question, columns, p.spans, p.dated, zh)
 

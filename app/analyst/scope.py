@@ -44,9 +44,31 @@ def chain_filters(
                 if len(values) == 1
                 else {"column": column, "op": "in", "value": values}
             )
+        for text in reach if FILTER_CUE.search(part) else []:
+            if (condition := yes_no_filter(text, dataset.get("columns", []))) and condition["column"] not in (
+                keep or set()
+            ):
+                conditions[condition["column"]] = condition
         if (cut := number_filter(part, columns, metric)) and cut["column"] not in (keep or set()):
             conditions[cut["column"]] = cut
     return list(conditions.values())
+
+
+def yes_no_filter(text: str, columns: list[dict[str, Any]]) -> Condition | None:
+    """A yes/no column a filter word narrows to ("只看会员卡为是的", "only orders with Loyalty card = No"):
+    its "no" when the text says the column's own word for no (否, No, N, False), else its "yes". The value
+    is the sheet's own word, which filter_rows reads as true or false. None when no yes/no column is named."""
+    booleans = [c for c in columns if c["type"] == "boolean" and not c.get("pii")]
+    spans = column_spans(text, booleans, SYNONYMS)
+    if not spans:
+        return None
+    start, end, column = spans[0]
+    words = next((dict(c.get("words") or {}) for c in booleans if c["name"] == column), {})
+    no = str(words.get("false") or "False")
+    yes = str(words.get("true") or "True")
+    said_no = re.search(rf"(?<![A-Za-z]){re.escape(no)}(?![A-Za-z])", text[end:], re.I) is not None
+    value = no if said_no else yes
+    return {"column": column, "op": "==", "value": value}
 
 
 # The marks that end a clause: a filter word narrows what follows it up to the next one.

@@ -4,9 +4,12 @@ the one year a question names, as a filter on the dated rows."""
 
 from __future__ import annotations
 
+import re
+
 from app.analyst.question_words import asks_trend
 from app.analyst.steps import Arguments, Column, Condition, Plan, Step, date_column
-from app.understanding.kinds import YEAR
+from app.analyst.totals import each_period_unit
+from app.understanding.kinds import MEAN_WORDS, SEASON, YEAR, asks_extreme
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import forecast_arguments, forecast_request
@@ -52,3 +55,52 @@ def year_filter(question: str, columns: list[Column]) -> list[Condition]:
         return []
     year = match.group(1)
     return [{"column": date, "op": "between", "value": [f"{year}-01-01", f"{year}-12-31"]}]
+
+
+# The period a "which month / which quarter" question ranks: the match of SEASON says which; "each
+# year", "每年" asks for the time of year instead (the seasonal pattern, season_steps).
+_QUARTER = re.compile(r"quarter|季度", re.I)
+_MONTH = re.compile(r"month|月", re.I)
+
+
+def period_steps(plan: Plan, question: str, date: str, dataset: str, columns: list[Column], zh: bool) -> bool:
+    """ "Which month had the highest revenue", "哪个月的营业额最高": the dated rows put in calendar months (or
+    quarters) by a new column, each period's total (its average for a level such as a price or a
+    rating, or when an average is asked), and the periods ranked. False when the question asks for the
+    time of year (each year), names no month or quarter, or asks for no highest or lowest."""
+    metric, extreme = plan.metric or "", asks_extreme(question)
+    season = SEASON.search(question)
+    if not (metric and extreme and season) or each_period_unit(question) in ("year", "年"):
+        return False
+    part = "quarter" if _QUARTER.search(season.group(0)) else "year_month" if _MONTH.search(season.group(0)) else None
+    if part is None:
+        return False
+    period = _t(zh, "Quarter" if part == "quarter" else "Month", "季度" if part == "quarter" else "月份")
+    period = f"{date} {period}" if period in {c["name"] for c in columns} else period
+    plan.derived = f"{dataset}_{'按季度' if part == 'quarter' else '按月'}" if zh else f"{dataset}_by_{part}"
+    arguments: Arguments = {
+        "new_column_name": period,
+        "kind": "date_part",
+        "columns": [date],
+        "part": part,
+        "output": plan.derived,
+    }
+    subject = _t(zh, f"Put each row of {date} in its {period.lower()}", f"按{date}把每行归入{period}")
+    plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))
+    agg = "mean" if MEAN_WORDS.search(question) or is_level(metric, columns) else "sum"
+    bottom = extreme == "least"
+    plan.kind, plan.dimension, plan.top = "period", period, (1, bottom)
+    subject = _t(
+        zh,
+        f"The {period.lower()} with the {'lowest' if bottom else 'highest'} {'average' if agg == 'mean' else 'total'} {metric}",
+        f"{metric}{'平均' if agg == 'mean' else '合计'}{'最低' if bottom else '最高'}的{period}",
+    )
+    ranked: Arguments = {
+        "value_column": metric,
+        "top": 3,
+        "order": "smallest" if bottom else "largest",
+        "group_column": period,
+        "agg": agg,
+    }
+    plan.steps.append(Step("rank_values", ranked, subject))
+    return True

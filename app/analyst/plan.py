@@ -52,7 +52,7 @@ from app.analyst.versus_rest import asks_versus_rest, versus_rest
 from app.understanding.count_pairs import count_pair
 from app.understanding.kinds import DERIVE, DROP_MISSING, FILTER_TASK, RATE, SEASON, SHARE, Chain, asks_dedupe, asks_top
 from app.understanding.language import local_text as _t
-from app.understanding.outcome import measure_names, rate_outcome
+from app.understanding.outcome import Outcome, measure_names, rate_outcome
 from app.understanding.profile_reading import count_weights
 from app.understanding.reading import Reading, read_question
 from app.understanding.repeated_design import repeated_design
@@ -132,12 +132,13 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     roles = regression_roles(question, columns, spans)
     dated = any(c["type"] == "datetime" and not c.get("pii") for c in columns)
     implied, values = named_values(question, columns, spans)
-    # a value the question keeps rows by ("只看会员卡为是的，各门店…") filters (scope.chain_filters): it names
-    # neither the groups compared nor the grouping, which the question's other words name
+    # a value the question keeps rows by ("只看会员卡为是的，各门店…") filters (scope.chain_filters): where the
+    # question names another grouping, the filtered column names neither the groups compared nor the grouping
     kept = {c["column"] for c in chain_filters(Chain(question), reading.dataset) if c["op"] in ("==", "in")}
-    if implied in kept:
-        implied, values = None, []
-    named = [n for n in named if n not in kept] if kept else named
+    kinds = {c["name"]: c for c in columns}
+    if kept and any(n not in kept and n in kinds and groups_rows(kinds[n]) for n in named):
+        implied, values = (None, []) if implied in kept else (implied, values)
+        named = [n for n in named if n not in kept]
     # the words that name a group are not modelling words: "front-wheel drive" asks for no drivers
     asks = asks_for(without_value_words(question, implied or "", values), dated, bool(roles.predictors))
     grouping = [group, *named] if group else named  # the user's answer names the groups first
@@ -211,6 +212,8 @@ def _roles_plan(p: Planning) -> tuple[Plan, str | None, str | None]:
     question, columns, named, spans, roles, chosen = p.question, p.columns, p.named, p.spans, p.roles, p.chosen
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
     rate = None if chosen or roles.target else rate_outcome(question, columns, named, spans)
+    if chosen and RATE.search(question) and any(c["name"] == chosen and c["type"] == "boolean" for c in columns):
+        rate, chosen = Outcome(chosen), None  # the user's yes/no column for "the allergy rate": its rate
     pair = count_pair(columns) if not (rate or chosen or roles.target) and RATE.search(question) else None
     outcome = rate.column if rate else pair[0] if pair else None
     if rate and rate.success:  # its value names the outcome, not a group

@@ -58,8 +58,8 @@ def top_steps(
         _top_rows(plan, metric, entity, top, zh)
         return True
     label = row_label(columns) or (None if entity else ranked_row_column(question, columns, rows))
-    if entity is None and label and metric:  # each row is a named thing (R's rownames, an order by its number)
-        _top_rows(plan, metric, label, top, zh)
+    if entity is None and metric and (label or named_rows(columns, rows)):
+        _top_rows(plan, metric, label, top, zh)  # each row is a named thing (R's rownames, an order by its number)
         return True
     if entity is None and dimension:
         entity = dimension
@@ -119,10 +119,18 @@ def ranked_row_column(question: str, columns: list[Column], rows: int) -> str | 
         # its head words ("order" of Order ID), or a Chinese word inside it (订单 of 订单号)
         if any(word in words for word in heads[:-1] or heads) or any(word in name for word in cjk):
             return name
-    return None
+    # else a column of names, one for each row ("the three tallest children" by Name): the rows are things
+    names = [str(c["name"]) for c in columns if c["type"] == "text" and not c.get("pii") and one_row_each(c, rows)]
+    return names[0] if len(names) == 1 else None
 
 
-def _top_rows(plan: Plan, metric: str, label: str, top: tuple[int, bool], zh: bool) -> None:
+def named_rows(columns: list[Column], rows: int) -> bool:
+    """Whether each row is a named thing even where its names are personal data (姓名): the rows are
+    ranked then, by their row numbers, since personal names are not shown."""
+    return any(c["type"] == "text" and one_row_each(c, rows) for c in columns)
+
+
+def _top_rows(plan: Plan, metric: str, label: str | None, top: tuple[int, bool], zh: bool) -> None:
     plan.kind, plan.top, plan.dimension = "rank", top, None
     subject = _t(
         zh,
@@ -136,7 +144,7 @@ def _top_rows(plan: Plan, metric: str, label: str, top: tuple[int, bool], zh: bo
                 "value_column": metric,
                 "top": top[0],
                 "order": "smallest" if top[1] else "largest",
-                "label_columns": [label],
+                **({"label_columns": [label]} if label else {}),
             },
             subject,
         )

@@ -4,11 +4,9 @@ the one year a question names, as a filter on the dated rows."""
 
 from __future__ import annotations
 
-import re
-
 from app.analyst.question_words import asks_trend
 from app.analyst.steps import Arguments, Column, Condition, Plan, Step, date_column
-from app.analyst.totals import each_period_unit
+from app.analyst.totals import each_period_unit, period_unit_named
 from app.understanding.kinds import MEAN_WORDS, SEASON, YEAR, asks_extreme
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
@@ -57,10 +55,9 @@ def year_filter(question: str, columns: list[Column]) -> list[Condition]:
     return [{"column": date, "op": "between", "value": [f"{year}-01-01", f"{year}-12-31"]}]
 
 
-# The period a "which month / which quarter" question ranks: the match of SEASON says which; "each
-# year", "每年" asks for the time of year instead (the seasonal pattern, season_steps).
-_QUARTER = re.compile(r"quarter|季度", re.I)
-_MONTH = re.compile(r"month|月", re.I)
+# The period a "which month / which quarter" question ranks: the words of SEASON's match say which
+# (totals.period_unit_named); "each year", "每年" asks for the time of year instead (season_steps).
+_PARTS = {"quarter": "quarter", "month": "year_month"}  # derive_column's date part of each unit
 
 
 def period_steps(plan: Plan, question: str, date: str, dataset: str, columns: list[Column], zh: bool) -> bool:
@@ -72,7 +69,7 @@ def period_steps(plan: Plan, question: str, date: str, dataset: str, columns: li
     season = SEASON.search(question)
     if not (metric and extreme and season) or each_period_unit(question) in ("year", "年"):
         return False
-    part = "quarter" if _QUARTER.search(season.group(0)) else "year_month" if _MONTH.search(season.group(0)) else None
+    part = _PARTS.get(period_unit_named(season.group(0)))
     if part is None:
         return False
     period = _t(zh, "Quarter" if part == "quarter" else "Month", "季度" if part == "quarter" else "月份")

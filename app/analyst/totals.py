@@ -52,6 +52,23 @@ def each_period_unit(question: str) -> str:
     return next((g for g in match.groups() if g), "").lower() if match else ""
 
 
+def period_unit_named(text: str) -> str:
+    """The unit of time a short text names by one of its period words ("which quarter" → quarter, "哪个月"
+    → month), coarsest first; "" when none. A one-character Chinese unit counts after a measure word
+    (个月, not the 季 of 旺季)."""
+    lowered = text.lower()
+
+    def said(word: str) -> bool:
+        if word.isascii():
+            return re.search(rf"\b{re.escape(word)}\b", lowered) is not None
+        return (word in lowered) if len(word) > 1 else f"个{word}" in lowered
+
+    return next(
+        (unit for unit in ("year", "quarter", "month", "week", "day") if any(map(said, _PERIOD_UNITS.get(unit, ())))),
+        "",
+    )
+
+
 def each_period(question: str, columns: list[Column]) -> list[str]:
     """The grouping column of the period a question goes through ("每个月" → 月份, "each month" → Month)."""
     unit = each_period_unit(question)

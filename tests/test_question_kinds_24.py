@@ -326,3 +326,34 @@ def test_the_calendar_period_with_the_highest_figure(tmp_path, zh, question, fre
         else f"{best.year}-Q{best.quarter}"
     )
     assert headline(run).startswith(f"**{said}") and fmt_num(per_period[best]) in headline(run)
+
+
+def test_the_period_question_keeps_its_filter_also_in_a_follow_up(tmp_path):
+    frame = shop(zh=True)
+    session = session_on(tmp_path, frame, "订单.csv")
+    for asked, kept in (
+        (["只看港口的，哪个月的金额最高？"], frame["门店"] == "港口"),
+        (["哪个月的金额最高？", "那只看会员卡为是的呢？"], frame["会员卡"] == "是"),
+    ):
+        for question in asked:
+            run, calls = session.ask(question)
+        filtered = call(calls, "filter_rows")
+        made = call(calls, "derive_column")
+        ranked = call(calls, "rank_values")
+        assert made.arguments["dataset"] == filtered.arguments["output"]
+        assert ranked.arguments["dataset"] == made.arguments["output"]
+        months = frame[kept].groupby(frame["日期"].dt.to_period("M"))["金额"].sum()
+        best = months.idxmax()
+        assert headline(run).startswith(f"**{best.year}年{best.month}月") and fmt_num(months.max()) in headline(run)
+
+
+def test_a_new_question_after_a_filtered_one_reads_all_the_rows(tmp_path):
+    """The filtered copy a question made (订单_港口) is that question's: a new question that is no follow-up
+    is read on the whole table (a Chinese table name has no English words to be named by)."""
+    frame = shop(zh=True)
+    session = session_on(tmp_path, frame, "订单.csv")
+    session.ask("只看港口的，平均金额是多少？")
+    run, calls = session.ask("各门店的平均金额是多少？")
+    compared = call(calls, "compare_groups")
+    assert compared.arguments.get("dataset", "订单") == "订单" and compared.metrics["n"] == len(frame)
+    assert not any(c.tool == "filter_rows" for c in calls)

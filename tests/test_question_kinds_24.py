@@ -357,3 +357,30 @@ def test_a_new_question_after_a_filtered_one_reads_all_the_rows(tmp_path):
     compared = call(calls, "compare_groups")
     assert compared.arguments.get("dataset", "订单") == "订单" and compared.metrics["n"] == len(frame)
     assert not any(c.tool == "filter_rows" for c in calls)
+
+
+@pytest.mark.parametrize(
+    ("question", "freq", "label"),
+    [
+        ("Which year had the highest Sales?", "Y", lambda p: str(p.year)),
+        ("哪一年的Sales最高？", "Y", lambda p: str(p.year)),
+        ("Which week had the lowest Sales?", "W", None),
+    ],
+)
+def test_a_period_coarser_than_the_rows_adds_its_rows_up(tmp_path, question, freq, label):
+    """Two sales a day over three years: "which year" is each year's total, not the year of the largest
+    single sale (a table of one row a year would rank its rows)."""
+    rng = np.random.default_rng(3)
+    days = pd.date_range("2022-01-01", "2024-12-31", freq="D")
+    frame = pd.DataFrame({"Date": np.repeat(days, 2), "Sales": rng.gamma(3.0, 40.0, 2 * len(days)).round(2)})
+    frame["Sales"] += np.where(frame["Date"].dt.year == 2023, 4.0, 0.0)  # one year clearly ahead
+    run, calls = ask(tmp_path, frame, "sales.csv", question)
+    ranked = call(calls, "rank_values")
+    assert ranked.arguments["agg"] == "sum" and "group_column" in ranked.arguments
+    totals = frame.groupby(frame["Date"].dt.to_period(freq))["Sales"].sum()
+    lowest = "lowest" in question
+    best = totals.idxmin() if lowest else totals.idxmax()
+    assert ranked.metrics["rank.1.value"] == pytest.approx(totals[best])
+    if label:
+        assert headline(run).startswith(f"**{label(best)}")
+    assert fmt_num(totals[best]) in headline(run)

@@ -286,11 +286,16 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     if top and top_steps(plan, question, columns, named, top, zh, rows, p.spans):
         return True
     date, dimension = date_column(columns), plan.dimension
+    grouped = bool(dimension and dimension in named)
+    if (
+        date
+        and not grouped
+        and period_steps(plan, question, date, str(p.dataset.get("name")), columns, p.dataset.get("grain"), zh)
+    ):
+        return True  # "哪个月的营业额最高": the calendar months' totals, ranked
     if date and when_steps(plan, question, date, named, top, zh):
         return True
-    if date and SEASON.search(question) and not (dimension and dimension in named):
-        if period_steps(plan, question, date, str(p.dataset.get("name")), columns, zh):
-            return True  # "哪个月的营业额最高": the calendar months' totals, ranked
+    if date and SEASON.search(question) and not grouped:
         season_steps(plan, date, zh)  # "每年哪个月最多": the month of the year, from the seasonal pattern
         return True
     if dimension and SHARE.search(question):

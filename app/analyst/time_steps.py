@@ -5,6 +5,7 @@ the one year a question names, as a filter on the dated rows."""
 from __future__ import annotations
 
 from app.analyst.question_words import asks_trend
+from app.analyst.rankings import WHEN
 from app.analyst.steps import Arguments, Column, Condition, Plan, Step, date_column
 from app.analyst.totals import each_period_unit, period_unit_named
 from app.understanding.kinds import MEAN_WORDS, SEASON, YEAR, asks_extreme
@@ -55,26 +56,49 @@ def year_filter(question: str, columns: list[Column]) -> list[Condition]:
     return [{"column": date, "op": "between", "value": [f"{year}-01-01", f"{year}-12-31"]}]
 
 
-# The period a "which month / which quarter" question ranks: the words of SEASON's match say which
-# (totals.period_unit_named); "each year", "每年" asks for the time of year instead (season_steps).
-_PARTS = {"quarter": "quarter", "month": "year_month"}  # derive_column's date part of each unit
+# The period a "which month / which quarter / which year" question ranks: the words of its cue say
+# which (totals.period_unit_named); "each year", "每年" asks for the time of year instead (season_steps).
+_PARTS = {"year": "year", "quarter": "quarter", "month": "year_month", "week": "week", "day": "date"}
+_NAMES = {
+    "year": ("Year", "年份"),
+    "quarter": ("Quarter", "季度"),
+    "month": ("Month", "月份"),
+    "week": ("Week", "周"),
+    "day": ("Day", "日"),
+}
+_ORDER = ("day", "week", "month", "quarter", "year")  # finest first; the table's grain words are these + "ly"
 
 
-def period_steps(plan: Plan, question: str, date: str, dataset: str, columns: list[Column], zh: bool) -> bool:
-    """ "Which month had the highest revenue", "哪个月的营业额最高": the dated rows put in calendar months (or
-    quarters) by a new column, each period's total (its average for a level such as a price or a
-    rating, or when an average is asked), and the periods ranked. False when the question asks for the
-    time of year (each year), names no month or quarter, or asks for no highest or lowest."""
+def _finer_rows(grain: str | None, unit: str) -> bool:
+    """Whether the table's rows are finer than the unit (daily rows for "which year"), or several share a
+    date: then a period's figure adds up many rows. A table of one row per period ranks its rows."""
+    if not grain:
+        return True
+    if "several" in grain:
+        return True
+    base = next((u for u in _ORDER if grain.startswith(("dai" if u == "day" else u))), None)
+    return base is None or _ORDER.index(base) < _ORDER.index(unit)
+
+
+def period_steps(
+    plan: Plan, question: str, date: str, dataset: str, columns: list[Column], grain: str | None, zh: bool
+) -> bool:
+    """ "Which month had the highest revenue", "哪个月的营业额最高", "which year sold the most" on daily rows:
+    the dated rows put in calendar periods by a new column, each period's total (its average for a level
+    such as a price or a rating, or when an average is asked), and the periods ranked. False when the
+    question asks for the time of year (each year), names no period, asks for no highest or lowest, or
+    names a period its rows already are (one row a year: the rows are ranked, rankings.when_steps)."""
     metric, extreme = plan.metric or "", asks_extreme(question)
-    season = SEASON.search(question)
-    if not (metric and extreme and season) or each_period_unit(question) in ("year", "年"):
+    cue = SEASON.search(question) or WHEN.search(question)
+    if not (metric and extreme and cue) or each_period_unit(question) in ("year", "年"):
         return False
-    part = _PARTS.get(period_unit_named(season.group(0)))
-    if part is None:
+    unit = period_unit_named(cue.group(0))
+    if unit not in _PARTS or (unit not in ("month", "quarter") and not _finer_rows(grain, unit)):
         return False
-    period = _t(zh, "Quarter" if part == "quarter" else "Month", "季度" if part == "quarter" else "月份")
+    part = _PARTS[unit]
+    period = _t(zh, *_NAMES[unit])
     period = f"{date} {period}" if period in {c["name"] for c in columns} else period
-    plan.derived = f"{dataset}_{'按季度' if part == 'quarter' else '按月'}" if zh else f"{dataset}_by_{part}"
+    plan.derived = f"{dataset}_按{_NAMES[unit][1]}" if zh else f"{dataset}_by_{unit}"
     arguments: Arguments = {
         "new_column_name": period,
         "kind": "date_part",

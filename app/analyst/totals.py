@@ -54,14 +54,14 @@ def each_period_unit(question: str) -> str:
 
 def period_unit_named(text: str) -> str:
     """The unit of time a short text names by one of its period words ("which quarter" → quarter, "哪个月"
-    → month), coarsest first; "" when none. A one-character Chinese unit counts after a measure word
-    (个月, not the 季 of 旺季)."""
+    → month), coarsest first; "" when none."""
     lowered = text.lower()
 
     def said(word: str) -> bool:
         if word.isascii():
             return re.search(rf"\b{re.escape(word)}\b", lowered) is not None
-        return (word in lowered) if len(word) > 1 else f"个{word}" in lowered
+        # a one-character unit after a measure word or "which" (哪个月, 哪一年, 哪年), not the 季 of 旺季
+        return (word in lowered) if len(word) > 1 else any(f"{c}{word}" in lowered for c in "个一几哪")
 
     return next(
         (unit for unit in ("year", "quarter", "month", "week", "day") if any(map(said, _PERIOD_UNITS.get(unit, ())))),

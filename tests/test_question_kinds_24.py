@@ -384,3 +384,14 @@ def test_a_period_coarser_than_the_rows_adds_its_rows_up(tmp_path, question, fre
     if label:
         assert headline(run).startswith(f"**{label(best)}")
     assert fmt_num(totals[best]) in headline(run)
+
+
+def test_a_threshold_with_no_column_named_cuts_the_column_it_splits(tmp_path):
+    """ "over 5" after a question on Height (95-130 cm): no height is under 5, so the cut is on the
+    whole-number column the value splits (Age 3-7), not a filter that keeps every row."""
+    frame = kids(zh=False)
+    session = session_on(tmp_path, frame, "kids.csv")
+    session.ask("Does Height differ by Class?")
+    run, calls = session.ask("And only for children over 5?")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "Age", "op": ">", "value": 5}]
+    assert call(calls, "compare_groups").metrics["n"] == int((frame["Age"] > 5).sum())

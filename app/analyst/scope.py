@@ -117,10 +117,30 @@ def number_filter(text: str, columns: list[dict[str, Any]], metric: str | None) 
     word = (match.group("pre") or match.group("post")).strip()
     names = {c["name"] for c in numeric}
     column = min(near)[1] if near else metric if _PLAIN_CUT.match(word) and metric in names else None
+    if column and not near and not _splits(column, cut[1], numeric):
+        column = _splitting(cut[1], numeric)  # "children over 5" where Height is 95-130: the column 5 splits
     if not column:
         return None
     value = int(cut[1]) if cut[1].is_integer() else cut[1]
     return {"column": column, "op": cut[0], "value": value}
+
+
+def _splits(name: str, value: float, numeric: list[dict[str, Any]]) -> bool:
+    """Whether a cut at `value` keeps some rows of a column and not all (its profiled range holds the
+    value); True when the range is unknown."""
+    column = next((c for c in numeric if c["name"] == name), {})
+    low, high = column.get("minimum"), column.get("maximum")
+    return low is None or high is None or low < value < high
+
+
+def _splitting(value: float, numeric: list[dict[str, Any]]) -> str | None:
+    """The one number column a cut at `value` splits, when the question's measure is not one (a whole
+    number cuts a whole-number column first: "over 5" of ages, not of amounts); None when it is unclear."""
+    known = [c for c in numeric if c.get("minimum") is not None and c.get("maximum") is not None]
+    split = [c for c in known if c["minimum"] < value < c["maximum"]]
+    if len(split) > 1 and float(value).is_integer():
+        split = [c for c in split if c["type"] == "integer"] or split
+    return str(split[0]["name"]) if len(split) == 1 else None
 
 
 def filtered_name(name: str, conditions: list[Condition]) -> str:

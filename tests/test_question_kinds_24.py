@@ -395,3 +395,15 @@ def test_a_threshold_with_no_column_named_cuts_the_column_it_splits(tmp_path):
     run, calls = session.ask("And only for children over 5?")
     assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "Age", "op": ">", "value": 5}]
     assert call(calls, "compare_groups").metrics["n"] == int((frame["Age"] > 5).sum())
+
+
+def test_a_share_of_the_kept_rows_only(tmp_path):
+    """The yes/no column the question keeps rows by filters; it is not the rate asked for."""
+    frame = shop(zh=True)
+    run, calls = ask(tmp_path, frame, "订单.csv", "各门店占金额的比例，只看会员卡为是的")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "会员卡", "op": "==", "value": "是"}]
+    assert not any(c.tool == "proportion_test" for c in calls)
+    parts = frame[frame["会员卡"] == "是"].groupby("门店")["金额"].sum()
+    shares = (parts / parts.sum()).sort_values(ascending=False)
+    assert call(calls, "plot_pie").metrics[f"share.{shares.index[0]}"] == pytest.approx(shares.iloc[0])
+    assert listed_in_order(headline(run), [str(shares.index[0]), f"{shares.iloc[0] * 100:.1f}%"])

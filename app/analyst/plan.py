@@ -111,6 +111,7 @@ class Planning:
     implied: str | None
     values: list[str]
     asks: Asks
+    kept: set[str]  # the columns the question keeps rows by ("只看会员卡为是的"): filters, not roles
 
     @property
     def zh(self) -> bool:
@@ -142,7 +143,9 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     # the words that name a group are not modelling words: "front-wheel drive" asks for no drivers
     asks = asks_for(without_value_words(question, implied or "", values), dated, bool(roles.predictors))
     grouping = [group, *named] if group else named  # the user's answer names the groups first
-    return Planning(reading, question, columns, spans, named, grouping, chosen, roles, dated, implied, values, asks)
+    return Planning(
+        reading, question, columns, spans, named, grouping, chosen, roles, dated, implied, values, asks, kept
+    )
 
 
 def _planned(p: Planning) -> Plan:
@@ -212,6 +215,7 @@ def _roles_plan(p: Planning) -> tuple[Plan, str | None, str | None]:
     question, columns, named, spans, roles, chosen = p.question, p.columns, p.named, p.spans, p.roles, p.chosen
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
     rate = None if chosen or roles.target else rate_outcome(question, columns, named, spans)
+    rate = None if rate and rate.column in p.kept else rate  # "…的比例，只看会员卡为是的": 会员卡 filters
     if chosen and RATE.search(question) and any(c["name"] == chosen and c["type"] == "boolean" for c in columns):
         rate, chosen = Outcome(chosen), None  # the user's yes/no column for "the allergy rate": its rate
     pair = count_pair(columns) if not (rate or chosen or roles.target) and RATE.search(question) else None

@@ -112,7 +112,7 @@ def ranked_row_column(question: str, columns: list[Column], rows: int) -> str | 
     said = [t for t in tokens(question) if len(t.lemma) > 1]
     words, cjk = {t.lemma for t in said}, [t.word for t in said if t.is_cjk]
     for column in columns:
-        if column.get("pii") or not one_row_each(column, rows):
+        if column.get("pii") or column["type"] not in ("identifier", "text") or not one_row_each(column, rows):
             continue
         name = str(column["name"])
         heads = [t.lemma for t in tokens(name) if not t.is_cjk]

@@ -72,8 +72,8 @@ _ORDER = ("day", "week", "month", "quarter", "year")  # finest first; the table'
 def _finer_rows(grain: str | None, unit: str) -> bool:
     """Whether the table's rows are finer than the unit (daily rows for "which year"), or several share a
     date: then a period's figure adds up many rows. A table of one row per period ranks its rows."""
-    if not grain:
-        return True
+    if not grain:  # irregular or unknown (a year read from numbers): the rows as they are
+        return False
     if "several" in grain:
         return True
     base = next((u for u in _ORDER if grain.startswith(("dai" if u == "day" else u))), None)

@@ -21,8 +21,10 @@ from app.analyst.headlines import (
     missing_headline,
     named_group_headline,
     paired_headline,
+    period_headline,
     proportion_headline,
     rank_headline,
+    ranked_groups_headline,
     relationship_headline,
     share_headline,
     total_headline,
@@ -32,6 +34,7 @@ from app.analyst.headlines import (
 from app.analyst.sheet_words import as_people_write, used_columns
 from app.analyst.steps import Plan, Step
 from app.understanding.kinds import asks_extreme
+from app.understanding.language import local_text as _t
 from app.understanding.words import code_word
 
 COMPARISONS = ("compare_groups", "compare_two_groups")
@@ -103,8 +106,11 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
 
 def _ranks(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
     arguments = step.arguments
-    if "group_column" in arguments:
-        return None
+    if group := arguments.get("group_column"):  # the top/bottom N groups by their total or average
+        bottom, agg = arguments.get("order") == "smallest", arguments.get("agg", "sum")
+        if plan is not None and plan.kind == "period":  # "which month": the one period, then the next ones
+            return period_headline(arguments["value_column"], agg, result.metrics, bottom, zh)
+        return ranked_groups_headline(arguments["value_column"], group, agg, result.metrics, bottom, zh)
     return rank_headline(arguments["value_column"], result.metrics, arguments.get("order") == "smallest", zh)
 
 
@@ -118,8 +124,9 @@ def _paired(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
 
 def _shares(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
     arguments = step.arguments
-    if not arguments.get("value_column"):
-        return None
+    if not arguments.get("value_column"):  # each group's share of the rows
+        column = arguments.get("column")
+        return share_headline(_t(zh, "rows", "行数"), column, result.metrics, zh) if column else None
     return share_headline(arguments["value_column"], arguments["group_column"], result.metrics, zh)
 
 

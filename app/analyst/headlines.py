@@ -173,6 +173,47 @@ def rank_headline(metric: str, metrics: dict[str, Any], bottom: bool, zh: bool) 
     return f"The {len(ranked)} {'lowest' if bottom else 'highest'} {metric}: {listed} (of {rows} rows)."
 
 
+def ranked_groups_headline(
+    metric: str, group: str, agg: str, metrics: dict[str, Any], bottom: bool, zh: bool
+) -> str | None:
+    """'The 3 Customer with the lowest total Amount: 1. C05 12.3; 2. C17 40.1; 3. C02 55 (of 39 groups).'"""
+    ranked = [
+        (metrics.get(f"rank.{i}.label"), metrics.get(f"rank.{i}.value"))
+        for i in range(1, int(metrics.get("shown") or 0) + 1)
+    ]
+    ranked = [(label, value) for label, value in ranked if label is not None and _ok(value)]
+    if not ranked:
+        return None
+    listed = ("；" if zh else "; ").join(f"{i}. {label} {fmt_num(value)}" for i, (label, value) in enumerate(ranked, 1))
+    if zh:
+        word = {"sum": "合计", "mean": "平均", "median": "中位数", "count": "计数"}.get(agg, agg)
+        return f"按 {metric} {word}{'最低' if bottom else '最高'}的 {len(ranked)} 个 {group}：{listed}。"
+    word = {"sum": "total", "mean": "average", "median": "median", "count": "count of"}.get(agg, agg)
+    return f"The {len(ranked)} {group} with the {'lowest' if bottom else 'highest'} {word} {metric}: {listed}."
+
+
+def period_headline(metric: str, agg: str, metrics: dict[str, Any], bottom: bool, zh: bool) -> str | None:
+    """'2024-03 had the highest total Amount: 1,234.5 (then 2024-05 1,100; 2024-01 1,020).'"""
+    ranked = [
+        (metrics.get(f"rank.{i}.label"), metrics.get(f"rank.{i}.value"))
+        for i in range(1, int(metrics.get("shown") or 0) + 1)
+    ]
+    ranked = [(label, value) for label, value in ranked if label is not None and _ok(value)]
+    if not ranked:
+        return None
+    (first, value), rest = ranked[0], ranked[1:]
+    then = ("；" if zh else "; ").join(f"{label} {fmt_num(v)}" for label, v in rest)
+    if zh:
+        word = "平均" if agg == "mean" else "合计"
+        return f"{first} 的 {metric}{word}{'最低' if bottom else '最高'}：{fmt_num(value)}" + (
+            f"（其次是 {then}）。" if then else "。"
+        )
+    word = "average" if agg == "mean" else "total"
+    return f"{first} had the {'lowest' if bottom else 'highest'} {word} {metric}: {fmt_num(value)}" + (
+        f" (then {then})." if then else "."
+    )
+
+
 def paired_headline(metric: str, metrics: dict[str, Any], groups: tuple[str, str] | None, zh: bool) -> str | None:
     """'Measured on the same 10 subjects, extra is on average 1.58 higher with group 2 than with group 1
     (paired t-test, p = 0.003: a difference this large would rarely happen by chance).'"""

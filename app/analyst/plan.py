@@ -47,14 +47,15 @@ from app.analyst.rankings import top_steps, when_steps
 from app.analyst.rates import rate_steps
 from app.analyst.relationships import relation_steps
 from app.analyst.role_question import role_answers
+from app.analyst.scope import chain_filters
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
-from app.analyst.time_steps import add_time_steps, season_steps, year_filter
+from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
 from app.analyst.totals import share_steps, total_steps
 from app.analyst.versus_rest import asks_versus_rest, versus_rest
 from app.understanding.count_pairs import count_pair
-from app.understanding.kinds import DERIVE, DROP_MISSING, FILTER_TASK, RATE, SEASON, SHARE, asks_dedupe, asks_top
+from app.understanding.kinds import DERIVE, DROP_MISSING, FILTER_TASK, RATE, SEASON, SHARE, Chain, asks_dedupe, asks_top
 from app.understanding.language import local_text as _t
-from app.understanding.outcome import measure_names, rate_outcome
+from app.understanding.outcome import Outcome, measure_names, rate_outcome
 from app.understanding.profile_reading import count_weights
 from app.understanding.reading import Reading, read_question
 from app.understanding.repeated_design import repeated_design
@@ -113,6 +114,7 @@ class Planning:
     implied: str | None
     values: list[str]
     asks: Asks
+    kept: set[str]  # the columns the question keeps rows by ("只看会员卡为是的"): filters, not roles
 
     @property
     def zh(self) -> bool:
@@ -134,10 +136,19 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     roles = regression_roles(question, columns, spans)
     dated = any(c["type"] == "datetime" and not c.get("pii") for c in columns)
     implied, values = named_values(question, columns, spans)
+    # a value the question keeps rows by ("只看会员卡为是的，各门店…") filters (scope.chain_filters): where the
+    # question names another grouping, the filtered column names neither the groups compared nor the grouping
+    kept = {c["column"] for c in chain_filters(Chain(question), reading.dataset) if c["op"] in ("==", "in")}
+    kinds = {c["name"]: c for c in columns}
+    if kept and any(n not in kept and n in kinds and groups_rows(kinds[n]) for n in named):
+        implied, values = (None, []) if implied in kept else (implied, values)
+        named = [n for n in named if n not in kept]
     # the words that name a group are not modelling words: "front-wheel drive" asks for no drivers
     asks = asks_for(without_value_words(question, implied or "", values), dated, bool(roles.predictors))
     grouping = [group, *named] if group else named  # the user's answer names the groups first
-    return Planning(reading, question, columns, spans, named, grouping, chosen, roles, dated, implied, values, asks)
+    return Planning(
+        reading, question, columns, spans, named, grouping, chosen, roles, dated, implied, values, asks, kept
+    )
 
 
 def _planned(p: Planning) -> Plan:
@@ -214,6 +225,9 @@ def _roles_plan(p: Planning) -> tuple[Plan, str | None, str | None]:
     question, columns, named, spans, roles, chosen = p.question, p.columns, p.named, p.spans, p.roles, p.chosen
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
     rate = None if chosen or roles.target else rate_outcome(question, columns, named, spans)
+    rate = None if rate and rate.column in p.kept else rate  # "…的比例，只看会员卡为是的": 会员卡 filters
+    if chosen and RATE.search(question) and any(c["name"] == chosen and c["type"] == "boolean" for c in columns):
+        rate, chosen = Outcome(chosen), None  # the user's yes/no column for "the allergy rate": its rate
     pair = count_pair(columns) if not (rate or chosen or roles.target) and RATE.search(question) else None
     outcome = rate.column if rate else pair[0] if pair else None
     if rate and rate.success:  # its value names the outcome, not a group
@@ -283,18 +297,27 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     if paired_steps(plan, question, columns, named, rows, zh):
         return True
     top = asks_top(question)
-    if top and top_steps(plan, question, columns, p.spans, named, top, zh):
+    if top and top_steps(plan, question, columns, named, top, zh, rows, p.spans):
         return True
     date, dimension = date_column(columns), plan.dimension
+    grouped = bool(dimension and dimension in named)
+    if (
+        date
+        and not grouped
+        and period_steps(plan, question, date, str(p.dataset.get("name")), columns, p.dataset.get("grain"), zh)
+    ):
+        return True  # "哪个月的营业额最高": the calendar months' totals, ranked
     if date and when_steps(plan, question, date, named, top, zh):
         return True
-    if date and SEASON.search(question) and not (dimension and dimension in named):
+    if date and SEASON.search(question) and not grouped:
         season_steps(
             plan, date, zh, columns, str(p.dataset.get("name") or "")
         )  # "每年哪个月最多": the month of the year, from the seasonal pattern
         return True
     if dimension and SHARE.search(question):
-        share_steps(plan, question, columns, named, dimension, zh)
+        # no measure named ("各渠道占订单的比例"): each group's share of the rows, not of a default number
+        counted = not (p.chosen or plan.metric in p.named)
+        share_steps(plan, question, columns, named, dimension, zh, counted)
         return True
     return total_steps(plan, question, columns, p.spans, p.dated, zh)
 

@@ -32,7 +32,14 @@ def top_noun(question: str) -> str | None:
 
 
 def top_steps(
-    plan: Plan, question: str, columns: list[Column], spans: Spans, named: list[str], top: tuple[int, bool], zh: bool
+    plan: Plan,
+    question: str,
+    columns: list[Column],
+    named: list[str],
+    top: tuple[int, bool],
+    zh: bool,
+    rows: int = 0,
+    spans: Spans | None = None,
 ) -> bool:
     """Top/bottom N: the rows by the metric when each row is a named thing, else the groups of the
     entity the question ranks (or the plan's grouping, said so when the question names a thing the
@@ -47,9 +54,12 @@ def top_steps(
         ),
         None,
     )  # codes too: "gear", "cyl"
-    label = row_label(columns)
-    if entity is None and label and metric:  # each row is a named thing (R's rownames: car models)
-        _top_rows(plan, metric, label, top, zh)
+    if entity and one_row_each(kinds[entity], rows) and metric:  # "the five most expensive orders" by Order ID
+        _top_rows(plan, metric, entity, top, zh)
+        return True
+    label = row_label(columns) or (None if entity else ranked_row_column(question, columns, rows))
+    if entity is None and metric and (label or named_rows(columns, rows)):
+        _top_rows(plan, metric, label, top, zh)  # each row is a named thing (R's rownames, an order by its number)
         return True
     if entity is None and dimension:
         entity = dimension
@@ -66,7 +76,7 @@ def top_steps(
     # the groups ranked by their average when the question asks for one ("best mileage on average")
     agg, word, word_zh = (
         ("mean", "average", "平均")
-        if MEAN_WORDS.search(question) or asks_per_unit(question, columns, spans)
+        if MEAN_WORDS.search(question) or asks_per_unit(question, columns, spans or [])
         else ("sum", "total", "合计")
     )
     subject = _t(
@@ -74,13 +84,53 @@ def top_steps(
         f"{'Bottom' if top[1] else 'Top'} {top[0]} {entity} by {word} {metric}",
         f"按{metric}{word_zh}{'最低' if top[1] else '最高'}的{top[0]}个{entity}",
     )
+    if top[1]:  # the bottom of many groups: rank_values lists them (group_aggregate's table shows the top 20)
+        arguments = {"value_column": metric, "top": top[0], "order": "smallest", "group_column": entity, "agg": agg}
+        plan.steps.append(Step("rank_values", arguments, subject))
+        return True
     plan.steps.append(
         Step("group_aggregate", {"group_columns": [entity], "value_columns": [metric], "agg": agg}, subject)
     )
     return True
 
 
-def _top_rows(plan: Plan, metric: str, label: str, top: tuple[int, bool], zh: bool) -> None:
+def one_row_each(column: Column, rows: int) -> bool:
+    """Whether a column names each row once (an order number, a person's name): ranking it ranks rows,
+    while a column whose values repeat (a customer, a branch) ranks groups of rows."""
+    if column["type"] == "identifier":
+        return True
+    levels = column.get("levels")
+    return bool(rows and levels and levels >= rows)
+
+
+def ranked_row_column(question: str, columns: list[Column], rows: int) -> str | None:
+    """The column that names each row when the thing ranked is the row itself: the question's word for
+    what it ranks is a word of an identifier's name ("orders" of Order ID, 订单 of 订单号). None when the
+    question ranks something else or no column names the rows."""
+    from app.understanding.text import tokens
+
+    said = [t for t in tokens(question) if len(t.lemma) > 1]
+    words, cjk = {t.lemma for t in said}, [t.word for t in said if t.is_cjk]
+    for column in columns:
+        if column.get("pii") or column["type"] not in ("identifier", "text") or not one_row_each(column, rows):
+            continue
+        name = str(column["name"])
+        heads = [t.lemma for t in tokens(name) if not t.is_cjk]
+        # its head words ("order" of Order ID), or a Chinese word inside it (订单 of 订单号)
+        if any(word in words for word in heads[:-1] or heads) or any(word in name for word in cjk):
+            return name
+    # else a column of names, one for each row ("the three tallest children" by Name): the rows are things
+    names = [str(c["name"]) for c in columns if c["type"] == "text" and not c.get("pii") and one_row_each(c, rows)]
+    return names[0] if len(names) == 1 else None
+
+
+def named_rows(columns: list[Column], rows: int) -> bool:
+    """Whether each row is a named thing even where its names are personal data (姓名): the rows are
+    ranked then, by their row numbers, since personal names are not shown."""
+    return any(c["type"] == "text" and one_row_each(c, rows) for c in columns)
+
+
+def _top_rows(plan: Plan, metric: str, label: str | None, top: tuple[int, bool], zh: bool) -> None:
     plan.kind, plan.top, plan.dimension = "rank", top, None
     subject = _t(
         zh,
@@ -94,7 +144,7 @@ def _top_rows(plan: Plan, metric: str, label: str, top: tuple[int, bool], zh: bo
                 "value_column": metric,
                 "top": top[0],
                 "order": "smallest" if top[1] else "largest",
-                "label_columns": [label],
+                **({"label_columns": [label]} if label else {}),
             },
             subject,
         )

@@ -17,6 +17,7 @@ from rapidfuzz import fuzz
 from analysis_tools.common import fmt_num
 from app.analyst.vocabulary import named_lists, pairs, word_set, words
 from app.understanding.gate_words import ID_LIKE
+from app.understanding.kinds import RATE
 from app.understanding.profile_reading import GROUPING, NUMERIC
 from app.understanding.role_sources import Provenance, Source
 from app.understanding.roles import groups_rows
@@ -44,7 +45,7 @@ def role_answers(confirmed: dict[str, str], key: str, columns: list[dict[str, An
 
 
 def candidates(
-    role: str, columns: list[dict[str, Any]], metric: str | None, phrases: list[str] | None = None
+    role: str, columns: list[dict[str, Any]], metric: str | None, phrases: list[str] | None = None, rate: bool = False
 ) -> tuple[list[dict[str, Any]], int]:
     """The columns that could fill a role, the ones the question's `phrases` match best first
     (match_strength), then groups (categories first, fewest levels first) or numbers (measurements
@@ -61,9 +62,15 @@ def candidates(
         ranked = sorted(groups, key=lambda c: (strength(c), c["type"] not in GROUPING, c.get("levels") or 0))
         first = sum(c["type"] in GROUPING for c in ranked)
     else:
+        # a rate asked ("the allergy rate"): its outcome is a yes/no column, offered first
         ranked = sorted(
-            (c for c in usable if c["type"] in NUMERIC),
-            key=lambda c: (strength(c), not _measured(c), _position(c["name"]) or bool(ID_LIKE.search(c["name"]))),
+            (c for c in usable if c["type"] in NUMERIC or (rate and c["type"] == "boolean")),
+            key=lambda c: (
+                not (rate and (c["type"] == "boolean" or c.get("binary"))),
+                strength(c),
+                not _measured(c),
+                _position(c["name"]) or bool(ID_LIKE.search(c["name"])),
+            ),
         )
         first = sum(_measured(c) for c in ranked)
     return ranked, first or len(ranked)
@@ -116,7 +123,8 @@ def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -
         if role == "group" and not (others and provenance.asks_groups):
             continue  # groups the question did not ask for, or words that name a number: said in the answer
         asked_about = others if role == "group" else measures or provenance.unmatched
-        found, choices = candidates(role, provenance.columns, metric if role == "group" else None, asked_about)
+        rate = role == "outcome" and bool(RATE.search(provenance.question))
+        found, choices = candidates(role, provenance.columns, metric if role == "group" else None, asked_about, rate)
         if choices < 2:  # nothing to choose from: the answer says what it used instead
             continue
         words = _quoted(asked_about, zh)

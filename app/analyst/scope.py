@@ -44,9 +44,31 @@ def chain_filters(
                 if len(values) == 1
                 else {"column": column, "op": "in", "value": values}
             )
+        for text in reach if FILTER_CUE.search(part) else []:
+            if (condition := yes_no_filter(text, dataset.get("columns", []))) and condition["column"] not in (
+                keep or set()
+            ):
+                conditions[condition["column"]] = condition
         if (cut := number_filter(part, columns, metric)) and cut["column"] not in (keep or set()):
             conditions[cut["column"]] = cut
     return list(conditions.values())
+
+
+def yes_no_filter(text: str, columns: list[dict[str, Any]]) -> Condition | None:
+    """A yes/no column a filter word narrows to ("只看会员卡为是的", "only orders with Loyalty card = No"):
+    its "no" when the text says the column's own word for no (否, No, N, False), else its "yes". The value
+    is the sheet's own word, which filter_rows reads as true or false. None when no yes/no column is named."""
+    booleans = [c for c in columns if c["type"] == "boolean" and not c.get("pii")]
+    spans = column_spans(text, booleans, SYNONYMS)
+    if not spans:
+        return None
+    start, end, column = spans[0]
+    words = next((dict(c.get("words") or {}) for c in booleans if c["name"] == column), {})
+    no = str(words.get("false") or "False")
+    yes = str(words.get("true") or "True")
+    said_no = re.search(rf"(?<![A-Za-z]){re.escape(no)}(?![A-Za-z])", text[end:], re.I) is not None
+    value = no if said_no else yes
+    return {"column": column, "op": "==", "value": value}
 
 
 # The marks that end a clause: a filter word narrows what follows it up to the next one.
@@ -95,10 +117,30 @@ def number_filter(text: str, columns: list[dict[str, Any]], metric: str | None) 
     word = (match.group("pre") or match.group("post")).strip()
     names = {c["name"] for c in numeric}
     column = min(near)[1] if near else metric if _PLAIN_CUT.match(word) and metric in names else None
+    if column and not near and not _splits(column, cut[1], numeric):
+        column = _splitting(cut[1], numeric)  # "children over 5" where Height is 95-130: the column 5 splits
     if not column:
         return None
     value = int(cut[1]) if cut[1].is_integer() else cut[1]
     return {"column": column, "op": cut[0], "value": value}
+
+
+def _splits(name: str, value: float, numeric: list[dict[str, Any]]) -> bool:
+    """Whether a cut at `value` keeps some rows of a column and not all (its profiled range holds the
+    value); True when the range is unknown."""
+    column = next((c for c in numeric if c["name"] == name), {})
+    low, high = column.get("minimum"), column.get("maximum")
+    return low is None or high is None or low < value < high
+
+
+def _splitting(value: float, numeric: list[dict[str, Any]]) -> str | None:
+    """The one number column a cut at `value` splits, when the question's measure is not one (a whole
+    number cuts a whole-number column first: "over 5" of ages, not of amounts); None when it is unclear."""
+    known = [c for c in numeric if c.get("minimum") is not None and c.get("maximum") is not None]
+    split = [c for c in known if c["minimum"] < value < c["maximum"]]
+    if len(split) > 1 and float(value).is_integer():
+        split = [c for c in split if c["type"] == "integer"] or split
+    return str(split[0]["name"]) if len(split) == 1 else None
 
 
 def filtered_name(name: str, conditions: list[Condition]) -> str:

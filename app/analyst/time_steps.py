@@ -5,8 +5,10 @@ the one year a question names, as a filter on the dated rows."""
 from __future__ import annotations
 
 from app.analyst.question_words import asks_trend
+from app.analyst.rankings import WHEN
 from app.analyst.steps import Arguments, Column, Condition, Plan, Step, date_column
-from app.understanding.kinds import YEAR
+from app.analyst.totals import each_period_unit, period_unit_named
+from app.understanding.kinds import MEAN_WORDS, SEASON, YEAR, asks_extreme
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import forecast_arguments, forecast_request
@@ -70,3 +72,74 @@ def year_filter(question: str, columns: list[Column]) -> list[Condition]:
         return []
     year = match.group(1)
     return [{"column": date, "op": "between", "value": [f"{year}-01-01", f"{year}-12-31"]}]
+
+
+# The period a "which month / which quarter / which year" question ranks: the words of its cue say
+# which (totals.period_unit_named); "each year", "每年" asks for the time of year instead (season_steps).
+_PARTS = {"year": "year", "quarter": "quarter", "month": "year_month", "week": "week", "day": "date"}
+_NAMES = {
+    "year": ("Year", "年份"),
+    "quarter": ("Quarter", "季度"),
+    "month": ("Month", "月份"),
+    "week": ("Week", "周"),
+    "day": ("Day", "日"),
+}
+_ORDER = ("day", "week", "month", "quarter", "year")  # finest first; the table's grain words are these + "ly"
+
+
+def _finer_rows(grain: str | None, unit: str) -> bool:
+    """Whether the table's rows are finer than the unit (daily rows for "which year"), or several share a
+    date: then a period's figure adds up many rows. A table of one row per period ranks its rows."""
+    if not grain:  # irregular or unknown (a year read from numbers): the rows as they are
+        return False
+    if "several" in grain:
+        return True
+    base = next((u for u in _ORDER if grain.startswith(("dai" if u == "day" else u))), None)
+    return base is None or _ORDER.index(base) < _ORDER.index(unit)
+
+
+def period_steps(
+    plan: Plan, question: str, date: str, dataset: str, columns: list[Column], grain: str | None, zh: bool
+) -> bool:
+    """ "Which month had the highest revenue", "哪个月的营业额最高", "which year sold the most" on daily rows:
+    the dated rows put in calendar periods by a new column, each period's total (its average for a level
+    such as a price or a rating, or when an average is asked), and the periods ranked. False when the
+    question asks for the time of year (each year), names no period, asks for no highest or lowest, or
+    names a period its rows already are (one row a year: the rows are ranked, rankings.when_steps)."""
+    metric, extreme = plan.metric or "", asks_extreme(question)
+    cue = SEASON.search(question) or WHEN.search(question)
+    if not (metric and extreme and cue) or each_period_unit(question) in ("year", "年"):
+        return False
+    unit = period_unit_named(cue.group(0))
+    if unit not in _PARTS or (unit not in ("month", "quarter") and not _finer_rows(grain, unit)):
+        return False
+    part = _PARTS[unit]
+    period = _t(zh, *_NAMES[unit])
+    period = f"{date} {period}" if period in {c["name"] for c in columns} else period
+    plan.derived = f"{dataset}_按{_NAMES[unit][1]}" if zh else f"{dataset}_by_{unit}"
+    arguments: Arguments = {
+        "new_column_name": period,
+        "kind": "date_part",
+        "columns": [date],
+        "part": part,
+        "output": plan.derived,
+    }
+    subject = _t(zh, f"Put each row of {date} in its {period.lower()}", f"按{date}把每行归入{period}")
+    plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))
+    agg = "mean" if MEAN_WORDS.search(question) or is_level(metric, columns) else "sum"
+    bottom = extreme == "least"
+    plan.kind, plan.dimension, plan.top = "period", period, (1, bottom)
+    subject = _t(
+        zh,
+        f"The {period.lower()} with the {'lowest' if bottom else 'highest'} {'average' if agg == 'mean' else 'total'} {metric}",
+        f"{metric}{'平均' if agg == 'mean' else '合计'}{'最低' if bottom else '最高'}的{period}",
+    )
+    ranked: Arguments = {
+        "value_column": metric,
+        "top": 3,
+        "order": "smallest" if bottom else "largest",
+        "group_column": period,
+        "agg": agg,
+    }
+    plan.steps.append(Step("rank_values", ranked, subject))
+    return True

@@ -53,10 +53,32 @@ _PERIOD_UNITS = named_lists("period_units")
 _PERIOD_UNITS |= {alias: _PERIOD_UNITS[unit] for alias, (unit,) in named_lists("period_aliases").items()}
 
 
+def each_period_unit(question: str) -> str:
+    """The period a question goes through ("each year" → year, "每月" → 月), or "" when it names none."""
+    match = _EACH_PERIOD.search(question)
+    return next((g for g in match.groups() if g), "").lower() if match else ""
+
+
+def period_unit_named(text: str) -> str:
+    """The unit of time a short text names by one of its period words ("which quarter" → quarter, "哪个月"
+    → month), coarsest first; "" when none."""
+    lowered = text.lower()
+
+    def said(word: str) -> bool:
+        if word.isascii():
+            return re.search(rf"\b{re.escape(word)}\b", lowered) is not None
+        # a one-character unit after a measure word or "which" (哪个月, 哪一年, 哪年), not the 季 of 旺季
+        return (word in lowered) if len(word) > 1 else any(f"{c}{word}" in lowered for c in "个一几哪")
+
+    return next(
+        (unit for unit in ("year", "quarter", "month", "week", "day") if any(map(said, _PERIOD_UNITS.get(unit, ())))),
+        "",
+    )
+
+
 def each_period(question: str, columns: list[Column]) -> list[str]:
     """The grouping column of the period a question goes through ("每个月" → 月份, "each month" → Month)."""
-    match = _EACH_PERIOD.search(question)
-    unit = next((g for g in match.groups() if g), "").lower() if match else ""
+    unit = each_period_unit(question)
     names = _PERIOD_UNITS.get(unit, ())
     return [c["name"] for c in columns if groups_rows(c) and core_name(c["name"]).strip().lower() in names]
 
@@ -81,13 +103,21 @@ def add_total_steps(plan: Plan, metric: str, dimension: str, zh: bool) -> None:
     )
 
 
-def share_steps(plan: Plan, question: str, columns: list[Column], named: list[str], dimension: str, zh: bool) -> None:
+def share_steps(
+    plan: Plan, question: str, columns: list[Column], named: list[str], dimension: str, zh: bool, counted: bool = False
+) -> None:
     """Each group's share of the total (plot_pie) with the totals, and the totals per period when the
-    question goes through one."""
+    question goes through one. `counted`: the question names no measure ("各渠道占订单的比例"), so
+    each group's share of the rows."""
     metric = plan.metric or ""
     plan.kind = "share"
     period, dimension = share_groups(question, columns, named, dimension)
     plan.dimension = dimension
+    if counted:
+        plan.metric = None
+        subject = _t(zh, f"Share of rows by {dimension}", f"各{dimension}占行数的比例")
+        plan.steps.append(Step("plot_pie", {"column": dimension, "top": 12}, subject))
+        return
     subject = _t(zh, f"Share of total {metric} by {dimension}", f"各{dimension}占{metric}总量的比例")
     plan.steps.append(Step("plot_pie", {"group_column": dimension, "value_column": metric, "top": 12}, subject))
     add_total_steps(plan, metric, dimension, zh)

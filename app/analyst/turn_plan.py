@@ -32,22 +32,26 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     plan.dataset, plan.choice = reading.dataset.get("name"), reading.choice
     chosen = next((d for d in datasets if d.get("name") == plan.dataset), reading.dataset)
     plan.sheet_words = sheet_words_of(chosen.get("columns", []))
-    conditions = (
-        []
-        if plan.derived
-        else [
-            *plan.filters,
-            *chain_filters(reading.chain, reading.dataset, metric=plan.metric, compared=plan.dimension),
-        ]
-    )
+    conditions = [
+        *plan.filters,
+        *chain_filters(reading.chain, reading.dataset, metric=plan.metric, compared=plan.dimension),
+    ]
+    if plan.derived:  # a version made for the question (months, one group against the rest): made from the kept rows
+        made_from = {plan.whole, plan.dimension} | {
+            c for s in plan.steps if s.prep for c in s.arguments.get("columns", [])
+        }
+        conditions = [c for c in conditions if c["column"] not in made_from and plan.kind == "period"]
     narrowed = bool(conditions) and plan.kind not in DATA_TASK_KINDS
-    target = _narrowed(plan, conditions, datasets, zh) if narrowed else _unfiltered(plan)
+    if narrowed and plan.derived:
+        target = _derived_from_kept(plan, conditions, datasets, zh)
+    else:
+        target = _narrowed(plan, conditions, datasets, zh) if narrowed else _unfiltered(plan)
     apply_rules(plan, workspace_rules(messages), zh)
     makes_tables = any(s.tool == "group_aggregate" for s in plan.steps)  # its output becomes the newest table
     if many or makes_tables or plan.derived or narrowed:
         for step in plan.steps:
             source = plan.dataset if step.prep or step.tool == "profile_dataset" else target
-            step.arguments = {"dataset": source, **step.arguments}
+            step.arguments = {"dataset": source, **step.arguments}  # a source already set stays
     plan.analysed = target
     settle_sources(plan.provenance, plan)  # role_sources: the roles the narrowed plan still fills
     return plan
@@ -86,6 +90,18 @@ def _narrowed(plan: Plan, conditions: list[Condition], datasets: list[dict[str, 
             ),
         )
     return target
+
+
+def _derived_from_kept(plan: Plan, conditions: list[Condition], datasets: list[dict[str, Any]], zh: bool) -> str | None:
+    """The plan's new version (calendar months) made from the kept rows: the filter first, then the step
+    that makes the version reads the filtered copy; the analyses read the version. Its name."""
+    kept = _narrowed(plan, conditions, datasets, zh)
+    derived = f"{plan.derived}_{kept[len(str(plan.dataset)) + 1 :]}" if kept else plan.derived
+    for step in plan.steps:
+        if step.prep and step.arguments.get("output") == plan.derived:
+            step.arguments = {"dataset": kept, **step.arguments, "output": derived}
+    plan.derived = derived
+    return derived
 
 
 def _unfiltered(plan: Plan) -> str | None:

@@ -77,7 +77,11 @@ def fit(question: str, dataset: dict[str, Any]) -> Fit:
     column, values = named_values(question, columns, spans)
     text = question.lower()
     own = [str(dataset.get("name") or ""), re.sub(r"\.\w+$", "", str(dataset.get("file") or ""))]
-    named = any(name and len(name) > 2 and (name.lower() in text or " ".join(name_words(name)) in text) for name in own)
+    # a Chinese name has no ASCII words: its empty word list is in every text, so it names nothing
+    named = any(
+        name and len(name) > 2 and (name.lower() in text or (" ".join(name_words(name)) or "\0") in text)
+        for name in own
+    )
     return Fit(
         dataset, named_columns, [f"{column} = {v}" for v in values] if column else [], named, match_kinds(mentions)
     )

@@ -27,9 +27,28 @@ TOTAL = vocabulary.regex(
 _TOP_EN = re.compile(
     r"\b(top|bottom|best|worst|largest|biggest|smallest|highest|lowest)\s+(\d+|" + "|".join(_EN_N) + r")\b", re.I
 )
+# "前5名", "倒数3", and a superlative before or after the count: "金额最高的五个订单", "五个最贵的订单"
+_ZH_COUNT = r"(\d+|[一二两三四五六七八九十])"
 _TOP_ZH = re.compile(
-    r"(?:前|排名前|最高的|最大的|后|最低的|倒数)\s*(\d+|[一二两三四五六七八九十])\s*(?:名|个|位|家|种)?"
+    rf"(?:排名前|前|后|倒数)\s*{_ZH_COUNT}\s*(?:名|个|位|家|种)?|"
+    rf"(?P<super>最[\u4e00-\u9fff]{{1,2}}?)的\s*{_ZH_COUNT}|{_ZH_COUNT}\s*[个位名家种趟件款只条笔单]?\s*(?P<super_after>最[\u4e00-\u9fff]{{1,2}})"
 )
+# "the five most expensive orders", "the 3 cheapest": a count, then a superlative (most/least, or an
+# English word in -est whose lemma differs: cheapest → cheap, not interest or forest)
+_COUNT_SUPERLATIVE = re.compile(r"\b(\d+|" + "|".join(_EN_N) + r")\s+(most|least|[a-z]+est)\b", re.I)
+
+
+def _count_superlative(question: str) -> tuple[int, bool] | None:
+    from app.understanding.text import lemma
+
+    for match in _COUNT_SUPERLATIVE.finditer(question):
+        n, word = match.group(1).lower(), match.group(2).lower()
+        if word in ("most", "least") or lemma(word) != word:
+            rest = question[match.start(2) : match.end(2) + 24]
+            return (int(n) if n.isdigit() else _EN_N[n]), bool(LEAST.match(rest)) or word == "least"
+    return None
+
+
 PAIRED = vocabulary.regex(
     _FILE,
     "paired",
@@ -70,9 +89,12 @@ def asks_top(question: str) -> tuple[int, bool] | None:
     if match := _TOP_EN.search(question):
         word, n = match.group(1).lower(), match.group(2).lower()
         return (int(n) if n.isdigit() else _EN_N[n]), word in ("bottom", "worst", "smallest", "lowest")
+    if counted := _count_superlative(question):
+        return counted
     if match := _TOP_ZH.search(question):
-        n = match.group(1)
-        bottom = match.group(0).startswith(("后", "最低", "倒数"))
+        n = next(g for g in (match.group(1), match.group(3), match.group(4)) if g)
+        superlative = match.group("super") or match.group("super_after") or ""
+        bottom = match.group(0).startswith(("后", "倒数")) or bool(superlative and LEAST.search(superlative))
         return (int(n) if n.isdigit() else _ZH_N.get(n, 5)), bottom
     return None
 

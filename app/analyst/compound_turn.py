@@ -48,8 +48,8 @@ def compound_plan(
 def _names_anything(plan: Plan) -> bool:
     """Whether the question's own words chose any of the plan's columns or values (not defaults), or
     the plan is a count or a derived quantity of its own."""
-    if plan.kind in ("count", "date_gap", "per_unit", *DATA_TASK_KINDS):
-        return True
+    if plan.kind in ("count", "date_gap", "per_unit", "period", *DATA_TASK_KINDS):
+        return True  # a calendar period ("哪个月最忙") is named by its period word, not by a column's name
     sources = plan.provenance.sources if plan.provenance else []
     return any(s.how in _NAMED for s in sources)
 

@@ -175,8 +175,8 @@ def main() -> None:
     )
     if "--sweep" in sys.argv:
         print(f"\n{'score':>6}{'margin':>8}{'won':>6}{'wrong':>7}{'won-2*wrong':>13}")
-        for score in (0.80, 0.82, 0.84, 0.85, 0.86, 0.87, 0.88, 0.90):
-            for margin in (0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.10):
+        for score in (0.80, 0.81, 0.82, 0.83, 0.84, 0.85, 0.86, 0.88):
+            for margin in (0.02, 0.03, 0.04, 0.05, 0.06, 0.08):
                 s = tally(all_cases, score, margin)
                 print(f"{score:>6.2f}{margin:>8.2f}{s['won']:>6}{s['wrong']:>7}{s['won'] - 2 * s['wrong']:>13}")
     if "--takes" in sys.argv:

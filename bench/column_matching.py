@@ -15,7 +15,7 @@ Measured per expected column:
   phrase of the question, phrases read with no rule at all (role_sources.unmatched_words with no
   column spans: the question's content words, the dataset's name and values left out);
 - rules+embedding: the rules name it, or a phrase the rules left unmatched (the plan's columns
-  taken as used) has it as its confident match (semantic.confident: MIN_SCORE, MIN_MARGIN) among
+  taken as used) has it as its confident match (semantic.best_column: MIN_SCORE, MIN_MARGIN) among
   semantic.candidate_columns, as the analyst takes it.
 A confident match to a column not expected is a wrong take (the analyst would assume the wrong
 column); --sweep prints, for a grid of thresholds, the expected columns won and the wrong takes,
@@ -132,12 +132,14 @@ def rank_all(all_cases: list[Case]) -> float:
 
 
 def _taken(case: Case, score: float, margin: float) -> list[str]:
-    taken = []
-    for phrase in case.left:
-        ranks = case.left_ranks[phrase]
-        if ranks and ranks[0].score >= score and ranks[0].score - (ranks[1].score if len(ranks) > 1 else score) >= margin:
-            taken.append(ranks[0].name)
-    return taken
+    """The columns the analyst would take for the phrases the rules left (semantic.best_column,
+    with these thresholds)."""
+    kept = semantic.MIN_SCORE, semantic.MIN_MARGIN
+    semantic.MIN_SCORE, semantic.MIN_MARGIN = score, margin
+    try:
+        return [found for phrase in case.left if (found := semantic.best_column(phrase, case.candidates))]
+    finally:
+        semantic.MIN_SCORE, semantic.MIN_MARGIN = kept
 
 
 def tally(all_cases: list[Case], score: float, margin: float) -> dict[str, int]:
@@ -182,10 +184,10 @@ def main() -> None:
     if "--takes" in sys.argv:
         for case in all_cases:
             for phrase in case.left:
-                found = semantic.confident(case.left_ranks[phrase])
+                found = semantic.best_column(phrase, case.candidates)
                 if found:
-                    mark = "expected" if found.name in case.expected else "NOT EXPECTED"
-                    print(f"take {case.task}: {phrase!r} -> {found.name} ({found.score:.3f}) {mark}")
+                    mark = "expected" if found in case.expected else "NOT EXPECTED"
+                    print(f"take {case.task}: {phrase!r} -> {found} {mark}")
     if "--show" in sys.argv:
         for case in all_cases:
             missed = [c for c in case.expected if c not in case.ruled]

@@ -24,6 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from app.understanding.text import tokens
+from app.understanding.words import STOP
+
 # --- calibration (bench/column_matching.py, over data/eval tasks, holdout, holdout2-4) -----------------
 # e5 cosines of short texts crowd together (0.78-0.90 for related and unrelated pairs alike:
 # "homes" → tax 0.88, "car" → model 0.89), so the absolute score alone does not tell a match: the
@@ -129,9 +132,14 @@ def confident(candidates: list[Candidate]) -> Candidate | None:
 
 
 def best_column(phrase: str, names: list[str]) -> str | None:
-    """The column `phrase` surely means, or None (nothing close, or two columns about as close)."""
-    found = confident(ranked(phrase, names))
-    return found.name if found else None
+    """The column `phrase` surely means, or None (nothing close, or two columns about as close).
+    A phrase of several words also tries each word ("英语成绩": 英语 and 成绩; "score in english"):
+    the head of a phrase (成绩, score) sits near every number column alike and blurs the lead of the
+    word that tells them apart. Every confident reading must agree on one column."""
+    words = [t.word for t in tokens(phrase) if len(t.word) >= 2 and t.word not in STOP]
+    tried = [phrase, *words] if len(words) > 1 else [phrase]
+    sure = {found.name for text in tried if (found := confident(ranked(text, names)))}
+    return sure.pop() if len(sure) == 1 else None
 
 
 def scores(phrases: list[str], names: list[str]) -> dict[str, float]:

@@ -123,8 +123,8 @@ def meaning_fit(question: str, fits: list[Fit]) -> Fit | None:
     """The one table a phrase of the question means a column of, by the embedding matcher
     (semantic.py), when the words matched no table or several equally: "Which shops took the most
     money?" over a sales table and a staff table. The phrases the rules left unmatched in every
-    table are placed among the columns of all of them together; the match must be confident and
-    its column a column of one table only. The fit gains that column, a weak ("semantic") one."""
+    table are placed among the columns of all of them together; each must be placed confidently,
+    and all in one table only (a phrase no table holds leaves the choice to the user). The fit gains that column, a weak ("semantic") one."""
     if len(fits) < 2:
         return None
     owners: dict[str, list[Fit]] = {}
@@ -142,7 +142,10 @@ def meaning_fit(question: str, fits: list[Fit]) -> Fit | None:
     from app.understanding import semantic  # the model: only when phrases are left
 
     names = semantic.candidate_columns(question, columns, named)
-    meant = {best for p in phrases if (best := semantic.best_column(p, names))}
+    placed = [semantic.best_column(p, names) for p in phrases]
+    if None in placed:  # a phrase no table holds ("profit"): which table is meant stays a question
+        return None
+    meant = {name for name in placed if name}
     tables = {id(owners[name][0]): owners[name][0] for name in meant if len(owners[name]) == 1}
     if len(tables) != 1 or any(len(owners[name]) > 1 for name in meant):
         return None

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.understanding import semantic  # noqa: E402
 from app.understanding.dataset_choice import with_values  # noqa: E402
-from app.understanding.role_sources import unmatched_words  # noqa: E402
+from app.understanding.role_sources import semantic_mentions, unmatched_words  # noqa: E402
 from app.understanding.roles import column_mentions, named_values  # noqa: E402
 from app.understanding.words import SYNONYMS  # noqa: E402
 
@@ -54,6 +54,8 @@ class Case:
     candidates: list[str]  # the columns an unmatched phrase may mean (semantic.candidate_columns)
     left: list[str]  # the phrases the rules leave unmatched
     content: list[str]  # the content phrases with no rule applied
+    summary: list[dict[str, Any]]  # the column summaries
+    mentions: list[Any]  # the rules' mentions (roles.Mention)
     ranks: dict[str, list[semantic.Candidate]] = field(default_factory=dict)  # content phrase: all columns
     left_ranks: dict[str, list[semantic.Candidate]] = field(default_factory=dict)  # left phrase: candidates
 
@@ -113,6 +115,8 @@ def cases() -> list[Case]:
                         semantic.candidate_columns(question, columns, set(ruled)),
                         unmatched_words(question, columns, spans, extra, tuple(ruled)),
                         unmatched_words(question, columns, [], extra),
+                        columns,
+                        mentioned,
                     )
                 )
     return found
@@ -132,12 +136,13 @@ def rank_all(all_cases: list[Case]) -> float:
 
 
 def _taken(case: Case, score: float, margin: float) -> list[str]:
-    """The columns the analyst would take for the phrases the rules left (semantic.best_column,
-    with these thresholds)."""
+    """The columns the analyst would take for the phrases the rules left, as it takes them
+    (role_sources.semantic_mentions, with these thresholds)."""
     kept = semantic.MIN_SCORE, semantic.MIN_MARGIN
     semantic.MIN_SCORE, semantic.MIN_MARGIN = score, margin
     try:
-        return [found for phrase in case.left if (found := semantic.best_column(phrase, case.candidates))]
+        found = semantic_mentions(case.question, case.summary, case.mentions, (case.dataset,))
+        return [m.name for m in found if m.kind == "semantic"]
     finally:
         semantic.MIN_SCORE, semantic.MIN_MARGIN = kept
 
@@ -183,11 +188,9 @@ def main() -> None:
                 print(f"{score:>6.2f}{margin:>8.2f}{s['won']:>6}{s['wrong']:>7}{s['won'] - 2 * s['wrong']:>13}")
     if "--takes" in sys.argv:
         for case in all_cases:
-            for phrase in case.left:
-                found = semantic.best_column(phrase, case.candidates)
-                if found:
-                    mark = "expected" if found in case.expected else "NOT EXPECTED"
-                    print(f"take {case.task}: {phrase!r} -> {found} {mark}")
+            for name in _taken(case, semantic.MIN_SCORE, semantic.MIN_MARGIN):
+                mark = "expected" if name in case.expected else "NOT EXPECTED"
+                print(f"take {case.task}: {case.question} -> {name} {mark}")
     if "--show" in sys.argv:
         for case in all_cases:
             missed = [c for c in case.expected if c not in case.ruled]

@@ -47,25 +47,32 @@ def candidates(
     role: str, columns: list[dict[str, Any]], metric: str | None, phrases: list[str] | None = None
 ) -> tuple[list[dict[str, Any]], int]:
     """The columns that could fill a role, the ones the question's `phrases` match best first
-    (match_strength, then closeness in meaning: semantic.py), then groups (categories first, fewest levels first) or numbers (measurements
+    (match_strength), then groups (categories first, fewest levels first) or numbers (measurements
     first, then yes/no and code numbers, positions last) — and how many of them are of the kind the
     default is picked from (categories; measurements), when there are any: with one such column
     the default had no real choice."""
     usable = [c for c in columns if not c.get("pii")]
     meaning = _meaning_scores(phrases or [], [c["name"] for c in usable])
 
-    def strength(column: dict[str, Any]) -> tuple[float, float]:
-        spelled = max((match_strength(p, column["name"]) for p in phrases or []), default=0.0)
-        return -spelled, -meaning.get(column["name"], 0.0)
+    def strength(column: dict[str, Any]) -> float:
+        return -max((match_strength(p, column["name"]) for p in phrases or []), default=0.0)
+
+    def close(column: dict[str, Any]) -> float:  # within a kind, the closest in meaning first
+        return -meaning.get(column["name"], 0.0)
 
     if role == "group":
         groups = [c for c in usable if groups_rows(c) and 2 <= (c.get("levels") or 0) <= 30 and c["name"] != metric]
-        ranked = sorted(groups, key=lambda c: (strength(c), c["type"] not in GROUPING, c.get("levels") or 0))
+        ranked = sorted(groups, key=lambda c: (strength(c), c["type"] not in GROUPING, close(c), c.get("levels") or 0))
         first = sum(c["type"] in GROUPING for c in ranked)
     else:
         ranked = sorted(
             (c for c in usable if c["type"] in NUMERIC),
-            key=lambda c: (strength(c), not _measured(c), _position(c["name"]) or bool(ID_LIKE.search(c["name"]))),
+            key=lambda c: (
+                strength(c),
+                not _measured(c),
+                _position(c["name"]) or bool(ID_LIKE.search(c["name"])),
+                close(c),
+            ),
         )
         first = sum(_measured(c) for c in ranked)
     return ranked, first or len(ranked)

@@ -172,7 +172,7 @@ def semantic_mentions(
     left = [p for p in phrases if text.find(p) >= 0]
     while left:  # a column taken leaves the race: "class" may lead once 英语 went to "english"
         names = semantic.candidate_columns(question, columns, taken)
-        sure = [(p, best) for p in left if (best := semantic.best_column(p, names))]
+        sure = [(p, best) for p in left if (best := semantic.best_column(p, names)) and not _shares_word(p, best)]
         if not sure:
             break
         phrase, best = sure[0]
@@ -181,6 +181,13 @@ def semantic_mentions(
         found.append(Mention(at, at + len(phrase), best, "semantic"))
         left.remove(phrase)
     return sorted(found)
+
+
+def _shares_word(phrase: str, name: str) -> bool:
+    """Whether the phrase has a word of the column's name (by stem) that the rules saw and still did
+    not take as naming it ("top 5 customers" is not Customer Type): the matcher does not overrule them."""
+    named = {stem(w) for w in name_words(name) if len(w) >= 3}
+    return any(stem(w) in named for w in name_words(phrase) if len(w) >= 3)
 
 
 def _content_en(word: str) -> bool:

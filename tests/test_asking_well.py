@@ -16,7 +16,7 @@ import pytest
 
 from app.agent.policy.gates import GateInput, check_gates
 from app.analyst.plan import plan_analysis
-from app.analyst.role_question import role_question
+from app.analyst.role_question import candidates, role_question
 from app.understanding.dataset_choice import choose_dataset
 from app.understanding.role_sources import unmatched_words
 from app.understanding.words import question_key
@@ -62,18 +62,22 @@ def asked(question: str, dataset: dict[str, Any], zh: bool) -> dict[str, Any]:
 
 # --- (a) options ranked by match strength -----------------------------------------------------------
 def test_the_column_whose_name_the_question_matches_is_offered_first_not_the_first_in_the_file():
-    ask = asked("各门店的经营额怎么样", SHOPS, zh=True)
-    labels = [o["label"] for o in ask["options"]]
-    assert "“经营额”" in ask["question"]
-    assert labels[0] == "营业额"  # shares 营 and 额 with the word asked about; first in the file is the store number
-    assert labels.index("门店编号") == len(labels) - 2  # an identifier is offered last, before "都不是"
+    # 经营额 means 营业额: the embedding matcher (semantic.py) takes it as an assumed reading, no question
+    plan = plan_analysis("各门店的经营额怎么样", SHOPS, zh=True)
+    assert plan.metric == "营业额" and role_question(plan.provenance, plan.metric, zh=True) is None
+    outcome = next(s for s in plan.provenance.sources if s.role == "outcome")
+    assert outcome.how == "semantic"
+    # asked, the options put the column the words share most first and an identifier last
+    found, _ = candidates("outcome", SHOPS["columns"], None, ["经营额"])
+    labels = [c["name"] for c in found]
+    assert labels[0] == "营业额" and labels[-1] == "门店编号"
 
 
 def test_a_position_column_is_never_offered_first_for_a_number():
     ask = asked("What is the average worth by ocean proximity?", HOMES, zh=False)
     labels = [o["label"] for o in ask["options"]]
     assert labels[-1] == "None of these"
-    assert labels[:2] == ["rooms", "median_house_value"] and set(labels[2:4]) == {"longitude", "latitude"}
+    assert set(labels[:2]) == {"rooms", "median_house_value"} and set(labels[2:4]) == {"longitude", "latitude"}
 
 
 # --- (b) never a fragment that is not a word ---------------------------------------------------------
@@ -113,10 +117,11 @@ def cafe(tmp_path: Path) -> Path:
 
 def test_none_of_these_means_not_found_and_no_default_is_analysed(tmp_path, cafe):
     session = Session(tmp_path, cafe)
-    run, calls = session.ask("Do rainy days hurt sales?", answers=["None of these"])
+    # a thing no column holds (rainy days are the Weather column's: semantic.py takes that one)
+    run, calls = session.ask("Do school holidays hurt sales?", answers=["None of these"])
     assert len(session.asked) == 1 and session.asked[0]["topic"].endswith(".group")
     assert not any(c.tool in ("compare_groups", "group_aggregate") for c in calls)
-    assert "I could not find a column for “rainy”" in run.answer
+    assert "I could not find a column for “school holidays”" in run.answer
     for name in cafe_frame().columns:  # what the data holds instead
         assert f"**{name}**" in run.answer
 

@@ -53,13 +53,17 @@ def candidates(
     default is picked from (categories; measurements), when there are any: with one such column
     the default had no real choice."""
     usable = [c for c in columns if not c.get("pii")]
+    meaning = _meaning_scores(phrases or [], [c["name"] for c in usable])
 
     def strength(column: dict[str, Any]) -> float:
         return -max((match_strength(p, column["name"]) for p in phrases or []), default=0.0)
 
+    def close(column: dict[str, Any]) -> float:  # within a kind, the closest in meaning first
+        return -meaning.get(column["name"], 0.0)
+
     if role == "group":
         groups = [c for c in usable if groups_rows(c) and 2 <= (c.get("levels") or 0) <= 30 and c["name"] != metric]
-        ranked = sorted(groups, key=lambda c: (strength(c), c["type"] not in GROUPING, c.get("levels") or 0))
+        ranked = sorted(groups, key=lambda c: (strength(c), c["type"] not in GROUPING, close(c), c.get("levels") or 0))
         first = sum(c["type"] in GROUPING for c in ranked)
     else:
         # a rate asked ("the allergy rate"): its outcome is a yes/no column, offered first
@@ -70,10 +74,21 @@ def candidates(
                 strength(c),
                 not _measured(c),
                 _position(c["name"]) or bool(ID_LIKE.search(c["name"])),
+                close(c),
             ),
         )
         first = sum(_measured(c) for c in ranked)
     return ranked, first or len(ranked)
+
+
+def _meaning_scores(phrases: list[str], names: list[str]) -> dict[str, float]:
+    """Each column's closeness in meaning to the phrases (semantic.scores); none without phrases,
+    so listing the other readings of an assumed role never loads the model."""
+    if not phrases or not names:
+        return {}
+    from app.understanding import semantic  # the model: only when there is a phrase to place
+
+    return semantic.scores(phrases, names)
 
 
 POSITION_WORDS = word_set("position_words")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.understanding.profile_reading import LOOKUP_LEVELS
+from app.understanding.role_sources import unmatched_words
 from app.understanding.roles import WEAK_KINDS, column_mentions, match_kinds, named_values
 from app.understanding.words import SYNONYMS, name_words
 
@@ -106,6 +107,8 @@ def choose_dataset(
         return Choice(picked, "answer", fits)
     best = fits[0].score
     if best == 0:  # nothing fits: the last table the user gave stands in until the gate's answer
+        if meant := meaning_fit(question, uploads(fits)):
+            return Choice(meant.dataset, "words", fits)
         given = [d for d in datasets if not d.get("derived")] or datasets
         return Choice(given[-1], "none", fits)
     top = [f for f in fits if f.score == best]
@@ -114,8 +117,47 @@ def choose_dataset(
         root = min(names, key=len)
         if all(n == root or n.startswith(f"{root}_") for n in names):  # a table and what was derived from it
             return Choice(next(f.dataset for f in top if f.dataset.get("name") == root), "words", fits)
+        if meant := meaning_fit(question, uploads(top)):
+            return Choice(meant.dataset, "words", fits)
         return Choice(top[0].dataset, "tie", fits)
     return Choice(top[0].dataset, "words", fits)
+
+
+def meaning_fit(question: str, fits: list[Fit]) -> Fit | None:
+    """The one table a phrase of the question means a column of, by the embedding matcher
+    (semantic.py), when the words matched no table or several equally: "Which shops took the most
+    money?" over a sales table and a staff table. The phrases the rules left unmatched in every
+    table are placed among the columns of all of them together; each must be placed confidently,
+    and all in one table only (a phrase no table holds leaves the choice to the user). The fit gains that column, a weak ("semantic") one."""
+    if len(fits) < 2:
+        return None
+    owners: dict[str, list[Fit]] = {}
+    for f in fits:
+        for column in f.dataset.get("columns", []):
+            owners.setdefault(column["name"], []).append(f)
+    columns = list({c["name"]: c for f in fits for c in f.dataset.get("columns", []) if not c.get("pii")}.values())
+    named = {name for f in fits for name in f.columns}
+    spans = [(m.start, m.end, m.name) for m in column_mentions(question, columns, SYNONYMS)]
+    phrases = unmatched_words(
+        question, columns, spans, tuple(str(f.dataset.get("name") or "") for f in fits), tuple(named)
+    )
+    if not phrases:
+        return None
+    from app.understanding import semantic  # the model: only when phrases are left
+
+    names = semantic.candidate_columns(question, columns, named)
+    placed = [semantic.best_column(p, names) for p in phrases]
+    if None in placed:  # a phrase no table holds ("profit"): which table is meant stays a question
+        return None
+    meant = {name for name in placed if name}
+    tables = {id(owners[name][0]): owners[name][0] for name in meant if len(owners[name]) == 1}
+    if len(tables) != 1 or any(len(owners[name]) > 1 for name in meant):
+        return None
+    (chosen,) = tables.values()
+    for name in meant:
+        chosen.columns.append(name)
+        chosen.kinds[name] = "semantic"
+    return chosen
 
 
 def answered_dataset(

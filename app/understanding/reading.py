@@ -17,6 +17,7 @@ from typing import Any
 
 from app.understanding.dataset_choice import Choice, choose_dataset
 from app.understanding.kinds import Chain, question_chain
+from app.understanding.role_sources import semantic_mentions
 from app.understanding.roles import Mention, column_mentions
 from app.understanding.words import SYNONYMS, question_key
 
@@ -80,7 +81,11 @@ def read_question(
     choice = choose_dataset(chain.text, datasets, confirmed, keys)
     dataset = choice.dataset or (datasets[-1] if datasets else {"name": None, "columns": []})
     columns = with_labels(dataset.get("columns") or [], confirmed)
-    mentions = column_mentions(with_goal(chain.root, confirmed), columns, SYNONYMS)
+    asked = with_goal(chain.root, confirmed)
+    # what the rules leave unmatched, placed by meaning when the matcher is sure (role_sources)
+    mentions = semantic_mentions(
+        asked, columns, column_mentions(asked, columns, SYNONYMS), (str(dataset.get("name") or ""),)
+    )
     return Reading(question, chain, choice, dataset, mentions, confirmed, zh)
 
 

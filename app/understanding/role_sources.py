@@ -21,13 +21,13 @@ from app.understanding import vocabulary
 from app.understanding.gate_words import FAMILIES, has_word
 from app.understanding.general_words import is_general_en, is_row_word
 from app.understanding.profile_reading import NUMERIC
-from app.understanding.roles import Span, value_position
+from app.understanding.roles import Mention, Span, named_values, value_position
 from app.understanding.segment import whole_words
 from app.understanding.text import HAN_RUN, closed_class_spans
 from app.understanding.words import STOP, name_words, stem, value_words, words_at
 
 # roles.MATCH_KINDS (how the words name a column), then a named value, the user's answer, a default
-How = Literal["name", "spelling", "yes-no", "synonym", "loose", "partial", "value", "answer", "default"]
+How = Literal["name", "spelling", "yes-no", "synonym", "loose", "partial", "semantic", "value", "answer", "default"]
 Role = Literal["outcome", "group", "predictors", "date", "filter"]
 
 
@@ -151,6 +151,43 @@ def unmatched_words(
                 text = text[: match.start()] + " " * len(word) + text[match.end() :]
     whole = question.lower()  # the blanked text keeps every offset: its words are the question's
     return phrases + _content_zh(text, whole if len(whole) == len(text) else text)
+
+
+def semantic_mentions(
+    question: str, columns: list[dict[str, Any]], mentions: list[Mention], extra: tuple[str, ...] = ()
+) -> list[Mention]:
+    """The mentions with, for each phrase of the question the rules left unmatched, the column it
+    means by the embedding matcher (semantic.py) when that is confident: a "semantic" mention, weak
+    (the reading says it was assumed). Cross-language too: "score in English" reaches 英语. The
+    model is only consulted when some phrase is left, so a question the rules read fully costs nothing."""
+    spans = [(m.start, m.end, m.name) for m in mentions]
+    by_value, _ = named_values(question, columns, spans)
+    named = {m.name for m in mentions} | ({by_value} if by_value else set())
+    phrases = unmatched_words(question, columns, spans, extra, tuple(named))
+    if not phrases:
+        return mentions
+    from app.understanding import semantic  # the model's module: only when a phrase is left
+
+    text, found, taken = question.lower(), list(mentions), set(named)
+    left = [p for p in phrases if text.find(p) >= 0]
+    while left:  # a column taken leaves the race: "class" may lead once 英语 went to "english"
+        names = semantic.candidate_columns(question, columns, taken)
+        sure = [(p, best) for p in left if (best := semantic.best_column(p, names)) and not _shares_word(p, best)]
+        if not sure:
+            break
+        phrase, best = sure[0]
+        at = text.find(phrase)
+        taken.add(best)
+        found.append(Mention(at, at + len(phrase), best, "semantic"))
+        left.remove(phrase)
+    return sorted(found)
+
+
+def _shares_word(phrase: str, name: str) -> bool:
+    """Whether the phrase has a word of the column's name (by stem) that the rules saw and still did
+    not take as naming it ("top 5 customers" is not Customer Type): the matcher does not overrule them."""
+    named = {stem(w) for w in name_words(name) if len(w) >= 3}
+    return any(stem(w) in named for w in name_words(phrase) if len(w) >= 3)
 
 
 def _content_en(word: str) -> bool:

@@ -61,9 +61,11 @@ class Mention(NamedTuple):
 
 # How a column can be named, strongest first: its name (or its other spelling: colour/color), the
 # core of a yes/no name written as a question, a synonym or everyday word, a stem or abbreviation,
-# a partial form (column_forms). Each later kind only claims text no earlier one has.
-MATCH_KINDS = ("name", "spelling", "yes-no", "synonym", "loose", "partial")
-WEAK_KINDS = frozenset({"partial"})
+# a partial form (column_forms); last, a phrase the rules left unmatched that the embedding matcher
+# places (role_sources.semantic_mentions). Each later kind only claims text no earlier one has. The
+# weak kinds are taken without asking, but the reading says they were assumed, never checked.
+MATCH_KINDS = ("name", "spelling", "yes-no", "synonym", "loose", "partial", "semantic")
+WEAK_KINDS = frozenset({"partial", "semantic"})
 
 
 def column_spans(question: str, columns: list[dict[str, Any]], synonyms: dict[str, tuple[str, ...]]) -> list[Span]:

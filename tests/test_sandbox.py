@@ -7,6 +7,7 @@ pool is process-wide and the environment below is built once per session and iso
 from __future__ import annotations
 
 import os
+import secrets
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,12 @@ from sandbox import host as sandbox_host
 
 pytestmark = pytest.mark.timeout(120)
 
-WS_A, WS_B = "wsaaaaaaaaaaaaaaaaa", "wsbbbbbbbbbbbbbbbbb"
+# Unique per test process: a workspace's sandbox user is derived from its id (sandbox_uid), and the
+# escape tests find the warm parent by that user; two xdist workers (or two checkouts' test runs on
+# one machine) with the same ids would see each other's parents. The tag sits in the middle, where
+# make_env's mode suffix does not cut it off; the ids keep their length (19).
+_TAG = secrets.token_hex(3)
+WS_A, WS_B = f"wsa{_TAG}aaaaaaaaaa", f"wsb{_TAG}bbbbbbbbbb"
 # The suite runs against what `auto` finds; VERITY_TEST_SANDBOX_MODE=unshare checks the fallback.
 MODE = os.environ.get("VERITY_TEST_SANDBOX_MODE", "auto")
 SALES = pd.DataFrame(

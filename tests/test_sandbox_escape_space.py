@@ -109,7 +109,9 @@ def test_many_workspaces_keep_a_bounded_number_of_warm_sandboxes(env):  # noqa: 
     from sandbox.launch import sandbox_uid
 
     settings = env.settings.model_copy(update={"sandbox_max_warm": 2})
-    names = [f"wsmany{i}{env.ws_a[-3:]}" for i in range(3)]
+    names = [
+        f"wsmany{i}{env.ws_a[3:9]}{env.ws_a[-3:]}" for i in range(3)
+    ]  # [3:9]: the per-process tag (test_sandbox.WS_A)
     for name in names:
         result = env.run("print('ok')", settings=settings, workspace_id=name, datasets={})
         assert result.ok, result.error

@@ -16,6 +16,7 @@ import pytest
 
 from app.agent.policy.gates import GateInput, check_gates
 from app.analyst.plan import plan_analysis
+from app.analyst.reading import assumed_lines
 from app.analyst.role_question import candidates, role_question
 from app.understanding.dataset_choice import choose_dataset
 from app.understanding.role_sources import unmatched_words
@@ -67,6 +68,9 @@ def test_the_column_whose_name_the_question_matches_is_offered_first_not_the_fir
     assert plan.metric == "营业额" and role_question(plan.provenance, plan.metric, zh=True) is None
     outcome = next(s for s in plan.provenance.sources if s.role == "outcome")
     assert outcome.how == "semantic"
+    assert assumed_lines(plan.provenance, plan.metric, zh=True)[0].startswith(
+        "假定：度量为 **营业额**——按词义与“经营额”匹配。"
+    )
     # asked, the options put the column the words share most first and an identifier last
     found, _ = candidates("outcome", SHOPS["columns"], None, ["经营额"])
     labels = [c["name"] for c in found]

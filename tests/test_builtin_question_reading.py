@@ -17,6 +17,7 @@ from scipy import stats
 from analysis_tools.common import fmt_num
 from analysis_tools.core import profile_dataset
 from app.analyst.plan import plan_analysis
+from app.analyst.role_question import role_question
 from app.ingest.pipeline import load_table
 from app.understanding.kinds import asks_top, number_cut
 from app.understanding.profile_reading import read_profile
@@ -165,10 +166,13 @@ def test_a_change_through_the_year_is_a_trend(question, tmp_path):
 
 
 def test_a_word_for_a_column_does_not_name_its_negation():
-    """ "employment" is Employed, not Unemployed, though Unemployed comes first and holds the same letters."""
-    plan = plan_analysis("Has employment gone up over the years?", seen(rds("longley")), zh=False)
+    """ "employed" is Employed, not Unemployed, though Unemployed comes first and holds the same letters."""
+    # ("employment" itself reached Employed by a synonym fitted to this dataset, gone in issue 24)
+    plan = plan_analysis("Has the number employed gone up over the years?", seen(rds("longley")), zh=False)
     assert plan.metric == "Employed"
-    assert plan_analysis("这些年失业人数有变化吗？", seen(rds("longley")), zh=True).metric == "Unemployed"
+    # 失业人数 reached Unemployed only by a synonym fitted to this dataset (gone, issue 24); the English
+    # header is now named in Chinese questions by its own name
+    assert plan_analysis("这些年Unemployed有变化吗？", seen(rds("longley")), zh=True).metric == "Unemployed"
 
 
 def test_two_named_measures_are_the_pair_reported():
@@ -177,10 +181,13 @@ def test_two_named_measures_are_the_pair_reported():
     assert set(step(plan, "correlation_analysis").arguments["columns"]) == {"Education", "Agriculture"}
 
 
-def test_an_everyday_word_names_an_abbreviated_column():
-    """medv (median home value) is what "房价" asks about; chas (the Charles River dummy) is "河边"."""
+def test_words_no_abbreviated_column_spells_are_asked_about_with_the_likeliest_column_first():
+    """medv (median home value) is what "房价" asks about, but only a synonym fitted to this dataset said
+    so (gone, issue 24): the built-in analyst now asks which column the words mean instead of guessing."""
     plan = plan_analysis("河边的房子房价更高吗？", seen(rds("MASS_Boston")), zh=True)
-    assert step(plan, "compare_two_groups").arguments == {"value_column": "medv", "group_column": "chas"}
+    ask = role_question(plan.provenance, plan.metric, zh=True)
+    assert ask is not None and "房价" in ask["question"]
+    assert ask["options"][0]["label"] == "medv" and ask["options"][-1]["label"] == "都不是"
 
 
 def test_an_abbreviation_is_read_by_its_consonants_not_by_any_letters_in_order():
@@ -436,7 +443,9 @@ def test_a_pass_rate_from_pass_and_fail_counts_per_school(tmp_path):
 def test_everyday_words_name_a_columns_codes_and_the_answer_says_them_back():
     from app.understanding.words import code_word
 
-    plan = plan_analysis("四驱车和前驱车的高速油耗差多少？", seen(rds("ggplot2_mpg")), zh=True)
+    # 高速油耗 reached hwy only by a synonym fitted to this dataset (gone, issue 24): the codes are still
+    # read from the everyday words, the measure is named by the column's own name
+    plan = plan_analysis("四驱车和前驱车的hwy差多少？", seen(rds("ggplot2_mpg")), zh=True)
     assert step(plan, "compare_two_groups").arguments == {
         "value_column": "hwy",
         "group_column": "drv",
@@ -462,7 +471,9 @@ def test_a_named_grouping_is_compared_when_the_question_asks_what_it_affects():
     assert step(plan, "compare_groups").arguments == {"value_column": "breaks", "group_column": "tension"}
 
 
-@pytest.mark.parametrize("question", ["Which department had the lowest admission rate?", "各院系的录取率差别大吗？"])
+# 各院系 reached Dept only by a synonym fitted to this dataset (gone, issue 24): the Chinese question
+# names Dept by the column's own name
+@pytest.mark.parametrize("question", ["Which department had the lowest admission rate?", "各Dept的录取率差别大吗？"])
 def test_a_rate_named_by_an_everyday_word_for_the_outcome_value(question):
     plan = plan_analysis(question, seen(rds("UCBAdmissions")), zh=not question.isascii())
     assert step(plan, "proportion_test").arguments == {
@@ -538,10 +549,12 @@ def test_a_rating_scale_beside_a_measurement_is_a_relationship():
 # --- codes after a column's name, pairs by the data, the time of a peak ------------------------------------
 @pytest.mark.parametrize(
     "question, values",
-    [("羊毛类型A和B的断线数有差别吗？", ["A", "B"]), ("处理组trt1的植物比对照组轻吗？", ["trt1", "ctrl"])],
+    # 羊毛类型 reached wool only by a synonym fitted to this dataset (gone, issue 24): the codes follow
+    # the column's own name here
+    [("wool类型A和B的断线数有差别吗？", ["A", "B"]), ("处理组trt1的植物比对照组轻吗？", ["trt1", "ctrl"])],
 )
 def test_short_codes_and_codes_beside_chinese_are_named_values(question, values):
-    dataset = "warpbreaks" if "羊毛" in question else "PlantGrowth"
+    dataset = "warpbreaks" if "wool" in question else "PlantGrowth"
     assert plan_analysis(question, seen(rds(dataset)), zh=True).values == values
 
 
@@ -568,15 +581,17 @@ def test_an_id_holding_each_subject_once_per_group_makes_the_comparison_paired()
 def test_the_year_of_a_peak_is_the_row_of_the_largest_value(tmp_path):
     frame = pd.read_csv(rds("longley"))
     peak = frame.loc[frame["Unemployed"].idxmax()]
-    run, calls = Session(tmp_path, rds("longley")).ask("哪一年的失业人数最多？")
+    # 失业人数 reached Unemployed only by a synonym fitted to this dataset (gone, issue 24)
+    run, calls = Session(tmp_path, rds("longley")).ask("哪一年的Unemployed最多？")
     assert call(calls, "rank_values").arguments["label_columns"] == ["Year"]
     assert str(int(peak["Year"])) in headline(run) and fmt_num(peak["Unemployed"]) in headline(run)
 
 
 # --- the longest word wins, and "the more …, the more …" ---------------------------------------------
 def test_the_longest_everyday_word_names_its_column():
-    """ "年龄段" is Age Group, though its first two characters are Age's word."""
-    plan = plan_analysis("各年龄段的满意度有差别吗？", seen(SAMPLES / "customer_survey.xlsx"), zh=True)
+    """ "age group" is Age Group, though its first word is Age's name. (The Chinese 年龄段 reached Age Group
+    only by a synonym fitted to this file, gone in issue 24.)"""
+    plan = plan_analysis("Does satisfaction differ by age group?", seen(SAMPLES / "customer_survey.xlsx"), zh=False)
     assert step(plan, "compare_groups").arguments == {"value_column": "Satisfaction", "group_column": "Age Group"}
 
 
@@ -587,7 +602,11 @@ def test_the_more_the_more_is_a_relationship_even_beside_a_grouping():
 
 
 def test_two_rating_scales_are_a_relationship():
-    plan = plan_analysis("推荐意愿和易用性有关系吗？", seen(SAMPLES / "customer_survey.xlsx"), zh=True)
+    # 推荐意愿 and 易用性 reached the scales only by synonyms fitted to this file (gone, issue 24): the
+    # English question names both by their headers
+    plan = plan_analysis(
+        "Is likelihood to recommend related to ease of use?", seen(SAMPLES / "customer_survey.xlsx"), zh=False
+    )
     assert set(step(plan, "correlation_analysis").arguments["columns"]) == {"Likelihood to Recommend", "Ease of Use"}
 
 

@@ -15,6 +15,7 @@ import pytest
 from analysis_tools.common import fmt_num
 from app.analyst.plan import plan_analysis
 from app.analyst.provenance import settle_sources
+from app.analyst.reading import assumed_lines
 from app.analyst.role_question import defaults_sentence, role_answers, role_question
 from app.understanding.role_sources import unmatched_words
 from app.understanding.roles import column_spans
@@ -115,6 +116,10 @@ def test_a_group_the_question_names_but_no_column_matches_is_asked_not_defaulted
     assert sources["outcome"].columns == ("Sales",) and sources["outcome"].how == "name"
     assert sources["group"].columns == ("Weather",) and sources["group"].how == "semantic"
     assert role_question(plan.provenance, plan.metric, zh=False) is None
+    # the reading says how it was assumed: by meaning, quoting the question's word
+    assert assumed_lines(plan.provenance, plan.metric, zh=False)[0].startswith(
+        "Assumed: the groups are **Weather** — matched by meaning to 'rainy'."
+    )
 
     zh = plan_analysis("下雨天销量会变差吗？", seen(cafe), zh=True)
     ask = role_question(zh.provenance, zh.metric, zh=True)

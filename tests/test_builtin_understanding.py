@@ -145,7 +145,8 @@ def test_a_yes_no_outcome_is_compared_as_rates(tmp_path):
     assert text.startswith("**The survived rate is far higher for female")
     assert "age" not in text
 
-    run, calls = session.ask("女性的生存率比男性高吗？")
+    # 生存率 reached survived only by a synonym fitted to this dataset (gone, issue 24): the column's own name
+    run, calls = session.ask("女性的survived比例比男性高吗？")
     assert call(calls, "proportion_test").arguments["group_column"] == "sex"
     assert f"{rates['female'] * 100:.1f}%" in headline(run) and "比例" in headline(run)
 
@@ -265,7 +266,8 @@ def test_a_rate_question_names_the_yes_no_outcome_in_chinese(tmp_path):
     frame = pd.read_csv(rds("MASS_birthwt"))
     rates = frame.groupby("smoke")["low"].mean()
     session = Session(tmp_path, rds("MASS_birthwt"))
-    run, calls = session.ask("妈妈怀孕时吸烟，宝宝出生体重偏低的比例会更高吗？")
+    # 吸烟 and 出生体重偏低 reached smoke and low only by synonyms fitted to this dataset (gone, issue 24)
+    run, calls = session.ask("妈妈怀孕时smoke，宝宝low的比例会更高吗？")
     test = call(calls, "proportion_test")
     assert (test.arguments["value_column"], test.arguments["group_column"]) == ("low", "smoke")
     assert f"{rates[1] * 100:.1f}%" in headline(run) and f"{rates[0] * 100:.1f}%" in headline(run)
@@ -285,7 +287,8 @@ def test_shares_of_a_total_are_given_for_every_group(tmp_path):
 def test_keep_only_requests_filter_by_value_or_by_a_number(tmp_path):
     frame = pd.read_csv(rds("ggplot2_diamonds"))
     session = Session(tmp_path, rds("ggplot2_diamonds"))
-    run, calls = session.ask("只保留1克拉以上的钻石")
+    # 克拉 reached carat only by a synonym fitted to this dataset (gone, issue 24): the column's own name
+    run, calls = session.ask("只保留carat 1以上的钻石")
     assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "carat", "op": ">", "value": 1}]
     assert f"{int((frame['carat'] > 1).sum()):,}" in headline(run)
 
@@ -305,7 +308,8 @@ def test_two_measures_get_a_slope_and_two_categories_a_chi_square(tmp_path):
     table = pd.crosstab(survey["Smoke"], survey["Exer"])
     expected = stats.chi2_contingency(table, correction=False)
     session = Session(tmp_path / "survey", rds("MASS_survey"))
-    run, calls = session.ask("学生的吸烟习惯和运动频率有关系吗？")
+    # 吸烟习惯 and 运动频率 reached Smoke and Exer only by synonyms fitted to this dataset (gone, issue 24)
+    run, calls = session.ask("学生的Smoke和Exer有关系吗？")
     chi = call(calls, "chi_square_test")
     assert {chi.arguments["x_column"], chi.arguments["y_column"]} == {"Smoke", "Exer"}
     assert chi.metrics["chi_square"] == pytest.approx(expected[0], rel=1e-6)
@@ -316,7 +320,8 @@ def test_a_chinese_follow_up_narrows_the_rates_to_first_class(tmp_path):
     first = frame[frame["passengerClass"] == "1st"]
     rates = first.assign(s=first["survived"].eq("yes")).groupby("sex")["s"].mean()
     session = Session(tmp_path, rds("carData_TitanicSurvival"))
-    session.ask("泰坦尼克号上女性的生还率比男性高吗？")
+    # 生还率 reached survived only by a synonym fitted to this dataset (gone, issue 24)
+    session.ask("泰坦尼克号上女性的survived比例比男性高吗？")
     run, calls = session.ask("那只看头等舱呢？")
     assert call(calls, "filter_rows").arguments["conditions"] == [
         {"column": "passengerClass", "op": "==", "value": "1st"}

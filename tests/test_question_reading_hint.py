@@ -107,10 +107,12 @@ def test_the_quantity_before_a_unit_is_read_only_when_the_name_carries_the_unit(
 
 
 def test_a_column_word_inside_a_longer_word_for_something_else_names_nothing():
-    """人口 is Population, but 失业人口 (the unemployed) is not, even when the table has no unemployed column."""
+    """失业人口 (the unemployed) names no Population column, even when the table has no unemployed column.
+    (人口 reached the English header Population only by a synonym fitted to eval datasets, gone in
+    issue 24: 人口 alone now names it no more than 失业人口 does, and the analyst asks.)"""
     data = dataset("labour", ("Region", "category"), ("Population (thousands)", "number"))
     assert named("哪个地区的失业人口最多？", data) == {"Region"}
-    assert named("哪个地区的人口最多？", data) == {"Region", "Population (thousands)"}
+    assert named("哪个地区的人口最多？", data) == {"Region"}
 
 
 # --- the gates with a model ---------------------------------------------------------------------------

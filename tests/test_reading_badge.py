@@ -56,7 +56,9 @@ def _run(client: TestClient, question: str) -> tuple[str, str, dict]:
 
 
 def test_a_default_measure_is_an_assumed_reading_never_high_confidence_checked(client: TestClient) -> None:
-    ws, run_id, report = _run(client, "Which store is best?")  # names the groups, no measure
+    # names the groups (by the column's own name: "store" reached 门店 only by a synonym fitted to eval
+    # datasets, gone in issue 24, and is now asked about), no measure
+    ws, run_id, report = _run(client, "Which 门店 is best?")
     analysed = {c["arguments"].get("value_column") for c in report["tool_calls"] if c["tool"] == "compare_groups"}
     assert len(analysed) == 1
     measure = analysed.pop()
@@ -65,7 +67,10 @@ def test_a_default_measure_is_an_assumed_reading_never_high_confidence_checked(c
     # report.json: the reading is assumed, and says what and the other reading
     assert report["reading"]["status"] == "assumed"
     (said,) = report["reading"]["assumed"]
-    assert said.startswith(f"Assumed: the measure is **{measure}**") and f"Other reading: {other}" in said
+    if report["language"] == "zh":  # the column's Chinese name can make the question read as Chinese
+        assert said.startswith(f"假定：度量为 **{measure}**") and f"另一种解读：{other}" in said
+    else:
+        assert said.startswith(f"Assumed: the measure is **{measure}**") and f"Other reading: {other}" in said
     assert said in report["answer"]  # the answer says it too
     # the arithmetic can still be checked, but the evidence is not vouched for at high confidence
     assert report["evidence"] and {e["confidence"] for e in report["evidence"]} == {"medium"}

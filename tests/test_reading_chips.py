@@ -58,11 +58,13 @@ def _roles(record: dict) -> dict[str, dict]:
 
 # --- the record ------------------------------------------------------------------------------------
 def test_a_total_reads_as_a_sentence_with_its_roles(shop: dict) -> None:
-    plan = plan_analysis("Which store has the highest total 销量?", shop, zh=False)
+    # the groups by the column's own name: "store" reached 门店 only by a synonym fitted to eval datasets
+    # (gone, issue 24) and is now asked about
+    plan = plan_analysis("Which 门店 has the highest total 销量?", shop, zh=False)
     record = plan_reading(plan, zh=False)
     assert record["status"] == "named" and record["assumed"] == []
     assert record["read_as"] == "Read as: the total 销量 by 门店."
-    assert record["key"] == question_key("Which store has the highest total 销量?")
+    assert record["key"] == question_key("Which 门店 has the highest total 销量?")
     roles = _roles(record)
     assert roles["measure"] == {"role": "measure", "value": "销量", "how": "named", "options": ["销售额"]}
     assert roles["group"]["value"] == "门店" and roles["group"]["how"] == "named"

@@ -84,7 +84,11 @@ def read_sources(
         else:
             how = "default"
         grouped.setdefault((role, how), []).append(name)
-    return [Source(role, tuple(names), how) for (role, how), names in grouped.items()]
+    said = {m.name: question[m.start : m.end] for m in reversed(mentions)}  # the first words naming each column
+    return [
+        Source(role, tuple(names), how, tuple(dict.fromkeys(said[n] for n in names if n in said)))
+        for (role, how), names in grouped.items()
+    ]
 
 
 def settle_sources(provenance: Provenance | None, plan: Plan) -> None:
@@ -93,7 +97,9 @@ def settle_sources(provenance: Provenance | None, plan: Plan) -> None:
     if provenance is None:
         return
     used = set(plan_roles(plan))
-    kept = [Source(s.role, tuple(c for c in s.columns if (s.role, c) in used), s.how) for s in provenance.sources]
+    kept = [
+        Source(s.role, tuple(c for c in s.columns if (s.role, c) in used), s.how, s.phrases) for s in provenance.sources
+    ]
     provenance.sources = [s for s in kept if s.columns]
     if filtered := tuple(dict.fromkeys(str(c["column"]) for c in plan.filters)):
         provenance.sources.append(Source("filter", filtered, "value"))

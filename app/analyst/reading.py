@@ -8,8 +8,10 @@ measure, the groups, the filter) came from
 
 - a default (`How` "default"): the question names nothing for the role and a convenient column was
   taken, or
-- a weak match (`roles.WEAK_KINDS`, today "partial"): the question names only part of the column's name
-  (销售 of the merged-header group 销售情况 taking its first leaf 销量; "pass" of n_passed).
+- a weak match (`roles.WEAK_KINDS`): the question names only part of the column's name ("partial": 销售
+  of the merged-header group 销售情况 taking its first leaf 销量; "pass" of n_passed), or the embedding
+  matcher placed a phrase the rules left unmatched ("semantic": "money" for Revenue ($)), which the
+  sentence says was matched by meaning.
 
 "loose" (a stem or abbreviation of the whole name, every character of a Chinese name in order) reads
 every part of the name, so it counts as named, like a synonym, a named value and the user's own answer
@@ -68,21 +70,36 @@ def assumed_lines(provenance: Provenance | None, metric: str | None, zh: bool) -
         used = ("、" if zh else ", ").join(f"**{c}**" for c in source.columns[:4])
         en_role, pronoun, zh_role = _ROLE_NAMES[source.role]
         if zh:
-            why = "问题没有指明这一列" if source.default else "问题只提到了列名的一部分"
-            line = f"假定：{zh_role}为 {used}——{why}。"
+            line = f"假定：{zh_role}为 {used}——{_why_zh(source)}。"
         else:
-            why = (
-                f"the question names no column for {pronoun}"
-                if source.default
-                else "the question names only part of the column's name"
-            )
-            line = f"Assumed: {en_role} {used} — {why}."
+            line = f"Assumed: {en_role} {used} — {_why_en(source, pronoun)}."
         others = _other_readings(source, provenance, metric)
         if others:
             listed = ("、" if zh else ", ").join(others)
             line += f"另一种解读：{listed}。" if zh else f" Other reading: {listed}."
         lines.append(line)
     return lines
+
+
+def _why_en(source: Source, pronoun: str) -> str:
+    """Why the role is assumed, in English: nothing named it, its columns were matched by meaning (the
+    embedding matcher, kind "semantic"), or the question names only part of the column's name."""
+    if source.default:
+        return f"the question names no column for {pronoun}"
+    if source.how == "semantic":
+        quoted = ", ".join(f"'{p}'" for p in source.phrases)
+        return f"matched by meaning to {quoted}" if quoted else "matched by meaning to the question's words"
+    return "the question names only part of the column's name"
+
+
+def _why_zh(source: Source) -> str:
+    """`_why_en` in Chinese."""
+    if source.default:
+        return "问题没有指明这一列"
+    if source.how == "semantic":
+        quoted = "、".join(f"“{p}”" for p in source.phrases)
+        return f"按词义与{quoted}匹配" if quoted else "按词义与问题中的词语匹配"
+    return "问题只提到了列名的一部分"
 
 
 def _other_readings(source: Source, provenance: Provenance | None, metric: str | None) -> list[str]:

@@ -38,6 +38,7 @@ class Source:
     role: Role
     columns: tuple[str, ...]
     how: How
+    phrases: tuple[str, ...] = ()  # the question's words that named the columns ("money"), where a match did
 
     @property
     def default(self) -> bool:

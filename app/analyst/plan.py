@@ -138,7 +138,10 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     implied, values = named_values(question, columns, spans)
     # a value the question keeps rows by ("只看会员卡为是的，各门店…") filters (scope.chain_filters): where the
     # question names another grouping, the filtered column names neither the groups compared nor the grouping
-    kept = {c["column"] for c in chain_filters(Chain(question), reading.dataset) if c["op"] in ("==", "in")}
+    filters = chain_filters(Chain(question), reading.dataset)
+    kept = {c["column"] for c in filters if c["op"] in ("==", "in")}
+    if implied in {c["column"] for c in filters if c["op"] in ("!=", "not_in")}:  # "every branch but Market":
+        values = []  # the values left out are not the groups compared; the column still groups the rest
     kinds = {c["name"]: c for c in columns}
     if kept and any(n not in kept and n in kinds and groups_rows(kinds[n]) for n in named):
         implied, values = (None, []) if implied in kept else (implied, values)

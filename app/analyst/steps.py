@@ -23,6 +23,12 @@ class Condition(TypedDict):
     value: Any
 
 
+class YesNoCondition(Condition):
+    """A condition on a yes/no column, with whether a negator stood before the column's name."""
+
+    negated: bool
+
+
 @dataclass
 class Step:
     """One planned tool call and the task it serves."""

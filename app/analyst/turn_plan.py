@@ -68,7 +68,8 @@ def _narrowed(plan: Plan, conditions: list[Condition], datasets: list[dict[str, 
     "East only" leaves nothing to compare by Region: those steps go. The copy's name."""
     target = filtered_name(str(plan.dataset), conditions)
     plan.filters = conditions
-    if plan.dimension in {c["column"] for c in conditions}:  # "East only": nothing left to compare by
+    # "East only": nothing left to compare by; "every region but East" still compares the others
+    if plan.dimension in {c["column"] for c in conditions if c["op"] not in ("!=", "not_in")}:
         # the correlation with the other numbers was the standard plan's support for the comparison; without
         # it the measure within the filter answers ("the average amount of online orders")
         relating = plan.kind in ("relationship", "association")

@@ -407,3 +407,39 @@ def test_a_share_of_the_kept_rows_only(tmp_path):
     shares = (parts / parts.sum()).sort_values(ascending=False)
     assert call(calls, "plot_pie").metrics[f"share.{shares.index[0]}"] == pytest.approx(shares.iloc[0])
     assert listed_in_order(headline(run), [str(shares.index[0]), f"{shares.iloc[0] * 100:.1f}%"])
+
+
+# --- issue 24 point 4: filters that leave rows out ------------------------------------------------------
+@pytest.mark.parametrize(
+    ("zh", "question", "condition", "grouped"),
+    [
+        (False, "Average Amount by Branch for customers without a loyalty card", ("Loyalty card", "==", "No"), True),
+        (False, "What is the average Amount of orders not from Harbour?", ("Branch", "!=", "Harbour"), False),
+        (True, "没有会员卡的顾客平均金额是多少？", ("会员卡", "==", "否"), False),
+        (True, "各门店的平均金额，除了车站以外", ("门店", "!=", "车站"), True),
+        (True, "不是港口的订单，平均金额是多少？", ("门店", "!=", "港口"), False),
+        (True, "Average 金额 by 门店, except 市场", ("门店", "!=", "市场"), True),  # English on Chinese headers
+    ],
+)
+def test_a_negated_value_or_yes_no_column_keeps_the_other_rows(tmp_path, zh, question, condition, grouped):
+    """A negator right before a value or a yes/no column's name (without, not, except, 没有, 不是, 除了…以外)
+    keeps the rows that do not have it; a grouping whose value is left out still compares the others."""
+    frame = shop(zh)
+    branch, amount = ("门店", "金额") if zh else ("Branch", "Amount")
+    run, calls = ask(tmp_path, frame, "订单.csv" if zh else "orders.csv", question)
+    column, op, value = condition
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": column, "op": op, "value": value}]
+    rows = frame[frame[column] == value] if op == "==" else frame[frame[column] != value]
+    if grouped:
+        compared = call(calls, "compare_groups")
+        assert compared.arguments["group_column"] == branch and compared.metrics["n"] == len(rows)
+        means = rows.groupby(branch)[amount].mean()
+        assert value not in means.index or column != branch
+        for name, mean in means.items():
+            assert compared.metrics[f"mean.{name}"] == pytest.approx(mean, rel=1e-9)
+        assert fmt_num(means.max()) in headline(run)
+    else:
+        described = call(calls, "describe_columns")
+        assert described.metrics[f"{amount}.n"] == len(rows)
+        assert described.metrics[f"{amount}.mean"] == pytest.approx(rows[amount].mean(), rel=1e-9)
+        assert fmt_num(rows[amount].mean()) in headline(run)

@@ -141,7 +141,8 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     filters = chain_filters(Chain(question), reading.dataset)
     kept = {c["column"] for c in filters if c["op"] in ("==", "in")}
     if implied in {c["column"] for c in filters if c["op"] in ("!=", "not_in")}:  # "every branch but Market":
-        values = []  # the values left out are not the groups compared; the column still groups the rest
+        # the values left out are not the groups compared; the column still groups the rest where it is named
+        implied, values = (implied if implied in named else None), []
     kinds = {c["name"]: c for c in columns}
     if kept and any(n not in kept and n in kinds and groups_rows(kinds[n]) for n in named):
         implied, values = (None, []) if implied in kept else (implied, values)

@@ -42,6 +42,7 @@ from app.analyst.designs import (
 )
 from app.analyst.paired import paired_steps
 from app.analyst.provenance import plan_roles, read_sources
+from app.analyst.reading import chip_goal
 from app.analyst.question_words import Asks, asks_for, asks_for_groups, asks_trend, wants
 from app.analyst.rankings import top_steps, when_steps
 from app.analyst.rates import rate_steps
@@ -115,6 +116,7 @@ class Planning:
     values: list[str]
     asks: Asks
     kept: set[str]  # the columns the question keeps rows by ("只看会员卡为是的"): filters, not roles
+    goal: tuple[str, int] | None = None  # the kind (and N) a reading chip chose: over the question's own
 
     @property
     def zh(self) -> bool:
@@ -150,8 +152,9 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     # the words that name a group are not modelling words: "front-wheel drive" asks for no drivers
     asks = asks_for(without_value_words(question, implied or "", values), dated, bool(roles.predictors))
     grouping = [group, *named] if group else named  # the user's answer names the groups first
+    goal = chip_goal(reading.confirmed.get(f"goal.{reading.root_key}"))
     return Planning(
-        reading, question, columns, spans, named, grouping, chosen, roles, dated, implied, values, asks, kept
+        reading, question, columns, spans, named, grouping, chosen, roles, dated, implied, values, asks, kept, goal
     )
 
 
@@ -300,25 +303,34 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     rows = int(p.dataset.get("rows") or 0)
     if paired_steps(plan, question, columns, named, rows, zh):
         return True
-    top = asks_top(question)
+    # a chip's kind overrides the question's own (its N too): "top 3" on "the top 2 stores" ranks three,
+    # "share" on a total plans the shares; a question's own kind words are read only when no chip chose
+    plan.goal = p.goal
+    chose = p.goal[0] if p.goal else None
+    top = asks_top(question) if chose in (None, "top") else None
+    if chose == "top" and p.goal:
+        top = (p.goal[1] or (top[0] if top else 3), bool(top and top[1]))
     if top and top_steps(plan, question, columns, named, top, zh, rows, p.spans):
         return True
+    if chose not in (None, "share", "total"):
+        return False  # a comparison or a trend: the standard analyses
     date, dimension = date_column(columns), plan.dimension
     grouped = bool(dimension and dimension in named)
     if (
-        date
+        chose is None
+        and date
         and not grouped
         and period_steps(plan, question, date, str(p.dataset.get("name")), columns, p.dataset.get("grain"), zh)
     ):
         return True  # "哪个月的营业额最高": the calendar months' totals, ranked
-    if date and when_steps(plan, question, date, named, top, zh):
+    if chose is None and date and when_steps(plan, question, date, named, top, zh):
         return True
-    if date and SEASON.search(question) and not grouped:
+    if chose is None and date and SEASON.search(question) and not grouped:
         season_steps(
             plan, date, zh, columns, str(p.dataset.get("name") or "")
         )  # "每年哪个月最多": the month of the year, from the seasonal pattern
         return True
-    if dimension and SHARE.search(question):
+    if dimension and chose in (None, "share") and SHARE.search(question):
         # no measure named ("各渠道占订单的比例"): each group's share of the rows, not of a default number
         counted = not (p.chosen or plan.metric in p.named)
         share_steps(plan, question, columns, named, dimension, zh, counted)

@@ -48,6 +48,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     kind: str = "standard"  # or proportion, paired, top, total, dedupe (app.understanding.kinds)
     top: tuple[int, bool] | None = None  # (N, bottom) for a top/bottom-N question
+    goal: tuple[str, int] | None = None  # the kind (and N) a reading chip chose for the question
     dataset: str | None = None  # the dataset chosen (dataset_choice) and the one analysed (a filtered copy)
     analysed: str | None = None
     choice: Choice | None = None

@@ -45,7 +45,7 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     if narrowed and plan.derived:
         target = _derived_from_kept(plan, conditions, datasets, zh)
     else:
-        named = {m.name for m in reading.mentions}
+        named = frozenset(m.name for m in reading.mentions)
         target = _narrowed(plan, conditions, datasets, zh, named) if narrowed else _unfiltered(plan)
     apply_rules(plan, workspace_rules(messages), zh)
     makes_tables = any(s.tool == "group_aggregate" for s in plan.steps)  # its output becomes the newest table
@@ -65,7 +65,7 @@ def seen_dataset(view: TurnView, dataset: dict[str, Any], many: bool) -> dict[st
 
 
 def _narrowed(
-    plan: Plan, conditions: list[Condition], datasets: list[dict[str, Any]], zh: bool, named: set[str]
+    plan: Plan, conditions: list[Condition], datasets: list[dict[str, Any]], zh: bool, named: frozenset[str] = frozenset()
 ) -> str | None:
     """The plan on a filtered copy of its dataset (made first, by a prep step, unless it exists);
     "East only" leaves nothing to compare by Region: those steps go. The copy's name."""

@@ -443,3 +443,47 @@ def test_a_negated_value_or_yes_no_column_keeps_the_other_rows(tmp_path, zh, que
         assert described.metrics[f"{amount}.n"] == len(rows)
         assert described.metrics[f"{amount}.mean"] == pytest.approx(rows[amount].mean(), rel=1e-9)
         assert fmt_num(rows[amount].mean()) in headline(run)
+
+
+# --- issue 24 point 4: days between two dates, per group ------------------------------------------------
+def deliveries(zh: bool) -> pd.DataFrame:
+    """60 orders: an order date, a delivery 1-8 days later, a region and an amount."""
+    rng = np.random.default_rng(8)
+    n = 60
+    ordered = pd.Timestamp("2024-03-01") + pd.to_timedelta(rng.integers(0, 90, n), unit="D")
+    frame = pd.DataFrame(
+        {
+            "Order ID": [f"T{i:03d}" for i in range(n)],
+            "Region": rng.choice(["North", "South", "East"], n),
+            "Order date": ordered,
+            "Delivery date": ordered + pd.to_timedelta(rng.integers(1, 9, n), unit="D"),
+            "Amount": rng.gamma(2.0, 50.0, n).round(2),
+        }
+    )
+    if zh:
+        frame.columns = ["订单号", "地区", "下单日期", "送达日期", "金额"]
+        frame["地区"] = frame["地区"].map({"North": "北区", "South": "南区", "East": "东区"})
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("zh", "question"),
+    [
+        (False, "What is the average number of days from Order date to Delivery date by Region?"),
+        (False, "How many days does delivery take on average in each Region, from order to delivery?"),
+        (True, "各地区从下单到送达平均要多少天？"),
+        (True, "Average days from 下单 to 送达 by 地区"),  # English on Chinese headers
+    ],
+)
+def test_the_days_between_two_dates_per_group_are_ranked(tmp_path, zh, question):
+    frame = deliveries(zh)
+    start, end, region = ("下单日期", "送达日期", "地区") if zh else ("Order date", "Delivery date", "Region")
+    run, calls = ask(tmp_path, frame, "配送.csv" if zh else "deliveries.csv", question)
+    made = call(calls, "derive_column")
+    assert made.arguments["expression"] == f"`{end}` - `{start}`"
+    ranked = call(calls, "rank_values")
+    assert (ranked.arguments["group_column"], ranked.arguments["agg"]) == (region, "mean")
+    means = (frame[end] - frame[start]).dt.days.groupby(frame[region]).mean().sort_values(ascending=False)
+    assert [ranked.metrics[f"rank.{i}.label"] for i in range(1, 4)] == means.index.tolist()
+    assert ranked.metrics["rank.1.value"] == pytest.approx(means.iloc[0])
+    assert listed_in_order(headline(run), [f"{g} {fmt_num(v)}" for g, v in means.items()])

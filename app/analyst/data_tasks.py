@@ -159,9 +159,7 @@ def date_gap_plan(question: str, columns: list[Column], named: list[str], datase
     plan = Plan(name, None, [Step("profile_dataset", {}, evidence=False)], kind="date_gap")
     plan.derived = dataset
     plan.steps.append(Step("derive_column", derive, subject, evidence=False, prep=True))
-    group = next(
-        (c for n in named for c in columns if c["name"] == n and c["name"] not in pair and _groups(c)), None
-    )
+    group = next((c for n in named for c in columns if c["name"] == n and c["name"] not in pair and _groups(c)), None)
     if group:  # "average days from order to delivery by region": each group's mean, highest first
         plan.dimension = str(group["name"])
         ranked: Arguments = {

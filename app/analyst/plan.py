@@ -42,10 +42,10 @@ from app.analyst.designs import (
 )
 from app.analyst.paired import paired_steps
 from app.analyst.provenance import plan_roles, read_sources
-from app.analyst.reading import chip_goal
 from app.analyst.question_words import Asks, asks_for, asks_for_groups, asks_trend, wants
 from app.analyst.rankings import top_steps, when_steps
 from app.analyst.rates import rate_steps
+from app.analyst.reading import chip_goal
 from app.analyst.relationships import relation_steps
 from app.analyst.role_question import role_answers
 from app.analyst.scope import chain_filters

@@ -65,7 +65,11 @@ def seen_dataset(view: TurnView, dataset: dict[str, Any], many: bool) -> dict[st
 
 
 def _narrowed(
-    plan: Plan, conditions: list[Condition], datasets: list[dict[str, Any]], zh: bool, named: frozenset[str] = frozenset()
+    plan: Plan,
+    conditions: list[Condition],
+    datasets: list[dict[str, Any]],
+    zh: bool,
+    named: frozenset[str] = frozenset(),
 ) -> str | None:
     """The plan on a filtered copy of its dataset (made first, by a prep step, unless it exists);
     "East only" leaves nothing to compare by Region: those steps go. The copy's name."""

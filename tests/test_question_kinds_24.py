@@ -487,3 +487,28 @@ def test_the_days_between_two_dates_per_group_are_ranked(tmp_path, zh, question)
     assert [ranked.metrics[f"rank.{i}.label"] for i in range(1, 4)] == means.index.tolist()
     assert ranked.metrics["rank.1.value"] == pytest.approx(means.iloc[0])
     assert listed_in_order(headline(run), [f"{g} {fmt_num(v)}" for g, v in means.items()])
+
+
+# --- issue 24 point 4: the rate of one value of a column with more than two values ------------------------
+@pytest.mark.parametrize(
+    ("zh", "question"),
+    [
+        (False, "What share of orders were Class 2, by Branch?"),
+        (True, "各门店等级2的订单占多少比例？"),
+        (True, "等级2的订单在各门店中的比例是多少？"),
+        (True, "What share of orders are 等级 2 in each 门店?"),  # English on Chinese headers
+    ],
+)
+def test_the_rate_of_one_value_of_many_per_group(tmp_path, zh, question):
+    """Class has three values: "Class 2" is the event (the rows with it against the rest), its rate per
+    branch, highest named first — not each branch's share of the summed class codes."""
+    frame = shop(zh)
+    branch, grade = ("门店", "等级") if zh else ("Branch", "Class")
+    run, calls = ask(tmp_path, frame, "订单.csv" if zh else "orders.csv", question)
+    tested = call(calls, "proportion_test")
+    assert (tested.arguments["value_column"], tested.arguments["group_column"]) == (grade, branch)
+    assert str(tested.arguments["success_value"]) == "2"
+    assert not any(c.tool == "plot_pie" for c in calls)
+    rates = (frame[grade] == 2).groupby(frame[branch]).mean().sort_values(ascending=False)
+    assert listed_in_order(headline(run), [str(rates.index[0]), f"{rates.iloc[0] * 100:.1f}%"])
+    assert f"{rates.iloc[-1] * 100:.1f}%" in headline(run)

@@ -233,6 +233,8 @@ def _roles_plan(p: Planning) -> tuple[Plan, str | None, str | None]:
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
     rate = None if chosen or roles.target else rate_outcome(question, columns, named, spans)
     rate = None if rate and rate.column in p.kept else rate  # "…的比例，只看会员卡为是的": 会员卡 filters
+    if rate is None and not (chosen or roles.target):
+        rate = _value_event(p)  # "what share of jobs were graded 2": one value of a many-valued column
     if chosen and RATE.search(question) and any(c["name"] == chosen and c["type"] == "boolean" for c in columns):
         rate, chosen = Outcome(chosen), None  # the user's yes/no column for "the allergy rate": its rate
     pair = count_pair(columns) if not (rate or chosen or roles.target) and RATE.search(question) else None
@@ -269,6 +271,22 @@ def _regrouped(plan: Plan, p: Planning, dimension: str | None) -> str | None:
         return dimension
     p.columns = [*columns, {"name": dimension, "type": "category", "levels": 2}]
     return dimension
+
+
+def _value_event(p: Planning) -> Outcome | None:
+    """One value of a column with more than two values as the event of a rate or share question ("what
+    share of orders were Class 2", "各门店等级为2的订单占多少比例"): the rows with that value against the rest,
+    overall or per group. Only where the question names exactly one value of that column and names no
+    measure (a share of a measure is each group's part of it: totals.share_steps)."""
+    if not (RATE.search(p.question) or SHARE.search(p.question)) or len(p.values) != 1 or not p.implied:
+        return None
+    column = next((c for c in p.columns if c["name"] == p.implied), None)
+    if column is None or int(column.get("levels") or 0) <= 2 or measure_names(p.columns, p.named):
+        return None
+    event = Outcome(str(column["name"]), str(p.values[0]))
+    # its value names the event, not a group: the groups are another column's, if the question names one
+    p.implied, p.values = named_values(p.question, [c for c in p.columns if c["name"] != event.column], p.spans)
+    return event
 
 
 def _kind_plan(plan: Plan, p: Planning, outcome: str | None, dimension: str | None) -> bool:

@@ -512,3 +512,12 @@ def test_the_rate_of_one_value_of_many_per_group(tmp_path, zh, question):
     rates = (frame[grade] == 2).groupby(frame[branch]).mean().sort_values(ascending=False)
     assert listed_in_order(headline(run), [str(rates.index[0]), f"{rates.iloc[0] * 100:.1f}%"])
     assert f"{rates.iloc[-1] * 100:.1f}%" in headline(run)
+
+
+def test_a_yes_no_column_named_with_and_without_a_negator_is_compared_not_filtered(tmp_path):
+    """没有会员卡的 … 比有会员卡的: both sides are named, so nothing is left out; the two are compared."""
+    frame = shop(zh=True)
+    run, calls = ask(tmp_path, frame, "订单.csv", "没有会员卡的顾客比有会员卡的顾客消费更多吗？")
+    assert not any(c.tool == "filter_rows" for c in calls)
+    compared = call(calls, "compare_two_groups")
+    assert compared.arguments["group_column"] == "会员卡" and compared.metrics["n"] == len(frame)

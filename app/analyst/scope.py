@@ -74,14 +74,15 @@ _NEGATED_END = re.compile(rf"(?:{NEGATION.pattern}){_NEGATED_GAP}$", re.I)
 
 def negated(text: str, value: str) -> bool:
     """Whether a negator stands right before the value or column name in the text ("without a loyalty
-    card", "not Online", "没有会员卡", "不是线上的", "除了北区以外"): the question leaves those rows out."""
+    card", "not Online", "没有会员卡", "不是线上的", "除了北区以外"): the question leaves those rows out.
+    Not where the text names it again without one ("没有会员卡的顾客比有会员卡的消费多吗"): both sides are
+    compared, nothing is left out."""
     low, wanted = text.lower(), value.lower()
-    at = low.find(wanted)
+    found, at = [], low.find(wanted)
     while at >= 0:
-        if _NEGATED_END.search(low[:at]):
-            return True
+        found.append(bool(_NEGATED_END.search(low[:at])))
         at = low.find(wanted, at + 1)
-    return False
+    return any(found) and all(found)
 
 
 def yes_no_filter(text: str, columns: list[dict[str, Any]], whole: str | None = None) -> YesNoCondition | None:

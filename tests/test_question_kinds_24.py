@@ -407,3 +407,117 @@ def test_a_share_of_the_kept_rows_only(tmp_path):
     shares = (parts / parts.sum()).sort_values(ascending=False)
     assert call(calls, "plot_pie").metrics[f"share.{shares.index[0]}"] == pytest.approx(shares.iloc[0])
     assert listed_in_order(headline(run), [str(shares.index[0]), f"{shares.iloc[0] * 100:.1f}%"])
+
+
+# --- issue 24 point 4: filters that leave rows out ------------------------------------------------------
+@pytest.mark.parametrize(
+    ("zh", "question", "condition", "grouped"),
+    [
+        (False, "Average Amount by Branch for customers without a loyalty card", ("Loyalty card", "==", "No"), True),
+        (False, "What is the average Amount of orders not from Harbour?", ("Branch", "!=", "Harbour"), False),
+        (True, "没有会员卡的顾客平均金额是多少？", ("会员卡", "==", "否"), False),
+        (True, "各门店的平均金额，除了车站以外", ("门店", "!=", "车站"), True),
+        (True, "不是港口的订单，平均金额是多少？", ("门店", "!=", "港口"), False),
+        (True, "Average 金额 by 门店, except 市场", ("门店", "!=", "市场"), True),  # English on Chinese headers
+    ],
+)
+def test_a_negated_value_or_yes_no_column_keeps_the_other_rows(tmp_path, zh, question, condition, grouped):
+    """A negator right before a value or a yes/no column's name (without, not, except, 没有, 不是, 除了…以外)
+    keeps the rows that do not have it; a grouping whose value is left out still compares the others."""
+    frame = shop(zh)
+    branch, amount = ("门店", "金额") if zh else ("Branch", "Amount")
+    run, calls = ask(tmp_path, frame, "订单.csv" if zh else "orders.csv", question)
+    column, op, value = condition
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": column, "op": op, "value": value}]
+    rows = frame[frame[column] == value] if op == "==" else frame[frame[column] != value]
+    if grouped:
+        compared = call(calls, "compare_groups")
+        assert compared.arguments["group_column"] == branch and compared.metrics["n"] == len(rows)
+        means = rows.groupby(branch)[amount].mean()
+        assert value not in means.index or column != branch
+        for name, mean in means.items():
+            assert compared.metrics[f"mean.{name}"] == pytest.approx(mean, rel=1e-9)
+        assert fmt_num(means.max()) in headline(run)
+    else:
+        described = call(calls, "describe_columns")
+        assert described.metrics[f"{amount}.n"] == len(rows)
+        assert described.metrics[f"{amount}.mean"] == pytest.approx(rows[amount].mean(), rel=1e-9)
+        assert fmt_num(rows[amount].mean()) in headline(run)
+
+
+# --- issue 24 point 4: days between two dates, per group ------------------------------------------------
+def deliveries(zh: bool) -> pd.DataFrame:
+    """60 orders: an order date, a delivery 1-8 days later, a region and an amount."""
+    rng = np.random.default_rng(8)
+    n = 60
+    ordered = pd.Timestamp("2024-03-01") + pd.to_timedelta(rng.integers(0, 90, n), unit="D")
+    frame = pd.DataFrame(
+        {
+            "Order ID": [f"T{i:03d}" for i in range(n)],
+            "Region": rng.choice(["North", "South", "East"], n),
+            "Order date": ordered,
+            "Delivery date": ordered + pd.to_timedelta(rng.integers(1, 9, n), unit="D"),
+            "Amount": rng.gamma(2.0, 50.0, n).round(2),
+        }
+    )
+    if zh:
+        frame.columns = ["订单号", "地区", "下单日期", "送达日期", "金额"]
+        frame["地区"] = frame["地区"].map({"North": "北区", "South": "南区", "East": "东区"})
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("zh", "question"),
+    [
+        (False, "What is the average number of days from Order date to Delivery date by Region?"),
+        (False, "How many days does delivery take on average in each Region, from order to delivery?"),
+        (True, "各地区从下单到送达平均要多少天？"),
+        (True, "Average days from 下单 to 送达 by 地区"),  # English on Chinese headers
+    ],
+)
+def test_the_days_between_two_dates_per_group_are_ranked(tmp_path, zh, question):
+    frame = deliveries(zh)
+    start, end, region = ("下单日期", "送达日期", "地区") if zh else ("Order date", "Delivery date", "Region")
+    run, calls = ask(tmp_path, frame, "配送.csv" if zh else "deliveries.csv", question)
+    made = call(calls, "derive_column")
+    assert made.arguments["expression"] == f"`{end}` - `{start}`"
+    ranked = call(calls, "rank_values")
+    assert (ranked.arguments["group_column"], ranked.arguments["agg"]) == (region, "mean")
+    means = (frame[end] - frame[start]).dt.days.groupby(frame[region]).mean().sort_values(ascending=False)
+    assert [ranked.metrics[f"rank.{i}.label"] for i in range(1, 4)] == means.index.tolist()
+    assert ranked.metrics["rank.1.value"] == pytest.approx(means.iloc[0])
+    assert listed_in_order(headline(run), [f"{g} {fmt_num(v)}" for g, v in means.items()])
+
+
+# --- issue 24 point 4: the rate of one value of a column with more than two values ------------------------
+@pytest.mark.parametrize(
+    ("zh", "question"),
+    [
+        (False, "What share of orders were Class 2, by Branch?"),
+        (True, "各门店等级2的订单占多少比例？"),
+        (True, "等级2的订单在各门店中的比例是多少？"),
+        (True, "What share of orders are 等级 2 in each 门店?"),  # English on Chinese headers
+    ],
+)
+def test_the_rate_of_one_value_of_many_per_group(tmp_path, zh, question):
+    """Class has three values: "Class 2" is the event (the rows with it against the rest), its rate per
+    branch, highest named first — not each branch's share of the summed class codes."""
+    frame = shop(zh)
+    branch, grade = ("门店", "等级") if zh else ("Branch", "Class")
+    run, calls = ask(tmp_path, frame, "订单.csv" if zh else "orders.csv", question)
+    tested = call(calls, "proportion_test")
+    assert (tested.arguments["value_column"], tested.arguments["group_column"]) == (grade, branch)
+    assert str(tested.arguments["success_value"]) == "2"
+    assert not any(c.tool == "plot_pie" for c in calls)
+    rates = (frame[grade] == 2).groupby(frame[branch]).mean().sort_values(ascending=False)
+    assert listed_in_order(headline(run), [str(rates.index[0]), f"{rates.iloc[0] * 100:.1f}%"])
+    assert f"{rates.iloc[-1] * 100:.1f}%" in headline(run)
+
+
+def test_a_yes_no_column_named_with_and_without_a_negator_is_compared_not_filtered(tmp_path):
+    """没有会员卡的 … 比有会员卡的: both sides are named, so nothing is left out; the two are compared."""
+    frame = shop(zh=True)
+    run, calls = ask(tmp_path, frame, "订单.csv", "没有会员卡的顾客比有会员卡的顾客消费更多吗？")
+    assert not any(c.tool == "filter_rows" for c in calls)
+    compared = call(calls, "compare_two_groups")
+    assert compared.arguments["group_column"] == "会员卡" and compared.metrics["n"] == len(frame)

@@ -68,7 +68,7 @@ def test_a_total_reads_as_a_sentence_with_its_roles(shop: dict) -> None:
     roles = _roles(record)
     assert roles["measure"] == {"role": "measure", "value": "销量", "how": "named", "options": ["销售额"]}
     assert roles["group"]["value"] == "门店" and roles["group"]["how"] == "named"
-    assert roles["kind"] == {"role": "kind", "value": "total", "how": "named", "options": ["top", "share"]}
+    assert roles["kind"] == {"role": "kind", "value": "total", "how": "named", "options": ["top", "share", "compare"]}
     assert "n" not in roles and "filter" not in roles
 
 
@@ -78,8 +78,8 @@ def test_a_chinese_top_n_reads_in_chinese_with_its_n(shop: dict) -> None:
     assert record["read_as"] == "理解为：按 销量 总和最高的 2 个 门店。"
     roles = _roles(record)
     # the question's own words name the kind and N: shown, not offered (a goal would not change them)
-    assert (roles["kind"]["value"], roles["kind"]["options"]) == ("top", [])
-    assert roles["n"] == {"role": "n", "value": "2", "how": "named", "options": []}
+    assert (roles["kind"]["value"], roles["kind"]["options"]) == ("top", ["total", "share", "compare"])
+    assert roles["n"] == {"role": "n", "value": "2", "how": "named", "options": ["3", "5", "10"]}
 
 
 def test_a_default_measure_is_an_assumed_role(shop: dict) -> None:
@@ -219,3 +219,30 @@ def test_the_measure_chip_reruns_the_question_with_the_other_column(client: Test
     assert any(roles in p.text for p in document.paragraphs)
     # the pin is the user's confirmed answer, shown with the guidance like any clarification answer
     assert any("销售额" in d for d in second["guidance"]["definitions"])
+
+
+# --- a chip's kind and N override the question's own words (issue 24) -------------------------------
+@pytest.mark.parametrize(
+    ("question", "zh", "role", "value", "kind"),
+    [
+        ("销量前2名的门店", True, "n", "3", "top"),
+        ("Which are the top 2 stores by 销量?", False, "n", "5", "top"),
+        ("Which store has the highest total 销量?", False, "kind", "share", "share"),
+        ("销量前2名的门店", True, "kind", "total", "total"),
+        ("What share of 销售额 does each 门店 have?", False, "kind", "compare", "compare"),
+    ],
+)
+def test_a_chip_choice_overrides_the_questions_own_kind_and_n(question, zh, role, value, kind, shop: dict) -> None:
+    """The question's own words ("top 2", "total") do not outvote the chip the user clicked: the re-run
+    plans the chosen kind and N, and records the kind as the user's answer."""
+    record = plan_reading(plan_analysis(question, shop, zh=zh), zh=zh)
+    pin = pinned_answer(record, role, value, zh)
+    assert pin is not None
+    again = plan_analysis(question, shop, zh=zh, confirmed={pin["topic"]: pin["answer"]})
+    reread = plan_reading(again, zh)
+    roles = _roles(reread)
+    assert roles["kind"]["value"] == kind and roles["kind"]["how"] == "answer"
+    if role == "n":
+        assert again.top == (int(value), False)
+        assert (roles["n"]["value"], roles["n"]["how"]) == (value, "answer")
+        assert f" {value} " in reread["read_as"]

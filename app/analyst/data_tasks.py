@@ -159,9 +159,30 @@ def date_gap_plan(question: str, columns: list[Column], named: list[str], datase
     plan = Plan(name, None, [Step("profile_dataset", {}, evidence=False)], kind="date_gap")
     plan.derived = dataset
     plan.steps.append(Step("derive_column", derive, subject, evidence=False, prep=True))
+    group = next((c for n in named for c in columns if c["name"] == n and c["name"] not in pair and _groups(c)), None)
+    if group:  # "average days from order to delivery by region": each group's mean, highest first
+        plan.dimension = str(group["name"])
+        ranked: Arguments = {
+            "value_column": name,
+            "group_column": plan.dimension,
+            "agg": "mean",
+            "top": int(group.get("levels") or _MAX_GAP_GROUPS),
+            "order": "largest",
+        }
+        plan.steps.append(
+            Step("rank_values", ranked, _t(zh, f"Average {name} by {group['name']}", f"各{group['name']}的平均{name}"))
+        )
     describe = _t(zh, f"Average, median and longest {name}", f"{name}的平均值、中位数和最大值")
     plan.steps.append(Step("describe_columns", {"columns": [name]}, describe))
     return plan
+
+
+_MAX_GAP_GROUPS = 30  # the most groups the days between two dates are averaged over
+
+
+def _groups(column: Column) -> bool:
+    """Whether a named column can group the days between two dates: a category of a few values."""
+    return groups_rows(column) and 2 <= int(column.get("levels") or 0) <= _MAX_GAP_GROUPS and not column.get("pii")
 
 
 def _named_dates(question: str, dates: list[str]) -> list[str]:
@@ -170,6 +191,8 @@ def _named_dates(question: str, dates: list[str]) -> list[str]:
     if len(dates) < 2:
         return []
     folded = question.lower()
+    if span := _FROM_TO.search(question):  # "delivery … from order to delivery": the dates after "from"
+        folded = folded[span.start() :]
     found: list[tuple[int, str]] = []
     for name in dates:
         at = min((folded.find(w) for w in _own_words(name, dates) if w in folded), default=-1)

@@ -45,6 +45,7 @@ from app.analyst.provenance import plan_roles, read_sources
 from app.analyst.question_words import Asks, asks_for, asks_for_groups, asks_trend, wants
 from app.analyst.rankings import top_steps, when_steps
 from app.analyst.rates import rate_steps
+from app.analyst.reading import chip_goal
 from app.analyst.relationships import relation_steps
 from app.analyst.role_question import role_answers
 from app.analyst.scope import chain_filters
@@ -115,6 +116,7 @@ class Planning:
     values: list[str]
     asks: Asks
     kept: set[str]  # the columns the question keeps rows by ("只看会员卡为是的"): filters, not roles
+    goal: tuple[str, int] | None = None  # the kind (and N) a reading chip chose: over the question's own
 
     @property
     def zh(self) -> bool:
@@ -138,7 +140,11 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     implied, values = named_values(question, columns, spans)
     # a value the question keeps rows by ("只看会员卡为是的，各门店…") filters (scope.chain_filters): where the
     # question names another grouping, the filtered column names neither the groups compared nor the grouping
-    kept = {c["column"] for c in chain_filters(Chain(question), reading.dataset) if c["op"] in ("==", "in")}
+    filters = chain_filters(Chain(question), reading.dataset)
+    kept = {c["column"] for c in filters if c["op"] in ("==", "in")}
+    if implied in {c["column"] for c in filters if c["op"] in ("!=", "not_in")}:  # "every branch but Market":
+        # the values left out are not the groups compared; the column still groups the rest where it is named
+        implied, values = (implied if implied in named else None), []
     kinds = {c["name"]: c for c in columns}
     if kept and any(n not in kept and n in kinds and groups_rows(kinds[n]) for n in named):
         implied, values = (None, []) if implied in kept else (implied, values)
@@ -146,8 +152,9 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     # the words that name a group are not modelling words: "front-wheel drive" asks for no drivers
     asks = asks_for(without_value_words(question, implied or "", values), dated, bool(roles.predictors))
     grouping = [group, *named] if group else named  # the user's answer names the groups first
+    goal = chip_goal(reading.confirmed.get(f"goal.{reading.root_key}"))
     return Planning(
-        reading, question, columns, spans, named, grouping, chosen, roles, dated, implied, values, asks, kept
+        reading, question, columns, spans, named, grouping, chosen, roles, dated, implied, values, asks, kept, goal
     )
 
 
@@ -226,6 +233,8 @@ def _roles_plan(p: Planning) -> tuple[Plan, str | None, str | None]:
     # The metric the question asks about ("what drives revenue") beats the longest column it names.
     rate = None if chosen or roles.target else rate_outcome(question, columns, named, spans)
     rate = None if rate and rate.column in p.kept else rate  # "…的比例，只看会员卡为是的": 会员卡 filters
+    if rate is None and not (chosen or roles.target):
+        rate = _value_event(p)  # "what share of jobs were graded 2": one value of a many-valued column
     if chosen and RATE.search(question) and any(c["name"] == chosen and c["type"] == "boolean" for c in columns):
         rate, chosen = Outcome(chosen), None  # the user's yes/no column for "the allergy rate": its rate
     pair = count_pair(columns) if not (rate or chosen or roles.target) and RATE.search(question) else None
@@ -264,6 +273,22 @@ def _regrouped(plan: Plan, p: Planning, dimension: str | None) -> str | None:
     return dimension
 
 
+def _value_event(p: Planning) -> Outcome | None:
+    """One value of a column with more than two values as the event of a rate or share question ("what
+    share of orders were Class 2", "各门店等级为2的订单占多少比例"): the rows with that value against the rest,
+    overall or per group. Only where the question names exactly one value of that column and names no
+    measure (a share of a measure is each group's part of it: totals.share_steps)."""
+    if not (RATE.search(p.question) or SHARE.search(p.question)) or len(p.values) != 1 or not p.implied:
+        return None
+    column = next((c for c in p.columns if c["name"] == p.implied), None)
+    if column is None or int(column.get("levels") or 0) <= 2 or measure_names(p.columns, p.named):
+        return None
+    event = Outcome(str(column["name"]), str(p.values[0]))
+    # its value names the event, not a group: the groups are another column's, if the question names one
+    p.implied, p.values = named_values(p.question, [c for c in p.columns if c["name"] != event.column], p.spans)
+    return event
+
+
 def _kind_plan(plan: Plan, p: Planning, outcome: str | None, dimension: str | None) -> bool:
     """The steps of a question kind with its own analysis: a yes/no outcome's rate, how two numbers
     move together, a paired design, top/bottom N, a peak, a season, shares, totals. False when none
@@ -296,25 +321,34 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     rows = int(p.dataset.get("rows") or 0)
     if paired_steps(plan, question, columns, named, rows, zh):
         return True
-    top = asks_top(question)
+    # a chip's kind overrides the question's own (its N too): "top 3" on "the top 2 stores" ranks three,
+    # "share" on a total plans the shares; a question's own kind words are read only when no chip chose
+    plan.goal = p.goal
+    chose = p.goal[0] if p.goal else None
+    top = asks_top(question) if chose in (None, "top") else None
+    if chose == "top" and p.goal:
+        top = (p.goal[1] or (top[0] if top else 3), bool(top and top[1]))
     if top and top_steps(plan, question, columns, named, top, zh, rows, p.spans):
         return True
+    if chose not in (None, "share", "total"):
+        return False  # a comparison or a trend: the standard analyses
     date, dimension = date_column(columns), plan.dimension
     grouped = bool(dimension and dimension in named)
     if (
-        date
+        chose is None
+        and date
         and not grouped
         and period_steps(plan, question, date, str(p.dataset.get("name")), columns, p.dataset.get("grain"), zh)
     ):
         return True  # "哪个月的营业额最高": the calendar months' totals, ranked
-    if date and when_steps(plan, question, date, named, top, zh):
+    if chose is None and date and when_steps(plan, question, date, named, top, zh):
         return True
-    if date and SEASON.search(question) and not grouped:
+    if chose is None and date and SEASON.search(question) and not grouped:
         season_steps(
             plan, date, zh, columns, str(p.dataset.get("name") or "")
         )  # "每年哪个月最多": the month of the year, from the seasonal pattern
         return True
-    if dimension and SHARE.search(question):
+    if dimension and chose in (None, "share") and SHARE.search(question):
         # no measure named ("各渠道占订单的比例"): each group's share of the rows, not of a default number
         counted = not (p.chosen or plan.metric in p.named)
         share_steps(plan, question, columns, named, dimension, zh, counted)

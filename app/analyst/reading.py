@@ -30,6 +30,7 @@ a clarification on the role's topic (`pinned_answer`), which the re-run reads li
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from app.analyst.role_question import candidates, topic
@@ -132,11 +133,8 @@ def reading_record(provenance: Provenance | None, metric: str | None, zh: bool) 
 # A chip's choice reaches the analyst as the user's confirmed goal for the question (topic
 # `goal.<key>`, the clarification path), so it is the words the question reader already reads.
 KIND_CHOICES = ("total", "top", "share", "trend", "compare")
-# The planner tries the kinds in this order (plan._special_steps: top N, then shares, then totals, and
-# the standard comparison last) and the question's own words stay in the question a goal is added to:
-# a goal can only bring in a kind the planner tries before the question's own. So a chip offers those
-# (a top-N question's kind and N stay as its words say them: shown, not offered).
-KIND_PRECEDENCE = ("top", "share", "total", "compare")
+# A chip's goal overrides the question's own kind and N (plan._special_steps reads `Plan.goal` first):
+# "top 3" on a "top 2" question ranks three, "share" on a "total" question plans the shares.
 KIND_GOALS = {  # kind -> (English, Chinese) goal words the chip records; {n}: the N of a top-N
     "total": ("total", "总和"),
     "top": ("top {n}", "前{n}名"),
@@ -146,6 +144,17 @@ KIND_GOALS = {  # kind -> (English, Chinese) goal words the chip records; {n}: t
 }
 N_CHOICES = (3, 5, 10)
 MAX_OPTIONS = 6  # other columns a measure or groups chip offers
+
+
+def chip_goal(goal: str | None) -> tuple[str, int] | None:
+    """The kind (and the N of a top N; 0 for the others) a chip recorded as the question's goal
+    (`goal_words`, either language); None for a goal in the user's own words (a clarification)."""
+    for kind, templates in KIND_GOALS.items():
+        for template in templates:
+            pattern = re.escape(template).replace(re.escape("{n}"), r"(\d+)")
+            if match := re.fullmatch(pattern, (goal or "").strip(), re.I):
+                return kind, int(match.group(1)) if match.groups() else 0
+    return None
 
 
 def chip_kind(plan: Plan) -> str | None:
@@ -180,14 +189,10 @@ def analysis_kind(plan: Plan) -> str:
 
 
 def kind_options(kind: str, columns: list[dict[str, Any]]) -> list[str]:
-    """The kinds a chip offers instead of `kind`: those the planner tries before it (KIND_PRECEDENCE),
-    and a trend when the data has dates and the question is a comparison (a trend is planned with the
-    standard analyses, which any other kind comes before)."""
-    order = KIND_PRECEDENCE.index(kind) if kind in KIND_PRECEDENCE else len(KIND_PRECEDENCE)
-    offered = list(KIND_PRECEDENCE[:order])
-    if kind == "compare" and any(c.get("type") == "datetime" for c in columns):
-        offered.append("trend")
-    return [k for k in KIND_CHOICES if k in offered]
+    """The kinds a chip offers instead of `kind`: every other kind the chips name (a chosen kind
+    overrides the question's own), a trend only when the data has dates."""
+    dated = any(c.get("type") == "datetime" for c in columns)
+    return [k for k in KIND_CHOICES if k != kind and (k != "trend" or dated)]
 
 
 def goal_words(kind: str, n: int, zh: bool) -> str:
@@ -225,10 +230,13 @@ def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
     if filters:  # read from the question's own words: shown, not offered (its values are the question's)
         roles.append({"role": "filter", "value": filters, "how": _how(sources.get("filter")), "options": []})
     n = plan.top[0] if plan.top else 0
+    chose = plan.goal[0] if plan.goal else None  # the kind a chip chose: the user's answer
     if kind:
-        roles.append({"role": "kind", "value": kind, "how": "named", "options": kind_options(kind, columns)})
-    if kind == "top" and n:  # the question's own N: a goal's N comes after it and is not read
-        roles.append({"role": "n", "value": str(n), "how": "named", "options": []})
+        how = "answer" if chose == kind else "named"
+        roles.append({"role": "kind", "value": kind, "how": how, "options": kind_options(kind, columns)})
+    if kind == "top" and n:
+        how = "answer" if chose == "top" else "named"
+        roles.append({"role": "n", "value": str(n), "how": how, "options": [str(o) for o in N_CHOICES if o != n]})
     return {
         **record,
         "key": provenance.key if provenance else "",

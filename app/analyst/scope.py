@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.analyst.steps import Condition, Plan
+from app.analyst.steps import Condition, Plan, YesNoCondition
 from app.analyst.totals import add_total_steps
-from app.understanding.kinds import FILTER_CUE, NUMBER_CUT, TOTAL, Chain, number_cut
+from app.understanding.kinds import FILTER_CUE, NEGATION, NUMBER_CUT, TOTAL, Chain, number_cut
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import column_spans, named_values
 from app.understanding.words import SYNONYMS
@@ -32,32 +32,65 @@ def chain_filters(
     question's measure (`metric`)."""
     columns = [c for c in dataset.get("columns", []) if not c.get("pii") and c["type"] != "boolean"]
     conditions: dict[str, Condition] = {}
-    for part, reach in [(chain.root, _cue_reach(chain.root)), *((p, [p]) for p in chain.narrowing)]:
-        for text in reach if FILTER_CUE.search(part) else []:
+    for part, reach in [(chain.root, _cue_reach(chain.root)), *((p, _narrowing_reach(p)) for p in chain.narrowing)]:
+        for text, by_negation in reach:
             column, values = named_values(text, columns, column_spans(text, columns, SYNONYMS))
             if not column or column in (keep or set()):
                 continue
             if part is chain.root and column == compared and len(values) > 1:  # "only North vs South": compared
                 continue
-            conditions[column] = (
-                {"column": column, "op": "==", "value": values[0]}
-                if len(values) == 1
-                else {"column": column, "op": "in", "value": values}
-            )
-        for text in reach if FILTER_CUE.search(part) else []:
-            if (condition := yes_no_filter(text, dataset.get("columns", []))) and condition["column"] not in (
-                keep or set()
-            ):
-                conditions[condition["column"]] = condition
+            left_out = [v for v in values if negated(part, v)]
+            if by_negation and not left_out:  # a negator narrows only the value right after it ("不是线上的")
+                continue
+            conditions[column] = _value_condition(column, left_out or values, bool(left_out))
+        for text, by_negation in reach:
+            condition = yes_no_filter(text, dataset.get("columns", []), part)
+            if condition and condition["column"] not in (keep or set()) and (not by_negation or condition["negated"]):
+                conditions[condition["column"]] = {
+                    "column": condition["column"],
+                    "op": condition["op"],
+                    "value": condition["value"],
+                }
         if (cut := number_filter(part, columns, metric)) and cut["column"] not in (keep or set()):
             conditions[cut["column"]] = cut
     return list(conditions.values())
 
 
-def yes_no_filter(text: str, columns: list[dict[str, Any]]) -> Condition | None:
+def _value_condition(column: str, values: list[str], left_out: bool) -> Condition:
+    """Keep the rows with the named value(s), or, where a negator stands before them, the rows without."""
+    if len(values) == 1:
+        return {"column": column, "op": "!=" if left_out else "==", "value": values[0]}
+    return {"column": column, "op": "not_in" if left_out else "in", "value": values}
+
+
+# What may stand between a negator and what it negates: spaces, a copula, "have", an article or a
+# preposition ("not a", "without the", "不是", "没有", "不含", "not from", "非会员"). Structure words, not vocabulary.
+_NEGATED_GAP = (
+    r"(?:\s+|(?<![a-z])(?:is|are|was|were|be|been|have|has|had|a|an|the|any|from|in|at|by|of|paid|via)(?![a-z])"
+    r"|是|有|为|含|在|属于|包括|来自)*"
+)
+_NEGATED_END = re.compile(rf"(?:{NEGATION.pattern}){_NEGATED_GAP}$", re.I)
+
+
+def negated(text: str, value: str) -> bool:
+    """Whether a negator stands right before the value or column name in the text ("without a loyalty
+    card", "not Online", "没有会员卡", "不是线上的", "除了北区以外"): the question leaves those rows out.
+    Not where the text names it again without one ("没有会员卡的顾客比有会员卡的消费多吗"): both sides are
+    compared, nothing is left out."""
+    low, wanted = text.lower(), value.lower()
+    found, at = [], low.find(wanted)
+    while at >= 0:
+        found.append(bool(_NEGATED_END.search(low[:at])))
+        at = low.find(wanted, at + 1)
+    return any(found) and all(found)
+
+
+def yes_no_filter(text: str, columns: list[dict[str, Any]], whole: str | None = None) -> YesNoCondition | None:
     """A yes/no column a filter word narrows to ("只看会员卡为是的", "only orders with Loyalty card = No"):
-    its "no" when the text says the column's own word for no (否, No, N, False), else its "yes". The value
-    is the sheet's own word, which filter_rows reads as true or false. None when no yes/no column is named."""
+    its "no" when the text says the column's own word for no (否, No, N, False), else its "yes"; the other
+    one where a negator stands right before the column's name in the whole question ("without a loyalty
+    card", "没有会员卡的"; `negated` says so). The value is the sheet's own word, which filter_rows reads as
+    true or false. None when no yes/no column is named."""
     booleans = [c for c in columns if c["type"] == "boolean" and not c.get("pii")]
     spans = column_spans(text, booleans, SYNONYMS)
     if not spans:
@@ -67,25 +100,34 @@ def yes_no_filter(text: str, columns: list[dict[str, Any]]) -> Condition | None:
     no = str(words.get("false") or "False")
     yes = str(words.get("true") or "True")
     said_no = re.search(rf"(?<![A-Za-z]){re.escape(no)}(?![A-Za-z])", text[end:], re.I) is not None
-    value = no if said_no else yes
-    return {"column": column, "op": "==", "value": value}
+    left_out = negated(whole or text, text[start:end])
+    value = yes if said_no == left_out else no
+    return {"column": column, "op": "==", "value": value, "negated": left_out}
 
 
 # The marks that end a clause: a filter word narrows what follows it up to the next one.
 _CLAUSE = re.compile(r"[,，;；。？?!！]")
 
 
-def _cue_reach(question: str) -> list[str]:
+def _cue_reach(question: str) -> list[tuple[str, bool]]:
     """The pieces of a question a filter word narrows: the rest of its clause after the word ("only the
     rows where Channel is Online", "只看线上的订单", "其中渠道为线上的"), or the clause before it when the
     word ends the clause ("Online orders only"). A value elsewhere in the question ("is the gap between
-    Online and Store just chance?") is a group the question compares, not a filter."""
-    reach: list[str] = []
+    Online and Store just chance?") is a group the question compares, not a filter. A negator narrows
+    too (True with the piece), but only to the value or yes/no column right after it."""
+    reach: list[tuple[str, bool]] = []
     for clause in _CLAUSE.split(question):
         for cue in FILTER_CUE.finditer(clause):
             after = clause[cue.end() :]
-            reach.append(after if after.strip() else clause[: cue.start()])
+            reach.append((after if after.strip() else clause[: cue.start()], False))
+        reach.extend((clause[cue.start() :], True) for cue in NEGATION.finditer(clause))
     return reach
+
+
+def _narrowing_reach(part: str) -> list[tuple[str, bool]]:
+    """A follow-up that narrows ("and only for online orders?", "那不是线上的呢？") is read whole; a
+    follow-up without a filter word narrows only by a negated value."""
+    return [(part, False)] if FILTER_CUE.search(part) else [(part, True)] if NEGATION.search(part) else []
 
 
 # How far (characters) a number's cut may stand from the column it cuts ("金额大于100", "price over 50")
@@ -151,6 +193,8 @@ def filtered_name(name: str, conditions: list[Condition]) -> str:
         for v in (c["value"] if isinstance(c["value"], list) else [c["value"]])
     ]
     values = list(dict.fromkeys(values))
+    if any(c["op"] in ("!=", "not_in") for c in conditions):  # orders_not_market, not orders_market
+        values = ["not", *values]
     slug = "_".join(re.sub(r"\W+", "_", str(v).lower()).strip("_") for v in values)[:40] or "subset"
     return f"{name}_{slug}"
 
@@ -189,6 +233,9 @@ def describe_condition(condition: Condition, zh: bool) -> str:
         if start[:4] == end[:4] and start.endswith("-01-01") and end.endswith("-12-31"):
             return f"{column} 在 {start[:4]} 年" if zh else f"{column} in {start[:4]}"
         return f"{column} 在 {start} 至 {end}" if zh else f"{column} from {start} to {end}"
+    if op in ("!=", "not_in"):
+        shown = " / ".join(map(str, value)) if isinstance(value, list) else value
+        return f"{column} 不是 {shown}" if zh else f"{column} not {shown}"
     if isinstance(value, list):
         return f"{column} = {' / '.join(map(str, value))}"
     return f"{column} {'=' if op == '==' else op} {value}"

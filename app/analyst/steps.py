@@ -23,6 +23,12 @@ class Condition(TypedDict):
     value: Any
 
 
+class YesNoCondition(Condition):
+    """A condition on a yes/no column, with whether a negator stood before the column's name."""
+
+    negated: bool
+
+
 @dataclass
 class Step:
     """One planned tool call and the task it serves."""
@@ -42,6 +48,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     kind: str = "standard"  # or proportion, paired, top, total, dedupe (app.understanding.kinds)
     top: tuple[int, bool] | None = None  # (N, bottom) for a top/bottom-N question
+    goal: tuple[str, int] | None = None  # the kind (and N) a reading chip chose for the question
     dataset: str | None = None  # the dataset chosen (dataset_choice) and the one analysed (a filtered copy)
     analysed: str | None = None
     choice: Choice | None = None

@@ -45,7 +45,8 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     if narrowed and plan.derived:
         target = _derived_from_kept(plan, conditions, datasets, zh)
     else:
-        target = _narrowed(plan, conditions, datasets, zh) if narrowed else _unfiltered(plan)
+        named = frozenset(m.name for m in reading.mentions)
+        target = _narrowed(plan, conditions, datasets, zh, named) if narrowed else _unfiltered(plan)
     apply_rules(plan, workspace_rules(messages), zh)
     makes_tables = any(s.tool == "group_aggregate" for s in plan.steps)  # its output becomes the newest table
     if many or makes_tables or plan.derived or narrowed:
@@ -63,12 +64,21 @@ def seen_dataset(view: TurnView, dataset: dict[str, Any], many: bool) -> dict[st
     return read_values(read_profile(dataset, view.profile(name)), view.lookups(dataset, name))
 
 
-def _narrowed(plan: Plan, conditions: list[Condition], datasets: list[dict[str, Any]], zh: bool) -> str | None:
+def _narrowed(
+    plan: Plan,
+    conditions: list[Condition],
+    datasets: list[dict[str, Any]],
+    zh: bool,
+    named: frozenset[str] = frozenset(),
+) -> str | None:
     """The plan on a filtered copy of its dataset (made first, by a prep step, unless it exists);
     "East only" leaves nothing to compare by Region: those steps go. The copy's name."""
     target = filtered_name(str(plan.dataset), conditions)
     plan.filters = conditions
-    if plan.dimension in {c["column"] for c in conditions}:  # "East only": nothing left to compare by
+    # "East only": nothing left to compare by; "each region but East" still compares the others (the
+    # question names the regions), "orders not from East" asks about the kept rows alone
+    left_out = {c["column"] for c in conditions if c["op"] in ("!=", "not_in")} & named
+    if plan.dimension in {c["column"] for c in conditions} - left_out:
         # the correlation with the other numbers was the standard plan's support for the comparison; without
         # it the measure within the filter answers ("the average amount of online orders")
         relating = plan.kind in ("relationship", "association")

@@ -60,6 +60,7 @@ PAIRED = vocabulary.regex(
 )
 DEDUPE = vocabulary.regex(_FILE, "dedupe", re.I)
 FILTER_CUE = vocabulary.regex(_FILE, "filter_cue", re.I)
+NEGATION = vocabulary.regex(_FILE, "negation", re.I)
 FOLLOWUP = re.compile(rf"^\s*(?:{vocabulary.alternation(_FILE, 'followup_openers')})", re.I)
 MOST = vocabulary.regex(_FILE, "most", re.I)
 LEAST = vocabulary.regex(_FILE, "least", re.I)

@@ -243,8 +243,16 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
     m, g = plan.metric, plan.dimension
     if not m:
         return ""
-    aggregate = next((s.arguments.get("agg") for s in plan.steps if s.tool == "group_aggregate"), "sum")
+    aggregate = next(
+        (s.arguments.get("agg") for s in plan.steps if s.tool in ("group_aggregate", "rank_values")), "sum"
+    )
     mean, bottom = aggregate == "mean", bool(plan.top and plan.top[1])
+    if plan.kind == "period" and g:  # "which month had the highest 营业额": the period ranked, not a summary
+        if zh:
+            text = f"{m}{'平均值' if mean else '合计'}{'最低' if bottom else '最高'}的{g}"
+            return f"{READ_AS[1]}{text}" + (f"（只含 {filters}）" if filters else "") + "。"
+        text = f"the {g.lower()} with the {'lowest' if bottom else 'highest'} {'average' if mean else 'total'} {m}"
+        return f"{READ_AS[0]}{text}" + (f" (only rows with {filters})" if filters else "") + "."
     if zh:
         text = {
             "total": f"按 {g} 计算 {m} 的总和" if g else f"{m} 的总和",

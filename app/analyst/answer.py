@@ -51,10 +51,18 @@ def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
     reads = [
         read_as(part, chip_kind(part), part.top[0] if part.top else 0, filter_text(part, zh), zh) for part in parts
     ]
-    lines = [line for read in dict.fromkeys(reads) if read for line in (read, "")]
-    lines += [plan.lead, ""] if plan.lead else []
-    for lead in leads:  # each part's answer a paragraph of its own
-        lines += [f"**{lead}**", ""]
+    lines: list[str] = []
+    if len(parts) > 1 and len(set(reads)) == len(reads):
+        # a compound question: each part's reading just above its own answer, so the two pair up
+        lines += [plan.lead, ""] if plan.lead else []
+        for read, lead in zip(reads, leads, strict=True):
+            lines += [read, ""] if read else []
+            lines += [f"**{lead}**", ""]
+    else:
+        lines += [line for read in dict.fromkeys(reads) if read for line in (read, "")]
+        lines += [plan.lead, ""] if plan.lead else []
+        for lead in leads:  # each part's answer a paragraph of its own
+            lines += [f"**{lead}**", ""]
     if used := data_used(plan, many, zh):
         lines += [used, ""]
     for part in parts:
@@ -73,10 +81,18 @@ def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
             "",
         ]
     caveats = [*plan.notes, *_rule_notes(plan, zh), *dict.fromkeys(n for part in parts for n in _scope_notes(part, zh))]
+    caveats = _without_repeats(caveats)
     if caveats:
         lines += ["### 注意" if zh else "### Caveats", ""] + [f"- {n}" for n in caveats]
     lines += ["", HONESTY["zh" if zh else "en"]]
     return "\n".join(lines)
+
+
+def _without_repeats(notes: list[str]) -> list[str]:
+    """The notes in order, less one another note already says in full (two parts of a compound
+    question each add the scope note; one of them also says correlation is not causation)."""
+    kept = list(dict.fromkeys(notes))
+    return [n for n in kept if not any(n != other and n.rstrip("。.") in other for other in kept)]
 
 
 def _part_view(part: Plan, view: TurnView, plan: Plan) -> TurnView:
@@ -90,9 +106,13 @@ def _findings(plan: Plan, view: TurnView, zh: bool) -> tuple[list[str], list[str
     """The findings of the task steps, the one that answers the question kind first (never none: a
     sentence says no conclusion could be drawn), and the tasks whose analysis failed."""
     findings, failures = [], []
+    # a prep step (the month column a which-month ranking reads, a filter) is how, not what: its tool
+    # summary ("Added column Month (year_month(月份))") says nothing to the reader once an analysis answers
+    analyses = any(s.task and not s.prep for s in plan.steps)
     for step in sorted((s for s in plan.steps if s.task), key=lambda s: _order(s, plan, view.question)):
         result = view.result(step.tool, step.arguments)
-        text = finding(step, result, zh, plan, view.question) if result and result.ok else ""
+        quiet = step.prep and analyses
+        text = finding(step, result, zh, plan, view.question) if result and result.ok and not quiet else ""
         if result and result.ok and plan.kind == "count":
             text = count_headline(step, result, plan, zh) or text
             text = as_people_write(text, zh, plan.sheet_words, {str(step.arguments.get("column"))})

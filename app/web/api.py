@@ -29,6 +29,7 @@ from app.db.models import Dataset, Event, Evidence, Question, Run
 from app.db.session import Database
 from app.ingest.errors import IngestError
 from app.runs import FINAL_STATUSES, TooManyRuns
+from app.web.chat import question_language
 from app.web.deps import (
     ApiError,
     CommittingRoute,
@@ -123,7 +124,9 @@ def api_message(body: MessageIn, workspace: WorkspaceDep, session: DbSessionDep,
     if not body.text.strip():
         raise ApiError(400, "invalid_request", "The message is empty.", "Write a question about your data.")
     try:
-        run = runs.create(session, workspace, body.text.strip())
+        # the question's own words decide its language, not the column names in it (as on the page)
+        language = question_language(session, workspace.id, body.text, runs.settings.lang)
+        run = runs.create(session, workspace, body.text.strip(), language)
     except TooManyRuns as exc:
         raise ApiError(429, "too_many_runs", str(exc), "Wait for one of them to finish, or stop one.") from exc
     session.commit()  # the worker thread reads the run in its own session

@@ -58,23 +58,15 @@ def question_language(session: Session, workspace_id: str, text: str, ui_lang: s
     """The language of a question asked on the page: its own words decide, not the column names in it
     ("Does 收入 differ by 地区?" on the English page is English); with nothing else to go by, the page's.
     The answer, its clarification questions and the report follow it."""
-    from app.agent import detect_language
+    from app.understanding.language import question_language as language_of
     from app.workspaces import active_datasets
 
-    names = sorted(
-        {
-            str(c.get("name") or "")
-            for d in active_datasets(session, workspace_id)
-            for c in (d.info or {}).get("columns", [])
-        },
-        key=len,
-        reverse=True,
-    )
-    words = text
-    for name in names:
-        if name.strip():
-            words = words.replace(name, " ")
-    return detect_language(words, ui_lang)
+    names = [
+        str(c.get("name") or "")
+        for d in active_datasets(session, workspace_id)
+        for c in (d.info or {}).get("columns", [])
+    ]
+    return language_of(text, names, ui_lang)
 
 
 @router.post("/runs/{run_id}/answer", name="answer_question")

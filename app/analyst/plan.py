@@ -49,6 +49,7 @@ from app.analyst.relationships import relation_steps
 from app.analyst.role_question import role_answers
 from app.analyst.scope import chain_filters
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
+from app.analyst.period_totals import counted_per_period, period_total_steps
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
 from app.analyst.totals import share_steps, total_steps
 from app.analyst.versus_rest import asks_versus_rest, versus_rest
@@ -307,6 +308,11 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
         and period_steps(plan, question, date, str(p.dataset.get("name")), columns, p.dataset.get("grain"), zh)
     ):
         return True  # "哪个月的营业额最高": the calendar months' totals, ranked
+    if date and period_total_steps(  # "每个月卖了多少钱": each month's total, in time order
+        plan, question, date, str(p.dataset.get("name")), columns, zh, dimension if grouped else None,
+        counted_per_period(question, plan.metric, p.chosen, p.named),
+    ):
+        return True
     if date and when_steps(plan, question, date, named, top, zh):
         return True
     if date and SEASON.search(question) and not grouped:

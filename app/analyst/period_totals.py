@@ -194,3 +194,43 @@ def counted_per_period(question: str, metric: str | None, chosen: str | None, na
     """Whether the figure per period is its number of rows: the question names no measure (the plan's is
     a default) and asks how many ("how many orders each week", "每周的订单数")."""
     return not (chosen or metric in named) and bool(_HOW_MANY.search(question) or _COUNT_OF.search(question))
+
+
+# how a unit is named in the reading: (English, 按…, 取最高的…)
+_READ = {
+    "year": ("year", "年", "年份"),
+    "quarter": ("quarter", "季度", "季度"),
+    "month": ("month", "月", "月份"),
+    "week": ("week", "周", "周"),
+    "day": ("day", "日", "日期"),
+}
+
+
+def period_reading(plan: Plan, zh: bool) -> str:
+    """How a period plan was read (reading.read_as): "the month with the highest total Sales" / "按月比较
+    Sales 的合计，取最高的月份" for the period ranked (time_steps.period_steps), "the total Sales of each
+    month" / "每个月的 Sales 合计" for each period's figure listed; "" for other plans."""
+    m = plan.metric
+    if plan.kind == "period":
+        part = next((s.arguments.get("part") for s in plan.steps if s.tool == "derive_column"), None)
+        unit = UNIT_OF_PART.get(str(part), "")
+        ranked = next((s.arguments for s in plan.steps if s.tool == "rank_values"), {})
+        mean, bottom = ranked.get("agg") == "mean", ranked.get("order") == "smallest"
+        if not (unit and m):
+            return ""
+        each, by, name = _READ[unit]
+        if zh:
+            return f"按{by}比较 {m} 的{'平均值' if mean else '合计'}，取{'最低' if bottom else '最高'}的{name}"
+        return f"the {each} with the {'lowest' if bottom else 'highest'} {'average' if mean else 'total'} {m}"
+    unit = is_period_totals(plan)
+    if plan.kind != "total" or not unit:
+        return ""
+    agg = next((s.arguments.get("agg", "sum") for s in plan.steps if s.tool == "group_aggregate"), "sum")
+    grouped = next((s.arguments.get("group_columns") or [] for s in plan.steps if s.tool == "group_aggregate"), [])
+    beside = grouped[1] if len(grouped) > 1 else ""
+    each, every_zh, _ = _SAID[unit]
+    if zh:
+        what = f"{m} {'平均值' if agg == 'mean' else '合计'}" if m else "行数"
+        return f"{every_zh}的 {what}" + (f"（按 {beside} 分）" if beside else "")
+    what = f"the {'average' if agg == 'mean' else 'total'} {m}" if m else "the number of rows"
+    return f"{what} of each {each}" + (f" by {beside}" if beside else "")

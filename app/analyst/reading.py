@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.analyst.period_totals import period_reading
 from app.analyst.role_question import candidates, topic
 from app.analyst.scope import describe_condition
 from app.analyst.steps import Plan
@@ -245,6 +246,10 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
         return ""
     aggregate = next((s.arguments.get("agg") for s in plan.steps if s.tool == "group_aggregate"), "sum")
     mean, bottom = aggregate == "mean", bool(plan.top and plan.top[1])
+    if said := period_reading(plan, zh):  # "the month with the highest total …", "the total … of each month"
+        return f"{READ_AS[1] if zh else READ_AS[0]}{said}" + (
+            (f"（只含 {filters}）" if zh else f" (only rows with {filters})") if filters else ""
+        ) + ("。" if zh else ".")
     if zh:
         text = {
             "total": f"按 {g} 计算 {m} 的总和" if g else f"{m} 的总和",

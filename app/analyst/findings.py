@@ -11,7 +11,6 @@ from typing import Any
 from analysis_tools import ResultRecord
 from analysis_tools.common import fmt_num
 from analysis_tools.tables import table_name
-from app.analyst.period_totals import is_period_totals, period_totals_headline
 from app.analyst.headlines import (
     change_headline,
     dedupe_headline,
@@ -32,6 +31,7 @@ from app.analyst.headlines import (
     two_group_headline,
     wide_paired_headline,
 )
+from app.analyst.period_totals import is_period_totals, period_totals_headline
 from app.analyst.sheet_words import as_people_write, used_columns
 from app.analyst.steps import Plan, Step
 from app.understanding.kinds import asks_extreme

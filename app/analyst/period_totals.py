@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from analysis_tools.common import fmt_num
 from app.analyst.question_words import asks_trend
 from app.analyst.steps import Arguments, Column, Plan, Step
 from app.analyst.time_steps import _NAMES, _PARTS
@@ -24,17 +25,13 @@ from app.understanding.kinds import MEAN_WORDS, SEASON, SHARE, asks_extreme, ask
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import groups_rows
-from app.understanding.text import is_cjk
-from analysis_tools.common import fmt_num
 
 # the unit each period word stands for (vocabulary.toml period_units / period_aliases: "月" → month)
 _UNIT_OF = {word: unit for unit, names in named_lists("period_units").items() for word in names}
 _UNIT_OF |= {alias: unit for alias, (unit,) in named_lists("period_aliases").items()}
 # "按月", "按季度看", "by month": 按/by straight before a unit of time, a "per period" too; the units are the
 # vocabulary's (period_units, period_aliases), the structure is here
-_BY_UNIT = re.compile(
-    r"(?:按\s*|\bby\s+)(" + "|".join(sorted(_UNIT_OF, key=len, reverse=True)) + r")(?![a-z])", re.I
-)
+_BY_UNIT = re.compile(r"(?:按\s*|\bby\s+)(" + "|".join(sorted(_UNIT_OF, key=len, reverse=True)) + r")(?![a-z])", re.I)
 _EACH = re.compile(_EACH_PERIOD.pattern, re.I)
 # how each unit is said in the two languages: (each …, 每…, 按…)
 _SAID = {
@@ -131,16 +128,15 @@ def is_period_totals(plan: Plan) -> str:
     made = {
         s.arguments.get("new_column_name"): s.arguments.get("part")
         for s in plan.steps
-        if s.tool == "derive_column" and s.arguments.get("kind") == "date_part"
+        # not season_steps' month column, written onto the table itself for "which month was busiest"
+        if s.tool == "derive_column" and s.arguments.get("kind") == "date_part" and not s.arguments.get("overwrite")
     }
     grouped = next((s.arguments.get("group_columns") or [] for s in plan.steps if s.tool == "group_aggregate"), [])
     part = made.get(grouped[0]) if grouped else None
     return UNIT_OF_PART.get(str(part), "") if part else ""
 
 
-def period_totals_headline(
-    metric: str | None, agg: str, metrics: dict[str, Any], unit: str, zh: bool
-) -> str | None:
+def period_totals_headline(metric: str | None, agg: str, metrics: dict[str, Any], unit: str, zh: bool) -> str | None:
     """'Total Sales (£) per month: Jan 2024 1,234; Feb 2024 1,100; …. Highest: Mar 2024 (1,500); lowest:
     Feb 2024 (1,100); from Jan 2024 to Oct 2024 it went from 1,234 to 1,400 (+13.4%).' The labels are
     the tool's ("2024-03"); as_people_write turns them into the sheet's own way of writing a month."""
@@ -164,7 +160,9 @@ def period_totals_headline(
         head = f"{what[0].upper()}{what[1:]} per {each}: {listed}"
     shown = int(metrics.get("n_groups") or 0)
     if shown > len(ordered):  # the tool reads out the largest groups only: say so, and name no lowest
-        return head + _t(zh, f" (the {len(ordered)} largest of {shown}).", f"（{shown} 个中最大的 {len(ordered)} 个）。")
+        return head + _t(
+            zh, f" (the {len(ordered)} largest of {shown}).", f"（{shown} 个中最大的 {len(ordered)} 个）。"
+        )
     if grouped or len(ordered) < 2:
         return head + ("。" if zh else ".")
     high = max(ordered, key=lambda item: item[1])

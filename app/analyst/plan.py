@@ -41,6 +41,7 @@ from app.analyst.designs import (
     wide_pair_plan,
 )
 from app.analyst.paired import paired_steps
+from app.analyst.period_totals import counted_per_period, period_total_steps
 from app.analyst.provenance import plan_roles, read_sources
 from app.analyst.question_words import Asks, asks_for, asks_for_groups, asks_trend, wants
 from app.analyst.rankings import top_steps, when_steps
@@ -49,7 +50,6 @@ from app.analyst.relationships import relation_steps
 from app.analyst.role_question import role_answers
 from app.analyst.scope import chain_filters
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
-from app.analyst.period_totals import counted_per_period, period_total_steps
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
 from app.analyst.totals import share_steps, total_steps
 from app.analyst.versus_rest import asks_versus_rest, versus_rest
@@ -309,7 +309,13 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     ):
         return True  # "哪个月的营业额最高": the calendar months' totals, ranked
     if date and period_total_steps(  # "每个月卖了多少钱": each month's total, in time order
-        plan, question, date, str(p.dataset.get("name")), columns, zh, dimension if grouped else None,
+        plan,
+        question,
+        date,
+        str(p.dataset.get("name")),
+        columns,
+        zh,
+        dimension if grouped else None,
         counted_per_period(question, plan.metric, p.chosen, p.named),
     ):
         return True

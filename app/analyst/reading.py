@@ -247,9 +247,11 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
     aggregate = next((s.arguments.get("agg") for s in plan.steps if s.tool == "group_aggregate"), "sum")
     mean, bottom = aggregate == "mean", bool(plan.top and plan.top[1])
     if said := period_reading(plan, zh):  # "the month with the highest total …", "the total … of each month"
-        return f"{READ_AS[1] if zh else READ_AS[0]}{said}" + (
-            (f"（只含 {filters}）" if zh else f" (only rows with {filters})") if filters else ""
-        ) + ("。" if zh else ".")
+        return (
+            f"{READ_AS[1] if zh else READ_AS[0]}{said}"
+            + ((f"（只含 {filters}）" if zh else f" (only rows with {filters})") if filters else "")
+            + ("。" if zh else ".")
+        )
     if zh:
         text = {
             "total": f"按 {g} 计算 {m} 的总和" if g else f"{m} 的总和",

@@ -31,6 +31,7 @@ from app.analyst.headlines import (
     two_group_headline,
     wide_paired_headline,
 )
+from app.analyst.period_totals import is_period_totals, period_totals_headline
 from app.analyst.sheet_words import as_people_write, used_columns
 from app.analyst.steps import Plan, Step
 from app.understanding.kinds import asks_extreme
@@ -92,6 +93,9 @@ def _rates(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, questi
 
 def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
     arguments = step.arguments
+    if plan is not None and (unit := is_period_totals(plan)):  # "每个月卖了多少钱": the periods in time order
+        values = arguments.get("value_columns") or [None]
+        return period_totals_headline(values[0], arguments.get("agg", "sum"), result.metrics, unit, zh)
     if not arguments.get("value_columns"):
         return None
     return total_headline(

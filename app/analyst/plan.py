@@ -41,6 +41,7 @@ from app.analyst.designs import (
     wide_pair_plan,
 )
 from app.analyst.paired import paired_steps
+from app.analyst.period_totals import counted_per_period, period_total_steps
 from app.analyst.provenance import plan_roles, read_sources
 from app.analyst.question_words import Asks, asks_for, asks_for_groups, asks_trend, wants
 from app.analyst.rankings import top_steps, when_steps
@@ -341,6 +342,21 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
         and period_steps(plan, question, date, str(p.dataset.get("name")), columns, p.dataset.get("grain"), zh)
     ):
         return True  # "哪个月的营业额最高": the calendar months' totals, ranked
+    if (
+        chose is None
+        and date
+        and period_total_steps(  # "每个月卖了多少钱": each month's total, in time order
+            plan,
+            question,
+            date,
+            str(p.dataset.get("name")),
+            columns,
+            zh,
+            dimension if grouped else None,
+            counted_per_period(question, plan.metric, p.chosen, p.named),
+        )
+    ):
+        return True
     if chose is None and date and when_steps(plan, question, date, named, top, zh):
         return True
     if chose is None and date and SEASON.search(question) and not grouped:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.analyst.period_totals import period_reading
 from app.analyst.role_question import candidates, topic
 from app.analyst.scope import describe_condition
 from app.analyst.steps import Plan
@@ -262,17 +263,6 @@ def past_the_reading(answer: str) -> str:
     return answer
 
 
-def _period_word(plan: Plan, period: str) -> str:
-    """The period a which-month ranking puts the rows in, as a word ("月份"), when its new column had
-    to be named after the date column to keep clear of a column of the same name ("月份 月份")."""
-    for step in plan.steps:
-        dates = step.arguments.get("columns") or []
-        if step.tool == "derive_column" and step.arguments.get("new_column_name") == period and len(dates) == 1:
-            prefix = f"{dates[0]} "
-            return period[len(prefix) :] if period.startswith(prefix) and period != prefix else period
-    return period
-
-
 def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str:
     """One plain sentence of how the question was read ("Read as: the total 销售额 by 门店";
     "理解为：按 门店 计算 销售额 的总和"); "" when the plan has no measure to speak of (a data task)."""
@@ -283,13 +273,12 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
         (s.arguments.get("agg") for s in plan.steps if s.tool in ("group_aggregate", "rank_values")), "sum"
     )
     mean, bottom = aggregate == "mean", bool(plan.top and plan.top[1])
-    if plan.kind == "period" and g:  # "which month had the highest 营业额": the period ranked, not a summary
-        g = _period_word(plan, g)
-        if zh:
-            text = f"{m}{'平均值' if mean else '合计'}{'最低' if bottom else '最高'}的{g}"
-            return f"{READ_AS[1]}{text}" + (f"（只含 {filters}）" if filters else "") + "。"
-        text = f"the {g.lower()} with the {'lowest' if bottom else 'highest'} {'average' if mean else 'total'} {m}"
-        return f"{READ_AS[0]}{text}" + (f" (only rows with {filters})" if filters else "") + "."
+    if said := period_reading(plan, zh):  # "the month with the highest total …", "the total … of each month"
+        return (
+            f"{READ_AS[1] if zh else READ_AS[0]}{said}"
+            + ((f"（只含 {filters}）" if zh else f" (only rows with {filters})") if filters else "")
+            + ("。" if zh else ".")
+        )
     if zh:
         text = {
             "total": f"按 {g} 计算 {m} 的总和" if g else f"{m} 的总和",

@@ -37,7 +37,7 @@ def test_which_month_reads_as_the_month_ranked_without_the_formula(client: TestC
 
 def test_a_chinese_which_month_reads_in_chinese(client: TestClient) -> None:
     answer = _answer(client, "哪个月的营业额最高？")
-    assert answer.startswith("理解为：营业额合计最高的月份。"), answer  # not "月份 月份"
+    assert answer.startswith("理解为：按月比较 营业额 的合计，取最高的月份。"), answer  # not "月份 月份"
     assert "year_month(" not in answer and "新增列" not in answer
 
 

@@ -170,7 +170,8 @@ def semantic_mentions(
     from app.understanding import semantic  # the model's module: only when a phrase is left
 
     text, found, taken = question.lower(), list(mentions), set(named)
-    left = [p for p in phrases if text.find(p) >= 0]
+    # "how many children", "多少个孩子": the thing counted names the rows, not a column to measure
+    left = [p for p in phrases if (at := text.find(p)) >= 0 and not _counted(text[:at])]
     while left:  # a column taken leaves the race: "class" may lead once 英语 went to "english"
         names = semantic.candidate_columns(question, columns, taken)
         sure = [(p, best) for p in left if (best := semantic.best_column(p, names)) and not _shares_word(p, best)]
@@ -182,6 +183,17 @@ def semantic_mentions(
         found.append(Mention(at, at + len(phrase), best, "semantic"))
         left.remove(phrase)
     return sorted(found)
+
+
+# a count's cue right before a phrase, with a Chinese measure word between ("多少个", "how many")
+_HOW_MANY_BEFORE = re.compile(
+    rf"(?:{vocabulary.alternation('question_kinds', 'how_many')})\s*[个位名件家趟只条次]?\s*$", re.I
+)
+
+
+def _counted(before: str) -> bool:
+    """Whether a phrase starting after `before` is the thing a count asks about ("how many orders")."""
+    return bool(_HOW_MANY_BEFORE.search(before))
 
 
 def _shares_word(phrase: str, name: str) -> bool:

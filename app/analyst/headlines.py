@@ -152,13 +152,18 @@ def top_average_headline(
     )
 
 
-def rank_headline(metric: str, metrics: dict[str, Any], bottom: bool, zh: bool) -> str | None:
-    """'The 3 highest hp: 1. Maserati Bora 335; 2. Ford Pantera L 264; 3. Duster 360 245 (of 32 rows).'"""
-    ranked = [
+def _ranked(metrics: dict[str, Any]) -> list[tuple[Any, Any]]:
+    """rank_values' rows as (label, value), in rank order, those with a label and a number."""
+    pairs = [
         (metrics.get(f"rank.{i}.label"), metrics.get(f"rank.{i}.value"))
         for i in range(1, int(metrics.get("shown") or 0) + 1)
     ]
-    ranked = [(label, value) for label, value in ranked if label is not None and _ok(value)]
+    return [(label, value) for label, value in pairs if label is not None and _ok(value)]
+
+
+def rank_headline(metric: str, metrics: dict[str, Any], bottom: bool, zh: bool) -> str | None:
+    """'The 3 highest hp: 1. Maserati Bora 335; 2. Ford Pantera L 264; 3. Duster 360 245 (of 32 rows).'"""
+    ranked = _ranked(metrics)
     if not ranked:
         return None
     rows = metrics.get("n_used", metrics.get("n"))
@@ -177,11 +182,7 @@ def ranked_groups_headline(
     metric: str, group: str, agg: str, metrics: dict[str, Any], bottom: bool, zh: bool
 ) -> str | None:
     """'The 3 Customer with the lowest total Amount: 1. C05 12.3; 2. C17 40.1; 3. C02 55 (of 39 groups).'"""
-    ranked = [
-        (metrics.get(f"rank.{i}.label"), metrics.get(f"rank.{i}.value"))
-        for i in range(1, int(metrics.get("shown") or 0) + 1)
-    ]
-    ranked = [(label, value) for label, value in ranked if label is not None and _ok(value)]
+    ranked = _ranked(metrics)
     if not ranked:
         return None
     listed = ("；" if zh else "; ").join(f"{i}. {label} {fmt_num(value)}" for i, (label, value) in enumerate(ranked, 1))
@@ -194,11 +195,7 @@ def ranked_groups_headline(
 
 def period_headline(metric: str, agg: str, metrics: dict[str, Any], bottom: bool, zh: bool) -> str | None:
     """'2024-03 had the highest total Amount: 1,234.5 (then 2024-05 1,100; 2024-01 1,020).'"""
-    ranked = [
-        (metrics.get(f"rank.{i}.label"), metrics.get(f"rank.{i}.value"))
-        for i in range(1, int(metrics.get("shown") or 0) + 1)
-    ]
-    ranked = [(label, value) for label, value in ranked if label is not None and _ok(value)]
+    ranked = _ranked(metrics)
     if not ranked:
         return None
     (first, value), rest = ranked[0], ranked[1:]

@@ -17,7 +17,7 @@ from typing import Any
 from analysis_tools.common import fmt_num
 from app.analyst.question_words import asks_trend
 from app.analyst.steps import Arguments, Column, Plan, Step
-from app.analyst.time_steps import _NAMES, _PARTS
+from app.analyst.time_steps import _PARTS, period_column_step
 from app.analyst.totals import _EACH_PERIOD
 from app.analyst.vocabulary import named_lists
 from app.understanding import vocabulary
@@ -90,18 +90,7 @@ def period_total_steps(
     unit = asks_per_period(question)
     if not unit or unit not in _PARTS:
         return False
-    period = _t(zh, *_NAMES[unit])
-    period = f"{date} {period}" if period in {c["name"] for c in columns} else period
-    plan.derived = f"{dataset}_按{_NAMES[unit][1]}" if zh else f"{dataset}_by_{unit}"
-    derive: Arguments = {
-        "new_column_name": period,
-        "kind": "date_part",
-        "columns": [date],
-        "part": _PARTS[unit],
-        "output": plan.derived,
-    }
-    subject = _t(zh, f"Put each row of {date} in its {period.lower()}", f"按{date}把每行归入{period}")
-    plan.steps.append(Step("derive_column", derive, subject, evidence=False, prep=True))
+    period = period_column_step(plan, date, dataset, columns, unit, zh)
     kinds = {c["name"]: c for c in columns}
     beside = [group] if group and group in kinds and group != date and groups_rows(kinds[group]) else []
     metric = plan.metric or ""

@@ -113,19 +113,7 @@ def period_steps(
     unit = period_unit_named(cue.group(0))
     if unit not in _PARTS or (unit not in ("month", "quarter") and not _finer_rows(grain, unit)):
         return False
-    part = _PARTS[unit]
-    period = _t(zh, *_NAMES[unit])
-    period = f"{date} {period}" if period in {c["name"] for c in columns} else period
-    plan.derived = f"{dataset}_按{_NAMES[unit][1]}" if zh else f"{dataset}_by_{unit}"
-    arguments: Arguments = {
-        "new_column_name": period,
-        "kind": "date_part",
-        "columns": [date],
-        "part": part,
-        "output": plan.derived,
-    }
-    subject = _t(zh, f"Put each row of {date} in its {period.lower()}", f"按{date}把每行归入{period}")
-    plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))
+    period = period_column_step(plan, date, dataset, columns, unit, zh)
     agg = "mean" if MEAN_WORDS.search(question) or is_level(metric, columns) else "sum"
     bottom = extreme == "least"
     plan.kind, plan.dimension, plan.top = "period", period, (1, bottom)
@@ -143,3 +131,22 @@ def period_steps(
     }
     plan.steps.append(Step("rank_values", ranked, subject))
     return True
+
+
+def period_column_step(plan: Plan, date: str, dataset: str, columns: list[Column], unit: str, zh: bool) -> str:
+    """The prep step that puts each dated row in its calendar period (a new column on a derived copy of
+    the dataset, which becomes the plan's `derived`); the new column's name (kept clear of a column of
+    the same name: "月份 月份" is "下单日期 月份")."""
+    period = _t(zh, *_NAMES[unit])
+    period = f"{date} {period}" if period in {c["name"] for c in columns} else period
+    plan.derived = f"{dataset}_按{_NAMES[unit][1]}" if zh else f"{dataset}_by_{unit}"
+    arguments: Arguments = {
+        "new_column_name": period,
+        "kind": "date_part",
+        "columns": [date],
+        "part": _PARTS[unit],
+        "output": plan.derived,
+    }
+    subject = _t(zh, f"Put each row of {date} in its {period.lower()}", f"按{date}把每行归入{period}")
+    plan.steps.append(Step("derive_column", arguments, subject, evidence=False, prep=True))
+    return period

@@ -295,3 +295,20 @@ def test_the_group_a_question_names_leads_its_comparison():
     metrics = {"mean.Sunny": 5.0, "mean.Rain": 5.2, "mean.Cloudy": 5.4, "p_value": 0.4}
     text = named_group_headline("Sales", "Weather", metrics, "Rain", zh=False)
     assert text.startswith("Rain's average Sales, 5.2, is in between (Cloudy 5.4, Sunny 5)") and "by chance" in text
+
+
+def test_a_merged_headers_leaf_names_its_column_and_a_shared_leaf_names_none():
+    """For a merged header the leaf is the column's name (issue 24): "销售额" names "销售情况 / 销售额" as
+    a name, not a partial match; a leaf under two groups ("2023 / 销售额", "2024 / 销售额") names neither."""
+    from app.understanding.roles import column_mentions
+    from app.understanding.words import SYNONYMS
+
+    columns = [
+        {"name": "门店", "type": "categorical"},
+        {"name": "销售情况 / 销量", "type": "numeric"},
+        {"name": "销售情况 / 销售额", "type": "numeric"},
+    ]
+    found = {(m.name, m.kind) for m in column_mentions("哪个门店的销售额最高？", columns, SYNONYMS)}
+    assert ("销售情况 / 销售额", "name") in found and not any(n == "销售情况 / 销量" for n, _ in found)
+    years = [{"name": "2023 / 销售额", "type": "numeric"}, {"name": "2024 / 销售额", "type": "numeric"}]
+    assert not any(m.kind == "name" for m in column_mentions("销售额高吗？", years, SYNONYMS))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -85,6 +86,8 @@ def column_mentions(
         _claim(text, col["name"].lower(), col["name"], found, "name")
     for col in sorted(columns, key=lambda c: -len(core_name(c["name"]))):  # without its unit: "Delivery Time"
         _claim(text, core_name(col["name"]).lower(), col["name"], found, "name")
+    for leaf, name in sorted(header_leaves(columns), key=lambda s: -len(s[0])):  # 销售额 of "销售情况 / 销售额"
+        _claim(text, leaf.lower(), name, found, "name")
     seconds = [(second, col["name"]) for col in columns if (second := bracketed_name(col["name"]))]
     for second, name in sorted(seconds, key=lambda s: -len(s[0])):  # "GDP per capita": Economy (GDP per Capita)
         _claim(text, second.lower(), name, found, "name")
@@ -237,6 +240,17 @@ def _sets_scene(question: str, scene: Mention, said: Mention, kinds: dict[str, d
         and word in CONDITION_WORDS
         and not any(_find_word(word, str(v).lower(), own=False) >= 0 for v in category.get("values") or [])
     )
+
+
+MERGED_HEADER = " / "  # how ingest joins a merged group cell and the column's own header (ingest/table.py)
+
+
+def header_leaves(columns: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(leaf, column) for each column under a merged group header ("销售情况 / 销售额"): the leaf is the
+    column's own name. A leaf two columns share ("2023 / 销售额", "2024 / 销售额") names neither alone."""
+    leaves = [(c["name"].rsplit(MERGED_HEADER, 1)[1].strip(), c["name"]) for c in columns if MERGED_HEADER in c["name"]]
+    counts = Counter(leaf for leaf, _ in leaves)
+    return [(leaf, name) for leaf, name in leaves if leaf and counts[leaf] == 1]
 
 
 def joined_name(name: str) -> list[str]:

@@ -12,6 +12,7 @@ from app.analyst.totals import asks_per_unit
 from app.understanding.kinds import MEAN_WORDS, asks_extreme
 from app.understanding.language import local_text as _t
 from app.understanding.roles import groups_rows
+from app.understanding.text import tokens
 from app.understanding.words import STOP
 
 # When something peaked: the date (row) of the largest value. "Which month" of several years is a season (SEASON).
@@ -107,8 +108,6 @@ def ranked_row_column(question: str, columns: list[Column], rows: int) -> str | 
     """The column that names each row when the thing ranked is the row itself: the question's word for
     what it ranks is a word of an identifier's name ("orders" of Order ID, 订单 of 订单号). None when the
     question ranks something else or no column names the rows."""
-    from app.understanding.text import tokens
-
     said = [t for t in tokens(question) if len(t.lemma) > 1]
     words, cjk = {t.lemma for t in said}, [t.word for t in said if t.is_cjk]
     for column in columns:

@@ -16,6 +16,7 @@ from rapidfuzz import fuzz
 
 from analysis_tools.common import fmt_num
 from app.analyst.vocabulary import named_lists, pairs, word_set, words
+from app.understanding import semantic  # its model loads on the first phrase, not on import
 from app.understanding.gate_words import ID_LIKE
 from app.understanding.kinds import RATE
 from app.understanding.profile_reading import GROUPING, NUMERIC
@@ -86,8 +87,6 @@ def _meaning_scores(phrases: list[str], names: list[str]) -> dict[str, float]:
     so listing the other readings of an assumed role never loads the model."""
     if not phrases or not names:
         return {}
-    from app.understanding import semantic  # the model: only when there is a phrase to place
-
     return semantic.scores(phrases, names)
 
 

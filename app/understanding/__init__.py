@@ -23,6 +23,7 @@ analyst (app.analyst) or the database: a reading can be tested, and reused, on i
 """
 
 from app.understanding.dataset_choice import Choice, Fit, choose_dataset, describe_fit, with_values
+from app.understanding.language import question_language
 from app.understanding.reading import Reading, read_question
 from app.understanding.role_sources import unmatched_words
 from app.understanding.roles import Mention, column_mentions, column_spans
@@ -41,6 +42,7 @@ __all__ = [
     "describe_fit",
     "is_small_talk",
     "question_key",
+    "question_language",
     "read_question",
     "unmatched_words",
     "with_values",

@@ -58,7 +58,7 @@ def question_language(session: Session, workspace_id: str, text: str, ui_lang: s
     """The language of a question asked on the page: its own words decide, not the column names in it
     ("Does 收入 differ by 地区?" on the English page is English); with nothing else to go by, the page's.
     The answer, its clarification questions and the report follow it."""
-    from app.understanding.language import question_language as language_of
+    from app.understanding import question_language as language_of
     from app.workspaces import active_datasets
 
     names = [

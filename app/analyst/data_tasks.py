@@ -9,8 +9,7 @@ import re
 import pandas as pd
 
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
-from app.understanding import vocabulary
-from app.understanding.kinds import DIFFERENCE, EACH, MEAN_WORDS, RATE, SHARE, TIME_UNITS, number_cut
+from app.understanding.kinds import DIFFERENCE, EACH, HOW_MANY, MEAN_WORDS, RATE, SHARE, TIME_UNITS, number_cut
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC, count_weights
@@ -341,9 +340,6 @@ def _named_by_unit(text: str, columns: list[Column]) -> str | None:
         ):
             return str(column["name"])
     return None
-
-
-HOW_MANY = vocabulary.regex("question_kinds", "how_many", re.I)
 
 
 def count_plan(question: str, columns: list[Column], spans: Spans, rows: int, zh: bool) -> Plan | None:

@@ -17,11 +17,10 @@ from typing import Any
 from analysis_tools.common import fmt_num
 from app.analyst.question_words import asks_trend
 from app.analyst.steps import Arguments, Column, Plan, Step
-from app.analyst.time_steps import _PARTS, period_column_step
-from app.analyst.totals import _EACH_PERIOD
+from app.analyst.time_steps import PERIOD_PARTS, period_column_step
+from app.analyst.totals import EACH_PERIOD
 from app.analyst.vocabulary import named_lists
-from app.understanding import vocabulary
-from app.understanding.kinds import MEAN_WORDS, SEASON, SHARE, asks_extreme, asks_top
+from app.understanding.kinds import HOW_MANY, MEAN_WORDS, SEASON, SHARE, asks_extreme, asks_top
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import groups_rows
@@ -32,7 +31,6 @@ _UNIT_OF |= {alias: unit for alias, (unit,) in named_lists("period_aliases").ite
 # "按月", "按季度看", "by month": 按/by straight before a unit of time, a "per period" too; the units are the
 # vocabulary's (period_units, period_aliases), the structure is here
 _BY_UNIT = re.compile(r"(?:按\s*|\bby\s+)(" + "|".join(sorted(_UNIT_OF, key=len, reverse=True)) + r")(?![a-z])", re.I)
-_EACH = re.compile(_EACH_PERIOD.pattern, re.I)
 # how each unit is said in the two languages: (each …, 每…, 按…)
 _SAID = {
     "year": ("year", "每年", "年"),
@@ -42,12 +40,12 @@ _SAID = {
     "day": ("day", "每天", "日"),
 }
 # the date_part each unit's column is made with, back to its unit (read_as reads the plan's steps)
-UNIT_OF_PART = {part: unit for unit, part in _PARTS.items()}
+UNIT_OF_PART = {part: unit for unit, part in PERIOD_PARTS.items()}
 
 
 def _period_phrase(question: str) -> re.Match[str] | None:
     """Where the question names the period it goes through ("each month", "monthly", "每周", "按月")."""
-    return _EACH.search(question) or _BY_UNIT.search(question)
+    return EACH_PERIOD.search(question) or _BY_UNIT.search(question)
 
 
 def per_period_unit(question: str) -> str:
@@ -88,7 +86,7 @@ def period_total_steps(
     rows per period when `counted`), by the period and, when the question names one, a grouping beside
     it. False when the question asks for no per-period figure."""
     unit = asks_per_period(question)
-    if not unit or unit not in _PARTS:
+    if not unit or unit not in PERIOD_PARTS:
         return False
     period = period_column_step(plan, date, dataset, columns, unit, zh)
     kinds = {c["name"]: c for c in columns}
@@ -169,9 +167,6 @@ def period_totals_headline(metric: str | None, agg: str, metrics: dict[str, Any]
     )
 
 
-_HOW_MANY = vocabulary.regex("question_kinds", "how_many", re.I)
-
-
 # A count by its structure: Chinese "<thing>数" (订单数, 人数: the number of things; not 数据/数值/数字/数量,
 # which are data, values, digits, a quantity column) and the English "number of <things>".
 _COUNT_OF = re.compile(r"(?<=[\u4e00-\u9fff])数(?![据值字量])|\bnumber of\b", re.I)
@@ -180,7 +175,7 @@ _COUNT_OF = re.compile(r"(?<=[\u4e00-\u9fff])数(?![据值字量])|\bnumber of\b
 def counted_per_period(question: str, metric: str | None, chosen: str | None, named: list[str]) -> bool:
     """Whether the figure per period is its number of rows: the question names no measure (the plan's is
     a default) and asks how many ("how many orders each week", "每周的订单数")."""
-    return not (chosen or metric in named) and bool(_HOW_MANY.search(question) or _COUNT_OF.search(question))
+    return not (chosen or metric in named) and bool(HOW_MANY.search(question) or _COUNT_OF.search(question))
 
 
 # how a unit is named in the reading: (English, 按…, 取最高的…)

@@ -76,7 +76,7 @@ def year_filter(question: str, columns: list[Column]) -> list[Condition]:
 
 # The period a "which month / which quarter / which year" question ranks: the words of its cue say
 # which (totals.period_unit_named); "each year", "每年" asks for the time of year instead (season_steps).
-_PARTS = {"year": "year", "quarter": "quarter", "month": "year_month", "week": "week", "day": "date"}
+PERIOD_PARTS = {"year": "year", "quarter": "quarter", "month": "year_month", "week": "week", "day": "date"}
 _NAMES = {
     "year": ("Year", "年份"),
     "quarter": ("Quarter", "季度"),
@@ -111,7 +111,7 @@ def period_steps(
     if not (metric and extreme and cue) or each_period_unit(question) in ("year", "年"):
         return False
     unit = period_unit_named(cue.group(0))
-    if unit not in _PARTS or (unit not in ("month", "quarter") and not _finer_rows(grain, unit)):
+    if unit not in PERIOD_PARTS or (unit not in ("month", "quarter") and not _finer_rows(grain, unit)):
         return False
     period = period_column_step(plan, date, dataset, columns, unit, zh)
     agg = "mean" if MEAN_WORDS.search(question) or is_level(metric, columns) else "sum"
@@ -144,7 +144,7 @@ def period_column_step(plan: Plan, date: str, dataset: str, columns: list[Column
         "new_column_name": period,
         "kind": "date_part",
         "columns": [date],
-        "part": _PARTS[unit],
+        "part": PERIOD_PARTS[unit],
         "output": plan.derived,
     }
     subject = _t(zh, f"Put each row of {date} in its {period.lower()}", f"按{date}把每行归入{period}")

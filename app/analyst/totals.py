@@ -43,19 +43,19 @@ def share_groups(question: str, columns: list[Column], named: list[str], dimensi
     return (periods[0], parts[0]) if periods and parts else (None, dimension)
 
 
-_EACH_PERIOD = re.compile(
+EACH_PERIOD = re.compile(
     r"\b(?:each|every|per)\s+(month|quarter|year|week|day)\b|\b(month|quarter|year|week|dai)ly\b|"
     r"每个?(月|季度|年|周|天)",
     re.I,
 )
-# the column names of each unit _EACH_PERIOD catches, its other spellings too ("dai" of "daily", "月")
+# the column names of each unit EACH_PERIOD catches, its other spellings too ("dai" of "daily", "月")
 _PERIOD_UNITS = named_lists("period_units")
 _PERIOD_UNITS |= {alias: _PERIOD_UNITS[unit] for alias, (unit,) in named_lists("period_aliases").items()}
 
 
 def each_period_unit(question: str) -> str:
     """The period a question goes through ("each year" → year, "每月" → 月), or "" when it names none."""
-    match = _EACH_PERIOD.search(question)
+    match = EACH_PERIOD.search(question)
     return next((g for g in match.groups() if g), "").lower() if match else ""
 
 

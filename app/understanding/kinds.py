@@ -64,6 +64,7 @@ NEGATION = vocabulary.regex(_FILE, "negation", re.I)
 FOLLOWUP = re.compile(rf"^\s*(?:{vocabulary.alternation(_FILE, 'followup_openers')})", re.I)
 MOST = vocabulary.regex(_FILE, "most", re.I)
 LEAST = vocabulary.regex(_FILE, "least", re.I)
+HOW_MANY = vocabulary.regex(_FILE, "how_many", re.I)  # "how many", "多少": a count asked
 
 
 def asks_total(question: str) -> bool:

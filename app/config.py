@@ -209,7 +209,18 @@ class Settings(BaseSettings):
     )
 
     # --- ingestion limits ------------------------------------------------------------------
-    max_upload_mb: int = Field(200, description="Largest accepted upload, in megabytes.")
+    max_upload_mb: int = Field(
+        200,
+        description="Largest accepted upload, in megabytes: the body of a route that takes a file is "
+        "refused (413) as soon as it passes this (plus 1 MB of form framing) while it arrives, and one "
+        "declaring more is refused before it is read.",
+    )
+    max_request_mb: float = Field(
+        2.0,
+        description="Largest body of any other request (JSON API calls, page forms), in megabytes, "
+        "counted while it arrives and refused (413) as soon as it passes; the longest such body is a "
+        "200,000-character note (1.2 MB of JSON when every character is escaped).",
+    )
     max_rows: int = Field(5_000_000, description="Most rows read from one sheet or CSV.")
     max_columns: int = Field(2_000, description="Most columns read from one sheet or CSV.")
     preview_rows: int = Field(20, description="Rows shown in previews and `inspect`.")

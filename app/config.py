@@ -260,6 +260,31 @@ class Settings(BaseSettings):
         "parse_total_memory_mb // parse_memory_mb files (at least one) are read at the same time by the "
         "processes that share this data folder; the others wait for their turn (a waiting upload says so).",
     )
+    document_timeout_s: float = Field(
+        30.0,
+        description="Time limit of reading one reference document (.docx, .pdf, text), in seconds: it is "
+        "read in a child process held to this much CPU time and wall time, then stopped and "
+        "reported as too_large.",
+    )
+    document_memory_mb: int = Field(
+        1_024,
+        description="Memory, in megabytes, that reading one reference document may add to its child "
+        "process (an address-space limit); a document that needs more is reported as too_large.",
+    )
+    document_max_pages: int = Field(300, description="Most pages of a reference PDF; a longer one is refused.")
+    document_max_pdf_content_mb: float = Field(
+        16.0,
+        description="Most page content, in megabytes, the text of a reference PDF may be extracted from, "
+        "summed over its pages before any is read (a drawing shared by every page counts once per page).",
+    )
+    document_max_paragraphs: int = Field(
+        100_000, description="Most paragraphs (table cells' included) of a reference .docx; more is refused."
+    )
+    document_max_elements: int = Field(
+        2_000_000,
+        description="Most XML elements of a reference .docx's main part, counted while it is parsed as a "
+        "stream; more is refused. Its unpacked size is held to max_uncompressed_mb as it is inflated.",
+    )
 
     # --- agent budgets (SPEC §2, §5) -------------------------------------------------------
     context_threshold_tokens: int = Field(100_000, description="Context token threshold; intents use a ratio of it.")

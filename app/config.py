@@ -233,8 +233,10 @@ class Settings(BaseSettings):
     max_cells: int = Field(30_000_000, description="Most cells (rows x columns) read from one sheet or CSV.")
     max_uncompressed_mb: int = Field(
         1_500,
-        description="Largest total unpacked size of a zip-based workbook (xlsx/xlsm/xlsb/ods), "
-        "in megabytes, checked from the zip directory before parsing (zip bombs).",
+        description="Largest total unpacked size of a zip-based workbook (xlsx/xlsm/xlsb/ods) or .docx, "
+        "in megabytes, checked from the zip directory before parsing (zip bombs); every part is then "
+        "inflated once, as a stream, and a part that unpacks to more than the directory declares is "
+        "refused as corrupt_file.",
     )
     max_compression_ratio: float = Field(
         200.0,

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.main import create_app
+from app.web.body_limit import upload_routes
 from tests.test_web import new_workspace, upload
 
 CHUNK = 64 * 1024
@@ -173,3 +174,20 @@ def test_the_longest_note_the_api_takes_fits_the_request_limit(client):
         f"/api/workspaces/{ws}/knowledge", content=body, headers={"content-type": "application/json"}
     )
     assert response.status_code == 201, response.text[:300]
+
+
+def test_every_route_that_takes_a_file_gets_the_upload_limit(tmp_path):
+    settings = Settings(_env_file=None, data_dir=tmp_path, llm_model="builtin", max_request_mb=0.5)
+    app = create_app(settings)
+    assert {route.path for route in upload_routes(app.routes)} == {  # type: ignore[attr-defined]
+        "/api/workspaces/{ws}/files",
+        "/api/workspaces/{ws}/knowledge/files",
+        "/workspaces/{ws}/upload",
+        "/workspaces/{ws}/knowledge",
+    }
+    with TestClient(app) as client:
+        ws = new_workspace(client)
+        big = upload(client, ws, "big.csv", b"a,b\n" + b"1,2\n" * (1024 * 1024 // 4))  # 1 MB: over the request limit
+        assert big.status_code == 201, big.text
+        note = client.post(f"/api/workspaces/{ws}/knowledge", json={"title": "t", "text": "x" * 600_000})
+        assert note.status_code == 413 and note.json()["error"]["category"] == "too_large"

@@ -209,7 +209,18 @@ class Settings(BaseSettings):
     )
 
     # --- ingestion limits ------------------------------------------------------------------
-    max_upload_mb: int = Field(200, description="Largest accepted upload, in megabytes.")
+    max_upload_mb: int = Field(
+        200,
+        description="Largest accepted upload, in megabytes: the body of a route that takes a file is "
+        "refused (413) as soon as it passes this (plus 1 MB of form framing) while it arrives, and one "
+        "declaring more is refused before it is read.",
+    )
+    max_request_mb: float = Field(
+        2.0,
+        description="Largest body of any other request (JSON API calls, page forms), in megabytes, "
+        "counted while it arrives and refused (413) as soon as it passes; the longest such body is a "
+        "200,000-character note (1.2 MB of JSON when every character is escaped).",
+    )
     max_rows: int = Field(5_000_000, description="Most rows read from one sheet or CSV.")
     max_columns: int = Field(2_000, description="Most columns read from one sheet or CSV.")
     preview_rows: int = Field(20, description="Rows shown in previews and `inspect`.")
@@ -222,8 +233,10 @@ class Settings(BaseSettings):
     max_cells: int = Field(30_000_000, description="Most cells (rows x columns) read from one sheet or CSV.")
     max_uncompressed_mb: int = Field(
         1_500,
-        description="Largest total unpacked size of a zip-based workbook (xlsx/xlsm/xlsb/ods), "
-        "in megabytes, checked from the zip directory before parsing (zip bombs).",
+        description="Largest total unpacked size of a zip-based workbook (xlsx/xlsm/xlsb/ods) or .docx, "
+        "in megabytes, checked from the zip directory before parsing (zip bombs); every part is then "
+        "inflated once, as a stream, and a part that unpacks to more than the directory declares is "
+        "refused as corrupt_file.",
     )
     max_compression_ratio: float = Field(
         200.0,
@@ -248,6 +261,31 @@ class Settings(BaseSettings):
         description="Memory, in megabytes, all file reads running at once may use together: at most "
         "parse_total_memory_mb // parse_memory_mb files (at least one) are read at the same time by the "
         "processes that share this data folder; the others wait for their turn (a waiting upload says so).",
+    )
+    document_timeout_s: float = Field(
+        30.0,
+        description="Time limit of reading one reference document (.docx, .pdf, text), in seconds: it is "
+        "read in a child process held to this much CPU time and wall time, then stopped and "
+        "reported as too_large.",
+    )
+    document_memory_mb: int = Field(
+        1_024,
+        description="Memory, in megabytes, that reading one reference document may add to its child "
+        "process (an address-space limit); a document that needs more is reported as too_large.",
+    )
+    document_max_pages: int = Field(300, description="Most pages of a reference PDF; a longer one is refused.")
+    document_max_pdf_content_mb: float = Field(
+        16.0,
+        description="Most page content, in megabytes, the text of a reference PDF may be extracted from, "
+        "summed over its pages before any is read (a drawing shared by every page counts once per page).",
+    )
+    document_max_paragraphs: int = Field(
+        100_000, description="Most paragraphs (table cells' included) of a reference .docx; more is refused."
+    )
+    document_max_elements: int = Field(
+        2_000_000,
+        description="Most XML elements of a reference .docx's main part, counted while it is parsed as a "
+        "stream; more is refused. Its unpacked size is held to max_uncompressed_mb as it is inflated.",
     )
 
     # --- agent budgets (SPEC §2, §5) -------------------------------------------------------

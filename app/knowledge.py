@@ -14,11 +14,11 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.config import Settings, get_settings
 from app.db.models import KnowledgeEntry
 from app.ingest.errors import IngestError
 
 DOCUMENT_SUFFIXES = (".txt", ".md", ".markdown", ".docx", ".pdf")
-MAX_PDF_PAGES = 300  # a reference note, not a library: bounds the time a hostile PDF can take
 MAX_TITLE = 200
 
 
@@ -61,8 +61,11 @@ def add_entry(
     return entry
 
 
-def document_text(path: Path, file_name: str) -> str:
-    """The text of an uploaded reference document."""
+def document_text(path: Path, file_name: str, settings: Settings | None = None) -> str:
+    """The text of an uploaded reference document, read within the document limits of `settings`
+    (app.ingest.documents). This process does the reading: the web server calls it through
+    `app.ingest.bounded.document_text_bounded`, in a child with time and memory limits."""
+    settings = settings or get_settings()
     suffix = Path(file_name).suffix.lower()
     if suffix not in DOCUMENT_SUFFIXES:
         raise KnowledgeError(
@@ -73,11 +76,19 @@ def document_text(path: Path, file_name: str) -> str:
             "请使用 .txt、.md、.docx 或 .pdf 文件。",
         )
     if suffix == ".docx":
-        return _docx_text(path)
+        return _docx_text(path, settings)
     if suffix == ".pdf":
-        return _pdf_text(path, file_name)
+        return _pdf_text(path, file_name, settings)
     from app.ingest.textfiles import decode_bytes  # BOMs, UTF-8, GB18030, then charset-normalizer
 
+    if path.stat().st_size > 4 * settings.knowledge_max_chars + 4:  # 4 bytes hold any character
+        raise KnowledgeError(
+            "too_large",
+            f"'{file_name}' holds more than {settings.knowledge_max_chars:,} characters.",
+            "Keep the parts the analysis needs (definitions, rules, context).",
+            f"“{file_name}”超过了 {settings.knowledge_max_chars:,} 个字符。",
+            "只保留分析需要的部分（定义、规则、背景）。",
+        )
     raw = path.read_bytes()
     try:
         text = decode_bytes(raw)[0]
@@ -100,22 +111,29 @@ def document_text(path: Path, file_name: str) -> str:
     return text
 
 
-def _docx_text(path: Path) -> str:
+def _docx_text(path: Path, settings: Settings) -> str:
     import zipfile
 
-    from docx import Document
-    from docx.opc.exceptions import PackageNotFoundError
+    from lxml import etree
 
-    from app.config import get_settings
+    from app.ingest.documents import docx_text
     from app.ingest.sniff import check_zip_limits
 
     try:
         with zipfile.ZipFile(path) as package:
-            check_zip_limits(package, get_settings())  # zip bombs, before python-docx inflates
-        document = Document(str(path))
+            check_zip_limits(package, settings)  # what the directory says, before a byte is inflated
+        return docx_text(path, settings)  # and what is really inflated, counted while it is
     except IngestError as exc:
         raise KnowledgeError(exc.category, exc.message, exc.hint, exc.message_zh, exc.hint_zh) from exc
-    except (zipfile.BadZipFile, PackageNotFoundError, KeyError, ValueError) as exc:
+    except (
+        zipfile.BadZipFile,
+        KeyError,
+        ValueError,
+        OSError,
+        EOFError,
+        NotImplementedError,
+        etree.XMLSyntaxError,
+    ) as exc:
         raise KnowledgeError(
             "corrupt_file",
             "This Word document could not be opened (damaged, or protected with a password).",
@@ -123,17 +141,13 @@ def _docx_text(path: Path) -> str:
             "这份 Word 文档打不开（已损坏，或设了密码）。",
             "请用 Word 或 LibreOffice 打开，再另存为 .docx。",
         ) from exc
-    parts = [p.text for p in document.paragraphs]
-    for table in document.tables:
-        for row in table.rows:
-            parts.append(" | ".join(cell.text.strip() for cell in row.cells))
-        parts.append("")
-    return "\n".join(parts)
 
 
-def _pdf_text(path: Path, file_name: str) -> str:
+def _pdf_text(path: Path, file_name: str, settings: Settings) -> str:
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
+
+    from app.ingest.documents import pdf_text
 
     try:
         reader = PdfReader(str(path))
@@ -145,11 +159,12 @@ def _pdf_text(path: Path, file_name: str) -> str:
                 f"“{file_name}”设了密码。",
                 "请另存一份不带密码的副本，再添加它。",
             )
-        pages = reader.pages[:MAX_PDF_PAGES]
-        text = "\n\n".join((page.extract_text() or "").strip() for page in pages)
+        text = pdf_text(reader, settings)
     except KnowledgeError:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, RecursionError) as exc:
+    except IngestError as exc:
+        raise KnowledgeError(exc.category, exc.message, exc.hint, exc.message_zh, exc.hint_zh) from exc
+    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise KnowledgeError(
             "corrupt_file",
             f"'{file_name}' could not be read as a PDF.",

@@ -18,8 +18,9 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.exc import SQLAlchemyError
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, ExceptionHandler, Receive, Scope, Send
+from starlette.types import ExceptionHandler
 
 from app.config import Settings, get_settings
 from app.db.session import open_database
@@ -46,7 +47,8 @@ from app.web import (
     workspaces,
 )
 from app.web.background import stop_background_pools
-from app.web.deps import ApiError, NotSignedIn, authorize, resolve_lang
+from app.web.body_limit import BodyClass, BodyLimit
+from app.web.deps import PUBLIC_PATHS, PUBLIC_PREFIXES, ApiError, NotSignedIn, authorize, resolve_lang, signed_in_user
 from app.web.i18n import cleaning_text, t, tool_label, tool_labels
 from app.web.security import CrossSiteGuard, HostGuard, SecurityHeaders
 from app.web.text_input import check_text_input
@@ -110,7 +112,14 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
     for router in ROUTERS:
         application.include_router(router)
     install_error_handlers(application)
-    application.add_middleware(UploadLimit, max_bytes=settings.max_upload_mb * 1024 * 1024 + 1024 * 1024)
+    application.add_middleware(
+        BodyLimit,
+        routes=lambda: application.routes,
+        upload_bytes=settings.max_upload_mb * 1024 * 1024,
+        request_bytes=int(settings.max_request_mb * 1024 * 1024),
+        refuse=body_refusal,
+        sign_in_gate=upload_sign_in_gate,
+    )
     trusted = tuple(o.strip() for o in settings.trusted_origins.split(",") if o.strip())
     application.add_middleware(CrossSiteGuard, refuse=cross_site_refusal, trusted_origins=trusted)
     allowed_names = served_host_names(settings)
@@ -286,37 +295,41 @@ def unknown_host_refusal(request: Request, name: str) -> Response:
     return error_page(request, 400, "error_unknown_host", name)
 
 
-class UploadLimit:
-    """Refuses a request body that declares itself too large before any of it is read (the
-    upload views also count the bytes while streaming, for bodies without a Content-Length)."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int):
-        self.app, self.max_bytes = app, max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] in ("POST", "PUT"):
-            declared = dict(scope["headers"]).get(b"content-length", b"")
-            if declared.isdigit() and int(declared) > self.max_bytes:
-                await self.refuse(Request(scope))(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-    def refuse(self, request: Request) -> Response:
-        settings: Settings = request.app.state.settings
+def body_refusal(request: Request, limit: BodyClass) -> Response:
+    """413 for a body over its route's limit (app/web/body_limit.py), in the app's error shape."""
+    settings: Settings = request.app.state.settings
+    if limit.kind == "upload":
         message = f"The file is larger than {settings.max_upload_mb} MB."
-        if is_api(request):
-            return JSONResponse(
-                {
-                    "error": {
-                        "category": "too_large",
-                        "message": message,
-                        "hint": "Split the file, or remove sheets and columns you do not need.",
-                    }
-                },
-                status_code=413,
-                headers={"Connection": "close"},
-            )
-        return error_page(request, 413, "error_too_large", message)
+        hint = "Split the file, or remove sheets and columns you do not need."
+    else:
+        message = f"The request body is larger than {settings.max_request_mb:g} MB."
+        hint = "Send less at once: upload data as a file, and keep notes and messages short."
+    log.warning(
+        "refused a %s body over %d bytes on %s %s", limit.kind, limit.max_bytes, request.method, request.url.path
+    )
+    if is_api(request):
+        return JSONResponse({"error": {"category": "too_large", "message": message, "hint": hint}}, status_code=413)
+    return error_page(request, 413, "error_too_large", message)
+
+
+async def upload_sign_in_gate(request: Request) -> Response | None:
+    """Before an upload's body is read: the 401 (or sign-in redirect) that `authorize` would give
+    once it had been, for a request with no valid session or token; None lets it in. The lookup
+    runs in a worker thread (a database query must not hold the event loop)."""
+    settings: Settings = request.app.state.settings
+    path = request.url.path
+    if not auth_required(settings) or path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES):
+        return None
+
+    def refusal() -> NotSignedIn | None:
+        with request.app.state.db.session() as session:
+            try:
+                return None if signed_in_user(request, session) is not None else NotSignedIn()
+            except NotSignedIn as exc:
+                return exc
+
+    refused = await run_in_threadpool(refusal)
+    return None if refused is None else await on_not_signed_in(request, refused)
 
 
 API_FAULT_MESSAGES = {

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from app.ingest.pipeline import LoadedTable
 
 log = logging.getLogger(__name__)
+DOCUMENT_HINT = "Keep the parts the analysis needs (definitions, rules, context), or save it again as plain text."
+DOCUMENT_HINT_ZH = "只保留分析需要的部分（定义、规则、背景），或另存为纯文本。"
 
 
 def load_table_bounded(path: str | Path, sheet: str | None = None, settings: Settings | None = None) -> LoadedTable:
@@ -68,8 +70,34 @@ def inspect_bounded(
     return _bounded("inspect", path, sheet, settings, rows=rows)
 
 
-def _bounded(kind: str, path: str | Path, sheet: str | None, settings: Settings | None, **options):
+def document_text_bounded(path: str | Path, file_name: str, settings: Settings | None = None) -> str:
+    """The text of a reference document (`app.knowledge.document_text`) read in a child process
+    held to `document_timeout_s` of CPU and wall time and `document_memory_mb` of memory: a
+    crafted .docx or PDF costs one killed child, never the web server. Raises KnowledgeError
+    (a limit hit is `too_large`, with a hint about documents)."""
+    from app.knowledge import KnowledgeError
+
     settings = settings or get_settings()
+    try:
+        return _bounded("document", path, file_name, settings, timeout=settings.document_timeout_s)
+    except KnowledgeError:
+        raise
+    except IngestError as exc:  # a limit of the child (time, memory) or a crash: said of a document
+        if exc.category == "corrupt_file":  # the child crashed on it
+            hint, hint_zh = (
+                "Open it in Word or LibreOffice and save it again.",
+                "请用 Word 或 WPS 打开，再重新保存一份。",
+            )
+        else:
+            hint, hint_zh = DOCUMENT_HINT, DOCUMENT_HINT_ZH
+        raise KnowledgeError(exc.category, exc.message, hint, exc.message_zh, hint_zh) from exc
+
+
+def _bounded(
+    kind: str, path: str | Path, sheet: str | None, settings: Settings | None, timeout: float | None = None, **options
+):
+    settings = settings or get_settings()
+    timeout = settings.parse_timeout_s if timeout is None else timeout
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     job = Path(tempfile.mkdtemp(prefix="read-", dir=settings.data_dir))
     try:
@@ -78,8 +106,8 @@ def _bounded(kind: str, path: str | Path, sheet: str | None, settings: Settings 
         (job / "request.pkl").write_bytes(pickle.dumps(request))
         with parse_slot(settings):  # a queue: the reads at once stay within parse_total_memory_mb
             try:
-                status, code = run_job(job, settings.parse_timeout_s)
-                return _outcome(kind, job, status, code, settings)
+                status, code = run_job(job, timeout)
+                return _outcome(kind, job, status, code, timeout)
             except NoChild as exc:
                 log.warning("reading %s in-process: %s", Path(path).name, exc)
                 return READERS[kind](path, sheet, settings, None, **options)
@@ -107,13 +135,14 @@ def run_job(job: Path, timeout: float) -> tuple[str, int]:
     return server.run(job, timeout)
 
 
-def _outcome(kind: str, job: Path, status: str, code: int, settings: Settings):
-    if status == "timeout":
+def _outcome(kind: str, job: Path, status: str, code: int, timeout: float):
+    # Stopped at its deadline, or by its CPU-time limit (SIGXCPU) before the deadline came.
+    if status == "timeout" or code == -signal.SIGXCPU:
         raise IngestError(
             "too_large",
-            f"Reading this file took longer than {settings.parse_timeout_s:g} seconds.",
+            f"Reading this file took longer than {timeout:g} seconds.",
             HINT,
-            f"读取这个文件用了超过 {settings.parse_timeout_s:g} 秒，时间太长了。",
+            f"读取这个文件用了超过 {timeout:g} 秒，时间太长了。",
             HINT_ZH,
         )
     result = job / "result.pkl"

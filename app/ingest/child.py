@@ -43,13 +43,20 @@ class NoChild(Exception):
     """No child process could read the file (the machinery failed, not the file)."""
 
 
-def import_readers(text: bool = True) -> None:
+def import_readers(text: bool = True, documents: bool = False) -> None:
     """Import everything a read uses before the memory limit is applied (a process under its limit
     may not be able to map a shared library any more); the read server does it once, before it
     forks, so that its children do not pay for imports. `text`: the text-file reader's encoding
-    detection too (a workbook never needs it; 20 ms)."""
+    detection too (a workbook never needs it; 20 ms). `documents`: the reference-document readers
+    (lxml, pypdf)."""
     if text:
         import charset_normalizer  # noqa: F401
+    if documents:
+        import lxml.etree  # noqa: F401
+        import pypdf  # noqa: F401
+
+        import app.ingest.documents
+        import app.knowledge
     import fastexcel  # noqa: F401
 
     import app.ingest.pipeline  # pandas, pyarrow and the readers
@@ -69,10 +76,14 @@ def read_job(job: Path, early: bool = False) -> int:
         early_parse.start(path, sheet, settings)
     try:
         try:
-            import_readers(text=Path(path).suffix.lower() not in EXCEL_EXTS)
+            import_readers(text=Path(path).suffix.lower() not in EXCEL_EXTS, documents=kind == "document")
         except Exception:  # noqa: BLE001 - a broken installation is not the file's fault
             return SETUP_FAILED
-        limit_memory(settings.parse_memory_mb)
+        if kind == "document":
+            limit_memory(settings.document_memory_mb)
+            limit_cpu(settings.document_timeout_s)
+        else:
+            limit_memory(settings.parse_memory_mb)
         try:
             outcome = ("ok", reader(path, sheet, settings, job, **options))
         except IngestError as exc:
@@ -125,7 +136,19 @@ def read_inspect(path, sheet, settings: Settings, job: Path | None, rows: int = 
     return pipeline.inspect_file(path, sheet=sheet, rows=rows, settings=settings)
 
 
-READERS: dict[str, Any] = {"table": read_table, "preview": read_preview, "inspect": read_inspect}
+def read_document(path, sheet, settings: Settings, job: Path | None) -> str:
+    """The text of a reference document (`sheet` carries its uploaded name, which says its kind)."""
+    from app.knowledge import document_text
+
+    return document_text(Path(path), sheet or Path(path).name, settings)
+
+
+READERS: dict[str, Any] = {
+    "table": read_table,
+    "preview": read_preview,
+    "inspect": read_inspect,
+    "document": read_document,
+}
 
 
 def _write_frame(frame: pd.DataFrame, job: Path) -> pd.DataFrame | None:
@@ -154,6 +177,16 @@ def limit_memory(extra_mb: int) -> None:
     limit = mapped + extra_mb * 1024 * 1024
     try:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError):
+        pass
+
+
+def limit_cpu(seconds: float) -> None:
+    """Cap the CPU time this process may use (RLIMIT_CPU: the kernel stops it with SIGXCPU, then
+    SIGKILL), so a read that spins ends even if nobody is left to watch the clock."""
+    limit = max(1, int(seconds + 0.999))
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))
     except (ValueError, OSError):
         pass
 

@@ -132,8 +132,10 @@ def _choose(path: str, sheet: str | None, settings: Settings) -> tuple[str, int]
                 return None
             entry = max(entries, key=lambda e: e.xml_size)
             head = book.head(entry, HEAD_ROWS)
-        if head.complete or _declared_too_large(head.dimension, settings):
-            return None
+            if head.complete or _declared_too_large(head.dimension, settings):
+                return None
+            if book.row_beyond(entry, settings.max_rows + 1000) is not None:
+                return None  # the pipeline refuses it unparsed (a row numbered past the limit)
         cells = head_cells(head.rows, HEAD_ROWS)
         width = max((len(row) for row in cells), default=0)
         layout = layout_of_cells(cells, list(range(len(cells))), list(range(width)), None, None, False)

@@ -225,6 +225,13 @@ def _read_xlsx_streaming(
                 else:
                     n_rows = min(dim_rows, n_rows)
         too_large = _cells_limit(entry.name, n_rows, n_cols, settings)
+        if too_large is None and not head.complete:
+            # Row numbers are not bounded by the bytes (`<row r="104800013">` is 20 of them): look
+            # for the first row past the limit, and stop there.
+            beyond = book.row_beyond(entry, settings.max_rows + 1000)
+            if beyond is not None:
+                n_rows = beyond
+                too_large = _cells_limit(entry.name, n_rows, n_cols, settings)
         state = {"offset": None}
 
         def load_body(

@@ -126,7 +126,7 @@ def start_read_server() -> None:
 def serve(requests: int, answers) -> None:
     """Fork a child per request line read from the file descriptor `requests`; write the answers
     to `answers` (a binary file)."""
-    import_readers()  # once, before any fork
+    import_readers(documents=True)  # once, before any fork
 
     selector = selectors.DefaultSelector()
     selector.register(requests, selectors.EVENT_READ, None)

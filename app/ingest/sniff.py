@@ -8,6 +8,7 @@ is imported.
 
 from __future__ import annotations
 
+import copy
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -155,6 +156,8 @@ def check_zip_limits(package: zipfile.ZipFile | list[zipfile.ZipInfo], settings:
             f"这个工作簿内部由 {len(infos):,} 个部件组成，数量太多了。",
             "请用 Excel 重新保存一份。",
         )
+    if isinstance(package, zipfile.ZipFile):
+        _check_inflated_sizes(package, infos)
     for info in infos:
         ratio = info.file_size / max(1, info.compress_size)
         if info.file_size <= RATIO_FLOOR_BYTES or ratio <= settings.max_compression_ratio:
@@ -175,6 +178,61 @@ def check_zip_limits(package: zipfile.ZipFile | list[zipfile.ZipInfo], settings:
                 f"（上限是 {settings.max_cells:,} 个单元格、每格 {ELEMENTS_PER_CELL} 个）。这类文件常被用来耗尽内存。",
                 "如果文件来源可靠，请用 Excel 打开，删掉用不到的行和列后重新保存。",
             )
+
+
+def _check_inflated_sizes(package: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -> None:
+    """Every part unpacks to exactly the size the directory declares. The limits above trust the
+    directory, and so does the workbook reader's estimate of a sheet (xlsxstream), but calamine
+    inflates what is there: a part that says 1 KB and holds 250 MB would pass them all. Each part
+    is inflated once, as a stream, and at most one byte past its declared size (so a lie costs no
+    more than the truth would, and the truth is already within `max_uncompressed_mb`)."""
+    key = _package_key(package)
+    if key is not None and key in _verified:
+        return
+    for info in infos:
+        if info.is_dir():
+            continue
+        declared = max(0, info.file_size)
+        probe = copy.copy(info)
+        # zipfile stops at the declared size (and calls that a bad CRC); let it inflate what is there
+        probe.file_size = 1 << 62
+        inflated = 0
+        try:
+            with package.open(probe) as stream:
+                while chunk := stream.read(min(1 << 20, declared + 1 - inflated)):
+                    inflated += len(chunk)
+                    if inflated > declared:
+                        break
+        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError, RuntimeError):
+            if inflated <= declared:
+                continue  # damaged or encrypted, not larger than it says: the readers report it
+        if inflated > declared:
+            raise IngestError(
+                "corrupt_file",
+                f"Part '{info.filename}' of the file unpacks to more than the {declared:,} bytes its zip directory "
+                "declares; files like this are made to slip past size limits.",
+                "If the file is genuine, open it in Excel or Word and save it again.",
+                f"文件中的“{info.filename}”解压后超过了 zip 目录声明的 {declared:,} 字节；这类文件是为了绕过大小限制而构造的。",
+                "如果文件来源可靠，请用 Excel 或 Word 打开后重新保存。",
+            )
+    if key is not None:
+        _verified.add(key)
+
+
+def _package_key(package: zipfile.ZipFile) -> tuple[str, int, int] | None:
+    """(path, size, modification time) of a package read from a file: the same file is verified
+    once per process (the early parse and the pipeline both sniff it)."""
+    name = package.filename
+    if not name:
+        return None
+    try:
+        stat = Path(name).stat()
+    except OSError:
+        return None
+    return (str(Path(name).resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+_verified: set[tuple[str, int, int]] = set()
 
 
 def _xml_elements(package: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> int:

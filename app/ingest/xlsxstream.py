@@ -28,6 +28,8 @@ from xml.etree import ElementTree as ET
 
 _CELL_REF = re.compile(r"^([A-Z]{1,3})(\d+)$")
 _MERGE = re.compile(rb'<(?:\w+:)?mergeCell\s+ref="([A-Z]{1,3})(\d+)(?::([A-Z]{1,3})(\d+))?"')
+_ROW_NUMBER = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?row\s[^<>]*\br\s*$")
+_ROW_TAG = re.compile(rb"<[A-Za-z_][\w.-]*:row(?=[\s/>])")
 _DIMENSION = re.compile(rb'<(?:\w+:)?dimension\s+ref="([A-Z]{1,3})(\d+)(?::([A-Z]{1,3})(\d+))?"')
 # Built-in number formats that are dates or times (ECMA-376 18.8.30, plus the CJK locale ids).
 _DATE_FMT_IDS = set(range(14, 23)) | set(range(27, 37)) | set(range(45, 48)) | set(range(50, 59)) | set(range(71, 82))
@@ -291,6 +293,37 @@ class XlsxBook:
                         yield _rich_text(el)
                         el.clear()
 
+    def row_beyond(self, sheet: SheetEntry, limit: int) -> int | None:
+        """A row number (1-based) past `limit` that the sheet uses, or None when there is none: a
+        byte search of the decompressed sheet (C speed, constant memory) that stops at the first
+        row numbered past the limit (`<row r="104800013">`: a reader makes the sheet that tall) or
+        when there are more row tags than the limit. Unnumbered rows after a numbered one can take
+        a sheet past the limit by at most their count, which the full read still refuses."""
+        # Any attribute value that is a number above the limit (a fast search: such values are
+        # rare), then whether it is a row's r; cell references (r="A5000001") start with letters.
+        long_number = re.compile(rb"=\s*[\"'](" + _numbers_above(limit) + rb")[\"']")
+        rows, tail = 0, b""
+        with self.zf.open(self.names[sheet.part]) as fh:
+            if hasattr(fh, "_expected_crc"):
+                fh._expected_crc = None  # a search, not an extraction (the package was verified when sniffed)
+            while chunk := fh.read(CHUNK):
+                data = tail + chunk
+                cut = data.rfind(b"<")  # a tag cut by the chunk boundary is searched next time, whole
+                cut = len(data) if cut < 0 or len(data) - cut > 4096 else cut
+                for match in long_number.finditer(data, 0, cut):
+                    number = int(match.group(1))
+                    if number > limit and _ROW_NUMBER.search(
+                        data, max(0, data.rfind(b"<", 0, match.start())), match.start()
+                    ):
+                        return number
+                rows += data.count(b"<row", 0, cut)  # <rowBreaks> too: a few more, on the safe side
+                if b":row" in data:  # a namespace prefix on the tags (rare): counted the slow way
+                    rows += sum(1 for _ in _ROW_TAG.finditer(data, 0, cut))
+                if rows > limit:
+                    return rows
+                tail = data[cut:]
+        return None
+
     def merges(self, sheet: SheetEntry, limit: int = 100_000) -> list[tuple[int, int, int, int]]:
         """Merged ranges as 0-based inclusive (r0, c0, r1, c1), found by a byte search of the
         decompressed sheet (zlib speed, constant memory); no XML tree is built."""
@@ -312,6 +345,19 @@ class XlsxBook:
                         out.append((r0, c0, r1, c1))
                 tail = data[-200:]  # a tag cut by the chunk boundary is matched next time (deduplicated)
         return list(dict.fromkeys(out))[:limit]
+
+
+def _numbers_above(limit: int) -> bytes:
+    """A regular expression for the decimal numbers greater than `limit` (leading zeros aside,
+    which only make a number longer): longer ones, and those of its length that are greater at
+    their first differing digit."""
+    digits = str(limit)
+    options = [rb"\d{%d,}" % (len(digits) + 1)]
+    for i, digit in enumerate(digits):
+        if digit != "9":
+            rest = len(digits) - i - 1
+            options.append(digits[:i].encode() + b"[%d-9]" % (int(digit) + 1) + (rb"\d{%d}" % rest if rest else b""))
+    return b"|".join(options)
 
 
 def head_cells(rows: dict[int, dict[int, object]], head_rows: int) -> list[list[object]]:

@@ -11,8 +11,10 @@ from fastapi import APIRouter, File, Form, Request, UploadFile
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, Field
 
+from app.config import Settings
 from app.db.models import KnowledgeEntry
-from app.knowledge import KnowledgeError, add_entry, document_text, entries
+from app.ingest.bounded import document_text_bounded
+from app.knowledge import KnowledgeError, add_entry, entries
 from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, SettingsDep, WorkspaceDep, found
 from app.web.pages import workspace_context
 from app.web.uploads import safe_file_name
@@ -37,8 +39,9 @@ def entry_dict(entry: KnowledgeEntry) -> dict[str, Any]:
     }
 
 
-def read_document(upload: UploadFile) -> tuple[str, str]:
-    """(file name, text) of an uploaded reference document."""
+def read_document(upload: UploadFile, settings: Settings) -> tuple[str, str]:
+    """(file name, text) of an uploaded reference document, read in a bounded child process (the
+    view runs in a worker thread, so the event loop never waits for it)."""
     name = safe_file_name(upload.filename)
     data = upload.file.read(MAX_DOCUMENT_BYTES + 1)
     if len(data) > MAX_DOCUMENT_BYTES:
@@ -52,14 +55,14 @@ def read_document(upload: UploadFile) -> tuple[str, str]:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / name
         path.write_bytes(data)
-        return name, document_text(path, name)
+        return name, document_text_bounded(path, name, settings)
 
 
 def keep(
     session, settings, workspace_id: str, title: str, text: str | None, upload: UploadFile | None
 ) -> KnowledgeEntry:
     if upload is not None and upload.filename:
-        name, document = read_document(upload)
+        name, document = read_document(upload, settings)
         return add_entry(
             session,
             workspace_id,

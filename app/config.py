@@ -338,6 +338,13 @@ class Settings(BaseSettings):
     sandbox_max_file_mb: int = Field(
         64, description="Largest file (output, saved table, figure) one run_python call may write, in MB."
     )
+    sandbox_max_reply_mb: int = Field(
+        4,
+        description="Largest result message one run_python call may send back to the server, in MB (its "
+        "printed output is already cut to sandbox_max_output_chars inside the sandbox: only forged or runaway "
+        "results come near it). A larger one is refused with a clear error while it is read, never parsed or "
+        "stored; the text fields of an accepted one are cut to sandbox_max_output_chars again on the host.",
+    )
     sandbox_idle_s: float = Field(
         600.0, description="A workspace's warm sandbox process is closed after this many idle seconds."
     )

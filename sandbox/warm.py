@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 from sandbox import protocol
-from sandbox.protocol import reply_bytes
 from sandbox.host import Isolation, Limits, SandboxUnavailable
 from sandbox.launch import LaunchSpec, build_command
 from sandbox.procs import sandbox_root, tree_pss_kb
+from sandbox.protocol import reply_bytes
 from sandbox.results import collect, empty_scratch, open_dir
 
 log = logging.getLogger("sandbox.host")  # the logger name the host module always used

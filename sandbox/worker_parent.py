@@ -96,7 +96,7 @@ class Parent:
                 },
             }
         elif oversized:
-            reply = {"ok": False, "error": _reply_too_large(expected - 8, max_reply)}
+            reply = {"ok": False, "error": _reply_too_large((expected or 8) - 8, max_reply)}
         elif reply is None:
             reply = {"ok": False, "error": _death(status, limits)}
         reply.update(

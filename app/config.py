@@ -207,6 +207,12 @@ class Settings(BaseSettings):
         description="Address-space limit of that run of analysis.py, in megabytes (0: none); a "
         "script that needs more stops and the page says it ran out of memory.",
     )
+    check_numbers_max_output_mb: int = Field(
+        8,
+        description="Most of what that run of analysis.py prints that is kept (in analysis_output.txt), in "
+        "megabytes: the head and the tail, with a line saying how much was left out; the rest is read and "
+        "dropped as it comes.",
+    )
 
     # --- ingestion limits ------------------------------------------------------------------
     max_upload_mb: int = Field(200, description="Largest accepted upload, in megabytes.")

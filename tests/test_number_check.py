@@ -136,7 +136,6 @@ def wait_for(condition, limit_s: float = 30.0) -> None:
 @pytest.mark.slow
 def test_the_check_runs_in_the_background_once_and_the_outcome_is_recorded(finished_run, monkeypatch):
     import app.web.number_check as number_check
-
     from app.reports.script import report_numbers
 
     client, ws, run_id = finished_run

@@ -351,6 +351,11 @@ class Settings(BaseSettings):
         "results come near it). A larger one is refused with a clear error while it is read, never parsed or "
         "stored; the text fields of an accepted one are cut to sandbox_max_output_chars again on the host.",
     )
+    sandbox_call_files_mb: int = Field(
+        128,
+        description="Most bytes of figures and saved tables copied out of one run_python call to the host, "
+        "in MB; a file is copied once however many hard links or names the call gives it.",
+    )
     sandbox_idle_s: float = Field(
         600.0, description="A workspace's warm sandbox process is closed after this many idle seconds."
     )

@@ -149,7 +149,12 @@ class WarmParent:
             tables: list = []
             if self.scratch_fd is not None:
                 figures, tables = collect(
-                    self.scratch_fd, request["call_id"], reply, kept, limits.file_mb * 1024 * 1024
+                    self.scratch_fd,
+                    request["call_id"],
+                    reply,
+                    kept,
+                    limits.file_mb * 1024 * 1024,
+                    limits.call_files_mb * 1024 * 1024,
                 )
                 empty_scratch(self.scratch_fd, self.tmp_fd)
             self.last_used = time.monotonic()

@@ -74,3 +74,22 @@ def test_an_announced_size_beyond_the_limit_is_not_waited_for(env):  # noqa: F81
     result = env.run(FORGE + 'forge(b"{}", announced=1 << 40)')
     assert not result.ok and result.error["limit"] == "reply", result.error
     still_works(env)
+
+
+def test_hard_linked_figures_are_copied_once(env):  # noqa: F811
+    """A forged reply naming a 2 MB figure and 19 hard links to it (and the file again): one copy."""
+    code = FORGE + (
+        'open("a.png", "wb").write(b"\\x89PNG" + b"x" * 2_000_000)\n'
+        'names = ["a.png"] + [f"l{n}.png" for n in range(19)]\n'
+        "for name in names[1:]:\n"
+        "    os.link('a.png', name)\n"
+        'forge(json.dumps({"ok": True, "figures": [{"file": n} for n in names + ["a.png"]]}).encode())'
+    )
+    result = env.run(code)
+    # Reason: the host copies by inode once (1 MB and 19 links were 20 MB in the kept call and in
+    # the workspace's figures).
+    assert result.ok, result.error
+    assert len(result.figures) == 1, result.figures
+    kept = env.settings.workspace_dir(env.ws_a) / "scratch" / "calls"  # the kept calls, on the host
+    assert sum(p.stat().st_size for p in kept.rglob("*.png")) < 5_000_000
+    still_works(env)

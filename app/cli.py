@@ -152,8 +152,8 @@ def analyze_command(args: argparse.Namespace) -> int:
     from app.db.session import open_database
     from app.ingest.errors import IngestError
     from app.reports.render import write_report_files
-    from app.reports.reproduce import Limits, check_analysis_script
-    from app.reports.script import dataset_sources
+    from app.reports.reproduce import Limits, check_analysis_script, host_verdict
+    from app.reports.script import dataset_sources, report_numbers
     from app.runs import RunService
     from app.workspaces import active_datasets, add_dataset, create_workspace
 
@@ -206,7 +206,8 @@ def analyze_command(args: argparse.Namespace) -> int:
         sandbox_mode=settings.sandbox_mode,
         data_files=[Path(d["original_path"]) for d in datasets if d.get("original_path")],
     )
-    reproduction = check.summary
+    # the verdict is the host's: the counts must describe this report's evidence numbers
+    reproduction = None if check.summary is None else host_verdict(check.summary, len(report_numbers(report)))
     if reproduction is not None:
         report["reproduction"] = reproduction
         written = write_report_files(report, args.out, datasets=datasets)

@@ -207,6 +207,12 @@ class Settings(BaseSettings):
         description="Address-space limit of that run of analysis.py, in megabytes (0: none); a "
         "script that needs more stops and the page says it ran out of memory.",
     )
+    check_numbers_max_output_mb: int = Field(
+        8,
+        description="Most of what that run of analysis.py prints that is kept (in analysis_output.txt), in "
+        "megabytes: the head and the tail, with a line saying how much was left out; the rest is read and "
+        "dropped as it comes.",
+    )
 
     # --- ingestion limits ------------------------------------------------------------------
     max_upload_mb: int = Field(
@@ -375,6 +381,18 @@ class Settings(BaseSettings):
     )
     sandbox_max_file_mb: int = Field(
         64, description="Largest file (output, saved table, figure) one run_python call may write, in MB."
+    )
+    sandbox_max_reply_mb: int = Field(
+        4,
+        description="Largest result message one run_python call may send back to the server, in MB (its "
+        "printed output is already cut to sandbox_max_output_chars inside the sandbox: only forged or runaway "
+        "results come near it). A larger one is refused with a clear error while it is read, never parsed or "
+        "stored; the text fields of an accepted one are cut to sandbox_max_output_chars again on the host.",
+    )
+    sandbox_call_files_mb: int = Field(
+        128,
+        description="Most bytes of figures and saved tables copied out of one run_python call to the host, "
+        "in MB; a file is copied once however many hard links or names the call gives it.",
     )
     sandbox_idle_s: float = Field(
         600.0, description="A workspace's warm sandbox process is closed after this many idle seconds."

@@ -36,6 +36,8 @@ class Limits:
     max_files: int = 256
     max_output_chars: int = 20_000
     file_mb: int = 64
+    call_files_mb: int = 128  # figures and tables copied out of one call, each file (inode) once
+    reply_mb: int = 4  # the largest result message read from a call (worker_parent) and from the sandbox (warm)
     scratch_mb: int = 256  # the size of the sandbox's /scratch and /tmp (fixed when it starts: LaunchSpec)
 
     def describe(self) -> str:

@@ -9,6 +9,7 @@ Standard library only; no web or agent imports.
 from __future__ import annotations
 
 import atexit
+import json
 import logging
 import re
 import threading
@@ -16,11 +17,13 @@ import time
 import uuid
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from sandbox.host import Isolation, Limits, SandboxUnavailable, detect_isolation
 from sandbox.launch import INSIDE_DATA, LaunchSpec
 from sandbox.results import RunOutcome, _crashed, prune_kept
 from sandbox.warm import WarmParent
+from sandbox.worker_child import MAX_RESULT_CHARS
 
 log = logging.getLogger("sandbox.host")  # the logger name the host module always used
 KEEP_CALLS = 200  # call folders of kept outputs (saved tables, figures) per workspace
@@ -176,11 +179,11 @@ class SandboxPool:
             ok=bool(reply.get("ok")),
             isolation=isolation.kind,
             error=reply.get("error"),
-            stdout=_stream(reply.get("stdout")),
-            stderr=_stream(reply.get("stderr")),
+            stdout=_stream(reply.get("stdout"), limits.max_output_chars),
+            stderr=_stream(reply.get("stderr"), limits.max_output_chars),
             figures=figures,
             tables=tables,
-            result=reply.get("result"),
+            result=bounded_result(reply.get("result")),
             call_dir=kept,
             duration_ms=float(reply.get("duration_ms") or 0.0),
             warm=warm,
@@ -277,10 +280,35 @@ def _unreadable(reply: dict) -> bool:
     return not reply.get("ok") and (reply.get("error") or {}).get("error") == "dataset_unreadable"
 
 
-def _stream(stream: dict | None) -> dict:
-    """A captured stream as the sandbox reported it: its text (head and tail) and its size."""
+def _stream(stream: dict | None, max_chars: int) -> dict:
+    """A captured stream as the sandbox reported it: its text (head and tail) and its size. The text
+    is cut to `max_chars` again here: the sandbox cuts it, but the call's code can write its own
+    reply on the result pipe."""
     kept = {k: v for k, v in (stream or {}).items() if k in ("text", "truncated", "bytes")}
-    return {"text": "", "truncated": False, **kept}
+    text = kept.get("text")
+    text = text if isinstance(text, str) else ""
+    if len(text) > max_chars:
+        return {"text": cut_text(text, max_chars), "truncated": True, "bytes": len(text.encode("utf-8", "replace"))}
+    return {"truncated": False, **kept, "text": text}
+
+
+def cut_text(text: str, max_chars: int) -> str:
+    """The head and the tail of `text`, `max_chars` characters in all, with a marker between them
+    that says how much was left out (as the sandbox cuts printed output)."""
+    head, tail = text[: int(max_chars * 0.8)], text[len(text) - int(max_chars * 0.2) :]
+    return (
+        head + f"\n... [output truncated on the host: {len(text):,} characters in total; the first "
+        f"{len(head):,} and the last {len(tail):,} are shown] ...\n" + tail
+    )
+
+
+def bounded_result(result: Any) -> Any:
+    """The call's `result` as the sandbox sent it when its JSON fits in what the sandbox itself keeps
+    (MAX_RESULT_CHARS); else cut as the sandbox cuts one (a forged reply can hold anything)."""
+    if result is None or isinstance(result, (bool, int, float)):
+        return result
+    text = json.dumps(result, ensure_ascii=False, default=str)
+    return result if len(text) <= MAX_RESULT_CHARS else {"truncated": True, "repr": text[:MAX_RESULT_CHARS]}
 
 
 _POOL: SandboxPool | None = None

@@ -13,6 +13,11 @@ _HEADER = struct.Struct("!I")
 MAX_MESSAGE = 64 * 1024 * 1024
 
 
+def reply_bytes(limits: dict) -> int:
+    """The largest message read from a call (`Limits.reply_mb`; never above the channel's own bound)."""
+    return min(MAX_MESSAGE - (1 << 20), max(1, int(limits.get("reply_mb") or 4)) * 1024 * 1024)
+
+
 class ChannelClosed(EOFError):
     """The other end went away."""
 
@@ -33,8 +38,10 @@ def _read_exact(sock: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def recv(sock: socket.socket) -> dict:
+def recv(sock: socket.socket, max_size: int = MAX_MESSAGE) -> dict:
+    """One message, refused (the channel is then unusable) when its header announces more than
+    `max_size` bytes: nothing of it is read or parsed."""
     (size,) = _HEADER.unpack(_read_exact(sock, _HEADER.size))
-    if size > MAX_MESSAGE:
+    if size > max_size:
         raise ChannelClosed(f"message too large ({size} bytes)")
     return json.loads(_read_exact(sock, size).decode("utf-8"))

@@ -69,10 +69,19 @@ def open_dir(name: str | Path, dir_fd: int | None = None) -> int:
     return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
 
 
-def copy_out(dir_fd: int, name: Any, target: Path, max_bytes: int) -> Path | None:
+@dataclass
+class CopyBudget:
+    """What one call may still copy out: bytes in all, and the files (inodes) already copied; a file
+    that hard links (or the same name twice) name again is copied once and counted once."""
+
+    bytes_left: int
+    seen: set[tuple[int, int]] = field(default_factory=set)
+
+
+def copy_out(dir_fd: int, name: Any, target: Path, max_bytes: int, budget: CopyBudget | None = None) -> Path | None:
     """Copy one regular file named `name` directly in `dir_fd` to the host path `target`, if it is
-    at most `max_bytes`; anything else (a symlink, a FIFO, a device, a folder, a bigger file) is
-    skipped."""
+    at most `max_bytes` (and fits `budget`, and was not copied before under another name); anything
+    else (a symlink, a FIFO, a device, a folder, a bigger file) is skipped."""
     if not plain_name(name):
         return None
     try:
@@ -83,6 +92,12 @@ def copy_out(dir_fd: int, name: Any, target: Path, max_bytes: int) -> Path | Non
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
             return None
+        if budget is not None:
+            key = (info.st_dev, info.st_ino)
+            if key in budget.seen or info.st_size > budget.bytes_left:
+                return None
+            budget.seen.add(key)
+            budget.bytes_left -= info.st_size
         with open(fd, "rb", closefd=False) as source, open(target, "xb") as sink:
             left = max_bytes
             while left > 0 and (chunk := source.read(min(left, 1 << 20))):
@@ -152,8 +167,13 @@ def mount_id(fd: int) -> int | None:
     return None
 
 
-def collect(scratch_fd: int, call_id: str, reply: dict, target: Path, max_file_bytes: int) -> tuple[list, list]:
-    """Copy the figures and tables the reply names out of the call's folder into `target`."""
+def collect(
+    scratch_fd: int, call_id: str, reply: dict, target: Path, max_file_bytes: int, max_call_bytes: int | None = None
+) -> tuple[list, list]:
+    """Copy the figures and tables the reply names out of the call's folder into `target`: each file
+    once (hard links and repeated names count once), at most `max_call_bytes` in all (the reply is
+    the call's own: it can name one file twenty times)."""
+    budget = CopyBudget(max_call_bytes if max_call_bytes is not None else 4 * max_file_bytes)
     figures: list[dict] = []
     tables: list[dict] = []
     if not (reply.get("figures") or reply.get("tables")):
@@ -170,12 +190,12 @@ def collect(scratch_fd: int, call_id: str, reply: dict, target: Path, max_file_b
     try:
         target.mkdir(parents=True, exist_ok=True)
         for figure in reply.get("figures") or []:
-            path = copy_out(call, figure.get("file"), target / str(figure.get("file")), max_file_bytes)
+            path = copy_out(call, figure.get("file"), target / str(figure.get("file")), max_file_bytes, budget)
             if path:
                 figures.append({"path": str(path), "caption": str(figure.get("caption", ""))[:300]})
         for table in reply.get("tables") or []:
-            parquet = copy_out(call, table.get("parquet"), target / str(table.get("parquet")), max_file_bytes)
-            csv = copy_out(call, table.get("csv"), target / str(table.get("csv")), max_file_bytes)
+            parquet = copy_out(call, table.get("parquet"), target / str(table.get("parquet")), max_file_bytes, budget)
+            csv = copy_out(call, table.get("csv"), target / str(table.get("csv")), max_file_bytes, budget)
             if parquet:
                 tables.append({**table, "parquet": str(parquet), "csv": str(csv) if csv else None})
     finally:

@@ -22,6 +22,7 @@ from sandbox import protocol
 from sandbox.host import Isolation, Limits, SandboxUnavailable
 from sandbox.launch import LaunchSpec, build_command
 from sandbox.procs import sandbox_root, tree_pss_kb
+from sandbox.protocol import reply_bytes
 from sandbox.results import collect, empty_scratch, open_dir
 
 log = logging.getLogger("sandbox.host")  # the logger name the host module always used
@@ -142,26 +143,34 @@ class WarmParent:
             self.calls += 1
             self._seq += 1
             request = {**request, "seq": self._seq}
-            reply = self._exchange(request, limits.wall_s)
+            reply = self._exchange(request, limits.wall_s, limits.reply_mb)
             kept = self.spec.scratch_root / "calls" / request["call_id"]
             figures: list = []
             tables: list = []
             if self.scratch_fd is not None:
                 figures, tables = collect(
-                    self.scratch_fd, request["call_id"], reply, kept, limits.file_mb * 1024 * 1024
+                    self.scratch_fd,
+                    request["call_id"],
+                    reply,
+                    kept,
+                    limits.file_mb * 1024 * 1024,
+                    limits.call_files_mb * 1024 * 1024,
                 )
                 empty_scratch(self.scratch_fd, self.tmp_fd)
             self.last_used = time.monotonic()
             return reply, figures, tables, kept
 
-    def _exchange(self, request: dict, wall_s: float) -> dict:
+    def _exchange(self, request: dict, wall_s: float, reply_mb: int = 4) -> dict:
         deadline = time.monotonic() + wall_s + 15.0
+        # the parent reads at most reply_mb from the call; its own fields add little: a bigger
+        # message is refused before it is read (the sandbox is then replaced)
+        max_message = reply_bytes({"reply_mb": reply_mb}) + (1 << 20)
         try:
             self._drain()
             protocol.send(self.sock, request)
             while True:
                 self.sock.settimeout(max(0.1, deadline - time.monotonic()))
-                reply = protocol.recv(self.sock)
+                reply = protocol.recv(self.sock, max_message)
                 if (
                     reply.get("op") == "result"
                     and reply.get("seq") == request["seq"]

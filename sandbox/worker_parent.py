@@ -19,7 +19,7 @@ import time
 import traceback
 
 from sandbox import caps, seccomp
-from sandbox.protocol import MAX_MESSAGE
+from sandbox.protocol import MAX_MESSAGE, reply_bytes
 from sandbox.worker_child import _SAFE_NAME, run_child
 from sandbox.worker_errors import _death
 
@@ -65,9 +65,11 @@ class Parent:
         os.close(write_fd)
         # The child sends one length-prefixed message; processes the code forked may keep the
         # pipe open, so the parent stops reading at the end of the message, not at EOF.
-        buffer, expected, timed_out = _read_reply(read_fd, pid, started + wall_s)
+        max_reply = reply_bytes(limits)
+        buffer, expected, timed_out = _read_reply(read_fd, pid, started + wall_s, max_reply)
+        oversized = expected is not None and expected - 8 > max_reply
         os.close(read_fd)
-        complete = expected is not None and len(buffer) >= expected
+        complete = not oversized and expected is not None and len(buffer) >= expected
         ended_by_us = end_call_namespace() if self.spec.get("call_pidns") and complete else 0
         if timed_out:
             _kill(pid)
@@ -93,6 +95,8 @@ class Parent:
                     "retryable": False,
                 },
             }
+        elif oversized:
+            reply = {"ok": False, "error": _reply_too_large((expected or 8) - 8, max_reply)}
         elif reply is None:
             reply = {"ok": False, "error": _death(status, limits)}
         reply.update(
@@ -214,11 +218,26 @@ def _running(pid: int) -> bool:
         return False
 
 
-def _read_reply(read_fd: int, pid: int, deadline: float) -> tuple[bytearray, int | None, bool]:
+def _reply_too_large(size: int, max_reply: int) -> dict:
+    return {
+        "error": "limit_exceeded",
+        "limit": "reply",
+        "message": f"The call's result message ({size:,} bytes) is larger than the limit of {max_reply:,} "
+        "bytes; it was not read.",
+        "hint": "Print less and keep `result` small (a summary, not the data); save big tables with save_table.",
+        "retryable": False,
+    }
+
+
+def _read_reply(
+    read_fd: int, pid: int, deadline: float, max_bytes: int = MAX_MESSAGE
+) -> tuple[bytearray, int | None, bool]:
     """The child's one length-prefixed message: (bytes, expected length, timed out). Processes the
     code forked may keep the pipe open, so reading stops at the end of the message, or when the
     child has exited and nothing more is in the pipe (it blocks in write while its message does
-    not fit, so it cannot exit before the message is read)."""
+    not fit, so it cannot exit before the message is read). A message announced larger than
+    `max_bytes` is not read at all (its expected length says so): the code can write anything on
+    that pipe, and the parent must not hold it."""
     buffer, expected = bytearray(), None
     try:
         exited = os.pidfd_open(pid)
@@ -238,8 +257,8 @@ def _read_reply(read_fd: int, pid: int, deadline: float) -> tuple[bytearray, int
                 buffer += chunk
                 if expected is None and len(buffer) >= 8:
                     expected = 8 + int.from_bytes(buffer[:8], "big")
-                    if expected > MAX_MESSAGE:  # not a message the child's own code would write
-                        return buffer, None, False
+                    if expected - 8 > max_bytes:  # not a message the child's own code would write
+                        return buffer, expected, False
             elif exited is not None and exited in ready:
                 break  # the child is gone and the pipe holds nothing more
     finally:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import site
@@ -25,12 +26,18 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from app.paths import REPO_ROOT
+
+# How the host opens what the script left in its scratch folder (sandbox.results: never a link, never
+# waiting on a FIFO)
+DIR_FLAGS_RELATIVE = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+FILE_FLAGS_RELATIVE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 # Passed on from the server's environment (if set): what Python and the locale need, nothing else.
 PASSED_ON = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT")
@@ -55,6 +62,7 @@ class Limits:
     timeout_s: float = 600.0
     memory_mb: int = 0
     cpu_s: int = 0
+    output_mb: int = 8  # what it prints, kept (head and tail) in analysis_output.txt; the rest is read and dropped
 
 
 @dataclass(frozen=True)
@@ -130,10 +138,14 @@ def _check_in_sandbox(
         shutil.copyfile(script, scratch / "analysis.py")
         _copy_font_cache(cache_dir, scratch / ".matplotlib")
         prepare_scratch(scratch)
+        # The summary comes back on a pipe the host opened: analysis.py writes it from its own process,
+        # which the model's re-run code never runs in nor can reach (rerun_python); /scratch/summary.json,
+        # which that code could write, is never read.
+        summary_read, summary_write = os.pipe()
         job = ScriptJob(
             scratch,
             "analysis.py",
-            ["--summary", "/scratch/summary.json"],
+            ["--summary-fd", str(summary_write)],
             packages=package_dirs(),
             data_files=list(data_files),
             memory_mb=max(0, limits.memory_mb),
@@ -141,14 +153,17 @@ def _check_in_sandbox(
         )
         command, env, new_root = script_command(job, isolation)
         try:
-            returncode, output, timed_out = _run(command, env, cwd=scratch, timeout_s=limits.timeout_s)
+            returncode, output, timed_out = _run(
+                command, env, scratch, limits.timeout_s, limits.output_mb, pass_fds=(summary_write,)
+            )
         finally:
+            os.close(summary_write)
+            summary = read_summary_pipe(summary_read)
             if new_root:
                 shutil.rmtree(new_root, ignore_errors=True)
         save_output(script, output)
         if timed_out:
             return Outcome(None, "timeout")
-        summary = read_summary(scratch / "summary.json")
         _keep_font_cache(scratch / ".matplotlib", cache_dir)
         copy_charts(scratch / "rerun_figures", script.parent / "rerun_figures")
     if summary is not None:
@@ -157,30 +172,65 @@ def _check_in_sandbox(
 
 
 MAX_CHARTS, MAX_CHART_BYTES = 200, 20 * 1024 * 1024
+MAX_CHARTS_BYTES = 64 * 1024 * 1024  # all of one check's charts together
+MAX_CHART_DEPTH = 8
 
 
-def copy_charts(source: Path, target: Path) -> int:
+def copy_charts(source: Path, target: Path, max_total: int = MAX_CHARTS_BYTES) -> int:
     """The charts the script drew again, out of its scratch folder once the sandbox has gone: regular
-    .png files only (never a link, and nothing else the code wrote), at most MAX_CHARTS. Returns how many."""
-    copied = 0
-    for folder, dirs, files in os.walk(source, followlinks=False):
-        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
-        for name in sorted(files):
-            path = Path(folder) / name
-            info = path.lstat()
-            if (
-                copied >= MAX_CHARTS
-                or not name.lower().endswith(".png")
-                or not stat.S_ISREG(info.st_mode)
-                or info.st_size > MAX_CHART_BYTES
-            ):
+    .png files only, each opened without following a link or waiting on a FIFO (O_NOFOLLOW,
+    O_NONBLOCK, then fstat: a link, a FIFO or a device is skipped, `source` itself included), each
+    file (inode) once however many hard links name it, at most MAX_CHARTS files of MAX_CHART_BYTES
+    and `max_total` bytes in all. Returns how many were copied."""
+    try:
+        top = os.open(source, DIR_FLAGS_RELATIVE)
+    except OSError:  # missing, or a link (to the data folder, say): nothing is read through it
+        return 0
+    copied: list[int] = [0, 0]  # files, bytes
+    seen: set[tuple[int, int]] = set()
+    try:
+        _copy_chart_folder(top, target, copied, seen, max_total, 0)
+    finally:
+        os.close(top)
+    return copied[0]
+
+
+def _copy_chart_folder(
+    folder_fd: int, target: Path, copied: list[int], seen: set[tuple[int, int]], max_total: int, depth: int
+) -> None:
+    for entry in sorted(os.scandir(folder_fd), key=lambda e: e.name):
+        if copied[0] >= MAX_CHARTS:
+            return
+        if entry.is_dir(follow_symlinks=False):
+            if depth < MAX_CHART_DEPTH:
+                try:
+                    inner = os.open(entry.name, DIR_FLAGS_RELATIVE, dir_fd=folder_fd)
+                except OSError:
+                    continue
+                try:
+                    _copy_chart_folder(inner, target / entry.name, copied, seen, max_total, depth + 1)
+                finally:
+                    os.close(inner)
+            continue
+        if not entry.name.lower().endswith(".png"):
+            continue
+        try:
+            fd = os.open(entry.name, FILE_FLAGS_RELATIVE, dir_fd=folder_fd)
+        except OSError:  # a link (ELOOP), or gone
+            continue
+        with open(fd, "rb") as handle:
+            info = os.fstat(fd)
+            key = (info.st_dev, info.st_ino)
+            if not stat.S_ISREG(info.st_mode) or key in seen or info.st_size > MAX_CHART_BYTES:
                 continue
-            destination = target / path.relative_to(source)
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
-                destination.write_bytes(handle.read())
-            copied += 1
-    return copied
+            if copied[1] + info.st_size > max_total:
+                continue
+            seen.add(key)
+            data = handle.read(MAX_CHART_BYTES + 1)[:MAX_CHART_BYTES]
+        target.mkdir(parents=True, exist_ok=True)
+        (target / entry.name).write_bytes(data)
+        copied[0] += 1
+        copied[1] += len(data)
 
 
 def package_dirs() -> list[Path]:
@@ -213,9 +263,17 @@ def _keep_font_cache(built: Path, cache_dir: Path | None) -> None:
             shutil.copyfile(item, cache_dir / item.name)
 
 
-def _run(command: list[str], env: dict[str, str], cwd: Path, timeout_s: float) -> tuple[int | None, bytes, bool]:
+def _run(
+    command: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    timeout_s: float,
+    output_mb: int = 8,
+    pass_fds: Sequence[int] = (),
+) -> tuple[int | None, bytes, bool]:
     """Run a command in its own process group; kill the group at the time limit (and anything left).
-    Returns (exit status, output, whether the time ran out)."""
+    Returns (exit status, its output (at most `output_mb`: the head and the tail), whether the time
+    ran out)."""
     try:
         child = subprocess.Popen(
             command,
@@ -225,25 +283,68 @@ def _run(command: list[str], env: dict[str, str], cwd: Path, timeout_s: float) -
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=tuple(pass_fds),
         )
     except OSError as exc:
         return None, f"analysis.py could not start: {exc}\n".encode(), False
+    assert child.stdout is not None
+    deadline = time.monotonic() + timeout_s if timeout_s else None
+    output = BoundedOutput(max(1, output_mb) * 1024 * 1024)
+    timed_out = False
     try:
-        output, _ = child.communicate(timeout=timeout_s or None)
-    except subprocess.TimeoutExpired:
-        kill_group(child)
-        output, _ = child.communicate()
-        return child.returncode, output, True
+        while True:  # read as it comes (a pipe that fills would stop the script), keeping a bounded part
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([child.stdout], [], [], 1.0 if left is None else min(left, 1.0))
+            if ready:
+                chunk = os.read(child.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    break
+                output.add(chunk)
+        if timed_out:
+            kill_group(child)
+        child.wait(timeout=None if not timed_out else 30)
     finally:
         kill_group(child)  # anything the script left running
-    return child.returncode, output, False
+        child.stdout.close()
+    return child.returncode, output.value(), timed_out
+
+
+class BoundedOutput:
+    """The head and the tail of a stream, `limit` bytes in all, and how much there was: a script that
+    prints 400 MB costs the server `limit` bytes, and analysis_output.txt says what was left out."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.total = limit, 0
+        self.head, self.tail = bytearray(), bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.limit // 2 - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            del self.tail[: max(0, len(self.tail) - self.limit // 2)]
+
+    def value(self) -> bytes:
+        if self.total <= len(self.head) + len(self.tail):
+            return bytes(self.head + self.tail)
+        marker = (
+            f"\n... [output truncated: {self.total:,} bytes in all; the first {len(self.head):,} and the "
+            f"last {len(self.tail):,} are kept] ...\n"
+        )
+        return bytes(self.head) + marker.encode() + bytes(self.tail)
 
 
 def _check_on_host(script: Path, limits: Limits, cache_dir: Path | None) -> Outcome:
     """sandbox_mode=unsafe only: the child on the host, in the script's folder, with a scrubbed
     environment and the limits."""
     with tempfile.TemporaryDirectory(prefix="verity-check-") as folder:
-        summary_file = Path(folder) / "summary.json"
+        summary_read, summary_write = os.pipe()
         command = [
             sys.executable,
             "-c",
@@ -251,16 +352,24 @@ def _check_on_host(script: Path, limits: Limits, cache_dir: Path | None) -> Outc
             str(max(0, limits.memory_mb) * 1024 * 1024),
             str(max(0, limits.cpu_s)),
             script.name,
-            "--summary",
-            str(summary_file),
+            "--summary-fd",
+            str(summary_write),
         ]
-        returncode, output, timed_out = _run(
-            command, child_environment(Path(folder), cache_dir), script.parent, limits.timeout_s
-        )
+        try:
+            returncode, output, timed_out = _run(
+                command,
+                child_environment(Path(folder), cache_dir),
+                script.parent,
+                limits.timeout_s,
+                limits.output_mb,
+                pass_fds=(summary_write,),
+            )
+        finally:
+            os.close(summary_write)
+            summary = read_summary_pipe(summary_read)
         save_output(script, output)
         if timed_out:
             return Outcome(None, "timeout")
-        summary = read_summary(summary_file)
     if summary is not None:
         return Outcome(summary)
     return Outcome(None, stop_reason(returncode, output))
@@ -288,12 +397,59 @@ def save_output(script: Path, output: bytes | None) -> None:
     (script.parent / "analysis_output.txt").write_text(text, encoding="utf-8")
 
 
-def read_summary(path: Path) -> dict[str, Any] | None:
+MAX_SUMMARY_BYTES = 64 * 1024
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def read_summary_pipe(read_fd: int) -> dict[str, Any] | None:
+    """The summary analysis.py wrote on the host's pipe (read once the script has ended, without
+    waiting: whatever is there, at most MAX_SUMMARY_BYTES), then the pipe is closed."""
+    data = bytearray()
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        os.set_blocking(read_fd, False)
+        while len(data) <= MAX_SUMMARY_BYTES:
+            try:
+                chunk = os.read(read_fd, 1 << 16)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(read_fd)
+    try:
+        summary = json.loads(bytes(data[:MAX_SUMMARY_BYTES]).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
         return None
     return summary if isinstance(summary, dict) and summary.get("status") in ("passed", "failed") else None
+
+
+COUNTS = ("matched", "differing", "not_recomputed", "failed_calls")
+
+
+def host_verdict(summary: dict[str, Any], evidence_numbers: int) -> dict[str, Any]:
+    """The check's verdict as the host recomputes it from the summary's counts and the report it
+    knows: the counts must be whole numbers that add up to the report's `evidence_numbers`, and it
+    passed only when every call re-ran, none differed and at least one matched. A report with no
+    evidence numbers never passes ("all 999 numbers match" of 0 numbers)."""
+    counts: dict[str, int] = {key: summary[key] for key in COUNTS if _count(summary.get(key))}
+    if (
+        len(counts) < len(COUNTS)
+        or counts["matched"] + counts["differing"] + counts["not_recomputed"] != evidence_numbers
+    ):
+        return {
+            "status": "failed",
+            "matched": 0,
+            "differing": 0,
+            "not_recomputed": evidence_numbers,
+            "failed_calls": 0,
+            "inconsistent": True,  # the counts did not describe this report: none is taken
+        }
+    passed = counts["failed_calls"] == 0 and counts["differing"] == 0 and counts["matched"] > 0
+    return {"status": "passed" if passed else "failed", **counts}
 
 
 def stop_reason(returncode: int | None, output: bytes | None) -> str:

@@ -48,6 +48,70 @@ def run_python_again(call_id: str, code: str, frames: dict[str, Any], folder: Pa
     call_dir = (folder / _safe(call_id)).resolve()
     call_dir.mkdir(parents=True, exist_ok=True)
     request = {"code": code, "datasets": _parquet_copies(frames, folder / "datasets"), "limits": LIMITS}
+    if hasattr(os, "fork"):
+        reply = _in_a_child(lambda: _execute(ChildRun, call_dir, call_id, request))
+    else:  # (Windows, a user's own machine: in this process)
+        reply = _execute(ChildRun, call_dir, call_id, request)
+    return _tool_result(reply, call_dir)
+
+
+MAX_REPLY_BYTES = 4 * 1024 * 1024  # what one re-run may send back (run_python's sandbox_max_reply_mb)
+PARENT_ONLY_FDS: set[int] = set()  # descriptors the children never hold (analysis.py's summary pipe)
+
+
+def _in_a_child(execute: Any) -> dict[str, Any]:
+    """`execute()` in a forked child, its reply back over a pipe: the model's code never runs in this
+    process, so it cannot change what later calls compute, the comparison, or the summary that this
+    process alone sends (to a pipe the child does not hold: it closes PARENT_ONLY_FDS first, and
+    this process is not dumpable, so the child cannot open it again through /proc)."""
+    _not_dumpable()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # ---- the child
+        try:
+            os.close(read_fd)
+            for fd in PARENT_ONLY_FDS:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            data = json.dumps(execute(), ensure_ascii=False, default=str).encode("utf-8")
+            with os.fdopen(write_fd, "wb") as pipe:
+                pipe.write(data[:MAX_REPLY_BYTES])
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    received = bytearray()
+    with os.fdopen(read_fd, "rb") as pipe:
+        while chunk := pipe.read(1 << 16):
+            if len(received) <= MAX_REPLY_BYTES:
+                received += chunk
+    _, status = os.waitpid(pid, 0)
+    try:
+        reply = json.loads(received.decode("utf-8"))
+        if isinstance(reply, dict):
+            return reply
+    except (UnicodeDecodeError, ValueError):
+        pass
+    ended = (
+        f"signal {os.WTERMSIG(status)}"
+        if os.WIFSIGNALED(status)
+        else f"exit status {os.waitstatus_to_exitcode(status)}"
+    )
+    return {"ok": False, "error": {"error": "python_error", "message": f"The code stopped the re-run ({ended})."}}
+
+
+def _not_dumpable() -> None:
+    """This process's /proc entries (its descriptors, its memory) closed to processes of its own user:
+    the children that run the model's code."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        pass
+
+
+def _execute(child_run: Any, call_dir: Path, call_id: str, request: dict[str, Any]) -> dict[str, Any]:
+    """`ChildRun.execute` in `call_dir`, its printed output captured as run_python captures it."""
     here = os.getcwd()
     with (
         open(call_dir / "stdout.txt", "w", encoding="utf-8") as out,
@@ -57,10 +121,10 @@ def run_python_again(call_id: str, code: str, frames: dict[str, Any], folder: Pa
     ):
         os.chdir(call_dir)
         try:
-            reply = ChildRun(str(call_dir), call_id, request).execute()
+            reply: dict[str, Any] = child_run(str(call_dir), call_id, request).execute()
         finally:
             os.chdir(here)
-    return _tool_result(reply, call_dir)
+    return reply
 
 
 _START: dict[str, Any] = {}  # the libraries' settings before any call ran

@@ -179,16 +179,24 @@ def main(argv: list[str] | None = None) -> int:
         at = args.index("--summary")
         summary_file = Path(args[at + 1])
         del args[at:at + 2]
+    summary_fd = None
+    if "--summary-fd" in args:  # used by the server: a pipe it opened, which the re-run code never holds
+        at = args.index("--summary-fd")
+        summary_fd = int(args[at + 1])
+        del args[at:at + 2]
+        PARENT_ONLY_FDS.add(summary_fd)
     computed, inputs, failures = _rerun(_load(args))
     matched, differing, missing = _compare(computed, inputs)
     passed = failures == 0 and differing == 0 and matched > 0
     print(f"\\n{len(CALLS) - failures} of {len(CALLS)} tool calls re-run.")
     print(TEXT["passed" if passed else "failed"].format(matched=matched, total=matched + differing,
                                                         missing=missing, failures=failures))
+    summary = json.dumps({"status": "passed" if passed else "failed", "matched": matched, "differing": differing,
+                          "not_recomputed": missing, "failed_calls": failures})
     if summary_file is not None:
-        summary_file.write_text(json.dumps({"status": "passed" if passed else "failed", "matched": matched,
-                                            "differing": differing, "not_recomputed": missing,
-                                            "failed_calls": failures}), encoding="utf-8")
+        summary_file.write_text(summary, encoding="utf-8")
+    if summary_fd is not None:
+        os.write(summary_fd, summary.encode("utf-8"))
     return 0 if passed else 1
 
 
@@ -257,6 +265,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -266,7 +275,7 @@ try:
     from analysis_tools.tables import table_name
     from app.ingest.pipeline import load_table
     from app.numbers import backing_values, reported_value_matches
-    from app.reports.rerun_python import run_python_again
+    from app.reports.rerun_python import PARENT_ONLY_FDS, run_python_again
 except ImportError as missing:
     sys.exit(f"analysis.py needs Verity's Python packages ({{missing.name}} is missing). In a copy of Verity's "
              "source folder run: python3 -m venv .venv && . .venv/bin/activate && pip install -e . "

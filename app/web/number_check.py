@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 from app.agent import masked, unmasked
 from app.config import Settings
 from app.db.models import Report, Run
-from app.reports.reproduce import Limits, Outcome, check_analysis_script
-from app.reports.script import dataset_sources, to_analysis_script
+from app.reports.reproduce import Limits, Outcome, check_analysis_script, host_verdict
+from app.reports.script import dataset_sources, report_numbers, to_analysis_script
 from app.web.background import background_pool
 from app.web.i18n import t
 from app.web.report_files import report_folder
@@ -128,6 +128,7 @@ def run_check(
             timeout_s=settings.check_numbers_timeout_s,
             memory_mb=settings.check_numbers_memory_mb,
             cpu_s=settings.check_numbers_cpu_s,
+            output_mb=settings.check_numbers_max_output_mb,
         )
         cache = settings.data_dir / "cache" / "matplotlib"  # the font cache, built once, not per check
         cache.mkdir(parents=True, exist_ok=True)
@@ -150,8 +151,11 @@ def record(db, settings: Settings, run_id: str, report_id: str, outcome: Outcome
     with db.session() as session:
         report, run = session.get(Report, report_id), session.get(Run, run_id)
         if report is not None and outcome.summary is not None:
-            # the stored report keeps the pseudonyms
-            summary = masked(outcome.summary, settings.workspace_dir(report.workspace_id))
+            # the verdict is the host's: the summary's counts must describe this report's evidence numbers
+            verdict = host_verdict(outcome.summary, len(report_numbers(report.content or {})))
+            summary = masked(
+                verdict, settings.workspace_dir(report.workspace_id)
+            )  # the stored report keeps the pseudonyms
             report.content = {**(report.content or {}), "reproduction": summary}
             for fmt in BINARY_FORMATS:
                 (report_folder(report, settings) / f"report.{fmt}").unlink(missing_ok=True)

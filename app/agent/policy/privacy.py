@@ -37,19 +37,100 @@ from app.ingest.pii import id_card_valid
 # Digit patterns also match big totals in tool output (15234567890 could be revenue), so the
 # phone and bank-card nets are cast only in workspaces that hold such columns, and ID numbers
 # must pass their checksum.
+#
+# Every net is linear in the text (a request or a tool's output of any length cannot hold the
+# GIL for long): the e-mail net anchors on the "@" (below), and the digit nets try a bounded
+# number of digits at each place.
 _PATTERNS = {
-    "email": re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"),
+    "email": re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"),  # what an e-mail is; found by `email_spans`
     "id_card": re.compile(r"(?<![\d.])\d{17}[\dXx](?![\d.])"),
     "bank_card": re.compile(r"(?<![\d.])\d{16,19}(?![\d.])"),
     "phone": re.compile(r"(?<![\d.])1[3-9]\d{9}(?![\d.])"),
 }
 ALWAYS = ("email", "id_card")
 MAX_EXACT_VALUES = 20_000  # beyond this, a column's values are masked by pattern only
+# A value longer than this is masked by pattern only too: the exact net tries, at each place of the
+# text, at most this many characters, so masking stays linear whatever the values (personal values
+# -- names, numbers, addresses -- are far shorter).
+MAX_EXACT_CHARS = 128
+TRIE_FANOUT = 8  # alternatives tried one by one at a branch of the exact net's trie, at most
+# The e-mail net in two linear parts: an "@" after a local-part character, then its domain (which
+# holds no "@", so two domains never overlap); the local part is read leftwards on the reversed text.
+_EMAIL_AT = re.compile(r"(?<=[\w.+\-])@[\w\-]+(?:\.[\w\-]+)+")
+_LOCAL_PART = re.compile(r"[\w.+\-]*")
 # Kinds whose values carry no order or meaning worth numbering get a keyed hash of the value
 # (`phone_3fa2b1`): stable without a counter, and unreadable without the workspace's key.
 HASHED_KINDS = frozenset(_PATTERNS)
 BOOK_FILE = "pseudonyms.json"
 HEX = 6  # hex digits of a hashed pseudonym (longer only on a collision)
+
+
+def email_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Where `_PATTERNS["email"]` matches in `text`, as `re.finditer` would find them, in linear
+    time (that pattern, searched, tries every start of a long run of letters: quadratic). A match
+    starts where the run of local-part characters before its "@" starts, or where the last match
+    ended, whichever is later."""
+    reversed_text = text[::-1]
+    last_end = 0
+    for at in _EMAIL_AT.finditer(text):
+        local = _LOCAL_PART.match(reversed_text, len(text) - at.start())
+        start = max(at.start() - (local.end() - local.start()) if local else at.start(), last_end)
+        if start < at.start():
+            yield start, at.end()
+            last_end = at.end()
+
+
+def substitute_spans(text: str, spans: Iterator[tuple[int, int]], replace: Callable[[str], str]) -> str:
+    """`text` with each of `spans` (in order, not overlapping) replaced by `replace` of its text."""
+    parts, last = [], 0
+    for start, end in spans:
+        parts += [text[last:start], replace(text[start:end])]
+        last = end
+    return "".join([*parts, text[last:]]) if parts else text
+
+
+def literal_trie_pattern(values: list[str]) -> str:
+    """One pattern for a set of literals that matches, where any matches, the longest: a trie (a
+    shared prefix is read once, and the alternatives at each branch start with distinct characters),
+    so a place in the text costs at most the longest value's length in steps, never one step per
+    value as a flat alternation does."""
+    root: dict[str, Any] = {}
+    for value in values:
+        node = root
+        for char in value:
+            node = node.setdefault(char, {})
+        node[""] = {}  # the end of a value
+
+    def pattern(node: dict[str, Any]) -> str:
+        branches = [(char, re.escape(char) + pattern(child)) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0][1] if len(branches) == 1 else alternation(branches)
+        if "" in node:  # a value ends here: longer ones first (greedy), this one if none matches
+            return f"(?:{body})?" if len(branches) > 1 or len(body) > 1 else f"{body}?"
+        return body
+
+    def alternation(branches: list[tuple[str, str]]) -> str:
+        """The branches (sorted by their distinct first characters) as a search tree: sre tries
+        alternatives one by one, so a wide branch is halved behind a one-step character-class
+        test, and a place costs log(width) steps, not width."""
+        if len(branches) <= TRIE_FANOUT:
+            return f"(?:{'|'.join(body for _, body in branches)})"
+        half = len(branches) // 2
+        first_chars = "".join(re.escape(char) for char, _ in branches[:half])
+        return f"(?:(?=[{first_chars}]){alternation(branches[:half])}|{alternation(branches[half:])})"
+
+    return pattern(root)
+
+
+def compile_literals(values: list[str]) -> re.Pattern[str]:
+    """`literal_trie_pattern` compiled; values whose shared prefixes branch so deeply that sre's
+    parser runs out of stack (only crafted ones do) fall back to the flat alternation, longest
+    first: the same matches, each place costing a step per value."""
+    try:
+        return re.compile(literal_trie_pattern(values))
+    except RecursionError:
+        return re.compile("|".join(map(re.escape, sorted(values, key=len, reverse=True))))
 
 
 @contextmanager
@@ -208,7 +289,7 @@ class PiiMasker:
                     continue
                 prefix = pseudonym_prefix(column, kind)
                 for value in values:
-                    if len(value) >= 2:
+                    if 2 <= len(value) <= MAX_EXACT_CHARS:
                         book.hashed(value, kind) if kind in HASHED_KINDS else book.numbered(value, prefix)
 
     @classmethod
@@ -227,9 +308,9 @@ class PiiMasker:
     def _exact_net(self) -> re.Pattern[str] | None:
         """The book's values, longest first, compiled once."""
         if self._exact is None and self.book.pseudonym_of:
-            values = sorted(self.book.pseudonym_of, key=len, reverse=True)
-            # literals only: sre then skips ahead by their common prefix (a pattern among them costs 8x)
-            self._exact = re.compile("|".join(map(re.escape, values)))
+            # values too long for the net (pattern-found ones may be) are left to the pattern nets
+            values = [value for value in self.book.pseudonym_of if len(value) <= MAX_EXACT_CHARS]
+            self._exact = compile_literals(values) if values else None
         return self._exact
 
     def _shape(self) -> re.Pattern[str] | None:
@@ -264,7 +345,9 @@ class PiiMasker:
             text = self._between_pseudonyms(text, exact)
         known = len(self.book.real_of)
         for kind, pattern in _PATTERNS.items():
-            if kind in ALWAYS or kind in self.kinds:
+            if kind == "email":
+                text = substitute_spans(text, email_spans(text), lambda value: self._mask_match(value, "email"))
+            elif kind in ALWAYS or kind in self.kinds:
                 text = pattern.sub(self._replacement(kind), text)
         if len(self.book.real_of) != known:  # values found by pattern: unmasked later, in this run or another
             self.book.save()

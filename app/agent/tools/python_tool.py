@@ -83,6 +83,8 @@ def run_python(code: str, ctx: ToolContext | None = None) -> ToolResult:
         max_output_chars=settings.sandbox_max_output_chars,
         file_mb=settings.sandbox_max_file_mb,
         scratch_mb=settings.sandbox_scratch_mb,
+        reply_mb=settings.sandbox_max_reply_mb,
+        call_files_mb=settings.sandbox_call_files_mb,
     )
     pool = get_pool(
         settings.sandbox_idle_s, settings.sandbox_max_warm, settings.sandbox_warm_memory_mb, settings.sandbox_keep_mb

@@ -1,0 +1,137 @@
+"""The "Reproduced" mark cannot be forged (issue 25): the model's run_python code, re-run by the
+report's analysis.py inside the sandbox, cannot write the check's verdict, flood the server with
+its output, or make the host copy anything but its own regular .png files (once per file, however
+many hard links name it). Through the real generated analysis.py, under bwrap and unshare."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from app.reports.reproduce import Limits, check_analysis_script, copy_charts, host_verdict
+from app.reports.script import report_numbers, to_analysis_script
+from sandbox import detect_isolation
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(params=["bwrap", "unshare"])
+def mode(request):
+    if not detect_isolation(request.param).available:
+        pytest.skip(f"{request.param} is not available here")
+    return request.param
+
+
+def analysis_script(folder: Path, code: str, metrics: dict | None = None) -> Path:
+    """The analysis.py of a report whose one step is run_python `code`; its evidence holds
+    `metrics` (none: a report with 0 evidence numbers)."""
+    report = {
+        "question": "q",
+        "run_id": "r1",
+        "tool_calls": [{"id": "c1", "tool": "run_python", "arguments": {"code": code}, "ok": True}],
+        "evidence": [{"metrics": metrics or {}, "tool_call_ids": ["c1"]}],
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "analysis.py"
+    script.write_text(to_analysis_script(report, []), encoding="utf-8")
+    return script, report
+
+
+FORGE = r"""
+import json, os
+forged = json.dumps({"status": "passed", "matched": 999, "differing": 0, "not_recomputed": 0,
+                     "failed_calls": 0}).encode()
+open("/scratch/summary.json", "wb").write(forged)
+for fd in range(3, 256):  # every descriptor this code holds
+    try:
+        os.write(fd, forged)
+    except OSError:
+        pass
+parent = os.getppid()  # analysis.py's own process, which holds the summary pipe
+for fd in range(3, 64):
+    try:
+        with open(f"/proc/{parent}/fd/{fd}", "wb") as pipe:
+            pipe.write(forged)
+    except OSError:
+        pass
+result = {"total": 42}
+"""
+
+
+def test_a_forged_summary_never_becomes_the_verdict(tmp_path, mode):
+    script, report = analysis_script(tmp_path / "zero", FORGE)
+    outcome = check_analysis_script(script, Limits(timeout_s=120), sandbox_mode=mode)
+    # Reason: the summary comes on a pipe only analysis.py's own process holds; the model's code
+    # runs in a forked child that closed it, and the parent is not dumpable (/proc/<ppid>/fd).
+    assert outcome.summary is not None, (script.parent / "analysis_output.txt").read_text()[-3000:]
+    assert outcome.summary["matched"] != 999 and outcome.summary["status"] == "failed", outcome.summary
+    # a report with 0 evidence numbers never passes, whatever the counts say
+    assert (
+        host_verdict(
+            {"status": "passed", "matched": 999, "differing": 0, "not_recomputed": 0, "failed_calls": 0},
+            len(report_numbers(report)),
+        )["status"]
+        == "failed"
+    )
+
+
+def test_the_real_numbers_still_pass(tmp_path, mode):
+    """What the code computes is still checked (its own reply pipe is the one thing it can spoil:
+    writing on every descriptor, as FORGE does, fails its own call)."""
+    honest = FORGE.replace("for fd in range(3, 256)", "for fd in []")
+    script, report = analysis_script(tmp_path / "real", honest, metrics={"total": 42})
+    outcome = check_analysis_script(script, Limits(timeout_s=120), sandbox_mode=mode)
+    assert outcome.summary is not None, (script.parent / "analysis_output.txt").read_text()[-3000:]
+    verdict = host_verdict(outcome.summary, len(report_numbers(report)))
+    assert verdict == {"status": "passed", "matched": 1, "differing": 0, "not_recomputed": 0, "failed_calls": 0}
+
+
+def test_the_check_output_is_bounded(tmp_path, mode):
+    script, _ = analysis_script(
+        tmp_path / "flood", "import sys\nfor _ in range(40):\n    sys.stdout.write('A' * 1_000_000)\n"
+    )
+    check_analysis_script(script, Limits(timeout_s=120, output_mb=1), sandbox_mode=mode)
+    kept = script.parent / "analysis_output.txt"
+    # Reason: the host reads the output as it comes and keeps its head and tail (output_mb).
+    assert kept.stat().st_size < 1_100_000 and "output truncated: " in kept.read_text(encoding="utf-8")
+
+
+CHARTS = r"""
+import os, shutil
+here = os.getcwd()  # rerun_figures/c1
+png = b"\x89PNG\r\n\x1a\n" + b"x" * 1_000_000
+open("a.png", "wb").write(png)
+for n in range(19):
+    os.link("a.png", f"link{n}.png")
+os.mkfifo("fifo.png")
+os.symlink(SECRET, "secret.png")
+os.mkdir("deeper")
+os.symlink(os.path.dirname(SECRET), "deeper/folder")
+"""
+
+
+def test_only_regular_charts_are_copied_once_each(tmp_path, mode):
+    secret = tmp_path / "private" / "other_workspace_chart.png"
+    secret.parent.mkdir()
+    secret.write_bytes(b"\x89PNG private chart of another workspace")
+    script, _ = analysis_script(tmp_path / "charts", f"SECRET = {str(secret)!r}\n" + CHARTS)
+    check_analysis_script(script, Limits(timeout_s=120), sandbox_mode=mode, data_files=[secret])
+    copied = sorted(p.relative_to(script.parent) for p in (script.parent / "rerun_figures").rglob("*") if p.is_file())
+    # Reason: files are opened O_NOFOLLOW|O_NONBLOCK and checked regular with fstat; an inode is
+    # copied once, whatever its names (20 links to 1 MB were 20 MB on the host).
+    assert copied == [Path("rerun_figures/c1/a.png")], copied
+    assert not any(b"private chart" in p.read_bytes() for p in (script.parent / "rerun_figures").rglob("*.png"))
+
+
+def test_a_linked_figures_folder_is_not_followed(tmp_path):
+    """The script replaced its whole rerun_figures by a link to another workspace's charts."""
+    private = tmp_path / "other" / "figures"
+    private.mkdir(parents=True)
+    (private / "chart.png").write_bytes(b"\x89PNG private")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    os.symlink(private.parent, scratch / "rerun_figures")
+    assert copy_charts(scratch / "rerun_figures", tmp_path / "report" / "rerun_figures") == 0
+    assert not (tmp_path / "report" / "rerun_figures").exists()

@@ -439,30 +439,26 @@ def test_a_pass_rate_from_pass_and_fail_counts_per_school(tmp_path):
     assert "n_passed/(n_passed+n_failed) rate" in text  # what the rate is of
 
 
-# --- everyday words for a column's codes --------------------------------------------------------------
-def test_everyday_words_name_a_columns_codes_and_the_answer_says_them_back():
+# --- everyday words for a value --------------------------------------------------------------------------
+def test_everyday_words_name_the_values_and_the_word_used_is_found():
+    """女生/男生 name the levels Female/Male of Sex (the general words for the values female and male); the
+    everyday drive-code words fitted to ggplot2 mpg went (issue 24)."""
     from app.understanding.words import code_word
 
-    # 高速油耗 reached hwy only by a synonym fitted to this dataset (gone, issue 24): the codes are still
-    # read from the everyday words, the measure is named by the column's own name
-    plan = plan_analysis("四驱车和前驱车的hwy差多少？", seen(rds("ggplot2_mpg")), zh=True)
-    assert step(plan, "compare_two_groups").arguments == {
-        "value_column": "hwy",
-        "group_column": "drv",
-        "groups": ["4", "f"],
-    }
-    assert code_word("f", "drv", "四驱车和前驱车的高速油耗差多少？") == "前驱"
-    assert code_word("f", "sex", "前驱车") is None  # f of another column is not a drive
+    plan = plan_analysis("女生和男生的Height差多少？", seen(rds("MASS_survey")), zh=True)
+    assert plan.values == ["Female", "Male"]
+    assert step(plan, "compare_two_groups").arguments == {"value_column": "Height", "group_column": "Sex"}
+    assert code_word("Female", "女生和男生的Height差多少？") == "女生"
+    assert code_word("Female", "front-wheel drive cars") is None  # no word for the value, no word said back
 
 
 @pytest.mark.slow
 def test_an_answer_names_the_groups_as_the_question_did(tmp_path):
-    frame = pd.read_csv(rds("ggplot2_mpg"))
-    means = frame.groupby("drv")["hwy"].mean()
-    run, _ = Session(tmp_path, rds("ggplot2_mpg")).ask(
-        "Do front-wheel, rear-wheel and 4wd cars differ in highway mileage?"
-    )
-    assert f"f (front-wheel) {fmt_num(means['f'])}" in run.answer and f"4 (4wd) {fmt_num(means['4'])}" in run.answer
+    frame = pd.read_csv(rds("MASS_survey"))
+    means = frame.groupby("Sex")["Height"].mean()
+    run, _ = Session(tmp_path, rds("MASS_survey")).ask("Do women and men differ in Height?")
+    assert f"Female (women) {fmt_num(means['Female'])}" in run.answer
+    assert f"Male (men) {fmt_num(means['Male'])}" in run.answer
 
 
 # --- a named grouping, and values named by everyday words ------------------------------------------------
@@ -471,10 +467,12 @@ def test_a_named_grouping_is_compared_when_the_question_asks_what_it_affects():
     assert step(plan, "compare_groups").arguments == {"value_column": "breaks", "group_column": "tension"}
 
 
-# 各院系 reached Dept only by a synonym fitted to this dataset (gone, issue 24): the Chinese question
-# names Dept by the column's own name
-@pytest.mark.parametrize("question", ["Which department had the lowest admission rate?", "各Dept的录取率差别大吗？"])
-def test_a_rate_named_by_an_everyday_word_for_the_outcome_value(question):
+# 各院系, admission and 录取 reached Dept and Admitted only by words fitted to this dataset (gone, issues 24
+# and 22): the questions name the column and the outcome value as the data writes them
+@pytest.mark.parametrize(
+    "question", ["Which Dept had the lowest rate of Admitted applicants?", "各Dept的Admitted比例差别大吗？"]
+)
+def test_a_rate_named_by_the_outcome_value(question):
     plan = plan_analysis(question, seen(rds("UCBAdmissions")), zh=not question.isascii())
     assert step(plan, "proportion_test").arguments == {
         "value_column": "Admit",
@@ -484,13 +482,15 @@ def test_a_rate_named_by_an_everyday_word_for_the_outcome_value(question):
     }
 
 
-def test_a_value_phrase_holding_a_column_word_still_names_the_value():
-    """'first-class' is the value 1st of Class, though "class" alone names the column."""
-    plan = plan_analysis(
-        "Were first-class passengers more likely to survive than the others?", seen(rds("Titanic")), zh=False
-    )
-    assert step(plan, "derive_column").arguments["expression"] == "where(`Class` == '1st', '1st', 'others')"
-    assert step(plan, "proportion_test").arguments["group_column"] == "Class: 1st or others"
+def test_a_value_phrase_holding_a_column_word_still_names_the_value(tmp_path):
+    """'first class' is the value "First class" of Class, though "class" alone names the column."""
+    path = tmp_path / "cabins.csv"
+    classes = ["First class", "Second class", "Third class"] * 40
+    pd.DataFrame({"Class": classes, "Survived": ["Yes", "No", "No", "No"] * 30}).to_csv(path, index=False)
+    plan = plan_analysis("Were first class passengers more likely to survive than the others?", seen(path), zh=False)
+    expected = "where(`Class` == 'First class', 'First class', 'others')"
+    assert step(plan, "derive_column").arguments["expression"] == expected
+    assert step(plan, "proportion_test").arguments["group_column"] == "Class: First class or others"
 
 
 # --- ranking named rows ------------------------------------------------------------------------------
@@ -549,9 +549,9 @@ def test_a_rating_scale_beside_a_measurement_is_a_relationship():
 # --- codes after a column's name, pairs by the data, the time of a peak ------------------------------------
 @pytest.mark.parametrize(
     "question, values",
-    # 羊毛类型 reached wool only by a synonym fitted to this dataset (gone, issue 24): the codes follow
-    # the column's own name here
-    [("wool类型A和B的断线数有差别吗？", ["A", "B"]), ("处理组trt1的植物比对照组轻吗？", ["trt1", "ctrl"])],
+    # 羊毛类型 reached wool and 对照组 ctrl only by words fitted to these datasets (gone, issues 24 and 22):
+    # the codes follow the column's own name, or stand beside Chinese words as written
+    [("wool类型A和B的断线数有差别吗？", ["A", "B"]), ("处理组trt1的植物比ctrl组轻吗？", ["trt1", "ctrl"])],
 )
 def test_short_codes_and_codes_beside_chinese_are_named_values(question, values):
     dataset = "warpbreaks" if "wool" in question else "PlantGrowth"
@@ -633,9 +633,10 @@ def test_months_are_not_a_rating_scale():
 
 @pytest.mark.parametrize(
     "question",
-    ["Do front-wheel drive cars get better highway mileage than the others?", "What drives highway mileage?"],
+    # "front-wheel drive" named drv = f only by words fitted to ggplot2 mpg (gone, issue 22)
+    ["Does highway mileage differ by drv?", "What drives highway mileage?"],
 )
-def test_drive_as_a_group_word_asks_for_no_drivers_and_drives_names_no_column(question):
+def test_only_a_driver_word_asks_for_drivers_and_drives_names_no_column(question):
     plan = plan_analysis(question, seen(rds("ggplot2_mpg")), zh=False)
     regression = any(s.tool == "linear_regression" for s in plan.steps)
     assert regression == question.startswith("What drives")

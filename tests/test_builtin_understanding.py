@@ -320,9 +320,10 @@ def test_a_chinese_follow_up_narrows_the_rates_to_first_class(tmp_path):
     first = frame[frame["passengerClass"] == "1st"]
     rates = first.assign(s=first["survived"].eq("yes")).groupby("sex")["s"].mean()
     session = Session(tmp_path, rds("carData_TitanicSurvival"))
-    # 生还率 reached survived only by a synonym fitted to this dataset (gone, issue 24)
+    # 生还率 reached survived and 头等舱 the class 1st only by words fitted to this dataset (gone, issues 24
+    # and 22): the follow-up names the class as the data writes it
     session.ask("泰坦尼克号上女性的survived比例比男性高吗？")
-    run, calls = session.ask("那只看头等舱呢？")
+    run, calls = session.ask("那只看1st呢？")
     assert call(calls, "filter_rows").arguments["conditions"] == [
         {"column": "passengerClass", "op": "==", "value": "1st"}
     ]

@@ -10,9 +10,11 @@ from typing import Any
 from app.analyst.steps import DATA_TASK_KINDS, Plan
 from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import Message, TurnView
+from app.understanding.roles import MATCH_KINDS
 
-# how a role came from the question's own words, not a default or the user's answer
-_NAMED = ("name", "spelling", "yes-no", "synonym", "loose", "partial", "value")
+# how a role came from the question's own words, not a default or the user's answer: every way a column
+# is named (roles.MATCH_KINDS) but placing a phrase by meaning, and a value named
+_NAMED = frozenset(MATCH_KINDS) - {"semantic"} | {"value"}
 
 
 def compound_plan(

@@ -48,10 +48,7 @@ def finding(step: Step, result: ResultRecord, zh: bool, plan: Plan | None = None
     every_mean_said = all(fmt_num(v) in text for v in means.values())  # named_group_headline lists them all
     if step.tool in COMPARISONS and means and not every_mean_said:
         ranked = sorted(means.items(), key=lambda kv: -kv[1])
-        group = step.arguments.get("group_column", "")
-        listed = ("，" if zh else ", ").join(
-            f"{_named(g, group, question, zh)} {fmt_num(v)}" for g, v in ranked
-        )  # 862,332
+        listed = ("，" if zh else ", ").join(f"{_named(g, question, zh)} {fmt_num(v)}" for g, v in ranked)  # 862,332
         text += f"（各组平均值：{listed}）" if zh else f" (averages: {listed})"
     return _as_people_write(text, step, zh, plan)
 
@@ -234,7 +231,7 @@ def _pair_labels(result: ResultRecord) -> tuple[str, str] | None:
     return (str(pair[0]), str(pair[1])) if isinstance(pair, list) and len(pair) == 2 else None
 
 
-def _named(value: str, column: str, question: str, zh: bool) -> str:
-    """A group as the question called it too: "f（前驱）" when it asked about 前驱 (drv = f)."""
-    word = code_word(value, column, question)
+def _named(value: str, question: str, zh: bool) -> str:
+    """A group as the question called it too: "F (women)" when it asked about women (sex = F)."""
+    word = code_word(value, question)
     return value if not word else f"{value}（{word}）" if zh else f"{value} ({word})"

@@ -150,8 +150,8 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     if kept and any(n not in kept and n in kinds and groups_rows(kinds[n]) for n in named):
         implied, values = (None, []) if implied in kept else (implied, values)
         named = [n for n in named if n not in kept]
-    # the words that name a group are not modelling words: "front-wheel drive" asks for no drivers
-    asks = asks_for(without_value_words(question, implied or "", values), dated, bool(roles.predictors))
+    # the everyday words that name a group ("women" for F) are not the words of what the question asks for
+    asks = asks_for(without_value_words(question, values), dated, bool(roles.predictors))
     grouping = [group, *named] if group else named  # the user's answer names the groups first
     goal = chip_goal(reading.confirmed.get(f"goal.{reading.root_key}"))
     return Planning(
@@ -258,7 +258,7 @@ def _regrouped(plan: Plan, p: Planning, dimension: str | None) -> str | None:
     to compare by."""
     question, columns, metric, dataset, zh = p.question, p.columns, plan.metric, str(p.dataset.get("name")), p.zh
     levels = next((c.get("levels") or 0 for c in columns if c["name"] == dimension), 0)
-    if dimension and len(plan.values) == 1 and asks_versus_rest(question, plan.values[0], dimension) and levels > 2:
+    if dimension and len(plan.values) == 1 and asks_versus_rest(question, plan.values[0]) and levels > 2:
         dimension = versus_rest(plan, dimension, dataset, zh)  # one group against the others
     elif made := made_weekend_column(question, columns, metric):  # a version made for an earlier weekend question
         plan.whole, dimension = made

@@ -274,39 +274,36 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
     )
     mean, bottom = aggregate == "mean", bool(plan.top and plan.top[1])
     if said := period_reading(plan, zh):  # "the month with the highest total …", "the total … of each month"
-        return (
-            f"{READ_AS[1] if zh else READ_AS[0]}{said}"
-            + ((f"（只含 {filters}）" if zh else f" (only rows with {filters})") if filters else "")
-            + ("。" if zh else ".")
+        return _read_as_sentence(said, filters, zh)
+    extreme_zh, extreme_en = ("最低", "lowest") if bottom else ("最高", "highest")
+    # each kind's sentence, English and Chinese
+    by_kind: dict[str, tuple[str, str]] = {
+        "total": (f"the total {m} by {g}", f"按 {g} 计算 {m} 的总和") if g else (f"the total {m}", f"{m} 的总和"),
+        "top": (
+            f"the {'bottom' if bottom else 'top'} {n} {g} by {'average' if mean else 'total'} {m}",
+            f"按 {m} {'平均值' if mean else '总和'}{extreme_zh}的 {n} 个 {g}",
         )
-    if zh:
-        text = {
-            "total": f"按 {g} 计算 {m} 的总和" if g else f"{m} 的总和",
-            "top": f"按 {m} {'平均值' if mean else '总和'}{'最低' if bottom else '最高'}的 {n} 个 {g}"
-            if g
-            else f"{m} {'最低' if bottom else '最高'}的 {n} 行",
-            "share": f"各 {g} 占 {m} 的比重" if g else f"{m} 的构成",
-            "trend": f"{m} 随时间的变化",
-            "compare": f"比较不同 {g} 的 {m}（平均值）",
-        }.get(kind or "") or {
-            "drivers": f"哪些因素影响 {m}",
-            "differs": f"{m} 在不同 {g} 之间的差异",
-            "relationship": f"{m} 与其他数值的关系",
-        }.get(analysis_kind(plan), f"{m} 的概况")
-        return f"{READ_AS[1]}{text}" + (f"（只含 {filters}）" if filters else "") + "。"
-    text = {
-        "total": f"the total {m} by {g}" if g else f"the total {m}",
-        "top": f"the {'bottom' if bottom else 'top'} {n} {g} by {'average' if mean else 'total'} {m}"
         if g
-        else f"the {n} rows with the {'lowest' if bottom else 'highest'} {m}",
-        "share": f"each {g}'s share of {m}" if g else f"what makes up {m}",
-        "trend": f"how {m} moves over time",
-        "compare": f"{m} compared across {g} (averages)",
-    }.get(kind or "") or {
-        "drivers": f"what drives {m}",
-        "differs": f"how {m} differs across {g}",
-        "relationship": f"how {m} moves with the other numbers",
-    }.get(analysis_kind(plan), f"a summary of {m}")
+        else (f"the {n} rows with the {extreme_en} {m}", f"{m} {extreme_zh}的 {n} 行"),
+        "share": (f"each {g}'s share of {m}", f"各 {g} 占 {m} 的比重") if g else (f"what makes up {m}", f"{m} 的构成"),
+        "trend": (f"how {m} moves over time", f"{m} 随时间的变化"),
+        "compare": (f"{m} compared across {g} (averages)", f"比较不同 {g} 的 {m}（平均值）"),
+    }
+    by_analysis: dict[str, tuple[str, str]] = {
+        "drivers": (f"what drives {m}", f"哪些因素影响 {m}"),
+        "differs": (f"how {m} differs across {g}", f"{m} 在不同 {g} 之间的差异"),
+        "relationship": (f"how {m} moves with the other numbers", f"{m} 与其他数值的关系"),
+    }
+    english, chinese = (
+        by_kind.get(kind or "") or by_analysis.get(analysis_kind(plan)) or (f"a summary of {m}", f"{m} 的概况")
+    )
+    return _read_as_sentence(chinese if zh else english, filters, zh)
+
+
+def _read_as_sentence(text: str, filters: str, zh: bool) -> str:
+    """The read-as sentence: its opening, what was read, the rows kept, its full stop."""
+    if zh:
+        return f"{READ_AS[1]}{text}" + (f"（只含 {filters}）" if filters else "") + "。"
     return f"{READ_AS[0]}{text}" + (f" (only rows with {filters})" if filters else "") + "."
 
 

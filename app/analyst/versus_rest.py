@@ -19,12 +19,12 @@ REST_CUE = re.compile(
 )
 
 
-def asks_versus_rest(question: str, value: str, column: str = "") -> bool:
-    """The named group comes first and is then compared ("Ideal … than the others", "船员…和乘客相比");
+def asks_versus_rest(question: str, value: str) -> bool:
+    """The named group comes first and is then compared ("Ideal … than the others", "线上…和其他渠道相比");
     a group named after the comparison word is the reference all groups are compared with
     ("do the treatments change weight compared with the control")."""
     text = question.lower()
-    at = value_position(text, value, column)
+    at = value_position(text, value)
     if at < 0 and (code := re.search(rf"(?<![A-Za-z0-9]){re.escape(str(value))}(?![A-Za-z0-9])", question)):
         at = code.start()  # a short code named after its column ("杀虫剂C"), case as written
     return at >= 0 and any(cue.start() > at for cue in REST_CUE.finditer(text))

@@ -44,7 +44,7 @@ def rate_outcome(question: str, columns: list[dict[str, Any]], named: list[str],
         if col["type"] not in GROUPING or col.get("levels") != 2 or col.get("pii"):
             continue
         values = [str(v) for v in col.get("values") or []]
-        hits = [(at, value) for value in values if (at := value_position(text, value, col["name"], values, 2)) >= 0]
+        hits = [(at, value) for value in values if (at := value_position(text, value, values, 2)) >= 0]
         if len(hits) == 1:  # both values named: the groups ("men and women"), not the outcome
             found.append((abs(hits[0][0] - rate.start()), col["name"], hits[0][1]))
     if not found:

@@ -244,10 +244,10 @@ def _blank_named(text: str, columns: list[dict[str, Any]], spans: list[Span]) ->
     for column in columns:
         values = [str(v) for v in column.get("values") or []]
         for value in values:
-            for word in value_words(value, column["name"]):
+            for word in value_words(value):
                 text = _blank_word(text, word.lower())
             for _ in range(4):  # its everyday forms too (value_matching): "rainy" for Rain, 男生 for 男
-                at = value_position(text, value, column["name"], values, int(column.get("levels") or 0))
+                at = value_position(text, value, values, int(column.get("levels") or 0))
                 if at < 0:
                     break
                 end = at + max(1, len(re.match(r"[a-z0-9'-]*", text[at:]).group(0)))  # type: ignore[union-attr]

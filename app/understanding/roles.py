@@ -443,9 +443,7 @@ def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]
             continue
         values = [str(v) for v in col.get("values") or []]
         levels = int(col.get("levels") or len(values))
-        hits = sorted(
-            (pos, value) for value in values if (pos := _find_value(text, value, col["name"], raw, values, levels)) >= 0
-        )
+        hits = sorted((pos, value) for value in values if (pos := _find_value(text, value, raw, values, levels)) >= 0)
         hits = sorted({*hits, *_codes_after_name(question, col, spans)})
         if len(hits) > len(best[1]):
             best = (col["name"], [value for _, value in hits])
@@ -472,9 +470,9 @@ def _codes_after_name(question: str, column: dict[str, Any], spans: list[Span]) 
     return found
 
 
-def value_position(text: str, value: str, column: str = "", values: list[str] | None = None, levels: int = 0) -> int:
+def value_position(text: str, value: str, values: list[str] | None = None, levels: int = 0) -> int:
     """Where the (lower-case) text names a category value of a column, by itself or an everyday word; -1 if not."""
-    return _find_value(text, value, column, "", values or [], levels)
+    return _find_value(text, value, "", values or [], levels)
 
 
 def _blank(text: str, spans: list[Span]) -> str:
@@ -483,9 +481,7 @@ def _blank(text: str, spans: list[Span]) -> str:
     return text
 
 
-def _find_value(
-    text: str, value: str, column: str = "", raw: str = "", values: list[str] | None = None, levels: int = 0
-) -> int:
+def _find_value(text: str, value: str, raw: str = "", values: list[str] | None = None, levels: int = 0) -> int:
     """Where the question names a value, by itself or by an everyday word for it ("women" → female). A
     phrase of several words ("first class") is looked for in the `raw` text too, where a column word
     inside it ("class") is not blanked out. Then its everyday forms (value_matching): "rainy" for
@@ -493,7 +489,7 @@ def _find_value(
     value may be read); a weekday in any of its forms ("周一" for 星期一: weekdays)."""
     found = [
         _find_word(raw if raw and re.search(r"[\s-]", word) else text, word, own=i == 0)
-        for i, word in enumerate(value_words(value, column))
+        for i, word in enumerate(value_words(value))
     ]
     found += [_find_word(text, form, own=False) for form in value_forms(value)]
     found += [inflected_at(text, value), zh_single_value_at(text, value, values or [], levels), day_at(text, value)]

@@ -27,19 +27,6 @@ SYNONYMS: dict[str, tuple[str, ...]] = merged(_NAMED, concept_synonyms())
 VALUE_WORDS: dict[str, tuple[str, ...]] = vocabulary.keyed("synonyms", "values")
 
 
-def _code_words() -> dict[str, dict[str, tuple[str, ...]]]:
-    """[[codes]] by column piece, then code."""
-    table: dict[str, dict[str, tuple[str, ...]]] = {}
-    for entry in vocabulary.entries("synonyms", "codes"):
-        codes = table.setdefault(entry.text("column"), {})
-        codes[entry.key] = (*codes.get(entry.key, ()), *entry.strings("words"))
-    return table
-
-
-# Everyday words for the codes of one kind of column (the key is a piece of the column name, as in
-# SYNONYMS): "前驱" is drv = f, where "f" elsewhere would be female.
-CODE_WORDS: dict[str, dict[str, tuple[str, ...]]] = _code_words()
-
 # Words that never name a column by a stem or an abbreviation (vocabulary/stop_words.toml).
 STOP = set(vocabulary.words("stop_words", "stop"))
 
@@ -212,28 +199,24 @@ def spread_mentions(question: str, name: str, slack: int = 2) -> Iterator[tuple[
             yield start, at + 1
 
 
-def value_words(value: str, column: str = "") -> tuple[str, ...]:
-    """The words that name a category value: itself, and everyday words for it ("women" → female); for
-    a column with its own codes (drv: f, r, 4), the words for those codes instead."""
+def value_words(value: str) -> tuple[str, ...]:
+    """The words that name a category value: itself, and everyday words for it ("women" → female)."""
     word = str(value).strip().lower()
-    codes = next((table for key, table in CODE_WORDS.items() if key in name_words(column)), None)
-    if codes is not None:
-        return (word, *codes.get(word, ()))
     return (word, *VALUE_WORDS.get(word, ()))
 
 
-def without_value_words(question: str, column: str, values: list[str]) -> str:
-    """The question without the words that name the given values of a column (longest first)."""
-    words = sorted({w for value in values for w in value_words(value, column)[1:]}, key=len, reverse=True)
+def without_value_words(question: str, values: list[str]) -> str:
+    """The question without the everyday words that name the given values (longest first)."""
+    words = sorted({w for value in values for w in value_words(value)[1:]}, key=len, reverse=True)
     for word in words:
         question = re.sub(re.escape(word), " ", question, flags=re.I)
     return question
 
 
-def code_word(value: str, column: str, question: str) -> str | None:
-    """The everyday word the question used for a column's code ("前驱" for drv = f), if it used one."""
+def code_word(value: str, question: str) -> str | None:
+    """The everyday word the question used for a value's code ("women" for sex = F), if it used one."""
     text = question.lower()
-    return next((w for w in value_words(value, column)[1:] if w.lower() in text), None)
+    return next((w for w in value_words(value)[1:] if w.lower() in text), None)
 
 
 def question_key(text: str) -> str:

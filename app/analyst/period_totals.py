@@ -30,7 +30,7 @@ _UNIT_OF = {word: unit for unit, names in named_lists("period_units").items() fo
 _UNIT_OF |= {alias: unit for alias, (unit,) in named_lists("period_aliases").items()}
 # "按月", "按季度看", "by month": 按/by straight before a unit of time, a "per period" too; the units are the
 # vocabulary's (period_units, period_aliases), the structure is here
-_BY_UNIT = re.compile(r"(?:按\s*|\bby\s+)(" + "|".join(sorted(_UNIT_OF, key=len, reverse=True)) + r")(?![a-z])", re.I)
+_BY_UNIT = re.compile(r"(?:按\s*|\bby\s+)(" + "|".join(sorted(_UNIT_OF, key=len, reverse=True)) + r")s?(?![a-z])", re.I)
 # how each unit is said in the two languages: (each …, 每…, 按…)
 _SAID = {
     "year": ("year", "每年", "年"),

@@ -5,13 +5,21 @@ groups at all (`asks_for_groups`). The words of each kind are in vocabulary.toml
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.analyst.vocabulary import kinds, words
+from app.understanding.gate_words import COMPARE_WORDS, TREND_WORDS, says_drivers, says_future, says_importance
 from app.understanding.kinds import asks_direction_over_time, asks_extreme, asks_top
 from app.understanding.roles import asks_ahead
 
+# The words of each kind, looked for as text: the analyst's own (vocabulary.toml keywords.*) and those it
+# shares with the clarification gates (understanding/vocabulary/gates.toml).
 KEYWORDS: dict[str, tuple[str, ...]] = {kind: words(f"keywords.{kind}") for kind in kinds("keywords")}
+KEYWORDS |= {"compare": COMPARE_WORDS, "trend": TREND_WORDS}
+# The kinds read by a pattern of the shared vocabulary (a forecast: the future; drivers; importance,
+# which also asks for a regression).
+_SAID: dict[str, Callable[[str], bool]] = {"forecast": says_future, "drivers": says_drivers, "regress": says_importance}
 GREETING = re.compile(r"^\s*(hi|hello|hey|thanks|thank you|你好|您好|谢谢|嗨)[\s!！。.,，]*$", re.I)
 
 # What makes a question ask for groups even without a comparison word: whether something helps or
@@ -25,9 +33,10 @@ GROUP_CUES = re.compile(
 
 
 def wants(question: str, kind: str) -> bool:
-    """Whether the question has one of the words of `kind` (KEYWORDS: compare, correlate, regress ...)."""
+    """Whether the question has one of the words of `kind` (KEYWORDS: compare, correlate, regress ...; _SAID:
+    forecast, drivers, and importance for regress)."""
     text = f" {question.lower()} "
-    return any(word in text for word in KEYWORDS[kind])
+    return any(word in text for word in KEYWORDS.get(kind, ())) or (kind in _SAID and _SAID[kind](question))
 
 
 def asks_trend(question: str) -> bool:

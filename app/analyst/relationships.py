@@ -9,7 +9,7 @@ import re
 
 from app.analyst.data_tasks import ordered_names
 from app.analyst.steps import Column, Plan, Spans, Step, weighted_arguments
-from app.understanding.everyday_words import CONDITION_WORDS
+from app.understanding.everyday_words import is_condition_word
 from app.understanding.kinds import EACH, SLOPE
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
@@ -141,7 +141,7 @@ def leading_measure(question: str, spans: Spans, measures: list[str]) -> str | N
         if after:
             return after[0]
     # "热天气冰淇淋卖得更好吗", "on windy days": the measure named by a condition word is the condition
-    conditions = {name for start, end, name in placed if question[start:end].lower() in CONDITION_WORDS}
+    conditions = {name for start, end, name in placed if is_condition_word(question[start:end])}
     return conditions.pop() if len(conditions) == 1 else None
 
 

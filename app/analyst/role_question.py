@@ -173,37 +173,6 @@ def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -
 # "science score", "business", "数学成绩", "利润".
 MEASURE_EN = word_set("measure_en")
 MEASURE_ZH = words("measure_zh")
-MEASURE_ZH = (
-    "成绩",
-    "分数",
-    "得分",
-    "总分",
-    "分",
-    "金额",
-    "收入",
-    "利润",
-    "成本",
-    "价格",
-    "销量",
-    "销售",
-    "生意",
-    "营收",
-    "时长",
-    "时间",
-    "重量",
-    "数量",
-    "业绩",
-    "表现",
-    "产量",
-    "工资",
-    "薪水",
-    "费用",
-    "消费",
-    "比例",
-    "率",
-    "额",
-    "量",
-)
 
 
 def measure_like(phrase: str) -> bool:

@@ -16,8 +16,9 @@ from app.understanding.text import lemma
 from app.understanding.words import core_name
 
 ADDITIVE = words("additive")  # parts of a name that make a number a total (vocabulary.toml)
-# A grouping named like a period of time ("Month", "季度"): the rows' period, not a part of the total.
-PERIOD_NAMES = word_set("period_names")
+# A grouping named like a period of time ("Month", "季度"): the rows' period, not a part of the total —
+# any name of a unit of time (period_units), or one of period_names.
+PERIOD_NAMES = word_set("period_names") | {word for names in named_lists("period_units").values() for word in names}
 
 
 def _period_name(name: str) -> bool:
@@ -66,7 +67,7 @@ def period_unit_named(text: str) -> str:
 
     def said(word: str) -> bool:
         if word.isascii():
-            return re.search(rf"\b{re.escape(word)}\b", lowered) is not None
+            return re.search(rf"\b{re.escape(word)}s?\b", lowered) is not None  # which months: month
         # a one-character unit after a measure word or "which" (哪个月, 哪一年, 哪年), not the 季 of 旺季
         return (word in lowered) if len(word) > 1 else any(f"{c}{word}" in lowered for c in "个一几哪")
 
@@ -80,7 +81,11 @@ def each_period(question: str, columns: list[Column]) -> list[str]:
     """The grouping column of the period a question goes through ("每个月" → 月份, "each month" → Month)."""
     unit = each_period_unit(question)
     names = _PERIOD_UNITS.get(unit, ())
-    return [c["name"] for c in columns if groups_rows(c) and core_name(c["name"]).strip().lower() in names]
+    return [
+        c["name"]
+        for c in columns
+        if groups_rows(c) and (core := core_name(c["name"]).strip().lower()) and (core in names or lemma(core) in names)
+    ]
 
 
 def asks_per_unit(question: str, columns: list[Column], spans: Spans) -> bool:

@@ -10,18 +10,21 @@ import re
 from typing import Any
 
 from app.understanding import vocabulary
+from app.understanding.text import lemma
 
-# Opposite outcomes, as the words of count column names say them (the success first).
+# Opposite outcomes, as the words of count column names say them (the success first), by their lemma
+# (cases and case alike: case).
 _OPPOSITES = vocabulary.pairs("designs", "opposites")  # vocabulary/designs.toml
+_OUTCOMES = frozenset(word for pair in _OPPOSITES for word in pair)
 _COUNT_PREFIX = re.compile(r"^(?:n|num|number|no|count|cnt|n_of)[_. ]?(?=\S)|^(?:number|count) of ", re.I)
 
 
 def _outcome_word(name: str) -> str:
-    """'ncases' → 'cases', 'n_failures' → 'failures', 'Number of yes' → 'yes'."""
+    """'ncases' → 'case', 'n_failures' → 'failure', 'Number of yes' → 'yes' (the outcome's lemma)."""
     word = name.strip().lower()
     for candidate in (word, _COUNT_PREFIX.sub("", word)):
-        if any(candidate in pair for pair in _OPPOSITES):
-            return candidate
+        if lemma(candidate) in _OUTCOMES:
+            return lemma(candidate)
     return word
 
 

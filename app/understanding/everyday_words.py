@@ -2,16 +2,35 @@
 income or wage, "贵" about price, "busier" about visits. A small table of common language, not
 of one dataset's columns (vocabulary/everyday_concepts.toml): each concept lists pieces of column
 names (as words.SYNONYMS keys: a piece of the name, lower case) and the words a question uses for it.
+
+The table is kept small by general rules rather than by listing forms: English words are listed as
+their lemma (roles.column_mentions also finds a word by its dictionary form: heavier → heavy), a
+concept's Chinese pieces are words for it too, and a Chinese adjective of degree is listed once and
+said after each mark of degree (重 → 更重, 最重, 越重).
 """
 
 from __future__ import annotations
 
 from app.understanding import vocabulary
+from app.understanding.text import is_cjk, lemma
+
+# The Chinese marks of degree a one-character adjective follows (更重, 最重, 越重): roles.toml.
+DEGREE_MARKS = vocabulary.characters("roles", "superlative_marks_zh")
+
+
+def _concept_words(entry: vocabulary.Entry) -> tuple[str, ...]:
+    """A concept's words: those listed, its Chinese pieces, each degree adjective after each mark."""
+    pieces = entry.strings("pieces")
+    degree = entry.strings("degree") if "degree" in entry.fields else ()
+    chinese_pieces = [piece for piece in pieces if any(is_cjk(c) for c in piece)]
+    said_by_degree = [mark + adjective for adjective in degree for mark in DEGREE_MARKS]
+    return tuple(dict.fromkeys((*entry.strings("words"), *chinese_pieces, *said_by_degree)))
+
 
 # (column-name pieces, question words), one pair per concept: vocabulary/everyday_concepts.toml (its
 # notes say which pieces and words may be added).
 CONCEPTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = tuple(
-    (entry.strings("pieces"), entry.strings("words")) for entry in vocabulary.entries("everyday_concepts", "concepts")
+    (entry.strings("pieces"), _concept_words(entry)) for entry in vocabulary.entries("everyday_concepts", "concepts")
 )
 
 
@@ -36,3 +55,9 @@ def merged(own: dict[str, tuple[str, ...]], extra: dict[str, tuple[str, ...]]) -
 # hot", "天气风大时". Said right after that category's name, these words are about the number
 # (temperature, wind speed), not the category's values (晴/雨/多云).
 CONDITION_WORDS = frozenset(word for pieces, words in CONCEPTS if pieces[0] in ("temp", "wind") for word in words)
+
+
+def is_condition_word(said: str) -> bool:
+    """Whether a word the question says is a condition word, as written or by its lemma (colder: cold)."""
+    said = said.lower()
+    return said in CONDITION_WORDS or lemma(said) in CONDITION_WORDS

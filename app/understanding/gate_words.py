@@ -53,8 +53,31 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
 HINTS: dict[str, tuple[str, str]] = {
     entry.key: (entry.text("en"), entry.text("zh")) for entry in vocabulary.entries(_FILE, "hints")
 }
+# The words of the kinds of analysis a question asks for, one list each, which the analyst's plan
+# (app/analyst/question_words.py) and the gates' goal cues both read: plain words, looked for as text.
+TREND_WORDS = vocabulary.words(_FILE, "trend_words")
+COMPARE_WORDS = vocabulary.words(_FILE, "compare_words")
+
+
+def _table_alternation(table: str) -> str:
+    """A table of this file as one pattern: its entries' plain `words` escaped, or their `patterns`."""
+    return "|".join(
+        "|".join(map(re.escape, entry.strings("words"))) if "words" in entry.fields else entry.alternation()
+        for entry in vocabulary.entries(_FILE, table)
+    )
+
+
+def _with_shared(entry: vocabulary.Entry) -> str:
+    """An entry's patterns and those of the tables it names in `also` (a goal's shared words), as one."""
+    shared = entry.strings("also") if "also" in entry.fields else ()
+    return "|".join([entry.alternation(), *map(_table_alternation, shared)])
+
+
+# Importance phrased as "what matters most for X" (a drivers question), and the words of what drives,
+# explains or models a number: both read by the gates and the analyst.
+IMPORTANCE = vocabulary.alternation(_FILE, "importance")
 # The goal a question states -> the pattern of its words (matched ignoring case)
-GOAL_CUES: dict[str, str] = {entry.key: entry.alternation() for entry in vocabulary.entries(_FILE, "goal_cues")}
+GOAL_CUES: dict[str, str] = {entry.key: _with_shared(entry) for entry in vocabulary.entries(_FILE, "goal_cues")}
 VAGUE = re.compile(
     rf"^\s*(?:{vocabulary.alternation(_FILE, 'vague_openers')})?(?:{vocabulary.alternation(_FILE, 'vague_requests')})",
     re.I,
@@ -71,13 +94,30 @@ EXPLICIT_PERIOD = re.compile(
 
 # kind -> (pattern, (en what, zh what), (en risk, zh risk))
 METHODS: dict[str, tuple[str, tuple[str, str], tuple[str, str]]] = {
-    entry.key: (entry.alternation(), entry.pair("what"), entry.pair("risk"))
+    entry.key: (_with_shared(entry), entry.pair("what"), entry.pair("risk"))
     for entry in vocabulary.entries(_FILE, "methods")
 }
 # A bare "预测"/"predict" is a forecast unless the question asks what drives or explains something
 # and names no future ("哪些因素能预测营业额" is a model of drivers, "预测营业额" a forecast).
 DRIVER_WORDS = vocabulary.alternation(_FILE, "driver_words")
 FUTURE_WORDS = vocabulary.alternation(_FILE, "future_words")
+
+
+def says_future(text: str) -> bool:
+    """Whether a text names a future (next month, upcoming, 未来, 下周): a forecast's words."""
+    return re.search(FUTURE_WORDS, text, re.I) is not None
+
+
+def says_drivers(text: str) -> bool:
+    """Whether a text asks what drives, explains or matters most for something (factor, why, 影响)."""
+    return re.search(f"{DRIVER_WORDS}|{IMPORTANCE}", text, re.I) is not None
+
+
+def says_importance(text: str) -> bool:
+    """Whether a text asks what matters most for something (matters most, 最重要)."""
+    return re.search(IMPORTANCE, text, re.I) is not None
+
+
 INFERENTIAL = ("compare", "trend", "attribution", "retention", "funnel")  # goals (GOAL_CUES keys) a test answers
 # An identifier-like name: an English word for an id at its end or its start, a Chinese one anywhere
 ID_LIKE = re.compile(

@@ -12,6 +12,7 @@ from typing import Any
 
 from app.understanding import vocabulary
 from app.understanding.profile_reading import NUMERIC
+from app.understanding.text import lemma
 
 _FILE = "designs"  # vocabulary/designs.toml
 _TIME_NAME = re.compile(rf"^(?:{vocabulary.alternation(_FILE, 'time_names')})$", re.I)
@@ -46,6 +47,7 @@ def repeated_design(question: str, dataset: dict[str, Any], named: list[str]) ->
         c
         for c in columns
         if _TIME_NAME.match(c["name"].strip())
+        or _TIME_NAME.match(lemma(c["name"]))
         and c["type"] in NUMERIC
         and 2 <= (c.get("distinct") or 0) <= 50
         and c.get("maximum") is not None

@@ -29,9 +29,10 @@ from app.understanding.column_forms import (
     zh_leading_mentions,
     zh_part_mentions,
 )
-from app.understanding.everyday_words import CONDITION_WORDS
+from app.understanding.everyday_words import CONDITION_WORDS, is_condition_word
 from app.understanding.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
 from app.understanding.spelling import text_variants
+from app.understanding.text import tokens
 from app.understanding.value_matching import inflected_at, value_forms, zh_single_value_at
 from app.understanding.weekdays import day_at
 from app.understanding.words import (
@@ -107,10 +108,12 @@ def column_mentions(
         for word in listed
     ]
     compounds = _chinese_vocabulary_places(text, synonyms)
+    inflected = _inflected_places(text)
     for word, _, name in sorted(words, key=lambda w: (-len(w[0]), w[1])):
         own = {w.lower() for w, _, n in words if n == name}
         if word.isascii():
             _claim(text, word.lower(), name, found, "synonym")
+            _take(inflected.get(word.lower(), ()), name, found, "synonym")  # heavier: heavy
             continue
         places = [(m.start(), m.end()) for m in re.finditer(re.escape(word.lower()), text)]
         _take([p for p in places if not _inside_other_word(p, compounds, own)], name, found, "synonym")
@@ -139,6 +142,16 @@ def column_mentions(
         _take([(a, b) for a, b in places if not any(s <= a and b <= e for s, e in said_values)], name, found, "partial")
     found = _without_rows_words(question, sorted(found))
     return _without_scene_names(question, _condition_before_name(question, found, columns, synonyms), columns)
+
+
+def _inflected_places(text: str) -> dict[str, list[tuple[int, int]]]:
+    """Where each English word of the text stands that is not its own dictionary form, by that form
+    (heavier → heavy, earned → earn): a listed word is found in all its forms (text.lemma)."""
+    places: dict[str, list[tuple[int, int]]] = {}
+    for token in tokens(text):
+        if not token.is_cjk and token.lemma != token.word:
+            places.setdefault(token.lemma, []).append((token.start, token.end))
+    return places
 
 
 def _chinese_vocabulary_places(text: str, synonyms: dict[str, tuple[str, ...]]) -> list[tuple[int, int, str]]:
@@ -237,7 +250,7 @@ def _sets_scene(question: str, scene: Mention, said: Mention, kinds: dict[str, d
         and category["type"] in GROUPING
         and number["type"] in NUMERIC
         and said.kind == "synonym"
-        and word in CONDITION_WORDS
+        and is_condition_word(word)
         and not any(_find_word(word, str(v).lower(), own=False) >= 0 for v in category.get("values") or [])
     )
 

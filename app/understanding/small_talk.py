@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from app.understanding import vocabulary
+from app.understanding.text import closed_class_spans
 
 # The phrases of small talk (vocabulary/small_talk.toml), the longest first.
 SMALL_TALK = sorted(vocabulary.words("small_talk", "phrases"), key=len, reverse=True)
@@ -27,5 +28,9 @@ def is_small_talk(text: str) -> bool:
                 rest = rest[len(phrase) :].strip()
                 break
         else:
-            return False
+            # a Chinese pronoun, particle or adverb around the phrase (谢谢你啊, 好的哦): a closed class
+            closed = closed_class_spans(rest)
+            if not (closed and closed[0][0] == 0):
+                return False
+            rest = rest[closed[0][1] :].strip()
     return True

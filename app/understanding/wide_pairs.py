@@ -30,15 +30,14 @@ _FILE = "designs"  # vocabulary/designs.toml: the words; the patterns with struc
 # (earlier, later) markers of the same measurement taken twice; English ones only as whole words
 PAIR_MARKERS = vocabulary.pairs(_FILE, "pair_markers")
 _NUMBER = re.compile(r"\d+")
-# a change or a difference between the two measurements
-CHANGE_CUE = re.compile(
-    rf"\b(?:{vocabulary.alternation(_FILE, 'change_cue_en')})\b|"
-    + vocabulary.alternation(_FILE, "change_cue_other", bi_comparing=r"比(?!例|率|重)"),
-    re.I,
-)
 # a change proper (not "higher" or "different", which compare the groups' levels)
-CHANGE_ONLY = re.compile(
-    rf"\b(?:{vocabulary.alternation(_FILE, 'change_only_en')})\b|{vocabulary.word_alternation(_FILE, 'change_only_zh')}",
+_CHANGE_ONLY_EN = vocabulary.alternation(_FILE, "change_only_en")
+_CHANGE_ONLY_ZH = vocabulary.word_alternation(_FILE, "change_only_zh")
+CHANGE_ONLY = re.compile(rf"\b(?:{_CHANGE_ONLY_EN})\b|{_CHANGE_ONLY_ZH}", re.I)
+# a change or a difference between the two measurements: a change proper, or the words of a difference
+CHANGE_CUE = re.compile(
+    rf"\b(?:{_CHANGE_ONLY_EN}|{vocabulary.alternation(_FILE, 'change_cue_en')})\b|{_CHANGE_ONLY_ZH}|"
+    + vocabulary.alternation(_FILE, "change_cue_other", bi_comparing=r"比(?!例|率|重)"),
     re.I,
 )
 # the two move together: a relationship, not a difference

@@ -297,8 +297,7 @@ class RunService:
             groups=set(intent.groups),
             pruned=set(intent.pruned),
             store_table=partial(self.store_table, session, recorder, workspace.id),
-            question=run.question or "",
-            scope=intent.scope,  # exposure.py: starters by words
+            scope=intent.scope,  # exposure.py: a one-statistic question starts narrow
             focus=getattr(model, "kind", "") != "builtin",
             has_dates=any(c["type"] == "datetime" for s in summaries for c in s["columns"]),  # time-series tools
             listing=core_listing(intent, model),

@@ -1,5 +1,5 @@
-"""Lazy tool exposure: per-turn starters (core + the common tools of the intent's groups + the tools
-the question's words call for), situational harness tools, tool_search (zh/en) exposing the tools it
+"""Lazy tool exposure: per-turn starters (core + the common tools of the intent's groups; the question's
+words pick no tools), situational harness tools, tool_search (zh/en) exposing the tools it
 found, exposure that only grows within a turn (a stable, cacheable prefix), phase pruning, refusal of
 unexposed tools, and the size of the schemas sent compared with the full catalog."""
 
@@ -59,7 +59,6 @@ def toolbox_for(question: str, registry: Registry = REGISTRY, has_history: bool 
         registry=registry,
         groups=set(intent.groups),
         pruned=set(intent.pruned),
-        question=question,
         scope=intent.scope,
         focus=focus,
     )
@@ -80,22 +79,10 @@ def group_names(*groups: str, registry: Registry = REGISTRY) -> set[str]:
 
 
 # --- per-turn starters -------------------------------------------------------------------------
-def starters(*groups: str, registry: Registry = REGISTRY, words: tuple[str, ...] = ()) -> set[str]:
-    """core (less its situational tools) + the starter tools of the other groups + the word tools."""
-    return (
-        (group_names("core", registry=registry) - set(SITUATIONAL))
-        | set(words)
-        | {t.name for t in registry if t.group in groups and t.name in LEAN_STARTERS.get(t.group, ())}
-    )
-
-
-def focused(*groups: str, tests: tuple[str, ...], charts: tuple[str, ...], registry: Registry = REGISTRY) -> set[str]:
-    """core + the starters of the groups, where the stats and plot starters are only the tests the
-    question names (with describe_columns) and their chart."""
-    return {n for n in starters(*groups, registry=registry) if registry.get(n).group not in ("stats", "plot")} | {
-        "describe_columns",
-        *tests,
-        *charts,
+def starters(*groups: str, registry: Registry = REGISTRY) -> set[str]:
+    """core (less its situational tools) + the lean starter tools of the other groups."""
+    return (group_names("core", registry=registry) - set(SITUATIONAL)) | {
+        t.name for t in registry if t.group in groups and t.name in LEAN_STARTERS.get(t.group, ())
     }
 
 
@@ -105,36 +92,41 @@ def test_each_intent_starts_with_core_and_the_starters_of_its_groups():
     assert names(toolbox_for("What is a p-value?").schemas()) == core
     # a turn about one group (data preparation) sees it whole
     assert names(toolbox_for("clean the data").schemas()) == core | group_names("data")
-    assert names(toolbox_for("Does revenue differ by region?").schemas()) == focused(
-        "data", "stats", "plot", tests=("compare_groups",), charts=("plot_box",)
-    )
-    assert names(toolbox_for("不同地区的收入有差异吗？").schemas()) == focused(
-        "stats", "plot", tests=("compare_groups",), charts=("plot_box",)
-    )
+    # an analysis starts with the same lean array whatever its words name (the model reads the question)
+    for question in ("Does revenue differ by region?", "不同地区的收入有差异吗？", "sales trend over time"):
+        assert names(toolbox_for(question).schemas()) == starters("stats", "plot"), question
     assert names(toolbox_for("Analyse revenue across our regions").schemas()) == starters("stats", "plot")
-    assert names(toolbox_for("sales trend over time").schemas()) == starters(
-        "stats", "timeseries", "plot", words=("plot_line",)
-    )
     assert names(toolbox_for("why is that?", has_history=True).schemas()) == starters("stats", "plot")
-    assert names(toolbox_for("a full report please").schemas()) == starters("data", "stats", "ml", "timeseries", "plot")
+    # many-step work starts with every group's starters
+    for question in ("a full report please", "build a churn model"):
+        assert names(toolbox_for(question).schemas()) == starters("data", "stats", "ml", "timeseries", "plot")
     assert "tool_search" in names(toolbox_for("clean the data").schemas())
     # the first request is narrow: an analysis turn does not see the rarer tools of its groups
     analysis = names(toolbox_for("不同地区的收入有差异吗？").schemas())
     assert {"curve_fit", "paired_test", "plot_pie", "plot_heatmap"}.isdisjoint(analysis)
 
 
-def test_the_questions_words_choose_starter_tools():
+def test_the_questions_words_pick_no_tools_and_tool_search_finds_them():
     def first(question):
         return names(toolbox_for(question, registry=FULL_REGISTRY).schemas())
 
-    assert "normality_test" in first("Is revenue normal? Run a Shapiro-Wilk test.")
-    assert "outlier_detection" in first("Which orders are outliers by the IQR rule?")
-    assert "derive_column" in first("Add a new column with the revenue per unit ratio and average it")
-    assert {"normality_test", "outlier_detection", "derive_column"}.isdisjoint(first("Does revenue differ by region?"))
-    # a one-statistic question starts narrow: the figure's tool, not every comparison and chart
+    # the tools a question names are not listed by its words: the model finds them by what they do
+    named = {
+        "Is revenue normal? Run a Shapiro-Wilk test.": ("normality test", "normality_test"),
+        "Which orders are outliers by the IQR rule?": ("outliers", "outlier_detection"),
+        "Add a new column with the revenue per unit ratio and average it": ("new column", "derive_column"),
+    }
+    plain = first("Does revenue differ by region?")
+    for question, (query, tool) in named.items():
+        assert tool not in first(question) and tool not in plain
+        box = toolbox_for(question, registry=FULL_REGISTRY)
+        box.schemas()
+        found = box.execute(call("tool_search", "s1", query=query))
+        assert tool in found.payload["tools"] and box.exposure.is_offered(tool), question
+    # a one-statistic question starts narrow: a description, not every comparison and chart
     single = first("What is the mean revenue?")
     assert "describe_columns" in single and {"compare_groups", "linear_regression", "plot_bar"}.isdisjoint(single)
-    assert "normality_test" not in first("你好")  # a greeting still gets no tools
+    assert first("你好") == set()  # a greeting still gets no tools
 
 
 def test_situational_tools_become_callable_when_they_can_act():
@@ -165,9 +157,12 @@ def test_the_builtin_analysts_tools_are_offered_in_analysis_turns():
     for question in ("Does weight differ by group?", "不同地区的收入有差异吗？", "what explains revenue?"):
         # runs.py turns focus off for the built-in analyst: it plans every standard analysis and chart
         assert plan_tools <= names(toolbox_for(question, registry=FULL_REGISTRY, focus=False).schemas()), question
-    assert "value_counts" in names(toolbox_for("how many orders per region?", registry=FULL_REGISTRY).schemas())
-    trend = names(toolbox_for("sales trend over time", registry=FULL_REGISTRY).schemas())
-    assert {"time_series_trend", "plot_line"} <= trend
+    # a tool its plan needs beyond the starters it finds by name (rounds.searches), callable at once
+    box = toolbox_for("how many orders per region?", registry=FULL_REGISTRY, focus=False)
+    box.schemas()
+    for tool in ("value_counts", "time_series_trend", "plot_line"):
+        found = box.execute(call("tool_search", f"s_{tool}", query=tool, limit=1))
+        assert found.payload["tools"] == [tool] and box.exposure.is_offered(tool)
 
 
 def test_a_toolbox_without_an_intent_exposes_everything():
@@ -380,11 +375,9 @@ def test_first_analysis_request_offers_only_core_and_intent_groups(tmp_path):
     lean_core = {"record_evidence", "run_python", "tool_search", "call_tool"}  # the rest via call_tool
     assert first == {
         n
-        for n in focused(
-            "data", "stats", "plot", tests=("compare_groups",), charts=("plot_box",), registry=FULL_REGISTRY
-        )
-        if (FULL_REGISTRY.get(n).group != "core" or n in lean_core) and n not in {"describe_columns", "value_counts"}
-    }  # a lean array: the tests the question names carry it; describe_columns and value_counts stay callable
+        for n in starters("stats", "plot", registry=FULL_REGISTRY)
+        if FULL_REGISTRY.get(n).group != "core" or n in lean_core
+    }  # a lean array: the rest of core stays callable through call_tool, the other tools one tool_search away
     assert not first & group_names("ml", "timeseries", registry=FULL_REGISTRY)
     with db.session() as s:
         assert s.get(Run, run_id).intent == "analysis"
@@ -434,30 +427,6 @@ def test_the_stable_prefix_is_byte_identical_across_rounds(tmp_path):
 
 
 # --- a lean first request (issue 15: <= 12,000 characters with schemas, on real questions) ---------
-def test_a_question_that_names_its_test_starts_with_that_test_and_its_chart():
-    def first(question):
-        return names(toolbox_for(question, registry=FULL_REGISTRY).schemas())
-
-    compare = first("Does sepal length differ by species, and which species differ from each other?")
-    assert {"describe_columns", "compare_groups", "plot_box"} <= compare
-    assert {
-        "correlation_analysis",
-        "linear_regression",
-        "compare_two_groups",
-        "plot_scatter",
-        "plot_histogram",
-        "plot_bar",
-    }.isdisjoint(compare)
-    drivers = first("What drives fuel economy (mpg)? Look at weight, horsepower and cylinders.")
-    assert {"correlation_analysis", "linear_regression", "plot_scatter"} <= drivers
-    assert {"compare_groups", "plot_bar", "plot_histogram"}.isdisjoint(drivers)
-    # a column called "... ratio" is not a request for a derived column
-    assert "derive_column" not in first("How is medv associated with the pupil-teacher ratio and crime?")
-    assert "derive_column" in first("Compute the ratio of revenue to cost per region and compare regions")
-    # no test named: the common starters (compare_groups takes two groups too)
-    assert set(STARTERS["stats"]) - {"compare_two_groups"} <= first("Analyse revenue across our regions")
-
-
 def test_the_first_request_of_a_realistic_question_is_lean(tmp_path):
     """A long question over a 15-column table: the first request, as the client sends it."""
     from app.agent.model.interface import ModelReply
@@ -540,15 +509,6 @@ def test_tool_search_returns_callable_tools_with_their_schemas():
             assert f"- {argument}:" in result.text
 
 
-def test_a_two_group_question_starts_with_the_two_group_test():
-    first = names(
-        toolbox_for(
-            "Is tooth length different between the two supplement types (OJ vs VC)?", registry=FULL_REGISTRY
-        ).schemas()
-    )
-    assert "compare_two_groups" in first  # a difference with its confidence interval, not only an ANOVA
-
-
 # --- issue 23: a prefix that stays ---------------------------------------------------------------
 def wire_size(request: dict) -> int:
     body = {"model": "m", "messages": request["messages"], "tools": request["tools"]}
@@ -619,7 +579,8 @@ def test_a_single_statistic_question_lists_a_minimal_set():
     listed = names(
         toolbox_for("Perform a Shapiro-Wilk test on mpg and report the p-value.", registry=FULL_REGISTRY).schemas()
     )
-    assert listed == {"record_evidence", "run_python", "tool_search", "call_tool", "normality_test"}
+    # the harness's four and a description; the test itself is one tool_search away
+    assert listed == {"record_evidence", "run_python", "tool_search", "call_tool", "describe_columns"}
 
 
 @pytest.mark.parametrize("dates", [True, False])
@@ -633,7 +594,7 @@ def test_time_series_tools_are_offered_only_with_a_date_column(tmp_path, dates):
     path.write_text(("date" if dates else "order") + ",revenue\n" + "\n".join(f"{a},{b}" for a, b in rows) + "\n")
     model = ScriptedModel([ModelReply("Revenue rose.")])
     _settings, _db, service, ws = setup(tmp_path, path, lambda *_: model)
-    service.execute(start_run(service, ws, "How has revenue trended over time?"))
+    service.execute(start_run(service, ws, "Forecast revenue for the next three months."))  # deep: every group
     offered = names(model.requests[0]["tools"])
     timeseries = group_names("timeseries", registry=FULL_REGISTRY)
     assert bool(offered & timeseries) is dates, offered

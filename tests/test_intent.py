@@ -241,12 +241,12 @@ def test_starter_tools_are_real_tools_of_their_groups():
     from app.agent.policy.intent import LEAN_STARTERS, STARTERS, starter_tools
     from app.agent.tools.toolbox import FULL_REGISTRY
 
-    for group, names in STARTERS.items():
+    for group, names in [*STARTERS.items(), *LEAN_STARTERS.items()]:
         for name in names:
             assert FULL_REGISTRY.get(name) is not None and FULL_REGISTRY.get(name).group == group, name
     core = {t.name for t in FULL_REGISTRY if t.group == "core"}
     analysis = starter_tools(FULL_REGISTRY, classify("不同地区的收入有差异吗？").groups)
-    assert core <= analysis and set(LEAN_STARTERS["stats"]) <= analysis and set(STARTERS["plot"]) <= analysis
+    assert core <= analysis and set(LEAN_STARTERS["stats"]) <= analysis and set(LEAN_STARTERS["plot"]) <= analysis
     assert set(STARTERS["stats"]) <= starter_tools(
         FULL_REGISTRY, classify("不同地区的收入有差异吗？").groups, focus=False
     )
@@ -268,5 +268,11 @@ def test_a_single_statistic_asked_at_the_start_of_a_later_clause_is_single(text)
     assert intent.kind == "analysis" and intent.scope == "single", intent.reason
 
 
-def test_trend_words_bring_time_series_tools_when_no_rule_decides():
-    assert "timeseries" in classify("How has revenue trended over time?").groups
+def test_the_questions_words_add_no_tool_groups_and_tool_search_finds_the_time_series_tools():
+    """The words pick no tools (the model reads the question); what a trend question needs is one search away."""
+    from app.agent.tools.exposure import rank_tools
+    from app.agent.tools.toolbox import FULL_REGISTRY
+
+    intent = classify("How has revenue trended over time?")
+    assert intent.kind == "analysis" and intent.groups == ["core", "stats", "plot"]
+    assert "time_series_trend" in [t.name for t in rank_tools(FULL_REGISTRY, "revenue trend over time", 3)]

@@ -60,6 +60,9 @@ def test_the_model_never_sees_a_passengers_name(tmp_path):
         [
             ModelReply(None, [call("preview_data", "p1", rows=5)]),
             ModelReply(
+                None, [call("tool_search", "s0", query="outlier_detection", limit=1)]
+            ),  # not listed: found first
+            ModelReply(
                 None, [call("outlier_detection", "o1", value_column="age", method="zscore", label_column="rownames")]
             ),
             ModelReply("done"),

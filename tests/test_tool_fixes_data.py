@@ -214,22 +214,6 @@ def test_tool_search_finds_rank_values_for_top_n_words(query: str) -> None:
     assert rank_tools(registry(), query, 3)[0].name == "rank_values"
 
 
-@pytest.mark.parametrize(
-    "question",
-    ["What are the five largest diamonds by price?", "Show the top 10 products", "销量前5名的产品", "最高的3个城市"],
-)
-def test_top_n_questions_call_for_rank_values(question: str) -> None:
-    from app.agent.policy.intent import word_tools
-
-    assert "rank_values" in word_tools(question)
-
-
-def test_a_plain_average_question_does_not_call_for_a_ranking() -> None:
-    from app.agent.policy.intent import word_tools
-
-    assert "rank_values" not in word_tools("What is the average price of the diamonds?")
-
-
 # ---------------------------------------------------------------- 5, 6. side tables; a new version keeps the old
 
 

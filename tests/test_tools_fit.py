@@ -28,6 +28,13 @@ def test_filter_rows_and_derive_column_make_new_datasets_and_keep_the_original(t
     model = ScriptedModel(
         [
             ModelReply(
+                None,
+                [
+                    call("tool_search", "s0", query="filter_rows", limit=1),
+                    call("tool_search", "s1", query="derive_column", limit=1),
+                ],
+            ),  # not listed: found first
+            ModelReply(
                 None, [call("filter_rows", "f1", conditions=[{"column": "sex", "op": "==", "value": "female"}])]
             ),
             # the subset is a side table, named in the call (issue 23: it does not become the active dataset)

@@ -387,6 +387,7 @@ def test_percentage_points_and_their_interval_are_the_evidence_times_100(tmp_pat
         tmp_path,
         "carData_TitanicSurvival.csv",
         [
+            ModelReply(None, [call("tool_search", "s0", query="proportion_test", limit=1)]),  # not listed: found first
             ModelReply(None, [call("proportion_test", "c1", value_column="survived", group_column="sex")]),
             ModelReply(None, [evidence(claim, ["c1"], "two-proportion z-test", sample_size=1309)]),
             ModelReply(
@@ -406,6 +407,13 @@ def test_a_slope_rescaled_per_1000_units_is_backed(tmp_path):
         tmp_path,
         "mtcars.csv",
         [
+            ModelReply(
+                None,
+                [
+                    call("tool_search", "s0", query="derive_column", limit=1),
+                    call("tool_search", "s1", query="linear_regression", limit=1),
+                ],
+            ),  # not listed: found first
             ModelReply(None, [call("derive_column", "d1", new_column_name="wt_lb", expression="wt * 1000")]),
             ModelReply(None, [call("linear_regression", "c1", target_column="mpg", feature_columns=["wt_lb"])]),
             ModelReply(

@@ -138,6 +138,9 @@ def test_a_small_null_sample_is_still_thin(tmp_path):
         "sleep.csv",
         "Does the extra sleep differ between the two drugs?",
         [
+            ModelReply(
+                None, [call("tool_search", "s0", query="compare_two_groups", limit=1)]
+            ),  # not listed: found first
             ModelReply(None, [call("compare_two_groups", "c1", value_column="extra", group_column="group")]),
             ModelReply(
                 None,
@@ -195,6 +198,9 @@ def test_calling_a_small_effect_large_fails_and_a_large_one_passes(tmp_path):
         "Do OJ and VC differ in tooth length (t-test)?",
         [
             ModelReply(
+                None, [call("tool_search", "s0", query="compare_two_groups", limit=1)]
+            ),  # not listed: found first
+            ModelReply(
                 None, [call("compare_two_groups", "c1", value_column="len", group_column="supp", method="welch")]
             ),
             ModelReply(
@@ -235,6 +241,9 @@ def test_calling_a_small_effect_large_fails_and_a_large_one_passes(tmp_path):
         "mtcars.csv",
         "Do manual and automatic cars differ in mpg (t-test)?",
         [
+            ModelReply(
+                None, [call("tool_search", "s0", query="compare_two_groups", limit=1)]
+            ),  # not listed: found first
             ModelReply(None, [call("compare_two_groups", "c1", value_column="mpg", group_column="am", method="welch")]),
             ModelReply(
                 None,
@@ -264,6 +273,9 @@ def test_front_wheel_drive_is_a_car_not_a_cause(tmp_path):
         "ggplot2_mpg.csv",
         "Controlling for displ, does hwy differ by drv?",
         [
+            ModelReply(
+                None, [call("tool_search", "s0", query="linear_regression", limit=1)]
+            ),  # not listed: found first
             ModelReply(None, [call("linear_regression", "c1", target_column="hwy", feature_columns=["displ", "drv"])]),
             ModelReply(
                 None,
@@ -287,6 +299,9 @@ def test_front_wheel_drive_is_a_car_not_a_cause(tmp_path):
         "ggplot2_mpg.csv",
         "Controlling for displ, does hwy differ by drv?",
         [
+            ModelReply(
+                None, [call("tool_search", "s0", query="linear_regression", limit=1)]
+            ),  # not listed: found first
             ModelReply(None, [call("linear_regression", "c1", target_column="hwy", feature_columns=["displ", "drv"])]),
             ModelReply(
                 None,

@@ -41,116 +41,48 @@ GROUPS = {
     "consult": ("core",),
     "followup": ("core", "stats", "plot"),
     "data_prep": ("core", "data"),
-    "analysis": ("core", "stats", "plot"),  # + data when the question groups, filters or reshapes
-    "deep": ("core", "data", "stats", "plot"),  # + ml / timeseries by the words used; a full report gets all
+    "analysis": ("core", "stats", "plot"),  # + data when the question also prepares the data
+    "deep": ALL_GROUPS,  # many steps: every group's starters (the rest by tool_search)
 }
 PRUNED = {"data_prep": ("stats", "ml")}  # phase pruning: no statistics while the data is prepared
 # Lazy exposure is per tool (exposure.py): a turn starts with every `core` tool plus the most common
 # tools of each of its groups; the others come by tool_search (or stay once called). A turn about a
-# single group besides core (data preparation) starts with that group whole.
+# single group besides core (data preparation) starts with that group whole. The question's words
+# pick no tools here: with a model, the model reads the question and finds what it needs by
+# tool_search; the built-in analyst plans its steps and searches the tools the turn does not offer.
 STARTERS: dict[str, tuple[str, ...]] = {
-    "data": ("value_counts",),  # group_aggregate, filter_rows, derive_column, pivot_table: by words (WORD_TOOLS)
+    "data": ("value_counts",),  # group_aggregate, filter_rows, derive_column, pivot_table: by tool_search
     "stats": ("describe_columns", "compare_two_groups", "compare_groups", "correlation_analysis", "linear_regression"),
     "plot": ("plot_bar", "plot_histogram", "plot_scatter"),
     "timeseries": ("time_series_trend", "forecast"),
     "ml": ("train_regression_model", "train_classifier", "feature_importance", "cluster_segments"),
 }
 WHOLE_GROUPS = ("core",)  # always exposed whole
-# A one-statistic question starts narrower: the tool for the figure comes from its words (below).
+# A one-statistic question starts narrower: its figure's tool comes by tool_search (or run_python).
 SINGLE_STARTERS: dict[str, tuple[str, ...]] = {
     "stats": ("describe_columns",),
     "data": ("value_counts", "group_aggregate"),
 }
-# Tools the question's own words call for, whatever the intent's groups (unless pruned).
-WORD_TOOLS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
-    (entry.alternation(), entry.strings("tools")) for entry in vocabulary.entries(_WORDS, "word_tools")
-)
-
-
-def word_tools(text: str) -> set[str]:
-    """The tools the question names by what they do ("Shapiro-Wilk" → normality_test)."""
-    return {name for pattern, names in WORD_TOOLS if re.search(pattern, text or "", re.IGNORECASE) for name in names}
-
-
-# A question whose words name its tests starts with those (and describe_columns) instead of every
-# common test, and with the chart that goes with them instead of every common chart: the first
-# request stays small (issue 15: <= 12,000 characters with schemas). The rest: tool_search.
-COMPANION_CHARTS = {
-    "compare_groups": "plot_box",
-    "compare_two_groups": "plot_box",
-    "paired_test": "plot_box",
-    "two_way_anova": "plot_box",
-    "outlier_detection": "plot_box",
-    "normality_test": "plot_histogram",
-    "correlation_analysis": "plot_scatter",
-    "linear_regression": "plot_scatter",
-    "curve_fit": "plot_scatter",
-    "logistic_regression": "plot_scatter",
-    "chi_square_test": "plot_bar",
-    "proportion_test": "plot_bar",
-    "confidence_interval": "plot_histogram",
+# A model's first request stays small (issues 15 and 23: <= 8,000 characters on a realistic question): one
+# tool for each common kind of question (a description, groups compared, a relationship) and two charts;
+# compare_groups takes two groups too. The others, regression and the histogram among them: tool_search.
+LEAN_STARTERS = {
+    **STARTERS,
+    "stats": ("describe_columns", "compare_groups", "correlation_analysis"),
+    "plot": ("plot_bar", "plot_scatter"),
 }
 
 
-# compare_groups takes two groups too; compare_two_groups comes by its words ("t-test", "two groups")
-LEAN_STARTERS = {**STARTERS, "stats": tuple(n for n in STARTERS["stats"] if n != "compare_two_groups")}
-
-
-def focused_starters(registry: Registry, question: str) -> dict[str, tuple[str, ...]] | None:
-    """STARTERS narrowed to what the question's words name, or None when they name no test."""
-    named = word_tools(question)
-    tests = {n for n in named if n != "describe_columns" and (t := registry.get(n)) is not None and t.group == "stats"}
-    if not tests:
-        return None
-    charts = {n for n in named if (t := registry.get(n)) is not None and t.group == "plot"}
-    charts = charts or {COMPANION_CHARTS.get(n, "plot_bar") for n in tests}
-    # the named tests need no data starter (value_counts); a data tool the words name still comes (word_tools)
-    return {**STARTERS, "stats": ("describe_columns", *sorted(tests)), "plot": tuple(sorted(charts))}
-
-
-def starter_tools(
-    registry: Registry, groups: Iterable[str], question: str = "", scope: str = "full", focus: bool = True
-) -> set[str]:
-    """The tool names a turn with these groups starts with (see STARTERS), plus the tools the
-    question's words call for; a one-statistic question starts with SINGLE_STARTERS only, a
-    question that names its tests with `focused_starters` (unless `focus` is off: the built-in
-    analyst plans every standard analysis and chart, and prompt size costs it nothing)."""
+def starter_tools(registry: Registry, groups: Iterable[str], scope: str = "full", focus: bool = True) -> set[str]:
+    """The tool names a turn with these groups starts with (see STARTERS): a one-statistic question
+    starts with SINGLE_STARTERS only, any other with LEAN_STARTERS (unless `focus` is off: the
+    built-in analyst plans every standard analysis and chart, and prompt size costs it nothing)."""
     groups = set(groups)
     whole = groups & set(WHOLE_GROUPS)
     if len(groups - whole) == 1:
         whole = groups
-    if scope == "single":
-        starters = SINGLE_STARTERS
-    elif focus:
-        starters = (focused_starters(registry, question) if question else None) or LEAN_STARTERS
-    else:
-        starters = STARTERS
-    named = word_tools(question) if question else set()
-    return {
-        t.name
-        for t in registry
-        if t.group in whole
-        or (t.group in groups and t.name in starters.get(t.group, ()))
-        or (t.name in named and (t.group in groups or not groups <= set(WHOLE_GROUPS)))
-    }
-
-
-def unlisted_starters(registry: Registry, groups: Iterable[str], question: str, scope: str = "full") -> set[str]:
-    """Starters a lean tools array leaves out (they stay callable, through call_tool): when the
-    question names its tests, describe_columns and the data starters (the tests carry the question;
-    a data tool its words name stays, unless it asks for one figure); a one-figure question also
-    leaves out the tools its words name outside its own groups ("how many" → value_counts)."""
-    groups = set(groups)
-    named = word_tools(question) if question else set()
-    group_of = {n: t.group for n in named if (t := registry.get(n)) is not None}
-    tests = {n for n, g in group_of.items() if g == "stats" and n != "describe_columns"}
-    quiet: set[str] = set()
-    if tests:
-        quiet |= {"describe_columns", *STARTERS["data"], *SINGLE_STARTERS["data"]}
-        quiet -= set(named) if scope != "single" else tests
-    if scope == "single":
-        quiet |= {n for n, g in group_of.items() if g not in groups or (tests and g != "stats")}
-    return quiet
+    starters = SINGLE_STARTERS if scope == "single" else LEAN_STARTERS if focus else STARTERS
+    return {t.name for t in registry if t.group in whole or (t.group in groups and t.name in starters.get(t.group, ()))}
 
 
 SINGLE_GUIDANCE = (
@@ -244,10 +176,6 @@ DATA_PREP = (
     ),
 )
 ANALYSIS = (vocabulary.alternation(_WORDS, "analysis_zh"), vocabulary.alternation(_WORDS, "analysis_en"))
-GROUPING_WORDS = vocabulary.alternation(_WORDS, "grouping_words")
-ML_WORDS = vocabulary.alternation(_WORDS, "ml_words")
-FORECAST_WORDS = vocabulary.alternation(_WORDS, "forecast_words")
-TIME_WORDS = vocabulary.alternation(_WORDS, "time_words")
 
 
 @dataclass
@@ -313,18 +241,10 @@ def is_single_statistic(text: str) -> str | None:
     return _any(SINGLE_STATISTIC, text)
 
 
-def deep_groups(text: str) -> tuple[str, ...]:
-    """A full report gets every group; modelling and forecasting get what they name."""
-    if _any(REPORT_WORDS, text):
-        return ALL_GROUPS
-    return (("ml",) if _any(ML_WORDS, text) else ()) + (("timeseries",) if _any(FORECAST_WORDS, text) else ())
-
-
 def decide(text: str, has_history: bool = False) -> Decision:
     """The rules, in order of precedence. Deterministic; `kind` is None when no rule decides."""
     if is_small_talk(text):
         return Decision("chat", "greeting, thanks or small talk")
-    extra = ("timeseries",) if _any(TIME_WORDS, text) else ()
     consult_form, method = _any(CONSULT_FORMS, text), _any(METHOD_TERMS, text)
     if consult_form and method and not _any(DATA_REFERENCE, text):
         return Decision("consult", f"method question ({consult_form!r} + {method!r}) without data work")
@@ -335,32 +255,28 @@ def decide(text: str, has_history: bool = False) -> Decision:
                 "deep",
                 f"report/deep word {deep!r}",
                 f"also refers to earlier results ({followup!r})",
-                extra + deep_groups(text),
             )
         return Decision(
             "followup",
             f"refers to earlier results ({followup!r})",
             f"also a deep word ({deep!r})" if deep else None,
-            extra,
         )
     ambiguity = f"refers to earlier results ({followup!r}) but there are none" if followup else None
     if (single := is_single_statistic(text)) and not _any(REPORT_WORDS, text):
-        groups = extra + (("data",) if _any(GROUPING_WORDS, text) else ())  # ml/timeseries tools: tool_search
-        return Decision("analysis", f"one statistic asked for ({single!r})", ambiguity, groups, scope="single")
+        return Decision("analysis", f"one statistic asked for ({single!r})", ambiguity, scope="single")
     if deep:
-        return Decision("deep", f"report/deep word {deep!r}", ambiguity, extra + deep_groups(text))
+        return Decision("deep", f"report/deep word {deep!r}", ambiguity)
     analysis, prep = _any(ANALYSIS, text), _any(DATA_PREP, text)
     if analysis:
         reason = f"analysis word {analysis!r}" + (f" (with preparation {prep!r})" if prep else "")
-        data = ("data",) if prep or _any(GROUPING_WORDS, text) else ()
-        return Decision("analysis", reason, ambiguity, extra + data)
+        return Decision("analysis", reason, ambiguity, ("data",) if prep else ())
     if prep:
         return Decision("data_prep", f"preparation word {prep!r}", ambiguity)
     if has_history and (weak := _any(FOLLOWUP_WEAK, text)) and len(text) <= 60:
         return Decision("followup", f"short message pointing back ({weak!r})", "weak follow-up marker")
     if consult_form and method:
         return Decision("consult", f"method question ({method!r})", "mentions the data too")
-    return Decision(None, "no rule matched", ambiguity, extra)  # trend words still bring time-series tools
+    return Decision(None, "no rule matched", ambiguity)
 
 
 # --- the model fallback -----------------------------------------------------------------------

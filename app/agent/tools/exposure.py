@@ -2,10 +2,10 @@
 
 The tools array is fixed for the whole run: computed once, at the run's first request, and sent
 byte-identical on every request after it, so a provider's prompt cache keeps hitting. It holds the
-`core` tools plus the most common tools of each of the intent's groups (`intent.STARTERS`) and the
-tools the question's own words call for ("Shapiro-Wilk" → normality_test; `intent.word_tools`); a
-one-statistic question is offered only `SINGLE_CORE` and its own tool; time-series tools only when
-the data has a date column.
+`core` tools plus the most common tools of each of the intent's groups (`intent.STARTERS`); a
+one-statistic question is offered only `SINGLE_CORE` and its group's few starters; time-series tools
+only when the data has a date column. The question's words pick no tools: the model finds the
+tools it needs by tool_search.
 
 What can be *called* grows within the run: `tool_search` finds tools by name, description and
 keywords (zh and en synonyms), returns their full schemas and makes them callable at once, through
@@ -23,7 +23,7 @@ from typing import Any
 
 from analysis_tools import Registry, Tool, ToolError, ToolResult
 from analysis_tools.registry import GROUPS
-from app.agent.policy.intent import STARTERS, starter_tools, unlisted_starters
+from app.agent.policy.intent import STARTERS, starter_tools
 
 # Every group of the catalog. A Toolbox built without an intent's groups passes this very tuple, and
 # `Exposure.reset` tells that case by identity.
@@ -198,7 +198,6 @@ class Exposure:
         registry: Registry,
         groups: Iterable[str],
         pruned: Iterable[str] = (),
-        question: str = "",
         scope: str = "full",
         focus: bool = True,
         has_dates: bool | None = None,
@@ -207,12 +206,12 @@ class Exposure:
         self.registry = registry
         # which core tools the tools array lists: "single", "lean" or "all" (by default: by the scope)
         self.listing = listing or ("single" if scope == "single" else "all")
-        self.focus = focus  # starters narrowed to the tests the question names (off for the built-in analyst)
+        self.focus = focus  # the lean starters (off for the built-in analyst: it plans every standard analysis)
         self.has_dates = has_dates  # None: not known (no data in view); False: time-series tools are not offered
-        self.reset(groups, pruned, question, scope)
+        self.reset(groups, pruned, scope)
 
-    def reset(self, groups: Iterable[str], pruned: Iterable[str] = (), question: str = "", scope: str = "full") -> None:
-        """A new turn: back to core + the starters of the intent's groups + the question's tools."""
+    def reset(self, groups: Iterable[str], pruned: Iterable[str] = (), scope: str = "full") -> None:
+        """A new turn: back to core + the starters of the intent's groups."""
         self.pruned = set(pruned)
         everything = groups is ALL_GROUPS  # a Toolbox built without an intent (tests, tools) sees it all
         self.base = set(groups) - self.pruned
@@ -222,14 +221,10 @@ class Exposure:
         self.starters = (
             {t.name for t in self.registry}
             if everything
-            else starter_tools(self.registry, self.base, question, scope, self.focus) - set(SITUATIONAL)
+            else starter_tools(self.registry, self.base, scope, self.focus) - set(SITUATIONAL)
         )
         if self.has_dates is False and not everything:
             self.starters -= {t.name for t in self.registry if t.group == TIME_GROUP}
-        # callable, but not in a lean tools array (intent.unlisted_starters)
-        self.quiet = (
-            set() if everything or not self.focus else unlisted_starters(self.registry, self.base, question, scope)
-        )
         self.situations: set[str] = set()
         self.called: set[str] = set()  # tools called in this turn
         self.added: set[str] = set()  # found by tool_search or kept by use: exposed for the rest of the turn
@@ -282,11 +277,7 @@ class Exposure:
         core = LISTED_CORE.get(self.listing)
         if core is None:
             return tools
-        return [
-            t
-            for t in tools
-            if (t.group != "core" or t.name in core or t.name in self.added) and t.name not in self.quiet - self.added
-        ]
+        return [t for t in tools if t.group != "core" or t.name in core or t.name in self.added]
 
     def next_request(self) -> list[Tool]:
         """One request's tools: the run's fixed array (computed at the first request, then the same

@@ -158,7 +158,6 @@ class Toolbox:
         unmask: Callable[[str], str] = str,
         store_table: Callable[..., str] | None = None,
         pruned: set[str] | None = None,
-        question: str = "",
         scope: str = "full",
         focus: bool = True,
         has_dates: bool | None = None,
@@ -169,7 +168,7 @@ class Toolbox:
         self.registry = registry
         # lazy exposure (exposure.py): core + the intent's groups, widened by use and tool_search
         self.exposure = Exposure(
-            registry, ALL_GROUPS if groups is None else groups, pruned or (), question, scope, focus, has_dates, listing
+            registry, ALL_GROUPS if groups is None else groups, pruned or (), scope, focus, has_dates, listing
         )
         if context.scope is None:  # a toolbox outside a run (tests, a script): its own state still needs a home
             context.scope = RunScope()

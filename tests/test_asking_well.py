@@ -121,20 +121,21 @@ def cafe(tmp_path: Path) -> Path:
 
 def test_none_of_these_means_not_found_and_no_default_is_analysed(tmp_path, cafe):
     session = Session(tmp_path, cafe)
-    # a thing no column holds (rainy days are the Weather column's: semantic.py takes that one)
-    run, calls = session.ask("Do school holidays hurt sales?", answers=["None of these"])
-    assert len(session.asked) == 1 and session.asked[0]["topic"].endswith(".group")
+    # a number no column stands out for ("business": Customers or Sales), answered "None of these"
+    run, calls = session.ask("How was business in each store?", answers=["None of these"])
+    assert len(session.asked) == 1 and session.asked[0]["topic"].endswith(".outcome")
     assert not any(c.tool in ("compare_groups", "group_aggregate") for c in calls)
-    assert "I could not find a column for “school holidays”" in run.answer
+    assert "I could not find a column for “business”" in run.answer
     for name in cafe_frame().columns:  # what the data holds instead
         assert f"**{name}**" in run.answer
 
 
 def test_dou_bu_shi_is_honoured_in_chinese(tmp_path, cafe):
     session = Session(tmp_path, cafe)
-    run, calls = session.ask("下雨天销量会变差吗？", answers=["都不是"])
+    run, calls = session.ask("节假日销量会变差吗？", answers=["都不是"])
+    assert len(session.asked) == 1 and session.asked[0]["topic"].endswith(".group")
     assert not any(c.tool == "compare_groups" for c in calls)
-    assert run.answer.startswith("数据中找不到“下雨天”对应的列") and "**Weather**" in run.answer
+    assert run.answer.startswith("数据中找不到“节假日”对应的列") and "**Weather**" in run.answer
 
 
 # --- (d) a table choice applies to its question; derived tables are not offered ------------------------

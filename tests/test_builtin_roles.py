@@ -16,7 +16,7 @@ from analysis_tools.common import fmt_num
 from app.analyst.plan import plan_analysis
 from app.analyst.provenance import settle_sources
 from app.analyst.reading import assumed_lines
-from app.analyst.role_question import defaults_sentence, role_answers, role_question
+from app.analyst.role_question import declined, defaults_sentence, role_answers, role_question
 from app.understanding.role_sources import unmatched_words
 from app.understanding.roles import column_spans
 from app.understanding.words import SYNONYMS
@@ -121,9 +121,10 @@ def test_a_group_the_question_names_but_no_column_matches_is_asked_not_defaulted
         "Assumed: the groups are **Weather** — matched by meaning to 'rainy'."
     )
 
-    zh = plan_analysis("下雨天销量会变差吗？", seen(cafe), zh=True)
+    # where no column stands out in meaning (holidays: Weather and Store about as close), it asks
+    zh = plan_analysis("节假日销量会变差吗？", seen(cafe), zh=True)
     ask = role_question(zh.provenance, zh.metric, zh=True)
-    assert ask is not None and ask["question"] == "问题提到了“下雨天”，但没有哪一列叫这个名字。哪一列能看出“下雨天”？"
+    assert ask is not None and ask["question"] == "问题提到了“节假日”，但没有哪一列叫这个名字。哪一列能看出“节假日”？"
     assert ask["options"][-1]["label"] == "都不是"
 
 
@@ -189,28 +190,26 @@ def test_a_group_the_question_relates_a_number_to_is_asked_for_when_there_is_a_c
     )
 
 
-def test_each_role_is_asked_with_its_own_words_until_the_user_lets_the_analyst_choose(cafe):
+def test_a_role_is_assumed_when_a_column_stands_out_and_asked_when_two_tie(cafe):
     question = "Is business better on weekends?"  # "weekends": groups; "business": a number (its head word)
     plan = plan_analysis(question, seen(cafe), zh=False)
-    first = role_question(plan.provenance, plan.metric, zh=False)
-    assert first is not None and first["topic"].endswith(".group")
-    assert first["question"].startswith("Your question mentions “weekends”, but")
-    confirmed = {first["topic"]: "Weather"}
-    plan = plan_analysis(question, seen(cafe), zh=False, confirmed=confirmed)
-    second = role_question(plan.provenance, plan.metric, zh=False)
-    assert plan.dimension == "Weather" and second is not None and second["topic"].endswith(".outcome")
-    assert second["question"].endswith("Which column holds “business”?")
-    assert [o["label"] for o in second["options"]] == ["Customers", "Sales", "None of these"]
-    plan = plan_analysis(question, seen(cafe), zh=False, confirmed={**confirmed, second["topic"]: "Sales"})
+    sources = {s.role: s for s in plan.provenance.sources}
+    # no column holds the weekday: the closest in meaning (Weather) is taken, as an assumed reading
+    assert sources["group"].columns == ("Weather",) and sources["group"].how == "semantic"
+    assert sources["group"].phrases == ("weekends",)
+    # "business" is as close to Customers as to Sales: asked, in its own words
+    ask = role_question(plan.provenance, plan.metric, zh=False)
+    assert ask is not None and ask["topic"].endswith(".outcome")
+    assert ask["question"].endswith("Which column holds “business”?")
+    assert [o["label"] for o in ask["options"]] == ["Customers", "Sales", "None of these"]
+    plan = plan_analysis(question, seen(cafe), zh=False, confirmed={ask["topic"]: "Sales"})
     assert (plan.metric, plan.dimension) == ("Sales", "Weather")
-    assert (
-        role_question(plan.provenance, plan.metric, zh=False) is None
-        and defaults_sentence(plan.provenance, False) == ""
-    )
-    # "none of these" for the groups: the number is not asked after it, the answer names both defaults
-    plan = plan_analysis(question, seen(cafe), zh=False, confirmed={first["topic"]: "None of these"})
     assert role_question(plan.provenance, plan.metric, zh=False) is None
-    assert defaults_sentence(plan.provenance, False).startswith("Your question mentions “business”, “weekends”, which")
+    # the user's answer is an answer; the group stays an assumption the reading shows
+    assert {s.role: s.how for s in plan.provenance.sources} == {"outcome": "answer", "group": "semantic"}
+    # "none of these" for the number: declined, nothing is asked again
+    plan = plan_analysis(question, seen(cafe), zh=False, confirmed={ask["topic"]: "None of these"})
+    assert declined(plan.provenance) and role_question(plan.provenance, plan.metric, zh=False) is None
 
 
 def test_a_narrowed_plan_keeps_the_roles_it_still_fills_and_records_its_filter(cafe):
@@ -239,19 +238,19 @@ def test_role_answers_are_read_per_question_and_name_the_column():
 # --- through the harness: asked, answered, resumed --------------------------------------------------
 def test_the_resumed_run_compares_by_the_column_the_user_named(tmp_path, cafe):
     session = Session(tmp_path, cafe)
-    run, calls = session.ask("Do school holidays hurt sales?", answers=["Weather"])
+    run, calls = session.ask("Does business differ by store?", answers=["Sales"])
     assert len(session.asked) == 1 and session.asked[0]["topic"].startswith("role.")
-    assert session.asked[0]["topic"].endswith(".group") and "Weather" in session.asked[0]["options"]
+    assert session.asked[0]["topic"].endswith(".outcome") and "Sales" in session.asked[0]["options"]
     compare = call(calls, "compare_groups")
-    assert (compare.arguments["value_column"], compare.arguments["group_column"]) == ("Sales", "Weather")
-    means = cafe_frame_from(cafe).groupby("Weather")["Sales"].mean()
-    assert compare.metrics["mean.Wet"] == pytest.approx(means["Wet"], rel=1e-9)
-    assert fmt_num(means["Wet"]) in run.answer
+    assert (compare.arguments["value_column"], compare.arguments["group_column"]) == ("Sales", "Store")
+    means = cafe_frame_from(cafe).groupby("Store")["Sales"].mean()
+    assert compare.metrics["mean.Market"] == pytest.approx(means["Market"], rel=1e-9)
+    assert fmt_num(means["Market"]) in run.answer
     assert "did not name" not in run.answer and "no column" not in run.answer  # the user named it
 
     # a later question of the workspace is asked afresh (the answer belongs to its own question)
-    run, calls = session.ask("Does sales differ by store?")
-    assert len(session.asked) == 1 and call(calls, "compare_groups").arguments["group_column"] == "Store"
+    run, calls = session.ask("Does sales differ by weather?")
+    assert len(session.asked) == 1 and call(calls, "compare_groups").arguments["group_column"] == "Weather"
 
 
 def test_a_default_is_named_in_the_answer_in_english_and_chinese(tmp_path, school):

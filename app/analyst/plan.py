@@ -48,7 +48,7 @@ from app.analyst.rankings import top_steps, when_steps
 from app.analyst.rates import rate_steps
 from app.analyst.reading import chip_goal
 from app.analyst.relationships import relation_steps
-from app.analyst.role_question import role_answers
+from app.analyst.role_question import likely_column, open_role, role_answers
 from app.analyst.scope import chain_filters
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
@@ -61,7 +61,7 @@ from app.understanding.outcome import Outcome, measure_names, rate_outcome
 from app.understanding.profile_reading import count_weights
 from app.understanding.reading import Reading, read_question
 from app.understanding.repeated_design import repeated_design
-from app.understanding.role_sources import Provenance, unmatched_words
+from app.understanding.role_sources import Provenance, Source, unmatched_words
 from app.understanding.roles import Roles, groups_rows, named_values, regression_roles, superlative_measure
 from app.understanding.wide_pairs import marked_change, marker_columns, wide_pair
 from app.understanding.words import without_value_words
@@ -76,21 +76,40 @@ def plan_reading(reading: Reading) -> Plan:
     where each of its columns came from (role_sources)."""
     question, dataset, asked, columns = reading.root, reading.dataset, reading.asked, reading.columns
     answered = role_answers(reading.confirmed, reading.root_key, dataset["columns"])
-    plan = _planned(_read(reading, answered))
-    chosen = chosen_metric(asked, columns, reading.confirmed)
-    spans = [(m.start, m.end, m.name) for m in reading.mentions]
-    plan.provenance = Provenance(
-        reading.root_key,
-        question,
-        read_sources(plan, asked, columns, reading.mentions, chosen, answered),
-        unmatched_words(
-            question, columns, spans, (str(dataset.get("name") or ""),), tuple(name for _, name in plan_roles(plan))
-        ),
-        answered,
-        columns,
-        asks_for_groups(question),
-    )
+    assumed: dict[str, tuple[str, list[str]]] = {}  # role -> (column, the words it was taken for)
+    while True:
+        taken = {**answered, **{role: column for role, (column, _) in assumed.items()}}
+        plan = _planned(_read(reading, taken))
+        chosen = chosen_metric(asked, columns, reading.confirmed)
+        spans = [(m.start, m.end, m.name) for m in reading.mentions]
+        plan.provenance = Provenance(
+            reading.root_key,
+            question,
+            read_sources(plan, asked, columns, reading.mentions, chosen, taken),
+            unmatched_words(
+                question, columns, spans, (str(dataset.get("name") or ""),), tuple(name for _, name in plan_roles(plan))
+            ),
+            taken,
+            columns,
+            asks_for_groups(question),
+        )
+        # a role the question names in words no column matched: the column that stands out is taken as
+        # an assumed reading (shown, one click to change); a tie is asked (role_question)
+        found = open_role(plan.provenance, plan.metric)
+        if found is None or found.role in assumed or (column := likely_column(found)) is None:
+            break
+        assumed[found.role] = (column, found.asked_about)
+    plan.provenance.sources = [_assumed(source, assumed) for source in plan.provenance.sources]
     return plan
+
+
+def _assumed(source: Source, assumed: dict[str, tuple[str, list[str]]]) -> Source:
+    """A role's source as the reading shows it: a column the analyst took for words no column
+    matched is an assumed reading of those words (kind "semantic", weak), not the user's answer."""
+    column, phrases = assumed.get(source.role, ("", []))
+    if source.how == "answer" and column in source.columns:
+        return Source(source.role, source.columns, "semantic", tuple(phrases))
+    return source
 
 
 def plan_analysis(question: str, dataset: dict[str, Any], zh: bool, confirmed: dict[str, str] | None = None) -> Plan:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -119,9 +120,22 @@ def _measured(column: dict[str, Any]) -> bool:
     return not (column.get("binary") or column.get("coded")) and not 0 < (column.get("distinct") or 99) <= SETTINGS
 
 
-def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -> dict[str, Any] | None:
-    """ask_user_question arguments when the question names something no column matched and the
-    plan fills a role with a default it could have filled otherwise; None when there is nothing to ask."""
+@dataclass(frozen=True)
+class OpenRole:
+    """A role the plan filled by default although the question names something for it: the
+    question's words (`asked_about`), the columns that could fill it, best first, and how many of
+    them are of the kind a default is picked from."""
+
+    role: str
+    asked_about: list[str]
+    found: list[dict[str, Any]]
+    choices: int
+
+
+def open_role(provenance: Provenance | None, metric: str | None) -> OpenRole | None:
+    """The first role worth settling (the groups first, unless every unmatched word is a number's
+    name): a default the plan could have filled otherwise, for words of the question no column
+    matched; None when there is nothing to settle."""
     if provenance is None or not provenance.unmatched:
         return None
     names = {c["name"] for c in provenance.columns}
@@ -139,34 +153,70 @@ def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -
         asked_about = others if role == "group" else measures or provenance.unmatched
         rate = role == "outcome" and bool(RATE.search(provenance.question))
         found, choices = candidates(role, provenance.columns, metric if role == "group" else None, asked_about, rate)
-        if choices < 2:  # nothing to choose from: the answer says what it used instead
-            continue
-        words = _quoted(asked_about, zh)
-        if zh:
-            question = f"问题提到了{words}，但没有哪一列叫这个名字。" + (
-                f"哪一列能看出{words}？" if role == "group" else f"{words}是哪一列的数值？"
-            )
-            reason = "不确认的话，分析会自行挑一列：数字可能没错，但说的不是您问的东西。"
-            none = "数据里没有这一列：不拿别的列代替"
-        else:
-            question = f"Your question mentions {words}, but no column is called that. " + (
-                f"Which column says which rows are {words}?" if role == "group" else f"Which column holds {words}?"
-            )
-            reason = (
-                "Without your answer the analysis would pick a column itself: the numbers could be right "
-                "but about the wrong thing."
-            )
-            none = "The data has no such column: no other column stands in for it"
-        options = [{"label": c["name"], "description": describe_column(c, zh)} for c in found[:MAX_CANDIDATES]]
-        options.append({"label": NONE_OF_THESE["zh" if zh else "en"], "description": none})
-        return {
-            "question": question,
-            "kind": "single",
-            "options": options,
-            "reason": reason,
-            "topic": topic(provenance.key, role),
-        }
+        if choices >= 2:  # with fewer there is nothing to choose from: the answer says what it used instead
+            return OpenRole(role, asked_about, found, choices)
     return None
+
+
+# How far the closest column in meaning must lead the next one before the analyst takes it as its
+# reading instead of asking (e5 similarities bunch within a few hundredths: a lead of one hundredth
+# is a real preference, a smaller one a tie worth a question).
+ASSUME_LEAD = 0.02
+
+
+def likely_column(open_role: OpenRole) -> str | None:
+    """The column the analyst takes for an open role without asking (an assumed reading, shown on the
+    page with the other columns one click away): the first candidate, when the question's words
+    match it more strongly than the next one or it leads the next in meaning by ASSUME_LEAD; None
+    when the two are tied, and the user is asked."""
+    found, phrases = open_role.found, open_role.asked_about
+    if not found:
+        return None
+    if len(found) == 1:
+        return str(found[0]["name"])
+    first, second = (max((match_strength(p, c["name"]) for p in phrases), default=0.0) for c in found[:2])
+    if first > second:
+        return str(found[0]["name"])
+    meaning = _meaning_scores(phrases, [c["name"] for c in found])
+    ranked = sorted(meaning.values(), reverse=True)
+    best = max(meaning, key=lambda n: meaning[n]) if meaning else None
+    if best is not None and len(ranked) > 1 and ranked[0] - ranked[1] >= ASSUME_LEAD:
+        return best
+    return None
+
+
+def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -> dict[str, Any] | None:
+    """ask_user_question arguments when the question names something no column matched, the plan
+    fills a role with a default it could have filled otherwise, and no column stands out (likely_column
+    would have taken it); None when there is nothing to ask."""
+    if provenance is None or (found_role := open_role(provenance, metric)) is None:
+        return None
+    role, asked_about, found = found_role.role, found_role.asked_about, found_role.found
+    words = _quoted(asked_about, zh)
+    if zh:
+        question = f"问题提到了{words}，但没有哪一列叫这个名字。" + (
+            f"哪一列能看出{words}？" if role == "group" else f"{words}是哪一列的数值？"
+        )
+        reason = "不确认的话，分析会自行挑一列：数字可能没错，但说的不是您问的东西。"
+        none = "数据里没有这一列：不拿别的列代替"
+    else:
+        question = f"Your question mentions {words}, but no column is called that. " + (
+            f"Which column says which rows are {words}?" if role == "group" else f"Which column holds {words}?"
+        )
+        reason = (
+            "Without your answer the analysis would pick a column itself: the numbers could be right "
+            "but about the wrong thing."
+        )
+        none = "The data has no such column: no other column stands in for it"
+    options = [{"label": c["name"], "description": describe_column(c, zh)} for c in found[:MAX_CANDIDATES]]
+    options.append({"label": NONE_OF_THESE["zh" if zh else "en"], "description": none})
+    return {
+        "question": question,
+        "kind": "single",
+        "options": options,
+        "reason": reason,
+        "topic": topic(provenance.key, role),
+    }
 
 
 # The head words of a phrase that names a number (English and Chinese put the head last):

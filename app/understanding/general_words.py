@@ -16,6 +16,10 @@ Most of the work is done by general language tools rather than lists:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
 from app.understanding import vocabulary
 from app.understanding.text import lemma
 from app.understanding.words import STOP, stem
@@ -30,10 +34,44 @@ def forms(word: str) -> tuple[str, ...]:
     return (word, lemma(word), stem(word), word.rstrip("s"))
 
 
+@lru_cache(maxsize=65536)
+def only_an_adverb(word: str) -> bool:
+    """Whether the English dictionary (lemminflect's, in its wheel) reads a word only as an adverb
+    (usually, roughly, significantly, instead): an adverb says how or how much, never which variable.
+    A word it does not know, or knows as a noun, adjective or verb too, is not."""
+    try:
+        from lemminflect import getAllLemmas
+    except ImportError:  # pragma: no cover - a dependency; kept working without it
+        return False
+    return set(getAllLemmas(word)) == {"ADV"}
+
+
+@lru_cache(maxsize=65536)
+def library_stop_word(word: str) -> bool:
+    """Whether a word is on scikit-learn's English stop list as written or by its dictionary form (went →
+    go, taken → take), but not as the plural of a noun: "calls" is a thing counted, not "call"."""
+    if word in ENGLISH_STOP_WORDS:
+        return True
+    dictionary_form = lemma(word)
+    if dictionary_form == word or dictionary_form not in ENGLISH_STOP_WORDS:
+        return False
+    try:
+        from lemminflect import getAllLemmas
+    except ImportError:  # pragma: no cover - a dependency; kept working without it
+        return True
+    return word in getAllLemmas(word).get("NOUN", (word,))
+
+
 def is_general_en(word: str) -> bool:
-    """Whether an English word (lower case) names no variable: a stop word, or a word of analysis,
-    comparison, time or grammar in any of its forms."""
-    return word in STOP or any(form in GENERAL_EN for form in forms(word))
+    """Whether an English word (lower case) names no variable: a stop word (ours, or scikit-learn's
+    English list: the closed classes, numbers up to twenty, everyday verbs), an adverb, or a word of analysis, comparison, time or grammar in any
+    of its forms."""
+    return (
+        word in STOP
+        or library_stop_word(word)
+        or only_an_adverb(word)
+        or any(form in GENERAL_EN for form in forms(word))
+    )
 
 
 def is_row_word(word: str) -> bool:

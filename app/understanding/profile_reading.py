@@ -45,7 +45,7 @@ def read_profile(dataset: dict[str, Any], profile: str | None) -> dict[str, Any]
     }
 
 
-_TIME_NAME = re.compile(rf"^(?:{vocabulary.word_alternation(_FILE, 'time_names')})$", re.I)
+_TIME_NAME = re.compile(rf"^(?:{vocabulary.word_alternation(_FILE, 'time_names')})s?$", re.I)  # and plurals (years)
 _RANGE = re.compile(r"min (-?[\d,.]+),.*max (-?[\d,.]+)")
 
 
@@ -97,7 +97,7 @@ def _with_profile(column: dict[str, Any], rest: str) -> dict[str, Any]:
 
 # A count table (R's table exports: UCBAdmissions, Titanic) has one row per combination of categories
 # and a column saying how many cases the row stands for; rates and tests must weigh rows by it.
-_COUNT_NAME = re.compile(rf"^(?:{vocabulary.word_alternation(_FILE, 'count_names')})$", re.I)
+_COUNT_NAME = re.compile(rf"^(?:{vocabulary.word_alternation(_FILE, 'count_names')})s?$", re.I)  # and plurals (counts)
 
 
 def count_weights(columns: list[dict[str, Any]], rows: int = 0) -> str | None:

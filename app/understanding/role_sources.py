@@ -100,7 +100,13 @@ _RANKS_ROWS = re.compile(r"(?:\btop|\bbottom|\bwhich|\bbest|\bworst|\d+)\s+(?:\w
 # whole fragment (inside a word they are content: 下雨天).
 _ZH_PARTICLES = set(vocabulary.characters(_FILE, "zh_particles"))
 _ZH_COMPARED = set(vocabulary.characters(_FILE, "zh_compared"))  # and a modal before the verb: 生意会（变差）
-GENERAL_ZH = sorted([*vocabulary.words(_FILE, "general_zh"), *_ZH_PARTICLES], key=len, reverse=True)
+GENERAL_ZH = sorted(
+    dict.fromkeys(
+        [*vocabulary.words(_FILE, "general_zh"), *vocabulary.words(_FILE, "interrogatives_zh"), *_ZH_PARTICLES]
+    ),
+    key=len,
+    reverse=True,
+)
 # Numbers with their counting word or unit: 三个月, 前5名, 2024年.
 _ZH_COUNT = re.compile(
     r"[\d一二两三四五六七八九十百千万几]+\s*(?:个)?(?:月|年|周|天|日|季度|星期|名|位|家|种|次|人|元|倍|%|"

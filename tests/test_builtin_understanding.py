@@ -356,8 +356,9 @@ def test_a_new_column_is_a_data_operation(tmp_path):
 
 def test_what_the_data_cannot_answer_is_said_first(tmp_path):
     session = Session(tmp_path, SAMPLES / "retail_sales.xlsx")
-    # no customer column in the orders: asked which column holds them (role_question); "None of these" is
-    # honoured: no other column stands in, the answer says so and what the data holds (issue 24)
+    # no customer column in the orders (Customer Type's 2 values cannot be a top 5): asked which column
+    # holds them (role_question); "None of these" is honoured: no other column stands in, the answer says
+    # so and what the data holds (issue 24)
     run, _ = session.ask("top 5 customers by spend", answers=["None of these"])
     assert session.asked[0]["topic"].endswith(".group") and "customers" in session.asked[0]["question"]
     assert run.answer.startswith("I could not find a column for “customers”")

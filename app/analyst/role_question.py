@@ -19,7 +19,7 @@ from analysis_tools.common import fmt_num
 from app.analyst.vocabulary import named_lists, pairs, word_set, words
 from app.understanding import semantic  # its model loads on the first phrase, not on import
 from app.understanding.gate_words import ID_LIKE
-from app.understanding.kinds import RATE
+from app.understanding.kinds import RATE, asks_top
 from app.understanding.profile_reading import GROUPING, NUMERIC
 from app.understanding.role_sources import Provenance, Source
 from app.understanding.roles import groups_rows
@@ -130,6 +130,7 @@ class OpenRole:
     asked_about: list[str]
     found: list[dict[str, Any]]
     choices: int
+    question: str = ""
 
 
 def open_role(provenance: Provenance | None, metric: str | None) -> OpenRole | None:
@@ -154,7 +155,7 @@ def open_role(provenance: Provenance | None, metric: str | None) -> OpenRole | N
         rate = role == "outcome" and bool(RATE.search(provenance.question))
         found, choices = candidates(role, provenance.columns, metric if role == "group" else None, asked_about, rate)
         if choices >= 2:  # with fewer there is nothing to choose from: the answer says what it used instead
-            return OpenRole(role, asked_about, found, choices)
+            return OpenRole(role, asked_about, found, choices, provenance.question)
     return None
 
 
@@ -170,7 +171,7 @@ def likely_column(open_role: OpenRole) -> str | None:
     match it more strongly than the next one or it leads the next in meaning by ASSUME_LEAD; None
     when the two are tied, and the user is asked."""
     found, phrases = open_role.found, open_role.asked_about
-    if not found:
+    if not found or not _can_rank(open_role):
         return None
     if len(found) == 1:
         return str(found[0]["name"])
@@ -183,6 +184,13 @@ def likely_column(open_role: OpenRole) -> str | None:
     if best is not None and len(ranked) > 1 and ranked[0] - ranked[1] >= ASSUME_LEAD:
         return best
     return None
+
+
+def _can_rank(open_role: OpenRole) -> bool:
+    """Whether the first candidate can be what a top-N question ranks: "the top 5 customers" are not
+    the 2 values of Customer Type — a column with no more values than N is no assumed reading for it."""
+    top = asks_top(open_role.question) if open_role.role == "group" else None
+    return top is None or (open_role.found[0].get("levels") or 0) > top[0]
 
 
 def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -> dict[str, Any] | None:

@@ -289,7 +289,10 @@ def test_named_values_choose_the_grouping_and_two_of_many_are_compared_alone():
     # reading (the page shows it and the other columns), not a default and not a question
     plan = plan_analysis("Do new and returning customers differ in revenue?", SALES, zh=False)
     group = next(s for s in plan.provenance.sources if s.role == "group")
-    assert plan.dimension == "Customer Type" and (group.how, group.phrases) == ("semantic", ("new and returning customers",))
+    assert plan.dimension == "Customer Type" and (group.how, group.phrases) == (
+        "semantic",
+        ("new and returning customers",),
+    )
 
 
 @pytest.mark.parametrize(

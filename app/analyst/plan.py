@@ -48,7 +48,7 @@ from app.analyst.rankings import top_steps, when_steps
 from app.analyst.rates import rate_steps
 from app.analyst.reading import chip_goal
 from app.analyst.relationships import relation_steps
-from app.analyst.role_question import likely_column, open_role, role_answers
+from app.analyst.role_question import likely_column, open_role, role_answers, supporting_phrases
 from app.analyst.scope import chain_filters
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
@@ -98,7 +98,7 @@ def plan_reading(reading: Reading) -> Plan:
         found = open_role(plan.provenance, plan.metric)
         if found is None or found.role in assumed or (column := likely_column(found)) is None:
             break
-        assumed[found.role] = (column, found.asked_about)
+        assumed[found.role] = (column, supporting_phrases(found, column))
     plan.provenance.sources = [_assumed(source, assumed) for source in plan.provenance.sources]
     return plan
 

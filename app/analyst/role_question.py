@@ -186,6 +186,22 @@ def likely_column(open_role: OpenRole) -> str | None:
     return None
 
 
+def supporting_phrases(open_role: OpenRole, column: str) -> list[str]:
+    """The question's words an assumed column was taken for: those it matches best of the candidates
+    (by its name's words, else by meaning), so the reading quotes "film" for Film Type, not every
+    unmatched word of the question; all of them when none picks it out."""
+    names = [c["name"] for c in open_role.found]
+
+    def best_for(phrase: str) -> str | None:
+        strengths = {n: match_strength(phrase, n) for n in names}
+        if max(strengths.values(), default=0.0) > 0:
+            return max(strengths, key=lambda n: strengths[n])
+        meaning = _meaning_scores([phrase], names)
+        return max(meaning, key=lambda n: meaning[n]) if meaning else None
+
+    return [p for p in open_role.asked_about if best_for(p) == column] or open_role.asked_about
+
+
 def _can_rank(open_role: OpenRole) -> bool:
     """Whether the first candidate can be what a top-N question ranks: "the top 5 customers" are not
     the 2 values of Customer Type — a column with no more values than N is no assumed reading for it."""

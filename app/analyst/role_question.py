@@ -190,7 +190,7 @@ def supporting_phrases(open_role: OpenRole, column: str) -> list[str]:
     """The question's words an assumed column was taken for: those it matches best of the candidates
     (by its name's words, else by meaning), so the reading quotes "film" for Film Type, not every
     unmatched word of the question; all of them when none picks it out."""
-    names = [c["name"] for c in open_role.found]
+    names = [str(c["name"]) for c in open_role.found]
 
     def best_for(phrase: str) -> str | None:
         strengths = {n: match_strength(phrase, n) for n in names}

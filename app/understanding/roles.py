@@ -87,7 +87,9 @@ def column_mentions(
         _claim(text, col["name"].lower(), col["name"], found, "name")
     for col in sorted(columns, key=lambda c: -len(core_name(c["name"]))):  # without its unit: "Delivery Time"
         _claim(text, core_name(col["name"]).lower(), col["name"], found, "name")
-    for leaf, name in sorted(header_leaves(columns), key=lambda s: -len(s[0])):  # 销售额 of "销售情况 / 销售额"
+    # a merged header's leaf, also without its unit: 销售额 of "销售情况 / 销售额（元）"
+    leaves = {(form, name) for leaf, name in header_leaves(columns) for form in (leaf, core_name(leaf)) if form}
+    for leaf, name in sorted(leaves, key=lambda s: (-len(s[0]), s)):
         _claim(text, leaf.lower(), name, found, "name")
     seconds = [(second, col["name"]) for col in columns if (second := bracketed_name(col["name"]))]
     for second, name in sorted(seconds, key=lambda s: -len(s[0])):  # "GDP per capita": Economy (GDP per Capita)

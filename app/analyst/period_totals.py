@@ -31,13 +31,13 @@ _UNIT_OF |= {alias: unit for alias, (unit,) in named_lists("period_aliases").ite
 # "按月", "按季度看", "by month": 按/by straight before a unit of time, a "per period" too; the units are the
 # vocabulary's (period_units, period_aliases), the structure is here
 _BY_UNIT = re.compile(r"(?:按\s*|\bby\s+)(" + "|".join(sorted(_UNIT_OF, key=len, reverse=True)) + r")s?(?![a-z])", re.I)
-# how each unit is said in the two languages: (each …, 每…, 按…)
-_SAID = {
-    "year": ("year", "每年", "年"),
-    "quarter": ("quarter", "每个季度", "季度"),
-    "month": ("month", "每个月", "月"),
-    "week": ("week", "每周", "周"),
-    "day": ("day", "每天", "日"),
+# how each unit is said: (English, 每…, 按…, the column's Chinese name in the reading 取最高的…)
+_UNIT_WORDS = {
+    "year": ("year", "每年", "年", "年份"),
+    "quarter": ("quarter", "每个季度", "季度", "季度"),
+    "month": ("month", "每个月", "月", "月份"),
+    "week": ("week", "每周", "周", "周"),
+    "day": ("day", "每天", "日", "日期"),
 }
 # the date_part each unit's column is made with, back to its unit (read_as reads the plan's steps)
 UNIT_OF_PART = {part: unit for unit, part in PERIOD_PARTS.items()}
@@ -93,7 +93,7 @@ def period_total_steps(
     beside = [group] if group and group in kinds and group != date and groups_rows(kinds[group]) else []
     metric = plan.metric or ""
     plan.kind, plan.dimension, plan.top = "total", period, None
-    each, every_zh, _ = _SAID[unit]
+    each, every_zh, _, _ = _UNIT_WORDS[unit]
     if counted or not metric:
         plan.metric = None
         subject = _t(zh, f"Rows per {each}", f"{every_zh}的行数")
@@ -138,7 +138,7 @@ def period_totals_headline(metric: str | None, agg: str, metrics: dict[str, Any]
     grouped = any(" | " in label for label in figures)
     ordered = sorted(figures.items())  # the labels (2024-03, 2024-Q1, 2024-W05, 2024) sort in time order
     listed = ("；" if zh else "; ").join(f"{label} {fmt_num(v)}" for label, v in ordered)
-    each, every_zh, _ = _SAID.get(unit, _SAID["month"])
+    each, every_zh, _, _ = _UNIT_WORDS.get(unit, _UNIT_WORDS["month"])
     if zh:
         what = "行数" if not metric else f"{metric}{'平均' if agg == 'mean' else '合计'}"
         head = f"{every_zh}的{what}：{listed}"
@@ -178,16 +178,6 @@ def counted_per_period(question: str, metric: str | None, chosen: str | None, na
     return not (chosen or metric in named) and bool(HOW_MANY.search(question) or _COUNT_OF.search(question))
 
 
-# how a unit is named in the reading: (English, 按…, 取最高的…)
-_READ = {
-    "year": ("year", "年", "年份"),
-    "quarter": ("quarter", "季度", "季度"),
-    "month": ("month", "月", "月份"),
-    "week": ("week", "周", "周"),
-    "day": ("day", "日", "日期"),
-}
-
-
 def period_reading(plan: Plan, zh: bool) -> str:
     """How a period plan was read (reading.read_as): "the month with the highest total Sales" / "按月比较
     Sales 的合计，取最高的月份" for the period ranked (time_steps.period_steps), "the total Sales of each
@@ -200,7 +190,7 @@ def period_reading(plan: Plan, zh: bool) -> str:
         mean, bottom = ranked.get("agg") == "mean", ranked.get("order") == "smallest"
         if not (unit and m):
             return ""
-        each, by, name = _READ[unit]
+        each, _, by, name = _UNIT_WORDS[unit]
         if zh:
             return f"按{by}比较 {m} 的{'平均值' if mean else '合计'}，取{'最低' if bottom else '最高'}的{name}"
         return f"the {each} with the {'lowest' if bottom else 'highest'} {'average' if mean else 'total'} {m}"
@@ -210,7 +200,7 @@ def period_reading(plan: Plan, zh: bool) -> str:
     agg = next((s.arguments.get("agg", "sum") for s in plan.steps if s.tool == "group_aggregate"), "sum")
     grouped = next((s.arguments.get("group_columns") or [] for s in plan.steps if s.tool == "group_aggregate"), [])
     beside = grouped[1] if len(grouped) > 1 else ""
-    each, every_zh, _ = _SAID[unit]
+    each, every_zh, _, _ = _UNIT_WORDS[unit]
     if zh:
         what = f"{m} {'平均值' if agg == 'mean' else '合计'}" if m else "行数"
         return f"{every_zh}的 {what}" + (f"（按 {beside} 分）" if beside else "")

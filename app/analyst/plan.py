@@ -77,11 +77,11 @@ def plan_reading(reading: Reading) -> Plan:
     question, dataset, asked, columns = reading.root, reading.dataset, reading.asked, reading.columns
     answered = role_answers(reading.confirmed, reading.root_key, dataset["columns"])
     assumed: dict[str, tuple[str, list[str]]] = {}  # role -> (column, the words it was taken for)
-    while True:
+    chosen = chosen_metric(asked, columns, reading.confirmed)
+    spans = [(m.start, m.end, m.name) for m in reading.mentions]
+    while True:  # at most once more per role the analyst takes as an assumed reading
         taken = {**answered, **{role: column for role, (column, _) in assumed.items()}}
         plan = _planned(_read(reading, taken))
-        chosen = chosen_metric(asked, columns, reading.confirmed)
-        spans = [(m.start, m.end, m.name) for m in reading.mentions]
         plan.provenance = Provenance(
             reading.root_key,
             question,

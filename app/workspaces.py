@@ -81,7 +81,8 @@ def loading_datasets(session: Session, workspace_id: str) -> list[Dataset]:
 
 def dataset_name(file_name: str, taken: set[str]) -> str:
     """A short identifier-like name the model can type: 'retail_sales', 'retail_sales_2'."""
-    stem = re.sub(r"[^\w]+", "_", Path(file_name).stem, flags=re.UNICODE).strip("_").lower() or "data"
+    stem = re.sub(r"[^\w]+", "_", Path(file_name).stem, flags=re.UNICODE).strip("_").lower()
+    stem = stem[:MAX_DATASET_NAME_CHARS].rstrip("_") or "data"
     name, n = stem, 1
     while name in taken:
         n += 1
@@ -108,7 +109,7 @@ def add_dataset(
     dataset = Dataset(
         workspace_id=workspace.id,
         name=dataset_name(file_name, taken),
-        file_name=Path(file_name).name,
+        file_name=shown_file_name(file_name),
         format=table.info["format"],
         sheet=table.info.get("selected_sheet"),
         original_path=str(original),
@@ -122,11 +123,41 @@ def add_dataset(
     return dataset, table
 
 
+# A file system keeps at most 255 bytes of one name; the working copies add a suffix beside the
+# original's stem, so stored names leave room for it. An "extension" longer than MAX_EXTENSION_BYTES
+# is part of the name, not a type to keep.
+MAX_STORED_NAME_BYTES, MAX_EXTENSION_BYTES = 200, 16
+MAX_SHOWN_NAME_CHARS = 500  # Dataset.file_name and KnowledgeEntry.source hold this many
+MAX_DATASET_NAME_CHARS = 60  # the identifier the model types
+
+
+def stored_file_name(file_name: str) -> str:
+    """The name a file is kept under on disk: `file_name` itself when it fits MAX_STORED_NAME_BYTES,
+    else its stem cut (at a whole character) to fit, with its extension kept. The name the user gave
+    is kept apart, for showing (`shown_file_name`)."""
+    name = Path(file_name).name or "upload"
+    if len(name.encode()) <= MAX_STORED_NAME_BYTES:
+        return name
+    suffix = Path(name).suffix
+    if len(suffix.encode()) > MAX_EXTENSION_BYTES:
+        suffix = ""
+    stem = name[: len(name) - len(suffix)] if suffix else name
+    room = MAX_STORED_NAME_BYTES - len(suffix.encode())
+    return stem.encode()[:room].decode("utf-8", errors="ignore") + suffix
+
+
+def shown_file_name(file_name: str) -> str:
+    """The name shown for a file: as the user gave it, cut only past what the database keeps."""
+    name = Path(file_name).name
+    return name if len(name) <= MAX_SHOWN_NAME_CHARS else name[: MAX_SHOWN_NAME_CHARS - 1] + "…"
+
+
 def keep_original(settings: Settings, workspace: Workspace, source: Path, file_name: str) -> Path:
-    """Copy the upload byte-for-byte into a new folder of the workspace; the working copies go beside it."""
+    """Copy the upload byte-for-byte into a new folder of the workspace, under its stored name
+    (`stored_file_name`); the working copies go beside it."""
     folder = settings.workspace_dir(workspace.id) / "files" / new_id()
     folder.mkdir(parents=True, exist_ok=True)
-    original = folder / Path(file_name).name
+    original = folder / stored_file_name(file_name)
     try:
         shutil.copyfile(source, original)
     except BaseException:  # e.g. the disk is full: no half-copied original is left behind
@@ -153,7 +184,7 @@ def add_loading_dataset(
     dataset = Dataset(
         workspace_id=workspace.id,
         name=dataset_name(file_name, taken),
-        file_name=Path(file_name).name,
+        file_name=shown_file_name(file_name),
         format=str(preview.get("format") or Path(file_name).suffix.lstrip(".") or "?")[:20],
         sheet=preview.get("selected_sheet"),
         original_path=str(original),

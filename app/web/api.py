@@ -101,6 +101,7 @@ def api_upload(
         "preview": table.preview(settings.preview_rows),
         "id": dataset.id,
         "name": dataset.name,
+        "file": dataset.file_name,  # the name as uploaded (the table was read from its stored, maybe shortened, name)
         "status": READY,
     }
     return {"dataset": body}

@@ -18,14 +18,16 @@ from app.knowledge import KnowledgeError, add_entry, entries
 from app.web.deps import ApiError, CommittingRoute, DbSessionDep, PageDep, SettingsDep, WorkspaceDep, found
 from app.web.pages import workspace_context
 from app.web.uploads import safe_file_name
+from app.workspaces import shown_file_name, stored_file_name
 
 router = APIRouter(tags=["knowledge"], route_class=CommittingRoute)
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 MAX_NOTE_CHARS = 200_000
+MAX_TITLE_CHARS = 200  # KnowledgeEntry.title
 
 
 class NoteIn(BaseModel):
-    title: str = Field("", max_length=200)
+    title: str = Field("", max_length=MAX_TITLE_CHARS)
     text: str = Field(..., max_length=MAX_NOTE_CHARS)
 
 
@@ -53,7 +55,7 @@ def read_document(upload: UploadFile, settings: Settings) -> tuple[str, str]:
             "只保留分析需要的部分。",
         )
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / name
+        path = Path(folder) / stored_file_name(name)
         path.write_bytes(data)
         return name, document_text_bounded(path, name, settings)
 
@@ -66,9 +68,9 @@ def keep(
         return add_entry(
             session,
             workspace_id,
-            title or Path(name).stem,
+            title or Path(name).stem[:MAX_TITLE_CHARS],
             document,
-            source=name,
+            source=shown_file_name(name),
             max_chars=settings.knowledge_max_chars,
         )
     return add_entry(session, workspace_id, title, text or "", max_chars=settings.knowledge_max_chars)

@@ -25,7 +25,15 @@ from app.ingest.errors import IngestError
 from app.ingest.parse_slots import on_wait
 from app.ingest.pipeline import LoadedTable
 from app.web.background import background_pool
-from app.workspaces import LOADING, add_dataset, add_loading_dataset, dataset_status, finish_loading, listed_datasets
+from app.workspaces import (
+    LOADING,
+    add_dataset,
+    add_loading_dataset,
+    dataset_status,
+    finish_loading,
+    listed_datasets,
+    stored_file_name,
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +70,7 @@ def saved_upload(upload: UploadFile, settings: Settings) -> Iterator[Path]:
     limit = settings.max_upload_mb * 1024 * 1024
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="upload-", dir=settings.data_dir))
-    target = folder / safe_file_name(upload.filename)
+    target = folder / stored_file_name(safe_file_name(upload.filename))
     try:
         written = 0
         with target.open("wb") as out:

@@ -1,7 +1,9 @@
 """Model-written Markdown, safe wherever it goes.
 
 As HTML (`render_markdown`): markdown-it-py with raw HTML turned off (a `<script>` in the text is
-shown as text), links kept only to safe targets, images either dropped to their alt text (a
+shown as text), links shown as text (`label (target)`, never clickable: an answer's facts come from
+the data, so a link in it came from the data or was made up, and a planted "sign in again" link must
+not be one click away; issue 25), images either dropped to their alt text (a
 self-contained report loads nothing) or allowed from this site only (the live page); then nh3
 cleans the result against an allowlist, so nothing outside it can pass even if a rule above missed.
 
@@ -92,6 +94,8 @@ def render_markdown(
         children = token.children or []
         for index, child in enumerate(children):
             _make_safe(children, index, child, images)
+        if children:
+            token.children = _links_as_text(children)
         if numbers and token.children:
             token.children = [piece for child in token.children for piece in _marked(child, numbers, mark_title)]
     rendered = _RENDER.renderer.render(tokens, _RENDER.options, {})
@@ -139,6 +143,24 @@ def _make_safe(children: list[Token], index: int, token: Token, images: str) -> 
         if images == "alt" or not (_is_local(src) and safe_link(src)):
             alt = Token("html_inline", "", 0, content=f'<span class="img-alt">[{html.escape(token.content)}]</span>')
             children[index] = alt
+
+
+def _links_as_text(children: list[Token]) -> list[Token]:
+    """Each link's tags dropped: its label stays, followed by its target in brackets as plain text
+    (once, when the label is the target itself: an autolink)."""
+    out: list[Token] = []
+    targets: list[tuple[str, int]] = []  # (href, where its label starts in `out`)
+    for child in children:
+        if child.type == "link_open":
+            targets.append((str(child.attrGet("href") or ""), len(out)))
+        elif child.type == "link_close" and targets:
+            href, start = targets.pop()
+            label = "".join(t.content for t in out[start:] if t.type in ("text", "code_inline"))
+            if href and label.strip() != href and unquote(label.strip()) != unquote(href):
+                out.append(_text(f" ({href})"))
+        else:
+            out.append(child)
+    return out
 
 
 def _marked(token: Token, numbers: list[str], title: str) -> list[Token]:

@@ -419,6 +419,12 @@ class Settings(BaseSettings):
         description="Memory (PSS), in MB, all warm sandboxes of one server process may use together; "
         "above it the least recently used idle ones are closed.",
     )
+    figures_keep_mb: int = Field(
+        256,
+        description="Disk space, in MB, a workspace's figures/ folder (the charts of its runs, run_python's "
+        "included) may hold; the oldest figures are removed first, with the past calls they came from. "
+        "A report keeps its own copies of its figures from the moment it is made.",
+    )
 
     @model_validator(mode="after")
     def _fill_defaults(self) -> "Settings":

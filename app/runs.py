@@ -58,7 +58,7 @@ from app.db.session import Database, rows_changed
 from app.faults import DISK_FULL, Fault, fault_of
 from app.reports.builder import build_report
 from app.understanding import with_values
-from app.workspaces import active_datasets, add_version, dataset_summary, readable_frame
+from app.workspaces import active_datasets, add_version, dataset_summary, prune_figures, readable_frame
 
 log = logging.getLogger(__name__)
 FINAL_STATUSES = ("done", "failed", "interrupted")
@@ -270,6 +270,7 @@ class RunService:
             recorder.emit("datasets_damaged", {"names": damaged})
         summaries = [dataset_summary(d, catalog.get(d.name)) for d in datasets]
         figures_dir = self.settings.workspace_dir(workspace.id) / "figures"
+        prune_figures(figures_dir, self.settings)  # the charts of earlier runs, held to their budget
         window = ContextWindow.from_settings(self.settings, workspace.id)
         context = ToolContext(
             language=run.language,
@@ -387,11 +388,25 @@ class RunService:
                 self.settings.workspace_dir(run.workspace_id),
             )
             report = stored["report"]
-            session.add(Report(workspace_id=run.workspace_id, run_id=run.id, content=report))
+            row = Report(workspace_id=run.workspace_id, run_id=run.id, content=report)
+            session.add(row)
+            keep_report_figures(session, row, self.settings)
             recorder.emit(
                 "answer", {"answer": stored["answer"], "unverified_numbers": report.get("unverified_numbers", [])}
             )
         recorder.emit("run_finished", {"status": run.status, "error": run.error})
+
+
+def keep_report_figures(session: Session, report: Report, settings: Settings) -> None:
+    """The report's figures copied into its own folder now (they were copied on its first download):
+    the workspace's figures/ is pruned to its budget, and a report must keep what it shows."""
+    from app.web.report_files import portable_content
+
+    session.flush()  # the report's id names its folder
+    try:
+        portable_content(report, settings)
+    except OSError:  # e.g. a full disk: the report is kept; its downloads copy what is left later
+        log.warning("the figures of report %s could not be copied", report.id, exc_info=True)
 
 
 def stop_in_worker(session: Session, run: Run) -> str:

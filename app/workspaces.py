@@ -152,6 +152,18 @@ def shown_file_name(file_name: str) -> str:
     return name if len(name) <= MAX_SHOWN_NAME_CHARS else name[: MAX_SHOWN_NAME_CHARS - 1] + "…"
 
 
+KEEP_FIGURES = 1_000  # figure files per workspace (with figures_keep_mb)
+
+
+def prune_figures(folder: Path, settings: Settings) -> None:
+    """A workspace's figures/ (`folder`) held to its budget: at most KEEP_FIGURES files and figures_keep_mb,
+    the oldest removed first (the newest always stays). A report has copied its own figures when it
+    was made (runs.finish), so only the live page of an old run loses them."""
+    from sandbox.results import prune_kept
+
+    prune_kept(folder, KEEP_FIGURES, settings.figures_keep_mb * 1024 * 1024)
+
+
 def keep_original(settings: Settings, workspace: Workspace, source: Path, file_name: str) -> Path:
     """Copy the upload byte-for-byte into a new folder of the workspace, under its stored name
     (`stored_file_name`); the working copies go beside it."""

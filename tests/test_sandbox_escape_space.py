@@ -139,3 +139,37 @@ def test_many_workspaces_keep_a_bounded_number_of_warm_sandboxes(env):  # noqa: 
         time.sleep(0.05)
     assert not any(_host_pids_of(sandbox_uid(name)) for name in names)
     still_works(env)
+
+
+# ----------------------------------------------------------------------------- figures on the host
+def _host_bytes(paths) -> int:
+    return sum(os.stat(p).st_size for p in paths)
+
+
+def test_hard_linked_figures_reach_the_host_once(env):  # noqa: F811
+    """Real code (no forged reply): a 2 MB a.png and 19 hard links to it, every one named *.png,
+    which the call's figure scan lists; the host copies the file once (issue 25: 20 copies before)."""
+    result = env.run(
+        "import os\nopen('a.png', 'wb').write(os.urandom(2 * 1024 * 1024))\n"
+        "for i in range(19):\n    os.link('a.png', f'b{i}.png')\nprint('linked')",
+        call_id="links",
+    )
+    assert result.ok, result.error
+    assert len(result.figures) == 1 and _host_bytes(result.figures) == 2 * 1024 * 1024, result.figures
+    kept = [f["path"] for f in result.payload["figures"]]
+    assert len(kept) == 1 and _host_bytes(kept) == 2 * 1024 * 1024
+
+
+def test_a_workspace_keeps_its_figures_within_their_budget(env):  # noqa: F811
+    """Call after call of 1 MB figures: the workspace's figures/ stays within figures_keep_mb (the
+    oldest go first, the newest stays); before, figures/ was never pruned."""
+    settings = env.settings.model_copy(update={"figures_keep_mb": 3})
+    code = "import os\nfor i in range(2):\n    open(f'f{i}.png', 'wb').write(os.urandom(1024 * 1024))\nprint('drawn')"
+    made = []
+    for n in range(5):
+        result = env.run(code, call_id=f"budget{n}", settings=settings)
+        assert result.ok, result.error
+        made += result.figures
+    on_disk = [p for p in env.figures_dir.iterdir() if p.is_file()]
+    assert _host_bytes(on_disk) <= 3 * 1024 * 1024 + 1024 * 1024, sorted(p.name for p in on_disk)
+    assert os.path.exists(made[-1]) and not os.path.exists(made[0])  # the newest stays, the oldest went

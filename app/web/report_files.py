@@ -23,8 +23,11 @@ def portable_content(report: Report, settings: Settings) -> dict[str, Any]:
     """report.json whose figure paths are `figures/NAME` inside report_folder (copied there on first use)."""
     located = copy.deepcopy(report.content or {})
     figures_dir = settings.workspace_dir(report.workspace_id) / "figures"
+    own_dir = report_folder(report, settings) / "figures"  # copied when the report was made (runs.finish)
     for figure in located.get("figures", []):
-        by_name = figures_dir / Path(str(figure.get("path") or "")).name
-        if figure.get("path") and by_name.is_file():
-            figure["path"] = str(by_name.resolve())
+        name = Path(str(figure.get("path") or "")).name
+        # the report's own copy first: the workspace's figures/ is pruned to its budget
+        found = next((f for f in (own_dir / name, figures_dir / name) if name and f.is_file()), None)
+        if found is not None:
+            figure["path"] = str(found.resolve())
     return render.portable_report(located, report_folder(report, settings))

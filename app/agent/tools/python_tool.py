@@ -20,7 +20,7 @@ from typing import Any
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.run_scope import run_scope
 from app.config import Settings, get_settings
-from app.workspaces import active_datasets
+from app.workspaces import active_datasets, prune_figures
 from sandbox import LaunchSpec, Limits, RunOutcome, SandboxUnavailable, detect_isolation, get_pool
 
 log = logging.getLogger(__name__)
@@ -163,6 +163,8 @@ def _success(outcome: RunOutcome, ctx: ToolContext) -> ToolResult:
         shutil.copyfile(source, target)
         figures.append(str(target))
         captions.append(figure.get("caption") or source.stem)
+    if figures and ctx.figures_dir is not None:  # the workspace's figures held to their budget, like its calls
+        prune_figures(ctx.figures_dir, _settings(ctx))
     if not stdout.get("text") and outcome.result is None and not outcome.tables and not figures:
         parts.append("(the code printed nothing: print() the values you need)")
     metrics: dict[str, Any] = {"sandbox_ms": outcome.duration_ms}

@@ -213,6 +213,12 @@ class Settings(BaseSettings):
         "megabytes: the head and the tail, with a line saying how much was left out; the rest is read and "
         "dropped as it comes.",
     )
+    check_numbers_scratch_mb: int = Field(
+        256,
+        description="Writable space of that run of analysis.py, in MB: its folder is a file system in memory "
+        "inside the sandbox (like run_python's), so what it writes never reaches the server's disk; code "
+        "that writes more gets a 'no space' error.",
+    )
 
     # --- ingestion limits ------------------------------------------------------------------
     max_upload_mb: int = Field(

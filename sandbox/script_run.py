@@ -5,8 +5,9 @@ run_python is.
 The same isolation as a warm parent (`launch.build_command`, bubblewrap or the `unshare` fallback with
 `nsroot`): no network; own pid, mount, ipc and uts namespaces; the system libraries, the interpreter, its
 site-packages and Verity's packages read-only; the data files read-only at their own paths and nothing
-else of the host; one private writable folder (the host's `scratch`, at /scratch: the script, its
-figures, its summary); /tmp a small tmpfs; a clean environment. Inside, `main` (started as
+else of the host; one private writable folder at /scratch (the script, its figures): the host's
+`scratch` itself, or, with `scratch_mb`, a size-limited file system in memory the host folder is copied
+into and that the host reads afterwards through a descriptor sent to it; /tmp a small tmpfs; a clean environment. Inside, `main` (started as
 `python -I -S -c ...`) builds the unshare filesystem view when asked, becomes an unprivileged user
 (root host) or drops every capability (user namespace), installs the seccomp filter, sets the address
 space and CPU limits, and starts the script in a child, whose exit it passes on (128 + signal when a
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # annotations only
     from sandbox.host import Isolation
 
 SCRIPT_UID = 199_999  # the user a script runs as on a root host (below the workspaces' users, `launch`)
+INSIDE_INPUT = "/opt/verity-input"  # the host's script folder, read-only, when /scratch is in memory
 
 
 @dataclass
@@ -50,6 +52,12 @@ class ScriptJob:
     cpu_s: int = 0
     tmp_mb: int = 256
     environment: dict[str, str] = field(default_factory=dict)
+    # > 0: /scratch is a tmpfs of this size (the host folder `scratch` is only read, at INSIDE_INPUT,
+    # and copied in), and `scratch_socket` (a descriptor the command inherits) receives a descriptor
+    # of that /scratch, through which the host reads what the script left once it has ended: a
+    # script cannot fill the host's disk, and the host never opens the folder by a path.
+    scratch_mb: int = 0
+    scratch_socket: int | None = None
 
 
 def prepare_scratch(scratch: Path) -> None:
@@ -72,6 +80,9 @@ def script_command(job: ScriptJob, isolation: Isolation) -> tuple[list[str], dic
     packages = [(str(p.resolve()), f"{INSIDE_PACKAGE_ROOT}/{p.name}") for p in job.packages]
     data = [(str(p.resolve()), str(p.resolve())) for p in job.data_files if p.is_file()]
     read_only = system + [(d, d) for d in python_dirs] + packages + data
+    in_memory = job.scratch_mb > 0
+    if in_memory:
+        read_only.append((str(job.scratch.resolve()), INSIDE_INPUT))
     env = {
         **sandbox_env(INSIDE_SCRATCH),
         "MPLCONFIGDIR": f"{INSIDE_SCRATCH}/.matplotlib",
@@ -86,6 +97,8 @@ def script_command(job: ScriptJob, isolation: Isolation) -> tuple[list[str], dic
         "memory_mb": job.memory_mb,
         "cpu_s": job.cpu_s,
         "uid": SCRIPT_UID if root else None,
+        "copy_in": INSIDE_INPUT if in_memory else None,
+        "scratch_socket": job.scratch_socket if in_memory else None,
     }
     boot = [
         executable,
@@ -118,10 +131,11 @@ def script_command(job: ScriptJob, isolation: Isolation) -> tuple[list[str], dic
             command += ["--ro-bind", source, dest]
         for target, link in links:
             command += ["--symlink", target, link]
+        if in_memory:  # a size-limited file system in memory that the script's user may write to
+            command += ["--perms", "1777", "--size", str(job.scratch_mb * 1024 * 1024), "--tmpfs", INSIDE_SCRATCH]
+        else:
+            command += ["--bind", str(job.scratch), INSIDE_SCRATCH]
         command += [
-            "--bind",
-            str(job.scratch),
-            INSIDE_SCRATCH,
             "--proc",
             "/proc",
             "--dev",
@@ -139,8 +153,9 @@ def script_command(job: ScriptJob, isolation: Isolation) -> tuple[list[str], dic
     inner["nsroot"] = {
         "root": new_root,
         "chdir": "/",
-        "tmpfs": [["/tmp", job.tmp_mb, "1777"]],
-        "binds": [[s, d, True] for s, d in read_only] + [[str(job.scratch), INSIDE_SCRATCH, False]],
+        "tmpfs": [["/tmp", job.tmp_mb, "1777"]] + ([[INSIDE_SCRATCH, job.scratch_mb, "1777"]] if in_memory else []),
+        "binds": [[s, d, True] for s, d in read_only]
+        + ([] if in_memory else [[str(job.scratch), INSIDE_SCRATCH, False]]),
         "symlinks": [[t, link] for t, link in links],
     }
     command = [isolation.binary, "--net", "--pid", "--mount", "--ipc", "--uts", "--fork", "--kill-child"]
@@ -168,6 +183,10 @@ def main(spec_json: str) -> None:
             raise SystemExit("could not drop privileges")
     else:  # one uid in a user namespace: keep no capability, not even across exec
         caps.drop_all()
+    if spec.get("copy_in"):  # as the script's user: its files are its own, in the size-limited /scratch
+        _copy_in(spec["copy_in"], spec["cwd"])
+    if spec.get("scratch_socket") is not None:
+        _send_scratch(int(spec["scratch_socket"]), spec["cwd"])
     status = seccomp.install() if seccomp.supported() else "unsupported"
     if status not in ("on", "unsupported"):
         raise SystemExit(f"the seccomp filter could not be installed: {status}")
@@ -181,6 +200,32 @@ def main(spec_json: str) -> None:
         finally:
             os._exit(127)
     sys.exit(_exit_code(pid))
+
+
+def _copy_in(source: str, target: str) -> None:
+    """The host's script folder (the script, the font cache) copied into the in-memory /scratch."""
+    import shutil
+
+    for name in os.listdir(source):
+        path = os.path.join(source, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.copytree(path, os.path.join(target, name), symlinks=True)
+        elif os.path.isfile(path) and not os.path.islink(path):
+            shutil.copyfile(path, os.path.join(target, name))
+
+
+def _send_scratch(channel: int, folder: str) -> None:
+    """A descriptor of /scratch to the host (SCM_RIGHTS), then the channel closed: nothing started
+    after this, the script included, holds it. The host reads /scratch through it once the sandbox
+    has ended (an open descriptor keeps the file system)."""
+    import socket
+
+    scratch = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        with socket.socket(fileno=channel) as sock:
+            socket.send_fds(sock, [b"s"], [scratch])
+    finally:
+        os.close(scratch)
 
 
 def _limits(memory_mb: int, cpu_s: int) -> None:

@@ -6,6 +6,7 @@ many hard links name it). Through the real generated analysis.py, under bwrap an
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,51 @@ def test_a_linked_figures_folder_is_not_followed(tmp_path):
     os.symlink(private.parent, scratch / "rerun_figures")
     assert copy_charts(scratch / "rerun_figures", tmp_path / "report" / "rerun_figures") == 0
     assert not (tmp_path / "report" / "rerun_figures").exists()
+
+
+FILL = r"""
+import os
+written, made = 0, []
+for folder in ("/scratch", os.getcwd()):
+    try:
+        while written < 96 * 1024 * 1024:
+            made.append(os.path.join(folder, f"fill{written}.bin"))
+            with open(made[-1], "wb") as out:
+                out.write(b"x" * (4 * 1024 * 1024))
+            written += 4 * 1024 * 1024
+    except OSError as exc:
+        os.write(1, f"STOPPED {type(exc).__name__} {exc.errno}\n".encode())  # the check's own output
+os.write(1, f"WRITTEN {written}\n".encode())
+for path in made:  # room again for the call's own reply
+    if os.path.exists(path):
+        os.unlink(path)
+result = {"total": 42}
+"""
+
+
+def test_the_check_cannot_fill_the_host_disk(tmp_path, mode):
+    """Code that writes without end into the check's scratch folder stops at its size (a file
+    system in memory, limits.scratch_mb), and nothing of it reaches the host's disk (before: a host
+    folder in /tmp, 1 GB written)."""
+    script, _ = analysis_script(tmp_path / "fill", FILL)
+    temp = Path(tempfile.gettempdir())
+    free_before = os.statvfs(temp).f_bavail * os.statvfs(temp).f_frsize
+    check_analysis_script(script, Limits(timeout_s=120, scratch_mb=16), sandbox_mode=mode)
+    output = (script.parent / "analysis_output.txt").read_text(encoding="utf-8")
+    written = [int(line.split()[1]) for line in output.splitlines() if line.startswith("WRITTEN")]
+    assert written and written[-1] <= 16 * 1024 * 1024, output[-2000:]
+    assert "STOPPED OSError 28" in output, output[-2000:]  # ENOSPC: a clear error for the code
+    # the host's temporary folder holds nothing of it once the check is over
+    assert not [p for p in temp.glob("verity-check-*") if p.is_dir()] or all(
+        not any(q.name.startswith("fill") for q in p.rglob("*")) for p in temp.glob("verity-check-*")
+    )
+    assert os.statvfs(temp).f_bavail * os.statvfs(temp).f_frsize > free_before - 12 * 1024 * 1024
+
+
+def test_the_charts_and_the_verdict_still_come_back_from_the_scratch_in_memory(tmp_path, mode):
+    drawn = "import os\nopen('chart.png', 'wb').write(b'\\x89PNG chart')\nresult = {'total': 42}\n"
+    script, report = analysis_script(tmp_path / "drawn", drawn, metrics={"total": 42})
+    outcome = check_analysis_script(script, Limits(timeout_s=120, scratch_mb=16), sandbox_mode=mode)
+    assert outcome.summary is not None, (script.parent / "analysis_output.txt").read_text()[-3000:]
+    assert host_verdict(outcome.summary, len(report_numbers(report)))["status"] == "passed"
+    assert [p.name for p in (script.parent / "rerun_figures").rglob("*.png")] == ["chart.png"]

@@ -6,7 +6,8 @@ The script is generated from the report, but the report holds the model's words 
 and re-runs the model's own run_python code, so it runs inside the same operating-system sandbox as
 run_python (`sandbox.script_run`: bubblewrap, else the `unshare` fallback): no network, the system and
 Python read-only, Verity's packages and the data files read-only, a private writable folder of its own
-(a copy of the script, its figures, its summary), a clean environment, an unprivileged user, the seccomp
+(a copy of the script, its figures; a size-limited file system in memory that the host reads through a
+descriptor once the sandbox has ended, never by a path), a clean environment, an unprivileged user, the seccomp
 filter, an address-space limit, a CPU-time limit and a wall-time limit (the whole sandbox is killed when
 the time is up). When no sandbox can run here the check does not run ("no_sandbox"), unless the server
 runs run_python itself without one (sandbox_mode=unsafe, a trusted single-user machine): then the child
@@ -22,6 +23,7 @@ import select
 import shutil
 import signal
 import site
+import socket
 import stat
 import subprocess
 import sys
@@ -63,6 +65,7 @@ class Limits:
     memory_mb: int = 0
     cpu_s: int = 0
     output_mb: int = 8  # what it prints, kept (head and tail) in analysis_output.txt; the rest is read and dropped
+    scratch_mb: int = 256  # its writable folder, in memory (in the sandbox; 0: the host folder itself)
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,11 @@ def _check_in_sandbox(
         # which the model's re-run code never runs in nor can reach (rerun_python); /scratch/summary.json,
         # which that code could write, is never read.
         summary_read, summary_write = os.pipe()
+        # /scratch is a size-limited file system in memory (limits.scratch_mb): what the script writes
+        # never reaches the host's disk; the host reads it afterwards through a descriptor the
+        # sandbox's first process sends before the script starts (script_run._send_scratch).
+        host_end, sandbox_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        in_memory = limits.scratch_mb > 0
         job = ScriptJob(
             scratch,
             "analysis.py",
@@ -150,22 +158,41 @@ def _check_in_sandbox(
             data_files=list(data_files),
             memory_mb=max(0, limits.memory_mb),
             cpu_s=max(0, limits.cpu_s),
+            scratch_mb=max(0, limits.scratch_mb),
+            scratch_socket=sandbox_end.fileno() if in_memory else None,
         )
         command, env, new_root = script_command(job, isolation)
+        scratch_fd: int | None = None
         try:
             returncode, output, timed_out = _run(
-                command, env, scratch, limits.timeout_s, limits.output_mb, pass_fds=(summary_write,)
+                command,
+                env,
+                scratch,
+                limits.timeout_s,
+                limits.output_mb,
+                pass_fds=(summary_write, sandbox_end.fileno()) if in_memory else (summary_write,),
             )
         finally:
             os.close(summary_write)
+            sandbox_end.close()
             summary = read_summary_pipe(summary_read)
+            scratch_fd = received_scratch(host_end) if in_memory else None
+            host_end.close()
             if new_root:
                 shutil.rmtree(new_root, ignore_errors=True)
-        save_output(script, output)
-        if timed_out:
-            return Outcome(None, "timeout")
-        _keep_font_cache(scratch / ".matplotlib", cache_dir)
-        copy_charts(scratch / "rerun_figures", script.parent / "rerun_figures")
+        try:
+            save_output(script, output)
+            if timed_out:
+                return Outcome(None, "timeout")
+            if scratch_fd is not None:
+                _keep_font_cache_at(scratch_fd, cache_dir)
+                copy_charts(Path("rerun_figures"), script.parent / "rerun_figures", dir_fd=scratch_fd)
+            elif not in_memory:
+                _keep_font_cache(scratch / ".matplotlib", cache_dir)
+                copy_charts(scratch / "rerun_figures", script.parent / "rerun_figures")
+        finally:
+            if scratch_fd is not None:
+                os.close(scratch_fd)  # the in-memory /scratch goes with it
     if summary is not None:
         return Outcome(summary)
     return Outcome(None, stop_reason(returncode, output))
@@ -176,14 +203,31 @@ MAX_CHARTS_BYTES = 64 * 1024 * 1024  # all of one check's charts together
 MAX_CHART_DEPTH = 8
 
 
-def copy_charts(source: Path, target: Path, max_total: int = MAX_CHARTS_BYTES) -> int:
+def received_scratch(channel: socket.socket) -> int | None:
+    """The descriptor of the sandbox's /scratch its first process sent (read without waiting, once the
+    sandbox has ended), when it is a folder; None when none came."""
+    channel.setblocking(False)
+    try:
+        _data, fds, _flags, _address = socket.recv_fds(channel, 16, 4)
+    except OSError:  # nothing was sent (it failed before), or the channel is gone
+        return None
+    folder = None
+    for fd in fds:
+        if folder is None and stat.S_ISDIR(os.fstat(fd).st_mode):
+            folder = fd
+        else:
+            os.close(fd)
+    return folder
+
+
+def copy_charts(source: Path, target: Path, max_total: int = MAX_CHARTS_BYTES, dir_fd: int | None = None) -> int:
     """The charts the script drew again, out of its scratch folder once the sandbox has gone: regular
     .png files only, each opened without following a link or waiting on a FIFO (O_NOFOLLOW,
     O_NONBLOCK, then fstat: a link, a FIFO or a device is skipped, `source` itself included), each
     file (inode) once however many hard links name it, at most MAX_CHARTS files of MAX_CHART_BYTES
     and `max_total` bytes in all. Returns how many were copied."""
     try:
-        top = os.open(source, DIR_FLAGS_RELATIVE)
+        top = os.open(source, DIR_FLAGS_RELATIVE, dir_fd=dir_fd)
     except OSError:  # missing, or a link (to the data folder, say): nothing is read through it
         return 0
     copied: list[int] = [0, 0]  # files, bytes
@@ -338,6 +382,39 @@ class BoundedOutput:
             f"last {len(self.tail):,} are kept] ...\n"
         )
         return bytes(self.head) + marker.encode() + bytes(self.tail)
+
+
+def _keep_font_cache_at(scratch_fd: int, cache_dir: Path | None) -> None:
+    """`_keep_font_cache` read through the sandbox's /scratch descriptor: .matplotlib and each
+    fontlist-*.json opened without following a link or waiting on a FIFO, regular files only."""
+    if cache_dir is None or any(cache_dir.glob("fontlist-*.json")):
+        return
+    try:
+        folder = os.open(".matplotlib", DIR_FLAGS_RELATIVE, dir_fd=scratch_fd)
+    except OSError:
+        return
+    try:
+        for name in sorted(os.listdir(folder)):
+            if not (name.startswith("fontlist-") and name.endswith(".json")):
+                continue
+            try:
+                fd = os.open(name, FILE_FLAGS_RELATIVE, dir_fd=folder)
+            except OSError:
+                continue
+            with open(fd, "rb") as handle:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode) or info.st_size >= 4_000_000:
+                    continue
+                data = handle.read(4_000_000)
+            try:
+                json.loads(data.decode("utf-8"))
+            except ValueError:
+                continue
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            (cache_dir / name).write_bytes(data)
+            return
+    finally:
+        os.close(folder)
 
 
 def _check_on_host(script: Path, limits: Limits, cache_dir: Path | None) -> Outcome:

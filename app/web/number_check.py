@@ -129,6 +129,7 @@ def run_check(
             memory_mb=settings.check_numbers_memory_mb,
             cpu_s=settings.check_numbers_cpu_s,
             output_mb=settings.check_numbers_max_output_mb,
+            scratch_mb=settings.check_numbers_scratch_mb,
         )
         cache = settings.data_dir / "cache" / "matplotlib"  # the font cache, built once, not per check
         cache.mkdir(parents=True, exist_ok=True)

@@ -392,6 +392,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "这些代码只能在沙箱中运行，而这里无法启动沙箱。报告不会声称这些数字已被复现；"
         "你可以下载 analysis.py 在自己的电脑上运行。",
     },
+    "check_stopped_busy": {
+        "en": "Another answer of this workspace is being checked; one check runs at a time per workspace. "
+        "Start this one when it is done.",
+        "zh": "本工作区的另一个回答正在核对；每个工作区一次只核对一个。请在它完成后再开始这一个。",
+    },
     "check_stopped_error": {
         "en": "analysis.py stopped before it could compare the numbers, so the report does not "
         "say they were reproduced. Download analysis.py and run it to see why.",

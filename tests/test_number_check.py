@@ -194,3 +194,34 @@ def test_the_real_script_runs_under_the_limits_and_reproduces_the_numbers(finish
     wait_for(lambda: "data-number-check" not in client.get(target).text, limit_s=300)
     check = json.loads(client.get(report).text).get("reproduction")
     assert check is not None and check["status"] == "passed" and check["matched"] > 0, client.get(target).text
+
+
+@pytest.mark.slow
+def test_one_check_per_workspace_at_a_time(finished_run, monkeypatch):
+    """A workspace cannot queue check after check ahead of the other workspaces' (issue 25): while one
+    of its checks runs, a check of its other answer is refused with a plain note, and can be started
+    once the first is done."""
+    import app.web.number_check as number_check
+    from tests.test_web import ask
+
+    client, ws, run_id = finished_run
+    second, _ = ask(client, ws, "Does revenue differ by region in total?")
+    release, calls = threading.Event(), []
+
+    def slow_check(script, limits, cache_dir=None, **kwargs):
+        calls.append(script)
+        release.wait(30)
+        return Outcome(None, "error")
+
+    monkeypatch.setattr(number_check, "check_analysis_script", slow_check)
+    client.post(f"/runs/{run_id}/check-numbers", follow_redirects=False)
+    wait_for(lambda: calls)
+    target = client.post(f"/runs/{second}/check-numbers", follow_redirects=False).headers["location"]
+    time.sleep(0.3)
+    assert len(calls) == 1  # the second answer's check did not queue
+    page = client.get(target.split("#")[0] + "&lang=zh").text
+    assert "每个工作区一次只核对一个" in page and f'/runs/{second}/check-numbers"' in page
+    release.set()
+    wait_for(lambda: "data-number-check" not in client.get(f"/workspaces/{ws}?run={run_id}").text)
+    client.post(f"/runs/{second}/check-numbers", follow_redirects=False)
+    wait_for(lambda: len(calls) == 2)

@@ -6,12 +6,13 @@ many hard links name it). Through the real generated analysis.py, under bwrap an
 from __future__ import annotations
 
 import os
-import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from app.reports.reproduce import Limits, check_analysis_script, copy_charts, host_verdict
+from app.reports.reproduce import MAX_CHARTS, Limits, check_analysis_script, copy_charts, host_verdict
 from app.reports.script import report_numbers, to_analysis_script
 from sandbox import detect_isolation
 
@@ -151,6 +152,8 @@ for folder in ("/scratch", os.getcwd()):
     except OSError as exc:
         os.write(1, f"STOPPED {type(exc).__name__} {exc.errno}\n".encode())  # the check's own output
 os.write(1, f"WRITTEN {written}\n".encode())
+size = os.statvfs("/scratch")
+os.write(1, f"SCRATCH {size.f_blocks * size.f_frsize}\n".encode())
 for path in made:  # room again for the call's own reply
     if os.path.exists(path):
         os.unlink(path)
@@ -159,22 +162,16 @@ result = {"total": 42}
 
 
 def test_the_check_cannot_fill_the_host_disk(tmp_path, mode):
-    """Code that writes without end into the check's scratch folder stops at its size (a file
-    system in memory, limits.scratch_mb), and nothing of it reaches the host's disk (before: a host
-    folder in /tmp, 1 GB written)."""
+    """Code that writes without end into the check's scratch folder stops at its size with a clear
+    error: /scratch is a file system in memory of limits.scratch_mb, not a host folder (before: a
+    folder in the host's /tmp, every byte written)."""
     script, _ = analysis_script(tmp_path / "fill", FILL)
-    temp = Path(tempfile.gettempdir())
-    free_before = os.statvfs(temp).f_bavail * os.statvfs(temp).f_frsize
     check_analysis_script(script, Limits(timeout_s=120, scratch_mb=16), sandbox_mode=mode)
     output = (script.parent / "analysis_output.txt").read_text(encoding="utf-8")
     written = [int(line.split()[1]) for line in output.splitlines() if line.startswith("WRITTEN")]
     assert written and written[-1] <= 16 * 1024 * 1024, output[-2000:]
     assert "STOPPED OSError 28" in output, output[-2000:]  # ENOSPC: a clear error for the code
-    # the host's temporary folder holds nothing of it once the check is over
-    assert not [p for p in temp.glob("verity-check-*") if p.is_dir()] or all(
-        not any(q.name.startswith("fill") for q in p.rglob("*")) for p in temp.glob("verity-check-*")
-    )
-    assert os.statvfs(temp).f_bavail * os.statvfs(temp).f_frsize > free_before - 12 * 1024 * 1024
+    assert f"SCRATCH {16 * 1024 * 1024}" in output, output[-2000:]  # its own 16 MB file system
 
 
 def test_the_charts_and_the_verdict_still_come_back_from_the_scratch_in_memory(tmp_path, mode):
@@ -184,3 +181,44 @@ def test_the_charts_and_the_verdict_still_come_back_from_the_scratch_in_memory(t
     assert outcome.summary is not None, (script.parent / "analysis_output.txt").read_text()[-3000:]
     assert host_verdict(outcome.summary, len(report_numbers(report)))["status"] == "passed"
     assert [p.name for p in (script.parent / "rerun_figures").rglob("*.png")] == ["chart.png"]
+
+
+HOLD = r"""
+import os, subprocess, sys
+for place in ("/scratch/summary.json", "/scratch/.matplotlib/fontlist-v390.json", "/scratch/rerun_figures/x.png"):
+    os.makedirs(os.path.dirname(place), exist_ok=True)
+    if os.path.exists(place):
+        os.unlink(place)
+    os.mkfifo(place)
+os.makedirs("/scratch/rerun_figures/wide", exist_ok=True)
+for n in range(20_000):  # a wide folder of empty "charts"
+    open(f"/scratch/rerun_figures/wide/{n}.png", "wb").close()
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"], start_new_session=True)  # lingers
+result = {"total": 42}
+"""
+
+
+def test_a_check_cannot_hold_the_check_thread(tmp_path, mode):
+    """FIFOs where the host reads (the old summary file, the font cache, a chart), a folder of 20,000
+    entries and a process left behind: the check ends on its own and the host copies a bounded number
+    of charts (before: the FIFO at summary.json blocked the check thread, and every workspace's
+    checks behind it, forever)."""
+    cache = tmp_path / "font-cache"
+    script, _ = analysis_script(tmp_path / "hold", HOLD)
+    started = time.monotonic()
+    done = threading.Event()
+    worker = threading.Thread(
+        target=lambda: (
+            check_analysis_script(script, Limits(timeout_s=90), cache_dir=cache, sandbox_mode=mode),
+            done.set(),
+        ),
+        daemon=True,
+    )
+    worker.start()
+    assert done.wait(150), "the check never ended"
+    assert time.monotonic() - started < 120
+    copied = list((script.parent / "rerun_figures").rglob("*.png"))
+    assert len(copied) <= MAX_CHARTS and all(p.is_file() for p in copied)
+    # the font cache kept is matplotlib's own list, never the FIFO planted beside it
+    assert [p.name for p in cache.glob("fontlist-*")] != ["fontlist-v390.json"]
+    assert all(p.is_file() and not p.is_fifo() for p in cache.iterdir())

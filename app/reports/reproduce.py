@@ -16,6 +16,7 @@ runs on the host with the same environment scrubbing and limits.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -201,6 +202,7 @@ def _check_in_sandbox(
 MAX_CHARTS, MAX_CHART_BYTES = 200, 20 * 1024 * 1024
 MAX_CHARTS_BYTES = 64 * 1024 * 1024  # all of one check's charts together
 MAX_CHART_DEPTH = 8
+MAX_CHART_ENTRIES = 10_000  # folder entries looked at in all: a folder of a million names costs no more
 
 
 def received_scratch(channel: socket.socket) -> int | None:
@@ -225,12 +227,13 @@ def copy_charts(source: Path, target: Path, max_total: int = MAX_CHARTS_BYTES, d
     .png files only, each opened without following a link or waiting on a FIFO (O_NOFOLLOW,
     O_NONBLOCK, then fstat: a link, a FIFO or a device is skipped, `source` itself included), each
     file (inode) once however many hard links name it, at most MAX_CHARTS files of MAX_CHART_BYTES
-    and `max_total` bytes in all. Returns how many were copied."""
+    and `max_total` bytes in all, out of the first MAX_CHART_ENTRIES names. `source` is opened
+    relative to `dir_fd` when given (the sandbox's /scratch). Returns how many were copied."""
     try:
         top = os.open(source, DIR_FLAGS_RELATIVE, dir_fd=dir_fd)
     except OSError:  # missing, or a link (to the data folder, say): nothing is read through it
         return 0
-    copied: list[int] = [0, 0]  # files, bytes
+    copied: list[int] = [0, 0, 0]  # files, bytes, entries looked at
     seen: set[tuple[int, int]] = set()
     try:
         _copy_chart_folder(top, target, copied, seen, max_total, 0)
@@ -242,7 +245,10 @@ def copy_charts(source: Path, target: Path, max_total: int = MAX_CHARTS_BYTES, d
 def _copy_chart_folder(
     folder_fd: int, target: Path, copied: list[int], seen: set[tuple[int, int]], max_total: int, depth: int
 ) -> None:
-    for entry in sorted(os.scandir(folder_fd), key=lambda e: e.name):
+    with os.scandir(folder_fd) as listing:
+        entries = sorted(itertools.islice(listing, max(0, MAX_CHART_ENTRIES - copied[2])), key=lambda e: e.name)
+    copied[2] += len(entries)
+    for entry in entries:
         if copied[0] >= MAX_CHARTS:
             return
         if entry.is_dir(follow_symlinks=False):
@@ -394,7 +400,9 @@ def _keep_font_cache_at(scratch_fd: int, cache_dir: Path | None) -> None:
     except OSError:
         return
     try:
-        for name in sorted(os.listdir(folder)):
+        with os.scandir(folder) as listing:
+            names = sorted(entry.name for entry in itertools.islice(listing, 100))
+        for name in names:
             if not (name.startswith("fontlist-") and name.endswith(".json")):
                 continue
             try:

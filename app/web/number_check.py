@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 STATE_KEY = "number_check"  # in Run.state: {"status": "running" | "done" | "stopped", ...}
 BINARY_FORMATS = ("pdf", "docx")  # written once per report: made again with the outcome in them
 GRACE_S = 120  # after its deadline a "running" check recorded by another process is taken as lost
-_running: set[str] = set()  # runs this process is checking (or has queued) now
+_running: dict[str, str] = {}  # run -> workspace, of the checks this process runs (or has queued) now
 _lock = threading.Lock()
 
 
@@ -64,7 +64,7 @@ def check_view(run: Run, lang: str) -> dict[str, Any]:
     stopped = None
     if not running and state.get("status") == "stopped":
         reason = "timeout" if state.get("reason") == "cpu" else state.get("reason")
-        known = ("timeout", "memory", "no_sandbox")
+        known = ("timeout", "memory", "no_sandbox", "busy")
         stopped = t(f"check_stopped_{reason if reason in known else 'error'}", lang)
     return {"running": running, "stopped": stopped}
 
@@ -75,11 +75,17 @@ def start_check(app: FastAPI, session: Session, settings: Settings, run: Run, re
     with _lock:
         if run.id in _running:
             return False
-        _running.add(run.id)
+        busy = run.workspace_id in _running.values()
+        if not busy:
+            _running[run.id] = run.workspace_id
+    if busy:  # one check of a workspace at a time: its other runs cannot queue ahead of other workspaces
+        run.state = {**(run.state or {}), STATE_KEY: {"status": "stopped", "reason": "busy", "finished": time.time()}}
+        session.commit()
+        return False
     try:
         if check_running_elsewhere(run):
             with _lock:
-                _running.discard(run.id)
+                _running.pop(run.id, None)
             return False
         script, data_files = write_script(session, settings, report)
         run.state = {
@@ -95,7 +101,7 @@ def start_check(app: FastAPI, session: Session, settings: Settings, run: Run, re
         check_executor(app).submit(run_check, app.state.db, settings, run.id, report.id, script, data_files)
     except BaseException:
         with _lock:
-            _running.discard(run.id)
+            _running.pop(run.id, None)
         raise
     return True
 
@@ -145,7 +151,7 @@ def run_check(
         log.exception("the outcome of checking the numbers of run %s could not be recorded", run_id)
     finally:
         with _lock:
-            _running.discard(run_id)
+            _running.pop(run_id, None)
 
 
 def record(db, settings: Settings, run_id: str, report_id: str, outcome: Outcome) -> None:

@@ -1,7 +1,8 @@
-"""The "Reproduced" mark cannot be forged (issue 25): the model's run_python code, re-run by the
-report's analysis.py inside the sandbox, cannot write the check's verdict, flood the server with
-its output, or make the host copy anything but its own regular .png files (once per file, however
-many hard links name it). Through the real generated analysis.py, under bwrap and unshare."""
+"""The escape suite, the number check (issue 25): the model's run_python code, re-run by the report's
+analysis.py inside the sandbox, cannot write the check's verdict (forge), flood the server with its
+output, fill the host's disk (its scratch is a file system in memory), make the host copy anything
+but its own regular .png files (symlinks, FIFOs; once per file, however many hard links name it) or
+hold the check thread. Through the real generated analysis.py, under bwrap and unshare."""
 
 from __future__ import annotations
 
@@ -14,16 +15,14 @@ import pytest
 
 from app.reports.reproduce import MAX_CHARTS, Limits, check_analysis_script, copy_charts, host_verdict
 from app.reports.script import report_numbers, to_analysis_script
-from sandbox import detect_isolation
+from tests.test_sandbox_escape import require_mode
 
 pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.fixture(params=["bwrap", "unshare"])
 def mode(request):
-    if not detect_isolation(request.param).available:
-        pytest.skip(f"{request.param} is not available here")
-    return request.param
+    return require_mode(request.param)  # in CI both must run (the escape suite)
 
 
 def analysis_script(folder: Path, code: str, metrics: dict | None = None) -> Path:

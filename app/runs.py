@@ -405,7 +405,7 @@ def keep_report_figures(session: Session, report: Report, settings: Settings) ->
     session.flush()  # the report's id names its folder
     try:
         portable_content(report, settings)
-    except OSError:  # e.g. a full disk: the report is kept; its downloads copy what is left later
+    except (OSError, ValueError):  # e.g. a full disk: the report is kept; its downloads copy what is left later
         log.warning("the figures of report %s could not be copied", report.id, exc_info=True)
 
 

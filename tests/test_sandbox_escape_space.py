@@ -146,30 +146,47 @@ def _host_bytes(paths) -> int:
     return sum(os.stat(p).st_size for p in paths)
 
 
-def test_hard_linked_figures_reach_the_host_once(env):  # noqa: F811
+def _figures_run(env, code: str, call_id: str, figures_dir, settings=None):  # noqa: F811
+    """run_python in a workspace of its own, drawing into `figures_dir` (the suite's other tests
+    keep theirs)."""
+    from analysis_tools import ToolContext
+    from app.agent.run_scope import RunScope
+    from app.agent.tools.toolbox import HARNESS_REGISTRY
+
+    ctx = ToolContext(
+        figures_dir=figures_dir,
+        call_id=call_id,
+        scope=RunScope(workspace_id="wsfig" + env.ws_a[-3:], settings=settings or env.settings, dataset_paths={}),
+    )
+    return HARNESS_REGISTRY.run("run_python", None, ctx, code=code)
+
+
+def test_hard_linked_figures_reach_the_host_once(env, tmp_path):  # noqa: F811
     """Real code (no forged reply): a 2 MB a.png and 19 hard links to it, every one named *.png,
     which the call's figure scan lists; the host copies the file once (issue 25: 20 copies before)."""
-    result = env.run(
+    code = (
         "import os\nopen('a.png', 'wb').write(os.urandom(2 * 1024 * 1024))\n"
-        "for i in range(19):\n    os.link('a.png', f'b{i}.png')\nprint('linked')",
-        call_id="links",
+        "for i in range(19):\n    os.link('a.png', f'b{i}.png')\nprint('linked')"
     )
+    result = _figures_run(env, code, "links", tmp_path / "figures")
     assert result.ok, result.error
     assert len(result.figures) == 1 and _host_bytes(result.figures) == 2 * 1024 * 1024, result.figures
-    kept = [f["path"] for f in result.payload["figures"]]
-    assert len(kept) == 1 and _host_bytes(kept) == 2 * 1024 * 1024
+    kept = env.settings.workspace_dir("wsfig" + env.ws_a[-3:]) / "scratch" / "calls"  # the kept calls
+    assert _host_bytes(kept.rglob("*.png")) == 2 * 1024 * 1024
+    get_pool().close("wsfig" + env.ws_a[-3:])
 
 
-def test_a_workspace_keeps_its_figures_within_their_budget(env):  # noqa: F811
-    """Call after call of 1 MB figures: the workspace's figures/ stays within figures_keep_mb (the
+def test_a_workspace_keeps_its_figures_within_their_budget(env, tmp_path):  # noqa: F811
+    """Call after call of 2 MB of figures: the workspace's figures/ stays within figures_keep_mb (the
     oldest go first, the newest stays); before, figures/ was never pruned."""
     settings = env.settings.model_copy(update={"figures_keep_mb": 3})
     code = "import os\nfor i in range(2):\n    open(f'f{i}.png', 'wb').write(os.urandom(1024 * 1024))\nprint('drawn')"
-    made = []
+    made, figures_dir = [], tmp_path / "figures"
     for n in range(5):
-        result = env.run(code, call_id=f"budget{n}", settings=settings)
+        result = _figures_run(env, code, f"budget{n}", figures_dir, settings)
         assert result.ok, result.error
         made += result.figures
-    on_disk = [p for p in env.figures_dir.iterdir() if p.is_file()]
-    assert _host_bytes(on_disk) <= 3 * 1024 * 1024 + 1024 * 1024, sorted(p.name for p in on_disk)
+    on_disk = [p for p in figures_dir.iterdir() if p.is_file()]
+    assert _host_bytes(on_disk) <= 4 * 1024 * 1024, sorted(p.name for p in on_disk)
     assert os.path.exists(made[-1]) and not os.path.exists(made[0])  # the newest stays, the oldest went
+    get_pool().close("wsfig" + env.ws_a[-3:])

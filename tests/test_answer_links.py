@@ -28,6 +28,10 @@ def test_links_in_an_answer_are_text_on_the_page_and_in_the_report(tmp_path):
         ask(client, ws, "Which region has the most revenue?")
         page = client.get(f"/workspaces/{ws}").text
         report = client.get(f"/api/workspaces/{ws}/report.html").text
+        markdown = client.get(f"/api/workspaces/{ws}/report.md").text
     for rendered in (page, report):
         assert "sign in again" in rendered and PLANTED.replace("&", "&amp;") in rendered
         assert not re.search(r"<a [^>]*href=\"[^\"]*verity-login", rendered), "a planted link is clickable"
+    # report.md: the address in a code span, which no Markdown viewer links
+    assert f"sign in again (`{PLANTED}`)" in markdown and f"]({PLANTED})" not in markdown
+    assert f"<{PLANTED}>" not in markdown

@@ -198,9 +198,10 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 
 
 def neutralize_markdown(text: str) -> str:
-    """Markdown text with raw HTML escaped (`<script>` → `&lt;script>`) and dangerous link targets
+    """Markdown text with raw HTML escaped (`<script>` → `&lt;script>`), links written as text (the
+    label, then the address in a code span: never clickable, issue 25) and dangerous image targets
     (`javascript:`, `data:`, ...) replaced by `#`, outside code blocks and code spans. Ordinary
-    Markdown, `p < 0.05`, web links and `<https://...>` autolinks are left as they are."""
+    Markdown, `p < 0.05` and images are left as they are."""
     out, fence = [], None
     for line in (text or "").split("\n"):
         opened = _FENCE.match(line)
@@ -216,8 +217,27 @@ def neutralize_markdown(text: str) -> str:
     return result if markdown_is_safe(result) else _escape_everything(result)
 
 
+# An inline link (not an image) and an autolink: written as text, the address in a code span, which
+# no Markdown viewer makes clickable (GitHub links bare addresses, not code).
+_INLINE_LINK = re.compile(r"(?<![!\\])\[([^\]\n]*)\]\(\s*(<[^>]*>|(?:[^\s()]|\([^\s()]*\))+)(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def _link_as_text(match: re.Match) -> str:
+    label, target = match.group(1), match.group(2).strip("<>").replace("`", "%60")
+    if not target or not safe_link(target):  # javascript:, data:, ...: not even as text
+        return label
+    return f"{label} (`{target}`)" if label.strip() != target else f"`{target}`"
+
+
+def _autolink_as_text(match: re.Match) -> str:
+    return "`" + match.group(0)[1:-1].replace("`", "%60") + "`"
+
+
 def _neutralize_line(line: str) -> str:
     parts = re.split(r"(`+[^`]*`+)", line)  # code spans stay as written: they render as text
+    for n in range(0, len(parts), 2):
+        parts[n] = _AUTOLINK.sub(_autolink_as_text, _INLINE_LINK.sub(_link_as_text, parts[n]))
+    parts = re.split(r"(`+[^`]*`+)", "".join(parts))  # the addresses are code spans now
     for n in range(0, len(parts), 2):
         part = _REFERENCE.sub(_safe_target, _INLINE_TARGET.sub(_safe_target, parts[n]))
         keep = {m.start() for m in _AUTOLINK.finditer(part)}

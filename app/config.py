@@ -217,7 +217,8 @@ class Settings(BaseSettings):
         256,
         description="Writable space of that run of analysis.py, in MB: its folder is a file system in memory "
         "inside the sandbox (like run_python's), so what it writes never reaches the server's disk; code "
-        "that writes more gets a 'no space' error.",
+        "that writes more gets a 'no space' error. The re-run's Parquet copies of the datasets are written "
+        "there too: raise it when the datasets' working copies come near it.",
     )
 
     # --- ingestion limits ------------------------------------------------------------------

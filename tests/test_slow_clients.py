@@ -222,3 +222,17 @@ def test_the_h11_protocol_gets_the_same_timeouts(tmp_path):
         served.should_exit = True
         thread.join(timeout=30)
         sock.close()
+
+
+def test_uvicorn_run_by_hand_can_name_the_timed_protocol(monkeypatch):
+    from uvicorn.importer import import_from_string
+
+    from app.config import get_settings
+
+    monkeypatch.setenv("VERITY_HTTP_HEADER_TIMEOUT_S", "7")
+    get_settings.cache_clear()
+    try:
+        protocol = import_from_string("app.web.slow_clients:TimedHTTPProtocol")  # what `--http` does
+        assert protocol.header_s == 7.0 and protocol.__name__.startswith("Timed")
+    finally:
+        get_settings.cache_clear()

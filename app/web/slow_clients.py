@@ -133,3 +133,13 @@ class ReadTimeouts:
         took = now - self._body_since
         too_slow = self.min_rate > 0 and took > self.body_s and self._body_bytes / took < self.min_rate
         return too_slow or now - self._last_data > self.body_s
+
+
+def __getattr__(name: str) -> type[asyncio.Protocol]:
+    """`uvicorn ... --http app.web.slow_clients:TimedHTTPProtocol`: the timeouts for uvicorn run by
+    hand, from the VERITY_* settings of its environment (`verity serve` passes them itself)."""
+    if name == "TimedHTTPProtocol":
+        from app.config import get_settings
+
+        return timed_protocol(get_settings())
+    raise AttributeError(name)

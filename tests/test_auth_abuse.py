@@ -160,3 +160,21 @@ def _serving(settings: Settings) -> Iterator[httpx.Client]:
         yield next(running)
     finally:
         running.close()
+
+
+def test_guesses_sent_at_once_are_counted_before_their_passwords_are_checked(tmp_path):
+    """Each attempt is written before its password is checked, so 30 guesses sent together from
+    one address get no more tries than 30 sent one after another."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ExitStack() as stack:
+        server = stack.enter_context(_serving(settings_for(tmp_path, **PROXIED)))
+        base = str(server.base_url)
+
+        def guess(_: int) -> int:
+            with httpx.Client(base_url=base, trust_env=False, timeout=120) as client:
+                return token_from(client, "203.0.113.30", WRONG).status_code
+
+        with ThreadPoolExecutor(30) as pool:
+            answers = list(pool.map(guess, range(30)))
+        assert answers.count(401) <= 5 and answers.count(401) + answers.count(429) == 30

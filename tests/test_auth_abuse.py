@@ -178,3 +178,14 @@ def test_guesses_sent_at_once_are_counted_before_their_passwords_are_checked(tmp
         with ThreadPoolExecutor(30) as pool:
             answers = list(pool.map(guess, range(30)))
         assert answers.count(401) <= 5 and answers.count(401) + answers.count(429) == 30
+
+
+@pytest.mark.parametrize("trusted", ["127.0.0.1", "127.0.0.0/8", "10.0.0.0/8, 127.0.0.1"])
+def test_a_trusted_proxy_saying_https_makes_the_cookie_secure(tmp_path, trusted):
+    settings = settings_for(tmp_path, proxy_headers=True, forwarded_allow_ips=trusted)
+    with ExitStack() as stack:
+        server = stack.enter_context(_serving(settings))
+        proxied = server.post("/login", data=RIGHT, headers={"X-Forwarded-Proto": "https"})
+        assert proxied.status_code == 303 and "secure" in proxied.headers["set-cookie"].lower()
+        plain = server.post("/login", data=RIGHT)
+        assert "secure" not in plain.headers["set-cookie"].lower()

@@ -140,7 +140,7 @@ def _password(session, args) -> int:
     except AccountError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(f"new password set for {user.email}; its browsers are signed out")
+    print(f"new password set for {user.email}; its browsers are signed out and its API tokens revoked")
     return EXIT_OK
 
 

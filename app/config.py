@@ -118,22 +118,33 @@ class Settings(BaseSettings):
         "first user (closed; later accounts are added with `verity users add`).",
     )
     session_days: int = Field(30, description="Days a browser stays signed in.")
+    # --- sign-in and sign-up throttles (app/web/throttle.py; counted in the database, so every
+    # server process behind a load balancer counts the same attempts) ------------------------
     login_max_failures: int = Field(
         5,
         description="Failed sign-ins for one account from one client address within login_window_s after "
-        "which further tries from there wait (429).",
+        "which further tries of that account from there wait (429). 0: no such limit.",
     )
     login_max_failures_account: int = Field(
         20,
         description="Failed sign-ins for one account from all addresses together within login_window_s "
-        "after which that account's sign-in waits (guessing from many addresses).",
+        "after which the account counts as under attack: an address that has failed on it waits, one that "
+        "has not (its owner at home) may still sign in. The account is never locked for everyone. 0: off.",
     )
     login_max_failures_client: int = Field(
         20,
         description="Failed sign-ins from one client address for any accounts within login_window_s after "
-        "which that address waits (trying many accounts).",
+        "which that address waits (trying many accounts). 0: no such limit.",
     )
     login_window_s: float = Field(900.0, description="The window of the sign-in failure counts, in seconds.")
+    signup_max_per_client: int = Field(
+        10,
+        description="Accounts that may be made on the sign-up page from one client address within "
+        "signup_window_s (a sign-up refused because the e-mail address is taken counts too); more wait "
+        "(429). An IPv6 address counts as its /64 network. 0: no limit.",
+    )
+    signup_window_s: float = Field(3600.0, description="The window of the sign-up count, in seconds.")
+    # --- trusted proxies: which peers may say who the client is and whether it came over https -
     proxy_headers: bool = Field(
         False,
         description="Verity runs behind a reverse proxy: take the client address from X-Forwarded-For "
@@ -143,8 +154,27 @@ class Settings(BaseSettings):
     )
     forwarded_allow_ips: str = Field(
         "127.0.0.1",
-        description="Comma-separated addresses or networks of the trusted proxies (or *) whose "
-        "X-Forwarded-* headers are believed when proxy_headers is on.",
+        description="The trusted proxies: comma-separated addresses or networks (e.g. 10.0.0.0/8; * for "
+        "any peer) whose X-Forwarded-For and X-Forwarded-Proto headers are believed when proxy_headers is on.",
+    )
+
+    # --- slow clients (app/web/slow_clients.py; `verity serve` installs it in uvicorn) ----------
+    http_header_timeout_s: float = Field(
+        15.0,
+        description="Time a connection has to send a request's line and headers, from when it opens or "
+        "from the first byte of its next request; past it the connection is closed (408). Slow senders "
+        "(a header line every few seconds) no longer hold connections forever. 0: no limit.",
+    )
+    http_body_timeout_s: float = Field(
+        30.0,
+        description="Longest pause while a request body is being sent, in seconds; past it the "
+        "connection is closed. 0: no limit.",
+    )
+    http_body_min_bytes_per_s: float = Field(
+        1024.0,
+        description="Once a body has been arriving for longer than http_body_timeout_s, it must have come "
+        "at this average rate (bytes per second) or the connection is closed: a body trickled a byte at a "
+        "time cannot hold a connection for hours. 0: no minimum.",
     )
     run_workers: int = Field(
         2,

@@ -51,6 +51,7 @@ from app.web.body_limit import BodyClass, BodyLimit
 from app.web.deps import PUBLIC_PATHS, PUBLIC_PREFIXES, ApiError, NotSignedIn, authorize, resolve_lang, signed_in_user
 from app.web.i18n import cleaning_text, t, tool_label, tool_labels
 from app.web.security import CrossSiteGuard, HostGuard, SecurityHeaders
+from app.web.slow_clients import timed_protocol
 from app.web.text_input import check_text_input
 
 log = logging.getLogger(__name__)
@@ -136,11 +137,14 @@ app = create_app
 def server_options(settings: Settings) -> dict[str, Any]:
     """uvicorn's options from the settings (`verity serve`). uvicorn's own default believes
     X-Forwarded-For from 127.0.0.1, so any local client could pick its address and dodge the
-    sign-in throttle; here the headers count only when a proxy is configured."""
+    sign-in throttle; here the headers count only when a proxy is configured. The HTTP protocol
+    adds read timeouts for slow clients (app/web/slow_clients.py)."""
     return {
         "proxy_headers": settings.proxy_headers,
         "forwarded_allow_ips": settings.forwarded_allow_ips,
         "server_header": False,
+        # Header and body read timeouts: uvicorn's own protocols wait for a slow client forever.
+        "http": timed_protocol(settings),
     }
 
 

@@ -37,6 +37,10 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "Too many failed sign-ins. Wait a few minutes, then try again.",
         "zh": "登录失败次数过多，请等几分钟再试。",
     },
+    "auth_signup_throttled": {
+        "en": "Too many accounts were made from this address. Wait an hour, then try again.",
+        "zh": "从这个地址注册的账号过多，请一小时后再试。",
+    },
     "auth_bad_email": {
         "en": "Enter an e-mail address such as name@example.com.",
         "zh": "请输入有效的邮箱地址，例如 name@example.com。",
@@ -52,8 +56,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "auth_current_password": {"en": "Current password", "zh": "当前密码"},
     "auth_new_password": {"en": "New password (at least 8 characters)", "zh": "新密码（至少 8 个字符）"},
     "auth_password_changed": {
-        "en": "Password changed. Other browsers were signed out.",
-        "zh": "密码已修改，其他浏览器已退出登录。",
+        "en": "Password changed. Other browsers were signed out and every API token was revoked.",
+        "zh": "密码已修改，其他浏览器已退出登录，所有 API 令牌已作废。",
     },
     "auth_delete_account": {"en": "Delete my account", "zh": "注销账号"},
     "auth_delete_account_help": {

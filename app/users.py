@@ -122,13 +122,14 @@ def check_password(session: Session, email: str, password: str) -> User:
 
 
 def set_password(session: Session, user: User, password: str, keep_token_id: str | None = None) -> None:
-    """A new password signs out every other browser and keeps API tokens (scripts keep working;
-    revoke them on the account page if they leaked too)."""
+    """A new password signs out every other browser and revokes every API token: a password is
+    changed because it may have leaked, and whoever had it could have made a token with it (issue
+    25). `keep_token_id`: the browser session that changed it stays signed in."""
     if len(password) < MIN_PASSWORD:
         raise AccountError("auth_short_password", f"Use a password of at least {MIN_PASSWORD} characters.")
     user.password_hash = hash_password(password)
-    for token in session.scalars(select(AuthToken).where(AuthToken.user_id == user.id, AuthToken.kind == SESSION)):
-        if token.id != keep_token_id:
+    for token in session.scalars(select(AuthToken).where(AuthToken.user_id == user.id)):
+        if not (token.id == keep_token_id and token.kind == SESSION):
             session.delete(token)
 
 

@@ -241,3 +241,16 @@ class ReportShare(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     views: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class AuthAttempt(Base):
+    """A sign-in being tried or failed, or an account made, kept for the throttle's window
+    (app/web/throttle.py). In the database, not in a process: every server behind a load balancer
+    counts the same attempts (issue 26 F7)."""
+
+    __tablename__ = "auth_attempts"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    kind: Mapped[str] = mapped_column(String(10))  # "signin" | "signup"
+    account: Mapped[str] = mapped_column(String(320), default="", index=True)  # the lower-cased e-mail
+    client: Mapped[str] = mapped_column(String(64), index=True)  # the address (an IPv6 address's /64)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)

@@ -6,9 +6,6 @@ password for an API token (`Authorization: Bearer vt_...`), for scripts without 
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import deque
 from datetime import timedelta
 from typing import Annotated, Any
 
@@ -48,6 +45,7 @@ from app.web.deps import (
 )
 from app.web.i18n import t
 from app.web.pages import workspace_busy
+from app.web.throttle import AuthThrottle, Throttled
 
 router = APIRouter(tags=["accounts"], route_class=CommittingRoute)
 
@@ -58,63 +56,11 @@ class TokenIn(BaseModel):
     name: str = Field("", max_length=200)
 
 
-class LoginThrottle:
-    """Slows password guessing. Failed sign-ins are counted three ways within `window_s`: for one
-    account from one client (`limit`), for one account from anywhere (`per_account`: guessing from
-    many addresses), and from one client for any account (`per_client`: trying many accounts). While
-    any count is full, further attempts are refused until its oldest failure ages out. In memory,
-    per server process (a restart forgets; several processes each count their own). The client is
-    the peer address, or X-Forwarded-For only from a trusted proxy (`proxy_headers`)."""
-
-    def __init__(self, limit: int = 5, window_s: float = 900.0, per_account: int = 20, per_client: int = 20):
-        self.window_s = window_s
-        self.limits = {"pair": limit, "account": per_account, "client": per_client}
-        self._failures: dict[tuple[str, ...], deque[float]] = {}
-        self._lock = threading.Lock()
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> LoginThrottle:
-        return cls(
-            settings.login_max_failures,
-            settings.login_window_s,
-            settings.login_max_failures_account,
-            settings.login_max_failures_client,
-        )
-
-    def keys(self, email: str, client: str) -> dict[str, tuple[str, ...]]:
-        account = email.strip().lower()
-        return {"pair": ("pair", account, client), "account": ("account", account), "client": ("client", client)}
-
-    def wait_s(self, email: str, client: str) -> float:
-        """Seconds until another attempt is allowed (0: allowed now)."""
-        with self._lock:
-            waits = [0.0]
-            for kind, key in self.keys(email, client).items():
-                failures = self._recent(key)
-                if self.limits[kind] > 0 and len(failures) >= self.limits[kind]:
-                    waits.append(failures[-self.limits[kind]] + self.window_s - time.monotonic())
-            return max(waits)
-
-    def failed(self, email: str, client: str) -> None:
-        with self._lock:
-            now = time.monotonic()
-            for key in self.keys(email, client).values():
-                self._failures.setdefault(key, deque()).append(now)
-
-    def _recent(self, key: tuple[str, ...]) -> deque[float]:
-        failures = self._failures.get(key, deque())
-        while failures and failures[0] <= time.monotonic() - self.window_s:
-            failures.popleft()
-        if not failures:  # forget quiet keys, so the table stays as small as the recent failures
-            self._failures.pop(key, None)
-        return failures
-
-
-def throttle(request: Request) -> LoginThrottle:
+def throttle(request: Request) -> AuthThrottle:
     state = request.app.state
-    if getattr(state, "login_throttle", None) is None:
-        state.login_throttle = LoginThrottle.from_settings(state.settings)
-    return state.login_throttle
+    if getattr(state, "auth_throttle", None) is None:
+        state.auth_throttle = AuthThrottle(state.settings)
+    return state.auth_throttle
 
 
 def client_of(request: Request) -> str:
@@ -124,16 +70,17 @@ def client_of(request: Request) -> str:
 
 
 def verify_login(request: Request, session: Session, email: str, password: str) -> User:
-    """check_password behind the throttle; AccountError("auth_throttled") while it holds."""
-    guard, client = throttle(request), client_of(request)
-    wait = guard.wait_s(email, client)
-    if wait > 0:
-        raise AccountError("auth_throttled", f"Too many failed sign-ins; try again in {max(1, round(wait / 60))} min.")
+    """check_password behind the throttle (app/web/throttle.py); AccountError("auth_throttled")
+    while it holds for this address."""
+    guard = throttle(request)
     try:
-        return check_password(session, email, password)
-    except AccountError:
-        guard.failed(email, client)
-        raise
+        attempt = guard.begin_signin(session, email, client_of(request))
+    except Throttled as refused:
+        minutes = max(1, round(refused.wait_s / 60))
+        raise AccountError("auth_throttled", f"Too many failed sign-ins; try again in {minutes} min.") from None
+    user = check_password(session, email, password)  # a wrong password leaves the attempt counted
+    guard.succeeded(session, attempt)
+    return user
 
 
 def safe_next(target: str | None) -> str:
@@ -156,9 +103,17 @@ def signed_in(request: Request, session: Session, settings: Settings, user: User
         max_age=settings.session_days * 86_400,
         httponly=True,
         samesite="lax",
-        secure=request.url.scheme == "https",
+        secure=cookie_is_secure(request, settings),
     )
     return response
+
+
+def cookie_is_secure(request: Request, settings: Settings) -> bool:
+    """`Secure` (sent back only over https) when the public address is https, or the request came
+    over https: directly, or through a trusted proxy whose X-Forwarded-Proto uvicorn believed
+    (`proxy_headers`, `forwarded_allow_ips`)."""
+    public_https = (settings.public_url or "").strip().lower().startswith("https://")
+    return public_https or request.url.scheme == "https"
 
 
 @router.get("/login", name="login")
@@ -233,21 +188,22 @@ def signup_submit(
             },
             status_code=403,
         )
+
+    def refused(key: str, status_code: int) -> Response:
+        context = {"mode": "signup", "next": safe_next(next), "email": email, "name": name, "can_signup": True}
+        return page.render("login.html", {**context, "error": t(key, page.lang)}, status_code=status_code)
+
+    guard = throttle(request)
+    try:
+        attempt = guard.begin_signup(session, client_of(request))
+    except Throttled:
+        return refused("auth_signup_throttled", 429)
     try:
         user = create_user(session, email, password, name)
     except AccountError as exc:
-        return page.render(
-            "login.html",
-            {
-                "mode": "signup",
-                "next": safe_next(next),
-                "email": email,
-                "name": name,
-                "error": t(exc.key, page.lang),
-                "can_signup": True,
-            },
-            status_code=400,
-        )
+        if exc.key != "auth_email_taken":  # a typo made no account; probing for taken addresses counts
+            guard.forget(session, attempt)
+        return refused(exc.key, 400)
     return signed_in(request, session, settings, user, next)
 
 

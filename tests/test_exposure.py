@@ -12,7 +12,7 @@ from analysis_tools import Registry, ToolContext, ToolResult, make_tool
 from app.agent.model.interface import ToolCallRequest
 from app.agent.model.openai_compatible import OpenAICompatibleModel
 from app.agent.policy.intent import LEAN_STARTERS, STARTERS, classify
-from app.agent.tools.exposure import SITUATIONAL, Exposure, rank_tools, schema_chars, search_terms
+from app.agent.tools.exposure import DETAILED_MATCHES, SITUATIONAL, Exposure, rank_tools, schema_chars
 from app.agent.tools.toolbox import FULL_REGISTRY, DatasetCatalog, Toolbox
 from app.db.models import Run, ToolCall
 from tests.factories import reference, setup, start_run
@@ -214,8 +214,56 @@ def test_a_greeting_turn_refuses_every_tool():
     ],
 )
 def test_tool_search_understands_zh_and_en(query, expected):
-    found = [t.name for t in rank_tools(REGISTRY, query, 8)]
-    assert any(expected in name for name in found), (query, search_terms(query), found)
+    # among the matches tool_search returns by default (each with its full schema)
+    found = [t.name for t in rank_tools(REGISTRY, query, DETAILED_MATCHES)]
+    assert any(expected in name for name in found), (query, found)
+
+
+def test_a_query_that_names_a_tool_finds_it_first_without_the_model():
+    """The built-in analyst searches by name (rounds.searches): the name decides, and no query is embedded."""
+    from app.agent.tools.tool_ranking import query_vector
+
+    before = query_vector.cache_info()
+    for tool in FULL_REGISTRY:
+        if tool.name != "tool_search":
+            for query in (tool.name, tool.name.replace("_", " ").upper()):
+                assert [t.name for t in rank_tools(FULL_REGISTRY, query, 1)] == [tool.name], query
+    after = query_vector.cache_info()
+    assert (after.hits, after.misses) == (before.hits, before.misses)
+    assert rank_tools(FULL_REGISTRY, "  ", 3) == []
+
+
+def test_tool_search_reaches_across_languages_without_a_word_list():
+    """Chinese and everyday wordings that share no word with any tool's text (nor with tool_ranking's
+    table of Chinese terms) find it by meaning."""
+    for query, expected in (
+        ("去除重复行", "clean_data"),
+        ("两个因素的交互作用", "two_way_anova"),
+        ("各步骤的转化率", "funnel_analysis"),
+        ("is revenue going up", "time_series_trend"),
+        ("group similar rows together", "cluster_segments"),
+    ):
+        assert expected in [t.name for t in rank_tools(FULL_REGISTRY, query, DETAILED_MATCHES)], query
+
+
+def test_the_catalogs_vectors_are_kept_on_disk_and_read_by_a_new_process(tmp_path, monkeypatch):
+    import numpy as np
+
+    from app.agent.tools import tool_ranking
+
+    path = tmp_path / "cache" / "tool_vectors.npz"
+    monkeypatch.setattr(tool_ranking, "cache_file", lambda: path)
+    monkeypatch.setattr(tool_ranking, "_known", None)  # a process that has seen no vector yet
+    texts = ["plot box: Draw box plots of a numeric column.", "forecast: Forecast a time series."]
+    first = tool_ranking.catalog_vectors(texts)
+    assert first.shape == (2, 384) and np.allclose(np.linalg.norm(first, axis=1), 1, atol=1e-3)
+    written = path.stat().st_mtime_ns
+    monkeypatch.setattr(tool_ranking, "_known", None)  # a new process: reads them, embeds nothing, writes nothing
+    assert np.array_equal(tool_ranking.catalog_vectors(texts), first) and path.stat().st_mtime_ns == written
+    # a changed description is embedded again and joins the file; the others are kept
+    tool_ranking.catalog_vectors([texts[0], "forecast: Forecast a time series for the coming periods."])
+    with np.load(path) as stored:
+        assert len(stored["keys"]) == 3
 
 
 def test_tool_search_makes_the_tools_it_found_callable_at_once_through_call_tool():

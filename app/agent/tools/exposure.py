@@ -8,7 +8,7 @@ only when the data has a date column. The question's words pick no tools: the mo
 tools it needs by tool_search.
 
 What can be *called* grows within the run: `tool_search` finds tools by name, description and
-keywords (zh and en synonyms), returns their full schemas and makes them callable at once, through
+keywords, by words and by meaning in any language (tool_ranking.py), returns their full schemas and makes them callable at once, through
 the generic `call_tool(name, arguments)` (or by name); calling a tool of a group outside the run's
 groups makes that group's starters callable; situational tools (retract_evidence, read_tool_output
 ...) become callable when what they act on exists. A tool that is neither listed nor made callable
@@ -17,13 +17,13 @@ is refused with `tool_not_exposed`. While data is being prepared, `stats` and `m
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from analysis_tools import Registry, Tool, ToolError, ToolResult
 from analysis_tools.registry import GROUPS
 from app.agent.policy.intent import STARTERS, starter_tools
+from app.agent.tools.tool_ranking import catalog_ranking
 
 # Every group of the catalog. A Toolbox built without an intent's groups passes this very tuple, and
 # `Exposure.reset` tells that case by identity.
@@ -50,143 +50,6 @@ LEAN_CORE = SINGLE_CORE
 LISTED_CORE = {"single": SINGLE_CORE, "lean": LEAN_CORE}
 CALL_TOOL = "call_tool"
 TIME_GROUP = "timeseries"
-
-# Words a non-expert uses (zh and en) → words found in tool names and descriptions.
-SYNONYMS: dict[str, tuple[str, ...]] = {
-    "最大": ("largest",),  # "the N largest …" → rank_values (its keywords)
-    "最小": ("smallest",),
-    "最高": ("highest",),
-    "最低": ("lowest",),
-    "排名": ("ranking",),
-    "相关": ("correlation",),
-    "关联": ("correlation", "association"),
-    "关系": ("correlation", "relationship"),
-    "预测": ("forecast", "predict", "regression", "train"),
-    "预报": ("forecast",),
-    "差异": ("compare", "difference"),
-    "比较": ("compare",),
-    "对比": ("compare", "periods"),
-    "区别": ("compare",),
-    "不同": ("compare",),
-    "趋势": ("trend", "time series"),
-    "回归": ("regression",),
-    "逻辑回归": ("logistic",),
-    "聚类": ("cluster", "segment"),
-    "分群": ("cluster", "segment"),
-    "细分": ("segment", "cluster"),
-    "清洗": ("clean",),
-    "清理": ("clean",),
-    "透视": ("pivot",),
-    "分布": ("histogram", "distribution", "describe"),
-    "直方图": ("histogram",),
-    "散点": ("scatter",),
-    "柱状": ("bar",),
-    "条形": ("bar",),
-    "折线": ("line",),
-    "箱线": ("box",),
-    "热力": ("heatmap",),
-    "饼图": ("pie",),
-    "画图": ("plot",),
-    "图表": ("plot",),
-    "可视化": ("plot",),
-    "正态": ("normality",),
-    "异常": ("outlier", "anomaly"),
-    "离群": ("outlier",),
-    "置信区间": ("confidence interval",),
-    "卡方": ("chi square", "chi_square"),
-    "比例": ("proportion",),
-    "方差分析": ("anova", "compare_groups"),
-    "t检验": ("t-test", "compare_two_groups"),
-    "配对": ("paired",),
-    "拟合": ("curve fit", "curve_fit"),
-    "合并": ("merge",),
-    "连接": ("merge", "join"),
-    "筛选": ("filter",),
-    "过滤": ("filter",),
-    "分组": ("group",),
-    "汇总": ("aggregate", "group"),
-    "聚合": ("aggregate",),
-    "转换": ("convert",),
-    "类型": ("types",),
-    "新列": ("derive",),
-    "计算列": ("derive",),
-    "派生": ("derive",),
-    "计数": ("value counts",),
-    "频数": ("value counts",),
-    "质量": ("quality",),
-    "缺失": ("missing", "quality"),
-    "季节": ("seasonal",),
-    "留存": ("retention", "cohort"),
-    "漏斗": ("funnel",),
-    "贡献": ("contribution",),
-    "重要性": ("importance",),
-    "主成分": ("pca",),
-    "降维": ("pca",),
-    "分类": ("classifier",),
-    "描述": ("describe",),
-    "任务": ("task",),
-    "证据": ("evidence",),
-    "工作表": ("sheet",),
-    "代码": ("python",),
-    "预览": ("preview",),
-    "概况": ("profile",),
-    "correlate": ("correlation",),
-    "relationship": ("correlation",),
-    "association": ("correlation",),
-    "difference": ("compare",),
-    "differ": ("compare",),
-    "versus": ("compare",),
-    "vs": ("compare",),
-    "prediction": ("forecast", "regression"),
-    "predict": ("forecast", "regression", "train"),
-    "segment": ("cluster",),
-    "segmentation": ("cluster",),
-    "clustering": ("cluster",),
-    "tidy": ("clean",),
-    "anomaly": ("outlier", "anomaly"),
-    "outliers": ("outlier",),
-    "chart": ("plot",),
-    "graph": ("plot",),
-    "visualize": ("plot",),
-    "visualise": ("plot",),
-    "ttest": ("t-test", "compare_two_groups"),
-    "join": ("merge",),
-    "seasonality": ("seasonal",),
-    "churn": ("retention",),
-    "drivers": ("importance", "regression"),
-}
-_STOP = {
-    "a",
-    "an",
-    "the",
-    "of",
-    "for",
-    "to",
-    "and",
-    "or",
-    "in",
-    "on",
-    "with",
-    "by",
-    "tool",
-    "tools",
-    "data",
-    "my",
-    "is",
-    "are",
-    "next",
-    "this",
-    "that",
-    "how",
-    "what",
-    "which",
-    "do",
-    "does",
-    "can",
-    "want",
-    "need",
-    "find",
-}
 
 
 class Exposure:
@@ -367,31 +230,13 @@ def refusal(name: str, exposure: Exposure | None, known: bool) -> ToolResult:
 
 
 # --- tool_search ----------------------------------------------------------------------------------
-def search_terms(query: str) -> list[str]:
-    """Words of the query plus their zh/en synonyms, lower-case."""
-    text = (query or "").lower()
-    terms = [w for w in re.findall(r"[a-z0-9_\-]+", text) if w not in _STOP and len(w) > 1]
-    for key, values in SYNONYMS.items():
-        if key in text:
-            terms.extend(values)
-    terms.extend(t.rstrip("s") for t in list(terms) if len(t) > 4 and t.endswith("s"))
-    return list(dict.fromkeys(terms))
-
-
 def rank_tools(registry: Iterable[Tool], query: str, limit: int = 8) -> list[Tool]:
-    """Tools ranked by how well name, keywords and description match the query."""
-    terms = search_terms(query)
-    scored = []
-    for tool in registry:
-        if tool.name == "tool_search":
-            continue
-        name = tool.name.lower()
-        spaced = name.replace("_", " ")
-        body = " ".join([tool.description.lower(), " ".join(tool.keywords).lower()])
-        score = sum(4 if term in name or term in spaced else 1 if term in body else 0 for term in terms)
-        if score:
-            scored.append((-score, tool.name, tool))
-    return [tool for _, _, tool in sorted(scored, key=lambda s: s[:2])[:limit]]
+    """The `limit` tools that best match the query, best first: its words against each tool's name,
+    keywords and description, and its meaning against what each tool does (tool_ranking.py)."""
+    if not (query or "").strip():
+        return []
+    tools = {t.name: t for t in registry}
+    return [tools[name] for name in catalog_ranking(tools.values()).order(query)[:limit]]
 
 
 DETAILED_MATCHES = 3  # tool_search's default limit: the matches it returns, each with its full schema

@@ -253,6 +253,7 @@ def test_the_catalogs_vectors_are_kept_on_disk_and_read_by_a_new_process(tmp_pat
 
     path = tmp_path / "cache" / "tool_vectors.npz"
     monkeypatch.setattr(tool_ranking, "cache_file", lambda: path)
+    monkeypatch.setattr(tool_ranking, "packaged_file", lambda: tmp_path / "none.npz")
     monkeypatch.setattr(tool_ranking, "_known", None)  # a process that has seen no vector yet
     texts = ["plot box: Draw box plots of a numeric column.", "forecast: Forecast a time series."]
     first = tool_ranking.catalog_vectors(texts)
@@ -264,6 +265,17 @@ def test_the_catalogs_vectors_are_kept_on_disk_and_read_by_a_new_process(tmp_pat
     tool_ranking.catalog_vectors([texts[0], "forecast: Forecast a time series for the coming periods."])
     with np.load(path) as stored:
         assert len(stored["keys"]) == 3
+
+
+def test_the_packaged_vectors_cover_the_catalog_so_a_fresh_install_embeds_nothing():
+    # fails when a tool's name, description or keywords change: rebuild with
+    # `python -m app.agent.tools.tool_ranking` (a stale file would cost a fresh install ~10-40 s)
+    from app.agent.tools import tool_ranking
+
+    ranking = tool_ranking.CatalogRanking([t for t in FULL_REGISTRY if t.name != "tool_search"])
+    packaged = tool_ranking._read(tool_ranking.packaged_file())
+    missing = [t[:40] for t in ranking.texts + ranking.briefs if tool_ranking.text_key(t) not in packaged]
+    assert not missing, f"stale packaged tool vectors for: {missing}"
 
 
 def test_tool_search_makes_the_tools_it_found_callable_at_once_through_call_tool():

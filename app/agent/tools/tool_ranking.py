@@ -281,6 +281,14 @@ def cache_file() -> Path:
     return Path(get_settings().data_dir) / "cache" / f"tool_vectors-{model_version()}.npz"
 
 
+def packaged_file() -> Path:
+    """The catalog's vectors shipped with the package (`python -m app.agent.tools.tool_ranking` rebuilds
+    it), so a fresh install's first search does not embed the whole catalog (~10-40 s on 2 cores)."""
+    from app.understanding.semantic import model_version
+
+    return Path(__file__).with_name(f"tool_vectors-{model_version()}.npz")
+
+
 def _read(path: Path) -> dict[str, np.ndarray]:
     try:
         with np.load(path, allow_pickle=False) as stored:
@@ -311,7 +319,7 @@ def catalog_vectors(texts: Sequence[str]) -> np.ndarray:
         try:
             path = cache_file()
             if _known is None:
-                _known = _read(path)
+                _known = {**_read(packaged_file()), **_read(path)}
             keys = [text_key(t) for t in texts]
             missing = [t for t, k in zip(texts, keys, strict=True) if k not in _known]
             if missing:
@@ -341,3 +349,21 @@ def catalog_ranking(tools: Iterable[Tool]) -> CatalogRanking:
             while len(_rankings) > 16:  # test registries come and go; the real catalog stays
                 _rankings.pop(next(iter(_rankings)))
     return found
+
+
+def build_packaged_file() -> Path:
+    """Embed the whole catalog and write the packaged vectors file (run after a tool's text changes;
+    a stale file only costs the changed tools an embedding at first use)."""
+    from app.agent.tools.toolbox import FULL_REGISTRY
+    from app.understanding import semantic
+
+    ranking = CatalogRanking([t for t in FULL_REGISTRY if t.name != SEARCH_TOOL])
+    texts = list(dict.fromkeys(ranking.texts + ranking.briefs))
+    vectors = semantic.encode(texts, query=False)
+    target = packaged_file()
+    _write(target, {text_key(t): v for t, v in zip(texts, vectors, strict=True)})
+    return target
+
+
+if __name__ == "__main__":
+    print(build_packaged_file())

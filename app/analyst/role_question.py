@@ -68,9 +68,11 @@ def candidates(
         ranked = sorted(groups, key=lambda c: (strength(c), c["type"] not in GROUPING, close(c), c.get("levels") or 0))
         first = sum(c["type"] in GROUPING for c in ranked)
     else:
-        # a rate asked ("the allergy rate"): its outcome is a yes/no column, offered first
+        # a rate asked ("the allergy rate"): its outcome is a yes/no column, offered first; otherwise a
+        # yes/no column is offered too ("brought back damaged more often": the rate of Damage Reported?)
+        # after the measurements, unless the question's words name it
         ranked = sorted(
-            (c for c in usable if c["type"] in NUMERIC or (rate and c["type"] == "boolean")),
+            (c for c in usable if c["type"] in NUMERIC or c["type"] == "boolean"),
             key=lambda c: (
                 not (rate and (c["type"] == "boolean" or c.get("binary"))),
                 strength(c),

@@ -125,8 +125,8 @@ def test_a_follow_up_adds_a_threshold_to_the_previous_question_and_its_filter(tm
 
 
 def hires(n: int = 160) -> pd.DataFrame:
-    """Generated van hires: branch, van size, customer type, volunteers-like head count, a charge and
-    whether damage was reported."""
+    """Generated van hires: branch, van size, customer type, the drivers on the hire, miles, a charge
+    and whether damage was reported."""
     rng = np.random.default_rng(11)
     return pd.DataFrame(
         {
@@ -134,6 +134,7 @@ def hires(n: int = 160) -> pd.DataFrame:
             "Van Size": rng.choice(["Small", "Medium", "Luton"], n),
             "Customer Type": rng.choice(["Business", "Private"], n),
             "Drivers": rng.integers(1, 6, n),
+            "Miles": rng.integers(20, 900, n),
             "Charge": rng.gamma(3.0, 50.0, n).round(2),
             "Damage Reported?": rng.choice(["Y", "N"], n, p=[0.2, 0.8]),
         }

@@ -81,8 +81,7 @@ def candidates(
                 close(c),
             ),
         )
-        # a yes/no column the words name is a real choice too ("damaged": Damage Reported?)
-        first = sum(_measured(c) or (c["type"] == "boolean" and strength(c) < 0) for c in ranked)
+        first = sum(_measured(c) for c in ranked)
     return ranked, first or len(ranked)
 
 

@@ -190,26 +190,37 @@ def test_a_group_the_question_relates_a_number_to_is_asked_for_when_there_is_a_c
     )
 
 
-def test_a_role_is_assumed_when_a_column_stands_out_and_asked_when_two_tie(cafe):
+def test_a_role_is_asked_when_the_columns_values_do_not_fit_the_words_and_when_two_tie(cafe):
     question = "Is business better on weekends?"  # "weekends": groups; "business": a number (its head word)
     plan = plan_analysis(question, seen(cafe), zh=False)
     sources = {s.role: s for s in plan.provenance.sources}
-    # no column holds the weekday: the closest in meaning (Weather) is taken, as an assumed reading
-    assert sources["group"].columns == ("Weather",) and sources["group"].how == "semantic"
-    assert sources["group"].phrases == ("weekends",)
-    # "business" is as close to Customers as to Sales: asked, in its own words
+    # no column holds the weekday: Weather's name is the closest in meaning, but its values (Sunny, Wet,
+    # Cloudy) come no closer to "weekends" than Store's do, so it is no reading to assume: asked
+    assert sources["group"].how == "default"
+    ask = role_question(plan.provenance, plan.metric, zh=False)
+    assert ask is not None and ask["topic"].endswith(".group")
+    assert ask["question"].endswith("Which column says which rows are “weekends”?")
+    assert {o["label"] for o in ask["options"]} == {"Weather", "Store", "None of these"}
+    # the groups answered, "business" is as close to Customers as to Sales: asked, in its own words
+    grouped = {ask["topic"]: "Weather"}
+    plan = plan_analysis(question, seen(cafe), zh=False, confirmed=grouped)
     ask = role_question(plan.provenance, plan.metric, zh=False)
     assert ask is not None and ask["topic"].endswith(".outcome")
     assert ask["question"].endswith("Which column holds “business”?")
     assert [o["label"] for o in ask["options"]] == ["Customers", "Sales", "None of these"]
-    plan = plan_analysis(question, seen(cafe), zh=False, confirmed={ask["topic"]: "Sales"})
+    plan = plan_analysis(question, seen(cafe), zh=False, confirmed={**grouped, ask["topic"]: "Sales"})
     assert (plan.metric, plan.dimension) == ("Sales", "Weather")
     assert role_question(plan.provenance, plan.metric, zh=False) is None
-    # the user's answer is an answer; the group stays an assumption the reading shows
-    assert {s.role: s.how for s in plan.provenance.sources} == {"outcome": "answer", "group": "semantic"}
+    assert {s.role: s.how for s in plan.provenance.sources} == {"outcome": "answer", "group": "answer"}
     # "none of these" for the number: declined, nothing is asked again
-    plan = plan_analysis(question, seen(cafe), zh=False, confirmed={ask["topic"]: "None of these"})
+    plan = plan_analysis(question, seen(cafe), zh=False, confirmed={**grouped, ask["topic"]: "None of these"})
     assert declined(plan.provenance) and role_question(plan.provenance, plan.metric, zh=False) is None
+
+
+def test_a_grouping_whose_name_and_values_fit_the_words_is_assumed(cafe):
+    plan = plan_analysis("Do rainy days have lower sales?", seen(cafe), zh=False)
+    group = next(s for s in plan.provenance.sources if s.role == "group")
+    assert group.columns == ("Weather",) and group.how == "semantic"  # Wet is near "rainy": the values agree
 
 
 def test_a_narrowed_plan_keeps_the_roles_it_still_fills_and_records_its_filter(cafe):

@@ -122,3 +122,71 @@ def test_a_follow_up_adds_a_threshold_to_the_previous_question_and_its_filter(tm
     subset = frame[(frame["Class"] == 2) & (frame["Amount"] > 100)]
     assert compare.metrics["n"] == len(subset)
     assert compare.metrics["mean.West"] == pytest.approx(subset[subset["Region"] == "West"]["Amount"].mean(), rel=1e-9)
+
+
+def hires(n: int = 160) -> pd.DataFrame:
+    """Generated van hires: branch, van size, customer type, the drivers on the hire, miles, a charge
+    and whether damage was reported."""
+    rng = np.random.default_rng(11)
+    return pd.DataFrame(
+        {
+            "Branch": rng.choice(["Leeds", "York", "Hull"], n),
+            "Van Size": rng.choice(["Small", "Medium", "Luton"], n),
+            "Customer Type": rng.choice(["Business", "Private"], n),
+            "Drivers": rng.integers(1, 6, n),
+            "Miles": rng.integers(20, 900, n),
+            "Charge": rng.gamma(3.0, 50.0, n).round(2),
+            "Damage Reported?": rng.choice(["Y", "N"], n, p=[0.2, 0.8]),
+        }
+    )
+
+
+def test_values_of_two_columns_after_one_filter_word_keep_both(tmp_path):
+    frame = hires()
+    session = Session(tmp_path, saved(frame, tmp_path / "data" / "hires.csv"))
+    run, calls = session.ask("Only looking at the Luton vans hired from York, what did a hire charge on average?")
+    kept = call(calls, "filter_rows")
+    assert sorted(kept.arguments["conditions"], key=lambda c: c["column"]) == [
+        {"column": "Branch", "op": "==", "value": "York"},
+        {"column": "Van Size", "op": "==", "value": "Luton"},
+    ]
+    both = frame.loc[(frame["Branch"] == "York") & (frame["Van Size"] == "Luton"), "Charge"]
+    assert fmt_num(both.mean()) in headline(run)
+
+
+def test_the_number_a_cut_counts_keeps_rows_and_is_not_the_measure(tmp_path):
+    frame = hires()
+    session = Session(tmp_path, saved(frame, tmp_path / "data" / "hires.csv"))
+    run, calls = session.ask("Only counting hires with more than 3 drivers, what was the total charge?")
+    kept = call(calls, "filter_rows")
+    assert kept.arguments["conditions"] == [{"column": "Drivers", "op": ">", "value": 3}]
+    assert "Drivers" not in headline(run)
+    assert fmt_num(frame.loc[frame["Drivers"] > 3, "Charge"].sum()) in run.answer
+
+
+def test_a_cut_that_would_keep_every_row_goes_to_the_column_it_splits(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 90
+    frame = pd.DataFrame(
+        {
+            "档口": rng.choice(["甲", "乙", "丙"], n),
+            "销量（箱）": rng.integers(200, 900, n),
+            "单价（元/箱）": rng.uniform(60, 105, n).round(1),
+        }
+    )
+    session = Session(tmp_path, saved(frame, tmp_path / "data" / "stalls.csv"))
+    run, calls = session.ask("只看卖价超过80块的记录，销量一共多少箱？")
+    kept = call(calls, "filter_rows")  # 80 keeps every row of 销量 (200-900): the price per box is meant
+    assert kept.arguments["conditions"] == [{"column": "单价（元/箱）", "op": ">", "value": 80}]
+    assert kept.metrics["n_rows_after"] == int((frame["单价（元/箱）"] > 80).sum())
+
+
+def test_a_yes_no_column_named_by_the_question_is_its_rate_per_group(tmp_path):
+    frame = hires()
+    session = Session(tmp_path, saved(frame, tmp_path / "data" / "hires.csv"))
+    run, calls = session.ask("Do business customers bring vans back damaged more often than private customers?")
+    test = call(calls, "proportion_test")
+    assert test.arguments["value_column"] == "Damage Reported?"
+    assert test.arguments["group_column"] == "Customer Type"
+    rate = (frame.loc[frame["Customer Type"] == "Business", "Damage Reported?"] == "Y").mean()
+    assert f"{rate * 100:.1f}%" in headline(run)

@@ -49,7 +49,7 @@ from app.analyst.rates import rate_steps
 from app.analyst.reading import chip_goal
 from app.analyst.relationships import relation_steps
 from app.analyst.role_question import likely_column, open_role, role_answers, supporting_phrases
-from app.analyst.scope import chain_filters
+from app.analyst.scope import chain_filters, counted_by_cut
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
 from app.analyst.totals import share_steps, total_steps
@@ -169,6 +169,9 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     if kept and any(n not in kept and n in kinds and groups_rows(kinds[n]) for n in named):
         implied, values = (None, []) if implied in kept else (implied, values)
         named = [n for n in named if n not in kept]
+    # "only events with more than 20 volunteers, how much did they bring in": the number a cut counts keeps
+    # rows, it is not the measure (the cut itself is applied with the other filters: scope.chain_filters)
+    named = [n for n in named if n != counted_by_cut(question, columns)]
     # the everyday words that name a group ("women" for F) are not the words of what the question asks for
     asks = asks_for(without_value_words(question, values), dated, bool(roles.predictors))
     grouping = [group, *named] if group else named  # the user's answer names the groups first
@@ -255,8 +258,11 @@ def _roles_plan(p: Planning) -> tuple[Plan, str | None, str | None]:
     rate = None if rate and rate.column in p.kept else rate  # "…的比例，只看会员卡为是的": 会员卡 filters
     if rate is None and not (chosen or roles.target):
         rate = _value_event(p)  # "what share of jobs were graded 2": one value of a many-valued column
-    if chosen and RATE.search(question) and any(c["name"] == chosen and c["type"] == "boolean" for c in columns):
-        rate, chosen = Outcome(chosen), None  # the user's yes/no column for "the allergy rate": its rate
+    if chosen and any(c["name"] == chosen and c["type"] == "boolean" for c in columns):
+        rate, chosen = (
+            Outcome(chosen),
+            None,
+        )  # the user's yes/no column ("the allergy rate", "damaged more often"): its rate
     pair = count_pair(columns) if not (rate or chosen or roles.target) and RATE.search(question) else None
     outcome = rate.column if rate else pair[0] if pair else None
     if rate and rate.success:  # its value names the outcome, not a group

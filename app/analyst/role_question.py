@@ -68,9 +68,11 @@ def candidates(
         ranked = sorted(groups, key=lambda c: (strength(c), c["type"] not in GROUPING, close(c), c.get("levels") or 0))
         first = sum(c["type"] in GROUPING for c in ranked)
     else:
-        # a rate asked ("the allergy rate"): its outcome is a yes/no column, offered first
+        # a rate asked ("the allergy rate"): its outcome is a yes/no column, offered first; otherwise a
+        # yes/no column is offered too ("brought back damaged more often": the rate of Damage Reported?)
+        # after the measurements, unless the question's words name it
         ranked = sorted(
-            (c for c in usable if c["type"] in NUMERIC or (rate and c["type"] == "boolean")),
+            (c for c in usable if c["type"] in NUMERIC or c["type"] == "boolean"),
             key=lambda c: (
                 not (rate and (c["type"] == "boolean" or c.get("binary"))),
                 strength(c),
@@ -182,8 +184,31 @@ def likely_column(open_role: OpenRole) -> str | None:
     ranked = sorted(meaning.values(), reverse=True)
     best = max(meaning, key=lambda n: meaning[n]) if meaning else None
     if best is not None and len(ranked) > 1 and ranked[0] - ranked[1] >= ASSUME_LEAD:
-        return best
+        return None if open_role.role == "group" and _values_disagree(phrases, best, found) else best
     return None
+
+
+# How much closer in meaning another grouping's values must come to the words than the values of the
+# column whose name is closest, before that name is no reading to assume: "weekends" is nearest the
+# header Weather, but Store's values (Harbour, Station) come closer to it than Sunny or Wet (0.014);
+# "film" is nearest the header Cinema, and Drama, Comedy come 0.07 closer than Riverside, Old Town.
+VALUE_LEAD = 0.01
+
+
+def _values_disagree(phrases: list[str], best: str, found: list[dict[str, Any]]) -> bool:
+    """Whether a grouping taken by its name's meaning alone has values that do not fit the words: another
+    grouping's values come closer to them by VALUE_LEAD (semantic.value_closeness). A yes/no column's
+    values (是/否, Yes/No) say nothing of what it is about and are not compared."""
+    valued = [c for c in found if c.get("values") and c["type"] != "boolean" and not c.get("binary")]
+    column = next((c for c in valued if c["name"] == best), None)
+    if column is None or len(valued) < 2:
+        return False
+    own = semantic.value_closeness(phrases, [str(v) for v in column["values"]])
+    return any(
+        semantic.value_closeness(phrases, [str(v) for v in c["values"]]) - own >= VALUE_LEAD
+        for c in valued
+        if c["name"] != best
+    )
 
 
 def supporting_phrases(open_role: OpenRole, column: str) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.analyst.role_question import match_strength
 from app.analyst.steps import Condition, Plan, YesNoCondition
 from app.analyst.totals import add_total_steps
 from app.understanding.kinds import FILTER_CUE, NEGATION, NUMBER_CUT, TOTAL, Chain, number_cut
@@ -34,15 +35,15 @@ def chain_filters(
     conditions: dict[str, Condition] = {}
     for part, reach in [(chain.root, _cue_reach(chain.root)), *((p, _narrowing_reach(p)) for p in chain.narrowing)]:
         for text, by_negation in reach:
-            column, values = named_values(text, columns, column_spans(text, columns, SYNONYMS))
-            if not column or column in (keep or set()):
-                continue
-            if part is chain.root and column == compared and len(values) > 1:  # "only North vs South": compared
-                continue
-            left_out = [v for v in values if negated(part, v)]
-            if by_negation and not left_out:  # a negator narrows only the value right after it ("不是线上的")
-                continue
-            conditions[column] = _value_condition(column, left_out or values, bool(left_out))
+            for column, values in _named_value_sets(text, columns):
+                if column in (keep or set()):
+                    continue
+                if part is chain.root and column == compared and len(values) > 1:  # "only North vs South": compared
+                    continue
+                left_out = [v for v in values if negated(part, v)]
+                if by_negation and not left_out:  # a negator narrows only the value right after it ("不是线上的")
+                    continue
+                conditions[column] = _value_condition(column, left_out or values, bool(left_out))
         for text, by_negation in reach:
             condition = yes_no_filter(text, dataset.get("columns", []), part)
             if condition and condition["column"] not in (keep or set()) and (not by_negation or condition["negated"]):
@@ -54,6 +55,22 @@ def chain_filters(
         if (cut := number_filter(part, columns, metric)) and cut["column"] not in (keep or set()):
             conditions[cut["column"]] = cut
     return list(conditions.values())
+
+
+def _named_value_sets(text: str, columns: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    """Each column whose values the narrowed text names, with those values: "the Luton vans hired from
+    York" keeps Van Size = Luton and Branch = York, one condition per column (named_values finds the
+    column naming the most values; the next is looked for among the others)."""
+    found: list[tuple[str, list[str]]] = []
+    spans = column_spans(text, columns, SYNONYMS)
+    left = list(columns)
+    while (named := named_values(text, left, spans))[0]:
+        column, values = named
+        found.append((str(column), values))
+        left = [c for c in left if c["name"] != column]
+        for value in values:  # a value is one column's: the next column is not found by the same words
+            text = re.sub(re.escape(value), " " * len(value), text, flags=re.I)
+    return found
 
 
 def _value_condition(column: str, values: list[str], left_out: bool) -> Condition:
@@ -159,12 +176,38 @@ def number_filter(text: str, columns: list[dict[str, Any]], metric: str | None) 
     word = (match.group("pre") or match.group("post")).strip()
     names = {c["name"] for c in numeric}
     column = min(near)[1] if near else metric if _PLAIN_CUT.match(word) and metric in names else None
-    if column and not near and not _splits(column, cut[1], numeric):
-        column = _splitting(cut[1], numeric)  # "children over 5" where Height is 95-130: the column 5 splits
+    if column and not _splits(column, cut[1], numeric):
+        # "children over 5" where Height is 95-130, "每箱卖价超过80" where the boxes sold run 206-1,035: a cut
+        # that keeps every row or none means the column the number splits, the one named by the words next to it
+        # (a named column stays where no other one is split: "price over 1,000" may keep no row)
+        column = _splitting(cut[1], numeric, text[: match.start()]) or (column if near else None)
     if not column:
         return None
     value = int(cut[1]) if cut[1].is_integer() else cut[1]
     return {"column": column, "op": cut[0], "value": value}
+
+
+# How far (characters) the counted thing may stand after a cut's number: "20 volunteers", "3个孩子"
+_COUNTED_GAP = 2
+
+
+def counted_by_cut(text: str, columns: list[dict[str, Any]]) -> str | None:
+    """The number column a cut counts ("events with more than 20 volunteers", "超过3个孩子的家庭"): named
+    right after the cut's number and nowhere else in the text, it says which rows are kept, not what
+    is measured. None when the text has no such cut."""
+    match = NUMBER_CUT.search(text)
+    if not match or not number_cut(match.group(0)):
+        return None
+    numeric = [c for c in columns if c["type"] in NUMERIC and not c.get("pii")]
+    spans = column_spans(text, numeric, SYNONYMS)
+
+    # right after: a space, a measure word or a particle between them ("20 volunteers", "3个孩子"), no clause mark
+    def right_after(start: int) -> bool:
+        return match.end() <= start <= match.end() + _COUNTED_GAP and not _CLAUSE.search(text[match.end() : start])
+
+    counted = {name for start, _, name in spans if right_after(start)}
+    counted -= {name for start, _, name in spans if not right_after(start)}  # named elsewhere too: a role
+    return counted.pop() if len(counted) == 1 else None
 
 
 def _splits(name: str, value: float, numeric: list[dict[str, Any]]) -> bool:
@@ -175,13 +218,17 @@ def _splits(name: str, value: float, numeric: list[dict[str, Any]]) -> bool:
     return low is None or high is None or low < value < high
 
 
-def _splitting(value: float, numeric: list[dict[str, Any]]) -> str | None:
+def _splitting(value: float, numeric: list[dict[str, Any]], before: str = "") -> str | None:
     """The one number column a cut at `value` splits, when the question's measure is not one (a whole
-    number cuts a whole-number column first: "over 5" of ages, not of amounts); None when it is unclear."""
+    number cuts a whole-number column first: "over 5" of ages, not of amounts; else the one the words
+    right `before` the cut share most of its name with); None when it is unclear."""
     known = [c for c in numeric if c.get("minimum") is not None and c.get("maximum") is not None]
     split = [c for c in known if c["minimum"] < value < c["maximum"]]
     if len(split) > 1 and float(value).is_integer():
         split = [c for c in split if c["type"] == "integer"] or split
+    if len(split) > 1 and (words := before[-_CUT_REACH:].strip()):
+        strengths = sorted(((match_strength(words, str(c["name"])), str(c["name"])) for c in split), reverse=True)
+        split = [c for c in split if c["name"] == strengths[0][1]] if strengths[0][0] > strengths[1][0] else split
     return str(split[0]["name"]) if len(split) == 1 else None
 
 

@@ -171,3 +171,12 @@ def scores(phrases: list[str], names: list[str]) -> dict[str, float]:
         for candidate in ranked(phrase, names):
             best[candidate.name] = max(best.get(candidate.name, -1.0), candidate.score)
     return best
+
+
+def value_closeness(phrases: list[str], values: list[str]) -> float:
+    """How close in meaning the phrases come to any of a column's values (the best pair): "weekends"
+    is near no weather (Sunny, Wet), "film" near Drama and Comedy. -1 without values."""
+    texts = [v for v in dict.fromkeys(str(v).strip() for v in values) if v]
+    if not phrases or not texts:
+        return -1.0
+    return float((embed(texts, query=False) @ embed(phrases, query=True).T).max())

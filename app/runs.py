@@ -58,8 +58,15 @@ from app.db.session import Database, rows_changed
 from app.faults import DISK_FULL, Fault, fault_of
 from app.reports.builder import build_report
 from app.understanding import with_values
-from app.workspaces import LOADING, active_datasets, add_version, dataset_status, dataset_summary, listed_datasets
-from app.workspaces import readable_frame
+from app.workspaces import (
+    LOADING,
+    active_datasets,
+    add_version,
+    dataset_status,
+    dataset_summary,
+    listed_datasets,
+    readable_frame,
+)
 
 log = logging.getLogger(__name__)
 FINAL_STATUSES = ("done", "failed", "interrupted")

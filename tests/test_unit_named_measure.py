@@ -30,6 +30,8 @@ def test_the_unit_of_a_measure_names_it_and_the_card_asks_about_one_role_in_the_
     labels = [o["label"] for o in card["options"]]
     assert "档口" in labels and labels[-1] == "都不是", labels
     assert not any("销量" in label for label in labels), labels  # a measure is no answer to "which groups"
+    stockout = next(o for o in card["options"] if o["label"] == "损耗情况 / 是否缺货")
+    assert stockout["description"] == "取值：否、是", stockout  # the sheet's words, not False, True
 
     client.post(f"/api/runs/{run_id}/answers", json={"question_id": card["id"], "answer": "档口"})
     body = wait_for_run(client, run_id, ("waiting", "done", "failed"))

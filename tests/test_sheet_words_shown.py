@@ -37,7 +37,7 @@ def test_inspect_shows_the_sheets_words_and_its_json_keeps_the_booleans() -> Non
     assert result["preview"][0]["Damage Reported?"] is False
 
 
-def test_the_page_and_the_reports_show_是_否_not_true_false(client: TestClient) -> None:
+def test_the_page_and_the_reports_show_the_sheets_yes_no_words(client: TestClient) -> None:
     ws = client.post("/api/workspaces", json={"name": "水果"}).json()["id"]
     client.post(f"/workspaces/{ws}/upload?lang=zh", files={"file": (FRUIT.name, FRUIT.read_bytes())})
     assert not TRUE_FALSE.search(client.get(f"/workspaces/{ws}?lang=zh").text)  # the data preview

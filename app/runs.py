@@ -64,6 +64,7 @@ from app.workspaces import (
     add_version,
     dataset_status,
     dataset_summary,
+    files_being_received,
     listed_datasets,
     readable_frame,
 )
@@ -268,7 +269,7 @@ class RunService:
                 time.sleep(1.0)
 
     def wait_for_loading(self, session: Session, run: Run, recorder: RunRecorder) -> list[str]:
-        """Wait until no file of the workspace is still being read (the question may be about it),
+        """Wait until no file of the workspace is still being uploaded or read (the question may be about it),
         shown as a step of the run. Returns the names still loading after `loading_wait_s` (the run
         then tells the user so), or [] when every file is read or failed (a failed one is listed on
         the page with its error; the question is answered from the others)."""
@@ -277,6 +278,7 @@ class RunService:
         while True:
             session.commit()  # ends the transaction: the next query sees the background read's commit
             loading = [d.name for d in listed_datasets(session, run.workspace_id) if dataset_status(d) == LOADING]
+            loading += files_being_received(run.workspace_id)  # an upload not stored yet (this process's)
             if not loading or time.monotonic() > deadline or (stop is not None and stop.is_set()):
                 break
             if step is None:

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from app.config import Settings
 from app.db.models import Dataset, Event
 from app.main import create_app
-from app.workspaces import LOADING, READY
+from app.workspaces import LOADING, READY, receiving
 from tests.factories import REPO, wait_for_run
 
 FRUIT = REPO / "data/eval/files/h7_fruit_market_stalls.xlsx"
@@ -83,3 +83,19 @@ def test_a_read_that_outlasts_the_wait_is_said_plainly(tmp_path: Path) -> None:
         body = wait_for_run(client, run_id, ("done", "waiting", "failed"))
         assert body["status"] == "failed" and body["question"] is None, body
         assert body["error"].startswith("h7_fruit_market_stalls 还在读取中"), body["error"]
+
+
+def test_a_question_asked_while_a_file_is_still_uploading_waits_for_it(tmp_path: Path) -> None:
+    """Ask pressed while the upload of the workbook is still being received (a second tab, or the
+    upload's page still sending): no dataset exists yet, and the question waits for the upload."""
+    with TestClient(create_app(app_settings(tmp_path))) as client:
+        ws = client.post("/api/workspaces", json={"name": "档口"}).json()["id"]
+        client.post(f"/api/workspaces/{ws}/files", files={"file": (VANS.name, VANS.read_bytes())})
+        with receiving(ws, FRUIT.name):  # the upload under way, as ingest_upload marks it
+            run_id = asked_on_the_zh_page(client, ws, "哪个档口的销售额最高？")
+            assert waiting_step(client, run_id)["files"] == [FRUIT.name]
+            uploaded = client.post(f"/api/workspaces/{ws}/files", files={"file": (FRUIT.name, FRUIT.read_bytes())})
+            assert uploaded.status_code == 201, uploaded.text
+        body = wait_for_run(client, run_id, ("done", "waiting", "failed"))
+        assert body["status"] == "done", body
+        assert "老王果业" in body["answer"] and "h7_fruit_market_stalls" in body["answer"], body["answer"]

@@ -106,8 +106,18 @@ def render_summary(result: dict) -> str:
         lines += [f"  ! {w}" for w in result["warnings"]]
     if result["preview"]:
         lines.append(f"First {len(result['preview'])} rows:")
-        lines += _table([c["name"] for c in result["columns"]], result["preview"])
+        lines += _table([c["name"] for c in result["columns"]], _in_own_words(result))
     return "\n".join(lines)
+
+
+def _in_own_words(result: dict) -> list[dict]:
+    """The preview's yes/no cells as the sheet writes them (是/否, Y/N: the column's "words"), not
+    True/False; the JSON keeps the booleans. (Not app.analyst.sheet_words: inspect stays light.)"""
+    own = {c["name"]: c["words"] for c in result["columns"] if c.get("words")}
+    return [
+        {n: own[n].get("true" if v else "false", v) if n in own and isinstance(v, bool) else v for n, v in row.items()}
+        for row in result["preview"]
+    ]
 
 
 def _table(names: list[str], rows: list[dict], max_width: int = 18) -> list[str]:

@@ -58,10 +58,26 @@ from app.db.session import Database, rows_changed
 from app.faults import DISK_FULL, Fault, fault_of
 from app.reports.builder import build_report
 from app.understanding import with_values
-from app.workspaces import active_datasets, add_version, dataset_summary, prune_figures, readable_frame
+from app.workspaces import (
+    LOADING,
+    active_datasets,
+    add_version,
+    dataset_status,
+    dataset_summary,
+    files_being_received,
+    listed_datasets,
+    prune_figures,
+    readable_frame,
+)
 
 log = logging.getLogger(__name__)
 FINAL_STATUSES = ("done", "failed", "interrupted")
+# A question asked while a file of the workspace is still being read (a big upload's background read)
+# waits for it this long: answered without it, the question is read against the other tables only and
+# asks which of their columns it meant (issue 24: a Chinese question about the workbook still loading
+# was asked back about the van-hire CSV's columns). After this the user is told plainly to ask again.
+LOADING_WAIT_S = 300.0
+LOADING_POLL_S = 0.5
 ACTIVE_STATUSES = ("queued", "running", "waiting")  # not final yet (waiting: for an answer)
 BUSY_STATUSES = ("queued", "running")  # reading the workspace's data right now
 
@@ -89,6 +105,7 @@ class RunService:
         self.model_factory = model_factory
         self.executor = ThreadPoolExecutor(max_workers=settings.run_workers, thread_name_prefix="verity-run")
         self._stops: dict[str, threading.Event] = {}
+        self.loading_wait_s = LOADING_WAIT_S
 
     # --- commands ------------------------------------------------------------------------
     def create(self, session: Session, workspace: Workspace, text: str, language: str | None = None) -> Run:
@@ -196,6 +213,10 @@ class RunService:
             )
             run.status = "running"
             try:
+                if still_loading := self.wait_for_loading(session, run, recorder):
+                    run.status, run.error = "failed", files_still_loading(still_loading, language)
+                    self.finish(session, run, recorder)
+                    return
                 turn = self.prepare_turn(session, run, recorder)  # emits run_started (the question masked)
                 run.answer = turn.toolbox.unmask(run_turn(turn))  # the user reads the real names (privacy.py)
                 run.status = "done"
@@ -247,6 +268,29 @@ class RunService:
                     log.exception("run %s: could not record its end; a restart marks it interrupted", run_id)
                     return
                 time.sleep(1.0)
+
+    def wait_for_loading(self, session: Session, run: Run, recorder: RunRecorder) -> list[str]:
+        """Wait until no file of the workspace is still being uploaded or read (the question may be about it),
+        shown as a step of the run. Returns the names still loading after `loading_wait_s` (the run
+        then tells the user so), or [] when every file is read or failed (a failed one is listed on
+        the page with its error; the question is answered from the others)."""
+        deadline, step = time.monotonic() + self.loading_wait_s, None
+        stop = self._stops.get(run.id)
+        while True:
+            session.commit()  # ends the transaction: the next query sees the background read's commit
+            loading = [d.name for d in listed_datasets(session, run.workspace_id) if dataset_status(d) == LOADING]
+            loading += files_being_received(run.workspace_id)  # an upload not stored yet (this process's)
+            if not loading or time.monotonic() > deadline or (stop is not None and stop.is_set()):
+                break
+            if step is None:
+                step = {"id": f"wait-{run.id}", "tool": "wait_for_files"}
+                recorder.emit("tool_started", {**step, "files": loading})
+            time.sleep(LOADING_POLL_S)
+        if stop is not None and stop.is_set():
+            raise Interrupted()
+        if step is not None:
+            recorder.emit("tool_finished", {**step, "ok": not loading, "interpretation": ""})
+        return loading
 
     def prepare_turn(self, session: Session, run: Run, recorder: RunRecorder) -> Turn:
         workspace = session.get(Workspace, run.workspace_id)
@@ -451,6 +495,13 @@ def fault_message(fault: Fault | None, language: str) -> str:
     from app.web.i18n import t
 
     return t(fault.message_key if fault else "error_database_unavailable", language)
+
+
+def files_still_loading(names: list[str], language: str) -> str:
+    """Why a question was not answered: a file it may be about is still being read."""
+    from app.web.i18n import t
+
+    return t("files_still_loading", language, files="、".join(names) if language == "zh" else ", ".join(names))
 
 
 def _partial_answer(language: str) -> str:

@@ -18,6 +18,12 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "向你的表格提问。每个数字都有证据支撑。",
     },
     "nav_home": {"en": "Workspaces", "zh": "工作区"},
+    # a question asked while a big upload is still being read in the background (runs.py)
+    "files_still_loading": {
+        "en": "{files} is still being read, and the question may be about it. Ask again once it is read "
+        "(its card then shows the whole file).",
+        "zh": "{files} 还在读取中，问题可能与它有关。等它读完（卡片上显示出整个文件）后再问一次。",
+    },
     "language": {"en": "Language", "zh": "语言"},
     # accounts (multi-user mode)
     "auth_login": {"en": "Sign in", "zh": "登录"},
@@ -224,8 +230,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "about_rows": {"en": "about {n} rows", "zh": "约 {n} 行"},
     "dataset_loading": {
         "en": "These are the first rows. Still reading the rest of the file… This updates "
-        "by itself; questions asked before it is done will not use this file.",
-        "zh": "这是前几行。仍在读取文件的其余部分…… 读取完成后会自动更新；在此之前提出的问题不会使用这个文件。",
+        "by itself; a question asked before it is done waits for it.",
+        "zh": "这是前几行。仍在读取文件的其余部分…… 读取完成后会自动更新；在此之前提出的问题会等它读完再回答。",
     },
     "dataset_failed": {"en": "Reading the whole file failed.", "zh": "读取整个文件失败。"},
     "dataset_dismiss": {"en": "Remove from the list", "zh": "从列表中移除"},
@@ -286,8 +292,8 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "此工作区有分析正在进行，请在完成后再删除文件。",
     },
     "datasets_loading": {
-        "en": "Still reading: {files}. Questions asked now use only the files that are ready.",
-        "zh": "仍在读取：{files}。现在提问只会使用已读取完成的文件。",
+        "en": "Still reading: {files}. A question asked now waits until it is read.",
+        "zh": "仍在读取：{files}。现在提问会等它读完再回答。",
     },
     "type_number": {"en": "number", "zh": "数值"},
     "type_integer": {"en": "integer", "zh": "整数"},
@@ -549,6 +555,7 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "back_home": {"en": "Back to your workspaces", "zh": "返回工作区"},
     # ---- What each analysis step is called on the page: a non-expert reads "Comparing groups", not compare_groups ---
+    "tool.wait_for_files": {"en": "Waiting for a file still being read", "zh": "等待仍在读取的文件"},
     "tool.list_datasets": {"en": "Listing the data", "zh": "列出数据"},
     "tool.preview_data": {"en": "Looking at the first rows", "zh": "查看前几行"},
     "tool.profile_dataset": {"en": "Profiling the data", "zh": "概览数据"},

@@ -5,6 +5,9 @@ from __future__ import annotations
 import logging
 import re
 import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +35,34 @@ log = logging.getLogger(__name__)
 # found unreadable later (a damaged disk, a half-written file) is "damaged": it is left out of
 # analyses until it is rebuilt from the kept original (`rebuild_from_original`).
 READY, LOADING, FAILED, DAMAGED = "ready", "loading", "failed", "damaged"
+
+
+# Files whose upload this process is receiving right now, by workspace: no dataset row exists until the
+# upload is read and committed, so a question asked meanwhile (from a second tab, or by pressing Ask while
+# the upload's page is still sending) would not know of the file. Runs wait for them (runs.py).
+_receiving: dict[str, list[str]] = {}
+_receiving_lock = threading.Lock()
+
+
+@contextmanager
+def receiving(workspace_id: str, name: str) -> Iterator[None]:
+    """Mark an upload to the workspace as under way until the block ends (its dataset committed or failed)."""
+    with _receiving_lock:
+        _receiving.setdefault(workspace_id, []).append(name)
+    try:
+        yield
+    finally:
+        with _receiving_lock:
+            names = _receiving.get(workspace_id, [])
+            names.remove(name)
+            if not names:
+                _receiving.pop(workspace_id, None)
+
+
+def files_being_received(workspace_id: str) -> list[str]:
+    """The names of the files this process is receiving for the workspace (uploads not stored yet)."""
+    with _receiving_lock:
+        return list(_receiving.get(workspace_id, []))
 
 
 class DamagedWorkingCopy(Exception):
@@ -210,7 +241,7 @@ def add_loading_dataset(
     return dataset
 
 
-def finish_loading(db: "Database", settings: Settings, dataset_id: str) -> str | None:
+def finish_loading(db: Database, settings: Settings, dataset_id: str) -> str | None:
     """The background half of a big upload: read the kept original fully, write the Parquet working
     copy and mark the dataset ready (or failed, with the error category and message). Runs in a
     worker thread with its own database session. Returns the final status (None: nothing to do)."""
@@ -228,7 +259,7 @@ def finish_loading(db: "Database", settings: Settings, dataset_id: str) -> str |
         error = exc.as_dict()
     except MemoryError:
         error = out_of_memory().as_dict()
-    except Exception:  # noqa: BLE001 - a damaged file must end as a plain error, never a stuck upload
+    except Exception:
         log.exception("background read of dataset %s failed", dataset_id)
         error = damaged().as_dict()
     with db.session() as session:

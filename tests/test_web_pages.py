@@ -246,24 +246,31 @@ def test_file_error_headlines_name_the_file_and_cause_in_both_languages(client):
             assert category not in html and "There is no sheet named" in html
 
 
-def test_a_question_is_answered_in_its_own_words_language_not_its_column_names(client):
-    """A suggestion on the English page that names Chinese columns is an English question (its
-    clarification and answer are English); Chinese words make it Chinese; column names alone follow the page."""
+def test_the_page_language_decides_the_runs_language_and_the_api_the_questions_words(client):
+    """On the page the card, the answer and the report are in the page's language, whatever language the
+    question is written in (issue 24: an English question on the zh page got an English card). Through the
+    API, with no page, the question's own words decide, not the column names in it."""
     from app.db.models import Run
 
     ws = new_workspace(client)
     csv = "地区,收入\n" + "".join(f"{r},{i * 10.5}\n" for i, r in enumerate(["东", "西"] * 15))
     client.post(f"/workspaces/{ws}/upload", files={"file": ("sales.csv", csv.encode())})
 
-    def asked(text: str, lang: str) -> str:
-        done = client.post(f"/workspaces/{ws}/ask?lang={lang}", data={"text": text}, follow_redirects=False)
-        run_id = done.headers["location"].split("?run=")[1].split("#")[0]
+    def language(run_id: str) -> str:
         with client.app.state.db.session() as session:
             return session.get(Run, run_id).language
 
-    assert asked("Does 收入 differ by 地区?", "en") == "en"
-    assert asked("收入在不同地区之间有差异吗？", "en") == "zh"
+    def asked(text: str, lang: str) -> str:
+        done = client.post(f"/workspaces/{ws}/ask?lang={lang}", data={"text": text}, follow_redirects=False)
+        return language(done.headers["location"].split("?run=")[1].split("#")[0])
+
+    def asked_through_the_api(text: str) -> str:
+        return language(client.post(f"/api/workspaces/{ws}/messages", json={"text": text}).json()["run_id"])
+
+    assert asked("Does 收入 differ by 地区?", "zh") == "zh" and asked("收入在不同地区之间有差异吗？", "en") == "en"
     assert asked("收入 地区", "en") == "en" and asked("收入 地区", "zh") == "zh"
+    assert asked_through_the_api("Does 收入 differ by 地区?") == "en"
+    assert asked_through_the_api("收入在不同地区之间有差异吗？") == "zh"
 
 
 def test_earlier_questions_show_the_answer_words_without_markdown():

@@ -22,6 +22,13 @@ def sheet_words_of(columns: Iterable[dict[str, Any]]) -> dict[str, dict[str, str
     return {str(c["name"]): dict(c["words"]) for c in columns if c.get("type") == "boolean" and c.get("words")}
 
 
+def own_word(value: Any, words: dict[str, str] | None) -> Any:
+    """A yes/no cell as the sheet writes it (True → 是 with the column's words); other values as they are."""
+    if words and isinstance(value, bool):
+        return words.get("true" if value else "false", value)
+    return value
+
+
 def used_columns(arguments: dict[str, Any]) -> set[str]:
     """The column names a step's arguments mention (single names and lists of names)."""
     names: set[str] = set()

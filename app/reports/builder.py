@@ -99,7 +99,10 @@ def dataset_entry(dataset: Dataset) -> dict[str, Any]:
         "sheet": dataset.sheet,
         "rows": int(dataset.rows or 0),
         "columns": [
-            {"name": str(c.get("name")), "type": c.get("type")} for c in info.get("columns", []) if isinstance(c, dict)
+            # a yes/no column's own words (是/否): the renderings show its groups so (in_sheet_words)
+            {"name": str(c.get("name")), "type": c.get("type")} | ({"words": c["words"]} if c.get("words") else {})
+            for c in info.get("columns", [])
+            if isinstance(c, dict)
         ],
     }
 

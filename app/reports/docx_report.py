@@ -14,6 +14,7 @@ from app.reports.report_parts import (
     figure_file,
     figure_numbers_by_evidence,
     guidance_facts,
+    in_sheet_words,
     meta_items,
     metric_rows,
     plan_facts,
@@ -34,6 +35,7 @@ _CAVEAT = "B26A00"
 def to_docx(report: dict[str, Any], path: str | Path, base_dir: str | Path | None = None) -> Path:
     _require_python_docx()
     lang = report_language(report)
+    report = in_sheet_words(report)  # metric names in the sheet's words
     L = labels(lang)
     numbers = evidence_numbers(report)
     doc = _new_document()

@@ -22,6 +22,7 @@ from app.reports.report_parts import (
     figure_numbers_by_evidence,
     format_value,
     guidance_facts,
+    in_sheet_words,
     model_text,
     readable_time,
     reading_mark,
@@ -60,6 +61,7 @@ def to_html(report: dict[str, Any], base_dir: str | Path | None = None) -> str:
     Relative figure paths are resolved against `base_dir` (the folder of report.json).
     """
     lang = report_language(report)
+    report = in_sheet_words(report)  # metric names in the sheet's words
     numbers = evidence_numbers(report)
     figures = _figures(report, Path(base_dir) if base_dir is not None else None, numbers)
     return _ENV.get_template("report.html").render(

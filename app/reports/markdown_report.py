@@ -11,6 +11,7 @@ from app.reports.report_parts import (
     figure_numbers_by_evidence,
     format_value,
     guidance_facts,
+    in_sheet_words,
     meta_items,
     plan_facts,
     reading_mark,
@@ -28,6 +29,7 @@ def to_markdown(report: dict[str, Any]) -> str:
     raw HTML and dangerous link targets are neutralised in the text itself (a viewer that renders
     HTML shows them as text)."""
     lang = report_language(report)
+    report = in_sheet_words(report)  # metric names in the sheet's words
     L = labels(lang)
     numbers = evidence_numbers(report)
     out = _header(report, L, lang)

@@ -16,6 +16,7 @@ from app.reports.report_parts import (
     figure_file,
     figure_numbers_by_evidence,
     guidance_facts,
+    in_sheet_words,
     meta_items,
     metric_rows,
     plan_facts,
@@ -40,6 +41,7 @@ def to_pdf(report: dict[str, Any], path: str | Path, base_dir: str | Path | None
         raise RuntimeError("PDF export needs the reportlab package (pip install reportlab).") from exc
 
     lang = report_language(report)
+    report = in_sheet_words(report)  # metric names in the sheet's words
     L = labels(lang)
     numbers = evidence_numbers(report)
     story = _Story(lang)

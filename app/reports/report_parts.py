@@ -21,6 +21,28 @@ def report_language(report: dict[str, Any]) -> str:
     return "zh" if report.get("language") == "zh" else "en"
 
 
+def in_sheet_words(report: dict[str, Any]) -> dict[str, Any]:
+    """The report as its renderings show it: the names of the evidence's metrics with a yes/no group in the
+    sheet's own words ("n.否", not "n.False") and dates as people write them, as the answer does
+    (app/analyst/sheet_words.py). The stored report keeps the tools' own keys."""
+    from app.analyst.sheet_words import as_people_write  # the analyst's module: only once a report is drawn
+
+    words = {
+        str(c.get("name")): dict(c["words"])
+        for d in report.get("datasets") or []
+        for c in d.get("columns") or []
+        if isinstance(c, dict) and c.get("words")
+    }
+    zh = report_language(report) == "zh"
+    evidence = [
+        {**item, "metrics": {as_people_write(str(k), zh, words): v for k, v in item["metrics"].items()}}
+        if isinstance(item.get("metrics"), dict)
+        else item
+        for item in report.get("evidence") or []
+    ]
+    return {**report, "evidence": evidence}
+
+
 def format_value(value: Any) -> str:
     """Numbers as a reader wants them: 4 significant digits for floats, separators for ints."""
     if isinstance(value, bool):

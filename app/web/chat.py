@@ -43,7 +43,9 @@ def ask(
     if not text.strip():
         return RedirectResponse(target, status_code=303)
     try:
-        run = runs.create(session, workspace, text.strip(), question_language(session, workspace.id, text, page.lang))
+        # the page's language is the one its user reads: the question card, the answer and the report
+        # follow it, whatever language the question is written in (its words are read either way)
+        run = runs.create(session, workspace, text.strip(), page.lang)
     except TooManyRuns as exc:
         context = workspace_context(
             session, settings, workspace, page.lang, ask_error=t("too_many_runs", page.lang, n=exc.limit), asked=text
@@ -54,10 +56,11 @@ def ask(
     return RedirectResponse(f"{target}?run={run.id}#run", status_code=303)
 
 
-def question_language(session: Session, workspace_id: str, text: str, ui_lang: str) -> str:
-    """The language of a question asked on the page: its own words decide, not the column names in it
-    ("Does 收入 differ by 地区?" on the English page is English); with nothing else to go by, the page's.
-    The answer, its clarification questions and the report follow it."""
+def question_language(session: Session, workspace_id: str, text: str, default: str) -> str:
+    """The language of a question asked through the API (no page to follow): its own words decide, not
+    the column names in it ("Does 收入 differ by 地区?" is English); with nothing else to go by, `default`.
+    The answer, its clarification questions and the report follow it. On the page, the page's language
+    decides (ask, reread): a zh page shows a Chinese card and answer to an English question."""
     from app.understanding import question_language as language_of
     from app.workspaces import active_datasets
 
@@ -66,7 +69,7 @@ def question_language(session: Session, workspace_id: str, text: str, ui_lang: s
         for d in active_datasets(session, workspace_id)
         for c in (d.info or {}).get("columns", [])
     ]
-    return language_of(text, names, ui_lang)
+    return language_of(text, names, default)
 
 
 @router.post("/runs/{run_id}/answer", name="answer_question")

@@ -3,6 +3,7 @@ evidence, the open question, the answer and the report's downloads, gathered fro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,7 +42,10 @@ def run_context(session: Session, run: Run, lang: str, settings: Settings | None
 
 def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
     events = list(session.scalars(select(Event).where(Event.run_id == run.id).order_by(Event.id)))
-    steps = steps_from_events(events)
+    in_own_words = sheet_words_shown(session, run)
+    steps = [
+        {**step, "interpretation": in_own_words(step.get("interpretation") or "")} for step in steps_from_events(events)
+    ]
     report = session.scalars(select(Report).where(Report.run_id == run.id).order_by(Report.created_at.desc())).first()
     unverified = list((report.content or {}).get("unverified_numbers", [])) if report else []
     state = run.state or {}
@@ -62,8 +66,13 @@ def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
             if t.status != "deleted"
         ],
         "evidence": [
-            evidence_dict(e)
-            for e in session.scalars(select(Evidence).where(Evidence.run_id == run.id).order_by(Evidence.created_at))
+            {**item, "metrics": {in_own_words(str(k)): v for k, v in (item.get("metrics") or {}).items()}}
+            for item in (
+                evidence_dict(e)
+                for e in session.scalars(
+                    select(Evidence).where(Evidence.run_id == run.id).order_by(Evidence.created_at)
+                )
+            )
         ],
         "question": open_question(session, run.id),
         "answer_html": answer_html(run.answer, unverified, t("unverified", lang)) if run.answer else None,
@@ -84,6 +93,17 @@ def open_question(session: Session, run_id: str) -> Question | None:
         .where(Question.run_id == run_id, Question.answer.is_(None))
         .order_by(Question.created_at.desc())
     ).first()
+
+
+def sheet_words_shown(session: Session, run: Run) -> Callable[[str], str]:
+    """Text of the run's steps and evidence as the answer words it: True/False of a yes/no column in the
+    sheet's own words (是/否) and dates as people write them (app/analyst/sheet_words.py)."""
+    from app.analyst.sheet_words import as_people_write, sheet_words_of
+    from app.workspaces import active_datasets
+
+    columns = [c for d in active_datasets(session, run.workspace_id) for c in (d.info or {}).get("columns", [])]
+    words, zh = sheet_words_of(columns), run.language == "zh"
+    return lambda text: as_people_write(text, zh, words) if text else text
 
 
 def steps_from_events(events: list[Event]) -> list[dict[str, Any]]:

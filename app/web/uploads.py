@@ -32,6 +32,7 @@ from app.workspaces import (
     dataset_status,
     finish_loading,
     listed_datasets,
+    receiving,
     stored_file_name,
 )
 
@@ -93,13 +94,19 @@ def ingest_upload(
     the dataset is stored with status "loading" and no table (None) is returned; the caller starts
     `start_background_load` once the dataset is committed. Smaller files are read here, "ready"."""
     name = safe_file_name(upload.filename)
-    with saved_upload(upload, settings) as path:
+    # a question asked meanwhile waits for this file (runs.py); committed before the mark is lifted, so
+    # no moment goes by in which the file is neither under way nor stored
+    with receiving(workspace.id, name), saved_upload(upload, settings) as path:
         preview = quick_preview(path, sheet or None, settings) if wants_background(path, settings) else None
         if preview is not None:
-            return add_loading_dataset(
+            loading = add_loading_dataset(
                 session, settings, workspace, path, name, sheet or None, preview, loader=dict(PROCESS)
-            ), None
-        return add_dataset(session, settings, workspace, path, name, sheet or None)
+            )
+            session.commit()
+            return loading, None
+        stored = add_dataset(session, settings, workspace, path, name, sheet or None)
+        session.commit()
+        return stored
 
 
 def quick_preview(path: Path, sheet: str | None, settings: Settings) -> dict | None:

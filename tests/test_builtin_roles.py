@@ -176,10 +176,12 @@ def test_a_measure_the_question_names_but_no_column_matches_is_asked(school):
 
 
 def test_a_group_the_question_relates_a_number_to_is_asked_for_when_there_is_a_choice(cafe, school):
-    plan = plan_analysis("Does the sales figure depend on the delivery partner?", seen(cafe), zh=False)
+    # "payment method" is as near Store as Weather in meaning (e5 lead 0.003): a tie, asked. ("delivery
+    # partner" was used here until its lead, 0.0202, stood right on ASSUME_LEAD and the test flipped.)
+    plan = plan_analysis("Does the sales figure depend on the payment method?", seen(cafe), zh=False)
     ask = role_question(plan.provenance, plan.metric, zh=False)
     assert plan.metric == "Sales" and ask is not None and ask["topic"].endswith(".group")
-    assert ask["question"].startswith("Your question mentions “delivery partner”, but")
+    assert ask["question"].startswith("Your question mentions “payment method”, but")
     # one category column only: nothing to choose from, so the answer says what stood in
     plan = plan_analysis("Does the result depend on the teaching method?", seen(school), zh=False)
     assert plan.metric == "Result" and role_question(plan.provenance, plan.metric, zh=False) is None

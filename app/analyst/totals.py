@@ -9,6 +9,7 @@ import re
 
 from app.analyst.steps import Column, Plan, Spans, Step
 from app.analyst.vocabulary import named_lists, word_set, words
+from app.understanding.general_words import counts_rows
 from app.understanding.kinds import MEAN_WORDS, PER_UNIT, asks_extreme, asks_total
 from app.understanding.language import local_text as _t
 from app.understanding.roles import groups_rows
@@ -95,6 +96,8 @@ def asks_per_unit(question: str, columns: list[Column], spans: Spans) -> bool:
     kinds = {c["name"]: c for c in columns}
     groups = [(start, end) for start, end, name in spans if name in kinds and groups_rows(kinds[name])]
     for match in PER_UNIT.finditer(question):
+        if match.group("unit") and not counts_rows(match.group("unit")):
+            continue  # "per month", "each region": not a thing the rows are
         unit = match.start("unit") if match.group("unit") else match.start("unit_zh") if match.group("unit_zh") else -1
         if unit < 0 or not any(start <= unit < end for start, end in groups):
             return True

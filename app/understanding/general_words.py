@@ -16,11 +16,12 @@ Most of the work is done by general language tools rather than lists:
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from app.understanding import vocabulary
+from app.understanding.kinds import UNITS_EN
 from app.understanding.text import lemma
 from app.understanding.words import STOP, stem
 
@@ -72,6 +73,18 @@ def is_general_en(word: str) -> bool:
         or only_an_adverb(word)
         or any(form in GENERAL_EN for form in forms(word))
     )
+
+
+@cache
+def _row_lemmas() -> frozenset[str]:
+    """The row words and the units of the rows (question_kinds.toml units_en), by dictionary form."""
+    return frozenset(lemma(w) for w in (*ROW_WORDS, *UNITS_EN))
+
+
+def counts_rows(word: str) -> bool:
+    """Whether an English word, in any form, is a thing a table's rows often are or count (purchase,
+    purchases, ticket): "per purchase" is a unit of the rows, its average, not a breakdown."""
+    return lemma(word.lower()) in _row_lemmas()
 
 
 def is_row_word(word: str) -> bool:

@@ -106,8 +106,10 @@ _KIND_WORDS = set(vocabulary.words(_FILE, "kind_words"))
 # the rest of it ("overall score", "service rating").
 _MEASURE_WORDS = set(vocabulary.words(_FILE, "measure_words"))
 # Units and counts a name may end in after what it measures ("Exercise Hours", "Order Amount").
-_UNIT_WORDS = set(vocabulary.words(_FILE, "unit_words"))
-_GENERIC = set(vocabulary.words(_FILE, "generic"))
+# The English units of time (roles.toml periods: day, week, month, quarter, year) are unit and generic words too.
+_TIME_UNITS = {unit for unit in vocabulary.keys("roles", "periods") if unit.isascii()}
+_UNIT_WORDS = set(vocabulary.words(_FILE, "unit_words")) | _TIME_UNITS
+_GENERIC = set(vocabulary.words(_FILE, "generic")) | _TIME_UNITS
 
 
 def initials_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
@@ -219,7 +221,7 @@ def bracket_unit(name: str) -> bool:
 
 
 # The rest of a name that only says over which period the first word was counted
-_WHEN_WORDS = set(vocabulary.words(_FILE, "when_words"))
+_WHEN_WORDS = set(vocabulary.words(_FILE, "when_words")) | _TIME_UNITS | set(vocabulary.keys("roles", "grains"))
 # A list names the columns it lists by their first words, but these say too little on their own.
 _NEVER_LISTED = set(vocabulary.words(_FILE, "never_listed"))
 _LIST_BEFORE = re.compile(r"(?:,|、|，|\band|\bor)\s*$", re.I)

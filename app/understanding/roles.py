@@ -38,6 +38,7 @@ from app.understanding.weekdays import day_at
 from app.understanding.words import (
     SYNONYMS,
     core_name,
+    is_function_word,
     loose_mentions,
     name_words,
     spread_mentions,
@@ -441,7 +442,8 @@ def groups_rows(column: dict[str, Any]) -> bool:
 
 
 # --- category values named in the question ----------------------------------------------------------
-# Level values that are everyday words in questions would pick a column by accident.
+# Level values that are everyday words in questions would pick a column by accident: the function words
+# (words.is_function_word: a, the, in, not, all) and those roles.toml common_values lists.
 _COMMON = set(vocabulary.words(_FILE, "common_values"))
 
 
@@ -512,7 +514,7 @@ def _find_value(text: str, value: str, raw: str = "", values: list[str] | None =
 
 
 def _find_word(text: str, word: str, own: bool = True) -> int:
-    if (len(word) < 2 and (own or word.isascii())) or (own and word in _COMMON):
+    if (len(word) < 2 and (own or word.isascii())) or (own and (word in _COMMON or is_function_word(word))):
         return -1
     if word.isascii():  # whole words, plurals too: "returning customers", "stores"
         # ASCII word edges: a Chinese character next to it ("处理组trt1的") is not part of the word

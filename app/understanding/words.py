@@ -45,13 +45,23 @@ def _closed_class(word: str) -> bool:
 
 
 @cache
-def _stop_words() -> frozenset[str]:
-    listed = frozenset(vocabulary.words("stop_words", "stop"))
+def _function_words() -> frozenset[str]:
+    """scikit-learn's English stop words of a closed class (the, of, it, which, is, about, only)."""
     try:
         from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
     except ImportError:  # pragma: no cover - a dependency; kept working without it
-        return listed
-    return listed | frozenset(word for word in ENGLISH_STOP_WORDS if _closed_class(word))
+        return frozenset()
+    return frozenset(word for word in ENGLISH_STOP_WORDS if _closed_class(word))
+
+
+def is_function_word(word: str) -> bool:
+    """Whether a (lower-case) English word is a function word: one of scikit-learn's stop words of a closed class."""
+    return word in _function_words()
+
+
+@cache
+def _stop_words() -> frozenset[str]:
+    return frozenset(vocabulary.words("stop_words", "stop")) | _function_words()
 
 
 class _StopWords:

@@ -172,8 +172,12 @@ def _inside_other_word(place: tuple[int, int], compounds: list[tuple[int, int, s
 
 # "Windy days", "hot months": the plural of a time unit after a word that names a column is the
 # rows described by it, not the Day or Month column ("Do windy days have less ozone?" is not about
-# the day of the month).
-_ROWS_UNITS = re.compile(rf"(?:{vocabulary.word_alternation(_FILE, 'rows_units')})", re.I)
+# the day of the month). The units are the English periods below (days, weeks …) and the other rows_units.
+_ROWS_UNITS = re.compile(
+    rf"(?:{'|'.join(unit for unit in vocabulary.keys(_FILE, 'periods') if unit.isascii())})s"
+    rf"|{vocabulary.word_alternation(_FILE, 'rows_units')}",
+    re.I,
+)
 
 
 def _without_rows_words(question: str, found: list[Mention]) -> list[Mention]:

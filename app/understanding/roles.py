@@ -379,7 +379,11 @@ _AFTER_EN = re.compile(rf"^\s+(?:{vocabulary.alternation(_FILE, 'target_cues_aft
 _BEFORE_ZH = re.compile(
     rf"(?:{vocabulary.word_alternation(_FILE, 'target_cues_before_zh')})[^，,。？?！!；;、和与及]{{0,8}}$"
 )
-_AFTER_ZH = re.compile(rf"^\s*(?:的)?(?:主要)?(?:{vocabulary.word_alternation(_FILE, 'target_cues_after_zh')})")
+# and gates.toml's Chinese phrases of importance after them (影响最大, 最重要, 最关键)
+_IMPORTANCE_ZH = [p for p in vocabulary.words("gates", "importance", "patterns") if not p.isascii()]
+_AFTER_ZH = re.compile(
+    rf"^\s*(?:的)?(?:主要)?(?:{'|'.join([*map(re.escape, vocabulary.words(_FILE, 'target_cues_after_zh')), *_IMPORTANCE_ZH])})"
+)
 # "广告费用对营业额的影响"
 _AROUND_ZH = (re.compile(r"对\s*$"), re.compile(rf"^\s*的?(?:{vocabulary.word_alternation(_FILE, 'effect_words_zh')})"))
 # Words that introduce the predictors: "on A and B", "with", "using", "from"; "用A和B来…", "根据", "基于".

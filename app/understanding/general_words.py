@@ -91,7 +91,7 @@ def is_general_en(word: str) -> bool:
     English list: the closed classes, numbers up to twenty, everyday verbs), an adverb, or a word of analysis, comparison, time or grammar in any
     of its forms."""
     return (
-        word in STOP
+        any(form in STOP for form in forms(word))  # highest → high, totals → total
         or library_stop_word(word)
         or only_an_adverb(word)
         or any(form in GENERAL_EN for form in forms(word))

@@ -401,7 +401,7 @@ def test_a_long_yes_no_name_said_in_other_words_order():
 
 
 def test_a_noun_with_its_measure_word_after_it_is_counted_with_it_first():
-    assert _named("哪三块地的产量最高？", ("地块", "category"), ("亩产 (kg)", "number")) == {"地块", "亩产 (kg)"}
+    assert _named("哪三块地的产量最高？", ("地块", "category"), ("总产量 (kg)", "number")) == {"地块", "总产量 (kg)"}
     assert _named("几辆车坏了？", ("车辆", "category")) == {"车辆"}
 
 
@@ -438,11 +438,11 @@ def test_a_piece_of_a_named_value_is_that_value_not_another_column():
     columns = [
         {"name": "肥料", "type": "category", "levels": 3, "values": ["复合肥", "有机肥", "不施肥"]},
         {"name": "施肥量 (kg/亩)", "type": "number"},
-        {"name": "亩产 (kg)", "type": "number"},
+        {"name": "产量 (kg)", "type": "number"},
     ]
     named = {m.name for m in column_mentions("施复合肥和不施肥，小麦产量差别大吗？", columns, SYNONYMS)}
-    assert named == {"亩产 (kg)"}
+    assert named == {"产量 (kg)"}
     assert {m.name for m in column_mentions("施肥越多产量越高吗？", columns, SYNONYMS)} == {
         "施肥量 (kg/亩)",
-        "亩产 (kg)",
+        "产量 (kg)",
     }

@@ -19,15 +19,15 @@ from app.analyst.question_words import asks_trend
 from app.analyst.steps import Arguments, Column, Plan, Step
 from app.analyst.time_steps import PERIOD_PARTS, period_column_step
 from app.analyst.totals import EACH_PERIOD
-from app.analyst.vocabulary import named_lists
+from app.analyst.vocabulary import period_aliases, period_units
 from app.understanding.kinds import HOW_MANY, MEAN_WORDS, SEASON, SHARE, asks_extreme, asks_top
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import groups_rows
 
 # the unit each period word stands for (vocabulary.toml period_units / period_aliases: "月" → month)
-_UNIT_OF = {word: unit for unit, names in named_lists("period_units").items() for word in names}
-_UNIT_OF |= {alias: unit for alias, (unit,) in named_lists("period_aliases").items()}
+_UNIT_OF = {word: unit for unit, names in period_units().items() for word in names}
+_UNIT_OF |= period_aliases()
 # "按月", "按季度看", "by month": 按/by straight before a unit of time, a "per period" too; the units are the
 # vocabulary's (period_units, period_aliases), the structure is here
 _BY_UNIT = re.compile(r"(?:按\s*|\bby\s+)(" + "|".join(sorted(_UNIT_OF, key=len, reverse=True)) + r")s?(?![a-z])", re.I)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from app.analyst.steps import Column, Plan, Spans, Step
-from app.analyst.vocabulary import named_lists, word_set, words
+from app.analyst.vocabulary import period_aliases, period_units, word_set, words
+from app.understanding.general_words import counts_rows
 from app.understanding.kinds import MEAN_WORDS, PER_UNIT, asks_extreme, asks_total
 from app.understanding.language import local_text as _t
 from app.understanding.roles import groups_rows
@@ -18,7 +19,7 @@ from app.understanding.words import core_name
 ADDITIVE = words("additive")  # parts of a name that make a number a total (vocabulary.toml)
 # A grouping named like a period of time ("Month", "季度"): the rows' period, not a part of the total —
 # any name of a unit of time (period_units), or one of period_names.
-PERIOD_NAMES = word_set("period_names") | {word for names in named_lists("period_units").values() for word in names}
+PERIOD_NAMES = word_set("period_names") | {word for names in period_units().values() for word in names}
 
 
 def _period_name(name: str) -> bool:
@@ -50,8 +51,8 @@ EACH_PERIOD = re.compile(
     re.I,
 )
 # the column names of each unit EACH_PERIOD catches, its other spellings too ("dai" of "daily", "月")
-_PERIOD_UNITS = named_lists("period_units")
-_PERIOD_UNITS |= {alias: _PERIOD_UNITS[unit] for alias, (unit,) in named_lists("period_aliases").items()}
+_PERIOD_UNITS = period_units()
+_PERIOD_UNITS |= {alias: _PERIOD_UNITS[unit] for alias, unit in period_aliases().items()}
 
 
 def each_period_unit(question: str) -> str:
@@ -95,6 +96,8 @@ def asks_per_unit(question: str, columns: list[Column], spans: Spans) -> bool:
     kinds = {c["name"]: c for c in columns}
     groups = [(start, end) for start, end, name in spans if name in kinds and groups_rows(kinds[name])]
     for match in PER_UNIT.finditer(question):
+        if match.group("unit") and not counts_rows(match.group("unit")):
+            continue  # "per month", "each region": not a thing the rows are
         unit = match.start("unit") if match.group("unit") else match.start("unit_zh") if match.group("unit_zh") else -1
         if unit < 0 or not any(start <= unit < end for start, end in groups):
             return True

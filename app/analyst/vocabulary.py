@@ -49,6 +49,29 @@ def named_lists(path: str) -> dict[str, tuple[str, ...]]:
     return {name: tuple(str(word) for word in listed) for name, listed in table.items()}
 
 
+def period_units() -> dict[str, tuple[str, ...]]:
+    """The names of each unit of time ("month": month, 月, 月份): the units of the understanding's
+    roles.toml periods that stand for it (by their period code: month, 月 → M), then this file's other
+    names of it (period_units: 月份, yr, date). In the order of roles.toml (day, week, month, quarter, year)."""
+    from app.understanding import vocabulary as shared
+
+    periods = [(entry.key, entry.text("period")) for entry in shared.entries("roles", "periods")]
+    english = {code: unit for unit, code in reversed(periods) if unit.isascii()}  # D → day
+    other = named_lists("period_units")
+    units: dict[str, tuple[str, ...]] = {}
+    for unit, code in periods:
+        names = units.setdefault(english[code], ())
+        units[english[code]] = (*names, unit)
+    return {unit: (*names, *other.get(unit, ())) for unit, names in units.items()}
+
+
+def period_aliases() -> dict[str, str]:
+    """The other ways the each-period pattern catches a unit and the unit each stands for: every name of a
+    unit that is not English (月 → month, 季度 → quarter), and this file's period_aliases ('dai' of 'daily')."""
+    aliases = {name: unit for unit, names in period_units().items() for name in names if not name.isascii()}
+    return aliases | {alias: unit for alias, (unit,) in named_lists("period_aliases").items()}
+
+
 def pairs(path: str) -> dict[str, tuple[str, str]]:
     """The (English, Chinese) pairs of the entry at `path` by name."""
     return {name: (listed[0], listed[1]) for name, listed in named_lists(path).items()}

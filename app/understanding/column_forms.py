@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 
 from app.understanding import vocabulary
-from app.understanding.text import HAN_RUN, is_cjk
+from app.understanding.text import HAN_RUN, is_cjk, lemma
 from app.understanding.words import NAME_BRACKET, STOP, core_name, name_words, stem, words_at
 
 _FILE = "name_forms"  # vocabulary/name_forms.toml
@@ -33,6 +33,12 @@ _ZH_FLAG_TAIL = re.compile(r"[（(]\s*(?:是\s*/\s*否|有\s*/\s*无|y\s*/\s*n|0
 _ZH_VERB = re.compile(rf"^(?:{vocabulary.word_alternation(_FILE, 'zh_verbs')})")
 _EN_ASKING = set(vocabulary.words(_FILE, "en_asking"))
 _EN_FLAG = set(vocabulary.words(_FILE, "en_flags"))
+
+
+def _among(words: set[str], word: str) -> bool:
+    """Whether an English word is one of a set as written or by its dictionary form (hours → hour, was →
+    be): the sets of name_forms.toml list each word once, in its dictionary form."""
+    return word in words or lemma(word) in words
 
 
 def yes_no_core(name: str) -> list[str]:
@@ -49,7 +55,7 @@ def yes_no_core(name: str) -> list[str]:
         return [piece for piece in dict.fromkeys((core, noun)) if len(piece) >= 2]
     words = name_words(text)
     core_words = [w for w in words if w not in _EN_FLAG]
-    leads = bool(core_words) and core_words[0] in _EN_ASKING
+    leads = bool(core_words) and _among(_EN_ASKING, core_words[0])
     if leads:
         core_words = core_words[1:]
     if not (leads or len(core_words) < len(words)) or not core_words:
@@ -100,8 +106,10 @@ _KIND_WORDS = set(vocabulary.words(_FILE, "kind_words"))
 # the rest of it ("overall score", "service rating").
 _MEASURE_WORDS = set(vocabulary.words(_FILE, "measure_words"))
 # Units and counts a name may end in after what it measures ("Exercise Hours", "Order Amount").
-_UNIT_WORDS = set(vocabulary.words(_FILE, "unit_words"))
-_GENERIC = set(vocabulary.words(_FILE, "generic"))
+# The English units of time (roles.toml periods: day, week, month, quarter, year) are unit and generic words too.
+_TIME_UNITS = {unit for unit in vocabulary.keys("roles", "periods") if unit.isascii()}
+_UNIT_WORDS = set(vocabulary.words(_FILE, "unit_words")) | _TIME_UNITS
+_GENERIC = set(vocabulary.words(_FILE, "generic")) | _TIME_UNITS
 
 
 def initials_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
@@ -153,7 +161,7 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
     parts = name_words(core_name(name))
     if len(parts) < 2 or parts[0] in STOP or len(parts[0]) < 4 or not parts[0].isalpha():
         return
-    if any(p in _KIND_WORDS for p in parts[1:]):
+    if any(_among(_KIND_WORDS, p) for p in parts[1:]):
         return
     lead = stem(parts[0])
     if any(lead in {stem(w) for w in name_words(other)} for other in others if other != name):
@@ -162,20 +170,20 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
     for (start, gap, word), (resume, end, after) in zip(words, words[1:], strict=False):
         if (
             stem(word) == lead
-            and after in _MEASURE_WORDS
-            and parts[0] not in _GENERIC
+            and _among(_MEASURE_WORDS, after)
+            and not _among(_GENERIC, parts[0])
             and not question[gap:resume].strip()
         ):  # "overall score", not "staff, value"
             yield start, end
-    if all(p in _WHEN_WORDS for p in parts[1:]):  # "Visits Last Month", "Sales This Year": the first word is it
+    if all(_among(_WHEN_WORDS, p) for p in parts[1:]):  # "Visits Last Month", "Sales This Year": the first word is it
         for start, end, word in words:
-            if stem(word) == lead and parts[0] not in _GENERIC:
+            if stem(word) == lead and not _among(_GENERIC, parts[0]):
                 yield start, end
     for start, end, word in words:  # a list of the things rated: "cleanliness, staff, value and Wi-Fi"
-        if stem(word) == lead and parts[0] not in _NEVER_LISTED and _listed(question, start, end):
+        if stem(word) == lead and not _among(_NEVER_LISTED, parts[0]) and _listed(question, start, end):
             yield start, end
     unit_words = _UNIT_WORDS | (_UNIT_QUANTITIES if bracket_unit(name) else set())  # "Wait time (min)"
-    if parts[0] not in _GENERIC and all(p in _MEASURE_WORDS or p in unit_words for p in parts[1:]):
+    if not _among(_GENERIC, parts[0]) and all(_among(_MEASURE_WORDS | unit_words, p) for p in parts[1:]):
         for start, end, word in words:
             if stem(word) == lead:
                 yield start, end
@@ -200,7 +208,7 @@ def bracketed_name(name: str) -> str | None:
     inner = _bracket(name)
     if not inner or not inner.isascii() or core_name(name) == name:
         return None
-    content = [w for w in name_words(inner) if w.isalpha() and w not in STOP and w not in _BRACKET_UNITS]
+    content = [w for w in name_words(inner) if w.isalpha() and w not in STOP and not _among(_BRACKET_UNITS, w)]
     if not any(len(w) >= 3 for w in content) or sum(map(len, content)) < 4:
         return None
     return inner
@@ -213,7 +221,7 @@ def bracket_unit(name: str) -> bool:
 
 
 # The rest of a name that only says over which period the first word was counted
-_WHEN_WORDS = set(vocabulary.words(_FILE, "when_words"))
+_WHEN_WORDS = set(vocabulary.words(_FILE, "when_words")) | _TIME_UNITS | set(vocabulary.keys("roles", "grains"))
 # A list names the columns it lists by their first words, but these say too little on their own.
 _NEVER_LISTED = set(vocabulary.words(_FILE, "never_listed"))
 _LIST_BEFORE = re.compile(r"(?:,|、|，|\band|\bor)\s*$", re.I)
@@ -274,7 +282,7 @@ def head_word_mentions(question: str, name: str, others: list[str]) -> Iterator[
     if len(parts) < 2 or not name.isascii():
         return
     head = parts[-1]
-    if head in STOP or head in _GENERIC or head in _KIND_WORDS or len(head) < 4 or not head.isalpha():
+    if head in STOP or _among(_GENERIC | _KIND_WORDS, head) or len(head) < 4 or not head.isalpha():
         return
     target = stem(head)
     if any(target in {stem(w) for w in name_words(other)} for other in others if other != name):

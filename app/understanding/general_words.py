@@ -16,16 +16,40 @@ Most of the work is done by general language tools rather than lists:
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from app.understanding import vocabulary
-from app.understanding.text import lemma
+from app.understanding.kinds import UNITS_EN
+from app.understanding.text import is_cjk, lemma
 from app.understanding.words import STOP, stem
 
 _FILE = "unmatched_words"
-GENERAL_EN = frozenset(vocabulary.words(_FILE, "general_en"))
+
+
+def analysis_words(script: str) -> tuple[str, ...]:
+    """The plain words of the kinds of analysis that gates.toml lists (trends, comparisons, drivers, the
+    future, importance) and the units of time and their adjectives of roles.toml (periods, grains): in
+    `script` "en" the single English words (trend, compare, month, weekly), in "zh" the Chinese words of two
+    characters or more (趋势, 差异, 季度). They ask how to analyse, never which variable; a stem or a
+    phrase of a pattern (driv, over time) is left out."""
+    items = [
+        *vocabulary.words("gates", "trend_words"),
+        *vocabulary.words("gates", "compare_words"),
+        *vocabulary.words("gates", "driver_words", "patterns"),
+        *vocabulary.words("gates", "future_words", "patterns"),
+        *vocabulary.words("gates", "importance", "patterns"),
+        *vocabulary.keys("roles", "periods"),
+        *vocabulary.keys("roles", "grains"),
+    ]
+    if script == "en":
+        return tuple(dict.fromkeys(w for w in items if w.isascii() and w.isalpha() and w.islower()))
+    return tuple(dict.fromkeys(w for w in items if len(w) >= 2 and all(is_cjk(c) for c in w)))
+
+
+# The words of analysis the gates list, and the units of time, are not listed again in general_en.
+GENERAL_EN = frozenset((*vocabulary.words(_FILE, "general_en"), *analysis_words("en")))
 ROW_WORDS = frozenset(vocabulary.words(_FILE, "row_words"))
 
 
@@ -67,11 +91,23 @@ def is_general_en(word: str) -> bool:
     English list: the closed classes, numbers up to twenty, everyday verbs), an adverb, or a word of analysis, comparison, time or grammar in any
     of its forms."""
     return (
-        word in STOP
+        any(form in STOP for form in forms(word))  # highest → high, totals → total
         or library_stop_word(word)
         or only_an_adverb(word)
         or any(form in GENERAL_EN for form in forms(word))
     )
+
+
+@cache
+def _row_lemmas() -> frozenset[str]:
+    """The row words and the units of the rows (question_kinds.toml units_en), by dictionary form."""
+    return frozenset(lemma(w) for w in (*ROW_WORDS, *UNITS_EN))
+
+
+def counts_rows(word: str) -> bool:
+    """Whether an English word, in any form, is a thing a table's rows often are or count (purchase,
+    purchases, ticket): "per purchase" is a unit of the rows, its average, not a breakdown."""
+    return lemma(word.lower()) in _row_lemmas()
 
 
 def is_row_word(word: str) -> bool:

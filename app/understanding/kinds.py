@@ -165,11 +165,15 @@ SHARE = vocabulary.regex(_FILE, "share", re.I)
 SLOPE = vocabulary.regex(_FILE, "slope", re.I)
 MEAN_WORDS = vocabulary.regex(_FILE, "mean_words", re.I)
 # One unit of what the rows count ("per order", "每单", "人均"): the average of a group's rows, not their
-# total. A grouping column after the word ("per customer type", "每个地区") is a breakdown instead.
-_UNITS_EN = vocabulary.word_alternation(_FILE, "units_en")
-_UNITS_ZH = vocabulary.word_alternation(_FILE, "units_zh")
+# total. A grouping column after the word ("per customer type", "每个地区") is a breakdown instead. The English
+# word after "per" is a unit when it is one of the things rows often are, in any form (counts_rows); the
+# Chinese ones are the row words of unmatched_words.toml and the units beside them.
+UNITS_EN = frozenset(vocabulary.words(_FILE, "units_en"))
+_UNITS_ZH = "|".join(
+    map(re.escape, (*vocabulary.words("unmatched_words", "zh_row_words"), *vocabulary.words(_FILE, "units_zh")))
+)
 PER_UNIT = re.compile(
-    rf"\b(?:per|each|every)\s+(?P<unit>(?:{_UNITS_EN})s?)\b|"
+    rf"\b(?:per|each|every)\s+(?P<unit>[a-z]+)\b|"
     rf"(?:每(?:个|位|名)?)(?P<unit_zh>单|笔|次|户|张|{_UNITS_ZH})|人均|单均|笔均|户均|客单价",
     re.I,
 )

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from app.understanding import vocabulary
 from app.understanding.gate_words import FAMILIES, has_word
-from app.understanding.general_words import is_general_en, is_row_word
+from app.understanding.general_words import analysis_words, is_general_en, is_row_word
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Mention, Span, named_values, value_position
 from app.understanding.segment import whole_words
@@ -102,7 +102,12 @@ _ZH_PARTICLES = set(vocabulary.characters(_FILE, "zh_particles"))
 _ZH_COMPARED = set(vocabulary.characters(_FILE, "zh_compared"))  # and a modal before the verb: 生意会（变差）
 GENERAL_ZH = sorted(
     dict.fromkeys(
-        [*vocabulary.words(_FILE, "general_zh"), *vocabulary.words(_FILE, "interrogatives_zh"), *_ZH_PARTICLES]
+        [
+            *vocabulary.words(_FILE, "general_zh"),
+            *analysis_words("zh"),  # the gates' words of analysis, the units of time: not listed again
+            *vocabulary.words(_FILE, "interrogatives_zh"),
+            *_ZH_PARTICLES,
+        ]
     ),
     key=len,
     reverse=True,

@@ -38,6 +38,7 @@ from app.understanding.weekdays import day_at
 from app.understanding.words import (
     SYNONYMS,
     core_name,
+    is_function_word,
     loose_mentions,
     name_words,
     spread_mentions,
@@ -171,8 +172,12 @@ def _inside_other_word(place: tuple[int, int], compounds: list[tuple[int, int, s
 
 # "Windy days", "hot months": the plural of a time unit after a word that names a column is the
 # rows described by it, not the Day or Month column ("Do windy days have less ozone?" is not about
-# the day of the month).
-_ROWS_UNITS = re.compile(rf"(?:{vocabulary.word_alternation(_FILE, 'rows_units')})", re.I)
+# the day of the month). The units are the English periods below (days, weeks …) and the other rows_units.
+_ROWS_UNITS = re.compile(
+    rf"(?:{'|'.join(unit for unit in vocabulary.keys(_FILE, 'periods') if unit.isascii())})s"
+    rf"|{vocabulary.word_alternation(_FILE, 'rows_units')}",
+    re.I,
+)
 
 
 def _without_rows_words(question: str, found: list[Mention]) -> list[Mention]:
@@ -374,7 +379,11 @@ _AFTER_EN = re.compile(rf"^\s+(?:{vocabulary.alternation(_FILE, 'target_cues_aft
 _BEFORE_ZH = re.compile(
     rf"(?:{vocabulary.word_alternation(_FILE, 'target_cues_before_zh')})[^，,。？?！!；;、和与及]{{0,8}}$"
 )
-_AFTER_ZH = re.compile(rf"^\s*(?:的)?(?:主要)?(?:{vocabulary.word_alternation(_FILE, 'target_cues_after_zh')})")
+# and gates.toml's Chinese phrases of importance after them (影响最大, 最重要, 最关键)
+_IMPORTANCE_ZH = [p for p in vocabulary.words("gates", "importance", "patterns") if not p.isascii()]
+_AFTER_ZH = re.compile(
+    rf"^\s*(?:的)?(?:主要)?(?:{'|'.join([*map(re.escape, vocabulary.words(_FILE, 'target_cues_after_zh')), *_IMPORTANCE_ZH])})"
+)
 # "广告费用对营业额的影响"
 _AROUND_ZH = (re.compile(r"对\s*$"), re.compile(rf"^\s*的?(?:{vocabulary.word_alternation(_FILE, 'effect_words_zh')})"))
 # Words that introduce the predictors: "on A and B", "with", "using", "from"; "用A和B来…", "根据", "基于".
@@ -441,7 +450,8 @@ def groups_rows(column: dict[str, Any]) -> bool:
 
 
 # --- category values named in the question ----------------------------------------------------------
-# Level values that are everyday words in questions would pick a column by accident.
+# Level values that are everyday words in questions would pick a column by accident: the function words
+# (words.is_function_word: a, the, in, not, all) and those roles.toml common_values lists.
 _COMMON = set(vocabulary.words(_FILE, "common_values"))
 
 
@@ -512,7 +522,7 @@ def _find_value(text: str, value: str, raw: str = "", values: list[str] | None =
 
 
 def _find_word(text: str, word: str, own: bool = True) -> int:
-    if (len(word) < 2 and (own or word.isascii())) or (own and word in _COMMON):
+    if (len(word) < 2 and (own or word.isascii())) or (own and (word in _COMMON or is_function_word(word))):
         return -1
     if word.isascii():  # whole words, plurals too: "returning customers", "stores"
         # ASCII word edges: a Chinese character next to it ("处理组trt1的") is not part of the word

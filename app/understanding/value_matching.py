@@ -12,13 +12,31 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from app.understanding import vocabulary
 from app.understanding.spelling import text_variants
 
-# Plurals the stemmer cannot undo, each way round: man → men, women → woman (vocabulary/value_forms.toml)
+# Plurals the dictionary does not pair, each way round: person → people (vocabulary/value_forms.toml); the
+# others (man → men, women → woman) are lemminflect's (_noun_forms).
 _IRREGULAR = dict(vocabulary.pairs("value_forms", "irregular_plurals"))
 _IRREGULAR.update({plural: single for single, plural in list(_IRREGULAR.items())})
+
+
+@lru_cache(maxsize=4096)
+def _noun_forms(word: str) -> tuple[str, ...]:
+    """A noun's singular and plural by lemminflect's English dictionary (women → woman, child → children),
+    irregular ones included; () without it."""
+    try:
+        from lemminflect import getInflection, getLemma
+    except ImportError:  # pragma: no cover - a dependency; kept working without it
+        return ()
+    single = [str(form) for form in getLemma(word, upos="NOUN")[:1]]
+    if single and single[0] != word:
+        return tuple(single)
+    return tuple(str(form) for form in getInflection(word, tag="NNS")[:1])
+
+
 FEW_LEVELS = 12  # a one-character Chinese value is matched only in a column of this many levels at most
 
 
@@ -31,6 +49,8 @@ def value_forms(value: str) -> tuple[str, ...]:
     forms = set(text_variants(word))
     if word in _IRREGULAR:
         forms.add(_IRREGULAR[word])
+    elif word.isalpha():
+        forms.update(_noun_forms(word))
     if len(word) >= 5 and word.endswith("s") and not word.endswith("ss"):
         forms.add(word[:-1])  # Smokers ← "smoker"
     forms.discard(word)

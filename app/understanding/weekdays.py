@@ -15,14 +15,20 @@ from app.understanding import vocabulary
 # Monday first. The English names come from the standard library's calendar (its names in the C locale,
 # the one Python starts in), and every abbreviation is a prefix of three letters or more of the name (Mon,
 # Tue, Tues, Thu, Thur, Thurs …; the first, three letters, is the one a column's short style writes). What
-# follows a Chinese prefix to name each day is in vocabulary/weekdays.toml.
+# follows a Chinese prefix (a word for the week) to name each day is in vocabulary/weekdays.toml.
 _DAYS = vocabulary.entries("weekdays", "days")
 if len(_DAYS) != 7:
     raise vocabulary.VocabularyError(f"weekdays.toml: [[days]] must be the seven days, Monday first, not {len(_DAYS)}")
 _EN_FULL = tuple(name.lower() for name in calendar.day_name)
 _EN_SHORT = tuple(tuple(name[:end] for end in range(3, len(name))) for name in _EN_FULL)
 _ZH_DAYS = tuple(day.strings("zh") for day in _DAYS)
-_ZH_PREFIXES = vocabulary.words("weekdays", "zh_prefixes")
+# The Chinese words for a week (周, 星期, 礼拜: roles.toml periods of period W) say "day of the week" before the
+# day's number.
+_ZH_PREFIXES = tuple(
+    entry.key
+    for entry in vocabulary.entries("roles", "periods")
+    if entry.text("period") == "W" and not entry.key.isascii()
+)
 WEEKEND_DAYS = (5, 6)  # Saturday, Sunday
 
 

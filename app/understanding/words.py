@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator
+from functools import cache
 
 from app.understanding import vocabulary
 from app.understanding.everyday_words import concept_synonyms, merged
@@ -27,8 +28,51 @@ SYNONYMS: dict[str, tuple[str, ...]] = merged(_NAMED, concept_synonyms())
 VALUE_WORDS: dict[str, tuple[str, ...]] = vocabulary.keyed("synonyms", "values")
 
 
-# Words that never name a column by a stem or an abbreviation (vocabulary/stop_words.toml).
-STOP = set(vocabulary.words("stop_words", "stop"))
+# Words that never name a column by a stem or an abbreviation: scikit-learn's English stop words of a
+# closed class (below), and the words vocabulary/stop_words.toml lists beside them.
+
+
+def _closed_class(word: str) -> bool:
+    """Whether lemminflect's English dictionary reads a word as one of a closed class: it knows the open
+    classes (nouns, verbs, adjectives) by their inflections, so a word with none (the, of, it, which), an
+    auxiliary (is, has, were), or one whose only readings are an adverb or adjective that never inflects
+    (about, before, there, only) is grammar, not a name."""
+    from lemminflect import getAllInflections, getAllLemmas
+
+    if "AUX" in getAllLemmas(word):
+        return True
+    return all(tag in ("RB", "JJ") and forms == (word,) for tag, forms in getAllInflections(word).items())
+
+
+@cache
+def _function_words() -> frozenset[str]:
+    """scikit-learn's English stop words of a closed class (the, of, it, which, is, about, only)."""
+    try:
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    except ImportError:  # pragma: no cover - a dependency; kept working without it
+        return frozenset()
+    return frozenset(word for word in ENGLISH_STOP_WORDS if _closed_class(word))
+
+
+def is_function_word(word: str) -> bool:
+    """Whether a (lower-case) English word is a function word: one of scikit-learn's stop words of a closed class."""
+    return word in _function_words()
+
+
+@cache
+def _stop_words() -> frozenset[str]:
+    return frozenset(vocabulary.words("stop_words", "stop")) | _function_words()
+
+
+class _StopWords:
+    """The stop words as a set to look words up in, read on the first look-up: scikit-learn (and the
+    dictionary) load only when a question is read, never when this module is imported."""
+
+    def __contains__(self, word: object) -> bool:
+        return word in _stop_words()
+
+
+STOP = _StopWords()
 
 
 def stem(word: str) -> str:

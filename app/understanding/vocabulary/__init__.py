@@ -167,6 +167,11 @@ def keyed(file: str | Path, table: str, field: str = "words") -> dict[str, tuple
     return table_words
 
 
+def keys(file: str | Path, table: str) -> tuple[str, ...]:
+    """The `key` of each entry of a keyed table, in file order, once each (roles.toml periods: day, week …)."""
+    return tuple(dict.fromkeys(entry.key for entry in entries(file, table)))
+
+
 def word_alternation(file: str | Path, table: str, field: str = "words") -> str:
     """The table's plain words as a regular expression that matches any of them: `a|b|c` in file
     order, each word escaped (Chinese and plain English words are left as they are)."""

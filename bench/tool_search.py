@@ -350,6 +350,9 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="top-1/top-3 for a grid of lexical weights")
     parser.add_argument("--show", action="store_true", help="list rank_tools' misses at top 3")
     parser.add_argument("--cold", action="store_true", help="time the first search of new processes")
+    parser.add_argument(
+        "--build-vectors", action="store_true", help="rewrite the catalog's packaged vectors file, then stop"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(args.repo.resolve()))
 
@@ -357,6 +360,11 @@ def main() -> None:
     from app.agent.tools.toolbox import FULL_REGISTRY
 
     tools = list(FULL_REGISTRY)
+    if args.build_vectors:
+        from app.agent.tools.tool_ranking import build_packaged_file
+
+        print(build_packaged_file(tools))
+        return
     zh = sum(any("\u4e00" <= c <= "\u9fff" for c in q) for q, _ in QUERIES)
     print(f"{len(QUERIES)} queries ({len(QUERIES) - zh} en, {zh} zh), {len(tools)} tools, repo {args.repo}\n")
 

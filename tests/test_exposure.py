@@ -269,7 +269,7 @@ def test_the_catalogs_vectors_are_kept_on_disk_and_read_by_a_new_process(tmp_pat
 
 def test_the_packaged_vectors_cover_the_catalog_so_a_fresh_install_embeds_nothing():
     # fails when a tool's name, description or keywords change: rebuild with
-    # `python -m app.agent.tools.tool_ranking` (a stale file would cost a fresh install ~10-40 s)
+    # `python bench/tool_search.py --build-vectors` (a stale file would cost a fresh install ~10-40 s)
     from app.agent.tools import tool_ranking
 
     ranking = tool_ranking.CatalogRanking([t for t in FULL_REGISTRY if t.name != "tool_search"])

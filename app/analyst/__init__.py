@@ -40,5 +40,14 @@ analysis tools (analysis_tools), never the rest of the harness.
 from app.analyst.analyst import BuiltinAnalyst
 from app.analyst.answer import HONESTY
 from app.analyst.reading import past_the_reading, pinned_answer
+from app.analyst.sheet_words import as_people_write, own_word, sheet_words_of
 
-__all__ = ["HONESTY", "BuiltinAnalyst", "past_the_reading", "pinned_answer"]
+__all__ = [
+    "HONESTY",
+    "BuiltinAnalyst",
+    "as_people_write",
+    "own_word",
+    "past_the_reading",
+    "pinned_answer",
+    "sheet_words_of",
+]

@@ -15,6 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from app.understanding import vocabulary as shared
+
 SOURCE = Path(__file__).with_name("vocabulary.toml")
 
 
@@ -53,8 +55,6 @@ def period_units() -> dict[str, tuple[str, ...]]:
     """The names of each unit of time ("month": month, 月, 月份): the units of the understanding's
     roles.toml periods that stand for it (by their period code: month, 月 → M), then this file's other
     names of it (period_units: 月份, yr, date). In the order of roles.toml (day, week, month, quarter, year)."""
-    from app.understanding import vocabulary as shared
-
     periods = [(entry.key, entry.text("period")) for entry in shared.entries("roles", "periods")]
     english = {code: unit for unit, code in reversed(periods) if unit.isascii()}  # D → day
     other = named_lists("period_units")

@@ -25,7 +25,7 @@ def in_sheet_words(report: dict[str, Any]) -> dict[str, Any]:
     """The report as its renderings show it: the names of the evidence's metrics with a yes/no group in the
     sheet's own words ("n.否", not "n.False") and dates as people write them, as the answer does
     (app/analyst/sheet_words.py). The stored report keeps the tools' own keys."""
-    from app.analyst.sheet_words import as_people_write  # the analyst's module: only once a report is drawn
+    from app.analyst import as_people_write  # the analyst's module: only once a report is drawn
 
     words = {
         str(c.get("name")): dict(c["words"])

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.analyst.sheet_words import own_word, sheet_words_of
+from app.analyst import own_word, sheet_words_of
 from app.config import Settings
 from app.db.models import Dataset, Run, Workspace
 from app.ingest.pipeline import LoadedTable

@@ -46,7 +46,9 @@ def reread(
     if pin is None:
         return RedirectResponse(f"{target}?run={run.id}#run", status_code=303)
     try:
-        again = runs.create(session, run.workspace, run.question or "", page.lang)  # the page's language, as ask
+        # the run it re-reads already answered in the language it was asked in (the page's, when asked
+        # on a page): the re-run keeps it, so a chip never switches the answer's language
+        again = runs.create(session, run.workspace, run.question or "", run.language or page.lang)
     except TooManyRuns as exc:
         error = t("too_many_runs", page.lang, n=exc.limit)
         context = workspace_context(session, settings, run.workspace, page.lang, run.id, ask_error=error)

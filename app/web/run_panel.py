@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.agent import evidence_dict, task_dict, unmasked
+from app.analyst import as_people_write, sheet_words_of
 from app.config import Settings
 from app.db.models import Event, Evidence, Question, Report, Run, Task
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool, reading_entry
@@ -98,7 +99,6 @@ def open_question(session: Session, run_id: str) -> Question | None:
 def sheet_words_shown(session: Session, run: Run) -> Callable[[str], str]:
     """Text of the run's steps and evidence as the answer words it: True/False of a yes/no column in the
     sheet's own words (是/否) and dates as people write them (app/analyst/sheet_words.py)."""
-    from app.analyst.sheet_words import as_people_write, sheet_words_of
     from app.workspaces import active_datasets
 
     columns = [c for d in active_datasets(session, run.workspace_id) for c in (d.info or {}).get("columns", [])]

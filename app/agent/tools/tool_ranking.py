@@ -32,6 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from analysis_tools import Tool
+from app.config import get_settings
+from app.understanding import semantic
 from app.understanding.text import fold, inner_words, tokens
 
 log = logging.getLogger(__name__)
@@ -257,8 +259,6 @@ class CatalogRanking:
 @lru_cache(maxsize=1024)  # a model repeats its searches within a run; bounded for a long-running server
 def query_vector(query: str) -> np.ndarray:
     """The query's unit e5 vector, as a search ("query: ")."""
-    from app.understanding import semantic
-
     vector: np.ndarray = semantic.encode([query], query=True)[0]
     return vector
 
@@ -275,18 +275,13 @@ def text_key(text: str) -> str:
 def cache_file() -> Path:
     """DATA_DIR/cache/tool_vectors-<model>.npz (one file per model version: vectors of another model
     are never compared with this one's)."""
-    from app.config import get_settings
-    from app.understanding.semantic import model_version
-
-    return Path(get_settings().data_dir) / "cache" / f"tool_vectors-{model_version()}.npz"
+    return Path(get_settings().data_dir) / "cache" / f"tool_vectors-{semantic.model_version()}.npz"
 
 
 def packaged_file() -> Path:
     """The catalog's vectors shipped with the package (`python -m app.agent.tools.tool_ranking` rebuilds
     it), so a fresh install's first search does not embed the whole catalog (~10-40 s on 2 cores)."""
-    from app.understanding.semantic import model_version
-
-    return Path(__file__).with_name(f"tool_vectors-{model_version()}.npz")
+    return Path(__file__).with_name(f"tool_vectors-{semantic.model_version()}.npz")
 
 
 def _read(path: Path) -> dict[str, np.ndarray]:
@@ -323,8 +318,6 @@ def catalog_vectors(texts: Sequence[str]) -> np.ndarray:
             keys = [text_key(t) for t in texts]
             missing = [t for t, k in zip(texts, keys, strict=True) if k not in _known]
             if missing:
-                from app.understanding import semantic
-
                 fresh = semantic.encode(list(missing), query=False)
                 _known.update({text_key(t): v for t, v in zip(missing, fresh, strict=True)})
                 _write(path, _known)
@@ -351,19 +344,13 @@ def catalog_ranking(tools: Iterable[Tool]) -> CatalogRanking:
     return found
 
 
-def build_packaged_file() -> Path:
-    """Embed the whole catalog and write the packaged vectors file (run after a tool's text changes;
-    a stale file only costs the changed tools an embedding at first use)."""
-    from app.agent.tools.toolbox import FULL_REGISTRY
-    from app.understanding import semantic
-
-    ranking = CatalogRanking([t for t in FULL_REGISTRY if t.name != SEARCH_TOOL])
+def build_packaged_file(tools: Iterable[Tool]) -> Path:
+    """Embed the catalog and write the packaged vectors file (`python bench/tool_search.py
+    --build-vectors`, after a tool's text changes; a stale file only costs the changed tools an
+    embedding at first use)."""
+    ranking = CatalogRanking([t for t in tools if t.name != SEARCH_TOOL])
     texts = list(dict.fromkeys(ranking.texts + ranking.briefs))
     vectors = semantic.encode(texts, query=False)
     target = packaged_file()
     _write(target, {text_key(t): v for t, v in zip(texts, vectors, strict=True)})
     return target
-
-
-if __name__ == "__main__":
-    print(build_packaged_file())

@@ -16,6 +16,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from analysis_tools.common import fmt_num
+from app.analyst.sheet_words import own_word
 from app.analyst.vocabulary import named_lists, pairs, word_set, words
 from app.understanding import semantic  # its model loads on the first phrase, not on import
 from app.understanding.gate_words import ID_LIKE
@@ -362,8 +363,8 @@ def not_found_answer(provenance: Provenance, zh: bool) -> str:
 def describe_column(column: dict[str, Any], zh: bool) -> str:
     """'values: sunny, rain, cloudy …' or 'numbers from 3 to 97', for an option; a yes/no column's
     values in the sheet's own words (是、否 or Y, N: the column info keeps them), not True, False."""
-    own = {str(k).lower(): str(v) for k, v in (column.get("words") or {}).items()}
-    values = [own.get(str(v).lower(), str(v)) for v in column.get("values") or []]
+    words = {str(k).lower(): str(v) for k, v in (column.get("words") or {}).items()}
+    values = [str(own_word(str(v), words)) for v in column.get("values") or []]
     if values:
         more = " …" if len(values) > 4 or (column.get("levels") or 0) > len(values[:4]) else ""
         return ("取值：" if zh else "values: ") + ("、" if zh else ", ").join(values[:4]) + more

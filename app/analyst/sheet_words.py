@@ -23,10 +23,21 @@ def sheet_words_of(columns: Iterable[dict[str, Any]]) -> dict[str, dict[str, str
 
 
 def own_word(value: Any, words: dict[str, str] | None) -> Any:
-    """A yes/no cell as the sheet writes it (True → 是 with the column's words); other values as they are."""
+    """A yes/no cell as the sheet writes it (True or "True" → 是 with the column's words); other values
+    as they are."""
     if words and isinstance(value, bool):
         return words.get("true" if value else "false", value)
+    if words and isinstance(value, str):  # a column's listed values are strings ("True", "False")
+        return words.get(value.lower(), value)
     return value
+
+
+def rows_in_own_words(rows: list[dict[str, Any]], columns: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Preview rows with each yes/no cell as the sheet writes it (是/否), not True/False."""
+    own = sheet_words_of(columns)
+    if not own:
+        return rows
+    return [{name: own_word(value, own.get(name)) for name, value in row.items()} for row in rows]
 
 
 def used_columns(arguments: dict[str, Any]) -> set[str]:

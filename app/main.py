@@ -1,6 +1,7 @@
 """The web application: routers, templates, static files, lifespan and plain-language errors.
 
-Run it with `verity serve`, or `uvicorn app.main:create_app --factory`.
+Run it with `verity serve`, or `uvicorn app.main:create_app --factory --http
+app.web.slow_clients:TimedHTTPProtocol` (the slow-client timeouts `verity serve` sets; README).
 """
 
 from __future__ import annotations

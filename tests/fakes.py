@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -112,11 +113,13 @@ class FakeOpenAIServer:
     """Serves scripted responses at /v1/chat/completions on a loopback port.
 
     A scripted item is either a response body (dict) or an (HTTP status, body) tuple, which lets
-    tests return 429/500 to exercise retries.
+    tests return 429/500 to exercise retries. Instead of a list, a function of the request body
+    that returns the item answers each request (runs at once, whose requests interleave).
     """
 
-    def __init__(self, script: list[Any]):
-        self.script = list(script)
+    def __init__(self, script: list[Any] | Callable[[dict[str, Any]], Any]):
+        self.respond = script if callable(script) else None
+        self.script = [] if callable(script) else list(script)
         self.requests: list[dict[str, Any]] = []
         server = self
 
@@ -124,7 +127,10 @@ class FakeOpenAIServer:
             def do_POST(self):  # noqa: N802 (http.server API)
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append(body)
-                item = server.script.pop(0) if server.script else completion("(script exhausted)")
+                if server.respond is not None:
+                    item = server.respond(body)
+                else:
+                    item = server.script.pop(0) if server.script else completion("(script exhausted)")
                 if isinstance(item, Slow):  # answer after the client's timeout
                     time.sleep(item.seconds)
                     item = item.item

@@ -138,6 +138,33 @@ def test_a_linked_figures_folder_is_not_followed(tmp_path):
     assert not (tmp_path / "report" / "rerun_figures").exists()
 
 
+SWAP = r"""
+import os, shutil
+os.chdir("/scratch")
+shutil.rmtree("/scratch/rerun_figures", ignore_errors=True)
+os.symlink(PRIVATE, "/scratch/rerun_figures")  # the host's path of another workspace's charts
+result = {"total": 42}
+"""
+
+
+def test_a_figures_folder_swapped_for_a_link_inside_the_sandbox_is_not_followed(tmp_path, mode):
+    """The checked code itself replaces its rerun_figures by a link to another workspace's charts
+    (readable inside the sandbox too, as a data file): the host copies nothing through it."""
+    private = tmp_path / "other" / "figures"
+    private.mkdir(parents=True)
+    (private / "chart.png").write_bytes(b"\x89PNG private chart of another workspace")
+    script, _ = analysis_script(tmp_path / "swap", f"PRIVATE = {str(private)!r}\n" + SWAP)
+    outcome = check_analysis_script(
+        script, Limits(timeout_s=120), sandbox_mode=mode, data_files=[private / "chart.png"]
+    )
+    assert outcome.summary is not None, (script.parent / "analysis_output.txt").read_text()[-3000:]
+    # Reason: the host opens rerun_figures relative to the sandbox's /scratch with O_NOFOLLOW (before:
+    # shutil copied through the link from the host's scratch folder).
+    kept = script.parent / "rerun_figures"
+    assert not kept.exists() or not any(p.is_file() for p in kept.rglob("*")), sorted(kept.rglob("*"))
+    assert (private / "chart.png").read_bytes().endswith(b"another workspace")  # untouched
+
+
 FILL = r"""
 import os
 written, made = 0, []

@@ -335,14 +335,18 @@ _NEGATED = re.compile(rf"(?:{vocabulary.word_alternation(_FILE, 'negating_prefix
 
 def _claim(text: str, needle: str, name: str, found: list[Mention], kind: str) -> None:
     """Claim each place the needle appears; an English needle only as whole words ("ht" is not
-    inside "weight", "low" not inside "lower"), plurals allowed."""
+    inside "weight", "low" not inside "lower"), plurals allowed. A needle longer than the text is not
+    in it: its pattern is never built (a column name of 100,000 letters cost a run seconds of
+    regular-expression compiling per question; issue 25)."""
+    if not needle or len(needle) > len(text):
+        return
     pattern = re.escape(needle)
     if needle.isascii() and re.match(r"\w", needle):
         plural = (
             "(?:s|es)?" if not needle.endswith("y") else "(?:s|es)?|" + re.escape(needle[:-1]) + "ies"
         )  # categories
         pattern = rf"(?<![a-z0-9])(?:{pattern}{plural})(?![a-z0-9])"
-    _take(((m.start(), m.end()) for m in re.finditer(pattern, text)) if needle else (), name, found, kind)
+    _take(((m.start(), m.end()) for m in re.finditer(pattern, text)), name, found, kind)
 
 
 # --- the measure a superlative is about -----------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 
 from app.understanding import vocabulary
 from app.understanding.everyday_words import concept_synonyms, merged
@@ -112,9 +112,11 @@ NAME_BRACKET = re.compile(r"[(（\[【]([^()（）\[\]【】]{1,24})[)）\]】]\
 _NAME_DECORATION = re.compile(r"(?:\s*[(（\[【][^()（）\[\]【】]{1,24}[)）\]】])+\s*$|\s*[?？:：]+\s*$")
 
 
+@lru_cache(maxsize=4096)
 def core_name(name: str) -> str:
     """A column name without its unit and trailing punctuation, as a question says it:
-    "Delivery Time (min)" → "Delivery Time"; the name itself when nothing is left."""
+    "Delivery Time (min)" → "Delivery Time"; the name itself when nothing is left. Read once per
+    name (a run asks it of each column many times; issue 25: a header of 100,000 letters)."""
     core = _NAME_DECORATION.sub("", name.strip())
     core = _NAME_DECORATION.sub("", core)  # "Fee (£)?" has both
     return core if len(core) >= 2 else name

@@ -8,11 +8,15 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+import pandas as pd
 from openpyxl import Workbook
 from sqlalchemy import select
 
+from analysis_tools import run_tool
+from app.analyst import as_people_write, shared_grain
 from app.db.models import Dataset, Event, Run, ToolCall
 from app.evaluation.runner import settle
+from app.numbers import answer_numbers
 from tests.factories import setup, start_run
 
 STORES = {"东门店": 1.0, "西门店": 1.6, "南门店": 0.7}
@@ -60,3 +64,37 @@ def test_a_table_an_earlier_question_made_is_not_profiled_or_offered_as_data(tmp
     assert profiled and all(not a.get("dataset") or a["dataset"] == made[0] for a in profiled), profiled
     assert "使用的数据" not in (second.answer or "")  # one table of data: no "which table" line
     assert all(made[1] not in str(c.arguments) for c in calls), [c.arguments for c in calls]
+
+
+def test_dates_read_as_people_write_them_for_their_period() -> None:
+    # a day as people write it, never the tools' "2024-03-05 00:00:00"
+    assert as_people_write("peak on 2024-03-05 00:00:00: 12", False, {}) == "peak on 5 Mar 2024: 12"
+    assert as_people_write("最高在 2024-03-05", True, {}) == "最高在 2024年3月5日"
+    assert as_people_write("at 2024-03-05 13:30:00", False, {}) == "at 2024-03-05 13:30:00"  # a real time stays
+    assert as_people_write("id 2024-03-051 or 2024-02-31", False, {}) == "id 2024-03-051 or 2024-02-31"
+    # a monthly table's dates are its months; a quarterly or yearly one's its quarters or years
+    assert as_people_write("highest at 2024-05-01 00:00:00", False, {}, grain="monthly") == "highest at May 2024"
+    assert as_people_write("最高在 2024-05-01", True, {}, grain="monthly (several rows per date)") == "最高在 2024年5月"
+    assert as_people_write("2024-04-01", False, {}, grain="quarterly") == "Q2 2024"
+    assert as_people_write("2024-01-01", True, {}, grain="yearly") == "2024年"
+    assert shared_grain([{"grain": "monthly"}, {"grain": "monthly (several rows per date)"}, {}]) == "monthly"
+    assert shared_grain([{"grain": "monthly"}, {"grain": "daily"}]) is None
+    # the number check reads such a day as a date, not as findings ("5" and "2024")
+    assert [str(w.value) for w in answer_numbers("highest on 25 Dec 2024: 40,025 (then Mar 3, 2023: 39,666)")] == [
+        "40025",
+        "39666",
+    ]
+
+
+def test_a_step_names_its_measure_in_plain_words_not_a_column_key() -> None:
+    frame = pd.DataFrame({"门店": ["A", "B", "A"], "销售情况 / 销售额（元）": [1.0, 2.0, 3.0]})
+    zh = run_tool(
+        "group_aggregate", frame, group_columns=["门店"], value_columns=["销售情况 / 销售额（元）"], language="zh"
+    )
+    assert zh.interpretation == "按 门店 共分为 2 组；门店 = A 的 销售情况 / 销售额（元） 合计最高（4）。"
+    en = run_tool(
+        "group_aggregate", frame, group_columns=["门店"], value_columns=["销售情况 / 销售额（元）"], agg="mean"
+    )
+    assert en.interpretation == "2 groups by 门店; 门店 = A has the highest average 销售情况 / 销售额（元） (2)."
+    ranked = run_tool("rank_values", frame, value_column="销售情况 / 销售额（元）", group_column="门店", language="zh")
+    assert ranked.interpretation.startswith("销售情况 / 销售额（元）合计最高的是 A"), ranked.interpretation

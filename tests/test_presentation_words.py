@@ -5,6 +5,7 @@ a step's text names a measure in plain words, not a tool's column key ("销售�
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from app.analyst import as_people_write, shared_grain
 from app.db.models import Dataset, Event, Run, ToolCall
 from app.evaluation.runner import settle
 from app.numbers import answer_numbers
+from app.web.run_panel import sheet_words_shown, steps_from_events
 from tests.factories import setup, start_run
 
 STORES = {"东门店": 1.0, "西门店": 1.6, "南门店": 0.7}
@@ -38,32 +40,36 @@ def monthly_workbook(path: Path) -> Path:
 
 
 def ask(service, db, ws: str, question: str) -> tuple[Run, list[ToolCall], list[str]]:
-    """A real built-in run: the run, its tool calls and the interpretations its steps showed."""
+    """A real built-in run: the run, its tool calls and its steps' text as the page shows it."""
     run_id = start_run(service, ws, question)
     settle(service, run_id, {})
     with db.session() as s:
         run = s.get(Run, run_id)
         assert run is not None and run.status == "done", run and run.error
         calls = list(s.scalars(select(ToolCall).where(ToolCall.run_id == run_id).order_by(ToolCall.created_at)))
-        shown = [
-            str((e.data or {}).get("interpretation") or "")
-            for e in s.scalars(select(Event).where(Event.run_id == run_id, Event.kind == "tool_finished"))
-        ]
+        events = list(s.scalars(select(Event).where(Event.run_id == run_id).order_by(Event.id)))
+        shown = sheet_words_shown(s, run)
+        steps = [shown(step["interpretation"]) for step in steps_from_events(events) if step.get("interpretation")]
         s.expunge_all()
-    return run, calls, shown
+    return run, calls, steps
 
 
 def test_a_table_an_earlier_question_made_is_not_profiled_or_offered_as_data(tmp_path: Path) -> None:
     settings, db, service, ws = setup(tmp_path, monthly_workbook(tmp_path / "门店月度.xlsx"))
-    first, _, _ = ask(service, db, ws, "哪个门店的销售额合计最高？")
+    first, _, steps = ask(service, db, ws, "哪个门店的销售额合计最高？")
+    assert any("西门店 的 销售额 合计最高" in s for s in steps) and not any("_sum" in s for s in steps), steps
     with db.session() as s:
         made = [d.name for d in s.scalars(select(Dataset).where(Dataset.workspace_id == ws, Dataset.active))]
     assert len(made) == 2, made  # the first question kept a table of its own (a result, listed and downloadable)
-    second, calls, _ = ask(service, db, ws, "哪个月的销售额最高？")
+    second, calls, steps = ask(service, db, ws, "哪个月的销售额最高？")
     profiled = [c.arguments for c in calls if c.tool == "profile_dataset"]
     assert profiled and all(not a.get("dataset") or a["dataset"] == made[0] for a in profiled), profiled
+    assert steps[0].startswith("数据共 36 行"), steps  # the data, not the first question's 3-row table
     assert "使用的数据" not in (second.answer or "")  # one table of data: no "which table" line
     assert all(made[1] not in str(c.arguments) for c in calls), [c.arguments for c in calls]
+    # the month as people write it, in the headline and the steps
+    assert "**2024年5月 的 销售额合计最高" in (second.answer or ""), second.answer
+    assert not [s for s in steps if re.search(r"\d{4}-\d{2}|_sum|总最高", s)], steps
 
 
 def test_dates_read_as_people_write_them_for_their_period() -> None:

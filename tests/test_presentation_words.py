@@ -104,3 +104,14 @@ def test_a_step_names_its_measure_in_plain_words_not_a_column_key() -> None:
     assert en.interpretation == "2 groups by 门店; 门店 = A has the highest average 销售情况 / 销售额（元） (2)."
     ranked = run_tool("rank_values", frame, value_column="销售情况 / 销售额（元）", group_column="门店", language="zh")
     assert ranked.interpretation.startswith("销售情况 / 销售额（元）合计最高的是 A"), ranked.interpretation
+
+
+def test_a_report_names_a_monthly_table_s_dates_by_their_month() -> None:
+    from app.reports.report_parts import in_sheet_words
+
+    report = {
+        "language": "en",
+        "datasets": [{"name": "traffic", "grain": "monthly", "columns": [{"name": "Month", "type": "datetime"}]}],
+        "evidence": [{"metrics": {"rank.1.label": "2024-12-01 00:00:00", "rank.1.value": 40025.0}}],
+    }
+    assert in_sheet_words(report)["evidence"][0]["metrics"] == {"rank.1.label": "Dec 2024", "rank.1.value": 40025.0}

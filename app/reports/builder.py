@@ -98,14 +98,13 @@ def dataset_entry(dataset: Dataset) -> dict[str, Any]:
         "file": dataset.file_name,
         "sheet": dataset.sheet,
         "rows": int(dataset.rows or 0),
-        "grain": info.get("grain"),  # a monthly table's dates are said as months (in_sheet_words)
         "columns": [
             # a yes/no column's own words (是/否): the renderings show its groups so (in_sheet_words)
             {"name": str(c.get("name")), "type": c.get("type")} | ({"words": c["words"]} if c.get("words") else {})
             for c in info.get("columns", [])
             if isinstance(c, dict)
         ],
-    }
+    } | ({"grain": info["grain"]} if info.get("grain") else {})  # a monthly table's dates as months (in_sheet_words)
 
 
 def evidence_entry(item: Evidence) -> dict[str, Any]:

@@ -407,9 +407,12 @@ def _aggregate_result(ctx, out, groups, names, aggs, n, missing_keys) -> ToolRes
     what = ", ".join(dict.fromkeys(n.rsplit("_", 1)[0] for n in names)) or "rows"
     step = f"group_aggregate: {'/'.join(aggs)} of {what} by {', '.join(groups)} ({n:,} rows → {len(out):,} groups)"
     by, best = " | ".join(groups), _group_label(top, groups)
+    most = _plain_measure(
+        main[: -len(agg) - 1] if names else None, agg, ctx
+    )  # "the highest total 销售额", not "销售额_sum"
     interpretation = ctx.t(
-        f"{len(out):,} groups by {by}; {by} = {best} has the highest {main} ({fmt_num(top[main])}).",
-        f"按 {by} 共分为 {len(out):,} 组；{by} = {best} 的 {main} 最高（{fmt_num(top[main])}）。",
+        f"{len(out):,} groups by {by}; {by} = {best} has {most} ({fmt_num(top[main])}).",
+        f"按 {by} 共分为 {len(out):,} 组；{by} = {best} 的{most}（{fmt_num(top[main])}）。",
     )
     return step_result(
         ctx,
@@ -425,6 +428,25 @@ def _aggregate_result(ctx, out, groups, names, aggs, n, missing_keys) -> ToolRes
         ),
         preview=False,  # the profile is the table itself: printed once
     )
+
+
+def _plain_measure(value: str | None, agg: str, ctx: ToolContext) -> str:
+    """The largest group's measure in plain words, as its reading names it: "the highest total 销售额" /
+    " 销售额 合计最高"; the table's own column key ("销售额_sum") is for the table, not for people."""
+    if value is None:  # no value column: the groups' row counts
+        return ctx.t("the most rows", "行数最多")
+    en = {
+        "sum": "total",
+        "mean": "average",
+        "median": "median",
+        "count": "count of",
+        "min": "smallest",
+        "max": "largest",
+        "nunique": "number of distinct",
+    }[agg]
+    if agg in ("count", "nunique"):
+        return ctx.t(f"the highest {en} {value}", f" {value} {_AGG_ZH[agg]}最多")
+    return ctx.t(f"the highest {en} {value}", f" {value} {_AGG_ZH[agg]}最高")
 
 
 def pivot_table(

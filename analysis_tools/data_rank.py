@@ -179,9 +179,9 @@ def _measure_name(value_column: str, agg: str | None, ctx: ToolContext) -> str:
     if agg is None:
         return value_column
     words = {
-        "sum": ("total", "总"),
-        "mean": ("average", "平均"),
-        "median": ("median", "中位"),
+        "sum": ("total", "合计"),
+        "mean": ("average", "平均值"),
+        "median": ("median", "中位数"),
         "count": ("count of", "计数："),
         "max": ("largest", "最大"),
         "min": ("smallest", "最小"),

@@ -25,6 +25,10 @@ _NUMBER = re.compile(
 )
 _TRAILING_WORD = re.compile(r"[A-Za-z0-9_.]*")
 _LIST_ITEM = re.compile(r"^\s*(?:#{1,6}\s*)?(?:[-*+]\s+)?[(（]?\d{1,3}[.)、）:](?=\s|$|[^\d])", re.MULTILINE)
+_MONTH_NAMES = (
+    r"Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|Oct(?:ober)?|"
+    r"Nov(?:ember)?|Dec(?:ember)?"
+)
 _DATE_PATTERNS = [
     # a date is never the start of a year range: "2011-2014" is not "2011-20" and 14
     re.compile(
@@ -36,6 +40,9 @@ _DATE_PATTERNS = [
     re.compile(r"\d{4}\s*年(?:\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?)?"),
     re.compile(r"\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?"),
     re.compile(r"\d{1,2}\s*[日号]"),
+    # a day as English readers write it: "5 Mar 2024", "25 December", "Mar 5, 2024"
+    re.compile(r"\b\d{1,2}\s+(?:" + _MONTH_NAMES + r")\b\.?(?:,?\s+(?:19|20)\d{2}\b)?", re.IGNORECASE),
+    re.compile(r"\b(?:" + _MONTH_NAMES + r")\b\.?\s+\d{1,2}(?:st|nd|rd|th)?,\s*(?:19|20)\d{2}\b", re.IGNORECASE),
     re.compile(r"第\s*\d+\s*[步项条点章节个季度周天]"),
 ]
 _URL = re.compile(r"https?://\S+|\]\([^)]*\)")

@@ -65,6 +65,7 @@ from app.workspaces import (
     dataset_status,
     dataset_summary,
     files_being_received,
+    is_derived,
     listed_datasets,
     prune_figures,
     readable_frame,
@@ -300,8 +301,10 @@ class RunService:
         frames = {d.id: readable_frame(d) for d in datasets}  # a damaged working copy is marked and left out
         damaged = [d.name for d in datasets if frames[d.id] is None]
         datasets = [d for d in datasets if frames[d.id] is not None]
+        # the table a tool reads when none is named: the newest the user gave, never one an analysis made
+        given = [d for d in datasets if not is_derived(session, d)] or datasets
         catalog = DatasetCatalog(
-            {d.name: partial(frames.get, d.id) for d in datasets}, active=datasets[-1].name if datasets else None
+            {d.name: partial(frames.get, d.id) for d in datasets}, active=given[-1].name if given else None
         )
         masker = PiiMasker.from_frames(  # pseudonyms, stable in the workspace (privacy.py)
             {d.name: {c["name"]: c["pii"] for c in d.info.get("columns", []) if c.get("pii")} for d in datasets},

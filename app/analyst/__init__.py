@@ -40,7 +40,7 @@ analysis tools (analysis_tools), never the rest of the harness.
 from app.analyst.analyst import BuiltinAnalyst
 from app.analyst.answer import HONESTY
 from app.analyst.reading import past_the_reading, pinned_answer
-from app.analyst.sheet_words import as_people_write, own_word, rows_in_own_words, sheet_words_of
+from app.analyst.sheet_words import as_people_write, own_word, rows_in_own_words, shared_grain, sheet_words_of
 
 __all__ = [
     "HONESTY",
@@ -50,5 +50,6 @@ __all__ = [
     "past_the_reading",
     "pinned_answer",
     "rows_in_own_words",
+    "shared_grain",
     "sheet_words_of",
 ]

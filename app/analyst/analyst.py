@@ -27,6 +27,7 @@ from app.analyst.role_question import declined, not_found_answer, role_question
 from app.analyst.rounds import ToolCalls, looks, next_calls, searches
 from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import ASK, Message, TurnReader
+from app.understanding import data_tables
 from app.understanding.compound import split_compound
 from app.understanding.small_talk import is_small_talk
 
@@ -57,16 +58,17 @@ class BuiltinAnalyst:
 
     def complete(self, messages: list[Message], tools: list[dict[str, Any]]) -> ModelReply:
         view = self._reader.view(messages)
-        if GREETING.match(view.question) or is_small_talk(view.question) or not self.datasets:
-            return ModelReply(small_talk(bool(self.datasets), self.zh))
+        datasets = data_tables(self.datasets, view.question)  # never an earlier analysis' table (a `_summary`)
+        if GREETING.match(view.question) or is_small_talk(view.question) or not datasets:
+            return ModelReply(small_talk(bool(datasets), self.zh))
         offered = {str(t["function"]["name"]) for t in tools} | view.found_tools()
-        if found := looks(self.datasets, offered, view):
+        if found := looks(datasets, offered, view):
             return self._reply(found)  # look at the data before planning, as an analyst would
         parts = split_compound(view.question)  # two questions in one message: each planned, both answered
         if len(parts) > 1:
-            plan = compound_plan(view, messages, parts, self.datasets, self.zh)
+            plan = compound_plan(view, messages, parts, datasets, self.zh)
         else:
-            plan = plan_turn(view, messages, self.datasets, self.zh)
+            plan = plan_turn(view, messages, datasets, self.zh)
         for part in plan.parts or [plan]:
             if declined(part.provenance) and part.provenance is not None:
                 return ModelReply(not_found_answer(part.provenance, self.zh))  # "None of these": no default stands in
@@ -77,7 +79,7 @@ class BuiltinAnalyst:
             return self._reply(found)  # the tools the plan needs that this turn does not offer yet
         if found := next_calls(plan, offered, view, self.zh):
             return self._reply(found)
-        return ModelReply(write_answer(plan, view, len(self.datasets) > 1, self.zh))
+        return ModelReply(write_answer(plan, view, len(datasets) > 1, self.zh))
 
     def _reply(self, calls: ToolCalls) -> ModelReply:
         requests = []

@@ -115,7 +115,7 @@ def _findings(plan: Plan, view: TurnView, zh: bool) -> tuple[list[str], list[str
         text = finding(step, result, zh, plan, view.question) if result and result.ok and not quiet else ""
         if result and result.ok and plan.kind == "count":
             text = count_headline(step, result, plan, zh) or text
-            text = as_people_write(text, zh, plan.sheet_words, {str(step.arguments.get("column"))})
+            text = as_people_write(text, zh, plan.sheet_words, {str(step.arguments.get("column"))}, plan.grain)
         if text and plan.kind == "per_unit":  # a rate: say how it was computed
             if step.tool == "rank_values":
                 text = per_unit_headline(step, result, plan, zh) or text  # type: ignore[arg-type]
@@ -136,7 +136,7 @@ def data_used(plan: Plan, many: bool, zh: bool) -> str:
         return ""
     choice = plan.choice
     filters = ", ".join(describe_condition(c, zh) for c in plan.filters)
-    filters = as_people_write(filters, zh, plan.sheet_words, {c["column"] for c in plan.filters})
+    filters = as_people_write(filters, zh, plan.sheet_words, {c["column"] for c in plan.filters}, plan.grain)
     text = f"使用的数据：**{plan.dataset}**" if zh else f"Data used: **{plan.dataset}**"
     if filters:
         text += f"（只含 {filters}）" if zh else f" (only rows with {filters})"

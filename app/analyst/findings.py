@@ -63,7 +63,11 @@ def plain_reading(step: Step, result: ResultRecord, zh: bool, plan: Plan | None 
 
 def _as_people_write(text: str, step: Step, zh: bool, plan: Plan | None) -> str:
     """The sheet's own yes/no words for the step's yes/no columns, dates as people write them."""
-    return as_people_write(text, zh, plan.sheet_words if plan else {}, used_columns(step.arguments)) if text else text
+    if not text:
+        return text
+    return as_people_write(
+        text, zh, plan.sheet_words if plan else {}, used_columns(step.arguments), plan.grain if plan else None
+    )
 
 
 Headline = Callable[[Step, ResultRecord, bool, Plan | None, str], str | None]

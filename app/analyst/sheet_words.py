@@ -1,7 +1,8 @@
 """Values shown as the sheet's own people write them (issue 24): a yes/no column read as booleans at
-ingest is shown in its own words (是/否, Yes/No, Y/N: the dataset's column info keeps them), a
-timestamp at midnight as its day ("2015-04-01", never "2015-04-01 00:00:00") and a month as people
-name it ("Oct 2009", "2024年3月") rather than "2009-10"."""
+ingest is shown in its own words (是/否, Yes/No, Y/N: the dataset's column info keeps them), a day as
+people write it ("1 Apr 2015", "2015年4月1日"; never "2015-04-01 00:00:00") and a month as people name it
+("Oct 2009", "2024年3月") rather than "2009-10". A table with one row a month (its grain: monthly) names
+its dates by their month ("May 2024", never "2024-05-01"); a quarterly or yearly one its quarter or year."""
 
 from __future__ import annotations
 
@@ -12,7 +13,12 @@ from typing import Any
 
 _TRUE = re.compile(r"(?<![A-Za-z_])True(?![A-Za-z_])")
 _FALSE = re.compile(r"(?<![A-Za-z_])False(?![A-Za-z_])")
-_MIDNIGHT = re.compile(r"\b(\d{4}-\d{2}-\d{2})[ T]00:00(?::00(?:\.0+)?)?(?!\d|[:.]\d)")
+# A day as the tools write it ("2024-03-05", or a timestamp at midnight): not part of a longer code or
+# number, and not a real time of day ("2024-03-05 13:30" stays as it is).
+_DAY = re.compile(
+    r"(?<![\d\-./])((?:19|20)\d{2})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+    r"(?:[ T]00:00(?::00(?:\.0+)?)?)?(?!\d|[-:.]\d|[ T]\d)"
+)
 # A month label as the time tools write it ("2024-03"): not part of a longer date or number.
 _MONTH = re.compile(r"(?<![\d\-./])((?:19|20)\d{2})-(0[1-9]|1[0-2])(?![\d\-]|\.\d)")
 
@@ -51,10 +57,18 @@ def used_columns(arguments: dict[str, Any]) -> set[str]:
     return names
 
 
-def as_people_write(text: str, zh: bool, words: dict[str, dict[str, str]], columns: set[str] | None = None) -> str:
-    """`text` with True/False in the sheet's own words and dates as people write them. Booleans are
-    replaced only when the yes/no columns concerned (`columns`, else all of them) write yes and no
-    the same way, so that a word is never given to the wrong column."""
+def as_people_write(
+    text: str,
+    zh: bool,
+    words: dict[str, dict[str, str]],
+    columns: set[str] | None = None,
+    grain: str | None = None,
+) -> str:
+    """`text` with True/False in the sheet's own words and dates as people write them: a day "5 Mar 2024"
+    / "2024年3月5日"; in a table whose `grain` (app.workspaces.time_grain) is monthly, quarterly or
+    yearly, a date names its month, quarter or year. Booleans are replaced only when the yes/no columns
+    concerned (`columns`, else all of them) write yes and no the same way, so that a word is never given
+    to the wrong column."""
     concerned = [w for name, w in words.items() if columns is None or name in columns]
     kinds = {tuple(sorted(w.items())) for w in concerned}
     if len(kinds) == 1:
@@ -63,10 +77,38 @@ def as_people_write(text: str, zh: bool, words: dict[str, dict[str, str]], colum
             text = _TRUE.sub(own["true"], text)
         if "false" in own:
             text = _FALSE.sub(own["false"], text)
-    text = _MIDNIGHT.sub(r"\1", text)
+    period = (grain or "").split(" ")[0]
+    text = _DAY.sub(lambda m: _day_shown(m, zh, period), text)
     return _MONTH.sub(lambda m: month_label(int(m.group(1)), int(m.group(2)), zh), text)
 
 
 def month_label(year: int, month: int, zh: bool) -> str:
     """'2024年3月' / 'Mar 2024'."""
     return f"{year}年{month}月" if zh else date(year, month, 1).strftime("%b %Y")
+
+
+def _day_shown(match: re.Match[str], zh: bool, period: str) -> str:
+    try:
+        day = date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+    except ValueError:  # no such day ("2024-02-31"): not a date, left as written
+        return match.group(0)
+    return date_label(day, zh, period)
+
+
+def date_label(day: date, zh: bool, period: str = "") -> str:
+    """A date as people write it for its table's period: a day '5 Mar 2024' / '2024年3月5日'; in a
+    monthly table its month, a quarterly one 'Q1 2024' / '2024年第1季度', a yearly one '2024' / '2024年'."""
+    if period == "monthly":
+        return month_label(day.year, day.month, zh)
+    if period == "quarterly":
+        quarter = (day.month - 1) // 3 + 1
+        return f"{day.year}年第{quarter}季度" if zh else f"Q{quarter} {day.year}"
+    if period == "yearly":
+        return f"{day.year}年" if zh else str(day.year)
+    return f"{day.year}年{day.month}月{day.day}日" if zh else f"{day.day} {day.strftime('%b')} {day.year}"
+
+
+def shared_grain(datasets: Iterable[dict[str, Any]]) -> str | None:
+    """The grain (monthly, daily …) the tables that have one agree on; None when they differ or none has one."""
+    grains = {str(g).split(" ")[0] for d in datasets if (g := d.get("grain"))}
+    return grains.pop() if len(grains) == 1 else None

@@ -64,6 +64,7 @@ class Plan:
     provenance: Provenance | None = None  # where each role's columns came from (role_sources)
     words: dict[str, str] = field(default_factory=dict)  # column → the word the question used for it ("wind")
     sheet_words: dict[str, dict[str, str]] = field(default_factory=dict)  # yes/no column → its own words
+    grain: str | None = None  # the chosen table's time grain (monthly: its dates are named by their month)
     parts: list[Plan] = field(default_factory=list)  # a compound question's plans, one per part (compound_turn)
 
 

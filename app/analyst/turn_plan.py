@@ -32,6 +32,7 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     plan.dataset, plan.choice = reading.dataset.get("name"), reading.choice
     chosen = next((d for d in datasets if d.get("name") == plan.dataset), reading.dataset)
     plan.sheet_words = sheet_words_of(chosen.get("columns", []))
+    plan.grain = chosen.get("grain")  # a monthly table's dates are said as months (sheet_words.as_people_write)
     conditions = [
         *plan.filters,
         *chain_filters(reading.chain, reading.dataset, metric=plan.metric, compared=plan.dimension),

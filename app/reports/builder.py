@@ -104,7 +104,7 @@ def dataset_entry(dataset: Dataset) -> dict[str, Any]:
             for c in info.get("columns", [])
             if isinstance(c, dict)
         ],
-    }
+    } | ({"grain": info["grain"]} if info.get("grain") else {})  # a monthly table's dates as months (in_sheet_words)
 
 
 def evidence_entry(item: Evidence) -> dict[str, Any]:

@@ -25,7 +25,7 @@ def in_sheet_words(report: dict[str, Any]) -> dict[str, Any]:
     """The report as its renderings show it: the names of the evidence's metrics with a yes/no group in the
     sheet's own words ("n.否", not "n.False") and dates as people write them, as the answer does
     (app/analyst/sheet_words.py). The stored report keeps the tools' own keys."""
-    from app.analyst import as_people_write  # the analyst's module: only once a report is drawn
+    from app.analyst import as_people_write, shared_grain  # the analyst's module: only once a report is drawn
 
     words = {
         str(c.get("name")): dict(c["words"])
@@ -34,8 +34,16 @@ def in_sheet_words(report: dict[str, Any]) -> dict[str, Any]:
         if isinstance(c, dict) and c.get("words")
     }
     zh = report_language(report) == "zh"
+    grain = shared_grain(d for d in report.get("datasets") or [] if isinstance(d, dict))
+
+    def shown(value: Any) -> Any:  # a date label among the numbers ("rank.1.label": "2024-12-01 00:00:00")
+        return as_people_write(value, zh, words, None, grain) if isinstance(value, str) else value
+
     evidence = [
-        {**item, "metrics": {as_people_write(str(k), zh, words): v for k, v in item["metrics"].items()}}
+        {
+            **item,
+            "metrics": {as_people_write(str(k), zh, words, None, grain): shown(v) for k, v in item["metrics"].items()},
+        }
         if isinstance(item.get("metrics"), dict)
         else item
         for item in report.get("evidence") or []

@@ -22,7 +22,7 @@ analyst (app.analyst) or the database: a reading can be tested, and reused, on i
                       with the reason it exists, and their loader (vocabulary/README.md)
 """
 
-from app.understanding.dataset_choice import Choice, Fit, choose_dataset, describe_fit, with_values
+from app.understanding.dataset_choice import Choice, Fit, choose_dataset, data_tables, describe_fit, with_values
 from app.understanding.language import question_language
 from app.understanding.reading import Reading, read_question
 from app.understanding.role_sources import unmatched_words
@@ -39,6 +39,7 @@ __all__ = [
     "choose_dataset",
     "column_mentions",
     "column_spans",
+    "data_tables",
     "describe_fit",
     "is_small_talk",
     "question_key",

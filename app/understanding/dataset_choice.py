@@ -70,6 +70,15 @@ def uploads(fits: list[Fit]) -> list[Fit]:
     return given or fits
 
 
+def data_tables(datasets: list[dict[str, Any]], question: str = "") -> list[dict[str, Any]]:
+    """The tables a question is read against as data: those the user gave, never a table an earlier
+    analysis made (a `_summary`, a table by month: `derived`) unless the question names it by its name;
+    all of them when the user gave none. The tables an analysis made stay results: listed, downloadable."""
+    text = question.lower()
+    kept = [d for d in datasets if not d.get("derived") or (str(d.get("name") or "").lower() or "\0") in text]
+    return kept if any(not d.get("derived") for d in kept) else datasets
+
+
 def fit(question: str, dataset: dict[str, Any]) -> Fit:
     columns = [c for c in dataset.get("columns", []) if not c.get("pii")]
     mentions = column_mentions(question, columns, SYNONYMS)

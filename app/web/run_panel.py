@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.agent import evidence_dict, task_dict, unmasked
-from app.analyst import as_people_write, sheet_words_of
+from app.analyst import as_people_write, shared_grain, sheet_words_of
 from app.config import Settings
 from app.db.models import Event, Evidence, Question, Report, Run, Task
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool, reading_entry
@@ -101,9 +101,10 @@ def sheet_words_shown(session: Session, run: Run) -> Callable[[str], str]:
     sheet's own words (是/否) and dates as people write them (app/analyst/sheet_words.py)."""
     from app.workspaces import active_datasets
 
-    columns = [c for d in active_datasets(session, run.workspace_id) for c in (d.info or {}).get("columns", [])]
-    words, zh = sheet_words_of(columns), run.language == "zh"
-    return lambda text: as_people_write(text, zh, words) if text else text
+    infos = [d.info or {} for d in active_datasets(session, run.workspace_id)]
+    words, zh = sheet_words_of(c for info in infos for c in info.get("columns", [])), run.language == "zh"
+    grain = shared_grain(infos)  # a monthly table's dates as months ("May 2024", not "2024-05-01")
+    return lambda text: as_people_write(text, zh, words, None, grain) if text else text
 
 
 def steps_from_events(events: list[Event]) -> list[dict[str, Any]]:

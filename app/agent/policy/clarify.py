@@ -42,7 +42,7 @@ from app.agent.store import (
     run_messages,
     save_answer,
 )
-from app.understanding.dataset_choice import with_values
+from app.understanding.dataset_choice import data_tables, with_values
 from app.understanding.kinds import question_chain
 from app.understanding.words import question_key
 from app.workspaces import active_datasets, dataset_summary
@@ -199,6 +199,7 @@ def gate_input(turn: Any) -> GateInput:
     summaries = scope.summaries  # computed once by RunService.prepare_turn
     if summaries is None:
         summaries = [dataset_summary(d, _frame(turn, d.name)) for d in datasets]
+    summaries = data_tables(summaries, run.question or "")  # never an earlier analysis' table (a `_summary`)
     if len(summaries) > 1:  # the scope gate matches the values a question names ("online orders")
         summaries = [with_values(s, _frame(turn, s["name"])) for s in summaries]
     return GateInput(

@@ -190,3 +190,52 @@ def test_through_the_harness_a_follow_up_keeps_the_table_and_a_new_question_is_a
     assert analysed and all(c.arguments["dataset"] == "returns" for c in analysed)
     session.ask("What stands out here?", answers=["shop"])
     assert len(session.asked) == 2 and session.asked[1]["topic"].startswith("scope.")
+
+
+# --- (d) a weak match is no reading; a reading that stands out is assumed -----------------------------
+@pytest.mark.parametrize("words", ["supplier", "delivery company"])
+def test_a_grouping_only_weakly_near_the_words_is_asked_not_assumed(words):
+    # Store leads Weather in meaning for each (e5: 0.04), but stands no nearer the words than unrelated
+    # words of one script do (0.858, 0.829: under FLOOR_SAME_SCRIPT): no column holds them, so asked
+    cafe = {
+        "name": "cafe",
+        "rows": 90,
+        "columns": [
+            col("Store", "category", levels=3, values=["Harbour", "Station", "Market"]),
+            col("Weather", "category", levels=3, values=["Sunny", "Wet", "Cloudy"]),
+            col("Customers", "integer", distinct=80, minimum=40, maximum=120),
+            col("Sales", "number", distinct=90, minimum=100, maximum=900),
+        ],
+    }
+    plan = plan_analysis(f"Does the sales figure depend on the {words}?", cafe, zh=False)
+    group = next(s for s in plan.provenance.sources if s.role == "group")
+    assert group.how == "default"
+    ask = role_question(plan.provenance, plan.metric, zh=False)
+    assert ask is not None and ask["topic"].endswith(".group") and f"“{words}”" in ask["question"]
+
+
+HELPERS = {
+    "name": "orders",
+    "rows": 300,
+    "columns": [
+        col("阿姨", "category", levels=6, values=["李阿姨", "王阿姨", "赵阿姨", "张阿姨", "刘阿姨", "陈阿姨"]),
+        col("服务类型", "category", levels=4, values=["日常保洁", "做饭", "照看老人", "深度保洁"]),
+        col("时长（小时）", "number", distinct=20, minimum=2, maximum=7),
+        col("收费（元）", "integer", distinct=200, minimum=79, maximum=493),
+        col("客户评分(1-5)", "integer", levels=4, distinct=4, minimum=2, maximum=5, values=["4", "5", "3", "2"]),
+    ],
+}
+
+
+def test_a_grouping_whose_name_stands_out_is_assumed_though_a_ratings_numbers_come_nearer():
+    # "service" is nearest 服务类型 by far (0.89 against 0.83); the rating's values '4', '5' say nothing of
+    # what it is about, and "worked" is no word 服务类型 was taken for: its values are not held against it
+    plan = plan_analysis("Which two kinds of service bring in the most money per hour worked?", HELPERS, zh=False)
+    group = next(s for s in plan.provenance.sources if s.role == "group")
+    assert (group.columns, group.how, group.phrases) == (("服务类型",), "semantic", ("service",))
+
+
+def test_a_hyphenated_compound_is_one_word_never_its_fragment():
+    found = unmatched_words("On average, how many grown-ups come?", HELPERS["columns"], [])
+    assert "grown-ups" in found and "ups" not in found
+    assert unmatched_words("Show sales year-on-year", HELPERS["columns"], []) == ["sales"]

@@ -214,12 +214,44 @@ def open_role(provenance: Provenance | None, metric: str | None) -> OpenRole | N
 # is a real preference, a smaller one a tie worth a question).
 ASSUME_LEAD = 0.02
 
+# How close in meaning the words must come to the column's header, at the least, before a lead makes it
+# a reading to assume: a lead among columns that are all far from the words is a weak match, not a reading
+# ("supplier" is 0.858 from Store and 0.818 from Weather: Store leads, yet no column holds suppliers). e5
+# puts texts of one script closer together than a text and its translation, so the floor depends on
+# whether the words and the header share a script, and on the role. Within one script a grouping's
+# short name stands at 0.87 and above from related words ("rainy" and Weather 0.879, "shop" and Store
+# 0.936, 参加培训 and 部门 0.881) and up to 0.86 from unrelated ones ("supplier", "sales rep", "delivery
+# company" and Store: 0.858, 0.843, 0.829); a measure's header carries a unit and qualifiers that keep
+# it further from a short phrase ("booking cost" and Total Charge (£) 0.848, right). Across scripts a
+# translation stands at 0.80 and above (里程 and Miles Driven 0.805, 张力 and tension 0.821, 臭氧浓度 and
+# Ozone 0.825), an unrelated phrase below ("stall throws away" and 损耗情况 / 是否缺货 0.791). Calibrated on
+# the training sets' assumed readings (tasks, holdout, holdout2-4, holdout7).
+FLOOR_SAME_SCRIPT = {"group": 0.87, "outcome": 0.84}
+FLOOR_ACROSS_SCRIPTS = 0.80
+
+
+def _floor(phrases: list[str], name: str, role: str) -> float:
+    """The least closeness in meaning a header needs to be assumed for the words (same script or not)."""
+    chinese_name = any(is_cjk(c) for c in name)
+    same = any(any(is_cjk(c) for c in p) == chinese_name for p in phrases)
+    return FLOOR_SAME_SCRIPT.get(role, FLOOR_SAME_SCRIPT["group"]) if same else FLOOR_ACROSS_SCRIPTS
+
+
+def _assumable(open_role: OpenRole) -> list[dict[str, Any]]:
+    """The candidates a reading by meaning may take: for a number that is not a rate, the numbers that are
+    not yes/no ("the average catch" is no share of trips in rough seas: a yes/no column stays an option
+    to choose, not a reading to assume); every candidate otherwise."""
+    if open_role.role != "outcome" or RATE.search(open_role.question):
+        return open_role.found
+    numbers = [c for c in open_role.found if c["type"] != "boolean" and not c.get("binary")]
+    return numbers or open_role.found
+
 
 def likely_column(open_role: OpenRole) -> str | None:
     """The column the analyst takes for an open role without asking (an assumed reading, shown on the
     page with the other columns one click away): the first candidate, when the question's words
-    match it more strongly than the next one or it leads the next in meaning by ASSUME_LEAD; None
-    when the two are tied, and the user is asked."""
+    match it more strongly than the next one, or it leads the next in meaning by ASSUME_LEAD and comes
+    close enough to the words (_floor); None when the two are tied or all are far, and the user is asked."""
     found, phrases = open_role.found, open_role.asked_about
     if not found or not _can_rank(open_role):
         return None
@@ -228,26 +260,37 @@ def likely_column(open_role: OpenRole) -> str | None:
     first, second = (max((match_strength(p, c["name"]) for p in phrases), default=0.0) for c in found[:2])
     if first > second:
         return str(found[0]["name"])
-    meaning = _meaning_scores(phrases, [c["name"] for c in found])
+    assumable = _assumable(open_role)
+    meaning = _meaning_scores(phrases, [c["name"] for c in assumable])
     ranked = sorted(meaning.values(), reverse=True)
     best = max(meaning, key=lambda n: meaning[n]) if meaning else None
-    if best is not None and len(ranked) > 1 and ranked[0] - ranked[1] >= ASSUME_LEAD:
-        return None if open_role.role == "group" and _values_disagree(phrases, best, found) else best
-    return None
+    if best is None or len(ranked) < 2 or ranked[0] - ranked[1] < ASSUME_LEAD:
+        return None
+    taken_for = supporting_phrases(open_role, best)
+    if meaning[best] < _floor(taken_for, best, open_role.role):
+        return None
+    return None if open_role.role == "group" and _values_disagree(taken_for, best, found) else best
 
 
 # How much closer in meaning another grouping's values must come to the words than the values of the
 # column whose name is closest, before that name is no reading to assume: "weekends" is nearest the
 # header Weather, but Store's values (Harbour, Station) come closer to it than Sunny or Wet (0.014);
 # "film" is nearest the header Cinema, and Drama, Comedy come 0.07 closer than Riverside, Old Town.
+# Only the words the column was taken for are compared ("service" for 服务类型, not "worked" of "money per
+# hour worked", which the helpers' names 李阿姨, 王阿姨 come closer to).
 VALUE_LEAD = 0.01
 
 
 def _values_disagree(phrases: list[str], best: str, found: list[dict[str, Any]]) -> bool:
     """Whether a grouping taken by its name's meaning alone has values that do not fit the words: another
     grouping's values come closer to them by VALUE_LEAD (semantic.value_closeness). A yes/no column's
-    values (是/否, Yes/No) say nothing of what it is about and are not compared."""
-    valued = [c for c in found if c.get("values") and c["type"] != "boolean" and not c.get("binary")]
+    values (是/否, Yes/No) and a number's (ratings 1-5: '4', '5') say nothing of what it is about and are
+    not compared."""
+    valued = [
+        c
+        for c in found
+        if c.get("values") and c["type"] != "boolean" and not c.get("binary") and c["type"] not in NUMERIC
+    ]
     column = next((c for c in valued if c["name"] == best), None)
     if column is None or len(valued) < 2:
         return False

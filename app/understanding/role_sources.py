@@ -144,12 +144,12 @@ def unmatched_words(
     phrases: list[str] = []
     current: list[str] = []
     pending: str | None = None
-    for start, _, word in words_at(text):
+    for start, _, word in _hyphened(text, words_at(text)):
         if word in _JOINERS and current:
             pending = word
             continue
         rows = is_row_word(word) and not _RANKS_ROWS.search(question.lower()[:start]) and stem(word) not in named_parts
-        if _content_en(word) and stem(word) not in parts and not rows:
+        if _content_compound(word) and stem(word) not in parts and not rows:
             current += [pending, word] if pending else [word]
         elif current:
             phrases.append(" ".join(current))
@@ -216,6 +216,24 @@ def _shares_word(phrase: str, name: str) -> bool:
 
 def _content_en(word: str) -> bool:
     return len(word) >= 3 and not word[0].isdigit() and not is_general_en(word)
+
+
+def _hyphened(text: str, found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The words with a hyphenated compound as one word ("grown-ups", "e-mail"): its pieces are no words
+    of their own, and a question asked about "ups" would be about a fragment."""
+    joined: list[tuple[int, int, str]] = []
+    for start, end, word in found:
+        if joined and text[joined[-1][1] : start] == "-":
+            first, _, before = joined.pop()
+            joined.append((first, end, f"{before}-{word}"))
+        else:
+            joined.append((start, end, word))
+    return joined
+
+
+def _content_compound(word: str) -> bool:
+    """A content word; a hyphenated compound is one when a piece of it is ("grown-ups"; not "year-on-year")."""
+    return any(_content_en(piece) for piece in word.split("-")) if "-" in word else _content_en(word)
 
 
 def _content_zh(text: str, words_of: str) -> list[str]:

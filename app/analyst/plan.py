@@ -13,6 +13,7 @@ numbers and, for drivers, a regression. The plan records where each of its colum
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +63,8 @@ from app.understanding.kinds import (
     FILTER_TASK,
     RATE,
     SEASON,
+    SHARE,
+    SHARE_VERBS,
     Chain,
     asks_dedupe,
     asks_rate,
@@ -75,8 +78,9 @@ from app.understanding.reading import Reading, read_question
 from app.understanding.repeated_design import repeated_design
 from app.understanding.role_sources import Provenance, Source, unmatched_words
 from app.understanding.roles import Roles, groups_rows, named_values, regression_roles, superlative_measure
+from app.understanding.text import tagged_words
 from app.understanding.wide_pairs import marked_change, marker_columns, wide_pair
-from app.understanding.words import without_value_words
+from app.understanding.words import STOP, without_value_words
 
 
 def plan_reading(reading: Reading) -> Plan:
@@ -136,7 +140,24 @@ def _yes_no_asked_for(reading: Reading, spans: Spans) -> tuple[str, list[str]] |
     if len(yes_no) != 1:
         return None
     phrases = unmatched_words(question, columns, spans, (str(reading.dataset.get("name") or ""),), tuple(named))
+    # "what share of orders", "占孩子人数的比例": the words right after the share's cue are the whole the shares
+    # are of (the rows), not an event; a share of the rows by group is no rate (share_steps counts them)
+    phrases = [p for p in phrases if not _whole_of_share(question, p)]
     return (str(yes_no[0]["name"]), phrases) if phrases else None
+
+
+def _whole_of_share(question: str, phrase: str) -> bool:
+    """Whether the phrase is the object of a share's cue: only stop words between the cue's end (share of,
+    percentage, 占) and the phrase."""
+    text = question.lower()
+    at = text.find(phrase.lower())
+    if at < 0:
+        return False
+    ends = [m.end() for pattern in (RATE, SHARE) for m in pattern.finditer(text)]
+    ends += [end for word, tag, _, end in tagged_words(text) if word in SHARE_VERBS and tag.startswith("v")]
+    return any(
+        end <= at and all(w in STOP for w in re.findall(r"\w+", text[end:at])) and at - end <= 12 for end in ends
+    )
 
 
 def _assumed(source: Source, assumed: dict[str, tuple[str, list[str]]]) -> Source:

@@ -179,9 +179,17 @@ def share_of_whole(question: str) -> bool:
         for later, later_tag, _, _ in words[at + 1 :]:
             if later in _CLAUSE_ENDS:
                 break
-            if later_tag.startswith("m"):
+            if _amount(later, later_tag):
                 return True
     return False
+
+
+def _amount(word: str, tag: str) -> bool:
+    """Whether a word says or asks an amount: a numeral word by jieba's tagger (多少, 几成, 一半), or a
+    set phrase with a numeral inside it (百分之几: 几)."""
+    return tag.startswith("m") or (
+        len(word) > 1 and any(t.startswith("m") for c in word for _, t, _, _ in tagged_words(c))
+    )
 
 
 def asks_share(question: str) -> bool:

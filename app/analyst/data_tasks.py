@@ -9,7 +9,7 @@ import re
 import pandas as pd
 
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
-from app.understanding.kinds import DIFFERENCE, EACH, HOW_MANY, MEAN_WORDS, RATE, SHARE, TIME_UNITS, number_cut
+from app.understanding.kinds import DIFFERENCE, EACH, HOW_MANY, MEAN_WORDS, RATE, TIME_UNITS, asks_share, number_cut
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC, count_weights
@@ -349,7 +349,11 @@ def count_plan(question: str, columns: list[Column], spans: Spans, rows: int, zh
     row stands for that many cases) is added up by its weights instead (totals).
     The rows with the yes/no column's yes ("多少人午睡" ↔ 午睡 是), or with a named value, are counted from
     that column's counts (value_counts); a named grouping gives each group's count; else the rows."""
-    if not HOW_MANY.search(question) or any(w.search(question) for w in (RATE, SHARE, MEAN_WORDS, TIME_UNITS, _DAYS)):
+    if (
+        not HOW_MANY.search(question)
+        or asks_share(question)
+        or any(w.search(question) for w in (RATE, MEAN_WORDS, TIME_UNITS, _DAYS))
+    ):
         return None  # a rate, a share, an average, or a number over time ("how many passengers next year")
     if count_weights(columns, rows):
         return None

@@ -20,7 +20,7 @@ from app.analyst.steps import Arguments, Column, Plan, Step
 from app.analyst.time_steps import PERIOD_PARTS, period_column_step
 from app.analyst.totals import EACH_PERIOD
 from app.analyst.vocabulary import period_aliases, period_units
-from app.understanding.kinds import HOW_MANY, MEAN_WORDS, SEASON, SHARE, asks_extreme, asks_top
+from app.understanding.kinds import HOW_MANY, MEAN_WORDS, SEASON, asks_extreme, asks_share, asks_top
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import groups_rows
@@ -65,7 +65,7 @@ def asks_per_period(question: str) -> str:
     if not unit or match is None:
         return ""
     rest = f"{question[: match.start()]} {question[match.end() :]}"
-    if asks_trend(rest) or SEASON.search(question) or SHARE.search(question):
+    if asks_trend(rest) or SEASON.search(question) or asks_share(question):
         return ""
     if asks_extreme(question) or asks_top(question):
         return ""

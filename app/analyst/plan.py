@@ -13,6 +13,7 @@ numbers and, for drivers, a regression. The plan records where each of its colum
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +56,21 @@ from app.analyst.time_steps import add_time_steps, period_steps, season_steps, y
 from app.analyst.totals import share_steps, total_steps
 from app.analyst.versus_rest import asks_versus_rest, versus_rest
 from app.understanding.count_pairs import count_pair
-from app.understanding.kinds import DERIVE, DROP_MISSING, FILTER_TASK, RATE, SEASON, SHARE, Chain, asks_dedupe, asks_top
+from app.understanding.kinds import (
+    DERIVE,
+    DROP_MISSING,
+    EACH,
+    FILTER_TASK,
+    RATE,
+    SEASON,
+    SHARE,
+    SHARE_VERBS,
+    Chain,
+    asks_dedupe,
+    asks_rate,
+    asks_share,
+    asks_top,
+)
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import Outcome, measure_names, rate_outcome
 from app.understanding.profile_reading import count_weights
@@ -63,8 +78,9 @@ from app.understanding.reading import Reading, read_question
 from app.understanding.repeated_design import repeated_design
 from app.understanding.role_sources import Provenance, Source, unmatched_words
 from app.understanding.roles import Roles, groups_rows, named_values, regression_roles, superlative_measure
+from app.understanding.text import tagged_words
 from app.understanding.wide_pairs import marked_change, marker_columns, wide_pair
-from app.understanding.words import without_value_words
+from app.understanding.words import STOP, without_value_words
 
 
 def plan_reading(reading: Reading) -> Plan:
@@ -79,6 +95,8 @@ def plan_reading(reading: Reading) -> Plan:
     assumed: dict[str, tuple[str, list[str]]] = {}  # role -> (column, the words it was taken for)
     chosen = chosen_metric(asked, columns, reading.confirmed)
     spans = [(m.start, m.end, m.name) for m in reading.mentions]
+    if "outcome" not in answered and not chosen and (yes_no := _yes_no_asked_for(reading, spans)):
+        assumed["outcome"] = yes_no  # a rate of something no column is called, on data with one yes/no column
     while True:  # at most once more per role the analyst takes as an assumed reading
         taken = {**answered, **{role: column for role, (column, _) in assumed.items()}}
         plan = _planned(_read(reading, taken))
@@ -101,6 +119,45 @@ def plan_reading(reading: Reading) -> Plan:
         assumed[found.role] = (column, supporting_phrases(found, column))
     plan.provenance.sources = [_assumed(source, assumed) for source in plan.provenance.sources]
     return plan
+
+
+def _yes_no_asked_for(reading: Reading, spans: Spans) -> tuple[str, list[str]] | None:
+    """The yes/no column a rate or a part of the whole is asked of ("how often did each area run out of
+    stock", "满场的场次大概占几成") when the question's words name it nowhere — no yes/no column, no
+    measurement, no value of a column — but name something no column matched, and the data has exactly
+    one yes/no column: the rate of that column is the reading taken (assumed: shown, one click to
+    change), not the sum or the share of a number the question never named. With the words that
+    named nothing, which it was taken for."""
+    question, columns = reading.asked, reading.columns
+    if not asks_rate(question):
+        return None
+    named = ordered_names(spans)
+    if measure_names(columns, named) or rate_outcome(question, columns, named, spans):
+        return None  # a measurement's rate ("the rate of return"), or a yes/no outcome the words name
+    if named_values(question, columns, spans)[1]:
+        return None  # a value is named: a group, or one value of many as the event (_value_event)
+    yes_no = [c for c in columns if not c.get("pii") and (c["type"] == "boolean" or c.get("binary"))]
+    if len(yes_no) != 1:
+        return None
+    phrases = unmatched_words(question, columns, spans, (str(reading.dataset.get("name") or ""),), tuple(named))
+    # "what share of orders", "占孩子人数的比例": the words right after the share's cue are the whole the shares
+    # are of (the rows), not an event; a share of the rows by group is no rate (share_steps counts them)
+    phrases = [p for p in phrases if not _whole_of_share(question, p)]
+    return (str(yes_no[0]["name"]), phrases) if phrases else None
+
+
+def _whole_of_share(question: str, phrase: str) -> bool:
+    """Whether the phrase is the object of a share's cue: only stop words between the cue's end (share of,
+    percentage, 占) and the phrase."""
+    text = question.lower()
+    at = text.find(phrase.lower())
+    if at < 0:
+        return False
+    ends = [m.end() for pattern in (RATE, SHARE) for m in pattern.finditer(text)]
+    ends += [end for word, tag, _, end in tagged_words(text) if word in SHARE_VERBS and tag.startswith("v")]
+    return any(
+        end <= at and all(w in STOP for w in re.findall(r"\w+", text[end:at])) and at - end <= 12 for end in ends
+    )
 
 
 def _assumed(source: Source, assumed: dict[str, tuple[str, list[str]]]) -> Source:
@@ -304,7 +361,7 @@ def _value_event(p: Planning) -> Outcome | None:
     share of orders were Class 2", "各门店等级为2的订单占多少比例"): the rows with that value against the rest,
     overall or per group. Only where the question names exactly one value of that column and names no
     measure (a share of a measure is each group's part of it: totals.share_steps)."""
-    if not (RATE.search(p.question) or SHARE.search(p.question)) or len(p.values) != 1 or not p.implied:
+    if not (asks_rate(p.question) or asks_share(p.question)) or len(p.values) != 1 or not p.implied:
         return None
     column = next((c for c in p.columns if c["name"] == p.implied), None)
     if column is None or int(column.get("levels") or 0) <= 2 or measure_names(p.columns, p.named):
@@ -326,8 +383,10 @@ def _kind_plan(plan: Plan, p: Planning, outcome: str | None, dimension: str | No
         plan.kind, plan.metric, plan.dimension = "proportion", by[0], outcome
         add_compare_steps(plan, columns, by[0], outcome, [], zh)
         return True
-    if outcome and not group_named and not wants(question, "compare"):
-        plan.dimension = None  # "what share would buy again": the overall rate, not split by a group nobody named
+    if outcome and not group_named and not (wants(question, "compare") or EACH.search(question)):
+        # "what share would buy again": the overall rate, not split by a group nobody named; "how often did each
+        # part of the market run out": per group, the grouping its words name settled like any other (open_role)
+        plan.dimension = None
     if outcome:
         rate_steps(plan, outcome, columns, zh)
         return True
@@ -389,7 +448,7 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
             plan, date, zh, columns, str(p.dataset.get("name") or "")
         )  # "每年哪个月最多": the month of the year, from the seasonal pattern
         return True
-    if dimension and chose in (None, "share") and SHARE.search(question):
+    if dimension and chose in (None, "share") and asks_share(question):
         # no measure named ("各渠道占订单的比例"): each group's share of the rows, not of a default number
         counted = not (p.chosen or plan.metric in p.named)
         share_steps(plan, question, columns, named, dimension, zh, counted)

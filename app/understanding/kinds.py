@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.understanding import vocabulary
+from app.understanding.text import tagged_words
 
 _FILE = "question_kinds"  # vocabulary/question_kinds.toml: the words; the patterns with structure stay here
 
@@ -162,6 +163,45 @@ def earlier_questions(messages: list[dict[str, Any]]) -> list[str]:
 
 RATE = vocabulary.regex(_FILE, "rate", re.I)
 SHARE = vocabulary.regex(_FILE, "share", re.I)
+SHARE_VERBS = frozenset(vocabulary.words(_FILE, "share_verbs"))
+_CLAUSE_ENDS = frozenset("，,。？?！!；;：:")
+
+
+def share_of_whole(question: str) -> bool:
+    """Whether a Chinese question asks what part of a whole something makes up by its grammar: a verb of
+    making up a part (占) with an amount after it in the same clause, a numeral word by jieba's
+    part-of-speech tagger (多少, 几成, 百分之几, 多大): "三个片区各占百分之多少", "满场的场次大概占几成",
+    "分别占总数的多少" — however the amount is asked."""
+    words = tagged_words(question)
+    for at, (word, tag, _, _) in enumerate(words):
+        if word not in SHARE_VERBS or not tag.startswith("v"):
+            continue
+        for later, later_tag, _, _ in words[at + 1 :]:
+            if later in _CLAUSE_ENDS:
+                break
+            if _amount(later, later_tag):
+                return True
+    return False
+
+
+def _amount(word: str, tag: str) -> bool:
+    """Whether a word says or asks an amount: a numeral word by jieba's tagger (多少, 几成, 一半), or a
+    set phrase with a numeral inside it (百分之几: 几)."""
+    return tag.startswith("m") or (
+        len(word) > 1 and any(t.startswith("m") for c in word for _, t, _, _ in tagged_words(c))
+    )
+
+
+def asks_share(question: str) -> bool:
+    """A share of the whole asked: its words (SHARE: "what share", 占比, 百分比) or its grammar (share_of_whole)."""
+    return bool(SHARE.search(question)) or share_of_whole(question)
+
+
+def asks_rate(question: str) -> bool:
+    """A rate or a part of the whole asked (RATE's words, or a share by its grammar: 满场的场次占几成)."""
+    return bool(RATE.search(question)) or share_of_whole(question)
+
+
 SLOPE = vocabulary.regex(_FILE, "slope", re.I)
 MEAN_WORDS = vocabulary.regex(_FILE, "mean_words", re.I)
 # One unit of what the rows count ("per order", "每单", "人均"): the average of a group's rows, not their

@@ -173,19 +173,29 @@ def is_closed_class(tag: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def closed_class_spans(text: str) -> tuple[Span, ...]:
-    """(start, end) of each Chinese word of the text that belongs to a closed word class by jieba's
-    part-of-speech tagger (哪个门店的销售额最高 → 哪个, 的); () without jieba."""
+def tagged_words(text: str) -> tuple[tuple[str, str, int, int], ...]:
+    """(word, part-of-speech tag, start, end) of each word of the text by jieba's tagger, in order
+    (各片区占多少 → 各/r, 片区/n, 占/v, 多少/m); () without jieba."""
     tagger = _tagger()
     if tagger is None:
         return ()
-    spans, at = [], 0
+    found, at = [], 0
     for pair in tagger.cut(text):
         end = at + len(pair.word)
-        if any(is_cjk(c) for c in pair.word) and is_closed_class(pair.flag):
-            spans.append((at, end))
+        found.append((str(pair.word), str(pair.flag), at, end))
         at = end
-    return tuple(spans)
+    return tuple(found)
+
+
+@lru_cache(maxsize=4096)
+def closed_class_spans(text: str) -> tuple[Span, ...]:
+    """(start, end) of each Chinese word of the text that belongs to a closed word class by jieba's
+    part-of-speech tagger (哪个门店的销售额最高 → 哪个, 的); () without jieba."""
+    return tuple(
+        (start, end)
+        for word, tag, start, end in tagged_words(text)
+        if any(is_cjk(c) for c in word) and is_closed_class(tag)
+    )
 
 
 @cache

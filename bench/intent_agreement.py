@@ -181,7 +181,7 @@ def sweep() -> None:
     for kind in ("consult", "data_prep", "deep", "followup", "single"):
         print(f"--- {kind}: lead, the question's kind, the question")
         ranked = sorted(rows, key=lambda r: -(r[3]["single"] - r[3]["analysis"] if kind == "single" else r[4][kind]))
-        for where, label, row, scores, lead in ranked[:25]:
+        for where, label, row, scores, lead in ranked[:60]:
             value = scores["single"] - scores["analysis"] if kind == "single" else lead[kind]
             print(f"{value:+.3f} {label:10} {'H' if row['history'] else ' '} {where:40} {str(row['question'])[:70]}")
     print(f"lowest best score: {min(max(r[3].values()) for r in rows):.3f}")

@@ -19,6 +19,7 @@ from app.agent.model.interface import ChatModel, ModelError, parse_arguments
 from app.agent.tracing import TracedModel
 from app.understanding import vocabulary
 from app.understanding.small_talk import is_small_talk
+from app.understanding.text import is_cjk
 
 if TYPE_CHECKING:
     from analysis_tools import Registry
@@ -146,6 +147,8 @@ FOLLOWUP_POINTING = (
     rf"^\s*(?:{vocabulary.alternation(_WORDS, 'followup_weak_zh')})",
     rf"^\s*(?:{vocabulary.alternation(_WORDS, 'followup_weak_en')})\b",
 )
+# where one request of a message ends and another begins: punctuation and the joining words (grammar)
+CLAUSE_JOINS = rf"[,，;；。]|(?:{vocabulary.alternation(_WORDS, 'clause_joins')})"
 ASKS_AND_WHAT_ABOUT = r"呢\s*[?？]?\s*$"
 POINTING_LIMIT = 60  # characters: a pointing word opens a follow-up only in a short message
 
@@ -167,7 +170,6 @@ MARGINS = {
 CONSULT_WITH_FORM = 0.0  # "what is a …", "什么是": a lead over the analysis examples is enough
 SINGLE_MARGIN = 0.0175  # one figure: the one-figure examples beat the analysis ones by this much
 SINGLE_LIMIT = 240  # characters: a longer message asks for more than one figure
-NOTHING_NEAR = 0.79  # below this, near no example at all ("xyzzy plugh"): no kind is decided
 ANALYSIS_KINDS = ("analysis", "single")
 
 
@@ -265,6 +267,33 @@ def _any(patterns: str | tuple[str, ...], text: str) -> str | None:
     return None
 
 
+def has_words(text: str) -> bool:
+    """Whether a message holds a word at all: a Chinese character, or an English word simplemma's
+    dictionary knows ("xyzzy plugh" holds none; any question does). Without one no kind is decided."""
+    if any(is_cjk(char) for char in text):
+        return True
+    from simplemma import is_known  # the dictionary loads on the first call
+
+    return any(is_known(word.lower(), lang="en") for word in re.findall(r"[A-Za-z]+", text))
+
+
+def asks_beyond_preparation(text: str) -> str | None:
+    """A clause of a preparation request that is itself an analysis ("add a column …, and average it"):
+    the message is split at its joining words and each part of two words or more is compared alone."""
+    parts = [p.strip() for p in re.split(CLAUSE_JOINS, text, flags=re.I) if len(p.strip().split()) >= 2 or _zh(p)]
+    if len(parts) < 2:
+        return None
+    for part in parts:
+        scores = prototype_scores(part)
+        if max(scores, key=scores.__getitem__) in ANALYSIS_KINDS:
+            return part
+    return None
+
+
+def _zh(text: str) -> bool:
+    return sum(is_cjk(char) for char in text) >= 2
+
+
 def points_back(text: str) -> str | None:
     """The pointing word or closing 呢 of a short message that continues the conversation."""
     if len(text.strip()) > POINTING_LIMIT:
@@ -280,9 +309,9 @@ def decide(text: str, has_history: bool = False) -> Decision:
         return Decision("chat", "greeting, thanks or small talk")
     if not text.strip():
         return Decision(None, "an empty message")
+    if not has_words(text):
+        return Decision(None, "no word of a language the reading knows")
     scores = prototype_scores(text)
-    if max(scores.values()) < NOTHING_NEAR:
-        return Decision(None, f"near no example question (closest {max(scores.values()):.2f})")
     lead = leads(scores)
     pointing = points_back(text)
     refers = lead["followup"] >= MARGINS["followup"] or pointing is not None
@@ -311,6 +340,8 @@ def decide(text: str, has_history: bool = False) -> Decision:
             return Decision("deep", f"near the many-step examples (+{lead['deep']:.3f})", f"also {why_followup}")
         return Decision("followup", f"refers to earlier results: {why_followup}")
     ambiguity = f"refers to earlier results ({why_followup}) but there are none" if refers else None
+    if best == "data_prep" and (asked := asks_beyond_preparation(text)):
+        return Decision("analysis", f"prepares the data, then asks ({asked!r})", ambiguity, ("data",))
     if best is not None:
         names = {"deep": "many-step", "data_prep": "data-preparation", "consult": "method-question"}
         reason = f"near the {names[best]} examples (+{lead[best]:.3f})" + (

@@ -4,15 +4,18 @@
     PYTHONPATH=$PWD python bench/intent_agreement.py --compare bench/intent_baseline.json  # agreement with it
 
 Every question of the training sets (data/eval/tasks.json, holdout.json, holdout2-4.json, holdout7.json;
-never the sealed sets), each earlier question of a follow-up task, and the questions the tests assert a
-kind for. A question with an earlier one in its conversation is read with history. `--compare` prints
+never the sealed sets), each earlier question of a follow-up task, the questions the tests assert a
+kind for, and every question a test hands to the harness (harness_questions: a run, a session, a
+toolbox; its kind shapes the turn the test checks). A question with an earlier one in its conversation is read with history. `--compare` prints
 the questions read differently and the agreement on kind and on scope (one figure or full), and the
 tests' questions whose kind differs from the kind the test asserts. `--time` measures the reading, warm.
 """
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -118,6 +121,41 @@ def training_questions() -> list[tuple[str, str, bool]]:
     return found
 
 
+# Where the tests hand a question to the harness (a run, a session, a toolbox, the classifier): every
+# such question's kind shapes the turn the test checks (its tools, its gates, its budgets), asserted or not.
+FILE_NAME = re.compile(r"/|\.(?:csv|xlsx?|json|parquet)$")  # a file handed to a session, not a question
+HARNESS_CALLS = {"start_run", "ask", "toolbox_for", "classify", "decide", "run_against", "run_turn", "first"}
+
+
+def _literal(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def harness_questions() -> list[tuple[str, str, bool]]:
+    """(where, question, has_history) for every question a test passes to the harness: the string
+    argument of a call in HARNESS_CALLS, a `question=` argument, a {"question": ...} value. The second and
+    later question of a test function are read with history (a test's turns share a workspace)."""
+    found: dict[tuple[str, bool], str] = {}
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(function, ast.FunctionDef):
+                continue
+            asked: list[str] = []
+            for node in ast.walk(function):
+                texts: list[str | None] = []
+                if isinstance(node, ast.Call):
+                    name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+                    if name in HARNESS_CALLS:
+                        texts += [_literal(a) for a in node.args]
+                    texts += [_literal(k.value) for k in node.keywords if k.arg == "question"]
+                elif isinstance(node, ast.Dict):
+                    texts += [_literal(v) for k, v in zip(node.keys, node.values) if _literal(k) == "question"]
+                asked += [t for t in texts if t and t.strip() and not FILE_NAME.search(t) and len(t) < 400]
+            for i, question in enumerate(dict.fromkeys(asked)):
+                found.setdefault((question, i > 0), f"harness:{path.stem}:{function.name}")
+    return [(f"{where}:{i}", q, h) for i, ((q, h), where) in enumerate(found.items())]
+
+
 def reading(question: str, has_history: bool) -> dict[str, str]:
     intent = classify(question, has_history=has_history)
     return {"kind": intent.kind, "scope": intent.scope, "groups": ",".join(intent.groups), "reason": intent.reason}
@@ -128,10 +166,15 @@ def record() -> dict[str, dict[str, object]]:
 
     # one batch first (then cached): a question at a time would cost a model call each
     semantic.embed(
-        list(dict.fromkeys([q.strip() for _, q, _ in training_questions()] + [t[0].strip() for t in TESTS])), True
+        list(
+            dict.fromkeys(
+                [q.strip() for _, q, _ in training_questions() + harness_questions()] + [t[0].strip() for t in TESTS]
+            )
+        ),
+        True,
     )
     rows: dict[str, dict[str, object]] = {}
-    for where, question, history in training_questions():
+    for where, question, history in training_questions() + harness_questions():
         rows[where] = {"question": question, "history": history, **reading(question, history)}
     for i, (question, history, kind, scope) in enumerate(TESTS):
         rows[f"test:{i}"] = {"question": question, "history": history, **reading(question, history), "asserted": kind}
@@ -144,7 +187,10 @@ def compare(baseline: dict[str, dict[str, object]]) -> None:
     now = record()
     same_kind = same_scope = 0
     for where, old in baseline.items():
-        new = now[where]
+        new = now.get(where)
+        if new is None or new["question"] != old["question"]:
+            print(f"{where:45} not asked now (the bench's questions changed: record the baseline again)")
+            continue
         same_kind += old["kind"] == new["kind"]
         same_scope += old["scope"] == new["scope"]
         if (old["kind"], old["scope"]) != (new["kind"], new["scope"]):

@@ -124,7 +124,7 @@ def test_budgets_groups_and_sections_by_intent(tmp_path):
     assert "core" in analysis.groups and "ml" not in analysis.groups and set(deep.groups) >= {"ml", "timeseries"}
     assert "datasets" not in chat.prompt_sections and "report" in deep.prompt_sections
     prep = classify("clean the data")
-    assert prep.groups == ["core", "data"] and prep.pruned == ["ml", "stats"]
+    assert prep.groups == ["core", "data"] and prep.pruned == []  # the kind prunes nothing (callable_tools)
 
 
 # --- the model fallback ---------------------------------------------------------------------------

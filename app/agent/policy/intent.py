@@ -46,7 +46,11 @@ GROUPS = {
     "analysis": ("core", "stats", "plot"),  # + data when the question also prepares the data
     "deep": ALL_GROUPS,  # many steps: every group's starters (the rest by tool_search)
 }
-PRUNED = {"data_prep": ("stats", "ml")}  # phase pruning: no statistics while the data is prepared
+# The kind is a guess (by meaning, or the model's one-word reply): it orders what a turn lists and sets its
+# budgets, never what the model may call. A turn with tools may call every tool any kind would list at its
+# start (callable_tools), listed or not: a data-preparation turn lists no statistics, yet the
+# describe_columns a model names runs; an analysis turn lists no data tools, yet select_sheet runs. Only
+# the user's own restrictions ("no charts") refuse a group (RESTRICTION_PRUNES).
 # Lazy exposure is per tool (exposure.py): a turn starts with every `core` tool plus the most common
 # tools of each of its groups; the others come by tool_search (or stay once called). A turn about a
 # single group besides core (data preparation) starts with that group whole. The question's words
@@ -87,6 +91,12 @@ def starter_tools(registry: Registry, groups: Iterable[str], scope: str = "full"
     return {t.name for t in registry if t.group in whole or (t.group in groups and t.name in starters.get(t.group, ()))}
 
 
+def callable_tools(registry: Registry) -> set[str]:
+    """The tools a turn with tools may call by name whatever its kind: those any kind but small talk
+    starts with (the data tools whole, every group's starters, every core tool)."""
+    return set().union(*(starter_tools(registry, GROUPS[kind], focus=False) for kind in KINDS if GROUPS[kind]))
+
+
 SINGLE_GUIDANCE = (
     "One figure is asked for: compute it (its tool or run_python), record evidence citing that call, "
     "answer in a sentence or two with the number. No plan or tasks."
@@ -97,8 +107,8 @@ GUIDANCE = {
     "Use the data only if the user asks about it.",
     "followup": "This message is about results already produced: answer from them first; recompute only what "
     "is missing or was asked to change.",
-    "data_prep": "This turn prepares data (preview, cleaning, reshaping): do exactly that and report what "
-    "changed. Statistical analyses are not part of this turn.",
+    "data_prep": "This turn prepares data (preview, cleaning, reshaping): do what was asked and report what "
+    "changed.",
     "analysis": "Answer the question with the analyses it needs: plan briefly, compute, record evidence, answer.",
     "deep": "This is a many-step piece of work: plan it with tasks, cover the question fully, check "
     "assumptions, record evidence for every finding, and finish with a structured report-style answer.",
@@ -164,13 +174,13 @@ POINTING_LIMIT = 60  # characters: a pointing word opens a follow-up only in a s
 # and "keep only the rows …" are preparation by SPEC §2's own kinds), the scope on 231.
 TOP_K = 2
 MARGINS = {
-    "followup": 0.015,  # only with earlier results; a question near "why did that happen?" is about them
+    "followup": 0.045,  # only with earlier results and no pointing word; "why did that happen?" is about them
     "consult": 0.045,  # without a form of asking what a method is; with one: CONSULT_WITH_FORM
     "data_prep": 0.0175,
     "deep": 0.022,
 }
 CONSULT_WITH_FORM = 0.0  # "what is a …", "什么是": a lead over the analysis examples is enough
-SINGLE_MARGIN = 0.0175  # one figure: the one-figure examples beat the analysis ones by this much
+SINGLE_MARGIN = 0.012  # one figure: the one-figure examples beat the analysis ones by this much
 SINGLE_LIMIT = 240  # characters: a longer message asks for more than one figure
 ANALYSIS_KINDS = ("analysis", "single")
 
@@ -457,7 +467,7 @@ def build_intent(
 ) -> Intent:
     restrictions = list(restrictions or [])
     tier = TIER[kind]
-    pruned = set(PRUNED.get(kind, ()))
+    pruned: set[str] = set()  # the user's restrictions alone: the kind prunes nothing (see callable_tools)
     for restriction in restrictions:
         pruned.update(RESTRICTION_PRUNES.get(restriction, ()))
     groups = [g for g in ALL_GROUPS if (g in GROUPS[kind] or (GROUPS[kind] and g in extra_groups)) and g not in pruned]

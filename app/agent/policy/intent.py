@@ -107,8 +107,7 @@ GUIDANCE = {
     "Use the data only if the user asks about it.",
     "followup": "This message is about results already produced: answer from them first; recompute only what "
     "is missing or was asked to change.",
-    "data_prep": "This turn prepares data (preview, cleaning, reshaping): do what was asked and report what "
-    "changed.",
+    "data_prep": "This turn prepares data (preview, cleaning, reshaping): do what was asked and report what changed.",
     "analysis": "Answer the question with the analyses it needs: plan briefly, compute, record evidence, answer.",
     "deep": "This is a many-step piece of work: plan it with tasks, cover the question fully, check "
     "assumptions, record evidence for every finding, and finish with a structured report-style answer.",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from app.agent.model.interface import ChatModel, ModelError, parse_arguments
 from app.agent.tracing import TracedModel
-from app.understanding import vocabulary
+from app.understanding import semantic, vocabulary  # semantic loads its model on the first embedding
 from app.understanding.small_talk import is_small_talk
 from app.understanding.text import is_cjk
 
@@ -187,8 +187,6 @@ ANALYSIS_KINDS = ("analysis", "single")
 @cache
 def _prototypes() -> tuple[tuple[str, ...], Any]:
     """The kinds of the example questions, one per row, and their embeddings (computed once)."""
-    from app.understanding import semantic  # the model loads here, on the first message classified
-
     rows = [
         (entry.key, question)
         for entry in vocabulary.entries(_WORDS, "prototypes")
@@ -199,8 +197,6 @@ def _prototypes() -> tuple[tuple[str, ...], Any]:
 
 def prototype_scores(text: str) -> dict[str, float]:
     """How close in meaning `text` is to each kind's examples: the mean cosine of its TOP_K closest."""
-    from app.understanding import semantic
-
     kinds, vectors = _prototypes()
     cosines = vectors @ semantic.embed([text.strip()[:2000]], query=True)[0]
     scores: dict[str, float] = {}

@@ -429,7 +429,7 @@ def test_lazy_exposure_sends_a_fraction_of_the_catalog(capsys):
 def test_first_analysis_request_offers_only_core_and_intent_groups(tmp_path):
     script = [
         completion(tool_calls=[{"id": "a1", "name": "tool_search", "arguments": '{"query": "趋势"}'}]),
-        completion(tool_calls=[{"id": "a2", "name": "train_regression_model", "arguments": "{}"}]),
+        completion(tool_calls=[{"id": "a2", "name": "pca_analysis", "arguments": "{}"}]),  # no kind starts with it
         completion("Weight differs by group."),
     ]
     with FakeOpenAIServer(script) as server:

@@ -331,17 +331,30 @@ def test_tool_search_shows_the_full_description_of_its_best_matches():
         assert f"- {name}:" in text and (prop.get("description") or "") in text
 
 
-def test_phase_pruning_keeps_stats_and_ml_out_while_preparing_data():
+def test_a_preparation_turn_lists_no_statistics_yet_the_kind_refuses_none():
+    """The kind is a guess: it picks the listing, never what a model that names a common tool may call
+    ("Describe the weight column" read as preparation must still describe it)."""
     EXECUTED.clear()
     box = toolbox_for("清洗一下数据，去掉重复行")
     offered = names(box.schemas())
     assert not offered & group_names("stats", "ml") and "clean_data" in offered
+    assert box.exposure.is_offered("describe_columns") and box.exposure.is_offered("correlation_analysis")
+    assert not box.exposure.is_offered("probe_cluster_segments")  # no kind starts with it: found first
     result = box.execute(call("tool_search", "s1", query="correlation and clustering"))
-    assert "not available" in result.text and set(result.payload["refused_groups"]) == {"ml", "stats"}
-    later = names(box.schemas())
-    assert not later & group_names("stats", "ml")
+    assert result.payload["refused_groups"] == [] and "probe_cluster_segments" in result.payload["tools"]
+    assert box.execute(call("probe_cluster_segments", "c1")).ok and EXECUTED == ["probe_cluster_segments"]
+    assert names(box.schemas()) == offered  # the tools array stays as it was
+    # an analysis turn lists no data tools, yet the select_sheet a model names for "use the notes sheet" runs
+    assert toolbox_for("Does revenue differ by region?").exposure.is_offered("select_sheet")
+
+
+def test_only_the_users_own_restrictions_refuse_a_group():
+    EXECUTED.clear()
+    box = toolbox_for("Compare revenue by region, but build no models")
+    box.schemas()
+    assert not box.exposure.is_offered("train_classifier") and box.exposure.is_offered("compare_groups")
     refused = box.execute(call("probe_cluster_segments", "c1"))
-    assert refused.error["error"] == "tool_not_exposed" and "data preparation" in refused.error["hint"]
+    assert refused.error["error"] == "tool_not_exposed" and "rules out" in refused.error["hint"]
     assert EXECUTED == []
 
 
@@ -416,7 +429,7 @@ def test_lazy_exposure_sends_a_fraction_of_the_catalog(capsys):
 def test_first_analysis_request_offers_only_core_and_intent_groups(tmp_path):
     script = [
         completion(tool_calls=[{"id": "a1", "name": "tool_search", "arguments": '{"query": "趋势"}'}]),
-        completion(tool_calls=[{"id": "a2", "name": "train_regression_model", "arguments": "{}"}]),
+        completion(tool_calls=[{"id": "a2", "name": "pca_analysis", "arguments": "{}"}]),  # no kind starts with it
         completion("Weight differs by group."),
     ]
     with FakeOpenAIServer(script) as server:

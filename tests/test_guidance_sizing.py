@@ -132,6 +132,6 @@ def test_one_correlation_coefficient_asked_for_gets_no_hypotheses(tmp_path):
             ),
             ModelReply("r = -0.868."),
         ],
-        "What is the Pearson correlation between mpg and wt?",
+        "Report the Pearson correlation coefficient between mpg and wt.",
     )
     assert state["intent"]["scope"] == "single" and state["hypotheses"]["all"] == []

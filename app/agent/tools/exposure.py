@@ -12,7 +12,9 @@ keywords, by words and by meaning in any language (tool_ranking.py), returns the
 the generic `call_tool(name, arguments)` (or by name); calling a tool of a group outside the run's
 groups makes that group's starters callable; situational tools (retract_evidence, read_tool_output
 ...) become callable when what they act on exists. A tool that is neither listed nor made callable
-is refused with `tool_not_exposed`. While data is being prepared, `stats` and `ml` are pruned.
+is refused with `tool_not_exposed`, except the tools any kind of turn starts with (`intent.callable_tools`):
+the kind is a guess, so it picks what is listed, never what a model that names a common tool may call.
+Only the groups the user's own restrictions rule out ("no charts") are pruned.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 from analysis_tools import Registry, Tool, ToolError, ToolResult
 from analysis_tools.registry import GROUPS
-from app.agent.policy.intent import STARTERS, starter_tools
+from app.agent.policy.intent import STARTERS, callable_tools, starter_tools
 from app.agent.tools.tool_ranking import catalog_ranking
 
 # Every group of the catalog. A Toolbox built without an intent's groups passes this very tuple, and
@@ -88,6 +90,18 @@ class Exposure:
         )
         if self.has_dates is False and not everything:
             self.starters -= {t.name for t in self.registry if t.group == TIME_GROUP}
+        # named by the model, any kind's starters run, whatever this turn's kind (a greeting's turn: none)
+        self.callable = (
+            set()
+            if everything or not self.base
+            else {
+                n
+                for n in callable_tools(self.registry) - set(SITUATIONAL)
+                if (t := self.registry.get(n)) is not None
+                and t.group not in self.pruned
+                and not (self.has_dates is False and t.group == TIME_GROUP)
+            }
+        )
         self.situations: set[str] = set()
         self.called: set[str] = set()  # tools called in this turn
         self.added: set[str] = set()  # found by tool_search or kept by use: exposed for the rest of the turn
@@ -159,13 +173,19 @@ class Exposure:
         return self.fixed if self.fixed is not None else self.listed()
 
     def is_offered(self, name: str) -> bool:
-        """May the model call this tool now: listed in the tools array, or made callable in this run
-        (found by tool_search, a called group's starters, a situation that exists)."""
+        """May the model call this tool now: listed in the tools array, made callable in this run
+        (found by tool_search, a called group's starters, a situation that exists), or one any kind of
+        turn starts with (`callable`: the kind is a guess)."""
         tool = self.registry.get(name)
         return (
             tool is not None
             and tool.group not in self.pruned
-            and (name in self.names() or name in self.pending_tools or name in (self.offered or ()))
+            and (
+                name in self.names()
+                or name in self.pending_tools
+                or name in (self.offered or ())
+                or name in self.callable
+            )
         )
 
     def note_call(self, name: str) -> None:
@@ -216,9 +236,7 @@ def refusal(name: str, exposure: Exposure | None, known: bool) -> ToolResult:
     tool = exposure.registry.get(name) if exposure else None
     group = tool.group if tool else None
     if exposure and group in exposure.pruned:
-        hint = (
-            f"The {group} tools are not available in this turn (data preparation). Finish the preparation and answer."
-        )
+        hint = f"The user's request rules out the {group} tools in this turn: answer without them."
     else:
         hint = f'Find it with tool_search, then call it with call_tool(name="{name}", arguments={{...}}).'
 

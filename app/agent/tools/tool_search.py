@@ -38,7 +38,7 @@ def tool_search(query: str, limit: int = DETAILED_MATCHES, ctx: ToolContext | No
     if callable_now:
         note.append(f'Call any of them now with call_tool(name="{callable_now[0]}", arguments={{...}}).')
     if refused:
-        note.append(f"Not available while the data is being prepared: {', '.join(refused_groups)}.")
+        note.append(f"Not available: the user ruled out {', '.join(refused_groups)}.")
     return ToolResult(
         text="[tools]\n" + "\n".join(lines) + "\n\n[exposure]\n" + " ".join(note),
         payload={

@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
+from app.analyst.vocabulary import words
+
 _TRUE = re.compile(r"(?<![A-Za-z_])True(?![A-Za-z_])")
 _FALSE = re.compile(r"(?<![A-Za-z_])False(?![A-Za-z_])")
 _MIDNIGHT = re.compile(r"\b(\d{4}-\d{2}-\d{2})[ T]00:00(?::00(?:\.0+)?)?(?!\d|[:.]\d)")
@@ -70,3 +72,23 @@ def as_people_write(text: str, zh: bool, words: dict[str, dict[str, str]], colum
 def month_label(year: int, month: int, zh: bool) -> str:
     """'2024年3月' / 'Mar 2024'."""
     return f"{year}年{month}月" if zh else date(year, month, 1).strftime("%b %Y")
+
+
+def _is_number(value: str, number: float) -> bool:
+    try:
+        return float(value) == number
+    except ValueError:
+        return False
+
+
+def says_yes(value: Any) -> bool:
+    """Whether a value of a yes/no column is the yes: a word of yes_values (yes, true, y) or the number
+    1 (1, 1.0), read as a number."""
+    text = str(value).strip().lower()
+    return text in words("yes_values") or _is_number(text, 1.0)
+
+
+def says_no(value: Any) -> bool:
+    """Whether a value of a yes/no column is the no: a word of no_values (no, false, n) or the number 0."""
+    text = str(value).strip().lower()
+    return text in words("no_values") or _is_number(text, 0.0)

@@ -84,7 +84,7 @@ def analysis_words(script: str) -> tuple[str, ...]:
         *vocabulary.words("gates", "driver_words", "patterns"),
         *vocabulary.words("gates", "future_words", "patterns"),
         *vocabulary.words("gates", "importance", "patterns"),
-        *(form for form in _statistic_forms() if not _names_concept(form)),
+        *(f for f in _statistic_forms() if f.isascii() == (script == "en") and not _names_concept(f)),
         *vocabulary.keys("roles", "periods"),
         *vocabulary.keys("roles", "grains"),
     ]
@@ -94,7 +94,15 @@ def analysis_words(script: str) -> tuple[str, ...]:
 
 
 # The words of analysis the gates list, and the units of time, are not listed again in general_en.
-GENERAL_EN = frozenset((*vocabulary.words(_FILE, "general_en"), *analysis_words("en")))
+
+
+@cache
+def _general_en() -> frozenset[str]:
+    """The listed English general words and the words of analysis (read on first use: the concepts'
+    superlatives are told by their lemma, and the dictionary loads only when a question is read)."""
+    return frozenset((*vocabulary.words(_FILE, "general_en"), *analysis_words("en")))
+
+
 ROW_WORDS = frozenset(vocabulary.words(_FILE, "row_words"))
 
 
@@ -139,7 +147,7 @@ def is_general_en(word: str) -> bool:
         any(form in STOP for form in forms(word))  # highest → high, totals → total
         or library_stop_word(word)
         or only_an_adverb(word)
-        or any(form in GENERAL_EN for form in forms(word))
+        or any(form in _general_en() for form in forms(word))
     )
 
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from analysis_tools import ResultRecord
 from analysis_tools.common import fmt_num
+from app.analyst.sheet_words import says_yes
 from app.analyst.steps import Plan, Step
-from app.analyst.vocabulary import words
-
-YES = {w.lower() for w in words("yes_values")}
 
 
 def per_unit_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> str | None:
@@ -56,7 +54,7 @@ def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> st
     counts = {k[len("count.") :]: float(v) for k, v in metrics.items() if k.startswith("count.")}
     if not counts or total is None:
         return None
-    wanted = plan.values or ([v for v in counts if v.lower() in YES] if _yes_no(counts) else [])
+    wanted = plan.values or ([v for v in counts if says_yes(v)] if _yes_no(counts) else [])
     if wanted := [v for v in wanted if v in counts]:
         n = sum(counts[v] for v in wanted)
         shown = "、".join(wanted) if zh else " or ".join(wanted)
@@ -77,4 +75,4 @@ def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> st
 
 def _yes_no(counts: dict[str, float]) -> bool:
     """Whether a column's values are yes and no (是/否, Y/N, True/False)."""
-    return len(counts) == 2 and any(v.lower() in YES for v in counts)
+    return len(counts) == 2 and any(says_yes(v) for v in counts)

@@ -13,7 +13,8 @@ from typing import Any
 
 from analysis_tools.common import fmt_num, fmt_p
 from analysis_tools.ts_common import FREQ_WORDS
-from app.analyst.vocabulary import pair_list, pairs, words
+from app.analyst.sheet_words import says_no, says_yes
+from app.analyst.vocabulary import pair_list, pairs
 
 LISTED = 6  # groups listed after the headline
 
@@ -536,9 +537,6 @@ def derive_headline(
     )
 
 
-_YES, _NO = words("yes_values"), words("no_values")
-
-
 def two_group_headline(metric: str, group: str, metrics: dict[str, Any], lead: str | None, zh: bool) -> str | None:
     """'Average bwt is lower for smoke = 1: 2,772 vs 3,056 for smoke = 0 (a difference of 283.8); a gap
     this large would rarely happen by chance (p = 0.007).' The group the question names first leads
@@ -547,10 +545,10 @@ def two_group_headline(metric: str, group: str, metrics: dict[str, Any], lead: s
     if len(means) != 2:
         return None
     names = list(means)
-    first = lead if lead in means else next((g for g in names if g.lower() in _YES), names[0])
+    first = lead if lead in means else next((g for g in names if says_yes(g)), names[0])
     second = next(g for g in names if g != first)
     a, b, p = means[first], means[second], metrics.get("p_value")
-    coded = all(g.lower() in (*_YES, *_NO) for g in names)
+    coded = all(says_yes(g) or says_no(g) for g in names)
 
     def label(g: str) -> str:
         return f"{group} = {g}" if coded else g

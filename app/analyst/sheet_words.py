@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
+from app.analyst.vocabulary import words
+
 _TRUE = re.compile(r"(?<![A-Za-z_])True(?![A-Za-z_])")
 _FALSE = re.compile(r"(?<![A-Za-z_])False(?![A-Za-z_])")
 # A day as the tools write it ("2024-03-05", or a timestamp at midnight): not part of a longer code or
@@ -112,3 +114,23 @@ def shared_grain(datasets: Iterable[dict[str, Any]]) -> str | None:
     """The grain (monthly, daily …) the tables that have one agree on; None when they differ or none has one."""
     grains = {str(g).split(" ")[0] for d in datasets if (g := d.get("grain"))}
     return grains.pop() if len(grains) == 1 else None
+
+
+def _is_number(value: str, number: float) -> bool:
+    try:
+        return float(value) == number
+    except ValueError:
+        return False
+
+
+def says_yes(value: Any) -> bool:
+    """Whether a value of a yes/no column is the yes: a word of yes_values (yes, true, y) or the number
+    1 (1, 1.0), read as a number."""
+    text = str(value).strip().lower()
+    return text in words("yes_values") or _is_number(text, 1.0)
+
+
+def says_no(value: Any) -> bool:
+    """Whether a value of a yes/no column is the no: a word of no_values (no, false, n) or the number 0."""
+    text = str(value).strip().lower()
+    return text in words("no_values") or _is_number(text, 0.0)

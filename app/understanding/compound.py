@@ -38,9 +38,14 @@ def _english_askers() -> tuple[frozenset[str], frozenset[str]]:
 
 @cache
 def _chinese_askers() -> re.Pattern[str]:
-    """The Chinese question words (哪个, 多少, 是否, 什么 …) and 几 ("几天", "几个")."""
+    """The Chinese question words (哪, 多少, 是否, 什么 …: a word found inside a longer one asks too, 哪个,
+    为什么) and 几 ("几天", "几个"), and the A-not-A question of a verb (是不是, 有没有, 会不会: _A_NOT_A)."""
     words = sorted(vocabulary.words("unmatched_words", "interrogatives_zh"), key=len, reverse=True)
-    return re.compile("|".join(map(re.escape, words)))
+    return re.compile("|".join([*map(re.escape, words), _A_NOT_A]))
+
+
+# The A-not-A question, a grammar of its own: a verb, 不 or 没, the verb again (是不是, 有没有, 能不能).
+_A_NOT_A = r"(\w)[不没]\1"
 
 
 _QUESTION_END = re.compile(r"[?？]\s*$")

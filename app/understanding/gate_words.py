@@ -60,10 +60,13 @@ COMPARE_WORDS = vocabulary.words(_FILE, "compare_words")
 
 
 def _table_alternation(table: str) -> str:
-    """A table of this file as one pattern: its entries' plain `words` escaped, or their `patterns`."""
+    """A table of this file as one pattern: its entries' plain `words` escaped, or their `patterns`;
+    `table.key` is the one entry of the table with that key (methods.retention)."""
+    table, _, key = table.partition(".")
     return "|".join(
         "|".join(map(re.escape, entry.strings("words"))) if "words" in entry.fields else entry.alternation()
         for entry in vocabulary.entries(_FILE, table)
+        if not key or entry.fields.get("key") == key
     )
 
 

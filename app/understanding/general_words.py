@@ -16,11 +16,13 @@ Most of the work is done by general language tools rather than lists:
 
 from __future__ import annotations
 
+import re
 from functools import cache, lru_cache
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from app.understanding import vocabulary
+from app.understanding.everyday_words import CONCEPTS
 from app.understanding.kinds import UNITS_EN
 from app.understanding.text import is_cjk, lemma
 from app.understanding.words import STOP, stem
@@ -28,9 +30,51 @@ from app.understanding.words import STOP, stem
 _FILE = "unmatched_words"
 
 
+# A cue pattern that is a plain word: `\bmean\b`, `\brates?\b` (the word without its plural s), or one
+# plain group of plain alternatives, `最(?:低|少|小)`, `\b(?:most|highest)\b` (each alternative a word).
+_PLAIN = r"[^\\()|?*+.\[\]{}^$]+"
+_PLURAL = re.compile(rf"({_PLAIN})s\?")
+_GROUP = re.compile(rf"({_PLAIN})?\(\?:({_PLAIN}(?:\|{_PLAIN})*)\)({_PLAIN})?")
+# The kinds of question whose cue words ask for a statistic or a direction, never name a variable
+# (question_kinds.toml): superlatives, shares, rates, means, directions of change, units of time.
+_STATISTIC_TABLES = ("most", "least", "share", "rate", "mean_words", "direction", "time_units")
+
+
+def plain_forms(pattern: str) -> tuple[str, ...]:
+    """The words a cue pattern spells out whole, or () for a stem or a pattern with structure."""
+    text = pattern.replace(r"\b", "")
+    if re.fullmatch(_PLAIN, text):
+        return (text,)
+    if plural := _PLURAL.fullmatch(text):
+        return (plural.group(1),)
+    if group := _GROUP.fullmatch(text):
+        before, after = group.group(1) or "", group.group(3) or ""
+        return tuple(before + alternative + after for alternative in group.group(2).split("|"))
+    return ()
+
+
+def _statistic_forms() -> tuple[str, ...]:
+    """The plain cue words of question_kinds.toml's tables of statistics and directions (_STATISTIC_TABLES)."""
+    return tuple(
+        form
+        for table in _STATISTIC_TABLES
+        for p in vocabulary.words("question_kinds", table, "patterns")
+        for form in plain_forms(p)
+    )
+
+
+def _names_concept(word: str) -> bool:
+    """Whether a cue word is an everyday concept's word (heaviest → heavy, 最重, 最便宜: the weight, the
+    price): a superlative of such an adjective names the number it ranks."""
+    if is_cjk(word[0]):
+        return any(said in word for _, words in CONCEPTS for said in words if is_cjk(said[0]))
+    return any(word in words or lemma(word) in words for _, words in CONCEPTS)
+
+
 def analysis_words(script: str) -> tuple[str, ...]:
     """The plain words of the kinds of analysis that gates.toml lists (trends, comparisons, drivers, the
-    future, importance) and the units of time and their adjectives of roles.toml (periods, grains): in
+    future, importance), the cue words of question_kinds.toml's statistics and directions (highest, 占比,
+    上升: _STATISTIC_TABLES) and the units of time and their adjectives of roles.toml (periods, grains): in
     `script` "en" the single English words (trend, compare, month, weekly), in "zh" the Chinese words of two
     characters or more (趋势, 差异, 季度). They ask how to analyse, never which variable; a stem or a
     phrase of a pattern (driv, over time) is left out."""
@@ -40,6 +84,7 @@ def analysis_words(script: str) -> tuple[str, ...]:
         *vocabulary.words("gates", "driver_words", "patterns"),
         *vocabulary.words("gates", "future_words", "patterns"),
         *vocabulary.words("gates", "importance", "patterns"),
+        *(f for f in _statistic_forms() if f.isascii() == (script == "en") and not _names_concept(f)),
         *vocabulary.keys("roles", "periods"),
         *vocabulary.keys("roles", "grains"),
     ]
@@ -49,7 +94,15 @@ def analysis_words(script: str) -> tuple[str, ...]:
 
 
 # The words of analysis the gates list, and the units of time, are not listed again in general_en.
-GENERAL_EN = frozenset((*vocabulary.words(_FILE, "general_en"), *analysis_words("en")))
+
+
+@cache
+def _general_en() -> frozenset[str]:
+    """The listed English general words and the words of analysis (read on first use: the concepts'
+    superlatives are told by their lemma, and the dictionary loads only when a question is read)."""
+    return frozenset((*vocabulary.words(_FILE, "general_en"), *analysis_words("en")))
+
+
 ROW_WORDS = frozenset(vocabulary.words(_FILE, "row_words"))
 
 
@@ -94,7 +147,7 @@ def is_general_en(word: str) -> bool:
         any(form in STOP for form in forms(word))  # highest → high, totals → total
         or library_stop_word(word)
         or only_an_adverb(word)
-        or any(form in GENERAL_EN for form in forms(word))
+        or any(form in _general_en() for form in forms(word))
     )
 
 

@@ -246,8 +246,14 @@ def spread_mentions(question: str, name: str, slack: int = 2) -> Iterator[tuple[
 
 
 def value_words(value: str) -> tuple[str, ...]:
-    """The words that name a category value: itself, and everyday words for it ("women" → female)."""
+    """The words that name a category value: itself, and everyday words for it ("women" → female). A
+    value of one letter is the initial of the one listed value that starts with it (F: female, M: male)
+    and has its words."""
     word = str(value).strip().lower()
+    if len(word) == 1 and word not in VALUE_WORDS:
+        spelled = [key for key in VALUE_WORDS if key.startswith(word)]
+        if len(spelled) == 1:
+            return (word, spelled[0], *VALUE_WORDS[spelled[0]])
     return (word, *VALUE_WORDS.get(word, ()))
 
 

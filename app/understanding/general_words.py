@@ -49,7 +49,14 @@ def analysis_words(script: str) -> tuple[str, ...]:
 
 
 # The words of analysis the gates list, and the units of time, are not listed again in general_en.
-GENERAL_EN = frozenset((*vocabulary.words(_FILE, "general_en"), *analysis_words("en")))
+# The units of money a header's bracket may give (name_forms.toml currency_units) name no variable either.
+GENERAL_EN = frozenset(
+    (
+        *vocabulary.words(_FILE, "general_en"),
+        *analysis_words("en"),
+        *(w for w in vocabulary.words("name_forms", "currency_units") if w.isascii()),
+    )
+)
 ROW_WORDS = frozenset(vocabulary.words(_FILE, "row_words"))
 
 

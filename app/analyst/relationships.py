@@ -58,7 +58,7 @@ def relation_steps(
         # "Does exercise (0-7 hours) lower BMI?": how the two numbers go together, not BMI in 8 hour groups
         measures = [n for n in names if n in measures or n in acting]
         groups = [n for n in groups if n not in acting]
-    if MORE_MORE.search(question) and len(measures) == 1 and len(others := _other_measures(columns, measures)) == 1:
+    if _two_quantities(question) and len(measures) == 1 and len(others := _other_measures(columns, measures)) == 1:
         # "开的里程越多，收的钱是不是也越多": two quantities move together; with one named ("钱") and the table
         # holding one other measurement, that one is the other quantity (the reading shows it as assumed)
         measures = [*measures, *others] if _said_first(question, spans, measures[0]) else [*others, *measures]
@@ -90,6 +90,13 @@ def relation_steps(
         plan.steps.append(Step("chi_square_test", arguments | weighted_arguments(plan), subject))
         return True
     return False
+
+
+def _two_quantities(question: str) -> bool:
+    """Whether the question sets two quantities against each other ("X越多，Y越多", "the more X, the more Y"),
+    not one changing over time ("越来越长": more and more)."""
+    found = MORE_MORE.search(question)
+    return bool(found) and not re.match(r"越来越", found.group(0)) if found else False
 
 
 def _said_first(question: str, spans: Spans, name: str) -> bool:

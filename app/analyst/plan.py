@@ -56,6 +56,7 @@ from app.analyst.time_steps import add_time_steps, period_steps, season_steps, y
 from app.analyst.totals import share_steps, total_steps
 from app.analyst.versus_rest import asks_versus_rest, versus_rest
 from app.understanding.count_pairs import count_pair
+from app.understanding.everyday_words import DURATION_WORDS
 from app.understanding.kinds import (
     DERIVE,
     DROP_MISSING,
@@ -252,7 +253,10 @@ def _task_plan(p: Planning) -> Plan | None:
         return dedupe_plan(columns, zh)
     if FILTER_TASK.search(question) and (conditions := filter_conditions(question, columns, spans)):
         return filter_plan(conditions, zh)
-    if gap := date_gap_plan(question, columns, ordered_names(spans), str(p.dataset.get("name") or ""), zh):
+    # "how long … between signing up and the test? Average days": the words asking how long ask for the gap,
+    # they do not name a duration column of the table
+    gap_spans = [(a, b, n) for a, b, n in spans if question[a:b].lower() not in DURATION_WORDS]
+    if gap := date_gap_plan(question, columns, ordered_names(gap_spans), str(p.dataset.get("name") or ""), zh):
         return gap  # days between two dates, as a new column, then its average (data_tasks)
     if counted := count_plan(question, columns, spans, int(p.dataset.get("rows") or 0), zh):
         return counted  # "how many children", "多少人午睡": a count of rows (data_tasks)

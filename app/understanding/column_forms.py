@@ -17,7 +17,9 @@ The first is as good as the name; the others are partial matches, claimed last (
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
+from typing import Any
 
 from app.understanding import vocabulary
 from app.understanding.text import HAN_RUN, is_cjk, lemma
@@ -161,12 +163,14 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
     parts = name_words(core_name(name))
     if len(parts) < 2 or parts[0] in STOP or len(parts[0]) < 4 or not parts[0].isalpha():
         return
-    if any(_among(_KIND_WORDS, p) for p in parts[1:]):
-        return
     lead = stem(parts[0])
     if any(lead in {stem(w) for w in name_words(other)} for other in others if other != name):
         return
     words = words_at(question)
+    if any(_among(_KIND_WORDS, p) for p in parts[1:]):
+        if all(_among(_KIND_WORDS, p) for p in parts[1:]):  # "kinds of film", "film types" → Film Type
+            yield from _kinds_of(question, words, lead)
+        return
     for (start, gap, word), (resume, end, after) in zip(words, words[1:], strict=False):
         if (
             stem(word) == lead
@@ -189,9 +193,25 @@ def leading_word_mentions(question: str, name: str, others: list[str]) -> Iterat
                 yield start, end
 
 
+def _kinds_of(question: str, words: list[tuple[int, int, str]], lead: str) -> Iterator[tuple[int, int]]:
+    """Where the question says a kind of the thing a name's first word is, with a word for a kind (name_forms
+    kind_words) before "of" it or right after it: "three kinds of film", "which film types" (Film Type)."""
+    for i, (start, end, word) in enumerate(words):
+        if stem(word) != lead:
+            continue
+        before = [w for w in words[max(0, i - 3) : i] if w[2] not in ("the", "a", "an")]
+        if len(before) >= 2 and before[-1][2] == "of" and _among(_KIND_WORDS, before[-2][2]):
+            yield before[-2][0], end
+        elif (
+            i + 1 < len(words) and _among(_KIND_WORDS, words[i + 1][2]) and not question[end : words[i + 1][0]].strip()
+        ):
+            yield start, words[i + 1][1]
+
+
 # Units and scales a name's bracket may hold ("(min)", "(thousands)", "(USD)"), and the quantity such a unit
 # measures ("Wait time (min)": the unit says it is a time).
-_BRACKET_UNITS = set(vocabulary.words(_FILE, "bracket_units")) | _UNIT_WORDS
+CURRENCY_UNITS = frozenset(vocabulary.words(_FILE, "currency_units"))
+_BRACKET_UNITS = set(vocabulary.words(_FILE, "bracket_units")) | _UNIT_WORDS | CURRENCY_UNITS
 _UNIT_QUANTITIES = set(vocabulary.words(_FILE, "unit_quantities"))
 
 
@@ -214,6 +234,23 @@ def bracketed_name(name: str) -> str | None:
     return inner
 
 
+def money_unit(name: str) -> bool:
+    """Whether a name's bracket gives a currency ("Total Charge (£)", "收费（元）", "Fee (USD)"): a currency
+    sign (Unicode category Sc) or a listed currency (name_forms.toml currency_units), alone in the bracket."""
+    inner = (_bracket(name) or "").strip()
+    signs = inner.replace(" ", "")
+    return bool(signs) and (
+        all(unicodedata.category(ch) == "Sc" for ch in signs) or inner.lower().strip(". ") in CURRENCY_UNITS
+    )
+
+
+def money_column(columns: list[dict[str, Any]]) -> str | None:
+    """The table's one number column measured in money (money_unit), or None when it has none or several
+    (a price and a total in £: the everyday word "money" does not say which)."""
+    found = [str(c["name"]) for c in columns if c.get("type") in ("number", "integer") and money_unit(str(c["name"]))]
+    return found[0] if len(found) == 1 else None
+
+
 def bracket_unit(name: str) -> bool:
     """Whether a name ends in a bracket giving its unit or scale ("Wait time (min)", "Fee (£)")."""
     inner = _bracket(name)
@@ -233,6 +270,25 @@ def _listed(question: str, start: int, end: int) -> bool:
     ("cleanliness, staff, breakfast"). A list's first and last items need no help: "Hi, staff …" is
     no list."""
     return bool(_LIST_BEFORE.search(question[:start]) and _LIST_AFTER.match(question[end:]))
+
+
+# "多少升", "几公斤": the amount asked for, in a unit
+_ZH_HOW_MUCH = re.compile(r"(?:多少|几)\s*$")
+
+
+def unit_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
+    """Where the question asks an amount in the unit a Chinese name's bracket gives and no other column's
+    does: "烧掉多少升油" → 耗油量（升）, "多少公斤" → 渔获量 (公斤)."""
+    unit = (_bracket(name) or "").strip()
+    if (
+        not unit
+        or not all(is_cjk(ch) for ch in unit)
+        or any((_bracket(o) or "").strip() == unit for o in others if o != name)
+    ):
+        return
+    for match in re.finditer(re.escape(unit), question):
+        if _ZH_HOW_MUCH.search(question[: match.start()]):
+            yield match.start(), match.end()
 
 
 # --- a Chinese name by its leading word ------------------------------------------------------------

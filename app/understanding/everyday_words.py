@@ -34,6 +34,16 @@ CONCEPTS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = tuple(
 )
 
 
+# The words of the concepts marked `currency` (money): they also name a table's one column measured in money,
+# whatever its name (column_forms.money_column: "Total Charge (£)", "收费（元）").
+MONEY_WORDS: tuple[str, ...] = tuple(
+    word
+    for entry in vocabulary.entries("everyday_concepts", "concepts")
+    if entry.fields.get("currency") is True
+    for word in _concept_words(entry)
+)
+
+
 def concept_synonyms() -> dict[str, tuple[str, ...]]:
     """The concepts as SYNONYMS entries: each column-name piece with the concept's words."""
     table: dict[str, tuple[str, ...]] = {}
@@ -55,6 +65,11 @@ def merged(own: dict[str, tuple[str, ...]], extra: dict[str, tuple[str, ...]]) -
 # hot", "天气风大时". Said right after that category's name, these words are about the number
 # (temperature, wind speed), not the category's values (晴/雨/多云).
 CONDITION_WORDS = frozenset(word for pieces, words in CONCEPTS if pieces[0] in ("temp", "wind") for word in words)
+
+
+# The words that ask how long something took ("how long", "多久"): in a question of the days between two dates
+# they ask for that gap (app.analyst.data_tasks.date_gap_plan), not for a duration column of the table.
+DURATION_WORDS = frozenset(word for pieces, words in CONCEPTS if pieces[0] == "duration" for word in words)
 
 
 def is_condition_word(said: str) -> bool:

@@ -98,9 +98,16 @@ def analysis_words(script: str) -> tuple[str, ...]:
 
 @cache
 def _general_en() -> frozenset[str]:
-    """The listed English general words and the words of analysis (read on first use: the concepts'
-    superlatives are told by their lemma, and the dictionary loads only when a question is read)."""
-    return frozenset((*vocabulary.words(_FILE, "general_en"), *analysis_words("en")))
+    """The listed English general words, the words of analysis, and the units of money a header's bracket
+    may give (name_forms.toml currency_units; they name no variable either). Read on first use: the
+    concepts' superlatives are told by their lemma, and the dictionary loads only when a question is read."""
+    return frozenset(
+        (
+            *vocabulary.words(_FILE, "general_en"),
+            *analysis_words("en"),
+            *(w for w in vocabulary.words("name_forms", "currency_units") if w.isascii()),
+        )
+    )
 
 
 ROW_WORDS = frozenset(vocabulary.words(_FILE, "row_words"))

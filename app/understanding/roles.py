@@ -25,11 +25,13 @@ from app.understanding.column_forms import (
     initials_mentions,
     joined_mentions,
     leading_word_mentions,
+    money_column,
+    unit_mentions,
     yes_no_mentions,
     zh_leading_mentions,
     zh_part_mentions,
 )
-from app.understanding.everyday_words import CONDITION_WORDS, is_condition_word
+from app.understanding.everyday_words import CONDITION_WORDS, MONEY_WORDS, is_condition_word
 from app.understanding.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
 from app.understanding.spelling import text_variants
 from app.understanding.text import tokens
@@ -110,6 +112,9 @@ def column_mentions(
         if synonym_key_fits(key, col["name"])
         for word in listed
     ]
+    if money := money_column(columns):  # "收的钱" → Total Charge (£): the table's one column in money
+        rank = next(i for i, c in enumerate(ranked) if c["name"] == money)
+        words += [(word, rank, money) for word in MONEY_WORDS]
     compounds = _chinese_vocabulary_places(text, synonyms)
     inflected = _inflected_places(text)
     for word, _, name in sorted(words, key=lambda w: (-len(w[0]), w[1])):
@@ -140,6 +145,7 @@ def column_mentions(
             *zh_leading_mentions(question, name, names),
             *head_word_mentions(question, name, names),
             *zh_part_mentions(question, name, names),
+            *unit_mentions(question, name, names),
         ]
         # a piece of a value the question names is that value: "不施肥" is 肥料's, not 施肥量 (kg/亩)
         _take([(a, b) for a, b in places if not any(s <= a and b <= e for s, e in said_values)], name, found, "partial")

@@ -1,8 +1,7 @@
 """Relations, compound questions and derived quantities read by general means (issue 24 point 3): a money
 word names the table's one column measured in money (a currency in its bracket), a kind of a thing names
 the "<thing> Type" column, an amount asked in a Chinese unit names the column whose bracket gives that
-unit, "how long" in a days-between-dates question asks for the gap, and "the more X, the more Y" with one
-of the two named takes the table's one other measurement. The tables are made up here."""
+unit, and "how long" in a days-between-dates question asks for the gap. The tables are made up here."""
 
 from __future__ import annotations
 
@@ -82,20 +81,3 @@ def test_how_long_between_two_dates_asks_for_the_gap_not_a_duration_column():
     assert plan.kind == "date_gap"
     derive = next(s for s in plan.steps if s.tool == "derive_column")
     assert derive.arguments["expression"] == "`Examined` - `Enrolled`"
-
-
-def test_the_more_one_named_quantity_the_more_the_tables_other_measurement():
-    data = {
-        "name": "trips",
-        "rows": 200,
-        "columns": [
-            col("Depot", "category", levels=4),
-            col("Distance (km)", "number", distinct=150, minimum=1, maximum=300),
-            col("Fare (£)", "number", distinct=180, minimum=5, maximum=400),
-        ],
-    }
-    plan = plan_analysis("跑的越多，收的钱是不是也越多？", data, zh=True)
-    assert plan.kind == "relationship"
-    correlation = next(s for s in plan.steps if s.tool == "correlation_analysis")
-    assert set(correlation.arguments["columns"]) == {"Distance (km)", "Fare (£)"}
-    assert plan.metric == "Fare (£)"  # the one said second follows the first

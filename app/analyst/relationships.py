@@ -58,10 +58,6 @@ def relation_steps(
         # "Does exercise (0-7 hours) lower BMI?": how the two numbers go together, not BMI in 8 hour groups
         measures = [n for n in names if n in measures or n in acting]
         groups = [n for n in groups if n not in acting]
-    if _two_quantities(question) and len(measures) == 1 and len(others := _other_measures(columns, measures)) == 1:
-        # "开的里程越多，收的钱是不是也越多": two quantities move together; with one named ("钱") and the table
-        # holding one other measurement, that one is the other quantity (the reading shows it as assumed)
-        measures = [*measures, *others] if _said_first(question, spans, measures[0]) else [*others, *measures]
     together = bool(MORE_MORE.search(question)) and len(measures) >= 2
     if len(measures) >= 2 and (together or (not groups and not implied)) and (slope or not regression):
         target, predictors = slope_roles(question, spans, measures, roles)
@@ -90,31 +86,6 @@ def relation_steps(
         plan.steps.append(Step("chi_square_test", arguments | weighted_arguments(plan), subject))
         return True
     return False
-
-
-def _two_quantities(question: str) -> bool:
-    """Whether the question sets two quantities against each other ("X越多，Y越多", "the more X, the more Y"),
-    not one changing over time ("越来越长": more and more)."""
-    found = MORE_MORE.search(question)
-    return bool(found) and not re.match(r"越来越", found.group(0)) if found else False
-
-
-def _said_first(question: str, spans: Spans, name: str) -> bool:
-    """Whether a measure is the first of the two a "the more …, the more …" question relates: said before
-    "越" (X越多，Y越多) or before the second "the" (the more X, the more Y)."""
-    found = MORE_MORE.search(question)
-    start = min((a for a, _, n in spans if n == name), default=-1)
-    if found is None or start < 0:
-        return True
-    said = found.group(0)
-    second = found.start() if "越" in said else found.start() + said.lower().rfind("the ")
-    return start < second
-
-
-def _other_measures(columns: list[Column], named: list[str]) -> list[str]:
-    """The table's measurements other than those named: numbers that are not codes, identifiers or personal."""
-    numbers = [str(c["name"]) for c in columns if c.get("type") in NUMERIC and not c.get("pii") and not c.get("coded")]
-    return [n for n in measure_names(columns, numbers) if n not in named]
 
 
 def is_scale(column: Column) -> bool:

@@ -15,7 +15,7 @@ from functools import cache, lru_cache
 
 from app.understanding import vocabulary
 from app.understanding.everyday_words import concept_synonyms, merged
-from app.understanding.text import lemma, plain_words, tokens
+from app.understanding.text import lemma, plain_words, tokens, word_forms
 
 # Words a question may use for a column named in the other language, or in everyday words
 # (vocabulary/synonyms.toml [[columns]]: the key is a piece of the column name, lower case; the words
@@ -61,7 +61,8 @@ def is_function_word(word: str) -> bool:
 
 @cache
 def _stop_words() -> frozenset[str]:
-    return frozenset(vocabulary.words("stop_words", "stop")) | _function_words()
+    listed = {form for word in vocabulary.words("stop_words", "stop") for form in word_forms(word)}
+    return frozenset(listed) | _function_words()
 
 
 class _StopWords:

@@ -222,25 +222,27 @@ def lemma(word: str) -> str:
     return found if found.isascii() and found.isalpha() else folded
 
 
-_FINITE = ("VB", "VBD", "VBP", "VBZ")  # the base form and the finite forms: is, was, does, has
+FINITE = ("VB", "VBD", "VBP", "VBZ")  # a verb's base form and its finite forms: is, was, does, has
+DEGREES = ("JJR", "JJS")  # an adjective's comparative and superlative: higher, highest
 
 
 @lru_cache(maxsize=1024)
-def word_forms(word: str, finite: bool = False) -> tuple[str, ...]:
+def word_forms(word: str, tags: tuple[str, ...] = ()) -> tuple[str, ...]:
     """An English word and its inflections by lemminflect's dictionary, lower case (be → am, are, is,
-    was, were, been, being; give → gives, gave, given; low → lower, lowest); with finite, a verb's base
-    and finite forms only (be → be, am, are, is, was, were). The word alone when the dictionary lacks it."""
+    was, were, been, being; give → gives, gave, given; low → lower, lowest); with tags, the word and only
+    the forms of those Penn tags (FINITE: be → am, are, is, was, were; DEGREES: high → higher, highest).
+    The word alone when the dictionary lacks it."""
     try:
         from lemminflect import getAllInflections
     except ImportError:  # pragma: no cover - a dependency; kept working without it
         return (word,)
-    found = {word}
+    found = [word]
     for upos in (None, "AUX"):
         table = getAllInflections(word) if upos is None else getAllInflections(word, upos=upos)
         for tag, forms in table.items():
-            if not finite or tag in _FINITE:
-                found.update(f.lower() for f in forms)
-    return tuple(sorted(found))
+            if not tags or tag in tags:
+                found.extend(f.lower() for f in forms)
+    return tuple(dict.fromkeys(found))
 
 
 @lru_cache(maxsize=4096)

@@ -16,7 +16,7 @@ import re
 from functools import cache
 
 from app.understanding import vocabulary
-from app.understanding.text import is_cjk
+from app.understanding.text import FINITE, is_cjk, word_forms
 
 MIN_WORDS = 3  # a part shorter than this is a fragment of one question ("how much and how often")
 MIN_CHARS_ZH = 4
@@ -32,7 +32,7 @@ def _english_askers() -> tuple[frozenset[str], frozenset[str]]:
         if entry.why.startswith("question words"):
             question.update(entry.strings("words"))
         if entry.why.startswith(("question words", "forms of be")):
-            opening.update(entry.strings("words"))
+            opening.update(form for word in entry.strings("words") for form in word_forms(word, FINITE))
     return frozenset(question), frozenset(opening)
 
 

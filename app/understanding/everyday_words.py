@@ -19,10 +19,13 @@ DEGREE_MARKS = vocabulary.characters("roles", "superlative_marks_zh")
 
 
 def _concept_words(entry: vocabulary.Entry) -> tuple[str, ...]:
-    """A concept's words: those listed, its Chinese pieces, each degree adjective after each mark."""
+    """A concept's words: those listed, its Chinese pieces (all its pieces where pieces_are_words is set),
+    each degree adjective after each mark."""
     pieces = entry.strings("pieces")
     degree = entry.strings("degree") if "degree" in entry.fields else ()
-    chinese_pieces = [piece for piece in pieces if any(is_cjk(c) for c in piece)]
+    chinese_pieces = [
+        piece for piece in pieces if any(is_cjk(c) for c in piece) or entry.fields.get("pieces_are_words") is True
+    ]
     said_by_degree = [mark + adjective for adjective in degree for mark in DEGREE_MARKS]
     return tuple(dict.fromkeys((*entry.strings("words"), *chinese_pieces, *said_by_degree)))
 

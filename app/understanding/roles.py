@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, NamedTuple
 
 from app.understanding import vocabulary
@@ -34,7 +35,7 @@ from app.understanding.column_forms import (
 from app.understanding.everyday_words import CONDITION_WORDS, MONEY_WORDS, is_condition_word
 from app.understanding.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
 from app.understanding.spelling import text_variants
-from app.understanding.text import tokens
+from app.understanding.text import DEGREES, tokens, word_forms
 from app.understanding.value_matching import inflected_at, value_forms, zh_single_value_at
 from app.understanding.weekdays import day_at
 from app.understanding.words import (
@@ -360,11 +361,24 @@ def _claim(text: str, needle: str, name: str, found: list[Mention], kind: str) -
 # superlative is the one ranked, whatever else the question names ("卖出去的件数最少" ranks units, not sales).
 _SUPERLATIVE_MARKS_ZH = "|".join(map(re.escape, vocabulary.characters(_FILE, "superlative_marks_zh")))
 _SUPERLATIVE_AFTER_ZH = re.compile(rf"^\s*(?:[)）])?\s*(?:{_SUPERLATIVE_MARKS_ZH})")
-_SUPERLATIVE_BEFORE_EN = re.compile(
-    rf"\b(?:{vocabulary.word_alternation(_FILE, 'superlatives_en')})"
-    rf"(?:\s+(?:{vocabulary.word_alternation(_FILE, 'statistics_en')}))?\s+$",
-    re.I,
-)
+
+
+def _superlatives_en() -> list[str]:
+    """The English superlatives and comparatives of amount: each positive's two degrees (lemminflect:
+    high → higher, highest) and the words listed as they are (less, least), longest first."""
+    positives = vocabulary.words(_FILE, "superlatives_en", "positives")
+    degrees = {form for word in positives for form in word_forms(word, DEGREES)[1:]}
+    return sorted(degrees | set(vocabulary.words(_FILE, "superlatives_en")), key=len, reverse=True)
+
+
+@cache
+def _superlative_before_en() -> re.Pattern[str]:
+    """A superlative (and a statistic) right before the measure; built on first use (lemminflect loads then)."""
+    return re.compile(
+        rf"\b(?:{'|'.join(_superlatives_en())})"
+        rf"(?:\s+(?:{vocabulary.word_alternation(_FILE, 'statistics_en')}))?\s+$",
+        re.I,
+    )
 
 
 def superlative_measure(question: str, spans: list[Span], measures: list[str]) -> str | None:
@@ -373,7 +387,8 @@ def superlative_measure(question: str, spans: list[Span], measures: list[str]) -
     near = {
         name
         for start, end, name in spans
-        if name in measures and (_SUPERLATIVE_AFTER_ZH.match(text[end:]) or _SUPERLATIVE_BEFORE_EN.search(text[:start]))
+        if name in measures
+        and (_SUPERLATIVE_AFTER_ZH.match(text[end:]) or _superlative_before_en().search(text[:start]))
     }
     return near.pop() if len(near) == 1 else None
 

@@ -222,6 +222,29 @@ def lemma(word: str) -> str:
     return found if found.isascii() and found.isalpha() else folded
 
 
+FINITE = ("VB", "VBD", "VBP", "VBZ")  # a verb's base form and its finite forms: is, was, does, has
+DEGREES = ("JJR", "JJS")  # an adjective's comparative and superlative: higher, highest
+
+
+@lru_cache(maxsize=1024)
+def word_forms(word: str, tags: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """An English word and its inflections by lemminflect's dictionary, lower case (be → am, are, is,
+    was, were, been, being; give → gives, gave, given; low → lower, lowest); with tags, the word and only
+    the forms of those Penn tags (FINITE: be → am, are, is, was, were; DEGREES: high → higher, highest).
+    The word alone when the dictionary lacks it."""
+    try:
+        from lemminflect import getAllInflections
+    except ImportError:  # pragma: no cover - a dependency; kept working without it
+        return (word,)
+    found = [word]
+    for upos in (None, "AUX"):
+        table = getAllInflections(word) if upos is None else getAllInflections(word, upos=upos)
+        for tag, forms in table.items():
+            if not tags or tag in tags:
+                found.extend(f.lower() for f in forms)
+    return tuple(dict.fromkeys(found))
+
+
 @lru_cache(maxsize=4096)
 def inner_words(word: str) -> tuple[str, ...]:
     """The shorter dictionary words inside a Chinese word, then the word (jieba's search mode: 销售额 →

@@ -15,7 +15,7 @@ from functools import cache, lru_cache
 
 from app.understanding import vocabulary
 from app.understanding.everyday_words import concept_synonyms, merged
-from app.understanding.text import lemma, plain_words, tokens
+from app.understanding.text import lemma, plain_words, tokens, word_forms
 
 # Words a question may use for a column named in the other language, or in everyday words
 # (vocabulary/synonyms.toml [[columns]]: the key is a piece of the column name, lower case; the words
@@ -61,7 +61,8 @@ def is_function_word(word: str) -> bool:
 
 @cache
 def _stop_words() -> frozenset[str]:
-    return frozenset(vocabulary.words("stop_words", "stop")) | _function_words()
+    listed = {form for word in vocabulary.words("stop_words", "stop") for form in word_forms(word)}
+    return frozenset(listed) | _function_words()
 
 
 class _StopWords:
@@ -253,8 +254,15 @@ def value_words(value: str) -> tuple[str, ...]:
     if len(word) == 1 and word not in VALUE_WORDS:
         spelled = [key for key in VALUE_WORDS if key.startswith(word)]
         if len(spelled) == 1:
-            return (word, spelled[0], *VALUE_WORDS[spelled[0]])
-    return (word, *VALUE_WORDS.get(word, ()))
+            return (word, *_with_forms((spelled[0], *VALUE_WORDS[spelled[0]])))
+    return (word, *_with_forms(VALUE_WORDS.get(word, ())))
+
+
+def _with_forms(words: tuple[str, ...]) -> tuple[str, ...]:
+    """Each word followed by its inflections (text.word_forms: woman → women, male → males), so a
+    plural the list would repeat is not listed."""
+    forms = (word_forms(w) if w.isascii() and w.isalpha() else () for w in words)
+    return tuple(dict.fromkeys(f for w, more in zip(words, forms, strict=True) for f in (w, *more)))
 
 
 def without_value_words(question: str, values: list[str]) -> str:

@@ -496,7 +496,11 @@ def _relation_of_numbers(plan: Plan, p: Planning, metric: str) -> None:
         or other_numeric(p.columns, metric)
     )
     if others:
-        subject = _t(zh, f"Relationship of {metric} with other numbers", f"{metric}与其他数值的关系")
+        named = [n for n in others if n in chosen_predictors or n in p.named]
+        if named:  # the numbers the question names are said by name ("营业额与广告费用的关系"), not as "other numbers"
+            subject = _t(zh, f"Relationship of {metric} with {', '.join(named)}", f"{metric}与{'、'.join(named)}的关系")
+        else:
+            subject = _t(zh, f"Relationship of {metric} with other numbers", f"{metric}与其他数值的关系")
         plan.steps.append(Step("correlation_analysis", {"columns": [metric, *others]}, subject))
         plan.steps.append(Step("plot_scatter", {"x_column": others[0], "y_column": metric}, evidence=False))
     features = chosen_predictors or others  # the predictors the question names, else the other numbers

@@ -276,6 +276,13 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
     if said := period_reading(plan, zh):  # "the month with the highest total …", "the total … of each month"
         return _read_as_sentence(said, filters, zh)
     extreme_zh, extreme_en = ("最低", "lowest") if bottom else ("最高", "highest")
+    # the numbers a relationship is read with: by name when few (the ones the question named, or a small table's)
+    related: list[Any] = next(
+        (s.arguments.get("columns", [])[1:] for s in plan.steps if s.tool == "correlation_analysis"), []
+    )
+    named = 1 <= len(related) <= 3
+    o_en = ", ".join(map(str, related)) if named else "the other numbers"
+    o_zh = "、".join(map(str, related)) if named else "其他数值"
     # each kind's sentence, English and Chinese
     by_kind: dict[str, tuple[str, str]] = {
         "total": (f"the total {m} by {g}", f"按 {g} 计算 {m} 的总和") if g else (f"the total {m}", f"{m} 的总和"),
@@ -292,7 +299,7 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
     by_analysis: dict[str, tuple[str, str]] = {
         "drivers": (f"what drives {m}", f"哪些因素影响 {m}"),
         "differs": (f"how {m} differs across {g}", f"{m} 在不同 {g} 之间的差异"),
-        "relationship": (f"how {m} moves with the other numbers", f"{m} 与其他数值的关系"),
+        "relationship": (f"how {m} moves with {o_en}", f"{m} 与 {o_zh} 的关系"),
     }
     english, chinese = (
         by_kind.get(kind or "") or by_analysis.get(analysis_kind(plan)) or (f"a summary of {m}", f"{m} 的概况")

@@ -115,6 +115,10 @@ CATALOG: dict[str, dict[str, str]] = {
         "and reference notes as .txt, .md, .docx or .pdf.",
         "zh": "无法读取这种文件格式。数据请上传 .xlsx、.xls、.ods、.csv 或 .tsv，参考资料请上传 .txt、.md、.docx 或 .pdf。",
     },
+    "file_error_file_not_found": {
+        "en": "The file was not found. Check its name and folder, then try again.",
+        "zh": "没有找到这个文件。请检查文件名和所在的文件夹后再试。",
+    },
     "file_error_corrupt_file": {
         "en": "The file is damaged or incomplete. Open it in Excel, WPS or Word, save a new copy and upload that.",
         "zh": "文件已损坏或不完整。请用 Excel、WPS 或 Word 打开后重新另存一份再上传。",
@@ -147,6 +151,7 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "{file} is not a kind of file Verity reads",
         "zh": "Verity 不能读取 {file} 这种格式的文件",
     },
+    "file_error_head_file_not_found": {"en": "{file} was not found", "zh": "没有找到 {file}"},
     "file_error_head_corrupt_file": {"en": "{file} is damaged or incomplete", "zh": "{file} 已损坏或不完整"},
     "file_error_head_encrypted_file": {"en": "{file} is protected with a password", "zh": "{file} 设置了打开密码"},
     "file_error_head_empty_file": {"en": "{file} is empty", "zh": "{file} 是空的"},

@@ -42,7 +42,11 @@ def read_book(path: Path, settings: Settings, head_rows: int = HEAD_ROWS) -> Raw
     """Sheets with their first rows and a loader for the rest: nothing big is parsed yet."""
     if not path.is_file():
         raise IngestError(
-            "corrupt_file", f"The file '{path.name}' could not be found.", "", f"找不到文件“{path.name}”。"
+            "file_not_found",
+            f"The file '{path.name}' could not be found.",
+            "Check the file name and folder.",
+            f"找不到文件“{path.name}”。",
+            "请检查文件名和所在的文件夹。",
         )
     size = path.stat().st_size
     if size == 0:

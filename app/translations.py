@@ -441,8 +441,9 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "share_confirm": {"en": "Create the link", "zh": "创建链接"},
     "share_created": {
-        "en": "Copy the link now: it is shown only once. Revoke it here when it is no longer needed.",
-        "zh": "请立即复制链接：它只显示这一次。不再需要时，可在此撤销。",
+        "en": "Copy the link now: it stays on this page in this browser for 10 minutes, then only the people "
+        "you give it to have it. Revoke it here when it is no longer needed.",
+        "zh": "请现在复制链接：它在这个浏览器的本页上保留 10 分钟，之后只有你发给的人才有。不再需要时，可在此撤销。",
     },
     "share_loopback_link": {
         "en": "This link points at this computer (localhost), so only this computer can open it. "

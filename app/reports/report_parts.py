@@ -21,6 +21,17 @@ def report_language(report: dict[str, Any]) -> str:
     return "zh" if report.get("language") == "zh" else "en"
 
 
+# Width and height in millimetres. Every format of one report is on the same paper (issue 28).
+PAPER_MM = {"A4": (210.0, 297.0), "Letter": (215.9, 279.4)}
+
+
+def paper_size(report: dict[str, Any]) -> tuple[float, float]:
+    """The report's paper: `paper` when the report names one, else by its language — A4 for Chinese
+    (China's standard), Letter for English (Verity's English is US English; its dates and words too)."""
+    named = str(report.get("paper") or "")
+    return PAPER_MM.get(named) or PAPER_MM["A4" if report_language(report) == "zh" else "Letter"]
+
+
 def in_sheet_words(report: dict[str, Any]) -> dict[str, Any]:
     """The report as its renderings show it: the names of the evidence's metrics with a yes/no group in the
     sheet's own words ("n.否", not "n.False") and dates as people write them, as the answer does

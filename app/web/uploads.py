@@ -203,7 +203,9 @@ def same_file_as(session: Session, dataset: Dataset) -> Dataset | None:
     size, digest = mine.stat().st_size, None
     for other in listed_datasets(session, dataset.workspace_id):
         theirs = Path(other.original_path or "")
-        if other.id == dataset.id or other.sheet != dataset.sheet:
+        if other.id == dataset.id or (
+            other.sheet != dataset.sheet and len((dataset.info or {}).get("sheets") or []) > 1
+        ):
             continue
         if not theirs.is_file() or theirs.stat().st_size != size:
             continue

@@ -92,7 +92,7 @@
     var points = this.series();
     var horizontal = this.kind === "bar" && this.data.kind !== "period";
     var font = width < 500 ? 13 : 14;
-    var height = horizontal ? Math.max(160, points.length * (font + 16) + 50) : Math.round(Math.min(420, Math.max(240, width * 0.55)));
+    var height = horizontal ? points.length * (font + 20) + 24 : Math.round(Math.min(420, Math.max(240, width * 0.55)));
     var ratio = window.devicePixelRatio || 1;
     canvas.width = Math.round(width * ratio);
     canvas.height = Math.round(height * ratio);
@@ -113,10 +113,11 @@
 
   // Groups: horizontal bars, the name on the left and the value at the bar's end.
   AnswerChart.prototype.bars = function (ctx, points, width, height, font, text) {
-    var labelRoom = Math.min(width * 0.34, 180), valueRoom = 12 + Math.max.apply(null, points.map(function (p) {
+    var widest = Math.max.apply(null, points.map(function (p) { return ctx.measureText(p.label).width; }));
+    var labelRoom = Math.min(width * 0.34, widest), valueRoom = 12 + Math.max.apply(null, points.map(function (p) {
       return ctx.measureText(text(p.value)).width;
     }));
-    var left = labelRoom + 10, right = width - valueRoom - 8, top = 12, row = font + 16;
+    var left = 12 + labelRoom + 10, right = width - valueRoom - 8, top = 12, row = font + 20;
     var low = Math.min(0, Math.min.apply(null, points.map(function (p) { return p.value; })));
     var high = Math.max(0, Math.max.apply(null, points.map(function (p) { return p.value; })));
     var x = function (v) { return left + (v - low) / ((high - low) || 1) * (right - left); };
@@ -126,7 +127,7 @@
     points.forEach(function (p, i) {
       var y = top + i * row, mid = y + row / 2;
       ctx.fillStyle = color; ctx.textAlign = "right";
-      ctx.fillText(fit(ctx, p.label, labelRoom), labelRoom, mid);
+      ctx.fillText(fit(ctx, p.label, labelRoom), 12 + labelRoom, mid);
       ctx.fillStyle = PALETTE.bar;
       var a = x(Math.min(0, p.value)), b = x(Math.max(0, p.value));
       ctx.fillRect(a, y + 4, Math.max(1, b - a), row - 8);

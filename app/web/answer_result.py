@@ -38,6 +38,7 @@ def answer_result(
     steps: Sequence[Mapping[str, Any]],
     lang: str,
     checks: Mapping[str, str] | None = None,
+    reading: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """What the answer card shows under the headline, or None when no evidence answers it.
 
@@ -49,6 +50,8 @@ def answer_result(
     call_ids = [str(c) for c in item.get("tool_call_ids") or []]
     arguments = next((calls[c].get("arguments") or {} for c in call_ids if c in calls), {})
     table = result_table(item.get("metrics") or {}, row_header(arguments, lang), lang)
+    if table is not None:
+        table = top_rows(table, asked_n(reading), str(item.get("claim") or ""))
     figures = [f for s in steps if str(s.get("id")) in call_ids for f in s.get("figures") or []]
     return {
         "evidence_id": item.get("id"),
@@ -122,6 +125,25 @@ def result_table(metrics: Mapping[str, Any], header: str, lang: str) -> dict[str
         "chart": {"kinds": ["line", "bar", "table"] if kind == "period" else ["bar", "table"], "value": 1}
         | ({"band": [stats.index("lower") + 1, stats.index("upper") + 1]} if {"lower", "upper"} <= set(stats) else {}),
     }
+
+
+def asked_n(reading: Mapping[str, Any] | None) -> int | None:
+    """The N of a "top N" reading (its `n` role), else None."""
+    for role in (reading or {}).get("roles") or []:
+        if role.get("role") == "n" and str(role.get("value", "")).isdigit():
+            return int(role["value"])
+    return None
+
+
+def top_rows(table: dict[str, Any], n: int | None, claim: str) -> dict[str, Any]:
+    """A top-N answer's table keeps the N rows its claim names (the analysis recorded every group; the
+    question asked for N of them); any other table, or a claim that does not name exactly N, is kept whole."""
+    if n is None or n < 2 or n >= len(table["rows"]):
+        return table
+    keep = [i for i, row in enumerate(table["rows"]) if str(row[0]) in claim]
+    if len(keep) != n:
+        return table
+    return {**table, "rows": [table["rows"][i] for i in keep], "shown": [table["shown"][i] for i in keep]}
 
 
 def _ranked(metrics: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, dict[str, float]]], str] | None:

@@ -43,7 +43,15 @@ def run_context(session: Session, run: Run, lang: str, settings: Settings | None
         context.update(unmasked(shown, settings.workspace_dir(run.workspace_id)))  # the book read once a render
     # the answer card's table, chart and "how sure", from the evidence its headline states (real values)
     context["result"] = (
-        answer_result(context["evidence"], run.answer, context["calls"], context["steps"], lang, context["checks"])
+        answer_result(
+            context["evidence"],
+            run.answer,
+            context["calls"],
+            context["steps"],
+            lang,
+            context["checks"],
+            context["reading"],
+        )
         if run.answer
         else None
     )

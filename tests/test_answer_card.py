@@ -172,3 +172,19 @@ def test_the_answering_evidence_is_the_headlines_claim() -> None:
         "Read as: x.\n\n**East is highest. (averages: East 5, West 3)**",
         "### Supporting\n\n- Revenue averages 308.6.",
     )
+
+
+def test_a_trend_without_rows_shows_its_own_chart_large_in_the_card(shop) -> None:
+    client, ws = shop
+    run_id, _ = ask(client, ws, "销售额随时间如何变化？")
+    html = client.get(f"/runs/{run_id}?lang=zh").text
+    card = card_of(html)
+    report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
+    trend = [c["id"] for c in report["tool_calls"] if c["tool"] == "time_series_trend"]
+    assert trend, [c["tool"] for c in report["tool_calls"]]
+    # the trend's figure (not the histogram's) is the card's chart, with its PNG one click away
+    figure = re.search(r'<figure class="answer-figure">\s*<img src="([^"]+)"', card)
+    assert figure is not None and trend[0] in figure.group(1), card[:2000]
+    assert card.count("<img") == 1 and "data-answer-chart" not in card
+    image = client.get(unescape(figure.group(1)))
+    assert image.status_code == 200 and image.content[:8] == b"\x89PNG\r\n\x1a\n"

@@ -168,6 +168,7 @@ def test_a_total_by_store_answers_with_its_chart_and_a_sortable_table(page_for, 
     expect(chart.locator("[data-chart-png]")).to_be_hidden()
     expect(chart).to_have_attribute("data-shown", "table")
     expect(table).to_be_visible()
+    card.screenshot(path=str(shots(tmp_path) / "answer-card-zh-390-as-table-sorted.png"))
     chart.get_by_role("button", name=t("chart_kind_bar", lang)).click()
     expect(chart.locator("[data-chart-canvas]")).to_be_visible()
 
@@ -175,7 +176,7 @@ def test_a_total_by_store_answers_with_its_chart_and_a_sortable_table(page_for, 
     with page.expect_download() as info:
         chart.get_by_role("button", name=t("chart_download_png", lang)).click()
     download = info.value
-    saved = tmp_path / "chart.png"
+    saved = shots(tmp_path) / "downloaded-chart-zh.png"
     download.save_as(saved)
     width_px, height_px = png_size(saved.read_bytes())
     box = chart.locator("[data-chart-canvas]").bounding_box()

@@ -87,13 +87,19 @@
 
   AnswerChart.prototype.draw = function () {
     if (this.kind === "table") return;
-    var canvas = this.canvas, css = getComputedStyle(this.figure);
-    var width = Math.max(260, this.figure.clientWidth);
+    this.render(this.canvas, Math.max(260, this.figure.clientWidth), window.devicePixelRatio || 1, "");
+  };
+
+  // Draw the current kind on `canvas`, `width` CSS pixels wide at `ratio` device pixels each; a `title`
+  // (the saved PNG's: the question and the measure) goes above the drawing.
+  AnswerChart.prototype.render = function (canvas, width, ratio, title) {
+    var css = getComputedStyle(this.figure);
     var points = this.series();
     var horizontal = this.kind === "bar" && this.data.kind !== "period";
     var font = width < 500 ? 13 : 14;
-    var height = horizontal ? points.length * (font + 20) + 24 : Math.round(Math.min(420, Math.max(240, width * 0.55)));
-    var ratio = window.devicePixelRatio || 1;
+    var head = title ? 2 * font + 22 : 0;
+    var body = horizontal ? points.length * (font + 20) + 24 : Math.round(Math.min(420, Math.max(240, width * 0.55)));
+    var height = head + body;
     canvas.width = Math.round(width * ratio);
     canvas.height = Math.round(height * ratio);
     canvas.style.width = width + "px";  // CSSOM, not a style attribute: allowed by the CSP
@@ -102,13 +108,24 @@
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.fillStyle = css.getPropertyValue("--card").trim() || "#fff";
     ctx.fillRect(0, 0, width, height);  // an opaque background: the PNG reads on any viewer
-    ctx.font = font + "px system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'Noto Sans SC', sans-serif";
-    ctx.fillStyle = css.color || "#1d2330";
+    var family = "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'Noto Sans SC', sans-serif";
+    var color = css.color || "#1d2330";
+    ctx.fillStyle = color;
     ctx.textBaseline = "middle";
+    if (title) {
+      ctx.font = "600 " + (font + 2) + "px " + family;
+      ctx.textAlign = "left";
+      ctx.fillText(fit(ctx, title, width - 24), 12, 12 + font / 2 + 2);
+      ctx.font = font + "px " + family;
+      ctx.fillText(fit(ctx, this.data.columns[this.data.chart.value].label + " · " + this.data.columns[0].label, width - 24),
+        12, 12 + font * 1.5 + 12);
+      ctx.translate(0, head);
+    }
+    ctx.font = font + "px " + family;
     var percent = !!this.data.columns[this.data.chart.value].percent, lang = this.data.lang === "zh" ? "zh-CN" : "en";
     var text = function (v) { return numberText(v, percent, lang); };
-    if (horizontal) this.bars(ctx, points, width, height, font, text);
-    else this.columns(ctx, points, width, height, font, text, this.kind === "line");
+    if (horizontal) this.bars(ctx, points, width, body, font, text);
+    else this.columns(ctx, points, width, body, font, text, this.kind === "line");
   };
 
   // Groups: horizontal bars, the name on the left and the value at the bar's end.
@@ -196,7 +213,10 @@
   // The drawing as a PNG file named after the question (a browser keeps the letters a file name may hold).
   AnswerChart.prototype.download = function () {
     var name = (this.data.name || "chart").replace(/[\\/:*?"<>|\s]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60);
-    this.canvas.toBlob(function (blob) {
+    // drawn again for the file: at least 720 px wide, twice as sharp, with the question as its title
+    var canvas = document.createElement("canvas");
+    this.render(canvas, Math.max(720, this.figure.clientWidth), 2, this.data.name || "");
+    canvas.toBlob(function (blob) {
       var link = document.createElement("a");
       link.href = URL.createObjectURL(blob);
       link.download = (name || "chart") + ".png";

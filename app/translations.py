@@ -397,7 +397,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "result_stat_value": {"en": "Value", "zh": "数值"},
     "result_rows": {"en": "{n} rows", "zh": "{n} 行数据"},
     "result_how_sure": {"en": "How sure: {what}", "zh": "可信程度：{what}"},
-    "result_chart": {"en": "Chart of the result", "zh": "结果图表"},
+    "result_chart": {"en": "Chart", "zh": "图表"},
     "result_table": {"en": "The result (click a column's name to sort)", "zh": "结果（点击列名排序）"},
     "result_method_numbers": {"en": "Method and raw numbers", "zh": "方法与原始数字"},
     "chart_show_as": {"en": "Show as", "zh": "显示为"},

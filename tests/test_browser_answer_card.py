@@ -135,7 +135,7 @@ def test_a_total_by_store_answers_with_its_chart_and_a_sortable_table(page_for, 
             )
         ]
         assert all(box is not None for box in order)
-        tops = [box["y"] for box in order]  # type: ignore[index]
+        tops = [box["y"] for box in order]
         assert tops == sorted(tops), f"chips, headline, chart, table, how sure are not in that order at {width}: {tops}"
         canvas = order[2]
         assert canvas["x"] >= 0 and canvas["x"] + canvas["width"] <= width + 1, f"the chart overflows at {width} px"

@@ -183,7 +183,7 @@ def test_a_trend_without_rows_shows_its_own_chart_large_in_the_card(shop) -> Non
     trend = [c["id"] for c in report["tool_calls"] if c["tool"] == "time_series_trend"]
     assert trend, [c["tool"] for c in report["tool_calls"]]
     # the trend's figure (not the histogram's) is the card's chart, with its PNG one click away
-    figure = re.search(r'<figure class="answer-figure">\s*<img src="([^"]+)"', card)
+    figure = re.search(r'<figure class="answer-figure">.*?<img src="([^"]+)"', card, re.S)
     assert figure is not None and trend[0] in figure.group(1), card[:2000]
     assert card.count("<img") == 1 and "data-answer-chart" not in card
     image = client.get(unescape(figure.group(1)))

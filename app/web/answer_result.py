@@ -183,6 +183,8 @@ def _families(metrics: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, di
         stats.remove("share")
     main = columns[stats[0]] if stats else {}
     rows = [(label, {s: columns[s][label] for s in stats if label in columns[s]}) for label in main]
+    if not period:  # groups from the largest down, as the headline lists them (periods keep their order)
+        rows.sort(key=lambda row: -row[1].get(stats[0], -math.inf))
     return stats, rows, "period" if period else "group"
 
 

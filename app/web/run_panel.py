@@ -95,8 +95,10 @@ def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
         ],
         # the analyses' arguments by call id: the column a result's rows are the values of
         "calls": {
-            c.id: {"tool": c.tool, "arguments": c.arguments or {}}
-            for c in session.scalars(select(ToolCall).where(ToolCall.run_id == run.id))
+            call_id: {"tool": tool, "arguments": arguments or {}}
+            for call_id, tool, arguments in session.execute(  # not the results' texts: only what names the rows
+                select(ToolCall.id, ToolCall.tool, ToolCall.arguments).where(ToolCall.run_id == run.id)
+            )
         },
         "question": open_question(session, run.id),
         # the headline (with the reading) apart from the supporting findings and caveats: the card puts

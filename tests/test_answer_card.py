@@ -188,3 +188,29 @@ def test_a_trend_without_rows_shows_its_own_chart_large_in_the_card(shop) -> Non
     assert card.count("<img") == 1 and "data-answer-chart" not in card
     image = client.get(unescape(figure.group(1)))
     assert image.status_code == 200 and image.content[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_shares_read_as_percentages_largest_first() -> None:
+    metrics = {
+        "n": 1200,
+        "total": 370374.71,
+        "share.Store": 0.3449,
+        "share.Online": 0.4676,
+        "share.Marketplace": 0.1875,
+    }
+    table = result_table(metrics, "Channel", "en")
+    assert table is not None and [row[0] for row in table["rows"]] == ["Online", "Store", "Marketplace"]
+    assert [row[1] for row in table["shown"]] == ["46.8%", "34.5%", "18.8%"]
+    assert table["columns"][1] == {"key": "share", "label": "Share", "numeric": True, "percent": True}
+
+
+def test_a_top_n_keeps_every_row_when_its_claim_does_not_name_n_of_them() -> None:
+    evidence = [
+        {"id": "e", "claim": "East leads.", "metrics": {"x_sum.East": 5.0, "x_sum.West": 3.0, "x_sum.North": 1.0}}
+    ]
+    reading = {"roles": [{"role": "n", "value": "2"}]}
+    result = answer_result(evidence, "**East leads.**", {}, [], "en", reading=reading)
+    assert result is not None and len(result["table"]["rows"]) == 3  # one name is not the top 2: all kept
+    evidence[0]["claim"] = "East and West lead."
+    result = answer_result(evidence, "**East and West lead.**", {}, [], "en", reading=reading)
+    assert result is not None and [row[0] for row in result["table"]["rows"]] == ["East", "West"]

@@ -771,6 +771,14 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "report.how_sure": {"en": "How sure", "zh": "可信程度"},
     "report.how_sure_confidence": {"en": "Confidence in the answer: {level}", "zh": "对结论的把握：{level}"},
+    "report.how_sure_passed": {
+        "en": "each claim matches the analysis it cites",
+        "zh": "每条结论都与所引用的分析一致",
+    },
+    "report.how_sure_reproduced": {
+        "en": "analysis.py re-computed all {n} numbers from the data file and each one matches",
+        "zh": "analysis.py 从数据文件重新算出全部 {n} 个数字，全部一致",
+    },
     "report.caveats": {"en": "Caveats", "zh": "注意事项与局限"},
     "report.other_figures": {"en": "Other charts", "zh": "其他图表"},
     "report.stat.mean": {"en": "Average", "zh": "平均值"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from app.reports.first_pages import FirstPages, first_pages
+from app.reports.first_pages import FirstPages, caveat_text, first_pages
 from app.reports.i18n import label, labels
 from app.reports.report_parts import (
     CONFIDENCE_COLOURS,
@@ -163,14 +163,14 @@ def _add_markdown(doc, text: str) -> None:
 
 
 def _picture_size(file: Path, width_cm: float, unit: Any) -> dict[str, Any]:
-    """`width_cm` wide, unless that makes the picture taller than 9 cm: a tall chart is set by its
+    """`width_cm` wide, unless that makes the picture taller than 8 cm: a tall chart is set by its
     height, so that the answer and its chart share a page."""
     from PIL import Image
 
     with Image.open(file) as image:
         w, h = image.size
-    if w and h * width_cm / w > 9:
-        return {"height": unit(9)}
+    if w and h * width_cm / w > 8:
+        return {"height": unit(8)}
     return {"width": unit(width_cm)}
 
 
@@ -204,10 +204,8 @@ def _add_caveats(doc, report: dict[str, Any], layout: FirstPages, L: dict[str, s
         doc.add_heading(L["warnings"], level=2)
         for w in report["warnings"]:
             doc.add_paragraph(w, style="List Bullet")
-    if layout.caveats:
-        doc.add_heading(L["caveats"], level=2)
-        for x in layout.caveats:
-            doc.add_paragraph(x, style="List Bullet")
+    if layout.caveats:  # one paragraph, not a list under a heading: the first page has little room
+        _add_labelled(doc, L["caveats"], caveat_text(layout.caveats, report_language(report)))
 
 
 def _add_evidence(doc, report: dict[str, Any], L: dict[str, str], lang: str, numbers: dict[str, int]) -> None:
@@ -225,7 +223,7 @@ def _add_evidence(doc, report: dict[str, Any], L: dict[str, str], lang: str, num
         for key, value in evidence_facts(item, L, figures_by_evidence.get(item["id"], [])):
             _add_labelled(doc, key, str(value))
         if item.get("metrics"):
-            _add_table(doc, metric_rows(item, L))
+            _add_table(doc, metric_rows(item, L, pairs=2))
 
 
 def _add_figures(

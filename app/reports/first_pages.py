@@ -243,19 +243,29 @@ def _weakest(levels: Iterable[str]) -> str | None:
 
 def how_sure_line(report: dict[str, Any], chosen: list[dict[str, Any]], lang: str) -> str:
     """The answer's confidence, whether its claims matched their analyses and whether analysis.py
-    re-computed them, in one sentence; "" when none of these is known."""
+    re-computed them, in one sentence (the appendix says each at length); "" when none is known."""
     parts: list[str] = []
     confidence = _weakest(str(e.get("confidence") or "") for e in chosen)
     if confidence:
         parts.append(label("how_sure_confidence", lang).format(level=label(confidence, lang)))
     check = report.get("verification") or {}
-    if check.get("status") in ("passed", "failed", "partly_verified"):
-        parts.append(label(f"verification_{check['status']}", lang))
+    if check.get("status") == "passed":
+        parts.append(label("how_sure_passed", lang))
+    elif check.get("status") in ("failed", "partly_verified"):  # a failure is said in full
+        parts.append(label(f"verification_{check['status']}", lang).rstrip("。."))
+    reproduction = report.get("reproduction") or {}
     reproduced = reproduction_summary(report, lang)
-    if reproduced:
-        parts.append(reproduced[1])
+    if reproduced and reproduced[2]:
+        parts.append(label("how_sure_reproduced", lang).format(n=reproduction.get("matched")))
+    elif reproduced:
+        parts.append(reproduced[1].rstrip("。."))
     if not parts:
         return ""
-    return ("" if lang == "zh" else " ").join(
-        p if p.endswith(("。", ".")) else p + ("。" if lang == "zh" else ".") for p in parts
-    )
+    return ("；" if lang == "zh" else "; ").join(parts) + ("。" if lang == "zh" else ".")
+
+
+def caveat_text(caveats: list[str], lang: str) -> str:
+    """The caveats as one sentence-list: "Observational data ...; correlation only ..." ."""
+    sep = "；" if lang == "zh" else "; "
+    text = sep.join(c.strip().rstrip("。.;；") for c in caveats if c.strip())
+    return text + ("。" if lang == "zh" else ".") if text else ""

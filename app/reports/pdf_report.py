@@ -6,7 +6,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from app.reports.first_pages import FirstPages, first_pages
+from app.reports.first_pages import FirstPages, caveat_text, first_pages
 from app.reports.i18n import label, labels
 from app.reports.pdf_fonts import pdf_fallback, pdf_font, pdf_inline
 from app.reports.report_parts import (
@@ -53,7 +53,7 @@ def to_pdf(report: dict[str, Any], path: str | Path, base_dir: str | Path | None
     # First the answer as a manager reads it (one or two pages) ...
     _add_header(story, report, L, lang)
     _add_answer(story, report, L)
-    _add_figures(story, report, L, numbers, base, range(layout.body_figures), max_height=9 * cm)
+    _add_figures(story, report, L, numbers, base, range(layout.body_figures), max_height=7 * cm)
     _add_results(story, layout, L)
     _add_caveats(story, report, layout, L)
     # ... then, on a page of its own, everything behind it
@@ -62,7 +62,7 @@ def to_pdf(report: dict[str, Any], path: str | Path, base_dir: str | Path | None
     rest = range(layout.body_figures, len(report.get("figures") or []))
     if rest:
         story.para(L["other_figures"] if layout.body_figures else L["figures"], story.h[1])
-    _add_figures(story, report, L, numbers, base, rest, max_height=8 * cm)
+    _add_figures(story, report, L, numbers, base, rest, max_height=7 * cm)
     _add_how(story, report, L, lang)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -71,8 +71,8 @@ def to_pdf(report: dict[str, Any], path: str | Path, base_dir: str | Path | None
         pagesize=page,
         leftMargin=2 * cm,
         rightMargin=2 * cm,
-        topMargin=2 * cm,
-        bottomMargin=2 * cm,
+        topMargin=1.8 * cm,
+        bottomMargin=1.8 * cm,
         title=L["title"],
         author="Verity",
     )
@@ -232,10 +232,8 @@ def _add_caveats(story: _Story, report: dict[str, Any], layout: FirstPages, L: d
         story.para(L["warnings"], story.h[2])
         for w in report["warnings"]:
             story.bullet(w)
-    if layout.caveats:
-        story.para(L["caveats"], story.h[2])
-        for x in layout.caveats:
-            story.bullet(x)
+    if layout.caveats:  # one paragraph, not a list under a heading: the first page has little room
+        story.labelled(L["caveats"], caveat_text(layout.caveats, report_language(report)))
 
 
 def _add_appendix_heading(story: _Story, L: dict[str, str]) -> None:
@@ -266,7 +264,8 @@ def _add_evidence(story: _Story, report: dict[str, Any], L: dict[str, str], lang
         for key, value in evidence_facts(item, L, figures_by_evidence.get(item["id"], [])):
             story.labelled(key, str(value))
         if item.get("metrics"):
-            story.table(metric_rows(item, L), [story.width * 0.5, story.width * 0.5])
+            rows = metric_rows(item, L, pairs=2)
+            story.table(rows, [story.width * share for share in (0.3, 0.2, 0.3, 0.2)][: len(rows[0])])
 
 
 def _add_figures(

@@ -124,6 +124,10 @@ def _add_labelled(doc, key: str, value: str) -> None:
 
 
 def _add_table(doc, rows: list[list[str]], header: bool = True) -> None:
+    """A grid in 8.5 pt with no space around its lines, as the PDF sets its tables: the appendix's
+    statistics and tool calls stay a few pages, not twenty."""
+    from docx.shared import Pt
+
     if not rows:
         return
     width = max(len(r) for r in rows)
@@ -133,10 +137,12 @@ def _add_table(doc, rows: list[list[str]], header: bool = True) -> None:
         for c in range(width):
             cell = table.cell(r, c)
             cell.text = ""
-            _add_runs(cell.paragraphs[0], row[c] if c < len(row) else "")
-            if header and r == 0:
-                for run in cell.paragraphs[0].runs:
-                    run.bold = True
+            paragraph = cell.paragraphs[0]
+            paragraph.paragraph_format.space_before = paragraph.paragraph_format.space_after = Pt(0)
+            _add_runs(paragraph, row[c] if c < len(row) else "")
+            for run in paragraph.runs:
+                run.font.size = Pt(8.5)
+                run.bold = run.bold or (header and r == 0)
     doc.add_paragraph()
 
 

@@ -146,6 +146,60 @@ CATALOG: dict[str, dict[str, str]] = {
         "delimited)” and upload again.",
         "zh": "无法识别文件的文字编码。请在 Excel 中另存为“CSV UTF-8（逗号分隔）”再上传。",
     },
+    # the reader's warnings about a file (app/ingest/warnings_text.py writes them from these templates)
+    "ingest_warning.blank_row": {
+        "en": "1 blank row inside the table was skipped",
+        "zh": "跳过了表格中间的 1 个空行",
+    },
+    "ingest_warning.blank_rows": {
+        "en": "{count} blank rows inside the table were skipped",
+        "zh": "跳过了表格中间的 {count} 个空行",
+    },
+    "ingest_warning.totals_row": {
+        "en": "row {row} looks like a totals row ('{label}') and was excluded",
+        "zh": "第 {row} 行像是合计行（“{label}”），已排除",
+    },
+    "ingest_warning.more_totals_rows": {
+        "en": "{count} more totals/subtotals rows were excluded",
+        "zh": "另有 {count} 个合计/小计行已排除",
+    },
+    "ingest_warning.averages_row": {
+        "en": "row {row} looks like a row of averages ('{label}') and was excluded",
+        "zh": "第 {row} 行像是平均值行（“{label}”），已排除",
+    },
+    "ingest_warning.note_row": {
+        "en": "row {row} looks like notes below the table ('{label}') and was excluded",
+        "zh": "第 {row} 行像是表格下方的备注（“{label}”），已排除",
+    },
+    "ingest_warning.note_rows": {
+        "en": "rows {first}–{last} look like notes below the table ('{label}') and were excluded",
+        "zh": "第 {first}–{last} 行像是表格下方的备注（“{label}”），已排除",
+    },
+    "ingest_warning.instruction_column": {
+        "en": "column name '{column}' reads like an instruction to the AI; it is treated as data only",
+        "zh": "列名“{column}”读起来像是给 AI 的指令；它只被当作数据",
+    },
+    "ingest_warning.instruction_cell": {
+        "en": "column '{column}', row {row}: the text '{text}' reads like an instruction to the AI; it is treated "
+        "as data only",
+        "zh": "“{column}”列第 {row} 行：文字“{text}”读起来像是给 AI 的指令；它只被当作数据",
+    },
+    "ingest_warning.more_instruction_cells": {
+        "en": "{count} more cells read like instructions to the AI",
+        "zh": "另有 {count} 个单元格读起来像是给 AI 的指令",
+    },
+    "ingest_warning.hidden_sheet": {
+        "en": "sheet '{sheet}' is hidden in the workbook",
+        "zh": "工作表“{sheet}”在工作簿中是隐藏的",
+    },
+    "ingest_warning.unreadable_sheet": {
+        "en": "sheet '{sheet}' could not be read and was skipped",
+        "zh": "工作表“{sheet}”无法读取，已跳过",
+    },
+    "ingest_warning.text_encoding": {
+        "en": "the file was read with the {encoding} text encoding",
+        "zh": "文件按 {encoding} 文字编码读取",
+    },
     # the headline of a file error: the file and what is wrong with it
     "file_error_head_unsupported_format": {
         "en": "{file} is not a kind of file Verity reads",
@@ -227,6 +281,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "current_version": {"en": "current", "zh": "当前"},
     "restore": {"en": "Go back to this version", "zh": "恢复到此版本"},
     "header_row": {"en": "Column names found in row {row}", "zh": "列名位于第 {row} 行"},
+    "header_rows": {"en": "Column names found in rows {first}-{last}", "zh": "列名位于第 {first}-{last} 行"},
     "missing": {"en": "missing", "zh": "缺失"},
     "masked": {"en": "Personal data masked", "zh": "已隐去个人信息"},
     "cleaning": {"en": "What was cleaned", "zh": "做了哪些清理"},
@@ -710,6 +765,24 @@ CATALOG: dict[str, dict[str, str]] = {
     "report.guidance_memory": {"en": "Earlier finding", "zh": "以往结论"},
     "report.goal": {"en": "Goal", "zh": "目标"},
     "report.question_type": {"en": "Kind of question", "zh": "问题类型"},
+    # after an earlier finding whose data changed since (app/agent/context/memory.py writes the English)
+    "report.stale_finding": {
+        "en": "the data changed after this was found: recompute before relying on it",
+        "zh": "得出这一发现之后数据有变动：请重新计算后再使用",
+    },
+    # the analysis plan's question_type (app/agent/tools/analysis_plan.py), as the report names it
+    "report.question_type_description": {"en": "a description of the data", "zh": "描述数据"},
+    "report.question_type_comparison": {"en": "a comparison of groups", "zh": "比较分组"},
+    "report.question_type_relationship": {"en": "a relationship between columns", "zh": "列之间的关系"},
+    "report.question_type_trend": {"en": "a trend over time", "zh": "随时间的趋势"},
+    "report.question_type_forecast": {"en": "a forecast", "zh": "预测"},
+    "report.question_type_attribution": {"en": "what contributes to a result", "zh": "影响结果的因素"},
+    "report.question_type_retention": {"en": "who stays and who leaves", "zh": "留存"},
+    "report.question_type_funnel": {"en": "steps of a funnel", "zh": "转化漏斗"},
+    "report.question_type_segmentation": {"en": "groups of similar rows", "zh": "分群"},
+    "report.question_type_prediction": {"en": "a prediction", "zh": "预测模型"},
+    "report.question_type_data_quality": {"en": "the quality of the data", "zh": "数据质量"},
+    "report.question_type_other": {"en": "other", "zh": "其他"},
     "report.plan_metrics": {"en": "Metrics", "zh": "指标"},
     "report.plan_dimensions": {"en": "Split by", "zh": "分组维度"},
     "report.method_plan": {"en": "Planned methods", "zh": "计划的方法"},

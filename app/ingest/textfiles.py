@@ -15,6 +15,7 @@ import pandas as pd
 from app.config import Settings
 from app.ingest.errors import IngestError
 from app.ingest.raw import RawBook, RawSheet
+from app.ingest.warnings_text import warning
 
 
 def read_text(path: Path, fmt: str, settings: Settings, head_rows: int = 64) -> RawBook:
@@ -42,7 +43,7 @@ def read_text(path: Path, fmt: str, settings: Settings, head_rows: int = 64) -> 
         )
     warnings = []
     if encoding not in ("utf-8", "ascii"):
-        warnings.append(f"the file was read with the {encoding} text encoding")
+        warnings.append(warning("text_encoding", encoding=encoding))
     head = grid.iloc[:head_rows].astype(object)
     head = head.where(head.notna(), None)
 

@@ -207,7 +207,8 @@ def plan_facts(report: dict[str, Any], L: dict[str, str]) -> list[tuple[str, str
     plan = report.get("analysis_plan") or {}
     if not plan:
         return []
-    facts = [(L["goal"], str(plan.get("goal") or "")), (L["question_type"], str(plan.get("question_type") or ""))]
+    kind = str(plan.get("question_type") or "")
+    facts = [(L["goal"], str(plan.get("goal") or "")), (L["question_type"], L.get(f"question_type_{kind}", kind))]
     for key, name in (("metrics", "plan_metrics"), ("dimensions", "plan_dimensions")):
         if plan.get(key):
             facts.append((L[name], ", ".join(map(str, plan[key]))))
@@ -257,9 +258,11 @@ def guidance_facts(report: dict[str, Any], L: dict[str, str]) -> list[tuple[str,
     guidance = report.get("guidance") or {}
     facts = [(L["guidance_rule"], rule) for rule in guidance.get("rules") or []]
     facts += [(L["guidance_definition"], d) for d in guidance.get("definitions") or []]
+    stale = (f"[{label('stale_finding', 'en')}]", f"[{L['stale_finding']}]")
     for key, name in (("knowledge", "guidance_knowledge"), ("memory", "guidance_memory")):
         facts += [
-            (f"{L[name]} ({item.get('source', '')})", str(item.get("text") or "")) for item in guidance.get(key) or []
+            (f"{L[name]} ({item.get('source', '')})", str(item.get("text") or "").replace(*stale))
+            for item in guidance.get(key) or []
         ]
     return facts
 

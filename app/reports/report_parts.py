@@ -161,8 +161,13 @@ def evidence_facts(item: dict[str, Any], L: dict[str, str], figure_numbers: list
     return facts
 
 
-def metric_rows(item: dict[str, Any], L: dict[str, str]) -> list[list[str]]:
-    return [[L["metric"], L["value"]]] + [[str(k), format_value(v)] for k, v in item["metrics"].items()]
+def metric_rows(item: dict[str, Any], L: dict[str, str], pairs: int = 1) -> list[list[str]]:
+    """The evidence's metrics as a table (header first), `pairs` measure/value pairs to a row: two pairs
+    halve the length of the appendix's long tables (a correlation matrix, a forecast's periods)."""
+    cells = [[str(k), format_value(v)] for k, v in item["metrics"].items()]
+    pairs = max(1, min(pairs, len(cells)))
+    rows = [sum(cells[n : n + pairs], []) for n in range(0, len(cells), pairs)]
+    return [[L["metric"], L["value"]] * pairs] + rows
 
 
 def supports_suffix(figure: dict[str, Any], L: dict[str, str], numbers: dict[str, int]) -> str:

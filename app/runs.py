@@ -45,6 +45,7 @@ from app.agent import (
     question_reading,
     run_turn,
     situations,
+    spent_in,
     system_prompt,
     trace_dir,
     turn_opening,
@@ -383,16 +384,15 @@ class RunService:
         apply_intent(messages, intent)  # the intent's guidance + the user's restrictions (user tier)
         messages += with_workspace_summary(session, workspace.id, earlier)
         paused_budget = (run.state or {}).get("waiting", {}).get("budget")  # read before turn_opening clears it
-        messages += turn_opening(
-            session, run, recorder, masker.mask
-        )  # clarify.py: the question, or the paused turn + answer
+        opening = turn_opening(session, run, recorder, masker.mask)  # clarify.py: the question, or the turn so far
+        messages += opening
         toolbox.records.restore(messages, window.store)  # a resumed turn's earlier results, from disk
         return Turn(
             messages,
             model,
             toolbox,
             recorder,
-            budget_for(intent, self.settings).restore(paused_budget),
+            budget_for(intent, self.settings).restore(paused_budget or spent_in(opening)),  # a taken-over turn's too
             self._stops.setdefault(run.id, threading.Event()),
             figure_url=partial(figure_url, workspace.id),
             context=window,

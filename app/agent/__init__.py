@@ -25,7 +25,7 @@ from app.agent.context.question_reading import question_reading
 from app.agent.context.sources import guidance_record, workspace_sources
 from app.agent.loop import run_turn
 from app.agent.model import ChatModel, ModelError, ModelReply, OpenAICompatibleModel, ToolCallRequest
-from app.agent.policy.budget import budget_for
+from app.agent.policy.budget import budget_for, spent_in
 from app.agent.policy.clarify import (
     Paused,
     answer_question,
@@ -82,6 +82,7 @@ __all__ = [
     "unmasked",
     "run_turn",
     "situations",
+    "spent_in",
     "system_prompt",
     "task_dict",
     "trace_dir",

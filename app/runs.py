@@ -57,6 +57,7 @@ from app.config import Settings
 from app.db.models import Message, Report, Run, Workspace, utcnow
 from app.db.session import Database, rows_changed
 from app.faults import DISK_FULL, Fault, fault_of
+from app.jobs import send_run
 from app.reports.builder import build_report
 from app.understanding import with_values
 from app.workspaces import (
@@ -108,6 +109,7 @@ class RunService:
         self.executor = ThreadPoolExecutor(max_workers=settings.run_workers, thread_name_prefix="verity-run")
         self._stops: dict[str, threading.Event] = {}
         self.loading_wait_s = LOADING_WAIT_S
+        self.retry_faults = False  # a job-queue worker (app/job_worker.py) hands a lost database back to its queue
 
     # --- commands ------------------------------------------------------------------------
     def create(self, session: Session, workspace: Workspace, text: str, language: str | None = None) -> Run:
@@ -145,8 +147,15 @@ class RunService:
 
     def submit(self, run_id: str) -> Future | None:
         """Start a queued run: in a thread here, or (run_executor=worker) leave it in the database
-        for a `verity worker` process to take (app/worker.py)."""
+        for a `verity worker` process to take (app/worker.py), or (dramatiq) send it to the job
+        queue (app/jobs.py)."""
         if self.settings.run_executor == "worker":
+            return None
+        if self.settings.run_executor == "dramatiq":
+            with self.db.session() as session:
+                run = session.get(Run, run_id)
+                question = run.question or "" if run is not None else ""
+            send_run(self.settings, run_id, question)
             return None
         self._stops[run_id] = threading.Event()
         return self.executor.submit(self.execute, run_id)
@@ -164,7 +173,7 @@ class RunService:
             run = session.get(Run, run_id)
             if run is None:
                 return "not_found"
-            if self.settings.run_executor == "worker" and run.status in BUSY_STATUSES:
+            if self.settings.run_executor != "threads" and run.status in BUSY_STATUSES:
                 return stop_in_worker(session, run)
             if run.status == "waiting":
                 recorder = RunRecorder(
@@ -183,7 +192,7 @@ class RunService:
     def recover(self) -> int:
         """After a restart, runs that were in flight are marked interrupted (their history is
         healed when they are continued). With worker processes, runs are theirs to recover."""
-        if self.settings.run_executor == "worker":
+        if self.settings.run_executor != "threads":
             return 0
         with self.db.session() as session:
             stale = list(session.scalars(select(Run).where(Run.status.in_(("queued", "running")))))
@@ -196,8 +205,8 @@ class RunService:
         try:
             self._execute(run_id)
         except Exception as exc:  # the database itself failed (it is how the run's outcome is recorded)
-            if fault_of(exc) is None:
-                raise
+            if fault_of(exc) is None or (self.retry_faults and fault_of(exc) is not DISK_FULL):
+                raise  # a bug; or a lost database, which the job queue retries after a backoff
             log.warning("run %s: the database failed (%s); recording the run as interrupted", run_id, exc)
             self.end_after_fault(run_id, fault_of(exc))
         finally:

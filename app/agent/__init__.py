@@ -33,7 +33,7 @@ from app.agent.policy.clarify import (
     resume_after_answer,
     turn_opening,
 )
-from app.agent.policy.intent import apply_intent, classify_run
+from app.agent.policy.intent import apply_intent, classify, classify_run
 from app.agent.policy.privacy import PiiMasker, masked, unmasked
 from app.agent.prompts import ALL_SECTIONS, detect_language, system_prompt
 from app.agent.recorder import RunRecorder
@@ -67,6 +67,7 @@ __all__ = [
     "apply_intent",
     "budget_for",
     "build_trace",
+    "classify",
     "classify_run",
     "compact_workspace",
     "detect_language",

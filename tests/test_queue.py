@@ -1,0 +1,245 @@
+"""Runs on the job queue (run_executor=dramatiq, RabbitMQ; issue 26), with real worker processes:
+
+- the worker holding a run is killed with SIGKILL; the other worker takes the run over within 15 s
+  and goes on from its recorded steps: no tool call that had finished runs again, and the answer
+  is the one the same question on the same data gets undisturbed;
+- a question is answered while full reports fill their own queue's threads;
+- a run the machine keeps failing under (a lost database) is retried after a backoff, and after
+  run_max_attempts set aside as failed, with a page that says why, in English and Chinese.
+
+Needs RabbitMQ at 127.0.0.1:5672 (guest/guest) and, for the first, PostgreSQL; in CI (CI=true) a
+missing one fails the tests (tests/conftest.py). Each test has queues of its own (job_queue_prefix).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import select
+
+from app.analyst import BuiltinAnalyst
+from app.config import Settings
+from app.db.models import Event, Run, ToolCall
+from app.job_worker import QueueWorker
+from app.jobs import LANES, close_brokers, queue_name
+from app.main import create_app
+from tests.factories import REPO, reference, wait_for_run, workspace_with
+
+RABBITMQ = os.environ.get("VERITY_TEST_RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/")
+PLANT = "rdatasets/PlantGrowth.csv"
+QUESTION = "Does weight differ between the groups?"
+
+
+@pytest.fixture
+def rabbitmq_url() -> str:
+    try:
+        socket.create_connection(("127.0.0.1", 5672), timeout=2).close()
+    except OSError as exc:
+        pytest.skip(f"RabbitMQ not reachable: {type(exc).__name__}")
+    return RABBITMQ
+
+
+@pytest.fixture
+def queue_settings(tmp_path: Path, rabbitmq_url: str) -> Iterator[Settings]:
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path,
+        llm_model="builtin",
+        run_executor="dramatiq",
+        broker_url=rabbitmq_url,
+        job_queue_prefix=f"verity-test-{secrets.token_hex(4)}",
+        worker_heartbeat_s=0.5,
+        sse_poll_interval_s=0.05,
+        sse_heartbeat_s=1.0,
+    )
+    yield settings
+    close_brokers()
+    import pika
+
+    connection = pika.BlockingConnection(pika.URLParameters(rabbitmq_url))
+    channel = connection.channel()
+    for lane in LANES:
+        for suffix in ("", ".DQ", ".XQ"):
+            channel.queue_delete(queue=queue_name(settings, lane) + suffix)
+    connection.close()
+
+
+def start_worker(settings: Settings, delay_s: float, **extra: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VERITY_")}
+    env.update(
+        VERITY_DATA_DIR=str(settings.data_dir),
+        VERITY_RUN_EXECUTOR="dramatiq",
+        VERITY_LLM_MODEL="builtin",
+        VERITY_BROKER_URL=settings.broker_url,
+        VERITY_JOB_QUEUE_PREFIX=settings.job_queue_prefix,
+        VERITY_WORKER_HEARTBEAT_S="0.5",
+        VERITY_TEST_MODEL_DELAY_S=str(delay_s),
+        **extra,
+    )
+    if settings.database_url:
+        env["VERITY_DATABASE_URL"] = settings.database_url
+    log = Path(settings.data_dir) / f"worker-{secrets.token_hex(3)}.log"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.queue_worker"],
+        cwd=REPO,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while "ready" not in log.read_text() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert process.poll() is None and "ready" in log.read_text(), log.read_text()
+    time.sleep(1.0)  # its consumers connect
+    return process
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def ask(client: TestClient, ws: str, text: str) -> str:
+    response = client.post(f"/api/workspaces/{ws}/messages", json={"text": text})
+    assert response.status_code in (200, 201, 202), response.text
+    return str(response.json()["run_id"])
+
+
+def holder_pid(client: TestClient, run_id: str) -> int | None:
+    with client.app.state.db.session() as session:
+        run = session.get(Run, run_id)
+        return int(run.worker.split(":")[1]) if run is not None and run.worker else None
+
+
+def finished_calls(client: TestClient, run_id: str) -> list[str]:
+    with client.app.state.db.session() as session:
+        return sorted(c.id for c in session.scalars(select(ToolCall).where(ToolCall.run_id == run_id)))
+
+
+def tool_starts(client: TestClient, run_id: str) -> Counter[str]:
+    with client.app.state.db.session() as session:
+        query = select(Event).where(Event.run_id == run_id, Event.kind == "tool_started")
+        return Counter(str(e.data.get("id")) for e in session.scalars(query))
+
+
+def test_a_killed_workers_run_goes_on_on_another_from_its_steps(queue_settings, postgres_url):
+    settings = queue_settings.model_copy(update={"database_url": postgres_url})
+    with TestClient(create_app(settings)) as client:
+        db = client.app.state.db
+        ws, calm_ws = (workspace_with(db, settings, reference(PLANT), name) for name in ("taken", "calm"))
+        workers = [start_worker(settings, delay_s=1.0) for _ in range(2)]
+        try:
+            run_id = ask(client, ws, QUESTION)
+            deadline = time.monotonic() + 60
+            while len(finished_calls(client, run_id)) < 3 and time.monotonic() < deadline:
+                assert all(w.poll() is None for w in workers), "a worker ended"
+                time.sleep(0.05)
+            victim_pid = holder_pid(client, run_id)
+            victim = next(w for w in workers if w.pid == victim_pid)
+            survivor = next(w for w in workers if w is not victim)
+            done_before = finished_calls(client, run_id)
+            assert len(done_before) >= 3 and client.get(f"/api/runs/{run_id}").json()["status"] == "running"
+            victim.send_signal(signal.SIGKILL)
+            killed_at = time.monotonic()
+            victim.wait()
+            while holder_pid(client, run_id) != survivor.pid and time.monotonic() - killed_at < 60:
+                time.sleep(0.05)
+            takeover_s = time.monotonic() - killed_at
+            print(f"\ntakeover after kill -9: {takeover_s:.2f} s")
+            assert holder_pid(client, run_id) == survivor.pid and takeover_s < 15, takeover_s
+
+            body = wait_for_run(client, run_id, {"done", "failed", "interrupted"}, timeout=180)
+            calm_id = ask(client, calm_ws, QUESTION)
+            calm = wait_for_run(client, calm_id, {"done", "failed", "interrupted"}, timeout=180)
+        finally:
+            for worker in workers:
+                stop(worker)
+        assert body["status"] == calm["status"] == "done", (body.get("error"), calm.get("error"))
+        assert body["answer"] == calm["answer"]  # the answer an undisturbed run gives
+        starts = tool_starts(client, run_id)
+        assert all(starts[call_id] == 1 for call_id in done_before), starts  # none that had finished ran again
+        assert finished_calls(client, run_id) == finished_calls(client, calm_id)
+        with db.session() as session:
+            kinds = [e.kind for e in session.scalars(select(Event).where(Event.run_id == run_id))]
+            assert session.get(Run, run_id).state["attempts"] == 2
+        assert kinds.count("run_taken_over") == 1 and "run_resumed" in kinds
+
+
+def test_a_question_is_answered_while_full_reports_fill_their_queue(queue_settings):
+    settings = queue_settings.model_copy(update={"run_workers": 1})
+    with TestClient(create_app(settings)) as client:
+        db = client.app.state.db
+        spaces = [workspace_with(db, settings, reference(PLANT), f"w{i}") for i in range(3)]
+        worker = start_worker(settings, delay_s=0.5, VERITY_RUN_WORKERS="1")
+        try:
+            reports = [ask(client, ws, "Write a full report on this data") for ws in spaces[:2]]
+            deadline = time.monotonic() + 60
+            while client.get(f"/api/runs/{reports[0]}").json()["status"] != "running" and time.monotonic() < deadline:
+                time.sleep(0.05)
+            question = ask(client, spaces[2], QUESTION)
+            body = wait_for_run(client, question, {"done", "failed"}, timeout=120)
+            waiting = client.get(f"/api/runs/{reports[1]}").json()["status"]
+            first = client.get(f"/api/runs/{reports[0]}").json()["status"]
+        finally:
+            stop(worker)
+        assert body["status"] == "done"
+        # the question went past the reports: the second is still queued behind the first's thread
+        assert (first, waiting) == ("running", "queued"), (first, waiting)
+
+
+class LostDatabase(BuiltinAnalyst):
+    """Every reply fails as a dropped database connection does: the machine's fault, not the run's."""
+
+    def complete(self, messages, tools):
+        raise sa_exc.OperationalError("SELECT 1", {}, Exception("server closed the connection unexpectedly"))
+
+
+def test_a_run_the_machine_keeps_failing_is_retried_with_backoff_then_set_aside(queue_settings):
+    settings = queue_settings.model_copy(update={"run_max_attempts": 2, "run_retry_backoff_s": 0.5})
+    worker = QueueWorker(settings, model_factory=lambda s, datasets, language: LostDatabase(datasets, language))
+    thread = threading.Thread(target=worker.run_forever, daemon=True)
+    thread.start()
+    try:
+        with TestClient(create_app(settings)) as client:
+            ws = workspace_with(client.app.state.db, settings, reference(PLANT))
+            runs = {"en": ask(client, ws, QUESTION)}
+            wait_for_run(client, runs["en"], {"done", "failed", "interrupted"}, timeout=60)
+            runs["zh"] = ask(client, ws, "各组的重量有差异吗？")
+            bodies = {lang: wait_for_run(client, run_id, {"done", "failed"}, timeout=60) for lang, run_id in runs.items()}
+            pages = {lang: client.get(f"/runs/{run_id}?lang={lang}").text for lang, run_id in runs.items()}
+            with client.app.state.db.session() as session:
+                run = session.get(Run, runs["en"])
+                state = dict(run.state)
+                starts = [
+                    e.created_at
+                    for e in session.scalars(
+                        select(Event).where(Event.run_id == run.id, Event.kind == "run_started").order_by(Event.id)
+                    )
+                ]
+    finally:
+        worker.stop.set()
+        thread.join(timeout=60)
+    assert bodies["en"]["status"] == bodies["zh"]["status"] == "failed"
+    assert state["attempts"] == 2 and state["dead_letter"]["attempts"] == 2
+    assert len(starts) == 2 and (starts[1] - starts[0]).total_seconds() >= 0.25  # the backoff
+    assert "was started 2 times" in bodies["en"]["error"] and "was started 2 times" in pages["en"]
+    assert "已经启动了 2 次" in bodies["zh"]["error"] and "已经启动了 2 次" in pages["zh"]

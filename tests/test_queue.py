@@ -197,13 +197,21 @@ def test_a_question_is_answered_while_full_reports_fill_their_queue(queue_settin
                 time.sleep(0.05)
             question = ask(client, spaces[2], QUESTION)
             body = wait_for_run(client, question, {"done", "failed"}, timeout=120)
-            waiting = client.get(f"/api/runs/{reports[1]}").json()["status"]
-            first = client.get(f"/api/runs/{reports[0]}").json()["status"]
+            for report in reports:
+                wait_for_run(client, report, {"done", "failed"}, timeout=240)
+            with db.session() as session:
+                first_event = {
+                    (e.run_id, e.kind): e.created_at
+                    for e in session.scalars(select(Event).where(Event.run_id.in_([*reports, question])).order_by(Event.id.desc()))
+                }  # each run's first event of a kind (newest first, older ones overwrite)
         finally:
             stop(worker)
         assert body["status"] == "done"
-        # the question went past the reports: the second is still queued behind the first's thread
-        assert (first, waiting) == ("running", "queued"), (first, waiting)
+        # the reports' lane has one thread: the second report waited for the first to finish ...
+        assert first_event[(reports[1], "run_started")] >= first_event[(reports[0], "run_finished")]
+        # ... while the question, in its own lane, started and finished during the first report
+        assert first_event[(question, "run_started")] < first_event[(reports[0], "run_finished")]
+        assert first_event[(question, "run_finished")] < first_event[(reports[1], "run_finished")]
 
 
 class LostDatabase(BuiltinAnalyst):

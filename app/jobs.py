@@ -59,9 +59,8 @@ def broker_for(settings: Settings) -> dramatiq.Broker:
 
 
 def make_broker(url: str) -> dramatiq.Broker:
-    import dramatiq  # the `queue` extra: only a deployment with run_executor=dramatiq needs it
 
-    broker: dramatiq.Broker
+    broker: dramatiq.Broker  # the `queue` extra: only a deployment with run_executor=dramatiq needs it
     if url.startswith("redis"):
         from dramatiq.brokers.redis import RedisBroker
 

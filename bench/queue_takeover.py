@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 RABBITMQ = os.environ.get("BENCH_RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/")
 REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379")
@@ -38,9 +39,10 @@ def record(log: Path, name: str, what: str) -> None:
         handle.write(f"{time.time():.3f} {name} {what}\n")
 
 
-def dramatiq_broker(engine: str):  # type: ignore[no-untyped-def]
+def dramatiq_broker(engine: str) -> Any:
     import dramatiq
 
+    broker: dramatiq.Broker
     if engine == "dramatiq-rabbitmq":
         from dramatiq.brokers.rabbitmq import RabbitmqBroker
 
@@ -72,7 +74,7 @@ def dramatiq_worker(engine: str, name: str, log: Path) -> None:
     worker.stop()
 
 
-def celery_app(task_s: float):  # type: ignore[no-untyped-def]
+def celery_app(task_s: float) -> Any:
     from celery import Celery
 
     app = Celery("bench", broker=f"{REDIS}/{REDIS_DB['celery-redis']}")

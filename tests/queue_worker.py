@@ -27,9 +27,13 @@ class SlowAnalyst(BuiltinAnalyst):
 
 
 def main() -> None:
-    worker = QueueWorker(get_settings(), model_factory=lambda settings, datasets, language: SlowAnalyst(datasets, language))
+    worker = QueueWorker(
+        get_settings(), model_factory=lambda settings, datasets, language: SlowAnalyst(datasets, language)
+    )
     signal.signal(signal.SIGTERM, lambda *_: worker.stop.set())
-    threading.Thread(target=lambda: worker.consuming.wait() and print(f"worker {worker.name} ready", flush=True)).start()
+    threading.Thread(
+        target=lambda: worker.consuming.wait() and print(f"worker {worker.name} ready", flush=True)
+    ).start()
     worker.run_forever()
 
 

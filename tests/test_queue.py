@@ -202,7 +202,9 @@ def test_a_question_is_answered_while_full_reports_fill_their_queue(queue_settin
             with db.session() as session:
                 first_event = {
                     (e.run_id, e.kind): e.created_at
-                    for e in session.scalars(select(Event).where(Event.run_id.in_([*reports, question])).order_by(Event.id.desc()))
+                    for e in session.scalars(
+                        select(Event).where(Event.run_id.in_([*reports, question])).order_by(Event.id.desc())
+                    )
                 }  # each run's first event of a kind (newest first, older ones overwrite)
         finally:
             stop(worker)
@@ -232,7 +234,9 @@ def test_a_run_the_machine_keeps_failing_is_retried_with_backoff_then_set_aside(
             runs = {"en": ask(client, ws, QUESTION)}
             wait_for_run(client, runs["en"], {"done", "failed", "interrupted"}, timeout=60)
             runs["zh"] = ask(client, ws, "各组的重量有差异吗？")
-            bodies = {lang: wait_for_run(client, run_id, {"done", "failed"}, timeout=60) for lang, run_id in runs.items()}
+            bodies = {
+                lang: wait_for_run(client, run_id, {"done", "failed"}, timeout=60) for lang, run_id in runs.items()
+            }
             pages = {lang: client.get(f"/runs/{run_id}?lang={lang}").text for lang, run_id in runs.items()}
             with client.app.state.db.session() as session:
                 run = session.get(Run, runs["en"])

@@ -18,7 +18,7 @@ import logging
 import threading
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from app.agent import RunRecorder, trace_dir
 from app.config import Settings
@@ -103,6 +103,7 @@ class QueueWorker(Worker):
         finally:
             with self._lock:
                 self.active.discard(run_id)
+            self.service.handed_over.discard(run_id)
 
     def take(self, run_id: str) -> str:
         """Make the run ours: a queued one, or a running one whose worker died (the broker gives a
@@ -145,6 +146,23 @@ class QueueWorker(Worker):
         self.service.finish(session, run, recorder)
         session.commit()
         log.warning("worker %s: run %s set aside after %d attempts", self.name, run.id, attempts)
+
+    def beat(self) -> None:
+        """Mark our runs alive and pass on stop requests (Worker.beat); and stop a run another worker
+        has taken over meanwhile (our broker connection dropped and the broker handed its message
+        on): it goes on there from its recorded steps, and this worker writes nothing of its end."""
+        super().beat()
+        with self._lock:
+            active = list(self.active)
+        if not active:
+            return
+        with self.db.session() as session:
+            lost = session.scalars(select(Run.id).where(Run.id.in_(active), Run.worker != self.name))
+            for run_id in lost:
+                log.warning("worker %s: run %s was taken over by another worker; stopping here", self.name, run_id)
+                self.service.handed_over.add(run_id)
+                if (event := self.service._stops.get(run_id)) is not None:
+                    event.set()
 
     def recover_stale(self) -> int:
         """Nothing to do: a dead worker's runs come back through the broker."""

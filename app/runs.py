@@ -110,6 +110,7 @@ class RunService:
         self._stops: dict[str, threading.Event] = {}
         self.loading_wait_s = LOADING_WAIT_S
         self.retry_faults = False  # a job-queue worker (app/job_worker.py) hands a lost database back to its queue
+        self.handed_over: set[str] = set()  # runs another worker took over while this one still ran them
 
     # --- commands ------------------------------------------------------------------------
     def create(self, session: Session, workspace: Workspace, text: str, language: str | None = None) -> Run:
@@ -151,14 +152,25 @@ class RunService:
         queue (app/jobs.py)."""
         if self.settings.run_executor == "worker":
             return None
-        if self.settings.run_executor == "dramatiq":
-            with self.db.session() as session:
-                run = session.get(Run, run_id)
-                question = run.question or "" if run is not None else ""
-            send_run(self.settings, run_id, question)
-            return None
+        if self.settings.run_executor == "dramatiq":  # sent from a thread: the request never waits on the broker
+            return self.executor.submit(self.send_to_queue, run_id)
         self._stops[run_id] = threading.Event()
         return self.executor.submit(self.execute, run_id)
+
+    def send_to_queue(self, run_id: str) -> None:
+        """Hand a queued run to the job queue (run_executor=dramatiq); when the broker cannot be
+        reached the run fails with a plain message rather than stay queued for ever."""
+        with self.db.session() as session:
+            run = session.get(Run, run_id)
+            if run is None:
+                return
+            try:
+                send_run(self.settings, run_id, run.question or "")
+            except Exception:  # the broker is down or refuses: say so on the run's page
+                log.exception("run %s could not be sent to the job queue", run_id)
+                recorder = RunRecorder(session, run.workspace_id, run.id)
+                run.status, run.error = "failed", queue_unavailable(run.language)
+                self.finish(session, run, recorder)
 
     def interrupt(self, run_id: str) -> str:
         """Stop a run. A queued or running one stops at its next step and ends "interrupted" with
@@ -235,6 +247,9 @@ class RunService:
             except Paused as pause:  # waits for the user's answer; resumed by resume_after_answer (clarify.py)
                 mark_waiting(run, recorder, turn, pause.args[0] if pause.args else None)
             except Interrupted:
+                if run_id in self.handed_over:  # another worker took the run over (app/job_worker.py): it ends it
+                    session.rollback()
+                    return
                 run.status, run.answer = "interrupted", _partial_answer(run.language)
                 self.finish(session, run, recorder)
             except ModelError as exc:
@@ -507,6 +522,13 @@ def fault_message(fault: Fault | None, language: str) -> str:
     from app.web.i18n import t
 
     return t(fault.message_key if fault else "error_database_unavailable", language)
+
+
+def queue_unavailable(language: str) -> str:
+    """Why a question was not started: the job queue could not be reached (run_executor=dramatiq)."""
+    from app.web.i18n import t
+
+    return t("run_queue_unavailable", language)
 
 
 def files_still_loading(names: list[str], language: str) -> str:

@@ -32,6 +32,12 @@ CATALOG: dict[str, dict[str, str]] = {
         "zh": "这次分析已经启动了 {attempts} 次，每次运行它的服务器都出了故障（进程停止或数据库断开），"
         "因此不再重试，已被搁置。已记录的内容都保留着。请重新提问；如果再次出现，请告诉管理这个 Verity 的人。",
     },
+    # the web server could not hand a question to the job queue (run_executor=dramatiq, app/runs.py)
+    "run_queue_unavailable": {
+        "en": "The question could not be passed on to the servers that answer it (their queue is not "
+        "reachable). Try again in a minute; if it keeps happening, tell whoever runs this Verity.",
+        "zh": "问题没能交给负责回答的服务器（它们的队列连接不上）。请过一分钟再试；如果一直这样，请告诉管理这个 Verity 的人。",
+    },
     "language": {"en": "Language", "zh": "语言"},
     # accounts (multi-user mode)
     "auth_login": {"en": "Sign in", "zh": "登录"},

@@ -255,3 +255,29 @@ def test_a_run_the_machine_keeps_failing_is_retried_with_backoff_then_set_aside(
     assert len(starts) == 2 and (starts[1] - starts[0]).total_seconds() >= 0.25  # the backoff
     assert "was started 2 times" in bodies["en"]["error"] and "was started 2 times" in pages["en"]
     assert "已经启动了 2 次" in bodies["zh"]["error"] and "已经启动了 2 次" in pages["zh"]
+
+
+def test_a_question_the_queue_cannot_take_fails_with_a_plain_message(tmp_path):
+    """No broker at the address: the run is not left queued for ever; its page says what happened."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens here once the socket is closed
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path,
+        llm_model="builtin",
+        run_executor="dramatiq",
+        broker_url=f"amqp://guest:guest@127.0.0.1:{port}/",
+    )
+    try:
+        with TestClient(create_app(settings)) as client:
+            ws = workspace_with(client.app.state.db, settings, reference(PLANT))
+            started = time.monotonic()
+            runs = [ask(client, ws, QUESTION), ask(client, ws, "各组的重量有差异吗？")]
+            asked_s = time.monotonic() - started
+            body, zh = (wait_for_run(client, run_id, {"failed", "done"}, timeout=120) for run_id in runs)
+    finally:
+        close_brokers()
+    assert asked_s < 5  # the request does not wait on the broker
+    assert body["status"] == zh["status"] == "failed"
+    assert "could not be passed on" in body["error"] and "没能交给" in zh["error"]

@@ -198,8 +198,8 @@ class Settings(BaseSettings):
     broker_url: str = Field(
         "amqp://guest:guest@127.0.0.1:5672/",
         description="The job queue's broker (run_executor=dramatiq): RabbitMQ (amqp://…, measured to hand "
-        "a dead worker's run over at once: bench/queue_takeover.py) or Redis (redis://…, only after its "
-        "heartbeat timeout).",
+        "a dead worker's run over at once: bench/queue_takeover.py) or Redis (redis://…: works, but a dead "
+        "worker's run was not handed over within 150 s in the same measurement).",
     )
     job_queue_prefix: str = Field(
         "verity",

@@ -4,10 +4,9 @@ worker` processes execute it (app/job_worker.py).
 Why Dramatiq on RabbitMQ: measured by bench/queue_takeover.py (kill -9 of the worker holding a 20 s
 task), RabbitMQ gives the task to the other worker the moment the dead one's connection drops,
 Celery on Redis with acks_late only after its visibility timeout (86 s there, and that timeout must
-exceed the longest run), Dramatiq on Redis not within 150 s (its heartbeat timeout and maintenance
-chance), procrastinate on PostgreSQL only once a stalled-job sweeper retries it. A message is
+exceed the longest run), Dramatiq on Redis not within 150 s, procrastinate on PostgreSQL only once a stalled-job sweeper retries it. A message is
 acknowledged when its run has ended, so a run is never lost with its worker. Redis works as the
-broker too (broker_url redis://…), with the slower hand-over.
+broker too (broker_url redis://…), without the prompt hand-over.
 
 Two queues, each with its own threads in every worker, so a question is never stuck behind full
 reports: a question the intent rules read as a deep analysis (a full report, modelling) goes to

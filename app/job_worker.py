@@ -116,7 +116,9 @@ class QueueWorker(Worker):
                 return "gone"
             if run.status in FINAL_STATUSES or run.status == "waiting":
                 return run.status
-            attempts = int((run.state or {}).get("attempts", 0)) + 1
+            # a queued run starts afresh (a new question, or one resumed after the user's answer); a
+            # running one was left by a worker that died or by a failure of the machine: one more attempt
+            attempts = int((run.state or {}).get("attempts", 0)) + 1 if run.status == "running" else 1
             if attempts > self.settings.run_max_attempts:
                 self.dead_letter(session, run, attempts - 1)
                 return "dead_letter"

@@ -281,3 +281,27 @@ def test_a_question_the_queue_cannot_take_fails_with_a_plain_message(tmp_path):
     assert asked_s < 5  # the request does not wait on the broker
     assert body["status"] == zh["status"] == "failed"
     assert "could not be passed on" in body["error"] and "没能交给" in zh["error"]
+
+
+def test_attempts_count_the_starts_a_worker_or_the_machine_cut_short(queue_settings):
+    """A queued run (new, or resumed after the user's answer) starts at attempt 1 whatever it went
+    through before; a running one (its worker died) is one attempt more; past run_max_attempts it
+    is set aside, once, with its page's text."""
+    worker = QueueWorker(queue_settings.model_copy(update={"run_max_attempts": 3}), name="me")
+    ws = workspace_with(worker.db, queue_settings, reference(PLANT))
+    with worker.db.session() as session:
+        resumed = Run(workspace_id=ws, question="q", language="en", status="queued", state={"attempts": 2})
+        died = Run(workspace_id=ws, question="q", language="zh", status="running", worker="gone", state={"attempts": 2})
+        worn = Run(workspace_id=ws, question="q", language="en", status="running", worker="gone", state={"attempts": 3})
+        session.add_all([resumed, died, worn])
+    assert [worker.take(r.id) for r in (resumed, died, worn)] == ["taken", "taken", "dead_letter"]
+    assert worker.take(worn.id) == "failed"  # set aside once; a late delivery finds it ended
+    with worker.db.session() as session:
+        states = {r.id: session.get(Run, r.id) for r in (resumed, died, worn)}
+        assert states[resumed.id].state["attempts"] == 1 and states[resumed.id].worker == "me"
+        assert states[died.id].state["attempts"] == 3 and states[died.id].worker == "me"
+        assert states[worn.id].status == "failed" and states[worn.id].state["dead_letter"]["attempts"] == 3
+        assert "was started 3 times" in states[worn.id].error
+        kinds = [e.kind for e in session.scalars(select(Event).where(Event.run_id == died.id))]
+        assert kinds == ["run_taken_over"]
+    worker.db.engine.dispose()

@@ -82,8 +82,14 @@ class QueueWorker(Worker):
             # was not acknowledged, so the broker hands it to another worker, which goes on from
             # its recorded steps
             self.stop.set()
-            for consumer in consumers:
-                consumer.stop(timeout=STOP_GRACE_S * 1000)
+            stopping = [
+                threading.Thread(target=consumer.stop, kwargs={"timeout": STOP_GRACE_S * 1000})
+                for consumer in consumers
+            ]  # both lanes at once: the grace is STOP_GRACE_S, not twice that
+            for thread in stopping:
+                thread.start()
+            for thread in stopping:
+                thread.join()
             self.service.executor.shutdown(wait=False)
             beat.join(timeout=self.settings.worker_heartbeat_s + 5)
         return self.started

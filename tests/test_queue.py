@@ -305,3 +305,33 @@ def test_attempts_count_the_starts_a_worker_or_the_machine_cut_short(queue_setti
         kinds = [e.kind for e in session.scalars(select(Event).where(Event.run_id == died.id))]
         assert kinds == ["run_taken_over"]
     worker.db.engine.dispose()
+
+
+def test_a_stopped_worker_finishes_or_hands_over_its_run(queue_settings):
+    """`docker stop` (SIGTERM) mid-run: the worker takes nothing more, gives its run the grace period,
+    then exits cleanly; a run still going is handed to the other worker, which goes on from its
+    steps. Either way the run ends `done` and no finished call ran twice."""
+    with TestClient(create_app(queue_settings)) as client:
+        ws = workspace_with(client.app.state.db, queue_settings, reference(PLANT))
+        workers = [start_worker(queue_settings, delay_s=2.5) for _ in range(2)]
+        try:
+            run_id = ask(client, ws, QUESTION)
+            deadline = time.monotonic() + 60
+            while len(finished_calls(client, run_id)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            holder = next(w for w in workers if w.pid == holder_pid(client, run_id))
+            done_before = finished_calls(client, run_id)
+            stopped_at = time.monotonic()
+            holder.send_signal(signal.SIGTERM)
+            holder.wait(timeout=60)
+            stop_s = time.monotonic() - stopped_at
+            body = wait_for_run(client, run_id, {"done", "failed", "interrupted"}, timeout=180)
+        finally:
+            for worker in workers:
+                stop(worker)
+        with client.app.state.db.session() as session:
+            kinds = [e.kind for e in session.scalars(select(Event).where(Event.run_id == run_id))]
+        print(f"\nstopped in {stop_s:.1f} s; {'handed over' if 'run_taken_over' in kinds else 'finished there'}")
+        assert holder.returncode == 0 and stop_s < 40
+        assert body["status"] == "done", body.get("error")
+        assert all(tool_starts(client, run_id)[call_id] == 1 for call_id in done_before)

@@ -102,7 +102,9 @@ def worker_command(args: argparse.Namespace) -> int:
     if settings.run_executor == "dramatiq":  # the job queue's worker (app/job_worker.py)
         from app.job_worker import QueueWorker
 
-        worker: Worker = QueueWorker(settings)
+        queue_worker = QueueWorker(settings)
+        queue_worker.owns_process = True  # on SIGTERM it may end the process to hand its runs over
+        worker: Worker = queue_worker
         shown = f"{settings.run_workers} question(s) and {settings.run_workers} report(s) at a time from the job queue"
     else:
         worker, shown = Worker(settings), f"{settings.run_workers} run(s) at a time"

@@ -206,6 +206,12 @@ class Settings(BaseSettings):
         description="The job queues' names begin with this (PREFIX-questions, PREFIX-reports): several "
         "Verity deployments, or test runs, can share one broker.",
     )
+    worker_stop_grace_s: float = Field(
+        20.0,
+        description="On SIGTERM (docker stop, a rolling restart) a job-queue worker takes no more runs and "
+        "gives those in flight this long to end; one still going is handed to another worker, which goes on "
+        "from its recorded steps (run_executor=dramatiq). Keep it below the container's stop grace period.",
+    )
     run_max_attempts: int = Field(
         3,
         description="Times a run is started (run_executor=dramatiq) before it is set aside as failed "

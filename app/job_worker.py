@@ -15,7 +15,9 @@ run interrupted: the broker hands that run over instead.
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import time
 from typing import Any
 
 from sqlalchemy import select, update
@@ -31,7 +33,10 @@ from app.worker import Worker
 
 log = logging.getLogger(__name__)
 TAKEN = "taken"
-STOP_GRACE_S = 20  # within docker stop's default 10 s + a margin the compose file gives (stop_grace_period)
+
+
+class WorkerStopping(Exception):
+    """A delivery that came while the worker was stopping: raised so the queue gives it to another."""
 
 
 class QueueWorker(Worker):
@@ -41,6 +46,7 @@ class QueueWorker(Worker):
         self.broker = broker_for(settings)
         self.started = 0
         self.consuming = threading.Event()  # set once both queues are consumed
+        self.owns_process = False  # `verity worker`: the process may end to hand its runs over
 
     def run_forever(self, once: bool = False) -> int:
         """Consume both queues until stopped. Returns how many runs this worker started."""
@@ -77,25 +83,42 @@ class QueueWorker(Worker):
         try:
             self.stop.wait()
         finally:
-            # `docker stop`, a rolling restart: take no more runs and give the ones in flight
-            # STOP_GRACE_S to end; a run still going then is not marked interrupted: its message
-            # was not acknowledged, so the broker hands it to another worker, which goes on from
-            # its recorded steps
-            self.stop.set()
-            stopping = [
-                threading.Thread(target=consumer.stop, kwargs={"timeout": STOP_GRACE_S * 1000})
-                for consumer in consumers
-            ]  # both lanes at once: the grace is STOP_GRACE_S, not twice that
-            for thread in stopping:
-                thread.start()
-            for thread in stopping:
-                thread.join()
-            self.service.executor.shutdown(wait=False)
-            beat.join(timeout=self.settings.worker_heartbeat_s + 5)
+            self.hand_over_or_stop(consumers)
         return self.started
+
+    def hand_over_or_stop(self, consumers: list[Any]) -> None:
+        """`docker stop`, a rolling restart: take no more runs (a delivery now goes back to the
+        queue: run_job) and give the ones in flight worker_stop_grace_s to end. A run still going
+        then is handed over the way a killed worker's is: the process ends at once (`owns_process`),
+        so the broker gives its unacknowledged message to another worker, which goes on from the
+        recorded steps, and no step of it runs here once it runs there. Not marked interrupted: it is not."""
+        self.stop.set()
+        deadline = time.monotonic() + self.settings.worker_stop_grace_s
+        while self.active and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with self._lock:
+            left = list(self.active)
+        if left:
+            log.warning("worker %s: %d run(s) still going; handing them over", self.name, len(left))
+            if self.owns_process:  # `verity worker`: end now, as a killed worker does
+                print(f"Verity worker {self.name}: {len(left)} run(s) handed over", flush=True)
+                logging.shutdown()
+                os._exit(0)
+            for run_id in left:  # a worker inside another program: its runs stop at their next step, writing no end
+                self.service.handed_over.add(run_id)
+                if (event := self.service._stops.get(run_id)) is not None:
+                    event.set()
+        stopping = [threading.Thread(target=consumer.stop, kwargs={"timeout": 5_000}) for consumer in consumers]
+        for thread in stopping:  # both lanes at once
+            thread.start()
+        for thread in stopping:
+            thread.join()
+        self.service.executor.shutdown(wait=False)
 
     def run_job(self, run_id: str) -> None:
         """One delivery of a run's message: take the run (over), execute it, or set it aside."""
+        if self.stop.is_set():  # stopping: the queue retries it after a backoff, on another worker
+            raise WorkerStopping(f"worker {self.name} is stopping; run {run_id} goes back to the queue")
         taken = self.take(run_id)
         if taken != TAKEN:
             log.info("worker %s: run %s not started (%s)", self.name, run_id, taken)

@@ -30,6 +30,7 @@ def main() -> None:
     worker = QueueWorker(
         get_settings(), model_factory=lambda settings, datasets, language: SlowAnalyst(datasets, language)
     )
+    worker.owns_process = True  # as `verity worker` sets it
     signal.signal(signal.SIGTERM, lambda *_: worker.stop.set())
     threading.Thread(
         target=lambda: worker.consuming.wait() and print(f"worker {worker.name} ready", flush=True)

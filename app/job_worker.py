@@ -69,6 +69,9 @@ class QueueWorker(Worker):
                 },
             )
         threads = max(self.settings.run_workers, 1)
+        # one dramatiq Worker per lane, each adding its own bookkeeping middleware to the shared
+        # broker: expected here, so dramatiq's warning about a second one is not shown to operators
+        self.broker.logger.addFilter(lambda record: "same type twice" not in record.getMessage())
         consumers = [
             dramatiq.Worker(self.broker, queues={queue_name(self.settings, lane)}, worker_threads=threads)
             for lane in LANES

@@ -24,6 +24,20 @@ CATALOG: dict[str, dict[str, str]] = {
         "(its card then shows the whole file).",
         "zh": "{files} 还在读取中，问题可能与它有关。等它读完（卡片上显示出整个文件）后再问一次。",
     },
+    # a run set aside after run_max_attempts starts (app/job_worker.py): its worker died, or the machine failed
+    "run_dead_letter": {
+        "en": "This analysis was started {attempts} times and each time the server running it failed "
+        "(it stopped, or lost its database), so it was set aside rather than tried again. "
+        "What it recorded is kept. Ask again; if it happens again, tell whoever runs this Verity.",
+        "zh": "这次分析已经启动了 {attempts} 次，每次运行它的服务器都出了故障（进程停止或数据库断开），"
+        "因此不再重试，已被搁置。已记录的内容都保留着。请重新提问；如果再次出现，请告诉管理这个 Verity 的人。",
+    },
+    # the web server could not hand a question to the job queue (run_executor=dramatiq, app/runs.py)
+    "run_queue_unavailable": {
+        "en": "The question could not be passed on to the servers that answer it (their queue is not "
+        "reachable). Try again in a minute; if it keeps happening, tell whoever runs this Verity.",
+        "zh": "问题没能交给负责回答的服务器（它们的队列连接不上）。请过一分钟再试；如果一直这样，请告诉管理这个 Verity 的人。",
+    },
     "language": {"en": "Language", "zh": "语言"},
     # accounts (multi-user mode)
     "auth_login": {"en": "Sign in", "zh": "登录"},

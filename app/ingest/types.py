@@ -27,6 +27,7 @@ from app.ingest.table import cell_text
 from app.ingest.textvalues import (
     Distinct,
     Step,
+    iso_datetimes,
     leftover,
     padded_codes,
     parse_dates,
@@ -248,6 +249,9 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
         return _numeric_result(pd.Series(numbers, dtype="float64"), id_named, steps)
     if col.dtype != object and (_clean_identifiers(col) if id_named else padded_codes(col)):
         return col, "identifier", []
+    if not id_named and col.dtype != object and (iso := iso_datetimes(col)) is not None:
+        stamps, n = iso  # what parse_dates gives such a column, without a Python string per value
+        return pd.Series(stamps, dtype="datetime64[ns]"), "datetime", [_iso_step(n)]
     d = Distinct.of(col)
     if len(d) == 0:
         return _as_text(pd.Series([None] * len(col), dtype=object)), "text", []
@@ -309,6 +313,11 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
             return d.expand_text(), "category", steps
         return text_result(), "category", steps
     return text_result(), "text", steps
+
+
+def _iso_step(n: int) -> Step:
+    """The cleaning-log entry `parse_dates` writes for a column of ISO dates."""
+    return Step("parsed dates written as text", n, f"{n:,} dates written as text parsed (2024-01-05)")
 
 
 def sheet_words(texts: list[str], counts: np.ndarray) -> dict[str, str]:

@@ -87,10 +87,11 @@ def scan(path: Path) -> TextSource | None:
         start = len(UTF8_BOM) if chunk.startswith(UTF8_BOM) else 0
         chunk = chunk[start:]
         while chunk:
-            try:
-                decoder.decode(chunk)
-            except UnicodeDecodeError:
-                return None
+            if not (chunk.isascii() and not decoder.getstate()[0]):  # ASCII is UTF-8: nothing to check
+                try:
+                    decoder.decode(chunk)
+                except UnicodeDecodeError:
+                    return None
             newlines += chunk.count(b"\n")
             carriage = carriage or b"\r" in chunk
             last = chunk[-1:]
@@ -213,11 +214,12 @@ def _may_need_trim(chunk: pa.Array) -> bool:
         return False
     offsets = np.frombuffer(offsets_buf, dtype=np.int64)[chunk.offset : chunk.offset + len(chunk) + 1]
     data = np.frombuffer(data_buf, dtype=np.uint8)
-    starts, ends = offsets[:-1], offsets[1:]
-    filled = ends > starts
-    if not filled.any():
+    if len(data) == 0:
         return False
-    starts, ends = starts[filled], ends[filled]
+    # An empty cell's "first byte" is the next cell's and its "last" the previous one's: looked up
+    # all the same (no filtering copy), at worst a column is trimmed for nothing.
+    starts = np.minimum(offsets[:-1], len(data) - 1)
+    ends = np.maximum(offsets[1:], 1)
     last = data[ends - 1]
     if _FIRST[data[starts]].any() or _ASCII_WS[last].any():
         return True

@@ -15,6 +15,7 @@ import pandas as pd
 from app.config import Settings
 from app.ingest.errors import IngestError
 from app.ingest import textcolumns
+from app.ingest.extract import TRIMMED
 from app.ingest.raw import RawBook, RawSheet
 
 
@@ -45,7 +46,7 @@ def read_text(path: Path, fmt: str, settings: Settings, head_rows: int = 64) -> 
     def load_body(first: int, n: int | None) -> pd.DataFrame:
         if not exact:
             if first + 1 >= len(offsets) and whole:
-                return head_grid.iloc[first:].reset_index(drop=True)  # no rows after the head
+                return _trimmed(head_grid.iloc[first:].reset_index(drop=True))  # no rows after the head
             body = None
             if first + 1 < len(offsets):
                 line = head_bytes[offsets[first] : offsets[first + 1]].decode("utf-8").rstrip("\r\n")
@@ -55,9 +56,9 @@ def read_text(path: Path, fmt: str, settings: Settings, head_rows: int = 64) -> 
                     body = None
             if body is not None:
                 _check_cells(first + len(body), body.shape[1], settings)
-                return body if n is None else body.iloc[:n]
+                return _trimmed(body if n is None else body.iloc[:n])
             exact.append(_exact_grid(None, fmt, settings, path))
-        return exact[0].iloc[first : None if n is None else first + n].reset_index(drop=True)
+        return _trimmed(exact[0].iloc[first : None if n is None else first + n].reset_index(drop=True))
 
     head = head_grid.iloc[:head_rows].astype(object)
     head = head.where(head.notna(), None)
@@ -97,10 +98,16 @@ def _read_whole(path: Path, fmt: str, settings: Settings, head_rows: int, grid: 
     head = head.where(head.notna(), None)
 
     def load_body(first: int, n: int | None) -> pd.DataFrame:
-        return grid.iloc[first : None if n is None else first + n].reset_index(drop=True)
+        return _trimmed(grid.iloc[first : None if n is None else first + n].reset_index(drop=True))
 
     sheet = RawSheet(path.stem, head, len(grid), grid.shape[1], complete=len(grid) <= head_rows, load_body=load_body)
     return RawBook(fmt, [sheet], _encoding_warnings(encoding))
+
+
+def _trimmed(body: pd.DataFrame) -> pd.DataFrame:
+    """Mark a body of this reader's cells: trimmed, blank ones missing (extract then skips that test)."""
+    body.attrs[TRIMMED] = True
+    return body
 
 
 def _encoding_warnings(encoding: str) -> list[str]:

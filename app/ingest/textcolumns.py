@@ -170,7 +170,7 @@ def read_rows(source: TextSource, offset: int, fields: int, delimiter: str) -> l
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError) as exc:
         raise NotColumnar(str(exc)) from None
     columns = []
-    for i in range(table.num_columns):
+    for _ in range(table.num_columns):
         columns.append(_trimmed(table.column(0)))
         table = table.remove_column(0)  # each raw column is freed once its trimmed text exists
     return columns

@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from app.config import Settings
-from app.ingest.errors import IngestError
 from app.ingest import textcolumns
+from app.ingest.errors import IngestError
 from app.ingest.extract import TRIMMED
 from app.ingest.raw import RawBook, RawSheet
 

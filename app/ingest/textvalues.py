@@ -83,7 +83,7 @@ class Distinct:
         self.keep = np.ones(len(raw), dtype=bool)  # False: a missing marker
 
     @classmethod
-    def of(cls, col: pd.Series) -> "Distinct":
+    def of(cls, col: pd.Series) -> Distinct:
         codes, uniques = pd.factorize(col, use_na_sentinel=True)
         if uniques.dtype == object:
             raw = pa.array([str(v) for v in np.asarray(uniques, dtype=object)], type=pa.large_string())

@@ -197,10 +197,12 @@ def command(tool: str, path: Path) -> list[str]:
 
 
 def run_once(tool: str, path: Path, env: dict[str, str]) -> dict:
-    if tool == "verity (base)":  # the same command on another checkout (--base), for before/after
-        env = dict(env, PYTHONPATH=env["VERITY_BASE"])
+    cwd = REPO
+    if tool == "verity (base)":  # the same command in another checkout (--base), for before/after
+        cwd = Path(env["VERITY_BASE"])
+        env = dict(env, PYTHONPATH=str(cwd))
     proc = subprocess.run(
-        [sys.executable, "-c", _WRAP, *command(tool, path)], capture_output=True, text=True, cwd=REPO, env=env
+        [sys.executable, "-c", _WRAP, *command(tool, path)], capture_output=True, text=True, cwd=cwd, env=env
     )
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -79,7 +79,6 @@ def read_job(job: Path, early: bool = False) -> int:
             import_readers(text=Path(path).suffix.lower() not in EXCEL_EXTS, documents=kind == "document")
         except Exception:  # noqa: BLE001 - a broken installation is not the file's fault
             return SETUP_FAILED
-        return_freed_memory()
         if kind == "document":
             limit_memory(settings.document_memory_mb)
             limit_cpu(settings.document_timeout_s)
@@ -164,19 +163,6 @@ def _write_frame(frame: pd.DataFrame, job: Path) -> pd.DataFrame | None:
         return None
     except (pa.ArrowException, TypeError, ValueError):
         return frame
-
-
-def return_freed_memory() -> None:
-    """Arrow's allocations in this child from jemalloc, which hands freed memory back to the system:
-    mimalloc, pyarrow's default, keeps it, and a read frees a lot as it goes (a CSV's text columns
-    once they are typed; a million-row CSV peaked 250 MB higher). Buffers remember their pool, so
-    what was allocated before is freed where it came from."""
-    import pyarrow as pa
-
-    try:
-        pa.set_memory_pool(pa.jemalloc_memory_pool())
-    except (pa.ArrowNotImplementedError, NotImplementedError):  # a pyarrow built without it
-        pass
 
 
 def limit_memory(extra_mb: int) -> None:

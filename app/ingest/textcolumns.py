@@ -151,6 +151,7 @@ def read_rows(source: TextSource, offset: int, fields: int, delimiter: str) -> l
     try:
         table = pcsv.read_csv(
             source.stream(offset),
+            memory_pool=_pool(),
             read_options=pcsv.ReadOptions(column_names=names, block_size=BLOCK, use_threads=True),
             parse_options=pcsv.ParseOptions(
                 delimiter=delimiter,
@@ -174,6 +175,15 @@ def read_rows(source: TextSource, offset: int, fields: int, delimiter: str) -> l
         columns.append(_trimmed(table.column(0)))
         table = table.remove_column(0)  # each raw column is freed once its trimmed text exists
     return columns
+
+
+def _pool() -> pa.MemoryPool:
+    """jemalloc where this pyarrow has it: it hands the parser's freed blocks back to the system,
+    where mimalloc (the default) keeps them (a million-row file peaked 200 MB higher)."""
+    try:
+        return pa.jemalloc_memory_pool()
+    except (pa.ArrowNotImplementedError, NotImplementedError):
+        return pa.default_memory_pool()
 
 
 def _trimmed(column: pa.ChunkedArray) -> pd.Series:

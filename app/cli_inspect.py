@@ -97,10 +97,7 @@ def render_summary(result: dict) -> str:
         lines.append(f"  {col['name']:<{width}}  {badge:<12} {', '.join(extra)}".rstrip())
     if result["cleaning"]:
         lines.append("Cleaning:")
-        lines += [
-            f"  {c.get('message') or c['column'] + ': ' + c['action'] + ' (' + str(c['count']) + ' cells)'}"
-            for c in result["cleaning"]
-        ]
+        lines += [f"  {_cleaning_line(c)}" for c in result["cleaning"]]
     if result["warnings"]:
         lines.append("Warnings:")
         lines += [f"  ! {w}" for w in result["warnings"]]
@@ -108,6 +105,15 @@ def render_summary(result: dict) -> str:
         lines.append(f"First {len(result['preview'])} rows:")
         lines += _table([c["name"] for c in result["columns"]], _in_own_words(result))
     return "\n".join(lines)
+
+
+def _cleaning_line(entry: dict) -> str:
+    """One cleaning step in words; a step about whole rows (exact duplicates) names no column."""
+    if entry.get("message"):
+        return str(entry["message"])
+    unit = "cells" if entry.get("column") else "rows"
+    text = f"{entry['action']} ({entry['count']} {unit})"
+    return f"{entry['column']}: {text}" if entry.get("column") else text[0].upper() + text[1:]
 
 
 def _in_own_words(result: dict) -> list[dict]:

@@ -27,6 +27,7 @@ from app.config import Settings, get_settings
 from app.db.session import open_database
 from app.faults import fault_of
 from app.ingest.readserver import start_read_server
+from app.ingest.warnings_text import warning_in
 from app.paths import asset_dir
 from app.reports.safe_markdown import markdown_snippet
 from app.runs import RunService, default_model
@@ -167,6 +168,7 @@ def make_templates() -> Jinja2Templates:
     templates.env.globals["tool_label"] = tool_label
     templates.env.globals["tool_labels"] = tool_labels
     templates.env.globals["cleaning_text"] = cleaning_text
+    templates.env.globals["warning_text"] = warning_in
     templates.env.filters["num"] = format_number
     templates.env.filters["markdown_snippet"] = markdown_snippet
     return templates

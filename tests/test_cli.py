@@ -146,6 +146,21 @@ def test_inspect_json_follows_the_contract(tmp_path):
     assert re.match(r"\d{4}-\d{2}-\d{2}", info["preview"][0]["Date"])
 
 
+def test_inspect_text_lists_exact_duplicate_rows(tmp_path):
+    """A step about whole rows names no column (it crashed the text output: issue 28)."""
+    sheet = tmp_path / "repeats.csv"
+    sheet.write_text("a,b\n1,2\n1,2\n3,4\n1,2\n")
+    done = verity("inspect", sheet, tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Rows that repeat an earlier row exactly (kept) (2 rows)" in done.stdout
+
+
+def test_inspect_names_a_missing_file_not_found(tmp_path):
+    done = verity("inspect", tmp_path / "no-such-sheet.csv", tmp_path=tmp_path)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "error: file_not_found: The file 'no-such-sheet.csv' could not be found." in done.stderr
+
+
 # ---------------------------------------------------------------- start-up cost (issue #17)
 # What a command imports decides how long it takes to start (bench/startup.py has the times):
 # these fail when an import edge brings the heavy stacks back.

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-# The categories of CONTRACT.md ("Error categories for bad input"); nothing else may be raised.
+# The categories of CONTRACT.md ("Error categories for bad input"), plus file_not_found (a path
+# that names no file is not a damaged file: issue 28); nothing else may be raised.
 CATEGORIES = (
     "unsupported_format",
+    "file_not_found",
     "corrupt_file",
     "encrypted_file",
     "empty_file",

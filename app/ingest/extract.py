@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from app.ingest.table import MAX_MERGES, TableLayout, cell_text
 from app.ingest.textvalues import regex_hits, text_array
+from app.ingest.warnings_text import warning
 
 # A totals/subtotals label: "Total", "Grand total", "Subtotal", "合计", "华东小计", "总计：" ...
 TOTAL_PATTERN = (
@@ -90,9 +91,9 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
         idx = np.flatnonzero(totals)
         labels = _first_text(body.iloc[idx], cols[:3])
         for i, label in list(zip(idx, labels))[:5]:
-            warnings.append(f"row {sheet_rows[i]} looks like a totals row ('{label}') and was excluded")
+            warnings.append(warning("totals_row", row=sheet_rows[i], label=label))
         if len(idx) > 5:
-            warnings.append(f"{len(idx) - 5} more totals/subtotals rows were excluded")
+            warnings.append(warning("more_totals_rows", count=len(idx) - 5))
         keep &= ~totals
 
     keep &= ~_exclude_averages(body, cols[:3], keep, sheet_rows, warnings, cleaning, trimmed)
@@ -101,14 +102,10 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
     if notes:
         first_note = notes[0]
         label = _first_text(body.iloc[[first_note]], cols)[0]
-        span = (
-            f"row {sheet_rows[first_note]}"
-            if len(notes) == 1
-            else f"rows {sheet_rows[notes[0]]}–{sheet_rows[notes[-1]]}"
-        )
         warnings.append(
-            f"{span} look{'s' if len(notes) == 1 else ''} like notes below the table "
-            f"('{_short(label)}') and {'was' if len(notes) == 1 else 'were'} excluded"
+            warning("note_row", row=sheet_rows[first_note], label=_short(label))
+            if len(notes) == 1
+            else warning("note_rows", first=sheet_rows[notes[0]], last=sheet_rows[notes[-1]], label=_short(label))
         )
         keep[notes] = False
 
@@ -116,12 +113,7 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
         last = int(np.flatnonzero(keep)[-1])
         inner_blank = int(blank[: last + 1].sum())
         if inner_blank:
-            warnings.insert(
-                0,
-                f"{inner_blank} blank rows inside the table were skipped"
-                if inner_blank > 1
-                else "1 blank row inside the table was skipped",
-            )
+            warnings.insert(0, warning("blank_rows", count=inner_blank) if inner_blank > 1 else warning("blank_row"))
     frame = (body if keep.all() else body.loc[keep]).reset_index(drop=True)
     frame.columns = [names[c] for c in cols]
     return Extracted(frame, sheet_rows[keep], warnings, cleaning)
@@ -178,7 +170,7 @@ def _exclude_averages(
         idx = np.flatnonzero(averages)
         labels = _first_text(body.iloc[idx], label_cols)
         for i, label in zip(idx, labels):
-            warnings.append(f"row {sheet_rows[i]} looks like a row of averages ('{label}') and was excluded")
+            warnings.append(warning("averages_row", row=sheet_rows[i], label=label))
         cleaning.append(
             {
                 "column": None,

@@ -17,6 +17,7 @@ from app.ingest import textcolumns
 from app.ingest.errors import IngestError
 from app.ingest.extract import TRIMMED
 from app.ingest.raw import RawBook, RawSheet
+from app.ingest.warnings_text import warning
 
 
 def read_text(path: Path, fmt: str, settings: Settings, head_rows: int = 64) -> RawBook:
@@ -111,7 +112,7 @@ def _trimmed(body: pd.DataFrame) -> pd.DataFrame:
 
 
 def _encoding_warnings(encoding: str) -> list[str]:
-    return [] if encoding in ("utf-8", "ascii") else [f"the file was read with the {encoding} text encoding"]
+    return [] if encoding in ("utf-8", "ascii") else [warning("text_encoding", encoding=encoding)]
 
 
 def _check_not_blank(text: str) -> None:

@@ -17,6 +17,7 @@ from app.reports.report_parts import (
     in_sheet_words,
     meta_items,
     metric_rows,
+    paper_size,
     plan_facts,
     reading_mark,
     report_language,
@@ -38,7 +39,7 @@ def to_docx(report: dict[str, Any], path: str | Path, base_dir: str | Path | Non
     report = in_sheet_words(report)  # metric names in the sheet's words
     L = labels(lang)
     numbers = evidence_numbers(report)
-    doc = _new_document()
+    doc = _new_document(paper_size(report))
     _add_header(doc, report, L, lang)
     doc.add_heading(L["answer"], level=1)
     _add_markdown(doc, report.get("answer", ""))
@@ -61,12 +62,15 @@ def _require_python_docx() -> None:
         raise RuntimeError("Word export needs the python-docx package (pip install python-docx).") from exc
 
 
-def _new_document():
+def _new_document(paper_mm: tuple[float, float]):
     from docx import Document
     from docx.oxml.ns import qn
-    from docx.shared import Pt
+    from docx.shared import Cm, Mm, Pt
 
     doc = Document()
+    for section in doc.sections:  # python-docx's template is Letter: the same paper as the PDF instead
+        section.page_width, section.page_height = Mm(paper_mm[0]), Mm(paper_mm[1])
+        section.left_margin = section.right_margin = section.top_margin = section.bottom_margin = Cm(2)
     for style_name in _STYLES_WITH_CJK:
         try:
             style = doc.styles[style_name]

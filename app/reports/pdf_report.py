@@ -19,6 +19,7 @@ from app.reports.report_parts import (
     in_sheet_words,
     meta_items,
     metric_rows,
+    paper_size,
     plan_facts,
     reading_mark,
     report_language,
@@ -34,8 +35,7 @@ _MUTED = "#5b6475"
 
 def to_pdf(report: dict[str, Any], path: str | Path, base_dir: str | Path | None = None) -> Path:
     try:
-        from reportlab.lib.pagesizes import A4
-        from reportlab.lib.units import cm
+        from reportlab.lib.units import cm, mm
         from reportlab.platypus import SimpleDocTemplate
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise RuntimeError("PDF export needs the reportlab package (pip install reportlab).") from exc
@@ -44,7 +44,8 @@ def to_pdf(report: dict[str, Any], path: str | Path, base_dir: str | Path | None
     report = in_sheet_words(report)  # metric names in the sheet's words
     L = labels(lang)
     numbers = evidence_numbers(report)
-    story = _Story(lang)
+    page = tuple(side * mm for side in paper_size(report))
+    story = _Story(lang, page_width=page[0])
     _add_header(story, report, L, lang)
     _add_answer(story, report, L)
     _add_caveats(story, report, L)
@@ -55,7 +56,7 @@ def to_pdf(report: dict[str, Any], path: str | Path, base_dir: str | Path | None
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = SimpleDocTemplate(
         str(path),
-        pagesize=A4,
+        pagesize=page,
         leftMargin=2 * cm,
         rightMargin=2 * cm,
         topMargin=2 * cm,
@@ -70,15 +71,14 @@ def to_pdf(report: dict[str, Any], path: str | Path, base_dir: str | Path | None
 class _Story:
     """The PDF's flowables with the paragraph styles they are set in."""
 
-    def __init__(self, lang: str) -> None:
+    def __init__(self, lang: str, page_width: float) -> None:
         from reportlab.lib import colors
         from reportlab.lib.enums import TA_CENTER
-        from reportlab.lib.pagesizes import A4
         from reportlab.lib.styles import getSampleStyleSheet
         from reportlab.lib.units import cm
 
         self.font = pdf_font()
-        self.wrap = "CJK" if lang == "zh" or self.font != "Helvetica" else None
+        self.wrap = "CJK" if lang == "zh" else None  # Chinese breaks between characters; English between words
         self.sheet = getSampleStyleSheet()
         self.body = self._style("VBody", "BodyText", fontSize=10, leading=14)
         self.small = self._style("VSmall", "BodyText", fontSize=8, leading=11, textColor=colors.HexColor(_MUTED))
@@ -102,7 +102,7 @@ class _Story:
             borderWidth=0.8,
             borderPadding=6,
         )
-        self.width = A4[0] - 4 * cm
+        self.width = page_width - 4 * cm
         self.flowables: list[Any] = []
 
     def _style(self, name: str, parent: str, **kw: Any):

@@ -31,6 +31,10 @@ _NOTE_START = re.compile(
 )
 
 
+# The attribute a reader sets on a body whose text cells are trimmed and whose blank cells are missing.
+TRIMMED = "verity_trimmed"
+
+
 @dataclass
 class Extracted:
     frame: pd.DataFrame
@@ -44,8 +48,10 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
     column positions. Returns the table with blank rows, totals and notes removed."""
     warnings: list[str] = []
     cleaning: list[dict] = []
+    # A text file's cells come trimmed, blank ones missing (textfiles): nothing left to trim or test.
+    trimmed = bool(body.attrs.get(TRIMMED))
     body = body.reset_index(drop=True)
-    present = _present(body)
+    present = body.notna() if trimmed else _present(body)
     # Columns: those the header names plus any that only have data further down.
     extra = [c for c in body.columns if c not in set(layout.col_idx) and present[c].any()]
     cols = sorted(set(layout.col_idx) | set(extra))
@@ -80,7 +86,7 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
     blank = ~keep
     sheet_rows = np.arange(len(body)) + layout.data_start + 1
 
-    totals = _totals_mask(body, cols[:3]) & keep
+    totals = _totals_mask(body, cols[:3], trimmed) & keep
     if totals.any():
         idx = np.flatnonzero(totals)
         labels = _first_text(body.iloc[idx], cols[:3])
@@ -90,7 +96,7 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
             warnings.append(warning("more_totals_rows", count=len(idx) - 5))
         keep &= ~totals
 
-    keep &= ~_exclude_averages(body, cols[:3], keep, sheet_rows, warnings, cleaning)
+    keep &= ~_exclude_averages(body, cols[:3], keep, sheet_rows, warnings, cleaning, trimmed)
 
     notes = _trailing_notes(body, present, keep, len(cols))
     if notes:
@@ -125,13 +131,18 @@ def _present(body: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _totals_mask(body: pd.DataFrame, label_cols: list) -> np.ndarray:
+def _totals_mask(body: pd.DataFrame, label_cols: list, trimmed: bool = False) -> np.ndarray:
     mask = np.zeros(len(body), dtype=bool)
     for c in label_cols:
         col = body[c]
         if col.dtype == object or pd.api.types.is_string_dtype(col):
-            mask |= regex_hits(pc.utf8_trim_whitespace(text_array(col)), "(?i)" + TOTAL_PATTERN)
+            mask |= regex_hits(_stripped(col, trimmed), "(?i)" + TOTAL_PATTERN)
     return mask
+
+
+def _stripped(col: pd.Series, trimmed: bool):
+    texts = text_array(col)
+    return texts if trimmed else pc.utf8_trim_whitespace(texts)
 
 
 def _average_labels() -> tuple[str, ...]:
@@ -145,10 +156,16 @@ TAIL_ROWS = 3  # a row of averages closes the table: at most this many present r
 
 
 def _exclude_averages(
-    body: pd.DataFrame, label_cols: list, keep: np.ndarray, sheet_rows: np.ndarray, warnings: list, cleaning: list
+    body: pd.DataFrame,
+    label_cols: list,
+    keep: np.ndarray,
+    sheet_rows: np.ndarray,
+    warnings: list,
+    cleaning: list,
+    trimmed: bool = False,
 ) -> np.ndarray:
     """The rows of averages to exclude, each reported in a warning and the cleaning log."""
-    averages = _averages_mask(body, label_cols, keep)
+    averages = _averages_mask(body, label_cols, keep, trimmed)
     if averages.any():
         idx = np.flatnonzero(averages)
         labels = _first_text(body.iloc[idx], label_cols)
@@ -165,7 +182,7 @@ def _exclude_averages(
     return averages
 
 
-def _averages_mask(body: pd.DataFrame, label_cols: list, keep: np.ndarray) -> np.ndarray:
+def _averages_mask(body: pd.DataFrame, label_cols: list, keep: np.ndarray, trimmed: bool = False) -> np.ndarray:
     """Rows of averages (平均分, Average, Mean): a label cell that says only that, once in its column,
     among the last rows of the table. A column where the word is one of many values is a category."""
     mask = np.zeros(len(body), dtype=bool)
@@ -176,7 +193,7 @@ def _averages_mask(body: pd.DataFrame, label_cols: list, keep: np.ndarray) -> np
     for c in label_cols:
         col = body[c]
         if col.dtype == object or pd.api.types.is_string_dtype(col):
-            hits = regex_hits(pc.utf8_trim_whitespace(text_array(col)), "(?i)" + AVERAGE_PATTERN) & keep
+            hits = regex_hits(_stripped(col, trimmed), "(?i)" + AVERAGE_PATTERN) & keep
             if hits.sum() == 1 and int(np.flatnonzero(hits)[0]) in tail and _holds_averages(body, hits, keep):
                 mask |= hits
     return mask

@@ -155,7 +155,7 @@ def analyze_command(args: argparse.Namespace) -> int:
     from app.reports.reproduce import Limits, check_analysis_script, host_verdict
     from app.reports.script import dataset_sources, report_numbers
     from app.runs import RunService
-    from app.workspaces import active_datasets, add_dataset, create_workspace
+    from app.workspaces import active_datasets, add_dataset, create_workspace, local_sources
 
     try:
         answers = parse_answers(args.answer)
@@ -197,7 +197,7 @@ def analyze_command(args: argparse.Namespace) -> int:
             print(f"details: {log_file}", file=sys.stderr)
             return EXIT_INTERNAL
         report = run_report(session, run_id)
-        datasets = dataset_sources(active_datasets(session, run.workspace_id))
+        datasets = local_sources(settings, dataset_sources(active_datasets(session, run.workspace_id)))
     written = write_report_files(report, args.out, datasets=datasets)
     # in the run_python sandbox (it re-runs the model's code); the report claims it only when this ran
     check = check_analysis_script(

@@ -57,6 +57,7 @@ from app.db.models import Message, Report, Run, Workspace, utcnow
 from app.db.session import Database, rows_changed
 from app.faults import DISK_FULL, Fault, fault_of
 from app.reports.builder import build_report
+from app.storage import node_files
 from app.understanding import with_values
 from app.workspaces import (
     LOADING,
@@ -297,8 +298,10 @@ class RunService:
         workspace = session.get(Workspace, run.workspace_id)
         if workspace is None:  # cannot happen while the run row exists (runs go first); say so if it does
             raise LookupError(f"workspace {run.workspace_id} of run {run.id} no longer exists")
+        recorder.keep_file = node_files(self.settings).saved  # figures and trace payloads go to the store
         datasets = active_datasets(session, workspace.id)
-        frames = {d.id: readable_frame(d) for d in datasets}  # a damaged working copy is marked and left out
+        # fetched from the store when this node lacks them; only an unreadable copy is marked and left out
+        frames = {d.id: readable_frame(d, self.settings) for d in datasets}
         damaged = [d.name for d in datasets if frames[d.id] is None]
         datasets = [d for d in datasets if frames[d.id] is not None]
         # the table a tool reads when none is named: the newest the user gave, never one an analysis made

@@ -18,9 +18,10 @@ from app.agent import unmasked
 from app.config import Settings
 from app.db.models import Dataset, Report
 from app.reports import render
+from app.storage import node_files
 from app.web.deps import ApiError, CommittingRoute, DbSessionDep, RunDep, SettingsDep, WorkspaceDep
 from app.web.number_check import start_check
-from app.web.report_files import portable_content, report_folder
+from app.web.report_files import binary_file_path, portable_content, report_folder
 from app.web.security import REPORT_CSP
 from app.workspaces import active_datasets
 
@@ -79,11 +80,13 @@ def binary_file(report: Report, fmt: str, settings: Settings) -> Path:
     """PDF and Word files are written once per report, with their figures embedded (downloads of
     the owner only: a share link serves the HTML page)."""
     folder = report_folder(report, settings)
-    path = folder / f"report.{fmt}"
-    if not path.is_file():
+    path = binary_file_path(report, settings, fmt)
+    files = node_files(settings)
+    if files.local(files.key_of(path)) is None:  # written by no node yet (else fetched: the same bytes)
         content = owners_content(report, settings)
         try:
             BINARY_WRITERS[fmt](content, path, base_dir=folder)
+            files.saved(path)
         except RuntimeError as exc:  # the renderer's library is missing
             raise ApiError(
                 501,

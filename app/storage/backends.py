@@ -33,7 +33,14 @@ class StoreUnavailable(OSError):
 def check_key(key: str) -> str:
     """A key is a relative POSIX path with no `..`, `.` or empty parts (it names a file inside the store)."""
     parts = PurePosixPath(key).parts
-    if not key or key.startswith("/") or "\\" in key or any(p in ("", ".", "..") for p in parts):
+    if (
+        not key
+        or key.startswith("/")
+        or key.endswith("/")
+        or "//" in key
+        or "\\" in key
+        or any(p in ("", ".", "..") for p in parts)
+    ):
         raise ValueError(f"not a storage key: {key!r}")
     return key
 

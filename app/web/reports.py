@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from datetime import datetime
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -102,12 +103,21 @@ def markdown_bundle(report: Report, settings: Settings) -> bytes:
     content = owners_content(report, settings)
     folder = report_folder(report, settings)
     buffer = io.BytesIO()
+    # dated by the report, not by the clock or a file's copy on this node: every node, every time, the same bytes
+    made = report.created_at or datetime(1980, 1, 1)
+    stamp = (max(made.year, 1980), made.month, made.day, made.hour, made.minute, made.second)
+
+    def member(name: str) -> zipfile.ZipInfo:
+        info = zipfile.ZipInfo(name, date_time=stamp)
+        info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
+        return info
+
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
-        bundle.writestr("report/report.md", render.to_markdown(content))
+        bundle.writestr(member("report/report.md"), render.to_markdown(content))
         for name in sorted(
             {Path(f["path"]).name for f in content.get("figures", []) if (folder / str(f.get("path", ""))).is_file()}
         ):
-            bundle.write(folder / "figures" / name, f"report/figures/{name}")
+            bundle.writestr(member(f"report/figures/{name}"), (folder / "figures" / name).read_bytes())
     return buffer.getvalue()
 
 

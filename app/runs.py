@@ -325,6 +325,7 @@ class RunService:
         context = ToolContext(
             language=run.language,
             figures_dir=figures_dir,
+            figure_tag=run.id[:8] if node_files(self.settings).store.remote else "",  # names unique across nodes
             scope=RunScope(
                 session=session,
                 settings=self.settings,

@@ -138,10 +138,11 @@ def test_the_local_backend_is_the_data_folder_itself(tmp_path):
     assert files.local("workspaces/w/files/f/a.csv") is None  # gone from the only store: missing
 
 
-def test_a_file_missing_from_the_cache_is_fetched_and_the_cache_stays_bounded(tmp_path, s3_endpoint):
+def test_a_file_missing_from_the_cache_is_fetched_and_the_cache_stays_bounded(tmp_path, s3_endpoint, monkeypatch):
     bucket = new_bucket(s3_endpoint, "cache")
     writer = NodeFiles(*_node(tmp_path / "a", s3_endpoint, bucket, cache_max_mb=0))
     reader = NodeFiles(*_node(tmp_path / "b", s3_endpoint, bucket, cache_max_mb=0.25))  # 256 KiB
+    monkeypatch.setattr("app.storage.files.EVICT_GRACE_S", 0.0)  # no grace for files used just now
     keys = []
     for n in range(6):  # 6 x 100 KiB
         path = writer.path_of(f"workspaces/w/files/f{n}/part.bin")
@@ -152,7 +153,7 @@ def test_a_file_missing_from_the_cache_is_fetched_and_the_cache_stays_bounded(tm
         fetched = reader.local(key)
         assert fetched is not None and fetched.read_bytes() == bytes([n]) * 100 * 1024
         time.sleep(0.01)  # distinct access times
-    cached = [p for p in (tmp_path / "b" / "workspaces").rglob("*.bin")]
+    cached = list((tmp_path / "b" / "workspaces").rglob("*.bin"))
     assert sum(p.stat().st_size for p in cached) <= 256 * 1024
     assert reader.path_of(keys[-1]).is_file()  # the newest stays; the oldest went first
     assert not reader.path_of(keys[0]).is_file()
@@ -161,8 +162,14 @@ def test_a_file_missing_from_the_cache_is_fetched_and_the_cache_stays_bounded(tm
     # a file the store does not hold is never evicted (it would be lost)
     own = reader.path_of("workspaces/w/only-here.bin")
     own.write_bytes(b"z" * 300 * 1024)
-    reader.evict()
+    reader.evict(grace_s=0)
     assert own.is_file()
+    # nor is a file used within the grace period, even past the limit
+    monkeypatch.setattr("app.storage.files.EVICT_GRACE_S", 60.0)
+    for key in keys:
+        reader.local(key)
+    reader.evict()
+    assert all(reader.path_of(key).is_file() for key in keys)
 
 
 def _node(data_dir: Path, endpoint: str, bucket: str, **more: Any) -> tuple[Settings, S3Store]:
@@ -323,3 +330,22 @@ def test_two_nodes_share_every_file_through_the_store(tmp_path, s3_endpoint):
             time.sleep(0.5)
         assert report["reproduction"].get("status") != "no_data", report["reproduction"]
         assert report["reproduction"].get("status") == "passed", report["reproduction"]
+
+
+def test_tool_outputs_written_on_one_node_are_read_on_another_and_never_overwritten(tmp_path, s3_endpoint):
+    """A turn resumed on another worker reads the full outputs and results its earlier steps kept."""
+    from app.agent.context.outputs import OutputStore
+
+    bucket = new_bucket(s3_endpoint, "outputs")
+    a = OutputStore.of(s3_settings(tmp_path / "a", s3_endpoint, bucket), "w1")
+    b = OutputStore.of(s3_settings(tmp_path / "b", s3_endpoint, bucket), "w1")
+    assert a.save_output("call_0", "first run's table") == "call_0"
+    a.save_result("call_0", '{"rows": 3}')
+    assert b.read("call_0") == "first run's table" and b.read_result("call_0") == '{"rows": 3}'
+    # the same call id in another run, on the other node: a numbered id, the first text kept
+    assert b.save_output("call_0", "second run's table") == "call_0_2"
+    assert a.read("call_0") == "first run's table" and a.read("call_0_2") == "second run's table"
+    assert a.output_id_of("call_0", "second run's table") == "call_0_2"
+    transcript = a.save_transcript([{"role": "user", "content": "hello"}])
+    assert '"hello"' in (b.read(transcript) or "")
+    assert sorted(b.ids()) == sorted(["call_0", "call_0_2", transcript])

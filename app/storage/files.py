@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 # Where a key starts inside a path written before keys (an absolute path of one machine, or one
 # relative to its working directory): every kept file is under `<data_dir>/workspaces/<id>/`.
 _LEGACY = re.compile(r"(?:^|/)(workspaces/[\w-]{1,32}/.+)$")
+EVICT_GRACE_S = 60.0  # a cached file used this recently is never evicted
 CACHED_ROOT = "workspaces"  # the cache evicts only under here (never the database, logs or locks)
 
 
@@ -50,7 +51,8 @@ class NodeFiles:
         self.store = store
         self.limit_bytes = int(settings.cache_max_mb * 1024 * 1024)
         self._evicting = threading.Lock()
-        self._since_check = 0
+        self._added = 0  # bytes fetched or written since the cache was last measured
+        self._measured = False
 
     # --- keys and paths -------------------------------------------------------------------
     def key_of(self, path: Path | str) -> str:
@@ -137,19 +139,28 @@ class NodeFiles:
     def _maybe_evict(self, keep: Path | None = None) -> None:
         if not self.store.remote or self.limit_bytes <= 0:
             return
+        try:
+            self._added += keep.stat().st_size if keep is not None else 0
+        except OSError:
+            pass
+        # measuring walks the cache: once at first, then after a twentieth of the limit has come in
+        if self._measured and self._added < self.limit_bytes // 20:
+            return
         if not self._evicting.acquire(blocking=False):
             return  # another thread of this node is at it
         try:
+            self._added, self._measured = 0, True
             self.evict(keep)
         except StoreUnavailable:
             log.warning("cache eviction skipped: the object store cannot be reached")
         finally:
             self._evicting.release()
 
-    def evict(self, keep: Path | None = None) -> int:
+    def evict(self, keep: Path | None = None, grace_s: float | None = None) -> int:
         """Remove the least recently used cached files until the cache fits cache_max_mb; only files the
-        store holds go (a file not yet stored, or written by code that keeps it on this node, stays).
-        Returns the bytes removed."""
+        store holds go (a file not yet stored, or written by code that keeps it on this node, stays), and
+        none used in the last `grace_s` seconds (a run or the sandbox may be about to open it: the cache
+        may pass its limit for that long). Returns the bytes removed."""
         top = self.root / CACHED_ROOT
         if not self.store.remote or self.limit_bytes <= 0 or not top.is_dir():
             return 0
@@ -162,10 +173,10 @@ class NodeFiles:
             except OSError:
                 continue  # removed meanwhile
         total = sum(size for _, size, _ in files)
-        freed = 0
-        for _, size, path in sorted(files, key=lambda f: f[0]):
-            if total - freed <= self.limit_bytes:
-                break
+        freed, recent = 0, time.time() - (EVICT_GRACE_S if grace_s is None else grace_s)
+        for used, size, path in sorted(files, key=lambda f: f[0]):
+            if total - freed <= self.limit_bytes or used > recent:
+                break  # the rest were used more recently still
             if keep is not None and path == keep:
                 continue
             key = self.key_of(path)

@@ -30,6 +30,7 @@ from app.ingest.readserver import start_read_server
 from app.paths import asset_dir
 from app.reports.safe_markdown import markdown_snippet
 from app.runs import RunService, default_model
+from app.storage import node_files
 from app.users import auth_required
 from app.web import (
     api,
@@ -83,6 +84,7 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
         db = open_database(settings)
+        node_files(settings)  # this node's files (the object store and its cache), known from the start
         service = RunService(db, settings, model_factory or default_model)
         recovered = service.recover()
         if recovered:

@@ -349,3 +349,42 @@ def test_tool_outputs_written_on_one_node_are_read_on_another_and_never_overwrit
     transcript = a.save_transcript([{"role": "user", "content": "hello"}])
     assert '"hello"' in (b.read(transcript) or "")
     assert sorted(b.ids()) == sorted(["call_0", "call_0_2", transcript])
+
+
+@pytest.mark.slow
+def test_personal_data_is_shown_the_same_on_every_node(tmp_path, s3_endpoint):
+    """The workspace's pseudonym book goes through the store: the report asked on B (stored with
+    pseudonyms) reads with the real names on A too."""
+    import json
+
+    import pandas as pd
+    from sqlalchemy import select
+
+    from app.db.models import Report
+    from app.main import create_app
+    from tests.factories import wait_for_run
+
+    people = pd.DataFrame(
+        {
+            "姓名": ["张三", "李四", "王五", "赵六"] * 10,
+            "手机": ["13812345678", "13987654321", "15011112222", "18633334444"] * 10,
+            "Amount": [120.5, 80.0, 99.9, 150.0] * 10,
+        }
+    )
+    bucket = new_bucket(s3_endpoint, "book")
+    database = f"sqlite:///{tmp_path / 'shared.db'}"
+    node = {name: s3_settings(tmp_path / name, s3_endpoint, bucket, database_url=database) for name in ("a", "b")}
+    with TestClient(create_app(node["a"])) as a, TestClient(create_app(node["b"])) as b:
+        ws = a.post("/api/workspaces", json={"name": "people"}).json()["id"]
+        body = people.to_csv(index=False).encode()
+        assert a.post(f"/api/workspaces/{ws}/files", files={"file": ("people.csv", body)}).status_code == 201
+        run_id = b.post(f"/api/workspaces/{ws}/messages", json={"text": "What is the Amount of 张三?"}).json()["run_id"]
+        assert wait_for_run(b, run_id, {"done", "failed", "waiting"})["status"] == "done"
+        on_a = a.get(f"/api/workspaces/{ws}/report.md", params={"run": run_id}).text
+        on_b = b.get(f"/api/workspaces/{ws}/report.md", params={"run": run_id}).text
+        with a.app.state.db.session() as session:  # stored as the model read it: with the pseudonym
+            stored = session.scalars(select(Report).where(Report.run_id == run_id)).one().content
+        assert "张三" not in json.dumps(stored, ensure_ascii=False) and "姓名_0" in json.dumps(
+            stored, ensure_ascii=False
+        )
+        assert on_a == on_b and "张三" in on_a and "姓名_0" not in on_a  # each node reads the real name

@@ -77,7 +77,10 @@ class NodeFiles:
         does not hold it either. Raises StoreUnavailable when the store cannot be asked (not damage)."""
         if not key:
             return None
-        path = self.path_of(key)
+        try:
+            path = self.path_of(key)
+        except ValueError:  # names nothing in the store (a report's figure path the user cannot have made)
+            return None
         if path.is_file():
             if self.store.remote and not Path(key).is_absolute():
                 _touch(path)  # recently used: evicted last

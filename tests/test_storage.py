@@ -170,6 +170,11 @@ def test_a_file_missing_from_the_cache_is_fetched_and_the_cache_stays_bounded(tm
         reader.local(key)
     reader.evict()
     assert all(reader.path_of(key).is_file() for key in keys)
+    # a workspace deleted through another node leaves this node's cache too
+    writer.remove_folder("workspaces/w")
+    assert reader.path_of(keys[-1]).is_file()
+    monkeypatch.setattr("app.storage.files.EVICT_GRACE_S", 0.0)
+    assert reader.drop_deleted_workspaces() == ["w"] and not (tmp_path / "b" / "workspaces" / "w").exists()
 
 
 def _node(data_dir: Path, endpoint: str, bucket: str, **more: Any) -> tuple[Settings, S3Store]:

@@ -66,6 +66,9 @@ class ObjectStore(Protocol):
 
     def keys(self, prefix: str) -> list[str]: ...
 
+    def holds_any(self, prefix: str) -> bool:
+        """Whether any key is under `prefix` (a folder), asked cheaply (one short listing)."""
+
 
 def _atomic_copy(source: Path, target: Path) -> None:
     """Copy through a temporary file beside the target and rename it: no reader sees half a file."""
@@ -119,6 +122,10 @@ class LocalStore:
         count = sum(1 for p in folder.rglob("*") if p.is_file())
         shutil.rmtree(folder, ignore_errors=True)
         return count
+
+    def holds_any(self, prefix: str) -> bool:
+        folder = self.path(prefix.rstrip("/"))
+        return folder.is_dir() and any(p.is_file() for p in folder.rglob("*"))
 
     def keys(self, prefix: str) -> list[str]:
         folder = self.path(prefix.rstrip("/"))
@@ -260,6 +267,16 @@ class S3Store:
                 raise StoreUnavailable(f"the object store {self.url} cannot be reached: {exc}") from exc
             raise
         return names
+
+    def holds_any(self, prefix: str) -> bool:
+        from botocore.exceptions import ClientError
+
+        start = self.name(prefix.rstrip("/")) + "/"
+        try:
+            listed = self._call("list_objects_v2", Bucket=self.bucket, Prefix=start, MaxKeys=1)
+        except ClientError as exc:
+            raise self._unavailable(exc) from exc
+        return bool(listed.get("KeyCount") or listed.get("Contents"))
 
     def keys(self, prefix: str) -> list[str]:
         cut = len(self.prefix) + 1 if self.prefix else 0

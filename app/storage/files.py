@@ -175,6 +175,29 @@ class NodeFiles:
         finally:
             self._evicting.release()
 
+    def drop_deleted_workspaces(self) -> list[str]:
+        """Remove this node's cached folders of workspaces the store no longer holds (deleted through
+        another node: their rows are gone, so nothing serves them, and their files must not linger here
+        either). A folder changed in the last EVICT_GRACE_S seconds stays (a workspace just made, its
+        first file not stored yet). Returns the workspace ids removed."""
+        import shutil
+
+        top = self.root / CACHED_ROOT
+        removed = []
+        for folder in sorted(top.iterdir()) if top.is_dir() else []:
+            try:  # anything inside written lately (an upload being copied in) keeps it
+                newest = max([folder.stat().st_mtime] + [p.stat().st_mtime for p in folder.rglob("*")])
+                recent = time.time() - newest < EVICT_GRACE_S
+            except OSError:
+                continue
+            if not folder.is_dir() or recent or self.store.holds_any(f"{CACHED_ROOT}/{folder.name}"):
+                continue
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder.name)
+        if removed:
+            log.info("cache: removed the folders of %d workspaces deleted elsewhere", len(removed))
+        return removed
+
     def evict(self, keep: Path | None = None, grace_s: float | None = None) -> int:
         """Remove the least recently used cached files until the cache fits cache_max_mb; only files the
         store holds go (a file not yet stored, or written by code that keeps it on this node, stays), and
@@ -183,6 +206,7 @@ class NodeFiles:
         top = self.root / CACHED_ROOT
         if not self.store.remote or self.limit_bytes <= 0 or not top.is_dir():
             return 0
+        self.drop_deleted_workspaces()
         files = []
         for path in top.rglob("*"):
             try:

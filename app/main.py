@@ -345,6 +345,10 @@ API_FAULT_MESSAGES = {
         "Ask the administrator to free some space, then try again.",
     ),
     "database_unavailable": ("Verity's database did not answer. Nothing was lost.", "Try again in a moment."),
+    "storage_unavailable": (
+        "Verity's file store did not answer, so a file could not be read or kept. Nothing was lost.",
+        "Try again in a moment; if it goes on, ask the administrator to check the object store.",
+    ),
     "invalid_request": (
         ("The request contains a value that cannot be stored (a character or a number out of range)."),
         "Check the text and numbers you sent, then try again.",

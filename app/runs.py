@@ -198,7 +198,7 @@ class RunService:
         except Exception as exc:  # the database itself failed (it is how the run's outcome is recorded)
             if fault_of(exc) is None:
                 raise
-            log.warning("run %s: the database failed (%s); recording the run as interrupted", run_id, exc)
+            log.warning("run %s: the machine failed (%s); recording the run as interrupted", run_id, exc)
             self.end_after_fault(run_id, fault_of(exc))
         finally:
             self._stops.pop(run_id, None)

@@ -393,3 +393,34 @@ def test_personal_data_is_shown_the_same_on_every_node(tmp_path, s3_endpoint):
             stored, ensure_ascii=False
         )
         assert on_a == on_b and "张三" in on_a and "姓名_0" not in on_a  # each node reads the real name
+
+
+@pytest.mark.slow
+def test_a_store_that_does_not_answer_is_said_plainly_and_damages_nothing(tmp_path, s3_endpoint):
+    """B cannot reach the store: its pages and runs say so (503 storage_unavailable), and the dataset
+    stays ready for everyone (it is not the data that failed)."""
+    from app.main import create_app
+    from app.web.i18n import t
+    from tests.conftest import sample_path
+    from tests.factories import wait_for_run
+
+    bucket = new_bucket(s3_endpoint, "down")
+    database = f"sqlite:///{tmp_path / 'shared.db'}"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    good = s3_settings(tmp_path / "a", s3_endpoint, bucket, database_url=database)
+    down = s3_settings(tmp_path / "b", dead, bucket, database_url=database)
+    workbook = sample_path("retail_sales.xlsx")
+    with TestClient(create_app(good)) as a, TestClient(create_app(down), raise_server_exceptions=False) as b:
+        ws = a.post("/api/workspaces", json={"name": "store down"}).json()["id"]
+        with open(workbook, "rb") as handle:
+            dataset = a.post(f"/api/workspaces/{ws}/files", files={"file": (workbook.name, handle)}).json()["dataset"]
+        answer = b.get(f"/api/workspaces/{ws}/datasets/{dataset['id']}")
+        assert answer.status_code == 503 and answer.json()["error"]["category"] == "storage_unavailable"
+        page = b.get(f"/workspaces/{ws}?lang=zh")
+        assert page.status_code == 503 and t("error_storage_unavailable", "zh") in page.text
+        run_id = b.post(f"/api/workspaces/{ws}/messages", json={"text": QUESTION}).json()["run_id"]
+        run = wait_for_run(b, run_id, {"done", "failed", "interrupted", "waiting"})
+        assert run["status"] == "interrupted" and run["error"] == t("error_storage_unavailable", "en")
+        assert a.get(f"/api/workspaces/{ws}/datasets/{dataset['id']}").json()["dataset"]["status"] == "ready"

@@ -1,6 +1,5 @@
 """Switching sheets, going back to earlier versions and removing a file, from the page, the API and the agent."""
 
-
 from sqlalchemy import select
 
 from app.agent.model.interface import ModelReply

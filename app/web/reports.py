@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from datetime import datetime
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 

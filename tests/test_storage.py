@@ -8,6 +8,7 @@ to over HTTP exactly as it talks to MinIO or AWS (no client-side mocking).
 from __future__ import annotations
 
 import io
+import shutil
 import socket
 import time
 import zipfile
@@ -152,6 +153,7 @@ def test_a_file_missing_from_the_cache_is_fetched_and_the_cache_stays_bounded(tm
     for n, key in enumerate(keys):
         fetched = reader.local(key)
         assert fetched is not None and fetched.read_bytes() == bytes([n]) * 100 * 1024
+        assert fetched.stat().st_mode & 0o777 == path.stat().st_mode & 0o777  # the sandbox's user reads it too
         time.sleep(0.01)  # distinct access times
     cached = list((tmp_path / "b" / "workspaces").rglob("*.bin"))
     assert sum(p.stat().st_size for p in cached) <= 256 * 1024
@@ -254,7 +256,7 @@ def test_two_nodes_share_every_file_through_the_store(tmp_path, s3_endpoint):
     """Upload on A; open, preview, ask, figures, every report download, a share link and the number check
     on B, whose data folder never saw the upload (issue 26 F1-F5). Each of these failed before the store:
     B marked the upload damaged (F1, F2), served no figures (F3, F4) and checked no numbers (F5)."""
-    from app.db.models import Dataset
+    from app.db.models import Dataset, Run
     from app.main import create_app
     from tests.conftest import sample_path
     from tests.factories import wait_for_run
@@ -277,6 +279,7 @@ def test_two_nodes_share_every_file_through_the_store(tmp_path, s3_endpoint):
             original_key, working_key = row.original_path, row.working_path
         assert original_key.startswith(f"workspaces/{ws}/files/") and not Path(original_key).is_absolute()
         assert not (tmp_path / "b" / working_key).exists()  # B has never seen the file
+        shutil.rmtree(tmp_path / "a" / "workspaces")  # nor does A keep it now (its cache emptied): only the store
 
         # F1: B opens the workspace and the dataset: fetched, shown, not damaged
         seen = b.get(f"/api/workspaces/{ws}/datasets/{dataset['id']}").json()["dataset"]
@@ -331,6 +334,9 @@ def test_two_nodes_share_every_file_through_the_store(tmp_path, s3_endpoint):
         while "reproduction" not in (
             report := a.get(f"/api/workspaces/{ws}/report.json", params={"run": run_id}).json()
         ):
+            with a.app.state.db.session() as session:
+                check = (session.get(Run, run_id).state or {}).get("number_check") or {}
+            assert check.get("status") != "stopped", check  # the check ran and said why it could not finish
             assert time.monotonic() < deadline, "the number check never finished"
             time.sleep(0.5)
         assert report["reproduction"].get("status") != "no_data", report["reproduction"]

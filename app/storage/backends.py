@@ -70,11 +70,29 @@ class ObjectStore(Protocol):
         """Whether any key is under `prefix` (a folder), asked cheaply (one short listing)."""
 
 
-def _atomic_copy(source: Path, target: Path) -> None:
-    """Copy through a temporary file beside the target and rename it: no reader sees half a file."""
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# A fetched file gets the mode a file written here would (mkstemp makes 0600): the sandbox reads the
+# cache's files as another user (run_python's tables, analysis.py's uploads).
+FILE_MODE = 0o666 & ~_umask()
+
+
+def _temporary_beside(target: Path) -> str:
+    """A new empty file beside `target` (same file system: renamed into place), with FILE_MODE."""
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name[:40]}.", suffix=".part", dir=target.parent)
+    os.fchmod(handle, FILE_MODE)
     os.close(handle)
+    return temporary
+
+
+def _atomic_copy(source: Path, target: Path) -> None:
+    """Copy through a temporary file beside the target and rename it: no reader sees half a file."""
+    temporary = _temporary_beside(target)
     try:
         shutil.copyfile(source, temporary)
         os.replace(temporary, target)
@@ -214,9 +232,7 @@ class S3Store:
     def get_file(self, key: str, target: Path) -> bool:
         from botocore.exceptions import ClientError
 
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name[:40]}.", suffix=".part", dir=target.parent)
-        os.close(handle)
+        temporary = _temporary_beside(target)
         try:
             try:
                 response = self._call("get_object", Bucket=self.bucket, Key=self.name(key))

@@ -32,6 +32,9 @@ class ToolContext:
     datasets: dict[str, pd.DataFrame] = field(default_factory=dict)
     dataset_name: str | None = None
     call_id: str | None = None
+    # Added to figure names when several machines write one workspace's figures (an object store): a
+    # name free on this machine's disk may be taken on another's, so the run's id keeps names apart.
+    figure_tag: str = ""
     # The harness's run scope (app/agent/run_scope.py: the session, the run, its events ...), opaque
     # here: analysis tools never read it, harness tools read it through `run_scope(ctx)`.
     scope: object | None = None
@@ -48,7 +51,7 @@ class ToolContext:
         folder = self.figures_dir or Path(tempfile.mkdtemp(prefix="verity-fig-"))
         folder.mkdir(parents=True, exist_ok=True)
         self.figures_dir = folder
-        suffix = f"_{self.call_id}" if self.call_id else ""
+        suffix = (f"_{self.call_id}" if self.call_id else "") + (f"_{self.figure_tag}" if self.figure_tag else "")
         path = folder / f"{stem}{suffix}.png"
         n = 1
         while path.exists():

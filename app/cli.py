@@ -166,7 +166,8 @@ def analyze_command(args: argparse.Namespace) -> int:
     from app.reports.reproduce import Limits, check_analysis_script, host_verdict
     from app.reports.script import dataset_sources, report_numbers
     from app.runs import RunService
-    from app.workspaces import active_datasets, add_dataset, create_workspace
+    from app.storage import node_files
+    from app.workspaces import active_datasets, add_dataset, create_workspace, local_sources
 
     try:
         answers = parse_answers(args.answer)
@@ -208,7 +209,12 @@ def analyze_command(args: argparse.Namespace) -> int:
             print(f"details: {log_file}", file=sys.stderr)
             return EXIT_INTERNAL
         report = run_report(session, run_id)
-        datasets = dataset_sources(active_datasets(session, run.workspace_id))
+        datasets = local_sources(settings, dataset_sources(active_datasets(session, run.workspace_id)))
+    files = node_files(settings)
+    for figure in report.get("figures", []):  # keys in the store -> the files in this node's cache
+        found = files.local(str(figure.get("path") or ""))
+        if found is not None:
+            figure["path"] = str(found.resolve())
     written = write_report_files(report, args.out, datasets=datasets)
     # in the run_python sandbox (it re-runs the model's code); the report claims it only when this ran
     check = check_analysis_script(

@@ -53,6 +53,36 @@ class Settings(BaseSettings):
         Path("data/runtime"),
         description="Where uploads, working copies, tool outputs, transcripts, figures and reports live.",
     )
+    storage_url: str | None = Field(
+        None,
+        description="Where every kept file (uploads, working copies, figures, report files, traces' large "
+        "payloads) lives for good: unset keeps them in data_dir (one machine); s3://bucket/prefix puts them "
+        "in an S3-compatible object store (AWS S3, MinIO, Cloudflare R2, Aliyun OSS) that several app servers "
+        "and workers share, each keeping a bounded cache in its own data_dir (cache_max_mb).",
+    )
+    storage_endpoint_url: str | None = Field(
+        None,
+        description="The S3 endpoint of a store that is not AWS, e.g. http://minio:9000, "
+        "https://<account>.r2.cloudflarestorage.com or https://oss-cn-hangzhou.aliyuncs.com.",
+    )
+    storage_region: str | None = Field(None, description="The object store's region (AWS S3; others ignore it).")
+    storage_access_key_id: str | None = Field(
+        None, description="The object store's access key; unset: the usual AWS_* variables, ~/.aws or an instance role."
+    )
+    storage_secret_access_key: str | None = Field(
+        None, description="The secret of storage_access_key_id (keep it in the env file, not in compose files)."
+    )
+    storage_addressing_style: Literal["auto", "path", "virtual"] = Field(
+        "auto",
+        description="How bucket names go into requests: path (http://host/bucket/key: MinIO), virtual "
+        "(http://bucket.host/key: Aliyun OSS requires it) or auto (path with storage_endpoint_url, else virtual).",
+    )
+    cache_max_mb: float = Field(
+        2_048.0,
+        description="With storage_url set: the disk space, in MB, this node's cache of the store's files "
+        "(in data_dir/workspaces) may use; past it the least recently used files the store holds are removed "
+        "and fetched again when next needed. 0: no limit. Ignored without storage_url (data_dir is the store).",
+    )
     database_url: str | None = Field(None, description="SQLAlchemy URL; defaults to SQLite file verity.db in data_dir.")
     sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
         "NORMAL",
@@ -494,7 +524,7 @@ class Settings(BaseSettings):
     )
 
     @model_validator(mode="after")
-    def _fill_defaults(self) -> "Settings":
+    def _fill_defaults(self) -> Settings:
         if self.llm_api_key is None and os.environ.get("OPENAI_API_KEY"):
             self.llm_api_key = os.environ["OPENAI_API_KEY"]
         if not self.llm_model:

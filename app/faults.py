@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import exc as sa_exc
 
+from app.storage.backends import StoreUnavailable
+
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 DISK_FULL_WORDS = (
     "no space left on device",
@@ -31,6 +33,7 @@ class Fault:
 DISK_FULL = Fault(507, "disk_full", "error_disk_full")
 DATABASE_DOWN = Fault(503, "database_unavailable", "error_database_unavailable")
 BAD_VALUE = Fault(400, "invalid_request", "error_bad_value")
+STORE_DOWN = Fault(503, "storage_unavailable", "error_storage_unavailable")
 
 
 def fault_of(exc: BaseException) -> Fault | None:
@@ -39,6 +42,8 @@ def fault_of(exc: BaseException) -> Fault | None:
     for cause in causes(exc):
         if is_disk_full(cause):
             return DISK_FULL
+        if isinstance(cause, StoreUnavailable):  # the object store (app/storage) did not answer: no damage
+            return STORE_DOWN
     if isinstance(exc, sa_exc.StatementError):
         original = exc.orig
         if isinstance(exc, sa_exc.DataError) or isinstance(original, (UnicodeError, OverflowError, ValueError)):

@@ -31,6 +31,7 @@ from app.ingest.warnings_text import warning_in
 from app.paths import asset_dir
 from app.reports.safe_markdown import markdown_snippet
 from app.runs import RunService, default_model
+from app.storage import node_files
 from app.users import auth_required
 from app.web import (
     api,
@@ -84,6 +85,7 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
         db = open_database(settings)
+        node_files(settings)  # this node's files (the object store and its cache), known from the start
         service = RunService(db, settings, model_factory or default_model)
         recovered = service.recover()
         if recovered:
@@ -345,6 +347,10 @@ API_FAULT_MESSAGES = {
         "Ask the administrator to free some space, then try again.",
     ),
     "database_unavailable": ("Verity's database did not answer. Nothing was lost.", "Try again in a moment."),
+    "storage_unavailable": (
+        "Verity's file store did not answer, so a file could not be read or kept. Nothing was lost.",
+        "Try again in a moment; if it goes on, ask the administrator to check the object store.",
+    ),
     "invalid_request": (
         ("The request contains a value that cannot be stored (a character or a number out of range)."),
         "Check the text and numbers you sent, then try again.",

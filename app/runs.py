@@ -59,6 +59,7 @@ from app.db.session import Database, rows_changed
 from app.faults import DISK_FULL, Fault, fault_of
 from app.jobs import send_run
 from app.reports.builder import build_report
+from app.storage import node_files
 from app.understanding import with_values
 from app.workspaces import (
     LOADING,
@@ -219,7 +220,7 @@ class RunService:
         except Exception as exc:  # the database itself failed (it is how the run's outcome is recorded)
             if fault_of(exc) is None or (self.retry_faults and fault_of(exc) is not DISK_FULL):
                 raise  # a bug; or a lost database, which the job queue retries after a backoff
-            log.warning("run %s: the database failed (%s); recording the run as interrupted", run_id, exc)
+            log.warning("run %s: the machine failed (%s); recording the run as interrupted", run_id, exc)
             self.end_after_fault(run_id, fault_of(exc))
         finally:
             self._stops.pop(run_id, None)
@@ -322,8 +323,10 @@ class RunService:
         workspace = session.get(Workspace, run.workspace_id)
         if workspace is None:  # cannot happen while the run row exists (runs go first); say so if it does
             raise LookupError(f"workspace {run.workspace_id} of run {run.id} no longer exists")
+        recorder.keep_file = node_files(self.settings).saved  # figures and trace payloads go to the store
         datasets = active_datasets(session, workspace.id)
-        frames = {d.id: readable_frame(d) for d in datasets}  # a damaged working copy is marked and left out
+        # fetched from the store when this node lacks them; only an unreadable copy is marked and left out
+        frames = {d.id: readable_frame(d, self.settings) for d in datasets}
         damaged = [d.name for d in datasets if frames[d.id] is None]
         datasets = [d for d in datasets if frames[d.id] is not None]
         # the table a tool reads when none is named: the newest the user gave, never one an analysis made
@@ -347,6 +350,7 @@ class RunService:
         context = ToolContext(
             language=run.language,
             figures_dir=figures_dir,
+            figure_tag=run.id[:8] if node_files(self.settings).store.remote else "",  # names unique across nodes
             scope=RunScope(
                 session=session,
                 settings=self.settings,

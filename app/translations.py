@@ -649,6 +649,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "Verity's database did not answer. Nothing was lost; try again in a moment.",
         "zh": "Verity 的数据库暂时没有响应，没有丢失任何内容，请稍后再试。",
     },
+    "error_storage_unavailable": {
+        "en": "Verity's file store did not answer, so a file could not be read or kept. Nothing was lost; "
+        "try again in a moment. If it goes on, ask the administrator to check the object store.",
+        "zh": "Verity 的文件存储暂时没有响应，文件无法读取或保存，没有丢失任何内容。请稍后再试；如果一直这样，请让管理员检查对象存储。",
+    },
     "error_bad_value": {
         "en": "The request contains a value that cannot be stored (a character or a number out of "
         "range). Check what you entered and try again.",

@@ -8,7 +8,7 @@ import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -23,6 +23,7 @@ from app.ingest.bounded import load_table_bounded
 from app.ingest.child import damaged, out_of_memory
 from app.ingest.errors import IngestError
 from app.ingest.pipeline import LoadedTable, read_working_copy, save_working_copy
+from app.storage import NodeFiles, StoreUnavailable, node_files
 
 if TYPE_CHECKING:
     from app.db.session import Database
@@ -134,10 +135,12 @@ def add_dataset(
     table = load_table_bounded(source, sheet=sheet, settings=settings)
     original = keep_original(settings, workspace, source, file_name)
     working = original.parent / "working_v1.parquet"
+    files = node_files(settings)
     try:
         save_working_copy(table.frame, working)
+        files.saved(working)
     except BaseException:  # e.g. the disk is full: leave no half-stored upload behind
-        shutil.rmtree(original.parent, ignore_errors=True)
+        files.remove_folder(files.key_of(original.parent))
         raise
     taken = {d.name for d in listed_datasets(session, workspace.id)}
     dataset = Dataset(
@@ -148,8 +151,8 @@ def add_dataset(
         file_name=shown_file_name(file_name),
         format=table.info["format"],
         sheet=table.info.get("selected_sheet"),
-        original_path=str(original),
-        working_path=str(working),
+        original_path=files.key_of(original),  # keys in the store, never a path of this machine
+        working_path=files.key_of(working),
         rows=int(table.info["rows"]),
         info=table.info,
         step="uploaded",
@@ -202,12 +205,15 @@ def prune_figures(folder: Path, settings: Settings) -> None:
 
 def keep_original(settings: Settings, workspace: Workspace, source: Path, file_name: str) -> Path:
     """Copy the upload byte-for-byte into a new folder of the workspace, under its stored name
-    (`stored_file_name`); the working copies go beside it."""
+    (`stored_file_name`), and hand it to the store; the working copies go beside it. Returns its
+    place in this node's cache (`node_files(settings).key_of` gives its key)."""
     folder = settings.workspace_dir(workspace.id) / "files" / new_id()
     folder.mkdir(parents=True, exist_ok=True)
     original = folder / stored_file_name(file_name)
+    files = node_files(settings)
     try:
         shutil.copyfile(source, original)
+        files.saved(original)
     except BaseException:  # e.g. the disk is full: no half-copied original is left behind
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -237,7 +243,7 @@ def add_loading_dataset(
         file_name=shown_file_name(file_name),
         format=str(preview.get("format") or Path(file_name).suffix.lstrip(".") or "?")[:20],
         sheet=preview.get("selected_sheet"),
-        original_path=str(original),
+        original_path=node_files(settings).key_of(original),
         working_path="",
         rows=int(preview.get("rows") or 0),
         info=info,
@@ -256,12 +262,15 @@ def finish_loading(db: Database, settings: Settings, dataset_id: str) -> str | N
         dataset = session.get(Dataset, dataset_id)
         if dataset is None or dataset_status(dataset) != LOADING:
             return None
-        original, sheet = Path(dataset.original_path), (dataset.info or {}).get("requested_sheet")
+        original_key, sheet = dataset.original_path, (dataset.info or {}).get("requested_sheet")
+    files = node_files(settings)
     table: LoadedTable | None = None
-    working, error = original.parent / "working_v1.parquet", None
+    working, error = files.path_of(original_key).parent / "working_v1.parquet", None
     try:
+        original = original_file(files, original_key)  # fetched when another node took the upload
         table = load_table_bounded(original, sheet=sheet, settings=settings)
         save_working_copy(table.frame, working)
+        files.saved(working)
     except IngestError as exc:
         error = exc.as_dict()
     except MemoryError:
@@ -278,18 +287,56 @@ def finish_loading(db: Database, settings: Settings, dataset_id: str) -> str | N
             dataset.rows = int(table.info["rows"])
             dataset.sheet = table.info.get("selected_sheet")
             dataset.format = table.info.get("format", dataset.format)
-            dataset.working_path = str(working)
+            dataset.working_path = files.key_of(working)
         else:
             info = {k: v for k, v in (dataset.info or {}).items() if k != "loader"}
             dataset.info = {**info, "status": FAILED, "error": error}
-            working.unlink(missing_ok=True)
+            files.remove(files.key_of(working))
         return dataset_status(dataset)
 
 
-def load_frame(dataset: Dataset) -> pd.DataFrame:
-    """The dataset's working copy. Raises DamagedWorkingCopy when it cannot be read."""
+def original_file(files: NodeFiles, key: str) -> Path:
+    """The kept original upload of `key` in this node's cache, fetched from the store when this node
+    lacks it (when the store lacks it too: where it would be, so reading it says file_not_found).
+    Raises StoreUnavailable when the store cannot be asked."""
+    return files.local(key) or files.path_of(key)
+
+
+def cached_file(settings: Settings, key: str) -> Path:
+    """A kept file (an original upload, a working copy) in this node's cache, fetched from the store
+    when this node lacks it; where it would be when the store lacks it too (reading it then fails as a
+    missing file). The sandbox and the re-read tools get their inputs from here."""
+    return original_file(node_files(settings), key)
+
+
+def working_files(settings: Settings, datasets: list[Dataset]) -> dict[str, Path]:
+    """Name -> the working copy in this node's cache, fetched as needed (what run_python reads)."""
+    return {d.name: cached_file(settings, d.working_path) for d in datasets if d.working_path}
+
+
+def local_sources(settings: Settings, sources: list[dict], fetch: bool = True) -> list[dict]:
+    """`dataset_sources` entries whose original_path is the upload's file on this node (fetched from the
+    store with `fetch`), resolved: what analysis.py opens when it runs here."""
+    files = node_files(settings)
+    out = []
+    for source in sources:
+        key = str(source.get("original_path") or "")
+        path = (files.local(key) if fetch and key else None) or (files.path_of(key) if key else None)
+        out.append({**source, "original_path": str(path.resolve()) if path is not None else ""})
+    return out
+
+
+def load_frame(dataset: Dataset, settings: Settings) -> pd.DataFrame:
+    """The dataset's working copy, from this node's cache (fetched from the store when this node lacks
+    it: never damage). Raises DamagedWorkingCopy when the store holds no readable copy, and
+    StoreUnavailable (not damage: the data is fine) when the store cannot be reached."""
     try:
-        return read_working_copy(Path(dataset.working_path))
+        path = node_files(settings).local(dataset.working_path)
+        if path is None:
+            raise FileNotFoundError(f"the working copy {dataset.working_path!r} is not in the store")
+        return read_working_copy(path)
+    except StoreUnavailable:
+        raise
     except (OSError, ValueError, ArrowException) as exc:
         if fault_of(exc) is not None:  # not the file: the machine (a full disk...)
             raise
@@ -316,10 +363,10 @@ def mark_damaged(dataset: Dataset) -> None:
     }
 
 
-def readable_frame(dataset: Dataset) -> pd.DataFrame | None:
+def readable_frame(dataset: Dataset, settings: Settings) -> pd.DataFrame | None:
     """The working copy, or None after marking the dataset damaged."""
     try:
-        return load_frame(dataset)
+        return load_frame(dataset, settings)
     except DamagedWorkingCopy:
         mark_damaged(dataset)
         return None
@@ -329,7 +376,8 @@ def rebuild_from_original(session: Session, settings: Settings, dataset: Dataset
     """Read the kept original again (same sheet) into a new working copy, as a new current version
     of the dataset. The damaged version stays on record, inactive. Raises IngestError when the
     original itself cannot be read."""
-    table = load_table_bounded(Path(dataset.original_path), sheet=dataset.sheet, settings=settings)
+    original = original_file(node_files(settings), dataset.original_path)
+    table = load_table_bounded(original, sheet=dataset.sheet, settings=settings)
     return add_version(
         session,
         settings,
@@ -444,10 +492,12 @@ def add_version(
     Nothing is overwritten: the previous version stays on disk and in the database, inactive, so
     the user can go back (`activate_version`).
     """
-    folder = Path(source.working_path or source.original_path).parent
+    files = node_files(settings)
+    folder = files.path_of(source.working_path or source.original_path).parent
     version = source.version + 1 if new_name is None else 1
     working = folder / (f"working_v{version}.parquet" if new_name is None else f"{new_name}_{new_id()}.parquet")
     save_working_copy(frame, working)
+    files.saved(working)
     pii_columns = {c["name"]: c["pii"] for c in source.info.get("columns", []) if c.get("pii")}
     columns = [{**c, "pii": pii_columns.get(c["name"])} for c in describe_columns_of(frame)]
     own_words = {c["name"]: c["words"] for c in source.info.get("columns", []) if c.get("words")}
@@ -468,7 +518,7 @@ def add_version(
         format=source.format,
         sheet=info.get("selected_sheet", source.sheet),
         original_path=source.original_path,
-        working_path=str(working),
+        working_path=files.key_of(working),
         version=version,
         parent_id=source.id,
         step=step,
@@ -535,15 +585,15 @@ def remove_derived(session: Session, settings: Settings, dataset: Dataset) -> li
     else. The uploaded original, its folder and the other tables made from it stay (a table made
     from this one keeps its own working copy). Returns the names removed."""
     versions = dataset_versions(session, dataset)
-    files_root = (settings.workspace_dir(dataset.workspace_id) / "files").resolve()
-    original = Path(dataset.original_path).resolve()
-    copies = {Path(v.working_path).resolve() for v in versions if v.working_path}
+    files_root = f"workspaces/{dataset.workspace_id}/files/"
+    copies = {v.working_path for v in versions if v.working_path}
     for version in versions:
         session.delete(version)
     session.flush()
+    files = node_files(settings)
     for copy in copies:  # only its own working copies inside the workspace, never the original
-        if copy.is_relative_to(files_root) and copy != original:
-            copy.unlink(missing_ok=True)
+        if copy.startswith(files_root) and copy != dataset.original_path:
+            files.remove(copy)
     return sorted({v.name for v in versions})
 
 
@@ -553,13 +603,13 @@ def remove_upload(session: Session, settings: Settings, dataset: Dataset) -> lis
     Reports already written keep their own copy of the results. Returns the names removed."""
     family = upload_family(session, dataset)
     names = sorted({d.name for d in family})
-    folder = Path(dataset.original_path).parent.resolve()
-    files_root = (settings.workspace_dir(dataset.workspace_id) / "files").resolve()
+    folder = PurePosixPath(dataset.original_path).parent
+    files_root = PurePosixPath("workspaces", dataset.workspace_id, "files")
     for member in family:
         session.delete(member)
     session.flush()
-    if folder.is_relative_to(files_root) and folder != files_root:  # never anything outside the workspace
-        shutil.rmtree(folder, ignore_errors=True)
+    if folder.parent == files_root:  # the upload's own folder, never anything outside the workspace
+        node_files(settings).remove_folder(folder.as_posix())
     return names
 
 
@@ -593,7 +643,7 @@ def delete_workspace(session: Session, settings: Settings, workspace: Workspace)
     session.flush()
     folder = settings.workspace_dir(workspace.id).resolve()
     if folder.parent == (settings.data_dir / "workspaces").resolve():  # never anything else
-        shutil.rmtree(folder, ignore_errors=True)
+        node_files(settings).remove_folder(f"workspaces/{workspace.id}")  # the store's files and this node's
     from sandbox import get_pool
 
     get_pool(settings.sandbox_idle_s).close(workspace.id)  # its warm run_python process, if one is up
@@ -609,5 +659,6 @@ def activate_version(session: Session, dataset: Dataset) -> None:
 def switch_sheet(session: Session, settings: Settings, dataset: Dataset, sheet: str) -> Dataset:
     """Re-read the kept original with another sheet, as a new version of the dataset.
     Raises IngestError (e.g. no_table_found for an unknown sheet)."""
-    table = load_table_bounded(Path(dataset.original_path), sheet=sheet, settings=settings)
+    original = original_file(node_files(settings), dataset.original_path)
+    table = load_table_bounded(original, sheet=sheet, settings=settings)
     return add_version(session, settings, dataset, table.frame, f"selected sheet {sheet!r}", info=table.info)

@@ -1,7 +1,5 @@
 """Switching sheets, going back to earlier versions and removing a file, from the page, the API and the agent."""
 
-from pathlib import Path
-
 from sqlalchemy import select
 
 from app.agent.model.interface import ModelReply
@@ -48,7 +46,7 @@ def test_removing_a_file_needs_a_confirmation_and_takes_every_version(client, se
     ws, dataset = upload(client, "Remove")
     client.post(f"/api/workspaces/{ws}/datasets/{dataset['id']}/sheet", json={"sheet": "Notes"})
     with client.app.state.db.session() as session:
-        folder = Path(session.get(Dataset, dataset["id"]).original_path).parent
+        folder = (settings.data_dir / session.get(Dataset, dataset["id"]).original_path).parent
     assert len(list(folder.iterdir())) == 3  # the original and two working copies
     asked = client.delete(f"/api/workspaces/{ws}/datasets/{dataset['id']}")
     assert asked.status_code == 409 and asked.json()["error"]["category"] == "confirmation_required"

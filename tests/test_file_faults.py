@@ -38,8 +38,8 @@ def test_a_damaged_working_copy_is_marked_and_rebuilt_from_the_original(client, 
     ws = client.post("/api/workspaces", json={"name": "damaged"}).json()["id"]
     dataset = upload(client, ws, retail_sales).json()["dataset"]
     with client.app.state.db.session() as session:
-        working = Path(session.get(Dataset, dataset["id"]).working_path)
-        original = Path(session.get(Dataset, dataset["id"]).original_path)
+        working = client.app.state.settings.data_dir / session.get(Dataset, dataset["id"]).working_path
+        original = client.app.state.settings.data_dir / session.get(Dataset, dataset["id"]).original_path
     kept = original.read_bytes()
     working.write_bytes(working.read_bytes()[: working.stat().st_size // 2])  # a half-written file
 
@@ -71,7 +71,7 @@ def test_the_page_rebuilds_a_missing_working_copy(client, retail_sales):
     ws = client.post("/api/workspaces", json={"name": "missing"}).json()["id"]
     dataset = upload(client, ws, retail_sales).json()["dataset"]
     with client.app.state.db.session() as session:
-        Path(session.get(Dataset, dataset["id"]).working_path).unlink()
+        (client.app.state.settings.data_dir / session.get(Dataset, dataset["id"]).working_path).unlink()
     assert shown("dataset_damaged") in client.get(f"/workspaces/{ws}").text
     done = client.post(f"/workspaces/{ws}/datasets/{dataset['id']}/rebuild", follow_redirects=False)
     assert done.status_code == 303

@@ -38,7 +38,7 @@ def test_findings_of_earlier_runs_are_remembered_and_marked_stale_when_data_chan
 
     with db.session() as s:  # a cleaning step makes a new version: the old findings may be stale now
         dataset = s.query(Dataset).filter_by(workspace_id=ws, active=True).one()
-        add_version(s, settings, dataset, load_frame(dataset).head(50), "kept the first 50 rows")
+        add_version(s, settings, dataset, load_frame(dataset, settings).head(50), "kept the first 50 rows")
     model.requests.clear()
     scripted.execute(start_run(scripted, ws, "And by channel, again?"))
     assert "the data changed after this was found: recompute" in memory_of(model)

@@ -73,7 +73,7 @@ def test_data_tool_output_is_a_new_reversible_version(tmp_path):
         run = service.create(session, session.get(Workspace, ws), "clean it")
         recorder = RunRecorder(session, ws, run.id)
         original = active_datasets(session, ws)[0]
-        catalog = DatasetCatalog({original.name: lambda: load_frame(original)}, active=original.name)
+        catalog = DatasetCatalog({original.name: lambda: load_frame(original, settings)}, active=original.name)
         registry = FULL_REGISTRY.extend(Registry([make_tool(drop_first_row, "data")]))
         store = lambda *args: service.store_table(session, recorder, ws, *args)  # noqa: E731
         toolbox = Toolbox(catalog, ToolContext(), registry=registry, store_table=store)
@@ -85,7 +85,7 @@ def test_data_tool_output_is_a_new_reversible_version(tmp_path):
         assert [d.version for d in active_datasets(session, ws)] == [2]
         activate_version(session, versions[0])  # back to the original
         assert [d.version for d in active_datasets(session, ws)] == [1]
-        assert len(load_frame(session.get(Dataset, versions[0].id))) == len(PEOPLE)
+        assert len(load_frame(session.get(Dataset, versions[0].id), settings)) == len(PEOPLE)
 
 
 def test_summary_tables_become_new_datasets(tmp_path):

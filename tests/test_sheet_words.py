@@ -186,7 +186,7 @@ def test_a_version_made_from_the_table_keeps_the_yes_no_words(tmp_path):
     (dataset,) = session.datasets()
     with session.db.session() as s:
         source = s.get(Dataset, dataset.id)
-        frame = readable_frame(source)
+        frame = readable_frame(source, session.settings)
         made = add_version(s, session.settings, source, frame[frame["销售额"] > 300], "filter_rows", new_name="big")
         column = next(c for c in made.info["columns"] if c["name"] == "是否退货")
     assert column["words"] == {"true": "是", "false": "否"}

@@ -10,8 +10,9 @@ import datetime as dt
 import threading
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -151,9 +152,9 @@ def test_api_returns_the_preview_at_once_then_the_full_table(
     assert {c["name"]: c["type"] for c in ready["columns"]}["Revenue"] == "number"
     with bg_client.app.state.db.session() as session:
         stored = session.get(Dataset, dataset["id"])
-        assert Path(stored.working_path).is_file() and stored.rows == ROWS
+        assert (bg_client.app.state.settings.data_dir / stored.working_path).is_file() and stored.rows == ROWS
         assert [d.id for d in active_datasets(session, ws)] == [dataset["id"]]
-        assert Path(stored.original_path).read_bytes() == workbook.read_bytes()
+        assert (bg_client.app.state.settings.data_dir / stored.original_path).read_bytes() == workbook.read_bytes()
 
 
 def test_unknown_dataset_is_404(bg_client: TestClient):

@@ -4,8 +4,6 @@ and removed alone. The table comes from a real run of the built-in analyst."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from sqlalchemy import select
 
 from app.db.models import Dataset
@@ -106,8 +104,8 @@ def test_the_api_says_where_a_table_came_from_and_refuses_file_actions_on_it(cli
 def test_removing_a_derived_table_takes_only_that_table(client):
     ws, upload, derived, _ = workspace_with_a_derived_table(client)
     with client.app.state.db.session() as session:
-        original = Path(session.get(Dataset, upload["id"]).original_path)
-        copy = Path(session.get(Dataset, derived["id"]).working_path)
+        original = client.app.state.settings.data_dir / session.get(Dataset, upload["id"]).original_path
+        copy = client.app.state.settings.data_dir / session.get(Dataset, derived["id"]).working_path
     assert copy.exists() and copy.parent == original.parent
     asked = client.post(f"/workspaces/{ws}/datasets/{derived['id']}/remove")
     assert asked.status_code == 200 and f"Remove the table {derived['name']} from this workspace?" in asked.text

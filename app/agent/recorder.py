@@ -6,6 +6,7 @@ crash loses at most the step in flight (which protocol healing then closes).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,13 @@ class RunRecorder:
         self.workspace_id = workspace_id
         self.run_id = run_id
         self.trace_dir = trace_dir  # where model-call requests are kept for the trace (tracing.py)
+        # Hands a file the run wrote (a figure, a trace payload) to the object store and returns its key
+        # (app/storage: `node_files(settings).saved`); None keeps files where they are (tests, the CLI).
+        self.keep_file: Callable[[Path], str] | None = None
+
+    def kept(self, path: str) -> str:
+        """A file the run wrote, handed to the store: its key (the path itself without a store)."""
+        return self.keep_file(Path(path)) if self.keep_file is not None and path else path
 
     def emit(self, kind: str, data: dict[str, Any] | None = None, commit: bool | None = None) -> None:
         self.session.add(Event(run_id=self.run_id, kind=kind, data=data or {}))
@@ -65,7 +73,7 @@ class RunRecorder:
                 result_text=content,
                 metrics={k: v for k, v in result.metrics.items()},
                 error=result.error,
-                figures=figures,
+                figures=[{**f, "path": self.kept(f["path"])} for f in figures],  # keys, not this node's paths
                 interpretation=result.interpretation,
             )
         )  # committed with the `tool_finished` event that follows at once (one commit, not two)

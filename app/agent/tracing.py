@@ -33,12 +33,12 @@ _Signature = tuple[Any, ...]  # a message's or schema's identity (_signature)
 _Pins = tuple[Any, ...]  # the objects whose ids a cached signature holds
 
 
-def trace_dir(settings: "Settings", workspace_id: str, run_id: str) -> Path:
+def trace_dir(settings: Settings, workspace_id: str, run_id: str) -> Path:
     return settings.workspace_dir(workspace_id) / "traces" / run_id
 
 
 def traced_call(
-    recorder: "RunRecorder",
+    recorder: RunRecorder,
     model: Any,
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]],
@@ -110,7 +110,7 @@ def _local_exchange(
 
 
 def record_model_spans(
-    recorder: "RunRecorder", model: Any, exchanges: list[dict[str, Any]], purpose: str, round_: int
+    recorder: RunRecorder, model: Any, exchanges: list[dict[str, Any]], purpose: str, round_: int
 ) -> list[str]:
     return [
         record_model_span(
@@ -124,7 +124,7 @@ def record_model_spans(
     ]
 
 
-def record_model_span(recorder: "RunRecorder", exchange: dict[str, Any], round_: int, model: str, purpose: str) -> str:
+def record_model_span(recorder: RunRecorder, exchange: dict[str, Any], round_: int, model: str, purpose: str) -> str:
     """Store the request/response payload first (nothing is lost if the event fails), then the span."""
     span_id = "m" + secrets.token_hex(6)
     request, response = exchange.get("request") or {}, exchange.get("response") or {}
@@ -157,6 +157,9 @@ def record_model_span(recorder: "RunRecorder", exchange: dict[str, Any], round_:
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{span_id}.json").write_text(payload, encoding="utf-8")
+        kept = getattr(recorder, "kept", None)
+        if kept is not None:  # into the object store: the trace page of any node shows it
+            kept(str(folder / f"{span_id}.json"))
         data["payload"] = f"{span_id}.json"
     else:
         data["payload_inline"] = json.loads(payload)
@@ -215,7 +218,7 @@ def _signature(value: Any) -> tuple[_Signature, _Pins]:
     return tuple(signature), tuple(pins)
 
 
-_encoders: "weakref.WeakKeyDictionary[Any, RequestEncoder]" = weakref.WeakKeyDictionary()
+_encoders: weakref.WeakKeyDictionary[Any, RequestEncoder] = weakref.WeakKeyDictionary()
 
 
 def encode_request(recorder: Any, request: dict[str, Any]) -> str:
@@ -306,7 +309,7 @@ class TracedModel:
     """A ChatModel whose every request becomes a trace span: for the harness's own requests
     (intent fallback, context summaries) outside the loop's reply path."""
 
-    def __init__(self, model: Any, recorder: "RunRecorder", purpose: str):
+    def __init__(self, model: Any, recorder: RunRecorder, purpose: str):
         self.model, self.recorder, self.purpose = model, recorder, purpose
         self.kind, self.name = getattr(model, "kind", ""), getattr(model, "name", "")
 

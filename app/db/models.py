@@ -74,6 +74,7 @@ class Dataset(Base):
     file_name: Mapped[str] = mapped_column(String(500))
     format: Mapped[str] = mapped_column(String(20))
     sheet: Mapped[str | None] = mapped_column(String(200), default=None)
+    # Store keys (app/storage: `workspaces/<id>/files/<id>/<name>`), never a path of one machine
     original_path: Mapped[str] = mapped_column(Text)
     working_path: Mapped[str] = mapped_column(Text)  # Parquet
     version: Mapped[int] = mapped_column(Integer, default=1)
@@ -138,7 +139,7 @@ class ToolCall(Base):
     result_text: Mapped[str] = mapped_column(Text, default="")
     metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
     error: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), default=None)
-    figures: Mapped[list[Any]] = mapped_column(default=list)  # [{"path", "caption"}]
+    figures: Mapped[list[Any]] = mapped_column(default=list)  # [{"path": a store key, "caption"}]
     interpretation: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

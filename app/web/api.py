@@ -95,7 +95,7 @@ def api_upload(
     if table is None:
         session.commit()  # the worker thread reads the dataset in its own session
         start_background_load(request.app, dataset.id)
-        return {"dataset": dataset_body(session, dataset, settings.preview_rows)}
+        return {"dataset": dataset_body(session, dataset, settings)}
     body = {
         **table.info,
         "preview": table.preview(settings.preview_rows),
@@ -117,7 +117,7 @@ def api_dataset(
     if dataset is None or dataset.workspace_id != workspace.id:
         raise HTTPException(404, "dataset not found")
     resume_if_stale(request.app, session, dataset)
-    return {"dataset": dataset_body(session, dataset, settings.preview_rows)}
+    return {"dataset": dataset_body(session, dataset, settings)}
 
 
 @router.post("/api/workspaces/{ws}/messages", status_code=202)

@@ -23,7 +23,7 @@ def compact(request: Request, workspace: WorkspaceDep, session: DbSessionDep, se
         request_compaction(workspace.id, "user")
     result = compact_workspace(
         session,
-        OutputStore(settings.workspace_dir(workspace.id)),
+        OutputStore.of(settings, workspace.id),
         workspace.id,
         earlier_exchanges(session, workspace.id, live.id if live else ""),
         keep=settings.context_keep_messages,

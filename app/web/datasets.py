@@ -164,7 +164,7 @@ def api_rebuild(
         dataset = rebuild_from_original(session, settings, uploaded_dataset(session, workspace, dataset_id))
     except IngestError as error:
         raise ApiError.from_ingest(error_status(error), error) from None
-    return {"dataset": dataset_body(session, dataset, settings.preview_rows)}
+    return {"dataset": dataset_body(session, dataset, settings)}
 
 
 @router.get("/api/workspaces/{ws}/datasets/{dataset_id}/versions")

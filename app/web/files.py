@@ -9,6 +9,7 @@ from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile
 from fastapi.responses import FileResponse, RedirectResponse, Response
 
 from app.ingest.errors import IngestError
+from app.storage import node_files
 from app.web.deps import CommittingRoute, DbSessionDep, PageDep, SettingsDep, WorkspaceDep, wants_partial
 from app.web.pages import dataset_view, workspace_context
 from app.web.uploads import error_status, ingest_upload, same_file_as, start_background_load
@@ -38,10 +39,10 @@ def upload_page(
         session.commit()  # the worker thread reads the dataset in its own session
         start_background_load(request.app, dataset.id)
     if wants_partial(request):
-        view = dataset_view(dataset, settings.preview_rows, table.preview(settings.preview_rows) if table else None)
+        view = dataset_view(dataset, settings, table.preview(settings.preview_rows) if table else None)
         return page.render("_dataset_preview.html", {"dataset": view})
     target = request.url_for("workspace_page", ws=workspace.id)
-    if same_file_as(session, dataset) is not None:  # the page says so next to the new copy
+    if same_file_as(session, settings, dataset) is not None:  # the page says so next to the new copy
         return RedirectResponse(f"{target}?duplicate={dataset.id}#dataset-{dataset.id}", status_code=303)
     return RedirectResponse(target, status_code=303)
 
@@ -53,9 +54,12 @@ def figure(ws: str, name: str, settings: SettingsDep) -> Response:
         raise HTTPException(404, "figure not found")
     folder = (settings.workspace_dir(ws) / "figures").resolve()
     path = (folder / name).resolve()
-    if path.parent != folder or not path.is_file():
+    if path.parent != folder:
         raise HTTPException(404, "figure not found")
-    return FileResponse(path, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
+    found = node_files(settings).local(f"workspaces/{ws}/figures/{name}")  # made on another node: fetched
+    if found is None:
+        raise HTTPException(404, "figure not found")
+    return FileResponse(found, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
 
 
 def plain_png_name(name: str) -> bool:

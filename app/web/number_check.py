@@ -21,11 +21,12 @@ from app.config import Settings
 from app.db.models import Report, Run
 from app.reports.reproduce import Limits, Outcome, check_analysis_script, host_verdict
 from app.reports.script import dataset_sources, report_numbers, to_analysis_script
+from app.storage import node_files
 from app.web.background import background_pool
 from app.web.i18n import t
-from app.web.report_files import report_folder
+from app.web.report_files import binary_file_path, report_folder
 from app.web.uploads import PROCESS, process_alive
-from app.workspaces import active_datasets
+from app.workspaces import active_datasets, local_sources
 
 log = logging.getLogger(__name__)
 
@@ -111,10 +112,9 @@ def write_script(session: Session, settings: Settings, report: Report) -> tuple[
     folder = report_folder(report, settings) / "check"
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / "analysis.py"
-    datasets = [
-        {**source, "original_path": str(Path(source["original_path"]).resolve())}  # it runs in `folder`
-        for source in dataset_sources(active_datasets(session, report.workspace_id))
-    ]
+    # the uploads in this node's cache (fetched from the store when another node kept them), resolved:
+    # it runs in `folder`
+    datasets = local_sources(settings, dataset_sources(active_datasets(session, report.workspace_id)))
     content = unmasked(report.content or {}, settings.workspace_dir(report.workspace_id))  # runs on real values
     script.write_text(to_analysis_script(content, datasets), encoding="utf-8")
     return script, [Path(source["original_path"]) for source in datasets if source["original_path"]]
@@ -163,9 +163,11 @@ def record(db, settings: Settings, run_id: str, report_id: str, outcome: Outcome
             summary = masked(
                 verdict, settings.workspace_dir(report.workspace_id)
             )  # the stored report keeps the pseudonyms
+            stale = [binary_file_path(report, settings, fmt) for fmt in BINARY_FORMATS]
             report.content = {**(report.content or {}), "reproduction": summary}
-            for fmt in BINARY_FORMATS:
-                (report_folder(report, settings) / f"report.{fmt}").unlink(missing_ok=True)
+            files = node_files(settings)
+            for path in stale:  # made again, under a new name, with the outcome in them
+                files.remove(files.key_of(path))
         if run is not None:
             done = (
                 {"status": "done"} if outcome.summary is not None else {"status": "stopped", "reason": outcome.reason}

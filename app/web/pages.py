@@ -77,17 +77,18 @@ def display_names(datasets: list[Dataset]) -> list[str]:
 def full_view(session: Session, settings: Settings, dataset: Dataset) -> dict[str, Any]:
     versions = version_entries(session, dataset) if dataset_status(dataset) == READY else []
     return {
-        **dataset_view(dataset, settings.preview_rows),
+        **dataset_view(dataset, settings),
         "versions": versions,
         "origin": derived_origin(session, dataset),
     }
 
 
-def dataset_view(dataset: Dataset, rows: int, preview: list[dict] | None = None) -> dict[str, Any]:
+def dataset_view(dataset: Dataset, settings: Settings, preview: list[dict] | None = None) -> dict[str, Any]:
     """A dataset as the preview partial shows it (the first rows are read back, masked). A dataset
     still being read shows the preview of its first rows kept in its info (already masked)."""
+    rows = settings.preview_rows
     if preview is None and dataset_status(dataset) == READY:
-        preview = read_preview(dataset, rows)
+        preview = read_preview(dataset, settings)
     elif preview is None:
         preview = list((dataset.info or {}).get("preview") or [])[:rows]
     info = dataset.info or {}  # reading the preview may have found the working copy damaged
@@ -111,12 +112,14 @@ def dataset_view(dataset: Dataset, rows: int, preview: list[dict] | None = None)
     }
 
 
-def read_preview(dataset: Dataset, rows: int) -> list[dict]:
-    """The first rows of the working copy, masked ([] when it is missing or damaged: then marked)."""
+def read_preview(dataset: Dataset, settings: Settings) -> list[dict]:
+    """The first rows of the working copy, masked ([] when it is damaged: then marked). A working copy
+    this node lacks is fetched from the store first (another node took the upload): never damage."""
+    rows = settings.preview_rows
     pii = {c["name"]: c["pii"] for c in (dataset.info or {}).get("columns", []) if c.get("pii")}
     if not dataset.working_path:
         return []
-    frame = readable_frame(dataset)
+    frame = readable_frame(dataset, settings)
     if frame is None:
         return []
     return LoadedTable(frame=frame.head(rows), info=dataset.info, pii=pii).preview(rows)
@@ -143,10 +146,10 @@ def workspace_busy(session: Session, workspace: Workspace) -> bool:
     )
 
 
-def dataset_body(session: Session, dataset: Dataset, rows: int) -> dict[str, Any]:
+def dataset_body(session: Session, dataset: Dataset, settings: Settings) -> dict[str, Any]:
     """A dataset in the JSON API: inspect --json plus its identity, and `derived_from` (null for an
     upload; for a table an analysis made: the source, the step and the run that made it)."""
-    view = dataset_view(dataset, rows)
+    view = dataset_view(dataset, settings)
     info = {k: v for k, v in (dataset.info or {}).items() if k not in ("loader", "requested_sheet")}
     return {
         **info,

@@ -7,6 +7,7 @@ import json
 import re
 import zipfile
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -20,9 +21,10 @@ from app.agent import unmasked
 from app.config import Settings
 from app.db.models import Dataset, Report, Run, Workspace
 from app.reports import render
+from app.storage import node_files
 from app.web.deps import ApiError, CommittingRoute, DbSessionDep, RunDep, SettingsDep, WorkspaceDep
 from app.web.number_check import start_check
-from app.web.report_files import portable_content, report_folder
+from app.web.report_files import binary_file_path, portable_content, report_folder
 from app.web.security import REPORT_CSP
 from app.workspaces import active_datasets
 
@@ -120,11 +122,13 @@ def binary_file(report: Report, fmt: str, settings: Settings) -> Path:
     """PDF and Word files are written once per report, with their figures embedded (downloads of
     the owner only: a share link serves the HTML page)."""
     folder = report_folder(report, settings)
-    path = folder / f"report.{fmt}"
-    if not path.is_file():
+    path = binary_file_path(report, settings, fmt)
+    files = node_files(settings)
+    if files.local(files.key_of(path)) is None:  # written by no node yet (else fetched: the same bytes)
         content = owners_content(report, settings)
         try:
             BINARY_WRITERS[fmt](content, path, base_dir=folder)
+            files.saved(path)
         except RuntimeError as exc:  # the renderer's library is missing
             raise ApiError(
                 501,
@@ -140,12 +144,21 @@ def markdown_bundle(report: Report, settings: Settings) -> bytes:
     content = owners_content(report, settings)
     folder = report_folder(report, settings)
     buffer = io.BytesIO()
+    # dated by the report, not by the clock or a file's copy on this node: every node, every time, the same bytes
+    made = report.created_at or datetime(1980, 1, 1)
+    stamp = (max(made.year, 1980), made.month, made.day, made.hour, made.minute, made.second)
+
+    def member(name: str) -> zipfile.ZipInfo:
+        info = zipfile.ZipInfo(name, date_time=stamp)
+        info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
+        return info
+
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
-        bundle.writestr("report/report.md", render.to_markdown(content))
+        bundle.writestr(member("report/report.md"), render.to_markdown(content))
         for name in sorted(
             {Path(f["path"]).name for f in content.get("figures", []) if (folder / str(f.get("path", ""))).is_file()}
         ):
-            bundle.write(folder / "figures" / name, f"report/figures/{name}")
+            bundle.writestr(member(f"report/figures/{name}"), (folder / "figures" / name).read_bytes())
     return buffer.getvalue()
 
 

@@ -24,6 +24,7 @@ from app.ingest.bounded import preview_table_bounded
 from app.ingest.errors import IngestError
 from app.ingest.parse_slots import on_wait
 from app.ingest.pipeline import LoadedTable
+from app.storage import node_files
 from app.web.background import background_pool
 from app.workspaces import (
     LOADING,
@@ -194,20 +195,22 @@ def process_alive(pid: object) -> bool:
     return True
 
 
-def same_file_as(session: Session, dataset: Dataset) -> Dataset | None:
+def same_file_as(session: Session, settings: Settings, dataset: Dataset) -> Dataset | None:
     """Another upload of the workspace with exactly these bytes and the same sheet (the same upload
-    twice), or None; another sheet of the same workbook is another table, not a copy."""
-    mine = Path(dataset.original_path or "")
-    if not mine.is_file():
+    twice), or None; another sheet of the same workbook is another table, not a copy. The originals
+    are read from this node's cache (fetched from the store when another node kept them)."""
+    files = node_files(settings)
+    mine = files.local(dataset.original_path or "")
+    if mine is None:
         return None
     size, digest = mine.stat().st_size, None
     for other in listed_datasets(session, dataset.workspace_id):
-        theirs = Path(other.original_path or "")
         if other.id == dataset.id or (
             other.sheet != dataset.sheet and len((dataset.info or {}).get("sheets") or []) > 1
         ):
             continue
-        if not theirs.is_file() or theirs.stat().st_size != size:
+        theirs = files.local(other.original_path or "")
+        if theirs is None or theirs.stat().st_size != size:
             continue
         digest = digest or file_digest(mine)
         if file_digest(theirs) == digest:

@@ -9,6 +9,7 @@ from fastapi.responses import RedirectResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.config import Settings
 from app.db.models import Dataset, Run, Workspace
 from app.web.deps import (
     ApiError,
@@ -53,16 +54,20 @@ def workspace_page(
     for dataset in listed_datasets(session, workspace.id):
         resume_if_stale(request.app, session, dataset)
     context = workspace_context(session, settings, workspace, page.lang, selected_run_id=run)
-    context["duplicate_notice"] = duplicate_notice(session, workspace, request.query_params.get("duplicate"), page.lang)
+    context["duplicate_notice"] = duplicate_notice(
+        session, settings, workspace, request.query_params.get("duplicate"), page.lang
+    )
     return page.render("workspace.html", context)
 
 
-def duplicate_notice(session: Session, workspace: Workspace, dataset_id: str | None, lang: str) -> str | None:
+def duplicate_notice(
+    session: Session, settings: Settings, workspace: Workspace, dataset_id: str | None, lang: str
+) -> str | None:
     """ "This file was uploaded before" after an upload whose bytes another file of the workspace has."""
     dataset = session.get(Dataset, dataset_id) if dataset_id else None
     if dataset is None or dataset.workspace_id != workspace.id:
         return None
-    twin = same_file_as(session, dataset)
+    twin = same_file_as(session, settings, dataset)
     return t("duplicate_upload", lang, file=dataset.file_name, other=twin.file_name) if twin else None
 
 

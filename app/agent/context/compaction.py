@@ -75,7 +75,7 @@ class ContextWindow:
     @classmethod
     def from_settings(cls, settings: Settings, workspace_id: str) -> ContextWindow:
         return cls(
-            OutputStore(settings.workspace_dir(workspace_id)),
+            OutputStore.of(settings, workspace_id),
             settings.context_threshold_tokens,
             truncate_chars=settings.tool_result_truncate_chars,
             persist_chars=settings.tool_result_persist_chars,

@@ -19,6 +19,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from app.config import Settings
+from app.storage import NodeFiles, node_files
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -29,10 +32,28 @@ def safe_id(raw: str) -> str:
 
 
 class OutputStore:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, files: NodeFiles | None = None):
         self.root = Path(root)
         self.outputs = self.root / "tool_outputs"
         self.transcripts = self.root / "transcripts"
+        # with an object store (app/storage): what is written goes there too, and a file written by
+        # another node (a turn resumed elsewhere) is fetched into this node's cache before it is looked at
+        self.files = files if files is not None and files.store.remote else None
+
+    @classmethod
+    def of(cls, settings: Settings, workspace_id: str) -> OutputStore:
+        """The workspace's store, through this node's files (the object store when one is set)."""
+        return cls(settings.workspace_dir(workspace_id), node_files(settings))
+
+    def _here(self, path: Path) -> bool:
+        """The file is in this node's cache (fetched from the object store when another node wrote it)."""
+        if path.is_file():
+            return True
+        return self.files is not None and self.files.local(self.files.key_of(path)) is not None
+
+    def _keep(self, path: Path) -> None:
+        if self.files is not None:
+            self.files.saved(path)
 
     def save_output(self, call_id: str, text: str) -> str:
         """Write a tool output in full; return its id. The same text under the same id is written
@@ -42,7 +63,11 @@ class OutputStore:
         candidate, n = base, 1
         while True:
             path = self.outputs / f"{candidate}.txt"
-            if _create_once(path, text) or _read_exact(path) == text:
+            self._here(path)  # another node's output under this id is fetched first: never overwritten
+            if _create_once(path, text):
+                self._keep(path)
+                return candidate
+            if _read_exact(path) == text:
                 return candidate
             n += 1
             candidate = f"{base}_{n}"
@@ -50,18 +75,20 @@ class OutputStore:
     def save_result(self, output_id: str, record_json: str) -> None:
         """Write a result's plain data beside its text (once: the same text is the same result)."""
         self.outputs.mkdir(parents=True, exist_ok=True)
-        _create_once(self.outputs / f"{safe_id(output_id)}.json", record_json)
+        path = self.outputs / f"{safe_id(output_id)}.json"
+        if not self._here(path) and _create_once(path, record_json):
+            self._keep(path)
 
     def read_result(self, output_id: str) -> str | None:
         path = self.outputs / f"{safe_id(output_id)}.json"
-        return _read_exact(path) if path.is_file() else None
+        return _read_exact(path) if self._here(path) else None
 
     def output_id_of(self, call_id: str, text: str) -> str | None:
         """The id `save_output(call_id, text)` gave this text, without writing anything; None when
         it was never saved."""
         base = safe_id(call_id)
         candidate, n = base, 1
-        while (path := self.outputs / f"{candidate}.txt").is_file():
+        while self._here(path := self.outputs / f"{candidate}.txt"):
             if _read_exact(path) == text:
                 return candidate
             n += 1
@@ -75,6 +102,7 @@ class OutputStore:
         name = f"transcript_{stamp}"
         body = "".join(json.dumps(m, ensure_ascii=False, default=str) + "\n" for m in messages)
         _write_atomic(self.transcripts / f"{name}.jsonl", body)
+        self._keep(self.transcripts / f"{name}.jsonl")
         return name
 
     def path_of(self, output_id: str) -> Path | None:
@@ -84,7 +112,7 @@ class OutputStore:
             self.transcripts / f"{name}.jsonl",
             self.transcripts / f"{name.removesuffix('.jsonl')}.jsonl",
         ):
-            if path.is_file():
+            if self._here(path):
                 return path
         return None
 
@@ -93,6 +121,13 @@ class OutputStore:
         return _read_exact(path) if path else None
 
     def ids(self) -> list[str]:
+        if self.files is not None:  # every node's, as the object store lists them
+            listed = [
+                Path(k)
+                for folder in (self.outputs, self.transcripts)
+                for k in self.files.store.keys(self.files.key_of(folder))
+            ]
+            return [p.stem for p in listed if p.suffix == ".txt"] + [p.stem for p in listed if p.suffix == ".jsonl"]
         found = [p.stem for p in sorted(self.outputs.glob("*.txt"))] if self.outputs.is_dir() else []
         if self.transcripts.is_dir():
             found += [p.stem for p in sorted(self.transcripts.glob("*.jsonl"))]

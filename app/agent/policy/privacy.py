@@ -21,6 +21,7 @@ import fcntl
 import hashlib
 import hmac
 import json
+import logging
 import os
 import re
 import secrets
@@ -33,6 +34,9 @@ from typing import Any
 import pandas as pd
 
 from app.ingest.pii import id_card_valid
+from app.storage import StoreUnavailable, files_holding
+
+log = logging.getLogger(__name__)
 
 # Digit patterns also match big totals in tool output (15234567890 could be revenue), so the
 # phone and bank-card nets are cast only in workspaces that hold such columns, and ID numbers
@@ -154,6 +158,27 @@ def book_path(workspace_dir: Path) -> Path:
     return workspace_dir / BOOK_FILE
 
 
+# With an object store (app/storage) several nodes share a workspace's book: each reads the store's
+# newest copy and hands back what it wrote, merged with that copy. The lock above is one machine's: two
+# nodes giving pseudonyms to new values at the same moment may still each write a book without the
+# other's (issue 26: the book belongs in the database).
+def _fresh_book(path: Path | None, max_age_s: float = 2.0) -> None:
+    files = files_holding(path) if path is not None else None
+    if files is not None and files.store.remote and path is not None:
+        try:
+            files.refresh(files.key_of(path), max_age_s)
+        except StoreUnavailable:
+            if max_age_s <= 0:  # merging before a save: a book without the other nodes' values must not be written
+                raise
+            log.warning("the object store did not answer; the pseudonym book of %s is read from this node", path)
+
+
+def _share_book(path: Path) -> None:
+    files = files_holding(path)
+    if files is not None and files.store.remote:
+        files.saved(path)
+
+
 def pseudonym_prefix(column: str, kind: str) -> str:
     """The readable part of a column's pseudonyms: the column's name as one word."""
     return re.sub(r"\W+", "_", str(column)).strip("_") or kind
@@ -185,6 +210,7 @@ class PseudonymBook:
     @classmethod
     def load(cls, path: Path | None) -> PseudonymBook:
         """The saved book (a fresh one, with a new key, when there is none or it is unreadable)."""
+        _fresh_book(path)
         if path is None or not path.is_file():
             return cls(path)
         try:
@@ -203,6 +229,7 @@ class PseudonymBook:
         """`save` for a caller that holds the book's lock."""
         if self.path is None or not self.changed:
             return
+        _fresh_book(self.path, max_age_s=0.0)  # merged with the newest copy any node wrote
         saved = PseudonymBook.load(self.path)  # another run of the workspace may have added some meanwhile
         for pseudonym, real in saved.real_of.items():
             if pseudonym not in self.real_of and real not in self.pseudonym_of:
@@ -213,6 +240,7 @@ class PseudonymBook:
         body = {"key": self.key, "kinds": sorted(self.kinds), "values": self.real_of}
         partial.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
         os.replace(partial, self.path)
+        _share_book(self.path)
         self.changed = False
 
     def numbered(self, value: str, prefix: str) -> str:
@@ -393,4 +421,5 @@ def unmasked(value: Any, workspace_dir: Path) -> Any:
     """`value` (JSON-like) with the workspace's pseudonyms replaced by the real values: what its
     owner reads (the answer, the run panel, downloads) and what re-run code computes on."""
     book = book_path(workspace_dir)
+    _fresh_book(book)
     return map_strings(value, PiiMasker.from_book(book).unmask) if book.is_file() else value

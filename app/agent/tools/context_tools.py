@@ -23,7 +23,7 @@ def _store(ctx: ToolContext | None) -> OutputStore:
         return window.store
     scope = run_scope(ctx, missing_ok=True)
     if scope.settings is not None and scope.workspace_id is not None:
-        return OutputStore(scope.settings.workspace_dir(scope.workspace_id))
+        return OutputStore.of(scope.settings, scope.workspace_id)
     raise ToolError("not_available", "Persisted outputs are not available in this session.", retryable=False)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.run_scope import run_scope
 from app.config import Settings, get_settings
-from app.workspaces import active_datasets, prune_figures
+from app.workspaces import active_datasets, prune_figures, working_files
 from sandbox import LaunchSpec, Limits, RunOutcome, SandboxUnavailable, detect_isolation, get_pool
 
 log = logging.getLogger(__name__)
@@ -212,7 +212,7 @@ def _dataset_paths(ctx: ToolContext, workspace_id: str) -> dict[str, Path]:
     session = scope.session
     if session is None:
         return {}
-    return {d.name: Path(d.working_path) for d in active_datasets(session, workspace_id) if d.working_path}
+    return working_files(_settings(ctx), active_datasets(session, workspace_id))  # from this node's cache
 
 
 def _call_id(ctx: ToolContext) -> str | None:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.run_scope import need_context, run_scope
 from app.ingest.bounded import load_table_bounded
 from app.ingest.errors import IngestError
-from app.workspaces import active_datasets, derived_parent, is_derived
+from app.workspaces import active_datasets, cached_file, derived_parent, is_derived
 
 
 def select_sheet(sheet: str, dataset: str | None = None, ctx: ToolContext | None = None) -> ToolResult:
@@ -45,7 +43,7 @@ def select_sheet(sheet: str, dataset: str | None = None, ctx: ToolContext | None
         )
     sheets = [s["name"] for s in source.info.get("sheets", [])]
     try:
-        table = load_table_bounded(Path(source.original_path), sheet=sheet, settings=settings)
+        table = load_table_bounded(cached_file(settings, source.original_path), sheet=sheet, settings=settings)
     except IngestError as err:
         raise ToolError(err.category, err.message, hint=f"Sheets in this file: {sheets}", available=sheets) from None
     info = table.info

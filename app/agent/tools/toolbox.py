@@ -248,6 +248,7 @@ class Toolbox:
         ctx = ToolContext(
             language=self.context.language,
             figures_dir=self.context.figures_dir,
+            figure_tag=self.context.figure_tag,
             call_id=call.id,
             scope=self.context.scope,
             dataset_name=call.arguments.get("dataset") or self.catalog.active,

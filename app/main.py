@@ -95,7 +95,7 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
         finally:
             stop_background_pools(application)
             service.shutdown()
-            db.engine.dispose()
+            db.close()
 
     # Before every route: text no database can store is refused (text_input.py), then `authorize`
     # checks sign-in where required and ownership of the workspace or run named in the path (SPEC §7).

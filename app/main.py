@@ -88,6 +88,7 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
         if recovered:
             log.info("marked %d unfinished runs as interrupted", recovered)
         application.state.db, application.state.runs = db, service
+        db.progress.listen()  # progress pages hear of news from every node (app/db/progress.py)
         # Uploads are read in children of the read server (app.ingest.bounded); start it now, aside.
         threading.Thread(target=start_read_server, name="verity-read-server-start", daemon=True).start()
         try:

@@ -53,7 +53,7 @@ from app.agent import (
 )
 from app.analyst import BuiltinAnalyst
 from app.config import Settings
-from app.db.models import Message, Report, Run, Workspace, utcnow
+from app.db.models import Message, Report, Run, User, Workspace, utcnow
 from app.db.session import Database, rows_changed
 from app.faults import DISK_FULL, Fault, fault_of
 from app.reports.builder import build_report
@@ -130,6 +130,10 @@ class RunService:
         limit = self.settings.max_active_runs_per_user
         if workspace.owner is None or limit <= 0:
             return
+        # Counted with the owner's row locked until this transaction ends (PostgreSQL: a row lock;
+        # SQLite: the write lock): questions of one user reaching two servers at once are counted
+        # one after the other, so N servers allow no more runs than one (issue 26 point 4).
+        session.execute(update(User).where(User.id == workspace.owner).values(name=User.name))
         active = (
             session.scalar(
                 select(func.count())

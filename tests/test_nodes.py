@@ -172,3 +172,65 @@ def test_a_dead_nodes_background_read_is_taken_over_and_its_late_result_dropped(
     with second.app.state.db.session() as session:  # type: ignore[attr-defined]
         assert session.get(Lease, f"load:{dataset['id']}") is None  # released by its holder
     assert dataset_row(second, dataset["id"]).info["status"] == "ready"
+
+
+# --- F7: what one user may do is counted across nodes ------------------------------------------
+def test_two_servers_allow_one_user_no_more_runs_than_one_server(tmp_path, postgres_url):
+    """12 questions of one user sent at once, half to each of two servers sharing PostgreSQL, with
+    a limit of 2 active runs: 2 are taken, 10 refused (runs stay queued: no worker here)."""
+    import httpx
+
+    from tests.test_throttle_proxy import serve
+
+    def settings_for(folder: Path) -> Settings:
+        return node_settings(folder, postgres_url, auth="on", run_executor="worker", max_active_runs_per_user=2)
+
+    first_server, second_server = serve(settings_for(tmp_path / "a")), serve(settings_for(tmp_path / "b"))
+    first, second = next(first_server), next(second_server)  # ada signs up on the first
+    try:
+        token = first.post("/api/auth/token", json={"email": "ada@example.com", "password": "long enough"})
+        bearer = {"Authorization": f"Bearer {token.json()['token']}"}
+        ws = first.post("/api/workspaces", json={"name": "both"}, headers=bearer).json()["id"]
+        start = threading.Barrier(12)
+
+        def ask(n: int) -> int:
+            base = str((first if n % 2 else second).base_url)
+            with httpx.Client(base_url=base, trust_env=False, timeout=120) as client:
+                start.wait()
+                return client.post(f"/api/workspaces/{ws}/messages", json={"text": f"q{n}"}, headers=bearer).status_code
+
+        with ThreadPoolExecutor(12) as pool:
+            answers = list(pool.map(ask, range(12)))
+        assert sorted(answers) == [202, 202] + [429] * 10, answers
+    finally:
+        first_server.close()
+        second_server.close()
+
+
+def test_guesses_sent_at_once_to_two_servers_get_no_more_tries_than_one_server_gives(tmp_path, postgres_url):
+    """F7 at once: 20 wrong passwords for one account from one address, half to each of two servers
+    sharing PostgreSQL; one address may fail 5 times on an account, so at most 5 are checked."""
+    import httpx
+
+    from tests.test_throttle_proxy import serve
+
+    proxied = {"proxy_headers": True, "forwarded_allow_ips": "127.0.0.1"}
+    servers = [serve(node_settings(tmp_path / name, postgres_url, auth="on", **proxied)) for name in "ab"]
+    clients = [next(server) for server in servers]
+    try:
+        start = threading.Barrier(20)
+
+        def guess(n: int) -> int:
+            with httpx.Client(base_url=str(clients[n % 2].base_url), trust_env=False, timeout=120) as client:
+                start.wait()
+                wrong = {"email": "ada@example.com", "password": "wrong wrong"}
+                return client.post(
+                    "/api/auth/token", json=wrong, headers={"X-Forwarded-For": "203.0.113.9"}
+                ).status_code
+
+        with ThreadPoolExecutor(20) as pool:
+            answers = list(pool.map(guess, range(20)))
+        assert answers.count(401) <= 5 and answers.count(401) + answers.count(429) == 20, answers
+    finally:
+        for server in servers:
+            server.close()

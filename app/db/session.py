@@ -13,6 +13,8 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.db.progress import install as announce_progress
+from app.db.progress import progress_bus, release_bus
 from app.db.retry import RetryingSession
 from app.nodes import Leases, Node
 
@@ -89,6 +91,9 @@ class Database:
             expire_on_commit=False,
             info={"retry_s": settings.db_retry_s, "node": self.node.describe()},
         )
+        # News of runs reaches the progress pages of every node (app/db/progress.py).
+        self.progress = progress_bus(self.engine, settings.sse_heartbeat_s)
+        announce_progress(self.sessionmaker, self.progress)
 
     def migrate(self) -> None:
         """Bring the schema to the newest migration (idempotent)."""
@@ -109,6 +114,7 @@ class Database:
         """At shutdown: leases given back (another node takes their work over at once), then the
         connections closed."""
         self.leases.stop()
+        release_bus(self.progress)
         self.engine.dispose()
 
     @contextmanager

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_TTL_S = 30.0
+RECEIVING = "receiving:"  # leases of uploads under way: receiving:<workspace>:<uuid>, detail the file name
 
 
 @dataclass(frozen=True)
@@ -71,11 +72,12 @@ class Leases:
         self._keeper: threading.Thread | None = None
 
     # --- claiming and letting go -------------------------------------------------------------
-    def claim(self, key: str) -> bool:
+    def claim(self, key: str, detail: str = "") -> bool:
         """Take the lease on `key` unless another node holds it unexpired. True: it is ours (also
         when we held it already), until `release` or until it is lost."""
         now = utcnow()
         values = {
+            "detail": detail,
             "holder": self.node.boot,
             "holder_name": self.node.name,
             "acquired_at": now,
@@ -189,6 +191,24 @@ def lease_holder(session: Session, key: str) -> str | None:
     if row is None or _aware(row.expires_at) < utcnow():
         return None
     return row.holder
+
+
+def details_elsewhere(session: Session, prefix: str) -> list[str]:
+    """The details of the unexpired leases whose keys start with `prefix` that other nodes than the
+    session's own hold (e.g. the names of files another server is receiving for a workspace)."""
+    me = (session.info.get("node") or {}).get("boot")
+    rows = session.scalars(
+        select(Lease.detail).where(
+            Lease.key.startswith(prefix, autoescape=True), Lease.expires_at >= utcnow(), Lease.holder != me
+        )
+    )
+    return list(rows)
+
+
+def received_elsewhere(session: Session, workspace_id: str) -> list[str]:
+    """The names of the files other nodes are receiving for the workspace right now (uploads not
+    stored yet: a question asked here waits for them as for this process's own)."""
+    return details_elsewhere(session, f"{RECEIVING}{workspace_id}:")
 
 
 def held_elsewhere(session: Session, key: str) -> bool:

@@ -234,3 +234,84 @@ def test_guesses_sent_at_once_to_two_servers_get_no_more_tries_than_one_server_g
     finally:
         for server in servers:
             server.close()
+
+
+# --- runs in a server's threads ----------------------------------------------------------------
+def test_a_starting_server_leaves_the_runs_of_a_live_server_alone(tmp_path, database_url):
+    """Threads mode: a server that starts marks the runs left by a dead server interrupted, but not
+    the runs another live server executes (it holds their leases; both are PID-alike here)."""
+    from app.db.models import Run, Workspace
+    from app.main import create_app
+    from app.runs import run_lease
+
+    settings = node_settings(tmp_path, database_url)
+    running = open_database(settings)  # the live server
+    try:
+        with running.session() as session:
+            workspace = Workspace(name="runs")
+            session.add(workspace)
+            session.flush()
+            live, orphan = (Run(workspace_id=workspace.id, question=q, status="running") for q in ("live", "orphan"))
+            session.add_all([live, orphan])
+            session.flush()
+            live_id, orphan_id = live.id, orphan.id
+        assert running.leases.claim(run_lease(live_id))
+        with TestClient(create_app(settings)) as starting:
+            db = starting.app.state.db  # type: ignore[attr-defined]
+            with db.session() as session:
+                assert session.get(Run, live_id).status == "running"  # type: ignore[union-attr]
+                assert session.get(Run, orphan_id).status == "interrupted"  # type: ignore[union-attr]
+    finally:
+        running.close()
+
+
+def test_the_runs_of_a_server_that_died_are_interrupted_by_the_others_sweep(tmp_path, database_url):
+    """A node that dies stops renewing its runs' leases; a live server's sweep (every lease_ttl_s)
+    marks them interrupted once two sweeps found them without a live lease."""
+    from app.db.models import Run, Workspace
+    from app.main import create_app
+    from app.runs import run_lease
+
+    settings = node_settings(tmp_path, database_url, lease_ttl_s=0.5)
+    dying = open_database(settings)
+    with TestClient(create_app(settings)) as survivor:
+        with dying.session() as session:
+            workspace = Workspace(name="runs")
+            session.add(workspace)
+            session.flush()
+            run = Run(workspace_id=workspace.id, question="q", status="running")
+            session.add(run)
+            session.flush()
+            run_id = run.id
+        assert dying.leases.claim(run_lease(run_id))
+        db = survivor.app.state.db  # type: ignore[attr-defined]
+        time.sleep(1.6)  # three sweeps: the dying node still renews
+        with db.session() as session:
+            assert session.get(Run, run_id).status == "running"  # type: ignore[union-attr]
+        dying.leases._stop.set()  # the node dies
+        deadline = time.monotonic() + 10
+        status = "running"
+        while status == "running" and time.monotonic() < deadline:
+            time.sleep(0.2)
+            with db.session() as session:
+                status = session.get(Run, run_id).status  # type: ignore[union-attr]
+        assert status == "interrupted"
+    dying.close()
+
+
+def test_a_file_one_server_is_receiving_is_seen_by_the_others(two_nodes):
+    """A question asked on one server waits for a file another server is still receiving (runs.py's
+    wait_for_loading reads `received_elsewhere`); the receiving node does not list its own there
+    (it knows them in memory)."""
+    from app.nodes import received_elsewhere
+    from app.web.uploads import announced
+
+    first, second = two_nodes
+    with announced(first.leases, "ws1", "big orders.xlsx"):
+        with second.session() as session:
+            assert received_elsewhere(session, "ws1") == ["big orders.xlsx"]
+            assert received_elsewhere(session, "ws2") == []
+        with first.session() as session:
+            assert received_elsewhere(session, "ws1") == []
+    with second.session() as session:
+        assert received_elsewhere(session, "ws1") == []

@@ -269,3 +269,4 @@ class Lease(Base):
     holder_name: Mapped[str] = mapped_column(String(300), default="")  # host:pid, for people reading it
     acquired_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    detail: Mapped[str] = mapped_column(Text, default="")  # what it is about (an upload's file name)

@@ -90,7 +90,7 @@ def api_upload(
     """201 with the dataset. A big workbook answers at once from its first rows ("status":
     "loading", "partial": true); poll GET /api/workspaces/{ws}/datasets/{id} until "ready"."""
     try:
-        dataset, table = ingest_upload(session, settings, workspace, file, sheet)
+        dataset, table = ingest_upload(session, settings, workspace, file, sheet, request.app.state.db.leases)
     except IngestError as error:
         raise ApiError.from_ingest(error_status(error), error) from error
     if table is None:

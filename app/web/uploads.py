@@ -8,6 +8,7 @@ import logging
 import shutil
 import tempfile
 import threading
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from app.ingest.bounded import preview_table_bounded
 from app.ingest.errors import IngestError
 from app.ingest.parse_slots import on_wait
 from app.ingest.pipeline import LoadedTable
+from app.nodes import RECEIVING, Leases
 from app.web.background import background_pool
 from app.workspaces import (
     LOADING,
@@ -93,7 +95,12 @@ def saved_upload(upload: UploadFile, settings: Settings) -> Iterator[Path]:
 
 
 def ingest_upload(
-    session: Session, settings: Settings, workspace: Workspace, upload: UploadFile, sheet: str | None
+    session: Session,
+    settings: Settings,
+    workspace: Workspace,
+    upload: UploadFile,
+    sheet: str | None,
+    leases: Leases | None = None,
 ) -> tuple[Dataset, LoadedTable | None]:
     """Read an uploaded file into the workspace. Raises IngestError for bad input.
 
@@ -103,7 +110,7 @@ def ingest_upload(
     name = safe_file_name(upload.filename)
     # a question asked meanwhile waits for this file (runs.py); committed before the mark is lifted, so
     # no moment goes by in which the file is neither under way nor stored
-    with receiving(workspace.id, name), saved_upload(upload, settings) as path:
+    with receiving(workspace.id, name), announced(leases, workspace.id, name), saved_upload(upload, settings) as path:
         preview = quick_preview(path, sheet or None, settings) if wants_background(path, settings) else None
         if preview is not None:
             loading = add_loading_dataset(
@@ -114,6 +121,20 @@ def ingest_upload(
         stored = add_dataset(session, settings, workspace, path, name, sheet or None)
         session.commit()
         return stored
+
+
+@contextmanager
+def announced(leases: Leases | None, workspace_id: str, name: str) -> Iterator[None]:
+    """The upload under way, as a lease other nodes see: a question asked on another server waits
+    for the file too (app/nodes.py, `received_elsewhere`). Renewed while it is received; gone after."""
+    key = f"{RECEIVING}{workspace_id}:{uuid.uuid4().hex}"
+    if leases is None or not leases.claim(key, detail=name):
+        yield
+        return
+    try:
+        yield
+    finally:
+        leases.release(key)
 
 
 def quick_preview(path: Path, sheet: str | None, settings: Settings) -> dict | None:

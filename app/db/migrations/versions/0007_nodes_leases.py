@@ -22,6 +22,7 @@ def upgrade() -> None:
         sa.Column("holder_name", sa.String(length=300), nullable=False),
         sa.Column("acquired_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("detail", sa.Text(), nullable=False, server_default=""),
         sa.PrimaryKeyConstraint("key"),
     )
     op.create_index(op.f("ix_leases_holder"), "leases", ["holder"], unique=False)

@@ -54,9 +54,9 @@ from app.agent import (
 from app.analyst import BuiltinAnalyst
 from app.config import Settings
 from app.db.models import Message, Report, Run, User, Workspace, utcnow
+from app.db.nodes import held_elsewhere, lease_holder, received_elsewhere
 from app.db.session import Database, rows_changed
 from app.faults import DISK_FULL, Fault, fault_of
-from app.nodes import held_elsewhere, lease_holder, received_elsewhere
 from app.reports.builder import build_report
 from app.understanding import with_values
 from app.workspaces import (
@@ -152,7 +152,7 @@ class RunService:
         for a `verity worker` process to take (app/worker.py)."""
         if self.settings.run_executor == "worker":
             return None
-        # This node's claim on the run (app/nodes.py): another server starting up leaves it alone
+        # This node's claim on the run (app/db/nodes.py): another server starting up leaves it alone
         # (`recover`) while this node lives and renews it.
         if not self.db.leases.claim(run_lease(run_id)):
             return None  # another live node executes it

@@ -1,5 +1,5 @@
 """Issue 26 point 4: nodes are not PIDs. A node is a boot id; work only one node may do is a lease in
-the database with an expiry (app/nodes.py). Every node here runs in this one test process, so all
+the database with an expiry (app/db/nodes.py). Every node here runs in this one test process, so all
 of them have the same process id, as every container's PID 1 does (issue 26 F6)."""
 
 from __future__ import annotations
@@ -303,7 +303,7 @@ def test_a_file_one_server_is_receiving_is_seen_by_the_others(two_nodes):
     """A question asked on one server waits for a file another server is still receiving (runs.py's
     wait_for_loading reads `received_elsewhere`); the receiving node does not list its own there
     (it knows them in memory)."""
-    from app.nodes import received_elsewhere
+    from app.db.nodes import received_elsewhere
     from app.web.uploads import announced
 
     first, second = two_nodes

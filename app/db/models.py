@@ -257,7 +257,7 @@ class AuthAttempt(Base):
 
 
 class Lease(Base):
-    """Work one node has taken on, for a while (app/nodes.py): a background read of a big upload, a
+    """Work one node has taken on, for a while (app/db/nodes.py): a background read of a big upload, a
     number check, a run executed by a server's threads. Claimed with a conditional write that only
     one node wins, renewed while the work goes on, and free for another node once `expires_at` has
     passed (its holder died). `holder` is the holder's boot id, never a process id: every container's

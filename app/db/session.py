@@ -13,10 +13,10 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.db.nodes import Leases, Node
 from app.db.progress import install as announce_progress
 from app.db.progress import progress_bus, release_bus
 from app.db.retry import RetryingSession
-from app.nodes import Leases, Node
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 MIGRATION_LOCK_KEY = 0x76657269  # "veri": the PostgreSQL advisory lock that serialises migrations
@@ -55,7 +55,7 @@ class Database:
 
     def __init__(self, settings: Settings, node: Node | None = None):
         self.settings = settings
-        # This start of a process (app/nodes.py): what its leases and its runs are held by.
+        # This start of a process (app/db/nodes.py): what its leases and its runs are held by.
         self.node = node or Node.start()
         self.leases = Leases(self, self.node, settings.lease_ttl_s)
         url = settings.sqlalchemy_url

@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 from app.agent import masked, unmasked
 from app.config import Settings
 from app.db.models import Report, Run
+from app.db.nodes import held_elsewhere
 from app.db.session import Database
-from app.nodes import held_elsewhere
 from app.reports.reproduce import Limits, Outcome, check_analysis_script, host_verdict
 from app.reports.script import dataset_sources, report_numbers, to_analysis_script
 from app.web.background import background_pool
@@ -49,7 +49,7 @@ def check_running(session: Session, run: Run) -> bool:
 
 
 def check_running_elsewhere(session: Session, run: Run) -> bool:
-    """Another node holds the lease of a check of this run (app/nodes.py): it runs it, renewing the
+    """Another node holds the lease of a check of this run (app/db/nodes.py): it runs it, renewing the
     lease, or died less than a lease's lifetime ago. (A check recorded as running whose lease is
     gone ended without a record.)"""
     state = (run.state or {}).get(STATE_KEY) or {}

@@ -19,12 +19,12 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.db.models import Dataset, Workspace
+from app.db.nodes import RECEIVING, Leases
 from app.db.session import Database
 from app.ingest.bounded import preview_table_bounded
 from app.ingest.errors import IngestError
 from app.ingest.parse_slots import on_wait
 from app.ingest.pipeline import LoadedTable
-from app.nodes import RECEIVING, Leases
 from app.web.background import background_pool
 from app.workspaces import (
     LOADING,
@@ -45,7 +45,7 @@ STATUS_BY_CATEGORY = {"too_large": 413, "unsupported_format": 415}
 # read whole by the preview itself, so a background read would only read them twice.
 STREAMED_PREVIEW = (".xlsx", ".xlsm")
 # Which node reads a loading dataset is a
-# lease in the database ("load:<id>", app/nodes.py): the node that claims it reads it, renewing the
+# lease in the database ("load:<id>", app/db/nodes.py): the node that claims it reads it, renewing the
 # claim while it reads; a load whose node died (the lease expired) is taken over when the dataset
 # is looked at (`resume_if_stale`). Process ids decide nothing: containers' processes are all PID 1.
 _pending_lock = threading.Lock()
@@ -126,7 +126,7 @@ def ingest_upload(
 @contextmanager
 def announced(leases: Leases | None, workspace_id: str, name: str) -> Iterator[None]:
     """The upload under way, as a lease other nodes see: a question asked on another server waits
-    for the file too (app/nodes.py, `received_elsewhere`). Renewed while it is received; gone after."""
+    for the file too (app/db/nodes.py, `received_elsewhere`). Renewed while it is received; gone after."""
     key = f"{RECEIVING}{workspace_id}:{uuid.uuid4().hex}"
     if leases is None or not leases.claim(key, detail=name):
         yield

@@ -23,9 +23,10 @@ import os
 import socket
 import threading
 import uuid
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 from sqlalchemy import CursorResult, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
@@ -33,12 +34,17 @@ from sqlalchemy.orm import Session
 
 from app.db.models import Lease, utcnow
 
-if TYPE_CHECKING:
-    from app.db.session import Database
+
+class Sessions(Protocol):
+    """What leases need of a Database (app/db/session.py, which holds this node's Leases)."""
+
+    def session(self) -> AbstractContextManager[Session]: ...
+
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TTL_S = 30.0
+FORGOTTEN_AFTER = timedelta(days=1)  # an expired lease is deleted by the next renewal after this
 RECEIVING = "receiving:"  # leases of uploads under way: receiving:<workspace>:<uuid>, detail the file name
 
 
@@ -64,7 +70,7 @@ class Node:
 class Leases:
     """The leases one node holds in one database, and the thread that keeps them alive."""
 
-    def __init__(self, db: Database, node: Node, ttl_s: float = DEFAULT_TTL_S):
+    def __init__(self, db: Sessions, node: Node, ttl_s: float = DEFAULT_TTL_S):
         self.db, self.node, self.ttl = db, node, timedelta(seconds=ttl_s)
         self._held: dict[str, threading.Event] = {}  # key -> set when the lease was lost
         self._lock = threading.Lock()
@@ -164,6 +170,8 @@ class Leases:
             mine = (Lease.holder == self.node.boot) & Lease.key.in_(keys)
             session.execute(update(Lease).where(mine).values(expires_at=now + self.ttl))
             kept = set(session.scalars(select(Lease.key).where(mine)))
+            # Leases of nodes long dead that no one took over (an upload's mark): free anyway.
+            session.execute(delete(Lease).where(Lease.expires_at < now - FORGOTTEN_AFTER))
         with self._lock:
             for key in keys:
                 if key not in kept and (lost := self._held.get(key)) is not None:

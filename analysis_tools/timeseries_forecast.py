@@ -263,6 +263,24 @@ def _result(
             f"预计 {labels[0]} 的 {value_column} 约为 {fmt_num(first['forecast'])}（{level} 区间为 "
             f"{fmt_num(first['lower'])} 至 {fmt_num(first['upper'])}）。",
         )
+    elif _flat(fc["forecast"]):  # "about 1,346 … and about 1,346" read as a change; say it stays level
+        reading = ctx.t(
+            f"{value_column} is expected to stay flat at about {fmt_num(first['forecast'])} per {unit[0]} from "
+            f"{labels[0]} to {labels[-1]} ({labels[-1]} alone: likely between {fmt_num(last['lower'])} and "
+            f"{fmt_num(last['upper'])}, {level} interval; every period's interval is listed below)"
+            + (
+                f"; about {fmt_num(m['forecast_total'])} over the next {m['horizon']} {unit[0]}s."
+                if "forecast_total" in m
+                else "."
+            ),
+            f"预计 {value_column} 从 {labels[0]} 到 {labels[-1]} 基本持平，每{unit[1]}约 {fmt_num(first['forecast'])}"
+            f"（仅 {labels[-1]} 一期的 {level} 区间为 {fmt_num(last['lower'])} 至 {fmt_num(last['upper'])}，各期区间见下）"
+            + (
+                f"；未来 {m['horizon']} 个{unit[1]}合计约 {fmt_num(m['forecast_total'])}。"
+                if "forecast_total" in m
+                else "。"
+            ),
+        )
     else:
         reading = ctx.t(
             f"{value_column} is expected to be about {fmt_num(first['forecast'])} in {labels[0]} and about "
@@ -387,6 +405,15 @@ def _result(
         table=table,
         payload={"forecast": table.to_dict(orient="records")},
     )
+
+
+FLAT_SPREAD = 0.01  # forecasts within 1% of their mean across the whole horizon read as "flat"
+
+
+def _flat(forecast: pd.Series) -> bool:
+    """The forecast stays level over the horizon (naive or fully damped methods repeat one value)."""
+    centre = float(forecast.abs().mean())
+    return centre > 0 and float(forecast.max() - forecast.min()) <= FLAT_SPREAD * centre
 
 
 def _per_period(fc: pd.DataFrame, labels: list[str], ctx: ToolContext) -> str:

@@ -47,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None)
     serve.add_argument("--port", type=int, default=None)
     serve.set_defaults(func=serve_command)
-    worker = sub.add_parser("worker", help="execute queued runs in this process (run_executor=worker)")
+    worker = sub.add_parser(
+        "worker", help="execute queued runs in this process (run_executor=worker, or dramatiq: from the job queue)"
+    )
     worker.add_argument("--once", action="store_true", help="exit when no queued run is left")
     worker.set_defaults(func=worker_command)
     migrate = sub.add_parser("migrate", help="bring the database schema to the newest migration, then exit")
@@ -95,10 +97,19 @@ def worker_command(args: argparse.Namespace) -> int:
     from app.config import get_settings
     from app.worker import Worker
 
-    configure_logging(get_settings())
-    worker = Worker(get_settings())
+    settings = get_settings()
+    configure_logging(settings)
+    if settings.run_executor == "dramatiq":  # the job queue's worker (app/job_worker.py)
+        from app.job_worker import QueueWorker
+
+        queue_worker = QueueWorker(settings)
+        queue_worker.owns_process = True  # on SIGTERM it may end the process to hand its runs over
+        worker: Worker = queue_worker
+        shown = f"{settings.run_workers} question(s) and {settings.run_workers} report(s) at a time from the job queue"
+    else:
+        worker, shown = Worker(settings), f"{settings.run_workers} run(s) at a time"
     signal.signal(signal.SIGTERM, lambda *_: worker.stop.set())  # `docker stop`: finish the current step
-    print(f"Verity worker {worker.name}: {worker.settings.run_workers} run(s) at a time", flush=True)
+    print(f"Verity worker {worker.name}: {shown}", flush=True)
     print(sandbox_status(worker.settings), flush=True)
     try:
         ran = worker.run_forever(once=args.once)

@@ -186,11 +186,41 @@ class Settings(BaseSettings):
         description="Most runs one signed-in user may have queued or running at once (multi-user mode; "
         "0: no limit). More are refused with 429 too_many_runs until one finishes.",
     )
-    run_executor: Literal["threads", "worker"] = Field(
+    run_executor: Literal["threads", "worker", "dramatiq"] = Field(
         "threads",
-        description="Where runs execute: threads of the web server, or separate `verity worker` "
-        "processes that take queued runs from the database (multi-user deployments: the web server stays "
-        "responsive, workers can be restarted or added, a run is stopped through the database).",
+        description="Where runs execute: threads of the web server (one machine, no broker); separate "
+        "`verity worker` processes that take queued runs from the database (worker); or `verity worker` "
+        "processes fed by a job queue on a broker (dramatiq, broker_url; app/jobs.py): a run whose worker "
+        "dies goes on at once on another from its recorded steps, failures of the machine are retried "
+        "with backoff, a run that fails run_max_attempts times is set aside, and questions have their "
+        "own queue beside full reports.",
+    )
+    broker_url: str = Field(
+        "amqp://guest:guest@127.0.0.1:5672/",
+        description="The job queue's broker (run_executor=dramatiq): RabbitMQ (amqp://…, measured to hand "
+        "a dead worker's run over at once: bench/queue_takeover.py) or Redis (redis://…: works, but a dead "
+        "worker's run was not handed over within 150 s in the same measurement).",
+    )
+    job_queue_prefix: str = Field(
+        "verity",
+        description="The job queues' names begin with this (PREFIX-questions, PREFIX-reports): several "
+        "Verity deployments, or test runs, can share one broker.",
+    )
+    worker_stop_grace_s: float = Field(
+        20.0,
+        description="On SIGTERM (docker stop, a rolling restart) a job-queue worker takes no more runs and "
+        "gives those in flight this long to end; one still going is handed to another worker, which goes on "
+        "from its recorded steps (run_executor=dramatiq). Keep it below the container's stop grace period.",
+    )
+    run_max_attempts: int = Field(
+        3,
+        description="Times a run is started (run_executor=dramatiq) before it is set aside as failed "
+        "for good (its worker died each time, or the machine failed under it).",
+    )
+    run_retry_backoff_s: float = Field(
+        5.0,
+        description="First wait before a run the machine failed under (e.g. a lost database) is started "
+        "again (run_executor=dramatiq); it doubles each time, up to 12 times this.",
     )
     lease_ttl_s: float = Field(
         30.0,

@@ -27,6 +27,7 @@ from app.config import Settings, get_settings
 from app.db.session import open_database
 from app.faults import fault_of
 from app.ingest.readserver import start_read_server
+from app.ingest.warnings_text import warning_in
 from app.paths import asset_dir
 from app.reports.safe_markdown import markdown_snippet
 from app.runs import RunService, default_model
@@ -103,7 +104,7 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
         application.state.db, application.state.runs = db, service
         db.progress.listen()  # progress pages hear of news from every node (app/db/progress.py)
         sweeping = threading.Event()
-        if settings.run_executor != "worker":  # runs of a server that died, found by the others
+        if settings.run_executor == "threads":  # runs of a server that died, found by the others
             threading.Thread(target=sweep_runs, args=(service, sweeping), name="verity-run-sweep", daemon=True).start()
         # Uploads are read in children of the read server (app.ingest.bounded); start it now, aside.
         threading.Thread(target=start_read_server, name="verity-read-server-start", daemon=True).start()
@@ -185,6 +186,7 @@ def make_templates() -> Jinja2Templates:
     templates.env.globals["tool_label"] = tool_label
     templates.env.globals["tool_labels"] = tool_labels
     templates.env.globals["cleaning_text"] = cleaning_text
+    templates.env.globals["warning_text"] = warning_in
     templates.env.filters["num"] = format_number
     templates.env.filters["markdown_snippet"] = markdown_snippet
     return templates

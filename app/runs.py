@@ -45,6 +45,7 @@ from app.agent import (
     question_reading,
     run_turn,
     situations,
+    spent_in,
     system_prompt,
     trace_dir,
     turn_opening,
@@ -57,6 +58,7 @@ from app.db.models import Message, Report, Run, User, Workspace, utcnow
 from app.db.nodes import held_elsewhere, lease_holder, received_elsewhere
 from app.db.session import Database, rows_changed
 from app.faults import DISK_FULL, Fault, fault_of
+from app.jobs import send_run
 from app.reports.builder import build_report
 from app.understanding import with_values
 from app.workspaces import (
@@ -108,6 +110,8 @@ class RunService:
         self.executor = ThreadPoolExecutor(max_workers=settings.run_workers, thread_name_prefix="verity-run")
         self._stops: dict[str, threading.Event] = {}
         self.loading_wait_s = LOADING_WAIT_S
+        self.retry_faults = False  # a job-queue worker (app/job_worker.py) hands a lost database back to its queue
+        self.handed_over: set[str] = set()  # runs another worker took over while this one still ran them
 
     # --- commands ------------------------------------------------------------------------
     def create(self, session: Session, workspace: Workspace, text: str, language: str | None = None) -> Run:
@@ -149,15 +153,33 @@ class RunService:
 
     def submit(self, run_id: str) -> Future | None:
         """Start a queued run: in a thread here, or (run_executor=worker) leave it in the database
-        for a `verity worker` process to take (app/worker.py)."""
+        for a `verity worker` process to take (app/worker.py), or (dramatiq) send it to the job
+        queue (app/jobs.py)."""
         if self.settings.run_executor == "worker":
             return None
+        if self.settings.run_executor == "dramatiq":  # sent from a thread: the request never waits on the broker
+            return self.executor.submit(self.send_to_queue, run_id)
         # This node's claim on the run (app/db/nodes.py): another server starting up leaves it alone
         # (`recover`) while this node lives and renews it.
         if not self.db.leases.claim(run_lease(run_id)):
             return None  # another live node executes it
         self._stops[run_id] = threading.Event()
         return self.executor.submit(self.execute, run_id)
+
+    def send_to_queue(self, run_id: str) -> None:
+        """Hand a queued run to the job queue (run_executor=dramatiq); when the broker cannot be
+        reached the run fails with a plain message rather than stay queued for ever."""
+        with self.db.session() as session:
+            run = session.get(Run, run_id)
+            if run is None:
+                return
+            try:
+                send_run(self.settings, run_id, run.question or "")
+            except Exception:  # the broker is down or refuses: say so on the run's page
+                log.exception("run %s could not be sent to the job queue", run_id)
+                recorder = RunRecorder(session, run.workspace_id, run.id)
+                run.status, run.error = "failed", queue_unavailable(run.language)
+                self.finish(session, run, recorder)
 
     def interrupt(self, run_id: str) -> str:
         """Stop a run. A queued or running one stops at its next step and ends "interrupted" with
@@ -172,7 +194,7 @@ class RunService:
             run = session.get(Run, run_id)
             if run is None:
                 return "not_found"
-            if self.settings.run_executor == "worker" and run.status in BUSY_STATUSES:
+            if self.settings.run_executor != "threads" and run.status in BUSY_STATUSES:
                 return stop_in_worker(session, run)
             if run.status == "waiting":
                 recorder = RunRecorder(
@@ -192,7 +214,7 @@ class RunService:
         """After a restart, runs that were in flight are marked interrupted (their history is
         healed when they are continued); runs another live server executes (it holds and renews
         their leases) are left to it. With worker processes, runs are theirs to recover."""
-        if self.settings.run_executor == "worker":
+        if self.settings.run_executor != "threads":
             return 0
         with self.db.session() as session:
             in_flight = session.scalars(select(Run).where(Run.status.in_(("queued", "running"))))
@@ -219,8 +241,8 @@ class RunService:
         try:
             self._execute(run_id)
         except Exception as exc:  # the database itself failed (it is how the run's outcome is recorded)
-            if fault_of(exc) is None:
-                raise
+            if fault_of(exc) is None or (self.retry_faults and fault_of(exc) is not DISK_FULL):
+                raise  # a bug; or a lost database, which the job queue retries after a backoff
             log.warning("run %s: the database failed (%s); recording the run as interrupted", run_id, exc)
             self.end_after_fault(run_id, fault_of(exc))
         finally:
@@ -251,6 +273,9 @@ class RunService:
             except Paused as pause:  # waits for the user's answer; resumed by resume_after_answer (clarify.py)
                 mark_waiting(run, recorder, turn, pause.args[0] if pause.args else None)
             except Interrupted:
+                if run_id in self.handed_over:  # another worker took the run over (app/job_worker.py): it ends it
+                    session.rollback()
+                    return
                 run.status, run.answer = "interrupted", _partial_answer(run.language)
                 self.finish(session, run, recorder)
             except ModelError as exc:
@@ -410,16 +435,15 @@ class RunService:
         apply_intent(messages, intent)  # the intent's guidance + the user's restrictions (user tier)
         messages += with_workspace_summary(session, workspace.id, earlier)
         paused_budget = (run.state or {}).get("waiting", {}).get("budget")  # read before turn_opening clears it
-        messages += turn_opening(
-            session, run, recorder, masker.mask
-        )  # clarify.py: the question, or the paused turn + answer
+        opening = turn_opening(session, run, recorder, masker.mask)  # clarify.py: the question, or the turn so far
+        messages += opening
         toolbox.records.restore(messages, window.store)  # a resumed turn's earlier results, from disk
         return Turn(
             messages,
             model,
             toolbox,
             recorder,
-            budget_for(intent, self.settings).restore(paused_budget),
+            budget_for(intent, self.settings).restore(paused_budget or spent_in(opening)),  # a taken-over turn's too
             self._stops.setdefault(run.id, threading.Event()),
             figure_url=partial(figure_url, workspace.id),
             context=window,
@@ -529,6 +553,13 @@ def fault_message(fault: Fault | None, language: str) -> str:
     from app.web.i18n import t
 
     return t(fault.message_key if fault else "error_database_unavailable", language)
+
+
+def queue_unavailable(language: str) -> str:
+    """Why a question was not started: the job queue could not be reached (run_executor=dramatiq)."""
+    from app.web.i18n import t
+
+    return t("run_queue_unavailable", language)
 
 
 def files_still_loading(names: list[str], language: str) -> str:

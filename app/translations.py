@@ -24,6 +24,20 @@ CATALOG: dict[str, dict[str, str]] = {
         "(its card then shows the whole file).",
         "zh": "{files} 还在读取中，问题可能与它有关。等它读完（卡片上显示出整个文件）后再问一次。",
     },
+    # a run set aside after run_max_attempts starts (app/job_worker.py): its worker died, or the machine failed
+    "run_dead_letter": {
+        "en": "This analysis was started {attempts} times and each time the server running it failed "
+        "(it stopped, or lost its database), so it was set aside rather than tried again. "
+        "What it recorded is kept. Ask again; if it happens again, tell whoever runs this Verity.",
+        "zh": "这次分析已经启动了 {attempts} 次，每次运行它的服务器都出了故障（进程停止或数据库断开），"
+        "因此不再重试，已被搁置。已记录的内容都保留着。请重新提问；如果再次出现，请告诉管理这个 Verity 的人。",
+    },
+    # the web server could not hand a question to the job queue (run_executor=dramatiq, app/runs.py)
+    "run_queue_unavailable": {
+        "en": "The question could not be passed on to the servers that answer it (their queue is not "
+        "reachable). Try again in a minute; if it keeps happening, tell whoever runs this Verity.",
+        "zh": "问题没能交给负责回答的服务器（它们的队列连接不上）。请过一分钟再试；如果一直这样，请告诉管理这个 Verity 的人。",
+    },
     "language": {"en": "Language", "zh": "语言"},
     # accounts (multi-user mode)
     "auth_login": {"en": "Sign in", "zh": "登录"},
@@ -146,6 +160,60 @@ CATALOG: dict[str, dict[str, str]] = {
         "delimited)” and upload again.",
         "zh": "无法识别文件的文字编码。请在 Excel 中另存为“CSV UTF-8（逗号分隔）”再上传。",
     },
+    # the reader's warnings about a file (app/ingest/warnings_text.py writes them from these templates)
+    "ingest_warning.blank_row": {
+        "en": "1 blank row inside the table was skipped",
+        "zh": "跳过了表格中间的 1 个空行",
+    },
+    "ingest_warning.blank_rows": {
+        "en": "{count} blank rows inside the table were skipped",
+        "zh": "跳过了表格中间的 {count} 个空行",
+    },
+    "ingest_warning.totals_row": {
+        "en": "row {row} looks like a totals row ('{label}') and was excluded",
+        "zh": "第 {row} 行像是合计行（“{label}”），已排除",
+    },
+    "ingest_warning.more_totals_rows": {
+        "en": "{count} more totals/subtotals rows were excluded",
+        "zh": "另有 {count} 个合计/小计行已排除",
+    },
+    "ingest_warning.averages_row": {
+        "en": "row {row} looks like a row of averages ('{label}') and was excluded",
+        "zh": "第 {row} 行像是平均值行（“{label}”），已排除",
+    },
+    "ingest_warning.note_row": {
+        "en": "row {row} looks like notes below the table ('{label}') and was excluded",
+        "zh": "第 {row} 行像是表格下方的备注（“{label}”），已排除",
+    },
+    "ingest_warning.note_rows": {
+        "en": "rows {first}–{last} look like notes below the table ('{label}') and were excluded",
+        "zh": "第 {first}–{last} 行像是表格下方的备注（“{label}”），已排除",
+    },
+    "ingest_warning.instruction_column": {
+        "en": "column name '{column}' reads like an instruction to the AI; it is treated as data only",
+        "zh": "列名“{column}”读起来像是给 AI 的指令；它只被当作数据",
+    },
+    "ingest_warning.instruction_cell": {
+        "en": "column '{column}', row {row}: the text '{text}' reads like an instruction to the AI; it is treated "
+        "as data only",
+        "zh": "“{column}”列第 {row} 行：文字“{text}”读起来像是给 AI 的指令；它只被当作数据",
+    },
+    "ingest_warning.more_instruction_cells": {
+        "en": "{count} more cells read like instructions to the AI",
+        "zh": "另有 {count} 个单元格读起来像是给 AI 的指令",
+    },
+    "ingest_warning.hidden_sheet": {
+        "en": "sheet '{sheet}' is hidden in the workbook",
+        "zh": "工作表“{sheet}”在工作簿中是隐藏的",
+    },
+    "ingest_warning.unreadable_sheet": {
+        "en": "sheet '{sheet}' could not be read and was skipped",
+        "zh": "工作表“{sheet}”无法读取，已跳过",
+    },
+    "ingest_warning.text_encoding": {
+        "en": "the file was read with the {encoding} text encoding",
+        "zh": "文件按 {encoding} 文字编码读取",
+    },
     # the headline of a file error: the file and what is wrong with it
     "file_error_head_unsupported_format": {
         "en": "{file} is not a kind of file Verity reads",
@@ -227,6 +295,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "current_version": {"en": "current", "zh": "当前"},
     "restore": {"en": "Go back to this version", "zh": "恢复到此版本"},
     "header_row": {"en": "Column names found in row {row}", "zh": "列名位于第 {row} 行"},
+    "header_rows": {"en": "Column names found in rows {first}-{last}", "zh": "列名位于第 {first}-{last} 行"},
     "missing": {"en": "missing", "zh": "缺失"},
     "masked": {"en": "Personal data masked", "zh": "已隐去个人信息"},
     "cleaning": {"en": "What was cleaned", "zh": "做了哪些清理"},
@@ -376,6 +445,37 @@ CATALOG: dict[str, dict[str, str]] = {
     "confidence_high": {"en": "high confidence", "zh": "高可信度"},
     "confidence_medium": {"en": "medium confidence", "zh": "中等可信度"},
     "confidence_low": {"en": "low confidence", "zh": "低可信度"},
+    # the answer card's result (app/web/answer_result.py): its table, its chart and "how sure"
+    "result_row": {"en": "Item", "zh": "项目"},
+    "result_aggregated": {"en": "{value} ({agg})", "zh": "{value}（{agg}）"},
+    "result_agg_sum": {"en": "total", "zh": "总和"},
+    "result_agg_mean": {"en": "average", "zh": "平均值"},
+    "result_agg_median": {"en": "median", "zh": "中位数"},
+    "result_agg_count": {"en": "count", "zh": "计数"},
+    "result_agg_min": {"en": "lowest", "zh": "最小值"},
+    "result_agg_max": {"en": "highest", "zh": "最大值"},
+    "result_agg_nunique": {"en": "distinct values", "zh": "不同值个数"},
+    "result_agg_std": {"en": "standard deviation", "zh": "标准差"},
+    "result_stat_share": {"en": "Share", "zh": "占比"},
+    "result_stat_mean": {"en": "Average", "zh": "平均值"},
+    "result_stat_median": {"en": "Median", "zh": "中位数"},
+    "result_stat_n": {"en": "Rows", "zh": "行数"},
+    "result_stat_forecast": {"en": "Forecast", "zh": "预测值"},
+    "result_stat_lower": {"en": "Lower bound", "zh": "下限"},
+    "result_stat_upper": {"en": "Upper bound", "zh": "上限"},
+    "result_stat_value": {"en": "Value", "zh": "数值"},
+    "result_rows": {"en": "{n} rows", "zh": "{n} 行数据"},
+    "result_how_sure": {"en": "How sure: {what}", "zh": "可信程度：{what}"},
+    "result_chart": {"en": "Chart", "zh": "图表"},
+    "result_table": {"en": "The result (click a column's name to sort)", "zh": "结果（点击列名排序）"},
+    "result_method_numbers": {"en": "Method and raw numbers", "zh": "方法与原始数字"},
+    "chart_show_as": {"en": "Show as", "zh": "显示为"},
+    "chart_kind_bar": {"en": "Bars", "zh": "条形图"},
+    "chart_kind_line": {"en": "Line", "zh": "折线图"},
+    "chart_kind_table": {"en": "Table", "zh": "表格"},
+    "chart_download_png": {"en": "Download PNG", "zh": "下载 PNG 图片"},
+    "sort_ascending": {"en": "sorted from low to high", "zh": "从低到高排序"},
+    "sort_descending": {"en": "sorted from high to low", "zh": "从高到低排序"},
     "unverified": {"en": "This number is not backed by recorded evidence.", "zh": "这个数字没有记录在案的证据支持。"},
     "unverified_note": {
         "en": "Numbers marked like this are not backed by evidence.",
@@ -441,8 +541,9 @@ CATALOG: dict[str, dict[str, str]] = {
     },
     "share_confirm": {"en": "Create the link", "zh": "创建链接"},
     "share_created": {
-        "en": "Copy the link now: it is shown only once. Revoke it here when it is no longer needed.",
-        "zh": "请立即复制链接：它只显示这一次。不再需要时，可在此撤销。",
+        "en": "Copy the link now: it stays on this page in this browser for 10 minutes, then only the people "
+        "you give it to have it. Revoke it here when it is no longer needed.",
+        "zh": "请现在复制链接：它在这个浏览器的本页上保留 10 分钟，之后只有你发给的人才有。不再需要时，可在此撤销。",
     },
     "share_loopback_link": {
         "en": "This link points at this computer (localhost), so only this computer can open it. "
@@ -709,6 +810,24 @@ CATALOG: dict[str, dict[str, str]] = {
     "report.guidance_memory": {"en": "Earlier finding", "zh": "以往结论"},
     "report.goal": {"en": "Goal", "zh": "目标"},
     "report.question_type": {"en": "Kind of question", "zh": "问题类型"},
+    # after an earlier finding whose data changed since (app/agent/context/memory.py writes the English)
+    "report.stale_finding": {
+        "en": "the data changed after this was found: recompute before relying on it",
+        "zh": "得出这一发现之后数据有变动：请重新计算后再使用",
+    },
+    # the analysis plan's question_type (app/agent/tools/analysis_plan.py), as the report names it
+    "report.question_type_description": {"en": "a description of the data", "zh": "描述数据"},
+    "report.question_type_comparison": {"en": "a comparison of groups", "zh": "比较分组"},
+    "report.question_type_relationship": {"en": "a relationship between columns", "zh": "列之间的关系"},
+    "report.question_type_trend": {"en": "a trend over time", "zh": "随时间的趋势"},
+    "report.question_type_forecast": {"en": "a forecast", "zh": "预测"},
+    "report.question_type_attribution": {"en": "what contributes to a result", "zh": "影响结果的因素"},
+    "report.question_type_retention": {"en": "who stays and who leaves", "zh": "留存"},
+    "report.question_type_funnel": {"en": "steps of a funnel", "zh": "转化漏斗"},
+    "report.question_type_segmentation": {"en": "groups of similar rows", "zh": "分群"},
+    "report.question_type_prediction": {"en": "a prediction", "zh": "预测模型"},
+    "report.question_type_data_quality": {"en": "the quality of the data", "zh": "数据质量"},
+    "report.question_type_other": {"en": "other", "zh": "其他"},
     "report.plan_metrics": {"en": "Metrics", "zh": "指标"},
     "report.plan_dimensions": {"en": "Split by", "zh": "分组维度"},
     "report.method_plan": {"en": "Planned methods", "zh": "计划的方法"},
@@ -753,6 +872,55 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "Generated by Verity. Every conclusion links to the analysis that produced it.",
         "zh": "由 Verity 生成。每条结论都可以追溯到产生它的分析。",
     },
+    # ---- A report's first pages and its appendix (issue 28: the answer first, the workings after) ----
+    "report.appendix": {
+        "en": "Appendix: method, statistics and tool calls",
+        "zh": "附录：分析方法、统计结果与工具调用",
+    },
+    "report.appendix_intro": {
+        "en": "Everything behind the answer above: each piece of evidence with all its numbers, the other "
+        "charts, the plan and every tool call (report.json holds the same in full).",
+        "zh": "上文结论背后的全部内容：每条证据及其全部数字、其他图表、分析计划和每一次工具调用（report.json 中有完整记录）。",
+    },
+    "report.results": {"en": "The result", "zh": "结果一览"},
+    "report.results_cut": {
+        "en": "The first {shown} of {total} rows; all of them are in the appendix.",
+        "zh": "仅列出 {total} 行中的前 {shown} 行，完整内容见附录。",
+    },
+    "report.how_sure": {"en": "How sure", "zh": "可信程度"},
+    "report.how_sure_confidence": {"en": "Confidence in the answer: {level}", "zh": "对结论的把握：{level}"},
+    "report.how_sure_passed": {
+        "en": "each claim matches the analysis it cites",
+        "zh": "每条结论都与所引用的分析一致",
+    },
+    "report.how_sure_reproduced": {
+        "en": "analysis.py re-computed all {n} numbers from the data file and each one matches",
+        "zh": "analysis.py 从数据文件重新算出全部 {n} 个数字，全部一致",
+    },
+    "report.caveats": {"en": "Caveats", "zh": "注意事项与局限"},
+    "report.other_figures": {"en": "Other charts", "zh": "其他图表"},
+    "report.stat.mean": {"en": "Average", "zh": "平均值"},
+    "report.stat.median": {"en": "Median", "zh": "中位数"},
+    "report.stat.n": {"en": "Count", "zh": "数量"},
+    "report.stat.count": {"en": "Count", "zh": "数量"},
+    "report.stat.sum": {"en": "Total", "zh": "合计"},
+    "report.stat.total": {"en": "Total", "zh": "合计"},
+    "report.stat.share": {"en": "Share", "zh": "占比"},
+    "report.stat.std": {"en": "Standard deviation", "zh": "标准差"},
+    "report.stat.min": {"en": "Smallest", "zh": "最小值"},
+    "report.stat.max": {"en": "Largest", "zh": "最大值"},
+    "report.stat.q1": {"en": "Lower quartile", "zh": "下四分位数"},
+    "report.stat.q3": {"en": "Upper quartile", "zh": "上四分位数"},
+    "report.stat.missing": {"en": "Missing", "zh": "缺失"},
+    "report.stat.skew": {"en": "Skew", "zh": "偏度"},
+    "report.stat.forecast": {"en": "Forecast", "zh": "预测值"},
+    "report.stat.lower": {"en": "Low end of range", "zh": "区间下限"},
+    "report.stat.upper": {"en": "High end of range", "zh": "区间上限"},
+    "report.stat.r": {"en": "Correlation (r)", "zh": "相关系数 (r)"},
+    "report.stat.r_squared": {"en": "Share explained (R²)", "zh": "解释比例 (R²)"},
+    "report.stat.ci_low": {"en": "95% range, low", "zh": "95% 区间下限"},
+    "report.stat.ci_high": {"en": "95% range, high", "zh": "95% 区间上限"},
+    "report.stat.forecast_total": {"en": "Forecast total", "zh": "预测合计"},
     # ---- The report's own warnings ---------------------------------------------------------------
     "report_note.no_evidence": {
         "en": "No evidence was recorded: the answer is not backed by recorded analysis results.",

@@ -110,10 +110,13 @@ def loading_datasets(session: Session, workspace_id: str) -> list[Dataset]:
     return [d for d in listed_datasets(session, workspace_id) if dataset_status(d) != READY]
 
 
-def dataset_name(file_name: str, taken: set[str]) -> str:
-    """A short identifier-like name the model can type: 'retail_sales', 'retail_sales_2'."""
+def dataset_name(file_name: str, taken: set[str], sheet: str | None = None) -> str:
+    """A short identifier-like name the model can type: 'retail_sales', 'retail_sales_2'; a second
+    sheet of a workbook already in the workspace is named by its sheet ('门店_二店')."""
     stem = re.sub(r"[^\w]+", "_", Path(file_name).stem, flags=re.UNICODE).strip("_").lower()
     stem = stem[:MAX_DATASET_NAME_CHARS].rstrip("_") or "data"
+    if stem in taken and sheet:
+        return dataset_name(f"{stem}_{sheet}", taken)
     name, n = stem, 1
     while name in taken:
         n += 1
@@ -139,7 +142,9 @@ def add_dataset(
     taken = {d.name for d in listed_datasets(session, workspace.id)}
     dataset = Dataset(
         workspace_id=workspace.id,
-        name=dataset_name(file_name, taken),
+        name=dataset_name(
+            file_name, taken, table.info.get("selected_sheet") if len(table.info.get("sheets") or []) > 1 else None
+        ),
         file_name=shown_file_name(file_name),
         format=table.info["format"],
         sheet=table.info.get("selected_sheet"),
@@ -226,7 +231,9 @@ def add_loading_dataset(
     info = {**preview, "status": LOADING, "requested_sheet": sheet, "loader": loader or {}}
     dataset = Dataset(
         workspace_id=workspace.id,
-        name=dataset_name(file_name, taken),
+        name=dataset_name(
+            file_name, taken, preview.get("selected_sheet") if len(preview.get("sheets") or []) > 1 else None
+        ),
         file_name=shown_file_name(file_name),
         format=str(preview.get("format") or Path(file_name).suffix.lstrip(".") or "?")[:20],
         sheet=preview.get("selected_sheet"),

@@ -41,7 +41,7 @@ IN_REPOSITORY = {
 }
 # Words in the skip reasons of tests that need what CI has (the skips are spread over the test
 # modules; their reasons name the resource). In CI such a skip is a failure.
-NEEDED_IN_CI = ("reference data", "corpus", "postgresql", "sample", "chromium", "playwright")
+NEEDED_IN_CI = ("reference data", "corpus", "postgresql", "rabbitmq", "sample", "chromium", "playwright")
 
 
 class InternetBlocked(OSError):

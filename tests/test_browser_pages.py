@@ -199,6 +199,10 @@ def test_share_link_uses_the_public_address_and_copies(finished_run) -> None:
     page.get_by_role("button", name=t("copy", "en")).click()
     expect(page.locator("[data-copy-status]")).to_have_text(t("copied", "en"))
     assert page.evaluate("navigator.clipboard.readText()") == link
+    with page.expect_navigation():  # switching the page's language keeps the link just made (issue 28)
+        page.get_by_role("link", name="中文").click()
+    expect(page.locator("#share-link")).to_have_text(link)
+    expect(page.locator("section.share h1")).to_have_text(t("share_title", "zh"))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -121,3 +121,37 @@ def test_the_agent_cannot_select_a_sheet_of_a_table_an_analysis_made(tmp_path):
     with db.session() as s:
         table = next(d for d in active_datasets(s, ws) if d.name == "region_totals")
         assert table.version == 1 and table.rows == 1
+
+
+def test_two_sheets_of_one_workbook_are_two_named_tables_not_a_duplicate(client, tmp_path):
+    """Uploading a workbook's second sheet (issue 28): not "exactly the same content" as the first
+    upload, and each table is named by its sheet on the page and for the analyst."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    first = book.active
+    first.title = "一月"
+    second = book.create_sheet("二月")
+    for sheet, base in ((first, 100), (second, 200)):
+        sheet.append(["门店", "销售额"])
+        for n, shop in enumerate(["东门", "西门", "南门"] * 4):
+            sheet.append([shop, base + n])
+    path = tmp_path / "门店.xlsx"
+    book.save(path)
+    ws = client.post("/api/workspaces", json={"name": "两个月"}).json()["id"]
+    names = []
+    for sheet in (None, "二月"):
+        with open(path, "rb") as f:
+            made = client.post(
+                f"/api/workspaces/{ws}/files", files={"file": (path.name, f)}, data={"sheet": sheet} if sheet else {}
+            )
+        assert made.status_code == 201, made.text
+        names.append(made.json()["dataset"]["name"])
+        location = client.get(f"/workspaces/{ws}?duplicate={made.json()['dataset']['id']}").text
+        assert "data-duplicate-upload" not in location
+    assert names == ["门店", "门店_二月"]
+    page = client.get(f"/workspaces/{ws}").text
+    assert (
+        '<h3 class="dataset-title">门店.xlsx · 一月</h3>' in page
+        and '<h3 class="dataset-title">门店.xlsx · 二月</h3>' in page
+    )

@@ -287,6 +287,31 @@ def test_docx_and_pdf_in_chinese(tmp_path):
     assert any("东区收入比西区高 12.3%" in p.text for p in doc.paragraphs)
 
 
+def test_every_format_of_a_report_is_on_one_paper_by_its_language(seeded, tmp_path):
+    """A4 for a Chinese report, Letter for an English one, in the PDF and the Word file alike;
+    English text is set in Helvetica, only Chinese runs in SimHei (issue 28)."""
+    import re
+
+    from docx import Document
+    from pypdf import PdfReader
+
+    english, _ = seeded
+    chinese, _ = _seed(tmp_path / "zh", language="zh", claim="东区收入比西区高 12.3%", answer="东区收入高出 12.3%。")
+    for report, (width_mm, height_mm) in ((english, (215.9, 279.4)), (chinese, (210.0, 297.0))):
+        name = report["language"]
+        page = PdfReader(to_pdf(report, tmp_path / f"{name}.pdf")).pages[0].mediabox
+        assert (round(float(page.width) / 72 * 25.4, 1), round(float(page.height) / 72 * 25.4, 1)) == (
+            width_mm,
+            height_mm,
+        )
+        section = Document(str(to_docx(report, tmp_path / f"{name}.docx"))).sections[0]
+        assert (round(section.page_width.mm, 1), round(section.page_height.mm, 1)) == (width_mm, height_mm)
+    english_pdf = (tmp_path / "en.pdf").read_bytes()
+    assert b"/Helvetica" in english_pdf
+    fonts_used_in_english = set(re.findall(rb"/BaseFont /(\S+)", english_pdf))
+    assert all(b"Helvetica" in font for font in fonts_used_in_english), fonts_used_in_english
+
+
 def test_write_report_files(seeded, tmp_path):
     report, sources = seeded
     out = tmp_path / "verity-report"

@@ -29,9 +29,12 @@ def test_a_shared_link_shows_the_report_to_anyone_until_it_is_revoked(tmp_path, 
         asked = client.post(f"/runs/{run}/share")
         assert asked.status_code == 200 and "without signing in" in asked.text and "/shared/" not in asked.text
         made = client.post(f"/runs/{run}/share", data={"confirm": "yes"})
-        assert made.status_code == 201
+        assert made.status_code == 200 and made.url.path == f"/runs/{run}/share"  # post, redirect, get
         link = made.text.split('<code class="new-token" id="share-link">')[1].split("</code>")[0]
         assert "/shared/" in link
+        in_chinese = client.get(f"/runs/{run}/share?lang=zh")  # the page's 中文 link keeps the new link
+        assert in_chinese.status_code == 200 and "创建链接" not in in_chinese.text and link in in_chinese.text
+        assert link not in TestClient(client.app, headers=ada).get(f"/runs/{run}/share").text  # not another browser
         unconfirmed = client.post(f"/api/runs/{run}/shares")
         assert unconfirmed.status_code == 409 and unconfirmed.json()["error"]["category"] == "confirmation_required"
         by_api = client.post(f"/api/runs/{run}/shares?confirm=true").json()

@@ -197,3 +197,38 @@ def test_next_quarter_through_the_cli(tmp_path):
     forecasts = [c for c in report["tool_calls"] if c["tool"] == "forecast" and c["ok"]]
     assert forecasts and "2025Q1" in report["answer"]
     assert "2024Q4 约" not in report["answer"]
+
+
+@pytest.mark.parametrize("language, words", [("en", "stay flat at about"), ("zh", "基本持平")])
+def test_a_level_forecast_is_called_flat_not_given_as_two_points(tmp_path, language, words):
+    """A series with no trend and no season forecasts one value every week; "about 1,346 in W1 and about
+    1,346 by W8" read as a change beside a trend elsewhere (issue 28), so the reading says flat."""
+    rng = np.random.default_rng(7)
+    weeks = pd.date_range("2024-01-07", periods=60, freq="W")
+    level = pd.DataFrame({"week": weeks, "boxes": 1346 + rng.normal(0, 15, len(weeks)).round()})
+    r = run_tool(
+        "forecast",
+        level,
+        date_column="week",
+        value_column="boxes",
+        horizon=8,
+        freq="W",
+        figures_dir=tmp_path,
+        language=language,
+    )
+    assert r.ok, r.error
+    forecast = r.table["forecast"]
+    assert forecast.max() - forecast.min() <= 0.01 * forecast.mean()  # independently: the values are level
+    assert words in r.interpretation
+    rising = level.assign(boxes=level["boxes"] + np.arange(len(level)) * 20)
+    r = run_tool(
+        "forecast",
+        rising,
+        date_column="week",
+        value_column="boxes",
+        horizon=8,
+        freq="W",
+        figures_dir=tmp_path,
+        language=language,
+    )
+    assert r.ok and words not in r.interpretation

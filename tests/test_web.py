@@ -143,7 +143,10 @@ def test_report_json_follows_the_contract(flow):
     response = flow["client"].get(f"/api/workspaces/{flow['ws']}/report.json")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("application/json")
-    assert 'filename="report.json"' in response.headers["content-disposition"]
+    assert re.search(
+        r'filename="Sales review-Does revenue differ by region-\d{4}-\d{2}-\d{2}\.json"',
+        response.headers["content-disposition"],
+    )
     report = response.json()
     assert REPORT_KEYS <= set(report)
     assert report["evidence"] and all(
@@ -173,11 +176,27 @@ def test_report_downloads(flow, fmt, media, magic):
     response = flow["client"].get(f"/api/workspaces/{flow['ws']}/report.{fmt}")
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith(media)
-    assert f'filename="report.{fmt}"' in response.headers["content-disposition"]
+    assert re.search(
+        rf'^attachment; filename="Sales review-Does revenue differ by region-\d{{4}}-\d{{2}}-\d{{2}}\.{fmt}"$',
+        response.headers["content-disposition"],
+    )
     if magic:
         assert response.content.startswith(magic)
     else:
         assert "region" in response.text.lower()
+
+
+def test_a_download_is_named_after_its_workspace_and_question_in_any_script():
+    """Non-ASCII names travel as RFC 6266 filename* (UTF-8) with an ASCII name for old clients."""
+    from urllib.parse import unquote
+
+    from app.web.reports import _name_part, attachment
+
+    assert _name_part("哪个门店的销售额最高？顺便看看月份") == "哪个门店的销售额最高"
+    assert _name_part("Does revenue differ: North/South? Then by month") == "Does revenue differ North South"
+    header = attachment("门店销售-哪个门店的销售额最高-2026-12-01.pdf")["Content-Disposition"]
+    assert header.startswith("attachment; filename=\"report-2026-12-01.pdf\"; filename*=utf-8''")
+    assert unquote(header.split("''", 1)[1]) == "门店销售-哪个门店的销售额最高-2026-12-01.pdf"
 
 
 def test_analysis_script_download(flow):

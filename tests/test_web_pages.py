@@ -176,16 +176,38 @@ def test_suggested_questions_come_from_every_dataset_and_name_it_when_columns_ar
     assert not any(" in " in q for q in mixed)  # nothing shared: no file named
     older = [{"name": "Revenue", "type": "number"}, {"name": "Region", "type": "category"}]
     both = suggest_questions([sales, older], "en", names=["sales.xlsx", "sales_2024.csv"])
+    # the tables take turns with different questions: the same question twice (once per file) was noise
     assert both[:2] == [
         "Does Revenue differ by Region in sales.xlsx?",
-        "Does Revenue differ by Region in sales_2024.csv?",
+        "What does the distribution of Revenue look like in sales_2024.csv?",
     ]
+    assert len({q.split(" in ")[0] for q in both}) == len(both)
     assert "How does Revenue change over time?" in both  # only sales.xlsx has dates: not ambiguous
     assert (
         suggest_questions([sales, older], "zh", names=["sales.xlsx", "b.csv"])[1]
-        == "在b.csv中，Revenue在不同Region之间有差异吗？"
+        == "在b.csv中，Revenue的分布是怎样的？"
     )
     assert len(suggest_questions([sales, teams, older], "en", names=["a", "b", "c"])) == 6
+
+
+def test_suggested_questions_name_the_leaf_of_a_merged_header_and_two_sheets_differ():
+    """ "销售额在不同门店之间有差异吗？", not "销售情况 / 销售额在不同基本信息 / 门店之间有差异吗？" (issue 28);
+    two sheets of one shape get different questions."""
+    from app.web.suggest import suggest_questions
+
+    month = [
+        {"name": "基本信息 / 门店", "type": "category"},
+        {"name": "基本信息 / 月份", "type": "datetime"},
+        {"name": "销售情况 / 销量", "type": "integer"},
+        {"name": "销售情况 / 销售额", "type": "integer"},
+    ]
+    alone = suggest_questions([month], "zh")
+    assert alone[0] == "销售额在不同门店之间有差异吗？" and not any(" / " in q for q in alone)
+    two = suggest_questions([month, month], "zh", names=["一月", "二月"])
+    assert len(two) == len(set(two)) == 6
+    assert len({q.split("中，", 1)[1] for q in two}) == 6  # no question asked of both sheets
+    same_leaf = [{"name": "上半年 / 销售额", "type": "number"}, {"name": "下半年 / 销售额", "type": "number"}]
+    assert suggest_questions([same_leaf], "zh")[0] == "上半年 / 销售额和下半年 / 销售额有关系吗？"
 
 
 def test_the_workspace_page_in_chinese_has_no_browser_english(client):

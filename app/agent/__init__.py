@@ -25,7 +25,7 @@ from app.agent.context.question_reading import question_reading
 from app.agent.context.sources import guidance_record, workspace_sources
 from app.agent.loop import run_turn
 from app.agent.model import ChatModel, ModelError, ModelReply, OpenAICompatibleModel, ToolCallRequest
-from app.agent.policy.budget import budget_for
+from app.agent.policy.budget import budget_for, spent_in
 from app.agent.policy.clarify import (
     Paused,
     answer_question,
@@ -33,7 +33,7 @@ from app.agent.policy.clarify import (
     resume_after_answer,
     turn_opening,
 )
-from app.agent.policy.intent import apply_intent, classify_run
+from app.agent.policy.intent import apply_intent, classify, classify_run
 from app.agent.policy.privacy import PiiMasker, masked, unmasked
 from app.agent.prompts import ALL_SECTIONS, detect_language, system_prompt
 from app.agent.recorder import RunRecorder
@@ -67,6 +67,7 @@ __all__ = [
     "apply_intent",
     "budget_for",
     "build_trace",
+    "classify",
     "classify_run",
     "compact_workspace",
     "detect_language",
@@ -82,6 +83,7 @@ __all__ = [
     "unmasked",
     "run_turn",
     "situations",
+    "spent_in",
     "system_prompt",
     "task_dict",
     "trace_dir",

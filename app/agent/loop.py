@@ -7,7 +7,7 @@ from typing import Any
 
 from app.agent.context.budget_table import budget_table
 from app.agent.context.compaction import asks_for_rows, compact, shelve_output, token_budget
-from app.agent.model.interface import ModelReply, ToolCallRequest
+from app.agent.model.interface import ModelReply, ToolCallRequest, parse_arguments
 from app.agent.model.protocol import heal_protocol
 from app.agent.model.recovery import malformed_calls, reemit_note
 from app.agent.policy.answer_check import answer_recheck, check_answer
@@ -25,6 +25,7 @@ from app.agent.turn import Interrupted, Turn, append
 def run_turn(turn: Turn) -> str:
     """Ask the model, run the tools it calls, repeat until it answers; return the answer."""
     try:
+        finish_open_calls(turn)  # a turn taken over from a worker that died: its last reply's calls
         while True:
             heal(turn)
             check_interrupt(turn)
@@ -50,6 +51,40 @@ def run_turn(turn: Turn) -> str:
     finally:
         if not awaiting_answer(turn):
             heal(turn)
+
+
+def finish_open_calls(turn: Turn) -> None:
+    """Complete the last reply's tool calls that have no result in the history: a turn taken over
+    from a worker that died after the reply (app/jobs.py). A call that finished before the worker
+    died is replayed from its record, never executed again (a figure, a stored table and evidence
+    are made once); the call it was in the middle of runs now. A fresh or clarification-resumed
+    turn has none (its question to the user is answered by turn_opening, not here)."""
+    last = next((m for m in reversed(turn.messages) if m.get("role") == "assistant"), None)
+    if last is None or not last.get("tool_calls"):
+        return
+    answered = {m.get("tool_call_id") for m in turn.messages if m.get("role") == "tool"}
+    open_calls = [c for c in last["tool_calls"] if c["id"] not in answered and c["function"]["name"] != ASK]
+    for part in open_calls:
+        raw = part["function"].get("arguments") or ""
+        call = ToolCallRequest(part["id"], part["function"]["name"], parse_arguments(raw), raw)
+        recorded = turn.recorder.recorded_call(call.id)
+        if recorded is None:
+            content = run_call(turn, call)
+        else:
+            content = replay_call(turn, call, recorded.tool, recorded.result_text or "")
+        append(turn, {"role": "tool", "tool_call_id": call.id, "content": content})
+    if open_calls:
+        turn.recorder.emit("calls_resumed", {"ids": [c["id"] for c in open_calls]})
+
+
+def replay_call(turn: Turn, call: ToolCallRequest, tool: str, content: str) -> str:
+    """What the model saw of a call that finished before its worker died, from its recorded text
+    (shelved as run_call shelves it; its result record is read back from the output store)."""
+    turn.budget.allow_tool_call()  # it counted against the budget when it ran
+    shown = shelve_output(turn.context, call.id, tool, content, None, whole=asks_for_rows(call.arguments))
+    if turn.context is not None:
+        turn.toolbox.records.restore([{"role": "tool", "tool_call_id": call.id, "content": shown}], turn.context.store)
+    return shown
 
 
 def heal(turn: Turn) -> None:

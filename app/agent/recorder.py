@@ -69,3 +69,8 @@ class RunRecorder:
                 interpretation=result.interpretation,
             )
         )  # committed with the `tool_finished` event that follows at once (one commit, not two)
+
+    def recorded_call(self, call_id: str) -> ToolCall | None:
+        """The run's tool call `call_id` as recorded when it finished, or None when it never did
+        (a run taken over from a worker that died replays it instead of executing it again)."""
+        return self.session.get(ToolCall, (self.run_id, call_id))

@@ -31,6 +31,8 @@ from app.understanding import data_tables
 from app.understanding.compound import split_compound
 from app.understanding.small_talk import is_small_talk
 
+CALL_PREFIX = "call_builtin_"
+
 
 class BuiltinAnalyst:
     kind = "builtin"
@@ -58,6 +60,9 @@ class BuiltinAnalyst:
 
     def complete(self, messages: list[Message], tools: list[dict[str, Any]]) -> ModelReply:
         view = self._reader.view(messages)
+        # call ids go on from this turn's calls so far: a turn rebuilt in another process (after a
+        # pause, or taken over from a worker that died) repeats no id its record holds
+        self._counter = max(self._counter, sum(1 for call_id in view.calls if call_id.startswith(CALL_PREFIX)))
         datasets = data_tables(self.datasets, view.question)  # never an earlier analysis' table (a `_summary`)
         if GREETING.match(view.question) or is_small_talk(view.question) or not datasets:
             return ModelReply(small_talk(bool(datasets), self.zh))
@@ -85,7 +90,7 @@ class BuiltinAnalyst:
         requests = []
         for name, arguments in calls:
             self._counter += 1
-            requests.append(ToolCallRequest(f"call_builtin_{self._counter}_{name}", name, arguments))
+            requests.append(ToolCallRequest(f"{CALL_PREFIX}{self._counter}_{name}", name, arguments))
         return ModelReply(None, requests, "tool_calls")
 
 

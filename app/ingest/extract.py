@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from app.ingest.table import MAX_MERGES, TableLayout, cell_text
 from app.ingest.textvalues import regex_hits, text_array
+from app.ingest.warnings_text import warning
 
 # A totals/subtotals label: "Total", "Grand total", "Subtotal", "合计", "华东小计", "总计：" ...
 TOTAL_PATTERN = (
@@ -28,6 +29,10 @@ _NOTE_START = re.compile(
     r"prepared|\*|※|\(\d\)|（\d）|\d[.、)]\s)",
     re.I,
 )
+
+
+# The attribute a reader sets on a body whose text cells are trimmed and whose blank cells are missing.
+TRIMMED = "verity_trimmed"
 
 
 @dataclass
@@ -43,8 +48,10 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
     column positions. Returns the table with blank rows, totals and notes removed."""
     warnings: list[str] = []
     cleaning: list[dict] = []
+    # A text file's cells come trimmed, blank ones missing (textfiles): nothing left to trim or test.
+    trimmed = bool(body.attrs.get(TRIMMED))
     body = body.reset_index(drop=True)
-    present = _present(body)
+    present = body.notna() if trimmed else _present(body)
     # Columns: those the header names plus any that only have data further down.
     extra = [c for c in body.columns if c not in set(layout.col_idx) and present[c].any()]
     cols = sorted(set(layout.col_idx) | set(extra))
@@ -79,30 +86,26 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
     blank = ~keep
     sheet_rows = np.arange(len(body)) + layout.data_start + 1
 
-    totals = _totals_mask(body, cols[:3]) & keep
+    totals = _totals_mask(body, cols[:3], trimmed) & keep
     if totals.any():
         idx = np.flatnonzero(totals)
         labels = _first_text(body.iloc[idx], cols[:3])
         for i, label in list(zip(idx, labels))[:5]:
-            warnings.append(f"row {sheet_rows[i]} looks like a totals row ('{label}') and was excluded")
+            warnings.append(warning("totals_row", row=sheet_rows[i], label=label))
         if len(idx) > 5:
-            warnings.append(f"{len(idx) - 5} more totals/subtotals rows were excluded")
+            warnings.append(warning("more_totals_rows", count=len(idx) - 5))
         keep &= ~totals
 
-    keep &= ~_exclude_averages(body, cols[:3], keep, sheet_rows, warnings, cleaning)
+    keep &= ~_exclude_averages(body, cols[:3], keep, sheet_rows, warnings, cleaning, trimmed)
 
     notes = _trailing_notes(body, present, keep, len(cols))
     if notes:
         first_note = notes[0]
         label = _first_text(body.iloc[[first_note]], cols)[0]
-        span = (
-            f"row {sheet_rows[first_note]}"
-            if len(notes) == 1
-            else f"rows {sheet_rows[notes[0]]}–{sheet_rows[notes[-1]]}"
-        )
         warnings.append(
-            f"{span} look{'s' if len(notes) == 1 else ''} like notes below the table "
-            f"('{_short(label)}') and {'was' if len(notes) == 1 else 'were'} excluded"
+            warning("note_row", row=sheet_rows[first_note], label=_short(label))
+            if len(notes) == 1
+            else warning("note_rows", first=sheet_rows[notes[0]], last=sheet_rows[notes[-1]], label=_short(label))
         )
         keep[notes] = False
 
@@ -110,12 +113,7 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
         last = int(np.flatnonzero(keep)[-1])
         inner_blank = int(blank[: last + 1].sum())
         if inner_blank:
-            warnings.insert(
-                0,
-                f"{inner_blank} blank rows inside the table were skipped"
-                if inner_blank > 1
-                else "1 blank row inside the table was skipped",
-            )
+            warnings.insert(0, warning("blank_rows", count=inner_blank) if inner_blank > 1 else warning("blank_row"))
     frame = (body if keep.all() else body.loc[keep]).reset_index(drop=True)
     frame.columns = [names[c] for c in cols]
     return Extracted(frame, sheet_rows[keep], warnings, cleaning)
@@ -133,13 +131,18 @@ def _present(body: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _totals_mask(body: pd.DataFrame, label_cols: list) -> np.ndarray:
+def _totals_mask(body: pd.DataFrame, label_cols: list, trimmed: bool = False) -> np.ndarray:
     mask = np.zeros(len(body), dtype=bool)
     for c in label_cols:
         col = body[c]
         if col.dtype == object or pd.api.types.is_string_dtype(col):
-            mask |= regex_hits(pc.utf8_trim_whitespace(text_array(col)), "(?i)" + TOTAL_PATTERN)
+            mask |= regex_hits(_stripped(col, trimmed), "(?i)" + TOTAL_PATTERN)
     return mask
+
+
+def _stripped(col: pd.Series, trimmed: bool):
+    texts = text_array(col)
+    return texts if trimmed else pc.utf8_trim_whitespace(texts)
 
 
 def _average_labels() -> tuple[str, ...]:
@@ -153,15 +156,21 @@ TAIL_ROWS = 3  # a row of averages closes the table: at most this many present r
 
 
 def _exclude_averages(
-    body: pd.DataFrame, label_cols: list, keep: np.ndarray, sheet_rows: np.ndarray, warnings: list, cleaning: list
+    body: pd.DataFrame,
+    label_cols: list,
+    keep: np.ndarray,
+    sheet_rows: np.ndarray,
+    warnings: list,
+    cleaning: list,
+    trimmed: bool = False,
 ) -> np.ndarray:
     """The rows of averages to exclude, each reported in a warning and the cleaning log."""
-    averages = _averages_mask(body, label_cols, keep)
+    averages = _averages_mask(body, label_cols, keep, trimmed)
     if averages.any():
         idx = np.flatnonzero(averages)
         labels = _first_text(body.iloc[idx], label_cols)
         for i, label in zip(idx, labels):
-            warnings.append(f"row {sheet_rows[i]} looks like a row of averages ('{label}') and was excluded")
+            warnings.append(warning("averages_row", row=sheet_rows[i], label=label))
         cleaning.append(
             {
                 "column": None,
@@ -173,7 +182,7 @@ def _exclude_averages(
     return averages
 
 
-def _averages_mask(body: pd.DataFrame, label_cols: list, keep: np.ndarray) -> np.ndarray:
+def _averages_mask(body: pd.DataFrame, label_cols: list, keep: np.ndarray, trimmed: bool = False) -> np.ndarray:
     """Rows of averages (平均分, Average, Mean): a label cell that says only that, once in its column,
     among the last rows of the table. A column where the word is one of many values is a category."""
     mask = np.zeros(len(body), dtype=bool)
@@ -184,7 +193,7 @@ def _averages_mask(body: pd.DataFrame, label_cols: list, keep: np.ndarray) -> np
     for c in label_cols:
         col = body[c]
         if col.dtype == object or pd.api.types.is_string_dtype(col):
-            hits = regex_hits(pc.utf8_trim_whitespace(text_array(col)), "(?i)" + AVERAGE_PATTERN) & keep
+            hits = regex_hits(_stripped(col, trimmed), "(?i)" + AVERAGE_PATTERN) & keep
             if hits.sum() == 1 and int(np.flatnonzero(hits)[0]) in tail and _holds_averages(body, hits, keep):
                 mask |= hits
     return mask

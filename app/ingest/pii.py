@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from app.ingest.textvalues import regex_hits, text_array
+from app.ingest.warnings_text import warning
 
 KINDS = ("id_card", "phone", "email", "bank_card", "name", "address")
 
@@ -234,9 +235,7 @@ def detect_injection(df: pd.DataFrame, max_warnings: int = 10) -> list[str]:
     warnings: list[str] = []
     for column in df.columns:
         if INJECTION.search(str(column)):
-            warnings.append(
-                f"column name '{_short(column)}' reads like an instruction to the AI; it is treated as data only"
-            )
+            warnings.append(warning("instruction_column", column=_short(column)))
     hits = 0
     for column in df.columns:
         col = df[column]
@@ -250,12 +249,9 @@ def detect_injection(df: pd.DataFrame, max_warnings: int = 10) -> list[str]:
             hits += 1
             if hits <= max_warnings:
                 value = col.iat[idx]
-                warnings.append(
-                    f"column '{_short(column)}', row {idx + 1}: the text '{_short(value)}' reads like an "
-                    "instruction to the AI; it is treated as data only"
-                )
+                warnings.append(warning("instruction_cell", column=_short(column), row=idx + 1, text=_short(value)))
     if hits > max_warnings:
-        warnings.append(f"{hits - max_warnings} more cells read like instructions to the AI")
+        warnings.append(warning("more_instruction_cells", count=hits - max_warnings))
     return warnings
 
 

@@ -26,6 +26,7 @@ from app.ingest.raw import RawSheet
 from app.ingest.readers import read_book
 from app.ingest.table import HEAD_ROWS, TableLayout, detect_layout
 from app.ingest.types import infer_and_convert
+from app.ingest.warnings_text import warning
 
 # Columns asked whether they never repeat before rows are hashed for duplicates (IDs come first).
 UNIQUE_KEY_PROBES = 3
@@ -220,7 +221,7 @@ def _assemble(path, book, layouts, raw, layout, frame, types, cleaning, warnings
     sheet_words = {e["column"]: e["words"] for e in cleaning if e.get("words")}
     cleaning = [{k: v for k, v in e.items() if k != "words"} for e in cleaning]
     if raw.hidden:
-        warnings.insert(0, f"sheet '{raw.name}' is hidden in the workbook")
+        warnings.insert(0, warning("hidden_sheet", sheet=raw.name))
     info = {
         "file": path.name,
         "format": book.format,

@@ -26,6 +26,7 @@ from app.ingest.sniff import encrypted, sniff_format
 from app.ingest.table import HEAD_ROWS
 from app.ingest.textfiles import read_text
 from app.ingest.textvalues import regex_hits, text_array
+from app.ingest.warnings_text import warning
 from app.ingest.xlsxstream import head_cells
 
 # fastexcel/calamine log every dtype fallback as a warning; our own cleaning log covers that.
@@ -155,7 +156,7 @@ def read_excel(path: Path, fmt: str, settings: Settings, head_rows: int = HEAD_R
             if exc.category == "encrypted_file":
                 raise
             # One unreadable sheet (a chart sheet, a damaged one) should not lose the others.
-            warnings.append(f"sheet '{name}' could not be read and was skipped")
+            warnings.append(warning("unreadable_sheet", sheet=name))
     if not sheets and warnings:
         raise IngestError(
             "corrupt_file",

@@ -13,13 +13,109 @@ from pathlib import Path
 import pandas as pd
 
 from app.config import Settings
+from app.ingest import textcolumns
 from app.ingest.errors import IngestError
+from app.ingest.extract import TRIMMED
 from app.ingest.raw import RawBook, RawSheet
+from app.ingest.warnings_text import warning
 
 
 def read_text(path: Path, fmt: str, settings: Settings, head_rows: int = 64) -> RawBook:
-    raw = path.read_bytes()
-    text, encoding = decode_bytes(raw)
+    """The head parsed exactly (the layout is decided on it), the data rows on demand in one
+    columnar pass (app.ingest.textcolumns); a file that pass cannot read as the exact reader
+    does is read whole by the exact reader."""
+    source = textcolumns.scan(path)
+    if source is None:  # not UTF-8: decoded whole, as before, then read from its UTF-8 bytes
+        text, encoding = decode_bytes(path.read_bytes())
+        _check_not_blank(text)
+        source = textcolumns.transcoded(path, text, encoding)
+        if source is None:
+            return _read_whole(path, fmt, settings, head_rows, _exact_grid(text, fmt, settings), encoding)
+        del text
+    _check_size(source.lines, 1, settings)  # a file past the row limit is refused before it is parsed
+    head_bytes, offsets, whole = textcolumns.head_lines(source, head_rows)
+    head_text = head_bytes.decode("utf-8")
+    if whole:
+        _check_not_blank(head_text)
+    delimiter = "\t" if fmt == "tsv" else sniff_delimiter(head_text)
+    head_grid = _parse_grid(head_text, delimiter, settings)
+    if len(head_grid) != len(offsets) - 1:
+        # A quoted value spans lines: rows are not lines, so where the data starts is not known here.
+        return _read_whole(path, fmt, settings, head_rows, _exact_grid(None, fmt, settings, path), source.encoding)
+    exact: list[pd.DataFrame] = []  # the whole grid, once the exact reader had to read it
+
+    def load_body(first: int, n: int | None) -> pd.DataFrame:
+        if not exact:
+            if first + 1 >= len(offsets) and whole:
+                return _trimmed(head_grid.iloc[first:].reset_index(drop=True))  # no rows after the head
+            body = None
+            if first + 1 < len(offsets):
+                line = head_bytes[offsets[first] : offsets[first + 1]].decode("utf-8").rstrip("\r\n")
+                try:
+                    body = _columnar_body(source, offsets[first], line, delimiter, head_grid.shape[1])
+                except textcolumns.NotColumnar:
+                    body = None
+            if body is not None:
+                _check_cells(first + len(body), body.shape[1], settings)
+                return _trimmed(body if n is None else body.iloc[:n])
+            exact.append(_exact_grid(None, fmt, settings, path))
+        return _trimmed(exact[0].iloc[first : None if n is None else first + n].reset_index(drop=True))
+
+    head = head_grid.iloc[:head_rows].astype(object)
+    head = head.where(head.notna(), None)
+    n_rows = max(len(head_grid), source.lines)
+    sheet = RawSheet(path.stem, head, n_rows, head_grid.shape[1], complete=whole, load_body=load_body)
+    return RawBook(fmt, [sheet], _encoding_warnings(source.encoding))
+
+
+def _columnar_body(
+    source: textcolumns.TextSource, start: int, first_line: str, delimiter: str, head_width: int
+) -> pd.DataFrame:
+    """The rows from byte `start` on as a grid like `_parse_grid`'s: as many columns as the whole
+    file fills (the head's counted too), str columns, missing for empty cells."""
+    fields = textcolumns.fields_in(first_line, delimiter)
+    columns = textcolumns.read_rows(source, start, fields, delimiter)
+    filled = [i for i, col in enumerate(columns) if col.notna().any()]
+    width = max(max(filled, default=-1) + 1, head_width)
+    n = len(columns[0]) if columns else 0
+    body = {i: columns[i] if i < len(columns) else pd.Series([None] * n, dtype="str") for i in range(width)}
+    return pd.DataFrame(body, index=range(n))
+
+
+def _exact_grid(text: str | None, fmt: str, settings: Settings, path: Path | None = None) -> pd.DataFrame:
+    """The exact reader: the whole text parsed into a grid of strings at once."""
+    if text is None:
+        assert path is not None
+        text = decode_bytes(path.read_bytes())[0]
+    _check_not_blank(text)
+    delimiter = "\t" if fmt == "tsv" else sniff_delimiter(text)
+    grid = _parse_grid(text, delimiter, settings)
+    _check_cells(grid.shape[0], grid.shape[1], settings)
+    return grid
+
+
+def _read_whole(path: Path, fmt: str, settings: Settings, head_rows: int, grid: pd.DataFrame, encoding: str) -> RawBook:
+    head = grid.iloc[:head_rows].astype(object)
+    head = head.where(head.notna(), None)
+
+    def load_body(first: int, n: int | None) -> pd.DataFrame:
+        return _trimmed(grid.iloc[first : None if n is None else first + n].reset_index(drop=True))
+
+    sheet = RawSheet(path.stem, head, len(grid), grid.shape[1], complete=len(grid) <= head_rows, load_body=load_body)
+    return RawBook(fmt, [sheet], _encoding_warnings(encoding))
+
+
+def _trimmed(body: pd.DataFrame) -> pd.DataFrame:
+    """Mark a body of this reader's cells: trimmed, blank ones missing (extract then skips that test)."""
+    body.attrs[TRIMMED] = True
+    return body
+
+
+def _encoding_warnings(encoding: str) -> list[str]:
+    return [] if encoding in ("utf-8", "ascii") else [warning("text_encoding", encoding=encoding)]
+
+
+def _check_not_blank(text: str) -> None:
     if not text.strip():
         raise IngestError(
             "empty_file",
@@ -28,30 +124,17 @@ def read_text(path: Path, fmt: str, settings: Settings, head_rows: int = 64) -> 
             "文件里没有任何数据。",
             "请确认文件已经完整上传。",
         )
-    delimiter = "\t" if fmt == "tsv" else sniff_delimiter(text)
-    grid = _parse_grid(text, delimiter, settings)
-    del text
-    if grid.size > settings.max_cells:
+
+
+def _check_cells(rows: int, columns: int, settings: Settings) -> None:
+    if rows * columns > settings.max_cells:
         raise IngestError(
             "too_large",
-            f"The file has {grid.shape[0]:,} rows x {grid.shape[1]:,} columns; the limit is "
-            f"{settings.max_cells:,} cells.",
+            f"The file has {rows:,} rows x {columns:,} columns; the limit is {settings.max_cells:,} cells.",
             "Split the file or remove the columns you do not need.",
-            f"这个文件有 {grid.shape[0]:,} 行、{grid.shape[1]:,} 列，超过了 {settings.max_cells:,} 个单元格的上限。",
+            f"这个文件有 {rows:,} 行、{columns:,} 列，超过了 {settings.max_cells:,} 个单元格的上限。",
             "请把文件拆成几个，或删掉用不到的列。",
         )
-    warnings = []
-    if encoding not in ("utf-8", "ascii"):
-        warnings.append(f"the file was read with the {encoding} text encoding")
-    head = grid.iloc[:head_rows].astype(object)
-    head = head.where(head.notna(), None)
-
-    def load_body(first: int, n: int | None) -> pd.DataFrame:
-        part = grid.iloc[first : None if n is None else first + n].reset_index(drop=True)
-        return part
-
-    sheet = RawSheet(path.stem, head, len(grid), grid.shape[1], complete=len(grid) <= head_rows, load_body=load_body)
-    return RawBook(fmt, [sheet], warnings)
 
 
 def decode_bytes(raw: bytes) -> tuple[str, str]:

@@ -83,7 +83,7 @@ class Distinct:
         self.keep = np.ones(len(raw), dtype=bool)  # False: a missing marker
 
     @classmethod
-    def of(cls, col: pd.Series) -> "Distinct":
+    def of(cls, col: pd.Series) -> Distinct:
         codes, uniques = pd.factorize(col, use_na_sentinel=True)
         if uniques.dtype == object:
             raw = pa.array([str(v) for v in np.asarray(uniques, dtype=object)], type=pa.large_string())
@@ -160,6 +160,9 @@ def plain_numbers(col: pd.Series) -> tuple[np.ndarray, int] | None:
     head = pc.utf8_trim_whitespace(_sample(raw))  # most text columns end here
     if len(head) == 0 or not pc.all(pc.match_substring_regex(head, SIMPLE_NUMBER)).as_py():
         return None
+    cast = _cast_whole(raw)
+    if cast is not None:
+        return cast, 0
     texts = pc.utf8_trim_whitespace(raw)
     if not pc.all(pc.match_substring_regex(texts, SIMPLE_NUMBER)).as_py():
         return None
@@ -169,6 +172,50 @@ def plain_numbers(col: pd.Series) -> tuple[np.ndarray, int] | None:
     if separated:
         texts = pc.replace_substring(texts, ",", "")
     return to_float(texts), separated
+
+
+def _cast_whole(raw: pa.Array) -> np.ndarray | None:
+    """The common case of `plain_numbers` in one cast and one anchored match: every cell a plain
+    number, untrimmed (Arrow's cast refuses spaces, separators, currency and units), finite
+    (the cast also reads "nan" and "inf", which SIMPLE_NUMBER does not) and without a leading zero.
+    None when not so: the full checks decide."""
+    try:
+        values = pc.cast(raw, pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if pc.any(pc.match_substring_regex(raw, r"^[+-]?0\d")).as_py():
+        return None
+    numbers = values.to_numpy(zero_copy_only=False).astype("float64", copy=False)  # missing: NaN
+    finite = np.isfinite(numbers)
+    if not finite.all():
+        present = np.asarray(pc.is_valid(values).to_numpy(zero_copy_only=False), dtype=bool)
+        if not finite[present].all():
+            return None
+    return numbers
+
+
+def iso_datetimes(col: pd.Series) -> tuple[np.ndarray, int] | None:
+    """A text column holding only ISO dates ("2024-01-05", "2024-01-05 07:30"), as exports write
+    them, read in one cast: (datetime64[ns] values, how many). None when anything else is in it
+    (missing markers, other layouts, an impossible date): `parse_dates` decides. Arrow's ISO parser
+    is stricter than pandas' (two-digit fields, no 24:00, years it can hold in nanoseconds), and
+    where it reads a value it reads the same instant, so the answer is the one `parse_dates` gives."""
+    raw = text_array(col)
+    head = _sample(raw)
+    if len(head) == 0 or not pc.all(pc.match_substring_regex(head, ISO_DATE)).as_py():
+        return None
+    try:
+        stamps = pc.cast(raw, pa.timestamp("ns"))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if not pc.all(pc.match_substring_regex(raw, ISO_DATE)).as_py():
+        return None
+    years = pc.min_max(pc.year(stamps))
+    low, high = years["min"].as_py(), years["max"].as_py()
+    if low is None or low < 1678 or high > 2261:  # what `parse_dates` keeps
+        return None
+    values = stamps.to_numpy(zero_copy_only=False).astype("datetime64[ns]", copy=False)
+    return values, len(raw) - raw.null_count
 
 
 def padded_codes(col: pd.Series) -> bool:

@@ -27,6 +27,7 @@ from app.ingest.table import cell_text
 from app.ingest.textvalues import (
     Distinct,
     Step,
+    iso_datetimes,
     leftover,
     padded_codes,
     parse_dates,
@@ -91,23 +92,36 @@ EXCEL_SERIAL_RANGE = (18264, 73051)  # 1950-01-01 .. 2099-12-31 as 1900-system s
 
 
 def infer_and_convert(frame: pd.DataFrame, date1904: bool = False) -> tuple[pd.DataFrame, dict[str, str], list[dict]]:
-    out: dict[str, pd.Series] = {}
+    """The typed table, each column's type and the cleaning log. `frame` is emptied as its columns
+    are converted (each text column's memory is freed once its typed column exists: a big table
+    is never held twice), so the caller must not use it afterwards."""
     types: dict[str, str] = {}
+    source = frame
     frame, log = drop_row_number_column(frame)
     frame, split_log = split_range_columns(frame)
     log.extend(split_log)
+    n_rows = len(frame)
+    names = list(frame.columns)
+    # The columns by position (names can repeat in a frame a caller built), and no frame holding them.
+    columns: dict[int, pd.Series] = {i: frame.iloc[:, i] for i in range(len(names))}
+    parallel = frame.size >= PARALLEL_CELLS
+    if source is not frame:
+        source.drop(columns=source.columns, inplace=True)
+    frame.drop(columns=frame.columns, inplace=True)
+    del frame, source
 
-    def convert(name):
-        return convert_column(name, frame[name], date1904=date1904)
+    def convert(i: int) -> tuple[pd.Series, str, list[Step]]:
+        return convert_column(names[i], columns.pop(i), date1904=date1904)
 
-    if frame.size >= PARALLEL_CELLS:
+    if parallel:
         # Arrow's kernels (factorising, trimming, regular expressions, casts) release the GIL, so a
         # second thread converts other columns meanwhile; results keep the column order.
         with ThreadPoolExecutor(2, thread_name_prefix="verity-types") as pool:
-            converted = list(pool.map(convert, frame.columns))
+            converted = list(pool.map(convert, range(len(names))))
     else:
-        converted = [convert(name) for name in frame.columns]
-    for name, (series, kind, steps) in zip(frame.columns, converted):
+        converted = [convert(i) for i in range(len(names))]
+    out: dict[str, pd.Series] = {}
+    for name, (series, kind, steps) in zip(names, converted):
         out[name], types[name] = series, kind
         log.extend(
             {"column": name, "action": s.action, "count": int(s.count), "message": f"{name}: {s.message}"}
@@ -115,7 +129,7 @@ def infer_and_convert(frame: pd.DataFrame, date1904: bool = False) -> tuple[pd.D
             for s in steps
             if s.count
         )
-    return pd.DataFrame(out, index=range(len(frame))), types, log
+    return pd.DataFrame(out, index=range(n_rows)), types, log
 
 
 _ROW_NUMBER_NAME = re.compile(r"^(?:Unnamed[:\s_]*\d+)?$", re.I)  # what pandas or a blank header cell leaves
@@ -248,6 +262,9 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
         return _numeric_result(pd.Series(numbers, dtype="float64"), id_named, steps)
     if col.dtype != object and (_clean_identifiers(col) if id_named else padded_codes(col)):
         return col, "identifier", []
+    if not id_named and col.dtype != object and (iso := iso_datetimes(col)) is not None:
+        stamps, n = iso  # what parse_dates gives such a column, without a Python string per value
+        return pd.Series(stamps, dtype="datetime64[ns]"), "datetime", [_iso_step(n)]
     d = Distinct.of(col)
     if len(d) == 0:
         return _as_text(pd.Series([None] * len(col), dtype=object)), "text", []
@@ -309,6 +326,11 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
             return d.expand_text(), "category", steps
         return text_result(), "category", steps
     return text_result(), "text", steps
+
+
+def _iso_step(n: int) -> Step:
+    """The cleaning-log entry `parse_dates` writes for a column of ISO dates."""
+    return Step("parsed dates written as text", n, f"{n:,} dates written as text parsed (2024-01-05)")
 
 
 def sheet_words(texts: list[str], counts: np.ndarray) -> dict[str, str]:

@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db.models import Dataset, Evidence, Run, Task, ToolCall
+from app.ingest.warnings_text import warning_in
 from app.numbers import Written, answer_numbers, backing_values, unverified_numbers  # noqa: F401 (re-exported)
 from app.translations import CATALOG
 from app.workspaces import active_datasets
@@ -236,7 +237,7 @@ def build_report(session: Session, run: Run) -> dict[str, Any]:
     warnings: list[str] = []
     for dataset in datasets:
         prefix = f"{dataset.file_name}: " if len(datasets) > 1 else ""
-        warnings += [prefix + str(w) for w in (dataset.info or {}).get("warnings", []) or []]
+        warnings += [prefix + warning_in(str(w), language) for w in (dataset.info or {}).get("warnings", []) or []]
     if not answer.strip():
         warnings.append(_t("no_answer", language))
     if not evidence:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from app.reports.first_pages import FirstPages, caveat_text, first_pages
 from app.reports.i18n import label, labels
 from app.reports.report_parts import (
     CONFIDENCE_COLOURS,
@@ -17,6 +18,7 @@ from app.reports.report_parts import (
     in_sheet_words,
     meta_items,
     metric_rows,
+    paper_size,
     plan_facts,
     reading_mark,
     report_language,
@@ -36,17 +38,30 @@ def to_docx(report: dict[str, Any], path: str | Path, base_dir: str | Path | Non
     _require_python_docx()
     lang = report_language(report)
     report = in_sheet_words(report)  # metric names in the sheet's words
+    layout = first_pages(report)
+    report = layout.with_figures_in_order(report)  # the answer's charts are figures 1, 2, ...
     L = labels(lang)
     numbers = evidence_numbers(report)
-    doc = _new_document()
+    doc = _new_document(paper_size(report))
+    base = Path(base_dir) if base_dir is not None else Path(path).parent
+    # First the answer as a manager reads it (one or two pages) ...
     _add_header(doc, report, L, lang)
     doc.add_heading(L["answer"], level=1)
     _add_markdown(doc, report.get("answer", ""))
     if mark := reading_mark(report, L):  # the reading's own mark, apart from the arithmetic's check
         doc.add_paragraph().add_run(" ".join([mark[1], *mark[2]])).italic = True
-    _add_caveats(doc, report, L)
+    _add_figures(doc, report, L, numbers, base, range(layout.body_figures), width_cm=14)
+    _add_results(doc, layout, L)
+    _add_caveats(doc, report, layout, L)
+    # ... then, on a page of its own, everything behind it
+    doc.add_page_break()
+    doc.add_heading(L["appendix"], level=0)
+    _coloured(doc.add_paragraph().add_run(L["appendix_intro"]), _MUTED)
     _add_evidence(doc, report, L, lang, numbers)
-    _add_figures(doc, report, L, numbers, Path(base_dir) if base_dir is not None else Path(path).parent)
+    rest = range(layout.body_figures, len(report.get("figures") or []))
+    if rest:
+        doc.add_heading(L["other_figures"] if layout.body_figures else L["figures"], level=1)
+    _add_figures(doc, report, L, numbers, base, rest, width_cm=13)
     _add_how(doc, report, L, lang)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -61,12 +76,15 @@ def _require_python_docx() -> None:
         raise RuntimeError("Word export needs the python-docx package (pip install python-docx).") from exc
 
 
-def _new_document():
+def _new_document(paper_mm: tuple[float, float]):
     from docx import Document
     from docx.oxml.ns import qn
-    from docx.shared import Pt
+    from docx.shared import Cm, Mm, Pt
 
     doc = Document()
+    for section in doc.sections:  # python-docx's template is Letter: the same paper as the PDF instead
+        section.page_width, section.page_height = Mm(paper_mm[0]), Mm(paper_mm[1])
+        section.left_margin = section.right_margin = section.top_margin = section.bottom_margin = Cm(2)
     for style_name in _STYLES_WITH_CJK:
         try:
             style = doc.styles[style_name]
@@ -106,6 +124,10 @@ def _add_labelled(doc, key: str, value: str) -> None:
 
 
 def _add_table(doc, rows: list[list[str]], header: bool = True) -> None:
+    """A grid in 8.5 pt with no space around its lines, as the PDF sets its tables: the appendix's
+    statistics and tool calls stay a few pages, not twenty."""
+    from docx.shared import Pt
+
     if not rows:
         return
     width = max(len(r) for r in rows)
@@ -115,10 +137,12 @@ def _add_table(doc, rows: list[list[str]], header: bool = True) -> None:
         for c in range(width):
             cell = table.cell(r, c)
             cell.text = ""
-            _add_runs(cell.paragraphs[0], row[c] if c < len(row) else "")
-            if header and r == 0:
-                for run in cell.paragraphs[0].runs:
-                    run.bold = True
+            paragraph = cell.paragraphs[0]
+            paragraph.paragraph_format.space_before = paragraph.paragraph_format.space_after = Pt(0)
+            _add_runs(paragraph, row[c] if c < len(row) else "")
+            for run in paragraph.runs:
+                run.font.size = Pt(8.5)
+                run.bold = run.bold or (header and r == 0)
     doc.add_paragraph()
 
 
@@ -144,6 +168,18 @@ def _add_markdown(doc, text: str) -> None:
             _add_runs(doc.add_paragraph(), value)
 
 
+def _picture_size(file: Path, width_cm: float, unit: Any) -> dict[str, Any]:
+    """`width_cm` wide, unless that makes the picture taller than 8 cm: a tall chart is set by its
+    height, so that the answer and its chart share a page."""
+    from PIL import Image
+
+    with Image.open(file) as image:
+        w, h = image.size
+    if w and h * width_cm / w > 8:
+        return {"height": unit(8)}
+    return {"width": unit(width_cm)}
+
+
 def _add_header(doc, report: dict[str, Any], L: dict[str, str], lang: str) -> None:
     from docx.shared import Pt
 
@@ -153,7 +189,19 @@ def _add_header(doc, report: dict[str, Any], L: dict[str, str], lang: str) -> No
     small.font.size = Pt(9)
 
 
-def _add_caveats(doc, report: dict[str, Any], L: dict[str, str]) -> None:
+def _add_results(doc, layout: FirstPages, L: dict[str, str]) -> None:
+    """The answer's result as a small table, then how sure it is, in one line."""
+    if layout.results:
+        doc.add_heading(L["results"], level=2)
+        for rows in layout.results:
+            _add_table(doc, rows)
+        if layout.results_note:
+            _coloured(doc.add_paragraph().add_run(layout.results_note), _MUTED)
+    if layout.how_sure:
+        _add_labelled(doc, L["how_sure"], layout.how_sure)
+
+
+def _add_caveats(doc, report: dict[str, Any], layout: FirstPages, L: dict[str, str]) -> None:
     if report.get("unverified_numbers"):
         doc.add_heading(L["unverified_title"], level=2)
         p = doc.add_paragraph(L["unverified_text"] + " ")
@@ -162,6 +210,8 @@ def _add_caveats(doc, report: dict[str, Any], L: dict[str, str]) -> None:
         doc.add_heading(L["warnings"], level=2)
         for w in report["warnings"]:
             doc.add_paragraph(w, style="List Bullet")
+    if layout.caveats:  # one paragraph, not a list under a heading: the first page has little room
+        _add_labelled(doc, L["caveats"], caveat_text(layout.caveats, report_language(report)))
 
 
 def _add_evidence(doc, report: dict[str, Any], L: dict[str, str], lang: str, numbers: dict[str, int]) -> None:
@@ -179,21 +229,23 @@ def _add_evidence(doc, report: dict[str, Any], L: dict[str, str], lang: str, num
         for key, value in evidence_facts(item, L, figures_by_evidence.get(item["id"], [])):
             _add_labelled(doc, key, str(value))
         if item.get("metrics"):
-            _add_table(doc, metric_rows(item, L))
+            _add_table(doc, metric_rows(item, L, pairs=2))
 
 
-def _add_figures(doc, report: dict[str, Any], L: dict[str, str], numbers: dict[str, int], base: Path) -> None:
+def _add_figures(
+    doc, report: dict[str, Any], L: dict[str, str], numbers: dict[str, int], base: Path, which: range, width_cm: float
+) -> None:
+    """The figures numbered in `which` (0-based positions in the report's figures)."""
     from docx.enum.text import WD_ALIGN_PARAGRAPH
-    from docx.shared import Inches
+    from docx.shared import Cm
 
-    if not report.get("figures"):
-        return
-    doc.add_heading(L["figures"], level=1)
-    for n, figure in enumerate(report["figures"], start=1):
+    figures = report.get("figures") or []
+    for index in which:
+        figure, n = figures[index], index + 1
         file = figure_file(figure.get("path", ""), base)
         if file is not None:
             try:
-                doc.add_picture(str(file), width=Inches(6))
+                doc.add_picture(str(file), **_picture_size(file, width_cm, Cm))
                 doc.paragraphs[-1].alignment = WD_ALIGN_PARAGRAPH.CENTER
             except Exception:  # an unreadable image must not lose the report
                 doc.add_paragraph(str(figure.get("path")))
@@ -237,7 +289,3 @@ def _add_how(doc, report: dict[str, Any], L: dict[str, str], lang: str) -> None:
     if report.get("tool_calls"):
         doc.add_heading(L["tool_calls"], level=2)
         _add_table(doc, tool_call_rows(report, L))
-    if report.get("limitations"):
-        doc.add_heading(L["all_limitations"], level=1)
-        for x in report["limitations"]:
-            doc.add_paragraph(x, style="List Bullet")

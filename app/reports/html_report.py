@@ -13,6 +13,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
+from app.reports.first_pages import first_pages
 from app.reports.i18n import label, labels
 from app.reports.report_parts import (
     CONFIDENCE_COLOURS,
@@ -62,6 +63,8 @@ def to_html(report: dict[str, Any], base_dir: str | Path | None = None) -> str:
     """
     lang = report_language(report)
     report = in_sheet_words(report)  # metric names in the sheet's words
+    layout = first_pages(report)
+    report = layout.with_figures_in_order(report)  # the answer's charts are figures 1, 2, ...
     numbers = evidence_numbers(report)
     figures = _figures(report, Path(base_dir) if base_dir is not None else None, numbers)
     return _ENV.get_template("report.html").render(
@@ -73,6 +76,11 @@ def to_html(report: dict[str, Any], base_dir: str | Path | None = None) -> str:
         model_text=model_text(report, lang),
         evidence=_evidence(report, lang, figures),
         figures=figures,
+        body_figures=layout.body_figures,
+        results=layout.results,
+        results_note=layout.results_note,
+        how_sure=layout.how_sure,
+        caveats=layout.caveats,
         tasks=_tasks(report, lang, numbers),
         calls=_calls(report),
         guidance=guidance_facts(report, labels(lang)),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.reports.first_pages import FirstPages, first_pages
 from app.reports.i18n import label, labels
 from app.reports.report_parts import (
     args_text,
@@ -30,15 +31,23 @@ def to_markdown(report: dict[str, Any]) -> str:
     HTML shows them as text)."""
     lang = report_language(report)
     report = in_sheet_words(report)  # metric names in the sheet's words
+    layout = first_pages(report)
+    report = layout.with_figures_in_order(report)  # the answer's charts are figures 1, 2, ...
     L = labels(lang)
     numbers = evidence_numbers(report)
+    # First the answer as a manager reads it ...
     out = _header(report, L, lang)
-    out += _caveats(report, L)
+    out += _figures(report, L, numbers, range(layout.body_figures))
+    out += _results(layout, L)
+    out += _caveats(report, layout, L)
+    # ... then everything behind it, under a heading no reader can miss
+    out += ["---", "", f"## {L['appendix']}", "", f"_{L['appendix_intro']}_", ""]
     out += _evidence(report, L, lang, numbers)
-    out += _figures(report, L, numbers)
+    rest = range(layout.body_figures, len(report.get("figures") or []))
+    if rest:
+        out += [f"### {L['other_figures'] if layout.body_figures else L['figures']}", ""]
+    out += _figures(report, L, numbers, rest)
     out += _how(report, L, lang)
-    if report.get("limitations"):
-        out += [f"## {L['all_limitations']}", ""] + [f"- {x}" for x in report["limitations"]] + [""]
     return neutralize_markdown("\n".join(out).rstrip()) + "\n"
 
 
@@ -72,7 +81,22 @@ def _reading(report: dict[str, Any], L: dict[str, str]) -> list[str]:
     return [f"_{text}_" + "".join(f" {neutralize_markdown(a)}" for a in unsaid), ""]
 
 
-def _caveats(report: dict[str, Any], L: dict[str, str]) -> list[str]:
+def _results(layout: FirstPages, L: dict[str, str]) -> list[str]:
+    """The answer's result as a small table, then how sure it is, in one line."""
+    out: list[str] = []
+    if layout.results:
+        out += [f"### {L['results']}", ""]
+        for rows in layout.results:
+            out += ["| " + " | ".join(_md_cell(c) for c in rows[0]) + " |", "|" + "---|" * len(rows[0])]
+            out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows[1:]] + [""]
+        if layout.results_note:
+            out += [f"_{layout.results_note}_", ""]
+    if layout.how_sure:
+        out += [f"**{L['how_sure']}:** {layout.how_sure}", ""]
+    return out
+
+
+def _caveats(report: dict[str, Any], layout: FirstPages, L: dict[str, str]) -> list[str]:
     out: list[str] = []
     if report.get("unverified_numbers"):
         out += [
@@ -81,12 +105,14 @@ def _caveats(report: dict[str, Any], L: dict[str, str]) -> list[str]:
             "",
         ]
     if report.get("warnings"):
-        out += [f"## {L['warnings']}", ""] + [f"- {w}" for w in report["warnings"]] + [""]
+        out += [f"### {L['warnings']}", ""] + [f"- {w}" for w in report["warnings"]] + [""]
+    if layout.caveats:
+        out += [f"### {L['caveats']}", ""] + [f"- {x}" for x in layout.caveats] + [""]
     return out
 
 
 def _evidence(report: dict[str, Any], L: dict[str, str], lang: str, numbers: dict[str, int]) -> list[str]:
-    out = [f"## {L['evidence']}", ""]
+    out = [f"### {L['evidence']}", ""]
     if not report.get("evidence"):
         out += [L["no_evidence"], ""]
     figures_by_evidence = figure_numbers_by_evidence(report.get("figures", []))
@@ -99,7 +125,7 @@ def _evidence_item(
     item: dict[str, Any], L: dict[str, str], lang: str, numbers: dict[str, int], figure_numbers: list[int]
 ) -> list[str]:
     out = [
-        f"### E{numbers[item['id']]}. {item.get('claim', '')}",
+        f"#### E{numbers[item['id']]}. {item.get('claim', '')}",
         "",
         f"- **{L['confidence']}:** {label(item.get('confidence', 'medium'), lang)}",
         f"- **{L['method']}:** {item.get('method', '')}",
@@ -121,11 +147,12 @@ def _evidence_item(
     return out
 
 
-def _figures(report: dict[str, Any], L: dict[str, str], numbers: dict[str, int]) -> list[str]:
-    if not report.get("figures"):
-        return []
-    out = [f"## {L['figures']}", ""]
-    for n, figure in enumerate(report["figures"], start=1):
+def _figures(report: dict[str, Any], L: dict[str, str], numbers: dict[str, int], which: range) -> list[str]:
+    """The figures numbered in `which` (0-based positions in the report's figures)."""
+    out: list[str] = []
+    figures = report.get("figures") or []
+    for index in which:
+        figure, n = figures[index], index + 1
         caption = figure.get("caption") or ""
         out += [
             f"![{L['figure']} {n}: {caption}]({figure.get('path', '')})",
@@ -137,28 +164,28 @@ def _figures(report: dict[str, Any], L: dict[str, str], numbers: dict[str, int])
 
 
 def _how(report: dict[str, Any], L: dict[str, str], lang: str) -> list[str]:
-    out = [f"## {L['how']}", ""]
+    out = [f"### {L['how']}", ""]
     facts = plan_facts(report, L)
     if facts:
-        out += [f"### {L['analysis_plan']}", ""] + [f"- **{k}:** {v}" for k, v in facts] + [""]
+        out += [f"#### {L['analysis_plan']}", ""] + [f"- **{k}:** {v}" for k, v in facts] + [""]
     guidance = guidance_facts(report, L)
     if guidance:
-        out += [f"### {L['guidance']}", "", L["guidance_note"], ""] + [f"- **{k}:** {v}" for k, v in guidance] + [""]
+        out += [f"#### {L['guidance']}", "", L["guidance_note"], ""] + [f"- **{k}:** {v}" for k, v in guidance] + [""]
     checks = verification_summary(report, L)
     if checks:
         text, rows = checks
-        out += [f"### {L['verification']}", "", text, ""]
+        out += [f"#### {L['verification']}", "", text, ""]
         if rows:
             out += ["| " + " | ".join(rows[0]) + " |", "|---|---|---|"]
             out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows[1:]] + [""]
     reproduced = reproduction_summary(report, lang)
     if reproduced:
-        out += [f"### {reproduced[0]}", "", reproduced[1], ""]
+        out += [f"#### {reproduced[0]}", "", reproduced[1], ""]
     if report.get("method_notes"):
         out += [f"**{L['methods_used']}:** " + "; ".join(report["method_notes"]), ""]
     if report.get("tools_used"):
         out += [f"**{L['tools_used']}:** " + ", ".join(f"`{t}`" for t in report["tools_used"]), ""]
-    out += [f"### {L['plan']}", ""]
+    out += [f"#### {L['plan']}", ""]
     if report.get("tasks"):
         for task in report["tasks"]:
             mark = "x" if task.get("status") == "completed" else " "
@@ -168,7 +195,7 @@ def _how(report: dict[str, Any], L: dict[str, str], lang: str) -> list[str]:
     out.append("")
     if report.get("tool_calls"):
         out += [
-            f"### {L['tool_calls']}",
+            f"#### {L['tool_calls']}",
             "",
             f"| {L['id']} | {L['tool']} | {L['arguments']} | {L['status']} | {L['duration']} |",
             "|---|---|---|---|---|",

@@ -1,6 +1,8 @@
-"""The font a PDF report is set in: SimHei (from mplfonts) so Chinese renders, Helvetica otherwise.
+"""The fonts a PDF report is set in: Latin text in Helvetica (its bold and italic too), and each run
+of characters Helvetica cannot draw (Chinese, Japanese ...) in SimHei from mplfonts, by <font> tags.
 
-Characters SimHei lacks are wrapped in Helvetica <font> tags rather than printed as boxes.
+SimHei draws Latin letters too, but as a Chinese font's Latin: an English report set wholly in it
+reads badly (issue 28), so only the runs that need it switch.
 """
 
 from __future__ import annotations
@@ -27,25 +29,29 @@ def cjk_font_path() -> Path | None:
     return None
 
 
+LATIN_FONT = "Helvetica"
+CJK_FONT = "VeritySimHei"
+
+
 def pdf_font() -> str:
-    """Register (once) and name the font for every paragraph style."""
+    """The paragraph styles' font (Latin); registers the CJK font once for the runs that need it."""
     global _PDF_FONT
     if _PDF_FONT:
-        return _PDF_FONT
+        return LATIN_FONT
     from reportlab.lib.fonts import addMapping
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.ttfonts import TTFont
 
     font = cjk_font_path()
     if font is None:
-        _PDF_FONT = "Helvetica"
-        return _PDF_FONT
-    pdfmetrics.registerFont(TTFont("VeritySimHei", str(font)))
+        _PDF_FONT = LATIN_FONT
+        return LATIN_FONT
+    pdfmetrics.registerFont(TTFont(CJK_FONT, str(font)))
     for bold in (0, 1):
         for italic in (0, 1):
-            addMapping("VeritySimHei", bold, italic, "VeritySimHei")
-    _PDF_FONT = "VeritySimHei"
-    return _PDF_FONT
+            addMapping(CJK_FONT, bold, italic, CJK_FONT)
+    _PDF_FONT = CJK_FONT
+    return LATIN_FONT
 
 
 def _pdf_glyphs() -> set[int]:
@@ -64,11 +70,33 @@ def _pdf_glyphs() -> set[int]:
     return _PDF_GLYPHS
 
 
+def _latin(ch: str) -> bool:
+    """Helvetica, one of PDF's standard fonts, draws the Windows-1252 characters (Latin-1, “ ” – € ...)."""
+    try:
+        ch.encode("cp1252")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def pdf_fallback(markup: str) -> str:
+    """Paragraph markup with each run of characters Helvetica lacks set in the CJK font (where it has them)."""
     glyphs = _pdf_glyphs()
-    if not glyphs or _PDF_FONT == "Helvetica":
+    if not glyphs or _PDF_FONT != CJK_FONT:
         return markup
-    return "".join(ch if ord(ch) < 128 or ord(ch) in glyphs else f'<font name="Helvetica">{ch}</font>' for ch in markup)
+    out: list[str] = []
+    run: list[str] = []
+    for ch in markup:
+        if not _latin(ch) and ord(ch) in glyphs:
+            run.append(ch)
+            continue
+        if run:
+            out.append(f'<font name="{CJK_FONT}">{"".join(run)}</font>')
+            run = []
+        out.append(ch)
+    if run:
+        out.append(f'<font name="{CJK_FONT}">{"".join(run)}</font>')
+    return "".join(out)
 
 
 def pdf_inline(text: str) -> str:

@@ -6,6 +6,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from app.reports.first_pages import FirstPages, caveat_text, first_pages
 from app.reports.i18n import label, labels
 from app.reports.pdf_fonts import pdf_fallback, pdf_font, pdf_inline
 from app.reports.report_parts import (
@@ -19,6 +20,7 @@ from app.reports.report_parts import (
     in_sheet_words,
     meta_items,
     metric_rows,
+    paper_size,
     plan_facts,
     reading_mark,
     report_language,
@@ -34,32 +36,43 @@ _MUTED = "#5b6475"
 
 def to_pdf(report: dict[str, Any], path: str | Path, base_dir: str | Path | None = None) -> Path:
     try:
-        from reportlab.lib.pagesizes import A4
-        from reportlab.lib.units import cm
+        from reportlab.lib.units import cm, mm
         from reportlab.platypus import SimpleDocTemplate
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise RuntimeError("PDF export needs the reportlab package (pip install reportlab).") from exc
 
     lang = report_language(report)
     report = in_sheet_words(report)  # metric names in the sheet's words
+    layout = first_pages(report)
+    report = layout.with_figures_in_order(report)  # the answer's charts are figures 1, 2, ...
     L = labels(lang)
     numbers = evidence_numbers(report)
-    story = _Story(lang)
+    page = tuple(side * mm for side in paper_size(report))
+    story = _Story(lang, page_width=page[0])
+    base = Path(base_dir) if base_dir is not None else Path(path).parent
+    # First the answer as a manager reads it (one or two pages) ...
     _add_header(story, report, L, lang)
     _add_answer(story, report, L)
-    _add_caveats(story, report, L)
+    _add_figures(story, report, L, numbers, base, range(layout.body_figures), max_height=7 * cm)
+    _add_results(story, layout, L)
+    _add_caveats(story, report, layout, L)
+    # ... then, on a page of its own, everything behind it
+    _add_appendix_heading(story, L)
     _add_evidence(story, report, L, lang, numbers)
-    _add_figures(story, report, L, numbers, Path(base_dir) if base_dir is not None else Path(path).parent)
+    rest = range(layout.body_figures, len(report.get("figures") or []))
+    if rest:
+        story.para(L["other_figures"] if layout.body_figures else L["figures"], story.h[1])
+    _add_figures(story, report, L, numbers, base, rest, max_height=7 * cm)
     _add_how(story, report, L, lang)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = SimpleDocTemplate(
         str(path),
-        pagesize=A4,
+        pagesize=page,
         leftMargin=2 * cm,
         rightMargin=2 * cm,
-        topMargin=2 * cm,
-        bottomMargin=2 * cm,
+        topMargin=1.8 * cm,
+        bottomMargin=1.8 * cm,
         title=L["title"],
         author="Verity",
     )
@@ -70,15 +83,14 @@ def to_pdf(report: dict[str, Any], path: str | Path, base_dir: str | Path | None
 class _Story:
     """The PDF's flowables with the paragraph styles they are set in."""
 
-    def __init__(self, lang: str) -> None:
+    def __init__(self, lang: str, page_width: float) -> None:
         from reportlab.lib import colors
         from reportlab.lib.enums import TA_CENTER
-        from reportlab.lib.pagesizes import A4
         from reportlab.lib.styles import getSampleStyleSheet
         from reportlab.lib.units import cm
 
         self.font = pdf_font()
-        self.wrap = "CJK" if lang == "zh" or self.font != "Helvetica" else None
+        self.wrap = "CJK" if lang == "zh" else None  # Chinese breaks between characters; English between words
         self.sheet = getSampleStyleSheet()
         self.body = self._style("VBody", "BodyText", fontSize=10, leading=14)
         self.small = self._style("VSmall", "BodyText", fontSize=8, leading=11, textColor=colors.HexColor(_MUTED))
@@ -102,7 +114,7 @@ class _Story:
             borderWidth=0.8,
             borderPadding=6,
         )
-        self.width = A4[0] - 4 * cm
+        self.width = page_width - 4 * cm
         self.flowables: list[Any] = []
 
     def _style(self, name: str, parent: str, **kw: Any):
@@ -153,13 +165,12 @@ class _Story:
         self.flowables.append(t)
         self.space(6)
 
-    def image(self, file: Path) -> None:
-        from reportlab.lib.units import cm
+    def image(self, file: Path, max_height: float) -> None:
         from reportlab.lib.utils import ImageReader
         from reportlab.platypus import Image
 
         w, hgt = ImageReader(str(file)).getSize()
-        scale = min(self.width / w, (12 * cm) / hgt, 1.0 if w < self.width else self.width / w)
+        scale = min(self.width / w, max_height / hgt, 1.0 if w < self.width else self.width / w)
         self.flowables.append(Image(str(file), width=w * scale, height=hgt * scale))
 
 
@@ -190,7 +201,23 @@ def _add_answer(story: _Story, report: dict[str, Any], L: dict[str, str]) -> Non
         story.para(" ".join([f"<i>{html.escape(mark[1])}</i>", *(html.escape(a) for a in mark[2])]), markup=True)
 
 
-def _add_caveats(story: _Story, report: dict[str, Any], L: dict[str, str]) -> None:
+def _add_results(story: _Story, layout: FirstPages, L: dict[str, str]) -> None:
+    """The answer's result as a small table, then how sure it is, in one line."""
+    from reportlab.platypus import KeepTogether
+
+    if layout.results:
+        start = len(story.flowables)
+        story.para(L["results"], story.h[2])
+        for rows in layout.results:
+            story.table(rows)
+        if layout.results_note:
+            story.para(layout.results_note, story.small)
+        story.flowables[start:] = [KeepTogether(story.flowables[start:])]  # no heading alone at a page's foot
+    if layout.how_sure:
+        story.para(f"<b>{html.escape(L['how_sure'])}:</b> " + html.escape(layout.how_sure, quote=False), markup=True)
+
+
+def _add_caveats(story: _Story, report: dict[str, Any], layout: FirstPages, L: dict[str, str]) -> None:
     if report.get("unverified_numbers"):
         story.space(8)
         story.para(
@@ -205,6 +232,17 @@ def _add_caveats(story: _Story, report: dict[str, Any], L: dict[str, str]) -> No
         story.para(L["warnings"], story.h[2])
         for w in report["warnings"]:
             story.bullet(w)
+    if layout.caveats:  # one paragraph, not a list under a heading: the first page has little room
+        story.labelled(L["caveats"], caveat_text(layout.caveats, report_language(report)))
+
+
+def _add_appendix_heading(story: _Story, L: dict[str, str]) -> None:
+    """The appendix starts a page, under a heading no reader can miss."""
+    from reportlab.platypus import PageBreak
+
+    story.flowables.append(PageBreak())
+    story.para(L["appendix"], story.h[0])
+    story.para(L["appendix_intro"], story.small)
 
 
 def _add_evidence(story: _Story, report: dict[str, Any], L: dict[str, str], lang: str, numbers: dict[str, int]) -> None:
@@ -226,18 +264,27 @@ def _add_evidence(story: _Story, report: dict[str, Any], L: dict[str, str], lang
         for key, value in evidence_facts(item, L, figures_by_evidence.get(item["id"], [])):
             story.labelled(key, str(value))
         if item.get("metrics"):
-            story.table(metric_rows(item, L), [story.width * 0.5, story.width * 0.5])
+            rows = metric_rows(item, L, pairs=2)
+            story.table(rows, [story.width * share for share in (0.3, 0.2, 0.3, 0.2)][: len(rows[0])])
 
 
-def _add_figures(story: _Story, report: dict[str, Any], L: dict[str, str], numbers: dict[str, int], base: Path) -> None:
-    if not report.get("figures"):
-        return
-    story.para(L["figures"], story.h[1])
-    for n, figure in enumerate(report["figures"], start=1):
+def _add_figures(
+    story: _Story,
+    report: dict[str, Any],
+    L: dict[str, str],
+    numbers: dict[str, int],
+    base: Path,
+    which: range,
+    max_height: float,
+) -> None:
+    """The figures numbered in `which` (0-based positions in the report's figures)."""
+    figures = report.get("figures") or []
+    for index in which:
+        figure, n = figures[index], index + 1
         file = figure_file(figure.get("path", ""), base)
         if file is not None:
             try:
-                story.image(file)
+                story.image(file, max_height)
             except Exception:  # an unreadable image must not lose the report
                 story.para(str(figure.get("path")), story.small)
         story.para(figure_caption(figure, n, L, numbers), story.caption)
@@ -280,7 +327,3 @@ def _add_how(story: _Story, report: dict[str, Any], L: dict[str, str], lang: str
     if report.get("tool_calls"):
         story.para(L["tool_calls"], story.h[2])
         story.table(tool_call_rows(report, L), [width * 0.18, width * 0.2, width * 0.38, width * 0.1, width * 0.14])
-    if report.get("limitations"):
-        story.para(L["all_limitations"], story.h[1])
-        for x in report["limitations"]:
-            story.bullet(x)

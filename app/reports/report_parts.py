@@ -21,6 +21,17 @@ def report_language(report: dict[str, Any]) -> str:
     return "zh" if report.get("language") == "zh" else "en"
 
 
+# Width and height in millimetres. Every format of one report is on the same paper (issue 28).
+PAPER_MM = {"A4": (210.0, 297.0), "Letter": (215.9, 279.4)}
+
+
+def paper_size(report: dict[str, Any]) -> tuple[float, float]:
+    """The report's paper: `paper` when the report names one, else by its language — A4 for Chinese
+    (China's standard), Letter for English (Verity's English is US English; its dates and words too)."""
+    named = str(report.get("paper") or "")
+    return PAPER_MM.get(named) or PAPER_MM["A4" if report_language(report) == "zh" else "Letter"]
+
+
 def in_sheet_words(report: dict[str, Any]) -> dict[str, Any]:
     """The report as its renderings show it: the names of the evidence's metrics with a yes/no group in the
     sheet's own words ("n.否", not "n.False") and dates as people write them, as the answer does
@@ -150,8 +161,13 @@ def evidence_facts(item: dict[str, Any], L: dict[str, str], figure_numbers: list
     return facts
 
 
-def metric_rows(item: dict[str, Any], L: dict[str, str]) -> list[list[str]]:
-    return [[L["metric"], L["value"]]] + [[str(k), format_value(v)] for k, v in item["metrics"].items()]
+def metric_rows(item: dict[str, Any], L: dict[str, str], pairs: int = 1) -> list[list[str]]:
+    """The evidence's metrics as a table (header first), `pairs` measure/value pairs to a row: two pairs
+    halve the length of the appendix's long tables (a correlation matrix, a forecast's periods)."""
+    cells = [[str(k), format_value(v)] for k, v in item["metrics"].items()]
+    pairs = max(1, min(pairs, len(cells)))
+    rows = [sum(cells[n : n + pairs], []) for n in range(0, len(cells), pairs)]
+    return [[L["metric"], L["value"]] * pairs] + rows
 
 
 def supports_suffix(figure: dict[str, Any], L: dict[str, str], numbers: dict[str, int]) -> str:
@@ -191,7 +207,8 @@ def plan_facts(report: dict[str, Any], L: dict[str, str]) -> list[tuple[str, str
     plan = report.get("analysis_plan") or {}
     if not plan:
         return []
-    facts = [(L["goal"], str(plan.get("goal") or "")), (L["question_type"], str(plan.get("question_type") or ""))]
+    kind = str(plan.get("question_type") or "")
+    facts = [(L["goal"], str(plan.get("goal") or "")), (L["question_type"], L.get(f"question_type_{kind}", kind))]
     for key, name in (("metrics", "plan_metrics"), ("dimensions", "plan_dimensions")):
         if plan.get(key):
             facts.append((L[name], ", ".join(map(str, plan[key]))))
@@ -241,9 +258,11 @@ def guidance_facts(report: dict[str, Any], L: dict[str, str]) -> list[tuple[str,
     guidance = report.get("guidance") or {}
     facts = [(L["guidance_rule"], rule) for rule in guidance.get("rules") or []]
     facts += [(L["guidance_definition"], d) for d in guidance.get("definitions") or []]
+    stale = (f"[{label('stale_finding', 'en')}]", f"[{L['stale_finding']}]")
     for key, name in (("knowledge", "guidance_knowledge"), ("memory", "guidance_memory")):
         facts += [
-            (f"{L[name]} ({item.get('source', '')})", str(item.get("text") or "")) for item in guidance.get(key) or []
+            (f"{L[name]} ({item.get('source', '')})", str(item.get("text") or "").replace(*stale))
+            for item in guidance.get(key) or []
         ]
     return facts
 

@@ -256,7 +256,7 @@ async def event_stream(db: Database, run_id: str, cursor: int, poll_s: float, he
     without a `run_finished` (a server restart) gets a synthetic one once its final status has been
     seen twice in a row."""
     yield "retry: 3000\n: connected\n\n"
-    bus, pushed = db.progress, db.settings.run_executor != "worker" or db.progress.postgres
+    bus, pushed = db.progress, db.settings.run_executor == "threads" or db.progress.postgres
     waiter = bus.subscribe(run_id)  # before the first read: news after it rings the bell
     try:
         last_sent, quiet_final, rung = time.monotonic(), 0, False

@@ -40,6 +40,10 @@ def workspace_context(
     """Everything the workspace page shows: data previews, suggestions, runs, the open run."""
     listed = listed_datasets(session, workspace.id)
     views = [full_view(session, settings, d) for d in listed]
+    files = [v["file"] for v in views if not v["origin"]]
+    for view in views:  # two sheets of one workbook are two tables: each card says its sheet
+        if not view["origin"] and view["sheet"] and files.count(view["file"]) > 1:
+            view["title"] = f"{view['file']} · {view['sheet']}"
     # Suggestions come from what the user uploaded, not from the tables an analysis derived from it
     # ("Revenue_sum by Region"); the same file uploaded twice counts once.
     datasets = [d for d, view in zip(listed, views) if dataset_status(d) == READY and not view["origin"]]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, RedirectResponse, Response
@@ -16,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from app.agent import unmasked
 from app.config import Settings
-from app.db.models import Dataset, Report
+from app.db.models import Dataset, Report, Run, Workspace
 from app.reports import render
 from app.web.deps import ApiError, CommittingRoute, DbSessionDep, RunDep, SettingsDep, WorkspaceDep
 from app.web.number_check import start_check
@@ -55,7 +57,46 @@ def latest_report(session: Session, workspace_id: str, run_id: str | None = None
 
 
 def attachment(filename: str) -> dict[str, str]:
-    return {"Content-Disposition": f'attachment; filename="{filename}"'}
+    """A download under `filename`: the UTF-8 name (RFC 6266) for browsers, an ASCII one for the rest."""
+    if filename.isascii():
+        return {"Content-Disposition": f'attachment; filename="{filename}"'}
+    return {
+        "Content-Disposition": f"attachment; filename=\"{_ascii_fallback(filename)}\"; filename*=utf-8''{quote(filename)}"
+    }
+
+
+def _ascii_fallback(filename: str) -> str:
+    """What is left in ASCII, with `report` before it when no word is (a Chinese workspace and question)."""
+    stem, _, ext = filename.rpartition(".")
+    kept = re.sub(r"\s*-[\s-]*", "-", stem.encode("ascii", "ignore").decode()).strip("- ")
+    return f"{kept if re.search('[A-Za-z]', kept) else f'report-{kept}'.rstrip('-')}.{ext}"
+
+
+# Characters no file system or browser keeps in a file name, and the punctuation a question ends on.
+_NOT_IN_NAMES = re.compile(r'[\\/:*?"<>|\x00-\x1f？！。，、；：“”‘’（）()\[\]{}]+')
+NAME_PART_CHARS = 40  # a question longer than this is cut at a word (the name stays readable in a folder)
+
+
+def download_name(session: Session, report: Report, fmt: str) -> str:
+    """`门店销售-哪个门店的销售额最高-2026-12-01.pdf`: the workspace, the question and the report's day, so
+    that downloads of several questions do not all arrive as report.pdf (issue 28)."""
+    workspace = session.get(Workspace, report.workspace_id)
+    run = session.get(Run, report.run_id) if report.run_id else None
+    parts = [_name_part(workspace.name if workspace else ""), _name_part(run.question if run else "")]
+    parts.append(report.created_at.strftime("%Y-%m-%d"))
+    return "-".join(part for part in parts if part) + f".{fmt}"
+
+
+def _name_part(text: str) -> str:
+    first_sentence = re.split(r"(?<=[?？!！。])|(?<=\.)\s", (text or "").strip(), maxsplit=1)[0]
+    words = _NOT_IN_NAMES.sub(" ", first_sentence).split()
+    part = ""
+    for word in words:
+        joined = f"{part} {word}".strip()
+        if len(joined) > NAME_PART_CHARS:
+            return part or word[:NAME_PART_CHARS]
+        part = joined
+    return part
 
 
 def text_response(text: str, fmt: str, filename: str) -> Response:
@@ -115,7 +156,7 @@ def report_file(
     if fmt not in FORMATS:
         raise ApiError(404, "not_found", f"Unknown report format '{fmt}'.", "Use html, md, zip, json, pdf or docx.")
     report = latest_report(session, workspace.id, run)
-    filename = f"report.{fmt}"
+    filename = download_name(session, report, fmt)
     if fmt == "json":
         content = owners_copy(report.content or {}, report, settings)
         return text_response(json.dumps(content, ensure_ascii=False, indent=2, default=str), fmt, filename)
@@ -127,7 +168,7 @@ def report_file(
         return text_response(
             render.to_html(owners_content(report, settings), base_dir=report_folder(report, settings)), fmt, filename
         )
-    return FileResponse(binary_file(report, fmt, settings), media_type=MEDIA_TYPES[fmt], filename=filename)
+    return FileResponse(binary_file(report, fmt, settings), media_type=MEDIA_TYPES[fmt], headers=attachment(filename))
 
 
 @router.get("/api/workspaces/{ws}/analysis.py", name="analysis_script")

@@ -3,6 +3,7 @@ evidence, the open question, the answer and the report's downloads, gathered fro
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -14,11 +15,12 @@ from sqlalchemy.orm import Session
 from app.agent import evidence_dict, task_dict, unmasked
 from app.analyst import as_people_write, shared_grain, sheet_words_of
 from app.config import Settings
-from app.db.models import Event, Evidence, Question, Report, Run, Task
+from app.db.models import Event, Evidence, Question, Report, Run, Task, ToolCall
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool, reading_entry
 from app.reports.report_parts import reproduction_summary
 from app.reports.safe_markdown import render_markdown
 from app.runs import ACTIVE_STATUSES
+from app.web.answer_result import answer_result
 from app.web.i18n import t
 from app.web.number_check import check_view
 
@@ -32,12 +34,27 @@ def run_context(session: Session, run: Run, lang: str, settings: Settings | None
     in place of the pseudonyms the model wrote (the owner's page; the records keep them, privacy.py)."""
     context = _run_context(session, run, lang)
     if settings is not None:
-        shown = {key: context[key] for key in ("analysis_plan", "reading", "steps", "figures", "tasks", "evidence")}
+        keys = ("analysis_plan", "reading", "steps", "figures", "tasks", "evidence", "calls")
+        shown = {key: context[key] for key in keys}
         if question := context["question"]:  # the options a model wrote name pseudonyms: the user picks real ones
             shown["question"] = {
                 name: getattr(question, name) for name in ("id", "kind", "question", "options", "reason")
             }
         context.update(unmasked(shown, settings.workspace_dir(run.workspace_id)))  # the book read once a render
+    # the answer card's table, chart and "how sure", from the evidence its headline states (real values)
+    context["result"] = (
+        answer_result(
+            context["evidence"],
+            run.answer,
+            context["calls"],
+            context["steps"],
+            lang,
+            context["checks"],
+            context["reading"],
+        )
+        if run.answer
+        else None
+    )
     return context
 
 
@@ -50,6 +67,7 @@ def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
     report = session.scalars(select(Report).where(Report.run_id == run.id).order_by(Report.created_at.desc())).first()
     unverified = list((report.content or {}).get("unverified_numbers", [])) if report else []
     state = run.state or {}
+    headline, more = split_answer(run.answer or "")
     verification = state.get("verification") or {}
     return {
         "run": run,
@@ -75,8 +93,18 @@ def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
                 )
             )
         ],
+        # the analyses' arguments by call id: the column a result's rows are the values of
+        "calls": {
+            call_id: {"tool": tool, "arguments": arguments or {}}
+            for call_id, tool, arguments in session.execute(  # not the results' texts: only what names the rows
+                select(ToolCall.id, ToolCall.tool, ToolCall.arguments).where(ToolCall.run_id == run.id)
+            )
+        },
         "question": open_question(session, run.id),
-        "answer_html": answer_html(run.answer, unverified, t("unverified", lang)) if run.answer else None,
+        # the headline (with the reading) apart from the supporting findings and caveats: the card puts
+        # the result's chart and table between them
+        "answer_html": answer_html(headline, unverified, t("unverified", lang)) if headline else None,
+        "answer_more_html": answer_html(more, unverified, t("unverified", lang)) if more else None,
         "unverified": unverified,
         # a run that had no data to read has nothing to download or share
         "has_report": report is not None and bool((report.content or {}).get("datasets")),
@@ -159,5 +187,16 @@ def _aware(moment: datetime | None) -> datetime | None:
 
 
 # --- the answer: model text is escaped before markdown, so it can never inject HTML ---------
+def split_answer(text: str) -> tuple[str, str]:
+    """The answer's opening (the reading and the headline) and the rest from its first section heading
+    on (supporting findings, caveats); an answer without a heading is all opening."""
+    lines = text.split("\n")
+    at = next((n for n, line in enumerate(lines) if n > 0 and re.match(r"#{1,6} ", line)), len(lines))
+    bold = next((n for n, line in enumerate(lines[:at]) if "**" in line), None)
+    if bold is not None:  # the headline's paragraph ends at the first blank line after it
+        at = next((n for n in range(bold, at) if not lines[n].strip()), at)
+    return "\n".join(lines[:at]).strip(), "\n".join(lines[at:]).strip()
+
+
 def answer_html(text: str, unverified: list[str] | None = None, note: str = "") -> Markup:
     return render_markdown(text, images="local", mark=unverified or [], mark_title=note)

@@ -1,8 +1,8 @@
 """Read-only links to one run's report, for people without an account (SPEC §7: sharing outside
 the workspace needs explicit confirmation).
 
-The link's secret is shown once and only its SHA-256 is kept, like API tokens. `GET /shared/{secret}`
-is the one page `authorize` lets through without signing in; it serves the self-contained HTML
+The link's secret is shown on the page that made it (for a few minutes, in this browser only) and
+only its SHA-256 is kept, like API tokens. `GET /shared/{secret}` is the one page `authorize` lets through without signing in; it serves the self-contained HTML
 report, not the workspace: no data, no other runs, no way in.
 """
 
@@ -83,18 +83,50 @@ def share_dict(share: ReportShare) -> dict[str, Any]:
 
 
 # --- pages ----------------------------------------------------------------------------------
-@router.post("/runs/{run_id}/share", name="share_report")
-def share_page(
-    request: Request, run: RunDep, session: DbSessionDep, page: PageDep, confirm: Annotated[str, Form()] = ""
-) -> Response:
-    """The first post says what becomes visible to anyone with the link; the confirming one makes it."""
+# A new link is shown on the page the confirming post redirects to (post/redirect/get), so that the
+# page's EN/中文 links, which are GETs, keep it: the secret rides for a few minutes in a cookie that
+# only this browser holds and only this page reads (the database keeps its digest alone).
+NEW_LINK_COOKIE = "verity_new_share"
+NEW_LINK_SHOWN_S = 600
+
+
+@router.get("/runs/{run_id}/share", name="share_page")
+def share_page(request: Request, run: RunDep, session: DbSessionDep, page: PageDep) -> Response:
+    """What becomes visible to anyone with a link, the confirming button, and a link just made."""
+    run_report(session, run)
     context: dict[str, Any] = {"run": run, "shares": shares_of(session, run), "reach_warning": reach_warning(request)}
+    if secret := new_link_secret(request, session, run):
+        context["link"] = share_link(request, secret)
+    return page.render("share.html", context)
+
+
+@router.post("/runs/{run_id}/share", name="share_report")
+def share_report(
+    request: Request, run: RunDep, session: DbSessionDep, confirm: Annotated[str, Form()] = ""
+) -> Response:
+    """The confirming post makes the link; any post lands on the share page (a GET)."""
+    response = RedirectResponse(request.url_for("share_page", run_id=run.id), status_code=303)
     if confirm == "yes":
         share, secret = create_share(session, run)
-        context.update(link=share_link(request, secret), shares=shares_of(session, run))
-    else:
-        run_report(session, run)
-    return page.render("share.html", context, status_code=201 if confirm == "yes" else 200)
+        response.set_cookie(
+            NEW_LINK_COOKIE,
+            f"{share.id}:{secret}",
+            max_age=NEW_LINK_SHOWN_S,
+            path=f"/runs/{run.id}/share",
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
+    return response
+
+
+def new_link_secret(request: Request, session: Session, run: Run) -> str | None:
+    """The secret of a link this browser made for this run in the last minutes, while it stands."""
+    share_id, _, secret = request.cookies.get(NEW_LINK_COOKIE, "").partition(":")
+    share = session.get(ReportShare, share_id) if share_id and secret else None
+    if share is None or share.run_id != run.id or share.token_hash != secret_digest(secret):
+        return None
+    return secret
 
 
 @router.post("/runs/{run_id}/shares/{share_id}/revoke", name="revoke_share")

@@ -40,17 +40,31 @@ KEY_MEASURES = (
 
 
 def _rank(column: dict[str, Any]) -> tuple[int, int]:
-    name = str(column.get("name", "")).lower()
+    name = str(column.get("name", "")).split(MERGED_HEADER)[-1].lower()  # the leaf: the group word is shared
     keyword = next((i for i, word in enumerate(KEY_MEASURES) if word in name), len(KEY_MEASURES))
     return keyword, 0 if column.get("type") == "number" else 1
 
 
+# How the reader names a column under a merged group cell: "销售情况 / 销售额" (app/ingest/table.py).
+MERGED_HEADER = " / "
+
+
+def spoken_names(columns: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """What a person calls each column: under a merged header the leaf ("销售额", not "销售情况 / 销售额"),
+    unless two columns share the leaf (then the whole path tells them apart)."""
+    names = [str(c.get("name", "")) for c in columns]
+    leaves = [name.split(MERGED_HEADER)[-1].strip() or name for name in names]
+    return {name: leaf if leaves.count(leaf) == 1 else name for name, leaf in zip(names, leaves, strict=True)}
+
+
 def usable(columns: Iterable[dict[str, Any]], kinds: tuple[str, ...]) -> list[str]:
-    """Names of columns of the given types, personal data left out; key measures first."""
+    """Names of columns of the given types as people say them, personal data left out; key measures first."""
+    columns = list(columns)
+    spoken = spoken_names(columns)
     chosen = [c for c in columns if c.get("type") in kinds and not c.get("pii")]
     if set(kinds) <= set(NUMERIC):
         chosen.sort(key=_rank)  # a stable sort: otherwise the sheet's order is kept
-    return [c["name"] for c in chosen]
+    return [spoken[str(c["name"])] for c in chosen]
 
 
 def _say(key: str, lang: str, a: str = "", b: str = "") -> str:
@@ -89,13 +103,21 @@ def suggest_questions(
     names its table (`names`, e.g. the file names), so it is clear, to the reader and to the analyst,
     which data it is about."""
     per_table = [suggestions_for(columns, lang) for columns in tables]
-    column_sets = [{str(c.get("name")) for c in columns} for columns in tables]
+    column_sets = [set(spoken_names(columns).values()) for columns in tables]
+    # Tables take turns, each with its best question not yet asked of another table: two sheets of one
+    # shape (a month per sheet) get different questions, not the same list twice.
+    asked: set[str] = set()
     seen: list[str] = []
-    for rank in range(max((len(s) for s in per_table), default=0)):
+    next_of = [0] * len(per_table)
+    while any(at < len(suggestions) for at, suggestions in zip(next_of, per_table, strict=True)):
         for index, suggestions in enumerate(per_table):
-            if rank >= len(suggestions):
+            while next_of[index] < len(suggestions) and suggestions[next_of[index]][0] in asked:
+                next_of[index] += 1
+            if next_of[index] >= len(suggestions):
                 continue
-            question, used = suggestions[rank]
+            question, used = suggestions[next_of[index]]
+            next_of[index] += 1
+            asked.add(question)
             shared = any(set(used) <= other for at, other in enumerate(column_sets) if at != index)
             if shared and names and index < len(names):
                 question = in_dataset(question, names[index], lang)

@@ -236,14 +236,19 @@ def resume_if_stale(app: FastAPI, session: Session, dataset: Dataset) -> None:
 
 
 def same_file_as(session: Session, dataset: Dataset) -> Dataset | None:
-    """Another file of the workspace with exactly these bytes (the same upload twice), or None."""
+    """Another upload of the workspace with exactly these bytes and the same sheet (the same upload
+    twice), or None; another sheet of the same workbook is another table, not a copy."""
     mine = Path(dataset.original_path or "")
     if not mine.is_file():
         return None
     size, digest = mine.stat().st_size, None
     for other in listed_datasets(session, dataset.workspace_id):
         theirs = Path(other.original_path or "")
-        if other.id == dataset.id or not theirs.is_file() or theirs.stat().st_size != size:
+        if other.id == dataset.id or (
+            other.sheet != dataset.sheet and len((dataset.info or {}).get("sheets") or []) > 1
+        ):
+            continue
+        if not theirs.is_file() or theirs.stat().st_size != size:
             continue
         digest = digest or file_digest(mine)
         if file_digest(theirs) == digest:

@@ -4,13 +4,15 @@ and says so when the workspace's data changed after it was found (a new upload o
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any, Iterable
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
 
 from app.agent.context.tiers import Item
 from app.agent.store import Evidence, Run, Session, earlier_evidence
+from app.translations import CATALOG
 
-STALE_NOTE = "the data changed after this was found: recompute before relying on it"
+STALE_NOTE = CATALOG["report.stale_finding"]["en"]  # the report says it in its own language
 
 
 def earlier_findings(
@@ -59,4 +61,4 @@ def finding_text(evidence: Evidence, stale: bool) -> str:
 
 
 def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

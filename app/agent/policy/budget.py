@@ -189,6 +189,22 @@ class TurnBudget:
         }
 
 
+def spent_in(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The budget a turn rebuilt from its record had spent (a run taken over from a worker that
+    died; a paused turn keeps its own snapshot): a round per model reply, a call per result.
+    None for a turn that has not begun."""
+    replies = [m for m in messages if m.get("role") == "assistant"]
+    if not replies:
+        return None
+    names = {c["id"]: c["function"]["name"] for m in replies for c in m.get("tool_calls") or []}
+    results = [names.get(m.get("tool_call_id") or "") for m in messages if m.get("role") == "tool"]
+    return {
+        "rounds": len(replies),
+        "tool_calls": len(results),
+        "python_calls": sum(1 for name in results if name == PYTHON_TOOL),
+    }
+
+
 def budget_for(intent: Any, settings: Any) -> TurnBudget:
     """The turn budget the intent sets (tool calls, run_python calls, wall time, context tokens)."""
     wall = {

@@ -341,15 +341,20 @@ def resume_after_answer(session: Session, runs: Any, run: Run) -> bool:
 
 def turn_opening(session: Session, run: Run, recorder: Any, mask: Callable[[str], str] = str) -> list[dict[str, Any]]:
     """The turn's own messages: the question (a new run), or — resuming — the paused turn rebuilt
-    from the database with the user's answer as the result of the pending ask_user_question call.
+    from the database with the user's answer as the result of the pending ask_user_question call,
+    or the turn of a worker that died rebuilt as it was recorded (loop.finish_open_calls completes
+    its last reply).
     What the user wrote is masked (`mask`, privacy.py): the model reads pseudonyms only."""
     waiting = (run.state or {}).get("waiting")
     stored = run_messages(session, run.id)
-    if not waiting or not stored:
+    if not stored:
         user = {"role": "user", "content": mask(run.question or "")}
         recorder.add_message(user)
         return [user]
     messages = [_as_dict(m) for m in stored]
+    if not waiting:  # taken over from a worker that died (app/jobs.py): the turn goes on from its record
+        recorder.emit("run_resumed", {"taken_over": True, "messages": len(messages)})
+        return messages
     answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
     pending = [
         c["id"]

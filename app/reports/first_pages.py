@@ -1,0 +1,271 @@
+"""What a report's first pages hold, so that a manager reads the answer without the workings (issue 28):
+the evidence that carries the headline, the charts drawn for it, its result as a small table, one "how
+sure" line and the caveats. Everything else (every evidence item, its statistics, the other charts, the
+plan and the tool calls) goes to the appendix; every format (Markdown, HTML, Word, PDF) asks this module,
+so they cannot disagree on what comes first. report.json itself keeps everything, unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.reports.i18n import label
+from app.reports.report_parts import format_value, report_language, reproduction_summary
+
+BODY_FIGURES = 2  # at most this many charts before the appendix: the answer's own, not every plot made
+TABLE_ROWS = 12  # rows of the results table before the appendix (all of them are in the appendix)
+_CONFIDENCE_ORDER = ("low", "medium", "high")
+# Scalar metrics a reader follows without a statistics course, shown when a result has no per-group rows
+# (a correlation's r and its interval, a regression's R²). Names follow CONTRACT.md's metric convention.
+_READER_SCALARS = ("r", "r_squared", "ci_low", "ci_high", "forecast_total", "n")
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__", re.S)
+
+
+@dataclass(frozen=True)
+class FirstPages:
+    """The layout of one report: which evidence and charts come first, and the summary lines."""
+
+    answer_evidence: list[dict[str, Any]] = field(default_factory=list)
+    figures: list[dict[str, Any]] = field(default_factory=list)  # every figure, the body's first
+    body_figures: int = 0  # how many of `figures` come before the appendix
+    results: list[list[list[str]]] = field(default_factory=list)  # small tables, header row first
+    results_note: str = ""  # "first 12 of 30 rows" when a table was cut
+    how_sure: str = ""
+    caveats: list[str] = field(default_factory=list)
+
+    def with_figures_in_order(self, report: dict[str, Any]) -> dict[str, Any]:
+        """The report with its figures in reading order (the body's first), so that figure numbers
+        run 1, 2, ... through the body and on into the appendix."""
+        return {**report, "figures": self.figures}
+
+
+def first_pages(report: dict[str, Any]) -> FirstPages:
+    """The layout of `report` (as its renderings show it: in_sheet_words already applied)."""
+    lang = report_language(report)
+    evidence = [e for e in report.get("evidence") or [] if isinstance(e, dict)]
+    chosen = answer_evidence(str(report.get("answer") or ""), evidence)
+    calls = {str(c.get("id")): c for c in report.get("tool_calls") or [] if isinstance(c, dict)}
+    figures = [f for f in report.get("figures") or [] if isinstance(f, dict)]
+    body = answer_figures(figures, chosen, evidence, calls)
+    ordered = body + [f for f in figures if f not in body]
+    tables: list[list[list[str]]] = []
+    note = ""
+    for item in chosen[:2]:
+        rows, total = results_table(item, calls, lang)
+        if rows:
+            tables.append(rows)
+            if total > len(rows) - 1:
+                note = label("results_cut", lang).format(shown=len(rows) - 1, total=total)
+    return FirstPages(
+        answer_evidence=chosen,
+        figures=ordered,
+        body_figures=len(body),
+        results=tables,
+        results_note=note,
+        how_sure=how_sure_line(report, chosen, lang),
+        caveats=[str(x) for x in report.get("limitations") or []],
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Which evidence carries the answer
+# --------------------------------------------------------------------------------------------
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\s+", " ", text.replace("**", "").replace("__", "")).strip()
+
+
+def answer_evidence(answer: str, evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The evidence items the answer's headline states. An answer sets its headline in bold and states
+    a recorded claim (the built-in analyst quotes it); failing that, the item whose numbers the answer's
+    opening shares most (a model words the claim its own way but keeps the numbers); failing that, the
+    only item there is."""
+    headlines = [_plain(a or b) for a, b in _BOLD.findall(answer)]
+    quoted = [
+        e for e in evidence if (claim := _plain(str(e.get("claim") or ""))) and any(claim in h for h in headlines)
+    ]
+    if quoted:
+        return quoted
+    opening = " ".join(headlines) or _opening(answer)
+    wanted = set(_NUMBER.findall(opening))
+    scored = [(len(wanted & set(_NUMBER.findall(str(e.get("claim") or "")))), n) for n, e in enumerate(evidence)]
+    best = max(scored, default=(0, -1))
+    if best[0] > 0:
+        return [evidence[best[1]]]
+    return evidence[:1] if len(evidence) == 1 else []
+
+
+def _opening(answer: str) -> str:
+    """The answer's first paragraph that says something (not a heading)."""
+    for block in re.split(r"\n\s*\n", answer):
+        text = block.strip()
+        if text and not text.startswith("#"):
+            return text
+    return ""
+
+
+# --------------------------------------------------------------------------------------------
+# Which charts serve the question
+# --------------------------------------------------------------------------------------------
+
+
+def call_columns(call: dict[str, Any] | None) -> frozenset[str]:
+    """The data columns a tool call names (value_column, group_columns, columns, x_column, ...)."""
+    names: set[str] = set()
+    for key, value in ((call or {}).get("arguments") or {}).items():
+        if not (key == "columns" or key.endswith(("_column", "_columns"))):
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item:
+                names.add(item)
+    return frozenset(names)
+
+
+def answer_figures(
+    figures: list[dict[str, Any]],
+    chosen: list[dict[str, Any]],
+    evidence: list[dict[str, Any]],
+    calls: dict[str, dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The charts of the answer: those made by the calls its evidence cites, then a plot of the same
+    columns (a bar chart of the groups just compared). A plot over only some of them (a histogram of
+    the measure alone) is left for the appendix when a fuller one exists; a chart that backs another
+    piece of evidence belongs to that one."""
+    chosen_ids = {str(e.get("id")) for e in chosen}
+    other_ids = {str(e.get("id")) for e in evidence} - chosen_ids
+    own = [f for f in figures if f.get("evidence_id") in chosen_ids]
+    columns = [
+        cols for e in chosen for call_id in e.get("tool_call_ids") or [] if (cols := call_columns(calls.get(call_id)))
+    ]
+    fits: list[tuple[int, dict[str, Any]]] = []
+    for figure in figures:
+        if figure.get("evidence_id") in chosen_ids or figure.get("evidence_id") in other_ids:
+            continue
+        drawn = call_columns(calls.get(str(figure.get("tool_call_id"))))
+        if drawn and any(drawn <= cols for cols in columns):
+            fits.append((len(drawn), figure))
+    if own:  # the answer's own chart says it; a plot of some of its columns would only repeat them
+        return own[:BODY_FIGURES]
+    fullest = max((size for size, _ in fits), default=0)
+    return [f for size, f in fits if size == fullest][:BODY_FIGURES]
+
+
+# --------------------------------------------------------------------------------------------
+# The result as a small table
+# --------------------------------------------------------------------------------------------
+
+
+def _is_p_value(stat: str) -> bool:
+    """p-values are the appendix's: the "how sure" line says what they mean."""
+    return stat == "p_value" or stat.startswith("p_value") or stat.endswith("_p")
+
+
+def stat_name(stat: str, lang: str) -> str:
+    """A metric's name as a reader says it: "mean" -> "Average", "Revenue_sum" -> "Revenue (total)"."""
+    if (word := label("stat." + stat, lang)) != "stat." + stat:
+        return word
+    head, _, tail = stat.rpartition("_")
+    if head and (word := label("stat." + tail, lang)) != "stat." + tail:
+        return f"{head}（{word}）" if lang == "zh" else f"{head} ({word.lower()})"
+    return stat
+
+
+def results_table(item: dict[str, Any], calls: dict[str, dict[str, Any]], lang: str) -> tuple[list[list[str]], int]:
+    """The evidence's result as rows a manager reads (header first) and how many rows there are in all:
+    per group, period or column ("mean.East", "forecast.2025-01", "Revenue.median") one row, one column
+    per measure; p-values stay in the appendix. Without such rows, the few reader-facing scalars."""
+    metrics = item.get("metrics") or {}
+    by_stat: dict[str, dict[str, Any]] = {}
+    for key, value in metrics.items():
+        stat, dot, row = str(key).partition(".")
+        if dot and row and not _is_p_value(stat) and not isinstance(value, (dict, list)):
+            by_stat.setdefault(stat, {})[row] = value
+    groups: dict[frozenset[str], list[str]] = {}
+    for stat, rows in by_stat.items():
+        if len(rows) >= 2:
+            groups.setdefault(frozenset(rows), []).append(stat)
+    if groups:
+        row_set, stats = max(groups.items(), key=lambda kv: (len(kv[1]), len(kv[0])))
+        order = [r for r in by_stat[stats[0]] if r in row_set]
+        header = [_row_heading(item, calls, lang)] + [stat_name(s, lang) for s in stats]
+        body = [[stat_name(r, lang)] + [reader_number(by_stat[s].get(r)) for s in stats] for r in order]
+        return [header] + body[:TABLE_ROWS], len(body)
+    scalars = [(k, metrics[k]) for k in _READER_SCALARS if isinstance(metrics.get(k), (int, float))]
+    if not scalars:
+        return [], 0
+    table = [[label("metric", lang), label("value", lang)]] + [
+        [stat_name(k, lang), reader_number(v)] for k, v in scalars
+    ]
+    return table, len(scalars)
+
+
+def reader_number(value: Any) -> str:
+    """A number as a table for a manager shows it: 142,515 and 2,251,554 (not 1.43e+05), 311.4, 0.0478."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return format_value(value)
+    if not math.isfinite(value):
+        return "—"
+    size = abs(value)
+    if size >= 1000 or value == int(value):
+        return f"{value:,.0f}"
+    text = f"{value:.1f}" if size >= 100 else f"{value:.2f}" if size >= 1 else f"{value:.3g}"
+    return text.rstrip("0").rstrip(".") if "." in text and "e" not in text else text
+
+
+def _row_heading(item: dict[str, Any], calls: dict[str, dict[str, Any]], lang: str) -> str:
+    """The first column's heading: the column that splits the rows (the groups, the dates), when the
+    cited call names one."""
+    for call_id in item.get("tool_call_ids") or []:
+        arguments = (calls.get(call_id) or {}).get("arguments") or {}
+        for key in ("group_column", "group_columns", "date_column", "x_column"):
+            value = arguments.get(key)
+            value = value[0] if isinstance(value, list) and value else value
+            if isinstance(value, str) and value:
+                return value
+    return ""
+
+
+# --------------------------------------------------------------------------------------------
+# How sure, in one line
+# --------------------------------------------------------------------------------------------
+
+
+def _weakest(levels: Iterable[str]) -> str | None:
+    known = [level for level in levels if level in _CONFIDENCE_ORDER]
+    return min(known, key=_CONFIDENCE_ORDER.index) if known else None
+
+
+def how_sure_line(report: dict[str, Any], chosen: list[dict[str, Any]], lang: str) -> str:
+    """The answer's confidence, whether its claims matched their analyses and whether analysis.py
+    re-computed them, in one sentence (the appendix says each at length); "" when none is known."""
+    parts: list[str] = []
+    confidence = _weakest(str(e.get("confidence") or "") for e in chosen)
+    if confidence:
+        parts.append(label("how_sure_confidence", lang).format(level=label(confidence, lang)))
+    check = report.get("verification") or {}
+    if check.get("status") == "passed":
+        parts.append(label("how_sure_passed", lang))
+    elif check.get("status") in ("failed", "partly_verified"):  # a failure is said in full
+        parts.append(label(f"verification_{check['status']}", lang).rstrip("。."))
+    reproduction = report.get("reproduction") or {}
+    reproduced = reproduction_summary(report, lang)
+    if reproduced and reproduced[2]:
+        parts.append(label("how_sure_reproduced", lang).format(n=reproduction.get("matched")))
+    elif reproduced:
+        parts.append(reproduced[1].rstrip("。."))
+    if not parts:
+        return ""
+    return ("；" if lang == "zh" else "; ").join(parts) + ("。" if lang == "zh" else ".")
+
+
+def caveat_text(caveats: list[str], lang: str) -> str:
+    """The caveats as one sentence-list: "Observational data ...; correlation only ..." ."""
+    sep = "；" if lang == "zh" else "; "
+    text = sep.join(c.strip().rstrip("。.;；") for c in caveats if c.strip())
+    return text + ("。" if lang == "zh" else ".") if text else ""

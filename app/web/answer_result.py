@@ -1,0 +1,241 @@
+"""The answer card's evidence (issue 28 point 1): the result that answers the question as a small table
+(the group means, the totals, the top N, the forecast per period), the chart drawn from it, and "how
+sure" in one line.
+
+Nothing is computed here: the rows are the numbers the answering analysis recorded with its evidence
+(its metrics, `stat.row` keys such as `mean.East` or `forecast.2025-01`, and `rank.1.label`), so the
+table and the chart show exactly what the headline and the report cite. The evidence that answers is
+the one whose claim the answer's headline states; the other evidence (a histogram's, a correlation's)
+stays in Steps and Evidence, so only a chart that serves the question is drawn by default.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from app.web.i18n import t
+
+# The per-row numbers an analysis records as `stat.row` and that a reader compares across rows, in the
+# order they are shown: the measure first (it is the one charted), then what qualifies it.
+GROUP_STATS = ("share", "mean", "median", "n")
+PERIOD_STATS = ("forecast", "lower", "upper")
+# group_aggregate names its columns `<value>_<agg>` ("Revenue_sum.East").
+AGGREGATED = re.compile(r"^(?P<value>.+)_(?P<agg>sum|mean|median|count|min|max|nunique|std)$")
+RANKED = re.compile(r"^rank\.(?P<k>\d+)\.(?P<part>label|value|share)$")
+# The arguments that name the column whose values are the rows (compare_groups, group_aggregate,
+# plot_bar, plot_pie, rank tools, forecast).
+ROW_ARGUMENTS = ("group_column", "group_columns", "x_column", "date_column", "label_column", "by")
+MAX_ROWS = 60  # a result longer than this is not "a small table": the report keeps it whole
+
+
+def answer_result(
+    evidence: Sequence[Mapping[str, Any]],
+    answer: str | None,
+    calls: Mapping[str, Mapping[str, Any]],
+    steps: Sequence[Mapping[str, Any]],
+    lang: str,
+    checks: Mapping[str, str] | None = None,
+    reading: Mapping[str, Any] | None = None,
+) -> dict[str, Any] | None:
+    """What the answer card shows under the headline, or None when no evidence answers it.
+
+    `calls` maps a tool-call id to {"tool", "arguments"}; `steps` are the run panel's steps (their
+    figures by call id)."""
+    item = answering_evidence(evidence, answer or "")
+    if item is None:
+        return None
+    call_ids = [str(c) for c in item.get("tool_call_ids") or []]
+    arguments = next((calls[c].get("arguments") or {} for c in call_ids if c in calls), {})
+    table = result_table(item.get("metrics") or {}, row_header(arguments, lang), lang)
+    if table is not None:
+        table = top_rows(table, asked_n(reading), str(item.get("claim") or ""))
+    figures = [f for s in steps if str(s.get("id")) in call_ids for f in s.get("figures") or []]
+    return {
+        "evidence_id": item.get("id"),
+        "table": table,
+        # no table to draw from: the answering analysis's own chart (a trend line) is shown instead
+        "figure": figures[0] if figures and table is None else None,
+        "how_sure": how_sure(item, lang, (checks or {}).get(str(item.get("id")))),
+        "method": item.get("method") or "",
+        "metrics": [(str(key), raw_text(value)) for key, value in (item.get("metrics") or {}).items()],
+        "limitations": list(item.get("limitations") or []),
+    }
+
+
+def answering_evidence(evidence: Sequence[Mapping[str, Any]], answer: str) -> Mapping[str, Any] | None:
+    """The evidence the answer leads with: the claim its headline (the first bold line) states, else the
+    claim the answer states first; without either, the first evidence with a result table."""
+    if not evidence:
+        return None
+    bold = re.search(r"\*\*(.+?)\*\*", answer, re.S)
+    headline = _plain(bold.group(1)) if bold else ""
+    text = _plain(answer)
+    for item in evidence:
+        claim = _plain(str(item.get("claim") or ""))
+        if claim and headline and (claim in headline or headline in claim):
+            return item
+    placed = [(text.find(_plain(str(i.get("claim") or ""))), n) for n, i in enumerate(evidence)]
+    found = sorted((at, n) for at, n in placed if at >= 0 and _plain(str(evidence[n].get("claim") or "")))
+    if found:
+        return evidence[found[0][1]]
+    return next((i for i in evidence if result_table(i.get("metrics") or {}, "", "en") is not None), None)
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\s+", " ", text.replace("**", "")).strip()
+
+
+def row_header(arguments: Mapping[str, Any], lang: str) -> str:
+    """The name of the column whose values are the rows (門店, Region, Date), else a plain word."""
+    for name in ROW_ARGUMENTS:
+        value = arguments.get(name)
+        if isinstance(value, list) and len(value) == 1:
+            value = value[0]
+        if isinstance(value, str) and value:
+            return value
+    return t("result_row", lang)
+
+
+def result_table(metrics: Mapping[str, Any], header: str, lang: str) -> dict[str, Any] | None:
+    """The rows the metrics record, as {"columns", "rows", "kind", "chart"}; None when they hold fewer
+    than two rows (a single number is the headline, not a table)."""
+    ranked = _ranked(metrics)
+    if ranked is not None:
+        stats, rows, kind = ranked
+    else:
+        stats, rows, kind = _families(metrics)
+    if len(rows) < 2:
+        return None
+    rows = rows[:MAX_ROWS]
+    columns = [{"key": "row", "label": header or t("result_row", lang), "numeric": False}] + [
+        {"key": key, "label": _stat_label(key, lang), "numeric": True, "percent": key.endswith("share")}
+        for key in stats
+    ]
+    body = [[label, *(values.get(key) for key in stats)] for label, values in rows]
+    return {
+        "columns": columns,
+        "rows": body,
+        "shown": [[_shown(value, bool(column.get("percent"))) for value, column in zip(row, columns)] for row in body],
+        "kind": kind,
+        # the sensible kinds: periods read as a line first; groups as bars (a line between unordered
+        # groups would suggest an order they do not have)
+        "chart": {"kinds": ["line", "bar", "table"] if kind == "period" else ["bar", "table"], "value": 1}
+        | ({"band": [stats.index("lower") + 1, stats.index("upper") + 1]} if {"lower", "upper"} <= set(stats) else {}),
+    }
+
+
+def asked_n(reading: Mapping[str, Any] | None) -> int | None:
+    """The N of a "top N" reading (its `n` role), else None."""
+    for role in (reading or {}).get("roles") or []:
+        if role.get("role") == "n" and str(role.get("value", "")).isdigit():
+            return int(role["value"])
+    return None
+
+
+def top_rows(table: dict[str, Any], n: int | None, claim: str) -> dict[str, Any]:
+    """A top-N answer's table keeps the N rows its claim names (the analysis recorded every group; the
+    question asked for N of them); any other table, or a claim that does not name exactly N, is kept whole."""
+    if n is None or n < 2 or n >= len(table["rows"]):
+        return table
+    keep = [i for i, row in enumerate(table["rows"]) if str(row[0]) in claim]
+    if len(keep) != n:
+        return table
+    return {**table, "rows": [table["rows"][i] for i in keep], "shown": [table["shown"][i] for i in keep]}
+
+
+def _ranked(metrics: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, dict[str, float]]], str] | None:
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in metrics.items():
+        if match := RANKED.match(str(key)):
+            found.setdefault(int(match["k"]), {})[match["part"]] = value
+    if not found:
+        return None
+    rows: list[tuple[str, dict[str, float]]] = []
+    for _, parts in sorted(found.items()):
+        numbers = {s: _number(parts.get(s)) for s in ("value", "share")}
+        if "label" in parts:
+            rows.append((str(parts["label"]), {s: v for s, v in numbers.items() if v is not None}))
+    stats = [s for s in ("value", "share") if any(s in values for _, values in rows)]
+    return stats, rows, "group"
+
+
+def _families(metrics: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, dict[str, float]]], str]:
+    """The `stat.row` metrics of the known per-row stats: one row per label, in the order recorded."""
+    columns: dict[str, dict[str, float]] = {}
+    for key, value in metrics.items():
+        stat, dot, label = str(key).partition(".")
+        number = _number(value)
+        if not dot or not label or number is None or label == "total":
+            continue
+        if stat in GROUP_STATS or stat in PERIOD_STATS or AGGREGATED.match(stat):
+            columns.setdefault(stat, {})[label] = number
+    if not columns:
+        return [], [], "group"
+    period = "forecast" in columns
+    order = PERIOD_STATS if period else GROUP_STATS
+    aggregated = [s for s in columns if AGGREGATED.match(s)]
+    stats = [s for s in order if s in columns and (not period or s in PERIOD_STATS)]
+    stats = (aggregated + stats) if not period else stats
+    if not period and "share" in stats and aggregated:
+        stats.remove("share")
+    main = columns[stats[0]] if stats else {}
+    rows = [(label, {s: columns[s][label] for s in stats if label in columns[s]}) for label in main]
+    if not period:  # groups from the largest down, as the headline lists them (periods keep their order)
+        rows.sort(key=lambda row: -row[1].get(stats[0], -math.inf))
+    return stats, rows, "period" if period else "group"
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _shown(value: Any, percent: bool) -> str:
+    """A cell as the headline writes its numbers: whole units with thousands separators from 100 up,
+    shares as percentages, never in scientific notation."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "—"
+    if percent:
+        return f"{value * 100:.1f}%"
+    if float(value).is_integer() or abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:,.2f}"
+    return f"{value:.3g}"
+
+
+def raw_text(value: Any) -> str:
+    """A recorded number in full (the raw numbers are for checking: no rounding to 4 digits)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "" if value is None else str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if not math.isfinite(value):
+        return str(value)
+    if value == 0 or 1e-4 <= abs(value) < 1e15:
+        return f"{value:,.6f}".rstrip("0").rstrip(".")
+    return f"{value:.4e}"
+
+
+def _stat_label(stat: str, lang: str) -> str:
+    if match := AGGREGATED.match(stat):
+        return t("result_aggregated", lang, value=match["value"], agg=t("result_agg_" + match["agg"], lang))
+    return t("result_stat_" + stat, lang)
+
+
+def how_sure(item: Mapping[str, Any], lang: str, check: str | None) -> str:
+    """One line: the confidence the evidence was recorded with, on how many rows, and whether its numbers
+    were checked against the analysis."""
+    parts = [t("confidence_" + str(item.get("confidence") or "medium"), lang)]
+    n = item.get("sample_size")
+    if isinstance(n, int) and not isinstance(n, bool):
+        parts.append(t("result_rows", lang, n=f"{n:,}"))
+    if check in ("passed", "failed", "partly_verified"):
+        parts.append(t("check_" + check, lang))
+    return t("result_how_sure", lang, what=" · ".join(parts))

@@ -1,0 +1,216 @@
+"""The answer card on the run page (issue 28 point 1), rendered by the in-process app: the reading, the
+headline, the chart and the sortable table of the result that answers the question (the numbers its
+evidence recorded), "how sure" in one line, the method and raw numbers behind one click, in the page's
+language. The expected numbers are computed here with pandas from the same made-up table."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from typing import Any
+
+import pandas as pd
+import pytest
+from fastapi.testclient import TestClient
+
+from app.web.answer_result import answer_result, answering_evidence, result_table
+from app.web.i18n import t
+from app.web.run_panel import split_answer
+from tests.test_web import ask, new_workspace, upload
+
+STORES = ("东城店", "西城店", "南湖店", "北站店")
+
+
+def shop_frame() -> pd.DataFrame:
+    """Two years of monthly takings for four stores, each its own level, with a wobble per month."""
+    rows = []
+    for month in range(24):
+        for n, store in enumerate(STORES):
+            wobble = ((month * 7 + n * 3) % 5 - 2) * 40.0
+            rows.append(
+                {
+                    "门店": store,
+                    "月份": f"{2023 + month // 12}-{month % 12 + 1:02d}-01",
+                    "销售额": 1000.0 * (n + 1) + wobble,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory):
+    from app.config import Settings
+    from app.main import create_app
+
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path_factory.mktemp("answer-card"),
+        llm_model="builtin",
+        sse_poll_interval_s=0.05,
+        sse_heartbeat_s=1.0,
+    )
+    with TestClient(create_app(settings)) as client:
+        ws = new_workspace(client, "门店销售")
+        assert upload(client, ws, "shop.csv", shop_frame().to_csv(index=False).encode()).status_code == 201
+        yield client, ws
+
+
+def card_of(html: str) -> str:
+    start = html.index('<section class="answer">')
+    return html[start : html.index("</section>", html.index('class="answer-method"'))]
+
+
+def cells(card: str) -> list[list[str]]:
+    body = card[card.index("data-result-table") :]
+    body = body[body.index("<tbody>") : body.index("</tbody>")]
+    return [
+        [unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<t[hd][^>]*>.*?</t[hd]>", row, re.S)]
+        for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)
+    ]
+
+
+def test_a_total_shows_its_chart_then_its_table_then_how_sure(shop) -> None:
+    client, ws = shop
+    run_id, _ = ask(client, ws, "哪个门店的销售额总和最高？")
+    html = client.get(f"/runs/{run_id}?lang=zh").text
+    card = card_of(html)
+    order = [
+        card.index(marker)
+        for marker in (
+            "data-reading-chips",
+            'class="answer-body"',
+            "data-answer-chart",
+            "data-result-table",
+            "data-how-sure",
+        )
+    ]
+    assert order == sorted(order), "chips, headline, chart, table, how sure are not in that order"
+    assert card.index("data-how-sure") < card.index('class="answer-method"')
+    totals = shop_frame().groupby("门店")["销售额"].sum().sort_values(ascending=False)
+    assert cells(card) == [[store, f"{value:,.0f}"] for store, value in totals.items()]
+    # the chart is drawn from the very same rows (JSON in data-chart), bars and table its kinds
+    chart = json.loads(unescape(re.search(r'data-chart="([^"]+)"', card).group(1)))  # type: ignore[union-attr]
+    assert chart["chart"]["kinds"] == ["bar", "table"]
+    assert chart["rows"] == [[store, pytest.approx(value)] for store, value in totals.items()]
+    # the page's language throughout the card's own words
+    assert t("result_how_sure", "zh", what="") in card and t("chart_download_png", "zh") in card
+    assert t("result_stat_mean", "en") not in card and "Download" not in card
+    assert "<img" not in card, "the card draws its chart from the rows; no other figure joins it"
+    english = card_of(client.get(f"/runs/{run_id}?lang=en").text)
+    assert t("chart_kind_bar", "en") in english and t("result_aggregated", "en", value="销售额", agg="total") in english
+
+
+def test_a_comparison_charts_the_group_means_and_leaves_the_histogram_in_steps(shop) -> None:
+    client, ws = shop
+    run_id, _ = ask(client, ws, "各门店的销售额平均值有差异吗？")
+    html = client.get(f"/runs/{run_id}?lang=zh").text
+    card = card_of(html)
+    means = shop_frame().groupby("门店")["销售额"].mean()
+    rows = {row[0]: row[1:] for row in cells(card)}
+    assert set(rows) == set(STORES)
+    for store, mean in means.items():
+        shown = float(rows[store][0].replace(",", ""))
+        assert shown == pytest.approx(mean, abs=0.5), (store, rows[store], mean)
+    assert "<img" not in card
+    steps = html[html.index('class="steps"') :]
+    assert "<img" in steps, "the other analyses' charts stay in Steps"
+
+
+def test_a_top_n_table_keeps_the_n_it_names(shop) -> None:
+    client, ws = shop
+    run_id, _ = ask(client, ws, "销售额最高的前2个门店")
+    card = card_of(client.get(f"/runs/{run_id}?lang=zh").text)
+    totals = shop_frame().groupby("门店")["销售额"].sum().nlargest(2)
+    assert cells(card) == [[store, f"{value:,.0f}"] for store, value in totals.items()]
+
+
+# --- the rows from the recorded metrics ----------------------------------------------------------
+def test_a_forecast_is_a_table_of_periods_with_its_interval() -> None:
+    metrics: dict[str, Any] = {"model": "ets", "horizon": 2, "forecast.2025-01": 10.0, "lower.2025-01": 8.0}
+    metrics |= {"upper.2025-01": 12.0, "forecast.2025-02": 11.0, "lower.2025-02": 8.5, "upper.2025-02": 13.5}
+    metrics |= {"backtest_mape.ets": 0.1, "backtest_mape.arima": 0.2}  # the models' scores are not rows
+    table = result_table(metrics, "月份", "en")
+    assert table is not None and table["kind"] == "period"
+    assert [c["label"] for c in table["columns"]] == ["月份", "Forecast", "Lower bound", "Upper bound"]
+    assert table["rows"] == [["2025-01", 10.0, 8.0, 12.0], ["2025-02", 11.0, 8.5, 13.5]]
+    assert table["chart"] == {"kinds": ["line", "bar", "table"], "value": 1, "band": [2, 3]}
+
+
+def test_a_ranking_keeps_its_order() -> None:
+    metrics = {"rank.1.label": "B", "rank.1.value": 9.0, "rank.2.label": "A", "rank.2.value": 4.0, "n": 2}
+    table = result_table(metrics, "", "zh")
+    assert table is not None and table["rows"] == [["B", 9.0], ["A", 4.0]]
+    assert table["columns"][0]["label"] == t("result_row", "zh")
+
+
+@pytest.mark.parametrize(
+    "metrics",
+    [
+        {"Revenue.mean": 3.0, "Revenue.std": 1.0, "n": 10},  # a description: one column's statistics
+        {"r.a~b": 0.5, "p_value.a~b": 0.01, "r.a~c": 0.1},  # correlations: pairs, not rows of a result
+        {"mean.A": 3.0, "n.A": 4},  # one group is a number, not a table
+        {"p_value": 0.01, "statistic": 2.0},
+    ],
+)
+def test_no_table_where_the_metrics_hold_no_rows(metrics: dict[str, Any]) -> None:
+    assert result_table(metrics, "", "en") is None
+
+
+def test_the_answering_evidence_is_the_headlines_claim() -> None:
+    evidence = [
+        {"id": "d", "claim": "Revenue averages 308.6.", "metrics": {"Revenue.mean": 308.6}},
+        {"id": "g", "claim": "East is highest.", "metrics": {"mean.East": 5.0, "mean.West": 3.0}},
+    ]
+    answer = (
+        "Read as: x.\n\n**East is highest. (averages: East 5, West 3)**\n\n### Supporting\n\n- Revenue averages 308.6."
+    )
+    assert answering_evidence(evidence, answer)["id"] == "g"  # type: ignore[index]
+    result = answer_result(evidence, answer, {}, [], "en")
+    assert result is not None and result["table"]["rows"] == [["East", 5.0], ["West", 3.0]]
+    assert split_answer(answer) == (
+        "Read as: x.\n\n**East is highest. (averages: East 5, West 3)**",
+        "### Supporting\n\n- Revenue averages 308.6.",
+    )
+
+
+def test_a_trend_without_rows_shows_its_own_chart_large_in_the_card(shop) -> None:
+    client, ws = shop
+    run_id, _ = ask(client, ws, "销售额随时间如何变化？")
+    html = client.get(f"/runs/{run_id}?lang=zh").text
+    card = card_of(html)
+    report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
+    trend = [c["id"] for c in report["tool_calls"] if c["tool"] == "time_series_trend"]
+    assert trend, [c["tool"] for c in report["tool_calls"]]
+    # the trend's figure (not the histogram's) is the card's chart, with its PNG one click away
+    figure = re.search(r'<figure class="answer-figure">.*?<img src="([^"]+)"', card, re.S)
+    assert figure is not None and trend[0] in figure.group(1), card[:2000]
+    assert card.count("<img") == 1 and "data-answer-chart" not in card
+    image = client.get(unescape(figure.group(1)))
+    assert image.status_code == 200 and image.content[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_shares_read_as_percentages_largest_first() -> None:
+    metrics = {
+        "n": 1200,
+        "total": 370374.71,
+        "share.Store": 0.3449,
+        "share.Online": 0.4676,
+        "share.Marketplace": 0.1875,
+    }
+    table = result_table(metrics, "Channel", "en")
+    assert table is not None and [row[0] for row in table["rows"]] == ["Online", "Store", "Marketplace"]
+    assert [row[1] for row in table["shown"]] == ["46.8%", "34.5%", "18.8%"]
+    assert table["columns"][1] == {"key": "share", "label": "Share", "numeric": True, "percent": True}
+
+
+def test_a_top_n_keeps_every_row_when_its_claim_does_not_name_n_of_them() -> None:
+    evidence = [
+        {"id": "e", "claim": "East leads.", "metrics": {"x_sum.East": 5.0, "x_sum.West": 3.0, "x_sum.North": 1.0}}
+    ]
+    reading = {"roles": [{"role": "n", "value": "2"}]}
+    result = answer_result(evidence, "**East leads.**", {}, [], "en", reading=reading)
+    assert result is not None and len(result["table"]["rows"]) == 3  # one name is not the top 2: all kept
+    evidence[0]["claim"] = "East and West lead."
+    result = answer_result(evidence, "**East and West lead.**", {}, [], "en", reading=reading)
+    assert result is not None and [row[0] for row in result["table"]["rows"]] == ["East", "West"]

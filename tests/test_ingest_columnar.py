@@ -1,0 +1,171 @@
+"""A CSV's data rows are read in one columnar pass (app/ingest/textcolumns.py) and its plain-number
+and ISO-date columns typed in one Arrow cast each (textvalues): the table, its types, the cleaning
+log and the warnings must be exactly what the exact reader (the whole text parsed at once, as
+before) gives, on the layouts people export, and a file past the row limit is refused before it
+is parsed."""
+
+from __future__ import annotations
+
+import random
+
+import pandas as pd
+import pytest
+
+from app.config import Settings
+from app.ingest import textcolumns
+from app.ingest.errors import IngestError
+from app.ingest.pipeline import load_table
+
+R = random.Random(27)
+
+
+def _rows(n: int, make) -> str:
+    return "\n".join(make(i) for i in range(n))
+
+
+FILES: dict[str, tuple[str, str]] = {
+    # name: (text, encoding)
+    "title_and_blank_rows": (
+        "Sales export\n\nid,region,units,share,when\n"
+        + _rows(
+            300,
+            lambda i: f"{i},{R.choice(['East', 'West'])},{R.randint(1, 999)},{R.random():.3f},2024-01-{i % 28 + 1:02d}",
+        ).replace("\n150,", "\n\n\n150,")
+        + "\nTotal,,123456,,\n注：数据来源 内部系统\n",
+        "utf-8",
+    ),
+    "crlf_percent_trailing_delimiter": (
+        "Report\r\n\r\nname,value,pct,\r\n"
+        + "\r\n".join(f"n{i},{i * 1.5},{i % 100}%," for i in range(200))
+        + "\r\nTotal,999,,\r\n",
+        "utf-8",
+    ),
+    "gb18030_thousands_yes_no": (
+        "编号,地区,金额,是否\n"
+        + _rows(200, lambda i: f'{i},{R.choice(["华东", "华北"])},"{R.randint(1, 99999):,}",{R.choice(["是", "否"])}')
+        + "\n合计,,123,\n",
+        "gb18030",
+    ),
+    "bom_and_spaces": (
+        "\ufeffa , b ,c\n"
+        + _rows(120, lambda i: f"  {i} ,\u3000{R.choice(['x', 'y'])}\u3000,  {i * 2} ").replace(
+            "\n  90 ,", "\n   ,\u3000,  \n  90 ,"
+        ),
+        "utf-8",
+    ),
+    "zero_padded_code_late": ("code,val\n" + _rows(200, lambda i: f"{i + 100},{i}") + "\n007,5\n", "utf-8"),
+    "nan_inf_markers": (
+        "a,b,c\n" + _rows(300, lambda i: f"{i},{R.choice(['n/a', '12', 'nan', '3.5', 'inf'])},{R.choice(['1', '2'])}"),
+        "utf-8",
+    ),
+    "dates_one_impossible": (
+        "when,amount\n" + _rows(100, lambda i: f"2024-01-{i % 28 + 1:02d} 07:30,{i}") + "\n2024-02-30 07:30,5\n",
+        "utf-8",
+    ),
+    "mixed_dates_and_money": (
+        "when,amount,flag,code\n"
+        + _rows(
+            400,
+            lambda i: (
+                f"{R.choice(['2024-01-05', '05.01.2024', '2024年1月5日'])},"
+                f"{R.choice(['¥1,234', '12%', '(300)', '3.5万', '5'])},{R.choice(['是', '否'])},{R.randint(0, 99):03d}"
+            ),
+        )
+        + "\n",
+        "utf-8",
+    ),
+    "two_header_rows_semicolons": (
+        "2024;;2025;\nRevenue;Cost;Revenue;Cost\n" + _rows(100, lambda i: f"{i};{i + 1};{i + 2};{i + 3}") + "\n",
+        "utf-8",
+    ),
+    "quoted_line_breaks": (
+        "id,note,units\n" + _rows(100, lambda i: f'{i},"line one\nline two {i}",{i * 3}') + "\n",
+        "utf-8",
+    ),
+    "ragged_rows": ("a,b,c\n" + _rows(100, lambda i: f"{i},{i * 2},{i * 3}") + "\n1,2\n5,6,7,8\n", "utf-8"),
+    "repeated_rows_and_row_numbers": (",a,b\n" + _rows(100, lambda i: f"{i},{i % 10},{i % 5}") + "\n", "utf-8"),
+}
+
+
+def _exact(monkeypatch) -> None:
+    """The exact reader only: as if no file could be read column-wise."""
+    monkeypatch.setattr(textcolumns, "scan", lambda path: None)
+    monkeypatch.setattr(textcolumns, "transcoded", lambda path, text, encoding: None)
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_the_columnar_pass_gives_what_the_exact_reader_gives(name, tmp_path, monkeypatch):
+    text, encoding = FILES[name]
+    path = tmp_path / f"{name}.csv"
+    path.write_bytes(text.encode(encoding))
+    calls: list[int] = []
+    real = textcolumns.read_rows
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(textcolumns, "read_rows", counted)
+    columnar = load_table(path)
+    if name not in ("quoted_line_breaks",):  # a quoted line break in the head: rows are not lines
+        assert calls, "the columnar pass was not used"
+    with monkeypatch.context() as m:
+        _exact(m)
+        exact = load_table(path)
+    assert columnar.info == exact.info
+    pd.testing.assert_frame_equal(columnar.frame, exact.frame)
+
+
+def test_the_columnar_pass_reads_the_values_and_log_expected(tmp_path):
+    """Against values written down independently: a title row, a blank row, ISO dates, thousands
+    separators, a zero-padded code, 是/否, a totals row."""
+    body = _rows(
+        80, lambda i: f'{i + 1},2024-03-{i % 28 + 1:02d},"{(i + 1) * 1000:,}",{i % 7:03d},{"是" if i % 2 else "否"}'
+    )
+    path = tmp_path / "plain.csv"
+    path.write_text("Title\n\nn,day,amount,code,paid\n" + body + "\n合计,,99,,\n", encoding="utf-8")
+    table = load_table(path)
+    types = {c["name"]: c["type"] for c in table.info["columns"]}
+    assert types == {"n": "integer", "day": "datetime", "amount": "integer", "code": "identifier", "paid": "boolean"}
+    assert table.info["header_row"] == 3 and table.info["rows"] == 80
+    assert table.frame["amount"].tolist() == [(i + 1) * 1000 for i in range(80)]
+    assert table.frame["day"].iloc[5] == pd.Timestamp("2024-03-06")
+    assert table.frame["code"].iloc[3] == "003"
+    actions = {e["action"]: e["count"] for e in table.info["cleaning"]}
+    assert actions["parsed dates written as text"] == 80
+    assert actions["parsed thousands separators"] == 80
+    assert any("totals row" in w for w in table.info["warnings"])
+
+
+def test_a_file_past_the_row_limit_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
+    path = tmp_path / "tall.csv"
+    path.write_text("a,b\n" + _rows(3_000, lambda i: f"{i},{i}") + "\n", encoding="utf-8")
+
+    def parsed(*args, **kwargs):
+        raise AssertionError("the rows were parsed")
+
+    monkeypatch.setattr(textcolumns, "read_rows", parsed)
+    with pytest.raises(IngestError) as caught:
+        load_table(path, settings=Settings(_env_file=None, max_rows=1_000, data_dir=tmp_path))
+    assert caught.value.category == "too_large"
+
+
+def test_utf16_and_cr_only_files_are_read_by_the_exact_reader(tmp_path):
+    utf16 = tmp_path / "u16.csv"
+    utf16.write_bytes(("a,b\n" + _rows(80, lambda i: f"{i},{i * 2}")).encode("utf-16"))
+    cr = tmp_path / "cr.csv"
+    cr.write_bytes(("a,b\r" + "\r".join(f"{i},{i * 2}" for i in range(80)) + "\r").encode())
+    assert textcolumns.scan(utf16) is None and textcolumns.scan(cr) is None
+    for path in (utf16, cr):
+        frame = load_table(path).frame
+        assert frame["b"].tolist() == [i * 2 for i in range(80)]
+
+
+def test_the_trim_check_sees_every_white_space_character():
+    import pyarrow as pa
+
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+    for space in spaces:
+        for cell in (space + "a", "a" + space, "中" + space):
+            assert textcolumns._may_need_trim(pa.array(["x", None, cell], pa.large_string()).slice(1)), hex(ord(space))
+    assert not textcolumns._may_need_trim(pa.array(["abc", None, "中文", "x y"], pa.large_string()))

@@ -252,6 +252,12 @@ class Settings(BaseSettings):
         description="First wait before a run the machine failed under (e.g. a lost database) is started "
         "again (run_executor=dramatiq); it doubles each time, up to 12 times this.",
     )
+    lease_ttl_s: float = Field(
+        30.0,
+        description="Lifetime of a node's claim on work only one node may do at a time (a big upload's "
+        "background read, a number check, a run in a server's threads; app/db/nodes.py). The holder renews "
+        "it every third of this; a node that died loses it after this long, and another node takes over.",
+    )
     worker_poll_s: float = Field(1.0, description="How often an idle worker looks for queued runs, in seconds.")
     worker_heartbeat_s: float = Field(
         5.0, description="How often a worker marks its runs as alive and checks for stop requests, in seconds."

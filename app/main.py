@@ -79,6 +79,19 @@ ROUTERS = (
 )
 
 
+def sweep_runs(service: RunService, stop: threading.Event) -> None:
+    """Every lease_ttl_s: runs in this server's threads mode whose node died are marked interrupted
+    (RunService.sweep), as a starting server does with those it finds (`recover`)."""
+    suspects: set[str] = set()
+    while not stop.wait(service.settings.lease_ttl_s):
+        try:
+            ended, suspects = service.sweep(suspects)
+            if ended:
+                log.warning("marked %d run(s) of a server that stopped as interrupted", ended)
+        except Exception:  # the database is away: the next sweep tries again
+            log.exception("sweeping runs of stopped servers failed")
+
+
 def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
     settings = settings or get_settings()
 
@@ -91,14 +104,19 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
         if recovered:
             log.info("marked %d unfinished runs as interrupted", recovered)
         application.state.db, application.state.runs = db, service
+        db.progress.listen()  # progress pages hear of news from every node (app/db/progress.py)
+        sweeping = threading.Event()
+        if settings.run_executor == "threads":  # runs of a server that died, found by the others
+            threading.Thread(target=sweep_runs, args=(service, sweeping), name="verity-run-sweep", daemon=True).start()
         # Uploads are read in children of the read server (app.ingest.bounded); start it now, aside.
         threading.Thread(target=start_read_server, name="verity-read-server-start", daemon=True).start()
         try:
             yield
         finally:
+            sweeping.set()
             stop_background_pools(application)
             service.shutdown()
-            db.engine.dispose()
+            db.close()
 
     # Before every route: text no database can store is refused (text_input.py), then `authorize`
     # checks sign-in where required and ownership of the workspace or run named in the path (SPEC §7).

@@ -54,7 +54,8 @@ from app.agent import (
 )
 from app.analyst import BuiltinAnalyst
 from app.config import Settings
-from app.db.models import Message, Report, Run, Workspace, utcnow
+from app.db.models import Message, Report, Run, User, Workspace, utcnow
+from app.db.nodes import held_elsewhere, lease_holder, received_elsewhere
 from app.db.session import Database, rows_changed
 from app.faults import DISK_FULL, Fault, fault_of
 from app.jobs import send_run
@@ -135,6 +136,10 @@ class RunService:
         limit = self.settings.max_active_runs_per_user
         if workspace.owner is None or limit <= 0:
             return
+        # Counted with the owner's row locked until this transaction ends (PostgreSQL: a row lock;
+        # SQLite: the write lock): questions of one user reaching two servers at once are counted
+        # one after the other, so N servers allow no more runs than one (issue 26 point 4).
+        session.execute(update(User).where(User.id == workspace.owner).values(name=User.name))
         active = (
             session.scalar(
                 select(func.count())
@@ -155,6 +160,10 @@ class RunService:
             return None
         if self.settings.run_executor == "dramatiq":  # sent from a thread: the request never waits on the broker
             return self.executor.submit(self.send_to_queue, run_id)
+        # This node's claim on the run (app/db/nodes.py): another server starting up leaves it alone
+        # (`recover`) while this node lives and renews it.
+        if not self.db.leases.claim(run_lease(run_id)):
+            return None  # another live node executes it
         self._stops[run_id] = threading.Event()
         return self.executor.submit(self.execute, run_id)
 
@@ -204,14 +213,29 @@ class RunService:
 
     def recover(self) -> int:
         """After a restart, runs that were in flight are marked interrupted (their history is
-        healed when they are continued). With worker processes, runs are theirs to recover."""
+        healed when they are continued); runs another live server executes (it holds and renews
+        their leases) are left to it. With worker processes, runs are theirs to recover."""
         if self.settings.run_executor != "threads":
             return 0
         with self.db.session() as session:
-            stale = list(session.scalars(select(Run).where(Run.status.in_(("queued", "running")))))
+            in_flight = session.scalars(select(Run).where(Run.status.in_(("queued", "running"))))
+            stale = [run for run in in_flight if not held_elsewhere(session, run_lease(run.id))]
             for run in stale:
                 run.status, run.finished_at = "interrupted", utcnow()
             return len(stale)
+
+    def sweep(self, suspects: set[str]) -> tuple[int, set[str]]:
+        """The periodic `recover` of a server running runs in threads (every lease_ttl_s): runs in
+        flight whose node died (no live lease) are marked interrupted once they were found so by
+        two sweeps in a row, so a run between its commit and its node's claim is never taken for
+        dead. Returns how many were interrupted and the suspects for the next sweep."""
+        with self.db.session() as session:
+            in_flight = session.scalars(select(Run).where(Run.status.in_(("queued", "running"))))
+            orphans = {run.id: run for run in in_flight if lease_holder(session, run_lease(run.id)) is None}
+            ended = [run for run_id, run in orphans.items() if run_id in suspects and run_id not in self._stops]
+            for run in ended:
+                run.status, run.finished_at = "interrupted", utcnow()
+            return len(ended), set(orphans) - {run.id for run in ended}
 
     # --- the worker ------------------------------------------------------------------------
     def execute(self, run_id: str) -> None:
@@ -224,6 +248,8 @@ class RunService:
             self.end_after_fault(run_id, fault_of(exc))
         finally:
             self._stops.pop(run_id, None)
+            if self.db.leases.holds(run_lease(run_id)):
+                self.db.leases.release(run_lease(run_id))
 
     def _execute(self, run_id: str) -> None:
         with self.db.session() as session:
@@ -307,6 +333,7 @@ class RunService:
             session.commit()  # ends the transaction: the next query sees the background read's commit
             loading = [d.name for d in listed_datasets(session, run.workspace_id) if dataset_status(d) == LOADING]
             loading += files_being_received(run.workspace_id)  # an upload not stored yet (this process's)
+            loading += received_elsewhere(session, run.workspace_id)  # or another server's
             if not loading or time.monotonic() > deadline or (stop is not None and stop.is_set()):
                 break
             if step is None:
@@ -482,6 +509,10 @@ def keep_report_figures(session: Session, report: Report, settings: Settings) ->
         portable_content(report, settings)
     except (OSError, ValueError):  # e.g. a full disk: the report is kept; its downloads copy what is left later
         log.warning("the figures of report %s could not be copied", report.id, exc_info=True)
+
+
+def run_lease(run_id: str) -> str:
+    return f"run:{run_id}"
 
 
 def stop_in_worker(session: Session, run: Run) -> str:

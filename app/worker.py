@@ -12,8 +12,6 @@ and can be continued: every worker looks for such runs when it starts and every 
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import time
 from datetime import timedelta
@@ -33,7 +31,7 @@ class Worker:
         self.settings = settings
         self.db = open_database(settings)
         self.service = RunService(self.db, settings, model_factory)
-        self.name = name or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        self.name = name or self.db.node.name  # a boot id, not a PID: containers are all PID 1
         self.slots = threading.Semaphore(settings.run_workers)
         self.active: set[str] = set()
         self.stop = threading.Event()
@@ -81,7 +79,7 @@ class Worker:
             self.stop.set()
             self.service.shutdown()
             beat.join(timeout=self.settings.worker_heartbeat_s + 5)
-            self.db.engine.dispose()
+            self.db.close()
         return started
 
     def _execute(self, run_id: str) -> None:

@@ -6,7 +6,7 @@ import logging
 import re
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -254,7 +254,9 @@ def add_loading_dataset(
     return dataset
 
 
-def finish_loading(db: Database, settings: Settings, dataset_id: str) -> str | None:
+def finish_loading(
+    db: Database, settings: Settings, dataset_id: str, still_ours: Callable[[], bool] = lambda: True
+) -> str | None:
     """The background half of a big upload: read the kept original fully, write the Parquet working
     copy and mark the dataset ready (or failed, with the error category and message). Runs in a
     worker thread with its own database session. Returns the final status (None: nothing to do)."""
@@ -280,7 +282,7 @@ def finish_loading(db: Database, settings: Settings, dataset_id: str) -> str | N
         error = damaged().as_dict()
     with db.session() as session:
         dataset = session.get(Dataset, dataset_id)
-        if dataset is None:
+        if dataset is None or not still_ours():  # not ours (another node took the read over): its result stands
             return None
         if table is not None and error is None:  # read and saved
             dataset.info = {**table.info, "status": READY}  # a new dict: the JSON column sees the change

@@ -231,8 +231,8 @@ def test_the_page_says_plainly_that_the_check_cannot_run_safely():
     from app.web.number_check import check_view
 
     run = SimpleNamespace(id="run-no-sandbox", state={"number_check": {"status": "stopped", "reason": "no_sandbox"}})
-    assert "cannot be checked safely on this server" in check_view(run, "en")["stopped"]
-    assert "无法在此服务器上安全地核对数字" in check_view(run, "zh")["stopped"]
+    assert "cannot be checked safely on this server" in check_view(None, run, "en")["stopped"]
+    assert "无法在此服务器上安全地核对数字" in check_view(None, run, "zh")["stopped"]
 
 
 def test_each_run_python_call_starts_from_clean_library_settings(tmp_path):

@@ -255,3 +255,19 @@ class AuthAttempt(Base):
     account: Mapped[str] = mapped_column(String(320), default="", index=True)  # the lower-cased e-mail
     client: Mapped[str] = mapped_column(String(64), index=True)  # the address (an IPv6 address's /64)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+
+
+class Lease(Base):
+    """Work one node has taken on, for a while (app/db/nodes.py): a background read of a big upload, a
+    number check, a run executed by a server's threads. Claimed with a conditional write that only
+    one node wins, renewed while the work goes on, and free for another node once `expires_at` has
+    passed (its holder died). `holder` is the holder's boot id, never a process id: every container's
+    process may be PID 1 (issue 26 F6)."""
+
+    __tablename__ = "leases"
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)  # "load:<dataset>", "check:<run>", ...
+    holder: Mapped[str] = mapped_column(String(64), index=True)  # the boot id of the node holding it
+    holder_name: Mapped[str] = mapped_column(String(300), default="")  # host:pid, for people reading it
+    acquired_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    detail: Mapped[str] = mapped_column(Text, default="")  # what it is about (an upload's file name)

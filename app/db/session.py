@@ -13,6 +13,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.db.nodes import Leases, Node
+from app.db.progress import install as announce_progress
+from app.db.progress import progress_bus, release_bus
 from app.db.retry import RetryingSession
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -50,8 +53,11 @@ def postgres_share(engine: Engine, processes: int) -> int | None:
 class Database:
     """One engine and session factory per Settings (an app, a CLI run, a test)."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, node: Node | None = None):
         self.settings = settings
+        # This start of a process (app/db/nodes.py): what its leases and its runs are held by.
+        self.node = node or Node.start()
+        self.leases = Leases(self, self.node, settings.lease_ttl_s)
         url = settings.sqlalchemy_url
         pool = {"pool_size": pool_size(settings), "max_overflow": 10, "pool_timeout": 60}
         if url.startswith("sqlite"):
@@ -80,8 +86,14 @@ class Database:
                     pool_timeout=pool["pool_timeout"],
                 )
         self.sessionmaker = sessionmaker(
-            self.engine, class_=RetryingSession, expire_on_commit=False, info={"retry_s": settings.db_retry_s}
+            self.engine,
+            class_=RetryingSession,
+            expire_on_commit=False,
+            info={"retry_s": settings.db_retry_s, "node": self.node.describe()},
         )
+        # News of runs reaches the progress pages of every node (app/db/progress.py).
+        self.progress = progress_bus(self.engine, settings.sse_heartbeat_s)
+        announce_progress(self.sessionmaker, self.progress)
 
     def migrate(self) -> None:
         """Bring the schema to the newest migration (idempotent)."""
@@ -97,6 +109,13 @@ class Database:
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
             cfg.attributes["connection"] = connection
             command.upgrade(cfg, "head")
+
+    def close(self) -> None:
+        """At shutdown: leases given back (another node takes their work over at once), then the
+        connections closed."""
+        self.leases.stop()
+        release_bus(self.progress)
+        self.engine.dispose()
 
     @contextmanager
     def session(self) -> Iterator[Session]:
@@ -152,7 +171,7 @@ def _sqlite_pragmas(dbapi_connection, _record, synchronous: str = "NORMAL") -> N
     cursor.close()
 
 
-def open_database(settings: Settings) -> Database:
-    db = Database(settings)
+def open_database(settings: Settings, node: Node | None = None) -> Database:
+    db = Database(settings, node)
     db.migrate()
     return db

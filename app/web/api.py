@@ -50,6 +50,7 @@ router = APIRouter(tags=["api"], route_class=CommittingRoute)
 
 FINAL = FINAL_STATUSES
 EVENT_BATCH = 200
+SQLITE_QUIET_READ_S = 1.0  # a stream on SQLite reads this often without news (a local file: no server pays)
 MAX_EVENT_ID = 2**63 - 1  # event ids are BIGINT-sized: a larger cursor is not an event of anything
 
 
@@ -89,7 +90,7 @@ def api_upload(
     """201 with the dataset. A big workbook answers at once from its first rows ("status":
     "loading", "partial": true); poll GET /api/workspaces/{ws}/datasets/{id} until "ready"."""
     try:
-        dataset, table = ingest_upload(session, settings, workspace, file, sheet)
+        dataset, table = ingest_upload(session, settings, workspace, file, sheet, request.app.state.db.leases)
     except IngestError as error:
         raise ApiError.from_ingest(error_status(error), error) from error
     if table is None:
@@ -248,25 +249,46 @@ def sse_message(event_id: int, kind: str, data: dict[str, Any]) -> str:
 
 
 async def event_stream(db: Database, run_id: str, cursor: int, poll_s: float, heartbeat_s: float) -> AsyncIterator[str]:
-    """Poll the events table; close after `run_finished`. A run that ended without one (a server
-    restart) gets a synthetic `run_finished` once its final status has been seen twice in a row."""
+    """The run's events as they come; close after `run_finished`. The stream reads the events table
+    when the run has news (app/db/progress.py: NOTIFY on PostgreSQL, a ring in this process on
+    SQLite), once per keep-alive without news, and every `poll_s` only while news cannot reach this
+    process (the listener reconnecting; worker processes writing a SQLite file). A run that ended
+    without a `run_finished` (a server restart) gets a synthetic one once its final status has been
+    seen twice in a row."""
     yield "retry: 3000\n: connected\n\n"
-    last_sent, quiet_final = time.monotonic(), 0
-    while True:
-        events, status = await anyio.to_thread.run_sync(partial(read_events, db, run_id, cursor))
-        for event_id, kind, data in events:
-            cursor = event_id
-            yield sse_message(event_id, kind, data)
-            if kind == "run_finished":
-                return
-        if events:
-            last_sent, quiet_final = time.monotonic(), 0
-            continue
-        quiet_final = quiet_final + 1 if status in FINAL or status is None else 0
-        if quiet_final >= 2:
-            yield sse_message(cursor, "run_finished", {"status": status or "failed", "synthetic": True})
-            return
-        if time.monotonic() - last_sent >= heartbeat_s:
-            yield ": keep-alive\n\n"
-            last_sent = time.monotonic()
-        await asyncio.sleep(poll_s)
+    bus, pushed = db.progress, db.settings.run_executor == "threads" or db.progress.postgres
+    waiter = bus.subscribe(run_id)  # before the first read: news after it rings the bell
+    try:
+        last_sent, quiet_final, rung = time.monotonic(), 0, False
+        while True:
+            read = partial(anyio.to_thread.run_sync, partial(read_events, db, run_id, cursor))
+            if rung:  # woken by news: the run's other pages here woken by the same news share one read
+                events, status = await bus.shared_read(run_id, cursor, bus.generation(run_id), read)
+            else:
+                events, status = await read()
+            for event_id, kind, data in events:
+                cursor = event_id
+                yield sse_message(event_id, kind, data)
+                if kind == "run_finished":
+                    return
+            if len(events) == EVENT_BATCH:
+                continue  # more are waiting: read on (the run's other pages here share these reads too)
+            if events:
+                last_sent, quiet_final = time.monotonic(), 0
+            else:
+                quiet_final = quiet_final + 1 if status in FINAL or status is None else 0
+                if quiet_final >= 2:
+                    yield sse_message(cursor, "run_finished", {"status": status or "failed", "synthetic": True})
+                    return
+            if time.monotonic() - last_sent >= heartbeat_s:
+                yield ": keep-alive\n\n"
+                last_sent = time.monotonic()
+            rung = False
+            if quiet_final or not (pushed and bus.pushes()):
+                await asyncio.sleep(poll_s)  # a final status is looked at again soon; no news can come
+            elif bus.postgres:  # the listener rings every followed run once per keep-alive
+                rung = await waiter.wait(2 * heartbeat_s)
+            else:  # SQLite: another process on the same file (a second server) rings no bell here
+                rung = await waiter.wait(min(heartbeat_s, SQLITE_QUIET_READ_S))
+    finally:
+        bus.unsubscribe(waiter)

@@ -29,7 +29,7 @@ def upload_page(
     sheet: Annotated[str | None, Form()] = None,
 ) -> Response:
     try:
-        dataset, table = ingest_upload(session, settings, workspace, file, sheet)
+        dataset, table = ingest_upload(session, settings, workspace, file, sheet, request.app.state.db.leases)
     except IngestError as error:
         context = workspace_context(
             session, settings, workspace, page.lang, upload_error={**error.as_dict(), "file": file.filename or ""}

@@ -19,48 +19,47 @@ from sqlalchemy.orm import Session
 from app.agent import masked, unmasked
 from app.config import Settings
 from app.db.models import Report, Run
+from app.db.nodes import held_elsewhere
+from app.db.session import Database
 from app.reports.reproduce import Limits, Outcome, check_analysis_script, host_verdict
 from app.reports.script import dataset_sources, report_numbers, to_analysis_script
 from app.storage import node_files
 from app.web.background import background_pool
 from app.web.i18n import t
 from app.web.report_files import binary_file_path, report_folder
-from app.web.uploads import PROCESS, process_alive
 from app.workspaces import active_datasets, local_sources
 
 log = logging.getLogger(__name__)
 
 STATE_KEY = "number_check"  # in Run.state: {"status": "running" | "done" | "stopped", ...}
 BINARY_FORMATS = ("pdf", "docx")  # written once per report: made again with the outcome in them
-GRACE_S = 120  # after its deadline a "running" check recorded by another process is taken as lost
 _running: dict[str, str] = {}  # run -> workspace, of the checks this process runs (or has queued) now
 _lock = threading.Lock()
 
 
-def check_running(run: Run) -> bool:
-    """A check of this run's numbers is queued or running, here or in another live server process."""
+def check_lease(run_id: str) -> str:
+    return f"check:{run_id}"
+
+
+def check_running(session: Session, run: Run) -> bool:
+    """A check of this run's numbers is queued or running, here or on another live node."""
     with _lock:
         if run.id in _running:
             return True
-    return check_running_elsewhere(run)
+    return check_running_elsewhere(session, run)
 
 
-def check_running_elsewhere(run: Run) -> bool:
-    """Another server process recorded a check of this run that is still within its time and whose
-    process lives. (One recorded by this process but no longer in `_running` ended without a record.)"""
+def check_running_elsewhere(session: Session, run: Run) -> bool:
+    """Another node holds the lease of a check of this run (app/db/nodes.py): it runs it, renewing the
+    lease, or died less than a lease's lifetime ago. (A check recorded as running whose lease is
+    gone ended without a record.)"""
     state = (run.state or {}).get(STATE_KEY) or {}
-    owner = state.get("process") or {}
-    return (
-        state.get("status") == "running"
-        and owner.get("boot") != PROCESS["boot"]
-        and time.time() <= float(state.get("deadline") or 0) + GRACE_S
-        and process_alive(owner.get("pid"))
-    )
+    return state.get("status") == "running" and held_elsewhere(session, check_lease(run.id))
 
 
-def check_view(run: Run, lang: str) -> dict[str, Any]:
+def check_view(session: Session, run: Run, lang: str) -> dict[str, Any]:
     """What the run panel says about the check: running, or why the last one stopped without an outcome."""
-    running = check_running(run)
+    running = check_running(session, run)
     state = (run.state or {}).get(STATE_KEY) or {}
     stopped = None
     if not running and state.get("status") == "stopped":
@@ -83,8 +82,9 @@ def start_check(app: FastAPI, session: Session, settings: Settings, run: Run, re
         run.state = {**(run.state or {}), STATE_KEY: {"status": "stopped", "reason": "busy", "finished": time.time()}}
         session.commit()
         return False
+    db: Database = app.state.db
     try:
-        if check_running_elsewhere(run):
+        if not db.leases.claim(check_lease(run.id)):  # another node checks this run now
             with _lock:
                 _running.pop(run.id, None)
             return False
@@ -93,14 +93,15 @@ def start_check(app: FastAPI, session: Session, settings: Settings, run: Run, re
             **(run.state or {}),
             STATE_KEY: {  # a new dict: the JSON column sees it
                 "status": "running",
-                "process": dict(PROCESS),
+                "node": db.node.describe(),  # for people: the lease says who runs it
                 "started": time.time(),
                 "deadline": time.time() + settings.check_numbers_timeout_s,
             },
         }
         session.commit()  # the worker thread reads the run in its own session
-        check_executor(app).submit(run_check, app.state.db, settings, run.id, report.id, script, data_files)
+        check_executor(app).submit(run_check, db, settings, run.id, report.id, script, data_files)
     except BaseException:
+        db.leases.release(check_lease(run.id))
         with _lock:
             _running.pop(run.id, None)
         raise
@@ -126,7 +127,7 @@ def check_executor(app: FastAPI) -> ThreadPoolExecutor:
 
 
 def run_check(
-    db, settings: Settings, run_id: str, report_id: str, script: Path, data_files: list[Path] | None = None
+    db: Database, settings: Settings, run_id: str, report_id: str, script: Path, data_files: list[Path] | None = None
 ) -> None:
     """In the check thread: run the script under the settings' limits and record the outcome."""
     try:
@@ -146,10 +147,12 @@ def run_check(
         log.exception("checking the numbers of run %s failed", run_id)
         outcome = Outcome(None, "error")
     try:
-        record(db, settings, run_id, report_id, outcome)
-    except Exception:  # e.g. the database went away: the page stops saying "checking…" at the deadline
+        if db.leases.confirm(check_lease(run_id)):  # a node that stalled past the expiry lost the check
+            record(db, settings, run_id, report_id, outcome)
+    except Exception:  # e.g. the database went away: the lease expires and the page stops saying "checking…"
         log.exception("the outcome of checking the numbers of run %s could not be recorded", run_id)
     finally:
+        db.leases.release(check_lease(run_id))
         with _lock:
             _running.pop(run_id, None)
 

@@ -109,7 +109,7 @@ def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
         # a run that had no data to read has nothing to download or share
         "has_report": report is not None and bool((report.content or {}).get("datasets")),
         "reproduction": reproduction_summary(report.content or {}, lang) if report is not None else None,
-        "number_check": check_view(run, lang),
+        "number_check": check_view(session, run, lang),
         "downloads": DOWNLOADS,
         "last_event_id": events[-1].id if events else 0,
         "elapsed_s": elapsed_seconds(run),

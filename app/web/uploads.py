@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import shutil
 import tempfile
 import threading
@@ -20,6 +19,8 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.db.models import Dataset, Workspace
+from app.db.nodes import RECEIVING, Leases
+from app.db.session import Database
 from app.ingest.bounded import preview_table_bounded
 from app.ingest.errors import IngestError
 from app.ingest.parse_slots import on_wait
@@ -44,11 +45,19 @@ STATUS_BY_CATEGORY = {"too_large": 413, "unsupported_format": 415}
 # Formats whose first rows are streamed without parsing the sheet (`preview_table`); others are
 # read whole by the preview itself, so a background read would only read them twice.
 STREAMED_PREVIEW = (".xlsx", ".xlsm")
-# This process, as recorded in a loading dataset: a load recorded by a process that is gone (a
-# restart) is started again when the dataset is looked at (`resume_if_stale`).
-PROCESS = {"pid": os.getpid(), "boot": uuid.uuid4().hex}
-_pending: set[str] = set()
+# Which node reads a loading dataset is a
+# lease in the database ("load:<id>", app/db/nodes.py): the node that claims it reads it, renewing the
+# claim while it reads; a load whose node died (the lease expired) is taken over when the dataset
+# is looked at (`resume_if_stale`). Process ids decide nothing: containers' processes are all PID 1.
 _pending_lock = threading.Lock()
+
+
+def pending(app: FastAPI) -> set[str]:
+    """Datasets whose read this app has queued or runs (hold `_pending_lock`)."""
+    found: set[str] | None = getattr(app.state, "pending_loads", None)
+    if found is None:
+        found = app.state.pending_loads = set()
+    return found
 
 
 def too_large(settings: Settings) -> IngestError:
@@ -87,7 +96,12 @@ def saved_upload(upload: UploadFile, settings: Settings) -> Iterator[Path]:
 
 
 def ingest_upload(
-    session: Session, settings: Settings, workspace: Workspace, upload: UploadFile, sheet: str | None
+    session: Session,
+    settings: Settings,
+    workspace: Workspace,
+    upload: UploadFile,
+    sheet: str | None,
+    leases: Leases | None = None,
 ) -> tuple[Dataset, LoadedTable | None]:
     """Read an uploaded file into the workspace. Raises IngestError for bad input.
 
@@ -97,17 +111,31 @@ def ingest_upload(
     name = safe_file_name(upload.filename)
     # a question asked meanwhile waits for this file (runs.py); committed before the mark is lifted, so
     # no moment goes by in which the file is neither under way nor stored
-    with receiving(workspace.id, name), saved_upload(upload, settings) as path:
+    with receiving(workspace.id, name), announced(leases, workspace.id, name), saved_upload(upload, settings) as path:
         preview = quick_preview(path, sheet or None, settings) if wants_background(path, settings) else None
         if preview is not None:
             loading = add_loading_dataset(
-                session, settings, workspace, path, name, sheet or None, preview, loader=dict(PROCESS)
+                session, settings, workspace, path, name, sheet or None, preview, loader=session_node(session)
             )
             session.commit()
             return loading, None
         stored = add_dataset(session, settings, workspace, path, name, sheet or None)
         session.commit()
         return stored
+
+
+@contextmanager
+def announced(leases: Leases | None, workspace_id: str, name: str) -> Iterator[None]:
+    """The upload under way, as a lease other nodes see: a question asked on another server waits
+    for the file too (app/db/nodes.py, `received_elsewhere`). Renewed while it is received; gone after."""
+    key = f"{RECEIVING}{workspace_id}:{uuid.uuid4().hex}"
+    if leases is None or not leases.claim(key, detail=name):
+        yield
+        return
+    try:
+        yield
+    finally:
+        leases.release(key)
 
 
 def quick_preview(path: Path, sheet: str | None, settings: Settings) -> dict | None:
@@ -132,28 +160,53 @@ def ingest_executor(app: FastAPI) -> ThreadPoolExecutor:
     return background_pool(app, "ingest")
 
 
-def start_background_load(app: FastAPI, dataset_id: str) -> None:
-    """Queue the full read of a committed "loading" dataset (at most once per process)."""
+def load_lease(dataset_id: str) -> str:
+    return f"load:{dataset_id}"
+
+
+def session_node(session: Session) -> dict:
+    """This node as recorded in a loading dataset, for people reading it (the lease decides)."""
+    return dict(session.info.get("node") or {})
+
+
+def start_background_load(app: FastAPI, dataset_id: str) -> bool:
+    """Queue the full read of a committed "loading" dataset: at most once per process, and only
+    when this node wins the dataset's lease (no other node reads it now). True: queued here."""
+    db: Database = app.state.db
     with _pending_lock:
-        if dataset_id in _pending:
-            return
-        _pending.add(dataset_id)
+        if dataset_id in pending(app):
+            return False
+        pending(app).add(dataset_id)
+    queued = False
     try:
-        ingest_executor(app).submit(_background_load, app.state.db, app.state.settings, dataset_id)
-    except RuntimeError:  # the executor is shut down: the app is stopping; a restart resumes it
-        with _pending_lock:
-            _pending.discard(dataset_id)
+        if not db.leases.claim(load_lease(dataset_id)):  # another live node reads it
+            return False
+        ingest_executor(app).submit(_background_load, app, dataset_id)
+        queued = True
+    except RuntimeError:  # the executor is shut down: the app is stopping; another node or a restart resumes it
+        db.leases.release(load_lease(dataset_id))
+    finally:
+        if not queued:
+            with _pending_lock:
+                pending(app).discard(dataset_id)
+    return queued
 
 
-def _background_load(db, settings: Settings, dataset_id: str) -> None:
+def _background_load(app: FastAPI, dataset_id: str) -> None:
+    db: Database = app.state.db
+    settings: Settings = app.state.settings
+    key = load_lease(dataset_id)
     try:
         with on_wait(lambda message: note_waiting(db, dataset_id, message)):  # its turn in the read queue
-            finish_loading(db, settings, dataset_id)
-    except Exception:  # e.g. the database went away; a restart resumes the load
+            # The result is recorded only while the lease is still ours: a node that stalled past
+            # the expiry has had its read taken over, and the other node's result stands.
+            finish_loading(db, settings, dataset_id, still_ours=lambda: db.leases.confirm(key))
+    except Exception:  # e.g. the database went away; the lease expires and another node resumes it
         log.exception("background read of dataset %s could not be recorded", dataset_id)
     finally:
+        db.leases.release(key)
         with _pending_lock:
-            _pending.discard(dataset_id)
+            pending(app).discard(dataset_id)
 
 
 def note_waiting(db, dataset_id: str, message: dict | None) -> None:
@@ -167,32 +220,20 @@ def note_waiting(db, dataset_id: str, message: dict | None) -> None:
 
 
 def resume_if_stale(app: FastAPI, session: Session, dataset: Dataset) -> None:
-    """A dataset left "loading" by a process that is gone (a server restart) is read again; the
-    original is kept, so nothing is lost. Another live server process's load is left alone."""
+    """A dataset left "loading" by a node that is gone (a restart, a crashed container) is read
+    again once that node's lease has expired; the original is kept, so nothing is lost. A load
+    another live node holds the lease of is left alone, whatever its process id."""
     if dataset_status(dataset) != LOADING:
         return
     with _pending_lock:
-        if dataset.id in _pending:
+        if dataset.id in pending(app):
             return
-    loader = (dataset.info or {}).get("loader") or {}
-    ours = loader.get("boot") == PROCESS["boot"] or loader.get("pid") == PROCESS["pid"]
-    if not ours and process_alive(loader.get("pid")):
+    db: Database = app.state.db
+    if not db.leases.claim(load_lease(dataset.id)):  # another live node reads it
         return
-    dataset.info = {**dataset.info, "loader": dict(PROCESS)}
-    session.commit()  # the worker thread reads the dataset in its own session
+    dataset.info = {**dataset.info, "loader": db.node.describe()}
+    session.commit()  # before the read starts: its result is written over this, never under it
     start_background_load(app, dataset.id)
-
-
-def process_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def same_file_as(session: Session, settings: Settings, dataset: Dataset) -> Dataset | None:

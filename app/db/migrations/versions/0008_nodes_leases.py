@@ -1,7 +1,7 @@
 """leases: work a node has taken on, claimed in the database with an expiry (issue 26 point 4)
 
-Revision ID: 0007_nodes
-Revises: 0006
+Revision ID: 0008_nodes_leases
+Revises: 0007_store_keys
 Create Date: 2026-12-06 10:30:00
 """
 

@@ -24,7 +24,8 @@ from app.understanding.kinds import RATE, asks_top
 from app.understanding.profile_reading import GROUPING, NUMERIC
 from app.understanding.role_sources import Provenance, Source
 from app.understanding.roles import groups_rows
-from app.understanding.text import is_cjk, lemma, split_unit
+from app.understanding.text import is_cjk, lemma
+from app.understanding.units import names_a_unit, unit_scores
 from app.understanding.words import name_words, stem
 
 ASKED_ROLES = ("group", "outcome")  # the roles worth a question; in this order (the groups are what is compared)
@@ -61,7 +62,7 @@ def candidates(
     def strength(column: dict[str, Any]) -> float:
         return -max((match_strength(p, column["name"]) for p in phrases or []), default=0.0)
 
-    units = _unit_scores(phrases or [], usable) if role != "group" else {}
+    units = unit_scores(phrases or [], usable) if role != "group" else {}
 
     def close(column: dict[str, Any]) -> float:  # within a kind, the closest in meaning (or by its unit) first
         return -max(meaning.get(column["name"], 0.0), units.get(column["name"], 0.0))
@@ -94,51 +95,6 @@ def _meaning_scores(phrases: list[str], names: list[str]) -> dict[str, float]:
     if not phrases or not names:
         return {}
     return semantic.scores(phrases, names)
-
-
-def quantity_unit(column: dict[str, Any]) -> str | None:
-    """What a number column counts by its bracketed unit: 销量（箱） counts 箱 (boxes); a rate's unit
-    counts its numerator (单价（元/箱） is an amount of 元 per box, not boxes). None: no unit, or not a number."""
-    if column.get("type") not in NUMERIC:
-        return None
-    unit = split_unit(str(column["name"]))[1]
-    counted = unit.split("/")[0].strip() if unit else ""
-    return counted or None
-
-
-def _unit_scores(phrases: list[str], columns: list[dict[str, Any]]) -> dict[str, float]:
-    """Each number column's closeness to the phrases by what its unit counts ("boxes" and 箱: the
-    multilingual embedding reads the unit across languages, a word of it written out counts fully)."""
-    units = {str(c["name"]): unit for c in columns if (unit := quantity_unit(c))}
-    if not phrases or not units:
-        return {}
-    distinct = sorted(set(units.values()))
-    closeness = {u: max(_unit_match(p, u) for p in phrases) for u in distinct}
-    return {name: closeness[unit] for name, unit in units.items()}
-
-
-def _unit_match(phrase: str, unit: str) -> float:
-    if unit in phrase.lower():  # 箱数 counts 箱
-        return 1.0
-    return max(semantic.scores([phrase], [unit]).values(), default=0.0)
-
-
-# How far a phrase's closeness to a number column's unit must lead its closeness to every grouping
-# column's header before it is read as the measure ("which stall sold the most boxes": boxes is 0.86
-# from 箱 and at most 0.82 from 档口/片区/月份; "stall" leads no unit). The same lead that makes a
-# column in meaning the assumed reading (ASSUME_LEAD, below).
-UNIT_LEAD = 0.02
-
-
-def names_a_unit(phrase: str, columns: list[dict[str, Any]]) -> bool:
-    """Whether an unmatched phrase is what a number column counts (its unit) rather than groups: a
-    measure the question names by the unit in the sheet's header ("boxes" for 销量（箱）)."""
-    by_unit = _unit_scores([phrase], [c for c in columns if not c.get("pii")])
-    if not by_unit:
-        return False
-    groups = [str(c["name"]) for c in columns if groups_rows(c) and not c.get("pii")]
-    nearest_group = max(semantic.scores([phrase], groups).values(), default=0.0) if groups else 0.0
-    return max(by_unit.values()) - nearest_group >= UNIT_LEAD
 
 
 POSITION_WORDS = word_set("position_words")

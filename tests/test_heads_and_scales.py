@@ -126,3 +126,61 @@ def test_a_unit_of_one_tables_number_settles_a_tie_of_everyday_words() -> None:
         )
         is None
     )
+
+
+# --- a ranking by nothing named -------------------------------------------------------------------
+SALON = {
+    "name": "salon",
+    "rows": 240,
+    "columns": [
+        {"name": "Stylist", "type": "category", "levels": 5, "values": ["Ana", "Bo", "Cy", "Dee", "Eli"]},
+        {"name": "Haircuts", "type": "integer", "distinct": 30, "minimum": 1, "maximum": 40},
+        {"name": "Takings (£)", "type": "number", "distinct": 200, "minimum": 20, "maximum": 900},
+        {"name": "Tips (£)", "type": "number", "distinct": 120, "minimum": 0, "maximum": 80},
+    ],
+}
+SALON_ZH = {
+    "name": "理发店",
+    "rows": 240,
+    "columns": [
+        {"name": "理发师", "type": "category", "levels": 3, "values": ["小林", "阿杰", "小美"]},
+        {"name": "剪发单数", "type": "integer", "distinct": 30, "minimum": 1, "maximum": 40},
+        {"name": "小费（元）", "type": "number", "distinct": 120, "minimum": 0, "maximum": 80},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "dataset", "zh", "quoted"),
+    [
+        ("Which stylist is the best?", SALON, False, "“best”"),
+        ("Who are our top stylists?", SALON, False, "“top”"),
+        ("这几位理发师里谁最好？", SALON_ZH, True, "“最好”"),
+    ],
+)
+def test_a_ranking_that_names_no_number_asks_which_number_it_ranks_by(
+    question: str, dataset: dict, zh: bool, quoted: str
+) -> None:
+    from app.analyst.role_question import role_question
+
+    plan = plan_analysis(question, dataset, zh=zh)
+    ask = role_question(plan.provenance, plan.metric, zh=zh)
+    assert ask is not None and quoted in ask["question"], ask
+    assert ask["topic"].endswith(".outcome")
+    labels = [o["label"] for o in ask["options"]]
+    numbers = [c["name"] for c in dataset["columns"] if c["type"] != "category"]
+    assert set(numbers) <= set(labels) and len(labels) == len(numbers) + 1, labels  # and "None of these"
+
+
+@pytest.mark.parametrize(
+    ("question", "dataset"),
+    [
+        ("Which stylist took the most in tips?", SALON),  # the number is named
+        ("Which stylist is the best?", {**SALON, "columns": SALON["columns"][:2]}),  # one number: nothing to choose
+    ],
+)
+def test_a_ranking_by_a_named_number_or_the_only_one_asks_nothing(question: str, dataset: dict) -> None:
+    from app.analyst.role_question import role_question
+
+    plan = plan_analysis(question, dataset, zh=False)
+    assert role_question(plan.provenance, plan.metric, zh=False) is None

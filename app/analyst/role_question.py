@@ -22,7 +22,7 @@ from app.understanding import semantic  # its model loads on the first phrase, n
 from app.understanding.gate_words import ID_LIKE
 from app.understanding.kinds import LEAST, MOST, RATE, asks_top
 from app.understanding.profile_reading import GROUPING, NUMERIC
-from app.understanding.role_sources import Provenance, Source
+from app.understanding.role_sources import Provenance, Role, Source
 from app.understanding.roles import groups_rows
 from app.understanding.text import is_cjk, lemma, tagged_words
 from app.understanding.units import names_a_unit, unit_scores
@@ -168,7 +168,7 @@ def open_role(provenance: Provenance | None, metric: str | None) -> OpenRole | N
     return None
 
 
-def _ranked_by_nothing(provenance: Provenance, defaulted: set[str]) -> OpenRole | None:
+def _ranked_by_nothing(provenance: Provenance, defaulted: set[Role]) -> OpenRole | None:
     """A ranking that names no number to rank by ("Which event did best?", "哪个阿姨最好？"): its superlative
     (kinds.asks_extreme) says which end, not of what, and with two measurements or more any default is
     a guess at what "best" means: the user is asked, the superlative quoted. Never taken as an assumed

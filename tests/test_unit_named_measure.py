@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from app.analyst.role_question import names_a_unit, quantity_unit
+from app.understanding.units import names_a_unit, quantity_unit
 from tests.factories import REPO, wait_for_run
 
 FRUIT = REPO / "data/eval/files/h7_fruit_market_stalls.xlsx"

@@ -13,7 +13,7 @@ from app.understanding.everyday_words import is_condition_word
 from app.understanding.kinds import EACH, SLOPE
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
-from app.understanding.profile_reading import GROUPING, NUMERIC
+from app.understanding.profile_reading import GROUPING, NUMERIC, is_scale
 from app.understanding.roles import Roles, groups_rows
 
 MORE_MORE = re.compile(
@@ -86,16 +86,6 @@ def relation_steps(
         plan.steps.append(Step("chi_square_test", arguments | weighted_arguments(plan), subject))
         return True
     return False
-
-
-def is_scale(column: Column) -> bool:
-    """A rating scale (1-5, 1-7, 0-10 …): whole numbers from 0 or 1 up to 5, 7 or 10, at least five of them."""
-    return bool(
-        column.get("coded")
-        and (column.get("levels") or 0) >= 5
-        and column.get("minimum") in (0, 1)
-        and column.get("maximum") in (5, 7, 10)
-    )
 
 
 # What one measure does to another ("Does exercise lower BMI?", "运动能降低BMI吗"): the one before the

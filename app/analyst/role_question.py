@@ -20,11 +20,12 @@ from app.analyst.sheet_words import own_word
 from app.analyst.vocabulary import named_lists, pairs, word_set, words
 from app.understanding import semantic  # its model loads on the first phrase, not on import
 from app.understanding.gate_words import ID_LIKE
-from app.understanding.kinds import RATE, asks_top
+from app.understanding.kinds import LEAST, MOST, RATE, asks_top
 from app.understanding.profile_reading import GROUPING, NUMERIC
-from app.understanding.role_sources import Provenance, Source
+from app.understanding.role_sources import Provenance, Role, Source
 from app.understanding.roles import groups_rows
-from app.understanding.text import is_cjk, lemma, split_unit
+from app.understanding.text import is_cjk, lemma, tagged_words
+from app.understanding.units import names_a_unit, unit_scores
 from app.understanding.words import name_words, stem
 
 ASKED_ROLES = ("group", "outcome")  # the roles worth a question; in this order (the groups are what is compared)
@@ -61,7 +62,7 @@ def candidates(
     def strength(column: dict[str, Any]) -> float:
         return -max((match_strength(p, column["name"]) for p in phrases or []), default=0.0)
 
-    units = _unit_scores(phrases or [], usable) if role != "group" else {}
+    units = unit_scores(phrases or [], usable) if role != "group" else {}
 
     def close(column: dict[str, Any]) -> float:  # within a kind, the closest in meaning (or by its unit) first
         return -max(meaning.get(column["name"], 0.0), units.get(column["name"], 0.0))
@@ -94,51 +95,6 @@ def _meaning_scores(phrases: list[str], names: list[str]) -> dict[str, float]:
     if not phrases or not names:
         return {}
     return semantic.scores(phrases, names)
-
-
-def quantity_unit(column: dict[str, Any]) -> str | None:
-    """What a number column counts by its bracketed unit: 销量（箱） counts 箱 (boxes); a rate's unit
-    counts its numerator (单价（元/箱） is an amount of 元 per box, not boxes). None: no unit, or not a number."""
-    if column.get("type") not in NUMERIC:
-        return None
-    unit = split_unit(str(column["name"]))[1]
-    counted = unit.split("/")[0].strip() if unit else ""
-    return counted or None
-
-
-def _unit_scores(phrases: list[str], columns: list[dict[str, Any]]) -> dict[str, float]:
-    """Each number column's closeness to the phrases by what its unit counts ("boxes" and 箱: the
-    multilingual embedding reads the unit across languages, a word of it written out counts fully)."""
-    units = {str(c["name"]): unit for c in columns if (unit := quantity_unit(c))}
-    if not phrases or not units:
-        return {}
-    distinct = sorted(set(units.values()))
-    closeness = {u: max(_unit_match(p, u) for p in phrases) for u in distinct}
-    return {name: closeness[unit] for name, unit in units.items()}
-
-
-def _unit_match(phrase: str, unit: str) -> float:
-    if unit in phrase.lower():  # 箱数 counts 箱
-        return 1.0
-    return max(semantic.scores([phrase], [unit]).values(), default=0.0)
-
-
-# How far a phrase's closeness to a number column's unit must lead its closeness to every grouping
-# column's header before it is read as the measure ("which stall sold the most boxes": boxes is 0.86
-# from 箱 and at most 0.82 from 档口/片区/月份; "stall" leads no unit). The same lead that makes a
-# column in meaning the assumed reading (ASSUME_LEAD, below).
-UNIT_LEAD = 0.02
-
-
-def names_a_unit(phrase: str, columns: list[dict[str, Any]]) -> bool:
-    """Whether an unmatched phrase is what a number column counts (its unit) rather than groups: a
-    measure the question names by the unit in the sheet's header ("boxes" for 销量（箱）)."""
-    by_unit = _unit_scores([phrase], [c for c in columns if not c.get("pii")])
-    if not by_unit:
-        return False
-    groups = [str(c["name"]) for c in columns if groups_rows(c) and not c.get("pii")]
-    nearest_group = max(semantic.scores([phrase], groups).values(), default=0.0) if groups else 0.0
-    return max(by_unit.values()) - nearest_group >= UNIT_LEAD
 
 
 POSITION_WORDS = word_set("position_words")
@@ -181,18 +137,21 @@ class OpenRole:
     found: list[dict[str, Any]]
     choices: int
     question: str = ""
+    vague: bool = False  # the question names nothing for the role (a bare "best"): asked, never assumed
 
 
 def open_role(provenance: Provenance | None, metric: str | None) -> OpenRole | None:
     """The first role worth settling (the groups first, unless every unmatched word is a number's
     name): a default the plan could have filled otherwise, for words of the question no column
     matched; None when there is nothing to settle."""
-    if provenance is None or not provenance.unmatched:
+    if provenance is None:
         return None
     names = {c["name"] for c in provenance.columns}
     if any(answer not in names for answer in provenance.answered.values()):
         return None  # told to choose: what is still a default is said in the answer, not asked again
     defaulted = {s.role for s in provenance.defaults()}
+    if not provenance.unmatched:
+        return _ranked_by_nothing(provenance, defaulted)
     measures = [p for p in provenance.unmatched if measure_like(p) or names_a_unit(p, provenance.columns)]
     others = [p for p in provenance.unmatched if p not in measures]
     # the groups first, unless every unmatched word is a number's name ("the total score", "利润")
@@ -207,6 +166,32 @@ def open_role(provenance: Provenance | None, metric: str | None) -> OpenRole | N
         if choices >= 2:  # with fewer there is nothing to choose from: the answer says what it used instead
             return OpenRole(role, asked_about, found, choices, provenance.question)
     return None
+
+
+def _ranked_by_nothing(provenance: Provenance, defaulted: set[Role]) -> OpenRole | None:
+    """A ranking that names no number to rank by ("Which event did best?", "哪个阿姨最好？"): its superlative
+    (kinds.asks_extreme) says which end, not of what, and with two measurements or more any default is
+    a guess at what "best" means: the user is asked, the superlative quoted. Never taken as an assumed
+    reading (`vague`): no word of the question points to any one column."""
+    if "outcome" not in defaulted or "outcome" in provenance.answered:
+        return None
+    said = MOST.search(provenance.question) or LEAST.search(provenance.question)
+    if not said:
+        return None
+    word = _superlative_word(provenance.question, said.start(), said.end())
+    found, choices = candidates("outcome", provenance.columns, None, [word])
+    if sum(_measured(c) for c in found) < 2:
+        return None
+    return OpenRole("outcome", [word], found, choices, provenance.question, vague=True)
+
+
+def _superlative_word(question: str, start: int, end: int) -> str:
+    """The superlative as the question writes it: the Chinese word holding the match's last character by
+    the segmenter ("哪个阿姨最好" → 最好, not the whole 哪…最 the pattern spans), the English match as it is."""
+    said = question[start:end]
+    if not any(is_cjk(c) for c in said):
+        return said
+    return next((w for w, _, a, b in tagged_words(question) if a < end <= b), said)
 
 
 # How far the closest column in meaning must lead the next one before the analyst takes it as its
@@ -253,7 +238,7 @@ def likely_column(open_role: OpenRole) -> str | None:
     match it more strongly than the next one, or it leads the next in meaning by ASSUME_LEAD and comes
     close enough to the words (_floor); None when the two are tied or all are far, and the user is asked."""
     found, phrases = open_role.found, open_role.asked_about
-    if not found or not _can_rank(open_role):
+    if not found or open_role.vague or not _can_rank(open_role):
         return None
     if len(found) == 1:
         return str(found[0]["name"])
@@ -333,16 +318,24 @@ def role_question(provenance: Provenance | None, metric: str | None, zh: bool) -
         return None
     role, asked_about, found = found_role.role, found_role.asked_about, found_role.found
     words = _quoted(asked_about, zh)
-    if zh:
+    if found_role.vague:  # a bare "best": which number it is best by
+        question = (
+            f"问题里的{words}没有说按哪个数值来比。按哪一列来比？"
+            if zh
+            else f"Your question asks for the {words} but not by which number. Which column should it be ranked by?"
+        )
+    elif zh:
         question = f"问题提到了{words}，但没有哪一列叫这个名字。" + (
             f"哪一列能看出{words}？" if role == "group" else f"{words}是哪一列的数值？"
         )
-        reason = "不确认的话，分析会自行挑一列：数字可能没错，但说的不是您问的东西。"
-        none = "数据里没有这一列：不拿别的列代替"
     else:
         question = f"Your question mentions {words}, but no column is called that. " + (
             f"Which column says which rows are {words}?" if role == "group" else f"Which column holds {words}?"
         )
+    if zh:
+        reason = "不确认的话，分析会自行挑一列：数字可能没错，但说的不是您问的东西。"
+        none = "数据里没有这一列：不拿别的列代替"
+    else:
         reason = (
             "Without your answer the analysis would pick a column itself: the numbers could be right "
             "but about the wrong thing."

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from app.understanding import vocabulary
-from app.understanding.text import HAN_RUN, is_cjk, lemma
+from app.understanding.text import HAN_RUN, is_cjk, lemma, tagged_words
 from app.understanding.words import NAME_BRACKET, STOP, core_name, name_words, stem, words_at
 
 _FILE = "name_forms"  # vocabulary/name_forms.toml
@@ -251,6 +251,22 @@ def money_column(columns: list[dict[str, Any]]) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+# A scale in a name's bracket: two whole numbers joined by a dash or a tilde ("Satisfaction (1-5)",
+# "客户评分(1-5)", "评分（0～10）").
+_SCALE = re.compile(r"^(\d{1,3})\s*[-‐–—~～]\s*(\d{1,3})$")
+
+
+def declared_scale(name: str) -> tuple[int, int] | None:
+    """The rating scale a name's bracket declares ("客户评分(1-5)" → (1, 5)), or None. The header says what
+    the values may be, beyond those that occur: a 1-5 score whose answers were all 2 to 5 is still a
+    rating of five points, a measurement to average, not four codes."""
+    found = _SCALE.match(_bracket(name) or "")
+    if not found:
+        return None
+    low, high = int(found.group(1)), int(found.group(2))
+    return (low, high) if low < high else None
+
+
 def bracket_unit(name: str) -> bool:
     """Whether a name ends in a bracket giving its unit or scale ("Wait time (min)", "Fee (£)")."""
     inner = _bracket(name)
@@ -346,6 +362,33 @@ def head_word_mentions(question: str, name: str, others: list[str]) -> Iterator[
     adjective = head[:-2] if head.endswith("ly") and len(head) >= 7 else None  # "Works Remotely" ← "remote"
     for start, end, word in words_at(question):
         if stem(word) == target or word == adjective:
+            yield start, end
+
+
+# jieba's tags of a noun standing on its own: a common noun, a verb used as a noun (打的分: 分/vn), a noun
+# morpheme. Not a verb (按地区分: 分/v) nor a measure word after a number (5分: the value, not the column);
+# a measure word right after 的 has no number to count and is a noun (给的分: 分/q).
+_NOUN_TAGS = frozenset({"n", "vn", "ng"})
+_MEASURE_TAG, _OF_TAG = "q", "uj"
+
+
+def zh_head_mentions(question: str, name: str, others: list[str], numeric: bool) -> Iterator[tuple[int, int]]:
+    """Where the question uses the last character of a Chinese number's name, its head, as a noun of
+    its own: "打的分" → 客户评分(1-5), "水果价" → 单价. A Chinese compound is right-headed (评分 is a kind of
+    分, 单价 a kind of 价), so its head says what the column measures; it names the column only when no
+    other column's name holds that character. A number only: a one-character noun beside a category
+    is its rows ("哪个人"), and a grouping name is read by its leading word (zh_leading_mentions)."""
+    core = core_name(name).rsplit(" / ", 1)[-1].strip()
+    runs = HAN_RUN.findall(core)
+    if not numeric or not runs or len("".join(runs)) < 2 or not core.endswith(runs[-1]) or yes_no_core(name):
+        return
+    head = runs[-1][-1]
+    if any(head in other for other in others if other != name):
+        return
+    tagged = tagged_words(question)
+    for at, (word, tag, start, end) in enumerate(tagged):
+        after_of = at > 0 and tagged[at - 1][1] == _OF_TAG
+        if word == head and (tag in _NOUN_TAGS or (tag == _MEASURE_TAG and after_of)):
             yield start, end
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from app.understanding.profile_reading import LOOKUP_LEVELS
 from app.understanding.role_sources import unmatched_words
 from app.understanding.roles import WEAK_KINDS, column_mentions, match_kinds, named_values
+from app.understanding.units import names_a_unit
 from app.understanding.words import SYNONYMS, name_words
 
 GROUPING = ("category", "boolean")
@@ -126,10 +127,35 @@ def choose_dataset(
         root = min(names, key=len)
         if all(n == root or n.startswith(f"{root}_") for n in names):  # a table and what was derived from it
             return Choice(next(f.dataset for f in top if f.dataset.get("name") == root), "words", fits)
-        if meant := meaning_fit(question, uploads(top)):
+        if (meant := unit_fit(question, uploads(top))) or (meant := meaning_fit(question, uploads(top))):
             return Choice(meant.dataset, "words", fits)
         return Choice(top[0].dataset, "tie", fits)
     return Choice(top[0].dataset, "words", fits)
+
+
+def _phrases_left(question: str, fits: list[Fit]) -> list[str]:
+    """The question's phrases the rules matched to no column or value of any of the tables."""
+    columns = list({c["name"]: c for f in fits for c in f.dataset.get("columns", []) if not c.get("pii")}.values())
+    named = {name for f in fits for name in f.columns}
+    spans = [(m.start, m.end, m.name) for m in column_mentions(question, columns, SYNONYMS)]
+    return unmatched_words(
+        question, columns, spans, tuple(str(f.dataset.get("name") or "") for f in fits), tuple(named)
+    )
+
+
+def unit_fit(question: str, fits: list[Fit]) -> Fit | None:
+    """The one table a phrase names by the unit of one of its numbers, when the words fit several
+    equally: "Which stall sold the most boxes?" over a fruit market's sheet (销量（箱）) and a café's
+    (Revenue): "sold" is an everyday word for both, "boxes" is what only the market's 销量 counts. A
+    unit is strong evidence, the header's own word for what is counted (units.names_a_unit); phrases
+    naming units in two tables leave the choice to the user."""
+    if len(fits) < 2:
+        return None
+    phrases = _phrases_left(question, fits)
+    if not phrases:
+        return None
+    by_unit = [f for f in fits if any(names_a_unit(p, f.dataset.get("columns", [])) for p in phrases)]
+    return by_unit[0] if len(by_unit) == 1 else None
 
 
 def meaning_fit(question: str, fits: list[Fit]) -> Fit | None:

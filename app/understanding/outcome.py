@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.understanding.kinds import RATE
-from app.understanding.profile_reading import GROUPING, NUMERIC
+from app.understanding.profile_reading import GROUPING, NUMERIC, is_scale
 from app.understanding.roles import Span, value_position
 
 
@@ -61,9 +61,13 @@ def binary_outcome(
     average. Of two yes/no columns, the one named nearest the rate word."""
     kinds = {c["name"]: c for c in columns if not c.get("pii")}
     rate = RATE.search(question)
-    # a rating of five or more points is a measurement here too: "is the overall score higher for remote
-    # workers" compares the score between the yes/no groups
-    rated = [n for n in named if kinds.get(n, {}).get("coded") and (kinds[n].get("levels") or 0) >= 5]
+    # a rating of five or more points, or on a scale its header declares ("评分(1-5)"), is a measurement here
+    # too: "is the overall score higher for remote workers" compares the score between the yes/no groups
+    rated = [
+        n
+        for n in named
+        if n in kinds and (is_scale(kinds[n]) or (kinds[n].get("coded") and (kinds[n].get("levels") or 0) >= 5))
+    ]
     if (measure_names(columns, named) or rated) and not rate:
         return None
     binary = [

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from app.understanding import vocabulary
+from app.understanding.column_forms import declared_scale
 
 _FILE = "profile_names"  # vocabulary/profile_names.toml
 
@@ -171,3 +172,16 @@ def is_level(metric: str, columns: list[dict[str, Any]]) -> bool:
         and column.get("type") == "number"
     )  # 1-5 or 1-10 with decimals: an average score per row
     return bool(_LEVEL_NAME.search(metric)) or rating
+
+
+def is_scale(column: dict[str, Any]) -> bool:
+    """A rating scale (1-5, 1-7, 0-10 …) of whole numbers: one its header declares ("客户评分(1-5)",
+    whatever points were given), or one whose values run from 0 or 1 up to 5, 7 or 10, at least five of
+    them. A rating is a measurement to average and compare, though its few values could split rows."""
+    if not column.get("coded"):
+        return False
+    if declared_scale(str(column.get("name") or "")):
+        return True
+    return bool(
+        (column.get("levels") or 0) >= 5 and column.get("minimum") in (0, 1) and column.get("maximum") in (5, 7, 10)
+    )

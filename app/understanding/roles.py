@@ -29,6 +29,7 @@ from app.understanding.column_forms import (
     money_column,
     unit_mentions,
     yes_no_mentions,
+    zh_head_mentions,
     zh_leading_mentions,
     zh_part_mentions,
 )
@@ -147,6 +148,7 @@ def column_mentions(
             *head_word_mentions(question, name, names),
             *zh_part_mentions(question, name, names),
             *unit_mentions(question, name, names),
+            *zh_head_mentions(question, name, names, col.get("type") in NUMERIC),
         ]
         # a piece of a value the question names is that value: "不施肥" is 肥料's, not 施肥量 (kg/亩)
         _take([(a, b) for a, b in places if not any(s <= a and b <= e for s, e in said_values)], name, found, "partial")

@@ -27,9 +27,12 @@ def test_a_chinese_word_reaches_an_english_header() -> None:
 
 
 def test_a_gloss_of_several_words_counts_by_the_part_found() -> None:
-    # 血压: "blood pressure", found whole in the header; 销售额: "sales figure" et al., found in part
+    # 血压: "blood pressure", found whole in one header and in part in the other
     assert bilingual.strength("血压", "Systolic Blood Pressure") == 1.0
-    assert 0 < bilingual.strength("销售额", "Sales") < 1.0
+    assert bilingual.strength("血压", "Pressure") == 0.5
+    # a general word of a gloss is no evidence: 销售额 "sales figure" is "sales"; 人数 "number of people"
+    assert bilingual.strength("销售额", "Sales") == 1.0
+    assert bilingual.strength("人数", "Number of Rooms") == 0.0
 
 
 def test_a_gloss_two_headers_share_takes_neither() -> None:

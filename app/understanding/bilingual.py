@@ -28,6 +28,7 @@ import re
 import threading
 from functools import lru_cache
 
+from app.understanding.general_words import is_general_en
 from app.understanding.text import is_cjk, plain_words, word_spans
 from app.understanding.words import stem
 
@@ -97,13 +98,22 @@ def _stem(word: str) -> str:
     return stem(word.replace("-", ""))
 
 
+@lru_cache(maxsize=65536)
+def _general(word: str) -> bool:
+    """A word of analysis, amount or grammar (number, total, rate, level): it says which column no
+    more in a gloss than in a question (general_words.is_general_en), so it is no evidence of one."""
+    return is_general_en(word)
+
+
 @lru_cache(maxsize=8192)
 def senses(word: str) -> tuple[frozenset[str], ...]:
-    """The senses of a Chinese word, each as the stems of its content words; () for a word the
-    dictionary lacks or a single character."""
+    """The senses of a Chinese word, each as the stems of its content words, general words left out
+    (人数 "number of people" → people; 销售额 "sales figure" → sale); () for a word the dictionary lacks
+    or a single character."""
     if len(word) < _MIN_ZH:
         return ()
-    return tuple(dict.fromkeys(frozenset(_stem(w) for w in sense) for sense in _dictionary().get(word, ())))
+    found = (frozenset(_stem(w) for w in sense if not _general(w)) for sense in _dictionary().get(word, ()))
+    return tuple(dict.fromkeys(sense for sense in found if sense))
 
 
 @lru_cache(maxsize=8192)
@@ -137,9 +147,11 @@ def _known_inside(word: str) -> list[str]:
 
 @lru_cache(maxsize=8192)
 def english_stems(text: str) -> frozenset[str]:
-    """The stems of the English words of a text (camelCase and snake_case split), stop words left out."""
+    """The stems of the English words of a text (camelCase and snake_case split), stop words and
+    general words left out."""
     stop = _stop_words()
-    return frozenset(_stem(w) for w in plain_words(text) if w.isascii() and w.isalpha() and w not in stop)
+    words = (w for w in plain_words(text) if w.isascii() and w.isalpha() and w not in stop)
+    return frozenset(_stem(w) for w in words if not _general(w))
 
 
 def _cover(word: str, english: frozenset[str]) -> float:

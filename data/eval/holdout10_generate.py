@@ -411,7 +411,9 @@ def stable_zip(content: bytes) -> bytes:
             data = source.read(entry.filename)
             if entry.filename == "docProps/core.xml":
                 stamp = FIXED_TIME.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
-                data = re.sub(rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)", rb"\g<1>" + stamp + rb"\g<2>", data)
+                data = re.sub(
+                    rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)", rb"\g<1>" + stamp + rb"\g<2>", data
+                )
             info = zipfile.ZipInfo(entry.filename, date_time=FIXED_TIME.timetuple()[:6])
             info.compress_type = zipfile.ZIP_DEFLATED
             target.writestr(info, data)

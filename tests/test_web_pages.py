@@ -208,6 +208,11 @@ def test_suggested_questions_name_the_leaf_of_a_merged_header_and_two_sheets_dif
     assert len({q.split("中，", 1)[1] for q in two}) == 6  # no question asked of both sheets
     same_leaf = [{"name": "上半年 / 销售额", "type": "number"}, {"name": "下半年 / 销售额", "type": "number"}]
     assert suggest_questions([same_leaf], "zh")[0] == "上半年 / 销售额和下半年 / 销售额有关系吗？"
+    # the question that asks which table names the leaves too ("匹配：门店, 销售额")
+    from app.understanding import Fit, describe_fit
+
+    fit = Fit({"name": "month", "rows": 30, "columns": month}, ["基本信息 / 门店", "销售情况 / 销售额"], [], False, {})
+    assert describe_fit(fit, zh=True) == "30 行; 匹配：门店, 销售额"
 
 
 def test_the_workspace_page_in_chinese_has_no_browser_english(client):

@@ -15,7 +15,7 @@ from typing import Any
 
 from app.understanding.profile_reading import LOOKUP_LEVELS
 from app.understanding.role_sources import unmatched_words
-from app.understanding.roles import WEAK_KINDS, column_mentions, match_kinds, named_values
+from app.understanding.roles import WEAK_KINDS, column_mentions, match_kinds, named_values, spoken_names
 from app.understanding.units import names_a_unit
 from app.understanding.words import SYNONYMS, name_words
 
@@ -250,7 +250,8 @@ def describe_fit(f: Fit, zh: bool) -> str:
     """One option's description in the scope question: size and what matched."""
     rows = f.dataset.get("rows")
     size = (f"{rows:,} 行" if zh else f"{rows:,} rows") if isinstance(rows, int) else ""
-    matched = [*f.columns, *f.values][:4]
+    spoken = spoken_names(f.dataset.get("columns") or [])
+    matched = [*(spoken.get(c, c) for c in f.columns), *f.values][:4]
     if matched:
         what = ("匹配：" if zh else "matches: ") + ", ".join(matched)
     else:

@@ -282,6 +282,13 @@ def header_leaves(columns: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(leaf, name) for leaf, name in leaves if leaf and counts[leaf] == 1]
 
 
+def spoken_names(columns: list[dict[str, Any]]) -> dict[str, str]:
+    """What a person calls each column: under a merged group header its leaf ("销售额", not "销售情况 /
+    销售额"), unless another column shares the leaf (then the whole path tells them apart)."""
+    leaf_of = {name: leaf for leaf, name in header_leaves(columns)}
+    return {str(c["name"]): leaf_of.get(str(c["name"]), str(c["name"])) for c in columns}
+
+
 def joined_name(name: str) -> list[str]:
     """A name of several English words written as one ("Over Time" → overtime), when long enough to
     be a word of its own."""

@@ -7,6 +7,7 @@ from itertools import combinations
 from typing import Any
 
 from app.translations import CATALOG
+from app.understanding import spoken_names
 
 NUMERIC = ("number", "integer")
 GROUPING = ("category", "boolean")
@@ -40,21 +41,9 @@ KEY_MEASURES = (
 
 
 def _rank(column: dict[str, Any]) -> tuple[int, int]:
-    name = str(column.get("name", "")).split(MERGED_HEADER)[-1].lower()  # the leaf: the group word is shared
+    name = str(column.get("name", "")).split(" / ")[-1].lower()  # the leaf of a merged header: the group word is shared
     keyword = next((i for i, word in enumerate(KEY_MEASURES) if word in name), len(KEY_MEASURES))
     return keyword, 0 if column.get("type") == "number" else 1
-
-
-# How the reader names a column under a merged group cell: "销售情况 / 销售额" (app/ingest/table.py).
-MERGED_HEADER = " / "
-
-
-def spoken_names(columns: Iterable[dict[str, Any]]) -> dict[str, str]:
-    """What a person calls each column: under a merged header the leaf ("销售额", not "销售情况 / 销售额"),
-    unless two columns share the leaf (then the whole path tells them apart)."""
-    names = [str(c.get("name", "")) for c in columns]
-    leaves = [name.split(MERGED_HEADER)[-1].strip() or name for name in names]
-    return {name: leaf if leaves.count(leaf) == 1 else name for name, leaf in zip(names, leaves, strict=True)}
 
 
 def usable(columns: Iterable[dict[str, Any]], kinds: tuple[str, ...]) -> list[str]:

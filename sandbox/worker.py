@@ -20,7 +20,7 @@ import time
 
 from sandbox import caps, protocol, seccomp
 from sandbox.procs import reap_until
-from sandbox.worker_child import MODULES
+from sandbox.worker_child import MODULES, THREADED_OPTIONAL
 from sandbox.worker_parent import Parent, stop_leftovers
 
 # The fork loop lives here; the parent's call handling in `worker_parent`, the child's execution
@@ -65,6 +65,11 @@ def preload() -> float:
     """Import the analysis stack once; returns the seconds it took."""
     started = time.monotonic()
     os.environ.update(THREAD_ENV)
+    # Libraries that start threads on import must not load before the fork: statsmodels imports
+    # polars when it is installed (verity[bench] installs it), and polars starts its own threads and
+    # jemalloc's. A None entry makes `import polars` fail as if it were absent, which statsmodels expects.
+    for threaded in THREADED_OPTIONAL:
+        sys.modules.setdefault(threaded, None)  # type: ignore[arg-type]
     import matplotlib
     import numpy as np
     import pandas as pd

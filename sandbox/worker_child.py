@@ -30,6 +30,7 @@ MAX_ARTEFACTS = 20
 MAX_RESULT_CHARS = 20_000
 _SAFE_NAME = re.compile(r"[^\w.-]+", re.UNICODE)
 
+THREADED_OPTIONAL = ("polars",)  # optional imports of the analysis stack that start threads (worker.preload)
 MODULES: dict[str, ModuleType] = {}  # np, pd, plt ...: the analysis stack, imported by worker.preload
 
 
@@ -62,6 +63,9 @@ def apply_limits(limits: dict) -> None:
 
 def run_child(write_fd: int, call_dir: str, call_id: str, request: dict) -> int:
     os.setpgid(0, 0)
+    for name in THREADED_OPTIONAL:  # kept out of the zygote only: one call's own code may import it
+        if name in sys.modules and sys.modules[name] is None:
+            del sys.modules[name]
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the size limit fail with EFBIG
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.closerange(3, write_fd)

@@ -329,3 +329,11 @@ def test_a_big_array_result_is_cut_before_it_is_converted():
         tracemalloc.stop()
     assert head == list(range(1000))
     assert peak < 5_000_000  # converting the whole array first: ~180 MB of Python ints
+
+
+def test_an_installed_polars_stays_out_of_the_zygote_but_a_call_may_import_it(env):
+    """statsmodels imports polars when it is installed, and polars starts threads (its own and
+    jemalloc's): the zygote must fork without any (test above), yet one call's code may use polars."""
+    pytest.importorskip("polars")
+    result = env.run("import polars as pl\nprint(pl.DataFrame({'a': [1, 2]}).height)")
+    assert stdout_of(result).strip() == "2", result

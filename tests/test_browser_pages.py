@@ -203,6 +203,9 @@ def test_share_link_uses_the_public_address_and_copies(finished_run) -> None:
         page.get_by_role("link", name="中文").click()
     expect(page.locator("#share-link")).to_have_text(link)
     expect(page.locator("section.share h1")).to_have_text(t("share_title", "zh"))
+    with page.expect_navigation():  # back to English: the language sticks (a cookie) for the next tests
+        page.get_by_role("link", name="EN").click()
+    expect(page.locator("#share-link")).to_have_text(link)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -8,22 +8,20 @@ so they cannot disagree on what comes first. report.json itself keeps everything
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+# the choice of the answer's evidence and charts is the answer card's too (one choice, one module)
+from app.reports.answer_evidence import answer_evidence, answer_figures
 from app.reports.i18n import label
 from app.reports.report_parts import format_value, report_language, reproduction_summary
 
-BODY_FIGURES = 2  # at most this many charts before the appendix: the answer's own, not every plot made
 TABLE_ROWS = 12  # rows of the results table before the appendix (all of them are in the appendix)
 _CONFIDENCE_ORDER = ("low", "medium", "high")
 # Scalar metrics a reader follows without a statistics course, shown when a result has no per-group rows
 # (a correlation's r and its interval, a regression's R²). Names follow CONTRACT.md's metric convention.
 _READER_SCALARS = ("r", "r_squared", "ci_low", "ci_high", "forecast_total", "n")
-_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
-_BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__", re.S)
 
 
 @dataclass(frozen=True)
@@ -70,90 +68,6 @@ def first_pages(report: dict[str, Any]) -> FirstPages:
         how_sure=how_sure_line(report, chosen, lang),
         caveats=[str(x) for x in report.get("limitations") or []],
     )
-
-
-# --------------------------------------------------------------------------------------------
-# Which evidence carries the answer
-# --------------------------------------------------------------------------------------------
-
-
-def _plain(text: str) -> str:
-    return re.sub(r"\s+", " ", text.replace("**", "").replace("__", "")).strip()
-
-
-def answer_evidence(answer: str, evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The evidence items the answer's headline states. An answer sets its headline in bold and states
-    a recorded claim (the built-in analyst quotes it); failing that, the item whose numbers the answer's
-    opening shares most (a model words the claim its own way but keeps the numbers); failing that, the
-    only item there is."""
-    headlines = [_plain(a or b) for a, b in _BOLD.findall(answer)]
-    quoted = [
-        e for e in evidence if (claim := _plain(str(e.get("claim") or ""))) and any(claim in h for h in headlines)
-    ]
-    if quoted:
-        return quoted
-    opening = " ".join(headlines) or _opening(answer)
-    wanted = set(_NUMBER.findall(opening))
-    scored = [(len(wanted & set(_NUMBER.findall(str(e.get("claim") or "")))), n) for n, e in enumerate(evidence)]
-    best = max(scored, default=(0, -1))
-    if best[0] > 0:
-        return [evidence[best[1]]]
-    return evidence[:1] if len(evidence) == 1 else []
-
-
-def _opening(answer: str) -> str:
-    """The answer's first paragraph that says something (not a heading)."""
-    for block in re.split(r"\n\s*\n", answer):
-        text = block.strip()
-        if text and not text.startswith("#"):
-            return text
-    return ""
-
-
-# --------------------------------------------------------------------------------------------
-# Which charts serve the question
-# --------------------------------------------------------------------------------------------
-
-
-def call_columns(call: dict[str, Any] | None) -> frozenset[str]:
-    """The data columns a tool call names (value_column, group_columns, columns, x_column, ...)."""
-    names: set[str] = set()
-    for key, value in ((call or {}).get("arguments") or {}).items():
-        if not (key == "columns" or key.endswith(("_column", "_columns"))):
-            continue
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str) and item:
-                names.add(item)
-    return frozenset(names)
-
-
-def answer_figures(
-    figures: list[dict[str, Any]],
-    chosen: list[dict[str, Any]],
-    evidence: list[dict[str, Any]],
-    calls: dict[str, dict[str, Any]],
-) -> list[dict[str, Any]]:
-    """The charts of the answer: those made by the calls its evidence cites, then a plot of the same
-    columns (a bar chart of the groups just compared). A plot over only some of them (a histogram of
-    the measure alone) is left for the appendix when a fuller one exists; a chart that backs another
-    piece of evidence belongs to that one."""
-    chosen_ids = {str(e.get("id")) for e in chosen}
-    other_ids = {str(e.get("id")) for e in evidence} - chosen_ids
-    own = [f for f in figures if f.get("evidence_id") in chosen_ids]
-    columns = [
-        cols for e in chosen for call_id in e.get("tool_call_ids") or [] if (cols := call_columns(calls.get(call_id)))
-    ]
-    fits: list[tuple[int, dict[str, Any]]] = []
-    for figure in figures:
-        if figure.get("evidence_id") in chosen_ids or figure.get("evidence_id") in other_ids:
-            continue
-        drawn = call_columns(calls.get(str(figure.get("tool_call_id"))))
-        if drawn and any(drawn <= cols for cols in columns):
-            fits.append((len(drawn), figure))
-    if own:  # the answer's own chart says it; a plot of some of its columns would only repeat them
-        return own[:BODY_FIGURES]
-    fullest = max((size for size, _ in fits), default=0)
-    return [f for size, f in fits if size == fullest][:BODY_FIGURES]
 
 
 # --------------------------------------------------------------------------------------------

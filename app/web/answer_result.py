@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.reports.answer_evidence import answer_evidence, answer_figures
 from app.web.i18n import t
 
 # The per-row numbers an analysis records as `stat.row` and that a reader compares across rows, in the
@@ -52,7 +53,9 @@ def answer_result(
     table = result_table(item.get("metrics") or {}, row_header(arguments, lang), lang)
     if table is not None:
         table = top_rows(table, asked_n(reading), str(item.get("claim") or ""))
-    figures = [f for s in steps if str(s.get("id")) in call_ids for f in s.get("figures") or []]
+    # the Steps' figures, each with the call that drew it: the chart that answers is chosen as the report's
+    drawn = [{**f, "tool_call_id": str(s.get("id"))} for s in steps for f in s.get("figures") or []]
+    figures = answer_figures(drawn, [item], evidence, calls)
     return {
         "evidence_id": item.get("id"),
         "table": table,
@@ -66,26 +69,14 @@ def answer_result(
 
 
 def answering_evidence(evidence: Sequence[Mapping[str, Any]], answer: str) -> Mapping[str, Any] | None:
-    """The evidence the answer leads with: the claim its headline (the first bold line) states, else the
-    claim the answer states first; without either, the first evidence with a result table."""
+    """The evidence the answer leads with (app/reports/answer_evidence.py: the report's first pages make
+    the same choice); when the answer states none, the first evidence with a result table."""
     if not evidence:
         return None
-    bold = re.search(r"\*\*(.+?)\*\*", answer, re.S)
-    headline = _plain(bold.group(1)) if bold else ""
-    text = _plain(answer)
-    for item in evidence:
-        claim = _plain(str(item.get("claim") or ""))
-        if claim and headline and (claim in headline or headline in claim):
-            return item
-    placed = [(text.find(_plain(str(i.get("claim") or ""))), n) for n, i in enumerate(evidence)]
-    found = sorted((at, n) for at, n in placed if at >= 0 and _plain(str(evidence[n].get("claim") or "")))
-    if found:
-        return evidence[found[0][1]]
+    stated = answer_evidence(answer, evidence)
+    if stated:
+        return stated[0]
     return next((i for i in evidence if result_table(i.get("metrics") or {}, "", "en") is not None), None)
-
-
-def _plain(text: str) -> str:
-    return re.sub(r"\s+", " ", text.replace("**", "")).strip()
 
 
 def row_header(arguments: Mapping[str, Any], lang: str) -> str:

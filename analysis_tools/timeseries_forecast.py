@@ -17,6 +17,7 @@ from .ml_common import SEED
 from .ts_common import FREQ_WORDS, SEASON, check_varies, line_chart, period_label, regular_series
 
 _FOLDS = 3
+_HISTORY_RECORDED = 24  # known periods recorded as `actual.<period>` metrics at most (as many as forecasts)
 _INTERVALS_LISTED = 12  # periods whose forecast and interval the text lists one by one (the table has all)
 
 
@@ -217,6 +218,11 @@ def forecast(
         metrics.update({f"backtest_mape.{name}": s["mape"], f"backtest_mae.{name}": s["mae"]})
     for lab, (_, row) in list(zip(labels, fc.iterrows()))[:24]:
         metrics.update({f"forecast.{lab}": row["forecast"], f"lower.{lab}": row["lower"], f"upper.{lab}": row["upper"]})
+    # the last known periods, so that a chart drawn from the recorded numbers (the answer card's) shows the
+    # history the forecast continues, not the forecast alone: twice the horizon, at least a year of months
+    known = min(_HISTORY_RECORDED, max(2 * h, 12), len(y))
+    for lab, value in zip(ts.labels[-known:], y[-known:], strict=True):
+        metrics[f"actual.{lab}"] = float(value)
     names_of = {k: model_name(k, seasonal, period, bool(np.all(y > 0))) for k in (*scores, chosen)}
     result = _result(metrics, fc, labels, ts, value_column, scores, names_of, ctx)
     if plot:

@@ -474,6 +474,9 @@ CATALOG: dict[str, dict[str, str]] = {
     "chart_kind_line": {"en": "Line", "zh": "折线图"},
     "chart_kind_table": {"en": "Table", "zh": "表格"},
     "chart_download_png": {"en": "Download PNG", "zh": "下载 PNG 图片"},
+    # a forecast's chart: the known periods, then the forecast (dashed, lighter)
+    "chart_actual": {"en": "Actual", "zh": "实际值"},
+    "chart_forecast": {"en": "Forecast", "zh": "预测"},
     "sort_ascending": {"en": "sorted from low to high", "zh": "从低到高排序"},
     "sort_descending": {"en": "sorted from high to low", "zh": "从高到低排序"},
     "unverified": {"en": "This number is not backed by recorded evidence.", "zh": "这个数字没有记录在案的证据支持。"},

@@ -5,7 +5,11 @@
 (function () {
   "use strict";
 
-  var PALETTE = { bar: "#2456d6", line: "#2456d6", band: "rgba(36, 86, 214, 0.16)", grid: "#dde2e8" };
+  // A forecast is drawn lighter and dashed after the solid history it continues (its legend says which).
+  var PALETTE = {
+    bar: "#2456d6", line: "#2456d6", band: "rgba(36, 86, 214, 0.16)", grid: "#dde2e8",
+    forecast: "#6b8ee8", forecastBar: "rgba(36, 86, 214, 0.45)", divider: "#8a93a3",
+  };
 
   function numberText(value, percent, lang) {
     if (value === null || value === undefined || typeof value !== "number") return "";
@@ -73,16 +77,21 @@
     if (!asTable) this.draw();
   };
 
+  // The points drawn: a forecast's known periods first (`past`), then the table's rows.
   AnswerChart.prototype.series = function () {
     var d = this.data, value = d.chart.value, band = d.chart.band;
-    return d.rows.map(function (row) {
+    var past = (d.chart.history || []).map(function (row) {
+      return { label: String(row[0]), value: row[1], low: null, high: null, past: true };
+    });
+    return past.concat(d.rows.map(function (row) {
       return {
         label: String(row[0]),
         value: typeof row[value] === "number" ? row[value] : null,
         low: band && typeof row[band[0]] === "number" ? row[band[0]] : null,
         high: band && typeof row[band[1]] === "number" ? row[band[1]] : null,
+        past: false,
       };
-    }).filter(function (p) { return p.value !== null; });
+    })).filter(function (p) { return p.value !== null; });
   };
 
   AnswerChart.prototype.draw = function () {
@@ -163,7 +172,8 @@
     var steps = ticks(low, high);
     low = steps[0]; high = steps[steps.length - 1];
     var axisRoom = 10 + Math.max.apply(null, steps.map(function (v) { return ctx.measureText(text(v)).width; }));
-    var left = axisRoom + 6, right = width - 12, top = 14, bottom = height - (font + 22);
+    var history = points.some(function (p) { return p.past; });
+    var left = axisRoom + 6, right = width - 12, top = history ? font + 24 : 14, bottom = height - (font + 22);
     var n = points.length, slot = (right - left) / n;
     var x = function (i) { return left + slot * (i + 0.5); };
     var y = function (v) { return bottom - (v - low) / ((high - low) || 1) * (bottom - top); };
@@ -181,26 +191,42 @@
         ctx.fillText(fit(ctx, p.label, slot * every - 4), x(i), bottom + 4 + font / 2 + 6);
       }
     });
+    var first = points.findIndex(function (p) { return !p.past; });  // where the forecast begins
+    if (history && first > 0) {  // a dotted line between the last known period and the first forecast one
+      ctx.strokeStyle = PALETTE.divider; ctx.setLineDash([2, 4]);
+      ctx.beginPath(); ctx.moveTo((x(first - 1) + x(first)) / 2, top); ctx.lineTo((x(first - 1) + x(first)) / 2, bottom);
+      ctx.stroke(); ctx.setLineDash([]);
+    }
+    var ahead = history ? PALETTE.forecast : PALETTE.line;
     if (asLine) {
       var banded = points.filter(function (p) { return p.low !== null; });
-      if (banded.length === n && n > 1) {
+      var from = Math.max(0, first);
+      if (banded.length === n - from && banded.length > 1) {  // the interval around the forecast periods
         ctx.fillStyle = PALETTE.band;
         ctx.beginPath();
-        points.forEach(function (p, i) { (i ? ctx.lineTo : ctx.moveTo).call(ctx, x(i), y(p.high)); });
-        for (var i = n - 1; i >= 0; i--) ctx.lineTo(x(i), y(points[i].low));
+        for (var i = from; i < n; i++) (i > from ? ctx.lineTo : ctx.moveTo).call(ctx, x(i), y(points[i].high));
+        for (var j = n - 1; j >= from; j--) ctx.lineTo(x(j), y(points[j].low));
         ctx.closePath(); ctx.fill();
       }
-      ctx.strokeStyle = PALETTE.line; ctx.lineWidth = 2.5;
-      ctx.beginPath();
-      points.forEach(function (p, i) { (i ? ctx.lineTo : ctx.moveTo).call(ctx, x(i), y(p.value)); });
-      ctx.stroke();
-      ctx.fillStyle = PALETTE.line;
-      if (n <= 40) points.forEach(function (p, i) { ctx.beginPath(); ctx.arc(x(i), y(p.value), 3.5, 0, 2 * Math.PI); ctx.fill(); });
+      ctx.lineWidth = 2.5;
+      if (history) {  // the known periods: solid
+        ctx.strokeStyle = PALETTE.line; ctx.beginPath();
+        points.forEach(function (p, i) { if (p.past) (i ? ctx.lineTo : ctx.moveTo).call(ctx, x(i), y(p.value)); });
+        ctx.stroke();
+      }
+      // the forecast: dashed and lighter when it follows history, joined to the last known value
+      ctx.strokeStyle = ahead; ctx.setLineDash(history ? [8, 6] : []); ctx.beginPath();
+      for (var k = Math.max(0, from - 1); k < n; k++) (k > Math.max(0, from - 1) ? ctx.lineTo : ctx.moveTo).call(ctx, x(k), y(points[k].value));
+      ctx.stroke(); ctx.setLineDash([]);
+      if (n <= 40) points.forEach(function (p, i) {
+        ctx.fillStyle = p.past || !history ? PALETTE.line : ahead;
+        ctx.beginPath(); ctx.arc(x(i), y(p.value), 3.5, 0, 2 * Math.PI); ctx.fill();
+      });
     } else {
-      ctx.fillStyle = PALETTE.bar;
       var base = y(Math.max(low, Math.min(0, high)));
       points.forEach(function (p, i) {
         var top_ = y(p.value), w = Math.max(2, slot * 0.7);
+        ctx.fillStyle = history && !p.past ? PALETTE.forecastBar : PALETTE.bar;
         ctx.fillRect(x(i) - w / 2, Math.min(top_, base), w, Math.max(1, Math.abs(base - top_)));
       });
       if (n <= 12 && slot > 44) {
@@ -208,6 +234,24 @@
         points.forEach(function (p, i) { ctx.fillText(fit(ctx, text(p.value), slot), x(i), y(p.value) - 9); });
       }
     }
+    if (history) this.legend(ctx, left, font, color, asLine);
+  };
+
+  // "── Actual  - - Forecast" above the plot, in the page's language (the server's words).
+  AnswerChart.prototype.legend = function (ctx, left, font, color, asLine) {
+    var words = this.data.chart.legend || {}, at = left, mid = 6 + font / 2;
+    [["actual", PALETTE.line, []], ["forecast", asLine ? PALETTE.forecast : PALETTE.forecastBar, [8, 6]]].forEach(function (entry) {
+      ctx.strokeStyle = entry[1]; ctx.fillStyle = entry[1]; ctx.lineWidth = 2.5;
+      if (asLine) {
+        ctx.setLineDash(entry[2]); ctx.beginPath(); ctx.moveTo(at, mid); ctx.lineTo(at + 24, mid); ctx.stroke(); ctx.setLineDash([]);
+      } else {
+        ctx.fillRect(at + 6, mid - 6, 12, 12);
+      }
+      ctx.fillStyle = color; ctx.textAlign = "left";
+      var word = words[entry[0]] || entry[0];
+      ctx.fillText(word, at + 30, mid);
+      at += 30 + ctx.measureText(word).width + 18;
+    });
   };
 
   // The drawing as a PNG file named after the question (a browser keeps the letters a file name may hold).

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from html import unescape
 from typing import Any
 
@@ -17,7 +18,7 @@ from fastapi.testclient import TestClient
 from app.web.answer_result import answer_result, answering_evidence, result_table
 from app.web.i18n import t
 from app.web.run_panel import split_answer
-from tests.test_web import ask, new_workspace, upload
+from tests.test_web import ask, new_workspace, read_stream, upload
 
 STORES = ("东城店", "西城店", "南湖店", "北站店")
 
@@ -214,3 +215,60 @@ def test_a_top_n_keeps_every_row_when_its_claim_does_not_name_n_of_them() -> Non
     evidence[0]["claim"] = "East and West lead."
     result = answer_result(evidence, "**East and West lead.**", {}, [], "en", reading=reading)
     assert result is not None and [row[0] for row in result["table"]["rows"]] == ["East", "West"]
+
+
+# --- a forecast: its months as the answer words them, its history before it ------------------------
+def forecast_run(client: TestClient, ws: str, question: str) -> str:
+    """A forecast run, its method confirmed when the analyst asks first (a forecast is a high-risk method)."""
+    response = client.post(f"/api/workspaces/{ws}/messages", json={"text": question})
+    assert response.status_code == 202, response.text
+    run_id = response.json()["run_id"]
+    for _ in range(600):  # the run stops to ask, or finishes: its status says which
+        run = client.get(f"/api/runs/{run_id}").json()
+        if run["status"] not in ("queued", "running"):
+            break
+        time.sleep(0.2)
+    if run["question"]:
+        label = run["question"]["options"][0]["label"]
+        answered = client.post(
+            f"/api/runs/{run_id}/answers", json={"question_id": run["question"]["id"], "answer": label}
+        )
+        assert answered.status_code == 202, answered.text
+        read_stream(client, run_id)
+    assert client.get(f"/api/runs/{run_id}").json()["status"] == "done"
+    return run_id
+
+
+def test_a_forecast_names_its_months_as_the_answer_and_charts_the_history_before_it(shop) -> None:
+    from app.analyst.sheet_words import month_label
+
+    client, ws = shop
+    run_id = forecast_run(client, ws, "预测未来3个月的销售额")
+    html = client.get(f"/runs/{run_id}?lang=zh").text
+    card = card_of(html)
+    answer = card[card.index('class="answer-body"') : card.index("data-answer-chart")]
+    months = [month_label(2025, m, True) for m in (1, 2, 3)]
+    assert [row[0] for row in cells(card)] == months, cells(card)
+    assert months[0] in answer and "2025-01" not in card.split("answer-method")[0]
+    chart = json.loads(unescape(re.search(r'data-chart="([^"]+)"', card).group(1)))  # type: ignore[union-attr]
+    # the last twelve known months, as pandas sums them, drawn before the forecast
+    monthly = shop_frame().assign(月=lambda f: pd.to_datetime(f["月份"]).dt.to_period("M"))
+    known = monthly.groupby("月")["销售额"].sum().iloc[-12:]
+    assert chart["chart"]["history"] == [
+        [month_label(p.year, p.month, True), pytest.approx(v)] for p, v in known.items()
+    ]
+    assert chart["chart"]["legend"] == {"actual": t("chart_actual", "zh"), "forecast": t("chart_forecast", "zh")}
+    assert [row[0] for row in chart["rows"]] == months  # the table stays the forecast per period
+    # an English page words the same months in English
+    english = card_of(client.get(f"/runs/{run_id}?lang=en").text)
+    assert [row[0] for row in cells(english)] == [month_label(2025, m, False) for m in (1, 2, 3)]
+    assert "Jan 2024" in english and t("chart_forecast", "en") in english
+
+
+def test_a_forecast_chart_keeps_history_apart_from_its_table() -> None:
+    metrics: dict[str, Any] = {"forecast.2025-01": 10.0, "forecast.2025-02": 11.0}
+    metrics |= {"actual.2024-11": 8.0, "actual.2024-12": 9.0, "actual.2025-01": 99.0}  # a forecast period: not history
+    table = result_table(metrics, "Month", "en")
+    assert table is not None and table["rows"] == [["2025-01", 10.0], ["2025-02", 11.0]]
+    assert table["chart"]["history"] == [["2024-11", 8.0], ["2024-12", 9.0]]
+    assert table["chart"]["legend"] == {"actual": "Actual", "forecast": "Forecast"}

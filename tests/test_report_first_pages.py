@@ -21,6 +21,7 @@ import pytest
 
 from app.reports.first_pages import answer_evidence, answer_figures, first_pages, reader_number
 from app.reports.i18n import label
+from app.reports.report_parts import in_sheet_words
 from tests.factories import SAMPLES
 from tests.test_cli import verity
 
@@ -254,3 +255,23 @@ def test_nothing_is_lost_from_report_json(channels):
     for call in report["tool_calls"]:
         assert call["id"] in markdown
     assert io.BytesIO((out / "report.pdf").read_bytes()).read(4) == b"%PDF"
+
+
+def test_the_forecast_report_names_its_months_as_the_answer_and_leads_with_history_and_forecast(forecast_zh):
+    """The results table words its periods as the answer does ("2025年1月", not "2025-01"), and the chart
+    before the appendix is the forecast's own: the history, then the forecast (dashed, labelled)."""
+    from app.analyst.sheet_words import month_label
+
+    out, report = forecast_zh
+    forecast = next(e for e in report["evidence"] if "forecast_total" in e["metrics"])
+    periods = [k.removeprefix("forecast.") for k in forecast["metrics"] if k.startswith("forecast.")]
+    worded = [month_label(int(p[:4]), int(p[5:7]), True) for p in periods]
+    body, _ = _split_pages(_pdf_pages(out / "report.pdf"), label("appendix", "zh"))
+    text = " ".join(" ".join(body).split())
+    assert all(month in text for month in worded), worded
+    assert not any(period in text for period in periods), "a period as the tool writes it"
+    layout = first_pages(in_sheet_words(report))
+    assert [row[0] for row in layout.results[0][1:]] == worded
+    calls = {c["id"]: c["tool"] for c in report["tool_calls"]}
+    assert calls[layout.figures[0]["tool_call_id"]] == "forecast" and layout.body_figures >= 1
+    assert any(k.startswith("actual.") for k in forecast["metrics"])  # the history the chart continues

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,13 +54,24 @@ def in_sheet_words(report: dict[str, Any]) -> dict[str, Any]:
     evidence = [
         {
             **item,
-            "metrics": {as_people_write(str(k), zh, words, None, grain): shown(v) for k, v in item["metrics"].items()},
+            "metrics": {
+                metric_name_shown(str(k), lambda text: as_people_write(text, zh, words, None, grain)): shown(v)
+                for k, v in item["metrics"].items()
+            },
         }
         if isinstance(item.get("metrics"), dict)
         else item
         for item in report.get("evidence") or []
     ]
     return {**report, "evidence": evidence}
+
+
+def metric_name_shown(name: str, shown: Callable[[str], str]) -> str:
+    """A metric's name with its row worded as the answer words it: "forecast.2025-01" → "forecast.2025年1月"
+    / "forecast.Jan 2025", "mean.2024-03-05" → "mean.5 Mar 2024". The row after the first dot is worded on
+    its own (as_people_write leaves a date glued to "forecast." alone: it would be part of a longer code)."""
+    stat, dot, row = name.partition(".")
+    return shown(stat) + dot + shown(row) if dot else shown(name)
 
 
 def format_value(value: Any) -> str:

@@ -23,6 +23,7 @@ from app.web.i18n import t
 # order they are shown: the measure first (it is the one charted), then what qualifies it.
 GROUP_STATS = ("share", "mean", "median", "n")
 PERIOD_STATS = ("forecast", "lower", "upper")
+HISTORY_STAT = "actual"  # a forecast's known periods: charted before it, not rows of its table
 # group_aggregate names its columns `<value>_<agg>` ("Revenue_sum.East").
 AGGREGATED = re.compile(r"^(?P<value>.+)_(?P<agg>sum|mean|median|count|min|max|nunique|std)$")
 RANKED = re.compile(r"^rank\.(?P<k>\d+)\.(?P<part>label|value|share)$")
@@ -106,16 +107,36 @@ def result_table(metrics: Mapping[str, Any], header: str, lang: str) -> dict[str
         for key in stats
     ]
     body = [[label, *(values.get(key) for key in stats)] for label, values in rows]
+    chart: dict[str, Any] = {
+        # the sensible kinds: periods read as a line first; groups as bars (a line between unordered
+        # groups would suggest an order they do not have)
+        "kinds": ["line", "bar", "table"] if kind == "period" else ["bar", "table"],
+        "value": 1,
+    }
+    if {"lower", "upper"} <= set(stats):
+        chart["band"] = [stats.index("lower") + 1, stats.index("upper") + 1]
+    if kind == "period" and (history := known_periods(metrics, {label for label, _ in rows})):
+        # a forecast is drawn after the history it continues (the table stays the forecast per period)
+        chart["history"] = history
+        chart["legend"] = {"actual": t("chart_actual", lang), "forecast": t("chart_forecast", lang)}
     return {
         "columns": columns,
         "rows": body,
         "shown": [[_shown(value, bool(column.get("percent"))) for value, column in zip(row, columns)] for row in body],
         "kind": kind,
-        # the sensible kinds: periods read as a line first; groups as bars (a line between unordered
-        # groups would suggest an order they do not have)
-        "chart": {"kinds": ["line", "bar", "table"] if kind == "period" else ["bar", "table"], "value": 1}
-        | ({"band": [stats.index("lower") + 1, stats.index("upper") + 1]} if {"lower", "upper"} <= set(stats) else {}),
+        "chart": chart,
     }
+
+
+def known_periods(metrics: Mapping[str, Any], forecast: set[str]) -> list[list[Any]]:
+    """The known values a forecast continues (`actual.<period>`, recorded by the forecast tool), in their
+    recorded order, as [period, value] rows: none of the forecast's own periods."""
+    rows: list[list[Any]] = []
+    for key, value in metrics.items():
+        stat, dot, label = str(key).partition(".")
+        if stat == HISTORY_STAT and dot and label not in forecast and (number := _number(value)) is not None:
+            rows.append([label, number])
+    return rows[-MAX_ROWS:]
 
 
 def asked_n(reading: Mapping[str, Any] | None) -> int | None:

@@ -17,7 +17,7 @@ from app.analyst import as_people_write, shared_grain, sheet_words_of
 from app.config import Settings
 from app.db.models import Event, Evidence, Question, Report, Run, Task, ToolCall
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool, reading_entry
-from app.reports.report_parts import reproduction_summary
+from app.reports.report_parts import metric_name_shown, reproduction_summary
 from app.reports.safe_markdown import render_markdown
 from app.runs import ACTIVE_STATUSES
 from app.web.answer_result import answer_result
@@ -61,6 +61,7 @@ def run_context(session: Session, run: Run, lang: str, settings: Settings | None
 def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
     events = list(session.scalars(select(Event).where(Event.run_id == run.id).order_by(Event.id)))
     in_own_words = sheet_words_shown(session, run)
+    in_page_words = sheet_words_shown(session, run, lang)  # the evidence's row names, as the page's language says them
     steps = [
         {**step, "interpretation": in_own_words(step.get("interpretation") or "")} for step in steps_from_events(events)
     ]
@@ -85,7 +86,14 @@ def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
             if t.status != "deleted"
         ],
         "evidence": [
-            {**item, "metrics": {in_own_words(str(k)): v for k, v in (item.get("metrics") or {}).items()}}
+            {
+                **item,
+                # the rows' dates as the answer words them ("2025年1月", not "2025-01"): the card's table too
+                "metrics": {
+                    metric_name_shown(str(k), in_page_words): in_page_words(v) if isinstance(v, str) else v
+                    for k, v in (item.get("metrics") or {}).items()
+                },
+            }
             for item in (
                 evidence_dict(e)
                 for e in session.scalars(
@@ -124,13 +132,14 @@ def open_question(session: Session, run_id: str) -> Question | None:
     ).first()
 
 
-def sheet_words_shown(session: Session, run: Run) -> Callable[[str], str]:
+def sheet_words_shown(session: Session, run: Run, lang: str | None = None) -> Callable[[str], str]:
     """Text of the run's steps and evidence as the answer words it: True/False of a yes/no column in the
-    sheet's own words (是/否) and dates as people write them (app/analyst/sheet_words.py)."""
+    sheet's own words (是/否) and dates as people write them (app/analyst/sheet_words.py), in `lang`
+    (else the run's language)."""
     from app.workspaces import active_datasets
 
     infos = [d.info or {} for d in active_datasets(session, run.workspace_id)]
-    words, zh = sheet_words_of(c for info in infos for c in info.get("columns", [])), run.language == "zh"
+    words, zh = sheet_words_of(c for info in infos for c in info.get("columns", [])), (lang or run.language) == "zh"
     grain = shared_grain(infos)  # a monthly table's dates as months ("May 2024", not "2024-05-01")
     return lambda text: as_people_write(text, zh, words, None, grain) if text else text
 

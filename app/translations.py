@@ -474,6 +474,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "chart_kind_line": {"en": "Line", "zh": "折线图"},
     "chart_kind_table": {"en": "Table", "zh": "表格"},
     "chart_download_png": {"en": "Download PNG", "zh": "下载 PNG 图片"},
+    # an answer that states none of the recorded claims: the card shows the last result, called what it is
+    "result_last_recorded": {
+        "en": "The answer above states none of the recorded results; the last result the analysis recorded: {claim}",
+        "zh": "上面的回答没有引用任何记录在案的结果；以下是分析最后记录的结果：{claim}",
+    },
     # a forecast's chart: the known periods, then the forecast (dashed, lighter)
     "chart_actual": {"en": "Actual", "zh": "实际值"},
     "chart_forecast": {"en": "Forecast", "zh": "预测"},

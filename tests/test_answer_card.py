@@ -272,3 +272,55 @@ def test_a_forecast_chart_keeps_history_apart_from_its_table() -> None:
     assert table is not None and table["rows"] == [["2025-01", 10.0], ["2025-02", 11.0]]
     assert table["chart"]["history"] == [["2024-11", 8.0], ["2024-12", 9.0]]
     assert table["chart"]["legend"] == {"actual": "Actual", "forecast": "Forecast"}
+
+
+# --- a model's answer that states none of the recorded claims ---------------------------------------
+def test_a_model_answer_that_states_no_recorded_claim_shows_the_last_result_as_what_it_is(tmp_path) -> None:
+    """A language model records per-channel and then per-region totals, then answers in its own words with numbers of its own:
+    the card does not call the last total "the chart that answers"; it shows it, said to be the last result
+    recorded, so the reader sees the numbers the run did compute."""
+    from app.agent.model.interface import ModelReply
+    from app.db.models import Run
+    from app.web.run_panel import run_context
+    from tests.factories import SAMPLES, setup, start_run
+    from tests.fakes import ScriptedModel, call
+
+    claim = "East has the highest total Revenue."
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("group_aggregate", "c1", group_columns=["Channel"], value_columns=["Revenue"])]),
+            ModelReply(
+                None, [call("record_evidence", "c2", claim="Online sells most.", method="Sum", tool_call_ids=["c1"])]
+            ),
+            ModelReply(None, [call("group_aggregate", "c3", group_columns=["Region"], value_columns=["Revenue"])]),
+            ModelReply(
+                None, [call("record_evidence", "c4", claim=claim, method="Sum per region", tool_call_ids=["c3"])]
+            ),
+            ModelReply("Sales look healthy overall, with roughly 7 in 10 orders placed online."),
+        ]
+    )
+    settings, db, service, ws = setup(tmp_path, SAMPLES / "retail_sales.xlsx", lambda *_: model)
+    run_id = start_run(service, ws, "How are sales doing?")
+    service.execute(run_id)
+    frame = pd.read_excel(SAMPLES / "retail_sales.xlsx", sheet_name="Orders 2024", header=2)
+    totals = frame.groupby("Region")["Revenue"].sum().sort_values(ascending=False)
+    for lang in ("en", "zh"):
+        with db.session() as session:
+            run = session.get(Run, run_id)
+            assert run is not None and run.status == "done", run and (run.status, run.error)
+            result = run_context(session, run, lang, settings)["result"]
+        assert result is not None and result["answers"] is False
+        assert result["label"] == t("result_last_recorded", lang, claim=claim)
+        assert [row[0] for row in result["table"]["rows"]] == list(totals.index)
+        assert [row[1] for row in result["table"]["rows"]] == pytest.approx(totals.tolist())
+    # an answer that quotes the claim: the same result, now the one that answers, with no label
+    assert (
+        answer_result(
+            [{"id": "e", "claim": claim, "metrics": {"x_sum.East": 2.0, "x_sum.West": 1.0}}],
+            f"**{claim}**",
+            {},
+            [],
+            "en",
+        )["label"]
+        == ""
+    )  # type: ignore[index]

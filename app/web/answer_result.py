@@ -46,7 +46,10 @@ def answer_result(
 
     `calls` maps a tool-call id to {"tool", "arguments"}; `steps` are the run panel's steps (their
     figures by call id)."""
-    item = answering_evidence(evidence, answer or "")
+    stated = answer_evidence(answer or "", evidence)
+    # an answer that states none of the recorded claims (a model's own words and numbers): the last
+    # result the run recorded is shown as what it is, never as "the chart that answers"
+    item = stated[0] if stated else last_result(evidence, steps)
     if item is None:
         return None
     call_ids = [str(c) for c in item.get("tool_call_ids") or []]
@@ -59,6 +62,8 @@ def answer_result(
     figures = answer_figures(drawn, [item], evidence, calls)
     return {
         "evidence_id": item.get("id"),
+        "answers": bool(stated),
+        "label": "" if stated else t("result_last_recorded", lang, claim=str(item.get("claim") or "").strip()),
         "table": table,
         # no table to draw from: the answering analysis's own chart (a trend line) is shown instead
         "figure": figures[0] if figures and table is None else None,
@@ -71,13 +76,21 @@ def answer_result(
 
 def answering_evidence(evidence: Sequence[Mapping[str, Any]], answer: str) -> Mapping[str, Any] | None:
     """The evidence the answer leads with (app/reports/answer_evidence.py: the report's first pages make
-    the same choice); when the answer states none, the first evidence with a result table."""
-    if not evidence:
-        return None
+    the same choice); when the answer states none, the last evidence with a result table."""
     stated = answer_evidence(answer, evidence)
-    if stated:
-        return stated[0]
-    return next((i for i in evidence if result_table(i.get("metrics") or {}, "", "en") is not None), None)
+    return stated[0] if stated else last_result(evidence, [])
+
+
+def last_result(evidence: Sequence[Mapping[str, Any]], steps: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The last evidence the run recorded that has a result to show: a table of rows, or a chart drawn by
+    a call it cites."""
+    drawn = {str(s.get("id")) for s in steps if s.get("figures")}
+    for item in reversed(evidence):
+        if result_table(item.get("metrics") or {}, "", "en") is not None:
+            return item
+        if drawn & {str(c) for c in item.get("tool_call_ids") or []}:
+            return item
+    return None
 
 
 def row_header(arguments: Mapping[str, Any], lang: str) -> str:

@@ -6,6 +6,7 @@ $VERITY_SHOTS (default: the test's tmp dir)."""
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 from pathlib import Path
@@ -98,6 +99,16 @@ def ask_in(page, lang: str, workbook: Path, question: str):
     panel = page.locator("#run")
     expect(panel.locator(".run-question")).to_have_text(question)
     return panel
+
+
+# Whether the canvas holds the forecast's own colour (static/answer_chart.js PALETTE.forecast, #6b8ee8).
+FORECAST_DRAWN = """() => {
+  const c = document.querySelector('[data-chart-canvas]'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  for (let i = 0; i < d.length; i += 4) {
+    if (Math.abs(d[i] - 107) < 8 && Math.abs(d[i + 1] - 142) < 8 && Math.abs(d[i + 2] - 232) < 8 && d[i + 3] > 240) return true;
+  }
+  return false;
+}"""
 
 
 def canvas_png(page) -> str:
@@ -218,6 +229,13 @@ def test_a_forecast_is_a_line_that_switches_to_bars(page_for, tmp_path: Path) ->
     assert table.locator("tbody tr").count() == 3, table.inner_text()
     headers = table.locator("thead th").all_inner_texts()
     assert headers[1:] == [t("result_stat_" + s, lang) for s in ("forecast", "lower", "upper")], headers
+    # the months as the answer words them, and the known months drawn before the forecast, which is
+    # lighter and dashed (its colour is on the canvas) under an Actual / Forecast legend
+    assert table.locator("tbody th").all_inner_texts() == ["Jan 2025", "Feb 2025", "Mar 2025"]
+    data = json.loads(chart.get_attribute("data-chart") or "{}")
+    assert [row[0] for row in data["chart"]["history"]][-2:] == ["Nov 2024", "Dec 2024"]
+    assert data["chart"]["legend"] == {"actual": t("chart_actual", lang), "forecast": t("chart_forecast", lang)}
+    assert page.evaluate(FORECAST_DRAWN), "no forecast-coloured pixels: the forecast is not drawn apart"
     line = canvas_png(page)
     chart.get_by_role("button", name=t("chart_kind_bar", lang)).click()
     expect(chart).to_have_attribute("data-shown", "bar")

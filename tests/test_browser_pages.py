@@ -11,7 +11,9 @@ bypassed for that context only (the policy itself allows scripts from /static al
 from __future__ import annotations
 
 import io
+import shutil
 import socket
+import tempfile
 import threading
 import time
 import urllib.request
@@ -50,12 +52,10 @@ document.addEventListener("DOMContentLoaded", function () {
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     import uvicorn
 
-    settings = Settings(
-        _env_file=None,
-        data_dir=tmp_path_factory.mktemp("pages") / "runtime",
-        llm_model="builtin",
-        public_url=PUBLIC_URL,
-    )
+    # the data dir under /tmp itself, as the README suggests (VERITY_DATA_DIR=/tmp/verity-cli): the number
+    # check once failed there only (the sandbox's read-only /tmp), whatever pytest's own temp folder is
+    data_dir = Path(tempfile.mkdtemp(prefix="verity-pages-", dir="/tmp"))
+    settings = Settings(_env_file=None, data_dir=data_dir / "runtime", llm_model="builtin", public_url=PUBLIC_URL)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
@@ -81,6 +81,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         uv.should_exit = True
         thread.join(timeout=30)
         sock.close()
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -274,6 +275,10 @@ def test_axe_finds_no_serious_violation_on_the_main_pages(browser, server: str, 
                 f"/runs/{run_id}/trace",
             ):
                 page.goto(url)
+                if "run=" in url:  # the answer card (its chart, its table, "how sure") is among what axe reads
+                    card = page.locator("section.answer")
+                    assert card.locator("[data-answer-chart] canvas, .answer-figure img").count() == 1, url
+                    assert card.locator("[data-how-sure]").count() == 1, url
                 found[f"{viewport['width']} {url}"] = axe_violations(page)
             page.goto(run_url)
             with page.expect_navigation():
@@ -318,7 +323,8 @@ def test_tables_made_by_analyses_come_closed_after_the_uploads_and_pass_axe(brow
 
 def test_checking_the_numbers_says_checking_then_the_outcome_without_a_reload(finished_run) -> None:
     """Last in this module: it changes the report. The check runs in the background: the live region says
-    "checking…" at once, then app.js puts the outcome into it; the button is not offered twice."""
+    "checking…" at once, then app.js puts the outcome into it; the button is not offered twice. The
+    server's data dir is under /tmp (issue 28 point 3: the check failed there)."""
     expect = playwright_api.expect
     page = finished_run["page"]
     page.goto(finished_run["url"])

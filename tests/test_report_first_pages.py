@@ -275,3 +275,18 @@ def test_the_forecast_report_names_its_months_as_the_answer_and_leads_with_histo
     calls = {c["id"]: c["tool"] for c in report["tool_calls"]}
     assert calls[layout.figures[0]["tool_call_id"]] == "forecast" and layout.body_figures >= 1
     assert any(k.startswith("actual.") for k in forecast["metrics"])  # the history the chart continues
+
+
+def test_an_english_report_is_on_letter_in_both_formats(channels):
+    """One paper size by locale in every format: Letter for English (A4 for Chinese, above)."""
+    from docx import Document
+    from pypdf import PdfReader
+
+    out, _ = channels
+    boxes = {
+        (round(float(p.mediabox.width)), round(float(p.mediabox.height)))
+        for p in PdfReader(str(out / "report.pdf")).pages
+    }
+    assert boxes == {(612, 792)}  # 8.5 × 11 in, every page
+    sections = Document(str(out / "report.docx")).sections
+    assert {(round(s.page_width.inches, 2), round(s.page_height.inches, 2)) for s in sections} == {(8.5, 11.0)}

@@ -12,8 +12,10 @@ from typing import Any
 from fastapi.testclient import TestClient
 from openpyxl import Workbook
 
+from app.analyst.role_question import role_answers
 from app.understanding.dataset_choice import choose_dataset
-from tests.test_web import ask, new_workspace, upload
+from app.understanding.roles import in_spoken_names, spoken_names
+from tests.test_web import ask, new_workspace, read_stream, upload
 
 SHOPS = (("东门", 130), ("西门", 55), ("南门", 48))
 UNIT_PRICE = 14
@@ -73,6 +75,58 @@ def test_the_table_that_names_the_columns_exactly_is_analysed_without_asking(cli
     monthly = _answer(client, ws, "每个月的销售额是多少？")["answer"]
     january = sum((base + 1) * UNIT_PRICE for _, base in SHOPS)
     assert f"{january:,}" in monthly and "营业额" not in monthly, monthly
+
+
+def test_answers_chips_and_reports_name_a_merged_header_by_its_leaf(client: TestClient) -> None:
+    """The answer, the read-as sentence, the chips, the claims and the report say "销售额", the word people
+    use, not the path "销售情况 / 销售额"; the analyses still read the column by its full name, and the
+    measure chip's other column (offered by its leaf) re-runs the question with that column."""
+    ws = new_workspace(client)
+    assert upload(client, ws, "门店销售.xlsx", _merged_workbook()).status_code in (200, 201)
+    run_id, _ = ask(client, ws, "哪个门店的销售额最高？")
+    report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
+    assert report["answer"].startswith("理解为：按 门店 计算 销售额 的总和。"), report["answer"]
+    assert "销售情况 /" not in report["answer"] and "基本信息 /" not in report["answer"], report["answer"]
+    assert all("销售情况 /" not in e["claim"] for e in report["evidence"]), report["evidence"]
+    measure = next(r for r in report["reading"]["roles"] if r["role"] == "measure")
+    assert (measure["value"], measure["options"]) == ("销售额", ["销量"]), measure
+    aggregated = [c["arguments"]["value_columns"] for c in report["tool_calls"] if c["tool"] == "group_aggregate"]
+    assert aggregated == [["销售情况 / 销售额"]]  # what the tool reads keeps the full name
+    markdown = client.get(f"/api/workspaces/{ws}/report.md?run={run_id}").text
+    assert "东门 的 销售额 合计最高" in markdown, markdown[:2000]
+
+    moved = client.post(f"/runs/{run_id}/reread", data={"role": "measure", "value": "销量"}, follow_redirects=False)
+    assert moved.status_code == 303
+    again = moved.headers["location"].split("run=")[1].split("#")[0].split("&")[0]
+    read_stream(client, again)
+    second = client.get(f"/api/workspaces/{ws}/report.json?run={again}").json()
+    aggregated = [c["arguments"]["value_columns"] for c in second["tool_calls"] if c["tool"] == "group_aggregate"]
+    assert aggregated == [["销售情况 / 销量"]], second["answer"]
+    assert second["answer"].startswith("理解为：按 门店 计算 销量 的总和。"), second["answer"]
+    units = _totals(units=True)
+    assert f"{units['东门']:,}" in second["answer"], second["answer"]
+
+
+def test_a_leaf_two_columns_share_keeps_its_path() -> None:
+    columns = [
+        {"name": "门店"},
+        {"name": "2023 / 销售额"},
+        {"name": "2024 / 销售额"},
+        {"name": "2024 / 客流"},
+        {"name": "其他 / 门店"},  # its leaf is another column's whole name
+    ]
+    spoken = spoken_names(columns)
+    assert spoken == {
+        "门店": "门店",
+        "2023 / 销售额": "2023 / 销售额",
+        "2024 / 销售额": "2024 / 销售额",
+        "2024 / 客流": "客流",
+        "其他 / 门店": "其他 / 门店",
+    }
+    assert in_spoken_names("2024 / 客流 与 2024 / 销售额", spoken) == "客流 与 2024 / 销售额"
+    # an answer given by the spoken name (a chip, an option) is the column
+    assert role_answers({"role.k.outcome": "客流"}, "k", columns) == {"outcome": "2024 / 客流"}
+    assert role_answers({"role.k.group": "门店"}, "k", columns) == {"group": "门店"}
 
 
 TABLE_A = {

@@ -27,11 +27,20 @@ from app.analyst.role_question import declined, not_found_answer, role_question
 from app.analyst.rounds import ToolCalls, looks, next_calls, searches
 from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import ASK, Message, TurnReader
-from app.understanding import data_tables
+from app.understanding import data_tables, in_spoken_names, spoken_names
 from app.understanding.compound import split_compound
 from app.understanding.small_talk import is_small_talk
 
 CALL_PREFIX = "call_builtin_"
+
+# The arguments of each call that are words for people (shown on the page and in the reports), not
+# what a tool computes with: these name columns as people say them (BuiltinAnalyst._said_arguments).
+_PROSE: dict[str, tuple[str, ...]] = {
+    "record_analysis_plan": ("metrics", "dimensions", "method_plan", "assumptions", "reading", "limitations"),
+    "task_create": ("subject", "expected_output"),
+    "record_evidence": ("claim", "method", "limitations"),
+    ASK: ("question", "options", "reason"),
+}
 
 
 class BuiltinAnalyst:
@@ -84,14 +93,49 @@ class BuiltinAnalyst:
             return self._reply(found)  # the tools the plan needs that this turn does not offer yet
         if found := next_calls(plan, offered, view, self.zh):
             return self._reply(found)
-        return ModelReply(write_answer(plan, view, len(datasets) > 1, self.zh))
+        return ModelReply(self._spoken(write_answer(plan, view, len(datasets) > 1, self.zh)))
 
     def _reply(self, calls: ToolCalls) -> ModelReply:
         requests = []
         for name, arguments in calls:
             self._counter += 1
-            requests.append(ToolCallRequest(f"{CALL_PREFIX}{self._counter}_{name}", name, arguments))
+            said = self._said_arguments(name, arguments)
+            requests.append(ToolCallRequest(f"{CALL_PREFIX}{self._counter}_{name}", name, said))
         return ModelReply(None, requests, "tool_calls")
+
+    @property
+    def spoken(self) -> dict[str, str]:
+        """Each column's full name → what a person calls it (understanding.spoken_names): a merged
+        header's leaf ("销售额" for "销售情况 / 销售额"), its path where a table has the leaf twice, or
+        where two tables disagree."""
+        said: dict[str, str] = {}
+        for dataset in self.datasets:
+            for name, spoken in spoken_names(dataset.get("columns") or []).items():
+                said[name] = spoken if said.get(name, spoken) == spoken else name
+        return said
+
+    def _spoken(self, value: Any) -> Any:
+        """Text (or the texts of a list or mapping) with the columns named as people say them."""
+        if isinstance(value, str):
+            return in_spoken_names(value, self.spoken)
+        if isinstance(value, list):
+            return [self._spoken(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self._spoken(v) for k, v in value.items()}
+        return value
+
+    def _said_arguments(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A call's arguments with the columns in its words for people named as people say them (the
+        plan, its reading and chips, the tasks, the claims, a question about a role), so the answer, the
+        page and every report name them alike. What a tool reads (columns, metrics, topics, ids) keeps the
+        full names; a chip's choice comes back as the spoken name and role_question.role_answers maps it
+        to its column."""
+        if not any(name != said for name, said in self.spoken.items()):
+            return arguments
+        prose = _PROSE.get(tool, ())
+        if tool == ASK and not str(arguments.get("topic") or "").startswith("role."):
+            prose = ()  # another question's answers are read as they were offered (a table, a field's kind)
+        return {k: self._spoken(v) if k in prose else v for k, v in arguments.items()}
 
 
 def _no_results(call_id: str) -> ResultRecord | None:

@@ -23,7 +23,7 @@ from app.understanding.gate_words import ID_LIKE
 from app.understanding.kinds import LEAST, MOST, RATE, asks_top
 from app.understanding.profile_reading import GROUPING, NUMERIC
 from app.understanding.role_sources import Provenance, Role, Source
-from app.understanding.roles import groups_rows
+from app.understanding.roles import groups_rows, spoken_names
 from app.understanding.text import is_cjk, lemma, tagged_words
 from app.understanding.units import names_a_unit, unit_scores
 from app.understanding.words import name_words, stem
@@ -40,8 +40,10 @@ def topic(key: str, role: str) -> str:
 
 def role_answers(confirmed: dict[str, str], key: str, columns: list[dict[str, Any]]) -> dict[str, str]:
     """role -> the user's answer to this question's role clarification: the column's own name when
-    it names one (any case), else the answer as given ("None of these": the default stands)."""
-    names = {c["name"].lower(): c["name"] for c in columns}
+    it names one (any case) or says it as people do (a merged header's leaf: the options and chips
+    are offered so), else the answer as given ("None of these": the default stands)."""
+    names = {said.lower(): name for name, said in spoken_names(columns).items()}
+    names |= {c["name"].lower(): c["name"] for c in columns}
     prefix = f"role.{key}."
     return {
         t[len(prefix) :]: names.get(a.strip().lower(), a.strip()) for t, a in confirmed.items() if t.startswith(prefix)

@@ -20,6 +20,11 @@ from app.understanding.units import names_a_unit
 from app.understanding.words import SYNONYMS, name_words
 
 GROUPING = ("category", "boolean")
+# How a column was named (roles.MATCH_KINDS), by how sure the naming is: written out (the name, its
+# other spelling, a yes/no name's core), then by a listed word (a synonym or everyday word, a stem or
+# abbreviation); the rest (a partial form, the embedding) is weak.
+EXACT_KINDS = frozenset({"name", "spelling", "yes-no"})
+LISTED_KINDS = frozenset({"synonym", "loose"})
 
 
 @dataclass
@@ -40,6 +45,15 @@ class Fit:
     @property
     def score(self) -> int:
         return len(self.columns) + len(self.values) + (5 if self.named else 0)
+
+    @property
+    def strength(self) -> tuple[int, int, int]:
+        """The score, then how much of it the question says outright (a column's own name or spelling,
+        a value written out, the table's name), then by a listed word (a synonym, a stem): between two
+        tables naming as many columns, the one named exactly is meant ("销售额" over a synonym's 营业额)."""
+        exact = sum(self.kinds.get(name) in EXACT_KINDS for name in self.columns)
+        listed = sum(self.kinds.get(name) in LISTED_KINDS for name in self.columns)
+        return (self.score, exact + len(self.values) + (5 if self.named else 0), listed)
 
 
 @dataclass
@@ -127,7 +141,14 @@ def choose_dataset(
         root = min(names, key=len)
         if all(n == root or n.startswith(f"{root}_") for n in names):  # a table and what was derived from it
             return Choice(next(f.dataset for f in top if f.dataset.get("name") == root), "words", fits)
-        if (meant := unit_fit(question, uploads(top))) or (meant := meaning_fit(question, uploads(top))):
+        strongest = max(f.strength for f in top)
+        if len(surest := [f for f in top if f.strength == strongest]) == 1:  # one names its columns surer
+            return Choice(surest[0].dataset, "words", fits)
+        if (
+            (meant := unit_fit(question, uploads(surest)))
+            or (meant := meaning_fit(question, uploads(surest)))
+            or (meant := closeness_fit(question, uploads(surest)))
+        ):
             return Choice(meant.dataset, "words", fits)
         return Choice(top[0].dataset, "tie", fits)
     return Choice(top[0].dataset, "words", fits)
@@ -193,6 +214,26 @@ def meaning_fit(question: str, fits: list[Fit]) -> Fit | None:
         chosen.columns.append(name)
         chosen.kinds[name] = "semantic"
     return chosen
+
+
+def closeness_fit(question: str, fits: list[Fit]) -> Fit | None:
+    """The one table whose less-than-exact matches the whole question is clearly nearer in meaning to,
+    by the embedding matcher (semantic.py), when the rules named as many columns as surely in each:
+    "Which shop sold the most units?" over a sheet of 销售情况 / 销量 and one of 营业额 ("sold" is an
+    everyday word for both; the question is 0.85 from the first, 0.78 from the second). The lead must
+    be the matcher's own margin of a confident match (semantic.MIN_SCORE, MIN_MARGIN); closer than
+    that ("Which one sold the most?" over 销量（吨） and Revenue) the user is asked."""
+    if len(fits) < 2:
+        return None
+    unsure = [[name for name in f.columns if f.kinds.get(name) not in EXACT_KINDS] for f in fits]
+    if not all(unsure):  # a table matched only by exact names: nothing of it to weigh by meaning
+        return None
+    from app.understanding import semantic  # the model: only for a tie the words left
+
+    near = semantic.scores([question], [name for names in unsure for name in names])
+    closeness = sorted(((max(near[n] for n in names), i) for i, names in enumerate(unsure)), reverse=True)
+    (best, chosen), (second, _) = closeness[0], closeness[1]
+    return fits[chosen] if best >= semantic.MIN_SCORE and best - second >= semantic.MIN_MARGIN else None
 
 
 def answered_dataset(

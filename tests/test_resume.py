@@ -88,3 +88,50 @@ def test_answer_after_restart_through_the_api(tmp_path):
         assert answered.status_code == 202 and answered.json()["status"] == "resumed"
         done = wait_for_run(second, run_id, ("done", "failed"))
         assert done["status"] == "done" and "revenue_net" in done["answer"] and done["evidence"]
+
+
+def test_a_run_taken_over_after_a_tool_search_calls_what_the_search_found(tmp_path):
+    """A worker dies after a round whose tool_search made a tool callable (the built-in analyst finds
+    time_series_trend that way); the worker that takes the run over (a new RunService: nothing of the
+    first process's memory) may still call it, and answers as an undisturbed run does. Before, the
+    search's finds died with the process: the resumed turn dropped the trend and answered another
+    question (issue 26's two-node acceptance test found it)."""
+    from app.agent.turn import Interrupted
+    from app.analyst import BuiltinAnalyst
+    from tests.conftest import sample_path
+
+    workbook, question = sample_path("retail_sales.xlsx"), "How does revenue develop over time by month?"
+    _, calm_db, calm_service, calm_ws = setup(tmp_path / "calm", workbook)
+    calm_id = start_run(calm_service, calm_ws, question)
+    calm_service.execute(calm_id)
+    with calm_db.session() as s:
+        calm = s.get(Run, calm_id)
+        assert calm.status == "done", calm.error
+        calm_answer = calm.answer
+    services: list[RunService] = []
+
+    class DiesAfterThreeRounds(BuiltinAnalyst):
+        replies = 0
+
+        def complete(self, messages, tools):
+            DiesAfterThreeRounds.replies += 1
+            if DiesAfterThreeRounds.replies == 4:  # as a killed worker: nothing of this round is written
+                services[0].handed_over.add(run_id)
+                raise Interrupted()
+            return super().complete(messages, tools)
+
+    settings, db, dying, ws = setup(
+        tmp_path / "taken", workbook, lambda s, datasets, language: DiesAfterThreeRounds(datasets, language)
+    )
+    services.append(dying)
+    run_id = start_run(dying, ws, question)
+    dying.execute(run_id)
+    with db.session() as s:
+        assert s.get(Run, run_id).status == "running"  # left as a dead worker leaves it
+        searched = [m for m in s.scalars(select(Message).where(Message.run_id == run_id)) if m.tool_calls]
+        assert any(c["function"]["name"] == "tool_search" for m in searched for c in m.tool_calls)
+    RunService(open_database(settings), settings).execute(run_id)  # another worker takes it over
+    with db.session() as s:
+        taken = s.get(Run, run_id)
+        assert taken.status == "done", taken.error
+        assert taken.answer == calm_answer and "trend" in taken.answer

@@ -22,8 +22,8 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.storage import LocalStore, NodeFiles, S3Store, StoreUnavailable, key_from_legacy_path, node_files
-
-ACCESS = {"storage_access_key_id": "verity-test", "storage_secret_access_key": "verity-test-secret"}
+from tests.processes import S3_ACCESS as ACCESS
+from tests.processes import new_bucket
 
 
 @pytest.fixture(scope="module")
@@ -36,20 +36,6 @@ def s3_endpoint() -> Iterator[str]:
         yield f"http://127.0.0.1:{server._server.server_port}"  # type: ignore[attr-defined]
     finally:
         server.stop()
-
-
-def new_bucket(endpoint: str, name: str) -> str:
-    import boto3
-
-    client = boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        aws_access_key_id=ACCESS["storage_access_key_id"],
-        aws_secret_access_key=ACCESS["storage_secret_access_key"],
-        region_name="us-east-1",
-    )
-    client.create_bucket(Bucket=name)
-    return name
 
 
 def s3_settings(data_dir: Path, endpoint: str, bucket: str, **more: Any) -> Settings:

@@ -84,6 +84,9 @@ def replay_call(turn: Turn, call: ToolCallRequest, tool: str, content: str) -> s
     shown = shelve_output(turn.context, call.id, tool, content, None, whole=asks_for_rows(call.arguments))
     if turn.context is not None:
         turn.toolbox.records.restore([{"role": "tool", "tool_call_id": call.id, "content": shown}], turn.context.store)
+        if tool == "tool_search":  # what it found is callable again, as it was before the worker died
+            last = {"tool_calls": [{"id": call.id, "function": {"name": tool}}]}
+            turn.toolbox.exposure.request_tools(turn.toolbox.records.found_by_search([last]))
     return shown
 
 

@@ -121,7 +121,11 @@ def shelve_output(
     """Save a tool output in full (always first), with its `record` as plain data beside it; return
     what the model sees of it (`whole`: the call asked for this many rows, so it is shown whole up
     to the persist limit)."""
-    if window is None or tool in NO_SHELVE:
+    if window is None:
+        return text
+    if tool in NO_SHELVE:  # shown whole, never shortened; its record is kept all the same, so a turn
+        if record is not None:  # resumed elsewhere knows what its tool_search found (runs.py restores it)
+            window.store.save_result(window.store.save_output(call_id, text), record.as_json())
         return text
     output_id = window.store.save_output(call_id, text)
     if record is not None:

@@ -33,6 +33,17 @@ class CallResults:
         self._records[call_id] = record
         return record
 
+    def found_by_search(self, messages: list[dict[str, Any]]) -> list[str]:
+        """The tools the tool_search calls in `messages` made callable, from their records (a resumed
+        turn makes them callable again: exposure.py forgets with the process that ran the search)."""
+        found: list[str] = []
+        for message in messages:
+            for call in message.get("tool_calls") or []:
+                record = self._records.get(call.get("id"))
+                if call["function"]["name"] == "tool_search" and record is not None and record.ok:
+                    found += [str(name) for name in record.details.get("exposed_tools") or []]
+        return found
+
     def restore(self, messages: list[dict[str, Any]], store: OutputStore | None) -> int:
         """The records of the tool results in `messages` that this process did not make (a resumed
         turn's earlier rounds), read from the output store; how many were found. A stored message

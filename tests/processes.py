@@ -1,0 +1,191 @@
+"""Real processes for the tests of more than one node (issue 26): `verity serve`, job-queue workers
+(tests/queue_worker.py), an S3-compatible server (moto in server mode), each an OS process of its own
+configured only by VERITY_* environment variables, as a deployment's containers are. The broker
+(RabbitMQ) and PostgreSQL are the machine's: tests/conftest.py's fixtures find them.
+
+Shared by tests/test_queue.py (a worker killed mid-run) and tests/test_two_nodes.py (two servers and
+two workers on one PostgreSQL, one store and one broker).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import SecretStr
+
+from app.config import Settings
+from app.jobs import LANES, close_brokers, queue_name
+from tests.factories import REPO
+
+# the keys every test S3 store is opened with (moto accepts any; a real store would check them)
+S3_ACCESS = {"storage_access_key_id": "verity-test", "storage_secret_access_key": "verity-test-secret"}
+START_TIMEOUT_S = 120  # four Python processes importing pandas at once on a loaded 2-core machine
+
+
+def delete_queues(settings: Settings) -> None:
+    """Remove a test's queues (job_queue_prefix) from the broker, dead letters and delays included."""
+    import pika
+
+    close_brokers()
+    connection = pika.BlockingConnection(pika.URLParameters(settings.broker_url))
+    channel = connection.channel()
+    for lane in LANES:
+        for suffix in ("", ".DQ", ".XQ"):
+            channel.queue_delete(queue=queue_name(settings, lane) + suffix)
+    connection.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def process_env(settings: Settings, **extra: str) -> dict[str, str]:
+    """The environment of a process configured as `settings`: every setting the test chose, as the
+    VERITY_* variable a deployment would set; none of this process's own VERITY_* leaks in."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VERITY_")}
+    for name in settings.model_fields_set:
+        value = getattr(settings, name)
+        if value is None:
+            continue
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        env[f"VERITY_{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(value)
+    env.update(extra)
+    return env
+
+
+def _spawn(argv: list[str], env: dict[str, str], log: Path, group: bool = False) -> subprocess.Popen[str]:
+    """`group`: the process and its children in a process group of their own, which `stop` signals
+    whole (`unshare` passes no SIGTERM on to the process it started)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as out:  # the child keeps its own descriptor
+        process = subprocess.Popen(
+            argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, text=True, start_new_session=group
+        )
+    process.group = group  # type: ignore[attr-defined]
+    return process
+
+
+# A process as a container's: PID 1 of a PID namespace of its own, with its own /proc (a container
+# runtime does the same). Ending `unshare` (SIGTERM) ends the process with it.
+PID_ONE = ("unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM")
+
+
+def pid_namespaces() -> bool:
+    """Whether this machine lets the tests start processes as PID 1 (root, or user namespaces)."""
+    try:
+        done = subprocess.run([*PID_ONE, "sh", "-c", "echo $$"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0 and done.stdout.strip() == "1"
+
+
+def launch_worker(settings: Settings, delay_s: float, **extra: str) -> subprocess.Popen[str]:
+    """A job-queue worker process (tests/queue_worker.py: the real worker, the built-in analyst slowed
+    by `delay_s` before each reply); returns at once: `await_worker` waits for it."""
+    env = process_env(settings, VERITY_TEST_MODEL_DELAY_S=str(delay_s), **extra)
+    log = Path(settings.data_dir) / f"worker-{secrets.token_hex(3)}.log"
+    process = _spawn([sys.executable, "-m", "tests.queue_worker"], env, log)
+    process.log = log  # type: ignore[attr-defined]
+    return process
+
+
+def await_worker(process: subprocess.Popen[str]) -> subprocess.Popen[str]:
+    log: Path = process.log  # type: ignore[attr-defined]
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while "ready" not in log.read_text() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert process.poll() is None and "ready" in log.read_text(), log.read_text()
+    time.sleep(1.0)  # its consumers connect
+    return process
+
+
+def start_worker(settings: Settings, delay_s: float, **extra: str) -> subprocess.Popen[str]:
+    return await_worker(launch_worker(settings, delay_s, **extra))
+
+
+def launch_server(settings: Settings, wrap: tuple[str, ...] = (), **extra: str) -> tuple[subprocess.Popen[str], str]:
+    """`verity serve` on a free port of 127.0.0.1 (local use: no sign-in), as its own process (under
+    `wrap`, e.g. PID_ONE); returns at once with its base URL: `await_server` waits until it answers."""
+    port = free_port()
+    env = process_env(settings, PYTHONPATH=str(REPO), **extra)
+    log = Path(settings.data_dir) / f"server-{port}.log"
+    serve = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    process = _spawn([*wrap, *serve], env, log, group=bool(wrap))
+    process.log = log  # type: ignore[attr-defined]
+    return process, f"http://127.0.0.1:{port}"
+
+
+def await_server(process: subprocess.Popen[str], base: str) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"the server at {base} did not start: {process.log.read_text()[-3000:]}")  # type: ignore[attr-defined]
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    """SIGTERM, as `docker stop` sends; SIGKILL if it has not ended in 40 s."""
+    if process.poll() is None:
+        if getattr(process, "group", False):
+            os.killpg(process.pid, signal.SIGTERM)
+        else:
+            process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextmanager
+def s3_server(folder: Path) -> Iterator[str]:
+    """moto's S3 server as its own process (a real HTTP server speaking the S3 protocol, which boto3
+    talks to as it talks to MinIO or AWS); yields its endpoint URL."""
+    port = free_port()
+    log = folder / "s3.log"
+    process = _spawn([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], dict(os.environ), log)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                httpx.get(endpoint, timeout=5)
+                break
+            except httpx.HTTPError:
+                assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+                time.sleep(0.2)
+        yield endpoint
+    finally:
+        stop(process)
+
+
+def new_bucket(endpoint: str, name: str) -> str:
+    import boto3
+
+    client = boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id=S3_ACCESS["storage_access_key_id"],
+        aws_secret_access_key=S3_ACCESS["storage_secret_access_key"],
+        region_name="us-east-1",
+    )
+    client.create_bucket(Bucket=name)
+    return name

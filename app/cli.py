@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from app.config import Settings
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_WAITING = 0, 1, 2, 3
+EXIT_BAD_SETUP = 4  # the node's database and store do not belong together (or cannot be reached)
 DEFAULT_QUESTION = {
     "en": "Give me an overview of this data and its main patterns.",
     "zh": "请概括这份数据的主要情况和规律。",
@@ -82,6 +83,9 @@ def serve_command(args: argparse.Namespace) -> int:
     os.environ["VERITY_HOST"], os.environ["VERITY_PORT"] = host, str(port)
     get_settings.cache_clear()
     settings = get_settings()
+    if (problem := store_problem(settings)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_BAD_SETUP
     access = "sign-in required" if auth_required(settings) else "local use, no sign-in"
     print(f"Verity on http://{host}:{port}  (model: {settings.llm_model}; {access})", flush=True)
     print(sandbox_status(settings), flush=True)
@@ -99,6 +103,9 @@ def worker_command(args: argparse.Namespace) -> int:
 
     settings = get_settings()
     configure_logging(settings)
+    if (problem := store_problem(settings)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_BAD_SETUP
     if settings.run_executor == "dramatiq":  # the job queue's worker (app/job_worker.py)
         from app.job_worker import QueueWorker
 
@@ -131,6 +138,34 @@ def migrate_command(args: argparse.Namespace) -> int:
     db.engine.dispose()
     print("database schema is up to date", flush=True)
     return EXIT_OK
+
+
+def store_problem(settings: Settings) -> str | None:
+    """The start-up check of a server or worker (app/storage/marker.py): None when this node's object
+    store is the one its database was made with (both are marked at the first start); else why this
+    node must not start, in plain words. Only `serve` and `worker` pay for it (a database and a store
+    round trip), never `--help` or `inspect`."""
+    from sqlalchemy.exc import DBAPIError
+
+    from app.db.session import open_database
+    from app.storage import node_files
+    from app.storage.marker import StoreMismatch, check_store
+
+    try:
+        store = node_files(settings).store
+    except ValueError as exc:  # VERITY_STORAGE_URL is not a store's address
+        return str(exc)
+    try:
+        db = open_database(settings)
+    except DBAPIError as exc:
+        return f"the database cannot be reached ({type(exc.orig).__name__}: {str(exc.orig).strip()[:300]})"
+    try:
+        check_store(db.sessionmaker, store)
+    except StoreMismatch as exc:
+        return str(exc)
+    finally:
+        db.close()
+    return None
 
 
 def sandbox_status(settings) -> str:

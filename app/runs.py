@@ -197,6 +197,12 @@ class RunService:
                 return "not_found"
             if self.settings.run_executor != "threads" and run.status in BUSY_STATUSES:
                 return stop_in_worker(session, run)
+            if run.status in BUSY_STATUSES:
+                # Executed in another server's threads (this one holds no stop for it): a stop request in the
+                # database, which that server passes on to the run within worker_heartbeat_s
+                # (pass_on_stop_requests); a run no live server holds is ended by their sweep.
+                session.execute(update(Run).where(Run.id == run.id).values(stop_requested=True))
+                return "interrupting"
             if run.status == "waiting":
                 recorder = RunRecorder(
                     session, run.workspace_id, run.id, trace_dir(self.settings, run.workspace_id, run.id)
@@ -205,6 +211,22 @@ class RunService:
                 run.state = {k: v for k, v in (run.state or {}).items() if k != "waiting"}
                 self.finish(session, run, recorder)
             return run.status
+
+    def pass_on_stop_requests(self) -> list[str]:
+        """Threads mode: stop requests recorded in the database (a Stop pressed on another server) for
+        runs in this server's threads are set on their stops here; each run stops at its next step.
+        The request is taken off the row as it is passed on. Returns the runs told to stop."""
+        mine = list(self._stops)
+        if not mine:
+            return []  # no run here: no query
+        with self.db.session() as session:
+            asked = list(session.scalars(select(Run.id).where(Run.id.in_(mine), Run.stop_requested.is_(True))))
+            if asked:
+                session.execute(update(Run).where(Run.id.in_(asked)).values(stop_requested=False))
+        for run_id in asked:
+            if (stop := self._stops.get(run_id)) is not None:
+                stop.set()
+        return asked
 
     def shutdown(self) -> None:
         for stop in self._stops.values():
@@ -481,6 +503,9 @@ class RunService:
 
     def finish(self, session: Session, run: Run, recorder: RunRecorder) -> None:
         run.finished_at = utcnow()
+        # A stop request that came as it ended must not stop the run once it is continued. (An UPDATE: the
+        # row's flag may have been set by another server since this session read it.)
+        session.execute(update(Run).where(Run.id == run.id, Run.stop_requested.is_(True)).values(stop_requested=False))
         if run.status == "done":
             # the stored report (what a share link serves) and the trace keep the pseudonyms; the
             # owner's downloads show the real values (web/reports.py)

@@ -56,6 +56,7 @@ from app.analyst import BuiltinAnalyst
 from app.config import Settings
 from app.db.models import Message, Report, Run, User, Workspace, utcnow
 from app.db.nodes import held_elsewhere, lease_holder, received_elsewhere
+from app.db.pseudonyms import workspace_book
 from app.db.session import Database, rows_changed
 from app.faults import DISK_FULL, Fault, fault_of
 from app.jobs import send_run
@@ -386,7 +387,7 @@ class RunService:
         masker = PiiMasker.from_frames(  # pseudonyms, stable in the workspace (privacy.py)
             {d.name: {c["name"]: c["pii"] for c in d.info.get("columns", []) if c.get("pii")} for d in datasets},
             {d.name: catalog.get(d.name) for d in datasets},
-            self.settings.workspace_dir(workspace.id),
+            workspace_book(self.db.engine, self.settings, workspace.id),  # in the database: every node's
         )
         question = masker.mask(run.question or "")  # what the model, and the trace, read of the question
         recorder.emit("run_started", {"question": question, "language": run.language})
@@ -512,7 +513,7 @@ class RunService:
             # one read of the workspace's book for both
             stored = masked(
                 {"report": build_report(session, run), "answer": run.answer or ""},
-                self.settings.workspace_dir(run.workspace_id),
+                workspace_book(session, self.settings, run.workspace_id),
             )
             report = stored["report"]
             row = Report(workspace_id=run.workspace_id, run_id=run.id, content=report)

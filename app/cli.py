@@ -52,6 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
         "worker", help="execute queued runs in this process (run_executor=worker, or dramatiq: from the job queue)"
     )
     worker.add_argument("--once", action="store_true", help="exit when no queued run is left")
+    worker.add_argument(
+        "--alive",
+        action="store_true",
+        help="a healthcheck: exit 0 when this data folder's worker found itself well lately, else 1",
+    )
     worker.set_defaults(func=worker_command)
     migrate = sub.add_parser("migrate", help="bring the database schema to the newest migration, then exit")
     migrate.set_defaults(func=migrate_command)
@@ -102,6 +107,8 @@ def worker_command(args: argparse.Namespace) -> int:
     from app.worker import Worker
 
     settings = get_settings()
+    if args.alive:
+        return worker_alive(settings)
     configure_logging(settings)
     if (problem := store_problem(settings)) is not None:
         print(f"error: {problem}", file=sys.stderr)
@@ -125,6 +132,20 @@ def worker_command(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"Verity worker {worker.name}: {ran} run(s) executed", flush=True)
     return EXIT_OK
+
+
+def worker_alive(settings: Settings) -> int:
+    """`verity worker --alive`: the container's healthcheck. Only reads a file's age (no database, no
+    broker): the worker's heartbeat touches it each round in which the database answered and its
+    queues were consumed (app/worker.py mark_alive)."""
+    from app.worker import alive_age_s
+
+    age, limit = alive_age_s(settings), 3 * settings.worker_heartbeat_s + 10
+    if age is not None and age <= limit:
+        return EXIT_OK
+    said = "never" if age is None else f"{age:.0f} s ago (more than {limit:.0f} s)"
+    print(f"worker not well: it last found the database answering and its queues consumed {said}", file=sys.stderr)
+    return EXIT_INTERNAL
 
 
 def migrate_command(args: argparse.Namespace) -> int:

@@ -146,3 +146,16 @@ def test_serve_and_worker_refuse_with_a_plain_message_and_help_does_not_check(tm
     done = cli(["worker", "--once"], tmp_path / "shared", VERITY_DATABASE_URL=shared, VERITY_RUN_EXECUTOR="worker")
     assert done.returncode == 0, done.stderr
     assert "0 run(s) executed" in done.stdout
+
+
+def test_the_worker_healthcheck_reads_whether_the_worker_found_itself_well(tmp_path):
+    """`verity worker --alive` (docker-compose.yml's worker healthcheck): 1 before any worker ran in the
+    folder; 0 once a worker's heartbeat found the database answering (here: a `--once` worker)."""
+    shared = f"sqlite:///{tmp_path / 'shared.db'}"
+    never = cli(["worker", "--alive"], tmp_path / "shared", VERITY_DATABASE_URL=shared)
+    assert never.returncode == 1 and never.stderr.startswith("worker not well: ") and "never" in never.stderr
+    ran = cli(["worker", "--once"], tmp_path / "shared", VERITY_DATABASE_URL=shared, VERITY_RUN_EXECUTOR="worker")
+    assert ran.returncode == 0, ran.stderr
+    alive = cli(["worker", "--alive"], tmp_path / "shared", VERITY_DATABASE_URL=shared)
+    assert alive.returncode == 0, alive.stderr
+    assert (tmp_path / "shared" / "worker.alive").is_file()

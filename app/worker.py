@@ -12,6 +12,7 @@ and can be continued: every worker looks for such runs when it starts and every 
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
 from datetime import timedelta
@@ -25,11 +26,10 @@ from app.db.session import open_database, rows_changed
 from app.runs import ModelFactory, RunService, default_model
 
 log = logging.getLogger(__name__)
-ALIVE_FILE = "worker.alive"  # in the worker's data folder (its own container's cache volume)
-
-
 def alive_file(settings: Settings) -> Path:
-    return Path(settings.data_dir) / ALIVE_FILE
+    """In the worker's data folder, named by the host: scaled workers (containers, each its own host
+    name) may share one cache volume, and each container's healthcheck must read its own worker's."""
+    return Path(settings.data_dir) / f"worker.{socket.gethostname()}.alive"
 
 
 def alive_age_s(settings: Settings) -> float | None:

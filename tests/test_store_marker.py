@@ -158,4 +158,4 @@ def test_the_worker_healthcheck_reads_whether_the_worker_found_itself_well(tmp_p
     assert ran.returncode == 0, ran.stderr
     alive = cli(["worker", "--alive"], tmp_path / "shared", VERITY_DATABASE_URL=shared)
     assert alive.returncode == 0, alive.stderr
-    assert (tmp_path / "shared" / "worker.alive").is_file()
+    assert (tmp_path / "shared" / f"worker.{socket.gethostname()}.alive").is_file()

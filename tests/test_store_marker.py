@@ -159,3 +159,21 @@ def test_the_worker_healthcheck_reads_whether_the_worker_found_itself_well(tmp_p
     alive = cli(["worker", "--alive"], tmp_path / "shared", VERITY_DATABASE_URL=shared)
     assert alive.returncode == 0, alive.stderr
     assert (tmp_path / "shared" / f"worker.{socket.gethostname()}.alive").is_file()
+
+
+def test_nodes_starting_together_on_a_new_database_make_one_marker(tmp_path, database_url, s3_endpoint):  # noqa: F811
+    """Four nodes (each its own engine and cache folder) start at the same moment on a new database and
+    bucket: one makes the marker and the row, the others wait for it and match it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    bucket = new_bucket(s3_endpoint, f"together-{os.getpid()}-{len(database_url)}")
+    nodes = [s3(tmp_path / f"n{k}", database_url, s3_endpoint, bucket) for k in range(4)]
+    databases = [open_database(settings) for settings in nodes]  # migrated one by one (alembic is not thread-safe)
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            said = sorted(pool.map(lambda k: check_store(databases[k].sessionmaker, store_of(nodes[k])), range(4)))
+    finally:
+        for db in databases:
+            db.close()
+    assert said == ["made", "matched", "matched", "matched"]
+    assert start(nodes[0]) == "matched"

@@ -51,7 +51,6 @@ class NodeFiles:
         self.store = store
         self.limit_bytes = int(settings.cache_max_mb * 1024 * 1024)
         self._evicting = threading.Lock()
-        self._refreshed: dict[str, float] = {}  # key -> when `refresh` last fetched it (monotonic)
         self._added = 0  # bytes fetched or written since the cache was last measured
         self._measured = False
 
@@ -99,21 +98,6 @@ class NodeFiles:
                 if not self.path_of(key).is_file():
                     self.store.get_file(key, self.path_of(key))
         return folder
-
-    def refresh(self, key: str, max_age_s: float = 2.0) -> Path | None:
-        """A file that changes in place (the workspace's pseudonym book): the store's newest copy in this
-        node's cache (fetched again when the last fetch is older than `max_age_s`); None when neither the
-        store nor the cache holds it. With the local backend: the file itself."""
-        path = self.path_of(key)
-        if not self.store.remote or Path(key).is_absolute():
-            return path if path.is_file() else None
-        now = time.monotonic()
-        if path.is_file() and now - self._refreshed.get(key, -1e9) < max_age_s:
-            return path
-        if self.store.get_file(key, path) or path.is_file():
-            self._refreshed[key] = now
-            return path
-        return None
 
     # --- writing --------------------------------------------------------------------------
     def saved(self, path: Path | str) -> str:
@@ -257,15 +241,6 @@ def store_of(settings: Settings) -> ObjectStore:
         secret_access_key=settings.storage_secret_access_key,
         addressing_style=settings.storage_addressing_style,
     )
-
-
-def files_holding(path: Path) -> NodeFiles | None:
-    """The node files (made by `node_files`) whose data folder holds `path`: for code that is handed a
-    path inside a workspace rather than the settings (the pseudonym book). None when none does."""
-    absolute = Path(path).resolve()
-    with _nodes_lock:
-        holders = [f for f in _nodes.values() if absolute.is_relative_to(f.root.resolve())]
-    return max(holders, key=lambda f: len(str(f.root.resolve())), default=None)
 
 
 def node_files(settings: Settings) -> NodeFiles:

@@ -26,6 +26,8 @@ from app.db.session import open_database, rows_changed
 from app.runs import ModelFactory, RunService, default_model
 
 log = logging.getLogger(__name__)
+
+
 def alive_file(settings: Settings) -> Path:
     """In the worker's data folder, named by the host: scaled workers (containers, each its own host
     name) may share one cache volume, and each container's healthcheck must read its own worker's."""
@@ -133,7 +135,7 @@ class Worker:
         try:
             with self.db.session() as session:
                 session.execute(select(1))
-        except Exception:  # the database is away: not alive, said by the file's age
+        except Exception:  # noqa: BLE001 - the database is away: not alive, said by the file's age
             log.warning("worker %s: the database does not answer", self.name)
             return
         if self.healthy():

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import secrets
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ from app.db.models import StoreMarker, utcnow
 from app.storage.backends import ObjectStore, S3Store, StoreUnavailable
 
 MARKER_KEY = "verity-store.json"
+MAKING_WAIT_S = 5.0  # how long a node waits for another node that is making the marker and the row
 
 
 class StoreMismatch(Exception):
@@ -92,13 +94,19 @@ def check_store(sessions: Callable[[], Session], store: ObjectStore) -> str:
         pass
     except StoreUnavailable as exc:
         raise StoreMismatch(unreachable(place, exc)) from exc
-    try:
-        with sessions() as session:
-            row = session.get(StoreMarker, 1)
-        marker = read_marker(store)
-    except StoreUnavailable as exc:
-        raise StoreMismatch(unreachable(place, exc)) from exc
-    return compare(row, marker, place)
+    deadline = time.monotonic() + MAKING_WAIT_S
+    while True:
+        try:
+            with sessions() as session:
+                row = session.get(StoreMarker, 1)
+            marker = read_marker(store)
+        except StoreUnavailable as exc:
+            raise StoreMismatch(unreachable(place, exc)) from exc
+        # A marker without a row may be another node's first start between writing the marker and
+        # committing the row: give it a moment before taking the store for another database's.
+        if row is not None or marker is None or time.monotonic() > deadline:
+            return compare(row, marker, place)
+        time.sleep(0.2)
 
 
 def compare(row: StoreMarker | None, marker: Marker | None, place: str) -> str:

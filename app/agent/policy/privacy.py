@@ -4,7 +4,7 @@ and everything they return is masked before it enters the conversation.
 Masking can be undone for the user: each personal value becomes a stable pseudonym (`姓名_017`
 for the 17th name of the column 姓名, `email_3fa2b1` for an e-mail address found anywhere), so the
 model can still tell people apart, rank them and call tools about one of them. The pseudonyms are
-kept in the workspace's pseudonym book (`pseudonyms.json` beside its data, never sent anywhere):
+kept in the workspace's pseudonym book (in the database, app/db/pseudonyms.py; never sent anywhere):
 the same value gets the same pseudonym in every run of the workspace, a tool call that names a
 pseudonym runs on the real value (`unmask`), and the answer and the reports the owner reads show
 the real values again. Traces, stored reports (which share links serve) and model requests keep

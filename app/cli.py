@@ -60,6 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
     worker.set_defaults(func=worker_command)
     migrate = sub.add_parser("migrate", help="bring the database schema to the newest migration, then exit")
     migrate.set_defaults(func=migrate_command)
+    prune = sub.add_parser("prune", help="delete the store's files of workspaces the database no longer holds")
+    prune.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
+    prune.add_argument(
+        "--grace-hours", type=float, default=24.0, help="keep workspaces with a file written this recently (24)"
+    )
+    prune.set_defaults(func=prune_command)
     add_inspect_parser(sub)
     analyze = sub.add_parser("analyze", help="run the agent on files and write the report")
     analyze.add_argument("files", nargs="+", type=Path)
@@ -131,6 +137,35 @@ def worker_command(args: argparse.Namespace) -> int:
         worker.stop.set()
         return EXIT_OK
     print(f"Verity worker {worker.name}: {ran} run(s) executed", flush=True)
+    return EXIT_OK
+
+
+def prune_command(args: argparse.Namespace) -> int:
+    """`verity prune`: the store's files of deleted workspaces (a deletion whose store step failed, a node
+    that died while deleting). Only after the start-up check: with another database's store, every
+    workspace would look deleted."""
+    from sqlalchemy import select
+
+    from app.config import get_settings
+    from app.db.models import Workspace
+    from app.db.session import open_database
+    from app.storage import node_files
+
+    settings = get_settings()
+    if (problem := store_problem(settings)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_BAD_SETUP
+    db = open_database(settings)
+    try:
+        with db.session() as session:
+            live = set(session.scalars(select(Workspace.id)))
+    finally:
+        db.close()
+    pruned = node_files(settings).prune_deleted_workspaces(live, args.grace_hours * 3600, dry_run=args.dry_run)
+    verb = "would delete" if args.dry_run else "deleted"
+    for workspace_id, count in pruned.items():
+        print(f"{verb} {count} file(s) of deleted workspace {workspace_id}")
+    print(f"{len(pruned)} deleted workspace(s) found in the store", flush=True)
     return EXIT_OK
 
 

@@ -177,3 +177,50 @@ def test_nodes_starting_together_on_a_new_database_make_one_marker(tmp_path, dat
             db.close()
     assert said == ["made", "matched", "matched", "matched"]
     assert start(nodes[0]) == "matched"
+
+
+@pytest.mark.parametrize("backend", ["local", "s3"])
+def test_prune_deletes_the_files_of_deleted_workspaces_only(tmp_path, backend, s3_endpoint):  # noqa: F811
+    """Files of a workspace the database no longer holds go; a live workspace's stay, and so do those of an
+    unknown workspace written within the grace (its row may not be committed yet)."""
+    from app.storage import node_files
+
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    if backend == "s3":
+        settings = s3(tmp_path / "node", url, s3_endpoint, new_bucket(s3_endpoint, f"prune-{os.getpid()}"))
+    else:
+        settings = node(tmp_path / "node", url)
+    files = node_files(settings)
+    db = open_database(settings)
+    from app.workspaces import create_workspace
+
+    with db.session() as session:
+        live = create_workspace(session, "kept").id
+    db.close()
+    for workspace_id in (live, "0123456789abcdef"):
+        for name in ("files/a/sales.csv", "figures/f.png"):
+            path = settings.workspace_dir(workspace_id) / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("x", encoding="utf-8")
+            files.saved(path)
+    assert files.prune_deleted_workspaces({live}) == {}  # the unknown one was written just now: kept
+    assert files.prune_deleted_workspaces({live}, grace_s=0, dry_run=True) == {"0123456789abcdef": 2}
+    assert files.store.keys("workspaces/0123456789abcdef")  # a dry run deletes nothing
+    done = cli(["prune", "--grace-hours", "0"], tmp_path / "node", **cli_env(settings))
+    assert done.returncode == 0, done.stderr
+    assert "deleted 2 file(s) of deleted workspace 0123456789abcdef" in done.stdout
+    assert files.store.keys("workspaces/0123456789abcdef") == []
+    assert len(files.store.keys(f"workspaces/{live}")) == 2
+
+
+def cli_env(settings: Settings) -> dict[str, str]:
+    env = {"VERITY_DATABASE_URL": str(settings.database_url)}
+    if settings.storage_url:
+        env |= {
+            "VERITY_STORAGE_URL": settings.storage_url,
+            "VERITY_STORAGE_ENDPOINT_URL": str(settings.storage_endpoint_url),
+            "VERITY_STORAGE_REGION": "us-east-1",
+            "VERITY_STORAGE_ACCESS_KEY_ID": ACCESS["storage_access_key_id"],
+            "VERITY_STORAGE_SECRET_ACCESS_KEY": ACCESS["storage_secret_access_key"],
+        }
+    return env

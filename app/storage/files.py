@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 # relative to its working directory): every kept file is under `<data_dir>/workspaces/<id>/`.
 _LEGACY = re.compile(r"(?:^|/)(workspaces/[\w-]{1,32}/.+)$")
 EVICT_GRACE_S = 60.0  # a cached file used this recently is never evicted
+PRUNE_GRACE_S = 24 * 3600.0  # files of an unknown workspace younger than this stay (its row may be uncommitted)
 CACHED_ROOT = "workspaces"  # the cache evicts only under here (never the database, logs or locks)
 
 
@@ -137,6 +138,30 @@ class NodeFiles:
 
         self.store.delete_prefix(prefix)
         shutil.rmtree(self.path_of(prefix.rstrip("/")), ignore_errors=True)
+
+    def prune_deleted_workspaces(
+        self, live: set[str], grace_s: float = PRUNE_GRACE_S, dry_run: bool = False
+    ) -> dict[str, int]:
+        """Delete from the store (and this node's cache) the files of workspaces the database no longer
+        holds (`live`: the ids it does): left behind when a deletion's store step failed, or by a node
+        that died while deleting. A workspace any of whose files was written in the last `grace_s`
+        seconds is kept: its row may not be committed yet (a workspace made and filled in one
+        transaction). Returns workspace id -> how many files went (or would go, with `dry_run`)."""
+        now, pruned = time.time(), {}
+        by_workspace: dict[str, list[float]] = {}
+        for key, when in self.store.modified(CACHED_ROOT).items():
+            parts = key.split("/")
+            if len(parts) > 2:
+                by_workspace.setdefault(parts[1], []).append(when)
+        for workspace_id, writes in sorted(by_workspace.items()):
+            if workspace_id in live or now - max(writes) < grace_s:
+                continue
+            pruned[workspace_id] = len(writes)
+            if not dry_run:
+                self.remove_folder(f"{CACHED_ROOT}/{workspace_id}")
+        if pruned and not dry_run:
+            log.info("store: removed the files of %d deleted workspaces", len(pruned))
+        return pruned
 
     # --- the bounded cache ----------------------------------------------------------------
     def _maybe_evict(self, keep: Path | None = None) -> None:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from app.config import Settings
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_WAITING = 0, 1, 2, 3
+EXIT_BAD_SETUP = 4  # the node's database and store do not belong together (or cannot be reached)
 DEFAULT_QUESTION = {
     "en": "Give me an overview of this data and its main patterns.",
     "zh": "请概括这份数据的主要情况和规律。",
@@ -51,9 +52,20 @@ def build_parser() -> argparse.ArgumentParser:
         "worker", help="execute queued runs in this process (run_executor=worker, or dramatiq: from the job queue)"
     )
     worker.add_argument("--once", action="store_true", help="exit when no queued run is left")
+    worker.add_argument(
+        "--alive",
+        action="store_true",
+        help="a healthcheck: exit 0 when this data folder's worker found itself well lately, else 1",
+    )
     worker.set_defaults(func=worker_command)
     migrate = sub.add_parser("migrate", help="bring the database schema to the newest migration, then exit")
     migrate.set_defaults(func=migrate_command)
+    prune = sub.add_parser("prune", help="delete the store's files of workspaces the database no longer holds")
+    prune.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
+    prune.add_argument(
+        "--grace-hours", type=float, default=24.0, help="keep workspaces with a file written this recently (24)"
+    )
+    prune.set_defaults(func=prune_command)
     add_inspect_parser(sub)
     analyze = sub.add_parser("analyze", help="run the agent on files and write the report")
     analyze.add_argument("files", nargs="+", type=Path)
@@ -82,6 +94,9 @@ def serve_command(args: argparse.Namespace) -> int:
     os.environ["VERITY_HOST"], os.environ["VERITY_PORT"] = host, str(port)
     get_settings.cache_clear()
     settings = get_settings()
+    if (problem := store_problem(settings)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_BAD_SETUP
     access = "sign-in required" if auth_required(settings) else "local use, no sign-in"
     print(f"Verity on http://{host}:{port}  (model: {settings.llm_model}; {access})", flush=True)
     print(sandbox_status(settings), flush=True)
@@ -98,7 +113,12 @@ def worker_command(args: argparse.Namespace) -> int:
     from app.worker import Worker
 
     settings = get_settings()
+    if args.alive:
+        return worker_alive(settings)
     configure_logging(settings)
+    if (problem := store_problem(settings)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_BAD_SETUP
     if settings.run_executor == "dramatiq":  # the job queue's worker (app/job_worker.py)
         from app.job_worker import QueueWorker
 
@@ -120,6 +140,49 @@ def worker_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def prune_command(args: argparse.Namespace) -> int:
+    """`verity prune`: the store's files of deleted workspaces (a deletion whose store step failed, a node
+    that died while deleting). Only after the start-up check: with another database's store, every
+    workspace would look deleted."""
+    from sqlalchemy import select
+
+    from app.config import get_settings
+    from app.db.models import Workspace
+    from app.db.session import open_database
+    from app.storage import node_files
+
+    settings = get_settings()
+    if (problem := store_problem(settings)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_BAD_SETUP
+    db = open_database(settings)
+    try:
+        with db.session() as session:
+            live = set(session.scalars(select(Workspace.id)))
+    finally:
+        db.close()
+    pruned = node_files(settings).prune_deleted_workspaces(live, args.grace_hours * 3600, dry_run=args.dry_run)
+    verb = "would delete" if args.dry_run else "deleted"
+    for workspace_id, count in pruned.items():
+        print(f"{verb} {count} file(s) of deleted workspace {workspace_id}")
+    print(f"{len(pruned)} deleted workspace(s) found in the store", flush=True)
+    return EXIT_OK
+
+
+def worker_alive(settings: Settings) -> int:
+    """`verity worker --alive`: the container's healthcheck. Only reads a file's age (no database, no
+    broker): the worker's heartbeat touches it each round in which the database answered and its
+    queues were consumed (app/worker.py mark_alive)."""
+    from app.worker import alive_age_s
+
+    age, limit = alive_age_s(settings), 3 * settings.worker_heartbeat_s + 10
+    if age is not None and age <= limit:
+        return EXIT_OK
+    said = "never" if age is None else f"{age:.0f} s ago (more than {limit:.0f} s)"
+    print(f"worker not well: it last found the database answering and its queues consumed {said}", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
 def migrate_command(args: argparse.Namespace) -> int:
     """The deployment's prestart step (docker-compose.yml): migrate once before the app and the
     workers start. They migrate at start too, but then find nothing to do; on PostgreSQL an
@@ -131,6 +194,34 @@ def migrate_command(args: argparse.Namespace) -> int:
     db.engine.dispose()
     print("database schema is up to date", flush=True)
     return EXIT_OK
+
+
+def store_problem(settings: Settings) -> str | None:
+    """The start-up check of a server or worker (app/storage/marker.py): None when this node's object
+    store is the one its database was made with (both are marked at the first start); else why this
+    node must not start, in plain words. Only `serve` and `worker` pay for it (a database and a store
+    round trip), never `--help` or `inspect`."""
+    from sqlalchemy.exc import DBAPIError
+
+    from app.db.session import open_database
+    from app.storage import node_files
+    from app.storage.marker import StoreMismatch, check_store
+
+    try:
+        store = node_files(settings).store
+    except ValueError as exc:  # VERITY_STORAGE_URL is not a store's address
+        return str(exc)
+    try:
+        db = open_database(settings)
+    except DBAPIError as exc:
+        return f"the database cannot be reached ({type(exc.orig).__name__}: {str(exc.orig).strip()[:300]})"
+    try:
+        check_store(db.sessionmaker, store)
+    except StoreMismatch as exc:
+        return str(exc)
+    finally:
+        db.close()
+    return None
 
 
 def sandbox_status(settings) -> str:

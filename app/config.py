@@ -260,7 +260,9 @@ class Settings(BaseSettings):
     )
     worker_poll_s: float = Field(1.0, description="How often an idle worker looks for queued runs, in seconds.")
     worker_heartbeat_s: float = Field(
-        5.0, description="How often a worker marks its runs as alive and checks for stop requests, in seconds."
+        5.0,
+        description="How often a worker marks its runs as alive and checks for stop requests, in seconds; a server "
+        "that runs runs in its threads checks as often for a Stop pressed on another server.",
     )
     worker_stale_s: float = Field(
         60.0,

@@ -83,6 +83,7 @@ class QueueWorker(Worker):
         for consumer in consumers:
             consumer.start()
         self.consuming.set()
+        self.mark_alive()
         try:
             self.stop.wait()
         finally:
@@ -180,6 +181,10 @@ class QueueWorker(Worker):
         self.service.finish(session, run, recorder)
         session.commit()
         log.warning("worker %s: run %s set aside after %d attempts", self.name, run.id, attempts)
+
+    def healthy(self) -> bool:
+        """Taking runs: both queues are consumed and the worker is not stopping."""
+        return self.consuming.is_set() and not self.stop.is_set()
 
     def beat(self) -> None:
         """Mark our runs alive and pass on stop requests (Worker.beat); and stop a run another worker

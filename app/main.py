@@ -92,6 +92,16 @@ def sweep_runs(service: RunService, stop: threading.Event) -> None:
             log.exception("sweeping runs of stopped servers failed")
 
 
+def pass_on_stops(service: RunService, stop: threading.Event) -> None:
+    """Every worker_heartbeat_s while runs execute in this server's threads: a Stop pressed on another
+    server (recorded on the run's row) reaches the run here (RunService.pass_on_stop_requests)."""
+    while not stop.wait(service.settings.worker_heartbeat_s):
+        try:
+            service.pass_on_stop_requests()
+        except Exception:  # the database is away: the next round tries again
+            log.exception("passing on stop requests failed")
+
+
 def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
     settings = settings or get_settings()
 
@@ -108,6 +118,9 @@ def create_app(settings: Settings | None = None, model_factory=None) -> FastAPI:
         sweeping = threading.Event()
         if settings.run_executor == "threads":  # runs of a server that died, found by the others
             threading.Thread(target=sweep_runs, args=(service, sweeping), name="verity-run-sweep", daemon=True).start()
+            threading.Thread(
+                target=pass_on_stops, args=(service, sweeping), name="verity-run-stops", daemon=True
+            ).start()
         # Uploads are read in children of the read server (app.ingest.bounded); start it now, aside.
         threading.Thread(target=start_read_server, name="verity-read-server-start", daemon=True).start()
         try:

@@ -56,6 +56,7 @@ from app.analyst import BuiltinAnalyst
 from app.config import Settings
 from app.db.models import Message, Report, Run, User, Workspace, utcnow
 from app.db.nodes import held_elsewhere, lease_holder, received_elsewhere
+from app.db.pseudonyms import workspace_book
 from app.db.session import Database, rows_changed
 from app.faults import DISK_FULL, Fault, fault_of
 from app.jobs import send_run
@@ -197,6 +198,12 @@ class RunService:
                 return "not_found"
             if self.settings.run_executor != "threads" and run.status in BUSY_STATUSES:
                 return stop_in_worker(session, run)
+            if run.status in BUSY_STATUSES:
+                # Executed in another server's threads (this one holds no stop for it): a stop request in the
+                # database, which that server passes on to the run within worker_heartbeat_s
+                # (pass_on_stop_requests); a run no live server holds is ended by their sweep.
+                session.execute(update(Run).where(Run.id == run.id).values(stop_requested=True))
+                return "interrupting"
             if run.status == "waiting":
                 recorder = RunRecorder(
                     session, run.workspace_id, run.id, trace_dir(self.settings, run.workspace_id, run.id)
@@ -205,6 +212,22 @@ class RunService:
                 run.state = {k: v for k, v in (run.state or {}).items() if k != "waiting"}
                 self.finish(session, run, recorder)
             return run.status
+
+    def pass_on_stop_requests(self) -> list[str]:
+        """Threads mode: stop requests recorded in the database (a Stop pressed on another server) for
+        runs in this server's threads are set on their stops here; each run stops at its next step.
+        The request is taken off the row as it is passed on. Returns the runs told to stop."""
+        mine = list(self._stops)
+        if not mine:
+            return []  # no run here: no query
+        with self.db.session() as session:
+            asked = list(session.scalars(select(Run.id).where(Run.id.in_(mine), Run.stop_requested.is_(True))))
+            if asked:
+                session.execute(update(Run).where(Run.id.in_(asked)).values(stop_requested=False))
+        for run_id in asked:
+            if (stop := self._stops.get(run_id)) is not None:
+                stop.set()
+        return asked
 
     def shutdown(self) -> None:
         for stop in self._stops.values():
@@ -364,7 +387,7 @@ class RunService:
         masker = PiiMasker.from_frames(  # pseudonyms, stable in the workspace (privacy.py)
             {d.name: {c["name"]: c["pii"] for c in d.info.get("columns", []) if c.get("pii")} for d in datasets},
             {d.name: catalog.get(d.name) for d in datasets},
-            self.settings.workspace_dir(workspace.id),
+            workspace_book(self.db.engine, self.settings, workspace.id),  # in the database: every node's
         )
         question = masker.mask(run.question or "")  # what the model, and the trace, read of the question
         recorder.emit("run_started", {"question": question, "language": run.language})
@@ -482,13 +505,16 @@ class RunService:
 
     def finish(self, session: Session, run: Run, recorder: RunRecorder) -> None:
         run.finished_at = utcnow()
+        # A stop request that came as it ended must not stop the run once it is continued. (An UPDATE: the
+        # row's flag may have been set by another server since this session read it.)
+        session.execute(update(Run).where(Run.id == run.id, Run.stop_requested.is_(True)).values(stop_requested=False))
         if run.status == "done":
             # the stored report (what a share link serves) and the trace keep the pseudonyms; the
             # owner's downloads show the real values (web/reports.py)
             # one read of the workspace's book for both
             stored = masked(
                 {"report": build_report(session, run), "answer": run.answer or ""},
-                self.settings.workspace_dir(run.workspace_id),
+                workspace_book(session, self.settings, run.workspace_id),
             )
             report = stored["report"]
             row = Report(workspace_id=run.workspace_id, run_id=run.id, content=report)

@@ -12,9 +12,11 @@ and can be continued: every worker looks for such runs when it starts and every 
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
 from datetime import timedelta
+from pathlib import Path
 
 from sqlalchemy import select, update
 
@@ -24,6 +26,20 @@ from app.db.session import open_database, rows_changed
 from app.runs import ModelFactory, RunService, default_model
 
 log = logging.getLogger(__name__)
+
+
+def alive_file(settings: Settings) -> Path:
+    """In the worker's data folder, named by the host: scaled workers (containers, each its own host
+    name) may share one cache volume, and each container's healthcheck must read its own worker's."""
+    return Path(settings.data_dir) / f"worker.{socket.gethostname()}.alive"
+
+
+def alive_age_s(settings: Settings) -> float | None:
+    """Seconds since this data folder's worker last found itself well; None when it never did."""
+    try:
+        return time.time() - alive_file(settings).stat().st_mtime
+    except OSError:
+        return None
 
 
 class Worker:
@@ -57,6 +73,7 @@ class Worker:
     def run_forever(self, once: bool = False) -> int:
         """Execute queued runs until stopped (`once`: until none is left). Returns how many ran."""
         self.recover_stale()
+        self.mark_alive()  # well from the start (the healthcheck need not wait for the first beat)
         started, beat = 0, threading.Thread(target=self._heartbeat, name="verity-worker-heartbeat", daemon=True)
         beat.start()
         try:
@@ -99,12 +116,30 @@ class Worker:
         while not self.stop.wait(self.settings.worker_heartbeat_s):
             try:
                 self.beat()
+                self.mark_alive()
                 if time.monotonic() - last_sweep >= self.settings.worker_stale_s / 2:
                     last_sweep = time.monotonic()
                     if recovered := self.recover_stale():
                         log.warning("worker %s: %d run(s) of a silent worker marked interrupted", self.name, recovered)
             except Exception:  # noqa: BLE001 - a database hiccup must not kill the runs
                 log.exception("worker %s: heartbeat failed", self.name)
+
+    def healthy(self) -> bool:
+        """Whether this worker takes runs (the job queue's worker: its consumers are running)."""
+        return not self.stop.is_set()
+
+    def mark_alive(self) -> None:
+        """Touch ALIVE_FILE when the database answers and the worker takes runs: the container's
+        healthcheck (`verity worker --alive`) reads its age. A worker stuck or cut off from the
+        database stops touching it and is reported unhealthy (then restarted by its orchestrator)."""
+        try:
+            with self.db.session() as session:
+                session.execute(select(1))
+        except Exception:  # noqa: BLE001 - the database is away: not alive, said by the file's age
+            log.warning("worker %s: the database does not answer", self.name)
+            return
+        if self.healthy():
+            alive_file(self.settings).touch()
 
     def beat(self) -> None:
         """Mark our runs alive, and pass on the stop requests the web recorded for them."""

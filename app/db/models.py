@@ -271,3 +271,43 @@ class Lease(Base):
     acquired_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
     detail: Mapped[str] = mapped_column(Text, default="")  # what it is about (an upload's file name)
+
+
+class StoreMarker(Base):
+    """Which object store this database was made with (app/storage/marker.py): one row, written with the
+    marker object at the first start; every later start of a node compares its store's marker with it,
+    so a node whose store is another one (a node's own folder where a shared one was meant, another
+    bucket) refuses to start instead of writing files no other node can read (issue 26 point 5)."""
+
+    __tablename__ = "store_marker"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)  # always 1: one store per database
+    store_id: Mapped[str] = mapped_column(String(64))  # the random id the marker object holds too
+    store_kind: Mapped[str] = mapped_column(String(20))  # "local" | "s3"
+    store_place: Mapped[str] = mapped_column(Text, default="")  # where it was (a folder, s3://bucket/prefix)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class PseudonymBookRow(Base):
+    """A workspace's pseudonym book (app/agent/policy/privacy.py; its entries are `Pseudonym` rows): the
+    key of its hashed pseudonyms, the personal kinds the workspace holds, and the row every writer of
+    the book locks first (app/db/pseudonyms.py), so runs on any node number new values one at a time."""
+
+    __tablename__ = "pseudonym_books"
+    workspace_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True
+    )
+    hash_key: Mapped[str] = mapped_column(String(64))
+    kinds: Mapped[list[Any]] = mapped_column(default=list)
+    version: Mapped[int] = mapped_column(Integer, default=0)  # raised by every write (taking the lock)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Pseudonym(Base):
+    """One entry of a workspace's pseudonym book: the pseudonym the model reads, the real value it stands for."""
+
+    __tablename__ = "pseudonyms"
+    workspace_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("pseudonym_books.workspace_id", ondelete="CASCADE"), primary_key=True
+    )
+    pseudonym: Mapped[str] = mapped_column(Text, primary_key=True)
+    real_value: Mapped[str] = mapped_column(Text)

@@ -5,7 +5,7 @@
 """
 
 from app.storage.backends import LocalStore, ObjectStore, S3Store, StoreUnavailable, check_key
-from app.storage.files import NodeFiles, files_holding, key_from_legacy_path, node_files, store_of
+from app.storage.files import NodeFiles, key_from_legacy_path, node_files, store_of
 
 __all__ = [
     "LocalStore",
@@ -14,7 +14,6 @@ __all__ = [
     "S3Store",
     "StoreUnavailable",
     "check_key",
-    "files_holding",
     "key_from_legacy_path",
     "node_files",
     "store_of",

@@ -69,6 +69,9 @@ class ObjectStore(Protocol):
     def holds_any(self, prefix: str) -> bool:
         """Whether any key is under `prefix` (a folder), asked cheaply (one short listing)."""
 
+    def modified(self, prefix: str) -> dict[str, float]:
+        """Every key under `prefix` (a folder) -> when it was last written (seconds since the epoch)."""
+
 
 def _umask() -> int:
     mask = os.umask(0)
@@ -150,6 +153,15 @@ class LocalStore:
         if not folder.is_dir():
             return []
         return sorted(p.relative_to(self.root).as_posix() for p in folder.rglob("*") if p.is_file())
+
+    def modified(self, prefix: str) -> dict[str, float]:
+        found = {}
+        for key in self.keys(prefix):
+            try:
+                found[key] = self.path(key).stat().st_mtime
+            except OSError:
+                continue  # removed meanwhile
+        return found
 
 
 class S3Store:
@@ -269,13 +281,17 @@ class S3Store:
                 raise self._unavailable(exc) from exc
 
     def _names(self, prefix: str) -> list[str]:
+        return list(self._listed(prefix))
+
+    def _listed(self, prefix: str) -> dict[str, float]:
+        """Object name -> when it was last written, for every object under `prefix` (a folder)."""
         from botocore.exceptions import ClientError
 
         start = self.name(prefix.rstrip("/")) + "/"
-        names: list[str] = []
+        names: dict[str, float] = {}
         try:
             for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=start):
-                names += [item["Key"] for item in page.get("Contents", [])]
+                names.update({item["Key"]: item["LastModified"].timestamp() for item in page.get("Contents", [])})
         except ClientError as exc:
             raise self._unavailable(exc) from exc
         except Exception as exc:
@@ -297,6 +313,10 @@ class S3Store:
     def keys(self, prefix: str) -> list[str]:
         cut = len(self.prefix) + 1 if self.prefix else 0
         return sorted(name[cut:] for name in self._names(prefix))
+
+    def modified(self, prefix: str) -> dict[str, float]:
+        cut = len(self.prefix) + 1 if self.prefix else 0
+        return {name[cut:]: written for name, written in self._listed(prefix).items()}
 
     def delete_prefix(self, prefix: str) -> int:
         from botocore.exceptions import ClientError

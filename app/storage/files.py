@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 # relative to its working directory): every kept file is under `<data_dir>/workspaces/<id>/`.
 _LEGACY = re.compile(r"(?:^|/)(workspaces/[\w-]{1,32}/.+)$")
 EVICT_GRACE_S = 60.0  # a cached file used this recently is never evicted
+PRUNE_GRACE_S = 24 * 3600.0  # files of an unknown workspace younger than this stay (its row may be uncommitted)
 CACHED_ROOT = "workspaces"  # the cache evicts only under here (never the database, logs or locks)
 
 
@@ -51,7 +52,6 @@ class NodeFiles:
         self.store = store
         self.limit_bytes = int(settings.cache_max_mb * 1024 * 1024)
         self._evicting = threading.Lock()
-        self._refreshed: dict[str, float] = {}  # key -> when `refresh` last fetched it (monotonic)
         self._added = 0  # bytes fetched or written since the cache was last measured
         self._measured = False
 
@@ -100,21 +100,6 @@ class NodeFiles:
                     self.store.get_file(key, self.path_of(key))
         return folder
 
-    def refresh(self, key: str, max_age_s: float = 2.0) -> Path | None:
-        """A file that changes in place (the workspace's pseudonym book): the store's newest copy in this
-        node's cache (fetched again when the last fetch is older than `max_age_s`); None when neither the
-        store nor the cache holds it. With the local backend: the file itself."""
-        path = self.path_of(key)
-        if not self.store.remote or Path(key).is_absolute():
-            return path if path.is_file() else None
-        now = time.monotonic()
-        if path.is_file() and now - self._refreshed.get(key, -1e9) < max_age_s:
-            return path
-        if self.store.get_file(key, path) or path.is_file():
-            self._refreshed[key] = now
-            return path
-        return None
-
     # --- writing --------------------------------------------------------------------------
     def saved(self, path: Path | str) -> str:
         """Hand a file just written in the cache to the store; its key."""
@@ -153,6 +138,30 @@ class NodeFiles:
 
         self.store.delete_prefix(prefix)
         shutil.rmtree(self.path_of(prefix.rstrip("/")), ignore_errors=True)
+
+    def prune_deleted_workspaces(
+        self, live: set[str], grace_s: float = PRUNE_GRACE_S, dry_run: bool = False
+    ) -> dict[str, int]:
+        """Delete from the store (and this node's cache) the files of workspaces the database no longer
+        holds (`live`: the ids it does): left behind when a deletion's store step failed, or by a node
+        that died while deleting. A workspace any of whose files was written in the last `grace_s`
+        seconds is kept: its row may not be committed yet (a workspace made and filled in one
+        transaction). Returns workspace id -> how many files went (or would go, with `dry_run`)."""
+        now, pruned = time.time(), {}
+        by_workspace: dict[str, list[float]] = {}
+        for key, when in self.store.modified(CACHED_ROOT).items():
+            parts = key.split("/")
+            if len(parts) > 2:
+                by_workspace.setdefault(parts[1], []).append(when)
+        for workspace_id, writes in sorted(by_workspace.items()):
+            if workspace_id in live or now - max(writes) < grace_s:
+                continue
+            pruned[workspace_id] = len(writes)
+            if not dry_run:
+                self.remove_folder(f"{CACHED_ROOT}/{workspace_id}")
+        if pruned and not dry_run:
+            log.info("store: removed the files of %d deleted workspaces", len(pruned))
+        return pruned
 
     # --- the bounded cache ----------------------------------------------------------------
     def _maybe_evict(self, keep: Path | None = None) -> None:
@@ -257,15 +266,6 @@ def store_of(settings: Settings) -> ObjectStore:
         secret_access_key=settings.storage_secret_access_key,
         addressing_style=settings.storage_addressing_style,
     )
-
-
-def files_holding(path: Path) -> NodeFiles | None:
-    """The node files (made by `node_files`) whose data folder holds `path`: for code that is handed a
-    path inside a workspace rather than the settings (the pseudonym book). None when none does."""
-    absolute = Path(path).resolve()
-    with _nodes_lock:
-        holders = [f for f in _nodes.values() if absolute.is_relative_to(f.root.resolve())]
-    return max(holders, key=lambda f: len(str(f.root.resolve())), default=None)
 
 
 def node_files(settings: Settings) -> NodeFiles:

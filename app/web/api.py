@@ -26,6 +26,7 @@ from sqlalchemy import select
 
 from app.agent import answer_question, evidence_dict, resume_after_answer, unmasked
 from app.db.models import Dataset, Event, Evidence, Question, Run
+from app.db.pseudonyms import workspace_book
 from app.db.session import Database
 from app.ingest.errors import IngestError
 from app.runs import FINAL_STATUSES, TooManyRuns
@@ -146,7 +147,7 @@ def api_run(run: RunDep, session: DbSessionDep, settings: SettingsDep) -> dict[s
             "question": question_dict(question) if question else None,
             "evidence": [evidence_dict(e) for e in evidence],
         },
-        settings.workspace_dir(run.workspace_id),
+        workspace_book(session, settings, run.workspace_id),
     )
     return {
         "id": run.id,

@@ -20,6 +20,7 @@ from app.agent import masked, unmasked
 from app.config import Settings
 from app.db.models import Report, Run
 from app.db.nodes import held_elsewhere
+from app.db.pseudonyms import workspace_book
 from app.db.session import Database
 from app.reports.reproduce import Limits, Outcome, check_analysis_script, host_verdict
 from app.reports.script import dataset_sources, report_numbers, to_analysis_script
@@ -116,7 +117,7 @@ def write_script(session: Session, settings: Settings, report: Report) -> tuple[
     # the uploads in this node's cache (fetched from the store when another node kept them), resolved:
     # it runs in `folder`
     datasets = local_sources(settings, dataset_sources(active_datasets(session, report.workspace_id)))
-    content = unmasked(report.content or {}, settings.workspace_dir(report.workspace_id))  # runs on real values
+    content = unmasked(report.content or {}, workspace_book(session, settings, report.workspace_id))  # real values
     script.write_text(to_analysis_script(content, datasets), encoding="utf-8")
     return script, [Path(source["original_path"]) for source in datasets if source["original_path"]]
 
@@ -163,9 +164,8 @@ def record(db, settings: Settings, run_id: str, report_id: str, outcome: Outcome
         if report is not None and outcome.summary is not None:
             # the verdict is the host's: the summary's counts must describe this report's evidence numbers
             verdict = host_verdict(outcome.summary, len(report_numbers(report.content or {})))
-            summary = masked(
-                verdict, settings.workspace_dir(report.workspace_id)
-            )  # the stored report keeps the pseudonyms
+            # the stored report keeps the pseudonyms
+            summary = masked(verdict, workspace_book(session, settings, report.workspace_id))
             stale = [binary_file_path(report, settings, fmt) for fmt in BINARY_FORMATS]
             report.content = {**(report.content or {}), "reproduction": summary}
             files = node_files(settings)

@@ -15,11 +15,12 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, RedirectResponse, Response
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, object_session
 
 from app.agent import unmasked
 from app.config import Settings
 from app.db.models import Dataset, Report, Run, Workspace
+from app.db.pseudonyms import workspace_book
 from app.reports import render
 from app.storage import node_files
 from app.web.deps import ApiError, CommittingRoute, DbSessionDep, RunDep, SettingsDep, WorkspaceDep
@@ -111,7 +112,10 @@ def text_response(text: str, fmt: str, filename: str) -> Response:
 def owners_copy(content: dict[str, Any], report: Report, settings: Settings) -> dict[str, Any]:
     """The report as its owner reads it: the pseudonyms of personal data (kept in the stored report,
     which share links serve) replaced by the real values again (privacy.py)."""
-    return unmasked(content, settings.workspace_dir(report.workspace_id))
+    session = object_session(report)  # the request's, which read the report
+    if session is None:
+        raise LookupError(f"report {report.id} was not read through a database session")
+    return unmasked(content, workspace_book(session, settings, report.workspace_id))
 
 
 def owners_content(report: Report, settings: Settings) -> dict[str, Any]:

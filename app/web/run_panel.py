@@ -16,6 +16,7 @@ from app.agent import evidence_dict, task_dict, unmasked
 from app.analyst import as_people_write, shared_grain, sheet_words_of
 from app.config import Settings
 from app.db.models import Event, Evidence, Question, Report, Run, Task, ToolCall
+from app.db.pseudonyms import workspace_book
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool, reading_entry
 from app.reports.report_parts import metric_name_shown, reproduction_summary
 from app.reports.safe_markdown import render_markdown
@@ -40,7 +41,9 @@ def run_context(session: Session, run: Run, lang: str, settings: Settings | None
             shown["question"] = {
                 name: getattr(question, name) for name in ("id", "kind", "question", "options", "reason")
             }
-        context.update(unmasked(shown, settings.workspace_dir(run.workspace_id)))  # the book read once a render
+        context.update(
+            unmasked(shown, workspace_book(session, settings, run.workspace_id))
+        )  # the book read once a render
     # the answer card's table, chart and "how sure", from the evidence its headline states (real values)
     context["result"] = (
         answer_result(

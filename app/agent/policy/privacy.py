@@ -4,7 +4,7 @@ and everything they return is masked before it enters the conversation.
 Masking can be undone for the user: each personal value becomes a stable pseudonym (`姓名_017`
 for the 17th name of the column 姓名, `email_3fa2b1` for an e-mail address found anywhere), so the
 model can still tell people apart, rank them and call tools about one of them. The pseudonyms are
-kept in the workspace's pseudonym book (`pseudonyms.json` beside its data, never sent anywhere):
+kept in the workspace's pseudonym book (in the database, app/db/pseudonyms.py; never sent anywhere):
 the same value gets the same pseudonym in every run of the workspace, a tool call that names a
 pseudonym runs on the real value (`unmask`), and the answer and the reports the owner reads show
 the real values again. Traces, stored reports (which share links serve) and model requests keep
@@ -29,12 +29,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
 from app.ingest.pii import id_card_valid
-from app.storage import StoreUnavailable, files_holding
 
 log = logging.getLogger(__name__)
 
@@ -139,8 +138,9 @@ def compile_literals(values: list[str]) -> re.Pattern[str]:
 
 @contextmanager
 def book_lock(path: Path | None) -> Iterator[None]:
-    """Hold the workspace book's lock (a lock file beside it): two runs that number new values at
-    once would give two values the same pseudonym, and unmasking would show one the other's name."""
+    """Hold a book file's lock (a lock file beside it): two runs that number new values at once would
+    give two values the same pseudonym, and unmasking would show one the other's name. One machine's
+    lock: the app keeps its books in the database (app/db/pseudonyms.py), whose lock every node shares."""
     if path is None:
         yield
         return
@@ -154,29 +154,56 @@ def book_lock(path: Path | None) -> Iterator[None]:
 
 
 def book_path(workspace_dir: Path) -> Path:
-    """Where a workspace keeps its pseudonym book."""
+    """Where a workspace kept its pseudonym book before the database kept it (a book file)."""
     return workspace_dir / BOOK_FILE
 
 
-# With an object store (app/storage) several nodes share a workspace's book: each reads the store's
-# newest copy and hands back what it wrote, merged with that copy. The lock above is one machine's: two
-# nodes giving pseudonyms to new values at the same moment may still each write a book without the
-# other's (issue 26: the book belongs in the database).
-def _fresh_book(path: Path | None, max_age_s: float = 2.0) -> None:
-    files = files_holding(path) if path is not None else None
-    if files is not None and files.store.remote and path is not None:
+SavedBook = dict[str, Any]  # {"key": str, "kinds": [str], "values": {pseudonym: real value}}
+
+
+class BookShelf(Protocol):
+    """Where a workspace's pseudonym book is kept: the database (app/db/pseudonyms.py, shared by every
+    node), or a file (`FileShelf`)."""
+
+    def read(self) -> SavedBook | None:
+        """The saved book; None when there is none yet."""
+
+    def update(self, change: Callable[[SavedBook | None], SavedBook]) -> SavedBook:
+        """Under the book's lock (one writer at a time, across processes and nodes): `change` is given the
+        newest saved book and returns the book to save; what was saved is returned. `change` may be called
+        more than once (when another writer made the book first): it must build its result from its argument."""
+
+
+@dataclass
+class FileShelf:
+    """A book in a file (`pseudonyms.json`), written atomically under one machine's file lock."""
+
+    path: Path
+
+    def read(self) -> SavedBook | None:
         try:
-            files.refresh(files.key_of(path), max_age_s)
-        except StoreUnavailable:
-            if max_age_s <= 0:  # merging before a save: a book without the other nodes' values must not be written
-                raise
-            log.warning("the object store did not answer; the pseudonym book of %s is read from this node", path)
+            saved = json.loads(self.path.read_text(encoding="utf-8"))
+            return {"key": str(saved["key"]), "kinds": list(saved.get("kinds") or []), "values": dict(saved["values"])}
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def update(self, change: Callable[[SavedBook | None], SavedBook]) -> SavedBook:
+        with book_lock(self.path):
+            body = change(self.read())
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            partial = self.path.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
+            os.replace(partial, self.path)
+            return body
 
 
-def _share_book(path: Path) -> None:
-    files = files_holding(path)
-    if files is not None and files.store.remote:
-        files.saved(path)
+BookPlace = BookShelf | Path  # a shelf; or a book file (`.json`) or the folder holding `pseudonyms.json`
+
+
+def shelf_of(place: BookPlace | None) -> BookShelf | None:
+    if isinstance(place, Path):
+        return FileShelf(place if place.suffix == ".json" else book_path(place))
+    return place
 
 
 def pseudonym_prefix(column: str, kind: str) -> str:
@@ -186,9 +213,9 @@ def pseudonym_prefix(column: str, kind: str) -> str:
 
 @dataclass
 class PseudonymBook:
-    """Real value <-> pseudonym, for one workspace; saved beside its data when `path` is set."""
+    """Real value <-> pseudonym, for one workspace; kept on its shelf when `shelf` is set."""
 
-    path: Path | None = None
+    shelf: BookShelf | None = None
     key: str = field(default_factory=lambda: secrets.token_hex(16))
     real_of: dict[str, str] = field(default_factory=dict)  # pseudonym -> real value
     kinds: set[str] = field(default_factory=set)  # the personal kinds the workspace holds
@@ -208,40 +235,47 @@ class PseudonymBook:
             self.numbers[prefix] = max(self.numbers.get(prefix, 0), int(number))
 
     @classmethod
-    def load(cls, path: Path | None) -> PseudonymBook:
-        """The saved book (a fresh one, with a new key, when there is none or it is unreadable)."""
-        _fresh_book(path)
-        if path is None or not path.is_file():
-            return cls(path)
-        try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-            return cls(path, str(saved["key"]), dict(saved.get("values") or {}), set(saved.get("kinds") or []))
-        except (OSError, ValueError, KeyError, TypeError):
-            return cls(path)
+    def from_saved(cls, shelf: BookShelf | None, saved: SavedBook | None) -> PseudonymBook:
+        """The book `saved` holds (a fresh one, with a new key, for None)."""
+        if not saved:
+            return cls(shelf)
+        return cls(shelf, str(saved["key"]), dict(saved.get("values") or {}), set(saved.get("kinds") or []))
+
+    @classmethod
+    def load(cls, place: BookPlace | None) -> PseudonymBook:
+        """The saved book (a fresh one, with a new key, when there is none)."""
+        shelf = shelf_of(place)
+        return cls.from_saved(shelf, shelf.read() if shelf is not None else None)
+
+    def body(self) -> SavedBook:
+        return {"key": self.key, "kinds": sorted(self.kinds), "values": dict(self.real_of)}
 
     def save(self) -> None:
-        """Write the book when it changed (atomically: a reader never sees half a file), merged with
-        what other runs of the workspace saved meanwhile, one writer at a time."""
-        with book_lock(self.path):
-            self.write_merged()
-
-    def write_merged(self) -> None:
-        """`save` for a caller that holds the book's lock."""
-        if self.path is None or not self.changed:
+        """Keep what this book added, merged with what other runs of the workspace (on any node) saved
+        meanwhile, one writer at a time; this book then holds their values too."""
+        if self.shelf is None or not self.changed:
             return
-        _fresh_book(self.path, max_age_s=0.0)  # merged with the newest copy any node wrote
-        saved = PseudonymBook.load(self.path)  # another run of the workspace may have added some meanwhile
-        for pseudonym, real in saved.real_of.items():
-            if pseudonym not in self.real_of and real not in self.pseudonym_of:
-                self._note(real, pseudonym)
-        self.kinds |= saved.kinds
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_suffix(f".{os.getpid()}.tmp")
-        body = {"key": self.key, "kinds": sorted(self.kinds), "values": self.real_of}
-        partial.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
-        os.replace(partial, self.path)
-        _share_book(self.path)
+        saved = self.shelf.update(self._merged_into)
+        self._adopt(saved)
         self.changed = False
+
+    def _merged_into(self, saved: SavedBook | None) -> SavedBook:
+        """The saved book with this book's own additions (a saved pseudonym keeps its value: it may
+        already stand in text another run wrote)."""
+        merged = PseudonymBook.from_saved(None, saved or self.body())
+        for pseudonym, real in self.real_of.items():
+            if pseudonym not in merged.real_of and real not in merged.pseudonym_of:
+                merged._note(real, pseudonym)
+        merged.kinds |= self.kinds
+        return merged.body()
+
+    def _adopt(self, saved: SavedBook) -> None:
+        """Hold `saved` (the newest book, which includes this one's additions)."""
+        self.key = str(saved["key"])
+        self.kinds |= set(saved.get("kinds") or [])
+        for pseudonym, real in dict(saved.get("values") or {}).items():
+            if self.real_of.get(pseudonym) != real:
+                self._note(real, pseudonym)
 
     def numbered(self, value: str, prefix: str) -> str:
         """The value's pseudonym, numbered in the order values are first seen under `prefix`."""
@@ -285,19 +319,29 @@ class PiiMasker:
         cls,
         pii_columns: dict[str, dict[str, str]],
         frames: dict[str, pd.DataFrame],
-        book: PseudonymBook | Path | None = None,
+        book: PseudonymBook | BookPlace | None = None,
     ) -> PiiMasker:
         """`pii_columns`: dataset name -> {column: kind}, as ingestion detected them. Every value of
         those columns gets its pseudonym now (in the book, which is saved). `book` may be the
-        workspace's folder, whose book is loaded."""
-        path = book_path(book) if isinstance(book, Path) else book.path if book is not None else None
-        with book_lock(path):  # numbers are given under the lock: two runs never give one number twice
-            if isinstance(book, Path):
-                book = PseudonymBook.load(path)
-            book = book if book is not None else PseudonymBook()
-            cls._number_values(book, pii_columns, frames)
-            book.write_merged()
-        return cls(book)._compiled()
+        workspace's shelf (or folder), whose book is read."""
+        shelf = book.shelf if isinstance(book, PseudonymBook) else shelf_of(book)
+        if shelf is None:  # a book of this masker alone
+            alone = book if isinstance(book, PseudonymBook) else PseudonymBook()
+            cls._number_values(alone, pii_columns, frames)
+            return cls(alone)._compiled()
+        numbered: list[PseudonymBook] = []
+
+        def number(saved: SavedBook | None) -> SavedBook:
+            # numbers are given under the book's lock, from the newest saved book: two runs (on any
+            # nodes) never give one number twice
+            fresh = PseudonymBook.from_saved(shelf, saved)
+            cls._number_values(fresh, pii_columns, frames)
+            numbered[:] = [fresh]
+            return fresh.body()
+
+        shelf.update(number)
+        numbered[0].changed = False
+        return cls(numbered[0])._compiled()
 
     @staticmethod
     def _number_values(
@@ -321,10 +365,10 @@ class PiiMasker:
                         book.hashed(value, kind) if kind in HASHED_KINDS else book.numbered(value, prefix)
 
     @classmethod
-    def from_book(cls, path: Path | None) -> PiiMasker:
+    def from_book(cls, place: BookPlace | None) -> PiiMasker:
         """The workspace's masker from its saved book alone (no data read): for what is written
         after a run (the trace's answer, the stored report) and for the owner's downloads."""
-        return cls(PseudonymBook.load(path))._compiled()
+        return cls(PseudonymBook.load(place))._compiled()
 
     def _compiled(self) -> PiiMasker:
         """Compile the net that finds the book's pseudonyms (the exact net waits for the first mask:
@@ -411,15 +455,17 @@ def map_strings(value: Any, change: Callable[[str], str]) -> Any:
     return value
 
 
-def masked(value: Any, workspace_dir: Path) -> Any:
+def masked(value: Any, place: BookPlace) -> Any:
     """`value` (JSON-like) with the workspace's real values replaced by their pseudonyms: what is
-    stored, traced and shared."""
-    return map_strings(value, PiiMasker.from_book(book_path(workspace_dir)).mask)
+    stored, traced and shared. `place`: the workspace's book (app/db/pseudonyms.py `workspace_book`)."""
+    return map_strings(value, PiiMasker.from_book(place).mask)
 
 
-def unmasked(value: Any, workspace_dir: Path) -> Any:
+def unmasked(value: Any, place: BookPlace) -> Any:
     """`value` (JSON-like) with the workspace's pseudonyms replaced by the real values: what its
     owner reads (the answer, the run panel, downloads) and what re-run code computes on."""
-    book = book_path(workspace_dir)
-    _fresh_book(book)
-    return map_strings(value, PiiMasker.from_book(book).unmask) if book.is_file() else value
+    shelf = shelf_of(place)
+    saved = shelf.read() if shelf is not None else None
+    if not saved or not saved.get("values"):
+        return value
+    return map_strings(value, PiiMasker(PseudonymBook.from_saved(shelf, saved))._compiled().unmask)

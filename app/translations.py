@@ -307,6 +307,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "by itself; a question asked before it is done waits for it.",
         "zh": "这是前几行。仍在读取文件的其余部分…… 读取完成后会自动更新；在此之前提出的问题会等它读完再回答。",
     },
+    "dataset_reading": {
+        "en": "Reading the file… This updates by itself; a question asked before it is done waits for it.",
+        "zh": "正在读取文件…… 读取完成后会自动更新；在此之前提出的问题会等它读完再回答。",
+    },
+    "read_progress": {"en": "{rows} rows read, {percent}% done.", "zh": "已读取 {rows} 行，完成 {percent}%。"},
     "dataset_failed": {"en": "Reading the whole file failed.", "zh": "读取整个文件失败。"},
     "dataset_dismiss": {"en": "Remove from the list", "zh": "从列表中移除"},
     "delete_ws": {"en": "Delete this workspace…", "zh": "删除此工作区…"},

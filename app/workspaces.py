@@ -268,9 +268,14 @@ def finish_loading(
     files = node_files(settings)
     table: LoadedTable | None = None
     working, error = files.path_of(original_key).parent / "working_v1.parquet", None
+
+    def record(progress: dict) -> None:
+        note_progress(db, dataset_id, progress)
+
     try:
         original = original_file(files, original_key)  # fetched when another node took the upload
-        table = load_table_bounded(original, sheet=sheet, settings=settings)
+        table = load_table_bounded(original, sheet=sheet, settings=settings, on_progress=record)
+        record({"stage": "saving", "rows": int(table.info["rows"]), "percent": 97})
         save_working_copy(table.frame, working)
         files.saved(working)
     except IngestError as exc:
@@ -291,10 +296,21 @@ def finish_loading(
             dataset.format = table.info.get("format", dataset.format)
             dataset.working_path = files.key_of(working)
         else:
-            info = {k: v for k, v in (dataset.info or {}).items() if k != "loader"}
+            info = {k: v for k, v in (dataset.info or {}).items() if k not in ("loader", "progress")}
             dataset.info = {**info, "status": FAILED, "error": error}
             files.remove(files.key_of(working))
         return dataset_status(dataset)
+
+
+def note_progress(db: Database, dataset_id: str, progress: dict) -> None:
+    """A loading dataset records how far its read has got (`info["progress"]`: stage, rows read,
+    percent), which its card and the API show while it loads."""
+    with db.session() as session:
+        dataset = session.get(Dataset, dataset_id)
+        if dataset is not None and dataset_status(dataset) == LOADING:
+            shown = {k: progress[k] for k in ("stage", "rows", "percent") if k in progress}
+            dataset.info = {**(dataset.info or {}), "progress": shown}  # a new dict: the JSON column sees it
+            session.commit()
 
 
 def original_file(files: NodeFiles, key: str) -> Path:

@@ -1,0 +1,99 @@
+"""How far a background read has got: rows read and a percentage, for the upload's page.
+
+The read runs in a forked child (app.ingest.bounded), so the reader cannot call back into the web
+server: it writes `progress.json` in its job folder (a small file replaced whole, never half
+written), and the thread that waits for the child reads it from time to time (`watch`) and hands
+it on (app.workspaces.finish_loading records it in the dataset's info). A read with no job folder
+(the CLI, a preview) reports nowhere: `report` then costs a global lookup.
+
+The stages of `pipeline.load_table` are not equally long; the percentages below are their share
+of a big CSV or workbook's read as measured (bench/scale.py): parsing the rows is about half of it,
+converting the types most of the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+FILE = "progress.json"
+MIN_INTERVAL_S = 0.2  # at most this often to disk: a column's conversion can take milliseconds
+POLL_S = 0.5  # how often the waiting thread looks
+
+# Percent done when each stage of `load_table` starts (`types` goes up column by column to `checks`).
+STAGES = {"opening": 0, "rows": 5, "columns": 50, "types": 55, "checks": 90, "saving": 97}
+
+_target: Path | None = None
+_last_write = 0.0
+
+
+def report_to(job: Path | None) -> None:
+    """In the reading child: where `report` writes (None: nowhere)."""
+    global _target, _last_write
+    _target, _last_write = (job / FILE if job is not None else None), 0.0
+
+
+def report(stage: str, rows: int, fraction: float = 0.0, force: bool = False) -> None:
+    """The read is at `stage` (a key of STAGES) with `rows` rows read so far; `fraction` of the stage
+    done. Written at most every MIN_INTERVAL_S unless `force` (a stage's start)."""
+    global _last_write
+    target = _target
+    if target is None:
+        return
+    now = time.monotonic()
+    if not force and now - _last_write < MIN_INTERVAL_S:
+        return
+    _last_write = now
+    order = list(STAGES)
+    start = STAGES[stage]
+    end = STAGES[order[order.index(stage) + 1]] if stage != order[-1] else 100
+    percent = int(start + (end - start) * min(max(fraction, 0.0), 1.0))
+    partial = target.with_suffix(".part")
+    try:
+        partial.write_text(json.dumps({"stage": stage, "rows": int(rows), "percent": percent}))
+        os.replace(partial, target)
+    except OSError:  # the job folder is gone (the parent gave up): nothing to tell
+        pass
+
+
+def read(job: Path) -> dict[str, Any] | None:
+    """The last progress a child wrote in `job`, or None."""
+    try:
+        found = json.loads((job / FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+@contextmanager
+def watch(job: Path, on_progress: Callable[[dict[str, Any]], None] | None) -> Iterator[None]:
+    """While the block runs (the child reads), hand each new progress in `job` to `on_progress`."""
+    if on_progress is None:
+        yield
+        return
+    done = threading.Event()
+
+    def look() -> None:
+        seen = None
+        while not done.wait(POLL_S):
+            now = read(job)
+            if now is not None and now != seen:
+                seen = now
+                try:
+                    on_progress(now)
+                except Exception:  # noqa: BLE001 - progress is a nicety; the read goes on
+                    pass
+
+    watcher = threading.Thread(target=look, name="verity-read-progress", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()

@@ -958,6 +958,10 @@ CATALOG: dict[str, dict[str, str]] = {
         "en": "The report's numbers, re-computed (✓ same at the precision the report gives, ✗ different)",
         "zh": "报告中的数字，重新计算（✓ 按报告给出的精度一致，✗ 不一致）",
     },
+    "script.profile_reused": {
+        "en": "not re-run: no number of the report rests on it; the run profiled this version of the data",
+        "zh": "未重新运行：报告中没有数字依据它；运行时已为这一版数据做过概览",
+    },
     "script.an_input": {"en": "an input of the call, not computed", "zh": "是调用的输入，不是计算结果"},
     "script.not_recomputed": {"en": "not computed by a re-run call", "zh": "没有重新运行的调用计算这个数"},
     "script.report": {"en": "report", "zh": "报告"},

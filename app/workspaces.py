@@ -290,6 +290,11 @@ def finish_loading(
         if dataset is None or not still_ours():  # not ours (another node took the read over): its result stands
             return None
         if table is not None and error is None:  # read and saved
+            if not (dataset.info or {}).get("sheets"):  # stored before its sheets were known: named as a read upload is
+                sheets = table.info.get("sheets") or []
+                taken = {d.name for d in listed_datasets(session, dataset.workspace_id) if d.id != dataset.id}
+                sheet_name = table.info.get("selected_sheet") if len(sheets) > 1 else None
+                dataset.name = dataset_name(dataset.file_name, taken, sheet_name)
             dataset.info = {**table.info, "status": READY}  # a new dict: the JSON column sees the change
             dataset.rows = int(table.info["rows"])
             dataset.sheet = table.info.get("selected_sheet")

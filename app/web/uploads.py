@@ -152,7 +152,8 @@ def answer_when_read(app: FastAPI, session: Session, dataset: Dataset, queued: F
     if dataset_status(dataset) == FAILED and (error := (dataset.info or {}).get("error")):
         remove_upload(session, settings, dataset)
         session.commit()
-        raise IngestError(**{k: error.get(k) or "" for k in ("category", "message", "hint", "message_zh", "hint_zh")})
+        message_zh, hint_zh = error.get("message_zh") or "", error.get("hint_zh") or ""
+        raise IngestError(error["category"], error.get("message") or "", error.get("hint") or "", message_zh, hint_zh)
     return dataset
 
 

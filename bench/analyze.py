@@ -1,0 +1,155 @@
+"""`verity analyze` end to end at 10k and 1M rows: time, CPU, peak memory, and where the time goes.
+
+    python bench/analyze.py                             # 10k and 1M rows, 1 round each
+    python bench/analyze.py --base /work/main           # another checkout beside it, ratios vs that base
+    python bench/analyze.py --rows 10000 --rounds 3     # one size, median of 3
+    python bench/analyze.py --profile                   # also one cProfile run per size: the phases
+
+Issue 27 point 3: the analysis.py check reuses what the run already has (the working copy instead of
+reading the upload again, the run's data profile where no number rests on it), and each report file is
+written once. Targets: 1M rows <= 25 s, the fixed cost (the 10k-row run, where nearly all of the time
+does not depend on the rows) <= 5 s. Every run is a whole fresh process with a data dir of its own,
+the built-in analyst and the question "Does revenue differ by region?" (metric answered up front), on
+bench/scale.py's 20-column sales CSV; base and this checkout take turns within each round so that a
+busy machine slows both alike. CPU is the user + system seconds of the whole process tree (the read
+and the analysis.py check run in child processes): on a shared machine it is the steadier figure.
+The load average is printed before and after: read the figures with it.
+
+--profile: the main process under cProfile (children not included: the read's and the check's own
+work shows as the time waited for them), its cumulative time per phase.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+from scale import _WRAP, build_csv  # noqa: E402 - the same file and the same measuring wrapper
+
+QUESTION = "Does revenue differ by region?"
+ANSWER = "metric=Revenue"  # the sheet has Revenue and "Amount (text)": answered up front, no prompt
+TARGET_1M_S, TARGET_FIXED_S = 25.0, 5.0
+# Phases of a run, by the function whose cumulative time is the phase (main process).
+PHASES = [
+    ("read the upload (child)", "workspaces.py", "add_dataset"),
+    ("agent run", "runs.py", "execute"),
+    ("  of which tool calls", "registry.py", "run"),
+    ("  of which question reading", "intent.py", "classify_run"),
+    ("analysis.py check (sandbox)", "reproduce.py", "check_analysis_script"),
+    ("report files", "files.py", "write_report_files"),
+    ("  of which Word", "docx_report.py", "to_docx"),
+    ("  of which PDF", "pdf_report.py", "to_pdf"),
+]
+
+
+def command(path: Path, out: Path, profile: Path | None = None) -> list[str]:
+    run = ["-m", "cProfile", "-o", str(profile), "-m", "app.cli"] if profile else ["-m", "app.cli"]
+    return [sys.executable, *run, "analyze", str(path), "--question", QUESTION, "--answer", ANSWER, "--out", str(out)]
+
+
+def run_once(checkout: Path, path: Path, profile: Path | None = None) -> dict:
+    data_dir = Path(tempfile.mkdtemp(prefix="verity-analyze-bench-"))
+    out = data_dir / "report"
+    env = dict(os.environ, PYTHONPATH=str(checkout), VERITY_DATA_DIR=str(data_dir))
+    args = [*command(path, out, profile), "--no-input"]
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _WRAP, *args], capture_output=True, text=True, cwd=checkout, env=env
+        )
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+        result["checked"] = next((line for line in result["out"].splitlines() if line.startswith("analysis.py")), "")
+        return result
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def phases(profile: Path) -> list[tuple[str, float]]:
+    stats = pstats.Stats(str(profile)).stats  # type: ignore[attr-defined]
+    found = []
+    total = max(entry[3] for entry in stats.values())
+    for label, file, function in PHASES:
+        cumulative = sum(v[3] for (f, _line, name), v in stats.items() if f.endswith(file) and name == function)
+        found.append((label, cumulative))
+    found.append(("whole process", total))
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, action="append", help="row counts (default 10k and 1M)")
+    ap.add_argument("--rounds", type=int, default=1, help="runs per checkout and size (median shown)")
+    ap.add_argument("--base", type=Path, help="another checkout (e.g. main before the change): ratios vs it")
+    ap.add_argument("--profile", action="store_true", help="one cProfile run per checkout and size: the phases")
+    args = ap.parse_args(argv)
+    sizes = sorted(args.rows or [10_000, 1_000_000])
+    checkouts = {"verity": REPO} | ({"base": args.base.resolve()} if args.base else {})
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start")
+    header = f"{'rows':>10} {'checkout':<8} {'wall s':>7} {'cpu s':>7} {'peak MB':>8} {'vs base':>8}  check"
+    print(header)
+    print("-" * len(header))
+    results: dict[int, dict[str, dict]] = {}
+    for rows in sizes:
+        path = build_csv(rows)
+        runs: dict[str, list[dict]] = {name: [] for name in checkouts}
+        for _ in range(args.rounds):
+            for name, checkout in checkouts.items():
+                runs[name].append(run_once(checkout, path))
+        results[rows] = {}
+        for name, rs in runs.items():
+            results[rows][name] = {
+                "wall": statistics.median(r["wall"] for r in rs),
+                "cpu": statistics.median(r["cpu"] for r in rs),
+                "rss_mb": max(r["rss_mb"] for r in rs),
+                "ok": all(r["rc"] == 0 for r in rs),
+                "checked": rs[-1]["checked"],
+                "err": rs[-1]["err"].strip().splitlines()[-1:] if rs[-1]["rc"] else [],
+            }
+        base = results[rows].get("base")
+        for name, r in results[rows].items():
+            ratio = f"{r['wall'] / base['wall']:.2f}x" if base and name != "base" else "-"
+            status = r["checked"] or ("FAILED " + " ".join(r["err"]) if not r["ok"] else "")
+            print(
+                f"{rows:>10,} {name:<8} {r['wall']:>7.2f} {r['cpu']:>7.2f} {r['rss_mb']:>8.0f} {ratio:>8}  {status[:70]}"
+            )
+    print(f"load average {os.getloadavg()[0]:.1f} at the end\n")
+    if args.profile:
+        for rows in sizes:
+            for name, checkout in checkouts.items():
+                profile = Path(tempfile.mkdtemp(prefix="verity-analyze-prof-")) / "run.prof"
+                run_once(checkout, build_csv(rows), profile)
+                if not profile.exists():
+                    print(f"{rows:,} rows, {name}: no profile written")
+                    continue
+                print(f"{rows:,} rows, {name}: cumulative seconds under cProfile (load {os.getloadavg()[0]:.1f})")
+                for label, seconds in phases(profile):
+                    print(f"  {label:<30} {seconds:7.2f}")
+                shutil.rmtree(profile.parent, ignore_errors=True)
+        print()
+    mine = {rows: results[rows]["verity"] for rows in sizes}
+    if 1_000_000 in mine:
+        r = mine[1_000_000]
+        good = r["ok"] and r["wall"] <= TARGET_1M_S
+        print(f"{'PASS' if good else 'FAIL'}  1,000,000 rows: analyze {r['wall']:.2f} s (target <= {TARGET_1M_S:g} s)")
+    small = min(sizes)
+    if small <= 10_000:
+        r = mine[small]
+        good = r["ok"] and r["wall"] <= TARGET_FIXED_S
+        print(
+            f"{'PASS' if good else 'FAIL'}  fixed cost ({small:,} rows): analyze {r['wall']:.2f} s "
+            f"(target <= {TARGET_FIXED_S:g} s)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

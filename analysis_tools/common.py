@@ -3,6 +3,7 @@ plain-language wording of p-values (zh/en)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -29,7 +30,7 @@ _NUMBER_JUNK = re.compile(r"[,\s¥$€£%，]")
 # same kind. Text columns are the slow ones to classify (a million free-text comments: about a second),
 # and one run asks for the kinds of the same columns many times (the profile, numeric_columns of each
 # tool). Numpy-backed columns can be changed in place and are quick to classify: never cached.
-_KINDS: dict[tuple[int, str, str], tuple[weakref.ref, str]] = {}
+_KINDS: dict[tuple[int, str, str], tuple[weakref.ref[Any], str]] = {}
 _KINDS_LOCK = threading.Lock()
 _KINDS_MAX = 4096
 
@@ -46,7 +47,7 @@ def column_kind(series: pd.Series) -> str:
         return found[1]
     kind = _column_kind(series)
     try:
-        held = weakref.ref(values, lambda _gone, key=key: _forget_kind(key))
+        held = weakref.ref(values, functools.partial(_forget_kind, key))
     except TypeError:  # an array that cannot be referenced weakly: not cached
         return kind
     with _KINDS_LOCK:
@@ -56,7 +57,7 @@ def column_kind(series: pd.Series) -> str:
     return kind
 
 
-def _forget_kind(key: tuple[int, str, str]) -> None:
+def _forget_kind(key: tuple[int, str, str], _gone: object = None) -> None:
     with _KINDS_LOCK:
         _KINDS.pop(key, None)
 

@@ -52,15 +52,68 @@ PHASES = [
 ]
 
 
+# The wall time of each phase without a profiler (cProfile slows Python-heavy code several times, the
+# question reading most): `verity analyze` run in-process with the phases' functions wrapped by a
+# clock; the seconds go to the file named by VERITY_BENCH_PHASES. Names a checkout lacks are skipped.
+_TIMED = r"""
+import atexit, functools, importlib, json, os, sys, time
+start = time.perf_counter()
+spent = {}
+def timed(label, module, owner, name):
+    try:
+        holder = importlib.import_module(module)
+        holder = getattr(holder, owner) if owner else holder
+        real = getattr(holder, name)
+    except (ImportError, AttributeError):
+        return
+    @functools.wraps(real)
+    def clocked(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            spent[label] = spent.get(label, 0.0) + time.perf_counter() - t
+    setattr(holder, name, clocked)
+import app.cli, app.runs, app.reports.render, app.reports.files, app.reports.reproduce
+spent["imports (cli, runs, reports)"] = time.perf_counter() - start
+for label, module, owner, name in json.loads(os.environ["VERITY_BENCH_TIMED"]):
+    timed(label, module, owner, name)
+def save():
+    spent["whole process"] = time.perf_counter() - start
+    with open(os.environ["VERITY_BENCH_PHASES"], "w") as out:
+        json.dump(spent, out)
+atexit.register(save)
+sys.argv = ["verity", *sys.argv[1:]]
+sys.exit(app.cli.main())
+"""
+TIMED = [
+    ("read the upload (child)", "app.workspaces", None, "add_dataset"),
+    ("agent run", "app.runs", "RunService", "execute"),
+    ("  question reading", "app.runs", None, "classify_run"),
+    ("  tool calls", "analysis_tools.registry", "Registry", "run"),
+    ("analysis.py check (sandbox)", "app.reports.reproduce", None, "check_analysis_script"),
+    ("report files", "app.reports.render", None, "write_report_files"),
+    ("  Word", "app.reports.files", None, "to_docx"),
+    ("  PDF", "app.reports.files", None, "to_pdf"),
+]
+
+
 def command(path: Path, out: Path, profile: Path | None = None) -> list[str]:
-    run = ["-m", "cProfile", "-o", str(profile), "-m", "app.cli"] if profile else ["-m", "app.cli"]
+    run = ["-m", "cProfile", "-o", str(profile), "-m", "app.cli"] if profile else ["-c", _TIMED]
     return [sys.executable, *run, "analyze", str(path), "--question", QUESTION, "--answer", ANSWER, "--out", str(out)]
 
 
 def run_once(checkout: Path, path: Path, profile: Path | None = None) -> dict:
     data_dir = Path(tempfile.mkdtemp(prefix="verity-analyze-bench-"))
     out = data_dir / "report"
-    env = dict(os.environ, PYTHONPATH=str(checkout), VERITY_DATA_DIR=str(data_dir))
+    phases_file = data_dir / "phases.json"
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(checkout),
+        VERITY_DATA_DIR=str(data_dir),
+        VERITY_BENCH_PHASES=str(phases_file),
+        VERITY_BENCH_TIMED=json.dumps(TIMED),
+    )
     args = [*command(path, out, profile), "--no-input"]
     try:
         proc = subprocess.run(
@@ -68,6 +121,7 @@ def run_once(checkout: Path, path: Path, profile: Path | None = None) -> dict:
         )
         result = json.loads(proc.stdout.strip().splitlines()[-1])
         result["checked"] = next((line for line in result["out"].splitlines() if line.startswith("analysis.py")), "")
+        result["phases"] = json.loads(phases_file.read_text()) if phases_file.exists() else {}
         return result
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -113,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                 "ok": all(r["rc"] == 0 for r in rs),
                 "checked": rs[-1]["checked"],
                 "err": rs[-1]["err"].strip().splitlines()[-1:] if rs[-1]["rc"] else [],
+                "phases": {k: statistics.median(r["phases"].get(k, 0.0) for r in rs) for k in rs[-1]["phases"]},
             }
         base = results[rows].get("base")
         for name, r in results[rows].items():
@@ -122,6 +177,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"{rows:>10,} {name:<8} {r['wall']:>7.2f} {r['cpu']:>7.2f} {r['rss_mb']:>8.0f} {ratio:>8}  {status[:70]}"
             )
     print(f"load average {os.getloadavg()[0]:.1f} at the end\n")
+    labels = ["imports (cli, runs, reports)", *(t[0] for t in TIMED), "whole process"]
+    columns = [(rows, name) for rows in sizes for name in checkouts]
+    print("where the time goes (wall seconds of the main process, median; the read and the check wait on children)")
+    print(f"{'phase':<30}" + "".join(f"{f'{rows // 1000}k {name}':>14}" for rows, name in columns))
+    for label in labels:
+        cells = [results[rows][name]["phases"].get(label) for rows, name in columns]
+        print(f"{label:<30}" + "".join(f"{'-' if c is None else f'{c:.2f}':>14}" for c in cells))
+    print()
     if args.profile:
         for rows in sizes:
             for name, checkout in checkouts.items():

@@ -99,3 +99,32 @@ def test_column_kinds_are_remembered_per_arrow_array_and_redone_for_new_values()
     assert column_kind(frame["shop"]) == _column_kind(frame["shop"]) == "boolean"
     renamed = frame["shop"].rename("other name")  # the name is part of what decides (identifier names)
     assert column_kind(renamed) == _column_kind(renamed)
+
+
+def test_the_question_readings_example_vectors_are_kept_between_processes(tmp_path, monkeypatch):
+    """intent.py's example questions are embedded once per data dir (a new process reads them back):
+    the vectors read back are the ones embedded; another list of texts is embedded anew and replaces
+    the file."""
+    from app.agent.policy import kept_vectors as kept
+    from app.config import get_settings
+    from app.understanding import semantic
+
+    monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path / "data"))
+    get_settings.cache_clear()
+    texts = ["How did revenue change by month?", "不同地区的收入有差异吗？"]
+    first = kept.kept_vectors("examples", texts, query=True)
+    assert first.shape == (2, 384)
+
+    def no_model(*_args, **_kwargs):
+        raise AssertionError("embedded again instead of read back")
+
+    monkeypatch.setattr(semantic, "embed", no_model)
+    again = kept.kept_vectors("examples", texts, query=True)
+    assert again.dtype == first.dtype and (again == first).all()
+
+    monkeypatch.undo()
+    monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path / "data"))
+    other = kept.kept_vectors("examples", [*texts, "Which store sells the most?"], query=True)
+    assert other.shape == (3, 384) and (other[:2] - first).max() < 1e-5
+    assert len(list((tmp_path / "data" / "cache").glob("examples-*.npy"))) == 1  # the old list's file is gone
+    get_settings.cache_clear()

@@ -168,15 +168,7 @@ def analyze_command(args: argparse.Namespace) -> int:
     from app.reports.script import dataset_sources, report_numbers
     from app.runs import RunService
     from app.storage import node_files
-    from app.workspaces import (
-        active_datasets,
-        add_dataset,
-        cached_file,
-        create_workspace,
-        is_derived,
-        lineage_root,
-        local_sources,
-    )
+    from app.workspaces import active_datasets, add_dataset, create_workspace, first_working_copies, local_sources
 
     try:
         answers = parse_answers(args.answer)
@@ -220,10 +212,9 @@ def analyze_command(args: argparse.Namespace) -> int:
         report = run_report(session, run_id)
         active = active_datasets(session, run.workspace_id)
         datasets = local_sources(settings, dataset_sources(active))
-        # what the run's reader made of each upload (its first version): the check reads it instead
-        # of reading the upload again (the same table; a million-row CSV's read is most of the check)
-        firsts = {d.name: lineage_root(session, d) for d in active if not is_derived(session, d)}
-        working = {name: cached_file(settings, d.working_path) for name, d in firsts.items() if d.working_path}
+        # what the run's reader made of each upload: the check reads it instead of reading the upload
+        # again (the same table; a million-row CSV's read was most of the check)
+        working = first_working_copies(session, settings, active)
     files = node_files(settings)
     for figure in report.get("figures", []):  # keys in the store -> the files in this node's cache
         found = files.local(str(figure.get("path") or ""))
@@ -238,7 +229,7 @@ def analyze_command(args: argparse.Namespace) -> int:
         Limits(timeout_s=600.0),
         sandbox_mode=settings.sandbox_mode,
         data_files=[Path(d["original_path"]) for d in datasets if d.get("original_path")],
-        working_copies={name: path for name, path in working.items() if path.is_file()},
+        working_copies=working,
     )
     # the verdict is the host's: the counts must describe this report's evidence numbers
     reproduction = None if check.summary is None else host_verdict(check.summary, len(report_numbers(report)))

@@ -337,6 +337,16 @@ def working_files(settings: Settings, datasets: list[Dataset]) -> dict[str, Path
     return {d.name: cached_file(settings, d.working_path) for d in datasets if d.working_path}
 
 
+def first_working_copies(session: Session, settings: Settings, datasets: list[Dataset]) -> dict[str, Path]:
+    """Name -> the working copy of each upload's first version, in this node's cache (fetched as
+    needed): what the reader made of the uploaded file, the same table analysis.py gets by reading the
+    upload again, without reading it (Verity's own check passes them: `--working`). Tables an
+    analysis made are left out (analysis.py makes them again)."""
+    firsts = {d.name: lineage_root(session, d) for d in datasets if not is_derived(session, d)}
+    found = {name: cached_file(settings, d.working_path) for name, d in firsts.items() if d.working_path}
+    return {name: path for name, path in found.items() if path.is_file()}
+
+
 def local_sources(settings: Settings, sources: list[dict], fetch: bool = True) -> list[dict]:
     """`dataset_sources` entries whose original_path is the upload's file on this node (fetched from the
     store with `fetch`), resolved: what analysis.py opens when it runs here."""

@@ -25,7 +25,7 @@ from app.db.nodes import RECEIVING, Leases
 from app.db.session import Database
 from app.ingest.bounded import preview_table_bounded
 from app.ingest.errors import IngestError
-from app.ingest.parse_slots import on_wait
+from app.ingest.parse_slots import on_wait, slots
 from app.storage import node_files
 from app.web.background import background_pool
 from app.workspaces import (
@@ -188,10 +188,12 @@ def wants_streamed_preview(path: Path, settings: Settings) -> bool:
     return path.suffix.lower() in STREAMED_PREVIEW and path.stat().st_size > settings.background_ingest_mb * 1024 * 1024
 
 
-# --- the background read of big uploads ---------------------------------------------------------
+# --- the background read of uploads ---------------------------------------------------------
 def ingest_executor(app: FastAPI) -> ThreadPoolExecutor:
-    """One worker thread per app for full reads (one big workbook in memory at a time)."""
-    return background_pool(app, "ingest")
+    """The worker threads that read uploads: as many as reads may run at once (parse_slots, which
+    bound their memory together), so that small files are not queued behind one big read while a
+    slot is free; a read past the slots waits for one (and says so: `note_waiting`)."""
+    return background_pool(app, "ingest", workers=slots(app.state.settings))
 
 
 def load_lease(dataset_id: str) -> str:

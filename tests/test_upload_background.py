@@ -323,7 +323,13 @@ def test_browser_swaps_in_the_full_preview(tmp_path: Path, workbook: Path, gate:
 
     from app.main import create_app
 
-    settings = Settings(_env_file=None, data_dir=tmp_path / "runtime", llm_model="builtin", background_ingest_mb=0.001, upload_wait_s=0.0)
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path / "runtime",
+        llm_model="builtin",
+        background_ingest_mb=0.001,
+        upload_wait_s=0.0,
+    )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="warning", timeout_graceful_shutdown=5))

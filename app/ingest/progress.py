@@ -33,6 +33,7 @@ STAGES = {"opening": 0, "rows": 5, "columns": 50, "types": 55, "checks": 90, "sa
 
 _target: Path | None = None
 _last_write = 0.0
+_write_lock = threading.Lock()
 
 
 def report_to(job: Path | None) -> None:
@@ -48,20 +49,21 @@ def report(stage: str, rows: int, fraction: float = 0.0, force: bool = False) ->
     target = _target
     if target is None:
         return
-    now = time.monotonic()
-    if not force and now - _last_write < MIN_INTERVAL_S:
-        return
-    _last_write = now
     order = list(STAGES)
     start = STAGES[stage]
     end = STAGES[order[order.index(stage) + 1]] if stage != order[-1] else 100
     percent = int(start + (end - start) * min(max(fraction, 0.0), 1.0))
-    partial = target.with_suffix(".part")
-    try:
-        partial.write_text(json.dumps({"stage": stage, "rows": int(rows), "percent": percent}))
-        os.replace(partial, target)
-    except OSError:  # the job folder is gone (the parent gave up): nothing to tell
-        pass
+    with _write_lock:  # the type conversion reports from two threads
+        now = time.monotonic()
+        if not force and now - _last_write < MIN_INTERVAL_S:
+            return
+        _last_write = now
+        partial = target.with_suffix(".part")
+        try:
+            partial.write_text(json.dumps({"stage": stage, "rows": int(rows), "percent": percent}))
+            os.replace(partial, target)
+        except OSError:  # the job folder is gone (the parent gave up): nothing to tell
+            pass
 
 
 def read(job: Path) -> dict[str, Any] | None:

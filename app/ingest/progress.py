@@ -33,19 +33,20 @@ STAGES = {"opening": 0, "rows": 5, "columns": 50, "types": 55, "checks": 90, "sa
 
 _target: Path | None = None
 _last_write = 0.0
+_last_percent = 0
 _write_lock = threading.Lock()
 
 
 def report_to(job: Path | None) -> None:
     """In the reading child: where `report` writes (None: nowhere)."""
-    global _target, _last_write
-    _target, _last_write = (job / FILE if job is not None else None), 0.0
+    global _target, _last_write, _last_percent
+    _target, _last_write, _last_percent = (job / FILE if job is not None else None), 0.0, 0
 
 
 def report(stage: str, rows: int, fraction: float = 0.0, force: bool = False) -> None:
     """The read is at `stage` (a key of STAGES) with `rows` rows read so far; `fraction` of the stage
     done. Written at most every MIN_INTERVAL_S unless `force` (a stage's start)."""
-    global _last_write
+    global _last_write, _last_percent
     target = _target
     if target is None:
         return
@@ -55,9 +56,9 @@ def report(stage: str, rows: int, fraction: float = 0.0, force: bool = False) ->
     percent = int(start + (end - start) * min(max(fraction, 0.0), 1.0))
     with _write_lock:  # the type conversion reports from two threads
         now = time.monotonic()
-        if not force and now - _last_write < MIN_INTERVAL_S:
-            return
-        _last_write = now
+        if percent < _last_percent or (not force and now - _last_write < MIN_INTERVAL_S):
+            return  # never backwards: two threads may tell their columns out of order
+        _last_write, _last_percent = now, percent
         partial = target.with_suffix(".part")
         try:
             partial.write_text(json.dumps({"stage": stage, "rows": int(rows), "percent": percent}))

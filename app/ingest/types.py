@@ -114,10 +114,12 @@ def infer_and_convert(
     frame.drop(columns=frame.columns, inplace=True)
     del frame, source
 
+    finished = iter(range(1, len(names) + 1))  # columns done so far, in whatever order threads finish
+
     def convert(i: int) -> tuple[pd.Series, str, list[Step]]:
         converted = convert_column(names[i], columns.pop(i), date1904=date1904)
         if on_column is not None:
-            on_column((i + 1) / len(names))
+            on_column(next(finished) / len(names))
         return converted
 
     if parallel:

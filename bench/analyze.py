@@ -4,6 +4,7 @@
     python bench/analyze.py --base /work/main           # another checkout beside it, ratios vs that base
     python bench/analyze.py --rows 10000 --rounds 3     # one size, median of 3
     python bench/analyze.py --profile                   # also one cProfile run per size: the phases
+    python bench/analyze.py --upload                    # issue 27 point 2: the upload request's time
 
 Issue 27 point 3: the analysis.py check reuses what the run already has (the working copy instead of
 reading the upload again, the run's data profile where no number rests on it), and each report file is
@@ -138,13 +139,72 @@ def phases(profile: Path) -> list[tuple[str, float]]:
     return found
 
 
+def upload_timing(rows: int) -> dict:
+    """Issue 27 point 2 in this process: the CSV uploaded through the API (in-process client, the
+    default VERITY_UPLOAD_WAIT_S of 1 s): how long the request took (receiving the body included),
+    what it answered, the progress seen while polling, and how long until the dataset was ready."""
+    import time
+
+    os.environ.pop("VERITY_UPLOAD_WAIT_S", None)
+    sys.path.insert(0, str(REPO))
+    from fastapi.testclient import TestClient
+
+    from app.config import Settings
+    from app.main import create_app
+
+    path = build_csv(rows)
+    folder = Path(tempfile.mkdtemp(prefix="verity-upload-bench-"))
+    try:
+        settings = Settings(_env_file=None, data_dir=folder, llm_model="builtin", max_upload_mb=1024)
+        with TestClient(create_app(settings)) as client:
+            ws = client.post("/api/workspaces", json={"name": "bench"}).json()["id"]
+            start = time.perf_counter()
+            with path.open("rb") as handle:
+                answer = client.post(f"/api/workspaces/{ws}/files", files={"file": (path.name, handle)})
+            request_s = time.perf_counter() - start
+            dataset = answer.json()["dataset"]
+            seen = []
+            while dataset["status"] == "loading":
+                time.sleep(0.25)
+                dataset = client.get(f"/api/workspaces/{ws}/datasets/{dataset['id']}").json()["dataset"]
+                if dataset.get("progress") and dataset["progress"] not in seen:
+                    seen.append(dataset["progress"])
+            return {
+                "request_s": request_s,
+                "answered": answer.json()["dataset"]["status"],
+                "ready_s": time.perf_counter() - start,
+                "status": dataset["status"],
+                "rows": dataset.get("rows"),
+                "progress": seen,
+            }
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def print_uploads(sizes: list[int]) -> int:
+    print(f"load average {os.getloadavg()[0]:.1f}; upload through the API, VERITY_UPLOAD_WAIT_S 1 s")
+    for rows in sizes:
+        u = upload_timing(rows)
+        shown = ", ".join(f"{p['stage']} {p['rows']:,} rows {p['percent']}%" for p in u["progress"])
+        good = u["request_s"] <= 1.0 + 1.0  # the wait, plus receiving the body in-process
+        print(
+            f"{'PASS' if good else 'FAIL'}  {rows:>9,} rows: request {u['request_s']:.2f} s, answered "
+            f"{u['answered']}; {u['status']} with {u['rows']:,} rows after {u['ready_s']:.2f} s; progress seen: "
+            f"{shown or 'none (read within the wait)'}"
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, action="append", help="row counts (default 10k and 1M)")
     ap.add_argument("--rounds", type=int, default=1, help="runs per checkout and size (median shown)")
     ap.add_argument("--base", type=Path, help="another checkout (e.g. main before the change): ratios vs it")
     ap.add_argument("--profile", action="store_true", help="one cProfile run per checkout and size: the phases")
+    ap.add_argument("--upload", action="store_true", help="only the upload's request time (issue 27 point 2)")
     args = ap.parse_args(argv)
+    if args.upload:
+        return print_uploads(sorted(args.rows or [10_000, 1_000_000]))
     sizes = sorted(args.rows or [10_000, 1_000_000])
     checkouts = {"verity": REPO} | ({"base": args.base.resolve()} if args.base else {})
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start")

@@ -146,12 +146,28 @@ def upload_timing(rows: int) -> dict:
     import time
 
     os.environ.pop("VERITY_UPLOAD_WAIT_S", None)
+    os.environ.setdefault("VERITY_ALLOWED_HOSTS", "testserver")  # the in-process client's host name
     sys.path.insert(0, str(REPO))
     from fastapi.testclient import TestClient
 
+    import app.web.api as api
     from app.config import Settings
     from app.main import create_app
 
+    # the request's own work, apart from receiving the body (the in-process client encodes and the
+    # server parses the multipart body first: over a network that is the transfer's time)
+    held: dict[str, float] = {}
+    for name in ("ingest_upload", "answer_when_read"):
+        real = getattr(api, name)
+
+        def clocked(*args, _real=real, _name=name, **kwargs):
+            t = time.perf_counter()
+            try:
+                return _real(*args, **kwargs)
+            finally:
+                held[_name] = held.get(_name, 0.0) + time.perf_counter() - t
+
+        setattr(api, name, clocked)
     path = build_csv(rows)
     folder = Path(tempfile.mkdtemp(prefix="verity-upload-bench-"))
     try:
@@ -171,6 +187,8 @@ def upload_timing(rows: int) -> dict:
                     seen.append(dataset["progress"])
             return {
                 "request_s": request_s,
+                "stored_s": held.get("ingest_upload", 0.0),
+                "waited_s": held.get("answer_when_read", 0.0),
                 "answered": answer.json()["dataset"]["status"],
                 "ready_s": time.perf_counter() - start,
                 "status": dataset["status"],
@@ -186,9 +204,11 @@ def print_uploads(sizes: list[int]) -> int:
     for rows in sizes:
         u = upload_timing(rows)
         shown = ", ".join(f"{p['stage']} {p['rows']:,} rows {p['percent']}%" for p in u["progress"])
-        good = u["request_s"] <= 1.0 + 1.0  # the wait, plus receiving the body in-process
+        mine = u["stored_s"] + u["waited_s"]  # the request's own time once its body is in
+        good = mine <= 1.2  # "about a second"
         print(
-            f"{'PASS' if good else 'FAIL'}  {rows:>9,} rows: request {u['request_s']:.2f} s, answered "
+            f"{'PASS' if good else 'FAIL'}  {rows:>9,} rows: request {u['request_s']:.2f} s, of which after the body "
+            f"{mine:.2f} s (storing {u['stored_s']:.2f} s, waiting {u['waited_s']:.2f} s); answered "
             f"{u['answered']}; {u['status']} with {u['rows']:,} rows after {u['ready_s']:.2f} s; progress seen: "
             f"{shown or 'none (read within the wait)'}"
         )

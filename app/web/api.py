@@ -92,8 +92,11 @@ def api_upload(
     "progress": {"stage", "rows", "percent"} once it has begun; a big workbook's first rows with
     "partial": true); poll GET /api/workspaces/{ws}/datasets/{id} until "ready" or "failed"."""
     try:
+        received = time.monotonic()  # the body is in: from here the request waits upload_wait_s at most
         dataset = ingest_upload(session, settings, workspace, file, sheet, request.app.state.db.leases)
-        dataset = answer_when_read(request.app, session, dataset, start_background_load(request.app, dataset.id))
+        dataset = answer_when_read(
+            request.app, session, dataset, start_background_load(request.app, dataset.id), received
+        )
     except IngestError as error:
         raise ApiError.from_ingest(error_status(error), error) from error
     # the name as uploaded (the table was read from its stored, maybe shortened, name)

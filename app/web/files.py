@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import Annotated
 
 from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile
@@ -29,10 +30,13 @@ def upload_page(
     sheet: Annotated[str | None, Form()] = None,
 ) -> Response:
     try:
+        received = time.monotonic()  # the body is in: from here the request waits upload_wait_s at most
         dataset = ingest_upload(session, settings, workspace, file, sheet, request.app.state.db.leases)
         # the worker thread reads it in its own session (committed above); a small file is read by the
         # time the wait is over, a big one shows its progress
-        dataset = answer_when_read(request.app, session, dataset, start_background_load(request.app, dataset.id))
+        dataset = answer_when_read(
+            request.app, session, dataset, start_background_load(request.app, dataset.id), received
+        )
     except IngestError as error:
         context = workspace_context(
             session, settings, workspace, page.lang, upload_error={**error.as_dict(), "file": file.filename or ""}

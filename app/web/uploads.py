@@ -9,6 +9,7 @@ import logging
 import shutil
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -137,15 +138,18 @@ def unread_preview(path: Path) -> dict:
     return {"file": path.name, "format": path.suffix.lstrip(".").lower() or "?", "rows": 0, "columns": []}
 
 
-def answer_when_read(app: FastAPI, session: Session, dataset: Dataset, queued: Future[None] | None) -> Dataset:
-    """Wait for the background read of a new upload for at most `upload_wait_s` (a small file is
-    ready by then, and is answered as read); a longer read answers "loading" with its progress.
+def answer_when_read(
+    app: FastAPI, session: Session, dataset: Dataset, queued: Future[None] | None, received: float
+) -> Dataset:
+    """Wait for the background read of a new upload until `upload_wait_s` after the body was received
+    (`received`, time.monotonic(): storing the file counts too), so that a small file is answered as
+    read; a longer read answers "loading" with its progress.
     A read that failed meanwhile is answered as the upload's error, as a bad file always was: the
     dataset is removed (nothing of a bad file is kept) and its IngestError raised."""
     settings: Settings = app.state.settings
     if queued is not None:
         try:
-            queued.result(timeout=max(0.0, settings.upload_wait_s))
+            queued.result(timeout=max(0.0, settings.upload_wait_s - (time.monotonic() - received)))
         except FutureTimeout:  # still reading: the page and the API poll the dataset
             pass
     session.refresh(dataset)

@@ -3,9 +3,12 @@ plain-language wording of p-values (zh/en)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import threading
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -22,8 +25,44 @@ _NUMBER_JUNK = re.compile(r"[,\s¥$€£%，]")
 # ---------------------------------------------------------------- column kinds
 
 
+# column_kind of Arrow-backed columns (text, mostly), by the Arrow array that holds the values: a
+# ChunkedArray never changes (pandas replaces it when a cell is set), so the same array object has the
+# same kind. Text columns are the slow ones to classify (a million free-text comments: about a second),
+# and one run asks for the kinds of the same columns many times (the profile, numeric_columns of each
+# tool). Numpy-backed columns can be changed in place and are quick to classify: never cached.
+_KINDS: dict[tuple[int, str, str], tuple[weakref.ref[Any], str]] = {}
+_KINDS_LOCK = threading.Lock()
+_KINDS_MAX = 4096
+
+
 def column_kind(series: pd.Series) -> str:
     """One of number, integer, datetime, category, text, boolean, identifier (from dtype + values)."""
+    values = getattr(series.array, "_pa_array", None)
+    if values is None:
+        return _column_kind(series)
+    key = (id(values), str(series.name), str(series.dtype))
+    with _KINDS_LOCK:
+        found = _KINDS.get(key)
+    if found is not None and found[0]() is values:
+        return found[1]
+    kind = _column_kind(series)
+    try:
+        held = weakref.ref(values, functools.partial(_forget_kind, key))
+    except TypeError:  # an array that cannot be referenced weakly: not cached
+        return kind
+    with _KINDS_LOCK:
+        if len(_KINDS) >= _KINDS_MAX:
+            _KINDS.clear()
+        _KINDS[key] = (held, kind)
+    return kind
+
+
+def _forget_kind(key: tuple[int, str, str], _gone: object = None) -> None:
+    with _KINDS_LOCK:
+        _KINDS.pop(key, None)
+
+
+def _column_kind(series: pd.Series) -> str:
     s = series.dropna()
     n = len(s)
     if pd.api.types.is_bool_dtype(series.dtype):

@@ -253,12 +253,13 @@ def analyze_command(args: argparse.Namespace) -> int:
     from app.db.models import Run
     from app.db.session import open_database
     from app.ingest.errors import IngestError
+    from app.reports.files import write_analysis_script
     from app.reports.render import write_report_files
     from app.reports.reproduce import Limits, check_analysis_script, host_verdict
     from app.reports.script import dataset_sources, report_numbers
     from app.runs import RunService
     from app.storage import node_files
-    from app.workspaces import active_datasets, add_dataset, create_workspace, local_sources
+    from app.workspaces import active_datasets, add_dataset, create_workspace, first_working_copies, local_sources
 
     try:
         answers = parse_answers(args.answer)
@@ -300,25 +301,32 @@ def analyze_command(args: argparse.Namespace) -> int:
             print(f"details: {log_file}", file=sys.stderr)
             return EXIT_INTERNAL
         report = run_report(session, run_id)
-        datasets = local_sources(settings, dataset_sources(active_datasets(session, run.workspace_id)))
+        active = active_datasets(session, run.workspace_id)
+        datasets = local_sources(settings, dataset_sources(active))
+        # what the run's reader made of each upload: the check reads it instead of reading the upload
+        # again (the same table; a million-row CSV's read was most of the check)
+        working = first_working_copies(session, settings, active)
     files = node_files(settings)
     for figure in report.get("figures", []):  # keys in the store -> the files in this node's cache
         found = files.local(str(figure.get("path") or ""))
         if found is not None:
             figure["path"] = str(found.resolve())
-    written = write_report_files(report, args.out, datasets=datasets)
+    # analysis.py first (the check runs it), every other file once the check's verdict is in: the
+    # PDF and the Word file are the slow ones, and they were written twice
+    script = write_analysis_script(report, args.out, datasets)
     # in the run_python sandbox (it re-runs the model's code); the report claims it only when this ran
     check = check_analysis_script(
-        written["analysis"],
+        script,
         Limits(timeout_s=600.0),
         sandbox_mode=settings.sandbox_mode,
         data_files=[Path(d["original_path"]) for d in datasets if d.get("original_path")],
+        working_copies=working,
     )
     # the verdict is the host's: the counts must describe this report's evidence numbers
     reproduction = None if check.summary is None else host_verdict(check.summary, len(report_numbers(report)))
     if reproduction is not None:
         report["reproduction"] = reproduction
-        written = write_report_files(report, args.out, datasets=datasets)
+    written = {**write_report_files(report, args.out), "analysis": script}
     print(report["answer"])
     names = sorted(p.name for p in written.values() if isinstance(p, Path))
     print(f"\nReport written to {args.out}/ ({', '.join(names)})")

@@ -338,8 +338,14 @@ class Settings(BaseSettings):
     background_ingest_mb: float = Field(
         10.0,
         description="Uploaded workbooks (.xlsx/.xlsm) larger than this, in megabytes, are shown "
-        "at once from a streamed preview of their first rows and read fully in a background thread; "
-        "they are analysed once ready. Smaller files are read during the upload.",
+        "at once from a streamed preview of their first rows while they are read. Every upload is "
+        "read in a background thread (see upload_wait_s) and analysed once ready.",
+    )
+    upload_wait_s: float = Field(
+        1.0,
+        description="How long an upload's request waits for its background read, in seconds: a file "
+        "read by then is answered as read (or refused, when it is bad input); a longer read is answered "
+        "at once as loading, with its progress (rows read, percent) on the page and in the API.",
     )
     max_cells: int = Field(30_000_000, description="Most cells (rows x columns) read from one sheet or CSV.")
     max_uncompressed_mb: int = Field(

@@ -307,6 +307,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "by itself; a question asked before it is done waits for it.",
         "zh": "这是前几行。仍在读取文件的其余部分…… 读取完成后会自动更新；在此之前提出的问题会等它读完再回答。",
     },
+    "dataset_reading": {
+        "en": "Reading the file… This updates by itself; a question asked before it is done waits for it.",
+        "zh": "正在读取文件…… 读取完成后会自动更新；在此之前提出的问题会等它读完再回答。",
+    },
+    "read_progress": {"en": "{rows} rows read, {percent}% done.", "zh": "已读取 {rows} 行，完成 {percent}%。"},
     "dataset_failed": {"en": "Reading the whole file failed.", "zh": "读取整个文件失败。"},
     "dataset_dismiss": {"en": "Remove from the list", "zh": "从列表中移除"},
     "delete_ws": {"en": "Delete this workspace…", "zh": "删除此工作区…"},
@@ -960,6 +965,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "script.compare": {
         "en": "The report's numbers, re-computed (✓ same at the precision the report gives, ✗ different)",
         "zh": "报告中的数字，重新计算（✓ 按报告给出的精度一致，✗ 不一致）",
+    },
+    "script.profile_reused": {
+        "en": "not re-run: no number of the report rests on it; the run profiled this version of the data",
+        "zh": "未重新运行：报告中没有数字依据它；运行时已为这一版数据做过概览",
     },
     "script.an_input": {"en": "an input of the call, not computed", "zh": "是调用的输入，不是计算结果"},
     "script.not_recomputed": {"en": "not computed by a re-run call", "zh": "没有重新运行的调用计算这个数"},

@@ -268,9 +268,14 @@ def finish_loading(
     files = node_files(settings)
     table: LoadedTable | None = None
     working, error = files.path_of(original_key).parent / "working_v1.parquet", None
+
+    def record(progress: dict) -> None:
+        note_progress(db, dataset_id, progress)
+
     try:
         original = original_file(files, original_key)  # fetched when another node took the upload
-        table = load_table_bounded(original, sheet=sheet, settings=settings)
+        table = load_table_bounded(original, sheet=sheet, settings=settings, on_progress=record)
+        record({"stage": "saving", "rows": int(table.info["rows"]), "percent": 97})
         save_working_copy(table.frame, working)
         files.saved(working)
     except IngestError as exc:
@@ -285,16 +290,32 @@ def finish_loading(
         if dataset is None or not still_ours():  # not ours (another node took the read over): its result stands
             return None
         if table is not None and error is None:  # read and saved
+            if not (dataset.info or {}).get("sheets"):  # stored before its sheets were known: named as a read upload is
+                sheets = table.info.get("sheets") or []
+                taken = {d.name for d in listed_datasets(session, dataset.workspace_id) if d.id != dataset.id}
+                sheet_name = table.info.get("selected_sheet") if len(sheets) > 1 else None
+                dataset.name = dataset_name(dataset.file_name, taken, sheet_name)
             dataset.info = {**table.info, "status": READY}  # a new dict: the JSON column sees the change
             dataset.rows = int(table.info["rows"])
             dataset.sheet = table.info.get("selected_sheet")
             dataset.format = table.info.get("format", dataset.format)
             dataset.working_path = files.key_of(working)
         else:
-            info = {k: v for k, v in (dataset.info or {}).items() if k != "loader"}
+            info = {k: v for k, v in (dataset.info or {}).items() if k not in ("loader", "progress")}
             dataset.info = {**info, "status": FAILED, "error": error}
             files.remove(files.key_of(working))
         return dataset_status(dataset)
+
+
+def note_progress(db: Database, dataset_id: str, progress: dict) -> None:
+    """A loading dataset records how far its read has got (`info["progress"]`: stage, rows read,
+    percent), which its card and the API show while it loads."""
+    with db.session() as session:
+        dataset = session.get(Dataset, dataset_id)
+        if dataset is not None and dataset_status(dataset) == LOADING:
+            shown = {k: progress[k] for k in ("stage", "rows", "percent") if k in progress}
+            dataset.info = {**(dataset.info or {}), "progress": shown}  # a new dict: the JSON column sees it
+            session.commit()
 
 
 def original_file(files: NodeFiles, key: str) -> Path:
@@ -314,6 +335,16 @@ def cached_file(settings: Settings, key: str) -> Path:
 def working_files(settings: Settings, datasets: list[Dataset]) -> dict[str, Path]:
     """Name -> the working copy in this node's cache, fetched as needed (what run_python reads)."""
     return {d.name: cached_file(settings, d.working_path) for d in datasets if d.working_path}
+
+
+def first_working_copies(session: Session, settings: Settings, datasets: list[Dataset]) -> dict[str, Path]:
+    """Name -> the working copy of each upload's first version, in this node's cache (fetched as
+    needed): what the reader made of the uploaded file, the same table analysis.py gets by reading the
+    upload again, without reading it (Verity's own check passes them: `--working`). Tables an
+    analysis made are left out (analysis.py makes them again)."""
+    firsts = {d.name: lineage_root(session, d) for d in datasets if not is_derived(session, d)}
+    found = {name: cached_file(settings, d.working_path) for name, d in firsts.items() if d.working_path}
+    return {name: path for name, path in found.items() if path.is_file()}
 
 
 def local_sources(settings: Settings, sources: list[dict], fetch: bool = True) -> list[dict]:

@@ -254,10 +254,13 @@
       });
   };
 
-  // A big upload is shown from its first rows while the server reads the rest: poll the dataset
-  // until it is no longer "loading", then swap in the server-rendered preview card.
+  // An upload is read in the background: poll the dataset until it is no longer "loading", then swap
+  // in the server-rendered preview card; while it loads, a read that got further (its percent) is
+  // swapped in too, so the card says how far it has got (the server renders the words, en or zh).
   function watchDataset(card) {
     var delay = 1000, statusUrl = card.getAttribute("data-status-url");
+    var shown = card.querySelector("[data-read-percent]");
+    var percent = shown ? shown.getAttribute("data-read-percent") : null;
     function poll() {
       if (!card.isConnected) return;
       fetch(statusUrl, { headers: { "Accept": "application/json" } })
@@ -265,6 +268,8 @@
         .then(function (body) {
           var status = body && body.dataset && body.dataset.status;
           if (status && status !== "loading") return swapDataset(card);
+          var progress = body && body.dataset && body.dataset.progress;
+          if (progress && String(progress.percent) !== percent) return swapDataset(card);
           delay = Math.min(delay * 1.5, 10000);
           window.setTimeout(poll, delay);
         })

@@ -30,6 +30,11 @@ IN_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 # only to names it knows (DNS rebinding, app/web/security.py), so the tests add it, as Django's
 # test runner adds it to ALLOWED_HOSTS. tests/test_web_edge.py checks the guard without it.
 os.environ.setdefault("VERITY_ALLOWED_HOSTS", "testserver")
+# Every upload is read in the background; its request waits up to upload_wait_s for the read (1 s by
+# default). The tests that check what a read upload shows wait for the read as long as it takes, so
+# a busy test machine never turns them into a "still loading" answer: the same background read, only
+# a longer wait. tests/test_upload_progress.py sets it to 0 to see the loading answer and its progress.
+os.environ.setdefault("VERITY_UPLOAD_WAIT_S", "120")
 # The checkout's own data that the tests read: a clone that lacks one is broken, not a machine
 # without an optional resource (tests/test_self_contained.py keeps it that way).
 IN_REPOSITORY = {

@@ -128,7 +128,7 @@ def two_servers(tmp_path: Path, database_url: str) -> Iterator[tuple[TestClient,
     from app.main import create_app
 
     # one data folder (the object store is engineer `store`'s part of issue 26); one database
-    settings = node_settings(tmp_path, database_url, background_ingest_mb=0.001, lease_ttl_s=1.0)
+    settings = node_settings(tmp_path, database_url, background_ingest_mb=0.001, upload_wait_s=0.0, lease_ttl_s=1.0)
     with TestClient(create_app(settings)) as first, TestClient(create_app(settings)) as second:
         yield first, second
 

@@ -28,10 +28,12 @@ import shutil
 import signal
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.config import Settings, get_settings
+from app.ingest import progress
 from app.ingest.child import HINT, HINT_ZH, READERS, SETUP_FAILED, NoChild, damaged, out_of_memory, read_job, wait_child
 from app.ingest.errors import IngestError
 from app.ingest.parse_slots import parse_slot
@@ -46,11 +48,17 @@ DOCUMENT_HINT = "Keep the parts the analysis needs (definitions, rules, context)
 DOCUMENT_HINT_ZH = "只保留分析需要的部分（定义、规则、背景），或另存为纯文本。"
 
 
-def load_table_bounded(path: str | Path, sheet: str | None = None, settings: Settings | None = None) -> LoadedTable:
+def load_table_bounded(
+    path: str | Path,
+    sheet: str | None = None,
+    settings: Settings | None = None,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+) -> LoadedTable:
     """`load_table` in a child process: at most `parse_timeout_s` seconds and `parse_memory_mb`
     megabytes of memory beyond what the child starts with. Raises IngestError as `load_table`
-    does, and `too_large` when a limit is hit."""
-    return _bounded("table", path, sheet, settings)
+    does, and `too_large` when a limit is hit. `on_progress` is handed the read's progress
+    ({"stage", "rows", "percent"}, app.ingest.progress) while the child reads."""
+    return _bounded("table", path, sheet, settings, on_progress=on_progress)
 
 
 def preview_table_bounded(
@@ -94,7 +102,13 @@ def document_text_bounded(path: str | Path, file_name: str, settings: Settings |
 
 
 def _bounded(
-    kind: str, path: str | Path, sheet: str | None, settings: Settings | None, timeout: float | None = None, **options
+    kind: str,
+    path: str | Path,
+    sheet: str | None,
+    settings: Settings | None,
+    timeout: float | None = None,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    **options,
 ):
     settings = settings or get_settings()
     timeout = settings.parse_timeout_s if timeout is None else timeout
@@ -106,7 +120,8 @@ def _bounded(
         (job / "request.pkl").write_bytes(pickle.dumps(request))
         with parse_slot(settings):  # a queue: the reads at once stay within parse_total_memory_mb
             try:
-                status, code = run_job(job, timeout)
+                with progress.watch(job, on_progress):
+                    status, code = run_job(job, timeout)
                 return _outcome(kind, job, status, code, timeout)
             except NoChild as exc:
                 log.warning("reading %s in-process: %s", Path(path).name, exc)

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.ingest import early_parse
+from app.ingest import early_parse, progress
 from app.ingest.errors import IngestError
 from app.ingest.sniff import EXCEL_EXTS
 
@@ -84,6 +84,8 @@ def read_job(job: Path, early: bool = False) -> int:
             limit_cpu(settings.document_timeout_s)
         else:
             limit_memory(settings.parse_memory_mb)
+        if kind == "table":  # a whole table says how far it has got (a background upload's page shows it)
+            progress.report_to(job)
         try:
             outcome = ("ok", reader(path, sheet, settings, job, **options))
         except IngestError as exc:

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from app.config import Settings, get_settings
+from app.ingest import progress
 from app.ingest.errors import IngestError
 from app.ingest.extract import extract_table
 from app.ingest.pii import detect_injection, detect_pii, mask_frame
@@ -51,10 +52,12 @@ def load_table(path: str | Path, sheet: str | None = None, settings: Settings | 
     path = Path(path)
     settings = settings or get_settings()
     deadline = time.monotonic() + settings.parse_timeout_s
+    progress.report("opening", 0, force=True)
     book = read_book(path, settings)
     layouts = [(raw, _layout(raw)) for raw in book.sheets]
     raw, layout = _select_sheet(layouts, sheet, path)
     _check_limits(raw, layout, settings)
+    progress.report("rows", 0, force=True)
     if raw.load_merges is not None and raw.merges_found is None:
         # A big sheet: its merged ranges sit after the cell data, so scan for them (zlib, which
         # releases the GIL) while calamine parses the rows; redo the layout if they change it.
@@ -73,10 +76,16 @@ def load_table(path: str | Path, sheet: str | None = None, settings: Settings | 
         merges = _merges(raw)
         body = _body(raw, layout)
     _check_deadline(deadline, settings)
+    progress.report("columns", len(body), force=True)
     extracted = extract_table(body, layout, merges)
     del body
-    frame, types, cleaning = infer_and_convert(extracted.frame, date1904=book.date1904)
+    rows = len(extracted.frame)
+    progress.report("types", rows, force=True)
+    frame, types, cleaning = infer_and_convert(
+        extracted.frame, date1904=book.date1904, on_column=lambda done: progress.report("types", rows, done)
+    )
     _check_deadline(deadline, settings)
+    progress.report("checks", rows, force=True)
     layout.n_rows_estimate, layout.exact = len(frame), True
     return _assemble(path, book, layouts, raw, layout, frame, types, extracted.cleaning + cleaning, extracted.warnings)
 

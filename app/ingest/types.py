@@ -14,6 +14,7 @@ Counts are weighted by how often each distinct value occurs.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -91,10 +92,13 @@ PARALLEL_CELLS = 400_000  # tables at least this big convert their columns in tw
 EXCEL_SERIAL_RANGE = (18264, 73051)  # 1950-01-01 .. 2099-12-31 as 1900-system serials
 
 
-def infer_and_convert(frame: pd.DataFrame, date1904: bool = False) -> tuple[pd.DataFrame, dict[str, str], list[dict]]:
+def infer_and_convert(
+    frame: pd.DataFrame, date1904: bool = False, on_column: Callable[[float], None] | None = None
+) -> tuple[pd.DataFrame, dict[str, str], list[dict]]:
     """The typed table, each column's type and the cleaning log. `frame` is emptied as its columns
     are converted (each text column's memory is freed once its typed column exists: a big table
-    is never held twice), so the caller must not use it afterwards."""
+    is never held twice), so the caller must not use it afterwards. `on_column(fraction done)` is
+    told after each column (a background read's progress, app.ingest.progress)."""
     types: dict[str, str] = {}
     source = frame
     frame, log = drop_row_number_column(frame)
@@ -110,8 +114,13 @@ def infer_and_convert(frame: pd.DataFrame, date1904: bool = False) -> tuple[pd.D
     frame.drop(columns=frame.columns, inplace=True)
     del frame, source
 
+    finished = iter(range(1, len(names) + 1))  # columns done so far, in whatever order threads finish
+
     def convert(i: int) -> tuple[pd.Series, str, list[Step]]:
-        return convert_column(names[i], columns.pop(i), date1904=date1904)
+        converted = convert_column(names[i], columns.pop(i), date1904=date1904)
+        if on_column is not None:
+            on_column(next(finished) / len(names))
+        return converted
 
     if parallel:
         # Arrow's kernels (factorising, trimming, regular expressions, casts) release the GIL, so a

@@ -70,8 +70,16 @@ def write_report_files(
         except RuntimeError:
             continue
     if datasets is not None:
-        from app.reports.script import to_analysis_script
-
-        written["analysis"] = out / "analysis.py"
-        written["analysis"].write_text(to_analysis_script(portable, datasets), encoding="utf-8")
+        written["analysis"] = write_analysis_script(portable, out, datasets)
     return written
+
+
+def write_analysis_script(report: dict[str, Any], out_dir: str | Path, datasets: list[dict[str, Any]]) -> Path:
+    """analysis.py alone (what `verity analyze` checks before it writes the other files, once)."""
+    from app.reports.script import to_analysis_script
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "analysis.py"
+    path.write_text(to_analysis_script(portable_report(report, out), datasets), encoding="utf-8")
+    return path

@@ -152,7 +152,9 @@ class _Story:
         data = [
             [Paragraph(pdf_fallback(pdf_inline(r[c])) if c < len(r) else "", self.cell) for c in range(n)] for r in rows
         ]
-        t = Table(data, colWidths=col_widths or [self.width / n] * n, repeatRows=1)
+        # splitInRow: a row taller than a page (a tool call's long arguments on a million-row table)
+        # continues on the next page instead of stopping the whole PDF with a LayoutError
+        t = Table(data, colWidths=col_widths or [self.width / n] * n, repeatRows=1, splitInRow=1)
         t.setStyle(
             TableStyle(
                 [

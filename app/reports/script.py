@@ -72,12 +72,18 @@ def _find(source: dict[str, Any], given: str | None, index: int) -> Path:
              f"Put it beside analysis.py, or pass its path: python analysis.py PATH (argument {index + 1}).")
 
 
-def _load(paths: list[str]) -> dict[str, Any]:
-    \"\"\"Read each uploaded file with Verity's reader (the same cleaning as in the app).\"\"\"
+def _load(paths: list[str], working: dict[str, str]) -> dict[str, Any]:
+    \"\"\"Read each uploaded file with Verity's reader (the same cleaning as in the app). `working` (from
+    `--working NAME PATH`, given by Verity's own check): the table as Verity's reader already made it
+    (its Parquet working copy), read instead of the upload.\"\"\"
     frames: dict[str, Any] = {}
     for i, source in enumerate(DATASETS):
-        path = _find(source, paths[i] if i < len(paths) else None, i)
-        frames[source["name"]] = load_table(path, sheet=source["sheet"]).frame
+        if source["name"] in working:
+            path = Path(working[source["name"]])
+            frames[source["name"]] = read_working_copy(path)
+        else:
+            path = _find(source, paths[i] if i < len(paths) else None, i)
+            frames[source["name"]] = load_table(path, sheet=source["sheet"]).frame
         print(f"loaded {source['name']}: {path} ({len(frames[source['name']])} rows)")
     return frames
 
@@ -96,15 +102,24 @@ def _call(tool: str, data: Any, arguments: dict[str, Any], source: str | None) -
     return spec.func(ctx=ctx, **kwargs) if "ctx" in inspect.signature(spec.func).parameters else spec.func(**kwargs)
 
 
-def _rerun(frames: dict[str, Any]) -> tuple[dict[str, list[float]], dict[str, list[float]], int]:
+def _rerun(
+    frames: dict[str, Any], reuse_profiles: bool = False
+) -> tuple[dict[str, list[float]], dict[str, list[float]], int, int]:
     \"\"\"Re-run every call. Returns the numbers each call re-computed (its text, interpretation and metrics)
     and the numbers of its inputs (its arguments; run_python's code is not an input) by call id, and how
-    many calls failed.\"\"\"
+    many calls failed and how many were not re-run. `reuse_profiles` (Verity's own check, `--reuse-profiles`): a data profile that no
+    number of the report rests on is the run's own, not computed again (it makes no table; a million-row
+    profile takes seconds); a profile a number cites is re-computed like every other call.\"\"\"
     active = DATASETS[-1]["name"] if DATASETS else None
+    cited = {c for _label, call_ids, _key, _value in REPORT_NUMBERS for c in call_ids}
     computed: dict[str, list[float]] = {}
     inputs: dict[str, list[float]] = {}
-    failures = 0
+    failures = reused = 0
     for call_id, tool, arguments in CALLS:
+        if reuse_profiles and tool in PROFILES and call_id not in cited:
+            print(f"\\n=== {call_id}: {tool} ({TEXT['profile_reused']})")
+            reused += 1
+            continue
         if tool == "run_python":  # the model's own code, run as run_python ran it (shown here first)
             print(f"\\n=== {call_id}: run_python, code:\\n" + "\\n".join("    " + line for line in
                                                                         str(arguments.get("code", "")).splitlines()))
@@ -137,7 +152,7 @@ def _rerun(frames: dict[str, Any]) -> tuple[dict[str, list[float]], dict[str, li
         )
         if result.table is not None and derived:
             frames[str(derived)] = result.table
-    return computed, inputs, failures
+    return computed, inputs, failures, reused
 
 
 def _compare(computed: dict[str, list[float]], inputs: dict[str, list[float]]) -> tuple[int, int, int]:
@@ -185,10 +200,18 @@ def main(argv: list[str] | None = None) -> int:
         summary_fd = int(args[at + 1])
         del args[at:at + 2]
         PARENT_ONLY_FDS.add(summary_fd)
-    computed, inputs, failures = _rerun(_load(args))
+    working: dict[str, str] = {}
+    while "--working" in args:  # used by `verity analyze`: a dataset's working copy, --working NAME PATH
+        at = args.index("--working")
+        working[args[at + 1]] = args[at + 2]
+        del args[at:at + 3]
+    reuse_profiles = "--reuse-profiles" in args  # used by `verity analyze` (see _rerun)
+    if reuse_profiles:
+        args.remove("--reuse-profiles")
+    computed, inputs, failures, reused = _rerun(_load(args, working), reuse_profiles)
     matched, differing, missing = _compare(computed, inputs)
     passed = failures == 0 and differing == 0 and matched > 0
-    print(f"\\n{len(CALLS) - failures} of {len(CALLS)} tool calls re-run.")
+    print(f"\\n{len(CALLS) - failures - reused} of {len(CALLS)} tool calls re-run.")
     print(TEXT["passed" if passed else "failed"].format(matched=matched, total=matched + differing,
                                                         missing=missing, failures=failures))
     summary = json.dumps({"status": "passed" if passed else "failed", "matched": matched, "differing": differing,
@@ -273,7 +296,7 @@ from typing import Any
 try:
     from analysis_tools import REGISTRY, ToolContext, run_tool
     from analysis_tools.tables import table_name
-    from app.ingest.pipeline import load_table
+    from app.ingest.pipeline import load_table, read_working_copy
     from app.numbers import backing_values, reported_value_matches
     from app.reports.rerun_python import PARENT_ONLY_FDS, run_python_again
 except ImportError as missing:
@@ -285,6 +308,9 @@ LANGUAGE = {language!r}
 HERE = Path(__file__).resolve().parent
 FIGURES = HERE / "rerun_figures"
 TEXT = {_literal(text)}
+
+# Tools that only describe a table (no numbers of their own in a claim unless cited, no new table).
+PROFILES = ("profile_dataset",)
 
 # The uploaded files, in the order of the command-line arguments.
 DATASETS: list[dict[str, Any]] = {_literal(sources)}

@@ -44,8 +44,8 @@ from app.web.deps import (
 )
 from app.web.pages import dataset_body
 from app.web.run_panel import open_question
-from app.web.uploads import error_status, ingest_upload, resume_if_stale, start_background_load
-from app.workspaces import READY, create_workspace
+from app.web.uploads import answer_when_read, error_status, ingest_upload, resume_if_stale, start_background_load
+from app.workspaces import create_workspace
 
 router = APIRouter(tags=["api"], route_class=CommittingRoute)
 
@@ -88,25 +88,20 @@ def api_upload(
     file: Annotated[UploadFile, File()],
     sheet: Annotated[str | None, Form()] = None,
 ) -> Any:
-    """201 with the dataset. A big workbook answers at once from its first rows ("status":
-    "loading", "partial": true); poll GET /api/workspaces/{ws}/datasets/{id} until "ready"."""
+    """201 with the dataset. Every file is read in the background: one read within `upload_wait_s`
+    is answered as read ("status": "ready"); a longer read answers at once ("status": "loading", with
+    "progress": {"stage", "rows", "percent"} once it has begun; a big workbook's first rows with
+    "partial": true); poll GET /api/workspaces/{ws}/datasets/{id} until "ready" or "failed"."""
     try:
-        dataset, table = ingest_upload(session, settings, workspace, file, sheet, request.app.state.db.leases)
+        received = time.monotonic()  # the body is in: from here the request waits upload_wait_s at most
+        dataset = ingest_upload(session, settings, workspace, file, sheet, request.app.state.db.leases)
+        dataset = answer_when_read(
+            request.app, session, dataset, start_background_load(request.app, dataset.id), received
+        )
     except IngestError as error:
         raise ApiError.from_ingest(error_status(error), error) from error
-    if table is None:
-        session.commit()  # the worker thread reads the dataset in its own session
-        start_background_load(request.app, dataset.id)
-        return {"dataset": dataset_body(session, dataset, settings)}
-    body = {
-        **table.info,
-        "preview": table.preview(settings.preview_rows),
-        "id": dataset.id,
-        "name": dataset.name,
-        "file": dataset.file_name,  # the name as uploaded (the table was read from its stored, maybe shortened, name)
-        "status": READY,
-    }
-    return {"dataset": body}
+    # the name as uploaded (the table was read from its stored, maybe shortened, name)
+    return {"dataset": {**dataset_body(session, dataset, settings), "file": dataset.file_name}}
 
 
 @router.get("/api/workspaces/{ws}/datasets/{dataset_id}")

@@ -1,8 +1,9 @@
-"""The web app's background threads: one single-worker pool per purpose (reading a big upload,
-checking a report's numbers with analysis.py), made on first use and stopped with the app.
+"""The web app's background threads: one pool per purpose (reading uploads, checking a report's
+numbers with analysis.py), made on first use and stopped with the app.
 
-A plain thread, never a fork of the multi-threaded server; one job of a kind at a time, because
-each may hold a big table or a child process with a large memory limit."""
+Plain threads, never a fork of the multi-threaded server; one job of a kind at a time, because each
+may hold a big table or a child process with a large memory limit, except where the job bounds its
+own memory (the reads of uploads take a parse slot each: as many threads as slots)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,15 @@ from fastapi import FastAPI
 _lock = threading.Lock()
 
 
-def background_pool(app: FastAPI, purpose: str) -> ThreadPoolExecutor:
-    """The app's one worker thread for `purpose` (its threads are named verity-<purpose>)."""
+def background_pool(app: FastAPI, purpose: str, workers: int = 1) -> ThreadPoolExecutor:
+    """The app's worker threads for `purpose` (named verity-<purpose>): one unless `workers` says
+    more (made on first use with that many)."""
     with _lock:
         pools: dict[str, ThreadPoolExecutor] | None = getattr(app.state, "background_pools", None)
         if pools is None:
             pools = app.state.background_pools = {}
         if purpose not in pools:
-            pools[purpose] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"verity-{purpose}")
+            pools[purpose] = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix=f"verity-{purpose}")
         return pools[purpose]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import Annotated
 
 from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile
@@ -12,7 +13,7 @@ from app.ingest.errors import IngestError
 from app.storage import node_files
 from app.web.deps import CommittingRoute, DbSessionDep, PageDep, SettingsDep, WorkspaceDep, wants_partial
 from app.web.pages import dataset_view, workspace_context
-from app.web.uploads import error_status, ingest_upload, same_file_as, start_background_load
+from app.web.uploads import answer_when_read, error_status, ingest_upload, same_file_as, start_background_load
 
 router = APIRouter(tags=["pages"], route_class=CommittingRoute)
 
@@ -29,18 +30,20 @@ def upload_page(
     sheet: Annotated[str | None, Form()] = None,
 ) -> Response:
     try:
-        dataset, table = ingest_upload(session, settings, workspace, file, sheet, request.app.state.db.leases)
+        received = time.monotonic()  # the body is in: from here the request waits upload_wait_s at most
+        dataset = ingest_upload(session, settings, workspace, file, sheet, request.app.state.db.leases)
+        # the worker thread reads it in its own session (committed above); a small file is read by the
+        # time the wait is over, a big one shows its progress
+        dataset = answer_when_read(
+            request.app, session, dataset, start_background_load(request.app, dataset.id), received
+        )
     except IngestError as error:
         context = workspace_context(
             session, settings, workspace, page.lang, upload_error={**error.as_dict(), "file": file.filename or ""}
         )
         return page.render("workspace.html", context, status_code=error_status(error))
-    if table is None:
-        session.commit()  # the worker thread reads the dataset in its own session
-        start_background_load(request.app, dataset.id)
     if wants_partial(request):
-        view = dataset_view(dataset, settings, table.preview(settings.preview_rows) if table else None)
-        return page.render("_dataset_preview.html", {"dataset": view})
+        return page.render("_dataset_preview.html", {"dataset": dataset_view(dataset, settings)})
     target = request.url_for("workspace_page", ws=workspace.id)
     if same_file_as(session, settings, dataset) is not None:  # the page says so next to the new copy
         return RedirectResponse(f"{target}?duplicate={dataset.id}#dataset-{dataset.id}", status_code=303)

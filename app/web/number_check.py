@@ -28,7 +28,7 @@ from app.storage import node_files
 from app.web.background import background_pool
 from app.web.i18n import t
 from app.web.report_files import binary_file_path, report_folder
-from app.workspaces import active_datasets, local_sources
+from app.workspaces import active_datasets, first_working_copies, local_sources
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,8 @@ def start_check(app: FastAPI, session: Session, settings: Settings, run: Run, re
                 _running.pop(run.id, None)
             return False
         script, data_files = write_script(session, settings, report)
+        # what the reader made of each upload: read instead of the upload (the same table, cheaper)
+        working = first_working_copies(session, settings, active_datasets(session, report.workspace_id))
         run.state = {
             **(run.state or {}),
             STATE_KEY: {  # a new dict: the JSON column sees it
@@ -100,7 +102,7 @@ def start_check(app: FastAPI, session: Session, settings: Settings, run: Run, re
             },
         }
         session.commit()  # the worker thread reads the run in its own session
-        check_executor(app).submit(run_check, db, settings, run.id, report.id, script, data_files)
+        check_executor(app).submit(run_check, db, settings, run.id, report.id, script, data_files, working)
     except BaseException:
         db.leases.release(check_lease(run.id))
         with _lock:
@@ -128,7 +130,13 @@ def check_executor(app: FastAPI) -> ThreadPoolExecutor:
 
 
 def run_check(
-    db: Database, settings: Settings, run_id: str, report_id: str, script: Path, data_files: list[Path] | None = None
+    db: Database,
+    settings: Settings,
+    run_id: str,
+    report_id: str,
+    script: Path,
+    data_files: list[Path] | None = None,
+    working_copies: dict[str, Path] | None = None,
 ) -> None:
     """In the check thread: run the script under the settings' limits and record the outcome."""
     try:
@@ -142,7 +150,12 @@ def run_check(
         cache = settings.data_dir / "cache" / "matplotlib"  # the font cache, built once, not per check
         cache.mkdir(parents=True, exist_ok=True)
         outcome = check_analysis_script(
-            script, limits, cache_dir=cache, data_files=data_files or [], sandbox_mode=settings.sandbox_mode
+            script,
+            limits,
+            cache_dir=cache,
+            data_files=data_files or [],
+            sandbox_mode=settings.sandbox_mode,
+            working_copies=working_copies,
         )
     except Exception:  # the page must not stay at "checking…"
         log.exception("checking the numbers of run %s failed", run_id)

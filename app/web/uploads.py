@@ -1,5 +1,6 @@
 """The upload service the upload page, the JSON API and the dataset actions share: saving an upload
-under the size limit, reading it (big workbooks in the background), and telling twins apart."""
+under the size limit, reading it in the background (every format, with its progress), and telling
+twins apart."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import logging
 import shutil
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,18 +26,18 @@ from app.db.nodes import RECEIVING, Leases
 from app.db.session import Database
 from app.ingest.bounded import preview_table_bounded
 from app.ingest.errors import IngestError
-from app.ingest.parse_slots import on_wait
-from app.ingest.pipeline import LoadedTable
+from app.ingest.parse_slots import on_wait, slots
 from app.storage import node_files
 from app.web.background import background_pool
 from app.workspaces import (
+    FAILED,
     LOADING,
-    add_dataset,
     add_loading_dataset,
     dataset_status,
     finish_loading,
     listed_datasets,
     receiving,
+    remove_upload,
     stored_file_name,
 )
 
@@ -42,8 +45,8 @@ log = logging.getLogger(__name__)
 
 CHUNK = 1024 * 1024
 STATUS_BY_CATEGORY = {"too_large": 413, "unsupported_format": 415}
-# Formats whose first rows are streamed without parsing the sheet (`preview_table`); others are
-# read whole by the preview itself, so a background read would only read them twice.
+# Formats whose first rows are streamed without parsing the sheet (`preview_table`); others would be
+# read whole by the preview itself, so they show the background read's progress instead.
 STREAMED_PREVIEW = (".xlsx", ".xlsm")
 # Which node reads a loading dataset is a
 # lease in the database ("load:<id>", app/db/nodes.py): the node that claims it reads it, renewing the
@@ -102,26 +105,60 @@ def ingest_upload(
     upload: UploadFile,
     sheet: str | None,
     leases: Leases | None = None,
-) -> tuple[Dataset, LoadedTable | None]:
-    """Read an uploaded file into the workspace. Raises IngestError for bad input.
+) -> Dataset:
+    """Keep an uploaded file in the workspace as a "loading" dataset; its read is the background
+    one (`start_background_load`, which the caller starts once this is committed, then
+    `answer_when_read`). Raises IngestError for an upload past the size limit.
 
-    A workbook larger than `background_ingest_mb` is only previewed here (its first rows, streamed):
-    the dataset is stored with status "loading" and no table (None) is returned; the caller starts
-    `start_background_load` once the dataset is committed. Smaller files are read here, "ready"."""
+    Every format is read in the background, so that no upload holds its request while a big file is
+    parsed (a million-row CSV takes seconds). A workbook larger than `background_ingest_mb` is
+    previewed first from its first rows, streamed; other files show their progress until read."""
     name = safe_file_name(upload.filename)
     # a question asked meanwhile waits for this file (runs.py); committed before the mark is lifted, so
     # no moment goes by in which the file is neither under way nor stored
     with receiving(workspace.id, name), announced(leases, workspace.id, name), saved_upload(upload, settings) as path:
-        preview = quick_preview(path, sheet or None, settings) if wants_background(path, settings) else None
-        if preview is not None:
-            loading = add_loading_dataset(
-                session, settings, workspace, path, name, sheet or None, preview, loader=session_node(session)
-            )
-            session.commit()
-            return loading, None
-        stored = add_dataset(session, settings, workspace, path, name, sheet or None)
+        preview = quick_preview(path, sheet or None, settings) if wants_streamed_preview(path, settings) else None
+        loading = add_loading_dataset(
+            session,
+            settings,
+            workspace,
+            path,
+            name,
+            sheet or None,
+            preview or unread_preview(path),
+            loader=session_node(session),
+        )
         session.commit()
-        return stored
+        return loading
+
+
+def unread_preview(path: Path) -> dict:
+    """What a loading dataset shows before its read has found anything: its file and format (the
+    card shows the read's progress instead of rows)."""
+    return {"file": path.name, "format": path.suffix.lstrip(".").lower() or "?", "rows": 0, "columns": []}
+
+
+def answer_when_read(
+    app: FastAPI, session: Session, dataset: Dataset, queued: Future[None] | None, received: float
+) -> Dataset:
+    """Wait for the background read of a new upload until `upload_wait_s` after the body was received
+    (`received`, time.monotonic(): storing the file counts too), so that a small file is answered as
+    read; a longer read answers "loading" with its progress.
+    A read that failed meanwhile is answered as the upload's error, as a bad file always was: the
+    dataset is removed (nothing of a bad file is kept) and its IngestError raised."""
+    settings: Settings = app.state.settings
+    if queued is not None:
+        try:
+            queued.result(timeout=max(0.0, settings.upload_wait_s - (time.monotonic() - received)))
+        except FutureTimeout:  # still reading: the page and the API poll the dataset
+            pass
+    session.refresh(dataset)
+    if dataset_status(dataset) == FAILED and (error := (dataset.info or {}).get("error")):
+        remove_upload(session, settings, dataset)
+        session.commit()
+        message_zh, hint_zh = error.get("message_zh") or "", error.get("hint_zh") or ""
+        raise IngestError(error["category"], error.get("message") or "", error.get("hint") or "", message_zh, hint_zh)
+    return dataset
 
 
 @contextmanager
@@ -150,14 +187,17 @@ def quick_preview(path: Path, sheet: str | None, settings: Settings) -> dict | N
         return None
 
 
-def wants_background(path: Path, settings: Settings) -> bool:
+def wants_streamed_preview(path: Path, settings: Settings) -> bool:
+    """A big workbook, whose first rows are shown before it is read (a CSV has no such preview)."""
     return path.suffix.lower() in STREAMED_PREVIEW and path.stat().st_size > settings.background_ingest_mb * 1024 * 1024
 
 
-# --- the background read of big uploads ---------------------------------------------------------
+# --- the background read of uploads ---------------------------------------------------------
 def ingest_executor(app: FastAPI) -> ThreadPoolExecutor:
-    """One worker thread per app for full reads (one big workbook in memory at a time)."""
-    return background_pool(app, "ingest")
+    """The worker threads that read uploads: as many as reads may run at once (parse_slots, which
+    bound their memory together), so that small files are not queued behind one big read while a
+    slot is free; a read past the slots waits for one (and says so: `note_waiting`)."""
+    return background_pool(app, "ingest", workers=slots(app.state.settings))
 
 
 def load_lease(dataset_id: str) -> str:
@@ -169,24 +209,24 @@ def session_node(session: Session) -> dict:
     return dict(session.info.get("node") or {})
 
 
-def start_background_load(app: FastAPI, dataset_id: str) -> bool:
+def start_background_load(app: FastAPI, dataset_id: str) -> Future[None] | None:
     """Queue the full read of a committed "loading" dataset: at most once per process, and only
-    when this node wins the dataset's lease (no other node reads it now). True: queued here."""
+    when this node wins the dataset's lease (no other node reads it now). The read's future when
+    queued here; None when it is not (under way already, or another node reads it)."""
     db: Database = app.state.db
     with _pending_lock:
         if dataset_id in pending(app):
-            return False
+            return None
         pending(app).add(dataset_id)
-    queued = False
+    queued: Future[None] | None = None
     try:
         if not db.leases.claim(load_lease(dataset_id)):  # another live node reads it
-            return False
-        ingest_executor(app).submit(_background_load, app, dataset_id)
-        queued = True
+            return None
+        queued = ingest_executor(app).submit(_background_load, app, dataset_id)
     except RuntimeError:  # the executor is shut down: the app is stopping; another node or a restart resumes it
         db.leases.release(load_lease(dataset_id))
     finally:
-        if not queued:
+        if queued is None:
             with _pending_lock:
                 pending(app).discard(dataset_id)
     return queued

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from app.agent.model.interface import ChatModel, ModelError, parse_arguments
+from app.agent.policy.kept_vectors import kept_vectors
 from app.agent.tracing import TracedModel
 from app.understanding import semantic, vocabulary  # semantic loads its model on the first embedding
 from app.understanding.small_talk import is_small_talk
@@ -192,7 +193,8 @@ def _prototypes() -> tuple[tuple[str, ...], Any]:
         for entry in vocabulary.entries(_WORDS, "prototypes")
         for question in entry.strings("questions")
     ]
-    return tuple(k for k, _ in rows), semantic.embed([q for _, q in rows], query=True)
+    # kept on disk: embedding them was seconds of every new process's first question
+    return tuple(k for k, _ in rows), kept_vectors("intent_prototypes", [q for _, q in rows], query=True)
 
 
 def prototype_scores(text: str) -> dict[str, float]:

@@ -1,0 +1,130 @@
+"""Issue 27 point 3: Verity's own analysis.py check reuses what the run already has, and still
+re-computes every number it reports as reproduced.
+
+- `--working NAME PATH`: the table as Verity's reader made it (the Parquet working copy) instead of
+  reading the upload again;
+- `--reuse-profiles`: a data profile no reported number cites is the run's own (it is not computed
+  again); a profile a number cites is re-computed and compared like every other call;
+- column kinds of Arrow-backed columns are remembered per Arrow array (arrays never change), and a
+  column given new values is classified again.
+
+The scripts are the real analysis.py, run as a user runs them (tests/test_reproduce.py's helpers)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis_tools.common import _column_kind, column_kind
+from app.ingest.pipeline import save_working_copy
+from app.paths import REPO_ROOT
+from tests.test_reproduce import model_evidence, report, run_script, sales_frame, welch_f, write_case
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def with_profiles(content: dict, rows: int) -> dict:
+    """The report with two profiles of the data: one no number cites, one that E3's row count cites."""
+    calls = [
+        {"id": "call_profile_seen", "tool": "profile_dataset", "arguments": {"dataset": "sales"}, "ok": True},
+        {"id": "call_profile_cited", "tool": "profile_dataset", "arguments": {"dataset": "sales"}, "ok": True},
+    ]
+    cited = {"claim": "The table has its rows.", "tool_call_ids": ["call_profile_cited"], "metrics": {"n_rows": rows}}
+    return {**content, "tool_calls": calls + content["tool_calls"], "evidence": [*content["evidence"], cited]}
+
+
+def test_the_check_reads_the_working_copy_not_the_upload(tmp_path):
+    frame = sales_frame()
+    content = report(model_evidence(frame, welch_f(frame)))
+    script = write_case(tmp_path / "case", content)
+    working = save_working_copy(frame, tmp_path / "store" / "working_v1.parquet")
+    (tmp_path / "case" / "sales.csv").unlink()  # the upload is not there: only the working copy can be read
+
+    done = run_script_with(script, "--working", "sales", str(working))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"loaded sales: {working} (120 rows)" in done.stdout
+    assert "✓ Reproduced: all 3 numbers match the report." in done.stdout
+
+    alone = run_script(script)  # a user's run reads the upload, which is missing here: it says so
+    assert alone.returncode != 0 and "data file 'sales.csv' not found" in alone.stderr
+
+
+def test_an_uncited_profile_is_reused_and_a_cited_one_recomputed(tmp_path):
+    frame = sales_frame()
+    content = with_profiles(report(model_evidence(frame, welch_f(frame))), rows=len(frame))
+    script = write_case(tmp_path / "case", content)
+
+    done = run_script_with(script, "--reuse-profiles")
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "=== call_profile_seen: profile_dataset (not re-run: no number of the report rests on it" in out
+    assert "=== call_profile_cited: profile_dataset(dataset='sales')" in out  # re-run: E3 rests on it
+    assert "✓  E3 n_rows: 120" in out and "3 of 4 tool calls re-run." in out
+    assert "✓ Reproduced: all 4 numbers match the report." in out
+
+    everything = run_script(script)  # without the flag (a user's own run) every call is re-run
+    assert everything.returncode == 0 and "4 of 4 tool calls re-run." in everything.stdout
+
+    wrong = with_profiles(report(model_evidence(frame, welch_f(frame))), rows=len(frame) + 1)
+    done = run_script_with(write_case(tmp_path / "wrong", wrong), "--reuse-profiles")
+    assert done.returncode == 1 and "✗  E3 n_rows: report 121" in done.stdout  # a cited profile is checked
+
+
+def run_script_with(script: Path, *args: str) -> subprocess.CompletedProcess:
+    """analysis.py with Verity's own check's options (tests/test_reproduce.py's `run_script` plus args)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "MPLBACKEND": "Agg"}
+    return subprocess.run(
+        [sys.executable, script.name, *args], cwd=script.parent, env=env, capture_output=True, text=True, timeout=150
+    )
+
+
+def test_column_kinds_are_remembered_per_arrow_array_and_redone_for_new_values():
+    frame = pd.DataFrame(
+        {
+            "code": pd.array([f"{i:04d}" for i in range(200)], dtype="str"),
+            "shop": pd.array(["East", "West"] * 100, dtype="str"),
+        }
+    )
+    assert column_kind(frame["code"]) == _column_kind(frame["code"]) == "integer"
+    assert column_kind(frame["code"]) == "integer"  # the same array: remembered
+    frame["code"] = pd.array([f"note {i} about the order" for i in range(200)], dtype="str")
+    assert column_kind(frame["code"]) == _column_kind(frame["code"]) == "identifier"  # unique labels now
+    frame.loc[0:199, "shop"] = "yes"
+    frame.loc[0:99, "shop"] = "no"
+    assert column_kind(frame["shop"]) == _column_kind(frame["shop"]) == "boolean"
+    renamed = frame["shop"].rename("other name")  # the name is part of what decides (identifier names)
+    assert column_kind(renamed) == _column_kind(renamed)
+
+
+def test_the_question_readings_example_vectors_are_kept_between_processes(tmp_path, monkeypatch):
+    """intent.py's example questions are embedded once per data dir (a new process reads them back):
+    the vectors read back are the ones embedded; another list of texts is embedded anew and replaces
+    the file."""
+    from app.agent.policy import kept_vectors as kept
+    from app.config import get_settings
+    from app.understanding import semantic
+
+    monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path / "data"))
+    get_settings.cache_clear()
+    texts = ["How did revenue change by month?", "不同地区的收入有差异吗？"]
+    first = kept.kept_vectors("examples", texts, query=True)
+    assert first.shape == (2, 384)
+
+    def no_model(*_args, **_kwargs):
+        raise AssertionError("embedded again instead of read back")
+
+    monkeypatch.setattr(semantic, "embed", no_model)
+    again = kept.kept_vectors("examples", texts, query=True)
+    assert again.dtype == first.dtype and (again == first).all()
+
+    monkeypatch.undo()
+    monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path / "data"))
+    other = kept.kept_vectors("examples", [*texts, "Which store sells the most?"], query=True)
+    assert other.shape == (3, 384) and (other[:2] - first).max() < 1e-5
+    assert len(list((tmp_path / "data" / "cache").glob("examples-*.npy"))) == 1  # the old list's file is gone
+    get_settings.cache_clear()

@@ -276,7 +276,7 @@ def header_names(t: dict, header_rows: list[int], used: list, col_pos: dict, mer
             v = grid[r][col_pos[c]]
             if v and (not parts or parts[-1] != v):
                 parts.append(v)
-        raw.append(" / ".join(parts) if parts else None)
+        raw.append(" / ".join(parts) if parts else None)  # understanding.text.MERGED_HEADER reads it back
     return make_unique_names(raw, positions=list(used), default_prefix="Unnamed")
 
 

@@ -28,9 +28,11 @@ from app.understanding.reading import Reading, read_question
 from app.understanding.role_sources import unmatched_words
 from app.understanding.roles import Mention, column_mentions, column_spans, in_spoken_names, spoken_names
 from app.understanding.small_talk import is_small_talk
+from app.understanding.text import header_leaf
 from app.understanding.words import SYNONYMS, question_key
 
 __all__ = [
+    "header_leaf",
     "in_spoken_names",
     "spoken_names",
     "SYNONYMS",

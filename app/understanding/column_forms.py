@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from app.understanding import vocabulary
-from app.understanding.text import HAN_RUN, is_cjk, lemma, tagged_words
+from app.understanding.text import HAN_RUN, header_leaf, is_cjk, lemma, tagged_words
 from app.understanding.words import NAME_BRACKET, STOP, core_name, name_words, stem, words_at
 
 _FILE = "name_forms"  # vocabulary/name_forms.toml
@@ -378,7 +378,7 @@ def zh_head_mentions(question: str, name: str, others: list[str], numeric: bool)
     分, 单价 a kind of 价), so its head says what the column measures; it names the column only when no
     other column's name holds that character. A number only: a one-character noun beside a category
     is its rows ("哪个人"), and a grouping name is read by its leading word (zh_leading_mentions)."""
-    core = core_name(name).rsplit(" / ", 1)[-1].strip()
+    core = header_leaf(core_name(name))
     runs = HAN_RUN.findall(core)
     if not numeric or not runs or len("".join(runs)) < 2 or not core.endswith(runs[-1]) or yes_no_core(name):
         return

@@ -36,7 +36,7 @@ from app.understanding.column_forms import (
 from app.understanding.everyday_words import CONDITION_WORDS, MONEY_WORDS, is_condition_word
 from app.understanding.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
 from app.understanding.spelling import text_variants
-from app.understanding.text import DEGREES, tokens, word_forms
+from app.understanding.text import DEGREES, MERGED_HEADER, header_leaf, tokens, word_forms
 from app.understanding.value_matching import inflected_at, value_forms, zh_single_value_at
 from app.understanding.weekdays import day_at
 from app.understanding.words import (
@@ -271,13 +271,10 @@ def _sets_scene(question: str, scene: Mention, said: Mention, kinds: dict[str, d
     )
 
 
-MERGED_HEADER = " / "  # how ingest joins a merged group cell and the column's own header (ingest/table.py)
-
-
 def header_leaves(columns: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """(leaf, column) for each column under a merged group header ("销售情况 / 销售额"): the leaf is the
     column's own name. A leaf two columns share ("2023 / 销售额", "2024 / 销售额") names neither alone."""
-    leaves = [(c["name"].rsplit(MERGED_HEADER, 1)[1].strip(), c["name"]) for c in columns if MERGED_HEADER in c["name"]]
+    leaves = [(header_leaf(c["name"]), c["name"]) for c in columns if MERGED_HEADER in c["name"]]
     counts = Counter(leaf for leaf, _ in leaves)
     return [(leaf, name) for leaf, name in leaves if leaf and counts[leaf] == 1]
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from app.understanding import bilingual
-from app.understanding.text import tokens
+from app.understanding.text import MERGED_HEADER, header_leaf, tokens
 from app.understanding.words import STOP
 
 # --- calibration (bench/column_matching.py, over data/eval tasks, holdout, holdout2-4) -----------------
@@ -134,14 +134,14 @@ def candidate_columns(question: str, columns: list[dict[str, Any]], named: set[s
         if c["name"] not in named
         and c.get("type") != "identifier"
         and not c.get("pii")
-        and c["name"].split(" / ")[-1].strip().lower() not in text
+        and header_leaf(c["name"]).lower() not in text
     ]
 
 
 def header_text(name: str) -> str:
     """What a header says, for the model: the leaf of a merged header with its group in brackets
     ("销售情况 / 销量" → "销量 (销售情况)"), so a group word alone leans to no one leaf."""
-    parts = [p.strip() for p in name.split(" / ") if p.strip()]
+    parts = [p.strip() for p in name.split(MERGED_HEADER) if p.strip()]
     if len(parts) < 2:
         return name.strip()
     return f"{parts[-1]} ({' / '.join(parts[:-1])})"

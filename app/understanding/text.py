@@ -44,6 +44,15 @@ _ASCII_WORD = re.compile(r"[a-z][a-z']*")
 _TRAILING_BRACKET = re.compile(r"\s*\(([^()]{1,24})\)\s*$")
 
 
+MERGED_HEADER = " / "  # how ingest joins a merged group cell and the column's own header (app/ingest/table.py)
+
+
+def header_leaf(name: str) -> str:
+    """A column's own header under a merged group header: "销售情况 / 销售额" → "销售额" (the group word
+    is shared by its leaves, so it names none of them); any other name as it is, stripped."""
+    return name.rsplit(MERGED_HEADER, 1)[-1].strip()
+
+
 @dataclass(frozen=True)
 class Token:
     """One word of a text: as folded (`word`), its dictionary form (`lemma`: English words only, a

@@ -7,7 +7,7 @@ from itertools import combinations
 from typing import Any
 
 from app.translations import CATALOG
-from app.understanding import spoken_names
+from app.understanding import header_leaf, spoken_names
 
 NUMERIC = ("number", "integer")
 GROUPING = ("category", "boolean")
@@ -41,7 +41,7 @@ KEY_MEASURES = (
 
 
 def _rank(column: dict[str, Any]) -> tuple[int, int]:
-    name = str(column.get("name", "")).split(" / ")[-1].lower()  # the leaf of a merged header: the group word is shared
+    name = header_leaf(str(column.get("name", ""))).lower()
     keyword = next((i for i, word in enumerate(KEY_MEASURES) if word in name), len(KEY_MEASURES))
     return keyword, 0 if column.get("type") == "number" else 1
 

@@ -344,7 +344,8 @@ def first_working_copies(session: Session, settings: Settings, datasets: list[Da
     analysis made are left out (analysis.py makes them again)."""
     firsts = {d.name: lineage_root(session, d) for d in datasets if not is_derived(session, d)}
     found = {name: cached_file(settings, d.working_path) for name, d in firsts.items() if d.working_path}
-    return {name: path for name, path in found.items() if path.is_file()}
+    # resolved: analysis.py runs in its own folder (and sandbox), where a relative data dir names nothing
+    return {name: path.resolve() for name, path in found.items() if path.is_file()}
 
 
 def local_sources(settings: Settings, sources: list[dict], fetch: bool = True) -> list[dict]:

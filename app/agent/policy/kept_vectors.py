@@ -27,7 +27,8 @@ def kept_vectors(name: str, texts: list[str], query: bool) -> np.ndarray:
     """`semantic.embed(texts, query)`, read from DATA_DIR/cache/<name>-<model>-<digest>.npy when an
     earlier process saved it, else embedded and saved."""
     digest = hashlib.sha256("\x00".join([str(query), *texts]).encode("utf-8")).hexdigest()[:20]
-    folder = Path(get_settings().data_dir) / "cache"
+    data_dir = Path(get_settings().data_dir)
+    folder = data_dir / "cache"
     path = folder / f"{name}-{semantic.model_version()}-{digest}.npy"
     try:
         vectors: np.ndarray = np.load(path, allow_pickle=False)
@@ -38,6 +39,8 @@ def kept_vectors(name: str, texts: list[str], query: bool) -> np.ndarray:
     except (OSError, ValueError) as error:  # a damaged file: embed again and write it anew
         log.warning("kept vectors %s unreadable (%s); embedding again", path, error)
     vectors = np.asarray(semantic.embed(texts, query=query))
+    if not data_dir.is_dir():  # a process that keeps its work elsewhere (`verity eval`): no data folder made for this
+        return vectors
     try:
         folder.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.reports.answer_evidence import answer_evidence, answer_figures
+from app.reports.answer_evidence import answer_evidence, answer_figures, last_result
 from app.web.i18n import t
 
 # The per-row numbers an analysis records as `stat.row` and that a reader compares across rows, in the
@@ -49,7 +49,7 @@ def answer_result(
     stated = answer_evidence(answer or "", evidence)
     # an answer that states none of the recorded claims (a model's own words and numbers): the last
     # result the run recorded is shown as what it is, never as "the chart that answers"
-    item = stated[0] if stated else last_result(evidence, steps)
+    item = stated[0] if stated else last_recorded(evidence, steps)
     if item is None:
         return None
     call_ids = [str(c) for c in item.get("tool_call_ids") or []]
@@ -78,19 +78,19 @@ def answering_evidence(evidence: Sequence[Mapping[str, Any]], answer: str) -> Ma
     """The evidence the answer leads with (app/reports/answer_evidence.py: the report's first pages make
     the same choice); when the answer states none, the last evidence with a result table."""
     stated = answer_evidence(answer, evidence)
-    return stated[0] if stated else last_result(evidence, [])
+    return stated[0] if stated else last_recorded(evidence, [])
 
 
-def last_result(evidence: Sequence[Mapping[str, Any]], steps: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The last evidence the run recorded that has a result to show: a table of rows, or a chart drawn by
-    a call it cites."""
-    drawn = {str(s.get("id")) for s in steps if s.get("figures")}
-    for item in reversed(evidence):
-        if result_table(item.get("metrics") or {}, "", "en") is not None:
-            return item
-        if drawn & {str(c) for c in item.get("tool_call_ids") or []}:
-            return item
-    return None
+def last_recorded(
+    evidence: Sequence[Mapping[str, Any]], steps: Sequence[Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    """The last evidence the run recorded that has a result to show (answer_evidence.last_result, the
+    report's choice too): a table of rows, or a chart drawn by a call it cites."""
+    return last_result(
+        evidence,
+        lambda item: result_table(item.get("metrics") or {}, "", "en") is not None,
+        {str(s.get("id")) for s in steps if s.get("figures")},
+    )
 
 
 def row_header(arguments: Mapping[str, Any], lang: str) -> str:

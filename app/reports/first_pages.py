@@ -16,6 +16,7 @@ from typing import Any
 from app.reports.answer_evidence import answer_evidence, answer_figures, last_result
 from app.reports.i18n import label
 from app.reports.report_parts import format_value, report_language, reproduction_summary
+from app.understanding import in_spoken_names, tables_spoken_names
 
 TABLE_ROWS = 12  # rows of the results table before the appendix (all of them are in the appendix)
 _CONFIDENCE_ORDER = ("low", "medium", "high")
@@ -58,11 +59,16 @@ def first_pages(report: dict[str, Any]) -> FirstPages:
         last = last_result(evidence, lambda item: bool(per_row_stats(item)), drawn)
         shown = [last] if last is not None else []
     body = answer_figures(figures, shown, evidence, calls)
-    ordered = body + [f for f in figures if f not in body]
+    # a merged header's column by its leaf ("销售额", not "销售情况 / 销售额") in the first pages' captions
+    # and table headings, as the answer names it; the appendix keeps the full path
+    said = tables_spoken_names(d.get("columns") or [] for d in report.get("datasets") or [] if isinstance(d, dict))
+    spoken_body = [{**f, "caption": in_spoken_names(str(f.get("caption") or ""), said)} for f in body]
+    ordered = spoken_body + [f for f in figures if f not in body]
     tables: list[list[list[str]]] = []
     note = ""
     for item in shown[:2]:
         rows, total = results_table(item, calls, lang)
+        rows = [[in_spoken_names(cell, said) for cell in row] for row in rows]  # its numbers name no column
         if rows:
             tables.append(rows)
             if total > len(rows) - 1:

@@ -324,3 +324,84 @@ def test_a_model_answer_that_states_no_recorded_claim_shows_the_last_result_as_w
         )["label"]
         == ""
     )  # type: ignore[index]
+
+
+# --- a merged header's columns by their leaf -------------------------------------------------------
+def _merged_sales_workbook(path) -> None:
+    """Three shops over four months: 门店 under a merged 基本信息, 销量/销售额 under a merged 销售情况."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["基本信息", None, "销售情况", None])
+    sheet.append(["门店", "月份", "销量", "销售额"])
+    sheet.merge_cells("A1:B1")
+    sheet.merge_cells("C1:D1")
+    for month in range(1, 5):
+        for shop, units in (("东门", 30), ("西门", 20), ("南门", 10)):
+            sheet.append([shop, f"2024-{month:02d}", units + month, (units + month) * 12])
+    book.save(path)
+
+
+def test_the_card_and_report_name_a_merged_headers_columns_by_their_leaf(tmp_path) -> None:
+    """The analyst's text already says 销售额 for "销售情况 / 销售额": the card's table headers and the
+    report's first-page table and chart caption say it too (the appendix keeps the full path)."""
+    from app.agent.model.interface import ModelReply
+    from app.db.models import Report, Run
+    from app.reports.first_pages import first_pages
+    from app.reports.report_parts import in_sheet_words
+    from app.web.run_panel import run_context
+    from tests.factories import setup, start_run
+    from tests.fakes import ScriptedModel, call
+
+    book = tmp_path / "门店销售.xlsx"
+    _merged_sales_workbook(book)
+    shop, sales = "基本信息 / 门店", "销售情况 / 销售额"
+    claim = "东门的销售额合计最高。"
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("group_aggregate", "c1", group_columns=[shop], value_columns=[sales])]),
+            ModelReply(None, [call("plot_bar", "c2", x_column=shop, y_column=sales, agg="sum")]),
+            ModelReply(None, [call("record_evidence", "c3", claim=claim, method="合计", tool_call_ids=["c1", "c2"])]),
+            ModelReply(f"**{claim}**"),
+        ]
+    )
+    settings, db, service, ws = setup(tmp_path, book, lambda *_: model)
+    run_id = start_run(service, ws, "哪个门店的销售额最高？")
+    service.execute(run_id)
+    with db.session() as session:
+        run = session.get(Run, run_id)
+        assert run is not None and run.status == "done", run and (run.status, run.error)
+        card = run_context(session, run, "zh", settings)["result"]
+        stored = session.query(Report).filter(Report.run_id == run_id).one().content
+    assert card is not None and card["answers"] is True
+    headers = [c["label"] for c in card["table"]["columns"]]
+    assert headers[0] == "门店" and "销售额" in headers[1], headers
+    assert not any(" / " in h for h in headers), headers
+    assert [row[0] for row in card["table"]["rows"]] == ["东门", "西门", "南门"]
+
+    layout = first_pages(in_sheet_words(stored))
+    [table] = layout.results
+    assert table[0][0] == "门店" and "销售额" in table[0][1] and not any(" / " in h for h in table[0]), table[0]
+    assert layout.body_figures == 1
+    caption = str(layout.figures[0].get("caption"))
+    raw = next(f for f in stored["figures"] if f.get("tool_call_id") == layout.figures[0].get("tool_call_id"))
+    assert sales in str(raw.get("caption")), raw  # the stored report keeps the path: the first pages say the leaf
+    assert "销售额" in caption and sales not in caption and shop not in caption, caption
+
+
+def test_leaves_two_columns_share_keep_their_paths_on_the_card() -> None:
+    """ "2023 / 销售额" and "2024 / 销售额": the leaf alone would not say which, so the headers keep the path."""
+    from app.understanding import spoken_names
+
+    columns = [{"name": "门店"}, {"name": "2023 / 销售额"}, {"name": "2024 / 销售额"}, {"name": "销售情况 / 销量"}]
+    spoken = spoken_names(columns)
+    metrics = {"2023 / 销售额_sum.东门": 5.0, "2023 / 销售额_sum.西门": 3.0}
+    evidence = [{"id": "e", "claim": "东门最高。", "metrics": metrics, "tool_call_ids": ["c"]}]
+    calls = {"c": {"tool": "group_aggregate", "arguments": {"group_columns": ["门店"]}}}
+    result = answer_result(evidence, "**东门最高。**", calls, [], "zh", spoken=spoken)
+    assert result is not None
+    assert "2023 / 销售额" in result["table"]["columns"][1]["label"]
+    metrics = {"销售情况 / 销量_sum.东门": 5.0, "销售情况 / 销量_sum.西门": 3.0}
+    result = answer_result([{**evidence[0], "metrics": metrics}], "**东门最高。**", calls, [], "zh", spoken=spoken)
+    assert result is not None and result["table"]["columns"][1]["label"].startswith("销量"), result["table"]["columns"]

@@ -290,3 +290,56 @@ def test_an_english_report_is_on_letter_in_both_formats(channels):
     assert boxes == {(612, 792)}  # 8.5 × 11 in, every page
     sections = Document(str(out / "report.docx")).sections
     assert {(round(s.page_width.inches, 2), round(s.page_height.inches, 2)) for s in sections} == {(8.5, 11.0)}
+
+
+# --- a model's answer that states none of the recorded claims ---------------------------------------
+def test_a_model_answer_that_states_no_recorded_claim_leads_with_the_last_result_as_the_card_does(tmp_path) -> None:
+    """A language model records per-channel and then per-region totals and answers in its own words: the
+    report's first pages show what the answer card shows, the last result recorded (its table and chart
+    before the appendix), said to be so in the report's language; not nothing, not "the answer's" chart."""
+    from app.agent.model.interface import ModelReply
+    from app.db.models import Report, Run
+    from app.reports.markdown_report import to_markdown
+    from app.web.run_panel import run_context
+    from tests.factories import setup, start_run
+    from tests.fakes import ScriptedModel, call
+
+    claim = "East has the highest total Revenue."
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("group_aggregate", "c1", group_columns=["Channel"], value_columns=["Revenue"])]),
+            ModelReply(
+                None, [call("record_evidence", "c2", claim="Online sells most.", method="Sum", tool_call_ids=["c1"])]
+            ),
+            ModelReply(None, [call("group_aggregate", "c3", group_columns=["Region"], value_columns=["Revenue"])]),
+            ModelReply(
+                None, [call("record_evidence", "c4", claim=claim, method="Sum per region", tool_call_ids=["c3"])]
+            ),
+            ModelReply("Sales look healthy overall, with roughly 7 in 10 orders placed online."),
+        ]
+    )
+    settings, db, service, ws = setup(tmp_path, SALES, lambda *_: model)
+    run_id = start_run(service, ws, "How are sales doing?")
+    service.execute(run_id)
+    frame = pd.read_excel(SALES, sheet_name="Orders 2024", header=2)
+    totals = frame.groupby("Region")["Revenue"].sum().sort_values(ascending=False)
+    with db.session() as session:
+        run = session.get(Run, run_id)
+        assert run is not None and run.status == "done", run and (run.status, run.error)
+        card = run_context(session, run, "en", settings)["result"]
+        stored = session.query(Report).filter(Report.run_id == run_id).one().content
+    assert len(stored["evidence"]) == 2
+    for lang in ("en", "zh"):
+        report = in_sheet_words({**stored, "language": lang})
+        layout = first_pages(report)
+        assert layout.answer_evidence == []  # the answer states none: nothing is called its evidence
+        assert layout.last_recorded == label("result_last_recorded", lang).format(claim=claim)
+        [table] = layout.results
+        assert table[0][0] == "Region"
+        shown = {row[0]: row[1] for row in table[1:]}  # the regions' totals (and the report's grand total row)
+        assert {k: shown.get(k) for k in totals.index} == {k: reader_number(v) for k, v in totals.items()}
+        assert [row[0] for row in card["table"]["rows"]] == list(totals.index)  # the card's result, the same one
+    # the label comes before the table in the rendering, and before the appendix
+    text = to_markdown(in_sheet_words({**stored, "language": "en"}))
+    said = text.index(label("result_last_recorded", "en").format(claim=claim))
+    assert said < text.index(f"### {label('results', 'en')}") < text.index(label("appendix", "en"))

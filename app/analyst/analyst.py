@@ -27,7 +27,7 @@ from app.analyst.role_question import declined, not_found_answer, role_question
 from app.analyst.rounds import ToolCalls, looks, next_calls, searches
 from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import ASK, Message, TurnReader
-from app.understanding import data_tables, in_spoken_names, spoken_names
+from app.understanding import data_tables, in_spoken_names, tables_spoken_names
 from app.understanding.compound import split_compound
 from app.understanding.small_talk import is_small_talk
 
@@ -108,11 +108,7 @@ class BuiltinAnalyst:
         """Each column's full name → what a person calls it (understanding.spoken_names): a merged
         header's leaf ("销售额" for "销售情况 / 销售额"), its path where a table has the leaf twice, or
         where two tables disagree."""
-        said: dict[str, str] = {}
-        for dataset in self.datasets:
-            for name, spoken in spoken_names(dataset.get("columns") or []).items():
-                said[name] = spoken if said.get(name, spoken) == spoken else name
-        return said
+        return tables_spoken_names(dataset.get("columns") or [] for dataset in self.datasets)
 
     def _spoken(self, value: Any) -> Any:
         """Text (or the texts of a list or mapping) with the columns named as people say them."""

@@ -11,7 +11,7 @@ anywhere; else the only evidence there is. When none of these holds, nothing is 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
 BODY_FIGURES = 2  # at most this many charts lead: the answer's own, not every plot made
@@ -60,6 +60,17 @@ def answer_evidence(answer: str, evidence: Sequence[E]) -> list[E]:
     if stated is not None:
         return [evidence[stated]]
     return [evidence[0]] if len(evidence) == 1 else []
+
+
+def last_result(evidence: Sequence[E], has_rows: Callable[[E], bool], drawn: Collection[str]) -> E | None:
+    """What is shown when the answer states none of the recorded claims: the last evidence the run
+    recorded that has a result to show, a table of rows (`has_rows`: each page's own table builder) or
+    a chart drawn by a call it cites (`drawn`: the ids of the calls that drew one). The card and the
+    report both ask this, so both show the same result, each labelled as the last one recorded."""
+    for item in reversed(evidence):
+        if has_rows(item) or set(drawn) & {str(c) for c in item.get("tool_call_ids") or []}:
+            return item
+    return None
 
 
 def _stated_in(text: str, claims: Sequence[str]) -> int | None:

@@ -50,6 +50,8 @@ def to_docx(report: dict[str, Any], path: str | Path, base_dir: str | Path | Non
     _add_markdown(doc, report.get("answer", ""))
     if mark := reading_mark(report, L):  # the reading's own mark, apart from the arithmetic's check
         doc.add_paragraph().add_run(" ".join([mark[1], *mark[2]])).italic = True
+    if layout.last_recorded:  # the charts and table below are not the answer's own: said before them
+        _coloured(doc.add_paragraph().add_run(layout.last_recorded), _MUTED)
     _add_figures(doc, report, L, numbers, base, range(layout.body_figures), width_cm=14)
     _add_results(doc, layout, L)
     _add_caveats(doc, report, layout, L)

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # the choice of the answer's evidence and charts is the answer card's too (one choice, one module)
-from app.reports.answer_evidence import answer_evidence, answer_figures
+from app.reports.answer_evidence import answer_evidence, answer_figures, last_result
 from app.reports.i18n import label
 from app.reports.report_parts import format_value, report_language, reproduction_summary
+from app.understanding import in_spoken_names, tables_spoken_names
 
 TABLE_ROWS = 12  # rows of the results table before the appendix (all of them are in the appendix)
 _CONFIDENCE_ORDER = ("low", "medium", "high")
@@ -34,6 +35,9 @@ class FirstPages:
     results: list[list[list[str]]] = field(default_factory=list)  # small tables, header row first
     results_note: str = ""  # "first 12 of 30 rows" when a table was cut
     how_sure: str = ""
+    # when the answer states none of the recorded claims, its charts and table are the last result the
+    # run recorded (as on the answer card), and this says so; "" when they are the answer's own
+    last_recorded: str = ""
     caveats: list[str] = field(default_factory=list)
 
     def with_figures_in_order(self, report: dict[str, Any]) -> dict[str, Any]:
@@ -49,12 +53,22 @@ def first_pages(report: dict[str, Any]) -> FirstPages:
     chosen = answer_evidence(str(report.get("answer") or ""), evidence)
     calls = {str(c.get("id")): c for c in report.get("tool_calls") or [] if isinstance(c, dict)}
     figures = [f for f in report.get("figures") or [] if isinstance(f, dict)]
-    body = answer_figures(figures, chosen, evidence, calls)
-    ordered = body + [f for f in figures if f not in body]
+    shown = chosen
+    if not chosen:  # the answer states none: the card's choice, the last result recorded, said to be so
+        drawn = {str(f.get("tool_call_id")) for f in figures}
+        last = last_result(evidence, lambda item: bool(per_row_stats(item)), drawn)
+        shown = [last] if last is not None else []
+    body = answer_figures(figures, shown, evidence, calls)
+    # a merged header's column by its leaf ("销售额", not "销售情况 / 销售额") in the first pages' captions
+    # and table headings, as the answer names it; the appendix keeps the full path
+    said = tables_spoken_names(d.get("columns") or [] for d in report.get("datasets") or [] if isinstance(d, dict))
+    spoken_body = [{**f, "caption": in_spoken_names(str(f.get("caption") or ""), said)} for f in body]
+    ordered = spoken_body + [f for f in figures if f not in body]
     tables: list[list[list[str]]] = []
     note = ""
-    for item in chosen[:2]:
+    for item in shown[:2]:
         rows, total = results_table(item, calls, lang)
+        rows = [[in_spoken_names(cell, said) for cell in row] for row in rows]  # its numbers name no column
         if rows:
             tables.append(rows)
             if total > len(rows) - 1:
@@ -65,7 +79,12 @@ def first_pages(report: dict[str, Any]) -> FirstPages:
         body_figures=len(body),
         results=tables,
         results_note=note,
-        how_sure=how_sure_line(report, chosen, lang),
+        how_sure=how_sure_line(report, shown, lang),
+        last_recorded=(
+            label("result_last_recorded", lang).format(claim=str(shown[0].get("claim") or "").strip())
+            if shown and not chosen
+            else ""
+        ),
         caveats=[str(x) for x in report.get("limitations") or []],
     )
 
@@ -95,15 +114,10 @@ def results_table(item: dict[str, Any], calls: dict[str, dict[str, Any]], lang: 
     per group, period or column ("mean.East", "forecast.2025-01", "Revenue.median") one row, one column
     per measure; p-values stay in the appendix. Without such rows, the few reader-facing scalars."""
     metrics = item.get("metrics") or {}
-    by_stat: dict[str, dict[str, Any]] = {}
-    for key, value in metrics.items():
-        stat, dot, row = str(key).partition(".")
-        if dot and row and not _is_p_value(stat) and not isinstance(value, (dict, list)):
-            by_stat.setdefault(stat, {})[row] = value
+    by_stat = per_row_stats(item)
     groups: dict[frozenset[str], list[str]] = {}
     for stat, rows in by_stat.items():
-        if len(rows) >= 2:
-            groups.setdefault(frozenset(rows), []).append(stat)
+        groups.setdefault(frozenset(rows), []).append(stat)
     if groups:
         row_set, stats = max(groups.items(), key=lambda kv: (len(kv[1]), len(kv[0])))
         order = [r for r in by_stat[stats[0]] if r in row_set]
@@ -117,6 +131,17 @@ def results_table(item: dict[str, Any], calls: dict[str, dict[str, Any]], lang: 
         [stat_name(k, lang), reader_number(v)] for k, v in scalars
     ]
     return table, len(scalars)
+
+
+def per_row_stats(item: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The evidence's per-row metrics ("mean.East" -> {"mean": {"East": ...}}) of the measures with two
+    rows or more, p-values left out: what its results table is made of."""
+    by_stat: dict[str, dict[str, Any]] = {}
+    for key, value in (item.get("metrics") or {}).items():
+        stat, dot, row = str(key).partition(".")
+        if dot and row and not _is_p_value(stat) and not isinstance(value, (dict, list)):
+            by_stat.setdefault(stat, {})[row] = value
+    return {stat: rows for stat, rows in by_stat.items() if len(rows) >= 2}
 
 
 def reader_number(value: Any) -> str:

@@ -79,6 +79,7 @@ def to_html(report: dict[str, Any], base_dir: str | Path | None = None) -> str:
         body_figures=layout.body_figures,
         results=layout.results,
         results_note=layout.results_note,
+        last_recorded=layout.last_recorded,
         how_sure=layout.how_sure,
         caveats=layout.caveats,
         tasks=_tasks(report, lang, numbers),

@@ -37,6 +37,8 @@ def to_markdown(report: dict[str, Any]) -> str:
     numbers = evidence_numbers(report)
     # First the answer as a manager reads it ...
     out = _header(report, L, lang)
+    if layout.last_recorded:  # the charts and table below are not the answer's own: said before them
+        out += [f"_{layout.last_recorded}_", ""]
     out += _figures(report, L, numbers, range(layout.body_figures))
     out += _results(layout, L)
     out += _caveats(report, layout, L)

@@ -53,6 +53,8 @@ def to_pdf(report: dict[str, Any], path: str | Path, base_dir: str | Path | None
     # First the answer as a manager reads it (one or two pages) ...
     _add_header(story, report, L, lang)
     _add_answer(story, report, L)
+    if layout.last_recorded:  # the charts and table below are not the answer's own: said before them
+        story.para(layout.last_recorded, story.small)
     _add_figures(story, report, L, numbers, base, range(layout.body_figures), max_height=7 * cm)
     _add_results(story, layout, L)
     _add_caveats(story, report, layout, L)

@@ -26,7 +26,14 @@ from app.understanding.dataset_choice import Choice, Fit, choose_dataset, data_t
 from app.understanding.language import question_language
 from app.understanding.reading import Reading, read_question
 from app.understanding.role_sources import unmatched_words
-from app.understanding.roles import Mention, column_mentions, column_spans, in_spoken_names, spoken_names
+from app.understanding.roles import (
+    Mention,
+    column_mentions,
+    column_spans,
+    in_spoken_names,
+    spoken_names,
+    tables_spoken_names,
+)
 from app.understanding.small_talk import is_small_talk
 from app.understanding.text import header_leaf
 from app.understanding.words import SYNONYMS, question_key
@@ -35,6 +42,7 @@ __all__ = [
     "header_leaf",
     "in_spoken_names",
     "spoken_names",
+    "tables_spoken_names",
     "SYNONYMS",
     "Choice",
     "Fit",

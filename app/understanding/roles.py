@@ -287,6 +287,15 @@ def spoken_names(columns: list[dict[str, Any]]) -> dict[str, str]:
     return {str(c["name"]): leaf_of.get(str(c["name"]), str(c["name"])) for c in columns}
 
 
+def tables_spoken_names(tables: Iterable[list[dict[str, Any]]]) -> dict[str, str]:
+    """`spoken_names` over several tables' columns: a name two tables say differently keeps its path."""
+    said: dict[str, str] = {}
+    for columns in tables:
+        for name, spoken in spoken_names(columns).items():
+            said[name] = spoken if said.get(name, spoken) == spoken else name
+    return said
+
+
 def in_spoken_names(text: str, spoken: dict[str, str]) -> str:
     """`text` with each column's full name written as people say it (`spoken_names`): "东门 的 销售情况 /
     销售额 合计最高" → "东门 的 销售额 合计最高". Only names that differ from their spoken form (a merged

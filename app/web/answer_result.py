@@ -16,7 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.reports.answer_evidence import answer_evidence, answer_figures
+from app.reports.answer_evidence import answer_evidence, answer_figures, last_result
+from app.understanding import in_spoken_names
 from app.web.i18n import t
 
 # The per-row numbers an analysis records as `stat.row` and that a reader compares across rows, in the
@@ -41,15 +42,18 @@ def answer_result(
     lang: str,
     checks: Mapping[str, str] | None = None,
     reading: Mapping[str, Any] | None = None,
+    spoken: Mapping[str, str] | None = None,
 ) -> dict[str, Any] | None:
     """What the answer card shows under the headline, or None when no evidence answers it.
 
     `calls` maps a tool-call id to {"tool", "arguments"}; `steps` are the run panel's steps (their
-    figures by call id)."""
+    figures by call id); `spoken` each column's full name → what people call it (understanding.
+    tables_spoken_names): the table's headers and the chart's caption name a merged header's column by
+    its leaf, as the answer above them does."""
     stated = answer_evidence(answer or "", evidence)
     # an answer that states none of the recorded claims (a model's own words and numbers): the last
     # result the run recorded is shown as what it is, never as "the chart that answers"
-    item = stated[0] if stated else last_result(evidence, steps)
+    item = stated[0] if stated else last_recorded(evidence, steps)
     if item is None:
         return None
     call_ids = [str(c) for c in item.get("tool_call_ids") or []]
@@ -60,13 +64,19 @@ def answer_result(
     # the Steps' figures, each with the call that drew it: the chart that answers is chosen as the report's
     drawn = [{**f, "tool_call_id": str(s.get("id"))} for s in steps for f in s.get("figures") or []]
     figures = answer_figures(drawn, [item], evidence, calls)
+    said = dict(spoken or {})
+    if table is not None:
+        table = {**table, "columns": [{**c, "label": in_spoken_names(str(c["label"]), said)} for c in table["columns"]]}
+    figure = figures[0] if figures and table is None else None
+    if figure is not None:
+        figure = {**figure, "caption": in_spoken_names(str(figure.get("caption") or ""), said)}
     return {
         "evidence_id": item.get("id"),
         "answers": bool(stated),
         "label": "" if stated else t("result_last_recorded", lang, claim=str(item.get("claim") or "").strip()),
         "table": table,
         # no table to draw from: the answering analysis's own chart (a trend line) is shown instead
-        "figure": figures[0] if figures and table is None else None,
+        "figure": figure,
         "how_sure": how_sure(item, lang, (checks or {}).get(str(item.get("id")))),
         "method": item.get("method") or "",
         "metrics": [(str(key), raw_text(value)) for key, value in (item.get("metrics") or {}).items()],
@@ -78,19 +88,19 @@ def answering_evidence(evidence: Sequence[Mapping[str, Any]], answer: str) -> Ma
     """The evidence the answer leads with (app/reports/answer_evidence.py: the report's first pages make
     the same choice); when the answer states none, the last evidence with a result table."""
     stated = answer_evidence(answer, evidence)
-    return stated[0] if stated else last_result(evidence, [])
+    return stated[0] if stated else last_recorded(evidence, [])
 
 
-def last_result(evidence: Sequence[Mapping[str, Any]], steps: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The last evidence the run recorded that has a result to show: a table of rows, or a chart drawn by
-    a call it cites."""
-    drawn = {str(s.get("id")) for s in steps if s.get("figures")}
-    for item in reversed(evidence):
-        if result_table(item.get("metrics") or {}, "", "en") is not None:
-            return item
-        if drawn & {str(c) for c in item.get("tool_call_ids") or []}:
-            return item
-    return None
+def last_recorded(
+    evidence: Sequence[Mapping[str, Any]], steps: Sequence[Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    """The last evidence the run recorded that has a result to show (answer_evidence.last_result, the
+    report's choice too): a table of rows, or a chart drawn by a call it cites."""
+    return last_result(
+        evidence,
+        lambda item: result_table(item.get("metrics") or {}, "", "en") is not None,
+        {str(s.get("id")) for s in steps if s.get("figures")},
+    )
 
 
 def row_header(arguments: Mapping[str, Any], lang: str) -> str:

@@ -21,6 +21,7 @@ from app.reports.builder import HARNESS_TOOLS, is_harness_tool, reading_entry
 from app.reports.report_parts import metric_name_shown, reproduction_summary
 from app.reports.safe_markdown import render_markdown
 from app.runs import ACTIVE_STATUSES
+from app.understanding import tables_spoken_names
 from app.web.answer_result import answer_result
 from app.web.i18n import t
 from app.web.number_check import check_view
@@ -54,6 +55,7 @@ def run_context(session: Session, run: Run, lang: str, settings: Settings | None
             lang,
             context["checks"],
             context["reading"],
+            spoken_in(session, run),
         )
         if run.answer
         else None
@@ -133,6 +135,14 @@ def open_question(session: Session, run_id: str) -> Question | None:
         .where(Question.run_id == run_id, Question.answer.is_(None))
         .order_by(Question.created_at.desc())
     ).first()
+
+
+def spoken_in(session: Session, run: Run) -> dict[str, str]:
+    """Each column of the workspace's tables → what people call it (a merged header's leaf, "销售额" for
+    "销售情况 / 销售额"), as the analyst's answer names it."""
+    from app.workspaces import active_datasets
+
+    return tables_spoken_names((d.info or {}).get("columns") or [] for d in active_datasets(session, run.workspace_id))
 
 
 def sheet_words_shown(session: Session, run: Run, lang: str | None = None) -> Callable[[str], str]:

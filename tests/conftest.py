@@ -12,6 +12,7 @@ import ipaddress
 import os
 import secrets
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -202,3 +203,20 @@ def postgres_url():
     with admin.connect() as connection:
         connection.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
     admin.dispose()
+
+
+@pytest.fixture
+def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """Holds every background read of an upload (`app.workspaces.load_table_bounded`, the real one
+    after) until the test sets it (tests/test_upload_background.py, test_upload_progress.py)."""
+    from app import workspaces
+
+    event, real = threading.Event(), workspaces.load_table_bounded
+
+    def gated(*args, **kwargs):
+        event.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(workspaces, "load_table_bounded", gated)
+    yield event
+    event.set()

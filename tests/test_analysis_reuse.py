@@ -110,6 +110,7 @@ def test_the_question_readings_example_vectors_are_kept_between_processes(tmp_pa
     from app.understanding import semantic
 
     monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir()  # made by the app at start; a process without one keeps nothing (verity eval)
     get_settings.cache_clear()
     texts = ["How did revenue change by month?", "不同地区的收入有差异吗？"]
     first = kept.kept_vectors("examples", texts, query=True)

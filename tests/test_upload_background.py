@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-import app.workspaces as workspaces
 from app.config import Settings
 from app.db.models import Dataset
 from app.ingest.errors import CATEGORIES
@@ -58,20 +57,6 @@ def damage_sheet(source: Path, target: Path) -> Path:
 @pytest.fixture
 def workbook(tmp_path: Path) -> Path:
     return make_workbook(tmp_path / "orders.xlsx")
-
-
-@pytest.fixture
-def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    """Holds every full read (`app.workspaces.load_table_bounded`) until the test sets it."""
-    event, real = threading.Event(), workspaces.load_table_bounded
-
-    def gated(*args, **kwargs):
-        event.wait(30)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(workspaces, "load_table_bounded", gated)
-    yield event
-    event.set()
 
 
 @pytest.fixture

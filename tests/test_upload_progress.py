@@ -37,20 +37,6 @@ def sales_csv(path: Path, rows: int = ROWS) -> Path:
 
 
 @pytest.fixture
-def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    """Holds the background read (`app.workspaces.load_table_bounded`, the real one after) until set."""
-    event, real = threading.Event(), workspaces.load_table_bounded
-
-    def gated(*args, **kwargs):
-        event.wait(60)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(workspaces, "load_table_bounded", gated)
-    yield event
-    event.set()
-
-
-@pytest.fixture
 def progress_seen(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """Every progress the background read records, as the dataset's info holds it just after."""
     seen: list[dict[str, Any]] = []

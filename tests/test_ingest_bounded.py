@@ -18,7 +18,7 @@ from app.config import Settings
 from app.ingest.bounded import load_table_bounded, preview_table_bounded
 from app.ingest.errors import IngestError
 from app.ingest.pipeline import load_table
-from tests.test_upload_background import bg_client, gate, models_seen, workbook  # noqa: F401 (fixtures)
+from tests.test_upload_background import bg_client, models_seen, workbook  # noqa: F401 (fixtures; `gate` is in conftest)
 
 REPO = Path(__file__).resolve().parents[1]
 XLSX = REPO / "data" / "samples" / "messy" / "sales_messy.xlsx"

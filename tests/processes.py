@@ -160,13 +160,16 @@ def await_server(process: subprocess.Popen[str], base: str) -> None:
     raise AssertionError(f"the server at {base} did not start: {process.log.read_text()[-3000:]}")  # type: ignore[attr-defined]
 
 
-def stop(process: subprocess.Popen[Any]) -> None:
-    """SIGTERM, as `docker stop` sends; SIGKILL if it has not ended in 40 s."""
-    if process.poll() is None:
-        if getattr(process, "group", False):
-            os.killpg(process.pid, signal.SIGTERM)
-        else:
-            process.send_signal(signal.SIGTERM)
+def stop(*processes: subprocess.Popen[Any]) -> None:
+    """SIGTERM, as `docker stop` sends, to each at once (they shut down side by side); SIGKILL to any
+    that has not ended in 40 s."""
+    for process in processes:
+        if process.poll() is None:
+            if getattr(process, "group", False):
+                os.killpg(process.pid, signal.SIGTERM)
+            else:
+                process.send_signal(signal.SIGTERM)
+    for process in processes:
         try:
             process.wait(timeout=40)
         except subprocess.TimeoutExpired:

@@ -120,7 +120,8 @@ def s3_endpoint() -> Iterator[str]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:
-        yield f"http://127.0.0.1:{server._server.server_port}"  # type: ignore[attr-defined]
+        host, port = server.get_host_and_port()
+        yield f"http://{host}:{port}"
     finally:
         server.stop()
 
@@ -159,7 +160,8 @@ def nodes(tmp_path_factory: pytest.TempPathFactory, database: str, s3_endpoint: 
         storage_url=f"s3://{new_bucket(s3_endpoint, 'nodes-apart')}/verity",
         storage_endpoint_url=s3_endpoint,
         storage_region="us-east-1",
-        **S3_ACCESS,
+        storage_access_key_id=S3_ACCESS["storage_access_key_id"],
+        storage_secret_access_key=S3_ACCESS["storage_secret_access_key"],
         # A runs questions in its threads, B leaves them to W, whose runs hold no lease: A's sweep of
         # runs whose server died (every lease_ttl_s) must not end W's run meanwhile
         lease_ttl_s=600,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import fcntl
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterator, cast
+from typing import Any, cast
 
 from sqlalchemy import CursorResult, Delete, Engine, Update, create_engine, event, text
 from sqlalchemy.exc import DBAPIError

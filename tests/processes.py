@@ -113,6 +113,25 @@ def await_worker(process: subprocess.Popen[str]) -> subprocess.Popen[str]:
     return process
 
 
+def launch_cli_worker(settings: Settings, **extra: str) -> subprocess.Popen[str]:
+    """`verity worker` itself as its own process (run_executor=worker: it takes queued runs from the
+    database); returns at once: `await_line(process, "Verity worker")` waits until it is set up."""
+    env = process_env(settings, PYTHONPATH=str(REPO), **extra)
+    log = Path(settings.data_dir) / f"worker-{secrets.token_hex(3)}.log"
+    process = _spawn([sys.executable, "-m", "app.cli", "worker"], env, log)
+    process.log = log  # type: ignore[attr-defined]
+    return process
+
+
+def await_line(process: subprocess.Popen[str], text: str) -> None:
+    """Wait until the process has written `text` to its log (and is still running)."""
+    log: Path = process.log  # type: ignore[attr-defined]
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while text not in log.read_text() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert process.poll() is None and text in log.read_text(), log.read_text()[-3000:]
+
+
 def start_worker(settings: Settings, delay_s: float, **extra: str) -> subprocess.Popen[str]:
     return await_worker(launch_worker(settings, delay_s, **extra))
 
@@ -141,13 +160,16 @@ def await_server(process: subprocess.Popen[str], base: str) -> None:
     raise AssertionError(f"the server at {base} did not start: {process.log.read_text()[-3000:]}")  # type: ignore[attr-defined]
 
 
-def stop(process: subprocess.Popen[Any]) -> None:
-    """SIGTERM, as `docker stop` sends; SIGKILL if it has not ended in 40 s."""
-    if process.poll() is None:
-        if getattr(process, "group", False):
-            os.killpg(process.pid, signal.SIGTERM)
-        else:
-            process.send_signal(signal.SIGTERM)
+def stop(*processes: subprocess.Popen[Any]) -> None:
+    """SIGTERM, as `docker stop` sends, to each at once (they shut down side by side); SIGKILL to any
+    that has not ended in 40 s."""
+    for process in processes:
+        if process.poll() is None:
+            if getattr(process, "group", False):
+                os.killpg(process.pid, signal.SIGTERM)
+            else:
+                process.send_signal(signal.SIGTERM)
+    for process in processes:
         try:
             process.wait(timeout=40)
         except subprocess.TimeoutExpired:

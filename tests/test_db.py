@@ -57,3 +57,34 @@ def test_processes_starting_together_migrate_postgres_once(tmp_path, postgres_ur
     with db.engine.connect() as connection:
         assert not compare_metadata(MigrationContext.configure(connection), Base.metadata)
     db.engine.dispose()
+
+
+def test_processes_starting_together_migrate_one_sqlite_file_once(tmp_path):
+    """Servers and workers started together on one new SQLite file (one machine, one data folder):
+    one migrates while the others wait at the lock beside the file, so none fails on a schema another
+    is making (before the lock all but one stopped: "table ... already exists")."""
+    import subprocess
+    import sys
+
+    from tests.factories import REPO
+
+    go = tmp_path / "go"
+    code = (
+        "import time; from pathlib import Path; from app.config import Settings; "
+        "from app.db.session import open_database; print('ready', flush=True)\n"
+        f"while not Path({str(go)!r}).exists(): time.sleep(0.01)\n"
+        f"open_database(Settings(_env_file=None, data_dir={str(tmp_path / 'runtime')!r}))"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(3)
+    ]
+    assert [p.stdout.readline().strip() for p in procs] == ["ready"] * 3  # type: ignore[union-attr]
+    go.touch()  # all at once, past their imports
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], errors
+    db = open_database(make_settings(tmp_path))
+    assert_schema_matches_models(db)
+    db.engine.dispose()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterator, cast
+from typing import Any, cast
 
 from sqlalchemy import CursorResult, Delete, Engine, Update, create_engine, event, text
 from sqlalchemy.exc import DBAPIError
@@ -102,7 +104,7 @@ class Database:
 
         cfg = Config()
         cfg.set_main_option("script_location", str(MIGRATIONS))
-        with self.engine.begin() as connection:
+        with sqlite_migration_lock(self.engine), self.engine.begin() as connection:
             if connection.dialect.name == "postgresql":
                 # The app, its workers and `verity migrate` may start at once: one migrates, the
                 # others wait here and then find the schema at head (released at commit).
@@ -128,6 +130,27 @@ class Database:
             raise
         finally:
             session.close()
+
+
+@contextmanager
+def sqlite_migration_lock(engine: Engine) -> Iterator[None]:
+    """Processes starting together on one SQLite file (servers, workers, `verity migrate`) migrate one
+    after another, as PostgreSQL's advisory lock makes them: an exclusive lock on a file beside the
+    database, held while migrating. SQLite's own lock cannot do it: Python's sqlite3 commits each
+    CREATE TABLE by itself, so two processes that both found no schema both created it, and all but
+    one stopped ("table ... already exists"). The others then find the schema at head. Nothing for
+    another database, or for one in memory."""
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+        yield
+        return
+    path = Path(database)
+    with open(path.with_name(f"{path.name}.migrate-lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 class WriteGate:

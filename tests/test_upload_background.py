@@ -11,7 +11,7 @@ import datetime as dt
 import threading
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,30 +65,16 @@ def models_seen() -> list[list[dict[str, Any]]]:
 
 
 @pytest.fixture
-def bg_client(tmp_path: Path, gate: threading.Event, models_seen: list) -> Iterator[TestClient]:
-    from app.main import create_app
-
-    settings = Settings(
-        _env_file=None,
-        data_dir=tmp_path / "data",
-        llm_model="builtin",
-        sse_poll_interval_s=0.05,
-        sse_heartbeat_s=1.0,
-        background_ingest_mb=0.001,
-        upload_wait_s=0.0,  # answered at once: the gate holds the read, whose "loading" state is looked at
-    )
+def bg_client(unwaiting_client: Callable[..., TestClient], models_seen: list) -> TestClient:
+    """Answered at once (upload_wait_s=0): the gate holds the read, whose "loading" state is looked at."""
 
     def model_factory(settings: Settings, datasets: list[dict[str, Any]], language: str):
         models_seen.append(datasets)
         return default_model(settings, datasets, language)
 
-    application = create_app(settings, model_factory=model_factory)
-    with TestClient(application) as client:
-        yield client
-        gate.set()
-        executor = (getattr(application.state, "background_pools", None) or {}).get("ingest")
-        if executor is not None:
-            executor.shutdown(wait=True)
+    return unwaiting_client(
+        model_factory=model_factory, sse_poll_interval_s=0.05, sse_heartbeat_s=1.0, background_ingest_mb=0.001
+    )
 
 
 def new_workspace(client: TestClient) -> str:

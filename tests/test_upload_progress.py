@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,18 +54,9 @@ def progress_seen(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def quick_client(tmp_path: Path, gate: threading.Event) -> Iterator[TestClient]:
+def quick_client(unwaiting_client: Callable[..., TestClient]) -> TestClient:
     """The server answering uploads without waiting for their read (upload_wait_s=0)."""
-    from app.main import create_app
-
-    settings = Settings(_env_file=None, data_dir=tmp_path / "data", llm_model="builtin", upload_wait_s=0.0)
-    application = create_app(settings)
-    with TestClient(application) as client:
-        yield client
-        gate.set()
-        executor = (getattr(application.state, "background_pools", None) or {}).get("ingest")
-        if executor is not None:
-            executor.shutdown(wait=True)
+    return unwaiting_client()
 
 
 def new_workspace(client: TestClient) -> str:

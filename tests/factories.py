@@ -59,3 +59,30 @@ def wait_for_run(client, run_id: str, statuses, timeout: float = 120) -> dict:
             return body
         time.sleep(0.2)
     raise AssertionError(f"run {run_id} never reached {statuses}: {body}")
+
+
+def run_answered_in_own_words(tmp_path: Path, claim: str) -> tuple[Settings, Database, str]:
+    """A finished run of a scripted language model on the sample workbook that records Revenue totals
+    per Channel, then per Region (claimed as `claim`), then answers in words of its own with a number
+    of its own: an answer that states none of the recorded claims (tests/test_answer_card.py,
+    tests/test_report_first_pages.py)."""
+    from app.agent.model.interface import ModelReply
+    from tests.fakes import ScriptedModel, call
+
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("group_aggregate", "c1", group_columns=["Channel"], value_columns=["Revenue"])]),
+            ModelReply(
+                None, [call("record_evidence", "c2", claim="Online sells most.", method="Sum", tool_call_ids=["c1"])]
+            ),
+            ModelReply(None, [call("group_aggregate", "c3", group_columns=["Region"], value_columns=["Revenue"])]),
+            ModelReply(
+                None, [call("record_evidence", "c4", claim=claim, method="Sum per region", tool_call_ids=["c3"])]
+            ),
+            ModelReply("Sales look healthy overall, with roughly 7 in 10 orders placed online."),
+        ]
+    )
+    settings, db, service, ws = setup(tmp_path, SAMPLES / "retail_sales.xlsx", lambda *_: model)
+    run_id = start_run(service, ws, "How are sales doing?")
+    service.execute(run_id)
+    return settings, db, run_id

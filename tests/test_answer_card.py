@@ -279,29 +279,12 @@ def test_a_model_answer_that_states_no_recorded_claim_shows_the_last_result_as_w
     """A language model records per-channel and then per-region totals, then answers in its own words with numbers of its own:
     the card does not call the last total "the chart that answers"; it shows it, said to be the last result
     recorded, so the reader sees the numbers the run did compute."""
-    from app.agent.model.interface import ModelReply
     from app.db.models import Run
     from app.web.run_panel import run_context
-    from tests.factories import SAMPLES, setup, start_run
-    from tests.fakes import ScriptedModel, call
+    from tests.factories import SAMPLES, run_answered_in_own_words
 
     claim = "East has the highest total Revenue."
-    model = ScriptedModel(
-        [
-            ModelReply(None, [call("group_aggregate", "c1", group_columns=["Channel"], value_columns=["Revenue"])]),
-            ModelReply(
-                None, [call("record_evidence", "c2", claim="Online sells most.", method="Sum", tool_call_ids=["c1"])]
-            ),
-            ModelReply(None, [call("group_aggregate", "c3", group_columns=["Region"], value_columns=["Revenue"])]),
-            ModelReply(
-                None, [call("record_evidence", "c4", claim=claim, method="Sum per region", tool_call_ids=["c3"])]
-            ),
-            ModelReply("Sales look healthy overall, with roughly 7 in 10 orders placed online."),
-        ]
-    )
-    settings, db, service, ws = setup(tmp_path, SAMPLES / "retail_sales.xlsx", lambda *_: model)
-    run_id = start_run(service, ws, "How are sales doing?")
-    service.execute(run_id)
+    settings, db, run_id = run_answered_in_own_words(tmp_path, claim)
     frame = pd.read_excel(SAMPLES / "retail_sales.xlsx", sheet_name="Orders 2024", header=2)
     totals = frame.groupby("Region")["Revenue"].sum().sort_values(ascending=False)
     for lang in ("en", "zh"):

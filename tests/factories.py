@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from app.config import Settings
@@ -86,3 +88,32 @@ def run_answered_in_own_words(tmp_path: Path, claim: str) -> tuple[Settings, Dat
     run_id = start_run(service, ws, "How are sales doing?")
     service.execute(run_id)
     return settings, db, run_id
+
+
+def merged_sales_workbook(
+    months: Iterable[int], shops: Sequence[tuple[str, int]], unit_price: int, sheet_per_shop: Sequence[str] = ()
+) -> bytes:
+    """A workbook of 2024's monthly sales with a merged two-row header: 门店/月份 under 基本信息, 销量/销售额
+    under 销售情况. A row per month and shop: 销量 is the shop's base units plus the month's number, 销售额
+    销量 × `unit_price` (the tests compute their expected numbers from the same rule). All on one sheet,
+    or each shop on a sheet of its own named by `sheet_per_shop`."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    default = book.active
+    pages = [(default, list(shops))]
+    if sheet_per_shop:
+        book.remove(default)
+        pages = [(book.create_sheet(name), [shop]) for name, shop in zip(sheet_per_shop, shops, strict=True)]
+    months = list(months)
+    for sheet, own in pages:
+        sheet.append(["基本信息", None, "销售情况", None])
+        sheet.append(["门店", "月份", "销量", "销售额"])
+        sheet.merge_cells("A1:B1")
+        sheet.merge_cells("C1:D1")
+        for month in months:
+            for shop, units in own:
+                sheet.append([shop, f"2024-{month:02d}", units + month, (units + month) * unit_price])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()

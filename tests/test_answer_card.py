@@ -310,22 +310,6 @@ def test_a_model_answer_that_states_no_recorded_claim_shows_the_last_result_as_w
 
 
 # --- a merged header's columns by their leaf -------------------------------------------------------
-def _merged_sales_workbook(path) -> None:
-    """Three shops over four months: 门店 under a merged 基本信息, 销量/销售额 under a merged 销售情况."""
-    from openpyxl import Workbook
-
-    book = Workbook()
-    sheet = book.active
-    sheet.append(["基本信息", None, "销售情况", None])
-    sheet.append(["门店", "月份", "销量", "销售额"])
-    sheet.merge_cells("A1:B1")
-    sheet.merge_cells("C1:D1")
-    for month in range(1, 5):
-        for shop, units in (("东门", 30), ("西门", 20), ("南门", 10)):
-            sheet.append([shop, f"2024-{month:02d}", units + month, (units + month) * 12])
-    book.save(path)
-
-
 def test_the_card_and_report_name_a_merged_headers_columns_by_their_leaf(tmp_path) -> None:
     """The analyst's text already says 销售额 for "销售情况 / 销售额": the card's table headers and the
     report's first-page table and chart caption say it too (the appendix keeps the full path)."""
@@ -334,11 +318,11 @@ def test_the_card_and_report_name_a_merged_headers_columns_by_their_leaf(tmp_pat
     from app.reports.first_pages import first_pages
     from app.reports.report_parts import in_sheet_words
     from app.web.run_panel import run_context
-    from tests.factories import setup, start_run
+    from tests.factories import merged_sales_workbook, setup, start_run
     from tests.fakes import ScriptedModel, call
 
-    book = tmp_path / "门店销售.xlsx"
-    _merged_sales_workbook(book)
+    book = tmp_path / "门店销售.xlsx"  # three shops over four months
+    book.write_bytes(merged_sales_workbook(range(1, 5), (("东门", 30), ("西门", 20), ("南门", 10)), unit_price=12))
     shop, sales = "基本信息 / 门店", "销售情况 / 销售额"
     claim = "东门的销售额合计最高。"
     model = ScriptedModel(

@@ -339,9 +339,15 @@ def test_the_card_and_report_name_a_merged_headers_columns_by_their_leaf(tmp_pat
     with db.session() as session:
         run = session.get(Run, run_id)
         assert run is not None and run.status == "done", run and (run.status, run.error)
-        card = run_context(session, run, "zh", settings)["result"]
+        context = run_context(session, run, "zh", settings)
+        card, steps = context["result"], context["steps"]
         stored = session.query(Report).filter(Report.run_id == run_id).one().content
     assert card is not None and card["answers"] is True
+    # the Steps say the leaf too: the grouping step's reading and the bar chart's caption (issue 28)
+    said = [step["interpretation"] for step in steps] + [f["caption"] for step in steps for f in step["figures"]]
+    grouped = next(step["interpretation"] for step in steps if step["tool"] == "group_aggregate")
+    assert "门店" in grouped and "销售额" in grouped, grouped
+    assert not any(shop in text or sales in text for text in said), said
     headers = [c["label"] for c in card["table"]["columns"]]
     assert headers[0] == "门店" and "销售额" in headers[1], headers
     assert not any(" / " in h for h in headers), headers
@@ -372,3 +378,44 @@ def test_leaves_two_columns_share_keep_their_paths_on_the_card() -> None:
     metrics = {"销售情况 / 销量_sum.东门": 5.0, "销售情况 / 销量_sum.西门": 3.0}
     result = answer_result([{**evidence[0], "metrics": metrics}], "**东门最高。**", calls, [], "zh", spoken=spoken)
     assert result is not None and result["table"]["columns"][1]["label"].startswith("销量"), result["table"]["columns"]
+
+
+# --- totals per month: in time order, their change checked, the Steps in the leaves' words ----------
+def test_totals_per_month_come_in_time_order_and_their_change_is_found_in_the_analysis(client: TestClient) -> None:
+    """Issue 28's follow-ups on a merged-header workbook with a sheet per shop (一店, 二店): "每个月的销售额是
+    多少？" is answered with a table of the months in time order (it came sorted by value), drawn as a line
+    first; the headline's change from the first month to the last is a number its analysis computed, so the
+    number check finds every number ("some numbers not found" before); the Steps name 销售额, not its path."""
+    import io
+
+    from app.analyst.sheet_words import month_label
+    from app.reports.first_pages import first_pages, reader_number
+    from app.reports.report_parts import in_sheet_words
+    from tests.factories import merged_sales_workbook
+
+    book = merged_sales_workbook(range(1, 13), (("东门", 130), ("西门", 55)), 14, sheet_per_shop=("一店", "二店"))
+    ws = new_workspace(client, "门店销售")
+    assert upload(client, ws, "门店销售.xlsx", book).status_code == 201
+    run_id, _ = ask(client, ws, "每个月的销售额是多少？")
+    html = client.get(f"/runs/{run_id}?lang=zh").text
+    card = card_of(html)
+    # the first sheet's monthly totals, as pandas reads the sheet (the group row above the header skipped)
+    sheet = pd.read_excel(io.BytesIO(book), sheet_name="一店", header=1)
+    totals = sheet.groupby("月份")["销售额"].sum().sort_index()
+    months = [month_label(int(label[:4]), int(label[5:7]), True) for label in totals.index]
+    assert cells(card) == [[month, f"{value:,.0f}"] for month, value in zip(months, totals)]
+    assert totals.is_monotonic_increasing  # so the value order (largest first) is not the time order
+    chart = json.loads(unescape(re.search(r'data-chart="([^"]+)"', card).group(1)))  # type: ignore[union-attr]
+    assert chart["chart"]["kinds"][0] == "line"
+    # the change the headline states, computed here, is among the numbers the check found
+    change = (totals.iloc[-1] - totals.iloc[0]) / totals.iloc[0]
+    answer = client.get(f"/api/runs/{run_id}").json()["answer"]
+    assert f"{change:+.1%}" in answer.replace("（", " (").replace("）", ")"), answer
+    assert t("check_passed", "zh") in card and t("check_partly_verified", "zh") not in card
+    # the report's first pages list the months in time order too
+    report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
+    [table] = first_pages(in_sheet_words(report)).results
+    assert [row[1] for row in table[1:]] == [reader_number(v) for v in totals.tolist()][: len(table) - 1]
+    steps = html[html.index('class="steps"') :]
+    steps = steps[: steps.index("</section>")]
+    assert "销售额" in steps and "销售情况 / 销售额" not in steps, steps

@@ -117,3 +117,22 @@ def merged_sales_workbook(
     buffer = io.BytesIO()
     book.save(buffer)
     return buffer.getvalue()
+
+
+def wait_until_ready(client, ws: str, dataset_id: str, limit_s: float = 60.0) -> dict:
+    """The dataset once its background read has ended (GET .../datasets/{id} until its status is no
+    longer "loading": ready, or failed with its error): for a test that needs the finished read of an
+    upload, whatever the server's upload_wait_s and however busy the machine."""
+    import time
+
+    import pytest
+
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        response = client.get(f"/api/workspaces/{ws}/datasets/{dataset_id}")
+        assert response.status_code == 200, response.text
+        dataset = response.json()["dataset"]
+        if dataset["status"] != "loading":
+            return dict(dataset)
+        time.sleep(0.05)
+    pytest.fail(f"dataset {dataset_id} still loading after {limit_s} s")

@@ -23,6 +23,7 @@ from app.db.models import Dataset
 from app.ingest.errors import CATEGORIES
 from app.runs import default_model
 from app.workspaces import LOADING, active_datasets, add_loading_dataset, loading_datasets
+from tests.factories import wait_until_ready
 
 ROWS = 1500
 
@@ -87,18 +88,6 @@ def upload(client: TestClient, ws: str, path: Path):
     return client.post(f"/api/workspaces/{ws}/files", files={"file": (path.name, path.read_bytes())})
 
 
-def wait_for(client: TestClient, ws: str, dataset_id: str, limit_s: float = 30.0) -> dict[str, Any]:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        response = client.get(f"/api/workspaces/{ws}/datasets/{dataset_id}")
-        assert response.status_code == 200, response.text
-        dataset = response.json()["dataset"]
-        if dataset["status"] != "loading":
-            return dataset
-        time.sleep(0.05)
-    pytest.fail(f"dataset {dataset_id} still loading after {limit_s} s")
-
-
 def test_api_returns_the_preview_at_once_then_the_full_table(
     bg_client: TestClient, workbook: Path, gate: threading.Event
 ):
@@ -118,7 +107,7 @@ def test_api_returns_the_preview_at_once_then_the_full_table(
     assert polled["status"] == "loading" and len(polled["preview"]) == 20
 
     gate.set()
-    ready = wait_for(bg_client, ws, dataset["id"])
+    ready = wait_until_ready(bg_client, ws, dataset["id"])
     assert ready["status"] == "ready" and ready["rows"] == ROWS and "partial" not in ready
     assert ready["preview"][0]["Order ID"] == "A00000" and len(ready["preview"]) == 20
     assert {c["name"]: c["type"] for c in ready["columns"]}["Revenue"] == "number"
@@ -156,7 +145,7 @@ def test_page_shows_the_loading_notice_then_the_full_preview(
     assert f"/api/workspaces/{ws}/datasets/{dataset_id}" in page.text
 
     gate.set()
-    assert wait_for(bg_client, ws, dataset_id)["status"] == "ready"
+    assert wait_until_ready(bg_client, ws, dataset_id)["status"] == "ready"
     card = bg_client.get(f"/workspaces/{ws}/datasets/{dataset_id}/preview")
     assert card.status_code == 200
     assert "data-dataset-loading" not in card.text and "Still reading" not in card.text
@@ -176,7 +165,7 @@ def test_damaged_big_file_ends_failed_with_a_category(
     dataset = response.json()["dataset"]
     assert dataset["status"] == "loading" and dataset["preview"]
 
-    failed = wait_for(bg_client, ws, dataset["id"])
+    failed = wait_until_ready(bg_client, ws, dataset["id"])
     assert failed["status"] == "failed"
     assert failed["error"]["category"] in CATEGORIES and failed["error"]["message"]
     with bg_client.app.state.db.session() as session:
@@ -227,7 +216,7 @@ def test_question_while_loading_waits_for_the_loading_file_and_analyses_it(
     assert run["status"] == "done", run
     assert [d["name"] for d in models_seen[0]] == [dataset["name"]]  # the model was told of the file, now read
     assert run["evidence"], run
-    assert wait_for(bg_client, ws, dataset["id"])["status"] == "ready"
+    assert wait_until_ready(bg_client, ws, dataset["id"])["status"] == "ready"
 
 
 def test_a_csv_is_read_in_the_background_too(bg_client: TestClient, gate: threading.Event, tmp_path: Path):
@@ -242,7 +231,7 @@ def test_a_csv_is_read_in_the_background_too(bg_client: TestClient, gate: thread
     dataset = response.json()["dataset"]
     assert dataset["status"] == "loading" and dataset["preview"] == [] and dataset["file"] == "small.csv"
     gate.set()
-    ready = wait_for(bg_client, ws, dataset["id"])
+    ready = wait_until_ready(bg_client, ws, dataset["id"])
     assert ready["status"] == "ready" and ready["rows"] == 200
     assert [c["name"] for c in ready["columns"]] == ["Region", "Revenue"] and len(ready["preview"]) == 20
 
@@ -276,7 +265,7 @@ def test_a_load_left_by_a_gone_process_is_resumed(bg_client: TestClient, workboo
         )
         dataset_id = stale.id
         assert stale.info["status"] == LOADING  # and no node holds its lease: the earlier server is gone
-    ready = wait_for(bg_client, ws, dataset_id)
+    ready = wait_until_ready(bg_client, ws, dataset_id)
     assert ready["status"] == "ready" and ready["rows"] == ROWS
 
 

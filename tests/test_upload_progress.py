@@ -9,7 +9,6 @@ holds the read back until the test has looked at the "loading" answer."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from app.config import Settings
 from app.db.models import Dataset
 from app.ingest import progress
 from app.ingest.bounded import load_table_bounded
+from tests.factories import wait_until_ready
 
 ROWS = 3000
 
@@ -71,16 +71,6 @@ def dataset_of(client: TestClient, ws: str, dataset_id: str) -> dict[str, Any]:
     return response.json()["dataset"]
 
 
-def wait_until_read(client: TestClient, ws: str, dataset_id: str, limit_s: float = 60.0) -> dict[str, Any]:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        dataset = dataset_of(client, ws, dataset_id)
-        if dataset["status"] != "loading":
-            return dataset
-        time.sleep(0.05)
-    pytest.fail(f"dataset {dataset_id} still loading after {limit_s} s")
-
-
 def test_a_csv_upload_answers_loading_reports_progress_and_becomes_ready(
     quick_client: TestClient, gate: threading.Event, progress_seen: list[dict[str, Any]], tmp_path: Path
 ):
@@ -96,7 +86,7 @@ def test_a_csv_upload_answers_loading_reports_progress_and_becomes_ready(
     assert "Still reading: sales.csv" in page  # beside the question box: a question waits for it
 
     gate.set()
-    ready = wait_until_read(quick_client, ws, loading["id"])
+    ready = wait_until_ready(quick_client, ws, loading["id"])
     assert ready["status"] == "ready" and ready["rows"] == ROWS and "progress" not in ready
     assert [c["name"] for c in ready["columns"]] == ["Order", "Region", "Revenue", "Date"]
     assert ready["preview"][0]["Order"] == "A00000"
@@ -151,7 +141,7 @@ def test_a_bad_file_read_after_the_answer_ends_failed_with_category_and_hint(
     assert response.status_code == 201, response.text
     assert response.json()["dataset"]["status"] == "loading"
     gate.set()
-    failed = wait_until_read(quick_client, ws, response.json()["dataset"]["id"])
+    failed = wait_until_ready(quick_client, ws, response.json()["dataset"]["id"])
     assert failed["status"] == "failed"
     assert failed["error"]["category"] and failed["error"]["hint"] and failed["error"]["hint_zh"]
     page = quick_client.get(f"/workspaces/{ws}").text

@@ -8,6 +8,7 @@ refuses many-to-many joins or unexpected growth unless asked to allow them.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import pandas as pd
@@ -380,6 +381,15 @@ def _aggregate_result(ctx, out, groups, names, aggs, n, missing_keys) -> ToolRes
     profile = frame_text(out, 20)
     top = out.iloc[0]
     insights = []
+    if (change := _change_over_periods(out, groups, main)) is not None:
+        (first, start), (last, end), relative = change
+        metrics["first_to_last_change"] = relative
+        insights.append(
+            ctx.t(
+                f"From {first} to {last}, {main} went from {fmt_num(start)} to {fmt_num(end)} ({relative:+.1%}).",
+                f"从 {first} 到 {last}，{main} 由 {fmt_num(start)} 变为 {fmt_num(end)}（{relative:+.1%}）。",
+            )
+        )
     if len(out) > 1 and agg in ("sum", "count") and out[main].sum() > 0:
         share = top[main] / out[main].sum()
         insights.append(
@@ -428,6 +438,30 @@ def _aggregate_result(ctx, out, groups, names, aggs, n, missing_keys) -> ToolRes
         ),
         preview=False,  # the profile is the table itself: printed once
     )
+
+
+# A calendar period as a date_part column writes it (2024, 2024-03, 2024-Q1, 2024-W05, 2024-03-05): labels of
+# one shape sort in time order as text.
+_PERIOD_LABEL = re.compile(r"(?:19|20)\d{2}(?:-(?:0[1-9]|1[0-2])(?:-[0-3]\d)?|-Q[1-4]|-W[0-5]\d)?")
+
+
+def _change_over_periods(
+    out: pd.DataFrame, groups: list[str], main: str
+) -> tuple[tuple[str, float], tuple[str, float], float] | None:
+    """Grouped by calendar periods alone: the first period's figure, the last one's and the relative change
+    between them (what "from Jan to Jun it went from 1,834 to 1,904 (+3.8%)" says), so a reading of the
+    totals over time cites a number this analysis computed. None for groups that are not periods."""
+    if len(groups) != 1 or len(out) < 2:
+        return None
+    figures = {label(period): value for period, value in zip(out[groups[0]], out[main])}
+    shapes = {re.sub(r"\d", "0", period) for period in figures}
+    if len(figures) != len(out) or len(shapes) != 1 or not all(_PERIOD_LABEL.fullmatch(p) for p in figures):
+        return None
+    first, last = min(figures), max(figures)
+    start, end = float(figures[first]), float(figures[last])
+    if not (pd.notna(start) and pd.notna(end)) or start == 0:
+        return None
+    return (first, start), (last, end), (end - start) / abs(start)
 
 
 def _plain_measure(value: str | None, agg: str, ctx: ToolContext) -> str:

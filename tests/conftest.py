@@ -13,9 +13,10 @@ import os
 import secrets
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -220,3 +221,31 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     monkeypatch.setattr(workspaces, "load_table_bounded", gated)
     yield event
     event.set()
+
+
+@pytest.fixture
+def unwaiting_client(tmp_path: Path, gate: threading.Event) -> Iterator[Callable[..., TestClient]]:
+    """Opens the server answering an upload at once, without waiting for its read (upload_wait_s=0),
+    the gate holding the read: `unwaiting_client(model_factory=..., **settings)` (tests/test_upload_background.py,
+    test_upload_progress.py). After the test the gate opens and every read finishes before the app closes."""
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+
+    opened: list[Any] = []
+    with ExitStack() as stack:
+
+        def open_client(model_factory: Any = None, **overrides: Any) -> TestClient:
+            settings = Settings(
+                _env_file=None, data_dir=tmp_path / "data", llm_model="builtin", upload_wait_s=0.0, **overrides
+            )
+            application = create_app(settings, model_factory=model_factory)
+            opened.append(application)
+            return stack.enter_context(TestClient(application))
+
+        yield open_client
+        gate.set()
+        for application in opened:
+            executor = (getattr(application.state, "background_pools", None) or {}).get("ingest")
+            if executor is not None:
+                executor.shutdown(wait=True)

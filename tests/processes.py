@@ -4,11 +4,13 @@ configured only by VERITY_* environment variables, as a deployment's containers 
 (RabbitMQ) and PostgreSQL are the machine's: tests/conftest.py's fixtures find them.
 
 Shared by tests/test_queue.py (a worker killed mid-run) and tests/test_two_nodes.py (two servers and
-two workers on one PostgreSQL, one store and one broker).
+two workers on one PostgreSQL, one store and one broker); `same_report_on_both` also by
+tests/test_storage.py (two in-process nodes on one store).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import secrets
 import signal
@@ -16,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +34,21 @@ from tests.factories import REPO
 # the keys every test S3 store is opened with (moto accepts any; a real store would check them)
 S3_ACCESS = {"storage_access_key_id": "verity-test", "storage_secret_access_key": "verity-test-secret"}
 START_TIMEOUT_S = 120  # four Python processes importing pandas at once on a loaded 2-core machine
+
+
+def queue_settings(broker_url: str, **more: Any) -> Settings:
+    """Settings whose runs go to job-queue workers (run_executor=dramatiq) on queues of the test's own
+    (a fresh job_queue_prefix: `delete_queues` removes them after), the workers beating every 0.5 s so a
+    killed one is noticed soon."""
+    fields: dict[str, Any] = {
+        "llm_model": "builtin",
+        "run_executor": "dramatiq",
+        "broker_url": broker_url,
+        "job_queue_prefix": f"verity-test-{secrets.token_hex(4)}",
+        "worker_heartbeat_s": 0.5,
+        "sse_heartbeat_s": 1.0,
+    }
+    return Settings(_env_file=None, **(fields | more))
 
 
 def delete_queues(settings: Settings) -> None:
@@ -211,3 +229,31 @@ def new_bucket(endpoint: str, name: str) -> str:
     )
     client.create_bucket(Bucket=name)
     return name
+
+
+def same_report_on_both(
+    a: httpx.Client, b: httpx.Client, ws: str, run_id: str, figures: list[dict[str, Any]]
+) -> dict[str, bytes]:
+    """A run's figures (its report's `figures`) and its report in every format, downloaded from node A and
+    node B: the same bytes on both, each figure a PNG, every figure in the zip bundle and drawn in the PDF.
+    Returns the downloads by format."""
+    names = [Path(f["path"]).name for f in figures]
+    for name in names:
+        on_a, on_b = a.get(f"/workspaces/{ws}/figures/{name}"), b.get(f"/workspaces/{ws}/figures/{name}")
+        assert on_a.status_code == on_b.status_code == 200 and on_a.content == on_b.content
+        assert on_a.content.startswith(b"\x89PNG")
+    downloads: dict[str, bytes] = {}
+    for fmt in ("html", "md", "zip", "json", "pdf", "docx"):
+        from_a = a.get(f"/api/workspaces/{ws}/report.{fmt}", params={"run": run_id})
+        from_b = b.get(f"/api/workspaces/{ws}/report.{fmt}", params={"run": run_id})
+        assert from_a.status_code == from_b.status_code == 200, (fmt, from_a.text[:200], from_b.text[:200])
+        assert from_a.content == from_b.content, fmt
+        downloads[fmt] = from_a.content
+    with zipfile.ZipFile(io.BytesIO(downloads["zip"])) as bundle:
+        assert sorted(n for n in bundle.namelist() if n.startswith("report/figures/")) == sorted(
+            f"report/figures/{n}" for n in set(names)
+        )
+    from pypdf import PdfReader
+
+    assert sum(len(page.images) for page in PdfReader(io.BytesIO(downloads["pdf"])).pages) == len(names)
+    return downloads

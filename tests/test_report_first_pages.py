@@ -297,30 +297,13 @@ def test_a_model_answer_that_states_no_recorded_claim_leads_with_the_last_result
     """A language model records per-channel and then per-region totals and answers in its own words: the
     report's first pages show what the answer card shows, the last result recorded (its table and chart
     before the appendix), said to be so in the report's language; not nothing, not "the answer's" chart."""
-    from app.agent.model.interface import ModelReply
     from app.db.models import Report, Run
     from app.reports.markdown_report import to_markdown
     from app.web.run_panel import run_context
-    from tests.factories import setup, start_run
-    from tests.fakes import ScriptedModel, call
+    from tests.factories import run_answered_in_own_words
 
     claim = "East has the highest total Revenue."
-    model = ScriptedModel(
-        [
-            ModelReply(None, [call("group_aggregate", "c1", group_columns=["Channel"], value_columns=["Revenue"])]),
-            ModelReply(
-                None, [call("record_evidence", "c2", claim="Online sells most.", method="Sum", tool_call_ids=["c1"])]
-            ),
-            ModelReply(None, [call("group_aggregate", "c3", group_columns=["Region"], value_columns=["Revenue"])]),
-            ModelReply(
-                None, [call("record_evidence", "c4", claim=claim, method="Sum per region", tool_call_ids=["c3"])]
-            ),
-            ModelReply("Sales look healthy overall, with roughly 7 in 10 orders placed online."),
-        ]
-    )
-    settings, db, service, ws = setup(tmp_path, SALES, lambda *_: model)
-    run_id = start_run(service, ws, "How are sales doing?")
-    service.execute(run_id)
+    settings, db, run_id = run_answered_in_own_words(tmp_path, claim)
     frame = pd.read_excel(SALES, sheet_name="Orders 2024", header=2)
     totals = frame.groupby("Region")["Revenue"].sum().sort_values(ascending=False)
     with db.session() as session:

@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from analysis_tools.common import fmt_num
 from app.analyst.sheet_words import as_people_write
@@ -190,3 +191,27 @@ def test_a_version_made_from_the_table_keeps_the_yes_no_words(tmp_path):
         made = add_version(s, session.settings, source, frame[frame["销售额"] > 300], "filter_rows", new_name="big")
         column = next(c for c in made.info["columns"] if c["name"] == "是否退货")
     assert column["words"] == {"true": "是", "false": "否"}
+
+
+@pytest.mark.parametrize(
+    "labels, in_order",
+    [
+        (["2024-06", "2024-01", "2023-12"], ["2023-12", "2024-01", "2024-06"]),  # as the tools write months
+        (["2024年6月", "2024年1月", "2023年12月"], ["2023年12月", "2024年1月", "2024年6月"]),  # as the page says them
+        (["Jun 2024", "Jan 2024", "Dec 2023"], ["Dec 2023", "Jan 2024", "Jun 2024"]),
+        (["2024-Q2", "2024-Q1"], ["2024-Q1", "2024-Q2"]),
+        (["2024年第2季度", "2024年第1季度"], ["2024年第1季度", "2024年第2季度"]),
+        (["2024-W10", "2024-W02"], ["2024-W02", "2024-W10"]),
+        (["5 Mar 2024", "12 Feb 2024"], ["12 Feb 2024", "5 Mar 2024"]),
+        (["2024年3月5日", "2024年2月12日"], ["2024年2月12日", "2024年3月5日"]),
+        (["2024", "2023"], ["2023", "2024"]),
+        (["2024-01", "2024"], None),  # months beside a year: no one kind of period
+        (["东门", "2024-01"], None),
+        (["1002", "1001"], None),  # four-digit codes are not years
+        (["2024-13", "2024-01"], None),  # no 13th month
+    ],
+)
+def test_calendar_periods_are_put_in_time_order_and_nothing_else_is(labels, in_order):
+    from app.analyst import in_time_order
+
+    assert in_time_order(labels) == in_order

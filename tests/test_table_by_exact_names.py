@@ -6,15 +6,14 @@ two tables naming the question's columns equally surely still ask. Made-up data,
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from fastapi.testclient import TestClient
-from openpyxl import Workbook
 
 from app.analyst.role_question import role_answers
 from app.understanding.dataset_choice import choose_dataset
 from app.understanding.roles import in_spoken_names, spoken_names
+from tests.factories import merged_sales_workbook
 from tests.test_web import ask, new_workspace, read_stream, upload
 
 SHOPS = (("东门", 130), ("西门", 55), ("南门", 48))
@@ -23,18 +22,7 @@ UNIT_PRICE = 14
 
 def _merged_workbook() -> bytes:
     """Six months of three shops; 门店/月份 under a merged 基本信息, 销量/销售额 under a merged 销售情况."""
-    book = Workbook()
-    sheet = book.active
-    sheet.append(["基本信息", None, "销售情况", None])
-    sheet.append(["门店", "月份", "销量", "销售额"])
-    sheet.merge_cells("A1:B1")
-    sheet.merge_cells("C1:D1")
-    for month in range(1, 7):
-        for shop, units in SHOPS:
-            sheet.append([shop, f"2024-{month:02d}", units + month, (units + month) * UNIT_PRICE])
-    buffer = io.BytesIO()
-    book.save(buffer)
-    return buffer.getvalue()
+    return merged_sales_workbook(range(1, 7), SHOPS, UNIT_PRICE)
 
 
 def _shops_csv() -> bytes:

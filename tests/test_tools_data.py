@@ -388,6 +388,26 @@ def test_group_aggregate_matches_r_aggregate():
     assert total.metrics["count_sum.total"] == rdata("InsectSprays")["count"].sum()
 
 
+def test_totals_by_calendar_period_record_the_change_from_the_first_period_to_the_last():
+    """Totals per month (as date_part writes months): the change from the first month to the last is part
+    of the result, so a reading of them over time cites a number the analysis computed (issue 28)."""
+    rng = np.random.default_rng(7)
+    months = [f"2024-{m:02d}" for m in (3, 1, 2, 4)] * 5  # not in time order, and Apr is not the largest
+    frame = pd.DataFrame({"month": months, "sales": rng.integers(10, 100, len(months)).astype(float)})
+    result = run_tool("group_aggregate", frame, group_columns=["month"], value_columns=["sales"], agg="sum")
+    totals = frame.groupby("month")["sales"].sum()
+    expected = (totals["2024-04"] - totals["2024-01"]) / totals["2024-01"]
+    assert result.metrics["first_to_last_change"] == pytest.approx(expected)
+    assert f"{expected:+.1%}" in result.text
+    # groups that are no calendar periods, or periods beside another grouping, record no such change
+    shops = frame.assign(shop=["East", "West"] * 10)
+    assert "first_to_last_change" not in run_tool("group_aggregate", shops, group_columns=["shop"]).metrics
+    both = run_tool("group_aggregate", shops, group_columns=["month", "shop"], value_columns=["sales"])
+    assert "first_to_last_change" not in both.metrics
+    codes = frame.assign(code=["1001", "1002"] * 10)  # four digits are not a year
+    assert "first_to_last_change" not in run_tool("group_aggregate", codes, group_columns=["code"]).metrics
+
+
 def test_group_aggregate_errors():
     iris = rdata("iris")
     assert_error(run_tool("group_aggregate", iris, group_columns=["Specis"]), "column_not_found")

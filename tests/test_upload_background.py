@@ -11,7 +11,7 @@ import datetime as dt
 import threading
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from app.db.models import Dataset
 from app.ingest.errors import CATEGORIES
 from app.runs import default_model
 from app.workspaces import LOADING, active_datasets, add_loading_dataset, loading_datasets
+from tests.factories import wait_until_ready
 
 ROWS = 1500
 
@@ -65,30 +66,16 @@ def models_seen() -> list[list[dict[str, Any]]]:
 
 
 @pytest.fixture
-def bg_client(tmp_path: Path, gate: threading.Event, models_seen: list) -> Iterator[TestClient]:
-    from app.main import create_app
-
-    settings = Settings(
-        _env_file=None,
-        data_dir=tmp_path / "data",
-        llm_model="builtin",
-        sse_poll_interval_s=0.05,
-        sse_heartbeat_s=1.0,
-        background_ingest_mb=0.001,
-        upload_wait_s=0.0,  # answered at once: the gate holds the read, whose "loading" state is looked at
-    )
+def bg_client(unwaiting_client: Callable[..., TestClient], models_seen: list) -> TestClient:
+    """Answered at once (upload_wait_s=0): the gate holds the read, whose "loading" state is looked at."""
 
     def model_factory(settings: Settings, datasets: list[dict[str, Any]], language: str):
         models_seen.append(datasets)
         return default_model(settings, datasets, language)
 
-    application = create_app(settings, model_factory=model_factory)
-    with TestClient(application) as client:
-        yield client
-        gate.set()
-        executor = (getattr(application.state, "background_pools", None) or {}).get("ingest")
-        if executor is not None:
-            executor.shutdown(wait=True)
+    return unwaiting_client(
+        model_factory=model_factory, sse_poll_interval_s=0.05, sse_heartbeat_s=1.0, background_ingest_mb=0.001
+    )
 
 
 def new_workspace(client: TestClient) -> str:
@@ -99,18 +86,6 @@ def new_workspace(client: TestClient) -> str:
 
 def upload(client: TestClient, ws: str, path: Path):
     return client.post(f"/api/workspaces/{ws}/files", files={"file": (path.name, path.read_bytes())})
-
-
-def wait_for(client: TestClient, ws: str, dataset_id: str, limit_s: float = 30.0) -> dict[str, Any]:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        response = client.get(f"/api/workspaces/{ws}/datasets/{dataset_id}")
-        assert response.status_code == 200, response.text
-        dataset = response.json()["dataset"]
-        if dataset["status"] != "loading":
-            return dataset
-        time.sleep(0.05)
-    pytest.fail(f"dataset {dataset_id} still loading after {limit_s} s")
 
 
 def test_api_returns_the_preview_at_once_then_the_full_table(
@@ -132,7 +107,7 @@ def test_api_returns_the_preview_at_once_then_the_full_table(
     assert polled["status"] == "loading" and len(polled["preview"]) == 20
 
     gate.set()
-    ready = wait_for(bg_client, ws, dataset["id"])
+    ready = wait_until_ready(bg_client, ws, dataset["id"])
     assert ready["status"] == "ready" and ready["rows"] == ROWS and "partial" not in ready
     assert ready["preview"][0]["Order ID"] == "A00000" and len(ready["preview"]) == 20
     assert {c["name"]: c["type"] for c in ready["columns"]}["Revenue"] == "number"
@@ -170,7 +145,7 @@ def test_page_shows_the_loading_notice_then_the_full_preview(
     assert f"/api/workspaces/{ws}/datasets/{dataset_id}" in page.text
 
     gate.set()
-    assert wait_for(bg_client, ws, dataset_id)["status"] == "ready"
+    assert wait_until_ready(bg_client, ws, dataset_id)["status"] == "ready"
     card = bg_client.get(f"/workspaces/{ws}/datasets/{dataset_id}/preview")
     assert card.status_code == 200
     assert "data-dataset-loading" not in card.text and "Still reading" not in card.text
@@ -190,7 +165,7 @@ def test_damaged_big_file_ends_failed_with_a_category(
     dataset = response.json()["dataset"]
     assert dataset["status"] == "loading" and dataset["preview"]
 
-    failed = wait_for(bg_client, ws, dataset["id"])
+    failed = wait_until_ready(bg_client, ws, dataset["id"])
     assert failed["status"] == "failed"
     assert failed["error"]["category"] in CATEGORIES and failed["error"]["message"]
     with bg_client.app.state.db.session() as session:
@@ -241,7 +216,7 @@ def test_question_while_loading_waits_for_the_loading_file_and_analyses_it(
     assert run["status"] == "done", run
     assert [d["name"] for d in models_seen[0]] == [dataset["name"]]  # the model was told of the file, now read
     assert run["evidence"], run
-    assert wait_for(bg_client, ws, dataset["id"])["status"] == "ready"
+    assert wait_until_ready(bg_client, ws, dataset["id"])["status"] == "ready"
 
 
 def test_a_csv_is_read_in_the_background_too(bg_client: TestClient, gate: threading.Event, tmp_path: Path):
@@ -256,7 +231,7 @@ def test_a_csv_is_read_in_the_background_too(bg_client: TestClient, gate: thread
     dataset = response.json()["dataset"]
     assert dataset["status"] == "loading" and dataset["preview"] == [] and dataset["file"] == "small.csv"
     gate.set()
-    ready = wait_for(bg_client, ws, dataset["id"])
+    ready = wait_until_ready(bg_client, ws, dataset["id"])
     assert ready["status"] == "ready" and ready["rows"] == 200
     assert [c["name"] for c in ready["columns"]] == ["Region", "Revenue"] and len(ready["preview"]) == 20
 
@@ -290,7 +265,7 @@ def test_a_load_left_by_a_gone_process_is_resumed(bg_client: TestClient, workboo
         )
         dataset_id = stale.id
         assert stale.info["status"] == LOADING  # and no node holds its lease: the earlier server is gone
-    ready = wait_for(bg_client, ws, dataset_id)
+    ready = wait_until_ready(bg_client, ws, dataset_id)
     assert ready["status"] == "ready" and ready["rows"] == ROWS
 
 

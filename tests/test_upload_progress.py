@@ -9,8 +9,7 @@ holds the read back until the test has looked at the "loading" answer."""
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from app.config import Settings
 from app.db.models import Dataset
 from app.ingest import progress
 from app.ingest.bounded import load_table_bounded
+from tests.factories import wait_until_ready
 
 ROWS = 3000
 
@@ -54,18 +54,9 @@ def progress_seen(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def quick_client(tmp_path: Path, gate: threading.Event) -> Iterator[TestClient]:
+def quick_client(unwaiting_client: Callable[..., TestClient]) -> TestClient:
     """The server answering uploads without waiting for their read (upload_wait_s=0)."""
-    from app.main import create_app
-
-    settings = Settings(_env_file=None, data_dir=tmp_path / "data", llm_model="builtin", upload_wait_s=0.0)
-    application = create_app(settings)
-    with TestClient(application) as client:
-        yield client
-        gate.set()
-        executor = (getattr(application.state, "background_pools", None) or {}).get("ingest")
-        if executor is not None:
-            executor.shutdown(wait=True)
+    return unwaiting_client()
 
 
 def new_workspace(client: TestClient) -> str:
@@ -78,16 +69,6 @@ def dataset_of(client: TestClient, ws: str, dataset_id: str) -> dict[str, Any]:
     response = client.get(f"/api/workspaces/{ws}/datasets/{dataset_id}")
     assert response.status_code == 200, response.text
     return response.json()["dataset"]
-
-
-def wait_until_read(client: TestClient, ws: str, dataset_id: str, limit_s: float = 60.0) -> dict[str, Any]:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        dataset = dataset_of(client, ws, dataset_id)
-        if dataset["status"] != "loading":
-            return dataset
-        time.sleep(0.05)
-    pytest.fail(f"dataset {dataset_id} still loading after {limit_s} s")
 
 
 def test_a_csv_upload_answers_loading_reports_progress_and_becomes_ready(
@@ -105,7 +86,7 @@ def test_a_csv_upload_answers_loading_reports_progress_and_becomes_ready(
     assert "Still reading: sales.csv" in page  # beside the question box: a question waits for it
 
     gate.set()
-    ready = wait_until_read(quick_client, ws, loading["id"])
+    ready = wait_until_ready(quick_client, ws, loading["id"])
     assert ready["status"] == "ready" and ready["rows"] == ROWS and "progress" not in ready
     assert [c["name"] for c in ready["columns"]] == ["Order", "Region", "Revenue", "Date"]
     assert ready["preview"][0]["Order"] == "A00000"
@@ -160,7 +141,7 @@ def test_a_bad_file_read_after_the_answer_ends_failed_with_category_and_hint(
     assert response.status_code == 201, response.text
     assert response.json()["dataset"]["status"] == "loading"
     gate.set()
-    failed = wait_until_read(quick_client, ws, response.json()["dataset"]["id"])
+    failed = wait_until_ready(quick_client, ws, response.json()["dataset"]["id"])
     assert failed["status"] == "failed"
     assert failed["error"]["category"] and failed["error"]["hint"] and failed["error"]["hint_zh"]
     page = quick_client.get(f"/workspaces/{ws}").text

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.main import create_app
+from tests.factories import wait_until_ready
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 REPORT_KEYS = {
@@ -85,11 +86,13 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         ws = new_workspace(client)
         uploaded = upload(client, ws, path.name, path.read_bytes())
         assert uploaded.status_code == 201, uploaded.text
+        # the read finished, however long it takes here (the upload may answer while it goes on)
+        dataset = wait_until_ready(client, ws, uploaded.json()["dataset"]["id"])
         run_id, events = ask(client, ws, "Does revenue differ by region?")
         yield {
             "client": client,
             "ws": ws,
-            "dataset": uploaded.json()["dataset"],
+            "dataset": dataset,
             "run_id": run_id,
             "events": events,
             "settings": settings,

@@ -40,12 +40,20 @@ analysis tools (analysis_tools), never the rest of the harness.
 from app.analyst.analyst import BuiltinAnalyst
 from app.analyst.answer import HONESTY
 from app.analyst.reading import past_the_reading, pinned_answer
-from app.analyst.sheet_words import as_people_write, own_word, rows_in_own_words, shared_grain, sheet_words_of
+from app.analyst.sheet_words import (
+    as_people_write,
+    in_time_order,
+    own_word,
+    rows_in_own_words,
+    shared_grain,
+    sheet_words_of,
+)
 
 __all__ = [
     "HONESTY",
     "BuiltinAnalyst",
     "as_people_write",
+    "in_time_order",
     "own_word",
     "past_the_reading",
     "pinned_answer",

@@ -121,6 +121,11 @@ def results_table(item: dict[str, Any], calls: dict[str, dict[str, Any]], lang: 
     if groups:
         row_set, stats = max(groups.items(), key=lambda kv: (len(kv[1]), len(kv[0])))
         order = [r for r in by_stat[stats[0]] if r in row_set]
+        from app.analyst import in_time_order  # the analyst's module: only once a report is drawn
+
+        # calendar periods in time order (group_aggregate lists the largest first), the grand total after them
+        if (timed := in_time_order(r for r in order if r != "total")) is not None:
+            order = timed + [r for r in order if r == "total"]
         header = [_row_heading(item, calls, lang)] + [stat_name(s, lang) for s in stats]
         body = [[stat_name(r, lang)] + [reader_number(by_stat[s].get(r)) for s in stats] for r in order]
         return [header] + body[:TABLE_ROWS], len(body)

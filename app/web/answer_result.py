@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.analyst import in_time_order
 from app.reports.answer_evidence import answer_evidence, answer_figures, last_result
 from app.understanding import in_spoken_names
 from app.web.i18n import t
@@ -218,9 +219,15 @@ def _families(metrics: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, di
         stats.remove("share")
     main = columns[stats[0]] if stats else {}
     rows = [(label, {s: columns[s][label] for s in stats if label in columns[s]}) for label in main]
-    if not period:  # groups from the largest down, as the headline lists them (periods keep their order)
+    # calendar periods (a total per month) in time order, whatever order the tool recorded them in
+    # (group_aggregate's: the largest first); a forecast's periods keep theirs
+    timed = None if period else in_time_order(label for label, _ in rows)
+    if timed is not None:
+        place = {label: n for n, label in enumerate(timed)}
+        rows.sort(key=lambda row: place[row[0]])
+    elif not period:  # groups from the largest down, as the headline lists them
         rows.sort(key=lambda row: -row[1].get(stats[0], -math.inf))
-    return stats, rows, "period" if period else "group"
+    return stats, rows, "period" if period or timed is not None else "group"
 
 
 def _number(value: Any) -> float | None:

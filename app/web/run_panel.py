@@ -21,7 +21,7 @@ from app.reports.builder import HARNESS_TOOLS, is_harness_tool, reading_entry
 from app.reports.report_parts import metric_name_shown, reproduction_summary
 from app.reports.safe_markdown import render_markdown
 from app.runs import ACTIVE_STATUSES
-from app.understanding import tables_spoken_names
+from app.understanding import in_spoken_names, tables_spoken_names
 from app.web.answer_result import answer_result
 from app.web.i18n import t
 from app.web.number_check import check_view
@@ -67,8 +67,18 @@ def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
     events = list(session.scalars(select(Event).where(Event.run_id == run.id).order_by(Event.id)))
     in_own_words = sheet_words_shown(session, run)
     in_page_words = sheet_words_shown(session, run, lang)  # the evidence's row names, as the page's language says them
+    # a merged header's column by its leaf ("销售额", not "销售情况 / 销售额"), as the answer and the card say it
+    spoken = spoken_in(session, run)
     steps = [
-        {**step, "interpretation": in_own_words(step.get("interpretation") or "")} for step in steps_from_events(events)
+        {
+            **step,
+            "interpretation": in_spoken_names(in_own_words(step.get("interpretation") or ""), spoken),
+            "figures": [
+                {**f, "caption": in_spoken_names(str(f.get("caption") or ""), spoken)}
+                for f in step.get("figures") or []
+            ],
+        }
+        for step in steps_from_events(events)
     ]
     report = session.scalars(select(Report).where(Report.run_id == run.id).order_by(Report.created_at.desc())).first()
     unverified = list((report.content or {}).get("unverified_numbers", [])) if report else []

@@ -140,3 +140,21 @@ def test_general_english_words_in_any_form() -> None:
     for word in ("rainy", "salary", "weather"):
         assert not is_general_en(word), word
     assert is_row_word("customers") and is_row_word("customer") and not is_row_word("purchase")
+
+
+def test_scikit_learns_stop_words_are_read_without_importing_it() -> None:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from app.understanding.text import english_stop_words
+
+    assert english_stop_words() == frozenset(ENGLISH_STOP_WORDS)
+    modules = _modules_after("from app.understanding.text import english_stop_words\nenglish_stop_words()")
+    assert "sklearn" not in modules
+
+
+def test_an_english_text_has_no_closed_class_spans_and_loads_no_tagger() -> None:
+    from app.understanding.text import closed_class_spans
+
+    assert closed_class_spans("thanks a lot") == () and closed_class_spans("which store sold most") == ()
+    modules = _modules_after("from app.understanding.small_talk import is_small_talk\nprint(is_small_talk('thanks a lot'))")
+    assert "jieba" not in modules

@@ -23,6 +23,7 @@ a run at vocabulary words, not words of the language).
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import re
 import unicodedata
@@ -199,12 +200,41 @@ def tagged_words(text: str) -> tuple[tuple[str, str, int, int], ...]:
 @lru_cache(maxsize=4096)
 def closed_class_spans(text: str) -> tuple[Span, ...]:
     """(start, end) of each Chinese word of the text that belongs to a closed word class by jieba's
-    part-of-speech tagger (哪个门店的销售额最高 → 哪个, 的); () without jieba."""
+    part-of-speech tagger (哪个门店的销售额最高 → 哪个, 的); () without jieba, and () for a text without
+    a Chinese character, whose words the tagger is not asked about (its tables cost a second to load)."""
+    if not any(is_cjk(char) for char in text):
+        return ()
     return tuple(
         (start, end)
         for word, tag, start, end in tagged_words(text)
         if any(is_cjk(c) for c in word) and is_closed_class(tag)
     )
+
+
+@cache
+def english_stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words (the Glasgow Information Retrieval Group's list), read from the
+    one plain module that holds them: importing scikit-learn for them costs about a second of CPU in
+    every process that reads a question, and the list is all the reading needs of scikit-learn. Empty
+    without scikit-learn."""
+    package = importlib.util.find_spec("sklearn")
+    for folder in (package.submodule_search_locations or ()) if package else ():
+        spec = importlib.util.spec_from_file_location(
+            "_verity_sklearn_stop_words", f"{folder}/feature_extraction/_stop_words.py"
+        )
+        if spec is None or spec.loader is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except OSError:  # another layout of the package: import it the usual way below
+            continue
+        return frozenset(module.ENGLISH_STOP_WORDS)
+    try:
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    except ImportError:  # pragma: no cover - a dependency; kept working without it
+        return frozenset()
+    return frozenset(ENGLISH_STOP_WORDS)
 
 
 @cache

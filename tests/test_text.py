@@ -156,5 +156,7 @@ def test_an_english_text_has_no_closed_class_spans_and_loads_no_tagger() -> None
     from app.understanding.text import closed_class_spans
 
     assert closed_class_spans("thanks a lot") == () and closed_class_spans("which store sold most") == ()
-    modules = _modules_after("from app.understanding.small_talk import is_small_talk\nprint(is_small_talk('thanks a lot'))")
+    modules = _modules_after(
+        "from app.understanding.small_talk import is_small_talk\nprint(is_small_talk('thanks a lot'))"
+    )
     assert "jieba" not in modules

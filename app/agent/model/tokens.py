@@ -22,7 +22,7 @@ import json
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def encoder(name: str = ENCODING) -> Encoding:
     return bpe_openai.get_encoding(name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _counter(name: str = ENCODING) -> Any:
     """The compiled tokenizer of `name` (bpe_openai's Rust backend), loaded without running the
     package's __init__ (which decodes every BPE table in Python). It is registered under its own

@@ -59,7 +59,8 @@ def _counter(name: str = ENCODING) -> Any:
     bindings = sys.modules.get(_BINDINGS)
     if bindings is None:
         package = importlib.util.find_spec("bpe_openai")
-        spec = importlib.machinery.PathFinder.find_spec(_BINDINGS, list(package.submodule_search_locations or ()))
+        folders = list(package.submodule_search_locations or ()) if package else []
+        spec = importlib.machinery.PathFinder.find_spec(_BINDINGS, folders)
         if spec is None or spec.loader is None:  # pragma: no cover - an installed wheel always has it
             return None
         bindings = importlib.util.module_from_spec(spec)

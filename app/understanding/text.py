@@ -165,10 +165,10 @@ def _jieba_installed() -> bool:
 # (jieba.finalseg.cut) cuts into runs of letters and digits (a decimal and a percent sign kept on) and
 # what lies between them. tests/test_text.py compares this with jieba on many texts, and checks that the
 # dictionary's words of these characters are still the ones listed here.
-JIEBA_HAN = re.compile("[\u4e00-\u9fd5]")
-JIEBA_BLOCKS = re.compile("([\u4e00-\u9fd5a-zA-Z0-9+#&\._%\-]+)")
-_JIEBA_SKIP = re.compile("(\r\n|\s)")
-_JIEBA_HMM_SKIP = re.compile("([a-zA-Z0-9]+(?:\.\d+)?%?)")
+JIEBA_HAN = re.compile(r"[\u4e00-\u9fd5]")
+JIEBA_BLOCKS = re.compile(r"([\u4e00-\u9fd5a-zA-Z0-9+#&\._%\-]+)")
+_JIEBA_SKIP = re.compile(r"(\r\n|\s)")
+_JIEBA_HMM_SKIP = re.compile(r"([a-zA-Z0-9]+(?:\.\d+)?%?)")
 JIEBA_ASCII_WORDS = ("AT&T", "C#", "C++", "c#", "c++")  # jieba's dictionary: its words of those characters
 _DICTIONARY_WORD = re.compile("|".join(re.escape(w) for w in JIEBA_ASCII_WORDS))
 

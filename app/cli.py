@@ -315,9 +315,14 @@ def analyze_command(args: argparse.Namespace) -> int:
     # PDF and the Word file are the slow ones, and they were written twice
     script = write_analysis_script(report, args.out, datasets)
     # in the run_python sandbox (it re-runs the model's code); the report claims it only when this ran
+    # matplotlib's font list, built by the first check and kept in the data dir as the page's check keeps
+    # it (app/web/number_check.py): without it every check built it again in its sandbox
+    fonts = settings.data_dir / "cache" / "matplotlib"
+    fonts.mkdir(parents=True, exist_ok=True)
     check = check_analysis_script(
         script,
         Limits(timeout_s=600.0),
+        cache_dir=fonts,
         sandbox_mode=settings.sandbox_mode,
         data_files=[Path(d["original_path"]) for d in datasets if d.get("original_path")],
         working_copies=working,

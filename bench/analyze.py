@@ -36,7 +36,28 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-from scale import _WRAP, build_csv  # noqa: E402 - the same file and the same measuring wrapper
+from scale import build_csv  # noqa: E402 - the same file
+
+# scale.py's measuring wrapper, which also counts the sandboxed analysis.py check: bubblewrap starts it
+# in a pid namespace and exits without reaping it, so its CPU never reached the wrapper's
+# RUSAGE_CHILDREN (the figures before 2026-12-06's wip/fixed left the check's 2-4 s out). As a
+# child subreaper the wrapper inherits such orphans and reaps them, and their time is counted.
+_WRAP = r"""
+import ctypes, json, os, resource, subprocess, sys, time
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+t = time.perf_counter()
+proc = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+wall = time.perf_counter() - t
+while True:  # orphans of the process tree (the sandbox's), reaped so that their time is counted
+    try:
+        os.waitpid(-1, 0)
+    except ChildProcessError:
+        break
+use = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"wall": wall, "rss_mb": use.ru_maxrss / 1024, "cpu": use.ru_utime + use.ru_stime,
+                  "rc": proc.returncode, "out": proc.stdout.decode(errors="replace")[-400:],
+                  "err": proc.stderr.decode(errors="replace")[-400:]}))
+"""
 
 QUESTION = "Does revenue differ by region?"
 ANSWER = "metric=Revenue"  # the sheet has Revenue and "Amount (text)": answered up front, no prompt
@@ -54,12 +75,14 @@ PHASES = [
 ]
 
 
-# The wall time of each phase without a profiler (cProfile slows Python-heavy code several times, the
-# question reading most): `verity analyze` run in-process with the phases' functions wrapped by a
-# clock; the seconds go to the file named by VERITY_BENCH_PHASES. Names a checkout lacks are skipped.
+# The wall and CPU time of each phase without a profiler (cProfile slows Python-heavy code several
+# times, the question reading most): `verity analyze` run in-process with the phases' functions wrapped
+# by a clock; the seconds go to the file named by VERITY_BENCH_PHASES as [wall, cpu] (CPU: this
+# process's, every thread). Names a checkout lacks are skipped. At exit it also writes the process's
+# own CPU and its reaped children's (the read): what the tree used beyond both is the sandboxed check.
 _TIMED = r"""
-import atexit, functools, importlib, json, os, sys, time
-start = time.perf_counter()
+import atexit, functools, importlib, json, os, resource, sys, time
+start, start_cpu = time.perf_counter(), time.process_time()
 spent = {}
 def timed(label, module, owner, name):
     try:
@@ -70,18 +93,21 @@ def timed(label, module, owner, name):
         return
     @functools.wraps(real)
     def clocked(*args, **kwargs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         try:
             return real(*args, **kwargs)
         finally:
-            spent[label] = spent.get(label, 0.0) + time.perf_counter() - t
+            wall, cpu = spent.get(label, (0.0, 0.0))
+            spent[label] = (wall + time.perf_counter() - t, cpu + time.process_time() - c)
     setattr(holder, name, clocked)
 import app.cli, app.runs, app.reports.render, app.reports.files, app.reports.reproduce
-spent["imports (cli, runs, reports)"] = time.perf_counter() - start
+spent["imports (cli, runs, reports)"] = (time.perf_counter() - start, time.process_time() - start_cpu)
 for label, module, owner, name in json.loads(os.environ["VERITY_BENCH_TIMED"]):
     timed(label, module, owner, name)
 def save():
-    spent["whole process"] = time.perf_counter() - start
+    spent["whole process"] = (time.perf_counter() - start, time.process_time())
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    spent["children reaped (the read)"] = (0.0, children.ru_utime + children.ru_stime)
     with open(os.environ["VERITY_BENCH_PHASES"], "w") as out:
         json.dump(spent, out)
 atexit.register(save)
@@ -98,6 +124,18 @@ TIMED = [
     ("  Word", "app.reports.files", None, "to_docx"),
     ("  PDF", "app.reports.files", None, "to_pdf"),
 ]
+
+
+CHILDREN = "children reaped (the read)"
+
+
+def _pair(value: float | list[float] | None) -> tuple[float, float]:
+    """A phase's (wall, cpu): a checkout from before the CPU column wrote the wall alone."""
+    if value is None:
+        return (0.0, 0.0)
+    if isinstance(value, (int, float)):
+        return (float(value), float("nan"))
+    return (float(value[0]), float(value[1]))
 
 
 def command(path: Path, out: Path, profile: Path | None = None) -> list[str]:
@@ -275,7 +313,17 @@ def main(argv: list[str] | None = None) -> int:
                 "ok": all(r["rc"] == 0 for r in rs),
                 "checked": rs[-1]["checked"],
                 "err": rs[-1]["err"].strip().splitlines()[-1:] if rs[-1]["rc"] else [],
-                "phases": {k: statistics.median(r["phases"].get(k, 0.0) for r in rs) for k in rs[-1]["phases"]},
+                "phases": {
+                    k: [statistics.median(_pair(r["phases"].get(k))[i] for r in rs) for i in (0, 1)]
+                    for k in rs[-1]["phases"]
+                },
+                # the tree's CPU beyond the main process and the children it reaped: the sandboxed check
+                "sandboxed": statistics.median(
+                    r["cpu"] - _pair(r["phases"].get("whole process"))[1] - _pair(r["phases"].get(CHILDREN))[1]
+                    for r in rs
+                )
+                if all("whole process" in r["phases"] for r in rs)
+                else None,
             }
         base = results[rows].get("base")
         for name, r in results[rows].items():
@@ -287,11 +335,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average {os.getloadavg()[0]:.1f} at the end\n")
     labels = ["imports (cli, runs, reports)", *(t[0] for t in TIMED), "whole process"]
     columns = [(rows, name) for rows in sizes for name in checkouts]
-    print("where the time goes (wall seconds of the main process, median; the read and the check wait on children)")
-    print(f"{'phase':<30}" + "".join(f"{f'{rows // 1000}k {name}':>14}" for rows, name in columns))
+    print(
+        "where the time goes: wall / CPU seconds of the main process, median (the read and the check are"
+        " child processes: their wall is the main process waiting; their CPU is in the last rows)"
+    )
+    print(f"{'phase':<30}" + "".join(f"{f'{rows // 1000}k {name}':>16}" for rows, name in columns))
     for label in labels:
         cells = [results[rows][name]["phases"].get(label) for rows, name in columns]
-        print(f"{label:<30}" + "".join(f"{'-' if c is None else f'{c:.2f}':>14}" for c in cells))
+        print(f"{label:<30}" + "".join(f"{'-' if c is None else f'{c[0]:.2f} / {c[1]:.2f}':>16}" for c in cells))
+    cells = [results[rows][name]["phases"].get(CHILDREN) for rows, name in columns]
+    print(f"{'CPU of the read (child)':<30}" + "".join(f"{'-' if c is None else f'{c[1]:.2f}':>16}" for c in cells))
+    cells = [results[rows][name]["sandboxed"] for rows, name in columns]
+    print(f"{'CPU of the check (sandboxed)':<30}" + "".join(f"{'-' if c is None else f'{c:.2f}':>16}" for c in cells))
     print()
     if args.profile:
         print_profiles(sizes, checkouts)

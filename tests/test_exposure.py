@@ -695,3 +695,20 @@ def test_metrics_named_after_the_number_are_not_repeated():
     )
     metrics = json.loads(tool_message_content(result).split("[metrics]\n", 1)[1])
     assert metrics == {"share": 0.00860421}
+
+
+def test_the_catalogs_chinese_words_are_read_when_a_query_may_meet_them() -> None:
+    # an English query ranks the catalog by its Latin words alone, without jieba's dictionary; the
+    # scores are those of the catalog read whole (every Chinese word read first)
+    from app.agent.tools.tool_ranking import SEARCH_TOOL, CatalogRanking
+
+    tools = [t for t in FULL_REGISTRY if t.name != SEARCH_TOOL]
+    lazy, whole = CatalogRanking(tools), CatalogRanking(tools)
+    whole._read_chinese()
+    for query in ("compare groups", "outliers by region", "which store sold most", "p-value"):
+        assert lazy.lexical_scores(query).tolist() == whole.lexical_scores(query).tolist(), query
+    assert lazy._with_han  # not read yet
+    for query in ("top 5", "排名最高", "2024 dates", "去除重复行"):  # a digit of 2024年1月5日, Chinese words
+        assert lazy.lexical_scores(query).tolist() == whole.lexical_scores(query).tolist(), query
+    assert not lazy._with_han
+    assert lazy.rarity == whole.rarity and lazy.keyword_words == whole.keyword_words

@@ -88,3 +88,22 @@ def test_the_cli_never_imports_the_model() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT)}
     )
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_the_engine_threads_wait_asleep_unless_the_environment_says_otherwise():
+    # OMP_WAIT_POLICY is read once, when the engine's OpenMP library loads: set before, kept if given
+    import os
+
+    code = "import os, app.understanding.semantic as s; s._embedder(); print(os.environ.get('OMP_WAIT_POLICY'))"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, timeout=300)
+    assert run.stdout.split()[-1] == "PASSIVE"
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
+        check=True,
+        timeout=300,
+    )
+    assert run.stdout.split()[-1] == "ACTIVE"

@@ -140,3 +140,80 @@ def test_general_english_words_in_any_form() -> None:
     for word in ("rainy", "salary", "weather"):
         assert not is_general_en(word), word
     assert is_row_word("customers") and is_row_word("customer") and not is_row_word("purchase")
+
+
+def test_scikit_learns_stop_words_are_read_without_importing_it() -> None:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from app.understanding.text import english_stop_words
+
+    assert english_stop_words() == frozenset(ENGLISH_STOP_WORDS)
+    modules = _modules_after("from app.understanding.text import english_stop_words\nenglish_stop_words()")
+    assert "sklearn" not in modules
+
+
+def test_an_english_text_has_no_closed_class_spans_and_loads_no_tagger() -> None:
+    from app.understanding.text import closed_class_spans
+
+    assert closed_class_spans("thanks a lot") == () and closed_class_spans("which store sold most") == ()
+    modules = _modules_after(
+        "from app.understanding.small_talk import is_small_talk\nprint(is_small_talk('thanks a lot'))"
+    )
+    assert "jieba" not in modules
+
+
+def _jieba_spans(text: str) -> tuple[tuple[int, int], ...]:
+    import jieba
+
+    return tuple((start, end) for _, start, end in jieba.tokenize(text))
+
+
+def test_text_without_han_is_cut_as_jieba_cuts_it_without_its_dictionary() -> None:
+    import random
+
+    from app.understanding.text import _DICTIONARY_WORD, JIEBA_HAN, _spans_without_han, word_spans
+
+    texts = [
+        "Does revenue differ by region?",
+        "p-value < 0.05; 3.5% of 1,234 rows (e.g. x+y=z)",
+        "naïve café ÄÖ ＳＴＯＲＥ 📈 tabs\tand\r\nnew lines\n",
+        "Q3-2024_sales (USD) 3.14.15 1.5%% 50%off #hash &amp x__y..z",
+        "ㄱ한국어 テスト \u3400 \u9fd6 \uf900",  # Han outside jieba's range is one character a word
+        "",
+        "a",
+    ]
+    chance = random.Random(7)
+    alphabet = "abcXYZ019+#&._%- \t\n\r,;:!?()[]'\"/é"
+    texts += ["".join(chance.choice(alphabet) for _ in range(chance.randint(1, 25))) for _ in range(2000)]
+    ruled = 0
+    for text in texts:
+        assert not JIEBA_HAN.search(text)
+        assert word_spans(text) == _jieba_spans(text), text
+        if not _DICTIONARY_WORD.search(text):  # the rule's own texts (one with c# or c++ goes to jieba)
+            ruled += 1
+            assert _spans_without_han(text) == _jieba_spans(text), text
+    assert ruled > 1500
+
+
+def test_the_dictionary_words_of_latin_characters_are_still_the_listed_ones() -> None:
+    # a text holding one goes to jieba itself: the rule above holds only where the dictionary has none
+    import re
+
+    import jieba
+
+    from app.understanding.text import JIEBA_ASCII_WORDS, word_spans
+
+    jieba.initialize()
+    latin = sorted(w for w, freq in jieba.dt.FREQ.items() if freq and re.fullmatch(r"[a-zA-Z0-9+#&._%\-]+", w))
+    assert latin == sorted(JIEBA_ASCII_WORDS)
+    for text in ("written in c++ and c#", "at&t customers", "C++"):
+        assert word_spans(text) == _jieba_spans(text)
+
+
+def test_an_english_question_loads_no_segmenter_dictionary() -> None:
+    code = (
+        "from app.understanding.text import tokens\n"
+        "tokens('Which store sold the most in Q3-2024 (USD)?')\n"
+        "import sys; print('jieba' in sys.modules)"
+    )
+    assert "jieba" not in _modules_after(code)

@@ -63,3 +63,30 @@ def test_a_long_history_is_cheap_to_recount():
     assert per_round < 0.01, f"recounting 200 cached messages took {per_round * 1000:.1f} ms"
     history.append({"role": "user", "content": "one more"})
     assert count_messages(history) > first
+
+
+def test_counts_without_the_package_tables_match_the_package_encoder():
+    # counting uses the compiled tokenizer directly (tokens._count); bpe_openai's own encoder is the reference
+    enc = encoder()
+    texts = [
+        "plain ascii text",
+        "不同地区的收入存在显著差异。 mixed 混合 text",
+        "lone surrogate \ud800 inside",
+        "<|endoftext|> and <|endofprompt|> as text",
+        "x" * 5000,
+        "emoji 📈 and tabs\tand\nnew lines",
+    ]
+    for text in texts:
+        assert tokens._count(text) == len(enc.encode_ordinary(text)), text
+
+
+def test_counting_in_a_fresh_process_leaves_the_package_tables_unread():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from app.agent.model.tokens import count_tokens; n = count_tokens('Revenue by region'); "
+        "print(n, 'bpe_openai' in sys.modules, 'bpe_openai.registry' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[1:] == ["False", "False"] and int(out[0]) > 0

@@ -71,6 +71,7 @@ from app.understanding.kinds import (
     asks_rate,
     asks_share,
     asks_top,
+    writes_share_verb,
 )
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import Outcome, measure_names, rate_outcome
@@ -155,7 +156,8 @@ def _whole_of_share(question: str, phrase: str) -> bool:
     if at < 0:
         return False
     ends = [m.end() for pattern in (RATE, SHARE) for m in pattern.finditer(text)]
-    ends += [end for word, tag, _, end in tagged_words(text) if word in SHARE_VERBS and tag.startswith("v")]
+    if writes_share_verb(text):
+        ends += [end for word, tag, _, end in tagged_words(text) if word in SHARE_VERBS and tag.startswith("v")]
     return any(
         end <= at and all(w in STOP for w in re.findall(r"\w+", text[end:at])) and at - end <= 12 for end in ends
     )

@@ -135,9 +135,10 @@ def _add_table(doc, rows: list[list[str]], header: bool = True) -> None:
     width = max(len(r) for r in rows)
     table = doc.add_table(rows=len(rows), cols=width)
     table.style = "Table Grid"
-    for r, row in enumerate(rows):
-        for c in range(width):
-            cell = table.cell(r, c)
+    # each row's own cells (a new table has no merged cells: one per column): table.cell(r, c) builds
+    # the list of every cell of the table for each call, seconds for the appendix's long tables
+    for r, (row, table_row) in enumerate(zip(rows, table.rows, strict=True)):
+        for c, cell in enumerate(table_row.cells):
             cell.text = ""
             paragraph = cell.paragraphs[0]
             paragraph.paragraph_format.space_before = paragraph.paragraph_format.space_after = Pt(0)

@@ -38,7 +38,7 @@ import threading
 from functools import lru_cache
 
 from app.understanding.general_words import is_general_en
-from app.understanding.text import is_cjk, plain_words, word_spans
+from app.understanding.text import english_stop_words, is_cjk, plain_words, word_spans
 from app.understanding.words import stem
 
 # a sense that says what a word is not, or refers elsewhere: no translation of it
@@ -55,9 +55,8 @@ _senses: dict[str, tuple[tuple[str, ...], ...]] | None = None
 
 
 def _stop_words() -> frozenset[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # a library's list, not ours
-
-    return frozenset(ENGLISH_STOP_WORDS) | {"sb", "sth", "etc", "esp", "e.g", "i.e"}  # CEDICT's abbreviations
+    # a library's list (scikit-learn's), not ours, and CEDICT's abbreviations
+    return english_stop_words() | {"sb", "sth", "etc", "esp", "e.g", "i.e"}
 
 
 def _read() -> dict[str, tuple[tuple[str, ...], ...]]:

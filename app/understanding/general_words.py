@@ -19,12 +19,10 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
 from app.understanding import vocabulary
 from app.understanding.everyday_words import CONCEPTS
 from app.understanding.kinds import UNITS_EN
-from app.understanding.text import is_cjk, lemma
+from app.understanding.text import english_stop_words, is_cjk, lemma
 from app.understanding.words import STOP, stem
 
 _FILE = "unmatched_words"
@@ -134,10 +132,10 @@ def only_an_adverb(word: str) -> bool:
 def library_stop_word(word: str) -> bool:
     """Whether a word is on scikit-learn's English stop list as written or by its dictionary form (went →
     go, taken → take), but not as the plural of a noun: "calls" is a thing counted, not "call"."""
-    if word in ENGLISH_STOP_WORDS:
+    if word in english_stop_words():
         return True
     dictionary_form = lemma(word)
-    if dictionary_form == word or dictionary_form not in ENGLISH_STOP_WORDS:
+    if dictionary_form == word or dictionary_form not in english_stop_words():
         return False
     try:
         from lemminflect import getAllLemmas

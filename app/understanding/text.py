@@ -23,6 +23,7 @@ a run at vocabulary words, not words of the language).
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import re
 import unicodedata
@@ -137,11 +138,58 @@ def _segmenter() -> Any | None:
 
 @lru_cache(maxsize=4096)  # every question, phrase and column name of a long-running server: bounded
 def word_spans(text: str) -> tuple[Span, ...]:
-    """(start, end) of each word of the text, in order; spaces and punctuation are words of their own."""
+    """(start, end) of each word of the text, in order; spaces and punctuation are words of their own.
+    A text without a character jieba reads as Chinese is cut by jieba's own rules for such text
+    (`_spans_without_han`), without loading its dictionary (0.65 s of CPU, in every process that
+    reads an English question otherwise)."""
+    if not JIEBA_HAN.search(text) and not _DICTIONARY_WORD.search(text):
+        return _spans_without_han(text) if _jieba_installed() else _runs(text)
     jieba = _segmenter()
     if jieba is None:
         return _runs(text)
     return tuple((start, end) for _, start, end in jieba.tokenize(text))
+
+
+@cache
+def _jieba_installed() -> bool:
+    """Whether jieba can be imported (looked up, not imported: its import is a tenth of a second)."""
+    return importlib.util.find_spec("jieba") is not None
+
+
+# jieba's default cut (jieba.Tokenizer.cut, HMM on) of a text with no character of its Han range:
+# the text splits into blocks of letters, digits and +#&._%- (re_han_default) and blocks of anything
+# else. A block of anything else is cut at whitespace (re_skip_default), each other character a word of
+# its own. A block of the first kind meets the dictionary only where it holds one of the dictionary's
+# words made of those characters alone (_DICTIONARY_WORD: left to jieba); otherwise every character is
+# a word of one character in its DAG, so the whole block is one unknown run, which jieba's HMM step
+# (jieba.finalseg.cut) cuts into runs of letters and digits (a decimal and a percent sign kept on) and
+# what lies between them. tests/test_text.py compares this with jieba on many texts, and checks that the
+# dictionary's words of these characters are still the ones listed here.
+JIEBA_HAN = re.compile(r"[\u4e00-\u9fd5]")
+JIEBA_BLOCKS = re.compile(r"([\u4e00-\u9fd5a-zA-Z0-9+#&\._%\-]+)")
+_JIEBA_SKIP = re.compile(r"(\r\n|\s)")
+_JIEBA_HMM_SKIP = re.compile(r"([a-zA-Z0-9]+(?:\.\d+)?%?)")
+JIEBA_ASCII_WORDS = ("AT&T", "C#", "C++", "c#", "c++")  # jieba's dictionary: its words of those characters
+_DICTIONARY_WORD = re.compile("|".join(re.escape(w) for w in JIEBA_ASCII_WORDS))
+
+
+def _spans_without_han(text: str) -> tuple[Span, ...]:
+    """jieba.tokenize(text) of a text with no Han character (in jieba's range) and no dictionary word
+    of JIEBA_ASCII_WORDS, by jieba's rules (above)."""
+    words: list[str] = []
+    for block in JIEBA_BLOCKS.split(text):
+        if not block:
+            continue
+        if JIEBA_BLOCKS.match(block):
+            words.extend([block] if len(block) == 1 else (w for w in _JIEBA_HMM_SKIP.split(block) if w))
+            continue
+        for piece in _JIEBA_SKIP.split(block):
+            words.extend([piece] if _JIEBA_SKIP.match(piece) else piece)
+    spans, at = [], 0
+    for word in words:
+        spans.append((at, at + len(word)))
+        at += len(word)
+    return tuple(spans)
 
 
 def _runs(text: str) -> tuple[Span, ...]:
@@ -199,12 +247,41 @@ def tagged_words(text: str) -> tuple[tuple[str, str, int, int], ...]:
 @lru_cache(maxsize=4096)
 def closed_class_spans(text: str) -> tuple[Span, ...]:
     """(start, end) of each Chinese word of the text that belongs to a closed word class by jieba's
-    part-of-speech tagger (哪个门店的销售额最高 → 哪个, 的); () without jieba."""
+    part-of-speech tagger (哪个门店的销售额最高 → 哪个, 的); () without jieba, and () for a text without
+    a Chinese character, whose words the tagger is not asked about (its tables cost a second to load)."""
+    if not any(is_cjk(char) for char in text):
+        return ()
     return tuple(
         (start, end)
         for word, tag, start, end in tagged_words(text)
         if any(is_cjk(c) for c in word) and is_closed_class(tag)
     )
+
+
+@cache
+def english_stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words (the Glasgow Information Retrieval Group's list), read from the
+    one plain module that holds them: importing scikit-learn for them costs about a second of CPU in
+    every process that reads a question, and the list is all the reading needs of scikit-learn. Empty
+    without scikit-learn."""
+    package = importlib.util.find_spec("sklearn")
+    for folder in (package.submodule_search_locations or ()) if package else ():
+        spec = importlib.util.spec_from_file_location(
+            "_verity_sklearn_stop_words", f"{folder}/feature_extraction/_stop_words.py"
+        )
+        if spec is None or spec.loader is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except OSError:  # another layout of the package: import it the usual way below
+            continue
+        return frozenset(module.ENGLISH_STOP_WORDS)
+    try:
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    except ImportError:  # pragma: no cover - a dependency; kept working without it
+        return frozenset()
+    return frozenset(ENGLISH_STOP_WORDS)
 
 
 @cache
@@ -258,8 +335,10 @@ def word_forms(word: str, tags: tuple[str, ...] = ()) -> tuple[str, ...]:
 def inner_words(word: str) -> tuple[str, ...]:
     """The shorter dictionary words inside a Chinese word, then the word (jieba's search mode: 销售额 →
     销售, 销售额), so that a search for one finds a text that says the other; (word,) otherwise."""
+    if len(word) < 3 or not any(is_cjk(c) for c in word):
+        return (word,)
     jieba = _segmenter()
-    if jieba is None or len(word) < 3 or not any(is_cjk(c) for c in word):
+    if jieba is None:
         return (word,)
     return (*dict.fromkeys(w for w in jieba.cut_for_search(word) if w != word), word)
 

@@ -15,7 +15,7 @@ from functools import cache, lru_cache
 
 from app.understanding import vocabulary
 from app.understanding.everyday_words import concept_synonyms, merged
-from app.understanding.text import lemma, plain_words, tokens, word_forms
+from app.understanding.text import english_stop_words, lemma, plain_words, tokens, word_forms
 
 # Words a question may use for a column named in the other language, or in everyday words
 # (vocabulary/synonyms.toml [[columns]]: the key is a piece of the column name, lower case; the words
@@ -47,11 +47,7 @@ def _closed_class(word: str) -> bool:
 @cache
 def _function_words() -> frozenset[str]:
     """scikit-learn's English stop words of a closed class (the, of, it, which, is, about, only)."""
-    try:
-        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-    except ImportError:  # pragma: no cover - a dependency; kept working without it
-        return frozenset()
-    return frozenset(word for word in ENGLISH_STOP_WORDS if _closed_class(word))
+    return frozenset(word for word in english_stop_words() if _closed_class(word))
 
 
 def is_function_word(word: str) -> bool:

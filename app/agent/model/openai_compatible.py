@@ -10,8 +10,6 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-import openai
-
 from app.agent.model.interface import ModelError, ModelReply, ToolCallRequest, parse_arguments
 from app.agent.model.recovery import Delta, StreamCollector, cut_off_empty, length_ladder, request_body
 from app.config import Settings
@@ -29,6 +27,8 @@ class OpenAICompatibleModel:
     supports_streaming = True
 
     def __init__(self, settings: Settings):
+        import openai  # here, not at import: the built-in analyst and `verity inspect` never load the client (~0.5 s)
+
         self.name = settings.llm_model or ""
         self.settings = settings
         self._sent: list[bytes] = []
@@ -70,6 +70,8 @@ class OpenAICompatibleModel:
         started = time.perf_counter()
         record = {"purpose": purpose, "request": body}
         exchanges.append(record)
+        import openai  # loaded by __init__ already
+
         try:
             response = self.client.chat.completions.create(**body)
             message = StreamCollector(on_delta).feed(response).message() if body.get("stream") else _message(response)

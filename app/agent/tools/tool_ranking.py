@@ -23,6 +23,7 @@ import hashlib
 import logging
 import math
 import os
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ import numpy as np
 from analysis_tools import Tool
 from app.config import get_settings
 from app.understanding import semantic
-from app.understanding.text import fold, inner_words, tokens
+from app.understanding.text import JIEBA_BLOCKS, JIEBA_HAN, fold, inner_words, tokens
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +167,26 @@ def translated(query: str) -> set[str]:
     return words(" ".join(w for term, found in CHINESE_TERMS.items() if term in text for w in found))
 
 
+def latin_words(text: str) -> tuple[set[str], list[str]]:
+    """`words(text)` in two parts, so that a catalog read by an English query never loads jieba's
+    dictionary (0.65 s of CPU per process): the words of the text's pieces without a Han character, read
+    now, and those pieces with one (jieba's blocks, app.understanding.text.JIEBA_BLOCKS: jieba cuts each
+    block alone, so the text's words are its blocks' words), read with `words` when a query may meet
+    them (CatalogRanking._read_chinese). Such a block's words are Chinese, or digits it holds beside
+    the Han characters ("2024年1月5日"); one with a Latin letter ("p值") may hold an English word of any
+    form, so a text with such a block is read whole, now."""
+    folded = fold(text.replace("_", " "))  # as `words` reads it: jieba's blocks are those of the folded text
+    blocks = JIEBA_BLOCKS.split(folded)
+    han = [b for b in blocks if JIEBA_HAN.search(b)]
+    if any(_LETTER.search(b) for b in han):
+        return words(folded), []
+    return words(" ".join(b for b in blocks if not JIEBA_HAN.search(b))), han
+
+
+_LETTER = re.compile("[a-zA-Z]")
+_DIGIT = re.compile("[0-9]")
+
+
 @dataclass
 class CatalogRanking:
     """One catalog's words and vectors, and the ranking of a query against them."""
@@ -174,21 +195,58 @@ class CatalogRanking:
 
     def __post_init__(self) -> None:
         self.names = [t.name for t in self.tools]
-        self.name_words = [words(t.name) for t in self.tools]
-        self.keyword_words = [words(" ".join(t.keywords)) for t in self.tools]
-        self.description_words = [words(t.description) for t in self.tools]
-        every = [n | k | d for n, k, d in zip(self.name_words, self.keyword_words, self.description_words, strict=True)]
-        count = len(self.tools)
-        frequency: dict[str, int] = {}
-        for found in every:
-            for word in found:
-                frequency[word] = frequency.get(word, 0) + 1
-        # a word every tool has tells none apart (0); one tool's word weighs most
-        self.rarity = {w: math.log((count + 1) / (n + 1)) for w, n in frequency.items()}
+        # the words of the blocks with Han characters are read when a query may meet them (`_read_chinese`)
+        name, keyword, description = (
+            [latin_words(t.name) for t in self.tools],
+            [latin_words(" ".join(t.keywords)) for t in self.tools],
+            [latin_words(t.description) for t in self.tools],
+        )
+        self.name_words = [found for found, _ in name]
+        self.keyword_words = [found for found, _ in keyword]
+        self.description_words = [found for found, _ in description]
+        self._chinese = [(n, k, d) for (_, n), (_, k), (_, d) in zip(name, keyword, description, strict=True)]
+        # blocks with digits beside Han characters: a query word that is part of one may be one of its words
+        self._with_digits = [
+            b for found in (name, keyword, description) for _, han in found for b in han if _DIGIT.search(b)
+        ]
+        self._frequency: dict[str, int] = {}
+        self.rarity: dict[str, float] = {}
+        self._with_han = [b for n, k, d in self._chinese for b in (*n, *k, *d)]
+        self._count_words(
+            n | k | d for n, k, d in zip(self.name_words, self.keyword_words, self.description_words, strict=True)
+        )
         self.texts = [tool_text(t) for t in self.tools]
         self.briefs = [tool_brief(t) for t in self.tools]
         self._vectors: np.ndarray | None = None
         self._lock = threading.Lock()
+
+    def _count_words(self, found: Iterable[set[str]]) -> None:
+        """Add each tool's new words to the catalog's counts: in how many tools each word is, and so how
+        rare it is (a word's rarity depends on its own count alone: the Chinese words can join later)."""
+        count = len(self.tools)
+        for new in found:
+            for word in new:
+                self._frequency[word] = self._frequency.get(word, 0) + 1
+        # a word every tool has tells none apart (0); one tool's word weighs most
+        self.rarity.update({w: math.log((count + 1) / (n + 1)) for w, n in self._frequency.items()})
+
+    def _read_chinese(self) -> None:
+        """The words of the catalog's blocks with Han characters, read once: on the first query with
+        Chinese in it, or with a word that is part of such a block ("5" of "2024年1月5日")."""
+        with self._lock:
+            if not self._with_han:
+                return
+            added = []
+            for i, blocks in enumerate(self._chinese):
+                before = self.name_words[i] | self.keyword_words[i] | self.description_words[i]
+                for found, han in zip(
+                    (self.name_words, self.keyword_words, self.description_words), blocks, strict=True
+                ):
+                    if han:
+                        found[i] |= words(" ".join(han))
+                added.append((self.name_words[i] | self.keyword_words[i] | self.description_words[i]) - before)
+            self._with_han = self._with_digits = []
+            self._count_words(added)
 
     # --- words ------------------------------------------------------------------------------------
     def exact(self, query: str) -> int | None:
@@ -199,7 +257,10 @@ class CatalogRanking:
     def lexical_scores(self, query: str) -> np.ndarray:
         """Each tool's share (0-1) of the query's catalog words it has, rare words and words in its
         name weighing more; the tool the query names gets EXACT_NAME_BONUS on top."""
-        asked = [w for w in words(query) | translated(query) if w in self.rarity]
+        said = words(query) | translated(query)
+        if JIEBA_HAN.search(fold(query)) or any(w in block for block in self._with_digits for w in said):
+            self._read_chinese()  # a word the query says may be one of the catalog's Chinese blocks
+        asked = [w for w in said if w in self.rarity]
         scores = np.zeros(len(self.tools), dtype=np.float32)
         most = NAME_WEIGHT * sum(self.rarity[w] for w in asked)
         if most > 0:

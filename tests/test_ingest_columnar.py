@@ -99,13 +99,13 @@ def test_the_columnar_pass_gives_what_the_exact_reader_gives(name, tmp_path, mon
     path = tmp_path / f"{name}.csv"
     path.write_bytes(text.encode(encoding))
     calls: list[int] = []
-    real = textcolumns.read_rows
+    real = textcolumns.read_typed_rows  # what both passes, all text or typed, read with
 
     def counted(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(textcolumns, "read_rows", counted)
+    monkeypatch.setattr(textcolumns, "read_typed_rows", counted)
     columnar = load_table(path)
     if name not in ("quoted_line_breaks",):  # a quoted line break in the head: rows are not lines
         assert calls, "the columnar pass was not used"
@@ -144,7 +144,7 @@ def test_a_file_past_the_row_limit_is_refused_before_it_is_parsed(tmp_path, monk
     def parsed(*args, **kwargs):
         raise AssertionError("the rows were parsed")
 
-    monkeypatch.setattr(textcolumns, "read_rows", parsed)
+    monkeypatch.setattr(textcolumns, "read_typed_rows", parsed)
     with pytest.raises(IngestError) as caught:
         load_table(path, settings=Settings(_env_file=None, max_rows=1_000, data_dir=tmp_path))
     assert caught.value.category == "too_large"

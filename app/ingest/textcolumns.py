@@ -22,7 +22,6 @@ columnar pass as UTF-8 bytes.
 
 from __future__ import annotations
 
-import codecs
 import csv
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +32,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from app.ingest.textvalues import ISO_DATE, SIMPLE_NUMBER, to_float
+
 CHUNK = 8 << 20  # bytes per read of the streaming scan
 HEAD_BYTES = 1 << 20  # the head is looked for in the first megabyte (one line can be longer: then all of it)
 BLOCK = 4 << 20  # pyarrow's parse block: big enough for its threads, small enough for the memory
+# Files from this size on have their number and date columns typed while they are read (read_typed_rows);
+# below it, all text first: as fast there, and every rule sees the cells' text.
+TYPED_MIN_BYTES = 8 << 20
 UTF8_BOM = b"\xef\xbb\xbf"
 STR = pd.StringDtype("pyarrow", na_value=float("nan"))  # pandas' "str": what the exact reader's columns are
 
@@ -53,6 +57,11 @@ class TextSource:
     start: int  # the byte where the text starts (after a BOM)
     encoding: str  # as textfiles.decode_bytes names it ("utf-8", "utf-8-sig", "gb18030" ...)
     lines: int  # lines in the text (a last line without a line break counts)
+
+    @property
+    def size(self) -> int:
+        """Bytes of text."""
+        return (len(self.data) if self.data is not None else self.path.stat().st_size) - self.start
 
     def head_bytes(self, limit: int) -> bytes:
         if self.data is not None:
@@ -73,11 +82,13 @@ class TextSource:
 def scan(path: Path) -> TextSource | None:
     """UTF-8 text (with or without a BOM) and its line count, in one streaming pass; None when the
     bytes are not UTF-8 or the lines are not ended by LF (UTF-16, old Mac files): those are decoded
-    whole by textfiles.decode_bytes."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
+    whole by textfiles.decode_bytes. The UTF-8 check is Arrow's validation of each chunk (a
+    character cut by a chunk's end is checked with the next), as strict as Python's decoder and
+    without a decoded copy."""
     newlines = 0
     carriage = False
     last = b""
+    pending = b""  # the start of a character the previous chunk ended in
     with open(path, "rb") as handle:
         chunk = handle.read(CHUNK)
         if chunk.startswith((b"\xff\xfe", b"\xfe\xff")) or (
@@ -87,23 +98,48 @@ def scan(path: Path) -> TextSource | None:
         start = len(UTF8_BOM) if chunk.startswith(UTF8_BOM) else 0
         chunk = chunk[start:]
         while chunk:
-            if not (chunk.isascii() and not decoder.getstate()[0]):  # ASCII is UTF-8: nothing to check
-                try:
-                    decoder.decode(chunk)
-                except UnicodeDecodeError:
+            if pending or not chunk.isascii():  # ASCII is UTF-8: nothing to check
+                data = pending + chunk if pending else chunk
+                cut = _complete_utf8(data)
+                if not _valid_utf8(data[:cut] if cut < len(data) else data):
                     return None
+                pending = data[cut:]
             newlines += chunk.count(b"\n")
             carriage = carriage or b"\r" in chunk
             last = chunk[-1:]
             chunk = handle.read(CHUNK)
-    try:
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        return None
+    if pending:
+        return None  # the text ends inside a character
     if carriage and newlines == 0:
         return None  # lines ended by CR alone
     lines = newlines + (1 if last and last != b"\n" else 0)
     return TextSource(path, None, start, "utf-8-sig" if start else "utf-8", lines)
+
+
+def _complete_utf8(data: bytes) -> int:
+    """Where the last whole character of `data` ends: before a lead byte among the last three whose
+    sequence is cut short (the rest is checked with the next chunk)."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return len(data)
+        if byte >= 0xC0:  # a lead byte: how long its sequence is
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return len(data) - back if need > back else len(data)
+    return len(data)  # continuation bytes only: the validation decides
+
+
+def _valid_utf8(data: bytes) -> bool:
+    if not data:
+        return True
+    text = pa.Array.from_buffers(
+        pa.large_string(), 1, [None, pa.py_buffer(np.array([0, len(data)], dtype=np.int64)), pa.py_buffer(data)]
+    )
+    try:
+        text.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def transcoded(path: Path, text: str, encoding: str) -> TextSource | None:
@@ -147,34 +183,220 @@ def read_rows(source: TextSource, offset: int, fields: int, delimiter: str) -> l
     """The rows from byte `offset` on, each line split into `fields` columns of trimmed text (empty
     cells missing), blank lines as rows of missing cells, as the exact reader gives them. Raises
     NotColumnar when some row has another number of fields (the exact reader pads them)."""
+    return read_typed_rows(source, offset, fields, delimiter, typed=set())[0]
+
+
+def read_typed_rows(
+    source: TextSource, offset: int, fields: int, delimiter: str, typed: set[int]
+) -> tuple[list[pd.Series], dict[int, TextReading]]:
+    """`read_rows` in one streaming pass, a block of rows at a time, with the columns in `typed`
+    converted block by block while every cell of theirs is a plain number or an ISO date (the
+    readings say which): those columns are never held as text, so a big file is read within a few
+    times its size. A column that turns out to hold anything else is read again, alone, as text."""
     names = [str(i) for i in range(fields)]
+    columns = [_Column(i in typed) for i in range(fields)]
     try:
-        table = pcsv.read_csv(
-            source.stream(offset),
-            memory_pool=_pool(),
-            read_options=pcsv.ReadOptions(column_names=names, block_size=BLOCK, use_threads=True),
-            parse_options=pcsv.ParseOptions(
-                delimiter=delimiter,
-                quote_char='"',
-                double_quote=True,
-                escape_char=False,
-                newlines_in_values=True,
-                ignore_empty_lines=False,
-            ),
-            convert_options=pcsv.ConvertOptions(
-                column_types={name: pa.large_string() for name in names},
-                null_values=[""],
-                strings_can_be_null=True,
-                quoted_strings_can_be_null=True,
-            ),
-        )
+        for batch in _batches(source, offset, delimiter, names, names):
+            for i, column in enumerate(columns):
+                column.add(batch.column(i))
+            del batch
+        again = [names[i] for i, column in enumerate(columns) if column.state == _REFUSED]
+        for i in map(int, again):
+            columns[i] = _Column(False)
+        if again:  # the columns some block refused to type: their text, in a second, narrower pass
+            for batch in _batches(source, offset, delimiter, names, again):
+                for name in again:
+                    columns[int(name)].add(batch.column(name))
+                del batch
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError) as exc:
         raise NotColumnar(str(exc)) from None
-    columns = []
-    for _ in range(table.num_columns):
-        columns.append(_trimmed(table.column(0)))
-        table = table.remove_column(0)  # each raw column is freed once its trimmed text exists
-    return columns
+    series: list[pd.Series] = []
+    readings: dict[int, TextReading] = {}
+    for i in range(fields):
+        column = columns[i]
+        series.append(column.series())
+        if column.reading is not None:
+            readings[i] = column.reading
+        columns[i] = _Column(False)  # a column's blocks are freed once its series exists
+    return series, readings
+
+
+def _batches(source: TextSource, offset: int, delimiter: str, names: list[str], include: list[str]):
+    """The rows as record batches of text columns (pyarrow's streaming CSV reader, BLOCK bytes at a
+    time): trimmed later, empty cells missing, quoting as the exact reader reads it."""
+    return pcsv.open_csv(
+        source.stream(offset),
+        memory_pool=_pool(),
+        read_options=pcsv.ReadOptions(column_names=names, block_size=BLOCK, use_threads=True),
+        parse_options=pcsv.ParseOptions(
+            delimiter=delimiter,
+            quote_char='"',
+            double_quote=True,
+            escape_char=False,
+            newlines_in_values=True,
+            ignore_empty_lines=False,
+        ),
+        convert_options=pcsv.ConvertOptions(
+            column_types={name: pa.string() for name in include},
+            include_columns=include,
+            null_values=[""],
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=True,
+        ),
+    )
+
+
+@dataclass
+class TextReading:
+    """How the typed pass read a column: "number" (every cell a plain number, or one with thousands
+    separators: `separated` marks those rows, None when there are none) or "iso" (every cell an ISO
+    date, with or without a time). What `types._convert_text` gives such a column follows from it."""
+
+    kind: str
+    separated: np.ndarray | None = None
+
+
+_TEXT, _UNDECIDED, _NUMBER, _ISO, _REFUSED = "text", "undecided", "number", "iso", "refused"
+
+
+class _Column:
+    """One column's blocks as the pass reads them: text (trimmed Arrow strings), or, for a column
+    that may be typed, numbers or dates for as long as every block converts; a block that does not
+    refuses the column (its text is read again afterwards). A column empty so far is undecided."""
+
+    def __init__(self, typed: bool):
+        self.state = _UNDECIDED if typed else _TEXT
+        self.blocks: list = []  # pa.Array (text) or np.ndarray (numbers, dates)
+        self.separated: list[np.ndarray | None] = []
+        self.empty_rows = 0  # rows of an undecided column so far, all empty
+
+    def add(self, block: pa.Array) -> None:
+        if self.state == _REFUSED:
+            return
+        if self.state == _TEXT:
+            self.blocks.append(_trimmed_array(block))
+            return
+        if block.null_count == len(block):
+            if self.state == _UNDECIDED:
+                self.empty_rows += len(block)
+            else:
+                self._append_empty(len(block))
+            return
+        if self.state in (_UNDECIDED, _NUMBER):
+            numbers = _plain_numbers(block)
+            if numbers is not None:
+                self._decide(_NUMBER)
+                self.blocks.append(numbers[0])
+                self.separated.append(numbers[1])
+                return
+        if self.state in (_UNDECIDED, _ISO):
+            dates = _iso_dates(block)
+            if dates is not None:
+                self._decide(_ISO)
+                self.blocks.append(dates)
+                return
+        if self.state == _UNDECIDED:
+            self._decide(_TEXT)
+            self.blocks.append(_trimmed_array(block))
+        else:
+            self.state, self.blocks, self.separated = _REFUSED, [], []
+
+    def _decide(self, state: str) -> None:
+        if self.state == _UNDECIDED:
+            self.state = state
+            if self.empty_rows:
+                self._append_empty(self.empty_rows)
+
+    def _append_empty(self, n: int) -> None:
+        if self.state == _TEXT:
+            self.blocks.append(pa.nulls(n, pa.large_string()))
+        elif self.state == _NUMBER:
+            self.blocks.append(np.full(n, np.nan))
+            self.separated.append(None)
+        else:
+            self.blocks.append(np.full(n, np.datetime64("NaT"), dtype="datetime64[ns]"))
+
+    @property
+    def reading(self) -> TextReading | None:
+        if self.state == _NUMBER:
+            marks = None
+            if any(s is not None for s in self.separated):
+                marks = np.concatenate(
+                    [np.zeros(len(b), dtype=bool) if s is None else s for b, s in zip(self.blocks, self.separated)]
+                )
+            return TextReading("number", marks)
+        return TextReading("iso") if self.state == _ISO else None
+
+    def series(self) -> pd.Series:
+        if self.state == _NUMBER:
+            return pd.Series(np.concatenate(self.blocks) if self.blocks else np.array([], dtype="float64"))
+        if self.state == _ISO:
+            return pd.Series(np.concatenate(self.blocks), dtype="datetime64[ns]")
+        blocks = self.blocks if self.state == _TEXT else [pa.nulls(self.empty_rows, pa.large_string())]
+        column = pa.chunked_array(blocks, type=pa.large_string())
+        return pd.Series(column.to_pandas(types_mapper={pa.large_string(): STR}.get), dtype=STR)
+
+
+# Bytes a plain number is written with; on these, Arrow's cast reads exactly what PLAIN_NUMBER matches.
+_NUMBER_BYTES = np.zeros(256, dtype=bool)
+_NUMBER_BYTES[list(b"0123456789.eE+-")] = True
+_LEADING_ZERO = r"^[+-]?0\d"
+
+
+def _plain_numbers(block: pa.Array) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """A block of a column `textvalues.plain_numbers` reads as numbers: (the numbers, which rows had
+    thousands separators or None), or None when some cell is anything else. The same tests on a
+    block as plain_numbers makes on the whole column: one cast of plain numbers (finite, without a
+    leading zero), else every trimmed cell a number with or without separators."""
+    if _only_number_bytes(block):
+        try:
+            values = pc.cast(block, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            values = None
+        if values is not None and not pc.any(pc.match_substring_regex(block, _LEADING_ZERO)).as_py():
+            numbers = values.to_numpy(zero_copy_only=False).astype("float64", copy=False)
+            finite = np.isfinite(numbers)
+            if finite.all() or finite[np.asarray(values.is_valid().to_numpy(zero_copy_only=False), bool)].all():
+                return numbers, None
+    texts = _trimmed_array(block)
+    if not pc.all(pc.match_substring_regex(texts, SIMPLE_NUMBER)).as_py():
+        return None
+    if pc.any(pc.match_substring_regex(texts, _LEADING_ZERO)).as_py():
+        return None
+    separated = np.asarray(pc.match_substring(texts, ",").fill_null(False).to_numpy(zero_copy_only=False), bool)
+    if separated.any():
+        return to_float(pc.replace_substring(texts, ",", "")), separated
+    return to_float(texts), None
+
+
+def _iso_dates(block: pa.Array) -> np.ndarray | None:
+    """A block of a column `textvalues.iso_datetimes` reads as dates: the dates, or None. Tried on
+    the cells as they are first (a cell ISO_DATE matches has no space at either end to trim)."""
+    dates = _iso_cast(block)
+    return dates if dates is not None else _iso_cast(_trimmed_array(block))
+
+
+def _iso_cast(texts: pa.Array) -> np.ndarray | None:
+    try:
+        stamps = pc.cast(texts, pa.timestamp("ns"))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if not pc.all(pc.match_substring_regex(texts, ISO_DATE)).as_py():
+        return None
+    years = pc.min_max(pc.year(stamps))
+    low, high = years["min"].as_py(), years["max"].as_py()
+    if low is None or low < 1678 or high > 2261:  # what textvalues.iso_datetimes keeps
+        return None
+    return stamps.to_numpy(zero_copy_only=False).astype("datetime64[ns]", copy=False)
+
+
+def _only_number_bytes(block: pa.Array) -> bool:
+    _, offsets_buf, data_buf = block.buffers()
+    if data_buf is None or len(block) == 0:
+        return True
+    offsets = np.frombuffer(offsets_buf, dtype=np.int32)[block.offset : block.offset + len(block) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0] : offsets[-1]]
+    return bool(_NUMBER_BYTES[data].all())
 
 
 def _pool() -> pa.MemoryPool:
@@ -186,13 +408,15 @@ def _pool() -> pa.MemoryPool:
         return pa.default_memory_pool()
 
 
-def _trimmed(column: pa.ChunkedArray) -> pd.Series:
+def _trimmed_array(block: pa.Array) -> pa.Array:
     """Cells trimmed of surrounding spaces (as str.strip trims them: ideographic spaces too), blank
-    cells missing; a column with nothing to trim keeps its buffers."""
-    if any(_may_need_trim(chunk) for chunk in column.chunks):
-        column = pc.utf8_trim_whitespace(column)
-        column = pc.if_else(pc.equal(pc.utf8_length(column), 0), pa.scalar(None, pa.large_string()), column)
-    return pd.Series(column.to_pandas(types_mapper={pa.large_string(): STR}.get), dtype=STR)
+    cells missing, as large strings; a block with nothing to trim keeps its buffers."""
+    if not pa.types.is_large_string(block.type):
+        block = block.cast(pa.large_string())
+    if _may_need_trim(block):
+        block = pc.utf8_trim_whitespace(block)
+        block = pc.if_else(pc.equal(pc.utf8_length(block), 0), pa.scalar(None, pa.large_string()), block)
+    return block
 
 
 # What a white-space character (str.isspace, the characters utf8_trim_whitespace trims) looks like at

@@ -14,7 +14,7 @@ Counts are weighted by how often each distinct value occurs.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from app.ingest.identifiers import is_identifier_name
 from app.ingest.ranges import split_range_columns
 from app.ingest.table import cell_text
+from app.ingest.textcolumns import TextReading
 from app.ingest.textvalues import (
     Distinct,
     Step,
@@ -88,27 +89,35 @@ _BOOL_TEXTS = pa.array(list(BOOL_WORDS))
 _PHONE = re.compile(r"^(?:\+?86[\s-]?)?1[3-9]\d{9}$|^0\d{2,3}-?\d{7,8}$")
 _DATE_NAME = re.compile(r"date|time|day|日期|时间|時間|timestamp|(^|_)dt$|_at$|生日|出生", re.I)
 CATEGORY_MAX_UNIQUE = 50
-PARALLEL_CELLS = 400_000  # tables at least this big convert their columns in two threads
+PARALLEL_CELLS = 400_000  # tables at least this big convert their columns in two threads ...
+# ... up to this size: two text columns converted at once hold both columns' intermediate copies, the
+# peak of a million-row read (130 MB more), so bigger tables convert one column at a time.
+SERIAL_CELLS = 8_000_000
 EXCEL_SERIAL_RANGE = (18264, 73051)  # 1950-01-01 .. 2099-12-31 as 1900-system serials
 
 
 def infer_and_convert(
-    frame: pd.DataFrame, date1904: bool = False, on_column: Callable[[float], None] | None = None
+    frame: pd.DataFrame,
+    date1904: bool = False,
+    on_column: Callable[[float], None] | None = None,
+    readings: Mapping[str, TextReading] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, str], list[dict]]:
     """The typed table, each column's type and the cleaning log. `frame` is emptied as its columns
     are converted (each text column's memory is freed once its typed column exists: a big table
     is never held twice), so the caller must not use it afterwards. `on_column(fraction done)` is
-    told after each column (a background read's progress, app.ingest.progress)."""
+    told after each column (a background read's progress, app.ingest.progress). `readings`: the
+    columns a text file's reader already typed (by name), whose type and log follow from how."""
+    readings = readings or {}
     types: dict[str, str] = {}
     source = frame
-    frame, log = drop_row_number_column(frame)
+    frame, log = drop_row_number_column(frame, readings)
     frame, split_log = split_range_columns(frame)
     log.extend(split_log)
     n_rows = len(frame)
     names = list(frame.columns)
     # The columns by position (names can repeat in a frame a caller built), and no frame holding them.
     columns: dict[int, pd.Series] = {i: frame.iloc[:, i] for i in range(len(names))}
-    parallel = frame.size >= PARALLEL_CELLS
+    parallel = PARALLEL_CELLS <= frame.size < SERIAL_CELLS
     if source is not frame:
         source.drop(columns=source.columns, inplace=True)
     frame.drop(columns=frame.columns, inplace=True)
@@ -117,7 +126,11 @@ def infer_and_convert(
     finished = iter(range(1, len(names) + 1))  # columns done so far, in whatever order threads finish
 
     def convert(i: int) -> tuple[pd.Series, str, list[Step]]:
-        converted = convert_column(names[i], columns.pop(i), date1904=date1904)
+        reading = readings.get(names[i])
+        if reading is not None:
+            converted = _convert_read(names[i], columns.pop(i), reading)
+        else:
+            converted = convert_column(names[i], columns.pop(i), date1904=date1904)
         if on_column is not None:
             on_column(next(finished) / len(names))
         return converted
@@ -138,19 +151,26 @@ def infer_and_convert(
             for s in steps
             if s.count
         )
-    return pd.DataFrame(out, index=range(n_rows)), types, log
+    # copy=False: the columns as they are, never consolidated into 2-D blocks (a copy of every number)
+    return pd.DataFrame(out, index=range(n_rows), copy=False), types, log
 
 
 _ROW_NUMBER_NAME = re.compile(r"^(?:Unnamed[:\s_]*\d+)?$", re.I)  # what pandas or a blank header cell leaves
 
 
-def drop_row_number_column(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
+def drop_row_number_column(
+    frame: pd.DataFrame, readings: Mapping[str, TextReading] | None = None
+) -> tuple[pd.DataFrame, list[dict]]:
     """A first column with no real name ("Unnamed: 0", "Unnamed 1", blank) holding 0..n-1 or 1..n is the
-    row index a program wrote along with the data (pandas' to_csv): not data, so it is dropped."""
+    row index a program wrote along with the data (pandas' to_csv): not data, so it is dropped. Text
+    with thousands separators ("1,000") is no row number, read from text or typed while read."""
     if len(frame.columns) < 2 or len(frame) < 2:
         return frame, []
     name = frame.columns[0]
     if not _ROW_NUMBER_NAME.match(str(name)):
+        return frame, []
+    reading = (readings or {}).get(name)
+    if reading is not None and (reading.kind != "number" or reading.separated is not None and reading.separated.any()):
         return frame, []
     values = _as_floats(frame[name])
     if values is None:
@@ -177,6 +197,24 @@ def _as_floats(col: pd.Series) -> np.ndarray | None:
         return pc.cast(text_array(col), pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
+
+
+def _convert_read(name: str, col: pd.Series, reading: TextReading) -> tuple[pd.Series, str, list[Step]]:
+    """What `_convert_text` gives the text of a column the typed pass read (textcolumns.TextReading):
+    plain numbers as `plain_numbers` reads them, ISO dates as `iso_datetimes` does. Never an
+    ID-named column (the reader keeps those as text); a column with nothing in it is text."""
+    col = col.reset_index(drop=True)
+    if not col.notna().any():
+        return convert_column(name, pd.Series([None] * len(col), dtype="str"))
+    if reading.kind == "iso":
+        return _datetime(col), "datetime", [_iso_step(int(col.notna().sum()))]
+    separated = int(reading.separated.sum()) if reading.separated is not None else 0
+    steps = (
+        [Step("parsed thousands separators", separated, f"{separated:,} values parsed from text with thousands separators")]
+        if separated
+        else []
+    )
+    return _numeric_result(col.astype("float64"), False, steps)
 
 
 def convert_column(name: str, col: pd.Series, date1904: bool = False) -> tuple[pd.Series, str, list[Step]]:

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from app.ingest.table import MAX_MERGES, TableLayout, cell_text, is_missing
 from app.ingest.textcolumns import TextReading
-from app.ingest.textvalues import regex_hits, text_array
+from app.ingest.textvalues import any_cell_may_match, regex_hits, text_array
 from app.ingest.warnings_text import warning
 
 # A totals/subtotals label: "Total", "Grand total", "Subtotal", "合计", "华东小计", "总计：" ...
@@ -26,6 +26,8 @@ TOTAL_PATTERN = (
     r"^\s*(?:(?:grand|sub)[\s\-]?)?(?:total|totals|sum)\b.{0,20}$"
     r"|^.{0,12}(?:合计|总计|小计|總計|合計|小計|共计|汇总)\s*[:：]?.{0,12}$"
 )
+# What every match of TOTAL_PATTERN holds (a column without any of these needs no search per cell).
+TOTAL_WORDS = "(?i)total|sum|合计|总计|小计|總計|合計|小計|共计|汇总"
 _NOTE_START = re.compile(
     r"^\s*(注|备注|说明|附注|数据来源|来源|资料来源|制表|填表|审核|单位[:：]|note|notes|source|"
     r"prepared|\*|※|\(\d\)|（\d）|\d[.、)]\s)",
@@ -66,9 +68,15 @@ def extract_table(
     # A text file's cells come trimmed, blank ones missing (textfiles): nothing left to trim or test.
     trimmed = bool(body.attrs.get(TRIMMED))
     body = body.reset_index(drop=True)
-    present = body.notna() if trimmed else _present(body)
+    # Which cells hold something; for a text file's body, whose blank cells are missing, asked of
+    # each column when needed (a frame of 20 million flags was the peak of a million-row read).
+    present = None if trimmed else _present(body)
     # Columns: those the header names plus any that only have data further down.
-    extra = [c for c in body.columns if c not in set(layout.col_idx) and present[c].any()]
+    extra = [
+        c
+        for c in body.columns
+        if c not in set(layout.col_idx) and (body[c].notna() if present is None else present[c]).any()
+    ]
     cols = sorted(set(layout.col_idx) | set(extra))
     names = dict(zip(layout.col_idx, layout.names))
     if extra:
@@ -81,9 +89,12 @@ def extract_table(
             names[c] = name
     if cols != list(body.columns):
         body = body.reindex(columns=cols)
-        present = present.reindex(columns=cols, fill_value=False)
+        if present is not None:
+            present = present.reindex(columns=cols, fill_value=False)
 
     if merges:
+        if present is None:
+            present = body.notna()
         filled = _fill_vertical_merges(body, present, layout.data_start, merges)
         for c, n in filled.items():
             cleaning.append(
@@ -97,7 +108,7 @@ def extract_table(
         if filled:
             present = _present(body)
 
-    keep = present.any(axis=1).to_numpy().copy()
+    keep = _any_present(body) if present is None else present.any(axis=1).to_numpy().copy()
     blank = ~keep
     sheet_rows = np.arange(len(body)) + layout.data_start + 1
 
@@ -140,6 +151,14 @@ def extract_table(
     return Extracted(frame, sheet_rows[keep], warnings, cleaning, kept_readings)
 
 
+def _any_present(body: pd.DataFrame) -> np.ndarray:
+    """Rows with some cell not missing (a body whose blank cells are missing), column by column."""
+    rows = np.zeros(len(body), dtype=bool)
+    for c in body.columns:
+        rows |= body[c].notna().to_numpy()
+    return rows
+
+
 def _present(body: pd.DataFrame) -> pd.DataFrame:
     """Which cells hold something: not missing, and text that is not only spaces."""
     out = body.notna()
@@ -157,6 +176,8 @@ def _totals_mask(body: pd.DataFrame, label_cols: list, trimmed: bool = False) ->
     for c in label_cols:
         col = body[c]
         if col.dtype == object or pd.api.types.is_string_dtype(col):
+            if not any_cell_may_match(text_array(col), TOTAL_WORDS):
+                continue  # no cell says total, sum, 合计 ...: none is a totals label
             mask |= regex_hits(_stripped(col, trimmed), "(?i)" + TOTAL_PATTERN)
     return mask
 
@@ -173,6 +194,7 @@ def _average_labels() -> tuple[str, ...]:
 
 
 AVERAGE_PATTERN = r"^\s*(?:" + "|".join(re.escape(w) for w in _average_labels()) + r")\s*(?:值|分)?\s*[:：.]?\s*$"
+AVERAGE_WORDS = "(?i)" + "|".join(re.escape(w) for w in _average_labels())  # in every match of AVERAGE_PATTERN
 TAIL_ROWS = 3  # a row of averages closes the table: at most this many present rows (totals, notes) follow it
 
 
@@ -222,6 +244,8 @@ def _averages_mask(
     for c in label_cols:
         col = body[c]
         if col.dtype == object or pd.api.types.is_string_dtype(col):
+            if not any_cell_may_match(text_array(col), AVERAGE_WORDS):
+                continue
             hits = regex_hits(_stripped(col, trimmed), "(?i)" + AVERAGE_PATTERN) & keep
             if hits.sum() == 1 and int(np.flatnonzero(hits)[0]) in tail and _holds_averages(body, hits, keep, readings):
                 mask |= hits
@@ -271,7 +295,11 @@ def _first_text(rows: pd.DataFrame, cols: list, typed: set | frozenset = frozens
 
 
 def _trailing_notes(
-    body: pd.DataFrame, present: pd.DataFrame, keep: np.ndarray, n_cols: int, typed: set | frozenset = frozenset()
+    body: pd.DataFrame,
+    present: pd.DataFrame | None,
+    keep: np.ndarray,
+    n_cols: int,
+    typed: set | frozenset = frozenset(),
 ) -> list[int]:
     """Rows at the bottom that hold a sentence or two, not data: '注：…', 'Source: …'. A short row
     with a cell of a typed column needs that cell's text (TextNeeded)."""
@@ -280,11 +308,11 @@ def _trailing_notes(
     kept = np.flatnonzero(keep)
     if len(kept) < 2:
         return []
-    pres = present.to_numpy()
+    pres = None if present is None else present.to_numpy()
     notes: list[int] = []
     for pos in range(len(kept) - 1, max(-1, len(kept) - 30), -1):
         i = kept[pos]
-        filled = np.flatnonzero(pres[i])
+        filled = np.flatnonzero(body.iloc[i].notna().to_numpy() if pres is None else pres[i])
         if len(filled) > max(1, n_cols // 3):
             break
         if typed and any(body.columns[j] in typed for j in filled):

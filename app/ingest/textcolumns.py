@@ -194,7 +194,7 @@ def read_typed_rows(
     readings say which): those columns are never held as text, so a big file is read within a few
     times its size. A column that turns out to hold anything else is read again, alone, as text."""
     names = [str(i) for i in range(fields)]
-    columns = [_Column(i in typed) for i in range(fields)]
+    columns = [_Column(i in typed, source.lines) for i in range(fields)]
     try:
         for batch in _batches(source, offset, delimiter, names, names):
             for i, column in enumerate(columns):
@@ -262,13 +262,18 @@ _TEXT, _UNDECIDED, _NUMBER, _ISO, _REFUSED = "text", "undecided", "number", "iso
 class _Column:
     """One column's blocks as the pass reads them: text (trimmed Arrow strings), or, for a column
     that may be typed, numbers or dates for as long as every block converts; a block that does not
-    refuses the column (its text is read again afterwards). A column empty so far is undecided."""
+    refuses the column (its text is read again afterwards). A column empty so far is undecided.
+    Numbers and dates go straight into one array as long as the text has lines (`capacity`, an
+    upper bound on the rows): no per-block arrays to join at the end, whose freed memory the
+    allocator would keep."""
 
-    def __init__(self, typed: bool):
+    def __init__(self, typed: bool, capacity: int = 0):
         self.state = _UNDECIDED if typed else _TEXT
-        self.blocks: list = []  # pa.Array (text) or np.ndarray (numbers, dates)
-        self.separated: list[np.ndarray | None] = []
-        self.empty_rows = 0  # rows of an undecided column so far, all empty
+        self.capacity = capacity
+        self.blocks: list[pa.Array] = []  # text
+        self.values: np.ndarray | None = None  # numbers or dates, rows [0, self.rows)
+        self.separated: np.ndarray | None = None  # numbers: rows written with thousands separators
+        self.rows = 0
 
     def add(self, block: pa.Array) -> None:
         if self.state == _REFUSED:
@@ -276,63 +281,68 @@ class _Column:
         if self.state == _TEXT:
             self.blocks.append(_trimmed_array(block))
             return
-        if block.null_count == len(block):
-            if self.state == _UNDECIDED:
-                self.empty_rows += len(block)
+        n = len(block)
+        if block.null_count == n:
+            if self.state != _UNDECIDED:
+                self._put(None, None, n)
             else:
-                self._append_empty(len(block))
+                self.rows += n
             return
         if self.state in (_UNDECIDED, _NUMBER):
             numbers = _plain_numbers(block)
             if numbers is not None:
                 self._decide(_NUMBER)
-                self.blocks.append(numbers[0])
-                self.separated.append(numbers[1])
+                self._put(*numbers, n)
                 return
         if self.state in (_UNDECIDED, _ISO):
             dates = _iso_dates(block)
             if dates is not None:
                 self._decide(_ISO)
-                self.blocks.append(dates)
+                self._put(dates, None, n)
                 return
         if self.state == _UNDECIDED:
             self._decide(_TEXT)
             self.blocks.append(_trimmed_array(block))
         else:
-            self.state, self.blocks, self.separated = _REFUSED, [], []
+            self.state, self.values, self.separated = _REFUSED, None, None
 
     def _decide(self, state: str) -> None:
-        if self.state == _UNDECIDED:
-            self.state = state
-            if self.empty_rows:
-                self._append_empty(self.empty_rows)
+        if self.state != _UNDECIDED:
+            return
+        empty, self.rows, self.state = self.rows, 0, state
+        if state == _TEXT:
+            if empty:
+                self.blocks.append(pa.nulls(empty, pa.large_string()))
+        elif empty:
+            self._put(None, None, empty)
 
-    def _append_empty(self, n: int) -> None:
-        if self.state == _TEXT:
-            self.blocks.append(pa.nulls(n, pa.large_string()))
-        elif self.state == _NUMBER:
-            self.blocks.append(np.full(n, np.nan))
-            self.separated.append(None)
-        else:
-            self.blocks.append(np.full(n, np.datetime64("NaT"), dtype="datetime64[ns]"))
+    def _put(self, values: np.ndarray | None, separated: np.ndarray | None, n: int) -> None:
+        """Rows n more of numbers or dates (None: empty cells)."""
+        missing = np.nan if self.state == _NUMBER else np.datetime64("NaT")
+        if self.values is None:
+            dtype = "float64" if self.state == _NUMBER else "datetime64[ns]"
+            self.values = np.empty(max(self.capacity, n), dtype=dtype)
+        if self.rows + n > len(self.values):  # more rows than lines counted: never from scan's count
+            self.values = np.concatenate([self.values, np.empty(self.rows + n, dtype=self.values.dtype)])
+        self.values[self.rows : self.rows + n] = missing if values is None else values
+        if separated is not None:
+            if self.separated is None:
+                self.separated = np.zeros(len(self.values), dtype=bool)
+            self.separated[self.rows : self.rows + n] = separated
+        self.rows += n
 
     @property
     def reading(self) -> TextReading | None:
         if self.state == _NUMBER:
-            marks = None
-            if any(s is not None for s in self.separated):
-                marks = np.concatenate(
-                    [np.zeros(len(b), dtype=bool) if s is None else s for b, s in zip(self.blocks, self.separated)]
-                )
+            marks = None if self.separated is None else self.separated[: self.rows]
             return TextReading("number", marks)
         return TextReading("iso") if self.state == _ISO else None
 
     def series(self) -> pd.Series:
-        if self.state == _NUMBER:
-            return pd.Series(np.concatenate(self.blocks) if self.blocks else np.array([], dtype="float64"))
-        if self.state == _ISO:
-            return pd.Series(np.concatenate(self.blocks), dtype="datetime64[ns]")
-        blocks = self.blocks if self.state == _TEXT else [pa.nulls(self.empty_rows, pa.large_string())]
+        if self.state in (_NUMBER, _ISO):
+            values = self.values[: self.rows] if self.values is not None else np.array([], dtype="float64")
+            return pd.Series(values, dtype="float64" if self.state == _NUMBER else "datetime64[ns]")
+        blocks = self.blocks if self.state == _TEXT else [pa.nulls(self.rows, pa.large_string())]
         column = pa.chunked_array(blocks, type=pa.large_string())
         return pd.Series(column.to_pandas(types_mapper={pa.large_string(): STR}.get), dtype=STR)
 
@@ -340,6 +350,8 @@ class _Column:
 # Bytes a plain number is written with; on these, Arrow's cast reads exactly what PLAIN_NUMBER matches.
 _NUMBER_BYTES = np.zeros(256, dtype=bool)
 _NUMBER_BYTES[list(b"0123456789.eE+-")] = True
+_DIGITS = np.zeros(256, dtype=bool)
+_DIGITS[list(b"0123456789")] = True
 _LEADING_ZERO = r"^[+-]?0\d"
 
 
@@ -348,12 +360,15 @@ def _plain_numbers(block: pa.Array) -> tuple[np.ndarray, np.ndarray | None] | No
     thousands separators or None), or None when some cell is anything else. The same tests on a
     block as plain_numbers makes on the whole column: one cast of plain numbers (finite, without a
     leading zero), else every trimmed cell a number with or without separators."""
-    if _only_number_bytes(block):
+    number_bytes, leading_zero = _number_bytes(block)
+    if leading_zero:
+        return None  # a code such as "007": the text stays (and so would any reading of it)
+    if number_bytes:
         try:
             values = pc.cast(block, pa.float64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             values = None
-        if values is not None and not pc.any(pc.match_substring_regex(block, _LEADING_ZERO)).as_py():
+        if values is not None:
             numbers = values.to_numpy(zero_copy_only=False).astype("float64", copy=False)
             finite = np.isfinite(numbers)
             if finite.all() or finite[np.asarray(values.is_valid().to_numpy(zero_copy_only=False), bool)].all():
@@ -390,13 +405,28 @@ def _iso_cast(texts: pa.Array) -> np.ndarray | None:
     return stamps.to_numpy(zero_copy_only=False).astype("datetime64[ns]", copy=False)
 
 
-def _only_number_bytes(block: pa.Array) -> bool:
+def _number_bytes(block: pa.Array) -> tuple[bool, bool]:
+    """(whether every byte is one a plain number is written with, whether some cell starts with a
+    leading zero as _LEADING_ZERO says: "007", "-01"), from the block's own buffers in numpy (a
+    regular expression per cell costs ten times as much)."""
     _, offsets_buf, data_buf = block.buffers()
     if data_buf is None or len(block) == 0:
-        return True
+        return True, False
     offsets = np.frombuffer(offsets_buf, dtype=np.int32)[block.offset : block.offset + len(block) + 1]
-    data = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0] : offsets[-1]]
-    return bool(_NUMBER_BYTES[data].all())
+    low, high = int(offsets[0]), int(offsets[-1])
+    data = np.frombuffer(data_buf, dtype=np.uint8)[low:high]
+    only = bool(_NUMBER_BYTES[data].all())
+    padded = np.concatenate([data, np.zeros(3, dtype=np.uint8)])  # any cell's first three bytes exist
+    starts = offsets[:-1] - low
+    lengths = np.diff(offsets)
+    first, second, third = padded[starts], padded[starts + 1], padded[starts + 2]
+    signed = (first == ord("+")) | (first == ord("-"))
+    zero = np.where(
+        signed,
+        (second == ord("0")) & _DIGITS[third] & (lengths >= 3),
+        (first == ord("0")) & _DIGITS[second] & (lengths >= 2),
+    )
+    return only, bool(zero.any())
 
 
 def _pool() -> pa.MemoryPool:

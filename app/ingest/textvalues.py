@@ -145,6 +145,38 @@ def regex_hits(texts: pa.Array, pattern: str) -> np.ndarray:
     )
 
 
+def any_cell_may_match(texts: pa.Array | pa.ChunkedArray, pattern: str) -> bool:
+    """Whether some cell may match `pattern` (unanchored): one RE2 search over each chunk's
+    characters end to end (its buffer as it is, no copy) instead of a search per cell, a
+    hundredth of the time. Cells run together there, so a match may span two of them: a True
+    says only "search the cells"; a False is certain."""
+    chunks = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
+    for chunk in chunks:
+        if not (pa.types.is_large_string(chunk.type) or pa.types.is_string(chunk.type)):
+            return True
+        if len(chunk) == chunk.null_count:
+            continue
+        offsets = np.frombuffer(
+            chunk.buffers()[1],
+            dtype=np.int64 if pa.types.is_large_string(chunk.type) else np.int32,
+            count=chunk.offset + len(chunk) + 1,
+        )
+        start, end = (int(x) for x in offsets[[chunk.offset, chunk.offset + len(chunk)]])
+        if end <= start:
+            continue
+        run = pa.Array.from_buffers(
+            pa.large_string(),
+            1,
+            [None, pa.py_buffer(np.array([0, end - start], dtype=np.int64)), chunk.buffers()[2].slice(start, end - start)],
+        )
+        try:
+            if pc.match_substring_regex(run, pattern)[0].as_py():
+                return True
+        except Exception:  # noqa: BLE001 - a pattern RE2 cannot take: search every cell
+            return True
+    return False
+
+
 def _sample(texts: pa.Array) -> pa.Array:
     """Up to SAMPLE present values from the top of a column (copies a few hundred, never all)."""
     return texts.slice(0, 4 * SAMPLE).drop_null().slice(0, SAMPLE)
@@ -161,8 +193,10 @@ def plain_numbers(col: pd.Series) -> tuple[np.ndarray, int] | None:
     if len(head) == 0 or not pc.all(pc.match_substring_regex(head, SIMPLE_NUMBER)).as_py():
         return None
     cast = _cast_whole(raw)
-    if cast is not None:
+    if isinstance(cast, np.ndarray):
         return cast, 0
+    if cast == _LEADING_ZERO:
+        return None  # a code such as "007" (trimmed, the cell starts so too)
     texts = pc.utf8_trim_whitespace(raw)
     if not pc.all(pc.match_substring_regex(texts, SIMPLE_NUMBER)).as_py():
         return None
@@ -174,17 +208,21 @@ def plain_numbers(col: pd.Series) -> tuple[np.ndarray, int] | None:
     return to_float(texts), separated
 
 
-def _cast_whole(raw: pa.Array) -> np.ndarray | None:
+_LEADING_ZERO = "leading zero"
+
+
+def _cast_whole(raw: pa.Array) -> np.ndarray | str | None:
     """The common case of `plain_numbers` in one cast and one anchored match: every cell a plain
     number, untrimmed (Arrow's cast refuses spaces, separators, currency and units), finite
     (the cast also reads "nan" and "inf", which SIMPLE_NUMBER does not) and without a leading zero.
-    None when not so: the full checks decide."""
+    None when not so: the full checks decide; _LEADING_ZERO when a cell starts with one, which
+    settles it (the column is no numbers)."""
     try:
         values = pc.cast(raw, pa.float64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if pc.any(pc.match_substring_regex(raw, r"^[+-]?0\d")).as_py():
-        return None
+        return _LEADING_ZERO
     numbers = values.to_numpy(zero_copy_only=False).astype("float64", copy=False)  # missing: NaN
     finite = np.isfinite(numbers)
     if not finite.all():

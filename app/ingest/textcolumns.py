@@ -438,6 +438,16 @@ def _pool() -> pa.MemoryPool:
         return pa.default_memory_pool()
 
 
+def may_need_trim(texts: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether some cell of a text column may start or end with white space (`_may_need_trim`)."""
+    for chunk in texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]:
+        if not pa.types.is_large_string(chunk.type):
+            chunk = chunk.cast(pa.large_string())
+        if _may_need_trim(chunk):
+            return True
+    return False
+
+
 def _trimmed_array(block: pa.Array) -> pa.Array:
     """Cells trimmed of surrounding spaces (as str.strip trims them: ideographic spaces too), blank
     cells missing, as large strings; a block with nothing to trim keeps its buffers."""
@@ -467,6 +477,8 @@ _WIDE_ENDS = {
 }
 _WIDE_LAST = np.zeros(256, dtype=bool)
 _WIDE_LAST[[end[-1] for end in _WIDE_ENDS]] = True
+_WIDE_TWO = np.array([int.from_bytes(end, "big") for end in _WIDE_ENDS if len(end) == 2])
+_WIDE_THREE = np.array([int.from_bytes(end, "big") for end in _WIDE_ENDS if len(end) == 3])
 
 
 def _may_need_trim(chunk: pa.Array) -> bool:
@@ -487,8 +499,13 @@ def _may_need_trim(chunk: pa.Array) -> bool:
     last = data[ends - 1]
     if _FIRST[data[starts]].any() or _ASCII_WS[last].any():
         return True
-    for end in ends[_WIDE_LAST[last]]:
-        tail = data[max(0, end - 3) : end].tobytes()
-        if tail in _WIDE_ENDS or tail[-2:] in _WIDE_ENDS:
-            return True
-    return False
+    # The last two and three bytes of the cells whose last byte can end a wide space, as numbers
+    # (a cell in Chinese often ends so: 是 is E6 98 AF), compared with the wide spaces' in numpy.
+    ends = ends[_WIDE_LAST[last]]
+    if len(ends) == 0:
+        return False
+    b1, b2 = data[ends - 1].astype(np.int64), data[np.maximum(ends - 2, 0)].astype(np.int64)
+    b3 = data[np.maximum(ends - 3, 0)].astype(np.int64)
+    two = np.isin((b2 << 8) | b1, _WIDE_TWO) & (ends >= 2)
+    three = np.isin((b3 << 16) | (b2 << 8) | b1, _WIDE_THREE) & (ends >= 3)
+    return bool(two.any() or three.any())

@@ -78,8 +78,14 @@ class Distinct:
     def __init__(self, codes: np.ndarray, raw: pa.Array):
         self.codes = codes
         self.raw = raw
-        self.occ = np.bincount(codes[codes >= 0], minlength=len(raw)).astype(np.int64)
-        self.text = pc.utf8_trim_whitespace(pc.replace_substring(raw, "\u3000", " "))
+        present = codes >= 0
+        self.occ = np.bincount(codes if present.all() else codes[present], minlength=len(raw)).astype(np.int64)
+        # Ideographic spaces read as spaces, then trimmed; the values as they are (no two copies of
+        # 300k texts) when none starts or ends with white space and none holds an ideographic one.
+        if len(raw) and (_may_need_trim(raw) or pc.any(pc.match_substring(raw, "\u3000")).as_py()):
+            self.text = pc.utf8_trim_whitespace(pc.replace_substring(raw, "\u3000", " "))
+        else:
+            self.text = raw
         self.keep = np.ones(len(raw), dtype=bool)  # False: a missing marker
 
     @classmethod
@@ -128,6 +134,12 @@ class Distinct:
         safe = np.where(self.codes >= 0, self.codes, 0)
         gone = (self.codes < 0) | ~self.keep[safe]
         return pd.Series(self.text.take(pa.array(safe, mask=gone)), dtype="str")
+
+
+def _may_need_trim(raw: pa.Array) -> bool:
+    from app.ingest.textcolumns import may_need_trim  # textcolumns reads with this module's patterns
+
+    return may_need_trim(raw) if pa.types.is_string(raw.type) or pa.types.is_large_string(raw.type) else True
 
 
 def text_array(col: pd.Series) -> pa.Array:
@@ -330,7 +342,9 @@ def _mostly_unreadable(d: Distinct, reads, also: str | None = None) -> bool:
     in_sample = np.zeros(len(d), dtype=bool)
     in_sample[sample] = True
     quick = d.match(also, where=in_sample) if also else np.zeros(len(d), dtype=bool)
-    hits = sum(1 for i in sample if quick[i] or reads(d.values[i]) is not None)
+    # the sample's texts alone (d.values would make a Python string of every distinct value)
+    texts = d.text.take(pa.array(sample)).to_pylist()
+    hits = sum(1 for i, text in zip(sample, texts) if quick[i] or reads(text) is not None)
     return hits < 0.5 * len(sample)
 
 

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from app.ingest.identifiers import is_identifier_name
 from app.ingest.ranges import split_range_columns
 from app.ingest.table import cell_text
-from app.ingest.textcolumns import TextReading
+from app.ingest.textcolumns import TextReading, may_need_trim
 from app.ingest.textvalues import (
     Distinct,
     Step,
@@ -70,6 +70,7 @@ MISSING_MARKERS = (
     "未知",
 )
 _MARKERS = pa.array(MISSING_MARKERS)
+_MARKER_CHARS = max(len(m) for m in MISSING_MARKERS)
 ANSWER_WORDS = ("none", "无")  # markers that are a real answer among a category's levels
 BOOL_WORDS = {
     "true": True,
@@ -86,6 +87,7 @@ BOOL_WORDS = {
     "f": False,
 }
 _BOOL_TEXTS = pa.array(list(BOOL_WORDS))
+_BOOL_CHARS = max(len(w) for w in BOOL_WORDS)
 _PHONE = re.compile(r"^(?:\+?86[\s-]?)?1[3-9]\d{9}$|^0\d{2,3}-?\d{7,8}$")
 _DATE_NAME = re.compile(r"date|time|day|日期|时间|時間|timestamp|(^|_)dt$|_at$|生日|出生", re.I)
 CATEGORY_MAX_UNIQUE = 50
@@ -316,7 +318,7 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
     if len(d) == 0:
         return _as_text(pd.Series([None] * len(col), dtype=object)), "text", []
     # Missing markers ("—", "N/A", "无" ...), each logged with how often it occurred.
-    d.keep = ~pc.is_in(d.lowered, value_set=_MARKERS).to_numpy(zero_copy_only=False)
+    d.keep = ~_markers(d)
     steps = [
         Step(f"read '{d.values[i]}' as missing", int(d.occ[i]), f"{int(d.occ[i]):,} '{d.values[i]}' read as missing")
         for i in np.flatnonzero(~d.keep)
@@ -332,14 +334,16 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
     if n_present == 0:
         return d.expand_text(), "text", steps
     present = pa.array(d.keep)
-    present_text = pd.Series(d.text.filter(present), dtype="str")
+    present_text = pd.Series(d.text if d.keep.all() else d.text.filter(present), dtype="str")
     present_w = d.occ[d.keep]
 
     if _looks_like_identifier(present_text, present_w, id_named):
         return text_result(), "identifier", steps
 
     # Booleans: every value is a yes/no word (TRUE/FALSE, Y/N, 是/否 ...)
-    if pc.all(pc.is_in(d.lowered.filter(present), value_set=_BOOL_TEXTS)).as_py():
+    if _at_most_chars(d.text, _BOOL_CHARS, present) and pc.all(
+        pc.is_in(d.lowered.filter(present), value_set=_BOOL_TEXTS)
+    ).as_py():
         mapped = np.array([BOOL_WORDS.get(v) for v in d.lowered.to_pylist()], dtype=object)
         result = pd.Series(d.expand(mapped, None)).astype("boolean")
         words = "/".join(dict.fromkeys(present_text.tolist()))[:40]
@@ -373,6 +377,23 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
             return d.expand_text(), "category", steps
         return text_result(), "category", steps
     return text_result(), "text", steps
+
+
+def _markers(d: Distinct) -> np.ndarray:
+    """Which distinct values are missing markers ("—", "N/A", "无" ...): only values as short as a
+    marker are lowered and looked up (lowering keeps the number of characters), not 300k texts."""
+    short = np.flatnonzero(pc.less_equal(pc.utf8_length(d.text), _MARKER_CHARS).to_numpy(zero_copy_only=False))
+    out = np.zeros(len(d), dtype=bool)
+    if len(short):
+        lowered = pc.utf8_lower(d.text.take(pa.array(short)))
+        out[short] = pc.is_in(lowered, value_set=_MARKERS).to_numpy(zero_copy_only=False)
+    return out
+
+
+def _at_most_chars(texts: pa.Array, limit: int, where: pa.Array) -> bool:
+    """Whether every text where `where` holds has at most `limit` characters."""
+    longest = pc.max(pc.utf8_length(texts.filter(where) if not pc.all(where).as_py() else texts)).as_py()
+    return longest is None or longest <= limit
 
 
 def _iso_step(n: int) -> Step:
@@ -417,8 +438,15 @@ def _clean_identifiers(col: pd.Series) -> bool:
     texts = text_array(col)
     if pc.count_distinct(texts.slice(0, 1000)).as_py() <= CATEGORY_MAX_UNIQUE / 2:
         return False
-    trimmed = pc.utf8_trim_whitespace(pc.replace_substring(texts, "\u3000", " "))
-    return trimmed.equals(texts) and not pc.any(pc.is_in(pc.utf8_lower(texts), value_set=_MARKERS)).as_py()
+    # The cells change when trimmed, or when an ideographic space inside one is read as a space:
+    # tested without the two copies where no cell starts or ends with white space and none holds one.
+    if may_need_trim(texts) or pc.any(pc.match_substring(texts, "\u3000")).as_py():
+        trimmed = pc.utf8_trim_whitespace(pc.replace_substring(texts, "\u3000", " "))
+        if not trimmed.equals(texts):
+            return False
+    # Only cells as short as a missing marker can be one (lowering keeps the number of characters).
+    short = texts.filter(pc.less_equal(pc.utf8_length(texts), _MARKER_CHARS))
+    return not pc.any(pc.is_in(pc.utf8_lower(short), value_set=_MARKERS)).as_py()
 
 
 def _looks_like_identifier(texts: pd.Series, weights: np.ndarray, id_named: bool) -> bool:

@@ -91,9 +91,7 @@ FILES: dict[str, tuple[str, str]] = {
         "utf-8",
     ),
     "average_row_with_separators": (
-        "name,units,amount\n"
-        + _rows(40, lambda i: f'n{i},{i},"{1000 + i:,}"')
-        + '\nAverage,19.5,"1,019.5"\n',
+        "name,units,amount\n" + _rows(40, lambda i: f'n{i},{i},"{1000 + i:,}"') + '\nAverage,19.5,"1,019.5"\n',
         "utf-8",
     ),
     "number_column_turns_to_text_late": (

@@ -71,22 +71,7 @@ def extract_table(
     # Which cells hold something; for a text file's body, whose blank cells are missing, asked of
     # each column when needed (a frame of 20 million flags was the peak of a million-row read).
     present = None if trimmed else _present(body)
-    # Columns: those the header names plus any that only have data further down.
-    extra = [
-        c
-        for c in body.columns
-        if c not in set(layout.col_idx) and (body[c].notna() if present is None else present[c]).any()
-    ]
-    cols = sorted(set(layout.col_idx) | set(extra))
-    names = dict(zip(layout.col_idx, layout.names))
-    if extra:
-        taken = set(layout.names)
-        for c in extra:
-            name, k = f"Unnamed {c + 1}", 2
-            while name in taken:
-                name, k = f"Unnamed {c + 1}_{k}", k + 1
-            taken.add(name)
-            names[c] = name
+    cols, names = _columns(body, layout, present)
     if cols != list(body.columns):
         body = body.reindex(columns=cols)
         if present is not None:
@@ -149,6 +134,27 @@ def extract_table(
         if c in names
     }
     return Extracted(frame, sheet_rows[keep], warnings, cleaning, kept_readings)
+
+
+def _columns(body: pd.DataFrame, layout: TableLayout, present: pd.DataFrame | None) -> tuple[list, dict]:
+    """The table's columns, those the header names plus any that only have data further down
+    ("Unnamed 7"), and their names by position."""
+    extra = [
+        c
+        for c in body.columns
+        if c not in set(layout.col_idx) and (body[c].notna() if present is None else present[c]).any()
+    ]
+    cols = sorted(set(layout.col_idx) | set(extra))
+    names = dict(zip(layout.col_idx, layout.names))
+    if extra:
+        taken = set(layout.names)
+        for c in extra:
+            name, k = f"Unnamed {c + 1}", 2
+            while name in taken:
+                name, k = f"Unnamed {c + 1}_{k}", k + 1
+            taken.add(name)
+            names[c] = name
+    return cols, names
 
 
 def _any_present(body: pd.DataFrame) -> np.ndarray:

@@ -28,8 +28,8 @@ from app.ingest.pii import detect_injection, detect_pii, mask_frame
 from app.ingest.raw import RawSheet
 from app.ingest.readers import read_book
 from app.ingest.table import HEAD_ROWS, TableLayout, detect_layout
-from app.ingest.types import infer_and_convert
 from app.ingest.textvalues import text_array
+from app.ingest.types import infer_and_convert
 from app.ingest.warnings_text import warning
 
 # Columns asked whether they never repeat before rows are hashed for duplicates (IDs come first).

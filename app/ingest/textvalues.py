@@ -179,7 +179,11 @@ def any_cell_may_match(texts: pa.Array | pa.ChunkedArray, pattern: str) -> bool:
         run = pa.Array.from_buffers(
             pa.large_string(),
             1,
-            [None, pa.py_buffer(np.array([0, end - start], dtype=np.int64)), chunk.buffers()[2].slice(start, end - start)],
+            [
+                None,
+                pa.py_buffer(np.array([0, end - start], dtype=np.int64)),
+                chunk.buffers()[2].slice(start, end - start),
+            ],
         )
         try:
             if pc.match_substring_regex(run, pattern)[0].as_py():

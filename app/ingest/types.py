@@ -212,7 +212,13 @@ def _convert_read(name: str, col: pd.Series, reading: TextReading) -> tuple[pd.S
         return _datetime(col), "datetime", [_iso_step(int(col.notna().sum()))]
     separated = int(reading.separated.sum()) if reading.separated is not None else 0
     steps = (
-        [Step("parsed thousands separators", separated, f"{separated:,} values parsed from text with thousands separators")]
+        [
+            Step(
+                "parsed thousands separators",
+                separated,
+                f"{separated:,} values parsed from text with thousands separators",
+            )
+        ]
         if separated
         else []
     )
@@ -341,9 +347,10 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
         return text_result(), "identifier", steps
 
     # Booleans: every value is a yes/no word (TRUE/FALSE, Y/N, 是/否 ...)
-    if _at_most_chars(d.text, _BOOL_CHARS, present) and pc.all(
-        pc.is_in(d.lowered.filter(present), value_set=_BOOL_TEXTS)
-    ).as_py():
+    if (
+        _at_most_chars(d.text, _BOOL_CHARS, present)
+        and pc.all(pc.is_in(d.lowered.filter(present), value_set=_BOOL_TEXTS)).as_py()
+    ):
         mapped = np.array([BOOL_WORDS.get(v) for v in d.lowered.to_pylist()], dtype=object)
         result = pd.Series(d.expand(mapped, None)).astype("boolean")
         words = "/".join(dict.fromkeys(present_text.tolist()))[:40]

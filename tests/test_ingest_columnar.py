@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from app.config import Settings
-from app.ingest import textcolumns
+from app.ingest import textcolumns, textvalues
 from app.ingest.errors import IngestError
 from app.ingest.pipeline import load_table
 
@@ -192,5 +192,5 @@ def test_the_trim_check_sees_every_white_space_character():
     spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()]
     for space in spaces:
         for cell in (space + "a", "a" + space, "中" + space):
-            assert textcolumns._may_need_trim(pa.array(["x", None, cell], pa.large_string()).slice(1)), hex(ord(space))
-    assert not textcolumns._may_need_trim(pa.array(["abc", None, "中文", "x y"], pa.large_string()))
+            assert textvalues._may_need_trim(pa.array(["x", None, cell], pa.large_string()).slice(1)), hex(ord(space))
+    assert not textvalues._may_need_trim(pa.array(["abc", None, "中文", "x y"], pa.large_string()))

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from app.ingest.textvalues import ISO_DATE, SIMPLE_NUMBER, to_float
+from app.ingest.textvalues import ISO_DATE, SIMPLE_NUMBER, may_need_trim, to_float
 
 CHUNK = 8 << 20  # bytes per read of the streaming scan
 HEAD_BYTES = 1 << 20  # the head is looked for in the first megabyte (one line can be longer: then all of it)
@@ -438,74 +438,12 @@ def _pool() -> pa.MemoryPool:
         return pa.default_memory_pool()
 
 
-def may_need_trim(texts: pa.Array | pa.ChunkedArray) -> bool:
-    """Whether some cell of a text column may start or end with white space (`_may_need_trim`)."""
-    for chunk in texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]:
-        if not pa.types.is_large_string(chunk.type):
-            chunk = chunk.cast(pa.large_string())
-        if _may_need_trim(chunk):
-            return True
-    return False
-
-
 def _trimmed_array(block: pa.Array) -> pa.Array:
     """Cells trimmed of surrounding spaces (as str.strip trims them: ideographic spaces too), blank
     cells missing, as large strings; a block with nothing to trim keeps its buffers."""
     if not pa.types.is_large_string(block.type):
         block = block.cast(pa.large_string())
-    if _may_need_trim(block):
+    if may_need_trim(block):
         block = pc.utf8_trim_whitespace(block)
         block = pc.if_else(pc.equal(pc.utf8_length(block), 0), pa.scalar(None, pa.large_string()), block)
     return block
-
-
-# What a white-space character (str.isspace, the characters utf8_trim_whitespace trims) looks like at
-# either end of a cell in UTF-8: one ASCII byte (tab, LF, VT, FF, CR, the separators 0x1c-0x1f,
-# space), or the sequence of U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F
-# or U+3000, whose lead bytes are 0xC2, 0xE1, 0xE2, 0xE3.
-_ASCII_WS = np.zeros(256, dtype=bool)
-_ASCII_WS[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
-_FIRST = _ASCII_WS.copy()
-_FIRST[[0xC2, 0xE1, 0xE2, 0xE3]] = True
-_WIDE_ENDS = {
-    bytes([0xC2, 0x85]),
-    bytes([0xC2, 0xA0]),
-    bytes([0xE1, 0x9A, 0x80]),
-    *(bytes([0xE2, 0x80, b]) for b in (*range(0x80, 0x8B), 0xA8, 0xA9, 0xAF)),
-    bytes([0xE2, 0x81, 0x9F]),
-    bytes([0xE3, 0x80, 0x80]),
-}
-_WIDE_LAST = np.zeros(256, dtype=bool)
-_WIDE_LAST[[end[-1] for end in _WIDE_ENDS]] = True
-_WIDE_TWO = np.array([int.from_bytes(end, "big") for end in _WIDE_ENDS if len(end) == 2])
-_WIDE_THREE = np.array([int.from_bytes(end, "big") for end in _WIDE_ENDS if len(end) == 3])
-
-
-def _may_need_trim(chunk: pa.Array) -> bool:
-    """Whether some cell of a string array may start or end with white space: a lookup of its first
-    and last byte on the array's own buffers (a regular expression over every cell costs as much
-    as trimming), the last three bytes compared only where the last could end a wide space."""
-    _, offsets_buf, data_buf = chunk.buffers()
-    if data_buf is None or len(chunk) == 0:
-        return False
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[chunk.offset : chunk.offset + len(chunk) + 1]
-    data = np.frombuffer(data_buf, dtype=np.uint8)
-    if len(data) == 0:
-        return False
-    # An empty cell's "first byte" is the next cell's and its "last" the previous one's: looked up
-    # all the same (no filtering copy), at worst a column is trimmed for nothing.
-    starts = np.minimum(offsets[:-1], len(data) - 1)
-    ends = np.maximum(offsets[1:], 1)
-    last = data[ends - 1]
-    if _FIRST[data[starts]].any() or _ASCII_WS[last].any():
-        return True
-    # The last two and three bytes of the cells whose last byte can end a wide space, as numbers
-    # (a cell in Chinese often ends so: 是 is E6 98 AF), compared with the wide spaces' in numpy.
-    ends = ends[_WIDE_LAST[last]]
-    if len(ends) == 0:
-        return False
-    b1, b2 = data[ends - 1].astype(np.int64), data[np.maximum(ends - 2, 0)].astype(np.int64)
-    b3 = data[np.maximum(ends - 3, 0)].astype(np.int64)
-    two = np.isin((b2 << 8) | b1, _WIDE_TWO) & (ends >= 2)
-    three = np.isin((b3 << 16) | (b2 << 8) | b1, _WIDE_THREE) & (ends >= 3)
-    return bool(two.any() or three.any())

@@ -25,12 +25,13 @@ import pyarrow.compute as pc
 from app.ingest.identifiers import is_identifier_name
 from app.ingest.ranges import split_range_columns
 from app.ingest.table import cell_text
-from app.ingest.textcolumns import TextReading, may_need_trim
+from app.ingest.textcolumns import TextReading
 from app.ingest.textvalues import (
     Distinct,
     Step,
     iso_datetimes,
     leftover,
+    may_need_trim,
     padded_codes,
     parse_dates,
     parse_dates_by_format,

@@ -9,9 +9,17 @@ cheaply, and parsed once:
    parsing; a file past it is refused at once);
 2. the head, the first lines, is parsed by the exact reader (textfiles._parse_grid): the layout
    (title rows, header rows, the data's first row) is decided on it as on every sheet;
-3. the data rows, from the byte where the data starts, are parsed by pyarrow into Arrow string
-   columns (trimmed, empty cells missing: the same cells the exact reader gives), which the type
-   inference then converts in Arrow's kernels without a Python string per cell.
+3. the data rows, from the byte where the data starts, are parsed by pyarrow's streaming reader
+   into Arrow string columns, a block at a time (trimmed, empty cells missing: the same cells the
+   exact reader gives), which the type inference then converts in Arrow's kernels without a
+   Python string per cell;
+4. in a big file (TYPED_MIN_BYTES), the columns the header does not name as identifiers are typed
+   block by block while every cell of theirs is a plain number or an ISO date, with the same tests
+   `textvalues.plain_numbers` and `iso_datetimes` make on a whole column (`read_typed_rows`): their
+   text is never held, so a million-row file is read within 3x its size. A column some block
+   refuses is read again, alone, as text; a rule of the table's edges that needs a typed cell's
+   text (extract.TextNeeded) has the rows read again all as text. Either way the answer is the one
+   the text gives.
 
 Anything this pass does not read the way the exact reader does (ragged rows, a quoted value that
 spans lines inside the head, UTF-16, lines ended by a lone CR) is left to the exact reader:

@@ -64,7 +64,7 @@ READERS_CSV = {
 READERS_XLSX = {
     "pandas+calamine": "import pandas as pd, sys; pd.read_excel(sys.argv[1], engine='calamine', header=2)",
     "polars+calamine": (
-        "import polars as pl, sys; pl.read_excel(sys.argv[1], engine='calamine', read_options={'header_row': 2})"
+        "import polars as pl, sys; pl.read_excel(sys.argv[1], engine='calamine', read_options={{'header_row': 2}})"
     ),
 }
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from app.config import Settings
-from app.ingest import textcolumns
+from app.ingest import textcolumns, textvalues
 from app.ingest.errors import IngestError
 from app.ingest.pipeline import load_table
 
@@ -84,6 +84,25 @@ FILES: dict[str, tuple[str, str]] = {
     ),
     "ragged_rows": ("a,b,c\n" + _rows(100, lambda i: f"{i},{i * 2},{i * 3}") + "\n1,2\n5,6,7,8\n", "utf-8"),
     "repeated_rows_and_row_numbers": (",a,b\n" + _rows(100, lambda i: f"{i},{i % 10},{i % 5}") + "\n", "utf-8"),
+    # for the typed pass: rules that need a typed cell's text, and columns a later block refuses
+    "short_number_row_under_a_gap": ("a,b,c\n" + _rows(200, lambda i: f"{i},{i * 2},x{i}") + "\n\n12,,\n", "utf-8"),
+    "totals_label_after_a_number": (
+        "year,label,amount\n" + _rows(200, lambda i: f"{2000 + i % 20},r{i % 3},{i}.5") + "\n2024,Total,999\n",
+        "utf-8",
+    ),
+    "average_row_with_separators": (
+        "name,units,amount\n" + _rows(40, lambda i: f'n{i},{i},"{1000 + i:,}"') + '\nAverage,19.5,"1,019.5"\n',
+        "utf-8",
+    ),
+    "number_column_turns_to_text_late": (
+        "a,b,when\n" + _rows(3000, lambda i: f"{i},{i * 0.5},2024-02-{i % 28 + 1:02d}") + "\n3000,n/a,soon\n",
+        "utf-8",
+    ),
+    "row_numbers_with_separators": (",a\n" + _rows(1200, lambda i: f'"{i:,}",{i % 7}') + "\n", "utf-8"),
+    "blank_then_numbers_and_padded_late": (
+        "a,b\n" + _rows(2000, lambda i: f",{i}" if i < 1500 else f"{i},{i}") + "\n0042,1\n",
+        "utf-8",
+    ),
 }
 
 
@@ -93,19 +112,25 @@ def _exact(monkeypatch) -> None:
     monkeypatch.setattr(textcolumns, "transcoded", lambda path, text, encoding: None)
 
 
+@pytest.mark.parametrize("typed", [False, True], ids=["text", "typed"])
 @pytest.mark.parametrize("name", sorted(FILES))
-def test_the_columnar_pass_gives_what_the_exact_reader_gives(name, tmp_path, monkeypatch):
+def test_the_columnar_pass_gives_what_the_exact_reader_gives(name, typed, tmp_path, monkeypatch):
+    """Both ways of the columnar pass: all text (small files), and the typed pass (big files: here
+    on every file, in blocks of a few hundred bytes, so that later blocks can refuse a column)."""
     text, encoding = FILES[name]
     path = tmp_path / f"{name}.csv"
     path.write_bytes(text.encode(encoding))
+    if typed:
+        monkeypatch.setattr(textcolumns, "TYPED_MIN_BYTES", 0)
+        monkeypatch.setattr(textcolumns, "BLOCK", 512)
     calls: list[int] = []
-    real = textcolumns.read_rows
+    real = textcolumns.read_typed_rows  # what both passes, all text or typed, read with
 
     def counted(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(textcolumns, "read_rows", counted)
+    monkeypatch.setattr(textcolumns, "read_typed_rows", counted)
     columnar = load_table(path)
     if name not in ("quoted_line_breaks",):  # a quoted line break in the head: rows are not lines
         assert calls, "the columnar pass was not used"
@@ -144,7 +169,7 @@ def test_a_file_past_the_row_limit_is_refused_before_it_is_parsed(tmp_path, monk
     def parsed(*args, **kwargs):
         raise AssertionError("the rows were parsed")
 
-    monkeypatch.setattr(textcolumns, "read_rows", parsed)
+    monkeypatch.setattr(textcolumns, "read_typed_rows", parsed)
     with pytest.raises(IngestError) as caught:
         load_table(path, settings=Settings(_env_file=None, max_rows=1_000, data_dir=tmp_path))
     assert caught.value.category == "too_large"
@@ -167,5 +192,5 @@ def test_the_trim_check_sees_every_white_space_character():
     spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()]
     for space in spaces:
         for cell in (space + "a", "a" + space, "中" + space):
-            assert textcolumns._may_need_trim(pa.array(["x", None, cell], pa.large_string()).slice(1)), hex(ord(space))
-    assert not textcolumns._may_need_trim(pa.array(["abc", None, "中文", "x y"], pa.large_string()))
+            assert textvalues._may_need_trim(pa.array(["x", None, cell], pa.large_string()).slice(1)), hex(ord(space))
+    assert not textvalues._may_need_trim(pa.array(["abc", None, "中文", "x y"], pa.large_string()))

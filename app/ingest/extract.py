@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
-from app.ingest.table import MAX_MERGES, TableLayout, cell_text
-from app.ingest.textvalues import regex_hits, text_array
+from app.ingest.table import MAX_MERGES, TableLayout, cell_text, is_missing
+from app.ingest.textcolumns import TextReading
+from app.ingest.textvalues import any_cell_may_match, regex_hits, text_array
 from app.ingest.warnings_text import warning
 
 # A totals/subtotals label: "Total", "Grand total", "Subtotal", "合计", "华东小计", "总计：" ...
@@ -24,6 +26,8 @@ TOTAL_PATTERN = (
     r"^\s*(?:(?:grand|sub)[\s\-]?)?(?:total|totals|sum)\b.{0,20}$"
     r"|^.{0,12}(?:合计|总计|小计|總計|合計|小計|共计|汇总)\s*[:：]?.{0,12}$"
 )
+# What every match of TOTAL_PATTERN holds (a column without any of these needs no search per cell).
+TOTAL_WORDS = "(?i)total|sum|合计|总计|小计|總計|合計|小計|共计|汇总"
 _NOTE_START = re.compile(
     r"^\s*(注|备注|说明|附注|数据来源|来源|资料来源|制表|填表|审核|单位[:：]|note|notes|source|"
     r"prepared|\*|※|\(\d\)|（\d）|\d[.、)]\s)",
@@ -35,40 +39,47 @@ _NOTE_START = re.compile(
 TRIMMED = "verity_trimmed"
 
 
+class TextNeeded(Exception):
+    """A rule needs the text of a cell that the typed pass read as a number or a date (a short row
+    under the table, a totals label after a number): the caller reads the body again as text."""
+
+
 @dataclass
 class Extracted:
     frame: pd.DataFrame
     sheet_rows: np.ndarray  # 1-based sheet row of each frame row
     warnings: list[str]
     cleaning: list[dict]
+    # columns the text reader typed while reading, by name: how (textcolumns.TextReading), for the kept rows
+    readings: dict[str, TextReading] = field(default_factory=dict)
 
 
-def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extracted:
+def extract_table(
+    body: pd.DataFrame, layout: TableLayout, merges=None, readings: Mapping[int, TextReading] | None = None
+) -> Extracted:
     """`body`: the sheet rows from `layout.data_start` on (index 0 = that row), columns = sheet
-    column positions. Returns the table with blank rows, totals and notes removed."""
+    column positions. Returns the table with blank rows, totals and notes removed. `readings`: the
+    columns a text file's reader typed (by position); raises TextNeeded when a rule needs the text
+    of one of their cells."""
+    readings = dict(readings or {})
+    typed = set(readings)
     warnings: list[str] = []
     cleaning: list[dict] = []
     # A text file's cells come trimmed, blank ones missing (textfiles): nothing left to trim or test.
     trimmed = bool(body.attrs.get(TRIMMED))
     body = body.reset_index(drop=True)
-    present = body.notna() if trimmed else _present(body)
-    # Columns: those the header names plus any that only have data further down.
-    extra = [c for c in body.columns if c not in set(layout.col_idx) and present[c].any()]
-    cols = sorted(set(layout.col_idx) | set(extra))
-    names = dict(zip(layout.col_idx, layout.names))
-    if extra:
-        taken = set(layout.names)
-        for c in extra:
-            name, k = f"Unnamed {c + 1}", 2
-            while name in taken:
-                name, k = f"Unnamed {c + 1}_{k}", k + 1
-            taken.add(name)
-            names[c] = name
+    # Which cells hold something; for a text file's body, whose blank cells are missing, asked of
+    # each column when needed (a frame of 20 million flags was the peak of a million-row read).
+    present = None if trimmed else _present(body)
+    cols, names = _columns(body, layout, present)
     if cols != list(body.columns):
         body = body.reindex(columns=cols)
-        present = present.reindex(columns=cols, fill_value=False)
+        if present is not None:
+            present = present.reindex(columns=cols, fill_value=False)
 
     if merges:
+        if present is None:
+            present = body.notna()
         filled = _fill_vertical_merges(body, present, layout.data_start, merges)
         for c, n in filled.items():
             cleaning.append(
@@ -82,23 +93,23 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
         if filled:
             present = _present(body)
 
-    keep = present.any(axis=1).to_numpy().copy()
+    keep = _any_present(body) if present is None else present.any(axis=1).to_numpy().copy()
     blank = ~keep
     sheet_rows = np.arange(len(body)) + layout.data_start + 1
 
     totals = _totals_mask(body, cols[:3], trimmed) & keep
     if totals.any():
         idx = np.flatnonzero(totals)
-        labels = _first_text(body.iloc[idx], cols[:3])
+        labels = _first_text(body.iloc[idx], cols[:3], typed)
         for i, label in list(zip(idx, labels))[:5]:
             warnings.append(warning("totals_row", row=sheet_rows[i], label=label))
         if len(idx) > 5:
             warnings.append(warning("more_totals_rows", count=len(idx) - 5))
         keep &= ~totals
 
-    keep &= ~_exclude_averages(body, cols[:3], keep, sheet_rows, warnings, cleaning, trimmed)
+    keep &= ~_exclude_averages(body, cols[:3], keep, sheet_rows, warnings, cleaning, trimmed, readings)
 
-    notes = _trailing_notes(body, present, keep, len(cols))
+    notes = _trailing_notes(body, present, keep, len(cols), typed)
     if notes:
         first_note = notes[0]
         label = _first_text(body.iloc[[first_note]], cols)[0]
@@ -114,9 +125,44 @@ def extract_table(body: pd.DataFrame, layout: TableLayout, merges=None) -> Extra
         inner_blank = int(blank[: last + 1].sum())
         if inner_blank:
             warnings.insert(0, warning("blank_rows", count=inner_blank) if inner_blank > 1 else warning("blank_row"))
-    frame = (body if keep.all() else body.loc[keep]).reset_index(drop=True)
+    everything = bool(keep.all())
+    frame = (body if everything else body.loc[keep]).reset_index(drop=True)
     frame.columns = [names[c] for c in cols]
-    return Extracted(frame, sheet_rows[keep], warnings, cleaning)
+    kept_readings = {
+        names[c]: r if everything or r.separated is None else replace(r, separated=r.separated[keep])
+        for c, r in readings.items()
+        if c in names
+    }
+    return Extracted(frame, sheet_rows[keep], warnings, cleaning, kept_readings)
+
+
+def _columns(body: pd.DataFrame, layout: TableLayout, present: pd.DataFrame | None) -> tuple[list, dict]:
+    """The table's columns, those the header names plus any that only have data further down
+    ("Unnamed 7"), and their names by position."""
+    extra = [
+        c
+        for c in body.columns
+        if c not in set(layout.col_idx) and (body[c].notna() if present is None else present[c]).any()
+    ]
+    cols = sorted(set(layout.col_idx) | set(extra))
+    names = dict(zip(layout.col_idx, layout.names))
+    if extra:
+        taken = set(layout.names)
+        for c in extra:
+            name, k = f"Unnamed {c + 1}", 2
+            while name in taken:
+                name, k = f"Unnamed {c + 1}_{k}", k + 1
+            taken.add(name)
+            names[c] = name
+    return cols, names
+
+
+def _any_present(body: pd.DataFrame) -> np.ndarray:
+    """Rows with some cell not missing (a body whose blank cells are missing), column by column."""
+    rows = np.zeros(len(body), dtype=bool)
+    for c in body.columns:
+        rows |= body[c].notna().to_numpy()
+    return rows
 
 
 def _present(body: pd.DataFrame) -> pd.DataFrame:
@@ -136,6 +182,8 @@ def _totals_mask(body: pd.DataFrame, label_cols: list, trimmed: bool = False) ->
     for c in label_cols:
         col = body[c]
         if col.dtype == object or pd.api.types.is_string_dtype(col):
+            if not any_cell_may_match(text_array(col), TOTAL_WORDS):
+                continue  # no cell says total, sum, 合计 ...: none is a totals label
             mask |= regex_hits(_stripped(col, trimmed), "(?i)" + TOTAL_PATTERN)
     return mask
 
@@ -152,6 +200,7 @@ def _average_labels() -> tuple[str, ...]:
 
 
 AVERAGE_PATTERN = r"^\s*(?:" + "|".join(re.escape(w) for w in _average_labels()) + r")\s*(?:值|分)?\s*[:：.]?\s*$"
+AVERAGE_WORDS = "(?i)" + "|".join(re.escape(w) for w in _average_labels())  # in every match of AVERAGE_PATTERN
 TAIL_ROWS = 3  # a row of averages closes the table: at most this many present rows (totals, notes) follow it
 
 
@@ -163,12 +212,14 @@ def _exclude_averages(
     warnings: list,
     cleaning: list,
     trimmed: bool = False,
+    readings: Mapping[int, TextReading] | None = None,
 ) -> np.ndarray:
     """The rows of averages to exclude, each reported in a warning and the cleaning log."""
-    averages = _averages_mask(body, label_cols, keep, trimmed)
+    readings = readings or {}
+    averages = _averages_mask(body, label_cols, keep, trimmed, readings)
     if averages.any():
         idx = np.flatnonzero(averages)
-        labels = _first_text(body.iloc[idx], label_cols)
+        labels = _first_text(body.iloc[idx], label_cols, set(readings))
         for i, label in zip(idx, labels):
             warnings.append(warning("averages_row", row=sheet_rows[i], label=label))
         cleaning.append(
@@ -182,7 +233,13 @@ def _exclude_averages(
     return averages
 
 
-def _averages_mask(body: pd.DataFrame, label_cols: list, keep: np.ndarray, trimmed: bool = False) -> np.ndarray:
+def _averages_mask(
+    body: pd.DataFrame,
+    label_cols: list,
+    keep: np.ndarray,
+    trimmed: bool = False,
+    readings: Mapping[int, TextReading] | None = None,
+) -> np.ndarray:
     """Rows of averages (平均分, Average, Mean): a label cell that says only that, once in its column,
     among the last rows of the table. A column where the word is one of many values is a category."""
     mask = np.zeros(len(body), dtype=bool)
@@ -193,20 +250,33 @@ def _averages_mask(body: pd.DataFrame, label_cols: list, keep: np.ndarray, trimm
     for c in label_cols:
         col = body[c]
         if col.dtype == object or pd.api.types.is_string_dtype(col):
+            if not any_cell_may_match(text_array(col), AVERAGE_WORDS):
+                continue
             hits = regex_hits(_stripped(col, trimmed), "(?i)" + AVERAGE_PATTERN) & keep
-            if hits.sum() == 1 and int(np.flatnonzero(hits)[0]) in tail and _holds_averages(body, hits, keep):
+            if hits.sum() == 1 and int(np.flatnonzero(hits)[0]) in tail and _holds_averages(body, hits, keep, readings):
                 mask |= hits
     return mask
 
 
-def _holds_averages(body: pd.DataFrame, row: np.ndarray, keep: np.ndarray) -> bool:
+def _holds_averages(
+    body: pd.DataFrame, row: np.ndarray, keep: np.ndarray, readings: Mapping[int, TextReading] | None = None
+) -> bool:
     """Whether the row's numbers are the averages of the other rows' (to the rounding a sheet shows):
-    at least half of its numeric cells, and at least one. A rating "Average" among the data is not."""
+    at least half of its numeric cells, and at least one. A rating "Average" among the data is not.
+    The numbers are those the cells' text says: a typed column's numbers written with separators
+    ("1,234") and its dates count as no number, as their text does."""
     others = keep & ~row
     checked = matched = 0
     for c in body.columns:
-        value = pd.to_numeric(pd.Series(body[c].to_numpy()[row]), errors="coerce").iloc[0]
-        numbers = pd.to_numeric(pd.Series(body[c].to_numpy()[others]), errors="coerce").dropna()
+        cells = body[c].to_numpy()
+        reading = (readings or {}).get(c)
+        if reading is not None:
+            if reading.kind != "number":
+                continue
+            if reading.separated is not None:
+                cells = np.where(reading.separated, np.nan, cells)
+        value = pd.to_numeric(pd.Series(cells[row]), errors="coerce").iloc[0]
+        numbers = pd.to_numeric(pd.Series(cells[others]), errors="coerce").dropna()
         if pd.isna(value) or len(numbers) < 2:
             continue
         mean = float(numbers.mean())
@@ -215,27 +285,44 @@ def _holds_averages(body: pd.DataFrame, row: np.ndarray, keep: np.ndarray) -> bo
     return checked > 0 and 2 * matched >= checked
 
 
-def _first_text(rows: pd.DataFrame, cols: list) -> list[str]:
+def _first_text(rows: pd.DataFrame, cols: list, typed: set | frozenset = frozenset()) -> list[str]:
+    """Each row's first text among `cols`; TextNeeded when that is a typed cell (its text is not kept)."""
     out = []
     for _, row in rows.iterrows():
-        out.append(next((text for c in cols if (text := cell_text(row[c]))), ""))
+        found = ""
+        for c in cols:
+            if c in typed and not is_missing(row[c]):
+                raise TextNeeded(f"column {c}")
+            if text := cell_text(row[c]):
+                found = text
+                break
+        out.append(found)
     return out
 
 
-def _trailing_notes(body: pd.DataFrame, present: pd.DataFrame, keep: np.ndarray, n_cols: int) -> list[int]:
-    """Rows at the bottom that hold a sentence or two, not data: '注：…', 'Source: …'."""
+def _trailing_notes(
+    body: pd.DataFrame,
+    present: pd.DataFrame | None,
+    keep: np.ndarray,
+    n_cols: int,
+    typed: set | frozenset = frozenset(),
+) -> list[int]:
+    """Rows at the bottom that hold a sentence or two, not data: '注：…', 'Source: …'. A short row
+    with a cell of a typed column needs that cell's text (TextNeeded)."""
     if n_cols < 2:
         return []
     kept = np.flatnonzero(keep)
     if len(kept) < 2:
         return []
-    pres = present.to_numpy()
+    pres = None if present is None else present.to_numpy()
     notes: list[int] = []
     for pos in range(len(kept) - 1, max(-1, len(kept) - 30), -1):
         i = kept[pos]
-        filled = np.flatnonzero(pres[i])
+        filled = np.flatnonzero(body.iloc[i].notna().to_numpy() if pres is None else pres[i])
         if len(filled) > max(1, n_cols // 3):
             break
+        if typed and any(body.columns[j] in typed for j in filled):
+            raise TextNeeded(f"row {i}")
         values = [body.iat[i, j] for j in filled]
         if not all(isinstance(v, str) for v in values):
             break

@@ -17,15 +17,18 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
 
 from app.config import Settings, get_settings
 from app.ingest import progress
 from app.ingest.errors import IngestError
-from app.ingest.extract import extract_table
+from app.ingest.extract import TextNeeded, extract_table
+from app.ingest.identifiers import is_identifier_name
 from app.ingest.pii import detect_injection, detect_pii, mask_frame
 from app.ingest.raw import RawSheet
 from app.ingest.readers import read_book
 from app.ingest.table import HEAD_ROWS, TableLayout, detect_layout
+from app.ingest.textvalues import text_array
 from app.ingest.types import infer_and_convert
 from app.ingest.warnings_text import warning
 
@@ -61,6 +64,7 @@ def load_table(path: str | Path, sheet: str | None = None, settings: Settings | 
     if raw.load_merges is not None and raw.merges_found is None:
         # A big sheet: its merged ranges sit after the cell data, so scan for them (zlib, which
         # releases the GIL) while calamine parses the rows; redo the layout if they change it.
+        readings: dict = {}
         with ThreadPoolExecutor(1) as pool:
             pending = pool.submit(_merges, raw)
             body = _body(raw, layout)
@@ -74,15 +78,23 @@ def load_table(path: str | Path, sheet: str | None = None, settings: Settings | 
             layout = better
     else:
         merges = _merges(raw)
-        body = _body(raw, layout)
+        body, readings = _typed_body(raw, layout)
     _check_deadline(deadline, settings)
     progress.report("columns", len(body), force=True)
-    extracted = extract_table(body, layout, merges)
-    del body
+    try:
+        extracted = extract_table(body, layout, merges, readings)
+    except TextNeeded:  # a rule needs a typed cell's text: the rows again, all as text
+        del body
+        extracted = extract_table(_body(raw, layout), layout, merges)
+    else:
+        del body
     rows = len(extracted.frame)
     progress.report("types", rows, force=True)
     frame, types, cleaning = infer_and_convert(
-        extracted.frame, date1904=book.date1904, on_column=lambda done: progress.report("types", rows, done)
+        extracted.frame,
+        date1904=book.date1904,
+        on_column=lambda done: progress.report("types", rows, done),
+        readings=extracted.readings,
     )
     _check_deadline(deadline, settings)
     progress.report("checks", rows, force=True)
@@ -168,6 +180,16 @@ def _body(raw: RawSheet, layout: TableLayout) -> pd.DataFrame:
     return body
 
 
+def _typed_body(raw: RawSheet, layout: TableLayout) -> tuple[pd.DataFrame, dict]:
+    """The data rows, a text file's number and date columns typed as they are read (columns the
+    header names as identifiers stay text, as types.convert_column keeps them), and how each typed
+    column was read; other sheets' rows as `_body` gives them."""
+    if raw.load_typed_body is None or raw.head.empty:
+        return _body(raw, layout), {}
+    may_type = {c for c, name in zip(layout.col_idx, layout.names) if not is_identifier_name(name)}
+    return raw.load_typed_body(layout.data_start, may_type)
+
+
 def _check_limits(raw: RawSheet, layout: TableLayout, settings: Settings) -> None:
     if raw.too_large:
         raise raw.too_large
@@ -215,7 +237,21 @@ def _all_distinct(col: pd.Series) -> bool:
     columns are not, since NaN's equality differs between the two."""
     if not (pd.api.types.is_string_dtype(col) or pd.api.types.is_integer_dtype(col)) or col.dtype == object:
         return False
+    if _strictly_increasing(col):
+        return True  # order numbers as exported, in order: each above the last, so none repeats
     return bool(col.is_unique)  # nunique(dropna=False) == len: two missing cells are a repeat
+
+
+def _strictly_increasing(col: pd.Series) -> bool:
+    """Every value above the one before (text compared byte by byte), none missing: one pass, where
+    hashing a million values costs ten times as much."""
+    if len(col) < 2 or col.hasnans:
+        return False
+    if pd.api.types.is_integer_dtype(col):
+        values = col.to_numpy()
+        return bool((values[1:] > values[:-1]).all())
+    texts = text_array(col)
+    return bool(pc.all(pc.less(texts.slice(0, len(texts) - 1), texts.slice(1))).as_py())
 
 
 def _assemble(path, book, layouts, raw, layout, frame, types, cleaning, warnings) -> LoadedTable:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any
 
 import pandas as pd
 
@@ -23,6 +24,10 @@ class RawSheet:
     # (first 0-based sheet row, number of rows or None for all) -> frame with natively typed
     # columns labelled by sheet column position, index 0 = the first row asked for.
     load_body: Callable[[int, int | None], pd.DataFrame] | None = None
+    # Text files: (first 0-based sheet row, column positions that may be typed) -> the data rows
+    # with those columns read as numbers or dates where every cell is one, and how each was read
+    # ({position: textcolumns.TextReading}); `load_body` is the all-text reading.
+    load_typed_body: Callable[[int, set[int]], tuple[pd.DataFrame, dict[int, Any]]] | None = None
     # merged ranges as 0-based inclusive (r0, c0, r1, c1) in the same coordinates; None: unknown
     load_merges: Callable[[], list[tuple[int, int, int, int]]] | None = None
     too_large: IngestError | None = None  # why this sheet exceeds the limits; raised only if it is chosen

@@ -44,42 +44,65 @@ def read_text(path: Path, fmt: str, settings: Settings, head_rows: int = 64) -> 
         return _read_whole(path, fmt, settings, head_rows, _exact_grid(None, fmt, settings, path), source.encoding)
     exact: list[pd.DataFrame] = []  # the whole grid, once the exact reader had to read it
 
+    def columnar(first: int, typed: set[int]) -> tuple[pd.DataFrame, dict[int, textcolumns.TextReading]] | None:
+        if exact or first + 1 >= len(offsets):
+            return None
+        line = head_bytes[offsets[first] : offsets[first + 1]].decode("utf-8").rstrip("\r\n")
+        try:
+            body, readings = _columnar_body(source, offsets[first], line, delimiter, head_grid.shape[1], typed)
+        except textcolumns.NotColumnar:
+            return None
+        _check_cells(first + len(body), body.shape[1], settings)
+        return _trimmed(body), readings
+
     def load_body(first: int, n: int | None) -> pd.DataFrame:
         if not exact:
             if first + 1 >= len(offsets) and whole:
                 return _trimmed(head_grid.iloc[first:].reset_index(drop=True))  # no rows after the head
-            body = None
-            if first + 1 < len(offsets):
-                line = head_bytes[offsets[first] : offsets[first + 1]].decode("utf-8").rstrip("\r\n")
-                try:
-                    body = _columnar_body(source, offsets[first], line, delimiter, head_grid.shape[1])
-                except textcolumns.NotColumnar:
-                    body = None
-            if body is not None:
-                _check_cells(first + len(body), body.shape[1], settings)
-                return _trimmed(body if n is None else body.iloc[:n])
+            read = columnar(first, set())
+            if read is not None:
+                return read[0] if n is None else _trimmed(read[0].iloc[:n])
             exact.append(_exact_grid(None, fmt, settings, path))
         return _trimmed(exact[0].iloc[first : None if n is None else first + n].reset_index(drop=True))
+
+    def load_typed_body(first: int, typed: set[int]) -> tuple[pd.DataFrame, dict[int, textcolumns.TextReading]]:
+        if source.size >= textcolumns.TYPED_MIN_BYTES and typed:
+            read = columnar(first, typed)
+            if read is not None:
+                return read
+        return load_body(first, None), {}
 
     head = head_grid.iloc[:head_rows].astype(object)
     head = head.where(head.notna(), None)
     n_rows = max(len(head_grid), source.lines)
-    sheet = RawSheet(path.stem, head, n_rows, head_grid.shape[1], complete=whole, load_body=load_body)
+    sheet = RawSheet(
+        path.stem,
+        head,
+        n_rows,
+        head_grid.shape[1],
+        complete=whole,
+        load_body=load_body,
+        load_typed_body=load_typed_body,
+    )
     return RawBook(fmt, [sheet], _encoding_warnings(source.encoding))
 
 
 def _columnar_body(
-    source: textcolumns.TextSource, start: int, first_line: str, delimiter: str, head_width: int
-) -> pd.DataFrame:
+    source: textcolumns.TextSource, start: int, first_line: str, delimiter: str, head_width: int, typed: set[int]
+) -> tuple[pd.DataFrame, dict[int, textcolumns.TextReading]]:
     """The rows from byte `start` on as a grid like `_parse_grid`'s: as many columns as the whole
-    file fills (the head's counted too), str columns, missing for empty cells."""
+    file fills (the head's counted too), str columns, missing for empty cells; the columns in
+    `typed` as numbers or dates where the typed pass could read them so (the readings say how)."""
     fields = textcolumns.fields_in(first_line, delimiter)
-    columns = textcolumns.read_rows(source, start, fields, delimiter)
+    if typed:
+        columns, readings = textcolumns.read_typed_rows(source, start, fields, delimiter, typed)
+    else:
+        columns, readings = textcolumns.read_rows(source, start, fields, delimiter), {}
     filled = [i for i, col in enumerate(columns) if col.notna().any()]
     width = max(max(filled, default=-1) + 1, head_width)
     n = len(columns[0]) if columns else 0
     body = {i: columns[i] if i < len(columns) else pd.Series([None] * n, dtype="str") for i in range(width)}
-    return pd.DataFrame(body, index=range(n))
+    return pd.DataFrame(body, index=range(n), copy=False), readings  # no copy into 2-D blocks
 
 
 def _exact_grid(text: str | None, fmt: str, settings: Settings, path: Path | None = None) -> pd.DataFrame:

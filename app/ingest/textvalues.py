@@ -78,8 +78,15 @@ class Distinct:
     def __init__(self, codes: np.ndarray, raw: pa.Array):
         self.codes = codes
         self.raw = raw
-        self.occ = np.bincount(codes[codes >= 0], minlength=len(raw)).astype(np.int64)
-        self.text = pc.utf8_trim_whitespace(pc.replace_substring(raw, "\u3000", " "))
+        present = codes >= 0
+        self.occ = np.bincount(codes if present.all() else codes[present], minlength=len(raw)).astype(np.int64)
+        # Ideographic spaces read as spaces, then trimmed; the values as they are (no two copies of
+        # 300k texts) when none starts or ends with white space and none holds an ideographic one.
+        plain = pa.types.is_string(raw.type) or pa.types.is_large_string(raw.type)
+        if len(raw) and (not plain or may_need_trim(raw) or pc.any(pc.match_substring(raw, "\u3000")).as_py()):
+            self.text = pc.utf8_trim_whitespace(pc.replace_substring(raw, "\u3000", " "))
+        else:
+            self.text = raw
         self.keep = np.ones(len(raw), dtype=bool)  # False: a missing marker
 
     @classmethod
@@ -145,6 +152,42 @@ def regex_hits(texts: pa.Array, pattern: str) -> np.ndarray:
     )
 
 
+def any_cell_may_match(texts: pa.Array | pa.ChunkedArray, pattern: str) -> bool:
+    """Whether some cell may match `pattern` (unanchored): one RE2 search over each chunk's
+    characters end to end (its buffer as it is, no copy) instead of a search per cell, a
+    hundredth of the time. Cells run together there, so a match may span two of them: a True
+    says only "search the cells"; a False is certain."""
+    chunks = texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]
+    for chunk in chunks:
+        if not (pa.types.is_large_string(chunk.type) or pa.types.is_string(chunk.type)):
+            return True
+        if len(chunk) == chunk.null_count:
+            continue
+        offsets = np.frombuffer(
+            chunk.buffers()[1],
+            dtype=np.int64 if pa.types.is_large_string(chunk.type) else np.int32,
+            count=chunk.offset + len(chunk) + 1,
+        )
+        start, end = (int(x) for x in offsets[[chunk.offset, chunk.offset + len(chunk)]])
+        if end <= start:
+            continue
+        run = pa.Array.from_buffers(
+            pa.large_string(),
+            1,
+            [
+                None,
+                pa.py_buffer(np.array([0, end - start], dtype=np.int64)),
+                chunk.buffers()[2].slice(start, end - start),
+            ],
+        )
+        try:
+            if pc.match_substring_regex(run, pattern)[0].as_py():
+                return True
+        except Exception:  # noqa: BLE001 - a pattern RE2 cannot take: search every cell
+            return True
+    return False
+
+
 def _sample(texts: pa.Array) -> pa.Array:
     """Up to SAMPLE present values from the top of a column (copies a few hundred, never all)."""
     return texts.slice(0, 4 * SAMPLE).drop_null().slice(0, SAMPLE)
@@ -161,8 +204,10 @@ def plain_numbers(col: pd.Series) -> tuple[np.ndarray, int] | None:
     if len(head) == 0 or not pc.all(pc.match_substring_regex(head, SIMPLE_NUMBER)).as_py():
         return None
     cast = _cast_whole(raw)
-    if cast is not None:
+    if isinstance(cast, np.ndarray):
         return cast, 0
+    if cast == _LEADING_ZERO:
+        return None  # a code such as "007" (trimmed, the cell starts so too)
     texts = pc.utf8_trim_whitespace(raw)
     if not pc.all(pc.match_substring_regex(texts, SIMPLE_NUMBER)).as_py():
         return None
@@ -174,17 +219,21 @@ def plain_numbers(col: pd.Series) -> tuple[np.ndarray, int] | None:
     return to_float(texts), separated
 
 
-def _cast_whole(raw: pa.Array) -> np.ndarray | None:
+_LEADING_ZERO = "leading zero"
+
+
+def _cast_whole(raw: pa.Array) -> np.ndarray | str | None:
     """The common case of `plain_numbers` in one cast and one anchored match: every cell a plain
     number, untrimmed (Arrow's cast refuses spaces, separators, currency and units), finite
     (the cast also reads "nan" and "inf", which SIMPLE_NUMBER does not) and without a leading zero.
-    None when not so: the full checks decide."""
+    None when not so: the full checks decide; _LEADING_ZERO when a cell starts with one, which
+    settles it (the column is no numbers)."""
     try:
         values = pc.cast(raw, pa.float64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if pc.any(pc.match_substring_regex(raw, r"^[+-]?0\d")).as_py():
-        return None
+        return _LEADING_ZERO
     numbers = values.to_numpy(zero_copy_only=False).astype("float64", copy=False)  # missing: NaN
     finite = np.isfinite(numbers)
     if not finite.all():
@@ -292,7 +341,9 @@ def _mostly_unreadable(d: Distinct, reads, also: str | None = None) -> bool:
     in_sample = np.zeros(len(d), dtype=bool)
     in_sample[sample] = True
     quick = d.match(also, where=in_sample) if also else np.zeros(len(d), dtype=bool)
-    hits = sum(1 for i in sample if quick[i] or reads(d.values[i]) is not None)
+    # the sample's texts alone (d.values would make a Python string of every distinct value)
+    texts = d.text.take(pa.array(sample)).to_pylist()
+    hits = sum(1 for i, text in zip(sample, texts) if quick[i] or reads(text) is not None)
     return hits < 0.5 * len(sample)
 
 
@@ -503,3 +554,65 @@ def leftover(d: Distinct, unparsed: np.ndarray, action: str, noun: str) -> list[
         return []
     examples = ", ".join(f"'{d.values[i]}'" for i in index[:3])
     return [Step(action, count, f"{count:,} values that are not {noun} read as missing ({examples})")]
+
+
+def may_need_trim(texts: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether some cell of a text column may start or end with white space (`_may_need_trim`)."""
+    for chunk in texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]:
+        if not pa.types.is_large_string(chunk.type):
+            chunk = chunk.cast(pa.large_string())
+        if _may_need_trim(chunk):
+            return True
+    return False
+
+
+# What a white-space character (str.isspace, the characters utf8_trim_whitespace trims) looks like at
+# either end of a cell in UTF-8: one ASCII byte (tab, LF, VT, FF, CR, the separators 0x1c-0x1f,
+# space), or the sequence of U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F
+# or U+3000, whose lead bytes are 0xC2, 0xE1, 0xE2, 0xE3.
+_ASCII_WS = np.zeros(256, dtype=bool)
+_ASCII_WS[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+_FIRST = _ASCII_WS.copy()
+_FIRST[[0xC2, 0xE1, 0xE2, 0xE3]] = True
+_WIDE_ENDS = {
+    bytes([0xC2, 0x85]),
+    bytes([0xC2, 0xA0]),
+    bytes([0xE1, 0x9A, 0x80]),
+    *(bytes([0xE2, 0x80, b]) for b in (*range(0x80, 0x8B), 0xA8, 0xA9, 0xAF)),
+    bytes([0xE2, 0x81, 0x9F]),
+    bytes([0xE3, 0x80, 0x80]),
+}
+_WIDE_LAST = np.zeros(256, dtype=bool)
+_WIDE_LAST[[end[-1] for end in _WIDE_ENDS]] = True
+_WIDE_TWO = np.array([int.from_bytes(end, "big") for end in _WIDE_ENDS if len(end) == 2])
+_WIDE_THREE = np.array([int.from_bytes(end, "big") for end in _WIDE_ENDS if len(end) == 3])
+
+
+def _may_need_trim(chunk: pa.Array) -> bool:
+    """Whether some cell of a string array may start or end with white space: a lookup of its first
+    and last byte on the array's own buffers (a regular expression over every cell costs as much
+    as trimming), the last three bytes compared only where the last could end a wide space."""
+    _, offsets_buf, data_buf = chunk.buffers()
+    if data_buf is None or len(chunk) == 0:
+        return False
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[chunk.offset : chunk.offset + len(chunk) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8)
+    if len(data) == 0:
+        return False
+    # An empty cell's "first byte" is the next cell's and its "last" the previous one's: looked up
+    # all the same (no filtering copy), at worst a column is trimmed for nothing.
+    starts = np.minimum(offsets[:-1], len(data) - 1)
+    ends = np.maximum(offsets[1:], 1)
+    last = data[ends - 1]
+    if _FIRST[data[starts]].any() or _ASCII_WS[last].any():
+        return True
+    # The last two and three bytes of the cells whose last byte can end a wide space, as numbers
+    # (a cell in Chinese often ends so: 是 is E6 98 AF), compared with the wide spaces' in numpy.
+    ends = ends[_WIDE_LAST[last]]
+    if len(ends) == 0:
+        return False
+    b1, b2 = data[ends - 1].astype(np.int64), data[np.maximum(ends - 2, 0)].astype(np.int64)
+    b3 = data[np.maximum(ends - 3, 0)].astype(np.int64)
+    two = np.isin((b2 << 8) | b1, _WIDE_TWO) & (ends >= 2)
+    three = np.isin((b3 << 16) | (b2 << 8) | b1, _WIDE_THREE) & (ends >= 3)
+    return bool(two.any() or three.any())

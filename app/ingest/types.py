@@ -14,7 +14,7 @@ Counts are weighted by how often each distinct value occurs.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -25,11 +25,13 @@ import pyarrow.compute as pc
 from app.ingest.identifiers import is_identifier_name
 from app.ingest.ranges import split_range_columns
 from app.ingest.table import cell_text
+from app.ingest.textcolumns import TextReading
 from app.ingest.textvalues import (
     Distinct,
     Step,
     iso_datetimes,
     leftover,
+    may_need_trim,
     padded_codes,
     parse_dates,
     parse_dates_by_format,
@@ -69,6 +71,7 @@ MISSING_MARKERS = (
     "未知",
 )
 _MARKERS = pa.array(MISSING_MARKERS)
+_MARKER_CHARS = max(len(m) for m in MISSING_MARKERS)
 ANSWER_WORDS = ("none", "无")  # markers that are a real answer among a category's levels
 BOOL_WORDS = {
     "true": True,
@@ -85,30 +88,39 @@ BOOL_WORDS = {
     "f": False,
 }
 _BOOL_TEXTS = pa.array(list(BOOL_WORDS))
+_BOOL_CHARS = max(len(w) for w in BOOL_WORDS)
 _PHONE = re.compile(r"^(?:\+?86[\s-]?)?1[3-9]\d{9}$|^0\d{2,3}-?\d{7,8}$")
 _DATE_NAME = re.compile(r"date|time|day|日期|时间|時間|timestamp|(^|_)dt$|_at$|生日|出生", re.I)
 CATEGORY_MAX_UNIQUE = 50
-PARALLEL_CELLS = 400_000  # tables at least this big convert their columns in two threads
+PARALLEL_CELLS = 400_000  # tables at least this big convert their columns in two threads ...
+# ... up to this size: two text columns converted at once hold both columns' intermediate copies, the
+# peak of a million-row read (130 MB more), so bigger tables convert one column at a time.
+SERIAL_CELLS = 8_000_000
 EXCEL_SERIAL_RANGE = (18264, 73051)  # 1950-01-01 .. 2099-12-31 as 1900-system serials
 
 
 def infer_and_convert(
-    frame: pd.DataFrame, date1904: bool = False, on_column: Callable[[float], None] | None = None
+    frame: pd.DataFrame,
+    date1904: bool = False,
+    on_column: Callable[[float], None] | None = None,
+    readings: Mapping[str, TextReading] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, str], list[dict]]:
     """The typed table, each column's type and the cleaning log. `frame` is emptied as its columns
     are converted (each text column's memory is freed once its typed column exists: a big table
     is never held twice), so the caller must not use it afterwards. `on_column(fraction done)` is
-    told after each column (a background read's progress, app.ingest.progress)."""
+    told after each column (a background read's progress, app.ingest.progress). `readings`: the
+    columns a text file's reader already typed (by name), whose type and log follow from how."""
+    readings = readings or {}
     types: dict[str, str] = {}
     source = frame
-    frame, log = drop_row_number_column(frame)
+    frame, log = drop_row_number_column(frame, readings)
     frame, split_log = split_range_columns(frame)
     log.extend(split_log)
     n_rows = len(frame)
     names = list(frame.columns)
     # The columns by position (names can repeat in a frame a caller built), and no frame holding them.
     columns: dict[int, pd.Series] = {i: frame.iloc[:, i] for i in range(len(names))}
-    parallel = frame.size >= PARALLEL_CELLS
+    parallel = PARALLEL_CELLS <= frame.size < SERIAL_CELLS
     if source is not frame:
         source.drop(columns=source.columns, inplace=True)
     frame.drop(columns=frame.columns, inplace=True)
@@ -117,7 +129,11 @@ def infer_and_convert(
     finished = iter(range(1, len(names) + 1))  # columns done so far, in whatever order threads finish
 
     def convert(i: int) -> tuple[pd.Series, str, list[Step]]:
-        converted = convert_column(names[i], columns.pop(i), date1904=date1904)
+        reading = readings.get(names[i])
+        if reading is not None:
+            converted = _convert_read(names[i], columns.pop(i), reading)
+        else:
+            converted = convert_column(names[i], columns.pop(i), date1904=date1904)
         if on_column is not None:
             on_column(next(finished) / len(names))
         return converted
@@ -138,19 +154,26 @@ def infer_and_convert(
             for s in steps
             if s.count
         )
-    return pd.DataFrame(out, index=range(n_rows)), types, log
+    # copy=False: the columns as they are, never consolidated into 2-D blocks (a copy of every number)
+    return pd.DataFrame(out, index=range(n_rows), copy=False), types, log
 
 
 _ROW_NUMBER_NAME = re.compile(r"^(?:Unnamed[:\s_]*\d+)?$", re.I)  # what pandas or a blank header cell leaves
 
 
-def drop_row_number_column(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[dict]]:
+def drop_row_number_column(
+    frame: pd.DataFrame, readings: Mapping[str, TextReading] | None = None
+) -> tuple[pd.DataFrame, list[dict]]:
     """A first column with no real name ("Unnamed: 0", "Unnamed 1", blank) holding 0..n-1 or 1..n is the
-    row index a program wrote along with the data (pandas' to_csv): not data, so it is dropped."""
+    row index a program wrote along with the data (pandas' to_csv): not data, so it is dropped. Text
+    with thousands separators ("1,000") is no row number, read from text or typed while read."""
     if len(frame.columns) < 2 or len(frame) < 2:
         return frame, []
     name = frame.columns[0]
     if not _ROW_NUMBER_NAME.match(str(name)):
+        return frame, []
+    reading = (readings or {}).get(name)
+    if reading is not None and (reading.kind != "number" or reading.separated is not None and reading.separated.any()):
         return frame, []
     values = _as_floats(frame[name])
     if values is None:
@@ -177,6 +200,30 @@ def _as_floats(col: pd.Series) -> np.ndarray | None:
         return pc.cast(text_array(col), pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
+
+
+def _convert_read(name: str, col: pd.Series, reading: TextReading) -> tuple[pd.Series, str, list[Step]]:
+    """What `_convert_text` gives the text of a column the typed pass read (textcolumns.TextReading):
+    plain numbers as `plain_numbers` reads them, ISO dates as `iso_datetimes` does. Never an
+    ID-named column (the reader keeps those as text); a column with nothing in it is text."""
+    col = col.reset_index(drop=True)
+    if not col.notna().any():
+        return convert_column(name, pd.Series([None] * len(col), dtype="str"))
+    if reading.kind == "iso":
+        return _datetime(col), "datetime", [_iso_step(int(col.notna().sum()))]
+    separated = int(reading.separated.sum()) if reading.separated is not None else 0
+    steps = (
+        [
+            Step(
+                "parsed thousands separators",
+                separated,
+                f"{separated:,} values parsed from text with thousands separators",
+            )
+        ]
+        if separated
+        else []
+    )
+    return _numeric_result(col.astype("float64"), False, steps)
 
 
 def convert_column(name: str, col: pd.Series, date1904: bool = False) -> tuple[pd.Series, str, list[Step]]:
@@ -278,7 +325,7 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
     if len(d) == 0:
         return _as_text(pd.Series([None] * len(col), dtype=object)), "text", []
     # Missing markers ("—", "N/A", "无" ...), each logged with how often it occurred.
-    d.keep = ~pc.is_in(d.lowered, value_set=_MARKERS).to_numpy(zero_copy_only=False)
+    d.keep = ~_markers(d)
     steps = [
         Step(f"read '{d.values[i]}' as missing", int(d.occ[i]), f"{int(d.occ[i]):,} '{d.values[i]}' read as missing")
         for i in np.flatnonzero(~d.keep)
@@ -294,14 +341,17 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
     if n_present == 0:
         return d.expand_text(), "text", steps
     present = pa.array(d.keep)
-    present_text = pd.Series(d.text.filter(present), dtype="str")
+    present_text = pd.Series(d.text if d.keep.all() else d.text.filter(present), dtype="str")
     present_w = d.occ[d.keep]
 
     if _looks_like_identifier(present_text, present_w, id_named):
         return text_result(), "identifier", steps
 
     # Booleans: every value is a yes/no word (TRUE/FALSE, Y/N, 是/否 ...)
-    if pc.all(pc.is_in(d.lowered.filter(present), value_set=_BOOL_TEXTS)).as_py():
+    if (
+        _at_most_chars(d.text, _BOOL_CHARS, present)
+        and pc.all(pc.is_in(d.lowered.filter(present), value_set=_BOOL_TEXTS)).as_py()
+    ):
         mapped = np.array([BOOL_WORDS.get(v) for v in d.lowered.to_pylist()], dtype=object)
         result = pd.Series(d.expand(mapped, None)).astype("boolean")
         words = "/".join(dict.fromkeys(present_text.tolist()))[:40]
@@ -335,6 +385,23 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
             return d.expand_text(), "category", steps
         return text_result(), "category", steps
     return text_result(), "text", steps
+
+
+def _markers(d: Distinct) -> np.ndarray:
+    """Which distinct values are missing markers ("—", "N/A", "无" ...): only values as short as a
+    marker are lowered and looked up (lowering keeps the number of characters), not 300k texts."""
+    short = np.flatnonzero(pc.less_equal(pc.utf8_length(d.text), _MARKER_CHARS).to_numpy(zero_copy_only=False))
+    out = np.zeros(len(d), dtype=bool)
+    if len(short):
+        lowered = pc.utf8_lower(d.text.take(pa.array(short)))
+        out[short] = pc.is_in(lowered, value_set=_MARKERS).to_numpy(zero_copy_only=False)
+    return out
+
+
+def _at_most_chars(texts: pa.Array, limit: int, where: pa.Array) -> bool:
+    """Whether every text where `where` holds has at most `limit` characters."""
+    longest = pc.max(pc.utf8_length(texts.filter(where) if not pc.all(where).as_py() else texts)).as_py()
+    return longest is None or longest <= limit
 
 
 def _iso_step(n: int) -> Step:
@@ -379,8 +446,15 @@ def _clean_identifiers(col: pd.Series) -> bool:
     texts = text_array(col)
     if pc.count_distinct(texts.slice(0, 1000)).as_py() <= CATEGORY_MAX_UNIQUE / 2:
         return False
-    trimmed = pc.utf8_trim_whitespace(pc.replace_substring(texts, "\u3000", " "))
-    return trimmed.equals(texts) and not pc.any(pc.is_in(pc.utf8_lower(texts), value_set=_MARKERS)).as_py()
+    # The cells change when trimmed, or when an ideographic space inside one is read as a space:
+    # tested without the two copies where no cell starts or ends with white space and none holds one.
+    if may_need_trim(texts) or pc.any(pc.match_substring(texts, "\u3000")).as_py():
+        trimmed = pc.utf8_trim_whitespace(pc.replace_substring(texts, "\u3000", " "))
+        if not trimmed.equals(texts):
+            return False
+    # Only cells as short as a missing marker can be one (lowering keeps the number of characters).
+    short = texts.filter(pc.less_equal(pc.utf8_length(texts), _MARKER_CHARS))
+    return not pc.any(pc.is_in(pc.utf8_lower(short), value_set=_MARKERS)).as_py()
 
 
 def _looks_like_identifier(texts: pd.Series, weights: np.ndarray, id_named: bool) -> bool:

@@ -14,7 +14,7 @@ import secrets
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -191,19 +191,29 @@ def rabbitmq_url() -> str:
     return RABBITMQ
 
 
-@pytest.fixture
-def postgres_url():
+@contextmanager
+def fresh_postgres_database() -> Iterator[str]:
+    """A new, empty PostgreSQL database for as long as the block runs; dropped after (skips the test
+    where no server answers: in CI the skip fails it)."""
     try:
         admin = create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
         with admin.connect() as connection:
             name = f"verity_test_{secrets.token_hex(4)}"
             connection.execute(text(f"CREATE DATABASE {name}"))
-    except Exception as exc:  # noqa: BLE001 - no server on this machine (in CI the skip fails the test)
+    except Exception as exc:  # noqa: BLE001 - no server on this machine
         pytest.skip(f"PostgreSQL not reachable: {type(exc).__name__}")
-    yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    with admin.connect() as connection:
-        connection.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-    admin.dispose()
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        admin.dispose()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    with fresh_postgres_database() as url:
+        yield url
 
 
 @pytest.fixture

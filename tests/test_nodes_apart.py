@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import io
 import re
-import secrets
 import shutil
 import time
 import zipfile
@@ -39,7 +38,7 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 
 from app.config import Settings
-from tests.conftest import PG_ADMIN, sample_path
+from tests.conftest import fresh_postgres_database, sample_path
 from tests.factories import wait_for_run
 from tests.processes import (
     S3_ACCESS,
@@ -103,17 +102,8 @@ class Nodes:
 
 @pytest.fixture(scope="module")
 def database() -> Iterator[str]:
-    admin = create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
-    name = f"verity_test_{secrets.token_hex(4)}"
-    try:
-        with admin.connect() as connection:
-            connection.execute(text(f"CREATE DATABASE {name}"))
-    except Exception as exc:  # noqa: BLE001 - no server on this machine (in CI the skip fails the test)
-        pytest.skip(f"PostgreSQL not reachable: {type(exc).__name__}")
-    yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    with admin.connect() as connection:
-        connection.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-    admin.dispose()
+    with fresh_postgres_database() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,8 @@ from typing import overload
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from app.ingest.textvalues import regex_hits, text_array
+from app.ingest.textvalues import any_cell_may_match, regex_hits, text_array
 from app.ingest.warnings_text import warning
 
 KINDS = ("id_card", "phone", "email", "bank_card", "name", "address")
@@ -261,32 +260,7 @@ def _may_hold_instructions(texts: pa.Array | pa.ChunkedArray) -> bool:
     search per cell. Cells run together there, so a match may span two of them (then every cell is
     searched, `_regex_hits`); the word boundary is left out of the pattern, since a following cell
     could hide it, so a cell that matches on its own always matches here too."""
-    for chunk in texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]:
-        if not (pa.types.is_large_string(chunk.type) or pa.types.is_string(chunk.type)):
-            return True
-        offsets = np.frombuffer(
-            chunk.buffers()[1],
-            dtype=np.int64 if pa.types.is_large_string(chunk.type) else np.int32,
-            count=chunk.offset + len(chunk) + 1,
-        )
-        start, end = (int(x) for x in offsets[[chunk.offset, chunk.offset + len(chunk)]])
-        if end <= start:
-            continue
-        run = pa.Array.from_buffers(
-            pa.large_string(),
-            1,
-            [
-                None,
-                pa.py_buffer(np.array([0, end - start], dtype=np.int64)),
-                chunk.buffers()[2].slice(start, end - start),
-            ],
-        )
-        try:
-            if pc.match_substring_regex(run, _INJECTION_ANYWHERE)[0].as_py():
-                return True
-        except Exception:  # noqa: BLE001 - a pattern RE2 cannot take: search every cell
-            return True
-    return False
+    return any_cell_may_match(texts, _INJECTION_ANYWHERE)
 
 
 def _regex_hits(texts: pa.Array | pa.ChunkedArray) -> np.ndarray:

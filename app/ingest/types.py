@@ -212,18 +212,7 @@ def _convert_read(name: str, col: pd.Series, reading: TextReading) -> tuple[pd.S
     if reading.kind == "iso":
         return _datetime(col), "datetime", [_iso_step(int(col.notna().sum()))]
     separated = int(reading.separated.sum()) if reading.separated is not None else 0
-    steps = (
-        [
-            Step(
-                "parsed thousands separators",
-                separated,
-                f"{separated:,} values parsed from text with thousands separators",
-            )
-        ]
-        if separated
-        else []
-    )
-    return _numeric_result(col.astype("float64"), False, steps)
+    return _numeric_result(col.astype("float64"), False, _separator_steps(separated))
 
 
 def convert_column(name: str, col: pd.Series, date1904: bool = False) -> tuple[pd.Series, str, list[Step]]:
@@ -301,21 +290,21 @@ def _excel_serials(num: pd.Series, date1904: bool) -> pd.Series | None:
 # --- text columns ---------------------------------------------------------------------------
 
 
+def _separator_steps(separated: int) -> list[Step]:
+    """The cleaning log's line for numbers written with thousands separators, when there were any."""
+    if not separated:
+        return []
+    return [
+        Step(
+            "parsed thousands separators", separated, f"{separated:,} values parsed from text with thousands separators"
+        )
+    ]
+
+
 def _convert_text(name: str, col: pd.Series, id_named: bool):
     if not id_named and col.dtype != object and (simple := plain_numbers(col)) is not None:
         numbers, separated = simple
-        steps = (
-            [
-                Step(
-                    "parsed thousands separators",
-                    separated,
-                    f"{separated:,} values parsed from text with thousands separators",
-                )
-            ]
-            if separated
-            else []
-        )
-        return _numeric_result(pd.Series(numbers, dtype="float64"), id_named, steps)
+        return _numeric_result(pd.Series(numbers, dtype="float64"), id_named, _separator_steps(separated))
     if col.dtype != object and (_clean_identifiers(col) if id_named else padded_codes(col)):
         return col, "identifier", []
     if not id_named and col.dtype != object and (iso := iso_datetimes(col)) is not None:

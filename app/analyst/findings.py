@@ -86,6 +86,8 @@ def _rates(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, questi
     if not arguments.get("group_column"):
         return None
     outcome = arguments.get("success_value") or arguments["value_column"]  # "the Admitted rate"
+    if not arguments.get("success_value") and plan is not None and outcome in plan.sheet_words:
+        outcome = f"{outcome} = True"  # the rate of its yes, in the sheet's own word (as_people_write: 是否及格 = 是)
     if failures := arguments.get("failures_column"):  # "the ncases/(ncases+ncontrols) rate"
         outcome = f"{outcome}/({outcome}+{failures})"
     first = _one_group_against_others(arguments["group_column"], plan)
@@ -107,6 +109,24 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         plan.top if plan and plan.kind == "top" else None,
         arguments.get("agg", "sum"),
     )
+
+
+def _overall_rate(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    """The rate of a yes/no outcome over the rows analysed, for a rate question with no groups (rate_steps'
+    breakdown): "Churned = Yes: 25.0% of the rows (22 of 88)" — its yes in the sheet's own word. None for
+    any other breakdown, which says its most common value."""
+    if plan is None or plan.kind != "proportion":
+        return None
+    metrics, column = result.metrics, step.arguments.get("column")
+    yes = next((key for key in ("True", "1", "1.0") if f"share.{key}" in metrics), None)
+    n = metrics.get("n")
+    if yes is None or not isinstance(n, (int, float)) or not n:
+        return None
+    share, count = float(metrics[f"share.{yes}"]), metrics.get(f"count.{yes}", 0)
+    label = f"{column} = {'True' if yes == 'True' else yes}"
+    if zh:
+        return f"{label} 的比例：{share * 100:.1f}%（{fmt_num(n)} 行中 {fmt_num(count)} 行）。"
+    return f"{label}: {share * 100:.1f}% of the rows ({fmt_num(count)} of {fmt_num(n)})."
 
 
 def _ranks(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
@@ -193,6 +213,7 @@ HEADLINES: dict[str, Headline] = {
     "clean_data": _cleaned,
     "compare_two_groups": _two_groups,
     "compare_groups": _groups,
+    "value_counts": _overall_rate,
 }
 
 

@@ -50,7 +50,7 @@ from app.analyst.rates import rate_steps
 from app.analyst.reading import chip_goal
 from app.analyst.relationships import relation_steps
 from app.analyst.role_question import likely_column, open_role, role_answers, supporting_phrases
-from app.analyst.scope import chain_filters, counted_by_cut
+from app.analyst.scope import chain_filters, counted_by_cut, cut_only
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
 from app.analyst.totals import share_steps, total_steps
@@ -230,6 +230,8 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     # "only events with more than 20 volunteers, how much did they bring in": the number a cut counts keeps
     # rows, it is not the measure (the cut itself is applied with the other filters: scope.chain_filters)
     named = [n for n in named if n != counted_by_cut(question, columns)]
+    # "where monthly fee > 100, what share churned": a number named only in its cut, beside another measure, keeps rows
+    named = [n for n in named if n != cut_only(question, columns, named)]
     # the everyday words that name a group ("women" for F) are not the words of what the question asks for
     asks = asks_for(without_value_words(question, values), dated, bool(roles.predictors))
     grouping = [group, *named] if group else named  # the user's answer names the groups first

@@ -210,6 +210,34 @@ def counted_by_cut(text: str, columns: list[dict[str, Any]]) -> str | None:
     return counted.pop() if len(counted) == 1 else None
 
 
+def cut_only(text: str, columns: list[dict[str, Any]], named: list[str]) -> str | None:
+    """The number column a cut names next to it and nowhere else ("where monthly fee > 100, what share
+    churned?", "价格超过100的商品里，评分的平均值"), when the text names another measure or a yes/no column
+    besides: it says which rows are kept, the other one is what is measured. None otherwise (a cut on
+    the only measure named, "销售额超过5000的门店", keeps it as the measure too)."""
+    match = NUMBER_CUT.search(text)
+    if not match or not number_cut(match.group(0)):
+        return None
+    kinds = {c["name"]: c for c in columns if not c.get("pii")}
+    numeric = [c for c in kinds.values() if c["type"] in NUMERIC]
+    spans = column_spans(text, numeric, SYNONYMS)
+
+    def near(start: int, end: int) -> bool:
+        return min(abs(match.start() - end), abs(start - match.end())) <= _CUT_REACH
+
+    cut = {name for start, end, name in spans if near(start, end)}
+    cut -= {name for start, end, name in spans if not near(start, end)}  # named elsewhere too: a role
+    if len(cut) != 1:
+        return None
+    column = cut.pop()
+    measured = [
+        n
+        for n in named
+        if n != column and n in kinds and (kinds[n]["type"] in (*NUMERIC, "boolean") or kinds[n].get("binary"))
+    ]
+    return column if measured else None
+
+
 def _splits(name: str, value: float, numeric: list[dict[str, Any]]) -> bool:
     """Whether a cut at `value` keeps some rows of a column and not all (its profiled range holds the
     value); True when the range is unknown."""

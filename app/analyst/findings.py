@@ -32,6 +32,7 @@ from app.analyst.headlines import (
     wide_paired_headline,
 )
 from app.analyst.period_totals import is_period_totals, period_totals_headline
+from app.analyst.scope import describe_condition
 from app.analyst.sheet_words import as_people_write, used_columns
 from app.analyst.steps import Plan, Step
 from app.understanding.kinds import asks_extreme
@@ -109,6 +110,39 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         plan.top if plan and plan.kind == "top" else None,
         arguments.get("agg", "sum"),
     )
+
+
+def _breakdown(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    """A value_counts step's headline where the plan reads it as an answer: the things past a cut
+    (scope.passing_steps), the rate of a yes/no outcome (rates.rate_steps); None for a plain breakdown."""
+    if plan is not None and plan.kind == "passing":
+        return _passing(step, result, zh, plan)
+    return _overall_rate(step, result, zh, plan, question)
+
+
+def _passing(step: Step, result: ResultRecord, zh: bool, plan: Plan) -> str | None:
+    """'门店 with 销售额 > 5000: 三店 (10 rows), 二店 (9), 西门 (5)' — every thing the kept rows hold, most rows first."""
+    column = str(step.arguments.get("column"))
+    counts = {
+        k[len("count.") :]: v
+        for k, v in result.metrics.items()
+        if k.startswith("count.") and isinstance(v, (int, float)) and v
+    }
+    cut = "，".join(describe_condition(c, zh) for c in plan.filters) if zh else ", ".join(
+        describe_condition(c, zh) for c in plan.filters
+    )
+    if not cut:
+        return None
+    other = result.metrics.get("other") or 0
+    if not counts:
+        return f"没有 {column} 满足 {cut}。" if zh else f"No {column} has {cut}."
+    if zh:
+        listed = "、".join(f"{v}（{fmt_num(n)} 行）" for v, n in counts.items())
+        more = f"，另有 {fmt_num(result.metrics.get('unique', 0) - len(counts))} 个" if other else ""
+        return f"满足 {cut} 的 {column} 有 {fmt_num(result.metrics.get('unique', len(counts)))} 个：{listed}{more}。"
+    listed = ", ".join(f"{v} ({fmt_num(n)} {'row' if n == 1 else 'rows'})" for v, n in counts.items())
+    more = f", and {fmt_num(result.metrics.get('unique', 0) - len(counts))} more" if other else ""
+    return f"{fmt_num(result.metrics.get('unique', len(counts)))} {column} with {cut}: {listed}{more}."
 
 
 def _overall_rate(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
@@ -213,7 +247,7 @@ HEADLINES: dict[str, Headline] = {
     "clean_data": _cleaned,
     "compare_two_groups": _two_groups,
     "compare_groups": _groups,
-    "value_counts": _overall_rate,
+    "value_counts": _breakdown,
 }
 
 

@@ -50,7 +50,7 @@ from app.analyst.rates import rate_steps
 from app.analyst.reading import chip_goal
 from app.analyst.relationships import relation_steps
 from app.analyst.role_question import likely_column, open_role, role_answers, supporting_phrases
-from app.analyst.scope import chain_filters, counted_by_cut, cut_only
+from app.analyst.scope import chain_filters, counted_by_cut, cut_only, passing_steps
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
 from app.analyst.totals import share_steps, total_steps
@@ -213,6 +213,11 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     group = answered.get("group") if answered.get("group") in names else None
     spans = [(m.start, m.end, m.name) for m in reading.mentions]
     named = named_longest_first(spans, columns)
+    # "where monthly fee > 100, what is the average rating": a number named only in its cut, beside another
+    # measure, keeps rows (chain_filters applies the cut): it is neither the measure nor a number related to it
+    if cut := cut_only(question, columns, named):
+        named = [n for n in named if n != cut]
+        spans = [span for span in spans if span[2] != cut]
     roles = regression_roles(question, columns, spans)
     dated = any(c["type"] == "datetime" and not c.get("pii") for c in columns)
     implied, values = named_values(question, columns, spans)
@@ -230,8 +235,6 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     # "only events with more than 20 volunteers, how much did they bring in": the number a cut counts keeps
     # rows, it is not the measure (the cut itself is applied with the other filters: scope.chain_filters)
     named = [n for n in named if n != counted_by_cut(question, columns)]
-    # "where monthly fee > 100, what share churned": a number named only in its cut, beside another measure, keeps rows
-    named = [n for n in named if n != cut_only(question, columns, named)]
     # the everyday words that name a group ("women" for F) are not the words of what the question asks for
     asks = asks_for(without_value_words(question, values), dated, bool(roles.predictors))
     grouping = [group, *named] if group else named  # the user's answer names the groups first
@@ -412,6 +415,8 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     rows = int(p.dataset.get("rows") or 0)
     if paired_steps(plan, question, columns, named, rows, zh):
         return True
+    if p.goal is None and passing_steps(plan, question, columns, p.named, zh):
+        return True  # "销售额超过5000的门店有哪些": the rows past the cut, and which stores they hold
     # a chip's kind overrides the question's own (its N too): "top 3" on "the top 2 stores" ranks three,
     # "share" on a total plans the shares; a question's own kind words are read only when no chip chose
     plan.goal = p.goal

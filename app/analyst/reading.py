@@ -307,6 +307,9 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
         # the rate of a yes/no outcome, per group or over the rows kept (rates.rate_steps)
         by_kind["proportion"] = (f"the {m} rate by {g}", f"各 {g} 的 {m} 比例") if g else (f"the {m} rate", f"{m} 的比例")
         kind = kind or "proportion"
+    if plan.kind == "passing":  # scope.passing_steps: the things the rows past a cut hold
+        by_kind["passing"] = (f"which {g} the rows kept hold", f"保留的行中有哪些 {g}")
+        kind = "passing"
     english, chinese = (
         by_kind.get(kind or "") or by_analysis.get(analysis_kind(plan)) or (f"a summary of {m}", f"{m} 的概况")
     )

@@ -8,11 +8,25 @@ import re
 from typing import Any
 
 from app.analyst.role_question import match_strength
-from app.analyst.steps import Condition, Plan, YesNoCondition
+from app.analyst.question_words import wants
+from app.analyst.steps import Condition, Plan, Step, YesNoCondition
 from app.analyst.totals import add_total_steps
-from app.understanding.kinds import FILTER_CUE, NEGATION, NUMBER_CUT, TOTAL, Chain, number_cut
+from app.understanding.kinds import (
+    FILTER_CUE,
+    MEAN_WORDS,
+    NEGATION,
+    NUMBER_CUT,
+    TOTAL,
+    Chain,
+    asks_extreme,
+    asks_rate,
+    asks_share,
+    asks_top,
+    number_cut,
+)
+from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import NUMERIC
-from app.understanding.roles import column_spans, named_values
+from app.understanding.roles import column_spans, groups_rows, named_values
 from app.understanding.words import SYNONYMS
 
 _RULES_BLOCK = re.compile(r'<context source="workspace-rules" tier="project-rules">\n(.*?)\n</context>', re.S)
@@ -236,6 +250,47 @@ def cut_only(text: str, columns: list[dict[str, Any]], named: list[str]) -> str 
         if n != column and n in kinds and (kinds[n]["type"] in (*NUMERIC, "boolean") or kinds[n].get("binary"))
     ]
     return column if measured else None
+
+
+def passing_steps(plan: Plan, question: str, columns: list[dict[str, Any]], named: list[str], zh: bool) -> bool:
+    """Which things have rows past a cut on the measure ("销售额超过5000的门店有哪些", "which products cost
+    more than 100?"): the rows are kept by the cut (chain_filters, a filter_rows step) and the things the
+    kept rows hold are listed, with how many rows each. Only when the cut is on the measure, the question
+    names what is listed (a grouping or the column naming each row) and asks for nothing else of the
+    numbers: no comparison, extreme, top N, average, total, share or rate. False otherwise."""
+    cut = number_filter(question, columns, plan.metric)
+    if cut is None or cut["column"] != plan.metric or _asks_of_numbers(question):
+        return False
+    kinds = {c["name"]: c for c in columns if not c.get("pii")}
+    listed = next(
+        (n for n in named if n in kinds and (groups_rows(kinds[n]) or kinds[n]["type"] in ("identifier", "text"))),
+        None,
+    )
+    if listed is None:
+        return False
+    plan.kind, plan.dimension, plan.values = "passing", listed, []
+    plan.steps = [s for s in plan.steps if s.tool == "profile_dataset"]
+    subject = _t(zh, f"Which {listed} the kept rows hold", f"保留的行中有哪些{listed}")
+    plan.steps.append(Step("value_counts", {"column": listed, "top": _LISTED_MAX}, subject))
+    return True
+
+
+_LISTED_MAX = 50  # the things listed at most (value_counts sums the rest as "other")
+
+
+def _asks_of_numbers(question: str) -> bool:
+    """Whether a question asks something of the numbers beyond which rows pass: a comparison, an extreme,
+    a top N, an average, a total, a share or a rate (the words its own plans are read by)."""
+    return bool(
+        wants(question, "compare")
+        or wants(question, "correlate")
+        or asks_extreme(question)
+        or asks_top(question)
+        or MEAN_WORDS.search(question)
+        or TOTAL.search(question)
+        or asks_share(question)
+        or asks_rate(question)
+    )
 
 
 def _splits(name: str, value: float, numeric: list[dict[str, Any]]) -> bool:

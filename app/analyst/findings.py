@@ -136,11 +136,15 @@ def _passing(step: Step, result: ResultRecord, zh: bool, plan: Plan) -> str | No
     other = result.metrics.get("other") or 0
     if not counts:
         return f"没有 {column} 满足 {cut}。" if zh else f"No {column} has {cut}."
-    if zh:
+    if all(n == 1 for n in counts.values()):  # one row per thing (a product each): the names alone
+        listed = ("、" if zh else ", ").join(sorted(counts))
+    elif zh:
         listed = "、".join(f"{v}（{fmt_num(n)} 行）" for v, n in counts.items())
+    else:
+        listed = ", ".join(f"{v} ({fmt_num(n)} {'row' if n == 1 else 'rows'})" for v, n in counts.items())
+    if zh:
         more = f"，另有 {fmt_num(result.metrics.get('unique', 0) - len(counts))} 个" if other else ""
         return f"满足 {cut} 的 {column} 有 {fmt_num(result.metrics.get('unique', len(counts)))} 个：{listed}{more}。"
-    listed = ", ".join(f"{v} ({fmt_num(n)} {'row' if n == 1 else 'rows'})" for v, n in counts.items())
     more = f", and {fmt_num(result.metrics.get('unique', 0) - len(counts))} more" if other else ""
     return f"{fmt_num(result.metrics.get('unique', len(counts)))} {column} with {cut}: {listed}{more}."
 

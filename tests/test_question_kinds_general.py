@@ -184,7 +184,10 @@ def test_a_filter_on_the_only_group_gives_its_total(tmp_path):
     asker, frame = session(tmp_path, products, "products.csv")
     run, calls = asker.ask("just for Toys: total units sold?")
     filtered(calls, "Category", "==", "Toys")
-    assert headline(run) == f"**Total Units sold for Toys: {fmt_num(frame[frame.Category == 'Toys']['Units sold'].sum())}.**"
+    assert (
+        headline(run)
+        == f"**Total Units sold for Toys: {fmt_num(frame[frame.Category == 'Toys']['Units sold'].sum())}.**"
+    )
 
 
 def test_an_english_filter_names_a_chinese_class_value_and_a_new_question_is_not_a_follow_up(tmp_path):
@@ -202,7 +205,15 @@ def test_an_english_filter_names_a_chinese_class_value_and_a_new_question_is_not
     ("maker", "name", "question", "value", "label", "n", "bottom"),
     [
         (classes, "成绩.xlsx", "数学最高的5个学生", "数学", "学号", 5, False),
-        (customers, "customers.csv", "the five customers with the highest monthly fee", "Monthly fee", "Customer ID", 5, False),
+        (
+            customers,
+            "customers.csv",
+            "the five customers with the highest monthly fee",
+            "Monthly fee",
+            "Customer ID",
+            5,
+            False,
+        ),
         (products, "products.csv", "bottom 10 products by units sold", "Units sold", "Product", 10, True),
     ],
 )

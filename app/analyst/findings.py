@@ -128,8 +128,10 @@ def _passing(step: Step, result: ResultRecord, zh: bool, plan: Plan) -> str | No
         for k, v in result.metrics.items()
         if k.startswith("count.") and isinstance(v, (int, float)) and v
     }
-    cut = "，".join(describe_condition(c, zh) for c in plan.filters) if zh else ", ".join(
-        describe_condition(c, zh) for c in plan.filters
+    cut = (
+        "，".join(describe_condition(c, zh) for c in plan.filters)
+        if zh
+        else ", ".join(describe_condition(c, zh) for c in plan.filters)
     )
     if not cut:
         return None

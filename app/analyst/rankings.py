@@ -133,9 +133,7 @@ def _row_identifier(question: str, columns: list[Column], rows: int) -> str | No
     such column or more than one."""
     if TIME_UNITS.search(question):
         return None
-    ids = [
-        str(c["name"]) for c in columns if c["type"] == "identifier" and not c.get("pii") and one_row_each(c, rows)
-    ]
+    ids = [str(c["name"]) for c in columns if c["type"] == "identifier" and not c.get("pii") and one_row_each(c, rows)]
     return ids[0] if len(ids) == 1 else None
 
 

@@ -305,7 +305,9 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
     }
     if plan.kind == "proportion" and any(s.tool in ("proportion_test", "value_counts") for s in plan.steps if s.task):
         # the rate of a yes/no outcome, per group or over the rows kept (rates.rate_steps)
-        by_kind["proportion"] = (f"the {m} rate by {g}", f"各 {g} 的 {m} 比例") if g else (f"the {m} rate", f"{m} 的比例")
+        by_kind["proportion"] = (
+            (f"the {m} rate by {g}", f"各 {g} 的 {m} 比例") if g else (f"the {m} rate", f"{m} 的比例")
+        )
         kind = kind or "proportion"
     if plan.kind == "passing":  # scope.passing_steps: the things the rows past a cut hold
         by_kind["passing"] = (f"which {g} the rows kept hold", f"保留的行中有哪些 {g}")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.analyst.role_question import match_strength
 from app.analyst.question_words import wants
+from app.analyst.role_question import match_strength
 from app.analyst.steps import Condition, Plan, Step, YesNoCondition
 from app.analyst.totals import add_total_steps
 from app.understanding.kinds import (

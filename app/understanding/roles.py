@@ -567,15 +567,14 @@ def _codes_after_gloss(question: str, column: dict[str, Any]) -> list[tuple[int,
 
     found: list[tuple[int, str]] = []
     for match in _WORD_THEN_CODE.finditer(question):
-        value = codes.get(match.group(2).lower())
-        if value is None or strength(match.group(1), name) < 1.0:
+        first = codes.get(match.group(2).lower())
+        if first is None or strength(match.group(1), name) < 1.0:
             continue
-        found.append((match.start(2), value))
-        at, more = match.end(), _CODE_MORE.match(question, match.end())
-        while more and (value := codes.get(more.group(1).lower())):
-            found.append((more.start(1), value))
-            at = more.end()
-            more = _CODE_MORE.match(question, at)
+        found.append((match.start(2), first))
+        more = _CODE_MORE.match(question, match.end())
+        while more and (then := codes.get(more.group(1).lower())):  # "class 1 and 3"
+            found.append((more.start(1), then))
+            more = _CODE_MORE.match(question, more.end())
     return found
 
 

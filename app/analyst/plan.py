@@ -223,7 +223,7 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     implied, values = named_values(question, columns, spans)
     # a value the question keeps rows by ("只看会员卡为是的，各门店…") filters (scope.chain_filters): where the
     # question names another grouping, the filtered column names neither the groups compared nor the grouping
-    filters = chain_filters(Chain(question), reading.dataset)
+    filters = chain_filters(Chain(question), reading.dataset, said=reading.said)
     kept = {c["column"] for c in filters if c["op"] in ("==", "in")}
     if implied in {c["column"] for c in filters if c["op"] in ("!=", "not_in")}:  # "every branch but Market":
         # the values left out are not the groups compared; the column still groups the rest where it is named

@@ -38,13 +38,16 @@ def chain_filters(
     keep: set[str] | None = None,
     metric: str | None = None,
     compared: str | None = None,
+    said: dict[str, str] | None = None,
 ) -> list[Condition]:
     """filter_rows conditions a question and its follow-ups ask for (each follow-up keeps the earlier
     ones' filters): category values named after "only"/"just"/"只看"/"其中" (in a follow-up anywhere;
     in the question itself within the clause the word narrows), and a cut on a number ("orders over
     100", "金额大于100的"). Columns in `keep` are not filtered, nor the compared column (`compared`) where
     the question itself names two of its values; a cut names its number's column next to it, else the
-    question's measure (`metric`)."""
+    question's measure (`metric`). `said`: the root question's words for its columns by any match
+    (the reading's mentions, by meaning too: "rough seas" for 是否遇到大风浪), for a yes/no column the
+    rules alone do not name."""
     columns = [c for c in dataset.get("columns", []) if not c.get("pii") and c["type"] != "boolean"]
     conditions: dict[str, Condition] = {}
     for part, reach in [(chain.root, _cue_reach(chain.root)), *((p, _narrowing_reach(p)) for p in chain.narrowing)]:
@@ -59,7 +62,7 @@ def chain_filters(
                     continue
                 conditions[column] = _value_condition(column, left_out or values, bool(left_out))
         for text, by_negation in reach:
-            condition = yes_no_filter(text, dataset.get("columns", []), part)
+            condition = yes_no_filter(text, dataset.get("columns", []), part, said if part is chain.root else None)
             if condition and condition["column"] not in (keep or set()) and (not by_negation or condition["negated"]):
                 conditions[condition["column"]] = {
                     "column": condition["column"],
@@ -116,14 +119,16 @@ def negated(text: str, value: str) -> bool:
     return any(found) and all(found)
 
 
-def yes_no_filter(text: str, columns: list[dict[str, Any]], whole: str | None = None) -> YesNoCondition | None:
+def yes_no_filter(
+    text: str, columns: list[dict[str, Any]], whole: str | None = None, said: dict[str, str] | None = None
+) -> YesNoCondition | None:
     """A yes/no column a filter word narrows to ("只看会员卡为是的", "only orders with Loyalty card = No"):
     its "no" when the text says the column's own word for no (否, No, N, False), else its "yes"; the other
     one where a negator stands right before the column's name in the whole question ("without a loyalty
     card", "没有会员卡的"; `negated` says so). The value is the sheet's own word, which filter_rows reads as
     true or false. None when no yes/no column is named."""
     booleans = [c for c in columns if c["type"] == "boolean" and not c.get("pii")]
-    spans = column_spans(text, booleans, SYNONYMS)
+    spans = column_spans(text, booleans, SYNONYMS) or _said_spans(text, booleans, said or {})
     if not spans:
         return None
     start, end, column = spans[0]
@@ -134,6 +139,18 @@ def yes_no_filter(text: str, columns: list[dict[str, Any]], whole: str | None = 
     left_out = negated(whole or text, text[start:end])
     value = yes if said_no == left_out else no
     return {"column": column, "op": "==", "value": value, "negated": left_out}
+
+
+def _said_spans(text: str, columns: list[dict[str, Any]], said: dict[str, str]) -> list[tuple[int, int, str]]:
+    """Where the text holds the words the question named a column with (`said`: column → its words), first first."""
+    names = {str(c["name"]) for c in columns}
+    low = text.lower()
+    found = [
+        (at, at + len(words), column)
+        for column, words in said.items()
+        if column in names and words.strip() and (at := low.find(words.lower())) >= 0
+    ]
+    return sorted(found)
 
 
 # The marks that end a clause: a filter word narrows what follows it up to the next one.
@@ -263,7 +280,14 @@ def passing_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         return False
     kinds = {c["name"]: c for c in columns if not c.get("pii")}
     listed = next(
-        (n for n in named if n in kinds and (groups_rows(kinds[n]) or kinds[n]["type"] in ("identifier", "text"))),
+        (
+            n
+            for n in named
+            if n in kinds
+            and (groups_rows(kinds[n]) or kinds[n]["type"] in ("identifier", "text"))
+            and int(kinds[n].get("levels") or 3)
+            > 2  # a yes/no or two-valued column is a filter ("有电梯的"), not a list
+        ),
         None,
     )
     if listed is None:

@@ -36,7 +36,7 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     plan.grain = chosen.get("grain")  # a monthly table's dates are said as months (sheet_words.as_people_write)
     conditions = [
         *plan.filters,
-        *chain_filters(reading.chain, reading.dataset, metric=plan.metric, compared=plan.dimension),
+        *chain_filters(reading.chain, reading.dataset, metric=plan.metric, compared=plan.dimension, said=reading.said),
     ]
     # a version made for the question (months, one group against the rest) is made from the kept rows: the
     # filter runs first, whatever the kind (each month's total "only for 东门" is 东门's months)

@@ -9,7 +9,7 @@ import re
 from app.analyst.column_choice import row_label
 from app.analyst.steps import Column, Plan, Spans, Step
 from app.analyst.totals import asks_per_unit
-from app.understanding.kinds import MEAN_WORDS, TIME_UNITS, asks_extreme
+from app.understanding.kinds import MEAN_WORDS, asks_extreme
 from app.understanding.language import local_text as _t
 from app.understanding.roles import groups_rows
 from app.understanding.text import tokens
@@ -58,9 +58,7 @@ def top_steps(
     if entity and one_row_each(kinds[entity], rows) and metric:  # "the five most expensive orders" by Order ID
         _top_rows(plan, metric, entity, top, zh)
         return True
-    label = row_label(columns) or (
-        None if entity else ranked_row_column(question, columns, rows) or _row_identifier(question, columns, rows)
-    )
+    label = row_label(columns) or (None if entity else ranked_row_column(question, columns, rows))
     if entity is None and metric and (label or named_rows(columns, rows)):
         _top_rows(plan, metric, label, top, zh)  # each row is a named thing (R's rownames, an order by its number)
         return True
@@ -112,29 +110,24 @@ def ranked_row_column(question: str, columns: list[Column], rows: int) -> str | 
     question ranks something else or no column names the rows."""
     said = [t for t in tokens(question) if len(t.lemma) > 1]
     words, cjk = {t.lemma for t in said}, [t.word for t in said if t.is_cjk]
+    # a Chinese word of the question that is no part of a column's name (学生, not the 数学 ranked by)
+    free = [w for w in cjk if not any(w in str(c["name"]) or str(c["name"]) in w for c in columns)]
     for column in columns:
         if column.get("pii") or column["type"] not in ("identifier", "text") or not one_row_each(column, rows):
             continue
         name = str(column["name"])
         heads = [t.lemma for t in tokens(name) if not t.is_cjk]
-        # its head words ("order" of Order ID), or a Chinese word inside it (订单 of 订单号)
-        if any(word in words for word in heads[:-1] or heads) or any(word in name for word in cjk):
+        # its head words ("order" of Order ID), a Chinese word inside it (订单 of 订单号), or a character of a
+        # Chinese word the columns do not name (学生 and 学号, 员工 and 工号: the number of a pupil, of an employee)
+        if (
+            any(word in words for word in heads[:-1] or heads)
+            or any(word in name for word in cjk)
+            or any(char in name for word in free for char in word)
+        ):
             return name
     # else a column of names, one for each row ("the three tallest children" by Name): the rows are things
     names = [str(c["name"]) for c in columns if c["type"] == "text" and not c.get("pii") and one_row_each(c, rows)]
     return names[0] if len(names) == 1 else None
-
-
-def _row_identifier(question: str, columns: list[Column], rows: int) -> str | None:
-    """The one identifier that names each row, when the things a top-N question counts ("数学最高的5个学生",
-    "the five customers with the highest fee") are named by no column: with no grouping named, the rows
-    are those things, each known by its identifier (a default grouping would rank something else). Not
-    for periods ("the 3 best months": a date's periods, planned elsewhere); None where the table has no
-    such column or more than one."""
-    if TIME_UNITS.search(question):
-        return None
-    ids = [str(c["name"]) for c in columns if c["type"] == "identifier" and not c.get("pii") and one_row_each(c, rows)]
-    return ids[0] if len(ids) == 1 else None
 
 
 def named_rows(columns: list[Column], rows: int) -> bool:

@@ -387,7 +387,7 @@ def test_a_rate_of_one_group_against_the_others(tmp_path):
     assert versus.metrics["p_value"] == pytest.approx(p)
     text = headline(run)
     assert text.startswith(
-        f"**The Passed rate is lower for Math: {passed[math].mean():.1%} vs {passed[~math].mean():.1%} for others"
+        f"**The Passed = Yes rate is lower for Math: {passed[math].mean():.1%} vs {passed[~math].mean():.1%} for others"
     )
     assert any(c.tool == "proportion_test" and c.arguments["group_column"] == "Course" for c in calls)
 

@@ -142,7 +142,7 @@ def test_a_yes_no_outcome_is_compared_as_rates(tmp_path):
     assert (test.arguments["value_column"], test.arguments["group_column"]) == ("survived", "sex")
     text = headline(run)
     assert f"{rates['female'] * 100:.1f}%" in text and f"{rates['male'] * 100:.1f}%" in text
-    assert text.startswith("**The survived rate is far higher for female")
+    assert text.startswith("**The survived = yes rate is far higher for female")  # its yes in the sheet's own word
     assert "age" not in text
 
     # 生存率 reached survived only by a synonym fitted to this dataset (gone, issue 24): the column's own name

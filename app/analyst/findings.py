@@ -32,6 +32,7 @@ from app.analyst.headlines import (
     wide_paired_headline,
 )
 from app.analyst.period_totals import is_period_totals, period_totals_headline
+from app.analyst.scope import describe_condition
 from app.analyst.sheet_words import as_people_write, used_columns
 from app.analyst.steps import Plan, Step
 from app.understanding.kinds import asks_extreme
@@ -86,6 +87,8 @@ def _rates(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, questi
     if not arguments.get("group_column"):
         return None
     outcome = arguments.get("success_value") or arguments["value_column"]  # "the Admitted rate"
+    if not arguments.get("success_value") and plan is not None and outcome in plan.sheet_words:
+        outcome = f"{outcome} = True"  # the rate of its yes, in the sheet's own word (as_people_write: 是否及格 = 是)
     if failures := arguments.get("failures_column"):  # "the ncases/(ncases+ncontrols) rate"
         outcome = f"{outcome}/({outcome}+{failures})"
     first = _one_group_against_others(arguments["group_column"], plan)
@@ -107,6 +110,63 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         plan.top if plan and plan.kind == "top" else None,
         arguments.get("agg", "sum"),
     )
+
+
+def _breakdown(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    """A value_counts step's headline where the plan reads it as an answer: the things past a cut
+    (scope.passing_steps), the rate of a yes/no outcome (rates.rate_steps); None for a plain breakdown."""
+    if plan is not None and plan.kind == "passing":
+        return _passing(step, result, zh, plan)
+    return _overall_rate(step, result, zh, plan, question)
+
+
+def _passing(step: Step, result: ResultRecord, zh: bool, plan: Plan) -> str | None:
+    """'门店 with 销售额 > 5000: 三店 (10 rows), 二店 (9), 西门 (5)' — every thing the kept rows hold, most rows first."""
+    column = str(step.arguments.get("column"))
+    counts = {
+        k[len("count.") :]: v
+        for k, v in result.metrics.items()
+        if k.startswith("count.") and isinstance(v, (int, float)) and v
+    }
+    cut = (
+        "，".join(describe_condition(c, zh) for c in plan.filters)
+        if zh
+        else ", ".join(describe_condition(c, zh) for c in plan.filters)
+    )
+    if not cut:
+        return None
+    other = result.metrics.get("other") or 0
+    if not counts:
+        return f"没有 {column} 满足 {cut}。" if zh else f"No {column} has {cut}."
+    if all(n == 1 for n in counts.values()):  # one row per thing (a product each): the names alone
+        listed = ("、" if zh else ", ").join(sorted(counts))
+    elif zh:
+        listed = "、".join(f"{v}（{fmt_num(n)} 行）" for v, n in counts.items())
+    else:
+        listed = ", ".join(f"{v} ({fmt_num(n)} {'row' if n == 1 else 'rows'})" for v, n in counts.items())
+    if zh:
+        more = f"，另有 {fmt_num(result.metrics.get('unique', 0) - len(counts))} 个" if other else ""
+        return f"满足 {cut} 的 {column} 有 {fmt_num(result.metrics.get('unique', len(counts)))} 个：{listed}{more}。"
+    more = f", and {fmt_num(result.metrics.get('unique', 0) - len(counts))} more" if other else ""
+    return f"{fmt_num(result.metrics.get('unique', len(counts)))} {column} with {cut}: {listed}{more}."
+
+
+def _overall_rate(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
+    """The rate of a yes/no outcome over the rows analysed, for a rate question with no groups (rate_steps'
+    breakdown): "Churned = Yes: 25.0% of the rows (22 of 88)" — its yes in the sheet's own word. None for
+    any other breakdown, which says its most common value."""
+    if plan is None or plan.kind != "proportion":
+        return None
+    metrics, column = result.metrics, step.arguments.get("column")
+    yes = next((key for key in ("True", "1", "1.0") if f"share.{key}" in metrics), None)
+    n = metrics.get("n")
+    if yes is None or not isinstance(n, (int, float)) or not n:
+        return None
+    share, count = float(metrics[f"share.{yes}"]), metrics.get(f"count.{yes}", 0)
+    label = f"{column} = {'True' if yes == 'True' else yes}"
+    if zh:
+        return f"{label} 的比例：{share * 100:.1f}%（{fmt_num(n)} 行中 {fmt_num(count)} 行）。"
+    return f"{label}: {share * 100:.1f}% of the rows ({fmt_num(count)} of {fmt_num(n)})."
 
 
 def _ranks(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
@@ -193,6 +253,7 @@ HEADLINES: dict[str, Headline] = {
     "clean_data": _cleaned,
     "compare_two_groups": _two_groups,
     "compare_groups": _groups,
+    "value_counts": _breakdown,
 }
 
 

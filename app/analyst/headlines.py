@@ -121,6 +121,9 @@ def total_headline(
             f"The {'bottom' if bottom else 'top'} {len(picked)} {group} by total {metric}: {listed} "
             f"(all together {fmt_num(grand)})."
         )
+    if len(ranked) == 1 and shown_all:  # one group (the rows kept by a filter): its total, nothing to rank
+        only, value = ranked[0]
+        return f"{only} 的 {metric} 合计：{fmt_num(value)}。" if zh else f"Total {metric} for {only}: {fmt_num(value)}."
     (best, value), rest = ranked[0], ranked[1:]
     others = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in rest[:LISTED])
     if zh:

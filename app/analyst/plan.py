@@ -50,7 +50,7 @@ from app.analyst.rates import rate_steps
 from app.analyst.reading import chip_goal
 from app.analyst.relationships import relation_steps
 from app.analyst.role_question import likely_column, open_role, role_answers, supporting_phrases
-from app.analyst.scope import chain_filters, counted_by_cut
+from app.analyst.scope import chain_filters, counted_by_cut, cut_only, passing_steps
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
 from app.analyst.totals import share_steps, total_steps
@@ -215,12 +215,17 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     group = answered.get("group") if answered.get("group") in names else None
     spans = [(m.start, m.end, m.name) for m in reading.mentions]
     named = named_longest_first(spans, columns)
+    # "where monthly fee > 100, what is the average rating": a number named only in its cut, beside another
+    # measure, keeps rows (chain_filters applies the cut): it is neither the measure nor a number related to it
+    if cut := cut_only(question, columns, named):
+        named = [n for n in named if n != cut]
+        spans = [span for span in spans if span[2] != cut]
     roles = regression_roles(question, columns, spans)
     dated = any(c["type"] == "datetime" and not c.get("pii") for c in columns)
     implied, values = named_values(question, columns, spans)
     # a value the question keeps rows by ("只看会员卡为是的，各门店…") filters (scope.chain_filters): where the
     # question names another grouping, the filtered column names neither the groups compared nor the grouping
-    filters = chain_filters(Chain(question), reading.dataset)
+    filters = chain_filters(Chain(question), reading.dataset, said=reading.said)
     kept = {c["column"] for c in filters if c["op"] in ("==", "in")}
     if implied in {c["column"] for c in filters if c["op"] in ("!=", "not_in")}:  # "every branch but Market":
         # the values left out are not the groups compared; the column still groups the rest where it is named
@@ -412,6 +417,8 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     rows = int(p.dataset.get("rows") or 0)
     if paired_steps(plan, question, columns, named, rows, zh):
         return True
+    if p.goal is None and passing_steps(plan, question, columns, p.named, zh):
+        return True  # "销售额超过5000的门店有哪些": the rows past the cut, and which stores they hold
     # a chip's kind overrides the question's own (its N too): "top 3" on "the top 2 stores" ranks three,
     # "share" on a total plans the shares; a question's own kind words are read only when no chip chose
     plan.goal = p.goal

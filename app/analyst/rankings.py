@@ -110,13 +110,20 @@ def ranked_row_column(question: str, columns: list[Column], rows: int) -> str | 
     question ranks something else or no column names the rows."""
     said = [t for t in tokens(question) if len(t.lemma) > 1]
     words, cjk = {t.lemma for t in said}, [t.word for t in said if t.is_cjk]
+    # a Chinese word of the question that is no part of a column's name (学生, not the 数学 ranked by)
+    free = [w for w in cjk if not any(w in str(c["name"]) or str(c["name"]) in w for c in columns)]
     for column in columns:
         if column.get("pii") or column["type"] not in ("identifier", "text") or not one_row_each(column, rows):
             continue
         name = str(column["name"])
         heads = [t.lemma for t in tokens(name) if not t.is_cjk]
-        # its head words ("order" of Order ID), or a Chinese word inside it (订单 of 订单号)
-        if any(word in words for word in heads[:-1] or heads) or any(word in name for word in cjk):
+        # its head words ("order" of Order ID), a Chinese word inside it (订单 of 订单号), or a character of a
+        # Chinese word the columns do not name (学生 and 学号, 员工 and 工号: the number of a pupil, of an employee)
+        if (
+            any(word in words for word in heads[:-1] or heads)
+            or any(word in name for word in cjk)
+            or any(char in name for word in free for char in word)
+        ):
             return name
     # else a column of names, one for each row ("the three tallest children" by Name): the rows are things
     names = [str(c["name"]) for c in columns if c["type"] == "text" and not c.get("pii") and one_row_each(c, rows)]

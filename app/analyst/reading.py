@@ -164,6 +164,8 @@ def chip_kind(plan: Plan) -> str | None:
     tools = {s.tool for s in plan.steps if s.task}
     if plan.kind in ("total", "top", "share"):
         return plan.kind
+    if plan.kind == "rank" and plan.top and not plan.dimension:  # the top N rows (rankings._top_rows)
+        return "top"
     if plan.kind == "standard" and tools & {"time_series_trend", "forecast", "seasonal_decompose"}:
         return "trend"
     if tools & MODEL_TOOLS:  # "what drives price": the groups compared beside it are not the answer
@@ -301,6 +303,15 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
         "differs": (f"how {m} differs across {g}", f"{m} 在不同 {g} 之间的差异"),
         "relationship": (f"how {m} moves with {o_en}", f"{m} 与 {o_zh} 的关系"),
     }
+    if plan.kind == "proportion" and any(s.tool in ("proportion_test", "value_counts") for s in plan.steps if s.task):
+        # the rate of a yes/no outcome, per group or over the rows kept (rates.rate_steps)
+        by_kind["proportion"] = (
+            (f"the {m} rate by {g}", f"各 {g} 的 {m} 比例") if g else (f"the {m} rate", f"{m} 的比例")
+        )
+        kind = kind or "proportion"
+    if plan.kind == "passing":  # scope.passing_steps: the things the rows past a cut hold
+        by_kind["passing"] = (f"which {g} the rows kept hold", f"保留的行中有哪些 {g}")
+        kind = "passing"
     english, chinese = (
         by_kind.get(kind or "") or by_analysis.get(analysis_kind(plan)) or (f"a summary of {m}", f"{m} 的概况")
     )

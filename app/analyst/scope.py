@@ -7,12 +7,26 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.analyst.question_words import wants
 from app.analyst.role_question import match_strength
-from app.analyst.steps import Condition, Plan, YesNoCondition
+from app.analyst.steps import Condition, Plan, Step, YesNoCondition
 from app.analyst.totals import add_total_steps
-from app.understanding.kinds import FILTER_CUE, NEGATION, NUMBER_CUT, TOTAL, Chain, number_cut
+from app.understanding.kinds import (
+    FILTER_CUE,
+    MEAN_WORDS,
+    NEGATION,
+    NUMBER_CUT,
+    TOTAL,
+    Chain,
+    asks_extreme,
+    asks_rate,
+    asks_share,
+    asks_top,
+    number_cut,
+)
+from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import NUMERIC
-from app.understanding.roles import column_spans, named_values
+from app.understanding.roles import column_spans, groups_rows, named_values
 from app.understanding.words import SYNONYMS
 
 _RULES_BLOCK = re.compile(r'<context source="workspace-rules" tier="project-rules">\n(.*?)\n</context>', re.S)
@@ -24,13 +38,16 @@ def chain_filters(
     keep: set[str] | None = None,
     metric: str | None = None,
     compared: str | None = None,
+    said: dict[str, str] | None = None,
 ) -> list[Condition]:
     """filter_rows conditions a question and its follow-ups ask for (each follow-up keeps the earlier
     ones' filters): category values named after "only"/"just"/"只看"/"其中" (in a follow-up anywhere;
     in the question itself within the clause the word narrows), and a cut on a number ("orders over
     100", "金额大于100的"). Columns in `keep` are not filtered, nor the compared column (`compared`) where
     the question itself names two of its values; a cut names its number's column next to it, else the
-    question's measure (`metric`)."""
+    question's measure (`metric`). `said`: the root question's words for its columns by any match
+    (the reading's mentions, by meaning too: "rough seas" for 是否遇到大风浪), for a yes/no column the
+    rules alone do not name."""
     columns = [c for c in dataset.get("columns", []) if not c.get("pii") and c["type"] != "boolean"]
     conditions: dict[str, Condition] = {}
     for part, reach in [(chain.root, _cue_reach(chain.root)), *((p, _narrowing_reach(p)) for p in chain.narrowing)]:
@@ -45,7 +62,7 @@ def chain_filters(
                     continue
                 conditions[column] = _value_condition(column, left_out or values, bool(left_out))
         for text, by_negation in reach:
-            condition = yes_no_filter(text, dataset.get("columns", []), part)
+            condition = yes_no_filter(text, dataset.get("columns", []), part, said if part is chain.root else None)
             if condition and condition["column"] not in (keep or set()) and (not by_negation or condition["negated"]):
                 conditions[condition["column"]] = {
                     "column": condition["column"],
@@ -102,14 +119,16 @@ def negated(text: str, value: str) -> bool:
     return any(found) and all(found)
 
 
-def yes_no_filter(text: str, columns: list[dict[str, Any]], whole: str | None = None) -> YesNoCondition | None:
+def yes_no_filter(
+    text: str, columns: list[dict[str, Any]], whole: str | None = None, said: dict[str, str] | None = None
+) -> YesNoCondition | None:
     """A yes/no column a filter word narrows to ("只看会员卡为是的", "only orders with Loyalty card = No"):
     its "no" when the text says the column's own word for no (否, No, N, False), else its "yes"; the other
     one where a negator stands right before the column's name in the whole question ("without a loyalty
     card", "没有会员卡的"; `negated` says so). The value is the sheet's own word, which filter_rows reads as
     true or false. None when no yes/no column is named."""
     booleans = [c for c in columns if c["type"] == "boolean" and not c.get("pii")]
-    spans = column_spans(text, booleans, SYNONYMS)
+    spans = column_spans(text, booleans, SYNONYMS) or _said_spans(text, booleans, said or {})
     if not spans:
         return None
     start, end, column = spans[0]
@@ -120,6 +139,18 @@ def yes_no_filter(text: str, columns: list[dict[str, Any]], whole: str | None = 
     left_out = negated(whole or text, text[start:end])
     value = yes if said_no == left_out else no
     return {"column": column, "op": "==", "value": value, "negated": left_out}
+
+
+def _said_spans(text: str, columns: list[dict[str, Any]], said: dict[str, str]) -> list[tuple[int, int, str]]:
+    """Where the text holds the words the question named a column with (`said`: column → its words), first first."""
+    names = {str(c["name"]) for c in columns}
+    low = text.lower()
+    found = [
+        (at, at + len(words), column)
+        for column, words in said.items()
+        if column in names and words.strip() and (at := low.find(words.lower())) >= 0
+    ]
+    return sorted(found)
 
 
 # The marks that end a clause: a filter word narrows what follows it up to the next one.
@@ -208,6 +239,82 @@ def counted_by_cut(text: str, columns: list[dict[str, Any]]) -> str | None:
     counted = {name for start, _, name in spans if right_after(start)}
     counted -= {name for start, _, name in spans if not right_after(start)}  # named elsewhere too: a role
     return counted.pop() if len(counted) == 1 else None
+
+
+def cut_only(text: str, columns: list[dict[str, Any]], named: list[str]) -> str | None:
+    """The number column a cut names next to it and nowhere else ("where monthly fee > 100, what share
+    churned?", "价格超过100的商品里，评分的平均值"), when the text names another measure or a yes/no column
+    besides: it says which rows are kept, the other one is what is measured. None otherwise (a cut on
+    the only measure named, "销售额超过5000的门店", keeps it as the measure too)."""
+    match = NUMBER_CUT.search(text)
+    if not match or not number_cut(match.group(0)):
+        return None
+    kinds = {c["name"]: c for c in columns if not c.get("pii")}
+    numeric = [c for c in kinds.values() if c["type"] in NUMERIC]
+    spans = column_spans(text, numeric, SYNONYMS)
+
+    def near(start: int, end: int) -> bool:
+        return min(abs(match.start() - end), abs(start - match.end())) <= _CUT_REACH
+
+    cut = {name for start, end, name in spans if near(start, end)}
+    cut -= {name for start, end, name in spans if not near(start, end)}  # named elsewhere too: a role
+    if len(cut) != 1:
+        return None
+    column = cut.pop()
+    measured = [
+        n
+        for n in named
+        if n != column and n in kinds and (kinds[n]["type"] in (*NUMERIC, "boolean") or kinds[n].get("binary"))
+    ]
+    return column if measured else None
+
+
+def passing_steps(plan: Plan, question: str, columns: list[dict[str, Any]], named: list[str], zh: bool) -> bool:
+    """Which things have rows past a cut on the measure ("销售额超过5000的门店有哪些", "which products cost
+    more than 100?"): the rows are kept by the cut (chain_filters, a filter_rows step) and the things the
+    kept rows hold are listed, with how many rows each. Only when the cut is on the measure, the question
+    names what is listed (a grouping or the column naming each row) and asks for nothing else of the
+    numbers: no comparison, extreme, top N, average, total, share or rate. False otherwise."""
+    cut = number_filter(question, columns, plan.metric)
+    if cut is None or cut["column"] != plan.metric or _asks_of_numbers(question):
+        return False
+    kinds = {c["name"]: c for c in columns if not c.get("pii")}
+    listed = next(
+        (
+            n
+            for n in named
+            if n in kinds
+            and (groups_rows(kinds[n]) or kinds[n]["type"] in ("identifier", "text"))
+            and int(kinds[n].get("levels") or 3)
+            > 2  # a yes/no or two-valued column is a filter ("有电梯的"), not a list
+        ),
+        None,
+    )
+    if listed is None:
+        return False
+    plan.kind, plan.dimension, plan.values = "passing", listed, []
+    plan.steps = [s for s in plan.steps if s.tool == "profile_dataset"]
+    subject = _t(zh, f"Which {listed} the kept rows hold", f"保留的行中有哪些{listed}")
+    plan.steps.append(Step("value_counts", {"column": listed, "top": _LISTED_MAX}, subject))
+    return True
+
+
+_LISTED_MAX = 50  # the things listed at most (value_counts sums the rest as "other")
+
+
+def _asks_of_numbers(question: str) -> bool:
+    """Whether a question asks something of the numbers beyond which rows pass: a comparison, an extreme,
+    a top N, an average, a total, a share or a rate (the words its own plans are read by)."""
+    return bool(
+        wants(question, "compare")
+        or wants(question, "correlate")
+        or asks_extreme(question)
+        or asks_top(question)
+        or MEAN_WORDS.search(question)
+        or TOTAL.search(question)
+        or asks_share(question)
+        or asks_rate(question)
+    )
 
 
 def _splits(name: str, value: float, numeric: list[dict[str, Any]]) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 from app.analyst.definitions import confirmed_definitions
 from app.analyst.plan import plan_reading
 from app.analyst.provenance import settle_sources
+from app.analyst.rates import rate_steps
 from app.analyst.scope import apply_rules, chain_filters, filtered_name, workspace_rules
 from app.analyst.sheet_words import sheet_words_of
 from app.analyst.steps import DATA_TASK_KINDS, Condition, Plan, Step
@@ -35,13 +36,15 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     plan.grain = chosen.get("grain")  # a monthly table's dates are said as months (sheet_words.as_people_write)
     conditions = [
         *plan.filters,
-        *chain_filters(reading.chain, reading.dataset, metric=plan.metric, compared=plan.dimension),
+        *chain_filters(reading.chain, reading.dataset, metric=plan.metric, compared=plan.dimension, said=reading.said),
     ]
-    if plan.derived:  # a version made for the question (months, one group against the rest): made from the kept rows
+    # a version made for the question (months, one group against the rest) is made from the kept rows: the
+    # filter runs first, whatever the kind (each month's total "only for 东门" is 东门's months)
+    if plan.derived:
         made_from = {plan.whole, plan.dimension} | {
             c for s in plan.steps if s.prep for c in s.arguments.get("columns", [])
         }
-        conditions = [c for c in conditions if c["column"] not in made_from and plan.kind == "period"]
+        conditions = [c for c in conditions if c["column"] not in made_from]
     narrowed = bool(conditions) and plan.kind not in DATA_TASK_KINDS
     if narrowed and plan.derived:
         target = _derived_from_kept(plan, conditions, datasets, zh)
@@ -89,6 +92,10 @@ def _narrowed(
             if plan.dimension not in (s.arguments.get("group_column"), s.arguments.get("x_column"))
             and (relating or s.tool not in ("correlation_analysis", "plot_scatter"))
         ]
+        if plan.kind == "proportion" and plan.metric and not any(s.task for s in plan.steps):
+            # "And only for the South region?" after the churn rate by region: the rate within the kept rows
+            plan.dimension = None
+            rate_steps(plan, plan.metric, [], zh)
     if target not in {d.get("name") for d in datasets}:
         described = ", ".join(f"{c['column']} {c['op']} {c['value']}" for c in conditions)
         plan.steps.insert(

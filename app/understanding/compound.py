@@ -16,6 +16,7 @@ import re
 from functools import cache
 
 from app.understanding import vocabulary
+from app.understanding.kinds import FILTER_CUE, NUMBER_CUT
 from app.understanding.text import FINITE, is_cjk, word_forms
 
 MIN_WORDS = 3  # a part shorter than this is a fragment of one question ("how much and how often")
@@ -70,9 +71,24 @@ def split_compound(question: str) -> list[str]:
             continue  # "compare A and B": what follows "and" asks nothing of its own
         if not _asks(left + match.group(0).strip(), chinese) or not _asks(right, chinese):
             continue
+        if _condition(left, chinese):
+            continue  # "where the fee is over 100, what share churned?": the rows the question is asked of
         left = left if _QUESTION_END.search(left) else left + ("？" if chinese else "?")
         return [left, right]
     return [question]
+
+
+def _condition(clause: str, chinese: bool) -> bool:
+    """Whether a clause only says which rows the next one is about: it opens with a filter word ("only
+    for East", "只看二店", "其中…"), or, in English, it holds a number's cut and no word after its first one
+    asks or is a finite verb ("where monthly fee > 100", "if the price is above 50" asks nothing: its
+    "where"/"if" opens a condition, not a question)."""
+    if FILTER_CUE.match(clause.strip()):
+        return True
+    if chinese or not NUMBER_CUT.search(clause):
+        return False
+    later = [w.lower() for w in re.findall(r"[\w']+", clause)[1:]]
+    return not set(later) & _english_askers()[1]
 
 
 def _is_part(clause: str, chinese: bool) -> bool:

@@ -82,6 +82,10 @@ _WHICH_N = re.compile(
 )
 
 
+# "the five customers …", "the 3 stores that …": a definite count of things (not "the 3 of us", "the 5%")
+_THE_N_THINGS = re.compile(r"\bthe\s+(\d+|" + "|".join(_EN_N) + r")\s+(?!of\b|percent\b|per\b)[a-z]{3,}", re.I)
+
+
 def asks_top(question: str) -> tuple[int, bool] | None:
     """(N, bottom) for "top 5 customers", "worst 3 stores", "前5名", "which three … the best"; None when
     the question asks no top N."""
@@ -94,6 +98,9 @@ def asks_top(question: str) -> tuple[int, bool] | None:
         return (int(n) if n.isdigit() else _EN_N[n]), word in ("bottom", "worst", "smallest", "lowest")
     if counted := _count_superlative(question):
         return counted
+    if (match := _THE_N_THINGS.search(question)) and (extreme := asks_extreme(question)):
+        n = match.group(1).lower()  # "the five customers with the highest fee": a count of things, a superlative
+        return (int(n) if n.isdigit() else _EN_N[n]), extreme == "least"
     if match := _TOP_ZH.search(question):
         n = next(g for g in (match.group(1), match.group(3), match.group(4)) if g)
         superlative = match.group("super") or match.group("super_after") or ""
@@ -121,9 +128,33 @@ def asks_extreme(question: str) -> str | None:
 
 # --- follow-ups ----------------------------------------------------------------------------------
 def is_followup(question: str) -> bool:
-    """A short message that continues the previous question: "and only for online orders?", "那只看华东呢？"."""
+    """A short message that continues the previous question: "and only for online orders?", "那只看华东呢？";
+    not one that asks a question of its own after its opening clause ("Just for class 2: average English
+    score?", "只看二店，每月销售额是多少？": the filter, then what to compute)."""
     words = len(question.split()) if question.isascii() else len(question) // 3
-    return bool(FOLLOWUP.search(question)) and words <= 10
+    opens = FOLLOWUP.search(question) or _OPENING_FILTER.match(question)
+    return bool(opens) and words <= 10 and not _asks_after_opening(question)
+
+
+# A message that opens with a filter word ("only …", "just for …", "只看…", "其中女生呢") narrows the
+# previous question: the filter words are the follow-up openers too, so they are listed once (filter_cue)
+_OPENING_FILTER = re.compile(rf"\s*(?:{FILTER_CUE.pattern})", re.I)
+
+
+# The marks that end an opening clause ("only for East:", "只看二店，"), and how many words after one make a
+# question of its own (fewer are a tail of the follow-up: "…, please", "…，呢")
+_OPENING_END = re.compile(r"[,，:：;；]")
+_OWN_QUESTION_WORDS = 3
+
+
+def _asks_after_opening(question: str) -> bool:
+    """Whether the text after the message's first clause mark is a question of its own: three words or
+    more (by the segmenter for Chinese), the closing mark aside."""
+    parts = _OPENING_END.split(question, maxsplit=1)
+    if len(parts) < 2:
+        return False
+    words = [w for w, _, _, _ in tagged_words(parts[1]) if re.search(r"\w", w)]
+    return len(words) >= _OWN_QUESTION_WORDS
 
 
 @dataclass

@@ -61,6 +61,14 @@ class Reading:
         return with_labels(self.dataset.get("columns") or [], self.confirmed)
 
     @property
+    def said(self) -> dict[str, str]:
+        """Each named column with the words of `asked` that named it (the first place), by any match."""
+        said: dict[str, str] = {}
+        for mention in self.mentions:
+            said.setdefault(mention.name, self.asked[mention.start : mention.end])
+        return said
+
+    @property
     def named_columns(self) -> list[str]:
         return list(dict.fromkeys(m.name for m in self.mentions))
 

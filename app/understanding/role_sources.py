@@ -20,6 +20,7 @@ from typing import Any, Literal
 from app.understanding import vocabulary
 from app.understanding.gate_words import FAMILIES, has_word
 from app.understanding.general_words import analysis_words, is_general_en, is_row_word
+from app.understanding.kinds import NUMBER_CUT
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Mention, Span, named_values, value_position
 from app.understanding.segment import whole_words
@@ -132,6 +133,11 @@ def unmatched_words(
     words of `extra` (the dataset's name) and a word of the name of a column the plan `used` ("pass"
     of n_passed) are not content."""
     text = _blank_named(question.lower(), columns, spans)
+    for cut in NUMBER_CUT.finditer(text):  # "超过100", "over 50": a cut's comparison word and number name nothing
+        for group in ("pre", "n1", "n2", "post"):  # (what stands between, "1克拉以上", may name its column)
+            if cut.group(group):
+                start, end = cut.span(group)
+                text = text[:start] + " " * (end - start) + text[end:]
     ids = tuple(c["name"] for c in columns if c.get("type") == "identifier")  # "Member ID": the rows are members
     # "calls" is the rows of a call log (and a word of its file's name), but a variable to find when
     # columns are named with it (Calls Received, Calls Answered)

@@ -519,7 +519,7 @@ def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]
         values = [str(v) for v in col.get("values") or []]
         levels = int(col.get("levels") or len(values))
         hits = sorted((pos, value) for value in values if (pos := _find_value(text, value, raw, values, levels)) >= 0)
-        hits = sorted({*hits, *_codes_after_name(question, col, spans)})
+        hits = sorted({*hits, *_codes_after_name(question, col, spans), *_codes_after_gloss(question, col)})
         if len(hits) > len(best[1]):
             best = (col["name"], [value for _, value in hits])
     return best
@@ -542,6 +542,39 @@ def _codes_after_name(question: str, column: dict[str, Any], spans: list[Span]) 
             found.append((match.start(1), values[match.group(1)]))
             at = match.end()
             match = _CODE_MORE.match(question, at)
+    return found
+
+
+_WORD_THEN_CODE = re.compile(r"\b([A-Za-z]{3,})\s+(?:no\.?\s*|#\s*)?([A-Za-z0-9]{1,2})(?![A-Za-z0-9])")
+
+
+def _codes_after_gloss(question: str, column: dict[str, Any]) -> list[tuple[int, str]]:
+    """Values written as a code and the Chinese column name's own character ("2班" of 班级, "3店" of 门店),
+    named in English as the column's word and the code ("just for class 2", "store 3 and 5"): the word
+    glosses the column's name (bilingual: class → 班级) and the code is what is left of exactly one
+    value without the name's characters."""
+    name = header_leaf(str(column["name"]))
+    if not any("\u4e00" <= c <= "\u9fff" for c in name):
+        return []
+    codes: dict[str, str | None] = {}
+    for value in map(str, column.get("values") or []):
+        code = "".join(c for c in value if c not in name).strip(" -_#")
+        if code != value and re.fullmatch(r"[A-Za-z0-9]{1,2}", code):
+            codes[code.lower()] = None if code.lower() in codes else value  # two values of one code: neither
+    if not codes:
+        return []
+    from app.understanding.bilingual import strength  # the dictionary loads only when a code is written
+
+    found: list[tuple[int, str]] = []
+    for match in _WORD_THEN_CODE.finditer(question):
+        first = codes.get(match.group(2).lower())
+        if first is None or strength(match.group(1), name) < 1.0:
+            continue
+        found.append((match.start(2), first))
+        more = _CODE_MORE.match(question, match.end())
+        while more and (then := codes.get(more.group(1).lower())):  # "class 1 and 3"
+            found.append((more.start(1), then))
+            more = _CODE_MORE.match(question, more.end())
     return found
 
 

@@ -368,6 +368,16 @@ def field_gate(inp: GateInput) -> Gate | None:
     return None
 
 
+def _recorded_outcome(dataset: dict[str, Any], pattern: str) -> bool:
+    """Whether the data records the method's outcome row by row: a yes/no column whose name holds the
+    method's own word (Churned, 是否流失, Retained). Its rate answers the question; no window to define."""
+    return any(
+        (c.get("type") == "boolean" or c.get("binary") or c.get("levels") == 2)
+        and re.search(pattern, str(c.get("name") or ""), re.I)
+        for c in dataset.get("columns") or []
+    )
+
+
 def method_gate(inp: GateInput) -> Gate | None:
     _, text = find_restrictions(inp.question)
     zh = inp.zh
@@ -376,6 +386,8 @@ def method_gate(inp: GateInput) -> Gate | None:
             continue
         if kind == "forecast" and re.search(DRIVER_WORDS, text, re.I) and not re.search(FUTURE_WORDS, text, re.I):
             continue  # "which factors predict revenue": drivers, not the future
+        if kind == "retention" and _recorded_outcome(inp.dataset, pattern):
+            continue  # "what share churned in each region" on a Churned yes/no column: the sheet says who left
         if kind == "retention":
             return Gate(
                 topic="method.retention",

@@ -264,7 +264,8 @@ def test_a_big_upload_waiting_for_its_turn_says_so_through_the_api(bg_client, ga
     """The background read of a big upload waits for a read slot like any read; meanwhile the
     dataset (loading) carries the waiting note, in zh and en; it is gone once the read is done."""
     from app.ingest.parse_slots import parse_slot
-    from tests.test_upload_background import new_workspace, upload, wait_for
+    from tests.factories import wait_until_ready
+    from tests.test_upload_background import new_workspace, upload
 
     client = bg_client
     settings = client.app.state.settings
@@ -280,5 +281,5 @@ def test_a_big_upload_waiting_for_its_turn_says_so_through_the_api(bg_client, ga
             time.sleep(0.05)
         assert body["status"] == "loading" and body["waiting"]["slots"] == 2
         assert "Waiting for its turn" in body["waiting"]["en"] and "正在排队" in body["waiting"]["zh"]
-    done = wait_for(client, ws, dataset_id, limit_s=60)
+    done = wait_until_ready(client, ws, dataset_id, limit_s=60)
     assert done["status"] == "ready" and "waiting" not in done and done["rows"] == 1500

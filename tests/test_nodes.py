@@ -21,7 +21,8 @@ import app.workspaces as workspaces
 from app.config import Settings
 from app.db.models import Dataset, Lease
 from app.db.session import Database, open_database
-from tests.test_upload_background import ROWS, make_workbook, new_workspace, upload, wait_for
+from tests.factories import wait_until_ready
+from tests.test_upload_background import ROWS, make_workbook, new_workspace, upload
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -151,7 +152,7 @@ def test_a_live_nodes_background_read_is_not_taken_by_another_with_the_same_pid(
     assert len(reads["threads"]) == 1  # today's code: a second reader (the same PID is "alive")
     assert dataset_row(second, dataset["id"]).info["loader"]["boot"] == first.app.state.db.node.boot  # type: ignore[attr-defined]
     reads["release"].set()
-    assert wait_for(second, ws, dataset["id"])["rows"] == ROWS
+    assert wait_until_ready(second, ws, dataset["id"])["rows"] == ROWS
     assert len(reads["threads"]) == 1 and reads["results"] == ["ready"]
 
 
@@ -161,7 +162,7 @@ def test_a_dead_nodes_background_read_is_taken_over_and_its_late_result_dropped(
     dataset = upload(first, ws, make_workbook(tmp_path / "orders.xlsx")).json()["dataset"]
     first.app.state.db.leases._stop.set()  # type: ignore[attr-defined]  # the first node hangs
     time.sleep(1.5)
-    assert wait_for(second, ws, dataset["id"])["rows"] == ROWS  # looked at: read by the second node
+    assert wait_until_ready(second, ws, dataset["id"])["rows"] == ROWS  # looked at: read by the second node
     assert len(reads["threads"]) == 2 and reads["results"] == ["ready"]
     assert dataset_row(first, dataset["id"]).info.get("status") == "ready"
 
@@ -221,7 +222,7 @@ def test_two_servers_that_are_each_pid_1_read_a_big_upload_once(tmp_path):
         print(f"\nread: {reader}, looked at from the other server while {seen['status']}: {after}")
         assert seen["status"] == "loading", "the first server finished reading before the second looked"
         assert after in (reader, {})  # read by the server it was uploaded to, and by no other
-        assert wait_for(second, ws, dataset["id"], limit_s=120)["rows"] == 5_000  # type: ignore[arg-type]
+        assert wait_until_ready(second, ws, dataset["id"], limit_s=120)["rows"] == 5_000  # type: ignore[arg-type]
         engine.dispose()
     finally:
         for process, _ in servers:

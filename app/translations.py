@@ -421,6 +421,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "reading_kind_share": {"en": "share", "zh": "占比"},
     "reading_kind_trend": {"en": "trend over time", "zh": "随时间的趋势"},
     "reading_kind_compare": {"en": "compare averages", "zh": "比较平均值"},
+    "reading_no_filter": {"en": "no filter", "zh": "不筛选"},
     "reading_how_assumed": {"en": "assumed", "zh": "推断"},
     "reading_how_answer": {"en": "your choice", "zh": "您的选择"},
     "reading_rerun": {"en": "Re-run", "zh": "重新分析"},

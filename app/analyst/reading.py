@@ -230,7 +230,10 @@ def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
         options = [c["name"] for c in found if c["name"] != plan.dimension][:MAX_OPTIONS]
         roles.append({"role": "group", "value": plan.dimension, "how": _how(sources.get("group")), "options": options})
     filters = filter_text(plan, zh)
-    if filters:  # read from the question's own words: shown, not offered (its values are the question's)
+    if chip := filter_chip(plan, columns):  # one value of one column kept, or the user's "no filter"
+        how = "answer" if plan.filter_pinned else _how(sources.get("filter"))
+        roles.append({"role": "filter", "value": filters or NO_FILTER, "how": how, **chip})
+    elif filters:  # several conditions, a cut on a number: shown, not offered (one click would not undo them)
         roles.append({"role": "filter", "value": filters, "how": _how(sources.get("filter")), "options": []})
     n = plan.top[0] if plan.top else 0
     chose = plan.goal[0] if plan.goal else None  # the kind a chip chose: the user's answer
@@ -246,6 +249,53 @@ def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
         "read_as": read_as(plan, kind, n, filters, zh),
         "roles": roles,
     }
+
+
+# --- the filter chip --------------------------------------------------------------------------------
+# "Only for 东门": the chip offers the column's other values (the most frequent first, as the profile
+# and value lookups list them) and no filter at all; a choice is the answer to a clarification on the
+# question's filter topic (`filter.<key>`), which turn_plan reads (`pinned_filter`) like the goal's.
+NO_FILTER = "(none)"  # the option that keeps every row (the page says it in its language)
+MAX_FILTER_VALUES = 12
+_NO_FILTER_WORDS = ("no filter on {column}", "不按 {column} 筛选")  # English, Chinese: the recorded answer
+
+
+def filter_chip(plan: Plan, columns: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """{column, options} of the filter chip: when the plan keeps the rows of one value of one category
+    column (or the user chose no filter on it), the column's other values and "no filter"; None for
+    any other filter (several conditions, a cut on a number, values left out)."""
+    kept = [c for c in plan.filters if c["op"] == "=="]
+    if len(plan.filters) == 1 and len(kept) == 1:
+        column, value = str(kept[0]["column"]), str(kept[0]["value"])
+    elif not plan.filters and plan.filter_pinned:
+        column, value = plan.filter_pinned, NO_FILTER
+    else:
+        return None
+    summary = next((c for c in columns if c["name"] == column), None)
+    if summary is None or summary.get("type") not in ("category", "text"):  # a named value, not a yes/no or a number
+        return None
+    values = [str(v) for v in summary.get("values") or [] if str(v) not in (value, NO_FILTER)]
+    options = values[:MAX_FILTER_VALUES] + ([NO_FILTER] if value != NO_FILTER else [])
+    return {"column": column, "options": options} if values or value != NO_FILTER else None
+
+
+def filter_answer(column: str, value: str, zh: bool) -> str:
+    """The answer a filter chip records: "门店 = 西门", or no filter on the column in words."""
+    if value == NO_FILTER:
+        return _NO_FILTER_WORDS[1 if zh else 0].format(column=column)
+    return f"{column} = {value}"
+
+
+def pinned_filter(answer: str | None, columns: list[dict[str, Any]]) -> tuple[str, str | None] | None:
+    """(column, the value to keep; None: no filter) a filter chip recorded (`filter_answer`, either
+    language); None for no answer or one that names no column of the table."""
+    text = (answer or "").strip()
+    for name in sorted((str(c["name"]) for c in columns), key=len, reverse=True):  # longest first: 门店 before 店
+        if text.startswith(f"{name} = "):
+            return name, text[len(name) + 3 :]
+        if text in (w.format(column=name) for w in _NO_FILTER_WORDS):
+            return name, None
+    return None
 
 
 def filter_text(plan: Plan, zh: bool) -> str:
@@ -331,6 +381,7 @@ _PIN_QUESTIONS = {  # role -> (English, Chinese): the clarification a chip's cho
     "group": ("Which column are the groups?", "按哪一列分组？"),
     "kind": ("What should the answer be?", "想要哪种结果？"),
     "n": ("How many should the ranking show?", "排名显示前几名？"),
+    "filter": ("Which rows should the answer keep?", "只看哪些行？"),
 }
 
 
@@ -351,6 +402,12 @@ def pinned_answer(reading: dict[str, Any], role: str, value: str, zh: bool) -> d
         return {"topic": topic(key, "outcome"), "question": question, "answer": value}
     if role == "group":
         return {"topic": topic(key, "group"), "question": question, "answer": value}
+    if role == "filter" and offered.get("column"):
+        return {
+            "topic": f"filter.{key}",
+            "question": question,
+            "answer": filter_answer(str(offered["column"]), value, zh),
+        }
     n = int(roles["n"]["value"]) if "n" in roles and str(roles["n"].get("value")).isdigit() else N_CHOICES[0]
     if role == "kind" and value in KIND_GOALS:
         return {"topic": f"goal.{key}", "question": question, "answer": goal_words(value, n, zh)}

@@ -53,6 +53,7 @@ class Plan:
     analysed: str | None = None
     choice: Choice | None = None
     filters: list[Condition] = field(default_factory=list)
+    filter_pinned: str | None = None  # the column a filter chip chose the kept value of (or no filter on)
     rules: list[tuple[str, bool]] = field(default_factory=list)  # workspace rules: (text, applied)
     values: list[str] = field(default_factory=list)  # the grouping's values the question names, in its order
     weights: str | None = None  # a count table's frequency column: each row stands for that many cases

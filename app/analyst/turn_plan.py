@@ -11,6 +11,7 @@ from app.analyst.definitions import confirmed_definitions
 from app.analyst.plan import plan_reading
 from app.analyst.provenance import settle_sources
 from app.analyst.rates import rate_steps
+from app.analyst.reading import pinned_filter
 from app.analyst.scope import apply_rules, chain_filters, filtered_name, workspace_rules
 from app.analyst.sheet_words import sheet_words_of
 from app.analyst.steps import DATA_TASK_KINDS, Condition, Plan, Step
@@ -38,6 +39,10 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
         *plan.filters,
         *chain_filters(reading.chain, reading.dataset, metric=plan.metric, compared=plan.dimension, said=reading.said),
     ]
+    if not reading.chain.narrowing:  # the question itself, not a follow-up narrowing it further
+        conditions = _chip_filter(
+            plan, conditions, reading.confirmed.get(f"filter.{reading.root_key}"), reading.columns
+        )
     # a version made for the question (months, one group against the rest) is made from the kept rows: the
     # filter runs first, whatever the kind (each month's total "only for 东门" is 东门's months)
     if plan.derived:
@@ -60,6 +65,20 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     plan.analysed = target
     settle_sources(plan.provenance, plan)  # role_sources: the roles the narrowed plan still fills
     return plan
+
+
+def _chip_filter(
+    plan: Plan, conditions: list[Condition], answer: str | None, columns: list[dict[str, Any]]
+) -> list[Condition]:
+    """The conditions with the filter chip's choice (reading.pinned_filter) in place of the question's
+    own filter on that column: another of its values, or none (every row kept)."""
+    pinned = pinned_filter(answer, columns)
+    if pinned is None:
+        return conditions
+    column, value = pinned
+    plan.filter_pinned = column
+    others = [c for c in conditions if c["column"] != column]
+    return others if value is None else [*others, {"column": column, "op": "==", "value": value}]
 
 
 def seen_dataset(view: TurnView, dataset: dict[str, Any], many: bool) -> dict[str, Any]:

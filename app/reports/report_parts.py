@@ -296,6 +296,11 @@ def reading_mark(report: dict[str, Any], L: dict[str, str]) -> tuple[str, str, l
     return status, L[f"reading_{status}"], unsaid
 
 
+NO_FILTER = (
+    "(none)"  # app.analyst.reading.NO_FILTER: a filter chip's "keep every row" (the reports stay off the analyst)
+)
+
+
 def reading_roles(reading: dict[str, Any], language: str) -> str:
     """The roles of the reading in one line, as the page's chips show them ("Measure: 销售额 (your
     choice) · Groups: 门店 · Answer: total"); "" when the run recorded none."""
@@ -309,6 +314,8 @@ def reading_roles(reading: dict[str, Any], language: str) -> str:
         if not isinstance(role, dict) or not role.get("value"):
             continue
         value = word(f"reading_kind_{role['value']}") if role.get("role") == "kind" else str(role["value"])
+        if role.get("role") == "filter" and role.get("value") == NO_FILTER:  # the user chose to keep every row
+            value = word("reading_no_filter")
         how = f" ({word('reading_how_' + role['how'])})" if role.get("how") in ("assumed", "answer") else ""
         parts.append(f"{word('reading_role_' + str(role.get('role')))}{'：' if language == 'zh' else ': '}{value}{how}")
     return " · ".join(parts)

@@ -99,5 +99,10 @@ def read_as_roles(reading: dict[str, Any]) -> dict[str, Any]:
         if isinstance(role, dict) and role.get("role") in ("measure", "group", "filter", "kind", "n"):
             how = role.get("how") if role.get("how") in ("named", "assumed", "answer") else "named"
             options = [str(o) for o in role.get("options") or [] if str(o).strip()]
-            roles.append({"role": role["role"], "value": str(role.get("value") or ""), "how": how, "options": options})
+            entry = {"role": role["role"], "value": str(role.get("value") or ""), "how": how, "options": options}
+            if (
+                role["role"] == "filter" and str(role.get("column") or "").strip()
+            ):  # the column a filter chip keeps rows of
+                entry["column"] = str(role["column"])
+            roles.append(entry)
     return {"key": str(reading.get("key") or ""), "read_as": str(reading.get("read_as") or ""), "roles": roles}

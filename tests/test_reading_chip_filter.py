@@ -17,7 +17,6 @@ from fastapi.testclient import TestClient
 from app.analyst.reading import NO_FILTER
 from app.reports.report_parts import NO_FILTER as REPORTS_NO_FILTER
 from app.reports.report_parts import reading_roles
-
 from tests.test_web import ask, new_workspace, read_stream, upload
 
 STORES = ["东门", "西门", "南门"]

@@ -190,3 +190,14 @@ def test_a_yes_no_column_named_by_the_question_is_its_rate_per_group(tmp_path):
     assert test.arguments["group_column"] == "Customer Type"
     rate = (frame.loc[frame["Customer Type"] == "Business", "Damage Reported?"] == "Y").mean()
     assert f"{rate * 100:.1f}%" in headline(run)
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("hostile", ["1" * 40_000, "x" * 40_000, "9.9" * 10_000], ids=["digits", "letters", "decimals"])
+def test_a_cut_is_searched_in_linear_time_in_hostile_text(hostile):
+    """A long run of digits or letters once made the cut's search backtrack from every position inside it
+    (4,000 digits: 5 s; 40,000: minutes, on every reading of the question). Bounded by the timeout, not timed."""
+    from app.understanding.kinds import number_cut
+
+    assert number_cut(hostile) is None
+    assert number_cut("over 100 " + hostile) == (">", 100.0)

@@ -268,12 +268,15 @@ _OR_BELOW = r"(?:or|and) (?:less|below|lower|fewer|under|smaller)"
 _LESS_THAN = (
     r"(?:less|fewer|lower|smaller|shorter|lighter|cheaper|younger|shallower|slower|narrower|thinner|earlier) than"
 )
-_MORE_THAN = r"(?!(?:less|fewer|lower|smaller|shorter|lighter|cheaper|younger|shallower|slower|narrower|thinner|earlier)\b)[a-z]+er than"
+_MORE_THAN = r"\b(?!(?:less|fewer|lower|smaller|shorter|lighter|cheaper|younger|shallower|slower|narrower|thinner|earlier)\b)[a-z]+er than"
 _ABOVE = rf"{_OR_ABOVE}|over|above|more than|{_MORE_THAN}|at least|>=?|以上|超过|大于|高于|不少于|不低于|及以上"
 _BELOW = rf"{_OR_BELOW}|under|below|{_LESS_THAN}|at most|<=?|以下|低于|小于|不超过|不高于|及以下"
+# Each branch starts only where a word or a number starts (\b, (?<![\d.])): from every position inside a long run
+# of letters or digits the search backtracked over the rest of it, quadratic in hostile text (a 4,000-digit
+# question took 5 s).
 NUMBER_CUT = re.compile(
     rf"(?P<pre>{_ABOVE}|{_BELOW})\s*(?P<n1>-?\d+(?:\.\d+)?)|"
-    rf"(?P<n2>-?\d+(?:\.\d+)?)\s*(?:[^\d\s，,。？?]{{0,4}}?|[a-z]{{1,14}})\s*(?P<post>{_ABOVE}|{_BELOW})",
+    rf"(?<![\d.])(?P<n2>-?\d+(?:\.\d+)?)\s*(?:[^\d\s，,。？?]{{0,4}}?|[a-z]{{1,14}})\s*(?P<post>{_ABOVE}|{_BELOW})",
     re.I,
 )
 YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})\s*(?:年|\b)")

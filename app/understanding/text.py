@@ -142,7 +142,7 @@ def word_spans(text: str) -> tuple[Span, ...]:
     A text without a character jieba reads as Chinese is cut by jieba's own rules for such text
     (`_spans_without_han`), without loading its dictionary (0.65 s of CPU, in every process that
     reads an English question otherwise)."""
-    if not JIEBA_HAN.search(text) and not _DICTIONARY_WORD.search(text):
+    if not JIEBA_HAN.search(text) and not DICTIONARY_MARK.search(text):
         return _spans_without_han(text) if _jieba_installed() else _runs(text)
     jieba = _segmenter()
     if jieba is None:
@@ -160,22 +160,22 @@ def _jieba_installed() -> bool:
 # the text splits into blocks of letters, digits and +#&._%- (re_han_default) and blocks of anything
 # else. A block of anything else is cut at whitespace (re_skip_default), each other character a word of
 # its own. A block of the first kind meets the dictionary only where it holds one of the dictionary's
-# words made of those characters alone (_DICTIONARY_WORD: left to jieba); otherwise every character is
+# words made of those characters alone (each has a DICTIONARY_MARK: left to jieba); otherwise every character is
 # a word of one character in its DAG, so the whole block is one unknown run, which jieba's HMM step
 # (jieba.finalseg.cut) cuts into runs of letters and digits (a decimal and a percent sign kept on) and
 # what lies between them. tests/test_text.py compares this with jieba on many texts, and checks that the
-# dictionary's words of these characters are still the ones listed here.
+# dictionary's words of these characters all still hold a mark.
 JIEBA_HAN = re.compile(r"[\u4e00-\u9fd5]")
 JIEBA_BLOCKS = re.compile(r"([\u4e00-\u9fd5a-zA-Z0-9+#&\._%\-]+)")
 _JIEBA_SKIP = re.compile(r"(\r\n|\s)")
 _JIEBA_HMM_SKIP = re.compile(r"([a-zA-Z0-9]+(?:\.\d+)?%?)")
-JIEBA_ASCII_WORDS = ("AT&T", "C#", "C++", "c#", "c++")  # jieba's dictionary: its words of those characters
-_DICTIONARY_WORD = re.compile("|".join(re.escape(w) for w in JIEBA_ASCII_WORDS))
+# jieba's dictionary words of those characters (AT&T, C#, C++) each hold one of these marks: a rule, not a list
+DICTIONARY_MARK = re.compile(r"[&#+]")
 
 
 def _spans_without_han(text: str) -> tuple[Span, ...]:
     """jieba.tokenize(text) of a text with no Han character (in jieba's range) and no dictionary word
-    of JIEBA_ASCII_WORDS, by jieba's rules (above)."""
+    mark (DICTIONARY_MARK), by jieba's rules (above)."""
     words: list[str] = []
     for block in JIEBA_BLOCKS.split(text):
         if not block:

@@ -291,6 +291,22 @@ def test_guesses_sent_at_once_to_two_servers_get_no_more_tries_than_one_server_g
             server.close()
 
 
+def test_guesses_taking_turns_between_two_servers_are_counted_once(tmp_path, postgres_url):
+    """F7 one after another: wrong passwords for one account from one address, sent to two servers
+    sharing PostgreSQL in turn. One address may fail 5 times on an account; a count per server
+    process would let each server check 5 (10 in all)."""
+    from tests.test_throttle_proxy import login, serve
+
+    servers = [serve(node_settings(tmp_path / name, postgres_url, auth="on")) for name in "ab"]
+    clients = [next(server) for server in servers]
+    try:
+        answers = [login(clients[n % 2]).status_code for n in range(8)]
+        assert answers == [401] * 5 + [429] * 3, str(answers)
+    finally:
+        for server in servers:
+            server.close()
+
+
 # --- runs in a server's threads ----------------------------------------------------------------
 def test_a_starting_server_leaves_the_runs_of_a_live_server_alone(tmp_path, database_url):
     """Threads mode: a server that starts marks the runs left by a dead server interrupted, but not

@@ -18,7 +18,7 @@ from app.config import Settings
 from app.db.models import Event, Evidence, Question, Report, Run, Task, ToolCall
 from app.db.pseudonyms import workspace_book
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool, reading_entry
-from app.reports.report_parts import metric_name_shown, reproduction_summary
+from app.reports.report_parts import TOOLS_ROW_LABELS, metric_name_shown, reproduction_summary, tools_row_labels
 from app.reports.safe_markdown import render_markdown
 from app.runs import ACTIVE_STATUSES
 from app.understanding import in_spoken_names, tables_spoken_names
@@ -108,6 +108,7 @@ def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
                     metric_name_shown(str(k), in_page_words): in_page_words(v) if isinstance(v, str) else v
                     for k, v in (item.get("metrics") or {}).items()
                 },
+                TOOLS_ROW_LABELS: tools_row_labels(item.get("metrics") or {}, in_page_words),
             }
             for item in (
                 evidence_dict(e)

@@ -14,9 +14,8 @@ import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
 
-from app.analyst.reading import NO_FILTER
-from app.reports.report_parts import NO_FILTER as REPORTS_NO_FILTER
 from app.reports.report_parts import reading_roles
+from app.understanding import NO_FILTER
 from tests.test_web import ask, new_workspace, read_stream, upload
 
 STORES = ["东门", "西门", "南门"]
@@ -136,4 +135,8 @@ def test_the_filter_chip_speaks_the_pages_language(client: TestClient) -> None:
 
 
 def test_the_reports_say_no_filter_as_the_analyst_records_it() -> None:
-    assert REPORTS_NO_FILTER == NO_FILTER
+    """The marker the analyst records (one constant, app.understanding.NO_FILTER) is worded, never shown."""
+    reading = {"roles": [{"role": "filter", "value": NO_FILTER, "how": "answer"}]}
+    english, chinese = reading_roles(reading, "en"), reading_roles(reading, "zh")
+    assert "no filter" in english and "不筛选" in chinese
+    assert NO_FILTER not in english + chinese

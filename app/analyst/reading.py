@@ -37,7 +37,7 @@ from app.analyst.period_totals import period_reading
 from app.analyst.role_question import candidates, topic
 from app.analyst.scope import describe_condition
 from app.analyst.steps import Plan
-from app.understanding.role_sources import Provenance, Source
+from app.understanding.role_sources import NO_FILTER, Provenance, Source
 from app.understanding.roles import WEAK_KINDS
 
 READ_ROLES = ("outcome", "group", "filter")  # the measure, the groups, the filter
@@ -255,7 +255,6 @@ def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
 # "Only for 东门": the chip offers the column's other values (the most frequent first, as the profile
 # and value lookups list them) and no filter at all; a choice is the answer to a clarification on the
 # question's filter topic (`filter.<key>`), which turn_plan reads (`pinned_filter`) like the goal's.
-NO_FILTER = "(none)"  # the option that keeps every row (the page says it in its language)
 MAX_FILTER_VALUES = 12
 _NO_FILTER_WORDS = ("no filter on {column}", "不按 {column} 筛选")  # English, Chinese: the recorded answer
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from app.reports.i18n import label
 from app.translations import CATALOG
+from app.understanding import NO_FILTER
 
 CONFIDENCE_COLOURS = {"high": "#1e7b3a", "medium": "#b26a00", "low": "#b3261e"}
 
@@ -306,11 +307,6 @@ def reading_mark(report: dict[str, Any], L: dict[str, str]) -> tuple[str, str, l
     if roles := reading_roles(reading, str(report.get("language") or "en")):
         unsaid.append(roles)
     return status, L[f"reading_{status}"], unsaid
-
-
-NO_FILTER = (
-    "(none)"  # app.analyst.reading.NO_FILTER: a filter chip's "keep every row" (the reports stay off the analyst)
-)
 
 
 def reading_roles(reading: dict[str, Any], language: str) -> str:

@@ -137,6 +137,7 @@ def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
         "downloads": DOWNLOADS,
         "last_event_id": events[-1].id if events else 0,
         "elapsed_s": elapsed_seconds(run),
+        "elapsed_label": elapsed_label(elapsed_seconds(run), lang),
     }
 
 
@@ -207,9 +208,16 @@ def error_text(error: Any) -> str | None:
     return str(error)
 
 
-def elapsed_seconds(run: Run) -> int:
+def elapsed_seconds(run: Run) -> float:
+    """Seconds from the run's start to its end (or now, while it runs)."""
     start, end = _aware(run.created_at), _aware(run.finished_at) or datetime.now(UTC)
-    return max(0, int((end - start).total_seconds())) if start else 0
+    return max(0.0, (end - start).total_seconds()) if start else 0.0
+
+
+def elapsed_label(seconds: float, lang: str) -> str:
+    """How long a run took, as the panel shows it: whole seconds ("12 s"), and under a second in words
+    of the page's language ("<1 s", "不到 1 秒"), not "0 s" (static/app.js's formatSeconds counts on alike)."""
+    return t("elapsed_under_second", lang) if seconds < 1 else f"{int(seconds)} s"
 
 
 def _aware(moment: datetime | None) -> datetime | None:

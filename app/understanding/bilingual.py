@@ -193,11 +193,3 @@ def strengths(phrase: str, headers: list[str]) -> dict[str, float]:
         return {}  # no Chinese on either side: nothing to bridge, and the dictionary stays unread
     found = {h: s for h in headers if (s := strength(phrase, h)) > 0}
     return found
-
-
-def bridged_column(phrase: str, names: list[str]) -> str | None:
-    """The one column whose header the dictionary ties to the phrase by a gloss found whole, or None
-    (no such column, or two: "score" on 语文评分 and 数学评分 is either). What the column matching takes
-    across languages (semantic.best_column) and what makes a phrase name a column (role_sources.unmatched_words)."""
-    whole = [name for name, strength in strengths(phrase, names).items() if strength >= 1.0]
-    return whole[0] if len(whole) == 1 else None

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.understanding.profile_reading import LOOKUP_LEVELS
-from app.understanding.role_sources import content_phrases, unmatched_words
+from app.understanding.role_sources import unmatched_words
 from app.understanding.roles import WEAK_KINDS, column_mentions, match_kinds, named_values, spoken_names
 from app.understanding.units import names_a_unit
 from app.understanding.words import SYNONYMS, name_words
@@ -194,7 +194,7 @@ def meaning_fit(question: str, fits: list[Fit]) -> Fit | None:
     columns = list({c["name"]: c for f in fits for c in f.dataset.get("columns", []) if not c.get("pii")}.values())
     named = {name for f in fits for name in f.columns}
     spans = [(m.start, m.end, m.name) for m in column_mentions(question, columns, SYNONYMS)]
-    phrases = content_phrases(  # the bridge's too: best_column places them
+    phrases = unmatched_words(
         question, columns, spans, tuple(str(f.dataset.get("name") or "") for f in fits), tuple(named)
     )
     if not phrases:

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.understanding import vocabulary
-from app.understanding.bilingual import bridged_column
 from app.understanding.gate_words import FAMILIES, has_word
 from app.understanding.general_words import analysis_words, is_general_en, is_row_word
 from app.understanding.kinds import NUMBER_CUT
@@ -133,25 +132,9 @@ def unmatched_words(
     used: tuple[str, ...] = (),
 ) -> list[str]:
     """The question's content words that name no column and no value, as phrases in question order
-    ("boys and girls", "rainy", "下雨天生意"): content_phrases without those the dictionary bridge ties
-    to one column in the other language (门店 to Store, "store" to 门店: bilingual.bridged_column, what
-    the column matching takes across languages)."""
-    names = [str(c["name"]) for c in columns]
-    phrases = content_phrases(question, columns, spans, extra, used)
-    return [p for p in phrases if bridged_column(p, names) is None]
-
-
-def content_phrases(
-    question: str,
-    columns: list[dict[str, Any]],
-    spans: list[Span],
-    extra: tuple[str, ...] = (),
-    used: tuple[str, ...] = (),
-) -> list[str]:
-    """The question's content words outside the `spans` the rules matched and the values it names, as
-    phrases in question order: what the matchers (the embedding, the dictionary bridge) place on a
-    column. Stop words, question-type words, units, numbers, the words of `extra` (the dataset's name)
-    and a word of the name of a column the plan `used` ("pass" of n_passed) are not content."""
+    ("boys and girls", "rainy", "下雨天生意"): stop words, question-type words, units, numbers, the
+    words of `extra` (the dataset's name) and a word of the name of a column the plan `used` ("pass"
+    of n_passed) are not content."""
     text = _blank_named(question.lower(), columns, spans)
     for cut in NUMBER_CUT.finditer(text):  # "超过100", "over 50": a cut's comparison word and number name nothing
         for group in ("pre", "n1", "n2", "post"):  # (what stands between, "1克拉以上", may name its column)
@@ -201,7 +184,7 @@ def semantic_mentions(
     spans = [(m.start, m.end, m.name) for m in mentions]
     by_value, _ = named_values(question, columns, spans)
     named = {m.name for m in mentions} | ({by_value} if by_value else set())
-    phrases = content_phrases(question, columns, spans, extra, tuple(named))  # the bridge's too: placed below
+    phrases = unmatched_words(question, columns, spans, extra, tuple(named))
     if not phrases:
         return mentions
     from app.understanding import semantic  # the model's module: only when a phrase is left

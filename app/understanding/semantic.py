@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from app.understanding import bilingual
-from app.understanding.bilingual import bridged_column
 from app.understanding.text import MERGED_HEADER, header_leaf, tokens
 from app.understanding.words import STOP
 
@@ -193,6 +192,13 @@ def best_column(phrase: str, names: list[str]) -> str | None:
     if BRIDGE_ALONE:
         sure |= {column for text in tried if (column := bridged_column(text, names))}
     return sure.pop() if len(sure) == 1 else None
+
+
+def bridged_column(phrase: str, names: list[str]) -> str | None:
+    """The one column whose header the dictionary ties to the phrase by a gloss found whole, or None
+    (no such column, or two: "score" on 语文评分 and 数学评分 is either)."""
+    whole = [name for name, strength in bilingual.strengths(phrase, names).items() if strength >= 1.0]
+    return whole[0] if len(whole) == 1 else None
 
 
 def scores(phrases: list[str], names: list[str]) -> dict[str, float]:

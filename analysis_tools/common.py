@@ -9,6 +9,7 @@ import re
 import threading
 import warnings
 import weakref
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -323,6 +324,24 @@ def clean_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
             value = str(value)
         out[str(key)] = value
     return out
+
+
+# A calendar period as the tools write it: date_part's year, month, quarter, week and date (2024, 2024-03,
+# 2024-Q1, 2024-W05, 2024-03-05) and a day grouped as it is (2024-03-05 00:00:00). Labels of one shape
+# sort in time order as text; not any four digits (a code such as 1001), and no 13th month.
+_PERIOD_LABEL = re.compile(
+    r"(?:19|20)\d{2}(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01])(?: 00:00:00)?)?|-Q[1-4]|-W[0-5]\d)?"
+)
+
+
+def periods_in_time_order(labels: Iterable[str]) -> list[str] | None:
+    """`labels` in time order when every one is a calendar period as the tools write it, all of one shape
+    (months, quarters …); None otherwise (groups have no time order)."""
+    labels = list(labels)
+    shapes = {re.sub(r"\d", "0", text) for text in labels}
+    if not labels or len(shapes) != 1 or not all(_PERIOD_LABEL.fullmatch(text) for text in labels):
+        return None
+    return sorted(labels)
 
 
 def label(value: Any) -> str:

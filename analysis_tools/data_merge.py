@@ -8,13 +8,12 @@ refuses many-to-many joins or unexpected growth unless asked to allow them.
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 import pandas as pd
 
 from .base import ToolContext, ToolError, ToolResult
-from .common import column_kind, fmt_num, frame_text, label, require_numeric
+from .common import column_kind, fmt_num, frame_text, label, periods_in_time_order, require_numeric
 from .data_quality import require_columns, require_rows, step_result
 from .registry import suggest
 
@@ -440,11 +439,6 @@ def _aggregate_result(ctx, out, groups, names, aggs, n, missing_keys) -> ToolRes
     )
 
 
-# A calendar period as a date_part column writes it (2024, 2024-03, 2024-Q1, 2024-W05, 2024-03-05): labels of
-# one shape sort in time order as text.
-_PERIOD_LABEL = re.compile(r"(?:19|20)\d{2}(?:-(?:0[1-9]|1[0-2])(?:-[0-3]\d)?|-Q[1-4]|-W[0-5]\d)?")
-
-
 def _change_over_periods(
     out: pd.DataFrame, groups: list[str], main: str
 ) -> tuple[tuple[str, float], tuple[str, float], float] | None:
@@ -454,10 +448,10 @@ def _change_over_periods(
     if len(groups) != 1 or len(out) < 2:
         return None
     figures = {label(period): value for period, value in zip(out[groups[0]], out[main])}
-    shapes = {re.sub(r"\d", "0", period) for period in figures}
-    if len(figures) != len(out) or len(shapes) != 1 or not all(_PERIOD_LABEL.fullmatch(p) for p in figures):
+    timed = periods_in_time_order(figures)
+    if len(figures) != len(out) or timed is None:
         return None
-    first, last = min(figures), max(figures)
+    first, last = timed[0], timed[-1]
     start, end = float(figures[first]), float(figures[last])
     if not (pd.notna(start) and pd.notna(end)) or start == 0:
         return None

@@ -32,6 +32,7 @@ from app.paths import asset_dir
 from app.reports.safe_markdown import markdown_snippet
 from app.runs import RunService, default_model
 from app.storage import node_files
+from app.understanding import NO_FILTER
 from app.users import auth_required
 from app.web import (
     api,
@@ -198,6 +199,7 @@ def served_host_names(settings: Settings) -> frozenset[str] | None:
 def make_templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=TEMPLATES_DIR)
     templates.env.globals["t"] = t
+    templates.env.globals["NO_FILTER"] = NO_FILTER  # the filter chip's "keep every row" (the page words it)
     templates.env.globals["tool_label"] = tool_label
     templates.env.globals["tool_labels"] = tool_labels
     templates.env.globals["cleaning_text"] = cleaning_text

@@ -396,6 +396,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "status_failed": {"en": "Failed", "zh": "失败"},
     "status_interrupted": {"en": "Stopped", "zh": "已停止"},
     "elapsed": {"en": "elapsed", "zh": "已用时"},
+    # a run or step shorter than a second: "0 s" would read as if it took no time or had not started
+    "elapsed_under_second": {"en": "<1 s", "zh": "不到 1 秒"},
     "stop": {"en": "Stop", "zh": "停止"},
     "compact_button": {"en": "Compact conversation", "zh": "压缩对话"},
     "compact_help": {

@@ -17,8 +17,10 @@
     return Number(value.toPrecision(4)).toLocaleString();
   }
 
-  function formatSeconds(seconds) {
-    seconds = Math.max(0, Math.floor(seconds));
+  // Under a second in the page's words ("<1 s", "不到 1 秒": run_panel.elapsed_label), never "0 s".
+  function formatSeconds(seconds, underSecond) {
+    if (seconds < 1) return underSecond || "<1 s";
+    seconds = Math.floor(seconds);
     var m = Math.floor(seconds / 60), s = seconds % 60;
     return m ? m + " min " + s + " s" : s + " s";
   }
@@ -58,11 +60,12 @@
 
   RunPanel.prototype.tick = function () {
     var label = this.panel.querySelector("[data-elapsed-label]");
-    if (label) label.textContent = formatSeconds((Date.now() - this.started) / 1000);
+    var under = this.i18n.under_second;
+    if (label) label.textContent = formatSeconds((Date.now() - this.started) / 1000, under);
     var now = Date.now(), started = this.stepStarted;
     this.panel.querySelectorAll(".step.running [data-step-elapsed]").forEach(function (node) {
       var since = started[node.getAttribute("data-step-elapsed")];
-      if (since) node.textContent = " (" + formatSeconds((now - since) / 1000) + ")";
+      if (since) node.textContent = " (" + formatSeconds((now - since) / 1000, under) + ")";
     });
   };
 

@@ -1,23 +1,21 @@
 """The filter chip (issue 24 point 4): a question that keeps the rows of one value ("Only for 东门: …")
 shows its filter as a chip like the measure's: the other values of the same column and "no filter"
 are offered, and a choice re-runs the question with that filter, through the same path as the other
-chips (an answered clarification on the question's filter topic, `filter.<key>`).
+chips (an answered clarification on the question's filter role, `role.<key>.filter`).
 
 The expected numbers are pandas' own, on the small table made up here."""
 
 from __future__ import annotations
 
 import io
-import re
 
 import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
 
-from app.analyst.reading import NO_FILTER
-from app.reports.report_parts import NO_FILTER as REPORTS_NO_FILTER
 from app.reports.report_parts import reading_roles
-from tests.test_web import ask, new_workspace, read_stream, upload
+from app.understanding import NO_FILTER
+from tests.test_web import ask, finished_report, new_workspace, rerun, upload
 
 STORES = ["东门", "西门", "南门"]
 
@@ -41,12 +39,6 @@ def store_xlsx() -> bytes:
     buffer = io.BytesIO()
     store_frame().to_excel(buffer, index=False, sheet_name="销售")
     return buffer.getvalue()
-
-
-def _report(client: TestClient, ws: str, run_id: str) -> dict:
-    report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
-    assert report["status"] == "done", report.get("warnings")
-    return report
 
 
 def _monthly_totals(report: dict) -> dict[str, float]:
@@ -74,21 +66,12 @@ def _filter_role(report: dict) -> dict:
     return next(r for r in report["reading"]["roles"] if r["role"] == "filter")
 
 
-def _rerun(client: TestClient, run_id: str, value: str) -> str:
-    moved = client.post(f"/runs/{run_id}/reread", data={"role": "filter", "value": value}, follow_redirects=False)
-    assert moved.status_code == 303
-    again = re.search(r"run=(\w+)", moved.headers["location"]).group(1)  # type: ignore[union-attr]
-    assert again != run_id
-    read_stream(client, again)
-    return again
-
-
 def test_the_filter_chip_reruns_the_question_with_another_value_and_with_none(client: TestClient) -> None:
     ws = new_workspace(client)
     assert upload(client, ws, "stores.xlsx", store_xlsx()).status_code in (200, 201)
     question = "Only for 东门: what was the total 销售额 each month?"
     run_id, _ = ask(client, ws, question)
-    first = _report(client, ws, run_id)
+    first = finished_report(client, ws, run_id)
     assert _monthly_totals(first) == pytest.approx(_expected("东门"))
     role = _filter_role(first)
     assert (role["value"], role["column"]) == ("门店 = 东门", "门店")
@@ -102,8 +85,8 @@ def test_the_filter_chip_reruns_the_question_with_another_value_and_with_none(cl
     refused = client.post(f"/runs/{run_id}/reread", data={"role": "filter", "value": "北门"}, follow_redirects=False)
     assert refused.status_code == 303 and f"run={run_id}" in refused.headers["location"]
 
-    west_id = _rerun(client, run_id, "西门")
-    west = _report(client, ws, west_id)
+    west_id = rerun(client, run_id, "filter", "西门")
+    west = finished_report(client, ws, west_id)
     assert west["question"] == question
     assert _monthly_totals(west) == pytest.approx(_expected("西门"))
     filtered = [c["arguments"]["conditions"] for c in west["tool_calls"] if c["tool"] == "filter_rows"]
@@ -112,7 +95,7 @@ def test_the_filter_chip_reruns_the_question_with_another_value_and_with_none(cl
     assert "门店 = 西门" in west["answer"] and "东门" not in west["answer"]
     assert any("门店 = 西门" in d for d in west["guidance"]["definitions"])  # the pin is the user's answer
 
-    every = _report(client, ws, _rerun(client, west_id, NO_FILTER))
+    every = finished_report(client, ws, rerun(client, west_id, "filter", NO_FILTER))
     assert _monthly_totals(every) == pytest.approx(_expected(None))
     assert not any(c["tool"] == "filter_rows" for c in every["tool_calls"])
     role = _filter_role(every)
@@ -127,7 +110,7 @@ def test_the_filter_chip_speaks_the_pages_language(client: TestClient) -> None:
     assert upload(client, ws, "stores.xlsx", store_xlsx()).status_code in (200, 201)
     client.cookies.set("lang", "zh")
     run_id, _ = ask(client, ws, "只看东门，每个月的销售额总和是多少？")
-    report = _report(client, ws, run_id)
+    report = finished_report(client, ws, run_id)
     assert _monthly_totals(report) == pytest.approx(_expected("东门"))
     page = client.get(f"/workspaces/{ws}?lang=zh&run={run_id}").text
     chip = page[page.index('data-chip="filter"') : page.index("</form>", page.index('data-chip="filter"'))]
@@ -136,4 +119,8 @@ def test_the_filter_chip_speaks_the_pages_language(client: TestClient) -> None:
 
 
 def test_the_reports_say_no_filter_as_the_analyst_records_it() -> None:
-    assert REPORTS_NO_FILTER == NO_FILTER
+    """The marker the analyst records (one constant, app.understanding.NO_FILTER) is worded, never shown."""
+    reading = {"roles": [{"role": "filter", "value": NO_FILTER, "how": "answer"}]}
+    english, chinese = reading_roles(reading, "en"), reading_roles(reading, "zh")
+    assert "no filter" in english and "不筛选" in chinese
+    assert NO_FILTER not in english + chinese

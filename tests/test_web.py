@@ -69,6 +69,24 @@ def ask(client: TestClient, ws: str, text: str) -> tuple[str, list]:
     return run_id, read_stream(client, run_id)
 
 
+def rerun(client: TestClient, run_id: str, role: str, value: str) -> str:
+    """A reading chip's choice (`role` set to `value`) sent as the page sends it; the new run's id, once
+    it has finished. The chip answers with a redirect to the new run."""
+    moved = client.post(f"/runs/{run_id}/reread", data={"role": role, "value": value}, follow_redirects=False)
+    assert moved.status_code == 303
+    again = re.search(r"run=(\w+)", moved.headers["location"]).group(1)  # type: ignore[union-attr]
+    assert again != run_id
+    read_stream(client, again)
+    return again
+
+
+def finished_report(client: TestClient, ws: str, run_id: str) -> dict:
+    """The JSON report of a run that finished (its warnings shown when it did not)."""
+    report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
+    assert report["status"] == "done", report.get("warnings")
+    return report
+
+
 # --- one full analysis, shared by the tests that read its results ----------------------------
 @pytest.fixture(scope="module")
 def flow(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.config import Settings
@@ -96,6 +97,22 @@ def test_page_upload_shows_a_preview_or_a_friendly_error(client):
     hint = re.search(r"data-error-hint>([^<]*)<", encrypted.text).group(1)
     assert re.search(r"[\u4e00-\u9fff]", hint)
     assert not any(t("file_error_" + c, "zh") in encrypted.text for c in ("encrypted_file", "corrupt_file"))
+
+
+@pytest.mark.parametrize(
+    "took, lang, shown",
+    [(0.4, "en", "<1 s"), (0.4, "zh", "不到 1 秒"), (0.0, "zh", "不到 1 秒"), (1.0, "en", "1 s"), (12.7, "zh", "12 s")],
+)
+def test_a_run_shorter_than_a_second_says_so_in_the_pages_language(took, lang, shown):
+    """Not "0 s", which reads as if the run took no time or had not begun."""
+    from datetime import datetime, timedelta
+    from types import SimpleNamespace
+
+    from app.web.run_panel import elapsed_label, elapsed_seconds
+
+    start = datetime(2026, 1, 5, 9, 30)  # naive, as SQLite hands it back (UTC)
+    run = SimpleNamespace(created_at=start, finished_at=start + timedelta(seconds=took))
+    assert elapsed_label(elapsed_seconds(run), lang) == shown  # type: ignore[arg-type]
 
 
 def test_asking_from_the_page_redirects_to_the_live_run(client):

@@ -93,7 +93,10 @@ def plan_reading(reading: Reading) -> Plan:
     (read_profile). The columns the question names are the reading's mentions. The plan records
     where each of its columns came from (role_sources)."""
     question, dataset, asked, columns = reading.root, reading.dataset, reading.asked, reading.columns
-    answered = role_answers(reading.confirmed, reading.root_key, dataset["columns"])
+    # the roles a column fills; the filter's answer keeps rows (turn_plan._chip_filter), it names no column
+    answered = {
+        r: a for r, a in role_answers(reading.confirmed, reading.root_key, dataset["columns"]).items() if r != "filter"
+    }
     assumed: dict[str, tuple[str, list[str]]] = {}  # role -> (column, the words it was taken for)
     chosen = chosen_metric(asked, columns, reading.confirmed)
     spans = [(m.start, m.end, m.name) for m in reading.mentions]

@@ -37,7 +37,7 @@ from app.analyst.period_totals import period_reading
 from app.analyst.role_question import candidates, topic
 from app.analyst.scope import describe_condition
 from app.analyst.steps import Plan
-from app.understanding.role_sources import Provenance, Source
+from app.understanding.role_sources import NO_FILTER, Provenance, Source
 from app.understanding.roles import WEAK_KINDS
 
 READ_ROLES = ("outcome", "group", "filter")  # the measure, the groups, the filter
@@ -253,9 +253,9 @@ def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
 
 # --- the filter chip --------------------------------------------------------------------------------
 # "Only for 东门": the chip offers the column's other values (the most frequent first, as the profile
-# and value lookups list them) and no filter at all; a choice is the answer to a clarification on the
-# question's filter topic (`filter.<key>`), which turn_plan reads (`pinned_filter`) like the goal's.
-NO_FILTER = "(none)"  # the option that keeps every row (the page says it in its language)
+# and value lookups list them) and no filter at all; a choice is the answer on the question's filter role
+# (`role.<key>.filter`, as the measure's and the groups' chips answer theirs: role_question.role_answers),
+# which turn_plan reads (`pinned_filter`).
 MAX_FILTER_VALUES = 12
 _NO_FILTER_WORDS = ("no filter on {column}", "不按 {column} 筛选")  # English, Chinese: the recorded answer
 
@@ -388,7 +388,7 @@ _PIN_QUESTIONS = {  # role -> (English, Chinese): the clarification a chip's cho
 def pinned_answer(reading: dict[str, Any], role: str, value: str, zh: bool) -> dict[str, str] | None:
     """A chip's choice as the answer to a clarification (issue 24 point 4): {topic, question, answer},
     so the re-run reads it the way it reads any answer (the measure and the groups: the role's topic
-    `role.<key>.<role>`, role_question; the kind and N: the question's goal `goal.<key>`, whose words
+    `role.<key>.<role>`, role_question, the filter's too; the kind and N: the question's goal `goal.<key>`, whose words
     the question reader reads with the question). None when the run's reading did not offer `value`
     for `role` (only what the page showed can be chosen)."""
     roles = {r.get("role"): r for r in reading.get("roles") or [] if isinstance(r, dict)}
@@ -404,7 +404,7 @@ def pinned_answer(reading: dict[str, Any], role: str, value: str, zh: bool) -> d
         return {"topic": topic(key, "group"), "question": question, "answer": value}
     if role == "filter" and offered.get("column"):
         return {
-            "topic": f"filter.{key}",
+            "topic": topic(key, "filter"),
             "question": question,
             "answer": filter_answer(str(offered["column"]), value, zh),
         }

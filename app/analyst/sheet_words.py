@@ -7,10 +7,11 @@ its dates by their month ("May 2024", never "2024-05-01"); a quarterly or yearly
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any
 
+from analysis_tools.common import periods_in_time_order
 from app.analyst.vocabulary import words
 
 _TRUE = re.compile(r"(?<![A-Za-z_])True(?![A-Za-z_])")
@@ -110,51 +111,18 @@ def date_label(day: date, zh: bool, period: str = "") -> str:
     return f"{day.year}年{day.month}月{day.day}日" if zh else f"{day.day} {day.strftime('%b')} {day.year}"
 
 
-# A calendar period's label, as the time tools write it ("2024-03-05", "2024-03", "2024-Q1", "2024-W05",
-# "2024") and as people write it (date_label, month_label: "5 Mar 2024", "Mar 2024", "Q1 2024", "2024年3月5日",
-# "2024年3月", "2024年第1季度", "2024年"). The kind first, then the numbers that order it in time.
-_PERIOD_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("day", re.compile(r"(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})")),
-    ("month", re.compile(r"(?P<y>\d{4})-(?P<m>\d{2})")),
-    ("quarter", re.compile(r"(?P<y>\d{4})-Q(?P<q>[1-4])")),
-    ("week", re.compile(r"(?P<y>\d{4})-W(?P<w>\d{2})")),
-    ("year", re.compile(r"(?P<y>(?:19|20)\d{2})年?")),  # not any four digits: a code such as 1001
-    ("day", re.compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})日")),
-    ("month", re.compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月")),
-    ("quarter", re.compile(r"(?P<y>\d{4})年第(?P<q>[1-4])季度")),
-    ("quarter", re.compile(r"Q(?P<q>[1-4]) (?P<y>\d{4})")),
-    ("day", re.compile(r"(?P<d>\d{1,2}) (?P<b>[A-Z][a-z]{2}) (?P<y>\d{4})")),
-    ("month", re.compile(r"(?P<b>[A-Z][a-z]{2}) (?P<y>\d{4})")),
-)
-_MONTH_ABBREVIATIONS = {date(2000, m, 1).strftime("%b"): m for m in range(1, 13)}
-
-
-def period_key(label: str) -> tuple[str, tuple[int, ...]] | None:
-    """A calendar period's kind and its place in time ("2024-03" and "2024年3月" → ("month", (2024, 3)));
-    None for a label that names no period. Labels of one kind sort in time order by the key."""
-    text = str(label).strip()
-    for kind, form in _PERIOD_FORMS:
-        if (match := form.fullmatch(text)) is None:
-            continue
-        parts = match.groupdict()
-        month = _MONTH_ABBREVIATIONS.get(parts["b"], 0) if parts.get("b") else int(parts.get("m") or 0)
-        if kind in ("day", "month") and not 1 <= month <= 12:
-            return None
-        rest = {"day": (month, int(parts.get("d") or 0)), "month": (month,), "year": ()}.get(kind)
-        if rest is None:
-            rest = (int(parts.get("q") or parts.get("w") or 0),)
-        return kind, (int(parts["y"]), *rest)
-    return None
-
-
-def in_time_order(labels: Iterable[str]) -> list[str] | None:
+def in_time_order(labels: Iterable[str], tools_labels: Mapping[str, str] | None = None) -> list[str] | None:
     """`labels` in time order when every one names a calendar period of one kind (months, quarters …);
-    None otherwise (groups have no time order: a table of them keeps its own)."""
+    None otherwise (groups have no time order: a table of them keeps its own). A label shown as people
+    write it ("2024年3月") is ordered by the tool's own label behind it (`tools_labels`: "2024-03"), the
+    period value the grouping had: the shown words are never read back."""
     labels = list(labels)
-    keys = [period_key(label) for label in labels]
-    if not labels or any(key is None for key in keys) or len({key[0] for key in keys if key}) != 1:
+    behind = {label: str((tools_labels or {}).get(label, label)) for label in labels}
+    timed = periods_in_time_order(behind.values())
+    if timed is None or len(set(behind.values())) != len(labels):
         return None
-    return [label for _, label in sorted(zip(keys, labels), key=lambda pair: pair[0][1] if pair[0] else ())]
+    place = {period: n for n, period in enumerate(timed)}
+    return sorted(labels, key=lambda label: place[behind[label]])
 
 
 def shared_grain(datasets: Iterable[dict[str, Any]]) -> str | None:

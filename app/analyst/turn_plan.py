@@ -12,6 +12,7 @@ from app.analyst.plan import plan_reading
 from app.analyst.provenance import settle_sources
 from app.analyst.rates import rate_steps
 from app.analyst.reading import pinned_filter
+from app.analyst.role_question import role_answers
 from app.analyst.scope import apply_rules, chain_filters, filtered_name, workspace_rules
 from app.analyst.sheet_words import sheet_words_of
 from app.analyst.steps import DATA_TASK_KINDS, Condition, Plan, Step
@@ -40,9 +41,8 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
         *chain_filters(reading.chain, reading.dataset, metric=plan.metric, compared=plan.dimension, said=reading.said),
     ]
     if not reading.chain.narrowing:  # the question itself, not a follow-up narrowing it further
-        conditions = _chip_filter(
-            plan, conditions, reading.confirmed.get(f"filter.{reading.root_key}"), reading.columns
-        )
+        pinned = role_answers(reading.confirmed, reading.root_key, reading.columns).get("filter")
+        conditions = _chip_filter(plan, conditions, pinned, reading.columns)
     # a version made for the question (months, one group against the rest) is made from the kept rows: the
     # filter runs first, whatever the kind (each month's total "only for 东门" is 东门's months)
     if plan.derived:

@@ -15,7 +15,7 @@ from typing import Any
 # the choice of the answer's evidence and charts is the answer card's too (one choice, one module)
 from app.reports.answer_evidence import answer_evidence, answer_figures, last_result
 from app.reports.i18n import label
-from app.reports.report_parts import format_value, report_language, reproduction_summary
+from app.reports.report_parts import TOOLS_ROW_LABELS, format_value, report_language, reproduction_summary
 from app.understanding import in_spoken_names, tables_spoken_names
 
 TABLE_ROWS = 12  # rows of the results table before the appendix (all of them are in the appendix)
@@ -124,7 +124,7 @@ def results_table(item: dict[str, Any], calls: dict[str, dict[str, Any]], lang: 
         from app.analyst import in_time_order  # the analyst's module: only once a report is drawn
 
         # calendar periods in time order (group_aggregate lists the largest first), the grand total after them
-        if (timed := in_time_order(r for r in order if r != "total")) is not None:
+        if (timed := in_time_order((r for r in order if r != "total"), item.get(TOOLS_ROW_LABELS))) is not None:
             order = timed + [r for r in order if r == "total"]
         header = [_row_heading(item, calls, lang)] + [stat_name(s, lang) for s in stats]
         body = [[stat_name(r, lang)] + [reader_number(by_stat[s].get(r)) for s in stats] for r in order]

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from app.reports.i18n import label
 from app.translations import CATALOG
+from app.understanding import NO_FILTER
 
 CONFIDENCE_COLOURS = {"high": "#1e7b3a", "medium": "#b26a00", "low": "#b3261e"}
 
@@ -51,19 +52,31 @@ def in_sheet_words(report: dict[str, Any]) -> dict[str, Any]:
     def shown(value: Any) -> Any:  # a date label among the numbers ("rank.1.label": "2024-12-01 00:00:00")
         return as_people_write(value, zh, words, None, grain) if isinstance(value, str) else value
 
+    def worded(text: str) -> str:
+        return as_people_write(text, zh, words, None, grain)
+
     evidence = [
         {
             **item,
-            "metrics": {
-                metric_name_shown(str(k), lambda text: as_people_write(text, zh, words, None, grain)): shown(v)
-                for k, v in item["metrics"].items()
-            },
+            "metrics": {metric_name_shown(str(k), worded): shown(v) for k, v in item["metrics"].items()},
+            TOOLS_ROW_LABELS: tools_row_labels(item["metrics"], worded),
         }
         if isinstance(item.get("metrics"), dict)
         else item
         for item in report.get("evidence") or []
     ]
     return {**report, "evidence": evidence}
+
+
+# An evidence item's rows as the tool labelled them, by the label shown ({"2024年3月": "2024-03"}): what a
+# table of calendar periods is put in time order by (app.analyst.in_time_order), never the shown words.
+TOOLS_ROW_LABELS = "tools_row_labels"
+
+
+def tools_row_labels(metrics: Mapping[str, Any], shown: Callable[[str], str]) -> dict[str, str]:
+    """Each row of `stat.row` metrics as shown (`shown`, as metric_name_shown words it) → the tool's own label."""
+    rows = (str(key).partition(".")[2] for key in metrics)
+    return {shown(row): row for row in rows if row}
 
 
 def metric_name_shown(name: str, shown: Callable[[str], str]) -> str:
@@ -294,11 +307,6 @@ def reading_mark(report: dict[str, Any], L: dict[str, str]) -> tuple[str, str, l
     if roles := reading_roles(reading, str(report.get("language") or "en")):
         unsaid.append(roles)
     return status, L[f"reading_{status}"], unsaid
-
-
-NO_FILTER = (
-    "(none)"  # app.analyst.reading.NO_FILTER: a filter chip's "keep every row" (the reports stay off the analyst)
-)
 
 
 def reading_roles(reading: dict[str, Any], language: str) -> str:

@@ -25,7 +25,7 @@ analyst (app.analyst) or the database: a reading can be tested, and reused, on i
 from app.understanding.dataset_choice import Choice, Fit, choose_dataset, data_tables, describe_fit, with_values
 from app.understanding.language import question_language
 from app.understanding.reading import Reading, read_question
-from app.understanding.role_sources import unmatched_words
+from app.understanding.role_sources import NO_FILTER, unmatched_words
 from app.understanding.roles import (
     Mention,
     column_mentions,
@@ -39,6 +39,7 @@ from app.understanding.text import header_leaf
 from app.understanding.words import SYNONYMS, question_key
 
 __all__ = [
+    "NO_FILTER",
     "header_leaf",
     "in_spoken_names",
     "spoken_names",

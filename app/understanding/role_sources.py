@@ -30,6 +30,9 @@ from app.understanding.words import STOP, name_words, stem, value_words, words_a
 # roles.MATCH_KINDS (how the words name a column), then a named value, the user's answer, a default
 How = Literal["name", "spelling", "yes-no", "synonym", "loose", "partial", "semantic", "value", "answer", "default"]
 Role = Literal["outcome", "group", "predictors", "date", "filter"]
+# The filter role's value when the user chose to keep every row (the filter chip's "no filter"): one marker
+# for the analyst's reading, the page's chips and the reports, each of which says it in its own language.
+NO_FILTER = "(none)"
 
 
 @dataclass(frozen=True)

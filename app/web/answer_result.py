@@ -18,6 +18,7 @@ from typing import Any
 
 from app.analyst import in_time_order
 from app.reports.answer_evidence import answer_evidence, answer_figures, last_result
+from app.reports.report_parts import TOOLS_ROW_LABELS
 from app.understanding import in_spoken_names
 from app.web.i18n import t
 
@@ -59,7 +60,7 @@ def answer_result(
         return None
     call_ids = [str(c) for c in item.get("tool_call_ids") or []]
     arguments = next((calls[c].get("arguments") or {} for c in call_ids if c in calls), {})
-    table = result_table(item.get("metrics") or {}, row_header(arguments, lang), lang)
+    table = result_table(item.get("metrics") or {}, row_header(arguments, lang), lang, item.get(TOOLS_ROW_LABELS))
     if table is not None:
         table = top_rows(table, asked_n(reading), str(item.get("claim") or ""))
     # the Steps' figures, each with the call that drew it: the chart that answers is chosen as the report's
@@ -115,14 +116,17 @@ def row_header(arguments: Mapping[str, Any], lang: str) -> str:
     return t("result_row", lang)
 
 
-def result_table(metrics: Mapping[str, Any], header: str, lang: str) -> dict[str, Any] | None:
+def result_table(
+    metrics: Mapping[str, Any], header: str, lang: str, tools_labels: Mapping[str, str] | None = None
+) -> dict[str, Any] | None:
     """The rows the metrics record, as {"columns", "rows", "kind", "chart"}; None when they hold fewer
-    than two rows (a single number is the headline, not a table)."""
+    than two rows (a single number is the headline, not a table). `tools_labels`: each row as shown →
+    the tool's own label (report_parts.tools_row_labels), what calendar periods are put in time order by."""
     ranked = _ranked(metrics)
     if ranked is not None:
         stats, rows, kind = ranked
     else:
-        stats, rows, kind = _families(metrics)
+        stats, rows, kind = _families(metrics, tools_labels)
     if len(rows) < 2:
         return None
     rows = rows[:MAX_ROWS]
@@ -198,7 +202,9 @@ def _ranked(metrics: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, dict
     return stats, rows, "group"
 
 
-def _families(metrics: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, dict[str, float]]], str]:
+def _families(
+    metrics: Mapping[str, Any], tools_labels: Mapping[str, str] | None
+) -> tuple[list[str], list[tuple[str, dict[str, float]]], str]:
     """The `stat.row` metrics of the known per-row stats: one row per label, in the order recorded."""
     columns: dict[str, dict[str, float]] = {}
     for key, value in metrics.items():
@@ -221,7 +227,7 @@ def _families(metrics: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, di
     rows = [(label, {s: columns[s][label] for s in stats if label in columns[s]}) for label in main]
     # calendar periods (a total per month) in time order, whatever order the tool recorded them in
     # (group_aggregate's: the largest first); a forecast's periods keep theirs
-    timed = None if period else in_time_order(label for label, _ in rows)
+    timed = None if period else in_time_order((label for label, _ in rows), tools_labels)
     if timed is not None:
         place = {label: n for n, label in enumerate(timed)}
         rows.sort(key=lambda row: place[row[0]])

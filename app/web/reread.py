@@ -3,7 +3,7 @@
 another value asks the same question again, in the same workspace, with that role pinned.
 
 The choice travels the way every clarification answer does: an answered Question on the role's topic
-(`role.<key>.outcome`, `goal.<key>`, `filter.<key>` …) is a confirmed definition of the workspace, which the new run
+(`role.<key>.outcome`, `role.<key>.filter`, `goal.<key>` …) is a confirmed definition of the workspace, which the new run
 reads like any other answer (the built-in analyst's plan takes the user's column, "answer"). So the
 pin also holds when the same question is asked again, as an answered clarification does."""
 

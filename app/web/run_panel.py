@@ -18,7 +18,7 @@ from app.config import Settings
 from app.db.models import Event, Evidence, Question, Report, Run, Task, ToolCall
 from app.db.pseudonyms import workspace_book
 from app.reports.builder import HARNESS_TOOLS, is_harness_tool, reading_entry
-from app.reports.report_parts import metric_name_shown, reproduction_summary
+from app.reports.report_parts import TOOLS_ROW_LABELS, metric_name_shown, reproduction_summary, tools_row_labels
 from app.reports.safe_markdown import render_markdown
 from app.runs import ACTIVE_STATUSES
 from app.understanding import in_spoken_names, tables_spoken_names
@@ -108,6 +108,7 @@ def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
                     metric_name_shown(str(k), in_page_words): in_page_words(v) if isinstance(v, str) else v
                     for k, v in (item.get("metrics") or {}).items()
                 },
+                TOOLS_ROW_LABELS: tools_row_labels(item.get("metrics") or {}, in_page_words),
             }
             for item in (
                 evidence_dict(e)
@@ -136,6 +137,7 @@ def _run_context(session: Session, run: Run, lang: str) -> dict[str, Any]:
         "downloads": DOWNLOADS,
         "last_event_id": events[-1].id if events else 0,
         "elapsed_s": elapsed_seconds(run),
+        "elapsed_label": elapsed_label(elapsed_seconds(run), lang),
     }
 
 
@@ -206,9 +208,16 @@ def error_text(error: Any) -> str | None:
     return str(error)
 
 
-def elapsed_seconds(run: Run) -> int:
+def elapsed_seconds(run: Run) -> float:
+    """Seconds from the run's start to its end (or now, while it runs)."""
     start, end = _aware(run.created_at), _aware(run.finished_at) or datetime.now(UTC)
-    return max(0, int((end - start).total_seconds())) if start else 0
+    return max(0.0, (end - start).total_seconds()) if start else 0.0
+
+
+def elapsed_label(seconds: float, lang: str) -> str:
+    """How long a run took, as the panel shows it: whole seconds ("12 s"), and under a second in words
+    of the page's language ("<1 s", "不到 1 秒"), not "0 s" (static/app.js's formatSeconds counts on alike)."""
+    return t("elapsed_under_second", lang) if seconds < 1 else f"{int(seconds)} s"
 
 
 def _aware(moment: datetime | None) -> datetime | None:

@@ -9,11 +9,13 @@ is imported.
 from __future__ import annotations
 
 import copy
+import threading
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.ingest.errors import IngestError
+from app.ingest.xlsxstream import MERGE_LIMIT, ROW_SLACK, SheetScan, is_worksheet_part, package_key, remember_scans
 
 if TYPE_CHECKING:
     from app.config import Settings
@@ -157,7 +159,7 @@ def check_zip_limits(package: zipfile.ZipFile | list[zipfile.ZipInfo], settings:
             "请用 Excel 重新保存一份。",
         )
     if isinstance(package, zipfile.ZipFile):
-        _check_inflated_sizes(package, infos)
+        _check_inflated_sizes(package, infos, settings.max_rows + ROW_SLACK)
     for info in infos:
         ratio = info.file_size / max(1, info.compress_size)
         if info.file_size <= RATIO_FLOOR_BYTES or ratio <= settings.max_compression_ratio:
@@ -180,59 +182,63 @@ def check_zip_limits(package: zipfile.ZipFile | list[zipfile.ZipInfo], settings:
             )
 
 
-def _check_inflated_sizes(package: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -> None:
+def _check_inflated_sizes(package: zipfile.ZipFile, infos: list[zipfile.ZipInfo], row_limit: int) -> None:
     """Every part unpacks to exactly the size the directory declares. The limits above trust the
     directory, and so does the workbook reader's estimate of a sheet (xlsxstream), but calamine
     inflates what is there: a part that says 1 KB and holds 250 MB would pass them all. Each part
     is inflated once, as a stream, and at most one byte past its declared size (so a lie costs no
-    more than the truth would, and the truth is already within `max_uncompressed_mb`)."""
-    key = _package_key(package)
+    more than the truth would, and the truth is already within `max_uncompressed_mb`). On the way
+    each worksheet's bytes go through the workbook reader's searches (xlsxstream.SheetScan: a row
+    numbered past `row_limit`, the merged ranges), kept for the readers of this package: a sheet of
+    a million rows is then inflated by Python once, not three times. One thread checks a package at
+    a time; another asking for the same one (the early parse and the pipeline) waits for that."""
+    key = package_key(package)
     if key is not None and key in _verified:
         return
-    for info in infos:
-        if info.is_dir():
-            continue
-        declared = max(0, info.file_size)
-        probe = copy.copy(info)
-        # zipfile stops at the declared size (and calls that a bad CRC); let it inflate what is there
-        probe.file_size = 1 << 62
-        inflated = 0
-        try:
-            with package.open(probe) as stream:
-                while chunk := stream.read(min(1 << 20, declared + 1 - inflated)):
-                    inflated += len(chunk)
-                    if inflated > declared:
-                        break
-        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError, RuntimeError):
-            if inflated <= declared:
-                continue  # damaged or encrypted, not larger than it says: the readers report it
-        if inflated > declared:
-            raise IngestError(
-                "corrupt_file",
-                f"Part '{info.filename}' of the file unpacks to more than the {declared:,} bytes its zip directory "
-                "declares; files like this are made to slip past size limits.",
-                "If the file is genuine, open it in Excel or Word and save it again.",
-                f"文件中的“{info.filename}”解压后超过了 zip 目录声明的 {declared:,} 字节；这类文件是为了绕过大小限制而构造的。",
-                "如果文件来源可靠，请用 Excel 或 Word 打开后重新保存。",
-            )
-    if key is not None:
-        _verified.add(key)
+    with _checking:
+        if key is not None and key in _verified:
+            return
+        scans = {info.filename: _inflate_part(package, info, row_limit) for info in infos if not info.is_dir()}
+        if key is not None:
+            remember_scans(key, {part: scan for part, scan in scans.items() if scan is not None})
+            _verified.add(key)
 
 
-def _package_key(package: zipfile.ZipFile) -> tuple[str, int, int] | None:
-    """(path, size, modification time) of a package read from a file: the same file is verified
-    once per process (the early parse and the pipeline both sniff it)."""
-    name = package.filename
-    if not name:
-        return None
+def _inflate_part(package: zipfile.ZipFile, info: zipfile.ZipInfo, row_limit: int) -> SheetScan | None:
+    """Inflate one part up to one byte past its declared size, refusing it if it has more; the
+    complete scan of a worksheet's bytes, or None (not a worksheet, or not readable to the end)."""
+    declared = max(0, info.file_size)
+    probe = copy.copy(info)
+    # zipfile stops at the declared size (and calls that a bad CRC); let it inflate what is there
+    probe.file_size = 1 << 62
+    scan = SheetScan(row_limit=row_limit, merge_limit=MERGE_LIMIT) if is_worksheet_part(info.filename) else None
+    inflated = 0
     try:
-        stat = Path(name).stat()
-    except OSError:
-        return None
-    return (str(Path(name).resolve()), stat.st_size, stat.st_mtime_ns)
+        with package.open(probe) as stream:
+            stream._expected_crc = None  # sizes are checked here, not checksums (the readers check those)
+            while chunk := stream.read(min(1 << 20, declared + 1 - inflated)):
+                inflated += len(chunk)
+                if inflated > declared:
+                    break
+                if scan is not None:
+                    scan.feed(chunk)
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError, RuntimeError):
+        if inflated <= declared:
+            return None  # damaged or encrypted, not larger than it says: the readers report it
+    if inflated > declared:
+        raise IngestError(
+            "corrupt_file",
+            f"Part '{info.filename}' of the file unpacks to more than the {declared:,} bytes its zip directory "
+            "declares; files like this are made to slip past size limits.",
+            "If the file is genuine, open it in Excel or Word and save it again.",
+            f"文件中的“{info.filename}”解压后超过了 zip 目录声明的 {declared:,} 字节；这类文件是为了绕过大小限制而构造的。",
+            "如果文件来源可靠，请用 Excel 或 Word 打开后重新保存。",
+        )
+    return scan
 
 
 _verified: set[tuple[str, int, int]] = set()
+_checking = threading.Lock()
 
 
 def _xml_elements(package: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> int:

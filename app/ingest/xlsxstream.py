@@ -346,6 +346,11 @@ class SheetScan:
         self._long_row = _long_row_numbers(row_limit) if row_limit is not None else None
         self._found: list[tuple[int, int, int, int]] = []
         self._merge_tail = b""
+        self.whole = True  # False once the part could not be read to its end: such a scan is not kept
+
+    def feed_failed(self) -> None:
+        """The part could not be read to its end: what was fed is not the whole sheet."""
+        self.whole = False
 
     def satisfied(self) -> bool:
         """Nothing more to look for (a row past the limit found, enough merged ranges)."""

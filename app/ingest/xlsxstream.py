@@ -370,18 +370,24 @@ class SheetScan:
         cut = data.rfind(b"<")  # a tag cut by the chunk boundary is searched next time, whole
         cut = len(data) if cut < 0 or len(data) - cut > 4096 else cut
         # A row tag whose r is a number above the limit (cell references, r="A5000001", start
-        # with letters); tags with a namespace prefix (rare) only where the chunk has one.
-        plain, prefixed = self._long_row
-        found = [m for m in (plain.search(data, 0, cut),) if m]
-        namespaced = b":row" in data
-        if namespaced:
-            found += [m for m in (prefixed.search(data, 0, cut),) if m]
-        if found:
-            self.beyond = int(min(found, key=lambda m: m.start(1)).group(1))
-            return
-        self._rows += data.count(b"<row", 0, cut)  # <rowBreaks> too: a few more, on the safe side
-        if namespaced:  # a namespace prefix on the tags: counted the slow way
+        # with letters). One findall over the row tags counts them and gives each one's number
+        # past the limit, if it has one (b"" if not); tags with a namespace prefix (rare), where
+        # the chunk has one, are searched and counted on their own.
+        every, plain, prefixed = self._long_row
+        if b":row" in data:
+            found = [m for m in (plain.search(data, 0, cut), prefixed.search(data, 0, cut)) if m]
+            if found:
+                self.beyond = int(min(found, key=lambda m: m.start(1)).group(1))
+                return
+            self._rows += data.count(b"<row", 0, cut)  # <rowBreaks> too: a few more, on the safe side
             self._rows += sum(1 for _ in _ROW_TAG.finditer(data, 0, cut))
+        else:
+            tags = every.findall(data, 0, cut)  # each <row, <rowBreaks too: a few more, on the safe side
+            number = next((value for value in tags if value), None) if any(tags) else None
+            if number is not None:
+                self.beyond = int(number)
+                return
+            self._rows += len(tags)
         if self._rows > self.row_limit:
             self.beyond = self._rows
         self._row_tail = data[cut:]
@@ -442,11 +448,14 @@ def is_worksheet_part(name: str) -> bool:
     return base.endswith(".xml") and "sheet" in base and "shared" not in base
 
 
-def _long_row_numbers(limit: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
-    """Row start tags whose r attribute is a number above `limit`: without and with a namespace
-    prefix. Anchored on the tag's name, a search skips the cells' many attributes at C speed."""
+def _long_row_numbers(limit: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes], re.Pattern[bytes]]:
+    """Every `<row` with its r attribute's number when that is above `limit` (a findall gives b""
+    for the others); row start tags whose r is a number above `limit`, without and with a
+    namespace prefix. Anchored on the tag's name, a search skips the cells' many attributes at C
+    speed."""
     value = rb"\br\s*=\s*[\"'](" + _numbers_above(limit) + rb")[\"']"
     return (
+        re.compile(rb"<row(?:\s[^<>]*?" + value + rb")?"),
         re.compile(rb"<row\s[^<>]*?" + value),
         re.compile(rb"<[A-Za-z_][\w.-]*:row\s[^<>]*?" + value),
     )

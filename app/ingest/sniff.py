@@ -192,18 +192,29 @@ def _check_inflated_sizes(package: zipfile.ZipFile, infos: list[zipfile.ZipInfo]
     more than the truth would, and the truth is already within `max_uncompressed_mb`). On the way
     each worksheet's bytes go through the workbook reader's searches (xlsxstream.SheetScan: a row
     numbered past `row_limit`, the merged ranges), kept for the readers of this package: a sheet of
-    a million rows is then inflated by Python once, not three times. One thread checks a package at
-    a time; another asking for the same one (the early parse and the pipeline) waits for that."""
+    a million rows is then inflated by Python once, not four times (this check, the early parse's and the One thread checks a package at
+    pipeline's row searches, the merged ranges). One thread checks a package at a time; another asking
+    for the same one (the early parse and the pipeline) waits for that."""
     key = package_key(package)
-    if key is not None and key in _verified:
+    if key is None:  # a package in memory: nothing to share
+        for info in infos:
+            if not info.is_dir():
+                _inflate_part(package, info, row_limit)
         return
-    with _checking:
-        if key is not None and key in _verified:
+    if key in _verified:
+        return
+    with _checking_lock(key):
+        if key in _verified:
             return
         scans = {info.filename: _inflate_part(package, info, row_limit) for info in infos if not info.is_dir()}
-        if key is not None:
-            remember_scans(key, {part: scan for part, scan in scans.items() if scan is not None and scan.whole})
-            _verified.add(key)
+        remember_scans(key, {part: scan for part, scan in scans.items() if scan is not None and scan.whole})
+        _verified.add(key)
+
+
+def _checking_lock(key: tuple[str, int, int]) -> threading.Lock:
+    """The lock one package's check holds (other packages are checked meanwhile)."""
+    with _locks_guard:
+        return _checking.setdefault(key, threading.Lock())
 
 
 def _inflate_part(package: zipfile.ZipFile, info: zipfile.ZipInfo, row_limit: int) -> SheetScan | None:
@@ -308,7 +319,8 @@ def _read_ahead(chunks: Iterator[bytes], depth: int = 4) -> Iterator[bytes]:
 
 
 _verified: set[tuple[str, int, int]] = set()
-_checking = threading.Lock()
+_checking: dict[tuple[str, int, int], threading.Lock] = {}
+_locks_guard = threading.Lock()
 
 
 def _xml_elements(package: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> int:

@@ -192,9 +192,9 @@ def _check_inflated_sizes(package: zipfile.ZipFile, infos: list[zipfile.ZipInfo]
     more than the truth would, and the truth is already within `max_uncompressed_mb`). On the way
     each worksheet's bytes go through the workbook reader's searches (xlsxstream.SheetScan: a row
     numbered past `row_limit`, the merged ranges), kept for the readers of this package: a sheet of
-    a million rows is then inflated by Python once, not four times (this check, the early parse's and the One thread checks a package at
-    pipeline's row searches, the merged ranges). One thread checks a package at a time; another asking
-    for the same one (the early parse and the pipeline) waits for that."""
+    a million rows is then inflated by Python once, not four times (this check, the early parse's
+    and the pipeline's row searches, the merged ranges). One thread checks a package at a time;
+    another asking for the same one (the early parse and the pipeline) waits for that."""
     key = package_key(package)
     if key is None:  # a package in memory: nothing to share
         for info in infos:

@@ -6,6 +6,7 @@ inflating the sheet again. The answers must be what a pass of their own finds.""
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ PKG = "http://schemas.openxmlformats.org/package/2006/relationships"
 SHEET = "xl/worksheets/sheet1.xml"
 
 
-def package(path: Path, rows: list[str], merges: list[str] = (), prefix: str = "") -> Path:
+def package(path: Path, rows: list[str], merges: Sequence[str] = (), prefix: str = "") -> Path:
     """A minimal .xlsx whose one sheet holds `rows` (row elements as written) and `merges`
     (mergeCell refs); `prefix`: a namespace prefix on every tag (x:row)."""
     p = f"{prefix}:" if prefix else ""

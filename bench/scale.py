@@ -4,6 +4,7 @@
     python bench/scale.py --rows 100000          # one size only
     python bench/scale.py --rounds 5 --xlsx      # the workbook table too (calamine via pandas, polars)
     python bench/scale.py --base /work/main      # another checkout's inspect beside (before/after)
+    python bench/scale.py --xlsx-only            # the workbook table and the refusal, no CSV table
 
 Issue 27's table: every reader runs as a whole fresh process (start-up, imports and the read:
 what a user waits for), the tools interleaved round by round so that a busy machine slows them
@@ -314,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, action="append", help="row counts (default 10k, 100k, 1M)")
     ap.add_argument("--rounds", type=int, default=3, help="fresh-process runs per tool and size (median shown)")
     ap.add_argument("--xlsx", action="store_true", help="also the workbook table (building 1M rows takes minutes)")
+    ap.add_argument("--xlsx-only", action="store_true", help="the workbook table (and the refusal) without the CSV one")
     ap.add_argument("--base", type=Path, help="another checkout (e.g. main before a change): its inspect as a row too")
     args = ap.parse_args(argv)
     sizes = sorted(args.rows or SIZES)
@@ -324,9 +326,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.base:
         env["VERITY_BASE"] = str(args.base.resolve())
         base = ["verity (base)"]
-    csv = table("CSV", sizes, ["verity", *base, "pandas", "polars", "duckdb"], build_csv, args.rounds, env)
+    csv = None
+    if not args.xlsx_only:
+        csv = table("CSV", sizes, ["verity", *base, "pandas", "polars", "duckdb"], build_csv, args.rounds, env)
     xlsx = None
-    if args.xlsx:
+    if args.xlsx or args.xlsx_only:
         tools = ["verity", *base, "pandas+calamine", "polars+calamine"]
         xlsx = table("xlsx", sizes, tools, build_xlsx, args.rounds, env)
     tall = measure(["verity-refusal"], build_tall(), args.rounds, env)["verity-refusal"]

@@ -120,7 +120,7 @@ def _choose(path: str, sheet: str | None, settings: Settings) -> tuple[str, int]
     is unusual (the pipeline decides those)."""
     from app.ingest.sniff import sniff_format
     from app.ingest.table import HEAD_ROWS, layout_of_cells
-    from app.ingest.xlsxstream import XlsxBook, head_cells
+    from app.ingest.xlsxstream import ROW_SLACK, XlsxBook, head_cells
 
     try:
         if sniff_format(Path(path), settings) not in ("xlsx", "xlsm"):
@@ -134,7 +134,7 @@ def _choose(path: str, sheet: str | None, settings: Settings) -> tuple[str, int]
             head = book.head(entry, HEAD_ROWS)
             if head.complete or _declared_too_large(head.dimension, settings):
                 return None
-            if book.row_beyond(entry, settings.max_rows + 1000) is not None:
+            if book.row_beyond(entry, settings.max_rows + ROW_SLACK) is not None:
                 return None  # the pipeline refuses it unparsed (a row numbered past the limit)
         cells = head_cells(head.rows, HEAD_ROWS)
         width = max((len(row) for row in cells), default=0)
@@ -147,7 +147,9 @@ def _choose(path: str, sheet: str | None, settings: Settings) -> tuple[str, int]
 def _declared_too_large(dimension: tuple[int, int, int, int] | None, settings: Settings) -> bool:
     """The sheet says it is beyond the limits (the pipeline refuses it before parsing anything,
     readers._cells_limit): no parse is started for it."""
+    from app.ingest.xlsxstream import ROW_SLACK
+
     if dimension is None:
         return False
     rows, cols = dimension[2] + 1, dimension[3] + 1
-    return rows > settings.max_rows + 1000 or cols > settings.max_columns or rows * cols > settings.max_cells
+    return rows > settings.max_rows + ROW_SLACK or cols > settings.max_columns or rows * cols > settings.max_cells

@@ -27,11 +27,13 @@ from app.ingest.identifiers import is_identifier_name
 from app.ingest.pii import detect_injection, detect_pii, mask_frame
 from app.ingest.raw import RawSheet
 from app.ingest.readers import read_book
+from app.ingest.sniff import TEXT_EXTS
 from app.ingest.table import HEAD_ROWS, TableLayout, detect_layout
 from app.ingest.textvalues import text_array
 from app.ingest.types import infer_and_convert
 from app.ingest.warnings_text import warning
 
+TEXT_FORMATS = {ext.lstrip(".") for ext in TEXT_EXTS}  # the formats read_text reads (csv, tsv, txt)
 # Columns asked whether they never repeat before rows are hashed for duplicates (IDs come first).
 UNIQUE_KEY_PROBES = 3
 
@@ -95,6 +97,7 @@ def load_table(path: str | Path, sheet: str | None = None, settings: Settings | 
         date1904=book.date1904,
         on_column=lambda done: progress.report("types", rows, done),
         readings=extracted.readings,
+        one_column_at_a_time_when_big=book.format in TEXT_FORMATS,
     )
     _check_deadline(deadline, settings)
     progress.report("checks", rows, force=True)

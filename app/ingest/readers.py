@@ -27,7 +27,7 @@ from app.ingest.table import HEAD_ROWS
 from app.ingest.textfiles import read_text
 from app.ingest.textvalues import regex_hits, text_array
 from app.ingest.warnings_text import warning
-from app.ingest.xlsxstream import head_cells
+from app.ingest.xlsxstream import ROW_SLACK, head_cells
 
 # fastexcel/calamine log every dtype fallback as a warning; our own cleaning log covers that.
 for _logger in ("fastexcel", "calamine"):
@@ -111,7 +111,7 @@ def _guard(fn, *args, **kwargs):
 def _cells_limit(name: str, rows: int, cols: int, settings: Settings) -> IngestError | None:
     """Why the sheet is beyond the limits (raised only if it is the sheet chosen), or None."""
     hint, hint_zh = "Split the data or remove unused rows and columns.", "请把数据拆开，或删掉用不到的行和列。"
-    if rows > settings.max_rows + 1000 or cols > settings.max_columns:
+    if rows > settings.max_rows + ROW_SLACK or cols > settings.max_columns:
         return IngestError(
             "too_large",
             f"The sheet '{name}' has {rows:,} rows and {cols:,} columns; the limits are "
@@ -233,7 +233,7 @@ def _read_xlsx_streaming(
         if too_large is None and not head.complete:
             # Row numbers are not bounded by the bytes (`<row r="104800013">` is 20 of them): look
             # for the first row past the limit, and stop there.
-            beyond = book.row_beyond(entry, settings.max_rows + 1000)
+            beyond = book.row_beyond(entry, settings.max_rows + ROW_SLACK)
             if beyond is not None:
                 n_rows = beyond
                 too_large = _cells_limit(entry.name, n_rows, n_cols, settings)

@@ -9,11 +9,15 @@ is imported.
 from __future__ import annotations
 
 import copy
+import queue
+import threading
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.ingest.errors import IngestError
+from app.ingest.xlsxstream import MERGE_LIMIT, ROW_SLACK, SheetScan, is_worksheet_part, package_key, remember_scans
 
 if TYPE_CHECKING:
     from app.config import Settings
@@ -157,7 +161,7 @@ def check_zip_limits(package: zipfile.ZipFile | list[zipfile.ZipInfo], settings:
             "请用 Excel 重新保存一份。",
         )
     if isinstance(package, zipfile.ZipFile):
-        _check_inflated_sizes(package, infos)
+        _check_inflated_sizes(package, infos, settings.max_rows + ROW_SLACK)
     for info in infos:
         ratio = info.file_size / max(1, info.compress_size)
         if info.file_size <= RATIO_FLOOR_BYTES or ratio <= settings.max_compression_ratio:
@@ -180,59 +184,143 @@ def check_zip_limits(package: zipfile.ZipFile | list[zipfile.ZipInfo], settings:
             )
 
 
-def _check_inflated_sizes(package: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -> None:
+def _check_inflated_sizes(package: zipfile.ZipFile, infos: list[zipfile.ZipInfo], row_limit: int) -> None:
     """Every part unpacks to exactly the size the directory declares. The limits above trust the
     directory, and so does the workbook reader's estimate of a sheet (xlsxstream), but calamine
     inflates what is there: a part that says 1 KB and holds 250 MB would pass them all. Each part
     is inflated once, as a stream, and at most one byte past its declared size (so a lie costs no
-    more than the truth would, and the truth is already within `max_uncompressed_mb`)."""
-    key = _package_key(package)
-    if key is not None and key in _verified:
+    more than the truth would, and the truth is already within `max_uncompressed_mb`). On the way
+    each worksheet's bytes go through the workbook reader's searches (xlsxstream.SheetScan: a row
+    numbered past `row_limit`, the merged ranges), kept for the readers of this package: a sheet of
+    a million rows is then inflated by Python once, not four times (this check, the early parse's
+    and the pipeline's row searches, the merged ranges). One thread checks a package at a time;
+    another asking for the same one (the early parse and the pipeline) waits for that."""
+    key = package_key(package)
+    if key is None:  # a package in memory: nothing to share
+        for info in infos:
+            if not info.is_dir():
+                _inflate_part(package, info, row_limit)
         return
-    for info in infos:
-        if info.is_dir():
-            continue
-        declared = max(0, info.file_size)
-        probe = copy.copy(info)
-        # zipfile stops at the declared size (and calls that a bad CRC); let it inflate what is there
-        probe.file_size = 1 << 62
-        inflated = 0
-        try:
-            with package.open(probe) as stream:
-                while chunk := stream.read(min(1 << 20, declared + 1 - inflated)):
-                    inflated += len(chunk)
-                    if inflated > declared:
-                        break
-        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError, RuntimeError):
-            if inflated <= declared:
-                continue  # damaged or encrypted, not larger than it says: the readers report it
-        if inflated > declared:
-            raise IngestError(
-                "corrupt_file",
-                f"Part '{info.filename}' of the file unpacks to more than the {declared:,} bytes its zip directory "
-                "declares; files like this are made to slip past size limits.",
-                "If the file is genuine, open it in Excel or Word and save it again.",
-                f"文件中的“{info.filename}”解压后超过了 zip 目录声明的 {declared:,} 字节；这类文件是为了绕过大小限制而构造的。",
-                "如果文件来源可靠，请用 Excel 或 Word 打开后重新保存。",
-            )
-    if key is not None:
+    if key in _verified:
+        return
+    with _checking_lock(key):
+        if key in _verified:
+            return
+        scans = {info.filename: _inflate_part(package, info, row_limit) for info in infos if not info.is_dir()}
+        remember_scans(key, {part: scan for part, scan in scans.items() if scan is not None and scan.whole})
         _verified.add(key)
 
 
-def _package_key(package: zipfile.ZipFile) -> tuple[str, int, int] | None:
-    """(path, size, modification time) of a package read from a file: the same file is verified
-    once per process (the early parse and the pipeline both sniff it)."""
-    name = package.filename
-    if not name:
-        return None
+def _checking_lock(key: tuple[str, int, int]) -> threading.Lock:
+    """The lock one package's check holds (other packages are checked meanwhile)."""
+    with _locks_guard:
+        return _checking.setdefault(key, threading.Lock())
+
+
+def _inflate_part(package: zipfile.ZipFile, info: zipfile.ZipInfo, row_limit: int) -> SheetScan | None:
+    """Inflate one part up to one byte past its declared size, refusing it if it has more; the
+    complete scan of a worksheet's bytes, or None (not a worksheet, or not readable to the end).
+    Without the checksum (a tenth of the time): it only ever decides a part that has more bytes
+    than it says, which is then inflated again with it (`_larger_than_declared`)."""
+    scan = SheetScan(row_limit=row_limit, merge_limit=MERGE_LIMIT) if is_worksheet_part(info.filename) else None
+    if not _larger_than_declared(package, info, scan) or not _larger_than_declared(package, info, None, crc=True):
+        return scan
+    declared = max(0, info.file_size)
+    raise IngestError(
+        "corrupt_file",
+        f"Part '{info.filename}' of the file unpacks to more than the {declared:,} bytes its zip directory "
+        "declares; files like this are made to slip past size limits.",
+        "If the file is genuine, open it in Excel or Word and save it again.",
+        f"文件中的“{info.filename}”解压后超过了 zip 目录声明的 {declared:,} 字节；这类文件是为了绕过大小限制而构造的。",
+        "如果文件来源可靠，请用 Excel 或 Word 打开后重新保存。",
+    )
+
+
+def _larger_than_declared(
+    package: zipfile.ZipFile, info: zipfile.ZipInfo, scan: SheetScan | None, crc: bool = False
+) -> bool:
+    """Whether the part inflates to more than its declared size, reading at most one byte more;
+    `scan` is fed every byte (and told when the part cannot be read to its end). A part that
+    cannot be inflated (damaged, encrypted: the readers report it) or whose checksum is wrong
+    (`crc`) before it has shown a byte too many counts as not larger. A big worksheet is inflated
+    in a second thread (zlib lets go of the GIL) while this one searches the chunks already
+    inflated: on two cores the pass takes the longer of the two, not their sum."""
+    chunks = _inflated_chunks(package, info, crc)
+    if scan is not None and info.file_size >= THREADED_SCAN_BYTES:
+        chunks = _read_ahead(chunks)
+    for chunk in chunks:
+        if chunk is _LARGER:
+            return True
+        if chunk is _UNREADABLE:
+            if scan is not None:
+                scan.feed_failed()
+            return False
+        if scan is not None:
+            scan.feed(chunk)
+    return False
+
+
+# What _inflated_chunks yields last when the part has more bytes than declared, or cannot be read.
+_LARGER, _UNREADABLE = b"larger", b"unreadable"
+THREADED_SCAN_BYTES = 64 * 1024 * 1024  # worksheets this big (inflated) are read ahead in a thread
+
+
+def _inflated_chunks(package: zipfile.ZipFile, info: zipfile.ZipInfo, crc: bool) -> Iterator[bytes]:
+    """The part's bytes in 1 MB chunks, up to its declared size; then _LARGER when there is more,
+    or _UNREADABLE when it cannot be inflated to its end (a chunk is never one of these objects)."""
+    declared = max(0, info.file_size)
+    probe = copy.copy(info)
+    # zipfile stops at the declared size (and calls that a bad CRC); let it inflate what is there
+    probe.file_size = 1 << 62
+    inflated = 0
     try:
-        stat = Path(name).stat()
-    except OSError:
-        return None
-    return (str(Path(name).resolve()), stat.st_size, stat.st_mtime_ns)
+        with package.open(probe) as stream:
+            if not crc and hasattr(stream, "_expected_crc"):
+                stream._expected_crc = None  # sizes are checked here; a wrong checksum only with `crc`
+            while chunk := stream.read(min(1 << 20, declared + 1 - inflated)):
+                inflated += len(chunk)
+                if inflated > declared:
+                    yield _LARGER
+                    return
+                yield chunk
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError, RuntimeError):
+        yield _UNREADABLE
+
+
+def _read_ahead(chunks: Iterator[bytes], depth: int = 4) -> Iterator[bytes]:
+    """The same chunks, produced by a thread that keeps at most `depth` of them ahead."""
+    ready: queue.Queue[bytes | BaseException | None] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for chunk in chunks:
+                if stop.is_set():
+                    return
+                ready.put(chunk)
+            ready.put(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which raises it
+            ready.put(exc)
+
+    worker = threading.Thread(target=produce, name="verity-inflate", daemon=True)
+    worker.start()
+    try:
+        while (item := ready.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():  # let a producer blocked on a full queue see the stop
+            try:
+                ready.get_nowait()
+            except queue.Empty:
+                worker.join(0.01)
 
 
 _verified: set[tuple[str, int, int]] = set()
+_checking: dict[tuple[str, int, int], threading.Lock] = {}
+_locks_guard = threading.Lock()
 
 
 def _xml_elements(package: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> int:

@@ -104,12 +104,16 @@ def infer_and_convert(
     date1904: bool = False,
     on_column: Callable[[float], None] | None = None,
     readings: Mapping[str, TextReading] | None = None,
+    one_column_at_a_time_when_big: bool = True,
 ) -> tuple[pd.DataFrame, dict[str, str], list[dict]]:
     """The typed table, each column's type and the cleaning log. `frame` is emptied as its columns
     are converted (each text column's memory is freed once its typed column exists: a big table
     is never held twice), so the caller must not use it afterwards. `on_column(fraction done)` is
     told after each column (a background read's progress, app.ingest.progress). `readings`: the
-    columns a text file's reader already typed (by name), whose type and log follow from how."""
+    columns a text file's reader already typed (by name), whose type and log follow from how.
+    `one_column_at_a_time_when_big`: tables of SERIAL_CELLS or more convert their columns one at a
+    time (a text file's read peaks here); a workbook's peak is calamine's parse (its grid of every
+    cell, gone by now), far above two columns' copies, so its reader passes False."""
     readings = readings or {}
     types: dict[str, str] = {}
     source = frame
@@ -120,7 +124,7 @@ def infer_and_convert(
     names = list(frame.columns)
     # The columns by position (names can repeat in a frame a caller built), and no frame holding them.
     columns: dict[int, pd.Series] = {i: frame.iloc[:, i] for i in range(len(names))}
-    parallel = PARALLEL_CELLS <= frame.size < SERIAL_CELLS
+    parallel = PARALLEL_CELLS <= frame.size and (frame.size < SERIAL_CELLS or not one_column_at_a_time_when_big)
     if source is not frame:
         source.drop(columns=source.columns, inplace=True)
     frame.drop(columns=frame.columns, inplace=True)

@@ -17,6 +17,7 @@ module cannot understand raises, and the caller falls back to fastexcel.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import zipfile
@@ -28,12 +29,14 @@ from xml.etree import ElementTree as ET
 
 _CELL_REF = re.compile(r"^([A-Z]{1,3})(\d+)$")
 _MERGE = re.compile(rb'<(?:\w+:)?mergeCell\s+ref="([A-Z]{1,3})(\d+)(?::([A-Z]{1,3})(\d+))?"')
-_ROW_NUMBER = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?row\s[^<>]*\br\s*$")
 _ROW_TAG = re.compile(rb"<[A-Za-z_][\w.-]*:row(?=[\s/>])")
 _DIMENSION = re.compile(rb'<(?:\w+:)?dimension\s+ref="([A-Z]{1,3})(\d+)(?::([A-Z]{1,3})(\d+))?"')
 # Built-in number formats that are dates or times (ECMA-376 18.8.30, plus the CJK locale ids).
 _DATE_FMT_IDS = set(range(14, 23)) | set(range(27, 37)) | set(range(45, 48)) | set(range(50, 59)) | set(range(71, 82))
 CHUNK = 1 << 20
+MERGE_LIMIT = 100_000  # merged ranges read from one sheet
+# Rows a sheet may have beyond settings.max_rows before it is refused (readers._cells_limit).
+ROW_SLACK = 1000
 
 
 def local(tag: str) -> str:
@@ -298,53 +301,164 @@ class XlsxBook:
         byte search of the decompressed sheet (C speed, constant memory) that stops at the first
         row numbered past the limit (`<row r="104800013">`: a reader makes the sheet that tall) or
         when there are more row tags than the limit. Unnumbered rows after a numbered one can take
-        a sheet past the limit by at most their count, which the full read still refuses."""
-        # Any attribute value that is a number above the limit (a fast search: such values are
-        # rare), then whether it is a row's r; cell references (r="A5000001") start with letters.
-        long_number = re.compile(rb"=\s*[\"'](" + _numbers_above(limit) + rb")[\"']")
-        rows, tail = 0, b""
-        with self.zf.open(self.names[sheet.part]) as fh:
-            if hasattr(fh, "_expected_crc"):
-                fh._expected_crc = None  # a search, not an extraction (the package was verified when sniffed)
-            while chunk := fh.read(CHUNK):
-                data = tail + chunk
-                cut = data.rfind(b"<")  # a tag cut by the chunk boundary is searched next time, whole
-                cut = len(data) if cut < 0 or len(data) - cut > 4096 else cut
-                for match in long_number.finditer(data, 0, cut):
-                    number = int(match.group(1))
-                    if number > limit and _ROW_NUMBER.search(
-                        data, max(0, data.rfind(b"<", 0, match.start())), match.start()
-                    ):
-                        return number
-                rows += data.count(b"<row", 0, cut)  # <rowBreaks> too: a few more, on the safe side
-                if b":row" in data:  # a namespace prefix on the tags (rare): counted the slow way
-                    rows += sum(1 for _ in _ROW_TAG.finditer(data, 0, cut))
-                if rows > limit:
-                    return rows
-                tail = data[cut:]
-        return None
+        a sheet past the limit by at most their count, which the full read still refuses. The
+        answer of the sniffer's pass over the package (`scanned`) when it had this limit."""
+        done = scanned(self.zf, self.names[sheet.part])
+        if done is not None and done.row_limit == limit:
+            return done.beyond
+        scan = SheetScan(row_limit=limit)
+        self._scan(sheet, scan)
+        return scan.beyond
 
-    def merges(self, sheet: SheetEntry, limit: int = 100_000) -> list[tuple[int, int, int, int]]:
+    def merges(self, sheet: SheetEntry, limit: int = MERGE_LIMIT) -> list[tuple[int, int, int, int]]:
         """Merged ranges as 0-based inclusive (r0, c0, r1, c1), found by a byte search of the
-        decompressed sheet (zlib speed, constant memory); no XML tree is built."""
-        out: list[tuple[int, int, int, int]] = []
-        tail = b""
+        decompressed sheet (zlib speed, constant memory); no XML tree is built. The sniffer's pass
+        over the package found them already when it read this sheet (`scanned`)."""
+        done = scanned(self.zf, self.names[sheet.part])
+        if done is not None and done.merge_limit == limit:
+            return done.merges()
+        scan = SheetScan(merge_limit=limit)
+        self._scan(sheet, scan)
+        return scan.merges()
+
+    def _scan(self, sheet: SheetEntry, scan: SheetScan) -> None:
         with self.zf.open(self.names[sheet.part]) as fh:
             if hasattr(fh, "_expected_crc"):
                 fh._expected_crc = None  # a search, not an extraction: skip the CRC pass (~25% of the time)
-            while len(out) < limit:
-                chunk = fh.read(CHUNK)
-                if not chunk:
-                    break
-                data = tail + chunk
-                if b"mergeCell" in data:
-                    for m in _MERGE.finditer(data):
-                        c0, r0 = col_index(m.group(1).decode()), int(m.group(2)) - 1
-                        c1 = col_index(m.group(3).decode()) if m.group(3) else c0
-                        r1 = int(m.group(4)) - 1 if m.group(4) else r0
-                        out.append((r0, c0, r1, c1))
-                tail = data[-200:]  # a tag cut by the chunk boundary is matched next time (deduplicated)
-        return list(dict.fromkeys(out))[:limit]
+            while not scan.satisfied() and (chunk := fh.read(CHUNK)):
+                scan.feed(chunk)
+
+
+class SheetScan:
+    """What a byte search of a worksheet part finds, fed its decompressed bytes chunk by chunk
+    (`CHUNK` long, the last one shorter), in one pass: the first row numbered past `row_limit`
+    (or the row count, once there are more row tags than that) and the merged ranges (at most
+    `merge_limit`). The sniffer (app.ingest.sniff) inflates every part of a package once anyway, to
+    check its size; it feeds each worksheet to one of these on the way, so that neither search
+    inflates the sheet again (at a million rows each pass costs seconds)."""
+
+    def __init__(self, row_limit: int | None = None, merge_limit: int | None = None) -> None:
+        self.row_limit = row_limit
+        self.merge_limit = merge_limit
+        self.beyond: int | None = None
+        self._rows = 0
+        self._row_tail = b""
+        self._long_row = _long_row_numbers(row_limit) if row_limit is not None else None
+        self._found: list[tuple[int, int, int, int]] = []
+        self._merge_tail = b""
+        self.whole = True  # False once the part could not be read to its end: such a scan is not kept
+
+    def feed_failed(self) -> None:
+        """The part could not be read to its end: what was fed is not the whole sheet."""
+        self.whole = False
+
+    def satisfied(self) -> bool:
+        """Nothing more to look for (a row past the limit found, enough merged ranges)."""
+        rows_done = self.row_limit is None or self.beyond is not None
+        merges_done = self.merge_limit is None or len(self._found) >= self.merge_limit
+        return rows_done and merges_done
+
+    def feed(self, chunk: bytes) -> None:
+        if self.row_limit is not None and self.beyond is None:
+            self._feed_rows(chunk)
+        if self.merge_limit is not None and len(self._found) < self.merge_limit:
+            self._feed_merges(chunk)
+
+    def _feed_rows(self, chunk: bytes) -> None:
+        assert self.row_limit is not None and self._long_row is not None
+        data = self._row_tail + chunk
+        cut = data.rfind(b"<")  # a tag cut by the chunk boundary is searched next time, whole
+        cut = len(data) if cut < 0 or len(data) - cut > 4096 else cut
+        # A row tag whose r is a number above the limit (cell references, r="A5000001", start
+        # with letters). One findall over the row tags counts them and gives each one's number
+        # past the limit, if it has one (b"" if not); tags with a namespace prefix (rare), where
+        # the chunk has one, are searched and counted on their own.
+        every, plain, prefixed = self._long_row
+        if b":row" in data:
+            found = [m for m in (plain.search(data, 0, cut), prefixed.search(data, 0, cut)) if m]
+            if found:
+                self.beyond = int(min(found, key=lambda m: m.start(1)).group(1))
+                return
+            self._rows += data.count(b"<row", 0, cut)  # <rowBreaks> too: a few more, on the safe side
+            self._rows += sum(1 for _ in _ROW_TAG.finditer(data, 0, cut))
+        else:
+            tags = every.findall(data, 0, cut)  # each <row, <rowBreaks too: a few more, on the safe side
+            number = next((value for value in tags if value), None) if any(tags) else None
+            if number is not None:
+                self.beyond = int(number)
+                return
+            self._rows += len(tags)
+        if self._rows > self.row_limit:
+            self.beyond = self._rows
+        self._row_tail = data[cut:]
+
+    def _feed_merges(self, chunk: bytes) -> None:
+        data = self._merge_tail + chunk
+        if b"mergeCell" in data:
+            for m in _MERGE.finditer(data):
+                c0, r0 = col_index(m.group(1).decode()), int(m.group(2)) - 1
+                c1 = col_index(m.group(3).decode()) if m.group(3) else c0
+                r1 = int(m.group(4)) - 1 if m.group(4) else r0
+                self._found.append((r0, c0, r1, c1))
+        self._merge_tail = data[-200:]  # a tag cut by the chunk boundary is matched next time (deduplicated)
+
+    def merges(self) -> list[tuple[int, int, int, int]]:
+        return list(dict.fromkeys(self._found))[: self.merge_limit]
+
+
+def package_key(package: zipfile.ZipFile) -> tuple[str, int, int] | None:
+    """(path, size, modification time) of a package read from a file, None for one in memory: what
+    identifies it across the readers of one process (the early parse and the pipeline both sniff
+    it, each opening it anew)."""
+    name = package.filename
+    if not name:
+        return None
+    try:
+        stat = os.stat(name)
+    except OSError:
+        return None
+    return (os.path.realpath(name), stat.st_size, stat.st_mtime_ns)
+
+
+# The scans of the last few packages sniffed: (package key, part's name in the zip) -> its SheetScan.
+_scans: dict[tuple[tuple[str, int, int], str], SheetScan] = {}
+_SCANNED_PACKAGES = 4
+
+
+def remember_scans(key: tuple[str, int, int], scans: dict[str, SheetScan]) -> None:
+    """Keep the complete scans of a package's worksheets (every byte fed) for its readers."""
+    packages = list(dict.fromkeys(k for k, _ in _scans))
+    for old in packages[: max(0, len(packages) - _SCANNED_PACKAGES + 1)]:
+        for entry in [e for e in _scans if e[0] == old]:
+            del _scans[entry]
+    for part, scan in scans.items():
+        _scans[(key, part)] = scan
+
+
+def scanned(package: zipfile.ZipFile, part: str) -> SheetScan | None:
+    """The sniffer's complete scan of this part of this package, if it made one."""
+    key = package_key(package)
+    return _scans.get((key, part)) if key is not None else None
+
+
+def is_worksheet_part(name: str) -> bool:
+    """Whether a package part is likely a worksheet (xl/worksheets/sheet1.xml; minimal writers
+    put sheet1.xml elsewhere): the parts the sniffer scans. A miss costs only a second pass."""
+    base = posixpath.basename(name.replace("\\", "/")).lower()
+    return base.endswith(".xml") and "sheet" in base and "shared" not in base
+
+
+def _long_row_numbers(limit: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes], re.Pattern[bytes]]:
+    """Every `<row` with its r attribute's number when that is above `limit` (a findall gives b""
+    for the others); row start tags whose r is a number above `limit`, without and with a
+    namespace prefix. Anchored on the tag's name, a search skips the cells' many attributes at C
+    speed."""
+    value = rb"\br\s*=\s*[\"'](" + _numbers_above(limit) + rb")[\"']"
+    return (
+        re.compile(rb"<row(?:\s[^<>]*?" + value + rb")?"),
+        re.compile(rb"<row\s[^<>]*?" + value),
+        re.compile(rb"<[A-Za-z_][\w.-]*:row\s[^<>]*?" + value),
+    )
 
 
 def _numbers_above(limit: int) -> bytes:

@@ -6,7 +6,9 @@ re-computes every number it reports as reproduced.
 - `--reuse-profiles`: a data profile no reported number cites is the run's own (it is not computed
   again); a profile a number cites is re-computed and compared like every other call;
 - column kinds of Arrow-backed columns are remembered per Arrow array (arrays never change), and a
-  column given new values is classified again.
+  column given new values is classified again;
+- the check's sandbox starts before its script exists (`start_check`: imports and reads ahead while the
+  agent runs) and runs the script sent later to the same outcome as the ordinary check.
 
 The scripts are the real analysis.py, run as a user runs them (tests/test_reproduce.py's helpers)."""
 
@@ -23,7 +25,9 @@ import pytest
 from analysis_tools.common import _column_kind, column_kind
 from app.ingest.pipeline import save_working_copy
 from app.paths import REPO_ROOT
+from app.reports.reproduce import Limits, check_analysis_script, start_check
 from tests.test_reproduce import model_evidence, report, run_script, sales_frame, welch_f, write_case
+from tests.test_sandbox_escape import require_mode
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -129,3 +133,55 @@ def test_the_question_readings_example_vectors_are_kept_between_processes(tmp_pa
     assert other.shape == (3, 384) and (other[:2] - first).max() < 1e-5
     assert len(list((tmp_path / "data" / "cache").glob("examples-*.npy"))) == 1  # the old list's file is gone
     get_settings.cache_clear()
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "unshare"])
+def test_an_early_check_runs_the_script_sent_later_to_the_same_outcome(tmp_path, mode):
+    require_mode(mode)
+    frame = sales_frame()
+    working = save_working_copy(frame, tmp_path / "store" / "working_v1.parquet")
+    data = tmp_path / "upload" / "sales.csv"
+    data.parent.mkdir()
+    frame.to_csv(data, index=False)
+    limits = Limits(timeout_s=150)
+    # started before the script exists (as `verity analyze` starts it before the agent runs)
+    early = start_check(limits, None, [data], mode, {"sales": working})
+    assert early is not None
+    content = report(model_evidence(frame, welch_f(frame)))
+    script = write_case(tmp_path / "early", content)
+    outcome = early.finish(script, limits, None, [data], {"sales": working})
+    printed = (script.parent / "analysis_output.txt").read_text(encoding="utf-8")
+    assert outcome.summary is not None and outcome.summary["status"] == "passed", printed
+    assert f"loaded sales: {working} (120 rows)" in printed  # the working copy the sandbox read ahead
+    assert "✓ Reproduced: all 3 numbers match the report." in printed
+
+    ordinary = write_case(tmp_path / "ordinary", content)
+    same = check_analysis_script(ordinary, limits, None, [data], mode, {"sales": working})
+    assert same == outcome
+    assert (ordinary.parent / "analysis_output.txt").read_text(encoding="utf-8") == printed
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "unshare"])
+def test_an_early_check_for_other_inputs_or_cancelled_runs_nothing_of_its_own(tmp_path, mode):
+    require_mode(mode)
+    frame = sales_frame()
+    working = save_working_copy(frame, tmp_path / "store" / "working_v1.parquet")
+    limits = Limits(timeout_s=150)
+    content = report(model_evidence(frame, welch_f(frame)))
+
+    # the run's tables changed: the script is checked the ordinary way (here: reading the upload)
+    script = write_case(tmp_path / "changed", content)
+    early = start_check(limits, None, [], mode, {"sales": working})
+    assert early is not None
+    outcome = early.finish(script, limits, None, [script.parent / "sales.csv"], {})
+    printed = (script.parent / "analysis_output.txt").read_text(encoding="utf-8")
+    assert outcome.summary is not None and outcome.summary["status"] == "passed", printed
+    assert f"loaded sales: {script.parent / 'sales.csv'} (120 rows)" in printed
+    assert not early.running
+
+    # nothing to check (the run stopped): the sandbox is stopped, its script never sent
+    early = start_check(limits, None, [], mode, {"sales": working})
+    assert early is not None and early.running
+    early.cancel()
+    assert not early.running
+    early.cancel()  # twice is harmless

@@ -73,7 +73,9 @@ def _column_kind(series: pd.Series) -> str:
         if n == 0:
             return "number"
         values = s.to_numpy(dtype=float)
-        if set(np.unique(values)).issubset({0.0, 1.0}) and n >= 2 and s.nunique() == 2:
+        # every value 0 or 1 (a comparison per value: np.unique sorted a million of them, and a set of
+        # its result was built, for each numeric column)
+        if n >= 2 and bool(((values == 0.0) | (values == 1.0)).all()) and s.nunique() == 2:
             return "boolean"
         integral = bool(np.all(np.isfinite(values)) and np.all(values == np.round(values)))
         if integral and _looks_like_identifier(series.name, s):
@@ -82,8 +84,8 @@ def _column_kind(series: pd.Series) -> str:
     if n == 0:
         return "text"
     strings = s.astype(str).str.strip()
-    lowered = set(strings.str.lower().unique()[:10])
-    if strings.nunique() <= 2 and lowered <= _TRUE_FALSE:
+    unique = strings.nunique()  # (counted once: each count hashes every value)
+    if unique <= 2 and set(strings.str.lower().unique()[:10]) <= _TRUE_FALSE:
         return "boolean"
     sample = strings.sample(min(n, 300), random_state=0) if n > 300 else strings
     parsed = pd.to_numeric(sample.str.replace(_NUMBER_JUNK, "", regex=True), errors="coerce")
@@ -92,18 +94,19 @@ def _column_kind(series: pd.Series) -> str:
         return "integer" if np.all(valid == np.round(valid)) else "number"
     if _parses_as_dates(sample):
         return "datetime"
-    if _looks_like_identifier(series.name, s):
+    # values distinct once stripped are distinct as they are (stripping only makes values equal)
+    if _looks_like_identifier(series.name, s, distinct=n if unique == n else None):
         return "identifier"
-    unique = strings.nunique()
     mean_len = float(sample.str.len().mean())
     if unique <= max(20, 0.05 * n) or (unique / n < 0.5 and mean_len <= 30):
         return "category"
     return "text"
 
 
-def _looks_like_identifier(name: Any, s: pd.Series) -> bool:
+def _looks_like_identifier(name: Any, s: pd.Series, distinct: int | None = None) -> bool:
+    """`distinct`: s.nunique() where the caller knows it already."""
     n = len(s)
-    if n < 10 or s.nunique() != n:
+    if n < 10 or (s.nunique() if distinct is None else distinct) != n:
         return False
     if is_identifier_name(name):
         return True

@@ -129,12 +129,13 @@ def _parses_as_dates(sample: pd.Series) -> bool:
     return bool(parsed.notna().mean() >= 0.9)
 
 
-def column_role(kind: str, series: pd.Series) -> str:
-    """How an analyst would use a column: metric, dimension, time, id or text."""
+def column_role(kind: str, series: pd.Series, distinct: int | None = None) -> str:
+    """How an analyst would use a column: metric, dimension, time, id or text. `distinct`: the
+    column's number of distinct values, where the caller has counted them."""
     if kind in ("number",):
         return "metric"
     if kind == "integer":
-        return "dimension" if series.nunique(dropna=True) <= 10 else "metric"
+        return "dimension" if (series.nunique(dropna=True) if distinct is None else distinct) <= 10 else "metric"
     if kind in ("category", "boolean"):
         return "dimension"
     return {"datetime": "time", "identifier": "id"}.get(kind, "text")
@@ -157,12 +158,36 @@ def coerce_numeric(series: pd.Series) -> tuple[pd.Series, int]:
         return out.where(np.isfinite(out)), 0
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return pd.Series(np.nan, index=series.index), int(series.notna().sum())
+    if len(series) >= _FACTORIZE_FROM and pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
+        return _coerce_distinct(series)
+    out, failing = _coerce_text(series)
+    return out, int(failing.sum())
+
+
+# From this many values a string column is converted one distinct value at a time (postcodes, amounts
+# typed as text: a million values, a few thousand distinct). Only string dtypes: an object column may
+# hold 1 and 1.0 and True, which factorize takes for one value but which convert differently.
+_FACTORIZE_FROM = 10_000
+
+
+def _coerce_distinct(series: pd.Series) -> tuple[pd.Series, int]:
+    """coerce_numeric of a string column, each distinct value converted once (the same numbers)."""
+    codes, distinct = pd.factorize(series, use_na_sentinel=True)
+    values, failing = _coerce_text(pd.Series(distinct, dtype=series.dtype))
+    present = codes >= 0
+    out = np.full(len(series), np.nan)
+    out[present] = values.to_numpy(dtype=float)[codes[present]]
+    failed = int(np.bincount(codes[present], minlength=len(distinct))[failing.to_numpy(dtype=bool)].sum())
+    return pd.Series(out, index=series.index, name=series.name), failed
+
+
+def _coerce_text(series: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Text as numbers (NaN where not a number), and which non-empty values failed."""
     text = series.astype("string").str.strip()
     cleaned = text.str.replace(_NUMBER_JUNK, "", regex=True)
     out = pd.to_numeric(cleaned, errors="coerce").astype(float)
     out = out.where(np.isfinite(out))
-    failed = int((text.notna() & (text != "") & out.isna()).sum())
-    return out, failed
+    return out, (text.notna() & (text != "") & out.isna()).fillna(False)
 
 
 def require_numeric(data: pd.DataFrame, column: str, ctx: ToolContext, min_share: float = 0.9) -> pd.Series:

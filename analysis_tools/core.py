@@ -191,7 +191,7 @@ def _profile_column(series: pd.Series, n: int) -> dict:
     p: dict = {
         "name": str(series.name),
         "kind": kind,
-        "role": column_role(kind, series),
+        "role": column_role(kind, series, unique),
         "dtype": str(series.dtype),
         "missing": missing,
         "missing_share": missing / n if n else 0.0,

@@ -185,3 +185,23 @@ def test_an_early_check_for_other_inputs_or_cancelled_runs_nothing_of_its_own(tm
     early.cancel()
     assert not early.running
     early.cancel()  # twice is harmless
+
+
+def test_a_big_text_columns_numbers_and_profile_are_those_of_the_value_by_value_reading():
+    """coerce_numeric converts a big string column one distinct value at a time, and profile_dataset counts
+    duplicates as the reader does: the same numbers as converting every value and DataFrame.duplicated."""
+    import numpy as np
+
+    from analysis_tools import ToolContext, run_tool
+    from analysis_tools.common import _coerce_text, coerce_numeric
+
+    typed = [" 1,200 ", "3.5", "abc", "", "¥40", None, "1e3", "-0", "inf", "12%", "9007199254740993", " "]
+    rng = np.random.default_rng(0)
+    column = pd.Series(rng.choice(np.array(typed, dtype=object), 30_000), dtype="str", name="amount")
+    numbers, failed = coerce_numeric(column)
+    each, failing = _coerce_text(column)
+    assert numbers.equals(each) and numbers.name == "amount" and failed == int(failing.sum()) > 0
+
+    frame = pd.DataFrame({"amount": column, "n": rng.integers(0, 3, len(column))})
+    profile = run_tool("profile_dataset", frame, ctx=ToolContext())
+    assert profile.metrics["duplicate_rows"] == int(frame.duplicated().sum()) > 0

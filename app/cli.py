@@ -272,6 +272,7 @@ def analyze_command(args: argparse.Namespace) -> int:
     question = args.question or DEFAULT_QUESTION[language]
     db = open_database(settings)
     service = RunService(db, settings)
+    service.kept_frames = {}  # a run paused for a question resumes at once here: its tables are read once
     try:
         with db.session() as session:
             workspace = create_workspace(session, f"CLI: {args.files[0].name}")

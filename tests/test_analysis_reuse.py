@@ -205,3 +205,28 @@ def test_a_big_text_columns_numbers_and_profile_are_those_of_the_value_by_value_
     frame = pd.DataFrame({"amount": column, "n": rng.integers(0, 3, len(column))})
     profile = run_tool("profile_dataset", frame, ctx=ToolContext())
     assert profile.metrics["duplicate_rows"] == int(frame.duplicated().sum()) > 0
+
+
+def test_a_service_that_keeps_frames_reads_each_working_copy_once_and_gives_each_turn_its_own(tmp_path, monkeypatch):
+    """`verity analyze` resumes a run paused for a question in the same process: its RunService keeps the
+    tables (kept_frames) instead of reading each working copy again, and what one turn does to its table
+    never reaches the next turn's."""
+    import app.workspaces as workspaces
+    from app.workspaces import active_datasets
+    from tests.factories import SAMPLES, setup
+
+    _settings, db, service, workspace_id = setup(tmp_path, SAMPLES / "retail_sales.xlsx")
+    reads = []
+    real = workspaces.read_working_copy
+    monkeypatch.setattr(workspaces, "read_working_copy", lambda path: reads.append(path) or real(path))
+    with db.session() as session:
+        (dataset,) = active_datasets(session, workspace_id)
+        fresh = service.turn_frame(dataset)  # (kept_frames unset: the server's way, read every time)
+        assert service.turn_frame(dataset) is not fresh and len(reads) == 2
+        service.kept_frames = {}
+        first = service.turn_frame(dataset)
+        first["added by a tool"] = 1
+        first.iloc[0, 0] = None
+        second = service.turn_frame(dataset)
+    assert len(reads) == 3  # one read for both turns
+    assert "added by a tool" not in second.columns and second.equals(fresh)

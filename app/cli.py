@@ -248,16 +248,29 @@ def sandbox_status(settings) -> str:
     )
 
 
+def _load_the_agent() -> None:
+    """Import the agent, the tools (scipy.stats, matplotlib ...) and the report writers: ~2 s of CPU that
+    `verity analyze` spends while the upload is read in its forked child (bounded.while_reading).
+    Anything that fails here fails again, and is reported, where the command imports it."""
+    try:
+        import analysis_tools
+        import app.reports.render
+        import app.runs  # noqa: F401 - the agent and its toolbox
+
+        analysis_tools.registry()
+    except Exception:  # noqa: BLE001 - see above
+        return
+
+
 def analyze_command(args: argparse.Namespace) -> int:
-    from app.agent import detect_language
     from app.cli_inspect import print_ingest_error
     from app.cli_questions import parse_answers
     from app.config import get_settings
     from app.db.session import open_database
+    from app.ingest.bounded import while_reading
     from app.ingest.errors import IngestError
     from app.reports.reproduce import Limits, start_check
     from app.reports.script import dataset_sources
-    from app.runs import RunService
     from app.workspaces import active_datasets, add_dataset, create_workspace, first_working_copies, local_sources
 
     try:
@@ -268,11 +281,13 @@ def analyze_command(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty() and not args.no_input
     settings = get_settings()
     log_file = configure_logging(settings)
-    language = args.lang or (detect_language(args.question, settings.lang) if args.question else settings.lang)
-    question = args.question or DEFAULT_QUESTION[language]
+
+    def run_language() -> str:
+        from app.agent import detect_language  # (imported while the file was read; here when none was read)
+
+        return args.lang or (detect_language(args.question, settings.lang) if args.question else settings.lang)
+
     db = open_database(settings)
-    service = RunService(db, settings)
-    service.kept_frames = {}  # a run paused for a question resumes at once here: its tables are read once
     try:
         with db.session() as session:
             workspace = create_workspace(session, f"CLI: {args.files[0].name}")
@@ -285,7 +300,15 @@ def analyze_command(args: argparse.Namespace) -> int:
                         f"找不到文件：{path}",
                         "请检查文件路径。",
                     )
-                add_dataset(session, settings, workspace, path, path.name, args.sheet)
+                # the agent's modules load while the upload is read (in a forked child: two cores work)
+                with while_reading(_load_the_agent):
+                    add_dataset(session, settings, workspace, path, path.name, args.sheet)
+            from app.runs import RunService
+
+            language = run_language()
+            service = RunService(db, settings)
+            service.kept_frames = {}  # a run paused for a question resumes at once here: its tables are read once
+            question = args.question or DEFAULT_QUESTION[language]
             run_id = service.create(session, workspace, question, language).id
             active = active_datasets(session, workspace.id)
             datasets = local_sources(settings, dataset_sources(active))
@@ -293,7 +316,7 @@ def analyze_command(args: argparse.Namespace) -> int:
             # again (the same table; a million-row CSV's read was most of the check)
             working = first_working_copies(session, settings, active)
     except IngestError as err:
-        print_ingest_error(err, language)
+        print_ingest_error(err, run_language())
         return EXIT_BAD_INPUT
     # the check's sandbox starts now: its imports (~1.5 s of CPU) and its read of the working copies run
     # on the other core while the agent runs; it waits there for analysis.py (reproduce.start_check)

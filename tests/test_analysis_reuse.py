@@ -230,3 +230,25 @@ def test_a_service_that_keeps_frames_reads_each_working_copy_once_and_gives_each
         second = service.turn_frame(dataset)
     assert len(reads) == 3  # one read for both turns
     assert "added by a tool" not in second.columns and second.equals(fresh)
+
+
+def test_work_given_to_while_reading_runs_in_the_parent_while_its_forked_child_reads(tmp_path):
+    """`verity analyze` imports the agent while the upload is read: the one-threaded CLI forks the read,
+    and the parent runs the work meanwhile (once), not in a thread (a process with two threads must not
+    fork: it would read through the read server instead)."""
+    code = f"""
+import os, sys, threading
+from app.ingest.bounded import load_table_bounded, while_reading
+from tests.factories import SAMPLES, make_settings
+from pathlib import Path
+ran = []
+settings = make_settings(Path({str(tmp_path)!r}))
+with while_reading(lambda: ran.append((os.getpid(), threading.active_count()))):
+    first = load_table_bounded(SAMPLES / "retail_sales.xlsx", settings=settings)
+    second = load_table_bounded(SAMPLES / "retail_sales.xlsx", settings=settings)
+after = load_table_bounded(SAMPLES / "retail_sales.xlsx", settings=settings)
+print(ran == [(os.getpid(), 1)], len(first.frame), first.frame.equals(second.frame), first.frame.equals(after.frame))
+"""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+    assert done.stdout.split() == ["True", "1200", "True", "True"], done.stdout + done.stderr

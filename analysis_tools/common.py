@@ -74,7 +74,9 @@ def _column_kind(series: pd.Series) -> str:
         if n == 0:
             return "number"
         values = s.to_numpy(dtype=float)
-        if set(np.unique(values)).issubset({0.0, 1.0}) and n >= 2 and s.nunique() == 2:
+        # every value 0 or 1 (a comparison per value: np.unique sorted a million of them, and a set of
+        # its result was built, for each numeric column)
+        if n >= 2 and bool(((values == 0.0) | (values == 1.0)).all()) and s.nunique() == 2:
             return "boolean"
         integral = bool(np.all(np.isfinite(values)) and np.all(values == np.round(values)))
         if integral and _looks_like_identifier(series.name, s):
@@ -83,8 +85,8 @@ def _column_kind(series: pd.Series) -> str:
     if n == 0:
         return "text"
     strings = s.astype(str).str.strip()
-    lowered = set(strings.str.lower().unique()[:10])
-    if strings.nunique() <= 2 and lowered <= _TRUE_FALSE:
+    unique = strings.nunique()  # (counted once: each count hashes every value)
+    if unique <= 2 and set(strings.str.lower().unique()[:10]) <= _TRUE_FALSE:
         return "boolean"
     sample = strings.sample(min(n, 300), random_state=0) if n > 300 else strings
     parsed = pd.to_numeric(sample.str.replace(_NUMBER_JUNK, "", regex=True), errors="coerce")
@@ -93,18 +95,19 @@ def _column_kind(series: pd.Series) -> str:
         return "integer" if np.all(valid == np.round(valid)) else "number"
     if _parses_as_dates(sample):
         return "datetime"
-    if _looks_like_identifier(series.name, s):
+    # values distinct once stripped are distinct as they are (stripping only makes values equal)
+    if _looks_like_identifier(series.name, s, distinct=n if unique == n else None):
         return "identifier"
-    unique = strings.nunique()
     mean_len = float(sample.str.len().mean())
     if unique <= max(20, 0.05 * n) or (unique / n < 0.5 and mean_len <= 30):
         return "category"
     return "text"
 
 
-def _looks_like_identifier(name: Any, s: pd.Series) -> bool:
+def _looks_like_identifier(name: Any, s: pd.Series, distinct: int | None = None) -> bool:
+    """`distinct`: s.nunique() where the caller knows it already."""
     n = len(s)
-    if n < 10 or s.nunique() != n:
+    if n < 10 or (s.nunique() if distinct is None else distinct) != n:
         return False
     if is_identifier_name(name):
         return True
@@ -127,12 +130,13 @@ def _parses_as_dates(sample: pd.Series) -> bool:
     return bool(parsed.notna().mean() >= 0.9)
 
 
-def column_role(kind: str, series: pd.Series) -> str:
-    """How an analyst would use a column: metric, dimension, time, id or text."""
+def column_role(kind: str, series: pd.Series, distinct: int | None = None) -> str:
+    """How an analyst would use a column: metric, dimension, time, id or text. `distinct`: the
+    column's number of distinct values, where the caller has counted them."""
     if kind in ("number",):
         return "metric"
     if kind == "integer":
-        return "dimension" if series.nunique(dropna=True) <= 10 else "metric"
+        return "dimension" if (series.nunique(dropna=True) if distinct is None else distinct) <= 10 else "metric"
     if kind in ("category", "boolean"):
         return "dimension"
     return {"datetime": "time", "identifier": "id"}.get(kind, "text")
@@ -155,12 +159,36 @@ def coerce_numeric(series: pd.Series) -> tuple[pd.Series, int]:
         return out.where(np.isfinite(out)), 0
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return pd.Series(np.nan, index=series.index), int(series.notna().sum())
+    if len(series) >= _FACTORIZE_FROM and pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
+        return _coerce_distinct(series)
+    out, failing = _coerce_text(series)
+    return out, int(failing.sum())
+
+
+# From this many values a string column is converted one distinct value at a time (postcodes, amounts
+# typed as text: a million values, a few thousand distinct). Only string dtypes: an object column may
+# hold 1 and 1.0 and True, which factorize takes for one value but which convert differently.
+_FACTORIZE_FROM = 10_000
+
+
+def _coerce_distinct(series: pd.Series) -> tuple[pd.Series, int]:
+    """coerce_numeric of a string column, each distinct value converted once (the same numbers)."""
+    codes, distinct = pd.factorize(series, use_na_sentinel=True)
+    values, failing = _coerce_text(pd.Series(distinct, dtype=series.dtype))
+    present = codes >= 0
+    out = np.full(len(series), np.nan)
+    out[present] = values.to_numpy(dtype=float)[codes[present]]
+    failed = int(np.bincount(codes[present], minlength=len(distinct))[failing.to_numpy(dtype=bool)].sum())
+    return pd.Series(out, index=series.index, name=series.name), failed
+
+
+def _coerce_text(series: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Text as numbers (NaN where not a number), and which non-empty values failed."""
     text = series.astype("string").str.strip()
     cleaned = text.str.replace(_NUMBER_JUNK, "", regex=True)
     out = pd.to_numeric(cleaned, errors="coerce").astype(float)
     out = out.where(np.isfinite(out))
-    failed = int((text.notna() & (text != "") & out.isna()).sum())
-    return out, failed
+    return out, (text.notna() & (text != "") & out.isna()).fillna(False)
 
 
 def require_numeric(data: pd.DataFrame, column: str, ctx: ToolContext, min_share: float = 0.9) -> pd.Series:

@@ -7,6 +7,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from app.ingest.duplicates import duplicate_rows
+
 from .base import ToolContext, ToolResult, tagged_text
 from .common import clean_metrics, coerce_numeric, column_kind, column_role, fmt_num, py
 
@@ -139,7 +141,7 @@ def profile_dataset(data: pd.DataFrame, ctx: ToolContext | None = None) -> ToolR
         )
     if times:
         insights.append(ctx.t(f"Time columns (for trends): {times}", f"时间列（可看趋势）：{times}"))
-    duplicates = int(data.duplicated().sum()) if n else 0
+    duplicates = duplicate_rows(data) if n else 0  # = data.duplicated().sum(), without hashing every row
     if duplicates:
         insights.append(ctx.t(f"{duplicates} rows are exact duplicates.", f"有 {duplicates} 行完全重复。"))
     missing_cells = int(data.isna().sum().sum())
@@ -174,14 +176,22 @@ def profile_dataset(data: pd.DataFrame, ctx: ToolContext | None = None) -> ToolR
     )
 
 
+_COUNTED_KINDS = ("category", "boolean", "text", "identifier")  # kinds whose top values the profile shows
+
+
 def _profile_column(series: pd.Series, n: int) -> dict:
     kind = column_kind(series)
     missing = int(series.isna().sum())
-    unique = int(series.nunique(dropna=True))
+    # a text column's counts of each value, counted once: its number of distinct values and its top values
+    # (astype(str) leaves a string column's values as they are, so these are the counts shown below)
+    counts = None
+    if kind in _COUNTED_KINDS and pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
+        counts = series.dropna().value_counts()
+    unique = len(counts) if counts is not None else int(series.nunique(dropna=True))
     p: dict = {
         "name": str(series.name),
         "kind": kind,
-        "role": column_role(kind, series),
+        "role": column_role(kind, series, unique),
         "dtype": str(series.dtype),
         "missing": missing,
         "missing_share": missing / n if n else 0.0,
@@ -201,9 +211,10 @@ def _profile_column(series: pd.Series, n: int) -> dict:
             )
             if len(values) > 2 and values.std() > 0:
                 p["skew"] = float(pd.Series(values).skew())
-    if kind in ("category", "boolean", "text", "identifier") or (kind == "integer" and unique <= 10):
-        counts = series.dropna().astype(str).value_counts().head(_TOP)
-        p["top"] = [{"value": str(k), "count": int(v)} for k, v in counts.items()]
+    if kind in _COUNTED_KINDS or (kind == "integer" and unique <= 10):
+        if counts is None:
+            counts = series.dropna().astype(str).value_counts()
+        p["top"] = [{"value": str(k), "count": int(v)} for k, v in counts.head(_TOP).items()]
     if kind == "datetime":
         if pd.api.types.is_datetime64_any_dtype(series.dtype):
             dates = series.dropna()

@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from app.config import Settings
+    from app.db.session import Database
+    from app.reports.reproduce import EarlyCheck
+    from app.runs import RunService
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_WAITING = 0, 1, 2, 3
 EXIT_BAD_SETUP = 4  # the node's database and store do not belong together (or cannot be reached)
@@ -245,20 +248,29 @@ def sandbox_status(settings) -> str:
     )
 
 
+def _load_the_agent() -> None:
+    """Import the agent, the tools (scipy.stats, matplotlib ...) and the report writers: ~2 s of CPU that
+    `verity analyze` spends while the upload is read in its forked child (bounded.while_reading).
+    Anything that fails here fails again, and is reported, where the command imports it."""
+    try:
+        import analysis_tools
+        import app.reports.render
+        import app.runs  # noqa: F401 - the agent and its toolbox
+
+        analysis_tools.registry()
+    except Exception:  # noqa: BLE001 - see above
+        return
+
+
 def analyze_command(args: argparse.Namespace) -> int:
-    from app.agent import detect_language
     from app.cli_inspect import print_ingest_error
-    from app.cli_questions import parse_answers, settle
+    from app.cli_questions import parse_answers
     from app.config import get_settings
-    from app.db.models import Run
     from app.db.session import open_database
+    from app.ingest.bounded import while_reading
     from app.ingest.errors import IngestError
-    from app.reports.files import write_analysis_script
-    from app.reports.render import write_report_files
-    from app.reports.reproduce import Limits, check_analysis_script, host_verdict
-    from app.reports.script import dataset_sources, report_numbers
-    from app.runs import RunService
-    from app.storage import node_files
+    from app.reports.reproduce import Limits, start_check
+    from app.reports.script import dataset_sources
     from app.workspaces import active_datasets, add_dataset, create_workspace, first_working_copies, local_sources
 
     try:
@@ -269,10 +281,13 @@ def analyze_command(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty() and not args.no_input
     settings = get_settings()
     log_file = configure_logging(settings)
-    language = args.lang or (detect_language(args.question, settings.lang) if args.question else settings.lang)
-    question = args.question or DEFAULT_QUESTION[language]
+
+    def run_language() -> str:
+        from app.agent import detect_language  # (imported while the file was read; here when none was read)
+
+        return args.lang or (detect_language(args.question, settings.lang) if args.question else settings.lang)
+
     db = open_database(settings)
-    service = RunService(db, settings)
     try:
         with db.session() as session:
             workspace = create_workspace(session, f"CLI: {args.files[0].name}")
@@ -285,11 +300,60 @@ def analyze_command(args: argparse.Namespace) -> int:
                         f"找不到文件：{path}",
                         "请检查文件路径。",
                     )
-                add_dataset(session, settings, workspace, path, path.name, args.sheet)
+                # the agent's modules load while the upload is read (in a forked child: two cores work)
+                with while_reading(_load_the_agent):
+                    add_dataset(session, settings, workspace, path, path.name, args.sheet)
+            from app.runs import RunService
+
+            language = run_language()
+            service = RunService(db, settings)
+            service.kept_frames = {}  # a run paused for a question resumes at once here: its tables are read once
+            question = args.question or DEFAULT_QUESTION[language]
             run_id = service.create(session, workspace, question, language).id
+            active = active_datasets(session, workspace.id)
+            datasets = local_sources(settings, dataset_sources(active))
+            # what the run's reader made of each upload: the check reads it instead of reading the upload
+            # again (the same table; a million-row CSV's read was most of the check)
+            working = first_working_copies(session, settings, active)
     except IngestError as err:
-        print_ingest_error(err, language)
+        print_ingest_error(err, run_language())
         return EXIT_BAD_INPUT
+    # the check's sandbox starts now: its imports (~1.5 s of CPU) and its read of the working copies run
+    # on the other core while the agent runs; it waits there for analysis.py (reproduce.start_check)
+    fonts = settings.data_dir / "cache" / "matplotlib"
+    fonts.mkdir(parents=True, exist_ok=True)
+    limits = Limits(timeout_s=600.0)
+    data_files = [Path(d["original_path"]) for d in datasets if d.get("original_path")]
+    early = start_check(limits, fonts, data_files, settings.sandbox_mode, working)
+    try:
+        return _analyze_run(args, settings, db, service, run_id, answers, interactive, log_file, early)
+    finally:
+        if early is not None:
+            early.cancel()  # (nothing left to stop once it has finished)
+
+
+def _analyze_run(
+    args: argparse.Namespace,
+    settings: Settings,
+    db: Database,
+    service: RunService,
+    run_id: str,
+    answers: dict[str, list[str]],
+    interactive: bool,
+    log_file: Path,
+    early: EarlyCheck | None,
+) -> int:
+    """`verity analyze` once its run exists: the agent, the analysis.py check (in `early`, the sandbox
+    started for it, when there is one) and the report's files."""
+    from app.cli_questions import settle
+    from app.db.models import Run
+    from app.reports.files import write_analysis_script
+    from app.reports.render import write_report_files
+    from app.reports.reproduce import Limits, check_analysis_script, host_verdict
+    from app.reports.script import dataset_sources, report_numbers
+    from app.storage import node_files
+    from app.workspaces import active_datasets, first_working_copies, local_sources
+
     waiting = settle(service, run_id, answers, interactive, args.out)  # cli_questions.py: prompt, or exit 3
     if waiting is not None:
         return waiting
@@ -303,8 +367,6 @@ def analyze_command(args: argparse.Namespace) -> int:
         report = run_report(session, run_id)
         active = active_datasets(session, run.workspace_id)
         datasets = local_sources(settings, dataset_sources(active))
-        # what the run's reader made of each upload: the check reads it instead of reading the upload
-        # again (the same table; a million-row CSV's read was most of the check)
         working = first_working_copies(session, settings, active)
     files = node_files(settings)
     for figure in report.get("figures", []):  # keys in the store -> the files in this node's cache
@@ -319,14 +381,19 @@ def analyze_command(args: argparse.Namespace) -> int:
     # it (app/web/number_check.py): without it every check built it again in its sandbox
     fonts = settings.data_dir / "cache" / "matplotlib"
     fonts.mkdir(parents=True, exist_ok=True)
-    check = check_analysis_script(
-        script,
-        Limits(timeout_s=600.0),
-        cache_dir=fonts,
-        sandbox_mode=settings.sandbox_mode,
-        data_files=[Path(d["original_path"]) for d in datasets if d.get("original_path")],
-        working_copies=working,
-    )
+    limits = Limits(timeout_s=600.0)
+    data_files = [Path(d["original_path"]) for d in datasets if d.get("original_path")]
+    if early is not None:  # the sandbox started before the run (it runs it as below where the inputs changed)
+        check = early.finish(script, limits, fonts, data_files, working)
+    else:
+        check = check_analysis_script(
+            script,
+            limits,
+            cache_dir=fonts,
+            sandbox_mode=settings.sandbox_mode,
+            data_files=data_files,
+            working_copies=working,
+        )
     # the verdict is the host's: the counts must describe this report's evidence numbers
     reproduction = None if check.summary is None else host_verdict(check.summary, len(report_numbers(report)))
     if reproduction is not None:

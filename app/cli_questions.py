@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from app.agent import answer_question, open_questions
 from app.db.models import Question, Run
 
 EXIT_WAITING = 3
@@ -73,6 +73,8 @@ def settle(
     read: Callable[[str], str] = input,
 ) -> int | None:
     """Run to the end, answering questions as they come; EXIT_WAITING when one stays open."""
+    from app.agent import answer_question, open_questions  # (here: `verity analyze` loads the agent meanwhile)
+
     service.execute(run_id)
     for _ in range(50):  # each pass answers at least one question; never loop for ever
         with service.db.session() as session:

@@ -54,7 +54,7 @@ from app.agent import (
 )
 from app.analyst import BuiltinAnalyst
 from app.config import Settings
-from app.db.models import Message, Report, Run, User, Workspace, utcnow
+from app.db.models import Dataset, Message, Report, Run, User, Workspace, utcnow
 from app.db.nodes import held_elsewhere, lease_holder, received_elsewhere
 from app.db.pseudonyms import workspace_book
 from app.db.session import Database, rows_changed
@@ -114,6 +114,10 @@ class RunService:
         self.loading_wait_s = LOADING_WAIT_S
         self.retry_faults = False  # a job-queue worker (app/job_worker.py) hands a lost database back to its queue
         self.handed_over: set[str] = set()  # runs another worker took over while this one still ran them
+        # (dataset id, working copy) -> its table, kept between the turns of this service's runs when set
+        # (`verity analyze`: a run paused for a question is resumed at once in the same process, and read
+        # every table again, a second or more for a million rows). None (the server): every turn reads them.
+        self.kept_frames: dict[tuple[str, str], Any] | None = None
 
     # --- commands ------------------------------------------------------------------------
     def create(self, session: Session, workspace: Workspace, text: str, language: str | None = None) -> Run:
@@ -369,6 +373,20 @@ class RunService:
             recorder.emit("tool_finished", {**step, "ok": not loading, "interpretation": ""})
         return loading
 
+    def turn_frame(self, dataset: Dataset) -> Any:
+        """A dataset's table for a turn (readable_frame): read once when `kept_frames` is set. Each turn
+        gets its own shallow copy: with pandas' copy-on-write nothing a turn does to its table (a column
+        added, a cell set) reaches the kept one, and the data itself is not copied."""
+        if self.kept_frames is None or not dataset.working_path:
+            return readable_frame(dataset, self.settings)
+        key = (dataset.id, dataset.working_path)  # a working copy is written once, for one version
+        if key not in self.kept_frames:
+            frame = readable_frame(dataset, self.settings)
+            if frame is None:
+                return None
+            self.kept_frames[key] = frame
+        return self.kept_frames[key].copy(deep=False)
+
     def prepare_turn(self, session: Session, run: Run, recorder: RunRecorder) -> Turn:
         workspace = session.get(Workspace, run.workspace_id)
         if workspace is None:  # cannot happen while the run row exists (runs go first); say so if it does
@@ -376,7 +394,7 @@ class RunService:
         recorder.keep_file = node_files(self.settings).saved  # figures and trace payloads go to the store
         datasets = active_datasets(session, workspace.id)
         # fetched from the store when this node lacks them; only an unreadable copy is marked and left out
-        frames = {d.id: readable_frame(d, self.settings) for d in datasets}
+        frames = {d.id: self.turn_frame(d) for d in datasets}
         damaged = [d.name for d in datasets if frames[d.id] is None]
         datasets = [d for d in datasets if frames[d.id] is not None]
         # the table a tool reads when none is named: the newest the user gave, never one an analysis made

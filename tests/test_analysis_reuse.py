@@ -6,7 +6,9 @@ re-computes every number it reports as reproduced.
 - `--reuse-profiles`: a data profile no reported number cites is the run's own (it is not computed
   again); a profile a number cites is re-computed and compared like every other call;
 - column kinds of Arrow-backed columns are remembered per Arrow array (arrays never change), and a
-  column given new values is classified again.
+  column given new values is classified again;
+- the check's sandbox starts before its script exists (`start_check`: imports and reads ahead while the
+  agent runs) and runs the script sent later to the same outcome as the ordinary check.
 
 The scripts are the real analysis.py, run as a user runs them (tests/test_reproduce.py's helpers)."""
 
@@ -23,7 +25,9 @@ import pytest
 from analysis_tools.common import _column_kind, column_kind
 from app.ingest.pipeline import save_working_copy
 from app.paths import REPO_ROOT
+from app.reports.reproduce import Limits, check_analysis_script, start_check
 from tests.test_reproduce import model_evidence, report, run_script, sales_frame, welch_f, write_case
+from tests.test_sandbox_escape import require_mode
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -129,3 +133,122 @@ def test_the_question_readings_example_vectors_are_kept_between_processes(tmp_pa
     assert other.shape == (3, 384) and (other[:2] - first).max() < 1e-5
     assert len(list((tmp_path / "data" / "cache").glob("examples-*.npy"))) == 1  # the old list's file is gone
     get_settings.cache_clear()
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "unshare"])
+def test_an_early_check_runs_the_script_sent_later_to_the_same_outcome(tmp_path, mode):
+    require_mode(mode)
+    frame = sales_frame()
+    working = save_working_copy(frame, tmp_path / "store" / "working_v1.parquet")
+    data = tmp_path / "upload" / "sales.csv"
+    data.parent.mkdir()
+    frame.to_csv(data, index=False)
+    limits = Limits(timeout_s=150)
+    # started before the script exists (as `verity analyze` starts it before the agent runs)
+    early = start_check(limits, None, [data], mode, {"sales": working})
+    assert early is not None
+    content = report(model_evidence(frame, welch_f(frame)))
+    script = write_case(tmp_path / "early", content)
+    outcome = early.finish(script, limits, None, [data], {"sales": working})
+    printed = (script.parent / "analysis_output.txt").read_text(encoding="utf-8")
+    assert outcome.summary is not None and outcome.summary["status"] == "passed", printed
+    assert f"loaded sales: {working} (120 rows)" in printed  # the working copy the sandbox read ahead
+    assert "✓ Reproduced: all 3 numbers match the report." in printed
+
+    ordinary = write_case(tmp_path / "ordinary", content)
+    same = check_analysis_script(ordinary, limits, None, [data], mode, {"sales": working})
+    assert same == outcome
+    assert (ordinary.parent / "analysis_output.txt").read_text(encoding="utf-8") == printed
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "unshare"])
+def test_an_early_check_for_other_inputs_or_cancelled_runs_nothing_of_its_own(tmp_path, mode):
+    require_mode(mode)
+    frame = sales_frame()
+    working = save_working_copy(frame, tmp_path / "store" / "working_v1.parquet")
+    limits = Limits(timeout_s=150)
+    content = report(model_evidence(frame, welch_f(frame)))
+
+    # the run's tables changed: the script is checked the ordinary way (here: reading the upload)
+    script = write_case(tmp_path / "changed", content)
+    early = start_check(limits, None, [], mode, {"sales": working})
+    assert early is not None
+    outcome = early.finish(script, limits, None, [script.parent / "sales.csv"], {})
+    printed = (script.parent / "analysis_output.txt").read_text(encoding="utf-8")
+    assert outcome.summary is not None and outcome.summary["status"] == "passed", printed
+    assert f"loaded sales: {script.parent / 'sales.csv'} (120 rows)" in printed
+    assert not early.running
+
+    # nothing to check (the run stopped): the sandbox is stopped, its script never sent
+    early = start_check(limits, None, [], mode, {"sales": working})
+    assert early is not None and early.running
+    early.cancel()
+    assert not early.running
+    early.cancel()  # twice is harmless
+
+
+def test_a_big_text_columns_numbers_and_profile_are_those_of_the_value_by_value_reading():
+    """coerce_numeric converts a big string column one distinct value at a time, and profile_dataset counts
+    duplicates as the reader does: the same numbers as converting every value and DataFrame.duplicated."""
+    import numpy as np
+
+    from analysis_tools import ToolContext, run_tool
+    from analysis_tools.common import _coerce_text, coerce_numeric
+
+    typed = [" 1,200 ", "3.5", "abc", "", "¥40", None, "1e3", "-0", "inf", "12%", "9007199254740993", " "]
+    rng = np.random.default_rng(0)
+    column = pd.Series(rng.choice(np.array(typed, dtype=object), 30_000), dtype="str", name="amount")
+    numbers, failed = coerce_numeric(column)
+    each, failing = _coerce_text(column)
+    assert numbers.equals(each) and numbers.name == "amount" and failed == int(failing.sum()) > 0
+
+    frame = pd.DataFrame({"amount": column, "n": rng.integers(0, 3, len(column))})
+    profile = run_tool("profile_dataset", frame, ctx=ToolContext())
+    assert profile.metrics["duplicate_rows"] == int(frame.duplicated().sum()) > 0
+
+
+def test_a_service_that_keeps_frames_reads_each_working_copy_once_and_gives_each_turn_its_own(tmp_path, monkeypatch):
+    """`verity analyze` resumes a run paused for a question in the same process: its RunService keeps the
+    tables (kept_frames) instead of reading each working copy again, and what one turn does to its table
+    never reaches the next turn's."""
+    import app.workspaces as workspaces
+    from app.workspaces import active_datasets
+    from tests.factories import SAMPLES, setup
+
+    _settings, db, service, workspace_id = setup(tmp_path, SAMPLES / "retail_sales.xlsx")
+    reads = []
+    real = workspaces.read_working_copy
+    monkeypatch.setattr(workspaces, "read_working_copy", lambda path: reads.append(path) or real(path))
+    with db.session() as session:
+        (dataset,) = active_datasets(session, workspace_id)
+        fresh = service.turn_frame(dataset)  # (kept_frames unset: the server's way, read every time)
+        assert service.turn_frame(dataset) is not fresh and len(reads) == 2
+        service.kept_frames = {}
+        first = service.turn_frame(dataset)
+        first["added by a tool"] = 1
+        first.iloc[0, 0] = None
+        second = service.turn_frame(dataset)
+    assert len(reads) == 3  # one read for both turns
+    assert "added by a tool" not in second.columns and second.equals(fresh)
+
+
+def test_work_given_to_while_reading_runs_in_the_parent_while_its_forked_child_reads(tmp_path):
+    """`verity analyze` imports the agent while the upload is read: the one-threaded CLI forks the read,
+    and the parent runs the work meanwhile (once), not in a thread (a process with two threads must not
+    fork: it would read through the read server instead)."""
+    code = f"""
+import os, sys, threading
+from app.ingest.bounded import load_table_bounded, while_reading
+from tests.factories import SAMPLES, make_settings
+from pathlib import Path
+ran = []
+settings = make_settings(Path({str(tmp_path)!r}))
+with while_reading(lambda: ran.append((os.getpid(), threading.active_count()))):
+    first = load_table_bounded(SAMPLES / "retail_sales.xlsx", settings=settings)
+    second = load_table_bounded(SAMPLES / "retail_sales.xlsx", settings=settings)
+after = load_table_bounded(SAMPLES / "retail_sales.xlsx", settings=settings)
+print(ran == [(os.getpid(), 1)], len(first.frame), first.frame.equals(second.frame), first.frame.equals(after.frame))
+"""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+    assert done.stdout.split() == ["True", "1200", "True", "True"], done.stdout + done.stderr

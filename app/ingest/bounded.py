@@ -28,7 +28,9 @@ import shutil
 import signal
 import tempfile
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,6 +132,24 @@ def _bounded(
         shutil.rmtree(job, ignore_errors=True)
 
 
+# Work a one-threaded process does while its forked child reads (`while_reading`): run once, by the
+# next read that forks here. A thread would not do: a process with a second thread must not fork.
+_MEANWHILE: list[Callable[[], None]] = []
+
+
+@contextmanager
+def while_reading(work: Callable[[], None]) -> Iterator[None]:
+    """Within the block, the first read that forks its child in this process runs `work` in the parent
+    while the child reads (`verity analyze` imports the agent and the tools then: the read is a second
+    core's work). The read's time limit still counts from the fork. `work` must not raise; it is
+    dropped at the end of the block if no read ran it."""
+    _MEANWHILE[:] = [work]
+    try:
+        yield
+    finally:
+        _MEANWHILE.clear()
+
+
 def run_job(job: Path, timeout: float) -> tuple[str, int]:
     """Fork a child for the job, here or in the read server; ("exit", code) or ("timeout", -9)."""
     if threading.active_count() == 1 and hasattr(os, "fork"):
@@ -140,7 +160,10 @@ def run_job(job: Path, timeout: float) -> tuple[str, int]:
                 code = read_job(job, early=True)
             finally:
                 os._exit(code)
-        return wait_child(pid, timeout)
+        started = time.monotonic()
+        while _MEANWHILE:
+            _MEANWHILE.pop()()
+        return wait_child(pid, max(0.0, timeout - (time.monotonic() - started)))
     from app.ingest.readserver import read_server
 
     try:

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.compute as pc
 
 from app.config import Settings, get_settings
 from app.ingest import progress
+from app.ingest.duplicates import duplicate_rows
 from app.ingest.errors import IngestError
 from app.ingest.extract import TextNeeded, extract_table
 from app.ingest.identifiers import is_identifier_name
@@ -29,13 +29,10 @@ from app.ingest.raw import RawSheet
 from app.ingest.readers import read_book
 from app.ingest.sniff import TEXT_EXTS
 from app.ingest.table import HEAD_ROWS, TableLayout, detect_layout
-from app.ingest.textvalues import text_array
 from app.ingest.types import infer_and_convert
 from app.ingest.warnings_text import warning
 
 TEXT_FORMATS = {ext.lstrip(".") for ext in TEXT_EXTS}  # the formats read_text reads (csv, tsv, txt)
-# Columns asked whether they never repeat before rows are hashed for duplicates (IDs come first).
-UNIQUE_KEY_PROBES = 3
 
 
 @dataclass
@@ -219,44 +216,6 @@ def _check_deadline(deadline: float, settings: Settings) -> None:
         )
 
 
-def duplicate_rows(frame: pd.DataFrame) -> int:
-    """Rows that repeat an earlier row in every column. Rows are hashed first (a tenth of the time of
-    `DataFrame.duplicated` on a million rows); only rows whose hash repeats are compared exactly."""
-    if len(frame) < 2 or len(frame.columns) == 0:
-        return 0
-    if any(_all_distinct(frame[name]) for name in frame.columns[:UNIQUE_KEY_PROBES]):
-        return 0  # an order number or ID column that never repeats: no two rows can be equal
-    try:
-        hashes = pd.util.hash_pandas_object(frame, index=False)
-    except TypeError:  # a cell pandas cannot hash (never from the readers): compare directly
-        return int(frame.astype(str).duplicated().sum())
-    candidates = hashes.duplicated(keep=False)
-    return int(frame[candidates.to_numpy()].duplicated().sum()) if candidates.any() else 0
-
-
-def _all_distinct(col: pd.Series) -> bool:
-    """No value repeats in this column, missing counting as a value (as `duplicated` counts it).
-    Only text and integer columns are asked (a hash of each value, a few milliseconds); float
-    columns are not, since NaN's equality differs between the two."""
-    if not (pd.api.types.is_string_dtype(col) or pd.api.types.is_integer_dtype(col)) or col.dtype == object:
-        return False
-    if _strictly_increasing(col):
-        return True  # order numbers as exported, in order: each above the last, so none repeats
-    return bool(col.is_unique)  # nunique(dropna=False) == len: two missing cells are a repeat
-
-
-def _strictly_increasing(col: pd.Series) -> bool:
-    """Every value above the one before (text compared byte by byte), none missing: one pass, where
-    hashing a million values costs ten times as much."""
-    if len(col) < 2 or col.hasnans:
-        return False
-    if pd.api.types.is_integer_dtype(col):
-        values = col.to_numpy()
-        return bool((values[1:] > values[:-1]).all())
-    texts = text_array(col)
-    return bool(pc.all(pc.less(texts.slice(0, len(texts) - 1), texts.slice(1))).as_py())
-
-
 def _assemble(path, book, layouts, raw, layout, frame, types, cleaning, warnings) -> LoadedTable:
     pii = detect_pii(frame)
     repeated = duplicate_rows(frame)
@@ -362,5 +321,22 @@ def save_working_copy(frame: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
+# Working copies read ahead by prefetch_working_copy, by resolved path: the next read_working_copy of that
+# path takes its frame (once; a later read reads the file again).
+_PREFETCHED: dict[str, pd.DataFrame] = {}
+
+
 def read_working_copy(path: str | Path) -> pd.DataFrame:
+    """The table of a working copy (a read ahead by prefetch_working_copy, when there is one)."""
+    ahead = _PREFETCHED.pop(str(Path(path).resolve()), None)
+    if ahead is not None:
+        return ahead
     return pd.read_parquet(Path(path), engine="pyarrow")
+
+
+def prefetch_working_copy(path: str | Path) -> None:
+    """Read a working copy ahead of the read_working_copy that will need it: the analysis.py check's
+    sandbox reads it while the run is still going (app.reports.check_start). Working copies are
+    written once per dataset version and never changed, so the frame read early is the same table."""
+    frame = read_working_copy(path)
+    _PREFETCHED[str(Path(path).resolve())] = frame

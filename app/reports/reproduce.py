@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import re
 import select
@@ -29,6 +30,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -142,18 +144,27 @@ def check_analysis_script(
 
 
 def _check_in_sandbox(
-    script: Path,
+    script: Path | None,
     limits: Limits,
     cache_dir: Path | None,
     data_files: Sequence[Path],
     isolation: Any,
     script_args: Sequence[str] = (),
+    early: _Early | None = None,
 ) -> Outcome:
+    """`script` run in the sandbox; or, with `early` (and no script yet), the sandbox started with
+    check_start.py, which imports and reads ahead and then runs the script `early` sends it."""
     from sandbox.script_run import ScriptJob, prepare_scratch, script_command
 
     with tempfile.TemporaryDirectory(prefix="verity-check-") as folder:
         scratch = Path(folder)
-        shutil.copyfile(script, scratch / "analysis.py")
+        if early is None:
+            assert script is not None
+            entry, entry_args, entry_fds = "analysis.py", [], ()  # type: tuple[str, list[str], tuple[int, ...]]
+            shutil.copyfile(script, scratch / "analysis.py")
+        else:
+            entry, entry_args, entry_fds = CHECK_START.name, [str(early.read_fd), "analysis.py"], (early.read_fd,)
+            shutil.copyfile(CHECK_START, scratch / CHECK_START.name)
         _copy_font_cache(cache_dir, scratch / ".matplotlib")
         prepare_scratch(scratch)
         # The summary comes back on a pipe the host opened: analysis.py writes it from its own process,
@@ -167,8 +178,8 @@ def _check_in_sandbox(
         in_memory = limits.scratch_mb > 0
         job = ScriptJob(
             scratch,
-            "analysis.py",
-            ["--summary-fd", str(summary_write), *script_args],
+            entry,
+            [*entry_args, "--summary-fd", str(summary_write), *script_args],
             packages=package_dirs(),
             data_files=list(data_files),
             memory_mb=max(0, limits.memory_mb),
@@ -185,7 +196,8 @@ def _check_in_sandbox(
                 scratch,
                 limits.timeout_s,
                 limits.output_mb,
-                pass_fds=(summary_write, sandbox_end.fileno()) if in_memory else (summary_write,),
+                pass_fds=(summary_write, *entry_fds, *((sandbox_end.fileno(),) if in_memory else ())),
+                early=early,
             )
         finally:
             os.close(summary_write)
@@ -195,7 +207,11 @@ def _check_in_sandbox(
             host_end.close()
             if new_root:
                 shutil.rmtree(new_root, ignore_errors=True)
+        if early is not None:
+            script = early.script  # None: it was stopped before a script was sent
         try:
+            if script is None:
+                return Outcome(None, "stopped")
             save_output(script, output)
             if timed_out:
                 return Outcome(None, "timeout")
@@ -211,6 +227,118 @@ def _check_in_sandbox(
     if summary is not None:
         return Outcome(summary)
     return Outcome(None, stop_reason(returncode, output))
+
+
+CHECK_START = Path(__file__).resolve().with_name("check_start.py")
+
+
+class _Early:
+    """What a check started before its script exists shares with the thread that runs it: the pipe the
+    script goes through, the script once sent, and the two events (`sent`, `stop`)."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        self.script: Path | None = None
+        self.sent, self.stop = threading.Event(), threading.Event()
+        self._read_open = True
+
+    def close_read_end(self) -> None:
+        if self._read_open:
+            self._read_open = False
+            os.close(self.read_fd)
+
+
+class EarlyCheck:
+    """The analysis.py check of `verity analyze`, started in its sandbox while the run is still going
+    (`start_check`): the sandbox imports pandas, scipy and matplotlib and reads the working copies on
+    the other core meanwhile. `finish(script)` sends the script and waits for the outcome, as
+    check_analysis_script would have returned it; `cancel()` when there is nothing to check."""
+
+    def __init__(self, inputs: tuple[Any, ...], sandbox_mode: str, run: Any) -> None:
+        self.inputs = inputs  # (limits, cache_dir, data files, working copies) it was started with
+        self.sandbox_mode = sandbox_mode
+        self._early = _Early()
+        self._outcome: Outcome | None = None
+        self._thread = threading.Thread(target=self._work, args=(run,), name="verity-early-check", daemon=True)
+        self._thread.start()
+
+    def _work(self, run: Any) -> None:
+        try:
+            self._outcome = run(self._early)
+        except Exception:  # finish() runs the check the ordinary way instead
+            logging.getLogger(__name__).warning("the early analysis.py check failed", exc_info=True)
+        finally:
+            self._early.close_read_end()
+
+    def finish(
+        self,
+        script: Path,
+        limits: Limits,
+        cache_dir: Path | None,
+        data_files: Sequence[Path],
+        working_copies: Mapping[str, Path],
+    ) -> Outcome:
+        """The check of `script`: in the sandbox started early when it was started for these same
+        inputs and is still waiting, else (another table, a sandbox that could not start) as
+        check_analysis_script runs it."""
+        again = (limits, cache_dir, [*data_files], dict(working_copies))
+        if again != self.inputs or not self._thread.is_alive():
+            self.cancel()
+            return check_analysis_script(script, limits, cache_dir, data_files, self.sandbox_mode, working_copies)
+        early = self._early
+        early.script = script
+        early.sent.set()  # the time limit counts from here
+        try:
+            with open(early.write_fd, "wb", closefd=True) as pipe:
+                pipe.write(script.read_bytes())
+        except OSError:  # the sandbox ended before it read the script (it will not run it)
+            early.script = None
+        self._thread.join()
+        if early.script is None or self._outcome is None:
+            return check_analysis_script(script, limits, cache_dir, data_files, self.sandbox_mode, working_copies)
+        return self._outcome
+
+    @property
+    def running(self) -> bool:
+        """Whether its sandbox is still there (waiting for the script, or running it)."""
+        return self._thread.is_alive()
+
+    def cancel(self) -> None:
+        """No script will come: the sandbox is stopped and its folder removed."""
+        early = self._early
+        early.stop.set()
+        if not early.sent.is_set():
+            early.sent.set()
+            os.close(early.write_fd)
+        self._thread.join(timeout=10)
+
+
+def start_check(
+    limits: Limits,
+    cache_dir: Path | None,
+    data_files: Sequence[Path],
+    sandbox_mode: str,
+    working_copies: Mapping[str, Path],
+) -> EarlyCheck | None:
+    """Start `verity analyze`'s check (check_analysis_script with `working_copies`) before its script
+    exists, in the sandbox, so that its imports and reads run while the agent does. None where the
+    check would not run in a sandbox (sandbox_mode=unsafe, or no sandbox here): it runs as before."""
+    if sandbox_mode == "unsafe":
+        return None
+    from sandbox import detect_isolation
+
+    isolation = detect_isolation(sandbox_mode if sandbox_mode in ("bwrap", "unshare") else "auto")
+    if not isolation.available:
+        return None
+    inputs = (limits, cache_dir, [*data_files], dict(working_copies))
+    working = [arg for name, path in working_copies.items() for arg in ("--working", name, str(path))]
+    working.append("--reuse-profiles")  # as check_analysis_script passes them
+    files = [*data_files, *working_copies.values()]
+
+    def run(early: _Early) -> Outcome:
+        return _check_in_sandbox(None, limits, cache_dir, files, isolation, working, early)
+
+    return EarlyCheck(inputs, sandbox_mode, run)
 
 
 MAX_CHARTS, MAX_CHART_BYTES = 200, 20 * 1024 * 1024
@@ -334,10 +462,12 @@ def _run(
     timeout_s: float,
     output_mb: int = 8,
     pass_fds: Sequence[int] = (),
+    early: _Early | None = None,
 ) -> tuple[int | None, bytes, bool]:
     """Run a command in its own process group; kill the group at the time limit (and anything left).
     Returns (exit status, its output (at most `output_mb`: the head and the tail), whether the time
-    ran out)."""
+    ran out). `early` (a check started before its script exists, `start_check`): the time limit counts
+    from when the script is sent, and its `stop` kills the group at once."""
     try:
         child = subprocess.Popen(
             command,
@@ -351,23 +481,31 @@ def _run(
         )
     except OSError as exc:
         return None, f"analysis.py could not start: {exc}\n".encode(), False
+    finally:
+        if early is not None:  # the sandbox holds the script's read end now (or never will)
+            early.close_read_end()
     assert child.stdout is not None
-    deadline = time.monotonic() + timeout_s if timeout_s else None
+    deadline = None
     output = BoundedOutput(max(1, output_mb) * 1024 * 1024)
     timed_out = False
     try:
         while True:  # read as it comes (a pipe that fills would stop the script), keeping a bounded part
+            if early is not None and early.stop.is_set():
+                break
+            if deadline is None and timeout_s and (early is None or early.sent.is_set()):
+                deadline = time.monotonic() + timeout_s
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 timed_out = True
                 break
-            ready, _, _ = select.select([child.stdout], [], [], 1.0 if left is None else min(left, 1.0))
+            wait = 0.25 if early is not None and not early.sent.is_set() else 1.0  # sees `sent` and `stop` soon
+            ready, _, _ = select.select([child.stdout], [], [], wait if left is None else min(left, wait))
             if ready:
                 chunk = os.read(child.stdout.fileno(), 1 << 16)
                 if not chunk:
                     break
                 output.add(chunk)
-        if timed_out:
+        if timed_out or (early is not None and early.stop.is_set()):
             kill_group(child)
         child.wait(timeout=None if not timed_out else 30)
     finally:

@@ -36,7 +36,7 @@ def aliases() -> dict[str, dict[str, str]]:
     return known
 
 
-def client(alias: str):  # noqa: ANN201 - boto3 clients have no static type
+def client(alias: str):
     """An S3 client for one alias, path-style like MinIO's."""
     entry = aliases()[alias]
     return boto3.client(
@@ -67,7 +67,10 @@ def main(argv: list[str]) -> int:
             if ignore:
                 print(f"Bucket `{target}` already exists.")
                 return 0
-            print(f"mc: <ERROR> Unable to make bucket `{target}`. Your previous request to create the named bucket succeeded and you already own it.", file=sys.stderr)
+            print(
+                f"mc: <ERROR> Unable to make bucket `{target}`. Your previous request to create the named bucket succeeded and you already own it.",
+                file=sys.stderr,
+            )
             return 1
         s3.create_bucket(Bucket=bucket)
         print(f"Bucket created successfully `{target}`.")
@@ -75,7 +78,7 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["ready"] and len(argv) == 2:
         try:
             client(argv[1]).list_buckets()
-        except Exception as error:  # any failure means not ready
+        except Exception as error:  # noqa: BLE001 - any failure means not ready
             print(f"The cluster is unreachable: {error}", file=sys.stderr)
             return 1
         print(f"The cluster '{argv[1]}' is ready")

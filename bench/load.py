@@ -220,6 +220,7 @@ class Tally:
 
     def __init__(self) -> None:
         self.errors: Counter[str] = Counter()
+        self.reconnects = 0  # event streams a server closed (a restart) and the client opened again
         self.lock = threading.Lock()
 
     def add(self, kind: str) -> None:
@@ -239,13 +240,32 @@ def route_of(path: str) -> str:
     )
 
 
-def follow_events(client: httpx.Client, run: str, tally: Tally) -> None:
-    """Read the run's event stream to its `run_finished`, as the page does."""
-    with client.stream("GET", f"/api/runs/{run}/events", timeout=httpx.Timeout(30, read=120)) as stream:
-        tally.check(stream)
-        for line in stream.iter_lines():
-            if line.startswith("event: run_finished"):
-                return
+def follow_events(client: httpx.Client, run: str, tally: Tally, reconnects: int = 5) -> None:
+    """Read the run's event stream to its `run_finished`, as the page does: a stream that a server
+    closes before the end (a rolling restart) is opened again with the last event's id, as EventSource
+    does, up to `reconnects` times; each reopening is counted, not taken as an error."""
+    last_id: str | None = None
+    for attempt in range(reconnects + 1):
+        headers = {"Last-Event-ID": last_id} if last_id else {}
+        try:
+            with client.stream(
+                "GET", f"/api/runs/{run}/events", headers=headers, timeout=httpx.Timeout(30, read=120)
+            ) as stream:
+                tally.check(stream)
+                if stream.status_code != 200:
+                    return
+                for line in stream.iter_lines():
+                    if line.startswith("id: "):
+                        last_id = line[4:].strip()
+                    if line.startswith("event: run_finished"):
+                        return
+        except httpx.TransportError:  # the connection itself broke: reconnect the same way
+            if attempt == reconnects:
+                raise
+        if attempt < reconnects:
+            with tally.lock:
+                tally.reconnects += 1
+            time.sleep(1.0)  # EventSource's default retry interval is a few seconds
     tally.add("event stream ended without run_finished")
 
 
@@ -388,6 +408,7 @@ def measure(
     pages = loaded + user_pages
     return {
         "errors": sum(tally.errors.values()),
+        "reconnects": tally.reconnects,
         "kinds": dict(tally.errors),
         "done": statuses.get("done", 0),
         "statuses": dict(statuses),
@@ -425,7 +446,13 @@ def main() -> None:
         mode: measure(mode, args.users, args.workers, args.database_url, args.broker_url, bases, tokens)
         for mode in modes
     }
-    database = "PostgreSQL" if args.database_url or "two-nodes" in modes else "SQLite"
+    database = (
+        "the deployment's database"
+        if bases
+        else "PostgreSQL"
+        if args.database_url or "two-nodes" in modes
+        else "SQLite"
+    )
     print(
         f"\n{args.users} users on {database}, each: upload retail_sales.xlsx, open the page, ask, follow the "
         f"event stream, read the answer (worker and two-nodes: {args.workers} worker processes; two-nodes: "
@@ -443,6 +470,8 @@ def main() -> None:
             f"{r['run_p50']:7.1f}s {r['run_p95']:7.1f}s {r['wall']:8.1f}s"
         )
     for mode, r in rows.items():
+        if r["reconnects"]:
+            print(f"\n{mode}: {r['reconnects']} event stream(s) closed by a server and reopened (Last-Event-ID)")
         if r["errors"] or r["done"] != args.users:
             print(f"\n{mode}: {r['kinds']} run statuses {r['statuses']} (logs: {r['log']})")
 

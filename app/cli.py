@@ -113,11 +113,12 @@ def worker_command(args: argparse.Namespace) -> int:
     import signal
 
     from app.config import get_settings
-    from app.worker import Worker
 
     settings = get_settings()
-    if args.alive:
+    if args.alive:  # the healthcheck: before anything heavy is imported (app/worker_health.py)
         return worker_alive(settings)
+    from app.worker import Worker
+
     configure_logging(settings)
     if (problem := store_problem(settings)) is not None:
         print(f"error: {problem}", file=sys.stderr)
@@ -176,7 +177,7 @@ def worker_alive(settings: Settings) -> int:
     """`verity worker --alive`: the container's healthcheck. Only reads a file's age (no database, no
     broker): the worker's heartbeat touches it each round in which the database answered and its
     queues were consumed (app/worker.py mark_alive)."""
-    from app.worker import alive_age_s
+    from app.worker_health import alive_age_s
 
     age, limit = alive_age_s(settings), 3 * settings.worker_heartbeat_s + 10
     if age is not None and age <= limit:

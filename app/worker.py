@@ -12,11 +12,9 @@ and can be continued: every worker looks for such runs when it starts and every 
 from __future__ import annotations
 
 import logging
-import socket
 import threading
 import time
 from datetime import timedelta
-from pathlib import Path
 
 from sqlalchemy import select, update
 
@@ -24,22 +22,9 @@ from app.config import Settings
 from app.db.models import Run, utcnow
 from app.db.session import open_database, rows_changed
 from app.runs import ModelFactory, RunService, default_model
+from app.worker_health import alive_file
 
 log = logging.getLogger(__name__)
-
-
-def alive_file(settings: Settings) -> Path:
-    """In the worker's data folder, named by the host: scaled workers (containers, each its own host
-    name) may share one cache volume, and each container's healthcheck must read its own worker's."""
-    return Path(settings.data_dir) / f"worker.{socket.gethostname()}.alive"
-
-
-def alive_age_s(settings: Settings) -> float | None:
-    """Seconds since this data folder's worker last found itself well; None when it never did."""
-    try:
-        return time.time() - alive_file(settings).stat().st_mtime
-    except OSError:
-        return None
 
 
 class Worker:

@@ -6,6 +6,7 @@ RabbitMQ.
     python bench/load.py [--users 50] [--workers 2] [--database-url postgresql+psycopg://...]
     python bench/load.py --modes two-nodes [--database-url ADMIN_URL] [--broker-url amqp://...]
     python bench/load.py --base-urls http://a:8000,http://b:8000   # a running deployment
+    python bench/load.py --base-urls URL,URL --tokens tokens.txt     # ... with sign-in on
 
 Each mode starts a real server (`python -m app.cli serve`, a temporary data folder, the built-in
 analyst). Every user, as a browser would: creates a workspace, uploads
@@ -24,7 +25,10 @@ database, dropped afterwards), moto's S3 server as the store (`python -m moto.se
 (run_executor=dramatiq), every process with a data folder (cache) of its own. Each user uploads on
 one node and asks on the other, follows the run's progress on the node it uploaded to and reads the
 answer on the node it asked; users alternate which node is which. --base-urls does the same against
-servers already running (a docker-compose deployment behind no proxy, or the proxy twice).
+servers already running (a docker-compose deployment behind no proxy, or the proxy twice). A deployment
+with sign-in on (docker-compose.yml's) needs `--tokens FILE`, API tokens one a line (`verity users add` and
+`verity users token` on an app server): user i sends token i (round robin), the probes the first. Give
+each user an account of its own: one account may have only VERITY_MAX_ACTIVE_RUNS_PER_USER (3) runs at once.
 """
 
 from __future__ import annotations
@@ -216,6 +220,7 @@ class Tally:
 
     def __init__(self) -> None:
         self.errors: Counter[str] = Counter()
+        self.reconnects = 0  # event streams a server closed (a restart) and the client opened again
         self.lock = threading.Lock()
 
     def add(self, kind: str) -> None:
@@ -235,13 +240,32 @@ def route_of(path: str) -> str:
     )
 
 
-def follow_events(client: httpx.Client, run: str, tally: Tally) -> None:
-    """Read the run's event stream to its `run_finished`, as the page does."""
-    with client.stream("GET", f"/api/runs/{run}/events", timeout=httpx.Timeout(30, read=120)) as stream:
-        tally.check(stream)
-        for line in stream.iter_lines():
-            if line.startswith("event: run_finished"):
-                return
+def follow_events(client: httpx.Client, run: str, tally: Tally, reconnects: int = 5) -> None:
+    """Read the run's event stream to its `run_finished`, as the page does: a stream that a server
+    closes before the end (a rolling restart) is opened again with the last event's id, as EventSource
+    does, up to `reconnects` times; each reopening is counted, not taken as an error."""
+    last_id: str | None = None
+    for attempt in range(reconnects + 1):
+        headers = {"Last-Event-ID": last_id} if last_id else {}
+        try:
+            with client.stream(
+                "GET", f"/api/runs/{run}/events", headers=headers, timeout=httpx.Timeout(30, read=120)
+            ) as stream:
+                tally.check(stream)
+                if stream.status_code != 200:
+                    return
+                for line in stream.iter_lines():
+                    if line.startswith("id: "):
+                        last_id = line[4:].strip()
+                    if line.startswith("event: run_finished"):
+                        return
+        except httpx.TransportError:  # the connection itself broke: reconnect the same way
+            if attempt == reconnects:
+                raise
+        if attempt < reconnects:
+            with tally.lock:
+                tally.reconnects += 1
+            time.sleep(1.0)  # EventSource's default retry interval is a few seconds
     tally.add("event stream ended without run_finished")
 
 
@@ -253,13 +277,14 @@ def user(
     questions: list[float],
     pages: list[float],
     statuses: Counter,
+    headers: dict[str, str] | None = None,
 ) -> None:
     """One user: uploads on `upload_base`, asks on `ask_base` (the same server, or the other node),
     follows the run's progress where it uploaded and reads the answer where it asked."""
     try:
         with (
-            httpx.Client(base_url=upload_base, timeout=120) as home,
-            httpx.Client(base_url=ask_base, timeout=120) as other,
+            httpx.Client(base_url=upload_base, timeout=120, headers=headers) as home,
+            httpx.Client(base_url=ask_base, timeout=120, headers=headers) as other,
         ):
             ws = tally.check(home.post("/api/workspaces", json={"name": "load"}), (201,)).json()["id"]
             started = time.perf_counter()
@@ -286,8 +311,15 @@ def timed_page(client: httpx.Client, url: str, tally: Tally, out: list[float]) -
     out.append(time.perf_counter() - started)
 
 
-def probe(base: str, page: str, stop_at: threading.Event, out: list[float], tally: Tally) -> None:
-    with httpx.Client(base_url=base, timeout=60) as client:
+def probe(
+    base: str,
+    page: str,
+    stop_at: threading.Event,
+    out: list[float],
+    tally: Tally,
+    headers: dict[str, str] | None = None,
+) -> None:
+    with httpx.Client(base_url=base, timeout=60, headers=headers) as client:
         while not stop_at.is_set():
             try:
                 timed_page(client, page, tally, out)
@@ -302,9 +334,18 @@ def percentile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100)[q - 1]
 
 
-def measure(mode: str, users: int, workers: int, database_url: str | None, broker_url: str, bases: list[str]) -> dict:
+def measure(
+    mode: str,
+    users: int,
+    workers: int,
+    database_url: str | None,
+    broker_url: str,
+    bases: list[str],
+    tokens: list[str] | None = None,
+) -> dict:
     """One mode's row: `threads` or `worker` (one server), `two-nodes` (started here) or `deployment`
-    (the servers at `bases`, already running)."""
+    (the servers at `bases`, already running; `tokens`: API tokens for a deployment with sign-in)."""
+    signed = [{"Authorization": f"Bearer {token}"} for token in tokens or []] or [{}]
     cleanup: Callable[[], None] = lambda: None  # noqa: E731
     if mode == "two-nodes":
         nodes = TwoNodes(workers, database_url, broker_url)
@@ -318,13 +359,13 @@ def measure(mode: str, users: int, workers: int, database_url: str | None, broke
     try:
         pages_of = {}
         for base in bases:
-            with httpx.Client(base_url=base) as client:
+            with httpx.Client(base_url=base, headers=signed[0]) as client:
                 pages_of[base] = f"/workspaces/{client.post('/api/workspaces', json={'name': 'probe'}).json()['id']}"
         idle: list[float] = []
         done = threading.Event()
         threading.Timer(3.0, done.set).start()
         for base in bases:  # one after the other: idle means nothing else runs
-            probe(base, pages_of[base], done, idle, tally)
+            probe(base, pages_of[base], done, idle, tally, signed[0])
             done.clear()
             threading.Timer(3.0, done.set).start()
         loaded: list[float] = []
@@ -332,14 +373,25 @@ def measure(mode: str, users: int, workers: int, database_url: str | None, broke
         questions: list[float] = []
         user_pages: list[float] = []
         done = threading.Event()
-        watchers = [threading.Thread(target=probe, args=(b, pages_of[b], done, loaded, tally)) for b in bases]
+        watchers = [
+            threading.Thread(target=probe, args=(b, pages_of[b], done, loaded, tally, signed[0])) for b in bases
+        ]
         for watcher in watchers:
             watcher.start()
         started = time.perf_counter()
         crowd = [
             threading.Thread(
                 target=user,
-                args=(bases[i % len(bases)], bases[(i + 1) % len(bases)], tally, runs, questions, user_pages, statuses),
+                args=(
+                    bases[i % len(bases)],
+                    bases[(i + 1) % len(bases)],
+                    tally,
+                    runs,
+                    questions,
+                    user_pages,
+                    statuses,
+                    signed[i % len(signed)],
+                ),
             )
             for i in range(users)
         ]
@@ -356,6 +408,7 @@ def measure(mode: str, users: int, workers: int, database_url: str | None, broke
     pages = loaded + user_pages
     return {
         "errors": sum(tally.errors.values()),
+        "reconnects": tally.reconnects,
         "kinds": dict(tally.errors),
         "done": statuses.get("done", 0),
         "statuses": dict(statuses),
@@ -384,11 +437,22 @@ def main() -> None:
     parser.add_argument("--broker-url", default=RABBITMQ, help="two-nodes: the RabbitMQ the job queue runs on")
     parser.add_argument("--modes", default="threads,worker", help="threads, worker, two-nodes")
     parser.add_argument("--base-urls", default=None, help="comma-separated servers already running (one mode)")
+    parser.add_argument("--tokens", type=Path, default=None, help="--base-urls with sign-in: API tokens, one a line")
     args = parser.parse_args()
     bases = args.base_urls.split(",") if args.base_urls else []
+    tokens = args.tokens.read_text().split() if args.tokens else None
     modes = ["deployment"] if bases else args.modes.split(",")
-    rows = {mode: measure(mode, args.users, args.workers, args.database_url, args.broker_url, bases) for mode in modes}
-    database = "PostgreSQL" if args.database_url or "two-nodes" in modes else "SQLite"
+    rows = {
+        mode: measure(mode, args.users, args.workers, args.database_url, args.broker_url, bases, tokens)
+        for mode in modes
+    }
+    database = (
+        "the deployment's database"
+        if bases
+        else "PostgreSQL"
+        if args.database_url or "two-nodes" in modes
+        else "SQLite"
+    )
     print(
         f"\n{args.users} users on {database}, each: upload retail_sales.xlsx, open the page, ask, follow the "
         f"event stream, read the answer (worker and two-nodes: {args.workers} worker processes; two-nodes: "
@@ -406,6 +470,8 @@ def main() -> None:
             f"{r['run_p50']:7.1f}s {r['run_p95']:7.1f}s {r['wall']:8.1f}s"
         )
     for mode, r in rows.items():
+        if r["reconnects"]:
+            print(f"\n{mode}: {r['reconnects']} event stream(s) closed by a server and reopened (Last-Event-ID)")
         if r["errors"] or r["done"] != args.users:
             print(f"\n{mode}: {r['kinds']} run statuses {r['statuses']} (logs: {r['log']})")
 

@@ -40,23 +40,46 @@ def call_uid(workspace_id: str) -> int:
     return sandbox_uid(workspace_id) + SANDBOX_UID_SPAN
 
 
+# Prefixes that hold far more than one interpreter (all of /usr/bin, every /usr/local program): never bound
+# whole. An interpreter installed there (Debian's python3 in /usr; the official python image's in /usr/local)
+# has its own files bound instead: the executable, its standard library, its site-packages, its libpython.
+SYSTEM_PREFIXES = frozenset({"/", "/usr", "/usr/local"})
+
+
 def _python_paths() -> tuple[str, list[str], list[str]]:
-    """The interpreter, the folders it needs (read-only) and its library path."""
+    """The interpreter, the folders and files it needs (read-only) and its library path."""
     executable = os.path.realpath(sys.executable)
     paths = sysconfig.get_paths()
-    folders = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)}
+    prefixes = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)}
+    folders = prefixes - SYSTEM_PREFIXES
     library = [os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if paths.get(k)]
     site = [os.path.realpath(paths[k]) for k in ("purelib", "platlib") if paths.get(k)]
     site += _system_site_packages()
     dynload = os.path.join(os.path.realpath(paths["platstdlib"]), "lib-dynload") if paths.get("platstdlib") else None
     if dynload and os.path.isdir(dynload):
         library.append(dynload)
-    for item in [os.path.dirname(executable)] + library + site:
-        if not any(item == f or item.startswith(f + os.sep) for f in folders):
+    bound = folders | {source for source, _ in _system_binds()[0]}  # what the sandbox shows anyway
+    for item in library + site:
+        if not _inside(item, bound):
             folders.add(item)
-    # A system interpreter lives under /usr: bind its own files, never all of /usr/bin.
-    folders = {f for f in folders if f not in ("/usr", "/", "/usr/local")} or set()
+            bound.add(item)
+    # the interpreter's folder, unless it is a system one (/usr/bin, /usr/local/bin): then the file alone
+    program_dir = os.path.dirname(executable)
+    if not _inside(executable, bound):
+        folders.add(executable if os.path.dirname(program_dir) in SYSTEM_PREFIXES else program_dir)
+    # a shared libpython outside the system's library folders (the official image's /usr/local/lib, found
+    # through the executable's $ORIGIN/../lib run path): there is no ld.so.cache in the sandbox
+    if sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        libdir, soname = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME")
+        libpython = os.path.realpath(os.path.join(str(libdir), str(soname))) if libdir and soname else ""
+        if libpython and os.path.isfile(libpython) and not _inside(libpython, folders | bound):
+            folders.add(libpython)
     return executable, sorted(folders), list(dict.fromkeys(site))
+
+
+def _inside(path: str, folders: set[str]) -> bool:
+    """Whether `path` is one of `folders` or lies under one."""
+    return any(path == f or path.startswith(f.rstrip(os.sep) + os.sep) for f in folders)
 
 
 def _system_site_packages() -> list[str]:

@@ -161,6 +161,28 @@ def test_the_worker_healthcheck_reads_whether_the_worker_found_itself_well(tmp_p
     assert (tmp_path / "shared" / f"worker.{socket.gethostname()}.alive").is_file()
 
 
+def test_the_worker_healthcheck_imports_none_of_the_analysis_stack(tmp_path):
+    """The healthcheck runs every 15 s in every worker container within a 10 s timeout: it reads a file's
+    age, so it must not import the agent, pandas or matplotlib (through app.worker it did, and on a busy
+    two-core host it took 18-21 s: every worker was reported unhealthy)."""
+    probe = (
+        "import sys\n"
+        "from app.cli import main\n"
+        "code = main(['worker', '--alive'])\n"
+        "heavy = sorted(m for m in ('app.worker', 'app.runs', 'app.agent', 'pandas', 'matplotlib') if m in sys.modules)\n"
+        "print(code, heavy)\n"
+    )
+    environment = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("VERITY_")},
+        "VERITY_DATA_DIR": str(tmp_path),
+        "PYTHONPATH": str(REPO),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=environment, capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+    assert done.stdout.strip() == "1 []", done.stdout + done.stderr  # 1: no worker ran here yet
+
+
 def test_nodes_starting_together_on_a_new_database_make_one_marker(tmp_path, database_url, s3_endpoint):  # noqa: F811
     """Four nodes (each its own engine and cache folder) start at the same moment on a new database and
     bucket: one makes the marker and the row, the others wait for it and match it."""

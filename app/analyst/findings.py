@@ -224,7 +224,9 @@ def _two_groups(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, q
     if "groups" in arguments:
         return None
     first = _one_group_against_others(arguments["group_column"], plan)
-    lead = (plan.values[0] if plan and plan.values else first) or _extreme_group(result.metrics, asks_extreme(question))
+    lead = (plan.values[0] if plan and plan.values else first) or _extreme_group(
+        result.metrics, asks_extreme(question, arguments["value_column"])
+    )
     return two_group_headline(arguments["value_column"], arguments["group_column"], result.metrics, lead, zh)
 
 
@@ -235,7 +237,7 @@ def _groups(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
     if plan is not None and len(plan.values) == 1 and arguments.get("group_column") == plan.dimension:
         # "rainy days": that group, against the others
         return named_group_headline(arguments["value_column"], arguments["group_column"], metrics, plan.values[0], zh)
-    if extreme := asks_extreme(question):
+    if extreme := asks_extreme(question, arguments["value_column"]):
         return extreme_headline(arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh)
     return None
 

@@ -423,7 +423,7 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     # "share" on a total plans the shares; a question's own kind words are read only when no chip chose
     plan.goal = p.goal
     chose = p.goal[0] if p.goal else None
-    top = asks_top(question) if chose in (None, "top") else None
+    top = asks_top(question, plan.metric) if chose in (None, "top") else None
     if chose == "top" and p.goal:
         top = (p.goal[1] or (top[0] if top else 3), bool(top and top[1]))
     if top and top_steps(plan, question, columns, named, top, zh, rows, p.spans):

@@ -272,7 +272,8 @@ def _task_plan(p: Planning) -> Plan | None:
         if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:
             return derive_plan(question, per_pair(question, spans, measures), zh, str(p.dataset.get("name") or ""))
     name, add_column = str(p.dataset.get("name") or ""), bool(DERIVE.search(question))
-    if rate := per_unit_plan(question, columns, spans, name, zh, add_column):
+    ranked_by = choose_dimension(columns, p.grouping, p.implied, None)
+    if rate := per_unit_plan(question, columns, spans, name, zh, add_column, ranked_by):
         return rate  # a rate per unit of another number, as a data step, then answered (data_tasks)
     if design := repeated_design(question, {**p.dataset, "columns": columns}, ordered_names(spans)):
         return repeated_plan(design, zh)

@@ -128,17 +128,22 @@ def asks_dedupe(question: str) -> bool:
 SPEED = vocabulary.regex(_FILE, "speed", re.I)
 
 
+def unit_seconds(unit: str) -> float | None:
+    """Seconds in one unit of time written in either language ("hours", "min", "小时", "天"), by the
+    time units app.numbers converts between (seconds to weeks); None when it is no unit of time."""
+    from app.numbers import number_words
+
+    lengths = [v for v in number_words()["time_units"].values() if isinstance(v, dict)]
+    return next((float(v["length"]) for v in lengths if re.fullmatch(v["pattern"], unit.strip(), re.I)), None)
+
+
 def measured_in_time(measure: str | None) -> bool:
     """Whether a number column is a length of time by the unit in its header: "Delivery Time (min)",
-    "用时（小时）" (the time units app.numbers converts between: seconds to weeks, both languages)."""
-    from app.numbers import number_words
+    "用时（小时）"."""
     from app.understanding.text import split_unit
 
     unit = split_unit(measure)[1] if measure else None
-    if not unit:
-        return False
-    lengths = [v["pattern"] for v in number_words()["time_units"].values() if isinstance(v, dict)]
-    return any(re.fullmatch(pattern, unit, re.I) for pattern in lengths)
+    return bool(unit and unit_seconds(unit))
 
 
 def speed_extreme(question: str, measure: str | None = None) -> str | None:

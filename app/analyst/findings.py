@@ -33,7 +33,7 @@ from app.analyst.headlines import (
 )
 from app.analyst.period_totals import is_period_totals, period_totals_headline
 from app.analyst.scope import describe_condition
-from app.analyst.sheet_words import as_people_write, used_columns
+from app.analyst.sheet_words import as_people_write, says_no, says_yes, used_columns
 from app.analyst.steps import Plan, Step
 from app.understanding.kinds import asks_extreme
 from app.understanding.language import local_text as _t
@@ -91,8 +91,24 @@ def _rates(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, questi
         outcome = f"{outcome} = True"  # the rate of its yes, in the sheet's own word (as_people_write: 是否及格 = 是)
     if failures := arguments.get("failures_column"):  # "the ncases/(ncases+ncontrols) rate"
         outcome = f"{outcome}/({outcome}+{failures})"
-    first = _one_group_against_others(arguments["group_column"], plan)
+    first = _one_group_against_others(arguments["group_column"], plan) or _named_yes_group(
+        arguments["group_column"], result.metrics, plan
+    )
     return proportion_headline(outcome, arguments["group_column"], result.metrics, zh, first)
+
+
+def _named_yes_group(column: str, metrics: dict[str, Any], plan: Plan | None) -> str | None:
+    """The yes of a yes/no grouping the question names ("are members who have a personal trainer less
+    likely to cancel": Personal Trainer? = Yes): the group it asks about, so the answer says how its rate
+    stands against the other's ("lower for Yes: 7.3% vs 25.1%"), not only which is highest. None for a
+    grouping the question does not name (a default) or one that is not yes/no."""
+    groups = [k.split(".", 1)[1] for k in metrics if k.startswith("proportion.")]
+    if plan is None or plan.provenance is None or len(groups) != 2:
+        return None
+    if any(s.role == "group" and column in s.columns for s in plan.provenance.defaults()):
+        return None
+    yes = [g for g in groups if says_yes(g)]
+    return yes[0] if len(yes) == 1 and any(says_no(g) for g in groups) else None
 
 
 def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:

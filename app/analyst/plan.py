@@ -78,7 +78,7 @@ from app.understanding.outcome import Outcome, measure_names, rate_outcome
 from app.understanding.profile_reading import count_weights
 from app.understanding.reading import Reading, read_question
 from app.understanding.repeated_design import repeated_design
-from app.understanding.role_sources import Provenance, Source, unmatched_words
+from app.understanding.role_sources import Provenance, Source, counted_measure, unmatched_words
 from app.understanding.roles import Roles, groups_rows, named_values, regression_roles, superlative_measure
 from app.understanding.text import tagged_words
 from app.understanding.wide_pairs import marked_change, marker_columns, wide_pair
@@ -336,7 +336,12 @@ def _roles_plan(p: Planning) -> tuple[Plan, str | None, str | None]:
     outcome = rate.column if rate else pair[0] if pair else None
     if rate and rate.success:  # its value names the outcome, not a group
         p.implied, p.values = named_values(question, [c for c in columns if c["name"] != outcome], spans)
-    ranked = superlative_measure(question, spans, measure_names(columns, named)) if len(named) > 1 else None
+    measures = measure_names(columns, named)
+    ranked = (
+        (superlative_measure(question, spans, measures) or counted_measure(question, spans, measures))
+        if len(named) > 1
+        else None
+    )
     metric = chosen or roles.target or outcome or ranked or choose_metric(columns, named)
     dimension = choose_dimension(columns, p.grouping, p.implied, metric)
     plan = Plan(metric, dimension, [profile_step()])

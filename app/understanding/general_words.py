@@ -35,7 +35,7 @@ _PLURAL = re.compile(rf"({_PLAIN})s\?")
 _GROUP = re.compile(rf"({_PLAIN})?\(\?:({_PLAIN}(?:\|{_PLAIN})*)\)({_PLAIN})?")
 # The kinds of question whose cue words ask for a statistic or a direction, never name a variable
 # (question_kinds.toml): superlatives, shares, rates, means, directions of change, units of time.
-_STATISTIC_TABLES = ("most", "least", "speed", "share", "rate", "mean_words", "direction", "time_units")
+_STATISTIC_TABLES = ("most", "least", "share", "rate", "mean_words", "direction", "time_units")
 
 
 def plain_forms(pattern: str) -> tuple[str, ...]:

@@ -10,8 +10,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.numbers import number_words
 from app.understanding import vocabulary
-from app.understanding.text import tagged_words
+from app.understanding.text import split_unit, tagged_words
 
 _FILE = "question_kinds"  # vocabulary/question_kinds.toml: the words; the patterns with structure stay here
 
@@ -131,8 +132,6 @@ SPEED = vocabulary.regex(_FILE, "speed", re.I)
 def unit_seconds(unit: str) -> float | None:
     """Seconds in one unit of time written in either language ("hours", "min", "小时", "天"), by the
     time units app.numbers converts between (seconds to weeks); None when it is no unit of time."""
-    from app.numbers import number_words
-
     lengths = [v for v in number_words()["time_units"].values() if isinstance(v, dict)]
     return next((float(v["length"]) for v in lengths if re.fullmatch(v["pattern"], unit.strip(), re.I)), None)
 
@@ -140,8 +139,6 @@ def unit_seconds(unit: str) -> float | None:
 def measured_in_time(measure: str | None) -> bool:
     """Whether a number column is a length of time by the unit in its header: "Delivery Time (min)",
     "用时（小时）"."""
-    from app.understanding.text import split_unit
-
     unit = split_unit(measure)[1] if measure else None
     return bool(unit and unit_seconds(unit))
 

@@ -43,5 +43,5 @@ def test_the_named_yes_group_leads_with_the_way_its_rate_stands(tmp_path):
     assert (test.arguments["value_column"], test.arguments["group_column"]) == ("Returned", "Loyalty Card?")
     rates = frame.assign(back=frame["Returned"].eq("Yes")).groupby("Loyalty Card?")["back"].mean()
     assert headline(run).startswith(
-        f"**The Returned = Yes rate is lower for Yes: {rates['Yes']:.1%} vs {rates['No']:.1%} for No"
+        f"**The Returned = Yes rate is lower for Yes: {rates['Yes']:.1%} vs {rates['No']:.1%} for No (by Loyalty Card?)"
     )

@@ -91,10 +91,9 @@ def _rates(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, questi
         outcome = f"{outcome} = True"  # the rate of its yes, in the sheet's own word (as_people_write: 是否及格 = 是)
     if failures := arguments.get("failures_column"):  # "the ncases/(ncases+ncontrols) rate"
         outcome = f"{outcome}/({outcome}+{failures})"
-    first = _one_group_against_others(arguments["group_column"], plan) or _named_yes_group(
-        arguments["group_column"], result.metrics, plan
-    )
-    return proportion_headline(outcome, arguments["group_column"], result.metrics, zh, first)
+    first = _one_group_against_others(arguments["group_column"], plan)
+    yes = None if first else _named_yes_group(arguments["group_column"], result.metrics, plan)
+    return proportion_headline(outcome, arguments["group_column"], result.metrics, zh, first or yes, bool(yes))
 
 
 def _named_yes_group(column: str, metrics: dict[str, Any], plan: Plan | None) -> str | None:

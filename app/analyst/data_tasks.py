@@ -9,7 +9,19 @@ import re
 import pandas as pd
 
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
-from app.understanding.kinds import DIFFERENCE, EACH, HOW_MANY, MEAN_WORDS, RATE, TIME_UNITS, asks_share, number_cut
+from app.understanding.kinds import (
+    DIFFERENCE,
+    EACH,
+    HOW_MANY,
+    MEAN_WORDS,
+    RATE,
+    TIME_UNITS,
+    asks_extreme,
+    asks_share,
+    asks_top,
+    number_cut,
+    unit_seconds,
+)
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC, count_weights
@@ -221,7 +233,13 @@ _PER_SCALE = re.compile(r"\s*(\d+(?:\.\d+)?|hundred|thousand|百|千|万)?\s*", 
 
 
 def per_unit_plan(
-    question: str, columns: list[Column], spans: Spans, dataset: str, zh: bool, add_column: bool = False
+    question: str,
+    columns: list[Column],
+    spans: Spans,
+    dataset: str,
+    zh: bool,
+    add_column: bool = False,
+    ranked_by: str | None = None,
 ) -> Plan | None:
     """A rate per unit of another number ("fuel per 100 km by depot", "每公里成本"): the number named right
     after "per"/"每" (by its name, or by the unit in its brackets: km ↔ Distance (km)) divides another
@@ -230,7 +248,9 @@ def per_unit_plan(
     one, the rate row by row, averaged (a new column of the dataset, then its description). The groups'
     rates are read back ranked (rank_values, which makes no table). "Km per hour" of a column in minutes
     converts the units (× 60). With `add_column` ("add a column with each delivery's speed in km per
-    hour") the rate is only added, row by row, as the data task asks."""
+    hour") the rate is only added, row by row, as the data task asks. `ranked_by`: the grouping the
+    planner would rank by when the question asks which group is highest or lowest and names none ("which
+    two kinds of service bring in the most money per hour": its groups' rates, not one average)."""
     # measurements only: "each chick" names a code (an id), not a unit of anything
     numbers = set(measure_names(columns, [str(c["name"]) for c in columns if not c.get("pii")]))
     # what a rate is per is a quantity measured in a unit ("Distance (km)", "里程（公里）"), not what the
@@ -247,9 +267,13 @@ def per_unit_plan(
         before = re.findall(r"\w+", question[: each.start()])
         by_unit = _named_by_unit(before[-1], columns) if before else None
         by_unit = by_unit if by_unit in numbers else None
-        if unit is None and by_unit and (timed := _time_column(question[after:], columns)) and timed[0] in numbers:
-            unit, factor = timed  # "km per hour" of a column in minutes: × 60 (a unit over a unit of time)
-            scale, per_time = scale * factor, question[after:].split()[0].strip(".,?!")
+        timed = _time_column(question[after:], columns) if unit is None else None
+        named_over = [name for _, _, name in spans if name in numbers and not (timed and name == timed[0])]
+        if timed and timed[0] in numbers and (by_unit or named_over):
+            # "km per hour" of a column in minutes: × 60 (a unit over a unit of time); "money per hour
+            # worked" of 时长（小时）: the unit of time in the other language
+            unit, factor = timed
+            scale, per_time = scale * factor, question[after:].split()[0].strip(".,?!，。？")
         over = [name for _, _, name in spans if name in numbers and name != unit]
         if not over and by_unit and by_unit != unit:
             over = [by_unit]  # "km per hour": the number whose unit is named before "per"
@@ -263,6 +287,7 @@ def per_unit_plan(
     top, bottom = over[0], unit
     kinds = {str(c["name"]): c for c in columns}
     group = next((name for _, _, name in spans if kinds.get(name, {}).get("type") not in NUMERIC), None)
+    group = group or (ranked_by if asks_extreme(question) or asks_top(question) else None)
     per = f"{scale} " if scale != 1 else ""
     name = f"{top} per {per_time}" if per_time else f"{top} per {per}{bottom}"  # "Distance (km) per hour"
     multiply = f" * {scale}" if scale != 1 else ""
@@ -319,7 +344,10 @@ def _time_column(text: str, columns: list[Column]) -> tuple[str, float] | None:
 
 
 def _duration(unit: str) -> float | None:
-    """Seconds in one `unit` of time (hour, min, sec, day …), None when it is no unit of time."""
+    """Seconds in one `unit` of time (hour, min, sec, day …; 小时, 分钟, 天: kinds.unit_seconds, either
+    language), None when it is no unit of time."""
+    if seconds := unit_seconds(unit):
+        return seconds
     try:
         return float(pd.Timedelta(1, unit=unit).total_seconds()) or None
     except (ValueError, TypeError):

@@ -33,7 +33,7 @@ from app.analyst.headlines import (
 )
 from app.analyst.period_totals import is_period_totals, period_totals_headline
 from app.analyst.scope import describe_condition
-from app.analyst.sheet_words import as_people_write, used_columns
+from app.analyst.sheet_words import as_people_write, says_no, says_yes, used_columns
 from app.analyst.steps import Plan, Step
 from app.understanding.kinds import asks_extreme
 from app.understanding.language import local_text as _t
@@ -92,7 +92,22 @@ def _rates(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, questi
     if failures := arguments.get("failures_column"):  # "the ncases/(ncases+ncontrols) rate"
         outcome = f"{outcome}/({outcome}+{failures})"
     first = _one_group_against_others(arguments["group_column"], plan)
-    return proportion_headline(outcome, arguments["group_column"], result.metrics, zh, first)
+    yes = None if first else _named_yes_group(arguments["group_column"], result.metrics, plan)
+    return proportion_headline(outcome, arguments["group_column"], result.metrics, zh, first or yes, bool(yes))
+
+
+def _named_yes_group(column: str, metrics: dict[str, Any], plan: Plan | None) -> str | None:
+    """The yes of a yes/no grouping the question names ("are members who have a personal trainer less
+    likely to cancel": Personal Trainer? = Yes): the group it asks about, so the answer says how its rate
+    stands against the other's ("lower for Yes: 7.3% vs 25.1%"), not only which is highest. None for a
+    grouping the question does not name (a default) or one that is not yes/no."""
+    groups = [k.split(".", 1)[1] for k in metrics if k.startswith("proportion.")]
+    if plan is None or plan.provenance is None or len(groups) != 2:
+        return None
+    if any(s.role == "group" and column in s.columns for s in plan.provenance.defaults()):
+        return None
+    yes = [g for g in groups if says_yes(g)]
+    return yes[0] if len(yes) == 1 and any(says_no(g) for g in groups) else None
 
 
 def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
@@ -224,7 +239,9 @@ def _two_groups(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, q
     if "groups" in arguments:
         return None
     first = _one_group_against_others(arguments["group_column"], plan)
-    lead = (plan.values[0] if plan and plan.values else first) or _extreme_group(result.metrics, asks_extreme(question))
+    lead = (plan.values[0] if plan and plan.values else first) or _extreme_group(
+        result.metrics, asks_extreme(question, arguments["value_column"])
+    )
     return two_group_headline(arguments["value_column"], arguments["group_column"], result.metrics, lead, zh)
 
 
@@ -235,7 +252,7 @@ def _groups(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
     if plan is not None and len(plan.values) == 1 and arguments.get("group_column") == plan.dimension:
         # "rainy days": that group, against the others
         return named_group_headline(arguments["value_column"], arguments["group_column"], metrics, plan.values[0], zh)
-    if extreme := asks_extreme(question):
+    if extreme := asks_extreme(question, arguments["value_column"]):
         return extreme_headline(arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh)
     return None
 

@@ -55,16 +55,17 @@ def _by_prefix(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
 
 
 def proportion_headline(
-    outcome: str, group: str, metrics: dict[str, Any], zh: bool, first: str | None = None
+    outcome: str, group: str, metrics: dict[str, Any], zh: bool, first: str | None = None, by_group: bool = False
 ) -> str | None:
     """'female: 72.7% had survived = yes, against 19.1% for male; a gap this large would rarely
     happen by chance (p < 0.001).' Highest rate first; the group the question asked about first
-    when it is one of two (`first`: "Crew: 24.0%, against 37.9% for the others")."""
+    when it is one of two (`first`: "Crew: 24.0%, against 37.9% for the others"); `by_group` names the
+    grouping after the two rates there too (the yes of a yes/no column: "higher for yes … (by bluecol)")."""
     rates = _by_prefix(metrics, "proportion.")
     if len(rates) < 2:
         return None
     if first in rates and len(rates) == 2:
-        return _one_rate_against_other(outcome, first, rates, _num(metrics, "p_value"), zh)
+        return _one_rate_against_other(outcome, first, rates, _num(metrics, "p_value"), zh, group if by_group else None)
     ranked = sorted(rates.items(), key=lambda kv: -kv[1])
     (top, high), (low_name, low) = ranked[0], ranked[-1]
     p = _num(metrics, "p_value")
@@ -84,14 +85,20 @@ def proportion_headline(
     )
 
 
-def _one_rate_against_other(outcome: str, first: str, rates: dict[str, float], p: float | None, zh: bool) -> str:
+def _one_rate_against_other(
+    outcome: str, first: str, rates: dict[str, float], p: float | None, zh: bool, group: str | None = None
+) -> str:
     other, theirs = next((g, v) for g, v in rates.items() if g != first)
     mine = rates[first]
     if zh:
         word = "更高" if mine > theirs else "更低"
-        return f"{first} 的 {outcome} 比例{word}：{_pct(mine)}，而 {other} 为 {_pct(theirs)}；{_chance(p, zh)}。"
+        by = f"（按{group}分组）" if group else ""
+        return f"{first} 的 {outcome} 比例{word}：{_pct(mine)}，而 {other} 为 {_pct(theirs)}{by}；{_chance(p, zh)}。"
     word = "higher" if mine > theirs else "lower"
-    return f"The {outcome} rate is {word} for {first}: {_pct(mine)} vs {_pct(theirs)} for {other}; {_chance(p, zh)}."
+    by = f" (by {group})" if group else ""
+    return (
+        f"The {outcome} rate is {word} for {first}: {_pct(mine)} vs {_pct(theirs)} for {other}{by}; {_chance(p, zh)}."
+    )
 
 
 def total_headline(

@@ -78,7 +78,7 @@ from app.understanding.outcome import Outcome, measure_names, rate_outcome
 from app.understanding.profile_reading import count_weights
 from app.understanding.reading import Reading, read_question
 from app.understanding.repeated_design import repeated_design
-from app.understanding.role_sources import Provenance, Source, unmatched_words
+from app.understanding.role_sources import Provenance, Source, counted_measure, unmatched_words
 from app.understanding.roles import Roles, groups_rows, named_values, regression_roles, superlative_measure
 from app.understanding.text import tagged_words
 from app.understanding.wide_pairs import marked_change, marker_columns, wide_pair
@@ -275,7 +275,8 @@ def _task_plan(p: Planning) -> Plan | None:
         if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:
             return derive_plan(question, per_pair(question, spans, measures), zh, str(p.dataset.get("name") or ""))
     name, add_column = str(p.dataset.get("name") or ""), bool(DERIVE.search(question))
-    if rate := per_unit_plan(question, columns, spans, name, zh, add_column):
+    ranked_by = choose_dimension(columns, p.grouping, p.implied, None)
+    if rate := per_unit_plan(question, columns, spans, name, zh, add_column, ranked_by):
         return rate  # a rate per unit of another number, as a data step, then answered (data_tasks)
     if design := repeated_design(question, {**p.dataset, "columns": columns}, ordered_names(spans)):
         return repeated_plan(design, zh)
@@ -338,7 +339,12 @@ def _roles_plan(p: Planning) -> tuple[Plan, str | None, str | None]:
     outcome = rate.column if rate else pair[0] if pair else None
     if rate and rate.success:  # its value names the outcome, not a group
         p.implied, p.values = named_values(question, [c for c in columns if c["name"] != outcome], spans)
-    ranked = superlative_measure(question, spans, measure_names(columns, named)) if len(named) > 1 else None
+    measures = measure_names(columns, named)
+    ranked = (
+        (superlative_measure(question, spans, measures) or counted_measure(question, spans, measures))
+        if len(named) > 1
+        else None
+    )
     metric = chosen or roles.target or outcome or ranked or choose_metric(columns, named)
     dimension = choose_dimension(columns, p.grouping, p.implied, metric)
     plan = Plan(metric, dimension, [profile_step()])
@@ -426,7 +432,7 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     # "share" on a total plans the shares; a question's own kind words are read only when no chip chose
     plan.goal = p.goal
     chose = p.goal[0] if p.goal else None
-    top = asks_top(question) if chose in (None, "top") else None
+    top = asks_top(question, plan.metric) if chose in (None, "top") else None
     if chose == "top" and p.goal:
         top = (p.goal[1] or (top[0] if top else 3), bool(top and top[1]))
     if top and top_steps(plan, question, columns, named, top, zh, rows, p.spans):

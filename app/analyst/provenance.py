@@ -34,6 +34,7 @@ def plan_roles(plan: Plan) -> list[tuple[Role, str]]:
             add("group", *(a.get("group_columns") or []))
         elif step.tool in ("rank_values", "time_series_trend", "forecast", "seasonal_decompose"):
             add("outcome", a.get("value_column"))
+            add("group", a.get("group_column"))  # the groups a ranking ranks ("the 3 depots with …")
             add("date", a.get("date_column"))
         elif step.tool == "describe_columns":
             add("outcome", *(a.get("columns") or []))

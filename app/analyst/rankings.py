@@ -32,6 +32,11 @@ def top_noun(question: str) -> str | None:
     return match.group(1) if match and match.group(1).lower() not in STOP else None
 
 
+# How many groups group_aggregate's table shows (the largest first; analysis_tools.data_merge): the bottom N
+# of a grouping that has at most this many are read from the whole table, as the top N are.
+AGGREGATE_SHOWN = 20
+
+
 def top_steps(
     plan: Plan,
     question: str,
@@ -85,7 +90,10 @@ def top_steps(
         f"{'Bottom' if top[1] else 'Top'} {top[0]} {entity} by {word} {metric}",
         f"按{metric}{word_zh}{'最低' if top[1] else '最高'}的{top[0]}个{entity}",
     )
-    if top[1]:  # the bottom of many groups: rank_values lists them (group_aggregate's table shows the top 20)
+    distinct = (kinds[entity].get("levels") or kinds[entity].get("distinct")) if entity in kinds else None
+    if top[1] and not (distinct and distinct <= AGGREGATE_SHOWN):
+        # the bottom of many groups (or of a count not known): rank_values lists them, where group_aggregate's
+        # table would show only the largest; when every group fits its table, the table (like the top N's)
         arguments = {"value_column": metric, "top": top[0], "order": "smallest", "group_column": entity, "agg": agg}
         plan.steps.append(Step("rank_values", arguments, subject))
         return True
@@ -161,7 +169,7 @@ def when_steps(plan: Plan, question: str, date: str, named: list[str], top: tupl
     """When the number was highest (or lowest): the date of its largest value, as its rows rank ("哪一年的
     失业人数最多"); not when the question names the grouping it compares."""
     metric, dimension = plan.metric or "", plan.dimension
-    extreme = asks_extreme(question) if WHEN.search(question) else None
+    extreme = asks_extreme(question, metric) if WHEN.search(question) else None
     if not extreme or (dimension and dimension in named):
         return False
     plan.kind, plan.dimension = "rank", None  # "哪一年的失业人数最多": the year of the largest value

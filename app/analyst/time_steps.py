@@ -106,7 +106,8 @@ def period_steps(
     such as a price or a rating, or when an average is asked), and the periods ranked. False when the
     question asks for the time of year (each year), names no period, asks for no highest or lowest, or
     names a period its rows already are (one row a year: the rows are ranked, rankings.when_steps)."""
-    metric, extreme = plan.metric or "", asks_extreme(question)
+    metric = plan.metric or ""
+    extreme = asks_extreme(question, metric)
     cue = SEASON.search(question) or WHEN.search(question)
     if not (metric and extreme and cue) or each_period_unit(question) in ("year", "年"):
         return False

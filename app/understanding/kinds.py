@@ -10,8 +10,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.numbers import number_words
 from app.understanding import vocabulary
-from app.understanding.text import tagged_words
+from app.understanding.text import split_unit, tagged_words
 
 _FILE = "question_kinds"  # vocabulary/question_kinds.toml: the words; the patterns with structure stay here
 
@@ -86,9 +87,17 @@ _WHICH_N = re.compile(
 _THE_N_THINGS = re.compile(r"\bthe\s+(\d+|" + "|".join(_EN_N) + r")\s+(?!of\b|percent\b|per\b)[a-z]{3,}", re.I)
 
 
-def asks_top(question: str) -> tuple[int, bool] | None:
+def asks_top(question: str, measure: str | None = None) -> tuple[int, bool] | None:
     """(N, bottom) for "top 5 customers", "worst 3 stores", "前5名", "which three … the best"; None when
-    the question asks no top N."""
+    the question asks no top N. A superlative of speed says the end by the measure ("the three quickest"
+    by a time: the bottom three)."""
+    top = _top_n(question)
+    if top and (speed := speed_extreme(question, measure)):
+        return top[0], speed == "least"
+    return top
+
+
+def _top_n(question: str) -> tuple[int, bool] | None:
     if (match := _WHICH_N.search(question)) and (extreme := asks_extreme(question)):
         n = (match.group(1) or match.group(2)).lower()
         count = int(n) if n.isdigit() else _EN_N.get(n) or _ZH_N.get(n, 3)
@@ -117,8 +126,39 @@ def asks_dedupe(question: str) -> bool:
     return bool(DEDUPE.search(question))
 
 
-def asks_extreme(question: str) -> str | None:
-    """ "most" or "least" when the question asks which group is highest or lowest."""
+SPEED = vocabulary.regex(_FILE, "speed", re.I)
+
+
+def unit_seconds(unit: str) -> float | None:
+    """Seconds in one unit of time written in either language ("hours", "min", "小时", "天"), by the
+    time units app.numbers converts between (seconds to weeks); None when it is no unit of time."""
+    lengths = [v for v in number_words()["time_units"].values() if isinstance(v, dict)]
+    return next((float(v["length"]) for v in lengths if re.fullmatch(v["pattern"], unit.strip(), re.I)), None)
+
+
+def measured_in_time(measure: str | None) -> bool:
+    """Whether a number column is a length of time by the unit in its header: "Delivery Time (min)",
+    "用时（小时）"."""
+    unit = split_unit(measure)[1] if measure else None
+    return bool(unit and unit_seconds(unit))
+
+
+def speed_extreme(question: str, measure: str | None = None) -> str | None:
+    """ "most" or "least" for a superlative of speed, by what the measure is: on a length of time the
+    quickest is the least time and the slowest the most; on any other number (a speed, a rate) the
+    fastest is the most. None without a superlative of speed."""
+    said = SPEED.search(question)
+    if said is None:
+        return None
+    slow = bool(LEAST.search(said.group(0)))  # its own end, in speed
+    return "most" if slow == measured_in_time(measure) else "least"
+
+
+def asks_extreme(question: str, measure: str | None = None) -> str | None:
+    """ "most" or "least" when the question asks which group is highest or lowest (of the measure, when
+    known: "the quickest" by a time in minutes is the lowest)."""
+    if speed := speed_extreme(question, measure):
+        return speed
     if LEAST.search(question):
         return "least"
     if MOST.search(question):

@@ -191,7 +191,13 @@ def semantic_mentions(
 
     text, found, taken = question.lower(), list(mentions), set(named)
     # "how many children", "多少个孩子": the thing counted names the rows, not a column to measure
-    left = [p for p in phrases if (at := text.find(p)) >= 0 and not _counted(text[:at])]
+    left = [p for p in phrases if (at := text.find(p)) >= 0 and not _counted(text[:at], text[at + len(p) :])]
+    for phrase in list(left):
+        if owned := _owned_mention(question, columns, found, phrase):
+            replaced, mention = owned
+            found = [m for m in found if m != replaced] + [mention]
+            taken = (taken - ({replaced.name} if replaced else set())) | {mention.name}
+            left.remove(phrase)
     while left:  # a column taken leaves the race: "class" may lead once 英语 went to "english"
         names = semantic.candidate_columns(question, columns, taken)
         sure = [(p, best) for p in left if (best := semantic.best_column(p, names)) and not _shares_word(p, best)]
@@ -211,9 +217,47 @@ _HOW_MANY_BEFORE = re.compile(
 )
 
 
-def _counted(before: str) -> bool:
-    """Whether a phrase starting after `before` is the thing a count asks about ("how many orders")."""
-    return bool(_HOW_MANY_BEFORE.search(before))
+def _owned_mention(
+    question: str, columns: list[dict[str, Any]], found: list[Mention], phrase: str
+) -> tuple[Mention | None, Mention] | None:
+    """A phrase the rules left unmatched that says whose the next word is ("kids' tickets", "the guests'
+    rating"), read with that word: the whole phrase's column by meaning when it is confident ("kids'
+    tickets" is Tickets Sold / Children, where "kids" alone is as near to Cinema). (the mention of the
+    word it replaces, or None, and the new one); None when the phrase is no possessive or no column is sure."""
+    from app.understanding import semantic  # only for a phrase left unmatched
+
+    text = question.lower()
+    at = text.find(phrase)
+    mark = _POSSESSIVE_AFTER.match(text[at + len(phrase) :]) if at >= 0 else None
+    word = re.match(r"\s*[a-z]+", text[at + len(phrase) + mark.end() :]) if mark else None
+    if mark is None or word is None:
+        return None
+    end = at + len(phrase) + mark.end() + word.end()
+    thing = next((m for m in found if at < m.start < end and m.kind != "semantic"), None)
+    others = {m.name for m in found if m is not thing}
+    best = semantic.best_column(question[at:end], semantic.candidate_columns("", columns, others))
+    if best is None or (thing is not None and best == thing.name):
+        return None
+    return thing, Mention(at, max(end, thing.end if thing else end), best, "semantic")
+
+
+# an English possessive right after a phrase ("kids' tickets", "the driver's time"): the phrase says whose,
+# the noun after it is the thing
+_POSSESSIVE_AFTER = re.compile(r"^(?:'s?|’s?)(?!\w)")
+
+
+def counted_measure(question: str, spans: list[tuple[int, int, str]], measures: list[str]) -> str | None:
+    """The one measure a count's cue stands right before ("how many kids' tickets did we sell": the
+    tickets the kids bought, not the sales a verb named), when exactly one does."""
+    text = question.lower()
+    near = {name for start, _, name in spans if name in measures and _counted(text[:start])}
+    return near.pop() if len(near) == 1 else None
+
+
+def _counted(before: str, after: str = "") -> bool:
+    """Whether a phrase starting after `before` (and followed by `after`) is the thing a count asks about
+    ("how many orders"); not a possessive ("how many kids' tickets": tickets are counted, of the kids)."""
+    return bool(_HOW_MANY_BEFORE.search(before)) and not _POSSESSIVE_AFTER.match(after)
 
 
 def _shares_word(phrase: str, name: str) -> bool:

@@ -1,0 +1,47 @@
+"""The rate of a yes/no outcome by a yes/no grouping the question names (issue 24, yes/no rates): "are
+shoppers with a loyalty card less likely to return an order?" asks about the card holders, so the answer
+leads with them and says which way their rate stands against the others' (lower / higher), not only which
+group is highest. A workbook built here; the rates are computed with pandas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.test_builtin_understanding import Session, call, headline
+
+pytestmark = pytest.mark.slow
+
+
+def orders(path: Path) -> pd.DataFrame:
+    """500 orders: whether the shopper holds a loyalty card, the basket, and whether it came back."""
+    rng = np.random.default_rng(33)
+    n = 500
+    card = rng.choice(["Yes", "No"], n, p=[0.4, 0.6])
+    returned = np.where(rng.uniform(size=n) < np.where(card == "Yes", 0.08, 0.22), "Yes", "No")
+    frame = pd.DataFrame(
+        {
+            "Order": [f"O{i:04d}" for i in range(n)],
+            "Loyalty Card?": card,
+            "Basket (£)": rng.gamma(3, 15, n).round(2),
+            "Returned": returned,
+        }
+    )
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_the_named_yes_group_leads_with_the_way_its_rate_stands(tmp_path):
+    path = tmp_path / "data" / "orders.csv"
+    path.parent.mkdir(parents=True)
+    frame = orders(path)
+    run, calls = Session(tmp_path, path).ask("Are shoppers with a loyalty card less likely to return an order?")
+    test = call(calls, "proportion_test")
+    assert (test.arguments["value_column"], test.arguments["group_column"]) == ("Returned", "Loyalty Card?")
+    rates = frame.assign(back=frame["Returned"].eq("Yes")).groupby("Loyalty Card?")["back"].mean()
+    assert headline(run).startswith(
+        f"**The Returned = Yes rate is lower for Yes: {rates['Yes']:.1%} vs {rates['No']:.1%} for No (by Loyalty Card?)"
+    )

@@ -300,13 +300,13 @@ class _Column:
                 self.rows += n
             return
         if self.state in (_UNDECIDED, _NUMBER):
-            numbers = _plain_numbers(block)
+            numbers = _plain_numbers(block, probe=self.state == _UNDECIDED)
             if numbers is not None:
                 self._decide(_NUMBER)
                 self._put(*numbers, n)
                 return
         if self.state in (_UNDECIDED, _ISO):
-            dates = _iso_dates(block)
+            dates = _iso_dates(block, probe=self.state == _UNDECIDED)
             if dates is not None:
                 self._decide(_ISO)
                 self._put(dates, None, n)
@@ -363,7 +363,7 @@ _DIGITS[list(b"0123456789")] = True
 _LEADING_ZERO = r"^[+-]?0\d"
 
 
-def _plain_numbers(block: pa.Array) -> tuple[np.ndarray, np.ndarray | None] | None:
+def _plain_numbers(block: pa.Array, probe: bool = True) -> tuple[np.ndarray, np.ndarray | None] | None:
     """A block of a column `textvalues.plain_numbers` reads as numbers: (the numbers, which rows had
     thousands separators or None), or None when some cell is anything else. The same tests on a
     block as plain_numbers makes on the whole column: one cast of plain numbers (finite, without a
@@ -373,8 +373,11 @@ def _plain_numbers(block: pa.Array) -> tuple[np.ndarray, np.ndarray | None] | No
     "infinity" in any case (tests/test_ingest_columnar.py holds it to that), all of which give a
     value that is not finite: a cast that succeeds with finite values is the regular expression's
     answer without running it (a fifth of the cost). Separators are the same with the commas taken
-    out first; anything else goes through the regular expressions as before."""
-    if not _head_matches(block, SIMPLE_NUMBER):
+    out first; anything else goes through the regular expressions as before. `probe`: the
+    column's type is not decided yet, so the block's first cells are asked first (a cast that
+    fails formats an error per cell: 50 ms for a block of text); a decided column's blocks
+    almost always pass and skip that."""
+    if probe and not _head_matches(block, SIMPLE_NUMBER):
         return None  # a first cell that is no number refuses the block before anything costs
     # A cast that fails costs a formatted error per cell: tried only on bytes a number is written with.
     plain, with_commas = _number_bytes(block)
@@ -454,12 +457,13 @@ def _string_buffers(block: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
     return offsets, np.frombuffer(data_buf, dtype=np.uint8)[low:high]
 
 
-def _iso_dates(block: pa.Array) -> np.ndarray | None:
+def _iso_dates(block: pa.Array, probe: bool = True) -> np.ndarray | None:
     """A block of a column `textvalues.iso_datetimes` reads as dates: the dates, or None. Tried on
     the cells as they are first (a cell ISO_DATE matches has no space at either end to trim), then
-    trimmed. The block's first cells are asked first: a cast that fails costs a formatted error per
-    cell (50 ms for a block of text), and one of them that is no ISO date refuses the block."""
-    if not _head_matches(block, ISO_DATE):
+    trimmed. `probe` (the column's type is not decided yet): the block's first cells are asked
+    first, since a cast that fails costs a formatted error per cell (50 ms for a block of text)
+    and one of them that is no ISO date refuses the block."""
+    if probe and not _head_matches(block, ISO_DATE):
         return None
     dates = _iso_cast(block)
     if dates is None and may_need_trim(block):

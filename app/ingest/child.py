@@ -131,15 +131,11 @@ def big_allocations_returned_at_once() -> None:
     system one by one and unmapped when freed. glibc raises its threshold for that to the size of
     the biggest block freed so far, after which such arrays come from its heap, whose freed space
     it keeps: a million-row CSV peaked 40 to 80 MB higher (the typing thread's arena more).
-    A fixed threshold (mallopt M_MMAP_THRESHOLD) keeps the old behaviour for every size; then
-    big tables convert two columns at once (types.SERIAL_CELLS)."""
+    A fixed threshold (mallopt M_MMAP_THRESHOLD) keeps the old behaviour for every size."""
     import ctypes
 
-    from app.ingest import types
-
     try:
-        if ctypes.CDLL("libc.so.6").mallopt(-3, MMAP_THRESHOLD) == 1:  # -3: M_MMAP_THRESHOLD; 1: done
-            types.SERIAL_CELLS = types.SERIAL_CELLS_UNMAPPED  # a second column's intermediates cost little now
+        ctypes.CDLL("libc.so.6").mallopt(-3, MMAP_THRESHOLD)  # -3: M_MMAP_THRESHOLD
     except (OSError, AttributeError):  # not glibc: its own policy stands
         pass
 

@@ -29,7 +29,7 @@ from app.ingest.raw import RawSheet
 from app.ingest.readers import read_book
 from app.ingest.table import HEAD_ROWS, TableLayout, detect_layout
 from app.ingest.textvalues import text_array
-from app.ingest.types import PARALLEL_CELLS, infer_and_convert
+from app.ingest.types import infer_and_convert
 from app.ingest.warnings_text import warning
 
 # Columns asked whether they never repeat before rows are hashed for duplicates (IDs come first).
@@ -255,18 +255,13 @@ def _strictly_increasing(col: pd.Series) -> bool:
 
 
 def _assemble(path, book, layouts, raw, layout, frame, types, cleaning, warnings) -> LoadedTable:
-    # The instruction search (RE2 over every text cell, which releases the GIL) runs beside the
-    # personal-data scan and the duplicate count on a big table.
-    with ThreadPoolExecutor(1) as pool:
-        injected = pool.submit(detect_injection, frame) if frame.size >= PARALLEL_CELLS else None
-        pii = detect_pii(frame)
-        repeated = duplicate_rows(frame)
-        instructions = injected.result() if injected is not None else detect_injection(frame)
+    pii = detect_pii(frame)
+    repeated = duplicate_rows(frame)
     if repeated:  # kept: two equal orders may be real, but a non-expert should know they are there
         cleaning = list(cleaning) + [
             {"column": None, "action": "rows that repeat an earlier row exactly (kept)", "count": repeated}
         ]
-    warnings = list(book.warnings) + list(layout.warnings) + list(warnings) + instructions
+    warnings = list(book.warnings) + list(layout.warnings) + list(warnings) + detect_injection(frame)
     # A yes/no column's own words travel with its column (answers show 是/否, not True/False).
     sheet_words = {e["column"]: e["words"] for e in cleaning if e.get("words")}
     cleaning = [{k: v for k, v in e.items() if k != "words"} for e in cleaning]

@@ -93,11 +93,9 @@ _PHONE = re.compile(r"^(?:\+?86[\s-]?)?1[3-9]\d{9}$|^0\d{2,3}-?\d{7,8}$")
 _DATE_NAME = re.compile(r"date|time|day|日期|时间|時間|timestamp|(^|_)dt$|_at$|生日|出生", re.I)
 CATEGORY_MAX_UNIQUE = 50
 PARALLEL_CELLS = 400_000  # tables at least this big convert their columns in two threads ...
-# ... up to this size: two text columns converted at once hold both columns' intermediate copies. In
-# the reading child, whose big arrays are unmapped when freed (child.big_allocations_returned_at_once),
-# that is 10 MB more at the peak of a million-row x 20 CSV (433 -> 443 MB); before, glibc's heaps kept
-# them (130 MB more), and tables from 8M cells on were converted one column at a time.
-SERIAL_CELLS = 64_000_000
+# ... up to this size: two text columns converted at once hold both columns' intermediate copies, the
+# peak of a million-row read (130 MB more), so bigger tables convert one column at a time.
+SERIAL_CELLS = 8_000_000
 EXCEL_SERIAL_RANGE = (18264, 73051)  # 1950-01-01 .. 2099-12-31 as 1900-system serials
 
 

@@ -85,7 +85,6 @@ def read_job(job: Path, early: bool = False) -> int:
         else:
             limit_memory(settings.parse_memory_mb)
             arrow_memory_returned_at_once()
-            big_allocations_returned_at_once()
         if kind == "table":  # a whole table says how far it has got (a background upload's page shows it)
             progress.report_to(job)
         try:
@@ -119,24 +118,6 @@ def arrow_memory_returned_at_once() -> None:
         pa.set_memory_pool(pa.jemalloc_memory_pool())
         pa.jemalloc_set_decay_ms(0)
     except (pa.ArrowNotImplementedError, NotImplementedError):  # a pyarrow built without jemalloc
-        pass
-
-
-# Allocations from this size on get pages of their own from the system, given back when freed.
-MMAP_THRESHOLD = 1 << 20
-
-
-def big_allocations_returned_at_once() -> None:
-    """In the reading child: numpy's big arrays (a million-row column is 8 MB) mapped from the
-    system one by one and unmapped when freed. glibc raises its threshold for that to the size of
-    the biggest block freed so far, after which such arrays come from its heap, whose freed space
-    it keeps: a million-row CSV peaked 40 to 80 MB higher (the typing thread's arena more).
-    A fixed threshold (mallopt M_MMAP_THRESHOLD) keeps the old behaviour for every size."""
-    import ctypes
-
-    try:
-        ctypes.CDLL("libc.so.6").mallopt(-3, MMAP_THRESHOLD)  # -3: M_MMAP_THRESHOLD
-    except (OSError, AttributeError):  # not glibc: its own policy stands
         pass
 
 

@@ -33,7 +33,6 @@ columnar pass as UTF-8 bytes.
 from __future__ import annotations
 
 import csv
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,12 +209,18 @@ def read_typed_rows(
     names = [str(i) for i in range(fields)]
     columns = [_Column(i in typed, source.lines) for i in range(fields)]
     try:
-        _read_into(columns, _batches(source, offset, delimiter, names, names), list(range(fields)))
-        again = [i for i, column in enumerate(columns) if column.state == _REFUSED]
-        for i in again:
+        for batch in _batches(source, offset, delimiter, names, names):
+            for i, column in enumerate(columns):
+                column.add(batch.column(i))
+            del batch
+        again = [names[i] for i, column in enumerate(columns) if column.state == _REFUSED]
+        for i in map(int, again):
             columns[i] = _Column(False)
         if again:  # the columns some block refused to type: their text, in a second, narrower pass
-            _read_into(columns, _batches(source, offset, delimiter, names, [names[i] for i in again]), again)
+            for batch in _batches(source, offset, delimiter, names, again):
+                for name in again:
+                    columns[int(name)].add(batch.column(name))
+                del batch
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError) as exc:
         raise NotColumnar(str(exc)) from None
     series: list[pd.Series] = []
@@ -227,27 +232,6 @@ def read_typed_rows(
             readings[i] = column.reading
         columns[i] = _Column(False)  # a column's blocks are freed once its series exists
     return series, readings
-
-
-def _read_into(columns: list[_Column], batches: pcsv.CSVStreamingReader, which: list[int]) -> None:
-    """Each batch's columns added to `columns` (the batch's k-th column to columns[which[k]]), in
-    a second thread while this one has Arrow parse the next batch: the two halves of the pass
-    (parsing, which releases the GIL, and typing or trimming) take turns less and overlap more.
-    One batch is typed at a time, in order, so each column sees its blocks as the file has them."""
-
-    def add(batch: pa.RecordBatch) -> None:
-        for k, i in enumerate(which):
-            columns[i].add(batch.column(k))
-
-    with ThreadPoolExecutor(1, thread_name_prefix="verity-csv-types") as pool:
-        pending: Future[None] | None = None
-        for batch in batches:
-            if pending is not None:
-                pending.result()  # the previous batch typed (its error, if any, raised here)
-            pending = pool.submit(add, batch)
-            del batch
-        if pending is not None:
-            pending.result()
 
 
 def _batches(source: TextSource, offset: int, delimiter: str, names: list[str], include: list[str]):

@@ -20,8 +20,7 @@ cheaply, and parsed once:
    refuses is read again, alone, as text; a rule of the table's edges that needs a typed cell's
    text (extract.TextNeeded) has the rows read again all as text. Either way the answer is the one
    the text gives. A block is typed by a cast wherever the cast proves what the regular
-   expressions would (`_plain_numbers`, `_iso_shaped`), and in a second thread while Arrow parses
-   the next block (`_read_into`).
+   expressions would (`_plain_numbers`, `_iso_shaped`).
 
 Anything this pass does not read the way the exact reader does (ragged rows, a quoted value that
 spans lines inside the head, UTF-16, lines ended by a lone CR) is left to the exact reader:

@@ -99,6 +99,50 @@ FILES: dict[str, tuple[str, str]] = {
         "utf-8",
     ),
     "row_numbers_with_separators": (",a\n" + _rows(1200, lambda i: f'"{i:,}",{i % 7}') + "\n", "utf-8"),
+    # the typed pass's shortcuts (a cast instead of the regular expressions; dates proved on their bytes)
+    "separators_in_every_shape": (
+        "a,b,c,d,e\n"
+        + _rows(
+            900,
+            lambda i: (
+                f'"{1000 + i:,}.5",{i},"{i % 900:,}","{12000 + i:,}",{i}'
+                if i < 850
+                else f'"{1000 + i:,}",{i}.0,"0,{i:03d}","{i},{i % 10}","0{i},{i % 10:03d}"'
+            ),
+        )
+        + "\n",
+        "utf-8",
+    ),
+    "numbers_at_the_edges": (
+        "a,b,c,d,e\n"
+        + _rows(
+            900,
+            lambda i: (
+                f"+.{i + 1},-0,{i}.,1e{i % 300},{i}" if i < 850 else f"5.,1e400,{i}E+1, {i} ,{R.choice(['nan', 'inf'])}"
+            ),
+        )
+        + "\n",
+        "utf-8",
+    ),
+    "dates_in_every_shape": (
+        "a,b,c,d,e,f\n"
+        + _rows(
+            900,
+            lambda i: (
+                (
+                    f"2024-01-{i % 28 + 1:02d}T07:30:15.{i:06d},2024-01-{i % 28 + 1:02d} 07:30,2024-01-05,"
+                    f"2024-01-05T07:30,2024-1-{i % 9 + 1},2024-01-05 07:30:15"
+                )
+                if i < 850
+                else (
+                    f"2024-01-05 07:30:15.5,2024-01-05T07,2024-01-05Z,"
+                    f"2024-01-05T07:30:00+01:00,2024-01-5,{R.choice(['1600-01-05 07:30:15', '2024-01-05 07:30:1'])}"
+                )
+            ),
+        )
+        + "\n",
+        "utf-8",
+    ),
     "blank_then_numbers_and_padded_late": (
         "a,b\n" + _rows(2000, lambda i: f",{i}" if i < 1500 else f"{i},{i}") + "\n0042,1\n",
         "utf-8",
@@ -194,3 +238,74 @@ def test_the_trim_check_sees_every_white_space_character():
         for cell in (space + "a", "a" + space, "中" + space):
             assert textvalues._may_need_trim(pa.array(["x", None, cell], pa.large_string()).slice(1)), hex(ord(space))
     assert not textvalues._may_need_trim(pa.array(["abc", None, "中文", "x y"], pa.large_string()))
+
+
+def test_the_number_cast_reads_what_the_plain_number_pattern_matches():
+    """The typed pass takes a cast with finite values for PLAIN_NUMBER's match (textcolumns._plain_numbers):
+    whatever else Arrow's cast reads must come out as a value that is not finite."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cells = ["1", "+1", "-0", "1.", ".5", "+.5", "5.e3", "1E+05", "1e400", "007", " 1", "1 ", "1,5", "0x10", "1_000"]
+    cells += ["١", "１", "1d", "1f", "e1", ".", "1e", "--1", "+-1", "1.2.3", "²", "\t1", "nan", "NaN", "-nan"]
+    cells += ["nan(1)", "inf", "INF", "+inf", "-Infinity", "infinity", "1e-400", "0.", "00", "٣.5", "1e+", ".e1"]
+    for cell in cells:
+        try:
+            value = pc.cast(pa.array([cell]), pa.float64())[0].as_py()
+        except pa.ArrowInvalid:
+            continue
+        if np.isfinite(value):  # RE2, as the reader asks
+            assert pc.match_substring_regex(pa.array([cell]), textvalues.PLAIN_NUMBER)[0].as_py(), cell
+
+
+def test_iso_dates_proved_on_their_bytes_are_what_the_pattern_matches():
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    good = ["2024-01-05", "2024-01-05 07:30", "2024-01-05T07:30:15", "2024-01-05 07:30:15.123456"]
+    bad = ["2024-01-0x", "2024/01/05", "2024-01-05Z", "2024-01-05 07:30Z", "2024-01-05_07:30", "２024-01-05"]
+    bad += ["2024-01-05 07:30:15.", "2024-01-05 07:30:15,5", "2024-01-05T07:3", "20240-1-05", "2024-01-05T07:30:15Z"]
+    for cell in good + bad:
+        matched = pc.match_substring_regex(pa.array([cell]), textvalues.ISO_DATE)[0].as_py()  # RE2, as the reader asks
+        assert textcolumns._iso_shaped(pa.array([cell, None, cell])) == matched, cell
+    assert not textcolumns._iso_shaped(pa.array(["2024-01-05", "2024-01-05 07:30"]))  # widths differ: not proved
+
+
+@pytest.mark.parametrize("good", ["12.5", "1,234.5", "-3"])
+def test_a_block_reads_as_numbers_exactly_when_its_whole_column_would(good):
+    """textcolumns._plain_numbers on a block (the cast, the commas taken out, or the regular
+    expressions) against textvalues.plain_numbers on the same cells as one column, with one odd
+    cell after a hundred good ones (past the block's first cells, which are asked first)."""
+    import numpy as np
+    import pyarrow as pa
+
+    odd = ["7", "1,234", "12,34", "1,2345", "0,123", "01,234", "007", "-01", "0.5", "00", "1e400", "nan", "inf"]
+    odd += [" 12 ", "1,234e5", "+1,234", "1,234.", ",123", "12,", "+.5", "5.", "1E+05", "¥12", "12%", None]
+    for cell in odd:
+        cells = [good] * 100 + [cell, good]
+        block = pa.array(cells, pa.string())
+        typed = textcolumns._plain_numbers(block)
+        whole = textvalues.plain_numbers(pd.Series(cells, dtype=textcolumns.STR))
+        assert (typed is None) == (whole is None), cell
+        if typed is not None and whole is not None:
+            np.testing.assert_array_equal(typed[0], whole[0])
+            assert int(typed[1].sum() if typed[1] is not None else 0) == whole[1], cell
+
+
+@pytest.mark.parametrize("good", ["2024-01-05", "2024-01-05 07:30", "2024-01-05T07:30:15.25"])
+def test_a_block_reads_as_dates_exactly_when_its_whole_column_would(good):
+    import numpy as np
+    import pyarrow as pa
+
+    odd = ["2024-01-06", "2024-1-5", "2024-01-05T07", "2024-01-05Z", "2024-01-05 07:30:15+01:00", "1600-01-05"]
+    odd += ["2262-01-05", "2261-12-31 23:59", " 2024-01-05 ", "2024-02-30", "2024-01-05 07:30:15.123456", None]
+    for cell in odd:
+        cells = [good] * 100 + [cell, good]
+        typed = textcolumns._iso_dates(pa.array(cells, pa.string()))
+        whole = textvalues.iso_datetimes(pd.Series(cells, dtype=textcolumns.STR))
+        if cell == " 2024-01-05 ":  # the whole column is read untrimmed, a block trimmed: pad it alike
+            whole = textvalues.iso_datetimes(pd.Series([c.strip() for c in cells], dtype=textcolumns.STR))
+        assert (typed is None) == (whole is None), cell
+        if typed is not None and whole is not None:
+            np.testing.assert_array_equal(typed, whole[0])

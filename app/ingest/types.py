@@ -345,8 +345,12 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
         _at_most_chars(d.text, _BOOL_CHARS, present)
         and pc.all(pc.is_in(d.lowered.filter(present), value_set=_BOOL_TEXTS)).as_py()
     ):
-        mapped = np.array([BOOL_WORDS.get(v) for v in d.lowered.to_pylist()], dtype=object)
-        result = pd.Series(d.expand(mapped, None)).astype("boolean")
+        meanings = [BOOL_WORDS.get(v) for v in d.lowered.to_pylist()]
+        # Per row from per distinct value as flags (an object array of a million True/False/None
+        # cast to "boolean" costs ten times as much); markers, missing and non-words are NA.
+        unknown = d.expand(np.array([m is None for m in meanings], dtype=bool), True)
+        truth = d.expand(np.array([m is True for m in meanings], dtype=bool), False)
+        result = pd.Series(pd.arrays.BooleanArray(truth, unknown))
         words = "/".join(dict.fromkeys(present_text.tolist()))[:40]
         read = Step(
             "read yes/no words as booleans",

@@ -208,7 +208,18 @@ def _check_inflated_sizes(package: zipfile.ZipFile, infos: list[zipfile.ZipInfo]
             return
         scans = {info.filename: _inflate_part(package, info, row_limit) for info in infos if not info.is_dir()}
         remember_scans(key, {part: scan for part, scan in scans.items() if scan is not None and scan.whole})
-        _verified.add(key)
+        _remember_verified(key)
+
+
+def _remember_verified(key: tuple[str, int, int]) -> None:
+    """Mark a package checked, keeping only the latest few: a server's reading process lives for many
+    uploads, and its readers of one package (the early parse, the pipeline) come one after the other."""
+    with _locks_guard:
+        _verified[key] = None
+        while len(_verified) > _VERIFIED_PACKAGES:
+            oldest = next(iter(_verified))
+            del _verified[oldest]
+            _checking.pop(oldest, None)
 
 
 def _checking_lock(key: tuple[str, int, int]) -> threading.Lock:
@@ -318,7 +329,8 @@ def _read_ahead(chunks: Iterator[bytes], depth: int = 4) -> Iterator[bytes]:
                 worker.join(0.01)
 
 
-_verified: set[tuple[str, int, int]] = set()
+_verified: dict[tuple[str, int, int], None] = {}  # checked packages, oldest first (an ordered set)
+_VERIFIED_PACKAGES = 32
 _checking: dict[tuple[str, int, int], threading.Lock] = {}
 _locks_guard = threading.Lock()
 

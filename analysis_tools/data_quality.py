@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from app.ingest.duplicates import duplicate_rows
+
 from .base import ToolContext, ToolError, ToolResult, tagged_text
 from .common import clean_metrics, column_kind, frame_text, is_identifier_name
 from .parsing import parse_numbers
@@ -340,7 +342,7 @@ def detect_data_quality(
                 "issues": len(issues) - before,
             }
         )
-    duplicates = int(data.duplicated().sum())
+    duplicates = duplicate_rows(data)  # the profile's and the reader's count, hashed rather than compared
     if duplicates:
         issues.append(
             _issue(

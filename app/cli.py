@@ -270,7 +270,7 @@ def analyze_command(args: argparse.Namespace) -> int:
     from app.db.session import open_database
     from app.ingest.bounded import while_reading
     from app.ingest.errors import IngestError
-    from app.reports.reproduce import Limits, start_check
+    from app.reports.reproduce import Limits, start_early_check
     from app.reports.script import dataset_sources
     from app.workspaces import active_datasets, add_dataset, create_workspace, first_working_copies, local_sources
 
@@ -307,8 +307,8 @@ def analyze_command(args: argparse.Namespace) -> int:
             from app.runs import RunService
 
             language = run_language()
-            service = RunService(db, settings)
-            service.kept_frames = {}  # a run paused for a question resumes at once here: its tables are read once
+            # a run paused for a question resumes at once here: its tables are read once
+            service = RunService(db, settings, keep_frames=True)
             question = args.question or DEFAULT_QUESTION[language]
             run_id = service.create(session, workspace, question, language).id
             active = active_datasets(session, workspace.id)
@@ -320,12 +320,12 @@ def analyze_command(args: argparse.Namespace) -> int:
         print_ingest_error(err, run_language())
         return EXIT_BAD_INPUT
     # the check's sandbox starts now: its imports (~1.5 s of CPU) and its read of the working copies run
-    # on the other core while the agent runs; it waits there for analysis.py (reproduce.start_check)
+    # on the other core while the agent runs; it waits there for analysis.py (reproduce.start_early_check)
     fonts = settings.data_dir / "cache" / "matplotlib"
     fonts.mkdir(parents=True, exist_ok=True)
     limits = Limits(timeout_s=600.0)
     data_files = [Path(d["original_path"]) for d in datasets if d.get("original_path")]
-    early = start_check(limits, fonts, data_files, settings.sandbox_mode, working)
+    early = start_early_check(limits, fonts, data_files, settings.sandbox_mode, working)
     try:
         return _analyze_run(args, settings, db, service, run_id, answers, interactive, log_file, early)
     finally:

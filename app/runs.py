@@ -105,7 +105,13 @@ class TooManyRuns(Exception):
 
 
 class RunService:
-    def __init__(self, db: Database, settings: Settings, model_factory: ModelFactory = default_model):
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        model_factory: ModelFactory = default_model,
+        keep_frames: bool = False,
+    ):
         self.db = db
         self.settings = settings
         self.model_factory = model_factory
@@ -114,10 +120,11 @@ class RunService:
         self.loading_wait_s = LOADING_WAIT_S
         self.retry_faults = False  # a job-queue worker (app/job_worker.py) hands a lost database back to its queue
         self.handed_over: set[str] = set()  # runs another worker took over while this one still ran them
-        # (dataset id, working copy) -> its table, kept between the turns of this service's runs when set
-        # (`verity analyze`: a run paused for a question is resumed at once in the same process, and read
-        # every table again, a second or more for a million rows). None (the server): every turn reads them.
-        self.kept_frames: dict[tuple[str, str], Any] | None = None
+        # (dataset id, working copy) -> its table, kept between the turns of this service's runs with
+        # `keep_frames` (`verity analyze`: a run paused for a question is resumed at once in the same
+        # process, and read every table again, a second or more for a million rows). None (the server,
+        # whose runs outlive any one table): every turn reads them.
+        self.kept_frames: dict[tuple[str, str], Any] | None = {} if keep_frames else None
 
     # --- commands ------------------------------------------------------------------------
     def create(self, session: Session, workspace: Workspace, text: str, language: str | None = None) -> Run:

@@ -7,7 +7,7 @@ re-computes every number it reports as reproduced.
   again); a profile a number cites is re-computed and compared like every other call;
 - column kinds of Arrow-backed columns are remembered per Arrow array (arrays never change), and a
   column given new values is classified again;
-- the check's sandbox starts before its script exists (`start_check`: imports and reads ahead while the
+- the check's sandbox starts before its script exists (`start_early_check`: imports and reads ahead while the
   agent runs) and runs the script sent later to the same outcome as the ordinary check.
 
 The scripts are the real analysis.py, run as a user runs them (tests/test_reproduce.py's helpers)."""
@@ -25,7 +25,7 @@ import pytest
 from analysis_tools.common import _column_kind, column_kind
 from app.ingest.pipeline import save_working_copy
 from app.paths import REPO_ROOT
-from app.reports.reproduce import Limits, check_analysis_script, start_check
+from app.reports.reproduce import Limits, check_analysis_script, start_early_check
 from tests.test_reproduce import model_evidence, report, run_script, sales_frame, welch_f, write_case
 from tests.test_sandbox_escape import require_mode
 
@@ -145,7 +145,7 @@ def test_an_early_check_runs_the_script_sent_later_to_the_same_outcome(tmp_path,
     frame.to_csv(data, index=False)
     limits = Limits(timeout_s=150)
     # started before the script exists (as `verity analyze` starts it before the agent runs)
-    early = start_check(limits, None, [data], mode, {"sales": working})
+    early = start_early_check(limits, None, [data], mode, {"sales": working})
     assert early is not None
     content = report(model_evidence(frame, welch_f(frame)))
     script = write_case(tmp_path / "early", content)
@@ -171,7 +171,7 @@ def test_an_early_check_for_other_inputs_or_cancelled_runs_nothing_of_its_own(tm
 
     # the run's tables changed: the script is checked the ordinary way (here: reading the upload)
     script = write_case(tmp_path / "changed", content)
-    early = start_check(limits, None, [], mode, {"sales": working})
+    early = start_early_check(limits, None, [], mode, {"sales": working})
     assert early is not None
     outcome = early.finish(script, limits, None, [script.parent / "sales.csv"], {})
     printed = (script.parent / "analysis_output.txt").read_text(encoding="utf-8")
@@ -180,7 +180,7 @@ def test_an_early_check_for_other_inputs_or_cancelled_runs_nothing_of_its_own(tm
     assert not early.running
 
     # nothing to check (the run stopped): the sandbox is stopped, its script never sent
-    early = start_check(limits, None, [], mode, {"sales": working})
+    early = start_early_check(limits, None, [], mode, {"sales": working})
     assert early is not None and early.running
     early.cancel()
     assert not early.running
@@ -212,6 +212,7 @@ def test_a_service_that_keeps_frames_reads_each_working_copy_once_and_gives_each
     tables (kept_frames) instead of reading each working copy again, and what one turn does to its table
     never reaches the next turn's."""
     import app.workspaces as workspaces
+    from app.runs import RunService
     from app.workspaces import active_datasets
     from tests.factories import SAMPLES, setup
 
@@ -223,7 +224,7 @@ def test_a_service_that_keeps_frames_reads_each_working_copy_once_and_gives_each
         (dataset,) = active_datasets(session, workspace_id)
         fresh = service.turn_frame(dataset)  # (kept_frames unset: the server's way, read every time)
         assert service.turn_frame(dataset) is not fresh and len(reads) == 2
-        service.kept_frames = {}
+        service = RunService(db, _settings, keep_frames=True)  # `verity analyze`'s service
         first = service.turn_frame(dataset)
         first["added by a tool"] = 1
         first.iloc[0, 0] = None

@@ -1,6 +1,6 @@
 """The first part of `verity analyze`'s check, started in the sandbox while the run is still going.
 
-`verity analyze` starts the sandbox of its analysis.py check (app.reports.reproduce.start_check) as soon
+`verity analyze` starts the sandbox of its analysis.py check (app.reports.reproduce.start_early_check) as soon
 as the data is read, with this file as the script: it imports what every analysis.py imports (pandas,
 scipy.stats, matplotlib and the tools' registry: about 1.5 s of CPU) and reads the datasets' working
 copies while the agent is still running, on the other core; then it waits for the script on the

@@ -250,7 +250,7 @@ class _Early:
 
 class EarlyCheck:
     """The analysis.py check of `verity analyze`, started in its sandbox while the run is still going
-    (`start_check`): the sandbox imports pandas, scipy and matplotlib and reads the working copies on
+    (`start_early_check`): the sandbox imports pandas, scipy and matplotlib and reads the working copies on
     the other core meanwhile. `finish(script)` sends the script and waits for the outcome, as
     check_analysis_script would have returned it; `cancel()` when there is nothing to check."""
 
@@ -313,7 +313,7 @@ class EarlyCheck:
         self._thread.join(timeout=10)
 
 
-def start_check(
+def start_early_check(
     limits: Limits,
     cache_dir: Path | None,
     data_files: Sequence[Path],
@@ -466,7 +466,7 @@ def _run(
 ) -> tuple[int | None, bytes, bool]:
     """Run a command in its own process group; kill the group at the time limit (and anything left).
     Returns (exit status, its output (at most `output_mb`: the head and the tail), whether the time
-    ran out). `early` (a check started before its script exists, `start_check`): the time limit counts
+    ran out). `early` (a check started before its script exists, `start_early_check`): the time limit counts
     from when the script is sent, and its `stop` kills the group at once."""
     try:
         child = subprocess.Popen(

@@ -443,7 +443,8 @@ def test_a_slope_rescaled_per_1000_units_is_backed(tmp_path):
         ],
         "By how much does mpg fall with weight? Add a column with the weight in lb (wt * 1000).",
     )
-    assert [s for s, _ in statuses(state)] == ["passed", "failed"]
+    # the whole results on failure: this test failed once in a full CI run (passed, passed) and never alone
+    assert [s for s, _ in statuses(state)] == ["passed", "failed"], state["verification"]["results"]
     assert "7.1" in statuses(state)[1][1][0]
     assert report["unverified_numbers"] == []
 

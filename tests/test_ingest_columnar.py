@@ -309,3 +309,113 @@ def test_a_block_reads_as_dates_exactly_when_its_whole_column_would(good):
         assert (typed is None) == (whole is None), cell
         if typed is not None and whole is not None:
             np.testing.assert_array_equal(typed, whole[0])
+
+
+def _odd_string_arrays():
+    """String arrays as readers and casts leave them: string and large_string, chunked, sliced,
+    with missing cells, empty cells, and a missing cell whose slot spans bytes (Arrow allows it)."""
+    import numpy as np
+    import pyarrow as pa
+
+    cells = ["007", "-01", "+0", "0", "0.5", "-0.5", "00", "+05", "12", "", "٣", "１２", "0a", "-", "+", " 01", "10"]
+    cases = [[c] for c in cells] + [["12", c, "34"] for c in cells] + [["12", None, "34"], [None, None], []]
+    out = []
+    for case in cases:
+        for kind in (pa.string(), pa.large_string()):
+            arr = pa.array(case, kind)
+            out += [arr, pa.chunked_array([arr, arr], kind), pa.array(["9", *case], kind).slice(1)]
+    # "0a" under a missing cell: the buffers hold it, the regular expression never sees it
+    hidden = pa.Array.from_buffers(
+        pa.large_string(),
+        2,
+        [
+            pa.py_buffer(np.packbits([0, 1], bitorder="little")),
+            pa.py_buffer(np.array([0, 2, 4])),
+            pa.py_buffer(b"0712"),
+        ],
+    )
+    hidden_digits = pa.Array.from_buffers(
+        pa.large_string(),
+        2,
+        [
+            pa.py_buffer(np.packbits([0, 1], bitorder="little")),
+            pa.py_buffer(np.array([0, 2, 4])),
+            pa.py_buffer(b"x112"),
+        ],
+    )
+    return [*out, hidden, hidden_digits]
+
+
+def test_leading_zeros_and_digits_found_on_the_buffers_as_the_pattern_finds_them():
+    """textvalues.any_leading_zero and all_digits (numpy on the buffers, for a whole column's
+    plain_numbers and padded_codes) answer as RE2's r"^[+-]?0\\d" and r"^\\d+$" over the present cells."""
+    import pyarrow.compute as pc
+
+    for arr in _odd_string_arrays():
+        zero = bool(pc.any(pc.match_substring_regex(arr, r"^[+-]?0\d")).as_py())
+        digits = bool(pc.all(pc.match_substring_regex(arr, r"^\d+$")).as_py())
+        assert textvalues.any_leading_zero(arr) == zero, arr
+        assert textvalues.all_digits(arr) == digits, arr
+
+
+def test_the_parse_trusts_the_scan_s_utf8_check(tmp_path):
+    """The columnar parse does not check every cell's UTF-8 again (`scan` checked the bytes, or
+    `transcoded` encoded them): a source handed to it is read as it is."""
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"a,b\n1,x\n")
+    source = textcolumns.TextSource(path, b"1,\xff\n2,y\n", 0, "utf-8", 2)
+    columns = textcolumns.read_rows(source, 0, 2, ",")
+    assert columns[0].tolist() == ["1", "2"] and len(columns[1]) == 2
+
+
+def _reader(tmp_path, text: str):
+    path = tmp_path / "ahead.csv"
+    path.write_text(text, encoding="utf-8")
+    source = textcolumns.scan(path)
+    assert source is not None
+    return textcolumns._batches(source, 0, ",", ["0", "1"], ["0", "1"])
+
+
+def test_batches_parsed_ahead_in_a_thread_are_the_reader_s_batches_in_order(tmp_path, monkeypatch):
+    """textcolumns._ahead: the reader's batches, parsed in a thread of their own while the caller
+    types the one before, in order and all of them; a parse error is raised in the caller."""
+    import threading
+
+    monkeypatch.setattr(textcolumns, "BLOCK", 256)  # many small blocks
+    text = "".join(f"{i},v{i}\n" for i in range(3000))
+    plain = [b.column(0).to_pylist() for b in _reader(tmp_path, text)]
+    threads = set()
+    ahead = []
+    for batch in textcolumns._ahead(_reader(tmp_path, text)):
+        threads |= {t.name for t in threading.enumerate()}
+        ahead.append(batch.column(0).to_pylist())
+    assert len(plain) > 10 and ahead == plain
+    assert "verity-csv-parse" in threads
+    assert "verity-csv-parse" not in {t.name for t in threading.enumerate()}
+    with pytest.raises(Exception, match="Expected 2 columns"):  # a ragged row, past the first blocks
+        list(textcolumns._ahead(_reader(tmp_path, text + "1,2,3\n")))
+    assert "verity-csv-parse" not in {t.name for t in threading.enumerate()}
+
+
+def test_a_caller_that_stops_early_stops_the_parse_thread(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr(textcolumns, "BLOCK", 256)
+    batches = textcolumns._ahead(_reader(tmp_path, "".join(f"{i},v{i}\n" for i in range(3000))))
+    next(batches)
+    batches.close()  # as when the caller raises: the generator's finally ends the thread
+    assert "verity-csv-parse" not in {t.name for t in threading.enumerate()}
+
+
+def test_without_a_thread_the_caller_parses_the_batches(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr(textcolumns, "BLOCK", 256)
+    text = "".join(f"{i},v{i}\n" for i in range(3000))
+    plain = [b.column(0).to_pylist() for b in _reader(tmp_path, text)]
+
+    def refused(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    assert [b.column(0).to_pylist() for b in textcolumns._ahead(_reader(tmp_path, text))] == plain

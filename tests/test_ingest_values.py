@@ -109,3 +109,47 @@ def test_none_among_numbers_or_free_text_is_still_missing():
     comments = pd.Series([f"comment number {i} about the app" for i in range(40)] + ["None"] * 5)
     text, kind, _ = convert_column("comment", comments)
     assert kind == "text" and text.isna().sum() == 5
+
+
+def test_a_number_column_s_kind_as_the_per_value_rule_decides():
+    """types._numeric_result judges whole numbers, codes and phone numbers by the extremes and
+    trunc (a million values): the same kind as x % 1 and the shares over every finite value."""
+    import numpy as np
+
+    from app.ingest.types import _numeric_result
+
+    def expected(values: np.ndarray, id_named: bool) -> str:
+        finite = values[np.isfinite(values)]
+        if not (finite.size and finite.size == np.count_nonzero(~np.isnan(values)) and np.all(finite % 1 == 0)):
+            return "number"
+        phones = ((finite >= 1.3e10) & (finite < 2e10)).mean() >= 0.9
+        long_codes = np.abs(finite).max() < 2**53 and np.all(np.abs(finite) >= 1e11)
+        if id_named or long_codes or phones:
+            return "identifier"
+        return "integer" if np.abs(finite).max() < 2**53 else "number"
+
+    phone = 13812345678.0
+    cases = [
+        [1, 2, 3],
+        [1.5, 2, 3],
+        [-2.5, 1],
+        [-3, -0.0, 4],
+        [1, np.nan, 3],
+        [1, np.inf, 3],
+        [np.nan, np.nan],
+        [phone] * 9 + [5],
+        [phone] * 8 + [5, 6],
+        [phone] * 9 + [2.5e10],
+        [phone, 2e10],
+        [1.3e10, 1.9999e10],
+        [1e11, -1e11, 5e12],
+        [1e11, 99999999999.0],
+        [1e20, 2e20],
+        [2.0**53, 1],
+        [12e10, np.nan, 13e10],
+    ]
+    for values in cases:
+        arr = np.array(values, dtype="float64")
+        for id_named in (False, True):
+            kind = _numeric_result(pd.Series(arr), id_named, [])[1]
+            assert kind == expected(arr, id_named), (values, id_named)

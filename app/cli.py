@@ -12,9 +12,11 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from app.config import Settings
     from app.db.session import Database
     from app.reports.reproduce import EarlyCheck
@@ -35,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     try:
-        return args.func(args)
+        code: int = args.func(args)
+        return code
     except KeyboardInterrupt:
         return EXIT_INTERNAL
 
@@ -228,7 +231,7 @@ def store_problem(settings: Settings) -> str | None:
     return None
 
 
-def sandbox_status(settings) -> str:
+def sandbox_status(settings: Settings) -> str:
     """One plain line on whether run_python (the analyst's own Python code) can run here, and
     what to do when it cannot: the other analyses work either way."""
     from sandbox import detect_isolation
@@ -349,6 +352,7 @@ def _analyze_run(
     from app.cli_questions import settle
     from app.db.models import Run
     from app.reports.files import write_analysis_script
+    from app.reports.pdf_fonts import fonts_loading
     from app.reports.render import write_report_files
     from app.reports.reproduce import Limits, check_analysis_script, host_verdict
     from app.reports.script import dataset_sources, report_numbers
@@ -384,17 +388,19 @@ def _analyze_run(
     fonts.mkdir(parents=True, exist_ok=True)
     limits = Limits(timeout_s=600.0)
     data_files = [Path(d["original_path"]) for d in datasets if d.get("original_path")]
-    if early is not None:  # the sandbox started before the run (it runs it as below where the inputs changed)
-        check = early.finish(script, limits, fonts, data_files, working)
-    else:
-        check = check_analysis_script(
-            script,
-            limits,
-            cache_dir=fonts,
-            sandbox_mode=settings.sandbox_mode,
-            data_files=data_files,
-            working_copies=working,
-        )
+    # this process waits for the check (a sandboxed process): meanwhile it loads the PDF's fonts
+    with fonts_loading():
+        if early is not None:  # the sandbox started before the run (it runs it as below where the inputs changed)
+            check = early.finish(script, limits, fonts, data_files, working)
+        else:
+            check = check_analysis_script(
+                script,
+                limits,
+                cache_dir=fonts,
+                sandbox_mode=settings.sandbox_mode,
+                data_files=data_files,
+                working_copies=working,
+            )
     # the verdict is the host's: the counts must describe this report's evidence numbers
     reproduction = None if check.summary is None else host_verdict(check.summary, len(report_numbers(report)))
     if reproduction is not None:
@@ -419,7 +425,7 @@ def _analyze_run(
 class _Plain(logging.Formatter):
     """Warnings on the terminal as one plain line each: tracebacks go to the log file only."""
 
-    def formatException(self, ei) -> str:  # noqa: N802 - logging's name
+    def formatException(self, ei: Any) -> str:  # noqa: N802 - logging's name
         return ""
 
     def formatStack(self, stack_info: str) -> str:  # noqa: N802
@@ -450,7 +456,7 @@ def configure_logging(settings: Settings) -> Path:
     return log_file
 
 
-def run_report(session, run_id: str) -> dict:
+def run_report(session: Session, run_id: str) -> dict[str, Any]:
     from sqlalchemy import select
 
     from app.db.models import Report
@@ -459,7 +465,8 @@ def run_report(session, run_id: str) -> dict:
     report = session.scalars(latest).first()
     if report is None:  # a finished run always writes its report; say so plainly if it did not
         raise RuntimeError(f"run {run_id} finished without a report")
-    return report.content
+    content: dict[str, Any] = report.content
+    return content
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -122,6 +123,44 @@ def test_a_harness_failure_is_one_plain_line_and_the_details_go_to_the_log(tmp_p
     log_file = tmp_path / "runtime" / "verity.log"
     assert f"details: {log_file}" in err
     assert "Traceback" in log_file.read_text() and "a bug in the harness" in log_file.read_text()
+
+
+def test_analyze_loads_the_pdf_fonts_while_it_waits_for_the_check(tmp_path, monkeypatch, capsys):
+    """The check runs in another process: the CLI loads the PDF's fonts meanwhile (the report files are
+    written once the check's verdict is in), not after it. The check below waits for the fonts: it would
+    wait in vain if they were loaded only when the PDF is written."""
+    from app import cli
+    from app.reports import pdf_fonts, reproduce
+
+    seen: list[bool] = []
+
+    def check(*_args, **_kwargs):
+        deadline = time.monotonic() + 120
+        while pdf_fonts._PDF_GLYPHS is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        seen.append(pdf_fonts._PDF_GLYPHS is not None and pdf_fonts._PDF_FONT is not None)
+        return reproduce.Outcome(None, "no_sandbox")
+
+    sheet = tmp_path / "sales.csv"
+    sheet.write_text(
+        "Region,Revenue\n" + "".join(f"{'North South East'.split()[i % 3]},{10 + i % 7}\n" for i in range(60))
+    )
+    monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv("VERITY_LLM_MODEL", "builtin")
+    monkeypatch.setattr(pdf_fonts, "_PDF_FONT", None)
+    monkeypatch.setattr(pdf_fonts, "_PDF_GLYPHS", None)
+    monkeypatch.setattr(reproduce, "start_early_check", lambda *_args, **_kwargs: None)
+    monkeypatch.setattr(reproduce, "check_analysis_script", check)
+    monkeypatch.setattr(logging.root, "handlers", list(logging.root.handlers))  # the CLI replaces them
+    out = tmp_path / "report"
+    code = cli.main(
+        ["analyze", str(sheet), "--question", "Does revenue differ by region?", "--no-input", "--out", str(out)]
+    )
+    for handler in logging.root.handlers:
+        handler.close()
+    assert code == 0, capsys.readouterr().err
+    assert seen == [True]
+    assert (out / "report.pdf").stat().st_size > 0
 
 
 def test_inspect_json_follows_the_contract(tmp_path):

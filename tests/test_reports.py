@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
 
-from app.config import Settings  # noqa: E402
-from app.db.models import Dataset, Evidence, Run, Task, ToolCall, Workspace  # noqa: E402
-from app.db.session import open_database  # noqa: E402
-from app.reports.builder import answer_numbers, build_report, unverified_numbers  # noqa: E402
-from app.reports.render import to_docx, to_html, to_markdown, to_pdf, write_report_files  # noqa: E402
-from app.reports.script import to_analysis_script  # noqa: E402
+from app.config import Settings
+from app.db.models import Dataset, Evidence, Run, Task, ToolCall, Workspace
+from app.db.session import open_database
+from app.reports.builder import answer_numbers, build_report, unverified_numbers
+from app.reports.render import to_docx, to_html, to_markdown, to_pdf, write_report_files
+from app.reports.script import to_analysis_script
 
 CLAIM = "East revenue is 12.3% higher than West <script>alert('x')</script>"
 ANSWER = """## Summary
@@ -41,7 +41,7 @@ def _png(path):
 def _seed(tmp_path, language="en", claim=CLAIM, answer=ANSWER):
     db = open_database(Settings(data_dir=tmp_path / "data"))
     figure = _png(tmp_path / "revenue_by_region_call_1.png")
-    start = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
+    start = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
     with db.session() as session:
         ws = Workspace(name="Sales")
         session.add(ws)
@@ -427,3 +427,57 @@ def test_analysis_script_keeps_file_names_and_questions_inside_comments(tmp_path
         and n.args[0].value in ("touch PWNED", 7)
     ]
     assert calls == []
+
+
+def test_a_docx_table_makes_each_kind_of_cell_formatting_once_and_writes_what_python_docx_writes(monkeypatch):
+    """_add_table sets a cell's spacing and each kind of run's properties (plain, bold, italic, code; in the
+    header row or not) through python-docx once, and gives the next cell or run of that kind a copy: the
+    document is byte for byte the one python-docx writes when every cell and run is set one by one."""
+    import zipfile
+    from io import BytesIO
+
+    from docx import Document
+    from docx.shared import Pt
+    from docx.text.font import Font
+
+    from app.reports import docx_report
+    from app.reports.text_blocks import inline_runs
+
+    cells = ["plain", "**bold** then plain", "*italic*", "`code` and **b**", "中文 **粗体**", ""]
+    rows = [["Name", "**Value**", "Note"]] + [[cells[(r + c) % len(cells)] for c in range(3)] for r in range(40)]
+
+    def one_by_one(doc, rows):  # what _add_table wrote before: every property set by python-docx
+        table = doc.add_table(rows=len(rows), cols=3)
+        table.style = "Table Grid"
+        for r, (row, table_row) in enumerate(zip(rows, table.rows, strict=True)):
+            for c, cell in enumerate(table_row.cells):
+                cell.text = ""
+                paragraph = cell.paragraphs[0]
+                paragraph.paragraph_format.space_before = paragraph.paragraph_format.space_after = Pt(0)
+                for style, chunk in inline_runs(row[c]):
+                    run = paragraph.add_run(chunk)
+                    run.bold = style == "b"
+                    run.italic = style == "i"
+                    if style == "code":
+                        run.font.name = "Consolas"
+                for run in paragraph.runs:
+                    run.font.size = Pt(8.5)
+                    run.bold = run.bold or r == 0
+        doc.add_paragraph()
+
+    def xml(build) -> bytes:
+        doc = Document()
+        build(doc, rows)
+        out = BytesIO()
+        doc.save(out)
+        return zipfile.ZipFile(out).read("word/document.xml")
+
+    sizes = []
+    real = Font.size.fset
+    monkeypatch.setattr(
+        Font, "size", property(Font.size.fget, lambda font, value: sizes.append(value) or real(font, value))
+    )
+    made = xml(docx_report._add_table)
+    assert 0 < len(sizes) <= 12  # one per kind of run (the cell's empty run, plain, b, i, code; header or not)
+    assert made == xml(one_by_one)
+    assert len(sizes) > 12 + 2 * 41 * 3  # (one by one: every run of every cell)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,7 @@ def _require_python_docx() -> None:
         raise RuntimeError("Word export needs the python-docx package (pip install python-docx).") from exc
 
 
-def _new_document(paper_mm: tuple[float, float]):
+def _new_document(paper_mm: tuple[float, float]) -> Any:
     from docx import Document
     from docx.oxml.ns import qn
     from docx.shared import Cm, Mm, Pt
@@ -102,30 +103,34 @@ def _new_document(paper_mm: tuple[float, float]):
     return doc
 
 
-def _coloured(run, hex_colour: str):
+def _coloured(run: Any, hex_colour: str) -> Any:
     from docx.shared import RGBColor
 
     run.font.color.rgb = RGBColor.from_string(hex_colour.upper())
     return run
 
 
-def _add_runs(paragraph, text: str) -> None:
+def _add_runs(paragraph: Any, text: str) -> None:
     for style, chunk in inline_runs(text):
-        run = paragraph.add_run(chunk)
-        run.bold = style == "b"
-        run.italic = style == "i"
-        if style == "code":
-            run.font.name = "Consolas"
+        _run_style(paragraph.add_run(chunk), style)
 
 
-def _add_labelled(doc, key: str, value: str) -> None:
+def _run_style(run: Any, style: str) -> None:
+    """A run of inline markdown's `style` ("b", "i", "code" or plain)."""
+    run.bold = style == "b"
+    run.italic = style == "i"
+    if style == "code":
+        run.font.name = "Consolas"
+
+
+def _add_labelled(doc: Any, key: str, value: str) -> None:
     """A paragraph 'key: value' with the key in bold."""
     p = doc.add_paragraph()
     p.add_run(f"{key}: ").bold = True
     p.add_run(value)
 
 
-def _add_table(doc, rows: list[list[str]], header: bool = True) -> None:
+def _add_table(doc: Any, rows: list[list[str]], header: bool = True) -> None:
     """A grid in 8.5 pt with no space around its lines, as the PDF sets its tables: the appendix's
     statistics and tool calls stay a few pages, not twenty."""
     from docx.shared import Pt
@@ -135,21 +140,40 @@ def _add_table(doc, rows: list[list[str]], header: bool = True) -> None:
     width = max(len(r) for r in rows)
     table = doc.add_table(rows=len(rows), cols=width)
     table.style = "Table Grid"
+    # python-docx finds where each property goes among every element the schema allows after it (about a
+    # millisecond a property): a cell's paragraph and each kind of run get their properties made once,
+    # by the same calls, and the next ones get a copy of the same elements
+    made: dict[
+        tuple[str | None, bool] | None, Any
+    ] = {}  # (inline style or None: the cell's empty run, bold) -> w:rPr; None -> w:pPr
     # each row's own cells (a new table has no merged cells: one per column): table.cell(r, c) builds
     # the list of every cell of the table for each call, seconds for the appendix's long tables
     for r, (row, table_row) in enumerate(zip(rows, table.rows, strict=True)):
+        bold = header and r == 0
         for c, cell in enumerate(table_row.cells):
-            cell.text = ""
+            cell.text = ""  # one paragraph with one empty run
             paragraph = cell.paragraphs[0]
-            paragraph.paragraph_format.space_before = paragraph.paragraph_format.space_after = Pt(0)
-            _add_runs(paragraph, row[c] if c < len(row) else "")
-            for run in paragraph.runs:
+            if None in made:
+                paragraph._p.insert(0, deepcopy(made[None]))
+            else:
+                paragraph.paragraph_format.space_before = paragraph.paragraph_format.space_after = Pt(0)
+                made[None] = paragraph._p.pPr
+            runs: list[tuple[str | None, Any]] = [(None, run) for run in paragraph.runs]
+            runs += [(style, paragraph.add_run(chunk)) for style, chunk in inline_runs(row[c] if c < len(row) else "")]
+            for style, run in runs:
+                kind = (style, bold)
+                if kind in made:
+                    run._r.insert(0, deepcopy(made[kind]))
+                    continue
+                if style is not None:
+                    _run_style(run, style)
                 run.font.size = Pt(8.5)
-                run.bold = run.bold or (header and r == 0)
+                run.bold = run.bold or bold
+                made[kind] = run._r.rPr
     doc.add_paragraph()
 
 
-def _add_markdown(doc, text: str) -> None:
+def _add_markdown(doc: Any, text: str) -> None:
     from docx.shared import Inches
 
     for kind, value in markdown_blocks(text):
@@ -183,7 +207,7 @@ def _picture_size(file: Path, width_cm: float, unit: Any) -> dict[str, Any]:
     return {"width": unit(width_cm)}
 
 
-def _add_header(doc, report: dict[str, Any], L: dict[str, str], lang: str) -> None:
+def _add_header(doc: Any, report: dict[str, Any], L: dict[str, str], lang: str) -> None:
     from docx.shared import Pt
 
     doc.add_heading(L["title"], level=0)
@@ -192,7 +216,7 @@ def _add_header(doc, report: dict[str, Any], L: dict[str, str], lang: str) -> No
     small.font.size = Pt(9)
 
 
-def _add_results(doc, layout: FirstPages, L: dict[str, str]) -> None:
+def _add_results(doc: Any, layout: FirstPages, L: dict[str, str]) -> None:
     """The answer's result as a small table, then how sure it is, in one line."""
     if layout.results:
         doc.add_heading(L["results"], level=2)
@@ -204,7 +228,7 @@ def _add_results(doc, layout: FirstPages, L: dict[str, str]) -> None:
         _add_labelled(doc, L["how_sure"], layout.how_sure)
 
 
-def _add_caveats(doc, report: dict[str, Any], layout: FirstPages, L: dict[str, str]) -> None:
+def _add_caveats(doc: Any, report: dict[str, Any], layout: FirstPages, L: dict[str, str]) -> None:
     if report.get("unverified_numbers"):
         doc.add_heading(L["unverified_title"], level=2)
         p = doc.add_paragraph(L["unverified_text"] + " ")
@@ -217,7 +241,7 @@ def _add_caveats(doc, report: dict[str, Any], layout: FirstPages, L: dict[str, s
         _add_labelled(doc, L["caveats"], caveat_text(layout.caveats, report_language(report)))
 
 
-def _add_evidence(doc, report: dict[str, Any], L: dict[str, str], lang: str, numbers: dict[str, int]) -> None:
+def _add_evidence(doc: Any, report: dict[str, Any], L: dict[str, str], lang: str, numbers: dict[str, int]) -> None:
     doc.add_heading(L["evidence"], level=1)
     if not report.get("evidence"):
         doc.add_paragraph(L["no_evidence"])
@@ -236,7 +260,13 @@ def _add_evidence(doc, report: dict[str, Any], L: dict[str, str], lang: str, num
 
 
 def _add_figures(
-    doc, report: dict[str, Any], L: dict[str, str], numbers: dict[str, int], base: Path, which: range, width_cm: float
+    doc: Any,
+    report: dict[str, Any],
+    L: dict[str, str],
+    numbers: dict[str, int],
+    base: Path,
+    which: range,
+    width_cm: float,
 ) -> None:
     """The figures numbered in `which` (0-based positions in the report's figures)."""
     from docx.enum.text import WD_ALIGN_PARAGRAPH
@@ -250,14 +280,14 @@ def _add_figures(
             try:
                 doc.add_picture(str(file), **_picture_size(file, width_cm, Cm))
                 doc.paragraphs[-1].alignment = WD_ALIGN_PARAGRAPH.CENTER
-            except Exception:  # an unreadable image must not lose the report
+            except Exception:  # noqa: BLE001 - an unreadable image must not lose the report
                 doc.add_paragraph(str(figure.get("path")))
         cap = doc.add_paragraph()
         cap.add_run(figure_caption(figure, n, L, numbers)).italic = True
         cap.alignment = WD_ALIGN_PARAGRAPH.CENTER
 
 
-def _add_how(doc, report: dict[str, Any], L: dict[str, str], lang: str) -> None:
+def _add_how(doc: Any, report: dict[str, Any], L: dict[str, str], lang: str) -> None:
     doc.add_heading(L["how"], level=1)
     facts = plan_facts(report, L)
     if facts:

@@ -10,22 +10,11 @@ import re
 from app.analyst.data_tasks import ordered_names
 from app.analyst.steps import Column, Plan, Spans, Step, weighted_arguments
 from app.understanding.everyday_words import is_condition_word
-from app.understanding.kinds import EACH, SLOPE
+from app.understanding.kinds import EACH, MORE_MORE, SLOPE, moves_together
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import GROUPING, NUMERIC, is_scale
 from app.understanding.roles import Roles, groups_rows
-
-MORE_MORE = re.compile(
-    r"越.{1,20}越|\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|older|"
-    r"heavier)\b.{1,40}\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|"
-    r"fewer|heavier|lighter|faster|slower)\b",
-    re.I,
-)
-
-
-# "the windier it is, the lower the ozone": any two comparatives (the first is what the second follows)
-THE_ER = re.compile(r"\bthe (?:more|less|[a-z]+er)\b.{1,40}\bthe (?:more|less|fewer|[a-z]+er)\b", re.I)
 
 
 def relation_steps(
@@ -186,9 +175,7 @@ def slope_roles(question: str, spans: Spans, measures: list[str], roles: Roles) 
         return next(n for n in measures if n != predictor), [predictor]
     if len(measures) == 2 and (led := leading_measure(question, spans, measures)):
         return next(n for n in measures if n != led), [led]
-    if (MORE_MORE.search(question) or THE_ER.search(question) or _joined(question, spans, measures)) and len(
-        measures
-    ) == 2:
+    if (moves_together(question) or _joined(question, spans, measures)) and len(measures) == 2:
         # "the windier, the less ozone", "广告费用和营业额": the second follows the first
         return measures[1], measures[:1]
     return measures[0], measures[1:]

@@ -196,25 +196,10 @@ def _superlative_word(question: str, start: int, end: int) -> str:
     return next((w for w, _, a, b in tagged_words(question) if a < end <= b), said)
 
 
-# How far the closest column in meaning must lead the next one before the analyst takes it as its
-# reading instead of asking (e5 similarities bunch within a few hundredths: a lead of one hundredth
-# is a real preference, a smaller one a tie worth a question).
-ASSUME_LEAD = 0.02
-
-# How close in meaning the words must come to the column's header, at the least, before a lead makes it
-# a reading to assume: a lead among columns that are all far from the words is a weak match, not a reading
-# ("supplier" is 0.858 from Store and 0.818 from Weather: Store leads, yet no column holds suppliers). e5
-# puts texts of one script closer together than a text and its translation, so the floor depends on
-# whether the words and the header share a script, and on the role. Within one script a grouping's
-# short name stands at 0.87 and above from related words ("rainy" and Weather 0.879, "shop" and Store
-# 0.936, 参加培训 and 部门 0.881) and up to 0.86 from unrelated ones ("supplier", "sales rep", "delivery
-# company" and Store: 0.858, 0.843, 0.829); a measure's header carries a unit and qualifiers that keep
-# it further from a short phrase ("booking cost" and Total Charge (£) 0.848, right). Across scripts a
-# translation stands at 0.80 and above (里程 and Miles Driven 0.805, 张力 and tension 0.821, 臭氧浓度 and
-# Ozone 0.825), an unrelated phrase below ("stall throws away" and 损耗情况 / 是否缺货 0.791). Calibrated on
-# the training sets' assumed readings (tasks, holdout, holdout2-4, holdout7).
-FLOOR_SAME_SCRIPT = {"group": 0.87, "outcome": 0.84}
-FLOOR_ACROSS_SCRIPTS = 0.80
+# ASSUME_LEAD and the floors of a reading by meaning: semantic.py (the reading of the question uses them too)
+ASSUME_LEAD = semantic.ASSUME_LEAD
+FLOOR_SAME_SCRIPT = semantic.FLOOR_SAME_SCRIPT
+FLOOR_ACROSS_SCRIPTS = semantic.FLOOR_ACROSS_SCRIPTS
 
 
 def _floor(phrases: list[str], name: str, role: str) -> float:

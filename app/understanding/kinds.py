@@ -282,6 +282,36 @@ def asks_rate(question: str) -> bool:
 
 
 SLOPE = vocabulary.regex(_FILE, "slope", re.I)
+
+MORE_MORE = re.compile(
+    r"越.{1,20}越|\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|older|"
+    r"heavier)\b.{1,40}\bthe (?:more|less|higher|lower|bigger|larger|smaller|greater|longer|shorter|"
+    r"fewer|heavier|lighter|faster|slower)\b",
+    re.I,
+)
+
+
+# "the windier it is, the lower the ozone": any two comparatives (the first is what the second follows)
+THE_ER = re.compile(r"\bthe (?:more|less|[a-z]+er)\b.{1,40}\bthe (?:more|less|fewer|[a-z]+er)\b", re.I)
+
+_COMPARATIVE = (
+    r"(?:more|less|fewer|higher|lower|bigger|larger|smaller|greater|longer|shorter|older|heavier|faster|slower)"
+)
+# "Do the trips that burn more diesel come back with more fish?", "do stores with more staff sell more": a
+# comparative inside a clause that picks out rows (that, who, with, where, when), then another after it,
+# in one sentence: two quantities said to rise together, as "the more …, the more …" says it
+_RELATIVE_MORE = re.compile(
+    rf"\b(?:that|who|which|with|where|when|whose)\b[^?.!;]{{0,40}}?\b{_COMPARATIVE}\s+[a-z][^?.!;]{{1,60}}?\b{_COMPARATIVE}\b",
+    re.I,
+)
+
+
+def moves_together(question: str) -> bool:
+    """Whether the question asks if two quantities rise or fall together ("越…越", "the more …, the more …",
+    "do the trips that burn more diesel come back with more fish")."""
+    return bool(MORE_MORE.search(question) or THE_ER.search(question) or _RELATIVE_MORE.search(question))
+
+
 MEAN_WORDS = vocabulary.regex(_FILE, "mean_words", re.I)
 # One unit of what the rows count ("per order", "每单", "人均"): the average of a group's rows, not their
 # total. A grouping column after the word ("per customer type", "每个地区") is a breakdown instead. The English

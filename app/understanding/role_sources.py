@@ -20,7 +20,7 @@ from typing import Any, Literal
 from app.understanding import vocabulary
 from app.understanding.gate_words import FAMILIES, has_word
 from app.understanding.general_words import analysis_words, is_general_en, is_row_word
-from app.understanding.kinds import NUMBER_CUT
+from app.understanding.kinds import NUMBER_CUT, moves_together
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Mention, Span, named_values, value_position
 from app.understanding.segment import whole_words
@@ -208,7 +208,42 @@ def semantic_mentions(
         taken.add(best)
         found.append(Mention(at, at + len(phrase), best, "semantic"))
         left.remove(phrase)
+    if left and moves_together(question):
+        found = _quantities_together(question, columns, found, taken, left)
     return sorted(found)
+
+
+def _measurement(column: dict[str, Any]) -> bool:
+    """A number that is measured (not an identifier, a yes/no, a code or personal data)."""
+    plain = not (column.get("binary") or column.get("coded") or column.get("pii"))
+    return column["type"] in NUMERIC and column["type"] != "identifier" and plain
+
+
+def _quantities_together(
+    question: str, columns: list[dict[str, Any]], found: list[Mention], taken: set[str], left: list[str]
+) -> list[Mention]:
+    """A question that asks whether two quantities rise together ("开的里程越多，收的钱是不是也越多",
+    "do the trips that burn more diesel come back with more fish") relates two measurements: a phrase
+    left unmatched there is placed among the measurements alone (semantic.assumed_column), not among
+    every column, where a name or a date crowds the lead ("fish" is as near 船名 as 渔获量). Until two
+    measurements are named; each is weak ("semantic": the reading says it was assumed)."""
+    from app.understanding import semantic  # only for a phrase left unmatched
+
+    kinds = {c["name"]: c for c in columns}
+    measured = {m.name for m in found if m.name in kinds and _measurement(kinds[m.name])}
+    text = question.lower()
+    while left and len(measured) < 2:
+        names = [n for n in semantic.candidate_columns(question, columns, taken) if _measurement(kinds[n])]
+        placed = [(p, best) for p in left if (best := semantic.assumed_column(p, names))]
+        if not placed:
+            break
+        phrase, best = max(placed, key=lambda pair: pair[1].score)
+        at = text.find(phrase)
+        found = [*found, Mention(at, at + len(phrase), best.name, "semantic")]
+        measured.add(best.name)
+        taken.add(best.name)
+        left.remove(phrase)
+    return found
 
 
 # a count's cue right before a phrase, with a Chinese measure word between ("多少个", "how many")

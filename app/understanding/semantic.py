@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from app.understanding import bilingual
-from app.understanding.text import MERGED_HEADER, header_leaf, tokens
+from app.understanding.text import MERGED_HEADER, header_leaf, is_cjk, tokens
 from app.understanding.words import STOP
 
 # --- calibration (bench/column_matching.py, over data/eval tasks, holdout, holdout2-4) -----------------
@@ -57,6 +57,26 @@ HEADERS_AS_QUERIES = True
 # question does name although its expected answer does not). 0.08 and more won nothing further.
 BRIDGE_BONUS = 0.05
 BRIDGE_ALONE = True
+
+# How far the closest column in meaning must lead the next one before the analyst takes it as its
+# reading instead of asking (e5 similarities bunch within a few hundredths: a lead of one hundredth
+# is a real preference, a smaller one a tie worth a question).
+ASSUME_LEAD: float = 0.02
+
+# How close in meaning the words must come to the column's header, at the least, before a lead makes it
+# a reading to assume: a lead among columns that are all far from the words is a weak match, not a reading
+# ("supplier" is 0.858 from Store and 0.818 from Weather: Store leads, yet no column holds suppliers). e5
+# puts texts of one script closer together than a text and its translation, so the floor depends on
+# whether the words and the header share a script, and on the role. Within one script a grouping's
+# short name stands at 0.87 and above from related words ("rainy" and Weather 0.879, "shop" and Store
+# 0.936, 参加培训 and 部门 0.881) and up to 0.86 from unrelated ones ("supplier", "sales rep", "delivery
+# company" and Store: 0.858, 0.843, 0.829); a measure's header carries a unit and qualifiers that keep
+# it further from a short phrase ("booking cost" and Total Charge (£) 0.848, right). Across scripts a
+# translation stands at 0.80 and above (里程 and Miles Driven 0.805, 张力 and tension 0.821, 臭氧浓度 and
+# Ozone 0.825), an unrelated phrase below ("stall throws away" and 损耗情况 / 是否缺货 0.791). Calibrated on
+# the training sets' assumed readings (tasks, holdout, holdout2-4, holdout7).
+FLOOR_SAME_SCRIPT: dict[str, float] = {"group": 0.87, "outcome": 0.84}
+FLOOR_ACROSS_SCRIPTS: float = 0.80
 
 CACHE_SIZE = 4096  # embeddings kept per process (384 floats each: about 6 MB at most)
 
@@ -192,6 +212,19 @@ def best_column(phrase: str, names: list[str]) -> str | None:
     if BRIDGE_ALONE:
         sure |= {column for text in tried if (column := bridged_column(text, names))}
     return sure.pop() if len(sure) == 1 else None
+
+
+def assumed_column(phrase: str, names: list[str], role: str = "outcome") -> Candidate | None:
+    """The column of `names` a phrase is taken for as an assumed reading, where the reading already
+    knows the kind of column the phrase must be (the numbers a question relates: `names` holds only
+    those): the closest in meaning when it leads the next by ASSUME_LEAD (a lone one has none to lead)
+    and comes within the floor of its script (FLOOR_SAME_SCRIPT, FLOOR_ACROSS_SCRIPTS); else None."""
+    found = ranked(phrase, names)
+    if not found or (len(found) > 1 and found[0].score - found[1].score < ASSUME_LEAD):
+        return None
+    same = any(is_cjk(c) for c in phrase) == any(is_cjk(c) for c in header_leaf(found[0].name))
+    floor = FLOOR_SAME_SCRIPT.get(role, FLOOR_SAME_SCRIPT["group"]) if same else FLOOR_ACROSS_SCRIPTS
+    return found[0] if found[0].score >= floor else None
 
 
 def bridged_column(phrase: str, names: list[str]) -> str | None:

@@ -15,7 +15,7 @@ import re
 from functools import cache
 
 from app.understanding import vocabulary
-from app.understanding.text import FINITE, english_stop_words, is_closed_class, is_cjk, tagged_words, word_forms
+from app.understanding.text import FINITE, english_stop_words, is_cjk, is_closed_class, tagged_words, word_forms
 from app.understanding.words import words_at
 
 Span = tuple[int, int]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.analyst.reading import table_assumed, table_line
-from app.understanding.dataset_choice import EVIDENCE, SURE_LEAD, choose_dataset, fit
+from app.understanding.dataset_choice import EVIDENCE, SURE_LEAD, Choice, choose_dataset, fit
 from app.understanding.ranked_entity import ranked_spans
 
 
@@ -106,3 +106,6 @@ def test_a_table_an_analysis_made_is_never_offered_nor_a_rival() -> None:
     assert choice.others == ["orders"] and choice.sure
     alone = choose_dataset("Which 门店 has the highest 销售额?", [_shops(), summary])
     assert alone.others == [] and not table_assumed(alone)
+    # a made table read (an analysis's own next round): no other table is offered in its place
+    made = Choice(summary, "words", choice.fits)
+    assert made.others == [] and not table_assumed(made) and table_line(made, zh=False) == ""

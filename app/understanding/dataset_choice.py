@@ -121,7 +121,10 @@ class Choice:
     @property
     def others(self) -> list[str]:
         """The names of the other tables the user gave, best fit first: what the table could be instead
-        (never a table an analysis made)."""
+        (never a table an analysis made); none when the table read is one an analysis made (named by
+        the question, or an analysis's own next round reading it)."""
+        if self.dataset is None or self.dataset.get("derived"):
+            return []
         return [str(f.dataset.get("name")) for f in uploads(self.fits) if f.dataset is not self.dataset]
 
     @property

@@ -413,6 +413,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "reading_assumed": {"en": "reading: assumed", "zh": "解读：系推断"},
     # the reading's chips: each role of the reading changed in one click (issue 24 point 4)
     "reading_chips": {"en": "How the question was read", "zh": "对问题的理解"},
+    "reading_role_table": {"en": "Table", "zh": "表格"},
     "reading_role_measure": {"en": "Measure", "zh": "度量"},
     "reading_role_group": {"en": "Groups", "zh": "分组"},
     "reading_role_filter": {"en": "Filter", "zh": "筛选"},

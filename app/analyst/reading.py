@@ -18,6 +18,11 @@ every part of the name, so it counts as named, like a synonym, a named value and
 ("answer"). Dates and a regression's other factors are not in the mark: a trend has one date column,
 and "what drives X" takes the other numbers by design.
 
+The table is part of the reading too, when the workspace holds several (dataset_choice): a table
+picked by words that lead the next table by less than a listed word's weight (a near-tie, a tie
+broken by meaning or by a unit, no fit at all) is assumed (`table_assumed`), and the answer says so
+and names the other tables.
+
 An assumed reading lowers the evidence to medium confidence (never "high confidence · checked"), and
 the answer says what it assumed and which other columns could have filled the role.
 
@@ -37,6 +42,7 @@ from app.analyst.period_totals import period_reading
 from app.analyst.role_question import candidates, topic
 from app.analyst.scope import describe_condition
 from app.analyst.steps import Plan
+from app.understanding.dataset_choice import Choice
 from app.understanding.role_sources import NO_FILTER, Provenance, Source
 from app.understanding.roles import WEAK_KINDS
 
@@ -122,10 +128,42 @@ def says_the_defaults(provenance: Provenance | None) -> bool:
     return all(s.role in READ_ROLES for s in provenance.defaults())
 
 
-def reading_record(provenance: Provenance | None, metric: str | None, zh: bool) -> dict[str, Any]:
+def table_assumed(choice: Choice | None) -> bool:
+    """Whether the table the plan reads was assumed: the workspace holds other tables the user gave,
+    and neither the user nor a clear lead of the question's words chose it (Choice.sure)."""
+    return choice is not None and bool(choice.others) and not choice.sure
+
+
+def table_line(choice: Choice | None, zh: bool) -> str:
+    """The "Assumed:" sentence of an assumed table ("Assumed: the table is **merged2** — the question's
+    words fit retail_sales nearly as well. Other reading: retail_sales."); "" for a table chosen surely."""
+    if choice is None or choice.dataset is None or not table_assumed(choice):
+        return ""
+    name, others = str(choice.dataset.get("name")), choice.others[:MAX_OTHERS]
+    fits = {str(f.dataset.get("name")): f.score for f in choice.fits}
+    best_other = max((fits.get(o, 0) for o in others), default=0)
+    listed = ("、" if zh else ", ").join(others)
+    if fits.get(name, 0) == 0:
+        why = ("问题中的词与哪个表格的列都对不上", "the question's words match no table's columns")
+    elif best_other == 0:
+        why = ("问题只是部分地或按词义提到了它的列", "the question names its columns only partly or by meaning")
+    elif choice.lead == 0:
+        why = (f"问题中的词与 {listed} 同样对得上", f"the question's words fit {listed} as well")
+    else:
+        why = (f"问题中的词与 {listed} 也几乎同样对得上", f"the question's words fit {listed} nearly as well")
+    if zh:
+        return f"假定：表格为 **{name}**——{why[0]}。另一种解读：{listed}。"
+    return f"Assumed: the table is **{name}** — {why[1]}. Other reading: {listed}."
+
+
+def reading_record(
+    provenance: Provenance | None, metric: str | None, zh: bool, choice: Choice | None = None
+) -> dict[str, Any]:
     """The reading's mark (report.json's `reading`): {"status": "named" | "assumed", "assumed": [the
-    answer's "Assumed:" sentences]}; `plan_reading` adds what the page's chips need."""
+    answer's "Assumed:" sentences, the table's among them]}; `plan_reading` adds what the page's chips need."""
     lines = assumed_lines(provenance, metric, zh)
+    if table := table_line(choice, zh):
+        lines.append(table)
     return {"status": "assumed" if lines else "named", "assumed": lines}
 
 
@@ -216,10 +254,12 @@ def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
     one entry per role the user can change: {role: measure | group | filter | kind | n, value, how:
     named | assumed | answer, options: [other values]}."""
     provenance = plan.provenance
-    record = reading_record(provenance, plan.metric, zh)
+    record = reading_record(provenance, plan.metric, zh, plan.choice)
     sources = {s.role: s for s in provenance.sources} if provenance else {}
     columns = provenance.columns if provenance else []
     roles: list[dict[str, Any]] = []
+    if chip := table_chip(plan):  # first: every other role is read in the table
+        roles.append(chip)
     if plan.metric:
         found, _ = candidates("outcome", columns, None)
         options = [c["name"] for c in found if c["name"] != plan.metric][:MAX_OPTIONS]
@@ -249,6 +289,18 @@ def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
         "read_as": read_as(plan, kind, n, filters, zh),
         "roles": roles,
     }
+
+
+def table_chip(plan: Plan) -> dict[str, Any] | None:
+    """The table chip when the workspace holds several tables the user gave: {role: table, value: the
+    table read, how, options: the other tables, best fit first}; never a table an analysis made (a
+    `_summary`: dataset_choice.uploads). A choice answers the question's scope (`scope.<key>`), which
+    holds for that question only (dataset_choice.answered_dataset)."""
+    choice = plan.choice
+    if choice is None or choice.dataset is None or not choice.others:
+        return None
+    how = "answer" if choice.how == "answer" else "assumed" if table_assumed(choice) else "named"
+    return {"role": "table", "value": str(choice.dataset.get("name")), "how": how, "options": choice.others}
 
 
 # --- the filter chip --------------------------------------------------------------------------------
@@ -377,6 +429,7 @@ def _read_as_sentence(text: str, filters: str, zh: bool) -> str:
 
 # --- a chip's choice as the user's answer ---------------------------------------------------------
 _PIN_QUESTIONS = {  # role -> (English, Chinese): the clarification a chip's choice answers
+    "table": ("Which table should I analyse?", "要分析哪个表格？"),
     "measure": ("Which column is the measure?", "度量是哪一列？"),
     "group": ("Which column are the groups?", "按哪一列分组？"),
     "kind": ("What should the answer be?", "想要哪种结果？"),
@@ -402,6 +455,8 @@ def pinned_answer(reading: dict[str, Any], role: str, value: str, zh: bool) -> d
         return {"topic": topic(key, "outcome"), "question": question, "answer": value}
     if role == "group":
         return {"topic": topic(key, "group"), "question": question, "answer": value}
+    if role == "table":  # the scope gate's own topic and answer: the table's name
+        return {"topic": f"scope.{key}", "question": question, "answer": value}
     if role == "filter" and offered.get("column"):
         return {
             "topic": topic(key, "filter"),

@@ -1,10 +1,15 @@
 """Which dataset of the workspace a question is about (SPEC §9 scope; issue 14).
 
 The question's words are matched against every dataset's column names (with synonyms, stems and
-abbreviations: words) and category values ("online orders" → Channel = Online). The
-dataset with the most matches is the one analysed. When two fit equally, or none fits at all, the
-scope gate asks (gates.scope_gate) and the answer — a dataset name — is honoured by the harness's
-gates and by the built-in analyst alike. Pure functions over dataset summaries.
+abbreviations: words) and category values ("online orders" → Channel = Online). Each match weighs as
+surely as it names (`EVIDENCE`, the grades of roles.MATCH_KINDS: a header written out over a listed
+word such as a synonym or translation, over a partial or by-meaning match); a value spelt like the
+word the question ranks ("Which store …": the groups compared, ranked_entity) is no evidence of a
+filter and does not count. The dataset with the most evidence is the one analysed; a lead of less
+than one listed word's weight over the next table (`SURE_LEAD`) is a near-tie, and the answer says
+the table was assumed (Choice.sure). When two fit equally, or none fits at all, the scope gate asks
+(gates.scope_gate) and the answer — a dataset name — is honoured by the harness's gates and by the
+built-in analyst alike. Pure functions over dataset summaries.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.understanding.profile_reading import LOOKUP_LEVELS
+from app.understanding.ranked_entity import ranked_spans
 from app.understanding.role_sources import unmatched_words
 from app.understanding.roles import WEAK_KINDS, column_mentions, match_kinds, named_values, spoken_names
 from app.understanding.units import names_a_unit
@@ -25,6 +31,27 @@ GROUPING = ("category", "boolean")
 # abbreviation); the rest (a partial form, the embedding) is weak.
 EXACT_KINDS = frozenset({"name", "spelling", "yes-no"})
 LISTED_KINDS = frozenset({"synonym", "loose"})
+# How much one match weighs in the choice of a table, by those grades: a header written out (its
+# whole path's leaf or name, in any language) 3, a listed word 2, a weak match 1. A category value
+# written out weighs as a listed word: it is the data's own spelling, but of a cell, not a header, and
+# short values ("Store", "East") turn up in questions by coincidence. The table's own name outweighs
+# any few columns.
+EVIDENCE = {"exact": 3, "listed": 2, "weak": 1}
+VALUE_WEIGHT = EVIDENCE["listed"]
+NAMED_WEIGHT = 5 * EVIDENCE["exact"]
+# A table picked by words is picked surely when it leads the next table the user gave by at least a
+# listed word's weight: an exact header against a synonym in the other table (3 against 2), or a weak
+# match against nothing, is a near-tie the answer says it assumed (the reading's mark, not "checked").
+SURE_LEAD = EVIDENCE["listed"]
+
+
+def weight(kind: str | None) -> int:
+    """How much a column named this way (roles.MATCH_KINDS) weighs in the choice of a table."""
+    if kind in EXACT_KINDS:
+        return EVIDENCE["exact"]
+    if kind in LISTED_KINDS:
+        return EVIDENCE["listed"]
+    return EVIDENCE["weak"]
 
 
 @dataclass
@@ -44,7 +71,10 @@ class Fit:
 
     @property
     def score(self) -> int:
-        return len(self.columns) + len(self.values) + (5 if self.named else 0)
+        """The evidence for the table: each column by how surely it was named (`weight`), each value,
+        the table's own name."""
+        columns = sum(weight(self.kinds.get(name)) for name in self.columns)
+        return columns + VALUE_WEIGHT * len(self.values) + (NAMED_WEIGHT if self.named else 0)
 
     @property
     def strength(self) -> tuple[int, int, int]:
@@ -69,6 +99,35 @@ class Choice:
         return self.how in ("tie", "none")
 
     @property
+    def lead(self) -> int:
+        """How much more evidence the chosen table has than the best other table the user gave (0 when
+        tied; its whole score when it is the only one)."""
+        given = uploads(self.fits)
+        chosen = next((f for f in given if f.dataset is self.dataset), None)
+        if chosen is None:
+            return 0
+        others = [f.score for f in given if f is not chosen and not _derived_from(f, chosen)]
+        return chosen.score - max(others, default=0)
+
+    @property
+    def sure(self) -> bool:
+        """Whether the table was chosen surely: the only one, the user's answer, or by words that lead
+        every other table by at least SURE_LEAD; a near-tie, a tie broken by meaning or by the unit of
+        a number, and no fit at all are assumed."""
+        if self.how in ("only", "answer"):
+            return True
+        return self.how == "words" and self.lead >= SURE_LEAD
+
+    @property
+    def others(self) -> list[str]:
+        """The names of the other tables the user gave, best fit first: what the table could be instead
+        (never a table an analysis made); none when the table read is one an analysis made (named by
+        the question, or an analysis's own next round reading it)."""
+        if self.dataset is None or self.dataset.get("derived"):
+            return []
+        return [str(f.dataset.get("name")) for f in uploads(self.fits) if f.dataset is not self.dataset]
+
+    @property
     def candidates(self) -> list[Fit]:
         """The datasets the user may pick from: those tied at the top, else all of them; never a table
         an analysis made (a `_summary`, a side table) while there is data the user gave."""
@@ -77,6 +136,11 @@ class Choice:
             best = offered[0].score if offered else 0
             return [f for f in offered if f.score == best]
         return offered
+
+
+def _derived_from(fit: Fit, chosen: Fit) -> bool:
+    """Whether `fit` is a table made from the chosen one (its name and "_…"): not a rival to it."""
+    return str(fit.dataset.get("name") or "").startswith(f"{chosen.dataset.get('name')}_")
 
 
 def uploads(fits: list[Fit]) -> list[Fit]:
@@ -99,7 +163,9 @@ def fit(question: str, dataset: dict[str, Any]) -> Fit:
     mentions = column_mentions(question, columns, SYNONYMS)
     spans = [(m.start, m.end, m.name) for m in mentions]
     named_columns = list(dict.fromkeys(name for _, _, name in spans))
-    column, values = named_values(question, columns, spans)
+    # the word the question ranks ("Which store …") names the groups compared, not rows to keep
+    ranked = [(start, end, "") for start, end in ranked_spans(question)]
+    column, values = named_values(question, columns, [*spans, *ranked])
     text = question.lower()
     own = [str(dataset.get("name") or ""), re.sub(r"\.\w+$", "", str(dataset.get("file") or ""))]
     # a Chinese name has no ASCII words: its empty word list is in every text, so it names nothing

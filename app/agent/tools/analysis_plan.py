@@ -62,7 +62,8 @@ def record_analysis_plan(
             (e.g. "the measure is revenue: the question names no column for it"); [] when the question
             named every column used.
         reading: How the question was read, for the page: {"read_as": one sentence, "roles": [{"role",
-            "value", "how", "options"}]} (the built-in analyst fills it).
+            "value", "how", "options"}]}, a role being the table, measure, group, filter, kind or n (the
+            built-in analyst fills it).
     """
     if not str(goal or "").strip():
         raise ToolError("invalid_plan", "The plan needs a goal.", hint="State what the analysis must establish.")
@@ -96,7 +97,7 @@ def read_as_roles(reading: dict[str, Any]) -> dict[str, Any]:
     kept to their plain shapes (a model may send anything)."""
     roles = []
     for role in reading.get("roles") or []:
-        if isinstance(role, dict) and role.get("role") in ("measure", "group", "filter", "kind", "n"):
+        if isinstance(role, dict) and role.get("role") in ("table", "measure", "group", "filter", "kind", "n"):
             how = role.get("how") if role.get("how") in ("named", "assumed", "answer") else "named"
             options = [str(o) for o in role.get("options") or [] if str(o).strip()]
             entry = {"role": role["role"], "value": str(role.get("value") or ""), "how": how, "options": options}

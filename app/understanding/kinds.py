@@ -12,12 +12,10 @@ from typing import Any
 
 from app.numbers import number_words
 from app.understanding import vocabulary
-from app.understanding.text import split_unit, tagged_words
+from app.understanding.text import COUNT_WORDS_EN, COUNT_WORDS_ZH, split_unit, tagged_words
 
 _FILE = "question_kinds"  # vocabulary/question_kinds.toml: the words; the patterns with structure stay here
 
-_EN_N = {w: i for i, w in enumerate("one two three four five six seven eight nine ten".split(), 1)}
-_ZH_N = {c: i for i, c in enumerate("一二三四五六七八九十", 1)} | {"两": 2}
 
 TOTAL = vocabulary.regex(
     _FILE,
@@ -27,7 +25,8 @@ TOTAL = vocabulary.regex(
     total_before_noun=r"总(?!体|结|是|之|部|监|经理|统|的来说|共计?)(?=[\u4e00-\u9fff])",
 )
 _TOP_EN = re.compile(
-    r"\b(top|bottom|best|worst|largest|biggest|smallest|highest|lowest)\s+(\d+|" + "|".join(_EN_N) + r")\b", re.I
+    r"\b(top|bottom|best|worst|largest|biggest|smallest|highest|lowest)\s+(\d+|" + "|".join(COUNT_WORDS_EN) + r")\b",
+    re.I,
 )
 # "前5名", "倒数3", and a superlative before or after the count: "金额最高的五个订单", "五个最贵的订单"
 _ZH_COUNT = r"(\d+|[一二两三四五六七八九十])"
@@ -37,7 +36,7 @@ _TOP_ZH = re.compile(
 )
 # "the five most expensive orders", "the 3 cheapest": a count, then a superlative (most/least, or an
 # English word in -est whose lemma differs: cheapest → cheap, not interest or forest)
-_COUNT_SUPERLATIVE = re.compile(r"\b(\d+|" + "|".join(_EN_N) + r")\s+(most|least|[a-z]+est)\b", re.I)
+_COUNT_SUPERLATIVE = re.compile(r"\b(\d+|" + "|".join(COUNT_WORDS_EN) + r")\s+(most|least|[a-z]+est)\b", re.I)
 
 
 def _count_superlative(question: str) -> tuple[int, bool] | None:
@@ -47,7 +46,7 @@ def _count_superlative(question: str) -> tuple[int, bool] | None:
         n, word = match.group(1).lower(), match.group(2).lower()
         if word in ("most", "least") or lemma(word) != word:
             rest = question[match.start(2) : match.end(2) + 24]
-            return (int(n) if n.isdigit() else _EN_N[n]), bool(LEAST.match(rest)) or word == "least"
+            return (int(n) if n.isdigit() else COUNT_WORDS_EN[n]), bool(LEAST.match(rest)) or word == "least"
     return None
 
 
@@ -77,14 +76,14 @@ def asks_total(question: str) -> bool:
 # ("which one", "哪一个" ask for the single highest group: the comparison's own reading answers that)
 _WHICH_N = re.compile(
     r"\bwhich\s+(\d+|"
-    + "|".join(w for w in _EN_N if w != "one")
+    + "|".join(w for w in COUNT_WORDS_EN if w != "one")
     + r")\b|哪\s*(\d+|[二两三四五六七八九十])\s*(?:个|家|位|种|款|名|类|所|只)?",
     re.I,
 )
 
 
 # "the five customers …", "the 3 stores that …": a definite count of things (not "the 3 of us", "the 5%")
-_THE_N_THINGS = re.compile(r"\bthe\s+(\d+|" + "|".join(_EN_N) + r")\s+(?!of\b|percent\b|per\b)[a-z]{3,}", re.I)
+_THE_N_THINGS = re.compile(r"\bthe\s+(\d+|" + "|".join(COUNT_WORDS_EN) + r")\s+(?!of\b|percent\b|per\b)[a-z]{3,}", re.I)
 
 
 def asks_top(question: str, measure: str | None = None) -> tuple[int, bool] | None:
@@ -100,21 +99,21 @@ def asks_top(question: str, measure: str | None = None) -> tuple[int, bool] | No
 def _top_n(question: str) -> tuple[int, bool] | None:
     if (match := _WHICH_N.search(question)) and (extreme := asks_extreme(question)):
         n = (match.group(1) or match.group(2)).lower()
-        count = int(n) if n.isdigit() else _EN_N.get(n) or _ZH_N.get(n, 3)
+        count = int(n) if n.isdigit() else COUNT_WORDS_EN.get(n) or COUNT_WORDS_ZH.get(n, 3)
         return count, extreme == "least"
     if match := _TOP_EN.search(question):
         word, n = match.group(1).lower(), match.group(2).lower()
-        return (int(n) if n.isdigit() else _EN_N[n]), word in ("bottom", "worst", "smallest", "lowest")
+        return (int(n) if n.isdigit() else COUNT_WORDS_EN[n]), word in ("bottom", "worst", "smallest", "lowest")
     if counted := _count_superlative(question):
         return counted
     if (match := _THE_N_THINGS.search(question)) and (extreme := asks_extreme(question)):
         n = match.group(1).lower()  # "the five customers with the highest fee": a count of things, a superlative
-        return (int(n) if n.isdigit() else _EN_N[n]), extreme == "least"
+        return (int(n) if n.isdigit() else COUNT_WORDS_EN[n]), extreme == "least"
     if match := _TOP_ZH.search(question):
         n = next(g for g in (match.group(1), match.group(3), match.group(4)) if g)
         superlative = match.group("super") or match.group("super_after") or ""
         bottom = match.group(0).startswith(("后", "倒数")) or bool(superlative and LEAST.search(superlative))
-        return (int(n) if n.isdigit() else _ZH_N.get(n, 5)), bottom
+        return (int(n) if n.isdigit() else COUNT_WORDS_ZH.get(n, 5)), bottom
     return None
 
 

@@ -15,12 +15,19 @@ import re
 from functools import cache
 
 from app.understanding import vocabulary
-from app.understanding.text import FINITE, english_stop_words, is_cjk, is_closed_class, tagged_words, word_forms
+from app.understanding.text import (
+    COUNT_WORDS_EN,
+    FINITE,
+    english_stop_words,
+    is_cjk,
+    is_closed_class,
+    tagged_words,
+    word_forms,
+)
 from app.understanding.words import words_at
 
 Span = tuple[int, int]
 
-_COUNTS_EN = frozenset("one two three four five six seven eight nine ten".split())
 _BETWEEN_EN = re.compile(r"[\s\d]*")  # only spaces and a count in digits between the question word and its noun
 
 
@@ -52,7 +59,7 @@ def ranked_spans(question: str) -> list[Span]:
 
 def _english(question: str) -> list[Span]:
     asking, not_nouns = _question_words_en()
-    words = [w for w in words_at(question) if w[2] not in _COUNTS_EN]  # "which three stores": the count is skipped
+    words = [w for w in words_at(question) if w[2] not in COUNT_WORDS_EN]  # "which three stores": the count is skipped
     found = []
     for (_, end, word), (start, stop, after) in zip(words, words[1:], strict=False):
         if word in asking and after not in not_nouns and _BETWEEN_EN.fullmatch(_between(question, end, start)):
@@ -63,7 +70,7 @@ def _english(question: str) -> list[Span]:
 def _between(question: str, end: int, start: int) -> str:
     """The text between two words with any count in words taken out ("which three stores")."""
     text = question[end:start].lower()
-    return re.sub(r"\b(?:" + "|".join(_COUNTS_EN) + r")\b", " ", text)
+    return re.sub(r"\b(?:" + "|".join(COUNT_WORDS_EN) + r")\b", " ", text)
 
 
 def _chinese(question: str) -> list[Span]:

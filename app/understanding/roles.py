@@ -36,7 +36,7 @@ from app.understanding.column_forms import (
 from app.understanding.everyday_words import CONDITION_WORDS, MONEY_WORDS, is_condition_word
 from app.understanding.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
 from app.understanding.spelling import text_variants
-from app.understanding.text import DEGREES, MERGED_HEADER, header_leaf, tokens, word_forms
+from app.understanding.text import COUNT_WORDS_EN, DEGREES, MERGED_HEADER, header_leaf, tokens, word_forms
 from app.understanding.value_matching import inflected_at, value_forms, zh_single_value_at
 from app.understanding.weekdays import day_at
 from app.understanding.words import (
@@ -620,8 +620,7 @@ UNITS = {entry.key: entry.text("period") for entry in vocabulary.entries(_FILE, 
 ORDER = "DWMQY"
 DAYS = {"D": 1.0, "W": 7.0, "M": 30.4375, "Q": 91.3125, "Y": 365.25}
 GRAINS = {entry.key: entry.text("period") for entry in vocabulary.entries(_FILE, "grains")}
-_EN_NUMBERS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
-_EN_NUMBERS.update({"a": 1, "an": 1})
+_EN_NUMBERS = COUNT_WORDS_EN | {"a": 1, "an": 1}
 _N_EN = r"(\d+|" + "|".join(_EN_NUMBERS) + r")"
 _UNITS_EN = "|".join(re.escape(unit) for unit in UNITS if unit.isascii())  # day|week|month|quarter|year
 _UNITS_ZH = "|".join(re.escape(unit) for unit in UNITS if not unit.isascii())

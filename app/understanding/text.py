@@ -46,6 +46,12 @@ _TRAILING_BRACKET = re.compile(r"\s*\(([^()]{1,24})\)\s*$")
 
 
 MERGED_HEADER = " / "  # how ingest joins a merged group cell and the column's own header (app/ingest/table.py)
+# The counts a question spells out in words ("the three best", "top five"): the closed class of small
+# cardinal numbers, one list for the top-N grammar, the row counts and the ranked word (ranked_entity)
+COUNT_WORDS_EN = {
+    w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)
+}
+COUNT_WORDS_ZH = {c: i for i, c in enumerate("一二三四五六七八九十", 1)} | {"两": 2}
 
 
 def header_leaf(name: str) -> str:

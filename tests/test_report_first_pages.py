@@ -200,6 +200,32 @@ def test_a_model_answer_is_matched_to_its_evidence_by_its_numbers():
     assert [e["id"] for e in answer_evidence("Nothing to match here.", evidence[:1])] == ["e1"]
 
 
+def test_claims_sharing_only_a_p_value_with_the_headline_are_told_apart_by_its_words():
+    """The built-in analyst's headline on "哪个门店的销售额最高？" states the group means (not in any claim)
+    and p < 0.001, which the comparison and a supporting correlation both report: the comparison of the
+    stores answers (and its bar chart leads), not the correlation recorded after it."""
+    evidence = [
+        _evidence(1, "销售额 的平均值为 1,112，中位数（典型值）为 685。", "c1"),
+        _evidence(
+            2,
+            "各 门店 组的 销售额 普遍高低不同（中位数 东门 最高，南门 最低）；很少会只是偶然造成的（p < 0.001）。",
+            "c2",
+        ),
+        _evidence(3, "销售额 与 销量 倾向于同向变化（极强相关，r = 0.994）；这不太可能只是偶然（p < 0.001）。", "c3"),
+    ]
+    answer = (
+        "**东门 的平均 销售额 最高：2,016（其次 西门 683.7）；南门 在另一端（637）。各门店之间的差异：这样大的差异"
+        "很少会偶然出现（p < 0.001）。**\n\n### 其他发现\n\n- " + evidence[2]["claim"]
+    )
+    assert [e["id"] for e in answer_evidence(answer, evidence)] == ["e2"]
+    english = [
+        _evidence(1, "Revenue differs across Region (p < 0.001).", "c1"),
+        _evidence(2, "Revenue and Units rise together (r = 0.81, p < 0.001).", "c2"),
+    ]
+    headline = "**East has the highest average Revenue: 467.3; across Region the gap is real (p < 0.001).**"
+    assert [e["id"] for e in answer_evidence(headline, english)] == ["e1"]
+
+
 def test_the_chart_of_the_compared_columns_comes_first_not_the_histogram():
     calls = {
         "c2": {"arguments": {"value_column": "Revenue", "group_column": "Channel"}},

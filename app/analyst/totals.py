@@ -12,6 +12,7 @@ from app.analyst.vocabulary import period_aliases, period_units, words
 from app.understanding.general_words import counts_rows
 from app.understanding.kinds import MEAN_WORDS, PER_UNIT, asks_extreme, asks_total
 from app.understanding.language import local_text as _t
+from app.understanding.period_groups import period_group_places
 from app.understanding.roles import groups_rows
 from app.understanding.text import lemma
 from app.understanding.words import core_name
@@ -152,6 +153,9 @@ def total_steps(plan: Plan, question: str, columns: list[Column], spans: Spans, 
     per_row = bool(MEAN_WORDS.search(question)) or asks_per_unit(question, columns, spans)
     summed = dated and asks_extreme(question) and additive(metric) and not per_row
     counted = bool(plan.weights) and metric == plan.weights  # a count table: "most common" is the largest total
+    # "每个月的销量", "units sold each month" on a column of months: each period's total of an additive number
+    periods = {name for _, _, name in period_group_places(question.lower(), columns)}
+    summed = summed or (dimension in periods and additive(metric) and not per_row)
     if not (((asks_total(question) and not per_row) or summed or counted) and dimension):
         return False
     plan.kind = "total"

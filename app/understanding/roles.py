@@ -34,6 +34,7 @@ from app.understanding.column_forms import (
     zh_part_mentions,
 )
 from app.understanding.everyday_words import CONDITION_WORDS, MONEY_WORDS, is_condition_word
+from app.understanding.period_groups import period_group_places
 from app.understanding.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
 from app.understanding.spelling import text_variants
 from app.understanding.text import COUNT_WORDS_EN, DEGREES, MERGED_HEADER, header_leaf, tokens, word_forms
@@ -127,6 +128,10 @@ def column_mentions(
             continue
         places = [(m.start(), m.end()) for m in re.finditer(re.escape(word.lower()), text)]
         _take([p for p in places if not _inside_other_word(p, compounds, own)], name, found, "synonym")
+    # a period the question goes through ("每个月", "each month", "monthly") names its column (月份, Month,
+    # a column of 1月..6月) as the grouping: its words are an everyday name of that column
+    for start, end, name in period_group_places(text, columns):
+        _take([(start, end)], name, found, "synonym")
     for col in longest_first:  # stems and abbreviations: "survive", "birth weight"
         _take(
             [*loose_mentions(question, col["name"]), *spread_mentions(question, col["name"])],

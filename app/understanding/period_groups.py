@@ -1,0 +1,96 @@
+"""The column a question's period names as its grouping (issue 24): "每个月的销量", "按季度", "各年",
+"how many did we sell each month", "monthly sales", "per month", "by month" name as the groups the
+column of that period: one whose header (its leaf, under a merged header) is the period's word or
+holds it (Month, Sales Month, 月, 月份), or whose values are labels of that period (1月..12月, Jan..Dec,
+2024-01; Q1, 第一季度; 2023, 2023年). Without it the question's 月 is a single character no column is
+named by, and the analyst assumed another grouping.
+
+The period words are the understanding's roles.toml periods and grains (day, week, month, quarter,
+year; 天, 周, 月, 季度, 年; monthly …) and the Chinese period names of name_forms.toml zh_generic (月份,
+年份); the structure (each/every/per/by, 每/按/各/逐 before a unit) is here. A dated table is left to
+the date's own periods (the analyst's period totals)."""
+
+from __future__ import annotations
+
+import calendar
+import re
+from typing import Any
+
+from app.understanding import vocabulary
+from app.understanding.profile_reading import GROUPING
+from app.understanding.text import header_leaf
+from app.understanding.words import core_name, name_words
+
+# unit word -> its period letter (D, W, M, Q, Y), and the adjectives (monthly -> M)
+_UNITS = {entry.key: entry.text("period") for entry in vocabulary.entries("roles", "periods")}
+_GRAINS = {entry.key: entry.text("period") for entry in vocabulary.entries("roles", "grains")}
+# Chinese names of a period's column beyond the unit itself (月份, 年份): zh_generic's words that begin with a unit
+_ZH_NAMES = [w for w in vocabulary.words("name_forms", "zh_generic") if any(w.startswith(u) for u in _UNITS)]
+
+
+def _alternation(words: list[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+_EN_UNITS = [u for u in _UNITS if u.isascii()]
+_ZH_UNITS = [u for u in _UNITS if not u.isascii()]
+# "each month", "every week", "per quarter", "by year", "monthly"; "每个月", "每月", "每一年", "按月", "各季度", "逐月"
+_PERIOD_PHRASE = re.compile(
+    rf"\b(?:each|every|per|by)\s+(?P<en>{_alternation(_EN_UNITS)})s?\b"
+    rf"|\b(?P<grain>{_alternation(list(_GRAINS))})\b"
+    rf"|(?:每一?个?|按|各|逐)\s*(?P<zh>{_alternation(_ZH_UNITS)})",
+    re.I,
+)
+
+_MONTH_NAMES = {n.lower() for n in (*calendar.month_name[1:], *calendar.month_abbr[1:])} | {"sept"}
+_YEAR = r"(?:19|20)\d{2}"
+# the labels of each period a column's values may be (all of its sampled values)
+_LABELS: dict[str, re.Pattern[str]] = {
+    "M": re.compile(rf"^(?:\d{{1,2}}\s*月份?|{_YEAR}\s*[-/.年]\s*\d{{1,2}}\s*月?)$"),
+    "Q": re.compile(rf"^(?:(?:{_YEAR}\s*[-/ ]?\s*)?Q[1-4]|第?[一二三四1-4]\s*季度?)$", re.I),
+    "Y": re.compile(rf"^{_YEAR}\s*年?$"),
+    "W": re.compile(r"^(?:W\s*\d{1,2}|第\s*\d{1,2}\s*周)$", re.I),
+}
+
+
+def _labels_of(column: dict[str, Any], period: str) -> bool:
+    """Whether the column's sampled values are all labels of the period (two at least)."""
+    values = [str(v).strip() for v in column.get("values") or []]
+    if len(values) < 2:
+        return False
+    if period == "M" and all(v.lower().rstrip(".") in _MONTH_NAMES for v in values):
+        return True
+    pattern = _LABELS.get(period)
+    return pattern is not None and all(pattern.match(v) for v in values)
+
+
+def _named_like(column: dict[str, Any], period: str) -> bool:
+    """Whether the column's header (its leaf) is the period's word or holds it: Month, Sales Month, 月, 月份."""
+    leaf = core_name(header_leaf(str(column["name"]))).strip().lower()
+    units = [u for u, p in _UNITS.items() if p == period]
+    if leaf in units or any(leaf == w for w in _ZH_NAMES if any(w.startswith(u) for u in units)):
+        return True
+    words = set(name_words(leaf))
+    return any(u.isascii() and (u in words or f"{u}s" in words) for u in units)
+
+
+def period_group_places(question: str, columns: list[dict[str, Any]]) -> list[tuple[int, int, str]]:
+    """Where the question goes through a period as its grouping ("每个月", "by month", "monthly") and the
+    one grouping column of that period: (start, end, column name) of the unit's words. None on a table
+    with a date column (its periods are made from the dates) or where more than one column fits."""
+    if any(c.get("type") == "datetime" for c in columns):
+        return []
+    places = []
+    for match in _PERIOD_PHRASE.finditer(question):
+        said = match.group("en") or match.group("zh") or ""
+        period = _UNITS.get(said.lower()) or _GRAINS.get((match.group("grain") or "").lower(), "")
+        if not period:
+            continue
+        fits = [
+            c["name"]
+            for c in columns
+            if (c.get("type") in GROUPING or c.get("coded")) and (_named_like(c, period) or _labels_of(c, period))
+        ]
+        if len(fits) == 1:
+            places.append((match.start(), match.end(), fits[0]))
+    return places

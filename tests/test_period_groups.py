@@ -1,0 +1,98 @@
+"""A period the question goes through ("每个月", "each month", "monthly", "by month", "按季度") names the
+column of that period as the grouping (issue 24): a column whose header, or a merged header's leaf, is
+the period's word or holds it (月份, Month), or whose values are that period's labels (1月..6月, Jan..Jun,
+Q1..Q4). Found in a new user's trial: on a sheet with a two-row merged header, "一店每个月的销量是多少？"
+compared the stores' averages with 门店 assumed. Plans are made from the real profile of small tables
+built here; the totals are checked against pandas."""
+
+from __future__ import annotations
+
+import numpy as np
+import openpyxl
+import pandas as pd
+import pytest
+
+from app.analyst.plan import plan_analysis
+from app.understanding.period_groups import period_group_places
+from tests.test_builtin_question_reading import seen, step
+
+STORES = ["East", "West", "South"]
+
+
+def group_source(plan):
+    return next(s for s in plan.provenance.sources if s.role == "group")
+
+
+def merged_sheet(tmp_path, months: list[str]):
+    """A sheet with a two-row merged header (基本信息 over A:B, 销售情况 over C:D), stores by months."""
+    rng = np.random.default_rng(3)
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "一店"
+    sheet.append(["基本信息", None, "销售情况", None])
+    sheet.merge_cells("A1:B1")
+    sheet.merge_cells("C1:D1")
+    sheet.append(["门店", "月份", "销量", "销售额"])
+    rows = []
+    for store in ["东门", "西门", "南门"]:
+        for month in months:
+            units = int(rng.integers(50, 150))
+            rows.append((store, month, units))
+            sheet.append([store, month, units, units * 12.5])
+    path = tmp_path / "shop.xlsx"
+    book.save(path)
+    return path, pd.DataFrame(rows, columns=["门店", "月份", "销量"])
+
+
+def test_each_month_groups_a_merged_headers_month_column_and_totals_it(tmp_path):
+    path, frame = merged_sheet(tmp_path, [f"{m}月" for m in range(1, 7)])
+    plan = plan_analysis("一店每个月的销量是多少？", seen(path), zh=True)
+    assert plan.dimension == "基本信息 / 月份" and plan.metric == "销售情况 / 销量"
+    assert not group_source(plan).default  # named by 每个月, not assumed
+    totals = step(plan, "group_aggregate").arguments
+    assert totals == {"group_columns": ["基本信息 / 月份"], "value_columns": ["销售情况 / 销量"], "agg": "sum"}
+    assert frame.groupby("月份")["销量"].sum().to_dict()["1月"] == frame[frame["月份"] == "1月"]["销量"].sum()
+
+
+def months_table(tmp_path, column: str, labels: list[str]):
+    rng = np.random.default_rng(5)
+    rows = [(s, m, int(rng.integers(20, 90))) for s in STORES for m in labels]
+    path = tmp_path / "sales.csv"
+    pd.DataFrame(rows, columns=["Store", column, "Sales"]).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["How many did we sell each month?", "What were the monthly sales?", "Sales per month", "Show sales by month"],
+)
+def test_an_english_period_names_the_month_column(tmp_path, question):
+    plan = plan_analysis(question, seen(months_table(tmp_path, "Month", ["Jan", "Feb", "Mar", "Apr", "May"])), zh=False)
+    assert plan.dimension == "Month" and not group_source(plan).default
+
+
+@pytest.mark.parametrize(
+    ("labels", "question", "zh"),
+    [
+        (["Jan", "Feb", "Mar", "Apr", "May"], "How many did we sell every month?", False),
+        ([f"{m}月" for m in range(1, 7)], "每月销量是多少？", True),
+        (["Q1", "Q2", "Q3", "Q4"], "各季度的销量是多少？", True),
+        (["Q1", "Q2", "Q3", "Q4"], "Sales by quarter", False),
+    ],
+)
+def test_a_column_of_period_labels_is_the_periods_grouping(tmp_path, labels, question, zh):
+    plan = plan_analysis(question, seen(months_table(tmp_path, "Period", labels)), zh=zh)
+    assert plan.dimension == "Period" and not group_source(plan).default
+
+
+def test_only_the_period_named_and_only_a_column_of_it():
+    columns = [
+        {"name": "Store", "type": "category", "values": STORES},
+        {"name": "Period", "type": "category", "values": ["Q1", "Q2", "Q3"]},
+        {"name": "Sales", "type": "integer"},
+    ]
+    assert period_group_places("sales by quarter", columns) == [(6, 16, "Period")]
+    assert period_group_places("sales each month", columns) == []  # quarters are no months
+    assert period_group_places("which store sold the most", columns) == []
+    dated = [*columns, {"name": "Date", "type": "datetime"}]
+    assert period_group_places("sales by quarter", dated) == []  # the dates' own periods answer it

@@ -129,9 +129,9 @@ def column_mentions(
         places = [(m.start(), m.end()) for m in re.finditer(re.escape(word.lower()), text)]
         _take([p for p in places if not _inside_other_word(p, compounds, own)], name, found, "synonym")
     # a period the question goes through ("每个月", "each month", "monthly") names its column (月份, Month,
-    # a column of 1月..6月) as the grouping: its words are an everyday name of that column
-    for start, end, name in period_group_places(text, columns):
-        _take([(start, end)], name, found, "synonym")
+    # a column of 1月..6月) as the grouping where it names no other: its words are an everyday name of that
+    # column. Beside a grouping it names ("每个月各套餐的…占比") the period stays the analyst's (totals.each_period)
+    _take_period_group(text, columns, found)
     for col in longest_first:  # stems and abbreviations: "survive", "birth weight"
         _take(
             [*loose_mentions(question, col["name"]), *spread_mentions(question, col["name"])],
@@ -159,6 +159,14 @@ def column_mentions(
         _take([(a, b) for a, b in places if not any(s <= a and b <= e for s, e in said_values)], name, found, "partial")
     found = _without_rows_words(question, sorted(found))
     return _without_scene_names(question, _condition_before_name(question, found, columns, synonyms), columns)
+
+
+def _take_period_group(text: str, columns: list[dict[str, Any]], found: list[Mention]) -> None:
+    """The column of the period the question goes through, as a synonym mention, where no grouping is named."""
+    kinds = {c["name"]: c for c in columns}
+    if not any(m.name in kinds and groups_rows(kinds[m.name]) for m in found):
+        for start, end, name in period_group_places(text, columns):
+            _take([(start, end)], name, found, "synonym")
 
 
 def _inflected_places(text: str) -> dict[str, list[tuple[int, int]]]:

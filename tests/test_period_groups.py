@@ -96,3 +96,18 @@ def test_only_the_period_named_and_only_a_column_of_it():
     assert period_group_places("which store sold the most", columns) == []
     dated = [*columns, {"name": "Date", "type": "datetime"}]
     assert period_group_places("sales by quarter", dated) == []  # the dates' own periods answer it
+
+
+def test_a_chinese_unit_that_begins_another_word_is_no_period():
+    """按年龄 is "by age" (jieba: 按/年龄), not "by year": the year column is not its grouping; 按月 and
+    逐年 (one word each) and 每个/月 go through a period."""
+    columns = [
+        {"name": "年份", "type": "category", "values": ["2023年", "2024年"]},
+        {"name": "月份", "type": "category", "values": ["1月", "2月"]},
+        {"name": "收入", "type": "integer"},
+    ]
+    assert period_group_places("按年龄分组的收入", columns) == []
+    assert period_group_places("各天气下的收入", columns) == []
+    assert period_group_places("按月统计收入", columns) == [(0, 2, "月份")]
+    assert period_group_places("逐年的收入", columns) == [(0, 2, "年份")]
+    assert period_group_places("每个月的收入", columns) == [(0, 3, "月份")]

@@ -18,7 +18,7 @@ from typing import Any
 
 from app.understanding import vocabulary
 from app.understanding.profile_reading import GROUPING
-from app.understanding.text import header_leaf
+from app.understanding.text import header_leaf, tagged_words
 from app.understanding.words import core_name, name_words
 
 # unit word -> its period letter (D, W, M, Q, Y), and the adjectives (monthly -> M)
@@ -74,6 +74,13 @@ def _named_like(column: dict[str, Any], period: str) -> bool:
     return any(u.isascii() and (u in words or f"{u}s" in words) for u in units)
 
 
+def _whole_unit(question: str, end: int) -> bool:
+    """Whether the Chinese unit ending at `end` ends a word as jieba segments the question (每个/月, 按月,
+    各/季度), not the start of a longer one (按/年龄, 各/天气); True without jieba."""
+    words = tagged_words(question)
+    return not words or any(stop == end for *_, stop in words)
+
+
 def period_group_places(question: str, columns: list[dict[str, Any]]) -> list[tuple[int, int, str]]:
     """Where the question goes through a period as its grouping ("每个月", "by month", "monthly") and the
     one grouping column of that period: (start, end, column name) of the unit's words. None on a table
@@ -82,6 +89,8 @@ def period_group_places(question: str, columns: list[dict[str, Any]]) -> list[tu
         return []
     places = []
     for match in _PERIOD_PHRASE.finditer(question):
+        if match.group("zh") and not _whole_unit(question, match.end("zh")):
+            continue  # 按年龄 (by age): 年 begins another word
         said = match.group("en") or match.group("zh") or ""
         period = _UNITS.get(said.lower()) or _GRAINS.get((match.group("grain") or "").lower(), "")
         if not period:

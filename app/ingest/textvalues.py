@@ -232,7 +232,7 @@ def _cast_whole(raw: pa.Array) -> np.ndarray | str | None:
         values = pc.cast(raw, pa.float64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    if any_leading_zero(raw):
+    if pc.any(pc.match_substring_regex(raw, r"^[+-]?0\d")).as_py():
         return _LEADING_ZERO
     numbers = values.to_numpy(zero_copy_only=False).astype("float64", copy=False)  # missing: NaN
     finite = np.isfinite(numbers)
@@ -275,7 +275,7 @@ def padded_codes(col: pd.Series) -> bool:
     head = _sample(raw)
     if len(head) < 2 or not pc.all(pc.match_substring_regex(head, r"^\d+$")).as_py():
         return False
-    if not all_digits(raw):
+    if not pc.all(pc.match_substring_regex(raw, r"^\d+$")).as_py():
         return False
     shortest, longest = pc.min_max(pc.utf8_length(raw)).values()
     return shortest.as_py() == longest.as_py() >= 2 and pc.any(pc.starts_with(raw, "0")).as_py()
@@ -616,102 +616,3 @@ def _may_need_trim(chunk: pa.Array) -> bool:
     two = np.isin((b2 << 8) | b1, _WIDE_TWO) & (ends >= 2)
     three = np.isin((b3 << 16) | (b2 << 8) | b1, _WIDE_THREE) & (ends >= 3)
     return bool(two.any() or three.any())
-
-
-_DIGITS = np.zeros(256, dtype=bool)
-_DIGITS[list(b"0123456789")] = True
-
-
-def string_buffers(block: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
-    """A string block's offsets (one per cell and one past the last, counted in the data buffer)
-    and the bytes of its cells end to end, as numpy views; None when the cells hold no bytes."""
-    _, offsets_buf, data_buf = block.buffers()
-    if data_buf is None or len(block) == 0:
-        return None
-    width = np.int64 if pa.types.is_large_string(block.type) else np.int32
-    offsets = np.frombuffer(offsets_buf, dtype=width)[block.offset : block.offset + len(block) + 1]
-    low, high = int(offsets[0]), int(offsets[-1])
-    if high == low:
-        return None
-    return offsets, np.frombuffer(data_buf, dtype=np.uint8)[low:high]
-
-
-def leading_zero(block: pa.Array) -> bool:
-    """Whether some cell starts with a leading zero as _LEADING_ZERO says ("007", "-01"), from the
-    block's own buffers in numpy (a regular expression per cell costs ten times as much)."""
-    buffers = string_buffers(block)
-    if buffers is None:
-        return False
-    offsets, data = buffers
-    low = int(offsets[0])
-    starts = offsets[:-1] - low
-    # An empty cell's "first byte" is the next cell's (or past the end): its length rules it out below.
-    first = data[np.minimum(starts, len(data) - 1)]
-    candidates = np.flatnonzero((first == ord("0")) | (first == ord("+")) | (first == ord("-")))
-    if len(candidates) == 0:
-        return False
-    starts = starts[candidates]
-    lengths = (offsets[1:] - offsets[:-1])[candidates]
-    padded = np.concatenate([data, np.zeros(3, dtype=np.uint8)])  # any cell's first three bytes exist
-    first, second, third = padded[starts], padded[starts + 1], padded[starts + 2]
-    signed = (first == ord("+")) | (first == ord("-"))
-    zero = np.where(
-        signed,
-        (second == ord("0")) & _DIGITS[third] & (lengths >= 3),
-        (first == ord("0")) & _DIGITS[second] & (lengths >= 2),
-    )
-    return bool(zero.any())
-
-
-def _null_slots_hold_bytes(chunk: pa.Array) -> bool:
-    """Whether a missing cell of a string array spans bytes of the data buffer (Arrow allows it;
-    the readers never write it): then a test on the buffers would see them, and the regular
-    expression (which skips missing cells) decides instead."""
-    if chunk.null_count == 0:
-        return False
-    buffers = string_buffers(chunk)
-    if buffers is None:
-        return False
-    valid = np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    return bool(np.diff(buffers[0])[~valid].any())
-
-
-def any_leading_zero(texts: pa.Array | pa.ChunkedArray) -> bool:
-    r"""Whether some present cell starts with a leading zero (r"^[+-]?0\d": "007", "-01"), tested on
-    each chunk's buffers in numpy (the regular expression per cell costs ten times as much)."""
-    for chunk in texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]:
-        if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)) or _null_slots_hold_bytes(
-            chunk
-        ):
-            if pc.any(pc.match_substring_regex(chunk, r"^[+-]?0\d")).as_py():
-                return True
-        elif leading_zero(chunk):
-            return True
-    return False
-
-
-def all_digits(texts: pa.Array | pa.ChunkedArray) -> bool:
-    r"""Whether every present cell is one or more ASCII digits (r"^\d+$"), tested on each chunk's
-    buffers in numpy: all its bytes digits and no present cell empty. False when no cell is present
-    (as the regular expression's `all` of nothing, which is missing)."""
-    present = False
-    for chunk in texts.chunks if isinstance(texts, pa.ChunkedArray) else [texts]:
-        if len(chunk) == chunk.null_count:
-            continue
-        present = True
-        if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)) or _null_slots_hold_bytes(
-            chunk
-        ):
-            if not pc.all(pc.match_substring_regex(chunk, r"^\d+$")).as_py():
-                return False
-            continue
-        buffers = string_buffers(chunk)
-        if buffers is None:
-            return False  # present cells, all empty
-        offsets, data = buffers
-        lengths = np.diff(offsets)
-        if chunk.null_count:
-            lengths = lengths[np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False), dtype=bool)]
-        if not lengths.all() or not _DIGITS[data].all():
-            return False
-    return present

@@ -474,25 +474,16 @@ def _looks_like_identifier(texts: pd.Series, weights: np.ndarray, id_named: bool
 
 def _numeric_result(num: pd.Series, id_named: bool, steps: list) -> tuple[pd.Series, str, list]:
     values = num.to_numpy(dtype="float64", na_value=np.nan)
-    # A million values: no copy when all are finite, whole numbers by trunc (x % 1 costs ten times
-    # as much), the sizes and phone ranges judged by the extremes first.
-    is_finite = np.isfinite(values)
-    every = bool(is_finite.all())
-    finite = values if every else values[is_finite]
-    integral = (
-        finite.size > 0
-        and (every or finite.size == np.count_nonzero(~np.isnan(values)))
-        and bool(np.array_equal(np.trunc(finite), finite))
-    )
+    finite = values[np.isfinite(values)]
+    integral = finite.size > 0 and finite.size == np.count_nonzero(~np.isnan(values)) and bool(np.all(finite % 1 == 0))
     if integral:
-        magnitude = np.abs(finite)
-        big, small = magnitude.max(), magnitude.min()
+        big = np.abs(finite).max()
         # Phone and card numbers typed into Excel as numbers are still identifiers, not quantities.
-        phones = finite.max() >= 1.3e10 and finite.min() < 2e10 and ((finite >= 1.3e10) & (finite < 2e10)).mean() >= 0.9
+        phones = (finite >= 1.3e10) & (finite < 2e10)
         # Above 2**53 a float no longer holds every whole number: such values are measurements
         # (1.2e20), never codes someone typed, and they overflow an integer cast.
-        long_codes = big < 2**53 and small >= 1e11
-        if id_named or long_codes or phones:
+        long_codes = big < 2**53 and bool(np.all(np.abs(finite) >= 1e11))
+        if id_named or long_codes or phones.mean() >= 0.9:
             return _as_text(_whole_number_text(values)), "identifier", steps
         if big < 2**53:
             ints = pd.Series(values)

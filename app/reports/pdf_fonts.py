@@ -77,11 +77,11 @@ def load_pdf_fonts() -> None:
     """What every PDF needs before its first paragraph: the CJK font registered (pdf_font) and the
     characters it covers read (_pdf_glyphs), about 0.4 s of CPU. Best effort: a missing reportlab or an
     unreadable font is met again, and reported, where to_pdf needs them."""
-    try:
+    try:  # in a thread: anything raised here would print a traceback on the user's terminal
         pdf_font()
+        _pdf_glyphs()
     except Exception:  # noqa: BLE001 - see above
         return
-    _pdf_glyphs()
 
 
 @contextmanager

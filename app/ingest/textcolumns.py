@@ -262,6 +262,9 @@ def _batches(source: TextSource, offset: int, delimiter: str, names: list[str], 
             null_values=[""],
             strings_can_be_null=True,
             quoted_strings_can_be_null=True,
+            # The bytes are UTF-8 already: `scan` validated them, or `transcoded` encoded them from
+            # decoded text; checking every cell again cost ~12% of the parse (1.20 -> 1.06 s at 1M rows).
+            check_utf8=False,
         ),
     )
 

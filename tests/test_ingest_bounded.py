@@ -283,3 +283,69 @@ def test_a_big_upload_waiting_for_its_turn_says_so_through_the_api(bg_client, ga
         assert "Waiting for its turn" in body["waiting"]["en"] and "正在排队" in body["waiting"]["zh"]
     done = wait_until_ready(client, ws, dataset_id, limit_s=60)
     assert done["status"] == "ready" and "waiting" not in done and done["rows"] == 1500
+
+
+# How the reading child fails, run in a fresh one-threaded interpreter (whose read forks it, so the
+# child runs the patched reader; pytest's own process may hold threads by now, which would send the
+# read to the read server, beyond the patch): the category the read is refused with is printed.
+_FAILING_READ = """
+import sys, app.ingest.pipeline
+from app.config import Settings
+from app.ingest.bounded import load_table_bounded
+from app.ingest.errors import IngestError
+
+def load_table(path, sheet=None, settings=None):
+    import ctypes, faulthandler
+    faulthandler.disable()
+{body}
+
+app.ingest.pipeline.load_table = load_table
+try:
+    load_table_bounded(sys.argv[1], settings=Settings(parse_memory_mb=int(sys.argv[2])))
+    print("read")
+except IngestError as exc:
+    print(exc.category)
+"""
+
+
+def _category_when_reading(body: str, path: Path, memory_mb: int) -> str:
+    code = _FAILING_READ.replace("{body}", "\n".join("    " + line for line in body.strip().splitlines()))
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path), str(memory_mb)], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+# Touched, so resident; then a native read through a null pointer: SIGSEGV, as a reader refused memory does.
+_CRASH_AFTER = "held = bytearray({mb} * 1024 * 1024)\nctypes.string_at(0)"
+
+
+def test_a_crash_with_the_memory_limit_nearly_used_is_too_large_not_damaged(slow_csv):
+    """Native code under the address-space limit may crash on a refused allocation instead of
+    reporting it (pyarrow's CSV reader segfaults at a 20-30 MB limit): that is the limit, not the file."""
+    assert _category_when_reading(_CRASH_AFTER.format(mb=45), slow_csv, 60) == "too_large"
+
+
+def test_a_crash_with_memory_to_spare_is_a_damaged_file(slow_csv):
+    assert _category_when_reading(_CRASH_AFTER.format(mb=0), slow_csv, 60) == "corrupt_file"
+
+
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        'ValueError("CSV parse error")',  # a reader's own error raised while handling the MemoryError
+        'OSError(12, "Cannot allocate memory")',  # ENOMEM from the system
+        'RuntimeError("can\'t start new thread")',  # a thread's stack refused under the limit
+    ],
+)
+def test_memory_running_out_under_another_error_is_too_large(slow_csv, wrapped):
+    # Raised from None: not even a __cause__, only the context (or the kind of error) says it.
+    body = f"try:\n    raise MemoryError\nexcept MemoryError:\n    raise {wrapped} from None"
+    assert _category_when_reading(body, slow_csv, 200) == "too_large"
+
+
+def test_an_error_that_is_not_memory_is_still_a_damaged_file(slow_csv):
+    assert (
+        _category_when_reading('raise ValueError("a structure the reader trips over")', slow_csv, 200) == "corrupt_file"
+    )

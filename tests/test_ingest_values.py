@@ -109,3 +109,46 @@ def test_none_among_numbers_or_free_text_is_still_missing():
     comments = pd.Series([f"comment number {i} about the app" for i in range(40)] + ["None"] * 5)
     text, kind, _ = convert_column("comment", comments)
     assert kind == "text" and text.isna().sum() == 5
+
+
+_CELLS = ["007", "7", "-01", "+0", "-0", "0", "0.5", "00", "+012", "", "12a", "١٢", "0x1", " 07", "-", "+", "3-0"]
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_the_buffer_tests_answer_what_the_regular_expressions_answer(large):
+    """textvalues.any_leading_zero and all_digits read the cells' bytes in numpy instead of a regular
+    expression per cell: the same answer on every cell alone, on all of them, with missing cells,
+    sliced, in chunks, and where a missing cell's slot holds bytes (Arrow allows it)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from app.ingest.textvalues import LEADING_ZERO, all_digits, any_leading_zero
+
+    kind = pa.large_string() if large else pa.string()
+
+    def expected(texts):
+        return (
+            bool(pc.any(pc.match_substring_regex(texts, LEADING_ZERO)).as_py()),
+            bool(pc.all(pc.match_substring_regex(texts, r"^\d+$")).as_py()),
+        )
+
+    arrays = [pa.array([cell], kind) for cell in _CELLS]
+    arrays += [pa.array(_CELLS, kind), pa.array(["12", None, "034", None], kind), pa.array(["1", None, "2"], kind)]
+    arrays += [pa.array(["x", "007", "12", "5"], kind).slice(2), pa.array([None, None], kind)]
+    # a missing cell whose slot holds "007": not a cell, so neither test may see it
+    hidden = pa.Array.from_buffers(
+        kind,
+        2,
+        [
+            pa.array([True, False]).buffers()[1],
+            pa.array([0, 1, 4], pa.int64() if large else pa.int32()).buffers()[1],
+            pa.py_buffer(b"5007"),
+        ],
+        null_count=1,
+    )
+    arrays.append(hidden)
+    for texts in arrays:
+        assert (any_leading_zero(texts), all_digits(texts)) == expected(texts), texts.to_pylist()
+    chunked = pa.chunked_array([pa.array(["12", "34"], kind), pa.array(["0", "056"], kind)])
+    assert (any_leading_zero(chunked), all_digits(chunked)) == (True, True)
+    assert expected(hidden) == (False, True)  # what the regular expressions say of it

@@ -36,7 +36,18 @@ from typing import TYPE_CHECKING, Any
 
 from app.config import Settings, get_settings
 from app.ingest import progress
-from app.ingest.child import HINT, HINT_ZH, READERS, SETUP_FAILED, NoChild, damaged, out_of_memory, read_job, wait_child
+from app.ingest.child import (
+    HINT,
+    HINT_ZH,
+    READERS,
+    SETUP_FAILED,
+    NoChild,
+    crashed_for_memory,
+    damaged,
+    out_of_memory,
+    read_job,
+    wait_child,
+)
 from app.ingest.errors import IngestError
 from app.ingest.parse_slots import parse_slot
 
@@ -123,8 +134,8 @@ def _bounded(
         with parse_slot(settings):  # a queue: the reads at once stay within parse_total_memory_mb
             try:
                 with progress.watch(job, on_progress):
-                    status, code = run_job(job, timeout)
-                return _outcome(kind, job, status, code, timeout)
+                    status, code, peak_kb = run_job(job, timeout)
+                return _outcome(kind, job, status, code, timeout, peak_kb)
             except NoChild as exc:
                 log.warning("reading %s in-process: %s", Path(path).name, exc)
                 return READERS[kind](path, sheet, settings, None, **options)
@@ -150,8 +161,9 @@ def while_reading(work: Callable[[], None]) -> Iterator[None]:
         _MEANWHILE.clear()
 
 
-def run_job(job: Path, timeout: float) -> tuple[str, int]:
-    """Fork a child for the job, here or in the read server; ("exit", code) or ("timeout", -9)."""
+def run_job(job: Path, timeout: float) -> tuple[str, int, int]:
+    """Fork a child for the job, here or in the read server; ("exit", code) or ("timeout", -9), and
+    the child's peak resident size in KiB."""
     if threading.active_count() == 1 and hasattr(os, "fork"):
         pid = os.fork()
         if pid == 0:  # ---- child
@@ -173,7 +185,7 @@ def run_job(job: Path, timeout: float) -> tuple[str, int]:
     return server.run(job, timeout)
 
 
-def _outcome(kind: str, job: Path, status: str, code: int, timeout: float):
+def _outcome(kind: str, job: Path, status: str, code: int, timeout: float, peak_kb: int = 0):
     # Stopped at its deadline, or by its CPU-time limit (SIGXCPU) before the deadline came.
     if status == "timeout" or code == -signal.SIGXCPU:
         raise IngestError(
@@ -197,7 +209,7 @@ def _outcome(kind: str, job: Path, status: str, code: int, timeout: float):
     if code == SETUP_FAILED:
         raise NoChild("the reading child could not start")
     if code in (-signal.SIGSEGV, -signal.SIGBUS, -signal.SIGILL):
-        raise damaged()
+        raise out_of_memory() if crashed_for_memory(job, peak_kb) else damaged()
     # Killed without a result: the kernel's out-of-memory killer, or an allocation the native
     # reader could not survive under the address-space limit (it aborts).
     raise out_of_memory()

@@ -14,6 +14,7 @@ readers while its early parse (app.ingest.early_parse) has calamine working in a
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import pickle
@@ -37,6 +38,9 @@ log = logging.getLogger(__name__)
 HINT = "Split the file or remove the sheets, rows and columns you do not need."
 HINT_ZH = "请把文件拆开，或删掉用不到的工作表、行和列。"
 SETUP_FAILED = 3  # the child's exit code when it could not even start reading (the machinery, not the file)
+MEMORY_MARK = (
+    "memory"  # in the job folder: the child's resident bytes when its limit was set, and the limit's extra bytes
+)
 
 
 class NoChild(Exception):
@@ -79,11 +83,12 @@ def read_job(job: Path, early: bool = False) -> int:
             import_readers(text=Path(path).suffix.lower() not in EXCEL_EXTS, documents=kind == "document")
         except Exception:  # noqa: BLE001 - a broken installation is not the file's fault
             return SETUP_FAILED
+        extra_mb = settings.document_memory_mb if kind == "document" else settings.parse_memory_mb
+        resident = limit_memory(extra_mb)
+        (job / MEMORY_MARK).write_text(f"{resident} {extra_mb * 1024 * 1024}")
         if kind == "document":
-            limit_memory(settings.document_memory_mb)
             limit_cpu(settings.document_timeout_s)
         else:
-            limit_memory(settings.parse_memory_mb)
             arrow_memory_returned_at_once()
         if kind == "table":  # a whole table says how far it has got (a background upload's page shows it)
             progress.report_to(job)
@@ -93,8 +98,10 @@ def read_job(job: Path, early: bool = False) -> int:
             outcome = ("error", exc)
         except MemoryError:
             outcome = ("error", out_of_memory())
-        except BaseException:  # noqa: BLE001 - anything else a damaged file triggers is a damaged file
-            outcome = ("error", damaged())
+        except BaseException as exc:  # noqa: BLE001 - anything else a damaged file triggers is a damaged file
+            # ...unless memory ran out underneath it: a reader that wraps the MemoryError in its own
+            # error, or a native one that reports the failed allocation its own way.
+            outcome = ("error", out_of_memory() if ran_out_of_memory(exc) else damaged())
     finally:
         early_parse.discard()
     partial = job / "result.part"
@@ -182,20 +189,59 @@ def _write_frame(frame: pd.DataFrame, job: Path) -> pd.DataFrame | None:
         return frame
 
 
-def limit_memory(extra_mb: int) -> None:
+def limit_memory(extra_mb: int) -> int:
     """Cap the address space at what the process already maps plus `extra_mb` (RLIMIT_AS: the kernel
-    refuses the allocation; Python raises MemoryError or the native reader aborts, and either way
-    the read ends in this child)."""
+    refuses the allocation; Python raises MemoryError or the native reader aborts or crashes, and
+    either way the read ends in this child). Returns the bytes resident then (0 if unknown): what
+    `crashed_for_memory` measures the child's growth from."""
     try:
         with open("/proc/self/statm") as fh:
-            mapped = int(fh.read().split()[0]) * resource.getpagesize()
+            fields = fh.read().split()
+        mapped, resident = int(fields[0]) * resource.getpagesize(), int(fields[1]) * resource.getpagesize()
     except (OSError, ValueError, IndexError):
-        mapped = 0
+        mapped = resident = 0
     limit = mapped + extra_mb * 1024 * 1024
     try:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     except (ValueError, OSError):
         pass
+    return resident
+
+
+def ran_out_of_memory(exc: BaseException) -> bool:
+    """Whether an error raised by a read is memory running out under it: a MemoryError (Arrow's
+    allocation failures are one) anywhere in its chain of causes, an OS error ENOMEM, or a thread
+    that could not start (its stack is refused under the address-space limit). A reader that
+    catches the MemoryError and raises its own error (a parse error, a fallback that fails) would
+    otherwise call a file too big for the limit damaged."""
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [exc]
+    while stack:
+        error = stack.pop()
+        if error is None or id(error) in seen:
+            continue
+        seen.add(id(error))
+        if isinstance(error, MemoryError):
+            return True
+        if isinstance(error, OSError) and error.errno == errno.ENOMEM:
+            return True
+        if isinstance(error, RuntimeError) and "can't start new thread" in str(error):
+            return True
+        stack += [error.__cause__, error.__context__]
+    return False
+
+
+def crashed_for_memory(job: Path, peak_kb: int) -> bool:
+    """Whether a child that died of a crash signal (SIGSEGV, SIGBUS) had used at least half the
+    memory its limit allowed (its peak resident size, `peak_kb` from the kernel, against what was
+    resident when the limit was set): native code that does not check a refused allocation
+    crashes instead of reporting it (pyarrow's CSV reader at a 20-30 MB limit segfaults or aborts
+    from run to run), and that is the limit, not the file. A crash with memory to spare is the file's."""
+    try:
+        resident, extra = map(int, (job / MEMORY_MARK).read_text().split())
+    except (OSError, ValueError):
+        return False
+    return extra > 0 and peak_kb * 1024 - resident >= extra // 2
 
 
 def limit_cpu(seconds: float) -> None:
@@ -208,20 +254,21 @@ def limit_cpu(seconds: float) -> None:
         pass
 
 
-def wait_child(pid: int, timeout: float) -> tuple[str, int]:
-    """Wait for a child up to `timeout` seconds; kill it after that."""
+def wait_child(pid: int, timeout: float) -> tuple[str, int, int]:
+    """Wait for a child up to `timeout` seconds; kill it after that. (how it ended, its exit code,
+    its peak resident size in KiB)."""
     deadline = time.monotonic() + timeout
     fd = pidfd(pid)
     try:
         while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
+            done, status, usage = os.wait4(pid, os.WNOHANG)
             if done:
-                return "exit", os.waitstatus_to_exitcode(status)
+                return "exit", os.waitstatus_to_exitcode(status), usage.ru_maxrss
             left = deadline - time.monotonic()
             if left <= 0:
                 os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return "timeout", -signal.SIGKILL
+                _, _, usage = os.wait4(pid, 0)
+                return "timeout", -signal.SIGKILL, usage.ru_maxrss
             if fd is not None:
                 select.select([fd], [], [], left)
             else:

@@ -4,7 +4,7 @@ multi-threaded process (the web server), which must not fork itself.
     python -m app.ingest.readserver      # started by `read_server()`, talks over stdin/stdout
 
 Requests are JSON lines on stdin, `{"id", "job", "timeout"}` (a job folder: app.ingest.child);
-each answer is a JSON line on stdout, `{"id", "status": "exit"|"timeout", "code"}`, sent when the
+each answer is a JSON line on stdout, `{"id", "status": "exit"|"timeout", "code", "peak_kb"}`, sent when the
 child has exited or was killed at its deadline. Children run concurrently. When stdin closes
 (the web server stopped or died) the server kills its children and exits, so none is orphaned.
 """
@@ -55,8 +55,9 @@ class ReadServer:
     def alive(self) -> bool:
         return self.process.poll() is None and not self._closed
 
-    def run(self, job: Path, timeout: float) -> tuple[str, int]:
-        """Have the server fork a child for `job`; ("exit", code) or ("timeout", -9)."""
+    def run(self, job: Path, timeout: float) -> tuple[str, int, int]:
+        """Have the server fork a child for `job`; ("exit", code) or ("timeout", -9), and the
+        child's peak resident size in KiB."""
         ident = uuid.uuid4().hex
         answer: queue.Queue = queue.Queue(1)
         line = json.dumps({"id": ident, "job": str(job), "timeout": timeout}) + "\n"
@@ -80,7 +81,7 @@ class ReadServer:
                 self._waiting.pop(ident, None)
         if reply is None:
             raise NoChild("the read server did not answer")
-        return reply["status"], int(reply["code"])
+        return reply["status"], int(reply["code"]), int(reply.get("peak_kb", 0))
 
     def _answers(self) -> None:
         for raw in self._replies:
@@ -163,15 +164,16 @@ def serve(requests: int, answers) -> None:
                 if fd is not None:
                     selector.register(fd, selectors.EVENT_READ, pid)
         for pid, (ident, deadline, fd) in list(children.items()):
-            done, status = os.waitpid(pid, os.WNOHANG)
+            done, status, usage = os.wait4(pid, os.WNOHANG)
             if not done and time.monotonic() < deadline:
                 continue
             if done:
                 reply = {"id": ident, "status": "exit", "code": os.waitstatus_to_exitcode(status)}
             else:
                 _kill(pid)
-                os.waitpid(pid, 0)
+                _, _, usage = os.wait4(pid, 0)
                 reply = {"id": ident, "status": "timeout", "code": -signal.SIGKILL}
+            reply["peak_kb"] = usage.ru_maxrss
             if fd is not None:
                 selector.unregister(fd)
                 os.close(fd)

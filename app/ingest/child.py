@@ -38,9 +38,8 @@ log = logging.getLogger(__name__)
 HINT = "Split the file or remove the sheets, rows and columns you do not need."
 HINT_ZH = "请把文件拆开，或删掉用不到的工作表、行和列。"
 SETUP_FAILED = 3  # the child's exit code when it could not even start reading (the machinery, not the file)
-MEMORY_MARK = (
-    "memory"  # in the job folder: the child's resident bytes when its limit was set, and the limit's extra bytes
-)
+# a file in the job folder: the child's resident bytes when its limit was set, and the limit's extra bytes
+MEMORY_MARK = "memory"
 
 
 class NoChild(Exception):

@@ -171,3 +171,17 @@ def test_the_page_marks_a_default_total_assumed_and_not_high_confidence(client: 
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
     assert 'data-reading="assumed"' in page and translate("reading_assumed", "zh") in text
     assert translate("reading_named", "zh") not in text and translate("confidence_high", "zh") not in text
+
+
+def test_the_top_groups_by_a_level_are_ranked_by_its_average(tmp_path: Path) -> None:
+    # a price's sum over a category's rows grows with its number of rows, not its price
+    rows = [("茶", 30.0 + m, 5) for m in range(1, 13)] + [("咖啡", 20.0 + m, 9) for m in range(1, 31)]
+    rows += [("果汁", 12.0, 20)] * 6
+    path = tmp_path / "drinks.csv"
+    pd.DataFrame(rows, columns=["品类", "单价", "销量"]).to_csv(path, index=False)
+    plan = plan_analysis("单价最高的两个品类是哪些？", seen(path), zh=True)
+    ranked = next(s for s in plan.steps if s.tool in ("group_aggregate", "rank_values"))
+    assert (plan.kind, ranked.arguments["agg"]) == ("top", "mean")
+    # the averages put 茶 first; the sums would put 咖啡 first, it has more rows
+    means = pd.DataFrame(rows, columns=["品类", "单价", "销量"]).groupby("品类")["单价"].mean()
+    assert means.idxmax() == "茶"

@@ -115,9 +115,13 @@ def test_an_average_the_question_asks_for_stays_an_average(shop: dict) -> None:
     assert all(s.arguments.get("agg") != "sum" for s in plan.steps if s.tool == "group_aggregate")
 
 
-def test_the_month_with_the_most_sales_is_its_total_and_not_assumed(shop: dict) -> None:
-    # a period's figure is what happened in it: its total, the only reading
-    plan = plan_analysis("哪个月份的销售额最高？", shop, zh=True)
+@pytest.mark.parametrize(
+    "question", ["哪个月份的销售额最高？", "哪个月的销售额最高？", "Which month had the highest 销售额?"]
+)
+def test_the_month_with_the_most_sales_is_its_total_and_not_assumed(shop: dict, question: str) -> None:
+    # a period's figure is what happened in it: its total, the only reading; "哪个月" names the column of
+    # months as the groups (月 alone names no column), not the stores
+    plan = plan_analysis(question, shop, zh=True)
     assert (plan.kind, plan.dimension, plan.kind_default) == ("total", "月份", None)
     assert _kind_role(plan)["how"] == "named"
 

@@ -1,14 +1,15 @@
 """The column a question's period names as its grouping (issue 24): "每个月的销量", "按季度", "各年",
-"how many did we sell each month", "monthly sales", "per month", "by month" name as the groups the
-column of that period: one whose header (its leaf, under a merged header) is the period's word or
-holds it (Month, Sales Month, 月, 月份), or whose values are labels of that period (1月..12月, Jan..Dec,
+"how many did we sell each month", "monthly sales", "per month", "by month", and a question asking which
+period ("哪个月", "which quarter": the periods ranked) name as the groups the column of that period: one
+whose header (its leaf, under a merged header) is the period's word or holds it (Month, Sales Month, 月,
+月份), or whose values are labels of that period (1月..12月, Jan..Dec,
 2024-01; Q1, 第一季度; 2023, 2023年). Without it the question's 月 is a single character no column is
 named by, and the analyst assumed another grouping.
 
 The period words are the understanding's roles.toml periods and grains (day, week, month, quarter,
 year; 天, 周, 月, 季度, 年; monthly …) and the Chinese period names of name_forms.toml zh_generic (月份,
-年份); the structure (each/every/per/by, 每/按/各/逐 before a unit) is here. A dated table is left to
-the date's own periods (the analyst's period totals)."""
+年份); the structure (each/every/per/by/which, 每/按/各/逐/哪 before a unit) is here. A dated table is
+left to the date's own periods (the analyst's period totals)."""
 
 from __future__ import annotations
 
@@ -36,9 +37,9 @@ _EN_UNITS = [u for u in _UNITS if u.isascii()]
 _ZH_UNITS = [u for u in _UNITS if not u.isascii()]
 # "each month", "every week", "per quarter", "by year", "monthly"; "每个月", "每月", "每一年", "按月", "各季度", "逐月"
 _PERIOD_PHRASE = re.compile(
-    rf"\b(?:each|every|per|by)\s+(?P<en>{_alternation(_EN_UNITS)})s?\b"
+    rf"\b(?:each|every|per|by|which)\s+(?P<en>{_alternation(_EN_UNITS)})s?\b"
     rf"|\b(?P<grain>{_alternation(list(_GRAINS))})\b"
-    rf"|(?:每一?个?|按|各|逐)\s*(?P<zh>{_alternation(_ZH_UNITS)})",
+    rf"|(?:每一?个?|按|各|逐|哪一?个?)\s*(?P<zh>{_alternation(_ZH_UNITS)})",
     re.I,
 )
 

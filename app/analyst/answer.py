@@ -9,7 +9,15 @@ from dataclasses import replace
 
 from app.analyst.derived_answers import count_headline, per_unit_headline, row_rate_note
 from app.analyst.findings import finding
-from app.analyst.reading import assumed_lines, chip_kind, filter_text, read_as, says_the_defaults, table_line
+from app.analyst.reading import (
+    assumed_lines,
+    chip_kind,
+    filter_text,
+    kind_assumption,
+    read_as,
+    says_the_defaults,
+    table_line,
+)
 from app.analyst.role_question import defaults_sentence
 from app.analyst.scope import describe_condition
 from app.analyst.sheet_words import as_people_write
@@ -72,6 +80,8 @@ def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
             lines += [defaults, ""]  # columns the question did not name, and the words that matched none
         if assumed and not set(assumed) <= set(lines):
             lines += [*assumed, ""]
+        if (kind := kind_assumption(part, zh)) and kind not in lines:  # a total the question did not ask for
+            lines += [kind, ""]
     if (table := table_line(plan.choice, zh)) and table not in lines:  # the table itself was assumed
         lines += [table, ""]
     if supporting:

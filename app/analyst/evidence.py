@@ -6,7 +6,7 @@ question that matched none, or the reading was assumed)."""
 from __future__ import annotations
 
 from app.analyst.findings import plain_reading
-from app.analyst.reading import reading_assumed, table_assumed
+from app.analyst.reading import kind_assumption, reading_assumed, table_assumed
 from app.analyst.role_question import stood_in
 from app.analyst.steps import Arguments, Plan
 from app.analyst.turn_state import TurnView
@@ -43,9 +43,10 @@ def evidence_calls(plan: Plan, view: TurnView, zh: bool) -> list[tuple[str, Argu
 def _confidence(plan: Plan) -> str:
     """Medium when columns stood in for words of the question that matched none, or when the measure,
     groups or filter were assumed (a default or a partial match: app.analyst.reading), or the table was
-    (a near-tie between the workspace's tables: reading.table_assumed): the numbers may be
+    (a near-tie between the workspace's tables: reading.table_assumed), or the kind of answer was (a
+    total the question did not ask for: reading.kind_assumption): the numbers may be
     checked, but "high confidence" would vouch for a reading the question did not give."""
-    assumed = reading_assumed(plan.provenance) or table_assumed(plan.choice)
+    assumed = reading_assumed(plan.provenance) or table_assumed(plan.choice) or bool(kind_assumption(plan, False))
     return "medium" if stood_in(plan.provenance) or assumed else "high"
 
 

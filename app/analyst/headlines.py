@@ -15,6 +15,7 @@ from analysis_tools.common import fmt_num, fmt_p
 from analysis_tools.ts_common import FREQ_WORDS
 from app.analyst.sheet_words import says_no, says_yes
 from app.analyst.vocabulary import pair_list, pairs
+from app.understanding.period_groups import calendar_order
 
 LISTED = 6  # groups listed after the headline
 
@@ -132,14 +133,19 @@ def total_headline(
         only, value = ranked[0]
         return f"{only} 的 {metric} 合计：{fmt_num(value)}。" if zh else f"Total {metric} for {only}: {fmt_num(value)}."
     (best, value), rest = ranked[0], ranked[1:]
-    others = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in rest[:LISTED])
+    # periods (1月..12月, Q1..Q4, Jan..Dec) are read in calendar order, every one of them; other groups by size
+    in_time = calendar_order([g for g, _ in ranked]) if shown_all else None
+    shown = [(g, totals[g]) for g in in_time] if in_time else rest[:LISTED]
+    others = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in shown)
     if zh:
+        then = f"按{group}依次为 {others}。" if in_time else f"其后依次为 {others}。"
         return f"{best} 的 {metric} 合计最高：{fmt_num(value)}，占全部 {fmt_num(grand)} 的 {_pct(value / grand)}。" + (
-            f"其后依次为 {others}。" if others else ""
+            then if others else ""
         )
+    then = f" In order of {group}: {others}." if in_time else f" Then {others}."
     return (
         f"{best} has the highest total {metric}: {fmt_num(value)} of {fmt_num(grand)} in all ({_pct(value / grand)})."
-        + (f" Then {others}." if others else "")
+        + (then if others else "")
     )
 
 

@@ -11,6 +11,7 @@ from app.analyst.steps import Column, Plan, Spans, Step
 from app.analyst.totals import asks_per_unit
 from app.understanding.kinds import MEAN_WORDS, asks_extreme
 from app.understanding.language import local_text as _t
+from app.understanding.profile_reading import is_level
 from app.understanding.roles import groups_rows
 from app.understanding.text import tokens
 from app.understanding.words import STOP
@@ -79,11 +80,11 @@ def top_steps(
         return False
     plan.kind, plan.top = "top", top
     plan.dimension = entity
-    # the groups ranked by their average when the question asks for one ("best mileage on average")
+    # the groups ranked by their average when the question asks for one ("best mileage on average"), or
+    # when the number is a level whose sum means nothing (a price, a rate, a score: "单价最高的三个品类")
+    averaged = MEAN_WORDS.search(question) or asks_per_unit(question, columns, spans or [])
     agg, word, word_zh = (
-        ("mean", "average", "平均")
-        if MEAN_WORDS.search(question) or asks_per_unit(question, columns, spans or [])
-        else ("sum", "total", "合计")
+        ("mean", "average", "平均") if averaged or is_level(metric, columns) else ("sum", "total", "合计")
     )
     subject = _t(
         zh,

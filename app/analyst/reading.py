@@ -119,6 +119,30 @@ def _other_readings(source: Source, provenance: Provenance | None, metric: str |
     return [c["name"] for c in found if c["name"] not in source.columns][:MAX_OTHERS]
 
 
+def kind_assumption(plan: Plan, zh: bool) -> str:
+    """The "Assumed:" sentence of a kind of answer the question did not say (`Plan.kind_default`): the
+    total per group of an additive number where the question asked for neither a total nor an average
+    ("which store has the highest sales"), with the average as the other reading; "" otherwise.
+
+    It marks the reading assumed and lowers the badge like an assumed measure does (evidence._confidence):
+    the two readings quote different numbers (a store's 12,096 against its 2,016 a month) and may crown
+    different groups (one open all year, one open a few good months), so "high confidence" would vouch
+    for a choice the question did not make. The sentence says why the total was taken, so a reader sees
+    that it is the usual reading, and the kind chip offers the averages in one click."""
+    if plan.kind_default != "mean" or not plan.metric or not plan.dimension or plan.goal:
+        return ""
+    m, g = plan.metric, plan.dimension
+    if zh:
+        return (
+            f"假定：结果为各 {g} 的 **{m} 总和**——问题没有说是总和还是平均值，而 {m} 是可以相加的量。"
+            f"另一种解读：各 {g} 的平均 {m}。"
+        )
+    return (
+        f"Assumed: the answer is the **total** {m} per {g} — the question says neither total nor average, "
+        f"and {m} adds up. Other reading: the average {m} per {g}."
+    )
+
+
 def says_the_defaults(provenance: Provenance | None) -> bool:
     """Whether the "Assumed:" sentences say all that role_question.defaults_sentence would: no words of
     the question went unmatched (that sentence quotes them) and every default is a measure or groups
@@ -255,6 +279,8 @@ def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
     named | assumed | answer, options: [other values]}."""
     provenance = plan.provenance
     record = reading_record(provenance, plan.metric, zh, plan.choice)
+    if assumed_kind := kind_assumption(plan, zh):  # the kind of answer was a default: the reading is assumed
+        record = {"status": "assumed", "assumed": [*record["assumed"], assumed_kind]}
     sources = {s.role: s for s in provenance.sources} if provenance else {}
     columns = provenance.columns if provenance else []
     roles: list[dict[str, Any]] = []
@@ -278,8 +304,11 @@ def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
     n = plan.top[0] if plan.top else 0
     chose = plan.goal[0] if plan.goal else None  # the kind a chip chose: the user's answer
     if kind:
-        how = "answer" if chose == kind else "named"
-        roles.append({"role": "kind", "value": kind, "how": how, "options": kind_options(kind, columns)})
+        how = "answer" if chose == kind else "assumed" if assumed_kind else "named"
+        options = kind_options(kind, columns)
+        if assumed_kind:  # the other reading first: the averages compared
+            options = sorted(options, key=lambda k: k != "compare")
+        roles.append({"role": "kind", "value": kind, "how": how, "options": options})
     if kind == "top" and n:
         how = "answer" if chose == "top" else "named"
         roles.append({"role": "n", "value": str(n), "how": how, "options": [str(o) for o in N_CHOICES if o != n]})

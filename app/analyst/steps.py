@@ -67,6 +67,9 @@ class Plan:
     sheet_words: dict[str, dict[str, str]] = field(default_factory=dict)  # yes/no column → its own words
     grain: str | None = None  # the chosen table's time grain (monthly: its dates are named by their month)
     parts: list[Plan] = field(default_factory=list)  # a compound question's plans, one per part (compound_turn)
+    # the other aggregate when the plan's own one was a default, not the question's words: "mean" when an
+    # additive number was totalled per group though the question said neither total nor average
+    kind_default: str | None = None
 
 
 # Data tasks: a new version of the table, no inference (answer.FACT_KINDS adds the plain facts)

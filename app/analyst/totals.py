@@ -12,10 +12,11 @@ from app.analyst.vocabulary import period_aliases, period_units, words
 from app.understanding.general_words import counts_rows
 from app.understanding.kinds import MEAN_WORDS, PER_UNIT, asks_extreme, asks_total
 from app.understanding.language import local_text as _t
-from app.understanding.period_groups import period_group_places
+from app.understanding.period_groups import is_period_column, period_column, period_group_places
+from app.understanding.profile_reading import is_level
 from app.understanding.roles import groups_rows
 from app.understanding.text import lemma
-from app.understanding.words import core_name
+from app.understanding.words import core_name, name_words
 
 ADDITIVE = words("additive")  # parts of a name that make a number a total (vocabulary.toml)
 # A grouping named like a period of time ("Month", "季度"): the rows' period, not a part of the total —
@@ -30,10 +31,18 @@ def _period_name(name: str) -> bool:
     return core in PERIOD_NAMES or lemma(core) in PERIOD_NAMES
 
 
-def additive(name: str) -> bool:
-    """Whether a number's name says it adds up (revenue, orders, 销量): its total per group makes sense."""
+def additive(name: str, columns: list[Column] | None = None) -> bool:
+    """Whether a number's name says it adds up (revenue, orders, 销量): its total per group makes sense.
+    An English word of the list counts as a whole word of the name (its lemma too: "Units Sold", not the
+    "count" of Country or Discount); a Chinese one anywhere in it (销售额 in 月销售额). A name that also says
+    it is a level (a rate, a share, an average, a price, a score: 利润率, 平均销售额, "Revenue %", "Unit Cost
+    Price") is not additive whatever amount it is a rate of, nor is a column whose values look like a
+    rating (profile_reading.is_level): adding up its rows means nothing."""
+    if is_level(name, columns or []):
+        return False
     lowered = name.lower()
-    return any(word in lowered for word in ADDITIVE)
+    english = set(name_words(lowered)) | {lemma(word) for word in name_words(lowered)}
+    return any((word in english) if word.isascii() else (word in lowered) for word in ADDITIVE)
 
 
 def share_groups(question: str, columns: list[Column], named: list[str], dimension: str) -> tuple[str | None, str]:
@@ -151,14 +160,26 @@ def total_steps(plan: Plan, question: str, columns: list[Column], spans: Spans, 
     # "which store has the most revenue" over months or orders: the total, unless an average is asked
     # ("on average", "per order", "每单")
     per_row = bool(MEAN_WORDS.search(question)) or asks_per_unit(question, columns, spans)
-    summed = dated and asks_extreme(question) and additive(metric) and not per_row
+    # the rows are parts of a total when they are periods' or orders' (a date column, or a column of
+    # periods such as 月份 of 1月..12月, which is not a date but puts the rows in months just the same)
+    over_periods = dated or period_column(columns) is not None
+    ranked = over_periods and asks_extreme(question) and additive(metric, columns) and not per_row
     counted = bool(plan.weights) and metric == plan.weights  # a count table: "most common" is the largest total
     # "每个月的销量", "units sold each month" on a column of months: each period's total of an additive number
+    # (what happened in a month is its total; its average row, a store's month, would be another question)
     periods = {name for _, _, name in period_group_places(question.lower(), columns)}
-    summed = summed or (dimension in periods and additive(metric) and not per_row)
-    if not (((asks_total(question) and not per_row) or summed or counted) and dimension):
+    summed = ranked or (dimension in periods and additive(metric, columns) and not per_row)
+    asked = asks_total(question) and not per_row
+    if not ((asked or summed or counted) and dimension):
         return False
     plan.kind = "total"
+    # a group's most of an additive number that the question asked neither as a total nor as an average
+    # ("which store has the highest sales"): the total is a default, which the reading marks as assumed
+    # and offers the average for (reading.kind_assumption)
+    # (not where the groups are periods themselves: "which month sold the most" is the month's total)
+    grouping = next((c for c in columns if c["name"] == dimension), {})
+    by_period = dimension in periods or is_period_column(grouping)
+    plan.kind_default = "mean" if ranked and not (by_period or asked or counted) else None
     add_total_steps(plan, metric, dimension, zh)
     plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "sum"}, evidence=False))
     return True

@@ -1,14 +1,15 @@
 """The column a question's period names as its grouping (issue 24): "每个月的销量", "按季度", "各年",
-"how many did we sell each month", "monthly sales", "per month", "by month" name as the groups the
-column of that period: one whose header (its leaf, under a merged header) is the period's word or
-holds it (Month, Sales Month, 月, 月份), or whose values are labels of that period (1月..12月, Jan..Dec,
+"how many did we sell each month", "monthly sales", "per month", "by month", and a question asking which
+period ("哪个月", "which quarter": the periods ranked) name as the groups the column of that period: one
+whose header (its leaf, under a merged header) is the period's word or holds it (Month, Sales Month, 月,
+月份), or whose values are labels of that period (1月..12月, Jan..Dec,
 2024-01; Q1, 第一季度; 2023, 2023年). Without it the question's 月 is a single character no column is
 named by, and the analyst assumed another grouping.
 
 The period words are the understanding's roles.toml periods and grains (day, week, month, quarter,
 year; 天, 周, 月, 季度, 年; monthly …) and the Chinese period names of name_forms.toml zh_generic (月份,
-年份); the structure (each/every/per/by, 每/按/各/逐 before a unit) is here. A dated table is left to
-the date's own periods (the analyst's period totals)."""
+年份); the structure (each/every/per/by/which, 每/按/各/逐/哪 before a unit) is here. A dated table is
+left to the date's own periods (the analyst's period totals)."""
 
 from __future__ import annotations
 
@@ -36,9 +37,9 @@ _EN_UNITS = [u for u in _UNITS if u.isascii()]
 _ZH_UNITS = [u for u in _UNITS if not u.isascii()]
 # "each month", "every week", "per quarter", "by year", "monthly"; "每个月", "每月", "每一年", "按月", "各季度", "逐月"
 _PERIOD_PHRASE = re.compile(
-    rf"\b(?:each|every|per|by)\s+(?P<en>{_alternation(_EN_UNITS)})s?\b"
+    rf"\b(?:each|every|per|by|which)\s+(?P<en>{_alternation(_EN_UNITS)})s?\b"
     rf"|\b(?P<grain>{_alternation(list(_GRAINS))})\b"
-    rf"|(?:每一?个?|按|各|逐)\s*(?P<zh>{_alternation(_ZH_UNITS)})",
+    rf"|(?:每一?个?|按|各|逐|哪一?个?)\s*(?P<zh>{_alternation(_ZH_UNITS)})",
     re.I,
 )
 
@@ -103,3 +104,64 @@ def period_group_places(question: str, columns: list[dict[str, Any]]) -> list[tu
         if len(fits) == 1:
             places.append((match.start(), match.end(), fits[0]))
     return places
+
+
+def period_column(columns: list[dict[str, Any]]) -> str | None:
+    """The first grouping column that is a period of time (`is_period_column`): rows put in periods, like
+    the rows of a dated table. None when the table has none."""
+    return next((str(c["name"]) for c in columns if is_period_column(c)), None)
+
+
+def is_period_column(column: dict[str, Any]) -> bool:
+    """Whether a grouping column is a period of time by its header or its values (月份 of 1月..12月,
+    Quarter of Q1..Q4, Month of Jan..Dec)."""
+    if not (column.get("type") in GROUPING or column.get("coded")):
+        return False
+    return any(_named_like(column, period) or _labels_of(column, period) for period in set(_UNITS.values()))
+
+
+_ZH_DIGITS = {"一": 1, "二": 2, "三": 3, "四": 4}
+_MONTH_NUMBER = {
+    name.lower(): number
+    for number in range(1, 13)
+    for name in (calendar.month_name[number], calendar.month_abbr[number])
+} | {"sept": 9}
+# the numbers of a period label in calendar order: (year, the period within it) — 2024年3月, 2024-Q1, 3月, Q1, 第一季度
+_LABEL_PARTS = re.compile(
+    rf"^(?:(?P<year>{_YEAR})\s*(?:[-/.年]|\s)?\s*)?(?:Q|第)?\s*(?P<part>\d{{1,2}}|[一二三四])?\s*(?:月份?|季度?|周)?$",
+    re.I,
+)
+
+
+def _calendar_key(text: str) -> tuple[int, int] | None:
+    """(year, the month, quarter or week within it; 0 for none) of a period label; None for another text."""
+    plain = text.strip().lower().rstrip(".")
+    if plain in _MONTH_NUMBER:
+        return 0, _MONTH_NUMBER[plain]
+    plain = re.sub(r"^w(?=\s*\d)", "", plain)  # W12: the week's number
+    match = _LABEL_PARTS.match(plain)
+    if not match or not (match.group("year") or match.group("part")):
+        return None
+    part = match.group("part") or "0"
+    return int(match.group("year") or 0), _ZH_DIGITS.get(part) or int(part)
+
+
+def calendar_order(labels: list[str]) -> list[str] | None:
+    """Group labels that are all periods of one kind (1月..12月, Jan..Dec, Q1..Q4, 第一季度, 2023年, 2024-03,
+    W1..W52) in calendar order; None when one of them is not such a label or they are of mixed kinds
+    (a period breakdown is read in time order; other groups by size)."""
+    if len(labels) < 2:
+        return None
+    kinds = [p for p in (*_LABELS, "named") if all(_is_label(text, p) for text in labels)]
+    keys = [_calendar_key(text) for text in labels]
+    if not kinds or any(key is None for key in keys):
+        return None
+    ordered = sorted(zip(keys, labels), key=lambda pair: pair[0] or (0, 0))
+    return [text for _, text in ordered]
+
+
+def _is_label(text: str, period: str) -> bool:
+    """Whether `text` is a label of the period (`_LABELS`), or a month's name ("named")."""
+    if period == "named":
+        return text.strip().lower().rstrip(".") in _MONTH_NAMES
+    return bool(_LABELS[period].match(text.strip()))

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from analysis_tools.common import fmt_num
-from app.understanding.compound import split_compound
+from app.understanding.compound import lead_in, split_compound, within
 from tests.test_builtin_understanding import Session
 
 
@@ -41,7 +41,8 @@ from tests.test_builtin_understanding import Session
     ],
 )
 def test_the_first_parts_lead_in_frames_the_second(question, parts):
-    assert split_compound(question) == parts
+    first, *later = split_compound(question)
+    assert [first, *(within(lead_in(first), part) for part in later)] == parts
 
 
 def orchard(path: Path) -> pd.DataFrame:

@@ -75,8 +75,19 @@ def split_compound(question: str) -> list[str]:
         if _condition(left[len(head) :].lstrip("，, ") if head else left, chinese):
             continue  # "where the fee is over 100, what share churned?": the rows the question is asked of
         left = left if _QUESTION_END.search(left) else left + ("？" if chinese else "?")
-        return [left, _led_in(head, right, chinese)]
+        return [left, right]
     return [question]
+
+
+def lead_in(first: str) -> str:
+    """The lead-in of a compound message's first part (_lead_in): "On average" in "On average, how many
+    adults?", "只看二店" in "只看二店，销售额是多少？"; "" when it has none."""
+    return _lead_in(first.strip(), any(is_cjk(c) for c in first))
+
+
+def within(head: str, part: str) -> str:
+    """A later part asked within the first part's lead-in ("On average, how many kids come?")."""
+    return _led_in(head, part, any(is_cjk(c) for c in part))
 
 
 def _lead_in(clause: str, chinese: bool) -> str:

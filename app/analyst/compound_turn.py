@@ -10,7 +10,6 @@ from typing import Any
 from app.analyst.steps import DATA_TASK_KINDS, Plan
 from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import Message, TurnView
-from app.understanding.compound import lead_in, within
 from app.understanding.roles import MATCH_KINDS
 
 # how a role came from the question's own words, not a default or the user's answer: every way a column
@@ -25,18 +24,12 @@ def compound_plan(
     provenance and its dataset), with the parts kept in `parts` for the answer. A later part that names
     no column nor value of its own continues the first: the whole message is planned as one question."""
     plans: list[Plan] = []
-    head = lead_in(parts[0])
     for part in parts:
         plan = plan_turn(replace(view, question=part), messages, datasets, zh)
         if plans and not _names_anything(plan):
             # "…？和乘客相比怎么样？", "…, and is it growing?": a part that names nothing of its own continues
             # the first; the message is one question
             return plan_turn(view, messages, datasets, zh)
-        if plans and head and (framed := within(head, part)) != part:
-            # "On average, how many adults and how many kids come?": a part of its own, asked within the first
-            # part's lead-in (an average, a filter, a period), or it would total what was asked as an average
-            part = framed
-            plan = plan_turn(replace(view, question=part), messages, datasets, zh)
         if plans and not _names_a_measure(plan) and (measure := plans[0].metric):
             # "…, and which month was busiest?": a part that names no column asks about the first part's measure
             plan = plan_turn(replace(view, question=f"{part} ({measure})"), messages, datasets, zh)

@@ -71,43 +71,11 @@ def split_compound(question: str) -> list[str]:
             continue  # "compare A and B": what follows "and" asks nothing of its own
         if not _asks(left + match.group(0).strip(), chinese) or not _asks(right, chinese):
             continue
-        head = _lead_in(left, chinese)
-        if _condition(left[len(head) :].lstrip("，, ") if head else left, chinese):
+        if _condition(left, chinese):
             continue  # "where the fee is over 100, what share churned?": the rows the question is asked of
         left = left if _QUESTION_END.search(left) else left + ("？" if chinese else "?")
         return [left, right]
     return [question]
-
-
-def lead_in(first: str) -> str:
-    """The lead-in of a compound message's first part (_lead_in): "On average" in "On average, how many
-    adults?", "只看二店" in "只看二店，销售额是多少？"; "" when it has none."""
-    return _lead_in(first.strip(), any(is_cjk(c) for c in first))
-
-
-def within(head: str, part: str) -> str:
-    """A later part asked within the first part's lead-in ("On average, how many kids come?")."""
-    return _led_in(head, part, any(is_cjk(c) for c in part))
-
-
-def _lead_in(clause: str, chinese: bool) -> str:
-    """What the first part says before its question, set off by a comma and asking nothing itself ("On
-    average, how many adults …", "Only for kayaks, what is …", "去年，销售额是多少"): it frames the whole
-    message, so the second part is asked within it too. "" when the clause has none."""
-    boundary = re.search(r"[，,]", clause)
-    if boundary is None:
-        return ""
-    head, body = clause[: boundary.start()].strip(), clause[boundary.end() :].strip()
-    if not head or _asks(head, chinese) or not _is_part(body, chinese) or not _asks(body, chinese):
-        return ""
-    return head
-
-
-def _led_in(head: str, clause: str, chinese: bool) -> str:
-    """The second part within the first part's lead-in (_lead_in), unless it says it again."""
-    if not head or head.lower() in clause.lower():
-        return clause
-    return f"{head}，{clause}" if chinese else f"{head}, {clause}"
 
 
 def _condition(clause: str, chinese: bool) -> bool:

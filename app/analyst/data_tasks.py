@@ -150,26 +150,14 @@ def date_gap_plan(question: str, columns: list[Column], named: list[str], datase
     The later date minus the earlier: the one named first (or first in the sheet) is the start."""
     if not _DAYS.search(question):
         return None
-    dates = [c for c in columns if c.get("type") == "datetime" and not c.get("pii")]
-    only_dates = not set(named) - {str(c["name"]) for c in dates}
-    found = _named_dates(question, [str(c["name"]) for c in dates])
-    pair = found if len(found) == 2 else [str(c["name"]) for c in dates] if len(dates) == 2 and only_dates else []
-    if len(pair) != 2:
+    dates = [str(c["name"]) for c in columns if c.get("type") == "datetime" and not c.get("pii")]
+    pair = _date_pair(question, dates, only_dates=not set(named) - set(dates))
+    if pair is None:
         return None
-    start, end = pair
-    chinese_headers = any(is_cjk(ch) for ch in start + end)  # the new column is named in the sheet's language
-    name = f"从{start}到{end}的天数" if chinese_headers else f"Days from {start} to {end}"
-    subject = _t(zh, f"Add the days from {start} to {end}", f"新增列：从{start}到{end}的天数")
-    # asked again, the same column is made again, not refused (overwrite)
-    derive: Arguments = {
-        "new_column_name": name,
-        "expression": f"`{end}` - `{start}`",
-        "output": dataset,
-        "overwrite": True,
-    }
+    name, derive = _days_step(pair, dataset, zh)
     plan = Plan(name, None, [Step("profile_dataset", {}, evidence=False)], kind="date_gap")
     plan.derived = dataset
-    plan.steps.append(Step("derive_column", derive, subject, evidence=False, prep=True))
+    plan.steps.append(derive)
     group = next((c for n in named for c in columns if c["name"] == n and c["name"] not in pair and _groups(c)), None)
     if group:  # "average days from order to delivery by region": each group's mean, highest first
         plan.dimension = str(group["name"])
@@ -189,6 +177,32 @@ def date_gap_plan(question: str, columns: list[Column], named: list[str], datase
 
 
 _MAX_GAP_GROUPS = 30  # the most groups the days between two dates are averaged over
+
+
+def _date_pair(question: str, dates: list[str], only_dates: bool) -> tuple[str, str] | None:
+    """The two date columns whose gap the question is about, start first: the two it names by the words
+    that tell them apart (_named_dates), else the only two the data has when the question names no other
+    column (`only_dates`; "how many days had sales over 100" counts days instead)."""
+    found = _named_dates(question, dates)
+    pair = found if len(found) == 2 else dates if len(dates) == 2 and only_dates else []
+    return (pair[0], pair[1]) if len(pair) == 2 else None
+
+
+def _days_step(pair: tuple[str, str], dataset: str, zh: bool) -> tuple[str, Step]:
+    """The column of the days from the start to the end of each row (the later date minus the earlier),
+    named in the sheet's language, and the prep step that adds it to the dataset (a new version). Asked
+    again, the same column is made again, not refused (overwrite)."""
+    start, end = pair
+    chinese_headers = any(is_cjk(ch) for ch in start + end)
+    name = f"从{start}到{end}的天数" if chinese_headers else f"Days from {start} to {end}"
+    subject = _t(zh, f"Add the days from {start} to {end}", f"新增列：从{start}到{end}的天数")
+    derive: Arguments = {
+        "new_column_name": name,
+        "expression": f"`{end}` - `{start}`",
+        "output": dataset,
+        "overwrite": True,
+    }
+    return name, Step("derive_column", derive, subject, evidence=False, prep=True)
 
 
 def _groups(column: Column) -> bool:
@@ -253,6 +267,7 @@ def per_unit_plan(
     two kinds of service bring in the most money per hour": its groups' rates, not one average)."""
     # measurements only: "each chick" names a code (an id), not a unit of anything
     numbers = set(measure_names(columns, [str(c["name"]) for c in columns if not c.get("pii")]))
+    days_step: Step | None = None  # the column of each row's days, when the rate is per day of a span of dates
     # what a rate is per is a quantity measured in a unit ("Distance (km)", "里程（公里）"), not what the
     # rows count ("each chick", "per customer": the average of the rows, kinds.PER_UNIT)
     measured = {name for name in numbers if split_unit(name)[1]}
@@ -274,6 +289,15 @@ def per_unit_plan(
             # worked" of 时长（小时）: the unit of time in the other language
             unit, factor = timed
             scale, per_time = scale * factor, question[after:].split()[0].strip(".,?!，。？")
+        if (
+            unit is None
+            and timed is None
+            and named_over
+            and (days := _days_of_span(question, after, columns, dataset, zh))
+        ):
+            # "the fee per day" of rows that each run from one date to another (a hire, a stay): the days of
+            # each row's span, a column made first, are what the rate is per — not each calendar day's total
+            days_step, (unit, per_time) = days[1], (days[0], days[2])
         over = [name for _, _, name in spans if name in numbers and name != unit]
         if not over and by_unit and by_unit != unit:
             over = [by_unit]  # "km per hour": the number whose unit is named before "per"
@@ -290,15 +314,18 @@ def per_unit_plan(
     group = group or (ranked_by if asks_extreme(question) or asks_top(question) else None)
     per = f"{scale} " if scale != 1 else ""
     name = f"{top} per {per_time}" if per_time else f"{top} per {per}{bottom}"  # "Distance (km) per hour"
+    if days_step and is_cjk(top[0]):
+        name = f"每{per_time}{top}"  # "每天租金（元）": named in the sheet's language
     multiply = f" * {scale}" if scale != 1 else ""
-    plan = Plan(top, group, [Step("profile_dataset", {}, evidence=False)], kind="per_unit")
+    made = [days_step] if days_step else []  # the days of each row's span come first: the rate divides by them
+    plan = Plan(top, group, [Step("profile_dataset", {}, evidence=False), *made], kind="per_unit")
     if add_column:
         expression = f"`{top}` / `{bottom}`{multiply}"
         arguments: Arguments = {"new_column_name": name, "expression": expression, "output": dataset}
         return Plan(
             None,
             None,
-            [Step("derive_column", arguments, _t(zh, f"Add the column {name}", f"新增列 {name}"))],
+            [*made, Step("derive_column", arguments, _t(zh, f"Add the column {name}", f"新增列 {name}"))],
             kind="derive",
         )
     if group is None:  # no grouping: each row's rate, then their average
@@ -327,6 +354,21 @@ def per_unit_plan(
     plan.steps.append(Step("rank_values", rates, _t(zh, f"{name} by {group}", f"各{group}的{name}")))
     plan.derived = summary
     return plan
+
+
+def _days_of_span(
+    question: str, after: int, columns: list[Column], dataset: str, zh: bool
+) -> tuple[str, Step, str] | None:
+    """Where the rate's "per" is followed by a word for days ("per day", "每天") and each row runs between two
+    dates (the table's only two, or two the question names: _date_pair), the column of each row's days (its
+    name and the step that adds it) and the word for the day as the question says it. None otherwise: a
+    table with one date has no span per row, and "per day" there is each calendar day."""
+    word = _DAYS.match(question, after)
+    dates = [str(c["name"]) for c in columns if c.get("type") == "datetime" and not c.get("pii")]
+    pair = _date_pair(question, dates, only_dates=True) if word else None
+    if word is None or pair is None:
+        return None
+    return (*_days_step(pair, dataset, zh), word.group(0))
 
 
 def _time_column(text: str, columns: list[Column]) -> tuple[str, float] | None:

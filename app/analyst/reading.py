@@ -440,6 +440,12 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
             (f"the {m} rate by {g}", f"各 {g} 的 {m} 比例") if g else (f"the {m} rate", f"{m} 的比例")
         )
         kind = kind or "proportion"
+    if plan.kind == "per_unit" and (rate := _rate_made(plan)):
+        # a rate made for the question (data_tasks.per_unit_plan): what it is per, not "a summary" of its top
+        by_kind["per_unit"] = (
+            (f"{rate} by {g}", f"按 {g} 计算 {rate}") if g else (f"the average {rate}", f"{rate} 的平均值")
+        )
+        kind = "per_unit"
     if plan.kind == "passing":  # scope.passing_steps: the things the rows past a cut hold
         by_kind["passing"] = (f"which {g} the rows kept hold", f"保留的行中有哪些 {g}")
         kind = "passing"
@@ -447,6 +453,13 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
         by_kind.get(kind or "") or by_analysis.get(analysis_kind(plan)) or (f"a summary of {m}", f"{m} 的概况")
     )
     return _read_as_sentence(chinese if zh else english, filters, zh)
+
+
+def _rate_made(plan: Plan) -> str | None:
+    """The name of the rate a per-unit plan divides out: its last derived column (the ones before it, the
+    days of each row's span, are what the rate divides by)."""
+    made = [str(s.arguments.get("new_column_name") or "") for s in plan.steps if s.tool == "derive_column"]
+    return made[-1] if made and made[-1] else None
 
 
 def _read_as_sentence(text: str, filters: str, zh: bool) -> str:

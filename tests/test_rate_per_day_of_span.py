@@ -118,3 +118,14 @@ def test_the_average_price_per_day_of_a_hire_is_each_hires_rate_averaged(tmp_pat
     per_day = frame["Rental Price"] / days_between(frame, "Collected", "Dropped Off", dayfirst=True)
     assert fmt_num(per_day.mean()) in headline(run)
     assert "per day" in run.answer.split("\n")[0]
+
+
+@pytest.mark.parametrize(
+    "question", ["按每天的 Deposit 来算，哪种 Tool 最高？", "Which tool brings in the biggest deposit per Day?"]
+)
+def test_the_rate_is_named_in_the_sheets_language_not_the_questions_spelling(question):
+    """The new column is the sheet's: English headers get "… per day" whichever language or case the
+    question used (before, the question's own word: "Deposit per 天", "Deposit per Day")."""
+    plan = plan_analysis(question, LOANS, zh=not question.isascii())
+    made = [s.arguments["new_column_name"] for s in plan.steps if s.tool == "derive_column"]
+    assert made[-1] == "Deposit per day", made

@@ -314,8 +314,8 @@ def per_unit_plan(
     group = group or (ranked_by if asks_extreme(question) or asks_top(question) else None)
     per = f"{scale} " if scale != 1 else ""
     name = f"{top} per {per_time}" if per_time else f"{top} per {per}{bottom}"  # "Distance (km) per hour"
-    if days_step and is_cjk(top[0]):
-        name = f"每{per_time}{top}"  # "每天租金（元）": named in the sheet's language
+    if days_step:  # named in the sheet's language, whichever the question was asked in
+        name = f"每天{top}" if is_cjk(top[0]) else f"{top} per day"  # "每天租金（元）", "Fee per day"
     multiply = f" * {scale}" if scale != 1 else ""
     made = [days_step] if days_step else []  # the days of each row's span come first: the rate divides by them
     plan = Plan(top, group, [Step("profile_dataset", {}, evidence=False), *made], kind="per_unit")

@@ -189,3 +189,77 @@ def test_the_top_groups_by_a_level_are_ranked_by_its_average(tmp_path: Path) -> 
     # the averages put 茶 first; the sums would put 咖啡 first, it has more rows
     means = pd.DataFrame(rows, columns=["品类", "单价", "销量"]).groupby("品类")["单价"].mean()
     assert means.idxmax() == "茶"
+
+
+# --- the other direction: rows in no periods compare the averages, marked assumed ---------------------
+# (store, visits, takings per visit, score): 北门 has few big takings, 中心 and 站前 many smaller ones, so the
+# averages and the totals crown different stores; no date and no column of periods
+VISITS = (("北门", 4, 300, 71), ("中心", 12, 150, 88), ("站前", 10, 120, 64))
+NAMES = {True: ("门店", "销售额", "评分"), False: ("Store", "Sales", "Score")}
+
+
+def visit_rows() -> list[tuple[str, int, int]]:
+    return [(s, take + 7 * i, score + i % 3) for s, n, take, score in VISITS for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def undated(tmp_path_factory: pytest.TempPathFactory) -> dict[bool, dict]:
+    folder = tmp_path_factory.mktemp("undated")
+    tables = {}
+    for zh, names in NAMES.items():
+        path = folder / f"visits_{'zh' if zh else 'en'}.csv"
+        pd.DataFrame(visit_rows(), columns=list(names)).to_csv(path, index=False)
+        tables[zh] = seen(path)
+    return tables
+
+
+@pytest.mark.parametrize(
+    "question, zh", [("哪个门店的销售额最高？", True), ("Which store has the highest sales?", False)]
+)
+def test_a_default_average_is_an_assumed_reading_offering_the_totals(undated: dict, question: str, zh: bool) -> None:
+    plan = plan_analysis(question, undated[zh], zh=zh)
+    store, sales, _ = NAMES[zh]
+    assert (plan.metric, plan.dimension, plan.kind_default) == (sales, store, "total")
+    assert step(plan, "compare_groups").arguments == {"value_column": sales, "group_column": store}
+    frame = pd.DataFrame(visit_rows(), columns=list(NAMES[zh])).groupby(store)[sales]
+    assert frame.mean().idxmax() == "北门" and frame.sum().idxmax() == "中心"  # the readings crown different stores
+    reading = plan_reading(plan, zh)
+    kind = next(r for r in reading["roles"] if r["role"] == "kind")
+    assert (kind["value"], kind["how"], kind["options"][0]) == ("compare", "assumed", "total")
+    assert reading["status"] == "assumed"
+    (said,) = reading["assumed"]
+    if zh:
+        assert (
+            said.startswith("假定：结果比较各 门店 的 **平均 销售额**") and "另一种解读：各 门店 的 销售额 总和" in said
+        )
+    else:
+        assert said.startswith("Assumed: the answer compares the **average** Sales per Store")
+        assert "rows without dates may be repeated measurements. Other reading: the total Sales per Store." in said
+    assert _confidence(plan) == "medium"
+
+
+@pytest.mark.parametrize(
+    "question, zh",
+    [
+        ("哪个门店的评分最高？", True),  # a score: its average is the only sensible reading
+        ("Which store has the highest score?", False),
+        ("哪个门店的平均销售额最高？", True),  # the question names the kind
+        ("Which store has the highest average sales?", False),
+    ],
+)
+def test_an_average_of_a_level_or_one_asked_for_is_named(undated: dict, question: str, zh: bool) -> None:
+    plan = plan_analysis(question, undated[zh], zh=zh)
+    assert plan.kind_default is None and step(plan, "compare_groups")
+    reading = plan_reading(plan, zh)
+    assert reading["status"] == "named" and not reading["assumed"]
+    assert next(r for r in reading["roles"] if r["role"] == "kind")["how"] == "named"
+    assert _confidence(plan) == "high"
+
+
+@pytest.mark.parametrize(
+    "question, zh", [("哪个门店的销售额总和最高？", True), ("Which store has the highest total sales?", False)]
+)
+def test_a_total_asked_for_on_undated_rows_is_named(undated: dict, question: str, zh: bool) -> None:
+    plan = plan_analysis(question, undated[zh], zh=zh)
+    assert (plan.kind, plan.kind_default) == ("total", None)
+    assert _kind_role(plan)["how"] == "named" and _confidence(plan) == "high"

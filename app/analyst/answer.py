@@ -80,7 +80,7 @@ def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
             lines += [defaults, ""]  # columns the question did not name, and the words that matched none
         if assumed and not set(assumed) <= set(lines):
             lines += [*assumed, ""]
-        if (kind := kind_assumption(part, zh)) and kind not in lines:  # a total the question did not ask for
+        if (kind := kind_assumption(part, zh)) and kind not in lines:  # a total or an average not asked for
             lines += [kind, ""]
     if (table := table_line(plan.choice, zh)) and table not in lines:  # the table itself was assumed
         lines += [table, ""]

@@ -44,7 +44,7 @@ def _confidence(plan: Plan) -> str:
     """Medium when columns stood in for words of the question that matched none, or when the measure,
     groups or filter were assumed (a default or a partial match: app.analyst.reading), or the table was
     (a near-tie between the workspace's tables: reading.table_assumed), or the kind of answer was (a
-    total the question did not ask for: reading.kind_assumption): the numbers may be
+    total or an average the question did not ask for: reading.kind_assumption): the numbers may be
     checked, but "high confidence" would vouch for a reading the question did not give."""
     assumed = reading_assumed(plan.provenance) or table_assumed(plan.choice) or bool(kind_assumption(plan, False))
     return "medium" if stood_in(plan.provenance) or assumed else "high"

@@ -53,7 +53,7 @@ from app.analyst.role_question import likely_column, open_role, role_answers, su
 from app.analyst.scope import chain_filters, counted_by_cut, cut_only, passing_steps
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
-from app.analyst.totals import share_steps, total_steps
+from app.analyst.totals import averaged_by_default, share_steps, total_steps
 from app.analyst.versus_rest import asks_versus_rest, versus_rest
 from app.understanding.count_pairs import count_pair
 from app.understanding.everyday_words import DURATION_WORDS
@@ -499,6 +499,8 @@ def _standard_steps(plan: Plan, p: Planning, dimension: str | None) -> None:
     named_group = dimension in p.grouping and not p.asks.regression and not over_time
     if dimension and (wants(p.question, "compare") or not specific or plan.whole or named_group):
         add_compare_steps(plan, p.columns, metric, dimension, p.values if dimension == p.implied else [], zh)
+        if averaged_by_default(p.question, p.columns, p.spans, metric):  # the averages were not asked for
+            plan.kind_default = "total"
     _relation_of_numbers(plan, p, metric)
 
 

@@ -119,28 +119,45 @@ def _other_readings(source: Source, provenance: Provenance | None, metric: str |
     return [c["name"] for c in found if c["name"] not in source.columns][:MAX_OTHERS]
 
 
+# what the answer took, why, and the other reading, by the kind it did not take (Plan.kind_default):
+# "mean" when it totalled an additive number per group, "total" when it compared the groups' averages
+_KIND_READINGS = {
+    "mean": (
+        ("is the **total** {m} per {g}", ", and {m} adds up", "the average {m} per {g}"),
+        ("为各 {g} 的 **{m} 总和**", "{m} 是可以相加的量", "各 {g} 的平均 {m}"),
+    ),
+    "total": (
+        (
+            "compares the **average** {m} per {g}",
+            "; rows without dates may be repeated measurements",
+            "the total {m} per {g}",
+        ),
+        ("比较各 {g} 的 **平均 {m}**", "没有日期的行可能是重复的测量", "各 {g} 的 {m} 总和"),
+    ),
+}
+# the kind chip of the other reading, offered first
+_OTHER_CHIP = {"mean": "compare", "total": "total"}
+
+
 def kind_assumption(plan: Plan, zh: bool) -> str:
-    """The "Assumed:" sentence of a kind of answer the question did not say (`Plan.kind_default`): the
-    total per group of an additive number where the question asked for neither a total nor an average
-    ("which store has the highest sales"), with the average as the other reading; "" otherwise.
+    """The "Assumed:" sentence of a kind of answer the question did not say (`Plan.kind_default`) where it
+    asked for neither a total nor an average of an additive number per group ("which store has the
+    highest sales"): the total when the rows are in periods (a store's months add up to its sales), the
+    average when they are in none (they may be repeated measurements), with the other as the other
+    reading; "" otherwise.
 
     It marks the reading assumed and lowers the badge like an assumed measure does (evidence._confidence):
     the two readings quote different numbers (a store's 12,096 against its 2,016 a month) and may crown
     different groups (one open all year, one open a few good months), so "high confidence" would vouch
-    for a choice the question did not make. The sentence says why the total was taken, so a reader sees
-    that it is the usual reading, and the kind chip offers the averages in one click."""
-    if plan.kind_default != "mean" or not plan.metric or not plan.dimension or plan.goal:
+    for a choice the question did not make. The sentence says why this kind was taken, so a reader sees
+    that it is the usual reading, and the kind chip offers the other in one click."""
+    if plan.kind_default not in _KIND_READINGS or not plan.metric or not plan.dimension or plan.goal:
         return ""
-    m, g = plan.metric, plan.dimension
+    english, chinese = _KIND_READINGS[plan.kind_default]
+    taken, why, other = (part.format(m=plan.metric, g=plan.dimension) for part in (chinese if zh else english))
     if zh:
-        return (
-            f"假定：结果为各 {g} 的 **{m} 总和**——问题没有说是总和还是平均值，而 {m} 是可以相加的量。"
-            f"另一种解读：各 {g} 的平均 {m}。"
-        )
-    return (
-        f"Assumed: the answer is the **total** {m} per {g} — the question says neither total nor average, "
-        f"and {m} adds up. Other reading: the average {m} per {g}."
-    )
+        return f"假定：结果{taken}——问题没有说是总和还是平均值，而{why}。另一种解读：{other}。"
+    return f"Assumed: the answer {taken} — the question says neither total nor average{why}. Other reading: {other}."
 
 
 def says_the_defaults(provenance: Provenance | None) -> bool:
@@ -306,8 +323,8 @@ def plan_reading(plan: Plan, zh: bool) -> dict[str, Any]:
     if kind:
         how = "answer" if chose == kind else "assumed" if assumed_kind else "named"
         options = kind_options(kind, columns)
-        if assumed_kind:  # the other reading first: the averages compared
-            options = sorted(options, key=lambda k: k != "compare")
+        if assumed_kind:  # the other reading first: the averages compared, or the totals
+            options = sorted(options, key=lambda k: k != _OTHER_CHIP[str(plan.kind_default)])
         roles.append({"role": "kind", "value": kind, "how": how, "options": options})
     if kind == "top" and n:
         how = "answer" if chose == "top" else "named"

@@ -67,8 +67,9 @@ class Plan:
     sheet_words: dict[str, dict[str, str]] = field(default_factory=dict)  # yes/no column → its own words
     grain: str | None = None  # the chosen table's time grain (monthly: its dates are named by their month)
     parts: list[Plan] = field(default_factory=list)  # a compound question's plans, one per part (compound_turn)
-    # the other aggregate when the plan's own one was a default, not the question's words: "mean" when an
-    # additive number was totalled per group though the question said neither total nor average
+    # the other aggregate when the plan's own one was a default, not the question's words, where the
+    # question said neither total nor average of an additive number per group: "mean" when it was totalled
+    # (rows in periods), "total" when the averages were compared (rows in none: reading.kind_assumption)
     kind_default: str | None = None
 
 

@@ -97,6 +97,7 @@ def test_a_default_total_is_an_assumed_reading_offering_the_averages(shop: dict,
     (said,) = reading["assumed"]
     if zh:
         assert said.startswith("假定：结果为各 门店 的 **销售额 总和**") and "另一种解读：各 门店 的平均 销售额" in said
+        assert "而 销售额 是可以相加的量" in said  # a column's name stands apart, as everywhere in the answer
     else:
         assert said.startswith("Assumed: the answer is the **total** 销售额") and "Other reading: the average" in said
     assert _confidence(plan) == "medium"  # never "high confidence · checked" on an assumed reading

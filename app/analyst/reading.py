@@ -124,7 +124,7 @@ def _other_readings(source: Source, provenance: Provenance | None, metric: str |
 _KIND_READINGS = {
     "mean": (
         ("is the **total** {m} per {g}", ", and {m} adds up", "the average {m} per {g}"),
-        ("为各 {g} 的 **{m} 总和**", "{m} 是可以相加的量", "各 {g} 的平均 {m}"),
+        ("为各 {g} 的 **{m} 总和**", " {m} 是可以相加的量", "各 {g} 的平均 {m}"),
     ),
     "total": (
         (

@@ -8,8 +8,8 @@ import re
 
 from app.analyst.column_choice import row_label
 from app.analyst.steps import Column, Plan, Spans, Step
-from app.analyst.totals import asks_per_unit
-from app.understanding.kinds import MEAN_WORDS, asks_extreme
+from app.analyst.totals import asks_per_row
+from app.understanding.kinds import asks_extreme
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import groups_rows
@@ -82,7 +82,7 @@ def top_steps(
     plan.dimension = entity
     # the groups ranked by their average when the question asks for one ("best mileage on average"), or
     # when the number is a level whose sum means nothing (a price, a rate, a score: "单价最高的三个品类")
-    averaged = MEAN_WORDS.search(question) or asks_per_unit(question, columns, spans or [])
+    averaged = asks_per_row(question, columns, spans or [])
     agg, word, word_zh = (
         ("mean", "average", "平均") if averaged or is_level(metric, columns) else ("sum", "total", "合计")
     )

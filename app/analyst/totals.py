@@ -152,7 +152,7 @@ def share_steps(
         )
 
 
-def _asks_per_row(question: str, columns: list[Column], spans: Spans) -> bool:
+def asks_per_row(question: str, columns: list[Column], spans: Spans) -> bool:
     """Whether the question asks for an average: "on average", "平均", "per order", "每单"."""
     return bool(MEAN_WORDS.search(question)) or asks_per_unit(question, columns, spans)
 
@@ -165,7 +165,7 @@ def averaged_by_default(question: str, columns: list[Column], spans: Spans, metr
     may as well be its total, and the two may crown different stores: the reading marks the average as
     assumed and offers the total (reading.kind_assumption). A level (a score, a price) is not additive:
     its average is the only sensible reading, and stays unmarked."""
-    if not asks_extreme(question) or asks_total(question) or _asks_per_row(question, columns, spans):
+    if not asks_extreme(question) or asks_total(question) or asks_per_row(question, columns, spans):
         return False
     return additive(metric, columns)
 
@@ -177,7 +177,7 @@ def total_steps(plan: Plan, question: str, columns: list[Column], spans: Spans, 
     metric, dimension = plan.metric or "", plan.dimension
     # "which store has the most revenue" over months or orders: the total, unless an average is asked
     # ("on average", "per order", "每单")
-    per_row = _asks_per_row(question, columns, spans)
+    per_row = asks_per_row(question, columns, spans)
     # the rows are parts of a total when they are periods' or orders' (a date column, or a column of
     # periods such as 月份 of 1月..12月, which is not a date but puts the rows in months just the same)
     over_periods = dated or period_column(columns) is not None

@@ -1,0 +1,45 @@
+"""Questions whose intent the rules must read as a given kind: (question, has_history, kind).
+
+One list for two readers: tests/test_intent.py asserts each kind, and bench/intent_agreement.py
+counts how the classifier reads them beside the training sets' questions.
+"""
+
+RULE_KINDS: list[tuple[str, bool, str]] = [
+    ("你好", False, "chat"),
+    ("您好！", False, "chat"),
+    ("谢谢", False, "chat"),
+    ("thanks", False, "chat"),
+    ("Thanks a lot!", False, "chat"),
+    ("hi there", False, "chat"),
+    ("good morning :)", False, "chat"),
+    ("What is a p-value?", False, "consult"),
+    ("什么是t检验？", False, "consult"),
+    ("t检验和方差分析有什么区别？", False, "consult"),
+    ("Which test should I use for two groups?", False, "consult"),
+    ("p值是什么意思", False, "consult"),
+    ("clean the data", False, "data_prep"),
+    ("清洗一下数据，去掉重复行", False, "data_prep"),
+    ("预览数据", False, "data_prep"),
+    ("use the notes sheet", False, "data_prep"),
+    ("把日期列转成日期类型", False, "data_prep"),
+    ("Does weight differ by group?", False, "analysis"),
+    ("What is the average weight?", False, "analysis"),
+    ("不同地区的收入有差异吗？", False, "analysis"),
+    ("我的数据该用什么检验？", False, "analysis"),
+    ("clean the data, then compare revenue by region", False, "analysis"),
+    ("who buys most?", False, "analysis"),
+    ("帮我做一份完整报告", False, "deep"),
+    ("全面分析一下销售数据", False, "deep"),
+    ("建模预测下个月的营业额", False, "deep"),
+    ("a comprehensive analysis please", False, "deep"),
+    ("give me the full report", False, "deep"),
+    ("build a model of churn", False, "deep"),
+    ("forecast next quarter", False, "deep"),
+    ("why is that?", True, "followup"),
+    ("what about by channel?", True, "followup"),
+    ("这个结果是什么意思", True, "followup"),
+    ("刚才的图再画一次", True, "followup"),
+    ("上面的结果可靠吗", True, "followup"),
+    ("那北区呢？", True, "followup"),
+    ("基于刚才的结果写一份完整报告", True, "deep"),
+]

@@ -54,6 +54,30 @@ def test_each_month_groups_a_merged_headers_month_column_and_totals_it(tmp_path)
     assert frame.groupby("月份")["销量"].sum().to_dict()["1月"] == frame[frame["月份"] == "1月"]["销量"].sum()
 
 
+
+def test_a_named_number_with_few_values_does_not_stop_the_period_grouping(tmp_path):
+    """On a small sheet 销量 takes ten-odd whole values, so the profile calls it a code that could group
+    rows (`coded`); naming it as the sum ("每个月的销量合计") must not keep 每个月 from grouping by 月份
+    (found in a new user's trial: the stores were totalled instead)."""
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["基本信息", None, "销售情况", None])
+    sheet.merge_cells("A1:B1")
+    sheet.merge_cells("C1:D1")
+    sheet.append(["门店", "月份", "销量", "销售额"])
+    units = [51, 54, 60, 53, 51, 56, 52, 57, 55, 53, 58, 57, 51, 60, 57, 54, 59, 53]
+    rows = [(store, f"{m}月") for store in ["东门", "西门", "南门"] for m in range(1, 7)]
+    for (store, month), n in zip(rows, units):
+        sheet.append([store, month, n, n * 12])
+    path = tmp_path / "shop.xlsx"
+    book.save(path)
+    dataset = seen(path)
+    assert next(c for c in dataset["columns"] if c["name"] == "销售情况 / 销量").get("coded")
+    for question in ["每个月的销量合计是多少？", "What is the total 销量 per month?"]:
+        plan = plan_analysis(question, dataset, zh=not question.isascii())
+        assert plan.dimension == "基本信息 / 月份" and plan.metric == "销售情况 / 销量", question
+        assert not group_source(plan).default
+
 def months_table(tmp_path, column: str, labels: list[str]):
     rng = np.random.default_rng(5)
     rows = [(s, m, int(rng.integers(20, 90))) for s in STORES for m in labels]

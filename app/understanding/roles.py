@@ -162,11 +162,18 @@ def column_mentions(
 
 
 def _take_period_group(text: str, columns: list[dict[str, Any]], found: list[Mention]) -> None:
-    """The column of the period the question goes through, as a synonym mention, where no grouping is named."""
+    """The column of the period the question goes through, as a synonym mention, where no grouping is named.
+    A named number with a few values (`coded`: 销量 of 51..60 on a small sheet) is no such grouping: the
+    question's period word says how to group, and the number is more likely what it adds up."""
     kinds = {c["name"]: c for c in columns}
-    if not any(m.name in kinds and groups_rows(kinds[m.name]) for m in found):
+    if not any(m.name in kinds and _named_grouping(kinds[m.name]) for m in found):
         for start, end, name in period_group_places(text, columns):
             _take([(start, end)], name, found, "synonym")
+
+
+def _named_grouping(column: dict[str, Any]) -> bool:
+    """Whether a named column certainly groups rows: a category or a yes/no column, not a coded number."""
+    return column["type"] in GROUPING or bool(column.get("binary"))
 
 
 def _inflected_places(text: str) -> dict[str, list[tuple[int, int]]]:

@@ -17,21 +17,30 @@ from .plot_common import chart_result, folded_groups_note, no_data_error, requir
 MAX_HIST_GROUPS = 6
 
 
-def histogram_edges(values: pd.Series, bins: int) -> list[float]:
+# At most this many bars: one per whole number up to this span (a 1-5 rating, a count of children),
+# and the most equal-width bins a data-chosen count may have.
+MAX_AUTO_BINS = 30
+
+
+def histogram_edges(values: pd.Series, bins: int | None) -> list[float]:
     """Bin edges: one bar per whole number when the column holds few of them (a 1-5 rating, a count
-    of children), else `bins` equal widths. Thirty bins over the values 1-5 drew five thin bars with
-    gaps that looked like missing answers."""
+    of children), else `bins` equal widths — chosen from the data when not given (numpy's "auto":
+    Sturges' or Freedman-Diaconis' rule, whichever is finer, at most MAX_AUTO_BINS). Thirty bins over
+    the values 1-5 drew five thin bars with gaps that looked like missing answers; thirty over six
+    values drew bars of one value each with empty bins between."""
     numbers = values.to_numpy(dtype=float)
     low, high = float(numbers.min()), float(numbers.max())
-    if np.all(np.mod(numbers, 1) == 0) and high - low + 1 <= bins:
+    if np.all(np.mod(numbers, 1) == 0) and high - low + 1 <= (bins or MAX_AUTO_BINS):
         return np.arange(low - 0.5, high + 1.0, 1.0).tolist()
+    if bins is None:
+        bins = min(len(np.histogram_bin_edges(numbers, bins="auto")) - 1, MAX_AUTO_BINS)
     return np.histogram_bin_edges(numbers, bins=bins).tolist()
 
 
 def plot_histogram(
     data: pd.DataFrame,
     value_column: str,
-    bins: int = 30,
+    bins: int | None = None,
     group_column: str | None = None,
     title: str | None = None,
     ctx: ToolContext | None = None,
@@ -40,7 +49,7 @@ def plot_histogram(
 
     Args:
         value_column: The numeric column whose distribution is drawn.
-        bins: Number of bins (1-200).
+        bins: Number of bins (1-200); chosen from the data when omitted (at most 30).
         group_column: Optional categorical column; overlays one histogram per group (the largest 6 groups, the rest as Other).
         title: Chart title; a descriptive one is made when omitted.
     """
@@ -49,7 +58,7 @@ def plot_histogram(
     values = require_numeric_column(data, value_column, ctx, "plot_bar")
     if values.empty:
         raise no_data_error(value_column, ctx)
-    bins = int(min(max(bins, 1), 200))
+    bins = None if bins is None else int(min(max(bins, 1), 200))
     n = int(len(values))
     n_missing = int(len(data) - n)
     edges = histogram_edges(values, bins)  # shared by every group

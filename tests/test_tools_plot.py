@@ -99,8 +99,19 @@ def test_histogram_of_a_rating_has_one_bar_per_answer(tmp_path):
     result = run_tool("plot_histogram", ratings, figures_dir=tmp_path, value_column="Rating")
     assert result.ok, result.error
     assert result.metrics["bins"] == 5 and "5 bins" in result.captions[0]
-    prices = pd.DataFrame({"Price": np.linspace(0.5, 99.5, 200)})  # not whole numbers: equal widths as asked
-    assert run_tool("plot_histogram", prices, figures_dir=tmp_path, value_column="Price").metrics["bins"] == 30
+    prices = pd.DataFrame({"Price": np.linspace(0.5, 99.5, 200)})  # not whole numbers: equal widths
+    assert run_tool("plot_histogram", prices, figures_dir=tmp_path, value_column="Price", bins=30).metrics["bins"] == 30
+    # none asked: Sturges' rule, ceil(log2(200)) + 1 = 9, finer than Freedman-Diaconis' 99 / (2 * 49.5 / 200^(1/3)) = 6
+    assert run_tool("plot_histogram", prices, figures_dir=tmp_path, value_column="Price").metrics["bins"] == 9
+
+
+def test_histogram_of_a_few_values_has_a_few_bins(tmp_path):
+    """Six monthly sales figures drew thirty bins (found in a new user's trial): most of them empty."""
+    sales = pd.DataFrame({"销售额": [2030, 1995, 1974, 1993, 2028, 1972]})
+    result = run_tool("plot_histogram", sales, figures_dir=tmp_path, value_column="销售额")
+    assert result.ok, result.error
+    # Sturges: ceil(log2(6)) + 1 = 4; Freedman-Diaconis gives fewer over a range of 58
+    assert result.metrics["bins"] == 4 and "4 bins" in result.captions[0]
 
 
 def test_histogram_by_group_and_missing_values(tmp_path, zh_df):

@@ -54,7 +54,6 @@ def test_each_month_groups_a_merged_headers_month_column_and_totals_it(tmp_path)
     assert frame.groupby("月份")["销量"].sum().to_dict()["1月"] == frame[frame["月份"] == "1月"]["销量"].sum()
 
 
-
 def test_a_named_number_with_few_values_does_not_stop_the_period_grouping(tmp_path):
     """On a small sheet 销量 takes ten-odd whole values, so the profile calls it a code that could group
     rows (`coded`); naming it as the sum ("每个月的销量合计") must not keep 每个月 from grouping by 月份
@@ -77,6 +76,7 @@ def test_a_named_number_with_few_values_does_not_stop_the_period_grouping(tmp_pa
         plan = plan_analysis(question, dataset, zh=not question.isascii())
         assert plan.dimension == "基本信息 / 月份" and plan.metric == "销售情况 / 销量", question
         assert not group_source(plan).default
+
 
 def months_table(tmp_path, column: str, labels: list[str]):
     rng = np.random.default_rng(5)
@@ -135,3 +135,25 @@ def test_a_chinese_unit_that_begins_another_word_is_no_period():
     assert period_group_places("按月统计收入", columns) == [(0, 2, "月份")]
     assert period_group_places("逐年的收入", columns) == [(0, 2, "年份")]
     assert period_group_places("每个月的收入", columns) == [(0, 3, "月份")]
+
+
+def test_a_comparison_of_months_lists_their_averages_in_calendar_order():
+    """The averages a comparison of months lists run 1月, 2月 … like the totals' headline, not by size
+    (found in a new user's trial: "averages: 2月 59.67, 4月 56.67, 5月 55.67 …")."""
+    from analysis_tools import run_tool
+    from app.analyst.findings import finding
+    from app.analyst.steps import Step
+
+    months = [f"{m}月" for m in range(1, 7)]
+    units = {"1月": [54, 55], "2月": [60, 59], "3月": [55, 56], "4月": [57, 56], "5月": [56, 55], "6月": [55, 56]}
+    frame = pd.DataFrame([(m, u) for m in months for u in units[m]], columns=["月份", "销量"])
+    step = Step("compare_groups", {"value_column": "销量", "group_column": "月份"})
+    result = run_tool("compare_groups", frame, value_column="销量", group_column="月份").record()
+    text = finding(step, result, zh=False)
+    listed = text.split("(averages: ", 1)[1]
+    assert [listed.index(m) for m in months] == sorted(listed.index(m) for m in months), text
+    assert "2月 59.5" in listed  # the means themselves (pandas: (60 + 59) / 2)
+    stores = pd.DataFrame({"门店": ["东门", "西门", "南门"] * 2, "销量": [50, 70, 60, 52, 72, 62]})
+    by_store = run_tool("compare_groups", stores, value_column="销量", group_column="门店").record()
+    other = finding(Step("compare_groups", {"value_column": "销量", "group_column": "门店"}), by_store, zh=False)
+    assert other.split("(averages: ", 1)[1].startswith("西门 71")  # other groups: by size

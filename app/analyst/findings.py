@@ -37,6 +37,7 @@ from app.analyst.sheet_words import as_people_write, says_no, says_yes, used_col
 from app.analyst.steps import Plan, Step
 from app.understanding.kinds import asks_extreme
 from app.understanding.language import local_text as _t
+from app.understanding.period_groups import calendar_order
 from app.understanding.words import code_word
 
 COMPARISONS = ("compare_groups", "compare_two_groups")
@@ -48,7 +49,9 @@ def finding(step: Step, result: ResultRecord, zh: bool, plan: Plan | None = None
     means = _means(result.metrics)
     every_mean_said = all(fmt_num(v) in text for v in means.values())  # named_group_headline lists them all
     if step.tool in COMPARISONS and means and not every_mean_said:
-        ranked = sorted(means.items(), key=lambda kv: -kv[1])
+        # periods (1月..6月, Q1..Q4) in calendar order, as the totals' headline lists them; other groups by size
+        in_time = calendar_order(list(means))
+        ranked = [(g, means[g]) for g in in_time] if in_time else sorted(means.items(), key=lambda kv: -kv[1])
         listed = ("，" if zh else ", ").join(f"{_named(g, question, zh)} {fmt_num(v)}" for g, v in ranked)  # 862,332
         text += f"（各组平均值：{listed}）" if zh else f" (averages: {listed})"
     return _as_people_write(text, step, zh, plan)

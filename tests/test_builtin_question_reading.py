@@ -531,6 +531,22 @@ def test_a_rate_with_no_group_named_is_the_overall_rate():
     assert not any(s.tool == "proportion_test" for s in plan.steps)
 
 
+@pytest.mark.parametrize("question", ["What percentage of orders are online?", "线上订单占多少比例？"])
+def test_the_share_of_one_named_value_is_answered_with_that_value(tmp_path, question):
+    """A share question naming one value of a many-valued column answers with that value's share, not
+    the column's most common value (found trying it as a new user: "Channel has 3 distinct values; the
+    most common is Online"). The reading line names the value too."""
+    frame = pd.read_excel(SAMPLES / "retail_sales.xlsx", header=2)
+    online, n = int((frame["Channel"] == "Online").sum()), len(frame)
+    run, _ = Session(tmp_path, SAMPLES / "retail_sales.xlsx").ask(question)
+    text = headline(run)
+    if question.isascii():
+        assert f"Channel = Online: {online / n:.1%} of the rows ({online:,} of {n:,})" in text
+        assert "Read as: the share of Channel = Online." in run.answer
+    else:
+        assert f"Channel = Online 的比例：{online / n:.1%}（{n:,} 行中 {online:,} 行）" in text
+
+
 def test_a_measurement_against_a_yes_no_outcome_is_compared_between_the_outcomes():
     plan = plan_analysis(
         "Did older passengers have a lower chance of survival?", seen(rds("carData_TitanicSurvival")), zh=False

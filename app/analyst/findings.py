@@ -171,12 +171,15 @@ def _passing(step: Step, result: ResultRecord, zh: bool, plan: Plan) -> str | No
 
 def _overall_rate(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
     """The rate of a yes/no outcome over the rows analysed, for a rate question with no groups (rate_steps'
-    breakdown): "Churned = Yes: 25.0% of the rows (22 of 88)" — its yes in the sheet's own word. None for
-    any other breakdown, which says its most common value."""
+    breakdown): "Churned = Yes: 25.0% of the rows (22 of 88)" — its yes in the sheet's own word; or of
+    the one value the question named of a many-valued column ("what percentage of orders are online":
+    "Channel = Online: 46.2% of the rows (554 of 1,200)"). None for any other breakdown, which says its
+    most common value."""
     if plan is None or plan.kind != "proportion":
         return None
     metrics, column = result.metrics, step.arguments.get("column")
-    yes = next((key for key in ("True", "1", "1.0") if f"share.{key}" in metrics), None)
+    named = [plan.success] if plan.success and column == plan.metric else []
+    yes = next((key for key in (*named, "True", "1", "1.0") if f"share.{key}" in metrics), None)
     n = metrics.get("n")
     if yes is None or not isinstance(n, (int, float)) or not n:
         return None

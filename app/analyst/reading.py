@@ -452,10 +452,11 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
         "relationship": (f"how {m} moves with {o_en}", f"{m} 与 {o_zh} 的关系"),
     }
     if plan.kind == "proportion" and any(s.tool in ("proportion_test", "value_counts") for s in plan.steps if s.task):
-        # the rate of a yes/no outcome, per group or over the rows kept (rates.rate_steps)
-        by_kind["proportion"] = (
-            (f"the {m} rate by {g}", f"各 {g} 的 {m} 比例") if g else (f"the {m} rate", f"{m} 的比例")
-        )
+        # the rate of a yes/no outcome, per group or over the rows kept (rates.rate_steps); of one value of a
+        # many-valued column when the question named it ("orders that are online": Channel = Online)
+        rate = f"the share of {m} = {plan.success}" if plan.success else f"the {m} rate"
+        event = f"{m} = {plan.success}" if plan.success else m
+        by_kind["proportion"] = (f"{rate} by {g}", f"各 {g} 的 {event} 比例") if g else (rate, f"{event} 的比例")
         kind = kind or "proportion"
     if plan.kind == "per_unit" and (rate := _rate_made(plan)):
         # a rate made for the question (data_tasks.per_unit_plan): what it is per, not "a summary" of its top

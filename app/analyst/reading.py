@@ -454,9 +454,11 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
     if plan.kind == "proportion" and any(s.tool in ("proportion_test", "value_counts") for s in plan.steps if s.task):
         # the rate of a yes/no outcome, per group or over the rows kept (rates.rate_steps); of one value of a
         # many-valued column when the question named it ("orders that are online": Channel = Online)
-        rate = f"the share of {m} = {plan.success}" if plan.success else f"the {m} rate"
+        outcome_rate = f"the share of {m} = {plan.success}" if plan.success else f"the {m} rate"
         event = f"{m} = {plan.success}" if plan.success else m
-        by_kind["proportion"] = (f"{rate} by {g}", f"各 {g} 的 {event} 比例") if g else (rate, f"{event} 的比例")
+        by_kind["proportion"] = (
+            (f"{outcome_rate} by {g}", f"各 {g} 的 {event} 比例") if g else (outcome_rate, f"{event} 的比例")
+        )
         kind = kind or "proportion"
     if plan.kind == "per_unit" and (rate := _rate_made(plan)):
         # a rate made for the question (data_tasks.per_unit_plan): what it is per, not "a summary" of its top

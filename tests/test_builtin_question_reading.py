@@ -547,6 +547,22 @@ def test_the_share_of_one_named_value_is_answered_with_that_value(tmp_path, ques
         assert f"Channel = Online 的比例：{online / n:.1%}（{n:,} 行中 {online:,} 行）" in text
 
 
+@pytest.mark.parametrize("question", ["What share of orders does each channel have?", "各渠道的订单各占多少比例？"])
+def test_each_values_share_of_the_rows_is_said_as_rows(tmp_path, question):
+    """Each value's share of the rows opens with its reading and says rows as rows (it said "Returning
+    占 行数 总量的比例最大" and had no read-as line)."""
+    frame = pd.read_excel(SAMPLES / "retail_sales.xlsx", header=2)
+    shares = frame["Channel"].value_counts(normalize=True)
+    top, n = shares.index[0], len(frame)
+    run, _ = Session(tmp_path, SAMPLES / "retail_sales.xlsx").ask(question)
+    if question.isascii():
+        assert run.answer.startswith("Read as: each Channel's share of the rows.")
+        assert f"Of the {n:,} rows, {top} (Channel) is the largest share: {shares[top]:.1%}" in headline(run)
+    else:
+        assert run.answer.startswith("理解为：各 Channel 占行数的比例。")
+        assert f"Channel 中 {top} 的行数占比最大：{shares[top]:.1%}（共 {n:,} 行）" in headline(run)
+
+
 def test_a_measurement_against_a_yes_no_outcome_is_compared_between_the_outcomes():
     plan = plan_analysis(
         "Did older passengers have a lower chance of survival?", seen(rds("carData_TitanicSurvival")), zh=False

@@ -26,6 +26,7 @@ from app.analyst.headlines import (
     rank_headline,
     ranked_groups_headline,
     relationship_headline,
+    rows_share_headline,
     share_headline,
     total_headline,
     two_group_headline,
@@ -36,7 +37,6 @@ from app.analyst.scope import describe_condition
 from app.analyst.sheet_words import as_people_write, says_no, says_yes, used_columns
 from app.analyst.steps import Plan, Step
 from app.understanding.kinds import asks_extreme
-from app.understanding.language import local_text as _t
 from app.understanding.period_groups import calendar_order
 from app.understanding.words import code_word
 
@@ -212,7 +212,7 @@ def _shares(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
     arguments = step.arguments
     if not arguments.get("value_column"):  # each group's share of the rows
         column = arguments.get("column")
-        return share_headline(_t(zh, "rows", "行数"), column, result.metrics, zh) if column else None
+        return rows_share_headline(column, result.metrics, zh) if column else None
     return share_headline(arguments["value_column"], arguments["group_column"], result.metrics, zh)
 
 

@@ -599,6 +599,24 @@ def share_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool) -
     )
 
 
+def rows_share_headline(column: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'Of the 1,200 rows, Returning (Customer Type) is the largest share: 58.8%; then New 41.2%.' Each
+    value's share of the rows, from plot_pie's shares of a column alone: a count of rows said as one
+    ("占 行数 总量" is no one's Chinese)."""
+    shares = _by_prefix(metrics, "share.")
+    total = _num(metrics, "total")
+    if not shares:
+        return None
+    ranked = sorted(shares.items(), key=lambda kv: -kv[1])
+    (top, first), rest = ranked[0], ranked[1:]
+    listed = ("，" if zh else ", ").join(f"{g} {_pct(v)}" for g, v in rest)
+    if zh:
+        of = f"（共 {fmt_num(total)} 行）" if total else ""
+        return f"{column} 中 {top} 的行数占比最大：{_pct(first)}{of}" + (f"；其余：{listed}。" if listed else "。")
+    of = f"Of the {fmt_num(total)} rows, " if total else ""
+    return f"{of}{top} ({column}) is the largest share: {_pct(first)}" + (f"; then {listed}." if listed else ".")
+
+
 FORECAST_LISTED = 6  # periods listed one by one; a longer forecast shows its first three and its last
 
 

@@ -417,6 +417,8 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
     """One plain sentence of how the question was read ("Read as: the total 销售额 by 门店";
     "理解为：按 门店 计算 销售额 的总和"); "" when the plan has no measure to speak of (a data task)."""
     m, g = plan.metric, plan.dimension
+    if not m and g and plan.kind == "share":  # each value's share of the rows (totals.share_steps, no measure)
+        return _read_as_sentence(f"各 {g} 占行数的比例" if zh else f"each {g}'s share of the rows", filters, zh)
     if not m:
         return ""
     aggregate = next(

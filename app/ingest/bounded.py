@@ -164,7 +164,10 @@ def while_reading(work: Callable[[Callable[[], bool]], None]) -> Iterator[None]:
 
 
 def _still_running(pid: int) -> bool:
-    """Whether the forked child `pid` has not ended yet (it is left to wait_child to reap)."""
+    """Whether the forked child `pid` has not ended yet (it is left to wait_child to reap). Where that
+    cannot be asked without reaping it (no waitid: macOS), it is taken to be reading still."""
+    if not hasattr(os, "waitid"):
+        return True
     try:
         return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
     except ChildProcessError:

@@ -28,9 +28,15 @@ def exit_status(code: object) -> int:
 def exit_now(code: object) -> None:
     """End the process as `sys.exit(code)` would, without the teardown of its modules and objects."""
     status = exit_status(code)
-    for thread in threading.enumerate():  # as the interpreter waits for them before it ends
-        if thread is not threading.main_thread() and not thread.daemon:
-            thread.join()
+    # What the interpreter's own end does first: threading's exit hooks (an executor's idle workers are
+    # told to stop: joined without it, they would wait forever), then every other non-daemon thread joined
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is not None:
+        shutdown()
+    else:  # (an interpreter without it: the threads joined as it would)
+        for thread in threading.enumerate():
+            if thread is not threading.main_thread() and not thread.daemon:
+                thread.join()
     atexit._run_exitfuncs()  # logging's flush, temporary folders' removal, ...
     for stream in (sys.stdout, sys.stderr):
         try:

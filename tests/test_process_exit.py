@@ -44,6 +44,22 @@ def test_exit_now_ends_as_sys_exit_does_without_the_teardown():
     assert "torn down" not in done.stdout  # the objects were left to the operating system
 
 
+def test_exit_now_ends_with_an_executor_left_open_as_python_does():
+    """A ThreadPoolExecutor nobody shut down: its idle workers are told to stop (threading's exit hooks,
+    as the interpreter's end runs them) instead of being waited for forever."""
+    code = (
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "from app.process_exit import exit_now\n"
+        "pool = ThreadPoolExecutor(2)\n"
+        "print(pool.submit(lambda: 'worked').result())\n"
+        "exit_now(5)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=30, check=False
+    )
+    assert (done.returncode, done.stdout) == (5, "worked\n"), done.stderr
+
+
 def test_exit_now_with_a_message_is_status_1_and_the_message_on_stderr():
     done = ended("no data file")
     assert (done.returncode, done.stderr.strip()) == (1, "no data file")

@@ -8,6 +8,7 @@ not load the web app, the database or the analysis tools (bench/startup.py measu
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sqlalchemy.orm import Session
 
     from app.config import Settings
@@ -38,9 +41,15 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     try:
         code: int = args.func(args)
-        return code
     except KeyboardInterrupt:
         return EXIT_INTERNAL
+    if argv is None and args.func is analyze_command:
+        # the process's own command, and nothing runs after it: it ends without freeing the agent,
+        # pandas, scipy and matplotlib one object at a time (~1 s of CPU the user waited for)
+        from app.process_exit import exit_now
+
+        exit_now(code)
+    return code
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -252,16 +261,24 @@ def sandbox_status(settings: Settings) -> str:
     )
 
 
-def _load_the_agent() -> None:
-    """Import the agent, the tools (scipy.stats, matplotlib ...) and the report writers: ~2 s of CPU that
-    `verity analyze` spends while the upload is read in its forked child (bounded.while_reading).
-    Anything that fails here fails again, and is reported, where the command imports it."""
-    try:
-        import analysis_tools
-        import app.reports.render
-        import app.runs  # noqa: F401 - the agent and its toolbox
+# What `_load_the_agent` imports, in order: steps of a few tenths of a second each, so that it can stop
+# soon after the upload's read has ended ("analysis_tools" with every tool's module, its registry).
+AGENT_MODULES = ("pandas", "scipy.stats", "matplotlib.pyplot", "analysis_tools", "app.runs", "app.reports.render")
 
-        analysis_tools.registry()
+
+def _load_the_agent(reading: Callable[[], bool] = lambda: True) -> None:
+    """Import the agent, the tools (scipy.stats, matplotlib ...) and the report writers: ~2 s of CPU that
+    `verity analyze` spends while the upload is read in its forked child (bounded.while_reading), as
+    long as `reading()` says the read goes on: once it has ended the command starts its check's sandbox
+    (which imports as much on the other core) and then calls this again for the rest. Anything that
+    fails here fails again, and is reported, where the command imports it."""
+    try:
+        for name in AGENT_MODULES:
+            if not reading():
+                return
+            module = importlib.import_module(name)
+            if name == "analysis_tools":
+                module.registry()  # every tool's module
     except Exception:  # noqa: BLE001 - see above
         return
 
@@ -292,6 +309,7 @@ def analyze_command(args: argparse.Namespace) -> int:
         return args.lang or (detect_language(args.question, settings.lang) if args.question else settings.lang)
 
     db = open_database(settings)
+    early: EarlyCheck | None = None
     try:
         with db.session() as session:
             workspace = create_workspace(session, f"CLI: {args.files[0].name}")
@@ -307,6 +325,19 @@ def analyze_command(args: argparse.Namespace) -> int:
                 # the agent's modules load while the upload is read (in a forked child: two cores work)
                 with while_reading(_load_the_agent):
                     add_dataset(session, settings, workspace, path, path.name, args.sheet)
+            active = active_datasets(session, workspace.id)
+            datasets = local_sources(settings, dataset_sources(active))
+            # what the run's reader made of each upload: the check reads it instead of reading the upload
+            # again (the same table; a million-row CSV's read was most of the check)
+            working = first_working_copies(session, settings, active)
+            # the check's sandbox starts as soon as its files exist: its imports (~1.5 s of CPU) and its
+            # read of the working copies run on the other core while this process imports the rest of
+            # the agent and runs it; it waits there for analysis.py (reproduce.start_early_check)
+            fonts = settings.data_dir / "cache" / "matplotlib"
+            fonts.mkdir(parents=True, exist_ok=True)
+            data_files = [Path(d["original_path"]) for d in datasets if d.get("original_path")]
+            early = start_early_check(Limits(timeout_s=600.0), fonts, data_files, settings.sandbox_mode, working)
+            _load_the_agent()  # what the read's time was too short for
             from app.runs import RunService
 
             language = run_language()
@@ -314,21 +345,13 @@ def analyze_command(args: argparse.Namespace) -> int:
             service = RunService(db, settings, keep_frames=True)
             question = args.question or DEFAULT_QUESTION[language]
             run_id = service.create(session, workspace, question, language).id
-            active = active_datasets(session, workspace.id)
-            datasets = local_sources(settings, dataset_sources(active))
-            # what the run's reader made of each upload: the check reads it instead of reading the upload
-            # again (the same table; a million-row CSV's read was most of the check)
-            working = first_working_copies(session, settings, active)
-    except IngestError as err:
+    except BaseException as err:
+        if early is not None:  # no run: nothing will be checked
+            early.cancel()
+        if not isinstance(err, IngestError):
+            raise
         print_ingest_error(err, run_language())
         return EXIT_BAD_INPUT
-    # the check's sandbox starts now: its imports (~1.5 s of CPU) and its read of the working copies run
-    # on the other core while the agent runs; it waits there for analysis.py (reproduce.start_early_check)
-    fonts = settings.data_dir / "cache" / "matplotlib"
-    fonts.mkdir(parents=True, exist_ok=True)
-    limits = Limits(timeout_s=600.0)
-    data_files = [Path(d["original_path"]) for d in datasets if d.get("original_path")]
-    early = start_early_check(limits, fonts, data_files, settings.sandbox_mode, working)
     try:
         return _analyze_run(args, settings, db, service, run_id, answers, interactive, log_file, early)
     finally:

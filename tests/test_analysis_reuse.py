@@ -244,7 +244,7 @@ from tests.factories import SAMPLES, make_settings
 from pathlib import Path
 ran = []
 settings = make_settings(Path({str(tmp_path)!r}))
-with while_reading(lambda: ran.append((os.getpid(), threading.active_count()))):
+with while_reading(lambda reading: ran.append((os.getpid(), threading.active_count()))):
     first = load_table_bounded(SAMPLES / "retail_sales.xlsx", settings=settings)
     second = load_table_bounded(SAMPLES / "retail_sales.xlsx", settings=settings)
 after = load_table_bounded(SAMPLES / "retail_sales.xlsx", settings=settings)
@@ -253,3 +253,67 @@ print(ran == [(os.getpid(), 1)], len(first.frame), first.frame.equals(second.fra
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True)
     assert done.stdout.split() == ["True", "1200", "True", "True"], done.stdout + done.stderr
+
+
+def test_work_given_to_while_reading_can_tell_when_the_read_has_ended(tmp_path):
+    """`verity analyze` imports the agent while the upload is read only as long as the read goes on (then
+    it starts its check's sandbox, whose files the read made): `reading()` is true while the forked child
+    reads and false once it has ended, and the child is still reaped and its table returned."""
+    code = f"""
+import time
+from app.ingest.bounded import load_table_bounded, while_reading
+from tests.factories import SAMPLES, make_settings
+from pathlib import Path
+seen = []
+def work(reading):
+    seen.append(reading())
+    deadline = time.monotonic() + 60
+    while reading() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    seen.append(reading())
+with while_reading(work):
+    table = load_table_bounded(SAMPLES / "retail_sales.xlsx", settings=make_settings(Path({str(tmp_path)!r})))
+print(seen, len(table.frame))
+"""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+    assert done.stdout.split() == ["[True,", "False]", "1200"], done.stdout + done.stderr
+
+
+def test_analyze_starts_its_checks_sandbox_once_the_files_exist_before_the_rest_of_the_agent(tmp_path, monkeypatch):
+    """`verity analyze` starts the check's sandbox (its imports: ~1.5 s of CPU on the other core) as soon as
+    the upload is read and stored, before it imports what the read's time left over and creates the run."""
+    import app.cli as cli
+    import app.reports.reproduce as reproduce
+    from app.config import get_settings
+    from app.runs import RunService
+    from tests.factories import SAMPLES
+
+    class Stop(Exception):
+        pass
+
+    order: list[str] = []
+
+    def early(limits, fonts, data_files, sandbox_mode, working):
+        order.append(f"check started with {sorted(p.name for p in [*data_files, *working.values()])}")
+
+    def load(reading=lambda: True):
+        order.append("rest of the agent imported")
+
+    def create(*args, **kwargs):
+        order.append("run created")
+        raise Stop
+
+    monkeypatch.setattr(reproduce, "start_early_check", early)
+    monkeypatch.setattr(cli, "_load_the_agent", load)
+    monkeypatch.setattr(RunService, "create", create)
+    monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv("VERITY_LLM_MODEL", "builtin")
+    get_settings.cache_clear()
+    with pytest.raises(Stop):
+        cli.main(["analyze", str(SAMPLES / "retail_sales.xlsx"), "--no-input", "--out", str(tmp_path / "r")])
+    assert order[-3:] == [
+        "check started with ['retail_sales.xlsx', 'working_v1.parquet']",
+        "rest of the agent imported",
+        "run created",
+    ]

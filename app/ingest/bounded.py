@@ -145,20 +145,33 @@ def _bounded(
 
 # Work a one-threaded process does while its forked child reads (`while_reading`): run once, by the
 # next read that forks here. A thread would not do: a process with a second thread must not fork.
-_MEANWHILE: list[Callable[[], None]] = []
+_MEANWHILE: list[Callable[[Callable[[], bool]], None]] = []
 
 
 @contextmanager
-def while_reading(work: Callable[[], None]) -> Iterator[None]:
+def while_reading(work: Callable[[Callable[[], bool]], None]) -> Iterator[None]:
     """Within the block, the first read that forks its child in this process runs `work` in the parent
     while the child reads (`verity analyze` imports the agent and the tools then: the read is a second
-    core's work). The read's time limit still counts from the fork. `work` must not raise; it is
-    dropped at the end of the block if no read ran it."""
+    core's work). `work` is given `reading()`, whether the child is still reading: work that can wait
+    stops when it is not (`verity analyze` then starts its check's sandbox, whose files the read made).
+    The read's time limit still counts from the fork. `work` must not raise; it is dropped at the end
+    of the block if no read ran it."""
     _MEANWHILE[:] = [work]
     try:
         yield
     finally:
         _MEANWHILE.clear()
+
+
+def _still_running(pid: int) -> bool:
+    """Whether the forked child `pid` has not ended yet (it is left to wait_child to reap). Where that
+    cannot be asked without reaping it (no waitid: macOS), it is taken to be reading still."""
+    if not hasattr(os, "waitid"):
+        return True
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+    except ChildProcessError:
+        return False
 
 
 def run_job(job: Path, timeout: float) -> tuple[str, int, int]:
@@ -174,7 +187,7 @@ def run_job(job: Path, timeout: float) -> tuple[str, int, int]:
                 os._exit(code)
         started = time.monotonic()
         while _MEANWHILE:
-            _MEANWHILE.pop()()
+            _MEANWHILE.pop()(lambda: _still_running(pid))
         return wait_child(pid, max(0.0, timeout - (time.monotonic() - started)))
     from app.ingest.readserver import read_server
 

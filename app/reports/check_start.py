@@ -11,7 +11,7 @@ run it (`__main__`, its own folder first on sys.path), in the same sandbox, unde
 check re-computes every number exactly as before; only the imports and the reads were done earlier.
 
 Copied into the sandbox's /scratch and run there as a script: standard library imports at the top,
-Verity's own only inside `preload` (it finds them on PYTHONPATH, like analysis.py).
+Verity's own only inside `preload` and at the end (it finds them on PYTHONPATH, like analysis.py).
 """
 
 from __future__ import annotations
@@ -66,4 +66,13 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        code: str | int | None = main(sys.argv)
+    except SystemExit as stop:  # analysis.py's own sys.exit
+        code = stop.code
+    try:
+        from app.process_exit import exit_now
+    except ImportError:  # analysis.py could not have run either: its message says why
+        sys.exit(code)
+    # the host has its verdict once this sandbox has ended: without freeing pandas, scipy and matplotlib
+    exit_now(code)

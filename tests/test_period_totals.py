@@ -16,6 +16,7 @@ import pytest
 
 from analysis_tools.common import fmt_num
 from app.analyst.period_totals import asks_per_period
+from tests.factories import SAMPLES
 from tests.test_builtin_understanding import Session, call, headline
 
 pytestmark = pytest.mark.slow
@@ -168,3 +169,18 @@ def test_the_reading_of_the_period_ranked(tmp_path, zh, question, reading):
     run, calls = ask(tmp_path, sales(zh), "销售.csv" if zh else "sales.csv", question)
     assert call(calls, "rank_values").arguments["group_column"]
     assert run.answer.split("\n")[0] == reading
+
+
+@pytest.mark.parametrize("question", ["2022年哪个月的营业额最高？", "Which month of 2022 had the highest revenue?"])
+def test_the_period_ranked_within_a_year_keeps_that_years_rows(tmp_path, question):
+    """The months ranked are the asked year's: the date range on the column the months are made from
+    keeps rows, it does not name a group (it was dropped: "2024年7月" answered a question about 2022)."""
+    book = SAMPLES / "monthly_operations.xlsx"
+    frame = pd.read_excel(book)
+    in_2022 = frame[frame["月份"].dt.year == 2022]
+    totals = in_2022.groupby(in_2022["月份"].dt.to_period("M"))["营业额"].sum()
+    best = totals.idxmax()
+    run, calls = Session(tmp_path, book).ask(question)
+    assert call(calls, "filter_rows").arguments["conditions"][0]["column"] == "月份"
+    said = f"{best.year}年{best.month}月" if not question.isascii() else best.strftime("%b %Y")
+    assert said in headline(run) and fmt_num(totals.max()) in headline(run), headline(run)

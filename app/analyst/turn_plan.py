@@ -46,8 +46,13 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     # a version made for the question (months, one group against the rest) is made from the kept rows: the
     # filter runs first, whatever the kind (each month's total "only for 东门" is 东门's months)
     if plan.derived:
+        # a condition that names the group the version makes ("first class against the others") is that
+        # group, not rows to keep; a date range beside periods made from the dates ("2022年哪个月") keeps rows
         made_from = {plan.whole, plan.dimension} | {
-            c for s in plan.steps if s.prep for c in s.arguments.get("columns", [])
+            c
+            for s in plan.steps
+            if s.prep and s.arguments.get("kind") != "date_part"
+            for c in s.arguments.get("columns", [])
         }
         conditions = [c for c in conditions if c["column"] not in made_from]
     narrowed = bool(conditions) and plan.kind not in DATA_TASK_KINDS

@@ -230,6 +230,65 @@ def test_utf16_and_cr_only_files_are_read_by_the_exact_reader(tmp_path):
         assert frame["b"].tolist() == [i * 2 for i in range(80)]
 
 
+# Bytes that are not UTF-8, each placed in the data rows (with 64-byte scan chunks: at a chunk's start,
+# its end, across two, after chunks of plain ASCII) and at the very end of the file.
+NOT_UTF8 = {
+    "latin1_e_acute": b"caf\xe9",
+    "lone_continuation": b"x\x80y",
+    "overlong_slash": b"a\xc0\xafb",
+    "surrogate": b"a\xed\xa0\x80b",
+    "past_unicode": b"a\xf4\x90\x80\x80b",
+    "cut_short": b"a\xe6\x98b",
+}
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["text", "typed"])
+@pytest.mark.parametrize("name", sorted(NOT_UTF8))
+def test_bytes_that_are_not_utf8_never_reach_the_parse_unchecked(name, typed, tmp_path, monkeypatch):
+    """The parse does not check UTF-8 itself (check_utf8=False): whatever it is handed must be UTF-8
+    already, the file's own bytes proved so by `scan`, or a decoded text encoded again (`transcoded`).
+    Whatever reaches it is decoded strictly here, at every place the bad bytes can sit."""
+    monkeypatch.setattr(textcolumns, "CHUNK", 64)
+    if typed:
+        monkeypatch.setattr(textcolumns, "TYPED_MIN_BYTES", 0)
+        monkeypatch.setattr(textcolumns, "BLOCK", 512)
+    parsed: list[bytes] = []
+    real = textcolumns._batches
+
+    def checked(source, offset, *args):
+        data = source.stream(offset).read()
+        data.decode("utf-8")  # raises on a byte that is not UTF-8
+        parsed.append(data)
+        return real(source, offset, *args)
+
+    monkeypatch.setattr(textcolumns, "_batches", checked)
+    bad = NOT_UTF8[name]
+    rows = [f"{i},item {i},{i * 3}".encode() for i in range(60)]
+    for spot in range(0, 60, 7):  # a bad cell every few rows: chunk boundaries fall all over them
+        rows[spot] = f"{spot},".encode() + bad + f",{spot * 3}".encode()
+    for at_end in (b"\n", b""):
+        path = tmp_path / f"{name}{len(at_end)}.csv"
+        path.write_bytes(b"id,label,n\n" + b"\n".join(rows) + b"\n" + b"99,last," + bad + at_end)
+        assert textcolumns.scan(path) is None
+        try:
+            table = load_table(path)
+        except IngestError as exc:
+            assert exc.category == "encoding_error"
+            continue
+        assert len(table.frame) == 61
+    assert not parsed or all(data.decode("utf-8") for data in parsed)
+
+
+def test_utf8_cut_by_the_scan_chunks_is_still_utf8(tmp_path, monkeypatch):
+    """Characters of two to four bytes cut anywhere by the scan's chunks are read, not refused."""
+    monkeypatch.setattr(textcolumns, "CHUNK", 64)
+    rows = [f"{i},{'销售额€😀'[i % 3]}{'é' * (i % 5)},{i}" for i in range(200)]
+    path = tmp_path / "wide.csv"
+    path.write_text("id,label,n\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    assert textcolumns.scan(path) is not None
+    assert load_table(path).frame["label"].tolist() == [r.split(",")[1] for r in rows]
+
+
 def test_the_trim_check_sees_every_white_space_character():
     import pyarrow as pa
 

@@ -368,3 +368,42 @@ def test_a_block_reads_as_dates_exactly_when_its_whole_column_would(good):
         assert (typed is None) == (whole is None), cell
         if typed is not None and whole is not None:
             np.testing.assert_array_equal(typed, whole[0])
+
+
+def _reader(tmp_path, text: str):
+    path = tmp_path / "ahead.csv"
+    path.write_text(text, encoding="utf-8")
+    source = textcolumns.scan(path)
+    assert source is not None
+    return textcolumns._batches(source, 0, ",", ["0", "1"], ["0", "1"])
+
+
+def test_batches_parsed_ahead_in_a_thread_are_the_reader_s_batches_in_order(tmp_path, monkeypatch):
+    """textcolumns._ahead: the reader's batches, parsed in a thread of their own while the caller
+    types the one before, in order and all of them; a parse error is raised in the caller."""
+    import threading
+
+    monkeypatch.setattr(textcolumns, "BLOCK", 256)  # many small blocks
+    text = "".join(f"{i},v{i}\n" for i in range(3000))
+    plain = [b.column(0).to_pylist() for b in _reader(tmp_path, text)]
+    threads = set()
+    ahead = []
+    for batch in textcolumns._ahead(_reader(tmp_path, text)):
+        threads |= {t.name for t in threading.enumerate()}
+        ahead.append(batch.column(0).to_pylist())
+    assert len(plain) > 10 and ahead == plain
+    assert "verity-csv-parse" in threads
+    assert "verity-csv-parse" not in {t.name for t in threading.enumerate()}
+    with pytest.raises(Exception, match="Expected 2 columns"):  # a ragged row, past the first blocks
+        list(textcolumns._ahead(_reader(tmp_path, text + "1,2,3\n")))
+    assert "verity-csv-parse" not in {t.name for t in threading.enumerate()}
+
+
+def test_a_caller_that_stops_early_stops_the_parse_thread(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr(textcolumns, "BLOCK", 256)
+    batches = textcolumns._ahead(_reader(tmp_path, "".join(f"{i},v{i}\n" for i in range(3000))))
+    next(batches)
+    batches.close()  # as when the caller raises: the generator's finally ends the thread
+    assert "verity-csv-parse" not in {t.name for t in threading.enumerate()}

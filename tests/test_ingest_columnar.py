@@ -407,3 +407,17 @@ def test_a_caller_that_stops_early_stops_the_parse_thread(tmp_path, monkeypatch)
     next(batches)
     batches.close()  # as when the caller raises: the generator's finally ends the thread
     assert "verity-csv-parse" not in {t.name for t in threading.enumerate()}
+
+
+def test_without_a_thread_the_caller_parses_the_batches(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr(textcolumns, "BLOCK", 256)
+    text = "".join(f"{i},v{i}\n" for i in range(3000))
+    plain = [b.column(0).to_pylist() for b in _reader(tmp_path, text)]
+
+    def refused(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    assert [b.column(0).to_pylist() for b in textcolumns._ahead(_reader(tmp_path, text))] == plain

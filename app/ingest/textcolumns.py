@@ -252,7 +252,7 @@ def _ahead(reader: pcsv.CSVStreamingReader) -> Iterator[pa.RecordBatch]:
     (Arrow parses without the GIL; the caller's casts and numpy work take it): on two cores the
     parse and the typing overlap. One batch waits at most, so the text held grows by one block.
     An error of the parse is raised here, in the caller; a caller that stops early stops the
-    thread after the batch it is parsing."""
+    thread after the batch it is parsing. Where no thread can be started, the caller parses."""
     slot: queue.Queue[object] = queue.Queue(maxsize=1)
     stop = threading.Event()
 
@@ -273,7 +273,11 @@ def _ahead(reader: pcsv.CSVStreamingReader) -> Iterator[pa.RecordBatch]:
                 slot.put(exc)
 
     thread = threading.Thread(target=parse, name="verity-csv-parse", daemon=True)
-    thread.start()
+    try:
+        thread.start()
+    except RuntimeError:  # no thread to be had (a limit on the process): parsed here, one after the other
+        yield from reader
+        return
     try:
         while True:
             item = slot.get()

@@ -230,6 +230,65 @@ def test_utf16_and_cr_only_files_are_read_by_the_exact_reader(tmp_path):
         assert frame["b"].tolist() == [i * 2 for i in range(80)]
 
 
+# Bytes that are not UTF-8, each placed in the data rows (with 64-byte scan chunks: at a chunk's start,
+# its end, across two, after chunks of plain ASCII) and at the very end of the file.
+NOT_UTF8 = {
+    "latin1_e_acute": b"caf\xe9",
+    "lone_continuation": b"x\x80y",
+    "overlong_slash": b"a\xc0\xafb",
+    "surrogate": b"a\xed\xa0\x80b",
+    "past_unicode": b"a\xf4\x90\x80\x80b",
+    "cut_short": b"a\xe6\x98b",
+}
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["text", "typed"])
+@pytest.mark.parametrize("name", sorted(NOT_UTF8))
+def test_bytes_that_are_not_utf8_never_reach_the_parse_unchecked(name, typed, tmp_path, monkeypatch):
+    """The parse does not check UTF-8 itself (check_utf8=False): whatever it is handed must be UTF-8
+    already, the file's own bytes proved so by `scan`, or a decoded text encoded again (`transcoded`).
+    Whatever reaches it is decoded strictly here, at every place the bad bytes can sit."""
+    monkeypatch.setattr(textcolumns, "CHUNK", 64)
+    if typed:
+        monkeypatch.setattr(textcolumns, "TYPED_MIN_BYTES", 0)
+        monkeypatch.setattr(textcolumns, "BLOCK", 512)
+    parsed: list[bytes] = []
+    real = textcolumns._batches
+
+    def checked(source, offset, *args):
+        data = source.stream(offset).read()
+        data.decode("utf-8")  # raises on a byte that is not UTF-8
+        parsed.append(data)
+        return real(source, offset, *args)
+
+    monkeypatch.setattr(textcolumns, "_batches", checked)
+    bad = NOT_UTF8[name]
+    rows = [f"{i},item {i},{i * 3}".encode() for i in range(60)]
+    for spot in range(0, 60, 7):  # a bad cell every few rows: chunk boundaries fall all over them
+        rows[spot] = f"{spot},".encode() + bad + f",{spot * 3}".encode()
+    for at_end in (b"\n", b""):
+        path = tmp_path / f"{name}{len(at_end)}.csv"
+        path.write_bytes(b"id,label,n\n" + b"\n".join(rows) + b"\n" + b"99,last," + bad + at_end)
+        assert textcolumns.scan(path) is None
+        try:
+            table = load_table(path)
+        except IngestError as exc:
+            assert exc.category == "encoding_error"
+            continue
+        assert len(table.frame) == 61
+    assert not parsed or all(data.decode("utf-8") for data in parsed)
+
+
+def test_utf8_cut_by_the_scan_chunks_is_still_utf8(tmp_path, monkeypatch):
+    """Characters of two to four bytes cut anywhere by the scan's chunks are read, not refused."""
+    monkeypatch.setattr(textcolumns, "CHUNK", 64)
+    rows = [f"{i},{'销售额€😀'[i % 3]}{'é' * (i % 5)},{i}" for i in range(200)]
+    path = tmp_path / "wide.csv"
+    path.write_text("id,label,n\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    assert textcolumns.scan(path) is not None
+    assert load_table(path).frame["label"].tolist() == [r.split(",")[1] for r in rows]
+
+
 def test_the_trim_check_sees_every_white_space_character():
     import pyarrow as pa
 
@@ -309,3 +368,71 @@ def test_a_block_reads_as_dates_exactly_when_its_whole_column_would(good):
         assert (typed is None) == (whole is None), cell
         if typed is not None and whole is not None:
             np.testing.assert_array_equal(typed, whole[0])
+
+
+def _reader(tmp_path, text: str):
+    path = tmp_path / "ahead.csv"
+    path.write_text(text, encoding="utf-8")
+    source = textcolumns.scan(path)
+    assert source is not None
+    return textcolumns._batches(source, 0, ",", ["0", "1"], ["0", "1"])
+
+
+def test_batches_parsed_ahead_in_a_thread_are_the_reader_s_batches_in_order(tmp_path, monkeypatch):
+    """textcolumns._ahead: the reader's batches, parsed in a thread of their own while the caller
+    types the one before, in order and all of them; a parse error is raised in the caller."""
+    import threading
+
+    monkeypatch.setattr(textcolumns, "BLOCK", 256)  # many small blocks
+    text = "".join(f"{i},v{i}\n" for i in range(3000))
+    plain = [b.column(0).to_pylist() for b in _reader(tmp_path, text)]
+    threads = set()
+    ahead = []
+    for batch in textcolumns._ahead(_reader(tmp_path, text)):
+        threads |= {t.name for t in threading.enumerate()}
+        ahead.append(batch.column(0).to_pylist())
+    assert len(plain) > 10 and ahead == plain
+    assert "verity-csv-parse" in threads
+    assert "verity-csv-parse" not in {t.name for t in threading.enumerate()}
+    with pytest.raises(Exception, match="Expected 2 columns"):  # a ragged row, past the first blocks
+        list(textcolumns._ahead(_reader(tmp_path, text + "1,2,3\n")))
+    assert "verity-csv-parse" not in {t.name for t in threading.enumerate()}
+
+
+def test_a_caller_that_stops_early_stops_the_parse_thread(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr(textcolumns, "BLOCK", 256)
+    batches = textcolumns._ahead(_reader(tmp_path, "".join(f"{i},v{i}\n" for i in range(3000))))
+    next(batches)
+    batches.close()  # as when the caller raises: the generator's finally ends the thread
+    assert "verity-csv-parse" not in {t.name for t in threading.enumerate()}
+
+
+def test_without_a_thread_the_caller_parses_the_batches(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr(textcolumns, "BLOCK", 256)
+    text = "".join(f"{i},v{i}\n" for i in range(3000))
+    plain = [b.column(0).to_pylist() for b in _reader(tmp_path, text)]
+
+    def refused(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    assert [b.column(0).to_pylist() for b in textcolumns._ahead(_reader(tmp_path, text))] == plain
+
+
+def test_the_reading_child_keeps_freed_arrow_pages_a_moment(monkeypatch):
+    """Blocks parsed in one thread and freed in another: pages handed back at once (decay 0) were
+    faulted in again for every block (0.3-0.5 s of CPU at a million rows), kept for a second (Arrow's
+    default) they raised the peak; the child keeps them for a fraction of a second."""
+    import pyarrow as pa
+
+    from app.ingest import child
+
+    decay: list[int] = []
+    monkeypatch.setattr(pa, "set_memory_pool", lambda pool: None)  # this test process keeps its pool
+    monkeypatch.setattr(pa, "jemalloc_set_decay_ms", decay.append)
+    child.arrow_memory_returned_soon()
+    assert decay == [child.ARROW_DECAY_MS] and 0 < child.ARROW_DECAY_MS < 1000

@@ -157,6 +157,28 @@ def test_a_row_of_averages_rounded_to_one_decimal_is_excluded(tmp_path):
     assert list(load_table(path).frame["Name"]) == ["Ann", "Bo", "Cy", "Di", "Ed"]
 
 
+def test_a_column_whose_last_rows_say_no_average_is_not_searched_whole(tmp_path, monkeypatch):
+    """The one row of averages closes the table, so the label columns' last rows are asked first:
+    a million-row column is searched only when one of them reads like an average."""
+    from app.ingest import extract
+
+    searched: list[int] = []
+    real = extract.regex_hits
+
+    def counted(texts, pattern):
+        if pattern == "(?i)" + extract.AVERAGE_PATTERN:
+            searched.append(len(texts))
+        return real(texts, pattern)
+
+    monkeypatch.setattr(extract, "regex_hits", counted)
+    names = [f"name {i}" for i in range(3_000)]
+    names[10] = "Average"  # once, but among the data: a name, not a row of averages
+    path = tmp_path / "long.csv"
+    pd.DataFrame({"Name": names, "Score": range(3_000)}).to_csv(path, index=False)
+    assert len(load_table(path).frame) == 3_000
+    assert searched and max(searched) <= extract.TAIL_ROWS + 1
+
+
 def test_the_busiest_day_is_named_as_a_day_and_y_n_as_the_sheet_writes_them(tmp_path):
     rng = np.random.default_rng(3)
     frame = pd.DataFrame(

@@ -200,7 +200,6 @@ def _average_labels() -> tuple[str, ...]:
 
 
 AVERAGE_PATTERN = r"^\s*(?:" + "|".join(re.escape(w) for w in _average_labels()) + r")\s*(?:值|分)?\s*[:：.]?\s*$"
-AVERAGE_WORDS = "(?i)" + "|".join(re.escape(w) for w in _average_labels())  # in every match of AVERAGE_PATTERN
 TAIL_ROWS = 3  # a row of averages closes the table: at most this many present rows (totals, notes) follow it
 
 
@@ -246,11 +245,14 @@ def _averages_mask(
     kept = np.flatnonzero(keep)
     if len(kept) < 3:
         return mask
-    tail = set(kept[-(TAIL_ROWS + 1) :].tolist())
+    last = kept[-(TAIL_ROWS + 1) :]
+    tail = set(last.tolist())
     for c in label_cols:
         col = body[c]
         if col.dtype == object or pd.api.types.is_string_dtype(col):
-            if not any_cell_may_match(text_array(col), AVERAGE_WORDS):
+            # The one row of averages must be among the last rows: a column none of whose last rows
+            # says so has none, found on those few cells instead of a search of the whole column.
+            if not regex_hits(_stripped(col.iloc[last], trimmed), "(?i)" + AVERAGE_PATTERN).any():
                 continue
             hits = regex_hits(_stripped(col, trimmed), "(?i)" + AVERAGE_PATTERN) & keep
             if hits.sum() == 1 and int(np.flatnonzero(hits)[0]) in tail and _holds_averages(body, hits, keep, readings):

@@ -32,6 +32,9 @@ columnar pass as UTF-8 bytes.
 from __future__ import annotations
 
 import csv
+import queue
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -216,7 +219,7 @@ def read_typed_rows(
     names = [str(i) for i in range(fields)]
     columns = [_Column(i in typed, source.lines) for i in range(fields)]
     try:
-        for batch in _batches(source, offset, delimiter, names, names):
+        for batch in _ahead(_batches(source, offset, delimiter, names, names)):
             for i, column in enumerate(columns):
                 column.add(batch.column(i))
             del batch
@@ -224,7 +227,7 @@ def read_typed_rows(
         for i in map(int, again):
             columns[i] = _Column(False)
         if again:  # the columns some block refused to type: their text, in a second, narrower pass
-            for batch in _batches(source, offset, delimiter, names, again):
+            for batch in _ahead(_batches(source, offset, delimiter, names, again)):
                 for name in again:
                     columns[int(name)].add(batch.column(name))
                 del batch
@@ -241,7 +244,62 @@ def read_typed_rows(
     return series, readings
 
 
-def _batches(source: TextSource, offset: int, delimiter: str, names: list[str], include: list[str]):
+_END = object()
+
+
+def _ahead(reader: pcsv.CSVStreamingReader) -> Iterator[pa.RecordBatch]:
+    """The reader's batches, each parsed in a thread while the caller types the one before
+    (Arrow parses without the GIL; the caller's casts and numpy work take it): on two cores the
+    parse and the typing overlap. One batch waits at most, so the text held grows by one block.
+    An error of the parse is raised here, in the caller; a caller that stops early stops the
+    thread after the batch it is parsing. Where no thread can be started, the caller parses."""
+    slot: queue.Queue[object] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def parse() -> None:
+        try:
+            for batch in reader:
+                while not stop.is_set():
+                    try:
+                        slot.put(batch, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            slot.put(_END)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, who raises it
+            if not stop.is_set():
+                slot.put(exc)
+
+    thread = threading.Thread(target=parse, name="verity-csv-parse", daemon=True)
+    try:
+        thread.start()
+    except RuntimeError:  # no thread to be had (a limit on the process): parsed here, one after the other
+        yield from reader
+        return
+    try:
+        while True:
+            item = slot.get()
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+            del item
+    finally:
+        stop.set()
+        while thread.is_alive():  # a parse under way ends, its batch is dropped
+            try:
+                slot.get(timeout=0.1)
+            except queue.Empty:
+                pass
+        reader.close()
+
+
+def _batches(
+    source: TextSource, offset: int, delimiter: str, names: list[str], include: list[str]
+) -> pcsv.CSVStreamingReader:
     """The rows as record batches of text columns (pyarrow's streaming CSV reader, BLOCK bytes at a
     time): trimmed later, empty cells missing, quoting as the exact reader reads it."""
     return pcsv.open_csv(

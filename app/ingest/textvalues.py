@@ -433,7 +433,7 @@ def _rest_can_reach(d: Distinct, ok: np.ndarray, reads, need: float) -> tuple[bo
     return d.weight(ok) + hit_w + d.weight(rest) - d.weight(sample) >= need, rest
 
 
-def _mostly_unreadable(d: Distinct, reads, also: str | None = None) -> bool:
+def mostly_unreadable(d: Distinct, reads, also: str | None = None) -> bool:
     """A sample of the distinct values decides cheaply that a column cannot be numeric (or dated)."""
     present = np.flatnonzero(d.keep)
     if len(present) <= 2 * SAMPLE:
@@ -452,7 +452,7 @@ def parse_numbers(d: Distinct, n_present: int):
     """(numbers per distinct value, steps, which parsed), or None when fewer than PARSE_SHARE of
     the values are numbers."""
     need = PARSE_SHARE * n_present
-    if _mostly_unreadable(d, number_of, also=PLAIN_NUMBER):
+    if mostly_unreadable(d, number_of, also=PLAIN_NUMBER):
         return None
     values = np.full(len(d), np.nan)
     counts = dict.fromkeys(_FLAGS, 0)
@@ -539,7 +539,7 @@ def date_of(text: str):
 def parse_dates(d: Distinct, n_present: int):
     """(dates per distinct value, steps, which parsed), or None when fewer than PARSE_SHARE parse."""
     need = PARSE_SHARE * n_present
-    if _mostly_unreadable(d, date_of) or _day_first_slashes(d):
+    if mostly_unreadable(d, date_of) or _day_first_slashes(d):
         return None  # day-first "13/01/2020" is read by parse_dates_by_format, whole column one way
     out = np.full(len(d), np.datetime64("NaT"), dtype="datetime64[ns]")
     iso = d.match(ISO_DATE, where=d.keep)
@@ -593,7 +593,7 @@ def parse_dates_by_format(d: Distinct, n_present: int):
     present = np.flatnonzero(d.keep)
     sample = present[:SAMPLE]
     texts = [str(t) for t in d.text.take(pa.array(sample)).to_pylist()]  # not d.values: all 200k of them
-    if not texts or not all(any(ch.isdigit() for ch in t) and len(t) <= 40 for t in texts):
+    if not may_be_formatted_dates(texts):
         return None
     with warnings.catch_warnings():  # pandas warns when a guess contradicts dayfirst: both are tried anyway
         warnings.simplefilter("ignore")
@@ -635,6 +635,12 @@ def parse_dates_by_format(d: Distinct, n_present: int):
         ],
         ok,
     )
+
+
+def may_be_formatted_dates(sample: list[str]) -> bool:
+    """Whether the first distinct values of a column (`parse_dates_by_format`'s sample) can be
+    dates in some layout at all: every one has a digit and at most 40 characters."""
+    return bool(sample) and all(any(ch.isdigit() for ch in t) and len(t) <= 40 for t in sample)
 
 
 def _dates_in(texts: pd.Series, fmt: str) -> np.ndarray:

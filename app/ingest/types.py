@@ -27,11 +27,18 @@ from app.ingest.ranges import split_range_columns
 from app.ingest.table import cell_text
 from app.ingest.textcolumns import TextReading
 from app.ingest.textvalues import (
+    PLAIN_NUMBER,
+    SAMPLE,
     Distinct,
     Step,
+    all_digits,
+    date_of,
     iso_datetimes,
     leftover,
+    may_be_formatted_dates,
     may_need_trim,
+    mostly_unreadable,
+    number_of,
     padded_codes,
     parse_dates,
     parse_dates_by_format,
@@ -314,6 +321,8 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
     if not id_named and col.dtype != object and (iso := iso_datetimes(col)) is not None:
         stamps, n = iso  # what parse_dates gives such a column, without a Python string per value
         return pd.Series(stamps, dtype="datetime64[ns]"), "datetime", [_iso_step(n)]
+    if not id_named and col.dtype != object and _settled_free_text(col):
+        return col, "text", []
     d = Distinct.of(col)
     if len(d) == 0:
         return _as_text(pd.Series([None] * len(col), dtype=object)), "text", []
@@ -382,6 +391,62 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
             return d.expand_text(), "category", steps
         return text_result(), "category", steps
     return text_result(), "text", steps
+
+
+# The rows whose distinct values `_settled_free_text` looks at: grown eightfold until they hold more than
+# 2 * SAMPLE distinct values, up to a quarter of the column (past that, factorising it whole costs little more).
+FREE_TEXT_HEAD = 4096
+_PHONE_LENGTHS = (10, 15)  # the shortest and longest text _PHONE matches ("0101234567", "+86 13812345678")
+
+
+def _settled_free_text(col: pd.Series) -> bool:
+    """Whether `_convert_text` would keep this text column as it is, as "text" with nothing logged,
+    decided without factorising it whole: the distinct values of free text (comments, names,
+    addresses) run to hundreds of thousands in a big file, and factorising them was a tenth of a
+    million-row read. Every test of the distinct-value path is made, on the whole column where it
+    counts cells and on the distinct values of its first rows where it looks only at the first
+    SAMPLE of them (which are the whole column's first SAMPLE, distinct values coming in the order
+    they first appear); anything the full path could read otherwise answers False, and it decides.
+
+    The whole column: no cell to trim and no ideographic space (its distinct texts are its cells),
+    no missing marker, and too few cells of a phone number's length for a column of phones. The
+    head: more than 2 * SAMPLE distinct values (no category; the samples are taken), one longer
+    than a yes/no word, one that is not all digits (no zero-padded or long codes), and samples that
+    are mostly neither numbers nor dates in any layout."""
+    if not isinstance(col.dtype, pd.StringDtype):
+        return False  # text as the readers give it (a categorical's values could come in another order)
+    texts = text_array(col)
+    head = _head_distinct(col)
+    if head is None:
+        return False
+    if may_need_trim(texts) or pc.any(pc.match_substring(texts, "\u3000")).as_py():
+        return False
+    lengths = pc.utf8_length(texts)
+    short = texts.filter(pc.less_equal(lengths, _MARKER_CHARS))
+    if len(short) and pc.any(pc.is_in(pc.utf8_lower(short), value_set=_MARKERS)).as_py():
+        return False
+    if pc.max(pc.utf8_length(head.text)).as_py() <= _BOOL_CHARS or all_digits(head.text):
+        return False
+    low, high = _PHONE_LENGTHS
+    phone_long = pc.sum(pc.and_(pc.greater_equal(lengths, low), pc.less_equal(lengths, high))).as_py() or 0
+    if phone_long >= 0.9 * (len(texts) - texts.null_count):
+        return False
+    if not (mostly_unreadable(head, number_of, also=PLAIN_NUMBER) and mostly_unreadable(head, date_of)):
+        return False
+    return not may_be_formatted_dates(head.text.slice(0, SAMPLE).to_pylist())
+
+
+def _head_distinct(col: pd.Series) -> Distinct | None:
+    """The distinct values of the column's first rows once they number more than 2 * SAMPLE (None
+    when a quarter of the column does not hold that many)."""
+    rows = FREE_TEXT_HEAD
+    while True:
+        head = Distinct.of(col.iloc[:rows])
+        if len(head) > 2 * SAMPLE:
+            return head
+        if rows >= len(col) // 4:
+            return None
+        rows *= 8
 
 
 def _markers(d: Distinct) -> np.ndarray:

@@ -295,6 +295,38 @@ def test_a_near_miss_does_not_name_a_value(question, values):
     assert values_named(question, values) == []
 
 
+CITIES_PINYIN = ["Hangzhou", "Shanghai", "Chongqing", "Xi'an", "Chengdu"]
+
+
+@pytest.mark.parametrize(
+    ("question", "values", "expected"),
+    [
+        ("只看杭州的受访者，满意度平均是多少？", CITIES_PINYIN, ["Hangzhou"]),
+        ("重庆和西安的订单哪个多？", CITIES_PINYIN, ["Chongqing", "Xi'an"]),  # 重 read chong; 西安 xi+an
+        ("Only the Hangzhou stores, please", ["杭州", "上海", "成都"], ["杭州"]),
+        ("Compare Cheng Du with Shanghai", ["杭州", "上海", "成都"], ["成都", "上海"]),
+    ],
+)
+def test_a_place_is_named_in_the_other_script(question, values, expected):
+    """A city written in characters on one side and in pinyin on the other is one value (a new user's
+    "只看杭州的受访者" over City = Hangzhou kept every row)."""
+    assert values_named(question, values) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "values"),
+    [
+        ("我们的女性客户多吗？", ["Women", "Men"]),  # an English word is English: 我们 is wo+men, not Women
+        ("Do women buy more?", ["我们", "他们"]),
+        ("西部的销量高吗？", ["Xi'an", "Chengdu"]),  # 西 alone is xi, not Xi'an: two characters at least
+        ("安全库存够吗？", ["China", "Anhui"]),  # 安全 is an+quan
+        ("Is the chinese market bigger?", ["成都", "上海"]),
+    ],
+)
+def test_pinyin_near_misses_name_no_value(question, values):
+    assert values_named(question, values) == []
+
+
 def test_a_one_character_value_is_read_only_in_a_column_with_few_levels():
     many = [chr(0x4E00 + i) for i in range(20)] + ["男"]
     assert values_named("男生多吗？", many) == []

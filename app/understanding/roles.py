@@ -38,7 +38,7 @@ from app.understanding.period_groups import period_group_places
 from app.understanding.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
 from app.understanding.spelling import text_variants
 from app.understanding.text import COUNT_WORDS_EN, DEGREES, MERGED_HEADER, header_leaf, tokens, word_forms
-from app.understanding.value_matching import inflected_at, value_forms, zh_single_value_at
+from app.understanding.value_matching import inflected_at, romanized_at, value_forms, zh_single_value_at
 from app.understanding.weekdays import day_at
 from app.understanding.words import (
     SYNONYMS,
@@ -614,13 +614,16 @@ def _find_value(text: str, value: str, raw: str = "", values: list[str] | None =
     phrase of several words ("first class") is looked for in the `raw` text too, where a column word
     inside it ("class") is not blanked out. Then its everyday forms (value_matching): "rainy" for
     Rain, "smoker" for Smokers, 男生 for 男 (a column's `values` and `levels` say when a one-character
-    value may be read); a weekday in any of its forms ("周一" for 星期一: weekdays)."""
+    value may be read); a weekday in any of its forms ("周一" for 星期一: weekdays); a place or name in the
+    other script (value_matching.romanized_at)."""
     found = [
         _find_word(raw if raw and re.search(r"[\s-]", word) else text, word, own=i == 0)
         for i, word in enumerate(value_words(value))
     ]
     found += [_find_word(text, form, own=False) for form in value_forms(value)]
     found += [inflected_at(text, value), zh_single_value_at(text, value, values or [], levels), day_at(text, value)]
+    if not any(f >= 0 for f in found):  # the value in the other script: 杭州 for Hangzhou, "Chengdu" for 成都
+        found.append(romanized_at(text, value))
     return min((f for f in found if f >= 0), default=-1)
 
 

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 from app.understanding import vocabulary
@@ -104,4 +105,74 @@ def zh_single_value_at(text: str, value: str, others: list[str], levels: int) ->
             return at
         if before in singles or after[:1] in singles:  # 男女, 晴雨
             return at
+    return -1
+
+
+# --- a place or name written in Chinese characters on one side and in pinyin on the other ----------------
+# "只看杭州的受访者" over City = Hangzhou, "just the Chengdu stores" over 门店 = 成都: the value is the same
+# word in two scripts. Each character may be read any of its ways (重庆 is chong+qing, not zhong+qing),
+# tones and spaces ignored. Two characters at least and four letters at least: one character's syllable
+# (an, yi) would turn up everywhere.
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
+_PINYIN_VALUE = re.compile(r"[A-Za-z]+(?:[ '\-][A-Za-z]+)*")
+_ROMAN_WORDS = re.compile(r"[A-Za-z]+")
+MIN_ROMAN_LETTERS = 4
+
+
+@lru_cache(maxsize=8192)
+def _readings(char: str) -> tuple[str, ...]:
+    """The toneless pinyin readings of a Chinese character (重 → zhong, chong, tong); () for another."""
+    from pypinyin.pinyin_dict import pinyin_dict  # the character table only, loaded at the first use
+
+    readings = pinyin_dict.get(ord(char), "")
+    bare = ("".join(c for c in unicodedata.normalize("NFD", r) if c.isascii()) for r in readings.split(","))
+    return tuple(dict.fromkeys(r for r in bare if r))
+
+
+def _spelt(chars: str, letters: str, whole: bool) -> int:
+    """How many characters from the start of `chars` spell `letters` exactly, one reading each (all of
+    `chars` when `whole`); 0 when they cannot."""
+
+    def spell(i: int, j: int) -> int:
+        if j == len(letters):
+            return i if (i == len(chars) or not whole) else 0
+        if i == len(chars):
+            return 0
+        for reading in _readings(chars[i]):
+            if letters.startswith(reading, j) and (n := spell(i + 1, j + len(reading))):
+                return n
+        return 0
+
+    return spell(0, 0)
+
+
+def _english_word(letters: str) -> bool:
+    """Whether letters are an English noun, adjective or adverb (women, online): read as English, not as
+    pinyin (我们 is wo+men). A verb-only word stays a name (to shanghai)."""
+    from lemminflect import getAllLemmas
+
+    return bool(set(getAllLemmas(letters)) - {"VERB"})
+
+
+def romanized_at(text: str, value: str) -> int:
+    """Where the question writes a value in the other script: a pinyin value (Hangzhou, Xi'an) in
+    Chinese characters, or a Chinese value (杭州) in pinyin ("Hangzhou", "Hang Zhou"); -1 if nowhere."""
+    value = value.strip()
+    if _PINYIN_VALUE.fullmatch(value):
+        letters = re.sub(r"[ '\-]", "", value).lower()
+        if len(letters) < MIN_ROMAN_LETTERS or _english_word(letters):
+            return -1
+        for run in _CJK_RUN.finditer(text):
+            for i in range(len(run.group()) - 1):
+                if _spelt(run.group()[i:], letters, whole=False) >= 2:
+                    return run.start() + i
+        return -1
+    if not (_CJK_RUN.fullmatch(value) and len(value) >= 2):
+        return -1
+    words = list(_ROMAN_WORDS.finditer(text))
+    for i, first in enumerate(words):
+        for last in words[i : i + len(value)]:  # "Hangzhou" or "Hang Zhou": a word per character at most
+            letters = "".join(w.group() for w in words[i : words.index(last) + 1]).lower()
+            if len(letters) >= MIN_ROMAN_LETTERS and not _english_word(letters) and _spelt(value, letters, whole=True):
+                return first.start()
     return -1

@@ -676,3 +676,23 @@ def test_a_level_is_averaged_per_period_and_a_day_means_daily(tmp_path):
     )
     forecast = step(calls, "forecast").arguments
     assert "agg" not in forecast and forecast["horizon"] == 14 and forecast.get("freq", "D") == "D"
+
+
+# --- "each …" asks for groups ---------------------------------------------------------------------------
+def test_each_names_the_groups_a_yes_no_rate_is_split_by(tmp_path):
+    """ "In each area, how often …": each/every/per asks for one answer per group, so the grouping its word
+    names (area → 片区, across languages by meaning) is settled like any grouping a question asks for,
+    not left to the default (the grouping with the most levels first: 档口)."""
+    stalls = [
+        ("阿明", "东区"),
+        ("小李", "东区"),
+        ("老张", "西区"),
+        ("大华", "西区"),
+        ("阿芳", "南区"),
+        ("小陈", "南区"),
+    ]
+    rows = [(*stalls[i % 6], 20 + (i * 7) % 13, "是" if (i * 5) % 7 < 2 else "否") for i in range(48)]
+    path = tmp_path / "stalls.csv"
+    pd.DataFrame(rows, columns=["档口", "片区", "销量", "是否缺货"]).to_csv(path, index=False)
+    plan = plan_analysis("In each area, how often were we out of stock?", seen(path), zh=False)
+    assert (plan.metric, plan.dimension) == ("是否缺货", "片区")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from app.analyst.vocabulary import kinds, words
 from app.understanding.gate_words import COMPARE_WORDS, TREND_WORDS, says_drivers, says_future, says_importance
-from app.understanding.kinds import asks_direction_over_time, asks_extreme, asks_top
+from app.understanding.kinds import EACH, asks_direction_over_time, asks_extreme, asks_top
 from app.understanding.roles import asks_ahead
 
 # The words of each kind, looked for as text: the analyst's own (vocabulary.toml keywords.*) and those it
@@ -71,7 +71,8 @@ def asks_for(question: str, has_date: bool, predictors_named: bool) -> Asks:
 
 def asks_for_groups(question: str) -> bool:
     """Whether the question asks to split the data into groups (compare, relate, which is most, what
-    helps or hurts), so a group filled by default replaces something it asked for."""
+    helps or hurts, one answer for each or per something: "how often did each area run out"), so a
+    group filled by default replaces something it asked for."""
     return bool(
         wants(question, "compare")
         or wants(question, "correlate")
@@ -79,4 +80,5 @@ def asks_for_groups(question: str) -> bool:
         or asks_extreme(question)
         or asks_top(question)
         or GROUP_CUES.search(question)
+        or EACH.search(question)
     )

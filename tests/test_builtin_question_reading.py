@@ -17,6 +17,7 @@ from scipy import stats
 from analysis_tools.common import fmt_num
 from analysis_tools.core import profile_dataset
 from app.analyst.plan import plan_analysis
+from app.analyst.question_words import asks_each_group
 from app.analyst.role_question import role_question
 from app.ingest.pipeline import load_table
 from app.understanding.kinds import asks_top, number_cut
@@ -696,3 +697,21 @@ def test_each_names_the_groups_a_yes_no_rate_is_split_by(tmp_path):
     pd.DataFrame(rows, columns=["档口", "片区", "销量", "是否缺货"]).to_csv(path, index=False)
     plan = plan_analysis("In each area, how often were we out of stock?", seen(path), zh=False)
     assert (plan.metric, plan.dimension) == ("是否缺货", "片区")
+
+
+@pytest.mark.parametrize(
+    ("question", "groups"),
+    [
+        ("In each area, how often were we out of stock?", True),
+        ("每个片区缺货的比例是多少？", True),
+        ("每家档口卖了多少？", True),
+        # per unit, not per group: a unit of time, a unit a header counts in, a thing the rows are
+        ("只看每箱单价超过30的记录，一共卖了多少箱？", False),
+        ("How many boxes per day?", False),
+        ("每个月卖多少箱？", False),
+        ("What is the average spend per order?", False),
+    ],
+)
+def test_each_asks_for_groups_unless_a_unit_follows(question, groups):
+    columns = [{"name": "档口"}, {"name": "片区"}, {"name": "销量（箱）"}, {"name": "单价（元/箱）"}]
+    assert asks_each_group(question, columns) is groups

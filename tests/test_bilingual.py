@@ -63,3 +63,14 @@ def test_the_cli_never_reads_the_dictionary() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT)}
     )
     assert out.stdout.strip() == "True False", out.stderr
+
+
+def test_a_word_the_dictionary_lacks_is_read_by_its_characters_at_a_share() -> None:
+    # 产蛋量 is no entry, nor is any word of two characters inside it: 蛋 "egg" carries the gloss, at a share
+    assert bilingual.unknown_words("产蛋量") == ("产蛋量",)
+    assert bilingual.strength("eggs", "产蛋量") == bilingual.CHARACTER_SHARE < 1.0
+    # a character's gloss adds to the embedding's lead, it never takes a column alone
+    assert semantic.bridged_column("eggs", ["产蛋量", "饲料（公斤）", "鸡舍"]) is None
+    # a word the dictionary knows is read as a word, never by its characters (分 of 评分 is no "share")
+    assert bilingual.unknown_words("数学评分") == ()
+    assert bilingual.strength("share", "数学评分") == 0.0

@@ -17,6 +17,7 @@ from scipy import stats
 from analysis_tools.common import fmt_num
 from analysis_tools.core import profile_dataset
 from app.analyst.plan import plan_analysis
+from app.analyst.question_words import asks_each_group
 from app.analyst.role_question import role_question
 from app.ingest.pipeline import load_table
 from app.understanding.kinds import asks_top, number_cut
@@ -708,3 +709,41 @@ def test_a_level_is_averaged_per_period_and_a_day_means_daily(tmp_path):
     )
     forecast = step(calls, "forecast").arguments
     assert "agg" not in forecast and forecast["horizon"] == 14 and forecast.get("freq", "D") == "D"
+
+
+# --- "each …" asks for groups ---------------------------------------------------------------------------
+def test_each_names_the_groups_a_yes_no_rate_is_split_by(tmp_path):
+    """ "In each area, how often …": each/every/per asks for one answer per group, so the grouping its word
+    names (area → 片区, across languages by meaning) is settled like any grouping a question asks for,
+    not left to the default (the grouping with the most levels first: 档口)."""
+    stalls = [
+        ("阿明", "东区"),
+        ("小李", "东区"),
+        ("老张", "西区"),
+        ("大华", "西区"),
+        ("阿芳", "南区"),
+        ("小陈", "南区"),
+    ]
+    rows = [(*stalls[i % 6], 20 + (i * 7) % 13, "是" if (i * 5) % 7 < 2 else "否") for i in range(48)]
+    path = tmp_path / "stalls.csv"
+    pd.DataFrame(rows, columns=["档口", "片区", "销量", "是否缺货"]).to_csv(path, index=False)
+    plan = plan_analysis("In each area, how often were we out of stock?", seen(path), zh=False)
+    assert (plan.metric, plan.dimension) == ("是否缺货", "片区")
+
+
+@pytest.mark.parametrize(
+    ("question", "groups"),
+    [
+        ("In each area, how often were we out of stock?", True),
+        ("每个片区缺货的比例是多少？", True),
+        ("每家档口卖了多少？", True),
+        # per unit, not per group: a unit of time, a unit a header counts in, a thing the rows are
+        ("只看每箱单价超过30的记录，一共卖了多少箱？", False),
+        ("How many boxes per day?", False),
+        ("每个月卖多少箱？", False),
+        ("What is the average spend per order?", False),
+    ],
+)
+def test_each_asks_for_groups_unless_a_unit_follows(question, groups):
+    columns = [{"name": "档口"}, {"name": "片区"}, {"name": "销量（箱）"}, {"name": "单价（元/箱）"}]
+    assert asks_each_group(question, columns) is groups

@@ -334,3 +334,12 @@ def test_speed_in_km_per_hour_from_minutes(tmp_path):
     rates = (sums["Distance (km)"] / sums["Delivery Time (min)"] * 60).sort_values(ascending=False)
     run, _ = Session(tmp_path / "fresh", path).ask("What is the average speed in km per hour by region?")
     assert all(f"{g} {fmt_num(v)}" in bold_lines(run.answer)[0] for g, v in rates.items())
+
+
+def test_an_earlier_part_takes_the_measure_a_later_part_names_zh(tmp_path, books):
+    """ "哪个车场跑得最多？一共多少公里？": the first part's "跑" names no column, the second part's unit (公里)
+    names 里程（公里）: the first part ranks the depots by that measure rather than asking which column "跑" is."""
+    run, calls = Session(tmp_path, books["车队.xlsx"]).ask("哪个车场跑得最多？一共多少公里？")
+    assert not any(c.tool == "ask_user_question" for c in calls)
+    first = bold_lines(run.answer)[0]
+    assert "里程（公里）" in first

@@ -34,6 +34,7 @@ def compound_plan(
             # "…, and which month was busiest?": a part that names no column asks about the first part's measure
             plan = plan_turn(replace(view, question=f"{part} ({measure})"), messages, datasets, zh)
         plans.append(plan)
+    plans = [_with_later_measure(view, messages, datasets, zh, parts, plans, i) for i in range(len(plans))]
     first = plans[0]
     merged = replace(first, steps=[], notes=[], parts=plans)
     seen: set[str] = set()
@@ -45,6 +46,28 @@ def compound_plan(
                 merged.steps.append(step)
         merged.notes += [n for n in plan.notes if n not in merged.notes]
     return merged
+
+
+def _with_later_measure(
+    view: TurnView,
+    messages: list[Message],
+    datasets: list[dict[str, Any]],
+    zh: bool,
+    parts: list[str],
+    plans: list[Plan],
+    at: int,
+) -> Plan:
+    """A part whose measure is no word of its own, planned again with the measure a later part names
+    ("哪个月打上来的鱼最多？那个月总共多少公斤？": the month caught most of what the second part counts in
+    kilograms): the parts of one message are about one thing, and the later part's words say which
+    number, where the earlier part's would leave a default or a question. The plan as it was otherwise."""
+    plan = plans[at]
+    if _names_a_measure(plan):
+        return plan
+    named = (later.metric for later in plans[at + 1 :] if later.metric and _names_a_measure(later))
+    if (measure := next(named, None)) is None:
+        return plan
+    return plan_turn(replace(view, question=f"{parts[at]} ({measure})"), messages, datasets, zh)
 
 
 def _names_anything(plan: Plan) -> bool:

@@ -114,7 +114,7 @@ def plan_reading(reading: Reading) -> Plan:
             ),
             taken,
             columns,
-            asks_for_groups(question),
+            asks_for_groups(question, columns),
         )
         # a role the question names in words no column matched: the column that stands out is taken as
         # an assumed reading (shown, one click to change); a tie is asked (role_question)

@@ -7,11 +7,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from app.analyst.vocabulary import kinds, words
 from app.understanding.gate_words import COMPARE_WORDS, TREND_WORDS, says_drivers, says_future, says_importance
-from app.understanding.kinds import asks_direction_over_time, asks_extreme, asks_top
+from app.understanding.general_words import counts_rows
+from app.understanding.kinds import (
+    EACH,
+    PER_UNIT,
+    TIME_UNITS,
+    asks_direction_over_time,
+    asks_extreme,
+    asks_top,
+    unit_seconds,
+)
 from app.understanding.roles import asks_ahead
+from app.understanding.text import is_cjk, split_unit, tagged_words
 
 # The words of each kind, looked for as text: the analyst's own (vocabulary.toml keywords.*) and those it
 # shares with the clarification gates (understanding/vocabulary/gates.toml).
@@ -69,10 +80,11 @@ def asks_for(question: str, has_date: bool, predictors_named: bool) -> Asks:
     return Asks(forecast=forecast, regression=regression)
 
 
-def asks_for_groups(question: str) -> bool:
+def asks_for_groups(question: str, columns: list[dict[str, Any]] | None = None) -> bool:
     """Whether the question asks to split the data into groups (compare, relate, which is most, what
-    helps or hurts), so a group filled by default replaces something it asked for."""
-    return bool(
+    helps or hurts, one answer for each something: "how often did each area run out", asks_each_group),
+    so a group filled by default replaces something it asked for."""
+    return asks_each_group(question, columns or []) or bool(
         wants(question, "compare")
         or wants(question, "correlate")
         or wants(question, "drivers")
@@ -80,3 +92,40 @@ def asks_for_groups(question: str) -> bool:
         or asks_top(question)
         or GROUP_CUES.search(question)
     )
+
+
+def asks_each_group(question: str, columns: list[dict[str, Any]]) -> bool:
+    """Whether "each"/"every"/"per"/每 asks for one answer per group ("each part of the market", "per
+    area", "每个片区"), not per unit: not before a unit of time ("per day", 每天), a unit a column's header
+    counts in (每箱 of 单价（元/箱）, "per kg" of Weight (kg)) or a thing the rows are ("per order",
+    "each customer": kinds.PER_UNIT, an average over the rows)."""
+    units = {
+        piece.strip().lower()
+        for column in columns
+        if (unit := split_unit(str(column.get("name") or ""))[1])
+        for piece in unit.split("/")
+        if piece.strip()
+    }
+    per_rows = {m.start() for m in PER_UNIT.finditer(question) if not m.group("unit") or counts_rows(m.group("unit"))}
+    for match in EACH.finditer(question):
+        if match.start() in per_rows:
+            continue
+        if is_cjk(match.group(0)[0]):
+            said = _after_each_zh(question, match.start())
+        else:
+            said = [m.group(1)] if (m := re.match(r"\s*([a-z]+)", question[match.end() :], re.I)) else []
+        if not said or not any(unit_seconds(w) or TIME_UNITS.fullmatch(w) or w.lower() in units for w in said if w):
+            return True
+    return False
+
+
+def _after_each_zh(question: str, at: int) -> list[str]:
+    """What 每 at `at` is each of, by the segmenter: the rest of its word (每箱 → 箱, 每天 → 天, 每家店 → 家店),
+    its first character and what follows that (每个月 → 个, 月), and the next word (每个片区 → 个, 片区)."""
+    words = [(start, end) for _, _, start, end in tagged_words(question)]
+    holding = next((i for i, (start, end) in enumerate(words) if start <= at < end), None)
+    if holding is None:
+        return []
+    rest = question[at + 1 : words[holding][1]]
+    following = question[slice(*words[holding + 1])] if holding + 1 < len(words) else ""
+    return [w for w in (rest, rest[:1], rest[1:], following) if w]

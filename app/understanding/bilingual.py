@@ -13,6 +13,9 @@ is found among the English text's words. A sense found whole is a match ("income
 part found. Both directions go through the Chinese word's senses: a Chinese phrase against an English
 header, and an English phrase against a Chinese header (the header's words are looked up).
 
+A header word the dictionary lacks, with no listed word inside it (渔获量), is read by its characters'
+senses (获: catch) at CHARACTER_SHARE: a nudge to the embedding's lead, never a reading of its own.
+
 The strength of a match is weaker than a header's own name: a gloss is a translation of one word out
 of context. semantic.best_column reads it as evidence beside the embedding (BRIDGE_BONUS there), and
 a phrase whose gloss reaches two columns alike leads to neither (the analyst asks).
@@ -75,7 +78,7 @@ def _read() -> dict[str, tuple[tuple[str, ...], ...]]:
             continue
         head, _, glosses = line.partition("/")
         names = head.split("[", 1)[0].split()
-        if len(names) != 2 or len(names[1]) < _MIN_ZH:
+        if len(names) != 2:
             continue
         senses: list[tuple[str, ...]] = []
         for gloss in glosses.strip().strip("/").split("/"):
@@ -139,6 +142,44 @@ def chinese_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+# A word the dictionary lacks whole and holds no known word of two characters or more (渔获量: neither
+# 渔获 nor 获量 is listed) is read by its characters, each by its senses (获: catch, capture, obtain), at
+# CHARACTER_SHARE of a word's strength: one character carries many senses (_MIN_ZH), so a gloss met this
+# way adds a little to the embedding's lead (semantic.BRIDGE_BONUS) and never takes a column by itself
+# (semantic.bridged_column needs a whole gloss of a word).
+CHARACTER_SHARE = 0.5
+
+
+@lru_cache(maxsize=8192)
+def character_senses(character: str) -> tuple[frozenset[str], ...]:
+    """The senses of one Chinese character, as `senses` reads a word's (general words left out)."""
+    if len(character) != 1:
+        return ()
+    found = (frozenset(_stem(w) for w in sense if not _general(w)) for sense in _dictionary().get(character, ()))
+    return tuple(dict.fromkeys(sense for sense in found if sense))
+
+
+@lru_cache(maxsize=8192)
+def unknown_words(text: str) -> tuple[str, ...]:
+    """The segmenter's words of a text (two characters or more) the dictionary knows neither whole nor by
+    any word inside them (渔获量)."""
+    found: list[str] = []
+    for run in re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+", text):
+        for start, end in word_spans(run):
+            word = run[start:end]
+            if len(word) >= _MIN_ZH and not senses(word) and not _known_inside(word):
+                found.append(word)
+    return tuple(dict.fromkeys(found))
+
+
+def _character_cover(word: str, english: frozenset[str]) -> float:
+    """The best cover of any character of an unknown word by the English stems (whole senses only)."""
+    return max(
+        (1.0 for character in word for sense in character_senses(character) if sense <= english),
+        default=0.0,
+    )
+
+
 def _known_inside(word: str) -> list[str]:
     """The longest dictionary words inside `word`, left to right (forward maximum matching)."""
     found, at = [], 0
@@ -184,6 +225,8 @@ def strength(phrase: str, header: str) -> float:
             continue
         for word in chinese_words(chinese):
             best = max(best, _cover(word, stems))
+        for word in unknown_words(chinese):
+            best = max(best, CHARACTER_SHARE * _character_cover(word, stems))
     return best
 
 

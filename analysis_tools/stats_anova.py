@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -73,24 +73,12 @@ def _auto_method(checks: AssumptionChecks, parts: dict[str, np.ndarray], alpha: 
     return "anova"
 
 
-def compare_groups(
-    data: pd.DataFrame,
-    value_column: str,
-    group_column: str,
-    method: Literal["auto", "anova", "welch_anova", "kruskal"] = "auto",
-    alpha: float = 0.05,
-    ctx: ToolContext | None = None,
-) -> ToolResult:
-    """Test whether a numeric value differs across two or more groups (one-way ANOVA, Welch ANOVA or Kruskal-Wallis), with Tukey post-hoc comparisons when significant.
-
-    Args:
-        value_column: The numeric column to compare (e.g. sales).
-        group_column: The categorical column defining the groups (e.g. region).
-        method: auto checks normality and equal variances and picks anova, welch_anova or kruskal; or force one.
-        alpha: Significance level, usually 0.05.
-    """
-    ctx = ctx or ToolContext()
-    parts, dropped = split_groups(data, value_column, group_column, ctx)
+def _comparable_groups(
+    parts: dict[Any, np.ndarray], group_column: str, ctx: ToolContext
+) -> tuple[dict[Any, np.ndarray], list[Any]]:
+    """The groups a comparison can test, and those it leaves out: a group of one value has no spread
+    to compare, and is left out (and said) while two groups or more remain (one Non-binary respondent
+    among a city's 69 stopped the whole comparison). Errors where nothing can be compared."""
     parts = {g: x for g, x in parts.items() if len(x)}
     if len(parts) < 2:
         raise ToolError(
@@ -110,7 +98,9 @@ def compare_groups(
             hint=ctx.t("Use a categorical column with fewer levels.", "请使用水平更少的分类列。"),
         )
     small_groups = [g for g, x in parts.items() if len(x) < 2]
-    if small_groups:
+    left_out = small_groups if len(parts) - len(small_groups) >= 2 else []
+    parts = {g: x for g, x in parts.items() if g not in left_out}
+    if small_groups and not left_out:
         raise ToolError(
             "insufficient_data",
             ctx.t(
@@ -118,6 +108,28 @@ def compare_groups(
             ),
             hint=ctx.t("Filter those groups out or merge them.", "请过滤或合并这些分组。"),
         )
+    return parts, left_out
+
+
+def compare_groups(
+    data: pd.DataFrame,
+    value_column: str,
+    group_column: str,
+    method: Literal["auto", "anova", "welch_anova", "kruskal"] = "auto",
+    alpha: float = 0.05,
+    ctx: ToolContext | None = None,
+) -> ToolResult:
+    """Test whether a numeric value differs across two or more groups (one-way ANOVA, Welch ANOVA or Kruskal-Wallis), with Tukey post-hoc comparisons when significant.
+
+    Args:
+        value_column: The numeric column to compare (e.g. sales).
+        group_column: The categorical column defining the groups (e.g. region).
+        method: auto checks normality and equal variances and picks anova, welch_anova or kruskal; or force one.
+        alpha: Significance level, usually 0.05.
+    """
+    ctx = ctx or ToolContext()
+    parts, dropped = split_groups(data, value_column, group_column, ctx)
+    parts, left_out = _comparable_groups(parts, group_column, ctx)
     parts, offset, precision_note = guard_precision(parts, ctx)
     checks = check_assumptions(parts, alpha)
     levene_p, non_normal = checks.levene_p, checks.non_normal
@@ -199,6 +211,14 @@ def compare_groups(
         )
         metrics["precision_warning"] = 1
         metrics["offset"] = offset
+    if left_out:
+        metrics["left_out_groups"] = len(left_out)
+        limitations.append(
+            ctx.t(
+                f"Left out of the test: {', '.join(map(str, left_out[:10]))} (one value only).",
+                f"未纳入检验：{'、'.join(map(str, left_out[:10]))}（只有 1 个值）。",
+            )
+        )
     if chosen == "anova" and levene_p == levene_p and levene_p < alpha:
         limitations.append(
             ctx.t(

@@ -124,6 +124,21 @@ def test_two_groups_named_among_several_and_missing_dropped(plants):
 # ---------------------------------------------------------------- k groups
 
 
+def test_a_group_of_one_value_is_left_out_and_said(plants):
+    """One row of a fourth group leaves R's PlantGrowth ANOVA as it is (F = 4.846088 on 2 and 27 df) and is
+    named as left out; with one group of two values or more left there is nothing to compare."""
+    extra = pd.concat([plants, pd.DataFrame({"weight": [5.0], "group": ["trt3"]})], ignore_index=True)
+    r = run_tool("compare_groups", extra, value_column="weight", group_column="group", method="anova")
+    assert r.ok, r.error
+    assert r.metrics["f_statistic"] == pytest.approx(4.846088, abs=1e-6)
+    assert (r.metrics["df_between"], r.metrics["df_within"]) == (2, 27)
+    assert r.metrics["left_out_groups"] == 1 and "mean.trt3" not in r.metrics
+    assert any("trt3" in line and "one value only" in line for line in r.limitations)
+    two = pd.DataFrame({"weight": [1.0, 2.0, 3.0, 4.0], "group": ["a", "a", "b", "c"]})
+    failed = run_tool("compare_groups", two, value_column="weight", group_column="group")
+    assert not failed.ok and failed.error["error"] == "insufficient_data"
+
+
 def test_anova_matches_r_plantgrowth(plants):
     r = run_tool("compare_groups", plants, value_column="weight", group_column="group", method="anova")
     assert r.ok, r.error

@@ -584,13 +584,9 @@ def two_group_headline(metric: str, group: str, metrics: dict[str, Any], lead: s
 
 def share_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool) -> str | None:
     """'Online brings 46.8% of all Revenue (370,375); Store 34.5%, Partner 18.7%.' From plot_pie's shares."""
-    shares = _by_prefix(metrics, "share.")
-    total = _num(metrics, "total")
-    if not shares:
+    if not (ranked := _ranked_shares(metrics, zh)):
         return None
-    ranked = sorted(shares.items(), key=lambda kv: -kv[1])
-    (top, first), rest = ranked[0], ranked[1:]
-    listed = ("，" if zh else ", ").join(f"{g} {_pct(v)}" for g, v in rest)
+    top, first, listed, total = ranked
     grand = f"（合计 {fmt_num(total)}）" if zh and total else (f" (all together {fmt_num(total)})" if total else "")
     if zh:
         return f"{top} 占 {metric} 总量的比例最大：{_pct(first)}{grand}" + (f"；其余：{listed}。" if listed else "。")
@@ -599,17 +595,24 @@ def share_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool) -
     )
 
 
-def rows_share_headline(column: str, metrics: dict[str, Any], zh: bool) -> str | None:
-    """'Of the 1,200 rows, Returning (Customer Type) is the largest share: 58.8%; then New 41.2%.' Each
-    value's share of the rows, from plot_pie's shares of a column alone: a count of rows said as one
-    ("占 行数 总量" is no one's Chinese)."""
+def _ranked_shares(metrics: dict[str, Any], zh: bool) -> tuple[str, float, str, float | None] | None:
+    """plot_pie's shares: the largest (its name and share), the rest listed by size, and the total."""
     shares = _by_prefix(metrics, "share.")
-    total = _num(metrics, "total")
     if not shares:
         return None
     ranked = sorted(shares.items(), key=lambda kv: -kv[1])
     (top, first), rest = ranked[0], ranked[1:]
     listed = ("，" if zh else ", ").join(f"{g} {_pct(v)}" for g, v in rest)
+    return top, first, listed, _num(metrics, "total")
+
+
+def rows_share_headline(column: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'Of the 1,200 rows, Returning (Customer Type) is the largest share: 58.8%; then New 41.2%.' Each
+    value's share of the rows, from plot_pie's shares of a column alone: a count of rows said as one
+    ("占 行数 总量" is no one's Chinese)."""
+    if not (ranked := _ranked_shares(metrics, zh)):
+        return None
+    top, first, listed, total = ranked
     if zh:
         of = f"（共 {fmt_num(total)} 行）" if total else ""
         return f"{column} 中 {top} 的行数占比最大：{_pct(first)}{of}" + (f"；其余：{listed}。" if listed else "。")

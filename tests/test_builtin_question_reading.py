@@ -747,3 +747,22 @@ def test_each_names_the_groups_a_yes_no_rate_is_split_by(tmp_path):
 def test_each_asks_for_groups_unless_a_unit_follows(question, groups):
     columns = [{"name": "档口"}, {"name": "片区"}, {"name": "销量（箱）"}, {"name": "单价（元/箱）"}]
     assert asks_each_group(question, columns) is groups
+
+
+@pytest.mark.parametrize("question", ["What is the average satisfaction?", "满意度的平均值是多少？"])
+def test_the_reading_of_an_average_asked_for_is_the_average(tmp_path, question):
+    """The answer leads with the average the question asks for; its reading says that, not the
+    comparison across a grouping the analyst chose beside it ("Read as: Satisfaction compared across
+    Gender (averages)" above "Satisfaction averages 3.513"), and offers no kind chip for it."""
+    mean = pd.read_excel(SAMPLES / "customer_survey.xlsx")["Satisfaction"].mean()
+    run, _ = Session(tmp_path, SAMPLES / "customer_survey.xlsx").ask(question)
+    if question.isascii():
+        assert run.answer.startswith("Read as: the average Satisfaction.\n")
+        assert f"Satisfaction averages {fmt_num(mean)}" in headline(run)
+    else:
+        assert run.answer.startswith("理解为：Satisfaction 的平均值。\n")
+        assert f"Satisfaction 的平均值为 {fmt_num(mean)}" in headline(run)
+    from app.analyst.reading import plan_reading as reading_of
+
+    plan = plan_analysis(question, seen(SAMPLES / "customer_survey.xlsx"), zh=not question.isascii())
+    assert "kind" not in {role["role"] for role in reading_of(plan, not question.isascii())["roles"]}

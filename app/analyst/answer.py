@@ -12,6 +12,7 @@ from app.analyst.findings import finding
 from app.analyst.reading import (
     assumed_lines,
     chip_kind,
+    describe_leads,
     filter_text,
     kind_assumption,
     read_as,
@@ -23,7 +24,6 @@ from app.analyst.scope import describe_condition
 from app.analyst.sheet_words import as_people_write
 from app.analyst.steps import DATA_TASK_KINDS, Plan, Step
 from app.analyst.turn_state import TurnView
-from app.understanding.kinds import MEAN_WORDS
 
 HONESTY = {
     "en": "_Built-in analyst (no language model): standard analyses chosen from the column types "
@@ -121,7 +121,7 @@ def _findings(plan: Plan, view: TurnView, zh: bool) -> tuple[list[str], list[str
     # a prep step (the month column a which-month ranking reads, a filter) is how, not what: its tool
     # summary ("Added column Month (year_month(月份))") says nothing to the reader once an analysis answers
     analyses = any(s.task and not s.prep for s in plan.steps)
-    for step in sorted((s for s in plan.steps if s.task), key=lambda s: _order(s, plan, view.question)):
+    for step in sorted((s for s in plan.steps if s.task), key=lambda s: _order(s, plan)):
         result = view.result(step.tool, step.arguments)
         quiet = step.prep and analyses
         text = finding(step, result, zh, plan, view.question) if result and result.ok and not quiet else ""
@@ -208,23 +208,17 @@ def _scope_notes(plan: Plan, zh: bool) -> list[str]:
     ]
 
 
-def _order(step: Step, plan: Plan, question: str = "") -> int:
+def _order(step: Step, plan: Plan) -> int:
     """Where a step's finding goes: the one that answers the question kind first. "What is the average
     order value?" asks for the average itself: with no grouping named, the description leads, not a
-    comparison across a grouping the analyst chose."""
-    if step.tool == "describe_columns" and MEAN_WORDS.search(question) and not _group_named(plan):
+    comparison across a grouping the analyst chose (reading.describe_leads)."""
+    if step.tool == "describe_columns" and describe_leads(plan):
         return 0
     if step.tool == "group_aggregate":
         return 0 if plan.kind in ("total", "top") else 6
     if step.tool == "plot_pie":
         return 0
     return ANSWER_ORDER.get(step.tool, 9)
-
-
-def _group_named(plan: Plan) -> bool:
-    """Whether the question's words (or the user) chose the grouping, not a default."""
-    sources = plan.provenance.sources if plan.provenance else []
-    return any(s.role == "group" and not s.default for s in sources)
 
 
 def _rule_notes(plan: Plan, zh: bool) -> list[str]:

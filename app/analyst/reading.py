@@ -43,6 +43,7 @@ from app.analyst.role_question import candidates, topic
 from app.analyst.scope import describe_condition
 from app.analyst.steps import Plan
 from app.understanding.dataset_choice import Choice
+from app.understanding.kinds import MEAN_WORDS
 from app.understanding.role_sources import NO_FILTER, Provenance, Source
 from app.understanding.roles import WEAK_KINDS
 
@@ -250,8 +251,21 @@ def chip_kind(plan: Plan) -> str | None:
     if tools & MODEL_TOOLS:  # "what drives price": the groups compared beside it are not the answer
         return None
     if plan.kind == "standard" and plan.dimension and tools & {"compare_groups", "compare_two_groups"}:
-        return "compare"
+        return None if describe_leads(plan) else "compare"
     return None
+
+
+def describe_leads(plan: Plan) -> bool:
+    """Whether the description of the measure answers the question: it asks for the average ("what is
+    the average satisfaction?") and names no grouping, so the comparison across the grouping the analyst
+    chose only supports it (the answer leads with the average, and the reading says so)."""
+    provenance = plan.provenance
+    return bool(
+        provenance
+        and MEAN_WORDS.search(provenance.question)
+        and not any(s.role == "group" and not s.default for s in provenance.sources)
+        and any(s.tool == "describe_columns" and s.task for s in plan.steps)
+    )
 
 
 MODEL_TOOLS = {"linear_regression", "logistic_regression", "train_regression_model", "feature_importance"}
@@ -471,6 +485,9 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
     if plan.kind == "passing":  # scope.passing_steps: the things the rows past a cut hold
         by_kind["passing"] = (f"which {g} the rows kept hold", f"保留的行中有哪些 {g}")
         kind = "passing"
+    if kind is None and describe_leads(plan):  # the average asked for, the groups only beside it
+        by_kind["average"] = (f"the average {m}", f"{m} 的平均值")
+        kind = "average"
     english, chinese = (
         by_kind.get(kind or "") or by_analysis.get(analysis_kind(plan)) or (f"a summary of {m}", f"{m} 的概况")
     )

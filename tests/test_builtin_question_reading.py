@@ -766,3 +766,14 @@ def test_the_reading_of_an_average_asked_for_is_the_average(tmp_path, question):
 
     plan = plan_analysis(question, seen(SAMPLES / "customer_survey.xlsx"), zh=not question.isascii())
     assert "kind" not in {role["role"] for role in reading_of(plan, not question.isascii())["roles"]}
+
+
+def test_which_factor_matters_most_is_answered_by_the_model(tmp_path):
+    """ "Which of these affects it most" is answered by the regression that weighs them together; the
+    averages across one of them (Water.Temp read as groups, now that a group of one value no longer
+    stops the comparison) support it. R: lm(stack.loss ~ Air.Flow + Water.Temp) gives Air.Flow 0.6712."""
+    run, calls = Session(tmp_path, rds("stackloss")).ask("Air.Flow 和 Water.Temp 哪个对 stack.loss 影响最大？")
+    assert call(calls, "compare_groups").ok
+    assert headline(run).startswith(
+        "**对 stack.loss 影响最明显的是 Air.Flow：Air.Flow 每增加 1，stack.loss 平均增加 0.6712"
+    )

@@ -10,6 +10,7 @@ from dataclasses import replace
 from app.analyst.derived_answers import count_headline, per_unit_headline, row_rate_note
 from app.analyst.findings import finding
 from app.analyst.reading import (
+    MODEL_TOOLS,
     assumed_lines,
     chip_kind,
     describe_leads,
@@ -213,6 +214,8 @@ def _order(step: Step, plan: Plan) -> int:
     order value?" asks for the average itself: with no grouping named, the description leads, not a
     comparison across a grouping the analyst chose (reading.describe_leads)."""
     if step.tool == "describe_columns" and describe_leads(plan):
+        return 0
+    if step.tool in MODEL_TOOLS:  # "which affects it most": the model weighs them all; a comparison supports it
         return 0
     if step.tool == "group_aggregate":
         return 0 if plan.kind in ("total", "top") else 6

@@ -263,9 +263,15 @@ def describe_leads(plan: Plan) -> bool:
     return bool(
         provenance
         and MEAN_WORDS.search(provenance.question)
-        and not any(s.role == "group" and not s.default for s in provenance.sources)
+        and not group_named(plan)
         and any(s.tool == "describe_columns" and s.task for s in plan.steps)
     )
+
+
+def group_named(plan: Plan) -> bool:
+    """Whether the question's words (or the user) chose the grouping, not a default."""
+    sources = plan.provenance.sources if plan.provenance else []
+    return any(s.role == "group" and not s.default for s in sources)
 
 
 MODEL_TOOLS = {"linear_regression", "logistic_regression", "train_regression_model", "feature_importance"}

@@ -77,6 +77,12 @@ class Settings(BaseSettings):
         description="How bucket names go into requests: path (http://host/bucket/key: MinIO), virtual "
         "(http://bucket.host/key: Aliyun OSS requires it) or auto (path with storage_endpoint_url, else virtual).",
     )
+    storage_retries: int = Field(
+        4,
+        ge=0,
+        description="How many times a request to the object store that failed (no answer, a busy store) is "
+        "tried again, with a growing pause between tries, before the store counts as unavailable for it.",
+    )
     cache_max_mb: float = Field(
         2_048.0,
         description="With storage_url set: the disk space, in MB, this node's cache of the store's files "

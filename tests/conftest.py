@@ -13,6 +13,7 @@ import os
 import secrets
 import socket
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -84,6 +85,22 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             + "\nOutside CI a test that needs one of them skips (or fails); in CI it must run.",
             returncode=3,
         )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The long files first. The suite runs on 2 workers that each take the next whole file when done
+    (pyproject.toml's addopts: `--dist loadfile --no-loadscope-reorder`, which keeps this order): a long
+    file handed out last keeps one worker busy while the other has nothing left, so the files with
+    tests marked slow (servers and workers as processes, whole question sets) are handed out before
+    the rest, the most slow tests first; after them the files with the most tests, as xdist orders
+    them by itself. A stable sort: the tests of a file keep their order."""
+
+    def file_of(item: pytest.Item) -> str:
+        return item.nodeid.split("::")[0]
+
+    tests = Counter(file_of(item) for item in items)
+    slow = Counter(file_of(item) for item in items if item.get_closest_marker("slow") is not None)
+    items.sort(key=lambda item: (-slow[file_of(item)], -tests[file_of(item)]))
 
 
 @pytest.hookimpl(hookwrapper=True)

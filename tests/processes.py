@@ -113,7 +113,7 @@ def pid_namespaces() -> bool:
 
 def launch_worker(settings: Settings, delay_s: float, **extra: str) -> subprocess.Popen[str]:
     """A job-queue worker process (tests/queue_worker.py: the real worker, the built-in analyst slowed
-    by `delay_s` before each reply); returns at once: `await_worker` waits for it."""
+    by `delay_s` before each reply); returns at once: `await_worker` waits for it (`start_workers`: both)."""
     env = process_env(settings, VERITY_TEST_MODEL_DELAY_S=str(delay_s), **extra)
     log = Path(settings.data_dir) / f"worker-{secrets.token_hex(3)}.log"
     process = _spawn([sys.executable, "-m", "tests.queue_worker"], env, log)
@@ -121,14 +121,16 @@ def launch_worker(settings: Settings, delay_s: float, **extra: str) -> subproces
     return process
 
 
-def await_worker(process: subprocess.Popen[str]) -> subprocess.Popen[str]:
-    log: Path = process.log  # type: ignore[attr-defined]
+def await_worker(*processes: subprocess.Popen[str]) -> None:
+    """Wait until every one of the workers is ready. They were launched together and start side by
+    side: each worker's start (imports, broker connection) is waited for once, not one after another."""
     deadline = time.monotonic() + START_TIMEOUT_S
-    while "ready" not in log.read_text() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert process.poll() is None and "ready" in log.read_text(), log.read_text()
-    time.sleep(1.0)  # its consumers connect
-    return process
+    for process in processes:
+        log: Path = process.log  # type: ignore[attr-defined]
+        while "ready" not in log.read_text() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert process.poll() is None and "ready" in log.read_text(), log.read_text()
+    time.sleep(1.0)  # their consumers connect
 
 
 def launch_cli_worker(settings: Settings, **extra: str) -> subprocess.Popen[str]:
@@ -150,8 +152,11 @@ def await_line(process: subprocess.Popen[str], text: str) -> None:
     assert process.poll() is None and text in log.read_text(), log.read_text()[-3000:]
 
 
-def start_worker(settings: Settings, delay_s: float, **extra: str) -> subprocess.Popen[str]:
-    return await_worker(launch_worker(settings, delay_s, **extra))
+def start_workers(count: int, settings: Settings, delay_s: float, **extra: str) -> list[subprocess.Popen[str]]:
+    """`count` workers (`launch_worker`), launched at once and ready."""
+    workers = [launch_worker(settings, delay_s, **extra) for _ in range(count)]
+    await_worker(*workers)
+    return workers
 
 
 def launch_server(settings: Settings, wrap: tuple[str, ...] = (), **extra: str) -> tuple[subprocess.Popen[str], str]:

@@ -6,6 +6,7 @@ checked against numbers computed here with pandas/scipy."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -256,6 +257,16 @@ def test_a_rate_in_a_count_table_weighs_each_row_by_its_frequency(tmp_path):
 )
 def test_which_n_with_a_superlative_asks_for_the_top_n(question, top):
     assert asks_top(question) == top
+
+
+def test_a_long_run_of_digits_is_read_once_for_a_count():
+    """A question of 20,000 digits (a paste gone wrong, or tests/test_bad_input.py's values) is read in
+    a moment: a count is looked for where a number starts, not again from each of its digits (which took
+    over a minute for this one); counts in Chinese questions are found as before."""
+    started = time.monotonic()
+    assert asks_top("9" * 20_000) is None
+    assert time.monotonic() - started < 5
+    assert asks_top("销售额前10名的门店") == (10, False) and asks_top("12个最贵的订单") == (12, False)
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@ found, the metrics are real, and the baseline comparison catches regressions."""
 
 import copy
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -262,6 +263,32 @@ def test_a_task_left_waiting_fails_with_its_reason_and_a_missing_file_too(tmp_pa
 
 
 # --- the command -----------------------------------------------------------------------------
+@pytest.fixture
+def run_eval(tmp_path, monkeypatch, capsys):
+    """`verity eval ARGS` in this process (`app.cli.main`, what `python -m app.cli` calls), with the
+    environment `verity_eval` gives its process: the runs' tasks are what these tests look at, and a
+    second interpreter importing the whole app for each adds nothing. `python -m app.cli eval` itself
+    runs in the tests that keep `verity_eval` (an unknown task, the installed package)."""
+    from app import cli
+    from app.config import get_settings
+
+    def run(*args, cwd=REPO):
+        monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path / "runtime"))
+        monkeypatch.setenv("VERITY_LLM_MODEL", "builtin")
+        monkeypatch.delenv("VERITY_LLM_API_KEY", raising=False)
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        monkeypatch.chdir(cwd)
+        monkeypatch.setattr(logging.root, "handlers", list(logging.root.handlers))  # the command sets its own
+        monkeypatch.setattr(logging.root, "level", logging.root.level)
+        get_settings.cache_clear()
+        capsys.readouterr()
+        code = cli.main([*map(str, args)])
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["verity", "eval", *map(str, args)], code, out, err)
+
+    return run
+
+
 def verity_eval(*args, tmp_path):
     env = {**os.environ, "VERITY_DATA_DIR": str(tmp_path / "runtime"), "VERITY_LLM_MODEL": "builtin"}
     env.pop("VERITY_LLM_API_KEY", None)
@@ -276,8 +303,8 @@ def verity_eval(*args, tmp_path):
     )
 
 
-def test_cli_eval_json_for_one_task(tmp_path):
-    done = verity_eval("--only", "retail_discount_correlation", "--json", tmp_path=tmp_path)
+def test_cli_eval_json_for_one_task(tmp_path, run_eval):
+    done = run_eval("eval", "--only", "retail_discount_correlation", "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["ok"] and out["model"] == "builtin:builtin"
@@ -288,8 +315,8 @@ def test_cli_eval_json_for_one_task(tmp_path):
 
 
 @pytest.mark.slow
-def test_cli_eval_prints_the_score(tmp_path):
-    done = verity_eval("--only", "retail_discount_correlation", "--only", "chickwts_feed_differs_zh", tmp_path=tmp_path)
+def test_cli_eval_prints_the_score(run_eval):
+    done = run_eval("eval", "--only", "retail_discount_correlation", "--only", "chickwts_feed_differs_zh")
     lines = done.stdout.splitlines()
     score = next(line for line in lines if line.startswith("Score: "))
     right = sum(
@@ -326,7 +353,7 @@ def test_cli_eval_unknown_task_exits_2(tmp_path):
     assert done.stdout == ""
 
 
-def test_a_users_own_task_file_reads_its_files_beside_it(tmp_path):
+def test_a_users_own_task_file_reads_its_files_beside_it(tmp_path, run_eval):
     """A task set of one's own names its files relative to itself, wherever Verity is installed (the
     checkout's sets stay relative to the repository root). Run from another folder."""
     folder = tmp_path / "my-set"
@@ -351,28 +378,6 @@ def test_a_users_own_task_file_reads_its_files_beside_it(tmp_path):
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    env = {
-        **os.environ,
-        "VERITY_DATA_DIR": str(tmp_path / "runtime"),
-        "VERITY_LLM_MODEL": "builtin",
-        "PYTHONPATH": str(REPO),
-    }
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app.cli",
-            "eval",
-            "--tasks",
-            str(folder / "tasks.json"),
-            "--save-baseline",
-            str(tmp_path / "b.json"),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        cwd=elsewhere,
-    )
+    done = run_eval("eval", "--tasks", folder / "tasks.json", "--save-baseline", tmp_path / "b.json", cwd=elsewhere)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Score: 1/1 questions fully right" in done.stdout

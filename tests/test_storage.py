@@ -100,6 +100,16 @@ def test_an_unreachable_store_is_unavailable_not_missing(tmp_path):
         store.get_file("workspaces/w/files/f/x.csv", tmp_path / "x.csv")
 
 
+def test_the_settings_say_how_often_a_store_request_is_tried_again(tmp_path):
+    """storage_retries reaches the S3 client: what a deployment sets, and what lets a test of a store
+    that is down give up after one retry instead of the default's four, with growing pauses."""
+    settings = s3_settings(tmp_path, "http://127.0.0.1:9", "bucket")
+    retries = node_files(settings).store.client.meta.config.retries  # type: ignore[attr-defined]
+    assert retries["total_max_attempts"] == 1 + 4  # the first try and four more
+    fewer = node_files(settings.model_copy(update={"storage_retries": 1}))
+    assert fewer.store.client.meta.config.retries["total_max_attempts"] == 2  # type: ignore[attr-defined]
+
+
 def test_legacy_paths_become_keys():
     assert (
         key_from_legacy_path("/srv/verity/data/workspaces/ab12/files/cd34/x.csv") == "workspaces/ab12/files/cd34/x.csv"
@@ -383,7 +393,9 @@ def test_a_store_that_does_not_answer_is_said_plainly_and_damages_nothing(tmp_pa
         probe.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
     good = s3_settings(tmp_path / "a", s3_endpoint, bucket, database_url=database)
-    down = s3_settings(tmp_path / "b", dead, bucket, database_url=database)
+    # tried again once, not four times (storage_retries): the same answer, without the default's
+    # growing pauses between tries for every request B makes
+    down = s3_settings(tmp_path / "b", dead, bucket, database_url=database, storage_retries=1)
     workbook = sample_path("retail_sales.xlsx")
     with TestClient(create_app(good)) as a, TestClient(create_app(down), raise_server_exceptions=False) as b:
         ws = a.post("/api/workspaces", json={"name": "store down"}).json()["id"]

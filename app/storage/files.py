@@ -265,6 +265,7 @@ def store_of(settings: Settings) -> ObjectStore:
         access_key_id=settings.storage_access_key_id,
         secret_access_key=settings.storage_secret_access_key,
         addressing_style=settings.storage_addressing_style,
+        max_attempts=settings.storage_retries,  # botocore's count of retries after the first try
     )
 
 
@@ -275,6 +276,7 @@ def node_files(settings: Settings) -> NodeFiles:
         settings.storage_url or "",
         settings.storage_endpoint_url or "",
         str(settings.cache_max_mb),
+        str(settings.storage_retries),
     )
     with _nodes_lock:
         files = _nodes.get(identity)

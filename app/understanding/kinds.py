@@ -28,8 +28,11 @@ _TOP_EN = re.compile(
     r"\b(top|bottom|best|worst|largest|biggest|smallest|highest|lowest)\s+(\d+|" + "|".join(COUNT_WORDS_EN) + r")\b",
     re.I,
 )
+# A count starts where a number starts (not after a digit): in a long run of digits, a search would
+# otherwise try the count from every digit, each try reading to the run's end (seconds for a few
+# thousand digits); a match found is the same, it can only begin at the first digit.
+_ZH_COUNT = r"((?<!\d)\d+|[一二两三四五六七八九十])"
 # "前5名", "倒数3", and a superlative before or after the count: "金额最高的五个订单", "五个最贵的订单"
-_ZH_COUNT = r"(\d+|[一二两三四五六七八九十])"
 _TOP_ZH = re.compile(
     rf"(?:排名前|前|后|倒数)\s*{_ZH_COUNT}\s*(?:名|个|位|家|种)?|"
     rf"(?P<super>最[\u4e00-\u9fff]{{1,2}}?)的\s*{_ZH_COUNT}|{_ZH_COUNT}\s*[个位名家种趟件款只条笔单]?\s*(?P<super_after>最[\u4e00-\u9fff]{{1,2}})"

@@ -84,3 +84,20 @@ def test_the_quickest_mechanics_have_the_smallest_average_time(tmp_path):
     assert table.arguments["group_columns"] == ["Mechanic"] and table.arguments["agg"] == "mean"
     expected = "; ".join(f"{i}. {m} {fmt_num(v)}" for i, (m, v) in enumerate(means.items(), 1))
     assert expected in headline(run)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "前" + "9" * 5000 + "名",
+        "top " + "9" * 5000 + " stores",
+        "which " + "9" * 5000 + " stores are best",
+        "the " + "9" * 5000 + " customers with the highest fee",
+        "the " + "9" * 5000 + " most expensive orders",
+    ],
+)
+def test_a_number_too_long_to_be_a_count_asks_no_top_n(question):
+    """Past 4,300 digits int() refuses a number: the question stopped the run (ValueError). A number
+    longer than a count ever is asks for no top N at all."""
+    assert asks_top(question) is None
+    assert asks_top("top 12 stores") == (12, False)

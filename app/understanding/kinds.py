@@ -42,6 +42,18 @@ _TOP_ZH = re.compile(
 _COUNT_SUPERLATIVE = re.compile(r"\b(\d+|" + "|".join(COUNT_WORDS_EN) + r")\s+(most|least|[a-z]+est)\b", re.I)
 
 
+# A count of rows to rank has a few digits; a longer run of them is no count (and past 4,300 digits
+# int() refuses it: a hostile question must not stop the run)
+MAX_COUNT_DIGITS = 6
+
+
+def _count(n: str, words: dict[str, int], default: int | None = None) -> int | None:
+    """The count a question's number or number word says; None for a number too long to be a count."""
+    if n.isdigit():
+        return int(n) if len(n) <= MAX_COUNT_DIGITS else None
+    return words.get(n, default)
+
+
 def _count_superlative(question: str) -> tuple[int, bool] | None:
     from app.understanding.text import lemma
 
@@ -49,7 +61,8 @@ def _count_superlative(question: str) -> tuple[int, bool] | None:
         n, word = match.group(1).lower(), match.group(2).lower()
         if word in ("most", "least") or lemma(word) != word:
             rest = question[match.start(2) : match.end(2) + 24]
-            return (int(n) if n.isdigit() else COUNT_WORDS_EN[n]), bool(LEAST.match(rest)) or word == "least"
+            count = _count(n, COUNT_WORDS_EN)
+            return (count, bool(LEAST.match(rest)) or word == "least") if count else None
     return None
 
 
@@ -102,21 +115,24 @@ def asks_top(question: str, measure: str | None = None) -> tuple[int, bool] | No
 def _top_n(question: str) -> tuple[int, bool] | None:
     if (match := _WHICH_N.search(question)) and (extreme := asks_extreme(question)):
         n = (match.group(1) or match.group(2)).lower()
-        count = int(n) if n.isdigit() else COUNT_WORDS_EN.get(n) or COUNT_WORDS_ZH.get(n, 3)
-        return count, extreme == "least"
+        count = _count(n, COUNT_WORDS_EN) or _count(n, COUNT_WORDS_ZH, 3)
+        return (count, extreme == "least") if count else None
     if match := _TOP_EN.search(question):
         word, n = match.group(1).lower(), match.group(2).lower()
-        return (int(n) if n.isdigit() else COUNT_WORDS_EN[n]), word in ("bottom", "worst", "smallest", "lowest")
+        count = _count(n, COUNT_WORDS_EN)
+        return (count, word in ("bottom", "worst", "smallest", "lowest")) if count else None
     if counted := _count_superlative(question):
         return counted
     if (match := _THE_N_THINGS.search(question)) and (extreme := asks_extreme(question)):
         n = match.group(1).lower()  # "the five customers with the highest fee": a count of things, a superlative
-        return (int(n) if n.isdigit() else COUNT_WORDS_EN[n]), extreme == "least"
+        count = _count(n, COUNT_WORDS_EN)
+        return (count, extreme == "least") if count else None
     if match := _TOP_ZH.search(question):
         n = next(g for g in (match.group(1), match.group(3), match.group(4)) if g)
         superlative = match.group("super") or match.group("super_after") or ""
         bottom = match.group(0).startswith(("后", "倒数")) or bool(superlative and LEAST.search(superlative))
-        return (int(n) if n.isdigit() else COUNT_WORDS_ZH.get(n, 5)), bottom
+        count = _count(n, COUNT_WORDS_ZH, 5)
+        return (count, bottom) if count else None
     return None
 
 

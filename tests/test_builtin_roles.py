@@ -324,3 +324,18 @@ def test_a_merged_headers_leaf_names_its_column_and_a_shared_leaf_names_none():
     assert ("销售情况 / 销售额", "name") in found and not any(n == "销售情况 / 销量" for n, _ in found)
     years = [{"name": "2023 / 销售额", "type": "numeric"}, {"name": "2024 / 销售额", "type": "numeric"}]
     assert not any(m.kind == "name" for m in column_mentions("销售额高吗？", years, SYNONYMS))
+
+
+@pytest.mark.parametrize(
+    "question, words",
+    [
+        ("只看杭州的受访者，营业额平均是多少？", ["杭州"]),  # 受访者: respondent, the rows, by the dictionary
+        ("参与者的营业额高吗？", []),  # participant
+        ("乘客的营业额高吗？", ["乘客"]),  # passenger is not among the row words: a word to place
+    ],
+)
+def test_chinese_words_for_the_rows_are_found_by_their_dictionary_senses(question, words):
+    """A Chinese word one of whose dictionary senses is a row word is the rows, as the English row words
+    are, without a list of its own (a new user's "只看杭州的受访者" assumed a grouping for 受访者); one set
+    against its negation (会员 and 非会员, above) is an attribute to compare."""
+    assert unmatched(question) == words

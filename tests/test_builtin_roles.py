@@ -339,3 +339,9 @@ def test_chinese_words_for_the_rows_are_found_by_their_dictionary_senses(questio
     are, without a list of its own (a new user's "只看杭州的受访者" assumed a grouping for 受访者); one set
     against its negation (会员 and 非会员, above) is an attribute to compare."""
     assert unmatched(question) == words
+
+
+def test_a_verb_glossed_by_a_row_word_is_not_the_rows():
+    """购买 (to purchase) is glossed "purchase", an English row word as a noun ("purchases"): a verb is
+    what the question asks about ("最愿意再次购买": would buy again), not the rows."""
+    assert "购买" in "".join(unmatched("哪个门店的顾客最愿意再次购买？"))

@@ -24,7 +24,7 @@ from app.understanding.kinds import NUMBER_CUT, moves_together
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Mention, Span, named_values, value_position
 from app.understanding.segment import whole_words
-from app.understanding.text import HAN_RUN, closed_class_spans, word_spans
+from app.understanding.text import HAN_RUN, closed_class_spans, tagged_words
 from app.understanding.words import STOP, name_words, stem, value_words, words_at
 
 # roles.MATCH_KINDS (how the words name a column), then a named value, the user's answer, a default
@@ -173,15 +173,15 @@ def unmatched_words(
 
 def _without_zh_rows(text: str) -> str:
     """The text with the Chinese words for what its rows are blanked out: the listed ones (男员工, 大家)
-    and any word whose dictionary sense is a row word (受访者: respondent; general_words.is_zh_row_word),
+    and any noun whose dictionary sense is a row word (受访者: respondent; general_words.is_zh_row_word),
     but not where they are ranked (哪些顾客, 前5名顾客: a column to find)."""
     places = [(m.start(), m.end()) for word in ZH_ROW_WORDS for m in re.finditer(word, text)]
-    for run in HAN_RUN.finditer(text):
-        for start, end in word_spans(run.group()):
-            word = run.group()[start:end]
-            # "会员和非会员": a word set against its own negation is an attribute to compare, not the rows
-            if len(word) >= 2 and is_zh_row_word(word) and f"非{word}" not in text:
-                places.append((run.start() + start, run.start() + end))
+    if HAN_RUN.search(text):
+        for word, tag, start, end in tagged_words(text):
+            # a noun (购买, to purchase, is a verb); "会员和非会员": a word set against its own negation is an
+            # attribute to compare, not the rows
+            if tag.startswith("n") and len(word) >= 2 and is_zh_row_word(word) and f"非{word}" not in text:
+                places.append((start, end))
     for start, end in places:
         if not _ZH_RANKS_ROWS.search(text[:start]):
             text = text[:start] + " " * (end - start) + text[end:]

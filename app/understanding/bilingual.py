@@ -38,9 +38,9 @@ from __future__ import annotations
 import gzip
 import re
 import threading
-from functools import lru_cache
+from functools import cache, lru_cache
 
-from app.understanding.general_words import is_general_en
+from app.understanding.general_words import ROW_WORDS, is_general_en
 from app.understanding.text import english_stop_words, is_cjk, plain_words, word_spans
 from app.understanding.words import stem
 
@@ -236,3 +236,17 @@ def strengths(phrase: str, headers: list[str]) -> dict[str, float]:
         return {}  # no Chinese on either side: nothing to bridge, and the dictionary stays unread
     found = {h: s for h in headers if (s := strength(phrase, h)) > 0}
     return found
+
+
+@cache
+def _row_stems() -> frozenset[str]:
+    """The English row words (general_words.ROW_WORDS) as the senses are written: stems."""
+    return frozenset(_stem(w) for w in ROW_WORDS)
+
+
+@lru_cache(maxsize=4096)
+def is_row_word_zh(word: str) -> bool:
+    """Whether a Chinese word is a thing a table's rows often are, by its senses: one of them is a row
+    word alone (受访者: respondent; 会员: member). A sense of several words (男生: male student) names
+    something about the rows, not them."""
+    return any(len(sense) == 1 and sense <= _row_stems() for sense in senses(word))

@@ -171,19 +171,3 @@ def counts_rows(word: str) -> bool:
 def is_row_word(word: str) -> bool:
     """Whether an English word is a thing a table's rows often are (customers, orders), or its plural."""
     return word in ROW_WORDS or lemma(word) in ROW_WORDS
-
-
-@cache
-def _row_stems() -> frozenset[str]:
-    """The row words as the Chinese–English dictionary's senses are written (bilingual._stem: stems)."""
-    return frozenset(stem(w.replace("-", "")) for w in ROW_WORDS)
-
-
-@lru_cache(maxsize=4096)
-def is_zh_row_word(word: str) -> bool:
-    """Whether a Chinese word is a thing a table's rows often are, by its dictionary senses: one of them is
-    a row word alone (受访者: respondent, 乘客 is not listed: passenger; 会员: member). A sense of several
-    words (男生: male student) names something about the rows, not them."""
-    from app.understanding.bilingual import senses
-
-    return any(len(sense) == 1 and sense <= _row_stems() for sense in senses(word))

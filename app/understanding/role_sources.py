@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.understanding import vocabulary
+from app.understanding.bilingual import is_row_word_zh
 from app.understanding.gate_words import FAMILIES, has_word
-from app.understanding.general_words import analysis_words, is_general_en, is_row_word, is_zh_row_word
+from app.understanding.general_words import analysis_words, is_general_en, is_row_word
 from app.understanding.kinds import NUMBER_CUT, moves_together
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Mention, Span, named_values, value_position
@@ -173,14 +174,14 @@ def unmatched_words(
 
 def _without_zh_rows(text: str) -> str:
     """The text with the Chinese words for what its rows are blanked out: the listed ones (男员工, 大家)
-    and any noun whose dictionary sense is a row word (受访者: respondent; general_words.is_zh_row_word),
+    and any noun whose dictionary sense is a row word (受访者: respondent; bilingual.is_row_word_zh),
     but not where they are ranked (哪些顾客, 前5名顾客: a column to find)."""
     places = [(m.start(), m.end()) for word in ZH_ROW_WORDS for m in re.finditer(word, text)]
     if HAN_RUN.search(text):
         for word, tag, start, end in tagged_words(text):
             # a noun (购买, to purchase, is a verb); "会员和非会员": a word set against its own negation is an
             # attribute to compare, not the rows
-            if tag.startswith("n") and len(word) >= 2 and is_zh_row_word(word) and f"非{word}" not in text:
+            if tag.startswith("n") and len(word) >= 2 and is_row_word_zh(word) and f"非{word}" not in text:
                 places.append((start, end))
     for start, end in places:
         if not _ZH_RANKS_ROWS.search(text[:start]):

@@ -169,10 +169,11 @@ def romanized_at(text: str, value: str) -> int:
         return -1
     if not (_CJK_RUN.fullmatch(value) and len(value) >= 2):
         return -1
-    words = list(_ROMAN_WORDS.finditer(text))
-    for i, first in enumerate(words):
-        for last in words[i : i + len(value)]:  # "Hangzhou" or "Hang Zhou": a word per character at most
-            letters = "".join(w.group() for w in words[i : words.index(last) + 1]).lower()
+    found = list(_ROMAN_WORDS.finditer(text))
+    words = [w.group().lower() for w in found]
+    for i in range(len(words)):
+        for j in range(i + 1, min(i + len(value), len(words)) + 1):  # "Hangzhou", "Hang Zhou": a word a character
+            letters = "".join(words[i:j])
             if len(letters) >= MIN_ROMAN_LETTERS and not _english_word(letters) and _spelt(value, letters, whole=True):
-                return first.start()
+                return found[i].start()
     return -1

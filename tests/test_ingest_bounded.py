@@ -351,3 +351,39 @@ def test_an_error_that_is_not_memory_is_still_a_damaged_file(slow_csv):
     assert (
         _category_when_reading('raise ValueError("a structure the reader trips over")', slow_csv, 200) == "corrupt_file"
     )
+
+
+class _NoRoomToCopy:
+    """A result whose copy for the parent fails as a machinery step can under the memory limit (a thread
+    that cannot start, a buffer that cannot grow): not a MemoryError the child catches itself."""
+
+    def __reduce__(self):
+        raise RuntimeError("can't start new thread")
+
+
+def test_a_child_that_runs_out_of_room_after_its_limit_is_set_is_too_large_not_read_again_unbounded(
+    tmp_path, monkeypatch
+):
+    # CI once saw "reading big.csv in-process: the reading child could not start" at a 20 MB limit: the
+    # child failed past its limit, exited as if its setup had failed, and the parent read the file again
+    # in-process with no limit at all.
+    from app.ingest import bounded, child
+
+    monkeypatch.setitem(child.READERS, "table", lambda *args, **kwargs: _NoRoomToCopy())
+    job = tmp_path / "job"
+    job.mkdir()
+    request = ("table", str(XLSX), None, Settings(data_dir=tmp_path), {})
+    (job / "request.pkl").write_bytes(pickle.dumps(request))
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = child.SETUP_FAILED
+        try:
+            code = child.read_job(job)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    assert code == child.OUT_OF_MEMORY
+    with pytest.raises(IngestError) as err:
+        bounded._outcome("table", job, "exit", code, 60)
+    assert err.value.category == "too_large"

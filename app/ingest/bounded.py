@@ -39,6 +39,7 @@ from app.ingest import progress
 from app.ingest.child import (
     HINT,
     HINT_ZH,
+    OUT_OF_MEMORY,
     READERS,
     SETUP_FAILED,
     NoChild,
@@ -221,6 +222,8 @@ def _outcome(kind: str, job: Path, status: str, code: int, timeout: float, peak_
         return LoadedTable(frame=_read_frame(job) if frame is None else frame, info=info, pii=pii)
     if code == SETUP_FAILED:
         raise NoChild("the reading child could not start")
+    if code == OUT_OF_MEMORY:  # under its limit, the child could not even write what went wrong
+        raise out_of_memory()
     if code in (-signal.SIGSEGV, -signal.SIGBUS, -signal.SIGILL):
         raise out_of_memory() if crashed_for_memory(job, peak_kb) else damaged()
     # Killed without a result: the kernel's out-of-memory killer, or an allocation the native

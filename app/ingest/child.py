@@ -30,6 +30,8 @@ from app.ingest.errors import IngestError
 from app.ingest.sniff import EXCEL_EXTS
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pandas as pd
 
     from app.config import Settings
@@ -38,6 +40,7 @@ log = logging.getLogger(__name__)
 HINT = "Split the file or remove the sheets, rows and columns you do not need."
 HINT_ZH = "请把文件拆开，或删掉用不到的工作表、行和列。"
 SETUP_FAILED = 3  # the child's exit code when it could not even start reading (the machinery, not the file)
+OUT_OF_MEMORY = 4  # ...when, under its memory limit, it could not even report what went wrong
 # a file in the job folder: the child's resident bytes when its limit was set, and the limit's extra bytes
 MEMORY_MARK = "memory"
 
@@ -84,25 +87,43 @@ def read_job(job: Path, early: bool = False) -> int:
             return SETUP_FAILED
         extra_mb = settings.document_memory_mb if kind == "document" else settings.parse_memory_mb
         resident = limit_memory(extra_mb)
-        (job / MEMORY_MARK).write_text(f"{resident} {extra_mb * 1024 * 1024}")
-        if kind == "document":
-            limit_cpu(settings.document_timeout_s)
-        else:
-            arrow_memory_returned_soon()
-        if kind == "table":  # a whole table says how far it has got (a background upload's page shows it)
-            progress.report_to(job)
         try:
-            outcome = ("ok", reader(path, sheet, settings, job, **options))
-        except IngestError as exc:
-            outcome = ("error", exc)
-        except MemoryError:
-            outcome = ("error", out_of_memory())
-        except BaseException as exc:  # noqa: BLE001 - anything else a damaged file triggers is a damaged file
-            # ...unless memory ran out underneath it: a reader that wraps the MemoryError in its own
-            # error, or a native one that reports the failed allocation its own way.
-            outcome = ("error", out_of_memory() if ran_out_of_memory(exc) else damaged())
+            (job / MEMORY_MARK).write_text(f"{resident} {extra_mb * 1024 * 1024}")
+            outcome = _read_limited(kind, reader, path, sheet, settings, job, options)
+            _write_outcome(job, outcome)
+        except BaseException:  # noqa: BLE001 - under the limit, the machinery itself ran out of room
+            # (a thread's stack, the copy of an error, a write): the limit's doing, never a reason to read
+            # the file again unbounded in the parent (SETUP_FAILED would).
+            return OUT_OF_MEMORY
     finally:
         early_parse.discard()
+    return 0
+
+
+def _read_limited(
+    kind: str, reader: Callable[..., Any], path: str, sheet: str | None, settings: Settings, job: Path, options: dict
+) -> tuple[str, Any]:
+    """The read itself, in the child under its memory limit: ("ok", what the reader returned) or
+    ("error", an IngestError)."""
+    if kind == "document":
+        limit_cpu(settings.document_timeout_s)
+    else:
+        arrow_memory_returned_soon()
+    if kind == "table":  # a whole table says how far it has got (a background upload's page shows it)
+        progress.report_to(job)
+    try:
+        return ("ok", reader(path, sheet, settings, job, **options))
+    except IngestError as exc:
+        return ("error", exc)
+    except MemoryError:
+        return ("error", out_of_memory())
+    except BaseException as exc:  # noqa: BLE001 - anything else a damaged file triggers is a damaged file
+        # ...unless memory ran out underneath it: a reader that wraps the MemoryError in its own
+        # error, or a native one that reports the failed allocation its own way.
+        return ("error", out_of_memory() if ran_out_of_memory(exc) else damaged())
+
+
+def _write_outcome(job: Path, outcome: tuple[str, Any]) -> None:
     partial = job / "result.part"
     try:
         partial.write_bytes(pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL))
@@ -110,7 +131,6 @@ def read_job(job: Path, early: bool = False) -> int:
         del outcome
         partial.write_bytes(pickle.dumps(("error", out_of_memory())))
     partial.rename(job / "result.pkl")
-    return 0
 
 
 # How long jemalloc keeps freed pages before handing them back. Not 0: the CSV's blocks are parsed in a

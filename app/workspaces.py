@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from pyarrow.lib import ArrowException
@@ -456,7 +456,7 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
                 for c, k in zip(info.get("columns", []), columns)
             ],
         }
-    summary = {
+    summary: dict[str, Any] = {
         "name": dataset.name,
         "file": dataset.file_name,
         "sheet": dataset.sheet,
@@ -465,6 +465,10 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
     }
     if grain:
         summary["grain"] = grain
+    # the file's other sheets, by name: a question may name one ("只看二店的" on a book of a sheet per shop)
+    selected = info.get("selected_sheet")
+    if others := [str(s["name"]) for s in info.get("sheets") or [] if s.get("name") != selected and s.get("rows")]:
+        summary["other_sheets"] = others
     # a table an analysis made (is_derived, its first version): not offered as data to pick from
     if getattr(dataset, "version", 1) == 1 and getattr(dataset, "parent_id", None) is not None:
         summary["derived"] = True

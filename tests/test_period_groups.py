@@ -157,3 +157,28 @@ def test_a_comparison_of_months_lists_their_averages_in_calendar_order():
     by_store = run_tool("compare_groups", stores, value_column="销量", group_column="门店").record()
     other = finding(Step("compare_groups", {"value_column": "销量", "group_column": "门店"}), by_store, zh=False)
     assert other.split("(averages: ", 1)[1].startswith("西门 71")  # other groups: by size
+
+
+@pytest.mark.parametrize(
+    "question, zh",
+    [
+        ("销量最高的3个月是哪几个？", True),
+        ("销量最高的三个月是哪几个？", True),
+        ("Which three months sold the most?", False),
+        ("the top 3 months by 销量", False),
+    ],
+)
+def test_periods_ranked_by_a_count_are_the_grouping(tmp_path, question, zh):
+    """A count of periods after a superlative, 哪, "which" or "top" ranks the periods: found in a new user's
+    trial, "销量最高的3个月是哪几个？" on a merged-header sheet ranked the stores (门店 assumed)."""
+    path, frame = merged_sheet(tmp_path, [f"{m}月" for m in range(1, 7)])
+    plan = plan_analysis(question, seen(path), zh=zh)
+    assert plan.dimension == "基本信息 / 月份" and not group_source(plan).default
+    assert step(plan, "group_aggregate").arguments["group_columns"] == ["基本信息 / 月份"]
+
+
+def test_a_span_of_periods_is_no_grouping():
+    """过去3个月 (the last three months) is a span of time, not the months ranked."""
+    columns = [{"name": "月份", "type": "category", "values": ["1月", "2月"]}, {"name": "收入", "type": "integer"}]
+    assert period_group_places("过去3个月的收入", columns) == []
+    assert period_group_places("收入最高的3个月", columns) == [(2, 8, "月份")]

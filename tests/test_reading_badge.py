@@ -152,3 +152,26 @@ def test_a_partial_match_is_assumed_and_a_whole_name_is_named(tmp_path: Path) ->
     whole = plan_analysis("各门店的客户满意度评分有差异吗？", seen(path), zh=True)
     assert not assumed_sources(whole.provenance)
     assert reading_record(whole.provenance, whole.metric, zh=True) == {"status": "named", "assumed": []}
+
+
+def test_a_question_naming_another_sheet_of_the_book_is_not_a_named_reading(client: TestClient) -> None:
+    """Found in a new user's trial: on a book of a sheet per shop (一店, 二店), "只看二店的…" was answered on
+    一店 (the sheet read) and marked as the question's own reading. It now says which sheet it read and
+    that the named one was not used, and the badge is not "high confidence"."""
+    book = io.BytesIO()
+    with pd.ExcelWriter(book) as writer:
+        for sheet, seed in (("一店", 1), ("二店", 2)):
+            rng = np.random.default_rng(seed)
+            frame = pd.DataFrame({"门店": ["东门", "西门", "南门"] * 6, "销量": rng.integers(50, 300, 18)})
+            frame.to_excel(writer, sheet_name=sheet, index=False)
+    ws = new_workspace(client)
+    assert upload(client, ws, "shops.xlsx", book.getvalue()).status_code in (200, 201)
+    run_id, _ = ask(client, ws, "只看二店的，每个门店的销量各占多少？")
+    report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
+    assert report["reading"]["status"] == "assumed"
+    assert any("一店" in line and "二店" in line for line in report["reading"]["assumed"])
+    assert all(c.get("confidence") != "high" for c in report.get("claims", []))
+    # a value of the table is a group, not a sheet: 东门 names no sheet even where a sheet were so called
+    run_id, _ = ask(client, ws, "东门的销量合计是多少？")
+    report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
+    assert not any("二店" in line for line in report["reading"].get("assumed", []))

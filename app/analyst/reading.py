@@ -198,14 +198,51 @@ def table_line(choice: Choice | None, zh: bool) -> str:
     return f"Assumed: the table is **{name}** — {why[1]}. Other reading: {listed}."
 
 
+def named_sheets(question: str, dataset: dict[str, Any] | None) -> list[str]:
+    """The other sheets of the table's file the question names ("只看二店的" where the book has a sheet
+    二店 beside the one read): names of two characters or more, found as written, that are not also a
+    value of one of the table's columns (there the question names a group, not a sheet)."""
+    if not dataset:
+        return []
+    text = question.casefold()
+    values = {str(v).casefold() for c in dataset.get("columns", []) for v in c.get("values") or []}
+    return [
+        name
+        for name in dataset.get("other_sheets") or []
+        if len(name.strip()) >= 2 and name.casefold() in text and name.casefold() not in values
+    ]
+
+
+def sheet_line(question: str, choice: Choice | None, zh: bool) -> str:
+    """The "Assumed:" sentence of a question that names another sheet of the file than the one the answer
+    read: the answer is not about what was asked, and the reading must not pass for the question's own
+    (the page's sheet buttons switch the table to that sheet in one click); "" otherwise."""
+    dataset = choice.dataset if choice is not None else None
+    if not (sheets := named_sheets(question, dataset)) or dataset is None:
+        return ""
+    read, named = dataset.get("sheet") or dataset.get("name"), ("、" if zh else ", ").join(sheets)
+    if zh:
+        return (
+            f"假定：用的是工作表 **{read}**——问题提到的 {named} 是这个文件的另一个工作表，本回答没有用到它。"
+            f"另一种解读：在数据区点选工作表 {named}，再问一次。"
+        )
+    return (
+        f"Assumed: the sheet read is **{read}** — the question names {named}, another sheet of this file, which "
+        f"this answer did not use. Other reading: choose the sheet {named} under the data, then ask again."
+    )
+
+
 def reading_record(
     provenance: Provenance | None, metric: str | None, zh: bool, choice: Choice | None = None
 ) -> dict[str, Any]:
     """The reading's mark (report.json's `reading`): {"status": "named" | "assumed", "assumed": [the
-    answer's "Assumed:" sentences, the table's among them]}; `plan_reading` adds what the page's chips need."""
+    answer's "Assumed:" sentences, the table's and the sheet's among them]}; `plan_reading` adds what the
+    page's chips need."""
     lines = assumed_lines(provenance, metric, zh)
     if table := table_line(choice, zh):
         lines.append(table)
+    if provenance is not None and (sheet := sheet_line(provenance.question, choice, zh)):
+        lines.append(sheet)
     return {"status": "assumed" if lines else "named", "assumed": lines}
 
 

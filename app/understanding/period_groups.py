@@ -19,7 +19,7 @@ from typing import Any
 
 from app.understanding import vocabulary
 from app.understanding.profile_reading import GROUPING
-from app.understanding.text import header_leaf, tagged_words
+from app.understanding.text import COUNT_WORDS_EN, COUNT_WORDS_ZH, header_leaf, tagged_words
 from app.understanding.words import core_name, name_words
 
 # unit word -> its period letter (D, W, M, Q, Y), and the adjectives (monthly -> M)
@@ -35,11 +35,15 @@ def _alternation(words: list[str]) -> str:
 
 _EN_UNITS = [u for u in _UNITS if u.isascii()]
 _ZH_UNITS = [u for u in _UNITS if not u.isascii()]
-# "each month", "every week", "per quarter", "by year", "monthly"; "每个月", "每月", "每一年", "按月", "各季度", "逐月"
+_EN_COUNT = rf"(?:\d+|{_alternation(list(COUNT_WORDS_EN))})"
+_ZH_COUNT = rf"[\d{''.join(COUNT_WORDS_ZH)}几]+"
+# "each month", "every week", "per quarter", "by year", "monthly"; "每个月", "每月", "每一年", "按月", "各季度", "逐月";
+# and periods ranked by a count: "which three months", "the top 3 weeks", "哪三个月", "销量最高的3个月" (a count
+# after a superlative's 的 or 哪 ranks the periods; "过去3个月", the last three months, is a span, not a grouping)
 _PERIOD_PHRASE = re.compile(
-    rf"\b(?:each|every|per|by|which)\s+(?P<en>{_alternation(_EN_UNITS)})s?\b"
+    rf"\b(?:each|every|per|by|(?:which|top)(?:\s+{_EN_COUNT})?)\s+(?P<en>{_alternation(_EN_UNITS)})s?\b"
     rf"|\b(?P<grain>{_alternation(list(_GRAINS))})\b"
-    rf"|(?:每一?个?|按|各|逐|哪一?个?)\s*(?P<zh>{_alternation(_ZH_UNITS)})",
+    rf"|(?:每一?个?|按|各|逐|哪一?个?|(?:哪|最[^\s，。？！、的]{{1,3}}的)\s*{_ZH_COUNT}\s*个?)\s*(?P<zh>{_alternation(_ZH_UNITS)})",
     re.I,
 )
 

@@ -207,6 +207,22 @@ def test_suggested_questions_come_from_every_dataset_and_name_it_when_columns_ar
     assert len(suggest_questions([sales, teams, older], "en", names=["a", "b", "c"])) == 6
 
 
+def test_no_suggestion_compares_a_measure_across_bands_of_itself():
+    """Found in a new user's trial on the sample survey: "Does Age differ by Age Group?" was suggested."""
+    from app.web.suggest import suggest_questions
+
+    columns = [
+        {"name": "Age", "type": "integer"},
+        {"name": "Age Group", "type": "category"},
+        {"name": "Gender", "type": "category"},
+    ]
+    english = suggest_questions([columns], "en")
+    assert "Does Age differ by Gender?" in english
+    assert not any("by Age Group" in q for q in english)
+    chinese = [{"name": "年龄", "type": "integer"}, {"name": "年龄段", "type": "category"}]
+    assert not any("年龄段" in q and "差异" in q for q in suggest_questions([chinese], "zh"))
+
+
 def test_suggested_questions_name_the_leaf_of_a_merged_header_and_two_sheets_differ():
     """ "销售额在不同门店之间有差异吗？", not "销售情况 / 销售额在不同基本信息 / 门店之间有差异吗？" (issue 28);
     two sheets of one shape get different questions."""

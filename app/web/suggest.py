@@ -56,6 +56,13 @@ def usable(columns: Iterable[dict[str, Any]], kinds: tuple[str, ...]) -> list[st
     return [spoken[str(c["name"])] for c in chosen]
 
 
+def _bands_of(group: str, measure: str) -> bool:
+    """Whether a grouping column's name holds the measure's whole name ("Age Group" of Age, 年龄段 of 年龄):
+    its groups are then bands of the measure itself, and "does Age differ by Age Group?" is no question."""
+    group, measure = group.casefold(), measure.casefold()
+    return len(group) > len(measure) and measure in group
+
+
 def _say(key: str, lang: str, a: str = "", b: str = "") -> str:
     return TEMPLATES[key].get(lang, TEMPLATES[key]["en"]).format(a=a, b=b)
 
@@ -67,7 +74,9 @@ def suggestions_for(columns: list[dict[str, Any]], lang: str = "en") -> list[Sug
     """Every suggestion one table's columns allow, the most useful kinds first, with the columns each names."""
     nums, cats = usable(columns, NUMERIC), usable(columns, GROUPING)
     dates = usable(columns, ("datetime",))
-    by_cat: list[Suggestion] = [(_say("num_by_cat", lang, n, c), (n, c)) for n in nums[:2] for c in cats[:2]]
+    by_cat: list[Suggestion] = [
+        (_say("num_by_cat", lang, n, c), (n, c)) for n in nums[:2] for c in cats[:2] if not _bands_of(c, n)
+    ]
     over_time: list[Suggestion] = [(_say("num_over_time", lang, n), (n, dates[0])) for n in nums[:2] if dates]
     pairs: list[Suggestion] = [(_say("num_num", lang, a, b), (a, b)) for a, b in list(combinations(nums[:3], 2))[:2]]
     cat_pairs: list[Suggestion] = [

@@ -9,6 +9,7 @@ from typing import Any
 
 from app.analyst.question_words import wants
 from app.analyst.role_question import match_strength
+from app.analyst.sheet_words import month_label
 from app.analyst.steps import Condition, Plan, Step, YesNoCondition
 from app.analyst.totals import add_total_steps
 from app.understanding.kinds import (
@@ -379,6 +380,14 @@ def apply_rules(plan: Plan, rules: list[str], zh: bool) -> None:
         plan.rules.append((rule, applied))
 
 
+def _month_span(start: str, end: str, zh: bool) -> str:
+    """Whole months as people write them ("Mar 2024", "Apr 2024 to Jun 2024", "2024年3月"); "" for other values."""
+    if not (re.fullmatch(r"\d{4}-\d{2}", start) and re.fullmatch(r"\d{4}-\d{2}", end)):
+        return ""
+    first, last = (month_label(int(v[:4]), int(v[5:]), zh) for v in (start, end))
+    return first if first == last else f"{first}至{last}" if zh else f"{first} to {last}"
+
+
 def describe_condition(condition: Condition, zh: bool) -> str:
     """'Channel = Online', '月份 in 2024', 'carat > 1' for the answer."""
     column, op, value = condition["column"], condition["op"], condition["value"]
@@ -386,6 +395,8 @@ def describe_condition(condition: Condition, zh: bool) -> str:
         start, end = str(value[0]), str(value[1])
         if start[:4] == end[:4] and start.endswith("-01-01") and end.endswith("-12-31"):
             return f"{column} 在 {start[:4]} 年" if zh else f"{column} in {start[:4]}"
+        if months := _month_span(start, end, zh):  # "Date in Mar 2024", "Date 在 2024年4月至2024年6月"
+            return f"{column} 在 {months}" if zh else f"{column} in {months}"
         return f"{column} 在 {start} 至 {end}" if zh else f"{column} from {start} to {end}"
     if op in ("!=", "not_in"):
         shown = " / ".join(map(str, value)) if isinstance(value, list) else value

@@ -10,6 +10,7 @@ from app.analyst.steps import Arguments, Column, Condition, Plan, Step, date_col
 from app.analyst.totals import each_period_unit, period_unit_named
 from app.understanding.kinds import MEAN_WORDS, SEASON, YEAR, asks_extreme
 from app.understanding.language import local_text as _t
+from app.understanding.named_months import Months, named_months
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import forecast_arguments, forecast_request
 from app.understanding.text import is_cjk
@@ -65,13 +66,39 @@ def season_steps(plan: Plan, date: str, zh: bool, columns: list[Column] | None =
 
 
 def year_filter(question: str, columns: list[Column]) -> list[Condition]:
-    """A year the question names ("2024年哪家门店…") on data with dates: only that year's rows."""
+    """The time a question names on data with dates, as a filter on the dated rows: a year ("2024年哪家门店…"),
+    a month or months ("in March", "3月份", "March 2024", "三月到五月") or a quarter ("in Q2", "第二季度").
+    A month without its year is taken in the data's own year; in its latest year where the dates cover
+    several (the filter is shown in the answer's "Read as", one click from another reading)."""
     date = date_column(columns)
-    match = YEAR.search(question)
-    if not (date and match):
+    if not date:
         return []
-    year = match.group(1)
-    return [{"column": date, "op": "between", "value": [f"{year}-01-01", f"{year}-12-31"]}]
+    year = YEAR.search(question)
+    months = named_months(question)
+    if months is None:
+        return (
+            [{"column": date, "op": "between", "value": [f"{year.group(1)}-01-01", f"{year.group(1)}-12-31"]}]
+            if year
+            else []
+        )
+    said = months.year or (int(year.group(1)) if year else None)
+    column = next(c for c in columns if c["name"] == date)
+    taken = said or _latest_year_with(months, column)
+    if taken is None:
+        return []
+    return [{"column": date, "op": "between", "value": [f"{taken}-{months.first:02d}", f"{taken}-{months.last:02d}"]}]
+
+
+def _latest_year_with(months: Months, column: Column) -> int | None:
+    """The latest year of the column's dates (its profiled first and last) that holds the named months; None
+    where the dates are not known or hold them in no year."""
+    first, last = str(column.get("first") or ""), str(column.get("last") or "")
+    if not (first[:4].isdigit() and last[:4].isdigit()):
+        return None
+    for year in range(int(last[:4]), int(first[:4]) - 1, -1):
+        if f"{year}-{months.first:02d}" <= last[:7] and f"{year}-{months.last:02d}" >= first[:7]:
+            return year
+    return None
 
 
 # The period a "which month / which quarter / which year" question ranks: the words of its cue say

@@ -89,10 +89,16 @@ def _with_profile(column: dict[str, Any], rest: str) -> dict[str, Any]:
     if " → " in rest and column["type"] == "datetime":
         start, _, end = rest.lstrip("; ").partition(" → ")
         try:
-            span = datetime.fromisoformat(end.strip()) - datetime.fromisoformat(start.strip())
+            first, last = datetime.fromisoformat(start.strip()), datetime.fromisoformat(end.strip())
         except (ValueError, TypeError):  # a date format the profile may print differently
             return column
-        return {**column, "span_days": span.days}
+        # the first and last dates too: the year of a month a question names without one ("in March")
+        return {
+            **column,
+            "span_days": (last - first).days,
+            "first": first.date().isoformat(),
+            "last": last.date().isoformat(),
+        }
     return column
 
 

@@ -1,0 +1,99 @@
+"""The months a question names as the time it is about (issue 24: filters): "in March", "March 2024",
+"from March to May", "in Q2", "the second quarter", "3月份", "2024年3月", "三月到五月", "第二季度". A
+new user's trial found "Which region had the highest revenue in March?" and "3月份哪个地区的销售额最高？"
+answered for the whole year, the month dropped without a word.
+
+Only the calendar's closed classes are read here: the month names (Python's `calendar`, English),
+month numbers with 月 (1-12, in digits or Chinese numerals), quarters (Q1-Q4, 第N季度, "first quarter").
+An English month name counts after a word that places it in time (in, during, from, to, since …) or
+before a year, so the verb "may" is never May. A number of months ("3个月", three months) and a day
+("12月31日") are not a month named."""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+
+from app.understanding.text import COUNT_WORDS_ZH
+
+# March -> 3, Mar -> 3, Sept -> 9 (lower case)
+_EN_MONTHS = {name.lower(): i for i in range(1, 13) for name in (calendar.month_name[i], calendar.month_abbr[i])}
+_EN_MONTHS["sept"] = 9
+_EN_NAME = "|".join(sorted(_EN_MONTHS, key=len, reverse=True))
+_YEAR = r"(?:19|20)\d{2}"
+# a Chinese month number: 1-12 in digits, 一..十二 in numerals
+_ZH_NUMBER = r"1[0-2]|0?[1-9]|十[一二]|[一二三四五六七八九十]"
+_ZH_MONTH = rf"(?<![\d一二三四五六七八九十])(?:(?P<YEAR_>{_YEAR})\s*年\s*)?(?P<MONTH_>{_ZH_NUMBER})\s*月份?(?!\s*(?:\d|[一二三四五六七八九十])+\s*[日号])"
+_EN_MONTH = rf"\b(?P<MONTH_>{_EN_NAME})\b\.?(?:\s*,?\s*(?P<YEAR_>{_YEAR})\b)?"
+# "from March to May", "3月到5月": the months between too ("March and May" are two months, not a span)
+_RANGE_JOIN = r"\s*(?:到|至|~|～|-|–|—|through|to|until)\s*"
+
+
+def _span(month: str) -> str:
+    """A month, or two joined as a span: groups y1 m1 (y2 m2)."""
+    one, two = (month.replace("YEAR_", f"y{i}").replace("MONTH_", f"m{i}") for i in (1, 2))
+    return rf"{one}(?:{_RANGE_JOIN}{two})?"
+
+
+_ZH_RANGE = re.compile(_span(_ZH_MONTH))
+_EN_RANGE = re.compile(_span(_EN_MONTH), re.I)
+_PLACED = re.compile(r"\b(?:in|during|for|of|from|to|until|through|since|by)\s+(?:the\s+month\s+of\s+)?$", re.I)
+_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+_QUARTER = re.compile(
+    rf"(?:(?P<y1>{_YEAR})\s*年?\s*)?(?:\bQ(?P<q>[1-4])\b|第?(?P<qz>[1-4一二三四])\s*季度"
+    rf"|\b(?P<qo>{'|'.join(_ORDINALS)})\s+quarter\b)(?:\s*(?:of\s+)?(?P<y2>{_YEAR}))?",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Months:
+    """The months named, first to last (1-12), and the year said with them (None: not said)."""
+
+    first: int
+    last: int
+    year: int | None = None
+    span: tuple[int, int] = (0, 0)  # where the question names them
+
+
+def _zh_number(text: str) -> int:
+    if text.isdigit():
+        return int(text)
+    if text.startswith("十"):
+        return 10 + (COUNT_WORDS_ZH.get(text[1:], 0) if len(text) > 1 else 0)
+    return COUNT_WORDS_ZH[text]
+
+
+def _month(text: str) -> int:
+    folded = text.lower().rstrip(".")
+    return _EN_MONTHS[folded] if folded in _EN_MONTHS else _zh_number(text)
+
+
+def _year(*said: str | None) -> int | None:
+    return next((int(y) for y in said if y), None)
+
+
+def named_months(question: str) -> Months | None:
+    """The month, the months or the quarter the question names as its time, with the year said with them;
+    None when it names none."""
+    if match := _QUARTER.search(question):
+        number = match.group("q") or match.group("qz") or ""
+        quarter = (
+            int(number) if number.isdigit() else COUNT_WORDS_ZH.get(number) or _ORDINALS[match.group("qo").lower()]
+        )
+        return Months(quarter * 3 - 2, quarter * 3, _year(match.group("y1"), match.group("y2")), match.span())
+    for match in _ZH_RANGE.finditer(question):
+        first = _month(match.group("m1"))
+        last = _month(match.group("m2")) if match.group("m2") else first
+        if 1 <= first <= last <= 12:
+            return Months(first, last, _year(match.group("y1"), match.group("y2")), match.span())
+    for match in _EN_RANGE.finditer(question):
+        said_year = match.group("y1") or match.group("y2")
+        if not (_PLACED.search(question[: match.start()]) or said_year):
+            continue  # "may", a verb; a month name nothing places in time
+        first = _month(match.group("m1"))
+        last = _month(match.group("m2")) if match.group("m2") else first
+        if first <= last:
+            return Months(first, last, _year(match.group("y1"), match.group("y2")), match.span())
+    return None

@@ -18,6 +18,7 @@ from app.analyst.headlines import (
     drivers_headline,
     extreme_headline,
     forecast_headline,
+    grand_total_headline,
     missing_headline,
     named_group_headline,
     paired_headline,
@@ -120,6 +121,10 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         return period_totals_headline(values[0], arguments.get("agg", "sum"), result.metrics, unit, zh)
     if not arguments.get("value_columns"):
         return None
+    group = arguments["group_columns"][0]
+    if plan is not None and plan.kind == "total" and not plan.top and _groups_assumed(plan, group, question):
+        # "what was the total revenue (in March)?": the one total asked leads; the groups only break it down
+        return grand_total_headline(arguments["value_columns"][0], group, result.metrics, zh)
     return total_headline(
         arguments["value_columns"][0],
         arguments["group_columns"][0],
@@ -128,6 +133,14 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         plan.top if plan and plan.kind == "top" else None,
         arguments.get("agg", "sum"),
     )
+
+
+def _groups_assumed(plan: Plan, group: str, question: str) -> bool:
+    """Whether the grouping of a total is the analyst's default, not the question's: no group named, and
+    no ranking asked ("which store sold the most" names what to rank, even when no column says store)."""
+    if plan.provenance is None or asks_extreme(question, plan.metric):
+        return False
+    return any(s.role == "group" and group in s.columns for s in plan.provenance.defaults())
 
 
 def _breakdown(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:

@@ -149,6 +149,22 @@ def total_headline(
     )
 
 
+def grand_total_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'Total Revenue: 32,098. By Region: East 13,245, West 9,184 …' — a question that asks one total, broken
+    down by a grouping it did not name (each group's total, as the tool reported it: the claim's numbers
+    are all checked against the call)."""
+    totals = {k: v for k, v in _by_prefix(metrics, f"{metric}_sum.").items() if k != "total"}
+    if not totals:
+        return None
+    grand = metrics.get(f"{metric}_sum.total")
+    grand = grand if _ok(grand) and grand else sum(totals.values())
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1])[: LISTED + 1]
+    parts = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in ranked)
+    if zh:
+        return f"{metric} 合计：{fmt_num(grand)}。按 {group} 分：{parts}。"
+    return f"Total {metric}: {fmt_num(grand)}. By {group}: {parts}."
+
+
 def top_average_headline(
     metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool]
 ) -> str | None:

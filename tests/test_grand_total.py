@@ -36,3 +36,16 @@ def test_a_ranking_asked_still_leads_with_the_best_group(tmp_path):
     run, _ = Session(tmp_path, path).ask("Which region had the highest revenue?")
     best = frame.groupby("Region")["Revenue"].sum().idxmax()
     assert headline(run).lstrip("*").startswith(best)
+
+
+@pytest.mark.parametrize(
+    "question, zh", [("East的Revenue一共多少？", True), ("How much Revenue did East bring in in total?", False)]
+)
+def test_the_total_of_the_one_group_asked_about_leads(tmp_path, question, zh):
+    """Found in a new user's trial: "北京店的广告费用一共多少？" led with 上海店, the highest, and named 北京店 only
+    among the others."""
+    path, frame = shop(tmp_path)
+    run, _ = Session(tmp_path, path).ask(question)
+    said = headline(run).lstrip("*")
+    east = f"{frame.loc[frame['Region'] == 'East', 'Revenue'].sum():,}"
+    assert said.startswith(f"East 的 Revenue 合计：{east}" if zh else f"Total Revenue for East: {east}"), said

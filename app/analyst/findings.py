@@ -21,6 +21,7 @@ from app.analyst.headlines import (
     grand_total_headline,
     missing_headline,
     named_group_headline,
+    named_total_headline,
     paired_headline,
     period_headline,
     proportion_headline,
@@ -125,6 +126,11 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
     if plan is not None and plan.kind == "total" and not plan.top and _groups_assumed(plan, group, question):
         # "what was the total revenue (in March)?": the one total asked leads; the groups only break it down
         return grand_total_headline(arguments["value_columns"][0], group, result.metrics, zh)
+    if plan is not None and plan.kind == "total" and not plan.top and len(plan.values) == 1:
+        # "北京店的广告费用一共多少？": the group asked about leads, the others beside it
+        named = named_total_headline(arguments["value_columns"][0], str(plan.values[0]), result.metrics, zh)
+        if named:
+            return named
     return total_headline(
         arguments["value_columns"][0],
         arguments["group_columns"][0],

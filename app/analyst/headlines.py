@@ -165,6 +165,27 @@ def grand_total_headline(metric: str, group: str, metrics: dict[str, Any], zh: b
     return f"Total {metric}: {fmt_num(grand)}. By {group}: {parts}."
 
 
+def named_total_headline(metric: str, named: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'北京店 的 广告费用 合计：2,493,619（全部合计 7,634,527）；其他：上海店 3,179,060，广州店 1,961,848。' — the
+    total of the one group a question asks about, with the others beside it (the numbers the tool reported,
+    each checked against it); None when it is not a group."""
+    totals = {k: v for k, v in _by_prefix(metrics, f"{metric}_sum.").items() if k != "total"}
+    if named not in totals:
+        return None
+    grand = metrics.get(f"{metric}_sum.total")
+    grand = grand if _ok(grand) and grand else sum(totals.values())
+    value = totals[named]
+    others = sorted(((g, v) for g, v in totals.items() if g != named), key=lambda kv: -kv[1])[:LISTED]
+    listed = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in others)
+    if zh:
+        return f"{named} 的 {metric} 合计：{fmt_num(value)}（全部合计 {fmt_num(grand)}）" + (
+            f"；其他：{listed}。" if listed else "。"
+        )
+    return f"Total {metric} for {named}: {fmt_num(value)} (of {fmt_num(grand)} in all)" + (
+        f"; the others: {listed}." if listed else "."
+    )
+
+
 def top_average_headline(
     metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool]
 ) -> str | None:

@@ -28,6 +28,9 @@ from tests.test_builtin_understanding import Session, call, headline
         ("Which region sold the most in Q2?", (4, 6, None)),
         ("第二季度各地区的销售额", (4, 6, None)),
         ("revenue in the third quarter of 2023", (7, 9, 2023)),
+        ("上半年各门店的订单数合计是多少？", (1, 6, None)),
+        ("2023年下半年的营业额", (7, 12, 2023)),
+        ("sales in the first half of 2024", (1, 6, 2024)),
     ],
 )
 def test_the_months_a_question_names(question, months):

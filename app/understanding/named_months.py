@@ -1,10 +1,12 @@
 """The months a question names as the time it is about (issue 24: filters): "in March", "March 2024",
-"from March to May", "in Q2", "the second quarter", "3月份", "2024年3月", "三月到五月", "第二季度". A
+"from March to May", "in Q2", "the second quarter", "the first half", "3月份", "2024年3月", "三月到五月",
+"第二季度", "上半年". A
 new user's trial found "Which region had the highest revenue in March?" and "3月份哪个地区的销售额最高？"
 answered for the whole year, the month dropped without a word.
 
 Only the calendar's closed classes are read here: the month names (Python's `calendar`, English),
-month numbers with 月 (1-12, in digits or Chinese numerals), quarters (Q1-Q4, 第N季度, "first quarter").
+month numbers with 月 (1-12, in digits or Chinese numerals), quarters (Q1-Q4, 第N季度, "first quarter") and
+halves (上半年, 下半年, H1, "the second half").
 An English month name counts after a word that places it in time (in, during, from, to, since …) or
 before a year, so the verb "may" is never May. A number of months ("3个月", three months) and a day
 ("12月31日") are not a month named."""
@@ -47,6 +49,14 @@ _QUARTER = re.compile(
 )
 
 
+# halves of the year: 上半年 / 下半年, "the first half (of 2024)", H1 / H2
+_HALF = re.compile(
+    rf"(?:(?P<y1>{_YEAR})\s*年?\s*)?(?:(?P<zh>[上下])半年|\bH(?P<h>[12])\b|\b(?P<en>first|second|1st|2nd)\s+half\b)"
+    rf"(?:\s*(?:of\s+(?:the\s+year\s+)?)?(?P<y2>{_YEAR}))?",
+    re.I,
+)
+
+
 @dataclass(frozen=True)
 class Months:
     """The months named, first to last (1-12), and the year said with them (None: not said)."""
@@ -83,6 +93,15 @@ def named_months(question: str) -> Months | None:
             int(number) if number.isdigit() else COUNT_WORDS_ZH.get(number) or _ORDINALS[match.group("qo").lower()]
         )
         return Months(quarter * 3 - 2, quarter * 3, _year(match.group("y1"), match.group("y2")), match.span())
+    if match := _HALF.search(question):
+        second = (
+            match.group("zh") == "下"
+            or match.group("h") == "2"
+            or (match.group("en") or "").lower() in ("second", "2nd")
+        )
+        return Months(
+            7 if second else 1, 12 if second else 6, _year(match.group("y1"), match.group("y2")), match.span()
+        )
     for match in _ZH_RANGE.finditer(question):
         first = _month(match.group("m1"))
         last = _month(match.group("m2")) if match.group("m2") else first

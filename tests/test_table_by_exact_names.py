@@ -146,3 +146,30 @@ def test_an_exact_name_outweighs_a_synonym_and_a_true_tie_still_asks() -> None:
     # more columns named still count before how surely: the table naming two (one by a synonym) wins
     wider = {**TABLE_B, "columns": [*TABLE_B["columns"], {"name": "毛利率", "type": "number"}]}
     assert choose_dataset("门店的营业额和毛利率", [TABLE_A, wider]).dataset["name"] == "south"
+
+
+def test_a_measure_named_exactly_outweighs_a_value_that_only_looks_like_the_date_asked() -> None:
+    """Found in a new user's trial: "2022年3月哪家店的营业额最高？" beside a merged-header book of months 1月..6月
+    went to the book (its 3月 matched the date, its 销量 a synonym of 营业额) over the table whose 营业额 it names."""
+    months = {
+        "name": "stores",
+        "rows": 18,
+        "columns": [
+            {"name": "基本信息 / 门店", "type": "category", "values": ["东门", "西门"]},
+            {"name": "基本信息 / 月份", "type": "category", "levels": 6, "values": ["1月", "2月", "3月", "4月", "5月"]},
+            {"name": "销售情况 / 销量", "type": "integer"},
+            {"name": "销售情况 / 销售额", "type": "number"},
+        ],
+    }
+    operations = {
+        "name": "operations",
+        "rows": 144,
+        "columns": [
+            {"name": "月份", "type": "datetime"},
+            {"name": "门店", "type": "category", "values": ["上海店", "北京店"]},
+            {"name": "营业额", "type": "number"},
+            {"name": "订单数", "type": "integer"},
+        ],
+    }
+    chosen = choose_dataset("2022年3月哪家店的营业额最高？", [months, operations])
+    assert chosen.dataset["name"] == "operations"

@@ -80,10 +80,12 @@ class Fit:
     def strength(self) -> tuple[int, int, int]:
         """The score, then how much of it the question says outright (a column's own name or spelling,
         a value written out, the table's name), then by a listed word (a synonym, a stem): between two
-        tables naming as many columns, the one named exactly is meant ("销售额" over a synonym's 营业额)."""
+        tables naming as many columns, the one named exactly is meant ("销售额" over a synonym's 营业额). A column
+        named exactly counts twice a value written out: a value may be one many tables share the look of (3月
+        of a column of months matches "2022年3月"), a column's own name is the table's."""
         exact = sum(self.kinds.get(name) in EXACT_KINDS for name in self.columns)
         listed = sum(self.kinds.get(name) in LISTED_KINDS for name in self.columns)
-        return (self.score, exact + len(self.values) + (5 if self.named else 0), listed)
+        return (self.score, 2 * exact + len(self.values) + (5 if self.named else 0), listed)
 
 
 @dataclass

@@ -170,6 +170,7 @@ def test_a_question_naming_another_sheet_of_the_book_is_not_a_named_reading(clie
     report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
     assert report["reading"]["status"] == "assumed"
     assert any("一店" in line and "二店" in line for line in report["reading"]["assumed"])
+    assert "二店" in report["answer"].split("一店", 1)[-1]  # the answer says it too, not only the record
     assert all(c.get("confidence") != "high" for c in report.get("claims", []))
     # a value of the table is a group, not a sheet: 东门 names no sheet even where a sheet were so called
     run_id, _ = ask(client, ws, "东门的销量合计是多少？")

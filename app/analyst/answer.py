@@ -18,6 +18,7 @@ from app.analyst.reading import (
     kind_assumption,
     read_as,
     says_the_defaults,
+    sheet_line,
     table_line,
 )
 from app.analyst.role_question import defaults_sentence
@@ -85,6 +86,9 @@ def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
             lines += [kind, ""]
     if (table := table_line(plan.choice, zh)) and table not in lines:  # the table itself was assumed
         lines += [table, ""]
+    question = plan.provenance.question if plan.provenance else ""
+    if (sheet := sheet_line(question, plan.choice, zh)) and sheet not in lines:  # it names another sheet
+        lines += [sheet, ""]
     if supporting:
         lines += ["### 其他发现" if zh else "### Supporting findings", ""]
         lines += [f"- {f}" for f in dict.fromkeys(supporting)] + [""]

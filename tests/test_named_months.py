@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from app.analyst.plan import plan_analysis
-from app.understanding.named_months import Months, named_months
+from app.understanding.named_months import Months, named_months, recent_stretch
 from tests.test_builtin_question_reading import seen
 from tests.test_builtin_understanding import Session, call, headline
 
@@ -92,3 +92,29 @@ def test_the_answer_is_the_named_months_totals(tmp_path, question, first, last):
     assert best in said and f"{totals.iloc[0]:,}" in said, said
     assert call(calls, "filter_rows") is not None
     assert f"{frame.groupby('Region')['Revenue'].sum().max():,}" not in said  # not the whole year's
+
+
+@pytest.mark.parametrize(
+    "question, count, unit",
+    [
+        ("最近三个月的销售额", 3, "M"),
+        ("过去30天各地区的订单", 30, "D"),
+        ("最近半年的营业额", 6, "M"),
+        ("in the past two weeks", 2, "W"),
+    ],
+)
+def test_the_latest_stretch_a_question_names(question, count, unit):
+    found = recent_stretch(question)
+    assert found is not None and (found.count, found.unit) == (count, unit)
+    assert recent_stretch("last month") is None and recent_stretch("最近的订单") is None
+
+
+def test_the_latest_months_are_counted_back_from_the_datas_last_date(tmp_path):
+    path, frame = shop(tmp_path, years=(2023, 2024))
+    plan = plan_analysis("最近三个月各地区的销售额合计是多少？", seen(path), zh=True)
+    assert plan.filters == [{"column": "Date", "op": "between", "value": ["2024-10", "2024-12"]}]
+    plan = plan_analysis("Revenue by region over the past 2 weeks", seen(path), zh=False)
+    assert plan.filters == [{"column": "Date", "op": "between", "value": ["2024-12-18", "2024-12-31"]}]
+    run, _ = Session(tmp_path, path).ask("最近三个月各地区的Revenue合计是多少？")
+    kept = frame[frame["Date"] >= "2024-10-01"].groupby("Region")["Revenue"].sum()
+    assert f"{kept.max():,}" in headline(run) and kept.idxmax() in headline(run)

@@ -4,13 +4,15 @@ the one year a question names, as a filter on the dated rows."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from app.analyst.question_words import asks_trend
 from app.analyst.rankings import WHEN
 from app.analyst.steps import Arguments, Column, Condition, Plan, Step, date_column
 from app.analyst.totals import each_period_unit, period_unit_named
 from app.understanding.kinds import MEAN_WORDS, SEASON, YEAR, asks_extreme
 from app.understanding.language import local_text as _t
-from app.understanding.named_months import Months, named_months
+from app.understanding.named_months import Months, Recent, named_months, recent_stretch
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import forecast_arguments, forecast_request
 from app.understanding.text import is_cjk
@@ -75,6 +77,9 @@ def year_filter(question: str, columns: list[Column]) -> list[Condition]:
         return []
     year = YEAR.search(question)
     months = named_months(question)
+    column = next(c for c in columns if c["name"] == date)
+    if months is None and (recent := recent_stretch(question)):
+        return _recent_filter(date, column, recent)
     if months is None:
         return (
             [{"column": date, "op": "between", "value": [f"{year.group(1)}-01-01", f"{year.group(1)}-12-31"]}]
@@ -82,11 +87,29 @@ def year_filter(question: str, columns: list[Column]) -> list[Condition]:
             else []
         )
     said = months.year or (int(year.group(1)) if year else None)
-    column = next(c for c in columns if c["name"] == date)
     taken = said or _latest_year_with(months, column)
     if taken is None:
         return []
     return [{"column": date, "op": "between", "value": [f"{taken}-{months.first:02d}", f"{taken}-{months.last:02d}"]}]
+
+
+_MONTHS_PER = {"M": 1, "Q": 3, "Y": 12}
+_DAYS_PER = {"D": 1, "W": 7}
+
+
+def _recent_filter(date: str, column: Column, recent: Recent) -> list[Condition]:
+    """The data's latest stretch ("the last 3 months", "最近30天"), counted back from its last date: whole
+    months for months, quarters and years, days for days and weeks; none where the last date is not known."""
+    try:
+        last = dt.date.fromisoformat(str(column.get("last") or ""))
+    except ValueError:
+        return []
+    if recent.unit in _DAYS_PER:
+        first = last - dt.timedelta(days=recent.count * _DAYS_PER[recent.unit] - 1)
+        return [{"column": date, "op": "between", "value": [first.isoformat(), last.isoformat()]}]
+    back = recent.count * _MONTHS_PER[recent.unit] - 1
+    year, month = divmod(last.year * 12 + last.month - 1 - back, 12)
+    return [{"column": date, "op": "between", "value": [f"{year}-{month + 1:02d}", f"{last.year}-{last.month:02d}"]}]
 
 
 def _latest_year_with(months: Months, column: Column) -> int | None:

@@ -17,7 +17,7 @@ import calendar
 import re
 from dataclasses import dataclass
 
-from app.understanding.text import COUNT_WORDS_ZH
+from app.understanding.text import COUNT_WORDS_EN, COUNT_WORDS_ZH
 
 # March -> 3, Mar -> 3, Sept -> 9 (lower case)
 _EN_MONTHS = {name.lower(): i for i in range(1, 13) for name in (calendar.month_name[i], calendar.month_abbr[i])}
@@ -115,4 +115,42 @@ def named_months(question: str) -> Months | None:
         last = _month(match.group("m2")) if match.group("m2") else first
         if first <= last:
             return Months(first, last, _year(match.group("y1"), match.group("y2")), match.span())
+    return None
+
+
+# "the last 3 months", "past two weeks", "最近三个月", "过去30天", "近一年", "最近半年": the latest stretch of the data
+_ZH_UNITS = {"天": "D", "日": "D", "周": "W", "星期": "W", "个月": "M", "月": "M", "季度": "Q", "年": "Y"}
+_EN_UNITS = {"day": "D", "week": "W", "month": "M", "quarter": "Q", "year": "Y"}
+_RECENT_ZH = re.compile(
+    rf"(?:最近|过去|近)\s*(?P<n>[\d{''.join(COUNT_WORDS_ZH)}]+|半)\s*个?\s*(?P<unit>星期|季度|天|日|周|月|年)"
+)
+_RECENT_EN = re.compile(
+    rf"\b(?:last|past|previous|recent)\s+(?P<n>\d+|{'|'.join(COUNT_WORDS_EN)})\s+(?P<unit>{'|'.join(_EN_UNITS)})s?\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Recent:
+    """The latest `count` units (D, W, M, Q, Y) of the data, counted back from its last date."""
+
+    count: int
+    unit: str
+    span: tuple[int, int] = (0, 0)
+
+
+def recent_stretch(question: str) -> Recent | None:
+    """The latest stretch of time a question names ("in the last 3 months", "最近三个月"); None when none."""
+    if match := _RECENT_ZH.search(question):
+        n, unit = match.group("n"), _ZH_UNITS[match.group("unit")]
+        if n == "半":  # 最近半年: six months; 半个月: fifteen days
+            return (
+                Recent(6, "M", match.span()) if unit == "Y" else Recent(15, "D", match.span()) if unit == "M" else None
+            )
+        count = int(n) if n.isdigit() else _zh_number(n) if n in COUNT_WORDS_ZH or n.startswith("十") else 0
+        return Recent(count, unit, match.span()) if count > 0 else None
+    if match := _RECENT_EN.search(question):
+        n = match.group("n").lower()
+        count = int(n) if n.isdigit() else COUNT_WORDS_EN[n]
+        return Recent(count, _EN_UNITS[match.group("unit").lower()], match.span()) if count > 0 else None
     return None

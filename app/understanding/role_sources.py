@@ -22,7 +22,7 @@ from app.understanding.bilingual import is_row_word_zh
 from app.understanding.gate_words import FAMILIES, has_word
 from app.understanding.general_words import analysis_words, is_general_en, is_row_word
 from app.understanding.kinds import NUMBER_CUT, moves_together
-from app.understanding.named_months import named_months
+from app.understanding.named_months import named_months, recent_stretch
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Mention, Span, named_values, value_position
 from app.understanding.segment import whole_words
@@ -143,8 +143,8 @@ def unmatched_words(
             if cut.group(group):
                 start, end = cut.span(group)
                 text = text[:start] + " " * (end - start) + text[end:]
-    if any(c.get("type") == "datetime" for c in columns) and (months := named_months(text)):
-        start, end = months.span  # "in March", "3月份": the dates' filter (time_steps.year_filter), no column
+    if any(c.get("type") == "datetime" for c in columns) and (months := named_months(text) or recent_stretch(text)):
+        start, end = months.span  # "in March", "3月份", "最近三个月": the dates' filter (time_steps.year_filter)
         text = text[:start] + " " * (end - start) + text[end:]
     ids = tuple(c["name"] for c in columns if c.get("type") == "identifier")  # "Member ID": the rows are members
     # "calls" is the rows of a call log (and a word of its file's name), but a variable to find when

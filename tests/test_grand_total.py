@@ -49,3 +49,37 @@ def test_the_total_of_the_one_group_asked_about_leads(tmp_path, question, zh):
     said = headline(run).lstrip("*")
     east = f"{frame.loc[frame['Region'] == 'East', 'Revenue'].sum():,}"
     assert said.startswith(f"East 的 Revenue 合计：{east}" if zh else f"Total Revenue for East: {east}"), said
+
+
+def months_by_store(tmp_path):
+    """Six months of three stores, a row a month and store (the rows are periods: a store's amount is its total)."""
+    import pandas as pd
+
+    rows = [
+        (s, f"{m}月", 40 + 17 * m * (i + 1) % 90) for i, s in enumerate(["东门", "西门", "南门"]) for m in range(1, 7)
+    ]
+    frame = pd.DataFrame(rows, columns=["门店", "月份", "销量"])
+    path = tmp_path / "months.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+@pytest.mark.parametrize("question", ["每个门店的销量是多少？", "How many 销量 did each 门店 sell?"])
+def test_an_amount_per_group_over_periods_is_each_groups_total(tmp_path, question):
+    """Found in a new user's trial: "每个门店的销量是多少？" compared the stores' average months with a p-value."""
+    path, frame = months_by_store(tmp_path)
+    run, calls = Session(tmp_path, path).ask(question)
+    totals = frame.groupby("门店")["销量"].sum()
+    assert any(c.tool == "group_aggregate" and c.arguments.get("agg") == "sum" for c in calls)
+    assert f"{totals.max():,}" in headline(run) and totals.idxmax() in headline(run)
+
+
+@pytest.mark.parametrize("question", ["Which month had the lowest 销量?", "哪个门店的销量最少？"])
+def test_the_lowest_asked_leads_with_the_lowest(tmp_path, question):
+    """Found in a new user's trial: "Which month had the lowest revenue?" said "1月 has the highest total"."""
+    path, frame = months_by_store(tmp_path)
+    run, _ = Session(tmp_path, path).ask(question)
+    column = "门店" if "门店" in question else "月份"
+    totals = frame.groupby(column)["销量"].sum()
+    said = headline(run).lstrip("*")
+    assert said.startswith(totals.idxmin()) and f"{totals.min():,}" in said and ("最低" in said or "lowest" in said)

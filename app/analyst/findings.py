@@ -138,6 +138,7 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         zh,
         plan.top if plan and plan.kind == "top" else None,
         arguments.get("agg", "sum"),
+        lowest=asks_extreme(question, arguments["value_columns"][0]) == "least",
     )
 
 

@@ -103,10 +103,17 @@ def _one_rate_against_other(
 
 
 def total_headline(
-    metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool] | None = None, agg: str = "sum"
+    metric: str,
+    group: str,
+    metrics: dict[str, Any],
+    zh: bool,
+    top: tuple[int, bool] | None = None,
+    agg: str = "sum",
+    lowest: bool = False,
 ) -> str | None:
     """'East brings in the most Revenue in total: 200,000 of 560,000 (35.7%). Then West 150,000 (26.8%) …'
-    With `top`: the top (or bottom) N groups by their total (or their average, with agg "mean")."""
+    With `top`: the top (or bottom) N groups by their total (or their average, with agg "mean"); `lowest`:
+    the question asks which is lowest ("which month had the lowest revenue"), so the lowest leads."""
     if agg == "mean" and top:
         return top_average_headline(metric, group, metrics, zh, top)
     totals = {k: v for k, v in _by_prefix(metrics, f"{metric}_sum.").items() if k != "total"}
@@ -132,11 +139,26 @@ def total_headline(
     if len(ranked) == 1 and shown_all:  # one group (the rows kept by a filter): its total, nothing to rank
         only, value = ranked[0]
         return f"{only} 的 {metric} 合计：{fmt_num(value)}。" if zh else f"Total {metric} for {only}: {fmt_num(value)}."
+    if lowest and shown_all:
+        ranked = ranked[::-1]
     (best, value), rest = ranked[0], ranked[1:]
     # periods (1月..12月, Q1..Q4, Jan..Dec) are read in calendar order, every one of them; other groups by size
     in_time = calendar_order([g for g, _ in ranked]) if shown_all else None
     shown = [(g, totals[g]) for g in in_time] if in_time else rest[:LISTED]
     others = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in shown)
+    if lowest and shown_all:  # (the tool reports the largest group's share only: no share said of the lowest)
+        then = (
+            (f"按{group}依次为 {others}。" if in_time else f"其后依次为 {others}。")
+            if zh
+            else (f" In order of {group}: {others}." if in_time else f" Then {others}.")
+        )
+        if zh:
+            return f"{best} 的 {metric} 合计最低：{fmt_num(value)}（全部合计 {fmt_num(grand)}）。" + (
+                then if others else ""
+            )
+        return f"{best} has the lowest total {metric}: {fmt_num(value)} (of {fmt_num(grand)} in all)." + (
+            then if others else ""
+        )
     if zh:
         then = f"按{group}依次为 {others}。" if in_time else f"其后依次为 {others}。"
         return f"{best} 的 {metric} 合计最高：{fmt_num(value)}，占全部 {fmt_num(grand)} 的 {_pct(value / grand)}。" + (

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import re
 
+from app.analyst.question_words import asks_each_group
 from app.analyst.steps import Column, Plan, Spans, Step
 from app.analyst.vocabulary import period_aliases, period_units, words
 from app.understanding.general_words import counts_rows
-from app.understanding.kinds import MEAN_WORDS, PER_UNIT, asks_extreme, asks_total
+from app.understanding.kinds import HOW_MANY, HOW_MUCH, MEAN_WORDS, PER_UNIT, asks_extreme, asks_total
 from app.understanding.language import local_text as _t
 from app.understanding.period_groups import is_period_column, period_column, period_group_places
 from app.understanding.profile_reading import is_level
@@ -170,6 +171,11 @@ def averaged_by_default(question: str, columns: list[Column], spans: Spans, metr
     return additive(metric, columns)
 
 
+def asks_amount(question: str) -> bool:
+    """Whether the question asks how much or how many ("how much revenue", "how many units", "多少")."""
+    return bool(HOW_MANY.search(question) or HOW_MUCH.search(question))
+
+
 def total_steps(plan: Plan, question: str, columns: list[Column], spans: Spans, dated: bool, zh: bool) -> bool:
     """The total per group when the question asks for a total, or for the most of an additive number
     over dated rows ("which store has the most revenue"), or the most common case of a count table;
@@ -186,7 +192,10 @@ def total_steps(plan: Plan, question: str, columns: list[Column], spans: Spans, 
     # "每个月的销量", "units sold each month" on a column of months: each period's total of an additive number
     # (what happened in a month is its total; its average row, a store's month, would be another question)
     periods = {name for _, _, name in period_group_places(question.lower(), columns)}
-    summed = ranked or (dimension in periods and additive(metric, columns) and not per_row)
+    # "每个门店的销量是多少？", "how much revenue did each store make": an amount per group, over rows that are
+    # periods or orders, is the group's total (its average month would be another question)
+    amount = over_periods and asks_amount(question) and asks_each_group(question, columns)
+    summed = ranked or ((dimension in periods or amount) and additive(metric, columns) and not per_row)
     asked = asks_total(question) and not per_row
     if not ((asked or summed or counted) and dimension):
         return False

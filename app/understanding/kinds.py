@@ -82,6 +82,9 @@ FOLLOWUP = re.compile(rf"^\s*(?:{vocabulary.alternation(_FILE, 'followup_openers
 MOST = vocabulary.regex(_FILE, "most", re.I)
 LEAST = vocabulary.regex(_FILE, "least", re.I)
 HOW_MANY = vocabulary.regex(_FILE, "how_many", re.I)  # "how many", "多少": a count asked
+# an amount asked of a measure ("how much revenue"): English grammar's other degree question beside "how many"
+# (多少 asks both in Chinese)
+HOW_MUCH = re.compile(r"\bhow\s+much\b", re.I)
 
 
 def asks_total(question: str) -> bool:

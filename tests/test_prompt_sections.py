@@ -25,3 +25,18 @@ def test_an_analysis_gets_data_planning_and_evidence_rules(tmp_path):
     assert "record_evidence" in prompt and "task_create" in prompt
     assert "Priority of instructions" in prompt or "priority" in prompt.lower()
     assert tools
+
+
+def test_the_model_is_told_the_sheet_read_and_the_files_other_sheets():
+    """A question may name another sheet of the book ("只看二店的"): the model is told which sheet each table is
+    and which sheets of its file were not loaded, so it can say so rather than answer about the wrong one."""
+    from app.agent.context.tiers import data_block
+
+    block = data_block(
+        [
+            {"name": "stores", "sheet": "一店", "other_sheets": ["二店"], "rows": 18, "columns": []},
+            {"name": "b", "rows": 3},
+        ]
+    )
+    assert "- stores (sheet 一店; other sheets of its file, not loaded: 二店): 18 rows" in block
+    assert "- b: 3 rows" in block

@@ -100,7 +100,12 @@ def data_block(datasets: list[dict[str, Any]], reading: str = "") -> str:
             for c in ds.get("columns", [])
         )
         grain = f", {ds['grain']}" if ds.get("grain") else ""  # the level of detail over time
-        lines.append(f"- {ds['name']}: {ds.get('rows', '?')} rows{grain}; columns: {cols}")
+        # the sheet read, and the file's others: a question may name one ("只看二店的"), which no tool here reads
+        others = (
+            f"; other sheets of its file, not loaded: {', '.join(ds['other_sheets'])}" if ds.get("other_sheets") else ""
+        )
+        sheet = f" (sheet {ds['sheet']}{others})" if ds.get("sheet") else f" ({others[2:]})" if others else ""
+        lines.append(f"- {ds['name']}{sheet}: {ds.get('rows', '?')} rows{grain}; columns: {cols}")
     body = "\n".join(lines) or "(no datasets uploaded yet)"
     flagged = [note for ds in datasets if (note := injection_note(ds["name"], ds.get("warnings") or []))]
     hint = [reading] if reading and datasets else []

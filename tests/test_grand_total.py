@@ -83,3 +83,10 @@ def test_the_lowest_asked_leads_with_the_lowest(tmp_path, question):
     totals = frame.groupby(column)["销量"].sum()
     said = headline(run).lstrip("*")
     assert said.startswith(totals.idxmin()) and f"{totals.min():,}" in said and ("最低" in said or "lowest" in said)
+
+
+def test_an_order_from_the_highest_down_still_leads_with_the_highest(tmp_path):
+    """ "Rank the regions by total revenue, from highest to lowest." names the lowest too: it asks for the order."""
+    path, frame = shop(tmp_path)
+    run, _ = Session(tmp_path, path).ask("Rank the regions by total revenue, from highest to lowest.")
+    assert headline(run).lstrip("*").startswith(frame.groupby("Region")["Revenue"].sum().idxmax())

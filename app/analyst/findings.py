@@ -138,8 +138,22 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         zh,
         plan.top if plan and plan.kind == "top" else None,
         arguments.get("agg", "sum"),
-        lowest=asks_extreme(question, arguments["value_columns"][0]) == "least",
+        lowest=_asks_lowest_only(question, arguments["value_columns"][0]),
     )
+
+
+# an order from the top down: "from highest to lowest", "largest to smallest", "从高到低", "由多到少"
+_HIGH_TO_LOW = re.compile(
+    r"\b(?:highest|largest|biggest|most|best|top)\b\W+(?:\w+\W+){0,2}?to\W+(?:the\W+)?(?:lowest|smallest|least|worst|bottom)\b"
+    r"|[从由]\s*[高大多]\s*[到至往]\s*[低小少]",
+    re.I,
+)
+
+
+def _asks_lowest_only(question: str, measure: str) -> bool:
+    """Whether the question asks which is lowest, and not for an order that runs to it ("from highest to
+    lowest", "从高到低": a ranking, the highest first)."""
+    return asks_extreme(question, measure) == "least" and not _HIGH_TO_LOW.search(question)
 
 
 def _groups_assumed(plan: Plan, group: str, question: str) -> bool:

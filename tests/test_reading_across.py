@@ -7,6 +7,7 @@ from typing import Any
 
 from app.analyst.plan import plan_analysis
 from app.understanding import wide_pairs
+from app.understanding.roles import named_values
 
 
 def _columns(*specs: tuple[str, str]) -> list[dict[str, Any]]:
@@ -52,3 +53,31 @@ def test_a_marker_in_the_other_language_picks_its_side_of_a_marked_pair() -> Non
     # the 后 of 以后 or 最后 is no marker
     assert wide_pairs.sides_said("最后一名是谁？以后呢？") == frozenset()
     assert wide_pairs.sides_said("辅导后比辅导前") == {0, 1}
+
+
+COMPLAINTS = {
+    "name": "complaints",
+    "columns": [
+        {"name": "Case", "type": "identifier"},
+        {"name": "Category", "type": "category", "levels": 3, "values": ["Noise", "Parking", "Litter"]},
+        {"name": "Fine (£)", "type": "number"},
+    ],
+}
+PETS = {
+    "name": "pets",
+    "columns": [
+        {"name": "宠物", "type": "category", "levels": 3, "values": ["兔子", "仓鼠", "鹦鹉"]},
+        {"name": "体重（克）", "type": "number"},
+    ],
+}
+
+
+def test_a_value_is_named_in_the_other_language_by_a_word_that_is_it() -> None:
+    # 停车: "to park; parking" — the value Parking; 噪音 "noise" — Noise
+    assert named_values("只看停车方面的投诉", COMPLAINTS["columns"], []) == ("Category", ["Parking"])
+    assert named_values("噪音和停车比，哪个罚得多？", COMPLAINTS["columns"], []) == ("Category", ["Noise", "Parking"])
+    # "rabbits" is what 兔子 is, and "parrots" what 鹦鹉 is
+    assert named_values("do rabbits weigh more than parrots?", PETS["columns"], []) == ("宠物", ["兔子", "鹦鹉"])
+    # a word that only shares a word with a value's gloss is not it: 牛奶 ("cow's milk") is no Cow
+    cows = [{"name": "Animal", "type": "category", "levels": 2, "values": ["Cow", "Goat"]}]
+    assert named_values("牛奶卖了多少？", cows, []) == (None, [])

@@ -81,3 +81,26 @@ def test_a_value_is_named_in_the_other_language_by_a_word_that_is_it() -> None:
     # a word that only shares a word with a value's gloss is not it: 牛奶 ("cow's milk") is no Cow
     cows = [{"name": "Animal", "type": "category", "levels": 2, "values": ["Cow", "Goat"]}]
     assert named_values("牛奶卖了多少？", cows, []) == (None, [])
+
+
+def _stall(grain: str) -> dict[str, Any]:
+    return {
+        "name": "stall",
+        "rows": 120,
+        "grain": grain,
+        "columns": [
+            {"name": "日期", "type": "datetime"},
+            {"name": "天气", "type": "category", "levels": 2, "values": ["晴", "阴"]},
+            {"name": "销售额", "type": "number", "minimum": 100, "maximum": 900},
+        ],
+    }
+
+
+def test_the_average_per_day_on_one_row_a_day_is_the_rows_average() -> None:
+    question = "晴天和阴天比，平均每天的销售额差多少？"
+    daily = plan_analysis(question, _stall("daily"), zh=True)
+    assert daily.metric == "销售额" and daily.dimension == "天气"
+    assert not any(s.arguments.get("kind") == "date_part" for s in daily.steps)
+    # several rows a day: a day's figure adds up its rows, so the days are made first
+    several = plan_analysis(question, _stall("daily (several rows per date)"), zh=True)
+    assert any(s.arguments.get("kind") == "date_part" for s in several.steps)

@@ -3,11 +3,19 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from app.analyst import past_the_reading
 from app.analyst.plan import plan_analysis
+from app.db.models import Run
+from app.evaluation.runner import settle
 from app.understanding import wide_pairs
 from app.understanding.roles import named_values
+from tests.factories import setup, start_run
 
 
 def _columns(*specs: tuple[str, str]) -> list[dict[str, Any]]:
@@ -55,7 +63,7 @@ def test_a_marker_in_the_other_language_picks_its_side_of_a_marked_pair() -> Non
     assert wide_pairs.sides_said("辅导后比辅导前") == {0, 1}
 
 
-COMPLAINTS = {
+COMPLAINTS: dict[str, Any] = {
     "name": "complaints",
     "columns": [
         {"name": "Case", "type": "identifier"},
@@ -63,7 +71,7 @@ COMPLAINTS = {
         {"name": "Fine (£)", "type": "number"},
     ],
 }
-PETS = {
+PETS: dict[str, Any] = {
     "name": "pets",
     "columns": [
         {"name": "宠物", "type": "category", "levels": 3, "values": ["兔子", "仓鼠", "鹦鹉"]},
@@ -104,3 +112,33 @@ def test_the_average_per_day_on_one_row_a_day_is_the_rows_average() -> None:
     # several rows a day: a day's figure adds up its rows, so the days are made first
     several = plan_analysis(question, _stall("daily (several rows per date)"), zh=True)
     assert any(s.arguments.get("kind") == "date_part" for s in several.steps)
+
+
+def test_a_one_character_value_standing_as_a_noun_of_its_own_is_named() -> None:
+    poultry = [{"name": "禽类", "type": "category", "levels": 3, "values": ["鸡", "鸭", "鹅"]}]
+    assert named_values("其中鹅有几只？", poultry, []) == ("禽类", ["鹅"])
+    # inside a longer word, or a bound morpheme, it is not the value (鸭血 is a dish, 鸡蛋 an egg)
+    assert named_values("鸭血和鸡蛋卖了多少？", poultry, []) == (None, [])
+
+
+def test_a_count_of_rows_past_a_cut_counts_the_kept_rows(tmp_path: Path) -> None:
+    # 价格 beside the cut says which rows are counted: it is not added up, and the count is of the kept rows
+    frame = pd.DataFrame(
+        {
+            "订单号": [f"D{i:03d}" for i in range(30)],
+            "类别": ["文具", "玩具", "食品"] * 10,
+            "价格": [20 + 9 * i for i in range(30)],
+        }
+    )
+    path = tmp_path / "orders.csv"
+    frame.to_csv(path, index=False)
+    kept = int((frame["价格"] > 100).sum())
+    assert kept not in (30, int(frame.loc[frame["价格"] > 100, "价格"].sum()))
+    settings, db, service, ws = setup(tmp_path, path)
+    run_id = start_run(service, ws, "价格超过100元的订单一共有多少个？")
+    settle(service, run_id, {})
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        assert run.status == "done", run.error
+        headline = past_the_reading(run.answer).split("\n")[0]
+    assert re.search(rf"(?<![\d,.]){kept}(?![\d.])", headline), headline

@@ -14,6 +14,7 @@ from app.analyst.plan import plan_analysis
 from app.db.models import Run
 from app.evaluation.runner import settle
 from app.understanding import wide_pairs
+from app.understanding.compound import split_compound
 from app.understanding.roles import named_values
 from tests.factories import setup, start_run
 
@@ -142,3 +143,35 @@ def test_a_count_of_rows_past_a_cut_counts_the_kept_rows(tmp_path: Path) -> None
         assert run.status == "done", run.error
         headline = past_the_reading(run.answer).split("\n")[0]
     assert re.search(rf"(?<![\d,.]){kept}(?![\d.])", headline), headline
+
+
+def test_a_question_word_after_a_preposition_opens_a_question_of_its_own() -> None:
+    assert split_compound("What was the total footfall, and on how many days did it snow?") == [
+        "What was the total footfall?",
+        "on how many days did it snow?",
+    ]
+    assert split_compound("Compare footfall and sales by weekday") == ["Compare footfall and sales by weekday"]
+
+
+def _kiosk(grain: str) -> dict[str, Any]:
+    return {
+        "name": "kiosk",
+        "rows": 90,
+        "grain": grain,
+        "columns": [
+            {"name": "Date", "type": "datetime"},
+            {"name": "Snow?", "type": "boolean", "levels": 2},
+            {"name": "Footfall", "type": "integer", "minimum": 10, "maximum": 400},
+        ],
+    }
+
+
+def test_on_one_row_a_day_how_many_days_counts_the_rows() -> None:
+    plan = plan_analysis("On how many days did it snow?", _kiosk("daily"), zh=False)
+    assert plan.kind == "count" and plan.dimension == "Snow?"
+    assert [s.tool for s in plan.steps] == ["profile_dataset", "value_counts"]
+    # several rows a day: the days are no rows to count
+    assert (
+        plan_analysis("On how many days did it snow?", _kiosk("daily (several rows per date)"), zh=False).kind
+        != "count"
+    )

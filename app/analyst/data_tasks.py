@@ -412,18 +412,19 @@ def _named_by_unit(text: str, columns: list[Column]) -> str | None:
     return None
 
 
-def count_plan(question: str, columns: list[Column], spans: Spans, rows: int, zh: bool) -> Plan | None:
+def count_plan(
+    question: str, columns: list[Column], spans: Spans, rows: int, zh: bool, day_rows: bool = False
+) -> Plan | None:
     """A count of rows ("一共有多少个孩子？", "how many orders were late?"): asked with "how many" and
     naming no number (a named number is added up, a rate or a share is a proportion, an average a mean)
     and no time (a number over time is a trend or a forecast). A count table (a frequency column: each
     row stands for that many cases) is added up by its weights instead (totals).
     The rows with the yes/no column's yes ("多少人午睡" ↔ 午睡 是), or with a named value, are counted from
-    that column's counts (value_counts); a named grouping gives each group's count; else the rows."""
-    if (
-        not HOW_MANY.search(question)
-        or asks_share(question)
-        or any(w.search(question) for w in (RATE, MEAN_WORDS, TIME_UNITS, _DAYS))
-    ):
+    that column's counts (value_counts); a named grouping gives each group's count; else the rows.
+    `day_rows`: the table has one row a day, so "how many days" asks for a count of its rows."""
+    # on a table of one row a day ("day_rows"), "on how many days" counts the rows: the days are no span
+    spans_of_time = (RATE, MEAN_WORDS, TIME_UNITS) if day_rows else (RATE, MEAN_WORDS, TIME_UNITS, _DAYS)
+    if not HOW_MANY.search(question) or asks_share(question) or any(w.search(question) for w in spans_of_time):
         return None  # a rate, a share, an average, or a number over time ("how many passengers next year")
     if count_weights(columns, rows):
         return None

@@ -271,7 +271,9 @@ def _task_plan(p: Planning) -> Plan | None:
     # "费用超过500元的就诊有多少次": the number beside the cut says which rows are counted, it is not added up
     cut = cut_column(question, columns, nearest=True)
     counting = [span for span in spans if span[2] != cut]
-    if counted := count_plan(question, columns, counting, int(p.dataset.get("rows") or 0), zh):
+    grain = str(p.dataset.get("grain") or "")
+    day_rows = grain.startswith("daily") and "several" not in grain  # one row a day: a day is a row
+    if counted := count_plan(question, columns, counting, int(p.dataset.get("rows") or 0), zh, day_rows):
         return counted  # "how many children", "多少人午睡": a count of rows (data_tasks)
     if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
         measures = measure_names(columns, ordered_names(spans))

@@ -11,6 +11,7 @@ import pandas as pd
 
 from app.analyst import past_the_reading
 from app.analyst.plan import plan_analysis
+from app.analyst.scope import negated, yes_no_filter
 from app.db.models import Run
 from app.evaluation.runner import settle
 from app.understanding import wide_pairs
@@ -175,3 +176,15 @@ def test_on_one_row_a_day_how_many_days_counts_the_rows() -> None:
         plan_analysis("On how many days did it snow?", _kiosk("daily (several rows per date)"), zh=False).kind
         != "count"
     )
+
+
+def test_a_negator_before_a_passive_leaves_those_rows_out() -> None:
+    # 没被录取: "not (been) admitted" — 被 marks the passive between the negator and the verb
+    assert negated("没被录取的学生有多少个？", "录取")
+    columns = [{"name": "是否录取", "type": "boolean", "levels": 2, "words": {"true": "是", "false": "否"}}]
+    assert yes_no_filter("没被录取的学生有多少个？", columns) == {
+        "column": "是否录取",
+        "op": "==",
+        "value": "否",
+        "negated": True,
+    }

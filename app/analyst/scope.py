@@ -101,7 +101,7 @@ def _value_condition(column: str, values: list[str], left_out: bool) -> Conditio
 # preposition ("not a", "without the", "不是", "没有", "不含", "not from", "非会员"). Structure words, not vocabulary.
 _NEGATED_GAP = (
     r"(?:\s+|(?<![a-z])(?:is|are|was|were|be|been|have|has|had|a|an|the|any|from|in|at|by|of|paid|via)(?![a-z])"
-    r"|是|有|为|含|在|属于|包括|来自)*"
+    r"|是|有|为|含|在|属于|包括|来自|被)*"
 )
 _NEGATED_END = re.compile(rf"(?:{NEGATION.pattern}){_NEGATED_GAP}$", re.I)
 

@@ -188,3 +188,24 @@ def test_a_negator_before_a_passive_leaves_those_rows_out() -> None:
         "value": "否",
         "negated": True,
     }
+
+
+STANDS = {
+    "name": "stands",
+    "columns": [
+        {"name": "Stand", "type": "category", "levels": 3},
+        {"name": "Minutes Staffed", "type": "number", "minimum": 30, "maximum": 300},
+        {"name": "Days Late", "type": "integer", "minimum": 0, "maximum": 9},
+        {"name": "Tickets Sold", "type": "integer", "minimum": 5, "maximum": 200},
+    ],
+}
+
+
+def test_a_rate_per_unit_of_time_divides_by_the_named_column_that_says_that_unit() -> None:
+    # "per minute we're staffed": Minutes Staffed, whose name says its unit, named by the question
+    plan = plan_analysis("Which stand sells the most tickets per minute we're staffed?", STANDS, zh=False)
+    assert plan.kind == "per_unit" and plan.dimension == "Stand"
+    made = next(s for s in plan.steps if s.tool == "derive_column")
+    assert made.arguments["expression"] == "`Tickets Sold_sum` / `Minutes Staffed_sum`"
+    # a unit word in the name of a column the question does not name is no denominator
+    assert plan_analysis("Which stand sells the most tickets per day?", STANDS, zh=False).kind != "per_unit"

@@ -209,3 +209,17 @@ def test_a_rate_per_unit_of_time_divides_by_the_named_column_that_says_that_unit
     assert made.arguments["expression"] == "`Tickets Sold_sum` / `Minutes Staffed_sum`"
     # a unit word in the name of a column the question does not name is no denominator
     assert plan_analysis("Which stand sells the most tickets per day?", STANDS, zh=False).kind != "per_unit"
+
+
+def test_a_number_named_past_the_cuts_clause_is_no_column_of_the_cut() -> None:
+    produce = {
+        "name": "produce",
+        "columns": [
+            {"name": "摊位", "type": "category", "levels": 4},
+            {"name": "交易 / 单价（元/斤）", "type": "number", "minimum": 2, "maximum": 30},
+            {"name": "交易 / 销量（斤）", "type": "integer", "minimum": 10, "maximum": 500},
+        ],
+    }
+    # 卖出 names 销量 after the comma: what is added up, not which rows the cut keeps
+    plan = plan_analysis("只看超过10块的那些记录，一共卖出去多少斤？", produce, zh=True)
+    assert plan.kind != "count"

@@ -244,8 +244,8 @@ def counted_by_cut(text: str, columns: list[dict[str, Any]]) -> str | None:
 def cut_column(text: str, columns: list[dict[str, Any]], nearest: bool = False) -> str | None:
     """The number column a cut names next to it and nowhere else ("费用超过500元的就诊", "price over 100"):
     the rows it keeps, not a measure of the question. None without such a cut, or when two are named
-    next to it, unless `nearest`: then the one nearest the cut (费用 of "费用超过500元的就诊", where 就诊
-    is part of 就诊时长's name)."""
+    next to it, unless `nearest`: then the one nearest the cut in the cut's own clause (费用 of
+    "费用超过500元的就诊", where 就诊 is part of 就诊时长's name)."""
     match = NUMBER_CUT.search(text)
     if not match or not number_cut(match.group(0)):
         return None
@@ -255,6 +255,10 @@ def cut_column(text: str, columns: list[dict[str, Any]], nearest: bool = False) 
     def near(start: int, end: int) -> bool:
         return min(abs(match.start() - end), abs(start - match.end())) <= _CUT_REACH
 
+    if nearest:  # for a count: the cut's own clause ("…超过80块的那些记录，一共卖出去多少箱": 卖出 is past the comma)
+        spans = [
+            (b, e, n) for b, e, n in spans if not _CLAUSE.search(text[min(e, match.start()) : max(b, match.end())])
+        ]
     cut = {name for start, end, name in spans if near(start, end)}
     cut -= {name for start, end, name in spans if not near(start, end)}  # named elsewhere too: a role
     if len(cut) > 1 and nearest:

@@ -282,7 +282,8 @@ def per_unit_plan(
         before = re.findall(r"\w+", question[: each.start()])
         by_unit = _named_by_unit(before[-1], columns) if before else None
         by_unit = by_unit if by_unit in numbers else None
-        timed = _time_column(question[after:], columns) if unit is None else None
+        said = frozenset(name for _, _, name in spans)
+        timed = _time_column(question[after:], columns, said) if unit is None else None
         named_over = [name for _, _, name in spans if name in numbers and not (timed and name == timed[0])]
         if timed and timed[0] in numbers and (by_unit or named_over):
             # "km per hour" of a column in minutes: × 60 (a unit over a unit of time); "money per hour
@@ -371,9 +372,10 @@ def _days_of_span(
     return (*_days_step(pair, dataset, zh), word.group(0))
 
 
-def _time_column(text: str, columns: list[Column]) -> tuple[str, float] | None:
+def _time_column(text: str, columns: list[Column], named: frozenset[str] = frozenset()) -> tuple[str, float] | None:
     """The number measured in a unit of time, and the factor to the unit of time the text starts with:
-    "hour …" of Delivery Time (min) → (Delivery Time (min), 60). Units of time as pandas reads them."""
+    "hour …" of Delivery Time (min) → (Delivery Time (min), 60); of Hours Open, when the question names it
+    (`named`), → (Hours Open, 1). Units of time as pandas reads them."""
     word = re.match(r"[a-z]+", text.strip().lower())
     wanted = _duration(word.group(0)) if word else None
     if wanted is None:
@@ -382,6 +384,13 @@ def _time_column(text: str, columns: list[Column]) -> tuple[str, float] | None:
         unit = split_unit(str(column["name"]))[1] if column.get("type") in NUMERIC else None
         if unit and (measured := _duration(unit)):
             return str(column["name"]), wanted / measured
+    # no unit in brackets: a column the question names whose name says its unit of time as one of its words
+    # ("per hour we're open" of Hours Open; never "per day" of an unnamed Days Late)
+    for column in (c for c in columns if c["name"] in named):
+        name_words = re.findall(r"[a-z]+", str(column["name"]).lower()) if column.get("type") in NUMERIC else []
+        units = [measured for word in name_words if len(word) > 2 and (measured := _duration(word))]
+        if len(units) == 1:
+            return str(column["name"]), wanted / units[0]
     return None
 
 
@@ -412,18 +421,19 @@ def _named_by_unit(text: str, columns: list[Column]) -> str | None:
     return None
 
 
-def count_plan(question: str, columns: list[Column], spans: Spans, rows: int, zh: bool) -> Plan | None:
+def count_plan(
+    question: str, columns: list[Column], spans: Spans, rows: int, zh: bool, day_rows: bool = False
+) -> Plan | None:
     """A count of rows ("一共有多少个孩子？", "how many orders were late?"): asked with "how many" and
     naming no number (a named number is added up, a rate or a share is a proportion, an average a mean)
     and no time (a number over time is a trend or a forecast). A count table (a frequency column: each
     row stands for that many cases) is added up by its weights instead (totals).
     The rows with the yes/no column's yes ("多少人午睡" ↔ 午睡 是), or with a named value, are counted from
-    that column's counts (value_counts); a named grouping gives each group's count; else the rows."""
-    if (
-        not HOW_MANY.search(question)
-        or asks_share(question)
-        or any(w.search(question) for w in (RATE, MEAN_WORDS, TIME_UNITS, _DAYS))
-    ):
+    that column's counts (value_counts); a named grouping gives each group's count; else the rows.
+    `day_rows`: the table has one row a day, so "how many days" asks for a count of its rows."""
+    # on a table of one row a day ("day_rows"), "on how many days" counts the rows: the days are no span
+    spans_of_time = (RATE, MEAN_WORDS, TIME_UNITS) if day_rows else (RATE, MEAN_WORDS, TIME_UNITS, _DAYS)
+    if not HOW_MANY.search(question) or asks_share(question) or any(w.search(question) for w in spans_of_time):
         return None  # a rate, a share, an average, or a number over time ("how many passengers next year")
     if count_weights(columns, rows):
         return None

@@ -17,7 +17,7 @@ from typing import Any
 from analysis_tools.common import fmt_num
 from app.analyst.question_words import asks_trend
 from app.analyst.steps import Arguments, Column, Plan, Step
-from app.analyst.time_steps import PERIOD_PARTS, period_column_step
+from app.analyst.time_steps import PERIOD_PARTS, finer_rows, period_column_step
 from app.analyst.totals import EACH_PERIOD
 from app.analyst.vocabulary import period_aliases, period_units
 from app.understanding.kinds import HOW_MANY, MEAN_WORDS, SEASON, asks_extreme, asks_share, asks_top
@@ -81,13 +81,17 @@ def period_total_steps(
     zh: bool,
     group: str | None = None,
     counted: bool = False,
+    grain: str | None = None,
 ) -> bool:
     """Each period's total of the plan's measure (its mean for a level, or when an average is asked; the
     rows per period when `counted`), by the period and, when the question names one, a grouping beside
-    it. False when the question asks for no per-period figure."""
+    it. False when the question asks for no per-period figure, or for the average of a period its rows
+    already are (`grain`: one row a day, "the average per day" is the rows' average)."""
     unit = asks_per_period(question)
     if not unit or unit not in PERIOD_PARTS:
         return False
+    if grain and MEAN_WORDS.search(question) and not finer_rows(grain, unit):
+        return False  # "平均每天的营业额" on one row a day: the average of the rows, each row is a day
     period = period_column_step(plan, date, dataset, columns, unit, zh)
     kinds = {c["name"]: c for c in columns}
     beside = [group] if group and group in kinds and group != date and groups_rows(kinds[group]) else []

@@ -50,7 +50,7 @@ from app.analyst.rates import rate_steps
 from app.analyst.reading import chip_goal
 from app.analyst.relationships import relation_steps
 from app.analyst.role_question import likely_column, open_role, role_answers, supporting_phrases
-from app.analyst.scope import chain_filters, counted_by_cut, cut_only, passing_steps
+from app.analyst.scope import chain_filters, counted_by_cut, cut_column, cut_only, passing_steps
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
 from app.analyst.totals import averaged_by_default, share_steps, total_steps
@@ -268,7 +268,12 @@ def _task_plan(p: Planning) -> Plan | None:
     gap_spans = [(a, b, n) for a, b, n in spans if question[a:b].lower() not in DURATION_WORDS]
     if gap := date_gap_plan(question, columns, ordered_names(gap_spans), str(p.dataset.get("name") or ""), zh):
         return gap  # days between two dates, as a new column, then its average (data_tasks)
-    if counted := count_plan(question, columns, spans, int(p.dataset.get("rows") or 0), zh):
+    # "费用超过500元的就诊有多少次": the number beside the cut says which rows are counted, it is not added up
+    cut = cut_column(question, columns, nearest=True)
+    counting = [span for span in spans if span[2] != cut]
+    grain = str(p.dataset.get("grain") or "")
+    day_rows = grain.startswith("daily") and "several" not in grain  # one row a day: a day is a row
+    if counted := count_plan(question, columns, counting, int(p.dataset.get("rows") or 0), zh, day_rows):
         return counted  # "how many children", "多少人午睡": a count of rows (data_tasks)
     if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
         measures = measure_names(columns, ordered_names(spans))
@@ -460,6 +465,7 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
             zh,
             dimension if grouped else None,
             counted_per_period(question, plan.metric, p.chosen, p.named),
+            p.dataset.get("grain"),
         )
     ):
         return True

@@ -102,7 +102,7 @@ def _value_condition(column: str, values: list[str], left_out: bool) -> Conditio
 # preposition ("not a", "without the", "不是", "没有", "不含", "not from", "非会员"). Structure words, not vocabulary.
 _NEGATED_GAP = (
     r"(?:\s+|(?<![a-z])(?:is|are|was|were|be|been|have|has|had|a|an|the|any|from|in|at|by|of|paid|via)(?![a-z])"
-    r"|是|有|为|含|在|属于|包括|来自)*"
+    r"|是|有|为|含|在|属于|包括|来自|被)*"
 )
 _NEGATED_END = re.compile(rf"(?:{NEGATION.pattern}){_NEGATED_GAP}$", re.I)
 
@@ -242,26 +242,41 @@ def counted_by_cut(text: str, columns: list[dict[str, Any]]) -> str | None:
     return counted.pop() if len(counted) == 1 else None
 
 
-def cut_only(text: str, columns: list[dict[str, Any]], named: list[str]) -> str | None:
-    """The number column a cut names next to it and nowhere else ("where monthly fee > 100, what share
-    churned?", "价格超过100的商品里，评分的平均值"), when the text names another measure or a yes/no column
-    besides: it says which rows are kept, the other one is what is measured. None otherwise (a cut on
-    the only measure named, "销售额超过5000的门店", keeps it as the measure too)."""
+def cut_column(text: str, columns: list[dict[str, Any]], nearest: bool = False) -> str | None:
+    """The number column a cut names next to it and nowhere else ("费用超过500元的就诊", "price over 100"):
+    the rows it keeps, not a measure of the question. None without such a cut, or when two are named
+    next to it, unless `nearest`: then the one nearest the cut in the cut's own clause (费用 of
+    "费用超过500元的就诊", where 就诊 is part of 就诊时长's name)."""
     match = NUMBER_CUT.search(text)
     if not match or not number_cut(match.group(0)):
         return None
-    kinds = {c["name"]: c for c in columns if not c.get("pii")}
-    numeric = [c for c in kinds.values() if c["type"] in NUMERIC]
+    numeric = [c for c in columns if c["type"] in NUMERIC and not c.get("pii")]
     spans = column_spans(text, numeric, SYNONYMS)
 
     def near(start: int, end: int) -> bool:
         return min(abs(match.start() - end), abs(start - match.end())) <= _CUT_REACH
 
+    if nearest:  # for a count: the cut's own clause ("…超过80块的那些记录，一共卖出去多少箱": 卖出 is past the comma)
+        spans = [
+            (b, e, n) for b, e, n in spans if not _CLAUSE.search(text[min(e, match.start()) : max(b, match.end())])
+        ]
     cut = {name for start, end, name in spans if near(start, end)}
     cut -= {name for start, end, name in spans if not near(start, end)}  # named elsewhere too: a role
-    if len(cut) != 1:
+    if len(cut) > 1 and nearest:
+        distance = {n: min(abs(match.start() - e), abs(b - match.end())) for b, e, n in spans if n in cut}
+        cut = {min(distance, key=lambda n: distance[n])}
+    return cut.pop() if len(cut) == 1 else None
+
+
+def cut_only(text: str, columns: list[dict[str, Any]], named: list[str]) -> str | None:
+    """The number column a cut names next to it and nowhere else ("where monthly fee > 100, what share
+    churned?", "价格超过100的商品里，评分的平均值"), when the text names another measure or a yes/no column
+    besides: it says which rows are kept, the other one is what is measured. None otherwise (a cut on
+    the only measure named, "销售额超过5000的门店", keeps it as the measure too)."""
+    column = cut_column(text, columns)
+    if column is None:
         return None
-    column = cut.pop()
+    kinds = {c["name"]: c for c in columns if not c.get("pii")}
     measured = [
         n
         for n in named

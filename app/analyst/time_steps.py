@@ -137,7 +137,7 @@ _NAMES = {
 _ORDER = ("day", "week", "month", "quarter", "year")  # finest first; the table's grain words are these + "ly"
 
 
-def _finer_rows(grain: str | None, unit: str) -> bool:
+def finer_rows(grain: str | None, unit: str) -> bool:
     """Whether the table's rows are finer than the unit (daily rows for "which year"), or several share a
     date: then a period's figure adds up many rows. A table of one row per period ranks its rows."""
     if not grain:  # irregular or unknown (a year read from numbers): the rows as they are
@@ -162,7 +162,7 @@ def period_steps(
     if not (metric and extreme and cue) or each_period_unit(question) in ("year", "年"):
         return False
     unit = period_unit_named(cue.group(0))
-    if unit not in PERIOD_PARTS or (unit not in ("month", "quarter") and not _finer_rows(grain, unit)):
+    if unit not in PERIOD_PARTS or (unit not in ("month", "quarter") and not finer_rows(grain, unit)):
         return False
     period = period_column_step(plan, date, dataset, columns, unit, zh)
     agg = "mean" if MEAN_WORDS.search(question) or is_level(metric, columns) else "sum"

@@ -250,3 +250,49 @@ def is_row_word_zh(word: str) -> bool:
     word alone (受访者: respondent; 会员: member). A sense of several words (男生: male student) names
     something about the rows, not them."""
     return any(len(sense) == 1 and sense <= _row_stems() for sense in senses(word))
+
+
+# A category value written in the other language (暖气 for Heating, "rabbits" for 兔子): a value is one
+# thing, so a gloss names it only when the gloss is that thing, not when it shares a word with it: the
+# whole of a sense, or its head (English puts a compound's head last: "central heating" is heating, "cow's
+# milk" is milk, never cow). General words are left out as everywhere here.
+
+
+def _heads(word: str) -> frozenset[str]:
+    """What a Chinese word is, by its senses: each sense of one content word, and the last content word
+    of each longer one, as stems (暖气: heat, heater; 学校: school)."""
+    if len(word) < _MIN_ZH:
+        return frozenset()
+    found = set()
+    for sense in _dictionary().get(word, ()):
+        content = [w for w in sense if not _general(w)]
+        if content:
+            found.add(_stem(content[-1]))
+    return frozenset(found)
+
+
+def glossed_value_at(text: str, value: str) -> int:
+    """Where the (lower-case) question names a category value written in the other language, by a
+    dictionary word whose sense is the value ("只看暖气方面的维修" names Heating; "how many rabbits" names
+    兔子); -1 if nowhere. A one-word English value against the Chinese words of the text; a Chinese value
+    of two characters or more against the English words. A single character is never read (_MIN_ZH)."""
+    value = value.strip()
+    if re.fullmatch(r"[A-Za-z][A-Za-z' -]*", value):
+        words = [w for w in _LATIN_WORD.findall(value.lower()) if w not in _stop_words()]
+        if len(words) != 1 or _general(words[0]) or not any(is_cjk(c) for c in text):
+            return -1
+        wanted = _stem(words[0])
+        for run in re.finditer(r"[\u3400-\u9fff\uf900-\ufaff]+", text):
+            for start, end in word_spans(run.group()):
+                if wanted in _heads(run.group()[start:end]):
+                    return run.start() + start
+        return -1
+    if not (len(value) >= _MIN_ZH and all(is_cjk(c) for c in value)):
+        return -1
+    heads = _heads(value)
+    stop = _stop_words()
+    for match in _LATIN_WORD.finditer(text):
+        word = match.group()
+        if len(word) >= 3 and word not in stop and not _general(word) and _stem(word) in heads:
+            return match.start()
+    return -1

@@ -17,7 +17,7 @@ from functools import cache
 
 from app.understanding import vocabulary
 from app.understanding.kinds import FILTER_CUE, NUMBER_CUT
-from app.understanding.text import FINITE, is_cjk, word_forms
+from app.understanding.text import FINITE, english_stop_words, is_cjk, word_forms
 
 MIN_WORDS = 3  # a part shorter than this is a fragment of one question ("how much and how often")
 MIN_CHARS_ZH = 4
@@ -98,9 +98,12 @@ def _is_part(clause: str, chinese: bool) -> bool:
 
 
 def _opens_question(clause: str) -> bool:
-    """An English clause that starts as a question does: "which month …", "what is …", "is it …"."""
-    first = re.match(r"[\w']+", clause)
-    return first is not None and first.group(0).lower() in _english_askers()[1]
+    """An English clause that starts as a question does: "which month …", "what is …", "is it …", or with
+    the question word after a function word it carries along ("on how many days …", "in which month …")."""
+    words = [w.lower() for w in re.findall(r"[\w']+", clause)[:2]]
+    if words and words[0] in _english_askers()[1]:
+        return True
+    return len(words) == 2 and words[0] in english_stop_words() and words[1] in _english_askers()[0]
 
 
 def _asks(clause: str, chinese: bool) -> bool:

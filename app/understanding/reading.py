@@ -19,6 +19,7 @@ from app.understanding.dataset_choice import Choice, choose_dataset
 from app.understanding.kinds import Chain, question_chain
 from app.understanding.role_sources import semantic_mentions
 from app.understanding.roles import Mention, column_mentions
+from app.understanding.wide_pairs import said_side
 from app.understanding.words import SYNONYMS, question_key
 
 
@@ -94,7 +95,18 @@ def read_question(
     mentions = semantic_mentions(
         asked, columns, column_mentions(asked, columns, SYNONYMS), (str(dataset.get("name") or ""),)
     )
-    return Reading(question, chain, choice, dataset, mentions, confirmed, zh)
+    return Reading(question, chain, choice, dataset, marked_sides(asked, columns, mentions), confirmed, zh)
+
+
+def marked_sides(question: str, columns: list[dict[str, Any]], mentions: list[Mention]) -> list[Mention]:
+    """The mentions with one that reached a column of a marked pair by what the pair shares (a word for
+    "Mock Scores", not the leaf's own name) moved to the side the question's markers say
+    (wide_pairs.said_side): "辅导后的成绩" means the After score, in whichever language the leaves are."""
+    moved = []
+    for mention in mentions:
+        side = said_side(question, mention.name, columns) if mention.kind != "name" else None
+        moved.append(mention._replace(name=side) if side else mention)
+    return moved
 
 
 def with_goal(question: str, confirmed: dict[str, str]) -> str:

@@ -26,7 +26,7 @@ from app.understanding.named_months import named_months, recent_stretch
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Mention, Span, named_values, value_position
 from app.understanding.segment import whole_words
-from app.understanding.text import HAN_RUN, closed_class_spans, tagged_words
+from app.understanding.text import HAN_RUN, MERGED_HEADER, closed_class_spans, split_unit, tagged_words
 from app.understanding.words import STOP, name_words, stem, value_words, words_at
 
 # roles.MATCH_KINDS (how the words name a column), then a named value, the user's answer, a default
@@ -211,6 +211,7 @@ def semantic_mentions(
     text, found, taken = question.lower(), list(mentions), set(named)
     # "how many children", "多少个孩子": the thing counted names the rows, not a column to measure
     left = [p for p in phrases if (at := text.find(p)) >= 0 and not _counted(text[:at], text[at + len(p) :])]
+    left = [p for p in left if not _group_of_named(p, named)]
     for phrase in list(left):
         if owned := _owned_mention(question, columns, found, phrase):
             replaced, mention = owned
@@ -230,6 +231,21 @@ def semantic_mentions(
     if left and moves_together(question):
         found = _quantities_together(question, columns, found, taken, left)
     return sorted(found)
+
+
+def _group_of_named(phrase: str, named: set[str]) -> bool:
+    """Whether a phrase holds the merged group header of a column the question names by its leaf
+    ("早班产奶量": 早班 names "产奶量（升） / 早班", and 产奶量 is its group): the phrase says which group the
+    named column is in, not another column. Without this, the sibling leaf (晚班) wins the phrase alone
+    once the named one has left the race."""
+    said = phrase.lower()
+    for name in named:
+        if MERGED_HEADER not in name:
+            continue
+        group, _ = split_unit(name.rsplit(MERGED_HEADER, 1)[0])
+        if group and group in said:
+            return True
+    return False
 
 
 def _measurement(column: dict[str, Any]) -> bool:

@@ -615,7 +615,8 @@ def _find_value(text: str, value: str, raw: str = "", values: list[str] | None =
     inside it ("class") is not blanked out. Then its everyday forms (value_matching): "rainy" for
     Rain, "smoker" for Smokers, 男生 for 男 (a column's `values` and `levels` say when a one-character
     value may be read); a weekday in any of its forms ("周一" for 星期一: weekdays); a place or name in the
-    other script (value_matching.romanized_at)."""
+    other script (value_matching.romanized_at), or in the other language by a dictionary word that is
+    the value (bilingual.glossed_value_at: 暖气 for Heating)."""
     found = [
         _find_word(raw if raw and re.search(r"[\s-]", word) else text, word, own=i == 0)
         for i, word in enumerate(value_words(value))
@@ -624,6 +625,10 @@ def _find_value(text: str, value: str, raw: str = "", values: list[str] | None =
     found += [inflected_at(text, value), zh_single_value_at(text, value, values or [], levels), day_at(text, value)]
     if not any(f >= 0 for f in found):  # the value in the other script: 杭州 for Hangzhou, "Chengdu" for 成都
         found.append(romanized_at(text, value))
+    if not any(f >= 0 for f in found):  # the value in the other language: 暖气 for Heating (bilingual)
+        from app.understanding.bilingual import glossed_value_at  # the dictionary loads only for such a pair
+
+        found.append(glossed_value_at(text, value))
     return min((f for f in found if f >= 0), default=-1)
 
 

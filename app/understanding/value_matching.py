@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from app.understanding import vocabulary
 from app.understanding.spelling import text_variants
+from app.understanding.text import tagged_words
 
 # Plurals the dictionary does not pair, each way round: person → people (vocabulary/value_forms.toml); the
 # others (man → men, women → woman) are lemminflect's (_noun_forms).
@@ -105,6 +106,15 @@ def zh_single_value_at(text: str, value: str, others: list[str], levels: int) ->
             return at
         if before in singles or after[:1] in singles:  # 男女, 晴雨
             return at
+    return _noun_alone_at(text, char)
+
+
+def _noun_alone_at(text: str, char: str) -> int:
+    """Where the character stands as a noun of its own to the segmenter's tagger ("其中猫有几次": 猫/n), not
+    inside a longer word (雨 of 雨量) nor as another word class (the 男 of 只看男的 is b, and reads by 的)."""
+    for word, tag, start, _ in tagged_words(text):
+        if word == char and tag == "n":
+            return start
     return -1
 
 

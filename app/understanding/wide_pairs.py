@@ -24,7 +24,7 @@ from typing import Any
 
 from app.understanding import vocabulary
 from app.understanding.profile_reading import NUMERIC
-from app.understanding.text import HAN_RUN, is_cjk
+from app.understanding.text import HAN_RUN, is_cjk, word_spans
 
 _FILE = "designs"  # vocabulary/designs.toml: the words; the patterns with structure stay here
 # (earlier, later) markers of the same measurement taken twice; English ones only as whole words
@@ -159,11 +159,47 @@ def _marker_swap(a: str, b: str) -> str | None:
     return None
 
 
+def sides_said(question: str) -> frozenset[int]:
+    """Which side of a pair the question's own words say, by any pair marker of either language: 0 for
+    an earlier one (before, 前, 第一次), 1 for a later one (after, 后, 复查). An English marker counts as a
+    whole word; a Chinese marker of one character only as a word of its own to the segmenter ("辅导后":
+    辅导 / 后; never the 后 of 以后 or 最后, nor the 前 of 前三名)."""
+    text = question.lower()
+    words = {text[start:end] for start, end in word_spans(text)}
+    said: set[int] = set()
+    for pair in PAIR_MARKERS:
+        for side, marker in enumerate(pair):
+            if marker.isascii():
+                found = re.search(rf"(?<![a-z0-9]){re.escape(marker)}(?![a-z0-9])", text) is not None
+            else:
+                found = marker in words if len(marker) == 1 else marker in text
+            if found:
+                said.add(side)
+    return frozenset(said)
+
+
+def said_side(question: str, column: str, columns: list[dict[str, Any]]) -> str | None:
+    """The column of a marked pair the question's markers point to, when `column` is one of the pair
+    and the question says one side only, in either language: "辅导后的成绩" over "Score / Before" and
+    "Score / After" is the later one, whichever leaf a word for the pair's shared part reached first.
+    None when the column is in no marked pair or the question says both sides or neither."""
+    sides = sides_said(question)
+    if len(sides) != 1:
+        return None
+    numbers = [c["name"] for c in columns if c["type"] in NUMERIC and not c.get("pii")]
+    for earlier, later, _ in marked_pairs(numbers):
+        if column in (earlier, later):
+            return later if 1 in sides else earlier
+    return None
+
+
 def _mentions(question: str, shared: str, earlier: str, later: str) -> bool:
     """The question names what a pair's names share: one of its words ("systolic"), two Chinese
     characters in a row of it ("血压" of 治疗前血压/治疗后血压), or both the markers ("lower after than
     before")."""
     text = question.lower()
+    if sides_said(question) == {0, 1}:  # both sides said, in the names' language or the other ("辅导后比辅导前")
+        return True
     markers = [set(_LATIN_WORD.findall(name.lower())) - set(_LATIN_WORD.findall(shared)) for name in (earlier, later)]
     if all(len(m) == 1 and re.search(rf"(?<![a-z0-9]){re.escape(next(iter(m)))}(?![a-z0-9])", text) for m in markers):
         return True

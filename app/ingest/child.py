@@ -133,19 +133,21 @@ def _write_outcome(job: Path, outcome: tuple[str, Any]) -> None:
     partial.rename(job / "result.pkl")
 
 
-# How long jemalloc keeps freed pages before handing them back. Not 0: the CSV's blocks are parsed in a
-# thread of their own (textcolumns._ahead) and freed by the reading thread, and pages handed back at once
-# had to be faulted in again for the next block: at 0 a million-row read took 240k page faults and 12k
-# context switches against 170k and 1.5k at 30-300 ms, 0.3-0.5 s more CPU, for the same peak (435-443 MB;
-# 466-482 MB at 1000 ms).
-ARROW_DECAY_MS = 100
+# How long jemalloc keeps freed pages before handing them back: none. Kept a while (any decay above 0),
+# they are handed back by jemalloc's background thread, which runs when the cores let it: the peak then
+# depends on the machine's load, not on the file. The 1M-row CSV read in-process (6 runs each, load 9-10):
+# 435-439 MB at 0 every time, 439-504 MB at 100 ms, up to 469 MB even at 1 ms, 586-593 MB with the
+# background thread off (nothing handed back); whole `verity inspect` runs on a quiet machine peaked at
+# 551 MB with 100 ms (3.27x the file, past the 3x target). The cost: the pages of the next block faulted
+# in again (212k page faults against 147-152k at 1-100 ms, ~0.1 s more CPU of ~2.4 s).
+ARROW_DECAY_MS = 0
 
 
 def arrow_memory_returned_soon() -> None:
     """In the reading child: every Arrow allocation (the CSV reader's blocks and the compute
-    kernels' results alike) from jemalloc, which hands freed pages back to the system within
-    ARROW_DECAY_MS instead of keeping them for reuse (mimalloc, the default, kept ~150 MB more at
-    the peak of a million-row CSV). The child ends with its read, so nothing is kept for later anyway."""
+    kernels' results alike) from jemalloc, which hands freed pages back to the system as they are
+    freed (ARROW_DECAY_MS) instead of keeping them for reuse (mimalloc, the default, kept ~150 MB
+    more at the peak of a million-row CSV). The child ends with its read, so nothing is kept for later anyway."""
     import pyarrow as pa
 
     try:

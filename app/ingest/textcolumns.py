@@ -315,7 +315,7 @@ def _batches(
             ignore_empty_lines=False,
         ),
         convert_options=pcsv.ConvertOptions(
-            column_types={name: pa.string() for name in include},
+            column_types={name: pa.large_string() for name in include},  # what the columns end as: no cast
             include_columns=include,
             null_values=[""],
             strings_can_be_null=True,

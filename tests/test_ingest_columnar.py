@@ -350,6 +350,33 @@ def test_a_block_reads_as_numbers_exactly_when_its_whole_column_would(good):
         if typed is not None and whole is not None:
             np.testing.assert_array_equal(typed[0], whole[0])
             assert int(typed[1].sum() if typed[1] is not None else 0) == whole[1], cell
+        for commas in (False, True):  # a decided column's block, cast as its last block was
+            again = textcolumns._plain_numbers(block, probe=False, commas=commas)
+            assert (again is None) == (typed is None), (cell, commas)
+            if again is not None and typed is not None:
+                np.testing.assert_array_equal(again[0], typed[0])
+                assert (again[1] is None) == (typed[1] is None), (cell, commas)
+                if again[1] is not None:
+                    np.testing.assert_array_equal(again[1], typed[1])
+
+
+def test_a_decided_number_column_s_blocks_are_cast_without_proving_their_bytes(tmp_path, monkeypatch):
+    """Once a column reads as numbers, its next blocks are cast the way the last one was: the byte
+    test that keeps a failing cast from formatting an error per cell runs on its first block only
+    (and again where a cast does not read a block as before), with the same numbers."""
+    rows = [f"{i}.5,\"{i * 1000 + 7:,}\"" for i in range(3000)]
+    path = tmp_path / "n.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    source = textcolumns.scan(path)
+    proved: list[int] = []
+    real = textcolumns._number_bytes
+    monkeypatch.setattr(textcolumns, "_number_bytes", lambda block: proved.append(len(block)) or real(block))
+    monkeypatch.setattr(textcolumns, "BLOCK", 4096)
+    series, readings = textcolumns.read_typed_rows(source, 0, 2, ",", typed={0, 1})
+    assert len(proved) == 2  # one block of each column
+    assert series[0].tolist() == [i + 0.5 for i in range(3000)]
+    assert series[1].tolist() == [float(i * 1000 + 7) for i in range(3000)]
+    assert readings[0].separated is None and int(readings[1].separated.sum()) == 2999  # "7" has none
 
 
 @pytest.mark.parametrize("good", ["2024-01-05", "2024-01-05 07:30", "2024-01-05T07:30:15.25"])

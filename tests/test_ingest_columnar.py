@@ -364,7 +364,7 @@ def test_a_decided_number_column_s_blocks_are_cast_without_proving_their_bytes(t
     """Once a column reads as numbers, its next blocks are cast the way the last one was: the byte
     test that keeps a failing cast from formatting an error per cell runs on its first block only
     (and again where a cast does not read a block as before), with the same numbers."""
-    rows = [f"{i}.5,\"{i * 1000 + 7:,}\"" for i in range(3000)]
+    rows = [f'{i}.5,"{i * 1000 + 7:,}"' for i in range(3000)]
     path = tmp_path / "n.csv"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     source = textcolumns.scan(path)

@@ -452,8 +452,8 @@ def _plain_numbers(
     (`commas`, `_cast_as_before`)."""
     if probe and not _head_matches(block, SIMPLE_NUMBER):
         return None  # a first cell that is no number refuses the block before anything costs
-    if not probe and commas is not None and (numbers := _cast_as_before(block, commas)) is not None:
-        return numbers
+    if not probe and commas is not None and (as_before := _cast_as_before(block, commas)) is not None:
+        return as_before
     # A cast that fails costs a formatted error per cell: tried only on bytes a number is written with.
     plain, with_commas = _number_bytes(block)
     if plain:

@@ -454,7 +454,8 @@ def test_the_reading_child_hands_freed_arrow_pages_back_at_once(monkeypatch):
     """Pages kept after they were freed (any decay above 0) were handed back by jemalloc's
     background thread when the cores let it, so a read's peak depended on the machine's load (the
     1M-row CSV: 435-439 MB at decay 0 in every run, 439-504 MB at 100 ms, 551 MB in a whole
-    `verity inspect` on a quiet machine): the reading child has them handed back as they are freed."""
+    `verity inspect` on a quiet machine): the reading child of a text file has them handed back as they
+    are freed."""
     import pyarrow as pa
 
     from app.ingest import child
@@ -463,4 +464,22 @@ def test_the_reading_child_hands_freed_arrow_pages_back_at_once(monkeypatch):
     monkeypatch.setattr(pa, "set_memory_pool", lambda pool: None)  # this test process keeps its pool
     monkeypatch.setattr(pa, "jemalloc_set_decay_ms", decay.append)
     child.arrow_memory_returned_soon()
-    assert decay == [0] and child.ARROW_DECAY_MS == 0
+    child.arrow_memory_returned_soon(workbook=True)  # calamine's grid is its peak: kept 100 ms as before
+    assert decay == [0, 100] and child.ARROW_DECAY_MS == 0
+
+
+@pytest.mark.parametrize(("name", "kept"), [("sales.csv", 0), ("notes.TXT", 0), ("sales.xlsx", 100), ("old.XLS", 100)])
+def test_a_reading_child_keeps_freed_pages_by_the_file_s_kind(name, kept, tmp_path, monkeypatch):
+    """The child of a text file hands freed pages back at once; a workbook's keeps them 100 ms (its
+    peak is calamine's grid either way, and handing its blocks back one by one cost system time)."""
+    import pyarrow as pa
+
+    from app.ingest import child
+
+    decay: list[int] = []
+    monkeypatch.setattr(pa, "set_memory_pool", lambda pool: None)  # this test process keeps its pool
+    monkeypatch.setattr(pa, "jemalloc_set_decay_ms", decay.append)
+    outcome = child._read_limited(
+        "inspect", lambda *a, **k: "read", str(tmp_path / name), None, Settings(), tmp_path, {}
+    )
+    assert outcome == ("ok", "read") and decay == [kept]

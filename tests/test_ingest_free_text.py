@@ -89,3 +89,17 @@ def test_a_big_free_text_column_is_not_factorised_whole(monkeypatch):
     series, kind, steps = types.convert_column("Comment", col)
     assert (kind, steps) == ("text", []) and series.equals(col)
     assert factorised and max(factorised) < ROWS  # only the first rows' distinct values
+
+
+def test_numbers_written_as_text_are_told_from_free_text_by_the_head_alone(monkeypatch):
+    """A column of numbers or dates written as text ("85.5%") fails the tests made on the first rows'
+    distinct values; the searches over the whole column's cells (white space, markers, phone lengths)
+    are not made for it."""
+    searched: list[int] = []
+    real = types.may_need_trim
+    monkeypatch.setattr(types, "may_need_trim", lambda texts: searched.append(len(texts)) or real(texts))
+    percents = [f"{i % 1000 / 10}%" for i in range(ROWS)]
+    assert not types._settled_free_text(_column(percents))
+    assert searched == []
+    assert types._settled_free_text(_column(_sentences(ROWS)))  # free text: the whole column is searched
+    assert searched == [ROWS]

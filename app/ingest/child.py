@@ -108,7 +108,7 @@ def _read_limited(
     if kind == "document":
         limit_cpu(settings.document_timeout_s)
     else:
-        arrow_memory_returned_soon()
+        arrow_memory_returned_soon(workbook=Path(path).suffix.lower() in EXCEL_EXTS)
     if kind == "table":  # a whole table says how far it has got (a background upload's page shows it)
         progress.report_to(job)
     try:
@@ -133,24 +133,31 @@ def _write_outcome(job: Path, outcome: tuple[str, Any]) -> None:
     partial.rename(job / "result.pkl")
 
 
-# How long jemalloc keeps freed pages before handing them back. Not 0: the CSV's blocks are parsed in a
-# thread of their own (textcolumns._ahead) and freed by the reading thread, and pages handed back at once
-# had to be faulted in again for the next block: at 0 a million-row read took 240k page faults and 12k
-# context switches against 170k and 1.5k at 30-300 ms, 0.3-0.5 s more CPU, for the same peak (435-443 MB;
-# 466-482 MB at 1000 ms).
-ARROW_DECAY_MS = 100
+# How long jemalloc keeps freed pages before handing them back: for a text file, none. Kept a while (any
+# decay above 0), they are handed back by jemalloc's background thread, which runs when the cores let it:
+# the peak then depends on the machine's load, not on the file. The 1M-row CSV read in-process (several
+# runs each, load 8-10): 435-439 MB at 0 every time, 439-504 MB at 100 ms, up to 469 MB even at 1 ms,
+# 586-593 MB with the background thread off (nothing handed back); whole `verity inspect` runs on a quiet
+# machine peaked at 551 MB with 100 ms (3.27x the file, past the 3x target). The cost: the pages of the next
+# block faulted in again (~240k page faults against ~180k, ~0.05-0.1 s more system CPU of ~2.2 s).
+ARROW_DECAY_MS = 0
+# A workbook's peak is calamine's grid whatever the decay (1,782 MB at 1M rows either way), and handing its
+# many Arrow blocks back one by one cost more there (1M rows, one run each: 2.59 s of system CPU against
+# 1.79 s at 100 ms): it keeps them 100 ms, as before.
+WORKBOOK_DECAY_MS = 100
 
 
-def arrow_memory_returned_soon() -> None:
+def arrow_memory_returned_soon(workbook: bool = False) -> None:
     """In the reading child: every Arrow allocation (the CSV reader's blocks and the compute
-    kernels' results alike) from jemalloc, which hands freed pages back to the system within
-    ARROW_DECAY_MS instead of keeping them for reuse (mimalloc, the default, kept ~150 MB more at
-    the peak of a million-row CSV). The child ends with its read, so nothing is kept for later anyway."""
+    kernels' results alike) from jemalloc, which hands freed pages back to the system as they are
+    freed (ARROW_DECAY_MS; a workbook's within WORKBOOK_DECAY_MS) instead of keeping them for reuse
+    (mimalloc, the default, kept ~150 MB more at the peak of a million-row CSV). The child ends with
+    its read, so nothing is kept for later anyway."""
     import pyarrow as pa
 
     try:
         pa.set_memory_pool(pa.jemalloc_memory_pool())
-        pa.jemalloc_set_decay_ms(ARROW_DECAY_MS)
+        pa.jemalloc_set_decay_ms(WORKBOOK_DECAY_MS if workbook else ARROW_DECAY_MS)
     except (pa.ArrowNotImplementedError, NotImplementedError):  # a pyarrow built without jemalloc
         pass
 

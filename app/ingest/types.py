@@ -415,23 +415,25 @@ def _settled_free_text(col: pd.Series) -> bool:
     are mostly neither numbers nor dates in any layout."""
     if not isinstance(col.dtype, pd.StringDtype):
         return False  # text as the readers give it (a categorical's values could come in another order)
-    texts = text_array(col)
     head = _head_distinct(col)
     if head is None:
         return False
+    # The head's tests first: they cost little, and a column of numbers or dates written as text
+    # ("85.5%", "1.234,5") fails them before the whole column is searched (~35 ms a million cells).
+    if pc.max(pc.utf8_length(head.text)).as_py() <= _BOOL_CHARS or all_digits(head.text):
+        return False
+    if not (mostly_unreadable(head, number_of, also=PLAIN_NUMBER) and mostly_unreadable(head, date_of)):
+        return False
+    texts = text_array(col)
     if may_need_trim(texts) or pc.any(pc.match_substring(texts, "\u3000")).as_py():
         return False
     lengths = pc.utf8_length(texts)
     short = texts.filter(pc.less_equal(lengths, _MARKER_CHARS))
     if len(short) and pc.any(pc.is_in(pc.utf8_lower(short), value_set=_MARKERS)).as_py():
         return False
-    if pc.max(pc.utf8_length(head.text)).as_py() <= _BOOL_CHARS or all_digits(head.text):
-        return False
     low, high = _PHONE_LENGTHS
     phone_long = pc.sum(pc.and_(pc.greater_equal(lengths, low), pc.less_equal(lengths, high))).as_py() or 0
     if phone_long >= 0.9 * (len(texts) - texts.null_count):
-        return False
-    if not (mostly_unreadable(head, number_of, also=PLAIN_NUMBER) and mostly_unreadable(head, date_of)):
         return False
     return not may_be_formatted_dates(head.text.slice(0, SAMPLE).to_pylist())
 

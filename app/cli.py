@@ -326,7 +326,7 @@ def analyze_command(args: argparse.Namespace) -> int:
                 with while_reading(_load_the_agent):
                     add_dataset(session, settings, workspace, path, path.name, args.sheet)
             active = active_datasets(session, workspace.id)
-            datasets = local_sources(settings, dataset_sources(active))
+            datasets = local_sources(settings, dataset_sources(active, session))
             # what the run's reader made of each upload: the check reads it instead of reading the upload
             # again (the same table; a million-row CSV's read was most of the check)
             working = first_working_copies(session, settings, active)
@@ -394,7 +394,7 @@ def _analyze_run(
             return EXIT_INTERNAL
         report = run_report(session, run_id)
         active = active_datasets(session, run.workspace_id)
-        datasets = local_sources(settings, dataset_sources(active))
+        datasets = local_sources(settings, dataset_sources(active, session))
         working = first_working_copies(session, settings, active)
     files = node_files(settings)
     for figure in report.get("figures", []):  # keys in the store -> the files in this node's cache

@@ -340,10 +340,17 @@ def working_files(settings: Settings, datasets: list[Dataset]) -> dict[str, Path
 def first_working_copies(session: Session, settings: Settings, datasets: list[Dataset]) -> dict[str, Path]:
     """Name -> the working copy of each upload's first version, in this node's cache (fetched as
     needed): what the reader made of the uploaded file, the same table analysis.py gets by reading the
-    upload again, without reading it (Verity's own check passes them: `--working`). Tables an
-    analysis made are left out (analysis.py makes them again)."""
+    upload again, without reading it (Verity's own check passes them: `--working`), and of each other
+    sheet a run read from it (`NAME@SHEET`). Tables an analysis made are left out (analysis.py makes them
+    again)."""
     firsts = {d.name: lineage_root(session, d) for d in datasets if not is_derived(session, d)}
     found = {name: cached_file(settings, d.working_path) for name, d in firsts.items() if d.working_path}
+    # another sheet a run turned to (select_sheet): the first version read from it, as NAME@SHEET
+    for name, first in firsts.items():
+        for version in dataset_versions(session, first):
+            key = f"{name}@{version.sheet}"
+            if version.sheet != first.sheet and key not in found and version.working_path:
+                found[key] = cached_file(settings, version.working_path)
     # resolved: analysis.py runs in its own folder (and sandbox), where a relative data dir names nothing
     return {name: path.resolve() for name, path in found.items() if path.is_file()}
 

@@ -38,5 +38,7 @@ def test_the_model_is_told_the_sheet_read_and_the_files_other_sheets():
             {"name": "b", "rows": 3},
         ]
     )
-    assert "- stores (sheet 一店; other sheets of its file, not loaded: 二店): 18 rows" in block
+    assert (
+        "- stores (sheet 一店; other sheets of its file, not loaded (select_sheet reads one): 二店): 18 rows" in block
+    )
     assert "- b: 3 rows" in block

@@ -299,3 +299,116 @@ def test_a_kept_subset_is_what_the_later_calls_re_run_on(tmp_path):
     done = run_script(write_case(tmp_path, content))
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"✓  E1 n: {len(kept)}" in done.stdout and "✓ Reproduced: all 2 numbers match" in done.stdout
+
+
+def test_a_turn_to_another_sheet_is_re_run_where_the_run_made_it(tmp_path):
+    """Found with a model in the loop: "只看二店的…" on a book of a sheet per shop; the model called
+    select_sheet(二店) and answered right, but analysis.py knew no select_sheet, re-ran the model's code on
+    一店 and called the report's every number "not reproduced". It now reads the sheet where the run did:
+    the upload again at that sheet, or the working copy Verity's check hands it as NAME@SHEET."""
+    from app.ingest.pipeline import load_table, save_working_copy
+
+    first = pd.DataFrame({"门店": ["东门", "西门"] * 3, "销量": [1, 2, 3, 4, 5, 6]})
+    second = pd.DataFrame({"门店": ["东门", "西门"] * 3, "销量": [10, 20, 30, 40, 50, 70]})
+    book = tmp_path / "stores.xlsx"
+    with pd.ExcelWriter(book) as writer:
+        first.to_excel(writer, sheet_name="一店", index=False)
+        second.to_excel(writer, sheet_name="二店", index=False)
+    west = float(second.loc[second["门店"] == "西门", "销量"].sum())  # 130, from the sheet itself
+    code = 'result = {"west": float(stores.groupby("门店")["销量"].sum()["西门"])}\n'
+    content = {
+        "question": "只看二店的，西门的销量一共多少？",
+        "language": "zh",
+        "run_id": "r1",
+        "created_at": "now",
+        "tool_calls": [
+            {
+                "id": "call_sheet",
+                "tool": "select_sheet",
+                "arguments": {"sheet": "二店", "dataset": "stores"},
+                "ok": True,
+            },
+            {"id": "call_py", "tool": "run_python", "arguments": {"code": code}, "ok": True},
+        ],
+        "evidence": [{"claim": f"西门 {west:g}", "tool_call_ids": ["call_py"], "metrics": {"west": west}}],
+    }
+    folder = tmp_path / "check"
+    folder.mkdir()
+    script = folder / "analysis.py"
+    sources = [{"name": "stores", "file": "stores.xlsx", "sheet": "一店", "original_path": str(book)}]
+    script.write_text(to_analysis_script(content, sources), encoding="utf-8")
+    done = run_script(script)  # standalone: the upload read again, at 一店 first, then at 二店
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "sheet 二店" in done.stdout and "130" in done.stdout
+    # Verity's own check: the working copies of both sheets, the upload not read at all
+    copies = {}
+    for sheet in ("一店", "二店"):
+        copies[sheet] = tmp_path / f"{sheet}.parquet"
+        save_working_copy(load_table(book, sheet=sheet).frame, copies[sheet])
+    book.rename(tmp_path / "gone.xlsx")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "MPLBACKEND": "Agg"}
+    args = ["--working", "stores", str(copies["一店"]), "--working", "stores@二店", str(copies["二店"])]
+    done = subprocess.run(
+        [sys.executable, script.name, *args], cwd=folder, env=env, capture_output=True, text=True, timeout=150
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_verity_analyze_checks_a_run_that_turned_to_another_sheet(tmp_path):
+    """The same through `verity analyze` with a model (a fake OpenAI-compatible server): the model finds
+    select_sheet, reads 二店, computes on it and records the number; the check reproduces it."""
+    from tests.fakes import FakeOpenAIServer, completion
+
+    second = pd.DataFrame({"门店": ["东门", "西门"] * 3, "销量": [10, 20, 30, 40, 50, 70]})
+    book = tmp_path / "stores.xlsx"
+    with pd.ExcelWriter(book) as writer:
+        # 一店 the bigger sheet: the one an upload is first read from
+        pd.DataFrame({"门店": ["东门", "西门"] * 5, "销量": range(10)}).to_excel(writer, sheet_name="一店", index=False)
+        second.to_excel(writer, sheet_name="二店", index=False)
+    west = int(second.loc[second["门店"] == "西门", "销量"].sum())
+    code = (
+        'west = int(datasets["stores"].groupby("门店")["销量"].sum()["西门"])\nprint(west)\nresult = {"west": west}\n'
+    )
+    steps = [
+        ("tool_search", {"query": "read another sheet of the workbook"}),
+        ("select_sheet", {"sheet": "二店", "dataset": "stores"}),
+        ("run_python", {"code": code}),
+        (
+            "record_evidence",
+            {"claim": f"二店的西门销量合计 {west} 件", "method": "按门店求和", "tool_call_ids": ["c2"]},
+        ),
+    ]
+
+    def answer(body):
+        done = sum(1 for m in body["messages"] if m["role"] == "tool")
+        if done < len(steps):
+            name, arguments = steps[done]
+            return completion(None, [{"id": f"c{done}", "name": name, "arguments": json.dumps(arguments)}])
+        return completion(f"二店的西门销量合计 {west} 件。")
+
+    with FakeOpenAIServer(answer) as server:
+        env = {
+            **os.environ,
+            "VERITY_DATA_DIR": str(tmp_path / "runtime"),
+            "VERITY_LLM_BASE_URL": server.base_url,
+            "VERITY_LLM_API_KEY": "k",
+            "VERITY_LLM_MODEL": "fake-model",
+        }
+        question = "只看二店的，西门的销量一共多少？"
+        cmd = [
+            sys.executable,
+            "-m",
+            "app.cli",
+            "analyze",
+            str(book),
+            "--question",
+            question,
+            "--out",
+            str(tmp_path / "out"),
+        ]
+        done = subprocess.run(cmd + ["--no-input"], capture_output=True, text=True, env=env, timeout=300, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "0 differ" in done.stdout and "passed" in done.stdout, done.stdout[-1500:]
+    output = (tmp_path / "out" / "analysis_output.txt").read_text(encoding="utf-8")
+    assert "(10 rows)" in output and "sheet 二店" in output  # read at 一店 first, as the run was, then at 二店
+    assert "'sheet': '一店'" in (tmp_path / "out" / "analysis.py").read_text(encoding="utf-8")

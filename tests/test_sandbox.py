@@ -238,7 +238,8 @@ def test_the_warm_parent_has_no_threads_and_serves_one_workspace(env):
 def test_a_warm_call_is_fast(env):
     env.run("print(1)")
     result = env.run("print(sales.revenue.mean())")
-    assert result.payload["warm"] and result.metrics["sandbox_ms"] < 2_000
+    assert result.payload["warm"] and result.payload["sandbox_ms"] < 2_000
+    assert "sandbox_ms" not in result.metrics  # a timing, not a number of the analysis
 
 
 def test_off_and_missing_isolation_are_refused(env, monkeypatch):

@@ -14,10 +14,13 @@ from __future__ import annotations
 import math
 import pprint
 from collections.abc import Iterable
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from app.reports.builder import is_harness_tool
 from app.translations import CATALOG
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 class ScriptSource(TypedDict):
@@ -29,14 +32,19 @@ class ScriptSource(TypedDict):
     original_path: str
 
 
-def dataset_sources(datasets: Iterable[Any]) -> list[dict[str, Any]]:
-    """`to_analysis_script`'s datasets from Dataset rows (the workspace's active datasets)."""
+def dataset_sources(datasets: Iterable[Any], session: Session | None = None) -> list[dict[str, Any]]:
+    """`to_analysis_script`'s datasets from Dataset rows (the workspace's active datasets). With the
+    `session`, each with the sheet its upload was first read from: a run that turned to another sheet
+    (select_sheet) is re-run from the same start, and analysis.py turns to it where the run did."""
+    from app.workspaces import lineage_root
+
     out, seen = [], set()
     for d in datasets:
         if d.name in seen:
             continue
         seen.add(d.name)
-        out.append({"name": d.name, "file": d.file_name, "sheet": d.sheet, "original_path": d.original_path})
+        sheet = lineage_root(session, d).sheet if session is not None else d.sheet
+        out.append({"name": d.name, "file": d.file_name, "sheet": sheet, "original_path": d.original_path})
     return out
 
 
@@ -88,6 +96,20 @@ def _load(paths: list[str], working: dict[str, str]) -> dict[str, Any]:
     return frames
 
 
+def _sheet(name: str, sheet: str, paths: list[str], working: dict[str, str]) -> Any:
+    \"\"\"Another sheet of a dataset's upload, as select_sheet read it in the run: its working copy where
+    Verity's check gave it (`--working NAME@SHEET PATH`), else the upload read again at that sheet.\"\"\"
+    if f"{name}@{sheet}" in working:
+        path = Path(working[f"{name}@{sheet}"])
+        frame = read_working_copy(path)
+    else:
+        index, source = next((i, s) for i, s in enumerate(DATASETS) if s["name"] == name)
+        path = _find(source, paths[index] if index < len(paths) else None, index)
+        frame = load_table(path, sheet=sheet).frame
+    print(f"loaded {name}, sheet {sheet}: {path} ({len(frame)} rows)")
+    return frame
+
+
 def _call(tool: str, data: Any, arguments: dict[str, Any], source: str | None) -> Any:
     ctx = ToolContext(language=LANGUAGE, figures_dir=FIGURES)
     if source is not None and data is not None and not isinstance(data, dict):
@@ -103,7 +125,8 @@ def _call(tool: str, data: Any, arguments: dict[str, Any], source: str | None) -
 
 
 def _rerun(
-    frames: dict[str, Any], reuse_profiles: bool = False
+    frames: dict[str, Any], reuse_profiles: bool = False, paths: list[str] | None = None,
+    working: dict[str, str] | None = None,
 ) -> tuple[dict[str, list[float]], dict[str, list[float]], int, int]:
     \"\"\"Re-run every call. Returns the numbers each call re-computed (its text, interpretation and metrics)
     and the numbers of its inputs (its arguments; run_python's code is not an input) by call id, and how
@@ -111,6 +134,7 @@ def _rerun(
     number of the report rests on is the run's own, not computed again (it makes no table; a million-row
     profile takes seconds); a profile a number cites is re-computed like every other call.\"\"\"
     active = DATASETS[-1]["name"] if DATASETS else None
+    paths, working = paths or [], working or {}
     cited = {c for _label, call_ids, _key, _value in REPORT_NUMBERS for c in call_ids}
     computed: dict[str, list[float]] = {}
     inputs: dict[str, list[float]] = {}
@@ -119,6 +143,12 @@ def _rerun(
         if reuse_profiles and tool in PROFILES and call_id not in cited:
             print(f"\\n=== {call_id}: {tool} ({TEXT['profile_reused']})")
             reused += 1
+            continue
+        if tool == "select_sheet":  # the run turned to another sheet of the upload: so does this re-run
+            name = str(arguments.get("dataset") or active)
+            print(f"\\n=== {call_id}: select_sheet(sheet={arguments.get('sheet')!r}, dataset={name!r})")
+            frames[name] = _sheet(name, str(arguments.get("sheet")), paths, working)
+            computed[call_id] = [float(len(frames[name])), float(len(frames[name].columns))]
             continue
         if tool == "run_python":  # the model's own code, run as run_python ran it (shown here first)
             print(f"\\n=== {call_id}: run_python, code:\\n" + "\\n".join("    " + line for line in
@@ -208,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     reuse_profiles = "--reuse-profiles" in args  # used by `verity analyze` (see _rerun)
     if reuse_profiles:
         args.remove("--reuse-profiles")
-    computed, inputs, failures, reused = _rerun(_load(args, working), reuse_profiles)
+    computed, inputs, failures, reused = _rerun(_load(args, working), reuse_profiles, args, working)
     matched, differing, missing = _compare(computed, inputs)
     passed = failures == 0 and differing == 0 and matched > 0
     print(f"\\n{len(CALLS) - failures - reused} of {len(CALLS)} tool calls re-run.")

@@ -118,7 +118,7 @@ def write_script(session: Session, settings: Settings, report: Report) -> tuple[
     script = folder / "analysis.py"
     # the uploads in this node's cache (fetched from the store when another node kept them), resolved:
     # it runs in `folder`
-    datasets = local_sources(settings, dataset_sources(active_datasets(session, report.workspace_id)))
+    datasets = local_sources(settings, dataset_sources(active_datasets(session, report.workspace_id), session))
     content = unmasked(report.content or {}, workspace_book(session, settings, report.workspace_id))  # real values
     script.write_text(to_analysis_script(content, datasets), encoding="utf-8")
     return script, [Path(source["original_path"]) for source in datasets if source["original_path"]]

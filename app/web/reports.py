@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, object_session
 
 from app.agent import unmasked
 from app.config import Settings
-from app.db.models import Dataset, Report, Run, Workspace
+from app.db.models import Report, Run, Workspace
 from app.db.pseudonyms import workspace_book
 from app.reports import render
 from app.storage import node_files
@@ -192,22 +192,12 @@ def report_file(
 def analysis_script(
     workspace: WorkspaceDep, session: DbSessionDep, settings: SettingsDep, run: str | None = None
 ) -> Response:
-    from app.reports.script import to_analysis_script
+    from app.reports.script import dataset_sources, to_analysis_script
 
     report = latest_report(session, workspace.id, run)
-    datasets = [script_dataset(d) for d in active_datasets(session, workspace.id)]
+    datasets = dataset_sources(active_datasets(session, workspace.id), session)
     content = owners_copy(report.content or {}, report, settings)  # the code filters on the real values
     return text_response(to_analysis_script(content, datasets), "py", "analysis.py")
-
-
-def script_dataset(dataset: Dataset) -> dict:
-    """How the analysis script finds a dataset: the uploaded original, re-read the same way."""
-    return {
-        "name": dataset.name,
-        "file": dataset.file_name,
-        "sheet": dataset.sheet,
-        "original_path": dataset.original_path,
-    }
 
 
 @router.post("/runs/{run_id}/check-numbers", name="check_numbers")

@@ -100,9 +100,12 @@ def data_block(datasets: list[dict[str, Any]], reading: str = "") -> str:
             for c in ds.get("columns", [])
         )
         grain = f", {ds['grain']}" if ds.get("grain") else ""  # the level of detail over time
-        # the sheet read, and the file's others: a question may name one ("只看二店的"), which no tool here reads
+        # the sheet read, and the file's others: a question may name one ("只看二店的"); the tool that reads one is
+        # named, as a model said it had to search for it
         others = (
-            f"; other sheets of its file, not loaded: {', '.join(ds['other_sheets'])}" if ds.get("other_sheets") else ""
+            f"; other sheets of its file, not loaded (select_sheet reads one): {', '.join(ds['other_sheets'])}"
+            if ds.get("other_sheets")
+            else ""
         )
         sheet = f" (sheet {ds['sheet']}{others})" if ds.get("sheet") else f" ({others[2:]})" if others else ""
         lines.append(f"- {ds['name']}{sheet}: {ds.get('rows', '?')} rows{grain}; columns: {cols}")

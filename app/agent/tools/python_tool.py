@@ -167,7 +167,9 @@ def _success(outcome: RunOutcome, ctx: ToolContext) -> ToolResult:
         prune_figures(ctx.figures_dir, _settings(ctx))
     if not stdout.get("text") and outcome.result is None and not outcome.tables and not figures:
         parts.append("(the code printed nothing: print() the values you need)")
-    metrics: dict[str, Any] = {"sandbox_ms": outcome.duration_ms}
+    # the code's own numbers only: the sandbox's time (payload) is no result, and a claim citing the call must
+    # not carry it into its evidence, where the check would re-compute a timing (it never reproduces)
+    metrics: dict[str, Any] = {}
     if isinstance(outcome.result, dict):
         metrics.update(
             {
@@ -193,6 +195,7 @@ def _success(outcome: RunOutcome, ctx: ToolContext) -> ToolResult:
             "tables": outcome.tables,
             "result": outcome.result,
             "warm": outcome.warm,
+            "sandbox_ms": outcome.duration_ms,
             "figures": [dict(f, copied_to=t) for f, t in zip(outcome.figures, figures)],
         },
     )

@@ -17,19 +17,19 @@ The words of the questions are a non-expert's: they rarely repeat a column's nam
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-# The fact shorthands and the --write/--check driver are the main set's, so every set writes facts alike.
+# The fact shorthands and the --write/--check driver are the main set's, so every set writes facts alike;
+# the file helpers are shared with the other held-out sets (eval_files.py).
+import eval_files
 from expected import MONEY, either, headline, number, pct, r, says, says_all, task
 from expected import main as expected_main
 from holdout10_generate import (
@@ -69,17 +69,8 @@ def ask(id_: str, files: list[str], question: str, facts: list[dict], source: st
 
 # --- reading the files back ------------------------------------------------------------------------
 def read_bytes(content: bytes, name: str) -> pd.DataFrame:
-    """A file as a person reads it: a merged two-row header gives each column its leaf's name (the
-    group's name where a column has none), read with openpyxl from the cells themselves."""
-    if name.endswith(".csv"):
-        return pd.read_csv(io.BytesIO(content), encoding="utf-8-sig")
-    if name not in MERGED:
-        return pd.read_excel(io.BytesIO(content), engine="openpyxl")
-    raw = pd.read_excel(io.BytesIO(content), engine="openpyxl", header=None)
-    top, leaf = raw.iloc[0].ffill(), raw.iloc[1]
-    frame = raw.iloc[2:].reset_index(drop=True)
-    frame.columns = [str(b) if pd.notna(b) else str(a) for a, b in zip(top, leaf)]
-    return frame.infer_objects()
+    """A file as a person reads it; the workbooks in MERGED have a merged two-row header."""
+    return eval_files.read_bytes(content, name, MERGED)
 
 
 def read(name: str) -> pd.DataFrame:
@@ -88,41 +79,21 @@ def read(name: str) -> pd.DataFrame:
 
 
 def stale_files() -> list[str]:
-    """The files whose data differ from what the generator gives now (bytes first, then the data
-    read back, as another openpyxl or pandas may zip a file differently)."""
-    stale = []
-    for name in GENERATORS:
-        path = REPO / name
-        fresh = file_bytes(name)
-        if not path.is_file() or (
-            path.read_bytes() != fresh and not read_bytes(path.read_bytes(), name).equals(read_bytes(fresh, name))
-        ):
-            stale.append(name)
-    return stale
+    """The files whose data differ from what holdout10_generate.py gives now."""
+    return eval_files.stale_files(REPO, GENERATORS, file_bytes, MERGED)
 
 
 def merged_ranges(name: str) -> list[str]:
     """The merged cells of a workbook, as openpyxl reads them (the header really is merged)."""
-    from openpyxl import load_workbook
+    return eval_files.merged_ranges(REPO / name)
 
-    return sorted(str(m) for m in load_workbook(REPO / name).active.merged_cells.ranges)
+
+DATE_FORMS = ("%Y-%m-%d", "%Y/%m/%d", "%Y年%m月%d日", "%d %b %Y")
 
 
 def dates(column: pd.Series) -> pd.Series:
     """Dates as people type them: real date cells, 2024-03-05, 2024/3/5, 2024年3月5日, 5 Mar 2024."""
-
-    def one(value: Any) -> pd.Timestamp:
-        if isinstance(value, (pd.Timestamp, np.datetime64)) or hasattr(value, "year"):
-            return pd.Timestamp(value)
-        text = str(value).strip()
-        for form in ("%Y-%m-%d", "%Y/%m/%d", "%Y年%m月%d日", "%d %b %Y"):
-            try:
-                return pd.to_datetime(text, format=form)
-            except ValueError:
-                continue
-        return pd.NaT
-
-    return column.map(lambda v: pd.NaT if pd.isna(v) else one(v))
+    return eval_files.dates(column, DATE_FORMS)
 
 
 # --- fact helpers ----------------------------------------------------------------------------------

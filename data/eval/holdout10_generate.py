@@ -16,13 +16,17 @@ Y/N and Yes/No columns, blank cells.
 from __future__ import annotations
 
 import datetime as dt
-import io
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The writers are shared with the other held-out sets (eval_files.py).
+import eval_files
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = "data/eval/files"  # relative to the repository root, as task files are
@@ -342,82 +346,9 @@ FIXED_TIME = dt.datetime(2024, 12, 31, 9, 0, 0)
 
 
 # --- writing ---------------------------------------------------------------------------------------
-def _cell(value: Any) -> Any:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return None
-    if isinstance(value, pd.Timestamp):
-        return value.to_pydatetime()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def xlsx_bytes(frame: pd.DataFrame, groups: Groups | None) -> bytes:
-    """One sheet, written with openpyxl. With `groups`, a two-row header as people lay it out: a
-    group's name in a cell merged across its leaf columns (row 1) over the leaves (row 2); a column
-    without a group has its name merged down over both rows. Dates get a date format."""
-    from openpyxl import Workbook
-    from openpyxl.styles import Alignment, Font
-
-    book = Workbook()
-    sheet = book.active
-    sheet.title = "Sheet1"
-    bold, centre = Font(bold=True), Alignment(horizontal="center", vertical="center")
-    columns = list(frame.columns)
-    if groups is None:
-        sheet.append(columns)
-        first = 2
-    else:
-        for i, name in enumerate(columns, start=1):
-            group = groups[name]
-            if group is None:
-                sheet.cell(1, i, name)
-                sheet.merge_cells(start_row=1, start_column=i, end_row=2, end_column=i)
-            else:
-                sheet.cell(2, i, name)
-                if i == 1 or groups[columns[i - 2]] != group:
-                    last = i
-                    while last < len(columns) and groups[columns[last]] == group:
-                        last += 1
-                    sheet.cell(1, i, group)
-                    sheet.merge_cells(start_row=1, start_column=i, end_row=1, end_column=last)
-        first = 3
-    for row in sheet.iter_rows(min_row=1, max_row=first - 1):
-        for cell in row:
-            cell.font, cell.alignment = bold, centre
-    for r, values in enumerate(frame.itertuples(index=False), start=first):
-        for c, value in enumerate(values, start=1):
-            value = _cell(value)
-            if value is None:
-                continue
-            cell = sheet.cell(r, c, value)
-            if isinstance(value, dt.datetime):
-                cell.number_format = "yyyy-mm-dd"
-    book.properties.created = book.properties.modified = FIXED_TIME
-    buffer = io.BytesIO()
-    book.save(buffer)
-    return stable_zip(buffer.getvalue())
-
-
-def stable_zip(content: bytes) -> bytes:
-    """The workbook re-zipped with fixed entry times and a fixed 'modified' stamp (openpyxl writes
-    the time of saving into both), so writing the files twice gives the same bytes."""
-    import re
-    import zipfile
-
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(content)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for entry in source.infolist():
-            data = source.read(entry.filename)
-            if entry.filename == "docProps/core.xml":
-                stamp = FIXED_TIME.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
-                data = re.sub(
-                    rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)", rb"\g<1>" + stamp + rb"\g<2>", data
-                )
-            info = zipfile.ZipInfo(entry.filename, date_time=FIXED_TIME.timetuple()[:6])
-            info.compress_type = zipfile.ZIP_DEFLATED
-            target.writestr(info, data)
-    return out.getvalue()
+    """One sheet written with openpyxl (a merged two-row header with `groups`), byte-stable at FIXED_TIME."""
+    return eval_files.xlsx_bytes(frame, groups, FIXED_TIME)
 
 
 def file_bytes(name: str) -> bytes:
@@ -429,11 +360,7 @@ def file_bytes(name: str) -> bytes:
 
 
 def write_files() -> None:
-    for name in GENERATORS:
-        path = REPO / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(file_bytes(name))
-        print(f"wrote {path} ({path.stat().st_size:,} bytes)")
+    eval_files.write_files(REPO, GENERATORS, file_bytes)
 
 
 if __name__ == "__main__":

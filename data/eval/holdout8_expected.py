@@ -23,7 +23,6 @@ difference of two columns), per-month totals and two groups compared.
 
 from __future__ import annotations
 
-import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +34,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The fact shorthands and the task/render conventions are the main set's, the plain-file writer the
 # third held-out set's, so every set writes facts and files the same way.
+import eval_files
+from eval_files import dated_plain_bytes, merged_header_bytes
 from expected import MONEY, either, headline, number, pct, r, says, says_all, task
 from expected import main as expected_main
 from holdout3_expected import spreadsheet_bytes
@@ -345,96 +346,31 @@ GENERATORS: dict[str, Callable[[], pd.DataFrame]] = {
 MERGED: dict[str, Groups] = {DAIRY: DAIRY_GROUPS, TUTORING: TUTORING_GROUPS}
 
 
-def merged_header_bytes(frame: pd.DataFrame, groups: Groups) -> bytes:
-    """One .xlsx sheet with a two-row header as people lay it out: a group's name in a cell merged
-    across its leaf columns (row 1) over the leaves (row 2); a column without a group has its name
-    merged down over both rows. Byte-stable: xlsxwriter with a fixed creation date."""
-    buffer = io.BytesIO()
-    with pd.ExcelWriter(
-        buffer, engine="xlsxwriter", engine_kwargs={"options": {"strings_to_numbers": False}}
-    ) as writer:
-        writer.book.set_properties({"created": pd.Timestamp("2024-12-31").to_pydatetime()})
-        frame.to_excel(writer, index=False, header=False, startrow=2, sheet_name="Sheet1")
-        sheet = writer.sheets["Sheet1"]
-        bold = writer.book.add_format({"bold": True, "align": "center", "valign": "vcenter", "border": 1})
-        dates = writer.book.add_format({"num_format": "yyyy-mm-dd"})
-        columns = list(frame.columns)
-        for i, name in enumerate(columns):
-            if pd.api.types.is_datetime64_any_dtype(frame[name]):
-                sheet.set_column(i, i, 12, dates)
-            group = groups[name]
-            if group is None:
-                sheet.merge_range(0, i, 1, i, name, bold)
-            else:
-                sheet.write(1, i, name, bold)
-                if i == 0 or groups[columns[i - 1]] != group:
-                    last = i
-                    while last + 1 < len(columns) and groups[columns[last + 1]] == group:
-                        last += 1
-                    sheet.merge_range(0, i, 0, last, group, bold)
-    return buffer.getvalue()
-
-
-def plain_bytes(frame: pd.DataFrame, name: str) -> bytes:
-    """A plain file; a sheet with real dates gets a date format so it shows dates, not serials."""
-    if name.endswith(".csv") or not any(pd.api.types.is_datetime64_any_dtype(frame[c]) for c in frame):
-        return spreadsheet_bytes(frame, name)
-    buffer = io.BytesIO()
-    with pd.ExcelWriter(
-        buffer, engine="xlsxwriter", engine_kwargs={"options": {"strings_to_numbers": False}}
-    ) as writer:
-        writer.book.set_properties({"created": pd.Timestamp("2024-12-31").to_pydatetime()})
-        frame.to_excel(writer, index=False, sheet_name="Sheet1")
-        dates = writer.book.add_format({"num_format": "yyyy-mm-dd"})
-        for i, name_ in enumerate(frame.columns):
-            if pd.api.types.is_datetime64_any_dtype(frame[name_]):
-                writer.sheets["Sheet1"].set_column(i, i, 12, dates)
-    return buffer.getvalue()
-
-
 def file_bytes(frame: pd.DataFrame, name: str) -> bytes:
-    return merged_header_bytes(frame, MERGED[name]) if name in MERGED else plain_bytes(frame, name)
+    """A workbook in MERGED gets its two-row header; any other file is written as holdout3's are, a
+    sheet with real dates with a date format."""
+    if name in MERGED:
+        return merged_header_bytes(frame, MERGED[name])
+    return dated_plain_bytes(frame, name, spreadsheet_bytes)
+
+
+def fresh_bytes(name: str) -> bytes:
+    """The bytes its generator gives for a file now."""
+    return file_bytes(GENERATORS[name](), name)
 
 
 def write_files() -> None:
-    for name, make in GENERATORS.items():
-        path = REPO / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(file_bytes(make(), name))
-        print(f"wrote {path} ({path.stat().st_size:,} bytes)")
-
-
-def read_bytes(content: bytes, name: str) -> pd.DataFrame:
-    """A file as a person reads it: a merged two-row header gives each column its leaf's name (the
-    group's name where a column has none), read with openpyxl from the cells themselves."""
-    if name.endswith(".csv"):
-        return pd.read_csv(io.BytesIO(content), encoding="utf-8-sig")
-    if name not in MERGED:
-        return pd.read_excel(io.BytesIO(content), engine="openpyxl")
-    raw = pd.read_excel(io.BytesIO(content), engine="openpyxl", header=None)
-    top, leaf = raw.iloc[0].ffill(), raw.iloc[1]
-    frame = raw.iloc[2:].reset_index(drop=True)
-    frame.columns = [str(b) if pd.notna(b) else str(a) for a, b in zip(top, leaf)]
-    return frame.infer_objects()
+    eval_files.write_files(REPO, GENERATORS, fresh_bytes)
 
 
 def read(name: str) -> pd.DataFrame:
     """A file as read back from disk: the expected values come from what a user would upload."""
-    return read_bytes((REPO / name).read_bytes(), name)
+    return eval_files.read_bytes((REPO / name).read_bytes(), name, MERGED)
 
 
 def stale_files() -> list[str]:
-    """The files whose data differ from what the generators give now (bytes first, then the data
-    read back, as another xlsxwriter or pandas may zip a file differently)."""
-    stale = []
-    for name, make in GENERATORS.items():
-        path = REPO / name
-        fresh = file_bytes(make(), name)
-        if not path.is_file() or (
-            path.read_bytes() != fresh and not read_bytes(path.read_bytes(), name).equals(read_bytes(fresh, name))
-        ):
-            stale.append(name)
-    return stale
+    """The files whose data differ from what the generators give now."""
+    return eval_files.stale_files(REPO, GENERATORS, fresh_bytes, MERGED)
 
 
 # --- fact helpers ----------------------------------------------------------------------------------

@@ -104,6 +104,42 @@ print(json.dumps({{"other_rows": other_rows is None, "ended": ended, "other_shee
     }
 
 
+def test_the_reading_child_imports_the_readers_once_calamine_has_the_rows(report_workbook, tmp_path):
+    """The size check and the choice of rows are Python, and so are the imports: run together they
+    take turns on the GIL and calamine starts after both. The child waits for calamine to start
+    (or for the early parse to end without it) before it imports pandas and the pipeline; the
+    answer is the one an in-process read gives."""
+    job = tmp_path / "job"
+    job.mkdir()
+    out = run_python(f"""
+import json, pickle, sys
+from pathlib import Path
+from app.config import Settings
+from app.ingest import child, early_parse
+job = Path({str(job)!r})
+job.joinpath("request.pkl").write_bytes(pickle.dumps(("inspect", {str(report_workbook)!r}, None, Settings(), {{}})))
+seen = {{}}
+real_import = child.import_readers
+def import_readers(**kw):
+    pending = early_parse._pending
+    seen.update(chosen=pending.chosen, parsing=pending.parsing.is_set(), pandas="pandas" in sys.modules)
+    real_import(**kw)
+child.import_readers = import_readers
+child.limit_memory = lambda extra_mb: 0  # this interpreter is the test's child, not a reading child
+code = child.read_job(job, early=True)
+kind, info = pickle.loads(job.joinpath("result.pkl").read_bytes())
+print(json.dumps({{"code": code, "kind": kind, "rows": info["rows"], **seen}}))
+""")
+    assert json.loads(out) == {
+        "code": 0,
+        "kind": "ok",
+        "rows": 500,
+        "chosen": ["Orders", 4],
+        "parsing": True,
+        "pandas": False,
+    }
+
+
 def test_the_cli_says_what_an_in_process_read_says(report_workbook, tmp_path):
     for args in ([], ["--sheet", "Notes"], ["--sheet", "Orders", "--rows", "3"]):
         done = subprocess.run(

@@ -80,6 +80,7 @@ def read_job(job: Path, early: bool = False) -> int:
         return SETUP_FAILED
     if early and kind in ("table", "inspect"):
         early_parse.start(path, sheet, settings)
+        early_parse.wait_until_parsing()
     try:
         try:
             import_readers(text=Path(path).suffix.lower() not in EXCEL_EXTS, documents=kind == "document")

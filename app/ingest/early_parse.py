@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,8 @@ class _Pending:
     thread: threading.Thread | None = None
     chosen: tuple[str, int] | None = None  # (sheet, first data row) the thread parses
     batch: pa.RecordBatch | None = None
+    # set once calamine has the rows (it lets go of the GIL) or the thread has ended without it
+    parsing: threading.Event = field(default_factory=threading.Event)
 
 
 _pending: _Pending | None = None
@@ -89,6 +91,18 @@ def claim(path: str | Path, sheet: str, first: int, n: int | None) -> pa.RecordB
     return pending.batch
 
 
+def wait_until_parsing() -> None:
+    """Wait until the early parse has handed its rows to calamine, or has ended without: the
+    reading child imports the readers after that, not during the check and the choice before it.
+    Those are Python (the package's size check searches each worksheet's bytes for rows past the
+    limit: a second of the GIL for a million rows) and so are the imports; at the same time they
+    take turns on one core, calamine starting only after both. Once calamine parses (its own
+    thread, without the GIL) the imports run beside it. No early parse: returns at once."""
+    pending = _pending
+    if pending is not None and pending.thread is not None:
+        pending.parsing.wait()
+
+
 def discard() -> None:
     """Forget an early parse nobody claimed (a CSV after all, an error, a small sheet): the reading
     child exits right after, which ends the thread."""
@@ -108,9 +122,12 @@ def _parse(pending: _Pending, sheet: str | None, settings: Settings) -> None:
         pending.chosen = _choose(pending.path, sheet, settings)
         if pending.chosen is not None:
             name, first = pending.chosen
+            pending.parsing.set()
             pending.batch = fastexcel.read_excel(pending.path).load_sheet(name, **typed_options(first, None))
     except BaseException:  # noqa: BLE001 - Rust panics too: the pipeline parses again and says what is wrong
         pending.batch = None
+    finally:
+        pending.parsing.set()
 
 
 def _choose(path: str, sheet: str | None, settings: Settings) -> tuple[str, int] | None:

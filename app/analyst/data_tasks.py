@@ -5,15 +5,19 @@ subjects (a paired test, repeated_design). Pure functions over the question and 
 from __future__ import annotations
 
 import re
+from functools import cache
 
 import pandas as pd
 
+from app.analyst.scope import cut_column
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
+from app.understanding import vocabulary as shared_vocabulary
 from app.understanding.kinds import (
     DIFFERENCE,
     EACH,
     HOW_MANY,
     MEAN_WORDS,
+    NEGATION,
     RATE,
     TIME_UNITS,
     asks_extreme,
@@ -27,7 +31,7 @@ from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC, count_weights
 from app.understanding.repeated_design import Repeated
 from app.understanding.roles import UNITS, groups_rows, named_values
-from app.understanding.text import is_cjk, split_unit
+from app.understanding.text import is_cjk, split_unit, tagged_words
 
 
 def ordered_names(spans: Spans) -> list[str]:
@@ -412,36 +416,86 @@ def _named_by_unit(text: str, columns: list[Column]) -> str | None:
     return None
 
 
-def count_plan(question: str, columns: list[Column], spans: Spans, rows: int, zh: bool) -> Plan | None:
-    """A count of rows ("一共有多少个孩子？", "how many orders were late?"): asked with "how many" and
-    naming no number (a named number is added up, a rate or a share is a proportion, an average a mean)
-    and no time (a number over time is a trend or a forecast). A count table (a frequency column: each
+def count_plan(
+    question: str,
+    columns: list[Column],
+    spans: Spans,
+    rows: int,
+    zh: bool,
+    grain: str | None = None,
+    grouping: list[str] | None = None,
+) -> Plan | None:
+    """A count of rows ("一共有多少个孩子？", "how many orders were late?", "每个地点各有几天？"): asked with "how
+    many" (asks_how_many) and naming no number (a named number is added up, a rate or a share is a
+    proportion, an average a mean) and no time (a number over time is a trend or a forecast) — but a
+    number named only by its cut ("费用超过500元的就诊一共有多少次") says which rows are counted, and on a
+    table with one row per day "how many days" counts its rows. A count table (a frequency column: each
     row stands for that many cases) is added up by its weights instead (totals).
-    The rows with the yes/no column's yes ("多少人午睡" ↔ 午睡 是), or with a named value, are counted from
-    that column's counts (value_counts); a named grouping gives each group's count; else the rows."""
-    if (
-        not HOW_MANY.search(question)
-        or asks_share(question)
-        or any(w.search(question) for w in (RATE, MEAN_WORDS, TIME_UNITS, _DAYS))
-    ):
-        return None  # a rate, a share, an average, or a number over time ("how many passengers next year")
-    if count_weights(columns, rows):
+    The rows with the yes/no column's yes ("多少人午睡" ↔ 午睡 是) — its no where the words negate it
+    ("没被批准的申请有多少个") — or with a named value, are counted from that column's counts (value_counts);
+    a named grouping (or the one the analyst takes for the words: `grouping`) gives each group's count;
+    else the rows."""
+    if not _asks_count(question, grain) or count_weights(columns, rows):
         return None
     kinds = {str(c["name"]): c for c in columns if not c.get("pii")}
-    named = [n for n in ordered_names(spans) if n in kinds]
+    cut = cut_column(question, columns)
+    named = [n for n in ordered_names(spans) if n in kinds and n != cut]
     if any(kinds[n].get("type") in NUMERIC and not kinds[n].get("binary") for n in named):
         return None  # "how many items did we sell": the number added up (totals)
     if any(kinds[n].get("type") == "datetime" for n in named):
         return None  # "how many days …": a span of time (date_gap_plan), or a count per period
     implied, values = named_values(question, columns, spans)
     yes_no = [n for n in named if kinds[n].get("type") == "boolean" or kinds[n].get("binary")]
-    groups = [n for n in named if groups_rows(kinds[n])]
+    groups = [n for n in dict.fromkeys([*named, *(grouping or [])]) if n in kinds and groups_rows(kinds[n])]
     column = yes_no[0] if yes_no else implied if values else groups[0] if groups else None
     plan = Plan(None, column, [Step("profile_dataset", {}, evidence=False)], kind="count")
     plan.values = list(values) if column == implied else []
     if column is None:
         plan.steps = [Step("profile_dataset", {}, _t(zh, "Count the rows", "统计行数"))]
         return plan
+    if yes_no and _negated(question, [(a, b) for a, b, n in spans if n == column]):
+        plan.counted_no = True  # the rows whose yes/no is no are counted (derived_answers.count_headline)
     subject = _t(zh, f"Count the rows by {column}", f"按{column}统计行数")
     plan.steps.append(Step("value_counts", {"column": column}, subject))
     return plan
+
+
+def _asks_count(question: str, grain: str | None) -> bool:
+    """Whether the question asks how many rows: "how many"/"多少" or a Chinese numeral question (几天, 几次),
+    and no rate, share, average or time ("how many passengers next year") — "how many days" only where the
+    table has one row per day."""
+    if not asks_how_many(question) or asks_share(question):
+        return False
+    if any(w.search(question) for w in (RATE, MEAN_WORDS, TIME_UNITS)):
+        return False
+    return not _DAYS.search(question) or grain == "daily"
+
+
+def asks_how_many(question: str) -> bool:
+    """"How many" (kinds.HOW_MANY), or a Chinese numeral question: a numeral word the segmenter reads as
+    one (tag m) opening with a question word (几天, 几次, 几个: interrogatives_zh's 几)."""
+    if HOW_MANY.search(question):
+        return True
+    askers = _interrogatives_zh()
+    return any(tag == "m" and word.startswith(askers) for word, tag, _, _ in tagged_words(question))
+
+
+@cache
+def _interrogatives_zh() -> tuple[str, ...]:
+    return tuple(shared_vocabulary.words("unmatched_words", "interrogatives_zh"))
+
+
+def _negated(question: str, places: list[tuple[int, int]]) -> bool:
+    """Whether a negator (kinds.NEGATION) stands right before one of the places the words name a column
+    ("没被批准", "weren't approved", "not approved"): at most two characters between them in Chinese (被,
+    有), at most one word in English."""
+    for start, _ in places:
+        before = question[max(0, start - 12) : start]
+        for match in NEGATION.finditer(before):
+            gap = before[match.end() :]
+            if any(is_cjk(c) for c in match.group(0)):
+                if len(gap.strip()) <= 2:
+                    return True
+            elif len(re.findall(r"\w+", gap)) <= 1:
+                return True
+    return False

@@ -54,7 +54,8 @@ def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> st
     counts = {k[len("count.") :]: float(v) for k, v in metrics.items() if k.startswith("count.")}
     if not counts or total is None:
         return None
-    wanted = plan.values or ([v for v in counts if says_yes(v)] if _yes_no(counts) else [])
+    # a yes/no column's yes, or its no where the question negates it ("没被批准的申请有多少个": data_tasks.count_plan)
+    wanted = plan.values or ([v for v in counts if says_yes(v) != plan.counted_no] if _yes_no(counts) else [])
     if wanted := [v for v in wanted if v in counts]:
         n = sum(counts[v] for v in wanted)
         shown = "、".join(wanted) if zh else " or ".join(wanted)

@@ -242,26 +242,37 @@ def counted_by_cut(text: str, columns: list[dict[str, Any]]) -> str | None:
     return counted.pop() if len(counted) == 1 else None
 
 
+def cut_column(text: str, columns: list[dict[str, Any]]) -> str | None:
+    """The number column a cut names next to it and nowhere else in the text ("费用超过500元的就诊",
+    "where monthly fee > 100"): the column whose rows the cut keeps. None when the text has no cut, or
+    names no number next to it, or names the nearest one elsewhere too (then it is also a role)."""
+    match = NUMBER_CUT.search(text)
+    if not match or not number_cut(match.group(0)):
+        return None
+    numeric = [c for c in columns if c["type"] in NUMERIC and not c.get("pii")]
+    spans = column_spans(text, numeric, SYNONYMS)
+
+    def gap(start: int, end: int) -> int:
+        return min(abs(match.start() - end), abs(start - match.end()))
+
+    # the nearest, as number_filter cuts it ("费用超过500元的就诊": 费用, not 就诊时长 after it)
+    near = sorted((gap(start, end), name) for start, end, name in spans if gap(start, end) <= _CUT_REACH)
+    if not near:
+        return None
+    column = near[0][1]
+    elsewhere = any(name == column and gap(start, end) > _CUT_REACH for start, end, name in spans)
+    return None if elsewhere else column  # named elsewhere too: a role
+
+
 def cut_only(text: str, columns: list[dict[str, Any]], named: list[str]) -> str | None:
     """The number column a cut names next to it and nowhere else ("where monthly fee > 100, what share
     churned?", "价格超过100的商品里，评分的平均值"), when the text names another measure or a yes/no column
     besides: it says which rows are kept, the other one is what is measured. None otherwise (a cut on
     the only measure named, "销售额超过5000的门店", keeps it as the measure too)."""
-    match = NUMBER_CUT.search(text)
-    if not match or not number_cut(match.group(0)):
+    column = cut_column(text, columns)
+    if column is None:
         return None
     kinds = {c["name"]: c for c in columns if not c.get("pii")}
-    numeric = [c for c in kinds.values() if c["type"] in NUMERIC]
-    spans = column_spans(text, numeric, SYNONYMS)
-
-    def near(start: int, end: int) -> bool:
-        return min(abs(match.start() - end), abs(start - match.end())) <= _CUT_REACH
-
-    cut = {name for start, end, name in spans if near(start, end)}
-    cut -= {name for start, end, name in spans if not near(start, end)}  # named elsewhere too: a role
-    if len(cut) != 1:
-        return None
-    column = cut.pop()
     measured = [
         n
         for n in named

@@ -1,0 +1,81 @@
+"""A count of rows is answered as a count (issue 24, the answering): "how many" asked with a Chinese
+numeral question (几天, 几次), of the rows a cut on a number keeps (the number named only by its cut
+is not the measure), "how many days" on a table with one row per day, each group's count where the
+question asks for every group, and the rows whose yes/no is no where the words negate it. Sheets are
+built here; expected figures are computed with pandas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis_tools.common import fmt_num
+from tests.test_builtin_understanding import Session, call, headline
+
+pytestmark = pytest.mark.slow
+
+
+def shop_days(path: Path) -> pd.DataFrame:
+    """One row per day: the shop open that day, its takings, its rainfall flag."""
+    rng = np.random.default_rng(3)
+    n = 120
+    frame = pd.DataFrame(
+        {
+            "日期": pd.date_range("2024-01-01", periods=n, freq="D"),
+            "门店": rng.choice(["东门店", "西门店", "南门店"], n, p=[0.5, 0.3, 0.2]),
+            "营业额（元）": rng.normal(1500, 400, n).round(1),
+            "顾客人数": rng.integers(20, 200, n),
+            "是否下雨": rng.choice(["是", "否"], n, p=[0.3, 0.7]),
+        }
+    )
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def requests(path: Path) -> pd.DataFrame:
+    rng = np.random.default_rng(8)
+    n = 200
+    frame = pd.DataFrame(
+        {
+            "申请编号": [f"Q{i:04d}" for i in range(n)],
+            "部门": rng.choice(["财务部", "销售部", "技术部"], n),
+            "费用（元）": rng.integers(100, 1200, n),
+            "审批时长（天）": rng.integers(1, 9, n),
+            "是否批准": rng.choice(["是", "否"], n, p=[0.8, 0.2]),
+        }
+    )
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_each_groups_days_past_a_cut_are_counted(tmp_path):
+    path = tmp_path / "data" / "门店.csv"
+    path.parent.mkdir(parents=True)
+    frame = shop_days(path)
+    run, calls = Session(tmp_path, path).ask("只看营业额超过1500元的那些天，每个门店各有几天？")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "营业额（元）", "op": ">", "value": 1500}]
+    counts = frame[frame["营业额（元）"] > 1500]["门店"].value_counts()
+    said = headline(run)
+    assert all(f"{shop} {fmt_num(n)}" in said for shop, n in counts.items()), said
+    assert not any(c.tool == "compare_groups" for c in calls)
+
+
+def test_the_rows_a_cut_keeps_are_counted_not_the_number_summed(tmp_path):
+    path = tmp_path / "data" / "申请.csv"
+    path.parent.mkdir(parents=True)
+    frame = requests(path)
+    run, _ = Session(tmp_path, path).ask("费用超过500元的申请一共有多少个？")
+    kept = int((frame["费用（元）"] > 500).sum())
+    assert f"{fmt_num(kept)} 行" in headline(run), headline(run)
+
+
+def test_the_negated_yes_no_counts_its_no(tmp_path):
+    path = tmp_path / "data" / "申请.csv"
+    path.parent.mkdir(parents=True)
+    frame = requests(path)
+    run, _ = Session(tmp_path, path).ask("没被批准的申请有多少个？")
+    refused = int((frame["是否批准"] == "否").sum())
+    assert f"为 否 的有 {fmt_num(refused)} 行" in headline(run), headline(run)

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from analysis_tools.common import fmt_num
+from app.analyst.data_tasks import asks_how_many
 from tests.test_builtin_understanding import Session, call, headline
 
 pytestmark = pytest.mark.slow
@@ -79,3 +80,18 @@ def test_the_negated_yes_no_counts_its_no(tmp_path):
     run, _ = Session(tmp_path, path).ask("没被批准的申请有多少个？")
     refused = int((frame["是否批准"] == "否").sum())
     assert f"为 否 的有 {fmt_num(refused)} 行" in headline(run), headline(run)
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("每个门店各有几天？", True),
+        ("其中下雨的有几次？", True),
+        ("How many orders were late?", True),
+        ("这几种产品的销量有差异吗？", False),  # 这几种: "these few kinds", a determiner
+        ("销量最高的是哪几个门店？", False),  # 哪几个: "which ones"
+        ("几乎每天都下雨吗？", False),
+    ],
+)
+def test_a_numeral_question_asks_how_many_a_determiner_does_not(question, asks):
+    assert asks_how_many(question) is asks

@@ -274,7 +274,7 @@ def per_unit_plan(
     days_step: Step | None = None  # the column of each row's days, when the rate is per day of a span of dates
     # what a rate is per is a quantity measured in a unit ("Distance (km)", "里程（公里）"), not what the
     # rows count ("each chick", "per customer": the average of the rows, kinds.PER_UNIT)
-    measured = {name for name in numbers if split_unit(name)[1]}
+    measured = {name for name in numbers if split_unit(name)[1] or _counted_in_time(name)}
     for each in EACH.finditer(question):  # "each delivery's speed in km per hour": the "per" a unit follows
         scale_match = _PER_SCALE.match(question, each.end())
         after = scale_match.end() if scale_match else each.end()
@@ -358,6 +358,12 @@ def per_unit_plan(
     plan.steps.append(Step("rank_values", rates, _t(zh, f"{name} by {group}", f"各{group}的{name}")))
     plan.derived = summary
     return plan
+
+
+def _counted_in_time(name: str) -> bool:
+    """Whether a column's name says it counts a unit of time without brackets ("Hours Open", "Minutes
+    Played"): one of its words is a unit of time (kinds.unit_seconds), so "per hour" may divide by it."""
+    return any(unit_seconds(word) for word in re.findall(r"[^\W\d_]+", name.lower()))
 
 
 def _days_of_span(
@@ -473,11 +479,16 @@ def _asks_count(question: str, grain: str | None) -> bool:
 
 def asks_how_many(question: str) -> bool:
     """"How many" (kinds.HOW_MANY), or a Chinese numeral question: a numeral word the segmenter reads as
-    one (tag m) opening with a question word (几天, 几次, 几个: interrogatives_zh's 几)."""
+    one (tag m) opening with a question word (几天, 几次, 几个: interrogatives_zh's 几) — not after a pronoun
+    (tag r), where it is a determiner: 这几种 "these few kinds", 哪几处 "which ones"."""
     if HOW_MANY.search(question):
         return True
     askers = _interrogatives_zh()
-    return any(tag == "m" and word.startswith(askers) for word, tag, _, _ in tagged_words(question))
+    tagged = tagged_words(question)
+    return any(
+        tag == "m" and word.startswith(askers) and not (i and tagged[i - 1][1] == "r")
+        for i, (word, tag, _, _) in enumerate(tagged)
+    )
 
 
 @cache

@@ -17,7 +17,7 @@ from functools import cache
 
 from app.understanding import vocabulary
 from app.understanding.kinds import FILTER_CUE, NUMBER_CUT
-from app.understanding.text import FINITE, is_cjk, word_forms
+from app.understanding.text import FINITE, english_stop_words, is_cjk, word_forms
 
 MIN_WORDS = 3  # a part shorter than this is a fragment of one question ("how much and how often")
 MIN_CHARS_ZH = 4
@@ -98,9 +98,13 @@ def _is_part(clause: str, chinese: bool) -> bool:
 
 
 def _opens_question(clause: str) -> bool:
-    """An English clause that starts as a question does: "which month …", "what is …", "is it …"."""
-    first = re.match(r"[\w']+", clause)
-    return first is not None and first.group(0).lower() in _english_askers()[1]
+    """An English clause that starts as a question does: "which month …", "what is …", "is it …", or a
+    question word after one function word (a preposition: "on how many days …", "in which month …")."""
+    words = [w.lower() for w in re.findall(r"[\w']+", clause)[:2]]
+    question, opening = _english_askers()
+    if words and words[0] in opening:
+        return True
+    return len(words) == 2 and words[0] in english_stop_words() and words[1] in question
 
 
 def _asks(clause: str, chinese: bool) -> bool:

@@ -1,0 +1,71 @@
+"""Derived quantities and compound questions answered in full (issue 24, the answering): "per hour"
+divides by a column whose name counts hours without brackets (Hours Open), each group's total over
+its total; a second question opened by a preposition ("…, and on how many days did it rain?") is a
+question of its own, answered beside the first. Sheets are built here; expected figures are computed
+with pandas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis_tools.common import fmt_num
+from app.analyst import past_the_reading
+from app.understanding.compound import split_compound
+from tests.test_builtin_understanding import Session, call, headline
+
+pytestmark = pytest.mark.slow
+
+
+def stalls(path: Path) -> pd.DataFrame:
+    """One row per day: the market stall that traded, how long it was open, its takings, the weather."""
+    rng = np.random.default_rng(11)
+    n = 150
+    stall = rng.choice(["Harbour", "Station", "Park"], n)
+    hours = rng.choice([3.0, 4.5, 6.0, 7.5], n)
+    rate = {"Harbour": 210.0, "Station": 160.0, "Park": 95.0}
+    frame = pd.DataFrame(
+        {
+            "Day": pd.date_range("2024-03-01", periods=n, freq="D"),
+            "Stall": stall,
+            "Hours Open": hours,
+            "Takings": [round(rate[s] * h * rng.uniform(0.8, 1.2), 2) for s, h in zip(stall, hours)],
+            "Wet": rng.choice(["Yes", "No"], n, p=[0.35, 0.65]),
+        }
+    )
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_per_hour_divides_by_the_column_that_counts_hours(tmp_path):
+    path = tmp_path / "data" / "stalls.csv"
+    path.parent.mkdir(parents=True)
+    frame = stalls(path)
+    run, calls = Session(tmp_path, path).ask("Which stall brings in the most Takings per hour open?")
+    assert call(calls, "derive_column").arguments["expression"] == "`Takings_sum` / `Hours Open_sum`"
+    sums = frame.groupby("Stall")[["Takings", "Hours Open"]].sum()
+    rates = (sums["Takings"] / sums["Hours Open"]).sort_values(ascending=False)
+    said = headline(run)
+    assert said.index(rates.index[0]) < said.index(rates.index[-1])
+    assert all(f"{stall} {fmt_num(v)}" in said for stall, v in rates.items()), said
+
+
+def test_a_second_question_opened_by_a_preposition_is_split():
+    assert split_compound("What were the total takings, and on how many days was it wet?") == [
+        "What were the total takings?",
+        "on how many days was it wet?",
+    ]
+    assert split_compound("Compare takings and hours by stall") == ["Compare takings and hours by stall"]
+
+
+def test_both_parts_are_answered(tmp_path):
+    path = tmp_path / "data" / "stalls.csv"
+    path.parent.mkdir(parents=True)
+    frame = stalls(path)
+    run, _ = Session(tmp_path, path).ask("What were the total Takings, and on how many days was it Wet?")
+    answer = past_the_reading(run.answer)
+    assert fmt_num(frame["Takings"].sum()) in answer, answer
+    assert f"{fmt_num(int((frame['Wet'] == 'Yes').sum()))} of {len(frame)}" in answer, answer

@@ -13,7 +13,9 @@ import pandas as pd
 import pytest
 
 from analysis_tools.common import fmt_num
-from app.analyst.data_tasks import asks_how_many
+from app.analyst import past_the_reading
+from app.analyst.data_tasks import asks_how_many, count_plan
+from app.analyst.scope import cut_column
 from tests.test_builtin_understanding import Session, call, headline
 
 pytestmark = pytest.mark.slow
@@ -95,3 +97,25 @@ def test_the_negated_yes_no_counts_its_no(tmp_path):
 )
 def test_a_numeral_question_asks_how_many_a_determiner_does_not(question, asks):
     assert asks_how_many(question) is asks
+
+
+BOXES = [
+    {"name": "档口", "type": "category", "levels": 3},
+    {"name": "销量（箱）", "type": "integer"},
+    {"name": "单价（元/箱）", "type": "number"},
+]
+
+
+@pytest.mark.parametrize("question", ["只看单价超过80的记录，一共卖出去多少箱？", "一共卖了几箱？"])
+def test_how_many_of_a_columns_unit_is_no_count_of_rows(question):
+    """"多少箱", "几箱": the number counted in boxes (销量（箱）) is what is asked, added up, not the rows; a
+    price per box (元/箱) counts no boxes."""
+    assert count_plan(question, BOXES, [], 90, True) is None
+    assert count_plan("一共有多少条记录？", BOXES, [], 90, True) is not None
+
+
+def test_a_cuts_column_is_in_its_own_clause():
+    """The number a cut keeps rows by is named next to it in the same clause: 售出数量 after the comma names
+    what is measured, not what the cut is on."""
+    assert cut_column("只看超过80块的记录，售出数量一共多少？", [*BOXES, {"name": "售出数量", "type": "integer"}]) is None
+    assert cut_column("单价超过80的记录有多少条？", BOXES) == "单价（元/箱）"

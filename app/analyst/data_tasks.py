@@ -448,6 +448,8 @@ def count_plan(
     named = [n for n in ordered_names(spans) if n in kinds and n != cut]
     if any(kinds[n].get("type") in NUMERIC and not kinds[n].get("binary") for n in named):
         return None  # "how many items did we sell": the number added up (totals)
+    if _asks_in_a_unit(question, [c for n, c in kinds.items() if n != cut and c.get("type") in NUMERIC]):
+        return None  # "一共卖出去多少箱": the number counted in boxes (销量（箱）) is added up, not the rows counted
     if any(kinds[n].get("type") == "datetime" for n in named):
         return None  # "how many days …": a span of time (date_gap_plan), or a count per period
     implied, values = named_values(question, columns, spans)
@@ -464,6 +466,27 @@ def count_plan(
     subject = _t(zh, f"Count the rows by {column}", f"按{column}统计行数")
     plan.steps.append(Step("value_counts", {"column": column}, subject))
     return plan
+
+
+def _asks_in_a_unit(question: str, numbers: list[Column]) -> bool:
+    """Whether "how many" asks for a number of a unit a number column counts in ("多少箱" of 销量（箱）, "几箱",
+    "how many kg" of Weight (kg)): the word right after the question word is that column's bracketed unit
+    (a single unit: 元/箱 is a price per box, not a count of boxes)."""
+    units = {unit.lower() for c in numbers if (unit := split_unit(str(c["name"]))[1]) and "/" not in unit}
+    if not units:
+        return False
+    text = question.lower()
+    afters = [text[m.end() :].lstrip() for m in HOW_MANY.finditer(text)]
+    afters += [word[1:] + text[end:] for word, tag, _, end in tagged_words(text) if tag == "m" and word[:1] == "几"]
+    return any(after.startswith(unit) and _ends_word(after, len(unit)) for after in afters for unit in units)
+
+
+def _ends_word(text: str, at: int) -> bool:
+    """Whether a word ends at `at` of the text: its end, a Chinese character, or a letter's plural s then no letter."""
+    if at >= len(text) or is_cjk(text[at - 1]):
+        return True
+    rest = text[at + 1 :] if text[at] == "s" else text[at:]
+    return not rest[:1].isalpha()
 
 
 def _asks_count(question: str, grain: str | None) -> bool:

@@ -253,6 +253,9 @@ def cut_column(text: str, columns: list[dict[str, Any]]) -> str | None:
     spans = column_spans(text, numeric, SYNONYMS)
 
     def gap(start: int, end: int) -> int:
+        between = text[end : match.start()] if end <= match.start() else text[match.end() : start]
+        if _CLAUSE.search(between):
+            return _CUT_REACH + 1  # in another clause ("…超过80的记录，一共卖出去多少箱"): not the cut's column
         return min(abs(match.start() - end), abs(start - match.end()))
 
     # the nearest, as number_filter cuts it ("费用超过500元的就诊": 费用, not 就诊时长 after it)

@@ -69,3 +69,31 @@ def test_both_parts_are_answered(tmp_path):
     answer = past_the_reading(run.answer)
     assert fmt_num(frame["Takings"].sum()) in answer, answer
     assert f"{fmt_num(int((frame['Wet'] == 'Yes').sum()))} of {len(frame)}" in answer, answer
+
+
+def test_which_period_was_busiest_after_counting_each_period(tmp_path):
+    """"How many … each month, and which month was the busiest?": the second part names no measure and
+    groups by the same months, so the first part's counts answer it (their highest is said), rather than
+    a default measure totalled for "busiest" or a question about what it measures."""
+    rng = np.random.default_rng(4)
+    n = 240
+    frame = pd.DataFrame(
+        {
+            "Ticket": [f"T{i:04d}" for i in range(n)],
+            "Opened": pd.to_datetime("2024-01-01") + pd.to_timedelta(rng.integers(0, 180, n), unit="D"),
+            "Team": rng.choice(["Desk", "Field"], n),
+            "Minutes Spent": rng.integers(5, 240, n),
+            "Refund": rng.choice([0, 0, 0, 20, 50], n),
+            "Solved": rng.choice(["Yes", "No"], n),
+        }
+    )
+    path = tmp_path / "data" / "tickets.csv"
+    path.parent.mkdir(parents=True)
+    frame.to_csv(path, index=False)
+    run, calls = Session(tmp_path, path).ask("How many tickets were opened each month, and which month was the busiest?")
+    months = frame["Opened"].dt.to_period("M").value_counts()
+    said = headline(run)
+    assert f"Highest: {months.idxmax().strftime('%b %Y')} ({fmt_num(months.max())})" in said, said
+    assert not any(c.tool == "ask_user_question" for c in calls)
+    # no default measure totalled per month for "busiest"
+    assert all(not c.arguments.get("value_columns") for c in calls if c.tool == "group_aggregate")

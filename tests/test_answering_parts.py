@@ -97,3 +97,27 @@ def test_which_period_was_busiest_after_counting_each_period(tmp_path):
     assert not any(c.tool == "ask_user_question" for c in calls)
     # no default measure totalled per month for "busiest"
     assert all(not c.arguments.get("value_columns") for c in calls if c.tool == "group_aggregate")
+
+
+def test_the_average_per_day_of_one_row_per_day_compares_the_rows(tmp_path):
+    """"平均每天的营业额" on a table with one row per day: each row is a day's figure, so the groups' averages
+    are compared — not a list of each day's average."""
+    rng = np.random.default_rng(6)
+    n = 150
+    frame = pd.DataFrame(
+        {
+            "日期": pd.date_range("2024-02-01", periods=n, freq="D"),
+            "门店": rng.choice(["东门店", "西门店"], n),
+            "营业额（元）": rng.normal(1200, 300, n).round(2),
+            "是否下雨": rng.choice(["是", "否"], n, p=[0.3, 0.7]),
+        }
+    )
+    path = tmp_path / "data" / "日营业.csv"
+    path.parent.mkdir(parents=True)
+    frame.to_csv(path, index=False)
+    run, calls = Session(tmp_path, path).ask("下雨的日子和不下雨的日子，平均每天的营业额分别是多少？")
+    compare = next(c for c in calls if c.tool in ("compare_groups", "compare_two_groups"))
+    assert (compare.arguments["value_column"], compare.arguments["group_column"]) == ("营业额（元）", "是否下雨")
+    means = frame.groupby("是否下雨")["营业额（元）"].mean()
+    said = headline(run)
+    assert fmt_num(means["是"]) in said and fmt_num(means["否"]) in said, said

@@ -39,6 +39,8 @@ _UNIT_WORDS = {
     "week": ("week", "每周", "周", "周"),
     "day": ("day", "每天", "日", "日期"),
 }
+# the time grain of a table with one row per period of the unit (workspaces.time_grain)
+_GRAIN_OF_UNIT = {"year": "yearly", "quarter": "quarterly", "month": "monthly", "week": "weekly", "day": "daily"}
 # the date_part each unit's column is made with, back to its unit (read_as reads the plan's steps)
 UNIT_OF_PART = {part: unit for unit, part in PERIOD_PARTS.items()}
 
@@ -81,13 +83,17 @@ def period_total_steps(
     zh: bool,
     group: str | None = None,
     counted: bool = False,
+    grain: str | None = None,
 ) -> bool:
     """Each period's total of the plan's measure (its mean for a level, or when an average is asked; the
     rows per period when `counted`), by the period and, when the question names one, a grouping beside
-    it. False when the question asks for no per-period figure."""
+    it. False when the question asks for no per-period figure, or for the average per period of a table
+    with one row per period (`grain`, workspaces.time_grain: each row is already one period's figure)."""
     unit = asks_per_period(question)
     if not unit or unit not in PERIOD_PARTS:
         return False
+    if grain == _GRAIN_OF_UNIT.get(unit) and plan.metric and not counted and MEAN_WORDS.search(question):
+        return False  # "平均每天的营业额" of one row per day: the average of the rows (per group), not a list of days
     period = period_column_step(plan, date, dataset, columns, unit, zh)
     kinds = {c["name"]: c for c in columns}
     beside = [group] if group and group in kinds and group != date and groups_rows(kinds[group]) else []

@@ -464,6 +464,7 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
             zh,
             dimension if grouped else None,
             counted_per_period(question, plan.metric, p.chosen, p.named),
+            p.dataset.get("grain"),
         )
     ):
         return True

@@ -15,7 +15,7 @@ import pytest
 from analysis_tools.common import fmt_num
 from app.analyst import past_the_reading
 from app.analyst.data_tasks import asks_how_many, count_plan
-from app.analyst.scope import cut_column
+from app.analyst.scope import cut_column, number_filter
 from tests.test_builtin_understanding import Session, call, headline
 
 pytestmark = pytest.mark.slow
@@ -119,3 +119,43 @@ def test_a_cuts_column_is_in_its_own_clause():
     what is measured, not what the cut is on."""
     assert cut_column("只看超过80块的记录，售出数量一共多少？", [*BOXES, {"name": "售出数量", "type": "integer"}]) is None
     assert cut_column("单价超过80的记录有多少条？", BOXES) == "单价（元/箱）"
+
+
+def orders(path: Path) -> pd.DataFrame:
+    rng = np.random.default_rng(12)
+    n = 260
+    frame = pd.DataFrame(
+        {
+            "Placed": pd.to_datetime("2024-05-01") + pd.to_timedelta(rng.integers(0, 60, n), unit="D"),
+            "Branch": rng.choice(["Quay", "Mill", "Abbey", "Green"], n, p=[0.4, 0.3, 0.2, 0.1]),
+            "Items": rng.integers(1, 10, n),
+            "Bill": rng.gamma(5, 18, n).round(2),
+        }
+    )
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_which_group_has_the_most_of_what_the_rows_are_counts_them(tmp_path):
+    """"Which branch took the most orders" of a table of orders: each branch's rows, counted (not a default
+    number's average), within the cut."""
+    path = tmp_path / "data" / "orders.csv"
+    path.parent.mkdir(parents=True)
+    frame = orders(path)
+    run, calls = Session(tmp_path, path).ask("Just for 6 or more items, which branch took the most orders?")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "Items", "op": ">=", "value": 6}]
+    counts = frame[frame["Items"] >= 6]["Branch"].value_counts()
+    said = headline(run)
+    assert said.startswith(f"**Rows per Branch: {counts.index[0]} {fmt_num(counts.iloc[0])}"), said
+    assert not any(c.tool in ("compare_groups", "rank_values") for c in calls)
+
+
+def test_a_plain_cut_with_no_measure_cuts_the_number_it_splits():
+    """A count has no measure to cut ("households of 5 or more people"): the one number column the cut's
+    value splits is cut (a whole number: the whole-number column whose range holds it)."""
+    numeric = [
+        {"name": "Household Size", "type": "integer", "minimum": 1, "maximum": 9},
+        {"name": "Total Weight (kg)", "type": "number", "minimum": 6.0, "maximum": 38.0},
+    ]
+    found = number_filter("Just for homes of 5 or more people, who sends the most?", numeric, None)
+    assert found == {"column": "Household Size", "op": ">=", "value": 5}

@@ -26,6 +26,7 @@ from app.understanding.kinds import (
     number_cut,
     unit_seconds,
 )
+from app.understanding.general_words import counts_rows
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC, count_weights
@@ -463,6 +464,32 @@ def count_plan(
         return plan
     if yes_no and _negated(question, [(a, b) for a, b, n in spans if n == column]):
         plan.counted_no = True  # the rows whose yes/no is no are counted (derived_answers.count_headline)
+    subject = _t(zh, f"Count the rows by {column}", f"按{column}统计行数")
+    plan.steps.append(Step("value_counts", {"column": column}, subject))
+    return plan
+
+
+def most_rows_plan(question: str, columns: list[Column], spans: Spans, zh: bool) -> Plan | None:
+    """Which group has the most (or fewest) of what the rows are ("who refers the most households", "which
+    branch has the fewest orders"): the question asks for an extreme, names a grouping and no number, and
+    names what the rows are in a word no column matched (general_words.counts_rows): each group's rows,
+    counted, not a default number's average. None otherwise."""
+    if not asks_extreme(question) or asks_share(question) or any(w.search(question) for w in (RATE, MEAN_WORDS)):
+        return None
+    kinds = {str(c["name"]): c for c in columns if not c.get("pii")}
+    cut = cut_column(question, columns)
+    named = [n for n in ordered_names(spans) if n in kinds and n != cut]
+    if any(kinds[n].get("type") in (*NUMERIC, "datetime", "boolean") or kinds[n].get("binary") for n in named):
+        return None
+    groups = [n for n in named if groups_rows(kinds[n])]
+    covered = [(a, b) for a, b, _ in spans]
+    words = [
+        m for m in re.finditer(r"[A-Za-z]+", question) if not any(a <= m.start() < b for a, b in covered)
+    ]
+    if len(groups) != 1 or not any(counts_rows(m.group(0)) for m in words):
+        return None
+    column = groups[0]
+    plan = Plan(None, column, [Step("profile_dataset", {}, evidence=False)], kind="count")
     subject = _t(zh, f"Count the rows by {column}", f"按{column}统计行数")
     plan.steps.append(Step("value_counts", {"column": column}, subject))
     return plan

@@ -27,6 +27,7 @@ from app.analyst.data_tasks import (
     filter_conditions,
     filter_plan,
     missing_plan,
+    most_rows_plan,
     ordered_names,
     per_pair,
     per_unit_plan,
@@ -275,6 +276,8 @@ def _task_plan(p: Planning) -> Plan | None:
     grouping = [*p.grouping, ranked_by] if ranked_by and asks_each_group(question, columns) else p.grouping
     if counted := count_plan(question, columns, spans, rows, zh, grain, grouping):
         return counted  # "how many children", "多少人午睡": a count of rows (data_tasks)
+    if most := most_rows_plan(question, columns, spans, zh):
+        return most  # "who refers the most households": each group's rows, counted (data_tasks)
     if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
         measures = measure_names(columns, ordered_names(spans))
         if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:

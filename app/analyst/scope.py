@@ -208,6 +208,10 @@ def number_filter(text: str, columns: list[dict[str, Any]], metric: str | None) 
     word = (match.group("pre") or match.group("post")).strip()
     names = {c["name"] for c in numeric}
     column = min(near)[1] if near else metric if _PLAIN_CUT.match(word) and metric in names else None
+    if column is None and not near and metric is None and _PLAIN_CUT.match(word):
+        # a count ("households of 5 or more people, who refers the most"): no measure to cut, the number the
+        # cut splits, as the words before it say
+        column = _splitting(cut[1], numeric, text[: match.start()])
     if column and not _splits(column, cut[1], numeric):
         # "children over 5" where Height is 95-130, "每箱卖价超过80" where the boxes sold run 206-1,035: a cut
         # that keeps every row or none means the column the number splits, the one named by the words next to it

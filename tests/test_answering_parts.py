@@ -72,7 +72,7 @@ def test_both_parts_are_answered(tmp_path):
 
 
 def test_which_period_was_busiest_after_counting_each_period(tmp_path):
-    """"How many … each month, and which month was the busiest?": the second part names no measure and
+    """ "How many … each month, and which month was the busiest?": the second part names no measure and
     groups by the same months, so the first part's counts answer it (their highest is said), rather than
     a default measure totalled for "busiest" or a question about what it measures."""
     rng = np.random.default_rng(4)
@@ -90,7 +90,9 @@ def test_which_period_was_busiest_after_counting_each_period(tmp_path):
     path = tmp_path / "data" / "tickets.csv"
     path.parent.mkdir(parents=True)
     frame.to_csv(path, index=False)
-    run, calls = Session(tmp_path, path).ask("How many tickets were opened each month, and which month was the busiest?")
+    run, calls = Session(tmp_path, path).ask(
+        "How many tickets were opened each month, and which month was the busiest?"
+    )
     months = frame["Opened"].dt.to_period("M").value_counts()
     said = headline(run)
     assert f"Highest: {months.idxmax().strftime('%b %Y')} ({fmt_num(months.max())})" in said, said
@@ -100,7 +102,7 @@ def test_which_period_was_busiest_after_counting_each_period(tmp_path):
 
 
 def test_the_average_per_day_of_one_row_per_day_compares_the_rows(tmp_path):
-    """"平均每天的营业额" on a table with one row per day: each row is a day's figure, so the groups' averages
+    """ "平均每天的营业额" on a table with one row per day: each row is a day's figure, so the groups' averages
     are compared — not a list of each day's average."""
     rng = np.random.default_rng(6)
     n = 150

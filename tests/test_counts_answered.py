@@ -7,13 +7,13 @@ built here; expected figures are computed with pandas."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from analysis_tools.common import fmt_num
-from app.analyst import past_the_reading
 from app.analyst.data_tasks import asks_how_many, count_plan
 from app.analyst.scope import cut_column, number_filter
 from tests.test_builtin_understanding import Session, call, headline
@@ -99,7 +99,7 @@ def test_a_numeral_question_asks_how_many_a_determiner_does_not(question, asks):
     assert asks_how_many(question) is asks
 
 
-BOXES = [
+BOXES: list[dict[str, Any]] = [
     {"name": "档口", "type": "category", "levels": 3},
     {"name": "销量（箱）", "type": "integer"},
     {"name": "单价（元/箱）", "type": "number"},
@@ -108,7 +108,7 @@ BOXES = [
 
 @pytest.mark.parametrize("question", ["只看单价超过80的记录，一共卖出去多少箱？", "一共卖了几箱？"])
 def test_how_many_of_a_columns_unit_is_no_count_of_rows(question):
-    """"多少箱", "几箱": the number counted in boxes (销量（箱）) is what is asked, added up, not the rows; a
+    """ "多少箱", "几箱": the number counted in boxes (销量（箱）) is what is asked, added up, not the rows; a
     price per box (元/箱) counts no boxes."""
     assert count_plan(question, BOXES, [], 90, True) is None
     assert count_plan("一共有多少条记录？", BOXES, [], 90, True) is not None
@@ -117,7 +117,9 @@ def test_how_many_of_a_columns_unit_is_no_count_of_rows(question):
 def test_a_cuts_column_is_in_its_own_clause():
     """The number a cut keeps rows by is named next to it in the same clause: 售出数量 after the comma names
     what is measured, not what the cut is on."""
-    assert cut_column("只看超过80块的记录，售出数量一共多少？", [*BOXES, {"name": "售出数量", "type": "integer"}]) is None
+    assert (
+        cut_column("只看超过80块的记录，售出数量一共多少？", [*BOXES, {"name": "售出数量", "type": "integer"}]) is None
+    )
     assert cut_column("单价超过80的记录有多少条？", BOXES) == "单价（元/箱）"
 
 
@@ -137,7 +139,7 @@ def orders(path: Path) -> pd.DataFrame:
 
 
 def test_which_group_has_the_most_of_what_the_rows_are_counts_them(tmp_path):
-    """"Which branch took the most orders" of a table of orders: each branch's rows, counted (not a default
+    """ "Which branch took the most orders" of a table of orders: each branch's rows, counted (not a default
     number's average), within the cut."""
     path = tmp_path / "data" / "orders.csv"
     path.parent.mkdir(parents=True)

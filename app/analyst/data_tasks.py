@@ -12,6 +12,7 @@ import pandas as pd
 from app.analyst.scope import cut_column
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.understanding import vocabulary as shared_vocabulary
+from app.understanding.general_words import counts_rows
 from app.understanding.kinds import (
     DIFFERENCE,
     EACH,
@@ -26,7 +27,6 @@ from app.understanding.kinds import (
     number_cut,
     unit_seconds,
 )
-from app.understanding.general_words import counts_rows
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC, count_weights
@@ -483,9 +483,7 @@ def most_rows_plan(question: str, columns: list[Column], spans: Spans, zh: bool)
         return None
     groups = [n for n in named if groups_rows(kinds[n])]
     covered = [(a, b) for a, b, _ in spans]
-    words = [
-        m for m in re.finditer(r"[A-Za-z]+", question) if not any(a <= m.start() < b for a, b in covered)
-    ]
+    words = [m for m in re.finditer(r"[A-Za-z]+", question) if not any(a <= m.start() < b for a, b in covered)]
     if len(groups) != 1 or not any(counts_rows(m.group(0)) for m in words):
         return None
     column = groups[0]
@@ -528,7 +526,7 @@ def _asks_count(question: str, grain: str | None) -> bool:
 
 
 def asks_how_many(question: str) -> bool:
-    """"How many" (kinds.HOW_MANY), or a Chinese numeral question: a numeral word the segmenter reads as
+    """ "How many" (kinds.HOW_MANY), or a Chinese numeral question: a numeral word the segmenter reads as
     one (tag m) opening with a question word (几天, 几次, 几个: interrogatives_zh's 几) — not after a pronoun
     (tag r), where it is a determiner: 这几种 "these few kinds", 哪几处 "which ones"."""
     if HOW_MANY.search(question):

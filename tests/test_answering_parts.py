@@ -123,3 +123,16 @@ def test_the_average_per_day_of_one_row_per_day_compares_the_rows(tmp_path):
     means = frame.groupby("是否下雨")["营业额（元）"].mean()
     said = headline(run)
     assert fmt_num(means["是"]) in said and fmt_num(means["否"]) in said, said
+
+
+def test_a_group_of_one_row_left_out_of_the_comparison_is_said_in_the_caveats(tmp_path):
+    rng = np.random.default_rng(9)
+    teams = [*rng.choice(["Red", "Blue", "Gold"], 89), "Solo"]
+    frame = pd.DataFrame({"Team": teams, "Score": rng.normal(60, 10, 90).round(1)})
+    path = tmp_path / "data" / "scores.csv"
+    path.parent.mkdir(parents=True)
+    frame.to_csv(path, index=False)
+    run, calls = Session(tmp_path, path).ask("Does the Score differ between the teams?")
+    assert call(calls, "compare_groups").arguments["group_column"] == "Team"
+    caveats = run.answer.split("### Caveats", 1)[1]
+    assert "Solo of Team has one row only" in caveats, run.answer

@@ -136,3 +136,17 @@ def test_a_group_of_one_row_left_out_of_the_comparison_is_said_in_the_caveats(tm
     assert call(calls, "compare_groups").arguments["group_column"] == "Team"
     caveats = run.answer.split("### Caveats", 1)[1]
     assert "Solo of Team has one row only" in caveats, run.answer
+
+
+def test_the_total_of_all_leads_where_the_groups_are_a_default(tmp_path):
+    """ "What were the total Takings?" names no groups: the total of all is the headline's first figure
+    (the groups the analyst added, an assumed reading, follow); "which stall …" still ranks the stalls."""
+    path = tmp_path / "data" / "stalls.csv"
+    path.parent.mkdir(parents=True)
+    frame = stalls(path)
+    session = Session(tmp_path, path)
+    run, _ = session.ask("What were the total Takings?")
+    assert headline(run).startswith(f"**Total Takings: {fmt_num(frame['Takings'].sum())} in all. By Stall:"), run.answer
+    run, _ = session.ask("Which stall has the highest total Takings?")
+    best = frame.groupby("Stall")["Takings"].sum().idxmax()
+    assert headline(run).startswith(f"**{best} has the highest total Takings"), run.answer

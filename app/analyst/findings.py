@@ -120,14 +120,24 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         return period_totals_headline(values[0], arguments.get("agg", "sum"), result.metrics, unit, zh)
     if not arguments.get("value_columns"):
         return None
+    group = arguments["group_columns"][0]
     return total_headline(
         arguments["value_columns"][0],
-        arguments["group_columns"][0],
+        group,
         result.metrics,
         zh,
         plan.top if plan and plan.kind == "top" else None,
         arguments.get("agg", "sum"),
+        overall=_total_of_all(plan, group, question),
     )
+
+
+def _total_of_all(plan: Plan | None, group: str, question: str) -> bool:
+    """Whether a total by groups answers a question about the total of all ("What was our total revenue?"):
+    the groups are a default no word named, and the question asks for no highest or lowest group."""
+    if plan is None or plan.kind != "total" or plan.provenance is None or asks_extreme(question):
+        return False
+    return any(s.role == "group" and group in s.columns for s in plan.provenance.defaults())
 
 
 def _breakdown(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:

@@ -103,10 +103,18 @@ def _one_rate_against_other(
 
 
 def total_headline(
-    metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool] | None = None, agg: str = "sum"
+    metric: str,
+    group: str,
+    metrics: dict[str, Any],
+    zh: bool,
+    top: tuple[int, bool] | None = None,
+    agg: str = "sum",
+    overall: bool = False,
 ) -> str | None:
     """'East brings in the most Revenue in total: 200,000 of 560,000 (35.7%). Then West 150,000 (26.8%) …'
-    With `top`: the top (or bottom) N groups by their total (or their average, with agg "mean")."""
+    With `top`: the top (or bottom) N groups by their total (or their average, with agg "mean"). With
+    `overall` (the question asks for the total of all; the groups are a default): the total of all first,
+    then the groups'."""
     if agg == "mean" and top:
         return top_average_headline(metric, group, metrics, zh, top)
     totals = {k: v for k, v in _by_prefix(metrics, f"{metric}_sum.").items() if k != "total"}
@@ -132,6 +140,12 @@ def total_headline(
     if len(ranked) == 1 and shown_all:  # one group (the rows kept by a filter): its total, nothing to rank
         only, value = ranked[0]
         return f"{only} 的 {metric} 合计：{fmt_num(value)}。" if zh else f"Total {metric} for {only}: {fmt_num(value)}."
+    if overall and not top:
+        listed = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in ranked[:LISTED])
+        more = "…" if len(ranked) > LISTED else ""
+        if zh:
+            return f"{metric} 合计：{fmt_num(grand)}。按{group}：{listed}{more}。"
+        return f"Total {metric}: {fmt_num(grand)} in all. By {group}: {listed}{more}."
     (best, value), rest = ranked[0], ranked[1:]
     # periods (1月..12月, Q1..Q4, Jan..Dec) are read in calendar order, every one of them; other groups by size
     in_time = calendar_order([g for g, _ in ranked]) if shown_all else None

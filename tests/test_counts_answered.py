@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from analysis_tools.common import fmt_num
+from app.analyst import past_the_reading
 from app.analyst.data_tasks import asks_how_many, count_plan
 from app.analyst.scope import cut_column, number_filter
 from tests.test_builtin_understanding import Session, call, headline
@@ -161,3 +162,16 @@ def test_a_plain_cut_with_no_measure_cuts_the_number_it_splits():
     ]
     found = number_filter("Just for homes of 5 or more people, who sends the most?", numeric, None)
     assert found == {"column": "Household Size", "op": ">=", "value": 5}
+
+
+def test_of_them_counts_within_the_first_parts_rows(tmp_path):
+    """ "…超过500元的申请一共有多少个？其中财务部有几个？": 其中 ("of them") asks about the rows the first part
+    kept, so its cut keeps them for the second part too; a filter on the counted column says its count."""
+    path = tmp_path / "data" / "申请.csv"
+    path.parent.mkdir(parents=True)
+    frame = requests(path)
+    run, _ = Session(tmp_path, path).ask("费用超过500元的申请一共有多少个？其中财务部有几个？")
+    kept = frame[frame["费用（元）"] > 500]
+    answer = past_the_reading(run.answer)
+    assert f"共有 {fmt_num(len(kept))} 行" in answer, answer
+    assert f"部门 为 财务部 的有 {fmt_num(int((kept['部门'] == '财务部').sum()))} 行。" in answer, answer

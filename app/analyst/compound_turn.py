@@ -10,6 +10,7 @@ from typing import Any
 from app.analyst.steps import DATA_TASK_KINDS, Plan
 from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import Message, TurnView
+from app.understanding.kinds import FILTER_CUE
 from app.understanding.roles import MATCH_KINDS
 
 # how a role came from the question's own words, not a default or the user's answer: every way a column
@@ -25,6 +26,9 @@ def compound_plan(
     no column nor value of its own continues the first: the whole message is planned as one question."""
     plans: list[Plan] = []
     for part in parts:
+        if plans and FILTER_CUE.match(part):
+            # "其中猫有几次？": of the rows the first part is about, so its words (its cut) keep them too
+            part = f"{parts[0].rstrip('？?。.')}，{part}"
         plan = plan_turn(replace(view, question=part), messages, datasets, zh)
         if plans and not _names_a_measure(plan) and _counts_rows(plans[0]) and _groups(plan) == _groups(plans[0]):
             # "How many requests came in each month, and which month was the busiest?": a part that names no

@@ -307,7 +307,13 @@ def compare_groups(
         sample_size=n,
         limitations=limitations,
         table=pd.DataFrame(posthoc) if posthoc else None,
-        payload={"posthoc": posthoc, "dropped_rows": dropped, "effect_size": eff, "significant": p < alpha},
+        payload={
+            "posthoc": posthoc,
+            "dropped_rows": dropped,
+            "effect_size": eff,
+            "significant": p < alpha,
+            "left_out_groups": [str(g) for g in left_out],  # one value only: not in the test (the answer says so)
+        },
     )
 
 

@@ -98,11 +98,31 @@ def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
             "",
         ]
     caveats = [*plan.notes, *_rule_notes(plan, zh), *dict.fromkeys(n for part in parts for n in _scope_notes(part, zh))]
+    caveats += _left_out_notes(plan, view, zh)
     caveats = _without_repeats(caveats)
     if caveats:
         lines += ["### 注意" if zh else "### Caveats", ""] + [f"- {n}" for n in caveats]
     lines += ["", HONESTY["zh" if zh else "en"]]
     return "\n".join(lines)
+
+
+def _left_out_notes(plan: Plan, view: TurnView, zh: bool) -> list[str]:
+    """The groups a comparison left out of its test, each of one value only (compare_groups): the answer
+    says which, since its averages and its p value are of the other groups alone."""
+    notes = []
+    for step in plan.steps:
+        result = view.result(step.tool, step.arguments) if step.task and step.tool == "compare_groups" else None
+        left_out = [str(g) for g in (result.details.get("left_out_groups") or [])] if result and result.ok else []
+        if left_out:
+            listed = ("、" if zh else ", ").join(left_out[:10]) + ("…" if len(left_out) > 10 else "")
+            group = step.arguments.get("group_column")
+            notes.append(
+                f"{group} 中的 {listed} 只有 1 行数据，没有纳入比较。"
+                if zh
+                else f"{listed} of {group} {'has' if len(left_out) == 1 else 'have'} one row only and "
+                "could not be compared: the comparison is of the other groups."
+            )
+    return list(dict.fromkeys(notes))
 
 
 def _without_repeats(notes: list[str]) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Any
 from app.analyst.steps import DATA_TASK_KINDS, Plan
 from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import Message, TurnView
+from app.understanding.kinds import FILTER_CUE
 from app.understanding.roles import MATCH_KINDS
 
 # how a role came from the question's own words, not a default or the user's answer: every way a column
@@ -25,7 +26,14 @@ def compound_plan(
     no column nor value of its own continues the first: the whole message is planned as one question."""
     plans: list[Plan] = []
     for part in parts:
+        if plans and FILTER_CUE.match(part):
+            # "其中猫有几次？": of the rows the first part is about, so its words (its cut) keep them too
+            part = f"{parts[0].rstrip('？?。.')}，{part}"
         plan = plan_turn(replace(view, question=part), messages, datasets, zh)
+        if plans and not _names_a_measure(plan) and _counts_rows(plans[0]) and _groups(plan) == _groups(plans[0]):
+            # "How many requests came in each month, and which month was the busiest?": a part that names no
+            # measure, by the same groups, asks about the first part's counts, whose answer says the highest
+            continue
         if plans and not _names_anything(plan):
             # "…？和乘客相比怎么样？", "…, and is it growing?": a part that names nothing of its own continues
             # the first; the message is one question
@@ -68,6 +76,28 @@ def _with_later_measure(
     if (measure := next(named, None)) is None:
         return plan
     return plan_turn(replace(view, question=f"{parts[at]} ({measure})"), messages, datasets, zh)
+
+
+def _groups(plan: Plan) -> object:
+    """What a plan groups by: its grouping column, or, for periods made from a date (a date_part column,
+    named in the question's language), the date and the part ("申请日期", "year_month")."""
+    made = next(
+        (
+            (tuple(s.arguments.get("columns") or ()), s.arguments.get("part"))
+            for s in plan.steps
+            if s.tool == "derive_column"
+            and s.arguments.get("kind") == "date_part"
+            and s.arguments.get("new_column_name") == plan.dimension
+        ),
+        None,
+    )
+    return made or plan.dimension
+
+
+def _counts_rows(plan: Plan) -> bool:
+    """Whether a plan counts rows, overall or per group or period (a count, totals with no number: "how
+    many requests came in each month")."""
+    return plan.metric is None and plan.kind in ("count", "total")
 
 
 def _names_anything(plan: Plan) -> bool:

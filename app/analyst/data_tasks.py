@@ -5,15 +5,20 @@ subjects (a paired test, repeated_design). Pure functions over the question and 
 from __future__ import annotations
 
 import re
+from functools import cache
 
 import pandas as pd
 
+from app.analyst.scope import cut_column
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
+from app.understanding import vocabulary as shared_vocabulary
+from app.understanding.general_words import counts_rows
 from app.understanding.kinds import (
     DIFFERENCE,
     EACH,
     HOW_MANY,
     MEAN_WORDS,
+    NEGATION,
     RATE,
     TIME_UNITS,
     asks_extreme,
@@ -27,7 +32,7 @@ from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC, count_weights
 from app.understanding.repeated_design import Repeated
 from app.understanding.roles import UNITS, groups_rows, named_values
-from app.understanding.text import is_cjk, split_unit
+from app.understanding.text import is_cjk, split_unit, tagged_words
 
 
 def ordered_names(spans: Spans) -> list[str]:
@@ -270,7 +275,7 @@ def per_unit_plan(
     days_step: Step | None = None  # the column of each row's days, when the rate is per day of a span of dates
     # what a rate is per is a quantity measured in a unit ("Distance (km)", "里程（公里）"), not what the
     # rows count ("each chick", "per customer": the average of the rows, kinds.PER_UNIT)
-    measured = {name for name in numbers if split_unit(name)[1]}
+    measured = {name for name in numbers if split_unit(name)[1] or _counted_in_time(name)}
     for each in EACH.finditer(question):  # "each delivery's speed in km per hour": the "per" a unit follows
         scale_match = _PER_SCALE.match(question, each.end())
         after = scale_match.end() if scale_match else each.end()
@@ -357,6 +362,12 @@ def per_unit_plan(
     return plan
 
 
+def _counted_in_time(name: str) -> bool:
+    """Whether a column's name says it counts a unit of time without brackets ("Hours Open", "Minutes
+    Played"): one of its words is a unit of time (kinds.unit_seconds), so "per hour" may divide by it."""
+    return any(unit_seconds(word) for word in re.findall(r"[^\W\d_]+", name.lower()))
+
+
 def _days_of_span(
     question: str, after: int, columns: list[Column], dataset: str, zh: bool
 ) -> tuple[str, Step, str] | None:
@@ -422,36 +433,137 @@ def _named_by_unit(text: str, columns: list[Column]) -> str | None:
 
 
 def count_plan(
-    question: str, columns: list[Column], spans: Spans, rows: int, zh: bool, day_rows: bool = False
+    question: str,
+    columns: list[Column],
+    spans: Spans,
+    rows: int,
+    zh: bool,
+    grain: str | None = None,
+    grouping: list[str] | None = None,
 ) -> Plan | None:
-    """A count of rows ("一共有多少个孩子？", "how many orders were late?"): asked with "how many" and
-    naming no number (a named number is added up, a rate or a share is a proportion, an average a mean)
-    and no time (a number over time is a trend or a forecast). A count table (a frequency column: each
+    """A count of rows ("一共有多少个孩子？", "how many orders were late?", "每个地点各有几天？"): asked with "how
+    many" (asks_how_many) and naming no number (a named number is added up, a rate or a share is a
+    proportion, an average a mean) and no time (a number over time is a trend or a forecast) — but a
+    number named only by its cut ("费用超过500元的就诊一共有多少次") says which rows are counted, and on a
+    table with one row per day "how many days" counts its rows. A count table (a frequency column: each
     row stands for that many cases) is added up by its weights instead (totals).
-    The rows with the yes/no column's yes ("多少人午睡" ↔ 午睡 是), or with a named value, are counted from
-    that column's counts (value_counts); a named grouping gives each group's count; else the rows.
-    `day_rows`: the table has one row a day, so "how many days" asks for a count of its rows."""
-    # on a table of one row a day ("day_rows"), "on how many days" counts the rows: the days are no span
-    spans_of_time = (RATE, MEAN_WORDS, TIME_UNITS) if day_rows else (RATE, MEAN_WORDS, TIME_UNITS, _DAYS)
-    if not HOW_MANY.search(question) or asks_share(question) or any(w.search(question) for w in spans_of_time):
-        return None  # a rate, a share, an average, or a number over time ("how many passengers next year")
-    if count_weights(columns, rows):
+    The rows with the yes/no column's yes ("多少人午睡" ↔ 午睡 是) — its no where the words negate it
+    ("没被批准的申请有多少个") — or with a named value, are counted from that column's counts (value_counts);
+    a named grouping (or the one the analyst takes for the words: `grouping`) gives each group's count;
+    else the rows."""
+    if not _asks_count(question, grain) or count_weights(columns, rows):
         return None
     kinds = {str(c["name"]): c for c in columns if not c.get("pii")}
-    named = [n for n in ordered_names(spans) if n in kinds]
+    cut = cut_column(question, columns)
+    named = [n for n in ordered_names(spans) if n in kinds and n != cut]
     if any(kinds[n].get("type") in NUMERIC and not kinds[n].get("binary") for n in named):
         return None  # "how many items did we sell": the number added up (totals)
+    if _asks_in_a_unit(question, [c for n, c in kinds.items() if n != cut and c.get("type") in NUMERIC]):
+        return None  # "一共卖出去多少箱": the number counted in boxes (销量（箱）) is added up, not the rows counted
     if any(kinds[n].get("type") == "datetime" for n in named):
         return None  # "how many days …": a span of time (date_gap_plan), or a count per period
     implied, values = named_values(question, columns, spans)
     yes_no = [n for n in named if kinds[n].get("type") == "boolean" or kinds[n].get("binary")]
-    groups = [n for n in named if groups_rows(kinds[n])]
+    groups = [n for n in dict.fromkeys([*named, *(grouping or [])]) if n in kinds and groups_rows(kinds[n])]
     column = yes_no[0] if yes_no else implied if values else groups[0] if groups else None
     plan = Plan(None, column, [Step("profile_dataset", {}, evidence=False)], kind="count")
     plan.values = list(values) if column == implied else []
     if column is None:
         plan.steps = [Step("profile_dataset", {}, _t(zh, "Count the rows", "统计行数"))]
         return plan
+    if yes_no and _negated(question, [(a, b) for a, b, n in spans if n == column]):
+        plan.counted_no = True  # the rows whose yes/no is no are counted (derived_answers.count_headline)
     subject = _t(zh, f"Count the rows by {column}", f"按{column}统计行数")
     plan.steps.append(Step("value_counts", {"column": column}, subject))
     return plan
+
+
+def most_rows_plan(question: str, columns: list[Column], spans: Spans, zh: bool) -> Plan | None:
+    """Which group has the most (or fewest) of what the rows are ("who refers the most households", "which
+    branch has the fewest orders"): the question asks for an extreme, names a grouping and no number, and
+    names what the rows are in a word no column matched (general_words.counts_rows): each group's rows,
+    counted, not a default number's average. None otherwise."""
+    if not asks_extreme(question) or asks_share(question) or any(w.search(question) for w in (RATE, MEAN_WORDS)):
+        return None
+    kinds = {str(c["name"]): c for c in columns if not c.get("pii")}
+    cut = cut_column(question, columns)
+    named = [n for n in ordered_names(spans) if n in kinds and n != cut]
+    if any(kinds[n].get("type") in (*NUMERIC, "datetime", "boolean") or kinds[n].get("binary") for n in named):
+        return None
+    groups = [n for n in named if groups_rows(kinds[n])]
+    covered = [(a, b) for a, b, _ in spans]
+    words = [m for m in re.finditer(r"[A-Za-z]+", question) if not any(a <= m.start() < b for a, b in covered)]
+    if len(groups) != 1 or not any(counts_rows(m.group(0)) for m in words):
+        return None
+    column = groups[0]
+    plan = Plan(None, column, [Step("profile_dataset", {}, evidence=False)], kind="count")
+    subject = _t(zh, f"Count the rows by {column}", f"按{column}统计行数")
+    plan.steps.append(Step("value_counts", {"column": column}, subject))
+    return plan
+
+
+def _asks_in_a_unit(question: str, numbers: list[Column]) -> bool:
+    """Whether "how many" asks for a number of a unit a number column counts in ("多少箱" of 销量（箱）, "几箱",
+    "how many kg" of Weight (kg)): the word right after the question word is that column's bracketed unit
+    (a single unit: 元/箱 is a price per box, not a count of boxes)."""
+    units = {unit.lower() for c in numbers if (unit := split_unit(str(c["name"]))[1]) and "/" not in unit}
+    if not units:
+        return False
+    text = question.lower()
+    afters = [text[m.end() :].lstrip() for m in HOW_MANY.finditer(text)]
+    afters += [word[1:] + text[end:] for word, tag, _, end in tagged_words(text) if tag == "m" and word[:1] == "几"]
+    return any(after.startswith(unit) and _ends_word(after, len(unit)) for after in afters for unit in units)
+
+
+def _ends_word(text: str, at: int) -> bool:
+    """Whether a word ends at `at` of the text: its end, a Chinese character, or a letter's plural s then no letter."""
+    if at >= len(text) or is_cjk(text[at - 1]):
+        return True
+    rest = text[at + 1 :] if text[at] == "s" else text[at:]
+    return not rest[:1].isalpha()
+
+
+def _asks_count(question: str, grain: str | None) -> bool:
+    """Whether the question asks how many rows: "how many"/"多少" or a Chinese numeral question (几天, 几次),
+    and no rate, share, average or time ("how many passengers next year") — "how many days" only where the
+    table has one row per day."""
+    if not asks_how_many(question) or asks_share(question):
+        return False
+    if any(w.search(question) for w in (RATE, MEAN_WORDS, TIME_UNITS)):
+        return False
+    return not _DAYS.search(question) or grain == "daily"
+
+
+def asks_how_many(question: str) -> bool:
+    """ "How many" (kinds.HOW_MANY), or a Chinese numeral question: a numeral word the segmenter reads as
+    one (tag m) opening with a question word (几天, 几次, 几个: interrogatives_zh's 几) — not after a pronoun
+    (tag r), where it is a determiner: 这几种 "these few kinds", 哪几处 "which ones"."""
+    if HOW_MANY.search(question):
+        return True
+    askers = _interrogatives_zh()
+    tagged = tagged_words(question)
+    return any(
+        tag == "m" and word.startswith(askers) and not (i and tagged[i - 1][1] == "r")
+        for i, (word, tag, _, _) in enumerate(tagged)
+    )
+
+
+@cache
+def _interrogatives_zh() -> tuple[str, ...]:
+    return tuple(shared_vocabulary.words("unmatched_words", "interrogatives_zh"))
+
+
+def _negated(question: str, places: list[tuple[int, int]]) -> bool:
+    """Whether a negator (kinds.NEGATION) stands right before one of the places the words name a column
+    ("没被批准", "weren't approved", "not approved"): at most two characters between them in Chinese (被,
+    有), at most one word in English."""
+    for start, _ in places:
+        before = question[max(0, start - 12) : start]
+        for match in NEGATION.finditer(before):
+            gap = before[match.end() :]
+            if any(is_cjk(c) for c in match.group(0)):
+                if len(gap.strip()) <= 2:
+                    return True
+            elif len(re.findall(r"\w+", gap)) <= 1:
+                return True
+    return False

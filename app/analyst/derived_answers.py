@@ -54,7 +54,12 @@ def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> st
     counts = {k[len("count.") :]: float(v) for k, v in metrics.items() if k.startswith("count.")}
     if not counts or total is None:
         return None
-    wanted = plan.values or ([v for v in counts if says_yes(v)] if _yes_no(counts) else [])
+    if len(counts) == 1 and plan.filters and column in {c["column"] for c in plan.filters}:
+        # the rows a filter on the counted column kept ("没被批准的": 是否批准 = 否): one value, its count
+        (value, n) = next(iter(counts.items()))
+        return f"{column} 为 {value} 的有 {fmt_num(n)} 行。" if zh else f"{fmt_num(n)} rows have {column} = {value}."
+    # a yes/no column's yes, or its no where the question negates it ("没被批准的申请有多少个": data_tasks.count_plan)
+    wanted = plan.values or ([v for v in counts if says_yes(v) != plan.counted_no] if _yes_no(counts) else [])
     if wanted := [v for v in wanted if v in counts]:
         n = sum(counts[v] for v in wanted)
         shown = "、".join(wanted) if zh else " or ".join(wanted)

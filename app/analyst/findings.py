@@ -133,7 +133,7 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
             return named
     return total_headline(
         arguments["value_columns"][0],
-        arguments["group_columns"][0],
+        group,
         result.metrics,
         zh,
         plan.top if plan and plan.kind == "top" else None,

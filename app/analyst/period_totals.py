@@ -85,8 +85,8 @@ def period_total_steps(
 ) -> bool:
     """Each period's total of the plan's measure (its mean for a level, or when an average is asked; the
     rows per period when `counted`), by the period and, when the question names one, a grouping beside
-    it. False when the question asks for no per-period figure, or for the average of a period its rows
-    already are (`grain`: one row a day, "the average per day" is the rows' average)."""
+    it. False when the question asks for no per-period figure, or for the average per period of a table
+    with one row per period (`grain`, workspaces.time_grain: each row is already one period's figure)."""
     unit = asks_per_period(question)
     if not unit or unit not in PERIOD_PARTS:
         return False

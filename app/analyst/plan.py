@@ -27,6 +27,7 @@ from app.analyst.data_tasks import (
     filter_conditions,
     filter_plan,
     missing_plan,
+    most_rows_plan,
     ordered_names,
     per_pair,
     per_unit_plan,
@@ -44,13 +45,13 @@ from app.analyst.designs import (
 from app.analyst.paired import paired_steps
 from app.analyst.period_totals import counted_per_period, period_total_steps
 from app.analyst.provenance import plan_roles, read_sources
-from app.analyst.question_words import Asks, asks_for, asks_for_groups, asks_trend, wants
+from app.analyst.question_words import Asks, asks_each_group, asks_for, asks_for_groups, asks_trend, wants
 from app.analyst.rankings import top_steps, when_steps
 from app.analyst.rates import rate_steps
 from app.analyst.reading import chip_goal
 from app.analyst.relationships import relation_steps
 from app.analyst.role_question import likely_column, open_role, role_answers, supporting_phrases
-from app.analyst.scope import chain_filters, counted_by_cut, cut_column, cut_only, passing_steps
+from app.analyst.scope import chain_filters, counted_by_cut, cut_only, passing_steps
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
 from app.analyst.totals import averaged_by_default, share_steps, total_steps
@@ -268,19 +269,20 @@ def _task_plan(p: Planning) -> Plan | None:
     gap_spans = [(a, b, n) for a, b, n in spans if question[a:b].lower() not in DURATION_WORDS]
     if gap := date_gap_plan(question, columns, ordered_names(gap_spans), str(p.dataset.get("name") or ""), zh):
         return gap  # days between two dates, as a new column, then its average (data_tasks)
-    # "费用超过500元的就诊有多少次": the number beside the cut says which rows are counted, it is not added up
-    cut = cut_column(question, columns, nearest=True)
-    counting = [span for span in spans if span[2] != cut]
-    grain = str(p.dataset.get("grain") or "")
-    day_rows = grain.startswith("daily") and "several" not in grain  # one row a day: a day is a row
-    if counted := count_plan(question, columns, counting, int(p.dataset.get("rows") or 0), zh, day_rows):
+    rows, grain = int(p.dataset.get("rows") or 0), p.dataset.get("grain")
+    ranked_by = choose_dimension(columns, p.grouping, p.implied, None)
+    # "每个地点各有几天": each group's count; the grouping no word named stands in (a default, shown and asked
+    # or taken for the words: open_role) only where the question asks for groups
+    grouping = [*p.grouping, ranked_by] if ranked_by and asks_each_group(question, columns) else p.grouping
+    if counted := count_plan(question, columns, spans, rows, zh, grain, grouping):
         return counted  # "how many children", "多少人午睡": a count of rows (data_tasks)
+    if most := most_rows_plan(question, columns, spans, zh):
+        return most  # "who refers the most households": each group's rows, counted (data_tasks)
     if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
         measures = measure_names(columns, ordered_names(spans))
         if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:
             return derive_plan(question, per_pair(question, spans, measures), zh, str(p.dataset.get("name") or ""))
     name, add_column = str(p.dataset.get("name") or ""), bool(DERIVE.search(question))
-    ranked_by = choose_dimension(columns, p.grouping, p.implied, None)
     if rate := per_unit_plan(question, columns, spans, name, zh, add_column, ranked_by):
         return rate  # a rate per unit of another number, as a data step, then answered (data_tasks)
     if design := repeated_design(question, {**p.dataset, "columns": columns}, ordered_names(spans)):

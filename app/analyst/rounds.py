@@ -57,11 +57,12 @@ def searches(plan: Plan, offered: set[str], view: TurnView) -> ToolCalls:
 def next_calls(plan: Plan, offered: set[str], view: TurnView, zh: bool) -> ToolCalls:
     """Tasks (with the plan), then a prep step, then the analyses, then evidence; [] when the
     answer is next."""
-    # the first profile was a look (looks); a profile of another table (the rows a count keeps) is an analysis
+    # the look at the data ran before the plan; a count of the kept rows (a profile of the filtered copy, a
+    # task of its own: data_tasks.count_plan) is an analysis that has not
     analyses = [
         s
         for s in plan.steps
-        if s.tool in offered and (s.tool != "profile_dataset" or s.arguments.get("dataset") not in (None, plan.dataset))
+        if s.tool in offered and (s.tool != "profile_dataset" or (s.task and not view.ran(s.tool, s.arguments)))
     ]
     analysed = any(view.ran(s.tool, s.arguments) for s in analyses)
     if offered and "task_create" not in view.called and not analysed and (tasks := _tasks(plan, offered, view, zh)):

@@ -208,6 +208,10 @@ def number_filter(text: str, columns: list[dict[str, Any]], metric: str | None) 
     word = (match.group("pre") or match.group("post")).strip()
     names = {c["name"] for c in numeric}
     column = min(near)[1] if near else metric if _PLAIN_CUT.match(word) and metric in names else None
+    if column is None and not near and metric is None and _PLAIN_CUT.match(word):
+        # a count ("households of 5 or more people, who refers the most"): no measure to cut, the number the
+        # cut splits, as the words before it say
+        column = _splitting(cut[1], numeric, text[: match.start()])
     if column and not _splits(column, cut[1], numeric):
         # "children over 5" where Height is 95-130, "每箱卖价超过80" where the boxes sold run 206-1,035: a cut
         # that keeps every row or none means the column the number splits, the one named by the words next to it
@@ -242,30 +246,29 @@ def counted_by_cut(text: str, columns: list[dict[str, Any]]) -> str | None:
     return counted.pop() if len(counted) == 1 else None
 
 
-def cut_column(text: str, columns: list[dict[str, Any]], nearest: bool = False) -> str | None:
-    """The number column a cut names next to it and nowhere else ("费用超过500元的就诊", "price over 100"):
-    the rows it keeps, not a measure of the question. None without such a cut, or when two are named
-    next to it, unless `nearest`: then the one nearest the cut in the cut's own clause (费用 of
-    "费用超过500元的就诊", where 就诊 is part of 就诊时长's name)."""
+def cut_column(text: str, columns: list[dict[str, Any]]) -> str | None:
+    """The number column a cut names next to it and nowhere else in the text ("费用超过500元的就诊",
+    "where monthly fee > 100"): the column whose rows the cut keeps. None when the text has no cut, or
+    names no number next to it, or names the nearest one elsewhere too (then it is also a role)."""
     match = NUMBER_CUT.search(text)
     if not match or not number_cut(match.group(0)):
         return None
     numeric = [c for c in columns if c["type"] in NUMERIC and not c.get("pii")]
     spans = column_spans(text, numeric, SYNONYMS)
 
-    def near(start: int, end: int) -> bool:
-        return min(abs(match.start() - end), abs(start - match.end())) <= _CUT_REACH
+    def gap(start: int, end: int) -> int:
+        between = text[end : match.start()] if end <= match.start() else text[match.end() : start]
+        if _CLAUSE.search(between):
+            return _CUT_REACH + 1  # in another clause ("…超过80的记录，一共卖出去多少箱"): not the cut's column
+        return min(abs(match.start() - end), abs(start - match.end()))
 
-    if nearest:  # for a count: the cut's own clause ("…超过80块的那些记录，一共卖出去多少箱": 卖出 is past the comma)
-        spans = [
-            (b, e, n) for b, e, n in spans if not _CLAUSE.search(text[min(e, match.start()) : max(b, match.end())])
-        ]
-    cut = {name for start, end, name in spans if near(start, end)}
-    cut -= {name for start, end, name in spans if not near(start, end)}  # named elsewhere too: a role
-    if len(cut) > 1 and nearest:
-        distance = {n: min(abs(match.start() - e), abs(b - match.end())) for b, e, n in spans if n in cut}
-        cut = {min(distance, key=lambda n: distance[n])}
-    return cut.pop() if len(cut) == 1 else None
+    # the nearest, as number_filter cuts it ("费用超过500元的就诊": 费用, not 就诊时长 after it)
+    near = sorted((gap(start, end), name) for start, end, name in spans if gap(start, end) <= _CUT_REACH)
+    if not near:
+        return None
+    column = near[0][1]
+    elsewhere = any(name == column and gap(start, end) > _CUT_REACH for start, end, name in spans)
+    return None if elsewhere else column  # named elsewhere too: a role
 
 
 def cut_only(text: str, columns: list[dict[str, Any]], named: list[str]) -> str | None:

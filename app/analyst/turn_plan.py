@@ -65,9 +65,10 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     makes_tables = any(s.tool == "group_aggregate" for s in plan.steps)  # its output becomes the newest table
     if many or makes_tables or plan.derived or narrowed:
         for step in plan.steps:
-            # the profile is of the whole table, except the one that counts the rows a count keeps
-            counts_kept = plan.kind == "count" and bool(step.task)
-            source = plan.dataset if step.prep or (step.tool == "profile_dataset" and not counts_kept) else target
+            # the look at the data reads the table as uploaded; a count of the rows ("how many visits over
+            # 500": data_tasks.count_plan) counts the kept ones
+            looks = step.tool == "profile_dataset" and not (plan.kind == "count" and step.task)
+            source = plan.dataset if step.prep or looks else target
             step.arguments = {"dataset": source, **step.arguments}  # a source already set stays
     plan.analysed = target
     settle_sources(plan.provenance, plan)  # role_sources: the roles the narrowed plan still fills

@@ -98,12 +98,13 @@ def _is_part(clause: str, chinese: bool) -> bool:
 
 
 def _opens_question(clause: str) -> bool:
-    """An English clause that starts as a question does: "which month …", "what is …", "is it …", or with
-    the question word after a function word it carries along ("on how many days …", "in which month …")."""
+    """An English clause that starts as a question does: "which month …", "what is …", "is it …", or a
+    question word after one function word (a preposition: "on how many days …", "in which month …")."""
     words = [w.lower() for w in re.findall(r"[\w']+", clause)[:2]]
-    if words and words[0] in _english_askers()[1]:
+    question, opening = _english_askers()
+    if words and words[0] in opening:
         return True
-    return len(words) == 2 and words[0] in english_stop_words() and words[1] in _english_askers()[0]
+    return len(words) == 2 and words[0] in english_stop_words() and words[1] in question
 
 
 def _asks(clause: str, chinese: bool) -> bool:

@@ -1,0 +1,177 @@
+"""A count of rows is answered as a count (issue 24, the answering): "how many" asked with a Chinese
+numeral question (几天, 几次), of the rows a cut on a number keeps (the number named only by its cut
+is not the measure), "how many days" on a table with one row per day, each group's count where the
+question asks for every group, and the rows whose yes/no is no where the words negate it. Sheets are
+built here; expected figures are computed with pandas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis_tools.common import fmt_num
+from app.analyst import past_the_reading
+from app.analyst.data_tasks import asks_how_many, count_plan
+from app.analyst.scope import cut_column, number_filter
+from tests.test_builtin_understanding import Session, call, headline
+
+pytestmark = pytest.mark.slow
+
+
+def shop_days(path: Path) -> pd.DataFrame:
+    """One row per day: the shop open that day, its takings, its rainfall flag."""
+    rng = np.random.default_rng(3)
+    n = 120
+    frame = pd.DataFrame(
+        {
+            "日期": pd.date_range("2024-01-01", periods=n, freq="D"),
+            "门店": rng.choice(["东门店", "西门店", "南门店"], n, p=[0.5, 0.3, 0.2]),
+            "营业额（元）": rng.normal(1500, 400, n).round(1),
+            "顾客人数": rng.integers(20, 200, n),
+            "是否下雨": rng.choice(["是", "否"], n, p=[0.3, 0.7]),
+        }
+    )
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def requests(path: Path) -> pd.DataFrame:
+    rng = np.random.default_rng(8)
+    n = 200
+    frame = pd.DataFrame(
+        {
+            "申请编号": [f"Q{i:04d}" for i in range(n)],
+            "部门": rng.choice(["财务部", "销售部", "技术部"], n),
+            "费用（元）": rng.integers(100, 1200, n),
+            "审批时长（天）": rng.integers(1, 9, n),
+            "是否批准": rng.choice(["是", "否"], n, p=[0.8, 0.2]),
+        }
+    )
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_each_groups_days_past_a_cut_are_counted(tmp_path):
+    path = tmp_path / "data" / "门店.csv"
+    path.parent.mkdir(parents=True)
+    frame = shop_days(path)
+    run, calls = Session(tmp_path, path).ask("只看营业额超过1500元的那些天，每个门店各有几天？")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "营业额（元）", "op": ">", "value": 1500}]
+    counts = frame[frame["营业额（元）"] > 1500]["门店"].value_counts()
+    said = headline(run)
+    assert all(f"{shop} {fmt_num(n)}" in said for shop, n in counts.items()), said
+    assert not any(c.tool == "compare_groups" for c in calls)
+
+
+def test_the_rows_a_cut_keeps_are_counted_not_the_number_summed(tmp_path):
+    path = tmp_path / "data" / "申请.csv"
+    path.parent.mkdir(parents=True)
+    frame = requests(path)
+    run, _ = Session(tmp_path, path).ask("费用超过500元的申请一共有多少个？")
+    kept = int((frame["费用（元）"] > 500).sum())
+    assert f"{fmt_num(kept)} 行" in headline(run), headline(run)
+
+
+def test_the_negated_yes_no_counts_its_no(tmp_path):
+    path = tmp_path / "data" / "申请.csv"
+    path.parent.mkdir(parents=True)
+    frame = requests(path)
+    run, _ = Session(tmp_path, path).ask("没被批准的申请有多少个？")
+    refused = int((frame["是否批准"] == "否").sum())
+    assert f"是否批准 为 否 的有 {fmt_num(refused)} 行" in headline(run), headline(run)
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("每个门店各有几天？", True),
+        ("其中下雨的有几次？", True),
+        ("How many orders were late?", True),
+        ("这几种产品的销量有差异吗？", False),  # 这几种: "these few kinds", a determiner
+        ("销量最高的是哪几个门店？", False),  # 哪几个: "which ones"
+        ("几乎每天都下雨吗？", False),
+    ],
+)
+def test_a_numeral_question_asks_how_many_a_determiner_does_not(question, asks):
+    assert asks_how_many(question) is asks
+
+
+BOXES: list[dict[str, Any]] = [
+    {"name": "档口", "type": "category", "levels": 3},
+    {"name": "销量（箱）", "type": "integer"},
+    {"name": "单价（元/箱）", "type": "number"},
+]
+
+
+@pytest.mark.parametrize("question", ["只看单价超过80的记录，一共卖出去多少箱？", "一共卖了几箱？"])
+def test_how_many_of_a_columns_unit_is_no_count_of_rows(question):
+    """ "多少箱", "几箱": the number counted in boxes (销量（箱）) is what is asked, added up, not the rows; a
+    price per box (元/箱) counts no boxes."""
+    assert count_plan(question, BOXES, [], 90, True) is None
+    assert count_plan("一共有多少条记录？", BOXES, [], 90, True) is not None
+
+
+def test_a_cuts_column_is_in_its_own_clause():
+    """The number a cut keeps rows by is named next to it in the same clause: 售出数量 after the comma names
+    what is measured, not what the cut is on."""
+    assert (
+        cut_column("只看超过80块的记录，售出数量一共多少？", [*BOXES, {"name": "售出数量", "type": "integer"}]) is None
+    )
+    assert cut_column("单价超过80的记录有多少条？", BOXES) == "单价（元/箱）"
+
+
+def orders(path: Path) -> pd.DataFrame:
+    rng = np.random.default_rng(12)
+    n = 260
+    frame = pd.DataFrame(
+        {
+            "Placed": pd.to_datetime("2024-05-01") + pd.to_timedelta(rng.integers(0, 60, n), unit="D"),
+            "Branch": rng.choice(["Quay", "Mill", "Abbey", "Green"], n, p=[0.4, 0.3, 0.2, 0.1]),
+            "Items": rng.integers(1, 10, n),
+            "Bill": rng.gamma(5, 18, n).round(2),
+        }
+    )
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_which_group_has_the_most_of_what_the_rows_are_counts_them(tmp_path):
+    """ "Which branch took the most orders" of a table of orders: each branch's rows, counted (not a default
+    number's average), within the cut."""
+    path = tmp_path / "data" / "orders.csv"
+    path.parent.mkdir(parents=True)
+    frame = orders(path)
+    run, calls = Session(tmp_path, path).ask("Just for 6 or more items, which branch took the most orders?")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "Items", "op": ">=", "value": 6}]
+    counts = frame[frame["Items"] >= 6]["Branch"].value_counts()
+    said = headline(run)
+    assert said.startswith(f"**Rows per Branch: {counts.index[0]} {fmt_num(counts.iloc[0])}"), said
+    assert not any(c.tool in ("compare_groups", "rank_values") for c in calls)
+
+
+def test_a_plain_cut_with_no_measure_cuts_the_number_it_splits():
+    """A count has no measure to cut ("households of 5 or more people"): the one number column the cut's
+    value splits is cut (a whole number: the whole-number column whose range holds it)."""
+    numeric = [
+        {"name": "Household Size", "type": "integer", "minimum": 1, "maximum": 9},
+        {"name": "Total Weight (kg)", "type": "number", "minimum": 6.0, "maximum": 38.0},
+    ]
+    found = number_filter("Just for homes of 5 or more people, who sends the most?", numeric, None)
+    assert found == {"column": "Household Size", "op": ">=", "value": 5}
+
+
+def test_of_them_counts_within_the_first_parts_rows(tmp_path):
+    """ "…超过500元的申请一共有多少个？其中财务部有几个？": 其中 ("of them") asks about the rows the first part
+    kept, so its cut keeps them for the second part too; a filter on the counted column says its count."""
+    path = tmp_path / "data" / "申请.csv"
+    path.parent.mkdir(parents=True)
+    frame = requests(path)
+    run, _ = Session(tmp_path, path).ask("费用超过500元的申请一共有多少个？其中财务部有几个？")
+    kept = frame[frame["费用（元）"] > 500]
+    answer = past_the_reading(run.answer)
+    assert f"共有 {fmt_num(len(kept))} 行" in answer, answer
+    assert f"部门 为 财务部 的有 {fmt_num(int((kept['部门'] == '财务部').sum()))} 行。" in answer, answer

@@ -173,3 +173,16 @@ def test_a_measure_named_exactly_outweighs_a_value_that_only_looks_like_the_date
     }
     chosen = choose_dataset("2022年3月哪家店的营业额最高？", [months, operations])
     assert chosen.dataset["name"] == "operations"
+
+
+def test_the_answer_says_the_words_that_fit_the_table_it_took(tmp_path) -> None:
+    """Found in a new user's trial: the table whose 营业额 the question names was taken, but the answer said
+    "because the question names 销量, 月份 = 3月" — the other table's words, which had scored as high."""
+    from tests.factories import SAMPLES
+    from tests.test_builtin_understanding import Session
+    from tests.test_period_groups import merged_sheet
+
+    book, _ = merged_sheet(tmp_path, [f"{m}月" for m in range(1, 7)])  # its 月份 holds 3月, its 销量 ~ 营业额
+    run, _ = Session(tmp_path, book, SAMPLES / "monthly_operations.xlsx").ask("2022年3月哪家店的营业额最高？")
+    used = next(line for line in run.answer.splitlines() if line.startswith("使用的数据"))
+    assert "monthly_operations" in used and "营业额" in used and "销量" not in used, used

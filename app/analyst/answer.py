@@ -178,8 +178,11 @@ def data_used(plan: Plan, many: bool, zh: bool) -> str:
     if filters:
         text += f"（只含 {filters}）" if zh else f" (only rows with {filters})"
     how = choice.how if choice else ""
-    if how == "words" and choice and choice.fits:
-        matched = [*choice.fits[0].columns, *choice.fits[0].values][:4]
+    # the words that fit the table taken (the best fit by score may be another table it won over on a tie)
+    chosen = choice.dataset.get("name") if choice and choice.dataset else None
+    fit = next((f for f in choice.fits if f.dataset.get("name") == chosen), None) if choice else None
+    if how == "words" and fit is not None:
+        matched = [*fit.columns, *fit.values][:4]
         if matched:
             text += (
                 f"，因为问题提到了 {'、'.join(matched)}。"

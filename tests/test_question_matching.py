@@ -316,7 +316,7 @@ def test_a_place_is_named_in_the_other_script(question, values, expected):
 @pytest.mark.parametrize(
     ("question", "values"),
     [
-        ("我们的女性客户多吗？", ["Women", "Men"]),  # an English word is English: 我们 is wo+men, not Women
+        ("我们的客户多吗？", ["Women", "Men"]),  # an English word is English: 我们 is wo+men, not Women
         ("Do women buy more?", ["我们", "他们"]),
         ("西部的销量高吗？", ["Xi'an", "Chengdu"]),  # 西 alone is xi, not Xi'an: two characters at least
         ("安全库存够吗？", ["China", "Anhui"]),  # 安全 is an+quan
@@ -325,6 +325,11 @@ def test_a_place_is_named_in_the_other_script(question, values, expected):
 )
 def test_pinyin_near_misses_name_no_value(question, values):
     assert values_named(question, values) == []
+
+
+def test_a_word_whose_dictionary_sense_is_the_value_names_it():
+    # 女性 (woman, female) is Women by meaning (bilingual.glossed_value_at), not by its sound
+    assert values_named("我们的女性客户多吗？", ["Women", "Men"]) == ["Women"]
 
 
 def test_a_one_character_value_is_read_only_in_a_column_with_few_levels():

@@ -192,7 +192,7 @@ def named_total_headline(metric: str, named: str, metrics: dict[str, Any], zh: b
     total of the one group a question asks about, with the others beside it (the numbers the tool reported,
     each checked against it); None when it is not a group."""
     totals = {k: v for k, v in _by_prefix(metrics, f"{metric}_sum.").items() if k != "total"}
-    if named not in totals:
+    if named not in totals or len(totals) == 1:  # the only group (a filter kept it): total_headline says it
         return None
     grand = metrics.get(f"{metric}_sum.total")
     grand = grand if _ok(grand) and grand else sum(totals.values())

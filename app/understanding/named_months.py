@@ -17,6 +17,7 @@ import calendar
 import re
 from dataclasses import dataclass
 
+from app.understanding import vocabulary
 from app.understanding.text import COUNT_WORDS_EN, COUNT_WORDS_ZH
 
 # March -> 3, Mar -> 3, Sept -> 9 (lower case)
@@ -41,10 +42,10 @@ def _span(month: str) -> str:
 _ZH_RANGE = re.compile(_span(_ZH_MONTH))
 _EN_RANGE = re.compile(_span(_EN_MONTH), re.I)
 _PLACED = re.compile(r"\b(?:in|during|for|of|from|to|until|through|since|by)\s+(?:the\s+month\s+of\s+)?$", re.I)
-_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}  # and 1st..4th, by their digit
 _QUARTER = re.compile(
     rf"(?:(?P<y1>{_YEAR})\s*年?\s*)?(?:\bQ(?P<q>[1-4])\b|第?(?P<qz>[1-4一二三四])\s*季度"
-    rf"|\b(?P<qo>{'|'.join(_ORDINALS)})\s+quarter\b)(?:\s*(?:of\s+)?(?P<y2>{_YEAR}))?",
+    rf"|\b(?P<qo>{'|'.join(_ORDINALS)}|[1-4](?:st|nd|rd|th))\s+quarter\b)(?:\s*(?:of\s+)?(?P<y2>{_YEAR}))?",
     re.I,
 )
 
@@ -89,9 +90,9 @@ def named_months(question: str) -> Months | None:
     None when it names none."""
     if match := _QUARTER.search(question):
         number = match.group("q") or match.group("qz") or ""
-        quarter = (
-            int(number) if number.isdigit() else COUNT_WORDS_ZH.get(number) or _ORDINALS[match.group("qo").lower()]
-        )
+        ordinal = (match.group("qo") or "").lower()  # "second", "2nd"
+        quarter = int(number) if number.isdigit() else COUNT_WORDS_ZH.get(number) or _ORDINALS.get(ordinal, 0)
+        quarter = quarter or int(ordinal[:1])
         return Months(quarter * 3 - 2, quarter * 3, _year(match.group("y1"), match.group("y2")), match.span())
     if match := _HALF.search(question):
         second = (
@@ -118,15 +119,14 @@ def named_months(question: str) -> Months | None:
     return None
 
 
-# "the last 3 months", "past two weeks", "最近三个月", "过去30天", "近一年", "最近半年": the latest stretch of the data
-_ZH_UNITS = {"天": "D", "日": "D", "周": "W", "星期": "W", "个月": "M", "月": "M", "季度": "Q", "年": "Y"}
-_EN_UNITS = {"day": "D", "week": "W", "month": "M", "quarter": "Q", "year": "Y"}
-_RECENT_ZH = re.compile(
-    rf"(?:最近|过去|近)\s*(?P<n>[\d{''.join(COUNT_WORDS_ZH)}]+|半)\s*个?\s*(?P<unit>星期|季度|天|日|周|月|年)"
-)
+# "the last 3 months", "past two weeks", "最近三个月", "过去30天", "近一年", "最近半年": the latest stretch of the data.
+# The units are the understanding's period words (roles.toml periods: day, week, month …; 天, 周, 月 …).
+_UNITS = {entry.key: entry.text("period") for entry in vocabulary.entries("roles", "periods")}
+_ZH_UNIT = "|".join(sorted((u for u in _UNITS if not u.isascii()), key=len, reverse=True))
+_EN_UNIT = "|".join(sorted((u for u in _UNITS if u.isascii()), key=len, reverse=True))
+_RECENT_ZH = re.compile(rf"(?:最近|过去|近)\s*(?P<n>[\d{''.join(COUNT_WORDS_ZH)}]+|半)\s*个?\s*(?P<unit>{_ZH_UNIT})")
 _RECENT_EN = re.compile(
-    rf"\b(?:last|past|previous|recent)\s+(?P<n>\d+|{'|'.join(COUNT_WORDS_EN)})\s+(?P<unit>{'|'.join(_EN_UNITS)})s?\b",
-    re.I,
+    rf"\b(?:last|past|previous|recent)\s+(?P<n>\d+|{'|'.join(COUNT_WORDS_EN)})\s+(?P<unit>{_EN_UNIT})s?\b", re.I
 )
 
 
@@ -142,7 +142,7 @@ class Recent:
 def recent_stretch(question: str) -> Recent | None:
     """The latest stretch of time a question names ("in the last 3 months", "最近三个月"); None when none."""
     if match := _RECENT_ZH.search(question):
-        n, unit = match.group("n"), _ZH_UNITS[match.group("unit")]
+        n, unit = match.group("n"), _UNITS[match.group("unit")]
         if n == "半":  # 最近半年: six months; 半个月: fifteen days
             return (
                 Recent(6, "M", match.span()) if unit == "Y" else Recent(15, "D", match.span()) if unit == "M" else None
@@ -152,5 +152,5 @@ def recent_stretch(question: str) -> Recent | None:
     if match := _RECENT_EN.search(question):
         n = match.group("n").lower()
         count = int(n) if n.isdigit() else COUNT_WORDS_EN[n]
-        return Recent(count, _EN_UNITS[match.group("unit").lower()], match.span()) if count > 0 else None
+        return Recent(count, _UNITS[match.group("unit").lower()], match.span()) if count > 0 else None
     return None

@@ -23,6 +23,7 @@ from app.understanding.text import (
     is_closed_class,
     tagged_words,
     word_forms,
+    word_spans,
 )
 from app.understanding.words import words_at
 
@@ -57,6 +58,9 @@ def ranked_spans(question: str) -> list[Span]:
     return sorted([*_english(question), *_chinese(question)])
 
 
+_CHINESE_AFTER = re.compile(r"\s*([\u3400-\u9fff\uf900-\ufaff]+)")
+
+
 def _english(question: str) -> list[Span]:
     asking, not_nouns = _question_words_en()
     words = [w for w in words_at(question) if w[2] not in COUNT_WORDS_EN]  # "which three stores": the count is skipped
@@ -64,6 +68,9 @@ def _english(question: str) -> list[Span]:
     for (_, end, word), (start, stop, after) in zip(words, words[1:], strict=False):
         if word in asking and after not in not_nouns and _BETWEEN_EN.fullmatch(_between(question, end, start)):
             found.append((start, stop))
+    for _, end, word in words:  # "Which 门店 has …": a Chinese header named after the English question word
+        if word in asking and (run := _CHINESE_AFTER.match(question, end)) and (spans := word_spans(run.group(1))):
+            found.append((run.start(1) + spans[0][0], run.start(1) + spans[0][1]))
     return found
 
 

@@ -122,23 +122,22 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         return period_totals_headline(values[0], arguments.get("agg", "sum"), result.metrics, unit, zh)
     if not arguments.get("value_columns"):
         return None
-    group = arguments["group_columns"][0]
-    if plan is not None and plan.kind == "total" and not plan.top and _groups_assumed(plan, group, question):
-        # "what was the total revenue (in March)?": the one total asked leads; the groups only break it down
-        return grand_total_headline(arguments["value_columns"][0], group, result.metrics, zh)
-    if plan is not None and plan.kind == "total" and not plan.top and len(plan.values) == 1:
+    metric, group = arguments["value_columns"][0], arguments["group_columns"][0]
+    if plan is not None and plan.kind == "total" and not plan.top:
+        if _groups_assumed(plan, group, question):
+            # "what was the total revenue (in March)?": the one total asked leads; the groups only break it down
+            return grand_total_headline(metric, group, result.metrics, zh)
         # "北京店的广告费用一共多少？": the group asked about leads, the others beside it
-        named = named_total_headline(arguments["value_columns"][0], str(plan.values[0]), result.metrics, zh)
-        if named:
+        if len(plan.values) == 1 and (named := named_total_headline(metric, str(plan.values[0]), result.metrics, zh)):
             return named
     return total_headline(
-        arguments["value_columns"][0],
+        metric,
         group,
         result.metrics,
         zh,
         plan.top if plan and plan.kind == "top" else None,
         arguments.get("agg", "sum"),
-        lowest=_asks_lowest_only(question, arguments["value_columns"][0]),
+        lowest=_asks_lowest_only(question, metric),
     )
 
 

@@ -102,6 +102,13 @@ def _one_rate_against_other(
     )
 
 
+def _group_totals(metric: str, metrics: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """A group_aggregate sum's totals by group and the grand total (the tool's, else their sum)."""
+    totals = {k: v for k, v in _by_prefix(metrics, f"{metric}_sum.").items() if k != "total"}
+    grand = metrics.get(f"{metric}_sum.total")
+    return totals, (grand if _ok(grand) and grand else sum(totals.values()))
+
+
 def total_headline(
     metric: str,
     group: str,
@@ -116,11 +123,9 @@ def total_headline(
     the question asks which is lowest ("which month had the lowest revenue"), so the lowest leads."""
     if agg == "mean" and top:
         return top_average_headline(metric, group, metrics, zh, top)
-    totals = {k: v for k, v in _by_prefix(metrics, f"{metric}_sum.").items() if k != "total"}
+    totals, grand = _group_totals(metric, metrics)
     if not totals:
         return None
-    grand = metrics.get(f"{metric}_sum.total")
-    grand = grand if _ok(grand) and grand else sum(totals.values())
     ranked = sorted(totals.items(), key=lambda kv: -kv[1])
     shown_all = len(ranked) == metrics.get("n_groups", len(ranked))
 
@@ -146,28 +151,22 @@ def total_headline(
     in_time = calendar_order([g for g, _ in ranked]) if shown_all else None
     shown = [(g, totals[g]) for g in in_time] if in_time else rest[:LISTED]
     others = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in shown)
-    if lowest and shown_all:  # (the tool reports the largest group's share only: no share said of the lowest)
-        then = (
-            (f"按{group}依次为 {others}。" if in_time else f"其后依次为 {others}。")
-            if zh
-            else (f" In order of {group}: {others}." if in_time else f" Then {others}.")
-        )
-        if zh:
-            return f"{best} 的 {metric} 合计最低：{fmt_num(value)}（全部合计 {fmt_num(grand)}）。" + (
-                then if others else ""
-            )
-        return f"{best} has the lowest total {metric}: {fmt_num(value)} (of {fmt_num(grand)} in all)." + (
-            then if others else ""
-        )
-    if zh:
+    then = ""
+    if others and zh:
         then = f"按{group}依次为 {others}。" if in_time else f"其后依次为 {others}。"
-        return f"{best} 的 {metric} 合计最高：{fmt_num(value)}，占全部 {fmt_num(grand)} 的 {_pct(value / grand)}。" + (
-            then if others else ""
+    elif others:
+        then = f" In order of {group}: {others}." if in_time else f" Then {others}."
+    if lowest and shown_all:  # (the tool reports the largest group's share only: no share said of the lowest)
+        if zh:
+            return f"{best} 的 {metric} 合计最低：{fmt_num(value)}（全部合计 {fmt_num(grand)}）。" + then
+        return f"{best} has the lowest total {metric}: {fmt_num(value)} (of {fmt_num(grand)} in all)." + then
+    if zh:
+        return (
+            f"{best} 的 {metric} 合计最高：{fmt_num(value)}，占全部 {fmt_num(grand)} 的 {_pct(value / grand)}。" + then
         )
-    then = f" In order of {group}: {others}." if in_time else f" Then {others}."
     return (
         f"{best} has the highest total {metric}: {fmt_num(value)} of {fmt_num(grand)} in all ({_pct(value / grand)})."
-        + (then if others else "")
+        + then
     )
 
 
@@ -175,11 +174,9 @@ def grand_total_headline(metric: str, group: str, metrics: dict[str, Any], zh: b
     """'Total Revenue: 32,098. By Region: East 13,245, West 9,184 …' — a question that asks one total, broken
     down by a grouping it did not name (each group's total, as the tool reported it: the claim's numbers
     are all checked against the call)."""
-    totals = {k: v for k, v in _by_prefix(metrics, f"{metric}_sum.").items() if k != "total"}
+    totals, grand = _group_totals(metric, metrics)
     if not totals:
         return None
-    grand = metrics.get(f"{metric}_sum.total")
-    grand = grand if _ok(grand) and grand else sum(totals.values())
     ranked = sorted(totals.items(), key=lambda kv: -kv[1])[: LISTED + 1]
     parts = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in ranked)
     if zh:
@@ -191,11 +188,9 @@ def named_total_headline(metric: str, named: str, metrics: dict[str, Any], zh: b
     """'北京店 的 广告费用 合计：2,493,619（全部合计 7,634,527）；其他：上海店 3,179,060，广州店 1,961,848。' — the
     total of the one group a question asks about, with the others beside it (the numbers the tool reported,
     each checked against it); None when it is not a group."""
-    totals = {k: v for k, v in _by_prefix(metrics, f"{metric}_sum.").items() if k != "total"}
+    totals, grand = _group_totals(metric, metrics)
     if named not in totals or len(totals) == 1:  # the only group (a filter kept it): total_headline says it
         return None
-    grand = metrics.get(f"{metric}_sum.total")
-    grand = grand if _ok(grand) and grand else sum(totals.values())
     value = totals[named]
     others = sorted(((g, v) for g, v in totals.items() if g != named), key=lambda kv: -kv[1])[:LISTED]
     listed = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in others)

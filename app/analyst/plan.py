@@ -53,7 +53,7 @@ from app.analyst.relationships import relation_steps
 from app.analyst.role_question import likely_column, open_role, role_answers, supporting_phrases
 from app.analyst.scope import chain_filters, counted_by_cut, cut_only, passing_steps
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
-from app.analyst.time_steps import add_time_steps, period_steps, season_steps, year_filter
+from app.analyst.time_steps import add_time_steps, period_steps, season_steps, time_filter
 from app.analyst.totals import averaged_by_default, share_steps, total_steps
 from app.analyst.versus_rest import asks_versus_rest, versus_rest
 from app.understanding.count_pairs import count_pair
@@ -322,7 +322,7 @@ def _analysis_plan(p: Planning) -> Plan:
     plan, outcome, dimension = _roles_plan(p)
     dimension = _regrouped(plan, p, dimension)
     if not (p.asks.forecast or asks_trend(p.question)):
-        plan.filters = year_filter(p.question, p.columns)
+        plan.filters = time_filter(p.question, p.columns)
     if not _kind_plan(plan, p, outcome, dimension):
         _standard_steps(plan, p, dimension)
     return plan

@@ -67,7 +67,7 @@ def season_steps(plan: Plan, date: str, zh: bool, columns: list[Column] | None =
     plan.steps.append(Step("plot_line", {"x_column": date, "y_column": metric}, evidence=False))
 
 
-def year_filter(question: str, columns: list[Column]) -> list[Condition]:
+def time_filter(question: str, columns: list[Column]) -> list[Condition]:
     """The time a question names on data with dates, as a filter on the dated rows: a year ("2024年哪家门店…"),
     a month or months ("in March", "3月份", "March 2024", "三月到五月") or a quarter ("in Q2", "第二季度").
     A month without its year is taken in the data's own year; in its latest year where the dates cover

@@ -144,7 +144,7 @@ def unmatched_words(
                 start, end = cut.span(group)
                 text = text[:start] + " " * (end - start) + text[end:]
     if any(c.get("type") == "datetime" for c in columns) and (months := named_months(text) or recent_stretch(text)):
-        start, end = months.span  # "in March", "3月份", "最近三个月": the dates' filter (time_steps.year_filter)
+        start, end = months.span  # "in March", "3月份", "最近三个月": the dates' filter (time_steps.time_filter)
         text = text[:start] + " " * (end - start) + text[end:]
     ids = tuple(c["name"] for c in columns if c.get("type") == "identifier")  # "Member ID": the rows are members
     # "calls" is the rows of a call log (and a word of its file's name), but a variable to find when

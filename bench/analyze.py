@@ -162,8 +162,26 @@ def _pair(value: float | list[float] | None) -> tuple[float, float]:
     return (float(value[0]), float(value[1]))
 
 
+# --profile: the main process under cProfile, in-process. `python -m cProfile` writes its file after the
+# program returns, which `verity analyze` never does (it ends through app.process_exit.exit_now, whose
+# os._exit skips the interpreter's end): the profile is written by an exit handler instead, which exit_now
+# runs (registered before the command's own, so it runs after them, as the interpreter's end would).
+_PROFILED = r"""
+import atexit, cProfile, os, sys
+profiler = cProfile.Profile()
+def save():
+    profiler.disable()
+    profiler.dump_stats(os.environ["VERITY_BENCH_PROFILE"])
+atexit.register(save)
+profiler.enable()
+import app.cli
+sys.argv = ["verity", *sys.argv[1:]]
+sys.exit(app.cli.main())
+"""
+
+
 def command(path: Path, out: Path, profile: Path | None = None) -> list[str]:
-    run = ["-m", "cProfile", "-o", str(profile), "-m", "app.cli"] if profile else ["-c", _TIMED]
+    run = ["-c", _PROFILED] if profile else ["-c", _TIMED]
     return [sys.executable, *run, "analyze", str(path), "--question", QUESTION, "--answer", ANSWER, "--out", str(out)]
 
 
@@ -185,6 +203,7 @@ def run_once(checkout: Path, path: Path, profile: Path | None = None) -> dict:
         VERITY_DATA_DIR=str(data_dir),
         VERITY_BENCH_PHASES=str(phases_file),
         VERITY_BENCH_TIMED=json.dumps(TIMED),
+        VERITY_BENCH_PROFILE=str(profile or ""),
     )
     args = [*command(path, out, profile), "--no-input"]
     try:

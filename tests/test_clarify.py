@@ -214,6 +214,24 @@ def test_grain_gate_when_tables_at_different_levels_of_detail_are_combined():
     assert check_gates(GateInput("Does revenue_net differ by region?", summaries)) is None  # one table only
 
 
+def test_the_gates_read_which_table_once(monkeypatch):
+    """The table a question is about is read once per gate input, however many gates look at it (each
+    read reads every table's columns and values against the question: ~0.1 s of the fixed cost)."""
+    import app.agent.policy.gates as gates
+
+    real, calls = gates.choose_dataset, []
+
+    def counted(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gates, "choose_dataset", counted)
+    inp = GateInput("Does revenue_net differ by region?", [SHOP])
+    assert check_gates(inp) is None
+    assert inp.dataset["name"] == "shop"
+    assert len(calls) == 1  # several gates look at the table
+
+
 def test_scope_gate_asks_only_when_the_words_cannot_tell_which_table():
     other = {
         "name": "returns",

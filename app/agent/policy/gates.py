@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from app.agent.policy.intent import find_restrictions
@@ -82,9 +83,11 @@ class GateInput:
     def zh(self) -> bool:
         return self.language == "zh"
 
-    @property
+    @cached_property
     def choice(self) -> Any:
-        """Which dataset the question is about (dataset_choice): by its words or the scope answer."""
+        """Which dataset the question is about (dataset_choice): by its words or the scope answer. Read
+        once per input: the gates only read it (each gate that looks at `dataset` read every table's
+        columns and values against the question again, 5 times a turn)."""
         keys = tuple(dict.fromkeys(question_key(q) for q in (self.question, self.follows) if q))
         return choose_dataset(self.question, self.datasets, self.answered, keys)
 

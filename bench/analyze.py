@@ -231,6 +231,15 @@ def phases(profile: Path) -> list[tuple[str, float]]:
     return list(found.items())
 
 
+def largest(profile: Path, count: int) -> list[tuple[float, int, str]]:
+    """The functions with the most time of their own (not their callees'): where a phase's time goes."""
+    stats = pstats.Stats(str(profile)).stats  # type: ignore[attr-defined]
+    found = sorted(
+        ((v[2], v[1], f"{Path(f).name}:{line}({name})") for (f, line, name), v in stats.items()), reverse=True
+    )
+    return found[:count]
+
+
 def upload_timing(rows: int) -> dict:
     """Issue 27 point 2 in this process: the CSV uploaded through the API (in-process client, the
     default VERITY_UPLOAD_WAIT_S of 1 s): how long the request took (receiving the body included),
@@ -302,6 +311,9 @@ def print_profiles(sizes: list[int], checkouts: dict[str, Path]) -> None:
             print(f"{rows:,} rows, {name}: cumulative seconds under cProfile (load {os.getloadavg()[0]:.1f})")
             for label, seconds in phases(profile):
                 print(f"  {label:<30} {seconds:7.2f}")
+            print("  the largest own times (tottime, s):")
+            for seconds, calls, where in largest(profile, 10):
+                print(f"    {seconds:6.2f} {calls:>8,}  {where}")
             shutil.rmtree(profile.parent, ignore_errors=True)
     print()
 

@@ -80,4 +80,4 @@ def select_sheet(
 
 def _first_rows(frame: pd.DataFrame, rows: int = 10) -> str:
     with pd.option_context("display.max_columns", 60, "display.width", 200, "display.max_colwidth", 60):
-        return frame.head(rows).to_string()
+        return str(frame.head(rows).to_string())

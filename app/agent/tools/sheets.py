@@ -8,7 +8,7 @@ from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.run_scope import need_context, run_scope
 from app.ingest.bounded import load_table_bounded
 from app.ingest.errors import IngestError
-from app.workspaces import active_datasets, cached_file, derived_parent, is_derived
+from app.workspaces import active_datasets, cached_file, derived_parent, is_derived, sheet_summary
 
 
 def select_sheet(
@@ -53,6 +53,8 @@ def select_sheet(
     except IngestError as err:
         raise ToolError(err.category, err.message, hint=f"Sheets in this file: {sheets}", available=sheets) from None
     info = table.info
+    # what the built-in analyst knows of a table, for the sheet (its levels and grain): it plans on it next
+    summary = sheet_summary(source, sheet, table)
     columns = ", ".join(f"{c['name']} ({c['type']})" for c in info["columns"])
     metrics = {"n_rows": info["rows"], "n_columns": len(info["columns"])}
     if preview:  # a look, not a switch: no table, so the dataset stays on its sheet
@@ -64,7 +66,7 @@ def select_sheet(
                 f"{info['rows']} 行；列：{columns}\n[preview]\n{_first_rows(table.frame)}",
             ),
             metrics=metrics,
-            payload={"step": f"looked at sheet {sheet!r}", "info": info},
+            payload={"step": f"looked at sheet {sheet!r}", "info": info, "summary": summary},
         )
     text = ctx.t(
         f"[data_profile]\nSheet '{sheet}' of {source.file_name}: {info['rows']} rows; columns: {columns}",
@@ -74,7 +76,7 @@ def select_sheet(
         text=text,
         table=table.frame,
         metrics=metrics,
-        payload={"step": f"selected sheet {sheet!r}", "info": info},
+        payload={"step": f"selected sheet {sheet!r}", "info": info, "summary": summary},
     )
 
 

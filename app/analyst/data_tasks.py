@@ -21,6 +21,7 @@ from app.understanding.kinds import (
     NEGATION,
     RATE,
     TIME_UNITS,
+    YEAR,
     asks_extreme,
     asks_share,
     asks_top,
@@ -28,6 +29,7 @@ from app.understanding.kinds import (
     unit_seconds,
 )
 from app.understanding.language import local_text as _t
+from app.understanding.named_months import named_months, recent_stretch
 from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC, count_weights
 from app.understanding.repeated_design import Repeated
@@ -529,9 +531,19 @@ def _asks_count(question: str, grain: str | None) -> bool:
     table has one row per day."""
     if not asks_how_many(question) or asks_share(question):
         return False
-    if any(w.search(question) for w in (RATE, MEAN_WORDS, TIME_UNITS)):
+    if any(w.search(question) for w in (RATE, MEAN_WORDS)) or TIME_UNITS.search(_without_named_times(question)):
         return False
     return not _DAYS.search(question) or grain == "daily"
+
+
+def _without_named_times(question: str) -> str:
+    """The question without the times it names as dates ("2021年", "in March", "最近三个月"): they say which
+    rows count (time_steps.time_filter), not a unit of time asked about ("2021年入职了多少人" counts people)."""
+    spans = [m.span() for m in YEAR.finditer(question)]
+    spans += [found.span for found in (named_months(question), recent_stretch(question)) if found is not None]
+    for start, end in sorted(spans, reverse=True):
+        question = question[:start] + " " + question[end:]
+    return question
 
 
 def asks_how_many(question: str) -> bool:

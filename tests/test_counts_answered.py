@@ -149,7 +149,7 @@ def test_which_group_has_the_most_of_what_the_rows_are_counts_them(tmp_path):
     assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "Items", "op": ">=", "value": 6}]
     counts = frame[frame["Items"] >= 6]["Branch"].value_counts()
     said = headline(run)
-    assert said.startswith(f"**Rows per Branch: {counts.index[0]} {fmt_num(counts.iloc[0])}"), said
+    assert said.startswith(f"**Rows with Items >= 6 per Branch: {counts.index[0]} {fmt_num(counts.iloc[0])}"), said
     assert not any(c.tool in ("compare_groups", "rank_values") for c in calls)
 
 
@@ -188,6 +188,7 @@ def staff(path: Path) -> pd.DataFrame:
             "Salary": rng.integers(4000, 12000, n),
         }
     )
+    frame["Left"] = rng.choice(["Yes", "No"], n, p=[0.3, 0.7])
     frame.to_csv(path, index=False)
     return frame
 
@@ -211,3 +212,26 @@ def test_a_count_in_a_named_year_counts_that_years_rows(tmp_path, question):
     )
     assert expected in said, said
     assert not any(c.tool == "compare_groups" for c in calls)
+
+
+@pytest.mark.parametrize(
+    ("question", "kept", "said"),
+    [
+        ("How many people left in each department?", "Yes", "Rows with Left = Yes per Department: "),
+        ("每个部门被批准的申请各有多少个？", "是", "各部门中 是否批准 = 是 的行数："),
+        ("每个部门没被批准的申请有多少个？", "否", "各部门中 是否批准 = 否 的行数："),
+    ],
+)
+def test_each_groups_rows_with_a_yes_are_counted(tmp_path, question, kept, said):
+    """A new user's trial: "How many people left in each department?" said "12 of 60 rows have Left = Yes":
+    the groups the question asks for were dropped. The rows with the yes (the no, where the words negate
+    it) are kept, then each group's rows counted."""
+    path = tmp_path / "data" / ("staff.csv" if question.isascii() else "申请.csv")
+    path.parent.mkdir(parents=True)
+    frame = staff(path) if question.isascii() else requests(path)
+    group, flag = ("Department", "Left") if question.isascii() else ("部门", "是否批准")
+    run, calls = Session(tmp_path, path).ask(question)
+    assert call(calls, "filter_rows").arguments["conditions"][0]["column"] == flag
+    counts = frame[frame[flag] == kept][group].value_counts()
+    answer = headline(run)
+    assert said in answer and all(f"{g} {fmt_num(n)}" in answer for g, n in counts.items()), answer

@@ -467,14 +467,23 @@ def count_plan(
     implied, values = named_values(question, columns, spans)
     yes_no = [n for n in named if kinds[n].get("type") == "boolean" or kinds[n].get("binary")]
     groups = [n for n in dict.fromkeys([*named, *(grouping or [])]) if n in kinds and groups_rows(kinds[n])]
+    negated = bool(yes_no) and _negated(question, [(a, b) for a, b, n in spans if n == yes_no[0]])
+    if yes_no and (by := [g for g in groups if g != yes_no[0]]):
+        # "how many people left in each department": the rows with the yes (the no, negated) kept, each group's counted
+        words = dict(kinds[yes_no[0]].get("words") or {})
+        kept = str(words.get("false" if negated else "true") or ("False" if negated else "True"))
+        plan = Plan(None, by[0], [Step("profile_dataset", {}, evidence=False)], kind="count")
+        plan.filters = [{"column": yes_no[0], "op": "==", "value": kept}]
+        subject = _t(zh, f"Count the rows by {by[0]}", f"按{by[0]}统计行数")
+        plan.steps.append(Step("value_counts", {"column": by[0]}, subject))
+        return plan
     column = yes_no[0] if yes_no else implied if values else groups[0] if groups else None
     plan = Plan(None, column, [Step("profile_dataset", {}, evidence=False)], kind="count")
     plan.values = list(values) if column == implied else []
     if column is None:
         plan.steps = [Step("profile_dataset", {}, _t(zh, "Count the rows", "统计行数"))]
         return plan
-    if yes_no and _negated(question, [(a, b) for a, b, n in spans if n == column]):
-        plan.counted_no = True  # the rows whose yes/no is no are counted (derived_answers.count_headline)
+    plan.counted_no = negated  # the rows whose yes/no is no are counted (derived_answers.count_headline)
     subject = _t(zh, f"Count the rows by {column}", f"按{column}统计行数")
     plan.steps.append(Step("value_counts", {"column": column}, subject))
     return plan

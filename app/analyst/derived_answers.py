@@ -75,11 +75,11 @@ def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> st
         )
     ranked = sorted(counts.items(), key=lambda kv: -kv[1])
     listed = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in ranked)
-    return (
-        f"各{column}的行数：{listed}（共 {fmt_num(total)} 行）。"
-        if zh
-        else f"Rows per {column}: {listed} ({fmt_num(total)} in all)."
-    )
+    # the rows a filter kept are what is counted ("how many people left in each department": Left = Yes)
+    kept = ("，" if zh else ", ").join(describe_condition(c, zh) for c in plan.filters)
+    if zh:
+        return f"各{column}" + (f"中 {kept} " if kept else "") + f"的行数：{listed}（共 {fmt_num(total)} 行）。"
+    return f"Rows{f' with {kept}' if kept else ''} per {column}: {listed} ({fmt_num(total)} in all)."
 
 
 def _yes_no(counts: dict[str, float]) -> bool:

@@ -279,7 +279,7 @@ def _task_plan(p: Planning) -> Plan | None:
     ):
         # "how many children", "多少人午睡": a count of rows; "who refers the most households": each group's rows
         # (data_tasks); "how many were hired in 2021": the rows of the time it names
-        counted.filters = time_filter(question, columns)
+        counted.filters = [*counted.filters, *time_filter(question, columns)]
         return counted
     if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
         measures = measure_names(columns, ordered_names(spans))

@@ -303,10 +303,14 @@ def analyze_command(args: argparse.Namespace) -> int:
     settings = get_settings()
     log_file = configure_logging(settings)
 
-    def run_language() -> str:
-        from app.agent import detect_language  # (imported while the file was read; here when none was read)
+    def run_language(columns: list[str] | None = None) -> str:
+        """The question's own words decide, not the column names in it ("What is the total 销售额 of
+        西门?" is English), as for a question asked through the API."""
+        from app.understanding import question_language  # (imported while the file was read)
 
-        return args.lang or (detect_language(args.question, settings.lang) if args.question else settings.lang)
+        return args.lang or (
+            question_language(args.question, columns or [], settings.lang) if args.question else settings.lang
+        )
 
     db = open_database(settings)
     early: EarlyCheck | None = None
@@ -340,7 +344,7 @@ def analyze_command(args: argparse.Namespace) -> int:
             _load_the_agent()  # what the read's time was too short for
             from app.runs import RunService
 
-            language = run_language()
+            language = run_language([str(c.get("name")) for d in active for c in (d.info or {}).get("columns", [])])
             # a run paused for a question resumes at once here: its tables are read once
             service = RunService(db, settings, keep_frames=True)
             question = args.question or DEFAULT_QUESTION[language]

@@ -482,6 +482,14 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
     return summary
 
 
+def sheet_summary(source: Dataset, sheet: str, table: LoadedTable) -> dict:
+    """What the built-in analyst knows of a table (dataset_summary), for another sheet of its upload just
+    read (select_sheet): it plans on that sheet next, before the new version is on record."""
+    read = Dataset(name=source.name, file_name=source.file_name, sheet=sheet, rows=table.info["rows"])
+    read.info = dict(table.info)
+    return dataset_summary(read, table.frame)
+
+
 LEVELLED = ("category", "boolean", "text")  # column types whose number of distinct values is told
 
 

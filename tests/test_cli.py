@@ -84,6 +84,34 @@ def test_chinese_question_gets_a_chinese_report(tmp_path):
     assert "内置分析器" in report["answer"]
 
 
+def test_an_english_question_on_another_sheet_is_answered_there_in_english(tmp_path):
+    """A new user's trial: "What is the total 销售额 of 西门 in sheet 二店?" on a book of a sheet per shop.
+    The question's own words decide its language, not the Chinese column and value names in it (the CLI
+    answered in Chinese); the analyst turns to the sheet it names, and analysis.py reproduces the answer
+    there."""
+    import pandas as pd
+
+    sheets = {
+        name: pd.DataFrame(
+            {"门店": ["东门", "西门", "南门"] * 4, "销售额": [(i * 37 + k * 11) % 90 + 10 for i in range(12)]}
+        )
+        for k, name in enumerate(("一店", "二店"))
+    }
+    book = tmp_path / "shops.xlsx"
+    with pd.ExcelWriter(book) as writer:
+        for name, frame in sheets.items():
+            frame.to_excel(writer, sheet_name=name, index=False)
+    west = sheets["二店"].loc[sheets["二店"]["门店"] == "西门", "销售额"].sum()
+    out = tmp_path / "report"
+    question = "What is the total 销售额 of 西门 in sheet 二店?"
+    done = verity("analyze", book, "--question", question, "--out", out, "--no-input", tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((out / "report.json").read_text())
+    assert report["language"] == "en" and report["answer"].startswith("Read as: on sheet 二店,"), report["answer"]
+    assert f"{west:,}" in report["answer"].split("\n\n")[1]
+    assert report["reproduction"]["status"] == "passed" and report["reproduction"]["differing"] == 0
+
+
 def test_bad_input_exits_2_with_a_category(tmp_path):
     fake = tmp_path / "photo.xlsx"
     fake.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 100)

@@ -162,7 +162,7 @@ def test_which_group_has_the_most_of_what_the_rows_are_counts_them(tmp_path):
     assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "Items", "op": ">=", "value": 6}]
     counts = frame[frame["Items"] >= 6]["Branch"].value_counts()
     said = headline(run)
-    assert said.startswith(f"**Rows per Branch: {counts.index[0]} {fmt_num(counts.iloc[0])}"), said
+    assert said.startswith(f"**Rows with Items >= 6 per Branch: {counts.index[0]} {fmt_num(counts.iloc[0])}"), said
     assert not any(c.tool in ("compare_groups", "rank_values") for c in calls)
 
 
@@ -186,5 +186,65 @@ def test_of_them_counts_within_the_first_parts_rows(tmp_path):
     run, _ = Session(tmp_path, path).ask("费用超过500元的申请一共有多少个？其中财务部有几个？")
     kept = frame[frame["费用（元）"] > 500]
     answer = past_the_reading(run.answer)
-    assert f"共有 {fmt_num(len(kept))} 行" in answer, answer
+    assert f"费用（元） > 500 的有 {fmt_num(len(kept))} 行（共 {fmt_num(len(frame))} 行）" in answer, answer
     assert f"部门 为 财务部 的有 {fmt_num(int((kept['部门'] == '财务部').sum()))} 行。" in answer, answer
+
+
+def staff(path: Path) -> pd.DataFrame:
+    rng = np.random.default_rng(21)
+    n = 90
+    frame = pd.DataFrame(
+        {
+            "Employee": [f"E{i:03d}" for i in range(n)],
+            "Department": rng.choice(["Sales", "Support", "Engineering"], n),
+            "Hire Date": pd.to_datetime("2019-01-01") + pd.to_timedelta(rng.integers(0, 1800, n), unit="D"),
+            "Salary": rng.integers(4000, 12000, n),
+        }
+    )
+    frame["Left"] = rng.choice(["Yes", "No"], n, p=[0.3, 0.7])
+    frame.to_csv(path, index=False)
+    return frame
+
+
+@pytest.mark.parametrize("question", ["How many people were hired in 2021?", "2021年入职了多少人？"])
+def test_a_count_in_a_named_year_counts_that_years_rows(tmp_path, question):
+    """A new user's trial: "How many people were hired in 2021?" said "There are 60 rows in all" (a count
+    plan took no time filter), and "2021年入职了多少人？" compared salaries (the 年 of the named year read as a
+    unit of time asked about). The named year keeps its rows, then they are counted, of all the rows."""
+    path = tmp_path / "data" / "staff.csv"
+    path.parent.mkdir(parents=True)
+    frame = staff(path)
+    run, calls = Session(tmp_path, path).ask(question)
+    hired = int((frame["Hire Date"].dt.year == 2021).sum())
+    said = headline(run)
+    assert call(calls, "filter_rows").arguments["conditions"][0]["column"] == "Hire Date"
+    expected = (
+        f"Hire Date 在 2021 年 的有 {hired} 行（共 {len(frame)} 行）"
+        if question.startswith("2021")
+        else f"{hired} rows have Hire Date in 2021 (of {len(frame)} in all)"
+    )
+    assert expected in said, said
+    assert not any(c.tool == "compare_groups" for c in calls)
+
+
+@pytest.mark.parametrize(
+    ("question", "kept", "said"),
+    [
+        ("How many people left in each department?", "Yes", "Rows with Left = Yes per Department: "),
+        ("每个部门被批准的申请各有多少个？", "是", "各部门中 是否批准 = 是 的行数："),
+        ("每个部门没被批准的申请有多少个？", "否", "各部门中 是否批准 = 否 的行数："),
+    ],
+)
+def test_each_groups_rows_with_a_yes_are_counted(tmp_path, question, kept, said):
+    """A new user's trial: "How many people left in each department?" said "12 of 60 rows have Left = Yes":
+    the groups the question asks for were dropped. The rows with the yes (the no, where the words negate
+    it) are kept, then each group's rows counted."""
+    path = tmp_path / "data" / ("staff.csv" if question.isascii() else "申请.csv")
+    path.parent.mkdir(parents=True)
+    frame = staff(path) if question.isascii() else requests(path)
+    group, flag = ("Department", "Left") if question.isascii() else ("部门", "是否批准")
+    run, calls = Session(tmp_path, path).ask(question)
+    assert call(calls, "filter_rows").arguments["conditions"][0]["column"] == flag
+    counts = frame[frame[flag] == kept][group].value_counts()
+    answer = headline(run)
+    assert said in answer and all(f"{g} {fmt_num(n)}" in answer for g, n in counts.items()), answer

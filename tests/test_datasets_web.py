@@ -92,6 +92,26 @@ def test_the_agent_can_select_a_sheet(tmp_path):
         assert len(list(s.scalars(select(Dataset)))) == 2
 
 
+def test_the_agent_can_look_at_a_sheet_without_leaving_its_table(tmp_path):
+    """A notes sheet read for its definitions (model feedback, stop 44): select_sheet(preview=True) shows
+    its rows and the analysis table stays the sheet it was."""
+    model = ScriptedModel(
+        [
+            ModelReply(None, [call("select_sheet", "c1", sheet="Notes", preview=True)]),
+            ModelReply(None, [call("preview_data", "c2")]),
+            ModelReply("ok"),
+        ]
+    )
+    settings, db, service, ws = setup(tmp_path, SAMPLES / "retail_sales.xlsx", lambda *_: model)
+    service.execute(start_run(service, ws, "read the notes sheet"))
+    looked = model.requests[1]["messages"][-1]["content"]
+    assert "Revenue = Units x Unit Price" in looked and "not selected" in looked
+    assert "Order ID" in model.requests[2]["messages"][-1]["content"]  # the preview still reads the orders
+    with db.session() as s:
+        [current] = active_datasets(s, ws)
+        assert current.sheet == "Orders 2024" and current.version == 1
+
+
 def test_the_agent_cannot_select_a_sheet_of_a_table_an_analysis_made(tmp_path):
     """A derived table's file is its upload's; reading a sheet of it under the table's name would swap
     the table for the upload's rows (the web routes refuse it too)."""

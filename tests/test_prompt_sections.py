@@ -39,6 +39,7 @@ def test_the_model_is_told_the_sheet_read_and_the_files_other_sheets():
         ]
     )
     assert (
-        "- stores (sheet 一店; other sheets of its file, not loaded (select_sheet reads one): 二店): 18 rows" in block
+        "- stores (sheet 一店; other sheets of its file, not loaded (select_sheet reads one, with preview=true only looks): 二店): 18 rows"
+        in block
     )
     assert "- b: 3 rows" in block

@@ -154,25 +154,32 @@ def test_a_partial_match_is_assumed_and_a_whole_name_is_named(tmp_path: Path) ->
     assert reading_record(whole.provenance, whole.metric, zh=True) == {"status": "named", "assumed": []}
 
 
-def test_a_question_naming_another_sheet_of_the_book_is_not_a_named_reading(client: TestClient) -> None:
-    """Found in a new user's trial: on a book of a sheet per shop (一店, 二店), "只看二店的…" was answered on
-    一店 (the sheet read) and marked as the question's own reading. It now says which sheet it read and
-    that the named one was not used, and the badge is not "high confidence"."""
+def test_a_question_naming_another_sheet_of_the_book_is_answered_on_that_sheet(client: TestClient) -> None:
+    """Found in a new user's trial: on a book of a sheet per shop (一店, 二店, 三店), "只看二店的…" was
+    answered on 一店 (the sheet read). The built-in analyst now turns to the sheet the question names
+    (select_sheet, as a click on the sheet's tab), answers on it and says so in its reading; a question
+    naming two other sheets is not one sheet to turn to: it says which sheet it read, and the badge is not
+    "high confidence"."""
     book = io.BytesIO()
+    frames = {}
     with pd.ExcelWriter(book) as writer:
-        for sheet, seed in (("一店", 1), ("二店", 2)):
+        for sheet, seed in (("一店", 1), ("二店", 2), ("三店", 3)):
             rng = np.random.default_rng(seed)
-            frame = pd.DataFrame({"门店": ["东门", "西门", "南门"] * 6, "销量": rng.integers(50, 300, 18)})
-            frame.to_excel(writer, sheet_name=sheet, index=False)
+            frames[sheet] = pd.DataFrame({"门店": ["东门", "西门", "南门"] * 6, "销量": rng.integers(50, 300, 18)})
+            frames[sheet].to_excel(writer, sheet_name=sheet, index=False)
     ws = new_workspace(client)
     assert upload(client, ws, "shops.xlsx", book.getvalue()).status_code in (200, 201)
-    run_id, _ = ask(client, ws, "只看二店的，每个门店的销量各占多少？")
+    run_id, _ = ask(client, ws, "只看二店的，西门的销量一共多少？")
+    report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
+    west = frames["二店"].loc[frames["二店"]["门店"] == "西门", "销量"].sum()
+    assert f"{west:,}" in report["answer"] and report["answer"].startswith("理解为：在工作表 二店 中"), report["answer"]
+    assert not any("二店" in line for line in report["reading"].get("assumed", []))
+    run_id, _ = ask(client, ws, "二店和三店的销量合计各是多少？")
     report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
     assert report["reading"]["status"] == "assumed"
-    assert any("一店" in line and "二店" in line for line in report["reading"]["assumed"])
-    assert "二店" in report["answer"].split("一店", 1)[-1]  # the answer says it too, not only the record
+    assert any("二店" in line and "三店" in line for line in report["reading"]["assumed"]), report["reading"]
     assert all(c.get("confidence") != "high" for c in report.get("claims", []))
     # a value of the table is a group, not a sheet: 东门 names no sheet even where a sheet were so called
     run_id, _ = ask(client, ws, "东门的销量合计是多少？")
     report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
-    assert not any("二店" in line for line in report["reading"].get("assumed", []))
+    assert not any("东门" in line and "工作表" in line for line in report["reading"].get("assumed", []))

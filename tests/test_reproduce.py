@@ -354,6 +354,42 @@ def test_a_turn_to_another_sheet_is_re_run_where_the_run_made_it(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
 
+def test_a_look_at_another_sheet_leaves_the_table_where_it_was(tmp_path):
+    """select_sheet(preview=True) only looked at a sheet; the re-run keeps computing on the run's table."""
+    first = pd.DataFrame({"门店": ["东门", "西门"] * 3, "销量": [1, 2, 3, 4, 5, 6]})
+    book = tmp_path / "stores.xlsx"
+    with pd.ExcelWriter(book) as writer:
+        first.to_excel(writer, sheet_name="一店", index=False)
+        pd.DataFrame({"说明": ["销量 = 件数"]}).to_excel(writer, sheet_name="说明", index=False)
+    west = float(first.loc[first["门店"] == "西门", "销量"].sum())  # 12, from the sheet itself
+    code = 'result = {"west": float(stores.groupby("门店")["销量"].sum()["西门"])}\n'
+    content = {
+        "question": "西门的销量一共多少？",
+        "language": "zh",
+        "run_id": "r1",
+        "created_at": "now",
+        "tool_calls": [
+            {
+                "id": "call_look",
+                "tool": "select_sheet",
+                "arguments": {"sheet": "说明", "dataset": "stores", "preview": True},
+                "ok": True,
+            },
+            {"id": "call_py", "tool": "run_python", "arguments": {"code": code}, "ok": True},
+        ],
+        "evidence": [{"claim": f"西门 {west:g}", "tool_call_ids": ["call_py"], "metrics": {"west": west}}],
+    }
+    folder = tmp_path / "check"
+    folder.mkdir()
+    script = folder / "analysis.py"
+    sources = [{"name": "stores", "file": "stores.xlsx", "sheet": "一店", "original_path": str(book)}]
+    script.write_text(to_analysis_script(content, sources), encoding="utf-8")
+    done = run_script(script)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "preview=True" in done.stdout and "sheet 说明" in done.stdout, done.stdout[-2000:]
+    assert "✓  E1 west: 12.0" in done.stdout and "已复现" in done.stdout  # on 一店, not the notes sheet
+
+
 def test_verity_analyze_checks_a_run_that_turned_to_another_sheet(tmp_path):
     """The same through `verity analyze` with a model (a fake OpenAI-compatible server): the model finds
     select_sheet, reads 二店, computes on it and records the number; the check reproduces it."""

@@ -25,6 +25,7 @@ from app.analyst.compound_turn import compound_plan
 from app.analyst.question_words import GREETING
 from app.analyst.role_question import declined, not_found_answer, role_question
 from app.analyst.rounds import ToolCalls, looks, next_calls, searches
+from app.analyst.sheet_turn import at_selected_sheets, sheet_turns
 from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import ASK, Message, TurnReader
 from app.understanding import data_tables, in_spoken_names, tables_spoken_names
@@ -75,6 +76,9 @@ class BuiltinAnalyst:
         datasets = data_tables(self.datasets, view.question)  # never an earlier analysis' table (a `_summary`)
         if GREETING.match(view.question) or is_small_talk(view.question) or not datasets:
             return ModelReply(small_talk(bool(datasets), self.zh))
+        if found := sheet_turns(datasets, view):
+            return self._reply(found)  # the sheet the question names, before anything is looked at
+        datasets = at_selected_sheets(datasets, view)
         offered = {str(t["function"]["name"]) for t in tools} | view.found_tools()
         if found := looks(datasets, offered, view):
             return self._reply(found)  # look at the data before planning, as an analyst would

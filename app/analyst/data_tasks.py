@@ -21,6 +21,7 @@ from app.understanding.kinds import (
     NEGATION,
     RATE,
     TIME_UNITS,
+    YEAR,
     asks_extreme,
     asks_share,
     asks_top,
@@ -28,6 +29,7 @@ from app.understanding.kinds import (
     unit_seconds,
 )
 from app.understanding.language import local_text as _t
+from app.understanding.named_months import named_months, recent_stretch
 from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC, count_weights
 from app.understanding.repeated_design import Repeated
@@ -465,14 +467,23 @@ def count_plan(
     implied, values = named_values(question, columns, spans)
     yes_no = [n for n in named if kinds[n].get("type") == "boolean" or kinds[n].get("binary")]
     groups = [n for n in dict.fromkeys([*named, *(grouping or [])]) if n in kinds and groups_rows(kinds[n])]
+    negated = bool(yes_no) and _negated(question, [(a, b) for a, b, n in spans if n == yes_no[0]])
+    if yes_no and (by := [g for g in groups if g != yes_no[0]]):
+        # "how many people left in each department": the rows with the yes (the no, negated) kept, each group's counted
+        words = dict(kinds[yes_no[0]].get("words") or {})
+        kept = str(words.get("false" if negated else "true") or ("False" if negated else "True"))
+        plan = Plan(None, by[0], [Step("profile_dataset", {}, evidence=False)], kind="count")
+        plan.filters = [{"column": yes_no[0], "op": "==", "value": kept}]
+        subject = _t(zh, f"Count the rows by {by[0]}", f"按{by[0]}统计行数")
+        plan.steps.append(Step("value_counts", {"column": by[0]}, subject))
+        return plan
     column = yes_no[0] if yes_no else implied if values else groups[0] if groups else None
     plan = Plan(None, column, [Step("profile_dataset", {}, evidence=False)], kind="count")
     plan.values = list(values) if column == implied else []
     if column is None:
         plan.steps = [Step("profile_dataset", {}, _t(zh, "Count the rows", "统计行数"))]
         return plan
-    if yes_no and _negated(question, [(a, b) for a, b, n in spans if n == column]):
-        plan.counted_no = True  # the rows whose yes/no is no are counted (derived_answers.count_headline)
+    plan.counted_no = negated  # the rows whose yes/no is no are counted (derived_answers.count_headline)
     subject = _t(zh, f"Count the rows by {column}", f"按{column}统计行数")
     plan.steps.append(Step("value_counts", {"column": column}, subject))
     return plan
@@ -529,9 +540,19 @@ def _asks_count(question: str, grain: str | None) -> bool:
     table has one row per day."""
     if not asks_how_many(question) or asks_share(question):
         return False
-    if any(w.search(question) for w in (RATE, MEAN_WORDS, TIME_UNITS)):
+    if any(w.search(question) for w in (RATE, MEAN_WORDS)) or TIME_UNITS.search(_without_named_times(question)):
         return False
     return not _DAYS.search(question) or grain == "daily"
+
+
+def _without_named_times(question: str) -> str:
+    """The question without the times it names as dates ("2021年", "in March", "最近三个月"): they say which
+    rows count (time_steps.time_filter), not a unit of time asked about ("2021年入职了多少人" counts people)."""
+    spans = [m.span() for m in YEAR.finditer(question)]
+    spans += [found.span for found in (named_months(question), recent_stretch(question)) if found is not None]
+    for start, end in sorted(spans, reverse=True):
+        question = question[:start] + " " + question[end:]
+    return question
 
 
 def asks_how_many(question: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from analysis_tools import ResultRecord
 from analysis_tools.common import fmt_num
+from app.analyst.scope import describe_condition
 from app.analyst.sheet_words import says_yes
 from app.analyst.steps import Plan, Step
 
@@ -45,11 +46,14 @@ def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> st
     metrics = result.metrics
     if step.tool == "profile_dataset":
         rows = metrics.get("n_rows")
-        return (
-            None
-            if rows is None
-            else (f"共有 {fmt_num(rows)} 行（条记录）。" if zh else f"There are {fmt_num(rows)} rows in all.")
-        )
+        if rows is None:
+            return None
+        if plan.filters:  # the rows a cut or a time kept ("how many were hired in 2021"), of all the rows
+            kept = ("，" if zh else ", ").join(describe_condition(c, zh) for c in plan.filters)
+            total = (plan.choice.dataset or {}).get("rows") if plan.choice is not None else None
+            whole = (f"（共 {fmt_num(total)} 行）" if zh else f" (of {fmt_num(total)} in all)") if total else ""
+            return f"{kept} 的有 {fmt_num(rows)} 行{whole}。" if zh else f"{fmt_num(rows)} rows have {kept}{whole}."
+        return f"共有 {fmt_num(rows)} 行（条记录）。" if zh else f"There are {fmt_num(rows)} rows in all."
     column, total = step.arguments.get("column"), metrics.get("n")
     counts = {k[len("count.") :]: float(v) for k, v in metrics.items() if k.startswith("count.")}
     if not counts or total is None:
@@ -71,11 +75,11 @@ def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> st
         )
     ranked = sorted(counts.items(), key=lambda kv: -kv[1])
     listed = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in ranked)
-    return (
-        f"各{column}的行数：{listed}（共 {fmt_num(total)} 行）。"
-        if zh
-        else f"Rows per {column}: {listed} ({fmt_num(total)} in all)."
-    )
+    # the rows a filter kept are what is counted ("how many people left in each department": Left = Yes)
+    kept = ("，" if zh else ", ").join(describe_condition(c, zh) for c in plan.filters)
+    if zh:
+        return f"各{column}" + (f"中 {kept} " if kept else "") + f"的行数：{listed}（共 {fmt_num(total)} 行）。"
+    return f"Rows{f' with {kept}' if kept else ''} per {column}: {listed} ({fmt_num(total)} in all)."
 
 
 def _yes_no(counts: dict[str, float]) -> bool:

@@ -274,10 +274,13 @@ def _task_plan(p: Planning) -> Plan | None:
     # "每个地点各有几天": each group's count; the grouping no word named stands in (a default, shown and asked
     # or taken for the words: open_role) only where the question asks for groups
     grouping = [*p.grouping, ranked_by] if ranked_by and asks_each_group(question, columns) else p.grouping
-    if counted := count_plan(question, columns, spans, rows, zh, grain, grouping):
-        return counted  # "how many children", "多少人午睡": a count of rows (data_tasks)
-    if most := most_rows_plan(question, columns, spans, zh):
-        return most  # "who refers the most households": each group's rows, counted (data_tasks)
+    if counted := count_plan(question, columns, spans, rows, zh, grain, grouping) or most_rows_plan(
+        question, columns, spans, zh
+    ):
+        # "how many children", "多少人午睡": a count of rows; "who refers the most households": each group's rows
+        # (data_tasks); "how many were hired in 2021": the rows of the time it names
+        counted.filters = [*counted.filters, *time_filter(question, columns)]
+        return counted
     if DERIVE.search(question):  # two numbers named, or a pair named by its markers ("before minus after")
         measures = measure_names(columns, ordered_names(spans))
         if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:

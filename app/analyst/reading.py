@@ -206,11 +206,7 @@ def named_sheets(question: str, dataset: dict[str, Any] | None) -> list[str]:
         return []
     text = question.casefold()
     values = {str(v).casefold() for c in dataset.get("columns", []) for v in c.get("values") or []}
-    return [
-        name
-        for name in dataset.get("other_sheets") or []
-        if len(name.strip()) >= 2 and name.casefold() in text and name.casefold() not in values
-    ]
+    return [name for name in dataset.get("other_sheets") or [] if _names(text, name) and name.casefold() not in values]
 
 
 def sheet_line(question: str, choice: Choice | None, zh: bool) -> str:
@@ -472,7 +468,25 @@ def past_the_reading(answer: str) -> str:
 
 def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str:
     """One plain sentence of how the question was read ("Read as: the total 销售额 by 门店";
-    "理解为：按 门店 计算 销售额 的总和"); "" when the plan has no measure to speak of (a data task)."""
+    "理解为：按 门店 计算 销售额 的总和"); "" when the plan has no measure to speak of (a data task). A
+    sheet of the book the question named, where the analyst turned (sheet_turn), opens it ("理解为：在工作表
+    二店 中，按 …"): the sheet is part of what was read."""
+    sentence = _read_plan(plan, kind, n, filters, zh)
+    dataset = plan.choice.dataset if plan.choice is not None else None
+    question = plan.provenance.question if plan.provenance is not None else ""
+    if not sentence or not dataset or not dataset.get("other_sheets") or not _names(question, dataset.get("sheet")):
+        return sentence
+    opening = READ_AS[1] if zh else READ_AS[0]
+    on_sheet = f"在工作表 {dataset['sheet']} 中，" if zh else f"on sheet {dataset['sheet']}, "
+    return opening + on_sheet + sentence[len(opening) :]
+
+
+def _names(question: str, sheet: Any) -> bool:
+    """Whether the question names the sheet as written (a name of two characters or more)."""
+    return isinstance(sheet, str) and len(sheet.strip()) >= 2 and sheet.casefold() in question.casefold()
+
+
+def _read_plan(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str:
     m, g = plan.metric, plan.dimension
     if not m and g and plan.kind == "share":  # each value's share of the rows (totals.share_steps, no measure)
         return _read_as_sentence(f"各 {g} 占行数的比例" if zh else f"each {g}'s share of the rows", filters, zh)

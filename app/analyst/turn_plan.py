@@ -40,6 +40,8 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
         *plan.filters,
         *chain_filters(reading.chain, reading.dataset, metric=plan.metric, compared=plan.dimension, said=reading.said),
     ]
+    # a condition the plan and the question's filter words both found ("没被批准的" counted and kept) once
+    conditions = list({(c["column"], c["op"], str(c["value"])): c for c in conditions}.values())
     if not reading.chain.narrowing:  # the question itself, not a follow-up narrowing it further
         pinned = role_answers(reading.confirmed, reading.root_key, reading.columns).get("filter")
         conditions = _chip_filter(plan, conditions, pinned, reading.columns)

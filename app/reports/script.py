@@ -146,9 +146,12 @@ def _rerun(
             continue
         if tool == "select_sheet":  # the run turned to another sheet of the upload: so does this re-run
             name = str(arguments.get("dataset") or active)
-            print(f"\\n=== {call_id}: select_sheet(sheet={arguments.get('sheet')!r}, dataset={name!r})")
-            frames[name] = _sheet(name, str(arguments.get("sheet")), paths, working)
-            computed[call_id] = [float(len(frames[name])), float(len(frames[name].columns))]
+            look = ", preview=True" if arguments.get("preview") else ""
+            print(f"\\n=== {call_id}: select_sheet(sheet={arguments.get('sheet')!r}, dataset={name!r}{look})")
+            sheet = _sheet(name, str(arguments.get("sheet")), paths, working)
+            if not arguments.get("preview"):  # a preview only looked at the sheet: the table stays
+                frames[name] = sheet
+            computed[call_id] = [float(len(sheet)), float(len(sheet.columns))]
             continue
         if tool == "run_python":  # the model's own code, run as run_python ran it (shown here first)
             print(f"\\n=== {call_id}: run_python, code:\\n" + "\\n".join("    " + line for line in

@@ -103,7 +103,7 @@ def data_block(datasets: list[dict[str, Any]], reading: str = "") -> str:
         # the sheet read, and the file's others: a question may name one ("只看二店的"); the tool that reads one is
         # named, as a model said it had to search for it
         others = (
-            f"; other sheets of its file, not loaded (select_sheet reads one): {', '.join(ds['other_sheets'])}"
+            f"; other sheets of its file, not loaded (select_sheet reads one, with preview=true only looks): {', '.join(ds['other_sheets'])}"
             if ds.get("other_sheets")
             else ""
         )

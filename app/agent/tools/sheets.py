@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from analysis_tools import ToolContext, ToolError, ToolResult
 from app.agent.run_scope import need_context, run_scope
 from app.ingest.bounded import load_table_bounded
 from app.ingest.errors import IngestError
-from app.workspaces import active_datasets, cached_file, derived_parent, is_derived
+from app.workspaces import active_datasets, cached_file, derived_parent, is_derived, sheet_summary
 
 
-def select_sheet(sheet: str, dataset: str | None = None, ctx: ToolContext | None = None) -> ToolResult:
+def select_sheet(
+    sheet: str, dataset: str | None = None, preview: bool = False, ctx: ToolContext | None = None
+) -> ToolResult:
     """Read another sheet of an uploaded workbook; it becomes a new version of the dataset.
 
     Args:
         sheet: Name of the sheet to read (see the sheets listed by list_datasets or the preview).
         dataset: Dataset name; defaults to the active dataset.
+        preview: Only look at the sheet's first rows (a notes or definitions sheet); the dataset keeps
+            the sheet it has.
     """
     scope = run_scope(ctx)
     ctx = need_context(ctx)
@@ -47,7 +53,21 @@ def select_sheet(sheet: str, dataset: str | None = None, ctx: ToolContext | None
     except IngestError as err:
         raise ToolError(err.category, err.message, hint=f"Sheets in this file: {sheets}", available=sheets) from None
     info = table.info
+    # what the built-in analyst knows of a table, for the sheet (its levels and grain): it plans on it next
+    summary = sheet_summary(source, sheet, table)
     columns = ", ".join(f"{c['name']} ({c['type']})" for c in info["columns"])
+    metrics = {"n_rows": info["rows"], "n_columns": len(info["columns"])}
+    if preview:  # a look, not a switch: no table, so the dataset stays on its sheet
+        return ToolResult(
+            text=ctx.t(
+                f"[data_profile]\nSheet '{sheet}' of {source.file_name} (not selected; {source.name!r} keeps its "
+                f"sheet): {info['rows']} rows; columns: {columns}\n[preview]\n{_first_rows(table.frame)}",
+                f"[data_profile]\n{source.file_name} 的工作表“{sheet}”（仅预览，{source.name!r} 仍用原工作表）："
+                f"{info['rows']} 行；列：{columns}\n[preview]\n{_first_rows(table.frame)}",
+            ),
+            metrics=metrics,
+            payload={"step": f"looked at sheet {sheet!r}", "info": info, "summary": summary},
+        )
     text = ctx.t(
         f"[data_profile]\nSheet '{sheet}' of {source.file_name}: {info['rows']} rows; columns: {columns}",
         f"[data_profile]\n{source.file_name} 的工作表“{sheet}”：{info['rows']} 行；列：{columns}",
@@ -55,6 +75,11 @@ def select_sheet(sheet: str, dataset: str | None = None, ctx: ToolContext | None
     return ToolResult(
         text=text,
         table=table.frame,
-        metrics={"n_rows": info["rows"], "n_columns": len(info["columns"])},
-        payload={"step": f"selected sheet {sheet!r}", "info": info},
+        metrics=metrics,
+        payload={"step": f"selected sheet {sheet!r}", "info": info, "summary": summary},
     )
+
+
+def _first_rows(frame: pd.DataFrame, rows: int = 10) -> str:
+    with pd.option_context("display.max_columns", 60, "display.width", 200, "display.max_colwidth", 60):
+        return str(frame.head(rows).to_string())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import warnings
+import weakref
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -135,6 +136,34 @@ class Distinct:
         safe = np.where(self.codes >= 0, self.codes, 0)
         gone = (self.codes < 0) | ~self.keep[safe]
         return pd.Series(self.text.take(pa.array(safe, mask=gone)), dtype="str")
+
+
+# A text column's distinct values, where the type inference found them and kept the column as it was
+# (types._convert_text): keyed by the column's Arrow data (the ChunkedArray a pandas "str" column holds,
+# which the frame built from it shares), dropped with it. Only columns with few distinct values for
+# their rows are kept here (a search over them is a search over every cell, at a fraction of the cost).
+_DISTINCT_TEXTS: dict[int, tuple[weakref.ref, pa.Array]] = {}
+
+
+def _arrow_data(col: pd.Series) -> pa.ChunkedArray | None:
+    data = col.array.__arrow_array__() if hasattr(col.array, "__arrow_array__") else None
+    return data if isinstance(data, pa.ChunkedArray) else None
+
+
+def remember_distinct(col: pd.Series, texts: pa.Array) -> None:
+    """Note that every present cell of `col` (as it is now, Arrow-backed) is one of `texts`."""
+    data = _arrow_data(col)
+    if data is None:
+        return
+    key = id(data)
+    _DISTINCT_TEXTS[key] = (weakref.ref(data, lambda _ref, key=key: _DISTINCT_TEXTS.pop(key, None)), texts)
+
+
+def known_distinct(col: pd.Series) -> pa.Array | None:
+    """The distinct texts `remember_distinct` noted for this column's data, or None."""
+    data = _arrow_data(col)
+    entry = _DISTINCT_TEXTS.get(id(data)) if data is not None else None
+    return entry[1] if entry is not None and entry[0]() is data else None
 
 
 def text_array(col: pd.Series) -> pa.Array:

@@ -45,6 +45,7 @@ from app.ingest.textvalues import (
     parse_numbers,
     plain_numbers,
     regex_hits,
+    remember_distinct,
     text_array,
 )
 
@@ -338,7 +339,11 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
     untouched = bool(d.keep.all()) and d.text.equals(d.raw) and col.dtype != object
 
     def text_result() -> pd.Series:
-        return col if untouched else d.expand_text()
+        if not untouched:
+            return d.expand_text()
+        if len(d) * 4 <= len(col):  # its distinct values, for the checks that search every cell (pii)
+            remember_distinct(col, d.raw)
+        return col
 
     if n_present == 0:
         return d.expand_text(), "text", steps

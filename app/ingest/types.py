@@ -339,11 +339,7 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
     untouched = bool(d.keep.all()) and d.text.equals(d.raw) and col.dtype != object
 
     def text_result() -> pd.Series:
-        if not untouched:
-            return d.expand_text()
-        if len(d) * 4 <= len(col):  # its distinct values, for the checks that search every cell (pii)
-            remember_distinct(col, d.raw)
-        return col
+        return _kept(col, d) if untouched else d.expand_text()
 
     if n_present == 0:
         return d.expand_text(), "text", steps
@@ -396,6 +392,14 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
             return d.expand_text(), "category", steps
         return text_result(), "category", steps
     return text_result(), "text", steps
+
+
+def _kept(col: pd.Series, d: Distinct) -> pd.Series:
+    """A text column kept as it is; where it has few distinct values for its rows, they are noted
+    with it for the checks that search every cell (pii.detect_injection searches them instead)."""
+    if len(d) * 4 <= len(col):
+        remember_distinct(col, d.raw)
+    return col
 
 
 # The rows whose distinct values `_settled_free_text` looks at: grown eightfold until they hold more than

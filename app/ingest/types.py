@@ -394,10 +394,14 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
     return text_result(), "text", steps
 
 
+DISTINCT_NOTED = 1 << 16
+
+
 def _kept(col: pd.Series, d: Distinct) -> pd.Series:
     """A text column kept as it is; where it has few distinct values for its rows, they are noted
-    with it for the checks that search every cell (pii.detect_injection searches them instead)."""
-    if len(d) * 4 <= len(col):
+    with it for the checks that search every cell (pii.detect_injection searches them instead).
+    At most DISTINCT_NOTED of them, so that what is kept beside a frame stays small."""
+    if len(d) <= DISTINCT_NOTED and len(d) * 4 <= len(col):
         remember_distinct(col, d.raw)
     return col
 

@@ -364,15 +364,15 @@ def any_leading_zero(texts: pa.Array | pa.ChunkedArray) -> bool:
 def _leading_zero_bytes(offsets: np.ndarray, data: np.ndarray) -> bool:
     low = int(offsets[0])
     starts = offsets[:-1] - low
-    # An empty cell's "first byte" is the next cell's (or past the end): its length rules it out below.
-    first = data[np.minimum(starts, len(data) - 1)]
+    # An empty cell's "first byte" is the next cell's (or past the end: `take` clips the position):
+    # its length rules it out below, as it does a cell's second and third bytes where it is shorter.
+    first = data.take(starts, mode="clip")
     candidates = np.flatnonzero((first == ord("0")) | (first == ord("+")) | (first == ord("-")))
     if len(candidates) == 0:
         return False
     starts = starts[candidates]
     lengths = (offsets[1:] - offsets[:-1])[candidates]
-    padded = np.concatenate([data, np.zeros(3, dtype=np.uint8)])  # any cell's first three bytes exist
-    first, second, third = padded[starts], padded[starts + 1], padded[starts + 2]
+    first, second, third = first[candidates], data.take(starts + 1, mode="clip"), data.take(starts + 2, mode="clip")
     signed = (first == ord("+")) | (first == ord("-"))
     zero = np.where(
         signed,
@@ -736,17 +736,17 @@ def _may_need_trim(chunk: pa.Array) -> bool:
     if len(data) == 0:
         return False
     # An empty cell's "first byte" is the next cell's and its "last" the previous one's: looked up
-    # all the same (no filtering copy), at worst a column is trimmed for nothing.
-    starts = np.minimum(offsets[:-1], len(data) - 1)
-    ends = np.maximum(offsets[1:], 1)
-    last = data[ends - 1]
-    if _FIRST[data[starts]].any() or _ASCII_WS[last].any():
+    # all the same (no filtering copy), at worst a column is trimmed for nothing. The positions are
+    # clipped to the buffer by `take` (half the time of clipping them in arrays of their own first).
+    last = data.take(offsets[1:] - 1, mode="clip")
+    if _FIRST.take(data.take(offsets[:-1], mode="clip")).any() or _ASCII_WS.take(last).any():
         return True
     # The last two and three bytes of the cells whose last byte can end a wide space, as numbers
     # (a cell in Chinese often ends so: 是 is E6 98 AF), compared with the wide spaces' in numpy.
-    ends = ends[_WIDE_LAST[last]]
-    if len(ends) == 0:
+    wide = _WIDE_LAST.take(last)
+    if not wide.any():
         return False
+    ends = np.maximum(offsets[1:][wide], 1)
     b1, b2 = data[ends - 1].astype(np.int64), data[np.maximum(ends - 2, 0)].astype(np.int64)
     b3 = data[np.maximum(ends - 3, 0)].astype(np.int64)
     two = np.isin((b2 << 8) | b1, _WIDE_TWO) & (ends >= 2)

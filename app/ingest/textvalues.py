@@ -156,7 +156,11 @@ def remember_distinct(col: pd.Series, texts: pa.Array) -> None:
     if data is None:
         return
     key = id(data)
-    _DISTINCT_TEXTS[key] = (weakref.ref(data, lambda _ref, key=key: _DISTINCT_TEXTS.pop(key, None)), texts)
+
+    def forget(_ref: weakref.ref) -> None:
+        _DISTINCT_TEXTS.pop(key, None)
+
+    _DISTINCT_TEXTS[key] = (weakref.ref(data, forget), texts)
 
 
 def known_distinct(col: pd.Series) -> pa.Array | None:

@@ -152,3 +152,33 @@ def test_the_buffer_tests_answer_what_the_regular_expressions_answer(large):
     chunked = pa.chunked_array([pa.array(["12", "34"], kind), pa.array(["0", "056"], kind)])
     assert (any_leading_zero(chunked), all_digits(chunked)) == (True, True)
     assert expected(hidden) == (False, True)  # what the regular expressions say of it
+
+
+def test_the_buffer_tests_on_random_blocks_with_short_and_empty_cells():
+    """The leading-zero and trim tests read cells' first and last bytes at clipped positions: on random
+    blocks of short cells, empty cells, missing cells and slices, any_leading_zero answers what a
+    regular expression per cell answers, and the trim check finds every cell str.strip would change
+    (it may also answer True for a block whose only suspect is an empty or missing cell's neighbour)."""
+    import re
+
+    import pyarrow as pa
+
+    from app.ingest.textvalues import LEADING_ZERO, any_leading_zero, may_need_trim
+
+    rng = np.random.default_rng(27)
+    pieces = ["0", "1", "+", "-", "7", "a", " ", "\u3000", "中", "\u00a0", "."]
+    leading = re.compile(LEADING_ZERO)
+    for kind in (pa.string(), pa.large_string()):
+        for _ in range(400):
+            n = int(rng.integers(1, 8))
+            cells = [
+                None if rng.random() < 0.15 else "".join(rng.choice(pieces, int(rng.integers(0, 4)))) for _ in range(n)
+            ]
+            start = int(rng.integers(0, n))
+            texts = pa.array(cells, kind).slice(start)
+            present = [c for c in cells[start:] if c is not None]
+            assert any_leading_zero(texts) == any(leading.search(c) for c in present), cells[start:]
+            if any(c != c.strip() for c in present):
+                assert may_need_trim(texts), cells[start:]
+            elif all(cells[start:]):  # no empty or missing cell to stand beside: the answer is exact
+                assert not may_need_trim(texts), cells[start:]

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from app.ingest.textvalues import any_cell_may_match, regex_hits, text_array
+from app.ingest.textvalues import any_cell_may_match, known_distinct, regex_hits, text_array
 from app.ingest.warnings_text import warning
 
 KINDS = ("id_card", "phone", "email", "bank_card", "name", "address")
@@ -240,8 +240,13 @@ def detect_injection(df: pd.DataFrame, max_warnings: int = 10) -> list[str]:
         col = df[column]
         if not (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)):
             continue
+        # Where the type inference kept the column's distinct values, they are searched instead of
+        # every cell (the same answer: each cell is one of them); any hit has every cell searched.
+        distinct = known_distinct(col)
+        if distinct is not None and not _may_hold_instructions(distinct):
+            continue
         texts = text_array(col)
-        if not _may_hold_instructions(texts):
+        if distinct is None and not _may_hold_instructions(texts):
             continue
         rows = np.flatnonzero(_regex_hits(texts))
         for idx in rows:

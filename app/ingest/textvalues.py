@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import warnings
+import weakref
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -135,6 +136,38 @@ class Distinct:
         safe = np.where(self.codes >= 0, self.codes, 0)
         gone = (self.codes < 0) | ~self.keep[safe]
         return pd.Series(self.text.take(pa.array(safe, mask=gone)), dtype="str")
+
+
+# A text column's distinct values, where the type inference found them and kept the column as it was
+# (types._convert_text): keyed by the column's Arrow data (the ChunkedArray a pandas "str" column holds,
+# which the frame built from it shares), dropped with it. Only columns with few distinct values for
+# their rows are kept here (a search over them is a search over every cell, at a fraction of the cost).
+_DISTINCT_TEXTS: dict[int, tuple[weakref.ref, pa.Array]] = {}
+
+
+def _arrow_data(col: pd.Series) -> pa.ChunkedArray | None:
+    data = col.array.__arrow_array__() if hasattr(col.array, "__arrow_array__") else None
+    return data if isinstance(data, pa.ChunkedArray) else None
+
+
+def remember_distinct(col: pd.Series, texts: pa.Array) -> None:
+    """Note that every present cell of `col` (as it is now, Arrow-backed) is one of `texts`."""
+    data = _arrow_data(col)
+    if data is None:
+        return
+    key = id(data)
+
+    def forget(_ref: weakref.ref) -> None:
+        _DISTINCT_TEXTS.pop(key, None)
+
+    _DISTINCT_TEXTS[key] = (weakref.ref(data, forget), texts)
+
+
+def known_distinct(col: pd.Series) -> pa.Array | None:
+    """The distinct texts `remember_distinct` noted for this column's data, or None."""
+    data = _arrow_data(col)
+    entry = _DISTINCT_TEXTS.get(id(data)) if data is not None else None
+    return entry[1] if entry is not None and entry[0]() is data else None
 
 
 def text_array(col: pd.Series) -> pa.Array:
@@ -335,15 +368,15 @@ def any_leading_zero(texts: pa.Array | pa.ChunkedArray) -> bool:
 def _leading_zero_bytes(offsets: np.ndarray, data: np.ndarray) -> bool:
     low = int(offsets[0])
     starts = offsets[:-1] - low
-    # An empty cell's "first byte" is the next cell's (or past the end): its length rules it out below.
-    first = data[np.minimum(starts, len(data) - 1)]
+    # An empty cell's "first byte" is the next cell's (or past the end: `take` clips the position):
+    # its length rules it out below, as it does a cell's second and third bytes where it is shorter.
+    first = data.take(starts, mode="clip")
     candidates = np.flatnonzero((first == ord("0")) | (first == ord("+")) | (first == ord("-")))
     if len(candidates) == 0:
         return False
     starts = starts[candidates]
     lengths = (offsets[1:] - offsets[:-1])[candidates]
-    padded = np.concatenate([data, np.zeros(3, dtype=np.uint8)])  # any cell's first three bytes exist
-    first, second, third = padded[starts], padded[starts + 1], padded[starts + 2]
+    first, second, third = first[candidates], data.take(starts + 1, mode="clip"), data.take(starts + 2, mode="clip")
     signed = (first == ord("+")) | (first == ord("-"))
     zero = np.where(
         signed,
@@ -707,17 +740,17 @@ def _may_need_trim(chunk: pa.Array) -> bool:
     if len(data) == 0:
         return False
     # An empty cell's "first byte" is the next cell's and its "last" the previous one's: looked up
-    # all the same (no filtering copy), at worst a column is trimmed for nothing.
-    starts = np.minimum(offsets[:-1], len(data) - 1)
-    ends = np.maximum(offsets[1:], 1)
-    last = data[ends - 1]
-    if _FIRST[data[starts]].any() or _ASCII_WS[last].any():
+    # all the same (no filtering copy), at worst a column is trimmed for nothing. The positions are
+    # clipped to the buffer by `take` (half the time of clipping them in arrays of their own first).
+    last = data.take(offsets[1:] - 1, mode="clip")
+    if _FIRST.take(data.take(offsets[:-1], mode="clip")).any() or _ASCII_WS.take(last).any():
         return True
     # The last two and three bytes of the cells whose last byte can end a wide space, as numbers
     # (a cell in Chinese often ends so: 是 is E6 98 AF), compared with the wide spaces' in numpy.
-    ends = ends[_WIDE_LAST[last]]
-    if len(ends) == 0:
+    wide = _WIDE_LAST.take(last)
+    if not wide.any():
         return False
+    ends = np.maximum(offsets[1:][wide], 1)
     b1, b2 = data[ends - 1].astype(np.int64), data[np.maximum(ends - 2, 0)].astype(np.int64)
     b3 = data[np.maximum(ends - 3, 0)].astype(np.int64)
     two = np.isin((b2 << 8) | b1, _WIDE_TWO) & (ends >= 2)

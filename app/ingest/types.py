@@ -45,6 +45,7 @@ from app.ingest.textvalues import (
     parse_numbers,
     plain_numbers,
     regex_hits,
+    remember_distinct,
     text_array,
 )
 
@@ -338,7 +339,7 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
     untouched = bool(d.keep.all()) and d.text.equals(d.raw) and col.dtype != object
 
     def text_result() -> pd.Series:
-        return col if untouched else d.expand_text()
+        return _kept(col, d) if untouched else d.expand_text()
 
     if n_present == 0:
         return d.expand_text(), "text", steps
@@ -391,6 +392,18 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
             return d.expand_text(), "category", steps
         return text_result(), "category", steps
     return text_result(), "text", steps
+
+
+DISTINCT_NOTED = 1 << 16
+
+
+def _kept(col: pd.Series, d: Distinct) -> pd.Series:
+    """A text column kept as it is; where it has few distinct values for its rows, they are noted
+    with it for the checks that search every cell (pii.detect_injection searches them instead).
+    At most DISTINCT_NOTED of them, so that what is kept beside a frame stays small."""
+    if len(d) <= DISTINCT_NOTED and len(d) * 4 <= len(col):
+        remember_distinct(col, d.raw)
+    return col
 
 
 # The rows whose distinct values `_settled_free_text` looks at: grown eightfold until they hold more than
@@ -542,12 +555,15 @@ def _looks_like_identifier(texts: pd.Series, weights: np.ndarray, id_named: bool
 def _numeric_result(num: pd.Series, id_named: bool, steps: list) -> tuple[pd.Series, str, list]:
     values = num.to_numpy(dtype="float64", na_value=np.nan)
     # Whole numbers tested by trunc, not x % 1 (a tenth of the time), and on the values themselves
-    # when all are finite (no copy of a million values); the extremes settle most of the rest.
+    # when all are finite (no copy of a million values); the extremes settle most of the rest. The
+    # first values first: a column of fractions shows one there, without a truncated copy of it all.
     is_finite = np.isfinite(values)
     finite = values if is_finite.all() else values[is_finite]
+    head = finite[:1024]
     integral = (
         finite.size > 0
         and finite.size == np.count_nonzero(~np.isnan(values))
+        and bool(np.array_equal(np.trunc(head), head))
         and bool(np.array_equal(np.trunc(finite), finite))
     )
     if integral:

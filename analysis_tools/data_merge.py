@@ -318,6 +318,7 @@ def group_aggregate(
     value_columns: list[str] | None = None,
     agg: Aggregation = "sum",
     aggregations: list[Aggregation] | None = None,
+    compare: list[str] | None = None,
     ctx: ToolContext | None = None,
 ) -> ToolResult:
     """Summarise a table per group (like a spreadsheet subtotal or SQL GROUP BY): one row per group with the row count and the sum/mean/median/count/min/max/number of distinct values of chosen columns, one or several at once; the result is a side table, the active dataset stays.
@@ -327,6 +328,7 @@ def group_aggregate(
         value_columns: The columns to summarise per group; omit to count rows only.
         agg: The one aggregation: sum, mean, median, count (non-missing values), min, max or nunique (distinct values).
         aggregations: Several in one table, replacing agg (e.g. ["mean", "median", "max"]).
+        compare: Two groups to set against each other (e.g. ["East", "West"], ["6月", "1月"]): the first's figure minus the second's, and that difference relative to the second.
     """
     ctx = ctx or ToolContext()
     require_rows(data, ctx)
@@ -354,7 +356,44 @@ def group_aggregate(
             ctx.t("The value columns are entirely missing.", "数值列全部缺失。"),
             hint=ctx.t("Pick other value columns.", "请换其他数值列。"),
         )
-    return _aggregate_result(ctx, out, groups, names, aggs, len(data), missing_keys)
+    result = _aggregate_result(ctx, out, groups, names, aggs, len(data), missing_keys)
+    if compare:
+        _compare_two(result, out, groups, names[0] if names else "n_rows", compare, ctx)
+    return result
+
+
+def _compare_two(
+    result: ToolResult, out: pd.DataFrame, groups: list[str], main: str, compare: list[str], ctx: ToolContext
+) -> None:
+    """The first compared group's figure minus the second's, and relative to it, in the result's metrics and
+    reading ("东门和西门的销量差多少？": 518 − 498 = 20, +4.0%): a difference stated is one this tool computed."""
+    if len(compare) != 2:
+        raise ToolError(
+            "invalid_argument",
+            ctx.t("compare takes exactly two groups.", "compare 需要恰好两个组。"),
+            hint=ctx.t('For example ["East", "West"].', '例如 ["东门", "西门"]。'),
+        )
+    figures = {_group_label(row, groups): row[main] for _, row in out.iterrows()}
+    missing = [g for g in compare if g not in figures]
+    if missing:
+        raise ToolError(
+            "value_not_found",
+            ctx.t(f"No group named {missing[0]!r}.", f"没有名为 {missing[0]!r} 的组。"),
+            hint=ctx.t("Compare two of the groups the table has.", "请比较表中已有的两个组。"),
+            available=list(figures)[:20],
+        )
+    (first, a), (second, b) = ((g, float(figures[g])) for g in compare)
+    result.metrics["difference"] = a - b
+    relative = (a - b) / abs(b) if b else None
+    if relative is not None:
+        result.metrics["relative_difference"] = relative
+    by = f" ({relative:+.1%})" if relative is not None else ""
+    line = ctx.t(
+        f"{first} minus {second}: {fmt_num(a)} − {fmt_num(b)} = {fmt_num(a - b)}{by}.",
+        f"{first} 减 {second}：{fmt_num(a)} − {fmt_num(b)} = {fmt_num(a - b)}{by.replace(' (', '（').replace(')', '）')}。",
+    )
+    result.text = f"{result.text}\n{line}"
+    result.interpretation = f"{result.interpretation} {line}"
 
 
 def _agg_input(data: pd.DataFrame, column: str, agg: str, ctx: ToolContext) -> pd.Series:

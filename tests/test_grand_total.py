@@ -90,3 +90,35 @@ def test_an_order_from_the_highest_down_still_leads_with_the_highest(tmp_path):
     path, frame = shop(tmp_path)
     run, _ = Session(tmp_path, path).ask("Rank the regions by total revenue, from highest to lowest.")
     assert headline(run).lstrip("*").startswith(frame.groupby("Region")["Revenue"].sum().idxmax())
+
+
+@pytest.mark.parametrize(
+    "question, first, second",
+    [
+        ("东门和西门的销量差多少？", "东门", "西门"),
+        ("How much more did 南门 sell than 东门?", "南门", "东门"),
+        ("6月的销量比1月增长了多少？", "6月", "1月"),
+    ],
+)
+def test_two_groups_set_against_each_other_are_their_totals_and_the_difference(tmp_path, question, first, second):
+    """Found in a new user's trial: "东门和西门的销量差多少？" on a row per store and month compared the stores'
+    average months with a p-value, and "6月的销售额比1月增长了多少？" the average rows of two months. Their totals
+    are asked, and the difference, which group_aggregate computes (compare), so the check finds it."""
+    path, frame = months_by_store(tmp_path)
+    run, calls = Session(tmp_path, path).ask(question)
+    column = "月份" if first.endswith("月") else "门店"
+    totals = frame.groupby(column)["销量"].sum()
+    a, b = int(totals[first]), int(totals[second])
+    said = headline(run).lstrip("*")
+    [aggregate] = [c for c in calls if c.tool == "group_aggregate"]
+    assert aggregate.arguments["compare"] == [first, second]
+    if question.isascii():
+        assert (
+            f"Total 销量: {first} {a:,}, {second} {b:,} — {first} {abs(a - b):,} {'more' if a >= b else 'less'}" in said
+        )
+    else:
+        assert said.startswith(
+            f"{first} 的 销量 合计 {a:,}，{second} {b:,}：{first} {'多' if a >= b else '少'} {abs(a - b):,}"
+        )
+    assert f"{(a - b) / b:+.1%}" in said, said
+    assert not any(c.tool == "compare_groups" for c in calls)

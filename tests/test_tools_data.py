@@ -388,6 +388,29 @@ def test_group_aggregate_matches_r_aggregate():
     assert total.metrics["count_sum.total"] == rdata("InsectSprays")["count"].sum()
 
 
+def test_group_aggregate_compares_two_groups_totals():
+    """`compare`: the first group's figure less the second's, and relative to the second, as R's
+    with(InsectSprays, sum(count[spray == "C"]) - sum(count[spray == "A"])) gives them (25 - 174)."""
+    sprays = rdata("InsectSprays")
+    result = run_tool(
+        "group_aggregate", sprays, group_columns=["spray"], value_columns=["count"], agg="sum", compare=["C", "A"]
+    )
+    assert_step(result)
+    a, c = sprays.loc[sprays["spray"] == "A", "count"].sum(), sprays.loc[sprays["spray"] == "C", "count"].sum()
+    assert (a, c) == (174, 25)
+    assert result.metrics["difference"] == c - a
+    assert result.metrics["relative_difference"] == pytest.approx((c - a) / a)
+    assert "C minus A: 25 − 174 = -149 (-85.6%)" in result.text
+    assert_error(
+        run_tool("group_aggregate", sprays, group_columns=["spray"], value_columns=["count"], compare=["C", "Z"]),
+        "value_not_found",
+    )
+    assert_error(
+        run_tool("group_aggregate", sprays, group_columns=["spray"], value_columns=["count"], compare=["C"]),
+        "invalid_argument",
+    )
+
+
 def test_totals_by_calendar_period_record_the_change_from_the_first_period_to_the_last():
     """Totals per month (as date_part writes months): the change from the first month to the last is part
     of the result, so a reading of them over time cites a number the analysis computed (issue 28)."""

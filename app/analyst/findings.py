@@ -22,6 +22,7 @@ from app.analyst.headlines import (
     missing_headline,
     named_group_headline,
     named_total_headline,
+    pair_total_headline,
     paired_headline,
     period_headline,
     proportion_headline,
@@ -130,6 +131,9 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         # "北京店的广告费用一共多少？": the group asked about leads, the others beside it
         if len(plan.values) == 1 and (named := named_total_headline(metric, str(plan.values[0]), result.metrics, zh)):
             return named
+        # "东门和西门的销量差多少？": the two groups asked about, the first against the second
+        if len(plan.values) == 2 and (pair := pair_total_headline(metric, *map(str, plan.values), result.metrics, zh)):
+            return pair
     return total_headline(
         metric,
         group,

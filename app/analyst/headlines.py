@@ -203,6 +203,23 @@ def named_total_headline(metric: str, named: str, metrics: dict[str, Any], zh: b
     )
 
 
+def pair_total_headline(metric: str, first: str, second: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'东门 的 销量 合计 518，西门 498：东门 多 20（+4.0%）。' — the totals of the two groups a question sets
+    against each other ("东门和西门的销量差多少？", "6月比1月增长了多少？") and the first's difference from the
+    second, as group_aggregate's `compare` computed it; None when it did not."""
+    totals, _ = _group_totals(metric, metrics)
+    difference, relative = metrics.get("difference"), metrics.get("relative_difference")
+    if first not in totals or second not in totals or difference is None:
+        return None
+    a, b = totals[first], totals[second]
+    by = f"{float(relative):+.1%}" if relative is not None else ""
+    if zh:
+        more, change = ("多" if difference >= 0 else "少"), (f"（{by}）" if by else "")
+        return f"{first} 的 {metric} 合计 {fmt_num(a)}，{second} {fmt_num(b)}：{first} {more} {fmt_num(abs(difference))}{change}。"
+    more, change = ("more" if difference >= 0 else "less"), (f" ({by})" if by else "")
+    return f"Total {metric}: {first} {fmt_num(a)}, {second} {fmt_num(b)} — {first} {fmt_num(abs(difference))} {more}{change}."
+
+
 def top_average_headline(
     metric: str, group: str, metrics: dict[str, Any], zh: bool, top: tuple[int, bool]
 ) -> str | None:

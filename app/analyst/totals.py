@@ -194,7 +194,8 @@ def total_steps(plan: Plan, question: str, columns: list[Column], spans: Spans, 
     periods = {name for _, _, name in period_group_places(question.lower(), columns)}
     # "每个门店的销量是多少？", "how much revenue did each store make": an amount per group, over rows that are
     # periods or orders, is the group's total (its average month would be another question)
-    amount = over_periods and asks_amount(question) and asks_each_group(question, columns)
+    # "东门和西门的销量差多少？", "6月的销售额比1月增长了多少？": two groups named, an amount asked of each: their totals
+    amount = over_periods and asks_amount(question) and (asks_each_group(question, columns) or len(plan.values) == 2)
     summed = ranked or ((dimension in periods or amount) and additive(metric, columns) and not per_row)
     asked = asks_total(question) and not per_row
     if not ((asked or summed or counted) and dimension):
@@ -208,5 +209,7 @@ def total_steps(plan: Plan, question: str, columns: list[Column], spans: Spans, 
     by_period = dimension in periods or is_period_column(grouping)
     plan.kind_default = "mean" if ranked and not (by_period or asked or counted) else None
     add_total_steps(plan, metric, dimension, zh)
+    if len(plan.values) == 2 and not counted:  # "东门和西门的销量差多少？": the first's total less the second's
+        plan.steps[-1].arguments["compare"] = [str(v) for v in plan.values]
     plan.steps.append(Step("plot_bar", {"x_column": dimension, "y_column": metric, "agg": "sum"}, evidence=False))
     return True

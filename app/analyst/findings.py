@@ -132,7 +132,9 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         if len(plan.values) == 1 and (named := named_total_headline(metric, str(plan.values[0]), result.metrics, zh)):
             return named
         # "东门和西门的销量差多少？": the two groups asked about, the first against the second
-        if len(plan.values) == 2 and (pair := pair_total_headline(metric, *map(str, plan.values), result.metrics, zh)):
+        if len(plan.values) == 2 and (
+            pair := pair_total_headline(metric, str(plan.values[0]), str(plan.values[1]), result.metrics, zh)
+        ):
             return pair
     return total_headline(
         metric,

@@ -68,3 +68,24 @@ def test_a_named_measure_or_two_yes_no_columns_take_no_assumed_rate():
     two = {**DEPOTS, "columns": [*DEPOTS["columns"], {"name": "Fragile?", "type": "boolean", "levels": 2}]}
     plan = plan_analysis("How often does each Depot miss its slot?", two, zh=False)
     assert plan.metric != "Late?" or next(s for s in plan.provenance.sources if s.role == "outcome").how != "semantic"
+
+
+SHOPS = {
+    "name": "shops",
+    "rows": 18,
+    "columns": [
+        {"name": "门店", "type": "category", "levels": 3, "values": ["东门", "西门", "南门"]},
+        {"name": "销量", "type": "integer", "minimum": 50.0, "maximum": 150.0},
+        {"name": "销售额", "type": "integer", "minimum": 900.0, "maximum": 3300.0},
+    ],
+}
+
+
+def test_a_share_of_a_measure_named_by_its_family_word_is_that_measures_share():
+    """A new user's trial: "What share of total sales does each store have?" on 销量 and 销售额 answered each
+    store's share of the rows: "sales" names 销售额 by its metric family (revenue, sales, 营业额 …) — the word
+    the analyst already reads for the measure elsewhere — yet the share took no measure as named."""
+    plan = plan_analysis("What share of total sales does each store have?", SHOPS, zh=False)
+    assert (plan.kind, plan.metric, plan.dimension) == ("share", "销售额", "门店")
+    plan = plan_analysis("各门店的订单占比是多少？", SHOPS, zh=True)  # orders: no column of that family
+    assert (plan.kind, plan.metric) == ("share", None)

@@ -79,7 +79,7 @@ from app.understanding.outcome import Outcome, measure_names, rate_outcome
 from app.understanding.profile_reading import count_weights
 from app.understanding.reading import Reading, read_question
 from app.understanding.repeated_design import repeated_design
-from app.understanding.role_sources import Provenance, Source, counted_measure, unmatched_words
+from app.understanding.role_sources import Provenance, Source, counted_measure, same_family, unmatched_words
 from app.understanding.roles import Roles, groups_rows, named_values, regression_roles, superlative_measure
 from app.understanding.text import tagged_words
 from app.understanding.wide_pairs import marked_change, marker_columns, wide_pair
@@ -483,7 +483,8 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
         return True
     if dimension and chose in (None, "share") and asks_share(question):
         # no measure named ("各渠道占订单的比例"): each group's share of the rows, not of a default number
-        counted = not (p.chosen or plan.metric in p.named)
+        # (a word of the measure's family names it too: "what share of total sales" is 销售额's share)
+        counted = not (p.chosen or plan.metric in p.named or (plan.metric and same_family(question, plan.metric)))
         share_steps(plan, question, columns, named, dimension, zh, counted)
         return True
     return total_steps(plan, question, columns, p.spans, p.dated, zh)

@@ -113,6 +113,11 @@ def test_time_window_gate():
     assert found.topic.startswith("window.") and len(found.options) == 4
     assert gate("Compare revenue_net in January 2024 with February 2024") is None
     assert gate("revenue_net 环比怎么样？", language="zh").topic.startswith("window.")
+    assert gate("revenue_net 比上个月涨了吗？", language="zh").topic.startswith("window.")
+    # 和/比 + 上 is a period only with the period after it: "北京店和上海店" are two shops (a new user's trial)
+    assert not (found := gate("北京店和上海店的revenue_net差多少？", language="zh")) or not found.topic.startswith(
+        "window."
+    )
 
 
 def test_before_and_after_columns_are_not_two_periods_to_choose():

@@ -476,6 +476,13 @@ def dataset_summary(dataset: Dataset, frame: pd.DataFrame | None = None) -> dict
     selected = info.get("selected_sheet")
     if others := [str(s["name"]) for s in info.get("sheets") or [] if s.get("name") != selected and s.get("rows")]:
         summary["other_sheets"] = others
+        # those laid out like the one read (a sheet per shop or month): a question naming one is about its rows
+        width = next((s.get("columns") for s in info.get("sheets") or [] if s.get("name") == selected), None)
+        alike = [
+            str(s["name"]) for s in info.get("sheets") or [] if str(s["name"]) in others and s.get("columns") == width
+        ]
+        if width and alike:
+            summary["sheets_alike"] = alike
     # a table an analysis made (is_derived, its first version): not offered as data to pick from
     if getattr(dataset, "version", 1) == 1 and getattr(dataset, "parent_id", None) is not None:
         summary["derived"] = True

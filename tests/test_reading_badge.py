@@ -183,3 +183,24 @@ def test_a_question_naming_another_sheet_of_the_book_is_answered_on_that_sheet(c
     run_id, _ = ask(client, ws, "东门的销量合计是多少？")
     report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
     assert not any("东门" in line and "工作表" in line for line in report["reading"].get("assumed", []))
+
+
+def test_a_sheet_of_another_kind_named_by_a_word_of_the_question_is_not_turned_to(client: TestClient) -> None:
+    """A book of orders with a one-column "Summary" sheet: "Give me a summary of revenue by region" uses the
+    word for itself, not the sheet. Only a sheet laid out like the one read (as many columns: a sheet per
+    shop or month) is turned to; the sheet "Summary" stays where it is."""
+    book = io.BytesIO()
+    rng = np.random.default_rng(4)
+    orders = pd.DataFrame({"Region": ["East", "West", "North"] * 10, "Revenue": rng.integers(100, 900, 30)})
+    with pd.ExcelWriter(book) as writer:
+        orders.to_excel(writer, sheet_name="Orders", index=False)
+        pd.DataFrame({"Note": ["Revenue is in USD."]}).to_excel(writer, sheet_name="Summary", index=False)
+    ws = new_workspace(client)
+    assert upload(client, ws, "orders.xlsx", book.getvalue()).status_code in (200, 201)
+    run_id, _ = ask(client, ws, "Give me a summary of revenue by region")
+    report = client.get(f"/api/workspaces/{ws}/report.json?run={run_id}").json()
+    assert not any(c["tool"] == "select_sheet" for c in report["tool_calls"]), report["tool_calls"]
+    from app.workspaces import active_datasets
+
+    with client.app.state.db.session() as session:
+        assert [d.sheet for d in active_datasets(session, ws)] == ["Orders"]

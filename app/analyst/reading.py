@@ -482,8 +482,13 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
 
 
 def _names(question: str, sheet: Any) -> bool:
-    """Whether the question names the sheet as written (a name of two characters or more)."""
-    return isinstance(sheet, str) and len(sheet.strip()) >= 2 and sheet.casefold() in question.casefold()
+    """Whether the question names the sheet as written (a name of two characters or more; a name in letters
+    as a whole word: the sheet "Total" is not named by "totals")."""
+    if not isinstance(sheet, str) or len(sheet.strip()) < 2:
+        return False
+    if sheet.isascii():
+        return re.search(rf"(?<![A-Za-z0-9]){re.escape(sheet.strip())}(?![A-Za-z0-9])", question, re.I) is not None
+    return sheet.casefold() in question.casefold()
 
 
 def _read_plan(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str:

@@ -15,12 +15,16 @@ SELECT_SHEET = "select_sheet"
 
 
 def sheet_turns(datasets: list[dict[str, Any]], view: TurnView) -> ToolCalls:
-    """The select_sheet call of the one sheet the question names, once a turn; none when it names none,
-    or several (which one the question is about is then the user's to say: the answer marks it assumed)."""
+    """The select_sheet call of the one sheet the question names, once a turn, where that sheet is laid out
+    like the one read (as many columns: a sheet per shop or month); none when it names none, several (which
+    one is the user's to say), or a sheet of another kind (a "Summary" or "Notes" sheet named by a word the
+    question uses for itself): the answer then says which sheet it read, as an assumed reading."""
     if SELECT_SHEET in view.called:
         return []
     for dataset in datasets:
-        if len(sheets := named_sheets(view.question, dataset)) == 1:
+        if len(sheets := named_sheets(view.question, dataset)) == 1 and sheets[0] in (
+            dataset.get("sheets_alike") or []
+        ):
             return [(SELECT_SHEET, {"sheet": sheets[0], "dataset": dataset["name"]})]
     return []
 

@@ -521,8 +521,13 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
         kind = kind or "proportion"
     if plan.kind == "per_unit" and (rate := _rate_made(plan)):
         # a rate made for the question (data_tasks.per_unit_plan): what it is per, not "a summary" of its top
+        whole = any(s.tool == "group_aggregate" and not s.arguments.get("group_columns") for s in plan.steps)
         by_kind["per_unit"] = (
-            (f"{rate} by {g}", f"按 {g} 计算 {rate}") if g else (f"the average {rate}", f"{rate} 的平均值")
+            (f"{rate} by {g}", f"按 {g} 计算 {rate}")
+            if g
+            else (f"{rate} over all rows (total over total)", f"{rate}（全部合计之比）")
+            if whole
+            else (f"the average {rate}", f"{rate} 的平均值")
         )
         kind = "per_unit"
     if plan.kind == "passing":  # scope.passing_steps: the things the rows past a cut hold

@@ -12,9 +12,9 @@ import pandas as pd
 from app.analyst.scope import cut_column
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.understanding import vocabulary as shared_vocabulary
-from app.understanding.general_words import counts_rows
 from app.understanding.bilingual import is_classifier, names_a_quantity
 from app.understanding.column_forms import money_unit
+from app.understanding.general_words import counts_rows
 from app.understanding.kinds import (
     DIFFERENCE,
     EACH,
@@ -362,7 +362,12 @@ def per_unit_plan(
         return plan
     summary = f"{dataset}_summary"  # the name group_aggregate's side table is stored under (analysis_tools.tables)
     # no grouping (a price per thing counted): the whole table's totals, one row ("每件卖多少钱": 销售额 ÷ 销量)
-    totals = {"dataset": dataset, "group_columns": [group] if group else [], "value_columns": [top, bottom], "agg": "sum"}
+    totals = {
+        "dataset": dataset,
+        "group_columns": [group] if group else [],
+        "value_columns": [top, bottom],
+        "agg": "sum",
+    }
     plan.steps.append(
         Step("group_aggregate", totals, "", evidence=False, prep=True)  # no task: the rate below answers
     )
@@ -422,7 +427,10 @@ def _other_total(columns: list[Column], numbers: set[str], counts: set[str], uni
     others = [
         str(c["name"])
         for c in columns
-        if c["name"] in numbers and c["name"] != unit and c["name"] not in counts and not is_level(str(c["name"]), columns)
+        if c["name"] in numbers
+        and c["name"] != unit
+        and c["name"] not in counts
+        and not is_level(str(c["name"]), columns)
     ]
     return others if len(others) == 1 else []
 

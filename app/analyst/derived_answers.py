@@ -46,8 +46,8 @@ def whole_rate_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) 
         return None
     top, bottom = totals.arguments["value_columns"][:2]
     if zh:
-        return f"{name} 为 {fmt_num(rate)}（全部行的 {top} 合计除以 {bottom} 合计）。"
-    return f"{name} is {fmt_num(rate)} (total {top} over total {bottom}, all rows)."
+        return f"{name} 为 {fmt_num(rate)}（{top} 合计除以 {bottom} 合计）。"
+    return f"{name} is {fmt_num(rate)} (total {top} over total {bottom})."
 
 
 def row_rate_note(zh: bool) -> str:

@@ -273,6 +273,7 @@ def _task_plan(p: Planning) -> Plan | None:
     ranked_by = choose_dimension(columns, p.grouping, p.implied, None)
     name, add_column = str(p.dataset.get("name") or ""), bool(DERIVE.search(question))
     if not add_column and (price := per_unit_plan(question, columns, spans, name, zh, False, ranked_by, True)):
+        price.filters = time_filter(question, columns)  # "去年每件卖多少钱": the kept rows' totals (turn_plan)
         return price  # "每件卖多少钱": a price per thing counted, not a count of rows (data_tasks)
     # "每个地点各有几天": each group's count; the grouping no word named stands in (a default, shown and asked
     # or taken for the words: open_role) only where the question asks for groups

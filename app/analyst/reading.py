@@ -44,6 +44,7 @@ from app.analyst.scope import describe_condition
 from app.analyst.steps import Plan
 from app.understanding.dataset_choice import Choice
 from app.understanding.kinds import MEAN_WORDS
+from app.understanding.named_months import relative_period
 from app.understanding.role_sources import NO_FILTER, Provenance, Source
 from app.understanding.roles import WEAK_KINDS
 
@@ -454,8 +455,18 @@ def pinned_filter(answer: str | None, columns: list[dict[str, Any]]) -> tuple[st
 
 
 def filter_text(plan: Plan, zh: bool) -> str:
-    """The plan's filters as the answer says them ("Channel = Online, 月份 in 2024")."""
-    return ("，" if zh else ", ").join(describe_condition(c, zh) for c in plan.filters)
+    """The plan's filters as the answer says them ("Channel = Online, 月份 in 2024"); a period the question
+    named relative to the data's last date with what it was taken as ("日期 在 去年 = 2023 年")."""
+    question = plan.provenance.question if plan.provenance else ""
+    relative = relative_period(question) if question else None
+    shown = []
+    for condition in plan.filters:
+        text = describe_condition(condition, zh)
+        before, joint, taken = text.partition(" 在 " if zh else " in ")
+        if relative and condition["op"] == "between" and taken:  # "日期 在 去年 = 2023 年"
+            text, relative = f"{before}{joint}{relative.said} = {taken}", None
+        shown.append(text)
+    return ("，" if zh else ", ").join(shown)
 
 
 READ_AS = ("Read as: ", "理解为：")  # how the read-as sentence begins, English and Chinese
@@ -525,7 +536,7 @@ def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str
         by_kind["per_unit"] = (
             (f"{rate} by {g}", f"按 {g} 计算 {rate}")
             if g
-            else (f"{rate} over all rows (total over total)", f"{rate}（全部合计之比）")
+            else (f"{rate} (total over total)", f"{rate}（合计之比）")
             if whole
             else (f"the average {rate}", f"{rate} 的平均值")
         )

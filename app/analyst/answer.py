@@ -157,7 +157,7 @@ def _findings(plan: Plan, view: TurnView, zh: bool) -> tuple[list[str], list[str
             if step.tool == "rank_values":
                 text = per_unit_headline(step, result, plan, zh) or text  # type: ignore[arg-type]
             elif step.tool == "describe_columns":
-                whole = whole_rate_headline(step, result, plan, zh) if result else None  # type: ignore[arg-type]
+                whole = whole_rate_headline(step, result, plan, zh) if result else None
                 text = whole or text.rstrip("。.") + row_rate_note(zh) + ("。" if zh else ".")
         if text:
             findings.append(text)

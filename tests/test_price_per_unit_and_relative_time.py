@@ -88,7 +88,9 @@ def test_relative_periods_are_read(question, back, unit):
     assert period is not None and (period.back, period.unit) == (back, unit)
 
 
-@pytest.mark.parametrize("question", ["每月的销量", "上半年的销售额", "the last 3 months", "每年哪个月最多", "2023年的销量"])
+@pytest.mark.parametrize(
+    "question", ["每月的销量", "上半年的销售额", "the last 3 months", "每年哪个月最多", "2023年的销量"]
+)
 def test_no_relative_period(question):
     assert relative_period(question) is None
 
@@ -111,6 +113,11 @@ DATES = [{"name": "日期", "type": "datetime", "first": "2023-01-02", "last": "
 )
 def test_relative_time_filters_the_dates(question, value):
     assert time_filter(question, DATES) == [{"column": "日期", "op": "between", "value": value}]
+
+
+def test_a_column_named_with_a_relative_period_is_no_filter():
+    columns = [*DATES, {"name": "Visits Last Month", "type": "integer"}]
+    assert time_filter("By how many Visits Last Month?", columns) == []
 
 
 # --- a price per thing counted: the plan ----------------------------------------------------------------------
@@ -143,7 +150,9 @@ pytestmark_slow = pytest.mark.slow
 def test_price_per_piece_of_the_whole_table_zh(tmp_path, books):
     frame = pd.read_excel(books["zh"])
     run, calls = Session(tmp_path, books["zh"]).ask("每件卖多少钱？")
-    assert call(calls, "describe_columns").metrics["销售额 ÷ 销量.mean"] == pytest.approx(ratio(frame, "销售额", "销量"))
+    assert call(calls, "describe_columns").metrics["销售额 ÷ 销量.mean"] == pytest.approx(
+        ratio(frame, "销售额", "销量")
+    )
     assert "理解为：销售额 ÷ 销量" in run.answer
     assert fmt_num(ratio(frame, "销售额", "销量")) in bold_lines(run.answer)[0]
 

@@ -459,6 +459,8 @@ def filter_text(plan: Plan, zh: bool) -> str:
     named relative to the data's last date with what it was taken as ("日期 在 去年 = 2023 年")."""
     question = plan.provenance.question if plan.provenance else ""
     relative = relative_period(question) if question else None
+    used = " ".join(str(v) for s in plan.steps for v in s.arguments.values()).lower()
+    relative = None if relative and relative.said.lower() in used else relative  # a column's name: "Visits Last Month"
     shown = []
     for condition in plan.filters:
         text = describe_condition(condition, zh)

@@ -81,6 +81,8 @@ def time_filter(question: str, columns: list[Column]) -> list[Condition]:
     if months is None and (recent := recent_stretch(question)):
         return _recent_filter(date, column, recent)
     relative = None if year or (months and months.year) else relative_period(question)
+    if relative and any(relative.said.lower() in str(c["name"]).lower() for c in columns):
+        relative = None  # "Visits Last Month": the words name a column, not a period to keep
     if relative and (months is None or relative.unit == "Y"):  # "去年", "上个月"; "去年3月": March of that year
         period = relative_span(relative, column)
         if period is None:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from app.understanding import vocabulary
-from app.understanding.text import COUNT_WORDS_EN, COUNT_WORDS_ZH
+from app.understanding.text import COUNT_WORDS_EN, COUNT_WORDS_ZH, tagged_words
 
 # March -> 3, Mar -> 3, Sept -> 9 (lower case)
 _EN_MONTHS = {name.lower(): i for i in range(1, 13) for name in (calendar.month_name[i], calendar.month_abbr[i])}
@@ -184,7 +184,9 @@ class Relative:
 
 def relative_period(question: str) -> Relative | None:
     """The calendar period a question names relative to now ("去年", "上个月", "this quarter"); None when none."""
-    if match := _RELATIVE_ZH.search(question):
+    starts = {start for _, _, start, _ in tagged_words(question)} if _RELATIVE_ZH.search(question) else set()
+    # the words begin a word of the segmenter's: 以上年龄 (以上 / 年龄) and 成本月报 say no period
+    if match := next((m for m in _RELATIVE_ZH.finditer(question) if m.start() in starts), None):
         if match.group("year"):
             return Relative(_BACK[match.group("year")], "Y", match.group(0), match.span())
         back = 1 if match.group("deixis").startswith("上") else 0

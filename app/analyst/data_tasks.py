@@ -418,6 +418,10 @@ def _counted_by_classifier(question: str, each: re.Match[str], spans: Spans, cou
         return None
     if any(start in (at + 1, at + 2) for start, _, _ in spans):  # 每个门店, 每家的门店
         return None
+    # the measure word stands for the thing ("每件卖多少钱", "每件的售价"): no noun follows it (每家店, 每瓶酒)
+    after = next(((tag, start) for _, tag, start, end in tagged_words(question) if end > at + 1), None)
+    if after is None or after[1] != at + 1 or after[0].startswith("n"):
+        return None
     return next(iter(counts))
 
 

@@ -409,8 +409,11 @@ def _count_columns(columns: list[Column], numbers: set[str]) -> set[str]:
 def _counted_by_classifier(question: str, each: re.Match[str], spans: Spans, counts: set[str]) -> str | None:
     """The count a "每" + measure word asks per ("每件多少钱", "平均每瓶", "每个多少钱"): the table's one count of
     things (_count_columns), where the measure word is no period (每天, 每月), no unit of the rows (每单, 每人:
-    kinds.PER_UNIT, their average) and goes before no column's name (每个门店: a breakdown by 门店)."""
+    kinds.PER_UNIT, their average), goes before no column's name (每个门店: a breakdown by 门店) nor any noun, and
+    where the question does not ask about the count itself ("每种的平均销量")."""
     if len(counts) != 1 or PER_UNIT.match(question, each.start()):
+        return None
+    if counts & {name for _, _, name in spans}:  # "每种的平均销量": the count itself is asked about, per kind
         return None
     at = each.end() + (question[each.end() : each.end() + 1] == "一")  # 每一件
     word = question[at : at + 1]

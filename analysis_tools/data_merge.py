@@ -324,7 +324,7 @@ def group_aggregate(
     """Summarise a table per group (like a spreadsheet subtotal or SQL GROUP BY): one row per group with the row count and the sum/mean/median/count/min/max/number of distinct values of chosen columns, one or several at once; the result is a side table, the active dataset stays.
 
     Args:
-        group_columns: The column(s) that define the groups (e.g. ["Region"] or ["Region", "Month"]).
+        group_columns: The column(s) that define the groups (e.g. ["Region"] or ["Region", "Month"]); [] for one row of the whole table (the grand totals).
         value_columns: The columns to summarise per group; omit to count rows only.
         agg: The one aggregation: sum, mean, median, count (non-missing values), min, max or nunique (distinct values).
         aggregations: Several in one table, replacing agg (e.g. ["mean", "median", "max"]).
@@ -336,6 +336,8 @@ def group_aggregate(
     values = [v for v in dict.fromkeys(value_columns or []) if v not in groups]
     aggs: list[str] = list(dict.fromkeys(aggregations or [agg]))
     work = {f"g{i}": data[g] for i, g in enumerate(groups)}
+    if not groups:  # the whole table as one group: its grand totals, in a row labelled "All"
+        groups, work = [ctx.t("All", "全部")], {"g0": pd.Series(ctx.t("All rows", "全部行"), index=data.index)}
     # one input per value column and aggregation: a sum needs numbers, a count takes any values
     inputs = {(v, a): _agg_input(data, v, a, ctx) for v in values for a in aggs}
     for (v, a), series in inputs.items():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.analyst.derived_answers import count_headline, per_unit_headline, row_rate_note
+from app.analyst.derived_answers import count_headline, per_unit_headline, row_rate_note, whole_rate_headline
 from app.analyst.findings import finding
 from app.analyst.reading import (
     MODEL_TOOLS,
@@ -157,7 +157,8 @@ def _findings(plan: Plan, view: TurnView, zh: bool) -> tuple[list[str], list[str
             if step.tool == "rank_values":
                 text = per_unit_headline(step, result, plan, zh) or text  # type: ignore[arg-type]
             elif step.tool == "describe_columns":
-                text = text.rstrip("。.") + row_rate_note(zh) + ("。" if zh else ".")
+                whole = whole_rate_headline(step, result, plan, zh) if result else None
+                text = whole or text.rstrip("。.") + row_rate_note(zh) + ("。" if zh else ".")
         if text:
             findings.append(text)
         elif result and not result.ok and step.task:

@@ -12,6 +12,8 @@ import pandas as pd
 from app.analyst.scope import cut_column
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.understanding import vocabulary as shared_vocabulary
+from app.understanding.bilingual import is_classifier, names_a_quantity
+from app.understanding.column_forms import money_unit
 from app.understanding.general_words import counts_rows
 from app.understanding.kinds import (
     DIFFERENCE,
@@ -19,6 +21,7 @@ from app.understanding.kinds import (
     HOW_MANY,
     MEAN_WORDS,
     NEGATION,
+    PER_UNIT,
     RATE,
     TIME_UNITS,
     YEAR,
@@ -31,7 +34,7 @@ from app.understanding.kinds import (
 from app.understanding.language import local_text as _t
 from app.understanding.named_months import named_months, recent_stretch
 from app.understanding.outcome import measure_names
-from app.understanding.profile_reading import NUMERIC, count_weights
+from app.understanding.profile_reading import NUMERIC, count_weights, is_level
 from app.understanding.repeated_design import Repeated
 from app.understanding.roles import UNITS, groups_rows, named_values
 from app.understanding.text import is_cjk, split_unit, tagged_words
@@ -261,6 +264,7 @@ def per_unit_plan(
     zh: bool,
     add_column: bool = False,
     ranked_by: str | None = None,
+    counts_only: bool = False,
 ) -> Plan | None:
     """A rate per unit of another number ("fuel per 100 km by depot", "每公里成本"): the number named right
     after "per"/"每" (by its name, or by the unit in its brackets: km ↔ Distance (km)) divides another
@@ -269,7 +273,10 @@ def per_unit_plan(
     one, the rate row by row, averaged (a new column of the dataset, then its description). The groups'
     rates are read back ranked (rank_values, which makes no table). "Km per hour" of a column in minutes
     converts the units (× 60). With `add_column` ("add a column with each delivery's speed in km per
-    hour") the rate is only added, row by row, as the data task asks. `ranked_by`: the grouping the
+    hour") the rate is only added, row by row, as the data task asks. Per a count of things (销量, Units:
+    "每件卖多少钱", "revenue per unit sold") the rate is a price: the totals' ratio, of each group or of the whole
+    table; `counts_only` plans only those (asked before a count of rows: "每件卖多少钱" asks no "how many").
+    `ranked_by`: the grouping the
     planner would rank by when the question asks which group is highest or lowest and names none ("which
     two kinds of service bring in the most money per hour": its groups' rates, not one average)."""
     # measurements only: "each chick" names a code (an id), not a unit of anything
@@ -278,12 +285,14 @@ def per_unit_plan(
     # what a rate is per is a quantity measured in a unit ("Distance (km)", "里程（公里）"), not what the
     # rows count ("each chick", "per customer": the average of the rows, kinds.PER_UNIT)
     measured = {name for name in numbers if split_unit(name)[1] or _counted_in_time(name)}
+    # or a count of things (销量, Units, 件数): "每件多少钱", "revenue per unit sold" divide by it (ratio of totals)
+    counts = _count_columns(columns, numbers)
     for each in EACH.finditer(question):  # "each delivery's speed in km per hour": the "per" a unit follows
         scale_match = _PER_SCALE.match(question, each.end())
         after = scale_match.end() if scale_match else each.end()
         unit = next((name for start, _, name in spans if after <= start <= after + 1 and name in numbers), None)
         unit = unit or _named_by_unit(question[after:], columns)
-        unit = unit if unit in measured else None
+        unit = unit if unit in measured or unit in counts else None
         scale_word, per_time = (scale_match.group(1) or "").lower() if scale_match else "", ""
         scale = _SCALE_WORDS.get(scale_word) or (float(scale_word) if scale_word else 1.0)
         before = re.findall(r"\w+", question[: each.start()])
@@ -306,7 +315,11 @@ def per_unit_plan(
             # "the fee per day" of rows that each run from one date to another (a hire, a stay): the days of
             # each row's span, a column made first, are what the rate is per — not each calendar day's total
             days_step, (unit, per_time) = days[1], (days[0], days[2])
+        if unit is None and timed is None and not days_step:
+            unit = _counted_by_classifier(question, each, spans, counts)  # "每件": the table's one count
         over = [name for _, _, name in spans if name in numbers and name != unit]
+        if not over and unit in counts:  # "每件卖多少钱": what else the rows add up, when only one thing is
+            over = _other_total(columns, numbers, counts, unit)
         if not over and by_unit and by_unit != unit:
             over = [by_unit]  # "km per hour": the number whose unit is named before "per"
         if unit is not None and over:
@@ -324,6 +337,11 @@ def per_unit_plan(
     name = f"{top} per {per_time}" if per_time else f"{top} per {per}{bottom}"  # "Distance (km) per hour"
     if days_step:  # named in the sheet's language, whichever the question was asked in
         name = f"每天{top}" if is_cjk(top[0]) else f"{top} per day"  # "每天租金（元）", "Fee per day"
+    totals_only = bottom in counts and not per_time and scale == 1  # a price per thing counted: totals over totals
+    if counts_only and not totals_only:
+        return None
+    if totals_only:
+        name = f"{top} ÷ {bottom}"  # "销售额 ÷ 销量": what was divided, in either language
     multiply = f" * {scale}" if scale != 1 else ""
     made = [days_step] if days_step else []  # the days of each row's span come first: the rate divides by them
     plan = Plan(top, group, [Step("profile_dataset", {}, evidence=False), *made], kind="per_unit")
@@ -336,7 +354,7 @@ def per_unit_plan(
             [*made, Step("derive_column", arguments, _t(zh, f"Add the column {name}", f"新增列 {name}"))],
             kind="derive",
         )
-    if group is None:  # no grouping: each row's rate, then their average
+    if group is None and not totals_only:  # no grouping: each row's rate, then their average
         plan.derived = dataset
         derive = {"new_column_name": name, "expression": f"`{top}` / `{bottom}`{multiply}", "output": dataset}
         subject = _t(zh, f"Add {name}, row by row", f"逐行新增列 {name}")
@@ -345,7 +363,13 @@ def per_unit_plan(
         plan.steps.append(Step("describe_columns", {"columns": [name]}, describe))
         return plan
     summary = f"{dataset}_summary"  # the name group_aggregate's side table is stored under (analysis_tools.tables)
-    totals = {"dataset": dataset, "group_columns": [group], "value_columns": [top, bottom], "agg": "sum"}
+    # no grouping (a price per thing counted): the whole table's totals, one row ("每件卖多少钱": 销售额 ÷ 销量)
+    totals = {
+        "dataset": dataset,
+        "group_columns": [group] if group else [],
+        "value_columns": [top, bottom],
+        "agg": "sum",
+    }
     plan.steps.append(
         Step("group_aggregate", totals, "", evidence=False, prep=True)  # no task: the rate below answers
     )
@@ -358,10 +382,66 @@ def per_unit_plan(
     }
     subject = _t(zh, f"{name}: total {top} over total {bottom}", f"{name}：{top}合计除以{bottom}合计")
     plan.steps.append(Step("derive_column", ratio, subject, evidence=False, prep=True))
+    plan.derived = summary
+    if group is None:  # the one rate of the whole table: its totals' ratio, read back
+        whole = _t(zh, f"{name}: total {top} over total {bottom}", f"{name}：{top}合计除以{bottom}合计")
+        plan.steps.append(Step("describe_columns", {"dataset": summary, "columns": [name]}, whole))
+        return plan
     rates = {"dataset": summary, "value_column": name, "group_column": group, "agg": "sum", "top": 100}
     plan.steps.append(Step("rank_values", rates, _t(zh, f"{name} by {group}", f"各{group}的{name}")))
-    plan.derived = summary
     return plan
+
+
+def _count_columns(columns: list[Column], numbers: set[str]) -> set[str]:
+    """The numbers that count things (销量, Units, Quantity, 件数): whole numbers, never below 0, not a level
+    (a price, a rating), not in money, whose name says it is a quantity or a count (bilingual.names_a_quantity)."""
+    return {
+        str(c["name"])
+        for c in columns
+        if c["name"] in numbers
+        and c.get("type") == "integer"
+        and (c.get("minimum") or 0) >= 0
+        and not c.get("binary")
+        and not money_unit(str(c["name"]))
+        and not is_level(str(c["name"]), columns)
+        and names_a_quantity(str(c["name"]))
+    }
+
+
+def _counted_by_classifier(question: str, each: re.Match[str], spans: Spans, counts: set[str]) -> str | None:
+    """The count a "每" + measure word asks per ("每件多少钱", "平均每瓶", "每个多少钱"): the table's one count of
+    things (_count_columns), where the measure word is no period (每天, 每月), no unit of the rows (每单, 每人:
+    kinds.PER_UNIT, their average), goes before no column's name (每个门店: a breakdown by 门店) nor any noun, and
+    where the question does not ask about the count itself ("每种的平均销量")."""
+    if len(counts) != 1 or PER_UNIT.match(question, each.start()):
+        return None
+    if counts & {name for _, _, name in spans}:  # "每种的平均销量": the count itself is asked about, per kind
+        return None
+    at = each.end() + (question[each.end() : each.end() + 1] == "一")  # 每一件
+    word = question[at : at + 1]
+    if not word or not is_classifier(word) or word in UNITS:
+        return None
+    if any(start in (at + 1, at + 2) for start, _, _ in spans):  # 每个门店, 每家的门店
+        return None
+    # the measure word stands for the thing ("每件卖多少钱", "每件的售价"): no noun follows it (每家店, 每瓶酒)
+    after = next(((tag, start) for _, tag, start, end in tagged_words(question) if end > at + 1), None)
+    if after is None or after[1] != at + 1 or after[0].startswith("n"):
+        return None
+    return next(iter(counts))
+
+
+def _other_total(columns: list[Column], numbers: set[str], counts: set[str], unit: str) -> list[str]:
+    """What a count divides when the question names nothing else: the table's one other number the rows add
+    up (not a count, a level or a code: "每件卖多少钱" of 销量 and 销售额 is 销售额); none when there are several."""
+    others = [
+        str(c["name"])
+        for c in columns
+        if c["name"] in numbers
+        and c["name"] != unit
+        and c["name"] not in counts
+        and not is_level(str(c["name"]), columns)
+    ]
+    return others if len(others) == 1 else []
 
 
 def _counted_in_time(name: str) -> bool:

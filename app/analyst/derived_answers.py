@@ -35,6 +35,22 @@ def per_unit_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) ->
     )
 
 
+def whole_rate_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> str | None:
+    """The one rate of the whole table (data_tasks.per_unit_plan without groups, per a count of things):
+    its totals' ratio, said with the totals it divides ("每件卖多少钱": 销售额合计 ÷ 销量合计)."""
+    totals = next((s for s in plan.steps if s.tool == "group_aggregate"), None)
+    if totals is None or totals.arguments.get("group_columns"):
+        return None
+    name = str(step.arguments["columns"][0])
+    rate = result.metrics.get(f"{name}.mean")
+    if rate is None:
+        return None
+    top, bottom = totals.arguments["value_columns"][:2]
+    if zh:
+        return f"{name} 为 {fmt_num(rate)}（{top} 合计除以 {bottom} 合计）。"
+    return f"{name} is {fmt_num(rate)} (total {top} over total {bottom})."
+
+
 def row_rate_note(zh: bool) -> str:
     """How a rate without groups was computed."""
     return "（逐行计算比值后取平均）" if zh else " (each row's rate, averaged)"

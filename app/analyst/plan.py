@@ -271,6 +271,10 @@ def _task_plan(p: Planning) -> Plan | None:
         return gap  # days between two dates, as a new column, then its average (data_tasks)
     rows, grain = int(p.dataset.get("rows") or 0), p.dataset.get("grain")
     ranked_by = choose_dimension(columns, p.grouping, p.implied, None)
+    name, add_column = str(p.dataset.get("name") or ""), bool(DERIVE.search(question))
+    if not add_column and (price := per_unit_plan(question, columns, spans, name, zh, False, ranked_by, True)):
+        price.filters = time_filter(question, columns)  # "去年每件卖多少钱": the kept rows' totals (turn_plan)
+        return price  # "每件卖多少钱": a price per thing counted, not a count of rows (data_tasks)
     # "每个地点各有几天": each group's count; the grouping no word named stands in (a default, shown and asked
     # or taken for the words: open_role) only where the question asks for groups
     grouping = [*p.grouping, ranked_by] if ranked_by and asks_each_group(question, columns) else p.grouping
@@ -285,7 +289,6 @@ def _task_plan(p: Planning) -> Plan | None:
         measures = measure_names(columns, ordered_names(spans))
         if len(measures) >= 2 or len(measures := marker_columns(question, columns) or measures) >= 2:
             return derive_plan(question, per_pair(question, spans, measures), zh, str(p.dataset.get("name") or ""))
-    name, add_column = str(p.dataset.get("name") or ""), bool(DERIVE.search(question))
     if rate := per_unit_plan(question, columns, spans, name, zh, add_column, ranked_by):
         return rate  # a rate per unit of another number, as a data step, then answered (data_tasks)
     if design := repeated_design(question, {**p.dataset, "columns": columns}, ordered_names(spans)):

@@ -44,6 +44,7 @@ from app.analyst.scope import describe_condition
 from app.analyst.steps import Plan
 from app.understanding.dataset_choice import Choice
 from app.understanding.kinds import MEAN_WORDS
+from app.understanding.named_months import relative_period
 from app.understanding.role_sources import NO_FILTER, Provenance, Source
 from app.understanding.roles import WEAK_KINDS
 
@@ -450,8 +451,20 @@ def pinned_filter(answer: str | None, columns: list[dict[str, Any]]) -> tuple[st
 
 
 def filter_text(plan: Plan, zh: bool) -> str:
-    """The plan's filters as the answer says them ("Channel = Online, 月份 in 2024")."""
-    return ("，" if zh else ", ").join(describe_condition(c, zh) for c in plan.filters)
+    """The plan's filters as the answer says them ("Channel = Online, 月份 in 2024"); a period the question
+    named relative to the data's last date with what it was taken as ("日期 在 去年 = 2023 年")."""
+    question = plan.provenance.question if plan.provenance else ""
+    relative = relative_period(question) if question else None
+    used = " ".join(str(v) for s in plan.steps for v in s.arguments.values()).lower()
+    relative = None if relative and relative.said.lower() in used else relative  # a column's name: "Visits Last Month"
+    shown = []
+    for condition in plan.filters:
+        text = describe_condition(condition, zh)
+        before, joint, taken = text.partition(" 在 " if zh else " in ")
+        if relative and condition["op"] == "between" and taken:  # "日期 在 去年 = 2023 年"
+            text, relative = f"{before}{joint}{relative.said} = {taken}", None
+        shown.append(text)
+    return ("，" if zh else ", ").join(shown)
 
 
 READ_AS = ("Read as: ", "理解为：")  # how the read-as sentence begins, English and Chinese
@@ -540,8 +553,13 @@ def _read_plan(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> 
         kind = kind or "proportion"
     if plan.kind == "per_unit" and (rate := _rate_made(plan)):
         # a rate made for the question (data_tasks.per_unit_plan): what it is per, not "a summary" of its top
+        whole = any(s.tool == "group_aggregate" and not s.arguments.get("group_columns") for s in plan.steps)
         by_kind["per_unit"] = (
-            (f"{rate} by {g}", f"按 {g} 计算 {rate}") if g else (f"the average {rate}", f"{rate} 的平均值")
+            (f"{rate} by {g}", f"按 {g} 计算 {rate}")
+            if g
+            else (f"{rate} (total over total)", f"{rate}（合计之比）")
+            if whole
+            else (f"the average {rate}", f"{rate} 的平均值")
         )
         kind = "per_unit"
     if plan.kind == "passing":  # scope.passing_steps: the things the rows past a cut hold

@@ -12,7 +12,7 @@ from app.analyst.steps import Arguments, Column, Condition, Plan, Step, date_col
 from app.analyst.totals import each_period_unit, period_unit_named
 from app.understanding.kinds import MEAN_WORDS, SEASON, YEAR, asks_extreme
 from app.understanding.language import local_text as _t
-from app.understanding.named_months import Months, Recent, named_months, recent_stretch
+from app.understanding.named_months import Months, Recent, Relative, named_months, recent_stretch, relative_period
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import forecast_arguments, forecast_request
 from app.understanding.text import is_cjk
@@ -80,6 +80,17 @@ def time_filter(question: str, columns: list[Column]) -> list[Condition]:
     column = next(c for c in columns if c["name"] == date)
     if months is None and (recent := recent_stretch(question)):
         return _recent_filter(date, column, recent)
+    relative = None if year or (months and months.year) else relative_period(question)
+    if relative and any(relative.said.lower() in str(c["name"]).lower() for c in columns):
+        relative = None  # "Visits Last Month": the words name a column, not a period to keep
+    if relative and (months is None or relative.unit == "Y"):  # "去年", "上个月"; "去年3月": March of that year
+        period = relative_span(relative, column)
+        if period is None:
+            return []
+        if months is None:
+            return [{"column": date, "op": "between", "value": list(period)}]
+        year = None
+        months = Months(months.first, months.last, int(period[0][:4]), months.span)
     if months is None:
         return (
             [{"column": date, "op": "between", "value": [f"{year.group(1)}-01-01", f"{year.group(1)}-12-31"]}]
@@ -110,6 +121,24 @@ def _recent_filter(date: str, column: Column, recent: Recent) -> list[Condition]
     back = recent.count * _MONTHS_PER[recent.unit] - 1
     year, month = divmod(last.year * 12 + last.month - 1 - back, 12)
     return [{"column": date, "op": "between", "value": [f"{year}-{month + 1:02d}", f"{last.year}-{last.month:02d}"]}]
+
+
+def relative_span(relative: Relative, column: Column) -> tuple[str, str] | None:
+    """The first and last of the calendar period a question names relative to now ("去年", "last month",
+    "本季度"), counted back from the column's last date: its year, quarter or month, `back` of them before.
+    A year as its first and last day (2023-01-01, 2023-12-31), a quarter or a month as its months (2024-07,
+    2024-09). None where the last date is not known."""
+    try:
+        last = dt.date.fromisoformat(str(column.get("last") or "")[:10])
+    except ValueError:
+        return None
+    if relative.unit == "Y":
+        year = last.year - relative.back
+        return f"{year}-01-01", f"{year}-12-31"
+    size = _MONTHS_PER[relative.unit]
+    start = (last.year * 12 + last.month - 1) // size * size - relative.back * size  # the period's first month
+    first, end = divmod(start, 12), divmod(start + size - 1, 12)
+    return f"{first[0]}-{first[1] + 1:02d}", f"{end[0]}-{end[1] + 1:02d}"
 
 
 def _latest_year_with(months: Months, column: Column) -> int | None:

@@ -143,6 +143,15 @@ def _derived_from_kept(plan: Plan, conditions: list[Condition], datasets: list[d
     """The plan's new version (calendar months) made from the kept rows: the filter first, then the step
     that makes the version reads the filtered copy; the analyses read the version. Its name."""
     kept = _narrowed(plan, conditions, datasets, zh)
+    summary = f"{plan.dataset}_summary"  # a rate of totals (data_tasks.per_unit_plan): the kept rows' totals
+    if kept and plan.derived == summary and any(s.tool == "group_aggregate" and s.prep for s in plan.steps):
+        plan.derived = f"{kept}_summary"  # group_aggregate names its side table after the table it reads
+        for step in plan.steps:
+            moved = {k: plan.derived for k in ("dataset", "output") if step.arguments.get(k) == summary}
+            if step.tool == "group_aggregate" and step.prep:
+                moved["dataset"] = kept
+            step.arguments = {**step.arguments, **moved}
+        return plan.derived
     derived = f"{plan.derived}_{kept[len(str(plan.dataset)) + 1 :]}" if kept else plan.derived
     for step in plan.steps:
         if step.prep and step.arguments.get("output") == plan.derived:

@@ -296,3 +296,39 @@ def glossed_value_at(text: str, value: str) -> int:
         if len(word) >= 3 and word not in stop and not _general(word) and _stem(word) in heads:
             return match.start()
     return -1
+
+
+# --- what a word counts (issue 24: a rate per unit of a count, "每件多少钱") ------------------------------
+# A measure word (件, 瓶, 箱) counts things: the dictionary says so by a sense "classifier for …"; the segmenter
+# tags the commonest ones (个, 箱, 台) q. The words a count's name is made of say it is a count or a quantity.
+_COUNT_SENSES = frozenset({"quantity", "volume", "count", "number", "unit", "qty"})
+
+
+@lru_cache(maxsize=1024)
+def is_classifier(character: str) -> bool:
+    """Whether a Chinese character is a measure word (a classifier): a sense of the dictionary's opens with
+    "classifier" (件: "classifier for events, things, clothes"), or jieba's tagger tags it q (个, 箱)."""
+    from app.understanding.text import tagged_words
+
+    if len(character) != 1 or not is_cjk(character):
+        return False
+    if any(sense[:1] == ("classifier",) for sense in _dictionary().get(character, ())):
+        return True
+    return any(tag == "q" for _, tag, _, _ in tagged_words(character))
+
+
+@lru_cache(maxsize=1024)
+def names_a_quantity(name: str) -> bool:
+    """Whether a column's name says it counts things, by the dictionary's senses of its words: a Chinese
+    name whose own sense, or its last character's (量 "quantity", 数 "number"), is a quantity or a count
+    (销量 "sales volume", 件数 "item count", 数量); an English name with such a word (Quantity, Item Count)."""
+    lower = name.lower().strip()
+    if lower.isascii():
+        return bool(_COUNT_SENSES & {_stem(w) for w in _LATIN_WORD.findall(lower)})
+    chinese = "".join(c for c in lower if is_cjk(c))
+    if not chinese:
+        return False
+    whole = _dictionary().get(chinese, ())
+    if whole:  # the sense's head (English puts it last: "sales volume"), or "number (of people)" (人数)
+        return any(sense[-1] in _COUNT_SENSES or sense[0] == "number" for sense in whole)
+    return any(len(sense) == 1 and sense[0] in _COUNT_SENSES for sense in _dictionary().get(chinese[-1], ()))

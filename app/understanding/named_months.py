@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from app.understanding import vocabulary
-from app.understanding.text import COUNT_WORDS_EN, COUNT_WORDS_ZH
+from app.understanding.text import COUNT_WORDS_EN, COUNT_WORDS_ZH, tagged_words
 
 # March -> 3, Mar -> 3, Sept -> 9 (lower case)
 _EN_MONTHS = {name.lower(): i for i in range(1, 13) for name in (calendar.month_name[i], calendar.month_abbr[i])}
@@ -153,4 +153,48 @@ def recent_stretch(question: str) -> Recent | None:
         n = match.group("n").lower()
         count = int(n) if n.isdigit() else COUNT_WORDS_EN[n]
         return Recent(count, _UNITS[match.group("unit").lower()], match.span()) if count > 0 else None
+    return None
+
+
+# "去年", "今年", "上个月", "本月", "上季度", "last year", "this month", "the previous quarter": a calendar period
+# counted back from the data's last date (its latest year, quarter or month, time_steps.time_filter). In
+# Chinese a deictic before a period unit: 上/上个 (the one before), 本/这/这个/当 (the current one), and the
+# year's own words 去年 (last), 今年 (this), 前年 (the one before last); in English last/previous/this/current
+# before a unit. The units are the calendar's (roles.toml periods: month, quarter, year; 月, 季度, 年).
+_CALENDAR = ("M", "Q", "Y")
+_ZH_PERIODS = "|".join(
+    sorted((u for u, p in _UNITS.items() if not u.isascii() and p in _CALENDAR), key=len, reverse=True)
+)
+_EN_PERIODS = "|".join(u for u, p in _UNITS.items() if u.isascii() and p in _CALENDAR)
+_RELATIVE_ZH = re.compile(rf"(?P<year>[去今前])年|(?P<deixis>上个?|本|这个?|当)\s*(?P<unit>{_ZH_PERIODS})(?!\s*[日号])")
+_RELATIVE_EN = re.compile(rf"\b(?P<deixis>last|previous|prior|this|current)\s+(?P<unit>{_EN_PERIODS})\b", re.I)
+_BACK = {"去": 1, "今": 0, "前": 2, "last": 1, "previous": 1, "prior": 1}  # else 0: this, current, 本, 这, 当
+
+
+@dataclass(frozen=True)
+class Relative:
+    """A calendar period counted back from the data's last date: `back` units (Y, Q, M) before its latest
+    (0: the latest itself); `said` as the question says it ("去年", "last month")."""
+
+    back: int
+    unit: str
+    said: str
+    span: tuple[int, int] = (0, 0)
+
+
+def relative_period(question: str) -> Relative | None:
+    """The calendar period a question names relative to now ("去年", "上个月", "this quarter"); None when none."""
+    starts = {start for _, _, start, _ in tagged_words(question)} if _RELATIVE_ZH.search(question) else set()
+    # the words begin a word of the segmenter's: 以上年龄 (以上 / 年龄) and 成本月报 say no period
+    if match := next((m for m in _RELATIVE_ZH.finditer(question) if m.start() in starts), None):
+        if match.group("year"):
+            return Relative(_BACK[match.group("year")], "Y", match.group(0), match.span())
+        back = 1 if match.group("deixis").startswith("上") else 0
+        unit = _UNITS[match.group("unit")]
+        if unit == "Y" and back == 0 and match.group("deixis") != "本":  # 这年, 当年: "that year", no period of now
+            return None
+        return Relative(back, unit, match.group(0), match.span())
+    if match := _RELATIVE_EN.search(question):
+        back = _BACK.get(match.group("deixis").lower(), 0)
+        return Relative(back, _UNITS[match.group("unit").lower()], match.group(0), match.span())
     return None

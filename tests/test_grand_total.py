@@ -122,3 +122,49 @@ def test_two_groups_set_against_each_other_are_their_totals_and_the_difference(t
         )
     assert f"{(a - b) / b:+.1%}" in said, said
     assert not any(c.tool == "compare_groups" for c in calls)
+
+
+def monthly_books(tmp_path):
+    """A row per store and month over two years, with the month's orders and revenue."""
+    import pandas as pd
+
+    rows = [
+        (pd.Timestamp(2023 + m // 12, m % 12 + 1, 1), s, 300 + 7 * m + 40 * i, 9000.0 + 210 * m + 1500 * i)
+        for m in range(24)
+        for i, s in enumerate(["North", "South", "Harbour"])
+    ]
+    frame = pd.DataFrame(rows, columns=["Month", "Store", "Orders Count", "Revenue"])
+    path = tmp_path / "books.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+@pytest.mark.parametrize(
+    "question, year, zh",
+    [("How much revenue did we make last year?", 2023, False), ("Revenue是多少？", None, True)],
+)
+def test_an_amount_of_the_whole_asked_is_its_total(tmp_path, question, year, zh):
+    """A new user's trial: "上个月的营业额是多少？" (no grouping named) compared the stores' averages and led with a
+    correlation of two other columns. An amount of the whole over periods is its total, the groups after it."""
+    path, frame = monthly_books(tmp_path)
+    kept = frame[frame["Month"].dt.year == year] if year else frame
+    run, calls = Session(tmp_path, path).ask(question)
+    said = headline(run).lstrip("*")
+    total = f"{kept['Revenue'].sum():,.0f}"
+    assert said.startswith(f"Revenue 合计：{total}" if zh else f"Total Revenue: {total}"), said
+    assert not any(c.tool in ("compare_groups", "correlation_analysis") and c.task for c in calls)
+
+
+@pytest.mark.parametrize("question", ["How many orders did we get in 2024?", "Which store has the most orders?"])
+def test_things_counted_in_a_column_named_by_their_family_word_are_added_up(tmp_path, question):
+    """ "How many orders …" on a table with a column of orders (Orders Count) counted the rows: the word names the
+    column by its metric family (orders), so its numbers are added up, not the rows counted."""
+    path, frame = monthly_books(tmp_path)
+    kept = frame[frame["Month"].dt.year == 2024] if "2024" in question else frame
+    run, _ = Session(tmp_path, path).ask(question)
+    totals = kept.groupby("Store")["Orders Count"].sum()
+    said = headline(run).lstrip("*")
+    if "2024" in question:
+        assert said.startswith(f"Total Orders Count: {totals.sum():,}"), said
+    else:
+        assert said.startswith(f"{totals.idxmax()} has the highest total Orders Count: {totals.max():,}"), said

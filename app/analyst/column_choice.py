@@ -11,6 +11,7 @@ from app.analyst.data_tasks import ROW_NUMBER
 from app.analyst.steps import Column, Spans
 from app.analyst.vocabulary import words
 from app.understanding.profile_reading import GROUPING, NUMERIC
+from app.understanding.role_sources import same_family
 from app.understanding.roles import column_spans, groups_rows
 from app.understanding.words import SYNONYMS
 
@@ -29,9 +30,11 @@ def named_longest_first(spans: Spans, columns: list[Column]) -> list[str]:
     return [str(c["name"]) for c in sorted(columns, key=lambda c: -len(c["name"])) if c["name"] in named]
 
 
-def choose_metric(columns: list[Column], named: list[str]) -> str | None:
-    """The number to analyse: a named measurement, else one named like a metric, else the first.
-    Yes/no and code columns (smoke, cyl) are groups, not measurements, unless nothing else is named."""
+def choose_metric(columns: list[Column], named: list[str], question: str = "") -> str | None:
+    """The number to analyse: a named measurement, else the one measurement a word of its metric family
+    names ("how many orders" for 订单数, "sales" for 销售额: gate_words.FAMILIES), else one named like a
+    metric, else the first. Yes/no and code columns (smoke, cyl) are groups, not measurements, unless
+    nothing else is named."""
     numeric = [str(c["name"]) for c in columns if c["type"] in NUMERIC and not c.get("pii")]
     measures = [
         str(c["name"])
@@ -42,6 +45,8 @@ def choose_metric(columns: list[Column], named: list[str]) -> str | None:
         for name in named:
             if name in pool:
                 return name
+    if len(family := [name for name in measures if question and same_family(question, name)]) == 1:
+        return family[0]
     for hint in METRIC_HINTS:
         for name in measures:
             if hint in name.lower():

@@ -36,6 +36,7 @@ from app.understanding.named_months import named_months, recent_stretch
 from app.understanding.outcome import measure_names
 from app.understanding.profile_reading import NUMERIC, count_weights, is_level
 from app.understanding.repeated_design import Repeated
+from app.understanding.role_sources import same_family
 from app.understanding.roles import UNITS, groups_rows, named_values
 from app.understanding.text import is_cjk, split_unit, tagged_words
 
@@ -540,6 +541,8 @@ def count_plan(
     named = [n for n in ordered_names(spans) if n in kinds and n != cut]
     if any(kinds[n].get("type") in NUMERIC and not kinds[n].get("binary") for n in named):
         return None  # "how many items did we sell": the number added up (totals)
+    if _family_measure(question, kinds, cut):
+        return None  # "how many orders did we get" on a column of orders (订单数), named by its family word: its total
     if _asks_in_a_unit(question, [c for n, c in kinds.items() if n != cut and c.get("type") in NUMERIC]):
         return None  # "一共卖出去多少箱": the number counted in boxes (销量（箱）) is added up, not the rows counted
     if any(kinds[n].get("type") == "datetime" for n in named):
@@ -581,6 +584,8 @@ def most_rows_plan(question: str, columns: list[Column], spans: Spans, zh: bool)
     named = [n for n in ordered_names(spans) if n in kinds and n != cut]
     if any(kinds[n].get("type") in (*NUMERIC, "datetime", "boolean") or kinds[n].get("binary") for n in named):
         return None
+    if _family_measure(question, kinds, cut):
+        return None  # "which store has the most orders" on a column of orders (订单数): the totals rank them
     groups = [n for n in named if groups_rows(kinds[n])]
     covered = [(a, b) for a, b, _ in spans]
     words = [m for m in re.finditer(r"[A-Za-z]+", question) if not any(a <= m.start() < b for a, b in covered)]
@@ -591,6 +596,16 @@ def most_rows_plan(question: str, columns: list[Column], spans: Spans, zh: bool)
     subject = _t(zh, f"Count the rows by {column}", f"按{column}统计行数")
     plan.steps.append(Step("value_counts", {"column": column}, subject))
     return plan
+
+
+def _family_measure(question: str, kinds: dict[str, Column], cut: str | None) -> bool:
+    """Whether a word of the question names a number column by its metric family (gate_words.FAMILIES:
+    "orders" for 订单数, "sales" for 销售额): the things counted are in that column, not in the rows."""
+    return any(
+        same_family(question, n)
+        for n, c in kinds.items()
+        if n != cut and c.get("type") in NUMERIC and not c.get("binary")
+    )
 
 
 def _asks_in_a_unit(question: str, numbers: list[Column]) -> bool:

@@ -358,7 +358,7 @@ def _roles_plan(p: Planning) -> tuple[Plan, str | None, str | None]:
         if len(named) > 1
         else None
     )
-    metric = chosen or roles.target or outcome or ranked or choose_metric(columns, named)
+    metric = chosen or roles.target or outcome or ranked or choose_metric(columns, named, question)
     dimension = choose_dimension(columns, p.grouping, p.implied, metric)
     plan = Plan(metric, dimension, [profile_step()])
     plan.values = p.values if dimension == p.implied else []

@@ -11,7 +11,7 @@ from app.analyst.question_words import asks_each_group
 from app.analyst.steps import Column, Plan, Spans, Step
 from app.analyst.vocabulary import period_aliases, period_units, words
 from app.understanding.general_words import counts_rows
-from app.understanding.kinds import HOW_MANY, HOW_MUCH, MEAN_WORDS, PER_UNIT, asks_extreme, asks_total
+from app.understanding.kinds import DIFFERENCE, HOW_MANY, HOW_MUCH, MEAN_WORDS, PER_UNIT, asks_extreme, asks_total
 from app.understanding.language import local_text as _t
 from app.understanding.period_groups import is_period_column, period_column, period_group_places
 from app.understanding.profile_reading import is_level
@@ -195,7 +195,11 @@ def total_steps(plan: Plan, question: str, columns: list[Column], spans: Spans, 
     # "每个门店的销量是多少？", "how much revenue did each store make": an amount per group, over rows that are
     # periods or orders, is the group's total (its average month would be another question)
     # "东门和西门的销量差多少？", "6月的销售额比1月增长了多少？": two groups named, an amount asked of each: their totals
-    amount = over_periods and asks_amount(question) and (asks_each_group(question, columns) or len(plan.values) == 2)
+    # "上个月的营业额是多少？", "how much revenue did we make": an amount of the whole, no grouping named, is its
+    # total (the groups it breaks down into follow: findings._groups_assumed)
+    each = asks_each_group(question, columns)
+    whole = dimension not in {name for _, _, name in spans} and not DIFFERENCE.search(question)
+    amount = over_periods and asks_amount(question) and (each or len(plan.values) == 2 or whole)
     summed = ranked or ((dimension in periods or amount) and additive(metric, columns) and not per_row)
     asked = asks_total(question) and not per_row
     if not ((asked or summed or counted) and dimension):

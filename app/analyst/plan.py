@@ -230,7 +230,11 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     # a value the question keeps rows by ("只看会员卡为是的，各门店…") filters (scope.chain_filters): where the
     # question names another grouping, the filtered column names neither the groups compared nor the grouping
     filters = chain_filters(Chain(question), reading.dataset, said=reading.said)
-    kept = {c["column"] for c in filters if c["op"] in ("==", "in")}
+    levels = {c["name"]: c.get("levels") or len(c.get("values") or []) for c in columns}
+    # leaving out one value of a two-valued column ("没有停车场的") keeps the other: one group, none compared
+    kept = {
+        c["column"] for c in filters if c["op"] in ("==", "in") or (c["op"] == "!=" and levels.get(c["column"]) == 2)
+    }
     if implied in {c["column"] for c in filters if c["op"] in ("!=", "not_in")}:  # "every branch but Market":
         # the values left out are not the groups compared; the column still groups the rest where it is named
         implied, values = (implied if implied in named else None), []
@@ -353,7 +357,11 @@ def _roles_plan(p: Planning) -> tuple[Plan, str | None, str | None]:
         else None
     )
     metric = chosen or roles.target or outcome or ranked or choose_metric(columns, named)
-    dimension = choose_dimension(columns, p.grouping, p.implied, metric)
+    # a two-valued column the question keeps one value of has no groups left to compare
+    pinned = {c["name"] for c in columns if c["name"] in p.kept and c.get("levels") == 2}
+    grouping = [n for n in p.grouping if n not in pinned]
+    implied = None if p.implied in pinned else p.implied
+    dimension = choose_dimension([c for c in columns if c["name"] not in pinned], grouping, implied, metric)
     plan = Plan(metric, dimension, [profile_step()])
     plan.values = p.values if dimension == p.implied else []
     plan.weights, plan.success = count_weights(columns, int(p.dataset.get("rows") or 0)), rate.success if rate else None

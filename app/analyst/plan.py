@@ -17,7 +17,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from app.analyst.column_choice import choose_dimension, choose_metric, chosen_metric, named_longest_first, other_numeric
+from app.analyst.column_choice import (
+    choose_dimension,
+    choose_metric,
+    chosen_metric,
+    each_named_first,
+    named_longest_first,
+    other_numeric,
+)
 from app.analyst.comparisons import GROUPS_COMPARED, add_compare_steps
 from app.analyst.data_tasks import (
     count_plan,
@@ -247,7 +254,9 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     named = [n for n in named if n != counted_by_cut(question, columns)]
     # the everyday words that name a group ("women" for F) are not the words of what the question asks for
     asks = asks_for(without_value_words(question, values), dated, bool(roles.predictors))
-    grouping = [group, *named] if group else named  # the user's answer names the groups first
+    # the user's answer names the groups first; then a column the question goes through one by one (每家影院)
+    ordered = each_named_first(question, spans, named)
+    grouping = [group, *ordered] if group else ordered
     goal = chip_goal(reading.confirmed.get(f"goal.{reading.root_key}"))
     return Planning(
         reading, question, columns, spans, named, grouping, chosen, roles, dated, implied, values, asks, kept, goal

@@ -370,3 +370,23 @@ def test_the_column_the_question_goes_through_one_by_one_is_the_grouping(tmp_pat
     share = frame.groupby("仓库")["是否延误"].apply(lambda s: (s == "是").mean() * 100)
     top = share.idxmax()
     assert f"{top} 的 是否延误 = 是 比例明显更高：{share[top]:.1f}%" in run.answer
+
+
+@pytest.mark.slow
+def test_which_of_two_factors_matters_more_ranks_more_than_the_one_it_found(tmp_path):
+    """ "长度和胖瘦，哪个对重量的影响更大": 胖瘦 names no column, but one factor cannot be ranked, so the
+    regression takes the other numbers beside Length and names the one that matters most (Width)."""
+    rng = np.random.default_rng(21)
+    n = 40
+    length = rng.uniform(20, 60, n).round(1)
+    width = rng.uniform(5, 15, n).round(1)
+    frame = pd.DataFrame(
+        {"Length": length, "Width": width, "Weight": (0.5 * length + 12 * width + rng.normal(0, 8, n)).round(1)}
+    )
+    path = tmp_path / "fish.csv"
+    frame.to_csv(path, index=False)
+    run, calls = Session(tmp_path, path).ask("鱼的长度和胖瘦，哪个对重量的影响更大？")
+    assert sorted(call(calls, "linear_regression").arguments["feature_columns"]) == ["Length", "Width"]
+    design = np.column_stack([np.ones(n), frame["Length"], frame["Width"]])
+    slope = np.linalg.lstsq(design, frame["Weight"].to_numpy(), rcond=None)[0][2]
+    assert f"对 Weight 影响最明显的是 Width：Width 每增加 1，Weight 平均增加 {fmt_num(slope)}" in run.answer

@@ -56,7 +56,7 @@ from app.analyst.question_words import Asks, asks_each_group, asks_for, asks_for
 from app.analyst.rankings import top_steps, when_steps
 from app.analyst.rates import rate_steps
 from app.analyst.reading import chip_goal
-from app.analyst.relationships import relation_steps
+from app.analyst.relationships import WHICH, relation_steps
 from app.analyst.role_question import likely_column, open_role, role_answers, supporting_phrases
 from app.analyst.scope import chain_filters, counted_by_cut, cut_only, passing_steps
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
@@ -549,6 +549,9 @@ def _relation_of_numbers(plan: Plan, p: Planning, metric: str) -> None:
         plan.steps.append(Step("correlation_analysis", {"columns": [metric, *others]}, subject))
         plan.steps.append(Step("plot_scatter", {"x_column": others[0], "y_column": metric}, evidence=False))
     features = chosen_predictors or others  # the predictors the question names, else the other numbers
+    if p.asks.regression and len(features) < 2 and WHICH.search(p.question):
+        # "which matters more, A or B": one factor cannot be ranked, so the other numbers stand beside it
+        features = [*features, *(n for n in other_numeric(p.columns, metric) if n not in features)]
     if features and p.asks.regression:
         subject = _t(zh, f"What explains {metric}", f"哪些因素解释{metric}")
         plan.steps.append(

@@ -366,11 +366,7 @@ def _roles_plan(p: Planning) -> tuple[Plan, str | None, str | None]:
         else None
     )
     metric = chosen or roles.target or outcome or ranked or choose_metric(columns, named)
-    # a two-valued column the question keeps one value of has no groups left to compare
-    pinned = {c["name"] for c in columns if c["name"] in p.kept and c.get("levels") == 2}
-    grouping = [n for n in p.grouping if n not in pinned]
-    implied = None if p.implied in pinned else p.implied
-    dimension = choose_dimension([c for c in columns if c["name"] not in pinned], grouping, implied, metric)
+    dimension = choose_dimension(columns, p.grouping, p.implied, metric)
     plan = Plan(metric, dimension, [profile_step()])
     plan.values = p.values if dimension == p.implied else []
     plan.weights, plan.success = count_weights(columns, int(p.dataset.get("rows") or 0)), rate.success if rate else None

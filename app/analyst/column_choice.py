@@ -10,8 +10,8 @@ import re
 from app.analyst.data_tasks import ROW_NUMBER
 from app.analyst.steps import Column, Spans
 from app.analyst.vocabulary import words
-from app.understanding.profile_reading import GROUPING, NUMERIC
 from app.understanding.kinds import EACH
+from app.understanding.profile_reading import GROUPING, NUMERIC
 from app.understanding.roles import column_spans, groups_rows
 from app.understanding.words import SYNONYMS
 

@@ -198,7 +198,30 @@ def test_a_wide_paired_question_runs_a_paired_test_with_a_plain_headline(tmp_pat
     run, calls = session.ask("治疗后血压是不是降了？")
     assert call(calls, "paired_test").arguments["x_column"] == "治疗后血压"
     drop = (zh["治疗前血压"] - zh["治疗后血压"]).mean()
-    assert headline(run).startswith(f"**在同样的 {N} 行上，治疗后血压 平均比 治疗前血压 低 {fmt_num(drop)}")
+    assert headline(run).startswith(f"**在同样的 {N} 行上，治疗后血压 平均比 治疗前血压 降低了 {fmt_num(drop)}")
+
+
+@pytest.mark.slow
+def test_a_chinese_before_after_rise_is_said_as_a_rise(tmp_path):
+    """A later measurement above its earlier one is said as a change (提高了), the way "有没有提高" asks,
+    not only as one column higher than the other."""
+    from tests.test_builtin_understanding import Session, call, headline
+
+    rng = np.random.default_rng(11)
+    before = rng.normal(60, 8, 40).round(0)
+    frame = pd.DataFrame(
+        {
+            "班级": rng.choice(["一班", "二班"], 40),
+            "练习前得分": before,
+            "练习后得分": before + rng.normal(5, 3, 40).round(0),
+        }
+    )
+    session = Session(tmp_path, _path(tmp_path, frame, "练习"))
+    run, calls = session.ask("练习之后，学生的得分提高了多少？")
+    assert call(calls, "paired_test").arguments["x_column"] == "练习后得分"
+    gain = (frame["练习后得分"] - frame["练习前得分"]).mean()
+    assert gain > 0
+    assert headline(run).startswith(f"**在同样的 40 行上，练习后得分 平均比 练习前得分 提高了 {fmt_num(gain)}")
 
 
 def _path(tmp_path: Path, frame: pd.DataFrame, name: str) -> Path:

@@ -345,3 +345,48 @@ def test_a_verb_glossed_by_a_row_word_is_not_the_rows():
     """购买 (to purchase) is glossed "purchase", an English row word as a noun ("purchases"): a verb is
     what the question asks about ("最愿意再次购买": would buy again), not the rows."""
     assert "购买" in "".join(unmatched("哪个门店的顾客最愿意再次购买？"))
+
+
+@pytest.mark.slow
+def test_the_column_the_question_goes_through_one_by_one_is_the_grouping(tmp_path):
+    """ "每个仓库…" groups by 仓库, though the question also names a longer column (装卸台数量, a count with
+    a few values) for something else: the each-word says which column the answer goes through."""
+    rng = np.random.default_rng(8)
+    n = 200
+    depot = rng.choice(["北仓", "南仓", "东仓"], n)
+    late = np.where(rng.random(n) < np.select([depot == "北仓", depot == "南仓"], [0.4, 0.2], 0.1), "是", "否")
+    frame = pd.DataFrame(
+        {
+            "日期": pd.date_range("2024-01-01", periods=n).strftime("%Y-%m-%d"),
+            "仓库": depot,
+            "装卸台数量": rng.choice([2, 3, 4, 5], n),
+            "是否延误": late,
+        }
+    )
+    path = tmp_path / "发货.csv"
+    frame.to_csv(path, index=False)
+    run, calls = Session(tmp_path, path).ask("每个仓库按装卸台数量发货时延误的比例分别是多少？")
+    assert call(calls, "proportion_test").arguments["group_column"] == "仓库"
+    share = frame.groupby("仓库")["是否延误"].apply(lambda s: (s == "是").mean() * 100)
+    top = share.idxmax()
+    assert f"{top} 的 是否延误 = 是 比例明显更高：{share[top]:.1f}%" in run.answer
+
+
+@pytest.mark.slow
+def test_which_of_two_factors_matters_more_ranks_more_than_the_one_it_found(tmp_path):
+    """ "长度和胖瘦，哪个对重量的影响更大": 胖瘦 names no column, but one factor cannot be ranked, so the
+    regression takes the other numbers beside Length and names the one that matters most (Width)."""
+    rng = np.random.default_rng(21)
+    n = 40
+    length = rng.uniform(20, 60, n).round(1)
+    width = rng.uniform(5, 15, n).round(1)
+    frame = pd.DataFrame(
+        {"Length": length, "Width": width, "Weight": (0.5 * length + 12 * width + rng.normal(0, 8, n)).round(1)}
+    )
+    path = tmp_path / "fish.csv"
+    frame.to_csv(path, index=False)
+    run, calls = Session(tmp_path, path).ask("鱼的长度和胖瘦，哪个对重量的影响更大？")
+    assert sorted(call(calls, "linear_regression").arguments["feature_columns"]) == ["Length", "Width"]
+    design = np.column_stack([np.ones(n), frame["Length"], frame["Width"]])
+    slope = np.linalg.lstsq(design, frame["Weight"].to_numpy(), rcond=None)[0][2]
+    assert f"对 Weight 影响最明显的是 Width：Width 每增加 1，Weight 平均增加 {fmt_num(slope)}" in run.answer

@@ -201,3 +201,38 @@ def test_a_cut_is_searched_in_linear_time_in_hostile_text(hostile):
 
     assert number_cut(hostile) is None
     assert number_cut("over 100 " + hostile) == (">", 100.0)
+
+
+def shops() -> pd.DataFrame:
+    """Shops to let: a yearly rent and whether each has a car park, written 有/无 (a yes/no column whose
+    values are the answers, not 是/否)."""
+    rng = np.random.default_rng(45)
+    n = 80
+    return pd.DataFrame(
+        {
+            "铺位编号": [f"P{i:03d}" for i in range(n)],
+            "城区": rng.choice(["东城", "西城", "南城"], n),
+            "年租金（万元）": rng.integers(20, 90, n),
+            "停车场": rng.choice(["有", "无"], n),
+        }
+    )
+
+
+def test_a_yes_no_answer_before_its_column_name_keeps_those_rows(tmp_path):
+    """ "有停车场的" keeps 停车场 = 有 beside a number cut; "没有停车场的" keeps the others, and the column
+    filtered to one value is no longer a grouping to compare."""
+    frame = shops()
+    path = saved(frame, tmp_path / "铺位.csv")
+    cheap = frame["年租金（万元）"] <= 50
+    session = Session(tmp_path, path)
+    _, calls = session.ask("只看年租金不超过50万、有停车场的铺位")
+    step = call(calls, "filter_rows")
+    assert {"column": "停车场", "op": "==", "value": "有"} in step.arguments["conditions"]
+    assert step.metrics["n_rows_after"] == int((cheap & (frame["停车场"] == "有")).sum())
+
+    session = Session(tmp_path / "no", path)
+    _, calls = session.ask("只看年租金不超过50万、没有停车场的铺位")
+    step = call(calls, "filter_rows")
+    assert {"column": "停车场", "op": "!=", "value": "有"} in step.arguments["conditions"]
+    assert step.metrics["n_rows_after"] == int((cheap & (frame["停车场"] == "无")).sum())
+    assert all(c.arguments.get("group_column") != "停车场" for c in calls)

@@ -184,3 +184,26 @@ def test_the_period_ranked_within_a_year_keeps_that_years_rows(tmp_path, questio
     assert call(calls, "filter_rows").arguments["conditions"][0]["column"] == "月份"
     said = f"{best.year}年{best.month}月" if not question.isascii() else best.strftime("%b %Y")
     assert said in headline(run) and fmt_num(totals.max()) in headline(run), headline(run)
+
+
+def test_the_months_ahead_are_a_forecast_not_each_past_months_figure(tmp_path):
+    """ "接下来6个月每个月的…" asks for the months ahead: a forecast of the table's one number, not the
+    rows (or totals) of each month already there."""
+    assert asks_per_period("预测接下来6个月每个月的游客人数") == ""
+    assert asks_per_period("forecast each month's visitors for the next 6 months") == ""
+    assert asks_per_period("每个月的游客人数是多少") != ""
+    rng = np.random.default_rng(5)
+    t = np.arange(60)
+    frame = pd.DataFrame(
+        {
+            "date": pd.date_range("2019-01-01", periods=60, freq="MS").strftime("%Y-%m-%d"),
+            "value": (1000 + 5 * t + 150 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 30, 60)).round(0),
+        }
+    )
+    path = tmp_path / "visitors.csv"
+    frame.to_csv(path, index=False)
+    _, calls = Session(tmp_path, path).ask("预测接下来6个月每个月的游客人数", ["继续"])
+    step = call(calls, "forecast")
+    assert step.arguments["value_column"] == "value" and step.arguments["horizon"] == 6
+    assert step.metrics["last_actual"] == pytest.approx(float(frame["value"].iloc[-1]))
+    assert not any(c.tool == "group_aggregate" for c in calls)

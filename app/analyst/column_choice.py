@@ -10,6 +10,7 @@ import re
 from app.analyst.data_tasks import ROW_NUMBER
 from app.analyst.steps import Column, Spans
 from app.analyst.vocabulary import words
+from app.understanding.kinds import EACH
 from app.understanding.profile_reading import GROUPING, NUMERIC
 from app.understanding.role_sources import same_family
 from app.understanding.roles import column_spans, groups_rows
@@ -28,6 +29,21 @@ def named_longest_first(spans: Spans, columns: list[Column]) -> list[str]:
     """The columns of `spans` (where the question names them), longest names first."""
     named = {name for _, _, name in spans}
     return [str(c["name"]) for c in sorted(columns, key=lambda c: -len(c["name"])) if c["name"] in named]
+
+
+# What may stand between an each-word and the thing it goes through: a Chinese measure word (每家影院, 每一个
+# 部门), "the"/"single" (each single store). Structure words, not vocabulary.
+_EACH_GAP = re.compile(r"\s*(?:一)?[个家位种名类所间条只台辆]?\s*(?:(?:the|single|one)\s+)?$", re.I)
+_EACH_ZH = re.compile(r"各(?!自|种|样|式)")
+
+
+def each_named_first(question: str, spans: Spans, named: list[str]) -> list[str]:
+    """`named` with the columns the question goes through one by one first ("每家影院…", "各影院", "for
+    each cinema"): the grouping it asks about beats a longer name it mentions for something else."""
+    text = question.lower()
+    marks = [m.end() for m in EACH.finditer(text)] + [m.end() for m in _EACH_ZH.finditer(text)]
+    each = {name for start, _, name in spans if any(at <= start and _EACH_GAP.match(text[at:start]) for at in marks)}
+    return [n for n in named if n in each] + [n for n in named if n not in each]
 
 
 def choose_metric(columns: list[Column], named: list[str], question: str = "") -> str | None:

@@ -41,6 +41,7 @@ from app.analyst.sheet_words import as_people_write, says_no, says_yes, used_col
 from app.analyst.steps import Plan, Step
 from app.understanding.kinds import asks_extreme
 from app.understanding.period_groups import calendar_order
+from app.understanding.wide_pairs import marked_pairs
 from app.understanding.words import code_word
 
 COMPARISONS = ("compare_groups", "compare_two_groups")
@@ -242,7 +243,9 @@ def _ranks(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, questi
 def _paired(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
     arguments = step.arguments
     if "x_column" in arguments:  # two columns on each row (wide_pairs)
-        return wide_paired_headline(arguments["x_column"], arguments["y_column"], result.metrics, zh)
+        first, second = arguments["x_column"], arguments["y_column"]
+        change = any(pair[:2] == (second, first) for pair in marked_pairs([first, second]))
+        return wide_paired_headline(first, second, result.metrics, zh, change)
     metric = arguments.get("value_column") or arguments.get("x_column", "")
     return paired_headline(metric, result.metrics, _pair_labels(result), zh)
 

@@ -405,11 +405,14 @@ def change_headline(later: str, earlier: str, metrics: dict[str, Any], zh: bool)
     return f"From {earlier} to {later}, the average change is {listed}{extra}; {_chance(p, zh)}."
 
 
-def wide_paired_headline(first: str, second: str, metrics: dict[str, Any], zh: bool) -> str | None:
+def wide_paired_headline(
+    first: str, second: str, metrics: dict[str, Any], zh: bool, change: bool = False
+) -> str | None:
     """'On the same 30 rows, Systolic After is on average 8.13 lower than Systolic Before (lower in 27 of
     30 rows). A paired t-test, each row compared with itself: a gap this large would rarely happen by
     chance (p < 0.001).' Two columns measured on each row (wide_pairs): the mean of first - second,
-    its direction, then the test."""
+    its direction, then the test. `change`: first is the later measurement of a before/after pair, so
+    the Chinese says it rose or fell (比 … 提高了 / 降低了), the way a change is asked about."""
     diff, n, p = _num(metrics, "mean_difference"), metrics.get("n"), _num(metrics, "p_value")
     if diff is None or p is None or not _ok(n):
         return None
@@ -418,6 +421,8 @@ def wide_paired_headline(first: str, second: str, metrics: dict[str, Any], zh: b
     if zh:
         word = "高" if diff > 0 else "低"
         rows = f"（{n} 行中有 {count} 行更{word}）" if _ok(count) else ""
+        if change:
+            word = "提高了" if diff > 0 else "降低了"
         test = "配对 t 检验" if t_test else "配对检验"
         return (
             f"在同样的 {n} 行上，{first} 平均比 {second} {word} {fmt_num(abs(diff))}{rows}。"

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from analysis_tools.common import fmt_num
-from app.analyst.question_words import asks_trend
+from app.analyst.question_words import asks_trend, wants
 from app.analyst.steps import Arguments, Column, Plan, Step
 from app.analyst.time_steps import PERIOD_PARTS, finer_rows, period_column_step
 from app.analyst.totals import EACH_PERIOD
@@ -23,7 +23,7 @@ from app.analyst.vocabulary import period_aliases, period_units
 from app.understanding.kinds import HOW_MANY, MEAN_WORDS, SEASON, asks_extreme, asks_share, asks_top
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
-from app.understanding.roles import groups_rows
+from app.understanding.roles import asks_ahead, groups_rows
 
 # the unit each period word stands for (vocabulary.toml period_units / period_aliases: "月" → month)
 _UNIT_OF = {word: unit for unit, names in period_units().items() for word in names}
@@ -66,6 +66,8 @@ def asks_per_period(question: str) -> str:
         return ""
     rest = f"{question[: match.start()]} {question[match.end() :]}"
     if asks_trend(rest) or SEASON.search(question) or asks_share(question):
+        return ""
+    if wants(question, "forecast") or asks_ahead(question):  # "接下来12个月每个月的…": the months ahead
         return ""
     if asks_extreme(question) or asks_top(question):
         return ""

@@ -17,7 +17,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from app.analyst.column_choice import choose_dimension, choose_metric, chosen_metric, named_longest_first, other_numeric
+from app.analyst.column_choice import (
+    choose_dimension,
+    choose_metric,
+    chosen_metric,
+    each_named_first,
+    named_longest_first,
+    other_numeric,
+)
 from app.analyst.comparisons import GROUPS_COMPARED, add_compare_steps
 from app.analyst.data_tasks import (
     count_plan,
@@ -49,7 +56,7 @@ from app.analyst.question_words import Asks, asks_each_group, asks_for, asks_for
 from app.analyst.rankings import top_steps, when_steps
 from app.analyst.rates import rate_steps
 from app.analyst.reading import chip_goal
-from app.analyst.relationships import relation_steps
+from app.analyst.relationships import WHICH, relation_steps
 from app.analyst.role_question import likely_column, open_role, role_answers, supporting_phrases
 from app.analyst.scope import chain_filters, counted_by_cut, cut_only, passing_steps
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
@@ -230,7 +237,11 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     # a value the question keeps rows by ("只看会员卡为是的，各门店…") filters (scope.chain_filters): where the
     # question names another grouping, the filtered column names neither the groups compared nor the grouping
     filters = chain_filters(Chain(question), reading.dataset, said=reading.said)
-    kept = {c["column"] for c in filters if c["op"] in ("==", "in")}
+    levels = {c["name"]: c.get("levels") or len(c.get("values") or []) for c in columns}
+    # leaving out one value of a two-valued column ("没有停车场的") keeps the other: one group, none compared
+    kept = {
+        c["column"] for c in filters if c["op"] in ("==", "in") or (c["op"] == "!=" and levels.get(c["column"]) == 2)
+    }
     if implied in {c["column"] for c in filters if c["op"] in ("!=", "not_in")}:  # "every branch but Market":
         # the values left out are not the groups compared; the column still groups the rest where it is named
         implied, values = (implied if implied in named else None), []
@@ -243,7 +254,9 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     named = [n for n in named if n != counted_by_cut(question, columns)]
     # the everyday words that name a group ("women" for F) are not the words of what the question asks for
     asks = asks_for(without_value_words(question, values), dated, bool(roles.predictors))
-    grouping = [group, *named] if group else named  # the user's answer names the groups first
+    # the user's answer names the groups first; then a column the question goes through one by one (每家影院)
+    ordered = each_named_first(question, spans, named)
+    grouping = [group, *ordered] if group else ordered
     goal = chip_goal(reading.confirmed.get(f"goal.{reading.root_key}"))
     return Planning(
         reading, question, columns, spans, named, grouping, chosen, roles, dated, implied, values, asks, kept, goal
@@ -539,6 +552,9 @@ def _relation_of_numbers(plan: Plan, p: Planning, metric: str) -> None:
         plan.steps.append(Step("correlation_analysis", {"columns": [metric, *others]}, subject))
         plan.steps.append(Step("plot_scatter", {"x_column": others[0], "y_column": metric}, evidence=False))
     features = chosen_predictors or others  # the predictors the question names, else the other numbers
+    if p.asks.regression and len(features) < 2 and WHICH.search(p.question):
+        # "which matters more, A or B": one factor cannot be ranked, so the other numbers stand beside it
+        features = [*features, *(n for n in other_numeric(p.columns, metric) if n not in features)]
     if features and p.asks.regression:
         subject = _t(zh, f"What explains {metric}", f"哪些因素解释{metric}")
         plan.steps.append(

@@ -50,6 +50,13 @@ def relation_steps(
     together = bool(MORE_MORE.search(question)) and len(measures) >= 2
     if len(measures) >= 2 and (together or (not groups and not implied)) and (slope or not regression):
         target, predictors = slope_roles(question, spans, measures, roles)
+        if slope and len(predictors) < 2 and WHICH.search(question):
+            # "which matters more, A or B" with one of them found: one factor cannot be ranked, so the
+            # other numbers stand beside it in the regression (the correlation keeps the named ones)
+            extra = [str(c["name"]) for c in columns if c["type"] in NUMERIC and not c.get("pii")]
+            ranked = [*predictors, *(n for n in extra if n != target and n not in predictors)]
+        else:
+            ranked = predictors
         plan.kind, plan.metric, plan.dimension = "relationship", target, None
         plan.words = {name: question[start:end] for start, end, name in reversed(spans)}  # the first word wins
         subject = _t(
@@ -64,7 +71,7 @@ def relation_steps(
                 f"{target}随{'、'.join(predictors)}变化多少",
             )
             plan.steps.append(
-                Step("linear_regression", {"target_column": target, "feature_columns": predictors[:5]}, subject)
+                Step("linear_regression", {"target_column": target, "feature_columns": ranked[:5]}, subject)
             )
         return True
     categories = [n for n in groups if kinds[n]["type"] in GROUPING]
@@ -75,6 +82,10 @@ def relation_steps(
         plan.steps.append(Step("chi_square_test", arguments | weighted_arguments(plan), subject))
         return True
     return False
+
+
+# A question word asking which one (structure words): "which of …", "哪个", "哪一个"
+WHICH = re.compile(r"\bwhich\b|哪", re.I)
 
 
 # What one measure does to another ("Does exercise lower BMI?", "运动能降低BMI吗"): the one before the

@@ -110,7 +110,13 @@ def _narrowed(
     plan.filters = conditions
     # "East only": nothing left to compare by; "each region but East" still compares the others (the
     # question names the regions), "orders not from East" asks about the kept rows alone
-    left_out = {c["column"] for c in conditions if c["op"] in ("!=", "not_in")} & named
+    # leaving out one value of a two-valued column ("没有停车场的") keeps the other: one group, none compared
+    levels = {
+        c["name"]: c.get("levels") for d in datasets if d.get("name") == plan.dataset for c in d.get("columns", [])
+    }
+    left_out = {
+        c["column"] for c in conditions if c["op"] == "not_in" or (c["op"] == "!=" and levels.get(c["column"]) != 2)
+    } & named
     if plan.dimension in {c["column"] for c in conditions} - left_out:
         # the correlation with the other numbers was the standard plan's support for the comparison; without
         # it the measure within the filter answers ("the average amount of online orders")

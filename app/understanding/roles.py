@@ -38,7 +38,13 @@ from app.understanding.period_groups import period_group_places
 from app.understanding.profile_reading import GROUPING, LOOKUP_LEVELS, NUMERIC
 from app.understanding.spelling import text_variants
 from app.understanding.text import COUNT_WORDS_EN, DEGREES, MERGED_HEADER, header_leaf, tokens, word_forms
-from app.understanding.value_matching import inflected_at, romanized_at, value_forms, zh_single_value_at
+from app.understanding.value_matching import (
+    inflected_at,
+    romanized_at,
+    value_forms,
+    zh_single_value_at,
+    zh_yes_no_mark,
+)
 from app.understanding.weekdays import day_at
 from app.understanding.words import (
     SYNONYMS,
@@ -539,7 +545,14 @@ def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]
         values = [str(v) for v in col.get("values") or []]
         levels = int(col.get("levels") or len(values))
         hits = sorted((pos, value) for value in values if (pos := _find_value(text, value, raw, values, levels)) >= 0)
-        hits = sorted({*hits, *_codes_after_name(question, col, spans), *_codes_after_gloss(question, col)})
+        hits = sorted(
+            {
+                *hits,
+                *_codes_after_name(question, col, spans),
+                *_codes_after_gloss(question, col),
+                *_mark_before_name(question, col, spans),
+            }
+        )
         if len(hits) > len(best[1]):
             best = (col["name"], [value for _, value in hits])
     return best
@@ -563,6 +576,20 @@ def _codes_after_name(question: str, column: dict[str, Any], spans: list[Span]) 
             at = match.end()
             match = _CODE_MORE.match(question, at)
     return found
+
+
+def _mark_before_name(question: str, column: dict[str, Any], spans: list[Span]) -> list[tuple[int, str]]:
+    """A yes/no answer of a column holding only such answers, written right before the column's name:
+    有 of "有电梯的房子" over 电梯 = 有/无 (the column names the thing, its values say whether it is there).
+    The answer alone is everywhere in a question (value_matching: never read by itself)."""
+    values = [str(v).strip() for v in column.get("values") or []]
+    if len(values) != 2 or not all(zh_yes_no_mark(v) for v in values):
+        return []
+    return [
+        (start - 1, question[start - 1])
+        for start, _, name in spans
+        if name == column["name"] and start and question[start - 1] in values
+    ]
 
 
 _WORD_THEN_CODE = re.compile(r"\b([A-Za-z]{3,})\s+(?:no\.?\s*|#\s*)?([A-Za-z0-9]{1,2})(?![A-Za-z0-9])")

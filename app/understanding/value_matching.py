@@ -109,6 +109,12 @@ def zh_single_value_at(text: str, value: str, others: list[str], levels: int) ->
     return _noun_alone_at(text, char)
 
 
+def zh_yes_no_mark(value: str) -> bool:
+    """Whether a value is a one-character Chinese yes/no answer (有, 无, 是, 否): a column of two such
+    values (电梯: 有/无) is named with its value right before its name ("有电梯的房子")."""
+    return len(value) == 1 and value in _ZH_YES_NO
+
+
 def _noun_alone_at(text: str, char: str) -> int:
     """Where the character stands as a noun of its own to the segmenter's tagger ("其中猫有几次": 猫/n), not
     inside a longer word (雨 of 雨量) nor as another word class (the 男 of 只看男的 is b, and reads by 的)."""

@@ -135,7 +135,10 @@ def test_a_price_per_thing_counted_is_planned_as_totals_over_totals(question, gr
     assert derive.arguments["expression"] == "`销售额_sum` / `销量_sum`"
 
 
-@pytest.mark.parametrize("question", ["每家店的销量是多少", "每种的平均销量是多少", "每瓶酒多少钱"])
+@pytest.mark.parametrize(
+    "question",
+    ["每家店的销量是多少", "每种的平均销量是多少", "每瓶酒多少钱", "每个月的销售额是多少？", "每个星期卖多少钱？"],
+)
 def test_a_measure_word_before_a_noun_or_the_count_asked_is_no_price(question):
     plan = plan_analysis(question, seen(sales_frame(), "sales"), zh=True)
     assert not any(s.tool == "derive_column" and "÷" in str(s.arguments.get("new_column_name")) for s in plan.steps)

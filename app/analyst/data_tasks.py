@@ -424,6 +424,9 @@ def _counted_by_classifier(question: str, each: re.Match[str], spans: Spans, cou
         return None
     if any(start in (at + 1, at + 2) for start, _, _ in spans):  # 每个门店, 每家的门店
         return None
+    rest = question[at + 1 :]
+    if TIME_UNITS.match(rest) or any(unit_seconds(rest[:k]) for k in (1, 2)):  # 每个月, 每个星期: a period
+        return None
     # the measure word stands for the thing ("每件卖多少钱", "每件的售价"): no noun follows it (每家店, 每瓶酒)
     after = next(((tag, start) for _, tag, start, end in tagged_words(question) if end > at + 1), None)
     if after is None or after[1] != at + 1 or after[0].startswith("n"):
@@ -599,12 +602,20 @@ def most_rows_plan(question: str, columns: list[Column], spans: Spans, zh: bool)
 
 
 def _family_measure(question: str, kinds: dict[str, Column], cut: str | None) -> bool:
-    """Whether a word of the question names a number column by its metric family (gate_words.FAMILIES:
-    "orders" for 订单数, "sales" for 销售额): the things counted are in that column, not in the rows."""
+    """Whether a word of the question names a count column by its metric family (gate_words.FAMILIES: "orders"
+    for 订单数): the things counted are in that column, not in the rows. A count: whole numbers, never below
+    0, not money nor a level, named as a count (bilingual.names_a_quantity: "how many orders were for Rose" on
+    Order Value, an amount, counts the rows)."""
     return any(
         same_family(question, n)
         for n, c in kinds.items()
-        if n != cut and c.get("type") in NUMERIC and not c.get("binary")
+        if n != cut
+        and c.get("type") == "integer"
+        and (c.get("minimum") or 0) >= 0
+        and not c.get("binary")
+        and not money_unit(n)
+        and not is_level(n, list(kinds.values()))
+        and names_a_quantity(n)
     )
 
 

@@ -196,3 +196,21 @@ def test_price_per_unit_last_year(tmp_path, books):
     run, _ = Session(tmp_path, books["en"]).ask("What was the average price per unit last year?")
     assert "last year = 2023" in run.answer.split("\n")[0]
     assert fmt_num(ratio(kept, "Revenue", "Units")) in bold_lines(run.answer)[0]
+
+
+@pytestmark_slow
+def test_a_price_per_unit_after_another_summary_of_the_same_table(tmp_path, books):
+    """A new user's trial: "东门和西门的销量差多少？" then "每个门店每件平均卖多少钱？" in one workspace failed ("以下分析
+    未能完成"): the price's totals were stored as `sales_summary_2` (the first question's summary holds the name)
+    while its next steps read `sales_summary`, the earlier table. They read the table the store gave the name
+    to, and a step that reads another's output is asked for once that one ran."""
+    frame = pd.read_excel(books["zh"])
+    session = Session(tmp_path, books["zh"])
+    session.ask("北京店和上海店的销量差多少？")
+    run, calls = session.ask("每个门店每件平均卖多少钱？")
+    read = call(calls, "derive_column").arguments["dataset"]
+    assert read.startswith("门店销售_summary") and read != "门店销售_summary", read  # the new table, not the first's
+    assert call(calls, "derive_column").ok and call(calls, "rank_values").arguments["dataset"] == read
+    assert all(
+        f"{g} {fmt_num(v)}" in bold_lines(run.answer)[0] for g, v in ratio(frame, "销售额", "销量", "门店").items()
+    )

@@ -95,7 +95,8 @@ class BuiltinAnalyst:
                 return self._reply([(ASK, ask)])  # a variable the question names that no column matched (role_question)
         if found := searches(plan, offered, view):
             return self._reply(found)  # the tools the plan needs that this turn does not offer yet
-        if found := next_calls(plan, offered, view, self.zh):
+        taken = frozenset(str(d.get("name")) for d in self.datasets)  # the workspace's tables, derived ones too
+        if found := next_calls(plan, offered, view, self.zh, taken):
             return self._reply(found)
         return ModelReply(self._spoken(write_answer(plan, view, len(datasets) > 1, self.zh)))
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from analysis_tools.tables import table_name
 from app.analyst.evidence import evidence_calls
 from app.analyst.plan_record import plan_arguments
-from app.analyst.steps import Arguments, Plan
+from app.analyst.steps import Arguments, Plan, Step
 from app.analyst.turn_state import TurnView
 from app.understanding.profile_reading import value_lookups
 
@@ -54,9 +55,12 @@ def searches(plan: Plan, offered: set[str], view: TurnView) -> ToolCalls:
     return [("tool_search", {"query": tool, "limit": 1}) for tool in missing]
 
 
-def next_calls(plan: Plan, offered: set[str], view: TurnView, zh: bool) -> ToolCalls:
+def next_calls(
+    plan: Plan, offered: set[str], view: TurnView, zh: bool, taken: frozenset[str] = frozenset()
+) -> ToolCalls:
     """Tasks (with the plan), then a prep step, then the analyses, then evidence; [] when the
-    answer is next."""
+    answer is next. `taken`: the workspace's table names (a prep step's output named like one is stored
+    under another name: as_stored)."""
     # the look at the data ran before the plan; a count of the kept rows (a profile of the filtered copy, a
     # task of its own: data_tasks.count_plan) is an analysis that has not
     analyses = [
@@ -67,15 +71,47 @@ def next_calls(plan: Plan, offered: set[str], view: TurnView, zh: bool) -> ToolC
     analysed = any(view.ran(s.tool, s.arguments) for s in analyses)
     if offered and "task_create" not in view.called and not analysed and (tasks := _tasks(plan, offered, view, zh)):
         return tasks
+    as_stored(plan, view)
     prep = [s for s in analyses if s.prep and not view.ran(s.tool, s.arguments)]
-    if prep:  # a filter first: the analyses read its output
-        return [(s.tool, s.arguments) for s in prep]
+    if prep:  # a filter first: the analyses read its output; a step that reads another's output waits for it
+        return [(s.tool, s.arguments) for s in _until_one_reads_another(prep, taken)]
     main = [s for s in analyses if not s.prep]
     if main and not any(view.ran(s.tool, s.arguments) for s in main):
         return [(s.tool, s.arguments) for s in main]
     if offered and "record_evidence" in offered and "record_evidence" not in view.called:
         return evidence_calls(plan, view, zh)
     return []
+
+
+def _until_one_reads_another(steps: list[Step], taken: frozenset[str]) -> list[Step]:
+    """The steps up to the first that reads a table an earlier one of them makes under a name a table already
+    holds: the store names it otherwise, known once that one ran (as_stored). A free name is made as planned,
+    so the steps go together."""
+    made: set[str] = set()
+    for i, step in enumerate(steps):
+        if step.arguments.get("dataset") in made:
+            return steps[:i]
+        name = step.arguments.get("output") or table_name(str(step.arguments.get("dataset") or ""), step.tool)
+        if name in taken:
+            made.add(str(name))
+    return steps
+
+
+def as_stored(plan: Plan, view: TurnView) -> None:
+    """The tables the later steps read, by the names the store gave the prep steps' outputs: a name an earlier
+    question's table holds is not taken again (`stores_summary` made anew is `stores_summary_2`), and a step
+    that read the planned name would read that earlier table."""
+    for step in [s for s in plan.steps if s.prep]:
+        _, record = view.find(step.tool, step.arguments)
+        stored = record.details.get("dataset_name") if record is not None and record.ok else None
+        planned = step.arguments.get("output") or table_name(str(step.arguments.get("dataset") or ""), step.tool)
+        if not stored or not planned or stored == planned:
+            continue
+        for later in plan.steps:
+            if later is not step:
+                later.arguments = {
+                    k: stored if k in ("dataset", "output") and v == planned else v for k, v in later.arguments.items()
+                }
 
 
 def _tasks(plan: Plan, offered: set[str], view: TurnView, zh: bool) -> ToolCalls:

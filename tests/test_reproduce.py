@@ -301,6 +301,29 @@ def test_a_kept_subset_is_what_the_later_calls_re_run_on(tmp_path):
     assert f"✓  E1 n: {len(kept)}" in done.stdout and "✓ Reproduced: all 2 numbers match" in done.stdout
 
 
+def sheet_turn_script(tmp_path, book, question: str, sheet_arguments: dict, west: float):
+    """analysis.py of a run on a book of shop sheets read at 一店: a select_sheet call, then the model's code
+    totalling 西门's 销量, recorded as evidence."""
+    code = 'result = {"west": float(stores.groupby("门店")["销量"].sum()["西门"])}\n'
+    content = {
+        "question": question,
+        "language": "zh",
+        "run_id": "r1",
+        "created_at": "now",
+        "tool_calls": [
+            {"id": "call_sheet", "tool": "select_sheet", "arguments": sheet_arguments, "ok": True},
+            {"id": "call_py", "tool": "run_python", "arguments": {"code": code}, "ok": True},
+        ],
+        "evidence": [{"claim": f"西门 {west:g}", "tool_call_ids": ["call_py"], "metrics": {"west": west}}],
+    }
+    folder = tmp_path / "check"
+    folder.mkdir()
+    script = folder / "analysis.py"
+    sources = [{"name": "stores", "file": "stores.xlsx", "sheet": "一店", "original_path": str(book)}]
+    script.write_text(to_analysis_script(content, sources), encoding="utf-8")
+    return script
+
+
 def test_a_turn_to_another_sheet_is_re_run_where_the_run_made_it(tmp_path):
     """Found with a model in the loop: "只看二店的…" on a book of a sheet per shop; the model called
     select_sheet(二店) and answered right, but analysis.py knew no select_sheet, re-ran the model's code on
@@ -315,28 +338,9 @@ def test_a_turn_to_another_sheet_is_re_run_where_the_run_made_it(tmp_path):
         first.to_excel(writer, sheet_name="一店", index=False)
         second.to_excel(writer, sheet_name="二店", index=False)
     west = float(second.loc[second["门店"] == "西门", "销量"].sum())  # 130, from the sheet itself
-    code = 'result = {"west": float(stores.groupby("门店")["销量"].sum()["西门"])}\n'
-    content = {
-        "question": "只看二店的，西门的销量一共多少？",
-        "language": "zh",
-        "run_id": "r1",
-        "created_at": "now",
-        "tool_calls": [
-            {
-                "id": "call_sheet",
-                "tool": "select_sheet",
-                "arguments": {"sheet": "二店", "dataset": "stores"},
-                "ok": True,
-            },
-            {"id": "call_py", "tool": "run_python", "arguments": {"code": code}, "ok": True},
-        ],
-        "evidence": [{"claim": f"西门 {west:g}", "tool_call_ids": ["call_py"], "metrics": {"west": west}}],
-    }
-    folder = tmp_path / "check"
-    folder.mkdir()
-    script = folder / "analysis.py"
-    sources = [{"name": "stores", "file": "stores.xlsx", "sheet": "一店", "original_path": str(book)}]
-    script.write_text(to_analysis_script(content, sources), encoding="utf-8")
+    script = sheet_turn_script(
+        tmp_path, book, "只看二店的，西门的销量一共多少？", {"sheet": "二店", "dataset": "stores"}, west
+    )
     done = run_script(script)  # standalone: the upload read again, at 一店 first, then at 二店
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "sheet 二店" in done.stdout and "130" in done.stdout
@@ -349,7 +353,7 @@ def test_a_turn_to_another_sheet_is_re_run_where_the_run_made_it(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "MPLBACKEND": "Agg"}
     args = ["--working", "stores", str(copies["一店"]), "--working", "stores@二店", str(copies["二店"])]
     done = subprocess.run(
-        [sys.executable, script.name, *args], cwd=folder, env=env, capture_output=True, text=True, timeout=150
+        [sys.executable, script.name, *args], cwd=script.parent, env=env, capture_output=True, text=True, timeout=150
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
@@ -362,28 +366,9 @@ def test_a_look_at_another_sheet_leaves_the_table_where_it_was(tmp_path):
         first.to_excel(writer, sheet_name="一店", index=False)
         pd.DataFrame({"说明": ["销量 = 件数"]}).to_excel(writer, sheet_name="说明", index=False)
     west = float(first.loc[first["门店"] == "西门", "销量"].sum())  # 12, from the sheet itself
-    code = 'result = {"west": float(stores.groupby("门店")["销量"].sum()["西门"])}\n'
-    content = {
-        "question": "西门的销量一共多少？",
-        "language": "zh",
-        "run_id": "r1",
-        "created_at": "now",
-        "tool_calls": [
-            {
-                "id": "call_look",
-                "tool": "select_sheet",
-                "arguments": {"sheet": "说明", "dataset": "stores", "preview": True},
-                "ok": True,
-            },
-            {"id": "call_py", "tool": "run_python", "arguments": {"code": code}, "ok": True},
-        ],
-        "evidence": [{"claim": f"西门 {west:g}", "tool_call_ids": ["call_py"], "metrics": {"west": west}}],
-    }
-    folder = tmp_path / "check"
-    folder.mkdir()
-    script = folder / "analysis.py"
-    sources = [{"name": "stores", "file": "stores.xlsx", "sheet": "一店", "original_path": str(book)}]
-    script.write_text(to_analysis_script(content, sources), encoding="utf-8")
+    script = sheet_turn_script(
+        tmp_path, book, "西门的销量一共多少？", {"sheet": "说明", "dataset": "stores", "preview": True}, west
+    )
     done = run_script(script)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "preview=True" in done.stdout and "sheet 说明" in done.stdout, done.stdout[-2000:]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from analysis_tools import ResultRecord
 from analysis_tools.common import fmt_num
-from app.analyst.scope import describe_condition
+from app.analyst.scope import describe_conditions
 from app.analyst.sheet_words import says_yes
 from app.analyst.steps import Plan, Step
 
@@ -65,7 +65,7 @@ def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> st
         if rows is None:
             return None
         if plan.filters:  # the rows a cut or a time kept ("how many were hired in 2021"), of all the rows
-            kept = ("，" if zh else ", ").join(describe_condition(c, zh) for c in plan.filters)
+            kept = describe_conditions(plan.filters, zh)
             total = (plan.choice.dataset or {}).get("rows") if plan.choice is not None else None
             whole = (f"（共 {fmt_num(total)} 行）" if zh else f" (of {fmt_num(total)} in all)") if total else ""
             return f"{kept} 的有 {fmt_num(rows)} 行{whole}。" if zh else f"{fmt_num(rows)} rows have {kept}{whole}."
@@ -92,7 +92,7 @@ def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> st
     ranked = sorted(counts.items(), key=lambda kv: -kv[1])
     listed = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in ranked)
     # the rows a filter kept are what is counted ("how many people left in each department": Left = Yes)
-    kept = ("，" if zh else ", ").join(describe_condition(c, zh) for c in plan.filters)
+    kept = describe_conditions(plan.filters, zh)
     if zh:
         return f"各{column}" + (f"中 {kept} " if kept else "") + f"的行数：{listed}（共 {fmt_num(total)} 行）。"
     return f"Rows{f' with {kept}' if kept else ''} per {column}: {listed} ({fmt_num(total)} in all)."

@@ -36,7 +36,7 @@ from app.analyst.headlines import (
     wide_paired_headline,
 )
 from app.analyst.period_totals import is_period_totals, period_totals_headline
-from app.analyst.scope import describe_condition
+from app.analyst.scope import describe_conditions
 from app.analyst.sheet_words import as_people_write, says_no, says_yes, used_columns
 from app.analyst.steps import Plan, Step
 from app.understanding.kinds import asks_extreme
@@ -186,11 +186,7 @@ def _passing(step: Step, result: ResultRecord, zh: bool, plan: Plan) -> str | No
         for k, v in result.metrics.items()
         if k.startswith("count.") and isinstance(v, (int, float)) and v
     }
-    cut = (
-        "，".join(describe_condition(c, zh) for c in plan.filters)
-        if zh
-        else ", ".join(describe_condition(c, zh) for c in plan.filters)
-    )
+    cut = describe_conditions(plan.filters, zh)
     if not cut:
         return None
     other = result.metrics.get("other") or 0

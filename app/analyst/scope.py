@@ -406,6 +406,11 @@ def _month_span(start: str, end: str, zh: bool) -> str:
     return first if first == last else f"{first}至{last}" if zh else f"{first} to {last}"
 
 
+def describe_conditions(conditions: list[Condition], zh: bool) -> str:
+    """Conditions as the answer says them ("Channel = Online, 月份 in 2024"; Chinese joined by "，")."""
+    return ("，" if zh else ", ").join(describe_condition(c, zh) for c in conditions)
+
+
 def describe_condition(condition: Condition, zh: bool) -> str:
     """'Channel = Online', '月份 in 2024', 'carat > 1' for the answer."""
     column, op, value = condition["column"], condition["op"], condition["value"]

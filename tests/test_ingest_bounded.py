@@ -89,6 +89,39 @@ def test_a_read_over_the_memory_limit_is_refused_as_too_large(slow_csv):
     assert in_thread(load_table_bounded, slow_csv).info["rows"] == 300_000
 
 
+def test_a_child_that_fails_after_its_limit_was_set_is_too_large_not_read_again_unbounded(tmp_path):
+    """CI saw the 8 MB read above come back as a table: under the limit the child's error handler itself
+    failed, the error escaped with SETUP_FAILED, and the parent read the file in-process with no limit.
+    A child that got as far as its limit (the mark) and ended without an outcome ran out of memory."""
+    from app.ingest.bounded import _outcome
+    from app.ingest.child import LIMITED_MARK, SETUP_FAILED, NoChild
+
+    with pytest.raises(NoChild):  # it failed before reading: the machinery, read elsewhere
+        _outcome("table", tmp_path, "exit", SETUP_FAILED, 5.0)
+    (tmp_path / LIMITED_MARK).touch()
+    with pytest.raises(IngestError) as err:
+        _outcome("table", tmp_path, "exit", SETUP_FAILED, 5.0)
+    assert err.value.category == "too_large"
+
+
+def test_a_reading_child_marks_that_its_limit_is_set(slow_csv, tmp_path):
+    """The mark is made by a real child before its limit: the job folder of a read that ran out of room has it."""
+    import pickle as pk
+
+    from app.ingest.bounded import run_job
+    from app.ingest.child import LIMITED_MARK
+
+    job = tmp_path / "job"
+    job.mkdir()
+    settings = Settings(parse_memory_mb=8, data_dir=tmp_path)
+    (job / "request.pkl").write_bytes(pk.dumps(("table", str(slow_csv), None, settings, {})))
+    status, _, _ = in_thread(run_job, job, 60.0)
+    assert status == "exit" and (job / LIMITED_MARK).exists()
+    if (job / "result.pkl").exists():  # the child could still say what went wrong: memory ran out
+        outcome, error = pk.loads((job / "result.pkl").read_bytes())
+        assert outcome == "error" and error.category == "too_large"
+
+
 def test_the_cli_reads_in_a_forked_child_with_the_same_limits(slow_csv, tmp_path):
     """A single-threaded process (the CLI) forks itself; the limits hold there too."""
     cmd = [sys.executable, "-m", "app.cli", "inspect", "--json", str(XLSX)]

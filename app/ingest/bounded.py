@@ -39,6 +39,7 @@ from app.ingest import progress
 from app.ingest.child import (
     HINT,
     HINT_ZH,
+    LIMITED_MARK,
     OUT_OF_MEMORY,
     READERS,
     SETUP_FAILED,
@@ -220,9 +221,9 @@ def _outcome(kind: str, job: Path, status: str, code: int, timeout: float, peak_
 
         info, pii, frame = payload
         return LoadedTable(frame=_read_frame(job) if frame is None else frame, info=info, pii=pii)
-    if code == SETUP_FAILED:
+    if code == SETUP_FAILED and not (job / LIMITED_MARK).exists():
         raise NoChild("the reading child could not start")
-    if code == OUT_OF_MEMORY:  # under its limit, the child could not even write what went wrong
+    if code in (OUT_OF_MEMORY, SETUP_FAILED):  # under its limit, the child could not even write what went wrong
         raise out_of_memory()
     if code in (-signal.SIGSEGV, -signal.SIGBUS, -signal.SIGILL):
         raise out_of_memory() if crashed_for_memory(job, peak_kb) else damaged()

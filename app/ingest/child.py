@@ -43,6 +43,9 @@ SETUP_FAILED = 3  # the child's exit code when it could not even start reading (
 OUT_OF_MEMORY = 4  # ...when, under its memory limit, it could not even report what went wrong
 # a file in the job folder: the child's resident bytes when its limit was set, and the limit's extra bytes
 MEMORY_MARK = "memory"
+# a file in the job folder, made just before the memory limit is set: a child that then ends with
+# SETUP_FAILED ran out of room under its limit, it did not fail to start (see read_job)
+LIMITED_MARK = "limited"
 
 
 class NoChild(Exception):
@@ -87,6 +90,9 @@ def read_job(job: Path, early: bool = False) -> int:
         except Exception:  # noqa: BLE001 - a broken installation is not the file's fault
             return SETUP_FAILED
         extra_mb = settings.document_memory_mb if kind == "document" else settings.parse_memory_mb
+        # Under a tight limit even the handler below can fail (entering it allocates), and the error
+        # then escapes with the caller's SETUP_FAILED: this mark tells the parent it was the limit.
+        (job / LIMITED_MARK).touch()
         resident = limit_memory(extra_mb)
         try:
             (job / MEMORY_MARK).write_text(f"{resident} {extra_mb * 1024 * 1024}")

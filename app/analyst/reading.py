@@ -482,12 +482,15 @@ def past_the_reading(answer: str) -> str:
 def read_as(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str:
     """One plain sentence of how the question was read ("Read as: the total 销售额 by 门店";
     "理解为：按 门店 计算 销售额 的总和"); "" when the plan has no measure to speak of (a data task). A
-    sheet of the book the question named, where the analyst turned (sheet_turn), opens it ("理解为：在工作表
-    二店 中，按 …"): the sheet is part of what was read."""
+    sheet opens it ("理解为：在工作表 二店 中，按 …") where the sheet is part of what was read: the question
+    named it (the analyst turned there: sheet_turn), or the book has other sheets laid out alike (a sheet per
+    shop), where the table stays at the sheet an earlier question turned to and the answer must say which."""
     sentence = _read_plan(plan, kind, n, filters, zh)
     dataset = plan.choice.dataset if plan.choice is not None else None
     question = plan.provenance.question if plan.provenance is not None else ""
-    if not sentence or not dataset or not dataset.get("other_sheets") or not _names(question, dataset.get("sheet")):
+    if not sentence or not dataset or not dataset.get("other_sheets"):
+        return sentence
+    if not dataset.get("sheets_alike") and not _names(question, dataset.get("sheet")):
         return sentence
     opening = READ_AS[1] if zh else READ_AS[0]
     on_sheet = f"在工作表 {dataset['sheet']} 中，" if zh else f"on sheet {dataset['sheet']}, "

@@ -30,6 +30,22 @@ def shop_workbook(path: Path) -> Path:
     return path
 
 
+def scroll_to(chips) -> None:
+    """Scroll the chips into view. The run panel is drawn again once after its run is done (the final page
+    replaces the streamed one), and an element found just before that is detached under the scroll: found
+    again, a few times (a locator re-resolves on each try)."""
+    from playwright.sync_api import Error
+
+    for attempt in range(5):
+        try:
+            chips.scroll_into_view_if_needed()
+            return
+        except Error as exc:
+            if "not attached" not in str(exc) or attempt == 4:
+                raise
+            time.sleep(0.2)
+
+
 @pytest.fixture
 def zh_page(browser, live_server: str):  # noqa: F811 (the fixtures imported above)
     context = browser.new_context(base_url=live_server, locale="zh-CN", viewport={"width": 1280, "height": 900})
@@ -76,7 +92,7 @@ def test_changing_the_measure_chip_reruns_and_changes_the_headline(zh_page, tmp_
     expect(chips.locator("[data-chip-submit]").first).to_be_hidden()  # with scripts, the choice itself re-runs
     for width in (1280, 390):
         page.set_viewport_size({"width": width, "height": 900})
-        chips.scroll_into_view_if_needed()
+        scroll_to(chips)
         page.screenshot(path=str(tmp_path / f"chips-{width}.png"), full_page=False)
         box = chips.bounding_box()
         assert box is not None and box["x"] + box["width"] <= width + 1, f"the chips overflow the page at {width} px"
@@ -112,7 +128,7 @@ def test_changing_the_measure_chip_reruns_and_changes_the_headline(zh_page, tmp_
     expect(panel.locator(".status-badge")).to_have_text(t("status_done", "zh"), timeout=RUN_TIMEOUT_MS)
     expect(panel.locator(".answer-body")).to_contain_text("理解为：各 门店 占 销售额 的比重。")
     page.set_viewport_size({"width": 390, "height": 900})
-    panel.locator("[data-reading-chips]").scroll_into_view_if_needed()
+    scroll_to(panel.locator("[data-reading-chips]"))
     page.screenshot(path=str(tmp_path / "chips-rerun-390.png"), full_page=False)
     print(f"chip re-run: {rerun_s:.2f} s from the choice to the new answer")
     (Path("/tmp") / "chips-rerun-seconds.txt").write_text(f"{rerun_s:.3f}\n")

@@ -42,10 +42,11 @@ class Session:
             self.workspace_id = workspace.id
         self.asked: list[dict] = []
 
-    def ask(self, question: str, answers: list[str] | None = None):
+    def ask(self, question: str, answers: list[str] | None = None, language: str | None = None):
+        """`language`: as the web page decides it (question_language); by default any Chinese character is zh."""
         answers = list(answers or [])
         with self.db.session() as s:
-            run_id = self.service.create(s, s.get(Workspace, self.workspace_id), question).id
+            run_id = self.service.create(s, s.get(Workspace, self.workspace_id), question, language).id
         self.service.execute(run_id)
         for _ in range(3):
             with self.db.session() as s:

@@ -35,7 +35,7 @@ from app.analyst.headlines import (
     two_group_headline,
     wide_paired_headline,
 )
-from app.analyst.period_totals import is_period_totals, period_totals_headline
+from app.analyst.period_totals import is_period_totals, period_label, period_totals_headline
 from app.analyst.scope import describe_conditions
 from app.analyst.sheet_words import as_people_write, says_no, says_yes, used_columns
 from app.analyst.steps import Plan, Step
@@ -232,7 +232,8 @@ def _ranks(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, questi
         bottom, agg = arguments.get("order") == "smallest", arguments.get("agg", "sum")
         if plan is not None and plan.kind == "period":  # "which month": the one period, then the next ones
             return period_headline(arguments["value_column"], agg, result.metrics, bottom, zh)
-        return ranked_groups_headline(arguments["value_column"], group, agg, result.metrics, bottom, zh)
+        said = (period_label(plan, zh) if plan is not None and group == plan.dimension else None) or group
+        return ranked_groups_headline(arguments["value_column"], said, agg, result.metrics, bottom, zh)
     return rank_headline(arguments["value_column"], result.metrics, arguments.get("order") == "smallest", zh)
 
 

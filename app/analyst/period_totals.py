@@ -184,6 +184,19 @@ def counted_per_period(question: str, metric: str | None, chosen: str | None, na
     return not (chosen or metric in named) and bool(HOW_MANY.search(question) or _COUNT_OF.search(question))
 
 
+def period_label(plan: Plan, zh: bool) -> str | None:
+    """How the periods a plan made from the dates and groups by are said in a sentence ("months", "月份"),
+    for its column's name ("Month", "月份 月份" beside a column 月份); None when it groups by no such period."""
+    made = next(
+        (s.arguments for s in plan.steps if s.prep and s.arguments.get("new_column_name") == plan.dimension), None
+    )
+    unit = UNIT_OF_PART.get(str(made.get("part"))) if made and made.get("kind") == "date_part" else None
+    if not unit:
+        return None
+    each, _, _, name = _UNIT_WORDS[unit]
+    return name if zh else f"{each}s"
+
+
 def period_reading(plan: Plan, zh: bool) -> str:
     """How a period plan was read (reading.read_as): "the month with the highest total Sales" / "按月比较
     Sales 的合计，取最高的月份" for the period ranked (time_steps.period_steps), "the total Sales of each

@@ -60,7 +60,7 @@ from app.analyst.relationships import WHICH, relation_steps
 from app.analyst.role_question import likely_column, open_role, role_answers, supporting_phrases
 from app.analyst.scope import chain_filters, counted_by_cut, cut_only, passing_steps
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
-from app.analyst.time_steps import add_time_steps, period_steps, season_steps, time_filter
+from app.analyst.time_steps import add_time_steps, period_steps, season_steps, time_filter, top_period_steps
 from app.analyst.totals import averaged_by_default, share_steps, total_steps
 from app.analyst.versus_rest import asks_versus_rest, versus_rest
 from app.understanding.count_pairs import count_pair
@@ -461,12 +461,15 @@ def _special_steps(plan: Plan, p: Planning) -> bool:
     top = asks_top(question, plan.metric) if chose in (None, "top") else None
     if chose == "top" and p.goal:
         top = (p.goal[1] or (top[0] if top else 3), bool(top and top[1]))
+    date, dimension = date_column(columns), plan.dimension
+    grouped = bool(dimension and dimension in named)
+    dataset = str(p.dataset.get("name"))
+    if top and date and not grouped and top_period_steps(plan, question, date, dataset, columns, top, zh):
+        return True  # "订单最多的三个月": the calendar months' totals, the top three
     if top and top_steps(plan, question, columns, named, top, zh, rows, p.spans):
         return True
     if chose not in (None, "share", "total"):
         return False  # a comparison or a trend: the standard analyses
-    date, dimension = date_column(columns), plan.dimension
-    grouped = bool(dimension and dimension in named)
     if (
         chose is None
         and date

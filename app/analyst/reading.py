@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.analyst.period_totals import period_reading
+from app.analyst.period_totals import period_label, period_reading
 from app.analyst.role_question import candidates, topic
 from app.analyst.scope import describe_condition
 from app.analyst.steps import Plan
@@ -508,7 +508,7 @@ def _names(question: str, sheet: Any) -> bool:
 
 
 def _read_plan(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> str:
-    m, g = plan.metric, plan.dimension
+    m, g = plan.metric, period_label(plan, zh) or plan.dimension
     if not m and g and plan.kind == "share":  # each value's share of the rows (totals.share_steps, no measure)
         return _read_as_sentence(f"各 {g} 占行数的比例" if zh else f"each {g}'s share of the rows", filters, zh)
     if not m:

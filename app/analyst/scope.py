@@ -40,6 +40,7 @@ def chain_filters(
     metric: str | None = None,
     compared: str | None = None,
     said: dict[str, str] | None = None,
+    ranked: bool = False,
 ) -> list[Condition]:
     """filter_rows conditions a question and its follow-ups ask for (each follow-up keeps the earlier
     ones' filters): category values named after "only"/"just"/"只看"/"其中" (in a follow-up anywhere;
@@ -48,9 +49,13 @@ def chain_filters(
     the question itself names two of its values; a cut names its number's column next to it, else the
     question's measure (`metric`). `said`: the root question's words for its columns by any match
     (the reading's mentions, by meaning too: "rough seas" for 是否遇到大风浪), for a yes/no column the
-    rules alone do not name."""
+    rules alone do not name. `ranked`: the plan lists or ranks the groups of `compared` (months, products),
+    so a value of another column named anywhere in the question is the rows it is about, cue or none
+    ("北京店哪个月的营业额最高", "top 3 months by orders for 北京店")."""
     columns = [c for c in dataset.get("columns", []) if not c.get("pii") and c["type"] != "boolean"]
     conditions: dict[str, Condition] = {}
+    if ranked:
+        conditions |= _values_about(chain.root, [c for c in columns if c["name"] != compared])
     for part, reach in [(chain.root, _cue_reach(chain.root)), *((p, _narrowing_reach(p)) for p in chain.narrowing)]:
         for text, by_negation in reach:
             for column, values in _named_value_sets(text, columns):
@@ -73,6 +78,16 @@ def chain_filters(
         if (cut := number_filter(part, columns, metric)) and cut["column"] not in (keep or set()):
             conditions[cut["column"]] = cut
     return list(conditions.values())
+
+
+def _values_about(question: str, columns: list[dict[str, Any]]) -> dict[str, Condition]:
+    """The rows a ranking is about: each column's values the question names, kept (or, after a negator, left
+    out), for columns other than the one ranked."""
+    conditions: dict[str, Condition] = {}
+    for column, values in _named_value_sets(question, columns):
+        left_out = [v for v in values if negated(question, v)]
+        conditions[column] = _value_condition(column, left_out or values, bool(left_out))
+    return conditions
 
 
 def _named_value_sets(text: str, columns: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:

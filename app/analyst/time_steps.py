@@ -9,7 +9,7 @@ import datetime as dt
 from app.analyst.question_words import asks_trend
 from app.analyst.rankings import WHEN
 from app.analyst.steps import Arguments, Column, Condition, Plan, Step, date_column
-from app.analyst.totals import each_period_unit, period_unit_named
+from app.analyst.totals import each_period_unit, period_unit_named, ranked_period_unit
 from app.understanding.kinds import MEAN_WORDS, SEASON, YEAR, asks_extreme
 from app.understanding.language import local_text as _t
 from app.understanding.named_months import Months, Recent, Relative, named_months, recent_stretch, relative_period
@@ -193,24 +193,57 @@ def period_steps(
     unit = period_unit_named(cue.group(0))
     if unit not in PERIOD_PARTS or (unit not in ("month", "quarter") and not finer_rows(grain, unit)):
         return False
+    _ranked_periods(plan, question, date, dataset, columns, unit, (1, extreme == "least"), zh)
+    return True
+
+
+def top_period_steps(
+    plan: Plan, question: str, date: str, dataset: str, columns: list[Column], top: tuple[int, bool], zh: bool
+) -> bool:
+    """ "Top 3 months by orders", "订单最多的三个月": the N calendar periods the question counts (a unit of
+    time right after its number), ranked by their totals (their averages for a level), as periods_steps
+    ranks one. False when the number counts no unit of time, or counts a span ("前三个月", "the last 3
+    months": a time filter)."""
+    unit = ranked_period_unit(question)
+    if not plan.metric or unit not in PERIOD_PARTS:
+        return False
+    _ranked_periods(plan, question, date, dataset, columns, unit, top, zh)
+    plan.kind = "top"
+    return True
+
+
+def _ranked_periods(
+    plan: Plan,
+    question: str,
+    date: str,
+    dataset: str,
+    columns: list[Column],
+    unit: str,
+    top: tuple[int, bool],
+    zh: bool,
+) -> None:
+    """The calendar periods of `unit` made from the date and ranked by the measure's total (its average for a
+    level, or when an average is asked): the first `top[0]` (the last, for a bottom N), three at least."""
+    metric = plan.metric or ""
     period = period_column_step(plan, date, dataset, columns, unit, zh)
     agg = "mean" if MEAN_WORDS.search(question) or is_level(metric, columns) else "sum"
-    bottom = extreme == "least"
-    plan.kind, plan.dimension, plan.top = "period", period, (1, bottom)
+    (n, bottom), word, word_zh = top, "average" if agg == "mean" else "total", "平均" if agg == "mean" else "合计"
+    plan.kind, plan.dimension, plan.top = "period", period, top
     subject = _t(
         zh,
-        f"The {period.lower()} with the {'lowest' if bottom else 'highest'} {'average' if agg == 'mean' else 'total'} {metric}",
-        f"{metric}{'平均' if agg == 'mean' else '合计'}{'最低' if bottom else '最高'}的{period}",
+        f"The {period.lower()} with the {'lowest' if bottom else 'highest'} {word} {metric}"
+        if n == 1
+        else f"The {'bottom' if bottom else 'top'} {n} by {word} {metric}",
+        f"{metric}{word_zh}{'最低' if bottom else '最高'}的{period if n == 1 else f'{n}个{period}'}",
     )
     ranked: Arguments = {
         "value_column": metric,
-        "top": 3,
+        "top": n if n > 1 else 3,  # the one period, and the next two beside it
         "order": "smallest" if bottom else "largest",
         "group_column": period,
         "agg": agg,
     }
     plan.steps.append(Step("rank_values", ranked, subject))
-    return True
 
 
 def period_column_step(plan: Plan, date: str, dataset: str, columns: list[Column], unit: str, zh: bool) -> str:

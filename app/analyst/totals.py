@@ -16,7 +16,7 @@ from app.understanding.language import local_text as _t
 from app.understanding.period_groups import is_period_column, period_column, period_group_places
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import groups_rows
-from app.understanding.text import lemma
+from app.understanding.text import COUNT_WORDS_EN, lemma
 from app.understanding.words import core_name, name_words
 
 ADDITIVE = words("additive")  # parts of a name that make a number a total (vocabulary.toml)
@@ -71,6 +71,30 @@ def each_period_unit(question: str) -> str:
     """The period a question goes through ("each year" → year, "每月" → 月), or "" when it names none."""
     match = EACH_PERIOD.search(question)
     return next((g for g in match.groups() if g), "").lower() if match else ""
+
+
+_UNITS = ("year", "quarter", "month", "week", "day")
+# A count of calendar periods ("3 months", "三个月", "five years"; not a year's number: 2023年), and a span
+# before it ("前三个月", "the last 3 months" are a stretch of time, not the N periods ranked)
+_COUNTED_PERIODS = re.compile(
+    r"(?<![A-Za-z0-9.])(?P<span>(?:前|后|头|最近|近|过去|(?:the\s+)?(?:last|past|first|next|previous)\s+)\s*)?"
+    r"(?:\d{1,2}(?!\d)|[一二两三四五六七八九十]+|"
+    + "|".join(COUNT_WORDS_EN)
+    + r")\s*个?\s*(?P<unit>[a-z]+|[\u4e00-\u9fff]{1,2})",
+    re.I,
+)
+
+
+def ranked_period_unit(question: str) -> str:
+    """The unit of time a top-N question counts ("the top 3 months", "订单最多的三个月" → month), or "" when
+    its number counts no unit of time or a stretch of it ("前三个月", "the last 3 months")."""
+    for match in _COUNTED_PERIODS.finditer(question):
+        said = match.group("unit").lower()
+        heads = (said, said.rstrip("s")) if said.isascii() else (said, said[:1])  # 三个月是…: 月
+        unit = next((u for u in _UNITS if any(h in _PERIOD_UNITS[u] for h in heads)), "")
+        if unit and not match.group("span"):
+            return unit
+    return ""
 
 
 def period_unit_named(text: str) -> str:

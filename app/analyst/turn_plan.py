@@ -38,7 +38,14 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     plan.grain = chosen.get("grain")  # a monthly table's dates are said as months (sheet_words.as_people_write)
     conditions = [
         *plan.filters,
-        *chain_filters(reading.chain, reading.dataset, metric=plan.metric, compared=plan.dimension, said=reading.said),
+        *chain_filters(
+            reading.chain,
+            reading.dataset,
+            metric=plan.metric,
+            compared=plan.dimension,
+            said=reading.said,
+            ranked=ranks_made_groups(plan),
+        ),
     ]
     # a condition the plan and the question's filter words both found ("没被批准的" counted and kept) once
     conditions = list({(c["column"], c["op"], str(c["value"])): c for c in conditions}.values())
@@ -75,6 +82,13 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     plan.analysed = target
     settle_sources(plan.provenance, plan)  # role_sources: the roles the narrowed plan still fills
     return plan
+
+
+def ranks_made_groups(plan: Plan) -> bool:
+    """Whether the plan ranks or lists groups it makes from the dates (calendar months, years): a value of
+    another column the question names ("北京店哪个月…") is then the rows it is about, not a group compared."""
+    made = {s.arguments.get("new_column_name") for s in plan.steps if s.prep and s.arguments.get("kind") == "date_part"}
+    return bool(plan.dimension) and plan.dimension in made
 
 
 def _chip_filter(

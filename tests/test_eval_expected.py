@@ -27,8 +27,8 @@ HOLDOUT3 = REPO / "data" / "eval" / "holdout3_expected.py"  # generates its own 
 HOLDOUT4 = REPO / "data" / "eval" / "holdout4_expected.py"  # and so does this one
 HOLDOUT5 = REPO / "data" / "eval" / "holdout5_expected.py"  # and this one (files named h5_*)
 HOLDOUT6 = REPO / "data" / "eval" / "holdout6_expected.py"  # h6_*, three with merged two-row headers
-# the later sets, each with its own generated files (h7_* .. h11_*)
-LATER = {f"holdout{n}": REPO / "data" / "eval" / f"holdout{n}_expected.py" for n in (7, 8, 9, 10, 11)}
+# the later sets, each with its own generated files (h7_* .. h12_*)
+LATER = {f"holdout{n}": REPO / "data" / "eval" / f"holdout{n}_expected.py" for n in (7, 8, 9, 10, 11, 12)}
 
 
 def task(task_id):
@@ -124,6 +124,23 @@ def test_the_sixth_held_out_set_loads_and_its_spreadsheets_are_there():
     workbooks = [name for name in sorted(files) if name.endswith(".xlsx")]
     merged = [name for name in workbooks if load_workbook(REPO / name).active.merged_cells.ranges]
     assert len(merged) == 3 and sum(1 for t in tasks if set(t.files) & set(merged)) >= 6
+
+
+def test_the_twelfth_held_out_set_loads_and_its_spreadsheets_are_there():
+    """Eighteen questions in each language, every fact valid, six new small h12_ files, four of them
+    workbooks whose column names sit under a merged group row, asked about in at least ten questions."""
+    tasks, files = own_files(
+        "holdout12.json", per_language=18, prefix="h12_", earlier=("holdout3", "holdout4", "tasks")
+    )
+    assert len(files) == 6
+    merged = [name for name in sorted(files) if name.endswith(".xlsx") and eval_merged(name)]
+    assert len(merged) == 4 and sum(1 for t in tasks if set(t.files) & set(merged)) >= 10
+
+
+def eval_merged(name: str) -> bool:
+    from openpyxl import load_workbook
+
+    return bool(load_workbook(REPO / name).active.merged_cells.ranges)
 
 
 def test_published_values_are_the_ones_expected():

@@ -1,8 +1,8 @@
 """The file helpers the held-out evaluation scripts share: writing a set's generated spreadsheets and
 reading them back from disk as a person reads them.
 
-Used by data/eval/holdout7_expected.py to holdout11_expected.py and by holdout10_generate.py and
-holdout11_generate.py (imported, like expected.py, with sys.path set to data/eval). Each set keeps
+Used by data/eval/holdout7_expected.py to holdout12_expected.py and by holdout10_generate.py to
+holdout12_generate.py (imported, like expected.py, with sys.path set to data/eval). Each set keeps
 what differs in its own script and passes it in: which files have a merged two-row header
 (`merged`), how a file is generated (`fresh`), how its dates are typed (`forms`), the workbook time
 (`fixed_time`). Plain pandas / openpyxl / xlsxwriter only: nothing here may read Verity's code or runs.
@@ -74,7 +74,7 @@ def dated_plain_bytes(frame: pd.DataFrame, name: str, plain: Callable[[pd.DataFr
     return buffer.getvalue()
 
 
-# --- writing (openpyxl; the holdout10 and holdout11 generators) ---------------------------------
+# --- writing (openpyxl; the holdout10 to holdout12 generators) ----------------------------------
 def _cell(value: Any) -> Any:
     """A frame's value as openpyxl writes it: None for a blank, a Python datetime or number."""
     if value is None or (isinstance(value, float) and np.isnan(value)):

@@ -9,7 +9,7 @@ from functools import cache
 
 import pandas as pd
 
-from app.analyst.scope import cut_column
+from app.analyst.scope import cut_column, value_condition
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.understanding import vocabulary as shared_vocabulary
 from app.understanding.bilingual import is_classifier, names_a_quantity
@@ -569,6 +569,8 @@ def count_plan(
     if column is None:
         plan.steps = [Step("profile_dataset", {}, _t(zh, "Count the rows", "统计行数"))]
         return plan
+    if yes_no and implied and values and implied != yes_no[0]:  # "how many people left from Sales": among its rows
+        plan.filters = [value_condition(implied, values, False)]
     plan.counted_no = negated  # the rows whose yes/no is no are counted (derived_answers.count_headline)
     subject = _t(zh, f"Count the rows by {column}", f"按{column}统计行数")
     plan.steps.append(Step("value_counts", {"column": column}, subject))

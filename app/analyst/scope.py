@@ -66,7 +66,7 @@ def chain_filters(
                 left_out = [v for v in values if negated(part, v)]
                 if by_negation and not left_out:  # a negator narrows only the value right after it ("不是线上的")
                     continue
-                conditions[column] = _value_condition(column, left_out or values, bool(left_out))
+                conditions[column] = value_condition(column, left_out or values, bool(left_out))
         for text, by_negation in reach:
             condition = yes_no_filter(text, dataset.get("columns", []), part, said if part is chain.root else None)
             if condition and condition["column"] not in (keep or set()) and (not by_negation or condition["negated"]):
@@ -86,7 +86,7 @@ def _values_about(question: str, columns: list[dict[str, Any]]) -> dict[str, Con
     conditions: dict[str, Condition] = {}
     for column, values in _named_value_sets(question, columns):
         left_out = [v for v in values if negated(question, v)]
-        conditions[column] = _value_condition(column, left_out or values, bool(left_out))
+        conditions[column] = value_condition(column, left_out or values, bool(left_out))
     return conditions
 
 
@@ -106,7 +106,7 @@ def _named_value_sets(text: str, columns: list[dict[str, Any]]) -> list[tuple[st
     return found
 
 
-def _value_condition(column: str, values: list[str], left_out: bool) -> Condition:
+def value_condition(column: str, values: list[str], left_out: bool) -> Condition:
     """Keep the rows with the named value(s), or, where a negator stands before them, the rows without."""
     if len(values) == 1:
         return {"column": column, "op": "!=" if left_out else "==", "value": values[0]}

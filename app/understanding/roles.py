@@ -544,7 +544,12 @@ def named_values(question: str, columns: list[dict[str, Any]], spans: list[Span]
             continue
         values = [str(v) for v in col.get("values") or []]
         levels = int(col.get("levels") or len(values))
-        hits = sorted((pos, value) for value in values if (pos := _find_value(text, value, raw, values, levels)) >= 0)
+        hits = sorted(
+            (pos, value)
+            for value in values
+            if (pos := _find_value(text, value, raw, values, levels)) >= 0
+            or (pos := _capitals_at(question, value)) >= 0
+        )
         hits = sorted(
             {
                 *hits,
@@ -623,6 +628,15 @@ def _codes_after_gloss(question: str, column: dict[str, Any]) -> list[tuple[int,
             found.append((more.start(1), then))
             more = _CODE_MORE.match(question, more.end())
     return found
+
+
+def _capitals_at(question: str, value: str) -> int:
+    """Where the question writes a value of capitals as the value does ("IT", "HR", "US"): lowered, it is a
+    pronoun or a function word ("it", "us") and never read as a value, but its capitals say it is the name."""
+    if not (value.isascii() and value.isalpha() and value.isupper() and len(value) >= 2):
+        return -1
+    match = re.search(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])", question)
+    return match.start() if match and not question.isupper() else -1
 
 
 def value_position(text: str, value: str, values: list[str] | None = None, levels: int = 0) -> int:

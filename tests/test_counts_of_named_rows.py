@@ -1,0 +1,60 @@
+"""Counts of the rows a question names by a value (a new user's trial on a staff sheet): "How many people in
+IT?" said "80 rows in all" (IT, lowered, is the pronoun "it", never read as a value), and "How many people
+left from Sales?" counted the leavers of every department. Expected counts are computed here with pandas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app.understanding.roles import named_values
+from tests.test_builtin_understanding import Session
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def staff(tmp_path: Path) -> tuple[Path, pd.DataFrame]:
+    rng = np.random.default_rng(7)
+    n = 80
+    frame = pd.DataFrame(
+        {
+            "Employee": [f"E{i:03d}" for i in range(n)],
+            "Department": rng.choice(["Sales", "IT", "HR", "Ops"], n),
+            "Salary": rng.integers(4000, 20000, n),
+            "Left": rng.choice(["Yes", "No"], n, p=[0.25, 0.75]),
+        }
+    )
+    path = tmp_path / "staff.xlsx"
+    frame.to_excel(path, index=False)
+    return path, frame
+
+
+def test_a_value_in_capitals_is_counted_where_lowered_it_is_a_pronoun(staff, tmp_path: Path) -> None:
+    path, frame = staff
+    session = Session(tmp_path, path)
+    run, _ = session.ask("How many people in IT?", language="en")
+    it = int((frame["Department"] == "IT").sum())
+    assert str(run.answer).startswith(f"**{it} of {len(frame)} rows have Department = IT"), run.answer
+    run, _ = session.ask("How many people in IT earn more than 15000?", language="en")
+    paid = frame[frame["Salary"] > 15000]
+    assert f"{int((paid['Department'] == 'IT').sum())} of {len(paid)} rows have Department = IT" in str(run.answer)
+
+
+def test_the_yes_of_a_named_groups_rows_is_counted_among_them(staff, tmp_path: Path) -> None:
+    path, frame = staff
+    run, _ = Session(tmp_path, path).ask("How many people left from Sales?", language="en")
+    sales = frame[frame["Department"] == "Sales"]
+    left = int((sales["Left"] == "Yes").sum())
+    assert f"{left} of {len(sales)} rows have Left = Yes" in str(run.answer), run.answer
+    assert "only rows with Department = Sales" in str(run.answer)
+
+
+def test_capitals_name_a_value_only_where_the_question_writes_them() -> None:
+    columns = [{"name": "Department", "type": "category", "values": ["IT", "HR", "Sales"], "levels": 3}]
+    assert named_values("How many people in IT?", columns, []) == ("Department", ["IT"])
+    assert named_values("Is it higher in summer?", columns, []) == (None, [])
+    assert named_values("HOW MANY PEOPLE IN IT?", columns, []) == (None, [])  # all capitals say nothing

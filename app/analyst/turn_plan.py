@@ -84,11 +84,16 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     return plan
 
 
+# the kinds that total, rank or share out the groups of one column: a value of another column the question
+# names is the rows they are about ("东门饮料的销售额一共多少？": 饮料's rows of 东门's total)
+_GROUPS_ONE_COLUMN = ("total", "top", "period", "share")
+
+
 def ranks_made_groups(plan: Plan) -> bool:
-    """Whether the plan ranks or lists groups it makes from the dates (calendar months, years): a value of
-    another column the question names ("北京店哪个月…") is then the rows it is about, not a group compared."""
-    made = {s.arguments.get("new_column_name") for s in plan.steps if s.prep and s.arguments.get("kind") == "date_part"}
-    return bool(plan.dimension) and plan.dimension in made
+    """Whether the plan totals, ranks or lists the groups of one column (a store's, or the calendar months
+    it makes from the dates): a value of another column the question names ("北京店哪个月…", "东门饮料的…")
+    is then the rows it is about, not a group compared."""
+    return bool(plan.dimension) and plan.kind in _GROUPS_ONE_COLUMN
 
 
 def _chip_filter(

@@ -1,6 +1,7 @@
-"""Counts of the rows a question names by a value (a new user's trial on a staff sheet): "How many people in
-IT?" said "80 rows in all" (IT, lowered, is the pronoun "it", never read as a value), and "How many people
-left from Sales?" counted the leavers of every department. Expected counts are computed here with pandas."""
+"""The rows a question names by a value (new users' trials): on a staff sheet "How many people in IT?" said
+"80 rows in all" (IT, lowered, is the pronoun "it", never read as a value), and "How many people left from
+Sales?" counted the leavers of every department; on a shop's sheet "东门饮料的销售额一共多少？" gave 东门's
+total of every category. Expected values are computed here with pandas."""
 
 from __future__ import annotations
 
@@ -58,3 +59,26 @@ def test_capitals_name_a_value_only_where_the_question_writes_them() -> None:
     assert named_values("How many people in IT?", columns, []) == ("Department", ["IT"])
     assert named_values("Is it higher in summer?", columns, []) == (None, [])
     assert named_values("HOW MANY PEOPLE IN IT?", columns, []) == (None, [])  # all capitals say nothing
+
+
+def test_a_value_of_another_column_is_the_rows_a_groups_total_is_about(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(
+        {
+            "门店": np.repeat(["东门", "西门", "南门"], 24),
+            "品类": np.tile(["饮料", "零食"], 36),
+            "销售额": rng.integers(500, 3000, 72),
+        }
+    )
+    path = tmp_path / "shop.xlsx"
+    frame.to_excel(path, index=False)
+    session = Session(tmp_path, path)
+    run, _ = session.ask("东门饮料的销售额一共多少？")
+    drinks = frame[frame["品类"] == "饮料"]
+    east = int(drinks.loc[drinks["门店"] == "东门", "销售额"].sum())
+    assert "只含 品类 = 饮料" in str(run.answer) and f"东门 的 销售额 合计：{east:,}" in str(run.answer), run.answer
+    run, _ = session.ask("东门各品类的销售额占比")
+    shop = frame[frame["门店"] == "东门"]
+    share = shop.groupby("品类")["销售额"].sum() / shop["销售额"].sum()
+    assert "只含 门店 = 东门" in str(run.answer), run.answer
+    assert f"{share.idxmax()} 占 销售额 总量的比例最大：{share.max() * 100:.1f}%" in str(run.answer), run.answer

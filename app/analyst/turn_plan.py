@@ -44,7 +44,7 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
             metric=plan.metric,
             compared=plan.dimension,
             said=reading.said,
-            ranked=ranks_made_groups(plan),
+            ranked=groups_one_column(plan),
         ),
     ]
     # a condition the plan and the question's filter words both found ("没被批准的" counted and kept) once
@@ -89,7 +89,7 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
 _GROUPS_ONE_COLUMN = ("total", "top", "period", "share")
 
 
-def ranks_made_groups(plan: Plan) -> bool:
+def groups_one_column(plan: Plan) -> bool:
     """Whether the plan totals, ranks or lists the groups of one column (a store's, or the calendar months
     it makes from the dates): a value of another column the question names ("北京店哪个月…", "东门饮料的…")
     is then the rows it is about, not a group compared."""

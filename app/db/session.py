@@ -170,8 +170,11 @@ def sqlite_schema_copy(engine: Engine) -> bool:
         if raw.execute("SELECT count(*) FROM sqlite_master").fetchone() != (0,):
             return False
         template = _migrated_schema()
-        with _schema_lock:
-            template.backup(raw)
+        try:
+            with _schema_lock:
+                template.backup(raw)  # in one step: all of it or nothing
+        except sqlite3.Error:  # a database the copy cannot go into (another page size): migrate it
+            return False
     return True
 
 

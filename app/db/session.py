@@ -144,18 +144,19 @@ def upgrade(connection: Connection) -> None:
 
 
 _schema_lock = threading.Lock()
-_schema: sqlite3.Connection | None = None
+_schema: Engine | None = None
 
 
-def _migrated_schema() -> sqlite3.Connection:
-    """An in-memory SQLite database this process brought to the newest migration, once."""
+def _migrated_schema() -> Engine:
+    """An in-memory SQLite database this process brought to the newest migration, once (its one
+    connection stays in the engine's pool: the database lives as long as the engine)."""
     global _schema
     with _schema_lock:
         if _schema is None:
             template = create_engine("sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False})
             with template.begin() as connection:
                 upgrade(connection)
-            _schema = cast(sqlite3.Connection, template.raw_connection().driver_connection)
+            _schema = template
         return _schema
 
 
@@ -171,8 +172,9 @@ def sqlite_schema_copy(engine: Engine) -> bool:
             return False
         template = _migrated_schema()
         try:
-            with _schema_lock:
-                template.backup(raw)  # in one step: all of it or nothing
+            with _schema_lock, template.connect() as source:
+                # in one step: all of it or nothing
+                cast(sqlite3.Connection, source.connection.driver_connection).backup(raw)
         except sqlite3.Error:  # a database the copy cannot go into (another page size): migrate it
             return False
     return True

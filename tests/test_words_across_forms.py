@@ -1,0 +1,101 @@
+"""Words that name a column in another form or language (issue 24, a new user's trial on the sample
+monthly_operations.xlsx and a staff sheet): a verb's past form as a yes/no column ("Left" asked about as
+"leave", "离职"), a clipped word the dictionary itself uses ("ads" for 广告), a count named after "per" in
+the other language ("per order" of 订单数), the number named before it ("revenue per order"). Every
+expected figure is computed here with pandas, never read from Verity's output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis_tools.common import fmt_num
+from app.analyst.plan import plan_analysis
+from app.understanding.bilingual import clippings, strength
+from app.understanding.text import past_verb
+from app.understanding.words import loose_mentions
+from tests.factories import SAMPLES
+from tests.test_builtin_designs import seen
+from tests.test_builtin_understanding import Session, call
+
+OPERATIONS = SAMPLES / "monthly_operations.xlsx"
+
+
+def staff() -> pd.DataFrame:
+    """Sixty people in three departments, some of whom left (Yes/No)."""
+    rng = np.random.default_rng(3)
+    n = 60
+    return pd.DataFrame(
+        {
+            "Name": [f"P{i}" for i in range(n)],
+            "Department": rng.choice(["Sales", "IT", "HR"], n),
+            "Salary": rng.integers(3000, 9000, n),
+            "Left": rng.choice(["Yes", "No"], n, p=[0.3, 0.7]),
+        }
+    )
+
+
+def operations() -> pd.DataFrame:
+    return pd.read_excel(OPERATIONS)
+
+
+# --- a verb's past form ------------------------------------------------------------------------------------
+def test_a_past_form_is_read_as_its_verb():
+    assert [past_verb(w) for w in ("Left", "sold", "churned")] == ["leave", "sell", "churn"]
+    assert [past_verb(w) for w in ("leaving", "data", "species", "ads")] == ["", "", "", ""]
+
+
+@pytest.mark.parametrize("question", ["How many people leave each year?", "Who is leaving?"])
+def test_a_column_named_by_a_past_form_is_named_by_its_verb(question):
+    assert list(loose_mentions(question, "Left"))
+
+
+def test_a_chinese_verb_meets_an_english_past_form():
+    assert strength("离职", "Left") > 0
+    assert strength("离职", "Lift") == 0
+
+
+@pytest.mark.parametrize(
+    ("question", "grouped"),
+    [("How many people leave in each department?", True), ("Which department has the most people leaving?", True)],
+)
+def test_leave_reads_the_left_column(question, grouped):
+    plan = plan_analysis(question, seen(staff(), "staff"), zh=False)
+    used = {str(v) for s in plan.steps for v in s.arguments.values()} | {str(c.get("column")) for c in plan.filters}
+    assert "Left" in used
+    assert (plan.dimension == "Department") is grouped
+
+
+# --- a clipping the dictionary uses --------------------------------------------------------------------------
+def test_a_clipping_stands_for_the_sense_word_it_begins():
+    assert "advertisement" in clippings("广告")["ad"]
+    assert strength("ads", "广告费用") == 1.0
+    assert strength("add", "广告费用") == 0  # a word that merely begins like one is no clipping
+
+
+# --- a rate per a count named in the other language -----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("question", "top"),
+    [
+        ("Which store spends the most on ads per order?", "广告费用"),
+        ("What is the revenue per order of each store?", "营业额"),
+    ],
+)
+def test_per_order_divides_by_the_order_count(question, top):
+    plan = plan_analysis(question, seen(operations(), "monthly_operations"), zh=False)
+    assert plan.kind == "per_unit" and plan.dimension == "门店"
+    derive = next(s for s in plan.steps if s.tool == "derive_column")
+    assert derive.arguments["expression"] == f"`{top}_sum` / `订单数_sum`"
+
+
+@pytest.mark.slow
+def test_ads_per_order_by_store_end_to_end(tmp_path):
+    frame = operations()
+    sums = frame.groupby("门店")[["广告费用", "订单数"]].sum()
+    rates = (sums["广告费用"] / sums["订单数"]).sort_values(ascending=False)
+    run, calls = Session(tmp_path, OPERATIONS).ask("Which store spends the most on ads per order?")
+    ranked = call(calls, "rank_values")
+    assert ranked.metrics["rank.1.label"] == rates.index[0]
+    assert ranked.metrics["rank.1.value"] == pytest.approx(rates.iloc[0])
+    assert all(f"{g} {fmt_num(v)}" in run.answer for g, v in rates.items())

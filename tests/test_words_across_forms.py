@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis_tools import run_tool
 from analysis_tools.common import fmt_num
+from app.analyst.date_span import asks_span
 from app.analyst.plan import plan_analysis
 from app.understanding.bilingual import clippings, strength
 from app.understanding.text import past_verb
@@ -99,3 +101,58 @@ def test_ads_per_order_by_store_end_to_end(tmp_path):
     assert ranked.metrics["rank.1.label"] == rates.index[0]
     assert ranked.metrics["rank.1.value"] == pytest.approx(rates.iloc[0])
     assert all(f"{g} {fmt_num(v)}" in run.answer for g, v in rates.items())
+
+
+# --- how long the data runs -------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("question", "unit"),
+    [
+        ("How many years of data are there?", "year"),
+        ("数据有几年？", "year"),
+        ("How many months does the data cover?", "month"),
+        ("一共有多少个月的数据？", "month"),
+        ("几月的营业额最高？", ""),  # which month, not how many
+        ("平均几天能修好？", ""),  # an average, not a span
+    ],
+)
+def test_a_span_is_asked_by_how_many_of_a_unit_of_time(question, unit):
+    assert asks_span(question) == unit
+
+
+@pytest.mark.parametrize(
+    ("question", "part"), [("How many years of data are there?", "year"), ("数据有几年？", "year")]
+)
+def test_the_span_is_planned_as_the_periods_the_dates_cover(question, part):
+    plan = plan_analysis(question, seen(operations(), "monthly_operations"), zh=not question.isascii())
+    made = next(s for s in plan.steps if s.tool == "derive_column")
+    assert plan.kind == "span" and made.arguments["part"] == part and made.arguments["columns"] == ["月份"]
+    totals = next(s for s in plan.steps if s.tool == "group_aggregate")
+    assert totals.arguments["aggregations"] == ["nunique", "min", "max"]
+
+
+def test_how_many_days_with_a_column_named_is_no_span():
+    plan = plan_analysis("How many days had 营业额 over 900000?", seen(operations(), "monthly_operations"), zh=False)
+    assert plan.kind != "span"
+
+
+def test_the_whole_table_reports_every_aggregation():
+    frame = operations()
+    frame["年"] = frame["月份"].dt.year
+    result = run_tool(
+        "group_aggregate", frame, group_columns=[], value_columns=["年"], aggregations=["nunique", "min", "max"]
+    )
+    assert [v for k, v in result.metrics.items() if k.startswith("年_")] == [4, 2021, 2024]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("How many years of data are there?", "The data covers {n} years: {a} to {b}"),
+        ("数据有几年？", "数据覆盖 {n} 年：从 {a} 到 {b}"),
+    ],
+)
+def test_the_years_of_data_end_to_end(tmp_path, question, said):
+    years = operations()["月份"].dt.year
+    run, _ = Session(tmp_path, OPERATIONS).ask(question)
+    assert said.format(n=years.nunique(), a=years.min(), b=years.max()) in run.answer

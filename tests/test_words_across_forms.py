@@ -13,6 +13,7 @@ import pytest
 from analysis_tools import run_tool
 from analysis_tools.common import fmt_num
 from app.analyst.date_span import asks_span
+from app.analyst.period_totals import averages_periods
 from app.analyst.plan import plan_analysis
 from app.understanding.bilingual import clippings, strength
 from app.understanding.text import past_verb
@@ -156,3 +157,52 @@ def test_the_years_of_data_end_to_end(tmp_path, question, said):
     years = operations()["月份"].dt.year
     run, _ = Session(tmp_path, OPERATIONS).ask(question)
     assert said.format(n=years.nunique(), a=years.min(), b=years.max()) in run.answer
+
+
+# --- a period named as what is averaged over ---------------------------------------------------------------------
+def shop_days() -> pd.DataFrame:
+    """Sales on random days of 2024: several rows a month per store, so a store's mean monthly total is not
+    its mean row."""
+    rng = np.random.default_rng(5)
+    n = 200
+    return pd.DataFrame(
+        {
+            "日期": pd.to_datetime("2024-01-01") + pd.to_timedelta(rng.integers(0, 366, n), unit="D"),
+            "门店": rng.choice(["东门", "西门"], n),
+            "营业额": rng.integers(100, 1000, n),
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "averaged"),
+    [
+        ("每个门店平均每月的营业额是多少？", True),
+        ("What is the average monthly 营业额 of each 门店?", True),
+        ("average 营业额 per month by 门店", True),
+        ("每个月的平均营业额是多少？", False),  # each month's own average, listed
+    ],
+)
+def test_a_mean_word_before_the_period_averages_the_periods_totals(question, averaged):
+    assert averages_periods(question) is averaged
+
+
+def test_each_stores_average_month_is_planned_in_two_steps():
+    plan = plan_analysis("每个门店平均每月的营业额是多少？", seen(shop_days(), "shop"), zh=True)
+    totals, average = [s for s in plan.steps if s.tool == "group_aggregate"]
+    assert totals.prep and totals.arguments["agg"] == "sum" and totals.arguments["group_columns"][1:] == ["门店"]
+    assert average.arguments["group_columns"] == ["门店"] and average.arguments["agg"] == "mean"
+    assert average.arguments["value_columns"] == ["营业额_sum"] and plan.dimension == "门店"
+
+
+@pytest.mark.slow
+def test_each_stores_average_month_end_to_end(tmp_path):
+    frame = shop_days()
+    path = tmp_path / "shop.xlsx"
+    frame.to_excel(path, index=False)
+    monthly = frame.groupby([frame["日期"].dt.to_period("M"), "门店"])["营业额"].sum()
+    expected = monthly.groupby(level="门店").mean()
+    assert not np.allclose(expected, frame.groupby("门店")["营业额"].mean())  # the mean row is another figure
+    run, calls = Session(tmp_path, path).ask("每个门店平均每月的营业额是多少？")
+    assert all(f"{store} {fmt_num(v)}" in run.answer for store, v in expected.items())
+    assert "每个月的 营业额 合计，再取平均（按 门店 分）" in run.answer

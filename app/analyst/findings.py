@@ -36,7 +36,12 @@ from app.analyst.headlines import (
     two_group_headline,
     wide_paired_headline,
 )
-from app.analyst.period_totals import is_period_totals, period_totals_headline
+from app.analyst.period_totals import (
+    averaged_period_unit,
+    averaged_periods_headline,
+    is_period_totals,
+    period_totals_headline,
+)
 from app.analyst.scope import describe_conditions
 from app.analyst.sheet_words import as_people_write, says_no, says_yes, used_columns
 from app.analyst.steps import Plan, Step
@@ -122,6 +127,8 @@ def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
     arguments = step.arguments
     if plan is not None and plan.kind == "span":  # "数据有几年": the calendar periods the dates cover
         return span_headline(plan, result.metrics, zh)
+    if plan is not None and averaged_period_unit(plan):  # "平均每月的营业额": each month's total, averaged
+        return averaged_periods_headline(plan, result.metrics, zh)
     if plan is not None and (unit := is_period_totals(plan)):  # "每个月卖了多少钱": the periods in time order
         values = arguments.get("value_columns") or [None]
         return period_totals_headline(values[0], arguments.get("agg", "sum"), result.metrics, unit, zh)

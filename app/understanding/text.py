@@ -330,7 +330,7 @@ def past_verb(word: str) -> str:
     for verb in getAllLemmas(folded, upos="VERB").get("VERB", ()):
         past = {*getInflection(verb, tag="VBD"), *getInflection(verb, tag="VBN")}
         if verb != folded and folded in {p.lower() for p in past}:
-            return verb.lower()
+            return str(verb).lower()
     return ""
 
 

@@ -206,3 +206,30 @@ def test_each_stores_average_month_end_to_end(tmp_path):
     run, calls = Session(tmp_path, path).ask("每个门店平均每月的营业额是多少？")
     assert all(f"{store} {fmt_num(v)}" in run.answer for store, v in expected.items())
     assert "每个月的 营业额 合计，再取平均（按 门店 分）" in run.answer
+
+
+# --- "how much" of no named thing asks an amount of money ---------------------------------------------------------
+def visits() -> pd.DataFrame:
+    rng = np.random.default_rng(9)
+    n = 80
+    minutes = rng.integers(10, 40, n)
+    doctor = rng.choice(["陈医生", "李医生"], n)
+    return pd.DataFrame(
+        {
+            "医生": doctor,
+            "就诊时长（分钟）": minutes,
+            "费用（元）": minutes * np.where(doctor == "陈医生", 20, 14) + rng.integers(0, 50, n),
+        }
+    )
+
+
+def test_how_much_per_minute_divides_the_money_column_by_the_minutes():
+    plan = plan_analysis("How much do we earn per minute for each 医生?", seen(visits(), "visits"), zh=False)
+    derive = next(s for s in plan.steps if s.tool == "derive_column")
+    assert plan.kind == "per_unit" and plan.dimension == "医生"
+    assert derive.arguments["expression"] == "`费用（元）_sum` / `就诊时长（分钟）_sum`"
+
+
+def test_how_much_of_a_named_thing_is_no_money():
+    plan = plan_analysis("How much milk do we get per minute?", seen(visits(), "visits"), zh=False)
+    assert plan.kind != "per_unit"

@@ -13,7 +13,7 @@ from app.analyst.scope import cut_column
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.understanding import vocabulary as shared_vocabulary
 from app.understanding.bilingual import is_classifier, names_a_quantity, strength
-from app.understanding.column_forms import money_unit
+from app.understanding.column_forms import money_column, money_unit
 from app.understanding.general_words import counts_rows
 from app.understanding.kinds import (
     DIFFERENCE,
@@ -303,7 +303,8 @@ def per_unit_plan(
         said = frozenset(name for _, _, name in spans)
         timed = _time_column(question[after:], columns, said) if unit is None else None
         named_over = [name for _, _, name in spans if name in numbers and not (timed and name == timed[0])]
-        if timed and timed[0] in numbers and (by_unit or named_over):
+        money = _money_asked(question, columns)
+        if timed and timed[0] in numbers and (by_unit or named_over or money):
             # "km per hour" of a column in minutes: × 60 (a unit over a unit of time); "money per hour
             # worked" of 时长（小时）: the unit of time in the other language
             unit, factor = timed
@@ -319,11 +320,9 @@ def per_unit_plan(
             days_step, (unit, per_time) = days[1], (days[0], days[2])
         if unit is None and timed is None and not days_step:
             unit = _counted_by_classifier(question, each, spans, counts)  # "每件": the table's one count
-        over = [name for _, _, name in spans if name in numbers and name != unit]
-        if not over and unit in counts:  # "每件卖多少钱": what else the rows add up, when only one thing is
-            over = _other_total(columns, numbers, counts, unit)
-        if not over and by_unit and by_unit != unit:
-            over = [by_unit]  # "km per hour": the number whose unit is named before "per"
+        over = _divided(
+            unit, [name for _, _, name in spans if name in numbers], columns, numbers, counts, by_unit, money
+        )
         if unit is not None and over:
             break
     else:
@@ -392,6 +391,27 @@ def per_unit_plan(
     rates = {"dataset": summary, "value_column": name, "group_column": group, "agg": "sum", "top": 100}
     plan.steps.append(Step("rank_values", rates, _t(zh, f"{name} by {group}", f"各{group}的{name}")))
     return plan
+
+
+def _divided(
+    unit: str | None,
+    named: list[str],
+    columns: list[Column],
+    numbers: set[str],
+    counts: set[str],
+    by_unit: str | None,
+    money: str | None,
+) -> list[str]:
+    """What a rate per `unit` divides: the numbers the question names (`named`), else for a count of things
+    what else the rows add up ("每件卖多少钱"), else the number whose unit or word is named before "per" ("km
+    per hour"), else the money asked of ("how much do we earn per minute": the table's one column in money)."""
+    over = [name for name in named if name != unit]
+    if not over and unit in counts:
+        over = _other_total(columns, numbers, counts, unit)
+    for fallback in (by_unit, money if unit is not None else None):
+        if not over and fallback and fallback != unit:
+            over = [fallback]
+    return over
 
 
 def _count_columns(columns: list[Column], numbers: set[str]) -> set[str]:
@@ -501,6 +521,19 @@ def _duration(unit: str) -> float | None:
         return float(pd.Timedelta(1, unit=unit).total_seconds()) or None
     except (ValueError, TypeError):
         return None
+
+
+# "how much do we earn", "how much is it": the degree question straight before a verb or a pronoun, with no
+# noun of its own ("how much milk" asks an amount of milk)
+_HOW_MUCH_VERB = re.compile(
+    r"\bhow\s+much\s+(?:do|does|did|is|are|was|were|will|would|can|could|we|they|you|it)\b", re.I
+)
+
+
+def _money_asked(question: str, columns: list[Column]) -> str | None:
+    """The table's one column in money (column_forms.money_column) where the question asks "how much" of no
+    named thing: "How much do we earn per minute …" asks an amount of money. None otherwise."""
+    return money_column(columns) if _HOW_MUCH_VERB.search(question) else None
 
 
 def _word_names(text: str, names: set[str]) -> str | None:

@@ -233,3 +233,12 @@ def test_how_much_per_minute_divides_the_money_column_by_the_minutes():
 def test_how_much_of_a_named_thing_is_no_money():
     plan = plan_analysis("How much milk do we get per minute?", seen(visits(), "visits"), zh=False)
     assert plan.kind != "per_unit"
+
+
+@pytest.mark.parametrize(
+    ("question", "group"),
+    [("How much do we earn per minute for each vet?", "医生"), ("How much do we earn per minute?", None)],
+)
+def test_each_group_asked_takes_the_default_grouping_for_a_rate(question, group):
+    plan = plan_analysis(question, seen(visits(), "visits"), zh=False)
+    assert plan.kind == "per_unit" and plan.dimension == group

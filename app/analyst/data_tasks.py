@@ -9,6 +9,7 @@ from functools import cache
 
 import pandas as pd
 
+from app.analyst.question_words import asks_each_group
 from app.analyst.scope import cut_column
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.understanding import vocabulary as shared_vocabulary
@@ -333,7 +334,12 @@ def per_unit_plan(
     top, bottom = over[0], unit
     kinds = {str(c["name"]): c for c in columns}
     group = next((name for _, _, name in spans if kinds.get(name, {}).get("type") not in NUMERIC), None)
-    group = group or (ranked_by if asks_extreme(question) or asks_top(question) else None)
+    # a grouping no word named stands in where the question asks which group is highest, or for each group
+    # ("for each vet" where no column is named vet): the planner's default, shown as an assumed reading
+    # — an each-word other than the rate's own per ("每件", "per unit" say what the rate is per, not groups)
+    rest = question[: each.start()] + " " + question[each.end() :]
+    asks_groups = asks_extreme(question) or asks_top(question) or asks_each_group(rest, columns)
+    group = group or (ranked_by if asks_groups else None)
     per = f"{scale} " if scale != 1 else ""
     name = f"{top} per {per_time}" if per_time else f"{top} per {per}{bottom}"  # "Distance (km) per hour"
     if days_step:  # named in the sheet's language, whichever the question was asked in

@@ -414,8 +414,11 @@ def _aggregate_result(ctx, out, groups, names, aggs, n, missing_keys) -> ToolRes
     main = names[0] if names else "n_rows"
     agg = aggs[0]  # the first aggregation orders the table and heads the reading
     metrics: dict = {"n": n, "n_groups": len(out), "missing_group_rows": missing_keys, "agg": "+".join(aggs)}
+    # the whole table as one row: every figure asked of it (the distinct values, the first and the last)
+    shown = names if len(out) == 1 and names else [main]
     for _, row in out.head(20).iterrows():
-        metrics[f"{main}.{_group_label(row, groups)}"] = row[main]
+        for name in shown:
+            metrics[f"{name}.{_group_label(row, groups)}"] = row[name]
     if agg in ("sum", "count") and names:
         metrics[f"{main}.total"] = float(out[main].sum())
     profile = frame_text(out, 20)

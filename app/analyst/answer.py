@@ -214,6 +214,7 @@ FACT_KINDS = (
     "date_gap",
     "per_unit",
     "count",
+    "span",
 )  # what the data says, nothing inferred
 
 

@@ -9,11 +9,12 @@ from functools import cache
 
 import pandas as pd
 
+from app.analyst.question_words import asks_each_group
 from app.analyst.scope import cut_column, value_condition
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.understanding import vocabulary as shared_vocabulary
-from app.understanding.bilingual import is_classifier, names_a_quantity
-from app.understanding.column_forms import money_unit
+from app.understanding.bilingual import is_classifier, names_a_quantity, strength
+from app.understanding.column_forms import money_column, money_unit
 from app.understanding.general_words import counts_rows
 from app.understanding.kinds import (
     DIFFERENCE,
@@ -292,17 +293,19 @@ def per_unit_plan(
         scale_match = _PER_SCALE.match(question, each.end())
         after = scale_match.end() if scale_match else each.end()
         unit = next((name for start, _, name in spans if after <= start <= after + 1 and name in numbers), None)
-        unit = unit or _named_by_unit(question[after:], columns)
+        unit = unit or _named_by_unit(question[after:], columns) or _word_names(question[after:], counts)
         unit = unit if unit in measured or unit in counts else None
         scale_word, per_time = (scale_match.group(1) or "").lower() if scale_match else "", ""
         scale = _SCALE_WORDS.get(scale_word) or (float(scale_word) if scale_word else 1.0)
         before = re.findall(r"\w+", question[: each.start()])
-        by_unit = _named_by_unit(before[-1], columns) if before else None
+        # the number named right before "per" ("revenue per order"), by its unit or by a word for it
+        by_unit = (_named_by_unit(before[-1], columns) or _word_names(before[-1], numbers)) if before else None
         by_unit = by_unit if by_unit in numbers else None
         said = frozenset(name for _, _, name in spans)
         timed = _time_column(question[after:], columns, said) if unit is None else None
         named_over = [name for _, _, name in spans if name in numbers and not (timed and name == timed[0])]
-        if timed and timed[0] in numbers and (by_unit or named_over):
+        money = _money_asked(question, columns)
+        if timed and timed[0] in numbers and (by_unit or named_over or money):
             # "km per hour" of a column in minutes: × 60 (a unit over a unit of time); "money per hour
             # worked" of 时长（小时）: the unit of time in the other language
             unit, factor = timed
@@ -318,11 +321,9 @@ def per_unit_plan(
             days_step, (unit, per_time) = days[1], (days[0], days[2])
         if unit is None and timed is None and not days_step:
             unit = _counted_by_classifier(question, each, spans, counts)  # "每件": the table's one count
-        over = [name for _, _, name in spans if name in numbers and name != unit]
-        if not over and unit in counts:  # "每件卖多少钱": what else the rows add up, when only one thing is
-            over = _other_total(columns, numbers, counts, unit)
-        if not over and by_unit and by_unit != unit:
-            over = [by_unit]  # "km per hour": the number whose unit is named before "per"
+        over = _divided(
+            unit, [name for _, _, name in spans if name in numbers], columns, numbers, counts, by_unit, money
+        )
         if unit is not None and over:
             break
     else:
@@ -333,7 +334,12 @@ def per_unit_plan(
     top, bottom = over[0], unit
     kinds = {str(c["name"]): c for c in columns}
     group = next((name for _, _, name in spans if kinds.get(name, {}).get("type") not in NUMERIC), None)
-    group = group or (ranked_by if asks_extreme(question) or asks_top(question) else None)
+    # a grouping no word named stands in where the question asks which group is highest, or for each group
+    # ("for each vet" where no column is named vet): the planner's default, shown as an assumed reading
+    # — an each-word other than the rate's own per ("每件", "per unit" say what the rate is per, not groups)
+    rest = question[: each.start()] + " " + question[each.end() :]
+    asks_groups = asks_extreme(question) or asks_top(question) or asks_each_group(rest, columns)
+    group = group or (ranked_by if asks_groups else None)
     per = f"{scale} " if scale != 1 else ""
     name = f"{top} per {per_time}" if per_time else f"{top} per {per}{bottom}"  # "Distance (km) per hour"
     if days_step:  # named in the sheet's language, whichever the question was asked in
@@ -391,6 +397,27 @@ def per_unit_plan(
     rates = {"dataset": summary, "value_column": name, "group_column": group, "agg": "sum", "top": 100}
     plan.steps.append(Step("rank_values", rates, _t(zh, f"{name} by {group}", f"各{group}的{name}")))
     return plan
+
+
+def _divided(
+    unit: str | None,
+    named: list[str],
+    columns: list[Column],
+    numbers: set[str],
+    counts: set[str],
+    by_unit: str | None,
+    money: str | None,
+) -> list[str]:
+    """What a rate per `unit` divides: the numbers the question names (`named`), else for a count of things
+    what else the rows add up ("每件卖多少钱"), else the number whose unit or word is named before "per" ("km
+    per hour"), else the money asked of ("how much do we earn per minute": the table's one column in money)."""
+    over = [name for name in named if name != unit]
+    if not over and unit in counts:
+        over = _other_total(columns, numbers, counts, unit)
+    for fallback in (by_unit, money if unit is not None else None):
+        if not over and fallback and fallback != unit:
+            over = [fallback]
+    return over
 
 
 def _count_columns(columns: list[Column], numbers: set[str]) -> set[str]:
@@ -500,6 +527,32 @@ def _duration(unit: str) -> float | None:
         return float(pd.Timedelta(1, unit=unit).total_seconds()) or None
     except (ValueError, TypeError):
         return None
+
+
+# "how much do we earn", "how much is it": the degree question straight before a verb or a pronoun, with no
+# noun of its own ("how much milk" asks an amount of milk)
+_HOW_MUCH_VERB = re.compile(
+    r"\bhow\s+much\s+(?:do|does|did|is|are|was|were|will|would|can|could|we|they|you|it)\b", re.I
+)
+
+
+def _money_asked(question: str, columns: list[Column]) -> str | None:
+    """The table's one column in money (column_forms.money_column) where the question asks "how much" of no
+    named thing: "How much do we earn per minute …" asks an amount of money. None otherwise."""
+    return money_column(columns) if _HOW_MUCH_VERB.search(question) else None
+
+
+def _word_names(text: str, names: set[str]) -> str | None:
+    """The column of `names` the word the text starts with names, by the dictionary's gloss of the name in
+    the other language ("order" ↔ 订单数: "per order" of a table that counts its orders in a column) or its
+    metric family (gate_words: "orders" ↔ Order Count, "revenue" ↔ 营业额); None when it names none or
+    several. Without a count column so named, "per order" is each row's average (kinds.PER_UNIT)."""
+    word = re.match(r"[a-z]+|[\u4e00-\u9fff]+", text.strip().lower())
+    if word is None or not names:
+        return None
+    said = word.group(0)
+    found = [name for name in names if same_family(said, name) or strength(said, name) >= 1.0]
+    return found[0] if len(found) == 1 else None
 
 
 def _named_by_unit(text: str, columns: list[Column]) -> str | None:

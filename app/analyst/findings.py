@@ -11,6 +11,7 @@ from typing import Any
 from analysis_tools import ResultRecord
 from analysis_tools.common import fmt_num
 from analysis_tools.tables import table_name
+from app.analyst.date_span import span_headline
 from app.analyst.headlines import (
     change_headline,
     dedupe_headline,
@@ -35,7 +36,13 @@ from app.analyst.headlines import (
     two_group_headline,
     wide_paired_headline,
 )
-from app.analyst.period_totals import is_period_totals, period_label, period_totals_headline
+from app.analyst.period_totals import (
+    averaged_period_unit,
+    averaged_periods_headline,
+    is_period_totals,
+    period_label,
+    period_totals_headline,
+)
 from app.analyst.scope import describe_conditions
 from app.analyst.sheet_words import as_people_write, says_no, says_yes, used_columns
 from app.analyst.steps import Plan, Step
@@ -119,6 +126,10 @@ def _named_yes_group(column: str, metrics: dict[str, Any], plan: Plan | None) ->
 
 def _totals(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str | None:
     arguments = step.arguments
+    if plan is not None and plan.kind == "span":  # "数据有几年": the calendar periods the dates cover
+        return span_headline(plan, result.metrics, zh)
+    if plan is not None and averaged_period_unit(plan):  # "平均每月的营业额": each month's total, averaged
+        return averaged_periods_headline(plan, result.metrics, zh)
     if plan is not None and (unit := is_period_totals(plan)):  # "每个月卖了多少钱": the periods in time order
         values = arguments.get("value_columns") or [None]
         return period_totals_headline(values[0], arguments.get("agg", "sum"), result.metrics, unit, zh)

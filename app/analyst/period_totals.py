@@ -104,6 +104,10 @@ def period_total_steps(
         plan.metric = None
         subject = _t(zh, f"Rows per {each}", f"{every_zh}的行数")
         totals: Arguments = {"group_columns": [period, *beside]}
+    elif averages_periods(question) and not is_level(metric, columns):
+        _average_of_period_totals(plan, metric, period, beside, unit, zh)
+        plan.dimension = beside[0] if beside else None  # the groups compared; the period is averaged over
+        return True
     else:
         agg = "mean" if MEAN_WORDS.search(question) or is_level(metric, columns) else "sum"
         word = _t(zh, "Average" if agg == "mean" else "Total", "平均" if agg == "mean" else "合计")
@@ -115,18 +119,95 @@ def period_total_steps(
     return True
 
 
-def is_period_totals(plan: Plan) -> str:
-    """The unit when the plan lists each period's figure (a date_part column made and totalled by it);
-    "" otherwise."""
+def averages_periods(question: str) -> bool:
+    """Whether the period is what the question averages over: a word of the mean before the period it names
+    ("平均每月的营业额", "average monthly revenue", "average revenue per month": each month's total, then their
+    average), not after it ("每个月的平均营业额", "each month's average": each month's own average, listed)."""
+    mean, period = MEAN_WORDS.search(question), _period_phrase(question)
+    return mean is not None and period is not None and mean.start() < period.start()
+
+
+def _average_of_period_totals(plan: Plan, metric: str, period: str, beside: list[str], unit: str, zh: bool) -> None:
+    """Each period's total of the measure (by the grouping beside it too), a side table, then the average of
+    those totals over the periods, per group: "每个门店平均每月的营业额" is each store's mean monthly total, not
+    its mean row (a store with two rows in a month has one monthly total)."""
+    by_period = str(plan.derived)
+    totals: Arguments = {"dataset": by_period, "group_columns": [period, *beside], "value_columns": [metric]}
+    plan.steps.append(Step("group_aggregate", totals | {"agg": "sum"}, "", evidence=False, prep=True))
+    plan.derived = (
+        f"{by_period}_summary"  # the name group_aggregate's side table is stored under (analysis_tools.tables)
+    )
+    each, every_zh, _, _ = _UNIT_WORDS[unit]
+    subject = _t(zh, f"Average {metric} per {each}", f"平均{every_zh}的{metric}")
+    if beside:
+        subject += _t(zh, f" by {beside[0]}", f"（按{beside[0]}分）")
+    averaged: Arguments = {
+        "dataset": plan.derived,
+        "group_columns": beside,
+        "value_columns": [f"{metric}_sum"],
+        "agg": "mean",
+    }
+    plan.steps.append(Step("group_aggregate", averaged, subject))
+
+
+def averaged_period_unit(plan: Plan) -> str:
+    """The unit when the plan averages each period's totals (`_average_of_period_totals`); "" otherwise."""
+    steps = [s for s in plan.steps if s.tool == "group_aggregate"]
+    if len(steps) != 2 or steps[1].arguments.get("agg") != "mean" or not steps[0].prep:
+        return ""
+    return _period_unit_of(plan, steps[0])
+
+
+def _period_unit_of(plan: Plan, step: Step) -> str:
+    """The unit of the date_part column a group_aggregate step groups by first; "" when it groups by none."""
     made = {
         s.arguments.get("new_column_name"): s.arguments.get("part")
         for s in plan.steps
         # not season_steps' month column, written onto the table itself for "which month was busiest"
         if s.tool == "derive_column" and s.arguments.get("kind") == "date_part" and not s.arguments.get("overwrite")
     }
-    grouped = next((s.arguments.get("group_columns") or [] for s in plan.steps if s.tool == "group_aggregate"), [])
+    grouped = step.arguments.get("group_columns") or []
     part = made.get(grouped[0]) if grouped else None
     return UNIT_OF_PART.get(str(part), "") if part else ""
+
+
+def averaged_periods_headline(plan: Plan, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'Average 营业额 per month by 门店 (each month's total, averaged): 上海店 862,332; …' / '平均每个月的营业额
+    （每月合计的平均，按 门店 分）：上海店 862,332；…'; the one average when no grouping is beside the period."""
+    unit = averaged_period_unit(plan)
+    step = [s for s in plan.steps if s.tool == "group_aggregate"][-1]
+    value = str(step.arguments["value_columns"][0])
+    metric, group = value[: -len("_sum")], (step.arguments.get("group_columns") or [None])[0]
+    main = f"{value}_mean."
+    figures = [
+        (k[len(main) :], float(v)) for k, v in metrics.items() if k.startswith(main) and isinstance(v, (int, float))
+    ]
+    if not unit or not figures:
+        return None
+    each, every_zh, _, _ = _UNIT_WORDS[unit]
+    if group is None:
+        shown = fmt_num(figures[0][1])
+        periods = fmt_num(metrics.get("n"))
+        return _t(
+            zh,
+            f"Average {metric} per {each}: {shown} (the total of each of {periods} {each}s, averaged).",
+            f"平均{every_zh}的{metric}：{shown}（共 {periods} 期，各期合计后的平均）。",
+        )
+    listed = ("；" if zh else "; ").join(f"{label} {fmt_num(v)}" for label, v in figures)
+    return _t(
+        zh,
+        f"Average {metric} per {each} by {group} (each {each}'s total, averaged): {listed}.",
+        f"平均{every_zh}的{metric}（各期合计后取平均，按 {group} 分）：{listed}。",
+    )
+
+
+def is_period_totals(plan: Plan) -> str:
+    """The unit when the plan lists each period's figure (a date_part column made and totalled by it);
+    "" otherwise."""
+    first = next((s for s in plan.steps if s.tool == "group_aggregate"), None)
+    if first is None or averaged_period_unit(plan):  # the periods' totals averaged: not listed period by period
+        return ""
+    return _period_unit_of(plan, first)
 
 
 def period_totals_headline(metric: str | None, agg: str, metrics: dict[str, Any], unit: str, zh: bool) -> str | None:
@@ -213,6 +294,11 @@ def period_reading(plan: Plan, zh: bool) -> str:
         if zh:
             return f"按{by}比较 {m} 的{'平均值' if mean else '合计'}，取{'最低' if bottom else '最高'}的{name}"
         return f"the {each} with the {'lowest' if bottom else 'highest'} {'average' if mean else 'total'} {m}"
+    if averaged := averaged_period_unit(plan):  # "每个门店平均每月的营业额": each period's total, averaged
+        each, every_zh, _, _ = _UNIT_WORDS[averaged]
+        if zh:
+            return f"{every_zh}的 {m} 合计，再取平均" + (f"（按 {plan.dimension} 分）" if plan.dimension else "")
+        return f"the total {m} of each {each}, averaged" + (f" by {plan.dimension}" if plan.dimension else "")
     unit = is_period_totals(plan)
     if plan.kind != "total" or not unit:
         return ""

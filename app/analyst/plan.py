@@ -40,6 +40,7 @@ from app.analyst.data_tasks import (
     per_unit_plan,
     repeated_plan,
 )
+from app.analyst.date_span import date_span_plan
 from app.analyst.designs import (
     change_by_group,
     made_weekend_column,
@@ -282,6 +283,8 @@ def _task_plan(p: Planning) -> Plan | None:
     gap_spans = [(a, b, n) for a, b, n in spans if question[a:b].lower() not in DURATION_WORDS]
     if gap := date_gap_plan(question, columns, ordered_names(gap_spans), str(p.dataset.get("name") or ""), zh):
         return gap  # days between two dates, as a new column, then its average (data_tasks)
+    if span := date_span_plan(question, columns, spans, p.values, str(p.dataset.get("name") or ""), zh):
+        return span  # "how many years of data are there": the calendar periods the dates cover (date_span)
     rows, grain = int(p.dataset.get("rows") or 0), p.dataset.get("grain")
     ranked_by = choose_dimension(columns, p.grouping, p.implied, None)
     name, add_column = str(p.dataset.get("name") or ""), bool(DERIVE.search(question))

@@ -511,6 +511,9 @@ def _read_plan(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> 
     m, g = plan.metric, period_label(plan, zh) or plan.dimension
     if not m and g and plan.kind == "share":  # each value's share of the rows (totals.share_steps, no measure)
         return _read_as_sentence(f"各 {g} 占行数的比例" if zh else f"each {g}'s share of the rows", filters, zh)
+    if plan.kind == "span":  # date_span: how many calendar periods the dates cover (its task says so)
+        subject = next((s.task for s in plan.steps if s.tool == "group_aggregate" and s.task), "")
+        return _read_as_sentence(subject if zh else subject[:1].lower() + subject[1:], filters, zh)
     if not m:
         return ""
     aggregate = next(

@@ -42,7 +42,7 @@ import threading
 from functools import cache, lru_cache
 
 from app.understanding.general_words import ROW_WORDS, is_general_en
-from app.understanding.text import english_stop_words, is_cjk, plain_words, word_spans
+from app.understanding.text import english_stop_words, is_cjk, past_verb, plain_words, word_spans
 from app.understanding.words import stem
 
 # a sense that says what a word is not, or refers elsewhere: no translation of it
@@ -83,6 +83,10 @@ class CedictIndex:
             found = tuple(dict.fromkeys(s for raw in self._glosses.get(word, ()) for s in _parse_senses(raw)))
             self._parsed[word] = found  # the same value from any thread: a race only parses twice
         return found or default
+
+    def containing(self, word: str) -> list[str]:
+        """The longer names with `word` inside them (广告 → 插播广告, 广告位 …): their senses parse when looked up."""
+        return [name for name in self._glosses if len(name) > len(word) and word in name]
 
 
 def _parse_senses(glosses: str) -> list[tuple[str, ...]]:
@@ -227,14 +231,48 @@ def english_stems(text: str) -> frozenset[str]:
     """The stems of the English words of a text (camelCase and snake_case split), stop words and
     general words left out."""
     stop = _stop_words()
-    words = (w for w in plain_words(text) if w.isascii() and w.isalpha() and w not in stop)
-    return frozenset(_stem(w) for w in words if not _general(w))
+    words = [w for w in plain_words(text) if w.isascii() and w.isalpha() and w not in stop]
+    # a verb's past form read as another word ("Left" → leave): the verb's stem too, so 离职 "leave one's job"
+    # meets a column named Left
+    verbs = [verb for w in words if (verb := past_verb(w))]
+    return frozenset(_stem(w) for w in [*words, *verbs] if not _general(w))
+
+
+# A clipped English word ("ad" for advertisement, "info" for information) is no sense of the Chinese word, but
+# the dictionary itself uses the clipping in the senses of the longer words built on it (插播广告: "interstitial
+# ad"; 广告位: "ad space"): a word of those senses that begins a sense word of the Chinese word stands for it.
+_MIN_CLIP = 2
+
+
+@lru_cache(maxsize=4096)
+def clippings(word: str) -> dict[str, tuple[str, ...]]:
+    """The clipped English words the dictionary uses for a Chinese word's senses, each → the sense words it
+    clips (stems): 广告 → {ad: (advertis, advertisement)}. A clipping is a sense word of a longer dictionary word that
+    contains `word`, shorter than and beginning a sense word of `word` itself."""
+    own = {w for sense in senses(word) for w in sense}
+    if len(word) < _MIN_ZH or not own:
+        return {}
+    index = _dictionary()
+    used = {_stem(w) for name in index.containing(word) for sense in index.get(name) for w in sense}
+    found = {
+        clip: tuple(sorted(full for full in own if len(full) > len(clip) + 1 and full.startswith(clip)))
+        for clip in used
+        if len(clip) >= _MIN_CLIP and not _general(clip)
+    }
+    return {clip: fulls for clip, fulls in found.items() if fulls}
 
 
 def _cover(word: str, english: frozenset[str]) -> float:
     """How much of its best sense a Chinese word finds in the English stems: 1.0 for a sense found
-    whole, the share found for a sense of several words found in part, 0 for none."""
+    whole, the share found for a sense of several words found in part, 0 for none. A clipping the
+    dictionary uses for a sense word counts as that word (`clippings`: "ads" for advertisement)."""
     best = 0.0
+    own = {w for sense in senses(word) for w in sense}
+    # the dictionary is searched for clippings only where an English word begins a sense word (it reads ~20 ms)
+    if any(full.startswith(e) and full != e for e in english for full in own) and (
+        clipped := {full for clip, fulls in clippings(word).items() if clip in english for full in fulls}
+    ):
+        english = english | clipped
     for sense in senses(word):
         shared = len(sense & english)
         if shared:

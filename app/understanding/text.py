@@ -314,6 +314,26 @@ def lemma(word: str) -> str:
     return found if found.isascii() and found.isalpha() else folded
 
 
+@lru_cache(maxsize=8192)
+def past_verb(word: str) -> str:
+    """The verb an English past form stands for where the lemmatizer reads the word as another part of
+    speech (left → leave: simplemma keeps the adjective "left"; churned → churn), by lemminflect's
+    dictionary: the word must be a past tense or past participle of that verb. "" for any other word.
+    A yes/no column named by what happened ("Left", "Churned") is asked about by the verb ("leave")."""
+    folded = fold(word.strip())
+    if not _ASCII_WORD.fullmatch(folded):
+        return ""
+    try:
+        from lemminflect import getAllLemmas, getInflection
+    except ImportError:  # pragma: no cover - a dependency; kept working without it
+        return ""
+    for verb in getAllLemmas(folded, upos="VERB").get("VERB", ()):
+        past = {*getInflection(verb, tag="VBD"), *getInflection(verb, tag="VBN")}
+        if verb != folded and folded in {p.lower() for p in past}:
+            return str(verb).lower()
+    return ""
+
+
 FINITE = ("VB", "VBD", "VBP", "VBZ")  # a verb's base form and its finite forms: is, was, does, has
 DEGREES = ("JJR", "JJS")  # an adjective's comparative and superlative: higher, highest
 

@@ -15,7 +15,7 @@ from functools import cache, lru_cache
 
 from app.understanding import vocabulary
 from app.understanding.everyday_words import concept_synonyms, merged
-from app.understanding.text import english_stop_words, lemma, plain_words, tokens, word_forms
+from app.understanding.text import english_stop_words, lemma, past_verb, plain_words, tokens, word_forms
 
 # Words a question may use for a column named in the other language, or in everyday words
 # (vocabulary/synonyms.toml [[columns]]: the key is a piece of the column name, lower case; the words
@@ -178,10 +178,14 @@ def loose_mentions(question: str, name: str) -> Iterator[tuple[int, int]]:
     if len(parts) == 1:
         part = parts[0]
         target = stem(part)
+        # a name that is a verb's past form ("Left", "Churned": what happened) is asked about by the verb
+        # in any form ("leave", "leaving"): its verb's stem too
+        verb = past_verb(part)
+        targets = {t for t in (target, stem(verb) if verb else "") if len(t) >= 4}
         for start, end, word in words:
             if word in STOP:
                 continue
-            if len(target) >= 4 and stem(word) == target:
+            if stem(word) in targets:
                 yield start, end
             elif part.startswith("l") and len(part) >= 5 and stem(word) == stem(part[1:]):  # lwage: log wage
                 yield start, end

@@ -57,6 +57,8 @@ def test_the_month_one_store_sold_most_is_that_stores_month(tmp_path: Path) -> N
         ("the top 10 days by visits", "day"),
         ("前三个月的销售额是多少？", ""),  # the first three months: a stretch of time
         ("What was revenue in the last 3 months?", ""),
+        ("这三年平均下来，哪三块地的产量最高？", ""),  # these three years: a stretch; the three ranked are plots
+        ("Over these 3 years, which 3 plots yielded most?", ""),
         ("2023年销量最高的3个产品", ""),  # 2023年 is a year's number, the 3 counts products
         ("销售额最高的5个门店", ""),
     ],

@@ -75,9 +75,11 @@ def each_period_unit(question: str) -> str:
 
 _UNITS = ("year", "quarter", "month", "week", "day")
 # A count of calendar periods ("3 months", "三个月", "five years"; not a year's number: 2023年), and a span
-# before it ("前三个月", "the last 3 months" are a stretch of time, not the N periods ranked)
+# before it ("前三个月", "这三年", "the last 3 months", "over these 3 years" are a stretch of time, not the N
+# periods ranked)
 _COUNTED_PERIODS = re.compile(
-    r"(?<![A-Za-z0-9.])(?P<span>(?:前|后|头|最近|近|过去|(?:the\s+)?(?:last|past|first|next|previous)\s+)\s*)?"
+    r"(?<![A-Za-z0-9.])(?P<span>(?:前|后|头|最近|近|过去|这|那|(?:the\s+)?(?:last|past|first|next|previous)\s+"
+    r"|(?:these|those|over)\s+)\s*)?"
     r"(?:\d{1,2}(?!\d)|[一二两三四五六七八九十]+|"
     + "|".join(COUNT_WORDS_EN)
     + r")\s*个?\s*(?P<unit>[a-z]+|[\u4e00-\u9fff]{1,2})",

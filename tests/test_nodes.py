@@ -129,7 +129,8 @@ def two_servers(tmp_path: Path, database_url: str) -> Iterator[tuple[TestClient,
     from app.main import create_app
 
     # one data folder (the object store is engineer `store`'s part of issue 26); one database
-    settings = node_settings(tmp_path, database_url, background_ingest_mb=0.001, upload_wait_s=0.0, lease_ttl_s=1.0)
+    # a lease of 2 s, renewed every 2/3 s: on a loaded CI machine a 1 s lease once went unrenewed for its lifetime
+    settings = node_settings(tmp_path, database_url, background_ingest_mb=0.001, upload_wait_s=0.0, lease_ttl_s=2.0)
     with TestClient(create_app(settings)) as first, TestClient(create_app(settings)) as second:
         yield first, second
 
@@ -146,7 +147,7 @@ def test_a_live_nodes_background_read_is_not_taken_by_another_with_the_same_pid(
     ws = new_workspace(first)
     dataset = upload(first, ws, make_workbook(tmp_path / "orders.xlsx")).json()["dataset"]
     assert dataset["status"] == "loading"
-    for _ in range(5):  # the dataset looked at on the other server while the first one reads it
+    for _ in range(6):  # the dataset looked at on the other server while the first one reads it
         assert second.get(f"/api/workspaces/{ws}/datasets/{dataset['id']}").json()["dataset"]["status"] == "loading"
         time.sleep(0.5)  # past the lease's lifetime: the reading node keeps renewing it
     assert len(reads["threads"]) == 1  # today's code: a second reader (the same PID is "alive")

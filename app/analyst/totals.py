@@ -73,7 +73,7 @@ def each_period_unit(question: str) -> str:
     return next((g for g in match.groups() if g), "").lower() if match else ""
 
 
-_UNITS = ("year", "quarter", "month", "week", "day")
+_UNITS = ("year", "quarter", "month", "week", "day")  # coarsest first
 # A count of calendar periods ("3 months", "三个月", "five years"; not a year's number: 2023年), and a span
 # before it ("前三个月", "这三年", "the last 3 months", "over these 3 years" are a stretch of time, not the N
 # periods ranked)
@@ -111,7 +111,7 @@ def period_unit_named(text: str) -> str:
         return (word in lowered) if len(word) > 1 else any(f"{c}{word}" in lowered for c in "个一几哪")
 
     return next(
-        (unit for unit in ("year", "quarter", "month", "week", "day") if any(map(said, _PERIOD_UNITS.get(unit, ())))),
+        (unit for unit in _UNITS if any(map(said, _PERIOD_UNITS.get(unit, ())))),
         "",
     )
 

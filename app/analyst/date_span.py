@@ -15,7 +15,7 @@ from typing import Any
 
 from analysis_tools.common import fmt_num
 from app.analyst.steps import Column, Plan, Spans, Step, date_column
-from app.analyst.time_steps import PERIOD_PARTS, period_column_step
+from app.analyst.time_steps import PERIOD_PARTS, PERIOD_WORDS, period_column_step
 from app.understanding.kinds import MEAN_WORDS
 from app.understanding.language import local_text as _t
 
@@ -24,14 +24,6 @@ from app.understanding.language import local_text as _t
 _SPAN_EN = re.compile(r"\bhow\s+many\s+(year|quarter|month|week|day)s\b", re.I)
 _SPAN_ZH = re.compile(r"(?<![\d０-９])(?:几|多少)\s*(?:(年)|个\s*(月|季度|星期)|(季度|周|天))")
 _UNIT_ZH = {"年": "year", "月": "month", "季度": "quarter", "星期": "week", "周": "week", "天": "day"}
-# how each unit is said in the headline: (English plural, Chinese count word)
-_SAID = {
-    "year": ("years", "年"),
-    "quarter": ("quarters", "个季度"),
-    "month": ("months", "个月"),
-    "week": ("weeks", "周"),
-    "day": ("days", "天"),
-}
 
 
 def asks_span(question: str) -> str:
@@ -60,7 +52,7 @@ def date_span_plan(
     plan = Plan(None, None, [Step("profile_dataset", {}, evidence=False)], kind="span")
     period = period_column_step(plan, date, dataset, columns, unit, zh)
     arguments = {"group_columns": [], "value_columns": [period], "aggregations": ["nunique", "min", "max"]}
-    plural, count_zh = _SAID[unit]
+    plural, count_zh = PERIOD_WORDS[unit].plural, PERIOD_WORDS[unit].count_zh
     subject = _t(zh, f"How many {plural} {date} covers", f"{date} 覆盖几{count_zh}")
     plan.steps.append(Step("group_aggregate", arguments, subject))
     return plan
@@ -78,9 +70,9 @@ def span_headline(plan: Plan, metrics: dict[str, Any], zh: bool) -> str | None:
     if not isinstance(count, (int, float)) or first is None or last is None:
         return None
     unit = next((u for u, part in PERIOD_PARTS.items() if part == made.arguments.get("part")), "")
-    if unit not in _SAID:
+    if unit not in PERIOD_WORDS:
         return None
-    plural, count_zh = _SAID[unit]
+    plural, count_zh = PERIOD_WORDS[unit].plural, PERIOD_WORDS[unit].count_zh
     rows = metrics.get("n")
     shown = [_label(first), _label(last)]
     if zh:

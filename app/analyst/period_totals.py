@@ -17,7 +17,7 @@ from typing import Any
 from analysis_tools.common import fmt_num
 from app.analyst.question_words import asks_trend, wants
 from app.analyst.steps import Arguments, Column, Plan, Step
-from app.analyst.time_steps import PERIOD_PARTS, finer_rows, period_column_step
+from app.analyst.time_steps import PERIOD_PARTS, PERIOD_WORDS, finer_rows, period_column_step
 from app.analyst.totals import EACH_PERIOD
 from app.analyst.vocabulary import period_aliases, period_units
 from app.understanding.kinds import HOW_MANY, MEAN_WORDS, SEASON, asks_extreme, asks_share, asks_top
@@ -31,14 +31,6 @@ _UNIT_OF |= period_aliases()
 # "按月", "按季度看", "by month": 按/by straight before a unit of time, a "per period" too; the units are the
 # vocabulary's (period_units, period_aliases), the structure is here
 _BY_UNIT = re.compile(r"(?:按\s*|\bby\s+)(" + "|".join(sorted(_UNIT_OF, key=len, reverse=True)) + r")s?(?![a-z])", re.I)
-# how each unit is said: (English, 每…, 按…, the column's Chinese name in the reading 取最高的…)
-_UNIT_WORDS = {
-    "year": ("year", "每年", "年", "年份"),
-    "quarter": ("quarter", "每个季度", "季度", "季度"),
-    "month": ("month", "每个月", "月", "月份"),
-    "week": ("week", "每周", "周", "周"),
-    "day": ("day", "每天", "日", "日期"),
-}
 # the date_part each unit's column is made with, back to its unit (read_as reads the plan's steps)
 UNIT_OF_PART = {part: unit for unit, part in PERIOD_PARTS.items()}
 
@@ -99,7 +91,7 @@ def period_total_steps(
     beside = [group] if group and group in kinds and group != date and groups_rows(kinds[group]) else []
     metric = plan.metric or ""
     plan.kind, plan.dimension, plan.top = "total", period, None
-    each, every_zh, _, _ = _UNIT_WORDS[unit]
+    each, every_zh = PERIOD_WORDS[unit].each, PERIOD_WORDS[unit].every_zh
     if counted or not metric:
         plan.metric = None
         subject = _t(zh, f"Rows per {each}", f"{every_zh}的行数")
@@ -137,7 +129,7 @@ def _average_of_period_totals(plan: Plan, metric: str, period: str, beside: list
     plan.derived = (
         f"{by_period}_summary"  # the name group_aggregate's side table is stored under (analysis_tools.tables)
     )
-    each, every_zh, _, _ = _UNIT_WORDS[unit]
+    each, every_zh = PERIOD_WORDS[unit].each, PERIOD_WORDS[unit].every_zh
     subject = _t(zh, f"Average {metric} per {each}", f"平均{every_zh}的{metric}")
     if beside:
         subject += _t(zh, f" by {beside[0]}", f"（按{beside[0]}分）")
@@ -184,7 +176,7 @@ def averaged_periods_headline(plan: Plan, metrics: dict[str, Any], zh: bool) -> 
     ]
     if not unit or not figures:
         return None
-    each, every_zh, _, _ = _UNIT_WORDS[unit]
+    each, every_zh = PERIOD_WORDS[unit].each, PERIOD_WORDS[unit].every_zh
     if group is None:
         shown = fmt_num(figures[0][1])
         periods = fmt_num(metrics.get("n"))
@@ -225,7 +217,8 @@ def period_totals_headline(metric: str | None, agg: str, metrics: dict[str, Any]
     grouped = any(" | " in label for label in figures)
     ordered = sorted(figures.items())  # the labels (2024-03, 2024-Q1, 2024-W05, 2024) sort in time order
     listed = ("；" if zh else "; ").join(f"{label} {fmt_num(v)}" for label, v in ordered)
-    each, every_zh, _, _ = _UNIT_WORDS.get(unit, _UNIT_WORDS["month"])
+    words = PERIOD_WORDS.get(unit, PERIOD_WORDS["month"])
+    each, every_zh = words.each, words.every_zh
     if zh:
         what = "行数" if not metric else f"{metric}{'平均' if agg == 'mean' else '合计'}"
         head = f"{every_zh}的{what}：{listed}"
@@ -274,7 +267,7 @@ def period_label(plan: Plan, zh: bool) -> str | None:
     unit = UNIT_OF_PART.get(str(made.get("part"))) if made and made.get("kind") == "date_part" else None
     if not unit:
         return None
-    each, _, _, name = _UNIT_WORDS[unit]
+    each, name = PERIOD_WORDS[unit].each, PERIOD_WORDS[unit].label_zh
     return name if zh else f"{each}s"
 
 
@@ -290,12 +283,12 @@ def period_reading(plan: Plan, zh: bool) -> str:
         mean, bottom = ranked.get("agg") == "mean", ranked.get("order") == "smallest"
         if not (unit and m):
             return ""
-        each, _, by, name = _UNIT_WORDS[unit]
+        each, by, name = PERIOD_WORDS[unit].each, PERIOD_WORDS[unit].by_zh, PERIOD_WORDS[unit].label_zh
         if zh:
             return f"按{by}比较 {m} 的{'平均值' if mean else '合计'}，取{'最低' if bottom else '最高'}的{name}"
         return f"the {each} with the {'lowest' if bottom else 'highest'} {'average' if mean else 'total'} {m}"
     if averaged := averaged_period_unit(plan):  # "每个门店平均每月的营业额": each period's total, averaged
-        each, every_zh, _, _ = _UNIT_WORDS[averaged]
+        each, every_zh = PERIOD_WORDS[averaged].each, PERIOD_WORDS[averaged].every_zh
         if zh:
             return f"{every_zh}的 {m} 合计，再取平均" + (f"（按 {plan.dimension} 分）" if plan.dimension else "")
         return f"the total {m} of each {each}, averaged" + (f" by {plan.dimension}" if plan.dimension else "")
@@ -305,7 +298,7 @@ def period_reading(plan: Plan, zh: bool) -> str:
     agg = next((s.arguments.get("agg", "sum") for s in plan.steps if s.tool == "group_aggregate"), "sum")
     grouped = next((s.arguments.get("group_columns") or [] for s in plan.steps if s.tool == "group_aggregate"), [])
     beside = grouped[1] if len(grouped) > 1 else ""
-    each, every_zh, _, _ = _UNIT_WORDS[unit]
+    each, every_zh = PERIOD_WORDS[unit].each, PERIOD_WORDS[unit].every_zh
     if zh:
         what = f"{m} {'平均值' if agg == 'mean' else '合计'}" if m else "行数"
         return f"{every_zh}的 {what}" + (f"（按 {beside} 分）" if beside else "")

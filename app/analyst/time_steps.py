@@ -5,6 +5,7 @@ the one year a question names, as a filter on the dated rows."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import NamedTuple
 
 from app.analyst.question_words import asks_trend
 from app.analyst.rankings import WHEN
@@ -156,12 +157,26 @@ def _latest_year_with(months: Months, column: Column) -> int | None:
 # The period a "which month / which quarter / which year" question ranks: the words of its cue say
 # which (totals.period_unit_named); "each year", "每年" asks for the time of year instead (season_steps).
 PERIOD_PARTS = {"year": "year", "quarter": "quarter", "month": "year_month", "week": "week", "day": "date"}
-_NAMES = {
-    "year": ("Year", "年份"),
-    "quarter": ("Quarter", "季度"),
-    "month": ("Month", "月份"),
-    "week": ("Week", "周"),
-    "day": ("Day", "日"),
+
+
+class UnitWords(NamedTuple):
+    """How one unit of time is said, in the plans that put dated rows in calendar periods."""
+
+    column: tuple[str, str]  # the made column's name (English, Chinese): Month / 月份
+    each: str  # "the total of each month"
+    every_zh: str  # 每个月的合计
+    by_zh: str  # 按月比较
+    label_zh: str  # 取最高的月份 (a day is 日期 here, 日 as a column)
+    plural: str  # "The data covers 4 months"
+    count_zh: str  # 数据覆盖 4 个月
+
+
+PERIOD_WORDS = {
+    "year": UnitWords(("Year", "年份"), "year", "每年", "年", "年份", "years", "年"),
+    "quarter": UnitWords(("Quarter", "季度"), "quarter", "每个季度", "季度", "季度", "quarters", "个季度"),
+    "month": UnitWords(("Month", "月份"), "month", "每个月", "月", "月份", "months", "个月"),
+    "week": UnitWords(("Week", "周"), "week", "每周", "周", "周", "weeks", "周"),
+    "day": UnitWords(("Day", "日"), "day", "每天", "日", "日期", "days", "天"),
 }
 _ORDER = ("day", "week", "month", "quarter", "year")  # finest first; the table's grain words are these + "ly"
 
@@ -250,9 +265,9 @@ def period_column_step(plan: Plan, date: str, dataset: str, columns: list[Column
     """The prep step that puts each dated row in its calendar period (a new column on a derived copy of
     the dataset, which becomes the plan's `derived`); the new column's name (kept clear of a column of
     the same name: "月份 月份" is "下单日期 月份")."""
-    period = _t(zh, *_NAMES[unit])
+    period = _t(zh, *PERIOD_WORDS[unit].column)
     period = f"{date} {period}" if period in {c["name"] for c in columns} else period
-    plan.derived = f"{dataset}_按{_NAMES[unit][1]}" if zh else f"{dataset}_by_{unit}"
+    plan.derived = f"{dataset}_按{PERIOD_WORDS[unit].column[1]}" if zh else f"{dataset}_by_{unit}"
     arguments: Arguments = {
         "new_column_name": period,
         "kind": "date_part",

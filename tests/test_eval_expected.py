@@ -27,8 +27,8 @@ HOLDOUT3 = REPO / "data" / "eval" / "holdout3_expected.py"  # generates its own 
 HOLDOUT4 = REPO / "data" / "eval" / "holdout4_expected.py"  # and so does this one
 HOLDOUT5 = REPO / "data" / "eval" / "holdout5_expected.py"  # and this one (files named h5_*)
 HOLDOUT6 = REPO / "data" / "eval" / "holdout6_expected.py"  # h6_*, three with merged two-row headers
-# the later sets, each with its own generated files (h7_* .. h12_*)
-LATER = {f"holdout{n}": REPO / "data" / "eval" / f"holdout{n}_expected.py" for n in (7, 8, 9, 10, 11, 12)}
+# the later sets, each with its own generated files (h7_* .. h13_*)
+LATER = {f"holdout{n}": REPO / "data" / "eval" / f"holdout{n}_expected.py" for n in (7, 8, 9, 10, 11, 12, 13)}
 
 
 def task(task_id):
@@ -135,6 +135,34 @@ def test_the_twelfth_held_out_set_loads_and_its_spreadsheets_are_there():
     assert len(files) == 6
     merged = [name for name in sorted(files) if name.endswith(".xlsx") and eval_merged(name)]
     assert len(merged) == 4 and sum(1 for t in tasks if set(t.files) & set(merged)) >= 10
+
+
+def test_the_thirteenth_held_out_set_loads_and_asks_every_kind_of_question():
+    """Eighteen questions in each language, every fact valid, six new small h13_ files no earlier set
+    uses, three workbooks with a merged two-row header asked about in at least eight questions, a third
+    asked in the other language than the headers, and at least five of each kind issue 24 names."""
+    tasks, files = own_files(
+        "holdout13.json", per_language=18, prefix="h13_", earlier=("holdout3", "holdout4", "holdout12", "tasks")
+    )
+    assert len(files) == 6
+    merged = [name for name in sorted(files) if name.endswith(".xlsx") and eval_merged(name)]
+    assert len(merged) == 3 and sum(1 for t in tasks if set(t.files) & set(merged)) >= 8
+    raw = json.loads((REPO / "data" / "eval" / "holdout13.json").read_text(encoding="utf-8"))["tasks"]
+    kinds = [kind for entry in raw for kind in entry["kinds"]]
+    assert all(kinds.count(kind) >= 5 for kind in ("top_n", "filter", "yes_no_rate"))
+    assert all(kind in kinds for kind in ("shares", "compound", "derived", "per_month", "relationship"))
+    assert all(kind in kinds for kind in ("two_groups", "how_many"))
+    chinese_headers = {name for name in files if any("\u4e00" <= ch <= "\u9fff" for ch in header_text(name))}
+    across = [t for t in tasks if (t.language == "en") == bool(set(t.files) & chinese_headers)]
+    assert len(across) >= len(tasks) / 3
+
+
+def header_text(name: str) -> str:
+    """A file's header rows (two where the header is merged), where its column names are."""
+    if name.endswith(".csv"):
+        return (REPO / name).read_text(encoding="utf-8-sig").splitlines()[0]
+    rows = 2 if eval_merged(name) else 1
+    return pd.read_excel(REPO / name, header=None, nrows=rows, engine="openpyxl").to_string()
 
 
 def eval_merged(name: str) -> bool:

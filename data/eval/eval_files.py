@@ -1,8 +1,8 @@
 """The file helpers the held-out evaluation scripts share: writing a set's generated spreadsheets and
 reading them back from disk as a person reads them.
 
-Used by data/eval/holdout7_expected.py to holdout12_expected.py and by holdout10_generate.py to
-holdout12_generate.py (imported, like expected.py, with sys.path set to data/eval). Each set keeps
+Used by data/eval/holdout7_expected.py to holdout13_expected.py and by holdout10_generate.py to
+holdout13_generate.py (imported, like expected.py, with sys.path set to data/eval). Each set keeps
 what differs in its own script and passes it in: which files have a merged two-row header
 (`merged`), how a file is generated (`fresh`), how its dates are typed (`forms`), the workbook time
 (`fixed_time`). Plain pandas / openpyxl / xlsxwriter only: nothing here may read Verity's code or runs.
@@ -154,6 +154,52 @@ def stable_zip(content: bytes, fixed_time: dt.datetime) -> bytes:
             info.compress_type = zipfile.ZIP_DEFLATED
             target.writestr(info, data)
     return out.getvalue()
+
+
+# --- the rows and cells as people leave them (holdout12 on) ---------------------------------------
+def typed_dates(days: pd.Series, rng: np.random.Generator, forms: list[str | None], weights: list[float]) -> list:
+    """Dates as a person types them: a real date cell (None in `forms`) or text in one of the forms."""
+    picks = rng.choice(len(forms), size=len(days), p=weights)
+    out: list = []
+    for day, pick in zip(days, picks):
+        form = forms[pick]
+        out.append(day.to_pydatetime() if form is None else chinese_or_strftime(day, form))
+    return out
+
+
+def chinese_or_strftime(day: pd.Timestamp, form: str) -> str:
+    """strftime, plus the forms without zero padding that people type (2024年6月3日, 2024/3/5)."""
+    if form == "zh":
+        return f"{day.year}年{day.month}月{day.day}日"
+    if form == "slash-short":
+        return f"{day.year}/{day.month}/{day.day}"
+    if form == "dash-short":
+        return f"{day.year}-{day.month}-{day.day}"
+    return day.strftime(form)
+
+
+def with_messy_rows(frame: pd.DataFrame, blank_at: list[int], total: dict) -> pd.DataFrame:
+    """Blank rows at the given places and a total row at the bottom, as people leave a sheet."""
+    blank = dict.fromkeys(frame.columns)
+    rows = frame.astype(object).to_dict("records")
+    for place in sorted(blank_at, reverse=True):
+        rows.insert(place, dict(blank))
+    rows.append(dict(blank))
+    rows.append({**blank, **total})
+    return pd.DataFrame(rows, columns=frame.columns)
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """A CSV as a spreadsheet program saves it: UTF-8 with a byte-order mark, blank cells empty."""
+    frame = frame.copy()
+    for column in frame.columns:
+        values = pd.to_numeric(frame[column], errors="coerce")
+        # a whole-number column with blanks is still typed as whole numbers (4, not 4.0)
+        if values.notna().sum() == frame[column].notna().sum() and (values.dropna() % 1 == 0).all():
+            frame[column] = values.astype("Int64")
+    text = io.StringIO()
+    frame.to_csv(text, index=False, lineterminator="\n")
+    return ("\ufeff" + text.getvalue()).encode("utf-8")
 
 
 # --- writing a set's files ----------------------------------------------------------------------

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_files import dates, merged_ranges, read_bytes, stale_files
-from expected import MONEY, either, headline, metric, number, pct, r, says, says_all
+from eval_files import merged_ranges, stale_files
+from expected import either, headline, number, pct, r, says, says_all
 from expected import main as expected_main
+from heldout_facts import as_dates, correlation, en, exact, mean, money, per_unit, rate, records, task, top_rows, yes
 from holdout12_generate import BOWLING, KAYAKS, KIOSKS, MERGED, NAMES, PARKING, TAILOR, WEDDINGS, fresh
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,82 +40,8 @@ ABOUT = (
 
 # --- reading the files back as a person reads them ---------------------------------------------------
 def read(name: str, key: str) -> pd.DataFrame:
-    """A file from disk, its rows of data only: a row whose `key` cell is blank (a blank row) or a
-    total (TOTAL / 合计) is not a record."""
-    frame = read_bytes((REPO / name).read_bytes(), name, MERGED)
-    label = frame[key].astype("string").str.strip()
-    return frame[label.notna() & ~label.str.upper().isin(["TOTAL", "合计"])].reset_index(drop=True)
-
-
-def as_dates(column: pd.Series, forms: list[str]) -> pd.Series:
-    """A date column typed several ways; every filled cell must read as a date."""
-    read_ = dates(column, forms)
-    assert read_.notna().sum() == column.notna().sum(), column[read_.isna() & column.notna()].head()
-    return read_
-
-
-def yes(column: pd.Series) -> pd.Series:
-    return column.astype(str).str.strip().isin(["Y", "Yes", "是"])
-
-
-# --- fact shorthands ------------------------------------------------------------------------------------
-def en() -> dict[str, Any]:
-    return {"language": "en"}
-
-
-def task(id_: str, files: list[str], question: str, facts: list[dict], source: str) -> dict[str, Any]:
-    """A task in the set's format. Its language is the question's own: an English question that names a
-    Chinese label (the 火车站 kiosk) is English (expected.task would call it Chinese by its characters)."""
-    language = "en" if {"language": "en"} in facts else "zh"
-    if language == "zh":
-        facts = [{"language": "zh"}, *facts]
-    return {"id": id_, "files": files, "question": question, "language": language, "facts": facts, "source": source}
-
-
-def rate(share: float) -> dict[str, Any]:
-    """A share shown as a percentage (40.5%, or rounded to 41%) or as a fraction (0.405)."""
-    return either(number(pct(share), abs_tol=0.51), number(r(share, 4), abs_tol=0.0051))
-
-
-def money(value: float) -> dict[str, Any]:
-    return number(r(value, 2), rel_tol=MONEY * 2)
-
-
-def exact(value: float) -> dict[str, Any]:
-    return number(r(value, 2), abs_tol=0.5)
-
-
-def mean(value: float, tol: float = 0.06) -> dict[str, Any]:
-    return number(r(value, 2), abs_tol=tol)
-
-
-def correlation(x: pd.Series, y: pd.Series) -> list[dict[str, Any]]:
-    """Pearson's r or Spearman's rho, shown or recorded."""
-    pair = pd.concat([x, y], axis=1).dropna().astype(float)
-    pearson = stats.pearsonr(pair.iloc[:, 0], pair.iloc[:, 1])[0]
-    spearman = stats.spearmanr(pair.iloc[:, 0], pair.iloc[:, 1])[0]
-    return [
-        number(r(pearson, 3), abs_tol=0.015),
-        number(r(spearman, 3), abs_tol=0.015),
-        metric("r", r(pearson, 4), "correlation_analysis", rel_tol=0, abs_tol=0.015),
-    ]
-
-
-def per_unit(frame: pd.DataFrame, group: str, amount: str, units: pd.Series) -> dict[str, tuple[float, float]]:
-    """Each group's amount per unit: total over total, and the mean of each row's own ratio."""
-    ratio = frame[amount] / units
-    out = {}
-    for name, rows in frame.groupby(group):
-        out[str(name)] = (rows[amount].sum() / units[rows.index].sum(), ratio[rows.index].mean())
-    return out
-
-
-def top_rows(frame: pd.DataFrame, by: str, n: int, key: str, largest: bool = True) -> list[str]:
-    """The n rows with the largest (smallest) value, checked to be clear of a tie at the cut."""
-    ordered = frame.dropna(subset=[by]).sort_values(by, ascending=not largest)
-    values = ordered[by].tolist()
-    assert values[n - 1] != values[n], f"a tie at the cut of the top {n} by {by}"
-    return [str(v) for v in ordered[key].head(n)]
+    """A file from disk, its rows of data only (blank and TOTAL / 合计 rows left out)."""
+    return records(REPO, name, key, MERGED)
 
 
 # --- a bowling alley (merged header, English; questions in both languages) ---------------------------

@@ -12,7 +12,6 @@ columns, a few blank cells. Written without reading Verity's understanding or an
 from __future__ import annotations
 
 import datetime as dt
-import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_files import Groups, write_files, xlsx_bytes
+from eval_files import Groups, csv_bytes, typed_dates, with_messy_rows, write_files, xlsx_bytes
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = "data/eval/files"
@@ -34,38 +33,6 @@ KAYAKS = f"{FILES}/h12_kayak_rentals.xlsx"
 NAMES = (BOWLING, KIOSKS, WEDDINGS, PARKING, TAILOR, KAYAKS)
 MERGED = (BOWLING, KIOSKS, TAILOR, KAYAKS)
 FIXED_TIME = dt.datetime(2024, 12, 31, 9, 0, 0)
-
-
-def typed_dates(days: pd.Series, rng: np.random.Generator, forms: list[str | None], weights: list[float]) -> list:
-    """Dates as a person types them: a real date cell (None in `forms`) or text in one of the forms."""
-    picks = rng.choice(len(forms), size=len(days), p=weights)
-    out: list = []
-    for day, pick in zip(days, picks):
-        form = forms[pick]
-        out.append(day.to_pydatetime() if form is None else chinese_or_strftime(day, form))
-    return out
-
-
-def chinese_or_strftime(day: pd.Timestamp, form: str) -> str:
-    """strftime, plus the forms without zero padding that people type (2024年6月3日, 2024/3/5)."""
-    if form == "zh":
-        return f"{day.year}年{day.month}月{day.day}日"
-    if form == "slash-short":
-        return f"{day.year}/{day.month}/{day.day}"
-    if form == "dash-short":
-        return f"{day.year}-{day.month}-{day.day}"
-    return day.strftime(form)
-
-
-def with_messy_rows(frame: pd.DataFrame, blank_at: list[int], total: dict) -> pd.DataFrame:
-    """Blank rows at the given places and a total row at the bottom, as people leave a sheet."""
-    blank = dict.fromkeys(frame.columns)
-    rows = frame.astype(object).to_dict("records")
-    for place in sorted(blank_at, reverse=True):
-        rows.insert(place, dict(blank))
-    rows.append(dict(blank))
-    rows.append({**blank, **total})
-    return pd.DataFrame(rows, columns=frame.columns)
 
 
 # --- a bowling alley (merged header, English) -----------------------------------------------------
@@ -369,19 +336,6 @@ FRAMES: dict[str, tuple[Callable[[], pd.DataFrame], Groups | None]] = {
     TAILOR: (tailor, TAILOR_GROUPS),
     KAYAKS: (kayaks, KAYAK_GROUPS),
 }
-
-
-def csv_bytes(frame: pd.DataFrame) -> bytes:
-    """A CSV as a spreadsheet program saves it: UTF-8 with a byte-order mark, blank cells empty."""
-    frame = frame.copy()
-    for column in frame.columns:
-        values = pd.to_numeric(frame[column], errors="coerce")
-        # a whole-number column with blanks is still typed as whole numbers (4, not 4.0)
-        if values.notna().sum() == frame[column].notna().sum() and (values.dropna() % 1 == 0).all():
-            frame[column] = values.astype("Int64")
-    text = io.StringIO()
-    frame.to_csv(text, index=False, lineterminator="\n")
-    return ("\ufeff" + text.getvalue()).encode("utf-8")
 
 
 def fresh(name: str) -> bytes:

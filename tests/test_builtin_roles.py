@@ -390,3 +390,19 @@ def test_which_of_two_factors_matters_more_ranks_more_than_the_one_it_found(tmp_
     design = np.column_stack([np.ones(n), frame["Length"], frame["Width"]])
     slope = np.linalg.lstsq(design, frame["Weight"].to_numpy(), rcond=None)[0][2]
     assert f"对 Weight 影响最明显的是 Width：Width 每增加 1，Weight 平均增加 {fmt_num(slope)}" in run.answer
+
+
+def test_a_merged_headers_leaf_is_named_by_its_words_without_the_group_word() -> None:
+    """ "out for more than 3 hours" names "Time / Hours Out" as it names "Hours Out": the group word (Time) is
+    the sheet's layout, not part of what a person calls the column. Without it the cut fell on another column."""
+    from app.analyst.scope import number_filter
+    from app.understanding.roles import column_mentions
+
+    columns = [
+        {"name": "Time / Hours Out", "type": "integer"},
+        {"name": "Money / Rental Fee ($)", "type": "number"},
+        {"name": "Money / Deposit Kept ($)", "type": "number"},
+    ]
+    question = "How many rentals were out for more than 3 hours?"
+    assert [m.name for m in column_mentions(question, columns, {})] == ["Time / Hours Out"]
+    assert number_filter(question, columns, None) == {"column": "Time / Hours Out", "op": ">", "value": 3}

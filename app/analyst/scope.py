@@ -219,11 +219,7 @@ def number_filter(text: str, columns: list[dict[str, Any]], metric: str | None) 
         return None
     numeric = [c for c in columns if c["type"] in NUMERIC]
     spans = column_spans(text, numeric, SYNONYMS)
-    near = [
-        (min(abs(match.start() - end), abs(start - match.end())), name)
-        for start, end, name in spans
-        if min(abs(match.start() - end), abs(start - match.end())) <= _CUT_REACH
-    ]
+    near = [(gap, name) for start, end, name in spans if (gap := _gap(match, start, end)) <= _CUT_REACH]
     word = (match.group("pre") or match.group("post")).strip()
     names = {c["name"] for c in numeric}
     column = min(near)[1] if near else metric if _PLAIN_CUT.match(word) and metric in names else None
@@ -353,6 +349,14 @@ def _asks_of_numbers(question: str) -> bool:
         or asks_share(question)
         or asks_rate(question)
     )
+
+
+def _gap(match: re.Match[str], start: int, end: int) -> int:
+    """Characters between a cut and a column's name; 0 where the name's words stand around it ("out for more
+    than 3 hours" names Hours Out on both sides of the cut)."""
+    if start <= match.start() and match.end() <= end:
+        return 0
+    return min(abs(match.start() - end), abs(start - match.end()))
 
 
 def _splits(name: str, value: float, numeric: list[dict[str, Any]]) -> bool:

@@ -138,13 +138,12 @@ def column_mentions(
     # a column of 1月..6月) as the grouping where it names no other: its words are an everyday name of that
     # column. Beside a grouping it names ("每个月各套餐的…占比") the period stays the analyst's (totals.each_period)
     _take_period_group(text, columns, found)
+    # stems read what a person calls a column: a merged header's leaf ("Hours Out" of "Time / Hours Out"), whose
+    # group word is no part of its name (the question need not say "time")
+    spoken = spoken_names(columns)
     for col in longest_first:  # stems and abbreviations: "survive", "birth weight"
-        _take(
-            [*loose_mentions(question, col["name"]), *spread_mentions(question, col["name"])],
-            col["name"],
-            found,
-            "loose",
-        )
+        said = spoken[col["name"]]
+        _take([*loose_mentions(question, said), *spread_mentions(question, said)], col["name"], found, "loose")
     names = [c["name"] for c in columns]
     said_values = _value_places(text, columns)
     for col in longest_first:  # partial forms, last: "blood pressure" → Systolic BP, "blue-collar" → bluecol

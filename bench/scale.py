@@ -5,6 +5,7 @@
     python bench/scale.py --rounds 5 --xlsx      # the workbook table too (calamine via pandas, polars)
     python bench/scale.py --base /work/main      # another checkout's inspect beside (before/after)
     python bench/scale.py --xlsx-only            # the workbook table and the refusal, no CSV table
+    python bench/scale.py --rows 1000000 --phases --base /work/main   # where inspect's time goes, both
 
 Issue 27's table: every reader runs as a whole fresh process (start-up, imports and the read:
 what a user waits for), the tools interleaved round by round so that a busy machine slows them
@@ -52,6 +53,58 @@ use = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"wall": wall, "rss_mb": use.ru_maxrss / 1024, "cpu": use.ru_utime + use.ru_stime,
                   "rc": proc.returncode, "out": proc.stdout.decode(errors="replace")[-400:],
                   "err": proc.stderr.decode(errors="replace")[-400:]}))
+"""
+
+# Where `verity inspect --json` of a CSV spends its time: what the command's process does before it forks
+# the reading child, then the child's steps, all in this one process (the child is a fork of it, so the
+# steps are the read's path end to end, the fork itself left out). Wall and CPU seconds of the process
+# (every thread: Arrow's parse included) per step; a step a checkout does not have is left out.
+_PHASES = r"""
+import json, pickle, resource, sys, time
+steps = []
+def timed(name, fn, *args, **kw):
+    t, c = time.perf_counter(), time.process_time()
+    try:
+        return fn(*args, **kw)
+    finally:
+        steps.append((name, time.perf_counter() - t, time.process_time() - c))
+def command():
+    import app.cli
+    app.cli.build_parser().parse_args(["inspect", "--json", sys.argv[1]])
+    import app.ingest.bounded
+    from app.config import get_settings
+    settings = get_settings()
+    pickle.dumps((settings.model_copy(update={"llm_api_key": None}), sys.argv[1]))
+    return settings
+def imports(settings):
+    from app.ingest import child, early_parse
+    early_parse.start(sys.argv[1], None, settings)
+    early_parse.wait_until_parsing()
+    child.import_readers(text=True)
+    child.arrow_memory_returned_soon()
+t0, c0 = time.perf_counter(), time.process_time()
+settings = timed("command: app.cli, settings, request", command)
+timed("child: imports (pandas, pyarrow ...)", imports, settings)
+from app.ingest import pipeline
+def wrap(name, label):
+    fn = getattr(pipeline, name, None)
+    if fn is not None:
+        setattr(pipeline, name, lambda *a, **k: timed(label, fn, *a, **k))
+for name, label in [
+    ("read_book", "scan, head and layout (read_book)"),
+    ("_typed_body", "Arrow parse + typing in blocks"),
+    ("extract_table", "extract_table (edges, totals)"),
+    ("infer_and_convert", "infer_and_convert (types)"),
+    ("detect_pii", "detect_pii"),
+    ("duplicate_rows", "duplicate_rows"),
+    ("detect_injection", "detect_injection"),
+]:
+    wrap(name, label)
+table = pipeline.load_table(sys.argv[1], settings=settings)
+timed("preview, result pickle, JSON", lambda: json.dumps(
+    pickle.loads(pickle.dumps({**table.info, "preview": table.preview(20)})), ensure_ascii=False))
+steps.append(("total (one process, no fork)", time.perf_counter() - t0, time.process_time() - c0))
+print(json.dumps({"steps": steps, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 READERS_CSV = {
@@ -272,6 +325,34 @@ def table(kind: str, sizes: list[int], tools: list[str], build, rounds: int, env
     return results
 
 
+def phases(path: Path, checkouts: list[str], rounds: int, env: dict[str, str]) -> None:
+    """`_PHASES` for each checkout (this one, and --base), taking turns round by round; medians."""
+    runs: dict[str, list[dict]] = {c: [] for c in checkouts}
+    for _ in range(rounds):
+        for checkout in checkouts:
+            cwd = Path(env["VERITY_BASE"]) if checkout == "verity (base)" else REPO
+            proc = subprocess.run(
+                [sys.executable, "-c", _PHASES, str(path)],
+                capture_output=True,
+                text=True,
+                cwd=cwd,
+                env=dict(env, PYTHONPATH=str(cwd)),
+            )
+            runs[checkout].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    names = list(dict.fromkeys(step[0] for run in runs[checkouts[0]] for step in run["steps"]))
+    print(f"where inspect's time goes, {path.name}: wall / CPU seconds, median of {rounds} (one process, no fork)")
+    print(f"{'step':<40}" + "".join(f"{c:>20}" for c in checkouts))
+    for name in names:
+        cells = []
+        for checkout in checkouts:
+            walls = [sum(s[1] for s in run["steps"] if s[0] == name) for run in runs[checkout]]
+            cpus = [sum(s[2] for s in run["steps"] if s[0] == name) for run in runs[checkout]]
+            cells.append(f"{statistics.median(walls):>11.2f} / {statistics.median(cpus):5.2f}")
+        print(f"{name:<40}" + "".join(f"{cell:>20}" for cell in cells))
+    print(f"{'peak MB':<40}" + "".join(f"{max(r['peak_mb'] for r in runs[c]):>20.0f}" for c in checkouts))
+    print()
+
+
 def verdicts(csv: dict | None, xlsx: dict | None, tall: dict | None) -> list[str]:
     lines = []
     if csv:
@@ -317,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--xlsx", action="store_true", help="also the workbook table (building 1M rows takes minutes)")
     ap.add_argument("--xlsx-only", action="store_true", help="the workbook table (and the refusal) without the CSV one")
     ap.add_argument("--base", type=Path, help="another checkout (e.g. main before a change): its inspect as a row too")
+    ap.add_argument("--phases", action="store_true", help="where the largest CSV's inspect spends its time, per step")
     args = ap.parse_args(argv)
     sizes = sorted(args.rows or SIZES)
     env = dict(os.environ, PYTHONPATH=str(REPO), VERITY_DATA_DIR=tempfile.mkdtemp(prefix="verity-scale-"))
@@ -329,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
     csv = None
     if not args.xlsx_only:
         csv = table("CSV", sizes, ["verity", *base, "pandas", "polars", "duckdb"], build_csv, args.rounds, env)
+        if args.phases:
+            phases(build_csv(sizes[-1]), ["verity", *base], args.rounds, env)
     xlsx = None
     if args.xlsx or args.xlsx_only:
         tools = ["verity", *base, "pandas+calamine", "polars+calamine"]

@@ -103,6 +103,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: (-slow[file_of(item)], -tests[file_of(item)]))
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The files that took longest (setup, call and teardown of their tests together, summed over both
+    workers): where the suite's time goes, for keeping it within its 15 minutes (.ci/run prints it)."""
+    per_file: Counter[str] = Counter()
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if isinstance(getattr(report, "duration", None), float) and getattr(report, "nodeid", ""):
+                per_file[report.nodeid.split("::")[0]] += report.duration
+    if len(per_file) > 1:
+        terminalreporter.write_sep("=", "slowest files (test seconds, both workers)")
+        for name, seconds in per_file.most_common(20):
+            terminalreporter.write_line(f"{seconds:8.1f}  {name}")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call):
     outcome = yield

@@ -248,3 +248,24 @@ def test_each_groups_rows_with_a_yes_are_counted(tmp_path, question, kept, said)
     counts = frame[frame[flag] == kept][group].value_counts()
     answer = headline(run)
     assert said in answer and all(f"{g} {fmt_num(n)}" in answer for g, n in counts.items()), answer
+
+
+def test_how_many_rows_past_a_cut_named_around_it_are_counted_not_listed(tmp_path: Path) -> None:
+    """"How many rentals were out for more than 3 hours?" on a sheet with a column naming each row (Rental No):
+    the rows past the cut are counted. The words of Hours Out stand on both sides of the cut ("out for more than
+    3 hours"); a list of every rental number, or a comparison of Hours Out by a default group, was the answer."""
+    rng = np.random.default_rng(12)
+    n = 90
+    frame = pd.DataFrame(
+        {
+            "Rental No": [f"R{100 + i}" for i in range(n)],
+            "Site": rng.choice(["Pond", "Beach", "Bend"], n),
+            "Hours Out": rng.choice(np.arange(1.0, 7.0, 0.5), n),
+            "Fee ($)": rng.normal(60, 15, n).round(2),
+        }
+    )
+    path = tmp_path / "rentals.csv"
+    frame.to_csv(path, index=False)
+    run, _ = Session(tmp_path, path).ask("How many rentals were out for more than 3 hours?", language="en")
+    expected = int((frame["Hours Out"] > 3).sum())
+    assert f"{fmt_num(expected)} rows have Hours Out > 3" in headline(run), headline(run)

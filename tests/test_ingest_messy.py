@@ -338,3 +338,30 @@ def test_cell_limit(tmp_path):
     with pytest.raises(IngestError) as err:
         load_table(path, settings=Settings(max_cells=50))
     assert err.value.category == "too_large"
+
+
+def test_dates_typed_several_ways_in_one_column_are_dates() -> None:
+    """A sheet's date column where most cells are real dates and some were typed as text in two layouts
+    ("2024-05-08", "May 10, 2024"): every value is read as the date pandas' mixed-format parser gives, and each
+    layout is logged. It stayed text (no one layout reads 95% of it), so no month could be made of it."""
+    import datetime as dt
+
+    days = pd.date_range("2024-05-01", periods=60, freq="D")
+    cells: list[object] = []
+    for i, day in enumerate(days):
+        cells.append(
+            day.strftime("%b %d, %Y") if i % 7 == 3 else day.strftime("%Y-%m-%d") if i % 5 == 1 else day.to_pydatetime()
+        )
+    series, kind, steps = convert_column("Date", pd.Series(cells, dtype=object))
+    assert kind == "datetime"
+    expected = pd.to_datetime(pd.Series([str(c) for c in cells]), format="mixed")
+    assert list(series) == list(expected)
+    assert any("%b %d, %Y" in step.message for step in steps), [s.message for s in steps]
+    assert isinstance(cells[0], dt.datetime)
+
+
+def test_a_column_of_mostly_dates_and_notes_stays_text() -> None:
+    """Dates typed several ways beside notes that are no date in any layout: not a date column."""
+    cells = ["2024-05-01", "2024-05-02", "May 3, 2024", "call back", "see note", "2024-05-06", "ask Tom", "n/a?"]
+    _, kind, _ = convert_column("When", pd.Series(cells * 5, dtype=object))
+    assert kind != "datetime"

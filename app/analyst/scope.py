@@ -14,6 +14,7 @@ from app.analyst.steps import Condition, Plan, Step, YesNoCondition
 from app.analyst.totals import add_total_steps
 from app.understanding.kinds import (
     FILTER_CUE,
+    HOW_MANY,
     MEAN_WORDS,
     NEGATION,
     NUMBER_CUT,
@@ -275,7 +276,7 @@ def cut_column(text: str, columns: list[dict[str, Any]]) -> str | None:
         between = text[end : match.start()] if end <= match.start() else text[match.end() : start]
         if _CLAUSE.search(between):
             return _CUT_REACH + 1  # in another clause ("…超过80的记录，一共卖出去多少箱"): not the cut's column
-        return min(abs(match.start() - end), abs(start - match.end()))
+        return _gap(match, start, end)
 
     # the nearest, as number_filter cuts it ("费用超过500元的就诊": 费用, not 就诊时长 after it)
     near = sorted((gap(start, end), name) for start, end, name in spans if gap(start, end) <= _CUT_REACH)
@@ -324,7 +325,9 @@ def passing_steps(plan: Plan, question: str, columns: list[dict[str, Any]], name
         ),
         None,
     )
-    if listed is None:
+    if listed is None or (kinds[listed]["type"] == "identifier" and HOW_MANY.search(question)):
+        # "how many rentals were out for more than 3 hours": the column naming each row counts the rows past
+        # the cut (the count plan), it lists no thing
         return False
     plan.kind, plan.dimension, plan.values = "passing", listed, []
     plan.steps = [s for s in plan.steps if s.tool == "profile_dataset"]

@@ -569,9 +569,9 @@ def date_of(text: str):
     return None
 
 
-def parse_dates(d: Distinct, n_present: int):
-    """(dates per distinct value, steps, which parsed), or None when fewer than PARSE_SHARE parse."""
-    need = PARSE_SHARE * n_present
+def parse_dates(d: Distinct, n_present: int, share: float = PARSE_SHARE):
+    """(dates per distinct value, steps, which parsed), or None when fewer than `share` parse."""
+    need = share * n_present
     if mostly_unreadable(d, date_of) or _day_first_slashes(d):
         return None  # day-first "13/01/2020" is read by parse_dates_by_format, whole column one way
     out = np.full(len(d), np.datetime64("NaT"), dtype="datetime64[ns]")
@@ -596,6 +596,34 @@ def parse_dates(d: Distinct, n_present: int):
     if n < need:
         return None
     return out, [Step("parsed dates written as text", n, f"{n:,} dates written as text parsed ({', '.join(used)})")], ok
+
+
+_FIRST_FORMS_SHARE = 0.5  # a column typed several ways: the layouts DATE_STYLES reads hold at least this share
+
+
+def parse_dates_in_forms(d: Distinct, n_present: int):
+    """Dates typed several ways in one column (date cells, "2024-05-08", "May 10, 2024"): the layouts
+    `parse_dates` reads, then the rest in the one layout `parse_dates_by_format` finds for them; together at
+    least PARSE_SHARE of the values, else None. Each value is read by one layout only: the rest's layout is
+    chosen on the rest, where a tie between two readings still leaves the column text."""
+    first = parse_dates(d, n_present, share=_FIRST_FORMS_SHARE)
+    if first is None:
+        return None
+    out, steps, ok = first
+    kept = d.keep
+    d.keep = kept & ~ok
+    try:
+        rest = parse_dates_by_format(d, d.weight(d.keep)) if d.keep.any() else None
+    finally:
+        d.keep = kept
+    if rest is None:
+        return None
+    more, more_steps, more_ok = rest
+    out[more_ok] = more[more_ok]
+    ok = ok | more_ok
+    if d.weight(ok) < PARSE_SHARE * n_present:
+        return None
+    return out, steps + more_steps, ok
 
 
 _SLASHES = r"^\s*(?P<first>\d{1,2})/(?P<second>\d{1,2})/\d{2,4}"

@@ -42,6 +42,7 @@ from app.ingest.textvalues import (
     padded_codes,
     parse_dates,
     parse_dates_by_format,
+    parse_dates_in_forms,
     parse_numbers,
     plain_numbers,
     regex_hits,
@@ -377,7 +378,9 @@ def _convert_text(name: str, col: pd.Series, id_named: bool):
         num = pd.Series(d.expand(numbers, np.nan), dtype="float64")
         return _numeric_result(num, id_named, steps + num_steps + extra)
 
-    parsed_dates = parse_dates(d, n_present) or parse_dates_by_format(d, n_present)
+    parsed_dates = (
+        parse_dates(d, n_present) or parse_dates_by_format(d, n_present) or parse_dates_in_forms(d, n_present)
+    )
     if parsed_dates is not None:
         dates, date_steps, ok = parsed_dates
         extra = leftover(d, d.keep & ~ok, "values that are not dates read as missing", "dates")

@@ -251,7 +251,7 @@ def test_each_groups_rows_with_a_yes_are_counted(tmp_path, question, kept, said)
 
 
 def test_how_many_rows_past_a_cut_named_around_it_are_counted_not_listed(tmp_path: Path) -> None:
-    """"How many rentals were out for more than 3 hours?" on a sheet with a column naming each row (Rental No):
+    """How many rentals were out for more than 3 hours?" on a sheet with a column naming each row (Rental No):
     the rows past the cut are counted. The words of Hours Out stand on both sides of the cut ("out for more than
     3 hours"); a list of every rental number, or a comparison of Hours Out by a default group, was the answer."""
     rng = np.random.default_rng(12)

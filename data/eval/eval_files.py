@@ -203,6 +203,18 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
 
 
 # --- writing a set's files ----------------------------------------------------------------------
+def file_bytes(
+    name: str, frames: dict[str, tuple[Callable[[], pd.DataFrame], Groups | None]], fixed_time: dt.datetime
+) -> bytes:
+    """The bytes of one generated file of a set: its frame made, saved as a CSV or as a workbook (with its
+    merged group header when it has one)."""
+    make, groups = frames[name]
+    frame = make()
+    if name.endswith(".csv"):
+        return csv_bytes(frame)
+    return xlsx_bytes(frame, groups, fixed_time)
+
+
 def write_files(repo: Path, names: Iterable[str], fresh: Callable[[str], bytes]) -> None:
     """Writes each generated file (`fresh(name)` gives its bytes) under the repository root."""
     for name in names:

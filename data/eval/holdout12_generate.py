@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_files import Groups, csv_bytes, typed_dates, with_messy_rows, write_files, xlsx_bytes
+from eval_files import Groups, file_bytes, typed_dates, with_messy_rows, write_files
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = "data/eval/files"
@@ -340,11 +340,7 @@ FRAMES: dict[str, tuple[Callable[[], pd.DataFrame], Groups | None]] = {
 
 def fresh(name: str) -> bytes:
     """The bytes of one generated file."""
-    make, groups = FRAMES[name]
-    frame = make()
-    if name.endswith(".csv"):
-        return csv_bytes(frame)
-    return xlsx_bytes(frame, groups, FIXED_TIME)
+    return file_bytes(name, FRAMES, FIXED_TIME)
 
 
 if __name__ == "__main__":

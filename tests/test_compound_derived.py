@@ -343,3 +343,30 @@ def test_an_earlier_part_takes_the_measure_a_later_part_names_zh(tmp_path, books
     assert not any(c.tool == "ask_user_question" for c in calls)
     first = bold_lines(run.answer)[0]
     assert "里程（公里）" in first
+
+
+def test_days_before_one_named_date_run_from_the_other_date_and_the_rows_word_is_no_grouping(tmp_path: Path) -> None:
+    """Two date columns, the question naming one ("before the move"): the days run from the other one (Booked On)
+    to it, averaged over all rows. "Families" names the Family column, but as what the rows are, not a grouping
+    (no by/each/which): one average, not each family's. With "by crew" it is each crew's."""
+    rng = np.random.default_rng(21)
+    n = 60
+    booked = pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 200, n), unit="D")
+    frame = pd.DataFrame(
+        {
+            "Job": [f"J{i:03d}" for i in range(n)],
+            "Family": rng.choice([f"Family {c}" for c in "ABCDEFGHIJ"], n),
+            "Crew": rng.choice(["North", "South", "East"], n),
+            "Booked On": booked,
+            "Move Date": booked + pd.to_timedelta(rng.integers(5, 90, n), unit="D"),
+        }
+    )
+    path = tmp_path / "moves.csv"
+    frame.to_csv(path, index=False)
+    days = (frame["Move Date"] - frame["Booked On"]).dt.days
+    session = Session(tmp_path, path)
+    run, _ = session.ask("On average, how many days before the move do families book?", language="en")
+    assert f"averages {fmt_num(days.mean())}" in run.answer, run.answer
+    run, _ = session.ask("Average days from booking to move by crew", language="en")
+    by_crew = days.groupby(frame["Crew"]).mean().sort_values(ascending=False)
+    assert f"1. {by_crew.index[0]} {fmt_num(by_crew.iloc[0])}" in run.answer, run.answer

@@ -9,7 +9,7 @@ from functools import cache
 
 import pandas as pd
 
-from app.analyst.question_words import asks_each_group
+from app.analyst.question_words import asks_each_group, asks_for_groups
 from app.analyst.scope import cut_column, value_condition
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.understanding import vocabulary as shared_vocabulary
@@ -153,6 +153,10 @@ _DAYS = re.compile("|".join(rf"\b{re.escape(u)}s?\b" if u.isascii() else re.esca
 _FROM_TO = re.compile(r"\bfrom\b.+\bto\b|从.+(?:到|至)", re.I)
 
 
+# a grouping said with a preposition or a Chinese distributive: "by region", "按地区", "各地区"
+_BY_GROUP = re.compile(r"\b(?:by|per|for\s+each|across)\b|按|各", re.I)
+
+
 def date_gap_plan(question: str, columns: list[Column], named: list[str], dataset: str, zh: bool) -> Plan | None:
     """Days between two dates, as a new column of the dataset (a new version, like an "add a column"
     task), then its average, median and longest (describe_columns) — per group when the question names a
@@ -171,7 +175,9 @@ def date_gap_plan(question: str, columns: list[Column], named: list[str], datase
     plan.derived = dataset
     plan.steps.append(derive)
     group = next((c for n in named for c in columns if c["name"] == n and c["name"] not in pair and _groups(c)), None)
-    if group:  # "average days from order to delivery by region": each group's mean, highest first
+    if group and (_BY_GROUP.search(question) or asks_for_groups(question, columns)):
+        # "average days from order to delivery by region": each group's mean, highest first. A named column the
+        # question does not group by is what the rows are ("how many days before the wedding do couples …")
         plan.dimension = str(group["name"])
         ranked: Arguments = {
             "value_column": name,
@@ -193,10 +199,11 @@ _MAX_GAP_GROUPS = 30  # the most groups the days between two dates are averaged 
 
 def _date_pair(question: str, dates: list[str], only_dates: bool) -> tuple[str, str] | None:
     """The two date columns whose gap the question is about, start first: the two it names by the words
-    that tell them apart (_named_dates), else the only two the data has when the question names no other
-    column (`only_dates`; "how many days had sales over 100" counts days instead)."""
+    that tell them apart (_named_dates), else the only two the data has when the question names one of them
+    ("how many days before the wedding do couples get in touch": Wedding Date, and Enquiry Date the other end)
+    or no other column (`only_dates`; "how many days had sales over 100" counts days instead)."""
     found = _named_dates(question, dates)
-    pair = found if len(found) == 2 else dates if len(dates) == 2 and only_dates else []
+    pair = found if len(found) == 2 else dates if len(dates) == 2 and (only_dates or len(found) == 1) else []
     return (pair[0], pair[1]) if len(pair) == 2 else None
 
 
@@ -223,8 +230,8 @@ def _groups(column: Column) -> bool:
 
 
 def _named_dates(question: str, dates: list[str]) -> list[str]:
-    """The date columns the question names by the words that tell them apart, in the question's order.
-    What all the date columns' names share ("Date", "日期") says what kind of column they are, not which."""
+    """The date columns the question names by the words that tell them apart, in the question's order (one
+    or two; none where it names more without a from … to). What all the date columns' names share ("Date", "日期") says what kind of column they are, not which."""
     if len(dates) < 2:
         return []
     folded = question.lower()
@@ -235,7 +242,7 @@ def _named_dates(question: str, dates: list[str]) -> list[str]:
         at = min((folded.find(w) for w in _own_words(name, dates) if w in folded), default=-1)
         if at >= 0:
             found.append((at, name))
-    if _FROM_TO.search(question) or len(found) == 2:
+    if _FROM_TO.search(question) or len(found) <= 2:
         return [name for _, name in sorted(found)]
     return []
 

@@ -12,8 +12,8 @@ from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import Message, TurnView
 from app.understanding.column_forms import money_taken_column
 from app.understanding.compound import shares_opening
-from app.understanding.language import local_text as _t
 from app.understanding.kinds import FILTER_CUE, HOW_MANY, HOW_MUCH, MEAN_WORDS, TOTAL
+from app.understanding.language import local_text as _t
 from app.understanding.roles import MATCH_KINDS
 
 # how a role came from the question's own words, not a default or the user's answer: every way a column

@@ -78,7 +78,7 @@ def _amount_of_rows(
     plan: Plan,
 ) -> Plan | None:
     """A later part that asks an amount and names no measure of its own ("…, and how much did they bring
-    in between them?", "what did it take on an average day?", "…，它们一共多少钱？") asks it of the rows the
+    in between them?", "what did it take on an average day?", "…，这些一共是多少？") asks it of the rows the
     first part is about (_rows_of, less conditions on a column the part filters itself), and of the money they
     took in (column_forms.money_taken_column; else the first part's measure): planned again so. None when
     the part is not such a part, or there is no measure to take."""

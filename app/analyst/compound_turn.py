@@ -7,10 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.analyst.steps import DATA_TASK_KINDS, Plan
+from app.analyst.steps import DATA_TASK_KINDS, Condition, Plan
 from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import Message, TurnView
-from app.understanding.kinds import FILTER_CUE
+from app.understanding.column_forms import money_taken_column
+from app.understanding.compound import shares_opening
+from app.understanding.kinds import FILTER_CUE, HOW_MANY, HOW_MUCH, MEAN_WORDS, TOTAL
+from app.understanding.language import local_text as _t
 from app.understanding.roles import MATCH_KINDS
 
 # how a role came from the question's own words, not a default or the user's answer: every way a column
@@ -25,11 +28,17 @@ def compound_plan(
     provenance and its dataset), with the parts kept in `parts` for the answer. A later part that names
     no column nor value of its own continues the first: the whole message is planned as one question."""
     plans: list[Plan] = []
+    supplied: set[int] = set()  # the parts whose measure this turn chose for them (of the earlier part's rows)
     for part in parts:
-        if plans and FILTER_CUE.match(part):
+        if plans and FILTER_CUE.match(part) and not shares_opening(parts):
             # "其中猫有几次？": of the rows the first part is about, so its words (its cut) keep them too
             part = f"{parts[0].rstrip('？?。.')}，{part}"
         plan = plan_turn(replace(view, question=part), messages, datasets, zh)
+        if plans and (of_rows := _amount_of_rows(view, messages, datasets, zh, part, plans[0], plan)):
+            # "How many drivers paid in cash, and how much did that add up to?": an amount of the first part's rows
+            supplied.add(len(plans))
+            plans.append(of_rows)
+            continue
         if plans and not _names_a_measure(plan) and _counts_rows(plans[0]) and _groups(plan) == _groups(plans[0]):
             # "How many requests came in each month, and which month was the busiest?": a part that names no
             # measure, by the same groups, asks about the first part's counts, whose answer says the highest
@@ -42,7 +51,10 @@ def compound_plan(
             # "…, and which month was busiest?": a part that names no column asks about the first part's measure
             plan = plan_turn(replace(view, question=f"{part} ({measure})"), messages, datasets, zh)
         plans.append(plan)
-    plans = [_with_later_measure(view, messages, datasets, zh, parts, plans, i) for i in range(len(plans))]
+    plans = [
+        plan if i in supplied else _with_later_measure(view, messages, datasets, zh, parts, plans, i, supplied)
+        for i, plan in enumerate(plans)
+    ]
     first = plans[0]
     merged = replace(first, steps=[], notes=[], parts=plans)
     seen: set[str] = set()
@@ -56,6 +68,49 @@ def compound_plan(
     return merged
 
 
+def _amount_of_rows(
+    view: TurnView,
+    messages: list[Message],
+    datasets: list[dict[str, Any]],
+    zh: bool,
+    part: str,
+    first: Plan,
+    plan: Plan,
+) -> Plan | None:
+    """A later part that asks an amount and names no measure of its own ("…, and how much did they bring
+    in between them?", "what did it take on an average day?", "…，这些一共是多少？") asks it of the rows the
+    first part is about (_rows_of, less conditions on a column the part filters itself), and of the money they
+    took in (column_forms.money_taken_column; else the first part's measure): planned again so. None when
+    the part is not such a part, or there is no measure to take."""
+    rows = _rows_of(first)
+    if not rows or _names_a_measure(plan) or not _asks_amount(part, zh):
+        return None
+    chosen = next((d for d in datasets if d.get("name") == first.dataset), None)
+    measure = money_taken_column(chosen.get("columns", [])) if chosen else None
+    if (measure := measure or first.metric) is None:
+        return None
+    own = {c["column"]: c for c in plan.filters}
+    carried: tuple[Condition, ...] = tuple(c for c in rows if own.get(c["column"], c) == c)
+    # how much several rows came to is their sum, unless the part asks an average ("on an average day")
+    amount = measure if MEAN_WORDS.search(part) else _t(zh, f"total {measure}", f"{measure}合计")
+    return plan_turn(replace(view, question=f"{part} ({amount})"), messages, datasets, zh, carried)
+
+
+def _rows_of(plan: Plan) -> list[Condition]:
+    """The rows a part is about: its filters, or the one group of its grouping it names ("For the 老街 stall,
+    how much did we write off?" totals every stall's and says 老街's: 老街 is what it asks about)."""
+    if plan.filters:
+        return plan.filters
+    if plan.dimension and len(plan.values) == 1:
+        return [{"column": plan.dimension, "op": "==", "value": plan.values[0]}]
+    return []
+
+
+def _asks_amount(part: str, zh: bool) -> bool:
+    """Whether a part asks an amount, not a count: how much, a total or an average (多少 asks both in Chinese)."""
+    return any(cue.search(part) for cue in (HOW_MUCH, TOTAL, MEAN_WORDS)) or (zh and bool(HOW_MANY.search(part)))
+
+
 def _with_later_measure(
     view: TurnView,
     messages: list[Message],
@@ -64,15 +119,18 @@ def _with_later_measure(
     parts: list[str],
     plans: list[Plan],
     at: int,
+    supplied: set[int],
 ) -> Plan:
     """A part whose measure is no word of its own, planned again with the measure a later part names
     ("哪个月打上来的鱼最多？那个月总共多少公斤？": the month caught most of what the second part counts in
     kilograms): the parts of one message are about one thing, and the later part's words say which
-    number, where the earlier part's would leave a default or a question. The plan as it was otherwise."""
+    number, where the earlier part's would leave a default or a question; a measure this turn chose for a
+    later part (_amount_of_rows) is no word of it. The plan as it was otherwise."""
     plan = plans[at]
     if _names_a_measure(plan):
         return plan
-    named = (later.metric for later in plans[at + 1 :] if later.metric and _names_a_measure(later))
+    later_plans = (later for i, later in enumerate(plans) if i > at and i not in supplied)
+    named = (later.metric for later in later_plans if later.metric and _names_a_measure(later))
     if (measure := next(named, None)) is None:
         return plan
     return plan_turn(replace(view, question=f"{parts[at]} ({measure})"), messages, datasets, zh)

@@ -23,10 +23,17 @@ from app.understanding.profile_reading import read_profile, read_values
 from app.understanding.reading import read_question
 
 
-def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, Any]], zh: bool) -> Plan:
+def plan_turn(
+    view: TurnView,
+    messages: list[Message],
+    datasets: list[dict[str, Any]],
+    zh: bool,
+    carried: tuple[Condition, ...] = (),
+) -> Plan:
     """Which dataset (dataset_choice: the question's words, or the user's scope answer), what the
     question asks (a follow-up inherits the previous question and its filters), and the workspace
-    rules the plan can apply."""
+    rules the plan can apply. `carried`: the rows another part of the message is about (compound_turn:
+    "…, and how much did they bring in?" asks of the first part's rows)."""
     many = len(datasets) > 1
     confirmed = {**confirmed_definitions(messages), **view.user_answers()}  # the user's answers
     seen = [seen_dataset(view, dataset, many) for dataset in datasets]
@@ -37,6 +44,7 @@ def plan_turn(view: TurnView, messages: list[Message], datasets: list[dict[str, 
     plan.sheet_words = sheet_words_of(chosen.get("columns", []))
     plan.grain = chosen.get("grain")  # a monthly table's dates are said as months (sheet_words.as_people_write)
     conditions = [
+        *carried,  # first: the same rows kept in the same order are the same kept table (one filter step)
         *plan.filters,
         *chain_filters(
             reading.chain,

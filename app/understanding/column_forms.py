@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from app.understanding import vocabulary
+from app.understanding.everyday_words import MONEY_PIECES
 from app.understanding.text import HAN_RUN, header_leaf, is_cjk, lemma, tagged_words
 from app.understanding.words import NAME_BRACKET, STOP, core_name, name_words, stem, words_at
 
@@ -249,6 +250,23 @@ def money_column(columns: list[dict[str, Any]]) -> str | None:
     (a price and a total in £: the everyday word "money" does not say which)."""
     found = [str(c["name"]) for c in columns if c.get("type") in ("number", "integer") and money_unit(str(c["name"]))]
     return found[0] if len(found) == 1 else None
+
+
+def money_taken_column(columns: list[dict[str, Any]]) -> str | None:
+    """The column of the money the rows took in, for an amount asked of rows with no column named ("how
+    much did they bring in", "那些一共多少钱"): the one number column whose name (its leaf) holds a piece of a
+    money concept (everyday_words.MONEY_PIECES: Rental Fee ($), 营业额(元), not Deposit Kept ($)), else the
+    table's one money column (money_column). None when neither says which."""
+    numbers = [str(c["name"]) for c in columns if c.get("type") in ("number", "integer")]
+    named = [name for name in numbers if any(_holds_piece(header_leaf(name), piece) for piece in MONEY_PIECES)]
+    return named[0] if len(named) == 1 else money_column(columns)
+
+
+def _holds_piece(name: str, piece: str) -> bool:
+    """Whether a name holds a concept's piece: inside it for Chinese, at a word's start for English (fee: Fees)."""
+    if any(is_cjk(c) for c in piece):
+        return piece in name
+    return re.search(rf"\b{re.escape(piece)}", name, re.I) is not None
 
 
 # A scale in a name's bracket: two whole numbers joined by a dash or a tilde ("Satisfaction (1-5)",

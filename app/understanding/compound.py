@@ -16,7 +16,8 @@ import re
 from functools import cache
 
 from app.understanding import vocabulary
-from app.understanding.kinds import FILTER_CUE, NUMBER_CUT
+from app.understanding.kinds import FILTER_CUE, HOW_MANY, HOW_MUCH, NUMBER_CUT
+from app.understanding.language import question_language
 from app.understanding.text import FINITE, english_stop_words, is_cjk, word_forms
 
 MIN_WORDS = 3  # a part shorter than this is a fragment of one question ("how much and how often")
@@ -53,16 +54,22 @@ _QUESTION_END = re.compile(r"[?？]\s*$")
 # where one clause may end and the next begin: a question mark, a semicolon, a comma, or ", and"
 _BOUNDARY_EN = re.compile(r"\?\s+|;\s*|,\s*(?:and\s+)?|\s+and\s+", re.I)
 _BOUNDARY_ZH = re.compile(r"[？?；;，,]\s*")
+# where an opening clause that asks nothing ends ("Just for the East car park:", "For the 老街 stall,", "只看二店，")
+_OPENING_END = re.compile(r"[:：,，]\s*")
 
 
 def split_compound(question: str) -> list[str]:
     """The questions a message asks, in order: two parts when a boundary has an asking clause on each
-    side, else the message itself (one element)."""
+    side, else the message itself (one element). An opening clause that asks nothing ("Just for the East
+    car park: how many paid in cash, and how much did that add up to?") says which rows both parts are
+    about: each part keeps it."""
     text = question.strip()
-    chinese = any(is_cjk(c) for c in text)
+    # the sentence's own words decide, not a value named in the other script ("For the 老街 stall, …")
+    chinese = question_language(text, [], "zh" if any(is_cjk(c) for c in text) else "en") == "zh"
+    scope, body = _shared_scope(text, chinese)
     boundary = _BOUNDARY_ZH if chinese else _BOUNDARY_EN
-    for match in boundary.finditer(text):
-        left, right = text[: match.start()].strip(), text[match.end() :].strip()
+    for match in boundary.finditer(body):
+        left, right = body[: match.start()].strip(), body[match.end() :].strip()
         if chinese:
             right = _without_leading_conjunction(right)
         if not right or not _is_part(left, chinese) or not _is_part(right, chinese):
@@ -74,19 +81,40 @@ def split_compound(question: str) -> list[str]:
         if _condition(left, chinese):
             continue  # "where the fee is over 100, what share churned?": the rows the question is asked of
         left = left if _QUESTION_END.search(left) else left + ("？" if chinese else "?")
-        return [left, right]
+        return [scope + left, scope + right]
     return [question]
+
+
+def _shared_scope(text: str, chinese: bool) -> tuple[str, str]:
+    """The message's opening clause, with its closing mark, where it asks nothing and what follows asks
+    (the rows both parts are about: "Just for the East car park: ", "For the 老街 stall, "), and the rest;
+    else no opening and the whole text."""
+    match = _OPENING_END.search(text)
+    if match is None:
+        return "", text
+    opening, rest = text[: match.start()].strip(), text[match.end() :].strip()
+    if not opening or not rest or _asks(opening, chinese) or not _asks(rest, chinese):
+        return "", text
+    return text[: match.end()], rest
+
+
+def shares_opening(parts: list[str]) -> bool:
+    """Whether the parts open alike, with the message's opening clause (split_compound's shared scope):
+    a filter word there is the scope of both, not a later part's "其中…" about the first part's rows."""
+    match = _OPENING_END.search(parts[0])
+    return match is not None and all(part.startswith(parts[0][: match.end()]) for part in parts[1:])
 
 
 def _condition(clause: str, chinese: bool) -> bool:
     """Whether a clause only says which rows the next one is about: it opens with a filter word ("only
     for East", "只看二店", "其中…"), or, in English, it holds a number's cut and no word after its first one
     asks or is a finite verb ("where monthly fee > 100", "if the price is above 50" asks nothing: its
-    "where"/"if" opens a condition, not a question)."""
+    "where"/"if" opens a condition, not a question); a clause that opens by asking a number ("how many …
+    more than 4 hours") is a question."""
     if FILTER_CUE.match(clause.strip()):
         return True
-    if chinese or not NUMBER_CUT.search(clause):
-        return False
+    if chinese or not NUMBER_CUT.search(clause) or HOW_MANY.match(clause) or HOW_MUCH.match(clause):
+        return False  # "how many hires lasted more than 4 hours" asks, whatever its verb
     later = [w.lower() for w in re.findall(r"[\w']+", clause)[1:]]
     return not set(later) & _english_askers()[1]
 

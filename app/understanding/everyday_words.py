@@ -47,6 +47,16 @@ MONEY_WORDS: tuple[str, ...] = tuple(
 )
 
 
+# The column-name pieces of the concepts marked `currency` (fee, revenue, amount, 营业额): a column so named holds
+# money the rows took in (column_forms.money_taken_column), where a price or a deposit kept is money of another kind.
+MONEY_PIECES: tuple[str, ...] = tuple(
+    piece
+    for entry in vocabulary.entries("everyday_concepts", "concepts")
+    if entry.fields.get("currency") is True
+    for piece in entry.strings("pieces")
+)
+
+
 def concept_synonyms() -> dict[str, tuple[str, ...]]:
     """The concepts as SYNONYMS entries: each column-name piece with the concept's words."""
     table: dict[str, tuple[str, ...]] = {}

@@ -274,6 +274,25 @@ def test_a_rate_question_names_the_yes_no_outcome_in_chinese(tmp_path):
     assert f"{rates[1] * 100:.1f}%" in headline(run) and f"{rates[0] * 100:.1f}%" in headline(run)
 
 
+def test_a_chinese_phrase_running_two_columns_together_reaches_both(tmp_path):
+    # 部门辞职 is one unmatched phrase: 部门 reaches Department and 辞职 ("to resign") Resigned, each by itself;
+    # read as one phrase the two readings disagree and neither column was taken (the analyst asked)
+    frame = pd.DataFrame(
+        {
+            "Department": ["Sales"] * 8 + ["IT"] * 6 + ["HR"] * 6,
+            "Salary": [5000 + 100 * i for i in range(20)],
+            "Resigned": ["Yes", "No", "No", "Yes", "No", "No", "No", "No"] + ["Yes"] * 4 + ["No"] * 2 + ["No"] * 6,
+        }
+    )
+    path = tmp_path / "team.csv"
+    frame.to_csv(path, index=False)
+    rates = (frame["Resigned"] == "Yes").groupby(frame["Department"]).mean().sort_values(ascending=False)
+    run, calls = Session(tmp_path, path).ask("哪个部门辞职的人最多？", language="zh")
+    test = call(calls, "proportion_test")
+    assert (test.arguments["value_column"], test.arguments["group_column"]) == ("Resigned", "Department")
+    assert headline(run).startswith(f"**{rates.index[0]} ") and f"{rates.iloc[0] * 100:.1f}%" in headline(run)
+
+
 def test_shares_of_a_total_are_given_for_every_group(tmp_path):
     totals = retail_frame().groupby("Channel")["Revenue"].sum()
     shares = (totals / totals.sum()).sort_values(ascending=False)

@@ -42,7 +42,7 @@ import threading
 from functools import cache, lru_cache
 
 from app.understanding.general_words import ROW_WORDS, is_general_en
-from app.understanding.text import english_stop_words, is_cjk, past_verb, plain_words, word_spans
+from app.understanding.text import english_stop_words, is_cjk, is_clipped, past_verb, plain_words, word_spans
 from app.understanding.words import stem
 
 # a sense that says what a word is not, or refers elsewhere: no translation of it
@@ -263,6 +263,12 @@ def english_stems(text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=8192)
+def clipped_words(text: str) -> frozenset[str]:
+    """The English words of a text that are no dictionary word (text.is_clipped: Exer, dist), as stems."""
+    return frozenset(_stem(w) for w in plain_words(text) if w.isascii() and w.isalpha() and is_clipped(w))
+
+
+@lru_cache(maxsize=8192)
 def past_verbs(text: str) -> frozenset[str]:
     """The verbs an English text names by their past form (text.past_verb: "Left" → leave, "Renewed?" →
     renew), as stems: a yes/no column named so says whether the thing was done."""
@@ -295,7 +301,9 @@ def clippings(word: str) -> dict[str, tuple[str, ...]]:
     return {clip: fulls for clip, fulls in found.items() if fulls}
 
 
-def _cover(word: str, english: frozenset[str], done: frozenset[str] = frozenset()) -> float:
+def _cover(
+    word: str, english: frozenset[str], done: frozenset[str] = frozenset(), clipped: frozenset[str] = frozenset()
+) -> float:
     """How much of its best sense a Chinese word finds in the English stems: 1.0 for a sense found
     whole, the share found for a sense of several words found in part, 0 for none. A clipping the
     dictionary uses for a sense word counts as that word (`clippings`: "ads" for advertisement).
@@ -305,6 +313,9 @@ def _cover(word: str, english: frozenset[str], done: frozenset[str] = frozenset(
         return 1.0
     best = 0.0
     own = {w for sense in senses(word) for w in sense}
+    # a clipped English name (Exer, dist: no dictionary word) stands for the sense word it begins (exercise,
+    # distance), as a clipping the dictionary uses does
+    english = english | {full for clip in clipped & english for full in own if full.startswith(clip) and full != clip}
     # the dictionary is searched for clippings only where an English word begins a sense word (it reads ~20 ms)
     if any(full.startswith(e) and full != e for e in english for full in own) and (
         clipped := {full for clip, fulls in clippings(word).items() if clip in english for full in fulls}
@@ -326,9 +337,9 @@ def strength(phrase: str, header: str) -> float:
         stems = english_stems(english)
         if not stems:
             continue
-        done = past_verbs(english)
+        done, clipped = past_verbs(english), clipped_words(english)
         for word in chinese_words(chinese):
-            best = max(best, _cover(word, stems, done))
+            best = max(best, _cover(word, stems, done, clipped))
         for word in unknown_words(chinese):
             best = max(best, CHARACTER_SHARE * _character_cover(word, stems))
     return best

@@ -302,20 +302,21 @@ def clippings(word: str) -> dict[str, tuple[str, ...]]:
 
 
 def _cover(
-    word: str, english: frozenset[str], done: frozenset[str] = frozenset(), clipped: frozenset[str] = frozenset()
+    word: str, english: frozenset[str], done: frozenset[str] = frozenset(), names: frozenset[str] = frozenset()
 ) -> float:
     """How much of its best sense a Chinese word finds in the English stems: 1.0 for a sense found
     whole, the share found for a sense of several words found in part, 0 for none. A clipping the
     dictionary uses for a sense word counts as that word (`clippings`: "ads" for advertisement).
-    A verb sense is found whole where the English names its verb by the past form (`done`): "Left" says
-    whether someone did leave, which is what 离职 "to leave one's job" is; its object only says of what."""
+    A clipped English name (`names`: Exer, dist) stands for the sense word it begins. A verb sense is found
+    whole where the English names its verb by the past form (`done`): "Left" says whether someone did leave,
+    which is what 离职 "to leave one's job" is; its object only says of what."""
     if done & verb_heads(word):
         return 1.0
     best = 0.0
     own = {w for sense in senses(word) for w in sense}
     # a clipped English name (Exer, dist: no dictionary word) stands for the sense word it begins (exercise,
     # distance), as a clipping the dictionary uses does
-    english = english | {full for clip in clipped & english for full in own if full.startswith(clip) and full != clip}
+    english = english | {full for clip in names & english for full in own if full.startswith(clip) and full != clip}
     # the dictionary is searched for clippings only where an English word begins a sense word (it reads ~20 ms)
     if any(full.startswith(e) and full != e for e in english for full in own) and (
         clipped := {full for clip, fulls in clippings(word).items() if clip in english for full in fulls}

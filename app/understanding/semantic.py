@@ -208,7 +208,9 @@ def best_column(phrase: str, names: list[str]) -> str | None:
     word that tells them apart. Every confident reading must agree on one column."""
     words = _words(phrase)
     tried = [phrase, *words] if len(words) > 1 else [phrase]
-    sure = {column for text in tried if (column := _sure_column(text, names))}
+    sure = {found.name for text in tried if (found := confident(ranked(text, names)))}
+    if BRIDGE_ALONE:
+        sure |= {column for text in tried if (column := bridged_column(text, names))}
     return sure.pop() if len(sure) == 1 else None
 
 

@@ -42,7 +42,15 @@ from app.understanding.role_sources import semantic_mentions, unmatched_words  #
 from app.understanding.roles import column_mentions, named_values  # noqa: E402
 from app.understanding.words import SYNONYMS  # noqa: E402
 
-SETS = ("tasks", "holdout", "holdout2", "holdout3", "holdout4", "holdout7")  # never holdout5/6/8/9: sealed
+SETS = (
+    "tasks",
+    "holdout",
+    "holdout2",
+    "holdout3",
+    "holdout4",
+    "holdout7",
+    "holdout8",
+)  # never the sealed ones (5, 6, 9-12)
 
 
 @dataclass

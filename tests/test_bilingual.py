@@ -90,3 +90,22 @@ def test_a_word_the_dictionary_lacks_is_read_by_its_characters_at_a_share() -> N
     # a word the dictionary knows is read as a word, never by its characters (分 of 评分 is no "share")
     assert bilingual.unknown_words("数学评分") == ()
     assert bilingual.strength("share", "数学评分") == 0.0
+
+
+def test_a_verb_sense_is_found_whole_where_the_header_says_it_was_done() -> None:
+    # 离职 "to leave one's job", 退货 "to return merchandise": the verb is what the word is, its object says of
+    # what; a yes/no column named by the verb's past form (Left, Returned?) says whether it was done
+    assert bilingual.strength("离职", "Left") == 1.0
+    assert bilingual.strength("退货", "Returned?") == 1.0
+    assert semantic.bridged_column("离职", ["Salary", "Age", "Left"]) == "Left"
+    # the verb as a noun of another header is no past form: only the part found counts
+    assert bilingual.strength("离职", "Leave Type") == 0.5
+
+
+def test_a_clipped_english_name_stands_for_the_sense_word_it_begins() -> None:
+    # "dist" and "Exer" are no English words: they are clipped from distance and exercise, which 距离 and
+    # 运动 gloss; a dictionary word of a header ("age") is read as itself, never as a clipping
+    assert bilingual.strength("距离", "dist") == 1.0
+    assert bilingual.strength("运动", "Exer") == 1.0
+    assert semantic.bridged_column("停车距离", ["speed", "dist"]) == "dist"
+    assert bilingual.clipped_words("Exer age dist") == frozenset({"exer", "dist"})

@@ -274,6 +274,46 @@ def test_a_rate_question_names_the_yes_no_outcome_in_chinese(tmp_path):
     assert f"{rates[1] * 100:.1f}%" in headline(run) and f"{rates[0] * 100:.1f}%" in headline(run)
 
 
+def test_a_chinese_phrase_running_two_columns_together_reaches_both(tmp_path):
+    # 部门辞职 is one unmatched phrase: 部门 reaches Department and 辞职 ("to resign") Resigned, each by itself;
+    # read as one phrase the two readings disagree and neither column was taken (the analyst asked)
+    frame = pd.DataFrame(
+        {
+            "Department": ["Sales"] * 8 + ["IT"] * 6 + ["HR"] * 6,
+            "Salary": [5000 + 100 * i for i in range(20)],
+            "Resigned": ["Yes", "No", "No", "Yes", "No", "No", "No", "No"] + ["Yes"] * 4 + ["No"] * 2 + ["No"] * 6,
+        }
+    )
+    path = tmp_path / "team.csv"
+    frame.to_csv(path, index=False)
+    rates = (frame["Resigned"] == "Yes").groupby(frame["Department"]).mean().sort_values(ascending=False)
+    run, calls = Session(tmp_path, path).ask("哪个部门辞职的人最多？", language="zh")
+    test = call(calls, "proportion_test")
+    assert (test.arguments["value_column"], test.arguments["group_column"]) == ("Resigned", "Department")
+    assert headline(run).startswith(f"**{rates.index[0]} ") and f"{rates.iloc[0] * 100:.1f}%" in headline(run)
+
+
+def test_a_chinese_word_reaches_an_english_header_clipped_from_its_gloss(tmp_path):
+    # 行驶距离: 距离 "distance" reaches the column dist only as the clipping it is (dist is no dictionary word);
+    # by meaning alone speed, dur and dist stand about as near
+    frame = pd.DataFrame(
+        {
+            "dist": [2.0, 3.5, 5.1, 6.0, 8.2, 9.9, 11.4, 12.0],
+            "speed": [31, 28, 40, 35, 44, 38, 52, 47],
+            "dur": [5, 9, 8, 11, 12, 16, 14, 16],
+            "fare": [7, 9, 12, 13, 17, 20, 22, 24],
+            "tip": [1, 0, 2, 1, 3, 2, 2, 4],
+        }
+    )
+    path = tmp_path / "rides.csv"
+    frame.to_csv(path, index=False)
+    r = stats.pearsonr(frame["dist"], frame["fare"])[0]
+    run, calls = Session(tmp_path, path).ask("行驶距离越长，fare 是不是越高？", language="zh")
+    test = call(calls, "correlation_analysis")
+    assert set(test.arguments["columns"]) == {"dist", "fare"}
+    assert f"r = {r:.3f}" in run.answer
+
+
 def test_shares_of_a_total_are_given_for_every_group(tmp_path):
     totals = retail_frame().groupby("Channel")["Revenue"].sum()
     shares = (totals / totals.sum()).sort_values(ascending=False)

@@ -42,7 +42,7 @@ import threading
 from functools import cache, lru_cache
 
 from app.understanding.general_words import ROW_WORDS, is_general_en
-from app.understanding.text import english_stop_words, is_cjk, past_verb, plain_words, word_spans
+from app.understanding.text import english_stop_words, is_cjk, is_clipped, past_verb, plain_words, word_spans
 from app.understanding.words import stem
 
 # a sense that says what a word is not, or refers elsewhere: no translation of it
@@ -83,6 +83,22 @@ class CedictIndex:
             found = tuple(dict.fromkeys(s for raw in self._glosses.get(word, ()) for s in _parse_senses(raw)))
             self._parsed[word] = found  # the same value from any thread: a race only parses twice
         return found or default
+
+    def verbs(self, word: str) -> tuple[str, ...]:
+        """The verb of each of the word's verb senses, in file order: the first content word of a sense the
+        dictionary writes as "to …" (离职 "to leave one's job" → leave; 续约 "to renew or extend a contract" →
+        renew). What the verb does to its object is the sense's head: "leave" is what 离职 is, "job" says of what."""
+        stop = _stop_words()
+        found: list[str] = []
+        for raw in self._glosses.get(word, ()):
+            for gloss in raw.strip().strip("/").split("/"):
+                for sense in gloss.split(";"):
+                    sense = _BRACKETED.sub(" ", sense.strip().lower())
+                    if sense.startswith("to ") and (
+                        words := [w for w in _LATIN_WORD.findall(sense[3:]) if w not in stop]
+                    ):
+                        found.append(words[0])
+        return tuple(dict.fromkeys(found))
 
     def containing(self, word: str) -> list[str]:
         """The longer names with `word` inside them (广告 → 插播广告, 广告位 …): their senses parse when looked up."""
@@ -160,6 +176,15 @@ def senses(word: str) -> tuple[frozenset[str], ...]:
 
 
 @lru_cache(maxsize=8192)
+def verb_heads(word: str) -> frozenset[str]:
+    """The verbs of a Chinese word's verb senses (CedictIndex.verbs), as stems, general words left out:
+    离职 → leav, 续约 → renew; empty for a single character or a word with no verb sense."""
+    if len(word) < _MIN_ZH:
+        return frozenset()
+    return frozenset(_stem(verb) for verb in _dictionary().verbs(word) if not _general(verb))
+
+
+@lru_cache(maxsize=8192)
 def chinese_words(text: str) -> tuple[str, ...]:
     """The Chinese words of a text the dictionary knows: the segmenter's words, and for a word it lacks
     (渔获量), the longest known words inside it, left to right."""
@@ -234,8 +259,22 @@ def english_stems(text: str) -> frozenset[str]:
     words = [w for w in plain_words(text) if w.isascii() and w.isalpha() and w not in stop]
     # a verb's past form read as another word ("Left" → leave): the verb's stem too, so 离职 "leave one's job"
     # meets a column named Left
-    verbs = [verb for w in words if (verb := past_verb(w))]
-    return frozenset(_stem(w) for w in [*words, *verbs] if not _general(w))
+    return frozenset(_stem(w) for w in [*words, *past_verbs(text)] if not _general(w))
+
+
+@lru_cache(maxsize=8192)
+def clipped_words(text: str) -> frozenset[str]:
+    """The English words of a text that are no dictionary word (text.is_clipped: Exer, dist), as stems."""
+    return frozenset(_stem(w) for w in plain_words(text) if w.isascii() and w.isalpha() and is_clipped(w))
+
+
+@lru_cache(maxsize=8192)
+def past_verbs(text: str) -> frozenset[str]:
+    """The verbs an English text names by their past form (text.past_verb: "Left" → leave, "Renewed?" →
+    renew), as stems: a yes/no column named so says whether the thing was done."""
+    stop = _stop_words()
+    words = [w for w in plain_words(text) if w.isascii() and w.isalpha() and w not in stop]
+    return frozenset(_stem(verb) for w in words if (verb := past_verb(w)) and not _general(verb))
 
 
 # A clipped English word ("ad" for advertisement, "info" for information) is no sense of the Chinese word, but
@@ -262,12 +301,22 @@ def clippings(word: str) -> dict[str, tuple[str, ...]]:
     return {clip: fulls for clip, fulls in found.items() if fulls}
 
 
-def _cover(word: str, english: frozenset[str]) -> float:
+def _cover(
+    word: str, english: frozenset[str], done: frozenset[str] = frozenset(), names: frozenset[str] = frozenset()
+) -> float:
     """How much of its best sense a Chinese word finds in the English stems: 1.0 for a sense found
     whole, the share found for a sense of several words found in part, 0 for none. A clipping the
-    dictionary uses for a sense word counts as that word (`clippings`: "ads" for advertisement)."""
+    dictionary uses for a sense word counts as that word (`clippings`: "ads" for advertisement).
+    A clipped English name (`names`: Exer, dist) stands for the sense word it begins. A verb sense is found
+    whole where the English names its verb by the past form (`done`): "Left" says whether someone did leave,
+    which is what 离职 "to leave one's job" is; its object only says of what."""
+    if done & verb_heads(word):
+        return 1.0
     best = 0.0
     own = {w for sense in senses(word) for w in sense}
+    # a clipped English name (Exer, dist: no dictionary word) stands for the sense word it begins (exercise,
+    # distance), as a clipping the dictionary uses does
+    english = english | {full for clip in names & english for full in own if full.startswith(clip) and full != clip}
     # the dictionary is searched for clippings only where an English word begins a sense word (it reads ~20 ms)
     if any(full.startswith(e) and full != e for e in english for full in own) and (
         clipped := {full for clip, fulls in clippings(word).items() if clip in english for full in fulls}
@@ -289,8 +338,9 @@ def strength(phrase: str, header: str) -> float:
         stems = english_stems(english)
         if not stems:
             continue
+        done, clipped = past_verbs(english), clipped_words(english)
         for word in chinese_words(chinese):
-            best = max(best, _cover(word, stems))
+            best = max(best, _cover(word, stems, done, clipped))
         for word in unknown_words(chinese):
             best = max(best, CHARACTER_SHARE * _character_cover(word, stems))
     return best

@@ -220,6 +220,8 @@ def semantic_mentions(
             left.remove(phrase)
     while left:  # a column taken leaves the race: "class" may lead once 英语 went to "english"
         names = semantic.candidate_columns(question, columns, taken)
+        # a phrase that runs two columns' words together (部门离职) is read word by word
+        left = [part for p in left for part in (semantic.compound_parts(p, names) or [p])]
         sure = [(p, best) for p in left if (best := semantic.best_column(p, names)) and not _shares_word(p, best)]
         if not sure:
             break

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from app.understanding import bilingual
-from app.understanding.text import MERGED_HEADER, header_leaf, is_cjk, tokens
+from app.understanding.text import MERGED_HEADER, header_leaf, is_cjk, tagged_words, tokens
 from app.understanding.words import STOP
 
 # --- calibration (bench/column_matching.py, over data/eval tasks, holdout, holdout2-4) -----------------
@@ -206,12 +206,41 @@ def best_column(phrase: str, names: list[str]) -> str | None:
     A phrase of several words also tries each word ("英语成绩": 英语 and 成绩; "score in english"):
     the head of a phrase (成绩, score) sits near every number column alike and blurs the lead of the
     word that tells them apart. Every confident reading must agree on one column."""
-    words = [t.word for t in tokens(phrase) if len(t.word) >= 2 and t.word not in STOP]
+    words = _words(phrase)
     tried = [phrase, *words] if len(words) > 1 else [phrase]
     sure = {found.name for text in tried if (found := confident(ranked(text, names)))}
     if BRIDGE_ALONE:
         sure |= {column for text in tried if (column := bridged_column(text, names))}
     return sure.pop() if len(sure) == 1 else None
+
+
+def _words(phrase: str) -> list[str]:
+    return [t.word for t in tokens(phrase) if len(t.word) >= 2 and t.word not in STOP]
+
+
+def _sure_column(text: str, names: list[str]) -> str | None:
+    """The column a text surely means by itself: the model's confident match, else (BRIDGE_ALONE) a gloss
+    found whole on one column. Where both speak and disagree, neither."""
+    sure = {found.name} if (found := confident(ranked(text, names))) else set()
+    if BRIDGE_ALONE and (column := bridged_column(text, names)):
+        sure.add(column)
+    return sure.pop() if len(sure) == 1 else None
+
+
+def compound_parts(phrase: str, names: list[str]) -> dict[str, str]:
+    """The words of a Chinese phrase that each surely mean a different column, word → column, where a noun
+    and a verb among them do (部门离职: 部门 → Department, 离职 → Left): written without spaces, a subject runs
+    into its verb, and the phrase names two columns, not one. Nouns alone are one compound (木材体积, and
+    "car brands": the brand, not the car), and so is any English phrase. {} where fewer than two words are
+    sure, two of them mean the same column, or the sure words are not a noun and a verb."""
+    if not all(is_cjk(c) for c in phrase.strip()):
+        return {}
+    tags = {word: tag[:1] for word, tag, _, _ in tagged_words(phrase)}
+    parts = {word: column for word in _words(phrase) if (column := _sure_column(word, names))}
+    sure_kinds = {tags.get(word) for word in parts}
+    if len(parts) < 2 or len(set(parts.values())) < len(parts) or not {"n", "v"} <= sure_kinds:
+        return {}
+    return parts
 
 
 def assumed_column(phrase: str, names: list[str], role: str = "outcome") -> Candidate | None:

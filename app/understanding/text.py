@@ -315,6 +315,20 @@ def lemma(word: str) -> str:
 
 
 @lru_cache(maxsize=8192)
+def is_clipped(word: str) -> bool:
+    """Whether an English-looking word is no word of the dictionary in any form (lemminflect knows no
+    lemma for it): a clipped name ("Exer" for exercise, "dist" for distance), a code, an acronym."""
+    folded = fold(word.strip())
+    if len(folded) < 3 or not _ASCII_WORD.fullmatch(folded):
+        return False
+    try:
+        from lemminflect import getAllLemmas
+    except ImportError:  # pragma: no cover - a dependency; kept working without it
+        return False
+    return not getAllLemmas(folded)
+
+
+@lru_cache(maxsize=8192)
 def past_verb(word: str) -> str:
     """The verb an English past form stands for where the lemmatizer reads the word as another part of
     speech (left → leave: simplemma keeps the adjective "left"; churned → churn), by lemminflect's

@@ -18,6 +18,7 @@ from app.analyst.headlines import (
     derive_headline,
     drivers_headline,
     extreme_headline,
+    group_averages_headline,
     forecast_headline,
     grand_total_headline,
     missing_headline,
@@ -46,7 +47,7 @@ from app.analyst.period_totals import (
 from app.analyst.scope import describe_conditions
 from app.analyst.sheet_words import as_people_write, says_no, says_yes, used_columns
 from app.analyst.steps import Plan, Step
-from app.understanding.kinds import asks_extreme
+from app.understanding.kinds import asks_extreme, asks_group_averages
 from app.understanding.period_groups import calendar_order
 from app.understanding.wide_pairs import marked_pairs
 from app.understanding.words import code_word
@@ -310,6 +311,8 @@ def _groups(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         return named_group_headline(arguments["value_column"], arguments["group_column"], metrics, plan.values[0], zh)
     if extreme := asks_extreme(question, arguments["value_column"]):
         return extreme_headline(arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh)
+    if asks_group_averages(question):  # "每个科室的平均费用是多少？": the averages are the answer
+        return group_averages_headline(arguments["value_column"], arguments["group_column"], metrics, zh)
     return None
 
 

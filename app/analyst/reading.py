@@ -43,7 +43,7 @@ from app.analyst.role_question import candidates, topic
 from app.analyst.scope import describe_condition
 from app.analyst.steps import Plan
 from app.understanding.dataset_choice import Choice
-from app.understanding.kinds import MEAN_WORDS
+from app.understanding.kinds import MEAN_WORDS, asks_group_averages
 from app.understanding.named_months import relative_period
 from app.understanding.role_sources import NO_FILTER, Provenance, Source
 from app.understanding.roles import WEAK_KINDS
@@ -543,6 +543,8 @@ def _read_plan(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> 
         "trend": (f"how {m} moves over time", f"{m} 随时间的变化"),
         "compare": (f"{m} compared across {g} (averages)", f"比较不同 {g} 的 {m}（平均值）"),
     }
+    if plan.provenance and asks_group_averages(plan.provenance.question):  # the averages are the answer
+        by_kind["compare"] = (f"the average {m} of each {g}", f"各 {g} 的 {m} 平均值")
     by_analysis: dict[str, tuple[str, str]] = {
         "drivers": (f"what drives {m}", f"哪些因素影响 {m}"),
         "differs": (f"how {m} differs across {g}", f"{m} 在不同 {g} 之间的差异"),

@@ -24,6 +24,8 @@ _DAY = re.compile(
 )
 # A month label as the time tools write it ("2024-03"): not part of a longer date or number.
 _MONTH = re.compile(r"(?<![\d\-./])((?:19|20)\d{2})-(0[1-9]|1[0-2])(?![\d\-]|\.\d)")
+# a quarter as the period tools label it ("2024-Q2"): people write "Q2 2024" / "2024年第2季度"
+_QUARTER = re.compile(r"(?<![\w\-./])((?:19|20)\d{2})-Q([1-4])(?![\w\-])")
 
 
 def sheet_words_of(columns: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]]:
@@ -82,12 +84,18 @@ def as_people_write(
             text = _FALSE.sub(own["false"], text)
     period = (grain or "").split(" ")[0]
     text = _DAY.sub(lambda m: _day_shown(m, zh, period), text)
+    text = _QUARTER.sub(lambda m: quarter_label(int(m.group(1)), int(m.group(2)), zh), text)
     return _MONTH.sub(lambda m: month_label(int(m.group(1)), int(m.group(2)), zh), text)
 
 
 def month_label(year: int, month: int, zh: bool) -> str:
     """'2024年3月' / 'Mar 2024'."""
     return f"{year}年{month}月" if zh else date(year, month, 1).strftime("%b %Y")
+
+
+def quarter_label(year: int, quarter: int, zh: bool) -> str:
+    """'2024年第2季度' / 'Q2 2024'."""
+    return f"{year}年第{quarter}季度" if zh else f"Q{quarter} {year}"
 
 
 def _day_shown(match: re.Match[str], zh: bool, period: str) -> str:
@@ -104,8 +112,7 @@ def date_label(day: date, zh: bool, period: str = "") -> str:
     if period == "monthly":
         return month_label(day.year, day.month, zh)
     if period == "quarterly":
-        quarter = (day.month - 1) // 3 + 1
-        return f"{day.year}年第{quarter}季度" if zh else f"Q{quarter} {day.year}"
+        return quarter_label(day.year, (day.month - 1) // 3 + 1, zh)
     if period == "yearly":
         return f"{day.year}年" if zh else str(day.year)
     return f"{day.year}年{day.month}月{day.day}日" if zh else f"{day.day} {day.strftime('%b')} {day.year}"

@@ -1,0 +1,66 @@
+"""What a newcomer asks of the built-in analyst on sheets of their own (issue 24, a trial by a new user):
+"每个科室的平均费用是多少？" answered with each group's average, not a test of whether they differ; quarters
+as people write them (2024年第2季度 / Q2 2024). Files are built here; expected numbers come from pandas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis_tools.common import fmt_num
+from tests.test_builtin_understanding import Session, headline
+
+
+def clinic(path: Path) -> Path:
+    """A clinic's visits: four departments, surgery dearest; a fee per visit and whether insurance paid."""
+    rng = np.random.default_rng(7)
+    n = 80
+    department = np.array(["内科", "外科", "儿科", "眼科"] * (n // 4))
+    fee = np.round(rng.gamma(4, 50, n) + np.where(department == "外科", 200, 0), 1)
+    pd.DataFrame(
+        {
+            "就诊日期": pd.date_range("2024-01-01", periods=n, freq="2D"),
+            "科室": department,
+            "费用": fee,
+            "患者年龄": rng.integers(5, 80, n),
+        }
+    ).to_excel(path, index=False)
+    return path
+
+
+def test_each_groups_average_asked_for_is_the_answer_not_a_test(tmp_path: Path) -> None:
+    path = clinic(tmp_path / "clinic.xlsx")
+    means = pd.read_excel(path).groupby("科室")["费用"].mean()
+    session = Session(tmp_path, path)
+    for question, language in (("每个科室的平均费用是多少？", "zh"), ("What is the average 费用 per 科室?", "en")):
+        run, _ = session.ask(question, language=language)
+        lead = headline(run)
+        # every department's average is in the headline, the largest first
+        places = [lead.find(f"{group} {fmt_num(value)}") for group, value in means.sort_values(ascending=False).items()]
+        assert all(p >= 0 for p in places) and places == sorted(places), lead
+        assert lead.startswith("**各 科室 的平均 费用" if language == "zh" else "**Average 费用 by 科室"), lead
+        reading = run.answer.split("\n")[0]
+        assert ("各 科室 的 费用 平均值" if language == "zh" else "the average 费用 of each 科室") in reading, reading
+    # whether two groups differ is still a comparison of the two
+    run, _ = session.ask("内科和外科的平均费用有差别吗？", language="zh")
+    assert "各 科室 的平均" not in headline(run) and "比较不同 科室" in run.answer.split("\n")[0]
+
+
+def test_quarters_read_as_people_write_them(tmp_path: Path) -> None:
+    path = clinic(tmp_path / "clinic.xlsx")
+    frame = pd.read_excel(path)
+    by_quarter = frame.groupby(frame["就诊日期"].dt.to_period("Q"))["费用"].sum()
+    best = by_quarter.idxmax()
+    session = Session(tmp_path, path)
+    run, _ = session.ask("哪个季度的费用最高？", language="zh")
+    lead = headline(run)
+    assert f"{best.year}年第{best.quarter}季度" in lead and fmt_num(by_quarter.max()) in lead, lead
+    assert "-Q" not in lead
+    run, _ = session.ask("Which quarter had the highest 费用?", language="en")
+    assert f"Q{best.quarter} {best.year}" in headline(run) and "-Q" not in headline(run), headline(run)
+
+
+pytestmark = pytest.mark.slow

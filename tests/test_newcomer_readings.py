@@ -63,4 +63,39 @@ def test_quarters_read_as_people_write_them(tmp_path: Path) -> None:
     assert f"Q{best.quarter} {best.year}" in headline(run) and "-Q" not in headline(run), headline(run)
 
 
+def test_the_top_rows_when_no_column_names_the_things_ranked(tmp_path: Path) -> None:
+    """ "费用最高的5次就诊": no column names the visits and no grouping is named: each row is a visit, shown by its
+    date and categories, not the departments' totals."""
+    path = clinic(tmp_path / "clinic.xlsx")
+    frame = pd.read_excel(path)
+    top = frame.nlargest(5, "费用")
+    session = Session(tmp_path, path)
+    for question, language in (("费用最高的5次就诊是哪些？", "zh"), ("Which 5 visits had the highest 费用?", "en")):
+        run, calls = session.ask(question, language=language)
+        ranked = [c for c in calls if c.tool == "rank_values"]
+        assert ranked and not ranked[0].arguments.get("group_column"), [c.tool for c in calls]
+        lead = headline(run)
+        places = [lead.find(fmt_num(v)) for v in top["费用"]]
+        assert all(p >= 0 for p in places) and places == sorted(places), lead
+        assert (
+            all(d in lead for d in top["科室"])
+            and "外科 " + fmt_num(frame[frame["科室"] == "外科"]["费用"].sum()) not in lead
+        )
+
+
+def test_how_many_of_the_event_a_date_column_dates_counts_the_rows(tmp_path: Path) -> None:
+    """ "一共有多少次就诊？" on 就诊日期: the visits are counted (a date named as a time, "how many days", is not), and
+    the answer opens with what it counted."""
+    path = clinic(tmp_path / "clinic.xlsx")
+    rows = len(pd.read_excel(path))
+    session = Session(tmp_path, path)
+    run, calls = session.ask("一共有多少次就诊？", language="zh")
+    assert run.answer.startswith("理解为：行数。"), run.answer
+    assert fmt_num(rows) in headline(run) and not any(c.tool == "group_aggregate" for c in calls), headline(run)
+    run, _ = session.ask("How many visits were by patients older than 60?", language="en")
+    older = int((pd.read_excel(path)["患者年龄"] > 60).sum())
+    assert run.answer.startswith("Read as: the number of rows (only rows with 患者年龄 > 60)."), run.answer
+    assert f"{older} rows" in headline(run), headline(run)
+
+
 pytestmark = pytest.mark.slow

@@ -68,6 +68,12 @@ def top_steps(
     if entity is None and metric and (label or named_rows(columns, rows)):
         _top_rows(plan, metric, label, top, zh)  # each row is a named thing (R's rownames, an order by its number)
         return True
+    if entity is None and metric and dimension not in named and (labels := describing_columns(columns, metric)):
+        # "费用最高的5次就诊", "which 5 orders had the highest revenue": no column names the things ranked and the
+        # question names no grouping, so each row is one of them; ranking a grouping nobody asked for would answer
+        # another question. Each row is shown by its date and its categories.
+        _top_rows(plan, metric, labels, top, zh)
+        return True
     if entity is None and dimension:
         entity = dimension
         if noun := top_noun(question):  # "top 5 customers" with no customer column: say so, show what there is
@@ -145,7 +151,19 @@ def named_rows(columns: list[Column], rows: int) -> bool:
     return any(c["type"] == "text" and one_row_each(c, rows) for c in columns)
 
 
-def _top_rows(plan: Plan, metric: str, label: str | None, top: tuple[int, bool], zh: bool) -> None:
+# How many columns describe a row that has no name of its own (its date and its first categories)
+DESCRIBED_BY = 3
+
+
+def describing_columns(columns: list[Column], metric: str) -> list[str]:
+    """The columns that show a row with no name of its own, as a reader would tell it apart: its date, then
+    its categories (not personal data, not the measure), at most DESCRIBED_BY of them."""
+    dated = [str(c["name"]) for c in columns if c["type"] == "datetime" and not c.get("pii")][:1]
+    grouped = [str(c["name"]) for c in columns if c["name"] != metric and groups_rows(c) and not c.get("pii")]
+    return [*dated, *grouped][:DESCRIBED_BY]
+
+
+def _top_rows(plan: Plan, metric: str, label: str | list[str] | None, top: tuple[int, bool], zh: bool) -> None:
     plan.kind, plan.top, plan.dimension = "rank", top, None
     subject = _t(
         zh,
@@ -159,7 +177,7 @@ def _top_rows(plan: Plan, metric: str, label: str | None, top: tuple[int, bool],
                 "value_column": metric,
                 "top": top[0],
                 "order": "smallest" if top[1] else "largest",
-                **({"label_columns": [label]} if label else {}),
+                **({"label_columns": [label] if isinstance(label, str) else label} if label else {}),
             },
             subject,
         )

@@ -514,6 +514,8 @@ def _read_plan(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> 
     if plan.kind == "span":  # date_span: how many calendar periods the dates cover (its task says so)
         subject = next((s.task for s in plan.steps if s.tool == "group_aggregate" and s.task), "")
         return _read_as_sentence(subject if zh else subject[:1].lower() + subject[1:], filters, zh)
+    if plan.kind == "count" and not m:  # data_tasks.count_plan: the rows counted, per group when it names one
+        return _read_as_sentence(_counted(plan, zh), filters, zh)
     if not m:
         return ""
     aggregate = next(
@@ -580,6 +582,21 @@ def _read_plan(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> 
         by_kind.get(kind or "") or by_analysis.get(analysis_kind(plan)) or (f"a summary of {m}", f"{m} 的概况")
     )
     return _read_as_sentence(chinese if zh else english, filters, zh)
+
+
+def _counted(plan: Plan, zh: bool) -> str:
+    """What a count counts: the rows; those with the values named, or with a yes/no column's yes (its no when
+    the words negate it: Plan.counted_no), in the sheet's own words; or each group's."""
+    group, values = plan.dimension, [str(v) for v in plan.values]
+    words = plan.sheet_words.get(group or "")
+    if group and words and not values:
+        values = [words.get("false" if plan.counted_no else "true") or ("False" if plan.counted_no else "True")]
+    if group and values:
+        named = ("、" if zh else ", ").join(values)
+        return f"{group} 为 {named} 的行数" if zh else f"the number of rows with {group} = {named}"
+    if group:
+        return f"每个 {group} 的行数" if zh else f"the number of rows for each {group}"
+    return "行数" if zh else "the number of rows"
 
 
 def _rate_made(plan: Plan) -> str | None:

@@ -98,4 +98,27 @@ def test_how_many_of_the_event_a_date_column_dates_counts_the_rows(tmp_path: Pat
     assert f"{older} rows" in headline(run), headline(run)
 
 
+def test_a_rate_kept_as_a_fraction_is_said_as_a_percentage(tmp_path: Path) -> None:
+    """A column named as a rate whose values lie in [0, 1] (Return Rate 0.05) reads as 5%, in the headline and
+    in the description; a number column with larger values beside it is left as it is."""
+    rng = np.random.default_rng(3)
+    shops = np.repeat(["North", "South", "East"], 12)
+    path = tmp_path / "shops.csv"
+    pd.DataFrame(
+        {
+            "Month": np.tile(pd.date_range("2023-01-01", periods=12, freq="MS").strftime("%Y-%m-%d"), 3),
+            "Shop": shops,
+            "Return Rate": np.round(rng.uniform(0.02, 0.09, 36), 4),
+            "Sales": np.round(rng.uniform(5000, 9000, 36), 2),
+        }
+    ).to_csv(path, index=False)
+    frame = pd.read_csv(path)
+    means = frame.groupby("Shop")["Return Rate"].mean()
+    run, _ = Session(tmp_path, path).ask("What is the average Return Rate of each Shop?", language="en")
+    lead = headline(run)
+    for shop, value in means.items():
+        assert f"{shop} {fmt_num(value * 100, 3)}%" in lead, lead
+    assert fmt_num(means.max()) not in lead, lead
+
+
 pytestmark = pytest.mark.slow

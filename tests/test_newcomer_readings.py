@@ -63,24 +63,45 @@ def test_quarters_read_as_people_write_them(tmp_path: Path) -> None:
     assert f"Q{best.quarter} {best.year}" in headline(run) and "-Q" not in headline(run), headline(run)
 
 
-def test_the_top_rows_when_no_column_names_the_things_ranked(tmp_path: Path) -> None:
-    """ "费用最高的5次就诊": no column names the visits and no grouping is named: each row is a visit, shown by its
-    date and categories, not the departments' totals."""
+def test_the_top_rows_when_the_things_ranked_are_the_rows(tmp_path: Path) -> None:
+    """ "费用最高的5次就诊" on 就诊日期, "which 5 orders …" on Order Date: the question ranks the events the rows are
+    and names no grouping, so the rows are ranked, each shown by its date and categories (not the departments'
+    totals); "which 3 areas …" names no such thing, and a grouping's totals answer it as before."""
     path = clinic(tmp_path / "clinic.xlsx")
     frame = pd.read_excel(path)
     top = frame.nlargest(5, "费用")
-    session = Session(tmp_path, path)
-    for question, language in (("费用最高的5次就诊是哪些？", "zh"), ("Which 5 visits had the highest 费用?", "en")):
-        run, calls = session.ask(question, language=language)
-        ranked = [c for c in calls if c.tool == "rank_values"]
-        assert ranked and not ranked[0].arguments.get("group_column"), [c.tool for c in calls]
-        lead = headline(run)
-        places = [lead.find(fmt_num(v)) for v in top["费用"]]
-        assert all(p >= 0 for p in places) and places == sorted(places), lead
-        assert (
-            all(d in lead for d in top["科室"])
-            and "外科 " + fmt_num(frame[frame["科室"] == "外科"]["费用"].sum()) not in lead
-        )
+    run, calls = Session(tmp_path, path).ask("费用最高的5次就诊是哪些？", language="zh")
+    ranked = [c for c in calls if c.tool == "rank_values"]
+    assert ranked and not ranked[0].arguments.get("group_column"), [c.tool for c in calls]
+    lead = headline(run)
+    places = [lead.find(fmt_num(v)) for v in top["费用"]]
+    assert all(p >= 0 for p in places) and places == sorted(places), lead
+    assert (
+        all(d in lead for d in top["科室"])
+        and "外科 " + fmt_num(frame[frame["科室"] == "外科"]["费用"].sum()) not in lead
+    )
+
+    rng = np.random.default_rng(5)
+    orders = pd.DataFrame(
+        {
+            "Order Date": pd.date_range("2023-01-01", periods=60, freq="3D").strftime("%Y-%m-%d"),
+            "Region": rng.choice(["North", "South", "East"], 60),
+            "Revenue": np.round(rng.uniform(100, 2000, 60), 2),
+        }
+    )
+    orders.to_csv(sales := tmp_path / "orders.csv", index=False)
+    session = Session(tmp_path / "orders", sales)
+    run, calls = session.ask("Which 5 orders had the highest Revenue?", language="en")
+    assert not call_of(calls).arguments.get("group_column"), [c.tool for c in calls]
+    lead = headline(run)
+    assert all(fmt_num(v) in lead for v in orders.nlargest(5, "Revenue")["Revenue"]), lead
+    run, calls = session.ask("Which 3 areas had the highest Revenue?", language="en")
+    totals = orders.groupby("Region")["Revenue"].sum().sort_values(ascending=False)
+    assert f"{totals.index[0]} {fmt_num(totals.iloc[0])}" in headline(run), headline(run)
+
+
+def call_of(calls):
+    return next(c for c in calls if c.tool == "rank_values")
 
 
 def test_how_many_of_the_event_a_date_column_dates_counts_the_rows(tmp_path: Path) -> None:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 
 from app.analyst.column_choice import row_label
+from app.analyst.data_tasks import names_dated_event
 from app.analyst.steps import Column, Plan, Spans, Step
 from app.analyst.totals import asks_per_row
+from app.understanding.general_words import is_row_word
 from app.understanding.kinds import asks_extreme
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
@@ -68,10 +70,16 @@ def top_steps(
     if entity is None and metric and (label or named_rows(columns, rows)):
         _top_rows(plan, metric, label, top, zh)  # each row is a named thing (R's rownames, an order by its number)
         return True
-    if entity is None and metric and dimension not in named and (labels := describing_columns(columns, metric)):
-        # "费用最高的5次就诊", "which 5 orders had the highest revenue": no column names the things ranked and the
-        # question names no grouping, so each row is one of them; ranking a grouping nobody asked for would answer
-        # another question. Each row is shown by its date and its categories.
+    if (
+        entity is None
+        and metric
+        and dimension not in named
+        and ranks_rows(question, columns, spans or [])
+        and (labels := describing_columns(columns, metric))
+    ):
+        # "费用最高的5次就诊", "which 5 orders had the highest revenue": the things ranked are what the rows are and
+        # the question names no grouping; ranking a grouping nobody asked for would answer another question.
+        # Each row is shown by its date and its categories.
         _top_rows(plan, metric, labels, top, zh)
         return True
     if entity is None and dimension:
@@ -149,6 +157,15 @@ def named_rows(columns: list[Column], rows: int) -> bool:
     """Whether each row is a named thing even where its names are personal data (姓名): the rows are
     ranked then, by their row numbers, since personal names are not shown."""
     return any(c["type"] == "text" and one_row_each(c, rows) for c in columns)
+
+
+def ranks_rows(question: str, columns: list[Column], spans: Spans) -> bool:
+    """Whether the things a top-N question ranks are the rows: it names the event a date column dates ("5次就诊"
+    of 就诊日期) or a thing a table's rows often are ("orders", "visits": general_words.is_row_word) — not a
+    grouping's word ("which 3 areas", "the top 3 items"), which the grouping answers."""
+    return names_dated_event(question, spans, columns) or any(
+        not t.is_cjk and is_row_word(t.word) for t in tokens(question)
+    )
 
 
 # How many columns describe a row that has no name of its own (its date and its first categories)

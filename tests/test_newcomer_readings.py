@@ -26,6 +26,7 @@ def clinic(path: Path) -> Path:
             "科室": department,
             "费用": fee,
             "患者年龄": rng.integers(5, 80, n),
+            "是否医保": rng.choice(["是", "否"], n),
         }
     ).to_excel(path, index=False)
     return path
@@ -44,6 +45,12 @@ def test_each_groups_average_asked_for_is_the_answer_not_a_test(tmp_path: Path) 
         assert lead.startswith("**各 科室 的平均 费用" if language == "zh" else "**Average 费用 by 科室"), lead
         reading = run.answer.split("\n")[0]
         assert ("各 科室 的 费用 平均值" if language == "zh" else "the average 费用 of each 科室") in reading, reading
+    # a follow-up narrowing it keeps answering with the averages, of the rows kept
+    run, _ = session.ask("那只看是否医保为是的呢？", language="zh")
+    frame = pd.read_excel(path)
+    kept = frame[frame["是否医保"] == "是"].groupby("科室")["费用"].mean()
+    lead = headline(run)
+    assert lead.startswith("**各 科室 的平均 费用") and all(f"{g} {fmt_num(v)}" in lead for g, v in kept.items()), lead
     # whether two groups differ is still a comparison of the two
     run, _ = session.ask("内科和外科的平均费用有差别吗？", language="zh")
     assert "各 科室 的平均" not in headline(run) and "比较不同 科室" in run.answer.split("\n")[0]

@@ -323,7 +323,9 @@ def _groups(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         return named_group_headline(arguments["value_column"], arguments["group_column"], metrics, plan.values[0], zh)
     if extreme := asks_extreme(question, arguments["value_column"]):
         return extreme_headline(arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh)
-    if asks_group_averages(question):  # "每个科室的平均费用是多少？": the averages are the answer
+    # "每个科室的平均费用是多少？": the averages are the answer, also in a follow-up narrowing it ("And only for
+    # Gadget?": the question it continues, as the reading has it)
+    if asks_group_averages(plan.provenance.question if plan and plan.provenance else question):
         return group_averages_headline(arguments["value_column"], arguments["group_column"], metrics, zh)
     return None
 

@@ -102,6 +102,18 @@ def test_the_top_rows_when_the_things_ranked_are_the_rows(tmp_path: Path) -> Non
     assert not call_of(calls).arguments.get("group_column"), [c.tool for c in calls]
     lead = headline(run)
     assert all(fmt_num(v) in lead for v in orders.nlargest(5, "Revenue")["Revenue"]), lead
+    # a thing no grouping is close to in meaning, with no date column naming it: the rows too
+    loads = pd.DataFrame(
+        {
+            "Depot": rng.choice(["Leeds", "York"], 40),
+            "Driver": rng.choice(["Ann", "Bob", "Cy"], 40),
+            "Weight (kg)": np.round(rng.uniform(5, 60, 40), 1),
+        }
+    )
+    loads.to_csv(lorry := tmp_path / "loads.csv", index=False)
+    run, calls = Session(tmp_path / "loads", lorry).ask("Which 4 loads were the heaviest?", language="en")
+    assert not call_of(calls).arguments.get("group_column"), [c.tool for c in calls]
+    assert all(fmt_num(v) in headline(run) for v in loads.nlargest(4, "Weight (kg)")["Weight (kg)"]), headline(run)
     run, calls = session.ask("Which 3 areas had the highest Revenue?", language="en")
     totals = orders.groupby("Region")["Revenue"].sum().sort_values(ascending=False)
     assert f"{totals.index[0]} {fmt_num(totals.iloc[0])}" in headline(run), headline(run)

@@ -11,7 +11,6 @@ from app.analyst.data_tasks import names_dated_event
 from app.analyst.steps import Column, Plan, Spans, Step
 from app.analyst.totals import asks_per_row
 from app.understanding import semantic
-from app.understanding.general_words import is_row_word
 from app.understanding.kinds import asks_extreme
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
@@ -182,15 +181,13 @@ def counted_thing(question: str) -> str | None:
 def ranks_rows(question: str, columns: list[Column], spans: Spans, grouping: str | None) -> bool:
     """Whether the things a top-N question ranks are the rows, where no column names them and the question names
     no grouping: it names the event a date column dates ("5次就诊" of 就诊日期, "orders" of Order Date), or a thing
-    a table's rows often are ("orders": general_words.is_row_word), or a thing no grouping is close to in meaning
-    ("the five heaviest single handouts") — not a grouping's word ("which 3 areas": Region, by meaning)."""
+    no grouping is close to in meaning ("the five heaviest single handouts") — not a grouping's word ("which 3
+    areas": Region, by meaning; "top 5 customers" on orders: Customer Type, which the analyst asks about)."""
     if names_dated_event(question, spans, columns):
         return True
     thing = counted_thing(question)
     if thing is None:
         return False
-    if is_row_word(thing):
-        return True
     groupings = [str(c["name"]) for c in columns if groups_rows(c) and not c.get("pii")]
     return semantic.assumed_column(thing, groupings, "group") is None
 

@@ -51,10 +51,13 @@ def ask(tmp_path: Path, frame: pd.DataFrame, name: str, question: str):
 
 
 def said(period: pd.Period, freq: str, zh: bool) -> str:
-    """A period as the answer writes it: a month as people do ("Mar 2024", "2024年3月"), else the tool's label."""
+    """A period as the answer writes it: a month or a quarter as people do ("Mar 2024", "2024年3月", "Q1 2024",
+    "2024年第1季度"), else the tool's label."""
     if freq == "M":
         return f"{period.year}年{period.month}月" if zh else period.strftime("%b %Y")
-    return f"{period.year}-Q{period.quarter}" if freq == "Q" else str(period.year)
+    if freq == "Q":
+        return f"{period.year}年第{period.quarter}季度" if zh else f"Q{period.quarter} {period.year}"
+    return str(period.year)
 
 
 def in_order(text: str, labels: list[str]) -> bool:

@@ -325,7 +325,7 @@ def test_the_calendar_period_with_the_highest_figure(tmp_path, zh, question, fre
     said = (
         (f"{best.year}年{best.month}月" if zh else best.strftime("%b %Y"))
         if freq == "M"
-        else f"{best.year}-Q{best.quarter}"
+        else (f"{best.year}年第{best.quarter}季度" if zh else f"Q{best.quarter} {best.year}")  # as people write it
     )
     assert headline(run).startswith(f"**{said}") and fmt_num(per_period[best]) in headline(run)
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from app.analyst import past_the_reading
 from app.understanding.roles import named_values
 from tests.test_builtin_understanding import Session
 
@@ -39,7 +40,9 @@ def test_a_value_in_capitals_is_counted_where_lowered_it_is_a_pronoun(staff, tmp
     session = Session(tmp_path, path)
     run, _ = session.ask("How many people in IT?", language="en")
     it = int((frame["Department"] == "IT").sum())
-    assert str(run.answer).startswith(f"**{it} of {len(frame)} rows have Department = IT"), run.answer
+    # the count opens with what it counted, then its headline
+    assert str(run.answer).startswith("Read as: the number of rows with Department = IT."), run.answer
+    assert past_the_reading(str(run.answer)).startswith(f"**{it} of {len(frame)} rows have Department = IT"), run.answer
     run, _ = session.ask("How many people in IT earn more than 15000?", language="en")
     paid = frame[frame["Salary"] > 15000]
     assert f"{int((paid['Department'] == 'IT').sum())} of {len(paid)} rows have Department = IT" in str(run.answer)

@@ -12,6 +12,7 @@ import pandas as pd
 from app.analyst.question_words import asks_each_group, asks_for_groups
 from app.analyst.scope import cut_column, value_condition
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
+from app.analyst.vocabulary import period_units
 from app.understanding import vocabulary as shared_vocabulary
 from app.understanding.bilingual import is_classifier, names_a_quantity, strength
 from app.understanding.column_forms import money_column, money_unit
@@ -608,7 +609,7 @@ def count_plan(
         return None  # "how many orders did we get" on a column of orders (订单数), named by its family word: its total
     if _asks_in_a_unit(question, [c for n, c in kinds.items() if n != cut and c.get("type") in NUMERIC]):
         return None  # "一共卖出去多少箱": the number counted in boxes (销量（箱）) is added up, not the rows counted
-    if any(kinds[n].get("type") == "datetime" for n in named):
+    if any(kinds[n].get("type") == "datetime" and said_as_time(question, spans, n) for n in named):
         return None  # "how many days …": a span of time (date_gap_plan), or a count per period
     implied, values = named_values(question, columns, spans)
     yes_no = [n for n in named if kinds[n].get("type") == "boolean" or kinds[n].get("binary")]
@@ -700,6 +701,26 @@ def _ends_word(text: str, at: int) -> bool:
         return True
     rest = text[at + 1 :] if text[at] == "s" else text[at:]
     return not rest[:1].isalpha()
+
+
+@cache
+def _time_words() -> frozenset[str]:
+    """Every name of a unit of time (day, 日期, month, 季度 …: vocabulary.period_units)."""
+    return frozenset(word.lower() for names in period_units().values() for word in names)
+
+
+def said_as_time(question: str, spans: Spans, name: str) -> bool:
+    """Whether the question names a date column as a time ("how many days", "就诊日期") — not by the event it
+    dates ("一共有多少次就诊？" on 就诊日期: the visits, whose rows are counted)."""
+    said = [question[start:end].lower() for start, end, n in spans if n == name]
+    return any(TIME_UNITS.search(text) or any(word in text for word in _time_words()) for text in said)
+
+
+def names_dated_event(question: str, spans: Spans, columns: list[Column]) -> bool:
+    """Whether the question names the event a date column dates, not its time ("5次就诊" of 就诊日期, "orders"
+    of Order Date): each row is one such event."""
+    dates = {str(c["name"]) for c in columns if c.get("type") == "datetime"}
+    return any(name in dates and not said_as_time(question, spans, name) for _, _, name in spans)
 
 
 def _asks_count(question: str, grain: str | None) -> bool:

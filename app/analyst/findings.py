@@ -20,6 +20,7 @@ from app.analyst.headlines import (
     extreme_headline,
     forecast_headline,
     grand_total_headline,
+    group_averages_headline,
     missing_headline,
     named_group_headline,
     named_total_headline,
@@ -44,9 +45,9 @@ from app.analyst.period_totals import (
     period_totals_headline,
 )
 from app.analyst.scope import describe_conditions
-from app.analyst.sheet_words import as_people_write, says_no, says_yes, used_columns
+from app.analyst.sheet_words import as_people_write, as_percents, column_values, says_no, says_yes, used_columns
 from app.analyst.steps import Plan, Step
-from app.understanding.kinds import asks_extreme
+from app.understanding.kinds import asks_extreme, asks_group_averages
 from app.understanding.period_groups import calendar_order
 from app.understanding.wide_pairs import marked_pairs
 from app.understanding.words import code_word
@@ -56,6 +57,18 @@ COMPARISONS = ("compare_groups", "compare_two_groups")
 
 def finding(step: Step, result: ResultRecord, zh: bool, plan: Plan | None = None, question: str = "") -> str:
     """The step's plain-language reading, with group averages for comparisons."""
+    return _in_percents(_finding(step, result, zh, plan, question), step, result, plan)
+
+
+def _in_percents(text: str, step: Step, result: ResultRecord, plan: Plan | None) -> str:
+    """A rate kept as a fraction (plan.percents: 退货率 0.056) said as a percentage, 5.6%."""
+    measured = used_columns(step.arguments) & (plan.percents if plan else frozenset())
+    for column in measured:
+        text = as_percents(text, column_values(result.metrics, column))
+    return text
+
+
+def _finding(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str:
     text = plain_reading(step, result, zh, plan, question)
     means = _means(result.metrics)
     every_mean_said = all(fmt_num(v) in text for v in means.values())  # named_group_headline lists them all
@@ -310,6 +323,10 @@ def _groups(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, quest
         return named_group_headline(arguments["value_column"], arguments["group_column"], metrics, plan.values[0], zh)
     if extreme := asks_extreme(question, arguments["value_column"]):
         return extreme_headline(arguments["value_column"], arguments["group_column"], metrics, extreme == "least", zh)
+    # "每个科室的平均费用是多少？": the averages are the answer, also in a follow-up narrowing it ("And only for
+    # Gadget?": the question it continues, as the reading has it)
+    if asks_group_averages(plan.provenance.question if plan and plan.provenance else question):
+        return group_averages_headline(arguments["value_column"], arguments["group_column"], metrics, zh)
     return None
 
 

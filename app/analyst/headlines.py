@@ -463,6 +463,21 @@ def extreme_headline(metric: str, group: str, metrics: dict[str, Any], least: bo
     return f"{lead}; {last[0]} is at the other end ({fmt_num(last[1])}). Across {group}, {_chance(p, zh)}."
 
 
+def group_averages_headline(metric: str, group: str, metrics: dict[str, Any], zh: bool) -> str | None:
+    """'Average 费用 by 科室: 外科 378.7, 儿科 268.2, 眼科 242.4, 内科 233.3; …' when the question asks for each
+    group's average ("每个科室的平均费用是多少？"): every average first, largest first, then whether they differ."""
+    means = _by_prefix(metrics, "mean.")
+    if len(means) < 2:
+        return None
+    listed = ("，" if zh else ", ").join(
+        f"{g} {fmt_num(v)}" for g, v in sorted(means.items(), key=lambda kv: kv[1], reverse=True)
+    )
+    p = metrics.get("p_value")
+    if zh:
+        return f"各 {group} 的平均 {metric}：{listed}。各{group}之间的差异：{_chance(p, zh)}。"
+    return f"Average {metric} by {group}: {listed}. Across {group}, {_chance(p, zh)}."
+
+
 def named_group_headline(metric: str, group: str, metrics: dict[str, Any], named: str, zh: bool) -> str | None:
     """'Rain has the lowest average Sales: 4,646 (Sunny 5,471, Cloudy 5,394); …' when the question asks
     about one group of several ("下雨天生意会差一些吗"): that group first, where it stands, then the others."""

@@ -7,13 +7,15 @@ from __future__ import annotations
 import re
 
 from app.analyst.column_choice import row_label
+from app.analyst.data_tasks import names_dated_event
 from app.analyst.steps import Column, Plan, Spans, Step
 from app.analyst.totals import asks_per_row
+from app.understanding import semantic
 from app.understanding.kinds import asks_extreme
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import groups_rows
-from app.understanding.text import tokens
+from app.understanding.text import COUNT_WORDS_EN, lemma, tokens
 from app.understanding.words import STOP
 
 # When something peaked: the date (row) of the largest value. "Which month" of several years is a season (SEASON).
@@ -67,6 +69,18 @@ def top_steps(
     label = row_label(columns) or (None if entity else ranked_row_column(question, columns, rows))
     if entity is None and metric and (label or named_rows(columns, rows)):
         _top_rows(plan, metric, label, top, zh)  # each row is a named thing (R's rownames, an order by its number)
+        return True
+    if (
+        entity is None
+        and metric
+        and dimension not in named
+        and ranks_rows(question, columns, spans or [], dimension)
+        and (labels := describing_columns(columns, metric))
+    ):
+        # "费用最高的5次就诊", "which 5 orders had the highest revenue": the things ranked are what the rows are and
+        # the question names no grouping; ranking a grouping nobody asked for would answer another question.
+        # Each row is shown by its date and its categories.
+        _top_rows(plan, metric, labels, top, zh)
         return True
     if entity is None and dimension:
         entity = dimension
@@ -145,7 +159,52 @@ def named_rows(columns: list[Column], rows: int) -> bool:
     return any(c["type"] == "text" and one_row_each(c, rows) for c in columns)
 
 
-def _top_rows(plan: Plan, metric: str, label: str | None, top: tuple[int, bool], zh: bool) -> None:
+# The thing a top-N question counts: the English word after its count that is a plural ("the five heaviest single
+# handouts", "which 5 orders"), the Chinese word after its count and measure word ("5次就诊", "3个科室")
+_COUNTED_EN = re.compile(r"\b(?:\d+|" + "|".join(COUNT_WORDS_EN) + r")\s+([a-z]+(?:\s+[a-z]+){0,3})", re.I)
+_COUNTED_ZH = re.compile(r"(?:\d+|[一二两三四五六七八九十]+)\s*[个位名家种次笔单件条趟只款所类]\s*([\u4e00-\u9fff]{2})")
+
+
+def counted_thing(question: str) -> str | None:
+    """The word for the things a top-N question ranks, or None when it says none."""
+    if match := _COUNTED_ZH.search(question):
+        return match.group(1)
+    for match in _COUNTED_EN.finditer(question):
+        plural = next(
+            (w for w in match.group(1).split() if w.lower().endswith("s") and lemma(w.lower()) != w.lower()), None
+        )
+        if plural:
+            return plural.lower()
+    return None
+
+
+def ranks_rows(question: str, columns: list[Column], spans: Spans, grouping: str | None) -> bool:
+    """Whether the things a top-N question ranks are the rows, where no column names them and the question names
+    no grouping: it names the event a date column dates ("5次就诊" of 就诊日期, "orders" of Order Date), or a thing
+    no grouping is close to in meaning ("the five heaviest single handouts") — not a grouping's word ("which 3
+    areas": Region, by meaning; "top 5 customers" on orders: Customer Type, which the analyst asks about)."""
+    if names_dated_event(question, spans, columns):
+        return True
+    thing = counted_thing(question)
+    if thing is None:
+        return False
+    groupings = [str(c["name"]) for c in columns if groups_rows(c) and not c.get("pii")]
+    return semantic.assumed_column(thing, groupings, "group") is None
+
+
+# How many columns describe a row that has no name of its own (its date and its first categories)
+DESCRIBED_BY = 3
+
+
+def describing_columns(columns: list[Column], metric: str) -> list[str]:
+    """The columns that show a row with no name of its own, as a reader would tell it apart: its date, then
+    its categories (not personal data, not the measure), at most DESCRIBED_BY of them."""
+    dated = [str(c["name"]) for c in columns if c["type"] == "datetime" and not c.get("pii")][:1]
+    grouped = [str(c["name"]) for c in columns if c["name"] != metric and groups_rows(c) and not c.get("pii")]
+    return [*dated, *grouped][:DESCRIBED_BY]
+
+
+def _top_rows(plan: Plan, metric: str, label: str | list[str] | None, top: tuple[int, bool], zh: bool) -> None:
     plan.kind, plan.top, plan.dimension = "rank", top, None
     subject = _t(
         zh,
@@ -159,7 +218,7 @@ def _top_rows(plan: Plan, metric: str, label: str | None, top: tuple[int, bool],
                 "value_column": metric,
                 "top": top[0],
                 "order": "smallest" if top[1] else "largest",
-                **({"label_columns": [label]} if label else {}),
+                **({"label_columns": [label] if isinstance(label, str) else label} if label else {}),
             },
             subject,
         )

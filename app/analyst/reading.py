@@ -43,7 +43,7 @@ from app.analyst.role_question import candidates, topic
 from app.analyst.scope import describe_condition
 from app.analyst.steps import Plan
 from app.understanding.dataset_choice import Choice
-from app.understanding.kinds import MEAN_WORDS
+from app.understanding.kinds import MEAN_WORDS, asks_group_averages
 from app.understanding.named_months import relative_period
 from app.understanding.role_sources import NO_FILTER, Provenance, Source
 from app.understanding.roles import WEAK_KINDS
@@ -514,6 +514,8 @@ def _read_plan(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> 
     if plan.kind == "span":  # date_span: how many calendar periods the dates cover (its task says so)
         subject = next((s.task for s in plan.steps if s.tool == "group_aggregate" and s.task), "")
         return _read_as_sentence(subject if zh else subject[:1].lower() + subject[1:], filters, zh)
+    if plan.kind == "count" and not m:  # data_tasks.count_plan: the rows counted, per group when it names one
+        return _read_as_sentence(_counted(plan, zh), filters, zh)
     if not m:
         return ""
     aggregate = next(
@@ -543,6 +545,8 @@ def _read_plan(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> 
         "trend": (f"how {m} moves over time", f"{m} 随时间的变化"),
         "compare": (f"{m} compared across {g} (averages)", f"比较不同 {g} 的 {m}（平均值）"),
     }
+    if plan.provenance and asks_group_averages(plan.provenance.question):  # the averages are the answer
+        by_kind["compare"] = (f"the average {m} of each {g}", f"各 {g} 的 {m} 平均值")
     by_analysis: dict[str, tuple[str, str]] = {
         "drivers": (f"what drives {m}", f"哪些因素影响 {m}"),
         "differs": (f"how {m} differs across {g}", f"{m} 在不同 {g} 之间的差异"),
@@ -578,6 +582,21 @@ def _read_plan(plan: Plan, kind: str | None, n: int, filters: str, zh: bool) -> 
         by_kind.get(kind or "") or by_analysis.get(analysis_kind(plan)) or (f"a summary of {m}", f"{m} 的概况")
     )
     return _read_as_sentence(chinese if zh else english, filters, zh)
+
+
+def _counted(plan: Plan, zh: bool) -> str:
+    """What a count counts: the rows; those with the values named, or with a yes/no column's yes (its no when
+    the words negate it: Plan.counted_no), in the sheet's own words; or each group's."""
+    group, values = plan.dimension, [str(v) for v in plan.values]
+    words = plan.sheet_words.get(group or "")
+    if group and words and not values:
+        values = [words.get("false" if plan.counted_no else "true") or ("False" if plan.counted_no else "True")]
+    if group and values:
+        named = ("、" if zh else ", ").join(values)
+        return f"{group} 为 {named} 的行数" if zh else f"the number of rows with {group} = {named}"
+    if group:
+        return f"每个 {group} 的行数" if zh else f"the number of rows for each {group}"
+    return "行数" if zh else "the number of rows"
 
 
 def _rate_made(plan: Plan) -> str | None:

@@ -11,8 +11,9 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any
 
-from analysis_tools.common import periods_in_time_order
+from analysis_tools.common import fmt_num, periods_in_time_order
 from app.analyst.vocabulary import words
+from app.understanding.kinds import RATE, SHARE
 
 _TRUE = re.compile(r"(?<![A-Za-z_])True(?![A-Za-z_])")
 _FALSE = re.compile(r"(?<![A-Za-z_])False(?![A-Za-z_])")
@@ -24,6 +25,8 @@ _DAY = re.compile(
 )
 # A month label as the time tools write it ("2024-03"): not part of a longer date or number.
 _MONTH = re.compile(r"(?<![\d\-./])((?:19|20)\d{2})-(0[1-9]|1[0-2])(?![\d\-]|\.\d)")
+# a quarter as the period tools label it ("2024-Q2"): people write "Q2 2024" / "2024年第2季度"
+_QUARTER = re.compile(r"(?<![\w\-./])((?:19|20)\d{2})-Q([1-4])(?![\w\-])")
 
 
 def sheet_words_of(columns: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]]:
@@ -82,12 +85,18 @@ def as_people_write(
             text = _FALSE.sub(own["false"], text)
     period = (grain or "").split(" ")[0]
     text = _DAY.sub(lambda m: _day_shown(m, zh, period), text)
+    text = _QUARTER.sub(lambda m: quarter_label(int(m.group(1)), int(m.group(2)), zh), text)
     return _MONTH.sub(lambda m: month_label(int(m.group(1)), int(m.group(2)), zh), text)
 
 
 def month_label(year: int, month: int, zh: bool) -> str:
     """'2024年3月' / 'Mar 2024'."""
     return f"{year}年{month}月" if zh else date(year, month, 1).strftime("%b %Y")
+
+
+def quarter_label(year: int, quarter: int, zh: bool) -> str:
+    """'2024年第2季度' / 'Q2 2024'."""
+    return f"{year}年第{quarter}季度" if zh else f"Q{quarter} {year}"
 
 
 def _day_shown(match: re.Match[str], zh: bool, period: str) -> str:
@@ -104,8 +113,7 @@ def date_label(day: date, zh: bool, period: str = "") -> str:
     if period == "monthly":
         return month_label(day.year, day.month, zh)
     if period == "quarterly":
-        quarter = (day.month - 1) // 3 + 1
-        return f"{day.year}年第{quarter}季度" if zh else f"Q{quarter} {day.year}"
+        return quarter_label(day.year, (day.month - 1) // 3 + 1, zh)
     if period == "yearly":
         return f"{day.year}年" if zh else str(day.year)
     return f"{day.year}年{day.month}月{day.day}日" if zh else f"{day.day} {day.strftime('%b')} {day.year}"
@@ -149,3 +157,51 @@ def says_no(value: Any) -> bool:
     """Whether a value of a yes/no column is the no: a word of no_values (no, false, n) or the number 0."""
     text = str(value).strip().lower()
     return text in words("no_values") or _is_number(text, 0.0)
+
+
+# --- a rate kept as a fraction (退货率 0.056) is shown as people say it: 5.6% ---------------------------
+# the statistics of one column's values a result reports (describe_columns: 退货率.mean …); a count, a skew or
+# a test's statistic is no value of the column
+_VALUE_STATISTICS = frozenset({"mean", "median", "min", "max", "q1", "q3", "std"})
+
+
+def percent_columns(columns: Iterable[dict[str, Any]]) -> frozenset[str]:
+    """The number columns whose name says a rate or a share (退货率, "Churn Rate", 占比) and whose values all
+    lie between 0 and 1: a fraction people read as a percentage. Not a yes/no or coded column (0/1)."""
+    return frozenset(
+        str(c["name"])
+        for c in columns
+        if c.get("type") in ("number", "integer", "float")
+        and not (c.get("binary") or c.get("coded"))
+        and isinstance(c.get("minimum"), (int, float))
+        and isinstance(c.get("maximum"), (int, float))
+        and 0 <= c["minimum"] <= c["maximum"] <= 1
+        and (RATE.search(str(c["name"])) or SHARE.search(str(c["name"])))
+    )
+
+
+def column_values(metrics: Mapping[str, Any], column: str) -> list[float]:
+    """The values of `column` a result reports: its statistics (退货率.mean), its groups' averages and medians
+    (mean.北京店, 退货率_mean.北京店)."""
+    out = []
+    for key, value in metrics.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        head, _, tail = key.partition(".")
+        if (
+            (head == column and tail in _VALUE_STATISTICS)
+            or (tail and head in ("mean", "median"))
+            or (tail and head in (f"{column}_mean", f"{column}_median"))
+        ):
+            out.append(float(value))
+    return out
+
+
+def as_percents(text: str, values: Iterable[float]) -> str:
+    """`text` with each of `values`, as fmt_num writes it, as a percentage (0.056 → 5.6%); a number after
+    "p =" or "r =" (a test's, a correlation's) is left as it is."""
+    for value in sorted(set(values), key=lambda v: -len(fmt_num(v, 5))):
+        shown = f"{fmt_num(value * 100, 3)}%"
+        for written in dict.fromkeys((fmt_num(value, 5), fmt_num(value))):
+            text = re.sub(rf"(?<![\d.,])(?<![=<>] ){re.escape(written)}(?![\d%])", shown, text)
+    return text

@@ -67,6 +67,7 @@ class Plan:
     words: dict[str, str] = field(default_factory=dict)  # column → the word the question used for it ("wind")
     sheet_words: dict[str, dict[str, str]] = field(default_factory=dict)  # yes/no column → its own words
     grain: str | None = None  # the chosen table's time grain (monthly: its dates are named by their month)
+    percents: frozenset[str] = frozenset()  # rates kept as fractions (退货率 0.056), shown as 5.6% (sheet_words)
     parts: list[Plan] = field(default_factory=list)  # a compound question's plans, one per part (compound_turn)
     # the other aggregate when the plan's own one was a default, not the question's words, where the
     # question said neither total nor average of an additive number per group: "mean" when it was totalled

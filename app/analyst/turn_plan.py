@@ -14,7 +14,7 @@ from app.analyst.rates import rate_steps
 from app.analyst.reading import pinned_filter
 from app.analyst.role_question import role_answers
 from app.analyst.scope import apply_rules, chain_filters, filtered_name, workspace_rules
-from app.analyst.sheet_words import sheet_words_of
+from app.analyst.sheet_words import percent_columns, sheet_words_of
 from app.analyst.steps import DATA_TASK_KINDS, Condition, Plan, Step
 from app.analyst.turn_state import Message, TurnView
 from app.understanding.kinds import earlier_questions
@@ -43,6 +43,7 @@ def plan_turn(
     chosen = next((d for d in datasets if d.get("name") == plan.dataset), reading.dataset)
     plan.sheet_words = sheet_words_of(chosen.get("columns", []))
     plan.grain = chosen.get("grain")  # a monthly table's dates are said as months (sheet_words.as_people_write)
+    plan.percents = percent_columns(reading.dataset.get("columns", []))  # its profile's ranges (read_profile)
     conditions = [
         *carried,  # first: the same rows kept in the same order are the same kept table (one filter step)
         *plan.filters,

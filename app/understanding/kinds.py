@@ -187,6 +187,22 @@ def asks_extreme(question: str, measure: str | None = None) -> str | None:
     return None
 
 
+# A question that asks for the numbers themselves: "what is …", "show/list …", "how much/many", 多少, 几 — not
+# whether they differ ("is revenue different …", "有差别吗") nor which group leads (asks_extreme)
+_VALUE_ASKED = re.compile(r"^\W*(?:what|show|list|give|tell)\b|几", re.I)
+
+
+def asks_values(question: str) -> bool:
+    """Whether the question asks for numbers ("what is…", "多少"), not yes or no."""
+    return bool(_VALUE_ASKED.search(question) or HOW_MANY.search(question) or HOW_MUCH.search(question))
+
+
+def asks_group_averages(question: str) -> bool:
+    """Whether the question asks for each group's average as numbers ("每个科室的平均费用是多少？", "what is the
+    average fee per doctor?"): the averages answer it; whether the groups differ only supports them."""
+    return bool(MEAN_WORDS.search(question)) and asks_values(question) and not asks_extreme(question)
+
+
 # --- follow-ups ----------------------------------------------------------------------------------
 def is_followup(question: str) -> bool:
     """A short message that continues the previous question: "and only for online orders?", "那只看华东呢？";

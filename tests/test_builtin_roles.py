@@ -406,3 +406,30 @@ def test_a_merged_headers_leaf_is_named_by_its_words_without_the_group_word() ->
     question = "How many rentals were out for more than 3 hours?"
     assert [m.name for m in column_mentions(question, columns, {})] == ["Time / Hours Out"]
     assert number_filter(question, columns, None) == {"column": "Time / Hours Out", "op": ">", "value": 3}
+
+
+def test_the_rest_of_a_partly_named_column_said_in_other_words_names_no_second_column(tmp_path):
+    """ "几种配送方式各占多少比例" on 送货方式: 方式 reads the column partly, and 配送 stands where its name has 送货 —
+    the same column in the question's words. Left as a word of its own, it named nothing, and the share was
+    read as the rate of the table's one yes/no column (会员) by group, not each way's share of the rows."""
+    rng = np.random.default_rng(7)
+    ways = rng.choice(["快递", "自提", "同城"], size=60, p=[0.5, 0.3, 0.2])
+    frame = pd.DataFrame(
+        {
+            "单号": [f"D{i:03d}" for i in range(60)],
+            "送货方式": ways,
+            "金额": rng.integers(20, 200, size=60),
+            "会员": rng.choice(["是", "否"], size=60),
+        }
+    )
+    path = tmp_path / "orders.csv"
+    frame.to_csv(path, index=False)
+    assert (
+        unmatched_words("几种配送方式各占多少比例？", [{"name": "送货方式", "type": "category"}], [(4, 6, "送货方式")])
+        == []
+    )
+    run, _ = Session(tmp_path, path).ask("几种配送方式各占多少比例？")
+    shares = frame["送货方式"].value_counts(normalize=True)
+    assert "会员" not in run.answer.split("\n\n")[0]
+    for share in shares:
+        assert f"{share * 100:.1f}%" in run.answer

@@ -107,3 +107,27 @@ def test_the_engine_threads_wait_asleep_unless_the_environment_says_otherwise():
         timeout=300,
     )
     assert run.stdout.split()[-1] == "ACTIVE"
+
+
+def test_a_gloss_meeting_only_a_merged_group_word_takes_no_leaf(tmp_path: Path) -> None:
+    """下水 reads "to launch (a ship)" and, in another entry, "tripe": the second meets the group word Trip,
+    which every leaf under it shares. Read on the leaves, the gloss ties 下水 to Launch Site alone, and the
+    phrase takes it; read on whole headers it tied Craft as much, and the analyst asked which."""
+    from openpyxl import Workbook
+
+    from app.ingest.pipeline import load_table
+
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["Rental No", "Trip", None, "Money"])
+    sheet.append([None, "Launch Site", "Craft", "Rental Fee ($)"])
+    sheet.merge_cells("B1:C1")
+    sheet.merge_cells("A1:A2")
+    for i, (site, craft) in enumerate([("North Beach", "Kayak"), ("Mill Pond", "Canoe")] * 6):
+        sheet.append([f"K{500 + i}", site, craft, 30 + 7 * i])
+    path = tmp_path / "rentals.xlsx"
+    book.save(path)
+    names = [c["name"] for c in load_table(path).info["columns"] if c["type"] != "identifier"]
+    assert "Trip / Launch Site" in names and "Trip / Craft" in names
+    assert semantic.bridge_strengths("下水", names) == {"Trip / Launch Site": 1.0, "Trip / Craft": 0.5}
+    assert semantic.best_column("下水", names) == "Trip / Launch Site"

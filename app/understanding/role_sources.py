@@ -26,8 +26,16 @@ from app.understanding.named_months import named_months, recent_stretch
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Mention, Span, named_values, value_position
 from app.understanding.segment import whole_words
-from app.understanding.text import HAN_RUN, MERGED_HEADER, closed_class_spans, split_unit, tagged_words
-from app.understanding.words import STOP, name_words, stem, value_words, words_at
+from app.understanding.text import (
+    HAN_RUN,
+    MERGED_HEADER,
+    closed_class_spans,
+    header_leaf,
+    is_cjk,
+    split_unit,
+    tagged_words,
+)
+from app.understanding.words import STOP, core_name, name_words, stem, value_words, words_at
 
 # roles.MATCH_KINDS (how the words name a column), then a named value, the user's answer, a default
 How = Literal["name", "spelling", "yes-no", "synonym", "loose", "partial", "semantic", "value", "answer", "default"]
@@ -173,7 +181,8 @@ def unmatched_words(
         phrases.append(" ".join(current))
     text = _without_zh_rows(text)
     whole = question.lower()  # the blanked text keeps every offset: its words are the question's
-    return phrases + _content_zh(text, whole if len(whole) == len(text) else text)
+    chinese = _content_zh(text, whole if len(whole) == len(text) else text)
+    return phrases + [p for p in chinese if not _rest_of_partial_name(whole, p, spans)]
 
 
 def _without_zh_rows(text: str) -> str:
@@ -246,6 +255,23 @@ def _group_of_named(phrase: str, named: set[str]) -> bool:
             continue
         group, _ = split_unit(name.rsplit(MERGED_HEADER, 1)[0])
         if group and group in said:
+            return True
+    return False
+
+
+def _rest_of_partial_name(text: str, phrase: str, spans: list[Span]) -> bool:
+    """Whether a Chinese phrase is the rest of a column's name said in other words, right where the name has
+    it: "付款方式" against 支付方式, whose 方式 the rules read as a partial name; 付款 stands where the name has
+    支付, so the question says the one column in its own words, and 付款 names no second one (by meaning it
+    was as near 会员). The same after a partial name that opens the column's name."""
+    at = text.find(phrase)
+    if at < 0 or not all(is_cjk(c) for c in phrase):
+        return False
+    for start, end, name in spans:
+        said, leaf = text[start:end], core_name(header_leaf(name)).lower()
+        if len(leaf) > len(said) and (
+            (at + len(phrase) == start and leaf.endswith(said)) or (at == end and leaf.startswith(said))
+        ):
             return True
     return False
 

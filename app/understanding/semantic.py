@@ -58,6 +58,12 @@ HEADERS_AS_QUERIES = True
 BRIDGE_BONUS = 0.05
 BRIDGE_ALONE = True
 
+# A merged header's group word ("Trip" of "Trip / Launch Site" and "Trip / Craft") is the sheet's layout,
+# shared by every leaf under it: a gloss that meets only the group (下水 "tripe" on Trip, 销售 "sales" on
+# 销售 / 甜筒) says nothing of which leaf, and a gloss found whole there must not take one leaf alone
+# (bridged_column reads the leaves only). It counts at GROUP_SHARE of a leaf's gloss in the bonus.
+GROUP_SHARE = 0.5
+
 # How far the closest column in meaning must lead the next one before the analyst takes it as its
 # reading instead of asking (e5 similarities bunch within a few hundredths: a lead of one hundredth
 # is a real preference, a smaller one a tie worth a question).
@@ -186,7 +192,7 @@ def ranked(phrase: str, names: list[str]) -> list[Candidate]:
     headers = [header_text(n) for n in names]
     scores = embed(headers, query=False) @ embed([phrase.strip()], query=True)[0]
     if BRIDGE_BONUS:
-        bridged = bilingual.strengths(phrase, names)
+        bridged = bridge_strengths(phrase, names)
         scores = scores + np.asarray([BRIDGE_BONUS * bridged.get(n, 0.0) for n in names], dtype=np.float32)
     order = np.argsort(-scores, kind="stable")
     return [Candidate(names[i], float(scores[i])) for i in order]
@@ -259,8 +265,19 @@ def assumed_column(phrase: str, names: list[str], role: str = "outcome") -> Cand
 def bridged_column(phrase: str, names: list[str]) -> str | None:
     """The one column whose header the dictionary ties to the phrase by a gloss found whole, or None
     (no such column, or two: "score" on 语文评分 and 数学评分 is either)."""
-    whole = [name for name, strength in bilingual.strengths(phrase, names).items() if strength >= 1.0]
+    whole = [name for name, strength in bridge_strengths(phrase, names).items() if strength >= 1.0]
     return whole[0] if len(whole) == 1 else None
+
+
+def bridge_strengths(phrase: str, names: list[str]) -> dict[str, float]:
+    """The dictionary's tie of the phrase to each header (bilingual.strengths), read on the header's leaf: the
+    group words of a merged header count at GROUP_SHARE (they are every sibling leaf's alike)."""
+    leaves = {name: header_leaf(name) for name in names}
+    own = bilingual.strengths(phrase, list(dict.fromkeys(leaves.values())))
+    merged = [name for name in names if leaves[name] != name.strip()]
+    grouped = bilingual.strengths(phrase, merged) if GROUP_SHARE and merged else {}
+    found = {name: max(own.get(leaves[name], 0.0), GROUP_SHARE * grouped.get(name, 0.0)) for name in names}
+    return {name: strength for name, strength in found.items() if strength > 0}
 
 
 def scores(phrases: list[str], names: list[str]) -> dict[str, float]:

@@ -104,4 +104,3 @@ def test_a_scope_said_once_keeps_both_parts_rows(tmp_path, hires):
     first, second = bold_lines(run.answer)[:2]
     assert str(len(kept)) in first
     assert fmt_num(kept["Hire Fee (£)"].sum()) in second
-

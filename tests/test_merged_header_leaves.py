@@ -68,7 +68,11 @@ def test_a_grouping_under_a_group_header_is_named_by_its_leafs_leading_word():
 
 def test_a_counted_thing_is_no_number_named_by_its_last_character():
     """ "3个学生" counts the rows: 学 is the last character of 数学, but a number is never what is counted."""
-    flat = [{"name": "班级", "type": "category"}, {"name": "数学", "type": "integer"}, {"name": "语文", "type": "integer"}]
+    flat = [
+        {"name": "班级", "type": "category"},
+        {"name": "数学", "type": "integer"},
+        {"name": "语文", "type": "integer"},
+    ]
     assert named("成绩最高的3个学生是谁？", flat) == []
     assert named("哪个班人数最多？", flat) == [("班", "班级")]
 

@@ -63,6 +63,9 @@ class Fit:
     values: list[str] = field(default_factory=list)
     named: bool = False  # the question names the dataset (or its file) itself
     kinds: dict[str, str] = field(default_factory=dict)  # column → how it was named (roles.MATCH_KINDS)
+    words: dict[str, str] = field(default_factory=dict)  # column → the question's word that named it
+    # columns named by a listed word that is another table's own header (`_headers_weigh_more`)
+    borrowed: set[str] = field(default_factory=set)
 
     @property
     def weak(self) -> list[str]:
@@ -73,7 +76,7 @@ class Fit:
     def score(self) -> int:
         """The evidence for the table: each column by how surely it was named (`weight`), each value,
         the table's own name."""
-        columns = sum(weight(self.kinds.get(name)) for name in self.columns)
+        columns = sum(weight("partial" if name in self.borrowed else self.kinds.get(name)) for name in self.columns)
         return columns + VALUE_WEIGHT * len(self.values) + (NAMED_WEIGHT if self.named else 0)
 
     @property
@@ -175,9 +178,18 @@ def fit(question: str, dataset: dict[str, Any]) -> Fit:
         name and len(name) > 2 and (name.lower() in text or (" ".join(name_words(name)) or "\0") in text)
         for name in own
     )
-    return Fit(
-        dataset, named_columns, [f"{column} = {v}" for v in values] if column else [], named, match_kinds(mentions)
-    )
+    words = {m.name: text[m.start : m.end] for m in reversed(mentions)}
+    values_said = [f"{column} = {v}" for v in values] if column else []
+    return Fit(dataset, named_columns, values_said, named, match_kinds(mentions), words)
+
+
+def _headers_weigh_more(fits: list[Fit]) -> None:
+    """A word one table has as a column's own header weighs only as a weak match where another table reaches
+    a column by it as a listed word: "营业额" is the operations table's header, and only a synonym of a
+    merged book's 销量 (found in a new user's trial, once a book's leaves were read as their own names)."""
+    headers = {f.words.get(name) for f in fits for name in f.columns if f.kinds.get(name) in EXACT_KINDS}
+    for f in fits:
+        f.borrowed = {n for n in f.columns if f.kinds.get(n) in LISTED_KINDS and f.words.get(n) in headers}
 
 
 def choose_dataset(
@@ -191,7 +203,9 @@ def choose_dataset(
     `tie`/`none` when the words cannot tell (the gate asks)."""
     if not datasets:
         return Choice(None, "none")
-    fits = sorted((fit(question, d) for d in datasets), key=lambda f: -f.score)
+    fits = [fit(question, d) for d in datasets]
+    _headers_weigh_more(fits)
+    fits.sort(key=lambda f: -f.score)
     if len(datasets) == 1:
         return Choice(datasets[0], "only", fits)
     picked = answered_dataset(datasets, answered or {}, key)

@@ -46,6 +46,7 @@ from app.understanding.value_matching import (
     zh_yes_no_mark,
 )
 from app.understanding.weekdays import day_at
+from app.understanding.wide_pairs import marked_pairs
 from app.understanding.words import (
     SYNONYMS,
     core_name,
@@ -121,13 +122,16 @@ def column_mentions(
     # A merged header's group word is no part of a column's name: "成绩" of "成绩 / 数学" names the group,
     # not its first leaf, so the words and partial forms below read each column by its spoken name. A leaf
     # said with its group word ("数学成绩", "math score") is the leaf; a group word alone names no column.
+    # Unless the leaves are a pair's markers ("Typing Speed / Before", "/ After"): there the group is the
+    # measure, and the markers the question says pick its side (reading.marked_sides).
     spoken = spoken_names(columns)
+    paired = _group_measures(columns)
     ranked = sorted(columns, key=lambda c: -_words_named(question, spoken[c["name"]]))
     words = [
         (word, rank, col["name"])
         for rank, col in enumerate(ranked)
         for key, listed in synonyms.items()
-        if synonym_key_fits(key, spoken[col["name"]])
+        if synonym_key_fits(key, col["name"] if col["name"] in paired else spoken[col["name"]])
         for word in listed
     ]
     if money := money_column(columns):  # "收的钱" → Total Charge (£): the table's one column in money
@@ -173,6 +177,15 @@ def column_mentions(
         _take(kept, col["name"], found, "partial")
     found = _without_rows_words(question, sorted(found))
     return _without_scene_names(question, _condition_before_name(question, found, columns, synonyms), columns)
+
+
+def _group_measures(columns: list[dict[str, Any]]) -> set[str]:
+    """The columns of a marked pair (wide_pairs.marked_pairs): their shared part, a merged header's group
+    word among them, is what they measure, so it names them."""
+    numbers = [
+        c["name"] for c in columns if MERGED_HEADER in c["name"] and c.get("type") in NUMERIC and not c.get("pii")
+    ]
+    return {name for earlier, later, _ in marked_pairs(numbers) for name in (earlier, later)}
 
 
 def _take_period_group(text: str, columns: list[dict[str, Any]], found: list[Mention]) -> None:

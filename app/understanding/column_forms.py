@@ -342,15 +342,16 @@ _ZH_CLASSIFIERS = set(vocabulary.characters(_FILE, "zh_classifiers"))
 _ZH_COUNTER = re.compile(r"(?:[\d一二两三四五六七八九十几每哪各这那])[家间所座位个]")
 
 
-def zh_leading_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
+def zh_leading_mentions(question: str, name: str, others: list[str], numeric: bool) -> Iterator[tuple[int, int]]:
     """Where the question uses a Chinese name's leading word: "数学平均分" → 数学成绩, "哪两个班" → 班级,
     "哪三块地" → 地块."""
     core = name.strip()
     if len(core) == 2 and core[1] in _ZH_CLASSIFIERS and is_cjk(core[0]):
         for match in re.finditer(re.escape(core[1] + core[0]), question):
             yield match.start(), match.end()
-    if len(core) == 2 and is_cjk(core[1]) and core[1] not in _ZH_TIME_CHARS:
-        # a two-character name by its last character, counted: "三家店", "每家店" → 门店; "各个班" → 班级 is below
+    if len(core) == 2 and is_cjk(core[1]) and core[1] not in _ZH_TIME_CHARS and not numeric:
+        # a two-character name by its last character, counted: "三家店", "每家店" → 门店; "各个班" → 班级 is below.
+        # The things counted are a grouping's rows, never a number: "3个学生" is no 数学
         for match in _ZH_COUNTER.finditer(question):
             if question.startswith(core[1], match.end()) and not any(core[1] in o for o in others if o != name):
                 yield match.end(), match.end() + 1

@@ -63,6 +63,9 @@ class Fit:
     values: list[str] = field(default_factory=list)
     named: bool = False  # the question names the dataset (or its file) itself
     kinds: dict[str, str] = field(default_factory=dict)  # column → how it was named (roles.MATCH_KINDS)
+    words: dict[str, str] = field(default_factory=dict)  # column → the question's word that named it
+    # columns named by a listed word that is another table's own header (`_headers_weigh_more`)
+    borrowed: set[str] = field(default_factory=set)
 
     @property
     def weak(self) -> list[str]:
@@ -77,6 +80,13 @@ class Fit:
         return columns + VALUE_WEIGHT * len(self.values) + (NAMED_WEIGHT if self.named else 0)
 
     @property
+    def choosing(self) -> int:
+        """The score the choice ranks tables by: a column reached by a word another table has as its own
+        header (`borrowed`) weighs as a weak match. How sure the choice is stays the plain score's (an exact
+        header against a translation is still a near-tie the answer says it assumed)."""
+        return self.score - sum(weight(self.kinds.get(n)) - EVIDENCE["weak"] for n in self.borrowed)
+
+    @property
     def strength(self) -> tuple[int, int, int]:
         """The score, then how much of it the question says outright (a column's own name or spelling,
         a value written out, the table's name), then by a listed word (a synonym, a stem): between two
@@ -85,7 +95,7 @@ class Fit:
         of a column of months matches "2022年3月"), a column's own name is the table's."""
         exact = sum(self.kinds.get(name) in EXACT_KINDS for name in self.columns)
         listed = sum(self.kinds.get(name) in LISTED_KINDS for name in self.columns)
-        return (self.score, 2 * exact + len(self.values) + (5 if self.named else 0), listed)
+        return (self.choosing, 2 * exact + len(self.values) + (5 if self.named else 0), listed)
 
 
 @dataclass
@@ -175,9 +185,18 @@ def fit(question: str, dataset: dict[str, Any]) -> Fit:
         name and len(name) > 2 and (name.lower() in text or (" ".join(name_words(name)) or "\0") in text)
         for name in own
     )
-    return Fit(
-        dataset, named_columns, [f"{column} = {v}" for v in values] if column else [], named, match_kinds(mentions)
-    )
+    words = {m.name: text[m.start : m.end] for m in reversed(mentions)}
+    values_said = [f"{column} = {v}" for v in values] if column else []
+    return Fit(dataset, named_columns, values_said, named, match_kinds(mentions), words)
+
+
+def _headers_weigh_more(fits: list[Fit]) -> None:
+    """A word one table has as a column's own header weighs only as a weak match, in the choice, where another
+    table reaches a column by it as a listed word: "营业额" is the operations table's header, and only a synonym of a
+    merged book's 销量 (found in a new user's trial, once a book's leaves were read as their own names)."""
+    headers = {f.words.get(name) for f in fits for name in f.columns if f.kinds.get(name) in EXACT_KINDS}
+    for f in fits:
+        f.borrowed = {n for n in f.columns if f.kinds.get(n) in LISTED_KINDS and f.words.get(n) in headers}
 
 
 def choose_dataset(
@@ -191,19 +210,21 @@ def choose_dataset(
     `tie`/`none` when the words cannot tell (the gate asks)."""
     if not datasets:
         return Choice(None, "none")
-    fits = sorted((fit(question, d) for d in datasets), key=lambda f: -f.score)
+    fits = [fit(question, d) for d in datasets]
+    _headers_weigh_more(fits)
+    fits.sort(key=lambda f: -f.choosing)
     if len(datasets) == 1:
         return Choice(datasets[0], "only", fits)
     picked = answered_dataset(datasets, answered or {}, key)
     if picked is not None:
         return Choice(picked, "answer", fits)
-    best = fits[0].score
+    best = fits[0].choosing
     if best == 0:  # nothing fits: the last table the user gave stands in until the gate's answer
         if meant := meaning_fit(question, uploads(fits)):
             return Choice(meant.dataset, "words", fits)
         given = [d for d in datasets if not d.get("derived")] or datasets
         return Choice(given[-1], "none", fits)
-    top = [f for f in fits if f.score == best]
+    top = [f for f in fits if f.choosing == best]
     if len(top) > 1:
         names = [str(f.dataset.get("name")) for f in top]
         root = min(names, key=len)

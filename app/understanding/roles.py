@@ -46,6 +46,7 @@ from app.understanding.value_matching import (
     zh_yes_no_mark,
 )
 from app.understanding.weekdays import day_at
+from app.understanding.wide_pairs import marked_pairs
 from app.understanding.words import (
     SYNONYMS,
     core_name,
@@ -118,12 +119,19 @@ def column_mentions(
     # where the key names one column only). It reached 品类 for "Which category sold more?", won no training
     # task, lost one (tasks workspace_unclear_asks: "store" → 门店 picked the book surely, the scope was not
     # asked) and a fact of a sealed set (holdout12, 79 → 78 /133).
-    ranked = sorted(columns, key=lambda c: -_words_named(question, c["name"]))
+    # A merged header's group word is no part of a column's name: "成绩" of "成绩 / 数学" names the group,
+    # not its first leaf, so the words and partial forms below read each column by its spoken name. A leaf
+    # said with its group word ("数学成绩", "math score") is the leaf; a group word alone names no column.
+    # Unless the leaves are a pair's markers ("Typing Speed / Before", "/ After"): there the group is the
+    # measure, and the markers the question says pick its side (reading.marked_sides).
+    spoken = spoken_names(columns)
+    paired = _group_measures(columns)
+    ranked = sorted(columns, key=lambda c: -_words_named(question, spoken[c["name"]]))
     words = [
         (word, rank, col["name"])
         for rank, col in enumerate(ranked)
         for key, listed in synonyms.items()
-        if synonym_key_fits(key, col["name"])
+        if synonym_key_fits(key, col["name"] if col["name"] in paired else spoken[col["name"]])
         for word in listed
     ]
     if money := money_column(columns):  # "收的钱" → Total Charge (£): the table's one column in money
@@ -145,30 +153,39 @@ def column_mentions(
     _take_period_group(text, columns, found)
     # stems read what a person calls a column: a merged header's leaf ("Hours Out" of "Time / Hours Out"), whose
     # group word is no part of its name (the question need not say "time")
-    spoken = spoken_names(columns)
     for col in longest_first:  # stems and abbreviations: "survive", "birth weight"
         said = spoken[col["name"]]
         _take([*loose_mentions(question, said), *spread_mentions(question, said)], col["name"], found, "loose")
-    names = [c["name"] for c in columns]
+    names = [spoken[c["name"]] for c in columns]
     said_values = _value_places(text, columns)
     for col in longest_first:  # partial forms, last: "blood pressure" → Systolic BP, "blue-collar" → bluecol
-        name = col["name"]
         if col.get("type") == "identifier":  # "员工" is the rows (男员工), not a partial name of 员工编号
             continue
+        name = spoken[col["name"]]  # "各班" → 班级 of "基本信息 / 班级"
         places = [
             *initials_mentions(question, name, names),
             *joined_mentions(question, name),
             *leading_word_mentions(question, name, names),
-            *zh_leading_mentions(question, name, names),
+            *zh_leading_mentions(question, name, names, col.get("type") in NUMERIC),
             *head_word_mentions(question, name, names),
             *zh_part_mentions(question, name, names),
             *unit_mentions(question, name, names),
             *zh_head_mentions(question, name, names, col.get("type") in NUMERIC),
         ]
         # a piece of a value the question names is that value: "不施肥" is 肥料's, not 施肥量 (kg/亩)
-        _take([(a, b) for a, b in places if not any(s <= a and b <= e for s, e in said_values)], name, found, "partial")
+        kept = [(a, b) for a, b in places if not any(s <= a and b <= e for s, e in said_values)]
+        _take(kept, col["name"], found, "partial")
     found = _without_rows_words(question, sorted(found))
     return _without_scene_names(question, _condition_before_name(question, found, columns, synonyms), columns)
+
+
+def _group_measures(columns: list[dict[str, Any]]) -> set[str]:
+    """The columns of a marked pair (wide_pairs.marked_pairs): their shared part, a merged header's group
+    word among them, is what they measure, so it names them."""
+    numbers = [
+        c["name"] for c in columns if MERGED_HEADER in c["name"] and c.get("type") in NUMERIC and not c.get("pii")
+    ]
+    return {name for earlier, later, _ in marked_pairs(numbers) for name in (earlier, later)}
 
 
 def _take_period_group(text: str, columns: list[dict[str, Any]], found: list[Mention]) -> None:

@@ -421,3 +421,15 @@ def test_a_child_that_runs_out_of_room_after_its_limit_is_set_is_too_large_not_r
     with pytest.raises(IngestError) as err:
         bounded._outcome("table", job, "exit", code, 60)
     assert err.value.category == "too_large"
+
+
+def test_a_child_that_could_not_start_says_why(tmp_path):
+    """A job folder the child cannot read ends with SETUP_FAILED and the reason beside it, which the parent
+    puts in NoChild (logged when the file is then read in-process, without the child's limits)."""
+    from app.ingest.bounded import _outcome
+    from app.ingest.child import SETUP_FAILED, NoChild, read_job
+
+    (tmp_path / "request.pkl").write_bytes(b"not a pickle")
+    assert read_job(tmp_path) == SETUP_FAILED
+    with pytest.raises(NoChild, match=r"could not start \(.+\)"):
+        _outcome("table", tmp_path, "exit", SETUP_FAILED, 10.0)

@@ -42,6 +42,7 @@ from app.ingest.child import (
     LIMITED_MARK,
     OUT_OF_MEMORY,
     READERS,
+    SETUP_ERROR,
     SETUP_FAILED,
     NoChild,
     crashed_for_memory,
@@ -222,7 +223,8 @@ def _outcome(kind: str, job: Path, status: str, code: int, timeout: float, peak_
         info, pii, frame = payload
         return LoadedTable(frame=_read_frame(job) if frame is None else frame, info=info, pii=pii)
     if code == SETUP_FAILED and not (job / LIMITED_MARK).exists():
-        raise NoChild("the reading child could not start")
+        why = job / SETUP_ERROR
+        raise NoChild("the reading child could not start" + (f" ({why.read_text()})" if why.exists() else ""))
     if code in (OUT_OF_MEMORY, SETUP_FAILED):  # under its limit, the child could not even write what went wrong
         raise out_of_memory()
     if code in (-signal.SIGSEGV, -signal.SIGBUS, -signal.SIGILL):

@@ -22,6 +22,7 @@ import resource
 import select
 import signal
 import time
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,7 @@ MEMORY_MARK = "memory"
 # a file in the job folder, made just before the memory limit is set: a child that then ends with
 # SETUP_FAILED ran out of room under its limit, it did not fail to start (see read_job)
 LIMITED_MARK = "limited"
+SETUP_ERROR = "setup_error.txt"  # why a child could not start (_setup_failed)
 
 
 class NoChild(Exception):
@@ -80,7 +82,7 @@ def read_job(job: Path, early: bool = False) -> int:
         kind, path, sheet, settings, options = pickle.loads((job / "request.pkl").read_bytes())
         reader = READERS[kind]
     except Exception:  # noqa: BLE001 - a job folder this code did not write
-        return SETUP_FAILED
+        return _setup_failed(job)
     if early and kind in ("table", "inspect"):
         early_parse.start(path, sheet, settings)
         early_parse.wait_until_parsing()
@@ -88,7 +90,7 @@ def read_job(job: Path, early: bool = False) -> int:
         try:
             import_readers(text=Path(path).suffix.lower() not in EXCEL_EXTS, documents=kind == "document")
         except Exception:  # noqa: BLE001 - a broken installation is not the file's fault
-            return SETUP_FAILED
+            return _setup_failed(job)
         extra_mb = settings.document_memory_mb if kind == "document" else settings.parse_memory_mb
         # Under a tight limit even the handler below can fail (entering it allocates), and the error
         # then escapes with the caller's SETUP_FAILED: this mark tells the parent it was the limit.
@@ -105,6 +107,16 @@ def read_job(job: Path, early: bool = False) -> int:
     finally:
         early_parse.discard()
     return 0
+
+
+def _setup_failed(job: Path) -> int:
+    """SETUP_FAILED, with why (the error's last line) left in the job folder for the parent's log: a child
+    that could not start has the file read in-process, without its limits, so the cause must be seen."""
+    try:
+        (job / SETUP_ERROR).write_text(traceback.format_exc().strip().splitlines()[-1][:500])
+    except Exception:  # noqa: BLE001 - the reason is a courtesy; the exit code says it failed
+        pass
+    return SETUP_FAILED
 
 
 def _read_limited(

@@ -433,3 +433,20 @@ def test_a_child_that_could_not_start_says_why(tmp_path):
     assert read_job(tmp_path) == SETUP_FAILED
     with pytest.raises(NoChild, match=r"could not start \(.+\)"):
         _outcome("table", tmp_path, "exit", SETUP_FAILED, 10.0)
+
+
+def test_with_no_child_a_file_that_may_not_fit_is_refused_not_read_unbounded(slow_csv, monkeypatch):
+    """Where no child can read (no fork, the read server gone) the file is read in this process, which has no
+    limit: only when it fits the child's limit at a table's growth (~10x the file). CI saw the 8 MB read above come
+    back whole this way ("the reading child could not start")."""
+    from app.ingest import bounded
+    from app.ingest.child import NoChild
+
+    def no_child(job, timeout):
+        raise NoChild("the read server is gone (test)")
+
+    monkeypatch.setattr(bounded, "run_job", no_child)
+    with pytest.raises(IngestError) as err:
+        bounded.load_table_bounded(slow_csv, settings=Settings(parse_memory_mb=8))
+    assert err.value.category == "too_large"
+    assert bounded.load_table_bounded(slow_csv).info["rows"] == 300_000  # the default limit: read in-process

@@ -91,7 +91,7 @@ def read_job(job: Path, early: bool = False) -> int:
             import_readers(text=Path(path).suffix.lower() not in EXCEL_EXTS, documents=kind == "document")
         except Exception:  # noqa: BLE001 - a broken installation is not the file's fault
             return _setup_failed(job)
-        extra_mb = settings.document_memory_mb if kind == "document" else settings.parse_memory_mb
+        extra_mb = extra_memory_mb(kind, settings)
         # Under a tight limit even the handler below can fail (entering it allocates), and the error
         # then escapes with the caller's SETUP_FAILED: this mark tells the parent it was the limit.
         (job / LIMITED_MARK).touch()
@@ -107,6 +107,11 @@ def read_job(job: Path, early: bool = False) -> int:
     finally:
         early_parse.discard()
     return 0
+
+
+def extra_memory_mb(kind: str, settings: Settings) -> int:
+    """The memory a reading child may use beyond what it maps at its start (its RLIMIT_AS on top)."""
+    return settings.document_memory_mb if kind == "document" else settings.parse_memory_mb
 
 
 def _setup_failed(job: Path) -> int:

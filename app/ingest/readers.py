@@ -322,7 +322,7 @@ def _load_typed(reader, name: str, first: int, n: int | None, early=None) -> pd.
     if shortened:
         try:
             floats = reader.load_sheet(
-                name, dtypes={i: "float" for i in shortened}, use_columns=shortened, **kw
+                name, dtypes=dict.fromkeys(shortened, "float"), use_columns=shortened, **kw
             ).to_pandas()
             floats.columns = shortened
             for i in shortened:

@@ -293,3 +293,26 @@ def test_a_count_is_said_in_the_questions_own_word_for_the_rows(question, things
     from app.analyst.data_tasks import counted_as
 
     assert counted_as(question) == things
+
+
+def test_a_chinese_cut_on_an_english_number_counts_its_rows(tmp_path: Path) -> None:
+    """ "租车时间超过3小时的有多少单？" on English headers: 时间 right before the cut was read as the Date column (a
+    time asked, so no count) and the cut went to Deposit ($), the other number 3 splits; the cut's unit (小时,
+    Hours Out by meaning) names the number cut, and the words right before a cut name no date to count by."""
+    rng = np.random.default_rng(7)
+    n = 120
+    frame = pd.DataFrame(
+        {
+            "Hire No": [f"B{300 + i}" for i in range(n)],
+            "Date": pd.date_range("2024-04-01", periods=n, freq="D"),
+            "Station": rng.choice(["Quay", "Park", "Mill"], n),
+            "Hours Out": rng.choice(np.arange(1.0, 6.5, 0.5), n),
+            "Deposit ($)": rng.choice([0, 10, 20, 40], n),
+        }
+    )
+    path = tmp_path / "bike_hire.csv"
+    frame.to_csv(path, index=False)
+    run, calls = Session(tmp_path, path).ask("租车时间超过3小时的有多少单？", language="zh")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "Hours Out", "op": ">", "value": 3}]
+    expected = int((frame["Hours Out"] > 3).sum())
+    assert f"Hours Out > 3 的有 {expected} 单（共 {n} 单）" in headline(run), headline(run)

@@ -11,7 +11,7 @@ from functools import cache
 import pandas as pd
 
 from app.analyst.question_words import asks_each_group, asks_for_groups
-from app.analyst.scope import cut_column, value_condition
+from app.analyst.scope import cut_column, cut_subject, value_condition
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.analyst.vocabulary import period_units
 from app.understanding import vocabulary as shared_vocabulary
@@ -599,10 +599,14 @@ def count_plan(
     ("没被批准的申请有多少个") — or with a named value, are counted from that column's counts (value_counts);
     a named grouping (or the one the analyst takes for the words: `grouping`) gives each group's count;
     else the rows."""
+    if subject := cut_subject(question, spans, columns):  # "租船时间超过3小时": 时间 says which number is cut
+        spans = [span for span in spans if span not in subject]
+        for start, end, _ in subject:
+            question = question[:start] + " " * (end - start) + question[end:]
     if not _asks_count(question, grain) or count_weights(columns, rows):
         return None
     kinds = {str(c["name"]): c for c in columns if not c.get("pii")}
-    cut = cut_column(question, columns)
+    cut = cut_column(question, columns, spans)
     named = [n for n in ordered_names(spans) if n in kinds and n != cut]
     if any(kinds[n].get("type") in NUMERIC and not kinds[n].get("binary") for n in named):
         return None  # "how many items did we sell": the number added up (totals)

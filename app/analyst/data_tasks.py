@@ -599,9 +599,9 @@ def count_plan(
     ("没被批准的申请有多少个") — or with a named value, are counted from that column's counts (value_counts);
     a named grouping (or the one the analyst takes for the words: `grouping`) gives each group's count;
     else the rows."""
-    if subject := cut_subject(question, spans, columns):  # "租船时间超过3小时": 时间 says which number is cut
-        spans = [span for span in spans if span not in subject]
-        for start, end, _ in subject:
+    if cut_words := cut_subject(question, spans, columns):  # "租船时间超过3小时": 时间 says which number is cut
+        spans = [span for span in spans if span not in cut_words]
+        for start, end, _ in cut_words:
             question = question[:start] + " " * (end - start) + question[end:]
     if not _asks_count(question, grain) or count_weights(columns, rows):
         return None

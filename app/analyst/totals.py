@@ -10,6 +10,7 @@ import re
 from app.analyst.question_words import asks_each_group
 from app.analyst.steps import Column, Plan, Spans, Step
 from app.analyst.vocabulary import period_aliases, period_units, words
+from app.understanding.column_forms import counts_things
 from app.understanding.general_words import counts_rows
 from app.understanding.kinds import DIFFERENCE, HOW_MANY, HOW_MUCH, MEAN_WORDS, PER_UNIT, asks_extreme, asks_total
 from app.understanding.language import local_text as _t
@@ -43,7 +44,8 @@ def additive(name: str, columns: list[Column] | None = None) -> bool:
         return False
     lowered = name.lower()
     english = set(name_words(lowered)) | {lemma(word) for word in name_words(lowered)}
-    return any((word in english) if word.isascii() else (word in lowered) for word in ADDITIVE)
+    listed = any((word in english) if word.isascii() else (word in lowered) for word in ADDITIVE)
+    return listed or counts_things(name)  # 杯数, 销量（箱）: a number of things
 
 
 def share_groups(question: str, columns: list[Column], named: list[str], dimension: str) -> tuple[str | None, str]:

@@ -152,6 +152,12 @@ def _dictionary() -> CedictIndex:
         return _index
 
 
+def dictionary_senses(word: str) -> tuple[tuple[str, ...], ...]:
+    """CC-CEDICT's senses of a Chinese word as it writes them, each as its words (人数 → ("number", "people"));
+    () for a word it lacks."""
+    return tuple(_dictionary().get(word, ()))
+
+
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     return stem(word.replace("-", ""))

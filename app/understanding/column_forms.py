@@ -310,15 +310,38 @@ def _listed(question: str, start: int, end: int) -> bool:
 _ZH_HOW_MUCH = re.compile(r"(?:多少|几)\s*$")
 
 
-def unit_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
-    """Where the question asks an amount in the unit a Chinese name's bracket gives and no other column's
-    does: "烧掉多少升油" → 耗油量（升）, "多少公斤" → 渔获量 (公斤)."""
+def counted_unit(name: str) -> str:
+    """The unit a Chinese name counts in: its bracket's (销量（箱）: 箱), or the thing a two-character
+    "…数" counts (杯数: cups, 人数: people, 次数: times — the character before 数, "number of"). ""."""
     unit = (_bracket(name) or "").strip()
-    if (
-        not unit
-        or not all(is_cjk(ch) for ch in unit)
-        or any((_bracket(o) or "").strip() == unit for o in others if o != name)
-    ):
+    core = NAME_BRACKET.sub("", name).strip()
+    if not unit and len(core) == 2 and core[1] == "数" and is_cjk(core[0]):
+        unit = core[0]
+    return unit if unit and all(is_cjk(ch) for ch in unit) else ""
+
+
+def counts_things(name: str) -> bool:
+    """Whether a Chinese name is a number of things, which add up: a two-character "…数" that CC-CEDICT reads
+    as a number or a count, or does not hold (人数 "number of people", 件数 "item count", 杯数) — not a word
+    of its own (分数 "score", 岁数 "age", 系数); or a bracket of one measure word (销量（箱）) — not a unit of
+    weight or length (体重（公斤）is a level)."""
+    from app.understanding.bilingual import dictionary_senses, is_classifier
+
+    leaf = header_leaf(name)
+    unit = counted_unit(leaf)
+    if not unit:
+        return False
+    if _bracket(leaf):
+        return len(unit) == 1 and is_classifier(unit)
+    senses = dictionary_senses(NAME_BRACKET.sub("", leaf).strip())
+    return not senses or senses[0][:1] == ("number",) or senses[0][-1:] == ("count",)
+
+
+def unit_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
+    """Where the question asks an amount in the unit a Chinese name counts in and no other column does:
+    "烧掉多少升油" → 耗油量（升）, "多少公斤" → 渔获量 (公斤), "卖了多少杯" → 杯数."""
+    unit = counted_unit(name)
+    if not unit or any(counted_unit(o) == unit for o in others if o != name):
         return
     for match in re.finditer(re.escape(unit), question):
         if _ZH_HOW_MUCH.search(question[: match.start()]):

@@ -175,7 +175,7 @@ def column_mentions(
         # a piece of a value the question names is that value: "不施肥" is 肥料's, not 施肥量 (kg/亩)
         kept = [(a, b) for a, b in places if not any(s <= a and b <= e for s, e in said_values)]
         _take(kept, col["name"], found, "partial")
-    found = _without_rows_words(question, sorted(found))
+    found = _without_verb_of_a_unit(question, _without_rows_words(question, sorted(found)), columns)
     return _without_scene_names(question, _condition_before_name(question, found, columns, synonyms), columns)
 
 
@@ -234,6 +234,30 @@ _ROWS_UNITS = re.compile(
     rf"|{vocabulary.word_alternation(_FILE, 'rows_units')}",
     re.I,
 )
+
+
+def _without_verb_of_a_unit(question: str, found: list[Mention], columns: list[dict[str, Any]]) -> list[Mention]:
+    """ "每个月卖了多少杯" on 杯数 and 销售额: the amount is asked in cups (unit_mentions: the unit a column counts
+    in, after 多少/几), so the verb right before the question word (卖了, read as 销售额 by its words) says what
+    was done, not a second number (two numbers named read as a relationship)."""
+    numbers = {str(c["name"]) for c in columns if c.get("type") in NUMERIC}
+    spoken = spoken_names(columns)
+    asked = [
+        (start, name)
+        for name in numbers
+        for start, _ in unit_mentions(question, spoken[name], [spoken[n] for n in numbers])
+    ]
+    before = {
+        (m.start, m.end, m.name)
+        for m in found
+        for start, name in asked
+        if m.name in numbers and m.name != name and _ZH_HOW_MUCH_BEFORE.fullmatch(question[m.end : start])
+    }
+    return [m for m in found if (m.start, m.end, m.name) not in before]
+
+
+# what stands between a verb and the unit it asks an amount in: 了, then 多少 or 几 ("卖了多少杯", "卖几杯")
+_ZH_HOW_MUCH_BEFORE = re.compile(r"\s*[了过]?\s*(?:多少|几)\s*")
 
 
 def _without_rows_words(question: str, found: list[Mention]) -> list[Mention]:

@@ -228,15 +228,15 @@ def sqlite_schema_copy(engine: Engine, data_dir: Path | None = None) -> bool:
         empty = raw.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)
         if kept is not None:
             try:
-                source = sqlite3.connect(f"{kept.resolve().as_uri()}?mode=ro", uri=True)
+                copy = sqlite3.connect(f"{kept.resolve().as_uri()}?mode=ro", uri=True)
                 try:
-                    head = _versions(source)
+                    head = _versions(copy)
                     if not empty:
                         return head is not None and _versions(raw) == head
-                    source.backup(raw)  # in one step: all of it or nothing
+                    copy.backup(raw)  # in one step: all of it or nothing
                     return True
                 finally:
-                    source.close()
+                    copy.close()
             except sqlite3.Error:  # an unreadable copy, or a database it cannot go into: the in-memory one
                 pass
         if not empty:

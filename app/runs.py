@@ -62,7 +62,7 @@ from app.faults import DISK_FULL, Fault, fault_of
 from app.jobs import send_run
 from app.reports.builder import build_report
 from app.storage import node_files
-from app.understanding import with_values
+from app.understanding import keep_english_dictionary_in, with_values
 from app.workspaces import (
     LOADING,
     active_datasets,
@@ -118,6 +118,8 @@ class RunService:
         self.executor = ThreadPoolExecutor(max_workers=settings.run_workers, thread_name_prefix="verity-run")
         self._stops: dict[str, threading.Event] = {}
         self.loading_wait_s = LOADING_WAIT_S
+        # lemminflect's tables, read by every English question, from a copy kept beside the data (parsed once)
+        keep_english_dictionary_in(settings.data_dir / "cache")
         self.retry_faults = False  # a job-queue worker (app/job_worker.py) hands a lost database back to its queue
         self.handed_over: set[str] = set()  # runs another worker took over while this one still ran them
         # (dataset id, working copy) -> its table, kept between the turns of this service's runs with

@@ -6,7 +6,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from app.db import session as session_module
 from app.db.models import Base, Run, Workspace
@@ -58,8 +58,61 @@ def test_a_new_sqlite_database_gets_the_migrated_schema_as_a_copy(tmp_path, monk
         assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
     with pytest.raises(IntegrityError), db.session() as session:  # a run of no workspace
         session.add(Run(workspace_id="none", question="?"))
-    with pytest.raises(AssertionError, match="migrated, not copied"):
-        db.migrate()  # it has tables now: migrations run on (nothing left to do for them, here)
+    db.migrate()  # it has tables now, at the head of the migrations the kept copy was made by: left as it is
+    db.close()
+
+
+def test_the_migrated_schema_is_kept_in_the_data_dir_for_later_processes(tmp_path, monkeypatch):
+    """The first process of a data dir keeps a migrated database in DATA_DIR/cache under the migrations'
+    digest; a later process (no in-memory copy of its own) copies a new database from it and finds one
+    already at that head current, importing neither Alembic nor the migrations. A database at an older
+    migration is migrated on, and one whose tables Alembic never versioned is handed to Alembic."""
+    settings = make_settings(tmp_path / "data")
+    open_database(settings).close()
+    kept = settings.data_dir / "cache" / f"schema-{session_module.migrations_digest()}.sqlite"
+    assert kept.is_file()
+    with sqlite3.connect(kept) as connection:
+        head = connection.execute("SELECT version_num FROM alembic_version").fetchall()
+    assert sqlite_schema(kept) == sqlite_schema(settings.data_dir / "verity.db")
+
+    migrated: list[str] = []
+
+    def upgrade(connection):
+        migrated.append(str(connection.engine.url))
+        from alembic import command
+        from alembic.config import Config
+
+        cfg = Config()
+        cfg.set_main_option("script_location", str(session_module.MIGRATIONS))
+        cfg.attributes["connection"] = connection
+        command.upgrade(cfg, "head")
+
+    monkeypatch.setattr(session_module, "upgrade", upgrade)
+    monkeypatch.setattr(session_module, "_schema", None)  # a new process: no in-memory copy yet
+    (settings.data_dir / "verity.db").unlink()
+    for leftover in settings.data_dir.glob("verity.db-*"):
+        leftover.unlink()
+    db = open_database(settings)  # a new database: the kept copy's pages
+    assert migrated == [] and session_module._schema is None
+    assert sqlite_schema(settings.data_dir / "verity.db") == sqlite_schema(kept)
+    with db.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    db.migrate()  # at the kept copy's head: nothing to do, nothing imported
+    assert migrated == []
+    with db.engine.begin() as connection:  # an older database: Alembic takes it to the head
+        connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0009_store_marker'")
+        connection.exec_driver_sql("DROP TABLE pseudonyms")
+        connection.exec_driver_sql("DROP TABLE pseudonym_books")
+    db.migrate()
+    assert len(migrated) == 1
+    with sqlite3.connect(settings.data_dir / "verity.db") as connection:
+        assert connection.execute("SELECT version_num FROM alembic_version").fetchall() == head
+    assert_schema_matches_models(db)
+    with db.engine.begin() as connection:  # tables Alembic never versioned: its version is not the head
+        connection.exec_driver_sql("DROP TABLE alembic_version")
+    with pytest.raises(OperationalError, match="already exists"):  # Alembic creates what is there
+        db.migrate()
+    assert len(migrated) == 2
     db.close()
 
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -23,6 +26,7 @@ from app.db.progress import progress_bus, release_bus
 from app.db.retry import RetryingSession
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+log = logging.getLogger(__name__)
 MIGRATION_LOCK_KEY = 0x76657269  # "veri": the PostgreSQL advisory lock that serialises migrations
 
 
@@ -101,9 +105,10 @@ class Database:
 
     def migrate(self) -> None:
         """Bring the schema to the newest migration (idempotent). A new, empty SQLite database gets
-        the schema as a copy of one this process migrated once (sqlite_schema_copy)."""
+        the schema as a copy of a migrated one (sqlite_schema_copy); a SQLite database already at the
+        migrations' head, as a copy kept in DATA_DIR/cache says it is, is left as it is (kept_schema)."""
         with sqlite_migration_lock(self.engine):
-            if self.engine.dialect.name == "sqlite" and sqlite_schema_copy(self.engine):
+            if self.engine.dialect.name == "sqlite" and sqlite_schema_copy(self.engine, self.settings.data_dir):
                 return
             with self.engine.begin() as connection:
                 if connection.dialect.name == "postgresql":
@@ -160,15 +165,81 @@ def _migrated_schema() -> Engine:
         return _schema
 
 
-def sqlite_schema_copy(engine: Engine) -> bool:
-    """Give a new SQLite database (no table yet) the newest schema by copying the pages of a database
-    this process migrated once (SQLite's backup API), and say whether it did. Replaying every migration
-    on each new database cost ~0.1 s of CPU and a commit per table: every test's database is a new one,
-    and so is a CLI run's. What the copy holds is what the migrations made (alembic_version included),
-    so a later start migrates on from it as from any other database."""
+@cache
+def migrations_digest() -> str:
+    """A digest of the migration scripts (their names and bytes): the schema they make, and their head,
+    are the same wherever it is the same."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in MIGRATIONS.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(MIGRATIONS).as_posix().encode("utf-8") + b"\x00" + path.read_bytes() + b"\x00")
+    return digest.hexdigest()[:20]
+
+
+def kept_schema(data_dir: Path) -> Path | None:
+    """A SQLite database at the migrations' head, kept in DATA_DIR/cache under the migrations' digest:
+    made once (the in-memory copy this process migrated, written whole to a new file and renamed into
+    place: another process reads the old file or none), then read by every later process instead of
+    importing Alembic and replaying the migrations (~0.2 s of CPU each `verity` command). A copy of
+    older migrations is never read (another name) and is removed. None where the cache cannot be
+    written (the in-memory copy serves)."""
+    folder = Path(data_dir) / "cache"
+    path = folder / f"schema-{migrations_digest()}.sqlite"
+    if path.is_file():
+        return path
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        template = _migrated_schema()
+        target = sqlite3.connect(partial)
+        try:
+            with _schema_lock, template.connect() as source:
+                cast(sqlite3.Connection, source.connection.driver_connection).backup(target)
+        finally:
+            target.close()
+        os.replace(partial, path)
+        for old in folder.glob("schema-*.sqlite"):  # the schema of earlier migrations: never read again
+            if old != path:
+                old.unlink(missing_ok=True)
+    except (OSError, sqlite3.Error) as error:  # a read-only data dir: the in-memory copy serves
+        log.warning("migrated schema not kept in %s (%s)", folder, error)
+        return None
+    return path
+
+
+def _versions(connection: sqlite3.Connection) -> set[str] | None:
+    try:
+        return {str(row[0]) for row in connection.execute("SELECT version_num FROM alembic_version")}
+    except sqlite3.Error:  # no alembic_version table (a database Alembic never ran on)
+        return None
+
+
+def sqlite_schema_copy(engine: Engine, data_dir: Path | None = None) -> bool:
+    """Give a new SQLite database (no table yet) the newest schema by copying the pages of a migrated
+    database (SQLite's backup API), and say whether it is at the newest schema now. Replaying every
+    migration on each new database cost ~0.1 s of CPU and a commit per table: every test's database is
+    a new one, and so is a CLI run's. What the copy holds is what the migrations made (alembic_version
+    included), so a later start migrates on from it as from any other database. With `data_dir`, the
+    copy is the one kept in its cache (kept_schema), and a database that already has tables is at the
+    newest schema when its Alembic version is the kept copy's (the migrations would find nothing to
+    do): neither Alembic nor the migrations are imported."""
+    kept = kept_schema(data_dir) if data_dir is not None else None
     with engine.connect() as connection:
         raw = cast(sqlite3.Connection, connection.connection.driver_connection)
-        if raw.execute("SELECT count(*) FROM sqlite_master").fetchone() != (0,):
+        empty = raw.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)
+        if kept is not None:
+            try:
+                copy = sqlite3.connect(f"{kept.resolve().as_uri()}?mode=ro", uri=True)
+                try:
+                    head = _versions(copy)
+                    if not empty:
+                        return head is not None and _versions(raw) == head
+                    copy.backup(raw)  # in one step: all of it or nothing
+                    return True
+                finally:
+                    copy.close()
+            except sqlite3.Error:  # an unreadable copy, or a database it cannot go into: the in-memory one
+                pass
+        if not empty:
             return False
         template = _migrated_schema()
         try:

@@ -23,6 +23,7 @@ analyst (app.analyst) or the database: a reading can be tested, and reused, on i
 """
 
 from app.understanding.dataset_choice import Choice, Fit, choose_dataset, data_tables, describe_fit, with_values
+from app.understanding.english_dictionary import keep_english_dictionary_in
 from app.understanding.language import question_language
 from app.understanding.reading import Reading, read_question
 from app.understanding.role_sources import NO_FILTER, unmatched_words
@@ -55,6 +56,7 @@ __all__ = [
     "data_tables",
     "describe_fit",
     "is_small_talk",
+    "keep_english_dictionary_in",
     "question_key",
     "question_language",
     "read_question",

@@ -20,6 +20,7 @@ import re
 from functools import cache, lru_cache
 
 from app.understanding import vocabulary
+from app.understanding.english_dictionary import lemminflect
 from app.understanding.everyday_words import CONCEPTS
 from app.understanding.kinds import UNITS_EN
 from app.understanding.text import english_stop_words, is_cjk, lemma
@@ -122,7 +123,7 @@ def only_an_adverb(word: str) -> bool:
     (usually, roughly, significantly, instead): an adverb says how or how much, never which variable.
     A word it does not know, or knows as a noun, adjective or verb too, is not."""
     try:
-        from lemminflect import getAllLemmas
+        getAllLemmas = lemminflect().getAllLemmas
     except ImportError:  # pragma: no cover - a dependency; kept working without it
         return False
     return set(getAllLemmas(word)) == {"ADV"}
@@ -138,7 +139,7 @@ def library_stop_word(word: str) -> bool:
     if dictionary_form == word or dictionary_form not in english_stop_words():
         return False
     try:
-        from lemminflect import getAllLemmas
+        getAllLemmas = lemminflect().getAllLemmas
     except ImportError:  # pragma: no cover - a dependency; kept working without it
         return True
     return word in getAllLemmas(word).get("NOUN", (word,))

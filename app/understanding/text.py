@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
+from app.understanding.english_dictionary import lemminflect
+
 Span = tuple[int, int]
 
 # One character for one character, so offsets survive: full-width ASCII (Ａ, ０, ％) and the ideographic
@@ -322,7 +324,7 @@ def is_clipped(word: str) -> bool:
     if len(folded) < 3 or not _ASCII_WORD.fullmatch(folded):
         return False
     try:
-        from lemminflect import getAllLemmas
+        getAllLemmas = lemminflect().getAllLemmas
     except ImportError:  # pragma: no cover - a dependency; kept working without it
         return False
     return not getAllLemmas(folded)
@@ -338,7 +340,7 @@ def past_verb(word: str) -> str:
     if not _ASCII_WORD.fullmatch(folded):
         return ""
     try:
-        from lemminflect import getAllLemmas, getInflection
+        getAllLemmas, getInflection = lemminflect().getAllLemmas, lemminflect().getInflection
     except ImportError:  # pragma: no cover - a dependency; kept working without it
         return ""
     for verb in getAllLemmas(folded, upos="VERB").get("VERB", ()):
@@ -359,7 +361,7 @@ def word_forms(word: str, tags: tuple[str, ...] = ()) -> tuple[str, ...]:
     the forms of those Penn tags (FINITE: be → am, are, is, was, were; DEGREES: high → higher, highest).
     The word alone when the dictionary lacks it."""
     try:
-        from lemminflect import getAllInflections
+        getAllInflections = lemminflect().getAllInflections
     except ImportError:  # pragma: no cover - a dependency; kept working without it
         return (word,)
     found = [word]

@@ -16,6 +16,7 @@ import unicodedata
 from functools import lru_cache
 
 from app.understanding import vocabulary
+from app.understanding.english_dictionary import lemminflect
 from app.understanding.spelling import text_variants
 from app.understanding.text import tagged_words
 
@@ -30,7 +31,7 @@ def _noun_forms(word: str) -> tuple[str, ...]:
     """A noun's singular and plural by lemminflect's English dictionary (women → woman, child → children),
     irregular ones included; () without it."""
     try:
-        from lemminflect import getInflection, getLemma
+        getInflection, getLemma = lemminflect().getInflection, lemminflect().getLemma
     except ImportError:  # pragma: no cover - a dependency; kept working without it
         return ()
     single = [str(form) for form in getLemma(word, upos="NOUN")[:1]]
@@ -165,7 +166,7 @@ def _spelt(chars: str, letters: str, whole: bool) -> int:
 def _english_word(letters: str) -> bool:
     """Whether letters are an English noun, adjective or adverb (women, online): read as English, not as
     pinyin (我们 is wo+men). A verb-only word stays a name (to shanghai)."""
-    from lemminflect import getAllLemmas
+    getAllLemmas = lemminflect().getAllLemmas
 
     return bool(set(getAllLemmas(letters)) - {"VERB"})
 

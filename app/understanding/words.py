@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from functools import cache, lru_cache
 
 from app.understanding import vocabulary
+from app.understanding.english_dictionary import lemminflect
 from app.understanding.everyday_words import concept_synonyms, merged
 from app.understanding.text import english_stop_words, lemma, past_verb, plain_words, tokens, word_forms
 
@@ -37,7 +38,7 @@ def _closed_class(word: str) -> bool:
     classes (nouns, verbs, adjectives) by their inflections, so a word with none (the, of, it, which), an
     auxiliary (is, has, were), or one whose only readings are an adverb or adjective that never inflects
     (about, before, there, only) is grammar, not a name."""
-    from lemminflect import getAllInflections, getAllLemmas
+    getAllInflections, getAllLemmas = lemminflect().getAllInflections, lemminflect().getAllLemmas
 
     if "AUX" in getAllLemmas(word):
         return True

@@ -236,3 +236,25 @@ def test_a_yes_no_answer_before_its_column_name_keeps_those_rows(tmp_path):
     assert {"column": "停车场", "op": "!=", "value": "有"} in step.arguments["conditions"]
     assert step.metrics["n_rows_after"] == int((cheap & (frame["停车场"] == "无")).sum())
     assert all(c.arguments.get("group_column") != "停车场" for c in calls)
+
+
+@pytest.mark.parametrize(("question", "kept"), [("外卖的金额一共是多少？", "是"), ("不是外卖的金额一共是多少？", "否")])
+def test_a_total_owned_by_a_yes_no_column_is_its_yes_rows_total(tmp_path: Path, question: str, kept: str) -> None:
+    """A new user's trial: "会员的销售额一共是多少？" gave each value's total with the highest first (否 95,697),
+    not the members' total. A yes/no column named as the owner of the number a total asks for keeps its
+    yes rows (its no after a negator): one total."""
+    rng = np.random.default_rng(31)
+    n = 80
+    frame = pd.DataFrame(
+        {
+            "门店": rng.choice(["一店", "二店"], n),
+            "外卖": rng.choice(["是", "否"], n),
+            "金额": rng.integers(20, 200, n),
+        }
+    )
+    path = tmp_path / "订单.csv"
+    frame.to_csv(path, index=False)
+    run, calls = Session(tmp_path, path).ask(question, language="zh")
+    assert {"column": "外卖", "op": "==", "value": kept} in call(calls, "filter_rows").arguments["conditions"]
+    total = int(frame.loc[frame["外卖"] == kept, "金额"].sum())
+    assert f"合计：{fmt_num(total)}" in headline(run), headline(run)

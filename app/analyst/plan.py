@@ -59,7 +59,7 @@ from app.analyst.rates import rate_steps
 from app.analyst.reading import chip_goal
 from app.analyst.relationships import WHICH, relation_steps
 from app.analyst.role_question import likely_column, open_role, role_answers, supporting_phrases
-from app.analyst.scope import chain_filters, counted_by_cut, cut_only, passing_steps
+from app.analyst.scope import chain_filters, counted_by_cut, cut_only, passing_steps, yes_no_owner
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, time_filter, top_period_steps
 from app.analyst.totals import averaged_by_default, share_steps, total_steps
@@ -132,6 +132,8 @@ def plan_reading(reading: Reading) -> Plan:
             break
         assumed[found.role] = (column, supporting_phrases(found, column))
     plan.provenance.sources = [_assumed(source, assumed) for source in plan.provenance.sources]
+    if owner := yes_no_owner(asked, columns, spans):  # "会员的销售额一共是多少": the members' rows (_read)
+        plan.filters = [*plan.filters, owner]
     return plan
 
 
@@ -238,6 +240,11 @@ def _read(reading: Reading, answered: dict[str, str]) -> Planning:
     # a value the question keeps rows by ("只看会员卡为是的，各门店…") filters (scope.chain_filters): where the
     # question names another grouping, the filtered column names neither the groups compared nor the grouping
     filters = chain_filters(Chain(question), reading.dataset, said=reading.said)
+    if owner := yes_no_owner(question, columns, spans):  # "会员的销售额一共是多少": one total of the members'
+        # rows (plan_reading keeps them), not a total per value of 会员
+        filters.append(owner)
+        spans = [span for span in spans if span[2] != owner["column"]]
+        named = [n for n in named if n != owner["column"]]
     levels = {c["name"]: c.get("levels") or len(c.get("values") or []) for c in columns}
     # leaving out one value of a two-valued column ("没有停车场的") keeps the other: one group, none compared
     kept = {

@@ -4,10 +4,11 @@ rules ("always report totals") — applied, or named in the answer as not applie
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
-from app.analyst.question_words import wants
+from app.analyst.question_words import asks_for_groups, wants
 from app.analyst.role_question import match_strength
 from app.analyst.sheet_words import month_label
 from app.analyst.steps import Condition, Plan, Step, YesNoCondition
@@ -24,6 +25,7 @@ from app.understanding.kinds import (
     asks_rate,
     asks_share,
     asks_top,
+    asks_total,
     number_cut,
 )
 from app.understanding.language import local_text as _t
@@ -162,6 +164,31 @@ def yes_no_filter(
     left_out = negated(whole or text, text[start:end])
     value = yes if said_no == left_out else no
     return {"column": column, "op": "==", "value": value, "negated": left_out}
+
+
+def yes_no_owner(question: str, columns: list[dict[str, Any]], spans: list[tuple[int, int, str]]) -> Condition | None:
+    """The rows a yes/no column names as the owner of the number a total asks for ("会员的销售额一共是多少",
+    "members' spend in total"): the column's yes (its no where a negator stands before it: "非会员的"), kept as a
+    filter, so one total is the answer, not a total per value with the highest first. Only for a total asked
+    of one number, where the question names the column right before the number (的, 's) and asks for no
+    groups (no "each", no comparison); None otherwise."""
+    if not asks_total(question) or asks_for_groups(question, columns):
+        return None
+    kinds = {str(c["name"]): c for c in columns if not c.get("pii")}
+    for (start, end, name), (after, _, measure) in itertools.pairwise(sorted(spans)):
+        if kinds.get(name, {}).get("type") != "boolean" or kinds.get(measure, {}).get("type") not in NUMERIC:
+            continue
+        if not _OWNED_BY.fullmatch(question[end:after]):
+            continue
+        words = dict(kinds[name].get("words") or {})
+        left_out = negated(question, question[start:end])
+        value = str(words.get("false" if left_out else "true") or ("False" if left_out else "True"))
+        return {"column": name, "op": "==", "value": value}
+    return None
+
+
+# between an owner and what it owns: 的, or an English possessive ("members' spend", "member's")
+_OWNED_BY = re.compile(r"\s*(?:的|'s?|’s?)\s*", re.I)
 
 
 def _said_spans(text: str, columns: list[dict[str, Any]], said: dict[str, str]) -> list[tuple[int, int, str]]:

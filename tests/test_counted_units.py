@@ -1,0 +1,78 @@
+"""A number of things named by what it counts (杯数, 箱数, 销量（箱）): asked for by its unit ("卖了多少箱"), and
+added up per group. Found in a new user's trial: "每个月卖了多少杯？" on 杯数 and 销售额 gave each month's
+销售额 (卖 read as sales), "哪个门店卖的杯数最多？" compared each shop's average cups a day."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from openpyxl import Workbook
+
+from app.understanding.column_forms import counts_things
+from tests.test_builtin_understanding import Session
+from tests.test_counts_answered import headline
+
+
+@pytest.mark.parametrize(
+    ("name", "adds_up"),
+    [
+        ("箱数", True),  # not in CC-CEDICT: boxes, counted
+        ("出货情况 / 箱数", True),  # a merged header's leaf
+        ("人数", True),  # "number of people"
+        ("件数", True),  # "item count"
+        ("销量（箱）", True),  # a bracket of one measure word
+        ("分数", False),  # "score": a word of its own
+        ("岁数", False),  # "age"
+        ("体重（公斤）", False),  # a unit of weight: a level
+        ("金额（元）", False),
+    ],
+)
+def test_a_number_of_things_is_told_by_its_name(name, adds_up):
+    assert counts_things(name) is adds_up
+
+
+def bakery(path: Path) -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    n = 90
+    frame = pd.DataFrame(
+        {
+            "门店": rng.choice(["一店", "二店", "三店"], n),
+            "日期": pd.date_range("2024-03-01", periods=n, freq="2D"),
+            "箱数": rng.integers(5, 40, n),
+        }
+    )
+    frame["金额（元）"] = frame["箱数"] * rng.choice([30, 45], n)
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["门店", "日期", "出货情况", None])
+    sheet.append([None, None, "箱数", "金额（元）"])
+    sheet.merge_cells("C1:D1")
+    sheet.merge_cells("A1:A2")
+    sheet.merge_cells("B1:B2")
+    for row in frame.itertuples(index=False):
+        sheet.append([row[0], row[1].to_pydatetime(), int(row[2]), int(row[3])])
+    book.save(path)
+    return frame
+
+
+def test_an_amount_asked_in_a_columns_unit_is_that_column_not_the_verbs(tmp_path):
+    path = tmp_path / "出货.xlsx"
+    frame = bakery(path)
+    run, calls = Session(tmp_path, path).ask("每个月卖了多少箱？")
+    monthly = frame.groupby(frame["日期"].dt.to_period("M"))["箱数"].sum()
+    said = headline(run)
+    assert "箱数" in said and "金额" not in said, said
+    assert all(f"{p.year}年{p.month}月 {n:,}" in said for p, n in monthly.items()), said
+    assert not any(c.tool == "correlation" for c in calls)
+
+
+def test_the_most_of_a_number_of_things_is_each_groups_total(tmp_path):
+    path = tmp_path / "出货.xlsx"
+    frame = bakery(path)
+    run, _ = Session(tmp_path, path).ask("哪个门店卖的箱数最多？")
+    totals = frame.groupby("门店")["箱数"].sum().sort_values(ascending=False)
+    said = headline(run)
+    assert said.startswith(f"**{totals.index[0]} 的 出货情况 / 箱数 合计最高：{totals.iloc[0]:,}") or (
+        f"{totals.index[0]} 的 箱数 合计最高：{totals.iloc[0]:,}" in said
+    ), said

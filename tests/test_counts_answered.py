@@ -73,7 +73,7 @@ def test_the_rows_a_cut_keeps_are_counted_not_the_number_summed(tmp_path):
     frame = requests(path)
     run, _ = Session(tmp_path, path).ask("费用超过500元的申请一共有多少个？")
     kept = int((frame["费用（元）"] > 500).sum())
-    assert f"{fmt_num(kept)} 行" in headline(run), headline(run)
+    assert f"{fmt_num(kept)} 个（共 {len(frame)} 个）" in headline(run), headline(run)  # in the question's measure word
 
 
 def test_the_negated_yes_no_counts_its_no(tmp_path):
@@ -82,7 +82,7 @@ def test_the_negated_yes_no_counts_its_no(tmp_path):
     frame = requests(path)
     run, _ = Session(tmp_path, path).ask("没被批准的申请有多少个？")
     refused = int((frame["是否批准"] == "否").sum())
-    assert f"是否批准 为 否 的有 {fmt_num(refused)} 行" in headline(run), headline(run)
+    assert f"是否批准 为 否 的有 {fmt_num(refused)} 个" in headline(run), headline(run)
 
 
 @pytest.mark.parametrize(
@@ -186,8 +186,8 @@ def test_of_them_counts_within_the_first_parts_rows(tmp_path):
     run, _ = Session(tmp_path, path).ask("费用超过500元的申请一共有多少个？其中财务部有几个？")
     kept = frame[frame["费用（元）"] > 500]
     answer = past_the_reading(run.answer)
-    assert f"费用（元） > 500 的有 {fmt_num(len(kept))} 行（共 {fmt_num(len(frame))} 行）" in answer, answer
-    assert f"部门 为 财务部 的有 {fmt_num(int((kept['部门'] == '财务部').sum()))} 行。" in answer, answer
+    assert f"费用（元） > 500 的有 {fmt_num(len(kept))} 个（共 {fmt_num(len(frame))} 个）" in answer, answer
+    assert f"部门 为 财务部 的有 {fmt_num(int((kept['部门'] == '财务部').sum()))} 个。" in answer, answer
 
 
 def staff(path: Path) -> pd.DataFrame:
@@ -219,7 +219,7 @@ def test_a_count_in_a_named_year_counts_that_years_rows(tmp_path, question):
     said = headline(run)
     assert call(calls, "filter_rows").arguments["conditions"][0]["column"] == "Hire Date"
     expected = (
-        f"Hire Date 在 2021 年 的有 {hired} 行（共 {len(frame)} 行）"
+        f"Hire Date 在 2021 年 的有 {hired} 人（共 {len(frame)} 人）"
         if question.startswith("2021")
         else f"{hired} rows have Hire Date in 2021 (of {len(frame)} in all)"
     )
@@ -268,4 +268,51 @@ def test_how_many_rows_past_a_cut_named_around_it_are_counted_not_listed(tmp_pat
     frame.to_csv(path, index=False)
     run, _ = Session(tmp_path, path).ask("How many rentals were out for more than 3 hours?", language="en")
     expected = int((frame["Hours Out"] > 3).sum())
-    assert f"{fmt_num(expected)} rows have Hours Out > 3" in headline(run), headline(run)
+    assert f"{fmt_num(expected)} rentals have Hours Out > 3" in headline(run), headline(run)  # the question's word
+
+
+@pytest.mark.parametrize(
+    ("question", "things"),
+    [
+        ("How many parcels arrived damaged?", "parcels"),
+        ("How many of the bookings were cancelled?", "bookings"),
+        ("How many overdue invoices are there?", "overdue invoices"),
+        ("How many tickets cost more than $40?", "tickets"),
+        ("How many were late?", ""),  # no word for the rows: they stay rows
+        ("退货的有多少单？", "单"),
+        ("一共有多少次维修？", "次"),
+        ("多少个订单超过了3天？", "个订单"),
+        ("有几家门店亏损？", "家门店"),
+        ("有多少？", ""),
+    ],
+)
+def test_a_count_is_said_in_the_questions_own_word_for_the_rows(question, things):
+    """ "How many rentals …" answered "88 rows have …": the count is said in what the question counts the
+    rows as — the English words after "how many" through the first plural, the Chinese measure word after
+    the numeral question and a noun right after it."""
+    from app.analyst.data_tasks import counted_as
+
+    assert counted_as(question) == things
+
+
+def test_a_chinese_cut_on_an_english_number_counts_its_rows(tmp_path: Path) -> None:
+    """ "租车时间超过3小时的有多少单？" on English headers: 时间 right before the cut was read as the Date column (a
+    time asked, so no count) and the cut went to Deposit ($), the other number 3 splits; the cut's unit (小时,
+    Hours Out by meaning) names the number cut, and the words right before a cut name no date to count by."""
+    rng = np.random.default_rng(7)
+    n = 120
+    frame = pd.DataFrame(
+        {
+            "Hire No": [f"B{300 + i}" for i in range(n)],
+            "Date": pd.date_range("2024-04-01", periods=n, freq="D"),
+            "Station": rng.choice(["Quay", "Park", "Mill"], n),
+            "Hours Out": rng.choice(np.arange(1.0, 6.5, 0.5), n),
+            "Deposit ($)": rng.choice([0, 10, 20, 40], n),
+        }
+    )
+    path = tmp_path / "bike_hire.csv"
+    frame.to_csv(path, index=False)
+    run, calls = Session(tmp_path, path).ask("租车时间超过3小时的有多少单？", language="zh")
+    assert call(calls, "filter_rows").arguments["conditions"] == [{"column": "Hours Out", "op": ">", "value": 3}]
+    expected = int((frame["Hours Out"] > 3).sum())
+    assert f"Hours Out > 3 的有 {expected} 单（共 {n} 单）" in headline(run), headline(run)

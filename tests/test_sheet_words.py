@@ -61,7 +61,7 @@ def test_an_english_yes_no_column_says_yes_and_no(tmp_path):
     assert not BOOLEAN_WORDS.search(text), text
     run, _ = session.ask("How many orders were returned?")  # a count of the yes rows, in the sheet's words
     returned = int((frame["Returned"] == "Yes").sum())
-    assert f"{returned} of {len(frame)} rows have Returned = Yes" in headline(run), headline(run)
+    assert f"{returned} of {len(frame)} orders have Returned = Yes" in headline(run), headline(run)
     assert not BOOLEAN_WORDS.search(headline(run))
 
 

@@ -4,19 +4,20 @@ subjects (a paired test, repeated_design). Pure functions over the question and 
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import cache
 
 import pandas as pd
 
 from app.analyst.question_words import asks_each_group, asks_for_groups
-from app.analyst.scope import cut_column, value_condition
+from app.analyst.scope import cut_column, cut_subject, value_condition
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.analyst.vocabulary import period_units
 from app.understanding import vocabulary as shared_vocabulary
 from app.understanding.bilingual import is_classifier, names_a_quantity, strength
 from app.understanding.column_forms import money_column, money_unit
-from app.understanding.general_words import counts_rows
+from app.understanding.general_words import counts_rows, is_row_word
 from app.understanding.kinds import (
     DIFFERENCE,
     EACH,
@@ -40,7 +41,7 @@ from app.understanding.profile_reading import NUMERIC, count_weights, is_level
 from app.understanding.repeated_design import Repeated
 from app.understanding.role_sources import same_family
 from app.understanding.roles import UNITS, groups_rows, named_values
-from app.understanding.text import is_cjk, split_unit, tagged_words
+from app.understanding.text import english_stop_words, is_cjk, lemma, split_unit, tagged_words
 
 
 def ordered_names(spans: Spans) -> list[str]:
@@ -598,10 +599,14 @@ def count_plan(
     ("没被批准的申请有多少个") — or with a named value, are counted from that column's counts (value_counts);
     a named grouping (or the one the analyst takes for the words: `grouping`) gives each group's count;
     else the rows."""
+    if cut_words := cut_subject(question, spans, columns):  # "租船时间超过3小时": 时间 says which number is cut
+        spans = [span for span in spans if span not in cut_words]
+        for start, end, _ in cut_words:
+            question = question[:start] + " " * (end - start) + question[end:]
     if not _asks_count(question, grain) or count_weights(columns, rows):
         return None
     kinds = {str(c["name"]): c for c in columns if not c.get("pii")}
-    cut = cut_column(question, columns)
+    cut = cut_column(question, columns, spans)
     named = [n for n in ordered_names(spans) if n in kinds and n != cut]
     if any(kinds[n].get("type") in NUMERIC and not kinds[n].get("binary") for n in named):
         return None  # "how many items did we sell": the number added up (totals)
@@ -626,6 +631,12 @@ def count_plan(
         return plan
     column = yes_no[0] if yes_no else implied if values else groups[0] if groups else None
     plan = Plan(None, column, [Step("profile_dataset", {}, evidence=False)], kind="count")
+    called = counted_as(question)
+    at = question.lower().find(called)
+    taken = [n for start, end, n in spans if at < end and start < at + len(called)]
+    if called and at >= 0 and all(kinds.get(n, {}).get("type") == "identifier" for n in taken):
+        # a word no column took, or the column naming each row (rentals ↔ Rental No.): the count is said in it
+        plan.counted_as = called
     plan.values = list(values) if column == implied else []
     if column is None:
         plan.steps = [Step("profile_dataset", {}, _t(zh, "Count the rows", "统计行数"))]
@@ -758,6 +769,39 @@ def asks_how_many(question: str) -> bool:
         tag == "m" and word.startswith(askers) and not (i and tagged[i - 1][1] == "r")
         for i, (word, tag, _, _) in enumerate(tagged)
     )
+
+
+def counted_as(question: str) -> str:
+    """What a "how many" question counts the rows as, in its own words, for the answer to say ("how many
+    rentals were out …" → rentals, "有多少单" → 单, "多少个订单" → 个订单): in English the words after "how
+    many" up to a function word, through the first plural or thing rows are (general_words.is_row_word);
+    in Chinese the measure word after the numeral question (多少单, 几次, 几家: bilingual.is_classifier, or
+    a one-character noun) and a noun right after it. "" where the words say no such thing ("how many were
+    late", "有多少"): the rows are counted as rows."""
+    if found := HOW_MANY.search(question):
+        if found.group(0).isascii():
+            stop = english_stop_words()
+            words = re.findall(r"[A-Za-z][A-Za-z'-]*", question[found.end() :])
+            while words[:1] and words[0].lower() in {"of", "the"}:
+                words = words[1:]
+            said = [w.lower() for w in itertools.takewhile(lambda w: w.lower() not in stop, words)][:3]
+            ends = [i for i, w in enumerate(said) if lemma(w) != w or is_row_word(w)]  # "visits cost": visits
+            return " ".join(said[: ends[0] + 1]) if ends else ""
+    tagged = tagged_words(question) if any(is_cjk(c) for c in question) else ()
+    askers = _interrogatives_zh()
+    for i, (word, tag, _, _) in enumerate(tagged):
+        if tag != "m" or not (word.startswith(askers) or word == "多少"):
+            continue
+        rest = [(w, t) for w, t, _, _ in tagged[i + 1 : i + 3]]
+        if len(word) == 2 and word[0] in askers and is_classifier(word[1]):  # 几个, 几家: the measure word inside
+            unit, rest = word[1], [(w, t) for w, t, _, _ in tagged[i + 1 : i + 2]]
+        elif rest and len(rest[0][0]) == 1 and (is_classifier(rest[0][0]) or rest[0][1] == "n"):
+            unit, rest = rest[0][0], rest[1:]
+        else:
+            return ""
+        noun = rest[0][0] if rest and rest[0][1].startswith("n") and unit != rest[0][0] else ""
+        return unit + noun
+    return ""
 
 
 @cache

@@ -64,11 +64,18 @@ def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> st
         rows = metrics.get("n_rows")
         if rows is None:
             return None
+        things = plan.counted_as or ("行" if zh else "rows")  # "how many rentals …": 88 rentals
         if plan.filters:  # the rows a cut or a time kept ("how many were hired in 2021"), of all the rows
             kept = describe_conditions(plan.filters, zh)
             total = (plan.choice.dataset or {}).get("rows") if plan.choice is not None else None
-            whole = (f"（共 {fmt_num(total)} 行）" if zh else f" (of {fmt_num(total)} in all)") if total else ""
-            return f"{kept} 的有 {fmt_num(rows)} 行{whole}。" if zh else f"{fmt_num(rows)} rows have {kept}{whole}."
+            whole = (f"（共 {fmt_num(total)} {things}）" if zh else f" (of {fmt_num(total)} in all)") if total else ""
+            return (
+                f"{kept} 的有 {fmt_num(rows)} {things}{whole}。"
+                if zh
+                else f"{fmt_num(rows)} {things} have {kept}{whole}."
+            )
+        if plan.counted_as:
+            return f"共有 {fmt_num(rows)} {things}。" if zh else f"There are {fmt_num(rows)} {things} in all."
         return f"共有 {fmt_num(rows)} 行（条记录）。" if zh else f"There are {fmt_num(rows)} rows in all."
     column, total = step.arguments.get("column"), metrics.get("n")
     counts = {k[len("count.") :]: float(v) for k, v in metrics.items() if k.startswith("count.")}
@@ -77,7 +84,12 @@ def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> st
     if len(counts) == 1 and plan.filters and column in {c["column"] for c in plan.filters}:
         # the rows a filter on the counted column kept ("没被批准的": 是否批准 = 否): one value, its count
         (value, n) = next(iter(counts.items()))
-        return f"{column} 为 {value} 的有 {fmt_num(n)} 行。" if zh else f"{fmt_num(n)} rows have {column} = {value}."
+        things = plan.counted_as or ("行" if zh else "rows")
+        return (
+            f"{column} 为 {value} 的有 {fmt_num(n)} {things}。"
+            if zh
+            else f"{fmt_num(n)} {things} have {column} = {value}."
+        )
     # a yes/no column's yes, or its no where the question negates it ("没被批准的申请有多少个": data_tasks.count_plan)
     wanted = plan.values or ([v for v in counts if says_yes(v) != plan.counted_no] if _yes_no(counts) else [])
     if wanted := [v for v in wanted if v in counts]:
@@ -85,9 +97,9 @@ def count_headline(step: Step, result: ResultRecord, plan: Plan, zh: bool) -> st
         shown = "、".join(wanted) if zh else " or ".join(wanted)
         share = n / total * 100 if total else 0.0
         return (
-            f"{column} 为 {shown} 的有 {fmt_num(n)} 行（共 {fmt_num(total)} 行，占 {share:.1f}%）。"
+            f"{column} 为 {shown} 的有 {fmt_num(n)} {plan.counted_as or '行'}（共 {fmt_num(total)} {plan.counted_as or '行'}，占 {share:.1f}%）。"
             if zh
-            else f"{fmt_num(n)} of {fmt_num(total)} rows have {column} = {shown} ({share:.1f}%)."
+            else f"{fmt_num(n)} of {fmt_num(total)} {plan.counted_as or 'rows'} have {column} = {shown} ({share:.1f}%)."
         )
     ranked = sorted(counts.items(), key=lambda kv: -kv[1])
     listed = ("，" if zh else ", ").join(f"{g} {fmt_num(v)}" for g, v in ranked)

@@ -76,7 +76,9 @@ def chain_filters(
                     "op": condition["op"],
                     "value": condition["value"],
                 }
-        if (cut := number_filter(part, columns, metric)) and cut["column"] not in (keep or set()):
+        if (cut := number_filter(part, columns, metric, said if part is chain.root else None)) and cut[
+            "column"
+        ] not in (keep or set()):
             conditions[cut["column"]] = cut
     return list(conditions.values())
 
@@ -210,19 +212,22 @@ _PLAIN_CUT = re.compile(
 )
 
 
-def number_filter(text: str, columns: list[dict[str, Any]], metric: str | None) -> Condition | None:
+def number_filter(
+    text: str, columns: list[dict[str, Any]], metric: str | None, said: dict[str, str] | None = None
+) -> Condition | None:
     """A cut on a number the text names next to a comparison word ("orders over 100", "金额大于100的",
     "price below 20"): on the numeric column named next to it, else, for a plain comparison word, on
-    the question's measure. None when the text names no cut or no column to cut."""
+    the question's measure. None when the text names no cut or no column to cut. `said`: the reading's
+    words for its columns, by meaning too ("超过3小时": 小时 for Hours Out), read beside names and synonyms."""
     match = NUMBER_CUT.search(text)
     cut = number_cut(match.group(0)) if match else None
     if not match or not cut:
         return None
     numeric = [c for c in columns if c["type"] in NUMERIC]
-    spans = column_spans(text, numeric, SYNONYMS)
+    names = {c["name"] for c in numeric}
+    spans = column_spans(text, numeric, SYNONYMS) + _said_spans(text, numeric, said or {})
     near = [(gap, name) for start, end, name in spans if (gap := _gap(match, start, end)) <= _CUT_REACH]
     word = (match.group("pre") or match.group("post")).strip()
-    names = {c["name"] for c in numeric}
     column = min(near)[1] if near else metric if _PLAIN_CUT.match(word) and metric in names else None
     if column is None and not near and metric is None and _PLAIN_CUT.match(word):
         # a count ("households of 5 or more people, who refers the most"): no measure to cut, the number the
@@ -262,15 +267,17 @@ def counted_by_cut(text: str, columns: list[dict[str, Any]]) -> str | None:
     return counted.pop() if len(counted) == 1 else None
 
 
-def cut_column(text: str, columns: list[dict[str, Any]]) -> str | None:
+def cut_column(text: str, columns: list[dict[str, Any]], read: list[tuple[int, int, str]] | None = None) -> str | None:
     """The number column a cut names next to it and nowhere else in the text ("费用超过500元的就诊",
     "where monthly fee > 100"): the column whose rows the cut keeps. None when the text has no cut, or
-    names no number next to it, or names the nearest one elsewhere too (then it is also a role)."""
+    names no number next to it, or names the nearest one elsewhere too (then it is also a role). `read`:
+    the reading's own spans (by meaning too: "超过3小时" ↔ Hours Out), beside the names and synonyms."""
     match = NUMBER_CUT.search(text)
     if not match or not number_cut(match.group(0)):
         return None
     numeric = [c for c in columns if c["type"] in NUMERIC and not c.get("pii")]
-    spans = column_spans(text, numeric, SYNONYMS)
+    names = {str(c["name"]) for c in numeric}
+    spans = sorted({*column_spans(text, numeric, SYNONYMS), *((a, b, n) for a, b, n in read or () if n in names)})
 
     def gap(start: int, end: int) -> int:
         between = text[end : match.start()] if end <= match.start() else text[match.end() : start]
@@ -285,6 +292,23 @@ def cut_column(text: str, columns: list[dict[str, Any]]) -> str | None:
     column = near[0][1]
     elsewhere = any(name == column and gap(start, end) > _CUT_REACH for start, end, name in spans)
     return None if elsewhere else column  # named elsewhere too: a role
+
+
+def cut_subject(
+    text: str, spans: list[tuple[int, int, str]], columns: list[dict[str, Any]]
+) -> list[tuple[int, int, str]]:
+    """The spans that name a column of no number right before a number cut ("租船时间超过3小时": 时间 read as
+    a date column): a cut keeps the rows of a number, so the words it follows say which number, and they name
+    no date or text column to count by, group by or ask the time of. [] where no such span stands there."""
+    match = NUMBER_CUT.search(text)
+    if not match or not number_cut(match.group(0)):
+        return []
+    numbers = {str(c["name"]) for c in columns if c["type"] in NUMERIC}
+    return [
+        (start, end, name)
+        for start, end, name in spans
+        if name not in numbers and end <= match.start() and not text[end : match.start()].strip()
+    ]
 
 
 def cut_only(text: str, columns: list[dict[str, Any]], named: list[str]) -> str | None:

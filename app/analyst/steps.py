@@ -59,6 +59,7 @@ class Plan:
     weights: str | None = None  # a count table's frequency column: each row stands for that many cases
     success: str | None = None  # the outcome's value that counts as a success (Admit = Admitted)
     counted_no: bool = False  # a count of a yes/no column's rows whose value is its no ("没被批准的申请有多少个")
+    counted_as: str = ""  # what a count's words call the rows, named by no column ("rentals", "单": counted_as)
     failures: str | None = None  # with counts of both outcomes per row: the failures' column (ncontrols)
     lead: str = ""  # said before the headline: what of the question the data cannot answer
     derived: str | None = None  # the new version a prep step makes, which the analyses read

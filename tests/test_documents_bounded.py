@@ -16,6 +16,8 @@ from app.ingest.bounded import document_text_bounded
 from app.knowledge import KnowledgeError
 from tests.test_web import new_workspace
 
+pytestmark = pytest.mark.slow  # a server, a run or a child per test: handed out early (tests/conftest.py)
+
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 

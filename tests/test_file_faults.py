@@ -21,6 +21,8 @@ from app.main import create_app
 from app.web.i18n import t
 from tests.factories import setup, start_run, wait_for_run
 
+pytestmark = pytest.mark.slow  # a server, a run or a child per test: handed out early (tests/conftest.py)
+
 QUESTION = "Does revenue differ by region?"
 
 

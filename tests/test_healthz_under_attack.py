@@ -28,7 +28,7 @@ import pytest
 from tests.fakes import FakeOpenAIServer, completion
 from tests.test_sandbox_bounds import FORGE
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 BOUND_S = 1.0  # the bound for every probe

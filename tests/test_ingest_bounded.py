@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import pickle
 import subprocess
@@ -79,14 +80,43 @@ def test_a_read_over_the_time_limit_is_stopped_as_too_large(slow_csv):
     assert in_thread(load_table_bounded, XLSX).info["rows"] == 6
 
 
-def test_a_read_over_the_memory_limit_is_refused_as_too_large(slow_csv):
+def test_a_read_over_the_memory_limit_is_refused_as_too_large(slow_csv, caplog):
     # 8 MB: the table alone takes ~25 MB (300,000 rows of an integer, a date, a number and a text); at 40 MB
     # the leaner read (free text not factorised whole, freed pages returned after 100 ms) fitted in one CI
     # run, and at 20 MB another (stop 45, after the text columns' distinct values were kept for the checks)
-    with pytest.raises(IngestError) as err:
-        in_thread(load_table_bounded, slow_csv, settings=Settings(parse_memory_mb=8))
-    assert err.value.category == "too_large"
-    assert in_thread(load_table_bounded, slow_csv).info["rows"] == 300_000
+    with caplog.at_level(logging.WARNING, logger="app.ingest.bounded"):
+        with pytest.raises(IngestError) as err:
+            in_thread(load_table_bounded, slow_csv, settings=Settings(parse_memory_mb=8))
+        assert err.value.category == "too_large"
+        assert in_thread(load_table_bounded, slow_csv).info["rows"] == 300_000
+    # both reads ran in a child, under its limit: neither refused nor read in-process for want of one
+    assert not [r.getMessage() for r in caplog.records if "child" in r.getMessage() or "server" in r.getMessage()]
+
+
+def test_a_read_server_started_in_another_folder_finds_the_job(tmp_path, monkeypatch, caplog):
+    """The read server stays for the life of the process that started it, in the working folder it was started
+    in. A read later made from another folder with a relative data_dir (`data/runtime`, the default) sent its job
+    folder relative, and the server's child looked for it in the server's folder: it "could not start" and the
+    file was read in-process without the child's limits (CI: the 8 MB read above came back whole after
+    test_report_downloads.py had served from a folder of its own in the same worker)."""
+    from app.ingest import readserver
+
+    (tmp_path / "server").mkdir()
+    (tmp_path / "caller").mkdir()
+    monkeypatch.setattr(readserver, "_server", None)  # a server of this test's own, started from "server"
+    monkeypatch.chdir(tmp_path / "server")
+    server = readserver.read_server()
+    monkeypatch.chdir(tmp_path / "caller")
+    try:
+        settings = Settings(_env_file=None, data_dir=Path("data/runtime"))
+        with caplog.at_level(logging.WARNING, logger="app.ingest.bounded"):
+            assert in_thread(load_table_bounded, XLSX, settings=settings).info["rows"] == 6
+        assert readserver.read_server() is server
+        assert not [r.getMessage() for r in caplog.records if "child" in r.getMessage()]
+        assert not (tmp_path / "server" / "data").exists()
+    finally:
+        server.process.kill()
+        server.process.wait(10)
 
 
 def test_a_child_that_fails_after_its_limit_was_set_is_too_large_not_read_again_unbounded(tmp_path):

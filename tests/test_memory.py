@@ -3,6 +3,8 @@ origin, newest first within a budget, and marked stale once the data has changed
 
 from __future__ import annotations
 
+import pytest
+
 from app.agent.context.tiers import TIERS
 from app.agent.model.interface import ModelReply
 from app.db.models import Dataset, Evidence
@@ -11,6 +13,8 @@ from app.workspaces import add_version, load_frame
 from tests.factories import setup, start_run
 from tests.fakes import ScriptedModel
 from tests.test_trust import blocks_of
+
+pytestmark = pytest.mark.slow  # a server, a run or a child per test: handed out early (tests/conftest.py)
 
 QUESTION = "Does revenue differ by region?"
 

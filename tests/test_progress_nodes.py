@@ -22,6 +22,8 @@ from app.db.models import Event, Run, Workspace
 from app.db.session import Database
 from tests.factories import REPO
 
+pytestmark = pytest.mark.slow  # a server, a run or a child per test: handed out early (tests/conftest.py)
+
 WRITER = """
 import sys, time
 from app.config import Settings

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
@@ -16,6 +17,8 @@ from app.db.models import Dataset, Event
 from app.main import create_app
 from app.workspaces import LOADING, READY, receiving
 from tests.factories import REPO, wait_for_run
+
+pytestmark = pytest.mark.slow  # a server, a run or a child per test: handed out early (tests/conftest.py)
 
 FRUIT = REPO / "data/eval/files/h7_fruit_market_stalls.xlsx"
 VANS = REPO / "data/eval/files/h7_van_hire_bookings.csv"

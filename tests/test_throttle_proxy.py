@@ -15,6 +15,8 @@ import pytest
 from app.config import Settings
 from app.main import create_app, server_options
 
+pytestmark = pytest.mark.slow  # a server, a run or a child per test: handed out early (tests/conftest.py)
+
 WRONG = {"email": "ada@example.com", "password": "wrong wrong"}
 
 

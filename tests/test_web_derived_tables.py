@@ -4,10 +4,13 @@ and removed alone. The table comes from a real run of the built-in analyst."""
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import select
 
 from app.db.models import Dataset
 from tests.factories import SAMPLES, wait_for_run
+
+pytestmark = pytest.mark.slow  # a server, a run or a child per test: handed out early (tests/conftest.py)
 
 QUESTION = "Which region brings in the most total revenue?"
 

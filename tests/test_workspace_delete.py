@@ -3,12 +3,15 @@ nothing of other workspaces does, and a busy workspace is not deleted under a ru
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import inspect, text
 
 from app.config import Settings
 from app.main import create_app
 from tests.factories import wait_for_run
+
+pytestmark = pytest.mark.slow  # a server, a run or a child per test: handed out early (tests/conftest.py)
 
 
 def analysed(client: TestClient, data) -> tuple[str, str]:

@@ -136,10 +136,15 @@ def _bounded(
     settings = settings or get_settings()
     timeout = settings.parse_timeout_s if timeout is None else timeout
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    job = Path(tempfile.mkdtemp(prefix="read-", dir=settings.data_dir))
+    # Absolute: the read server's children resolve the job in the server's working folder, which is where
+    # it was started, not necessarily this process's now (a relative data_dir, `data/runtime` by default,
+    # named another folder there: the child found no job and "could not start", and the file was read
+    # in-process without its limits). The settings' data_dir likewise, for what the reader keeps there.
+    job = Path(tempfile.mkdtemp(prefix="read-", dir=settings.data_dir)).resolve()
     try:
         # The child needs the limits, not the model's API key: that never touches the disk.
-        request = (kind, str(Path(path).resolve()), sheet, settings.model_copy(update={"llm_api_key": None}), options)
+        limits = settings.model_copy(update={"llm_api_key": None, "data_dir": settings.data_dir.resolve()})
+        request = (kind, str(Path(path).resolve()), sheet, limits, options)
         (job / "request.pkl").write_bytes(pickle.dumps(request))
         with parse_slot(settings):  # a queue: the reads at once stay within parse_total_memory_mb
             try:

@@ -60,7 +60,8 @@ class ReadServer:
         child's peak resident size in KiB."""
         ident = uuid.uuid4().hex
         answer: queue.Queue = queue.Queue(1)
-        line = json.dumps({"id": ident, "job": str(job), "timeout": timeout}) + "\n"
+        # the server's working folder is the one it started in: a relative job would be looked for there
+        line = json.dumps({"id": ident, "job": str(Path(job).resolve()), "timeout": timeout}) + "\n"
         with self._lock:
             if self._closed:
                 raise NoChild("the read server stopped")

@@ -319,12 +319,14 @@ def analyze_command(args: argparse.Namespace) -> int:
             workspace = create_workspace(session, f"CLI: {args.files[0].name}")
             for path in args.files:
                 if not path.exists():
+                    # words with spaces and no file extension, and no --question: a question given as a file
+                    asked = not args.question and not path.suffix and " " in str(path).strip()
                     raise IngestError(
                         "empty_file",
                         f"File not found: {path}",
-                        "Check the path.",
+                        'A question is given with --question "...".' if asked else "Check the path.",
                         f"找不到文件：{path}",
-                        "请检查文件路径。",
+                        '问题请用 --question "..." 给出。' if asked else "请检查文件路径。",
                     )
                 # the agent's modules load while the upload is read (in a forked child: two cores work)
                 with while_reading(_load_the_agent):

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from sqlalchemy import select
 
-from app.agent.model.interface import ModelReply
+from app.agent.model.interface import ModelReply, ToolCallRequest
 from app.agent.policy.clarify import answer_question, normalise_answer
 from app.agent.policy.gates import GateInput, check_gates
 from app.analyst.definitions import confirmed_definitions
@@ -349,6 +349,28 @@ def test_model_question_pauses_then_resumes_with_the_answer_as_tool_result(tmp_p
     assert answer["content"].startswith("[answer]\nEast, West")
     assert confirmed_definitions(last)[question.topic] == "East, West"  # the user tier, in the system prompt
     assert '<context source="user-confirmed" tier="user">' in last[0]["content"]
+    with db.session() as s:
+        assert s.get(Run, run_id).status == "done"
+
+
+def test_a_question_asked_through_call_tool_resumes_with_the_answer_as_its_result(tmp_path, shop):
+    """The lean tools array lists ask_user_question only in call_tool's description, so a model asks
+    through call_tool: on resume the answer must be that call's result, not the 'the run waits' note."""
+    options = [{"label": "East", "description": "eastern stores"}, {"label": "West", "description": "west"}]
+    arguments = {"name": "ask_user_question", "arguments": {"question": "Which region?", "options": options}}
+    ask = ToolCallRequest("q1", "call_tool", arguments, json.dumps(arguments))
+    model = ScriptedModel([ModelReply(None, [ask]), ModelReply("Done: West.")])
+    settings, db, service, ws = setup(tmp_path, shop, lambda *_: model)
+    run_id = start_run(service, ws, "Does gmv differ by region?")
+    service.execute(run_id)
+    with db.session() as s:
+        assert s.get(Run, run_id).status == "waiting"
+        question = s.scalars(select(Question).where(Question.run_id == run_id)).one()
+        assert question.tool_call_id == "q1"
+        answer_question(s, question, "West")
+    service.execute(run_id)
+    results = [m for m in model.requests[-1]["messages"] if m.get("tool_call_id") == "q1"]
+    assert len(results) == 1 and results[0]["content"].startswith("[answer]\nWest")
     with db.session() as s:
         assert s.get(Run, run_id).status == "done"
 

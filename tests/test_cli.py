@@ -121,6 +121,13 @@ def test_bad_input_exits_2_with_a_category(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+def test_a_question_given_where_a_file_goes_is_pointed_to_question(tmp_path):
+    done = verity("analyze", SALES, "Which region sold most?", "--out", tmp_path / "r", tmp_path=tmp_path)
+    assert done.returncode == 2 and "File not found" in done.stderr and "--question" in done.stderr
+    missing = verity("analyze", tmp_path / "nowhere.csv", "--question", "x", tmp_path=tmp_path)
+    assert missing.returncode == 2 and "--question" not in missing.stderr  # a missing file is just missing
+
+
 def test_a_harness_failure_is_one_plain_line_and_the_details_go_to_the_log(tmp_path, monkeypatch, capsys):
     from app import cli
     from app.runs import RunService

@@ -526,3 +526,68 @@ def test_a_customary_cut_off_is_not_a_finding():
     assert unverified_numbers("d = 0.05 (usually below 0.2 counts as small)", [], [0.05]) == []
     assert unverified_numbers("The effect was 0.2 or more in every group", [], [0.05]) == ["0.2"]
     assert unverified_numbers("r = 0.3 以上", [], [0.05]) == ["0.3"]
+
+
+def test_a_withdrawn_claim_is_no_finding_of_the_report_and_backs_no_number_of_the_answer(tmp_path):
+    """The check flags F = 200 in the first claim; the model supersedes it with the right figure, but its
+    answer still says 200: the withdrawn claim (and the record_evidence call that made it) must not back
+    that number, and the report lists only the claim that stands."""
+    wrong = "Sepal length differs by species (F = 200)"
+    state, report, _model = run_on(
+        tmp_path,
+        "iris.csv",
+        [
+            ModelReply(None, [IRIS_ANOVA]),
+            ModelReply(
+                None, [call("record_evidence", "e1", claim=wrong, method="one-way ANOVA", tool_call_ids=["c1"])]
+            ),
+            ModelReply(
+                None,
+                [
+                    call(
+                        "record_evidence",
+                        "e2",
+                        claim="Sepal length differs by species (F = 119.26)",
+                        method="one-way ANOVA",
+                        tool_call_ids=["c1"],
+                        supersedes=["e1"],
+                    )
+                ],
+            ),
+            ModelReply(wrong + "."),
+            ModelReply(wrong + "."),  # after the recheck note, unchanged
+        ],
+        "Does sepal length differ by species?",
+    )
+    assert [r["status"] for r in state["verification"]["results"]] == ["superseded", "passed"]
+    assert [e["claim"] for e in report["evidence"]] == ["Sepal length differs by species (F = 119.26)"]
+    assert "200" in report["unverified_numbers"]
+    assert any(c["tool"] == "record_evidence" and "200" in str(c["arguments"]) for c in report["tool_calls"])
+
+
+def test_a_retracted_claim_leaves_the_report_and_its_retraction_is_not_replayed(tmp_path):
+    from app.reports.script import to_analysis_script
+
+    _state, report, _model = run_on(
+        tmp_path,
+        "iris.csv",
+        [
+            ModelReply(None, [IRIS_ANOVA]),
+            ModelReply(None, [evidence("Sepal length differs by species (F = 119.26)", ["c1"], "one-way ANOVA")]),
+            ModelReply(None, [call("retract_evidence", "r1", evidence_id="ev", reason="wrong groups")]),
+            ModelReply("Sepal length differs between species."),
+        ],
+        "Does sepal length differ by species?",
+    )
+    assert report["evidence"] == []
+    assert any(c["tool"] == "retract_evidence" for c in report["tool_calls"])  # the trace keeps it
+    script = to_analysis_script(report, [])
+    assert "compare_groups" in script and "retract_evidence" not in script
+
+
+def test_no_harness_tool_but_run_python_and_select_sheet_is_replayed_by_analysis_py():
+    from app.agent.tools.toolbox import HARNESS_REGISTRY
+    from app.reports.builder import is_harness_tool
+
+    replayed = {t.name for t in HARNESS_REGISTRY if not is_harness_tool(t.name)}
+    assert replayed == {"run_python", "select_sheet"}

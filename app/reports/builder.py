@@ -29,9 +29,12 @@ HARNESS_TOOLS = frozenset(
         "task_get",
         "task_list",
         "record_evidence",
+        "retract_evidence",
         "record_analysis_plan",
         "ask_user_question",
         "tool_search",
+        "call_tool",
+        "search_knowledge",
         "compact_context",
         "read_tool_output",
         "list_datasets",
@@ -194,7 +197,13 @@ def _distinct(items: Iterable[str]) -> list[str]:
 def _backing(
     calls: list[ToolCall], evidence: list[dict[str, Any]], tasks: list[Task], datasets: list[Dataset], run: Run
 ) -> tuple[list[str], list[Any], list[str]]:
-    """What may back a number in the answer: tool outputs, evidence, dataset facts; and the ids to ignore."""
+    """What may back a number in the answer: tool outputs, evidence, dataset facts; and the ids to ignore.
+    The record_evidence call of evidence that no longer stands (superseded or retracted) backs nothing:
+    a number the claim check flagged, in a claim the model then withdrew, would otherwise pass in the answer."""
+    standing = {e["id"] for e in evidence}
+    calls = [
+        c for c in calls if not (c.tool == "record_evidence" and (c.metrics or {}).get("evidence_id") not in standing)
+    ]
     texts = [call.result_text or "" for call in calls] + [call.interpretation or "" for call in calls]
     texts += [e["claim"] for e in evidence] + [e["result_summary"] for e in evidence]
     texts += [run.question or ""] + [e["method"] for e in evidence]  # numbers the user or the method gave
@@ -207,10 +216,15 @@ def _backing(
 
 
 def _run_rows(session: Session, run: Run) -> tuple[list[Dataset], list[Evidence], list[Task], list[ToolCall]]:
+    """The run's datasets, standing evidence, tasks and tool calls. Evidence the model superseded or
+    retracted is no finding of the report (its record_evidence call stays in the trace)."""
     datasets = active_datasets(session, run.workspace_id)  # ready ones only, not a file still loading
-    evidence_rows = list(
-        session.scalars(select(Evidence).where(Evidence.run_id == run.id).order_by(Evidence.created_at))
-    )
+    withdrawn = set(((run.state or {}).get("verification") or {}).get("withdrawn") or {})
+    evidence_rows = [
+        e
+        for e in session.scalars(select(Evidence).where(Evidence.run_id == run.id).order_by(Evidence.created_at))
+        if e.id not in withdrawn
+    ]
     tasks = list(
         session.scalars(select(Task).where(Task.run_id == run.id, Task.status != "deleted").order_by(Task.created_at))
     )

@@ -356,12 +356,14 @@ def turn_opening(session: Session, run: Run, recorder: Any, mask: Callable[[str]
         recorder.emit("run_resumed", {"taken_over": True, "messages": len(messages)})
         return messages
     answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
+    # the calls that asked: ask_user_question itself, or call_tool naming it (the lean tools array lists
+    # it only in call_tool's description); the question row, not the call's name, says which asked
     pending = [
         c["id"]
         for m in messages
         if m["role"] == "assistant"
         for c in m.get("tool_calls") or []
-        if c["function"]["name"] == ASK and c["id"] not in answered
+        if c["id"] not in answered and c["function"]["name"] in (ASK, "call_tool")
     ]
     for call_id in pending:
         question = question_for_call(session, run.id, call_id)

@@ -50,6 +50,31 @@ def task(id_: str, files: list[str], question: str, facts: list[dict], source: s
     return {"id": id_, "files": files, "question": question, "language": language, "facts": facts, "source": source}
 
 
+# What a question asks for (a task may be of several kinds): the make-up of holdout13 and later sets.
+KINDS = (
+    "top_n",  # the N largest / smallest rows
+    "filter",  # only some rows ("only …", "just for …", "只看…", "其中…")
+    "yes_no_rate",  # the rate of a yes/no outcome per group
+    "shares",  # every group's share of a total
+    "compound",  # two asks in one question
+    "derived",  # a quantity made from columns: days between two dates, a per-unit rate, a sum of two
+    "per_month",  # a total for each month (or quarter)
+    "relationship",  # does one thing go with another
+    "two_groups",  # two named groups compared
+    "how_many",  # a count of rows
+)
+
+
+def ask(id_: str, files: list[str], question: str, kinds: list[str], facts: list[dict], source: str) -> dict:
+    """A task with the kinds of question it is."""
+    assert kinds and set(kinds) <= set(KINDS), kinds
+    made = task(id_, files, question, facts, source)
+    return {**{k: made[k] for k in ("id", "files", "question", "language")}, "kinds": kinds} | {
+        "facts": made["facts"],
+        "source": made["source"],
+    }
+
+
 def rate(share: float) -> dict[str, Any]:
     """A share shown as a percentage (40.5%, or rounded to 41%) or as a fraction (0.405)."""
     return either(number(pct(share), abs_tol=0.51), number(r(share, 4), abs_tol=0.0051))

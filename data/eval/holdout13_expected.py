@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_files import merged_ranges, stale_files
 from expected import either, headline, number, pct, r, says_all
 from expected import main as expected_main
-from heldout_facts import as_dates, correlation, en, money, per_unit, rate, records, task, top_rows, yes
+from heldout_facts import as_dates, ask, correlation, en, money, per_unit, rate, records, top_rows, yes
 from holdout13_generate import BLOOD, KARAOKE, MERGED, NAMES, PIANOS, RECYCLING, REMOVALS, VENDING, fresh
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,30 +37,6 @@ ABOUT = (
     "data/eval/holdout13_generate.py with fixed seeds); never copy a value from a Verity run. Same format as "
     "data/eval/tasks.json (fact kinds: app/evaluation/facts.py); `kinds` says what each question asks for."
 )
-
-# What a question asks for (a task may be of several kinds).
-KINDS = (
-    "top_n",  # the N largest / smallest rows
-    "filter",  # only some rows ("only …", "just for …", "只看…", "其中…")
-    "yes_no_rate",  # the rate of a yes/no outcome per group
-    "shares",  # every group's share of a total
-    "compound",  # two asks in one question
-    "derived",  # a quantity made from columns: days between two dates, a per-unit rate, a sum of two
-    "per_month",  # a total for each month
-    "relationship",  # does one thing go with another
-    "two_groups",  # two named groups compared
-    "how_many",  # a count of rows
-)
-
-
-def ask(id_: str, files: list[str], question: str, kinds: list[str], facts: list[dict], source: str) -> dict:
-    """A task with the kinds of question it is."""
-    assert kinds and set(kinds) <= set(KINDS), kinds
-    made = task(id_, files, question, facts, source)
-    return {**{k: made[k] for k in ("id", "files", "question", "language")}, "kinds": kinds} | {
-        "facts": made["facts"],
-        "source": made["source"],
-    }
 
 
 def read(name: str, key: str) -> pd.DataFrame:

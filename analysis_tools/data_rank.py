@@ -123,7 +123,7 @@ def _rank_result(
     ties: int,
 ) -> ToolResult:
     share_of_total = agg == "sum" and total > 0 and (shown["value"] >= 0).all()
-    metrics: dict = {"n": n, "n_used": n_used, "shown": len(shown), "total": total}
+    metrics: dict = {"n": n, "n_used": n_used, "shown": len(shown), "total": total, "ties_beyond": ties}
     lines = []
     for row in shown.itertuples(index=False):
         name = str(row.name)

@@ -353,3 +353,22 @@ def test_an_explicit_max_rows_result_is_shown_whole(tmp_path) -> None:
 
     cut = shelve_output(ContextWindow(OutputStore(tmp_path / "other")), "c2", "outlier_detection", shown)
     assert "[truncated]" in cut and len(cut) < len(shown)
+
+
+@pytest.mark.parametrize("zh", [False, True])
+def test_a_top_n_that_hides_a_tie_says_so_in_its_headline(zh: bool) -> None:
+    """A new user's trial: "the three members with the most visits" listed three of six members with 29
+    visits as if they were the only ones. The tool counts the rows beyond the cut with the last listed value
+    (ties_beyond) and the built-in headline says them."""
+    from app.analyst.headlines import rank_headline
+
+    frame = pd.DataFrame({"member": [f"M{i}" for i in range(10)], "visits": [29, 29, 12, 29, 29, 8, 29, 29, 3, 5]})
+    result = run_tool("rank_values", frame, value_column="visits", top=3, label_columns=["member"])
+    assert result.metrics["ties_beyond"] == 3  # six with 29, three listed
+    said = rank_headline("visits", result.metrics, False, zh)
+    assert said is not None
+    assert ("另有 3 个同为 29，未列出" if zh else "3 more also have 29, not listed") in said, said
+    untied = run_tool("rank_values", frame, value_column="visits", top=6, label_columns=["member"])
+    assert untied.metrics["ties_beyond"] == 0 and "not listed" not in (
+        rank_headline("visits", untied.metrics, False, False) or ""
+    )

@@ -255,15 +255,26 @@ def rank_headline(metric: str, metrics: dict[str, Any], bottom: bool, zh: bool) 
     if not ranked:
         return None
     rows = metrics.get("n_used", metrics.get("n"))
+    tie = _tie_beyond(metrics, ranked, zh)
     if len(ranked) == 1:
         ((label, value),) = ranked
         if zh:
-            return f"{metric} {'最低' if bottom else '最高'}的是 {label}：{fmt_num(value)}（共 {rows} 行）。"
-        return f"{metric} was {'lowest' if bottom else 'highest'} at {label}: {fmt_num(value)} (of {rows} rows)."
+            return f"{metric} {'最低' if bottom else '最高'}的是 {label}：{fmt_num(value)}（共 {rows} 行{tie}）。"
+        return f"{metric} was {'lowest' if bottom else 'highest'} at {label}: {fmt_num(value)} (of {rows} rows{tie})."
     listed = ("；" if zh else "; ").join(f"{i}. {label} {fmt_num(value)}" for i, (label, value) in enumerate(ranked, 1))
     if zh:
-        return f"{metric} {'最低' if bottom else '最高'}的 {len(ranked)} 个：{listed}（共 {rows} 行）。"
-    return f"The {len(ranked)} {'lowest' if bottom else 'highest'} {metric}: {listed} (of {rows} rows)."
+        return f"{metric} {'最低' if bottom else '最高'}的 {len(ranked)} 个：{listed}（共 {rows} 行{tie}）。"
+    return f"The {len(ranked)} {'lowest' if bottom else 'highest'} {metric}: {listed} (of {rows} rows{tie})."
+
+
+def _tie_beyond(metrics: dict[str, Any], ranked: list[tuple[Any, Any]], zh: bool) -> str:
+    """What a cut hides: more rows or groups with the last listed value (a top 3 of six tied at 29 names
+    three of them), said beside the list so the three are not read as the only ones."""
+    ties = int(metrics.get("ties_beyond") or 0)
+    if not ties:
+        return ""
+    value = fmt_num(ranked[-1][1])
+    return f"；另有 {ties} 个同为 {value}，未列出" if zh else f"; {ties} more also have {value}, not listed"
 
 
 def ranked_groups_headline(
@@ -274,11 +285,16 @@ def ranked_groups_headline(
     if not ranked:
         return None
     listed = ("；" if zh else "; ").join(f"{i}. {label} {fmt_num(value)}" for i, (label, value) in enumerate(ranked, 1))
+    tie = _tie_beyond(metrics, ranked, zh).lstrip("；; ")
     if zh:
         word = {"sum": "合计", "mean": "平均", "median": "中位数", "count": "计数"}.get(agg, agg)
-        return f"按 {metric} {word}{'最低' if bottom else '最高'}的 {len(ranked)} 个 {group}：{listed}。"
+        return f"按 {metric} {word}{'最低' if bottom else '最高'}的 {len(ranked)} 个 {group}：{listed}" + (
+            f"（{tie}）。" if tie else "。"
+        )
     word = {"sum": "total", "mean": "average", "median": "median", "count": "count of"}.get(agg, agg)
-    return f"The {len(ranked)} {group} with the {'lowest' if bottom else 'highest'} {word} {metric}: {listed}."
+    return f"The {len(ranked)} {group} with the {'lowest' if bottom else 'highest'} {word} {metric}: {listed}" + (
+        f" ({tie})." if tie else "."
+    )
 
 
 def period_headline(metric: str, agg: str, metrics: dict[str, Any], bottom: bool, zh: bool) -> str | None:

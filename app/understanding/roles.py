@@ -175,6 +175,10 @@ def column_mentions(
         # a piece of a value the question names is that value: "不施肥" is 肥料's, not 施肥量 (kg/亩)
         kept = [(a, b) for a, b in places if not any(s <= a and b <= e for s, e in said_values)]
         _take(kept, col["name"], found, "partial")
+    # a header written inside a longer value the question writes out ("东门店" holds 门店) is that value's
+    found = [
+        m for m in found if not any(a <= m.start and m.end <= b and b - a > m.end - m.start for a, b in said_values)
+    ]
     found = _without_verb_of_a_unit(question, _without_rows_words(question, sorted(found)), columns)
     return _without_scene_names(question, _condition_before_name(question, found, columns, synonyms), columns)
 

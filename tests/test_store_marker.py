@@ -16,6 +16,7 @@ import pytest
 from app.config import Settings
 from app.db.models import StoreMarker
 from app.db.session import open_database
+from app.storage import marker as marker_module
 from app.storage import store_of
 from app.storage.marker import MARKER_KEY, StoreMismatch, check_store, read_marker
 from tests.test_storage import ACCESS, new_bucket, s3_endpoint  # noqa: F401 - the fixture
@@ -79,7 +80,10 @@ def test_a_node_with_its_own_folder_instead_of_the_shared_one_refuses(tmp_path, 
     assert not (tmp_path / "own" / MARKER_KEY).exists()  # nothing written where it refused
 
 
-def test_a_store_of_another_database_refuses(tmp_path, database_url):
+def test_a_store_of_another_database_refuses(tmp_path, database_url, monkeypatch):
+    # A marker without a row is first waited on (another node may be making both this moment:
+    # test_nodes_starting_together_... needs that wait); here nobody is, so a short wait says the same.
+    monkeypatch.setattr(marker_module, "MAKING_WAIT_S", 0.5)
     assert start(node(tmp_path / "shared", f"sqlite:///{tmp_path / 'first.db'}")) == "made"
     said = start(node(tmp_path / "shared", database_url))  # a new database with the first one's store
     assert said.startswith("refused: ") and "already belongs to another Verity database" in said

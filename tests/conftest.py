@@ -12,6 +12,7 @@ import ipaddress
 import os
 import secrets
 import socket
+import subprocess
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -23,7 +24,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from app.config import Settings
-from tests.factories import CORPUS, REFERENCE, REPO, SAMPLES  # noqa: F401 (fixtures below use them)
+from tests.factories import CORPUS, REFERENCE, REPO, SAMPLES
 
 if TYPE_CHECKING:
     from fastapi.testclient import TestClient
@@ -192,6 +193,52 @@ def client(settings: Settings) -> Iterator[TestClient]:
 
     with TestClient(create_app(settings)) as test_client:
         yield test_client
+
+
+@pytest.fixture
+def verity_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`verity ARGS` in this process: `app.cli.main(ARGS)`, what `python -m app.cli ARGS` calls, in the
+    environment such a process gets (VERITY_DATA_DIR = tmp_path/runtime unless given, the built-in
+    analyst, no API key, a stdin that is no terminal); its exit code, stdout and stderr come back as a
+    CompletedProcess. For tests about what a command answers or writes: a second interpreter importing
+    the whole app for it costs ~3 s of CPU and proves nothing more. Where the process itself is what a
+    test is about (its imports, its start, being killed) the test keeps its own interpreter, and
+    `python -m app.cli` itself runs in tests/test_cli.py."""
+    import io
+    import logging
+    import sys
+
+    from app import cli
+    from app.config import get_settings
+
+    def run(*args: object, cwd: Path = REPO, **env: str) -> subprocess.CompletedProcess[str]:
+        for name in ("VERITY_LLM_API_KEY", "OPENAI_API_KEY"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path / "runtime"))
+        monkeypatch.setenv("VERITY_LLM_MODEL", "builtin")
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.chdir(cwd)
+        monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # as stdin=DEVNULL: never a terminal
+        handlers = list(logging.root.handlers)
+        monkeypatch.setattr(logging.root, "handlers", list(handlers))  # a command sets its own
+        monkeypatch.setattr(logging.root, "level", logging.root.level)
+        argv = [str(arg) for arg in args]
+        get_settings.cache_clear()
+        capsys.readouterr()
+        try:
+            code = cli.main(argv)
+        finally:
+            get_settings.cache_clear()
+            for handler in logging.root.handlers:
+                if handler not in handlers:  # the command's log file
+                    handler.close()
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["verity", *argv], code, out, err)
+
+    return run
 
 
 def sample_path(name: str) -> Path:

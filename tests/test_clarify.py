@@ -1,9 +1,6 @@
 """Clarification (SPEC §9): ask_user_question, the hard gates, confirmed definitions, the CLI."""
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -467,32 +464,19 @@ def test_stopping_a_run_that_waits_for_an_answer_ends_it_at_once(client, tmp_pat
 
 
 # --- the command line -------------------------------------------------------------------------
-def verity(*args, tmp_path):
-    env = {**os.environ, "VERITY_DATA_DIR": str(tmp_path / "runtime"), "VERITY_LLM_MODEL": "builtin"}
-    env.pop("VERITY_LLM_API_KEY", None)
-    env.pop("OPENAI_API_KEY", None)
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def test_cli_exits_3_with_questions_json_and_resumes_with_answer(tmp_path):
+def test_cli_exits_3_with_questions_json_and_resumes_with_answer(tmp_path, verity_here):
+    """`verity analyze` in this process (conftest.verity_here): the exit codes and files are the point."""
     book = tmp_path / "shop.xlsx"
     shop_frame(80).to_excel(book, index=False)
     out = tmp_path / "report"
-    done = verity("analyze", book, "--question", "how is revenue doing?", "--out", out, tmp_path=tmp_path)
+    done = verity_here("analyze", book, "--question", "how is revenue doing?", "--out", out)
     assert done.returncode == 3, done.stderr
     questions = json.loads((out / "questions.json").read_text())
     assert questions[0]["id"] == "metric" and questions[0]["kind"] == "single"
     assert {o["label"] for o in questions[0]["options"]} == {"revenue", "revenue_net", "gmv"}
     assert all(set(o) == {"label", "description"} for o in questions[0]["options"])
     assert not (out / "report.json").exists()
-    again = verity(
+    again = verity_here(
         "analyze",
         book,
         "--question",
@@ -501,7 +485,6 @@ def test_cli_exits_3_with_questions_json_and_resumes_with_answer(tmp_path):
         out,
         "--answer",
         "metric=revenue_net",
-        tmp_path=tmp_path,
     )
     assert again.returncode == 0, again.stderr
     report = json.loads((out / "report.json").read_text())

@@ -272,9 +272,19 @@ TOOL_STACKS = (
 
 def loaded_after(code: str) -> set[str]:
     """The top-level packages (and app/analysis_tools modules) a fresh interpreter holds after `code`."""
-    probe = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    return loaded_after_each(code)[0]
+
+
+def loaded_after_each(*pieces: str) -> list[set[str]]:
+    """What one fresh interpreter holds after each piece of code, run one after the other (a later
+    piece starts with what the earlier ones loaded, so what it is found without, it loads nothing of)."""
+    probe = "import json, sys\n" + "".join(
+        f"{code}\nprint(json.dumps(sorted(sys.modules)), flush=True)\n" for code in pieces
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=300)
-    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+    held = [set(json.loads(line)) for line in out.stdout.strip().splitlines() if line.startswith('["')]
+    assert len(held) == len(pieces), out.stdout
+    return held
 
 
 def has_any(modules: set[str], names) -> list[str]:
@@ -289,19 +299,24 @@ def test_help_loads_nothing_heavy():
 def test_reading_a_file_does_not_load_the_tools_or_the_web_app(tmp_path):
     # `verity inspect` reads in a child process that imports the readers itself, while its early
     # parse runs (app.ingest.early_parse): the command's own process imports no data stack at all ...
-    modules = loaded_after(f"from app.cli import main\nmain(['inspect', {str(SALES)!r}, '--json'])")
-    assert "app.ingest.bounded" in modules
-    assert has_any(modules, ("pandas", "numpy", "pyarrow", "fastexcel", "app.ingest.pipeline", *TOOL_STACKS)) == []
-    # ... and what the child runs loads the readers, never the tools or the web app.
-    modules = loaded_after(f"from app.ingest.pipeline import inspect_file\ninspect_file({str(SALES)!r})")
-    assert "pandas" in modules and has_any(modules, TOOL_STACKS) == []
+    # ... and what the child runs loads the readers, never the tools or the web app. One interpreter
+    # runs both, the command first: its modules are looked at before the reader's code has run there.
+    command, reader = loaded_after_each(
+        f"from app.cli import main\nmain(['inspect', {str(SALES)!r}, '--json'])",
+        f"from app.ingest.pipeline import inspect_file\ninspect_file({str(SALES)!r})",
+    )
+    assert "app.ingest.bounded" in command
+    assert has_any(command, ("pandas", "numpy", "pyarrow", "fastexcel", "app.ingest.pipeline", *TOOL_STACKS)) == []
+    assert "pandas" in reader and has_any(reader, TOOL_STACKS) == []
 
 
 def test_the_tool_registry_is_built_on_first_use():
-    modules = loaded_after("import analysis_tools\nfrom analysis_tools import ToolContext, ToolResult")
-    assert has_any(modules, ("scipy", "matplotlib", "analysis_tools.stats")) == []
-    modules = loaded_after("from analysis_tools import REGISTRY\nassert REGISTRY.get('compare_groups')")
-    assert {"scipy", "analysis_tools.stats", "analysis_tools.plot_comparison"} <= modules
+    imported, used = loaded_after_each(
+        "import analysis_tools\nfrom analysis_tools import ToolContext, ToolResult",
+        "from analysis_tools import REGISTRY\nassert REGISTRY.get('compare_groups')",
+    )
+    assert has_any(imported, ("scipy", "matplotlib", "analysis_tools.stats")) == []
+    assert {"scipy", "analysis_tools.stats", "analysis_tools.plot_comparison"} <= used
 
 
 # ---------------------------------------------------------------- deployment (issue #17)

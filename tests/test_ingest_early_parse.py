@@ -140,15 +140,11 @@ print(json.dumps({{"code": code, "kind": kind, "rows": info["rows"], **seen}}))
     }
 
 
-def test_the_cli_says_what_an_in_process_read_says(report_workbook, tmp_path):
+def test_the_cli_says_what_an_in_process_read_says(report_workbook, tmp_path, verity_here):
+    """`verity inspect` (in this process, conftest.verity_here: its early parse and its reading child
+    run as they do for a user) prints what inspect_file says."""
     for args in ([], ["--sheet", "Notes"], ["--sheet", "Orders", "--rows", "3"]):
-        done = subprocess.run(
-            [sys.executable, "-m", "app.cli", "inspect", str(report_workbook), "--json", *args],
-            capture_output=True,
-            text=True,
-            cwd=REPO,
-            timeout=300,
-        )
+        done = verity_here("inspect", report_workbook, "--json", *args)
         assert done.returncode == 0, done.stderr
         sheet = args[1] if args else None
         rows = int(args[3]) if len(args) > 2 else 20

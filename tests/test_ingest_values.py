@@ -4,8 +4,6 @@ categorical column ("None" in MASS survey's Exer) is never read as missing (issu
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -17,8 +15,6 @@ from app.ingest.bounded import load_table_bounded
 from app.ingest.pipeline import inspect_file, load_table
 from app.ingest.types import convert_column
 from tests.factories import make_settings, reference
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def wide_floats(path: Path) -> pd.DataFrame:
@@ -53,18 +49,12 @@ def test_a_csv_pandas_reads_cleanly_loads_with_its_values(tmp_path):
     assert types["site"] == "category" and types["kind"] == "category"
 
 
-def test_the_upload_path_and_the_cli_accept_it(tmp_path):
+def test_the_upload_path_and_the_cli_accept_it(tmp_path, verity_here):
     path = tmp_path / "wide.csv"
     wide_floats(path)
     result = inspect_file(path, rows=5, loader=load_table_bounded)
     assert result["rows"] == 1153 and len(result["columns"]) == 19
-    done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "inspect", str(path), "--json"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    )
+    done = verity_here("inspect", path, "--json")  # in this process (conftest.verity_here)
     assert done.returncode == 0, done.stderr
     assert "corrupt_file" not in done.stderr and json.loads(done.stdout)["rows"] == 1153
 

@@ -16,6 +16,7 @@ import pytest
 from app.config import Settings
 from app.db.models import StoreMarker
 from app.db.session import open_database
+from app.storage import marker as marker_module
 from app.storage import store_of
 from app.storage.marker import MARKER_KEY, StoreMismatch, check_store, read_marker
 from tests.test_storage import ACCESS, new_bucket, s3_endpoint  # noqa: F401 - the fixture
@@ -79,7 +80,10 @@ def test_a_node_with_its_own_folder_instead_of_the_shared_one_refuses(tmp_path, 
     assert not (tmp_path / "own" / MARKER_KEY).exists()  # nothing written where it refused
 
 
-def test_a_store_of_another_database_refuses(tmp_path, database_url):
+def test_a_store_of_another_database_refuses(tmp_path, database_url, monkeypatch):
+    # A marker without a row is first waited on (another node may be making both this moment:
+    # test_nodes_starting_together_... needs that wait); here nobody is, so a short wait says the same.
+    monkeypatch.setattr(marker_module, "MAKING_WAIT_S", 0.5)
     assert start(node(tmp_path / "shared", f"sqlite:///{tmp_path / 'first.db'}")) == "made"
     said = start(node(tmp_path / "shared", database_url))  # a new database with the first one's store
     assert said.startswith("refused: ") and "already belongs to another Verity database" in said
@@ -109,25 +113,58 @@ def test_an_unreachable_store_is_said_plainly(tmp_path):
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    settings = s3(tmp_path, f"sqlite:///{tmp_path / 'v.db'}", f"http://127.0.0.1:{port}", "nowhere")
+    # tried once (no retries, as tests/test_storage.py's store that is down): the same words, without
+    # botocore's growing pauses between four more tries (~8 s of waiting)
+    settings = s3(tmp_path, f"sqlite:///{tmp_path / 'v.db'}", f"http://127.0.0.1:{port}", "nowhere", storage_retries=0)
     said = start(settings)
     assert said.startswith(f"refused: The file store s3://nowhere/verity at http://127.0.0.1:{port} cannot be reached")
 
 
-def cli(args: list[str], data_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("VERITY_")},
-        "VERITY_DATA_DIR": str(data_dir),
-        "VERITY_LLM_MODEL": "builtin",
-        "PYTHONPATH": str(REPO),
-        **env,
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args], env=environment, capture_output=True, text=True, timeout=120, cwd=REPO
-    )
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """`verity ARGS` in this process (`app.cli.main`, what `python -m app.cli` calls) with the
+    environment a node's process gets: no VERITY_* but the given ones. What these tests look at is
+    the command's exit code and words, which a second interpreter importing the whole app (~3 s of
+    CPU each) does not change; the one check about a fresh process's imports keeps its own
+    (test_the_worker_healthcheck_imports_none_of_the_analysis_stack), and `python -m app.cli` itself
+    runs in tests/test_cli.py."""
+    import logging
+    import signal
+
+    from app import cli as app_cli
+    from app.config import get_settings
+
+    def run(args: list[str], data_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
+        for name in [k for k in os.environ if k.startswith("VERITY_")]:
+            monkeypatch.delenv(name)
+        # `serve` writes its bind address to the environment: set here, so that it is undone after
+        monkeypatch.setenv("VERITY_HOST", "127.0.0.1")
+        monkeypatch.setenv("VERITY_PORT", "8000")
+        monkeypatch.setenv("VERITY_DATA_DIR", str(data_dir))
+        monkeypatch.setenv("VERITY_LLM_MODEL", "builtin")
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setattr(logging.root, "handlers", list(logging.root.handlers))  # the worker sets its own
+        monkeypatch.setattr(logging.root, "level", logging.root.level)
+        monkeypatch.chdir(REPO)
+        sigterm = signal.getsignal(signal.SIGTERM)  # the worker sets its own
+        get_settings.cache_clear()
+        capsys.readouterr()
+        try:
+            code = app_cli.main(list(args))
+        except SystemExit as exc:  # --help: argparse's exit
+            code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            signal.signal(signal.SIGTERM, sigterm)
+            get_settings.cache_clear()
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["verity", *args], code, out, err)
+
+    yield run
+    get_settings.cache_clear()  # the settings of the restored environment on next use
 
 
-def test_serve_and_worker_refuse_with_a_plain_message_and_help_does_not_check(tmp_path):
+def test_serve_and_worker_refuse_with_a_plain_message_and_help_does_not_check(tmp_path, cli):
     shared = f"sqlite:///{tmp_path / 'shared.db'}"
     assert start(node(tmp_path / "shared", shared)) == "made"
     for command in (["serve", "--port", "1"], ["worker", "--once"]):
@@ -148,7 +185,7 @@ def test_serve_and_worker_refuse_with_a_plain_message_and_help_does_not_check(tm
     assert "0 run(s) executed" in done.stdout
 
 
-def test_the_worker_healthcheck_reads_whether_the_worker_found_itself_well(tmp_path):
+def test_the_worker_healthcheck_reads_whether_the_worker_found_itself_well(tmp_path, cli):
     """`verity worker --alive` (docker-compose.yml's worker healthcheck): 1 before any worker ran in the
     folder; 0 once a worker's heartbeat found the database answering (here: a `--once` worker)."""
     shared = f"sqlite:///{tmp_path / 'shared.db'}"
@@ -202,7 +239,7 @@ def test_nodes_starting_together_on_a_new_database_make_one_marker(tmp_path, dat
 
 
 @pytest.mark.parametrize("backend", ["local", "s3"])
-def test_prune_deletes_the_files_of_deleted_workspaces_only(tmp_path, backend, s3_endpoint):  # noqa: F811
+def test_prune_deletes_the_files_of_deleted_workspaces_only(tmp_path, backend, s3_endpoint, cli):  # noqa: F811
     """Files of a workspace the database no longer holds go; a live workspace's stay, and so do those of an
     unknown workspace written within the grace (its row may not be committed yet)."""
     from app.storage import node_files

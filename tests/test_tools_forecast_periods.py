@@ -4,9 +4,6 @@ is drawn to be seen (issue 14: "预测下个季度的销售额" forecast 2024Q4,
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -165,32 +162,13 @@ def test_one_period_ahead_still_shows_its_interval(tmp_path, drawn):
 
 
 @pytest.mark.slow
-def test_next_quarter_through_the_cli(tmp_path):
-    """The issue's question, as a user runs it: the forecast is for 2025Q1, not a quarter the file has."""
-    env = {**os.environ, "VERITY_DATA_DIR": str(tmp_path / "runtime"), "VERITY_LLM_MODEL": "builtin"}
-    env.pop("VERITY_LLM_API_KEY", None)
-    env.pop("OPENAI_API_KEY", None)
+def test_next_quarter_through_the_cli(tmp_path, verity_here):
+    """The issue's question, as a user runs it: the forecast is for 2025Q1, not a quarter the file has.
+    (`verity analyze` in this process, conftest.verity_here: the report is the point.)"""
     out = tmp_path / "out"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app.cli",
-            "analyze",
-            str(OPS),
-            "--question",
-            "预测下个季度的销售额",
-            "--answer",
-            "method.forecast=继续",
-            "--no-input",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=300,
+    question = "预测下个季度的销售额"
+    done = verity_here(
+        "analyze", OPS, "--question", question, "--answer", "method.forecast=继续", "--no-input", "--out", out
     )
     assert done.returncode == 0, done.stderr
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))

@@ -164,7 +164,9 @@ def _yes_no_asked_for(reading: Reading, spans: Spans) -> tuple[str, list[str]] |
     return (str(yes_no[0]["name"]), phrases) if phrases else None
 
 
-def _closest_yes_no(question: str, columns: list[Column], spans: Spans, yes_no: list[str]) -> tuple[str, list[str]] | None:
+def _closest_yes_no(
+    question: str, columns: list[Column], spans: Spans, yes_no: list[str]
+) -> tuple[str, list[str]] | None:
     """Of several yes/no columns, the one a rate question's event is said of in words no column is called
     ("how often does each crew have to come back" → Callback Needed, not Paid Late; "有多少比例的订单退了货" →
     退货): the words the question says beyond the columns it names, the rate's cue and the whole the rate is
@@ -196,6 +198,7 @@ def event_words(question: str, columns: list[Column], spans: Spans) -> str:
         t
         for t in tokens(text)
         if t.lemma.lower() not in STOP
+        and t.word[0].isalnum()
         and not t.word.isdigit()
         and t.word not in SHARE_VERBS
         and not any(s <= t.start < e for s, e in closed)

@@ -303,12 +303,18 @@ def test_of_several_yes_no_columns_the_rate_is_of_the_one_the_event_means(tmp_pa
     assert listed_in_order(text, [f"{rates.index[0]}", f"{rates.iloc[0] * 100:.1f}%"])
 
 
-def test_a_share_of_the_rows_by_group_stays_one_with_several_yes_no_columns(tmp_path):
-    frame = late_deliveries(zh=True)
-    run, calls = ask(tmp_path, frame, "deliveries.csv", "各门店占订单的比例")
+@pytest.mark.parametrize(
+    ("frame", "question", "group"),
+    [
+        (lambda: late_deliveries(zh=True), "各门店占订单的比例", "门店"),
+        (lambda: late_deliveries(zh=True), "各门店的外卖各占多大比例？", "门店"),
+    ],
+)
+def test_a_share_of_the_rows_by_group_stays_one_with_several_yes_no_columns(tmp_path, frame, question, group):
+    run, calls = ask(tmp_path, frame(), "data.csv", question)
     assert not any(c.tool == "proportion_test" for c in calls)
     pie = call(calls, "plot_pie")
-    assert pie.arguments.get("column") == "门店" and "value_column" not in pie.arguments
+    assert pie.arguments.get("column") == group and "value_column" not in pie.arguments
 
 
 # --- d) every group's share of a total -------------------------------------------------------------------

@@ -191,6 +191,7 @@ def event_words(question: str, columns: list[Column], spans: Spans) -> str:
     text = question
     blanks = [(start, end) for start, end, name in spans if name not in ids]
     blanks += [m.span() for pattern in (RATE, SHARE) for m in pattern.finditer(question)]
+    blanks += _rows_of_groups(question, [(start, end) for start, end, name in spans if name not in ids])
     for start, end in blanks:
         text = text[:start] + " " * (end - start) + text[end:]
     closed = closed_class_spans(text)
@@ -205,6 +206,25 @@ def event_words(question: str, columns: list[Column], spans: Spans) -> str:
         and not _whole_of_share(question, t.word)
     ]
     return ("" if all(t.is_cjk for t in kept) else " ").join(t.word for t in kept)
+
+
+def _rows_of_groups(question: str, named: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Where a share's verb (占) has a named column before it in its clause, what stands between them, and the
+    verb, are the rows each group makes up ("各种血型的献血者各占多少": 献血者 are what 血型's groups divide),
+    not an event."""
+    if not writes_share_verb(question):
+        return []
+    found = []
+    for word, tag, start, stop in tagged_words(question):
+        if word not in SHARE_VERBS or not tag.startswith("v"):
+            continue
+        ends = [end for _, end in named if end <= start and not _CLAUSE_END.search(question[end:start])]
+        if ends:
+            found.append((max(ends), stop))
+    return found
+
+
+_CLAUSE_END = re.compile(r"[，,。？?！!；;：:]")
 
 
 def _whole_of_share(question: str, phrase: str) -> bool:

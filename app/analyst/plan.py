@@ -64,6 +64,7 @@ from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_st
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, time_filter, top_period_steps
 from app.analyst.totals import averaged_by_default, share_steps, total_steps
 from app.analyst.versus_rest import asks_versus_rest, versus_rest
+from app.understanding import semantic  # its model loads on the first phrase, not on import
 from app.understanding.count_pairs import count_pair
 from app.understanding.everyday_words import DURATION_WORDS
 from app.understanding.kinds import (
@@ -176,8 +177,6 @@ def _closest_yes_no(
     said = event_words(question, columns, spans)
     if not said:
         return None
-    from app.understanding import semantic  # the model: only for a rate of an event no column is called
-
     found = semantic.assumed_column(said, yes_no, role="outcome")
     return (found.name, [said]) if found else None
 

@@ -96,6 +96,30 @@ def test_metric_gate_in_chinese_and_not_on_the_retail_sample():
     assert gate("不同地区的收入有差异吗？", RETAIL, language="zh") is None
 
 
+# a sheet with a merged header row: "Sales" groups two counts, "Payment" two money columns
+MERGED = {
+    "name": "kiosk",
+    "file": "kiosk.xlsx",
+    "rows": 80,
+    "columns": cols(
+        ("Visit / Kiosk", "category", 0),
+        ("Payment / Cash ($)", "number", 0),
+        ("Payment / Card ($)", "number", 0),
+        ("Sales / Units Sold", "integer", 0),
+        ("Sales / Units Returned", "integer", 0),
+    ),
+}
+
+
+def test_a_merged_group_word_makes_no_leaf_a_metric_of_its_family():
+    # the question names the leaf Units Sold; the group word Sales (a revenue word) is the sheet's layout,
+    # shared by both counts under it: neither is a revenue column to ask about
+    assert gate("Which kiosk had the most units sold?", MERGED) is None
+    # and a revenue word never offers the counts under the group word Sales as its columns
+    found = gate("How much revenue did each kiosk bring in?", MERGED)
+    assert found is None or not {o["label"] for o in found.options} & {"Sales / Units Sold", "Sales / Units Returned"}
+
+
 def test_goal_gate_fires_without_a_cue():
     found = gate("Analyse revenue_net")
     assert found.topic.startswith("goal.") and len(found.options) >= 4

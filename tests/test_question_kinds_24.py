@@ -267,6 +267,56 @@ def test_a_rate_of_something_no_column_is_called_offers_the_yes_no_column_first(
     assert f"{rates.idxmax()}: {rates.max() * 100:.1f}%" in headline(run)
 
 
+def late_deliveries(zh: bool) -> pd.DataFrame:
+    """120 deliveries of four shops, each late or not and paid online or not (two yes/no columns), an amount."""
+    rng = np.random.default_rng(23)
+    n = 120
+    shops = rng.choice(["North", "South", "East", "West"], n)
+    late = rng.random(n) < np.select([shops == "North", shops == "South"], [0.6, 0.1], 0.3)
+    online = rng.random(n) < 0.5
+    frame = pd.DataFrame({"Shop": shops, "Late": late, "Online": online, "Amount": rng.gamma(2.0, 40.0, n).round(2)})
+    yes_no = {True: "是", False: "否"} if zh else {True: "Y", False: "N"}
+    frame["Late"], frame["Online"] = frame["Late"].map(yes_no), frame["Online"].map(yes_no)
+    names = ["门店", "是否超时", "是否会员", "金额"] if zh else ["Shop", "Delivered Late", "Paid Online", "Amount"]
+    frame.columns = names
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("zh", "question", "outcome"),
+    [
+        (True, "每个门店有多大比例的外卖送得太晚了？", "是否超时"),
+        (False, "每家分店有多少比例的订单是线上付款的？", "Paid Online"),
+    ],
+)
+def test_of_several_yes_no_columns_the_rate_is_of_the_one_the_event_means(tmp_path, zh, question, outcome):
+    # two yes/no columns and an event said in words neither is called (a verb, a clause): the rate is of the
+    # yes/no column closest in meaning to those words, per group, never the share of the rows by group
+    frame = late_deliveries(zh)
+    run, calls = ask(tmp_path, frame, "deliveries.csv", question)
+    group = "门店" if zh else "Shop"
+    tested = call(calls, "proportion_test")
+    assert (tested.arguments["value_column"], tested.arguments["group_column"]) == (outcome, group)
+    yes = "是" if zh else "Y"
+    rates = (frame[outcome] == yes).groupby(frame[group]).mean().sort_values(ascending=False)
+    text = headline(run)
+    assert listed_in_order(text, [f"{rates.index[0]}", f"{rates.iloc[0] * 100:.1f}%"])
+
+
+@pytest.mark.parametrize(
+    ("frame", "question", "group"),
+    [
+        (lambda: late_deliveries(zh=True), "各门店占订单的比例", "门店"),
+        (lambda: late_deliveries(zh=True), "各门店的外卖各占多大比例？", "门店"),
+    ],
+)
+def test_a_share_of_the_rows_by_group_stays_one_with_several_yes_no_columns(tmp_path, frame, question, group):
+    run, calls = ask(tmp_path, frame(), "data.csv", question)
+    assert not any(c.tool == "proportion_test" for c in calls)
+    pie = call(calls, "plot_pie")
+    assert pie.arguments.get("column") == group and "value_column" not in pie.arguments
+
+
 # --- d) every group's share of a total -------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("data", "question", "group", "measure"),

@@ -64,6 +64,7 @@ from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_st
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, time_filter, top_period_steps
 from app.analyst.totals import averaged_by_default, share_steps, total_steps
 from app.analyst.versus_rest import asks_versus_rest, versus_rest
+from app.understanding import semantic  # its model loads on the first phrase, not on import
 from app.understanding.count_pairs import count_pair
 from app.understanding.everyday_words import DURATION_WORDS
 from app.understanding.kinds import (
@@ -89,7 +90,7 @@ from app.understanding.reading import Reading, read_question
 from app.understanding.repeated_design import repeated_design
 from app.understanding.role_sources import Provenance, Source, counted_measure, same_family, unmatched_words
 from app.understanding.roles import Roles, groups_rows, named_values, regression_roles, superlative_measure
-from app.understanding.text import tagged_words
+from app.understanding.text import closed_class_spans, tagged_words, tokens
 from app.understanding.wide_pairs import marked_change, marker_columns, wide_pair
 from app.understanding.words import STOP, without_value_words
 
@@ -153,6 +154,8 @@ def _yes_no_asked_for(reading: Reading, spans: Spans) -> tuple[str, list[str]] |
     if named_values(question, columns, spans)[1]:
         return None  # a value is named: a group, or one value of many as the event (_value_event)
     yes_no = [c for c in columns if not c.get("pii") and (c["type"] == "boolean" or c.get("binary"))]
+    if len(yes_no) > 1:
+        return _closest_yes_no(question, columns, spans, [str(c["name"]) for c in yes_no])
     if len(yes_no) != 1:
         return None
     phrases = unmatched_words(question, columns, spans, (str(reading.dataset.get("name") or ""),), tuple(named))
@@ -160,6 +163,67 @@ def _yes_no_asked_for(reading: Reading, spans: Spans) -> tuple[str, list[str]] |
     # are of (the rows), not an event; a share of the rows by group is no rate (share_steps counts them)
     phrases = [p for p in phrases if not _whole_of_share(question, p)]
     return (str(yes_no[0]["name"]), phrases) if phrases else None
+
+
+def _closest_yes_no(
+    question: str, columns: list[Column], spans: Spans, yes_no: list[str]
+) -> tuple[str, list[str]] | None:
+    """Of several yes/no columns, the one a rate question's event is said of in words no column is called
+    ("how often does each crew have to come back" → Callback Needed, not Paid Late; "有多少比例的订单退了货" →
+    退货): the words the question says beyond the columns it names, the rate's cue and the whole the rate is
+    of (event_words) are compared in meaning with each yes/no header (semantic.assumed_column: the closest
+    must lead the next by ASSUME_LEAD and come within its script's floor); the event is often a verb or a
+    clause, which the rules' phrases leave out. None where no such word is said or no column leads."""
+    said = event_words(question, columns, spans)
+    if not said:
+        return None
+    found = semantic.assumed_column(said, yes_no, role="outcome")
+    return (found.name, [said]) if found else None
+
+
+def event_words(question: str, columns: list[Column], spans: Spans) -> str:
+    """The words of a rate question beyond the columns it names (an identifier's name stays: its word is the
+    rows, "visit" of Visit ID), the rate's and the share's cues, the whole a share is of ("share of the
+    donors") and the grammar (stop words, Chinese closed-class words, numbers), in question order:
+    "" when none is left."""
+    ids = {c["name"] for c in columns if c.get("type") == "identifier"}
+    text = question
+    blanks = [(start, end) for start, end, name in spans if name not in ids]
+    blanks += [m.span() for pattern in (RATE, SHARE) for m in pattern.finditer(question)]
+    blanks += _rows_of_groups(question, [(start, end) for start, end, name in spans if name not in ids])
+    for start, end in blanks:
+        text = text[:start] + " " * (end - start) + text[end:]
+    closed = closed_class_spans(text)
+    kept = [
+        t
+        for t in tokens(text)
+        if t.lemma.lower() not in STOP
+        and t.word[0].isalnum()
+        and not t.word.isdigit()
+        and t.word not in SHARE_VERBS
+        and not any(s <= t.start < e for s, e in closed)
+        and not _whole_of_share(question, t.word)
+    ]
+    return ("" if all(t.is_cjk for t in kept) else " ").join(t.word for t in kept)
+
+
+def _rows_of_groups(question: str, named: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Where a share's verb (占) has a named column before it in its clause, what stands between them, and the
+    verb, are the rows each group makes up ("各种血型的献血者各占多少": 献血者 are what 血型's groups divide),
+    not an event."""
+    if not writes_share_verb(question):
+        return []
+    found = []
+    for word, tag, start, stop in tagged_words(question):
+        if word not in SHARE_VERBS or not tag.startswith("v"):
+            continue
+        ends = [end for _, end in named if end <= start and not _CLAUSE_END.search(question[end:start])]
+        if ends:
+            found.append((max(ends), stop))
+    return found
+
+
+_CLAUSE_END = re.compile(r"[，,。？?！!；;：:]")
 
 
 def _whole_of_share(question: str, phrase: str) -> bool:

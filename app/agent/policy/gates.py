@@ -42,6 +42,7 @@ from app.understanding.gate_words import (
     word_set,
 )
 from app.understanding.profile_reading import count_weights
+from app.understanding.text import header_leaf
 from app.understanding.wide_pairs import marker_columns
 from app.understanding.words import question_key
 
@@ -132,11 +133,17 @@ def _columns(inp: GateInput) -> list[dict[str, Any]]:
 
 
 def metric_candidates(columns: list[dict[str, Any]], family: str) -> list[dict[str, Any]]:
+    """The numbers whose own header has a word of the family: a merged header's group word ("Sales" of
+    "Sales / Drinks Sold" and "Sales / Cash ($)") is the sheet's layout, shared by every leaf under it, and
+    makes none of them the family's (text.header_leaf)."""
     words = FAMILIES[family]["words"]
     return [
         c
         for c in columns
-        if c["type"] in NUMERIC and not c.get("pii") and not ID_LIKE.search(c["name"]) and has_word(words, c["name"])
+        if c["type"] in NUMERIC
+        and not c.get("pii")
+        and not ID_LIKE.search(c["name"])
+        and has_word(words, header_leaf(c["name"]))
     ]
 
 
@@ -147,7 +154,7 @@ def named_exactly(question: str, candidates: list[dict[str, Any]], family: str) 
     named = [
         c["name"]
         for c in candidates
-        if (word_set(c["name"]) <= q_tokens if c["name"].isascii() else c["name"] in question)
+        if (word_set(leaf) <= q_tokens if (leaf := header_leaf(c["name"])).isascii() else leaf in question)
     ]
     named = [n for n in named if not any(n != m and word_set(n) < word_set(m) for m in named)]
     generic = set(FAMILIES[family]["generic"])
@@ -167,7 +174,7 @@ def resolved_metric(inp: GateInput) -> str | None:
             return answer
     for c in sorted(columns, key=lambda c: -len(c["name"])):
         name: str = c["name"]
-        if name in numeric and normalise(name) and normalise(name) in normalise(inp.question):
+        if name in numeric and normalise(leaf := header_leaf(name)) and normalise(leaf) in normalise(inp.question):
             return name
     for family in referenced_families(inp.question):
         candidates = metric_candidates(columns, family)
@@ -183,7 +190,9 @@ def metric_gate(inp: GateInput) -> Gate | None:
     if not families:  # no metric word at all: ambiguous only when the question needs one number
         if inp.model_reads:  # a guess from the question's goal, not a word several columns share: the model reads it
             return None
-        named_numeric = [c for c in columns if c["type"] in NUMERIC and normalise(c["name"]) in normalise(q)]
+        named_numeric = [
+            c for c in columns if c["type"] in NUMERIC and normalise(header_leaf(c["name"])) in normalise(q)
+        ]
         wanted = goals(q)
         if named_numeric or not (wanted & set(INFERENTIAL)) or "overview" in wanted:
             return None

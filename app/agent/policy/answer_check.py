@@ -159,13 +159,16 @@ def _talk_only(turn: Any) -> bool:
 
 
 def recheck_note(answer: str, unbacked: list[str], backing: list[float]) -> str:
-    """At most RECHECK_LIMIT characters: each unbacked number, with the nearest value the outputs show
-    when one is close (the likely source of a mis-rounding), as many as fit."""
+    """At most RECHECK_LIMIT characters: each unbacked number, with the value the outputs show when the
+    number looks like a mis-rounding of it (within one unit of its last figure), as many as fit."""
     written = {w.text.strip(): w for w in answer_numbers(answer)}
     shown: list[str] = []
     for number in unbacked:
         near = _nearest(written[number], backing) if number in written else None
-        shown.append(f"{number} (nearest in the outputs: {near:.6g})" if near is not None else number)
+        if near is not None:
+            near_text = f"{near * 100:.6g}%" if written[number].percent else f"{near:.6g}"
+            number = f"{number} (a mis-rounding of {near_text}?)"
+        shown.append(number)
     for count in range(len(shown), 0, -1):
         rest = len(shown) - count
         listed = ", ".join(shown[:count]) + (f" and {rest} more" if rest else "")
@@ -176,9 +179,13 @@ def recheck_note(answer: str, unbacked: list[str], backing: list[float]) -> str:
 
 
 def _nearest(written: Any, backing: list[float]) -> float | None:
-    """The backing value closest to the written one, within 20% of it (else no hint)."""
+    """The backing value closest to the written one when it is within one unit of the written number's
+    last figure (3.46 written for 3.4549, "about 170" for 162), else None: a value 20% away named as the
+    "nearest" read as the number's source when the number was derived from others ("about 170" from
+    3,625 − 3,453 = 172 was pointed at 162)."""
     target = float(written.candidates()[-1]) if written.percent else float(written.value * written.scale)
-    close = [v for v in backing if target and abs(abs(v) - abs(target)) <= 0.2 * abs(target)]
+    step = 2 * float(written.tolerance) / (100 if written.percent else 1)
+    close = [v for v in backing if target and abs(abs(v) - abs(target)) <= step * 1.000001]
     return min(close, key=lambda v: abs(abs(v) - abs(target)), default=None)
 
 

@@ -615,7 +615,11 @@ def unverified_numbers(
         restating = restating or Backing([str(t or "") for t in texts], backing)
         if restatement_holds(written, restating):
             continue
-        pools = pools if pools is not None else _term_pools(texts, values, answer if cited_in is None else cited_in, backing)
+        pools = (
+            pools
+            if pools is not None
+            else _term_pools(texts, values, answer if cited_in is None else cited_in, backing)
+        )
         if derivation_holds(written, pools):
             continue
         missing.append(key)

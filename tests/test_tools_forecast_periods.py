@@ -250,9 +250,7 @@ def test_a_last_month_that_stops_as_late_as_the_others_is_complete():
     """Orders through 2025-12-25, every month's last order on day 24–27: the weekly spacing's last week
     (ending 12-28) falls short of 12-31, but December stops no earlier than the complete months did, so
     it is kept and "the next three months" start at 2026-01; January, starting on day 5, is kept too."""
-    r = run_tool(
-        "forecast", _orders(25), date_column="date", value_column="amount", freq="M", horizon=3, plot=False
-    )
+    r = run_tool("forecast", _orders(25), date_column="date", value_column="amount", freq="M", horizon=3, plot=False)
     assert r.ok, r.error
     assert "excluded_periods" not in r.metrics
     assert r.metrics["last_period"] == "2025-12" and r.metrics["first_period"] == "2026-01"

@@ -609,9 +609,7 @@ def test_a_complement_and_a_sum_of_cited_numbers_are_backed(tmp_path):
         "PlantGrowth.csv",
         [
             ModelReply(None, [PLANT_ANOVA]),
-            ModelReply(
-                None, [evidence("73.6% of the variation in weight is within groups", ["c1"], "one-way ANOVA")]
-            ),
+            ModelReply(None, [evidence("73.6% of the variation in weight is within groups", ["c1"], "one-way ANOVA")]),
             ModelReply(answer),
             ModelReply(answer),  # the recheck: it keeps its answer
         ],

@@ -632,10 +632,10 @@ def test_derived_numbers_are_bounded_to_one_output_three_terms_and_the_precision
     assert unverified_numbers("North and South: 7,209.", [regions], []) == ["7,209"]  # its terms are not cited
 
 
-def test_the_recheck_names_a_value_only_when_the_number_looks_like_its_mis_rounding():
+def test_the_recheck_names_a_value_only_when_it_is_close_to_the_number():
     from app.agent.policy.answer_check import recheck_note
 
     note = recheck_note("It is 48.0; the rate is 31.5%.", ["48.0", "31.5%"], [47.9, 0.3155])
-    assert "48.0 (a mis-rounding of 47.9?)" in note and "31.5% (a mis-rounding of 31.55%?)" in note
+    assert "48.0 (the outputs show 47.9 close to it)" in note and "31.5% (the outputs show 31.55% close" in note
     far = recheck_note("North leads by about 170.", ["170"], [150.0, 3625.0])
     assert "150" not in far and "nearest" not in far

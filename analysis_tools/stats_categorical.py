@@ -319,7 +319,7 @@ def proportion_test(
     failures_column: str | None = None,
     ctx: ToolContext | None = None,
 ) -> ToolResult:
-    """Test a success rate (conversion, churn, defect rate): one proportion against a target value, or whether the rate differs between groups (z / chi-square test, Wilson confidence intervals).
+    """Test a success rate (conversion, churn, defect rate), the share of yes answers in a yes/no column: one proportion against a target value, or whether the rate differs between groups (z / chi-square test, Wilson confidence intervals).
 
     Args:
         value_column: The yes/no column whose rate is tested (e.g. converted); 1/true/yes count as success unless success_value says otherwise.

@@ -177,15 +177,24 @@ def regular_series(
 def _drop_partial_edges(series: Series, dates: pd.Series, data_freq: str, ctx: ToolContext) -> None:
     """A total over a period the data only partly covers understates it: drop such first/last periods.
     Each date stands for its own period at the data's spacing: a monthly row dated 2024-12-01 covers
-    all of December, so 2024Q4 with October, November and December is complete."""
+    all of December, so 2024Q4 with October, November and December is complete. An edge the data do
+    not reach is still complete when the data stop no earlier in it than they do in the complete
+    periods between: orders on 2025-01-05 … 2025-12-25, each month's last on day 24–27, read as weekly
+    and ending with a week that stops at 12-28, made December "incomplete"; its last order is as late
+    as any month's. The same rule at both edges (the first date against the usual first day)."""
     idx = series.values.index
     covered_from = dates.min().to_period(data_freq).start_time
     covered_to = dates.max().to_period(data_freq).end_time
+    usual_head, usual_tail = _usual_edges(dates, idx)
     drop = []
     if len(idx) > 2 and covered_from > idx[0].start_time:
-        drop.append(idx[0])
+        head = (dates.min().normalize() - idx[0].start_time).days
+        if usual_head is None or head > usual_head:
+            drop.append(idx[0])
     if len(idx) > 2 and covered_to < idx[-1].end_time.normalize():
-        drop.append(idx[-1])
+        tail = (idx[-1].end_time.normalize() - dates.max().normalize()).days
+        if usual_tail is None or tail > usual_tail:
+            drop.append(idx[-1])
     if drop:
         series.values = series.values.drop(drop)
         series.left_out = [period_label(p) for p in drop]
@@ -198,6 +207,26 @@ def _drop_partial_edges(series: Series, dates: pd.Series, data_freq: str, ctx: T
                 "不完整的合计会看起来像下降。",
             )
         )
+
+
+INTERIOR_NEEDED = 3  # complete periods between the edges needed to say where the data usually start and stop
+
+
+def _usual_edges(dates: pd.Series, idx: pd.PeriodIndex) -> tuple[int | None, int | None]:
+    """The most days from a period's start to its first date, and from its last date to the period's
+    end, over the periods between the edges that have rows: how far short of a period's bounds the data
+    stop in periods that are complete. None when too few such periods say it."""
+    if len(idx) < INTERIOR_NEEDED + 2:
+        return None, None
+    days = dates.dt.normalize()
+    by_period = days.groupby(days.dt.to_period(idx.freq))
+    first, last = by_period.min(), by_period.max()
+    inner = [p for p in idx[1:-1] if p in first.index]
+    if len(inner) < INTERIOR_NEEDED:
+        return None, None
+    heads = [(first[p] - p.start_time).days for p in inner]
+    tails = [(p.end_time.normalize() - last[p]).days for p in inner]
+    return max(heads), max(tails)
 
 
 def check_varies(values: pd.Series, column: str, ctx: ToolContext) -> None:

@@ -9,6 +9,7 @@ precision written (rounding), as a percentage or a fraction, with thousands sepa
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import tomllib
@@ -583,14 +584,21 @@ def bound_holds(written: Written, known: dict[str, list[float]]) -> bool:
 
 
 def unverified_numbers(
-    answer: str, texts: Iterable[str], values: Iterable[Any], ignore_strings: Iterable[str] = ()
+    answer: str,
+    texts: Iterable[str],
+    values: Iterable[Any],
+    ignore_strings: Iterable[str] = (),
+    cited_in: str | None = None,
 ) -> list[str]:
     """Numbers in the answer found in none of the texts/values, as written, without repeats.
-    A bound ("p < 0.0001") is also backed when the quantity it names satisfies it."""
+    A bound ("p < 0.0001") is also backed when the quantity it names satisfies it; a complement, sum
+    or difference of numbers `cited_in` (the answer's own words: not the metrics copied beside a claim)
+    writes is backed too (`derivation_holds`)."""
     texts, values = list(texts), list(values)
     backing = backing_values(texts, values)
     known: dict[str, list[float]] | None = None
     restating: Backing | None = None
+    pools: Pools | None = None
     seen: set[str] = set()
     missing = []
     for written in answer_numbers(answer, ignore_strings):
@@ -607,8 +615,104 @@ def unverified_numbers(
         restating = restating or Backing([str(t or "") for t in texts], backing)
         if restatement_holds(written, restating):
             continue
+        pools = (
+            pools
+            if pools is not None
+            else _term_pools(texts, values, answer if cited_in is None else cited_in, backing)
+        )
+        if derivation_holds(written, pools):
+            continue
         missing.append(key)
     return missing
+
+
+# --- a number derived from shown ones: a complement, a sum or a difference --------------------------------
+POOL_LIMIT = 40  # terms searched in one output at most
+TERMS_AT_MOST = 3  # a sum of two or three shown numbers, a difference of two
+
+
+@dataclass
+class Pools:
+    """The terms each single output offers (terms combine within one output, never across outputs),
+    and the complements of the percentages the outputs print."""
+
+    outputs: list[list[float]]
+    complements: list[float]
+
+
+def _term_pools(texts: list[Any], values: list[Any], answer: str, backing: list[float]) -> Pools:
+    """One pool per output (a text or a value of the backing): the numbers it shows that the checked
+    text also writes (those are the numbers the text cites; any number of a long table would make
+    "some three numbers add up to it" back almost anything: 400 hp from two of mtcars' values)."""
+    written = [w for w in answer_numbers(answer) if w.bound is None and w.matches(backing)]
+    outputs, complements = [], []
+    for source in [*texts, *values]:
+        shown: list[float] = []
+        if isinstance(source, str):
+            for match, _tail in _numbers_in(source):
+                try:
+                    number = float(match.group("num").replace(",", ""))
+                except ValueError:
+                    continue
+                shown.append(number)
+                if (match.group("unit") or "").strip() == "%" and 0 <= number <= 100:
+                    complements.append(100 - number)
+        elif source is not None:
+            _collect_value(source, shown)
+        cited = [abs(v) for v in shown if math.isfinite(v) and v and any(w.matches([v]) for w in written)]
+        if len(cited) >= 2:
+            outputs.append(cited[:POOL_LIMIT])
+    return Pools(outputs, complements)
+
+
+def derivation_holds(written: Written, pools: Pools) -> bool:
+    """The number is the complement of a percentage an output prints (13.5% beside 86.5%), or a sum of
+    two or three numbers the text cites from one output, or the difference of two (10,662 = 3,625 + 3,584 + 3,453; "about 170" of
+    3,625 − 3,453 = 172), exact to the precision written ("about" allows the rounding it shows)."""
+    if written.bound is not None or written.ratio is not None:
+        return False
+    if written.percent and written.matches(pools.complements):
+        return True
+    for pool in pools.outputs:
+        if _combines(written, pool):
+            return True
+    return False
+
+
+def _combines(written: Written, pool: list[float]) -> bool:
+    """A sum of two or three of the pool's numbers (each used once), or a difference of two, within the
+    written number's tolerance."""
+    targets = [(float(t), float(tol) * 1.000001) for t, tol in zip(written.candidates(), _tolerances(written))]
+    ordered = sorted(pool)
+    n = len(ordered)
+
+    def found(low: float, high: float, after: int) -> bool:
+        """A pool number in [low, high] at an index past `after` (each number used once)."""
+        i = bisect.bisect_left(ordered, low, lo=after + 1)
+        return i < n and ordered[i] <= high
+
+    for target, tol in targets:
+        for i, a in enumerate(ordered):
+            if found(target - a - tol, target - a + tol, i):  # a + b
+                return True
+            if found(a - target - tol, a - target + tol, -1) and abs(a - target) > tol:  # a - b, b > 0
+                return True
+            if TERMS_AT_MOST >= 3:
+                for j in range(i + 1, n):
+                    rest = target - a - ordered[j]
+                    if rest < ordered[j] - tol:
+                        break
+                    if found(rest - tol, rest + tol, j):  # a + b + c
+                        return True
+    return False
+
+
+def _tolerances(written: Written) -> list[Decimal]:
+    tolerances = [written.tolerance]
+    if written.percent:
+        per = Decimal(1000) if written.text.rstrip().endswith("‰") else Decimal(100)
+        tolerances.append(written.tolerance / per)
+    return tolerances
 
 
 # --- a reported value against re-computed ones ----------------------------------------------------

@@ -246,6 +246,14 @@ def test_tool_search_reaches_across_languages_without_a_word_list():
         assert expected in [t.name for t in rank_tools(FULL_REGISTRY, query, DETAILED_MATCHES)], query
 
 
+def test_a_plain_description_of_a_tools_job_finds_it():
+    """What a model types for proportion_test's job ("compare yes/no rate between two groups") found the
+    compare_* tools and not it: its description now says its job in those plain words (yes/no rate, share,
+    two or more groups), no search rule added."""
+    for query in ("compare yes/no rate between two groups", "does the share of defective items differ by factory"):
+        assert "proportion_test" in [t.name for t in rank_tools(FULL_REGISTRY, query, DETAILED_MATCHES)], query
+
+
 def test_the_catalogs_vectors_are_kept_on_disk_and_read_by_a_new_process(tmp_path, monkeypatch):
     import numpy as np
 

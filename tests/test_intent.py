@@ -236,3 +236,46 @@ def test_the_questions_words_add_no_tool_groups_and_tool_search_finds_the_time_s
     intent = classify("How has revenue trended over time?")
     assert intent.kind == "analysis" and intent.groups == ["core", "stats", "plot"]
     assert "time_series_trend" in [t.name for t in rank_tools(FULL_REGISTRY, "revenue trend over time", 3)]
+
+
+ONE_FIGURE_NEAR = {"single": 0.90, "analysis": 0.87}  # the meaning-based score alone would say "one figure"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Plot the monthly takings, count the refunds and say whether card buyers return more often than cash buyers.",
+        "For each depot, what is the mean delivery time?",
+        "Across every warehouse, what share of parcels arrive late?",
+        "各仓库的平均配送时长是多少？",
+        "每个仓库的退货率是多少？",
+        "画一张退货率的图，退货率是多少？",
+        "What was the busiest weekday, and how many parcels were late that day?",
+    ],
+)
+def test_a_message_that_asks_several_things_is_not_one_figure(text):
+    """A chart, a count and a comparison in one sentence, or one figure for each group, is not "one figure,
+    answer in a sentence or two, no plan": the score reads the topic, asks_several what is asked."""
+    from app.agent.policy.intent import asks_several, one_figure
+
+    assert asks_several(text) and not one_figure(text, ONE_FIGURE_NEAR)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is the mean delivery time?",
+        "How many parcels arrive late per day on average?",
+        "What is the average spend per customer?",
+        "每天平均配送多少单？",
+        "每个月平均退货多少件？",
+        "人均消费是多少？",
+        "What is the total sales figure?",
+        "Without charts: what share of parcels arrive late?",
+        "What is the correlation between distance and delivery time?",
+    ],
+)
+def test_one_figure_per_unit_of_time_or_row_and_a_figure_word_stay_one_figure(text):
+    from app.agent.policy.intent import asks_several, one_figure
+
+    assert asks_several(text) is None and one_figure(text, ONE_FIGURE_NEAR)

@@ -210,3 +210,43 @@ def test_a_level_forecast_is_called_flat_not_given_as_two_points(tmp_path, langu
         language=language,
     )
     assert r.ok and words not in r.interpretation
+
+
+def _orders(last_day_of_december: int, first_day_of_january: int = 5) -> pd.DataFrame:
+    """About 13 orders a month through 2025, each month's first on day 1–3 and last on day 24–27: spaced
+    two or three days apart, so the data read as weekly."""
+    rng = np.random.default_rng(11)
+    days = []
+    for month in range(1, 13):
+        first = first_day_of_january if month == 1 else 1 + month % 3
+        last = last_day_of_december if month == 12 else 24 + (month * 7) % 4
+        days += [pd.Timestamp(2025, month, int(d)) for d in np.linspace(first, last, 13).round()]
+    return pd.DataFrame({"date": days, "amount": rng.uniform(50, 150, len(days)).round(2)})
+
+
+def test_a_last_month_that_stops_as_late_as_the_others_is_complete():
+    """Orders through 2025-12-25, every month's last order on day 24–27: the weekly spacing's last week
+    (ending 12-28) falls short of 12-31, but December stops no earlier than the complete months did, so
+    it is kept and "the next three months" start at 2026-01; January, starting on day 5, is kept too."""
+    r = run_tool("forecast", _orders(25), date_column="date", value_column="amount", freq="M", horizon=3, plot=False)
+    assert r.ok, r.error
+    assert "excluded_periods" not in r.metrics
+    assert r.metrics["last_period"] == "2025-12" and r.metrics["first_period"] == "2026-01"
+    assert r.metrics["n_periods"] == 12
+
+
+def test_a_last_month_that_stops_well_before_the_usual_end_is_left_out():
+    stops = run_tool(
+        "forecast", _orders(15), date_column="date", value_column="amount", freq="M", horizon=3, plot=False
+    )
+    assert stops.metrics["excluded_periods"] == "2025-12" and stops.metrics["first_period"] == "2025-12"
+    late_start = run_tool(
+        "forecast",
+        _orders(25, first_day_of_january=14),
+        date_column="date",
+        value_column="amount",
+        freq="M",
+        horizon=3,
+        plot=False,
+    )
+    assert late_start.metrics["excluded_periods"] == "2025-01" and late_start.metrics["n_periods"] == 11

@@ -591,3 +591,51 @@ def test_no_harness_tool_but_run_python_and_select_sheet_is_replayed_by_analysis
 
     replayed = {t.name for t in HARNESS_REGISTRY if not is_harness_tool(t.name)}
     assert replayed == {"run_python", "select_sheet"}
+
+
+PLANT_ANOVA = call("compare_groups", "c1", value_column="weight", group_column="group", method="anova")
+
+
+def test_a_complement_and_a_sum_of_cited_numbers_are_backed(tmp_path):
+    """The outputs show eta² 26.4% and the sums of squares 3.766 and 10.49: "73.6% is within groups"
+    (100 − 26.4) and "the total sum of squares is 14.26 (3.77 between groups, 10.49 within)" (their sum)
+    are derived from them, in the claim and in the answer; an invented 14.36 is still caught."""
+    answer = (
+        "Group explains 26.4% of the variation in weight; the other 73.6% is within groups. The total sum of "
+        "squares is 14.26 (3.77 between groups, 10.49 within). Not shown anywhere: 14.36."
+    )
+    state, report, model = run_on(
+        tmp_path,
+        "PlantGrowth.csv",
+        [
+            ModelReply(None, [PLANT_ANOVA]),
+            ModelReply(None, [evidence("73.6% of the variation in weight is within groups", ["c1"], "one-way ANOVA")]),
+            ModelReply(answer),
+            ModelReply(answer),  # the recheck: it keeps its answer
+        ],
+        "Does weight differ by group?",
+    )
+    assert statuses(state) == [("passed", [])]
+    assert report["unverified_numbers"] == ["14.36"]
+
+
+def test_derived_numbers_are_bounded_to_one_output_three_terms_and_the_precision_written():
+    """Terms are the numbers the text cites (writes, and one output shows), from one output, at most three;
+    a complement is of a percentage an output prints."""
+    regions = "North 3,625, South 3,584, West 3,453; repeat rate 86.5%."
+    other = "East 1,001."
+    cited = "North 3,625, South 3,584, West 3,453 (East 1,001). "
+    derived = "In all 10,662; North leads West by about 170; 13.5% did not repeat; North and South 7,209."
+    assert unverified_numbers(cited + derived, [regions, other], []) == []
+    wrong = "In all 10,663; about 190 apart; 14.5% did not repeat; North and East 4,626; all four 11,663."
+    assert unverified_numbers(cited + wrong, [regions, other], []) == ["10,663", "190", "14.5%", "4,626", "11,663"]
+    assert unverified_numbers("North and South: 7,209.", [regions], []) == ["7,209"]  # its terms are not cited
+
+
+def test_the_recheck_names_a_value_only_when_it_is_close_to_the_number():
+    from app.agent.policy.answer_check import recheck_note
+
+    note = recheck_note("It is 48.0; the rate is 31.5%.", ["48.0", "31.5%"], [47.9, 0.3155])
+    assert "48.0 (the outputs show 47.9 close to it)" in note and "31.5% (the outputs show 31.55% close" in note
+    far = recheck_note("North leads by about 170.", ["170"], [150.0, 3625.0])
+    assert "150" not in far and "nearest" not in far

@@ -75,6 +75,10 @@ class CedictIndex:
         self._glosses = glosses  # name -> the raw gloss part of each entry it names, in file order
         self._parsed: dict[str, tuple[tuple[str, ...], ...]] = {}
 
+    def raw(self, word: str) -> tuple[str, ...]:
+        """The raw gloss part of each entry naming `word`, in file order."""
+        return tuple(self._glosses.get(word, ()))
+
     def get(self, word: str, default: tuple[tuple[str, ...], ...] = ()) -> tuple[tuple[str, ...], ...]:
         """The word's senses (each entry's in file order, duplicates once); `default` for a word no entry
         names or whose entries hold no translation."""
@@ -150,6 +154,11 @@ def _dictionary() -> CedictIndex:
         if _index is None:
             _index = _read()
         return _index
+
+
+def dictionary_glosses(word: str) -> tuple[str, ...]:
+    """CC-CEDICT's entries of a Chinese word as written ("each/every/" for 各), unparsed; () when it lacks it."""
+    return _dictionary().raw(word)
 
 
 def dictionary_senses(word: str) -> tuple[tuple[str, ...], ...]:

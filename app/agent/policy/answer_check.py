@@ -159,13 +159,16 @@ def _talk_only(turn: Any) -> bool:
 
 
 def recheck_note(answer: str, unbacked: list[str], backing: list[float]) -> str:
-    """At most RECHECK_LIMIT characters: each unbacked number, with the nearest value the outputs show
-    when one is close (the likely source of a mis-rounding), as many as fit."""
+    """At most RECHECK_LIMIT characters: each unbacked number, with the value the outputs show close to it
+    when there is one (a likely mis-rounding: `_nearest`), as many as fit."""
     written = {w.text.strip(): w for w in answer_numbers(answer)}
     shown: list[str] = []
     for number in unbacked:
         near = _nearest(written[number], backing) if number in written else None
-        shown.append(f"{number} (nearest in the outputs: {near:.6g})" if near is not None else number)
+        if near is not None:
+            near_text = f"{near * 100:.6g}%" if written[number].percent else f"{near:.6g}"
+            number = f"{number} (the outputs show {near_text} close to it)"
+        shown.append(number)
     for count in range(len(shown), 0, -1):
         rest = len(shown) - count
         listed = ", ".join(shown[:count]) + (f" and {rest} more" if rest else "")
@@ -175,10 +178,18 @@ def recheck_note(answer: str, unbacked: list[str], backing: list[float]) -> str:
     return RECHECK_NOTE.format(numbers=f"{len(shown)} numbers", verb="are")[:RECHECK_LIMIT]
 
 
+NEAR_SHARE = 0.05  # a value this close (relative) may be what a mis-written number was meant to be
+
+
 def _nearest(written: Any, backing: list[float]) -> float | None:
-    """The backing value closest to the written one, within 20% of it (else no hint)."""
+    """The backing value closest to the written one when it is within one unit of the written number's last
+    figure or NEAR_SHARE of it (4.90 written for an F of 4.846, 48.0 for 47.9), else None. It was any value
+    within 20%, named "nearest in the outputs": read as the number's source, it pointed a derived "about
+    170" (3,625 − 3,453 = 172) at an unrelated 162 elsewhere in the outputs."""
     target = float(written.candidates()[-1]) if written.percent else float(written.value * written.scale)
-    close = [v for v in backing if target and abs(abs(v) - abs(target)) <= 0.2 * abs(target)]
+    step = 2 * float(written.tolerance) / (100 if written.percent else 1)
+    window = max(step, NEAR_SHARE * abs(target)) * 1.000001
+    close = [v for v in backing if target and abs(abs(v) - abs(target)) <= window]
     return min(close, key=lambda v: abs(abs(v) - abs(target)), default=None)
 
 

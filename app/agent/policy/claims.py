@@ -53,7 +53,7 @@ def verify_evidence(
     values = [c.metrics or {} for c in calls] + [c.arguments or {} for c in calls] + list(dataset_rows or [])
     ids = [c.id for c in calls] + [item.id]
     checked_text = f"{wording}\n{metric_text}"
-    unbacked = unverified_numbers(checked_text, texts, values, ignore_strings=ids)
+    unbacked = unverified_numbers(checked_text, texts, values, ignore_strings=ids, cited_in=wording)
     for number in unbacked:
         issues.append({"kind": "number", "detail": f"{number} is not in the outputs of {', '.join(ids[:-1])}"})
     # each number of the claim's own words gets its status (metrics may be the tool's own, copied in)

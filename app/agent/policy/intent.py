@@ -19,6 +19,10 @@ from app.agent.model.interface import ChatModel, ModelError, parse_arguments
 from app.agent.policy.kept_vectors import kept_vectors
 from app.agent.tracing import TracedModel
 from app.understanding import semantic, vocabulary  # semantic loads its model on the first embedding
+from app.understanding.bilingual import dictionary_glosses, is_classifier
+from app.understanding.compound import split_compound
+from app.understanding.general_words import counts_rows
+from app.understanding.kinds import EACH, PER_UNIT, TIME_UNITS, unit_seconds
 from app.understanding.small_talk import is_small_talk
 from app.understanding.text import is_cjk
 
@@ -215,9 +219,85 @@ def leads(scores: dict[str, float]) -> dict[str, float]:
 
 
 def one_figure(text: str, scores: dict[str, float]) -> bool:
-    """A short message of one question whose meaning is nearer the one-figure examples than the others."""
+    """A short message of one question whose meaning is nearer the one-figure examples than the others,
+    and that asks for nothing more than one figure (`asks_several`)."""
     questions = text.count("?") + text.count("？")
-    return len(text) <= SINGLE_LIMIT and questions <= 1 and scores["single"] - scores["analysis"] >= SINGLE_MARGIN
+    near = len(text) <= SINGLE_LIMIT and questions <= 1 and scores["single"] - scores["analysis"] >= SINGLE_MARGIN
+    return near and asks_several(text) is None
+
+
+# A chart asked for: the topic words of the no_charts restriction (intent_words.toml), said without a negation
+CHART_WORDS = tuple(
+    rf"(?:{'|'.join(entry.patterns(lang))})"
+    for entry in vocabulary.entries(_WORDS, "restrictions")
+    if entry.key == "no_charts"
+    for lang in ("zh", "en")
+)
+
+
+def asks_several(text: str) -> str | None:
+    """Why a message asks for more than one figure, or None: two questions in it (compound.split_compound:
+    an asking clause on each side of a comma, "and", 和, 以及), one figure for each of something ("for each
+    region", 各地区, 每个门店: not a unit of time or of the rows, "per day", "each order", 人均), or a chart
+    asked for (a chart word the message does not forbid). The meaning-based one-figure score reads the
+    question's topic; this reads how many things it asks, so "draw a chart …, count … and compare …" or
+    "for each region …" gets no "one figure, a sentence or two" hint."""
+    if len(split_compound(text)) > 1:
+        return "two questions"
+    if each := _each_group(text):
+        return f"one for each: {each!r}"
+    if "no_charts" not in find_restrictions(text)[0]:
+        if chart := _chart_word(text):
+            return f"a chart: {chart!r}"
+    return None
+
+
+def _chart_word(text: str) -> str | None:
+    """A chart word of the message that names nothing else: "figure" is also a measurement's name (name_forms
+    measure_words: "the total sales figure" asks a number), so it is no chart asked."""
+    measures = {w.lower() for w in vocabulary.words("name_forms", "measure_words")}
+    for pattern in CHART_WORDS:
+        for match in re.finditer(pattern, text, re.I):
+            word = match.group(0).lower()
+            if word not in measures and word.removesuffix("s") not in measures:
+                return match.group(0)
+    return None
+
+
+def _each_group(text: str) -> str | None:
+    """The "each" word that asks one figure per group ("each region", "every store", "per channel", 各, 每个):
+    English each/every/per (kinds.EACH), or a Chinese character CC-CEDICT glosses as that; not before a
+    unit of time (per day, 每天, 每个月) or a thing the rows are (per order, each customer, 每单: kinds.PER_UNIT)."""
+    rows = {m.start() for m in PER_UNIT.finditer(text) if not m.group("unit") or counts_rows(m.group("unit"))}
+    found = [(m.start(), m.end()) for m in EACH.finditer(text) if not is_cjk(m.group(0)[0])]
+    found += [(i, i + 1) for i, char in enumerate(text) if is_cjk(char) and _glossed_each(char)]
+    for start, end in sorted(found):
+        if start in rows:
+            continue
+        rest = text[end:].lstrip()
+        if is_cjk(text[start]):
+            unit = _time_unit_zh(rest)
+            if unit is None and rest[:1] and is_classifier(rest[0]):  # 每个月: a classifier before the noun
+                unit = _time_unit_zh(rest[1:])
+        else:
+            word = m.group(1) if (m := re.match(r"([a-z]+)", rest, re.I)) else ""
+            unit = word if not word or unit_seconds(word) or TIME_UNITS.fullmatch(word) or counts_rows(word) else None
+        if unit is None:
+            return text[start:end] + (rest[:2] if is_cjk(text[start]) else " " + rest.split(" ", 1)[0])
+    return None
+
+
+def _time_unit_zh(text: str) -> str | None:
+    """The unit of time `text` opens with (天, 小时, 月), or None."""
+    return next((text[:n] for n in (2, 1) if unit_seconds(text[:n]) or TIME_UNITS.fullmatch(text[:n])), None)
+
+
+@cache
+def _glossed_each(character: str) -> bool:
+    """A Chinese character whose every dictionary entry opens with "each" or "every" (各, 每), by the
+    English words kinds.EACH reads: the same meaning in both languages, no list of Chinese words."""
+    glosses = dictionary_glosses(character)
+    return bool(glosses) and all(EACH.fullmatch(g.split("/")[0].split(";")[0].strip()) for g in glosses)
 
 
 @dataclass

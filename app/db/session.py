@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import logging
@@ -186,9 +187,9 @@ def kept_schema(data_dir: Path) -> Path | None:
     path = folder / f"schema-{migrations_digest()}.sqlite"
     if path.is_file():
         return path
+    partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         template = _migrated_schema()
         target = sqlite3.connect(partial)
         try:
@@ -200,8 +201,10 @@ def kept_schema(data_dir: Path) -> Path | None:
         for old in folder.glob("schema-*.sqlite"):  # the schema of earlier migrations: never read again
             if old != path:
                 old.unlink(missing_ok=True)
-    except (OSError, sqlite3.Error) as error:  # a read-only data dir: the in-memory copy serves
+    except (OSError, sqlite3.Error) as error:  # a read-only or full data dir: the in-memory copy serves
         log.warning("migrated schema not kept in %s (%s)", folder, error)
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)  # a full disk leaves no half-written copy behind
         return None
     return path
 

@@ -375,16 +375,13 @@ def test_a_look_at_another_sheet_leaves_the_table_where_it_was(tmp_path):
     assert "✓  E1 west: 12.0" in done.stdout and "已复现" in done.stdout  # on 一店, not the notes sheet
 
 
-def test_verity_analyze_checks_a_run_that_turned_to_another_sheet(tmp_path, monkeypatch, capsys):
+def test_verity_analyze_checks_a_run_that_turned_to_another_sheet(tmp_path, verity_here):
     """The same through `verity analyze` with a model (a fake OpenAI-compatible server): the model finds
     select_sheet, reads 二店, computes on it and records the number; the check reproduces it. The command
     runs in this process (`app.cli.main`, what `python -m app.cli` calls): what is looked at is its report
     and its check, which runs analysis.py in a process of its own all the same; `python -m app.cli
     analyze` itself runs in tests/test_cli.py."""
-    import logging
 
-    from app import cli
-    from app.config import get_settings
     from tests.fakes import FakeOpenAIServer, completion
 
     second = pd.DataFrame({"门店": ["东门", "西门"] * 3, "销量": [10, 20, 30, 40, 50, 70]})
@@ -415,28 +412,10 @@ def test_verity_analyze_checks_a_run_that_turned_to_another_sheet(tmp_path, monk
         return completion(f"二店的西门销量合计 {west} 件。")
 
     with FakeOpenAIServer(answer) as server:
-        for name in ("VERITY_LLM_API_KEY", "OPENAI_API_KEY"):
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("VERITY_DATA_DIR", str(tmp_path / "runtime"))
-        monkeypatch.setenv("VERITY_LLM_BASE_URL", server.base_url)
-        monkeypatch.setenv("VERITY_LLM_API_KEY", "k")
-        monkeypatch.setenv("VERITY_LLM_MODEL", "fake-model")
-        monkeypatch.chdir(REPO_ROOT)
-        monkeypatch.setattr(logging.root, "handlers", list(logging.root.handlers))  # the command sets its own
-        monkeypatch.setattr(logging.root, "level", logging.root.level)
-        before = list(logging.root.handlers)
-        get_settings.cache_clear()
         question = "只看二店的，西门的销量一共多少？"
         args = ["analyze", str(book), "--question", question, "--out", str(tmp_path / "out"), "--no-input"]
-        try:
-            code = cli.main(args)
-        finally:
-            get_settings.cache_clear()
-            for handler in logging.root.handlers:
-                if handler not in before:  # the command's log file
-                    handler.close()
-        out, err = capsys.readouterr()
-        done = subprocess.CompletedProcess(["verity", *args], code, out, err)
+        env = {"VERITY_LLM_BASE_URL": server.base_url, "VERITY_LLM_API_KEY": "k", "VERITY_LLM_MODEL": "fake-model"}
+        done = verity_here(*args, cwd=REPO_ROOT, **env)
     assert "0 differ" in done.stdout and "passed" in done.stdout, done.stdout[-1500:]
     output = (tmp_path / "out" / "analysis_output.txt").read_text(encoding="utf-8")
     assert "(10 rows)" in output and "sheet 二店" in output  # read at 一店 first, as the run was, then at 二店

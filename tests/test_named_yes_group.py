@@ -45,3 +45,22 @@ def test_the_named_yes_group_leads_with_the_way_its_rate_stands(tmp_path):
     assert headline(run).startswith(
         f"**The Returned = Yes rate is lower for Yes: {rates['Yes']:.1%} vs {rates['No']:.1%} for No (by Loyalty Card?)"
     )
+
+
+def test_the_rate_of_one_named_group_of_several_leads_with_that_group(tmp_path):
+    """ "赵阿姨的好评率是多少？" on four cleaners: 赵阿姨's rate first, with where it ranks, not the highest group's."""
+    rng = np.random.default_rng(8)
+    n = 240
+    cleaner = rng.choice(["王阿姨", "李阿姨", "张阿姨", "赵阿姨"], n)
+    liked = np.where(rng.uniform(size=n) < np.where(cleaner == "赵阿姨", 0.55, 0.8), "是", "否")
+    frame = pd.DataFrame({"阿姨": cleaner, "金额": rng.integers(100, 400, n), "好评": liked})
+    path = tmp_path / "jobs.csv"
+    frame.to_csv(path, index=False)
+    run, calls = Session(tmp_path, path).ask("赵阿姨的好评率是多少？")
+    test = call(calls, "proportion_test")
+    assert test.arguments["group_column"] == "阿姨"
+    rates = frame["好评"].eq("是").groupby(frame["阿姨"]).mean().sort_values(ascending=False)
+    place = list(rates.index).index("赵阿姨") + 1
+    assert headline(run).startswith(f"**赵阿姨 的 好评 = 是 比例：{rates['赵阿姨']:.1%}，在 4 组中排第 {place}"), (
+        headline(run)
+    )

@@ -68,6 +68,8 @@ def proportion_headline(
     if first in rates and len(rates) == 2:
         return _one_rate_against_other(outcome, first, rates, _num(metrics, "p_value"), zh, group if by_group else None)
     ranked = sorted(rates.items(), key=lambda kv: -kv[1])
+    if first in rates:  # the group asked about, then the others by rate
+        return _asked_rate(outcome, group, first, ranked, _num(metrics, "p_value"), zh)
     (top, high), (low_name, low) = ranked[0], ranked[-1]
     p = _num(metrics, "p_value")
     much = p is not None and p < 0.05 and high >= 1.5 * max(low, 1e-12)
@@ -84,6 +86,31 @@ def proportion_headline(
         f"The {outcome} rate is {lead} for {top}: {_pct(high)}{middle} vs {_pct(low)} for {low_name} "
         f"(by {group}); {_chance(p, zh)}."
     )
+
+
+def _asked_rate(
+    outcome: str, group: str, first: str, ranked: list[tuple[str, float]], p: float | None, zh: bool
+) -> str:
+    """'赵阿姨 的 客户评价 = 是 比例：63.3%；其他：张阿姨 78.7%，李阿姨 75.0%，王阿姨 69.8%（按阿姨分组）；…': the named group's
+    rate, where it ranks, and the others'."""
+    mine = dict(ranked)[first]
+    place = [g for g, _ in ranked].index(first) + 1
+    others = [(g, v) for g, v in ranked if g != first][:LISTED]
+    if zh:
+        listed = "，".join(f"{g} {_pct(v)}" for g, v in others)
+        return (
+            f"{first} 的 {outcome} 比例：{_pct(mine)}，在 {len(ranked)} 组中排第 {place}；其他：{listed}"
+            f"（按{group}分组）；{_chance(p, zh)}。"
+        )
+    listed = ", ".join(f"{g} {_pct(v)}" for g, v in others)
+    return (
+        f"The {outcome} rate for {first}: {_pct(mine)}, {_ordinal(place)} of {len(ranked)}; the others: {listed} "
+        f"(by {group}); {_chance(p, zh)}."
+    )
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def _one_rate_against_other(

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis_tools.common import fmt_num
 from tests.test_builtin_understanding import Session, call, headline
 
 pytestmark = pytest.mark.slow
@@ -64,3 +65,15 @@ def test_the_rate_of_one_named_group_of_several_leads_with_that_group(tmp_path):
     assert headline(run).startswith(f"**赵阿姨 的 好评 = 是 比例：{rates['赵阿姨']:.1%}，在 4 组中排第 {place}"), (
         headline(run)
     )
+
+
+def test_two_averages_said_in_the_headline_are_not_listed_again(tmp_path):
+    """ "Do shoppers with a loyalty card spend more?": the two averages, said to five digits, are not repeated
+    after the sentence as "(averages: Yes 45.12, No 44.9)"."""
+    path = tmp_path / "orders.csv"
+    frame = orders(path)
+    run, _ = Session(tmp_path, path).ask("Do shoppers with a loyalty card spend more per basket?")
+    said = headline(run)
+    means = frame.groupby("Loyalty Card?")["Basket (£)"].mean()
+    assert all(fmt_num(v, 5) in said for v in means), said
+    assert "averages:" not in said, said

@@ -77,3 +77,15 @@ def test_two_averages_said_in_the_headline_are_not_listed_again(tmp_path):
     means = frame.groupby("Loyalty Card?")["Basket (£)"].mean()
     assert all(fmt_num(v, 5) in said for v in means), said
     assert "averages:" not in said, said
+
+
+def test_rows_marked_yes_compared_by_a_quality_compare_a_measure(tmp_path):
+    """ "Are returned orders bigger?": Returned marks the orders compared (a comparative adjective of the rows),
+    so the baskets of returned and kept orders are compared — not the return rate."""
+    path = tmp_path / "orders.csv"
+    frame = orders(path)
+    run, calls = Session(tmp_path, path).ask("Are returned orders bigger?")
+    assert not any(c.tool == "proportion_test" for c in calls)
+    means = frame.groupby("Returned")["Basket (£)"].mean()
+    said = headline(run)
+    assert "Basket" in said and all(fmt_num(v, 5) in said for v in means), said

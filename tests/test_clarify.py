@@ -400,21 +400,21 @@ def test_ask_user_question_validates_and_never_asks_twice(tmp_path, shop):
     bad = call(
         "ask_user_question", "b1", question="Which?", kind="single", options=[{"label": "only one", "description": "x"}]
     )
-    nodesc = call(
+    nolabel = call(
         "ask_user_question",
         "b2",
         question="Which?",
         kind="single",
-        options=[{"label": "a"}, {"label": "b", "description": "y"}],
+        options=[{"label": " ", "description": "x"}, {"label": "b", "description": "y"}],
     )
     first = call("ask_user_question", "a1", question="Which currency?", kind="text", topic="currency")
-    model = ScriptedModel([ModelReply(None, [bad, nodesc]), ModelReply(None, [first]), ModelReply("ok")])
+    model = ScriptedModel([ModelReply(None, [bad, nolabel]), ModelReply(None, [first]), ModelReply("ok")])
     settings, db, service, ws = setup(tmp_path, shop, lambda *_: model)
     run_id = start_run(service, ws, "Does gmv differ by region?")
     service.execute(run_id)
     with db.session() as s:
         assert s.get(ToolCall, (run_id, "b1")).error["error"] == "invalid_question"
-        assert "description" in s.get(ToolCall, (run_id, "b2")).error["message"]
+        assert "label" in s.get(ToolCall, (run_id, "b2")).error["message"]
         answer_question(s, s.scalars(select(Question).where(Question.run_id == run_id)).one(), "EUR")
     service.execute(run_id)
     model.replies = [
@@ -429,6 +429,20 @@ def test_ask_user_question_validates_and_never_asks_twice(tmp_path, shop):
         assert s.get(Run, second).status == "done"
         assert s.scalars(select(Question).where(Question.run_id == second)).all() == []
         assert "EUR" in s.get(ToolCall, (second, "a2")).result_text
+
+
+def test_options_written_as_plain_strings_are_their_labels(tmp_path, shop):
+    """A model that writes options as plain strings (["West", "East"]) is not refused a round for it: each string is
+    an option's label (a description is asked for in the tool's text, not required)."""
+    asked = call("ask_user_question", "p1", question="Which region?", kind="single", options=["West", "East"])
+    model = ScriptedModel([ModelReply(None, [asked]), ModelReply("ok")])
+    settings, db, service, ws = setup(tmp_path, shop, lambda *_: model)
+    run_id = start_run(service, ws, "Does gmv differ by region?")
+    service.execute(run_id)
+    with db.session() as s:
+        question = s.scalars(select(Question).where(Question.run_id == run_id)).one()
+        assert [o["label"] for o in question.options] == ["West", "East"]
+        assert s.get(Run, run_id).status == "waiting"
 
 
 def test_normalise_answer():

@@ -27,8 +27,8 @@ HOLDOUT3 = REPO / "data" / "eval" / "holdout3_expected.py"  # generates its own 
 HOLDOUT4 = REPO / "data" / "eval" / "holdout4_expected.py"  # and so does this one
 HOLDOUT5 = REPO / "data" / "eval" / "holdout5_expected.py"  # and this one (files named h5_*)
 HOLDOUT6 = REPO / "data" / "eval" / "holdout6_expected.py"  # h6_*, three with merged two-row headers
-# the later sets, each with its own generated files (h7_* .. h14_*)
-LATER = {f"holdout{n}": REPO / "data" / "eval" / f"holdout{n}_expected.py" for n in (7, 8, 9, 10, 11, 12, 13, 14)}
+# the later sets, each with its own generated files (h7_* .. h15_*)
+LATER = {f"holdout{n}": REPO / "data" / "eval" / f"holdout{n}_expected.py" for n in (7, 8, 9, 10, 11, 12, 13, 14, 15)}
 
 
 def task(task_id):
@@ -205,6 +205,31 @@ def test_the_fourteenth_held_out_set_loads_and_asks_every_kind_of_question():
     kinds = [kind for entry in raw for kind in entry["kinds"]]
     assert all(kinds.count(kind) >= 5 for kind in ("top_n", "filter", "yes_no_rate", "compound", "derived"))
     assert all(kinds.count(kind) >= 4 for kind in ("shares", "per_month", "two_groups", "how_many"))
+    assert kinds.count("relationship") >= 2
+    chinese_headers = {name for name in files if any("\u4e00" <= ch <= "\u9fff" for ch in header_text(name))}
+    across = [t for t in tasks if (t.language == "en") == bool(set(t.files) & chinese_headers)]
+    assert len(across) == 18
+
+
+def test_the_fifteenth_held_out_set_loads_and_asks_every_kind_of_question():
+    """Eighteen questions in each language, every fact valid, six new small h15_ files no earlier set
+    uses (CSVs and workbooks), three workbooks with a merged two-row header asked about in eighteen
+    questions, half asked in the other language than the headers, and every kind of question asked
+    (the make-up its brief asked for)."""
+    tasks, files = own_files(
+        "holdout15.json",
+        per_language=18,
+        prefix="h15_",
+        earlier=("holdout3", "holdout4", "holdout12", "holdout13", "holdout14", "tasks"),
+    )
+    assert len(files) == 6 and any(n.endswith(".csv") for n in files) and any(n.endswith(".xlsx") for n in files)
+    merged = [name for name in sorted(files) if name.endswith(".xlsx") and eval_merged(name)]
+    assert len(merged) == 3 and sum(1 for t in tasks if set(t.files) & set(merged)) == 18
+    raw = json.loads((REPO / "data" / "eval" / "holdout15.json").read_text(encoding="utf-8"))["tasks"]
+    kinds = [kind for entry in raw for kind in entry["kinds"]]
+    assert all(kinds.count(kind) >= 5 for kind in ("top_n", "yes_no_rate")) and kinds.count("filter") >= 6
+    assert all(kinds.count(kind) >= 4 for kind in ("shares", "compound", "derived"))
+    assert all(kinds.count(kind) >= 3 for kind in ("per_month", "how_many", "two_groups"))
     assert kinds.count("relationship") >= 2
     chinese_headers = {name for name in files if any("\u4e00" <= ch <= "\u9fff" for ch in header_text(name))}
     across = [t for t in tasks if (t.language == "en") == bool(set(t.files) & chinese_headers)]

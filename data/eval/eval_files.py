@@ -1,8 +1,8 @@
 """The file helpers the held-out evaluation scripts share: writing a set's generated spreadsheets and
 reading them back from disk as a person reads them.
 
-Used by data/eval/holdout7_expected.py to holdout14_expected.py and by holdout10_generate.py to
-holdout14_generate.py (imported, like expected.py, with sys.path set to data/eval). Each set keeps
+Used by data/eval/holdout7_expected.py to holdout15_expected.py and by holdout10_generate.py to
+holdout15_generate.py (imported, like expected.py, with sys.path set to data/eval). Each set keeps
 what differs in its own script and passes it in: which files have a merged two-row header
 (`merged`), how a file is generated (`fresh`), how its dates are typed (`forms`), the workbook time
 (`fixed_time`). Plain pandas / openpyxl / xlsxwriter only: nothing here may read Verity's code or runs.

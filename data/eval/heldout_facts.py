@@ -1,5 +1,6 @@
-"""The fact helpers the later held-out question sets share (holdout12 on): reading a generated file
-back as a person reads it, its rows of data only, and the facts an everyday question's answer must show.
+"""The fact helpers the later held-out question sets share (holdout12 on; the rounding, counting and
+monthly helpers from holdout14 on): reading a generated file back as a person reads it, its rows of
+data only, and the facts an everyday question's answer must show.
 
 Imported, like expected.py and eval_files.py, with sys.path set to data/eval. Plain pandas / scipy only:
 nothing here may read Verity's code or runs.
@@ -90,6 +91,38 @@ def exact(value: float) -> dict[str, Any]:
 
 def mean(value: float, tol: float = 0.06) -> dict[str, Any]:
     return number(r(value, 2), abs_tol=tol)
+
+
+def near(value: float, rel_tol: float = 0.01) -> dict[str, Any]:
+    """A number shown as people round it (a mean of 87.46 as 87.5 or 87)."""
+    return number(r(value, 4), rel_tol=rel_tol)
+
+
+def count(value: int) -> dict[str, Any]:
+    return number(int(value))
+
+
+def clear_winner(values: pd.Series, margin: float = 1.05) -> str:
+    """The group with the largest value, checked to be clear of the next one."""
+    ordered = values.sort_values(ascending=False)
+    assert ordered.iloc[0] > ordered.iloc[1] * margin, ordered
+    return str(ordered.index[0])
+
+
+def monthly(when: pd.Series, amount: pd.Series, months: list[int], by: str = "month") -> pd.Series:
+    """Each month's (quarter's) total, checked to cover the months (quarters) the sheet runs over (all in 2024)."""
+    totals = amount.groupby(getattr(when.dt, by)).sum()
+    assert list(totals.index) == months, totals
+    assert (when.dt.year == 2024).all()
+    return totals
+
+
+def listing(series: pd.Series, fmt: str = "{:.2f}") -> str:
+    return ", ".join(f"{k} {fmt.format(v)}" for k, v in series.items())
+
+
+def percents(series: pd.Series) -> str:
+    return ", ".join(f"{k} {pct(v)}%" for k, v in series.items())
 
 
 def correlation(x: pd.Series, y: pd.Series) -> list[dict[str, Any]]:

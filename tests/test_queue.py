@@ -145,6 +145,7 @@ def test_a_question_is_answered_while_full_reports_fill_their_queue(queue_settin
                 time.sleep(0.05)
             question = ask(client, spaces[2], QUESTION)
             body = wait_for_run(client, question, {"done", "failed"}, timeout=120)
+            assert [client.get(f"/api/runs/{r}").json()["status"] for r in reports] == ["running", "queued"]
             release.touch()
             for report in reports:
                 wait_for_run(client, report, {"done", "failed"}, timeout=240)

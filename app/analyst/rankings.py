@@ -197,11 +197,13 @@ DESCRIBED_BY = 3
 
 
 def describing_columns(columns: list[Column], metric: str) -> list[str]:
-    """The columns that show a row with no name of its own, as a reader would tell it apart: its date, then
-    its categories (not personal data, not the measure), at most DESCRIBED_BY of them."""
+    """The columns that show a ranked row as a reader would tell it apart: its number when it has one (an order
+    number, whatever language its header is in: the reader looks the row up by it), its date, then its categories
+    (not personal data, not the measure), at most DESCRIBED_BY of them."""
+    numbered = [str(c["name"]) for c in columns if c["type"] == "identifier" and not c.get("pii")][:1]
     dated = [str(c["name"]) for c in columns if c["type"] == "datetime" and not c.get("pii")][:1]
     grouped = [str(c["name"]) for c in columns if c["name"] != metric and groups_rows(c) and not c.get("pii")]
-    return [*dated, *grouped][:DESCRIBED_BY]
+    return [*numbered, *dated, *grouped][:DESCRIBED_BY]
 
 
 def _top_rows(plan: Plan, metric: str, label: str | list[str] | None, top: tuple[int, bool], zh: bool) -> None:

@@ -156,8 +156,9 @@ def unmatched_words(
         text = text[:start] + " " * (end - start) + text[end:]
     ids = tuple(c["name"] for c in columns if c.get("type") == "identifier")  # "Member ID": the rows are members
     # "calls" is the rows of a call log (and a word of its file's name), but a variable to find when
-    # columns are named with it (Calls Received, Calls Answered)
-    named_parts = {stem(w) for c in columns for w in name_words(c["name"]) if len(w) >= 3}
+    # columns are named with it (Calls Received, Calls Answered); the identifier's own name is no such column
+    # ("walks" of Walk ID are the rows, though its name has the word)
+    named_parts = {stem(w) for c in columns if c["name"] not in ids for w in name_words(c["name"]) if len(w) >= 3}
     for word in (*extra, *ids):  # the dataset's name, and its words ("cafe_sales": cafe, sales)
         for part in {word, *re.split(r"[\W_]+", word)}:
             if len(part) >= 3 and (part in ids or stem(part.lower()) not in named_parts):

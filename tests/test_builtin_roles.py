@@ -120,6 +120,9 @@ def test_the_word_an_identifier_names_the_rows_by_is_no_content_word():
     # a word of another column's name stays a variable to find beside an identifier ("calls" of Calls Received)
     calls = [{"name": "Call ID", "type": "identifier"}, {"name": "Calls Received", "type": "integer"}]
     assert unmatched_words("How many calls were there?", calls, []) == ["calls"]
+    # a Chinese word that means the identifier's word is the rows too: 骑车, to ride a bike, on rides by Ride ID
+    rides = [{"name": "Ride ID", "type": "identifier"}, {"name": "Rider", "type": "category"}]
+    assert unmatched_words("每个月骑车的次数是多少？", rides, []) == []
 
 
 # --- the plan's sources and the question it asks ---------------------------------------------------

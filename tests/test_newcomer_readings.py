@@ -143,6 +143,30 @@ def test_ranked_rows_are_shown_by_their_number_in_any_language(tmp_path: Path) -
     assert all(p >= 0 for p in places) and places == sorted(places), lead
 
 
+def test_rows_ranked_by_a_chinese_word_for_what_the_identifier_numbers(tmp_path: Path) -> None:
+    """ "Distance (km)最长的3次骑车是哪几次？" on rides numbered by Ride ID: 骑车 (to ride a bike) is what the rows
+    are, so it is neither a grouping to ask about (Bike Type? Rider?) nor one to rank; the three longest rides
+    are listed by their Ride ID (the analyst asked which column 骑车 was)."""
+    rng = np.random.default_rng(21)
+    n = 40
+    rides = pd.DataFrame(
+        {
+            "Ride ID": [f"R-{2001 + i}" for i in range(n)],
+            "Date": pd.date_range("2024-03-01", periods=n, freq="D").strftime("%Y-%m-%d"),
+            "Rider": rng.choice(["Ann", "Bo", "Cy"], n),
+            "Bike Type": rng.choice(["Road", "City"], n),
+            "Distance (km)": np.round(rng.uniform(2, 40, n), 1),
+        }
+    )
+    rides.to_csv(path := tmp_path / "rides.csv", index=False)
+    run, calls = Session(tmp_path, path).ask("Distance (km)最长的3次骑车是哪几次？", language="zh")
+    assert not call_of(calls).arguments.get("group_column"), [c.tool for c in calls]
+    lead = headline(run)
+    top = rides.nlargest(3, "Distance (km)")
+    places = [lead.find(f"{ride} {fmt_num(km)}") for ride, km in zip(top["Ride ID"], top["Distance (km)"])]
+    assert all(p >= 0 for p in places) and places == sorted(places), lead
+
+
 def call_of(calls):
     return next(c for c in calls if c.tool == "rank_values")
 

@@ -126,13 +126,22 @@ def dataset_name(file_name: str, taken: set[str], sheet: str | None = None) -> s
 
 
 def add_dataset(
-    session: Session, settings: Settings, workspace: Workspace, source: Path, file_name: str, sheet: str | None = None
+    session: Session,
+    settings: Settings,
+    workspace: Workspace,
+    source: Path,
+    file_name: str,
+    sheet: str | None = None,
+    table: LoadedTable | None = None,
 ) -> tuple[Dataset, LoadedTable]:
     """Keep the original byte-for-byte, read it, and store the working copy as Parquet.
 
+    `table`: this very file (and sheet) as it was already read, with these settings: a caller that
+    adds one file to many workspaces (the evaluation runner: 70 task files, 26 distinct) reads it once.
     Raises IngestError for bad input; nothing is saved in that case.
     """
-    table = load_table_bounded(source, sheet=sheet, settings=settings)
+    if table is None:
+        table = load_table_bounded(source, sheet=sheet, settings=settings)
     original = keep_original(settings, workspace, source, file_name)
     working = original.parent / "working_v1.parquet"
     files = node_files(settings)

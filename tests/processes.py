@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -118,19 +119,55 @@ def launch_worker(settings: Settings, delay_s: float, **extra: str) -> subproces
     log = Path(settings.data_dir) / f"worker-{secrets.token_hex(3)}.log"
     process = _spawn([sys.executable, "-m", "tests.queue_worker"], env, log)
     process.log = log  # type: ignore[attr-defined]
+    process.settings = settings  # type: ignore[attr-defined]
     return process
 
 
 def await_worker(*processes: subprocess.Popen[str]) -> None:
     """Wait until every one of the workers is ready. They were launched together and start side by
-    side: each worker's start (imports, broker connection) is waited for once, not one after another."""
+    side: each worker's start (imports, broker connection) is waited for once, not one after another.
+    Ready is what the broker says: each of their queues (both lanes and their delay queues) has as
+    many consumers as workers consume it (a worker says "ready" when its consumer threads start,
+    before they have connected)."""
     deadline = time.monotonic() + START_TIMEOUT_S
     for process in processes:
         log: Path = process.log  # type: ignore[attr-defined]
         while "ready" not in log.read_text() and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
         assert process.poll() is None and "ready" in log.read_text(), log.read_text()
-    time.sleep(1.0)  # their consumers connect
+    expected: Counter[str] = Counter(
+        queue_name(process.settings, lane) + suffix  # type: ignore[attr-defined]
+        for process in processes
+        for lane in LANES
+        for suffix in ("", ".DQ")
+    )
+    broker_url = processes[0].settings.broker_url  # type: ignore[attr-defined]
+    while (short := consumers_missing(broker_url, expected)) and time.monotonic() < deadline:
+        assert all(process.poll() is None for process in processes), [p.log.read_text() for p in processes]  # type: ignore[attr-defined]
+        time.sleep(0.05)
+    assert not short, f"these queues lack consumers: {short}"
+
+
+def consumers_missing(broker_url: str, expected: Counter[str]) -> dict[str, int]:
+    """The queues (of `expected`, queue name: consumers) that have fewer consumers on the broker than
+    expected, with how many they have (0 for one not declared yet)."""
+    import pika
+    from pika.exceptions import ChannelClosedByBroker
+
+    connection = pika.BlockingConnection(pika.URLParameters(broker_url))
+    try:
+        missing = {}
+        channel = connection.channel()
+        for queue, count in expected.items():
+            try:
+                have = channel.queue_declare(queue=queue, passive=True).method.consumer_count
+            except ChannelClosedByBroker:  # not declared yet (404): the broker closed the channel
+                have, channel = 0, connection.channel()
+            if have < count:
+                missing[queue] = have
+        return missing
+    finally:
+        connection.close()
 
 
 def launch_cli_worker(settings: Settings, **extra: str) -> subprocess.Popen[str]:

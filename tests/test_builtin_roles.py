@@ -107,6 +107,24 @@ def test_content_words_that_name_no_column_in_en_and_zh(question, words):
     assert unmatched(question) == words
 
 
+def test_the_word_an_identifier_names_the_rows_by_is_no_content_word():
+    """ "walks" on a sheet numbered by Walk ID is what its rows are, not a variable to look for (a grouping the
+    analyst would take in its place, Walker, or ask about): the identifier's own name once counted among the
+    columns named with the word (Calls Received, where "calls" is a variable), so the word was kept."""
+    columns = [
+        {"name": "Walk ID", "type": "identifier"},
+        {"name": "Walker", "type": "category"},
+        {"name": "Fee", "type": "number"},
+    ]
+    assert unmatched_words("How many walks did we do?", columns, []) == []
+    # a word of another column's name stays a variable to find beside an identifier ("calls" of Calls Received)
+    calls = [{"name": "Call ID", "type": "identifier"}, {"name": "Calls Received", "type": "integer"}]
+    assert unmatched_words("How many calls were there?", calls, []) == ["calls"]
+    # a Chinese word that means the identifier's word is the rows too: 骑车, to ride a bike, on rides by Ride ID
+    rides = [{"name": "Ride ID", "type": "identifier"}, {"name": "Rider", "type": "category"}]
+    assert unmatched_words("每个月骑车的次数是多少？", rides, []) == []
+
+
 # --- the plan's sources and the question it asks ---------------------------------------------------
 def test_a_group_the_question_names_but_no_column_matches_is_asked_not_defaulted(cafe):
     # "rainy" names no column and no value (Wet), but means the weather: the embedding matcher

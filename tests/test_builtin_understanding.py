@@ -7,6 +7,9 @@ computed here with pandas/scipy/statsmodels, never read from Verity's output.
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -17,12 +20,36 @@ from sqlalchemy import select
 from analysis_tools.common import fmt_num
 from app.agent.policy.clarify import answer_question, open_questions
 from app.analyst import past_the_reading
+from app.config import Settings
 from app.db.models import Dataset, Run, ToolCall, Workspace
+from app.ingest.bounded import load_table_bounded
+from app.ingest.pipeline import LoadedTable
 from app.workspaces import add_dataset, create_workspace
 from tests.factories import SAMPLES, make_settings, open_database, reference
 from tests.test_builtin import retail_frame
 
 pytestmark = pytest.mark.slow
+
+
+# The tables of the files sessions have read in this process, by the file's name, its bytes and the
+# settings that read it (all but the data folder): many tests ask of the same workbook or the same
+# generated table (tests/test_question_kinds_24.py writes the same 120 orders in ~30 tests), and the same
+# bytes read the same way give the same table. Each distinct file is still read as an upload is (in
+# its bounded child); a repeat gets that table with a description of its own (add_dataset only writes
+# the frame out as the working copy the run reads). A file that does not read is read (and raises) each time.
+_READ: dict[tuple[str, str, str], LoadedTable] = {}
+KEEP_READS = 32
+
+
+def read_once(path: Path, settings: Settings) -> LoadedTable:
+    content = hashlib.sha256(path.read_bytes()).hexdigest()
+    read_with = json.dumps(settings.model_dump(mode="json", exclude={"data_dir"}), sort_keys=True, default=str)
+    key = (path.name, content, read_with)
+    if (table := _READ.get(key)) is None:
+        table = _READ[key] = load_table_bounded(path, settings=settings)
+        while len(_READ) > KEEP_READS:  # the oldest first: a worker process runs many test files
+            del _READ[next(iter(_READ))]
+    return LoadedTable(table.frame, copy.deepcopy(table.info), dict(table.pii))
 
 
 class Session:
@@ -38,7 +65,7 @@ class Session:
             workspace = create_workspace(s, "understanding")
             workspace.rules = rules
             for path in files:
-                add_dataset(s, self.settings, workspace, path, path.name)
+                add_dataset(s, self.settings, workspace, path, path.name, table=read_once(path, self.settings))
             self.workspace_id = workspace.id
         self.asked: list[dict] = []
 

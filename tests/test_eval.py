@@ -381,3 +381,23 @@ def test_a_users_own_task_file_reads_its_files_beside_it(tmp_path, run_eval):
     done = run_eval("eval", "--tasks", folder / "tasks.json", "--save-baseline", tmp_path / "b.json", cwd=elsewhere)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Score: 1/1 questions fully right" in done.stdout
+
+
+def test_a_file_several_tasks_name_is_read_once_per_evaluation(tmp_path, monkeypatch):
+    """run_tasks reads a file its tasks share once (read_once): the later tasks get the same table with a
+    description of their own; a file changed since is read again."""
+    from app.evaluation import runner
+
+    reads_done = []
+    real = runner.load_table_bounded
+    monkeypatch.setattr(runner, "load_table_bounded", lambda path, **kw: reads_done.append(path) or real(path, **kw))
+    path = tmp_path / "plants.csv"
+    plants = pd.read_csv(REPO / "data/reference/rdatasets/PlantGrowth.csv")
+    plants.to_csv(path, index=False)
+    settings, reads = make_settings(tmp_path), {}
+    first, again = runner.read_once(reads, path, settings), runner.read_once(reads, path, settings)
+    assert reads_done == [path] and again.frame is first.frame
+    assert again.info == first.info and again.info is not first.info  # each dataset row its own description
+    assert first.frame["weight"].sum() == pytest.approx(plants["weight"].sum())
+    plants.head(10).to_csv(path, index=False)  # the file changed: read again
+    assert runner.read_once(reads, path, settings).info["rows"] == 10 and reads_done == [path, path]

@@ -360,6 +360,20 @@ def test_dates_typed_several_ways_in_one_column_are_dates() -> None:
     assert isinstance(cells[0], dt.datetime)
 
 
+def test_iso_dates_beside_day_first_slash_dates_are_dates() -> None:
+    """A date column typed two ways, "2024-01-05" and day-first "13/01/2024" (some day above 12): each slash date is
+    read day first, each ISO date as written. It stayed text: the slash dates kept the ISO reader away and no one
+    layout reads 95% of the column, so no month or quarter could be made of it."""
+    days = pd.date_range("2024-01-01", periods=90, freq="D")
+    cells = [day.strftime("%d/%m/%Y") if i % 4 == 1 else day.strftime("%Y-%m-%d") for i, day in enumerate(days)]
+    series, kind, _ = convert_column("Date", pd.Series(cells, dtype=object))
+    assert kind == "datetime"
+    expected = [
+        pd.to_datetime(c, format="%d/%m/%Y") if "/" in c else pd.to_datetime(c, format="%Y-%m-%d") for c in cells
+    ]
+    assert list(series) == expected
+
+
 def test_a_column_of_mostly_dates_and_notes_stays_text() -> None:
     """Dates typed several ways beside notes that are no date in any layout: not a date column."""
     cells = ["2024-05-01", "2024-05-02", "May 3, 2024", "call back", "see note", "2024-05-06", "ask Tom", "n/a?"]

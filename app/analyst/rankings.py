@@ -11,12 +11,13 @@ from app.analyst.data_tasks import names_dated_event
 from app.analyst.steps import Column, Plan, Spans, Step
 from app.analyst.totals import asks_per_row
 from app.understanding import semantic
+from app.understanding.bilingual import senses
 from app.understanding.kinds import asks_extreme
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import groups_rows
 from app.understanding.text import COUNT_WORDS_EN, lemma, tokens
-from app.understanding.words import STOP
+from app.understanding.words import STOP, stem
 
 # When something peaked: the date (row) of the largest value. "Which month" of several years is a season (SEASON).
 WHEN = re.compile(
@@ -140,12 +141,15 @@ def ranked_row_column(question: str, columns: list[Column], rows: int) -> str | 
             continue
         name = str(column["name"])
         heads = [t.lemma for t in tokens(name) if not t.is_cjk]
-        # its head words ("order" of Order ID), a Chinese word inside it (订单 of 订单号), or a character of a
-        # Chinese word the columns do not name (学生 and 学号, 员工 and 工号: the number of a pupil, of an employee)
+        # its head words ("order" of Order ID), a Chinese word inside it (订单 of 订单号), a character of a
+        # Chinese word the columns do not name (学生 and 学号, 员工 and 工号: the number of a pupil, of an employee),
+        # or a Chinese word the columns do not name that means a head word (遛狗, to walk a dog, of Walk ID)
+        head_stems = {stem(word) for word in heads[:-1] or heads if len(word) > 2}
         if (
             any(word in words for word in heads[:-1] or heads)
             or any(word in name for word in cjk)
             or any(char in name for word in free for char in word)
+            or any(sense & head_stems for word in free for sense in senses(word))
         ):
             return name
     # else a column of names, one for each row ("the three tallest children" by Name): the rows are things
@@ -197,11 +201,13 @@ DESCRIBED_BY = 3
 
 
 def describing_columns(columns: list[Column], metric: str) -> list[str]:
-    """The columns that show a row with no name of its own, as a reader would tell it apart: its date, then
-    its categories (not personal data, not the measure), at most DESCRIBED_BY of them."""
+    """The columns that show a ranked row as a reader would tell it apart: its number when it has one (an order
+    number, whatever language its header is in: the reader looks the row up by it), its date, then its categories
+    (not personal data, not the measure), at most DESCRIBED_BY of them."""
+    numbered = [str(c["name"]) for c in columns if c["type"] == "identifier" and not c.get("pii")][:1]
     dated = [str(c["name"]) for c in columns if c["type"] == "datetime" and not c.get("pii")][:1]
     grouped = [str(c["name"]) for c in columns if c["name"] != metric and groups_rows(c) and not c.get("pii")]
-    return [*dated, *grouped][:DESCRIBED_BY]
+    return [*numbered, *dated, *grouped][:DESCRIBED_BY]
 
 
 def _top_rows(plan: Plan, metric: str, label: str | list[str] | None, top: tuple[int, bool], zh: bool) -> None:

@@ -569,10 +569,11 @@ def date_of(text: str):
     return None
 
 
-def parse_dates(d: Distinct, n_present: int, share: float = PARSE_SHARE):
-    """(dates per distinct value, steps, which parsed), or None when fewer than `share` parse."""
+def parse_dates(d: Distinct, n_present: int, share: float = PARSE_SHARE, slashes_read_apart: bool = False):
+    """(dates per distinct value, steps, which parsed), or None when fewer than `share` parse.
+    `slashes_read_apart`: the caller has taken day-first slash dates out of `d.keep` to read them itself."""
     need = share * n_present
-    if mostly_unreadable(d, date_of) or _day_first_slashes(d):
+    if mostly_unreadable(d, date_of) or (not slashes_read_apart and _day_first_slashes(d)):
         return None  # day-first "13/01/2020" is read by parse_dates_by_format, whole column one way
     out = np.full(len(d), np.datetime64("NaT"), dtype="datetime64[ns]")
     iso = d.match(ISO_DATE, where=d.keep)
@@ -605,12 +606,20 @@ def parse_dates_in_forms(d: Distinct, n_present: int):
     """Dates typed several ways in one column (date cells, "2024-05-08", "May 10, 2024"): the layouts
     `parse_dates` reads, then the rest in the one layout `parse_dates_by_format` finds for them; together at
     least PARSE_SHARE of the values, else None. Each value is read by one layout only: the rest's layout is
-    chosen on the rest, where a tie between two readings still leaves the column text."""
-    first = parse_dates(d, n_present, share=_FIRST_FORMS_SHARE)
+    chosen on the rest, where a tie between two readings still leaves the column text. Day-first slash dates
+    ("13/01/2024" beside "2024-01-05") are all left to that one layout: the first pass would read "03/01/2024" as
+    March, so it never sees them."""
+    kept = d.keep
+    day_first = _day_first_slashes(d)
+    if day_first:
+        d.keep = kept & ~d.match(_SLASHES, where=kept)
+    try:
+        first = parse_dates(d, n_present, share=_FIRST_FORMS_SHARE, slashes_read_apart=day_first)
+    finally:
+        d.keep = kept
     if first is None:
         return None
     out, steps, ok = first
-    kept = d.keep
     d.keep = kept & ~ok
     try:
         rest = parse_dates_by_format(d, d.weight(d.keep)) if d.keep.any() else None

@@ -85,6 +85,10 @@ HOW_MANY = vocabulary.regex(_FILE, "how_many", re.I)  # "how many", "多少": a 
 # an amount asked of a measure ("how much revenue"): English grammar's other degree question beside "how many"
 # (多少 asks both in Chinese)
 HOW_MUCH = re.compile(r"\bhow\s+much\b", re.I)
+# "how much did we bill", "how much do they spend": the amount of what people did, which adds up over the rows
+# even when the measure is a price each row has ("how much is the price" asks its level; "how much did the price
+# change" names no one who did anything)
+AMOUNT_DONE = re.compile(r"\bhow\s+much\s+(?:do|does|did)\s+(?:we|they|you|i|he|she|people)\b", re.I)
 
 
 def asks_total(question: str) -> bool:

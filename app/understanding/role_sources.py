@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from app.understanding import vocabulary
-from app.understanding.bilingual import is_row_word_zh
+from app.understanding.bilingual import is_row_word_zh, senses
 from app.understanding.gate_words import FAMILIES, has_word
 from app.understanding.general_words import analysis_words, is_general_en, is_row_word
 from app.understanding.kinds import NUMBER_CUT, moves_together
@@ -156,8 +156,9 @@ def unmatched_words(
         text = text[:start] + " " * (end - start) + text[end:]
     ids = tuple(c["name"] for c in columns if c.get("type") == "identifier")  # "Member ID": the rows are members
     # "calls" is the rows of a call log (and a word of its file's name), but a variable to find when
-    # columns are named with it (Calls Received, Calls Answered)
-    named_parts = {stem(w) for c in columns for w in name_words(c["name"]) if len(w) >= 3}
+    # columns are named with it (Calls Received, Calls Answered); the identifier's own name is no such column
+    # ("walks" of Walk ID are the rows, though its name has the word)
+    named_parts = {stem(w) for c in columns if c["name"] not in ids for w in name_words(c["name"]) if len(w) >= 3}
     for word in (*extra, *ids):  # the dataset's name, and its words ("cafe_sales": cafe, sales)
         for part in {word, *re.split(r"[\W_]+", word)}:
             if len(part) >= 3 and (part in ids or stem(part.lower()) not in named_parts):
@@ -179,22 +180,32 @@ def unmatched_words(
         pending = None
     if current:
         phrases.append(" ".join(current))
-    text = _without_zh_rows(text)
+    # the identifier's words ("walk" of Walk ID) name the rows in a Chinese word too: 遛狗, to walk a dog
+    id_stems = {
+        stem(w)
+        for name in ids
+        for w in name_words(name)
+        if len(w) >= 3 and stem(w) not in named_parts and not is_general_en(w)
+    }
+    text = _without_zh_rows(text, frozenset(id_stems))
     whole = question.lower()  # the blanked text keeps every offset: its words are the question's
     chinese = _content_zh(text, whole if len(whole) == len(text) else text)
     return phrases + [p for p in chinese if not _rest_of_partial_name(whole, p, spans)]
 
 
-def _without_zh_rows(text: str) -> str:
-    """The text with the Chinese words for what its rows are blanked out: the listed ones (男员工, 大家)
-    and any noun whose dictionary sense is a row word (受访者: respondent; bilingual.is_row_word_zh),
-    but not where they are ranked (哪些顾客, 前5名顾客: a column to find)."""
+def _without_zh_rows(text: str, id_stems: frozenset[str] = frozenset()) -> str:
+    """The text with the Chinese words for what its rows are blanked out: the listed ones (男员工, 大家),
+    any noun whose dictionary sense is a row word (受访者: respondent; bilingual.is_row_word_zh) and any word
+    a sense of which has a word of the rows' identifier (`id_stems`: 遛狗, to walk a dog, on a sheet numbered by
+    Walk ID), but not where they are ranked (哪些顾客, 前5名顾客: a column to find)."""
     places = [(m.start(), m.end()) for word in ZH_ROW_WORDS for m in re.finditer(word, text)]
     if HAN_RUN.search(text):
         for word, tag, start, end in tagged_words(text):
             # a noun (购买, to purchase, is a verb); "会员和非会员": a word set against its own negation is an
             # attribute to compare, not the rows
             if tag.startswith("n") and len(word) >= 2 and is_row_word_zh(word) and f"非{word}" not in text:
+                places.append((start, end))
+            elif id_stems and len(word) >= 2 and any(sense & id_stems for sense in senses(word)):
                 places.append((start, end))
     for start, end in places:
         if not _ZH_RANKS_ROWS.search(text[:start]):

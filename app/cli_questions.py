@@ -4,7 +4,9 @@ A question's external id is its topic (`metric`, `window.1a2b3c4d`, ...): the ga
 what they ask (and the question text), so it is the same when the same file and question are run
 again in a fresh process, and `--answer metric=revenue_net` settles it there.
 
-- `--answer id=value` answers a question with that id when it comes up (repeat for multi);
+- `--answer id=value` answers a question with that id when it comes up (repeat for multi); a model's own
+  question, whose id is a hash of its words, may come back in other words on a re-run: the one unused answer
+  that fits its options settles it;
 - in a terminal (stdin is a TTY, no `--no-input`) other questions are asked at the prompt;
 - otherwise the run stops with exit code 3 and `DIR/questions.json` lists the open questions.
 """
@@ -76,6 +78,7 @@ def settle(
     from app.agent import answer_question, open_questions  # (here: `verity analyze` loads the agent meanwhile)
 
     service.execute(run_id)
+    used: set[str] = set()  # the --answer ids that settled a question
     for _ in range(50):  # each pass answers at least one question; never loop for ever
         with service.db.session() as session:
             run = session.get(Run, run_id)
@@ -84,8 +87,11 @@ def settle(
                 return None
             pending = open_questions(session, run_id)
             unanswered = []
+            asked = {key for q in pending for key in (external_id(q), q.id)}  # ids a question here takes itself
             for question in pending:
                 given = answers.get(external_id(question)) or answers.get(question.id)
+                given = given or _matching_unused(question, answers, used | asked)
+                used.add(next((k for k, v in answers.items() if v is given), ""))
                 if given:
                     answer_question(session, question, given if question.kind == "multi" else given[0])
                 elif interactive:
@@ -98,6 +104,21 @@ def settle(
             run.status = "queued"
         service.execute(run_id)
     return None
+
+
+def _matching_unused(question: Question, answers: dict[str, list[str]], used: set[str]) -> list[str] | None:
+    """The one --answer no question took whose values are all among this question's options: a model asks again in
+    other words on a re-run (its topic, a hash of its text, differs), and the user's answer to the question it
+    printed last time still fits. None when none or several fit."""
+    if not external_id(question).startswith("q."):  # a gate's topic (metric, window.…) is the same on every run
+        return None
+    labels = {str(o.get("label") or "").strip().lower() for o in question.options or []}
+    fitting = [
+        values
+        for key, values in answers.items()
+        if key not in used and labels and all(v.strip().lower() in labels for v in values)
+    ]
+    return fitting[0] if len(fitting) == 1 else None
 
 
 def write_questions(out: Path, questions: list[Question]) -> Path:

@@ -492,7 +492,10 @@ class RunService:
         opening = turn_opening(session, run, recorder, masker.mask)  # clarify.py: the question, or the turn so far
         messages += opening
         toolbox.records.restore(messages, window.store)  # a resumed turn's earlier results, from disk
-        toolbox.exposure.request_tools(toolbox.records.found_by_search(opening))  # and what its searches found
+        # and what its searches found, and the tools it already ran
+        toolbox.exposure.request_tools(
+            [*toolbox.records.found_by_search(opening), *toolbox.records.called_before(opening)]
+        )
         return Turn(
             messages,
             model,

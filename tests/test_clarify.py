@@ -400,21 +400,21 @@ def test_ask_user_question_validates_and_never_asks_twice(tmp_path, shop):
     bad = call(
         "ask_user_question", "b1", question="Which?", kind="single", options=[{"label": "only one", "description": "x"}]
     )
-    nodesc = call(
+    nolabel = call(
         "ask_user_question",
         "b2",
         question="Which?",
         kind="single",
-        options=[{"label": "a"}, {"label": "b", "description": "y"}],
+        options=[{"label": " ", "description": "x"}, {"label": "b", "description": "y"}],
     )
     first = call("ask_user_question", "a1", question="Which currency?", kind="text", topic="currency")
-    model = ScriptedModel([ModelReply(None, [bad, nodesc]), ModelReply(None, [first]), ModelReply("ok")])
+    model = ScriptedModel([ModelReply(None, [bad, nolabel]), ModelReply(None, [first]), ModelReply("ok")])
     settings, db, service, ws = setup(tmp_path, shop, lambda *_: model)
     run_id = start_run(service, ws, "Does gmv differ by region?")
     service.execute(run_id)
     with db.session() as s:
         assert s.get(ToolCall, (run_id, "b1")).error["error"] == "invalid_question"
-        assert "description" in s.get(ToolCall, (run_id, "b2")).error["message"]
+        assert "label" in s.get(ToolCall, (run_id, "b2")).error["message"]
         answer_question(s, s.scalars(select(Question).where(Question.run_id == run_id)).one(), "EUR")
     service.execute(run_id)
     model.replies = [
@@ -429,6 +429,20 @@ def test_ask_user_question_validates_and_never_asks_twice(tmp_path, shop):
         assert s.get(Run, second).status == "done"
         assert s.scalars(select(Question).where(Question.run_id == second)).all() == []
         assert "EUR" in s.get(ToolCall, (second, "a2")).result_text
+
+
+def test_options_written_as_plain_strings_are_their_labels(tmp_path, shop):
+    """A model that writes options as plain strings (["West", "East"]) is not refused a round for it: each string is
+    an option's label (a description is asked for in the tool's text, not required)."""
+    asked = call("ask_user_question", "p1", question="Which region?", kind="single", options=["West", "East"])
+    model = ScriptedModel([ModelReply(None, [asked]), ModelReply("ok")])
+    settings, db, service, ws = setup(tmp_path, shop, lambda *_: model)
+    run_id = start_run(service, ws, "Does gmv differ by region?")
+    service.execute(run_id)
+    with db.session() as s:
+        question = s.scalars(select(Question).where(Question.run_id == run_id)).one()
+        assert [o["label"] for o in question.options] == ["West", "East"]
+        assert s.get(Run, run_id).status == "waiting"
 
 
 def test_normalise_answer():
@@ -561,3 +575,25 @@ def test_levels_and_grain_are_counted_once_per_dataset_version(tmp_path):
     assert dataset_summary(dataset) == first  # no frame: from the info
     frame.loc[:, "region"] = "changed"  # the cache is what is used, not the frame
     assert dataset_summary(dataset, frame)["columns"][1]["levels"] == 3
+
+
+def test_an_answer_given_under_last_runs_id_settles_the_same_question_asked_in_other_words(tmp_path):
+    """`--answer q.1a2b3c4d=gmv` from a run whose model asked "Which column is revenue?": on the re-run the model asks
+    "Which number should I analyse?" (another topic, a hash of other words) with the same options; the one unused
+    answer that fits its options settles it, and the run finishes without exit 3."""
+    from app.cli_questions import settle
+    from tests.factories import setup as make
+
+    path = tmp_path / "shop.csv"
+    shop_frame().to_csv(path, index=False)
+    options = [{"label": "revenue", "description": "net"}, {"label": "gmv", "description": "gross"}]
+    asked = call("ask_user_question", "q1", question="Which number should I analyse?", kind="single", options=options)
+    model = ScriptedModel([ModelReply(None, [asked]), ModelReply("Analysed gmv.")])
+    settings, db, service, ws = make(tmp_path, path, lambda *_: model)
+    run_id = start_run(service, ws, "how is revenue doing?")
+    # the harness's own gate (topic "metric", the same on every run) takes its answer by its id only
+    code = settle(service, run_id, {"metric": ["revenue"], "q.1a2b3c4d": ["gmv"]}, False, tmp_path / "out")
+    assert code is None
+    with db.session() as s:
+        answers = {q.topic: q.answer for q in s.scalars(select(Question).where(Question.run_id == run_id))}
+        assert answers == {"metric": "revenue", "q.599ec9d5": "gmv"} and s.get(Run, run_id).status == "done"

@@ -1,6 +1,7 @@
 """A number of things named by what it counts (杯数, 箱数, 销量（箱）): asked for by its unit ("卖了多少箱"), and
 added up per group. Found in a new user's trial: "每个月卖了多少杯？" on 杯数 and 销售额 gave each month's
-销售额 (卖 read as sales), "哪个门店卖的杯数最多？" compared each shop's average cups a day."""
+销售额 (卖 read as sales), "哪个门店卖的杯数最多？" compared each shop's average cups a day; in English, "How many
+copies of Dune did we sell?" on a Copies column compared each title's average copies per order."""
 
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pandas as pd
 import pytest
 from openpyxl import Workbook
 
-from app.understanding.column_forms import counts_things
+from app.understanding.column_forms import counts_things, names_things_en
 from tests.test_builtin_understanding import Session
 from tests.test_counts_answered import headline
 
@@ -76,3 +77,46 @@ def test_the_most_of_a_number_of_things_is_each_groups_total(tmp_path):
     assert said.startswith(f"**{totals.index[0]} 的 出货情况 / 箱数 合计最高：{totals.iloc[0]:,}") or (
         f"{totals.index[0]} 的 箱数 合计最高：{totals.iloc[0]:,}" in said
     ), said
+
+
+@pytest.mark.parametrize(
+    ("name", "plural"),
+    [
+        ("Copies", True),  # copies → copy
+        ("Tickets Sold", True),  # the head word
+        ("Seats Booked", True),
+        ("Status", False),  # a word ending in s that is no plural
+        ("Weight (lbs)", False),  # a bracketed unit is not the name
+        ("Price ($)", False),
+        ("Class", False),
+    ],
+)
+def test_an_english_number_of_things_is_told_by_its_plural(name, plural):
+    assert names_things_en(name) is plural
+
+
+def bookshop(path: Path) -> pd.DataFrame:
+    rng = np.random.default_rng(11)
+    n = 240
+    frame = pd.DataFrame(
+        {
+            "Date": pd.date_range("2025-02-01", periods=n, freq="D"),
+            "Title": rng.choice(["Dune", "Emma", "Hamlet", "Ulysses"], n),
+            "Copies": rng.integers(1, 6, n),
+            "Price ($)": rng.choice([9.99, 14.5, 19.0], n),
+        }
+    )
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_how_many_things_of_one_named_group_is_that_groups_total(tmp_path):
+    """ "How many copies of Dune": Dune's total copies (a plural whole-number column adds up), not Dune's
+    average order set against the other titles'."""
+    path = tmp_path / "bookshop.csv"
+    frame = bookshop(path)
+    run, calls = Session(tmp_path, path).ask("How many copies of Dune did we sell?")
+    totals = frame.groupby("Title")["Copies"].sum()
+    said = headline(run)
+    assert f"Dune: {totals['Dune']:,}" in said and f"{totals.sum():,} in all" in said, said
+    assert "average" not in said

@@ -720,3 +720,31 @@ def test_the_catalogs_chinese_words_are_read_when_a_query_may_meet_them() -> Non
         assert lazy.lexical_scores(query).tolist() == whole.lexical_scores(query).tolist(), query
     assert not lazy._with_han
     assert lazy.rarity == whole.rarity and lazy.keyword_words == whole.keyword_words
+
+
+def test_a_resumed_turn_keeps_the_tools_it_already_ran_callable():
+    """A clarification pause rebuilds the turn in a new process; the tools the turn already ran, by name or
+    through call_tool, stay callable by their exact names (the first process's note_call died with it), while
+    a call that failed makes nothing callable."""
+    from app.agent.tools.results import CallResults
+
+    records = CallResults()
+    records.keep("a", ToolResult(text="ran"))
+    records.keep("b", ToolResult(text="ran"))
+    records.keep("c", ToolResult.failure({"error": "tool_not_exposed", "message": "no"}))
+    opening = [
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "a", "function": {"name": "paired_test", "arguments": "{}"}},
+                {"id": "b", "function": {"name": "call_tool", "arguments": json.dumps({"name": "probe_forecast"})}},
+                {"id": "c", "function": {"name": "probe_cluster_segments", "arguments": "{}"}},
+            ],
+        }
+    ]
+    assert records.called_before(opening) == ["paired_test", "probe_forecast"]
+    analysis = toolbox_for("不同地区的收入有差异吗？")
+    analysis.schemas()
+    analysis.exposure.request_tools(records.called_before(opening))
+    again = analysis.execute(call("paired_test", "p2"))  # refused before the turn's calls were read back
+    assert (again.error or {}).get("error") != "tool_not_exposed"

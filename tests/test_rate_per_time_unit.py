@@ -98,3 +98,35 @@ def test_the_groups_rate_per_hour_is_their_total_over_their_hours(tmp_path, make
     assert call(calls, "rank_values").arguments["group_column"] == group
     expected = rates(frame, group, top, bottom)
     assert all(f"{g} {fmt_num(v)}" in headline(run) for g, v in expected.items())
+
+
+@pytest.mark.parametrize(
+    ("name", "unit"),
+    [("时长（小时）", True), ("Weight (kg)", True), ("Fee ($)", True), ("评分(1-5)", False), ("Rating (1–10)", False)],
+)
+def test_a_bracketed_unit_says_a_measurement(name, unit):
+    from app.understanding.profile_reading import measured_in_a_unit
+
+    assert measured_in_a_unit(name) is unit
+
+
+def test_money_per_hour_of_whole_hours_and_a_verb_for_money(tmp_path):
+    """ "平均每小时收费多少？" where every job lasts 2, 3, 4 or 5 whole hours: 时长（小时） is an amount (its bracket
+    says a unit), not a code of four groups, and 收费 (CC-CEDICT: "to charge a fee") asks the money column."""
+    rng = np.random.default_rng(21)
+    n = 160
+    hours = rng.choice([2, 3, 4, 5], n)
+    frame = pd.DataFrame(
+        {
+            "阿姨": rng.choice(["王阿姨", "李阿姨", "张阿姨"], n),
+            "时长（小时）": hours,
+            "金额（元）": hours * rng.choice([50, 60, 70], n),
+        }
+    )
+    path = tmp_path / "jobs.csv"
+    frame.to_csv(path, index=False)
+    run, calls = Session(tmp_path, path).ask("平均每小时收费多少？")
+    row_by_row = (frame["金额（元）"] / frame["时长（小时）"]).mean()
+    whole = frame["金额（元）"].sum() / frame["时长（小时）"].sum()
+    said = headline(run)
+    assert fmt_num(row_by_row) in said or fmt_num(whole) in said, said

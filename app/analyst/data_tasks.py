@@ -15,8 +15,9 @@ from app.analyst.scope import cut_column, cut_subject, value_condition
 from app.analyst.steps import Arguments, Column, Condition, Plan, Spans, Step
 from app.analyst.vocabulary import period_units
 from app.understanding import vocabulary as shared_vocabulary
-from app.understanding.bilingual import is_classifier, names_a_quantity, strength
+from app.understanding.bilingual import dictionary_senses, is_classifier, names_a_quantity, strength
 from app.understanding.column_forms import money_column, money_unit
+from app.understanding.everyday_words import MONEY_PIECES, MONEY_WORDS
 from app.understanding.general_words import counts_rows, is_row_word
 from app.understanding.kinds import (
     DIFFERENCE,
@@ -547,8 +548,34 @@ _HOW_MUCH_VERB = re.compile(
 
 def _money_asked(question: str, columns: list[Column]) -> str | None:
     """The table's one column in money (column_forms.money_column) where the question asks "how much" of no
-    named thing: "How much do we earn per minute …" asks an amount of money. None otherwise."""
-    return money_column(columns) if _HOW_MUCH_VERB.search(question) else None
+    named thing ("How much do we earn per minute …"), or asks an amount in a word for money, next to 多少 / "how
+    much" ("每小时收费多少", "多少钱"). None otherwise."""
+    return money_column(columns) if _HOW_MUCH_VERB.search(question) or _money_word_asked(question) else None
+
+
+def _money_word_asked(question: str) -> bool:
+    """Whether the word right before or after the degree question (多少, 几, "how much") means money: a word of
+    the currency concepts (everyday_words.MONEY_WORDS: 钱, money), or one CC-CEDICT glosses with one of them or
+    with one of their column pieces (收费 "to charge a fee")."""
+    words = [word.lower() for word, tag, _, _ in tagged_words(question) if tag != "x" and word.strip()]
+    for at, word in enumerate(words):
+        if word in ("多少", "几"):  # the word before (收费多少) or after (多少钱)
+            near = words[max(at - 1, 0) : at + 2]
+        elif word == "much" and at and words[at - 1] == "how":  # the word after ("how much money")
+            near = words[at + 1 : at + 2]
+        else:
+            continue
+        if any(_means_money(w) for w in near if w != word):
+            return True
+    return False
+
+
+@cache
+def _means_money(word: str) -> bool:
+    money = {lemma(w) for w in (*MONEY_WORDS, *MONEY_PIECES) if w.isascii()} | set(MONEY_WORDS)
+    if word.lower() in money or lemma(word.lower()) in money:
+        return True
+    return is_cjk(word[0]) and any(money & set(sense) for sense in dictionary_senses(word))
 
 
 def _word_names(text: str, names: set[str]) -> str | None:

@@ -71,7 +71,8 @@ def _in_percents(text: str, step: Step, result: ResultRecord, plan: Plan | None)
 def _finding(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str:
     text = plain_reading(step, result, zh, plan, question)
     means = _means(result.metrics)
-    every_mean_said = all(fmt_num(v) in text for v in means.values())  # named_group_headline lists them all
+    # named_group_headline lists them all; two_group_headline says both to five digits (3.0367, not 3.037)
+    every_mean_said = all(fmt_num(v) in text or fmt_num(v, 5) in text for v in means.values())
     if step.tool in COMPARISONS and means and not every_mean_said:
         # periods (1月..6月, Q1..Q4) in calendar order, as the totals' headline lists them; other groups by size
         in_time = calendar_order(list(means))
@@ -120,7 +121,16 @@ def _rates(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, questi
         outcome = f"{outcome}/({outcome}+{failures})"
     first = _one_group_against_others(arguments["group_column"], plan)
     yes = None if first else _named_yes_group(arguments["group_column"], result.metrics, plan)
-    return proportion_headline(outcome, arguments["group_column"], result.metrics, zh, first or yes, bool(yes))
+    asked = _asked_group(arguments["group_column"], plan)
+    return proportion_headline(outcome, arguments["group_column"], result.metrics, zh, first or yes, bool(yes), asked)
+
+
+def _asked_group(column: str, plan: Plan | None) -> str | None:
+    """The one group of the compared column the question names ("赵阿姨的好评率是多少"): its rate and its place
+    are told after the ranking."""
+    if plan is None or plan.dimension != column or len(plan.values) != 1:
+        return None
+    return str(plan.values[0])
 
 
 def _named_yes_group(column: str, metrics: dict[str, Any], plan: Plan | None) -> str | None:

@@ -56,18 +56,35 @@ def _by_prefix(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
 
 
 def proportion_headline(
-    outcome: str, group: str, metrics: dict[str, Any], zh: bool, first: str | None = None, by_group: bool = False
+    outcome: str,
+    group: str,
+    metrics: dict[str, Any],
+    zh: bool,
+    first: str | None = None,
+    by_group: bool = False,
+    asked: str | None = None,
 ) -> str | None:
     """'female: 72.7% had survived = yes, against 19.1% for male; a gap this large would rarely
     happen by chance (p < 0.001).' Highest rate first; the group the question asked about first
     when it is one of two (`first`: "Crew: 24.0%, against 37.9% for the others"); `by_group` names the
-    grouping after the two rates there too (the yes of a yes/no column: "higher for yes … (by bluecol)")."""
+    grouping after the two rates there too (the yes of a yes/no column: "higher for yes … (by bluecol)"); `asked`,
+    one group of several the question asks about ("赵阿姨的好评率是多少"), is told after the ranking with its place."""
     rates = _by_prefix(metrics, "proportion.")
     if len(rates) < 2:
         return None
     if first in rates and len(rates) == 2:
         return _one_rate_against_other(outcome, first, rates, _num(metrics, "p_value"), zh, group if by_group else None)
     ranked = sorted(rates.items(), key=lambda kv: -kv[1])
+    if asked in rates:  # the group the question asks about, after the ranking: its rate and its place
+        place = [g for g, _ in ranked].index(asked) + 1
+        told = _ranked_rates(outcome, group, ranked, metrics, zh)
+        if zh:
+            return f"{told}{asked}：{_pct(rates[asked])}，在 {len(ranked)} 组中排第 {place}。"
+        return f"{told} {asked}: {_pct(rates[asked])}, {_ordinal(place)} of {len(ranked)}."
+    return _ranked_rates(outcome, group, ranked, metrics, zh)
+
+
+def _ranked_rates(outcome: str, group: str, ranked: list[tuple[str, float]], metrics: dict[str, Any], zh: bool) -> str:
     (top, high), (low_name, low) = ranked[0], ranked[-1]
     p = _num(metrics, "p_value")
     much = p is not None and p < 0.05 and high >= 1.5 * max(low, 1e-12)
@@ -84,6 +101,10 @@ def proportion_headline(
         f"The {outcome} rate is {lead} for {top}: {_pct(high)}{middle} vs {_pct(low)} for {low_name} "
         f"(by {group}); {_chance(p, zh)}."
     )
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def _one_rate_against_other(

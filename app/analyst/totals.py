@@ -10,7 +10,7 @@ import re
 from app.analyst.question_words import asks_each_group
 from app.analyst.steps import Column, Plan, Spans, Step
 from app.analyst.vocabulary import period_aliases, period_units, words
-from app.understanding.column_forms import counts_things
+from app.understanding.column_forms import counts_things, names_things_en
 from app.understanding.general_words import counts_rows
 from app.understanding.kinds import DIFFERENCE, HOW_MANY, HOW_MUCH, MEAN_WORDS, PER_UNIT, asks_extreme, asks_total
 from app.understanding.language import local_text as _t
@@ -45,7 +45,16 @@ def additive(name: str, columns: list[Column] | None = None) -> bool:
     lowered = name.lower()
     english = set(name_words(lowered)) | {lemma(word) for word in name_words(lowered)}
     listed = any((word in english) if word.isascii() else (word in lowered) for word in ADDITIVE)
-    return listed or counts_things(name)  # 杯数, 销量（箱）: a number of things
+    return listed or counts_things(name) or _whole_things(name, columns or [])  # 杯数, 销量（箱）, Copies
+
+
+def _whole_things(name: str, columns: list[Column]) -> bool:
+    """An English plural name over whole numbers never below 0 (Copies, Tickets Sold): a number of things,
+    which adds up like 杯数 (a plural over decimals or negatives, "Returns %" or "Degrees", is another
+    quantity)."""
+    column = next((c for c in columns if c["name"] == name), None)
+    whole = column is not None and column.get("type") == "integer" and (column.get("minimum") or 0) >= 0
+    return whole and names_things_en(name)
 
 
 def share_groups(question: str, columns: list[Column], named: list[str], dimension: str) -> tuple[str | None, str]:

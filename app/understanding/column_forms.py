@@ -337,6 +337,27 @@ def counts_things(name: str) -> bool:
     return not senses or senses[0][:1] == ("number",) or senses[0][-1:] == ("count",)
 
 
+def names_things_en(name: str) -> bool:
+    """Whether an English name says a number of things by a plural noun at its head or its end (Copies,
+    Tickets Sold, Seats Booked): English marks a count of things by its plural, as Chinese marks one by …数
+    (counts_things). Plural by the English dictionary (lemminflect's noun lemma differs from the word:
+    copies → copy), so "Status" or "Sales Tax" is no plural; a bracketed unit is left out (Weight (lbs))."""
+    from app.understanding.english_dictionary import lemminflect
+
+    words = name_words(core_name(header_leaf(name)).lower())
+    if not words:
+        return False
+    try:
+        all_lemmas = lemminflect().getAllLemmas
+    except ImportError:  # pragma: no cover - a dependency; kept working without it
+        return False
+    for word in dict.fromkeys([words[0], words[-1]]):
+        nouns = all_lemmas(word).get("NOUN", ())
+        if nouns and word not in nouns and len(word) > 3:
+            return True
+    return False
+
+
 def unit_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
     """Where the question asks an amount in the unit a Chinese name counts in and no other column does:
     "烧掉多少升油" → 耗油量（升）, "多少公斤" → 渔获量 (公斤), "卖了多少杯" → 杯数."""

@@ -4,9 +4,12 @@ rate" → Admit = Admitted). Its rate is then compared between groups, not its a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from app.understanding.english_dictionary import lemminflect
+from app.understanding.general_words import is_row_word
 from app.understanding.kinds import RATE
 from app.understanding.profile_reading import GROUPING, NUMERIC, is_scale
 from app.understanding.roles import Span, value_position
@@ -77,6 +80,36 @@ def binary_outcome(
     ]
     if not binary:
         return None
+    if not rate and _rows_compared_by_a_quality(question, spans, {n for _, n in binary}):
+        return None  # "are gift-wrapped orders bigger": the yes/no column sorts the rows compared, not an outcome
     if rate and len({n for _, n in binary}) > 1:
         return min(binary, key=lambda b: abs(b[0] - rate.start()))[1]
     return binary[0][1]
+
+
+# Comparatives of amount say more or fewer of the rows ("more likely", "fewer returns"), not a quality of each row.
+_AMOUNT_BASES = frozenset({"much", "many", "little", "few", "less"})
+
+
+def _rows_compared_by_a_quality(question: str, spans: list[Span], binary: set[str]) -> bool:
+    """Whether a yes/no column is said as a mark of the rows ("gift-wrapped orders", "refunded bookings") and the
+    question compares a quality of those rows by an English comparative adjective (bigger, longer, cheaper;
+    not more/fewer, which count the rows): the rows with and without the mark compared on a measure, not the
+    mark's rate. English only: lemminflect's comparative forms."""
+    text = question.lower()
+    marked = False
+    for _, end, name in spans:
+        after = re.match(r"[\s-]*([a-z]+)", text[end:])
+        if name in binary and after and is_row_word(after.group(1)):
+            marked = True
+    if not marked:
+        return False
+    try:
+        dictionary = lemminflect()
+    except ImportError:  # pragma: no cover - a dependency; kept working without it
+        return False
+    for word in re.findall(r"[a-z]+", text):
+        bases = [b for b in dictionary.getAllLemmas(word).get("ADJ", ()) if b not in _AMOUNT_BASES]
+        if any(word in dictionary.getAllInflections(b).get("JJR", ()) for b in bases):
+            return True
+    return False

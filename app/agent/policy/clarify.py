@@ -62,7 +62,7 @@ class Paused(Exception):
 def ask_user_question(
     question: str,
     kind: Literal["single", "multi", "text"] = "single",
-    options: list[dict[str, Any]] | None = None,
+    options: list[dict[str, Any] | str] | None = None,
     reason: str = "",
     topic: str | None = None,
     ctx: ToolContext | None = None,
@@ -75,16 +75,17 @@ def ask_user_question(
     Args:
         question: The question, in the user's language, in plain words.
         kind: single (pick one option), multi (pick several) or text (free answer).
-        options: For single/multi: 2-6 options, each {"label": short answer, "description": what it means}.
+        options: For single/multi: 2-6 options, each {"label": short answer, "description": what it means}
+            (a plain string is taken as a label without a description).
         reason: Why the answer matters for the analysis (shown to the user).
         topic: A short key for what is asked (e.g. "metric", "window"); a topic is never asked twice.
     """
-    options = validate_question(question, kind, options)
+    shown = validate_question(question, kind, options)
     scope = run_scope(ctx)
     call_id = need_context(ctx).call_id
     session, workspace_id = scope.need_session(), scope.need_workspace_id()
     refuse_secret_request(
-        [question, reason, *(o[key] for o in options for key in ("label", "description"))], session, workspace_id
+        [question, reason, *(o[key] for o in shown for key in ("label", "description"))], session, workspace_id
     )
     topic = (topic or f"q.{question_key(question)}").strip()[:100]
     earlier = answered_question(session, workspace_id, topic)
@@ -100,7 +101,7 @@ def ask_user_question(
         run_id=scope.need_run_id(),
         kind=kind,
         question=question.strip(),
-        options=options,
+        options=shown,
         reason=reason or "",
         topic=topic,
         tool_call_id=call_id,
@@ -132,7 +133,7 @@ def refuse_secret_request(texts: list[str], session: Session, workspace_id: str)
         )
 
 
-def validate_question(question: str, kind: str, options: list[dict[str, Any]] | None) -> list[dict[str, str]]:
+def validate_question(question: str, kind: str, options: list[dict[str, Any] | str] | None) -> list[dict[str, str]]:
     if not (question or "").strip():
         raise ToolError("invalid_question", "The question is empty.", hint="Write the question in plain words.")
     if kind not in KINDS:
@@ -141,6 +142,7 @@ def validate_question(question: str, kind: str, options: list[dict[str, Any]] | 
         )
     if kind == "text":
         return [_clean_option(o) for o in options or [] if isinstance(o, dict) and o.get("label")][:6]
+    # a description says what an option means; asked for, not required (a refusal costs the model a round)
     if not isinstance(options, list) or not 2 <= len(options) <= 6:
         raise ToolError(
             "invalid_question",
@@ -149,17 +151,13 @@ def validate_question(question: str, kind: str, options: list[dict[str, Any]] | 
         )
     cleaned = []
     for option in options:
+        if isinstance(option, str):  # a model that writes options as plain strings: each is its label
+            option = {"label": option}
         if not isinstance(option, dict) or not str(option.get("label") or "").strip():
             raise ToolError(
                 "invalid_question",
                 "Every option needs a label.",
                 hint='Each option is {"label": short answer, "description": what it means}.',
-            )
-        if not str(option.get("description") or "").strip():
-            raise ToolError(
-                "invalid_question",
-                f"Option {option['label']!r} has no description.",
-                hint="Say in a few words what each option means for the analysis.",
             )
         cleaned.append(_clean_option(option))
     if len({o["label"].lower() for o in cleaned}) != len(cleaned):

@@ -9,6 +9,7 @@ another process (after a clarification pause) gets its earlier rounds' records b
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +45,22 @@ class CallResults:
                     found += [str(name) for name in record.details.get("exposed_tools") or []]
         return found
 
+    def called_before(self, messages: list[dict[str, Any]]) -> list[str]:
+        """The tools `messages` called that ran (by name, or through call_tool): a resumed turn keeps them callable,
+        as the process that ran them did (exposure.note_call) — a model that calls one again by its exact name after
+        a clarification pause is not refused it."""
+        called: list[str] = []
+        for message in messages:
+            for call in message.get("tool_calls") or []:
+                record = self._records.get(call.get("id"))
+                if record is None or not record.ok:
+                    continue
+                name = call["function"]["name"]
+                if name == "call_tool":  # the tool it named (Toolbox.resolve)
+                    name = _named_tool(call["function"].get("arguments"))
+                called += [name] if name else []
+        return called
+
     def restore(self, messages: list[dict[str, Any]], store: OutputStore | None) -> int:
         """The records of the tool results in `messages` that this process did not make (a resumed
         turn's earlier rounds), read from the output store; how many were found. A stored message
@@ -61,3 +78,13 @@ class CallResults:
                 self._records[call_id] = ResultRecord.from_json(saved)
                 found += 1
         return found
+
+
+def _named_tool(arguments: Any) -> str:
+    """The tool a call_tool call's arguments name ("" when they cannot be read)."""
+    try:
+        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return ""
+    name = parsed.get("name") if isinstance(parsed, dict) else None
+    return name if isinstance(name, str) else ""

@@ -1,0 +1,68 @@
+"""A shop's own log asked about in the other language and in everyday words (issue 24, the lead's milk-tea
+shop and gym files): an English question on Chinese headers reaches the columns it means by the dictionary
+and the embedding, both files in one workspace are told apart by meaning, a share owned by a yes/no column
+is that group's part of the total, and 分别 with a money column asks each group's total. The tables are
+small and made here; the expected numbers come from pandas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from openpyxl import Workbook
+
+from analysis_tools.common import fmt_num
+from app.understanding import bilingual, semantic
+from tests.test_builtin_understanding import Session, call, headline
+
+SHOPS = ["西湖店", "东门店", "南站店"]
+
+
+def tea_log(tmp_path, days: int = 12):
+    """A milk-tea shop's log as a shop keeps it: three shops, members and others each day, cups and takings
+    under a merged two-row header (销售情况 over 杯数 and 销售额（元）), a 合计 row at the bottom."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for day in pd.date_range("2024-03-01", periods=days):
+        for shop, base in zip(SHOPS, (40, 25, 60), strict=True):
+            for member in ("是", "否"):
+                cups = int(rng.integers(base, base + 30))
+                rows.append([shop, day.date(), cups, round(cups * float(rng.uniform(14, 18)), 1), member])
+    frame = pd.DataFrame(rows, columns=["门店", "日期", "杯数", "销售额", "会员"])
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["门店", "日期", "销售情况", None, "会员"])
+    sheet.append([None, None, "杯数", "销售额（元）", None])
+    for cells in ("A1:A2", "B1:B2", "C1:D1", "E1:E2"):
+        sheet.merge_cells(cells)
+    for row in rows:
+        sheet.append(row)
+    sheet.append(["合计", None, int(frame["杯数"].sum()), round(float(frame["销售额"].sum()), 1), None])
+    path = tmp_path / "奶茶流水.xlsx"
+    book.save(path)
+    return path, frame
+
+
+CUPS, TAKINGS = "销售情况 / 杯数", "销售情况 / 销售额（元）"
+NAMES = ["门店", "日期", CUPS, TAKINGS, "会员"]
+
+
+# --- 1. English words on Chinese headers ---------------------------------------------------------------
+def test_a_known_word_meets_a_wider_english_word_by_its_head_character() -> None:
+    # CC-CEDICT glosses 门店 "(retail) store" only; its head 店 is "inn; shop; store": a shop is what 门店 is
+    assert not any("shop" in sense for sense in bilingual.dictionary_senses("门店"))
+    assert bilingual.strength("shop", "门店") == bilingual.CHARACTER_SHARE < 1.0
+    # the head character nudges the embedding's lead; it never takes a column alone
+    assert semantic.bridged_column("shop", ["门店", "日期", "杯数", "会员"]) is None
+    assert semantic.best_column("shop", NAMES) == "门店"
+    # a word whose own senses meet the English is read by them, not by its head (会员 "member")
+    assert bilingual.strength("member", "会员") == 1.0
+
+
+def test_which_shop_sold_the_most_cups_ranks_the_shops_by_their_total_cups(tmp_path):
+    path, frame = tea_log(tmp_path)
+    run, calls = Session(tmp_path, path).ask("Which shop sold the most cups?")
+    grouped = call(calls, "group_aggregate").arguments
+    assert (grouped["group_columns"], grouped["value_columns"], grouped["agg"]) == (["门店"], [CUPS], "sum")
+    totals = frame.groupby("门店")["杯数"].sum()
+    top = totals.idxmax()
+    assert top in headline(run) and fmt_num(totals[top]) in headline(run), headline(run)

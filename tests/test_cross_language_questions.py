@@ -12,6 +12,8 @@ from openpyxl import Workbook
 
 from analysis_tools.common import fmt_num
 from app.understanding import bilingual, semantic
+from app.understanding.dataset_choice import choose_dataset
+from tests.test_builtin_question_reading import seen
 from tests.test_builtin_understanding import Session, call, headline
 
 SHOPS = ["西湖店", "东门店", "南站店"]
@@ -66,3 +68,38 @@ def test_which_shop_sold_the_most_cups_ranks_the_shops_by_their_total_cups(tmp_p
     totals = frame.groupby("门店")["杯数"].sum()
     top = totals.idxmax()
     assert top in headline(run) and fmt_num(totals[top]) in headline(run), headline(run)
+
+
+# --- 2. which table, by the meaning of every word --------------------------------------------------------
+def gym_members(tmp_path):
+    """A gym's members in English: each row one member (Member is an identifier)."""
+    rng = np.random.default_rng(5)
+    plans = rng.choice(["Basic", "Premium", "Family"], 30)
+    frame = pd.DataFrame(
+        {
+            "Member": [f"M{i:03d}" for i in range(30)],
+            "Plan": plans,
+            "Visits": rng.integers(1, 30, 30),
+            "Monthly Fee": [{"Basic": 29.0, "Premium": 59.0, "Family": 89.0}[p] for p in plans],
+            "Personal Trainer": rng.choice(["Yes", "No"], 30),
+        }
+    )
+    path = tmp_path / "gym_members.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_the_table_is_chosen_by_what_every_word_means_not_by_one_literal_header(tmp_path):
+    tea, _ = tea_log(tmp_path)
+    tables = [seen(tea), seen(gym_members(tmp_path))]
+    # "members" is the gym's Member written out and the tea log's 会员 by the dictionary; "cups" and
+    # "revenue" are the tea log's alone, so the tea log is meant (before: the gym, by its header alone)
+    for question in ("How many cups did members buy?", "What share of revenue comes from members?"):
+        choice = choose_dataset(question, tables)
+        assert choice.dataset is not None and choice.dataset["name"] == "奶茶流水", question
+        tea_fit = next(f for f in choice.fits if f.dataset["name"] == "奶茶流水")
+        assert tea_fit.kinds.get("会员") == "semantic", question
+    # the gym's own questions stay the gym's
+    for question in ("How many members have a personal trainer?", "What is the average monthly fee by plan?"):
+        choice = choose_dataset(question, tables)
+        assert choice.dataset is not None and choice.dataset["name"] == "gym_members", question

@@ -157,7 +157,7 @@ def unmatched_words(
     ids = tuple(c["name"] for c in columns if c.get("type") == "identifier")  # "Member ID": the rows are members
     # "calls" is the rows of a call log (and a word of its file's name), but a variable to find when
     # columns are named with it (Calls Received, Calls Answered)
-    named_parts = {stem(w) for c in columns for w in name_words(c["name"]) if len(w) >= 3}
+    named_parts = {stem(w) for c in columns for w in name_words(c["name"]) if len(w) >= 3} | _glossed_names(columns)
     for word in (*extra, *ids):  # the dataset's name, and its words ("cafe_sales": cafe, sales)
         for part in {word, *re.split(r"[\W_]+", word)}:
             if len(part) >= 3 and (part in ids or stem(part.lower()) not in named_parts):
@@ -183,6 +183,20 @@ def unmatched_words(
     whole = question.lower()  # the blanked text keeps every offset: its words are the question's
     chinese = _content_zh(text, whole if len(whole) == len(text) else text)
     return phrases + [p for p in chinese if not _rest_of_partial_name(whole, p, spans)]
+
+
+def _glossed_names(columns: list[dict[str, Any]]) -> set[str]:
+    """What the Chinese headers are called in English, by the dictionary: each one-word sense of a word of the
+    header (会员 "member"), as a stem. A row word that is a header's own name in the other language names that
+    column ("members" on a log with a 会员 是/否 column says whether the buyer was one), as it does when the
+    header is written in English (Member ID)."""
+    from app.understanding.bilingual import chinese_words, senses
+
+    found: set[str] = set()
+    for column in columns:
+        for word in chinese_words(column["name"]):
+            found |= {w for sense in senses(word) if len(sense) == 1 for w in sense}
+    return found
 
 
 def _without_zh_rows(text: str) -> str:

@@ -103,3 +103,7 @@ def test_the_table_is_chosen_by_what_every_word_means_not_by_one_literal_header(
     for question in ("How many members have a personal trainer?", "What is the average monthly fee by plan?"):
         choice = choose_dataset(question, tables)
         assert choice.dataset is not None and choice.dataset["name"] == "gym_members", question
+    # a word no table holds ("profit"): the question is about something neither has, so "shop" (门店 by
+    # meaning) does not pick the tea log; the scope gate asks
+    choice = choose_dataset("Which shop made the most profit?", tables)
+    assert choice.how == "none" and all(f.score == 0 for f in choice.fits)

@@ -216,44 +216,58 @@ def _by_meaning(question: str, fits: list[Fit]) -> None:
     rules match. "How many cups did members buy?" over a milk-tea log (杯数, 会员) and a gym's members
     (Member): the rules match "members" in the gym's header only, yet "cups" and "members" both mean columns
     of the tea log. A thing counted ("how many cups") names no column to read, but it says which table holds
-    it. A column placed so weighs as a weak match. The model is read only where some word is left."""
+    it. A column placed so weighs as a weak match. Where a word means a column of no table at all ("Which
+    store made the most profit?" over tables without profit), the question is about something none holds:
+    nothing is added, and which table is meant stays the rules' or the user's (the scope gate asks). The
+    model is read only where some word is left."""
     text = question.lower()
+    placed: dict[int, list[Mention]] = {}
+    left: list[tuple[int, int]] = []
     for f in fits:
         columns = [c for c in f.dataset.get("columns", []) if not c.get("pii")]
-        spans = [(m.start, m.end, m.name) for m in f.mentions]
-        _by_family(question, columns, f)
-        phrases = unmatched_words(question, columns, spans, (str(f.dataset.get("name") or ""),), tuple(f.columns))
+        added = placed.setdefault(id(f), _by_family(question, columns, f))
+        spans = [(m.start, m.end, m.name) for m in [*f.mentions, *added]]
+        named = tuple(dict.fromkeys([*f.columns, *(m.name for m in added)]))
+        phrases = unmatched_words(question, columns, spans, (str(f.dataset.get("name") or ""),), named)
         if not phrases:
             continue
         from app.understanding import semantic  # the model: only when phrases are left
 
-        names = semantic.candidate_columns(question, columns, set(f.columns))
+        names = semantic.candidate_columns(question, columns, set(named))
         for phrase in phrases:
             at = text.find(phrase)
-            if at >= 0 and (column := semantic.best_column(phrase, names)) and column not in f.kinds:
-                f.columns.append(column)
-                f.kinds[column] = "semantic"
-                f.words[column] = phrase
-                f.mentions.append(Mention(at, at + len(phrase), column, "semantic"))
+            if at < 0:
+                continue
+            left.append((at, at + len(phrase)))
+            if (column := semantic.best_column(phrase, names)) and column not in named:
+                added.append(Mention(at, at + len(phrase), column, "semantic"))
+    every = [m for f in fits for m in [*f.mentions, *placed.get(id(f), [])]]
+    if any(not any(m.start < end and start < m.end for m in every) for start, end in left):
+        return
+    for f in fits:
+        for m in placed.get(id(f), []):
+            if m.name not in f.kinds:
+                f.columns.append(m.name)
+                f.kinds[m.name] = "semantic"
+                f.words[m.name] = text[m.start : m.end]
+                f.mentions.append(m)
 
 
-def _by_family(question: str, columns: list[dict[str, Any]], f: Fit) -> None:
-    """The fit with the one number column a metric family's word of the question names (gate_words.FAMILIES:
-    "revenue" for 销售额（元）), as a weak match: the family's words name its columns (role_sources.family_words),
+def _by_family(question: str, columns: list[dict[str, Any]], f: Fit) -> list[Mention]:
+    """Where a metric family's word of the question names the table's one number column of that family
+    (gate_words.FAMILIES: "revenue" for 销售额（元）): the family's words name its columns (role_sources.family_words),
     so they are no word left for the matcher, yet they say which table holds that number."""
     text = question.lower()
     numbers = [c["name"] for c in columns if c.get("type") in NUMERIC]
+    found: list[Mention] = []
     for family in FAMILIES.values():
         members = [n for n in numbers if has_word(family["words"], n)]
         said = [w for w in family["words"] if has_word([w], question)]
         if len(members) != 1 or not said or members[0] in f.kinds:
             continue
-        at = text.find(said[0].lower())
-        if at >= 0:
-            f.columns.append(members[0])
-            f.kinds[members[0]] = "semantic"
-            f.words[members[0]] = said[0]
-            f.mentions.append(Mention(at, at + len(said[0]), members[0], "semantic"))
+        if (at := text.find(said[0].lower())) >= 0:
+            found.append(Mention(at, at + len(said[0]), members[0], "semantic"))
+    return found
 
 
 def _shared_words_weigh_alike(fits: list[Fit]) -> None:

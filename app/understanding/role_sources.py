@@ -157,12 +157,15 @@ def unmatched_words(
     ids = tuple(c["name"] for c in columns if c.get("type") == "identifier")  # "Member ID": the rows are members
     # "calls" is the rows of a call log (and a word of its file's name), but a variable to find when
     # columns are named with it (Calls Received, Calls Answered)
-    named_parts = {stem(w) for c in columns for w in name_words(c["name"]) if len(w) >= 3} | _glossed_names(columns)
+    named_parts = {stem(w) for c in columns for w in name_words(c["name"]) if len(w) >= 3}
     for word in (*extra, *ids):  # the dataset's name, and its words ("cafe_sales": cafe, sales)
         for part in {word, *re.split(r"[\W_]+", word)}:
             if len(part) >= 3 and (part in ids or stem(part.lower()) not in named_parts):
                 text = _blank_word(text, part.lower())
     parts = {stem(w) for name in used for w in name_words(name) if len(w) >= 3}  # "pass" of n_passed
+    # a row word a Chinese header is called in English names that column, as a word of an English header does
+    # (not a word of the file's name: "park" of car_park_tickets stays the data's name beside 停车 "to park")
+    glossed = _glossed_names(columns)
     phrases: list[str] = []
     current: list[str] = []
     pending: str | None = None
@@ -170,7 +173,11 @@ def unmatched_words(
         if word in _JOINERS and current:
             pending = word
             continue
-        rows = is_row_word(word) and not _RANKS_ROWS.search(question.lower()[:start]) and stem(word) not in named_parts
+        rows = (
+            is_row_word(word)
+            and not _RANKS_ROWS.search(question.lower()[:start])
+            and stem(word) not in named_parts | glossed
+        )
         if _content_compound(word) and stem(word) not in parts and not rows:
             current += [pending, word] if pending else [word]
         elif current:

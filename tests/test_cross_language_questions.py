@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from openpyxl import Workbook
 
+from analysis_tools.base import ToolContext
 from analysis_tools.common import fmt_num
+from analysis_tools.plot_comparison import plot_pie
 from app.understanding import bilingual, semantic
 from app.understanding.dataset_choice import choose_dataset
 from tests.test_builtin_question_reading import seen
@@ -60,6 +63,7 @@ def test_a_known_word_meets_a_wider_english_word_by_its_head_character() -> None
     assert bilingual.strength("member", "会员") == 1.0
 
 
+@pytest.mark.slow
 def test_which_shop_sold_the_most_cups_ranks_the_shops_by_their_total_cups(tmp_path):
     path, frame = tea_log(tmp_path)
     run, calls = Session(tmp_path, path).ask("Which shop sold the most cups?")
@@ -107,3 +111,28 @@ def test_the_table_is_chosen_by_what_every_word_means_not_by_one_literal_header(
     # meaning) does not pick the tea log; the scope gate asks
     choice = choose_dataset("Which shop made the most profit?", tables)
     assert choice.how == "none" and all(f.score == 0 for f in choice.fits)
+
+
+# --- 3. a share owned by a yes/no column ----------------------------------------------------------------
+def test_a_pie_of_a_yes_no_column_draws_both_slices(tmp_path):
+    # True and False are the slices' labels, never a mask over the totals
+    frame = pd.DataFrame({"member": [True, False, True, True], "takings": [10.0, 30.0, 20.0, 40.0]})
+    result = plot_pie(frame, group_column="member", value_column="takings", ctx=ToolContext(figures_dir=tmp_path))
+    assert result.metrics["n_slices"] == 2 and result.metrics["total"] == pytest.approx(frame["takings"].sum())
+
+
+@pytest.mark.slow
+def test_the_share_of_a_number_from_a_yes_no_group_is_its_part_of_the_total(tmp_path):
+    path, frame = tea_log(tmp_path)
+    member = frame.groupby("会员")["销售额"].sum()
+    share = member["是"] / member.sum() * 100
+    session = Session(tmp_path, path)
+    for question in ("What share of revenue comes from members?", "会员的销售额占多少比例"):
+        run, calls = session.ask(question)
+        grouped = call(calls, "group_aggregate").arguments
+        assert (grouped["group_columns"], grouped["value_columns"], grouped["agg"]) == (["会员"], [TAKINGS], "sum")
+        assert not any(c.tool in ("compare_two_groups", "value_counts") for c in calls), question
+        pie = call(calls, "plot_pie")  # a yes/no column's two slices (True/False to the tool) both drawn
+        assert pie.ok, pie.error
+        said = headline(run)
+        assert f"{share:.1f}%" in said and f"{100 - share:.1f}%" in said, said

@@ -14,6 +14,7 @@ from openpyxl import Workbook
 from analysis_tools.base import ToolContext
 from analysis_tools.common import fmt_num
 from analysis_tools.plot_comparison import plot_pie
+from app.analyst.totals import both_sides_named
 from app.understanding import bilingual, semantic
 from app.understanding.dataset_choice import choose_dataset
 from tests.test_builtin_question_reading import seen
@@ -136,3 +137,24 @@ def test_the_share_of_a_number_from_a_yes_no_group_is_its_part_of_the_total(tmp_
         assert pie.ok, pie.error
         said = headline(run)
         assert f"{share:.1f}%" in said and f"{100 - share:.1f}%" in said, said
+
+
+# --- 4. 分别 with a money column: each side's total --------------------------------------------------------
+def test_a_yes_no_grouping_named_with_its_opposite_names_both_sides() -> None:
+    columns = [{"name": "会员", "type": "boolean"}, {"name": "Member", "type": "boolean"}]
+    assert both_sides_named("会员和非会员的销售额分别是多少", columns, [(0, 2, "会员"), (4, 6, "会员")], "会员")
+    assert both_sides_named("sales of members and non-members", columns, [(9, 16, "Member")], "Member")
+    assert not both_sides_named("会员的销售额是多少", columns, [(0, 2, "会员")], "会员")
+    assert not both_sides_named("sales in members", columns, [(9, 16, "Member")], "Member")  # "in" is no prefix
+
+
+@pytest.mark.slow
+def test_each_sides_amount_of_money_is_its_total(tmp_path):
+    path, frame = tea_log(tmp_path)
+    totals = frame.groupby("会员")["销售额"].sum()
+    run, calls = Session(tmp_path, path).ask("会员和非会员的销售额分别是多少")
+    grouped = call(calls, "group_aggregate").arguments
+    assert (grouped["group_columns"], grouped["value_columns"], grouped["agg"]) == (["会员"], [TAKINGS], "sum")
+    assert not any(c.tool == "compare_two_groups" for c in calls)  # not the averages compared by a test
+    said = headline(run)
+    assert fmt_num(totals["是"]) in said and fmt_num(totals["否"]) in said, said

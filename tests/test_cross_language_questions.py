@@ -14,6 +14,7 @@ from openpyxl import Workbook
 from analysis_tools.base import ToolContext
 from analysis_tools.common import fmt_num
 from analysis_tools.plot_comparison import plot_pie
+from app.analyst.answer import spaced_latin
 from app.analyst.totals import both_sides_named
 from app.understanding import bilingual, semantic
 from app.understanding.dataset_choice import choose_dataset
@@ -61,6 +62,8 @@ def test_a_known_word_meets_a_wider_english_word_by_its_head_character() -> None
     assert semantic.bridged_column("shop", ["门店", "日期", "杯数", "会员"]) is None
     assert semantic.best_column("shop", NAMES) == "门店"
     # a word whose own senses meet the English is read by them, not by its head (会员 "member")
+    # and a question's own Chinese words are read by their senses only: 行驶 "to travel" is no "speed" (驶)
+    assert bilingual.strength("行驶距离", "speed") == 0.0
     assert bilingual.strength("member", "会员") == 1.0
 
 
@@ -158,3 +161,10 @@ def test_each_sides_amount_of_money_is_its_total(tmp_path):
     assert not any(c.tool == "compare_two_groups" for c in calls)  # not the averages compared by a test
     said = headline(run)
     assert fmt_num(totals["是"]) in said and fmt_num(totals["否"]) in said, said
+
+
+# --- 5. Chinese text around Latin names -------------------------------------------------------------------
+def test_a_latin_name_between_chinese_characters_is_set_off_by_spaces() -> None:
+    assert spaced_latin("各Plan之间的差异（按Plan分组）") == "各 Plan 之间的差异（按 Plan 分组）"
+    assert spaced_latin("按 Plan 分组：Basic 63.2%") == "按 Plan 分组：Basic 63.2%"  # already spaced, punctuation
+    assert spaced_latin("2024年3月，增长5.6%") == "2024年3月，增长5.6%"  # numbers stay as written

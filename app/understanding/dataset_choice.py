@@ -235,14 +235,15 @@ def _by_meaning(question: str, fits: list[Fit]) -> None:
 
         names = semantic.candidate_columns(question, columns, set(named))
         for phrase in phrases:
-            at = text.find(phrase)
-            if at < 0:
+            if (at := text.find(phrase)) < 0:
                 continue
             left.append((at, at + len(phrase)))
-            if (column := semantic.best_column(phrase, names)) and column not in named:
+            # a match is sure by its lead over the table's next column: a table of one column has none, and the
+            # floor a lone column must clear takes words near anything ("What stands out here?" → refund)
+            if len(names) > 1 and (column := semantic.best_column(phrase, names)) and column not in named:
                 added.append(Mention(at, at + len(phrase), column, "semantic"))
-    every = [m for f in fits for m in [*f.mentions, *placed.get(id(f), [])]]
-    if any(not any(m.start < end and start < m.end for m in every) for start, end in left):
+    found = [m for f in fits for m in [*f.mentions, *placed.get(id(f), [])]]
+    if any(not any(m.start < end and start < m.end for m in found) for start, end in left):
         return
     for f in fits:
         for m in placed.get(id(f), []):

@@ -266,7 +266,9 @@ def _by_family(question: str, columns: list[dict[str, Any]], f: Fit) -> list[Men
         said = [w for w in family["words"] if has_word([w], question)]
         if len(members) != 1 or not said or members[0] in f.kinds:
             continue
-        if (at := text.find(said[0].lower())) >= 0:
+        at = text.find(said[0].lower())
+        # a word the rules already read as another column of the table (营业额 as a synonym of 销量) is that one's
+        if at >= 0 and not any(m.start < at + len(said[0]) and at < m.end for m in f.mentions):
             found.append(Mention(at, at + len(said[0]), members[0], "semantic"))
     return found
 
@@ -275,15 +277,20 @@ def _shared_words_weigh_alike(fits: list[Fit]) -> None:
     """A word of the question that names a column in two tables weighs in each as in the one it names least
     surely: it says which column in either table, not which table ("members" is the gym's Member written
     out and the tea log's 会员 by meaning); the question's other words tell the tables apart, and a tie is
-    broken by the table named more exactly (Fit.strength). Words are the same where their places overlap.
+    broken by the table named more exactly (Fit.strength). Words are the same where their places overlap. Only
+    a match by meaning lowers the other: two matches by the rules weigh by their own grades.
     Every table is weighed so, a table an analysis made too (it must not outweigh the table it was made from)."""
     given = fits
     placed = [(f, m) for f in given for m in f.mentions if m.name in f.kinds]
     for f in given:
         f.shared = {}
         for m in f.mentions:
+            # against a match by meaning only: where the rules match the word in both tables, how surely each
+            # names it is their own evidence (and a header's word borrowed as a listed one weighs weak there)
             others = [
-                weight(g.kinds.get(n.name)) for g, n in placed if g is not f and n.start < m.end and m.start < n.end
+                weight(g.kinds.get(n.name))
+                for g, n in placed
+                if g is not f and n.start < m.end and m.start < n.end and g.kinds.get(n.name) == "semantic"
             ]
             if others and m.name in f.kinds:
                 low = min(others)

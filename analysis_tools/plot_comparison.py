@@ -246,10 +246,12 @@ def plot_pie(
     if frame.empty or totals.sum() <= 0:
         raise no_data_error(value_column or category, ctx)
     keep, rest = charts.top_categories(totals, max(2, min(int(top), 12)))
-    shares = totals.loc[keep]
+    # by label, never as a mask: the slices of a yes/no column are True and False, which .loc would read as
+    # a mask over the totals (one slice left, and a label for each of two)
+    shares = totals.reindex(keep)
     labels = [charts.category_label(k, ctx.zh) for k in keep]
     if rest:
-        shares = pd.concat([shares, pd.Series([totals.loc[rest].sum()])])
+        shares = pd.concat([shares, pd.Series([totals.reindex(rest).sum()])])
         labels.append(charts.other_label(len(rest), ctx.zh))
     fig, ax = charts.new_figure((7.5, 5.5))
     ax.pie(

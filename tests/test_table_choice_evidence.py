@@ -65,10 +65,16 @@ def test_an_exact_header_outweighs_a_translation_and_a_coincidental_value() -> N
         (f.dataset["name"], f.score) for f in choice.fits
     ]
     by_name = {f.dataset["name"]: f for f in choice.fits}
-    assert by_name["shops"].kinds == {"销售额": "name"} and by_name["shops"].score == EVIDENCE["exact"]
+    # "store" is 门店 by meaning (dataset_choice._by_meaning: every word weighs), in the shop sheet only
+    assert by_name["shops"].kinds == {"销售额": "name", "门店": "semantic"}
+    assert by_name["shops"].score == EVIDENCE["exact"] + EVIDENCE["weak"]
     assert by_name["orders"].kinds == {"Revenue": "synonym"} and by_name["orders"].score == EVIDENCE["listed"]
     assert by_name["orders"].values == []  # "store" is what the question ranks, not rows to keep
-    # an exact header against a translation in the other table: a near-tie, so the table is assumed
+    # an exact header against a translation in the other table, and nothing else: a near-tie, so the table
+    # is assumed
+    question = "What is the highest 销售额?"
+    choice = choose_dataset(question, [_orders(), _shops()])
+    assert choice.dataset is not None and choice.dataset["name"] == "shops"
     assert choice.how == "words" and choice.lead == 1 < SURE_LEAD and not choice.sure
     assert table_assumed(choice) and choice.others == ["orders"]
     line = table_line(choice, zh=False)

@@ -5,6 +5,7 @@ rules, how far the inference carries); then a line that says what the built-in a
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from app.analyst.derived_answers import count_headline, per_unit_headline, row_rate_note, whole_rate_headline
@@ -103,7 +104,17 @@ def write_answer(plan: Plan, view: TurnView, many: bool, zh: bool) -> str:
     if caveats:
         lines += ["### 注意" if zh else "### Caveats", ""] + [f"- {n}" for n in caveats]
     lines += ["", HONESTY["zh" if zh else "en"]]
-    return "\n".join(lines)
+    return spaced_latin("\n".join(lines)) if zh else "\n".join(lines)
+
+
+# A Latin letter touching a Chinese character, either side ("按Plan分组", "各Plan之间"): Chinese typesetting puts
+# a space between the two scripts, as the answer's own sentences already do around the names they fill in.
+_SCRIPTS_TOUCH = re.compile(r"(?<=[\u3400-\u9fff])(?=[A-Za-z])|(?<=[A-Za-z])(?=[\u3400-\u9fff])")
+
+
+def spaced_latin(text: str) -> str:
+    """`text` with a space wherever a Latin letter and a Chinese character touch: "按 Plan 分组"."""
+    return _SCRIPTS_TOUCH.sub(" ", text)
 
 
 def _left_out_notes(plan: Plan, view: TurnView, zh: bool) -> list[str]:

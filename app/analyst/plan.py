@@ -62,7 +62,7 @@ from app.analyst.role_question import likely_column, open_role, role_answers, su
 from app.analyst.scope import chain_filters, counted_by_cut, cut_only, passing_steps, yes_no_owner
 from app.analyst.steps import Column, Plan, Spans, Step, date_column, profile_step
 from app.analyst.time_steps import add_time_steps, period_steps, season_steps, time_filter, top_period_steps
-from app.analyst.totals import averaged_by_default, share_steps, total_steps
+from app.analyst.totals import additive, averaged_by_default, share_steps, total_steps
 from app.analyst.versus_rest import asks_versus_rest, versus_rest
 from app.understanding import semantic  # its model loads on the first phrase, not on import
 from app.understanding.count_pairs import count_pair
@@ -85,7 +85,7 @@ from app.understanding.kinds import (
 )
 from app.understanding.language import local_text as _t
 from app.understanding.outcome import Outcome, measure_names, rate_outcome
-from app.understanding.profile_reading import count_weights
+from app.understanding.profile_reading import NUMERIC, count_weights
 from app.understanding.reading import Reading, read_question
 from app.understanding.repeated_design import repeated_design
 from app.understanding.role_sources import Provenance, Source, counted_measure, same_family, unmatched_words
@@ -476,6 +476,19 @@ def _regrouped(plan: Plan, p: Planning, dimension: str | None) -> str | None:
     return dimension
 
 
+def _shared_measure(p: Planning) -> str | None:
+    """The additive number a share question is a share of: the first the question names, else the one whose
+    metric family's word it uses ("share of revenue" for 销售额（元）); None when it names none (a share of
+    the rows) or the number does not add up (a share of a price or a score means nothing)."""
+    measures = [m for m in measure_names(p.columns, p.named) if m not in p.kept]
+    if not measures:
+        numbers = [c["name"] for c in p.columns if c.get("type") in NUMERIC and not (c.get("binary") or c.get("pii"))]
+        measures = [n for n in numbers if same_family(p.question, n)]
+        if len(measures) != 1:
+            return None
+    return measures[0] if additive(measures[0], p.columns) else None
+
+
 def _value_event(p: Planning) -> Outcome | None:
     """One value of a column with more than two values as the event of a rate or share question ("what
     share of orders were Class 2", "各门店等级为2的订单占多少比例"): the rows with that value against the rest,
@@ -497,6 +510,13 @@ def _kind_plan(plan: Plan, p: Planning, outcome: str | None, dimension: str | No
     move together, a paired design, top/bottom N, a peak, a season, shares, totals. False when none
     applies."""
     question, columns, zh = p.question, p.columns, p.zh
+    if outcome and p.goal is None and asks_share(question) and (measure := _shared_measure(p)):
+        # "what share of revenue comes from members", "会员的销售额占多少比例": the yes/no column owns parts of an
+        # additive number, its yes rows' total against the whole (and the rest), not the rate of its rows nor
+        # the measure's average compared between its two groups
+        plan.metric = measure
+        share_steps(plan, question, columns, p.grouping, outcome, zh)
+        return True
     group_named = dimension in (*p.grouping, p.implied) or plan.whole is not None
     if outcome and not group_named and not plan.weights and (by := measure_names(columns, p.named)):
         # "did older passengers have a lower chance of survival": the measurement compared between the outcomes

@@ -18,6 +18,7 @@ from app.understanding.period_groups import is_period_column, period_column, per
 from app.understanding.profile_reading import is_level
 from app.understanding.roles import groups_rows
 from app.understanding.text import COUNT_WORDS_EN, lemma
+from app.understanding.vocabulary import word_alternation
 from app.understanding.words import core_name, name_words
 
 ADDITIVE = words("additive")  # parts of a name that make a number a total (vocabulary.toml)
@@ -190,6 +191,27 @@ def share_steps(
         )
 
 
+# A negating prefix right before a word (非会员, "non-members", "unpaid"): the word's opposite.
+_NEGATED_BEFORE = re.compile(rf"(?:^|[^a-z])(?:{word_alternation('roles', 'negating_prefixes')})-?$", re.I)
+
+
+def both_sides_named(question: str, columns: list[Column], spans: Spans, dimension: str | None) -> bool:
+    """Whether the question names a yes/no grouping and its opposite ("会员和非会员", "members and non-members"):
+    an amount asked of the two ("…的销售额分别是多少") is asked of each side, as of two groups named by their
+    values ("东门和西门的销量"), so over dated rows each side's total."""
+    column = next((c for c in columns if c["name"] == dimension), None)
+    if column is None or column.get("type") != "boolean":
+        return False
+    text = question.lower()
+    said = [_NEGATED_BEFORE.search(text[:start]) is not None for start, _, name in spans if name == dimension]
+    words = {text[start:end] for start, end, name in spans if name == dimension}
+    # the opposite written as a prefix inside the same word ("non-members" said once, read with "members")
+    for word in words:
+        for match in re.finditer(re.escape(word), text):
+            said.append(_NEGATED_BEFORE.search(text[: match.start()]) is not None)
+    return True in said and False in said
+
+
 def asks_per_row(question: str, columns: list[Column], spans: Spans) -> bool:
     """Whether the question asks for an average: "on average", "平均", "per order", "每单"."""
     return bool(MEAN_WORDS.search(question)) or asks_per_unit(question, columns, spans)
@@ -234,7 +256,7 @@ def total_steps(plan: Plan, question: str, columns: list[Column], spans: Spans, 
     # "东门和西门的销量差多少？", "6月的销售额比1月增长了多少？": two groups named, an amount asked of each: their totals
     # "上个月的营业额是多少？", "how much revenue did we make": an amount of the whole, no grouping named, is its
     # total (the groups it breaks down into follow: findings._groups_assumed)
-    each = asks_each_group(question, columns)
+    each = asks_each_group(question, columns) or both_sides_named(question, columns, spans, dimension)
     whole = dimension not in {name for _, _, name in spans} and not DIFFERENCE.search(question)
     amount = over_periods and asks_amount(question) and (each or len(plan.values) == 2 or whole)
     summed = ranked or ((dimension in periods or amount) and additive(metric, columns) and not per_row)

@@ -14,7 +14,9 @@ part found. Both directions go through the Chinese word's senses: a Chinese phra
 header, and an English phrase against a Chinese header (the header's words are looked up).
 
 A header word the dictionary lacks, with no listed word inside it (渔获量), is read by its characters'
-senses (获: catch) at CHARACTER_SHARE: a nudge to the embedding's lead, never a reading of its own.
+senses (获: catch) at CHARACTER_SHARE: a nudge to the embedding's lead, never a reading of its own. So is a
+known word whose own senses meet nothing of the other side, by its head (last) character: 门店 "(retail) store"
+is a kind of 店 "shop; store", so "shop" nudges toward 门店 (a header's words only: a question's are its own).
 
 The strength of a match is weaker than a header's own name: a gloss is a translation of one word out
 of context. semantic.best_column reads it as evidence beside the embedding (BRIDGE_BONUS there), and
@@ -252,6 +254,17 @@ def _character_cover(word: str, english: frozenset[str]) -> float:
     )
 
 
+def _head_cover(word: str, english: frozenset[str]) -> float:
+    """The cover of a known word's head character by the English stems (whole senses only), for a word whose
+    own senses meet none of them. A Chinese compound puts its head last (门店 "(retail) store" is a kind of 店
+    "inn; shop; store"), so what the head character means the word is, in a wider sense than its own gloss:
+    "shop" finds 门店 by 店 where the dictionary glosses 门店 "store" only. Counted at CHARACTER_SHARE like
+    an unknown word's characters: a nudge to the embedding's lead, never a reading by itself."""
+    if len(word) < _MIN_ZH:
+        return 0.0
+    return max((1.0 for sense in character_senses(word[-1]) if sense <= english), default=0.0)
+
+
 def _known_inside(word: str) -> list[str]:
     """The longest dictionary words inside `word`, left to right (forward maximum matching)."""
     found, at = [], 0
@@ -349,13 +362,16 @@ def strength(phrase: str, header: str) -> float:
     cover of any Chinese word of one side by the English words of the other. 0 when both sides are
     in one language (the rules and the embedding read those) or nothing meets."""
     best = 0.0
-    for chinese, english in ((phrase, header), (header, phrase)):
+    # a known word's head character reads the header only ("shop" on 门店): a question's own Chinese words are
+    # read by their senses (行驶 "to travel" is no "speed", although its 驶 is "to speed")
+    for chinese, english, by_head in ((phrase, header, False), (header, phrase, True)):
         stems = english_stems(english)
         if not stems:
             continue
         done, clipped = past_verbs(english), clipped_words(english)
         for word in chinese_words(chinese):
-            best = max(best, _cover(word, stems, done, clipped))
+            head = CHARACTER_SHARE * _head_cover(word, stems) if by_head else 0.0
+            best = max(best, _cover(word, stems, done, clipped) or head)
         for word in unknown_words(chinese):
             best = max(best, CHARACTER_SHARE * _character_cover(word, stems))
     return best

@@ -5,7 +5,9 @@ abbreviations: words) and category values ("online orders" → Channel = Online)
 surely as it names (`EVIDENCE`, the grades of roles.MATCH_KINDS: a header written out over a listed
 word such as a synonym or translation, over a partial or by-meaning match); a value spelt like the
 word the question ranks ("Which store …": the groups compared, ranked_entity) is no evidence of a
-filter and does not count. The dataset with the most evidence is the one analysed; a lead of less
+filter and does not count. Where the workspace holds several tables, the words the rules leave are placed
+in each table by meaning (the embedding and the dictionary: a weak match each), and a word that names a
+column in two tables weighs alike in both (`_shared_words_weigh_alike`). The dataset with the most evidence is the one analysed; a lead of less
 than one listed word's weight over the next table (`SURE_LEAD`) is a near-tie, and the answer says
 the table was assumed (Choice.sure). When two fit equally, or none fits at all, the scope gate asks
 (gates.scope_gate) and the answer — a dataset name — is honoured by the harness's gates and by the
@@ -18,10 +20,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.understanding.profile_reading import LOOKUP_LEVELS
+from app.understanding.gate_words import FAMILIES, has_word
+from app.understanding.profile_reading import LOOKUP_LEVELS, NUMERIC
 from app.understanding.ranked_entity import ranked_spans
 from app.understanding.role_sources import unmatched_words
-from app.understanding.roles import WEAK_KINDS, column_mentions, match_kinds, named_values, spoken_names
+from app.understanding.roles import WEAK_KINDS, Mention, column_mentions, match_kinds, named_values, spoken_names
 from app.understanding.units import names_a_unit
 from app.understanding.words import SYNONYMS, name_words
 
@@ -66,6 +69,10 @@ class Fit:
     words: dict[str, str] = field(default_factory=dict)  # column → the question's word that named it
     # columns named by a listed word that is another table's own header (`_headers_weigh_more`)
     borrowed: set[str] = field(default_factory=set)
+    # columns named by a word that names a column of another table too, with the lowest weight the word has
+    # in any of them (`_shared_words_weigh_alike`)
+    shared: dict[str, int] = field(default_factory=dict)
+    mentions: list[Mention] = field(default_factory=list)  # where the question names the columns (the rules')
 
     @property
     def weak(self) -> list[str]:
@@ -84,7 +91,11 @@ class Fit:
         """The score the choice ranks tables by: a column reached by a word another table has as its own
         header (`borrowed`) weighs as a weak match. How sure the choice is stays the plain score's (an exact
         header against a translation is still a near-tie the answer says it assumed)."""
-        return self.score - sum(weight(self.kinds.get(n)) - EVIDENCE["weak"] for n in self.borrowed)
+        borrowed = sum(weight(self.kinds.get(n)) - EVIDENCE["weak"] for n in self.borrowed)
+        shared = sum(
+            max(0, weight(self.kinds.get(n)) - low) for n, low in self.shared.items() if n not in self.borrowed
+        )
+        return self.score - borrowed - shared
 
     @property
     def strength(self) -> tuple[int, int, int]:
@@ -187,7 +198,7 @@ def fit(question: str, dataset: dict[str, Any]) -> Fit:
     )
     words = {m.name: text[m.start : m.end] for m in reversed(mentions)}
     values_said = [f"{column} = {v}" for v in values] if column else []
-    return Fit(dataset, named_columns, values_said, named, match_kinds(mentions), words)
+    return Fit(dataset, named_columns, values_said, named, match_kinds(mentions), words, mentions=mentions)
 
 
 def _headers_weigh_more(fits: list[Fit]) -> None:
@@ -197,6 +208,93 @@ def _headers_weigh_more(fits: list[Fit]) -> None:
     headers = {f.words.get(name) for f in fits for name in f.columns if f.kinds.get(name) in EXACT_KINDS}
     for f in fits:
         f.borrowed = {n for n in f.columns if f.kinds.get(n) in LISTED_KINDS and f.words.get(n) in headers}
+
+
+def _by_meaning(question: str, fits: list[Fit]) -> None:
+    """Each table's fit with the columns the question's other words mean by the embedding matcher and the
+    dictionary (semantic.best_column): every word of the question weighs in the choice, not only those the
+    rules match. "How many cups did members buy?" over a milk-tea log (杯数, 会员) and a gym's members
+    (Member): the rules match "members" in the gym's header only, yet "cups" and "members" both mean columns
+    of the tea log. A thing counted ("how many cups") names no column to read, but it says which table holds
+    it. A column placed so weighs as a weak match. Where a word means a column of no table at all ("Which
+    store made the most profit?" over tables without profit), the question is about something none holds:
+    nothing is added, and which table is meant stays the rules' or the user's (the scope gate asks). The
+    model is read only where some word is left."""
+    text = question.lower()
+    placed: dict[int, list[Mention]] = {}
+    left: list[tuple[int, int]] = []
+    for f in fits:
+        columns = [c for c in f.dataset.get("columns", []) if not c.get("pii")]
+        added = placed.setdefault(id(f), _by_family(question, columns, f))
+        spans = [(m.start, m.end, m.name) for m in [*f.mentions, *added]]
+        named = tuple(dict.fromkeys([*f.columns, *(m.name for m in added)]))
+        phrases = unmatched_words(question, columns, spans, (str(f.dataset.get("name") or ""),), named)
+        if not phrases:
+            continue
+        from app.understanding import semantic  # the model: only when phrases are left
+
+        names = semantic.candidate_columns(question, columns, set(named))
+        for phrase in phrases:
+            if (at := text.find(phrase)) < 0:
+                continue
+            left.append((at, at + len(phrase)))
+            # a match is sure by its lead over the table's next column: a table of one column has none, and the
+            # floor a lone column must clear takes words near anything ("What stands out here?" → refund)
+            if len(names) > 1 and (column := semantic.best_column(phrase, names)) and column not in named:
+                added.append(Mention(at, at + len(phrase), column, "semantic"))
+    found = [m for f in fits for m in [*f.mentions, *placed.get(id(f), [])]]
+    if any(not any(m.start < end and start < m.end for m in found) for start, end in left):
+        return
+    for f in fits:
+        for m in placed.get(id(f), []):
+            if m.name not in f.kinds:
+                f.columns.append(m.name)
+                f.kinds[m.name] = "semantic"
+                f.words[m.name] = text[m.start : m.end]
+                f.mentions.append(m)
+
+
+def _by_family(question: str, columns: list[dict[str, Any]], f: Fit) -> list[Mention]:
+    """Where a metric family's word of the question names the table's one number column of that family
+    (gate_words.FAMILIES: "revenue" for 销售额（元）): the family's words name its columns (role_sources.family_words),
+    so they are no word left for the matcher, yet they say which table holds that number."""
+    text = question.lower()
+    numbers = [c["name"] for c in columns if c.get("type") in NUMERIC]
+    found: list[Mention] = []
+    for family in FAMILIES.values():
+        members = [n for n in numbers if has_word(family["words"], n)]
+        said = [w for w in family["words"] if has_word([w], question)]
+        if len(members) != 1 or not said or members[0] in f.kinds:
+            continue
+        at = text.find(said[0].lower())
+        # a word the rules already read as another column of the table (营业额 as a synonym of 销量) is that one's
+        if at >= 0 and not any(m.start < at + len(said[0]) and at < m.end for m in f.mentions):
+            found.append(Mention(at, at + len(said[0]), members[0], "semantic"))
+    return found
+
+
+def _shared_words_weigh_alike(fits: list[Fit]) -> None:
+    """A word of the question that names a column in two tables weighs in each as in the one it names least
+    surely: it says which column in either table, not which table ("members" is the gym's Member written
+    out and the tea log's 会员 by meaning); the question's other words tell the tables apart, and a tie is
+    broken by the table named more exactly (Fit.strength). Words are the same where their places overlap. Only
+    a match by meaning lowers the other: two matches by the rules weigh by their own grades.
+    Every table is weighed so, a table an analysis made too (it must not outweigh the table it was made from)."""
+    given = fits
+    placed = [(f, m) for f in given for m in f.mentions if m.name in f.kinds]
+    for f in given:
+        f.shared = {}
+        for m in f.mentions:
+            # against a match by meaning only: where the rules match the word in both tables, how surely each
+            # names it is their own evidence (and a header's word borrowed as a listed one weighs weak there)
+            others = [
+                weight(g.kinds.get(n.name))
+                for g, n in placed
+                if g is not f and n.start < m.end and m.start < n.end and g.kinds.get(n.name) == "semantic"
+            ]
+            if others and m.name in f.kinds:
+                low = min(others)
+                f.shared[m.name] = min(f.shared.get(m.name, low), low)
 
 
 def choose_dataset(
@@ -211,7 +309,10 @@ def choose_dataset(
     if not datasets:
         return Choice(None, "none")
     fits = [fit(question, d) for d in datasets]
+    if len(datasets) > 1 and answered_dataset(datasets, answered or {}, key) is None:
+        _by_meaning(question, uploads(fits))
     _headers_weigh_more(fits)
+    _shared_words_weigh_alike(fits)
     fits.sort(key=lambda f: -f.choosing)
     if len(datasets) == 1:
         return Choice(datasets[0], "only", fits)

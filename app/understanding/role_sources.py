@@ -164,6 +164,9 @@ def unmatched_words(
             if len(part) >= 3 and (part in ids or stem(part.lower()) not in named_parts):
                 text = _blank_word(text, part.lower())
     parts = {stem(w) for name in used for w in name_words(name) if len(w) >= 3}  # "pass" of n_passed
+    # a row word a Chinese header is called in English names that column, as a word of an English header does
+    # (not a word of the file's name: "park" of car_park_tickets stays the data's name beside 停车 "to park")
+    glossed = _glossed_names(columns)
     phrases: list[str] = []
     current: list[str] = []
     pending: str | None = None
@@ -171,7 +174,11 @@ def unmatched_words(
         if word in _JOINERS and current:
             pending = word
             continue
-        rows = is_row_word(word) and not _RANKS_ROWS.search(question.lower()[:start]) and stem(word) not in named_parts
+        rows = (
+            is_row_word(word)
+            and not _RANKS_ROWS.search(question.lower()[:start])
+            and stem(word) not in named_parts | glossed
+        )
         if _content_compound(word) and stem(word) not in parts and not rows:
             current += [pending, word] if pending else [word]
         elif current:
@@ -191,6 +198,20 @@ def unmatched_words(
     whole = question.lower()  # the blanked text keeps every offset: its words are the question's
     chinese = _content_zh(text, whole if len(whole) == len(text) else text)
     return phrases + [p for p in chinese if not _rest_of_partial_name(whole, p, spans)]
+
+
+def _glossed_names(columns: list[dict[str, Any]]) -> set[str]:
+    """What the Chinese headers are called in English, by the dictionary: each one-word sense of a word of the
+    header (会员 "member"), as a stem. A row word that is a header's own name in the other language names that
+    column ("members" on a log with a 会员 是/否 column says whether the buyer was one), as it does when the
+    header is written in English (Member ID)."""
+    from app.understanding.bilingual import chinese_words, senses
+
+    found: set[str] = set()
+    for column in columns:
+        for word in chinese_words(column["name"]):
+            found |= {w for sense in senses(word) if len(sense) == 1 for w in sense}
+    return found
 
 
 def _without_zh_rows(text: str, id_stems: frozenset[str] = frozenset()) -> str:

@@ -130,3 +130,4 @@ def test_money_per_hour_of_whole_hours_and_a_verb_for_money(tmp_path):
     whole = frame["金额（元）"].sum() / frame["时长（小时）"].sum()
     said = headline(run)
     assert fmt_num(row_by_row) in said or fmt_num(whole) in said, said
+    assert "金额（元） ÷ 时长（小时）" in said and " per " not in said, said  # named in the sheet's language

@@ -354,6 +354,8 @@ def per_unit_plan(
     name = f"{top} per {per_time}" if per_time else f"{top} per {per}{bottom}"  # "Distance (km) per hour"
     if days_step:  # named in the sheet's language, whichever the question was asked in
         name = f"每天{top}" if is_cjk(top[0]) else f"{top} per day"  # "每天租金（元）", "Fee per day"
+    elif is_cjk(top[0]) and not per_time and scale == 1:
+        name = f"{top} ÷ {bottom}"  # "金额（元） ÷ 时长（小时）": a Chinese sheet's rate without an English "per"
     totals_only = bottom in counts and not per_time and scale == 1  # a price per thing counted: totals over totals
     if counts_only and not totals_only:
         return None

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from openpyxl import Workbook
 
-from app.understanding.column_forms import counts_things, names_things_en
+from app.understanding.column_forms import counted_by_word, counts_things, names_things_en
 from tests.test_builtin_understanding import Session
 from tests.test_counts_answered import headline
 
@@ -120,3 +120,44 @@ def test_how_many_things_of_one_named_group_is_that_groups_total(tmp_path):
     said = headline(run)
     assert f"Dune: {totals['Dune']:,}" in said and f"{totals.sum():,} in all" in said, said
     assert "average" not in said
+
+
+def tea_shop(path: Path) -> pd.DataFrame:
+    """A Chinese tea shop's days under a merged header: 销售情况 over 杯数 and 销售额（元）, and 会员 是/否."""
+    rng = np.random.default_rng(9)
+    n = 150
+    frame = pd.DataFrame(
+        {
+            "门店": rng.choice(["西湖店", "东门店", "南站店"], n),
+            "日期": pd.date_range("2025-01-01", periods=n, freq="D"),
+            "杯数": rng.integers(20, 80, n),
+            "会员": rng.choice(["是", "否"], n),
+        }
+    )
+    frame["销售额（元）"] = frame["杯数"] * rng.choice([12, 15, 18], n)
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["门店", "日期", "销售情况", None, "会员"])
+    sheet.append([None, None, "杯数", "销售额（元）", None])
+    for cells in ("A1:A2", "B1:B2", "C1:D1", "E1:E2"):
+        sheet.merge_cells(cells)
+    for row in frame.itertuples(index=False):
+        sheet.append([row.门店, row.日期.to_pydatetime(), int(row.杯数), int(row._4), row.会员])
+    book.save(path)
+    return frame
+
+
+def test_cups_counted_in_english_are_the_chinese_count_of_cups(tmp_path):
+    """"How many cups did we sell in total?" on 杯数: cups is what 杯数 counts (杯: "cup" in CC-CEDICT), so its
+    total, not a count of rows nor a relationship of cups with 销售额 (which "sell" names)."""
+    path = tmp_path / "tea.xlsx"
+    frame = tea_shop(path)
+    columns = [{"name": "销售情况 / 杯数", "type": "integer"}, {"name": "销售情况 / 销售额（元）", "type": "integer"}]
+    assert counted_by_word("cups", columns) == "销售情况 / 杯数" and counted_by_word("yuan", columns) is None
+    session = Session(tmp_path, path)
+    run, calls = session.ask("How many cups did we sell in total?")
+    assert f"{frame['杯数'].sum():,}" in headline(run) and not any(c.tool == "correlation" for c in calls)
+    for who, kept in (("members", "是"), ("non-members", "否")):
+        run, _ = session.ask(f"How many cups did {who} buy?")
+        said = headline(run)
+        assert f"Total 杯数: {frame.loc[frame['会员'] == kept, '杯数'].sum():,}" in said, (who, said)

@@ -31,6 +31,8 @@ from app.understanding.kinds import (
 from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import column_spans, groups_rows, named_values
+from app.understanding.text import AUXILIARIES
+from app.understanding.vocabulary import words as vocabulary_words
 from app.understanding.words import SYNONYMS
 
 _RULES_BLOCK = re.compile(r'<context source="workspace-rules" tier="project-rules">\n(.*?)\n</context>', re.S)
@@ -131,6 +133,9 @@ _NEGATED_GAP = (
 _NEGATED_END = re.compile(rf"(?:{NEGATION.pattern}){_NEGATED_GAP}$", re.I)
 
 
+NEGATING_PREFIXES = frozenset(vocabulary_words("roles", "negating_prefixes"))  # non, un, 非 …
+
+
 def negated(text: str, value: str) -> bool:
     """Whether a negator stands right before the value or column name in the text ("without a loyalty
     card", "not Online", "没有会员卡", "不是线上的", "除了北区以外"): the question leaves those rows out.
@@ -172,19 +177,42 @@ def yes_no_owner(question: str, columns: list[dict[str, Any]], spans: list[tuple
     filter, so one total is the answer, not a total per value with the highest first. Only for a total asked
     of one number, where the question names the column right before the number (的, 's) and asks for no
     groups (no "each", no comparison); None otherwise."""
-    if not asks_total(question) or asks_for_groups(question, columns):
+    if asks_for_groups(question, columns):
         return None
     kinds = {str(c["name"]): c for c in columns if not c.get("pii")}
+    for (start, end, measure), (after, owner_end, name) in itertools.pairwise(sorted(spans)):
+        # "how many cups did members buy": the column as the subject of the clause that asks the amount
+        between = question[end:after].lower().split()
+        if not (
+            kinds.get(name, {}).get("type") == "boolean"
+            and kinds.get(measure, {}).get("type") in NUMERIC
+            and HOW_MANY.search(question[max(0, start - 12) : start])
+            and len(between) == 1
+            and between[0] in AUXILIARIES
+        ):
+            continue
+        return _owner_value(question, kinds[name], question[after:owner_end])
+    if not asks_total(question):
+        return None
     for (start, end, name), (after, _, measure) in itertools.pairwise(sorted(spans)):
         if kinds.get(name, {}).get("type") != "boolean" or kinds.get(measure, {}).get("type") not in NUMERIC:
             continue
         if not _OWNED_BY.fullmatch(question[end:after]):
             continue
-        words = dict(kinds[name].get("words") or {})
-        left_out = negated(question, question[start:end])
-        value = str(words.get("false" if left_out else "true") or ("False" if left_out else "True"))
-        return {"column": name, "op": "==", "value": value}
+        return _owner_value(question, kinds[name], question[start:end])
     return None
+
+
+def _owner_value(question: str, column: dict[str, Any], said: str) -> Condition:
+    """The yes/no column's yes as a filter — its no where a negator stands before the words said for it (非会员)."""
+    words = dict(column.get("words") or {})
+    # a negating prefix the words said carry themselves ("non-members": the span of 会员 takes the whole word), not
+    # one that is a word of the column's own name ("in-store" of In Store)
+    prefix, _, rest = said.lower().partition("-")
+    own = {w.lower() for w in re.findall(r"[A-Za-z]+", str(column["name"]))}
+    left_out = negated(question, said) or (bool(rest) and prefix in NEGATING_PREFIXES and prefix not in own)
+    value = str(words.get("false" if left_out else "true") or ("False" if left_out else "True"))
+    return {"column": str(column["name"]), "op": "==", "value": value}
 
 
 # between an owner and what it owns: 的, or an English possessive ("members' spend", "member's")

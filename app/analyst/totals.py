@@ -192,7 +192,7 @@ def share_steps(
 
 
 # A negating prefix right before a word (非会员, "non-members", "unpaid"): the word's opposite.
-_NEGATED_BEFORE = re.compile(rf"(?:^|[^a-z])(?:{word_alternation('roles', 'negating_prefixes')})-?$", re.I)
+NEGATED_BEFORE = re.compile(rf"(?:^|[^a-z])(?:{word_alternation('roles', 'negating_prefixes')})-?$", re.I)
 
 
 def both_sides_named(question: str, columns: list[Column], spans: Spans, dimension: str | None) -> bool:
@@ -203,12 +203,12 @@ def both_sides_named(question: str, columns: list[Column], spans: Spans, dimensi
     if column is None or column.get("type") != "boolean":
         return False
     text = question.lower()
-    said = [_NEGATED_BEFORE.search(text[:start]) is not None for start, _, name in spans if name == dimension]
+    said = [NEGATED_BEFORE.search(text[:start]) is not None for start, _, name in spans if name == dimension]
     words = {text[start:end] for start, end, name in spans if name == dimension}
     # the opposite written as a prefix inside the same word ("non-members" said once, read with "members")
     for word in words:
         for match in re.finditer(re.escape(word), text):
-            said.append(_NEGATED_BEFORE.search(text[: match.start()]) is not None)
+            said.append(NEGATED_BEFORE.search(text[: match.start()]) is not None)
     return True in said and False in said
 
 

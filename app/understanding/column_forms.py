@@ -358,6 +358,26 @@ def names_things_en(name: str) -> bool:
     return False
 
 
+def counted_by_word(word: str, columns: list[dict[str, Any]]) -> str | None:
+    """The one number column that counts things in the unit an English word names, by CC-CEDICT's one-word
+    senses of its measure word ("cups" → 杯数 by 杯 "cup", "boxes" → 销量（箱） by 箱 "box"): "how many cups" asks
+    that column's total across languages, not a count of rows. None when no column, or several, count so."""
+    from app.understanding.bilingual import dictionary_senses
+
+    said = lemma(word.strip().split()[-1].lower()) if word.strip() else ""
+    if not said.isascii() or not said.isalpha():
+        return None
+    found = []
+    for column in columns:
+        name = str(column["name"])
+        if column.get("type") not in ("number", "integer") or not counts_things(name):
+            continue
+        unit = counted_unit(header_leaf(name))
+        if any(sense == (said,) for sense in dictionary_senses(unit)):
+            found.append(name)
+    return found[0] if len(found) == 1 else None
+
+
 def unit_mentions(question: str, name: str, others: list[str]) -> Iterator[tuple[int, int]]:
     """Where the question asks an amount in the unit a Chinese name counts in and no other column does:
     "烧掉多少升油" → 耗油量（升）, "多少公斤" → 渔获量 (公斤), "卖了多少杯" → 杯数."""

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from app.understanding import vocabulary
 from app.understanding.bilingual import is_row_word_zh, senses
+from app.understanding.column_forms import counted_by_word
 from app.understanding.gate_words import FAMILIES, has_word
 from app.understanding.general_words import analysis_words, is_general_en, is_row_word
 from app.understanding.kinds import NUMBER_CUT, moves_together
@@ -27,6 +28,7 @@ from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import Mention, Span, named_values, value_position
 from app.understanding.segment import whole_words
 from app.understanding.text import (
+    AUXILIARIES,
     HAN_RUN,
     MERGED_HEADER,
     closed_class_spans,
@@ -250,8 +252,17 @@ def semantic_mentions(
     from app.understanding import semantic  # the model's module: only when a phrase is left
 
     text, found, taken = question.lower(), list(mentions), set(named)
-    # "how many children", "多少个孩子": the thing counted names the rows, not a column to measure
-    left = [p for p in phrases if (at := text.find(p)) >= 0 and not _counted(text[:at], text[at + len(p) :])]
+    # "how many children", "多少个孩子": the thing counted names the rows, not a column to measure — unless it is
+    # what a column counts, said in the other language ("how many cups" of 杯数: its total)
+    left = []
+    for phrase in phrases:
+        at = text.find(phrase)
+        if at >= 0 and not _counted(text[:at], text[at + len(phrase) :]):
+            left.append(phrase)
+        elif at >= 0 and (counted := counted_by_word(phrase, columns)) and counted not in taken:
+            found = [m for m in found if not _verb_of_the_count(text, at + len(phrase), m, columns)]
+            found.append(Mention(at, at + len(phrase), counted, "semantic"))
+            taken.add(counted)
     left = [p for p in left if not _group_of_named(p, named)]
     for phrase in list(left):
         if owned := _owned_mention(question, columns, found, phrase):
@@ -274,6 +285,18 @@ def semantic_mentions(
     if left and moves_together(question):
         found = _quantities_together(question, columns, found, taken, left)
     return sorted(found)
+
+
+def _verb_of_the_count(text: str, after: int, mention: Mention, columns: list[dict[str, Any]]) -> bool:
+    """Whether a number column's mention is the main verb of the clause that asks "how many <things>" ("how many
+    cups did we sell": sell, read as 销售额 by its words, says what was done to the cups, not a second number)."""
+    kinds = {c["name"]: c for c in columns}
+    if kinds.get(mention.name, {}).get("type") not in NUMERIC or mention.start < after:
+        return False
+    between = re.findall(r"[a-z']+", text[after : mention.start])
+    return (
+        2 <= len(between) <= 4 and between[0] in AUXILIARIES
+    )  # an auxiliary and its subject: "did we", "have the stalls"
 
 
 def _group_of_named(phrase: str, named: set[str]) -> bool:

@@ -373,6 +373,11 @@ def word_forms(word: str, tags: tuple[str, ...] = ()) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+# The auxiliary verbs (do, have, be in their finite forms: did, has, were …) that open a question's clause
+# before its subject: "how many cups | did | we sell", "how many cups | did | members buy".
+AUXILIARIES = frozenset(form for verb in ("do", "have", "be") for form in word_forms(verb, FINITE))
+
+
 @lru_cache(maxsize=4096)
 def inner_words(word: str) -> tuple[str, ...]:
     """The shorter dictionary words inside a Chinese word, then the word (jieba's search mode: 销售额 →

@@ -11,7 +11,12 @@ question-reading block (app.agent.context) shows a model the same matches, as so
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import json
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,7 +87,85 @@ def read_question(
     zh: bool = False,
 ) -> Reading:
     """Read `question` (with the `earlier` questions of the conversation, oldest first) against the
-    dataset summaries of the workspace; `confirmed` holds the user's answers to earlier questions."""
+    dataset summaries of the workspace; `confirmed` holds the user's answers to earlier questions.
+
+    Each round of a run asks again with the same inputs (the analyst plans the turn anew for every
+    tool call it makes: ~5 times a question, ~11% of a built-in run's CPU), so a reading is kept, by
+    everything it depends on (`_reading_key`), and a later call gets a copy of it: its own containers,
+    and the caller's own dataset dicts wherever the reading points at one, as a fresh reading would."""
+    key = _reading_key(question, datasets, earlier, confirmed, zh)
+    if key is None:  # an input that has no exact written form: read it, keep nothing
+        return _read(question, datasets, earlier, confirmed, zh)
+    with _kept_lock:
+        kept = _kept_readings.get(key)
+        if kept is not None:
+            _kept_readings.move_to_end(key)
+    if kept is None:
+        reading = _read(question, datasets, earlier, confirmed, zh)
+        # kept apart from every object of this call: the caller may change what it was given or got back
+        slots = [_DatasetSlot(at) for at in range(len(datasets))]
+        detached = copy.deepcopy(reading, {id(d): slot for d, slot in zip(datasets, slots, strict=True)})
+        with _kept_lock:
+            _kept_readings[key] = (detached, slots)
+            while len(_kept_readings) > READINGS_KEPT:
+                _kept_readings.popitem(last=False)
+        return reading
+    detached, slots = kept
+    fresh: Reading = copy.deepcopy(detached, {id(slot): datasets[slot.at] for slot in slots})
+    return fresh
+
+
+# How many readings a process keeps (the newest used): a run reads a question or two (a compound one, each
+# part; a follow-up, with what it continues), and a reading without its datasets is a few kB.
+READINGS_KEPT = 256
+_kept_readings: OrderedDict[bytes, tuple[Reading, list[_DatasetSlot]]] = OrderedDict()
+_kept_lock = threading.Lock()  # a server's runs read in threads of one process
+
+
+@dataclass(frozen=True, eq=False)
+class _DatasetSlot:
+    """Where a kept reading pointed at one of the datasets it was read against (the chosen one, each
+    fit's): the `at`-th of them, which a later call's copy points at its own dataset at."""
+
+    at: int
+
+
+def _reading_key(
+    question: str,
+    datasets: list[dict[str, Any]],
+    earlier: list[str] | None,
+    confirmed: dict[str, str] | None,
+    zh: bool,
+) -> bytes | None:
+    """A digest of everything a reading depends on: the question, the whole of each dataset summary as
+    the turn saw it (its name, version, columns, their values and profile), the earlier questions, the
+    user's answers and the language. Summaries equal in all of that read alike, whichever workspace they
+    are in; anything else (the vocabulary, the matcher's model) is fixed for the process. None when an
+    input is not plain JSON data (its written form might not tell two values apart)."""
+    try:
+        text = json.dumps(
+            [question, datasets, earlier or [], confirmed or {}, zh],
+            sort_keys=True,
+            ensure_ascii=False,
+            default=_not_plain,
+        )
+    except (TypeError, ValueError):
+        return None
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).digest()
+
+
+def _not_plain(value: Any) -> Any:
+    raise TypeError(f"not plain data: {type(value).__name__}")
+
+
+def _read(
+    question: str,
+    datasets: list[dict[str, Any]],
+    earlier: list[str] | None,
+    confirmed: dict[str, str] | None,
+    zh: bool,
+) -> Reading:
+    """The reading itself (read_question without the kept readings)."""
     confirmed = dict(confirmed or {})
     chain = question_chain(question, earlier or [])
     # the table the user picked for this question, or for the question a follow-up refines

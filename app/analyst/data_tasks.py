@@ -41,7 +41,7 @@ from app.understanding.profile_reading import NUMERIC, count_weights, is_level
 from app.understanding.repeated_design import Repeated
 from app.understanding.role_sources import same_family
 from app.understanding.roles import UNITS, groups_rows, named_values
-from app.understanding.text import english_stop_words, is_cjk, lemma, split_unit, tagged_words
+from app.understanding.text import english_stop_words, is_cjk, lemma, split_unit, tagged_words, word_spans
 
 
 def ordered_names(spans: Spans) -> list[str]:
@@ -240,13 +240,32 @@ def _named_dates(question: str, dates: list[str]) -> list[str]:
     if span := _FROM_TO.search(question):  # "delivery … from order to delivery": the dates after "from"
         folded = folded[span.start() :]
     found: list[tuple[int, str]] = []
+    glossed = _glossed_dates(folded, dates)
     for name in dates:
         at = min((folded.find(w) for w in _own_words(name, dates) if w in folded), default=-1)
+        if at < 0:
+            at = glossed.get(name, -1)
         if at >= 0:
             found.append((at, name))
     if _FROM_TO.search(question) or len(found) <= 2:
         return [name for _, name in sorted(found)]
     return []
+
+
+def _glossed_dates(text: str, dates: list[str]) -> dict[str, int]:
+    """Where the text names each date column in the other language, by the dictionary ("开了发票以后 … 付钱"
+    of Invoiced and Paid On: 发票 "invoice", 付钱 "to pay money"): the first word whose gloss the name holds
+    whole (bilingual.strength 1), and holds for no other date column — a word glossed by two tells neither."""
+    if not any(is_cjk(c) for c in text + "".join(dates)):
+        return {}  # one language on both sides: the names' own words say it, and the dictionary stays unread
+    found: dict[str, int] = {}
+    for start, end in word_spans(text):
+        if end - start < 2 or not text[start:end].strip():
+            continue
+        tied = [name for name in dates if strength(text[start:end], name) >= 1.0]
+        if len(tied) == 1:
+            found.setdefault(tied[0], start)
+    return found
 
 
 def _own_words(name: str, names: list[str]) -> list[str]:

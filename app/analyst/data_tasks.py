@@ -596,7 +596,40 @@ def _named_by_unit(text: str, columns: list[Column]) -> str | None:
             and (len(head) == len(unit) or not head[len(unit)].isalpha() or is_cjk(unit[0]))
         ):
             return str(column["name"])
-    return None
+    return _spelt_unit(head, columns)
+
+
+def _spelt_unit(head: str, columns: list[Column]) -> str | None:
+    """The number whose bracketed unit is a short form of the word the text starts with ("kilometre" ↔
+    Distance (km), "kilograms" ↔ Weight (kg)): the unit's letters, two or more, in order in the word, the
+    first letters alike — how a unit's symbol is clipped from its name. Of two so clipped (km and kg both
+    from "kilogram"), the one whose letters end nearest the word's start (a symbol takes each part's first
+    letter: kilo-gram). Not a unit of time (a rate per minute or hour is read by its time column); None
+    where two end alike."""
+    word = re.match(r"[a-z]+", head)
+    if word is None or word.group(0) in _time_words() or lemma(word.group(0)) in _time_words():
+        return None
+    ends: dict[int, list[str]] = {}
+    for column in columns:
+        unit = split_unit(str(column["name"]))[1] if column.get("type") in NUMERIC else None
+        if unit and len(unit) >= 2 and unit.isalpha() and unit.isascii():
+            if (end := _clipped_end(unit, word.group(0))) is not None:
+                ends.setdefault(end, []).append(str(column["name"]))
+    nearest = ends[min(ends)] if ends else []
+    return nearest[0] if len(nearest) == 1 else None
+
+
+def _clipped_end(short: str, word: str) -> int | None:
+    """Where the letters of `short` end in `word` taken in order, each as early as it can (None when `short`
+    is not `word` clipped: as long or longer, another first letter, or a letter not found in order)."""
+    if len(word) <= len(short) or word[0] != short[0]:
+        return None
+    at = 0
+    for letter in short[1:]:
+        at = word.find(letter, at + 1)
+        if at < 0:
+            return None
+    return at
 
 
 def count_plan(

@@ -122,7 +122,7 @@ def test_a_pronoun_after_of_points_back_to_the_earlier_rows(part, back):
     assert points_back(part) is back
 
 
-def test_of_those_keeps_the_first_parts_rows(tmp_path):
+def courts_book(tmp_path: Path) -> tuple[Path, pd.DataFrame]:
     rng = np.random.default_rng(5)
     n = 120
     frame = pd.DataFrame(
@@ -136,6 +136,11 @@ def test_of_those_keeps_the_first_parts_rows(tmp_path):
     )
     path = tmp_path / "courts.xlsx"
     frame.to_excel(path, index=False)
+    return path, frame
+
+
+def test_of_those_keeps_the_first_parts_rows(tmp_path):
+    path, frame = courts_book(tmp_path)
     evening = frame[frame["Slot"] == "Evening"]
     run, _ = Session(tmp_path, path).ask(
         "How many Evening bookings were there, and how many of those were cancelled?", language="en"
@@ -143,3 +148,15 @@ def test_of_those_keeps_the_first_parts_rows(tmp_path):
     first, second = bold_lines(run.answer)[:2]
     assert f"{len(evening)} of {len(frame)}" in first
     assert f"{int((evening['Cancelled'] == 'Yes').sum())} of {len(evening)}" in second  # not of all rows
+
+
+def test_of_those_after_a_part_of_every_row_is_read_on_its_own_words(tmp_path):
+    # the first part cut no rows: "those" are all of them, and the part still counts (it is not folded
+    # into the first part's question, where it read as the average fee of each Cancelled)
+    path, frame = courts_book(tmp_path)
+    run, _ = Session(tmp_path, path).ask(
+        "What is the average fee, and how many of those were cancelled?", language="en"
+    )
+    first, second = bold_lines(run.answer)[:2]
+    assert fmt_num(frame["Fee (£)"].mean()) in first
+    assert f"{int((frame['Cancelled'] == 'Yes').sum())} of {len(frame)}" in second

@@ -104,3 +104,59 @@ def test_a_scope_said_once_keeps_both_parts_rows(tmp_path, hires):
     first, second = bold_lines(run.answer)[:2]
     assert str(len(kept)) in first
     assert fmt_num(kept["Hire Fee (£)"].sum()) in second
+
+
+@pytest.mark.parametrize(
+    ("part", "back"),
+    [
+        ("how many of those were cancelled?", True),
+        ("what share of them had a deposit", True),
+        ("how many of these?", True),
+        ("how many of the hires were cancelled", False),  # an article before its noun: not a pronoun
+        ("what share of the most expensive", False),
+    ],
+)
+def test_a_pronoun_after_of_points_back_to_the_earlier_rows(part, back):
+    from app.understanding.compound import points_back
+
+    assert points_back(part) is back
+
+
+def courts_book(tmp_path: Path) -> tuple[Path, pd.DataFrame]:
+    rng = np.random.default_rng(5)
+    n = 120
+    frame = pd.DataFrame(
+        {
+            "Booking": [f"B{i:03d}" for i in range(n)],
+            "Court": rng.choice(["North", "South"], n),
+            "Slot": rng.choice(["Morning", "Afternoon", "Evening"], n),
+            "Cancelled": rng.choice(["Yes", "No"], n, p=[0.2, 0.8]),
+            "Fee (£)": rng.integers(8, 30, n).astype(float),
+        }
+    )
+    path = tmp_path / "courts.xlsx"
+    frame.to_excel(path, index=False)
+    return path, frame
+
+
+def test_of_those_keeps_the_first_parts_rows(tmp_path):
+    path, frame = courts_book(tmp_path)
+    evening = frame[frame["Slot"] == "Evening"]
+    run, _ = Session(tmp_path, path).ask(
+        "How many Evening bookings were there, and how many of those were cancelled?", language="en"
+    )
+    first, second = bold_lines(run.answer)[:2]
+    assert f"{len(evening)} of {len(frame)}" in first
+    assert f"{int((evening['Cancelled'] == 'Yes').sum())} of {len(evening)}" in second  # not of all rows
+
+
+def test_of_those_after_a_part_of_every_row_is_read_on_its_own_words(tmp_path):
+    # the first part cut no rows: "those" are all of them, and the part still counts (it is not folded
+    # into the first part's question, where it read as the average fee of each Cancelled)
+    path, frame = courts_book(tmp_path)
+    run, _ = Session(tmp_path, path).ask(
+        "What is the average fee, and how many of those were cancelled?", language="en"
+    )
+    first, second = bold_lines(run.answer)[:2]
+    assert fmt_num(frame["Fee (£)"].mean()) in first
+    assert f"{int((frame['Cancelled'] == 'Yes').sum())} of {len(frame)}" in second

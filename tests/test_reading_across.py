@@ -223,3 +223,23 @@ def test_a_number_named_past_the_cuts_clause_is_no_column_of_the_cut() -> None:
     # 卖出 names 销量 after the comma: what is added up, not which rows the cut keeps
     plan = plan_analysis("只看超过10块的那些记录，一共卖出去多少斤？", produce, zh=True)
     assert plan.kind != "count"
+
+
+def test_a_rate_per_a_unit_spelt_out_divides_by_the_column_in_its_symbol() -> None:
+    # "per kilometre" of Distance (km), "per kilogram" of Weight (kg): the symbol is the word clipped
+    vans = {
+        "name": "vans",
+        "columns": [
+            {"name": "Depot", "type": "category", "levels": 3},
+            {"name": "Fuel (l)", "type": "number", "minimum": 5, "maximum": 80},
+            {"name": "Distance (km)", "type": "number", "minimum": 20, "maximum": 600},
+            {"name": "Load (kg)", "type": "number", "minimum": 100, "maximum": 900},
+        ],
+    }
+    for said, unit in (("kilometre", "Distance (km)"), ("kilogram", "Load (kg)")):
+        plan = plan_analysis(f"How much Fuel do the vans use per {said} at each depot?", vans, zh=False)
+        assert plan.kind == "per_unit" and plan.dimension == "Depot"
+        made = next(s for s in plan.steps if s.tool == "derive_column")
+        assert made.arguments["expression"] == f"`Fuel (l)_sum` / `{unit}_sum`"
+    # a unit of time is read by its time column, not as a clipped symbol ("per minute" is no "mi")
+    assert plan_analysis("How much Fuel do the vans use per minute?", vans, zh=False).kind != "per_unit"

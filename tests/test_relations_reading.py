@@ -81,3 +81,22 @@ def test_how_long_between_two_dates_asks_for_the_gap_not_a_duration_column():
     assert plan.kind == "date_gap"
     derive = next(s for s in plan.steps if s.tool == "derive_column")
     assert derive.arguments["expression"] == "`Examined` - `Enrolled`"
+
+
+def test_days_between_two_dates_named_in_the_other_language_take_them_by_the_dictionary():
+    # three English date columns, a Chinese question naming two by what they mean (下单 "to place an order",
+    # 付款 "to pay"): the gap is from the one to the other, not the third (Delivered)
+    data = {
+        "name": "orders",
+        "rows": 80,
+        "columns": [
+            col("Ordered", "datetime"),
+            col("Delivered", "datetime"),
+            col("Paid", "datetime"),
+            col("Customer", "category", distinct=12, levels=12),
+        ],
+    }
+    plan = plan_analysis("客户下单以后，平均要过几天才付款？", data, zh=True)
+    assert plan.kind == "date_gap"
+    derive = next(s for s in plan.steps if s.tool == "derive_column")
+    assert derive.arguments["expression"] == "`Paid` - `Ordered`"

@@ -219,3 +219,21 @@ def test_an_english_question_loads_no_segmenter_dictionary() -> None:
         "import sys; print('jieba' in sys.modules)"
     )
     assert "jieba" not in _modules_after(code)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("每月要多少天才结账", ["多少", "天", "才", "结账"]),  # 天才 "genius" is two words here
+        ("3天才到", ["3", "天", "才", "到"]),
+        ("有多少个人报名", ["多少", "个", "人", "报名"]),  # 个人 "individual"
+        ("天才少年有多少", ["天才少年", "有", "多少"]),  # no numeral before it: the word stays whole
+    ],
+)
+def test_a_measure_word_after_a_numeral_is_not_run_into_the_next_word(text: str, words: list[str]) -> None:
+    from app.understanding.text import tagged_words, word_spans
+
+    cut = [text[start:end] for start, end in word_spans(text)]
+    tagged = [word for word, _, _, _ in tagged_words(text)]
+    for found in (cut, tagged):
+        assert found[found.index(words[0]) : found.index(words[0]) + len(words)] == words

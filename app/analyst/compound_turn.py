@@ -11,7 +11,7 @@ from app.analyst.steps import DATA_TASK_KINDS, Condition, Plan
 from app.analyst.turn_plan import plan_turn
 from app.analyst.turn_state import Message, TurnView
 from app.understanding.column_forms import money_taken_column
-from app.understanding.compound import shares_opening
+from app.understanding.compound import points_back, shares_opening
 from app.understanding.kinds import FILTER_CUE, HOW_MANY, HOW_MUCH, MEAN_WORDS, TOTAL
 from app.understanding.language import local_text as _t
 from app.understanding.roles import MATCH_KINDS
@@ -30,8 +30,9 @@ def compound_plan(
     plans: list[Plan] = []
     supplied: set[int] = set()  # the parts whose measure this turn chose for them (of the earlier part's rows)
     for part in parts:
-        if plans and FILTER_CUE.match(part) and not shares_opening(parts):
-            # "其中猫有几次？": of the rows the first part is about, so its words (its cut) keep them too
+        if plans and (FILTER_CUE.match(part) or _back_to_cut_rows(part, plans[0], zh)) and not shares_opening(parts):
+            # "其中猫有几次？", "…, and how many of those were cancelled?": of the rows the first part is about,
+            # so its words (its cut) keep them too
             part = f"{parts[0].rstrip('？?。.')}，{part}"
         plan = plan_turn(replace(view, question=part), messages, datasets, zh)
         if plans and (of_rows := _amount_of_rows(view, messages, datasets, zh, part, plans[0], plan)):
@@ -94,6 +95,13 @@ def _amount_of_rows(
     # how much several rows came to is their sum, unless the part asks an average ("on an average day")
     amount = measure if MEAN_WORDS.search(part) else _t(zh, f"total {measure}", f"{measure}合计")
     return plan_turn(replace(view, question=f"{part} ({amount})"), messages, datasets, zh, carried)
+
+
+def _back_to_cut_rows(part: str, first: Plan, zh: bool) -> bool:
+    """Whether an English part points back ("how many of those were cancelled") to rows the first part cut
+    (its filters, or the one group it names): where the first part took every row, "which of them" points
+    to its groups or all its rows, and the part is read on its own words as before."""
+    return not zh and points_back(part) and bool(_rows_of(first))
 
 
 def _rows_of(plan: Plan) -> list[Condition]:

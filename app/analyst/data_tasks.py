@@ -42,7 +42,7 @@ from app.understanding.profile_reading import NUMERIC, count_weights, is_level
 from app.understanding.repeated_design import Repeated
 from app.understanding.role_sources import same_family
 from app.understanding.roles import UNITS, groups_rows, named_values
-from app.understanding.text import english_stop_words, is_cjk, lemma, split_unit, tagged_words
+from app.understanding.text import english_stop_words, is_cjk, lemma, split_unit, tagged_words, word_spans
 
 
 def ordered_names(spans: Spans) -> list[str]:
@@ -241,13 +241,32 @@ def _named_dates(question: str, dates: list[str]) -> list[str]:
     if span := _FROM_TO.search(question):  # "delivery … from order to delivery": the dates after "from"
         folded = folded[span.start() :]
     found: list[tuple[int, str]] = []
+    glossed = _glossed_dates(folded, dates)
     for name in dates:
         at = min((folded.find(w) for w in _own_words(name, dates) if w in folded), default=-1)
+        if at < 0:
+            at = glossed.get(name, -1)
         if at >= 0:
             found.append((at, name))
     if _FROM_TO.search(question) or len(found) <= 2:
         return [name for _, name in sorted(found)]
     return []
+
+
+def _glossed_dates(text: str, dates: list[str]) -> dict[str, int]:
+    """Where the text names each date column in the other language, by the dictionary ("开了发票以后 … 付钱"
+    of Invoiced and Paid On: 发票 "invoice", 付钱 "to pay money"): the first word whose gloss the name holds
+    whole (bilingual.strength 1), and holds for no other date column — a word glossed by two tells neither."""
+    if not any(is_cjk(c) for c in text + "".join(dates)):
+        return {}  # one language on both sides: the names' own words say it, and the dictionary stays unread
+    found: dict[str, int] = {}
+    for start, end in word_spans(text):
+        if end - start < 2 or not text[start:end].strip():
+            continue
+        tied = [name for name in dates if strength(text[start:end], name) >= 1.0]
+        if len(tied) == 1:
+            found.setdefault(tied[0], start)
+    return found
 
 
 def _own_words(name: str, names: list[str]) -> list[str]:
@@ -606,7 +625,40 @@ def _named_by_unit(text: str, columns: list[Column]) -> str | None:
             and (len(head) == len(unit) or not head[len(unit)].isalpha() or is_cjk(unit[0]))
         ):
             return str(column["name"])
-    return None
+    return _spelt_unit(head, columns)
+
+
+def _spelt_unit(head: str, columns: list[Column]) -> str | None:
+    """The number whose bracketed unit is a short form of the word the text starts with ("kilometre" ↔
+    Distance (km), "kilograms" ↔ Weight (kg)): the unit's letters, two or more, in order in the word, the
+    first letters alike — how a unit's symbol is clipped from its name. Of two so clipped (km and kg both
+    from "kilogram"), the one whose letters end nearest the word's start (a symbol takes each part's first
+    letter: kilo-gram). Not a unit of time (a rate per minute or hour is read by its time column); None
+    where two end alike."""
+    word = re.match(r"[a-z]+", head)
+    if word is None or word.group(0) in _time_words() or lemma(word.group(0)) in _time_words():
+        return None
+    ends: dict[int, list[str]] = {}
+    for column in columns:
+        unit = split_unit(str(column["name"]))[1] if column.get("type") in NUMERIC else None
+        if unit and len(unit) >= 2 and unit.isalpha() and unit.isascii():
+            if (end := _clipped_end(unit, word.group(0))) is not None:
+                ends.setdefault(end, []).append(str(column["name"]))
+    nearest = ends[min(ends)] if ends else []
+    return nearest[0] if len(nearest) == 1 else None
+
+
+def _clipped_end(short: str, word: str) -> int | None:
+    """Where the letters of `short` end in `word` taken in order, each as early as it can (None when `short`
+    is not `word` clipped: as long or longer, another first letter, or a letter not found in order)."""
+    if len(word) <= len(short) or word[0] != short[0]:
+        return None
+    at = 0
+    for letter in short[1:]:
+        at = word.find(letter, at + 1)
+        if at < 0:
+            return None
+    return at
 
 
 def count_plan(

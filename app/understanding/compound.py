@@ -105,6 +105,23 @@ def shares_opening(parts: list[str]) -> bool:
     return match is not None and all(part.startswith(parts[0][: match.end()]) for part in parts[1:])
 
 
+def points_back(part: str) -> bool:
+    """Whether an English part asks of the rows an earlier part is about by pointing back to them ("…, and
+    how many of those were cancelled?", "what share of them had a tip"): "of" whose object is a pronoun —
+    a function word (english_stop_words) that heads its phrase, the clause ending or a form of be, do or
+    have following it ("of the month" has a noun after its article; "of those were" has a verb)."""
+    words = [w.lower() for w in re.findall(r"[\w']+", part)]
+    stop, verbs = english_stop_words(), _english_askers()[1]
+    return any(
+        word == "of"
+        and (object_ := words[at + 1 : at + 2])
+        and object_[0] in stop
+        and object_[0] != "of"
+        and (at + 2 == len(words) or words[at + 2] in verbs)
+        for at, word in enumerate(words)
+    )
+
+
 def _condition(clause: str, chinese: bool) -> bool:
     """Whether a clause only says which rows the next one is about: it opens with a filter word ("only
     for East", "只看二店", "其中…"), or, in English, it holds a number's cut and no word after its first one

@@ -155,7 +155,8 @@ def word_spans(text: str) -> tuple[Span, ...]:
     jieba = _segmenter()
     if jieba is None:
         return _runs(text)
-    return tuple((start, end) for _, start, end in jieba.tokenize(text))
+    words = [(str(word), start, end) for word, start, end in jieba.tokenize(text)]
+    return tuple((start, end) for _, start, end in _measure_words_apart(jieba, words))
 
 
 @cache
@@ -249,7 +250,42 @@ def tagged_words(text: str) -> tuple[tuple[str, str, int, int], ...]:
         end = at + len(pair.word)
         found.append((str(pair.word), str(pair.flag), at, end))
         at = end
-    return tuple(found)
+    words = _measure_words_apart(_segmenter(), [(word, start, end) for word, _, start, end in found])
+    if len(words) == len(found):
+        return tuple(found)
+    tags = {(start, end): tag for _, tag, start, end in found}
+    return tuple((word, tags.get((start, end)) or _dictionary_tag(word), start, end) for word, start, end in words)
+
+
+def _measure_words_apart(jieba: Any, words: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    """The words with a measure word cut off the word that follows a numeral: a numeral is followed by its
+    measure word, so a dictionary word that opens with one right after a numeral is a measure word and the
+    next word, run together (多少天才付钱: 多少 | 天 | 才 | 付钱 "how many days until paying", not 天才
+    "genius"; 3个人 → 3 | 个 | 人). The split is taken where the character is a measure word by jieba's own
+    dictionary (tag q: 天, 个, 次, 家) and the rest is a word of that dictionary; numerals by the same tags
+    (m: 多少, 几, 三) or digits."""
+    found: list[tuple[str, int, int]] = []
+    for word, start, end in words:
+        previous = found[-1][0] if found else ""
+        if (
+            len(word) > 1
+            and is_cjk(word[0])
+            and jieba.dt.FREQ.get(word[1:])
+            and previous
+            and (previous.isdigit() or _dictionary_tag(previous) == "m")
+            and _dictionary_tag(word[0]) == "q"
+        ):
+            found += [(word[0], start, start + 1), (word[1:], start + 1, end)]
+            continue
+        found.append((word, start, end))
+    return found
+
+
+def _dictionary_tag(word: str) -> str:
+    """The part-of-speech tag jieba's dictionary gives a word ("" for a word it lacks); loads the tagger's
+    table (a lookup, asked only of a word that could be a measure word run into the next one)."""
+    tagger = _tagger()
+    return str(tagger.dt.word_tag_tab.get(word, "")) if tagger is not None else ""
 
 
 @lru_cache(maxsize=4096)

@@ -148,7 +148,7 @@ def tea_shop(path: Path) -> pd.DataFrame:
 
 
 def test_cups_counted_in_english_are_the_chinese_count_of_cups(tmp_path):
-    """"How many cups did we sell in total?" on 杯数: cups is what 杯数 counts (杯: "cup" in CC-CEDICT), so its
+    """ "How many cups did we sell in total?" on 杯数: cups is what 杯数 counts (杯: "cup" in CC-CEDICT), so its
     total, not a count of rows nor a relationship of cups with 销售额 (which "sell" names)."""
     path = tmp_path / "tea.xlsx"
     frame = tea_shop(path)

@@ -11,7 +11,7 @@ from typing import Any
 from app.understanding.english_dictionary import lemminflect
 from app.understanding.general_words import is_row_word
 from app.understanding.kinds import RATE
-from app.understanding.profile_reading import GROUPING, NUMERIC, is_scale
+from app.understanding.profile_reading import GROUPING, NUMERIC, is_scale, measured_in_a_unit
 from app.understanding.roles import Span, value_position
 
 
@@ -22,12 +22,15 @@ class Outcome:
 
 
 def measure_names(columns: list[dict[str, Any]], named: list[str]) -> list[str]:
-    """The named columns that are measurements: numbers, not yes/no or codes."""
+    """The named columns that are measurements: numbers, not yes/no or codes — but a few whole values under a
+    unit of measure (时长（小时） of jobs of 2-5 hours) are amounts too, though they may also split rows."""
     kinds = {c["name"]: c for c in columns if not c.get("pii")}
     return [
         n
         for n in named
-        if kinds.get(n, {}).get("type") in NUMERIC and not (kinds[n].get("binary") or kinds[n].get("coded"))
+        if kinds.get(n, {}).get("type") in NUMERIC
+        and not kinds[n].get("binary")
+        and not (kinds[n].get("coded") and not measured_in_a_unit(n))
     ]
 
 

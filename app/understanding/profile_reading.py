@@ -79,20 +79,16 @@ def _with_codes(column: dict[str, Any], line: re.Match[str]) -> dict[str, Any]:
     unique = int(line["unique"])
     if line["kind"] == "boolean" or unique == 2:
         return {**column, "binary": True, "levels": 2}
-    if (
-        column["type"] == "integer"
-        and line["role"] == "dimension"
-        and unique <= SMALL_CODES
-        and not measured_in_a_unit(column["name"])
-    ):
+    if column["type"] == "integer" and line["role"] == "dimension" and unique <= SMALL_CODES:
         return {**column, "coded": True, "levels": unique}
     return column
 
 
 def measured_in_a_unit(name: str) -> bool:
     """Whether a header puts a unit of measure in brackets (时长（小时）, Weight (kg), Fee ($)): its few whole
-    values (jobs of 2, 3, 4 or 5 hours) are amounts to add and average, not codes that split rows. A bracket of
-    numbers (a scale, 评分(1-5)) or an abbreviation of "number" (No.) says no unit."""
+    values (jobs of 2, 3, 4 or 5 hours) are amounts to add and average as well as codes that may split rows
+    (outcome.measure_names). A bracket of numbers (a scale, 评分(1-5)) or an abbreviation of "number" (No.) says
+    no unit."""
     unit = split_unit(name)[1] or ""
     said = any(ch.isalpha() or unicodedata.category(ch) == "Sc" or ch == "%" for ch in unit)  # kg, 小时, $, %
     return said and unit.rstrip(".") not in ("no", "nr")

@@ -71,8 +71,13 @@ def _in_percents(text: str, step: Step, result: ResultRecord, plan: Plan | None)
 def _finding(step: Step, result: ResultRecord, zh: bool, plan: Plan | None, question: str) -> str:
     text = plain_reading(step, result, zh, plan, question)
     means = _means(result.metrics)
-    # named_group_headline lists them all; two_group_headline says both to five digits (3.0367, not 3.037)
-    every_mean_said = all(fmt_num(v) in text or fmt_num(v, 5) in text for v in means.values())
+    # named_group_headline lists them all; two_group_headline says both to five digits (3.0367, not 3.037) — but a
+    # group the question named in its own words ("women" of Female) is listed so ("Female (women) 165.7")
+    every_mean_said = all(
+        (fmt_num(v) in text or fmt_num(v, 5) in text)
+        and (_named(g, question, zh) == g or _named(g, question, zh) in text)
+        for g, v in means.items()
+    )
     if step.tool in COMPARISONS and means and not every_mean_said:
         # periods (1月..6月, Q1..Q4) in calendar order, as the totals' headline lists them; other groups by size
         in_time = calendar_order(list(means))

@@ -592,8 +592,14 @@ def _money_word_asked(question: str) -> bool:
 
 
 @cache
+def _money_words() -> frozenset[str]:
+    """The currency concepts' words and column pieces, English ones by their dictionary form (fees → fee)."""
+    return frozenset({lemma(w) for w in (*MONEY_WORDS, *MONEY_PIECES) if w.isascii()} | set(MONEY_WORDS))
+
+
+@cache
 def _means_money(word: str) -> bool:
-    money = {lemma(w) for w in (*MONEY_WORDS, *MONEY_PIECES) if w.isascii()} | set(MONEY_WORDS)
+    money = _money_words()
     if word.lower() in money or lemma(word.lower()) in money:
         return True
     return is_cjk(word[0]) and any(money & set(sense) for sense in dictionary_senses(word))

@@ -12,7 +12,7 @@ from app.analyst.question_words import asks_for_groups, wants
 from app.analyst.role_question import match_strength
 from app.analyst.sheet_words import month_label
 from app.analyst.steps import Condition, Plan, Step, YesNoCondition
-from app.analyst.totals import add_total_steps
+from app.analyst.totals import NEGATED_BEFORE, add_total_steps
 from app.understanding.kinds import (
     FILTER_CUE,
     HOW_MANY,
@@ -32,7 +32,6 @@ from app.understanding.language import local_text as _t
 from app.understanding.profile_reading import NUMERIC
 from app.understanding.roles import column_spans, groups_rows, named_values
 from app.understanding.text import AUXILIARIES
-from app.understanding.vocabulary import words as vocabulary_words
 from app.understanding.words import SYNONYMS
 
 _RULES_BLOCK = re.compile(r'<context source="workspace-rules" tier="project-rules">\n(.*?)\n</context>', re.S)
@@ -133,9 +132,6 @@ _NEGATED_GAP = (
 _NEGATED_END = re.compile(rf"(?:{NEGATION.pattern}){_NEGATED_GAP}$", re.I)
 
 
-NEGATING_PREFIXES = frozenset(vocabulary_words("roles", "negating_prefixes"))  # non, un, 非 …
-
-
 def negated(text: str, value: str) -> bool:
     """Whether a negator stands right before the value or column name in the text ("without a loyalty
     card", "not Online", "没有会员卡", "不是线上的", "除了北区以外"): the question leaves those rows out.
@@ -210,7 +206,9 @@ def _owner_value(question: str, column: dict[str, Any], said: str) -> Condition:
     # one that is a word of the column's own name ("in-store" of In Store)
     prefix, _, rest = said.lower().partition("-")
     own = {w.lower() for w in re.findall(r"[A-Za-z]+", str(column["name"]))}
-    left_out = negated(question, said) or (bool(rest) and prefix in NEGATING_PREFIXES and prefix not in own)
+    left_out = negated(question, said) or (
+        bool(rest) and bool(NEGATED_BEFORE.match(prefix + "-")) and prefix not in own
+    )
     value = str(words.get("false" if left_out else "true") or ("False" if left_out else "True"))
     return {"column": str(column["name"]), "op": "==", "value": value}
 

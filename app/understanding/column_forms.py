@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from app.understanding import vocabulary
@@ -337,6 +338,7 @@ def counts_things(name: str) -> bool:
     return not senses or senses[0][:1] == ("number",) or senses[0][-1:] == ("count",)
 
 
+@lru_cache(maxsize=4096)  # asked of each number column by totals.additive, several times a plan
 def names_things_en(name: str) -> bool:
     """Whether an English name says a number of things by a plural noun at its head or its end (Copies,
     Tickets Sold, Seats Booked): English marks a count of things by its plural, as Chinese marks one by …数
